@@ -1,0 +1,60 @@
+# syncq — the two set-up commands, and a few more.
+#
+#   make test     install what is missing, build, run every test
+#   make report   install what is missing, build, run the quick lab suite,
+#                 write results/report.html
+#   make bench    the same at the default sizes (longer)
+#   make test-tsan / test-asan   the tests under ThreadSanitizer /
+#                 AddressSanitizer + UndefinedBehaviorSanitizer
+#   make clean
+#
+# Every target runs scripts/bootstrap first: it installs only what is
+# missing, so after the first time it costs a second.
+
+BUILD      ?= build
+RESULTS    ?= results
+BUILD_TYPE ?= RelWithDebInfo
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+PYTHON     := $(CURDIR)/.venv/bin/python
+LAB        := $(BUILD)/lab/syncq-lab
+CMAKE_ARGS ?=
+
+.PHONY: all deps build test report bench test-tsan test-asan clean
+
+all: build
+
+deps:
+	@scripts/bootstrap
+
+# configure_and_build(BUILD_DIR, EXTRA_CMAKE_ARGS)
+define configure_and_build
+	cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSYNCQ_PYTHON=$(PYTHON) $(2) $(CMAKE_ARGS) >/dev/null
+	cmake --build $(1) -j $(JOBS)
+endef
+
+build: deps
+	$(call configure_and_build,$(BUILD),)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+report: build
+	rm -f $(RESULTS)/results.jsonl
+	$(LAB) run all --quick --out $(RESULTS)
+	$(LAB) report $(RESULTS)
+
+bench: build
+	rm -f $(RESULTS)/results.jsonl
+	$(LAB) run all --out $(RESULTS)
+	$(LAB) report $(RESULTS)
+
+test-tsan: deps
+	$(call configure_and_build,$(BUILD)-tsan,-DSYNCQ_SANITIZE=thread)
+	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -LE no-sanitizer
+
+test-asan: deps
+	$(call configure_and_build,$(BUILD)-asan,-DSYNCQ_SANITIZE=address)
+	cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) -LE no-sanitizer
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-tsan $(BUILD)-asan

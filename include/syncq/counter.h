@@ -1,0 +1,69 @@
+/*
+ * syncq/counter.h — shared counters, the generic API and the ops table.
+ *
+ * A counter holds a signed 64-bit value that threads add to concurrently;
+ * the value wraps modulo 2^64 like unsigned arithmetic. The algorithms
+ * (003 §4.1, 001 §4) differ in how the update is made atomic:
+ *   "faa"          one fetch-and-add                    syncq/counter/faa.h
+ *   "cas"          load, then CAS until it succeeds      syncq/counter/cas.h
+ *   "cas-backoff"  the same, with exponential backoff    syncq/counter/cas.h
+ *   "mutex"        a pthread mutex around a plain add    syncq/counter/mutex.h
+ *
+ * Typed APIs (syncq_counter_<algo>_*) work on caller-provided storage and
+ * do not allocate. The generic API below looks an algorithm up by name and
+ * allocates the storage.
+ */
+#ifndef SYNCQ_COUNTER_H
+#define SYNCQ_COUNTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/registry.h"
+#include "syncq/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The counter family's ops table (syncq_algo.ops of a counter). Every
+ * function returns a syncq_status and validates its pointers. */
+typedef struct syncq_counter_ops {
+  size_t size;  /* bytes of one counter */
+  size_t align; /* its alignment */
+  int (*init)(void *c, int64_t initial);
+  int (*destroy)(void *c);
+  int (*fetch_add)(void *c, int64_t delta, int64_t *old); /* old may be NULL */
+  int (*load)(void *c, int64_t *value);
+} syncq_counter_ops;
+
+extern const syncq_algo syncq_counter_faa_algo;
+extern const syncq_algo syncq_counter_cas_algo;
+extern const syncq_algo syncq_counter_cas_backoff_algo;
+extern const syncq_algo syncq_counter_mutex_algo;
+
+/* A counter of any registered algorithm, allocated by syncq_counter_create. */
+typedef struct syncq_counter syncq_counter;
+
+/* Create a counter of the named algorithm with the given initial value.
+ * SYNCQ_EINVAL for NULL arguments, SYNCQ_ENOENT for an unknown name,
+ * SYNCQ_ENOMEM when allocation fails, or the algorithm's init status. */
+int syncq_counter_create(const char *algo, int64_t initial, syncq_counter **out);
+
+/* Destroy and free. SYNCQ_EINVAL for NULL. */
+int syncq_counter_destroy(syncq_counter *c);
+
+/* Add delta; *old (if old is not NULL) receives the value before.
+ * SYNCQ_EINVAL for a NULL counter. */
+int syncq_counter_fetch_add(syncq_counter *c, int64_t delta, int64_t *old);
+
+/* Read the current value. SYNCQ_EINVAL for NULL arguments. */
+int syncq_counter_load(syncq_counter *c, int64_t *value);
+
+/* The registry entry the counter was created from (NULL for NULL). */
+const syncq_algo *syncq_counter_algo(const syncq_counter *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_COUNTER_H */

@@ -1,0 +1,32 @@
+/*
+ * syncq/counter/cas.h — compare-and-swap loop counter: read the value, CAS in
+ * value + delta, retry on failure. The CAS-based fetch-and-increment of 003
+ * §4.1 (LL-SC there) and the counter of 001 §5; "cas-backoff" waits with
+ * bounded exponential backoff after each failed CAS, as 001's non-blocking
+ * structures do. Lock-free.
+ */
+#ifndef SYNCQ_COUNTER_CAS_H
+#define SYNCQ_COUNTER_CAS_H
+
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_counter_cas {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) value;
+} syncq_counter_cas;
+
+int syncq_counter_cas_init(syncq_counter_cas *c, int64_t initial);     /* EINVAL: NULL */
+int syncq_counter_cas_destroy(syncq_counter_cas *c);                   /* EINVAL: NULL */
+int syncq_counter_cas_fetch_add(syncq_counter_cas *c, int64_t delta, int64_t *old);
+int syncq_counter_cas_backoff_fetch_add(syncq_counter_cas *c, int64_t delta, int64_t *old);
+int syncq_counter_cas_load(syncq_counter_cas *c, int64_t *value);      /* EINVAL: NULL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

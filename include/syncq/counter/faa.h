@@ -1,0 +1,29 @@
+/*
+ * syncq/counter/faa.h — fetch-and-add counter (003 §4.1 "fetchop" counter).
+ * One atomic fetch-and-add per update: never retries, wait-free.
+ */
+#ifndef SYNCQ_COUNTER_FAA_H
+#define SYNCQ_COUNTER_FAA_H
+
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Alone on its cache line so neighbours do not share its traffic. */
+typedef struct syncq_counter_faa {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) value;
+} syncq_counter_faa;
+
+int syncq_counter_faa_init(syncq_counter_faa *c, int64_t initial);     /* EINVAL: NULL */
+int syncq_counter_faa_destroy(syncq_counter_faa *c);                   /* EINVAL: NULL */
+int syncq_counter_faa_fetch_add(syncq_counter_faa *c, int64_t delta, int64_t *old);
+int syncq_counter_faa_load(syncq_counter_faa *c, int64_t *value);      /* EINVAL: NULL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,30 @@
+/*
+ * syncq/counter/mutex.h — a plain add under a pthread mutex: the lock-based
+ * counter baseline of 001 §5 and 003 §4.1. Blocking.
+ */
+#ifndef SYNCQ_COUNTER_MUTEX_H
+#define SYNCQ_COUNTER_MUTEX_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_counter_mutex {
+  SYNCQ_CACHELINE_ALIGNED pthread_mutex_t lock;
+  int64_t value; /* guarded by lock */
+} syncq_counter_mutex;
+
+int syncq_counter_mutex_init(syncq_counter_mutex *c, int64_t initial);  /* EINVAL, ESYS */
+int syncq_counter_mutex_destroy(syncq_counter_mutex *c);                /* EINVAL, EBUSY */
+int syncq_counter_mutex_fetch_add(syncq_counter_mutex *c, int64_t delta, int64_t *old);
+int syncq_counter_mutex_load(syncq_counter_mutex *c, int64_t *value);   /* EINVAL: NULL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,194 @@
+/*
+ * syncq/pr.h — atomic primitives: the one place where syncq touches the
+ * machine's read-modify-write instructions.
+ *
+ * Thin, documented wrappers over C11 <stdatomic.h>: compare-and-swap (single
+ * and double width), fetch-and-add, swap, test-and-set, tagged pointers,
+ * cpu_relax, and the cache-line constant. The plain forms are seq_cst; the
+ * _explicit forms take the orders, and every caller that passes an order
+ * weaker than seq_cst says in a comment which access it pairs with.
+ *
+ * Language: C11, or C++23 (which provides <stdatomic.h>). Atomic types are
+ * always written _Atomic(T) so the header reads the same in both.
+ *
+ * Double-width CAS: x86-64 uses inline `lock cmpxchg16b` (GCC and Clang call
+ * libatomic for 16-byte builtins, a function call per CAS); sanitizer builds
+ * (TSan cannot see inline assembly) and other machines use the compiler's
+ * 16-byte builtin and link libatomic. Whether the running CPU has it is a
+ * run-time question: syncq_pr_dwcas_available(). Structures built on it check
+ * at initialisation and return SYNCQ_ENOTSUP where it is missing.
+ */
+#ifndef SYNCQ_PR_H
+#define SYNCQ_PR_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#define SYNCQ_ALIGNAS(n) alignas(n)
+#else
+#define SYNCQ_ALIGNAS(n) _Alignas(n)
+#endif
+
+/* ------------------------------------------------------------ cache lines */
+
+/* Bytes in a cache line: the unit of false sharing that hot fields are
+ * padded to. 64 on x86-64 and most AArch64 parts; override at build time
+ * with -DSYNCQ_CACHELINE=128 for machines with 128-byte lines. */
+#ifndef SYNCQ_CACHELINE
+#define SYNCQ_CACHELINE 64
+#endif
+
+/* Aligns a struct member (or a whole object) to its own cache line. */
+#define SYNCQ_CACHELINE_ALIGNED SYNCQ_ALIGNAS(SYNCQ_CACHELINE)
+
+/* ------------------------------------------------------------ relax */
+
+/* Tell the core we are spinning: x86 `pause`, AArch64 `yield`; elsewhere a
+ * compiler barrier only. Use in every spin loop. */
+static inline void syncq_pr_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  __asm__ __volatile__("yield" ::: "memory");
+#else
+  atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/* ------------------------------------------------------------ single width */
+
+/* CAS: if *p == *expected, store desired and return true; otherwise load *p
+ * into *expected and return false. Strong: never fails spuriously. */
+static inline bool syncq_pr_cas_u64(_Atomic(uint64_t) *p, uint64_t *expected, uint64_t desired) {
+  return atomic_compare_exchange_strong(p, expected, desired);
+}
+static inline bool syncq_pr_cas_u64_explicit(_Atomic(uint64_t) *p, uint64_t *expected,
+                                             uint64_t desired, memory_order success,
+                                             memory_order failure) {
+  return atomic_compare_exchange_strong_explicit(p, expected, desired, success, failure);
+}
+static inline bool syncq_pr_cas_ptr(_Atomic(void *) *p, void **expected, void *desired) {
+  return atomic_compare_exchange_strong(p, expected, desired);
+}
+
+/* Fetch-and-add: add delta, return the value before. */
+static inline uint64_t syncq_pr_faa_u64(_Atomic(uint64_t) *p, uint64_t delta) {
+  return atomic_fetch_add(p, delta);
+}
+static inline uint64_t syncq_pr_faa_u64_explicit(_Atomic(uint64_t) *p, uint64_t delta,
+                                                 memory_order order) {
+  return atomic_fetch_add_explicit(p, delta, order);
+}
+
+/* Swap (fetch-and-store): store v, return the value before. */
+static inline uint64_t syncq_pr_swap_u64(_Atomic(uint64_t) *p, uint64_t v) {
+  return atomic_exchange(p, v);
+}
+static inline void *syncq_pr_swap_ptr(_Atomic(void *) *p, void *v) {
+  return atomic_exchange(p, v);
+}
+
+/* Test-and-set on a word (readable, unlike atomic_flag, so TTAS can spin on
+ * a plain load): set to 1, return true if it was already set. Acquire: a
+ * successful TAS begins a critical section; the release is
+ * syncq_pr_tas_clear(). */
+static inline bool syncq_pr_tas(_Atomic(uint32_t) *p) {
+  return atomic_exchange_explicit(p, 1u, memory_order_acquire) != 0u;
+}
+static inline void syncq_pr_tas_clear(_Atomic(uint32_t) *p) {
+  /* release: pairs with the acquire exchange in syncq_pr_tas() */
+  atomic_store_explicit(p, 0u, memory_order_release);
+}
+
+/* ------------------------------------------------------------ double width */
+
+/* A 16-byte value, low word first (the layout cmpxchg16b and casp use). */
+typedef struct syncq_pr_dw {
+  uint64_t lo;
+  uint64_t hi;
+} syncq_pr_dw;
+
+/* 16-byte storage for double-width CAS, 16-byte aligned as cmpxchg16b
+ * requires. Each half is an atomic word so a reader may load the halves one
+ * at a time (syncq_pr_dw_load) and validate them with a CAS. */
+typedef struct syncq_pr_dw_atomic {
+  SYNCQ_ALIGNAS(16) _Atomic(uint64_t) lo;
+  _Atomic(uint64_t) hi;
+} syncq_pr_dw_atomic;
+
+/* True when the running CPU has a double-width CAS (x86-64: CPUID CX16). */
+bool syncq_pr_dwcas_available(void);
+
+/* Double-width CAS, seq_cst. Same contract as syncq_pr_cas_u64 on 16 bytes.
+ * Callers must have checked syncq_pr_dwcas_available(). */
+static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, syncq_pr_dw desired) {
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(SYNCQ_DWCAS_BUILTIN)
+  bool ok;
+  /* lock-prefixed: a full barrier on x86-64, so seq_cst as documented. */
+  __asm__ __volatile__("lock cmpxchg16b %1"
+                       : "=@ccz"(ok), "+m"(*p), "+a"(expected->lo), "+d"(expected->hi)
+                       : "b"(desired.lo), "c"(desired.hi)
+                       : "memory");
+  return ok;
+#else
+  unsigned __int128 e = ((unsigned __int128)expected->hi << 64) | expected->lo;
+  unsigned __int128 d = ((unsigned __int128)desired.hi << 64) | desired.lo;
+  bool ok = __atomic_compare_exchange_n((unsigned __int128 *)(void *)p, &e, d, false,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  expected->lo = (uint64_t)e;
+  expected->hi = (uint64_t)(e >> 64);
+  return ok;
+#endif
+}
+
+/* Load both halves, low first, each with acquire (pairs with the seq_cst
+ * double-width CAS that wrote them). The pair may be torn by a concurrent
+ * CAS; algorithms validate it with the CAS they were going to issue. */
+static inline syncq_pr_dw syncq_pr_dw_load(syncq_pr_dw_atomic *p) {
+  syncq_pr_dw v;
+  v.lo = atomic_load_explicit(&p->lo, memory_order_acquire);
+  v.hi = atomic_load_explicit(&p->hi, memory_order_acquire);
+  return v;
+}
+
+/* ------------------------------------------------------------ tagged pointers */
+
+/* A 64-bit word holding a 48-bit pointer and a 16-bit tag (tag in the high
+ * bits): the ABA-defence of single-width CAS algorithms. Only user-space
+ * pointers whose high 16 bits are zero fit (x86-64 4-level paging, AArch64
+ * 48-bit VA); packing any other pointer is refused, never truncated. */
+typedef uint64_t syncq_tagptr;
+
+#define SYNCQ_TAGPTR_PTR_BITS 48
+#define SYNCQ_TAGPTR_TAG_BITS 16
+#define SYNCQ_TAGPTR_PTR_MASK ((UINT64_C(1) << SYNCQ_TAGPTR_PTR_BITS) - 1)
+
+/* Pack p and tag into *out. SYNCQ_EINVAL if out is NULL or p does not fit in
+ * 48 bits (nothing is written then). */
+static inline int syncq_tagptr_pack(const void *p, uint16_t tag, syncq_tagptr *out) {
+  uint64_t bits = (uint64_t)(uintptr_t)p;
+  if (out == NULL || (bits & ~SYNCQ_TAGPTR_PTR_MASK) != 0) return SYNCQ_EINVAL;
+  *out = ((uint64_t)tag << SYNCQ_TAGPTR_PTR_BITS) | bits;
+  return SYNCQ_OK;
+}
+static inline void *syncq_tagptr_ptr(syncq_tagptr t) {
+  return (void *)(uintptr_t)(t & SYNCQ_TAGPTR_PTR_MASK);
+}
+static inline uint16_t syncq_tagptr_tag(syncq_tagptr t) {
+  return (uint16_t)(t >> SYNCQ_TAGPTR_PTR_BITS);
+}
+/* True when p can be packed (its high 16 bits are zero). */
+static inline bool syncq_tagptr_fits(const void *p) {
+  return ((uint64_t)(uintptr_t)p & ~SYNCQ_TAGPTR_PTR_MASK) == 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_PR_H */

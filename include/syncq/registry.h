@@ -1,0 +1,102 @@
+/*
+ * syncq/registry.h — every algorithm, by family and name.
+ *
+ * Each algorithm publishes one syncq_algo: its family, its name as the
+ * literature names it, the paper it follows, its progress guarantee, its
+ * properties, and a family-specific ops table (syncq_counter_ops, ...), so a
+ * workload can run any algorithm by name. A peer library's algorithm joins
+ * by syncq_registry_add() of one more entry.
+ *
+ * Thread safety: lookups and listing may run concurrently with each other
+ * and with syncq_registry_add(); entries are never removed.
+ */
+#ifndef SYNCQ_REGISTRY_H
+#define SYNCQ_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum syncq_family {
+  SYNCQ_FAMILY_LOCK,
+  SYNCQ_FAMILY_BARRIER,
+  SYNCQ_FAMILY_COUNTER,
+  SYNCQ_FAMILY_QUEUE,
+  SYNCQ_FAMILY_STACK,
+  SYNCQ_FAMILY_PQUEUE,
+  SYNCQ_FAMILY_COUNT /* number of families, not a family */
+} syncq_family;
+
+typedef enum syncq_progress {
+  SYNCQ_PROGRESS_BLOCKING,    /* a stalled thread can stop the others (locks) */
+  SYNCQ_PROGRESS_OBSTRUCTION, /* obstruction-free */
+  SYNCQ_PROGRESS_LOCK_FREE,   /* some thread always completes */
+  SYNCQ_PROGRESS_WAIT_FREE    /* every thread completes in bounded steps */
+} syncq_progress;
+
+/* Properties an algorithm promises (bit set). Validation drivers check the
+ * promised ones and say which they skip. */
+enum {
+  SYNCQ_PROP_LINEARIZABLE = 1u << 0,   /* operations appear atomic */
+  SYNCQ_PROP_FIFO = 1u << 1,           /* FIFO (queues; FIFO locks) */
+  SYNCQ_PROP_BOUNDED = 1u << 2,        /* fixed capacity; can be full */
+  SYNCQ_PROP_ALLOCATES = 1u << 3,      /* allocates after init */
+  SYNCQ_PROP_SIGNAL_SAFE = 1u << 4,    /* usable from a signal handler */
+  SYNCQ_PROP_PROCESS_SHARED = 1u << 5, /* can live in memory shared by processes */
+  SYNCQ_PROP_PEER = 1u << 6            /* from a peer library, not syncq */
+};
+
+typedef struct syncq_algo {
+  syncq_family family;
+  const char *name;     /* unique within the family, e.g. "faa" */
+  const char *title;    /* one line, e.g. "fetch-and-add counter" */
+  const char *paper;    /* source, e.g. "003 §4.1, Figure 3" */
+  syncq_progress progress;
+  uint32_t props;       /* SYNCQ_PROP_* */
+  const void *ops;      /* the family's ops table (syncq_counter_ops, ...) */
+} syncq_algo;
+
+/* "lock", "barrier", "counter", "queue", "stack", "pqueue"; NULL when f is
+ * not a family. */
+const char *syncq_family_name(syncq_family f);
+
+/* Parse a family name. SYNCQ_ENOENT for an unknown name, SYNCQ_EINVAL for
+ * NULL arguments. */
+int syncq_family_from_name(const char *name, syncq_family *out);
+
+/* "blocking", "obstruction-free", "lock-free", "wait-free"; NULL otherwise. */
+const char *syncq_progress_name(syncq_progress p);
+
+/* Comma-separated names of the properties in props ("fifo,bounded"), or
+ * "-" for none, written to buf (NUL-terminated, truncated to len).
+ * Returns the length the full text needs, or SYNCQ_EINVAL if buf is NULL
+ * with len > 0. */
+int syncq_props_format(uint32_t props, char *buf, size_t len);
+
+/* Find an algorithm. SYNCQ_OK with *out set; SYNCQ_ENOENT when the family
+ * has no such name; SYNCQ_EINVAL for a NULL argument or a bad family. */
+int syncq_registry_find(syncq_family f, const char *name, const syncq_algo **out);
+
+/* List the family's algorithms, in registration order: writes up to cap
+ * pointers into out (out may be NULL when cap is 0) and returns how many
+ * there are in all (negative SYNCQ_EINVAL for a bad family). */
+int syncq_registry_list(syncq_family f, const syncq_algo **out, size_t cap);
+
+/* Register one more algorithm (the entry is referenced, not copied: it must
+ * outlive every use). SYNCQ_EINVAL for NULL, a bad family, an empty name or
+ * a missing ops table; SYNCQ_EEXIST when the name is taken in that family;
+ * SYNCQ_ELIMIT past SYNCQ_REGISTRY_MAX entries. */
+int syncq_registry_add(const syncq_algo *algo);
+
+/* Most entries the registry holds, built-in and added together. */
+#define SYNCQ_REGISTRY_MAX 256
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_REGISTRY_H */

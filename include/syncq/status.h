@@ -1,0 +1,38 @@
+/*
+ * syncq/status.h — status codes returned by every syncq function.
+ *
+ * Non-negative values are outcomes (SYNCQ_OK, and SYNCQ_EMPTY / SYNCQ_FULL,
+ * which are normal results of a dequeue or enqueue, not errors); negative
+ * values are errors. Library code never aborts or prints on bad input: it
+ * returns one of these, and syncq_strerror() names it.
+ */
+#ifndef SYNCQ_STATUS_H
+#define SYNCQ_STATUS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum syncq_status {
+  SYNCQ_OK = 0,         /* done */
+  SYNCQ_EMPTY = 1,      /* nothing to take (queue, stack, priority queue) */
+  SYNCQ_FULL = 2,       /* no room (bounded structures) */
+  SYNCQ_EINVAL = -1,    /* bad argument: NULL, out of range, malformed */
+  SYNCQ_ENOMEM = -2,    /* allocation failed, or a node pool is exhausted */
+  SYNCQ_ENOTSUP = -3,   /* not supported on this machine or build */
+  SYNCQ_ENOENT = -4,    /* no such name (registry, endpoint, process) */
+  SYNCQ_EEXIST = -5,    /* the name is taken */
+  SYNCQ_ELIMIT = -6,    /* a fixed capacity or system limit was reached */
+  SYNCQ_ETIMEDOUT = -7, /* a bounded wait ran out */
+  SYNCQ_EBUSY = -8,     /* held by someone else (trylock) */
+  SYNCQ_ESYS = -9       /* a system call failed; errno holds the reason */
+} syncq_status;
+
+/* A static, human-readable name for a status; "unknown status" for values
+ * that are not syncq_status. Never NULL. */
+const char *syncq_strerror(int status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_STATUS_H */

@@ -1,0 +1,184 @@
+/*
+ * lab.h — syncq-lab's internal interface: experiments, the runner that
+ * measures them, worker teams, topology, and the results writer.
+ *
+ * An experiment (lab/exp/<paper>.c) declares its name, paper, figure, claims
+ * (text + verdict rule, evaluated by the report) and a run() function. run()
+ * announces itself with lab_begin() and then hands the runner one
+ * lab_group per point of its sweep: the variants (algorithms) measured at
+ * the same parameters. The runner interleaves their repetitions
+ * (A, B, C, A, B, C, ...) so ratios compare runs made side by side, keeps
+ * median, min and max, and writes one JSON Lines record per variant.
+ *
+ * The runner calls every run() twice: once in planning mode (groups are
+ * counted, nothing is measured: lab_planning() is true) to know the work
+ * ahead for the progress line, then for real. run() must therefore do its
+ * costly setup inside the sample functions, not around the groups.
+ */
+#ifndef SYNCQ_LAB_H
+#define SYNCQ_LAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "syncq/registry.h"
+#include "syncq/stats.h"
+
+typedef enum lab_size { LAB_SIZE_SMOKE, LAB_SIZE_QUICK, LAB_SIZE_DEFAULT, LAB_SIZE_FULL } lab_size;
+
+#define LAB_MAX_PARAMS 8
+#define LAB_MAX_VARIANTS 64
+#define LAB_MAX_THREADS_LIST 64
+#define LAB_MAX_ALGOS 64
+#define LAB_DEFAULT_REPS 5
+#define LAB_MAX_REPS 100
+#define LAB_WARMUP_REPS 1
+
+typedef struct lab_ctx lab_ctx;
+
+/* One parameter of a point: numeric (str == NULL) or a string. */
+typedef struct lab_param {
+  const char *key;
+  double num;
+  const char *str;
+} lab_param;
+
+/* What one repetition of one variant measured. */
+typedef struct lab_sample {
+  double value;      /* the group's metric */
+  uint64_t ops;      /* operations made, to turn stats into per-op counts (0: none) */
+  syncq_stats stats; /* algorithm events, summed over the team */
+} lab_sample;
+
+/* Measure one repetition of `arg` into *out. Returns 0, or -1 after
+ * lab_fail() said why (a failed validation aborts the run: numbers from a
+ * wrong algorithm are worthless). */
+typedef int (*lab_sample_fn)(lab_ctx *ctx, const void *arg, lab_sample *out);
+
+typedef struct lab_variant {
+  const char *algorithm; /* registry name or, for phys, the floor's name */
+  const void *arg;       /* passed to sample */
+} lab_variant;
+
+typedef struct lab_group {
+  lab_param params[LAB_MAX_PARAMS];
+  int nparams;
+  const char *metric; /* e.g. "time" */
+  const char *unit;   /* e.g. "ms" */
+  bool higher_is_better;
+  lab_sample_fn sample;
+  lab_variant variants[LAB_MAX_VARIANTS];
+  int nvariants;
+} lab_group;
+
+typedef struct lab_claim {
+  const char *text; /* the paper's claim, in a sentence, with its section */
+  const char *rule; /* JSON verdict rule, docs/results-format.md */
+} lab_claim;
+
+typedef struct lab_experiment {
+  const char *name;
+  const char *paper;
+  const char *figure;
+  const char *title;
+  const char *x; /* swept parameter, or NULL for a table of values */
+  bool log_y;
+  const lab_claim *claims;
+  size_t nclaims;
+  /* Algorithms it can run: those of `family` in the registry when
+   * uses_registry, else the NULL-terminated fixed list. */
+  bool uses_registry;
+  syncq_family family;
+  const char *const *fixed_algos;
+  int (*run)(lab_ctx *ctx);
+} lab_experiment;
+
+/* ---- the experiments (lab/experiments.c) ---- */
+size_t lab_experiment_count(void);
+const lab_experiment *lab_experiment_at(size_t i);
+const lab_experiment *lab_experiment_find(const char *name);
+/* True when the experiment can run the named algorithm. */
+bool lab_experiment_knows(const lab_experiment *e, const char *algo);
+
+/* ---- options of a run ---- */
+typedef struct lab_options {
+  lab_size size;
+  int reps;       /* measured repetitions per point */
+  bool pin;       /* pin workers with hwloc */
+  int threads[LAB_MAX_THREADS_LIST];
+  int nthreads;   /* 0: each experiment's default sweep */
+  const char *algos[LAB_MAX_ALGOS];
+  int nalgos;     /* 0: all the experiment knows */
+  const char *out_dir;
+  const char *command; /* the command line, for the machine record */
+  bool quiet;     /* no progress lines */
+} lab_options;
+
+/* Run the experiments (NULL-terminated list). Returns 0, or 1 after
+ * printing why to stderr. */
+int lab_run(const lab_options *opt, const lab_experiment *const *exps);
+
+/* ---- for experiments ---- */
+bool lab_planning(const lab_ctx *ctx);
+lab_size lab_get_size(const lab_ctx *ctx);
+/* Pick by size: smoke, quick, default, full. */
+uint64_t lab_by_size(const lab_ctx *ctx, uint64_t smoke, uint64_t quick, uint64_t dflt, uint64_t full);
+/* The thread counts to sweep: --threads, or 1..2x the PUs (all counts up to
+ * 4, then powers of two and the PU count itself, then 1.5x and 2x). */
+int lab_threads(const lab_ctx *ctx, int *out, int cap);
+int lab_pus(const lab_ctx *ctx);
+/* True when --algos did not exclude the algorithm. */
+bool lab_selected(const lab_ctx *ctx, const char *algo);
+/* Write the experiment record; description is printf-formatted. */
+void lab_begin(lab_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A note for the reader (report and stderr). */
+void lab_note(lab_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Report a failure of the current point (stderr); sample functions return -1 after. */
+void lab_fail(lab_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Measure a group (skipping variants --algos excluded). 0 or -1. */
+int lab_run_group(lab_ctx *ctx, const lab_group *g);
+/* Add a param to a group. */
+void lab_group_param(lab_group *g, const char *key, double num);
+void lab_group_param_str(lab_group *g, const char *key, const char *str);
+
+/* ---- worker teams (lab/team.c) ---- */
+typedef struct lab_worker {
+  int id;        /* 0..n-1 */
+  int n;         /* team size */
+  void *arg;
+} lab_worker;
+
+/* Start n threads running body(w) together (after a common start barrier,
+ * pinned per the run's options; pus[i] overrides worker i's processing unit
+ * when pus is not NULL), wait for all, and return the time from the start
+ * barrier to the last finish in *elapsed_ns and the team's summed
+ * syncq_stats in *stats (may be NULL). Returns 0 or -1 (after lab_fail). */
+int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, const int *pus,
+                 uint64_t *elapsed_ns, syncq_stats *stats);
+
+/* ---- topology and pinning (lab/topo.c) ---- */
+typedef struct lab_topo lab_topo;
+/* Load the machine's topology. NULL (with reason in why) if hwloc fails. */
+lab_topo *lab_topo_load(char *why, size_t len);
+void lab_topo_free(lab_topo *t);
+int lab_topo_pus(const lab_topo *t);
+int lab_topo_cores(const lab_topo *t);
+/* CPU model string ("unknown" if hwloc does not know). */
+const char *lab_topo_cpu_model(const lab_topo *t);
+/* Pin the calling thread to the slot-th PU of the pinning order (cores
+ * first, then their second hardware threads; slot wraps). 0, or -1 with
+ * the reason in why. */
+int lab_topo_pin_self(const lab_topo *t, int slot, char *why, size_t len);
+/* The PU (OS index) that slot maps to. */
+int lab_topo_pu_of_slot(const lab_topo *t, int slot);
+lab_topo *lab_ctx_topo(lab_ctx *ctx);
+/* True when the run pins workers (--no-pin not given, topology loaded). */
+bool lab_pinning_enabled(const lab_ctx *ctx);
+
+/* ---- machine facts (lab/machine.c) ---- */
+/* "available" or "unavailable: <reason>" for hardware perf counters. */
+const char *lab_perf_counters_probe(char *buf, size_t len);
+
+#endif /* SYNCQ_LAB_H */

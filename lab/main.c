@@ -1,0 +1,269 @@
+/*
+ * main.c — the syncq-lab command line.
+ *
+ *   syncq-lab list                       experiments, with paper and figure
+ *   syncq-lab algos [FAMILY]             the registry
+ *   syncq-lab run NAME|all [options]     measure, append to DIR/results.jsonl
+ *   syncq-lab report DIR                 write DIR/report.html
+ *
+ * Exit status: 0 done, 1 a run failed, 2 bad usage.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lab.h"
+#include "syncq/registry.h"
+
+#ifndef SYNCQ_PYTHON
+#define SYNCQ_PYTHON "python3"
+#endif
+#ifndef SYNCQ_REPORT_SCRIPT
+#define SYNCQ_REPORT_SCRIPT "report/build.py"
+#endif
+
+#define EXIT_USAGE 2
+#define DEFAULT_OUT "results"
+
+static const char usage_text[] =
+  "usage: syncq-lab list\n"
+  "       syncq-lab algos [FAMILY]\n"
+  "       syncq-lab run NAME[,NAME...]|all [--quick|--full|--size SIZE] [--threads LIST]\n"
+  "                     [--algos LIST] [--reps N] [--out DIR] [--no-pin] [--quiet]\n"
+  "       syncq-lab report DIR [--title TEXT]\n"
+  "\n"
+  "run options:\n"
+  "  --quick          small sizes: the whole suite in about 10 minutes on 2 cores\n"
+  "  --full           the papers' sizes\n"
+  "  --size SIZE      smoke, quick, default or full (smoke is for tests)\n"
+  "  --threads LIST   thread counts, e.g. 1,2,4 (default: 1..2x the processing units)\n"
+  "  --algos LIST     only these algorithms, e.g. faa,cas\n"
+  "  --reps N         measured repetitions per point, 1.." "100" " (default 5, plus a warm-up)\n"
+  "  --out DIR        where results.jsonl goes (default " DEFAULT_OUT ")\n"
+  "  --no-pin         do not pin threads to processing units\n"
+  "  --quiet          no progress lines\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "syncq-lab: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n%s", usage_text);
+  return EXIT_USAGE;
+}
+
+static int cmd_list(void) {
+  printf("%-16s %-46s %-12s %s\n", "EXPERIMENT", "PAPER", "FIGURE", "TITLE");
+  for (size_t i = 0; i < lab_experiment_count(); i++) {
+    const lab_experiment *e = lab_experiment_at(i);
+    printf("%-16s %-46s %-12s %s\n", e->name, e->paper, e->figure, e->title);
+  }
+  return 0;
+}
+
+static void list_family(syncq_family f) {
+  const syncq_algo *a[SYNCQ_REGISTRY_MAX];
+  int n = syncq_registry_list(f, a, SYNCQ_REGISTRY_MAX);
+  for (int i = 0; i < n && i < SYNCQ_REGISTRY_MAX; i++) {
+    char props[128];
+    syncq_props_format(a[i]->props, props, sizeof props);
+    printf("%-8s %-14s %-16s %-40s %-28s %s\n", syncq_family_name(f), a[i]->name,
+           syncq_progress_name(a[i]->progress), props, a[i]->paper, a[i]->title);
+  }
+}
+
+static int cmd_algos(int argc, char **argv) {
+  if (argc > 1) return usage_error("algos takes at most one family (got '%s')", argv[1]);
+  syncq_family fam;
+  if (argc == 1 && syncq_family_from_name(argv[0], &fam) != SYNCQ_OK) {
+    fprintf(stderr, "syncq-lab: unknown family '%s'; families:", argv[0]);
+    for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++) fprintf(stderr, " %s", syncq_family_name((syncq_family)f));
+    fprintf(stderr, "\n");
+    return EXIT_USAGE;
+  }
+  printf("%-8s %-14s %-16s %-40s %-28s %s\n", "FAMILY", "NAME", "PROGRESS", "PROPERTIES", "PAPER", "TITLE");
+  for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++)
+    if (argc == 0 || fam == (syncq_family)f) list_family((syncq_family)f);
+  return 0;
+}
+
+/* Parse "1,2,4" into out; -1 on anything else. */
+static int parse_int_list(const char *s, int *out, int cap, int lo, int hi) {
+  int n = 0;
+  const char *p = s;
+  while (*p) {
+    char *end;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (end == p || errno || v < lo || v > hi || n == cap || (*end != ',' && *end != '\0')) return -1;
+    out[n++] = (int)v;
+    p = *end == ',' ? end + 1 : end;
+    if (*end == ',' && *p == '\0') return -1;
+  }
+  return n;
+}
+
+/* Split a comma list in place. */
+static int split_list(char *s, const char **out, int cap) {
+  int n = 0;
+  for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+    if (n == cap) return -1;
+    out[n++] = tok;
+  }
+  return n;
+}
+
+static void print_experiment_names(void) {
+  fprintf(stderr, "experiments:");
+  for (size_t i = 0; i < lab_experiment_count(); i++) fprintf(stderr, " %s", lab_experiment_at(i)->name);
+  fprintf(stderr, " all\n");
+}
+
+static void print_valid_algos(const lab_experiment *const *exps) {
+  fprintf(stderr, "valid algorithms for these experiments:");
+  for (size_t i = 0; exps[i]; i++) {
+    const lab_experiment *e = exps[i];
+    if (e->uses_registry) {
+      const syncq_algo *a[SYNCQ_REGISTRY_MAX];
+      int n = syncq_registry_list(e->family, a, SYNCQ_REGISTRY_MAX);
+      for (int k = 0; k < n && k < SYNCQ_REGISTRY_MAX; k++) fprintf(stderr, " %s", a[k]->name);
+    } else {
+      for (size_t k = 0; e->fixed_algos && e->fixed_algos[k]; k++) fprintf(stderr, " %s", e->fixed_algos[k]);
+    }
+  }
+  fprintf(stderr, "\n");
+}
+
+static int cmd_run(int argc, char **argv, const char *command) {
+  if (argc < 1) return usage_error("%s", "run needs an experiment name (or all)");
+  static lab_options opt;
+  opt.size = LAB_SIZE_DEFAULT;
+  opt.reps = LAB_DEFAULT_REPS;
+  opt.pin = true;
+  opt.out_dir = DEFAULT_OUT;
+  opt.command = command;
+  bool reps_given = false;
+  char *names = argv[0];
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = (i + 1 < argc) ? argv[i + 1] : NULL;
+    if (strcmp(a, "--quick") == 0) opt.size = LAB_SIZE_QUICK;
+    else if (strcmp(a, "--full") == 0) opt.size = LAB_SIZE_FULL;
+    else if (strcmp(a, "--no-pin") == 0) opt.pin = false;
+    else if (strcmp(a, "--quiet") == 0) opt.quiet = true;
+    else if (strcmp(a, "--size") == 0 || strcmp(a, "--threads") == 0 || strcmp(a, "--algos") == 0 ||
+             strcmp(a, "--reps") == 0 || strcmp(a, "--out") == 0) {
+      if (val == NULL) return usage_error("%s needs a value", a);
+      i++;
+      if (strcmp(a, "--size") == 0) {
+        if (strcmp(val, "smoke") == 0) opt.size = LAB_SIZE_SMOKE;
+        else if (strcmp(val, "quick") == 0) opt.size = LAB_SIZE_QUICK;
+        else if (strcmp(val, "default") == 0) opt.size = LAB_SIZE_DEFAULT;
+        else if (strcmp(val, "full") == 0) opt.size = LAB_SIZE_FULL;
+        else return usage_error("unknown size '%s' (smoke, quick, default, full)", val);
+      } else if (strcmp(a, "--threads") == 0) {
+        opt.nthreads = parse_int_list(val, opt.threads, LAB_MAX_THREADS_LIST, 1, 4096);
+        if (opt.nthreads <= 0) return usage_error("--threads wants a list of counts 1..4096 like 1,2,4 (got '%s')", val);
+      } else if (strcmp(a, "--algos") == 0) {
+        opt.nalgos = split_list(argv[i], opt.algos, LAB_MAX_ALGOS);
+        if (opt.nalgos <= 0) return usage_error("--algos wants a list of names like faa,cas (got '%s')", val);
+      } else if (strcmp(a, "--reps") == 0) {
+        int r[1];
+        if (parse_int_list(val, r, 1, 1, LAB_MAX_REPS) != 1) return usage_error("--reps wants a number 1..100 (got '%s')", val);
+        opt.reps = r[0];
+        reps_given = true;
+      } else {
+        if (val[0] == '\0') return usage_error("%s", "--out needs a directory");
+        opt.out_dir = val;
+      }
+    } else {
+      return usage_error("unknown option '%s'", a);
+    }
+  }
+  if (opt.size == LAB_SIZE_SMOKE && !reps_given) opt.reps = 1;
+
+  /* Experiments: "all" or a comma list. */
+  static const lab_experiment *exps[64];
+  size_t ne = 0;
+  if (strcmp(names, "all") == 0) {
+    for (size_t i = 0; i < lab_experiment_count() && ne < 63; i++) exps[ne++] = lab_experiment_at(i);
+  } else {
+    const char *list[64];
+    int n = split_list(names, list, 63);
+    if (n <= 0) return usage_error("%s", "run needs an experiment name (or all)");
+    for (int i = 0; i < n; i++) {
+      const lab_experiment *e = lab_experiment_find(list[i]);
+      if (e == NULL) {
+        fprintf(stderr, "syncq-lab: unknown experiment '%s'\n", list[i]);
+        print_experiment_names();
+        return EXIT_USAGE;
+      }
+      exps[ne++] = e;
+    }
+  }
+  exps[ne] = NULL;
+
+  /* Every --algos name must be one some chosen experiment can run; then
+   * keep only the experiments that run at least one of them. */
+  for (int k = 0; k < opt.nalgos; k++) {
+    bool known = false;
+    for (size_t i = 0; i < ne && !known; i++) known = lab_experiment_knows(exps[i], opt.algos[k]);
+    if (!known) {
+      fprintf(stderr, "syncq-lab: unknown algorithm '%s'\n", opt.algos[k]);
+      print_valid_algos(exps);
+      return EXIT_USAGE;
+    }
+  }
+  if (opt.nalgos > 0) {
+    size_t kept = 0;
+    for (size_t i = 0; i < ne; i++) {
+      bool any = false;
+      for (int k = 0; k < opt.nalgos && !any; k++) any = lab_experiment_knows(exps[i], opt.algos[k]);
+      if (any) exps[kept++] = exps[i];
+      else if (!opt.quiet) fprintf(stderr, "syncq-lab: skipping %s: none of --algos applies\n", exps[i]->name);
+    }
+    exps[kept] = NULL;
+  }
+  return lab_run(&opt, exps) == 0 ? 0 : 1;
+}
+
+static int cmd_report(int argc, char **argv) {
+  if (argc < 1) return usage_error("%s", "report needs the results directory");
+  const char *py = getenv("SYNCQ_PYTHON");
+  const char *script = getenv("SYNCQ_REPORT_SCRIPT");
+  if (py == NULL || py[0] == '\0') py = SYNCQ_PYTHON;
+  if (script == NULL || script[0] == '\0') script = SYNCQ_REPORT_SCRIPT;
+  if (access(script, R_OK) != 0) {
+    fprintf(stderr, "syncq-lab: report builder not found at %s (set SYNCQ_REPORT_SCRIPT)\n", script);
+    return 1;
+  }
+  char *args[16];
+  int n = 0;
+  args[n++] = (char *)py;
+  args[n++] = (char *)script;
+  for (int i = 0; i < argc && n < 15; i++) args[n++] = argv[i];
+  args[n] = NULL;
+  execvp(py, args);
+  fprintf(stderr, "syncq-lab: cannot run %s: %s (run scripts/bootstrap, or set SYNCQ_PYTHON)\n", py, strerror(errno));
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return usage_error("%s", "missing command");
+  const char *cmd = argv[1];
+  char command[1024];
+  size_t k = 0;
+  command[0] = '\0';
+  for (int i = 0; i < argc && k < sizeof command; i++)
+    k += (size_t)snprintf(command + k, sizeof command - k, "%s%s", i ? " " : "", argv[i]);
+  if (strcmp(cmd, "list") == 0) return argc == 2 ? cmd_list() : usage_error("%s", "list takes no arguments");
+  if (strcmp(cmd, "algos") == 0) return cmd_algos(argc - 2, argv + 2);
+  if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2, command);
+  if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
+  if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
+  return usage_error("unknown command '%s'", cmd);
+}

@@ -1,0 +1,412 @@
+/*
+ * runner.c — runs experiments: plans the work, measures each group with
+ * interleaved repetitions, keeps median/min/max, shows progress, and writes
+ * the results (see lab.h).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lab.h"
+#include "results.h"
+#include "syncq/clock.h"
+
+#if defined(SYNCQ_HAVE_GIT_REVISION_H)
+#include "git_revision.h"
+#else
+#define SYNCQ_GIT_REVISION "unknown"
+#endif
+#ifndef SYNCQ_C_FLAGS
+#define SYNCQ_C_FLAGS "unknown"
+#endif
+#ifndef SYNCQ_BUILD_TYPE
+#define SYNCQ_BUILD_TYPE "unknown"
+#endif
+
+#define NS_PER_S 1e9
+#define SIZE_NAMES_INIT {"smoke", "quick", "default", "full"}
+
+struct lab_ctx {
+  const lab_options *opt;
+  const lab_experiment *exp;
+  lab_topo *topo;
+  lab_results results;
+  bool planning;
+  bool failed;
+  bool pin_refused; /* the probe could not pin: run unpinned */
+  /* progress */
+  long planned;   /* variant-points in the whole run */
+  long done;      /* variant-points measured so far */
+  uint64_t t_start;
+  char failure[512];
+};
+
+static const char *const size_names[] = SIZE_NAMES_INIT;
+
+bool lab_planning(const lab_ctx *ctx) { return ctx->planning; }
+lab_size lab_get_size(const lab_ctx *ctx) { return ctx->opt->size; }
+lab_topo *lab_ctx_topo(lab_ctx *ctx) { return ctx->topo; }
+bool lab_pinning_enabled(const lab_ctx *ctx) { return ctx->opt->pin && ctx->topo != NULL && !ctx->pin_refused; }
+int lab_pus(const lab_ctx *ctx) { return ctx->topo ? lab_topo_pus(ctx->topo) : 1; }
+
+uint64_t lab_by_size(const lab_ctx *ctx, uint64_t smoke, uint64_t quick, uint64_t dflt, uint64_t full) {
+  switch (ctx->opt->size) {
+  case LAB_SIZE_SMOKE: return smoke;
+  case LAB_SIZE_QUICK: return quick;
+  case LAB_SIZE_FULL: return full;
+  case LAB_SIZE_DEFAULT: break;
+  }
+  return dflt;
+}
+
+static int push_unique(int *out, int n, int cap, int v) {
+  for (int i = 0; i < n; i++)
+    if (out[i] == v) return n;
+  if (n < cap) out[n++] = v;
+  return n;
+}
+
+int lab_threads(const lab_ctx *ctx, int *out, int cap) {
+  if (ctx->opt->nthreads > 0) {
+    int n = ctx->opt->nthreads < cap ? ctx->opt->nthreads : cap;
+    memcpy(out, ctx->opt->threads, (size_t)n * sizeof *out);
+    return n;
+  }
+  int pus = lab_pus(ctx), max = 2 * pus, n = 0;
+  /* Every count up to 4, then powers of two up to the PU count and the PU
+   * count itself, then oversubscribed 1.5x and 2x: dense on a small
+   * machine, logarithmic on a large one. */
+  for (int t = 1; t <= max && t <= 4; t++) n = push_unique(out, n, cap, t);
+  for (int t = 8; t <= pus; t *= 2) n = push_unique(out, n, cap, t);
+  n = push_unique(out, n, cap, pus);
+  n = push_unique(out, n, cap, pus + pus / 2);
+  n = push_unique(out, n, cap, max);
+  /* keep increasing order */
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && out[j - 1] > out[j]; j--) {
+      int t = out[j];
+      out[j] = out[j - 1];
+      out[j - 1] = t;
+    }
+  return n;
+}
+
+bool lab_selected(const lab_ctx *ctx, const char *algo) {
+  if (ctx->opt->nalgos == 0) return true;
+  for (int i = 0; i < ctx->opt->nalgos; i++)
+    if (strcmp(ctx->opt->algos[i], algo) == 0) return true;
+  return false;
+}
+
+void lab_group_param(lab_group *g, const char *key, double num) {
+  if (g->nparams < LAB_MAX_PARAMS) g->params[g->nparams++] = (lab_param){key, num, NULL};
+}
+
+void lab_group_param_str(lab_group *g, const char *key, const char *str) {
+  if (g->nparams < LAB_MAX_PARAMS) g->params[g->nparams++] = (lab_param){key, 0, str};
+}
+
+static json_t *vformat_string(const char *fmt, va_list ap) {
+  char buf[4096];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  return json_string(buf);
+}
+
+void lab_begin(lab_ctx *ctx, const char *fmt, ...) {
+  if (ctx->planning) return;
+  const lab_experiment *e = ctx->exp;
+  json_t *o = json_object();
+  json_object_set_new(o, "name", json_string(e->name));
+  json_object_set_new(o, "paper", json_string(e->paper));
+  json_object_set_new(o, "figure", json_string(e->figure));
+  json_object_set_new(o, "title", json_string(e->title));
+  va_list ap;
+  va_start(ap, fmt);
+  json_object_set_new(o, "description", vformat_string(fmt, ap));
+  va_end(ap);
+  json_object_set_new(o, "x", e->x ? json_string(e->x) : json_null());
+  json_object_set_new(o, "log_y", json_boolean(e->log_y));
+  json_t *claims = json_array();
+  for (size_t i = 0; i < e->nclaims; i++) {
+    json_error_t err;
+    json_t *rule = json_loads(e->claims[i].rule, 0, &err);
+    if (rule == NULL) /* caught by tests/lab: every rule parses */
+      rule = json_pack("{s:s, s:s}", "op", "not_measurable", "why", "rule did not parse");
+    json_array_append_new(claims, json_pack("{s:s, s:o}", "text", e->claims[i].text, "rule", rule));
+  }
+  json_object_set_new(o, "claims", claims);
+  json_object_set_new(o, "notes", json_array());
+  if (lab_results_write(&ctx->results, "experiment", o) != 0) {
+    ctx->failed = true;
+    snprintf(ctx->failure, sizeof ctx->failure, "writing results: %s", strerror(errno));
+  }
+}
+
+void lab_note(lab_ctx *ctx, const char *fmt, ...) {
+  if (ctx->planning) return;
+  va_list ap;
+  va_start(ap, fmt);
+  json_t *text = vformat_string(fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "syncq-lab: %s: note: %s\n", ctx->exp->name, json_string_value(text));
+  json_t *o = json_object();
+  json_object_set_new(o, "experiment", json_string(ctx->exp->name));
+  json_object_set_new(o, "text", text);
+  (void)lab_results_write(&ctx->results, "note", o);
+}
+
+void lab_fail(lab_ctx *ctx, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->failure, sizeof ctx->failure, fmt, ap);
+  va_end(ap);
+  ctx->failed = true;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of n values (n >= 1); sorts a copy. */
+static double median_of(const double *v, int n) {
+  double tmp[n];
+  memcpy(tmp, v, (size_t)n * sizeof *v);
+  qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
+  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+}
+
+/* The per-operation counters a point reports: name and field offset. */
+static const struct {
+  const char *name;
+  size_t off;
+} counter_fields[] = {
+  {"cas_per_op", offsetof(syncq_stats, cas_attempts)},
+  {"cas_fail_per_op", offsetof(syncq_stats, cas_failures)},
+  {"retries_per_op", offsetof(syncq_stats, retries)},
+  {"backoffs_per_op", offsetof(syncq_stats, backoffs)},
+  {"yields_per_op", offsetof(syncq_stats, yields)},
+  {"blocks_per_op", offsetof(syncq_stats, blocks)},
+};
+#define N_COUNTERS (sizeof counter_fields / sizeof counter_fields[0])
+
+static uint64_t stat_field(const syncq_stats *s, size_t off) {
+  return *(const uint64_t *)(const void *)((const char *)s + off);
+}
+
+static void format_params(const lab_group *g, char *buf, size_t len) {
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < g->nparams && k < len; i++) {
+    const lab_param *p = &g->params[i];
+    if (p->str)
+      k += (size_t)snprintf(buf + k, len - k, "%s%s=%s", i ? " " : "", p->key, p->str);
+    else
+      k += (size_t)snprintf(buf + k, len - k, "%s%s=%g", i ? " " : "", p->key, p->num);
+  }
+}
+
+static void format_eta(double s, char *buf, size_t len) {
+  if (s < 0 || !isfinite(s)) snprintf(buf, len, "?");
+  else if (s < 60) snprintf(buf, len, "%.0fs", s);
+  else if (s < 3600) snprintf(buf, len, "%dm%02ds", (int)s / 60, (int)s % 60);
+  else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const double *vals,
+                       int reps, double counters[][LAB_MAX_REPS], const bool *has_counter) {
+  json_t *o = json_object();
+  json_object_set_new(o, "experiment", json_string(ctx->exp->name));
+  json_object_set_new(o, "algorithm", json_string(algo));
+  json_t *params = json_object();
+  for (int i = 0; i < g->nparams; i++) {
+    const lab_param *p = &g->params[i];
+    json_object_set_new(params, p->key, p->str ? json_string(p->str) : json_real(p->num));
+  }
+  json_object_set_new(o, "params", params);
+  json_object_set_new(o, "metric", json_string(g->metric));
+  json_object_set_new(o, "unit", json_string(g->unit));
+  json_object_set_new(o, "better", json_string(g->higher_is_better ? "higher" : "lower"));
+  double lo = vals[0], hi = vals[0];
+  json_t *samples = json_array();
+  for (int r = 0; r < reps; r++) {
+    lo = vals[r] < lo ? vals[r] : lo;
+    hi = vals[r] > hi ? vals[r] : hi;
+    json_array_append_new(samples, json_real(vals[r]));
+  }
+  json_object_set_new(o, "median", json_real(median_of(vals, reps)));
+  json_object_set_new(o, "min", json_real(lo));
+  json_object_set_new(o, "max", json_real(hi));
+  json_object_set_new(o, "samples", samples);
+  json_t *cs = json_object();
+  for (size_t c = 0; c < N_COUNTERS; c++)
+    if (has_counter[c]) json_object_set_new(cs, counter_fields[c].name, json_real(median_of(counters[c], reps)));
+  json_object_set_new(o, "counters", cs);
+  return lab_results_write(&ctx->results, "point", o);
+}
+
+int lab_run_group(lab_ctx *ctx, const lab_group *g) {
+  if (ctx->failed) return -1;
+  int idx[LAB_MAX_VARIANTS], nv = 0;
+  for (int v = 0; v < g->nvariants; v++)
+    if (lab_selected(ctx, g->variants[v].algorithm)) idx[nv++] = v;
+  if (ctx->planning) {
+    ctx->planned += nv;
+    return 0;
+  }
+  if (nv == 0) return 0;
+
+  int reps = ctx->opt->reps;
+  int warm = ctx->opt->size == LAB_SIZE_SMOKE ? 0 : LAB_WARMUP_REPS;
+  /* values[v][r], counters[v][c][r] */
+  double(*values)[LAB_MAX_REPS] = calloc((size_t)nv, sizeof *values);
+  double(*counters)[N_COUNTERS][LAB_MAX_REPS] = calloc((size_t)nv, sizeof *counters);
+  bool(*has)[N_COUNTERS] = calloc((size_t)nv, sizeof *has);
+  if (!values || !counters || !has) {
+    free(values), free(counters), free(has);
+    lab_fail(ctx, "out of memory");
+    return -1;
+  }
+  char pbuf[256];
+  format_params(g, pbuf, sizeof pbuf);
+
+  int rc = 0;
+  /* Interleave: every variant's r-th repetition before any (r+1)-th, so a
+   * drift of the machine over time hits all variants alike. */
+  for (int r = -warm; r < reps && rc == 0; r++) {
+    for (int k = 0; k < nv && rc == 0; k++) {
+      const lab_variant *v = &g->variants[idx[k]];
+      lab_sample s;
+      memset(&s, 0, sizeof s);
+      if (g->sample(ctx, v->arg, &s) != 0 || ctx->failed) {
+        if (!ctx->failed) lab_fail(ctx, "sample failed");
+        fprintf(stderr, "syncq-lab: %s: %s %s: %s\n", ctx->exp->name, v->algorithm, pbuf, ctx->failure);
+        rc = -1;
+        break;
+      }
+      if (!isfinite(s.value)) {
+        lab_fail(ctx, "%s %s: measured a non-finite value", v->algorithm, pbuf);
+        rc = -1;
+        break;
+      }
+      if (r < 0) continue; /* warm-up */
+      values[k][r] = s.value;
+      for (size_t c = 0; c < N_COUNTERS; c++) {
+        uint64_t x = stat_field(&s.stats, counter_fields[c].off);
+        if (x) has[k][c] = true;
+        counters[k][c][r] = s.ops ? (double)x / (double)s.ops : 0.0;
+      }
+    }
+  }
+  for (int k = 0; k < nv && rc == 0; k++) {
+    const lab_variant *v = &g->variants[idx[k]];
+    if (write_point(ctx, g, v->algorithm, values[k], reps, counters[k], has[k]) != 0) {
+      lab_fail(ctx, "writing results: %s", strerror(errno));
+      rc = -1;
+      break;
+    }
+    ctx->done++;
+    if (!ctx->opt->quiet) {
+      double el = (double)(syncq_now_ns() - ctx->t_start) / NS_PER_S;
+      char eta[32];
+      format_eta(ctx->done ? el / (double)ctx->done * (double)(ctx->planned - ctx->done) : -1, eta, sizeof eta);
+      fprintf(stderr, "[%ld/%ld %3.0f%%] %s: %s%s%s: %s %.4g %s (median of %d) - about %s left\n",
+              ctx->done, ctx->planned, 100.0 * (double)ctx->done / (double)(ctx->planned ? ctx->planned : 1),
+              ctx->exp->name, v->algorithm, pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], reps), g->unit, reps, eta);
+    }
+  }
+  free(values);
+  free(counters);
+  free(has);
+  return rc;
+}
+
+static void write_machine(lab_ctx *ctx, const char *pinning) {
+  struct utsname u;
+  char kernel[512] = "unknown", perf[256], date[64];
+  if (uname(&u) == 0) snprintf(kernel, sizeof kernel, "%s %s %s", u.sysname, u.release, u.machine);
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  json_t *o = json_object();
+  json_object_set_new(o, "cpu_model", json_string(ctx->topo ? lab_topo_cpu_model(ctx->topo) : "unknown"));
+  json_object_set_new(o, "cores", json_integer(ctx->topo ? lab_topo_cores(ctx->topo) : 1));
+  json_object_set_new(o, "pus", json_integer(lab_pus(ctx)));
+  json_object_set_new(o, "kernel", json_string(kernel));
+#if defined(__clang__)
+  json_object_set_new(o, "compiler", json_string("Clang " __clang_version__));
+#elif defined(__GNUC__)
+  json_object_set_new(o, "compiler", json_string("GCC " __VERSION__));
+#else
+  json_object_set_new(o, "compiler", json_string("unknown"));
+#endif
+  json_object_set_new(o, "flags", json_string(SYNCQ_C_FLAGS));
+  json_object_set_new(o, "build_type", json_string(SYNCQ_BUILD_TYPE));
+  json_object_set_new(o, "git_revision", json_string(SYNCQ_GIT_REVISION));
+  json_object_set_new(o, "date", json_string(date));
+  json_object_set_new(o, "size", json_string(size_names[ctx->opt->size]));
+  json_object_set_new(o, "reps", json_integer(ctx->opt->reps));
+  json_object_set_new(o, "pinning", json_string(pinning));
+  json_object_set_new(o, "perf_counters", json_string(lab_perf_counters_probe(perf, sizeof perf)));
+  json_object_set_new(o, "command", json_string(ctx->opt->command ? ctx->opt->command : ""));
+  (void)lab_results_write(&ctx->results, "machine", o);
+}
+
+/* Decide the pinning line of the machine record: try binding this thread to
+ * the first PU of the pinning order (workers do the same). */
+static void probe_pinning(lab_ctx *ctx, char *buf, size_t len) {
+  char why[256];
+  if (!ctx->opt->pin) snprintf(buf, len, "off");
+  else if (ctx->topo == NULL) snprintf(buf, len, "refused: no topology");
+  else if (lab_topo_pin_self(ctx->topo, 0, why, sizeof why) != 0) {
+    snprintf(buf, len, "refused: %s", why);
+    ctx->pin_refused = true;
+  }
+  else snprintf(buf, len, "hwloc");
+}
+
+int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
+  lab_ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.opt = opt;
+  char why[512], pinning[300];
+  ctx.topo = lab_topo_load(why, sizeof why);
+  if (ctx.topo == NULL) fprintf(stderr, "syncq-lab: warning: no topology (%s): running unpinned on 1 PU assumed\n", why);
+  if (lab_results_open(&ctx.results, opt->out_dir, why, sizeof why) != 0) {
+    fprintf(stderr, "syncq-lab: %s\n", why);
+    lab_topo_free(ctx.topo);
+    return 1;
+  }
+  probe_pinning(&ctx, pinning, sizeof pinning);
+  (void)syncq_delay_calibrate(); /* once, before anything is timed */
+
+  ctx.planning = true;
+  for (size_t i = 0; exps[i]; i++) {
+    ctx.exp = exps[i];
+    exps[i]->run(&ctx);
+  }
+  ctx.planning = false;
+  write_machine(&ctx, pinning);
+  ctx.t_start = syncq_now_ns();
+  int rc = 0;
+  for (size_t i = 0; exps[i] && rc == 0; i++) {
+    ctx.exp = exps[i];
+    if (!opt->quiet) fprintf(stderr, "syncq-lab: running %s (%s)\n", exps[i]->name, exps[i]->title);
+    if (exps[i]->run(&ctx) != 0 || ctx.failed) {
+      fprintf(stderr, "syncq-lab: %s failed: %s\n", exps[i]->name, ctx.failure[0] ? ctx.failure : "(no reason given)");
+      rc = 1;
+    }
+  }
+  lab_results_close(&ctx.results);
+  lab_topo_free(ctx.topo);
+  if (rc == 0 && !opt->quiet)
+    fprintf(stderr, "syncq-lab: results in %s/%s\n", opt->out_dir, LAB_RESULTS_FILE);
+  return rc;
+}

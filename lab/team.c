@@ -1,0 +1,124 @@
+/*
+ * team.c — worker teams: start n threads together, pinned, time them.
+ *
+ * Threads are created and pinned before the clock starts. They wait at a
+ * gate until every one of them has arrived; the caller then reads the
+ * clock and opens the gate. Each worker reads the clock when its body
+ * returns, and the team's time ends at the last of those (not at the
+ * joins, which would add thread exit and wake-up latency). If a thread
+ * cannot be created the gate opens with GATE_ABORT and the started workers
+ * return at once.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab.h"
+#include "syncq/clock.h"
+#include "syncq/platform.h"
+#include "syncq/pr.h"
+
+/* The gate: workers announce themselves in `arrived` and wait for `go`
+ * spinning, with a yield every GATE_SPINS_PER_YIELD spins so that an
+ * oversubscribed team still lets the late ones reach the gate; a
+ * condition variable would add a futex wake-up (tens of us on a VM) to
+ * every worker's start. `go` = 1 starts the body, 2 aborts. */
+#define GATE_SPINS_PER_YIELD 64
+enum gate_state { GATE_WAIT, GATE_GO, GATE_ABORT };
+
+typedef struct gate {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int) arrived;
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int) state;
+} gate;
+
+typedef struct worker_slot {
+  lab_worker w;
+  lab_ctx *ctx;
+  void (*body)(lab_worker *w);
+  gate *g;
+  int pu_slot; /* pinning slot, or -1 for no pinning */
+  uint64_t end_ns; /* when this worker finished its body */
+  syncq_stats stats;
+  char pin_error[256];
+} worker_slot;
+
+static void spin_or_yield(unsigned *spins) {
+  if (++*spins % GATE_SPINS_PER_YIELD == 0) syncq_yield();
+  else syncq_pr_relax();
+}
+
+static void *worker_main(void *p) {
+  worker_slot *s = p;
+  if (s->pu_slot >= 0 && lab_ctx_topo(s->ctx) != NULL)
+    (void)lab_topo_pin_self(lab_ctx_topo(s->ctx), s->pu_slot, s->pin_error, sizeof s->pin_error);
+  syncq_stats_reset();
+  atomic_fetch_add(&s->g->arrived, 1);
+  int st;
+  unsigned spins = 0;
+  while ((st = atomic_load(&s->g->state)) == GATE_WAIT) spin_or_yield(&spins);
+  if (st == GATE_GO) s->body(&s->w);
+  s->end_ns = syncq_now_ns();
+  s->stats = *syncq_stats_self();
+  return NULL;
+}
+
+int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, const int *pus,
+                 uint64_t *elapsed_ns, syncq_stats *stats) {
+  if (n < 1) {
+    lab_fail(ctx, "a team needs at least one thread (got %d)", n);
+    return -1;
+  }
+  worker_slot *slots = calloc((size_t)n, sizeof *slots);
+  pthread_t *tids = calloc((size_t)n, sizeof *tids);
+  gate *g = aligned_alloc(SYNCQ_CACHELINE, sizeof(gate));
+  if (slots == NULL || tids == NULL || g == NULL) {
+    free(slots);
+    free(tids);
+    free(g);
+    lab_fail(ctx, "out of memory for a team of %d threads", n);
+    return -1;
+  }
+  atomic_init(&g->arrived, 0);
+  atomic_init(&g->state, GATE_WAIT);
+  bool pin = lab_pinning_enabled(ctx);
+  int started = 0;
+  for (int i = 0; i < n; i++) {
+    slots[i] = (worker_slot){.w = {i, n, arg}, .ctx = ctx, .body = body, .g = g,
+                             .pu_slot = pin ? (pus ? pus[i] : i) : -1};
+    if (pthread_create(&tids[i], NULL, worker_main, &slots[i]) != 0) break;
+    started++;
+  }
+  uint64_t t0 = 0;
+  if (started == n) {
+    unsigned spins = 0;
+    while (atomic_load(&g->arrived) < n) spin_or_yield(&spins);
+    t0 = syncq_now_ns();
+    atomic_store(&g->state, GATE_GO);
+  } else {
+    atomic_store(&g->state, GATE_ABORT);
+  }
+  for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+  int rc = 0;
+  if (started < n) {
+    lab_fail(ctx, "could create only %d of %d threads", started, n);
+    rc = -1;
+  } else {
+    uint64_t t1 = t0;
+    for (int i = 0; i < n; i++) t1 = slots[i].end_ns > t1 ? slots[i].end_ns : t1;
+    if (elapsed_ns) *elapsed_ns = t1 - t0;
+    if (stats) {
+      memset(stats, 0, sizeof *stats);
+      for (int i = 0; i < n; i++) syncq_stats_add(stats, &slots[i].stats);
+    }
+    for (int i = 0; i < n; i++) {
+      if (slots[i].pin_error[0]) {
+        lab_note(ctx, "worker %d could not be pinned: %s", i, slots[i].pin_error);
+        break;
+      }
+    }
+  }
+  free(g);
+  free(slots);
+  free(tids);
+  return rc;
+}

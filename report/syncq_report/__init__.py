@@ -1,0 +1,1 @@
+"""Turn a syncq-lab results file (docs/results-format.md) into an HTML report with plots."""

@@ -1,0 +1,173 @@
+"""Draw one PNG per panel: lines over the x param, or bars for a table-only experiment."""
+
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display, and no GUI toolkit needed
+
+from matplotlib.figure import Figure  # noqa: E402 - must follow the backend choice
+from matplotlib.ticker import LogFormatter  # noqa: E402
+
+from . import fmt, panels  # noqa: E402
+
+DPI = 100
+LINE_FIGURE_INCHES = (8.0, 4.2)
+BAR_INCHES_PER_ROW = 0.4
+# Up to this many numeric x values each get a tick; beyond, matplotlib picks ticks.
+MAX_X_TICKS = 16
+# A bar chart gets its log axis only when its values span more than this factor:
+# bars on a log axis of a narrow range have lengths that mean nothing.
+BAR_LOG_MIN_SPAN = 10
+
+
+@dataclass
+class Plot:
+    file: str  # file name under plots/
+    caption: str
+    width: int  # pixels
+    height: int
+
+
+def clear(plot_dir):
+    """Create plot_dir and remove the PNGs of an earlier build, whose panels may be gone."""
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    for old in plot_dir.glob("*.png"):
+        old.unlink()
+
+
+def draw(experiment, experiment_panels, plot_dir, prefix):
+    """Write one PNG per panel into plot_dir, file names starting with prefix."""
+    colours = _colours(experiment_panels)
+    drawn = []
+    for index, panel in enumerate(experiment_panels, start=1):
+        name = _file_stem(prefix, index, panel)
+        log, caption = _scale(experiment, panel)
+        if experiment.x is None:
+            figure = _bars(panel, caption, log, colours)
+        else:
+            figure = _lines(panel, experiment.x, caption, log, colours)
+        figure.savefig(plot_dir / f"{name}.png", dpi=DPI)
+        width, height = figure.get_size_inches() * DPI
+        drawn.append(Plot(file=f"{name}.png", caption=caption, width=round(width), height=round(height)))
+    return drawn
+
+
+class _LogTicks(LogFormatter):
+    """Log-axis tick labels as plain numbers (0.4, 100, 1e5) instead of 4x10^-1.
+
+    LogFormatter still decides which ticks get a label; only the text changes.
+    """
+
+    def __call__(self, x, pos=None):
+        return fmt.num(x, trim=True) if super().__call__(x, pos) else ""
+
+
+def _plain_log_ticks(axis):
+    """Label the ticks of a log-scaled matplotlib Axis with plain numbers."""
+    axis.set_major_formatter(_LogTicks())
+    axis.set_minor_formatter(_LogTicks(labelOnlyBase=False))
+
+
+def _plain(text):
+    """Text from the results file, shown literally: matplotlib reads $...$ as math and may fail on it."""
+    return text.replace("$", r"\$")
+
+
+def _file_stem(prefix, index, panel):
+    """A readable, unique name: the index keeps panels apart even if their slugs collide."""
+    parts = [prefix, str(index), fmt.slug(panel.metric)]
+    if panel.fixed:
+        parts.append(fmt.slug(fmt.params(panel.fixed)))
+    return "-".join(parts)
+
+
+def _scale(experiment, panel):
+    """Whether the value axis is logarithmic, and the caption, which says when log_y cannot be."""
+    caption = panel.caption(experiment.name)
+    if not experiment.log_y:
+        return False, caption
+    if any(p.min <= 0 for p in panel.points):
+        return False, caption + " (linear: values <= 0)"
+    span = max(p.max for p in panel.points) / min(p.min for p in panel.points)
+    return experiment.x is not None or span > BAR_LOG_MIN_SPAN, caption
+
+
+def _colours(experiment_panels):
+    """One colour per algorithm across all panels of an experiment, so the legends agree."""
+    palette = matplotlib.colormaps["tab10"].colors
+    names = panels.algorithms([p for panel in experiment_panels for p in panel.points])
+    return {name: palette[i % len(palette)] for i, name in enumerate(names)}
+
+
+def _value_label(panel):
+    better = panel.points[0].better
+    return _plain(f"{panel.metric} ({panel.unit}, {better} is better)")
+
+
+def _spread(points):
+    """Error bar extents below and above each median: min..max."""
+    return [[p.median - p.min for p in points], [p.max - p.median for p in points]]
+
+
+def _lines(panel, x, caption, log, colours):
+    figure = Figure(figsize=LINE_FIGURE_INCHES, layout="constrained")
+    axes = figure.add_subplot()
+    axis = panels.x_axis(panel.points, x)
+    for algorithm in panels.algorithms(panel.points):
+        mine = sorted((p for p in panel.points if p.algorithm == algorithm), key=axis.position)
+        axes.errorbar(
+            [axis.position(p) for p in mine],
+            [p.median for p in mine],
+            yerr=_spread(mine),
+            marker="o",
+            capsize=3,
+            label=_plain(algorithm),
+            color=colours[algorithm],
+        )
+    if not axis.numeric or len(axis.ticks) <= MAX_X_TICKS:
+        axes.set_xticks(axis.ticks, [_plain(label) for label in axis.labels])
+    axes.set_xlabel(_plain(x))
+    axes.set_ylabel(_value_label(panel))
+    if log:
+        axes.set_yscale("log")
+        _plain_log_ticks(axes.yaxis)
+    axes.set_title(_plain(caption))
+    axes.grid(True, alpha=0.3)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    return figure
+
+
+def _bars(panel, caption, log, colours):
+    rows = panel.points
+    height = max(2.0, BAR_INCHES_PER_ROW * len(rows) + 1.4)
+    figure = Figure(figsize=(LINE_FIGURE_INCHES[0], height), layout="constrained")
+    axes = figure.add_subplot()
+    positions = range(len(rows))
+    axes.barh(
+        positions,
+        [p.median for p in rows],
+        xerr=_spread(rows),
+        capsize=3,
+        color=[colours[p.algorithm] for p in rows],
+    )
+    labels = [p.algorithm + (f" ({fmt.params(p.params)})" if p.params else "") for p in rows]
+    axes.set_yticks(positions, [_plain(label) for label in labels])
+    axes.invert_yaxis()  # first point on top, as in the table
+    for row, point in enumerate(rows):
+        axes.annotate(
+            fmt.num(point.median),
+            xy=(point.max, row),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize="small",
+        )
+    if log:
+        axes.set_xscale("log")
+        _plain_log_ticks(axes.xaxis)
+    axes.margins(x=0.15)  # room for the value labels right of the bars
+    axes.set_xlabel(_value_label(panel))
+    axes.set_title(_plain(caption))
+    axes.grid(True, axis="x", alpha=0.3)
+    return figure

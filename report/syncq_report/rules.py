@@ -1,0 +1,183 @@
+"""Evaluate the RULE objects of docs/results-format.md against one run's points.
+
+Evaluation never raises: a rule that cannot be applied, whatever the reason,
+is "not measurable here" with the reason.
+"""
+
+from dataclasses import dataclass
+
+from . import fmt
+
+HELD = "held"
+FAILED = "did not hold"
+UNMEASURABLE = "not measurable"
+
+# Deeper "all" nesting is refused rather than risking Python's recursion limit.
+MAX_DEPTH = 32
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str  # HELD, FAILED or UNMEASURABLE
+    explanation: str  # one line carrying the numbers, or why it is not measurable
+
+    @property
+    def label(self):
+        """The verdict as the format spells it, e.g. "not measurable here: <why>"."""
+        if self.status == UNMEASURABLE:
+            return f"{UNMEASURABLE} here: {self.explanation}"
+        return self.status
+
+
+class _Unmeasurable(Exception):
+    """Raised inside an evaluation to end it with a not-measurable verdict."""
+
+
+def evaluate(rule, points, depth=0):
+    """Evaluate rule against points (the experiment's points of one run)."""
+    try:
+        if depth > MAX_DEPTH:
+            raise _Unmeasurable(f"rules nested deeper than {MAX_DEPTH}")
+        if not isinstance(rule, dict):
+            raise _Unmeasurable("malformed rule: not an object")
+        if "op" not in rule:
+            raise _Unmeasurable("malformed rule: no 'op'")
+        op = rule["op"]
+        handler = _OPS.get(op) if isinstance(op, str) else None
+        if handler is None:
+            raise _Unmeasurable(f"unknown rule op '{op}'")
+        return handler(rule, points, depth)
+    except _Unmeasurable as reason:
+        return Verdict(UNMEASURABLE, str(reason))
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_text(value):
+    return isinstance(value, str)
+
+
+def _same(a, b):
+    """Param equality where 4 == 4.0 but "4" != 4 and true != 1."""
+    if _is_number(a) and _is_number(b):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def _field(rule, name, valid, description, default=None):
+    value = rule.get(name, default)
+    if value is None or not valid(value):
+        raise _Unmeasurable(f"malformed rule: '{name}' must be {description}")
+    return value
+
+
+def _ratio_below(rule, points, depth):
+    return _ratio(rule, points, above=False)
+
+
+def _ratio_above(rule, points, depth):
+    return _ratio(rule, points, above=True)
+
+
+def _ratio(rule, points, above):
+    metric = _field(rule, "metric", _is_text, "a string")
+    num = _field(rule, "num", _is_text, "a string")
+    den = _field(rule, "den", _is_text, "a string")
+    bound = _field(rule, "bound", _is_number, "a number")
+    where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
+    min_threads = _field(rule, "min_threads", _is_number, "a number", default=1)
+    num_points = _matching(points, num, metric, where)
+    den_points = _matching(points, den, metric, where)
+    at = rule.get("at", "max_threads")
+    threads = _threads(at, num_points, den_points, num, den)
+    if threads < min_threads:
+        chosen = f"the largest measured for both {num} and {den}" if at == "max_threads" else "from 'at'"
+        raise _Unmeasurable(
+            f"threads={fmt.param_value(threads)} ({chosen}) is below "
+            f"min_threads={fmt.param_value(min_threads)}"
+        )
+    top = _one_at(num_points, num, threads)
+    bottom = _one_at(den_points, den, threads)
+    if bottom.median == 0:
+        raise _Unmeasurable(f"median of {den} is 0 at threads={fmt.param_value(threads)}")
+    ratio = top.median / bottom.median
+    held = ratio > bound if above else ratio < bound
+    place = ", ".join(
+        [f"threads={fmt.param_value(threads)}"]
+        + [f"{key}={fmt.param_value(value)}" for key, value in where.items() if key != "threads"]
+    )
+    explanation = (
+        f"{num}/{den} = {fmt.num(ratio)} at {place} (bound {'>' if above else '<'} {bound}; "
+        f"{metric} {fmt.num(top.median)} {top.unit} / {fmt.num(bottom.median)} {bottom.unit})"
+    )
+    return Verdict(HELD if held else FAILED, explanation)
+
+
+def _matching(points, algorithm, metric, where):
+    found = [
+        p
+        for p in points
+        if p.algorithm == algorithm
+        and p.metric == metric
+        and all(key in p.params and _same(p.params[key], value) for key, value in where.items())
+    ]
+    if not found:
+        condition = f" with {fmt.params(where)}" if where else ""
+        raise _Unmeasurable(f"no {algorithm} point for {metric}{condition}")
+    return found
+
+
+def _threads(at, num_points, den_points, num, den):
+    """The threads value the rule compares at: fixed by "at", or the largest measured for both."""
+    if isinstance(at, dict) and set(at) == {"threads"} and _is_number(at["threads"]):
+        return at["threads"]
+    if at != "max_threads":
+        raise _Unmeasurable('malformed rule: \'at\' must be "max_threads" or {"threads": N}')
+    common = _threads_measured(num_points) & _threads_measured(den_points)
+    if not common:
+        raise _Unmeasurable(f"no threads value measured for both {num} and {den}")
+    return max(common)
+
+
+def _threads_measured(points):
+    return {p.params["threads"] for p in points if _is_number(p.params.get("threads"))}
+
+
+def _one_at(points, algorithm, threads):
+    found = [p for p in points if _same(p.params.get("threads"), threads)]
+    if not found:
+        raise _Unmeasurable(f"no {algorithm} point at threads={fmt.param_value(threads)}")
+    if len(found) > 1:
+        raise _Unmeasurable(
+            f"{len(found)} {algorithm} points at threads={fmt.param_value(threads)} "
+            f"(lines {', '.join(str(p.line) for p in found)}); 'where' must fix the other params"
+        )
+    return found[0]
+
+
+def _all(rule, points, depth):
+    rules = rule.get("rules")
+    if not isinstance(rules, list) or not rules:
+        raise _Unmeasurable("malformed rule: 'all' needs a non-empty 'rules' array")
+    verdicts = [evaluate(sub, points, depth + 1) for sub in rules]
+    statuses = {v.status for v in verdicts}
+    if FAILED in statuses:
+        return Verdict(FAILED, "; ".join(f"{v.status}: {v.explanation}" for v in verdicts))
+    if UNMEASURABLE in statuses:
+        return next(v for v in verdicts if v.status == UNMEASURABLE)
+    return Verdict(HELD, "; ".join(v.explanation for v in verdicts))
+
+
+def _not_measurable(rule, points, depth):
+    why = rule.get("why")
+    raise _Unmeasurable(why if isinstance(why, str) and why else "declared not measurable (no reason given)")
+
+
+_OPS = {
+    "ratio_below": _ratio_below,
+    "ratio_above": _ratio_above,
+    "all": _all,
+    "not_measurable": _not_measurable,
+}

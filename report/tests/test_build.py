@@ -1,0 +1,141 @@
+"""The command line: files written, page content, exit statuses."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+from support import BUILD_PY, FIXTURE_PANELS, fixture_records, write_records
+
+from syncq_report import cli
+
+
+def run_build(*args, cwd):
+    return subprocess.run(
+        [sys.executable, str(BUILD_PY), *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+def build(directory, *options):
+    assert cli.main([str(directory), *options]) == 0
+    return (directory / "report.html").read_text(encoding="utf-8")
+
+
+def test_builds_from_another_directory_with_a_relative_path(results_dir, tmp_path):
+    # cwd is the parent of DIR, far from report/: build.py must find its package itself.
+    done = run_build(results_dir.name, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{results_dir.name}/report.html\n"
+    assert (results_dir / "report.html").is_file()
+
+
+def test_one_png_per_panel_and_each_is_on_the_page(results_dir):
+    page = build(results_dir)
+    pngs = sorted(p.name for p in (results_dir / "plots").glob("*.png"))
+    assert len(pngs) == FIXTURE_PANELS
+    assert sorted(re.findall(r'<img src="plots/([^"]+)"', page)) == pngs
+    for name in pngs:
+        assert (results_dir / "plots" / name).read_bytes().startswith(b"\x89PNG")
+
+
+def test_rebuild_removes_plots_of_panels_that_are_gone(results_dir):
+    build(results_dir)
+    records = [r for r in fixture_records() if r.get("experiment") != "ms98-queue"]
+    write_records(results_dir / "results.jsonl", records)
+    build(results_dir)
+    assert len(list((results_dir / "plots").glob("*.png"))) == FIXTURE_PANELS - 1
+
+
+def test_phys_first_then_file_order(results_dir):
+    page = build(results_dir)
+    order = re.findall(r'<section class="experiment" id="exp-([^"]+)"', page)
+    assert order == ["phys", "np99-counter", "ms98-queue"]
+
+
+def test_page_shows_machine_claims_numbers_and_notes(results_dir):
+    page = build(results_dir, "--title", "Quick run")
+    assert "<title>Quick run</title>" in page and "<h1>Quick run</h1>" in page
+    assert "Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz" in page
+    assert "unavailable: perf_event_paranoid=3" in page
+    claims = re.findall(r'<li class="claim (\w+)">', page)
+    assert claims == [
+        "held",
+        "failed",
+        "unmeasurable",
+        "unmeasurable",
+        "held",
+        "unmeasurable",
+        "unmeasurable",
+    ]
+    assert "faa/cas = 0.505 at threads=4, work_ns=0" in page
+    assert "unknown rule op &#x27;ratio_between&#x27;" in page
+    assert '<td>cas</td><td>threads=4, work_ns=0</td><td>time_per_op</td><td class="num">95.4</td>' in page
+    assert "cas_fail_per_op=0.520" in page
+    assert "threads=4 oversubscribes the 2 cores" in page
+    assert "quick size: thread counts stop at 2x the cores" in page
+    assert '<a href="#exp-phys">' in page
+
+
+def test_text_from_the_file_is_escaped(results_dir):
+    records = fixture_records()
+    records[1]["description"] = 'Counts <script>alert("x")</script> & more'
+    records[2]["algorithm"] = "<b>cas</b>"
+    write_records(results_dir / "results.jsonl", records)
+    page = build(results_dir, "--title", "<i>T</i>")
+    assert "<script" not in page and "<b>" not in page and "<i>" not in page
+    assert "Counts &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more" in page
+    assert "&lt;b&gt;cas&lt;/b&gt;" in page
+    assert "<h1>&lt;i&gt;T&lt;/i&gt;</h1>" in page
+
+
+@pytest.mark.parametrize("args", [[], ["a", "b"], ["--colour", "x"], ["--title"]])
+def test_bad_usage_exits_2_with_one_line(tmp_path, args):
+    done = run_build(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert re.fullmatch(r"build\.py: error: .+\n", done.stderr), done.stderr
+
+
+def error_of(capsys, directory):
+    status = cli.main([str(directory)])
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    return status, captured.err
+
+
+def test_missing_directory_exits_2(tmp_path, capsys):
+    status, err = error_of(capsys, tmp_path / "nowhere")
+    assert status == 2 and "nowhere: not a directory" in err
+
+
+def test_missing_results_file_exits_2(tmp_path, capsys):
+    status, err = error_of(capsys, tmp_path)
+    assert status == 2 and f"{tmp_path}/results.jsonl: no results file" in err
+
+
+def test_empty_results_file_exits_2(tmp_path, capsys):
+    (tmp_path / "results.jsonl").write_text("", encoding="utf-8")
+    status, err = error_of(capsys, tmp_path)
+    assert status == 2 and "results file is empty" in err
+
+
+def test_malformed_record_exits_2_naming_file_and_line(results_dir, capsys):
+    records = fixture_records()
+    del records[4]["median"]
+    write_records(results_dir / "results.jsonl", records)
+    status, err = error_of(capsys, results_dir)
+    assert status == 2
+    assert err == f"build.py: error: {results_dir}/results.jsonl:5: point record lacks field 'median'\n"
+    assert not (results_dir / "report.html").exists()
+
+
+def test_dollar_signs_in_names_are_plotted_as_text(results_dir):
+    # matplotlib would parse "$\frac{$" as math and fail; names from the file must stay literal.
+    records = fixture_records()
+    for record in records:
+        if record.get("algorithm") == "faa":
+            record["algorithm"] = r"faa$\frac{$"
+    write_records(results_dir / "results.jsonl", records)
+    page = build(results_dir)
+    assert r"<td>faa$\frac{$</td>" in page

@@ -1,0 +1,249 @@
+"""Every branch of the RULE language of docs/results-format.md."""
+
+import pytest
+
+from syncq_report import rules
+from syncq_report.load import Point
+
+LINE = iter(range(1, 10_000))  # distinct line numbers, as the loader would give
+
+
+def pt(algorithm, threads, median, metric="time_per_op", unit="ns", **params):
+    return Point(
+        experiment="np99-counter",
+        algorithm=algorithm,
+        params={"threads": threads, **params},
+        metric=metric,
+        unit=unit,
+        better="lower",
+        median=median,
+        min=median,
+        max=median,
+        samples=[median],
+        counters={},
+        line=next(LINE),
+    )
+
+
+# faa is half the time of cas at every thread count with work_ns=0; equal with work_ns=5000.
+POINTS = [
+    *(pt("cas", t, 10.0 * t, work_ns=0) for t in (1, 2, 4)),
+    *(pt("faa", t, 5.0 * t, work_ns=0) for t in (1, 2, 4, 8)),
+    *(pt("cas", t, 100.0, work_ns=5000) for t in (1, 2)),
+    *(pt("faa", t, 100.0, work_ns=5000) for t in (1, 2)),
+]
+
+
+def ratio(op="ratio_below", num="faa", den="cas", bound=1.0, **extra):
+    rule = {
+        "op": op,
+        "metric": "time_per_op",
+        "num": num,
+        "den": den,
+        "where": {"work_ns": 0},
+        "at": "max_threads",
+        "bound": bound,
+    }
+    rule.update(extra)
+    return rule
+
+
+def check(rule, status, explanation=None, points=POINTS):
+    verdict = rules.evaluate(rule, points)
+    assert verdict.status == status, verdict
+    if explanation is not None:
+        assert verdict.explanation == explanation
+    return verdict
+
+
+def test_ratio_below_held_with_numbers_in_explanation():
+    check(
+        ratio(),
+        rules.HELD,
+        "faa/cas = 0.500 at threads=4, work_ns=0 (bound < 1.0; time_per_op 20.0 ns / 40.0 ns)",
+    )
+
+
+def test_ratio_below_did_not_hold():
+    check(ratio(bound=0.4), rules.FAILED)
+
+
+def test_ratio_equal_to_bound_is_neither_below_nor_above():
+    check(ratio(where={"work_ns": 5000}), rules.FAILED)
+    check(ratio(op="ratio_above", where={"work_ns": 5000}), rules.FAILED)
+
+
+def test_ratio_above_held_and_did_not_hold():
+    verdict = check(ratio(op="ratio_above", num="cas", den="faa", bound=1.5), rules.HELD)
+    assert "cas/faa = 2.00" in verdict.explanation and "bound > 1.5" in verdict.explanation
+    check(ratio(op="ratio_above", num="cas", den="faa", bound=2.5), rules.FAILED)
+
+
+def test_max_threads_is_the_largest_measured_for_both():
+    # faa reaches 8 threads, cas only 4: the comparison is at 4.
+    assert "threads=4" in check(ratio(), rules.HELD).explanation
+
+
+def test_at_fixed_threads():
+    assert "threads=2" in check(ratio(at={"threads": 2}), rules.HELD).explanation
+
+
+def test_at_fixed_threads_not_measured_for_one_algorithm():
+    check(ratio(at={"threads": 8}), rules.UNMEASURABLE, "no cas point at threads=8")
+
+
+def test_at_and_where_default_to_max_threads_and_nothing():
+    rule = ratio(where={"work_ns": 0})
+    del rule["at"]
+    assert "threads=4" in check(rule, rules.HELD).explanation
+    only_work_0 = [p for p in POINTS if p.params["work_ns"] == 0]
+    rule_without_where = ratio()
+    del rule_without_where["where"]
+    check(rule_without_where, rules.HELD, points=only_work_0)
+
+
+def test_missing_algorithm_is_not_measurable():
+    check(ratio(num="ticket"), rules.UNMEASURABLE, "no ticket point for time_per_op with work_ns=0")
+    check(ratio(den="ticket"), rules.UNMEASURABLE, "no ticket point for time_per_op with work_ns=0")
+
+
+def test_other_metric_is_not_measurable():
+    check(ratio(metric="throughput"), rules.UNMEASURABLE)
+
+
+def test_where_value_nobody_measured_is_not_measurable():
+    check(ratio(where={"work_ns": 7}), rules.UNMEASURABLE)
+
+
+def test_too_few_threads_is_not_measurable():
+    check(
+        ratio(min_threads=8),
+        rules.UNMEASURABLE,
+        "threads=4 (the largest measured for both faa and cas) is below min_threads=8",
+    )
+    check(ratio(min_threads=4), rules.HELD)
+
+
+def test_min_threads_applies_to_a_fixed_at():
+    check(
+        ratio(at={"threads": 2}, min_threads=4),
+        rules.UNMEASURABLE,
+        "threads=2 (from 'at') is below min_threads=4",
+    )
+
+
+def test_no_common_threads_is_not_measurable():
+    points = [pt("cas", 1, 10.0), pt("faa", 2, 5.0)]
+    rule = ratio(where={})
+    check(rule, rules.UNMEASURABLE, "no threads value measured for both faa and cas", points=points)
+
+
+def test_points_without_threads_param_are_not_measurable():
+    points = [pt("cas", 1, 10.0), pt("faa", 1, 5.0)]
+    for p in points:
+        del p.params["threads"]
+    check(ratio(where={}), rules.UNMEASURABLE, points=points)
+
+
+def test_several_points_left_by_where_are_ambiguous():
+    # Without work_ns fixed, threads=2 has a faa point for work_ns 0 and one for 5000.
+    verdict = check(ratio(where={}, at={"threads": 2}), rules.UNMEASURABLE)
+    assert verdict.explanation.startswith("2 faa points at threads=2 (lines ")
+    assert verdict.explanation.endswith("'where' must fix the other params")
+
+
+def test_zero_denominator_is_not_measurable():
+    points = [pt("cas", 1, 0.0), pt("faa", 1, 5.0)]
+    check(ratio(where={}), rules.UNMEASURABLE, "median of cas is 0 at threads=1", points=points)
+
+
+def test_param_matching_is_numeric_but_typed():
+    check(ratio(where={"work_ns": 0.0}), rules.HELD)
+    check(ratio(where={"work_ns": "0"}), rules.UNMEASURABLE)
+    check(ratio(where={"work_ns": False}), rules.UNMEASURABLE)
+
+
+MISSING = object()  # marks a field removed from the rule
+
+
+@pytest.mark.parametrize(
+    "key, value, reason",
+    [
+        ("metric", MISSING, "malformed rule: 'metric' must be a string"),
+        ("num", 3, "malformed rule: 'num' must be a string"),
+        ("bound", "1", "malformed rule: 'bound' must be a number"),
+        ("bound", True, "malformed rule: 'bound' must be a number"),
+        ("where", [1], "malformed rule: 'where' must be an object"),
+        ("min_threads", "8", "malformed rule: 'min_threads' must be a number"),
+        ("at", "min_threads", 'malformed rule: \'at\' must be "max_threads" or {"threads": N}'),
+        (
+            "at",
+            {"threads": 2, "work_ns": 0},
+            'malformed rule: \'at\' must be "max_threads" or {"threads": N}',
+        ),
+    ],
+)
+def test_malformed_ratio_is_not_measurable(key, value, reason):
+    rule = ratio()
+    if value is MISSING:
+        del rule[key]
+    else:
+        rule[key] = value
+    check(rule, rules.UNMEASURABLE, reason)
+
+
+HELD_RULE = ratio()
+FAILED_RULE = ratio(bound=0.4)
+UNMEASURABLE_RULE = ratio(num="ticket")
+
+
+def test_all_held_when_every_rule_held():
+    verdict = check({"op": "all", "rules": [HELD_RULE, ratio(at={"threads": 2})]}, rules.HELD)
+    assert "threads=4" in verdict.explanation and "threads=2" in verdict.explanation
+
+
+def test_all_did_not_hold_when_any_did_not_hold_even_with_unmeasurable():
+    verdict = check({"op": "all", "rules": [UNMEASURABLE_RULE, HELD_RULE, FAILED_RULE]}, rules.FAILED)
+    assert "did not hold: faa/cas = 0.500" in verdict.explanation
+
+
+def test_all_otherwise_not_measurable_with_the_first_reason():
+    second = {"op": "not_measurable", "why": "second"}
+    check(
+        {"op": "all", "rules": [HELD_RULE, UNMEASURABLE_RULE, second]},
+        rules.UNMEASURABLE,
+        "no ticket point for time_per_op with work_ns=0",
+    )
+
+
+def test_all_without_rules_is_not_measurable():
+    check({"op": "all", "rules": []}, rules.UNMEASURABLE)
+    check({"op": "all"}, rules.UNMEASURABLE)
+
+
+def test_deep_nesting_is_not_measurable_not_a_crash():
+    rule = HELD_RULE
+    for _ in range(5000):
+        rule = {"op": "all", "rules": [rule]}
+    check(rule, rules.UNMEASURABLE, f"rules nested deeper than {rules.MAX_DEPTH}")
+
+
+def test_not_measurable_on_principle():
+    verdict = check({"op": "not_measurable", "why": "needs a ccNUMA machine"}, rules.UNMEASURABLE)
+    assert verdict.label == "not measurable here: needs a ccNUMA machine"
+    check({"op": "not_measurable"}, rules.UNMEASURABLE, "declared not measurable (no reason given)")
+
+
+def test_unknown_op_is_not_measurable():
+    verdict = check({"op": "ratio_between", "num": "faa"}, rules.UNMEASURABLE)
+    assert verdict.label == "not measurable here: unknown rule op 'ratio_between'"
+
+
+@pytest.mark.parametrize("rule", [{"op": 7}, {}, [], "ratio_below", None])
+def test_rules_that_are_not_rules_do_not_crash(rule):
+    check(rule, rules.UNMEASURABLE)
+
+
+def test_labels_of_held_and_failed():
+    assert rules.evaluate(HELD_RULE, POINTS).label == "held"
+    assert rules.evaluate(FAILED_RULE, POINTS).label == "did not hold"

@@ -1,0 +1,137 @@
+/*
+ * registry.c — name -> algorithm tables (syncq/registry.h).
+ *
+ * Entries live in one array; the built-in ones are placed there once, on
+ * first use. Writers (syncq_registry_add) serialise on a mutex and publish
+ * an entry by a release store of the count; readers load the count with
+ * acquire and then read only entries below it, so they never take the
+ * mutex.
+ */
+#include "syncq/registry.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "syncq/counter.h"
+
+/* Every built-in algorithm, in the order listings show them. */
+static const syncq_algo *const builtin[] = {
+  &syncq_counter_faa_algo,
+  &syncq_counter_cas_algo,
+  &syncq_counter_cas_backoff_algo,
+  &syncq_counter_mutex_algo,
+};
+
+static const syncq_algo *entries[SYNCQ_REGISTRY_MAX];
+static _Atomic(size_t) n_entries;
+static pthread_mutex_t add_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static const char *const family_names[SYNCQ_FAMILY_COUNT] = {
+  "lock", "barrier", "counter", "queue", "stack", "pqueue",
+};
+
+static const char *const progress_names[] = {
+  "blocking", "obstruction-free", "lock-free", "wait-free",
+};
+
+static const char *const prop_names[] = {
+  "linearizable", "fifo", "bounded", "allocates", "signal-safe", "process-shared", "peer",
+};
+
+const char *syncq_family_name(syncq_family f) {
+  return ((unsigned)f < SYNCQ_FAMILY_COUNT) ? family_names[f] : NULL;
+}
+
+int syncq_family_from_name(const char *name, syncq_family *out) {
+  if (name == NULL || out == NULL) return SYNCQ_EINVAL;
+  for (unsigned f = 0; f < SYNCQ_FAMILY_COUNT; f++) {
+    if (strcmp(name, family_names[f]) == 0) {
+      *out = (syncq_family)f;
+      return SYNCQ_OK;
+    }
+  }
+  return SYNCQ_ENOENT;
+}
+
+const char *syncq_progress_name(syncq_progress p) {
+  return ((unsigned)p < sizeof progress_names / sizeof progress_names[0]) ? progress_names[p] : NULL;
+}
+
+int syncq_props_format(uint32_t props, char *buf, size_t len) {
+  if (buf == NULL && len > 0) return SYNCQ_EINVAL;
+  size_t need = 0;
+  char tmp[256] = "";
+  for (unsigned i = 0; i < sizeof prop_names / sizeof prop_names[0]; i++) {
+    if (props & (1u << i)) {
+      need += (size_t)snprintf(tmp + need, sizeof tmp - need, "%s%s", need ? "," : "", prop_names[i]);
+    }
+  }
+  if (need == 0) need = (size_t)snprintf(tmp, sizeof tmp, "-");
+  if (len > 0) snprintf(buf, len, "%s", tmp);
+  return (int)need;
+}
+
+static int add_locked(const syncq_algo *a) {
+  size_t n = atomic_load_explicit(&n_entries, memory_order_relaxed); /* writers hold add_mutex */
+  for (size_t i = 0; i < n; i++) {
+    if (entries[i]->family == a->family && strcmp(entries[i]->name, a->name) == 0) return SYNCQ_EEXIST;
+  }
+  if (n == SYNCQ_REGISTRY_MAX) return SYNCQ_ELIMIT;
+  entries[n] = a;
+  /* release: publishes entries[n]; pairs with the acquire loads in
+   * syncq_registry_find/list. */
+  atomic_store_explicit(&n_entries, n + 1, memory_order_release);
+  return SYNCQ_OK;
+}
+
+static void add_builtin(void) {
+  pthread_mutex_lock(&add_mutex);
+  for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++) (void)add_locked(builtin[i]);
+  pthread_mutex_unlock(&add_mutex);
+}
+
+static size_t published(void) {
+  pthread_once(&builtin_once, add_builtin);
+  /* acquire: pairs with the release store in add_locked(). */
+  return atomic_load_explicit(&n_entries, memory_order_acquire);
+}
+
+static int valid_algo(const syncq_algo *a) {
+  return a != NULL && (unsigned)a->family < SYNCQ_FAMILY_COUNT && a->name != NULL &&
+         a->name[0] != '\0' && a->ops != NULL && syncq_progress_name(a->progress) != NULL;
+}
+
+int syncq_registry_add(const syncq_algo *algo) {
+  if (!valid_algo(algo)) return SYNCQ_EINVAL;
+  (void)published();
+  pthread_mutex_lock(&add_mutex);
+  int r = add_locked(algo);
+  pthread_mutex_unlock(&add_mutex);
+  return r;
+}
+
+int syncq_registry_find(syncq_family f, const char *name, const syncq_algo **out) {
+  if ((unsigned)f >= SYNCQ_FAMILY_COUNT || name == NULL || out == NULL) return SYNCQ_EINVAL;
+  size_t n = published();
+  for (size_t i = 0; i < n; i++) {
+    if (entries[i]->family == f && strcmp(entries[i]->name, name) == 0) {
+      *out = entries[i];
+      return SYNCQ_OK;
+    }
+  }
+  return SYNCQ_ENOENT;
+}
+
+int syncq_registry_list(syncq_family f, const syncq_algo **out, size_t cap) {
+  if ((unsigned)f >= SYNCQ_FAMILY_COUNT || (out == NULL && cap > 0)) return SYNCQ_EINVAL;
+  size_t n = published(), k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (entries[i]->family != f) continue;
+    if (k < cap) out[k] = entries[i];
+    k++;
+  }
+  return (int)k;
+}

@@ -1,0 +1,30 @@
+/* stats.c — per-thread algorithm event counters (syncq/stats.h). */
+#include "stats_internal.h"
+
+#include <stddef.h>
+#include <string.h>
+
+_Thread_local syncq_stats syncq_stats_tls__ __attribute__((tls_model("initial-exec")));
+
+syncq_stats *syncq_stats_self(void) { return &syncq_stats_tls__; }
+
+void syncq_stats_reset(void) { memset(&syncq_stats_tls__, 0, sizeof syncq_stats_tls__); }
+
+void syncq_stats_add(syncq_stats *into, const syncq_stats *from) {
+  if (into == NULL || from == NULL) return;
+  into->cas_attempts += from->cas_attempts;
+  into->cas_failures += from->cas_failures;
+  into->retries += from->retries;
+  into->backoffs += from->backoffs;
+  into->backoff_ns += from->backoff_ns;
+  into->yields += from->yields;
+  into->blocks += from->blocks;
+}
+
+int syncq_stats_enabled(void) {
+#if defined(SYNCQ_WITH_STATS)
+  return 1;
+#else
+  return 0;
+#endif
+}

@@ -1,0 +1,56 @@
+/* experiments_test.c — every experiment's declaration is well formed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "lab.h"
+
+static void test_declarations(void **state) {
+  (void)state;
+  size_t n = lab_experiment_count();
+  assert_true(n >= 2);
+  assert_string_equal(lab_experiment_at(0)->name, "phys"); /* floors first */
+  assert_null(lab_experiment_at(n));
+  for (size_t i = 0; i < n; i++) {
+    const lab_experiment *e = lab_experiment_at(i);
+    assert_non_null(e->name);
+    assert_non_null(e->paper);
+    assert_non_null(e->figure);
+    assert_non_null(e->title);
+    assert_non_null(e->run);
+    assert_ptr_equal(lab_experiment_find(e->name), e);
+    for (size_t j = 0; j < i; j++) assert_string_not_equal(e->name, lab_experiment_at(j)->name);
+    assert_true(e->uses_registry || e->fixed_algos != NULL);
+    for (size_t c = 0; c < e->nclaims; c++) {
+      json_error_t err;
+      json_t *rule = json_loads(e->claims[c].rule, 0, &err);
+      if (rule == NULL) fail_msg("%s claim %zu: rule does not parse: %s", e->name, c, err.text);
+      assert_true(json_is_string(json_object_get(rule, "op")));
+      assert_true(strlen(e->claims[c].text) > 20);
+      json_decref(rule);
+    }
+  }
+  assert_null(lab_experiment_find("no-such-experiment"));
+}
+
+static void test_knows(void **state) {
+  (void)state;
+  const lab_experiment *np = lab_experiment_find("np99-counter");
+  const lab_experiment *ph = lab_experiment_find("phys");
+  assert_non_null(np);
+  assert_non_null(ph);
+  assert_true(lab_experiment_knows(np, "faa"));
+  assert_true(lab_experiment_knows(np, "mutex"));
+  assert_false(lab_experiment_knows(np, "uncontended-cas"));
+  assert_true(lab_experiment_knows(ph, "cacheline-pingpong"));
+  assert_false(lab_experiment_knows(ph, "faa"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_declarations), cmocka_unit_test(test_knows)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

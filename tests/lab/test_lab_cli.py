@@ -1,0 +1,209 @@
+"""syncq-lab end to end: command-line errors, and the results a run writes.
+
+Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary.
+"""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+LAB = os.environ.get("SYNCQ_LAB", "")
+FLOORS = {"uncontended-cas", "uncontended-faa", "cacheline-pingpong",
+          "futex-wake-rtt", "context-switch", "sched-yield"}
+COUNTERS = {"faa", "cas", "cas-backoff", "mutex"}
+MACHINE_FIELDS = {"cpu_model", "cores", "pus", "kernel", "compiler", "flags", "build_type",
+                  "git_revision", "date", "size", "reps", "pinning", "perf_counters", "command"}
+POINT_FIELDS = {"experiment", "algorithm", "params", "metric", "unit", "better",
+                "median", "min", "max", "samples", "counters"}
+
+
+def lab(*args, check=None):
+    assert LAB and Path(LAB).exists(), "set SYNCQ_LAB to the syncq-lab binary"
+    r = subprocess.run([LAB, *args], capture_output=True, text=True, timeout=600)
+    if check is not None:
+        assert r.returncode == check, (r.returncode, r.stdout, r.stderr)
+    return r
+
+
+def records(out_dir):
+    lines = (Path(out_dir) / "results.jsonl").read_text().splitlines()
+    assert lines, "empty results file"
+    return [json.loads(line) for line in lines]
+
+
+# ---------------------------------------------------------------- usage errors
+
+@pytest.mark.parametrize("args", [
+    [], ["frobnicate"], ["run"], ["list", "extra"], ["algos", "a", "b"],
+    ["run", "phys", "--bogus"], ["run", "phys", "--reps"], ["run", "phys", "--reps", "0"],
+    ["run", "phys", "--reps", "101"], ["run", "phys", "--reps", "x"],
+    ["run", "phys", "--threads", "0"], ["run", "phys", "--threads", "a"],
+    ["run", "phys", "--threads", "1,,2"], ["run", "phys", "--threads", "1,"],
+    ["run", "phys", "--size", "huge"], ["run", "phys", "--out", ""], ["report"],
+])
+def test_bad_usage_exits_2_with_usage(args):
+    r = lab(*args, check=2)
+    assert "usage: syncq-lab" in r.stderr
+    assert r.stdout == ""
+
+
+def test_unknown_experiment_names_the_valid_ones():
+    r = lab("run", "no-such-exp", check=2)
+    assert "unknown experiment 'no-such-exp'" in r.stderr
+    assert "phys" in r.stderr and "np99-counter" in r.stderr
+
+
+def test_unknown_algorithm_names_the_valid_ones(tmp_path):
+    r = lab("run", "np99-counter", "--algos", "faa,nope", "--out", str(tmp_path), check=2)
+    assert "unknown algorithm 'nope'" in r.stderr
+    for name in COUNTERS:
+        assert name in r.stderr
+    assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_unknown_family():
+    r = lab("algos", "widgets", check=2)
+    assert "unknown family 'widgets'" in r.stderr and "counter" in r.stderr
+
+
+def test_unwritable_output_fails_cleanly():
+    r = lab("run", "phys", "--size", "smoke", "--out", "/proc/syncq-cannot-write", check=1)
+    assert "cannot create" in r.stderr
+
+
+# ---------------------------------------------------------------- listings
+
+def test_list_shows_experiments_with_paper_and_figure():
+    out = lab("list", check=0).stdout
+    assert "phys" in out
+    assert "np99-counter" in out and "Figure 3" in out and "003" in out
+
+
+def test_algos_lists_the_registry():
+    out = lab("algos", check=0).stdout
+    for name in COUNTERS:
+        assert name in out
+    assert "wait-free" in out and "lock-free" in out and "blocking" in out
+    only = lab("algos", "counter", check=0).stdout
+    assert "faa" in only
+    assert lab("algos", "lock", check=0).stdout.count("\n") == 1  # header only, for now
+
+
+def test_help():
+    assert "usage: syncq-lab" in lab("--help", check=0).stdout
+
+
+# ---------------------------------------------------------------- a real run
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("smoke")
+    r = lab("run", "all", "--size", "smoke", "--threads", "1,2", "--reps", "2", "--out", str(out), check=0)
+    return out, records(out), r.stderr
+
+
+def test_every_record_is_typed_and_stamped(smoke_run):
+    _, recs, _ = smoke_run
+    run_ids = {r["run_id"] for r in recs}
+    assert len(run_ids) == 1
+    for r in recs:
+        assert r["schema"] == 1
+        assert r["type"] in {"machine", "experiment", "point", "note"}
+
+
+def test_machine_record_first_and_complete(smoke_run):
+    _, recs, _ = smoke_run
+    m = recs[0]
+    assert m["type"] == "machine"
+    assert MACHINE_FIELDS <= set(m)
+    assert m["pus"] >= 1 and m["cores"] >= 1
+    assert m["size"] == "smoke" and m["reps"] == 2
+    assert m["pinning"] == "hwloc" or m["pinning"] in ("off",) or m["pinning"].startswith("refused: ")
+    assert m["perf_counters"] == "available" or m["perf_counters"].startswith("unavailable: ")
+    assert "run all" in m["command"]
+
+
+def test_points_are_well_formed(smoke_run):
+    _, recs, _ = smoke_run
+    points = [r for r in recs if r["type"] == "point"]
+    assert points
+    for p in points:
+        assert POINT_FIELDS <= set(p), p
+        assert len(p["samples"]) == 2
+        assert p["min"] <= p["median"] <= p["max"]
+        assert min(p["samples"]) == p["min"] and max(p["samples"]) == p["max"]
+        assert p["better"] in ("lower", "higher")
+        assert all(v >= 0 for v in p["samples"])
+
+
+def test_experiment_record_precedes_its_points(smoke_run):
+    _, recs, _ = smoke_run
+    seen = set()
+    for r in recs:
+        if r["type"] == "experiment":
+            seen.add(r["name"])
+            assert r["claims"] is not None and isinstance(r["notes"], list)
+            for c in r["claims"]:
+                assert c["text"] and isinstance(c["rule"], dict) and "op" in c["rule"]
+        elif r["type"] == "point":
+            assert r["experiment"] in seen
+
+
+def test_phys_measures_every_floor_or_says_why(smoke_run):
+    _, recs, _ = smoke_run
+    measured = {r["algorithm"] for r in recs if r["type"] == "point" and r["experiment"] == "phys"}
+    notes = " ".join(r["text"] for r in recs if r["type"] == "note" and r["experiment"] == "phys")
+    for floor in FLOORS:
+        assert floor in measured or floor in notes, floor
+    if recs[0]["pus"] >= 2 and recs[0]["pinning"] == "hwloc":
+        assert measured == FLOORS
+    for r in recs:
+        if r["type"] == "point" and r["experiment"] == "phys":
+            assert r["metric"] == "time_per_op" and r["unit"] == "ns" and r["median"] > 0
+
+
+def test_np99_counter_sweeps_every_counter(smoke_run):
+    _, recs, _ = smoke_run
+    pts = [r for r in recs if r["type"] == "point" and r["experiment"] == "np99-counter"]
+    grid = {(p["algorithm"], p["params"]["threads"], p["params"]["work_ns"]) for p in pts}
+    want = {(a, t, w) for a in COUNTERS for t in (1, 2) for w in (0, 5000)}
+    assert want <= grid
+    exp = next(r for r in recs if r["type"] == "experiment" and r["name"] == "np99-counter")
+    assert exp["x"] == "threads" and exp["figure"] == "Figure 3"
+    assert exp["claims"][0]["rule"]["op"] == "ratio_below"
+    # the CAS-loop counter reports its CAS counts per increment (>= 1)
+    cas = [p for p in pts if p["algorithm"] == "cas"]
+    assert all(p["counters"].get("cas_per_op", 0) >= 1 for p in cas)
+
+
+def test_progress_lines_on_stderr(smoke_run):
+    _, _, err = smoke_run
+    assert "np99-counter" in err and "left" in err and "%]" in err
+
+
+def test_algos_filter(tmp_path):
+    r = lab("run", "all", "--size", "smoke", "--threads", "2", "--algos", "faa,mutex",
+            "--out", str(tmp_path), check=0)
+    assert "skipping phys" in r.stderr
+    pts = [x for x in records(tmp_path) if x["type"] == "point"]
+    assert {p["algorithm"] for p in pts} == {"faa", "mutex"}
+    assert {p["params"]["threads"] for p in pts} == {2}
+
+
+def test_runs_append_with_distinct_ids(tmp_path):
+    for _ in range(2):
+        lab("run", "phys", "--size", "smoke", "--quiet", "--out", str(tmp_path), check=0)
+    recs = records(tmp_path)
+    assert len({r["run_id"] for r in recs}) == 2
+    assert sum(r["type"] == "machine" for r in recs) == 2
+
+
+def test_report_command_writes_html(smoke_run):
+    out, _, _ = smoke_run
+    r = lab("report", str(out))
+    assert r.returncode == 0, r.stderr
+    html = (out / "report.html").read_text()
+    assert "np99-counter" in html and "phys" in html
+    assert list((out / "plots").glob("*.png"))

@@ -1,0 +1,34 @@
+/* status_test.c — every status has a distinct name; unknown ones are safe. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "syncq/status.h"
+
+static void test_names(void **state) {
+  (void)state;
+  const int all[] = {SYNCQ_OK, SYNCQ_EMPTY, SYNCQ_FULL, SYNCQ_EINVAL, SYNCQ_ENOMEM, SYNCQ_ENOTSUP,
+                     SYNCQ_ENOENT, SYNCQ_EEXIST, SYNCQ_ELIMIT, SYNCQ_ETIMEDOUT, SYNCQ_EBUSY, SYNCQ_ESYS};
+  const size_t n = sizeof all / sizeof all[0];
+  for (size_t i = 0; i < n; i++) {
+    const char *s = syncq_strerror(all[i]);
+    assert_non_null(s);
+    assert_string_not_equal(s, "unknown status");
+    for (size_t j = 0; j < i; j++) assert_string_not_equal(s, syncq_strerror(all[j]));
+  }
+  assert_true(SYNCQ_EMPTY > 0 && SYNCQ_FULL > 0); /* outcomes, not errors */
+  assert_true(SYNCQ_EINVAL < 0);
+}
+
+static void test_unknown(void **state) {
+  (void)state;
+  assert_string_equal(syncq_strerror(12345), "unknown status");
+  assert_string_equal(syncq_strerror(-12345), "unknown status");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_names), cmocka_unit_test(test_unknown)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,140 @@
+/* registry_test.c — lookup, listing, registration and their errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "syncq/counter.h"
+#include "syncq/registry.h"
+
+static void test_family_names(void **state) {
+  (void)state;
+  for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++) {
+    syncq_family back;
+    const char *n = syncq_family_name((syncq_family)f);
+    assert_non_null(n);
+    assert_int_equal(syncq_family_from_name(n, &back), SYNCQ_OK);
+    assert_int_equal(back, f);
+  }
+  syncq_family f;
+  assert_null(syncq_family_name(SYNCQ_FAMILY_COUNT));
+  assert_null(syncq_family_name((syncq_family)-1));
+  assert_int_equal(syncq_family_from_name("nope", &f), SYNCQ_ENOENT);
+  assert_int_equal(syncq_family_from_name(NULL, &f), SYNCQ_EINVAL);
+  assert_int_equal(syncq_family_from_name("lock", NULL), SYNCQ_EINVAL);
+  assert_string_equal(syncq_progress_name(SYNCQ_PROGRESS_LOCK_FREE), "lock-free");
+  assert_null(syncq_progress_name((syncq_progress)99));
+}
+
+static void test_find_builtin_counters(void **state) {
+  (void)state;
+  const char *names[] = {"faa", "cas", "cas-backoff", "mutex"};
+  for (size_t i = 0; i < 4; i++) {
+    const syncq_algo *a = NULL;
+    assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_COUNTER, names[i], &a), SYNCQ_OK);
+    assert_string_equal(a->name, names[i]);
+    assert_int_equal(a->family, SYNCQ_FAMILY_COUNTER);
+    assert_non_null(a->ops);
+    assert_non_null(a->paper);
+  }
+  const syncq_algo *a;
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_COUNTER, "nope", &a), SYNCQ_ENOENT);
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_LOCK, "faa", &a), SYNCQ_ENOENT); /* per family */
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_COUNTER, NULL, &a), SYNCQ_EINVAL);
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_COUNTER, "faa", NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_COUNT, "faa", &a), SYNCQ_EINVAL);
+}
+
+static void test_list(void **state) {
+  (void)state;
+  int total = syncq_registry_list(SYNCQ_FAMILY_COUNTER, NULL, 0);
+  assert_true(total >= 4);
+  const syncq_algo *two[2];
+  assert_int_equal(syncq_registry_list(SYNCQ_FAMILY_COUNTER, two, 2), total); /* total, even if truncated */
+  assert_string_equal(two[0]->name, "faa");
+  assert_int_equal(syncq_registry_list(SYNCQ_FAMILY_COUNTER, NULL, 3), SYNCQ_EINVAL);
+  assert_int_equal(syncq_registry_list(SYNCQ_FAMILY_COUNT, two, 2), SYNCQ_EINVAL);
+}
+
+static int dummy_init(void *c, int64_t v) { (void)c; (void)v; return SYNCQ_OK; }
+static const syncq_counter_ops dummy_ops = {8, 8, dummy_init, NULL, NULL, NULL};
+
+static void test_add(void **state) {
+  (void)state;
+  static const syncq_algo peer = {SYNCQ_FAMILY_COUNTER, "test:peer", "a test entry", "none",
+                                  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER, &dummy_ops};
+  int before = syncq_registry_list(SYNCQ_FAMILY_COUNTER, NULL, 0);
+  assert_int_equal(syncq_registry_add(&peer), SYNCQ_OK);
+  assert_int_equal(syncq_registry_list(SYNCQ_FAMILY_COUNTER, NULL, 0), before + 1);
+  const syncq_algo *a;
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_COUNTER, "test:peer", &a), SYNCQ_OK);
+  assert_ptr_equal(a, &peer);
+  assert_int_equal(syncq_registry_add(&peer), SYNCQ_EEXIST);
+  /* the same name in another family is a different entry */
+  static const syncq_algo other = {SYNCQ_FAMILY_QUEUE, "test:peer", "x", "none", SYNCQ_PROGRESS_BLOCKING, 0,
+                                   &dummy_ops};
+  assert_int_equal(syncq_registry_add(&other), SYNCQ_OK);
+}
+
+static void test_add_bad_inputs(void **state) {
+  (void)state;
+  static const syncq_algo no_ops = {SYNCQ_FAMILY_COUNTER, "x1", "", "", SYNCQ_PROGRESS_BLOCKING, 0, NULL};
+  static const syncq_algo no_name = {SYNCQ_FAMILY_COUNTER, NULL, "", "", SYNCQ_PROGRESS_BLOCKING, 0, &dummy_ops};
+  static const syncq_algo empty_name = {SYNCQ_FAMILY_COUNTER, "", "", "", SYNCQ_PROGRESS_BLOCKING, 0, &dummy_ops};
+  static const syncq_algo bad_family = {SYNCQ_FAMILY_COUNT, "x2", "", "", SYNCQ_PROGRESS_BLOCKING, 0, &dummy_ops};
+  static const syncq_algo bad_progress = {SYNCQ_FAMILY_COUNTER, "x3", "", "", (syncq_progress)42, 0, &dummy_ops};
+  assert_int_equal(syncq_registry_add(NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_registry_add(&no_ops), SYNCQ_EINVAL);
+  assert_int_equal(syncq_registry_add(&no_name), SYNCQ_EINVAL);
+  assert_int_equal(syncq_registry_add(&empty_name), SYNCQ_EINVAL);
+  assert_int_equal(syncq_registry_add(&bad_family), SYNCQ_EINVAL);
+  assert_int_equal(syncq_registry_add(&bad_progress), SYNCQ_EINVAL);
+}
+
+static void test_add_until_full(void **state) {
+  (void)state;
+  static syncq_algo many[SYNCQ_REGISTRY_MAX];
+  static char names[SYNCQ_REGISTRY_MAX][16];
+  int ok = 0, limit = 0;
+  for (int i = 0; i < SYNCQ_REGISTRY_MAX; i++) {
+    snprintf(names[i], sizeof names[i], "fill%d", i);
+    many[i] = (syncq_algo){SYNCQ_FAMILY_STACK, names[i], "", "", SYNCQ_PROGRESS_BLOCKING, 0, &dummy_ops};
+    int r = syncq_registry_add(&many[i]);
+    if (r == SYNCQ_OK) ok++;
+    else if (r == SYNCQ_ELIMIT) limit++;
+    else fail_msg("unexpected status %d", r);
+  }
+  assert_true(limit > 0); /* the table filled up and said so */
+  /* still consistent: earlier entries findable */
+  const syncq_algo *a;
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_STACK, "fill0", &a), SYNCQ_OK);
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_COUNTER, "faa", &a), SYNCQ_OK);
+}
+
+static void test_props_format(void **state) {
+  (void)state;
+  char buf[128];
+  assert_int_equal(syncq_props_format(0, buf, sizeof buf), 1);
+  assert_string_equal(buf, "-");
+  syncq_props_format(SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED, buf, sizeof buf);
+  assert_string_equal(buf, "fifo,bounded");
+  char tiny[4];
+  int need = syncq_props_format(SYNCQ_PROP_LINEARIZABLE, tiny, sizeof tiny);
+  assert_int_equal(need, (int)strlen("linearizable"));
+  assert_string_equal(tiny, "lin"); /* truncated, terminated */
+  assert_int_equal(syncq_props_format(SYNCQ_PROP_FIFO, NULL, 0), 4);
+  assert_int_equal(syncq_props_format(SYNCQ_PROP_FIFO, NULL, 5), SYNCQ_EINVAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_family_names), cmocka_unit_test(test_find_builtin_counters),
+    cmocka_unit_test(test_list),         cmocka_unit_test(test_add),
+    cmocka_unit_test(test_add_bad_inputs), cmocka_unit_test(test_props_format),
+    cmocka_unit_test(test_add_until_full), /* last: fills the table */
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
