@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "syncq/pr.h"
@@ -54,6 +55,13 @@ int syncq_futex_wake(_Atomic(uint32_t) *word, int n, bool process_shared) {
 }
 
 void syncq_yield(void) { sched_yield(); }
+
+void *syncq_alloc_aligned(size_t size, size_t align) {
+  if (size == 0 || align == 0 || (align & (align - 1)) != 0) return NULL;
+  if (align < sizeof(void *)) align = sizeof(void *);
+  if (size > SIZE_MAX - align) return NULL;
+  return aligned_alloc(align, (size + align - 1) / align * align); /* C11: size a multiple of align */
+}
 
 bool syncq_pr_dwcas_available(void) {
 #if defined(__x86_64__)

@@ -8,6 +8,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "syncq/status.h"
@@ -28,6 +29,12 @@ int syncq_futex_wait(_Atomic(uint32_t) *word, uint32_t expected, int64_t timeout
 /* Wake up to n sleepers on word (n <= 0 wakes all). Returns the number woken
  * (>= 0), SYNCQ_EINVAL or SYNCQ_ENOTSUP. */
 int syncq_futex_wake(_Atomic(uint32_t) *word, int n, bool process_shared);
+
+/* Allocate size bytes aligned to align (rounded up to a power of two no
+ * smaller than a pointer), for a structure's storage from its ops table.
+ * NULL when size is 0, align is not a power of two, or memory is short.
+ * Free with free(). */
+void *syncq_alloc_aligned(size_t size, size_t align);
 
 /* Give the processor to another runnable thread (sched_yield). */
 void syncq_yield(void);

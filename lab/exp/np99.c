@@ -20,6 +20,7 @@
 #include "../lab.h"
 #include "syncq/clock.h"
 #include "syncq/counter.h"
+#include "syncq/platform.h"
 
 #define NP99_ITER_FULL 1000000ull /* Figure 2: a million iterations in all */
 #define NP99_IMBALANCE_PCT 20     /* +-20% around the mean work time */
@@ -68,8 +69,7 @@ static void counter_worker(lab_worker *w) {
 static int counter_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const np99_counter_point *pt = arg;
   const syncq_counter_ops *ops = pt->algo->ops;
-  size_t align = ops->align < sizeof(void *) ? sizeof(void *) : ops->align;
-  void *c = aligned_alloc(align, (ops->size + align - 1) / align * align);
+  void *c = syncq_alloc_aligned(ops->size, ops->align);
   if (c == NULL || ops->init(c, 0) != SYNCQ_OK) {
     free(c);
     lab_fail(ctx, "cannot create a %s counter", pt->algo->name);

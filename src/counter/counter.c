@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "syncq/platform.h"
+
 struct syncq_counter {
   const syncq_algo *algo;
   const syncq_counter_ops *ops;
@@ -17,9 +19,7 @@ int syncq_counter_create(const char *algo, int64_t initial, syncq_counter **out)
   const syncq_counter_ops *ops = a->ops;
   syncq_counter *c = malloc(sizeof *c);
   if (c == NULL) return SYNCQ_ENOMEM;
-  size_t align = ops->align < sizeof(void *) ? sizeof(void *) : ops->align;
-  size_t size = (ops->size + align - 1) / align * align; /* aligned_alloc wants a multiple */
-  c->storage = aligned_alloc(align, size);
+  c->storage = syncq_alloc_aligned(ops->size, ops->align);
   if (c->storage == NULL) {
     free(c);
     return SYNCQ_ENOMEM;

@@ -62,10 +62,7 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void *new_storage(const syncq_counter_ops *ops) {
-  size_t align = ops->align < sizeof(void *) ? sizeof(void *) : ops->align;
-  return aligned_alloc(align, (ops->size + align - 1) / align * align);
-}
+static void *new_storage(const syncq_counter_ops *ops) { return syncq_alloc_aligned(ops->size, ops->align); }
 
 static void check_linearizable_adds(const syncq_algo *a) {
   const syncq_counter_ops *ops = a->ops;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <cmocka.h>
 
+#include "syncq/platform.h"
 #include "syncq/pr.h"
 
 static void test_cas_success_and_failure(void **state) {
@@ -160,6 +161,21 @@ static void test_cacheline_alignment(void **state) {
   syncq_pr_relax(); /* must simply return */
 }
 
+static void test_alloc_aligned(void **state) {
+  (void)state;
+  const size_t aligns[] = {1, 8, 16, 64, 128, 4096};
+  for (size_t i = 0; i < sizeof aligns / sizeof aligns[0]; i++) {
+    void *p = syncq_alloc_aligned(24, aligns[i]);
+    assert_non_null(p);
+    assert_int_equal((uintptr_t)p % aligns[i], 0);
+    free(p);
+  }
+  assert_null(syncq_alloc_aligned(0, 64));
+  assert_null(syncq_alloc_aligned(64, 0));
+  assert_null(syncq_alloc_aligned(64, 48)); /* not a power of two */
+  assert_null(syncq_alloc_aligned(SIZE_MAX, 64));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_cas_success_and_failure),
@@ -171,6 +187,7 @@ int main(void) {
     cmocka_unit_test(test_tagptr_round_trip),
     cmocka_unit_test(test_tagptr_refuses_wide_pointers),
     cmocka_unit_test(test_cacheline_alignment),
+    cmocka_unit_test(test_alloc_aligned),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
