@@ -14,14 +14,19 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "syncq/counter.h"
+/* The built-in lists, one per family (src/<family>/<family>_registry.c),
+ * each NULL-terminated, in family order. */
+extern const syncq_algo *const syncq_builtin_lock[];
+extern const syncq_algo *const syncq_builtin_barrier[];
+extern const syncq_algo *const syncq_builtin_counter[];
+extern const syncq_algo *const syncq_builtin_queue[];
+extern const syncq_algo *const syncq_builtin_stack[];
+extern const syncq_algo *const syncq_builtin_pqueue[];
 
-/* Every built-in algorithm, in the order listings show them. */
-static const syncq_algo *const builtin[] = {
-  &syncq_counter_faa_algo,
-  &syncq_counter_cas_algo,
-  &syncq_counter_cas_backoff_algo,
-  &syncq_counter_mutex_algo,
+static const syncq_algo *const *const builtin[SYNCQ_FAMILY_COUNT] = {
+  [SYNCQ_FAMILY_LOCK] = syncq_builtin_lock,       [SYNCQ_FAMILY_BARRIER] = syncq_builtin_barrier,
+  [SYNCQ_FAMILY_COUNTER] = syncq_builtin_counter, [SYNCQ_FAMILY_QUEUE] = syncq_builtin_queue,
+  [SYNCQ_FAMILY_STACK] = syncq_builtin_stack,     [SYNCQ_FAMILY_PQUEUE] = syncq_builtin_pqueue,
 };
 
 static const syncq_algo *entries[SYNCQ_REGISTRY_MAX];
@@ -89,7 +94,8 @@ static int add_locked(const syncq_algo *a) {
 
 static void add_builtin(void) {
   pthread_mutex_lock(&add_mutex);
-  for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++) (void)add_locked(builtin[i]);
+  for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++)
+    for (size_t i = 0; builtin[f][i] != NULL; i++) (void)add_locked(builtin[f][i]);
   pthread_mutex_unlock(&add_mutex);
 }
 

@@ -1,0 +1,15 @@
+/*
+ * counter_registry.c — the built-in counters, in the order listings show them.
+ * A list, not an algorithm: each algorithm's contract block (source,
+ * progress, atomics, memory, limits) is in its own file beside this one.
+ * Add an entry here when adding an algorithm to this family.
+ */
+#include "syncq/counter.h"
+
+const syncq_algo *const syncq_builtin_counter[] = {
+  &syncq_counter_faa_algo,
+  &syncq_counter_cas_algo,
+  &syncq_counter_cas_backoff_algo,
+  &syncq_counter_mutex_algo,
+  NULL,
+};
