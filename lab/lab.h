@@ -71,6 +71,12 @@ typedef struct lab_group {
   lab_sample_fn sample;
   lab_variant variants[LAB_MAX_VARIANTS];
   int nvariants;
+  /* When set to one of the variants' algorithm names, every variant also
+   * gets a point of metric "<metric>_ratio" (unit "x"): the median over
+   * repetitions of its r-th sample divided by the reference's r-th sample
+   * (interleaved runs, so each ratio compares runs made side by side).
+   * If --algos excludes the reference, no ratio points are written. */
+  const char *normalize_to;
 } lab_group;
 
 typedef struct lab_claim {

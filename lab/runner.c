@@ -219,8 +219,9 @@ static void format_eta(double s, char *buf, size_t len) {
   else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
 }
 
-static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const double *vals,
-                       int reps, double counters[][LAB_MAX_REPS], const bool *has_counter) {
+static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const char *metric,
+                       const char *unit, bool higher_is_better, const double *vals, int reps,
+                       double counters[][LAB_MAX_REPS], const bool *has_counter) {
   json_t *o = json_object();
   json_object_set_new(o, "experiment", json_string(ctx->exp->name));
   json_object_set_new(o, "algorithm", json_string(algo));
@@ -230,9 +231,9 @@ static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const
     json_object_set_new(params, p->key, p->str ? json_string(p->str) : json_real(p->num));
   }
   json_object_set_new(o, "params", params);
-  json_object_set_new(o, "metric", json_string(g->metric));
-  json_object_set_new(o, "unit", json_string(g->unit));
-  json_object_set_new(o, "better", json_string(g->higher_is_better ? "higher" : "lower"));
+  json_object_set_new(o, "metric", json_string(metric));
+  json_object_set_new(o, "unit", json_string(unit));
+  json_object_set_new(o, "better", json_string(higher_is_better ? "higher" : "lower"));
   double lo = vals[0], hi = vals[0];
   json_t *samples = json_array();
   for (int r = 0; r < reps; r++) {
@@ -245,10 +246,31 @@ static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const
   json_object_set_new(o, "max", json_real(hi));
   json_object_set_new(o, "samples", samples);
   json_t *cs = json_object();
-  for (size_t c = 0; c < N_COUNTERS; c++)
+  for (size_t c = 0; c < N_COUNTERS && counters != NULL; c++)
     if (has_counter[c]) json_object_set_new(cs, counter_fields[c].name, json_real(median_of(counters[c], reps)));
   json_object_set_new(o, "counters", cs);
   return lab_results_write(&ctx->results, "point", o);
+}
+
+/* The "<metric>_ratio" points of a group with normalize_to (see lab.h). */
+static int write_ratios(lab_ctx *ctx, const lab_group *g, const int *idx, int nv,
+                        double (*values)[LAB_MAX_REPS], int reps) {
+  int ref = -1;
+  for (int k = 0; k < nv; k++)
+    if (strcmp(g->variants[idx[k]].algorithm, g->normalize_to) == 0) ref = k;
+  if (ref < 0) return 0; /* the reference was filtered out by --algos */
+  char metric[128];
+  snprintf(metric, sizeof metric, "%s_ratio", g->metric);
+  for (int k = 0; k < nv; k++) {
+    double ratio[LAB_MAX_REPS];
+    for (int r = 0; r < reps; r++) ratio[r] = values[ref][r] > 0 ? values[k][r] / values[ref][r] : 0.0;
+    if (write_point(ctx, g, g->variants[idx[k]].algorithm, metric, "x", g->higher_is_better, ratio, reps,
+                    NULL, NULL) != 0) {
+      lab_fail(ctx, "writing results: %s", strerror(errno));
+      return -1;
+    }
+  }
+  return 0;
 }
 
 int lab_run_group(lab_ctx *ctx, const lab_group *g) {
@@ -306,7 +328,8 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   }
   for (int k = 0; k < nv && rc == 0; k++) {
     const lab_variant *v = &g->variants[idx[k]];
-    if (write_point(ctx, g, v->algorithm, values[k], reps, counters[k], has[k]) != 0) {
+    if (write_point(ctx, g, v->algorithm, g->metric, g->unit, g->higher_is_better, values[k], reps,
+                    counters[k], has[k]) != 0) {
       lab_fail(ctx, "writing results: %s", strerror(errno));
       rc = -1;
       break;
@@ -321,6 +344,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
               ctx->exp->name, v->algorithm, pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], reps), g->unit, reps, eta);
     }
   }
+  if (rc == 0 && g->normalize_to != NULL) rc = write_ratios(ctx, g, idx, nv, values, reps);
   free(values);
   free(counters);
   free(has);

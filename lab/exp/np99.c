@@ -124,6 +124,7 @@ static int np99_counter_run_exp(lab_ctx *ctx) {
       g.metric = "time";
       g.unit = "ms";
       g.sample = counter_sample;
+      g.normalize_to = "faa"; /* each counter's time as a multiple of fetch-and-add's */
       for (int a = 0; a < nalgos; a++) {
         pts[a] = (np99_counter_point){algos[a], threads[t], works[w] ? iters_work : iters_empty, works[w]};
         g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};

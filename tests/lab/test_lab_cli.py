@@ -178,6 +178,25 @@ def test_np99_counter_sweeps_every_counter(smoke_run):
     assert all(p["counters"].get("cas_per_op", 0) >= 1 for p in cas)
 
 
+def test_ratio_points_normalize_to_the_reference(smoke_run):
+    _, recs, _ = smoke_run
+    pts = [r for r in recs if r["type"] == "point" and r["experiment"] == "np99-counter"]
+    ratios = [p for p in pts if p["metric"] == "time_ratio"]
+    assert {p["algorithm"] for p in ratios} == {p["algorithm"] for p in pts if p["metric"] == "time"}
+    for p in ratios:
+        assert p["unit"] == "x" and len(p["samples"]) == 2
+        if p["algorithm"] == "faa":
+            assert p["samples"] == [1.0, 1.0]
+    # each ratio sample is the quotient of the samples measured side by side
+    times = {(p["algorithm"], p["params"]["threads"], p["params"]["work_ns"]): p["samples"]
+             for p in pts if p["metric"] == "time"}
+    for p in ratios:
+        key = (p["algorithm"], p["params"]["threads"], p["params"]["work_ns"])
+        ref = times[("faa",) + key[1:]]
+        want = [a / b for a, b in zip(times[key], ref)]
+        assert p["samples"] == pytest.approx(want)
+
+
 def test_progress_lines_on_stderr(smoke_run):
     _, _, err = smoke_run
     assert "np99-counter" in err and "left" in err and "%]" in err
