@@ -1,0 +1,126 @@
+/*
+ * syncq/reclaim.h — memory reclamation for link-based structures.
+ *
+ * Two schemes, as the papers and their successors use them:
+ *
+ * 1. The free list of type-stable nodes (001 §3: Treiber's stack of free
+ *    nodes with counted pointers). Nodes come from a pool the caller
+ *    provides or that the structure allocates once; a node taken from the
+ *    list is reused only as a node of the same structure and its memory
+ *    is never returned while the structure lives, so a thread holding a
+ *    stale pointer may still read it: a stale read is caught by the
+ *    counter of the CAS that follows. The list head is a (pointer,
+ *    64-bit count) pair swung by double-width CAS: a count cannot wrap in
+ *    the lifetime of a preempted thread, unlike a 16-bit tag.
+ *    SYNCQ_ENOTSUP where the CPU has no double-width CAS.
+ *
+ * 2. Hazard pointers (Michael 2004): a thread announces the nodes it is
+ *    about to dereference in its record's slots; a removed node is
+ *    retired, and freed only when a scan finds it in no slot. Memory
+ *    really goes back to the allocator. Records are taken per operation
+ *    (syncq_hp_enter ... syncq_hp_leave): a thread-local hint makes that
+ *    one uncontended CAS in the common case. Record memory is type-stable
+ *    for the life of the process (kept in a global pool when a domain is
+ *    destroyed), so a stale hint is never a dangling pointer.
+ */
+#ifndef SYNCQ_RECLAIM_H
+#define SYNCQ_RECLAIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+#include "syncq/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ free list */
+
+/* The link a node embeds (at any offset) to sit on a free list. Accessed
+ * atomically: a stale popper may read it while the node's owner rewrites it. */
+typedef struct syncq_fl_link {
+  _Atomic(uint64_t) next; /* address of the next link, 0 at the end */
+} syncq_fl_link;
+
+typedef struct syncq_freelist {
+  syncq_pr_dw_atomic top; /* lo: address of the top link (0: empty); hi: count of swings */
+} syncq_freelist;
+
+/* Initialise an empty list. SYNCQ_EINVAL for NULL; SYNCQ_ENOTSUP without
+ * double-width CAS. */
+int syncq_freelist_init(syncq_freelist *fl);
+
+/* Push n links found at base + i*stride + link_offset (i < n): turns an
+ * array of nodes into the list's pool. SYNCQ_EINVAL for NULL fl/base with
+ * n > 0, a stride smaller than a link, or a misaligned link. */
+int syncq_freelist_fill(syncq_freelist *fl, void *base, size_t n, size_t stride, size_t link_offset);
+
+/* Push one link. Lock-free (one double-width CAS when uncontended). */
+int syncq_freelist_push(syncq_freelist *fl, syncq_fl_link *link);
+
+/* Pop one link into *out: SYNCQ_OK, SYNCQ_EMPTY, or SYNCQ_EINVAL.
+ * Lock-free (one double-width CAS when uncontended). */
+int syncq_freelist_pop(syncq_freelist *fl, syncq_fl_link **out);
+
+/* The node that embeds a link, from the link's address. */
+#define SYNCQ_FL_CONTAINER(link, type, member) ((type *)(void *)((char *)(link)-offsetof(type, member)))
+
+/* ------------------------------------------------------------ hazard pointers */
+
+/* Most hazard slots one record can have. */
+#define SYNCQ_HP_MAX_SLOTS 8
+
+typedef struct syncq_hp_domain syncq_hp_domain;
+typedef struct syncq_hp_record syncq_hp_record;
+
+/* Called for each retired node once no hazard pointer holds it. */
+typedef void (*syncq_hp_free_fn)(void *node, void *ctx);
+
+/* Create a domain whose records have `slots` hazard slots (1..8) and that
+ * frees retired nodes with free_fn(node, ctx). SYNCQ_EINVAL for a bad
+ * argument, SYNCQ_ENOMEM. */
+int syncq_hp_domain_create(unsigned slots, syncq_hp_free_fn free_fn, void *ctx, syncq_hp_domain **out);
+
+/* Free every retired node and the domain. No thread may be inside
+ * enter/leave on it. SYNCQ_EINVAL for NULL, SYNCQ_EBUSY if a record is
+ * still entered (nothing is freed then). */
+int syncq_hp_domain_destroy(syncq_hp_domain *d);
+
+/* Take a record for the calling thread's next operation. SYNCQ_OK,
+ * SYNCQ_EINVAL, or SYNCQ_ENOMEM (no record could be allocated). */
+int syncq_hp_enter(syncq_hp_domain *d, syncq_hp_record **out);
+
+/* Clear the record's slots and give it back. */
+void syncq_hp_leave(syncq_hp_record *rec);
+
+/* Announce that the pointer currently stored in *src is in use: loads it,
+ * publishes it in slot, and re-reads *src until both agree; returns it
+ * (possibly NULL). After this, the node cannot be freed until the slot is
+ * cleared or overwritten. */
+void *syncq_hp_protect(syncq_hp_record *rec, unsigned slot, _Atomic(void *) *src);
+
+/* Publish p in slot directly (the caller validates it afterwards). The
+ * store is seq_cst so the caller's validating load cannot be reordered
+ * before it. */
+void syncq_hp_set(syncq_hp_record *rec, unsigned slot, void *p);
+
+/* Clear one slot. */
+void syncq_hp_clear(syncq_hp_record *rec, unsigned slot);
+
+/* Hand over a node that is no longer reachable from the structure: freed
+ * by the domain's free_fn once no slot holds it (possibly now, in a scan).
+ * SYNCQ_EINVAL for NULL, SYNCQ_ENOMEM if the retired list cannot grow (the
+ * node is then freed after a scan if it is safe, else kept for a later
+ * retry; never leaked silently: see the contract in src/reclaim/hazard.c). */
+int syncq_hp_retire(syncq_hp_record *rec, void *node);
+
+/* Scan now: free every retired node of this record that no slot holds.
+ * Returns how many were freed. */
+size_t syncq_hp_scan(syncq_hp_record *rec);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_RECLAIM_H */
