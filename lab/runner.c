@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -194,10 +195,23 @@ static const struct {
   {"yields_per_op", offsetof(syncq_stats, yields)},
   {"blocks_per_op", offsetof(syncq_stats, blocks)},
 };
-#define N_COUNTERS (sizeof counter_fields / sizeof counter_fields[0])
+#define N_STAT_COUNTERS (sizeof counter_fields / sizeof counter_fields[0])
+#define CTX_COUNTER N_STAT_COUNTERS /* the slot after the syncq_stats ones */
+#define N_COUNTERS (N_STAT_COUNTERS + 1)
+
+static const char *counter_name(size_t c) { return c == CTX_COUNTER ? "ctx_switches_per_op" : counter_fields[c].name; }
 
 static uint64_t stat_field(const syncq_stats *s, size_t off) {
   return *(const uint64_t *)(const void *)((const char *)s + off);
+}
+
+/* Context switches (voluntary and involuntary) of the whole process so
+ * far, threads that have exited included: the OS counts them for us, so
+ * they are there even where hardware counters are not. */
+static uint64_t process_ctx_switches(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
 }
 
 static void format_params(const lab_group *g, char *buf, size_t len) {
@@ -247,7 +261,7 @@ static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const
   json_object_set_new(o, "samples", samples);
   json_t *cs = json_object();
   for (size_t c = 0; c < N_COUNTERS && counters != NULL; c++)
-    if (has_counter[c]) json_object_set_new(cs, counter_fields[c].name, json_real(median_of(counters[c], reps)));
+    if (has_counter[c]) json_object_set_new(cs, counter_name(c), json_real(median_of(counters[c], reps)));
   json_object_set_new(o, "counters", cs);
   return lab_results_write(&ctx->results, "point", o);
 }
@@ -306,7 +320,10 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       const lab_variant *v = &g->variants[idx[k]];
       lab_sample s;
       memset(&s, 0, sizeof s);
-      if (g->sample(ctx, v->arg, &s) != 0 || ctx->failed) {
+      uint64_t csw0 = process_ctx_switches();
+      int sampled = g->sample(ctx, v->arg, &s);
+      uint64_t csw = process_ctx_switches() - csw0;
+      if (sampled != 0 || ctx->failed) {
         if (!ctx->failed) lab_fail(ctx, "sample failed");
         fprintf(stderr, "syncq-lab: %s: %s %s: %s\n", ctx->exp->name, v->algorithm, pbuf, ctx->failure);
         rc = -1;
@@ -320,7 +337,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       if (r < 0) continue; /* warm-up */
       values[k][r] = s.value;
       for (size_t c = 0; c < N_COUNTERS; c++) {
-        uint64_t x = stat_field(&s.stats, counter_fields[c].off);
+        uint64_t x = c == CTX_COUNTER ? csw : stat_field(&s.stats, counter_fields[c].off);
         if (x) has[k][c] = true;
         counters[k][c][r] = s.ops ? (double)x / (double)s.ops : 0.0;
       }

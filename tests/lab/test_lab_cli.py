@@ -176,6 +176,9 @@ def test_np99_counter_sweeps_every_counter(smoke_run):
     # the CAS-loop counter reports its CAS counts per increment (>= 1)
     cas = [p for p in pts if p["algorithm"] == "cas" and p["metric"] == "time"]
     assert all(p["counters"].get("cas_per_op", 0) >= 1 for p in cas)
+    # context switches come from the OS, so every multi-thread point has them
+    assert all("ctx_switches_per_op" in p["counters"] for p in pts
+               if p["metric"] == "time" and p["params"]["threads"] == 2)
 
 
 def test_ratio_points_normalize_to_the_reference(smoke_run):
