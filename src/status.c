@@ -15,6 +15,7 @@ const char *syncq_strerror(int status) {
   case SYNCQ_ETIMEDOUT: return "timed out";
   case SYNCQ_EBUSY: return "busy";
   case SYNCQ_ESYS: return "system call failed";
+  case SYNCQ_EDEAD: return "peer has exited";
   }
   return "unknown status";
 }

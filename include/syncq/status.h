@@ -25,7 +25,8 @@ typedef enum syncq_status {
   SYNCQ_ELIMIT = -6,    /* a fixed capacity or system limit was reached */
   SYNCQ_ETIMEDOUT = -7, /* a bounded wait ran out */
   SYNCQ_EBUSY = -8,     /* held by someone else (trylock) */
-  SYNCQ_ESYS = -9       /* a system call failed; errno holds the reason */
+  SYNCQ_ESYS = -9,      /* a system call failed; errno holds the reason */
+  SYNCQ_EDEAD = -10     /* the peer (process, endpoint) has exited or died */
 } syncq_status;
 
 /* A static, human-readable name for a status; "unknown status" for values
