@@ -5,11 +5,35 @@
 
 extern const lab_experiment lab_exp_phys;
 extern const lab_experiment lab_exp_np99_counter;
+extern const lab_experiment lab_exp_np99_locks;
+extern const lab_experiment lab_exp_np99_barrier;
+extern const lab_experiment lab_exp_locks_cost;
+extern const lab_experiment lab_exp_lf07_sort;
+extern const lab_experiment lab_exp_ms98_stack;
+extern const lab_experiment lab_exp_ms98_heap;
+extern const lab_experiment lab_exp_ms98_counter;
+extern const lab_experiment lab_exp_ms98_queue;
+extern const lab_experiment lab_exp_dg25_prodcons;
+extern const lab_experiment lab_exp_dg25_latency;
+extern const lab_experiment lab_exp_dg25_mt_pingpong;
+extern const lab_experiment lab_exp_dg25_casfail;
 
 /* phys first: every report shows the machine's floors before the rest. */
 static const lab_experiment *const all[] = {
   &lab_exp_phys,
   &lab_exp_np99_counter,
+  &lab_exp_np99_locks,
+  &lab_exp_np99_barrier,
+  &lab_exp_locks_cost,
+  &lab_exp_lf07_sort,
+  &lab_exp_ms98_stack,
+  &lab_exp_ms98_heap,
+  &lab_exp_ms98_counter,
+  &lab_exp_ms98_queue,
+  &lab_exp_dg25_prodcons,
+  &lab_exp_dg25_latency,
+  &lab_exp_dg25_mt_pingpong,
+  &lab_exp_dg25_casfail,
 };
 
 size_t lab_experiment_count(void) { return sizeof all / sizeof all[0]; }
@@ -23,10 +47,9 @@ const lab_experiment *lab_experiment_find(const char *name) {
 }
 
 bool lab_experiment_knows(const lab_experiment *e, const char *algo) {
-  if (e->uses_registry) {
-    const syncq_algo *a;
-    return syncq_registry_find(e->family, algo, &a) == SYNCQ_OK;
-  }
+  const syncq_algo *a;
+  if (e->uses_registry && syncq_registry_find(e->family, algo, &a) == SYNCQ_OK) return true;
+  /* baselines measured beside the registry's algorithms (e.g. "two-cas") */
   for (size_t i = 0; e->fixed_algos && e->fixed_algos[i]; i++)
     if (strcmp(e->fixed_algos[i], algo) == 0) return true;
   return false;

@@ -91,10 +91,12 @@ typedef struct lab_experiment {
   const char *title;
   const char *x; /* swept parameter, or NULL for a table of values */
   bool log_y;
+  bool log_x; /* plot x on a log axis (sweeps like 1..6000 sorters) */
   const lab_claim *claims;
   size_t nclaims;
   /* Algorithms it can run: those of `family` in the registry when
-   * uses_registry, else the NULL-terminated fixed list. */
+   * uses_registry, plus the NULL-terminated fixed list (baselines such as
+   * "two-cas", or phys's floors). */
   bool uses_registry;
   syncq_family family;
   const char *const *fixed_algos;
@@ -177,6 +179,8 @@ const char *lab_topo_cpu_model(const lab_topo *t);
  * first, then their second hardware threads; slot wraps). 0, or -1 with
  * the reason in why. */
 int lab_topo_pin_self(const lab_topo *t, int slot, char *why, size_t len);
+/* Let the calling thread run on every PU again (undo lab_topo_pin_self). */
+void lab_topo_unpin_self(const lab_topo *t);
 /* The PU (OS index) that slot maps to. */
 int lab_topo_pu_of_slot(const lab_topo *t, int slot);
 lab_topo *lab_ctx_topo(lab_ctx *ctx);

@@ -128,9 +128,8 @@ static void print_valid_algos(const lab_experiment *const *exps) {
       const syncq_algo *a[SYNCQ_REGISTRY_MAX];
       int n = syncq_registry_list(e->family, a, SYNCQ_REGISTRY_MAX);
       for (int k = 0; k < n && k < SYNCQ_REGISTRY_MAX; k++) fprintf(stderr, " %s", a[k]->name);
-    } else {
-      for (size_t k = 0; e->fixed_algos && e->fixed_algos[k]; k++) fprintf(stderr, " %s", e->fixed_algos[k]);
     }
+    for (size_t k = 0; e->fixed_algos && e->fixed_algos[k]; k++) fprintf(stderr, " %s", e->fixed_algos[k]);
   }
   fprintf(stderr, "\n");
 }

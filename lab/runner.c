@@ -133,6 +133,7 @@ void lab_begin(lab_ctx *ctx, const char *fmt, ...) {
   va_end(ap);
   json_object_set_new(o, "x", e->x ? json_string(e->x) : json_null());
   json_object_set_new(o, "log_y", json_boolean(e->log_y));
+  json_object_set_new(o, "log_x", json_boolean(e->log_x));
   json_t *claims = json_array();
   for (size_t i = 0; i < e->nclaims; i++) {
     json_error_t err;
@@ -409,8 +410,12 @@ static void probe_pinning(lab_ctx *ctx, char *buf, size_t len) {
   else if (lab_topo_pin_self(ctx->topo, 0, why, sizeof why) != 0) {
     snprintf(buf, len, "refused: %s", why);
     ctx->pin_refused = true;
+  } else {
+    snprintf(buf, len, "hwloc");
+    /* Threads inherit their creator's binding: leave the main thread free,
+     * or every thread a sample starts outside a team would share PU 0. */
+    lab_topo_unpin_self(ctx->topo);
   }
-  else snprintf(buf, len, "hwloc");
 }
 
 int lab_run(const lab_options *opt, const lab_experiment *const *exps) {

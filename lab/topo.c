@@ -96,3 +96,8 @@ int lab_topo_pin_self(const lab_topo *t, int slot, char *why, size_t len) {
   }
   return 0;
 }
+
+void lab_topo_unpin_self(const lab_topo *t) {
+  hwloc_const_cpuset_t all = hwloc_topology_get_allowed_cpuset(t->topo);
+  (void)hwloc_set_cpubind(t->topo, all, HWLOC_CPUBIND_THREAD);
+}

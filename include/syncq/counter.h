@@ -8,6 +8,7 @@
  *   "cas"          load, then CAS until it succeeds      syncq/counter/cas.h
  *   "cas-backoff"  the same, with exponential backoff    syncq/counter/cas.h
  *   "mutex"        a pthread mutex around a plain add    syncq/counter/mutex.h
+ *   "lock-*"       a plain add under a registered lock    syncq/counter/lock.h
  *
  * Typed APIs (syncq_counter_<algo>_*) work on caller-provided storage and
  * do not allocate. The generic API below looks an algorithm up by name and
@@ -41,6 +42,10 @@ extern const syncq_algo syncq_counter_faa_algo;
 extern const syncq_algo syncq_counter_cas_algo;
 extern const syncq_algo syncq_counter_cas_backoff_algo;
 extern const syncq_algo syncq_counter_mutex_algo;
+/* Lock-based counters over registered locks (syncq/counter/lock.h). */
+extern const syncq_algo syncq_counter_lock_ttas_algo;
+extern const syncq_algo syncq_counter_lock_ticket_algo;
+extern const syncq_algo syncq_counter_lock_futex_mutex_algo;
 
 /* A counter of any registered algorithm, allocated by syncq_counter_create. */
 typedef struct syncq_counter syncq_counter;

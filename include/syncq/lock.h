@@ -53,6 +53,49 @@ typedef struct syncq_lock_ops {
   int (*unlock)(void *lock, syncq_lock_node *node);
 } syncq_lock_ops;
 
+/* ---- the built-in locks (registry names in quotes) ----
+ *   "tas"           test-and-set, bounded exponential backoff   syncq/lock/tas.h
+ *   "ttas"          test-and-test-and-set, same backoff (001)   syncq/lock/tas.h
+ *   "ticket"        ticket lock, proportional backoff           syncq/lock/ticket.h
+ *   "anderson"      Anderson's array lock                       syncq/lock/anderson.h
+ *   "array-cas"     003's array queue lock, ticket by CAS       syncq/lock/array.h
+ *   "array-faa"     003's array queue lock, ticket by FAA       syncq/lock/array.h
+ *   "mcs"           Mellor-Crummey & Scott list queue lock      syncq/lock/mcs.h
+ *   "clh"           Craig, Landin & Hagersten list queue lock   syncq/lock/clh.h
+ *   "futex-mutex"   three-state futex mutex (Drepper)           syncq/lock/futex_mutex.h
+ *   "pthread-mutex" POSIX mutex, the baseline                   syncq/lock/pthread_mutex.h
+ * Unknown wait disciplines are SYNCQ_EINVAL at init; disciplines an
+ * algorithm cannot use are SYNCQ_ENOTSUP. */
+extern const syncq_algo syncq_lock_tas_algo;
+extern const syncq_algo syncq_lock_ttas_algo;
+extern const syncq_algo syncq_lock_ticket_algo;
+extern const syncq_algo syncq_lock_anderson_algo;
+extern const syncq_algo syncq_lock_array_cas_algo;
+extern const syncq_algo syncq_lock_array_faa_algo;
+extern const syncq_algo syncq_lock_mcs_algo;
+extern const syncq_algo syncq_lock_clh_algo;
+extern const syncq_algo syncq_lock_futex_mutex_algo;
+extern const syncq_algo syncq_lock_pthread_mutex_algo;
+
+/* ---- the generic API: a lock of any registered algorithm ---- */
+typedef struct syncq_lock syncq_lock;
+
+/* Create a lock of the named algorithm (cfg NULL: defaults) in allocated,
+ * suitably aligned storage. SYNCQ_EINVAL for NULL algo or out,
+ * SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the init status
+ * (SYNCQ_EINVAL unknown discipline, SYNCQ_ENOTSUP, SYNCQ_ELIMIT). A
+ * created lock is private to the process (its storage is malloc'ed). */
+int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out);
+/* Destroy and free (must not be held). SYNCQ_EINVAL for NULL. */
+int syncq_lock_destroy(syncq_lock *l);
+/* Acquire / try / release with the caller's node (the same node for a
+ * lock and its unlock). SYNCQ_EINVAL for NULL lock or node. */
+int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
+int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node); /* SYNCQ_OK or SYNCQ_EBUSY */
+int syncq_lock_unlock(syncq_lock *l, syncq_lock_node *node);
+/* The registry entry the lock was created from (NULL for NULL). */
+const syncq_algo *syncq_lock_algo(const syncq_lock *l);
+
 #ifdef __cplusplus
 }
 #endif

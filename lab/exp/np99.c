@@ -18,14 +18,11 @@
 #include <string.h>
 
 #include "../lab.h"
+#include "np99_common.h"
 #include "syncq/clock.h"
 #include "syncq/counter.h"
 #include "syncq/platform.h"
 
-#define NP99_ITER_FULL 1000000ull /* Figure 2: a million iterations in all */
-#define NP99_IMBALANCE_PCT 20     /* +-20% around the mean work time */
-#define NP99_WORK_EMPTY_NS 0ull   /* Figure 3, left */
-#define NP99_WORK_5US_NS 5000ull  /* Figure 3, right */
 #define NS_PER_MS 1e6
 
 typedef struct np99_counter_point {
@@ -41,27 +38,12 @@ typedef struct np99_counter_run {
   void *counter;
 } np99_counter_run;
 
-/* xorshift64*: a fast per-thread generator for the work times. */
-static inline uint64_t next_random(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
-/* Work time uniform in mean +-20%. */
-static inline uint64_t work_time(uint64_t mean, uint64_t *seed) {
-  if (mean == 0) return 0;
-  uint64_t span = mean * 2 * NP99_IMBALANCE_PCT / 100;
-  return mean - span / 2 + next_random(seed) % (span + 1);
-}
-
 static void counter_worker(lab_worker *w) {
   const np99_counter_run *run = w->arg;
-  uint64_t n = run->pt->iterations / (uint64_t)w->n + ((uint64_t)w->id < run->pt->iterations % (uint64_t)w->n);
-  uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
+  uint64_t n = np99_share(run->pt->iterations, w->id, w->n);
+  uint64_t seed = np99_seed(w->id);
   for (uint64_t i = 0; i < n; i++) {
-    syncq_delay_ns(work_time(run->pt->work_ns, &seed));
+    syncq_delay_ns(np99_work_time(run->pt->work_ns, &seed));
     run->ops->fetch_add(run->counter, 1, NULL);
   }
 }

@@ -32,6 +32,7 @@ class Experiment:
     claims: list  # of {"text": str, "rule": dict}
     notes: list
     run_id: str
+    log_x: bool = False  # optional in the file: plot x on a log axis
 
 
 @dataclass
@@ -154,7 +155,10 @@ def _add(runs, latest, number, record):
     if run is None:
         raise ValueError(f"{kind} record of run '{run_id}' comes before that run's machine record")
     if kind == "experiment":
-        _add_experiment(run, latest, Experiment(run_id=run_id, **fields))
+        log_x = record.get("log_x", False)
+        if not isinstance(log_x, bool):
+            raise ValueError("field 'log_x' must be true or false")
+        _add_experiment(run, latest, Experiment(run_id=run_id, log_x=log_x, **fields))
     elif kind == "point":
         _add_point(run, Point(line=number, **fields))
     else:

@@ -46,7 +46,7 @@ def draw(experiment, experiment_panels, plot_dir, prefix):
         if experiment.x is None:
             figure = _bars(panel, caption, log, colours)
         else:
-            figure = _lines(panel, experiment.x, caption, log, colours)
+            figure = _lines(panel, experiment.x, caption, log, colours, experiment.log_x)
         figure.savefig(plot_dir / f"{name}.png", dpi=DPI)
         width, height = figure.get_size_inches() * DPI
         drawn.append(Plot(file=f"{name}.png", caption=caption, width=round(width), height=round(height)))
@@ -110,7 +110,7 @@ def _spread(points):
     return [[p.median - p.min for p in points], [p.max - p.median for p in points]]
 
 
-def _lines(panel, x, caption, log, colours):
+def _lines(panel, x, caption, log, colours, experiment_log_x=False):
     figure = Figure(figsize=LINE_FIGURE_INCHES, layout="constrained")
     axes = figure.add_subplot()
     axis = panels.x_axis(panel.points, x)
@@ -128,6 +128,9 @@ def _lines(panel, x, caption, log, colours):
     if not axis.numeric or len(axis.ticks) <= MAX_X_TICKS:
         axes.set_xticks(axis.ticks, [_plain(label) for label in axis.labels])
     axes.set_xlabel(_plain(x))
+    if experiment_log_x and axis.numeric and all(p > 0 for p in axis.ticks):
+        axes.set_xscale("log")
+        axes.set_xticks(axis.ticks, [_plain(label) for label in axis.labels])
     axes.set_ylabel(_value_label(panel))
     if log:
         axes.set_yscale("log")

@@ -91,28 +91,61 @@ def _ratio(rule, points, above):
     num_points = _matching(points, num, metric, where)
     den_points = _matching(points, den, metric, where)
     at = rule.get("at", "max_threads")
-    threads = _threads(at, num_points, den_points, num, den)
-    if threads < min_threads:
+    key, threads = _where_at(at, num_points, den_points, num, den)
+    if key == "threads" and threads < min_threads:
         chosen = f"the largest measured for both {num} and {den}" if at == "max_threads" else "from 'at'"
         raise _Unmeasurable(
             f"threads={fmt.param_value(threads)} ({chosen}) is below "
             f"min_threads={fmt.param_value(min_threads)}"
         )
-    top = _one_at(num_points, num, threads)
-    bottom = _one_at(den_points, den, threads)
+    top = _one_at(num_points, num, threads, key)
+    bottom = _one_at(den_points, den, threads, key)
     if bottom.median == 0:
-        raise _Unmeasurable(f"median of {den} is 0 at threads={fmt.param_value(threads)}")
+        raise _Unmeasurable(f"median of {den} is 0 at {key}={fmt.param_value(threads)}")
     ratio = top.median / bottom.median
     held = ratio > bound if above else ratio < bound
     place = ", ".join(
-        [f"threads={fmt.param_value(threads)}"]
-        + [f"{key}={fmt.param_value(value)}" for key, value in where.items() if key != "threads"]
+        [f"{key}={fmt.param_value(threads)}"]
+        + [f"{k}={fmt.param_value(value)}" for k, value in where.items() if k != key]
     )
     explanation = (
         f"{num}/{den} = {fmt.num(ratio)} at {place} (bound {'>' if above else '<'} {bound}; "
         f"{metric} {fmt.num(top.median)} {top.unit} / {fmt.num(bottom.median)} {bottom.unit})"
     )
     return Verdict(HELD if held else FAILED, explanation)
+
+
+def _value_below(rule, points, depth):
+    return _value(rule, points, above=False)
+
+
+def _value_above(rule, points, depth):
+    return _value(rule, points, above=True)
+
+
+def _value(rule, points, above):
+    """An absolute bound on one algorithm's median, e.g. "CAS retries under 3.5 %"."""
+    metric = _field(rule, "metric", _is_text, "a string")
+    algorithm = _field(rule, "algo", _is_text, "a string")
+    bound = _field(rule, "bound", _is_number, "a number")
+    where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
+    min_threads = _field(rule, "min_threads", _is_number, "a number", default=1)
+    found = _matching(points, algorithm, metric, where)
+    at = rule.get("at", "max_threads")
+    key, value = _where_at(at, found, found, algorithm, algorithm)
+    if key == "threads" and value < min_threads:
+        raise _Unmeasurable(
+            f"threads={fmt.param_value(value)} is below min_threads={fmt.param_value(min_threads)}"
+        )
+    p = _one_at(found, algorithm, value, key)
+    held = p.median > bound if above else p.median < bound
+    place = ", ".join(
+        [f"{key}={fmt.param_value(value)}"] + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key]
+    )
+    return Verdict(
+        HELD if held else FAILED,
+        f"{algorithm} {metric} = {fmt.num(p.median)} {p.unit} at {place} (bound {'>' if above else '<'} {bound})",
+    )
 
 
 def _matching(points, algorithm, metric, where):
@@ -129,12 +162,20 @@ def _matching(points, algorithm, metric, where):
     return found
 
 
-def _threads(at, num_points, den_points, num, den):
-    """The threads value the rule compares at: fixed by "at", or the largest measured for both."""
-    if isinstance(at, dict) and set(at) == {"threads"} and _is_number(at["threads"]):
-        return at["threads"]
+def _where_at(at, num_points, den_points, num, den):
+    """The (param, value) the rule compares at: fixed by "at" ({"threads": N}, or
+    any one numeric param such as {"sorters": 20}), or the largest threads
+    value measured for both ("max_threads")."""
+    if isinstance(at, dict) and len(at) == 1:
+        (key, value), = at.items()
+        if isinstance(key, str) and _is_number(value):
+            return key, value
     if at != "max_threads":
-        raise _Unmeasurable('malformed rule: \'at\' must be "max_threads" or {"threads": N}')
+        raise _Unmeasurable('malformed rule: \'at\' must be "max_threads" or {"<param>": N}')
+    return "threads", _max_common_threads(num_points, den_points, num, den)
+
+
+def _max_common_threads(num_points, den_points, num, den):
     common = _threads_measured(num_points) & _threads_measured(den_points)
     if not common:
         raise _Unmeasurable(f"no threads value measured for both {num} and {den}")
@@ -145,13 +186,13 @@ def _threads_measured(points):
     return {p.params["threads"] for p in points if _is_number(p.params.get("threads"))}
 
 
-def _one_at(points, algorithm, threads):
-    found = [p for p in points if _same(p.params.get("threads"), threads)]
+def _one_at(points, algorithm, value, key="threads"):
+    found = [p for p in points if _same(p.params.get(key), value)]
     if not found:
-        raise _Unmeasurable(f"no {algorithm} point at threads={fmt.param_value(threads)}")
+        raise _Unmeasurable(f"no {algorithm} point at {key}={fmt.param_value(value)}")
     if len(found) > 1:
         raise _Unmeasurable(
-            f"{len(found)} {algorithm} points at threads={fmt.param_value(threads)} "
+            f"{len(found)} {algorithm} points at {key}={fmt.param_value(value)} "
             f"(lines {', '.join(str(p.line) for p in found)}); 'where' must fix the other params"
         )
     return found[0]
@@ -178,6 +219,8 @@ def _not_measurable(rule, points, depth):
 _OPS = {
     "ratio_below": _ratio_below,
     "ratio_above": _ratio_above,
+    "value_below": _value_below,
+    "value_above": _value_above,
     "all": _all,
     "not_measurable": _not_measurable,
 }

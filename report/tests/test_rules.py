@@ -175,11 +175,11 @@ MISSING = object()  # marks a field removed from the rule
         ("bound", True, "malformed rule: 'bound' must be a number"),
         ("where", [1], "malformed rule: 'where' must be an object"),
         ("min_threads", "8", "malformed rule: 'min_threads' must be a number"),
-        ("at", "min_threads", 'malformed rule: \'at\' must be "max_threads" or {"threads": N}'),
+        ("at", "min_threads", 'malformed rule: \'at\' must be "max_threads" or {"<param>": N}'),
         (
             "at",
             {"threads": 2, "work_ns": 0},
-            'malformed rule: \'at\' must be "max_threads" or {"threads": N}',
+            'malformed rule: \'at\' must be "max_threads" or {"<param>": N}',
         ),
     ],
 )
@@ -247,3 +247,31 @@ def test_rules_that_are_not_rules_do_not_crash(rule):
 def test_labels_of_held_and_failed():
     assert rules.evaluate(HELD_RULE, POINTS).label == "held"
     assert rules.evaluate(FAILED_RULE, POINTS).label == "did not hold"
+
+
+def test_at_any_single_param():
+    """'at' may fix another swept param than threads, e.g. {"sorters": 20}."""
+    points = [
+        pt("mutex", 2, 2.0, metric="time", sorters=20),
+        pt("sequential", 2, 4.0, metric="time", sorters=20),
+        pt("mutex", 2, 9.0, metric="time", sorters=100),
+        pt("sequential", 2, 3.0, metric="time", sorters=100),
+    ]
+    rule = {"op": "ratio_below", "metric": "time", "num": "mutex", "den": "sequential", "bound": 1.0}
+    verdict = rules.evaluate(dict(rule, at={"sorters": 20}), points)
+    assert verdict.status == rules.HELD and "sorters=20" in verdict.explanation
+    assert rules.evaluate(dict(rule, at={"sorters": 100}), points).status == rules.FAILED
+    assert rules.evaluate(dict(rule, at={"sorters": 7}), points).status == rules.UNMEASURABLE
+
+
+def test_value_bounds():
+    """value_below / value_above: an absolute bound on one algorithm's median."""
+    points = [pt("nblfq", t, share, metric="cas_retry_share", unit="%") for t, share in ((1, 0.0), (2, 0.4), (4, 5.0))]
+    rule = {"op": "value_below", "metric": "cas_retry_share", "algo": "nblfq", "bound": 3.5}
+    assert rules.evaluate(dict(rule, at={"threads": 2}), points).status == rules.HELD
+    failed = rules.evaluate(rule, points)  # max_threads: 4 -> 5.0 %
+    assert failed.status == rules.FAILED and "5.00 %" in failed.explanation and "threads=4" in failed.explanation
+    assert rules.evaluate(dict(rule, op="value_above", bound=1.0), points).status == rules.HELD
+    assert rules.evaluate(dict(rule, algo="scq"), points).status == rules.UNMEASURABLE
+    assert rules.evaluate(dict(rule, min_threads=8), points).status == rules.UNMEASURABLE
+    assert rules.evaluate(dict(rule, bound="3.5"), points).status == rules.UNMEASURABLE

@@ -11,5 +11,8 @@ const syncq_algo *const syncq_builtin_counter[] = {
   &syncq_counter_cas_algo,
   &syncq_counter_cas_backoff_algo,
   &syncq_counter_mutex_algo,
+  &syncq_counter_lock_ttas_algo,
+  &syncq_counter_lock_ticket_algo,
+  &syncq_counter_lock_futex_mutex_algo,
   NULL,
 };

@@ -4,8 +4,18 @@
  * progress, atomics, memory, limits) is in its own file beside this one.
  * Add an entry here when adding an algorithm to this family.
  */
-#include "syncq/registry.h"
+#include "syncq/lock.h"
 
 const syncq_algo *const syncq_builtin_lock[] = {
+  &syncq_lock_tas_algo,
+  &syncq_lock_ttas_algo,
+  &syncq_lock_ticket_algo,
+  &syncq_lock_anderson_algo,
+  &syncq_lock_array_cas_algo,
+  &syncq_lock_array_faa_algo,
+  &syncq_lock_mcs_algo,
+  &syncq_lock_clh_algo,
+  &syncq_lock_futex_mutex_algo,
+  &syncq_lock_pthread_mutex_algo,
   NULL,
 };

@@ -4,8 +4,18 @@
  * progress, atomics, memory, limits) is in its own file beside this one.
  * Add an entry here when adding an algorithm to this family.
  */
-#include "syncq/registry.h"
+#include "syncq/queue.h"
 
 const syncq_algo *const syncq_builtin_queue[] = {
+  &syncq_queue_nblfq_algo,
+  &syncq_queue_nblfq2_algo,
+  &syncq_queue_naive_ring_algo,
+  &syncq_queue_vyukov_algo,
+  &syncq_queue_scq_algo,
+  &syncq_queue_single_lock_algo,
+  &syncq_queue_two_lock_algo,
+  &syncq_queue_ms_algo,
+  &syncq_queue_ms_hp_algo,
+  &syncq_queue_fai_array_algo,
   NULL,
 };

@@ -4,8 +4,13 @@
  * progress, atomics, memory, limits) is in its own file beside this one.
  * Add an entry here when adding an algorithm to this family.
  */
-#include "syncq/registry.h"
+#include "syncq/stack.h"
 
 const syncq_algo *const syncq_builtin_stack[] = {
+  &syncq_stack_lock_algo,
+  &syncq_stack_treiber_algo,
+  &syncq_stack_herlihy_algo,
+  &syncq_stack_treiber_hp_algo,
+  &syncq_stack_elimination_algo,
   NULL,
 };

@@ -48,6 +48,12 @@ static void test_knows(void **state) {
   assert_false(lab_experiment_knows(np, "uncontended-cas"));
   assert_true(lab_experiment_knows(ph, "cacheline-pingpong"));
   assert_false(lab_experiment_knows(ph, "faa"));
+  /* a registry experiment also knows its fixed baselines */
+  const lab_experiment *lat = lab_experiment_find("dg25-latency");
+  if (lat != NULL && lat->fixed_algos != NULL) {
+    assert_true(lab_experiment_knows(lat, lat->fixed_algos[0]));
+    assert_true(lab_experiment_knows(lat, "nblfq"));
+  }
 }
 
 int main(void) {

@@ -88,7 +88,9 @@ def test_algos_lists_the_registry():
     assert "wait-free" in out and "lock-free" in out and "blocking" in out
     only = lab("algos", "counter", check=0).stdout
     assert "faa" in only
-    assert lab("algos", "lock", check=0).stdout.count("\n") == 1  # header only, for now
+    locks = lab("algos", "lock", check=0).stdout
+    families = {line.split()[0] for line in locks.splitlines()[1:]}
+    assert "ttas" in locks and families == {"lock"}  # one family only
 
 
 def test_help():

@@ -1,0 +1,38 @@
+/*
+ * syncq/barrier/central.h — the sense-reversing centralized barrier, with
+ * arrivals counted by a CAS loop ("central-cas", 003's LL-SC form) or one
+ * fetch-and-add ("central-faa", 003's fetchop form). No pointers, no
+ * per-thread state in the barrier: can live in memory shared between
+ * processes.
+ */
+#ifndef SYNCQ_BARRIER_CENTRAL_H
+#define SYNCQ_BARRIER_CENTRAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/barrier.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_barrier_central {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) count; /* arrivals this episode */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) sense; /* flipped by the last arrival */
+  _Atomic(uint32_t) sleepers;
+  uint32_t threads;
+  int wait; /* default SPIN */
+  bool process_shared;
+} syncq_barrier_central;
+
+int syncq_barrier_central_init(syncq_barrier_central *b, const syncq_barrier_config *cfg);
+int syncq_barrier_central_destroy(syncq_barrier_central *b);
+int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id);
+int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,40 @@
+/*
+ * syncq/barrier/dissemination.h — the dissemination barrier
+ * ("dissemination"; Hensgen, Finkel & Manber 1988, as in Mellor-Crummey &
+ * Scott 1991 §3.2, Figure 10): ceil(log2 P) rounds; in round k thread i
+ * signals thread (i + 2^k) mod P and waits for its own flag. Flags are
+ * allocated at init: not process-shared.
+ */
+#ifndef SYNCQ_BARRIER_DISSEMINATION_H
+#define SYNCQ_BARRIER_DISSEMINATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/barrier.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_barrier_dissemination_flag syncq_barrier_dissemination_flag;
+typedef struct syncq_barrier_dissemination_local syncq_barrier_dissemination_local;
+
+typedef struct syncq_barrier_dissemination {
+  SYNCQ_CACHELINE_ALIGNED syncq_barrier_dissemination_flag *flag; /* [threads][2][rounds] */
+  syncq_barrier_dissemination_local *local;                        /* [threads]: parity, sense */
+  uint32_t threads;
+  uint32_t rounds;
+  int wait;
+  _Atomic(uint32_t) sleepers;
+} syncq_barrier_dissemination;
+
+int syncq_barrier_dissemination_init(syncq_barrier_dissemination *b, const syncq_barrier_config *cfg);
+int syncq_barrier_dissemination_destroy(syncq_barrier_dissemination *b);
+int syncq_barrier_dissemination_wait(syncq_barrier_dissemination *b, unsigned id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,41 @@
+/*
+ * syncq/barrier/mcs_tree.h — the MCS tree barrier ("mcs-tree";
+ * Mellor-Crummey & Scott 1991 §3.3, Figure 11; 003 §3.3): arrivals climb a
+ * 4-ary tree, wake-ups descend a binary tree, one node per thread, no
+ * atomic read-modify-write. The nodes are allocated at init (one cache
+ * line each for the arrival flags and the wake-up flag): not
+ * process-shared.
+ */
+#ifndef SYNCQ_BARRIER_MCS_TREE_H
+#define SYNCQ_BARRIER_MCS_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/barrier.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SYNCQ_BARRIER_MCS_TREE_FAN_IN 4u  /* arrival tree */
+#define SYNCQ_BARRIER_MCS_TREE_FAN_OUT 2u /* wake-up tree */
+
+typedef struct syncq_barrier_mcs_tree_node syncq_barrier_mcs_tree_node;
+
+typedef struct syncq_barrier_mcs_tree {
+  SYNCQ_CACHELINE_ALIGNED syncq_barrier_mcs_tree_node *node; /* [threads], allocated by init */
+  uint32_t threads;
+  int wait;
+  _Atomic(uint32_t) sleepers;
+} syncq_barrier_mcs_tree;
+
+int syncq_barrier_mcs_tree_init(syncq_barrier_mcs_tree *b, const syncq_barrier_config *cfg);
+int syncq_barrier_mcs_tree_destroy(syncq_barrier_mcs_tree *b); /* frees the nodes */
+int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,35 @@
+/*
+ * syncq/barrier/pthread_barrier.h — the POSIX barrier ("pthread-barrier"),
+ * the baseline. Process-shared with PTHREAD_PROCESS_SHARED.
+ */
+#ifndef SYNCQ_BARRIER_PTHREAD_BARRIER_H
+#define SYNCQ_BARRIER_PTHREAD_BARRIER_H
+
+#include <stdint.h>
+
+#include "syncq/barrier.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes kept for the pthread_barrier_t (opaque here: strict C11 builds of
+ * client code do not see pthread_barrier_t, an optional POSIX type;
+ * pthread_barrier.c checks that it fits). */
+#define SYNCQ_BARRIER_PTHREAD_STORAGE 128
+
+typedef struct syncq_barrier_pthread {
+  SYNCQ_CACHELINE_ALIGNED unsigned char storage[SYNCQ_BARRIER_PTHREAD_STORAGE]; /* a pthread_barrier_t */
+  uint32_t threads;
+} syncq_barrier_pthread;
+
+/* Disciplines: DEFAULT and BLOCK (the C library's); others SYNCQ_ENOTSUP. */
+int syncq_barrier_pthread_init(syncq_barrier_pthread *b, const syncq_barrier_config *cfg);
+int syncq_barrier_pthread_destroy(syncq_barrier_pthread *b);
+int syncq_barrier_pthread_wait(syncq_barrier_pthread *b, unsigned id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,55 @@
+/*
+ * syncq/lock/anderson.h — Anderson's array-based queue lock ("anderson";
+ * Anderson 1990, the array queue lock of 003 §3.1 and 000 §3.1). FIFO.
+ * Each waiter spins on its own cache-line slot. The slot array is inside
+ * the lock object (no pointers), so it can live in memory shared between
+ * processes. At most max_threads threads may hold or await it at once:
+ * one more gets SYNCQ_ELIMIT instead of overrunning the array.
+ */
+#ifndef SYNCQ_LOCK_ANDERSON_H
+#define SYNCQ_LOCK_ANDERSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Slots in the lock object: the most threads (holder and waiters) at once.
+ * Also the default of syncq_lock_config.max_threads for the array locks. */
+#define SYNCQ_LOCK_ARRAY_MAX_SLOTS 64u
+
+typedef struct syncq_lock_array_slot {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) word;
+} syncq_lock_array_slot;
+
+typedef struct syncq_lock_anderson {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) next_slot; /* fetch-and-increment: the next place */
+  _Atomic(uint32_t) inside;                            /* holder + waiters, at most max_threads */
+  SYNCQ_CACHELINE_ALIGNED uint32_t holder_place;       /* written by the holder only */
+  uint32_t max_threads;                                /* <= slots */
+  uint32_t mask;                                       /* slots - 1 (slots: a power of two) */
+  _Atomic(uint32_t) sleepers;
+  int wait;
+  bool process_shared;
+  syncq_lock_array_slot slot[SYNCQ_LOCK_ARRAY_MAX_SLOTS]; /* 1 HAS_LOCK, 0 MUST_WAIT */
+} syncq_lock_anderson;
+
+/* cfg->max_threads: 0 means SYNCQ_LOCK_ARRAY_MAX_SLOTS; above it:
+ * SYNCQ_ELIMIT. Every discipline; process_shared allowed. lock() and
+ * trylock() return SYNCQ_ELIMIT when max_threads threads already hold or
+ * await the lock. */
+int syncq_lock_anderson_init(syncq_lock_anderson *l, const syncq_lock_config *cfg);
+int syncq_lock_anderson_destroy(syncq_lock_anderson *l); /* SYNCQ_EBUSY if held or awaited */
+int syncq_lock_anderson_lock(syncq_lock_anderson *l);
+int syncq_lock_anderson_trylock(syncq_lock_anderson *l); /* OK, EBUSY or ELIMIT */
+int syncq_lock_anderson_unlock(syncq_lock_anderson *l);  /* SYNCQ_EINVAL if not held */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

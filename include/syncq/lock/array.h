@@ -1,0 +1,46 @@
+/*
+ * syncq/lock/array.h — 003's array queue lock, in the two forms 003 §3.1
+ * compares: the place in the array taken by a CAS loop ("array-cas", the
+ * LL-SC form) or by one fetch-and-add ("array-faa", the fetchop form).
+ * FIFO. Each slot holds the ticket that may enter next at that place, so a
+ * slot shared by more waiters than slots stays correct (no thread limit:
+ * max_threads only sizes the array). No pointers: process-shared capable.
+ */
+#ifndef SYNCQ_LOCK_ARRAY_H
+#define SYNCQ_LOCK_ARRAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/lock/anderson.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_lock_array {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) next_ticket; /* the only read-modify-write target */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) served;      /* the holder's ticket; holder writes */
+  uint32_t mask;                                         /* slots - 1 */
+  _Atomic(uint32_t) sleepers;
+  int wait;
+  bool process_shared;
+  syncq_lock_array_slot slot[SYNCQ_LOCK_ARRAY_MAX_SLOTS]; /* slot[t & mask] == t: ticket t may enter */
+} syncq_lock_array;
+
+/* cfg->max_threads sizes the array (rounded up to a power of two; 0 means
+ * SYNCQ_LOCK_ARRAY_MAX_SLOTS; above it: SYNCQ_ELIMIT). */
+int syncq_lock_array_cas_init(syncq_lock_array *l, const syncq_lock_config *cfg);
+int syncq_lock_array_faa_init(syncq_lock_array *l, const syncq_lock_config *cfg);
+int syncq_lock_array_destroy(syncq_lock_array *l); /* SYNCQ_EBUSY if held or awaited */
+int syncq_lock_array_cas_lock(syncq_lock_array *l);
+int syncq_lock_array_faa_lock(syncq_lock_array *l);
+int syncq_lock_array_trylock(syncq_lock_array *l); /* SYNCQ_OK or SYNCQ_EBUSY (both forms) */
+int syncq_lock_array_unlock(syncq_lock_array *l);  /* SYNCQ_EINVAL if not held */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

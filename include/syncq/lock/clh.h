@@ -1,0 +1,51 @@
+/*
+ * syncq/lock/clh.h — the CLH list-based queue lock ("clh"; Craig 1993,
+ * Magnusson, Landin & Hagersten 1994). FIFO; each waiter spins on its
+ * predecessor's node. The queue nodes come from a pool inside the lock
+ * (a syncq_freelist, syncq/reclaim.h): in CLH a released node is still
+ * read by the successor, so it cannot live in the caller's
+ * syncq_lock_node, which the caller may reuse as soon as unlock returns.
+ * Holds pointers: not process-shared (SYNCQ_ENOTSUP).
+ */
+#ifndef SYNCQ_LOCK_CLH_H
+#define SYNCQ_LOCK_CLH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/pr.h"
+#include "syncq/reclaim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Nodes in the lock's pool: up to SYNCQ_LOCK_CLH_POOL - 1 threads hold or
+ * await the lock without waiting for a node (more wait for one). */
+#define SYNCQ_LOCK_CLH_POOL 65u
+
+typedef struct syncq_lock_clh_qnode {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) locked; /* 1: the owner holds or awaits the lock */
+  syncq_fl_link link;                               /* on the pool's free list */
+} syncq_lock_clh_qnode;
+
+typedef struct syncq_lock_clh {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last qnode (never NULL) */
+  _Atomic(uint32_t) sleepers;
+  int wait;
+  SYNCQ_CACHELINE_ALIGNED syncq_freelist pool;  /* free qnodes */
+  syncq_lock_clh_qnode node[SYNCQ_LOCK_CLH_POOL];
+} syncq_lock_clh;
+
+/* SYNCQ_ENOTSUP also where the CPU has no double-width CAS (the pool). */
+int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg);
+int syncq_lock_clh_destroy(syncq_lock_clh *l); /* SYNCQ_EBUSY if held or awaited */
+int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node);
+int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node); /* OK or EBUSY */
+int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node);  /* EINVAL: not this node's */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,37 @@
+/*
+ * syncq/lock/futex_mutex.h — the three-state futex mutex ("futex-mutex";
+ * Drepper, "Futexes are tricky", mutex 2): 0 free, 1 held, 2 held with
+ * possible sleepers; unlock makes a system call only in state 2. One word,
+ * no pointers: process-shared with a shared futex.
+ */
+#ifndef SYNCQ_LOCK_FUTEX_MUTEX_H
+#define SYNCQ_LOCK_FUTEX_MUTEX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_lock_futex_mutex {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) word; /* 0 free, 1 held, 2 held and contended */
+  int wait;                                       /* BLOCK or COMPETITIVE */
+  bool process_shared;
+} syncq_lock_futex_mutex;
+
+/* Disciplines: BLOCK (default: immediate blocking) and COMPETITIVE (spin
+ * one context-switch time first); SPIN and YIELD: SYNCQ_ENOTSUP. */
+int syncq_lock_futex_mutex_init(syncq_lock_futex_mutex *l, const syncq_lock_config *cfg);
+int syncq_lock_futex_mutex_destroy(syncq_lock_futex_mutex *l); /* SYNCQ_EBUSY if held */
+int syncq_lock_futex_mutex_lock(syncq_lock_futex_mutex *l);
+int syncq_lock_futex_mutex_trylock(syncq_lock_futex_mutex *l); /* OK or EBUSY */
+int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l);  /* EINVAL if free */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

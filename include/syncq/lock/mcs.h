@@ -1,0 +1,35 @@
+/*
+ * syncq/lock/mcs.h — the MCS list-based queue lock ("mcs"; Mellor-Crummey
+ * & Scott 1991, Figure 5; the linked-list queue lock of 003 §3.1). FIFO;
+ * each waiter spins on the locked flag of its own node (the caller's
+ * syncq_lock_node). Holds pointers: not process-shared (SYNCQ_ENOTSUP).
+ */
+#ifndef SYNCQ_LOCK_MCS_H
+#define SYNCQ_LOCK_MCS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_lock_mcs {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last node in the queue, NULL when free */
+  _Atomic(uint32_t) sleepers;
+  int wait;
+} syncq_lock_mcs;
+
+int syncq_lock_mcs_init(syncq_lock_mcs *l, const syncq_lock_config *cfg);
+int syncq_lock_mcs_destroy(syncq_lock_mcs *l); /* SYNCQ_EBUSY if held or awaited */
+int syncq_lock_mcs_lock(syncq_lock_mcs *l, syncq_lock_node *node);
+int syncq_lock_mcs_trylock(syncq_lock_mcs *l, syncq_lock_node *node); /* OK or EBUSY */
+int syncq_lock_mcs_unlock(syncq_lock_mcs *l, syncq_lock_node *node);  /* EINVAL if free */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,39 @@
+/*
+ * syncq/lock/pthread_mutex.h — the POSIX mutex as a syncq lock ("pthread-
+ * mutex"), the baseline every lock is compared with. Process-shared locks
+ * are PTHREAD_PROCESS_SHARED and robust (000 §3: POSIX mutex packet claim).
+ */
+#ifndef SYNCQ_LOCK_PTHREAD_MUTEX_H
+#define SYNCQ_LOCK_PTHREAD_MUTEX_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "syncq/lock.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_lock_pthread_mutex {
+  SYNCQ_CACHELINE_ALIGNED pthread_mutex_t mutex;
+  bool robust; /* process-shared locks are robust */
+} syncq_lock_pthread_mutex;
+
+/* cfg NULL: a default (private, normal) mutex. Disciplines: DEFAULT and
+ * BLOCK (the mutex blocks), COMPETITIVE (glibc's adaptive mutex: spins a
+ * while, then blocks); SPIN and YIELD: SYNCQ_ENOTSUP. Unknown:
+ * SYNCQ_EINVAL. process_shared: PTHREAD_PROCESS_SHARED + robust.
+ * A robust lock whose owner died is made consistent and returned held
+ * (SYNCQ_OK). SYNCQ_ESYS if pthread_mutex_init fails. */
+int syncq_lock_pthread_mutex_init(syncq_lock_pthread_mutex *l, const syncq_lock_config *cfg);
+int syncq_lock_pthread_mutex_destroy(syncq_lock_pthread_mutex *l); /* SYNCQ_EBUSY if held */
+int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l);
+int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l); /* SYNCQ_OK or SYNCQ_EBUSY */
+int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,49 @@
+/*
+ * syncq/lock/tas.h — test-and-set ("tas") and test-and-test-and-set
+ * ("ttas") locks with bounded exponential backoff (003 §3.1; 001 §4: every
+ * lock of 001 is TTAS with backoff capped at 30 us; 000 §3 TAS and TTAS).
+ * One word, no pointers: can live in memory shared between processes.
+ */
+#ifndef SYNCQ_LOCK_TAS_H
+#define SYNCQ_LOCK_TAS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Backoff of both locks after a failed test-and-set (SPIN discipline):
+ * first wait and cap in ns (001: cap 30 us). */
+#define SYNCQ_LOCK_TAS_BACKOFF_INITIAL_NS 100u
+#define SYNCQ_LOCK_TAS_BACKOFF_CAP_NS 30000u
+
+typedef struct syncq_lock_tas {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) word; /* 0 free, 1 held */
+  _Atomic(uint32_t) sleepers;                     /* blocked waiters (syncq/wait.h) */
+  int wait;                                       /* syncq_wait_discipline */
+  bool process_shared;
+} syncq_lock_tas;
+
+/* cfg may be NULL (defaults: SPIN, private). SYNCQ_EINVAL: NULL lock or
+ * unknown discipline. Every discipline is allowed; process_shared too. */
+int syncq_lock_tas_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
+int syncq_lock_tas_destroy(syncq_lock_tas *l);   /* SYNCQ_EBUSY if held */
+int syncq_lock_tas_lock(syncq_lock_tas *l);
+int syncq_lock_tas_trylock(syncq_lock_tas *l);   /* SYNCQ_OK or SYNCQ_EBUSY */
+int syncq_lock_tas_unlock(syncq_lock_tas *l);    /* SYNCQ_EINVAL if not held */
+/* The same storage as a TTAS lock (spins on a plain load before each TAS). */
+int syncq_lock_ttas_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
+int syncq_lock_ttas_lock(syncq_lock_tas *l);
+int syncq_lock_ttas_trylock(syncq_lock_tas *l);
+int syncq_lock_ttas_destroy(syncq_lock_tas *l);
+int syncq_lock_ttas_unlock(syncq_lock_tas *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,44 @@
+/*
+ * syncq/lock/ticket.h — the ticket lock with proportional backoff
+ * ("ticket"; Mellor-Crummey & Scott 1991, 003 §3.1, 000 §3.1). FIFO. Both
+ * counters on one cache line, which 000 reports faster than separate
+ * lines. No pointers: can live in memory shared between processes.
+ */
+#ifndef SYNCQ_LOCK_TICKET_H
+#define SYNCQ_LOCK_TICKET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Proportional backoff (SPIN discipline): wait this many ns per holder
+ * ahead of us, at most the cap, between polls of now_serving. */
+#define SYNCQ_LOCK_TICKET_BACKOFF_UNIT_NS 100u
+#define SYNCQ_LOCK_TICKET_BACKOFF_CAP_NS 30000u
+
+typedef struct syncq_lock_ticket {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) next_ticket; /* fetch-and-increment to take a ticket */
+  _Atomic(uint32_t) now_serving;                         /* the holder's ticket */
+  _Atomic(uint32_t) sleepers;                            /* blocked waiters (syncq/wait.h) */
+  int wait;
+  bool process_shared;
+} syncq_lock_ticket;
+
+/* cfg NULL: SPIN, private. Every discipline; process_shared allowed.
+ * SYNCQ_EINVAL: NULL or unknown discipline. */
+int syncq_lock_ticket_init(syncq_lock_ticket *l, const syncq_lock_config *cfg);
+int syncq_lock_ticket_destroy(syncq_lock_ticket *l); /* SYNCQ_EBUSY if held or awaited */
+int syncq_lock_ticket_lock(syncq_lock_ticket *l);
+int syncq_lock_ticket_trylock(syncq_lock_ticket *l); /* SYNCQ_OK or SYNCQ_EBUSY */
+int syncq_lock_ticket_unlock(syncq_lock_ticket *l);  /* SYNCQ_EINVAL if not held */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,72 @@
+/*
+ * syncq/pqueue.h — priority queues: the generic API and the family's ops
+ * table.
+ *
+ * Items are a 64-bit unsigned key with a `void *` payload (any value,
+ * NULL included); equal keys are allowed. delete_min() removes an item of
+ * least key: SYNCQ_OK with key and payload, or SYNCQ_EMPTY. insert()
+ * returns SYNCQ_ENOMEM when the queue holds `capacity` items or its node
+ * pool has no free node; the structure is unchanged then.
+ *
+ * The algorithms (001 §4.3):
+ *   "skew-lock"      skew heap under a single lock      syncq/pqueue/skew_lock.h
+ *   "skew-herlihy"   Herlihy's non-blocking skew heap with optimized copying
+ *                                                       syncq/pqueue/skew_herlihy.h
+ *
+ * Every algorithm allocates its node pool at init and never after.
+ */
+#ifndef SYNCQ_PQUEUE_H
+#define SYNCQ_PQUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/registry.h"
+#include "syncq/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SYNCQ_PQUEUE_DEFAULT_CAPACITY 65536u /* items, when the config leaves 0 */
+#define SYNCQ_PQUEUE_MAX_CAPACITY (1u << 26)
+#define SYNCQ_PQUEUE_DEFAULT_THREADS 256u
+#define SYNCQ_PQUEUE_MAX_THREADS 65536u
+
+/* Options of a priority queue at init; a NULL config means the defaults. */
+typedef struct syncq_pqueue_config {
+  uint32_t capacity;    /* most items held at once; 0: default; > MAX: EINVAL */
+  uint32_t max_threads; /* threads operating at once (sizes copy reserves); 0: default; > MAX: EINVAL */
+  const char *lock;     /* lock-based queues: the lock's registry name; NULL: "ttas" (001 §4) */
+} syncq_pqueue_config;
+
+/* The priority-queue family's ops table. Every function returns a
+ * syncq_status and validates its pointers (SYNCQ_EINVAL). */
+typedef struct syncq_pqueue_ops {
+  size_t size;
+  size_t align;
+  /* SYNCQ_EINVAL, SYNCQ_ENOMEM, SYNCQ_ENOENT (no such lock), SYNCQ_ENOTSUP */
+  int (*init)(void *q, const syncq_pqueue_config *cfg);
+  int (*destroy)(void *q);
+  int (*insert)(void *q, uint64_t key, void *payload);          /* OK, ENOMEM; EINVAL: NULL q */
+  int (*delete_min)(void *q, uint64_t *key, void **payload);    /* OK, EMPTY; EINVAL: any NULL */
+} syncq_pqueue_ops;
+
+extern const syncq_algo syncq_pqueue_skew_lock_algo;
+extern const syncq_algo syncq_pqueue_skew_herlihy_algo;
+
+typedef struct syncq_pqueue syncq_pqueue;
+
+/* Create a priority queue of the named algorithm (cfg may be NULL).
+ * SYNCQ_EINVAL for NULL algo or out, SYNCQ_ENOENT for an unknown name,
+ * SYNCQ_ENOMEM, or the algorithm's init status. */
+int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *cfg, syncq_pqueue **out);
+int syncq_pqueue_destroy(syncq_pqueue *q);                                  /* EINVAL: NULL */
+int syncq_pqueue_insert(syncq_pqueue *q, uint64_t key, void *payload);      /* OK, ENOMEM, EINVAL */
+int syncq_pqueue_delete_min(syncq_pqueue *q, uint64_t *key, void **payload); /* OK, EMPTY, EINVAL */
+const syncq_algo *syncq_pqueue_algo(const syncq_pqueue *q);                 /* NULL for NULL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_PQUEUE_H */

@@ -1,0 +1,40 @@
+/*
+ * syncq/pqueue/skew_herlihy.h — Herlihy's non-blocking skew heap with
+ * optimized copying (Herlihy 1993; 001 §4.3): an operation copies the nodes
+ * its merge modifies into free nodes of its own, then swings the root
+ * (with its version) by double-width CAS; on success the replaced nodes
+ * are recycled. Lock-free. Needs a double-width CAS (SYNCQ_ENOTSUP
+ * otherwise).
+ */
+#ifndef SYNCQ_PQUEUE_SKEW_HERLIHY_H
+#define SYNCQ_PQUEUE_SKEW_HERLIHY_H
+
+#include <stdint.h>
+
+#include "syncq/pqueue.h"
+#include "syncq/pr.h"
+#include "syncq/stack/pool.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct syncq_pqueue_skew_herlihy_node;
+
+typedef struct syncq_pqueue_skew_herlihy {
+  /* lo: items << 32 | (root index + 1); hi: version */
+  SYNCQ_CACHELINE_ALIGNED syncq_pr_dw_atomic root;
+  SYNCQ_CACHELINE_ALIGNED struct syncq_pqueue_skew_herlihy_node *nodes; /* read-only after init */
+  syncq_node_bitmap pool;
+  uint32_t capacity; /* items */
+} syncq_pqueue_skew_herlihy;
+
+int syncq_pqueue_skew_herlihy_init(syncq_pqueue_skew_herlihy *q, const syncq_pqueue_config *cfg);
+int syncq_pqueue_skew_herlihy_destroy(syncq_pqueue_skew_herlihy *q);
+int syncq_pqueue_skew_herlihy_insert(syncq_pqueue_skew_herlihy *q, uint64_t key, void *payload);
+int syncq_pqueue_skew_herlihy_delete_min(syncq_pqueue_skew_herlihy *q, uint64_t *key, void **payload);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

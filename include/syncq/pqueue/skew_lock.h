@@ -1,0 +1,39 @@
+/*
+ * syncq/pqueue/skew_lock.h — a skew heap (Sleator & Tarjan 1986) under a
+ * single lock taken from the lock registry by name (default "ttas"), the
+ * lock-based priority queue of 001 §4.3. Blocking.
+ */
+#ifndef SYNCQ_PQUEUE_SKEW_LOCK_H
+#define SYNCQ_PQUEUE_SKEW_LOCK_H
+
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/pqueue.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct syncq_pqueue_skew_lock_node;
+
+typedef struct syncq_pqueue_skew_lock {
+  SYNCQ_CACHELINE_ALIGNED void *lock; /* the lock's storage */
+  const syncq_lock_ops *lock_ops;
+  const syncq_algo *lock_algo;
+  struct syncq_pqueue_skew_lock_node *nodes; /* capacity nodes */
+  uint32_t root;      /* index + 1, 0 when empty; guarded by lock */
+  uint32_t free_head; /* free nodes linked through left; guarded by lock */
+} syncq_pqueue_skew_lock;
+
+/* SYNCQ_ENOENT when cfg->lock (default "ttas") is not registered. */
+int syncq_pqueue_skew_lock_init(syncq_pqueue_skew_lock *q, const syncq_pqueue_config *cfg);
+int syncq_pqueue_skew_lock_destroy(syncq_pqueue_skew_lock *q);
+int syncq_pqueue_skew_lock_insert(syncq_pqueue_skew_lock *q, uint64_t key, void *payload);
+int syncq_pqueue_skew_lock_delete_min(syncq_pqueue_skew_lock *q, uint64_t *key, void **payload);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,101 @@
+/*
+ * syncq/queue.h — FIFO queues of pointers: the family's ops table, the
+ * generic API and the built-in algorithms.
+ *
+ * Items are non-NULL `void *` (NULL is SYNCQ_EINVAL: several algorithms use
+ * NULL as "empty cell"). enqueue returns SYNCQ_OK or SYNCQ_FULL; dequeue
+ * returns SYNCQ_OK (item stored in *item) or SYNCQ_EMPTY. Full and empty
+ * are outcomes, not errors.
+ *
+ * Capacity: the most items the queue must hold at once. Bounded queues
+ * (SYNCQ_PROP_BOUNDED) hold exactly that many and need a power of two
+ * >= 2 (SYNCQ_EINVAL for 0, 1 or any other value). Unbounded queues take
+ * it as a sizing hint and accept any value, 0 included.
+ *
+ * Storage: every queue lives in caller-provided storage of ops->bytes(capacity)
+ * bytes aligned to ops->align, so bounded array queues can be static, on the
+ * stack or in shared memory. The generic API below allocates that storage.
+ *
+ * Built-in algorithms (one file each under src/queue/, contract block at
+ * the top of each):
+ *   "nblfq"        NBLFQ, 48+16-bit tagged cells, one CAS   004 Algorithms 1-4
+ *   "nblfq2"       NBLFQ2, double-width cells, 64-bit counter  004 §IV-B
+ *   "naive-ring"   reserve an index by CAS, then write (blocking) 004 §II-B
+ *   "vyukov"       Vyukov's bounded MPMC queue (per-cell sequence numbers)
+ *                  (not linearizable at EMPTY/FULL: see its contract)
+ *   "scq"          SCQ, Nikolaev 2019: FAA ring of indices (not linearizable at FULL)
+ *   "single-lock"  linked queue behind one lock from the registry ("ttas")
+ *   "two-lock"     Michael & Scott's two-lock queue               001 Figure 2
+ *   "ms"           Michael & Scott non-blocking, counted pointers + free list  001 §4.1
+ *   "ms-hp"        the same with hazard pointers (memory really freed)
+ *   "fai-array"    fetch-and-increment array queue (tickets on a ring) 003 Figure 1
+ */
+#ifndef SYNCQ_QUEUE_H
+#define SYNCQ_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/registry.h"
+#include "syncq/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The queue family's ops table (syncq_algo.ops of a queue). Every function
+ * returns a syncq_status and validates its pointers (SYNCQ_EINVAL). */
+typedef struct syncq_queue_ops {
+  /* Bytes of storage a queue of this capacity needs, into *bytes.
+   * SYNCQ_EINVAL for a NULL bytes or a capacity the algorithm refuses. */
+  int (*bytes)(size_t capacity, size_t *bytes);
+  size_t align; /* alignment the storage needs */
+  /* Initialise storage of ops->bytes(capacity) bytes. Errors: SYNCQ_EINVAL
+   * (NULL, misaligned, bad capacity), SYNCQ_ENOTSUP (needs a CPU feature
+   * that is missing, e.g. double-width CAS), SYNCQ_ENOENT (needs a lock
+   * that is not registered), SYNCQ_ENOMEM (node pool). */
+  int (*init)(void *q, size_t capacity);
+  int (*destroy)(void *q);
+  /* SYNCQ_OK, SYNCQ_FULL, SYNCQ_EINVAL; SYNCQ_ENOMEM from queues that
+   * allocate a node per item (SYNCQ_PROP_ALLOCATES) when none is left. */
+  int (*enqueue)(void *q, void *item);
+  int (*dequeue)(void *q, void **item);  /* SYNCQ_OK, SYNCQ_EMPTY, SYNCQ_EINVAL */
+} syncq_queue_ops;
+
+extern const syncq_algo syncq_queue_nblfq_algo;
+extern const syncq_algo syncq_queue_nblfq2_algo;
+extern const syncq_algo syncq_queue_naive_ring_algo;
+extern const syncq_algo syncq_queue_vyukov_algo;
+extern const syncq_algo syncq_queue_scq_algo;
+extern const syncq_algo syncq_queue_single_lock_algo;
+extern const syncq_algo syncq_queue_two_lock_algo;
+extern const syncq_algo syncq_queue_ms_algo;
+extern const syncq_algo syncq_queue_ms_hp_algo;
+extern const syncq_algo syncq_queue_fai_array_algo;
+
+/* A queue of any registered algorithm, allocated by syncq_queue_create. */
+typedef struct syncq_queue syncq_queue;
+
+/* Create a queue of the named algorithm and capacity. SYNCQ_EINVAL for
+ * NULL arguments or a capacity the algorithm refuses, SYNCQ_ENOENT for an
+ * unknown name, SYNCQ_ENOMEM when allocation fails, or the algorithm's
+ * init status (e.g. SYNCQ_ENOTSUP). */
+int syncq_queue_create(const char *algo, size_t capacity, syncq_queue **out);
+
+/* Destroy and free. SYNCQ_EINVAL for NULL. */
+int syncq_queue_destroy(syncq_queue *q);
+
+/* Enqueue a non-NULL item: SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL
+ * queue or item (or a pointer the algorithm cannot store). */
+int syncq_queue_enqueue(syncq_queue *q, void *item);
+
+/* Dequeue into *item: SYNCQ_OK or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL. */
+int syncq_queue_dequeue(syncq_queue *q, void **item);
+
+/* The registry entry the queue was created from (NULL for NULL). */
+const syncq_algo *syncq_queue_algo(const syncq_queue *q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_QUEUE_H */

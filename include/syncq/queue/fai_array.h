@@ -1,0 +1,42 @@
+/*
+ * syncq/queue/fai_array.h — the fetch-and-increment array queue of 003
+ * Figure 1 ("an array-based variant of the ticket algorithm": the queue's
+ * ends are tickets taken with fetch-and-increment), on a ring of S cells.
+ * Contract: src/queue/fai_array.c.
+ */
+#ifndef SYNCQ_QUEUE_FAI_ARRAY_H
+#define SYNCQ_QUEUE_FAI_ARRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_queue_fai_array {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head; /* next ticket to enqueue */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* next ticket to dequeue */
+  SYNCQ_CACHELINE_ALIGNED uint64_t mask;          /* S - 1, read-only after init */
+  uint32_t shift;                                 /* log2(S) */
+  uint64_t magic;
+  /* the S cells (_Atomic(uint64_t): 48-bit item + 16-bit round) follow */
+} syncq_queue_fai_array;
+
+#define SYNCQ_QUEUE_FAI_ARRAY_BYTES(capacity) (sizeof(syncq_queue_fai_array) + (size_t)(capacity) * sizeof(uint64_t))
+
+/* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
+int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes);
+/* SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity. */
+int syncq_queue_fai_array_init(syncq_queue_fai_array *q, size_t capacity);
+int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q);
+/* SYNCQ_OK, SYNCQ_FULL; SYNCQ_EINVAL for NULL or an item wider than 48 bits. */
+int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item);
+int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item); /* OK, EMPTY, EINVAL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,69 @@
+/*
+ * syncq/queue/lock_queue.h — linked queues behind locks from the registry:
+ *   "single-lock"  one lock around a linked list with a dummy node
+ *                  (001 §4's "single lock" queue);
+ *   "two-lock"     Michael & Scott's two-lock queue (001 Figure 2): a dummy
+ *                  node, a head lock for dequeuers and a tail lock for
+ *                  enqueuers, so one enqueue and one dequeue run at once.
+ * The lock is any registered lock, found by name (default "ttas": 001 uses
+ * test-and-test-and-set with bounded exponential backoff for every lock).
+ * Contracts: src/queue/single_lock.c, src/queue/two_lock.c.
+ */
+#ifndef SYNCQ_QUEUE_LOCK_QUEUE_H
+#define SYNCQ_QUEUE_LOCK_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes of lock storage a lock queue reserves per lock; a registered lock
+ * that needs more (or an alignment above a cache line) is SYNCQ_ENOTSUP. */
+#define SYNCQ_QUEUE_LOCK_BYTES 256
+/* The lock the registered "single-lock" and "two-lock" queues use. */
+#define SYNCQ_QUEUE_DEFAULT_LOCK "ttas"
+
+typedef struct syncq_queue_lnode syncq_queue_lnode; /* a list node (opaque) */
+
+typedef struct syncq_queue_two_lock {
+  SYNCQ_CACHELINE_ALIGNED unsigned char h_lock[SYNCQ_QUEUE_LOCK_BYTES]; /* dequeuers' lock */
+  SYNCQ_CACHELINE_ALIGNED unsigned char t_lock[SYNCQ_QUEUE_LOCK_BYTES]; /* enqueuers' lock */
+  SYNCQ_CACHELINE_ALIGNED syncq_queue_lnode *head; /* the dummy; under h_lock */
+  SYNCQ_CACHELINE_ALIGNED syncq_queue_lnode *tail; /* the last node; under t_lock */
+  SYNCQ_CACHELINE_ALIGNED const void *lock_ops;    /* the lock's syncq_lock_ops, read-only */
+  uint64_t magic;
+} syncq_queue_two_lock;
+
+typedef struct syncq_queue_single_lock {
+  SYNCQ_CACHELINE_ALIGNED unsigned char lock[SYNCQ_QUEUE_LOCK_BYTES];
+  SYNCQ_CACHELINE_ALIGNED syncq_queue_lnode *head; /* the dummy; under lock */
+  syncq_queue_lnode *tail;                         /* the last node; under lock */
+  const void *lock_ops;                            /* the lock's syncq_lock_ops, read-only */
+  uint64_t magic;
+} syncq_queue_single_lock;
+
+/* Initialise with the named registered lock (NULL: SYNCQ_QUEUE_DEFAULT_LOCK).
+ * capacity is a sizing hint (unbounded queues), any value. SYNCQ_EINVAL for
+ * NULL or misaligned storage, SYNCQ_ENOENT when no lock of that name is
+ * registered, SYNCQ_ENOTSUP when the lock needs more storage than
+ * SYNCQ_QUEUE_LOCK_BYTES, SYNCQ_ENOMEM for the dummy node, or the lock's
+ * init status. */
+int syncq_queue_two_lock_init(syncq_queue_two_lock *q, const char *lock_name);
+int syncq_queue_two_lock_destroy(syncq_queue_two_lock *q); /* frees the nodes left; EINVAL: NULL */
+/* SYNCQ_OK, SYNCQ_EINVAL (NULL), SYNCQ_ENOMEM (no node could be allocated). */
+int syncq_queue_two_lock_enqueue(syncq_queue_two_lock *q, void *item);
+int syncq_queue_two_lock_dequeue(syncq_queue_two_lock *q, void **item); /* OK, EMPTY, EINVAL */
+
+int syncq_queue_single_lock_init(syncq_queue_single_lock *q, const char *lock_name);
+int syncq_queue_single_lock_destroy(syncq_queue_single_lock *q);
+int syncq_queue_single_lock_enqueue(syncq_queue_single_lock *q, void *item);
+int syncq_queue_single_lock_dequeue(syncq_queue_single_lock *q, void **item);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,47 @@
+/*
+ * syncq/queue/naive_ring.h — the naive lockless ring of 004 §II-B: reserve
+ * an index by CAS on a counter, then write (or read) the cell. Lockless but
+ * blocking: an operation that finds its cell not yet written (or not yet
+ * emptied) by the thread that reserved it before waits for that thread.
+ * The baseline NBLFQ replaces. Contract: src/queue/naive_ring.c.
+ */
+#ifndef SYNCQ_QUEUE_NAIVE_RING_H
+#define SYNCQ_QUEUE_NAIVE_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_queue_naive_ring_cell {
+  _Atomic(uint64_t) turn; /* index whose operation may use the cell: enqueue i waits for i, dequeue i for i + 1 */
+  void *data;             /* the item, published by turn */
+} syncq_queue_naive_ring_cell;
+
+typedef struct syncq_queue_naive_ring {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head; /* next index to enqueue (authoritative) */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* next index to dequeue */
+  SYNCQ_CACHELINE_ALIGNED uint64_t mask;          /* S - 1, read-only after init */
+  uint64_t magic;
+  /* the S cells (syncq_queue_naive_ring_cell) follow the header */
+} syncq_queue_naive_ring;
+
+#define SYNCQ_QUEUE_NAIVE_RING_BYTES(capacity) \
+  (sizeof(syncq_queue_naive_ring) + (size_t)(capacity) * sizeof(syncq_queue_naive_ring_cell))
+
+/* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
+int syncq_queue_naive_ring_bytes(size_t capacity, size_t *bytes);
+/* SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity. */
+int syncq_queue_naive_ring_init(syncq_queue_naive_ring *q, size_t capacity);
+int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q);              /* EINVAL: NULL */
+int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item);  /* OK, FULL, EINVAL */
+int syncq_queue_naive_ring_dequeue(syncq_queue_naive_ring *q, void **item); /* OK, EMPTY, EINVAL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,66 @@
+/*
+ * syncq/queue/nblfq.h — NBLFQ, the lock-free bounded MPMC queue of 004 with 48+16-bit tagged cells.
+ *
+ * Typed API on caller-provided storage: a header followed by the ring of
+ * S = capacity cells of 8 bytes. Size it with syncq_queue_nblfq_bytes() or,
+ * for static or stack storage, SYNCQ_QUEUE_NBLFQ_BYTES(capacity), aligned to
+ * _Alignof(syncq_queue_nblfq) (one cache line):
+ *
+ *   static SYNCQ_CACHELINE_ALIGNED unsigned char buf[SYNCQ_QUEUE_NBLFQ_BYTES(1024)];
+ *   syncq_queue_nblfq *q = (syncq_queue_nblfq *)(void *)buf;
+ *   syncq_queue_nblfq_init(q, 1024);
+ *
+ * Never allocates; async-signal-safe; the storage holds no internal pointers,
+ * so it may live in memory shared between processes. Contract and details:
+ * src/queue/nblfq.c.
+ */
+#ifndef SYNCQ_QUEUE_NBLFQ_H
+#define SYNCQ_QUEUE_NBLFQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_queue_nblfq {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head; /* hint: where enqueue starts looking */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* hint: where dequeue starts looking */
+  SYNCQ_CACHELINE_ALIGNED uint64_t mask;          /* S - 1, read-only after init */
+  uint64_t magic;                                 /* set by init, cleared by destroy */
+  /* the S cells follow the header */
+} syncq_queue_nblfq;
+
+/* Bytes of storage (header + ring) for a queue of the given capacity. */
+#define SYNCQ_QUEUE_NBLFQ_BYTES(capacity) (sizeof(syncq_queue_nblfq) + (size_t)(capacity) * 8)
+
+/* The same, checked: SYNCQ_EINVAL for a NULL bytes, a capacity that is not
+ * a power of two >= 2, or one whose size overflows size_t. */
+int syncq_queue_nblfq_bytes(size_t capacity, size_t *bytes);
+
+/* Initialise storage of syncq_queue_nblfq_bytes(capacity) bytes to an empty
+ * queue. SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity
+ */
+int syncq_queue_nblfq_init(syncq_queue_nblfq *q, size_t capacity);
+
+/* SYNCQ_EINVAL for NULL or a queue that was not initialised. */
+int syncq_queue_nblfq_destroy(syncq_queue_nblfq *q);
+
+/* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL queue or item,
+ * or an item whose address does not fit in 48 bits
+ */
+int syncq_queue_nblfq_enqueue(syncq_queue_nblfq *q, void *item);
+
+/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL. */
+int syncq_queue_nblfq_dequeue(syncq_queue_nblfq *q, void **item);
+
+/* The capacity given to init (0 for NULL). */
+size_t syncq_queue_nblfq_capacity(const syncq_queue_nblfq *q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

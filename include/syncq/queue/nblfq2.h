@@ -1,0 +1,66 @@
+/*
+ * syncq/queue/nblfq2.h — NBLFQ2, NBLFQ with double-width cells (pointer word + 64-bit counter word).
+ *
+ * Typed API on caller-provided storage: a header followed by the ring of
+ * S = capacity cells of 16 bytes. Size it with syncq_queue_nblfq2_bytes() or,
+ * for static or stack storage, SYNCQ_QUEUE_NBLFQ2_BYTES(capacity), aligned to
+ * _Alignof(syncq_queue_nblfq2) (one cache line):
+ *
+ *   static SYNCQ_CACHELINE_ALIGNED unsigned char buf[SYNCQ_QUEUE_NBLFQ2_BYTES(1024)];
+ *   syncq_queue_nblfq2 *q = (syncq_queue_nblfq2 *)(void *)buf;
+ *   syncq_queue_nblfq2_init(q, 1024);
+ *
+ * Never allocates; async-signal-safe; the storage holds no internal pointers,
+ * so it may live in memory shared between processes. Contract and details:
+ * src/queue/nblfq2.c.
+ */
+#ifndef SYNCQ_QUEUE_NBLFQ2_H
+#define SYNCQ_QUEUE_NBLFQ2_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_queue_nblfq2 {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head; /* hint: where enqueue starts looking */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* hint: where dequeue starts looking */
+  SYNCQ_CACHELINE_ALIGNED uint64_t mask;          /* S - 1, read-only after init */
+  uint64_t magic;                                 /* set by init, cleared by destroy */
+  /* the S cells follow the header */
+} syncq_queue_nblfq2;
+
+/* Bytes of storage (header + ring) for a queue of the given capacity. */
+#define SYNCQ_QUEUE_NBLFQ2_BYTES(capacity) (sizeof(syncq_queue_nblfq2) + (size_t)(capacity) * 16)
+
+/* The same, checked: SYNCQ_EINVAL for a NULL bytes, a capacity that is not
+ * a power of two >= 2, or one whose size overflows size_t. */
+int syncq_queue_nblfq2_bytes(size_t capacity, size_t *bytes);
+
+/* Initialise storage of syncq_queue_nblfq2_bytes(capacity) bytes to an empty
+ * queue. SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity;
+ * SYNCQ_ENOTSUP when the CPU has no double-width CAS
+ */
+int syncq_queue_nblfq2_init(syncq_queue_nblfq2 *q, size_t capacity);
+
+/* SYNCQ_EINVAL for NULL or a queue that was not initialised. */
+int syncq_queue_nblfq2_destroy(syncq_queue_nblfq2 *q);
+
+/* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL queue or item
+ */
+int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item);
+
+/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL. */
+int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item);
+
+/* The capacity given to init (0 for NULL). */
+size_t syncq_queue_nblfq2_capacity(const syncq_queue_nblfq2 *q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,48 @@
+/*
+ * syncq/queue/scq.h — SCQ, Nikolaev's scalable circular queue (DISC 2019):
+ * a ring of 2n entries of (cycle, is-safe, index) taken with fetch-and-add
+ * on Head and Tail, single-width CAS only; pointers are carried through two
+ * SCQs of indices (allocated and free) and an array of n data slots.
+ * Contract: src/queue/scq.c.
+ */
+#ifndef SYNCQ_QUEUE_SCQ_H
+#define SYNCQ_QUEUE_SCQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One ring of indices (2n entries follow the queue header, see below). */
+typedef struct syncq_queue_scq_ring {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail;
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head;
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) threshold; /* < 0: empty */
+} syncq_queue_scq_ring;
+
+typedef struct syncq_queue_scq {
+  syncq_queue_scq_ring aq; /* indices of slots holding items (first member: alignment) */
+  syncq_queue_scq_ring fq; /* indices of free slots */
+  SYNCQ_CACHELINE_ALIGNED uint64_t n; /* capacity, read-only after init */
+  uint32_t order;                     /* log2(2n) */
+  uint64_t magic;
+  /* follow: aq's 2n entries, fq's 2n entries, n data slots (8 bytes each) */
+} syncq_queue_scq;
+
+#define SYNCQ_QUEUE_SCQ_BYTES(capacity) (sizeof(syncq_queue_scq) + (size_t)(capacity) * 5 * sizeof(uint64_t))
+
+/* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
+int syncq_queue_scq_bytes(size_t capacity, size_t *bytes);
+int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity); /* EINVAL: NULL, misaligned, capacity */
+int syncq_queue_scq_destroy(syncq_queue_scq *q);
+int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item);   /* OK, FULL, EINVAL */
+int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item);  /* OK, EMPTY, EINVAL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,47 @@
+/*
+ * syncq/queue/vyukov.h — Vyukov's bounded MPMC queue: a ring of cells each
+ * carrying a sequence number that says whose turn the cell is; a producer
+ * (consumer) claims a position by CAS on the enqueue (dequeue) counter,
+ * then fills (empties) the cell and publishes the next sequence number.
+ * Contract: src/queue/vyukov.c.
+ */
+#ifndef SYNCQ_QUEUE_VYUKOV_H
+#define SYNCQ_QUEUE_VYUKOV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_queue_vyukov_cell {
+  _Atomic(uint64_t) seq; /* position this cell waits for (enqueue: pos, dequeue: pos + 1) */
+  void *data;            /* the item; published by seq */
+} syncq_queue_vyukov_cell;
+
+typedef struct syncq_queue_vyukov {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) enqueue_pos;
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) dequeue_pos;
+  SYNCQ_CACHELINE_ALIGNED uint64_t mask; /* S - 1, read-only after init */
+  uint64_t magic;
+  /* the S cells (syncq_queue_vyukov_cell) follow the header */
+} syncq_queue_vyukov;
+
+#define SYNCQ_QUEUE_VYUKOV_BYTES(capacity) \
+  (sizeof(syncq_queue_vyukov) + (size_t)(capacity) * sizeof(syncq_queue_vyukov_cell))
+
+/* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
+int syncq_queue_vyukov_bytes(size_t capacity, size_t *bytes);
+/* SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity. */
+int syncq_queue_vyukov_init(syncq_queue_vyukov *q, size_t capacity);
+int syncq_queue_vyukov_destroy(syncq_queue_vyukov *q);              /* EINVAL: NULL */
+int syncq_queue_vyukov_enqueue(syncq_queue_vyukov *q, void *item);  /* OK, FULL, EINVAL */
+int syncq_queue_vyukov_dequeue(syncq_queue_vyukov *q, void **item); /* OK, EMPTY, EINVAL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,92 @@
+/*
+ * syncq/stack.h — LIFO stacks: the generic API and the family's ops table.
+ *
+ * A stack holds non-NULL `void *` items. push() returns SYNCQ_OK, or
+ * SYNCQ_ENOMEM when the stack's node pool (sized at init by
+ * syncq_stack_config.capacity) has no free node; the stack is unchanged
+ * then. pop() returns SYNCQ_OK with the item, or SYNCQ_EMPTY.
+ *
+ * The algorithms (001 §4.2 and the references it cites):
+ *   "lock"           single lock around a linked list  syncq/stack/lock.h
+ *   "treiber"        Treiber 1986: CAS on a tagged Top  syncq/stack/treiber.h
+ *   "herlihy"        Herlihy 1993, optimized as in 001 §4.2: each operation
+ *                    builds a private copy of Top and swings a shared
+ *                    pointer to it                       syncq/stack/herlihy.h
+ *   "treiber-hp"     Treiber with hazard pointers (Michael 2004), malloc'd
+ *                    nodes, unbounded                    syncq/stack/treiber_hp.h
+ *   "elimination"    elimination-backoff stack (Hendler, Shavit &
+ *                    Yerushalmi 2004)                    syncq/stack/elimination.h
+ *
+ * Every algorithm but "treiber-hp" allocates its node pool at init and
+ * never after (nodes are type-stable: recycled, never freed, until
+ * destroy); "treiber-hp" allocates a node per push and frees it through
+ * hazard pointers (SYNCQ_PROP_ALLOCATES, not SYNCQ_PROP_BOUNDED). Typed APIs
+ * (syncq_stack_<algo>_*) work on caller-provided storage for the structure
+ * itself; the generic API looks an algorithm up by name and allocates.
+ */
+#ifndef SYNCQ_STACK_H
+#define SYNCQ_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/registry.h"
+#include "syncq/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Nodes in the pool when the config leaves capacity 0. */
+#define SYNCQ_STACK_DEFAULT_CAPACITY 65536u
+/* Largest capacity any stack accepts (node indices are 32-bit). */
+#define SYNCQ_STACK_MAX_CAPACITY (1u << 28)
+/* Threads that may operate at once when the config leaves max_threads 0. */
+#define SYNCQ_STACK_DEFAULT_THREADS 256u
+/* Largest max_threads. */
+#define SYNCQ_STACK_MAX_THREADS 65536u
+
+/* Options of a stack at init; a NULL config means the defaults. */
+typedef struct syncq_stack_config {
+  uint32_t capacity;    /* most items held at once (nodes in the pool); 0: default; > MAX: EINVAL */
+  uint32_t max_threads; /* threads operating at once (Herlihy's private copies); 0: default; > MAX: EINVAL */
+  const char *lock;     /* lock-based stacks: the lock's registry name; NULL: "ttas" (001 §4) */
+} syncq_stack_config;
+
+/* The stack family's ops table (syncq_algo.ops of a stack). Every function
+ * returns a syncq_status and validates its pointers (SYNCQ_EINVAL). */
+typedef struct syncq_stack_ops {
+  size_t size;  /* bytes of one stack */
+  size_t align; /* its alignment */
+  /* SYNCQ_EINVAL (NULL s, bad config), SYNCQ_ENOMEM (pool allocation),
+   * SYNCQ_ENOENT (lock-based: no such lock registered), SYNCQ_ENOTSUP. */
+  int (*init)(void *s, const syncq_stack_config *cfg);
+  int (*destroy)(void *s); /* frees the pool; items still held are dropped */
+  int (*push)(void *s, void *item);   /* SYNCQ_OK, SYNCQ_ENOMEM; EINVAL: NULL s or item */
+  /* SYNCQ_OK, SYNCQ_EMPTY; EINVAL: NULL s or item; ENOMEM only from
+   * algorithms that allocate (a hazard record could not be allocated) */
+  int (*pop)(void *s, void **item);
+} syncq_stack_ops;
+
+extern const syncq_algo syncq_stack_lock_algo;
+extern const syncq_algo syncq_stack_treiber_algo;
+extern const syncq_algo syncq_stack_herlihy_algo;
+extern const syncq_algo syncq_stack_treiber_hp_algo;
+extern const syncq_algo syncq_stack_elimination_algo;
+
+/* A stack of any registered algorithm, allocated by syncq_stack_create. */
+typedef struct syncq_stack syncq_stack;
+
+/* Create a stack of the named algorithm (cfg may be NULL). SYNCQ_EINVAL for
+ * NULL algo or out, SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the
+ * algorithm's init status. */
+int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_stack **out);
+int syncq_stack_destroy(syncq_stack *s);               /* EINVAL: NULL */
+int syncq_stack_push(syncq_stack *s, void *item);      /* OK, ENOMEM; EINVAL: NULL */
+int syncq_stack_pop(syncq_stack *s, void **item);      /* OK, EMPTY; EINVAL: NULL */
+const syncq_algo *syncq_stack_algo(const syncq_stack *s); /* NULL for NULL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_STACK_H */

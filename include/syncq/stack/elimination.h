@@ -1,0 +1,52 @@
+/*
+ * syncq/stack/elimination.h — the elimination-backoff stack (Hendler,
+ * Shavit & Yerushalmi 2004): Treiber's stack whose backoff after a failed
+ * CAS is a visit to an elimination array, where a push and a pop that meet
+ * exchange the item and both finish without touching Top. Lock-free.
+ * Needs a double-width CAS (SYNCQ_ENOTSUP otherwise).
+ */
+#ifndef SYNCQ_STACK_ELIMINATION_H
+#define SYNCQ_STACK_ELIMINATION_H
+
+#include <stdint.h>
+
+#include "syncq/pr.h"
+#include "syncq/reclaim.h"
+#include "syncq/stack.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct syncq_stack_elimination_node;
+
+/* One exchanger slot: lo = the offered item (0 for a pop), hi = stamp << 2 | state. */
+typedef struct syncq_stack_elimination_slot {
+  SYNCQ_CACHELINE_ALIGNED syncq_pr_dw_atomic x;
+} syncq_stack_elimination_slot;
+
+typedef struct syncq_stack_elimination {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) top; /* version << 32 | (node index + 1) */
+  SYNCQ_CACHELINE_ALIGNED struct syncq_stack_elimination_node *nodes; /* read-only after init */
+  syncq_stack_elimination_slot *slots; /* the elimination array */
+  uint32_t nslots;
+  int eliminate_first; /* visit the array before Top (see below) */
+  SYNCQ_CACHELINE_ALIGNED syncq_freelist free;
+} syncq_stack_elimination;
+
+/* The elimination array has clamp(max_threads / 2, 1, 16) slots. */
+int syncq_stack_elimination_init(syncq_stack_elimination *s, const syncq_stack_config *cfg);
+int syncq_stack_elimination_destroy(syncq_stack_elimination *s);
+int syncq_stack_elimination_push(syncq_stack_elimination *s, void *item); /* OK, ENOMEM, EINVAL */
+int syncq_stack_elimination_pop(syncq_stack_elimination *s, void **item); /* OK, EMPTY, EINVAL */
+
+/* Policy (default off, set before the stack is shared): when on, every
+ * operation first visits the elimination array briefly, then Top, as
+ * under very high contention; the validation driver uses it to exercise
+ * the exchanges, which two cores rarely reach. SYNCQ_EINVAL for NULL. */
+int syncq_stack_elimination_set_eliminate_first(syncq_stack_elimination *s, int on);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,40 @@
+/*
+ * syncq/stack/lock.h — the single-lock stack of 001 §4.2: a linked list
+ * with a Top pointer, every push and pop under one lock taken from the
+ * lock registry by name (default "ttas", 001's test-and-test-and-set lock
+ * with bounded exponential backoff). Blocking.
+ */
+#ifndef SYNCQ_STACK_LOCK_H
+#define SYNCQ_STACK_LOCK_H
+
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/pr.h"
+#include "syncq/stack.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct syncq_stack_lock_node;
+
+typedef struct syncq_stack_lock {
+  SYNCQ_CACHELINE_ALIGNED void *lock;   /* the lock's storage (aligned allocation) */
+  const syncq_lock_ops *lock_ops;
+  const syncq_algo *lock_algo;
+  struct syncq_stack_lock_node *nodes;  /* capacity nodes */
+  uint32_t top;                         /* index + 1, 0 when empty; guarded by lock */
+  uint32_t free_head;                   /* free nodes, linked by next; guarded by lock */
+} syncq_stack_lock;
+
+/* SYNCQ_ENOENT when cfg->lock (default "ttas") is not registered. */
+int syncq_stack_lock_init(syncq_stack_lock *s, const syncq_stack_config *cfg);
+int syncq_stack_lock_destroy(syncq_stack_lock *s);
+int syncq_stack_lock_push(syncq_stack_lock *s, void *item);  /* OK, ENOMEM, EINVAL */
+int syncq_stack_lock_pop(syncq_stack_lock *s, void **item);  /* OK, EMPTY, EINVAL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,38 @@
+/*
+ * syncq/stack/treiber.h — Treiber's non-blocking stack (Treiber 1986; the
+ * stack of 001 §4.2): a linked list whose Top is swung by CAS. Top holds a
+ * node index and a 32-bit version, so a pop that read a stale Top cannot
+ * succeed (the ABA defence of tagged pointers); nodes come from a tagged
+ * free list of type-stable nodes (syncq/reclaim.h). Lock-free. Needs a
+ * double-width CAS (the free list's): SYNCQ_ENOTSUP otherwise.
+ */
+#ifndef SYNCQ_STACK_TREIBER_H
+#define SYNCQ_STACK_TREIBER_H
+
+#include <stdint.h>
+
+#include "syncq/pr.h"
+#include "syncq/stack.h"
+#include "syncq/reclaim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct syncq_stack_treiber_node;
+
+typedef struct syncq_stack_treiber {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) top; /* version << 32 | (node index + 1); 0 index = empty */
+  SYNCQ_CACHELINE_ALIGNED struct syncq_stack_treiber_node *nodes; /* read-only after init */
+  SYNCQ_CACHELINE_ALIGNED syncq_freelist free; /* the free nodes (syncq/reclaim.h) */
+} syncq_stack_treiber;
+
+int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack_config *cfg);
+int syncq_stack_treiber_destroy(syncq_stack_treiber *s);
+int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item);   /* OK, ENOMEM, EINVAL */
+int syncq_stack_treiber_pop(syncq_stack_treiber *s, void **item);   /* OK, EMPTY, EINVAL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,33 @@
+/*
+ * syncq/stack/treiber_hp.h — Treiber's stack with hazard pointers (Michael
+ * 2004) instead of a type-stable pool: every push allocates its node,
+ * every pop retires it, and a node goes back to the allocator once no
+ * hazard pointer holds it; a hazard pointer on the node a pop is about to
+ * swing past also rules out ABA. Lock-free (but push calls malloc).
+ */
+#ifndef SYNCQ_STACK_TREIBER_HP_H
+#define SYNCQ_STACK_TREIBER_HP_H
+
+#include "syncq/pr.h"
+#include "syncq/reclaim.h"
+#include "syncq/stack.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_stack_treiber_hp {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(void *) top; /* the top node, NULL when empty */
+  SYNCQ_CACHELINE_ALIGNED syncq_hp_domain *hp; /* read-only after init */
+} syncq_stack_treiber_hp;
+
+/* cfg->capacity is ignored: the stack is bounded by memory only. */
+int syncq_stack_treiber_hp_init(syncq_stack_treiber_hp *s, const syncq_stack_config *cfg);
+int syncq_stack_treiber_hp_destroy(syncq_stack_treiber_hp *s);               /* frees held nodes */
+int syncq_stack_treiber_hp_push(syncq_stack_treiber_hp *s, void *item);      /* OK, ENOMEM, EINVAL */
+int syncq_stack_treiber_hp_pop(syncq_stack_treiber_hp *s, void **item);      /* OK, EMPTY, ENOMEM, EINVAL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,125 @@
+/*
+ * syncq/wait.h — waiting disciplines: how a thread waits for a lock or a
+ * barrier (003 §3.4; Karlin et al. 1991 for competitive spinning).
+ *
+ *   SYNCQ_WAIT_SPIN         busy-wait (the algorithm adds its own backoff:
+ *                           exponential for TAS/TTAS, proportional for the
+ *                           ticket lock), never gives up the processor
+ *   SYNCQ_WAIT_YIELD        sched_yield() between checks
+ *   SYNCQ_WAIT_BLOCK        immediate blocking: sleep on a futex as soon as
+ *                           the wait is found necessary
+ *   SYNCQ_WAIT_COMPETITIVE  spin for about one context-switch time, then
+ *                           block; the limit is measured once per process
+ *                           (syncq_wait_calibrate) and can be queried. At a
+ *                           barrier the spin time is proportional to the
+ *                           threads not yet arrived, as 003 does.
+ *
+ * One mechanism, used by every lock and barrier: a waiter waits for a
+ * 32-bit word to change from a value it saw (syncq_waiter_pause, called in
+ * the algorithm's own check loop), and whoever changes the word calls
+ * syncq_wait_wake afterwards. Blocking waiters announce themselves in a
+ * `sleepers` counter that lives in the lock or barrier object (which
+ * outlives every per-thread record), so a wake costs one load when nobody
+ * sleeps. The ordering is Dekker's: the waiter increments sleepers, then
+ * the kernel re-checks the word; the waker changes the word, then loads
+ * sleepers; all four accesses are seq_cst, so at least one side sees the
+ * other and no wake-up is lost.
+ */
+#ifndef SYNCQ_WAIT_H
+#define SYNCQ_WAIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+#include "syncq/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum syncq_wait_discipline {
+  SYNCQ_WAIT_DEFAULT = 0, /* the algorithm's own default (in configs) */
+  SYNCQ_WAIT_SPIN = 1,
+  SYNCQ_WAIT_YIELD = 2,
+  SYNCQ_WAIT_BLOCK = 3,
+  SYNCQ_WAIT_COMPETITIVE = 4
+} syncq_wait_discipline;
+
+/* Number of disciplines including DEFAULT (valid values are 0 .. COUNT-1). */
+#define SYNCQ_WAIT_COUNT 5
+
+/* SYNCQ_OK for a known discipline (DEFAULT included), SYNCQ_EINVAL else. */
+int syncq_wait_check(int discipline);
+
+/* "default", "spin", "yield", "block", "competitive"; NULL when unknown. */
+const char *syncq_wait_name(int discipline);
+
+/* Parse a name of syncq_wait_name. SYNCQ_EINVAL for NULL arguments,
+ * SYNCQ_ENOENT for an unknown name. */
+int syncq_wait_from_name(const char *name, int *out);
+
+/* True for the disciplines that may sleep (BLOCK, COMPETITIVE): their
+ * wakers must call syncq_wait_wake. */
+static inline bool syncq_wait_may_sleep(int discipline) {
+  return discipline == SYNCQ_WAIT_BLOCK || discipline == SYNCQ_WAIT_COMPETITIVE;
+}
+
+/* Measure (once per process; later calls return the first result) the cost
+ * of one context switch: two threads on one processor hand a futex word
+ * back and forth. Returns it in ns, clamped to [1 us, 200 us]; the
+ * competitive spin limit. Thread-safe. */
+uint64_t syncq_wait_calibrate(void);
+
+/* The competitive spin limit in ns (calibrates on first call). */
+uint64_t syncq_wait_spin_limit_ns(void);
+
+/* The state of one wait (one acquisition attempt, one barrier episode). */
+typedef struct syncq_waiter {
+  int discipline;         /* SPIN .. COMPETITIVE (DEFAULT is not allowed here) */
+  bool process_shared;    /* futexes across processes */
+  uint64_t spin_limit_ns; /* COMPETITIVE: spin this long before blocking */
+  uint64_t started_ns;    /* first pause (0: not yet) */
+  uint32_t pauses;        /* pauses so far */
+} syncq_waiter;
+
+/* Start a wait. spin_limit_ns is used by COMPETITIVE only (pass
+ * syncq_wait_spin_limit_ns(), or a multiple of it at barriers). */
+static inline void syncq_waiter_init(syncq_waiter *w, int discipline, bool process_shared,
+                                     uint64_t spin_limit_ns) {
+  w->discipline = discipline;
+  w->process_shared = process_shared;
+  w->spin_limit_ns = spin_limit_ns;
+  w->started_ns = 0;
+  w->pauses = 0;
+}
+
+/* One step of waiting for *word to differ from `seen`: SPIN relaxes the
+ * core once; YIELD yields; BLOCK sleeps on the futex (sleepers counted in
+ * *sleepers) until woken or the word differs; COMPETITIVE spins until
+ * spin_limit_ns has passed since the first pause, then blocks. Spurious
+ * returns are allowed: callers re-check their condition in a loop. Counts
+ * yields and blocks in the thread's syncq_stats. */
+void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
+                        _Atomic(uint32_t) *sleepers);
+
+/* Wake up to n (n <= 0: all) threads sleeping on word: a futex system
+ * call. Locks and barriers call syncq_wait_wake, which skips it when nobody
+ * sleeps. */
+void syncq_wait_futex_wake(_Atomic(uint32_t) *word, int n, bool process_shared);
+
+/* After changing *word (with a seq_cst store or read-modify-write): wake up
+ * to n (n <= 0: all) threads sleeping on it, if the discipline may sleep
+ * and someone does. */
+static inline void syncq_wait_wake(int discipline, _Atomic(uint32_t) *word,
+                                   _Atomic(uint32_t) *sleepers, int n, bool process_shared) {
+  if (!syncq_wait_may_sleep(discipline)) return;
+  /* seq_cst: the Dekker pair with the waiter's increment of sleepers (see
+   * the header comment); the caller's change of *word was seq_cst too. */
+  if (atomic_load(sleepers) != 0) syncq_wait_futex_wake(word, n, process_shared);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_WAIT_H */

@@ -1,0 +1,212 @@
+/*
+ * np99_locks.c — np99-locks: 003 §4.2, Figure 5 (the lock half).
+ *
+ * The micro-benchmark of Figure 2 (np99_common.h) where synchronize() is an
+ * enqueue or a dequeue (alternating, starting with an enqueue) on a shared
+ * FIFO queue protected by a lock: every lock in the registry, each with its
+ * default waiting discipline (busy-waiting for the spin locks, as 003 §4.2
+ * measures them). The queue is a small private array ring inside this
+ * experiment (what 003 protects with its locks); the lock-free queues of
+ * Figure 5 join when the queue family lands. Work loops 5 us +-20%.
+ *
+ * Threads sweep 1..the processing units: 003 runs one process per
+ * processor here (multiprogramming is §5, np99-mp-*); busy-waiting FIFO
+ * locks with more threads than processors hand the lock to preempted
+ * threads, which locks-cost measures separately.
+ * After each run the queue must hold exactly what went in minus what came
+ * out, with the same checksum: a lost or duplicated item aborts.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lab.h"
+#include "np99_common.h"
+#include "syncq/clock.h"
+#include "syncq/lock.h"
+#include "syncq/platform.h"
+#include "syncq/wait.h"
+
+#define QCAP 1024u   /* ring capacity (power of two) */
+#define QPREFILL 512u /* items in the queue at the start: dequeues never find it empty */
+#define NS_PER_MS 1e6
+
+typedef struct np99_lock_point {
+  const syncq_algo *algo;
+  int threads;
+  uint64_t iterations;
+  uint64_t work_ns;
+} np99_lock_point;
+
+/* The protected queue: plain fields, guarded by the lock. */
+typedef struct locked_queue {
+  uint64_t head, tail; /* dequeue at head, enqueue at tail */
+  uint64_t slot[QCAP];
+} locked_queue;
+
+typedef struct np99_lock_run {
+  const np99_lock_point *pt;
+  const syncq_lock_ops *ops;
+  void *lock;
+  locked_queue *q;
+  _Atomic(int) errors;
+  _Atomic(uint64_t) enq_sum, deq_sum; /* checksums of values moved */
+} np99_lock_run;
+
+static void lock_worker(lab_worker *w) {
+  np99_lock_run *run = w->arg;
+  uint64_t n = np99_share(run->pt->iterations, w->id, w->n);
+  uint64_t seed = np99_seed(w->id);
+  uint64_t enq = 0, deq = 0;
+  syncq_lock_node node;
+  for (uint64_t i = 0; i < n; i++) {
+    syncq_delay_ns(np99_work_time(run->pt->work_ns, &seed));
+    if (run->ops->lock(run->lock, &node) != SYNCQ_OK) {
+      atomic_fetch_add(&run->errors, 1);
+      continue;
+    }
+    locked_queue *q = run->q;
+    if ((i & 1u) == 0) {
+      uint64_t v = ((uint64_t)w->id << 40) | i;
+      if (q->tail - q->head < QCAP) {
+        q->slot[q->tail++ % QCAP] = v;
+        enq += v;
+      } else {
+        atomic_fetch_add(&run->errors, 1);
+      }
+    } else {
+      if (q->tail != q->head)
+        deq += q->slot[q->head++ % QCAP];
+      else
+        atomic_fetch_add(&run->errors, 1);
+    }
+    run->ops->unlock(run->lock, &node);
+  }
+  /* relaxed: read after lab_team_run joined the team */
+  atomic_fetch_add_explicit(&run->enq_sum, enq, memory_order_relaxed);
+  atomic_fetch_add_explicit(&run->deq_sum, deq, memory_order_relaxed);
+}
+
+static int lock_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
+  const np99_lock_point *pt = arg;
+  const syncq_lock_ops *ops = pt->algo->ops;
+  void *l = syncq_alloc_aligned(ops->size, ops->align);
+  locked_queue *q = calloc(1, sizeof *q);
+  syncq_lock_config cfg = {(unsigned)pt->threads, SYNCQ_WAIT_DEFAULT, false};
+  if (l == NULL || q == NULL || ops->init(l, &cfg) != SYNCQ_OK) {
+    free(l);
+    free(q);
+    lab_fail(ctx, "cannot create a %s lock", pt->algo->name);
+    return -1;
+  }
+  uint64_t pre = 0;
+  for (uint64_t i = 0; i < QPREFILL; i++) {
+    q->slot[q->tail++] = (1ull << 63) | i;
+    pre += (1ull << 63) | i;
+  }
+  np99_lock_run *run = syncq_alloc_aligned(sizeof *run, _Alignof(np99_lock_run));
+  if (run == NULL) {
+    ops->destroy(l);
+    free(l);
+    free(q);
+    lab_fail(ctx, "out of memory");
+    return -1;
+  }
+  run->pt = pt;
+  run->ops = ops;
+  run->lock = l;
+  run->q = q;
+  atomic_init(&run->errors, 0);
+  atomic_init(&run->enq_sum, 0);
+  atomic_init(&run->deq_sum, 0);
+  uint64_t ns;
+  int rc = lab_team_run(ctx, pt->threads, lock_worker, run, NULL, &ns, &out->stats);
+  uint64_t left = 0;
+  for (uint64_t k = q->head; k != q->tail; k++) left += q->slot[k % QCAP];
+  bool ok = atomic_load(&run->errors) == 0 && pre + atomic_load(&run->enq_sum) - atomic_load(&run->deq_sum) == left;
+  ops->destroy(l);
+  free(l);
+  free(q);
+  free(run);
+  if (rc != 0) return -1;
+  if (!ok) {
+    lab_fail(ctx, "%s: the queue lost or duplicated items (mutual exclusion failed)", pt->algo->name);
+    return -1;
+  }
+  out->value = (double)ns / NS_PER_MS;
+  out->ops = pt->iterations;
+  return 0;
+}
+
+static int np99_locks_run_exp(lab_ctx *ctx) {
+  const syncq_algo *algos[LAB_MAX_VARIANTS];
+  int nalgos = syncq_registry_list(SYNCQ_FAMILY_LOCK, algos, LAB_MAX_VARIANTS);
+  if (nalgos > LAB_MAX_VARIANTS) nalgos = LAB_MAX_VARIANTS;
+  int threads[LAB_MAX_THREADS_LIST];
+  int nt = lab_threads(ctx, threads, LAB_MAX_THREADS_LIST);
+  int pus = lab_pus(ctx);
+  uint64_t iters = lab_by_size(ctx, 2000, 20000, 200000, NP99_ITER_FULL);
+
+  lab_begin(ctx,
+            "Each of p threads runs N/p iterations of work(); then an enqueue or a dequeue "
+            "(alternating) on a shared FIFO queue under the lock (003 Figure 2, §4.2). work() is "
+            "a calibrated busy loop of mean %llu ns +-%d%%; N=%llu. The queue is a %u-slot "
+            "array ring pre-filled with %u items, protected by each registered lock with its "
+            "default waiting discipline. Time is the whole loop, barrier to barrier; threads "
+            "up to the processing units (one per processor, as 003). The lock-free queues of "
+            "Figure 5 join when the queue family lands.",
+            (unsigned long long)NP99_WORK_5US_NS, NP99_IMBALANCE_PCT, (unsigned long long)iters, QCAP, QPREFILL);
+  lab_note(ctx, "competitive spin limit (one measured context switch): %llu ns",
+           (unsigned long long)syncq_wait_spin_limit_ns());
+
+  np99_lock_point pts[LAB_MAX_VARIANTS];
+  for (int t = 0; t < nt; t++) {
+    if (threads[t] > pus) continue; /* see the header comment */
+    lab_group g;
+    memset(&g, 0, sizeof g);
+    lab_group_param(&g, "threads", threads[t]);
+    lab_group_param(&g, "work_ns", (double)NP99_WORK_5US_NS);
+    g.metric = "time";
+    g.unit = "ms";
+    g.sample = lock_sample;
+    g.normalize_to = "pthread-mutex";
+    for (int a = 0; a < nalgos; a++) {
+      pts[a] = (np99_lock_point){algos[a], threads[t], iters, NP99_WORK_5US_NS};
+      g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};
+    }
+    if (lab_run_group(ctx, &g) != 0) return -1;
+  }
+  return 0;
+}
+
+static const lab_claim np99_locks_claims[] = {
+  {"The queue lock is the best lock: with contention the array queue lock (fetch-and-add "
+   "form) beats the test-and-set and the ticket lock (003 §4.2, Figure 5).",
+   "{\"op\":\"all\",\"rules\":["
+   "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"array-faa\",\"den\":\"tas\","
+   "\"where\":{\"work_ns\":5000},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2},"
+   "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"array-faa\",\"den\":\"ticket\","
+   "\"where\":{\"work_ns\":5000},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}]}"},
+  {"Locks whose atomic step is an LL-SC loop do worse than their fetchop forms: the array "
+   "queue lock taking its place by fetch-and-add beats the one taking it by a CAS loop "
+   "(003 §4.2, Figure 5).",
+   "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"array-faa\",\"den\":\"array-cas\","
+   "\"where\":{\"work_ns\":5000},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}"},
+  {"Non-blocking queues (MS best, then PLJ, then Valois) beat the locks with cacheable "
+   "variables beyond 8 processors (003 §4.2, Figure 5).",
+   "{\"op\":\"not_measurable\",\"why\":\"the lock-free queues join np99-locks with the queue "
+   "family; this machine has 2 processors, below the paper's 8-processor crossover\"}"},
+};
+
+const lab_experiment lab_exp_np99_locks = {
+  .name = "np99-locks",
+  .paper = "003 Nikolopoulos & Papatheodorou 1999, §4.2",
+  .figure = "Figure 5 (locks)",
+  .title = "A FIFO queue protected by each lock (spin locks, queue locks, mutexes)",
+  .x = "threads",
+  .log_y = true,
+  .claims = np99_locks_claims,
+  .nclaims = sizeof np99_locks_claims / sizeof np99_locks_claims[0],
+  .uses_registry = true,
+  .family = SYNCQ_FAMILY_LOCK,
+  .run = np99_locks_run_exp,
+};

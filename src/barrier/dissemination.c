@@ -1,0 +1,107 @@
+/*
+ * dissemination.c — the dissemination barrier.
+ *
+ * Contract
+ *   Source:      Hensgen, Finkel & Manber 1988; Mellor-Crummey & Scott
+ *                1991 §3.2, Figure 10 (two sets of flags by parity, sense
+ *                flipped every second episode, so flags are never reset).
+ *   Progress:    blocking.
+ *   Atomics:     no read-modify-write: per episode ceil(log2 P) stores to
+ *                partners' flags and as many loads of own flags.
+ *   Memory:      init allocates P x 2 x ceil(log2 P) cache lines (flags)
+ *                + P cache lines (per-thread parity and sense).
+ *   Signal-safe: no. Process-shared: no (SYNCQ_ENOTSUP).
+ *   Waiting:     SPIN (default); YIELD, BLOCK via syncq/wait.h;
+ *                COMPETITIVE spins for the spin limit x (P - 2^k) in round
+ *                k: at least 2^k threads are known to have arrived.
+ *   Limits:      threads <= SYNCQ_BARRIER_MAX_THREADS.
+ *   Stats:       yields, blocks.
+ */
+#include "syncq/barrier/dissemination.h"
+
+#include <stdlib.h>
+
+#include "../stats_internal.h"
+#include "barrier_internal.h"
+#include "syncq/platform.h"
+
+struct syncq_barrier_dissemination_flag {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) v;
+};
+struct syncq_barrier_dissemination_local {
+  SYNCQ_CACHELINE_ALIGNED uint32_t parity; /* private to its thread */
+  uint32_t sense;
+};
+
+static inline _Atomic(uint32_t) *flag_of(syncq_barrier_dissemination *b, uint32_t thread, uint32_t parity,
+                                          uint32_t round) {
+  return &b->flag[((size_t)thread * 2u + parity) * b->rounds + round].v;
+}
+
+int syncq_barrier_dissemination_init(syncq_barrier_dissemination *b, const syncq_barrier_config *cfg) {
+  if (b == NULL) return SYNCQ_EINVAL;
+  int wait, ps;
+  int r = barrier_parse_config(cfg, SYNCQ_WAIT_SPIN, BAR_WAIT_ALL, 0, &wait, &ps);
+  if (r != SYNCQ_OK) return r;
+  uint32_t p = cfg->threads, rounds = 0;
+  while ((1u << rounds) < p) rounds++;
+  size_t nflags = (size_t)p * 2u * (rounds ? rounds : 1u);
+  b->flag = syncq_alloc_aligned(sizeof(syncq_barrier_dissemination_flag) * nflags,
+                                _Alignof(syncq_barrier_dissemination_flag));
+  b->local = syncq_alloc_aligned(sizeof(syncq_barrier_dissemination_local) * p,
+                                 _Alignof(syncq_barrier_dissemination_local));
+  if (b->flag == NULL || b->local == NULL) {
+    free(b->flag);
+    free(b->local);
+    b->flag = NULL;
+    b->local = NULL;
+    return SYNCQ_ENOMEM;
+  }
+  for (size_t i = 0; i < nflags; i++) atomic_init(&b->flag[i].v, 0u);
+  for (uint32_t i = 0; i < p; i++) {
+    b->local[i].parity = 0;
+    b->local[i].sense = 1u;
+  }
+  b->threads = p;
+  b->rounds = rounds;
+  b->wait = wait;
+  atomic_init(&b->sleepers, 0u);
+  return SYNCQ_OK;
+}
+
+int syncq_barrier_dissemination_destroy(syncq_barrier_dissemination *b) {
+  if (b == NULL) return SYNCQ_EINVAL;
+  free(b->flag);
+  free(b->local);
+  b->flag = NULL;
+  b->local = NULL;
+  return SYNCQ_OK;
+}
+
+int syncq_barrier_dissemination_wait(syncq_barrier_dissemination *b, unsigned id) {
+  if (b == NULL || b->flag == NULL || id >= b->threads) return SYNCQ_EINVAL;
+  syncq_barrier_dissemination_local *me = &b->local[id];
+  uint32_t parity = me->parity, sense = me->sense;
+  for (uint32_t k = 0; k < b->rounds; k++) {
+    uint32_t partner = (uint32_t)(((uint64_t)id + (1u << k)) % b->threads);
+    barrier_signal(flag_of(b, partner, parity, k), sense, b->wait, false, &b->sleepers);
+    barrier_await_change(flag_of(b, id, parity, k), sense ^ 1u, b->wait, false,
+                         barrier_spin_limit(b->wait, b->threads - (1u << k)), &b->sleepers);
+  }
+  if (parity == 1u) me->sense = sense ^ 1u;
+  me->parity = parity ^ 1u;
+  return SYNCQ_OK;
+}
+
+static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_dissemination_init(b, c); }
+static int o_destroy(void *b) { return syncq_barrier_dissemination_destroy(b); }
+static int o_wait(void *b, unsigned id) { return syncq_barrier_dissemination_wait(b, id); }
+
+static const syncq_barrier_ops ops = {
+  sizeof(syncq_barrier_dissemination), _Alignof(syncq_barrier_dissemination), o_init, o_destroy, o_wait,
+};
+
+const syncq_algo syncq_barrier_dissemination_algo = {
+  SYNCQ_FAMILY_BARRIER, "dissemination", "dissemination barrier (Hensgen, Finkel & Manber)",
+  "MCS91 §3.2, Figure 10", SYNCQ_PROGRESS_BLOCKING, 0, &ops,
+};

@@ -1,0 +1,69 @@
+/*
+ * pthread_barrier.c — the POSIX barrier behind the barrier ops table.
+ *
+ * Contract
+ *   Source:      POSIX pthread_barrier_wait; the baseline of np99-barrier.
+ *   Progress:    blocking.
+ *   Atomics:     the C library's (glibc: a counter RMW per arrival, futex).
+ *   Memory:      caller's storage; never allocates.
+ *   Signal-safe: no. Process-shared: yes (PTHREAD_PROCESS_SHARED).
+ *   Waiting:     the C library's blocking; SPIN, YIELD, COMPETITIVE:
+ *                SYNCQ_ENOTSUP.
+ *   Limits:      threads <= SYNCQ_BARRIER_MAX_THREADS.
+ *   Stats:       none.
+ */
+#include "syncq/barrier/pthread_barrier.h"
+
+#include <errno.h>
+#include <pthread.h>
+
+#include "barrier_internal.h"
+
+_Static_assert(sizeof(pthread_barrier_t) <= SYNCQ_BARRIER_PTHREAD_STORAGE, "pthread_barrier_t fits");
+_Static_assert(_Alignof(pthread_barrier_t) <= SYNCQ_CACHELINE, "and is aligned");
+
+static inline pthread_barrier_t *pb(syncq_barrier_pthread *b) { return (pthread_barrier_t *)(void *)b->storage; }
+
+int syncq_barrier_pthread_init(syncq_barrier_pthread *b, const syncq_barrier_config *cfg) {
+  if (b == NULL) return SYNCQ_EINVAL;
+  int wait, ps;
+  int r = barrier_parse_config(cfg, SYNCQ_WAIT_BLOCK, BAR_WAIT_BIT(SYNCQ_WAIT_BLOCK), 1, &wait, &ps);
+  if (r != SYNCQ_OK) return r;
+  pthread_barrierattr_t a;
+  if (pthread_barrierattr_init(&a) != 0) return SYNCQ_ESYS;
+  int e = ps ? pthread_barrierattr_setpshared(&a, PTHREAD_PROCESS_SHARED) : 0;
+  if (e == 0) e = pthread_barrier_init(pb(b), &a, cfg->threads);
+  pthread_barrierattr_destroy(&a);
+  if (e != 0) {
+    errno = e;
+    return SYNCQ_ESYS;
+  }
+  b->threads = cfg->threads;
+  return SYNCQ_OK;
+}
+
+int syncq_barrier_pthread_destroy(syncq_barrier_pthread *b) {
+  if (b == NULL) return SYNCQ_EINVAL;
+  return pthread_barrier_destroy(pb(b)) == 0 ? SYNCQ_OK : SYNCQ_EBUSY;
+}
+
+int syncq_barrier_pthread_wait(syncq_barrier_pthread *b, unsigned id) {
+  if (b == NULL || id >= b->threads) return SYNCQ_EINVAL;
+  int e = pthread_barrier_wait(pb(b));
+  if (e == 0 || e == PTHREAD_BARRIER_SERIAL_THREAD) return SYNCQ_OK;
+  errno = e;
+  return SYNCQ_ESYS;
+}
+
+static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_pthread_init(b, c); }
+static int o_destroy(void *b) { return syncq_barrier_pthread_destroy(b); }
+static int o_wait(void *b, unsigned id) { return syncq_barrier_pthread_wait(b, id); }
+
+static const syncq_barrier_ops ops = {
+  sizeof(syncq_barrier_pthread), _Alignof(syncq_barrier_pthread), o_init, o_destroy, o_wait,
+};
+
+const syncq_algo syncq_barrier_pthread_algo = {
+  SYNCQ_FAMILY_BARRIER, "pthread-barrier", "POSIX barrier", "POSIX", SYNCQ_PROGRESS_BLOCKING,
+  SYNCQ_PROP_PROCESS_SHARED, &ops,
+};

@@ -1,0 +1,143 @@
+/*
+ * anderson.c — Anderson's array-based queue lock.
+ *
+ * Contract
+ *   Source:      003 §3.1 (array implementation of the queue lock: the
+ *                waiter's place by fetch-and-increment, spinning on a local
+ *                flag, the releaser resets its flag and sets the next);
+ *                Anderson 1990 (flags HAS_LOCK / MUST_WAIT); 000 §3.1.
+ *   Progress:    blocking; starvation-free (FIFO by place).
+ *   Atomics:     uncontended lock: 2 fetch-and-add (admission count, place)
+ *                + 1 load; unlock: 1 fetch-and-add (admission) + 2 stores.
+ *   Memory:      caller's storage: 2 + SYNCQ_LOCK_ARRAY_MAX_SLOTS cache
+ *                lines (4.2 KB); never allocates.
+ *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
+ *   Process-shared: yes (the array is inside the lock, no pointers).
+ *   Waiting:     SPIN (default): pause on the own slot (it is local: no
+ *                backoff needed); YIELD/BLOCK/COMPETITIVE via syncq/wait.h.
+ *   Limits:      max_threads (<= 64) holders + waiters at once; the next
+ *                one gets SYNCQ_ELIMIT from lock()/trylock().
+ *   Stats:       yields, blocks.
+ */
+#include "syncq/lock/anderson.h"
+
+#include "../stats_internal.h"
+#include "lock_internal.h"
+
+#define HAS_LOCK 1u
+#define MUST_WAIT 0u
+
+static uint32_t pow2_at_least(uint32_t n) {
+  uint32_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+int syncq_lock_anderson_init(syncq_lock_anderson *l, const syncq_lock_config *cfg) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  int wait, ps;
+  int r = lock_parse_config(cfg, SYNCQ_WAIT_SPIN, LOCK_WAIT_ALL, 1, &wait, &ps);
+  if (r != SYNCQ_OK) return r;
+  uint32_t max = (cfg == NULL || cfg->max_threads == 0) ? SYNCQ_LOCK_ARRAY_MAX_SLOTS : cfg->max_threads;
+  if (max > SYNCQ_LOCK_ARRAY_MAX_SLOTS) return SYNCQ_ELIMIT;
+  uint32_t slots = pow2_at_least(max);
+  atomic_init(&l->next_slot, 0u);
+  atomic_init(&l->inside, 0u);
+  atomic_init(&l->sleepers, 0u);
+  l->holder_place = 0;
+  l->max_threads = max;
+  l->mask = slots - 1u;
+  l->wait = wait;
+  l->process_shared = ps != 0;
+  for (uint32_t i = 0; i < SYNCQ_LOCK_ARRAY_MAX_SLOTS; i++) atomic_init(&l->slot[i].word, i == 0 ? HAS_LOCK : MUST_WAIT);
+  if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate();
+  return SYNCQ_OK;
+}
+
+int syncq_lock_anderson_destroy(syncq_lock_anderson *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  return atomic_load(&l->inside) != 0u ? SYNCQ_EBUSY : SYNCQ_OK;
+}
+
+/* Count ourselves in; SYNCQ_ELIMIT (and out again) past max_threads. */
+static inline int admit(syncq_lock_anderson *l) {
+  /* seq_cst: the count must never let max_threads + 1 threads in */
+  if (atomic_fetch_add(&l->inside, 1u) >= l->max_threads) {
+    atomic_fetch_sub(&l->inside, 1u);
+    return SYNCQ_ELIMIT;
+  }
+  return SYNCQ_OK;
+}
+
+int syncq_lock_anderson_lock(syncq_lock_anderson *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  int r = admit(l);
+  if (r != SYNCQ_OK) return r;
+  /* relaxed: the place orders nothing; the acquire load of our slot does */
+  uint32_t place = atomic_fetch_add_explicit(&l->next_slot, 1u, memory_order_relaxed) & l->mask;
+  _Atomic(uint32_t) *flag = &l->slot[place].word;
+  /* acquire: pairs with the release store of HAS_LOCK in unlock */
+  if (atomic_load_explicit(flag, memory_order_acquire) != HAS_LOCK) {
+    syncq_waiter w;
+    syncq_waiter_init(&w, l->wait, l->process_shared, lock_spin_limit(l->wait));
+    do {
+      syncq_waiter_pause(&w, flag, MUST_WAIT, &l->sleepers);
+    } while (atomic_load_explicit(flag, memory_order_acquire) != HAS_LOCK); /* pairs with unlock */
+  }
+  l->holder_place = place; /* only the holder writes or reads it */
+  return SYNCQ_OK;
+}
+
+int syncq_lock_anderson_trylock(syncq_lock_anderson *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  int r = admit(l);
+  if (r != SYNCQ_OK) return r;
+  /* relaxed: a guess that the CAS below validates */
+  uint32_t t = atomic_load_explicit(&l->next_slot, memory_order_relaxed);
+  /* acquire: pairs with unlock's release store; HAS_LOCK at place t means
+   * place t-1 was released (admission rules out a stale flag) */
+  if (atomic_load_explicit(&l->slot[t & l->mask].word, memory_order_acquire) == HAS_LOCK) {
+    SYNCQ_STAT_INC(cas_attempts);
+    if (atomic_compare_exchange_strong(&l->next_slot, &t, t + 1u)) {
+      l->holder_place = t & l->mask;
+      return SYNCQ_OK;
+    }
+    SYNCQ_STAT_INC(cas_failures);
+  }
+  atomic_fetch_sub(&l->inside, 1u);
+  return SYNCQ_EBUSY;
+}
+
+int syncq_lock_anderson_unlock(syncq_lock_anderson *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  if (atomic_load(&l->inside) == 0u) return SYNCQ_EINVAL; /* nobody holds it */
+  uint32_t place = l->holder_place;
+  /* relaxed: our own flag; its next reader (the holder of place + slots)
+   * can get there only through later release stores of the chain */
+  atomic_store_explicit(&l->slot[place].word, MUST_WAIT, memory_order_relaxed);
+  atomic_fetch_sub(&l->inside, 1u); /* seq_cst: admission count */
+  _Atomic(uint32_t) *next = &l->slot[(place + 1u) & l->mask].word;
+  if (syncq_wait_may_sleep(l->wait)) {
+    atomic_store(next, HAS_LOCK); /* seq_cst: Dekker pair with sleepers */
+    syncq_wait_wake(l->wait, next, &l->sleepers, 0, l->process_shared);
+  } else {
+    atomic_store_explicit(next, HAS_LOCK, memory_order_release); /* pairs with lock()'s acquire */
+  }
+  return SYNCQ_OK;
+}
+
+static int o_init(void *l, const syncq_lock_config *c) { return syncq_lock_anderson_init(l, c); }
+static int o_destroy(void *l) { return syncq_lock_anderson_destroy(l); }
+static int o_lock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_anderson_lock(l); }
+static int o_try(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_anderson_trylock(l); }
+static int o_unlock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_anderson_unlock(l); }
+
+static const syncq_lock_ops ops = {
+  sizeof(syncq_lock_anderson), _Alignof(syncq_lock_anderson), o_init, o_destroy, o_lock, o_try, o_unlock,
+};
+
+const syncq_algo syncq_lock_anderson_algo = {
+  SYNCQ_FAMILY_LOCK, "anderson", "Anderson's array-based queue lock (max threads fixed at init)",
+  "003 §3.1; Anderson 1990; 000 §3.1", SYNCQ_PROGRESS_BLOCKING,
+  SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &ops,
+};

@@ -1,0 +1,154 @@
+/*
+ * array.c — 003's array queue lock, CAS-based ("array-cas") and
+ * fetch-and-add-based ("array-faa").
+ *
+ * Contract
+ *   Source:      003 §3.1: the array implementation of the queue lock,
+ *                needing only fetch-and-increment, "implemented both with
+ *                LL-SC and fetchops": the place is taken by a CAS loop (the
+ *                LL-SC form; x86 has no LL-SC) or by one fetch-and-add (the
+ *                fetchop form, whose only at-memory variable is the slot
+ *                index: the hybrid lock 003 finds best). Each slot holds
+ *                the ticket allowed in next at that place (003 Figure 1
+ *                uses queue ends as tickets the same way), so the releaser
+ *                makes one store and nobody resets flags.
+ *   Progress:    blocking; starvation-free (FIFO by ticket).
+ *   Atomics:     uncontended lock: array-faa 1 fetch-and-add + 1 load;
+ *                array-cas 1 load + 1 CAS + 1 load; unlock: 2 loads + 2
+ *                stores (BLOCK/COMPETITIVE: the hand-over store seq_cst +
+ *                a load of the sleeper count).
+ *   Memory:      caller's storage: 3 + 64 cache lines (4.2 KB); never
+ *                allocates.
+ *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
+ *   Process-shared: yes (no pointers).
+ *   Waiting:     SPIN (default): pause on the own slot; YIELD, BLOCK,
+ *                COMPETITIVE via syncq/wait.h (a slot may be shared by
+ *                tickets t and t + slots when there are more waiters than
+ *                slots: hand-over wakes all sleepers on it).
+ *   Limits:      none on threads (max_threads sizes the array, <= 64);
+ *                2^32 - 1 waiters at once.
+ *   Stats:       cas_attempts, cas_failures (array-cas), yields, blocks.
+ */
+#include "syncq/lock/array.h"
+
+#include "../stats_internal.h"
+#include "lock_internal.h"
+
+static int init_common(syncq_lock_array *l, const syncq_lock_config *cfg) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  int wait, ps;
+  int r = lock_parse_config(cfg, SYNCQ_WAIT_SPIN, LOCK_WAIT_ALL, 1, &wait, &ps);
+  if (r != SYNCQ_OK) return r;
+  uint32_t max = (cfg == NULL || cfg->max_threads == 0) ? SYNCQ_LOCK_ARRAY_MAX_SLOTS : cfg->max_threads;
+  if (max > SYNCQ_LOCK_ARRAY_MAX_SLOTS) return SYNCQ_ELIMIT;
+  uint32_t slots = 1;
+  while (slots < max) slots <<= 1;
+  atomic_init(&l->next_ticket, 0u);
+  atomic_init(&l->served, 0u);
+  atomic_init(&l->sleepers, 0u);
+  l->mask = slots - 1u;
+  l->wait = wait;
+  l->process_shared = ps != 0;
+  /* slot i starts at i - slots: a ticket of the same place that never comes */
+  for (uint32_t i = 0; i < SYNCQ_LOCK_ARRAY_MAX_SLOTS; i++) atomic_init(&l->slot[i].word, i == 0 ? 0u : i - slots);
+  if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate();
+  return SYNCQ_OK;
+}
+
+int syncq_lock_array_cas_init(syncq_lock_array *l, const syncq_lock_config *cfg) { return init_common(l, cfg); }
+int syncq_lock_array_faa_init(syncq_lock_array *l, const syncq_lock_config *cfg) { return init_common(l, cfg); }
+
+int syncq_lock_array_destroy(syncq_lock_array *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  return atomic_load(&l->next_ticket) != atomic_load(&l->served) ? SYNCQ_EBUSY : SYNCQ_OK;
+}
+
+/* Wait for our turn at our place. */
+static inline void await_turn(syncq_lock_array *l, uint32_t my) {
+  _Atomic(uint32_t) *slot = &l->slot[my & l->mask].word;
+  /* acquire: pairs with the release (or seq_cst) hand-over store in unlock */
+  uint32_t seen = atomic_load_explicit(slot, memory_order_acquire);
+  if (seen == my) return;
+  syncq_waiter w;
+  syncq_waiter_init(&w, l->wait, l->process_shared, lock_spin_limit(l->wait));
+  do {
+    syncq_waiter_pause(&w, slot, seen, &l->sleepers);
+    seen = atomic_load_explicit(slot, memory_order_acquire); /* pairs with unlock */
+  } while (seen != my);
+}
+
+int syncq_lock_array_faa_lock(syncq_lock_array *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  /* relaxed: the ticket orders nothing; await_turn's acquire does */
+  await_turn(l, atomic_fetch_add_explicit(&l->next_ticket, 1u, memory_order_relaxed));
+  return SYNCQ_OK;
+}
+
+int syncq_lock_array_cas_lock(syncq_lock_array *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  /* relaxed: a guess that the CAS validates; the CAS orders nothing
+   * either (await_turn's acquire does) */
+  uint32_t my = atomic_load_explicit(&l->next_ticket, memory_order_relaxed);
+  SYNCQ_STAT_INC(cas_attempts);
+  while (!atomic_compare_exchange_weak_explicit(&l->next_ticket, &my, my + 1u, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+    SYNCQ_STAT_INC(cas_failures);
+    SYNCQ_STAT_INC(cas_attempts);
+  }
+  await_turn(l, my);
+  return SYNCQ_OK;
+}
+
+int syncq_lock_array_trylock(syncq_lock_array *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  /* relaxed: a guess that the CAS below validates */
+  uint32_t t = atomic_load_explicit(&l->next_ticket, memory_order_relaxed);
+  /* acquire: pairs with unlock's hand-over; slot == t means t-1 released */
+  if (atomic_load_explicit(&l->slot[t & l->mask].word, memory_order_acquire) != t) return SYNCQ_EBUSY;
+  SYNCQ_STAT_INC(cas_attempts);
+  if (atomic_compare_exchange_strong(&l->next_ticket, &t, t + 1u)) return SYNCQ_OK;
+  SYNCQ_STAT_INC(cas_failures);
+  return SYNCQ_EBUSY;
+}
+
+int syncq_lock_array_unlock(syncq_lock_array *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  /* relaxed: served is written only by holders, and the previous holder's
+   * write reached us through the hand-over we acquired */
+  uint32_t t = atomic_load_explicit(&l->served, memory_order_relaxed);
+  if (atomic_load_explicit(&l->next_ticket, memory_order_relaxed) == t) return SYNCQ_EINVAL; /* not held */
+  /* relaxed: published to the next holder by the hand-over store below */
+  atomic_store_explicit(&l->served, t + 1u, memory_order_relaxed);
+  _Atomic(uint32_t) *next = &l->slot[(t + 1u) & l->mask].word;
+  if (syncq_wait_may_sleep(l->wait)) {
+    atomic_store(next, t + 1u); /* seq_cst: Dekker pair with sleepers */
+    syncq_wait_wake(l->wait, next, &l->sleepers, 0, l->process_shared);
+  } else {
+    atomic_store_explicit(next, t + 1u, memory_order_release); /* pairs with await_turn's acquire */
+  }
+  return SYNCQ_OK;
+}
+
+static int o_cas_init(void *l, const syncq_lock_config *c) { return syncq_lock_array_cas_init(l, c); }
+static int o_faa_init(void *l, const syncq_lock_config *c) { return syncq_lock_array_faa_init(l, c); }
+static int o_destroy(void *l) { return syncq_lock_array_destroy(l); }
+static int o_cas_lock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_array_cas_lock(l); }
+static int o_faa_lock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_array_faa_lock(l); }
+static int o_try(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_array_trylock(l); }
+static int o_unlock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_array_unlock(l); }
+
+static const syncq_lock_ops cas_ops = {
+  sizeof(syncq_lock_array), _Alignof(syncq_lock_array), o_cas_init, o_destroy, o_cas_lock, o_try, o_unlock,
+};
+static const syncq_lock_ops faa_ops = {
+  sizeof(syncq_lock_array), _Alignof(syncq_lock_array), o_faa_init, o_destroy, o_faa_lock, o_try, o_unlock,
+};
+
+const syncq_algo syncq_lock_array_cas_algo = {
+  SYNCQ_FAMILY_LOCK, "array-cas", "array queue lock, place taken by a CAS loop (LL-SC form)", "003 §3.1",
+  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &cas_ops,
+};
+const syncq_algo syncq_lock_array_faa_algo = {
+  SYNCQ_FAMILY_LOCK, "array-faa", "array queue lock, place taken by fetch-and-add (fetchop form)", "003 §3.1",
+  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &faa_ops,
+};

@@ -1,0 +1,107 @@
+/*
+ * pthread_mutex.c — the POSIX mutex behind the lock ops table.
+ *
+ * Contract
+ *   Source:      POSIX; 000 §3.1 (process-shared POSIX mutex claim) and the
+ *                baseline of the issue's lock-cost benchmark.
+ *   Progress:    blocking.
+ *   Atomics:     glibc: uncontended lock 1 CAS, unlock 1 exchange.
+ *   Memory:      caller's storage; never allocates.
+ *   Signal-safe: no (POSIX does not make pthread_mutex_* async-signal-safe).
+ *   Process-shared: yes: PTHREAD_PROCESS_SHARED and PTHREAD_MUTEX_ROBUST;
+ *                an owner that died leaves EOWNERDEAD, which lock() repairs
+ *                with pthread_mutex_consistent and reports as SYNCQ_OK.
+ *   Waiting:     the C library's own (futex); COMPETITIVE picks glibc's
+ *                adaptive mutex (spin, then block). SPIN/YIELD: ENOTSUP.
+ *   Limits:      none.
+ *   Stats:       none (the C library does not tell).
+ */
+#include "syncq/lock/pthread_mutex.h"
+
+#include <errno.h>
+
+#include "lock_internal.h"
+
+int syncq_lock_pthread_mutex_init(syncq_lock_pthread_mutex *l, const syncq_lock_config *cfg) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  int wait, ps;
+  int r = lock_parse_config(cfg, SYNCQ_WAIT_BLOCK,
+                            LOCK_WAIT_BIT(SYNCQ_WAIT_BLOCK) | LOCK_WAIT_BIT(SYNCQ_WAIT_COMPETITIVE), 1,
+                            &wait, &ps);
+  if (r != SYNCQ_OK) return r;
+  pthread_mutexattr_t a;
+  if (pthread_mutexattr_init(&a) != 0) return SYNCQ_ESYS;
+  int e = 0;
+#if defined(PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
+  if (wait == SYNCQ_WAIT_COMPETITIVE) e = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+  if (e == 0 && ps) e = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+  if (e == 0 && ps) e = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+  if (e == 0) e = pthread_mutex_init(&l->mutex, &a);
+  pthread_mutexattr_destroy(&a);
+  if (e != 0) {
+    errno = e;
+    return e == ENOTSUP ? SYNCQ_ENOTSUP : SYNCQ_ESYS;
+  }
+  l->robust = ps != 0;
+  return SYNCQ_OK;
+}
+
+int syncq_lock_pthread_mutex_destroy(syncq_lock_pthread_mutex *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  /* a held mutex must not be destroyed: probe it first */
+  int e = pthread_mutex_trylock(&l->mutex);
+  if (e == EBUSY) return SYNCQ_EBUSY;
+  if (e == EOWNERDEAD) pthread_mutex_consistent(&l->mutex);
+  pthread_mutex_unlock(&l->mutex);
+  return pthread_mutex_destroy(&l->mutex) == 0 ? SYNCQ_OK : SYNCQ_EBUSY;
+}
+
+int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  int e = pthread_mutex_lock(&l->mutex);
+  if (e == EOWNERDEAD) e = pthread_mutex_consistent(&l->mutex);
+  if (e == 0) return SYNCQ_OK;
+  errno = e;
+  return e == EDEADLK ? SYNCQ_EBUSY : SYNCQ_ESYS;
+}
+
+int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  int e = pthread_mutex_trylock(&l->mutex);
+  if (e == EOWNERDEAD) e = pthread_mutex_consistent(&l->mutex);
+  if (e == 0) return SYNCQ_OK;
+  if (e == EBUSY) return SYNCQ_EBUSY;
+  errno = e;
+  return SYNCQ_ESYS;
+}
+
+int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  int e = pthread_mutex_unlock(&l->mutex);
+  if (e == 0) return SYNCQ_OK;
+  errno = e;
+  return e == EPERM ? SYNCQ_EINVAL : SYNCQ_ESYS; /* robust: not the owner */
+}
+
+static int o_init(void *l, const syncq_lock_config *c) { return syncq_lock_pthread_mutex_init(l, c); }
+static int o_destroy(void *l) { return syncq_lock_pthread_mutex_destroy(l); }
+static int o_lock(void *l, syncq_lock_node *n) {
+  return n == NULL ? SYNCQ_EINVAL : syncq_lock_pthread_mutex_lock(l);
+}
+static int o_try(void *l, syncq_lock_node *n) {
+  return n == NULL ? SYNCQ_EINVAL : syncq_lock_pthread_mutex_trylock(l);
+}
+static int o_unlock(void *l, syncq_lock_node *n) {
+  return n == NULL ? SYNCQ_EINVAL : syncq_lock_pthread_mutex_unlock(l);
+}
+
+static const syncq_lock_ops ops = {
+  sizeof(syncq_lock_pthread_mutex), _Alignof(syncq_lock_pthread_mutex), o_init, o_destroy, o_lock, o_try,
+  o_unlock,
+};
+
+const syncq_algo syncq_lock_pthread_mutex_algo = {
+  SYNCQ_FAMILY_LOCK, "pthread-mutex", "POSIX mutex (process-shared: robust)", "POSIX; 000 §3.1",
+  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PROCESS_SHARED, &ops,
+};

@@ -1,0 +1,182 @@
+/*
+ * postoffice.c — each process's postoffice (002 §3.1, §4): get, send by
+ * linking or copying, recv that yields while the inbox is empty, a
+ * blocking recv that sleeps on a futex, try_recv, free.
+ *
+ * Contract
+ *   Source:      002 §3.1 (Figure 4: inbox + free list per process) and §4
+ *                ("Sending/Receiving": the link and copy versions of
+ *                Send(), Recv() yielding its time slice while empty). The
+ *                blocking recv is beyond 002: an eventcount (epoch word +
+ *                sleeping flag) so a wake-up cannot be lost: the receiver
+ *                announces itself (an exchange of its sleeping flag)
+ *                and checks the inbox again before sleeping; a sender
+ *                enqueues, then reads the flag with a read-modify-write
+ *                and wakes the receiver if it was set. RMWs of one word are
+ *                totally ordered, so one of the two sees the other.
+ *   Progress:    as the system's mailbox; get/free/copy take from and give
+ *                to free lists that are lock-free (counted pointers,
+ *                syncq/reclaim.h: several copying senders pop from one
+ *                recipient's list at once, so ABA matters).
+ *   Atomics:     get: 1 double-width CAS (pop); free: 1 (push); send LINK:
+ *                the mailbox's enqueue + 1 fetch-and-add(0) of the
+ *                recipient's sleeping flag;
+ *                send COPY: + 1 pop and 1 push.
+ *   Memory:      headers are type-stable (po.h); get and COPY allocate a
+ *                header only when the free list is empty and (re)allocate a
+ *                payload only when the message's buffer is too small.
+ *                "mutex-nofree": malloc/free per message.
+ *   Signal-safe: no.  Process-shared: no.
+ *   Limits:      payload up to SYNCQ_PO_MAX_MSG bytes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../stats_internal.h"
+#include "po_internal.h"
+#include "syncq/platform.h"
+
+static syncq_po_msg *nofree_new(void) {
+  syncq_po_msg *m = syncq_alloc_aligned(sizeof *m, _Alignof(syncq_po_msg));
+  if (m == NULL) return NULL;
+  memset(m, 0, sizeof *m);
+  atomic_init(&m->cnext.lo, 0);
+  atomic_init(&m->cnext.hi, 0);
+  atomic_init(&m->next, NULL);
+  atomic_init(&m->fl.next, 0);
+  return m;
+}
+
+/* A header from `from`'s free list, or a new one; NULL when memory is short. */
+static syncq_po_msg *take_header(syncq_po_system *sys, struct syncq_po_proc *from) {
+  if (!sys->mb->free_list) return nofree_new();
+  syncq_fl_link *l;
+  if (syncq_freelist_pop(&from->free, &l) == SYNCQ_OK) return SYNCQ_FL_CONTAINER(l, syncq_po_msg, fl);
+  return po_header_new(sys);
+}
+
+static void give_header(syncq_po_system *sys, struct syncq_po_proc *to, syncq_po_msg *m) {
+  if (!sys->mb->free_list) {
+    free(m->data);
+    free(m);
+    return;
+  }
+  (void)syncq_freelist_push(&to->free, &m->fl);
+}
+
+/* Make room for len payload bytes (the holder owns the buffer). */
+static int reserve(syncq_po_msg *m, size_t len) {
+  if (m->cap >= len && m->data != NULL) return SYNCQ_OK;
+  void *d = malloc(len ? len : 1);
+  if (d == NULL) return SYNCQ_ENOMEM;
+  free(m->data);
+  m->data = d;
+  m->cap = len;
+  return SYNCQ_OK;
+}
+
+int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out) {
+  if (self == NULL || out == NULL || len > SYNCQ_PO_MAX_MSG) return SYNCQ_EINVAL;
+  syncq_po_msg *m = take_header(self->sys, self);
+  if (m == NULL) return SYNCQ_ENOMEM;
+  if (reserve(m, len) != SYNCQ_OK) {
+    give_header(self->sys, self, m);
+    return SYNCQ_ENOMEM;
+  }
+  m->len = len;
+  m->type = 0;
+  m->sender = self->pid;
+  *out = m;
+  return SYNCQ_OK;
+}
+
+int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg) {
+  if (self == NULL || msg == NULL) return SYNCQ_EINVAL;
+  give_header(self->sys, self, msg);
+  return SYNCQ_OK;
+}
+
+/* After an enqueue: wake the recipient if it sleeps in recv_blocking.
+ * acq_rel read-modify-write of `sleeping` (writing back what it read): it
+ * is ordered with the receiver's acq_rel exchange of the same word, so
+ * either this RMW comes later and reads 1 (we wake it), or it comes first
+ * and the receiver's exchange reads from it, synchronizes with it, and its
+ * second look at the inbox sees our message. (An RMW rather than a seq_cst
+ * fence: the same guarantee in C11 terms, and ThreadSanitizer models it.) */
+static void wake(struct syncq_po_proc *to) {
+  if (atomic_fetch_add_explicit(&to->sleeping, 0u, memory_order_acq_rel) != 0u) {
+    /* release: the futex word changes after the enqueue; the sleeper's
+     * futex_wait compares it with the epoch it read before announcing. */
+    atomic_fetch_add_explicit(&to->epoch, 1u, memory_order_release);
+    (void)syncq_futex_wake(&to->epoch, 1, false);
+  }
+}
+
+int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode) {
+  if (self == NULL || msg == NULL || (mode != SYNCQ_PO_LINK && mode != SYNCQ_PO_COPY) || msg->len > msg->cap)
+    return SYNCQ_EINVAL;
+  syncq_po_system *sys = self->sys;
+  if (to < 0 || (uint32_t)to >= sys->max_procs) return SYNCQ_EINVAL;
+  struct syncq_po_proc *dst = &sys->procs[to];
+  /* acquire: pairs with the release stores of the state (spawn, attach,
+   * exit), so the mailbox is initialised when we see RUNNING. */
+  int st = atomic_load_explicit(&dst->state, memory_order_acquire);
+  if (st == PO_FREE) return SYNCQ_ENOENT;
+  if (st == PO_EXITED) return SYNCQ_EDEAD;
+  msg->sender = self->pid;
+  if (mode == SYNCQ_PO_LINK) {
+    sys->mb->enqueue(dst->mailbox, msg);
+  } else {
+    syncq_po_msg *copy = take_header(sys, dst);
+    if (copy == NULL) return SYNCQ_ENOMEM;
+    if (reserve(copy, msg->len) != SYNCQ_OK) {
+      give_header(sys, dst, copy);
+      return SYNCQ_ENOMEM;
+    }
+    copy->type = msg->type;
+    copy->sender = msg->sender;
+    copy->len = msg->len;
+    if (msg->len) memcpy(copy->data, msg->data, msg->len);
+    sys->mb->enqueue(dst->mailbox, copy);
+    give_header(sys, self, msg);
+  }
+  wake(dst);
+  return SYNCQ_OK;
+}
+
+int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out) {
+  if (self == NULL || out == NULL) return SYNCQ_EINVAL;
+  return self->sys->mb->dequeue(self->mailbox, out);
+}
+
+int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
+  if (self == NULL || out == NULL) return SYNCQ_EINVAL;
+  for (;;) {
+    if (self->sys->mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    SYNCQ_STAT_INC(yields);
+    syncq_yield();
+  }
+}
+
+int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out) {
+  if (self == NULL || out == NULL) return SYNCQ_EINVAL;
+  const po_mailbox_ops *mb = self->sys->mb;
+  for (;;) {
+    if (mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    /* acquire: pairs with a sender's release increment (nothing to see
+     * through it; the snapshot must precede the announcement). */
+    uint32_t seen = atomic_load_explicit(&self->epoch, memory_order_acquire);
+    /* acq_rel: pairs with the senders' acq_rel RMW in wake(): either a
+     * sender reads our 1, or we read from its RMW and see its message. */
+    (void)atomic_exchange_explicit(&self->sleeping, 1u, memory_order_acq_rel);
+    int r = mb->dequeue(self->mailbox, out);
+    if (r != SYNCQ_OK) {
+      SYNCQ_STAT_INC(blocks);
+      (void)syncq_futex_wait(&self->epoch, seen, -1, false);
+    }
+    /* relaxed: a sender's RMW that reads this 0 is ordered before our next
+     * exchange, which then synchronizes with it (see wake()). */
+    atomic_store_explicit(&self->sleeping, 0u, memory_order_relaxed);
+    if (r == SYNCQ_OK) return SYNCQ_OK;
+  }
+}

@@ -1,0 +1,389 @@
+/*
+ * process.c — the postoffice's lightweight processes (002 §4 "Processes"):
+ * a system with a process table sized at creation; spawn, join, attach,
+ * detach; which system limit refused a thread.
+ *
+ * Contract
+ *   Source:      002 §4: each process is a thread with a small stack
+ *                (32 KB by default, as 002; a guard page below it) whose
+ *                only shared data is its postoffice, indexed by its pid in
+ *                the global process table.
+ *   Progress:    spawn/attach/join are blocking (a mutex serialises slot
+ *                allocation; spawning is not a hot path).
+ *   Memory:      create allocates the table (max_procs entries, one cache
+ *                line group each); spawn allocates the process's mailbox.
+ *                Slots are never reused while the system lives, so a pid
+ *                is never ambiguous and an exited process's inbox stays
+ *                valid for late senders.
+ *   Limits:      max_procs processes over the system's life; each thread
+ *                needs its stack, guard mapping and kernel task: when
+ *                pthread_create fails, limit_reason() names the limit.
+ *   Signal-safe: no.  Process-shared: no.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "po_internal.h"
+
+static const po_mailbox_ops *const mailboxes[] = {
+  &po_mailbox_mutex,    &po_mailbox_nonblocking,   &po_mailbox_ttas,
+  &po_mailbox_two_lock, &po_mailbox_mutex_nofree, &po_mailbox_mpsc,
+};
+#define N_MAILBOXES ((int)(sizeof mailboxes / sizeof mailboxes[0]))
+
+int syncq_po_mailbox_count(void) { return N_MAILBOXES; }
+
+int syncq_po_mailbox_info(int i, const char **name, const char **title, const char **paper) {
+  if (i < 0 || i >= N_MAILBOXES) return SYNCQ_EINVAL;
+  if (name) *name = mailboxes[i]->name;
+  if (title) *title = mailboxes[i]->title;
+  if (paper) *paper = mailboxes[i]->paper;
+  return SYNCQ_OK;
+}
+
+syncq_po_msg *po_header_new(syncq_po_system *sys) {
+  syncq_po_msg *m = syncq_alloc_aligned(sizeof *m, _Alignof(syncq_po_msg));
+  if (m == NULL) return NULL;
+  memset(m, 0, sizeof *m);
+  atomic_init(&m->cnext.lo, 0);
+  atomic_init(&m->cnext.hi, 0);
+  atomic_init(&m->next, NULL);
+  atomic_init(&m->fl.next, 0);
+  /* Push-only list: release publishes the header's initialisation to
+   * syncq_po_destroy (which runs after every process has been joined). */
+  syncq_po_msg *top = atomic_load_explicit(&sys->all, memory_order_relaxed);
+  do {
+    m->all_next = top;
+  } while (!atomic_compare_exchange_weak_explicit(&sys->all, &top, m, memory_order_release, memory_order_relaxed));
+  return m;
+}
+
+int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
+  if (out == NULL) return SYNCQ_EINVAL;
+  syncq_po_config c = {0};
+  if (cfg != NULL) c = *cfg;
+  const char *mbname = c.mailbox ? c.mailbox : "mutex";
+  uint32_t max = c.max_procs ? c.max_procs : SYNCQ_PO_DEFAULT_MAX_PROCS;
+  size_t stack = c.stack_size ? c.stack_size : SYNCQ_PO_DEFAULT_STACK;
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) page = 4096;
+  size_t guard = c.guard_size ? c.guard_size : (size_t)page;
+  if (max > SYNCQ_PO_MAX_PROCS || stack < (size_t)PTHREAD_STACK_MIN || guard > ((size_t)1 << 30) ||
+      stack > ((size_t)1 << 34))
+    return SYNCQ_EINVAL;
+  const po_mailbox_ops *mb = NULL;
+  for (int i = 0; i < N_MAILBOXES; i++)
+    if (strcmp(mailboxes[i]->name, mbname) == 0) mb = mailboxes[i];
+  if (mb == NULL) return SYNCQ_ENOENT;
+  const syncq_lock_ops *lock = NULL;
+  if (mb->lock_name != NULL) {
+    const syncq_algo *a;
+    if (syncq_registry_find(SYNCQ_FAMILY_LOCK, mb->lock_name, &a) != SYNCQ_OK) return SYNCQ_ENOENT;
+    lock = a->ops;
+  }
+  if (!syncq_pr_dwcas_available()) return SYNCQ_ENOTSUP;
+  syncq_po_system *s = calloc(1, sizeof *s);
+  if (s == NULL) return SYNCQ_ENOMEM;
+  s->procs = syncq_alloc_aligned((size_t)max * sizeof(struct syncq_po_proc), _Alignof(struct syncq_po_proc));
+  if (s->procs == NULL) {
+    free(s);
+    return SYNCQ_ENOMEM;
+  }
+  memset(s->procs, 0, (size_t)max * sizeof(struct syncq_po_proc));
+  for (uint32_t i = 0; i < max; i++) {
+    struct syncq_po_proc *p = &s->procs[i];
+    atomic_init(&p->state, PO_FREE);
+    p->pid = (syncq_po_pid)i;
+    p->sys = s;
+    atomic_init(&p->epoch, 0);
+    atomic_init(&p->sleeping, 0);
+  }
+  if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
+    free(s->procs);
+    free(s);
+    return SYNCQ_ESYS;
+  }
+  s->mb = mb;
+  s->lock = lock;
+  s->stack_size = stack;
+  s->guard_size = guard;
+  s->max_procs = max;
+  atomic_init(&s->nprocs, 0);
+  atomic_init(&s->all, NULL);
+  atomic_init(&s->limit_reason, NULL);
+  *out = s;
+  return SYNCQ_OK;
+}
+
+/* ---- which limit stopped pthread_create ---- */
+
+static long read_long(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return -1;
+  long v = -1;
+  if (fscanf(f, "%ld", &v) != 1) v = -1;
+  fclose(f);
+  return v;
+}
+
+/* Tasks on the whole system: the 4th field of /proc/loadavg, "running/total". */
+static long system_tasks(void) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f == NULL) return -1;
+  double a, b, c;
+  long run, total = -1;
+  if (fscanf(f, "%lf %lf %lf %ld/%ld", &a, &b, &c, &run, &total) != 5) total = -1;
+  fclose(f);
+  return total;
+}
+
+static long count_lines(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return -1;
+  long n = 0;
+  int ch;
+  while ((ch = fgetc(f)) != EOF)
+    if (ch == '\n') n++;
+  fclose(f);
+  return n;
+}
+
+/* The cgroup v2 pids controller of this process: pids.max and pids.current. */
+static bool cgroup_pids_full(void) {
+  FILE *f = fopen("/proc/self/cgroup", "r");
+  if (f == NULL) return false;
+  char line[512], path[640];
+  bool full = false;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "0::", 3) != 0) continue;
+    line[strcspn(line, "\n")] = '\0';
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/pids.max", line + 3);
+    long max = read_long(path); /* "max" does not parse: -1, no limit */
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/pids.current", line + 3);
+    long cur = read_long(path);
+    full = max > 0 && cur >= 0 && cur + 2 >= max;
+  }
+  fclose(f);
+  return full;
+}
+
+#define NEAR(cur, max) ((max) > 0 && (cur) >= 0 && (cur) + 16 >= (max))
+
+static const char *limit_of(int err) {
+  if (err == ENOMEM) {
+    long maps = count_lines("/proc/self/maps");
+    if (NEAR(maps, read_long("/proc/sys/vm/max_map_count"))) return "vm.max_map_count";
+    return "memory";
+  }
+  if (err == EAGAIN) {
+    struct rlimit rl;
+    long tasks = system_tasks();
+    if (cgroup_pids_full()) return "cgroup pids.max";
+    if (NEAR(tasks, read_long("/proc/sys/kernel/threads-max"))) return "kernel.threads-max";
+    if (NEAR(tasks, read_long("/proc/sys/kernel/pid_max"))) return "kernel.pid_max";
+    if (getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+      /* RLIMIT_NPROC counts every task of the user, which this process
+       * cannot see cheaply: a finite limit with nothing else full is the
+       * cause. */
+      return "RLIMIT_NPROC";
+    }
+    long maps = count_lines("/proc/self/maps");
+    if (NEAR(maps, read_long("/proc/sys/vm/max_map_count"))) return "vm.max_map_count";
+    return "memory";
+  }
+  static const char *const unknown[] = {"unknown (errno 0)", "unknown (errno EINVAL)", "unknown (errno EPERM)",
+                                        "unknown (errno other)"};
+  return err == 0 ? unknown[0] : err == EINVAL ? unknown[1] : err == EPERM ? unknown[2] : unknown[3];
+}
+
+/* ---- slots ---- */
+
+static void set_limit(syncq_po_system *sys, const char *why) {
+  /* release: pairs with the acquire load in syncq_po_limit_reason (the
+   * string is static; ordering only matters for the reader's sake). */
+  atomic_store_explicit(&sys->limit_reason, why, memory_order_release);
+}
+
+/* Under spawn_lock: prepare the next slot (its mailbox), not yet counted. */
+static int prepare_slot(syncq_po_system *sys, struct syncq_po_proc **out) {
+  uint32_t n = atomic_load_explicit(&sys->nprocs, memory_order_relaxed); /* written under spawn_lock only */
+  if (n >= sys->max_procs) {
+    set_limit(sys, "max_procs");
+    return SYNCQ_ELIMIT;
+  }
+  struct syncq_po_proc *p = &sys->procs[n];
+  if (p->mailbox == NULL) { /* a refused spawn leaves its mailbox for the next */
+    p->mailbox = syncq_alloc_aligned(sys->mb->size, sys->mb->align);
+    if (p->mailbox == NULL) return SYNCQ_ENOMEM;
+    memset(p->mailbox, 0, sys->mb->size);
+    int r = sys->mb->init(p->mailbox, sys);
+    if (r != SYNCQ_OK) {
+      free(p->mailbox);
+      p->mailbox = NULL;
+      return r;
+    }
+    r = syncq_freelist_init(&p->free);
+    if (r != SYNCQ_OK) {
+      sys->mb->destroy(p->mailbox, sys);
+      free(p->mailbox);
+      p->mailbox = NULL;
+      return r;
+    }
+  }
+  *out = p;
+  return SYNCQ_OK;
+}
+
+/* Count the slot as taken. A spawned process's state was set before its
+ * thread started (and may be PO_EXITED already); never overwrite it here. */
+static void commit_slot(syncq_po_system *sys, struct syncq_po_proc *p) {
+  /* release: a reader of nprocs (acquire) sees the slot's mailbox. */
+  atomic_store_explicit(&sys->nprocs, (uint32_t)p->pid + 1, memory_order_release);
+}
+
+static void *trampoline(void *arg) {
+  struct syncq_po_proc *p = arg;
+  p->fn(p, p->arg);
+  /* release: pairs with the acquire load of state by senders (EDEAD) and
+   * by destroy. */
+  atomic_store_explicit(&p->state, PO_EXITED, memory_order_release);
+  return NULL;
+}
+
+int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid) {
+  if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
+  pthread_mutex_lock(&sys->spawn_lock);
+  struct syncq_po_proc *p;
+  int r = prepare_slot(sys, &p);
+  if (r != SYNCQ_OK) {
+    pthread_mutex_unlock(&sys->spawn_lock);
+    return r;
+  }
+  p->fn = fn;
+  p->arg = arg;
+  p->spawned = true;
+  p->joined = false;
+  /* The state is RUNNING before the thread starts, so a process that
+   * sends to itself (or is sent to) right away finds itself alive. */
+  /* release: with pthread_create, publishes the mailbox to the child and
+   * to whoever learns the pid from it (acquire load of state in send). */
+  atomic_store_explicit(&p->state, PO_RUNNING, memory_order_release);
+  pthread_attr_t attr;
+  int e = pthread_attr_init(&attr);
+  if (e == 0) e = pthread_attr_setstacksize(&attr, sys->stack_size);
+  if (e == 0) e = pthread_attr_setguardsize(&attr, sys->guard_size);
+  if (e == 0) e = pthread_create(&p->tid, &attr, trampoline, p);
+  pthread_attr_destroy(&attr);
+  if (e != 0) {
+    atomic_store_explicit(&p->state, PO_FREE, memory_order_relaxed); /* never published */
+    p->spawned = false;
+    set_limit(sys, limit_of(e));
+    pthread_mutex_unlock(&sys->spawn_lock);
+    return e == EINVAL ? SYNCQ_EINVAL : SYNCQ_ELIMIT;
+  }
+  commit_slot(sys, p);
+  pthread_mutex_unlock(&sys->spawn_lock);
+  if (pid) *pid = p->pid;
+  return SYNCQ_OK;
+}
+
+int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
+  if (sys == NULL || self == NULL) return SYNCQ_EINVAL;
+  pthread_mutex_lock(&sys->spawn_lock);
+  struct syncq_po_proc *p;
+  int r = prepare_slot(sys, &p);
+  if (r == SYNCQ_OK) {
+    p->spawned = false;
+    /* release: pairs with the senders' acquire load of the state. */
+    atomic_store_explicit(&p->state, PO_RUNNING, memory_order_release);
+    commit_slot(sys, p);
+    *self = p;
+  }
+  pthread_mutex_unlock(&sys->spawn_lock);
+  return r;
+}
+
+int syncq_po_detach(syncq_po_proc *self) {
+  if (self == NULL || self->spawned) return SYNCQ_EINVAL;
+  int expect = PO_RUNNING;
+  /* release: as in trampoline. */
+  if (!atomic_compare_exchange_strong_explicit(&self->state, &expect, PO_EXITED, memory_order_release,
+                                               memory_order_relaxed))
+    return SYNCQ_EINVAL;
+  return SYNCQ_OK;
+}
+
+syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self) { return self ? self->pid : -1; }
+
+const char *syncq_po_limit_reason(const syncq_po_system *sys) {
+  if (sys == NULL) return NULL;
+  /* acquire: pairs with set_limit's release. */
+  return atomic_load_explicit(&((syncq_po_system *)sys)->limit_reason, memory_order_acquire);
+}
+
+uint32_t syncq_po_count(const syncq_po_system *sys) {
+  if (sys == NULL) return 0;
+  /* acquire: pairs with commit_slot's release. */
+  return atomic_load_explicit(&((syncq_po_system *)sys)->nprocs, memory_order_acquire);
+}
+
+int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid) {
+  if (sys == NULL || pid < 0 || (uint32_t)pid >= sys->max_procs) return SYNCQ_EINVAL;
+  pthread_mutex_lock(&sys->spawn_lock);
+  struct syncq_po_proc *p = &sys->procs[pid];
+  int r = SYNCQ_OK;
+  if ((uint32_t)pid >= atomic_load_explicit(&sys->nprocs, memory_order_relaxed) || p->joined)
+    r = SYNCQ_ENOENT; /* nprocs: written under spawn_lock only */
+  else if (!p->spawned || pthread_equal(p->tid, pthread_self()))
+    r = SYNCQ_EINVAL;
+  else
+    p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
+  pthread_mutex_unlock(&sys->spawn_lock);
+  if (r != SYNCQ_OK) return r;
+  return pthread_join(p->tid, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
+}
+
+int syncq_po_destroy(syncq_po_system *sys) {
+  if (sys == NULL) return SYNCQ_EINVAL;
+  uint32_t n = syncq_po_count(sys);
+  for (uint32_t i = 0; i < n; i++)
+    /* acquire: pairs with the release store of PO_EXITED. */
+    if (atomic_load_explicit(&sys->procs[i].state, memory_order_acquire) == PO_RUNNING) return SYNCQ_EBUSY;
+  for (uint32_t i = 0; i < n; i++) {
+    struct syncq_po_proc *p = &sys->procs[i];
+    if (p->spawned && !p->joined) {
+      p->joined = true;
+      pthread_join(p->tid, NULL);
+    }
+  }
+  for (uint32_t i = 0; i <= n && i < sys->max_procs; i++) { /* slot n: a refused spawn's mailbox */
+    struct syncq_po_proc *p = &sys->procs[i];
+    if (p->mailbox == NULL) continue;
+    if (!sys->mb->free_list) { /* no type-stable headers: drain the inbox */
+      syncq_po_msg *m;
+      while (sys->mb->dequeue(p->mailbox, &m) == SYNCQ_OK) {
+        free(m->data);
+        free(m);
+      }
+    }
+    sys->mb->destroy(p->mailbox, sys);
+    free(p->mailbox);
+  }
+  /* acquire: pairs with po_header_new's release. */
+  syncq_po_msg *m = atomic_load_explicit(&sys->all, memory_order_acquire);
+  while (m != NULL) {
+    syncq_po_msg *next = m->all_next;
+    free(m->data);
+    free(m);
+    m = next;
+  }
+  pthread_mutex_destroy(&sys->spawn_lock);
+  free(sys->procs);
+  free(sys);
+  return SYNCQ_OK;
+}

@@ -1,0 +1,149 @@
+/*
+ * fai_array.c — the fetch-and-increment array queue of Nikolopoulos &
+ * Papatheodorou.
+ *
+ * Contract
+ *   Source:      003 §3.2, Figure 1 ("customized lock-free queue
+ *                implementation with f&ops"): enqueue takes a ticket with
+ *                fetch-and-increment on head and stores the item in that
+ *                slot; dequeue, while head != tail, takes the item in slot
+ *                tail (exchange with zero), and if it got one increments
+ *                tail. On the Origin2000 head and tail were at-memory
+ *                fetchops; here they are ordinary cache lines.
+ *   Progress:    blocking, as the paper says ("not powerful enough to make
+ *                our lock-free queue non-blocking"): a dequeuer waits for
+ *                the enqueuer that holds the ticket at tail to store its
+ *                item, and dequeuers take the slots strictly in order.
+ *                Enqueue never waits.
+ *   Atomics:     uncontended enqueue: 2 loads + 1 CAS + 1 store; dequeue:
+ *                3 loads + 1 CAS + 1 fetch-and-add.
+ *   Memory:      caller's storage; never allocates.
+ *   Signal-safe: no (waits for other threads). Process-shared: yes.
+ *   Limits:      capacity a power of two >= 2; items non-NULL, within 48
+ *                bits.
+ *   Deviations:  the paper's array is unbounded (slot = ticket); a ring of
+ *                S cells reuses slots, so (1) enqueue takes its ticket by a
+ *                CAS on head that refuses to pass head - tail >= S (FULL)
+ *                instead of a plain fetch-and-increment: a plain ticket on a
+ *                full ring has no slot and must wait for a dequeue that may
+ *                never come (the linearizability runs hung on exactly
+ *                that); (2) each cell
+ *                carries 16 bits of the ticket's round beside the item, and
+ *                dequeue takes it by CAS on (item, round) instead of
+ *                exchange-with-zero, so a dequeuer with a stale tail cannot
+ *                take the next round's item.
+ *   Stats:       cas_attempts, cas_failures, yields (waiting).
+ */
+#include "syncq/queue/fai_array.h"
+
+#include "../stats_internal.h"
+#include "syncq/platform.h"
+#include "syncq/queue.h"
+
+#define FAI_MAGIC UINT64_C(0x4641494152524159)
+#define PTR_BITS 48
+#define PTR_MASK ((UINT64_C(1) << PTR_BITS) - 1)
+#define SPINS_BEFORE_YIELD 64
+
+static inline _Atomic(uint64_t) *cells_of(syncq_queue_fai_array *q) { return (_Atomic(uint64_t) *)(void *)(q + 1); }
+static inline uint64_t round_of(const syncq_queue_fai_array *q, uint64_t ticket) {
+  return (ticket >> q->shift) & 0xffff;
+}
+
+static inline void wait_a_little(unsigned *spins) {
+  if (++*spins % SPINS_BEFORE_YIELD == 0) {
+    SYNCQ_STAT_INC(yields);
+    syncq_yield();
+  } else {
+    syncq_pr_relax();
+  }
+}
+
+int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes) {
+  if (bytes == NULL || capacity < 2 || (capacity & (capacity - 1)) != 0) return SYNCQ_EINVAL;
+  if (capacity > (SIZE_MAX - sizeof(syncq_queue_fai_array)) / sizeof(uint64_t)) return SYNCQ_EINVAL;
+  *bytes = SYNCQ_QUEUE_FAI_ARRAY_BYTES(capacity);
+  return SYNCQ_OK;
+}
+
+int syncq_queue_fai_array_init(syncq_queue_fai_array *q, size_t capacity) {
+  size_t bytes;
+  if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_fai_array)) != 0) return SYNCQ_EINVAL;
+  if (syncq_queue_fai_array_bytes(capacity, &bytes) != SYNCQ_OK) return SYNCQ_EINVAL;
+  atomic_init(&q->head, 0);
+  atomic_init(&q->tail, 0);
+  q->mask = (uint64_t)capacity - 1;
+  q->shift = 0;
+  while ((UINT64_C(1) << q->shift) < (uint64_t)capacity) q->shift++;
+  q->magic = FAI_MAGIC;
+  _Atomic(uint64_t) *c = cells_of(q);
+  for (size_t i = 0; i < capacity; i++) atomic_init(&c[i], 0);
+  return SYNCQ_OK;
+}
+
+int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q) {
+  if (q == NULL || q->magic != FAI_MAGIC) return SYNCQ_EINVAL;
+  q->magic = 0;
+  return SYNCQ_OK;
+}
+
+int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item) {
+  uint64_t bits = (uint64_t)(uintptr_t)item;
+  if (q == NULL || bits == 0 || (bits & ~PTR_MASK) != 0) return SYNCQ_EINVAL;
+  uint64_t h;
+  for (;;) { /* the ticket: a fetch-and-increment of head that refuses to pass a full ring */
+    h = atomic_load(&q->head); /* seq_cst loads, head before tail: if full when tail is read, full then */
+    uint64_t t = atomic_load(&q->tail);
+    if (t > h) continue; /* head went stale while we read tail: again */
+    if (h - t > q->mask) return SYNCQ_FULL;
+    SYNCQ_STAT_INC(cas_attempts);
+    if (atomic_compare_exchange_weak(&q->head, &h, h + 1)) break;
+    SYNCQ_STAT_INC(cas_failures);
+  }
+  /* tail > h - S was read before the CAS: the dequeue of ticket h - S has
+   * emptied our cell and moved tail on (its seq_cst fetch-and-add on tail,
+   * read by our seq_cst load, orders its CAS on the cell before our store). */
+  /* release: pairs with the dequeuer's acquire load of the cell. */
+  atomic_store_explicit(&cells_of(q)[h & q->mask], bits | (round_of(q, h) << PTR_BITS), memory_order_release);
+  return SYNCQ_OK;
+}
+
+int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item) {
+  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  unsigned spins = 0;
+  for (;;) {
+    uint64_t t = atomic_load(&q->tail); /* seq_cst, tail before head: empty when head is read */
+    if (atomic_load(&q->head) == t) return SYNCQ_EMPTY;
+    _Atomic(uint64_t) *cell = &cells_of(q)[t & q->mask];
+    /* acquire: pairs with the enqueuer's release store of the item. */
+    uint64_t w = atomic_load_explicit(cell, memory_order_acquire);
+    if (w != 0 && (w >> PTR_BITS) == round_of(q, t)) {
+      SYNCQ_STAT_INC(cas_attempts);
+      if (atomic_compare_exchange_strong(cell, &w, 0)) { /* Figure 1: atomic_clear(q->nodes[slot]) */
+        atomic_fetch_add(&q->tail, 1);                   /* Figure 1: atomic_increment(q->tail) */
+        *item = (void *)(uintptr_t)(w & PTR_MASK);
+        return SYNCQ_OK;
+      }
+      SYNCQ_STAT_INC(cas_failures);
+    } else {
+      wait_a_little(&spins); /* the item of ticket t is not stored yet, or tail moved */
+    }
+  }
+}
+
+static int ops_bytes(size_t c, size_t *b) { return syncq_queue_fai_array_bytes(c, b); }
+static int ops_init(void *q, size_t c) { return syncq_queue_fai_array_init(q, c); }
+static int ops_destroy(void *q) { return syncq_queue_fai_array_destroy(q); }
+static int ops_enqueue(void *q, void *item) { return syncq_queue_fai_array_enqueue(q, item); }
+static int ops_dequeue(void *q, void **item) { return syncq_queue_fai_array_dequeue(q, item); }
+
+static const syncq_queue_ops fai_ops = {
+  ops_bytes, _Alignof(syncq_queue_fai_array), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
+};
+
+const syncq_algo syncq_queue_fai_array_algo = {
+  SYNCQ_FAMILY_QUEUE, "fai-array", "fetch-and-increment array queue (tickets on a ring)",
+  "003 §3.2, Figure 1", SYNCQ_PROGRESS_BLOCKING,
+  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_PROCESS_SHARED,
+  &fai_ops,
+};

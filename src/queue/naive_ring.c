@@ -1,0 +1,142 @@
+/*
+ * naive_ring.c — the naive lockless ring baseline of NBLFQ.
+ *
+ * Contract
+ *   Source:      Denis & Goedefroit (004) §II-B b): "the head is incremented
+ *                using a compare-and-swap to reserve a cell, then the
+ *                content is written in the buffer; to dequeue ... the tail
+ *                is consumed by incrementing the tail, then the element is
+ *                read" (PUK's "atomic" lockless queue).
+ *   Progress:    blocking (lockless, not lock-free): between the CAS that
+ *                reserves an index and the write of its cell, an operation
+ *                is "halfway", and the operation that next needs that cell
+ *                waits for it (spins, then yields).
+ *   Atomics:     uncontended: enqueue 2 loads + 1 CAS + 1 load + 1 store;
+ *                dequeue the same.
+ *   Deviation:   each cell carries a turn number (the index whose operation
+ *                may use it next) besides the item. With a bare pointer
+ *                cell, as the plain description reads, an operation a whole
+ *                ring ahead can take or overwrite a cell of the previous
+ *                round (two enqueuers of i and i + S both see the cell
+ *                empty and both write): this driver lost items that way.
+ *   Memory:      caller's storage; never allocates.
+ *   Signal-safe: no: a handler that interrupts a halfway operation and
+ *                waits for its cell deadlocks (the reason 004 replaces it).
+ *   Process-shared: yes (no internal pointers).
+ *   Limits:      capacity a power of two >= 2; items non-NULL; indices are
+ *                64-bit counters (no wrap in practice).
+ *   Stats:       cas_attempts, cas_failures, yields (while waiting for a
+ *                halfway operation).
+ */
+#include "syncq/queue/naive_ring.h"
+
+#include "../stats_internal.h"
+#include "syncq/platform.h"
+#include "syncq/queue.h"
+
+#define NAIVE_MAGIC UINT64_C(0x4e41495645524e47)
+#define SPINS_BEFORE_YIELD 64
+
+static inline syncq_queue_naive_ring_cell *cells_of(syncq_queue_naive_ring *q) {
+  return (syncq_queue_naive_ring_cell *)(void *)(q + 1);
+}
+
+int syncq_queue_naive_ring_bytes(size_t capacity, size_t *bytes) {
+  if (bytes == NULL || capacity < 2 || (capacity & (capacity - 1)) != 0) return SYNCQ_EINVAL;
+  if (capacity > (SIZE_MAX - sizeof(syncq_queue_naive_ring)) / sizeof(syncq_queue_naive_ring_cell)) return SYNCQ_EINVAL;
+  *bytes = SYNCQ_QUEUE_NAIVE_RING_BYTES(capacity);
+  return SYNCQ_OK;
+}
+
+int syncq_queue_naive_ring_init(syncq_queue_naive_ring *q, size_t capacity) {
+  size_t bytes;
+  if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_naive_ring)) != 0) return SYNCQ_EINVAL;
+  if (syncq_queue_naive_ring_bytes(capacity, &bytes) != SYNCQ_OK) return SYNCQ_EINVAL;
+  atomic_init(&q->head, 0);
+  atomic_init(&q->tail, 0);
+  q->mask = (uint64_t)capacity - 1;
+  q->magic = NAIVE_MAGIC;
+  syncq_queue_naive_ring_cell *cells = cells_of(q);
+  for (size_t i = 0; i < capacity; i++) {
+    atomic_init(&cells[i].turn, (uint64_t)i);
+    cells[i].data = NULL;
+  }
+  return SYNCQ_OK;
+}
+
+int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q) {
+  if (q == NULL || q->magic != NAIVE_MAGIC) return SYNCQ_EINVAL;
+  q->magic = 0;
+  return SYNCQ_OK;
+}
+
+static inline void wait_a_little(unsigned *spins) {
+  if (++*spins % SPINS_BEFORE_YIELD == 0) {
+    SYNCQ_STAT_INC(yields);
+    syncq_yield();
+  } else {
+    syncq_pr_relax();
+  }
+}
+
+int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item) {
+  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  uint64_t h;
+  for (;;) { /* reserve index h (seq_cst loads: head is read before tail) */
+    h = atomic_load(&q->head);
+    uint64_t t = atomic_load(&q->tail);
+    if (t > h) continue;                    /* head went stale while we read tail: again */
+    if (h - t > q->mask) return SYNCQ_FULL; /* tail read after head: if full then, full now */
+    SYNCQ_STAT_INC(cas_attempts);
+    if (atomic_compare_exchange_strong(&q->head, &h, h + 1)) break;
+    SYNCQ_STAT_INC(cas_failures);
+  }
+  syncq_queue_naive_ring_cell *cell = &cells_of(q)[h & q->mask];
+  unsigned spins = 0;
+  /* acquire: pairs with the release store of turn by the dequeue of index
+   * h - S, which may still be halfway (reserved, not yet emptied). */
+  while (atomic_load_explicit(&cell->turn, memory_order_acquire) != h) wait_a_little(&spins);
+  cell->data = item;
+  /* release: pairs with the dequeuer's acquire load of turn; publishes data. */
+  atomic_store_explicit(&cell->turn, h + 1, memory_order_release);
+  return SYNCQ_OK;
+}
+
+int syncq_queue_naive_ring_dequeue(syncq_queue_naive_ring *q, void **item) {
+  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  uint64_t t;
+  for (;;) { /* reserve index t (seq_cst loads: tail is read before head) */
+    t = atomic_load(&q->tail);
+    uint64_t h = atomic_load(&q->head);
+    if (t == h) return SYNCQ_EMPTY; /* head read after tail: empty at that moment */
+    SYNCQ_STAT_INC(cas_attempts);
+    if (atomic_compare_exchange_strong(&q->tail, &t, t + 1)) break;
+    SYNCQ_STAT_INC(cas_failures);
+  }
+  syncq_queue_naive_ring_cell *cell = &cells_of(q)[t & q->mask];
+  unsigned spins = 0;
+  /* acquire: pairs with the enqueuer's release store of turn, which may
+   * still be halfway (index reserved, item not yet written). */
+  while (atomic_load_explicit(&cell->turn, memory_order_acquire) != t + 1) wait_a_little(&spins);
+  *item = cell->data;
+  /* release: pairs with the acquire load of turn by the enqueuer of t + S. */
+  atomic_store_explicit(&cell->turn, t + q->mask + 1, memory_order_release);
+  return SYNCQ_OK;
+}
+
+static int ops_bytes(size_t c, size_t *b) { return syncq_queue_naive_ring_bytes(c, b); }
+static int ops_init(void *q, size_t c) { return syncq_queue_naive_ring_init(q, c); }
+static int ops_destroy(void *q) { return syncq_queue_naive_ring_destroy(q); }
+static int ops_enqueue(void *q, void *item) { return syncq_queue_naive_ring_enqueue(q, item); }
+static int ops_dequeue(void *q, void **item) { return syncq_queue_naive_ring_dequeue(q, item); }
+
+static const syncq_queue_ops naive_ops = {
+  ops_bytes, _Alignof(syncq_queue_naive_ring), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
+};
+
+const syncq_algo syncq_queue_naive_ring_algo = {
+  SYNCQ_FAMILY_QUEUE, "naive-ring", "naive lockless ring: reserve an index by CAS, then write",
+  "004 §II-B", SYNCQ_PROGRESS_BLOCKING,
+  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_PROCESS_SHARED,
+  &naive_ops,
+};

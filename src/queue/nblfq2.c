@@ -1,0 +1,95 @@
+/*
+ * nblfq2.c — NBLFQ2: NBLFQ with double-width cells.
+ *
+ * Contract
+ *   Source:      Denis & Goedefroit, NBLFQ (004) §IV-B: "an alternate
+ *                implementation that stores the pair in two consecutive
+ *                words" with a double-width CAS, W = 2^64; otherwise the
+ *                same Algorithms 1-4 (src/queue/nblfq_core.h).
+ *   Progress:    lock-free (004 §V-B).
+ *   Atomics:     uncontended: enqueue 2 cell reads + 1 double-width CAS,
+ *                dequeue the same. A cell read is 3 loads (counter,
+ *                pointer, counter, re-read while the counters differ) so
+ *                that the pair is one that was in memory; FULL or EMPTY
+ *                costs one more cell read (validation, as in nblfq.c).
+ *   Memory:      caller's storage (3 cache lines + 16 bytes per cell);
+ *                never allocates.
+ *   Signal-safe: yes (as nblfq.c).
+ *   Process-shared: yes (no internal pointers).
+ *   Limits:      capacity a power of two >= 2; items any non-NULL pointer
+ *                (all 64 bits); 64-bit counters never wrap in practice
+ *                (004 §IV-B: centuries). SYNCQ_ENOTSUP at init where the CPU
+ *                has no double-width CAS (syncq_pr_dwcas_available()).
+ *   Stats:       as nblfq.c (cas_attempts, cas_failures, retries).
+ *   Deviations:  as nblfq.c (1)-(3); plus the 3-load cell read, since two
+ *                64-bit loads of a 16-byte cell can be torn.
+ */
+#include "syncq/queue/nblfq2.h"
+
+#include "nblfq_core.h"
+#include "syncq/queue.h"
+
+#define NBLFQ2_TAG_BITS 64 /* W = 2^64: the counter is a whole word */
+#define NBLFQ2_MAGIC UINT64_C(0x4e424c4651320000) /* "NBLFQ2" */
+
+static inline void *cells_of(syncq_queue_nblfq2 *q) { return (void *)(q + 1); }
+
+int syncq_queue_nblfq2_bytes(size_t capacity, size_t *bytes) {
+  if (bytes == NULL || capacity < 2 || (capacity & (capacity - 1)) != 0) return SYNCQ_EINVAL;
+  if (capacity > (SIZE_MAX - sizeof(syncq_queue_nblfq2)) / sizeof(syncq_pr_dw_atomic)) return SYNCQ_EINVAL;
+  *bytes = SYNCQ_QUEUE_NBLFQ2_BYTES(capacity);
+  return SYNCQ_OK;
+}
+
+int syncq_queue_nblfq2_init(syncq_queue_nblfq2 *q, size_t capacity) {
+  size_t bytes;
+  if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_nblfq2)) != 0) return SYNCQ_EINVAL;
+  if (syncq_queue_nblfq2_bytes(capacity, &bytes) != SYNCQ_OK) return SYNCQ_EINVAL;
+  if (!syncq_pr_dwcas_available()) return SYNCQ_ENOTSUP;
+  atomic_init(&q->head, 0);
+  atomic_init(&q->tail, 0);
+  q->mask = (uint64_t)capacity - 1;
+  q->magic = NBLFQ2_MAGIC;
+  nbl_init_cells(cells_of(q), (uint64_t)capacity, NBLFQ2_TAG_BITS);
+  return SYNCQ_OK;
+}
+
+int syncq_queue_nblfq2_destroy(syncq_queue_nblfq2 *q) {
+  if (q == NULL || q->magic != NBLFQ2_MAGIC) return SYNCQ_EINVAL;
+  q->magic = 0;
+  return SYNCQ_OK;
+}
+
+int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item) {
+  uint64_t bits = (uint64_t)(uintptr_t)item;
+  if (q == NULL || bits == 0) return SYNCQ_EINVAL;
+  return nbl_enqueue(cells_of(q), q->mask, &q->head, bits, NBLFQ2_TAG_BITS);
+}
+
+int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item) {
+  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  uint64_t bits;
+  int r = nbl_dequeue(cells_of(q), q->mask, &q->tail, &bits, NBLFQ2_TAG_BITS);
+  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
+  return r;
+}
+
+size_t syncq_queue_nblfq2_capacity(const syncq_queue_nblfq2 *q) { return q == NULL ? 0 : (size_t)q->mask + 1; }
+
+static int ops_bytes(size_t c, size_t *b) { return syncq_queue_nblfq2_bytes(c, b); }
+static int ops_init(void *q, size_t c) { return syncq_queue_nblfq2_init(q, c); }
+static int ops_destroy(void *q) { return syncq_queue_nblfq2_destroy(q); }
+static int ops_enqueue(void *q, void *item) { return syncq_queue_nblfq2_enqueue(q, item); }
+static int ops_dequeue(void *q, void **item) { return syncq_queue_nblfq2_dequeue(q, item); }
+
+static const syncq_queue_ops nblfq2_ops = {
+  ops_bytes, _Alignof(syncq_queue_nblfq2), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
+};
+
+const syncq_algo syncq_queue_nblfq2_algo = {
+  SYNCQ_FAMILY_QUEUE, "nblfq2", "NBLFQ2: NBLFQ with double-width (pointer, 64-bit counter) cells",
+  "004 §IV-B, Algorithms 1-4", SYNCQ_PROGRESS_LOCK_FREE,
+  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE |
+      SYNCQ_PROP_PROCESS_SHARED,
+  &nblfq2_ops,
+};

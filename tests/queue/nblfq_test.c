@@ -1,0 +1,494 @@
+/*
+ * nblfq_test.c — NBLFQ's own tests (issue 4):
+ *   - operations from a signal handler that interrupts the same thread in
+ *     the middle of an operation on the same queue: deterministically (a
+ *     hook raises the signal between the chase and the CAS) and
+ *     asynchronously (another thread sends signals at random times): no
+ *     deadlock, no loss, no duplicate;
+ *   - counter wrap-around with a 3-bit tag (W = 8): a thread is paused
+ *     between its two reads, or between its reads and its CAS, while the
+ *     main thread turns the ring over 1..15 times; the paused operation
+ *     must complete correctly, and ambiguous comparisons must be retried
+ *     and counted, never abort;
+ *   - 004 §V's invariant (both properties) checked on the quiescent ring
+ *     after stress, for the 16-bit, 3-bit and double-width instantiations.
+ *
+ * The algorithm is instantiated here from src/queue/nblfq_core.h (the same
+ * code the library's "nblfq" and "nblfq2" compile) with test hooks and a
+ * 3-bit tag; the asynchronous signal test uses the library's typed API.
+ */
+#define SYNCQ_WITH_STATS 1 /* count in this file's instantiation too */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "syncq/platform.h"
+#include "syncq/queue/nblfq.h"
+#include "syncq/stats.h"
+
+/* ---- the hooks: pause (semaphores) or raise a signal, when armed for this thread */
+enum { HOOK_NONE, HOOK_PAUSE_CHASE, HOOK_PAUSE_CAS, HOOK_RAISE_CAS };
+static _Thread_local int hook_armed = HOOK_NONE;
+static sem_t paused, resume;
+
+static void hook(int where) {
+  if (hook_armed != where) return;
+  hook_armed = HOOK_NONE; /* once */
+  if (where == HOOK_RAISE_CAS) {
+    raise(SIGUSR1);
+  } else {
+    sem_post(&paused);
+    while (sem_wait(&resume) != 0) {
+    }
+  }
+}
+#define NBLFQ_CHASE_HOOK() hook(HOOK_PAUSE_CHASE)
+#define NBLFQ_BEFORE_CAS_HOOK()                                                                    \
+  do {                                                                                             \
+    hook(HOOK_PAUSE_CAS);                                                                          \
+    hook(HOOK_RAISE_CAS);                                                                          \
+  } while (0)
+#include "queue/nblfq_core.h"
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define STRESS_ITEMS 3000
+#define SIGNAL_ITEMS 3000
+#define SIGNALS 2000
+#else
+#define SIGNALS 20000
+#define STRESS_ITEMS 30000
+#define SIGNAL_ITEMS 40000
+#endif
+#define OVERSUBSCRIPTION 8
+
+/* A test ring: cells of either width, with its hints. */
+typedef struct ring {
+  _Atomic(uint64_t) head, tail;
+  uint64_t mask;
+  unsigned tag_bits;
+  void *cells;
+} ring;
+
+static void ring_init(ring *r, uint64_t S, unsigned tag_bits) {
+  atomic_init(&r->head, 0);
+  atomic_init(&r->tail, 0);
+  r->mask = S - 1;
+  r->tag_bits = tag_bits;
+  r->cells = syncq_alloc_aligned(S * (tag_bits >= 64 ? 16 : 8), 64);
+  assert_non_null(r->cells);
+  if (tag_bits >= 64) nbl_init_cells(r->cells, S, 64);
+  else nbl_init_cells(r->cells, S, tag_bits);
+}
+
+/* The constant tag widths this file instantiates (each call site inlines). */
+static int ring_enq(ring *r, uint64_t v) {
+  switch (r->tag_bits) {
+  case 3: return nbl_enqueue(r->cells, r->mask, &r->head, v, 3);
+  case 16: return nbl_enqueue(r->cells, r->mask, &r->head, v, 16);
+  default: return nbl_enqueue(r->cells, r->mask, &r->head, v, 64);
+  }
+}
+static int ring_deq(ring *r, uint64_t *v) {
+  switch (r->tag_bits) {
+  case 3: return nbl_dequeue(r->cells, r->mask, &r->tail, v, 3);
+  case 16: return nbl_dequeue(r->cells, r->mask, &r->tail, v, 16);
+  default: return nbl_dequeue(r->cells, r->mask, &r->tail, v, 64);
+  }
+}
+static int64_t ring_check(ring *r) {
+  switch (r->tag_bits) {
+  case 3: return nbl_check_invariant(r->cells, r->mask, 3);
+  case 16: return nbl_check_invariant(r->cells, r->mask, 16);
+  default: return nbl_check_invariant(r->cells, r->mask, 64);
+  }
+}
+
+/* ------------------------------------------------------------- invariant */
+
+typedef struct stress {
+  ring *r;
+  int id, n;
+  long per_thread;
+  _Atomic(long) *balance; /* enqueued - dequeued, over all threads */
+  _Atomic(int) *errors;
+} stress;
+
+static void *mixed_worker(void *p) {
+  stress *s = p;
+  uint64_t seed = 0x2545F4914F6CDD1Dull * (uint64_t)(s->id + 1);
+  for (long i = 0; i < s->per_thread; i++) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    if (seed % 2) {
+      int rc = ring_enq(s->r, (uint64_t)(s->id + 1) << 24 | (uint64_t)(i & 0xffffff));
+      if (rc == SYNCQ_OK) atomic_fetch_add(s->balance, 1);
+      else if (rc != SYNCQ_FULL) atomic_fetch_add(s->errors, 1);
+    } else {
+      uint64_t v;
+      int rc = ring_deq(s->r, &v);
+      if (rc == SYNCQ_OK) atomic_fetch_add(s->balance, -1);
+      else if (rc != SYNCQ_EMPTY) atomic_fetch_add(s->errors, 1);
+    }
+    if (seed % 53 == 0) syncq_yield();
+  }
+  return NULL;
+}
+
+static void check_invariant_after_stress(unsigned tag_bits, uint64_t S) {
+  if (tag_bits >= 64 && !syncq_pr_dwcas_available()) {
+    print_message("double-width instantiation skipped: no double-width CAS on this machine\n");
+    return;
+  }
+  ring r;
+  ring_init(&r, S, tag_bits);
+  long pus = sysconf(_SC_NPROCESSORS_ONLN);
+  int n = (int)(pus < 1 ? 1 : pus) * OVERSUBSCRIPTION;
+  _Atomic(long) balance = 0;
+  _Atomic(int) errors = 0;
+  pthread_t tids[256];
+  stress st[256];
+  if (n > 256) n = 256;
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < n; i++) {
+      st[i] = (stress){&r, i, n, STRESS_ITEMS / n * 4, &balance, &errors};
+      assert_int_equal(pthread_create(&tids[i], NULL, mixed_worker, &st[i]), 0);
+    }
+    for (int i = 0; i < n; i++) pthread_join(tids[i], NULL);
+    assert_int_equal(atomic_load(&errors), 0);
+    /* quiescent: both properties of the invariant, and the item count */
+    int64_t items = ring_check(&r);
+    if (items < 0)
+      fail_msg("tag_bits %u, S %llu, round %d: invariant property %d violated", tag_bits, (unsigned long long)S,
+               round, (int)-items);
+    assert_int_equal(items, atomic_load(&balance));
+  }
+  /* drain: exactly `balance` items, then empty, invariant still holding */
+  uint64_t v;
+  for (long i = atomic_load(&balance); i > 0; i--) assert_int_equal(ring_deq(&r, &v), SYNCQ_OK);
+  assert_int_equal(ring_deq(&r, &v), SYNCQ_EMPTY);
+  assert_int_equal(ring_check(&r), 0);
+  free(r.cells);
+}
+
+static void test_invariant_after_stress(void **state) {
+  (void)state;
+  check_invariant_after_stress(16, 8);
+  check_invariant_after_stress(16, 64);
+  check_invariant_after_stress(3, 4);
+  check_invariant_after_stress(3, 16);
+  check_invariant_after_stress(64, 8);
+}
+
+static void test_invariant_checker_catches_damage(void **state) {
+  (void)state;
+  /* the checker itself must be able to fail: break each property by hand */
+  ring r;
+  ring_init(&r, 8, 16);
+  for (uint64_t i = 1; i <= 3; i++) assert_int_equal(ring_enq(&r, i << 4), SYNCQ_OK);
+  assert_int_equal(ring_check(&r), 3);
+  _Atomic(uint64_t) *cells = r.cells;
+  atomic_store(&cells[5], (uint64_t)0x50); /* an item after a gap: property 2 */
+  assert_int_equal(ring_check(&r), -2);
+  atomic_store(&cells[5], (uint64_t)3 << NBL_PTR_BITS); /* a counter out of step: property 1 */
+  assert_int_equal(ring_check(&r), -1);
+  free(r.cells);
+}
+
+/* ------------------------------------------------------------- 3-bit wrap-around */
+
+typedef struct paused_op {
+  ring *r;
+  int where;
+  bool dequeue;
+  uint64_t value; /* enqueue: what; dequeue: what came out */
+  int status;
+  syncq_stats stats;
+} paused_op;
+
+static void *paused_thread(void *p) {
+  paused_op *op = p;
+  syncq_stats_reset();
+  hook_armed = op->where;
+  if (op->dequeue) op->status = ring_deq(op->r, &op->value);
+  else op->status = ring_enq(op->r, op->value);
+  hook_armed = HOOK_NONE;
+  op->stats = *syncq_stats_self();
+  return NULL;
+}
+
+/* One scenario: S = 4, W = 8. The ring holds `fill` items; a thread starts
+ * an enqueue or a dequeue and is paused at `where`; the main thread makes
+ * `turns` full turns of the ring (S enqueue/dequeue pairs each, so every
+ * cell's counter moves on by `turns`); the thread resumes. The whole
+ * sequence of values must come out in FIFO order, nothing lost or
+ * duplicated. Returns the paused thread's retries + CAS failures. */
+static uint64_t wrap_scenario(int where, bool dequeue, unsigned fill, unsigned turns) {
+  const uint64_t S = 4;
+  ring r;
+  ring_init(&r, S, 3);
+  uint64_t next_in = 1, next_out = 1;
+  for (unsigned i = 0; i < fill; i++) assert_int_equal(ring_enq(&r, (next_in++) << 4), SYNCQ_OK);
+  paused_op op = {&r, where, dequeue, dequeue ? 0 : (UINT64_C(1000) << 4), -100, {0}};
+  pthread_t tid;
+  assert_int_equal(pthread_create(&tid, NULL, paused_thread, &op), 0);
+  while (sem_wait(&paused) != 0) {
+  }
+  /* the ring turns over while the thread is paused mid-operation */
+  uint64_t v;
+  for (unsigned k = 0; k < turns * S; k++) {
+    assert_int_equal(ring_enq(&r, (next_in++) << 4), SYNCQ_OK);
+    assert_int_equal(ring_deq(&r, &v), SYNCQ_OK);
+    assert_int_equal(v, (next_out++) << 4);
+  }
+  sem_post(&resume);
+  pthread_join(tid, NULL);
+  assert_int_equal(op.status, SYNCQ_OK);
+  if (dequeue) {
+    /* linearized after every operation of the main thread: the oldest item */
+    assert_int_equal(op.value, (next_out++) << 4);
+  }
+  assert_true(ring_check(&r) >= 0);
+  while (next_out < next_in) {
+    assert_int_equal(ring_deq(&r, &v), SYNCQ_OK);
+    assert_int_equal(v, (next_out++) << 4);
+  }
+  if (!dequeue) { /* the paused enqueue landed last */
+    assert_int_equal(ring_deq(&r, &v), SYNCQ_OK);
+    assert_int_equal(v, UINT64_C(1000) << 4);
+  }
+  assert_int_equal(ring_deq(&r, &v), SYNCQ_EMPTY);
+  assert_int_equal(ring_check(&r), 0);
+  free(r.cells);
+  return op.stats.retries + op.stats.cas_failures;
+}
+
+static void test_three_bit_wraparound(void **state) {
+  (void)state;
+  sem_init(&paused, 0, 0);
+  sem_init(&resume, 0, 0);
+  uint64_t ambiguous = 0, restarts = 0;
+  for (unsigned turns = 1; turns <= 15; turns++) {
+    for (unsigned fill = 1; fill <= 3; fill++) {
+      /* dequeue paused between its two reads: the stale first read is
+       * 'turns' rounds behind the second, ambiguous for most turns */
+      uint64_t a = wrap_scenario(HOOK_PAUSE_CHASE, true, fill, turns);
+      ambiguous += a;
+      /* dequeue paused between its reads and its CAS: values are unique,
+       * so the CAS fails whatever the counters say */
+      restarts += wrap_scenario(HOOK_PAUSE_CAS, true, fill, turns);
+      /* enqueue paused between its reads; and before its CAS, except after
+       * a multiple of W turns, where the cell it read is back to the same
+       * (NIL, counter) pair: that is the ABA 004 §V-A b) accepts for a
+       * 16-bit tag (2^16 turns) and the reason NBLFQ2 exists */
+      ambiguous += wrap_scenario(HOOK_PAUSE_CHASE, false, fill - 1, turns);
+      if (turns % 8 != 0) restarts += wrap_scenario(HOOK_PAUSE_CAS, false, fill - 1, turns);
+    }
+  }
+  print_message("3-bit tag: %llu restarts after a paused read, %llu after a paused CAS\n",
+                (unsigned long long)ambiguous, (unsigned long long)restarts);
+  /* counted, not aborted: restarts did happen and were all survived */
+  assert_true(ambiguous > 0);
+  assert_true(restarts > 0);
+  sem_destroy(&paused);
+  sem_destroy(&resume);
+}
+
+static void test_ambiguous_comparison(void **state) {
+  (void)state;
+  /* COMP on neighbours whose counters differ by W/2 (or anything but 0 and
+   * +-1) cannot order them: -1, never a guess */
+  nbl_cell u = {0, 0}, v = {0, 4};
+  assert_int_equal(nbl_comp(0, u, 1, v, 3), -1);
+  v.ctr = 1;
+  assert_int_equal(nbl_comp(0, u, 1, v, 3), 1);
+  v.ctr = 7; /* -1 mod 8 */
+  assert_int_equal(nbl_comp(0, u, 1, v, 3), 0);
+  v.ctr = 0;
+  assert_int_equal(nbl_comp(0, u, 1, v, 3), 1);
+  assert_int_equal(nbl_comp(1, u, 0, v, 3), 0);
+  /* 64-bit counters: wrap of the difference still works */
+  u.ctr = UINT64_MAX;
+  v.ctr = 0;
+  assert_int_equal(nbl_comp(0, u, 1, v, 64), 1);
+}
+
+/* ------------------------------------------------------------- signals */
+
+static ring sig_ring;
+static _Atomic(uint64_t) sig_handled;
+static _Atomic(uint64_t) sig_taken[64]; /* values the handler dequeued (ring of 64) */
+static _Atomic(unsigned) sig_taken_n;
+
+/* The handler enqueues one item of its own and dequeues one item, on the
+ * very queue the interrupted code is in the middle of using. */
+static void on_sigusr1(int sig) {
+  (void)sig;
+  uint64_t n = atomic_fetch_add(&sig_handled, 1);
+  int rc = ring_enq(&sig_ring, (UINT64_C(0x7000000) + n) << 4);
+  (void)rc;
+  uint64_t v;
+  if (ring_deq(&sig_ring, &v) == SYNCQ_OK) {
+    unsigned k = atomic_fetch_add(&sig_taken_n, 1);
+    if (k < 64) atomic_store(&sig_taken[k], v);
+  }
+}
+
+static void test_signal_mid_operation(void **state) {
+  (void)state;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigusr1;
+  sigemptyset(&sa.sa_mask);
+  assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+  ring_init(&sig_ring, 8, 16);
+  atomic_store(&sig_handled, 0);
+  atomic_store(&sig_taken_n, 0);
+  /* Interrupt an enqueue and a dequeue right between their reads and their
+   * CAS: the handler's operations change the very cells they read. */
+  uint64_t v;
+  assert_int_equal(ring_enq(&sig_ring, 1 << 4), SYNCQ_OK);
+  assert_int_equal(ring_enq(&sig_ring, 2 << 4), SYNCQ_OK);
+  hook_armed = HOOK_RAISE_CAS;
+  assert_int_equal(ring_enq(&sig_ring, 3 << 4), SYNCQ_OK); /* handler: enq H0, deq 1 */
+  assert_int_equal(atomic_load(&sig_handled), 1);
+  assert_int_equal(atomic_load(&sig_taken[0]), 1 << 4);
+  hook_armed = HOOK_RAISE_CAS;
+  assert_int_equal(ring_deq(&sig_ring, &v), SYNCQ_OK); /* handler: enq H1, deq 2 (the one we had read) */
+  assert_int_equal(atomic_load(&sig_handled), 2);
+  assert_int_equal(atomic_load(&sig_taken[1]), 2 << 4);
+  /* FIFO across the interruptions: H0 (enqueued before 3's CAS), 3, then H1 */
+  assert_int_equal(v, (UINT64_C(0x7000000) + 0) << 4);
+  assert_int_equal(ring_deq(&sig_ring, &v), SYNCQ_OK);
+  assert_int_equal(v, 3 << 4);
+  assert_int_equal(ring_deq(&sig_ring, &v), SYNCQ_OK);
+  assert_int_equal(v, (UINT64_C(0x7000000) + 1) << 4);
+  assert_int_equal(ring_deq(&sig_ring, &v), SYNCQ_EMPTY);
+  assert_int_equal(ring_check(&sig_ring), 0);
+  /* interrupting an operation on a full queue and on an empty one */
+  for (uint64_t i = 1; i <= 8; i++) assert_int_equal(ring_enq(&sig_ring, (100 + i) << 4), SYNCQ_OK);
+  hook_armed = HOOK_RAISE_CAS;
+  assert_int_equal(ring_deq(&sig_ring, &v), SYNCQ_OK); /* handler: enq FULL, deq 101 */
+  assert_int_equal(v, 102 << 4);
+  free(sig_ring.cells);
+}
+
+/* Asynchronous: a thread hammers the library's NBLFQ (enqueue/dequeue of
+ * its own items) while another thread sends it SIGUSR2 at random times; the
+ * handler enqueues and dequeues on the same queue. Afterwards every item
+ * ever enqueued was dequeued exactly once, by the loop or by a handler. */
+static SYNCQ_CACHELINE_ALIGNED unsigned char async_buf[SYNCQ_QUEUE_NBLFQ_BYTES(16)];
+static syncq_queue_nblfq *async_q;
+#define ASYNC_HANDLER_BASE 0x100000u
+static uint32_t *async_seen; /* index = value; counts */
+static _Atomic(uint32_t) async_handler_n;
+static _Atomic(int) async_stop;
+static _Atomic(int) async_bad;
+
+static void note_value(void *x) {
+  uintptr_t v = (uintptr_t)x >> 4;
+  if (v == 0 || v >= 2 * ASYNC_HANDLER_BASE) {
+    atomic_store(&async_bad, 1);
+    return;
+  }
+  /* atomic: a handler and the loop may both count; relaxed: the totals are
+   * read after pthread_join, which orders them. */
+  __atomic_fetch_add(&async_seen[v], 1, __ATOMIC_RELAXED);
+}
+
+static void on_sigusr2(int sig) {
+  (void)sig;
+  uint32_t n = atomic_fetch_add(&async_handler_n, 1);
+  if (n < ASYNC_HANDLER_BASE - 1) {
+    int rc;
+    while ((rc = syncq_queue_nblfq_enqueue(async_q, (void *)(uintptr_t)((ASYNC_HANDLER_BASE + n + 1) << 4))) ==
+           SYNCQ_FULL) {
+      void *x; /* full: make room ourselves, never wait for the interrupted code */
+      if (syncq_queue_nblfq_dequeue(async_q, &x) == SYNCQ_OK) note_value(x);
+    }
+  }
+  void *x;
+  if (syncq_queue_nblfq_dequeue(async_q, &x) == SYNCQ_OK) note_value(x);
+}
+
+static _Atomic(uint32_t) async_items; /* how many the loop enqueued */
+
+static void *async_target(void *p) {
+  (void)p;
+  uint32_t i;
+  for (i = 1; i < ASYNC_HANDLER_BASE && (i <= SIGNAL_ITEMS || !atomic_load(&async_stop)); i++) {
+    while (syncq_queue_nblfq_enqueue(async_q, (void *)(uintptr_t)(i << 4)) == SYNCQ_FULL) {
+      void *x;
+      if (syncq_queue_nblfq_dequeue(async_q, &x) == SYNCQ_OK) note_value(x);
+    }
+    if (i % 3 == 0) {
+      void *x;
+      if (syncq_queue_nblfq_dequeue(async_q, &x) == SYNCQ_OK) note_value(x);
+    }
+  }
+  atomic_store(&async_items, i - 1);
+  return NULL;
+}
+
+static void test_signal_async(void **state) {
+  (void)state;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigusr2;
+  sigemptyset(&sa.sa_mask);
+  assert_int_equal(sigaction(SIGUSR2, &sa, NULL), 0);
+  async_q = (syncq_queue_nblfq *)(void *)async_buf;
+  assert_int_equal(syncq_queue_nblfq_init(async_q, 16), SYNCQ_OK);
+  async_seen = calloc(2 * ASYNC_HANDLER_BASE, sizeof *async_seen);
+  assert_non_null(async_seen);
+  atomic_store(&async_stop, 0);
+  atomic_store(&async_handler_n, 0);
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, async_target, NULL), 0);
+  unsigned sent = 0;
+  for (; sent < SIGNALS; sent++) { /* at irregular times */
+    assert_int_equal(pthread_kill(t, SIGUSR2), 0);
+    for (volatile int k = 0; k < (int)(sent * 7919 % 3000); k++) {
+    }
+    if (sent % 7 == 0) syncq_yield();
+  }
+  atomic_store(&async_stop, 1);
+  pthread_join(t, NULL);
+  /* drain what is left */
+  void *x;
+  while (syncq_queue_nblfq_dequeue(async_q, &x) == SYNCQ_OK) note_value(x);
+  assert_int_equal(atomic_load(&async_bad), 0);
+  uint32_t handlers = atomic_load(&async_handler_n);
+  print_message("signals: %u sent, %u handled mid-run\n", sent, handlers);
+  assert_true(handlers > 0);
+  uint32_t items = atomic_load(&async_items);
+  print_message("signals: %u items through the loop\n", items);
+  assert_true(items >= SIGNAL_ITEMS);
+  for (uint32_t i = 1; i <= items; i++)
+    if (async_seen[i] != 1) fail_msg("item %u dequeued %u times", i, async_seen[i]);
+  for (uint32_t n = 0; n < handlers && n < ASYNC_HANDLER_BASE - 1; n++)
+    if (async_seen[ASYNC_HANDLER_BASE + n + 1] != 1)
+      fail_msg("handler item %u dequeued %u times", n, async_seen[ASYNC_HANDLER_BASE + n + 1]);
+  assert_int_equal(syncq_queue_nblfq_destroy(async_q), SYNCQ_OK);
+  free(async_seen);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_ambiguous_comparison),
+    cmocka_unit_test(test_invariant_checker_catches_damage),
+    cmocka_unit_test(test_invariant_after_stress),
+    cmocka_unit_test(test_three_bit_wraparound),
+    cmocka_unit_test(test_signal_mid_operation),
+    cmocka_unit_test(test_signal_async),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
