@@ -49,6 +49,7 @@ const lab_experiment *lab_experiment_find(const char *name) {
 bool lab_experiment_knows(const lab_experiment *e, const char *algo) {
   const syncq_algo *a;
   if (e->uses_registry && syncq_registry_find(e->family, algo, &a) == SYNCQ_OK) return true;
+  if (e->also_family && syncq_registry_find(e->family2, algo, &a) == SYNCQ_OK) return true;
   /* baselines measured beside the registry's algorithms (e.g. "two-cas") */
   for (size_t i = 0; e->fixed_algos && e->fixed_algos[i]; i++)
     if (strcmp(e->fixed_algos[i], algo) == 0) return true;

@@ -99,6 +99,8 @@ typedef struct lab_experiment {
    * "two-cas", or phys's floors). */
   bool uses_registry;
   syncq_family family;
+  bool also_family;     /* and those of family2 (np99-locks: locks and queues) */
+  syncq_family family2;
   const char *const *fixed_algos;
   int (*run)(lab_ctx *ctx);
 } lab_experiment;

@@ -124,9 +124,10 @@ static void print_valid_algos(const lab_experiment *const *exps) {
   fprintf(stderr, "valid algorithms for these experiments:");
   for (size_t i = 0; exps[i]; i++) {
     const lab_experiment *e = exps[i];
-    if (e->uses_registry) {
+    for (int f = 0; f < 2; f++) {
+      if (!(f == 0 ? e->uses_registry : e->also_family)) continue;
       const syncq_algo *a[SYNCQ_REGISTRY_MAX];
-      int n = syncq_registry_list(e->family, a, SYNCQ_REGISTRY_MAX);
+      int n = syncq_registry_list(f == 0 ? e->family : e->family2, a, SYNCQ_REGISTRY_MAX);
       for (int k = 0; k < n && k < SYNCQ_REGISTRY_MAX; k++) fprintf(stderr, " %s", a[k]->name);
     }
     for (size_t k = 0; e->fixed_algos && e->fixed_algos[k]; k++) fprintf(stderr, " %s", e->fixed_algos[k]);
