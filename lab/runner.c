@@ -339,7 +339,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       values[k][r] = s.value;
       for (size_t c = 0; c < N_COUNTERS; c++) {
         uint64_t x = c == CTX_COUNTER ? csw : stat_field(&s.stats, counter_fields[c].off);
-        if (x) has[k][c] = true;
+        if (x && s.ops) has[k][c] = true; /* per-op counts need a count of ops */
         counters[k][c][r] = s.ops ? (double)x / (double)s.ops : 0.0;
       }
     }
