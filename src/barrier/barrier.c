@@ -1,4 +1,8 @@
-/* barrier.c — the generic barrier API over the registry (syncq/barrier.h). */
+/*
+ * barrier.c — the generic barrier API over the registry (syncq/barrier.h).
+ * Not an algorithm: each algorithm's contract block (source, progress,
+ * atomics, memory, limits) opens its own file beside this one.
+ */
 #include <stdlib.h>
 
 #include "syncq/barrier.h"

@@ -1,4 +1,8 @@
-/* counter.c — the generic counter API over the registry (syncq/counter.h). */
+/*
+ * counter.c — the generic counter API over the registry (syncq/counter.h).
+ * Not an algorithm: each algorithm's contract block (source, progress,
+ * atomics, memory, limits) opens its own file beside this one.
+ */
 #include "syncq/counter.h"
 
 #include <stdlib.h>

@@ -1,4 +1,8 @@
-/* lock.c — the generic lock API over the registry (syncq/lock.h). */
+/*
+ * lock.c — the generic lock API over the registry (syncq/lock.h).
+ * Not an algorithm: each algorithm's contract block (source, progress,
+ * atomics, memory, limits) opens its own file beside this one.
+ */
 #include <stdlib.h>
 
 #include "syncq/lock.h"

@@ -1,4 +1,8 @@
-/* pqueue.c — the generic priority-queue API over the registry (syncq/pqueue.h). */
+/*
+ * pqueue.c — the generic priority-queue API over the registry (syncq/pqueue.h).
+ * Not an algorithm: each algorithm's contract block (source, progress,
+ * atomics, memory, limits) opens its own file beside this one.
+ */
 #include "syncq/pqueue.h"
 
 #include <stdlib.h>

@@ -1,4 +1,8 @@
-/* queue.c — the generic queue API over the registry (syncq/queue.h). */
+/*
+ * queue.c — the generic queue API over the registry (syncq/queue.h).
+ * Not an algorithm: each algorithm's contract block (source, progress,
+ * atomics, memory, limits) opens its own file beside this one.
+ */
 #include "syncq/queue.h"
 
 #include <stdlib.h>

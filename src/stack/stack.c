@@ -1,4 +1,8 @@
-/* stack.c — the generic stack API over the registry (syncq/stack.h). */
+/*
+ * stack.c — the generic stack API over the registry (syncq/stack.h).
+ * Not an algorithm: each algorithm's contract block (source, progress,
+ * atomics, memory, limits) opens its own file beside this one.
+ */
 #include "syncq/stack.h"
 
 #include <stdlib.h>
