@@ -18,6 +18,8 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 PYTHON     := $(CURDIR)/.venv/bin/python
 LAB        := $(BUILD)/lab/syncq-lab
 CMAKE_ARGS ?=
+# A test that runs longer than this has hung: fail it rather than stall CI.
+TEST_TIMEOUT ?= 900
 
 .PHONY: all deps build test report bench test-tsan test-asan clean
 
@@ -36,7 +38,7 @@ build: deps
 	$(call configure_and_build,$(BUILD),)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS)
 
 report: build
 	rm -f $(RESULTS)/results.jsonl
@@ -50,11 +52,11 @@ bench: build
 
 test-tsan: deps
 	$(call configure_and_build,$(BUILD)-tsan,-DSYNCQ_SANITIZE=thread)
-	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -LE no-sanitizer
+	cd $(BUILD)-tsan && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS) -LE no-sanitizer
 
 test-asan: deps
 	$(call configure_and_build,$(BUILD)-asan,-DSYNCQ_SANITIZE=address)
-	cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) -LE no-sanitizer
+	cd $(BUILD)-asan && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS) -LE no-sanitizer
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-tsan $(BUILD)-asan

@@ -183,9 +183,12 @@ static void test_invariant_after_stress(void **state) {
   (void)state;
   check_invariant_after_stress(16, 8);
   check_invariant_after_stress(16, 64);
-  check_invariant_after_stress(3, 4);
-  check_invariant_after_stress(3, 16);
   check_invariant_after_stress(64, 8);
+  /* No free-running stress with a 3-bit tag: a thread preempted between its
+   * read and its CAS while the ring turns a multiple of 8 times commits a
+   * stale CAS (ABA), which NBLFQ's correctness argument (004 §V) excludes by
+   * the tag's width; here it corrupted the ring and livelocked the test.
+   * Tag wrap-around is exercised by the controlled pause tests below. */
 }
 
 static void test_invariant_checker_catches_damage(void **state) {
