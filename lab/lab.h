@@ -124,6 +124,15 @@ typedef struct lab_options {
   const char *out_dir;
   const char *command; /* the command line, for the machine record */
   bool quiet;     /* no progress lines */
+  /* --where KEY=V1,V2 (repeatable): only the points whose parameter KEY
+   * is one of the values (numbers compare numerically, strings exactly),
+   * for every KEY given. */
+  struct lab_where {
+    const char *key;
+    const char *vals[LAB_MAX_ALGOS];
+    int nvals;
+  } where[LAB_MAX_PARAMS];
+  int nwhere;     /* 0: every point */
 } lab_options;
 
 /* Run the experiments (NULL-terminated list). Returns 0, or 1 after

@@ -32,7 +32,7 @@ static const char usage_text[] =
   "usage: syncq-lab list\n"
   "       syncq-lab algos [FAMILY]\n"
   "       syncq-lab run NAME[,NAME...]|all [--quick|--full|--size SIZE] [--threads LIST]\n"
-  "                     [--algos LIST] [--reps N] [--out DIR] [--no-pin] [--quiet]\n"
+  "                     [--algos LIST] [--where KEY=LIST] [--reps N] [--out DIR] [--no-pin] [--quiet]\n"
   "       syncq-lab report DIR [--title TEXT]\n"
   "\n"
   "run options:\n"
@@ -41,6 +41,8 @@ static const char usage_text[] =
   "  --size SIZE      smoke, quick, default or full (smoke is for tests)\n"
   "  --threads LIST   thread counts, e.g. 1,2,4 (default: 1..2x the processing units)\n"
   "  --algos LIST     only these algorithms, e.g. faa,cas\n"
+  "  --where KEY=LIST only the points whose parameter KEY is one of LIST (repeatable),\n"
+  "                   e.g. --full --where sorters=6000 --where send=link: 002's largest point\n"
   "  --reps N         measured repetitions per point, 1.." "100" " (default 5, plus a warm-up)\n"
   "  --out DIR        where results.jsonl goes (default " DEFAULT_OUT ")\n"
   "  --no-pin         do not pin threads to processing units\n"
@@ -153,7 +155,7 @@ static int cmd_run(int argc, char **argv, const char *command) {
     else if (strcmp(a, "--no-pin") == 0) opt.pin = false;
     else if (strcmp(a, "--quiet") == 0) opt.quiet = true;
     else if (strcmp(a, "--size") == 0 || strcmp(a, "--threads") == 0 || strcmp(a, "--algos") == 0 ||
-             strcmp(a, "--reps") == 0 || strcmp(a, "--out") == 0) {
+             strcmp(a, "--where") == 0 || strcmp(a, "--reps") == 0 || strcmp(a, "--out") == 0) {
       if (val == NULL) return usage_error("%s needs a value", a);
       i++;
       if (strcmp(a, "--size") == 0) {
@@ -168,6 +170,15 @@ static int cmd_run(int argc, char **argv, const char *command) {
       } else if (strcmp(a, "--algos") == 0) {
         opt.nalgos = split_list(argv[i], opt.algos, LAB_MAX_ALGOS);
         if (opt.nalgos <= 0) return usage_error("--algos wants a list of names like faa,cas (got '%s')", val);
+      } else if (strcmp(a, "--where") == 0) {
+        char *eq = strchr(argv[i], '=');
+        if (eq == NULL || eq == argv[i]) return usage_error("--where wants KEY=LIST like sorters=6000 (got '%s')", val);
+        if (opt.nwhere == LAB_MAX_PARAMS) return usage_error("%s", "too many --where (at most 8)");
+        *eq = '\0';
+        struct lab_where *w = &opt.where[opt.nwhere++];
+        w->key = argv[i];
+        w->nvals = split_list(eq + 1, w->vals, LAB_MAX_ALGOS);
+        if (w->nvals <= 0) return usage_error("--where wants KEY=LIST like sorters=6000 (got '%s=')", val);
       } else if (strcmp(a, "--reps") == 0) {
         int r[1];
         if (parse_int_list(val, r, 1, 1, LAB_MAX_REPS) != 1) return usage_error("--reps wants a number 1..100 (got '%s')", val);

@@ -288,8 +288,34 @@ static int write_ratios(lab_ctx *ctx, const lab_group *g, const int *idx, int nv
   return 0;
 }
 
+/* True when the group has parameter w->key with one of w's values. */
+static bool where_matches(const struct lab_where *w, const lab_group *g) {
+  for (int p = 0; p < g->nparams; p++) {
+    if (strcmp(g->params[p].key, w->key) != 0) continue;
+    for (int k = 0; k < w->nvals; k++) {
+      if (g->params[p].str != NULL) {
+        if (strcmp(g->params[p].str, w->vals[k]) == 0) return true;
+      } else {
+        char *end;
+        double v = strtod(w->vals[k], &end);
+        if (end != w->vals[k] && *end == '\0' && v == g->params[p].num) return true;
+      }
+    }
+    return false;
+  }
+  return false;
+}
+
+/* True when no --where excludes the point. */
+static bool where_selected(const lab_ctx *ctx, const lab_group *g) {
+  for (int i = 0; i < ctx->opt->nwhere; i++)
+    if (!where_matches(&ctx->opt->where[i], g)) return false;
+  return true;
+}
+
 int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   if (ctx->failed) return -1;
+  if (!where_selected(ctx, g)) return 0;
   int idx[LAB_MAX_VARIANTS], nv = 0;
   for (int v = 0; v < g->nvariants; v++)
     if (lab_selected(ctx, g->variants[v].algorithm)) idx[nv++] = v;
@@ -439,6 +465,12 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
     exps[i]->run(&ctx);
   }
   ctx.planning = false;
+  if (opt->nwhere > 0 && ctx.planned == 0) {
+    fprintf(stderr, "syncq-lab: --where matched no point of the chosen experiments\n");
+    lab_results_close(&ctx.results);
+    lab_topo_free(ctx.topo);
+    return 1;
+  }
   write_machine(&ctx, pinning);
   ctx.t_start = syncq_now_ns();
   int rc = 0;

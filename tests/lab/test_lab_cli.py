@@ -42,6 +42,8 @@ def records(out_dir):
     ["run", "phys", "--threads", "0"], ["run", "phys", "--threads", "a"],
     ["run", "phys", "--threads", "1,,2"], ["run", "phys", "--threads", "1,"],
     ["run", "phys", "--size", "huge"], ["run", "phys", "--out", ""], ["report"],
+    ["run", "phys", "--where"], ["run", "phys", "--where", "threads"],
+    ["run", "phys", "--where", "=2"], ["run", "phys", "--where", "threads="],
 ])
 def test_bad_usage_exits_2_with_usage(args):
     r = lab(*args, check=2)
@@ -214,6 +216,28 @@ def test_algos_filter(tmp_path):
     pts = [x for x in records(tmp_path) if x["type"] == "point"]
     assert {p["algorithm"] for p in pts} == {"faa", "mutex"}
     assert {p["params"]["threads"] for p in pts} == {2}
+
+
+def test_where_keeps_only_the_matching_points(tmp_path):
+    # numbers compare numerically ("2.0" is 2), strings exactly, every --where must hold
+    lab("run", "np99-counter", "--size", "smoke", "--threads", "1,2", "--where", "threads=2.0",
+        "--quiet", "--out", str(tmp_path / "num"), check=0)
+    pts = [x for x in records(tmp_path / "num") if x["type"] == "point"]
+    assert pts and {p["params"]["threads"] for p in pts} == {2}
+    lab("run", "lf07-sort", "--size", "smoke", "--where", "sorters=4", "--where", "send=link",
+        "--where", "work=sort", "--quiet", "--out", str(tmp_path / "str"), check=0)
+    pts = [x for x in records(tmp_path / "str") if x["type"] == "point"]
+    assert pts and {(p["params"]["sorters"], p["params"]["send"], p["params"]["work"]) for p in pts} \
+        == {(4, "link", "sort")}
+
+
+def test_where_that_matches_nothing_fails(tmp_path):
+    r = lab("run", "np99-counter", "--size", "smoke", "--where", "threads=3",
+            "--threads", "1,2", "--out", str(tmp_path), check=1)
+    assert "--where matched no point" in r.stderr
+    r = lab("run", "np99-counter", "--size", "smoke", "--where", "nosuchparam=1",
+            "--out", str(tmp_path), check=1)
+    assert "--where matched no point" in r.stderr
 
 
 def test_runs_append_with_distinct_ids(tmp_path):
