@@ -48,9 +48,14 @@
  *                returns SYNCQ_ENOMEM when capacity items are held or
  *                being inserted. A thread stalled inside an operation
  *                stops reclamation (EBR): when the slack is used up,
- *                insert forces collections, yields, and after
- *                LJ_ALLOC_TRIES returns SYNCQ_ENOMEM (pqueue.h: "its node
- *                pool has no free node"), the structure unchanged.
+ *                insert forces collections and yields, and only if no
+ *                node came back within LJ_ALLOC_PATIENCE_NS (2 s) returns
+ *                SYNCQ_ENOMEM (pqueue.h: "its node pool has no free
+ *                node"), the structure unchanged. A preempted thread on a
+ *                loaded machine delays inserts this way (blocking in
+ *                effect while its quantum lasts: the price of EBR); the
+ *                lab's ms98-heap at 2 threads ran out of the slack before
+ *                this wait was added.
  *   Linearizable: insert at its level-0 CAS, delete_min at the
  *                fetch-and-or that claims its node (or, for EMPTY, at the
  *                read of a tail pointer after the deleted prefix).
@@ -65,14 +70,20 @@
 #include <string.h>
 
 #include "../stats_internal.h"
+#include "syncq/clock.h"
 #include "syncq/platform.h"
 
 #define LJ_MAGIC UINT64_C(0x4c4a534b49504c51)
 #define LJ_MARK ((uintptr_t)1) /* low bit of a level-0 next: the successor is deleted */
 #define LJ_MIN_LEVELS 4u
 #define LJ_MAX_LEVELS 32u
-#define LJ_ALLOC_TRIES 64 /* forced collections before an empty pool is ENOMEM */
-#define LJ_YIELD_AFTER 2  /* tries without yielding first */
+#define LJ_YIELD_AFTER 2      /* forced collections before yielding between them */
+#define LJ_CLOCK_EVERY 64     /* tries between looks at the clock */
+/* How long an insert waits for reclamation when every free node is in
+ * limbo: a thread preempted inside an operation holds the epoch back for a
+ * scheduling quantum or a few (tens of ms on a loaded machine); only a
+ * thread stalled inside an operation for longer makes insert ENOMEM. */
+#define LJ_ALLOC_PATIENCE_NS UINT64_C(2000000000)
 #define LJ_SENTINELS 2
 
 typedef struct syncq_pqueue_lj_node {
@@ -173,16 +184,22 @@ int syncq_pqueue_linden_jonsson_destroy(syncq_pqueue_linden_jonsson *q) {
 /* A free node, outside any critical section (collections must be able to
  * advance the epoch past our own announcement). NULL if none can be had. */
 static lj_node *alloc_node(syncq_pqueue_linden_jonsson *q) {
-  for (int t = 0; t < LJ_ALLOC_TRIES; t++) {
+  uint64_t start = 0;
+  for (uint64_t t = 0;; t++) {
     syncq_fl_link *l;
     if (syncq_freelist_pop(&q->free, &l) == SYNCQ_OK) return SYNCQ_FL_CONTAINER(l, lj_node, free);
     syncq_ebr_record *rec;
     if (syncq_ebr_enter(q->ebr, &rec) != SYNCQ_OK) return NULL;
     (void)syncq_ebr_collect(rec); /* advances the epoch a step; frees what is safe */
     syncq_ebr_leave(rec);
-    if (t >= LJ_YIELD_AFTER) syncq_yield(); /* let a stalled operation finish */
+    if (t < LJ_YIELD_AFTER) continue;
+    syncq_yield(); /* let a preempted operation finish */
+    if (t % LJ_CLOCK_EVERY == LJ_YIELD_AFTER) {
+      uint64_t now = syncq_now_ns();
+      if (start == 0) start = now;
+      else if (now - start > LJ_ALLOC_PATIENCE_NS) return NULL;
+    }
   }
-  return NULL;
 }
 
 /* LocatePreds: for every level, the last node before key k (skipping
@@ -323,13 +340,15 @@ int syncq_pqueue_linden_jonsson_delete_min(syncq_pqueue_linden_jonsson *q, uint6
     SYNCQ_STAT_INC(cas_attempts);
     if (atomic_compare_exchange_strong(&q->head->next[0], &expected, word_of(newhead) | LJ_MARK)) {
       restructure(q);
-      /* the prefix before newhead is unreachable now: retire it */
+      /* the prefix before newhead is unreachable now: retire it, then try
+       * to move the epoch on (a batch of BoundOffset nodes waits for it) */
       lj_node *cur = ptr_of(obshead);
       while (cur != newhead) {
         lj_node *next = ptr_of(atomic_load(&cur->next[0]));
         (void)syncq_ebr_retire(rec, &cur->retired);
         cur = next;
       }
+      (void)syncq_ebr_collect(rec);
     } else {
       SYNCQ_STAT_INC(cas_failures);
     }
