@@ -12,6 +12,8 @@
  *   "skew-lock"      skew heap under a single lock      syncq/pqueue/skew_lock.h
  *   "skew-herlihy"   Herlihy's non-blocking skew heap with optimized copying
  *                                                       syncq/pqueue/skew_herlihy.h
+ *   "linden-jonsson" Lindén-Jonsson skiplist (OPODIS 2013), epoch-based
+ *                    reclamation                        syncq/pqueue/linden_jonsson.h
  *
  * Every algorithm allocates its node pool at init and never after.
  */

@@ -29,6 +29,9 @@
  *   "ms"           Michael & Scott non-blocking, counted pointers + free list  001 §4.1
  *   "ms-hp"        the same with hazard pointers (memory really freed)
  *   "fai-array"    fetch-and-increment array queue (tickets on a ring) 003 Figure 1
+ *   "plj"          Prakash-Lee-Johnson: snapshot, help, counted pointers (queue/plj.h)
+ *   "valois"       Valois, reference-counted nodes corrected per Michael & Scott TR 599
+ *                  (queue/valois.h)
  */
 #ifndef SYNCQ_QUEUE_H
 #define SYNCQ_QUEUE_H

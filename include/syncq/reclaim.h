@@ -22,6 +22,16 @@
  *    one uncontended CAS in the common case. Record memory is type-stable
  *    for the life of the process (kept in a global pool when a domain is
  *    destroyed), so a stale hint is never a dangling pointer.
+ *
+ * 3. Epoch-based reclamation (Fraser 2004): a thread announces the global
+ *    epoch when it enters a critical section and clears the announcement
+ *    when it leaves (its quiescent point); a removed node is retired into
+ *    one of three limbo lists by the epoch in which it was retired, and
+ *    freed once the global epoch has advanced twice past it, which needs
+ *    every thread then inside a critical section to have left it. Cheaper
+ *    than hazard pointers per access (nothing per node read), but a thread
+ *    stalled inside a critical section stops all reclamation (memory
+ *    grows; correctness is never at risk). Contract: src/reclaim/ebr.c.
  */
 #ifndef SYNCQ_RECLAIM_H
 #define SYNCQ_RECLAIM_H
@@ -119,6 +129,57 @@ int syncq_hp_retire(syncq_hp_record *rec, void *node);
 /* Scan now: free every retired node of this record that no slot holds.
  * Returns how many were freed. */
 size_t syncq_hp_scan(syncq_hp_record *rec);
+
+/* ------------------------------------------------------------ epochs (EBR) */
+
+typedef struct syncq_ebr_domain syncq_ebr_domain;
+typedef struct syncq_ebr_record syncq_ebr_record;
+
+/* The link a node embeds (at any offset) to wait in a limbo list; the
+ * free function gets the link back (use SYNCQ_FL_CONTAINER-style
+ * arithmetic, SYNCQ_EBR_CONTAINER, to find the node). */
+typedef struct syncq_ebr_link {
+  struct syncq_ebr_link *next;
+} syncq_ebr_link;
+#define SYNCQ_EBR_CONTAINER(link, type, member) ((type *)(void *)((char *)(link)-offsetof(type, member)))
+
+/* Called for each retired node once no critical section can still see it. */
+typedef void (*syncq_ebr_free_fn)(syncq_ebr_link *node, void *ctx);
+
+/* Create a domain that frees retired nodes with free_fn(node, ctx).
+ * SYNCQ_EINVAL for a NULL free_fn or out, SYNCQ_ENOMEM. */
+int syncq_ebr_domain_create(syncq_ebr_free_fn free_fn, void *ctx, syncq_ebr_domain **out);
+
+/* Free every node still in a limbo list, then the domain. SYNCQ_EINVAL for
+ * NULL, SYNCQ_EBUSY if a critical section is open (nothing is freed). */
+int syncq_ebr_domain_destroy(syncq_ebr_domain *d);
+
+/* Open a critical section: take a record and announce the current epoch.
+ * Nodes reachable from the structure when (or after) this returns stay
+ * allocated until the matching syncq_ebr_leave. A thread may hold several
+ * records at once (each is an independent critical section). SYNCQ_OK,
+ * SYNCQ_EINVAL, SYNCQ_ENOMEM (no record could be allocated). */
+int syncq_ebr_enter(syncq_ebr_domain *d, syncq_ebr_record **out);
+
+/* Close the critical section (the thread's quiescent point for this
+ * record). NULL is ignored. */
+void syncq_ebr_leave(syncq_ebr_record *rec);
+
+/* Hand over a node already unlinked from the structure (no new critical
+ * section can reach it): freed once every critical section open now has
+ * closed. Must be called inside rec's critical section. Never allocates.
+ * SYNCQ_EINVAL for NULL or a record that is not entered. */
+int syncq_ebr_retire(syncq_ebr_record *rec, syncq_ebr_link *node);
+
+/* Try to advance the global epoch and free what rec's limbo lists may
+ * free now; returns how many nodes were freed (0 for NULL). Retire calls
+ * it every SYNCQ_EBR_COLLECT_EVERY retirements; call it inside rec's
+ * critical section. */
+size_t syncq_ebr_collect(syncq_ebr_record *rec);
+#define SYNCQ_EBR_COLLECT_EVERY 64
+
+/* The domain's global epoch (for tests and statistics); 0 for NULL. */
+uint64_t syncq_ebr_epoch(const syncq_ebr_domain *d);
 
 #ifdef __cplusplus
 }

@@ -5,9 +5,11 @@
  * Add an entry here when adding an algorithm to this family.
  */
 #include "syncq/pqueue.h"
+#include "syncq/pqueue/linden_jonsson.h"
 
 const syncq_algo *const syncq_builtin_pqueue[] = {
   &syncq_pqueue_skew_lock_algo,
   &syncq_pqueue_skew_herlihy_algo,
+  &syncq_pqueue_linden_jonsson_algo,
   NULL,
 };

@@ -5,6 +5,8 @@
  * Add an entry here when adding an algorithm to this family.
  */
 #include "syncq/queue.h"
+#include "syncq/queue/plj.h"
+#include "syncq/queue/valois.h"
 
 const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_nblfq_algo,
@@ -17,5 +19,7 @@ const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_ms_algo,
   &syncq_queue_ms_hp_algo,
   &syncq_queue_fai_array_algo,
+  &syncq_queue_plj_algo,
+  &syncq_queue_valois_algo,
   NULL,
 };

@@ -3,7 +3,9 @@
  * stack of 001 §4.2): a linked list whose Top is swung by CAS. Top holds a
  * node index and a 32-bit version, so a pop that read a stale Top cannot
  * succeed (the ABA defence of tagged pointers); nodes come from a tagged
- * free list of type-stable nodes (syncq/reclaim.h). Lock-free. Needs a
+ * free list of type-stable nodes (syncq/reclaim.h), with a small per-thread
+ * cache in front of it so that an uncontended push/pop pair costs two CAS
+ * on Top and no double-width CAS. Lock-free. Needs a
  * double-width CAS (the free list's): SYNCQ_ENOTSUP otherwise.
  */
 #ifndef SYNCQ_STACK_TREIBER_H
@@ -20,10 +22,17 @@ extern "C" {
 #endif
 
 struct syncq_stack_treiber_node;
+struct syncq_stack_treiber_cache; /* one thread's free nodes (opaque) */
+
+/* Free nodes a thread keeps for itself before the shared free list. */
+#define SYNCQ_STACK_TREIBER_CACHE_NODES 2u
 
 typedef struct syncq_stack_treiber {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) top; /* version << 32 | (node index + 1); 0 index = empty */
   SYNCQ_CACHELINE_ALIGNED struct syncq_stack_treiber_node *nodes; /* read-only after init */
+  struct syncq_stack_treiber_cache *caches; /* max_threads per-thread node caches; read-only after init */
+  uint32_t ncaches;
+  uint64_t id; /* unique per init: tells a thread's cache hint from a stale one */
   SYNCQ_CACHELINE_ALIGNED syncq_freelist free; /* the free nodes (syncq/reclaim.h) */
 } syncq_stack_treiber;
 

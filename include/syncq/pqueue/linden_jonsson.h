@@ -1,0 +1,54 @@
+/*
+ * syncq/pqueue/linden_jonsson.h — the skiplist priority queue of Lindén &
+ * Jonsson ("A skiplist-based concurrent priority queue with minimal memory
+ * contention", OPODIS 2013): delete_min claims the first live node by
+ * setting the low bit of its predecessor's lowest-level next pointer (so
+ * the deleted nodes form a prefix of the list), and unlinks that prefix
+ * only once it is longer than a bound, in one CAS on the head. Nodes are
+ * reclaimed through epochs (syncq/reclaim.h). Lock-free. Needs a
+ * double-width CAS for its node pool (SYNCQ_ENOTSUP otherwise).
+ * Contract: src/pqueue/linden_jonsson.c.
+ */
+#ifndef SYNCQ_PQUEUE_LINDEN_JONSSON_H
+#define SYNCQ_PQUEUE_LINDEN_JONSSON_H
+
+#include <stdint.h>
+
+#include "syncq/pqueue.h"
+#include "syncq/pr.h"
+#include "syncq/reclaim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Deleted nodes the prefix may hold before a delete_min unlinks it
+ * (the paper's BoundOffset). */
+#define SYNCQ_PQUEUE_LJ_BOUND_OFFSET 32u
+
+struct syncq_pqueue_lj_node;
+
+typedef struct syncq_pqueue_linden_jonsson {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) items; /* inserted and not yet deleted, for the capacity */
+  SYNCQ_CACHELINE_ALIGNED syncq_freelist free;    /* nodes not in the list nor in limbo */
+  SYNCQ_CACHELINE_ALIGNED struct syncq_pqueue_lj_node *head, *tail; /* sentinels; read-only after init */
+  syncq_ebr_domain *ebr;
+  void *pool;        /* every node, allocated at init */
+  size_t stride;     /* bytes per node */
+  uint32_t levels;   /* skiplist height (every node has room for all) */
+  uint32_t capacity; /* items */
+  uint64_t magic;
+} syncq_pqueue_linden_jonsson;
+
+int syncq_pqueue_linden_jonsson_init(syncq_pqueue_linden_jonsson *q, const syncq_pqueue_config *cfg);
+/* SYNCQ_EBUSY while an operation is running (nothing is freed then). */
+int syncq_pqueue_linden_jonsson_destroy(syncq_pqueue_linden_jonsson *q);
+int syncq_pqueue_linden_jonsson_insert(syncq_pqueue_linden_jonsson *q, uint64_t key, void *payload);
+int syncq_pqueue_linden_jonsson_delete_min(syncq_pqueue_linden_jonsson *q, uint64_t *key, void **payload);
+
+extern const syncq_algo syncq_pqueue_linden_jonsson_algo;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

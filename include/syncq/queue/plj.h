@@ -1,0 +1,46 @@
+/*
+ * syncq/queue/plj.h — the non-blocking linked queue of Prakash, Lee and
+ * Johnson (IEEE Trans. Computers 43(5), 1994; [19] of 001, [21] of 003):
+ * every operation takes a snapshot of the queue's state, completes any
+ * operation it finds half done, and only then tries its own.
+ * Contract: src/queue/plj.c.
+ */
+#ifndef SYNCQ_QUEUE_PLJ_H
+#define SYNCQ_QUEUE_PLJ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+#include "syncq/reclaim.h"
+#include "syncq/registry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_queue_plj_chunk syncq_queue_plj_chunk; /* a block of nodes (opaque) */
+
+typedef struct syncq_queue_plj {
+  SYNCQ_CACHELINE_ALIGNED syncq_pr_dw_atomic head; /* (node, count): the dummy */
+  SYNCQ_CACHELINE_ALIGNED syncq_pr_dw_atomic tail; /* (node, count): last, or next to last mid-enqueue */
+  SYNCQ_CACHELINE_ALIGNED syncq_freelist free;     /* type-stable nodes not in the queue */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(syncq_queue_plj_chunk *) chunks; /* every block, for destroy */
+  size_t grow; /* nodes per block added when the free list runs dry */
+  uint64_t magic;
+} syncq_queue_plj;
+
+/* capacity: nodes made ready at init (more are added in blocks when the
+ * free list runs dry). SYNCQ_EINVAL for NULL or misaligned storage or an
+ * absurd capacity, SYNCQ_ENOTSUP without double-width CAS, SYNCQ_ENOMEM. */
+int syncq_queue_plj_init(syncq_queue_plj *q, size_t capacity);
+int syncq_queue_plj_destroy(syncq_queue_plj *q); /* OK, EINVAL */
+int syncq_queue_plj_enqueue(syncq_queue_plj *q, void *item); /* OK, EINVAL, ENOMEM */
+int syncq_queue_plj_dequeue(syncq_queue_plj *q, void **item); /* OK, EMPTY, EINVAL */
+
+extern const syncq_algo syncq_queue_plj_algo;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

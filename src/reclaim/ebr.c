@@ -1,0 +1,286 @@
+/*
+ * ebr.c — epoch-based reclamation.
+ *
+ * Contract
+ *   Source:      K. Fraser, "Practical lock-freedom", PhD thesis, Cambridge
+ *                TR-579, 2004, §5.2.3: a global epoch; each thread, when
+ *                it enters a critical section, announces the epoch it saw;
+ *                the epoch advances from e to e+1 only when every thread
+ *                inside a critical section has announced e; a node retired
+ *                while the global epoch is e goes into limbo list e mod 3
+ *                and is freed once the global epoch reaches e+2 (by then
+ *                every critical section that could have seen it has
+ *                closed). Three lists suffice because a list's nodes are
+ *                safe by the time the epoch comes round to reuse it.
+ *                The retire epoch is the global epoch read AFTER the node
+ *                was unlinked (not the retiring thread's announced epoch,
+ *                which may be one behind): a critical section that saw the
+ *                node announced at most that epoch.
+ *   Records:     a critical section owns a record (like the hazard-pointer
+ *                records of hazard.c: a thread-local hint makes enter one
+ *                uncontended CAS; records are never freed while the process
+ *                lives, so a stale hint is readable). Limbo lists belong to
+ *                records: they are freed by whoever enters that record
+ *                later, by a collector that adopts the idle record (CAS on
+ *                its owner word, as enter does), or by destroy.
+ *   Progress:    enter/leave/retire are lock-free (enter takes a mutex only
+ *                to allocate a new record, the first time a thread meets a
+ *                domain); collect scans every record (O(records)).
+ *   Stalls:      a thread stalled INSIDE a critical section keeps the epoch
+ *                from advancing past its announcement + 1: nothing retired
+ *                from then on is freed until it leaves, so memory grows
+ *                without bound, but no node it can see is ever freed:
+ *                a stall costs memory, never correctness. A thread stalled
+ *                outside a critical section costs nothing.
+ *   Atomics:     enter: 1 CAS (record) + 1 seq_cst store + 1 fence + 2
+ *                loads; leave: 2 stores; retire: 1 load (+ collect every
+ *                SYNCQ_EBR_COLLECT_EVERY: one load per record + 1 CAS).
+ *   Memory:     nodes wait in intrusive limbo lists (no allocation on
+ *                retire); records from a process-wide pool.
+ *   Signal-safe: no (enter may allocate; a handler interrupting a critical
+ *                section of the same record would corrupt its lists).
+ *   Process-shared: no.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncq/platform.h"
+#include "syncq/reclaim.h"
+
+#define LIMBO_LISTS 3          /* epochs e-2, e-1, e: Fraser's three lists */
+#define SAFE_DISTANCE 2        /* a list of epoch e is free at global epoch e+2 */
+#define HINTS 4                /* records a thread remembers, for 4 domains */
+#define OWNER_ACTIVE 1ull      /* low bit of owner: the record is entered */
+#define ANNOUNCE_ACTIVE 1ull   /* low bit of announce: inside a critical section */
+
+typedef struct limbo {
+  syncq_ebr_link *head;
+  uint64_t epoch; /* the epoch of every node in the list (meaningful if head) */
+} limbo;
+
+struct syncq_ebr_record {
+  /* (epoch << 1) | ANNOUNCE_ACTIVE inside a critical section, 0 outside.
+   * Read by every collector. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) announce;
+  /* (domain id << 1) | OWNER_ACTIVE while entered; (id << 1) when free in
+   * that domain; 0 in the global pool. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) owner;
+  syncq_ebr_record *domain_next; /* set before the record is published */
+  syncq_ebr_record *pool_next;   /* under pool_lock */
+  syncq_ebr_domain *domain;
+  limbo lists[LIMBO_LISTS];      /* owned by whoever has the record entered */
+  /* nodes in the lists; read by collectors to find records worth adopting */
+  _Atomic(size_t) pending;
+  unsigned since_collect;
+};
+
+struct syncq_ebr_domain {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) epoch;
+  SYNCQ_CACHELINE_ALIGNED _Atomic(syncq_ebr_record *) records; /* push-only list */
+  uint64_t id;
+  syncq_ebr_free_fn free_fn;
+  void *ctx;
+};
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static syncq_ebr_record *pool; /* records of destroyed domains */
+static _Atomic(uint64_t) next_domain_id = 1;
+static _Thread_local syncq_ebr_record *hints[HINTS];
+static _Thread_local unsigned hint_next;
+
+int syncq_ebr_domain_create(syncq_ebr_free_fn free_fn, void *ctx, syncq_ebr_domain **out) {
+  if (free_fn == NULL || out == NULL) return SYNCQ_EINVAL;
+  syncq_ebr_domain *d = syncq_alloc_aligned(sizeof *d, SYNCQ_CACHELINE);
+  if (d == NULL) return SYNCQ_ENOMEM;
+  memset(d, 0, sizeof *d);
+  /* start past SAFE_DISTANCE so "epoch + 2 <= global" needs no underflow care */
+  atomic_init(&d->epoch, SAFE_DISTANCE + 1);
+  atomic_init(&d->records, NULL);
+  d->id = atomic_fetch_add(&next_domain_id, 1);
+  d->free_fn = free_fn;
+  d->ctx = ctx;
+  *out = d;
+  return SYNCQ_OK;
+}
+
+uint64_t syncq_ebr_epoch(const syncq_ebr_domain *d) {
+  return d == NULL ? 0 : atomic_load(&((syncq_ebr_domain *)d)->epoch);
+}
+
+static void free_list(syncq_ebr_domain *d, limbo *l, size_t *freed) {
+  syncq_ebr_link *n = l->head;
+  l->head = NULL;
+  while (n != NULL) {
+    syncq_ebr_link *next = n->next; /* read before free_fn reuses the node */
+    d->free_fn(n, d->ctx);
+    (*freed)++;
+    n = next;
+  }
+}
+
+static void drop_pending(syncq_ebr_record *r, size_t n) {
+  /* relaxed: a hint for collectors; the lists themselves are handed over
+   * by the owner CAS (acquire) and store (release) */
+  if (n) atomic_fetch_sub_explicit(&r->pending, n, memory_order_relaxed);
+}
+
+/* Free the record's limbo lists that are safe at global epoch g. */
+static size_t free_safe(syncq_ebr_record *r, uint64_t g) {
+  size_t freed = 0;
+  for (unsigned i = 0; i < LIMBO_LISTS; i++)
+    if (r->lists[i].head != NULL && r->lists[i].epoch + SAFE_DISTANCE <= g) free_list(r->domain, &r->lists[i], &freed);
+  drop_pending(r, freed);
+  return freed;
+}
+
+static bool try_take(syncq_ebr_record *r, uint64_t id) {
+  uint64_t want = id << 1;
+  return atomic_compare_exchange_strong(&r->owner, &want, (id << 1) | OWNER_ACTIVE);
+}
+
+static void remember(syncq_ebr_record *r) {
+  for (unsigned i = 0; i < HINTS; i++)
+    if (hints[i] == r) return;
+  hints[hint_next++ % HINTS] = r;
+}
+
+static syncq_ebr_record *new_record(syncq_ebr_domain *d) {
+  pthread_mutex_lock(&pool_lock);
+  syncq_ebr_record *r = pool;
+  if (r != NULL) pool = r->pool_next;
+  pthread_mutex_unlock(&pool_lock);
+  if (r == NULL) {
+    r = syncq_alloc_aligned(sizeof *r, SYNCQ_CACHELINE);
+    if (r == NULL) return NULL;
+    memset(r, 0, sizeof *r);
+  }
+  atomic_store(&r->announce, 0);
+  r->domain = d;
+  for (unsigned i = 0; i < LIMBO_LISTS; i++) r->lists[i] = (limbo){NULL, 0};
+  atomic_store(&r->pending, 0);
+  r->since_collect = 0;
+  atomic_store(&r->owner, (d->id << 1) | OWNER_ACTIVE);
+  /* publish: the seq_cst CAS orders the fields above before any collector
+   * that finds the record through the list */
+  syncq_ebr_record *head = atomic_load(&d->records);
+  do r->domain_next = head;
+  while (!atomic_compare_exchange_weak(&d->records, &head, r));
+  return r;
+}
+
+static syncq_ebr_record *take_record(syncq_ebr_domain *d) {
+  for (unsigned i = 0; i < HINTS; i++)
+    if (hints[i] != NULL && try_take(hints[i], d->id)) return hints[i];
+  for (syncq_ebr_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next) {
+    if (try_take(r, d->id)) {
+      remember(r);
+      return r;
+    }
+  }
+  syncq_ebr_record *r = new_record(d);
+  if (r != NULL) remember(r);
+  return r;
+}
+
+int syncq_ebr_enter(syncq_ebr_domain *d, syncq_ebr_record **out) {
+  if (d == NULL || out == NULL) return SYNCQ_EINVAL;
+  syncq_ebr_record *r = take_record(d);
+  if (r == NULL) return SYNCQ_ENOMEM;
+  /* Announce the current epoch. The fence orders the announcement before
+   * every read of the structure in the critical section: a collector that
+   * missed it scanned before it, hence before any node we will read was
+   * retired... or we re-read the epoch and announce the newer one. */
+  uint64_t e = atomic_load(&d->epoch);
+  for (;;) {
+    atomic_store(&r->announce, (e << 1) | ANNOUNCE_ACTIVE);
+    atomic_thread_fence(memory_order_seq_cst);
+    uint64_t now = atomic_load(&d->epoch);
+    if (now == e) break;
+    e = now; /* moved on meanwhile: announce the fresh one, so we do not hold it back */
+  }
+  (void)free_safe(r, e);
+  *out = r;
+  return SYNCQ_OK;
+}
+
+void syncq_ebr_leave(syncq_ebr_record *rec) {
+  if (rec == NULL) return;
+  /* seq_cst (both): every read of the critical section happens before a
+   * collector can see us quiescent */
+  atomic_store(&rec->announce, 0);
+  atomic_store(&rec->owner, rec->domain->id << 1);
+}
+
+/* Advance the epoch from g to g+1 if every open critical section has
+ * announced g. Returns the epoch after the attempt. */
+static uint64_t try_advance(syncq_ebr_domain *d) {
+  uint64_t g = atomic_load(&d->epoch);
+  for (syncq_ebr_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next) {
+    uint64_t a = atomic_load(&r->announce);
+    if ((a & ANNOUNCE_ACTIVE) && (a >> 1) != g) return g; /* someone is still in an older epoch */
+  }
+  /* failure is fine: someone else advanced it */
+  (void)atomic_compare_exchange_strong(&d->epoch, &g, g + 1);
+  return atomic_load(&d->epoch);
+}
+
+/* Limbo lists belong to records, and a record nobody enters again would
+ * keep its nodes until destroy: a collector adopts every idle record that
+ * has nodes waiting (taking it exactly as enter does, so nobody else
+ * touches its lists meanwhile) and frees what is safe. */
+size_t syncq_ebr_collect(syncq_ebr_record *rec) {
+  if (rec == NULL || (atomic_load(&rec->owner) & OWNER_ACTIVE) == 0) return 0;
+  rec->since_collect = 0;
+  syncq_ebr_domain *d = rec->domain;
+  uint64_t g = try_advance(d);
+  size_t freed = free_safe(rec, g);
+  for (syncq_ebr_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next) {
+    /* relaxed: only a hint; try_take is the real hand-over */
+    if (r == rec || atomic_load_explicit(&r->pending, memory_order_relaxed) == 0) continue;
+    if (!try_take(r, d->id)) continue; /* in use: its owner frees its lists */
+    freed += free_safe(r, g);
+    atomic_store(&r->owner, d->id << 1);
+  }
+  return freed;
+}
+
+int syncq_ebr_retire(syncq_ebr_record *rec, syncq_ebr_link *node) {
+  if (rec == NULL || node == NULL || (atomic_load(&rec->owner) & OWNER_ACTIVE) == 0) return SYNCQ_EINVAL;
+  /* The epoch read after the unlink: every critical section that can
+   * still see the node announced at most e. */
+  uint64_t e = atomic_load(&rec->domain->epoch);
+  limbo *l = &rec->lists[e % LIMBO_LISTS];
+  if (l->head != NULL && l->epoch != e) {
+    /* an older list in this slot: its epoch is at most e - 3, safe now */
+    size_t freed = 0;
+    free_list(rec->domain, l, &freed);
+    drop_pending(rec, freed);
+  }
+  node->next = l->head;
+  l->head = node;
+  l->epoch = e;
+  atomic_fetch_add_explicit(&rec->pending, 1, memory_order_relaxed); /* relaxed: see drop_pending */
+  if (++rec->since_collect >= SYNCQ_EBR_COLLECT_EVERY) (void)syncq_ebr_collect(rec);
+  return SYNCQ_OK;
+}
+
+int syncq_ebr_domain_destroy(syncq_ebr_domain *d) {
+  if (d == NULL) return SYNCQ_EINVAL;
+  for (syncq_ebr_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next)
+    if (atomic_load(&r->owner) & OWNER_ACTIVE) return SYNCQ_EBUSY;
+  syncq_ebr_record *r = atomic_load(&d->records);
+  while (r != NULL) {
+    syncq_ebr_record *next = r->domain_next;
+    size_t freed = 0;
+    for (unsigned i = 0; i < LIMBO_LISTS; i++) free_list(d, &r->lists[i], &freed);
+    atomic_store(&r->owner, 0); /* no id is 0: stale hints cannot take it */
+    pthread_mutex_lock(&pool_lock);
+    r->pool_next = pool;
+    pool = r;
+    pthread_mutex_unlock(&pool_lock);
+    r = next;
+  }
+  free(d);
+  return SYNCQ_OK;
+}
