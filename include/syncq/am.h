@@ -160,7 +160,8 @@ const char *syncq_am_name(const syncq_am_endpoint *ep);
 
 /* Connect to the endpoint `name` for sending. `self` (may be NULL) is the
  * caller's own endpoint: it is polled while a send is stalled, and it is
- * where replies to these requests go. SYNCQ_EINVAL (NULL/malformed name
+ * where replies to these requests go; it must outlive the connection
+ * (disconnect first, then destroy self). SYNCQ_EINVAL (NULL/malformed name
  * or out), SYNCQ_ENOENT (no such segment), SYNCQ_EINVAL also for a segment
  * that is not an endpoint, SYNCQ_EDEAD (the endpoint was shut down),
  * SYNCQ_ELIMIT (its table of repliable peers is full), SYNCQ_ESYS. */
