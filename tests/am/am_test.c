@@ -7,7 +7,9 @@
  * queues; a writer SIGKILLed between claim and commit (the test hook)
  * while others keep writing; sends through endpoints inherited over fork;
  * unregistered handlers; SYNCQ_AM_NOWAIT; orderly shutdown and clean-up
- * of a crashed run's segment; every bad input.
+ * of a crashed run's segment; a sender dying inside the claim itself (the
+ * robust POSIX mutex's repair, the lock-free claim's skipped position);
+ * every bad input.
  *
  * Children are forked from this single-threaded process, run only library
  * code and _exit with a code the parent checks; each arms alarm() so a hang
@@ -30,6 +32,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "am/am_internal.h" /* to die inside a claim, where no public hook reaches */
 #include "syncq/am.h"
 #include "syncq/clock.h"
 
@@ -707,6 +710,61 @@ static void test_shutdown_and_cleanup(void **state) {
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
+/* ================================================================ death inside a claim */
+
+/* POSIX: die holding the robust mutex, after marking the tail packet
+ * CLAIMED but before advancing the tail (the middle of Figure 2). */
+static void die_in_posix_claim(void *argp) {
+  syncq_am_endpoint *ep = argp;
+  am_queue *q = am_queue_of(ep->base, AM_Q_REQUEST);
+  if (pthread_mutex_lock(&q->lock.mutex) != 0) _exit(1);
+  uint32_t t = atomic_load(&q->tail);
+  am_packet *p = &am_packets(ep->base, q)[t & (((am_header *)ep->base)->packets - 1u)];
+  p->has_bulk = 0;
+  atomic_store(&p->state, am_state(t, (uint32_t)getpid(), AM_CLAIMED));
+  _exit(0); /* the mutex's owner is gone: the next locker gets EOWNERDEAD */
+}
+
+/* Lock-free: die between the two CASes of Figure 3 (assigned, not claimed). */
+static void die_in_lockfree_claim(void *argp) {
+  syncq_am_endpoint *ep = argp;
+  am_queue *q = am_queue_of(ep->base, AM_Q_REQUEST);
+  atomic_fetch_add(&q->tail, 1u);
+  _exit(0);
+}
+
+static void test_dead_inside_claim(void **state) {
+  (void)state;
+  const int claims[2] = {SYNCQ_AM_CLAIM_POSIX, SYNCQ_AM_CLAIM_LOCKFREE};
+  for (int k = 0; k < 2; k++) {
+    char name[96];
+    name_of(name, sizeof name, "inside", k);
+    syncq_am_config cfg = {.claim = claims[k], .packets = 4, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    reader_state rs;
+    memset(&rs, 0, sizeof rs);
+    assert_int_equal(syncq_am_register(ep, H_COUNT, "count", h_count, &rs), SYNCQ_OK);
+    pid_t p = spawn(k == 0 ? die_in_posix_claim : die_in_lockfree_claim, ep);
+    assert_int_equal(reap(p), 0);
+    syncq_am_peer *self_peer;
+    assert_int_equal(syncq_am_connect(NULL, name, &self_peer), SYNCQ_OK);
+    for (uint32_t i = 0; i < 3; i++) {
+      uint32_t args[2] = {0, i};
+      assert_int_equal(syncq_am_request(self_peer, H_COUNT, args, 2, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+    }
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (rs.next[0] < 3 && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    assert_int_equal(rs.next[0], 3); /* the dead claim did not block the head for good */
+    assert_int_equal(rs.bad, 0);
+    syncq_am_counters cnt;
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    assert_int_equal(k == 0 ? cnt.lost : cnt.skipped, 1);
+    assert_int_equal(syncq_am_disconnect(self_peer), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
@@ -717,6 +775,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_cyclic),
     cmocka_unit_test(test_inherit_unhandled_nowait),
     cmocka_unit_test(test_shutdown_and_cleanup),
+    cmocka_unit_test(test_dead_inside_claim),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
