@@ -6,13 +6,16 @@
  * (forked), each with its own endpoint; LogP by calibrated-delay
  * subtraction, as the LogP microbenchmarks of Culler et al. (000's [8]) and
  * GASNet's testlogp do:
- *   rtt  = mean round trip of a request whose handler replies;
- *   o_s  = T(N x [send; delay(d)]) / N - d, with d long enough that the
- *          queue never fills (the send's busy time);
+ *   rtt  = median round trip of a request whose handler replies (each
+ *          timed; the ping-pong floor is timed the same way);
+ *   o_s  = T(send; delay(d)) - d, with d long enough that the queue
+ *          never fills (the send's busy time);
  *   g    = T(N back-to-back sends, then one round trip) / N (the rate a
  *          stream of sends sustains);
- *   o_r  = T(N x [send; delay(d); poll until the reply ran]) / N - d - o_s
- *          (d longer than a round trip, so the reply is waiting);
+ *   o_r  = T(send; delay(d); poll until the reply ran) - d - o_s (d longer
+ *          than a round trip, so the reply is waiting);
+ *   (o_s and o_r: medians over N timed iterations, robust to an iteration
+ *   preempted on this shared machine; the delay spins on the clock);
  *   L    = rtt / 2 - o_s - o_r (negative when send and receive overheads
  *          overlap, as in 000's Table 1), from the run's medians, in a
  *          note (points hold times, which are never negative).
@@ -219,14 +222,6 @@ static int send1(client *cl, unsigned h, uint32_t i) {
   return syncq_am_request(cl->srv, h, a, 1, 0) == SYNCQ_OK ? 0 : -1;
 }
 
-static double measure_rtt(client *cl, uint64_t n) {
-  uint64_t t0 = syncq_now_ns();
-  for (uint64_t i = 0; i < n; i++) {
-    if (send1(cl, H_PING, (uint32_t)i) != 0 || wait_pongs(cl, cl->pongs + 1) != 0) return -1;
-  }
-  return (double)(syncq_now_ns() - t0) / (double)n;
-}
-
 /* Finish a phase: one round trip after the sinks, so the queue is empty. */
 static int drain(client *cl) {
   uint64_t want = cl->pongs + 1;
@@ -241,14 +236,60 @@ static void delay_exact(uint64_t ns) {
   while (syncq_now_ns() < until) syncq_pr_relax();
 }
 
-static double measure_os(client *cl, uint64_t n) {
-  uint64_t t0 = syncq_now_ns();
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof v[0], cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median over n iterations of T(send; delay d [; poll until the reply
+ * ran]) - d. Per-iteration medians keep a preempted iteration (this
+ * machine is shared) from shifting the subtraction. */
+static double timed_iterations(client *cl, uint64_t n, uint64_t d, bool wait_reply) {
+  double *v = malloc(n * sizeof *v);
+  if (v == NULL) return -1;
   for (uint64_t i = 0; i < n; i++) {
-    if (send1(cl, H_SINK, (uint32_t)i) != 0) return -1;
-    delay_exact(LC98_OS_DELAY_NS);
+    uint64_t t0 = syncq_now_ns();
+    if (send1(cl, wait_reply ? H_PING : H_SINK, (uint32_t)i) != 0) {
+      free(v);
+      return -1;
+    }
+    delay_exact(d);
+    if (wait_reply && wait_pongs(cl, cl->pongs + 1) != 0) {
+      free(v);
+      return -1;
+    }
+    v[i] = (double)(syncq_now_ns() - t0) - (double)d;
   }
-  double per = (double)(syncq_now_ns() - t0) / (double)n - LC98_OS_DELAY_NS;
-  return drain(cl) == 0 ? per : -1;
+  double m = median_of(v, (int)n);
+  free(v);
+  return m;
+}
+
+/* Median round trip over n timed iterations. */
+static double measure_rtt(client *cl, uint64_t n) {
+  double *v = malloc(n * sizeof *v);
+  if (v == NULL) return -1;
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t t0 = syncq_now_ns();
+    if (send1(cl, H_PING, (uint32_t)i) != 0 || wait_pongs(cl, cl->pongs + 1) != 0) {
+      free(v);
+      return -1;
+    }
+    v[i] = (double)(syncq_now_ns() - t0);
+  }
+  double m = median_of(v, (int)n);
+  free(v);
+  return m;
+}
+
+static double measure_os(client *cl, uint64_t n) {
+  double os = timed_iterations(cl, n, LC98_OS_DELAY_NS, false);
+  return os >= 0 && drain(cl) == 0 ? os : -1;
 }
 
 static double measure_g(client *cl, uint64_t n) {
@@ -260,13 +301,8 @@ static double measure_g(client *cl, uint64_t n) {
 }
 
 static double measure_or(client *cl, uint64_t n, double os) {
-  uint64_t t0 = syncq_now_ns();
-  for (uint64_t i = 0; i < n; i++) {
-    if (send1(cl, H_PING, (uint32_t)i) != 0) return -1;
-    delay_exact(LC98_OR_DELAY_NS);
-    if (wait_pongs(cl, cl->pongs + 1) != 0) return -1;
-  }
-  return (double)(syncq_now_ns() - t0) / (double)n - LC98_OR_DELAY_NS - os;
+  double t = timed_iterations(cl, n, LC98_OR_DELAY_NS, true);
+  return t < 0 ? -1 : t - os;
 }
 
 static double measure_bw(client *cl, uint64_t n, unsigned char *buf, size_t len) {
@@ -324,15 +360,19 @@ static int pingpong_sample(lab_ctx *ctx, const logp_point *pt, lab_sample *out) 
   }
   pin(ctx, 0);
   int rc = -1;
-  if (p > 0 && wait_ready(ctx, c, 1)) {
-    uint64_t t0 = syncq_now_ns();
+  double *v = malloc(pt->n * sizeof *v);
+  if (v == NULL) lab_fail(ctx, "out of memory");
+  if (v != NULL && p > 0 && wait_ready(ctx, c, 1)) {
     for (uint64_t i = 0; i < pt->n; i++) {
+      uint64_t t0 = syncq_now_ns(); /* timed like the rtt: the clock reads are in both */
       atomic_store_explicit(&c->line, 2 * i + 1, memory_order_release); /* pairs with the child's acquire */
       while (atomic_load_explicit(&c->line, memory_order_acquire) != 2 * i + 2) syncq_pr_relax();
+      v[i] = (double)(syncq_now_ns() - t0);
     }
-    out->value = (double)(syncq_now_ns() - t0) / (double)pt->n / NS_PER_US;
+    out->value = median_of(v, (int)pt->n) / NS_PER_US;
     rc = 0;
   }
+  free(v);
   unpin(ctx);
   if (p > 0) stop_children(c, &p, 1, rc != 0);
   munmap(c, sizeof *c);
@@ -417,16 +457,6 @@ static int claims_selected(lab_ctx *ctx, int *out) {
   return n;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, int n) {
-  qsort(v, (size_t)n, sizeof v[0], cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* L = rtt/2 - o_s - o_r from the medians of this run's samples. A note,
  * not a point: it is negative when the overheads overlap (000 Table 1:
  * -0.1 to -0.3 us), and points are times, never negative. */
@@ -453,12 +483,12 @@ static int logp_run(lab_ctx *ctx) {
   lab_begin(ctx,
             "Two processes, each with an endpoint of the claim under test (256 packets, 16 bulk blocks of "
             "8 KB per queue); the client's requests run handlers in the server. LogP by "
-            "calibrated-delay subtraction: rtt = mean request/reply round trip; o_s = T(send; delay "
-            "%u ns)/N - %u ns; g = T(N back-to-back sends + one round trip)/N; o_r = T(send; delay %u "
-            "ns; poll until the reply ran)/N - %u ns - o_s (all in us, N = %llu); L = rtt/2 - o_s - o_r is in "
+            "calibrated-delay subtraction: rtt = median request/reply round trip (each timed); o_s = median of T(send; "
+            "delay %u ns) - %u ns; g = T(N back-to-back sends + one round trip)/N; o_r = median of "
+            "T(send; delay %u ns; poll until the reply ran) - %u ns - o_s (all in us, N = %llu); L = rtt/2 - o_s - o_r is in "
             "the notes. "
-            "cacheline-pingpong: two processes bounce one cache line (%llu round trips), the floor of any "
-            "round trip. bandwidth: %llu bulk requests of 8 KB back to back, the handler reading one word "
+            "cacheline-pingpong: two processes bounce one cache line (median of %llu round trips, each "
+            "timed), the floor of any round trip. bandwidth: %llu bulk requests of 8 KB back to back, the handler reading one word "
             "per cache line, against memcpy of the same blocks into a 16-block ring in the same group.",
             LC98_OS_DELAY_NS, LC98_OS_DELAY_NS, LC98_OR_DELAY_NS, LC98_OR_DELAY_NS, (unsigned long long)n,
             (unsigned long long)npp, (unsigned long long)nbw);
