@@ -46,6 +46,7 @@
 #include "syncq/clock.h"
 
 #define AM_STALL_POLL_BUDGET 16u /* messages a stalled sender handles per backoff step */
+#define AM_IDLE_CHECK_EVERY 256u /* lock-free: empty polls between looks for an abandoned assignment */
 
 static void (*claim_hook)(void *);
 static void *claim_hook_arg;
@@ -315,9 +316,16 @@ static void deliver(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, ui
 static bool unstick(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, uint64_t s, uint32_t hd) {
   am_header *h = ep->base;
   bool claimed = am_state_pos(s) == hd && am_state_type(s) == AM_CLAIMED;
-  /* relaxed: a hint; the CAS below decides */
-  bool unclaimed = s == am_state(hd, 0, AM_FREE) && h->claim == SYNCQ_AM_CLAIM_LOCKFREE &&
-                   am_pos_after(atomic_load_explicit(&q->tail, memory_order_relaxed), hd);
+  bool unclaimed = false;
+  if (!claimed && s == am_state(hd, 0, AM_FREE) && h->claim == SYNCQ_AM_CLAIM_LOCKFREE) {
+    /* Empty, or assigned to a sender that has not claimed yet. Look at the
+     * tail only every AM_IDLE_CHECK_EVERY empty polls: the tail's line is
+     * the senders' (their assignment CAS), and reading it on every poll
+     * would add a cache miss to every send. */
+    if (++ep->idle_polls[qi] % AM_IDLE_CHECK_EVERY != 0) return false;
+    /* relaxed: a hint; the CAS below decides */
+    unclaimed = am_pos_after(atomic_load_explicit(&q->tail, memory_order_relaxed), hd);
+  }
   if (!claimed && !unclaimed) {
     ep->stuck_since[qi] = 0;
     return false; /* empty */
