@@ -478,19 +478,22 @@ static void note_latency(lab_ctx *ctx, const int *claims, int nc) {
 static int logp_run(lab_ctx *ctx) {
   memset(nkept, 0, sizeof nkept);
   uint64_t n = lab_by_size(ctx, 100, 300, 10000, 20000);
+  /* g is the rate a long stream sustains: many times the 256-packet queue */
+  uint64_t ng = lab_by_size(ctx, 1000, 4000, 50000, 100000);
   uint64_t nbw = lab_by_size(ctx, 100, 500, 20000, 50000);
   uint64_t npp = lab_by_size(ctx, 1000, 5000, 200000, 500000);
   lab_begin(ctx,
             "Two processes, each with an endpoint of the claim under test (256 packets, 16 bulk blocks of "
             "8 KB per queue); the client's requests run handlers in the server. LogP by "
             "calibrated-delay subtraction: rtt = median request/reply round trip (each timed); o_s = median of T(send; "
-            "delay %u ns) - %u ns; g = T(N back-to-back sends + one round trip)/N; o_r = median of "
+            "delay %u ns) - %u ns; g = T(%llu back-to-back sends + one round trip)/%llu; o_r = median of "
             "T(send; delay %u ns; poll until the reply ran) - %u ns - o_s (all in us, N = %llu); L = rtt/2 - o_s - o_r is in "
             "the notes. "
             "cacheline-pingpong: two processes bounce one cache line (median of %llu round trips, each "
             "timed), the floor of any round trip. bandwidth: %llu bulk requests of 8 KB back to back, the handler reading one word "
             "per cache line, against memcpy of the same blocks into a 16-block ring in the same group.",
-            LC98_OS_DELAY_NS, LC98_OS_DELAY_NS, LC98_OR_DELAY_NS, LC98_OR_DELAY_NS, (unsigned long long)n,
+            LC98_OS_DELAY_NS, LC98_OS_DELAY_NS, (unsigned long long)ng, (unsigned long long)ng, LC98_OR_DELAY_NS,
+            LC98_OR_DELAY_NS, (unsigned long long)n,
             (unsigned long long)npp, (unsigned long long)nbw);
   if (lab_pus(ctx) < 2) lab_note(ctx, "one processing unit: client and server share it, so round trips include context switches");
   int claims[SYNCQ_AM_CLAIM_COUNT];
@@ -505,7 +508,7 @@ static int logp_run(lab_ctx *ctx) {
     g.higher_is_better = m == M_BW;
     g.sample = logp_sample;
     for (int i = 0; i < nc; i++) {
-      pts[m][i] = (logp_point){claims[i], NULL, m, m == M_BW ? nbw : n};
+      pts[m][i] = (logp_point){claims[i], NULL, m, m == M_BW ? nbw : m == M_G ? ng : n};
       g.variants[g.nvariants++] = (lab_variant){syncq_am_claim_name(claims[i]), &pts[m][i]};
     }
     if (m == M_RTT) {
