@@ -46,7 +46,7 @@
 #include "syncq/clock.h"
 
 #define AM_STALL_POLL_BUDGET 16u /* messages a stalled sender handles per backoff step */
-#define AM_IDLE_CHECK_EVERY 256u /* lock-free: empty polls between looks for an abandoned assignment */
+#define AM_IDLE_CHECK_EVERY 1024u /* lock-free: empty polls between looks at the clock for an abandoned assignment */
 
 static void (*claim_hook)(void *);
 static void *claim_hook_arg;
@@ -316,30 +316,44 @@ static void deliver(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, ui
 static bool unstick(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, uint64_t s, uint32_t hd) {
   am_header *h = ep->base;
   bool claimed = am_state_pos(s) == hd && am_state_type(s) == AM_CLAIMED;
-  bool unclaimed = false;
-  if (!claimed && s == am_state(hd, 0, AM_FREE) && h->claim == SYNCQ_AM_CLAIM_LOCKFREE) {
-    /* Empty, or assigned to a sender that has not claimed yet. Look at the
-     * tail only every AM_IDLE_CHECK_EVERY empty polls: the tail's line is
-     * the senders' (their assignment CAS), and reading it on every poll
-     * would add a cache miss to every send. */
-    if (++ep->idle_polls[qi] % AM_IDLE_CHECK_EVERY != 0) return false;
-    /* relaxed: a hint; the CAS below decides */
-    unclaimed = am_pos_after(atomic_load_explicit(&q->tail, memory_order_relaxed), hd);
-  }
-  if (!claimed && !unclaimed) {
+  bool free_here = s == am_state(hd, 0, AM_FREE) && h->claim == SYNCQ_AM_CLAIM_LOCKFREE;
+  if (!claimed && !free_here) {
     ep->stuck_since[qi] = 0;
-    return false; /* empty */
+    return false; /* empty, or a packet of the previous lap still being freed */
   }
+  /* An empty lock-free queue may hide a position assigned to a sender that
+   * died before claiming it. Look rarely: the clock every
+   * AM_IDLE_CHECK_EVERY empty polls, and the tail (the senders' line:
+   * reading it costs their next assignment CAS a cache miss) only once
+   * the head has been empty for the stale timeout. */
+  if (free_here && ++ep->idle_polls[qi] % AM_IDLE_CHECK_EVERY != 0) return false;
   uint64_t t = syncq_now_ns();
   if (ep->stuck_since[qi] == 0 || ep->stuck_pos[qi] != hd) {
     ep->stuck_pos[qi] = hd;
     ep->stuck_since[qi] = t;
+    ep->unclaimed_since[qi] = 0;
     return false;
   }
   if (t - ep->stuck_since[qi] < h->stale_ns) return false;
-  ep->stuck_since[qi] = t; /* not yet: look again after another interval */
   uint64_t freed = am_state(hd + h->packets, 0, AM_FREE);
-  if (claimed) {
+  if (free_here) {
+    /* relaxed: a hint; the CAS below decides */
+    if (!am_pos_after(atomic_load_explicit(&q->tail, memory_order_relaxed), hd)) {
+      ep->unclaimed_since[qi] = 0; /* idle: nobody was assigned this position */
+      return false;
+    }
+    if (ep->unclaimed_since[qi] == 0) { /* assigned: give its sender the timeout to claim it */
+      ep->unclaimed_since[qi] = t;
+      return false;
+    }
+    if (t - ep->unclaimed_since[qi] < h->stale_ns) return false;
+    /* release: pairs with the next claimer's acquire of FREE; a late
+     * sender that finds FREE(hd + n) takes a new position */
+    if (!atomic_compare_exchange_strong_explicit(&p->state, &s, freed, memory_order_release, memory_order_relaxed))
+      return false;
+    atomic_fetch_add_explicit(&h->skipped, 1u, memory_order_relaxed); /* a statistic */
+  } else {
+    ep->stuck_since[qi] = t; /* if the owner lives: look again after another interval */
     uint32_t pid = am_state_pid(s);
     if (!am_owner_dead(pid, atomic_load_explicit(&p->owner_start, memory_order_relaxed))) return false;
     bool has_bulk = p->has_bulk != 0;
@@ -356,13 +370,9 @@ static bool unstick(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, ui
                                                     memory_order_release, memory_order_relaxed);
     }
     atomic_fetch_add_explicit(&h->lost, 1u, memory_order_relaxed); /* a statistic */
-  } else {
-    /* release: as above; a late sender that finds FREE(hd + n) takes a new position */
-    if (!atomic_compare_exchange_strong_explicit(&p->state, &s, freed, memory_order_release, memory_order_relaxed))
-      return false;
-    atomic_fetch_add_explicit(&h->skipped, 1u, memory_order_relaxed); /* a statistic */
   }
   ep->stuck_since[qi] = 0;
+  ep->unclaimed_since[qi] = 0;
   return true;
 }
 

@@ -204,7 +204,8 @@ struct syncq_am_endpoint {
   bool polling[AM_NQUEUES];                      /* a poll of that queue is further up the stack */
   uint32_t stuck_pos[AM_NQUEUES];                /* head position the receiver is waiting at */
   uint64_t stuck_since[AM_NQUEUES];              /* since when (0: not waiting) */
-  uint32_t idle_polls[AM_NQUEUES];               /* lock-free: empty polls, to look at the tail rarely */
+  uint32_t idle_polls[AM_NQUEUES];               /* lock-free: empty polls, to look at the clock rarely */
+  uint64_t unclaimed_since[AM_NQUEUES];          /* lock-free: head assigned but not claimed since */
 };
 
 struct syncq_am_token {
