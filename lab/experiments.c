@@ -17,6 +17,8 @@ extern const lab_experiment lab_exp_dg25_prodcons;
 extern const lab_experiment lab_exp_dg25_latency;
 extern const lab_experiment lab_exp_dg25_mt_pingpong;
 extern const lab_experiment lab_exp_dg25_casfail;
+extern const lab_experiment lab_exp_lc98_logp;
+extern const lab_experiment lab_exp_lc98_stress;
 
 /* phys first: every report shows the machine's floors before the rest. */
 static const lab_experiment *const all[] = {
@@ -34,6 +36,8 @@ static const lab_experiment *const all[] = {
   &lab_exp_dg25_latency,
   &lab_exp_dg25_mt_pingpong,
   &lab_exp_dg25_casfail,
+  &lab_exp_lc98_logp,
+  &lab_exp_lc98_stress,
 };
 
 size_t lab_experiment_count(void) { return sizeof all / sizeof all[0]; }

@@ -54,6 +54,7 @@
 #include "syncq/barrier/dissemination.h"
 #include "syncq/barrier/pthread_barrier.h"
 #include "syncq/po.h"
+#include "syncq/am.h"
 
 #define SYNCQ_VERSION_MAJOR 0
 #define SYNCQ_VERSION_MINOR 1

@@ -1,0 +1,206 @@
+/*
+ * syncq/am.h — shared-memory active messages between processes (000,
+ * Lumetta & Culler).
+ *
+ * An endpoint owns a queue block in a named POSIX shared-memory segment:
+ * a request queue and a reply queue, each a packet queue (one cache line
+ * per packet: state, handler index, up to SYNCQ_AM_MAX_ARGS 32-bit words,
+ * bulk position) and a shorter bulk queue of cache-aligned blocks of up to
+ * SYNCQ_AM_BULK_MAX bytes. Tail fields are written only by senders, head
+ * fields only by the receiver (000 §2, Figure 1). The segment holds
+ * offsets and counters, never pointers, so every process may map it at a
+ * different address.
+ *
+ * Use, in the shape of GASNet-EX:
+ *   - the receiving process creates its endpoint by name
+ *     (syncq_am_create), registers handlers by index (syncq_am_register)
+ *     and polls (syncq_am_poll);
+ *   - a sending process connects to an endpoint by name (syncq_am_connect),
+ *     optionally naming its own endpoint so that handlers can reply, and
+ *     sends short (syncq_am_request) or bulk (syncq_am_request_bulk)
+ *     requests; a request handler may send at most one reply
+ *     (syncq_am_reply / syncq_am_reply_bulk);
+ *   - a child made by fork() inherits the parent's endpoints and peers and
+ *     may send through them; only the creating process polls an endpoint.
+ *
+ * The algorithm that arbitrates concurrent senders (the "claim") is chosen
+ * per endpoint at creation: test-and-set, TTAS, ticket, Anderson, a robust
+ * process-shared POSIX mutex, or 000's lock-free claim (Figure 3). A sender
+ * that finds the queue full backs off and polls its own endpoint, so cyclic
+ * requests cannot deadlock, or returns SYNCQ_FULL with SYNCQ_AM_NOWAIT.
+ *
+ * Robustness: a claimed packet records its owner (pid and process start
+ * time); a claim whose owner has died is reclaimed by the receiver after
+ * the endpoint's stale-claim timeout and counted as lost. A message for an
+ * unregistered handler goes to the default handler, which counts it (and
+ * calls the user's default handler if one is set). Nothing here aborts or
+ * prints.
+ *
+ * Not async-signal-safe (the POSIX claim and shm_open are not).
+ */
+#ifndef SYNCQ_AM_H
+#define SYNCQ_AM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SYNCQ_AM_MAX_ARGS 8u           /* 32-bit words per message (GASNet's gex_AM_Arg_t) */
+#define SYNCQ_AM_BULK_MAX 8192u        /* bytes of one bulk block (000 §2: 8 kB) */
+#define SYNCQ_AM_MAX_HANDLERS 256u     /* handler indexes 0..255 */
+#define SYNCQ_AM_NAME_MAX 48u          /* endpoint name, without the leading '/', NUL excluded */
+#define SYNCQ_AM_MAX_PEERS 64u         /* distinct sender endpoints that can be replied to */
+#define SYNCQ_AM_MAX_PACKETS 65536u    /* packets per queue at most */
+#define SYNCQ_AM_MAX_BULK_BLOCKS 1024u /* bulk blocks per queue at most */
+
+/* Defaults of a zero config: 000's sizes (a packet queue much longer than
+ * the bulk queue). */
+#define SYNCQ_AM_DEFAULT_PACKETS 256u
+#define SYNCQ_AM_DEFAULT_BULK_BLOCKS 16u
+#define SYNCQ_AM_DEFAULT_STALE_NS 20000000ull /* 20 ms before a dead owner's claim is taken back */
+
+/* The claim algorithms (000 §3). */
+typedef enum syncq_am_claim {
+  SYNCQ_AM_CLAIM_TAS = 0,  /* "tas": Figure 2 under syncq/lock/tas.h */
+  SYNCQ_AM_CLAIM_TTAS,     /* "ttas": Figure 2 under the TTAS lock */
+  SYNCQ_AM_CLAIM_TICKET,   /* "ticket": Figure 2 under syncq/lock/ticket.h */
+  SYNCQ_AM_CLAIM_ANDERSON, /* "anderson": Figure 2 under syncq/lock/anderson.h */
+  SYNCQ_AM_CLAIM_POSIX,    /* "posix-mutex": Figure 2 under a robust process-shared pthread mutex */
+  SYNCQ_AM_CLAIM_LOCKFREE, /* "lock-free": Figure 3, CAS to assign, CAS to claim */
+  SYNCQ_AM_CLAIM_COUNT     /* number of algorithms, not one */
+} syncq_am_claim;
+
+/* The registry name of a claim ("tas", ..., "lock-free"); NULL if out of
+ * range. */
+const char *syncq_am_claim_name(int claim);
+/* The claim of a name. SYNCQ_EINVAL for NULL, SYNCQ_ENOENT if unknown. */
+int syncq_am_claim_find(const char *name, syncq_am_claim *out);
+
+/* Options of an endpoint at creation; NULL means all defaults, and a zero
+ * field means its default. */
+typedef struct syncq_am_config {
+  int claim;               /* a syncq_am_claim (0: test-and-set) */
+  uint32_t packets;        /* per queue, a power of two in 2..SYNCQ_AM_MAX_PACKETS */
+  uint32_t bulk_blocks;    /* per queue, a power of two in 1..SYNCQ_AM_MAX_BULK_BLOCKS */
+  uint32_t bulk_size;      /* bytes per block, a multiple of 64 up to SYNCQ_AM_BULK_MAX */
+  uint64_t stale_claim_ns; /* how long a dead owner's claim may block the head */
+} syncq_am_config;
+
+/* An endpoint's sizes, as created (syncq_am_limits). */
+typedef struct syncq_am_limits {
+  int claim;
+  uint32_t packets, bulk_blocks, bulk_size;
+  uint32_t max_args, max_handlers, max_peers;
+  uint64_t stale_claim_ns;
+  size_t segment_bytes;
+} syncq_am_limits;
+
+/* Counters of an endpoint (in the segment: every process sees them). */
+typedef struct syncq_am_counters {
+  uint64_t delivered;      /* messages handled by a registered handler */
+  uint64_t unhandled;      /* messages for an unregistered handler index */
+  uint32_t last_unhandled; /* the index of the last such message */
+  uint64_t lost;           /* claims taken back from dead owners (messages lost) */
+  uint64_t skipped;        /* lock-free: assigned packets never claimed, skipped after the timeout */
+} syncq_am_counters;
+
+typedef struct syncq_am_endpoint syncq_am_endpoint; /* an endpoint this process created */
+typedef struct syncq_am_peer syncq_am_peer;         /* a connection to an endpoint, for sending */
+typedef struct syncq_am_token syncq_am_token;       /* the message a handler runs for */
+
+/* A handler: args[0..nargs) are the message's words; data/len the bulk
+ * block (NULL/0 for a short message), valid only during the call. */
+typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, unsigned nargs, const void *data,
+                                 size_t len, void *ctx);
+
+/* Flags of the send calls. */
+#define SYNCQ_AM_NOWAIT 1u /* return SYNCQ_FULL instead of backing off when the queue is full */
+
+/* Create the endpoint `name` (1..SYNCQ_AM_NAME_MAX of [A-Za-z0-9._-]).
+ * SYNCQ_EINVAL: NULL out or name, malformed name, bad config;
+ * SYNCQ_EEXIST: a segment of that name exists (see syncq_am_unlink);
+ * SYNCQ_ESYS: shm_open/ftruncate/mmap failed (errno); SYNCQ_ENOMEM. */
+int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out);
+/* Orderly shutdown: mark the endpoint closed (senders get SYNCQ_EDEAD),
+ * unmap and remove the segment, free the handle. Only in the creating
+ * process (SYNCQ_EINVAL elsewhere, e.g. in a forked child). */
+int syncq_am_destroy(syncq_am_endpoint *ep);
+/* Remove the stale segment `name` left by a crashed run. SYNCQ_ENOENT if
+ * there is none; SYNCQ_EBUSY if it is an endpoint whose creator is alive;
+ * SYNCQ_EINVAL for a malformed name. Any other segment of that name (not
+ * an endpoint, or half-made) is removed. */
+int syncq_am_unlink(const char *name);
+
+/* Register handler `index` (< SYNCQ_AM_MAX_HANDLERS) under `name` (may be
+ * NULL); fn NULL unregisters. Handlers are per process. SYNCQ_EINVAL. */
+int syncq_am_register(syncq_am_endpoint *ep, unsigned index, const char *name, syncq_am_handler fn, void *ctx);
+/* The name a handler was registered with (NULL if none or bad input). */
+const char *syncq_am_handler_name(const syncq_am_endpoint *ep, unsigned index);
+/* Called (after counting) for messages to unregistered indexes; NULL: count only. */
+int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handler fn, void *ctx);
+
+/* Run handlers for at most `budget` ready messages (replies first, then
+ * requests); *handled (may be NULL) gets how many. Also takes back stale
+ * claims of dead senders at the queue heads. SYNCQ_OK (even with nothing
+ * to do), SYNCQ_EINVAL (NULL ep, budget 0, or a process that did not
+ * create ep). Polling a queue already being polled further up this
+ * process's stack (a handler that polls) skips that queue. */
+int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled);
+
+int syncq_am_limits_of(const syncq_am_endpoint *ep, syncq_am_limits *out);
+int syncq_am_counters_of(const syncq_am_endpoint *ep, syncq_am_counters *out);
+/* The endpoint's name (NULL for NULL). */
+const char *syncq_am_name(const syncq_am_endpoint *ep);
+
+/* Connect to the endpoint `name` for sending. `self` (may be NULL) is the
+ * caller's own endpoint: it is polled while a send is stalled, and it is
+ * where replies to these requests go; it must outlive the connection
+ * (disconnect first, then destroy self). SYNCQ_EINVAL (NULL/malformed name
+ * or out), SYNCQ_ENOENT (no such segment), SYNCQ_EINVAL also for a segment
+ * that is not an endpoint, SYNCQ_EDEAD (the endpoint was shut down),
+ * SYNCQ_ELIMIT (its table of repliable peers is full), SYNCQ_ESYS. */
+int syncq_am_connect(syncq_am_endpoint *self, const char *name, syncq_am_peer **out);
+/* Unmap and free a connection. SYNCQ_EINVAL for NULL. */
+int syncq_am_disconnect(syncq_am_peer *peer);
+int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *out);
+
+/* Send a short request: handler index, nargs (<= SYNCQ_AM_MAX_ARGS) words.
+ * SYNCQ_OK; SYNCQ_FULL (only with SYNCQ_AM_NOWAIT); SYNCQ_EINVAL (NULL
+ * peer, args NULL with nargs > 0, index out of range, too many words,
+ * unknown flag); SYNCQ_EDEAD (the endpoint was shut down or its creator
+ * died while we waited). */
+int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags);
+/* A bulk request: len (<= the endpoint's bulk_size, else SYNCQ_EINVAL)
+ * bytes copied into a bulk block, plus words. */
+int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
+                          unsigned nargs, unsigned flags);
+/* From a request handler, at most once: a reply to the requester's own
+ * endpoint. SYNCQ_EINVAL: NULL token, a reply handler's token, a second
+ * reply, or the bad inputs of a request; SYNCQ_ENOENT: the request came
+ * from a peer connected without its own endpoint; SYNCQ_EDEAD: the
+ * requester's endpoint is gone. While its reply queue is full the replier
+ * polls its own reply queue. */
+int syncq_am_reply(syncq_am_token *token, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags);
+int syncq_am_reply_bulk(syncq_am_token *token, unsigned handler, const void *data, size_t len, const uint32_t *args,
+                        unsigned nargs, unsigned flags);
+/* True when the token is a request's (a reply is allowed). */
+bool syncq_am_token_is_request(const syncq_am_token *token);
+/* The endpoint whose handler runs (NULL for NULL). */
+syncq_am_endpoint *syncq_am_token_endpoint(const syncq_am_token *token);
+
+/* ---- test hook ----
+ * When set in a process, every send calls hook(arg) between claiming its
+ * packet and committing it (so a test can SIGKILL a writer there). NULL
+ * clears it. Per process; not for production use. */
+void syncq_am_test_set_claim_hook(void (*hook)(void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_AM_H */

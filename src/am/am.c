@@ -1,0 +1,414 @@
+/*
+ * am.c — sending, polling and the handler table of shared-memory active
+ * messages; the receiver's reclamation of dead senders' claims.
+ *
+ * Contract
+ *   Source:      000 §3 (common approach to delivery): a sender claims a
+ *                packet (claim_*.c), fills it, and changes its type to
+ *                READY (READY-BULK with a bulk block); the receiver's poll
+ *                takes the head packet when ready, runs the handler it
+ *                names, then marks packet and block FREE. Senders stalled
+ *                on a full queue back off exponentially and poll their own
+ *                endpoint (§3.1: cyclic requests cannot deadlock); at the
+ *                backoff's cap (30 us) they also yield the processor, so an
+ *                oversubscribed machine still runs the receiver and the
+ *                sender assigned the head packet. API in
+ *                the shape of GASNet-EX (handler table by index, short and
+ *                bulk requests, at most one reply from a request handler).
+ *   Progress:    delivery is FIFO per queue; a poll never waits (it returns
+ *                when the head packet is not ready); a send waits only on
+ *                a full queue (or returns SYNCQ_FULL with NOWAIT).
+ *   Atomics:     send = the claim + 1 release store (commit); poll of one
+ *                message = 1 acquire load + 1-2 release stores (free
+ *                packet, block) + 1 store of the head + 1 relaxed
+ *                fetch-and-add (counter).
+ *   Memory:      never allocates on the send/poll paths; the first reply
+ *                to a given requester maps its segment (malloc + mmap).
+ *   Robustness:  a packet CLAIMED by a process that has died (pid gone,
+ *                zombie, or pid reused: start time differs) and blocking
+ *                the head for the endpoint's stale_claim_ns is taken back
+ *                (its bulk block too) and counted in `lost`; with the
+ *                lock-free claim, a position assigned but never claimed
+ *                for that long is skipped (`skipped`). A sender waiting
+ *                for a bulk block held by a dead sender takes it back.
+ *                Messages for unregistered handlers go to the default
+ *                handler and are counted in `unhandled`.
+ *   Signal-safe: no.
+ *   Process-shared: yes (the segment); handles are per process.
+ */
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "am_internal.h"
+#include "syncq/backoff.h"
+#include "syncq/clock.h"
+
+#define AM_STALL_POLL_BUDGET 16u /* messages a stalled sender handles per backoff step */
+#define AM_IDLE_CHECK_EVERY 1024u /* lock-free: empty polls between looks at the clock for an abandoned assignment */
+
+static void (*claim_hook)(void *);
+static void *claim_hook_arg;
+
+void syncq_am_test_set_claim_hook(void (*hook)(void *arg), void *arg) {
+  claim_hook = hook;
+  claim_hook_arg = arg;
+}
+
+/* ---------------------------------------------------------------- handlers */
+
+static bool own(const syncq_am_endpoint *ep) {
+  uint32_t pid;
+  uint64_t start;
+  am_self_identity(&pid, &start);
+  return ep->owner == (pid_t)pid;
+}
+
+int syncq_am_register(syncq_am_endpoint *ep, unsigned index, const char *name, syncq_am_handler fn, void *ctx) {
+  if (ep == NULL || index >= SYNCQ_AM_MAX_HANDLERS) return SYNCQ_EINVAL;
+  if (name != NULL && strlen(name) > SYNCQ_AM_NAME_MAX) return SYNCQ_EINVAL;
+  am_handler_entry *e = &ep->handlers[index];
+  e->fn = fn;
+  e->ctx = fn ? ctx : NULL;
+  if (fn != NULL && name != NULL)
+    strcpy(e->name, name); /* length checked above */
+  else
+    e->name[0] = '\0';
+  return SYNCQ_OK;
+}
+
+const char *syncq_am_handler_name(const syncq_am_endpoint *ep, unsigned index) {
+  if (ep == NULL || index >= SYNCQ_AM_MAX_HANDLERS || ep->handlers[index].fn == NULL) return NULL;
+  return ep->handlers[index].name;
+}
+
+int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handler fn, void *ctx) {
+  if (ep == NULL) return SYNCQ_EINVAL;
+  ep->default_fn = fn;
+  ep->default_ctx = ctx;
+  return SYNCQ_OK;
+}
+
+int syncq_am_counters_of(const syncq_am_endpoint *ep, syncq_am_counters *out) {
+  if (ep == NULL || out == NULL) return SYNCQ_EINVAL;
+  am_header *h = ep->base;
+  out->delivered = atomic_load(&h->delivered);
+  out->unhandled = atomic_load(&h->unhandled);
+  out->last_unhandled = atomic_load(&h->last_unhandled);
+  out->lost = atomic_load(&h->lost);
+  out->skipped = atomic_load(&h->skipped);
+  return SYNCQ_OK;
+}
+
+bool syncq_am_token_is_request(const syncq_am_token *token) { return token && token->queue == AM_Q_REQUEST; }
+syncq_am_endpoint *syncq_am_token_endpoint(const syncq_am_token *token) { return token ? token->ep : NULL; }
+
+/* ---------------------------------------------------------------- reclaim */
+
+bool am_bulk_reclaim_dead(void *base, am_queue *q, uint32_t pos) {
+  const am_header *h = base;
+  am_bulk_slot *bs = &am_bulk_slots(base, q)[pos & (h->bulk_blocks - 1u)];
+  /* acquire: pairs with the claimer's release/CAS of CLAIMED */
+  uint64_t s = atomic_load_explicit(&bs->state, memory_order_acquire);
+  if (am_state_type(s) != AM_CLAIMED) return false; /* FREE, or READY: its packet will free it */
+  if (!am_owner_dead(am_state_pid(s), atomic_load_explicit(&bs->owner_start, memory_order_relaxed))) return false;
+  /* release: pairs with the next claimer's acquire CAS/load of FREE */
+  return atomic_compare_exchange_strong_explicit(&bs->state, &s, am_state(am_state_pos(s) + h->bulk_blocks, 0, AM_FREE),
+                                                 memory_order_release, memory_order_relaxed);
+}
+
+void am_claim_release(void *base, am_queue *q, am_claim_state *cs) {
+  const am_header *h = base;
+  if (cs->has_bulk && !cs->has_pkt) { /* lock-free, NOWAIT: the block was reserved, the packet not */
+    am_bulk_slot *bs = &am_bulk_slots(base, q)[cs->bulk_pos & (h->bulk_blocks - 1u)];
+    /* release: pairs with the next claimer's acquire CAS of FREE */
+    atomic_store_explicit(&bs->state, am_state(cs->bulk_pos + h->bulk_blocks, 0, AM_FREE), memory_order_release);
+    cs->has_bulk = false;
+  }
+}
+
+/* ---------------------------------------------------------------- send */
+
+static int claim(void *base, am_queue *q, bool nowait, am_claim_state *cs) {
+  int c = ((am_header *)base)->claim;
+  switch (c) {
+  case SYNCQ_AM_CLAIM_LOCKFREE: return am_claim_lockfree(base, q, nowait, cs);
+  case SYNCQ_AM_CLAIM_POSIX: return am_claim_posix(base, q, nowait, cs);
+  default: return am_claim_locked(base, q, c, nowait, cs);
+  }
+}
+
+static int check_msg(unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags) {
+  if (handler >= SYNCQ_AM_MAX_HANDLERS || nargs > SYNCQ_AM_MAX_ARGS || (nargs > 0 && args == NULL) ||
+      (flags & ~SYNCQ_AM_NOWAIT) != 0)
+    return SYNCQ_EINVAL;
+  return SYNCQ_OK;
+}
+
+static int am_send(void *base, int qi, syncq_am_endpoint *self, uint16_t src, unsigned handler, const void *data,
+                   size_t len, bool bulk, const uint32_t *args, unsigned nargs, unsigned flags) {
+  am_header *h = base;
+  int r = check_msg(handler, args, nargs, flags);
+  if (r != SYNCQ_OK) return r;
+  if (bulk && (len > h->bulk_size || (len > 0 && data == NULL))) return SYNCQ_EINVAL;
+  am_queue *q = am_queue_of(base, qi);
+  am_claim_state cs;
+  memset(&cs, 0, sizeof cs);
+  cs.want_bulk = bulk;
+  am_self_identity(&cs.pid, &cs.start);
+  bool may_poll = self != NULL && self->owner == (pid_t)cs.pid; /* a forked child must not poll its parent's */
+  const bool nowait = (flags & SYNCQ_AM_NOWAIT) != 0;
+  syncq_backoff_exp b;
+  syncq_backoff_exp_init_default(&b);
+  uint64_t next_check = 0;
+  for (;;) {
+    if (atomic_load_explicit(&h->closed, memory_order_relaxed) != 0u) { /* relaxed: a hint; shutdown is final */
+      am_claim_release(base, q, &cs);
+      return SYNCQ_EDEAD;
+    }
+    r = claim(base, q, nowait, &cs);
+    if (r == SYNCQ_OK) break;
+    if (r != SYNCQ_FULL) return r;
+    if (nowait) {
+      am_claim_release(base, q, &cs);
+      return SYNCQ_FULL;
+    }
+    /* stalled: make room in our own queues (000 §3.1) */
+    if (may_poll) {
+      (void)am_poll_queue(self, AM_Q_REPLY, AM_STALL_POLL_BUDGET);
+      if (qi == AM_Q_REQUEST) (void)am_poll_queue(self, AM_Q_REQUEST, AM_STALL_POLL_BUDGET);
+    }
+    uint64_t t = syncq_now_ns();
+    if (next_check == 0) {
+      next_check = t + h->stale_ns;
+    } else if (t >= next_check) {
+      next_check = t + h->stale_ns;
+      if (am_owner_dead((uint32_t)h->creator_pid, h->creator_start)) return SYNCQ_EDEAD;
+      if (bulk && !cs.has_bulk) {
+        /* relaxed: a hint of which block we wait for */
+        uint32_t bp = cs.bulk_assigned ? cs.bulk_pos : atomic_load_explicit(&q->bulk_tail, memory_order_relaxed);
+        (void)am_bulk_reclaim_dead(base, q, bp);
+      }
+    }
+    /* Back off; once the backoff is at its cap, also yield: on an
+     * oversubscribed machine the process that must run next (the
+     * receiver, or the sender assigned the head packet) may be waiting
+     * for this CPU. */
+    if (syncq_backoff_exp_wait(&b) >= b.cap_ns) sched_yield();
+  }
+  am_packet *p = &am_packets(base, q)[cs.pkt_pos & (h->packets - 1u)];
+  p->handler = (uint16_t)handler;
+  p->nargs = (uint8_t)nargs;
+  p->src_peer = src;
+  if (nargs > 0) memcpy(p->args, args, nargs * sizeof args[0]);
+  if (bulk) {
+    if (len > 0) memcpy(am_bulk_data(base, q, cs.bulk_pos), data, len);
+    p->bulk_len = (uint32_t)len;
+    am_bulk_slot *bs = &am_bulk_slots(base, q)[cs.bulk_pos & (h->bulk_blocks - 1u)];
+    /* relaxed: READY only tells reclaimers "not orphaned"; the packet's
+     * release store below publishes the data */
+    atomic_store_explicit(&bs->state, am_state(cs.bulk_pos, cs.pid, AM_READY), memory_order_relaxed);
+  } else {
+    p->bulk_len = 0;
+  }
+  if (claim_hook) claim_hook(claim_hook_arg); /* tests: die between claim and commit */
+  /* release: pairs with the receiver's acquire load of the state (it then
+   * reads the fields and the bulk block written above) */
+  atomic_store_explicit(&p->state, am_state(cs.pkt_pos, cs.pid, bulk ? AM_READY_BULK : AM_READY),
+                        memory_order_release);
+  return SYNCQ_OK;
+}
+
+int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags) {
+  if (peer == NULL) return SYNCQ_EINVAL;
+  return am_send(peer->base, AM_Q_REQUEST, peer->self, peer->src_index, handler, NULL, 0, false, args, nargs, flags);
+}
+
+int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
+                          unsigned nargs, unsigned flags) {
+  if (peer == NULL) return SYNCQ_EINVAL;
+  return am_send(peer->base, AM_Q_REQUEST, peer->self, peer->src_index, handler, data, len, true, args, nargs,
+                 flags);
+}
+
+/* The requester's endpoint, connected on the first reply to it. */
+static int reply_peer(syncq_am_endpoint *ep, uint16_t src, syncq_am_peer **out) {
+  syncq_am_peer *p = ep->reply_peer[src];
+  if (p != NULL && atomic_load(&((am_header *)p->base)->closed) != 0u) { /* gone; maybe re-created since */
+    (void)syncq_am_disconnect(p);
+    ep->reply_peer[src] = p = NULL;
+  }
+  if (p == NULL) {
+    am_peer_slot *t = am_at(ep->base, ((am_header *)ep->base)->peers_off);
+    /* acquire: pairs with the release store of READY after the name */
+    if (atomic_load_explicit(&t[src].state, memory_order_acquire) != AM_PEER_READY) return SYNCQ_ENOENT;
+    char name[SYNCQ_AM_NAME_MAX + 1];
+    memcpy(name, t[src].name, sizeof name);
+    name[SYNCQ_AM_NAME_MAX] = '\0';
+    int r = am_peer_make(NULL, name, &p);
+    if (r == SYNCQ_ENOENT) return SYNCQ_EDEAD;
+    if (r != SYNCQ_OK) return r;
+    ep->reply_peer[src] = p;
+  }
+  *out = p;
+  return SYNCQ_OK;
+}
+
+static int reply_common(syncq_am_token *token, unsigned handler, const void *data, size_t len, bool bulk,
+                        const uint32_t *args, unsigned nargs, unsigned flags) {
+  if (token == NULL || token->queue != AM_Q_REQUEST || token->replied) return SYNCQ_EINVAL;
+  int r = check_msg(handler, args, nargs, flags);
+  if (r != SYNCQ_OK) return r;
+  if (token->src == AM_NO_PEER || token->src >= SYNCQ_AM_MAX_PEERS) return SYNCQ_ENOENT;
+  syncq_am_peer *p;
+  r = reply_peer(token->ep, token->src, &p);
+  if (r != SYNCQ_OK) return r;
+  r = am_send(p->base, AM_Q_REPLY, token->ep, AM_NO_PEER, handler, data, len, bulk, args, nargs, flags);
+  if (r == SYNCQ_OK) token->replied = true;
+  return r;
+}
+
+int syncq_am_reply(syncq_am_token *token, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags) {
+  return reply_common(token, handler, NULL, 0, false, args, nargs, flags);
+}
+
+int syncq_am_reply_bulk(syncq_am_token *token, unsigned handler, const void *data, size_t len, const uint32_t *args,
+                        unsigned nargs, unsigned flags) {
+  return reply_common(token, handler, data, len, true, args, nargs, flags);
+}
+
+/* ---------------------------------------------------------------- poll */
+
+static void deliver(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, uint64_t s, uint32_t hd) {
+  am_header *h = ep->base;
+  uint32_t args[SYNCQ_AM_MAX_ARGS];
+  unsigned nargs = p->nargs <= SYNCQ_AM_MAX_ARGS ? p->nargs : SYNCQ_AM_MAX_ARGS;
+  memcpy(args, p->args, nargs * sizeof args[0]);
+  bool bulk = am_state_type(s) == AM_READY_BULK;
+  uint32_t bpos = p->bulk_pos;
+  const void *data = bulk ? am_bulk_data(ep->base, q, bpos) : NULL;
+  size_t len = bulk ? (p->bulk_len <= h->bulk_size ? p->bulk_len : h->bulk_size) : 0;
+  syncq_am_token tk = {ep, qi, p->src_peer, false};
+  unsigned idx = p->handler;
+  am_handler_entry *e = idx < SYNCQ_AM_MAX_HANDLERS ? &ep->handlers[idx] : NULL;
+  if (e != NULL && e->fn != NULL) {
+    e->fn(&tk, args, nargs, data, len, e->ctx);
+    atomic_fetch_add_explicit(&h->delivered, 1u, memory_order_relaxed); /* a statistic */
+  } else {
+    atomic_fetch_add_explicit(&h->unhandled, 1u, memory_order_relaxed); /* a statistic */
+    atomic_store_explicit(&h->last_unhandled, idx, memory_order_relaxed);
+    if (ep->default_fn) ep->default_fn(&tk, args, nargs, data, len, ep->default_ctx);
+  }
+  if (bulk) {
+    am_bulk_slot *bs = &am_bulk_slots(ep->base, q)[bpos & (h->bulk_blocks - 1u)];
+    /* release: pairs with the next claimer's acquire load/CAS of FREE
+     * (our reads of the block happen before its writes) */
+    atomic_store_explicit(&bs->state, am_state(bpos + h->bulk_blocks, 0, AM_FREE), memory_order_release);
+  }
+  /* release: pairs with the next claimer's acquire of FREE(hd + n) */
+  atomic_store_explicit(&p->state, am_state(hd + h->packets, 0, AM_FREE), memory_order_release);
+}
+
+/* The head packet is not ready. Take back a dead sender's claim or skip
+ * an abandoned lock-free assignment once it has blocked the head for the
+ * stale timeout; true if the head position was consumed. */
+static bool unstick(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, uint64_t s, uint32_t hd) {
+  am_header *h = ep->base;
+  bool claimed = am_state_pos(s) == hd && am_state_type(s) == AM_CLAIMED;
+  bool free_here = s == am_state(hd, 0, AM_FREE) && h->claim == SYNCQ_AM_CLAIM_LOCKFREE;
+  if (!claimed && !free_here) {
+    ep->stuck_since[qi] = 0;
+    return false; /* empty, or a packet of the previous lap still being freed */
+  }
+  /* An empty lock-free queue may hide a position assigned to a sender that
+   * died before claiming it. Look rarely: the clock every
+   * AM_IDLE_CHECK_EVERY empty polls, and the tail (the senders' line:
+   * reading it costs their next assignment CAS a cache miss) only once
+   * the head has been empty for the stale timeout. */
+  if (free_here && ++ep->idle_polls[qi] % AM_IDLE_CHECK_EVERY != 0) return false;
+  uint64_t t = syncq_now_ns();
+  if (ep->stuck_since[qi] == 0 || ep->stuck_pos[qi] != hd) {
+    ep->stuck_pos[qi] = hd;
+    ep->stuck_since[qi] = t;
+    ep->unclaimed_since[qi] = 0;
+    return false;
+  }
+  if (t - ep->stuck_since[qi] < h->stale_ns) return false;
+  uint64_t freed = am_state(hd + h->packets, 0, AM_FREE);
+  if (free_here) {
+    /* relaxed: a hint; the CAS below decides */
+    if (!am_pos_after(atomic_load_explicit(&q->tail, memory_order_relaxed), hd)) {
+      ep->unclaimed_since[qi] = 0; /* idle: nobody was assigned this position */
+      return false;
+    }
+    if (ep->unclaimed_since[qi] == 0) { /* assigned: give its sender the timeout to claim it */
+      ep->unclaimed_since[qi] = t;
+      return false;
+    }
+    if (t - ep->unclaimed_since[qi] < h->stale_ns) return false;
+    /* release: pairs with the next claimer's acquire of FREE; a late
+     * sender that finds FREE(hd + n) takes a new position */
+    if (!atomic_compare_exchange_strong_explicit(&p->state, &s, freed, memory_order_release, memory_order_relaxed))
+      return false;
+    atomic_fetch_add_explicit(&h->skipped, 1u, memory_order_relaxed); /* a statistic */
+  } else {
+    ep->stuck_since[qi] = t; /* if the owner lives: look again after another interval */
+    uint32_t pid = am_state_pid(s);
+    if (!am_owner_dead(pid, atomic_load_explicit(&p->owner_start, memory_order_relaxed))) return false;
+    bool has_bulk = p->has_bulk != 0;
+    uint32_t bpos = p->bulk_pos;
+    /* release: pairs with the next claimer's acquire of FREE */
+    if (!atomic_compare_exchange_strong_explicit(&p->state, &s, freed, memory_order_release, memory_order_relaxed))
+      return false;
+    if (has_bulk) { /* its block, if the dead sender still holds it */
+      am_bulk_slot *bs = &am_bulk_slots(ep->base, q)[bpos & (h->bulk_blocks - 1u)];
+      uint64_t bs_expect = am_state(bpos, pid, AM_CLAIMED);
+      /* release: as above */
+      (void)atomic_compare_exchange_strong_explicit(&bs->state, &bs_expect,
+                                                    am_state(bpos + h->bulk_blocks, 0, AM_FREE),
+                                                    memory_order_release, memory_order_relaxed);
+    }
+    atomic_fetch_add_explicit(&h->lost, 1u, memory_order_relaxed); /* a statistic */
+  }
+  ep->stuck_since[qi] = 0;
+  ep->unclaimed_since[qi] = 0;
+  return true;
+}
+
+unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
+  if (ep->polling[qi]) return 0; /* a handler further up is in this queue's poll */
+  ep->polling[qi] = true;
+  am_header *h = ep->base;
+  am_queue *q = am_queue_of(ep->base, qi);
+  am_packet *pk = am_packets(ep->base, q);
+  /* relaxed: only this process writes the head */
+  uint32_t hd = atomic_load_explicit(&q->head, memory_order_relaxed);
+  unsigned done = 0;
+  while (done < budget) {
+    am_packet *p = &pk[hd & (h->packets - 1u)];
+    /* acquire: pairs with the sender's release store of READY */
+    uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
+    unsigned type = am_state_type(s);
+    if (am_state_pos(s) == hd && (type == AM_READY || type == AM_READY_BULK)) {
+      ep->stuck_since[qi] = 0;
+      deliver(ep, qi, q, p, s, hd);
+      done++;
+    } else if (!unstick(ep, qi, q, p, s, hd)) {
+      break;
+    }
+    hd++;
+    /* relaxed: read by this process only (diagnostics elsewhere) */
+    atomic_store_explicit(&q->head, hd, memory_order_relaxed);
+  }
+  ep->polling[qi] = false;
+  return done;
+}
+
+int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
+  if (ep == NULL || budget == 0 || !own(ep)) return SYNCQ_EINVAL;
+  unsigned n = am_poll_queue(ep, AM_Q_REPLY, budget);
+  if (n < budget) n += am_poll_queue(ep, AM_Q_REQUEST, budget - n);
+  if (handled) *handled = n;
+  return SYNCQ_OK;
+}

@@ -1,0 +1,228 @@
+/*
+ * am_internal.h — the queue block of an active-message endpoint as it lies
+ * in shared memory (000 §2, Figure 1), and the claim algorithms' interface.
+ *
+ * Everything in the segment is an offset or a number, never a pointer:
+ * each process maps it at its own address (am_seg_at turns offsets into
+ * pointers of the mapping at hand).
+ *
+ * Packet and bulk-block states are one 64-bit word:
+ *     bits 63..32  the queue position (a 32-bit counter, wrapping) this
+ *                  state belongs to;
+ *     bits 31..8   the pid of the sender that claimed it (0 when FREE);
+ *     bits  7..0   the type: FREE, CLAIMED, READY, READY_BULK.
+ * A slot is FREE *for a position*: the receiver frees position p by
+ * storing FREE for p + n (n: slots in the queue), so a sender assigned
+ * position p claims with one CAS from exactly FREE(p) and can never take a
+ * slot meant for an earlier or later lap. 000's Figure 3 has only a FREE
+ * flag; the position tag keeps per-sender FIFO order when a sender is
+ * preempted for a whole lap (another sender assigned a lap later would
+ * otherwise take the slot first), and lets the receiver skip an assigned
+ * position whose sender died before claiming it.
+ */
+#ifndef SYNCQ_AM_INTERNAL_H
+#define SYNCQ_AM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "syncq/am.h"
+#include "syncq/lock/anderson.h"
+#include "syncq/lock/tas.h"
+#include "syncq/lock/ticket.h"
+#include "syncq/pr.h"
+
+#define AM_MAGIC 0x73796e6371414d31ull /* "syncqAM1" */
+#define AM_VERSION 1u
+
+enum { AM_FREE = 0, AM_CLAIMED = 1, AM_READY = 2, AM_READY_BULK = 3 };
+enum { AM_Q_REQUEST = 0, AM_Q_REPLY = 1, AM_NQUEUES = 2 };
+enum { AM_PEER_FREE = 0, AM_PEER_WRITING = 1, AM_PEER_READY = 2 };
+
+#define AM_PID_MASK 0xFFFFFFu /* Linux pids fit 22 bits (pid_max <= 2^22) */
+#define AM_NO_PEER 0xFFFFu    /* a packet from a sender without an endpoint */
+#define AM_NO_BULK 0xFFFFFFFFu
+
+static inline uint64_t am_state(uint32_t pos, uint32_t pid, unsigned type) {
+  return ((uint64_t)pos << 32) | ((uint64_t)(pid & AM_PID_MASK) << 8) | (uint64_t)type;
+}
+static inline uint32_t am_state_pos(uint64_t s) { return (uint32_t)(s >> 32); }
+static inline uint32_t am_state_pid(uint64_t s) { return (uint32_t)(s >> 8) & AM_PID_MASK; }
+static inline unsigned am_state_type(uint64_t s) { return (unsigned)(s & 0xFFu); }
+/* Position a is later than b (modulo 2^32). */
+static inline bool am_pos_after(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
+
+/* One packet: exactly one cache line (000 §2). */
+typedef struct am_packet {
+  _Atomic(uint64_t) state; /* see above */
+  _Atomic(uint64_t) owner_start; /* claimer's process start time (clock ticks after boot); 0: not yet written */
+  uint16_t handler;
+  uint8_t nargs;
+  uint8_t has_bulk;
+  uint32_t bulk_pos; /* bulk-queue position of the block (when has_bulk) */
+  uint32_t bulk_len;
+  uint16_t src_peer; /* index in the receiver's peer table, AM_NO_PEER if none */
+  uint16_t pad;
+  uint32_t args[SYNCQ_AM_MAX_ARGS];
+} am_packet;
+_Static_assert(sizeof(am_packet) == 64, "one packet per cache line");
+
+/* The "claimed flag" of a bulk block (000 §2), on its own cache line. */
+typedef struct am_bulk_slot {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) state; /* same encoding; READY once its packet commits */
+  _Atomic(uint64_t) owner_start;
+} am_bulk_slot;
+
+/* The lock of a locking claim: any of the library's pointer-free
+ * process-shared locks, or the robust POSIX mutex. */
+typedef union am_claim_lock {
+  syncq_lock_tas tas; /* also TTAS */
+  syncq_lock_ticket ticket;
+  syncq_lock_anderson anderson;
+  pthread_mutex_t mutex;
+} am_claim_lock;
+
+typedef struct am_queue {
+  /* ---- tail information: written by senders only ---- */
+  SYNCQ_CACHELINE_ALIGNED am_claim_lock lock;
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) tail; /* next packet position to assign */
+  _Atomic(uint32_t) bulk_tail;                    /* next bulk position to assign */
+  /* ---- head information: written by the receiver only ---- */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) head; /* next packet position to deliver */
+  /* ---- fixed at creation ---- */
+  SYNCQ_CACHELINE_ALIGNED uint64_t packets_off; /* offsets from the segment base */
+  uint64_t bulk_slots_off;
+  uint64_t bulk_data_off;
+} am_queue;
+
+typedef struct am_peer_slot {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) state;
+  char name[SYNCQ_AM_NAME_MAX + 1];
+} am_peer_slot;
+
+typedef struct am_header {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) magic; /* stored last at creation (release) */
+  uint32_t version;
+  int32_t claim;
+  uint32_t packets, packet_shift; /* packets = 1 << packet_shift */
+  uint32_t bulk_blocks, bulk_size;
+  uint64_t stale_ns;
+  uint64_t size; /* bytes of the segment */
+  int32_t creator_pid;
+  uint32_t pad;
+  uint64_t creator_start;
+  uint64_t queue_off[AM_NQUEUES];
+  uint64_t peers_off;
+  char name[SYNCQ_AM_NAME_MAX + 1];
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) closed; /* set by an orderly shutdown */
+  /* counters (syncq_am_counters) */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) delivered;
+  _Atomic(uint64_t) unhandled;
+  _Atomic(uint64_t) lost;
+  _Atomic(uint64_t) skipped;
+  _Atomic(uint32_t) last_unhandled;
+} am_header;
+
+static inline void *am_at(void *base, uint64_t off) { return (unsigned char *)base + off; }
+static inline am_queue *am_queue_of(void *base, int q) {
+  return (am_queue *)am_at(base, ((am_header *)base)->queue_off[q]);
+}
+static inline am_packet *am_packets(void *base, am_queue *q) { return (am_packet *)am_at(base, q->packets_off); }
+static inline am_bulk_slot *am_bulk_slots(void *base, am_queue *q) {
+  return (am_bulk_slot *)am_at(base, q->bulk_slots_off);
+}
+static inline unsigned char *am_bulk_data(void *base, am_queue *q, uint32_t bulk_pos) {
+  const am_header *h = base;
+  return (unsigned char *)am_at(base, q->bulk_data_off) + (size_t)(bulk_pos & (h->bulk_blocks - 1u)) * h->bulk_size;
+}
+
+/* ---- process identity (endpoint.c) ---- */
+/* This process's pid and start time (recomputed after fork). */
+void am_self_identity(uint32_t *pid, uint64_t *start);
+/* True when the process pid (with start time `start`, 0: unknown) has
+ * exited, is a zombie, or the pid now names another process. */
+bool am_owner_dead(uint32_t pid, uint64_t start);
+
+/* ---- claims ----
+ * A claim gives the sender a packet position (and, for a bulk message, a
+ * bulk position) whose slots it owns in state CLAIMED, with owner_start
+ * written. Progress across calls lives in am_claim_state (the lock-free
+ * claim keeps an assignment it could not claim yet). Return SYNCQ_OK (all
+ * claimed), SYNCQ_FULL (not now: back off, poll, call again), or an error. */
+typedef struct am_claim_state {
+  bool want_bulk;
+  bool has_bulk, has_pkt;           /* claimed */
+  bool bulk_assigned, pkt_assigned; /* lock-free: assigned, not yet claimed */
+  uint32_t bulk_pos, pkt_pos;
+  uint32_t pid;
+  uint64_t start;
+} am_claim_state;
+
+int am_lock_init(am_queue *q, int claim);
+int am_claim_locked(void *base, am_queue *q, int claim, bool nowait, am_claim_state *cs);     /* claim_lock.c */
+int am_posix_init(am_queue *q);                                                               /* claim_posix.c */
+int am_claim_posix(void *base, am_queue *q, bool nowait, am_claim_state *cs);                 /* claim_posix.c */
+int am_claim_lockfree(void *base, am_queue *q, bool nowait, am_claim_state *cs);              /* claim_lockfree.c */
+/* Give back what a NOWAIT claim got before returning SYNCQ_FULL. */
+void am_claim_release(void *base, am_queue *q, am_claim_state *cs);
+
+/* Figure 2's critical section (claim_lock.c), shared with the POSIX claim. */
+bool am_claim_under_lock(void *base, am_queue *q, am_claim_state *cs);
+
+/* Shared helpers of the claims (am.c). */
+/* Take back the bulk block at bulk position pos if it is CLAIMED by a dead
+ * owner (a sender that died before its packet); true if it did. */
+bool am_bulk_reclaim_dead(void *base, am_queue *q, uint32_t pos);
+
+/* ---- process-local handles ---- */
+typedef struct am_handler_entry {
+  syncq_am_handler fn;
+  void *ctx;
+  char name[SYNCQ_AM_NAME_MAX + 1];
+} am_handler_entry;
+
+struct syncq_am_peer {
+  void *base;   /* the mapping of the destination's segment */
+  size_t size;
+  syncq_am_endpoint *self; /* polled while stalled; replies come here (may be NULL) */
+  uint16_t src_index;      /* self's index in the destination's peer table, AM_NO_PEER */
+  char name[SYNCQ_AM_NAME_MAX + 1];
+};
+
+struct syncq_am_endpoint {
+  void *base;
+  size_t size;
+  pid_t owner; /* the creating process: the only one that polls and destroys */
+  char name[SYNCQ_AM_NAME_MAX + 1];
+  am_handler_entry handlers[SYNCQ_AM_MAX_HANDLERS];
+  syncq_am_handler default_fn;
+  void *default_ctx;
+  syncq_am_peer *reply_peer[SYNCQ_AM_MAX_PEERS]; /* connected on the first reply */
+  bool polling[AM_NQUEUES];                      /* a poll of that queue is further up the stack */
+  uint32_t stuck_pos[AM_NQUEUES];                /* head position the receiver is waiting at */
+  uint64_t stuck_since[AM_NQUEUES];              /* since when (0: not waiting) */
+  uint32_t idle_polls[AM_NQUEUES];               /* lock-free: empty polls, to look at the clock rarely */
+  uint64_t unclaimed_since[AM_NQUEUES];          /* lock-free: head assigned but not claimed since */
+};
+
+struct syncq_am_token {
+  syncq_am_endpoint *ep;
+  int queue;
+  uint16_t src;
+  bool replied;
+};
+
+/* ---- segments (endpoint.c) ---- */
+bool am_name_ok(const char *name);
+/* Map the endpoint segment `name`: SYNCQ_OK, SYNCQ_ENOENT, SYNCQ_EINVAL
+ * (not an endpoint), SYNCQ_EDEAD (closed), SYNCQ_ESYS. */
+int am_map(const char *name, void **base, size_t *size);
+/* Make a peer (connection) over a mapping; NULL self: no replies. */
+int am_peer_make(syncq_am_endpoint *self, const char *name, syncq_am_peer **out);
+/* Poll one queue of ep (am.c); budget messages at most. */
+unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget);
+
+#endif /* SYNCQ_AM_INTERNAL_H */

@@ -1,0 +1,114 @@
+/*
+ * claim_lockfree.c — 000's lock-free packet claim (Figure 3).
+ *
+ * Contract
+ *   Source:      000 §3.2, Figure 3: a sender is assigned a packet by
+ *                CAS on the queue tail (tail -> tail + 1), then claims the
+ *                assigned packet by CAS on its type (FREE -> CLAIMED); more
+ *                senders may be assigned than there are packets, and one
+ *                whose claim fails backs off, polls and tries again. A bulk
+ *                message reserves its bulk block the same way (CAS on the
+ *                bulk tail, CAS on the block's claimed flag) before its
+ *                packet, so a sender never holds the head packet while
+ *                waiting for a block (§3.2's second deadlock).
+ *                Differences: the tails are 32-bit counters, not indexes
+ *                mod Q, and a slot's FREE state carries the position it is
+ *                free for (am_internal.h), so the claim CAS expects
+ *                FREE(position): per-sender order holds even when a sender
+ *                is preempted for a lap, and the receiver can skip a
+ *                position whose sender died between the two CASes (it
+ *                stores FREE(position + Q); a live sender that finds its
+ *                position skipped is assigned a new one).
+ *   Progress:    lock-free in 000's (Valois's) sense: no locks, but a
+ *                sender waits for its assigned packet to be freed by the
+ *                receiver; a dead sender cannot block other senders.
+ *   Atomics:     uncontended short message: 1 load + 1 CAS (assign) +
+ *                1 CAS (claim) + 1 store (owner). Bulk: twice that. 000
+ *                counts "four CAS instructions" for bulk, as here.
+ *   Memory:      in the segment; never allocates.
+ *   Signal-safe: no (the library as a whole is not).
+ *   Process-shared: yes (positions and states only).
+ *   Limits:      2^31 positions may be outstanding at once (counter wrap).
+ *                With SYNCQ_AM_NOWAIT a sender takes an assignment only
+ *                when the slot at the tail is free for it, so it never
+ *                leaves an assignment behind when it returns SYNCQ_FULL.
+ */
+#include "am_internal.h"
+
+/* Assign the next position of *tail whose slot (in `states`, `n` slots of
+ * `stride` bytes) must be FREE for it when nowait. False when nowait and
+ * the tail slot is not free. */
+static bool assign(_Atomic(uint32_t) *tail, unsigned char *states, size_t stride, uint32_t n, bool nowait,
+                   uint32_t *pos) {
+  uint32_t t = atomic_load_explicit(tail, memory_order_relaxed); /* the CAS below decides */
+  for (;;) {
+    if (nowait) {
+      _Atomic(uint64_t) *st = (_Atomic(uint64_t) *)(states + (size_t)(t & (n - 1u)) * stride);
+      /* relaxed: a hint only; the claim CAS (acquire) decides ownership */
+      if (atomic_load_explicit(st, memory_order_relaxed) != am_state(t, 0, AM_FREE)) return false;
+    }
+    /* relaxed: the position orders nothing; the claim CAS on the slot
+     * (acquire) orders the sender after the receiver's FREE store */
+    if (atomic_compare_exchange_weak_explicit(tail, &t, t + 1u, memory_order_relaxed, memory_order_relaxed)) {
+      *pos = t;
+      return true;
+    }
+  }
+}
+
+/* CAS the slot FREE(pos) -> CLAIMED(pos, pid). On failure *passed tells
+ * whether the slot has moved past pos (the receiver skipped it). */
+static bool claim_slot(_Atomic(uint64_t) *st, uint32_t pos, uint32_t pid, bool *passed) {
+  uint64_t expect = am_state(pos, 0, AM_FREE);
+  /* acquire on success: pairs with the receiver's release store of
+   * FREE(pos) (the previous occupant is done with) */
+  if (atomic_compare_exchange_strong_explicit(st, &expect, am_state(pos, pid, AM_CLAIMED), memory_order_acquire,
+                                              memory_order_relaxed))
+    return true;
+  *passed = am_pos_after(am_state_pos(expect), pos);
+  return false;
+}
+
+int am_claim_lockfree(void *base, am_queue *q, bool nowait, am_claim_state *cs) {
+  const am_header *h = base;
+  if (cs->want_bulk && !cs->has_bulk) {
+    am_bulk_slot *slots = am_bulk_slots(base, q);
+    if (!cs->bulk_assigned) {
+      if (!assign(&q->bulk_tail, (unsigned char *)slots, sizeof *slots, h->bulk_blocks, nowait, &cs->bulk_pos))
+        return SYNCQ_FULL;
+      cs->bulk_assigned = true;
+    }
+    am_bulk_slot *bs = &slots[cs->bulk_pos & (h->bulk_blocks - 1u)];
+    bool passed = false;
+    if (!claim_slot(&bs->state, cs->bulk_pos, cs->pid, &passed)) {
+      if (passed) cs->bulk_assigned = false; /* (never happens: bulk positions are not skipped) */
+      return SYNCQ_FULL;
+    }
+    /* relaxed: read only by reclaimers that have seen CLAIMED and then
+     * check the owner; 0 means "not yet known" to them */
+    atomic_store_explicit(&bs->owner_start, cs->start, memory_order_relaxed);
+    cs->bulk_assigned = false;
+    cs->has_bulk = true;
+  }
+  if (!cs->has_pkt) {
+    am_packet *pk = am_packets(base, q);
+    if (!cs->pkt_assigned) {
+      if (!assign(&q->tail, (unsigned char *)pk, sizeof *pk, h->packets, nowait, &cs->pkt_pos)) return SYNCQ_FULL;
+      cs->pkt_assigned = true;
+    }
+    am_packet *p = &pk[cs->pkt_pos & (h->packets - 1u)];
+    bool passed = false;
+    if (!claim_slot(&p->state, cs->pkt_pos, cs->pid, &passed)) {
+      if (passed) cs->pkt_assigned = false; /* skipped by the receiver: take a new position */
+      return SYNCQ_FULL;
+    }
+    /* Ours now. The receiver reads these only after seeing CLAIMED and
+     * deciding the owner is dead, or after READY (release in am.c). */
+    atomic_store_explicit(&p->owner_start, cs->start, memory_order_relaxed);
+    p->has_bulk = cs->want_bulk ? 1u : 0u;
+    p->bulk_pos = cs->want_bulk ? cs->bulk_pos : AM_NO_BULK;
+    cs->pkt_assigned = false;
+    cs->has_pkt = true;
+  }
+  return SYNCQ_OK;
+}

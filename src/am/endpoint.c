@@ -1,0 +1,441 @@
+/*
+ * endpoint.c — the endpoint segment: creation, attachment by name, the
+ * peer table, orderly and crash clean-up, and the process identity that
+ * claims record.
+ *
+ * Contract
+ *   Source:      000 §2, Figure 1 (one queue block per endpoint, statically
+ *                allocated in a shared segment: two destination queues,
+ *                each a packet queue with one cache line per packet and a
+ *                shorter bulk queue of cache-aligned blocks). POSIX
+ *                shm_open replaces 000's System V segment, so endpoints
+ *                have names.
+ *   Progress:    create / connect / destroy make system calls; the peer
+ *                table is claimed by CAS (lock-free).
+ *   Memory:      the segment: header + 64 peer slots + per queue
+ *                (packets x 64 B + blocks x (64 B + bulk_size)); with the
+ *                defaults 293 KiB, the size 000 reports. Handles are
+ *                malloc'ed in the process.
+ *   Signal-safe: no.
+ *   Process-shared: the segment, by construction (offsets only).
+ *   Limits:      SYNCQ_AM_* in syncq/am.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "am_internal.h"
+
+#define AM_PATH_MAX (SYNCQ_AM_NAME_MAX + 2)
+#define AM_ATTACH_WAIT_NS 200000000ull /* a segment being created gets this long to become valid */
+#define AM_ATTACH_POLL_NS 1000000ull
+#define AM_STAT_BUF 1024
+#define AM_STAT_STARTTIME_FIELD 22 /* proc(5): starttime, clock ticks after boot */
+
+/* ---------------------------------------------------------------- identity */
+
+static pthread_once_t identity_once = PTHREAD_ONCE_INIT;
+/* relaxed everywhere: written before fork returns in the child (atfork)
+ * or once under pthread_once; each thread reads its own process's values */
+static _Atomic(uint32_t) self_pid;
+static _Atomic(uint64_t) self_start;
+
+/* Read /proc/<pid>/stat: its state letter and start time. 0, or -1 with
+ * errno (ENOENT: no such process). */
+static int read_stat(uint32_t pid, char *state, uint64_t *start) {
+  char path[64], buf[AM_STAT_BUF];
+  snprintf(path, sizeof path, "/proc/%u/stat", (unsigned)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  int saved = errno;
+  close(fd);
+  if (n <= 0) {
+    errno = n == 0 ? ENOENT : saved; /* a process that vanished while we read */
+    return -1;
+  }
+  buf[n] = '\0';
+  char *rp = strrchr(buf, ')'); /* the command name may hold spaces and ')' */
+  if (rp == NULL || rp[1] == '\0') {
+    errno = EINVAL;
+    return -1;
+  }
+  char *f = rp + 2; /* field 3, the state */
+  *state = *f;
+  for (int field = 3; field < AM_STAT_STARTTIME_FIELD; field++) {
+    f = strchr(f, ' ');
+    if (f == NULL) {
+      errno = EINVAL;
+      return -1;
+    }
+    f++;
+  }
+  *start = strtoull(f, NULL, 10);
+  return 0;
+}
+
+static void identity_refresh(void) {
+  uint32_t pid = (uint32_t)getpid();
+  char st;
+  uint64_t start = 0;
+  if (read_stat(pid, &st, &start) != 0) start = 0; /* unknown: owners are then judged by pid alone */
+  atomic_store_explicit(&self_pid, pid, memory_order_relaxed);
+  atomic_store_explicit(&self_start, start, memory_order_relaxed);
+}
+
+static void identity_init(void) {
+  identity_refresh();
+  (void)pthread_atfork(NULL, NULL, identity_refresh); /* a forked child gets its own */
+}
+
+void am_self_identity(uint32_t *pid, uint64_t *start) {
+  (void)pthread_once(&identity_once, identity_init);
+  *pid = atomic_load_explicit(&self_pid, memory_order_relaxed);
+  *start = atomic_load_explicit(&self_start, memory_order_relaxed);
+}
+
+bool am_owner_dead(uint32_t pid, uint64_t start) {
+  if (pid == 0) return true; /* never recorded: nobody to wait for */
+  char st;
+  uint64_t now_start;
+  if (read_stat(pid, &st, &now_start) != 0) return errno == ENOENT || errno == ESRCH;
+  if (st == 'Z' || st == 'X') return true;          /* exited, not yet reaped */
+  if (start != 0 && now_start != start) return true; /* the pid names another process now */
+  return false;
+}
+
+/* ---------------------------------------------------------------- names */
+
+bool am_name_ok(const char *name) {
+  if (name == NULL || name[0] == '\0' || name[0] == '.') return false;
+  size_t n = 0;
+  for (const char *c = name; *c; c++, n++) {
+    if (n >= SYNCQ_AM_NAME_MAX) return false;
+    bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+              *c == '_' || *c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+static void shm_path(const char *name, char out[AM_PATH_MAX]) { snprintf(out, AM_PATH_MAX, "/%s", name); }
+
+static const char *const claim_names[SYNCQ_AM_CLAIM_COUNT] = {"tas",      "ttas",        "ticket",
+                                                              "anderson", "posix-mutex", "lock-free"};
+
+const char *syncq_am_claim_name(int claim) {
+  return claim >= 0 && claim < SYNCQ_AM_CLAIM_COUNT ? claim_names[claim] : NULL;
+}
+
+int syncq_am_claim_find(const char *name, syncq_am_claim *out) {
+  if (name == NULL || out == NULL) return SYNCQ_EINVAL;
+  for (int i = 0; i < SYNCQ_AM_CLAIM_COUNT; i++)
+    if (strcmp(name, claim_names[i]) == 0) {
+      *out = (syncq_am_claim)i;
+      return SYNCQ_OK;
+    }
+  return SYNCQ_ENOENT;
+}
+
+/* ---------------------------------------------------------------- layout */
+
+static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1u) / a * a; }
+static bool pow2(uint32_t x) { return x != 0 && (x & (x - 1u)) == 0; }
+
+typedef struct am_layout {
+  uint64_t peers_off, queue_off[AM_NQUEUES], packets_off[AM_NQUEUES], slots_off[AM_NQUEUES], data_off[AM_NQUEUES];
+  uint64_t size;
+} am_layout;
+
+static void layout(uint32_t packets, uint32_t blocks, uint32_t bsize, am_layout *l) {
+  uint64_t off = round_up(sizeof(am_header), SYNCQ_CACHELINE);
+  l->peers_off = off;
+  off += (uint64_t)SYNCQ_AM_MAX_PEERS * sizeof(am_peer_slot);
+  for (int q = 0; q < AM_NQUEUES; q++) {
+    off = round_up(off, _Alignof(am_queue));
+    l->queue_off[q] = off;
+    off += sizeof(am_queue);
+    off = round_up(off, SYNCQ_CACHELINE);
+    l->packets_off[q] = off;
+    off += (uint64_t)packets * sizeof(am_packet);
+    l->slots_off[q] = off;
+    off += (uint64_t)blocks * sizeof(am_bulk_slot);
+    off = round_up(off, SYNCQ_CACHELINE); /* blocks begin on cache lines (000 §2) */
+    l->data_off[q] = off;
+    off += (uint64_t)blocks * bsize;
+  }
+  long page = sysconf(_SC_PAGESIZE);
+  l->size = round_up(off, page > 0 ? (uint64_t)page : 4096u);
+}
+
+/* ---------------------------------------------------------------- create */
+
+int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out) {
+  if (out == NULL || !am_name_ok(name)) return SYNCQ_EINVAL;
+  syncq_am_config c = cfg ? *cfg : (syncq_am_config){0};
+  if (c.claim < 0 || c.claim >= SYNCQ_AM_CLAIM_COUNT) return SYNCQ_EINVAL;
+  if (c.packets == 0) c.packets = SYNCQ_AM_DEFAULT_PACKETS;
+  if (c.bulk_blocks == 0) c.bulk_blocks = SYNCQ_AM_DEFAULT_BULK_BLOCKS;
+  if (c.bulk_size == 0) c.bulk_size = SYNCQ_AM_BULK_MAX;
+  if (c.stale_claim_ns == 0) c.stale_claim_ns = SYNCQ_AM_DEFAULT_STALE_NS;
+  if (!pow2(c.packets) || c.packets < 2 || c.packets > SYNCQ_AM_MAX_PACKETS) return SYNCQ_EINVAL;
+  if (!pow2(c.bulk_blocks) || c.bulk_blocks > SYNCQ_AM_MAX_BULK_BLOCKS) return SYNCQ_EINVAL;
+  if (c.bulk_size % SYNCQ_CACHELINE != 0 || c.bulk_size > SYNCQ_AM_BULK_MAX) return SYNCQ_EINVAL;
+
+  syncq_am_endpoint *ep = calloc(1, sizeof *ep);
+  if (ep == NULL) return SYNCQ_ENOMEM;
+  am_layout l;
+  layout(c.packets, c.bulk_blocks, c.bulk_size, &l);
+  char path[AM_PATH_MAX];
+  shm_path(name, path);
+  int fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    int e = errno;
+    free(ep);
+    errno = e;
+    return e == EEXIST ? SYNCQ_EEXIST : SYNCQ_ESYS;
+  }
+  void *base = MAP_FAILED;
+  if (ftruncate(fd, (off_t)l.size) == 0)
+    base = mmap(NULL, l.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int e = errno;
+  close(fd);
+  if (base == MAP_FAILED) {
+    shm_unlink(path);
+    free(ep);
+    errno = e;
+    return SYNCQ_ESYS;
+  }
+  /* ftruncate zero-filled the segment: peer slots are FREE, counters 0 */
+  am_header *h = base;
+  h->version = AM_VERSION;
+  h->claim = c.claim;
+  h->packets = c.packets;
+  h->packet_shift = (uint32_t)__builtin_ctz(c.packets);
+  h->bulk_blocks = c.bulk_blocks;
+  h->bulk_size = c.bulk_size;
+  h->stale_ns = c.stale_claim_ns;
+  h->size = l.size;
+  h->peers_off = l.peers_off;
+  snprintf(h->name, sizeof h->name, "%s", name);
+  uint32_t pid;
+  uint64_t start;
+  am_self_identity(&pid, &start);
+  h->creator_pid = (int32_t)pid;
+  h->creator_start = start;
+  int r = SYNCQ_OK;
+  for (int qi = 0; qi < AM_NQUEUES && r == SYNCQ_OK; qi++) {
+    h->queue_off[qi] = l.queue_off[qi];
+    am_queue *q = am_at(base, l.queue_off[qi]);
+    q->packets_off = l.packets_off[qi];
+    q->bulk_slots_off = l.slots_off[qi];
+    q->bulk_data_off = l.data_off[qi];
+    atomic_init(&q->tail, 0u);
+    atomic_init(&q->bulk_tail, 0u);
+    atomic_init(&q->head, 0u);
+    am_packet *p = am_packets(base, q);
+    for (uint32_t i = 0; i < c.packets; i++) atomic_init(&p[i].state, am_state(i, 0, AM_FREE));
+    am_bulk_slot *bs = am_bulk_slots(base, q);
+    for (uint32_t i = 0; i < c.bulk_blocks; i++) atomic_init(&bs[i].state, am_state(i, 0, AM_FREE));
+    r = am_lock_init(q, c.claim);
+  }
+  if (r != SYNCQ_OK) {
+    munmap(base, l.size);
+    shm_unlink(path);
+    free(ep);
+    return r;
+  }
+  /* release: pairs with the acquire load of magic in am_map — an attacher
+   * that sees the magic sees the whole initialised block */
+  atomic_store_explicit(&h->magic, AM_MAGIC, memory_order_release);
+  ep->base = base;
+  ep->size = l.size;
+  ep->owner = (pid_t)pid;
+  snprintf(ep->name, sizeof ep->name, "%s", name);
+  *out = ep;
+  return SYNCQ_OK;
+}
+
+int syncq_am_destroy(syncq_am_endpoint *ep) {
+  if (ep == NULL || ep->owner != getpid()) return SYNCQ_EINVAL;
+  am_header *h = ep->base;
+  atomic_store(&h->closed, 1u); /* senders that look see SYNCQ_EDEAD */
+  for (unsigned i = 0; i < SYNCQ_AM_MAX_PEERS; i++)
+    if (ep->reply_peer[i]) (void)syncq_am_disconnect(ep->reply_peer[i]);
+  char path[AM_PATH_MAX];
+  shm_path(ep->name, path);
+  munmap(ep->base, ep->size);
+  int r = shm_unlink(path) == 0 || errno == ENOENT ? SYNCQ_OK : SYNCQ_ESYS;
+  free(ep);
+  return r;
+}
+
+/* ---------------------------------------------------------------- attach */
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Map the segment at fd; wait a little for a creator still initialising. */
+static int map_fd(int fd, void **base, size_t *size) {
+  uint64_t deadline = now_ns() + AM_ATTACH_WAIT_NS;
+  for (;;) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return SYNCQ_ESYS;
+    if ((size_t)st.st_size >= sizeof(am_header)) {
+      void *b = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (b == MAP_FAILED) return SYNCQ_ESYS;
+      const am_header *h = b;
+      /* acquire: pairs with the release store of magic at creation */
+      if (atomic_load_explicit(&((am_header *)b)->magic, memory_order_acquire) == AM_MAGIC) {
+        if (h->version != AM_VERSION || h->size != (uint64_t)st.st_size) {
+          munmap(b, (size_t)st.st_size);
+          return SYNCQ_EINVAL;
+        }
+        *base = b;
+        *size = (size_t)st.st_size;
+        return SYNCQ_OK;
+      }
+      munmap(b, (size_t)st.st_size);
+    }
+    if (now_ns() >= deadline) return SYNCQ_EINVAL; /* not an endpoint (or its creator died making it) */
+    struct timespec ts = {0, (long)AM_ATTACH_POLL_NS};
+    nanosleep(&ts, NULL);
+  }
+}
+
+int am_map(const char *name, void **base, size_t *size) {
+  char path[AM_PATH_MAX];
+  shm_path(name, path);
+  int fd = shm_open(path, O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return errno == ENOENT ? SYNCQ_ENOENT : SYNCQ_ESYS;
+  int r = map_fd(fd, base, size);
+  int e = errno;
+  close(fd);
+  errno = e;
+  if (r == SYNCQ_OK && atomic_load(&((am_header *)*base)->closed) != 0u) {
+    munmap(*base, *size);
+    return SYNCQ_EDEAD;
+  }
+  return r;
+}
+
+/* Our name's index in the destination's peer table (000's endpoints reply
+ * to the requester: the table turns a 16-bit index in the packet into the
+ * requester's endpoint name). */
+static int peer_index(void *base, const char *self_name, uint16_t *out) {
+  am_peer_slot *t = am_at(base, ((am_header *)base)->peers_off);
+  for (unsigned i = 0; i < SYNCQ_AM_MAX_PEERS; i++)
+    /* acquire: pairs with the release store of READY after the name */
+    if (atomic_load_explicit(&t[i].state, memory_order_acquire) == AM_PEER_READY &&
+        strcmp(t[i].name, self_name) == 0) {
+      *out = (uint16_t)i;
+      return SYNCQ_OK;
+    }
+  for (unsigned i = 0; i < SYNCQ_AM_MAX_PEERS; i++) {
+    uint32_t expect = AM_PEER_FREE;
+    /* relaxed: the slot's name is published by the release store below */
+    if (atomic_compare_exchange_strong_explicit(&t[i].state, &expect, AM_PEER_WRITING, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+      snprintf(t[i].name, sizeof t[i].name, "%s", self_name);
+      atomic_store_explicit(&t[i].state, AM_PEER_READY, memory_order_release); /* pairs with the acquire above */
+      *out = (uint16_t)i;
+      return SYNCQ_OK;
+    }
+  }
+  return SYNCQ_ELIMIT;
+}
+
+int am_peer_make(syncq_am_endpoint *self, const char *name, syncq_am_peer **out) {
+  syncq_am_peer *p = calloc(1, sizeof *p);
+  if (p == NULL) return SYNCQ_ENOMEM;
+  int r = am_map(name, &p->base, &p->size);
+  if (r != SYNCQ_OK) {
+    free(p);
+    return r;
+  }
+  p->self = self;
+  p->src_index = AM_NO_PEER;
+  if (self != NULL) {
+    r = peer_index(p->base, self->name, &p->src_index);
+    if (r != SYNCQ_OK) {
+      munmap(p->base, p->size);
+      free(p);
+      return r;
+    }
+  }
+  snprintf(p->name, sizeof p->name, "%s", name);
+  *out = p;
+  return SYNCQ_OK;
+}
+
+int syncq_am_connect(syncq_am_endpoint *self, const char *name, syncq_am_peer **out) {
+  if (out == NULL || !am_name_ok(name)) return SYNCQ_EINVAL;
+  return am_peer_make(self, name, out);
+}
+
+int syncq_am_disconnect(syncq_am_peer *peer) {
+  if (peer == NULL) return SYNCQ_EINVAL;
+  munmap(peer->base, peer->size);
+  free(peer);
+  return SYNCQ_OK;
+}
+
+int syncq_am_unlink(const char *name) {
+  if (!am_name_ok(name)) return SYNCQ_EINVAL;
+  char path[AM_PATH_MAX];
+  shm_path(name, path);
+  int fd = shm_open(path, O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return errno == ENOENT ? SYNCQ_ENOENT : SYNCQ_ESYS;
+  struct stat st;
+  bool busy = false;
+  if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(am_header)) {
+    void *b = mmap(NULL, sizeof(am_header), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (b != MAP_FAILED) {
+      am_header *h = b;
+      /* acquire: pairs with the release store of magic at creation */
+      busy = atomic_load_explicit(&h->magic, memory_order_acquire) == AM_MAGIC && atomic_load(&h->closed) == 0u &&
+             !am_owner_dead((uint32_t)h->creator_pid, h->creator_start);
+      munmap(b, sizeof(am_header));
+    }
+  }
+  close(fd);
+  if (busy) return SYNCQ_EBUSY;
+  if (shm_unlink(path) != 0) return errno == ENOENT ? SYNCQ_ENOENT : SYNCQ_ESYS;
+  return SYNCQ_OK;
+}
+
+static void fill_limits(const am_header *h, size_t size, syncq_am_limits *out) {
+  out->claim = h->claim;
+  out->packets = h->packets;
+  out->bulk_blocks = h->bulk_blocks;
+  out->bulk_size = h->bulk_size;
+  out->max_args = SYNCQ_AM_MAX_ARGS;
+  out->max_handlers = SYNCQ_AM_MAX_HANDLERS;
+  out->max_peers = SYNCQ_AM_MAX_PEERS;
+  out->stale_claim_ns = h->stale_ns;
+  out->segment_bytes = size;
+}
+
+int syncq_am_limits_of(const syncq_am_endpoint *ep, syncq_am_limits *out) {
+  if (ep == NULL || out == NULL) return SYNCQ_EINVAL;
+  fill_limits(ep->base, ep->size, out);
+  return SYNCQ_OK;
+}
+
+int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *out) {
+  if (peer == NULL || out == NULL) return SYNCQ_EINVAL;
+  fill_limits(peer->base, peer->size, out);
+  return SYNCQ_OK;
+}
+
+const char *syncq_am_name(const syncq_am_endpoint *ep) { return ep ? ep->name : NULL; }

@@ -1,0 +1,791 @@
+/*
+ * am_test.c — shared-memory active messages across real processes, for
+ * every claim algorithm: request/reply and bulk integrity (checksums)
+ * between a forked client and a server attached by name; many writer
+ * processes to one reader with exact per-writer counts and order over
+ * tiny queues; cyclic requests among three processes with two-packet
+ * queues; a writer SIGKILLed between claim and commit (the test hook)
+ * while others keep writing; sends through endpoints inherited over fork;
+ * unregistered handlers; SYNCQ_AM_NOWAIT; orderly shutdown and clean-up
+ * of a crashed run's segment; a sender dying inside the claim itself (the
+ * robust POSIX mutex's repair, the lock-free claim's skipped position);
+ * every bad input.
+ *
+ * Children are forked from this single-threaded process, run only library
+ * code and _exit with a code the parent checks; each arms alarm() so a hang
+ * fails (SIGALRM) instead of blocking the suite. Segment names carry the
+ * test's pid, so parallel runs and other worktrees never collide, and
+ * every test removes its segments.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "am/am_internal.h" /* to die inside a claim, where no public hook reaches */
+#include "syncq/am.h"
+#include "syncq/clock.h"
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
+#define CHILD_ALARM_S 60                       /* a child that hangs this long dies and fails its test */
+#define PARENT_DEADLINE_NS 60000000000ull      /* the parent gives up waiting after this */
+#define RPC_COUNT (SANITIZED ? 150u : 400u)   /* round trips of the request/reply test */
+#define WRITERS 4
+#define PER_WRITER (SANITIZED ? 200u : 400u)
+#define CYCLIC_PROCS 3
+#define CYCLIC_ROUNDS (SANITIZED ? 100u : 200u)
+#define KILL_AT 5u                             /* the killed writer dies claiming its 6th message */
+#define STALE_NS 5000000ull                    /* 5 ms: reclaim quickly in tests */
+#define POLL_BUDGET 32u
+
+enum { H_ECHO = 1, H_ECHO_REPLY = 2, H_COUNT = 3, H_RING = 4, H_RING_REPLY = 5, H_UNREGISTERED = 200 };
+
+static void name_of(char *out, size_t n, const char *tag, int i) {
+  snprintf(out, n, "syncq-amtest-%d-%s-%d", (int)getpid(), tag, i);
+}
+
+static pid_t spawn(void (*fn)(void *), void *arg) {
+  pid_t p = fork();
+  if (p == 0) {
+    alarm(CHILD_ALARM_S);
+    fn(arg);
+    _exit(0);
+  }
+  return p;
+}
+
+/* Exit status of a child (128 + signal if killed). */
+static int reap(pid_t p) {
+  int st = 0;
+  if (waitpid(p, &st, 0) != p) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static bool child_done(pid_t p, int *code) {
+  int st = 0;
+  pid_t r = waitpid(p, &st, WNOHANG);
+  if (r != p) return false;
+  *code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return true;
+}
+
+/* Poll once; yield the processor when there was nothing to do, so the
+ * other processes of the test (more than there are cores) get to run. */
+static int poll_or_yield(syncq_am_endpoint *ep) {
+  unsigned handled = 0;
+  int r = syncq_am_poll(ep, POLL_BUDGET, &handled);
+  if (r == SYNCQ_OK && handled == 0) sched_yield();
+  return r;
+}
+
+static uint32_t checksum(const unsigned char *d, size_t n) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (size_t i = 0; i < n; i++) h = (h ^ d[i]) * 16777619u;
+  return h;
+}
+
+static void fill(unsigned char *d, size_t n, uint32_t seed) {
+  for (size_t i = 0; i < n; i++) d[i] = (unsigned char)((seed * 2654435761u + i * 40503u) >> 7);
+}
+
+#define CHILD_CHECK(cond, code) \
+  do {                          \
+    if (!(cond)) _exit(code);   \
+  } while (0)
+
+/* ================================================================ bad inputs */
+
+static void test_bad_inputs(void **state) {
+  (void)state;
+  char name[96], other[96];
+  name_of(name, sizeof name, "bad", 0);
+  name_of(other, sizeof other, "bad", 1);
+  syncq_am_endpoint *ep = NULL;
+  syncq_am_config cfg = {0};
+  /* create */
+  assert_int_equal(syncq_am_create(name, NULL, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_create(NULL, NULL, &ep), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_create("", NULL, &ep), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_create("has/slash", NULL, &ep), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_create(".hidden", NULL, &ep), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_create("0123456789012345678901234567890123456789012345678", NULL, &ep), SYNCQ_EINVAL);
+  cfg.claim = SYNCQ_AM_CLAIM_COUNT;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_EINVAL);
+  cfg.claim = -1;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_EINVAL);
+  cfg = (syncq_am_config){.packets = 3};
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_EINVAL);
+  cfg = (syncq_am_config){.packets = 1};
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_EINVAL);
+  cfg = (syncq_am_config){.packets = SYNCQ_AM_MAX_PACKETS * 2};
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_EINVAL);
+  cfg = (syncq_am_config){.bulk_blocks = 3};
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_EINVAL);
+  cfg = (syncq_am_config){.bulk_size = 100};
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_EINVAL);
+  cfg = (syncq_am_config){.bulk_size = SYNCQ_AM_BULK_MAX + 64};
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_EINVAL);
+  /* claim names */
+  syncq_am_claim c;
+  assert_int_equal(syncq_am_claim_find("lock-free", &c), SYNCQ_OK);
+  assert_int_equal(c, SYNCQ_AM_CLAIM_LOCKFREE);
+  assert_int_equal(syncq_am_claim_find("nope", &c), SYNCQ_ENOENT);
+  assert_int_equal(syncq_am_claim_find(NULL, &c), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_claim_find("tas", NULL), SYNCQ_EINVAL);
+  assert_null(syncq_am_claim_name(-1));
+  assert_null(syncq_am_claim_name(SYNCQ_AM_CLAIM_COUNT));
+  assert_string_equal(syncq_am_claim_name(SYNCQ_AM_CLAIM_POSIX), "posix-mutex");
+  /* connect / unlink of missing or malformed */
+  syncq_am_peer *peer = NULL;
+  assert_int_equal(syncq_am_connect(NULL, name, &peer), SYNCQ_ENOENT);
+  assert_int_equal(syncq_am_connect(NULL, "bad name", &peer), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_connect(NULL, name, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_unlink(name), SYNCQ_ENOENT);
+  assert_int_equal(syncq_am_unlink(NULL), SYNCQ_EINVAL);
+  /* a segment of that name that is not an endpoint */
+  char path[128];
+  snprintf(path, sizeof path, "/%s", other);
+  int fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+  assert_true(fd >= 0);
+  assert_int_equal(ftruncate(fd, 4096), 0);
+  close(fd);
+  assert_int_equal(syncq_am_connect(NULL, other, &peer), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_unlink(other), SYNCQ_OK); /* not an endpoint: removed */
+  /* a good endpoint, then collisions and calls with bad arguments */
+  cfg = (syncq_am_config){.claim = SYNCQ_AM_CLAIM_TAS, .packets = 4, .bulk_blocks = 2, .bulk_size = 256};
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  syncq_am_endpoint *dup = NULL;
+  assert_int_equal(syncq_am_create(name, &cfg, &dup), SYNCQ_EEXIST);
+  assert_int_equal(syncq_am_unlink(name), SYNCQ_EBUSY); /* its creator (we) is alive */
+  syncq_am_limits lim;
+  assert_int_equal(syncq_am_limits_of(ep, &lim), SYNCQ_OK);
+  assert_int_equal(lim.packets, 4);
+  assert_int_equal(lim.bulk_blocks, 2);
+  assert_int_equal(lim.bulk_size, 256);
+  assert_int_equal(lim.max_args, SYNCQ_AM_MAX_ARGS);
+  assert_int_equal(syncq_am_limits_of(NULL, &lim), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_limits_of(ep, NULL), SYNCQ_EINVAL);
+  syncq_am_counters cnt;
+  assert_int_equal(syncq_am_counters_of(NULL, &cnt), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_counters_of(ep, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_register(NULL, 1, "x", NULL, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_register(ep, SYNCQ_AM_MAX_HANDLERS, "x", NULL, NULL), SYNCQ_EINVAL);
+  char longname[SYNCQ_AM_NAME_MAX + 8];
+  memset(longname, 'a', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  assert_int_equal(syncq_am_register(ep, 1, longname, NULL, NULL), SYNCQ_EINVAL);
+  assert_null(syncq_am_handler_name(ep, 1));
+  assert_null(syncq_am_handler_name(NULL, 1));
+  assert_null(syncq_am_handler_name(ep, SYNCQ_AM_MAX_HANDLERS));
+  assert_int_equal(syncq_am_set_default_handler(NULL, NULL, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_poll(NULL, 1, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_poll(ep, 0, NULL), SYNCQ_EINVAL);
+  assert_null(syncq_am_name(NULL));
+  assert_string_equal(syncq_am_name(ep), name);
+  assert_int_equal(syncq_am_connect(ep, name, &peer), SYNCQ_OK);
+  uint32_t args[SYNCQ_AM_MAX_ARGS + 1] = {0};
+  unsigned char big[SYNCQ_AM_BULK_MAX + 1] = {0};
+  assert_int_equal(syncq_am_request(NULL, 1, args, 1, 0), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_request(peer, SYNCQ_AM_MAX_HANDLERS, args, 1, 0), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_request(peer, 1, args, SYNCQ_AM_MAX_ARGS + 1, 0), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_request(peer, 1, NULL, 1, 0), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_request(peer, 1, args, 1, 0x80), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_request_bulk(NULL, 1, big, 16, args, 1, 0), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_request_bulk(peer, 1, big, 257, args, 1, 0), SYNCQ_EINVAL); /* > this bulk_size */
+  assert_int_equal(syncq_am_request_bulk(peer, 1, NULL, 16, args, 1, 0), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_request_bulk(peer, 1, big, 16, args, SYNCQ_AM_MAX_ARGS + 1, 0), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_reply(NULL, 1, args, 1, 0), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_reply_bulk(NULL, 1, big, 1, args, 1, 0), SYNCQ_EINVAL);
+  assert_false(syncq_am_token_is_request(NULL));
+  assert_null(syncq_am_token_endpoint(NULL));
+  assert_int_equal(syncq_am_peer_limits(NULL, &lim), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_peer_limits(peer, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_peer_limits(peer, &lim), SYNCQ_OK);
+  assert_int_equal(lim.bulk_size, 256);
+  assert_int_equal(syncq_am_disconnect(NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_disconnect(peer), SYNCQ_OK);
+  /* destroy only in the creating process */
+  pid_t p = fork();
+  if (p == 0) _exit(syncq_am_destroy(ep) == SYNCQ_EINVAL && syncq_am_poll(ep, 1, NULL) == SYNCQ_EINVAL ? 0 : 1);
+  assert_int_equal(reap(p), 0);
+  assert_int_equal(syncq_am_destroy(NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_unlink(name), SYNCQ_ENOENT); /* destroy removed it */
+}
+
+/* ================================================================ request / reply */
+
+typedef struct rpc_arg {
+  int claim;
+  const char *server;
+  const char *client;
+} rpc_arg;
+
+typedef struct client_state {
+  uint32_t replies, bad;
+  uint32_t last_seq;
+} client_state;
+
+/* server: echo the words (and checksum the bulk block) back */
+static void h_echo(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  uint32_t *bad = ctx;
+  if (!syncq_am_token_is_request(t) || nargs != 3) (*bad)++;
+  uint32_t sum = data ? checksum(data, len) : 0u;
+  if (data && sum != args[2]) (*bad)++;
+  uint32_t out[3] = {args[0], args[1], sum};
+  if (data && (args[0] % 2u) == 0u) {
+    /* every other bulk request is answered in bulk: the same bytes back */
+    if (syncq_am_reply_bulk(t, H_ECHO_REPLY, data, len, out, 3, 0) != SYNCQ_OK) (*bad)++;
+  } else if (syncq_am_reply(t, H_ECHO_REPLY, out, 3, 0) != SYNCQ_OK) {
+    (*bad)++;
+  }
+  if (syncq_am_reply(t, H_ECHO_REPLY, out, 3, 0) != SYNCQ_EINVAL) (*bad)++; /* at most one reply */
+}
+
+static void h_echo_reply(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len,
+                         void *ctx) {
+  client_state *cs = ctx;
+  uint32_t none[1] = {0};
+  if (syncq_am_token_is_request(t) || syncq_am_reply(t, H_ECHO, none, 1, 0) != SYNCQ_EINVAL) cs->bad++;
+  if (nargs != 3 || args[0] != cs->last_seq) cs->bad++;
+  if (data && checksum(data, len) != args[2]) cs->bad++;
+  cs->replies++;
+}
+
+static void rpc_client(void *argp) {
+  rpc_arg *a = argp;
+  syncq_am_config cfg = {.claim = a->claim, .packets = 4, .bulk_blocks = 2};
+  syncq_am_endpoint *me;
+  CHILD_CHECK(syncq_am_create(a->client, &cfg, &me) == SYNCQ_OK, 10);
+  client_state cs = {0};
+  CHILD_CHECK(syncq_am_register(me, H_ECHO_REPLY, "echo-reply", h_echo_reply, &cs) == SYNCQ_OK, 11);
+  syncq_am_peer *srv;
+  CHILD_CHECK(syncq_am_connect(me, a->server, &srv) == SYNCQ_OK, 12);
+  static unsigned char buf[SYNCQ_AM_BULK_MAX];
+  for (uint32_t i = 0; i < RPC_COUNT; i++) {
+    cs.last_seq = i;
+    uint32_t want = cs.replies + 1u;
+    int r;
+    if (i % 3u == 0u) {
+      size_t len = (size_t)1 + (i * 977u) % SYNCQ_AM_BULK_MAX;
+      fill(buf, len, i);
+      uint32_t args[3] = {i, 7u, checksum(buf, len)};
+      r = syncq_am_request_bulk(srv, H_ECHO, buf, len, args, 3, 0);
+    } else {
+      uint32_t args[3] = {i, 7u, 0u};
+      r = syncq_am_request(srv, H_ECHO, args, 3, 0);
+    }
+    CHILD_CHECK(r == SYNCQ_OK, 13);
+    while (cs.replies < want) CHILD_CHECK(poll_or_yield(me) == SYNCQ_OK, 14);
+  }
+  CHILD_CHECK(cs.bad == 0, 15);
+  CHILD_CHECK(syncq_am_disconnect(srv) == SYNCQ_OK, 16);
+  CHILD_CHECK(syncq_am_destroy(me) == SYNCQ_OK, 17);
+}
+
+static void test_request_reply(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    char sname[96], cname[96];
+    name_of(sname, sizeof sname, "rpcs", c);
+    name_of(cname, sizeof cname, "rpcc", c);
+    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 2};
+    syncq_am_endpoint *srv;
+    assert_int_equal(syncq_am_create(sname, &cfg, &srv), SYNCQ_OK);
+    uint32_t bad = 0;
+    assert_int_equal(syncq_am_register(srv, H_ECHO, "echo", h_echo, &bad), SYNCQ_OK);
+    assert_string_equal(syncq_am_handler_name(srv, H_ECHO), "echo");
+    rpc_arg a = {c, sname, cname};
+    pid_t p = spawn(rpc_client, &a);
+    int code = -1;
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (!child_done(p, &code) && syncq_now_ns() < deadline) assert_int_equal(poll_or_yield(srv), SYNCQ_OK);
+    if (code < 0) {
+      kill(p, SIGKILL);
+      code = reap(p);
+    }
+    if (code != 0) print_error("claim %s: client exit %d\n", syncq_am_claim_name(c), code);
+    assert_int_equal(code, 0);
+    assert_int_equal(bad, 0);
+    syncq_am_counters cnt;
+    assert_int_equal(syncq_am_counters_of(srv, &cnt), SYNCQ_OK);
+    assert_int_equal(cnt.delivered, RPC_COUNT);
+    assert_int_equal(cnt.lost, 0);
+    assert_int_equal(syncq_am_destroy(srv), SYNCQ_OK);
+    (void)syncq_am_unlink(cname); /* if the client failed before removing its own */
+  }
+}
+
+/* ================================================================ many writers */
+
+typedef struct writer_arg {
+  int claim;
+  const char *reader;
+  uint32_t id;
+  uint32_t count;
+  bool die;          /* SIGKILL itself between claim and commit of message KILL_AT */
+  bool own_endpoint; /* connect with its own endpoint (polled while stalled) */
+} writer_arg;
+
+static uint32_t hook_calls;
+static void kill_hook(void *arg) {
+  (void)arg;
+  if (hook_calls++ == KILL_AT) kill(getpid(), SIGKILL);
+}
+
+static void writer(void *argp) {
+  writer_arg *a = argp;
+  syncq_am_peer *rd;
+  CHILD_CHECK(syncq_am_connect(NULL, a->reader, &rd) == SYNCQ_OK, 20);
+  if (a->die) syncq_am_test_set_claim_hook(kill_hook, NULL);
+  unsigned char buf[64];
+  for (uint32_t i = 0; i < a->count; i++) {
+    uint32_t args[2] = {a->id, i};
+    int r;
+    if (i % 4u == 3u) { /* some bulk messages: they need a bulk block too */
+      fill(buf, sizeof buf, a->id * 100000u + i);
+      r = syncq_am_request_bulk(rd, H_COUNT, buf, sizeof buf, args, 2, 0);
+    } else {
+      r = syncq_am_request(rd, H_COUNT, args, 2, 0);
+    }
+    CHILD_CHECK(r == SYNCQ_OK, 21);
+  }
+  syncq_am_disconnect(rd);
+}
+
+typedef struct reader_state {
+  uint32_t next[WRITERS + 1];
+  uint32_t bulk[WRITERS + 1]; /* bulk messages received per writer */
+  uint32_t bad;
+} reader_state;
+
+static void h_count(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len,
+                    void *ctx) {
+  (void)t;
+  reader_state *rs = ctx;
+  if (nargs != 2 || args[0] > WRITERS) {
+    rs->bad++;
+    return;
+  }
+  if (args[1] != rs->next[args[0]]) rs->bad++; /* per-writer FIFO, nothing lost or repeated */
+  rs->next[args[0]] = args[1] + 1u;
+  if (data) {
+    unsigned char want[64];
+    fill(want, sizeof want, args[0] * 100000u + args[1]);
+    if (len != sizeof want || memcmp(data, want, len) != 0) rs->bad++;
+    rs->bulk[args[0]]++;
+  }
+}
+
+/* Run WRITERS writers (+1 that dies, if kill_one) against a tiny-queued
+ * reader; return after checking counts. */
+static void many_writers(int c, bool kill_one) {
+  char rname[96];
+  name_of(rname, sizeof rname, kill_one ? "kill" : "many", c);
+  syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+  syncq_am_endpoint *rd;
+  assert_int_equal(syncq_am_create(rname, &cfg, &rd), SYNCQ_OK);
+  reader_state rs;
+  memset(&rs, 0, sizeof rs);
+  assert_int_equal(syncq_am_register(rd, H_COUNT, "count", h_count, &rs), SYNCQ_OK);
+  writer_arg wa[WRITERS + 1];
+  pid_t pids[WRITERS + 1];
+  int nw = kill_one ? WRITERS + 1 : WRITERS;
+  for (int w = 0; w < nw; w++) {
+    wa[w] = (writer_arg){c, rname, (uint32_t)w, PER_WRITER, kill_one && w == WRITERS, false};
+    pids[w] = spawn(writer, &wa[w]);
+  }
+  int codes[WRITERS + 1];
+  bool done[WRITERS + 1] = {false};
+  int left = nw;
+  uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+  syncq_am_counters cnt = {0};
+  for (;;) {
+    assert_int_equal(poll_or_yield(rd), SYNCQ_OK);
+    for (int w = 0; w < nw; w++)
+      if (!done[w] && child_done(pids[w], &codes[w])) {
+        done[w] = true;
+        left--;
+      }
+    assert_int_equal(syncq_am_counters_of(rd, &cnt), SYNCQ_OK);
+    bool all_in = true;
+    for (int w = 0; w < WRITERS; w++) all_in = all_in && rs.next[w] == PER_WRITER;
+    if (left == 0 && all_in && (!kill_one || cnt.lost >= 1)) break;
+    if (syncq_now_ns() > deadline) {
+      print_error("claim %s: stuck (left %d, lost %llu)\n", syncq_am_claim_name(c), left,
+                  (unsigned long long)cnt.lost);
+      for (int w = 0; w < nw; w++)
+        if (!done[w]) kill(pids[w], SIGKILL), reap(pids[w]);
+      fail();
+    }
+  }
+  for (int w = 0; w < WRITERS; w++) {
+    if (codes[w] != 0) print_error("claim %s: writer %d exit %d\n", syncq_am_claim_name(c), w, codes[w]);
+    assert_int_equal(codes[w], 0);
+    assert_int_equal(rs.next[w], PER_WRITER);
+    assert_int_equal(rs.bulk[w], PER_WRITER / 4u); /* every 4th was bulk */
+  }
+  assert_int_equal(rs.bad, 0);
+  if (kill_one) {
+    assert_int_equal(codes[WRITERS], 128 + SIGKILL);
+    assert_int_equal(rs.next[WRITERS], KILL_AT);      /* everything before the claim arrived, in order */
+    assert_int_equal(cnt.lost, 1);                    /* the claimed message is accounted for */
+    assert_int_equal(cnt.delivered, WRITERS * PER_WRITER + KILL_AT);
+  } else {
+    assert_int_equal(cnt.delivered, WRITERS * PER_WRITER);
+    assert_int_equal(cnt.lost, 0);
+  }
+  assert_int_equal(syncq_am_destroy(rd), SYNCQ_OK);
+}
+
+static void test_many_writers(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) many_writers(c, false);
+}
+
+static void test_killed_writer(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) many_writers(c, true);
+}
+
+/* ================================================================ cyclic requests */
+
+typedef struct ring_arg {
+  int claim;
+  int id;
+  char names[CYCLIC_PROCS][96];
+} ring_arg;
+
+typedef struct ring_state {
+  uint32_t replies, served, bad;
+} ring_state;
+
+static void h_ring(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)data;
+  (void)len;
+  ring_state *rs = ctx;
+  rs->served++;
+  uint32_t out[1] = {nargs == 1 ? args[0] : 0u};
+  if (syncq_am_reply(t, H_RING_REPLY, out, 1, 0) != SYNCQ_OK) rs->bad++;
+}
+
+static void h_ring_reply(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len,
+                         void *ctx) {
+  (void)t;
+  (void)args;
+  (void)nargs;
+  (void)data;
+  (void)len;
+  ((ring_state *)ctx)->replies++;
+}
+
+/* Each process sends CYCLIC_ROUNDS requests to the next one without
+ * waiting for replies (queues of two packets fill at once) and serves the
+ * previous one; it may leave when it has all its replies and has served
+ * all the requests aimed at it. */
+static void ring_member(void *argp) {
+  ring_arg *a = argp;
+  syncq_am_config cfg = {.claim = a->claim, .packets = 2, .bulk_blocks = 1, .bulk_size = 64};
+  syncq_am_endpoint *me;
+  CHILD_CHECK(syncq_am_create(a->names[a->id], &cfg, &me) == SYNCQ_OK, 30);
+  ring_state rs = {0};
+  CHILD_CHECK(syncq_am_register(me, H_RING, "ring", h_ring, &rs) == SYNCQ_OK, 31);
+  CHILD_CHECK(syncq_am_register(me, H_RING_REPLY, "ring-reply", h_ring_reply, &rs) == SYNCQ_OK, 32);
+  syncq_am_peer *next = NULL;
+  const char *nn = a->names[(a->id + 1) % CYCLIC_PROCS];
+  int r;
+  while ((r = syncq_am_connect(me, nn, &next)) == SYNCQ_ENOENT) poll_or_yield(me); /* not yet created */
+  CHILD_CHECK(r == SYNCQ_OK, 33);
+  for (uint32_t i = 0; i < CYCLIC_ROUNDS; i++) {
+    uint32_t args[1] = {i};
+    CHILD_CHECK(syncq_am_request(next, H_RING, args, 1, 0) == SYNCQ_OK, 34);
+  }
+  while (rs.replies < CYCLIC_ROUNDS || rs.served < CYCLIC_ROUNDS) poll_or_yield(me);
+  CHILD_CHECK(rs.bad == 0, 35);
+  /* Nobody needs our endpoint now: the previous member has been served
+   * (our replies are committed in its queue) and the next has answered. */
+  syncq_am_disconnect(next);
+  syncq_am_destroy(me);
+}
+
+static void test_cyclic(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    ring_arg a[CYCLIC_PROCS];
+    pid_t pids[CYCLIC_PROCS];
+    for (int i = 0; i < CYCLIC_PROCS; i++) {
+      a[i].claim = c;
+      a[i].id = i;
+      for (int j = 0; j < CYCLIC_PROCS; j++) name_of(a[i].names[j], sizeof a[i].names[j], "ring", c * 10 + j);
+    }
+    for (int i = 0; i < CYCLIC_PROCS; i++) pids[i] = spawn(ring_member, &a[i]);
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    int codes[CYCLIC_PROCS];
+    bool done[CYCLIC_PROCS] = {false};
+    int left = CYCLIC_PROCS;
+    while (left > 0 && syncq_now_ns() < deadline) {
+      for (int i = 0; i < CYCLIC_PROCS; i++)
+        if (!done[i] && child_done(pids[i], &codes[i])) done[i] = true, left--;
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+    for (int i = 0; i < CYCLIC_PROCS; i++) {
+      if (!done[i]) {
+        kill(pids[i], SIGKILL);
+        codes[i] = reap(pids[i]);
+      }
+      if (codes[i] != 0) print_error("claim %s: ring member %d exit %d\n", syncq_am_claim_name(c), i, codes[i]);
+      assert_int_equal(codes[i], 0);
+      (void)syncq_am_unlink(a[i].names[i]);
+    }
+  }
+}
+
+/* ================================================================ fork inheritance, unhandled, NOWAIT */
+
+static uint32_t default_calls;
+static void h_default(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len,
+                      void *ctx) {
+  (void)t;
+  (void)args;
+  (void)nargs;
+  (void)data;
+  (void)len;
+  (void)ctx;
+  default_calls++;
+}
+
+typedef struct inherit_arg {
+  syncq_am_peer *peer;
+} inherit_arg;
+
+static void inherit_child(void *argp) {
+  inherit_arg *a = argp;
+  for (uint32_t i = 0; i < 3; i++) {
+    uint32_t args[2] = {0, i};
+    CHILD_CHECK(syncq_am_request(a->peer, H_COUNT, args, 2, 0) == SYNCQ_OK, 40);
+  }
+  uint32_t one[1] = {9};
+  CHILD_CHECK(syncq_am_request(a->peer, H_UNREGISTERED, one, 1, 0) == SYNCQ_OK, 41);
+}
+
+static void test_inherit_unhandled_nowait(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    char name[96];
+    name_of(name, sizeof name, "misc", c);
+    syncq_am_config cfg = {.claim = c, .packets = 8, .bulk_blocks = 1, .bulk_size = 64};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    reader_state rs;
+    memset(&rs, 0, sizeof rs);
+    assert_int_equal(syncq_am_register(ep, H_COUNT, "count", h_count, &rs), SYNCQ_OK);
+    assert_int_equal(syncq_am_set_default_handler(ep, h_default, NULL), SYNCQ_OK);
+    default_calls = 0;
+    syncq_am_peer *self_peer;
+    assert_int_equal(syncq_am_connect(ep, name, &self_peer), SYNCQ_OK);
+    /* a forked child sends through the inherited connection */
+    inherit_arg ia = {self_peer};
+    pid_t p = spawn(inherit_child, &ia);
+    assert_int_equal(reap(p), 0);
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_poll(ep, 100, &handled), SYNCQ_OK);
+    assert_int_equal(handled, 4);
+    assert_int_equal(rs.next[0], 3);
+    syncq_am_counters cnt;
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    assert_int_equal(cnt.unhandled, 1);
+    assert_int_equal(cnt.last_unhandled, H_UNREGISTERED);
+    assert_int_equal(default_calls, 1);
+    /* NOWAIT: 8 packets fill, the 9th is SYNCQ_FULL; one bulk block: the
+     * second bulk message is SYNCQ_FULL while packets remain */
+    rs.next[0] = 0;
+    unsigned char blk[64];
+    fill(blk, sizeof blk, 3);
+    uint32_t args[2] = {0, 0};
+    for (uint32_t i = 0; i < 8; i++) {
+      args[1] = i;
+      if (i == 3) {
+        fill(blk, sizeof blk, 3);
+        assert_int_equal(syncq_am_request_bulk(self_peer, H_COUNT, blk, sizeof blk, args, 2, SYNCQ_AM_NOWAIT),
+                         SYNCQ_OK);
+        continue;
+      }
+      if (i == 4) {
+        uint32_t a7[2] = {0, 7};
+        assert_int_equal(syncq_am_request_bulk(self_peer, H_COUNT, blk, sizeof blk, a7, 2, SYNCQ_AM_NOWAIT),
+                         SYNCQ_FULL);
+      }
+      assert_int_equal(syncq_am_request(self_peer, H_COUNT, args, 2, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+    }
+    args[1] = 8;
+    assert_int_equal(syncq_am_request(self_peer, H_COUNT, args, 2, SYNCQ_AM_NOWAIT), SYNCQ_FULL);
+    assert_int_equal(syncq_am_poll(ep, 100, &handled), SYNCQ_OK);
+    if (handled != 8) print_error("claim %s: handled %u\n", syncq_am_claim_name(c), handled);
+    assert_int_equal(handled, 8);
+    assert_int_equal(rs.next[0], 8);
+    assert_int_equal(rs.bad, 0);
+    /* room again, including the bulk block a refused bulk send gave back */
+    for (uint32_t i = 8; i < 12; i++) {
+      args[1] = i;
+      if (i == 11) {
+        fill(blk, sizeof blk, 11);
+        assert_int_equal(syncq_am_request_bulk(self_peer, H_COUNT, blk, sizeof blk, args, 2, SYNCQ_AM_NOWAIT),
+                         SYNCQ_OK);
+      } else {
+        assert_int_equal(syncq_am_request(self_peer, H_COUNT, args, 2, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+      }
+    }
+    assert_int_equal(syncq_am_poll(ep, 100, &handled), SYNCQ_OK);
+    assert_int_equal(handled, 4);
+    assert_int_equal(rs.bad, 0);
+    assert_int_equal(syncq_am_disconnect(self_peer), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
+/* ================================================================ shutdown and crash clean-up */
+
+static void h_try_reply(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len,
+                        void *ctx) {
+  (void)args;
+  (void)nargs;
+  (void)data;
+  (void)len;
+  int *res = ctx;
+  uint32_t one[1] = {1};
+  *res = syncq_am_reply(t, H_ECHO_REPLY, one, 1, 0);
+}
+
+static void crash_child(void *argp) {
+  const char *name = argp;
+  syncq_am_endpoint *ep;
+  CHILD_CHECK(syncq_am_create(name, NULL, &ep) == SYNCQ_OK, 50);
+  _exit(0); /* no destroy: a crashed run's segment */
+}
+
+static void test_shutdown_and_cleanup(void **state) {
+  (void)state;
+  char name[96], sender[96];
+  name_of(name, sizeof name, "shut", 0);
+  name_of(sender, sizeof sender, "shut", 1);
+  syncq_am_endpoint *ep, *sep;
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  int res = 99;
+  assert_int_equal(syncq_am_register(ep, H_ECHO, "try-reply", h_try_reply, &res), SYNCQ_OK);
+  syncq_am_peer *anon;
+  assert_int_equal(syncq_am_connect(NULL, name, &anon), SYNCQ_OK);
+  uint32_t one[1] = {1};
+  assert_int_equal(syncq_am_request(anon, H_ECHO, one, 1, 0), SYNCQ_OK);
+  assert_int_equal(syncq_am_poll(ep, 10, NULL), SYNCQ_OK);
+  assert_int_equal(res, SYNCQ_ENOENT); /* no endpoint to reply to */
+  /* a requester whose endpoint is gone by the time of the reply */
+  assert_int_equal(syncq_am_create(sender, NULL, &sep), SYNCQ_OK);
+  syncq_am_peer *named;
+  assert_int_equal(syncq_am_connect(sep, name, &named), SYNCQ_OK);
+  assert_int_equal(syncq_am_request(named, H_ECHO, one, 1, 0), SYNCQ_OK);
+  assert_int_equal(syncq_am_disconnect(named), SYNCQ_OK); /* before its own endpoint goes */
+  assert_int_equal(syncq_am_destroy(sep), SYNCQ_OK);
+  res = 99;
+  assert_int_equal(syncq_am_poll(ep, 10, NULL), SYNCQ_OK);
+  assert_int_equal(res, SYNCQ_EDEAD);
+  /* orderly shutdown: senders see SYNCQ_EDEAD, new connections ENOENT */
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_request(anon, H_ECHO, one, 1, 0), SYNCQ_EDEAD);
+  assert_int_equal(syncq_am_request_bulk(anon, H_ECHO, one, sizeof one, one, 1, 0), SYNCQ_EDEAD);
+  syncq_am_disconnect(anon);
+  assert_int_equal(syncq_am_connect(NULL, name, &anon), SYNCQ_ENOENT);
+  /* a crashed run's segment: the name is taken until cleaned up */
+  pid_t p = spawn(crash_child, name);
+  assert_int_equal(reap(p), 0);
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_EEXIST);
+  assert_int_equal(syncq_am_unlink(name), SYNCQ_OK); /* its creator is dead */
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+/* ================================================================ death inside a claim */
+
+/* POSIX: die holding the robust mutex, after marking the tail packet
+ * CLAIMED but before advancing the tail (the middle of Figure 2). */
+static void die_in_posix_claim(void *argp) {
+  syncq_am_endpoint *ep = argp;
+  am_queue *q = am_queue_of(ep->base, AM_Q_REQUEST);
+  if (pthread_mutex_lock(&q->lock.mutex) != 0) _exit(1);
+  uint32_t t = atomic_load(&q->tail);
+  am_packet *p = &am_packets(ep->base, q)[t & (((am_header *)ep->base)->packets - 1u)];
+  p->has_bulk = 0;
+  atomic_store(&p->state, am_state(t, (uint32_t)getpid(), AM_CLAIMED));
+  _exit(0); /* the mutex's owner is gone: the next locker gets EOWNERDEAD */
+}
+
+/* Lock-free: die between the two CASes of Figure 3 (assigned, not claimed). */
+static void die_in_lockfree_claim(void *argp) {
+  syncq_am_endpoint *ep = argp;
+  am_queue *q = am_queue_of(ep->base, AM_Q_REQUEST);
+  atomic_fetch_add(&q->tail, 1u);
+  _exit(0);
+}
+
+static void test_dead_inside_claim(void **state) {
+  (void)state;
+  const int claims[2] = {SYNCQ_AM_CLAIM_POSIX, SYNCQ_AM_CLAIM_LOCKFREE};
+  for (int k = 0; k < 2; k++) {
+    char name[96];
+    name_of(name, sizeof name, "inside", k);
+    syncq_am_config cfg = {.claim = claims[k], .packets = 4, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    reader_state rs;
+    memset(&rs, 0, sizeof rs);
+    assert_int_equal(syncq_am_register(ep, H_COUNT, "count", h_count, &rs), SYNCQ_OK);
+    pid_t p = spawn(k == 0 ? die_in_posix_claim : die_in_lockfree_claim, ep);
+    assert_int_equal(reap(p), 0);
+    syncq_am_peer *self_peer;
+    assert_int_equal(syncq_am_connect(NULL, name, &self_peer), SYNCQ_OK);
+    for (uint32_t i = 0; i < 3; i++) {
+      uint32_t args[2] = {0, i};
+      assert_int_equal(syncq_am_request(self_peer, H_COUNT, args, 2, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+    }
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (rs.next[0] < 3 && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    assert_int_equal(rs.next[0], 3); /* the dead claim did not block the head for good */
+    assert_int_equal(rs.bad, 0);
+    syncq_am_counters cnt;
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    assert_int_equal(k == 0 ? cnt.lost : cnt.skipped, 1);
+    assert_int_equal(syncq_am_disconnect(self_peer), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1) cmocka_set_test_filter(argv[1]);
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_bad_inputs),
+    cmocka_unit_test(test_request_reply),
+    cmocka_unit_test(test_many_writers),
+    cmocka_unit_test(test_killed_writer),
+    cmocka_unit_test(test_cyclic),
+    cmocka_unit_test(test_inherit_unhandled_nowait),
+    cmocka_unit_test(test_shutdown_and_cleanup),
+    cmocka_unit_test(test_dead_inside_claim),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
