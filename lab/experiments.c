@@ -17,6 +17,8 @@ extern const lab_experiment lab_exp_dg25_prodcons;
 extern const lab_experiment lab_exp_dg25_latency;
 extern const lab_experiment lab_exp_dg25_mt_pingpong;
 extern const lab_experiment lab_exp_dg25_casfail;
+extern const lab_experiment lab_exp_np99_mp_queue;
+extern const lab_experiment lab_exp_np99_mp_barrier;
 
 /* phys first: every report shows the machine's floors before the rest. */
 static const lab_experiment *const all[] = {
@@ -34,6 +36,8 @@ static const lab_experiment *const all[] = {
   &lab_exp_dg25_latency,
   &lab_exp_dg25_mt_pingpong,
   &lab_exp_dg25_casfail,
+  &lab_exp_np99_mp_queue,
+  &lab_exp_np99_mp_barrier,
 };
 
 size_t lab_experiment_count(void) { return sizeof all / sizeof all[0]; }

@@ -121,6 +121,21 @@ static unsigned active_app(const syncq_mp_sched *s, uint64_t slice, unsigned pro
   return (unsigned)((slice + proc) % m);
 }
 
+/* The preemption signal is blocked while a worker holds s->mu: a handler
+ * stopping the thread there would keep the scheduler from the mutex. */
+static void lock_unpreemptible(syncq_mp_sched *s, sigset_t *old) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, s->cfg.signo);
+  pthread_sigmask(SIG_BLOCK, &set, old);
+  pthread_mutex_lock(&s->mu);
+}
+
+static void unlock_unpreemptible(syncq_mp_sched *s, const sigset_t *old) {
+  pthread_mutex_unlock(&s->mu);
+  pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 static void wake_thread(syncq_mp_sched *s, syncq_mp_thread *t) {
   atomic_store(&t->gate, GATE_GO);
   (void)syncq_futex_wake(&t->gate, 1, false);
@@ -263,19 +278,21 @@ int syncq_mp_stop(syncq_mp_sched *s) {
   atomic_store(&s->stop_word, 1u);
   (void)syncq_futex_wake(&s->stop_word, 1, false);
   if (!atomic_exchange(&s->joined, true)) pthread_join(s->thread, NULL);
-  pthread_mutex_lock(&s->mu);
+  sigset_t old;
+  lock_unpreemptible(s, &old);
   for (unsigned i = 0; i < s->cfg.max_threads; i++)
     if (s->threads[i].used && atomic_load(&s->threads[i].gate) == GATE_STOP) wake_thread(s, &s->threads[i]);
-  pthread_mutex_unlock(&s->mu);
+  unlock_unpreemptible(s, &old);
   return SYNCQ_OK;
 }
 
 int syncq_mp_destroy(syncq_mp_sched *s) {
   if (s == NULL) return SYNCQ_EINVAL;
   (void)syncq_mp_stop(s);
-  pthread_mutex_lock(&s->mu);
+  sigset_t old;
+  lock_unpreemptible(s, &old);
   unsigned n = s->nregistered;
-  pthread_mutex_unlock(&s->mu);
+  unlock_unpreemptible(s, &old);
   if (n != 0) return SYNCQ_EBUSY;
   if (s->own_action) (void)sigaction(s->cfg.signo, &s->old_action, NULL);
   pthread_mutex_destroy(&s->mu);
@@ -286,12 +303,13 @@ int syncq_mp_destroy(syncq_mp_sched *s) {
 
 int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_thread **out) {
   if (s == NULL || app >= s->cfg.level || proc >= s->cfg.procs || mp_self != NULL) return SYNCQ_EINVAL;
-  pthread_mutex_lock(&s->mu);
+  sigset_t old;
+  lock_unpreemptible(s, &old);
   syncq_mp_thread *t = NULL;
   for (unsigned i = 0; i < s->cfg.max_threads && t == NULL; i++)
     if (!s->threads[i].used) t = &s->threads[i];
   if (t == NULL) {
-    pthread_mutex_unlock(&s->mu);
+    unlock_unpreemptible(s, &old);
     return SYNCQ_ELIMIT;
   }
   atomic_store(&t->gate, GATE_GO);
@@ -305,7 +323,7 @@ int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_t
   mp_self = t; /* before the slot is visible to the scheduler (under mu) */
   t->used = true;
   s->nregistered++;
-  pthread_mutex_unlock(&s->mu);
+  unlock_unpreemptible(s, &old);
   if (out != NULL) *out = t;
   return SYNCQ_OK;
 }
@@ -313,13 +331,14 @@ int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_t
 int syncq_mp_unregister(syncq_mp_thread *t) {
   if (t == NULL || mp_self != t) return SYNCQ_EINVAL;
   syncq_mp_sched *s = t->sched;
-  pthread_mutex_lock(&s->mu);
+  sigset_t old;
+  lock_unpreemptible(s, &old);
   t->used = false;
   t->defer_deadline = 0;
   atomic_store(&t->gate, GATE_GO); /* a signal still in flight finds nothing to wait for */
   mp_self = NULL;
   s->nregistered--;
-  pthread_mutex_unlock(&s->mu);
+  unlock_unpreemptible(s, &old); /* a pending signal now finds mp_self NULL */
   return SYNCQ_OK;
 }
 
