@@ -102,8 +102,9 @@ int syncq_mp_destroy(syncq_mp_sched *s);
 int syncq_mp_stop(syncq_mp_sched *s);
 
 /* Register the calling thread as application app's thread on processor
- * proc. From the next slice it runs only when its application holds its
- * processor. SYNCQ_EINVAL: NULL s, app >= level, proc >= procs, or the
+ * proc. From now on it runs only when its application holds its
+ * processor: when it does not hold it in the current slice, the call
+ * returns only once its turn comes. SYNCQ_EINVAL: NULL s, app >= level, proc >= procs, or the
  * caller already registered; SYNCQ_ELIMIT: max_threads are registered. */
 int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_thread **out);
 

@@ -48,6 +48,7 @@
 #define NP99MP_SC_LOCK "hybrid-sc"
 #define NP99MP_NB_QUEUE "ms"
 #define NP99MP_BARRIER "central-faa"
+#define NP99MP_BARRIER_WORK_NS 500000ull
 #define NS_PER_MS 1e6
 
 typedef enum np99mp_disc { D_BUSY, D_BLOCK, D_COMPETITIVE, D_SC, D_NONBLOCKING, D_COUNT } np99mp_disc;
@@ -232,22 +233,26 @@ static int np99mp_run(lab_ctx *ctx, bool barrier) {
   int pus = lab_pus(ctx);
   int threads = pus < MP_MAX_THREADS / 3 ? pus : MP_MAX_THREADS / 3;
   if (threads < 2) threads = 2; /* synchronization needs two threads */
-  /* --quick: a queue copy makes 20,000 operations of ~5 us work; a
-   * barrier copy only 60 episodes, because time-sharing staggers a copy's
+  /* --quick: a queue copy makes 6,000 operations of ~5 us work; a
+   * barrier copy only 20 episodes, because time-sharing staggers a copy's
    * threads so that each episode waits for a quantum (10 ms) */
-  uint64_t iterations = barrier ? lab_by_size(ctx, 20, 60, 400, 4000) : lab_by_size(ctx, 2000, 20000, 200000, NP99_ITER_FULL);
+  uint64_t iterations = barrier ? lab_by_size(ctx, 10, 20, 400, 4000) : lab_by_size(ctx, 2000, 6000, 200000, NP99_ITER_FULL);
   if (barrier) iterations *= (uint64_t)threads;
-  uint64_t work = NP99_WORK_5US_NS;
+  /* barriers: coarse-grain work (500 us) so that a copy spans several
+   * quanta even co-scheduled; queues: 003's 5 us */
+  uint64_t work = barrier ? NP99MP_BARRIER_WORK_NS : NP99_WORK_5US_NS;
   lab_begin(ctx,
             "m copies (level m = 2 and 3: 003's two-way and three-way multiprogramming) of 003's "
             "Figure 2 micro-benchmark run at once, each with its own %s and %d threads (the "
-            "processing units); each thread runs N/p iterations of work() (a busy loop of 5 us "
-            "+-20%%, 003 Figures 5-6) and synchronize() (N=%llu per copy). %s "
+            "processing units); each thread runs N/p iterations of work() (a busy loop of %s "
+            "+-20%%) and synchronize() (N=%llu per copy). %s "
             "Schedules: @ts, 001's pseudo-scheduler time-sharing the copies' threads over %d "
             "virtual processors (10 ms quantum, processors staggered); @gang, the same scheduler "
             "co-scheduling each copy's threads; @linux, the copies as processes under the Linux "
             "scheduler on the same processing units. Time: the mean of the copies' times.",
-            barrier ? "barrier" : "queue", threads, (unsigned long long)iterations,
+            barrier ? "barrier" : "queue", threads,
+            barrier ? "500 us, coarse grain, so that a copy spans several 10 ms quanta" : "5 us (003 Figures 5-6)",
+            (unsigned long long)iterations,
             barrier ? "synchronize() is the centralized fetch-and-add barrier (003's best) with "
                       "busy-wait, immediate blocking or competitive spinning (spin time "
                       "proportional to the threads not yet arrived)."

@@ -72,6 +72,7 @@ struct syncq_mp_sched {
   _Atomic(uint32_t) stop_word; /* 1: stop; the scheduler sleeps on it */
   _Atomic(bool) joined;
   unsigned nregistered;
+  uint64_t cur_slice; /* the slice being run (under mu) */
   syncq_mp_thread *threads;
   struct sigaction old_action;
   bool own_action;
@@ -182,6 +183,7 @@ static void *sched_main(void *arg) {
   while (atomic_load(&s->stop_word) == 0u) {
     uint64_t now = syncq_now_ns();
     pthread_mutex_lock(&s->mu);
+    s->cur_slice = slice;
     /* stop first, then resume: a processor is never given to two threads
      * by decision (the signal itself lands a little later) */
     for (unsigned i = 0; i < s->cfg.max_threads; i++) {
@@ -312,7 +314,10 @@ int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_t
     unlock_unpreemptible(s, &old);
     return SYNCQ_ELIMIT;
   }
-  atomic_store(&t->gate, GATE_GO);
+  /* the current slice's decision applies at once: a thread whose
+   * application does not hold its processor now stops below */
+  bool run_now = atomic_load(&s->stop_word) != 0u || active_app(s, s->cur_slice, proc) == app;
+  atomic_store(&t->gate, run_now ? GATE_GO : GATE_STOP);
   atomic_store(&t->state, STATE_RUNNING);
   atomic_store(&t->nopreempt, 0u);
   atomic_store(&t->stops, 0u);
@@ -325,6 +330,7 @@ int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_t
   s->nregistered++;
   unlock_unpreemptible(s, &old);
   if (out != NULL) *out = t;
+  mp_stop_here(t); /* returns at once when the gate says go */
   return SYNCQ_OK;
 }
 
