@@ -40,12 +40,23 @@
 #include "syncq/stats.h"
 
 #define MP_QUANTUM_NS SYNCQ_MP_DEFAULT_QUANTUM_NS /* 001 §4: 10 ms */
+/* --quick (and smoke) runs are short: a 2 ms quantum keeps tens of
+ * quanta in a run of tens of ms (with 10 ms the result would hang on
+ * where the run starts in a slice) */
+#define MP_QUICK_QUANTUM_NS 2000000ull
+/* a no-preemption request is honoured for up to 1/5 of the quantum */
+#define MP_NOPREEMPT_FRACTION 5
 #define MP_MAX_APPS 8
 #define MP_MAX_THREADS 64
 #define MP_WHY 200
 #define MP_GATE_SPINS_PER_YIELD 64
 
 typedef enum mp_mode { MP_MODE_PSEUDO = 0, MP_MODE_REAL = 1 } mp_mode;
+
+/* The pseudo-scheduler's quantum for this run's size. */
+static inline uint64_t mp_quantum_ns(const lab_ctx *ctx) {
+  return lab_get_size(ctx) <= LAB_SIZE_QUICK ? MP_QUICK_QUANTUM_NS : MP_QUANTUM_NS;
+}
 
 typedef struct mp_bench {
   void *(*setup)(const void *arg, char *why, size_t len); /* NULL: failed, why says why */
@@ -174,7 +185,8 @@ static int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, i
     if (made == napps) {
       syncq_mp_config cfg;
       syncq_mp_config_default(&cfg, (unsigned)level, (unsigned)p);
-      cfg.quantum_ns = MP_QUANTUM_NS;
+      cfg.quantum_ns = mp_quantum_ns(ctx);
+      cfg.nopreempt_limit_ns = cfg.quantum_ns / MP_NOPREEMPT_FRACTION;
       cfg.policy = policy;
       cfg.max_threads = (unsigned)(p * napps);
       int st = syncq_mp_create(&cfg, &sched);

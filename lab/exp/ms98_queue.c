@@ -211,7 +211,7 @@ static int ms98_queue_run(lab_ctx *ctx) {
             "delay of 6 us +-%d%% after every operation (N=%llu) and, in a second panel, none "
             "(delay_ns=0, N=%llu), at multiprogramming level 1 (mode=dedicated: p up to the %d "
             "processing units); and 001's queues at levels 2 and 3 (N=%llu, delayed) in two modes: "
-            "mode=pseudo, 001's pseudo-scheduler (the p threads time-sliced with a 10 ms quantum "
+            "mode=pseudo, 001's pseudo-scheduler (the p threads time-sliced with a %llu ms quantum "
             "by signals, each running 1 quantum in m, the other m-1 applications emulated; "
             "time-sharing, processors staggered), and mode=real, m copies of the benchmark as "
             "processes at once on the same p processing units under the Linux scheduler (the "
@@ -219,10 +219,10 @@ static int ms98_queue_run(lab_ctx *ctx) {
             "preemption-safe single lock, as in 001. Lock-based queues use \"ttas\" "
             "(test-and-test-and-set, bounded exponential backoff capped at 30 us, as in 001), the "
             "-ps variants \"ttas-ps\" (the same lock with a Symunix-style no-preemption request, "
-            "honoured for up to 2 ms). Bounded queues have capacity %d. Every run is validated "
+            "honoured for up to a fifth of the quantum). Bounded queues have capacity %d. Every run is validated "
             "(no failed operation, the queue ends empty, checksums of items in and out agree).",
             MS98Q_DELAY_JITTER_PCT, (unsigned long long)pairs, (unsigned long long)pairs0, pus,
-            (unsigned long long)mp_pairs, MS98Q_CAPACITY);
+            (unsigned long long)mp_pairs, (unsigned long long)(mp_quantum_ns(ctx) / 1000000u), MS98Q_CAPACITY);
   if (nl > nt) lab_note(ctx, "Thread counts above the %d processing units were left out: multiprogramming comes from the levels, one thread per processor per application.", pus);
   if (!lab_planning(ctx))
     lab_note(ctx, "No real no-preemption request was available: the kernel headers (linux/rseq.h) "

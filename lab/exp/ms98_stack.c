@@ -296,18 +296,19 @@ static int ms98_run_kind(lab_ctx *ctx, ms98_kind kind, syncq_family family, cons
             "with a busy delay of 6 us +-%d%% after every operation (N=%llu) and, in a second "
             "panel, none (delay_ns=0, N=%llu), at multiprogramming level 1 (mode=dedicated: p up to the "
             "%d processing units); and 001's variants at levels 2 and 3 (N=%llu, delayed) in two "
-            "modes: mode=pseudo, 001's pseudo-scheduler (the p threads time-sliced with a 10 ms "
+            "modes: mode=pseudo, 001's pseudo-scheduler (the p threads time-sliced with a %llu ms "
             "quantum by signals, each running 1 quantum in m, the other m-1 applications emulated; "
             "time-sharing, processors staggered), and mode=real, m copies of the benchmark as "
             "processes at once on the same p processing units under the Linux scheduler (the mean "
             "of the copies' times). Time is normalized to \"%s\", the preemption-safe single lock, "
             "as in 001. Lock-based variants use \"ttas\" (test-and-test-and-set, bounded "
             "exponential backoff capped at 30 us, as in 001), the -ps ones \"ttas-ps\" (the same "
-            "lock with a Symunix-style no-preemption request, honoured for up to 2 ms); the "
+            "lock with a Symunix-style no-preemption request, honoured for up to a fifth of the quantum); the "
             "non-blocking ones back off the same way after a failed CAS. Every run is validated (no "
             "operation fails, the structure ends empty or the counter exact).",
             what, kind == MS98_STACK ? "2" : kind == MS98_HEAP ? "3" : "4", MS98_DELAY_JITTER_PCT,
-            (unsigned long long)pairs, (unsigned long long)pairs0, pus, (unsigned long long)mp_pairs, norm);
+            (unsigned long long)pairs, (unsigned long long)pairs0, pus, (unsigned long long)mp_pairs,
+            (unsigned long long)(mp_quantum_ns(ctx) / 1000000u), norm);
   if (na > nt) lab_note(ctx, "Thread counts above the %d processing units were left out: multiprogramming comes from the levels, one thread per processor per application.", pus);
 
   ms98_point pts[LAB_MAX_VARIANTS];

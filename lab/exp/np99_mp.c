@@ -233,10 +233,10 @@ static int np99mp_run(lab_ctx *ctx, bool barrier) {
   int pus = lab_pus(ctx);
   int threads = pus < MP_MAX_THREADS / 3 ? pus : MP_MAX_THREADS / 3;
   if (threads < 2) threads = 2; /* synchronization needs two threads */
-  /* --quick: a queue copy makes 6,000 operations of ~5 us work; a
-   * barrier copy only 20 episodes, because time-sharing staggers a copy's
+  /* --quick: a queue copy makes 4,000 operations of ~5 us work; a
+   * barrier copy only 12 episodes, because time-sharing staggers a copy's
    * threads so that each episode waits for a quantum (10 ms) */
-  uint64_t iterations = barrier ? lab_by_size(ctx, 10, 20, 400, 4000) : lab_by_size(ctx, 2000, 6000, 200000, NP99_ITER_FULL);
+  uint64_t iterations = barrier ? lab_by_size(ctx, 8, 12, 400, 4000) : lab_by_size(ctx, 2000, 4000, 200000, NP99_ITER_FULL);
   if (barrier) iterations *= (uint64_t)threads;
   /* barriers: coarse-grain work (500 us) so that a copy spans several
    * quanta even co-scheduled; queues: 003's 5 us */
@@ -247,11 +247,11 @@ static int np99mp_run(lab_ctx *ctx, bool barrier) {
             "processing units); each thread runs N/p iterations of work() (a busy loop of %s "
             "+-20%%) and synchronize() (N=%llu per copy). %s "
             "Schedules: @ts, 001's pseudo-scheduler time-sharing the copies' threads over %d "
-            "virtual processors (10 ms quantum, processors staggered); @gang, the same scheduler "
+            "virtual processors (%llu ms quantum, processors staggered); @gang, the same scheduler "
             "co-scheduling each copy's threads; @linux, the copies as processes under the Linux "
             "scheduler on the same processing units. Time: the mean of the copies' times.",
             barrier ? "barrier" : "queue", threads,
-            barrier ? "500 us, coarse grain, so that a copy spans several 10 ms quanta" : "5 us (003 Figures 5-6)",
+            barrier ? "500 us, coarse grain, so that a copy spans several quanta" : "5 us (003 Figures 5-6)",
             (unsigned long long)iterations,
             barrier ? "synchronize() is the centralized fetch-and-add barrier (003's best) with "
                       "busy-wait, immediate blocking or competitive spinning (spin time "
@@ -260,7 +260,7 @@ static int np99mp_run(lab_ctx *ctx, bool barrier) {
                       "lock (busy-wait with backoff, immediate blocking, competitive spinning), "
                       "behind 003's hybrid queue lock made scheduler-conscious (\"hybrid-sc\", "
                       "passes over preempted waiters), or the Michael & Scott non-blocking queue.",
-            threads);
+            threads, (unsigned long long)(mp_quantum_ns(ctx) / 1000000u));
   if (!lab_planning(ctx))
     lab_note(ctx, "Differences from 003 and why: 003 ran 64 processors of an Origin2000 under "
                   "IRIX's gang and time-sharing schedulers; here %d processing units, and gang "
