@@ -26,6 +26,11 @@
  *   Progress:    blocking; starvation-free among waiters that keep running
  *                (FIFO over them); a waiter preempted at each hand-over
  *                can be passed over each time.
+ *   Order:       FIFO by ticket (registered with SYNCQ_PROP_FIFO), except
+ *                that waiters a scheduler reports preempted (syncq/mp.h)
+ *                are passed over and queue again: 003 §3.4 "sacrifices
+ *                the FIFO ordering". Without a pseudo-scheduler nobody is
+ *                reported preempted and the order is strictly FIFO.
  *   Atomics:     uncontended lock: sc-queue 1 load + 1 CAS (ticket) +
  *                1 load (slot), hybrid-sc 1 fetch-and-add + 1 load;
  *                unlock: 1 store + 1 load + 1 CAS (pre-grant). Each
@@ -217,9 +222,9 @@ static const syncq_lock_ops hy_ops = {
 
 const syncq_algo syncq_lock_sc_queue_algo = {
   SYNCQ_FAMILY_LOCK, "sc-queue", "scheduler-conscious array queue lock (ticket by CAS)",
-  "003 §3.4; Kontothanassis et al. 1997", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_SIGNAL_SAFE, &sc_ops,
+  "003 §3.4; Kontothanassis et al. 1997", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE, &sc_ops,
 };
 const syncq_algo syncq_lock_hybrid_sc_algo = {
   SYNCQ_FAMILY_LOCK, "hybrid-sc", "003's hybrid queue lock (ticket by fetch-and-add), scheduler-conscious",
-  "003 §3.1, §3.4, §5", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_SIGNAL_SAFE, &hy_ops,
+  "003 §3.1, §3.4, §5", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE, &hy_ops,
 };

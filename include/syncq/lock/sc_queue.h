@@ -3,7 +3,8 @@
  * §3.4, after Kontothanassis, Wisniewski & Scott 1997): the releaser polls
  * the preempted state of the waiters (syncq/mp.h) and hands the lock to
  * the first one that is not preempted; preempted waiters it passes over
- * take a new place when they run again. FIFO among running waiters only.
+ * take a new place when they run again. FIFO by ticket among waiters not
+ * reported preempted (strictly FIFO outside a pseudo-scheduler).
  *   "sc-queue"   place in the array taken by a CAS loop (the LL-SC form)
  *   "hybrid-sc"  place taken by one fetch-and-add: 003's hybrid queue
  *                lock (§3.1, fetchop counter + cacheable flags) made
