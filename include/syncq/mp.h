@@ -30,8 +30,9 @@
  *       stopped in the handler right now.
  *
  * Limits: one signal number (default SIGRTMIN + SYNCQ_MP_SIGNAL_OFFSET) is
- * taken over while a scheduler exists; registered threads must not block
- * it. Handles hold pointers: not process-shared. The Linux rseq time-slice
+ * taken over from the first syncq_mp_create on (the handler stays
+ * installed, ignoring threads that are not registered); registered
+ * threads must not block it. Handles hold pointers: not process-shared. The Linux rseq time-slice
  * extension, a real kernel no-preemption request, is not used: the
  * kernel headers of the build machine (linux/rseq.h) describe none;
  * syncq_mp_rseq_slice_available() says so at run time.

@@ -22,7 +22,9 @@
  *   Signal-safe: begin / end / self / is_preempted yes (atomics, futex).
  *   Process-shared: no (handles are pointers; threads of one process).
  *   Limits:      SYNCQ_MP_MAX_* in syncq/mp.h; one signal number taken
- *                over while a scheduler lives.
+ *                over from the first scheduler's creation on (the handler
+ *                stays installed after destroy: schedulers may overlap,
+ *                and it ignores threads that are not registered).
  *
  * The hand-shake. The scheduler decides to stop a thread by storing
  * GATE_STOP in its gate and resumes it by storing GATE_GO and waking the
@@ -74,8 +76,6 @@ struct syncq_mp_sched {
   unsigned nregistered;
   uint64_t cur_slice; /* the slice being run (under mu) */
   syncq_mp_thread *threads;
-  struct sigaction old_action;
-  bool own_action;
   _Atomic(uint64_t) slices, preemptions, deferrals, forced, self_preemptions, resumes;
 };
 
@@ -258,14 +258,9 @@ int syncq_mp_create(const syncq_mp_config *cfg, syncq_mp_sched **out) {
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
   if (sigaction(c.signo, NULL, &cur) != 0) goto sys_fail;
-  if (cur.sa_handler != mp_handler) { /* another scheduler may have installed it already */
-    if (sigaction(c.signo, &sa, &s->old_action) != 0) goto sys_fail;
-    s->own_action = true;
-  }
-  if (pthread_create(&s->thread, NULL, sched_main, s) != 0) {
-    if (s->own_action) (void)sigaction(c.signo, &s->old_action, NULL);
-    goto sys_fail;
-  }
+  /* another scheduler may have installed it already */
+  if (cur.sa_handler != mp_handler && sigaction(c.signo, &sa, NULL) != 0) goto sys_fail;
+  if (pthread_create(&s->thread, NULL, sched_main, s) != 0) goto sys_fail;
   *out = s;
   return SYNCQ_OK;
 sys_fail:
@@ -296,7 +291,8 @@ int syncq_mp_destroy(syncq_mp_sched *s) {
   unsigned n = s->nregistered;
   unlock_unpreemptible(s, &old);
   if (n != 0) return SYNCQ_EBUSY;
-  if (s->own_action) (void)sigaction(s->cfg.signo, &s->old_action, NULL);
+  /* the handler stays installed: another scheduler may still use the same
+   * signal, and the handler ignores threads that are not registered */
   pthread_mutex_destroy(&s->mu);
   free(s->threads);
   free(s);
