@@ -270,7 +270,11 @@ static int np99mp_run(lab_ctx *ctx, bool barrier) {
                   "preempted state, so it has no @linux variant.", threads);
   np99mp_point pts[LAB_MAX_VARIANTS];
   const char *const *names = barrier ? np99mp_barrier_algos : np99mp_queue_algos;
-  for (int level = 2; level <= 3; level++) {
+  bool quick = lab_get_size(ctx) <= LAB_SIZE_QUICK;
+  if (quick && !lab_planning(ctx))
+    lab_note(ctx, "--quick measures level 3 only (the claims are at level 3); the default size "
+                  "measures levels 2 and 3.");
+  for (int level = quick ? 3 : 2; level <= 3; level++) {
     lab_group g;
     memset(&g, 0, sizeof g);
     lab_group_param(&g, "threads", threads);
