@@ -19,6 +19,8 @@ extern const lab_experiment lab_exp_dg25_mt_pingpong;
 extern const lab_experiment lab_exp_dg25_casfail;
 extern const lab_experiment lab_exp_lc98_logp;
 extern const lab_experiment lab_exp_lc98_stress;
+extern const lab_experiment lab_exp_np99_mp_queue;
+extern const lab_experiment lab_exp_np99_mp_barrier;
 
 /* phys first: every report shows the machine's floors before the rest. */
 static const lab_experiment *const all[] = {
@@ -26,6 +28,8 @@ static const lab_experiment *const all[] = {
   &lab_exp_np99_counter,
   &lab_exp_np99_locks,
   &lab_exp_np99_barrier,
+  &lab_exp_np99_mp_queue,
+  &lab_exp_np99_mp_barrier,
   &lab_exp_locks_cost,
   &lab_exp_lf07_sort,
   &lab_exp_ms98_stack,

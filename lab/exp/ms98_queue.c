@@ -1,18 +1,18 @@
 /*
  * ms98_queue.c — Michael & Scott 1998 (paper 001) §4.1, Figure 1: the
- * queue micro-benchmark at multiprogramming level 1 (a dedicated machine:
- * at most one thread per processor; levels 2 and 3 arrive with the
- * multiprogramming issue).
+ * queue micro-benchmark at multiprogramming levels 1 (a dedicated
+ * machine: at most one thread per processor), 2 and 3 (mp_common.h: the
+ * pseudo-scheduler of 001 §4, and real oversubscription by processes).
  *
  *   barrier(); for (i = 0; i < PAIRS/p; i++) { enqueue(); delay(); dequeue(); delay(); } barrier();
  *
  * One million enqueue/dequeue pairs in all on an initially empty queue,
  * split over p threads, with a busy delay of 6 us +-10% after every
- * operation (001 §4.1), every registered queue, time normalized to the
- * single-lock queue (001 normalizes to the preemption-safe single lock,
- * which on a dedicated machine behaves as the ordinary one; preemption-safe
- * locks arrive with the multiprogramming issue). A second panel runs the
- * loop with no delay, where the queues' own cost shows.
+ * operation (001 §4.1), every registered queue at level 1, 001's six
+ * queues (those registered) at levels 2 and 3; time normalized to the
+ * preemption-safe single lock "single-lock-ps", as 001 does. A second
+ * level-1 panel runs the loop with no delay, where the queues' own cost
+ * shows.
  *
  * Validation: a thread's enqueue precedes its dequeue, so a linearizable
  * queue never answers EMPTY here; a queue that does (Vyukov's, whose EMPTY
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../lab.h"
+#include "mp_common.h"
 #include "syncq/clock.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
@@ -38,6 +39,8 @@ typedef struct ms98q_point {
   int threads;
   uint64_t pairs;
   uint64_t delay_ns;
+  int level;   /* multiprogramming level (1: dedicated) */
+  mp_mode mode;
 } ms98q_point;
 
 typedef struct ms98q_run {
@@ -119,6 +122,59 @@ static int ms98q_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   return 0;
 }
 
+/* ---- levels 2 and 3 (mp_common.h) ---- */
+static void *ms98q_setup(const void *arg, char *why, size_t len) {
+  const ms98q_point *pt = arg;
+  const syncq_queue_ops *ops = pt->algo->ops;
+  size_t bytes;
+  int st = ops->bytes(MS98Q_CAPACITY, &bytes);
+  void *q = st == SYNCQ_OK ? syncq_alloc_aligned(bytes, ops->align) : NULL;
+  ms98q_run *run = calloc(1, sizeof *run);
+  if (q == NULL || run == NULL || (st = ops->init(q, MS98Q_CAPACITY)) != SYNCQ_OK) {
+    free(q);
+    free(run);
+    snprintf(why, len, "cannot create a %s queue: %s", pt->algo->name, syncq_strerror(st));
+    return NULL;
+  }
+  run->pt = pt;
+  run->q = q;
+  return run;
+}
+
+static int ms98q_finish(void *state, char *why, size_t len) {
+  ms98q_run *run = state;
+  const syncq_queue_ops *ops = run->pt->algo->ops;
+  void *x;
+  bool empty = ops->dequeue(run->q, &x) == SYNCQ_EMPTY;
+  ops->destroy(run->q);
+  free(run->q);
+  int bad = atomic_load(&run->errors) != 0 || !empty || atomic_load(&run->in_sum) != atomic_load(&run->out_sum);
+  if (bad)
+    snprintf(why, len, "%s failed validation: %d failed operations, queue %s", run->pt->algo->name,
+             atomic_load(&run->errors), empty ? "empty" : "not empty");
+  free(run);
+  return bad ? -1 : 0;
+}
+
+static const mp_bench ms98q_bench = {ms98q_setup, ms98q_worker, ms98q_finish};
+
+static int ms98q_mp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
+  const ms98q_point *pt = arg;
+  uint64_t ns;
+  /* pseudo: one measured application, the others emulated (001 §4);
+   * real: `level` copies as processes */
+  int napps = pt->mode == MP_MODE_PSEUDO ? 1 : pt->level;
+  if (mp_measure(ctx, &ms98q_bench, pt, pt->threads, pt->level, pt->mode, SYNCQ_MP_TIMESHARE, napps, &ns,
+                 &out->stats) != 0)
+    return -1;
+  out->value = (double)ns / NS_PER_MS;
+  out->ops = pt->mode == MP_MODE_PSEUDO ? 2 * pt->pairs : 0;
+  return 0;
+}
+
+/* 001 Figure 1's six queues, those registered. */
+static const char *const ms98q_mp_algos[] = {"single-lock-ps", "single-lock", "two-lock-ps", "two-lock", "ms", "plj"};
+
 static int ms98_queue_run(lab_ctx *ctx) {
   const syncq_algo *all[LAB_MAX_VARIANTS], *algos[LAB_MAX_VARIANTS];
   int nall = syncq_registry_list(SYNCQ_FAMILY_QUEUE, all, LAB_MAX_VARIANTS), na = 0;
@@ -146,19 +202,33 @@ static int ms98_queue_run(lab_ctx *ctx) {
    * million. Without delay a pair costs well under a microsecond. */
   uint64_t pairs = lab_by_size(ctx, 1000, 10000, MS98Q_PAIRS_FULL, MS98Q_PAIRS_FULL);
   uint64_t pairs0 = lab_by_size(ctx, 1000, 200000, MS98Q_PAIRS_FULL, MS98Q_PAIRS_FULL);
+  /* levels 2 and 3 take m times as long: --quick 2,500 pairs */
+  uint64_t mp_pairs = lab_by_size(ctx, 1000, 2500, 200000, MS98Q_PAIRS_FULL);
   const uint64_t delays[] = {MS98Q_DELAY_NS, 0};
   lab_begin(ctx,
             "Each of p threads runs N/p iterations of enqueue(); delay(); dequeue(); delay(); "
             "on an initially empty queue between two barriers (001 §4.1, Figure 1), with a busy "
             "delay of 6 us +-%d%% after every operation (N=%llu) and, in a second panel, none "
-            "(delay_ns=0, N=%llu). Multiprogramming level 1: p up to the %d processing units. "
-            "Time is normalized to \"single-lock\" (001 normalizes to the preemption-safe "
-            "single lock, which at level 1 behaves as the ordinary one). Lock-based queues use "
-            "\"ttas\" (test-and-test-and-set, bounded exponential backoff capped at 30 us, as in "
-            "001). Bounded queues have capacity %d. Every run is validated (no failed "
-            "operation, the queue ends empty, checksums of items in and out agree).",
-            MS98Q_DELAY_JITTER_PCT, (unsigned long long)pairs, (unsigned long long)pairs0, pus, MS98Q_CAPACITY);
-  if (nl > nt) lab_note(ctx, "Thread counts above the %d processing units were left out: this is multiprogramming level 1.", pus);
+            "(delay_ns=0, N=%llu), at multiprogramming level 1 (mode=dedicated: p up to the %d "
+            "processing units); and 001's queues at levels 2 and 3 (N=%llu, delayed) in two modes: "
+            "mode=pseudo, 001's pseudo-scheduler (the p threads time-sliced with a %llu ms quantum "
+            "by signals, each running 1 quantum in m, the other m-1 applications emulated; "
+            "time-sharing, processors staggered), and mode=real, m copies of the benchmark as "
+            "processes at once on the same p processing units under the Linux scheduler (the "
+            "mean of the copies' times). Time is normalized to \"single-lock-ps\", the "
+            "preemption-safe single lock, as in 001. Lock-based queues use \"ttas\" "
+            "(test-and-test-and-set, bounded exponential backoff capped at 30 us, as in 001), the "
+            "-ps variants \"ttas-ps\" (the same lock with a Symunix-style no-preemption request, "
+            "honoured for up to a fifth of the quantum). Bounded queues have capacity %d. Every run is validated "
+            "(no failed operation, the queue ends empty, checksums of items in and out agree).",
+            MS98Q_DELAY_JITTER_PCT, (unsigned long long)pairs, (unsigned long long)pairs0, pus,
+            (unsigned long long)mp_pairs, (unsigned long long)(mp_quantum_ns(ctx) / 1000000u), MS98Q_CAPACITY);
+  if (nl > nt) lab_note(ctx, "Thread counts above the %d processing units were left out: multiprogramming comes from the levels, one thread per processor per application.", pus);
+  if (!lab_planning(ctx))
+    lab_note(ctx, "No real no-preemption request was available: the kernel headers (linux/rseq.h) "
+                  "describe no rseq time-slice extension, so the preemption-safe locks are "
+                  "preemption-safe under the pseudo-scheduler only; in mode=real \"ttas-ps\" "
+                  "behaves as \"ttas\".");
   ms98q_point pts[LAB_MAX_VARIANTS];
   for (size_t d = 0; d < sizeof delays / sizeof delays[0]; d++) {
     for (int t = 0; t < nt; t++) {
@@ -169,12 +239,47 @@ static int ms98_queue_run(lab_ctx *ctx) {
       g.metric = "time";
       g.unit = "ms";
       g.sample = ms98q_sample;
-      g.normalize_to = "single-lock";
+      lab_group_param(&g, "level", 1);
+      lab_group_param_str(&g, "mode", "dedicated");
+      g.normalize_to = "single-lock-ps";
       for (int a = 0; a < na; a++) {
-        pts[a] = (ms98q_point){algos[a], threads[t], delays[d] ? pairs : pairs0, delays[d]};
+        pts[a] = (ms98q_point){algos[a], threads[t], delays[d] ? pairs : pairs0, delays[d], 1, MP_MODE_PSEUDO};
         g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};
       }
       if (lab_run_group(ctx, &g) != 0) return -1;
+    }
+  }
+  /* levels 2 and 3, both modes, the delayed loop; --quick measures only
+   * level 3 at the largest p (the contended case of 001's figures) */
+  const syncq_algo *mp_algos[LAB_MAX_VARIANTS];
+  int nmp = 0;
+  for (size_t i = 0; i < sizeof ms98q_mp_algos / sizeof ms98q_mp_algos[0]; i++)
+    for (int a = 0; a < na; a++)
+      if (strcmp(algos[a]->name, ms98q_mp_algos[i]) == 0) mp_algos[nmp++] = algos[a];
+  bool quick = lab_get_size(ctx) <= LAB_SIZE_QUICK;
+  int t_first = quick && nt > 0 ? nt - 1 : 0;
+  if (quick && !lab_planning(ctx))
+    lab_note(ctx, "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
+                  "(the claims are at level 3); the default size measures every p at both levels.");
+  for (int level = quick ? 3 : 2; level <= 3; level++) {
+    for (int m = MP_MODE_PSEUDO; m <= MP_MODE_REAL; m++) {
+      for (int t = t_first; t < nt; t++) {
+        lab_group g;
+        memset(&g, 0, sizeof g);
+        lab_group_param(&g, "threads", threads[t]);
+        lab_group_param(&g, "delay_ns", (double)MS98Q_DELAY_NS);
+        lab_group_param(&g, "level", level);
+        lab_group_param_str(&g, "mode", mp_mode_name((mp_mode)m));
+        g.metric = "time";
+        g.unit = "ms";
+        g.sample = ms98q_mp_sample;
+        g.normalize_to = "single-lock-ps";
+        for (int a = 0; a < nmp; a++) {
+          pts[a] = (ms98q_point){mp_algos[a], threads[t], mp_pairs, MS98Q_DELAY_NS, level, (mp_mode)m};
+          g.variants[g.nvariants++] = (lab_variant){mp_algos[a]->name, &pts[a]};
+        }
+        if (lab_run_group(ctx, &g) != 0) return -1;
+      }
     }
   }
   return 0;
@@ -184,22 +289,38 @@ static const lab_claim ms98_queue_claims[] = {
   {"The two-lock queue outperforms the single-lock queue under high contention because it "
    "allows more concurrency (001 §4.1, Figure 1, level 1): at the largest p, with the 6 us delay.",
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"two-lock\",\"den\":\"single-lock\","
-   "\"where\":{\"delay_ns\":6000},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":4}"},
+   "\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":4}"},
   {"MS non-blocking is the best queue: more than 40% faster than the single lock on 11 "
    "processors (001 §4.1).",
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"ms\",\"den\":\"single-lock\","
-   "\"where\":{\"delay_ns\":6000},\"at\":\"max_threads\",\"bound\":0.6,\"min_threads\":11}"},
+   "\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":\"max_threads\",\"bound\":0.6,\"min_threads\":11}"},
   {"Without contention MS non-blocking is essentially tied with the single ordinary lock "
    "(001 §4.1): within 10% either way at p = 1.",
    "{\"op\":\"all\",\"rules\":["
-   "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"ms\",\"den\":\"single-lock\",\"where\":{\"delay_ns\":6000},\"at\":{\"threads\":1},\"bound\":1.1},"
-   "{\"op\":\"ratio_above\",\"metric\":\"time_ratio\",\"num\":\"ms\",\"den\":\"single-lock\",\"where\":{\"delay_ns\":6000},\"at\":{\"threads\":1},\"bound\":0.9}]}"},
+   "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"ms\",\"den\":\"single-lock\",\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":{\"threads\":1},\"bound\":1.1},"
+   "{\"op\":\"ratio_above\",\"metric\":\"time_ratio\",\"num\":\"ms\",\"den\":\"single-lock\",\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":{\"threads\":1},\"bound\":0.9}]}"},
+  {"As the level of multiprogramming increases the performance of ordinary locks degrades "
+   "significantly, while preemption-safe locks do not (001 §4.1, Figure 1): at level 3 under the "
+   "pseudo-scheduler, at the largest p, the single ordinary lock is more than 10% slower than the "
+   "single preemption-safe lock.",
+   "{\"op\":\"ratio_above\",\"metric\":\"time_ratio\",\"num\":\"single-lock\",\"den\":\"single-lock-ps\","
+   "\"where\":{\"delay_ns\":6000,\"level\":3,\"mode\":\"pseudo\"},\"at\":\"max_threads\",\"bound\":1.1,\"min_threads\":2}"},
+  {"The two-lock queue suffers more with multiprogramming when using ordinary locks (001 §4.1): at "
+   "level 3 (pseudo-scheduler, largest p) two ordinary locks are more than 10% slower than two "
+   "preemption-safe locks.",
+   "{\"op\":\"ratio_above\",\"metric\":\"time_ratio\",\"num\":\"two-lock\",\"den\":\"two-lock-ps\","
+   "\"where\":{\"delay_ns\":6000,\"level\":3,\"mode\":\"pseudo\"},\"at\":\"max_threads\",\"bound\":1.1,\"min_threads\":2}"},
+  {"The non-blocking queue is not vulnerable to multiprogramming and MS non-blocking outperforms the "
+   "preemption-safe single lock with multiprogramming (001 §4.1; >40% on 11 processors): at level 3 "
+   "(pseudo-scheduler, largest p) \"ms\" is faster than \"single-lock-ps\".",
+   "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"ms\",\"den\":\"single-lock-ps\","
+   "\"where\":{\"delay_ns\":6000,\"level\":3,\"mode\":\"pseudo\"},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}"},
 };
 
 const lab_experiment lab_exp_ms98_queue = {
   .name = "ms98-queue",
   .paper = "001 Michael & Scott 1998, §4.1",
-  .figure = "Figure 1 (multiprogramming level 1)",
+  .figure = "Figure 1 (multiprogramming levels 1, 2, 3)",
   .title = "One million enqueue/dequeue pairs with 6 us of work after each operation",
   .x = "threads",
   .log_y = false,

@@ -4,6 +4,7 @@
  * progress, atomics, memory, limits) is in its own file beside this one.
  * Add an entry here when adding an algorithm to this family.
  */
+#include "syncq/mp.h"
 #include "syncq/counter.h"
 
 const syncq_algo *const syncq_builtin_counter[] = {
@@ -14,5 +15,6 @@ const syncq_algo *const syncq_builtin_counter[] = {
   &syncq_counter_lock_ttas_algo,
   &syncq_counter_lock_ticket_algo,
   &syncq_counter_lock_futex_mutex_algo,
+  &syncq_counter_lock_ttas_ps_algo,
   NULL,
 };

@@ -4,6 +4,8 @@
  * progress, atomics, memory, limits) is in its own file beside this one.
  * Add an entry here when adding an algorithm to this family.
  */
+#include "syncq/lock/sc_queue.h"
+#include "syncq/lock/ttas_ps.h"
 #include "syncq/lock.h"
 
 const syncq_algo *const syncq_builtin_lock[] = {
@@ -17,5 +19,8 @@ const syncq_algo *const syncq_builtin_lock[] = {
   &syncq_lock_clh_algo,
   &syncq_lock_futex_mutex_algo,
   &syncq_lock_pthread_mutex_algo,
+  &syncq_lock_ttas_ps_algo,
+  &syncq_lock_sc_queue_algo,
+  &syncq_lock_hybrid_sc_algo,
   NULL,
 };

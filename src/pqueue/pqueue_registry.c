@@ -4,6 +4,7 @@
  * progress, atomics, memory, limits) is in its own file beside this one.
  * Add an entry here when adding an algorithm to this family.
  */
+#include "syncq/mp.h"
 #include "syncq/pqueue.h"
 #include "syncq/pqueue/linden_jonsson.h"
 
@@ -11,5 +12,6 @@ const syncq_algo *const syncq_builtin_pqueue[] = {
   &syncq_pqueue_skew_lock_algo,
   &syncq_pqueue_skew_herlihy_algo,
   &syncq_pqueue_linden_jonsson_algo,
+  &syncq_pqueue_skew_lock_ps_algo,
   NULL,
 };

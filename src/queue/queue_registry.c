@@ -4,6 +4,7 @@
  * progress, atomics, memory, limits) is in its own file beside this one.
  * Add an entry here when adding an algorithm to this family.
  */
+#include "syncq/mp.h"
 #include "syncq/queue.h"
 #include "syncq/queue/plj.h"
 #include "syncq/queue/valois.h"
@@ -21,5 +22,7 @@ const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_fai_array_algo,
   &syncq_queue_plj_algo,
   &syncq_queue_valois_algo,
+  &syncq_queue_single_lock_ps_algo,
+  &syncq_queue_two_lock_ps_algo,
   NULL,
 };

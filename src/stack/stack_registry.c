@@ -4,6 +4,7 @@
  * progress, atomics, memory, limits) is in its own file beside this one.
  * Add an entry here when adding an algorithm to this family.
  */
+#include "syncq/mp.h"
 #include "syncq/stack.h"
 
 const syncq_algo *const syncq_builtin_stack[] = {
@@ -12,5 +13,6 @@ const syncq_algo *const syncq_builtin_stack[] = {
   &syncq_stack_herlihy_algo,
   &syncq_stack_treiber_hp_algo,
   &syncq_stack_elimination_algo,
+  &syncq_stack_lock_ps_algo,
   NULL,
 };

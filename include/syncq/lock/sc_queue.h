@@ -1,0 +1,66 @@
+/*
+ * syncq/lock/sc_queue.h — scheduler-conscious array queue locks (003
+ * §3.4, after Kontothanassis, Wisniewski & Scott 1997): the releaser polls
+ * the preempted state of the waiters (syncq/mp.h) and hands the lock to
+ * the first one that is not preempted; preempted waiters it passes over
+ * take a new place when they run again. FIFO by ticket among waiters not
+ * reported preempted (strictly FIFO outside a pseudo-scheduler).
+ *   "sc-queue"   place in the array taken by a CAS loop (the LL-SC form)
+ *   "hybrid-sc"  place taken by one fetch-and-add: 003's hybrid queue
+ *                lock (§3.1, fetchop counter + cacheable flags) made
+ *                scheduler-conscious, the lock 003 §5 finds robust under
+ *                multiprogramming
+ * Holds pointers to waiters' scheduler handles: not process-shared.
+ */
+#ifndef SYNCQ_LOCK_SC_QUEUE_H
+#define SYNCQ_LOCK_SC_QUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/mp.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Slots: at most this many threads may use one lock at once. */
+#define SYNCQ_LOCK_SC_MAX_SLOTS 256u
+
+typedef struct syncq_lock_sc_slot {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) word; /* ticket << 2 | state */
+  _Atomic(syncq_mp_thread *) owner;               /* the waiter's scheduler handle (NULL: none) */
+} syncq_lock_sc_slot;
+
+typedef struct syncq_lock_sc {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) next_ticket;
+  SYNCQ_CACHELINE_ALIGNED uint64_t holder; /* the holder's ticket; only the holder touches it */
+  uint32_t nslots;
+  bool faa;  /* take the ticket by fetch-and-add (hybrid-sc) or a CAS loop (sc-queue) */
+  int wait;
+  _Atomic(uint64_t) skips; /* waiters passed over because they were preempted */
+  syncq_lock_sc_slot slot[SYNCQ_LOCK_SC_MAX_SLOTS];
+} syncq_lock_sc;
+
+/* cfg->max_threads: threads that may use the lock at once (0: the
+ * maximum; above it: SYNCQ_ELIMIT). Disciplines SPIN (default) and YIELD;
+ * BLOCK and COMPETITIVE are SYNCQ_ENOTSUP (waiters spin on 64-bit slots);
+ * process_shared is SYNCQ_ENOTSUP. */
+int syncq_lock_sc_queue_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
+int syncq_lock_hybrid_sc_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
+int syncq_lock_sc_destroy(syncq_lock_sc *l);  /* SYNCQ_EBUSY if held or awaited */
+int syncq_lock_sc_lock(syncq_lock_sc *l);
+int syncq_lock_sc_trylock(syncq_lock_sc *l);  /* SYNCQ_OK or SYNCQ_EBUSY */
+int syncq_lock_sc_unlock(syncq_lock_sc *l);   /* SYNCQ_EINVAL if not held */
+/* Waiters passed over so far. SYNCQ_EINVAL for NULL. */
+int syncq_lock_sc_skips(const syncq_lock_sc *l, uint64_t *out);
+
+extern const syncq_algo syncq_lock_sc_queue_algo;
+extern const syncq_algo syncq_lock_hybrid_sc_algo;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

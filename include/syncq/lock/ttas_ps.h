@@ -1,0 +1,31 @@
+/*
+ * syncq/lock/ttas_ps.h — 001's preemption-safe lock ("ttas-ps"): the TTAS
+ * lock with bounded exponential backoff (cap 30 us) whose holder asks the
+ * scheduler not to preempt it (syncq/mp.h, Symunix-style, 001 §2). Same
+ * storage as the TTAS lock. Outside a pseudo-scheduler the request is a
+ * no-op and the lock behaves as "ttas".
+ */
+#ifndef SYNCQ_LOCK_TTAS_PS_H
+#define SYNCQ_LOCK_TTAS_PS_H
+
+#include "syncq/lock.h"
+#include "syncq/lock/tas.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern const syncq_algo syncq_lock_ttas_ps_algo;
+
+/* cfg may be NULL (SPIN, private). Every discipline; process_shared too
+ * (the request concerns the calling thread only). */
+int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
+int syncq_lock_ttas_ps_destroy(syncq_lock_tas *l); /* SYNCQ_EBUSY if held */
+int syncq_lock_ttas_ps_lock(syncq_lock_tas *l);
+int syncq_lock_ttas_ps_trylock(syncq_lock_tas *l); /* SYNCQ_OK or SYNCQ_EBUSY */
+int syncq_lock_ttas_ps_unlock(syncq_lock_tas *l);  /* SYNCQ_EINVAL if not held */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

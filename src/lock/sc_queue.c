@@ -1,0 +1,230 @@
+/*
+ * sc_queue.c — scheduler-conscious array queue locks ("sc-queue",
+ * "hybrid-sc").
+ *
+ * Contract
+ *   Source:      003 §3.4: "the process that holds a lock polls the state
+ *                of the processes waiting in the queue and hands-off the
+ *                lock to the first non-preempted process. This solution
+ *                sacrifices the FIFO ordering ... in order to attain
+ *                multiprogramming scalability" (after Kontothanassis et
+ *                al. 1997, whose passed-over waiters rejoin the queue);
+ *                003 §3.1 for the array queue lock and its hybrid form
+ *                (the place counter by fetch-and-increment, the queue in
+ *                cacheable memory). The preempted state is syncq/mp.h's.
+ *   Algorithm:   waiter: take ticket t, claim slot t mod N by CAS from a
+ *                finished state of an older ticket to WAITING(t) (or find
+ *                it pre-granted: GRANTED(t)), spin until GRANTED(t); if
+ *                the slot shows anything else, it was passed over: take a
+ *                new ticket. Releaser with ticket h: DONE(h) in its slot,
+ *                then for k = h+1, h+2, ...: a slot still holding an
+ *                older ticket is pre-granted by CAS to GRANTED(k) (ticket
+ *                k not arrived yet: it enters on arrival); WAITING(k) of a
+ *                running waiter gets GRANTED(k); of a preempted waiter,
+ *                SKIPPED(k), and the scan goes on. Only the holder grants
+ *                or skips, so one ticket at a time is granted.
+ *   Progress:    blocking; starvation-free among waiters that keep running
+ *                (FIFO over them); a waiter preempted at each hand-over
+ *                can be passed over each time.
+ *   Order:       FIFO by ticket (registered with SYNCQ_PROP_FIFO), except
+ *                that waiters a scheduler reports preempted (syncq/mp.h)
+ *                are passed over and queue again: 003 §3.4 "sacrifices
+ *                the FIFO ordering". Without a pseudo-scheduler nobody is
+ *                reported preempted and the order is strictly FIFO.
+ *   Atomics:     uncontended lock: sc-queue 1 load + 1 CAS (ticket) +
+ *                1 load (slot), hybrid-sc 1 fetch-and-add + 1 load;
+ *                unlock: 1 store + 1 load + 1 CAS (pre-grant). Each
+ *                preempted waiter passed over: 2 loads + 1 store.
+ *   Memory:      caller's storage with SYNCQ_LOCK_SC_MAX_SLOTS padded
+ *                slots (16 KiB); never allocates.
+ *   Signal-safe: trylock and unlock yes; lock yes (SPIN / YIELD only).
+ *   Process-shared: no (slots hold scheduler handles: pointers).
+ *   Waiting:     SPIN (default) or YIELD on the own slot; BLOCK and
+ *                COMPETITIVE are SYNCQ_ENOTSUP (64-bit slot words).
+ *   Limits:      at most nslots (max_threads) threads use a lock at once:
+ *                with more, two tickets could claim one slot. Tickets are
+ *                62-bit (never wrap in practice).
+ *   Stats:       cas_attempts / cas_failures (sc-queue ticket), retries
+ *                (waiters that were passed over and took a new ticket),
+ *                yields.
+ */
+#include "syncq/lock/sc_queue.h"
+
+#include "../stats_internal.h"
+#include "lock_internal.h"
+#include "syncq/platform.h"
+
+enum { SC_DONE = 0u, SC_WAITING = 1u, SC_GRANTED = 2u, SC_SKIPPED = 3u };
+#define SC_STATE_BITS 2u
+#define SC_STATE_MASK 3u
+#define SC_WORD(ticket, state) (((uint64_t)(ticket) << SC_STATE_BITS) | (state))
+#define SC_TICKET(w) ((w) >> SC_STATE_BITS)
+#define SC_STATE(w) ((unsigned)((w) & SC_STATE_MASK))
+/* YIELD: yield once every this many polls of the own slot. */
+#define SC_POLLS_PER_YIELD 16u
+
+static int init_common(syncq_lock_sc *l, const syncq_lock_config *cfg, bool faa) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  int wait, ps;
+  unsigned allowed = LOCK_WAIT_BIT(SYNCQ_WAIT_SPIN) | LOCK_WAIT_BIT(SYNCQ_WAIT_YIELD);
+  int r = lock_parse_config(cfg, SYNCQ_WAIT_SPIN, allowed, 0, &wait, &ps);
+  if (r != SYNCQ_OK) return r;
+  unsigned n = cfg != NULL && cfg->max_threads != 0 ? cfg->max_threads : SYNCQ_LOCK_SC_MAX_SLOTS;
+  if (n > SYNCQ_LOCK_SC_MAX_SLOTS) return SYNCQ_ELIMIT;
+  if (n < 2) n = 2; /* the holder's slot and the next one */
+  l->nslots = n;
+  l->faa = faa;
+  l->wait = wait;
+  l->holder = 0;
+  /* Tickets start at n: slot i holds the finished ticket i (an older one
+   * than any to come), except slot 0, pre-granted to the first ticket. */
+  atomic_init(&l->next_ticket, (uint64_t)n);
+  atomic_init(&l->skips, 0u);
+  for (unsigned i = 0; i < n; i++) {
+    atomic_init(&l->slot[i].word, i == 0 ? SC_WORD(n, SC_GRANTED) : SC_WORD(i, SC_DONE));
+    atomic_init(&l->slot[i].owner, NULL);
+  }
+  return SYNCQ_OK;
+}
+
+int syncq_lock_sc_queue_init(syncq_lock_sc *l, const syncq_lock_config *cfg) { return init_common(l, cfg, false); }
+int syncq_lock_hybrid_sc_init(syncq_lock_sc *l, const syncq_lock_config *cfg) { return init_common(l, cfg, true); }
+
+int syncq_lock_sc_destroy(syncq_lock_sc *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  /* free and unawaited: the next ticket's slot is pre-granted to it */
+  uint64_t t = atomic_load(&l->next_ticket);
+  return atomic_load(&l->slot[t % l->nslots].word) == SC_WORD(t, SC_GRANTED) ? SYNCQ_OK : SYNCQ_EBUSY;
+}
+
+static uint64_t take_ticket(syncq_lock_sc *l) {
+  if (l->faa) return atomic_fetch_add(&l->next_ticket, 1u); /* seq_cst: orders the slot claim after it */
+  uint64_t t = atomic_load(&l->next_ticket);
+  for (;;) {
+    SYNCQ_STAT_INC(cas_attempts);
+    if (atomic_compare_exchange_weak(&l->next_ticket, &t, t + 1u)) return t; /* seq_cst as above */
+    SYNCQ_STAT_INC(cas_failures);
+  }
+}
+
+int syncq_lock_sc_lock(syncq_lock_sc *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  syncq_mp_thread *self = syncq_mp_self();
+  for (;;) {
+    uint64_t t = take_ticket(l);
+    syncq_lock_sc_slot *s = &l->slot[t % l->nslots];
+    uint64_t mine = SC_WORD(t, SC_WAITING), granted = SC_WORD(t, SC_GRANTED);
+    uint32_t polls = 0;
+    /* claim the slot (or find it pre-granted) */
+    for (;;) {
+      uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire); /* pairs with the releaser's grant */
+      if (w == granted) {
+        l->holder = t;
+        return SYNCQ_OK;
+      }
+      if (SC_TICKET(w) < t && (SC_STATE(w) == SC_DONE || SC_STATE(w) == SC_SKIPPED)) {
+        /* relaxed: published by the seq_cst CAS below, read by the
+         * releaser after its acquire load of the word */
+        atomic_store_explicit(&s->owner, self, memory_order_relaxed);
+        if (atomic_compare_exchange_strong(&s->word, &w, mine)) break;
+        continue; /* the releaser pre-granted it meanwhile */
+      }
+      /* an older ticket still lives in the slot: more users than slots */
+      syncq_pr_relax();
+    }
+    /* wait for the grant */
+    uint64_t w;
+    while ((w = atomic_load_explicit(&s->word, memory_order_acquire)) == mine) { /* pairs with the grant */
+      if (l->wait == SYNCQ_WAIT_YIELD && ++polls % SC_POLLS_PER_YIELD == 0) {
+        SYNCQ_STAT_INC(yields);
+        syncq_yield();
+      } else {
+        syncq_pr_relax();
+      }
+    }
+    if (w == granted) {
+      l->holder = t;
+      return SYNCQ_OK;
+    }
+    SYNCQ_STAT_INC(retries); /* passed over while preempted: queue again */
+  }
+}
+
+int syncq_lock_sc_trylock(syncq_lock_sc *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  uint64_t t = atomic_load(&l->next_ticket);
+  /* acquire: pairs with the releaser's pre-granting CAS */
+  if (atomic_load_explicit(&l->slot[t % l->nslots].word, memory_order_acquire) != SC_WORD(t, SC_GRANTED))
+    return SYNCQ_EBUSY;
+  SYNCQ_STAT_INC(cas_attempts);
+  /* seq_cst: taking ticket t, whose slot is already granted, takes the lock */
+  if (!atomic_compare_exchange_strong(&l->next_ticket, &t, t + 1u)) {
+    SYNCQ_STAT_INC(cas_failures);
+    return SYNCQ_EBUSY;
+  }
+  l->holder = t;
+  return SYNCQ_OK;
+}
+
+int syncq_lock_sc_unlock(syncq_lock_sc *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  uint64_t h = l->holder;
+  syncq_lock_sc_slot *hs = &l->slot[h % l->nslots];
+  /* relaxed: detects a misuse only (nobody but the holder changes it) */
+  if (atomic_load_explicit(&hs->word, memory_order_relaxed) != SC_WORD(h, SC_GRANTED)) return SYNCQ_EINVAL;
+  /* release: pairs with the acquire load of the acquirer that claims
+   * this slot for a later ticket */
+  atomic_store_explicit(&hs->word, SC_WORD(h, SC_DONE), memory_order_release);
+  for (uint64_t k = h + 1u;; k++) {
+    syncq_lock_sc_slot *s = &l->slot[k % l->nslots];
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire); /* pairs with the waiter's claim */
+    for (;;) {
+      if (SC_TICKET(w) < k) {
+        /* ticket k has not claimed its slot: pre-grant it. seq_cst:
+         * releases the critical section to whoever takes ticket k */
+        if (atomic_compare_exchange_strong(&s->word, &w, SC_WORD(k, SC_GRANTED))) return SYNCQ_OK;
+        continue; /* it just claimed it: w now holds WAITING(k) */
+      }
+      break; /* WAITING(k): only we change it from here */
+    }
+    /* relaxed: ordered by the acquire load of WAITING(k) above */
+    syncq_mp_thread *owner = atomic_load_explicit(&s->owner, memory_order_relaxed);
+    if (!syncq_mp_is_preempted(owner)) {
+      /* release: hands the critical section over; pairs with the waiter's acquire */
+      atomic_store_explicit(&s->word, SC_WORD(k, SC_GRANTED), memory_order_release);
+      return SYNCQ_OK;
+    }
+    /* relaxed: the skipped waiter publishes nothing; it re-queues */
+    atomic_store_explicit(&s->word, SC_WORD(k, SC_SKIPPED), memory_order_relaxed);
+    atomic_fetch_add_explicit(&l->skips, 1u, memory_order_relaxed); /* relaxed: a statistic */
+  }
+}
+
+int syncq_lock_sc_skips(const syncq_lock_sc *l, uint64_t *out) {
+  if (l == NULL || out == NULL) return SYNCQ_EINVAL;
+  *out = atomic_load(&((syncq_lock_sc *)l)->skips);
+  return SYNCQ_OK;
+}
+
+static int o_sc_init(void *l, const syncq_lock_config *c) { return syncq_lock_sc_queue_init(l, c); }
+static int o_hy_init(void *l, const syncq_lock_config *c) { return syncq_lock_hybrid_sc_init(l, c); }
+static int o_destroy(void *l) { return syncq_lock_sc_destroy(l); }
+static int o_lock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_sc_lock(l); }
+static int o_try(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_sc_trylock(l); }
+static int o_unlock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_sc_unlock(l); }
+
+static const syncq_lock_ops sc_ops = {
+  sizeof(syncq_lock_sc), _Alignof(syncq_lock_sc), o_sc_init, o_destroy, o_lock, o_try, o_unlock,
+};
+static const syncq_lock_ops hy_ops = {
+  sizeof(syncq_lock_sc), _Alignof(syncq_lock_sc), o_hy_init, o_destroy, o_lock, o_try, o_unlock,
+};
+
+const syncq_algo syncq_lock_sc_queue_algo = {
+  SYNCQ_FAMILY_LOCK, "sc-queue", "scheduler-conscious array queue lock (ticket by CAS)",
+  "003 §3.4; Kontothanassis et al. 1997", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE, &sc_ops,
+};
+const syncq_algo syncq_lock_hybrid_sc_algo = {
+  SYNCQ_FAMILY_LOCK, "hybrid-sc", "003's hybrid queue lock (ticket by fetch-and-add), scheduler-conscious",
+  "003 §3.1, §3.4, §5", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE, &hy_ops,
+};

@@ -1,0 +1,105 @@
+/*
+ * ttas_ps.c — the preemption-safe test-and-test-and-set lock ("ttas-ps").
+ *
+ * Contract
+ *   Source:      001 §2 and §4: "to represent the preemption-safe approach
+ *                in our experiments, we employ test-and-test_and_set locks
+ *                with exponential backoff, based on the kernel interface of
+ *                Edler et al." (Symunix: a process asks the kernel not to
+ *                preempt it while it holds a lock, honoured up to a time
+ *                limit). The request is syncq/mp.h's
+ *                syncq_mp_nopreempt_begin/_end. It is made before each
+ *                test-and-set and dropped again when the attempt fails, so
+ *                a waiter does not hold off preemption while it spins; it
+ *                stands from a successful test-and-set to the release,
+ *                after which a thread whose preemption was deferred gives
+ *                up its processor. Backoff as "ttas": 100 ns doubling to
+ *                30 us (001 §4).
+ *   Progress:    blocking (deadlock-free, not starvation-free; no FIFO).
+ *   Atomics:     uncontended lock: 1 load + 1 exchange + the request (1
+ *                fetch-and-add when registered with a scheduler, none
+ *                otherwise); unlock: 1 release store + 1 fetch-and-sub and
+ *                1 load of the gate when registered.
+ *   Memory:      caller's storage (syncq_lock_tas, one cache line).
+ *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
+ *   Process-shared: yes (no pointers); the request is per thread.
+ *   Waiting:     SPIN (default): backoff; YIELD, BLOCK, COMPETITIVE via
+ *                syncq/wait.h while the word is 1 (without the request).
+ *   Limits:      a critical section longer than the scheduler's bound
+ *                (nopreempt_limit_ns) is preempted anyway.
+ *   Stats:       retries (failed test-and-set), backoffs, yields, blocks.
+ */
+#include "syncq/lock/ttas_ps.h"
+
+#include "../stats_internal.h"
+#include "lock_internal.h"
+#include "syncq/backoff.h"
+#include "syncq/mp.h"
+
+int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg) {
+  return syncq_lock_ttas_init(l, cfg);
+}
+
+int syncq_lock_ttas_ps_destroy(syncq_lock_tas *l) { return syncq_lock_ttas_destroy(l); }
+
+/* One attempt under a no-preemption request; the request stays only when
+ * the lock was taken. */
+static inline bool try_with_request(syncq_lock_tas *l) {
+  syncq_mp_nopreempt_begin();
+  if (!syncq_pr_tas(&l->word)) return true; /* acquire (in syncq_pr_tas) */
+  syncq_mp_nopreempt_end();
+  return false;
+}
+
+int syncq_lock_ttas_ps_lock(syncq_lock_tas *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  /* relaxed: the test is a hint; the acquire exchange decides */
+  if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u && try_with_request(l)) return SYNCQ_OK;
+  syncq_backoff_exp b;
+  (void)syncq_backoff_exp_init(&b, SYNCQ_LOCK_TAS_BACKOFF_INITIAL_NS, SYNCQ_LOCK_TAS_BACKOFF_CAP_NS);
+  syncq_waiter w;
+  syncq_waiter_init(&w, l->wait, l->process_shared, lock_spin_limit(l->wait));
+  for (;;) {
+    /* relaxed: the test before the test-and-set is only a hint */
+    while (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) {
+      if (l->wait == SYNCQ_WAIT_SPIN)
+        syncq_pr_relax();
+      else
+        syncq_waiter_pause(&w, &l->word, 1u, &l->sleepers);
+    }
+    if (try_with_request(l)) return SYNCQ_OK;
+    SYNCQ_STAT_INC(retries);
+    if (l->wait == SYNCQ_WAIT_SPIN) (void)syncq_backoff_exp_wait(&b);
+  }
+}
+
+int syncq_lock_ttas_ps_trylock(syncq_lock_tas *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  /* relaxed: a hint; the acquire exchange decides */
+  if (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) return SYNCQ_EBUSY;
+  return try_with_request(l) ? SYNCQ_OK : SYNCQ_EBUSY;
+}
+
+int syncq_lock_ttas_ps_unlock(syncq_lock_tas *l) {
+  int r = syncq_lock_ttas_unlock(l);
+  if (r == SYNCQ_OK) syncq_mp_nopreempt_end(); /* may give up the processor now */
+  return r;
+}
+
+static int o_init(void *l, const syncq_lock_config *c) { return syncq_lock_ttas_ps_init(l, c); }
+static int o_destroy(void *l) { return syncq_lock_ttas_ps_destroy(l); }
+static int o_lock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_ttas_ps_lock(l); }
+static int o_try(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_ttas_ps_trylock(l); }
+static int o_unlock(void *l, syncq_lock_node *n) {
+  return n == NULL ? SYNCQ_EINVAL : syncq_lock_ttas_ps_unlock(l);
+}
+
+static const syncq_lock_ops ops = {
+  sizeof(syncq_lock_tas), _Alignof(syncq_lock_tas), o_init, o_destroy, o_lock, o_try, o_unlock,
+};
+
+const syncq_algo syncq_lock_ttas_ps_algo = {
+  SYNCQ_FAMILY_LOCK, "ttas-ps", "preemption-safe TTAS lock (no-preemption request, backoff cap 30 us)",
+  "001 §2, §4 (Symunix interface)", SYNCQ_PROGRESS_BLOCKING,
+  SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &ops,
+};
