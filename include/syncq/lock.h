@@ -64,6 +64,11 @@ typedef struct syncq_lock_ops {
  *   "clh"           Craig, Landin & Hagersten list queue lock   syncq/lock/clh.h
  *   "futex-mutex"   three-state futex mutex (Drepper)           syncq/lock/futex_mutex.h
  *   "pthread-mutex" POSIX mutex, the baseline                   syncq/lock/pthread_mutex.h
+ *   "ttas-ps"       001's preemption-safe TTAS (asks syncq/mp.h
+ *                   not to be preempted while held)             syncq/lock/ttas_ps.h
+ *   "sc-queue"      003 §3.4 scheduler-conscious queue lock,
+ *                   ticket by CAS (passes over preempted waiters) syncq/lock/sc_queue.h
+ *   "hybrid-sc"     the same, ticket by fetch-and-add (003's hybrid) syncq/lock/sc_queue.h
  * Unknown wait disciplines are SYNCQ_EINVAL at init; disciplines an
  * algorithm cannot use are SYNCQ_ENOTSUP. */
 extern const syncq_algo syncq_lock_tas_algo;

@@ -379,8 +379,10 @@ static int ms98_stack_run(lab_ctx *ctx) {
                   "noise of 1.0 and the one-thread verdict is decided by noise as much as by the "
                   "algorithms; the delay_ns=0 panel shows the operations' own cost. Treiber's Top is "
                   "a 64-bit {version, index} word swung by CAS (001: LL/SC) and its nodes come from "
-                  "a tagged free list swung by double-width CAS, so a push/pop pair costs 4 atomic "
-                  "read-modify-writes against the TTAS lock stack's 2 swaps; the Herlihy stack adds "
+                  "a tagged free list swung by double-width CAS, with a per-thread cache of up to 2 "
+                  "nodes in front of it, so an uncontended push/pop pair costs 2 CAS on Top "
+                  "against the TTAS lock stack's 2 swaps (the free list's double-width CAS only when "
+                  "a thread's cache is empty or full); the Herlihy stack adds "
                   "a version block per operation. \"treiber-hp\" (hazard pointers, malloc per push) "
                   "and \"elimination\" (Hendler et al. 2004) are later algorithms, shown for reference.");
   }
