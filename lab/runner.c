@@ -243,8 +243,7 @@ static void format_eta(double s, char *buf, size_t len) {
 static void describe_algorithm(json_t *o, const char *algo) {
   char base[128];
   snprintf(base, sizeof base, "%s", algo);
-  char *slash = strchr(base, '/');
-  if (slash != NULL) *slash = '\0';
+  base[strcspn(base, "/@")] = '\0';
   for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++) {
     const syncq_algo *a;
     if (syncq_registry_find((syncq_family)f, base, &a) != SYNCQ_OK) continue;
