@@ -107,23 +107,44 @@ static int usable_queues(lab_ctx *ctx, const syncq_algo **out, int cap) {
   return k;
 }
 
+/* Peer rings whose operations spin, without ever yielding, until an
+ * earlier claimer (possibly preempted) publishes its slot: past the
+ * processing units one quick sample took minutes here (issue 6 notes), so
+ * --quick runs leave them out there, with a note. */
+static const char *const spins_past_pus[] = {"ck:ring_mpmc", "dpdk:ring_mpmc"};
+
+static bool spins_on_preempted(const syncq_algo *a) {
+  for (size_t i = 0; i < sizeof spins_past_pus / sizeof spins_past_pus[0]; i++)
+    if (strcmp(a->name, spins_past_pus[i]) == 0) return true;
+  return false;
+}
+
 /* The budget of the quick suite (issue 6): in --quick runs the peer
  * libraries' queues (SYNCQ_PROP_PEER) are measured at the smallest and the
  * largest thread count only, syncq's queues at every one. Says so once per
  * experiment. */
-static bool peer_skips(lab_ctx *ctx, const syncq_algo *a, int nt, int t) {
+static bool peer_skips(lab_ctx *ctx, const syncq_algo *a, const int *threads, int nt, int t) {
   if ((a->props & SYNCQ_PROP_PEER) == 0 || lab_get_size(ctx) != LAB_SIZE_QUICK) return false;
+  if (threads[t] > lab_pus(ctx) && spins_on_preempted(a)) return true;
   return t != 0 && t != nt - 1;
 }
 
 static void note_peer_threads(lab_ctx *ctx, const syncq_algo *const *algos, int na, const int *threads, int nt) {
-  if (lab_planning(ctx) || lab_get_size(ctx) != LAB_SIZE_QUICK || nt <= 2) return;
-  for (int a = 0; a < na; a++)
+  if (lab_planning(ctx) || lab_get_size(ctx) != LAB_SIZE_QUICK || nt < 1) return;
+  for (int a = 0; a < na && nt > 2; a++)
     if (algos[a]->props & SYNCQ_PROP_PEER) {
       lab_note(ctx, "quick size: the peer libraries' queues run at threads=%d and threads=%d only "
                     "(the quick suite's time budget); syncq's queues at every thread count",
                threads[0], threads[nt - 1]);
-      return;
+      break;
+    }
+  if (lab_planning(ctx) || lab_get_size(ctx) != LAB_SIZE_QUICK || threads[nt - 1] <= lab_pus(ctx)) return;
+  for (int a = 0; a < na; a++)
+    if (spins_on_preempted(algos[a])) {
+      lab_note(ctx, "quick size: %s is not run past the %d processing units: its operations spin, "
+                    "without yielding, until a preempted thread publishes the slot it claimed (one "
+                    "sample took minutes on 2 PUs); the default and full sizes run it",
+               algos[a]->name, lab_pus(ctx));
     }
 }
 
@@ -216,7 +237,7 @@ static int prodcons_run(lab_ctx *ctx) {
     g.sample = pc_sample;
     g.normalize_to = "nblfq";
     for (int a = 0; a < na; a++) {
-      if (peer_skips(ctx, algos[a], nt, t)) continue;
+      if (peer_skips(ctx, algos[a], threads, nt, t)) continue;
       pts[a] = (pc_point){algos[a], threads[t], items};
       g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};
     }
@@ -596,7 +617,7 @@ static int mt_common(lab_ctx *ctx, bool casfail) {
     g.sample = mt_sample;
     if (!casfail) g.normalize_to = "nblfq";
     for (int a = 0; a < na; a++) {
-      if (peer_skips(ctx, algos[a], nt, t)) continue;
+      if (peer_skips(ctx, algos[a], threads, nt, t)) continue;
       pts[a] = (mt_point){algos[a], threads[t], rtts, casfail};
       g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};
     }
