@@ -27,9 +27,9 @@
  *   Memory:      rings: a ring of 2 x capacity slots (ck keeps one slot
  *                empty, so FULL comes after 2 x capacity - 1 items:
  *                SYNCQ_PROP_LOOSE_CAPACITY), allocated at init; fifo_mpmc:
- *                nodes from a free list that grows by malloc
- *                (SYNCQ_PROP_ALLOCATES), type-stable until destroy as ck's
- *                ABA protection needs; stack: a pool of cfg->capacity nodes
+ *                one malloc'd node per enqueue (SYNCQ_PROP_ALLOCATES);
+ *                dequeued nodes are not reused but kept until destroy, as
+ *                ck needs safe reclamation before reuse (see below); stack: a pool of cfg->capacity nodes
  *                made at init (push answers SYNCQ_ENOMEM when it is empty);
  *                Anderson: max_threads slots; CLH: nodes are handed from
  *                thread to thread (a thread leaves with its predecessor's
@@ -148,29 +148,26 @@ static const syncq_algo ck_ring_spsc_algo = {
 
 /* ================================================================ fifo_mpmc */
 
-/* A queue node with its payload, and the type-stable free list it returns
- * to: ck_fifo_mpmc may still read a node another thread just dequeued
- * (its generation counters make that harmless), so nodes are reused, never
- * freed, until destroy. */
+/* A queue node. ck_fifo_mpmc leaves reclamation to the caller: a dequeuer
+ * may still read the old dummy it just lost a race for (ck has no re-check
+ * of the head before trusting head == tail), so a dequeued node must not be
+ * reused until no operation can hold it: ck pairs this queue with safe
+ * memory reclamation. The adapter keeps it simple and safe: every dequeued
+ * node goes on a garbage list and is freed at destroy, never reused while
+ * the queue lives (reusing it at once, as a free list would, made a
+ * dequeue answer EMPTY on a full queue in np99-locks). */
 typedef struct fifo_node {
   ck_fifo_mpmc_entry_t entry; /* first: ck hands back entry pointers */
-  ck_stack_entry_t free_link;
+  ck_stack_entry_t garbage_link;
 } fifo_node;
-
-typedef struct fifo_chunk {
-  struct fifo_chunk *next;
-  fifo_node nodes[CK_FIFO_GROW];
-} fifo_chunk;
 
 typedef struct ck_fifo_box {
   ck_fifo_mpmc_t fifo; /* aligned as ck wants (double-width CAS) */
-  ck_stack_t free;     /* the free nodes, popped with ck's DWCAS pop */
-  pthread_mutex_t grow;
-  fifo_chunk *chunks;
+  ck_stack_t garbage;  /* dequeued nodes, pushed only, freed at destroy */
   uint64_t magic;
 } ck_fifo_box;
 
-CK_STACK_CONTAINER(fifo_node, free_link, fifo_node_of_free)
+CK_STACK_CONTAINER(fifo_node, garbage_link, fifo_node_of_garbage)
 
 static int fifo_bytes(size_t c, size_t *b) {
   (void)c; /* unbounded: capacity is only a sizing hint */
@@ -179,24 +176,10 @@ static int fifo_bytes(size_t c, size_t *b) {
   return SYNCQ_OK;
 }
 
-static int fifo_grow(ck_fifo_box *f) {
-  fifo_chunk *c = syncq_alloc_aligned(sizeof *c, SYNCQ_CACHELINE);
-  if (c == NULL) return SYNCQ_ENOMEM;
-  memset(c, 0, sizeof *c);
-  pthread_mutex_lock(&f->grow);
-  c->next = f->chunks;
-  f->chunks = c;
-  pthread_mutex_unlock(&f->grow);
-  for (int i = 0; i < CK_FIFO_GROW; i++) ck_stack_push_mpmc(&f->free, &c->nodes[i].free_link);
-  return SYNCQ_OK;
-}
-
-static fifo_node *fifo_node_get(ck_fifo_box *f) {
-  for (;;) {
-    ck_stack_entry_t *e = ck_stack_pop_mpmc(&f->free);
-    if (e != NULL) return fifo_node_of_free(e);
-    if (fifo_grow(f) != SYNCQ_OK) return NULL;
-  }
+static fifo_node *fifo_node_new(void) {
+  fifo_node *n = syncq_alloc_aligned(sizeof *n, _Alignof(fifo_node));
+  if (n != NULL) memset(n, 0, sizeof *n);
+  return n;
 }
 
 static int fifo_init(void *q, size_t c) {
@@ -204,34 +187,35 @@ static int fifo_init(void *q, size_t c) {
   ck_fifo_box *f = q;
   if (f == NULL || (uintptr_t)f % _Alignof(ck_fifo_box) != 0) return SYNCQ_EINVAL;
   memset(f, 0, sizeof *f);
-  ck_stack_init(&f->free);
-  if (pthread_mutex_init(&f->grow, NULL) != 0) return SYNCQ_ESYS;
-  fifo_node *stub = fifo_node_get(f);
-  if (stub == NULL) {
-    pthread_mutex_destroy(&f->grow);
-    return SYNCQ_ENOMEM;
-  }
+  ck_stack_init(&f->garbage);
+  fifo_node *stub = fifo_node_new();
+  if (stub == NULL) return SYNCQ_ENOMEM;
   ck_fifo_mpmc_init(&f->fifo, &stub->entry);
   f->magic = PEER_MAGIC_LIVE;
   return SYNCQ_OK;
 }
 
+static int fifo_dequeue(void *q, void **item);
+
 static int fifo_destroy(void *q) {
   ck_fifo_box *f = q;
   if (f == NULL || f->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
-  f->magic = 0;
-  for (fifo_chunk *c = f->chunks, *n; c != NULL; c = n) {
-    n = c->next;
-    free(c);
+  void *x;
+  while (fifo_dequeue(f, &x) == SYNCQ_OK) {
   }
-  pthread_mutex_destroy(&f->grow);
+  f->magic = 0;
+  ck_fifo_mpmc_entry_t *stub;
+  ck_fifo_mpmc_deinit(&f->fifo, &stub);
+  free(stub);
+  ck_stack_entry_t *e;
+  while ((e = ck_stack_pop_npsc(&f->garbage)) != NULL) free(fifo_node_of_garbage(e));
   return SYNCQ_OK;
 }
 
 static int fifo_enqueue(void *q, void *item) {
   ck_fifo_box *f = q;
   if (f == NULL || item == NULL) return SYNCQ_EINVAL;
-  fifo_node *n = fifo_node_get(f);
+  fifo_node *n = fifo_node_new();
   if (n == NULL) return SYNCQ_ENOMEM;
   ck_fifo_mpmc_enqueue(&f->fifo, &n->entry, item);
   return SYNCQ_OK;
@@ -242,8 +226,8 @@ static int fifo_dequeue(void *q, void **item) {
   if (f == NULL || item == NULL) return SYNCQ_EINVAL;
   ck_fifo_mpmc_entry_t *garbage;
   if (!ck_fifo_mpmc_dequeue(&f->fifo, item, &garbage)) return SYNCQ_EMPTY;
-  /* the old dummy: back to the free list (never to malloc, see above) */
-  ck_stack_push_mpmc(&f->free, &((fifo_node *)(void *)garbage)->free_link);
+  /* the old dummy: kept until destroy (see above) */
+  ck_stack_push_upmc(&f->garbage, &((fifo_node *)(void *)garbage)->garbage_link);
   return SYNCQ_OK;
 }
 

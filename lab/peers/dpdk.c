@@ -13,6 +13,8 @@
  *                sync: head/tail counters, the last one out moves the tail),
  *                "dpdk:ring_hts" (head/tail sync: one operation in flight per
  *                side, serialised).
+ *   Linearizable: MP/MC and HTS yes; RTS no, at EMPTY and FULL (see its
+ *                entry below).
  *   Progress:    blocking (every mode waits for other threads' claimed
  *                slots; HTS serialises each side).
  *   Atomics:     MP/MC: 1 CAS + 1 store per operation uncontended; RTS:
@@ -97,8 +99,12 @@ static const syncq_queue_ops hts_ops = {box_bytes, _Alignof(dpdk_box), init_hts,
 static const syncq_algo dpdk_algos[] = {
   {SYNCQ_FAMILY_QUEUE, "dpdk:ring_mpmc", "DPDK rte_ring, multi-producer/multi-consumer", DPDK_SOURCE,
    SYNCQ_PROGRESS_BLOCKING, DPDK_PROPS, &mpmc_ops},
+  /* RTS moves the tail only when the last of the concurrent producers
+   * (consumers) is done, so a completed enqueue can stay invisible to a
+   * dequeue that then answers EMPTY on a non-empty ring (the driver's
+   * prefilled run saw it): not linearizable at EMPTY and FULL. */
   {SYNCQ_FAMILY_QUEUE, "dpdk:ring_rts", "DPDK rte_ring, relaxed tail sync (RTS)", DPDK_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, DPDK_PROPS, &rts_ops},
+   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED, &rts_ops},
   {SYNCQ_FAMILY_QUEUE, "dpdk:ring_hts", "DPDK rte_ring, head/tail sync (HTS)", DPDK_SOURCE,
    SYNCQ_PROGRESS_BLOCKING, DPDK_PROPS, &hts_ops},
 };
