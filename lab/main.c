@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lab.h"
+#include "peers.h"
 #include "syncq/registry.h"
 
 #ifndef SYNCQ_PYTHON
@@ -262,6 +263,12 @@ static int cmd_report(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   if (argc < 2) return usage_error("%s", "missing command");
+  /* The peer libraries join the registry before anything lists it, so every
+   * experiment that lists a family runs them (lab/peers/peers.h). SPSC
+   * structures only where the experiments look at SYNCQ_PROP_SPSC: see
+   * LAB_PEERS_IN_LAB. A refused registration is not fatal: the machine
+   * record says which peers are missing and why. */
+  (void)lab_peers_register(LAB_PEERS_IN_LAB);
   const char *cmd = argv[1];
   char command[1024];
   size_t k = 0;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lab.h"
+#include "peers.h"
 #include "results.h"
 #include "syncq/clock.h"
 
@@ -234,12 +235,35 @@ static void format_eta(double s, char *buf, size_t len) {
   else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
 }
 
+/* The registry's word on a point's algorithm: "family", "props" and "peer"
+ * (a structure from a peer library, lab/peers/). Variant names may carry a
+ * suffix after '/' (a waiting discipline, "mcs/spin"): the part before it is
+ * looked up. Names that are no registry entry (phys floors, ...) get
+ * "peer": false and nothing else. */
+static void describe_algorithm(json_t *o, const char *algo) {
+  char base[128];
+  snprintf(base, sizeof base, "%s", algo);
+  base[strcspn(base, "/@")] = '\0';
+  for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++) {
+    const syncq_algo *a;
+    if (syncq_registry_find((syncq_family)f, base, &a) != SYNCQ_OK) continue;
+    char props[256];
+    syncq_props_format(a->props, props, sizeof props);
+    json_object_set_new(o, "family", json_string(syncq_family_name((syncq_family)f)));
+    json_object_set_new(o, "props", json_string(props));
+    json_object_set_new(o, "peer", json_boolean((a->props & SYNCQ_PROP_PEER) != 0));
+    return;
+  }
+  json_object_set_new(o, "peer", json_false());
+}
+
 static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const char *metric,
                        const char *unit, bool higher_is_better, const double *vals, int reps,
                        double counters[][LAB_MAX_REPS], const bool *has_counter) {
   json_t *o = json_object();
   json_object_set_new(o, "experiment", json_string(ctx->exp->name));
   json_object_set_new(o, "algorithm", json_string(algo));
+  describe_algorithm(o, algo);
   json_t *params = json_object();
   for (int i = 0; i < g->nparams; i++) {
     const lab_param *p = &g->params[i];
@@ -424,6 +448,20 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "pinning", json_string(pinning));
   json_object_set_new(o, "perf_counters", json_string(lab_perf_counters_probe(perf, sizeof perf)));
   json_object_set_new(o, "command", json_string(ctx->opt->command ? ctx->opt->command : ""));
+  json_t *peers = json_array();
+  for (size_t i = 0; i < lab_peers_status_count(); i++) {
+    const lab_peer_status *ps = lab_peers_status_at(i);
+    if (ps->library == NULL) continue; /* lab_peers_register() not called */
+    json_t *p = json_object();
+    json_object_set_new(p, "library", json_string(ps->library));
+    json_object_set_new(p, "package", json_string(ps->package));
+    json_object_set_new(p, "registered", json_integer(ps->registered));
+    json_object_set_new(p, "why", json_string(ps->why));
+    json_array_append_new(peers, p);
+  }
+  json_object_set_new(o, "peers", peers);
+  const char *spsc = lab_peers_spsc_note();
+  if (spsc != NULL && json_array_size(peers) > 0) json_object_set_new(o, "peers_note", json_string(spsc));
   (void)lab_results_write(&ctx->results, "machine", o);
 }
 

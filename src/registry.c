@@ -43,7 +43,7 @@ static const char *const progress_names[] = {
 };
 
 static const char *const prop_names[] = {
-  "linearizable", "fifo", "bounded", "allocates", "signal-safe", "process-shared", "peer",
+  "linearizable", "fifo", "bounded", "allocates", "signal-safe", "process-shared", "peer", "spsc", "loose-capacity",
 };
 
 const char *syncq_family_name(syncq_family f) {

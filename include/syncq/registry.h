@@ -48,7 +48,14 @@ enum {
   SYNCQ_PROP_ALLOCATES = 1u << 3,      /* allocates after init */
   SYNCQ_PROP_SIGNAL_SAFE = 1u << 4,    /* usable from a signal handler */
   SYNCQ_PROP_PROCESS_SHARED = 1u << 5, /* can live in memory shared by processes */
-  SYNCQ_PROP_PEER = 1u << 6            /* from a peer library, not syncq */
+  SYNCQ_PROP_PEER = 1u << 6,           /* from a peer library, not syncq */
+  /* One producer and one consumer at a time only (SPSC rings): drivers and
+   * experiments run it with one thread on each side or not at all. */
+  SYNCQ_PROP_SPSC = 1u << 7,
+  /* Bounded, but FULL comes somewhere between capacity and 2 x capacity
+   * items (peer rings that keep one slot empty get a ring of 2 x capacity):
+   * drivers check capacity items fit and FULL comes by 2 x capacity. */
+  SYNCQ_PROP_LOOSE_CAPACITY = 1u << 8
 };
 
 typedef struct syncq_algo {

@@ -226,7 +226,18 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" variant "\",\"den\":\"pthread-mutex\"," \
   "\"where\":{\"phase\":\"oversubscribed\"},\"at\":\"max_threads\",\"bound\":2.0}"
 
+/* Issue 6: ours against Concurrency Kit's counterpart, same phase, same run. */
+#define VS_CK(ours, ck, phase)                                                                         \
+  "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" ours "\",\"den\":\"" ck "\","          \
+  "\"where\":{\"phase\":\"" phase "\"},\"at\":\"max_threads\",\"bound\":1.1}"
+#define VS_CK_BOTH(ours, ck) VS_CK(ours, ck, "uncontended") "," VS_CK(ours, ck, "two-threads")
+
 static const lab_claim locks_cost_claims[] = {
+  {"Issue 6 goal: syncq's MCS, CLH, ticket and TTAS locks cost within 1.1x of Concurrency Kit's "
+   "counterparts (ck_spinlock_mcs, _clh, _ticket, and _cas, ck's test-and-test-and-set), "
+   "uncontended and with two threads.",
+   "{\"op\":\"all\",\"rules\":[" VS_CK_BOTH("mcs", "ck:spinlock_mcs") "," VS_CK_BOTH("clh", "ck:spinlock_clh") ","
+   VS_CK_BOTH("ticket", "ck:spinlock_ticket") "," VS_CK_BOTH("ttas", "ck:spinlock_cas") "]}"},
   {"Target (issue 3): TTAS, ticket and MCS uncontended cost within 1.2x of two uncontended "
    "atomic operations measured in the same run.",
    "{\"op\":\"all\",\"rules\":[" UNC("ttas") "," UNC("ticket") "," UNC("mcs") "]}"},

@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import fmt, load, page, panels, plots, rules
+from . import fmt, load, page, panels, plots, rules, standings
 
 USAGE_ERROR = 2  # usage errors and unusable results files
 WRITE_ERROR = 1  # the report could not be written
@@ -64,4 +64,5 @@ def _section(result, slug, plot_dir):
         verdicts=[rules.evaluate(claim["rule"], result.points) for claim in experiment.claims],
         panels=grouped,
         plots=plots.draw(experiment, grouped, plot_dir, slug),
+        standings=standings.compute(result.points),
     )

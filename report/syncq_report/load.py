@@ -49,6 +49,9 @@ class Point:
     samples: list
     counters: dict
     line: int
+    peer: bool = False  # from a peer library (lab/peers/), not syncq
+    family: object = None  # registry family, or None for a floor / an unknown name
+    props: object = None  # the registry's properties, e.g. "fifo,bounded"
 
 
 @dataclass
@@ -146,10 +149,11 @@ def _add(runs, latest, number, record):
     """File one validated record under its run; raises ValueError when it breaks run order."""
     kind, run_id = record["type"], record["run_id"]
     fields = {name: record[name] for name in schema.RECORD_FIELDS[kind]}
+    optional = {name: record[name] for name in schema.OPTIONAL_FIELDS[kind] if name in record}
     if kind == "machine":
         if run_id in runs:
             raise ValueError(f"second machine record for run '{run_id}'")
-        runs[run_id] = _Run(Machine(run_id=run_id, fields=fields))
+        runs[run_id] = _Run(Machine(run_id=run_id, fields={**fields, **optional}))
         return
     run = runs.get(run_id)
     if run is None:
@@ -160,7 +164,7 @@ def _add(runs, latest, number, record):
             raise ValueError("field 'log_x' must be true or false")
         _add_experiment(run, latest, Experiment(run_id=run_id, log_x=log_x, **fields))
     elif kind == "point":
-        _add_point(run, Point(line=number, **fields))
+        _add_point(run, Point(line=number, **fields, **optional))
     else:
         run.notes.append(Note(run_id=run_id, **fields))
 

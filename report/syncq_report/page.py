@@ -1,6 +1,6 @@
 """Write the report as one self-contained HTML page (inline CSS, images under plots/)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 
 from . import fmt, panels, rules
@@ -56,6 +56,8 @@ li.claim.failed { border-color: #cf222e; }
 figure { margin: 1em 0; }
 img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
 .empty { color: #57606a; font-style: italic; }
+table.standings tr.behind td:last-child { color: #cf222e; font-weight: 600; }
+table.standings tr.ahead td:last-child { color: #1a7f37; font-weight: 600; }
 """
 
 
@@ -68,6 +70,7 @@ class Section:
     verdicts: list  # rules.Verdict per claim, in claim order
     panels: list  # panels.Panel
     plots: list  # plots.Plot per panel
+    standings: list = field(default_factory=list)  # standings.Standing, syncq vs the best peer
 
 
 def render(title, results, sections):
@@ -100,8 +103,66 @@ def _machines(machines, run_notes):
         f"<thead><tr><th></th>{head}</tr></thead>\n<tbody>\n"
         + "\n".join(rows)
         + "\n</tbody>\n</table>\n"
+        + _peers(machines)
         + _run_notes(run_notes)
         + "</section>"
+    )
+
+
+def _peers(machines):
+    """The peer libraries of each run: what each registered, or why it is absent."""
+    parts = []
+    for m in machines:
+        peers = m.fields.get("peers")
+        if peers is None:
+            continue
+        rows = [
+            f"<tr><td><code>{escape(p['library'])}</code></td><td>{escape(p['package'])}</td>"
+            + (
+                f'<td class="num">{p["registered"]}</td><td></td>'
+                if p["registered"] > 0
+                else f'<td class="num">0</td><td>{escape(p["why"])}</td>'
+            )
+            + "</tr>"
+            for p in peers
+        ]
+        note = m.fields.get("peers_note")
+        parts.append(
+            f"<h3>Peer libraries (run <code>{escape(m.run_id)}</code>)</h3>\n"
+            '<table class="peers">\n<thead><tr><th>library</th><th>from</th><th>structures</th>'
+            "<th>why none</th></tr></thead>\n<tbody>\n"
+            + "\n".join(rows)
+            + "\n</tbody>\n</table>\n"
+            + (f"<p>{escape(note)}</p>\n" if note else "")
+        )
+    return "".join(parts)
+
+
+def _standings(standings):
+    """syncq's algorithms against the best peer at each point (standings.py)."""
+    if not standings:
+        return ""
+    head = "".join(
+        f"<th>{name}</th>"
+        for name in ("algorithm", "params", "metric", "median", "best peer", "its median", "unit", "ratio", "standing")
+    )
+    rows = []
+    for s in standings:
+        ratio = "-" if s.ratio is None else fmt.num(s.ratio)
+        word = "ahead" if s.ahead else "behind"
+        rows.append(
+            f'<tr class="{word}"><td>{escape(s.algorithm)}</td><td>{escape(fmt.params(s.params))}</td>'
+            f"<td>{escape(s.metric)} ({escape(s.better)} is better)</td>"
+            f'<td class="num">{fmt.num(s.median)}</td><td>{escape(s.best_peer)}</td>'
+            f'<td class="num">{fmt.num(s.peer_median)}</td><td>{escape(s.unit)}</td>'
+            f'<td class="num">{ratio}</td><td>{word}</td></tr>'
+        )
+    return (
+        "<h3>Standings against the peer libraries</h3>\n"
+        '<p class="description">Each syncq algorithm beside the best peer library measured at the same '
+        "point of the same run; ratio = its median / the best peer's.</p>\n"
+        '<table class="standings">\n'
+        f"<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>"
     )
 
 
@@ -152,6 +213,7 @@ def _section(section):
             f'<p class="description">{escape(experiment.description)}</p>',
             _claims(experiment.claims, section.verdicts),
             _plots(section.plots),
+            _standings(section.standings),
             _numbers(section.panels, experiment.x),
             _notes(section.result.notes),
             "</section>",

@@ -148,6 +148,66 @@ def _value(rule, points, above):
     )
 
 
+def _peer_ratio_below(rule, points, depth):
+    return _peer_ratio(rule, points, above=False)
+
+
+def _peer_ratio_above(rule, points, depth):
+    return _peer_ratio(rule, points, above=True)
+
+
+def _peer_ratio(rule, points, above):
+    """median(algo) / median(best peer) at the selected point: the best of every point
+    marked "peer" there, by the metric's direction (the standings' comparison)."""
+    metric = _field(rule, "metric", _is_text, "a string")
+    algorithm = _field(rule, "algo", _is_text, "a string")
+    bound = _field(rule, "bound", _is_number, "a number")
+    where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
+    min_threads = _field(rule, "min_threads", _is_number, "a number", default=1)
+    ours = _matching(points, algorithm, metric, where)
+    peers = [
+        p
+        for p in points
+        if p.peer
+        and p.metric == metric
+        and all(key in p.params and _same(p.params[key], value) for key, value in where.items())
+    ]
+    if not peers:
+        condition = f" with {fmt.params(where)}" if where else ""
+        raise _Unmeasurable(f"no peer library measured {metric}{condition} (see the machine record's peers)")
+    at = rule.get("at", "max_threads")
+    key, value = _where_at(at, ours, peers, algorithm, "the peers")
+    if key == "threads" and value < min_threads:
+        raise _Unmeasurable(
+            f"threads={fmt.param_value(value)} is below min_threads={fmt.param_value(min_threads)}"
+        )
+    mine = _one_at(ours, algorithm, value, key)
+    there = {}
+    for p in peers:
+        if _same(p.params.get(key), value):
+            there.setdefault(p.algorithm, []).append(p)
+    if not there:
+        raise _Unmeasurable(f"no peer point at {key}={fmt.param_value(value)}")
+    candidates = [_one_at(found, name, value, key) for name, found in there.items()]
+    if mine.better == "higher":
+        best = max(candidates, key=lambda p: p.median)
+    else:
+        best = min(candidates, key=lambda p: p.median)
+    if best.median == 0:
+        raise _Unmeasurable(f"median of {best.algorithm} is 0 at {key}={fmt.param_value(value)}")
+    ratio = mine.median / best.median
+    held = ratio > bound if above else ratio < bound
+    place = ", ".join(
+        [f"{key}={fmt.param_value(value)}"] + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key]
+    )
+    return Verdict(
+        HELD if held else FAILED,
+        f"{algorithm}/best peer ({best.algorithm}, of {len(candidates)}) = {fmt.num(ratio)} at {place} "
+        f"(bound {'>' if above else '<'} {bound}; {metric} {fmt.num(mine.median)} {mine.unit} / "
+        f"{fmt.num(best.median)} {best.unit})",
+    )
+
+
 def _matching(points, algorithm, metric, where):
     found = [
         p
@@ -221,6 +281,8 @@ _OPS = {
     "ratio_above": _ratio_above,
     "value_below": _value_below,
     "value_above": _value_above,
+    "peer_ratio_below": _peer_ratio_below,
+    "peer_ratio_above": _peer_ratio_above,
     "all": _all,
     "not_measurable": _not_measurable,
 }

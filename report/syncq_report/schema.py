@@ -41,6 +41,20 @@ CLAIMS = (
     lambda v: isinstance(v, list) and all(_is_claim(c) for c in v),
 )
 
+PEERS = (
+    'an array of {"library", "package", "registered", "why"}',
+    lambda v: isinstance(v, list)
+    and all(
+        isinstance(p, dict)
+        and isinstance(p.get("library"), str)
+        and isinstance(p.get("package"), str)
+        and isinstance(p.get("registered"), int)
+        and not isinstance(p.get("registered"), bool)
+        and isinstance(p.get("why"), str)
+        for p in v
+    ),
+)
+
 COMMON_FIELDS = {"schema": INTEGER, "run_id": RUN_ID}
 
 MACHINE_FIELDS = {
@@ -90,6 +104,15 @@ RECORD_FIELDS = {
 }
 
 
+# Fields a record may carry (older results lack them); checked when present.
+OPTIONAL_FIELDS = {
+    "machine": {"peers": PEERS, "peers_note": STRING},
+    "experiment": {},
+    "point": {"peer": BOOLEAN, "family": STRING, "props": STRING},
+    "note": {},
+}
+
+
 def _shown(value):
     """A short JSON rendering of an offending value for an error message."""
     text = json.dumps(value)
@@ -109,6 +132,9 @@ def problem(record):
         if name not in record:
             return f"{kind} record lacks field '{name}'"
         if not valid(record[name]):
+            return f"{kind} field '{name}' must be {description}, got {_shown(record[name])}"
+    for name, (description, valid) in OPTIONAL_FIELDS[kind].items():
+        if name in record and not valid(record[name]):
             return f"{kind} field '{name}' must be {description}, got {_shown(record[name])}"
     if record["schema"] != SCHEMA_VERSION:
         return f"unsupported schema {record['schema']} (this report reads schema {SCHEMA_VERSION})"

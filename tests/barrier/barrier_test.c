@@ -27,6 +27,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_peers.h"
+
 #include "syncq/barrier.h"
 #include "syncq/barrier/central.h"
 #include "syncq/barrier/dissemination.h"
@@ -293,6 +295,7 @@ static void test_typed_apis(void **state) {
 }
 
 int main(void) {
+  test_register_peers();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_registered_barrier),
     cmocka_unit_test(test_generic_api),

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+
+#include "test_peers.h"
 #include <jansson.h>
 
 #include "lab.h"
@@ -57,6 +59,7 @@ static void test_knows(void **state) {
 }
 
 int main(void) {
+  test_register_peers();
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_declarations), cmocka_unit_test(test_knows)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

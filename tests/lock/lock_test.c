@@ -32,6 +32,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_peers.h"
+
 #include "lincheck.h"
 #include "syncq/counter/lock.h"
 #include "syncq/lock.h"
@@ -735,6 +737,7 @@ static void test_wait_api(void **state) {
 }
 
 int main(void) {
+  test_register_peers();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_wait_api),
     cmocka_unit_test(test_every_registered_lock),

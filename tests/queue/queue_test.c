@@ -28,6 +28,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_peers.h"
+
 #include "syncq/platform.h"
 #include "syncq/pr.h"
 #include "syncq/queue.h"
@@ -56,6 +58,10 @@ static int n_threads(void) {
 }
 
 static bool is_bounded(const syncq_algo *a) { return (a->props & SYNCQ_PROP_BOUNDED) != 0; }
+/* Bounded, but FULL anywhere from capacity to 2 x capacity items (peer
+ * rings that keep a slot empty get a ring of 2 x capacity). */
+static bool is_loose(const syncq_algo *a) { return (a->props & SYNCQ_PROP_LOOSE_CAPACITY) != 0; }
+static bool is_spsc(const syncq_algo *a) { return (a->props & SYNCQ_PROP_SPSC) != 0; }
 
 /* Storage + init; NULL (after printing why) when the algorithm cannot run
  * here (ENOTSUP). Fails the test on any other error. */
@@ -105,7 +111,24 @@ static void check_sequential(const syncq_algo *a) {
     }
     assert_int_equal(ops->dequeue(q, &out), SYNCQ_EMPTY);
   }
-  if (is_bounded(a)) {
+  if (is_bounded(a) && is_loose(a)) {
+    /* capacity items always fit; FULL comes by 2 x capacity; order kept */
+    for (int round = 0; round < 5; round++) {
+      size_t in = 0;
+      int r;
+      while ((r = ops->enqueue(q, item_of(next_in))) == SYNCQ_OK) {
+        next_in++;
+        if (++in > 2 * cap) fail_msg("queue %s: more than 2 x capacity (%zu) items fit", a->name, cap);
+      }
+      assert_int_equal(r, SYNCQ_FULL);
+      if (in < cap) fail_msg("queue %s: FULL after %zu items, capacity %zu", a->name, in, cap);
+      for (size_t i = 0; i < in; i++) {
+        assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
+        assert_ptr_equal(out, item_of(next_out++));
+      }
+      assert_int_equal(ops->dequeue(q, &out), SYNCQ_EMPTY);
+    }
+  } else if (is_bounded(a)) {
     for (int round = 0; round < 5; round++) {
       for (size_t i = 0; i < cap; i++) assert_int_equal(ops->enqueue(q, item_of(next_in++)), SYNCQ_OK);
       assert_int_equal(ops->enqueue(q, item_of(999999)), SYNCQ_FULL);
@@ -294,6 +317,72 @@ static void run_stress(const syncq_algo *a, int producers, int consumers, int pe
   free(ws);
 }
 
+/* ------------------------------------------------- never empty when prefilled */
+
+/* A queue prefilled with NEVER_EMPTY_PREFILL items; every thread enqueues
+ * one item and then dequeues one, over and over, so the queue always holds
+ * at least the prefill: a dequeue answering EMPTY (or an enqueue answering
+ * FULL, the capacity being far above prefill + threads) is not
+ * linearizable. This is what caught a peer adapter that reused dequeued
+ * nodes at once (ck_fifo_mpmc then sees head == tail on a recycled node). */
+#define NEVER_EMPTY_PREFILL 1
+#define NEVER_EMPTY_CAPACITY 256
+#define NEVER_EMPTY_ITERS 3000
+
+typedef struct never_empty {
+  const syncq_queue_ops *ops;
+  void *q;
+  _Atomic(long) empties, fulls, errors;
+} never_empty;
+
+static void *never_empty_thread(void *p) {
+  never_empty *n = p;
+  for (int i = 0; i < NEVER_EMPTY_ITERS; i++) {
+    int r = n->ops->enqueue(n->q, item_of((uintptr_t)i + 1));
+    if (r == SYNCQ_FULL) atomic_fetch_add(&n->fulls, 1);
+    else if (r != SYNCQ_OK) atomic_fetch_add(&n->errors, 1);
+    void *x;
+    r = n->ops->dequeue(n->q, &x);
+    if (r == SYNCQ_EMPTY) atomic_fetch_add(&n->empties, 1);
+    else if (r != SYNCQ_OK) atomic_fetch_add(&n->errors, 1);
+    if (i % YIELD_EVERY == 0) syncq_yield();
+  }
+  return NULL;
+}
+
+static void check_never_empty(const syncq_algo *a) {
+  void *q = new_queue(a, NEVER_EMPTY_CAPACITY);
+  if (q == NULL) return;
+  never_empty n;
+  memset(&n, 0, sizeof n);
+  n.ops = a->ops;
+  n.q = q;
+  for (uintptr_t i = 1; i <= NEVER_EMPTY_PREFILL; i++) assert_int_equal(n.ops->enqueue(q, item_of(i)), SYNCQ_OK);
+  int t = n_threads();
+  assert_true(NEVER_EMPTY_PREFILL + t <= NEVER_EMPTY_CAPACITY);
+  pthread_t *tids = calloc((size_t)t, sizeof *tids);
+  assert_non_null(tids);
+  for (int i = 0; i < t; i++) assert_int_equal(pthread_create(&tids[i], NULL, never_empty_thread, &n), 0);
+  for (int i = 0; i < t; i++) pthread_join(tids[i], NULL);
+  free(tids);
+  void *x;
+  long left = 0;
+  while (n.ops->dequeue(q, &x) == SYNCQ_OK) left++;
+  free_queue(a, q);
+  long e = atomic_load(&n.empties), f = atomic_load(&n.fulls);
+  assert_int_equal(atomic_load(&n.errors), 0);
+  if (!(a->props & SYNCQ_PROP_LINEARIZABLE)) {
+    print_message("queue %s: prefilled, %d threads: %ld EMPTY and %ld FULL answers (not linearizable by "
+                  "contract: reported, not asserted)\n", a->name, t, e, f);
+    return;
+  }
+  if (e != 0 || f != 0)
+    fail_msg("queue %s: prefilled with %d items, %d threads each enqueue then dequeue: %ld dequeues answered "
+             "EMPTY and %ld enqueues FULL", a->name, NEVER_EMPTY_PREFILL, t, e, f);
+  /* every enqueue was answered OK and every dequeue took one: the prefill is left */
+  assert_int_equal(left, NEVER_EMPTY_PREFILL);
+}
+
 static void test_every_registered_queue(void **state) {
   (void)state;
   const syncq_algo *algos[SYNCQ_REGISTRY_MAX];
@@ -302,12 +391,24 @@ static void test_every_registered_queue(void **state) {
   int t = n_threads();
   for (int i = 0; i < n; i++) {
     const syncq_algo *a = algos[i];
+    if (is_spsc(a)) {
+      print_message("queue %s: sequential, bad inputs, 1P/1C; multi-producer/consumer runs SKIPPED: "
+                    "single producer, single consumer only (SYNCQ_PROP_SPSC)\n", a->name);
+      check_bad_inputs(a);
+      check_sequential(a);
+      run_stress(a, 1, 1, ITEMS_PER_PRODUCER * 2);
+      continue;
+    }
     print_message("queue %s: sequential, bad inputs, 1P/1C, %dP/%dC x %d items\n", a->name, t / 2, t - t / 2,
                   ITEMS_PER_PRODUCER);
+    if (!(a->props & SYNCQ_PROP_FIFO))
+      print_message("queue %s: no FIFO order across producers promised: only each producer's order is checked\n",
+                    a->name);
     check_bad_inputs(a);
     check_sequential(a);
     run_stress(a, 1, 1, ITEMS_PER_PRODUCER * 2);
     run_stress(a, 1, t - 1, ITEMS_PER_PRODUCER * 2); /* FIFO of one producer, seen by many */
+    check_never_empty(a);
     run_stress(a, t / 2, t - t / 2, ITEMS_PER_PRODUCER);
   }
 }
@@ -498,6 +599,7 @@ static void test_nblfq_counts_cas(void **state) {
 }
 
 int main(void) {
+  test_register_peers();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_registered_queue), cmocka_unit_test(test_generic_api),
     cmocka_unit_test(test_typed_nblfq),            cmocka_unit_test(test_typed_nblfq2),

@@ -121,6 +121,8 @@ static void test_props_format(void **state) {
   assert_string_equal(buf, "-");
   syncq_props_format(SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED, buf, sizeof buf);
   assert_string_equal(buf, "fifo,bounded");
+  syncq_props_format(SYNCQ_PROP_PEER | SYNCQ_PROP_SPSC | SYNCQ_PROP_LOOSE_CAPACITY, buf, sizeof buf);
+  assert_string_equal(buf, "peer,spsc,loose-capacity"); /* the peers' properties have names */
   char tiny[4];
   int need = syncq_props_format(SYNCQ_PROP_LINEARIZABLE, tiny, sizeof tiny);
   assert_int_equal(need, (int)strlen("linearizable"));

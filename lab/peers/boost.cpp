@@ -1,0 +1,166 @@
+/*
+ * boost.cpp — boost.lockfree (libboost-dev) behind the queue and stack ops
+ * tables.
+ *
+ * Contract (of the adapters; the structures are boost's, unchanged)
+ *   Source:      Boost 1.74 boost.lockfree (Tim Blechmann), Debian
+ *                libboost-dev: boost/lockfree/queue.hpp (Michael & Scott
+ *                with tagged pointers and a node free list), stack.hpp
+ *                (Treiber with tagged pointers), spsc_queue.hpp (a ring for
+ *                one producer and one consumer).
+ *   Entries:     queue "boost:queue", queue "boost:spsc_queue"
+ *                (SYNCQ_PROP_SPSC), stack "boost:stack".
+ *   Sizes:       every structure is made with its run-time size and used
+ *                with the bounded operations, so it never allocates after
+ *                init: queue(capacity) holds exactly capacity items
+ *                (bounded_push fails past it: SYNCQ_FULL); stack(capacity)
+ *                the same (SYNCQ_ENOMEM, as syncq's stacks); spsc_queue
+ *                (capacity) holds exactly capacity items.
+ *   Progress:    queue and stack lock-free; spsc_queue wait-free.
+ *   Memory:      made at init (new), freed at destroy.
+ *   Signal-safe: no. Process-shared: no.
+ *   Limits:      queue capacity a power of two >= 2 (syncq's rule for
+ *                bounded queues), at most PEER_MAX_CAPACITY; items
+ *                non-NULL.
+ */
+#include <boost/lockfree/queue.hpp>
+#include <boost/lockfree/spsc_queue.hpp>
+#include <boost/lockfree/stack.hpp>
+#include <new>
+
+#include "peer_adapter.h"
+#include "syncq/queue.h"
+#include "syncq/stack.h"
+
+namespace {
+
+using queue_t = boost::lockfree::queue<void *>;
+using spsc_t = boost::lockfree::spsc_queue<void *>;
+using stack_t_ = boost::lockfree::stack<void *>;
+
+template <class T>
+T *obj(void *p) {
+  peer_box *b = static_cast<peer_box *>(p);
+  return (b != nullptr && b->magic == PEER_MAGIC_LIVE) ? static_cast<T *>(b->obj) : nullptr;
+}
+
+bool aligned(void *p) { return reinterpret_cast<uintptr_t>(p) % alignof(peer_box) == 0; }
+
+int q_bytes(size_t c, size_t *b) {
+  if (b == nullptr || !peer_pow2(c) || c > PEER_MAX_CAPACITY) return SYNCQ_EINVAL;
+  *b = sizeof(peer_box);
+  return SYNCQ_OK;
+}
+
+template <class T>
+int q_init(void *q, size_t c) {
+  peer_box *b = static_cast<peer_box *>(q);
+  if (b == nullptr || !aligned(b) || !peer_pow2(c) || c > PEER_MAX_CAPACITY) return SYNCQ_EINVAL;
+  T *x = nullptr;
+  try {
+    x = new T(c);
+  } catch (...) {
+    return SYNCQ_ENOMEM;
+  }
+  b->obj = x;
+  b->capacity = c;
+  b->magic = PEER_MAGIC_LIVE;
+  return SYNCQ_OK;
+}
+
+template <class T>
+int q_destroy(void *q) {
+  T *x = obj<T>(q);
+  if (x == nullptr) return SYNCQ_EINVAL;
+  static_cast<peer_box *>(q)->magic = 0;
+  delete x;
+  return SYNCQ_OK;
+}
+
+int queue_enqueue(void *q, void *item) {
+  queue_t *x = obj<queue_t>(q);
+  if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
+  return x->bounded_push(item) ? SYNCQ_OK : SYNCQ_FULL;
+}
+
+int queue_dequeue(void *q, void **item) {
+  queue_t *x = obj<queue_t>(q);
+  if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
+  return x->pop(*item) ? SYNCQ_OK : SYNCQ_EMPTY;
+}
+
+int spsc_enqueue(void *q, void *item) {
+  spsc_t *x = obj<spsc_t>(q);
+  if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
+  return x->push(item) ? SYNCQ_OK : SYNCQ_FULL;
+}
+
+int spsc_dequeue(void *q, void **item) {
+  spsc_t *x = obj<spsc_t>(q);
+  if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
+  return x->pop(*item) ? SYNCQ_OK : SYNCQ_EMPTY;
+}
+
+const syncq_queue_ops queue_ops = {q_bytes, alignof(peer_box), q_init<queue_t>, q_destroy<queue_t>,
+                                   queue_enqueue, queue_dequeue};
+const syncq_queue_ops spsc_ops = {q_bytes, alignof(peer_box), q_init<spsc_t>, q_destroy<spsc_t>,
+                                  spsc_enqueue, spsc_dequeue};
+
+int s_init(void *s, const syncq_stack_config *cfg) {
+  peer_box *b = static_cast<peer_box *>(s);
+  if (b == nullptr || !aligned(b)) return SYNCQ_EINVAL;
+  if (cfg != nullptr && (cfg->capacity > SYNCQ_STACK_MAX_CAPACITY || cfg->max_threads > SYNCQ_STACK_MAX_THREADS))
+    return SYNCQ_EINVAL;
+  size_t cap = cfg != nullptr && cfg->capacity != 0 ? cfg->capacity : SYNCQ_STACK_DEFAULT_CAPACITY;
+  stack_t_ *x = nullptr;
+  try {
+    x = new stack_t_(cap);
+  } catch (...) {
+    return SYNCQ_ENOMEM;
+  }
+  b->obj = x;
+  b->capacity = cap;
+  b->magic = PEER_MAGIC_LIVE;
+  return SYNCQ_OK;
+}
+
+int s_push(void *s, void *item) {
+  stack_t_ *x = obj<stack_t_>(s);
+  if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
+  return x->bounded_push(item) ? SYNCQ_OK : SYNCQ_ENOMEM;
+}
+
+int s_pop(void *s, void **item) {
+  stack_t_ *x = obj<stack_t_>(s);
+  if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
+  return x->pop(*item) ? SYNCQ_OK : SYNCQ_EMPTY;
+}
+
+const syncq_stack_ops stack_ops = {sizeof(peer_box), alignof(peer_box), s_init, q_destroy<stack_t_>, s_push, s_pop};
+
+#define BOOST_SOURCE "Boost 1.74 boost.lockfree (libboost-dev)"
+
+const syncq_algo boost_queue_algo = {
+  SYNCQ_FAMILY_QUEUE, "boost:queue", "boost::lockfree::queue (Michael & Scott, fixed node pool)", BOOST_SOURCE,
+  SYNCQ_PROGRESS_LOCK_FREE, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED,
+  &queue_ops,
+};
+const syncq_algo boost_spsc_algo = {
+  SYNCQ_FAMILY_QUEUE, "boost:spsc_queue", "boost::lockfree::spsc_queue (one producer, one consumer)",
+  BOOST_SOURCE, SYNCQ_PROGRESS_WAIT_FREE,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SPSC, &spsc_ops,
+};
+const syncq_algo boost_stack_algo = {
+  SYNCQ_FAMILY_STACK, "boost:stack", "boost::lockfree::stack (Treiber, fixed node pool)", BOOST_SOURCE,
+  SYNCQ_PROGRESS_LOCK_FREE, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, &stack_ops,
+};
+
+}  // namespace
+
+extern "C" int lab_peer_boost_register(unsigned flags, char *why, size_t len) {
+  int st = SYNCQ_OK;
+  int n = peer_add(&boost_queue_algo, &st) + peer_add(&boost_stack_algo, &st);
+  if ((flags & LAB_PEERS_SPSC) != 0) n += peer_add(&boost_spsc_algo, &st);
+  if (n == 0) snprintf(why, len, "registry refused: %s", syncq_strerror(st));
+  return n;
+}

@@ -1,0 +1,62 @@
+/*
+ * peers.h — the peer libraries in the lab: the structures users would pick
+ * instead of syncq's, registered as ordinary registry entries (family
+ * queue / stack / pqueue / lock / barrier, names "<library>:<structure>",
+ * SYNCQ_PROP_PEER set) so that every experiment and validation driver that
+ * lists the registry runs them beside syncq's own algorithms.
+ *
+ * Each adapter (one file per library in lab/peers/) is compiled only when
+ * its library was found at configure time; a library that is absent, or
+ * present but unable to run here, registers nothing and says why in its
+ * status line, which syncq-lab writes into the machine record so the report
+ * shows it.
+ */
+#ifndef LAB_PEERS_H
+#define LAB_PEERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What to register. SPSC structures are only safe where the caller runs
+ * them with one producer and one consumer (SYNCQ_PROP_SPSC): the validation
+ * drivers and the dg25 experiments do; an experiment that does not look at
+ * the property must not see them. */
+enum {
+  LAB_PEERS_SPSC = 1u << 0, /* also register the SPSC structures */
+};
+
+/* What syncq-lab registers. Not LAB_PEERS_SPSC: ms98-queue runs every
+ * registered queue with several threads on each side and does not yet skip
+ * SYNCQ_PROP_SPSC (its file is owned elsewhere); the validation drivers do
+ * register and validate the SPSC peers. */
+#define LAB_PEERS_IN_LAB 0u
+
+/* Why the SPSC peers are not measured in this program (NULL when they are
+ * registered), for the machine record. */
+const char *lab_peers_spsc_note(void);
+
+/* Register every available peer structure (idempotent: a second call adds
+ * nothing). Returns how many entries the peers have in the registry, or a
+ * negative syncq_status if the registry refused one (SYNCQ_ELIMIT). */
+int lab_peers_register(unsigned flags);
+
+/* One line per peer library, after lab_peers_register(): its name and
+ * either how many structures it registered or why it registered none. */
+typedef struct lab_peer_status {
+  const char *library;  /* "ck", "urcu", "dpdk", "boost", "tbb", "moodycamel", "crossbeam" */
+  const char *package;  /* where it comes from, e.g. "Debian libck-dev" */
+  int registered;       /* entries added to the registry */
+  char why[200];        /* empty when registered > 0; else the reason */
+} lab_peer_status;
+
+size_t lab_peers_status_count(void);
+const lab_peer_status *lab_peers_status_at(size_t i); /* NULL past the end */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LAB_PEERS_H */
