@@ -3,7 +3,8 @@
  * cargo from lab/peers/crossbeam/) behind the queue ops table.
  *
  * Contract (of the adapter; the queues are crossbeam's, unchanged)
- *   Source:      crossbeam-queue 0.3 (crates.io), through the C ABI of
+ *   Source:      crossbeam-queue 0.3 (Debian's packaged crate, built offline;
+ *                crates.io where it is not packaged), through the C ABI of
  *                lab/peers/crossbeam/src/lib.rs (one call per operation,
  *                no locking added).
  *   Entries:     "crossbeam:array_queue" (bounded: a ring of slots with
@@ -121,7 +122,7 @@ static const syncq_queue_ops seg_ops = {
   seg_bytes, _Alignof(peer_box), seg_init, seg_destroy, seg_enqueue, seg_dequeue,
 };
 
-#define CB_SOURCE "crossbeam-queue 0.3 (crates.io, Rust, via cargo)"
+#define CB_SOURCE "crossbeam-queue 0.3 (Debian librust-crossbeam-queue-dev, Rust, via cargo)"
 
 static const syncq_algo cb_algos[] = {
   {SYNCQ_FAMILY_QUEUE, "crossbeam:array_queue", "crossbeam ArrayQueue (bounded ring with stamps)", CB_SOURCE,

@@ -90,9 +90,9 @@ static const peer_lib libs[] = {
   {"moodycamel", "Debian libconcurrentqueue-dev", NULL, SYNCQ_PEER_MOODYCAMEL_ABSENT, NULL},
 #endif
 #ifdef SYNCQ_PEER_CROSSBEAM
-  {"crossbeam", "crates.io crossbeam-queue, built by cargo", lab_peer_crossbeam_register, NULL, TSAN_LIB},
+  {"crossbeam", "librust-crossbeam-queue-dev (or crates.io), built by cargo", lab_peer_crossbeam_register, NULL, TSAN_LIB},
 #else
-  {"crossbeam", "crates.io crossbeam-queue, built by cargo", NULL, SYNCQ_PEER_CROSSBEAM_ABSENT, NULL},
+  {"crossbeam", "librust-crossbeam-queue-dev (or crates.io), built by cargo", NULL, SYNCQ_PEER_CROSSBEAM_ABSENT, NULL},
 #endif
 };
 
