@@ -12,7 +12,7 @@ HELD = "held"
 FAILED = "did not hold"
 UNMEASURABLE = "not measurable"
 
-# Deeper "all" nesting is refused rather than risking Python's recursion limit.
+# Deeper "all"/"any" nesting is refused rather than risking Python's recursion limit.
 MAX_DEPTH = 32
 
 
@@ -271,6 +271,19 @@ def _all(rule, points, depth):
     return Verdict(HELD, "; ".join(v.explanation for v in verdicts))
 
 
+def _any(rule, points, depth):
+    rules = rule.get("rules")
+    if not isinstance(rules, list) or not rules:
+        raise _Unmeasurable("malformed rule: 'any' needs a non-empty 'rules' array")
+    verdicts = [evaluate(sub, points, depth + 1) for sub in rules]
+    held = [v for v in verdicts if v.status == HELD]
+    if held:
+        return Verdict(HELD, "; ".join(v.explanation for v in held))
+    if any(v.status == FAILED for v in verdicts):
+        return Verdict(FAILED, "; ".join(f"{v.status}: {v.explanation}" for v in verdicts))
+    return verdicts[0]
+
+
 def _not_measurable(rule, points, depth):
     why = rule.get("why")
     raise _Unmeasurable(why if isinstance(why, str) and why else "declared not measurable (no reason given)")
@@ -284,5 +297,6 @@ _OPS = {
     "peer_ratio_below": _peer_ratio_below,
     "peer_ratio_above": _peer_ratio_above,
     "all": _all,
+    "any": _any,
     "not_measurable": _not_measurable,
 }

@@ -221,6 +221,25 @@ def test_all_without_rules_is_not_measurable():
     check({"op": "all"}, rules.UNMEASURABLE)
 
 
+def test_any_held_when_one_rule_held_and_lists_only_those():
+    verdict = check({"op": "any", "rules": [FAILED_RULE, UNMEASURABLE_RULE, HELD_RULE]}, rules.HELD)
+    assert verdict.explanation == rules.evaluate(HELD_RULE, POINTS).explanation
+
+
+def test_any_did_not_hold_when_none_held_and_one_did_not():
+    verdict = check({"op": "any", "rules": [UNMEASURABLE_RULE, FAILED_RULE]}, rules.FAILED)
+    assert "did not hold: faa/cas = 0.500" in verdict.explanation
+    assert "not measurable" in verdict.explanation
+
+
+def test_any_otherwise_not_measurable_with_the_first_reason():
+    second = {"op": "not_measurable", "why": "second"}
+    check({"op": "any", "rules": [UNMEASURABLE_RULE, second]}, rules.UNMEASURABLE,
+          "no ticket point for time_per_op with work_ns=0")
+    check({"op": "any", "rules": []}, rules.UNMEASURABLE)
+    check({"op": "any"}, rules.UNMEASURABLE)
+
+
 def test_deep_nesting_is_not_measurable_not_a_crash():
     rule = HELD_RULE
     for _ in range(5000):
