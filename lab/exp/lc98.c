@@ -12,7 +12,7 @@
  *          never fills (the send's busy time);
  *   g    = T(N back-to-back sends, then one round trip) / N (the rate a
  *          stream of sends sustains);
- *   o_r  = T(send; delay(d); poll until the reply ran) - d - o_s (d longer
+ *   o_r  = T(send; delay(d); poll until the reply ran) - d - o_s, at least 0 (d longer
  *          than a round trip, so the reply is waiting);
  *   (o_s and o_r: medians over N timed iterations, robust to an iteration
  *   preempted on this shared machine; the delay spins on the clock);
@@ -302,7 +302,11 @@ static double measure_g(client *cl, uint64_t n) {
 
 static double measure_or(client *cl, uint64_t n, double os) {
   double t = timed_iterations(cl, n, LC98_OR_DELAY_NS, true);
-  return t < 0 ? -1 : t - os;
+  if (t < 0) return -1;
+  /* t and os are medians of separate iterations: when the receive overhead
+   * is below their noise (a slow, instrumented or preempted run) the
+   * difference can dip under zero; an overhead is at least 0. */
+  return t > os ? t - os : 0.0;
 }
 
 static double measure_bw(client *cl, uint64_t n, unsigned char *buf, size_t len) {
