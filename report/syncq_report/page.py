@@ -138,6 +138,18 @@ def _peers(machines):
     return "".join(parts)
 
 
+# A ratio this close to 1 prints as 1.00: calling it ahead or behind would
+# read as a verdict the printed number does not show.
+LEVEL_TOLERANCE = 0.005
+
+
+def _standing_word(s):
+    """ahead, behind, or level when the ratio prints as 1.00."""
+    if s.ratio is not None and abs(s.ratio - 1.0) < LEVEL_TOLERANCE:
+        return "level"
+    return "ahead" if s.ahead else "behind"
+
+
 def _standings(standings):
     """syncq's algorithms against the best peer at each point (standings.py)."""
     if not standings:
@@ -149,7 +161,7 @@ def _standings(standings):
     rows = []
     for s in standings:
         ratio = "-" if s.ratio is None else fmt.num(s.ratio)
-        word = "ahead" if s.ahead else "behind"
+        word = _standing_word(s)
         rows.append(
             f'<tr class="{word}"><td>{escape(s.algorithm)}</td><td>{escape(fmt.params(s.params))}</td>'
             f"<td>{escape(s.metric)} ({escape(s.better)} is better)</td>"

@@ -70,6 +70,15 @@ def test_lower_is_better_picks_the_smallest_peer_and_ahead_means_smaller():
     assert row.ratio == pytest.approx(10.0 / 12.0)
 
 
+def test_a_ratio_that_prints_as_one_is_level_not_ahead_or_behind():
+    from syncq_report import page
+
+    rows = standings.compute([pt("nblfq", 1, 100.2), pt("ck:ring_mpmc", 1, 100.0, peer=True),
+                              pt("vyukov", 1, 90.0)])
+    words = {r.algorithm: page._standing_word(r) for r in rows}
+    assert words == {"nblfq": "level", "vyukov": "behind"}
+
+
 def test_no_peer_no_standings_and_a_zero_peer_median_gives_no_ratio():
     assert standings.compute([pt("nblfq", 1, 3.0), pt("vyukov", 1, 2.0)]) == []
     (row,) = standings.compute([pt("nblfq", 1, 3.0), pt("ck:ring_mpmc", 1, 0.0, peer=True)])
