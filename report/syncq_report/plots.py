@@ -13,6 +13,11 @@ from . import fmt, panels  # noqa: E402
 
 DPI = 100
 LINE_FIGURE_INCHES = (8.0, 4.2)
+# The legend sits right of the axes, one line per algorithm: a panel with
+# more algorithms than the default height holds (np99-locks: every lock,
+# queue and peer lock) gets a taller figure instead of collapsed axes.
+LEGEND_INCHES_PER_ENTRY = 0.22
+LEGEND_MARGIN_INCHES = 0.8
 BAR_INCHES_PER_ROW = 0.4
 # Up to this many numeric x values each get a tick; beyond, matplotlib picks ticks.
 MAX_X_TICKS = 16
@@ -110,8 +115,14 @@ def _spread(points):
     return [[p.median - p.min for p in points], [p.max - p.median for p in points]]
 
 
+def _line_figure_height(entries):
+    """Inches: the default, or enough for a legend of `entries` lines."""
+    return max(LINE_FIGURE_INCHES[1], entries * LEGEND_INCHES_PER_ENTRY + LEGEND_MARGIN_INCHES)
+
+
 def _lines(panel, x, caption, log, colours, experiment_log_x=False):
-    figure = Figure(figsize=LINE_FIGURE_INCHES, layout="constrained")
+    height = _line_figure_height(len(panels.algorithms(panel.points)))
+    figure = Figure(figsize=(LINE_FIGURE_INCHES[0], height), layout="constrained")
     axes = figure.add_subplot()
     axis = panels.x_axis(panel.points, x)
     for algorithm in panels.algorithms(panel.points):

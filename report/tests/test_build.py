@@ -139,3 +139,25 @@ def test_dollar_signs_in_names_are_plotted_as_text(results_dir):
     write_records(results_dir / "results.jsonl", records)
     page = build(results_dir)
     assert r"<td>faa$\frac{$</td>" in page
+
+
+def test_a_line_panel_with_many_algorithms_grows_taller_and_keeps_its_axes(results_dir):
+    # np99-locks plots ~30 locks in one panel: the legend must not squash the axes to nothing.
+    import copy
+    import warnings
+
+    records = fixture_records()
+    extra = []
+    for record in records:
+        if record.get("experiment") == "np99-counter" and record.get("algorithm") == "faa":
+            for k in range(40):
+                clone = copy.deepcopy(record)
+                clone["algorithm"] = f"lock-{k}"
+                extra.append(clone)
+    assert extra
+    write_records(results_dir / "results.jsonl", records + extra)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns when constrained layout collapses the axes
+        page = build(results_dir)
+    heights = [int(h) for h in re.findall(r'<img src="plots/np99-counter-[^"]*" width="\d+" height="(\d+)"', page)]
+    assert heights and max(heights) > 420
