@@ -61,9 +61,13 @@
 #include <hwloc.h>
 #endif
 
-/* An idle scheduler looks for work this long before it sleeps: longer than
- * a futex wake-up costs here (5-40 us), so bursts keep schedulers awake. */
-#define PO_IDLE_SPIN_NS 50000u
+/* An idle scheduler looks for work this long before it sleeps: about what
+ * a futex wake-up costs (5-40 us), so a burst of work keeps a scheduler
+ * awake instead of paying a wake-up per message. Only one scheduler spins
+ * at a time (the others sleep at once), and the spinner yields the
+ * processor between looks: on a machine with more threads than cores the
+ * spin must not take the core from the thread that produces the work. */
+#define PO_IDLE_SPIN_NS 20000u
 /* Between two looks at the queues while spinning. */
 #define PO_IDLE_RELAX 32
 
@@ -282,6 +286,8 @@ static po_sched *after_switch(po_transfer t) {
   return s;
 }
 
+static void fiber_entry(po_transfer t);
+
 /* Jump from the running context (fiber `from`, or s's own loop when NULL)
  * to `to` (a fiber, or s's loop when NULL). Returns, when `from` is
  * resumed, the scheduler it then runs on. */
@@ -290,6 +296,8 @@ static po_sched *switch_to(po_sched *s, po_fiber *from, int action, po_fiber *to
   s->sw_action = action;
   po_san *from_san = from != NULL ? &from->san : &s->san;
   po_san *to_san = to != NULL ? &to->san : &s->san;
+  if (to != NULL && to->ctx == NULL) /* its first run: the context is made here, not at spawn, so the */
+    to->ctx = make_fcontext(to->stack->lo + to->stack->size, to->stack->size, fiber_entry); /* stack's first page fault is the scheduler's */
   po_fctx target = to != NULL ? to->ctx : s->ctx;
   set_current(to);
   /* relaxed: a counter that only thieves read, as a hint. */
@@ -370,18 +378,22 @@ static void idle(po_sched *s) {
   po_fiber_rt *rt = s->rt;
   uint64_t seen[rt->nsched];
   for (uint32_t i = 0; i < rt->nsched; i++) seen[i] = atomic_load_explicit(&rt->sched[i].switches, memory_order_relaxed);
-  atomic_fetch_add(&rt->nspinning, 1u); /* seq_cst: see wakep */
-  uint64_t until = syncq_now_ns() + PO_IDLE_SPIN_NS;
+  /* seq_cst: see wakep. The first idle scheduler spins; the others go
+   * straight to sleep (a spinner finds any new work, and hands the search
+   * on with wakep when it finds some). */
+  bool spin = atomic_fetch_add(&rt->nspinning, 1u) == 0;
+  uint64_t until = syncq_now_ns() + (spin ? PO_IDLE_SPIN_NS : 0);
   po_fiber *f = NULL;
   for (;;) {
     f = take_local(s);
     if (f == NULL) f = steal(s, NULL);
     if (f != NULL || stopping(rt)) break;
     if (syncq_now_ns() > until) {
-      f = steal(s, seen); /* a runnext stuck behind a fiber that ran all this time */
+      if (spin) f = steal(s, seen); /* a runnext stuck behind a fiber that ran all this time */
       break;
     }
     for (int i = 0; i < PO_IDLE_RELAX; i++) syncq_pr_relax();
+    syncq_yield();
   }
   if (f != NULL) {
     atomic_fetch_sub(&rt->nspinning, 1u); /* seq_cst: see wakep */
@@ -559,7 +571,7 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   atomic_store_explicit(&f->done, 0u, memory_order_relaxed);     /* published by the push below */
   atomic_store_explicit(&f->join_waiters, 0u, memory_order_relaxed); /* as above */
   po_san_fiber_init(&f->san, st->lo, st->size);
-  f->ctx = make_fcontext(st->lo + st->size, st->size, fiber_entry);
+  f->ctx = NULL; /* made by the scheduler that first runs it (switch_to) */
   atomic_store_explicit(&f->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* as above */
   po_fiber *cur = po_fiber_current();
   if (cur != NULL && cur->sched != NULL && cur->sched->rt == rt) {
