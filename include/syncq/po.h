@@ -248,6 +248,19 @@ int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
  * visible: try_recv may report SYNCQ_EMPTY until that sender resumes.) */
 int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
 
+/* Let other processes run: a fiber yields to the other runnable fibers of
+ * its scheduler (returning at once when there are none), a thread to the
+ * kernel (sched_yield). For processes that wait on something other than
+ * their inbox (a fiber must not spin without yielding). SYNCQ_EINVAL for
+ * NULL or when the caller is not the process `self`. */
+int syncq_po_yield(syncq_po_proc *self);
+
+/* The calling process's stack: its lowest address in *lo and its size
+ * (either may be NULL). A fiber: its pooled stack; a thread: its thread's
+ * stack. SYNCQ_EINVAL for NULL or a caller that is not `self`; SYNCQ_ESYS
+ * when the thread's stack cannot be read. */
+int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size);
+
 /* Give a message back to the own free list. SYNCQ_EINVAL for NULL. */
 int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg);
 

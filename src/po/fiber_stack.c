@@ -100,10 +100,11 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
   for (int i = 0; i < PO_STACKS_PER_CHUNK; i++) {
     char *s = c->base + (size_t)i * slot;
     if (pool->guard_size > 0 && mprotect(s, pool->guard_size, PROT_NONE) != 0) {
-      int e = errno;
+      /* Name the limit before unmapping: the mapping count is at its
+       * peak now (each guard splits the chunk). */
+      *why = po_limit_of(errno == ENOMEM ? ENOMEM : errno);
       munmap(c->base, c->len);
       free(c);
-      *why = po_limit_of(e == ENOMEM ? ENOMEM : e);
       return SYNCQ_ELIMIT;
     }
     c->desc[i].guard = pool->guard_size > 0 ? s : NULL;
@@ -142,8 +143,7 @@ void po_stack_put(po_stack_pool *pool, po_stack *s) { (void)syncq_freelist_push(
 /* ---- the overflow report ---- */
 
 static struct sigaction prev_segv, prev_bus;
-static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
-static int handler_status = SYNCQ_OK;
+static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void put_str(const char *s) {
   size_t n = strlen(s);
@@ -197,18 +197,28 @@ static void on_fault(int sig, siginfo_t *si, void *uc) {
   chain(sig == SIGBUS ? &prev_bus : &prev_segv, sig, si, uc);
 }
 
-static void install(void) {
+/* Install on_fault for sig unless it is there already, keeping what was
+ * there to chain to. Checked at every fiber system's creation, so a
+ * program (or test framework) that installed its own handler since still
+ * gets overflows reported (its handler then runs for other faults). */
+static int install(int sig, struct sigaction *prev) {
+  struct sigaction cur;
+  if (sigaction(sig, NULL, &cur) != 0) return SYNCQ_ESYS;
+  if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault) return SYNCQ_OK;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_fault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
-  if (sigaction(SIGSEGV, &sa, &prev_segv) != 0 || sigaction(SIGBUS, &sa, &prev_bus) != 0) handler_status = SYNCQ_ESYS;
+  return sigaction(sig, &sa, prev) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
 }
 
 int po_overflow_handler_install(void) {
-  pthread_once(&handler_once, install);
-  return handler_status;
+  pthread_mutex_lock(&handler_lock);
+  int r = install(SIGSEGV, &prev_segv);
+  if (r == SYNCQ_OK) r = install(SIGBUS, &prev_bus);
+  pthread_mutex_unlock(&handler_lock);
+  return r;
 }
 
 int po_altstack_enter(void **mem) {

@@ -216,3 +216,31 @@ int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out) {
     if (r == SYNCQ_OK) return SYNCQ_OK;
   }
 }
+
+int syncq_po_yield(syncq_po_proc *self) {
+  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self->is_fiber)
+    po_fiber_yield(self);
+  else
+    syncq_yield();
+  return SYNCQ_OK;
+}
+
+int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size) {
+  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self->is_fiber) {
+    if (lo) *lo = self->fiber.stack->lo;
+    if (size) *size = self->fiber.stack->size;
+    return SYNCQ_OK;
+  }
+  pthread_attr_t attr;
+  void *a = NULL;
+  size_t n = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return SYNCQ_ESYS;
+  int e = pthread_attr_getstack(&attr, &a, &n);
+  pthread_attr_destroy(&attr);
+  if (e != 0) return SYNCQ_ESYS;
+  if (lo) *lo = a;
+  if (size) *size = n;
+  return SYNCQ_OK;
+}
