@@ -19,7 +19,8 @@
  *             an empty inbox parks the fiber and a send makes it runnable
  *             again, to run next on the sender's scheduler; idle
  *             schedulers spin briefly, then sleep on a futex. recv's
- *             yielding form yields to the other fibers, not to the kernel.
+ *             yielding form yields to the other fibers, not to the kernel,
+ *             and then parks.
  *             The default when the library was built with Boost.Context.
  *             Rules: a fiber that makes a blocking system call (read,
  *             sleep, a pthread mutex held elsewhere, ...) blocks its whole
@@ -233,7 +234,9 @@ int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
 
 /* Receive the next message of the inbox into *out, yielding the processor
- * (a fiber: to the other fibers) while the inbox is empty (002 §4).
+ * while the inbox is empty (002 §4). A fiber yields once to the other
+ * runnable fibers and then parks until a message arrives (polling would
+ * make each message wait for a pass over every fiber).
  * SYNCQ_EINVAL for NULL, or when the caller is not the process `self`
  * (another thread or fiber: the inbox has one consumer). */
 int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);

@@ -70,6 +70,8 @@
 #define PO_IDLE_SPIN_NS 20000u
 /* Between two looks at the queues while spinning. */
 #define PO_IDLE_RELAX 32
+/* Most fibers one steal moves besides the one it runs. */
+#define PO_STEAL_BATCH 64u
 
 enum { PO_SW_NONE = 0, PO_SW_PARK, PO_SW_YIELD, PO_SW_EXIT };
 
@@ -209,7 +211,9 @@ static uint64_t next_rand(uint64_t *x) {
   return *x;
 }
 
-/* Another scheduler's queued fiber, or (steal_runnext) the runnext of a
+/* Another scheduler's queued fibers (one to run, and up to PO_STEAL_BATCH
+ * more moved to our queue, so one steal halves a long imbalance instead
+ * of moving a fiber at a time), or (seen != NULL) the runnext of a
  * scheduler whose switch count has not moved since `seen` was taken. */
 static po_fiber *steal(po_sched *s, const uint64_t *seen) {
   po_fiber_rt *rt = s->rt;
@@ -219,7 +223,18 @@ static po_fiber *steal(po_sched *s, const uint64_t *seen) {
     po_sched *v = &rt->sched[(start + k) % rt->nsched];
     if (v == s) continue;
     void *item;
-    if (syncq_queue_nblfq_dequeue(v->runq, &item) == SYNCQ_OK) return claim(item);
+    if (syncq_queue_nblfq_dequeue(v->runq, &item) == SYNCQ_OK) {
+      /* Take about half of what is queued there (the hints' distance),
+       * at most PO_STEAL_BATCH. relaxed: hints, an estimate only. */
+      uint64_t h = atomic_load_explicit(&v->runq->head, memory_order_relaxed);
+      uint64_t t = atomic_load_explicit(&v->runq->tail, memory_order_relaxed);
+      uint64_t queued = (h - t) & v->runq->mask;
+      uint64_t more = queued / 2 < PO_STEAL_BATCH ? queued / 2 : PO_STEAL_BATCH;
+      void *extra;
+      for (uint64_t i = 0; i < more && syncq_queue_nblfq_dequeue(v->runq, &extra) == SYNCQ_OK; i++)
+        push_to(rt, s, extra);
+      return claim(item);
+    }
     if (seen != NULL && atomic_load_explicit(&v->runnext, memory_order_relaxed) != NULL &&
         atomic_load_explicit(&v->switches, memory_order_relaxed) == seen[v->index]) {
       /* acquire: as in take_local. */
@@ -332,7 +347,8 @@ void po_fiber_yield(struct syncq_po_proc *self) {
   po_fiber *f = &self->fiber;
   po_sched *s = f->sched;
   po_fiber *next = take_local(s);
-  if (next == NULL) return; /* nobody else here: go on */
+  if (next == NULL) next = steal(s, NULL); /* nothing here: balance the load before spinning alone */
+  if (next == NULL) return;                /* nobody else anywhere: go on */
   switch_to(s, f, PO_SW_YIELD, next);
 }
 
@@ -573,13 +589,12 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   po_san_fiber_init(&f->san, st->lo, st->size);
   f->ctx = NULL; /* made by the scheduler that first runs it (switch_to) */
   atomic_store_explicit(&f->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* as above */
-  po_fiber *cur = po_fiber_current();
-  if (cur != NULL && cur->sched != NULL && cur->sched->rt == rt) {
-    push_to(rt, cur->sched, f); /* behind the spawner's other work, not in runnext */
-    wakep(rt);
-  } else {
-    ready(rt, f, NULL);
-  }
+  /* Round robin over the schedulers, from threads and fibers alike: a
+   * process that spawns many (a controller and its workers) spreads them
+   * at once instead of waiting for steals. */
+  po_sched *s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
+  push_to(rt, s, f);
+  wakep(rt);
   return SYNCQ_OK;
 }
 

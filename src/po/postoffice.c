@@ -161,15 +161,24 @@ int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out) {
   return self->sys->mb->dequeue(self->mailbox, out);
 }
 
+static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out);
+
 int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
   if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self->is_fiber) {
+    /* 002's Recv() yields while the inbox is empty. A fiber yields once,
+     * so every other runnable fiber runs first, and then parks until a
+     * send wakes it: polling would make each message wait for a pass
+     * over every fiber of the scheduler (O(N) per hop). */
+    if (self->sys->mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    SYNCQ_STAT_INC(yields);
+    po_fiber_yield(self);
+    return fiber_recv_blocking(self, out);
+  }
   for (;;) {
     if (self->sys->mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
     SYNCQ_STAT_INC(yields);
-    if (self->is_fiber)
-      po_fiber_yield(self);
-    else
-      syncq_yield();
+    syncq_yield();
   }
 }
 
