@@ -19,8 +19,9 @@
  * (lab/peers/ring/ring.go: goroutines and channels), each the same ring,
  * same N and H, reporting the same three metrics the same way. Panels:
  * recv=blocking (syncq_po_recv_blocking: a thread sleeps on a futex, a
- * fiber parks; the peers' receive) and recv=yield (002's Recv(): yield
- * while the inbox is empty; syncq only).
+ * fiber parks; the peers' receive) and recv=yield (002's Recv(): a thread
+ * yields to the kernel while the inbox is empty; a fiber yields once to
+ * the other fibers and then parks; syncq only).
  *
  * Kernel threads are not run where they cannot finish: 100,000 threads
  * exceed this machine's task limits, and a yielding thread at 1,000 or more
@@ -56,7 +57,6 @@ enum { RING_TOKEN = 1, RING_DONE, RING_QUIT };
 #define RING_GUARDED_MAX 30000
 #define RING_THREAD_BLOCKING_MAX 6000
 #define RING_THREAD_YIELD_MAX 100
-#define RING_FIBER_YIELD_MAX 1000
 #define NS_PER_US 1e3
 
 typedef struct ring_point {
@@ -334,12 +334,11 @@ static int ring_run(lab_ctx *ctx) {
             "and, run by the lab in the same run, the same ring in Erlang (escript, processes and "
             "receive) and Go (goroutines and channels). Panels: recv=blocking (syncq: "
             "syncq_po_recv_blocking, a fiber parks and a thread sleeps on a futex; the peers' receive) "
-            "and recv=yield (002's Recv(): yield while empty; syncq only). Kernel threads run up to "
-            "N=%d blocking and N=%d yielding (beyond, a run takes minutes or exceeds the task limits); "
-            "yielding fibers up to N=%d (each recv then cycles through every fiber). The 100,000-fiber "
-            "ring runs without guard pages (see the note).",
-            fiber_hops, thread_hops, yield_hops, RING_THREAD_BLOCKING_MAX, RING_THREAD_YIELD_MAX,
-            RING_FIBER_YIELD_MAX);
+            "and recv=yield (002's Recv(): a thread yields to the kernel while its inbox is empty, a "
+            "fiber yields once to the other fibers and then parks; syncq only). Kernel threads run up "
+            "to N=%d blocking and N=%d yielding (beyond, a run takes minutes or exceeds the task "
+            "limits). The 100,000-fiber ring runs without guard pages (see the note).",
+            fiber_hops, thread_hops, yield_hops, RING_THREAD_BLOCKING_MAX, RING_THREAD_YIELD_MAX);
   if (!lab_planning(ctx)) {
     if (!fibers) lab_note(ctx, "The fiber backend is not in this build (libboost-context-dev missing).");
     const char *why;
@@ -382,13 +381,12 @@ static int ring_run(lab_ctx *ctx) {
           pt.backend = strncmp(algo, "fiber", 5) == 0 ? "fiber" : "thread";
           pt.mailbox = colon + 1;
           if (strcmp(pt.backend, "fiber") == 0) {
-            if (!fibers || (!blocking && n > RING_FIBER_YIELD_MAX)) continue;
+            if (!fibers) continue;
           } else {
             if (n > (blocking ? RING_THREAD_BLOCKING_MAX : RING_THREAD_YIELD_MAX)) continue;
             pt.hops = blocking ? thread_hops : yield_hops;
           }
         }
-        if (!blocking && pt.backend != NULL && strcmp(pt.backend, "fiber") == 0) pt.hops = yield_hops * 10;
         if (pt.hops < n) pt.hops = n; /* at least one full round */
         p[g.nvariants] = pt;
         g.variants[g.nvariants] = (lab_variant){algo, &p[g.nvariants]};
