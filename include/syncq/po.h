@@ -30,6 +30,9 @@
  *             stack overflows into its guard page is reported by pid on
  *             stderr before the program dies (a handler on an alternate
  *             signal stack; frames larger than the guard can skip it).
+ *             Creating a fiber system installs that SIGSEGV/SIGBUS handler
+ *             (again if the program replaced it since); faults that are
+ *             not a fiber's overflow go to the handler it replaced.
  *             Processes attached with syncq_po_attach stay threads.
  *
  *   get(self, len)           a free message with room for len bytes (from
