@@ -47,6 +47,8 @@
 #ifndef SYNCQ_PO_H
 #define SYNCQ_PO_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -105,11 +107,11 @@ typedef void (*syncq_po_fn)(syncq_po_proc *self, void *arg);
 /* ---- the mailbox algorithms ---- */
 
 /* How many mailbox algorithms there are (6). */
-int syncq_po_mailbox_count(void);
+SYNCQ_API int syncq_po_mailbox_count(void);
 /* The i-th one's name, one-line title and the 002 section/algorithms it
  * follows (any of the out pointers may be NULL). SYNCQ_EINVAL for i out of
  * range. */
-int syncq_po_mailbox_info(int i, const char **name, const char **title, const char **paper);
+SYNCQ_API int syncq_po_mailbox_info(int i, const char **name, const char **title, const char **paper);
 
 /* ---- systems and processes ---- */
 
@@ -118,76 +120,76 @@ int syncq_po_mailbox_info(int i, const char **name, const char **title, const ch
  * mailbox needs ("pthread-mutex", "ttas") is not in the lock registry;
  * SYNCQ_ENOTSUP without double-width CAS (the free lists need it);
  * SYNCQ_ENOMEM. */
-int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
+SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
 
 /* Destroy a system and free every message. Processes that have exited are
  * joined first. SYNCQ_EINVAL for NULL; SYNCQ_EBUSY (nothing freed) while a
  * process is running or attached. Messages of a "mutex-nofree" system that
  * a process still holds (not sent, not freed) are not freed. */
-int syncq_po_destroy(syncq_po_system *sys);
+SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
 
 /* Start a process running fn(self, arg); its pid in *pid (may be NULL).
  * SYNCQ_EINVAL for NULL sys or fn; SYNCQ_ENOMEM; SYNCQ_ELIMIT when the
  * process table is full or a system limit stopped the thread: then
  * syncq_po_limit_reason() names the limit. */
-int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
+SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
 /* Wait for a spawned process to exit. SYNCQ_EINVAL for NULL sys or a pid
  * outside the table, or a pid that is attached, not spawned; SYNCQ_ENOENT
  * for a pid no process has taken or one already joined. A thread joining
  * itself gets SYNCQ_EINVAL. */
-int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
+SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
 
 /* Make the calling thread a process of sys (it gets a pid, an inbox and a
  * free list, and may send and receive). SYNCQ_EINVAL for NULL; SYNCQ_ELIMIT
  * ("max_procs") when the table is full; SYNCQ_ENOMEM. */
-int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
+SYNCQ_API int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
 
 /* The attached thread leaves: its pid is dead from now on (sends get
  * SYNCQ_EDEAD). SYNCQ_EINVAL for NULL, a spawned process's handle, or a
  * process already detached. */
-int syncq_po_detach(syncq_po_proc *self);
+SYNCQ_API int syncq_po_detach(syncq_po_proc *self);
 
 /* The process's pid; -1 for NULL. */
-syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self);
+SYNCQ_API syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self);
 
 /* The limit that stopped the last refused spawn or attach of this system:
  * "max_procs", "RLIMIT_NPROC", "kernel.threads-max", "kernel.pid_max",
  * "cgroup pids.max", "vm.max_map_count", "memory", or "unknown (errno ...)";
  * NULL when no spawn has been refused (or sys is NULL). A static string. */
-const char *syncq_po_limit_reason(const syncq_po_system *sys);
+SYNCQ_API const char *syncq_po_limit_reason(const syncq_po_system *sys);
 
 /* How many processes have been started (spawned or attached) so far. */
-uint32_t syncq_po_count(const syncq_po_system *sys);
+SYNCQ_API uint32_t syncq_po_count(const syncq_po_system *sys);
 
 /* ---- messages ---- */
 
 /* A message with room for len bytes (its len set to len, type 0) in *out.
  * SYNCQ_EINVAL for NULL or len > SYNCQ_PO_MAX_MSG; SYNCQ_ENOMEM. */
-int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
+SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 
 /* Send msg to process `to` (its sender field is set to self's pid).
  * SYNCQ_EINVAL for NULL, a bad mode, msg->len > msg->cap, or `to` outside
  * the table; SYNCQ_ENOENT when no process has that pid; SYNCQ_EDEAD when it
  * has exited; SYNCQ_ENOMEM (COPY when no message could be had). On any
  * error the message is still the caller's. */
-int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
+SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
 
 /* Receive the next message of the inbox into *out, yielding the processor
  * while the inbox is empty (002 §4). SYNCQ_EINVAL for NULL. */
-int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
+SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
 
 /* The same, but sleeping on a futex while the inbox is empty; the next
  * send to this process wakes it. SYNCQ_EINVAL for NULL. */
-int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
+SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
 
 /* One attempt: SYNCQ_OK with *out, or SYNCQ_EMPTY. SYNCQ_EINVAL for NULL.
  * (In "mpsc", a message whose sender is between its two steps is not yet
  * visible: try_recv may report SYNCQ_EMPTY until that sender resumes.) */
-int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
+SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
 
 /* Give a message back to the own free list. SYNCQ_EINVAL for NULL. */
-int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg);
+SYNCQ_API int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg);
 
 #ifdef __cplusplus
 }
