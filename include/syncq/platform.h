@@ -8,7 +8,7 @@
 
 #include "syncq/export.h"
 
-#include <stdatomic.h>
+#include "syncq/atomic.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
