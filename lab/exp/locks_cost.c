@@ -33,7 +33,13 @@
 #include "syncq/clock.h"
 #include "syncq/lock.h"
 #include "syncq/platform.h"
+#include "syncq/static/lock/mcs.h"
+#include "syncq/static/lock/tas.h"
+#include "syncq/static/lock/ticket.h"
 #include "syncq/wait.h"
+#if defined(SYNCQ_LAB_HAVE_CK)
+#include <ck_spinlock.h>
+#endif
 
 #define OUTSIDE_NS 200u /* busy work between operations (contended panels) */
 #define DEFAULTS_THREADS_PER_PU 2 /* defaults-busy: 4 threads on 2 cores */
@@ -45,7 +51,38 @@ typedef struct cost_point {
   uint64_t ops;
   uint64_t outside_ns;
   bool generic; /* created by syncq_lock_create(name, NULL), driven by the generic API */
+  int inl;      /* an inline row (cost_inline), 0: through the ops table */
 } cost_point;
+
+/* The inline rows of the uncontended and two-threads phases: the lock's
+ * static inline body compiled into the loop (no indirect call, no
+ * statistics), beside Concurrency Kit's inline counterpart. */
+enum cost_inline {
+  INL_NONE = 0,
+  INL_MCS,      /* "mcs:inline"            syncq/static/lock/mcs.h */
+  INL_TICKET,   /* "ticket:inline"         syncq/static/lock/ticket.h */
+  INL_TTAS,     /* "ttas:inline"           syncq/static/lock/tas.h */
+  INL_CK_MCS,   /* "ck:spinlock_mcs:inline" */
+  INL_CK_TICKET,/* "ck:spinlock_ticket:inline" */
+  INL_CK_CAS,   /* "ck:spinlock_cas:inline" (ck's test-and-test-and-set) */
+  INL_COUNT
+};
+static const char *const inline_names[INL_COUNT] = {
+  NULL, "mcs:inline", "ticket:inline", "ttas:inline", "ck:spinlock_mcs:inline", "ck:spinlock_ticket:inline",
+  "ck:spinlock_cas:inline",
+};
+
+/* Storage for any of the inline locks, one cache line aligned. */
+typedef union inline_lock {
+  syncq_lock_mcs mcs;
+  syncq_lock_ticket ticket;
+  syncq_lock_tas tas;
+#if defined(SYNCQ_LAB_HAVE_CK)
+  ck_spinlock_mcs_t ck_mcs;
+  ck_spinlock_ticket_t ck_ticket;
+  ck_spinlock_cas_t ck_cas;
+#endif
+} inline_lock;
 
 typedef struct cost_run {
   const cost_point *pt;
@@ -87,6 +124,57 @@ static void lock_worker(lab_worker *w) {
   }
 }
 
+/* One loop per inline lock: LOCK and UNLOCK are statements on `l`. */
+#define INLINE_WORKER(fname, LOCK, UNLOCK)                                                             \
+  static void fname(lab_worker *w) {                                                                   \
+    cost_run *run = w->arg;                                                                            \
+    inline_lock *l = run->lock;                                                                        \
+    uint64_t n = run->pt->ops / (uint64_t)w->n + ((uint64_t)w->id < run->pt->ops % (uint64_t)w->n);   \
+    syncq_lock_node node;                                                                              \
+    (void)node;                                                                                        \
+    for (uint64_t i = 0; i < n; i++) {                                                                 \
+      LOCK;                                                                                            \
+      run->counter++;                                                                                  \
+      UNLOCK;                                                                                          \
+      if (run->pt->outside_ns) syncq_delay_ns(run->pt->outside_ns);                                   \
+    }                                                                                                  \
+  }
+INLINE_WORKER(inl_mcs_worker, syncq_lock_mcs_lock_inline(&l->mcs, &node), syncq_lock_mcs_unlock_inline(&l->mcs, &node))
+INLINE_WORKER(inl_ticket_worker, syncq_lock_ticket_lock_inline(&l->ticket), syncq_lock_ticket_unlock_inline(&l->ticket))
+INLINE_WORKER(inl_ttas_worker, syncq_lock_ttas_lock_inline(&l->tas), syncq_lock_ttas_unlock_inline(&l->tas))
+#if defined(SYNCQ_LAB_HAVE_CK)
+_Static_assert(sizeof(struct ck_spinlock_mcs) <= sizeof(syncq_lock_node), "a ck MCS node fits a syncq_lock_node");
+INLINE_WORKER(inl_ck_mcs_worker, ck_spinlock_mcs_lock(&l->ck_mcs, (struct ck_spinlock_mcs *)(void *)node.opaque),
+              ck_spinlock_mcs_unlock(&l->ck_mcs, (struct ck_spinlock_mcs *)(void *)node.opaque))
+INLINE_WORKER(inl_ck_ticket_worker, ck_spinlock_ticket_lock(&l->ck_ticket), ck_spinlock_ticket_unlock(&l->ck_ticket))
+INLINE_WORKER(inl_ck_cas_worker, ck_spinlock_cas_lock(&l->ck_cas), ck_spinlock_cas_unlock(&l->ck_cas))
+#endif
+
+static bool inline_available(int inl) {
+#if defined(SYNCQ_LAB_HAVE_CK)
+  (void)inl;
+  return true;
+#else
+  return inl < INL_CK_MCS;
+#endif
+}
+
+/* Initialise the inline lock and return its worker (NULL if unavailable).
+ * syncq's locks with NULL config: the typed default, SPIN, as ck's. */
+static void (*inline_setup(int inl, inline_lock *l))(lab_worker *) {
+  switch (inl) {
+  case INL_MCS: return syncq_lock_mcs_init(&l->mcs, NULL) == SYNCQ_OK ? inl_mcs_worker : NULL;
+  case INL_TICKET: return syncq_lock_ticket_init(&l->ticket, NULL) == SYNCQ_OK ? inl_ticket_worker : NULL;
+  case INL_TTAS: return syncq_lock_ttas_init(&l->tas, NULL) == SYNCQ_OK ? inl_ttas_worker : NULL;
+#if defined(SYNCQ_LAB_HAVE_CK)
+  case INL_CK_MCS: ck_spinlock_mcs_init(&l->ck_mcs); return inl_ck_mcs_worker;
+  case INL_CK_TICKET: ck_spinlock_ticket_init(&l->ck_ticket); return inl_ck_ticket_worker;
+  case INL_CK_CAS: ck_spinlock_cas_init(&l->ck_cas); return inl_ck_cas_worker;
+#endif
+  default: return NULL;
+  }
+}
+
 static void atomics_worker(lab_worker *w) {
   atomics_pair *p = w->arg;
   /* the counterpart of "ops" pairs: two seq_cst read-modify-writes each */
@@ -101,7 +189,7 @@ static void atomics_worker(lab_worker *w) {
 static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const cost_point *pt = arg;
   uint64_t ns;
-  if (pt->algo == NULL) {
+  if (pt->algo == NULL && pt->inl == INL_NONE) {
     atomics_pair *p = syncq_alloc_aligned(sizeof *p, _Alignof(atomics_pair));
     if (p == NULL) {
       lab_fail(ctx, "out of memory");
@@ -114,6 +202,31 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     if (rc != 0) return -1;
     if (!ok) {
       lab_fail(ctx, "two-atomics: wrong count");
+      return -1;
+    }
+  } else if (pt->inl != INL_NONE) { /* an inline row */
+    cost_run *run = syncq_alloc_aligned(sizeof *run, _Alignof(cost_run));
+    inline_lock *l = syncq_alloc_aligned(sizeof *l, SYNCQ_CACHELINE);
+    void (*worker)(lab_worker *) = l != NULL ? inline_setup(pt->inl, l) : NULL;
+    if (run == NULL || worker == NULL) {
+      free(run);
+      free(l);
+      lab_fail(ctx, "cannot set up %s", inline_names[pt->inl]);
+      return -1;
+    }
+    run->pt = pt;
+    run->ops = NULL;
+    run->lock = l;
+    run->generic = NULL;
+    run->counter = 0;
+    atomic_init(&run->errors, 0);
+    int rc = lab_team_run(ctx, pt->threads, worker, run, NULL, &ns, &out->stats);
+    bool ok = run->counter == pt->ops;
+    free(l);
+    free(run);
+    if (rc != 0) return -1;
+    if (!ok) {
+      lab_fail(ctx, "%s: mutual exclusion failed", inline_names[pt->inl]);
       return -1;
     }
   } else if (pt->generic) {
@@ -236,6 +349,16 @@ static int lab_run_defaults_busy(lab_ctx *ctx, const syncq_algo *const *algos, i
   return rc;
 }
 
+/* The inline rows after the group's other variants (pts indexed alike). */
+static void add_inline_rows(lab_group *g, cost_point *pts, int threads, uint64_t ops, uint64_t outside_ns) {
+  for (int k = INL_NONE + 1; k < INL_COUNT && g->nvariants < LAB_MAX_VARIANTS; k++) {
+    if (!inline_available(k)) continue;
+    int v = g->nvariants++;
+    pts[v] = (cost_point){NULL, threads, SYNCQ_WAIT_DEFAULT, ops, outside_ns, false, k};
+    g->variants[v] = (lab_variant){inline_names[k], &pts[v]};
+  }
+}
+
 static int locks_cost_run_exp(lab_ctx *ctx) {
   const syncq_algo *algos[LAB_MAX_VARIANTS];
   int nalgos = syncq_registry_list(SYNCQ_FAMILY_LOCK, algos, LAB_MAX_VARIANTS);
@@ -277,6 +400,7 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
   }
   pts[nalgos] = (cost_point){NULL, 1, SYNCQ_WAIT_DEFAULT, n_unc, 0};
   g.variants[g.nvariants++] = (lab_variant){"two-atomics", &pts[nalgos]};
+  add_inline_rows(&g, pts, 1, n_unc, 0);
   if (lab_run_group(ctx, &g) != 0) return -1;
 
   /* two threads */
@@ -291,6 +415,7 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
     pts[a] = (cost_point){algos[a], 2, SYNCQ_WAIT_DEFAULT, n_two, OUTSIDE_NS};
     g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};
   }
+  add_inline_rows(&g, pts, 2, n_two, OUTSIDE_NS);
   if (lab_run_group(ctx, &g) != 0) return -1;
 
   /* oversubscribed, blocking disciplines */
@@ -339,7 +464,13 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
   "\"where\":{\"phase\":\"" phase "\"},\"at\":\"max_threads\",\"bound\":1.1}"
 #define VS_CK_BOTH(ours, ck) VS_CK(ours, ck, "uncontended") "," VS_CK(ours, ck, "two-threads")
 
+#define INL_BOTH(ours, ck) VS_CK(ours, ck, "uncontended") "," VS_CK(ours, ck, "two-threads")
+
 static const lab_claim locks_cost_claims[] = {
+  {"syncq target: the inline MCS, ticket and TTAS locks (syncq/static/lock/*.h) within 1.1x of "
+   "Concurrency Kit's inline ck_spinlock_mcs, _ticket and _cas, uncontended and with two threads.",
+   "{\"op\":\"all\",\"rules\":[" INL_BOTH("mcs:inline", "ck:spinlock_mcs:inline") ","
+   INL_BOTH("ticket:inline", "ck:spinlock_ticket:inline") "," INL_BOTH("ttas:inline", "ck:spinlock_cas:inline") "]}"},
   {"syncq target: with 2 threads per processing unit and a busy program beside, every lock "
    "created with the generic API's defaults is within 3x of pthread mutex (spinning by default, "
    "MCS and ticket did not finish in 60 s).",
