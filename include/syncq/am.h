@@ -41,8 +41,6 @@
 #ifndef SYNCQ_AM_H
 #define SYNCQ_AM_H
 
-#include "syncq/export.h"
-
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -20,12 +20,21 @@
  * that cannot sleep yield instead). It does not collapse when threads
  * outnumber processing units: a FIFO spin lock (ticket, MCS, CLH,
  * Anderson, array) hands the lock to a waiter that may be preempted, and
- * every waiter behind it spins through whole time slices. Measured here
- * (syncq-lab locks-cost, phase "defaults-busy": 4 threads on 2 cores
- * beside a busy program, 100,000 increments) every default-created lock
- * is within 3x of pthread mutex; created with SYNCQ_WAIT_SPIN, MCS and
- * ticket did not finish in 60 s. Pure spinning stays available by name:
- * pass SYNCQ_WAIT_SPIN in the config (fastest while every waiter has a
+ * every waiter behind it spins through whole time slices. Measured on 2
+ * cores (syncq-lab locks-cost --quick, phase "defaults-busy": 4 threads,
+ * not pinned, beside a busy program, 100,000 increments, median of 5;
+ * the machine was shared with other jobs): created with SYNCQ_WAIT_SPIN,
+ * MCS and ticket did not finish in 60 s; with the default, two runs gave
+ * pthread mutex 15 and 14 ns per increment, ttas-ps 19/18, array-faa
+ * 18/16, array-cas 17/22, clh 28/27, futex-mutex 31/29, tas 28/48, ttas
+ * 50/40, anderson 23/60, mcs 117/16, ticket 613/16, hybrid-sc 462/31,
+ * sc-queue 66,680/42 (yield: it cannot sleep). Most are within 3x of the
+ * mutex; a FIFO hand-over to a waiter that is not running still costs a
+ * wake-up, and the runs that missed were those. Pinned two to a core,
+ * the FIFO queue locks (mcs, clh, array-cas) stay slow even so (16-21 us
+ * per increment): prefer a mutex or TTAS where threads outnumber cores
+ * and are pinned. Pure spinning stays available by name: pass
+ * SYNCQ_WAIT_SPIN in the config (fastest while every waiter has a
  * processor of its own).
  *
  * The typed APIs (syncq/lock/<algo>.h) and the ops tables keep each

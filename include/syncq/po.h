@@ -47,8 +47,6 @@
 #ifndef SYNCQ_PO_H
 #define SYNCQ_PO_H
 
-#include "syncq/export.h"
-
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -2,6 +2,7 @@
 # usage: symbols_test.sh LIBSYNCQ_SO LIBSYNCQ_A SOURCE_DIR CC
 # 1. every symbol libsyncq.so exports is named syncq_*;
 # 2. every SYNCQ_API declaration of the public headers is exported;
+# 2b. no public header declares a function the library hides;
 # 3. libsyncq.a's global symbols are syncq_* too (internals made local);
 # 4. a program defining am_map, po_mailbox_mpsc, am_claim_locked links
 #    statically with libsyncq.a and keeps its own.
@@ -27,6 +28,15 @@ fi
 if comm -13 "$tmp/declared" "$tmp/exported" >"$tmp/undeclared" && [ -s "$tmp/undeclared" ]; then
   echo "FAIL: exported but declared in no public header:"; cat "$tmp/undeclared"; fail=1
 fi
+
+# hidden syncq_* functions of the library that a public header declares:
+# a declaration without SYNCQ_API (a program linking libsyncq.so would miss it)
+nm --defined-only "$so" 2>/dev/null | awk '$2 ~ /^[tdrb]$/ && $3 ~ /^syncq_/ {print $3}' | sort -u >"$tmp/hidden"
+while read -r sym; do
+  if grep -rqE "^[^ /*#].*\b$sym *\(" --include='*.h' --exclude-dir=static "$src/include/syncq"; then
+    echo "FAIL: $sym is declared in a public header but not exported (SYNCQ_API missing)"; fail=1
+  fi
+done <"$tmp/hidden"
 
 nm -g --defined-only "$a" 2>/dev/null | awk 'NF == 3 {print $3}' | sort -u >"$tmp/archive"
 if grep -v '^syncq_' "$tmp/archive" >"$tmp/bad_a"; then
