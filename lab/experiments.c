@@ -9,6 +9,8 @@ extern const lab_experiment lab_exp_np99_locks;
 extern const lab_experiment lab_exp_np99_barrier;
 extern const lab_experiment lab_exp_locks_cost;
 extern const lab_experiment lab_exp_lf07_sort;
+extern const lab_experiment lab_exp_po_ring;
+extern const lab_experiment lab_exp_po_switch;
 extern const lab_experiment lab_exp_ms98_stack;
 extern const lab_experiment lab_exp_ms98_heap;
 extern const lab_experiment lab_exp_ms98_counter;
@@ -32,6 +34,8 @@ static const lab_experiment *const all[] = {
   &lab_exp_np99_mp_barrier,
   &lab_exp_locks_cost,
   &lab_exp_lf07_sort,
+  &lab_exp_po_switch,
+  &lab_exp_po_ring,
   &lab_exp_ms98_stack,
   &lab_exp_ms98_heap,
   &lab_exp_ms98_counter,

@@ -45,11 +45,14 @@ typedef struct lab_param {
   const char *str;
 } lab_param;
 
+#define LAB_MAX_EXTRA 4
+
 /* What one repetition of one variant measured. */
 typedef struct lab_sample {
   double value;      /* the group's metric */
   uint64_t ops;      /* operations made, to turn stats into per-op counts (0: none) */
   syncq_stats stats; /* algorithm events, summed over the team */
+  double extra[LAB_MAX_EXTRA]; /* the group's extra metrics, in the order of lab_group.extra */
 } lab_sample;
 
 /* Measure one repetition of `arg` into *out. Returns 0, or -1 after
@@ -77,6 +80,15 @@ typedef struct lab_group {
    * (interleaved runs, so each ratio compares runs made side by side).
    * If --algos excludes the reference, no ratio points are written. */
   const char *normalize_to;
+  /* Further metrics the same run measures (e.g. a ring's spawn time and
+   * memory beside its hop time): each gets its own points (and ratio
+   * points with normalize_to), from lab_sample.extra[i]. */
+  struct lab_extra_metric {
+    const char *metric;
+    const char *unit;
+    bool higher_is_better;
+  } extra[LAB_MAX_EXTRA];
+  int nextra;
 } lab_group;
 
 typedef struct lab_claim {

@@ -293,17 +293,17 @@ static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const
 
 /* The "<metric>_ratio" points of a group with normalize_to (see lab.h). */
 static int write_ratios(lab_ctx *ctx, const lab_group *g, const int *idx, int nv,
-                        double (*values)[LAB_MAX_REPS], int reps) {
+                        double (*values)[LAB_MAX_REPS], int reps, const char *of_metric, bool higher_is_better) {
   int ref = -1;
   for (int k = 0; k < nv; k++)
     if (strcmp(g->variants[idx[k]].algorithm, g->normalize_to) == 0) ref = k;
   if (ref < 0) return 0; /* the reference was filtered out by --algos */
   char metric[128];
-  snprintf(metric, sizeof metric, "%s_ratio", g->metric);
+  snprintf(metric, sizeof metric, "%s_ratio", of_metric);
   for (int k = 0; k < nv; k++) {
     double ratio[LAB_MAX_REPS];
     for (int r = 0; r < reps; r++) ratio[r] = values[ref][r] > 0 ? values[k][r] / values[ref][r] : 0.0;
-    if (write_point(ctx, g, g->variants[idx[k]].algorithm, metric, "x", g->higher_is_better, ratio, reps,
+    if (write_point(ctx, g, g->variants[idx[k]].algorithm, metric, "x", higher_is_better, ratio, reps,
                     NULL, NULL) != 0) {
       lab_fail(ctx, "writing results: %s", strerror(errno));
       return -1;
@@ -355,8 +355,10 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   double(*values)[LAB_MAX_REPS] = calloc((size_t)nv, sizeof *values);
   double(*counters)[N_COUNTERS][LAB_MAX_REPS] = calloc((size_t)nv, sizeof *counters);
   bool(*has)[N_COUNTERS] = calloc((size_t)nv, sizeof *has);
-  if (!values || !counters || !has) {
-    free(values), free(counters), free(has);
+  /* xvalues[e][v][r]: the extra metrics */
+  double(*xvalues)[LAB_MAX_VARIANTS][LAB_MAX_REPS] = calloc(LAB_MAX_EXTRA, sizeof *xvalues);
+  if (!values || !counters || !has || !xvalues || g->nextra < 0 || g->nextra > LAB_MAX_EXTRA) {
+    free(values), free(counters), free(has), free(xvalues);
     lab_fail(ctx, "out of memory");
     return -1;
   }
@@ -387,6 +389,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       }
       if (r < 0) continue; /* warm-up */
       values[k][r] = s.value;
+      for (int e = 0; e < g->nextra; e++) xvalues[e][k][r] = s.extra[e];
       for (size_t c = 0; c < N_COUNTERS; c++) {
         uint64_t x = c == CTX_COUNTER ? csw : stat_field(&s.stats, counter_fields[c].off);
         if (x && s.ops) has[k][c] = true; /* per-op counts need a count of ops */
@@ -402,6 +405,13 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       rc = -1;
       break;
     }
+    for (int e = 0; e < g->nextra && rc == 0; e++)
+      if (write_point(ctx, g, v->algorithm, g->extra[e].metric, g->extra[e].unit, g->extra[e].higher_is_better,
+                      xvalues[e][k], reps, NULL, NULL) != 0) {
+        lab_fail(ctx, "writing results: %s", strerror(errno));
+        rc = -1;
+      }
+    if (rc != 0) break;
     ctx->done++;
     if (!ctx->opt->quiet) {
       double el = (double)(syncq_now_ns() - ctx->t_start) / NS_PER_S;
@@ -412,7 +422,10 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
               ctx->exp->name, v->algorithm, pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], reps), g->unit, reps, eta);
     }
   }
-  if (rc == 0 && g->normalize_to != NULL) rc = write_ratios(ctx, g, idx, nv, values, reps);
+  if (rc == 0 && g->normalize_to != NULL) rc = write_ratios(ctx, g, idx, nv, values, reps, g->metric, g->higher_is_better);
+  for (int e = 0; e < g->nextra && rc == 0 && g->normalize_to != NULL; e++)
+    rc = write_ratios(ctx, g, idx, nv, xvalues[e], reps, g->extra[e].metric, g->extra[e].higher_is_better);
+  free(xvalues);
   free(values);
   free(counters);
   free(has);

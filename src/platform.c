@@ -65,9 +65,16 @@ void *syncq_alloc_aligned(size_t size, size_t align) {
 
 bool syncq_pr_dwcas_available(void) {
 #if defined(__x86_64__)
+  /* CPUID traps to the hypervisor in a virtual machine (tens of us here):
+   * ask once. relaxed: every thread computes the same answer, so a racing
+   * first call only asks twice. */
+  static _Atomic(int) known = -1;
+  int k = atomic_load_explicit(&known, memory_order_relaxed);
+  if (k >= 0) return k != 0;
   unsigned eax, ebx, ecx, edx;
-  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
-  return (ecx & bit_CMPXCHG16B) != 0;
+  k = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_CMPXCHG16B) != 0;
+  atomic_store_explicit(&known, k, memory_order_relaxed);
+  return k != 0;
 #elif defined(__aarch64__)
   return true; /* LDXP/STXP exist on every AArch64; CASP with LSE. */
 #else

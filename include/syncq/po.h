@@ -3,11 +3,34 @@
  * share nothing but messages (002, LaForest 2007, §3-§4).
  *
  * A system (syncq_po_system) owns a process table sized at creation. A
- * process is a thread with a small stack (32 KB by default, with a guard
- * page) running fn(self, arg); `self` is its handle to its own postoffice:
- * an inbox queue (one of six mailbox algorithms, chosen per system) and a
- * free list of messages. A thread that was not spawned (e.g. main) may
- * join in as a process with syncq_po_attach().
+ * process runs fn(self, arg) on a small stack with a guard page below it;
+ * `self` is its handle to its own postoffice: an inbox queue (one of six
+ * mailbox algorithms, chosen per system) and a free list of messages. A
+ * thread that was not spawned (e.g. main) may join in as a process with
+ * syncq_po_attach().
+ *
+ * Backends (chosen per system, syncq_po_config.backend):
+ *   "thread"  002's design: every process is a kernel thread (32 KB stack).
+ *             Each hop of a message between processes goes through the
+ *             kernel's scheduler.
+ *   "fiber"   processes are user-level contexts (Boost.Context fcontext,
+ *             16 KB stacks from a pool) multiplexed M:N onto one scheduler
+ *             thread per processing unit; run queues are NBLFQs; recv on
+ *             an empty inbox parks the fiber and a send makes it runnable
+ *             again, to run next on the sender's scheduler; idle
+ *             schedulers spin briefly, then sleep on a futex. recv's
+ *             yielding form yields to the other fibers, not to the kernel,
+ *             and then parks.
+ *             The default when the library was built with Boost.Context.
+ *             Rules: a fiber that makes a blocking system call (read,
+ *             sleep, a pthread mutex held elsewhere, ...) blocks its whole
+ *             scheduler thread and the fibers queued behind it until
+ *             another scheduler steals them; a fiber that busy-waits for
+ *             another fiber must yield (syncq_po_recv does). A fiber whose
+ *             stack overflows into its guard page is reported by pid on
+ *             stderr before the program dies (a handler on an alternate
+ *             signal stack; frames larger than the guard can skip it).
+ *             Processes attached with syncq_po_attach stay threads.
  *
  *   get(self, len)           a free message with room for len bytes (from
  *                            the own free list, or allocated)
@@ -84,19 +107,32 @@ typedef enum syncq_po_send_mode {
 } syncq_po_send_mode;
 
 /* Defaults and limits of a system. */
-#define SYNCQ_PO_DEFAULT_STACK (32u * 1024u)   /* 002 §4: 32 KB stacks */
+#define SYNCQ_PO_DEFAULT_STACK (32u * 1024u)   /* 002 §4: 32 KB stacks (thread backend) */
+#define SYNCQ_PO_DEFAULT_FIBER_STACK (16u * 1024u) /* fiber backend */
+#define SYNCQ_PO_MIN_FIBER_STACK (8u * 1024u)  /* smallest fiber stack accepted */
+#define SYNCQ_PO_NO_GUARD ((size_t)-1)         /* guard_size: no guard pages */
 #define SYNCQ_PO_DEFAULT_MAX_PROCS 8192u
 #define SYNCQ_PO_MAX_PROCS (1u << 20)          /* largest process table */
 #define SYNCQ_PO_MAX_MSG ((size_t)1 << 30)     /* largest payload */
+#define SYNCQ_PO_MAX_SCHEDULERS 1024u          /* most scheduler threads of a fiber system */
 
 typedef struct syncq_po_config {
   const char *mailbox; /* "mutex" (NULL: the default), "nonblocking", "ttas", "two-lock",
                         * "mutex-nofree", "mpsc" (syncq_po_mailbox_info) */
   uint32_t max_procs;  /* process table size, 0: SYNCQ_PO_DEFAULT_MAX_PROCS; at most
                         * SYNCQ_PO_MAX_PROCS, else SYNCQ_EINVAL */
-  size_t stack_size;   /* bytes of each spawned process's stack, 0: SYNCQ_PO_DEFAULT_STACK;
-                        * below the system's minimum (PTHREAD_STACK_MIN): SYNCQ_EINVAL */
-  size_t guard_size;   /* guard bytes below each stack, 0: one page */
+  size_t stack_size;   /* bytes of each spawned process's stack, 0: the backend's default
+                        * (SYNCQ_PO_DEFAULT_STACK, SYNCQ_PO_DEFAULT_FIBER_STACK); below
+                        * the backend's minimum (PTHREAD_STACK_MIN,
+                        * SYNCQ_PO_MIN_FIBER_STACK): SYNCQ_EINVAL */
+  size_t guard_size;   /* guard bytes below each stack, 0: one page; SYNCQ_PO_NO_GUARD:
+                        * none. Fibers: each guard costs two of the kernel's
+                        * vm.max_map_count mappings (about 32,000 fibers with the
+                        * default 65,530); without guards the limit is memory. */
+  const char *backend; /* "thread" or "fiber" (syncq_po_backend_info); NULL: the default
+                        * (syncq_po_default_backend) */
+  uint32_t schedulers; /* fiber: scheduler threads, 0: one per processing unit (hwloc) */
+  bool pin;            /* fiber: bind scheduler i to processing unit i (hwloc) */
 } syncq_po_config;
 
 /* A process body. Returning from it is the process's exit. */
@@ -111,35 +147,58 @@ SYNCQ_API int syncq_po_mailbox_count(void);
  * range. */
 SYNCQ_API int syncq_po_mailbox_info(int i, const char **name, const char **title, const char **paper);
 
+/* ---- the backends ---- */
+
+/* How many backends there are (2: "thread", "fiber"). */
+SYNCQ_API int syncq_po_backend_count(void);
+/* The i-th one's name and one-line title (out pointers may be NULL).
+ * SYNCQ_OK; SYNCQ_ENOTSUP (name and title still set) when this build of
+ * the library lacks it (fiber: built without Boost.Context); SYNCQ_EINVAL
+ * for i out of range. */
+SYNCQ_API int syncq_po_backend_info(int i, const char **name, const char **title);
+/* The backend a config with backend == NULL gets: "fiber" when built with
+ * Boost.Context, else "thread". */
+SYNCQ_API const char *syncq_po_default_backend(void);
+/* The backend of a system ("thread" or "fiber"); NULL for NULL. */
+SYNCQ_API const char *syncq_po_backend_of(const syncq_po_system *sys);
+/* Scheduler threads of a fiber system (0 for a thread system or NULL). */
+SYNCQ_API uint32_t syncq_po_schedulers(const syncq_po_system *sys);
+
 /* ---- systems and processes ---- */
 
 /* Create a system (cfg NULL: defaults). SYNCQ_EINVAL for a NULL out or a
- * bad config; SYNCQ_ENOENT for an unknown mailbox, or when the lock the
- * mailbox needs ("pthread-mutex", "ttas") is not in the lock registry;
- * SYNCQ_ENOTSUP without double-width CAS (the free lists need it);
- * SYNCQ_ENOMEM. */
+ * bad config; SYNCQ_ENOENT for an unknown mailbox or backend, or when the
+ * lock the mailbox needs ("pthread-mutex", "ttas") is not in the lock
+ * registry; SYNCQ_ENOTSUP without double-width CAS (the free lists need
+ * it) or for the fiber backend in a build without it; SYNCQ_ENOMEM;
+ * SYNCQ_ELIMIT when a fiber system's scheduler threads could not start. */
 SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
 
 /* Destroy a system and free every message. Processes that have exited are
- * joined first. SYNCQ_EINVAL for NULL; SYNCQ_EBUSY (nothing freed) while a
- * process is running or attached. Messages of a "mutex-nofree" system that
- * a process still holds (not sent, not freed) are not freed. */
+ * joined first (and a fiber system's schedulers stopped). SYNCQ_EINVAL for
+ * NULL; SYNCQ_EBUSY (nothing freed) while a process is running, parked in
+ * recv, or attached: send it what it waits for, join it, then destroy.
+ * Messages of a "mutex-nofree" system that a process still holds (not
+ * sent, not freed) are not freed. */
 SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
 
 /* Start a process running fn(self, arg); its pid in *pid (may be NULL).
  * SYNCQ_EINVAL for NULL sys or fn; SYNCQ_ENOMEM; SYNCQ_ELIMIT when the
- * process table is full or a system limit stopped the thread: then
- * syncq_po_limit_reason() names the limit. */
+ * process table is full or a system limit stopped the thread or the
+ * fiber's stack: then syncq_po_limit_reason() names the limit. */
 SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
 /* Wait for a spawned process to exit. SYNCQ_EINVAL for NULL sys or a pid
  * outside the table, or a pid that is attached, not spawned; SYNCQ_ENOENT
- * for a pid no process has taken or one already joined. A thread joining
- * itself gets SYNCQ_EINVAL. */
+ * for a pid no process has taken or one already joined. A process joining
+ * itself gets SYNCQ_EINVAL. A thread sleeps; a fiber yields to the other
+ * fibers until the process has exited. */
 SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
 
 /* Make the calling thread a process of sys (it gets a pid, an inbox and a
- * free list, and may send and receive). SYNCQ_EINVAL for NULL; SYNCQ_ELIMIT
+ * free list, and may send and receive; in a fiber system it stays a
+ * thread, sleeping on a futex in recv_blocking). SYNCQ_EINVAL for NULL or
+ * when called from a fiber (it is a process already); SYNCQ_ELIMIT
  * ("max_procs") when the table is full; SYNCQ_ENOMEM. */
 SYNCQ_API int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
 
@@ -153,7 +212,8 @@ SYNCQ_API syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self);
 
 /* The limit that stopped the last refused spawn or attach of this system:
  * "max_procs", "RLIMIT_NPROC", "kernel.threads-max", "kernel.pid_max",
- * "cgroup pids.max", "vm.max_map_count", "memory", or "unknown (errno ...)";
+ * "cgroup pids.max", "vm.max_map_count" (threads' or fibers' guard pages),
+ * "memory", or "unknown (errno ...)";
  * NULL when no spawn has been refused (or sys is NULL). A static string. */
 SYNCQ_API const char *syncq_po_limit_reason(const syncq_po_system *sys);
 
@@ -174,17 +234,35 @@ SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
 
 /* Receive the next message of the inbox into *out, yielding the processor
- * while the inbox is empty (002 §4). SYNCQ_EINVAL for NULL. */
+ * while the inbox is empty (002 §4). A fiber yields once to the other
+ * runnable fibers and then parks until a message arrives (polling would
+ * make each message wait for a pass over every fiber).
+ * SYNCQ_EINVAL for NULL, or when the caller is not the process `self`
+ * (another thread or fiber: the inbox has one consumer). */
 SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
 
-/* The same, but sleeping on a futex while the inbox is empty; the next
- * send to this process wakes it. SYNCQ_EINVAL for NULL. */
+/* The same, but sleeping while the inbox is empty (a thread on a futex; a
+ * fiber parks, costing no CPU); the next send to this process wakes it.
+ * SYNCQ_EINVAL as recv. */
 SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
 
-/* One attempt: SYNCQ_OK with *out, or SYNCQ_EMPTY. SYNCQ_EINVAL for NULL.
+/* One attempt: SYNCQ_OK with *out, or SYNCQ_EMPTY. SYNCQ_EINVAL as recv.
  * (In "mpsc", a message whose sender is between its two steps is not yet
  * visible: try_recv may report SYNCQ_EMPTY until that sender resumes.) */
 SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
+
+/* Let other processes run: a fiber yields to the other runnable fibers of
+ * its scheduler (returning at once when there are none), a thread to the
+ * kernel (sched_yield). For processes that wait on something other than
+ * their inbox (a fiber must not spin without yielding). SYNCQ_EINVAL for
+ * NULL or when the caller is not the process `self`. */
+SYNCQ_API int syncq_po_yield(syncq_po_proc *self);
+
+/* The calling process's stack: its lowest address in *lo and its size
+ * (either may be NULL). A fiber: its pooled stack; a thread: its thread's
+ * stack. SYNCQ_EINVAL for NULL or a caller that is not `self`; SYNCQ_ESYS
+ * when the thread's stack cannot be read. */
+SYNCQ_API int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size);
 
 /* Give a message back to the own free list. SYNCQ_EINVAL for NULL. */
 SYNCQ_API int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg);

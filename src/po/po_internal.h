@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "fiber_internal.h"
 #include "syncq/lock.h"
 #include "syncq/platform.h"
 #include "syncq/po.h"
@@ -22,17 +23,23 @@ struct syncq_po_proc {
   syncq_po_system *sys;
   syncq_po_fn fn;
   void *arg;
-  pthread_t tid;
+  bool is_fiber;   /* a spawned process of a fiber system */
+  pthread_t tid;   /* thread backend: the process's thread (joined) */
+  pthread_t owner; /* a thread process: the thread that may recv (set at start or attach) */
   void *mailbox; /* the inbox, of sys->mb's algorithm */
   /* Pushed by the owner (free, recv's copy-out) and popped by copying senders. */
   SYNCQ_CACHELINE_ALIGNED syncq_freelist free;
   /* The eventcount of recv_blocking: written by senders when the owner sleeps. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) epoch;
   _Atomic(uint32_t) sleeping;
+  /* A fiber process's context, stack and park state (fiber backend). */
+  po_fiber fiber;
 };
 
 struct syncq_po_system {
   const struct po_mailbox_ops *mb;
+  bool fibers;             /* the fiber backend: spawned processes are fibers */
+  po_fiber_rt *fiber_rt;   /* its schedulers (NULL: thread backend) */
   const syncq_lock_ops *lock; /* the mailbox's lock, from the lock registry (NULL: none) */
   size_t stack_size;
   size_t guard_size;
@@ -67,6 +74,10 @@ extern const po_mailbox_ops po_mailbox_ttas;
 extern const po_mailbox_ops po_mailbox_two_lock;
 extern const po_mailbox_ops po_mailbox_mutex_nofree;
 extern const po_mailbox_ops po_mailbox_mpsc;
+
+/* The limit behind a failed thread or mapping creation (errno err): the
+ * names of syncq_po_limit_reason(). */
+const char *po_limit_of(int err);
 
 /* A new type-stable header of sys (payload empty), recorded for destroy;
  * NULL when memory is short. */

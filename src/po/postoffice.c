@@ -96,6 +96,14 @@ int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg) {
   return SYNCQ_OK;
 }
 
+/* Is the caller the process `self` (the only one allowed to take from its
+ * inbox)? A fiber process: the fiber running here; a thread process: the
+ * thread that started it or attached it. */
+static bool is_caller(const struct syncq_po_proc *self) {
+  if (self->is_fiber) return po_fiber_current() == &self->fiber;
+  return pthread_equal(self->owner, pthread_self()) != 0;
+}
+
 /* After an enqueue: wake the recipient if it sleeps in recv_blocking.
  * acq_rel read-modify-write of `sleeping` (writing back what it read): it
  * is ordered with the receiver's acq_rel exchange of the same word, so
@@ -103,7 +111,11 @@ int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg) {
  * and the receiver's exchange reads from it, synchronizes with it, and its
  * second look at the inbox sees our message. (An RMW rather than a seq_cst
  * fence: the same guarantee in C11 terms, and ThreadSanitizer models it.) */
-static void wake(struct syncq_po_proc *to) {
+static void wake(struct syncq_po_proc *from, struct syncq_po_proc *to) {
+  if (to->is_fiber) {
+    po_fiber_wake(from, to);
+    return;
+  }
   if (atomic_fetch_add_explicit(&to->sleeping, 0u, memory_order_acq_rel) != 0u) {
     /* release: the futex word changes after the enqueue; the sleeper's
      * futex_wait compares it with the epoch it read before announcing. */
@@ -140,17 +152,29 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
     sys->mb->enqueue(dst->mailbox, copy);
     give_header(sys, self, msg);
   }
-  wake(dst);
+  wake(self, dst);
   return SYNCQ_OK;
 }
 
 int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out) {
-  if (self == NULL || out == NULL) return SYNCQ_EINVAL;
+  if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
   return self->sys->mb->dequeue(self->mailbox, out);
 }
 
+static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out);
+
 int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
-  if (self == NULL || out == NULL) return SYNCQ_EINVAL;
+  if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self->is_fiber) {
+    /* 002's Recv() yields while the inbox is empty. A fiber yields once,
+     * so every other runnable fiber runs first, and then parks until a
+     * send wakes it: polling would make each message wait for a pass
+     * over every fiber of the scheduler (O(N) per hop). */
+    if (self->sys->mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    SYNCQ_STAT_INC(yields);
+    po_fiber_yield(self);
+    return fiber_recv_blocking(self, out);
+  }
   for (;;) {
     if (self->sys->mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
     SYNCQ_STAT_INC(yields);
@@ -158,8 +182,29 @@ int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
   }
 }
 
+/* A fiber's recv_blocking: announce BLOCKING, look once more, park. The
+ * announcement is an acq_rel exchange that pairs with the sender's acq_rel
+ * RMW of the same word in po_fiber_wake (see fiber_sched.c's contract). */
+static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
+  const po_mailbox_ops *mb = self->sys->mb;
+  po_fiber *f = &self->fiber;
+  for (;;) {
+    if (mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
+    if (mb->dequeue(self->mailbox, out) == SYNCQ_OK) {
+      /* relaxed: back to RUNNING; a sender that turned BLOCKING into WOKEN
+       * meanwhile needs nothing more (we have looked). */
+      atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
+      return SYNCQ_OK;
+    }
+    SYNCQ_STAT_INC(blocks);
+    po_fiber_park(self); /* returns RUNNING, woken by a send */
+  }
+}
+
 int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out) {
-  if (self == NULL || out == NULL) return SYNCQ_EINVAL;
+  if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self->is_fiber) return fiber_recv_blocking(self, out);
   const po_mailbox_ops *mb = self->sys->mb;
   for (;;) {
     if (mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
@@ -179,4 +224,32 @@ int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out) {
     atomic_store_explicit(&self->sleeping, 0u, memory_order_relaxed);
     if (r == SYNCQ_OK) return SYNCQ_OK;
   }
+}
+
+int syncq_po_yield(syncq_po_proc *self) {
+  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self->is_fiber)
+    po_fiber_yield(self);
+  else
+    syncq_yield();
+  return SYNCQ_OK;
+}
+
+int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size) {
+  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self->is_fiber) {
+    if (lo) *lo = self->fiber.stack->lo;
+    if (size) *size = self->fiber.stack->size;
+    return SYNCQ_OK;
+  }
+  pthread_attr_t attr;
+  void *a = NULL;
+  size_t n = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return SYNCQ_ESYS;
+  int e = pthread_attr_getstack(&attr, &a, &n);
+  pthread_attr_destroy(&attr);
+  if (e != 0) return SYNCQ_ESYS;
+  if (lo) *lo = a;
+  if (size) *size = n;
+  return SYNCQ_OK;
 }

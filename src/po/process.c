@@ -1,13 +1,16 @@
 /*
  * process.c — the postoffice's lightweight processes (002 §4 "Processes"):
  * a system with a process table sized at creation; spawn, join, attach,
- * detach; which system limit refused a thread.
+ * detach on either backend; which system limit refused a process.
  *
  * Contract
  *   Source:      002 §4: each process is a thread with a small stack
  *                (32 KB by default, as 002; a guard page below it) whose
  *                only shared data is its postoffice, indexed by its pid in
- *                the global process table.
+ *                the global process table (the "thread" backend). The
+ *                "fiber" backend (fiber_sched.c) keeps the table, the
+ *                pids and the postoffices, and runs each process as a
+ *                user-level context instead of a thread.
  *   Progress:    spawn/attach/join are blocking (a mutex serialises slot
  *                allocation; spawning is not a hot path).
  *   Memory:      create allocates the table (max_procs entries, one cache
@@ -35,6 +38,41 @@ static const po_mailbox_ops *const mailboxes[] = {
   &po_mailbox_two_lock, &po_mailbox_mutex_nofree, &po_mailbox_mpsc,
 };
 #define N_MAILBOXES ((int)(sizeof mailboxes / sizeof mailboxes[0]))
+
+#if SYNCQ_HAVE_FIBERS
+#define FIBERS_BUILT true
+#else
+#define FIBERS_BUILT false
+#endif
+
+static const struct {
+  const char *name, *title;
+  bool built;
+} backends[] = {
+  {"thread", "a kernel thread per process (002)", true},
+  {"fiber", "user-level contexts (Boost.Context), M:N on one scheduler thread per processing unit", FIBERS_BUILT},
+};
+#define N_BACKENDS ((int)(sizeof backends / sizeof backends[0]))
+
+int syncq_po_backend_count(void) { return N_BACKENDS; }
+
+int syncq_po_backend_info(int i, const char **name, const char **title) {
+  if (i < 0 || i >= N_BACKENDS) return SYNCQ_EINVAL;
+  if (name) *name = backends[i].name;
+  if (title) *title = backends[i].title;
+  return backends[i].built ? SYNCQ_OK : SYNCQ_ENOTSUP;
+}
+
+const char *syncq_po_default_backend(void) { return FIBERS_BUILT ? "fiber" : "thread"; }
+
+const char *syncq_po_backend_of(const syncq_po_system *sys) {
+  if (sys == NULL) return NULL;
+  return sys->fibers ? "fiber" : "thread";
+}
+
+uint32_t syncq_po_schedulers(const syncq_po_system *sys) {
+  return sys != NULL && sys->fibers ? po_fiber_rt_schedulers(sys->fiber_rt) : 0;
+}
 
 int syncq_po_mailbox_count(void) { return N_MAILBOXES; }
 
@@ -68,13 +106,21 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   syncq_po_config c = {0};
   if (cfg != NULL) c = *cfg;
   const char *mbname = c.mailbox ? c.mailbox : "mutex";
+  const char *bname = c.backend ? c.backend : syncq_po_default_backend();
+  int backend = -1;
+  for (int i = 0; i < N_BACKENDS; i++)
+    if (strcmp(backends[i].name, bname) == 0) backend = i;
+  if (backend < 0) return SYNCQ_ENOENT;
+  bool fibers = strcmp(bname, "fiber") == 0;
+  if (!backends[backend].built) return SYNCQ_ENOTSUP;
   uint32_t max = c.max_procs ? c.max_procs : SYNCQ_PO_DEFAULT_MAX_PROCS;
-  size_t stack = c.stack_size ? c.stack_size : SYNCQ_PO_DEFAULT_STACK;
+  size_t stack = c.stack_size ? c.stack_size : fibers ? SYNCQ_PO_DEFAULT_FIBER_STACK : SYNCQ_PO_DEFAULT_STACK;
+  size_t min_stack = fibers ? SYNCQ_PO_MIN_FIBER_STACK : (size_t)PTHREAD_STACK_MIN;
   long page = sysconf(_SC_PAGESIZE);
   if (page <= 0) page = 4096;
-  size_t guard = c.guard_size ? c.guard_size : (size_t)page;
-  if (max > SYNCQ_PO_MAX_PROCS || stack < (size_t)PTHREAD_STACK_MIN || guard > ((size_t)1 << 30) ||
-      stack > ((size_t)1 << 34))
+  size_t guard = c.guard_size == SYNCQ_PO_NO_GUARD ? 0 : c.guard_size ? c.guard_size : (size_t)page;
+  if (max > SYNCQ_PO_MAX_PROCS || stack < min_stack || guard > ((size_t)1 << 30) || stack > ((size_t)1 << 34) ||
+      c.schedulers > SYNCQ_PO_MAX_SCHEDULERS)
     return SYNCQ_EINVAL;
   const po_mailbox_ops *mb = NULL;
   for (int i = 0; i < N_MAILBOXES; i++)
@@ -113,9 +159,19 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   s->stack_size = stack;
   s->guard_size = guard;
   s->max_procs = max;
+  s->fibers = fibers;
   atomic_init(&s->nprocs, 0);
   atomic_init(&s->all, NULL);
   atomic_init(&s->limit_reason, NULL);
+  if (fibers) {
+    int r = po_fiber_rt_create(s, c.schedulers, c.pin, stack, guard, &s->fiber_rt);
+    if (r != SYNCQ_OK) {
+      pthread_mutex_destroy(&s->spawn_lock);
+      free(s->procs);
+      free(s);
+      return r;
+    }
+  }
   *out = s;
   return SYNCQ_OK;
 }
@@ -174,7 +230,7 @@ static bool cgroup_pids_full(void) {
 
 #define NEAR(cur, max) ((max) > 0 && (cur) >= 0 && (cur) + 16 >= (max))
 
-static const char *limit_of(int err) {
+const char *po_limit_of(int err) {
   if (err == ENOMEM) {
     long maps = count_lines("/proc/self/maps");
     if (NEAR(maps, read_long("/proc/sys/vm/max_map_count"))) return "vm.max_map_count";
@@ -248,6 +304,7 @@ static void commit_slot(syncq_po_system *sys, struct syncq_po_proc *p) {
 
 static void *trampoline(void *arg) {
   struct syncq_po_proc *p = arg;
+  p->owner = pthread_self();
   p->fn(p, p->arg);
   /* release: pairs with the acquire load of state by senders (EDEAD) and
    * by destroy. */
@@ -268,11 +325,29 @@ int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid
   p->arg = arg;
   p->spawned = true;
   p->joined = false;
-  /* The state is RUNNING before the thread starts, so a process that
+  p->is_fiber = sys->fibers;
+  /* The state is RUNNING before the process starts, so a process that
    * sends to itself (or is sent to) right away finds itself alive. */
-  /* release: with pthread_create, publishes the mailbox to the child and
-   * to whoever learns the pid from it (acquire load of state in send). */
+  /* release: with pthread_create (or the run queue's push), publishes the
+   * mailbox to the child and to whoever learns the pid from it (acquire
+   * load of state in send). */
   atomic_store_explicit(&p->state, PO_RUNNING, memory_order_release);
+  if (sys->fibers) {
+    const char *why = NULL;
+    r = po_fiber_spawn(sys->fiber_rt, p, &why);
+    if (r != SYNCQ_OK) {
+      atomic_store_explicit(&p->state, PO_FREE, memory_order_relaxed); /* never published */
+      p->spawned = false;
+      p->is_fiber = false;
+      if (why != NULL) set_limit(sys, why);
+      pthread_mutex_unlock(&sys->spawn_lock);
+      return r;
+    }
+    commit_slot(sys, p);
+    pthread_mutex_unlock(&sys->spawn_lock);
+    if (pid) *pid = p->pid;
+    return SYNCQ_OK;
+  }
   pthread_attr_t attr;
   int e = pthread_attr_init(&attr);
   if (e == 0) e = pthread_attr_setstacksize(&attr, sys->stack_size);
@@ -282,7 +357,7 @@ int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid
   if (e != 0) {
     atomic_store_explicit(&p->state, PO_FREE, memory_order_relaxed); /* never published */
     p->spawned = false;
-    set_limit(sys, limit_of(e));
+    set_limit(sys, po_limit_of(e));
     pthread_mutex_unlock(&sys->spawn_lock);
     return e == EINVAL ? SYNCQ_EINVAL : SYNCQ_ELIMIT;
   }
@@ -293,12 +368,14 @@ int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid
 }
 
 int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
-  if (sys == NULL || self == NULL) return SYNCQ_EINVAL;
+  if (sys == NULL || self == NULL || po_fiber_current() != NULL) return SYNCQ_EINVAL;
   pthread_mutex_lock(&sys->spawn_lock);
   struct syncq_po_proc *p;
   int r = prepare_slot(sys, &p);
   if (r == SYNCQ_OK) {
     p->spawned = false;
+    p->is_fiber = false;
+    p->owner = pthread_self();
     /* release: pairs with the senders' acquire load of the state. */
     atomic_store_explicit(&p->state, PO_RUNNING, memory_order_release);
     commit_slot(sys, p);
@@ -339,12 +416,13 @@ int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid) {
   int r = SYNCQ_OK;
   if ((uint32_t)pid >= atomic_load_explicit(&sys->nprocs, memory_order_relaxed) || p->joined)
     r = SYNCQ_ENOENT; /* nprocs: written under spawn_lock only */
-  else if (!p->spawned || pthread_equal(p->tid, pthread_self()))
+  else if (!p->spawned || (p->is_fiber ? po_fiber_current() == &p->fiber : pthread_equal(p->tid, pthread_self())))
     r = SYNCQ_EINVAL;
   else
     p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
   pthread_mutex_unlock(&sys->spawn_lock);
   if (r != SYNCQ_OK) return r;
+  if (p->is_fiber) return po_fiber_join(p);
   return pthread_join(p->tid, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
 }
 
@@ -358,9 +436,13 @@ int syncq_po_destroy(syncq_po_system *sys) {
     struct syncq_po_proc *p = &sys->procs[i];
     if (p->spawned && !p->joined) {
       p->joined = true;
-      pthread_join(p->tid, NULL);
+      if (p->is_fiber)
+        (void)po_fiber_join(p); /* it has exited: waits only for its stack to be released */
+      else
+        pthread_join(p->tid, NULL);
     }
   }
+  if (sys->fibers) po_fiber_rt_destroy(sys->fiber_rt); /* every fiber is done: stop the schedulers */
   for (uint32_t i = 0; i <= n && i < sys->max_procs; i++) { /* slot n: a refused spawn's mailbox */
     struct syncq_po_proc *p = &sys->procs[i];
     if (p->mailbox == NULL) continue;

@@ -255,3 +255,35 @@ def test_report_command_writes_html(smoke_run):
     html = (out / "report.html").read_text()
     assert "np99-counter" in html and "phys" in html
     assert list((out / "plots").glob("*.png"))
+
+
+def test_po_ring_measures_three_metrics_per_run_and_names_its_peers(smoke_run):
+    _, recs, _ = smoke_run
+    pts = [r for r in recs if r["type"] == "point" and r["experiment"] == "po-ring"]
+    by = {(p["algorithm"], p["metric"], p["params"]["recv"], p["params"]["processes"]) for p in pts}
+    # every variant of a run gets hop, spawn and rss points from the same samples
+    for mb in ("mutex", "nonblocking", "ttas", "two-lock", "mutex-nofree", "mpsc"):
+        for backend in ("fiber", "thread"):
+            for n in (2, 100):
+                for metric in ("hop", "spawn", "rss"):
+                    assert (f"{backend}:{mb}", metric, "blocking", n) in by
+    for p in pts:
+        if p["metric"] == "hop":
+            assert p["unit"] == "ns" and p["median"] > 0
+    notes = " ".join(r["text"] for r in recs if r["type"] == "note" and r["experiment"] == "po-ring")
+    for peer in ("erlang", "go"):
+        ran = any(p["algorithm"] == peer for p in pts)
+        assert ran or f"Peer {peer} absent" in notes, peer
+        if ran:
+            assert f"Peer {peer}:" in notes
+    # the extra metrics have their ratios to the reference (Erlang) too
+    if any(p["algorithm"] == "erlang" for p in pts):
+        assert any(p["metric"] == "spawn_ratio" for p in pts)
+
+
+def test_po_switch_measures_each_switch(smoke_run):
+    _, recs, _ = smoke_run
+    pts = {r["algorithm"]: r for r in recs if r["type"] == "point" and r["experiment"] == "po-switch"
+           and r["metric"] == "switch"}
+    assert {"fiber-yield", "kernel-yield"} <= set(pts)
+    assert all(p["median"] > 0 for p in pts.values())

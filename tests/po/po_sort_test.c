@@ -3,7 +3,8 @@
  * Slicer and Sorter processes sort an array equal to a reference qsort,
  * for every mailbox, linking and copying, with sorter counts that do and
  * do not divide the array; the "empty" variant returns the input
- * unchanged; the sequential baseline sorts too.
+ * unchanged; the sequential baseline sorts too. Every run on both
+ * backends (kernel threads, fibers).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,23 +24,7 @@
 #define STACK 0u
 #endif
 
-/* lab/exp/lf07.c (no header: the lab's experiments are not a library API). */
-typedef struct lf07_params {
-  const char *mailbox;
-  int sorters;
-  syncq_po_send_mode mode;
-  bool empty;
-  size_t stack_size;
-} lf07_params;
-typedef struct lf07_result {
-  double sort_ms;
-  double rss_kb_per_proc;
-  double stack_kb_per_proc;
-  char why[160];
-} lf07_result;
-int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *r);
-void lf07_sort_sequential(int sorters, bool empty, int *array, int length);
-void lf07_make_input(int *array, int length);
+#include "exp/lf07.h"
 
 static int cmp_int(const void *a, const void *b) {
   int x = *(const int *)a, y = *(const int *)b;
@@ -62,22 +47,26 @@ static const int sorter_counts[] = {1, 5, 24};
 static const int sorter_counts[] = {1, 7, 64};
 #endif
 
+static const char *const backends[] = {"thread", "fiber"};
+
 static void test_parallel_sort_every_mailbox(void **state) {
   (void)state;
+  for (int b = 0; b < 2; b++)
   for (int i = 0; i < syncq_po_mailbox_count(); i++) {
     const char *mb;
     assert_int_equal(syncq_po_mailbox_info(i, &mb, NULL, NULL), SYNCQ_OK);
     for (size_t s = 0; s < sizeof sorter_counts / sizeof sorter_counts[0]; s++)
       for (int mode = 0; mode < 2; mode++)
         for (int empty = 0; empty < 2; empty++) {
-          lf07_params p = {mb, sorter_counts[s], (syncq_po_send_mode)mode, empty != 0, STACK};
+          lf07_params p = {mb, sorter_counts[s], (syncq_po_send_mode)mode, empty != 0, STACK, backends[b]};
           lf07_result r;
           memcpy(work, input, sizeof work);
           int rc = lf07_sort_run(&p, work, LENGTH, &r);
-          if (rc != SYNCQ_OK) fail_msg("%s, %d sorters: %s", mb, p.sorters, r.why);
+          if (rc != SYNCQ_OK) fail_msg("%s %s, %d sorters: %s", backends[b], mb, p.sorters, r.why);
           if (memcmp(work, empty ? input : reference, sizeof work) != 0)
-            fail_msg("%s, %d sorters, %s, %s: the array differs from %s", mb, p.sorters, mode ? "copy" : "link",
-                     empty ? "empty" : "sort", empty ? "the input" : "qsort's");
+            fail_msg("%s %s, %d sorters, %s, %s: the array differs from %s", backends[b], mb, p.sorters,
+                     mode ? "copy" : "link", empty ? "empty" : "sort", empty ? "the input" : "qsort's");
+          assert_true(r.stack_kb_per_proc > 0.0); /* each Sorter found its own stack */
           assert_true(r.sort_ms > 0.0);
         }
   }
@@ -95,10 +84,12 @@ static void test_sequential_baseline(void **state) {
 static void test_bad_parameters(void **state) {
   (void)state;
   lf07_result r;
-  lf07_params zero = {"mutex", 0, SYNCQ_PO_LINK, false, STACK};
+  lf07_params zero = {"mutex", 0, SYNCQ_PO_LINK, false, STACK, NULL};
   assert_int_equal(lf07_sort_run(&zero, work, LENGTH, &r), SYNCQ_EINVAL);
-  lf07_params unknown = {"no-such-mailbox", 4, SYNCQ_PO_LINK, false, STACK};
+  lf07_params unknown = {"no-such-mailbox", 4, SYNCQ_PO_LINK, false, STACK, NULL};
   assert_int_equal(lf07_sort_run(&unknown, work, LENGTH, &r), SYNCQ_ENOENT);
+  lf07_params no_backend = {"mutex", 4, SYNCQ_PO_LINK, false, STACK, "no-such-backend"};
+  assert_int_equal(lf07_sort_run(&no_backend, work, LENGTH, &r), SYNCQ_ENOENT);
 }
 
 int main(void) {

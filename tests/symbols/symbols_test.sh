@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# usage: symbols_test.sh LIBSYNCQ_SO LIBSYNCQ_A SOURCE_DIR CC
+# usage: symbols_test.sh LIBSYNCQ_SO LIBSYNCQ_A SOURCE_DIR CC [EXTRA_LIBS]
 # 1. every symbol libsyncq.so exports is named syncq_*;
 # 2. every SYNCQ_API declaration of the public headers is exported;
 # 2b. no public header declares a function the library hides;
-# 3. libsyncq.a's global symbols are syncq_* too (internals made local);
+# 3. libsyncq.a's global symbols are syncq_* too (internals renamed
+#    syncq__*, cmake/syncq_archive.sh);
 # 4. a program defining am_map, po_mailbox_mpsc, am_claim_locked links
 #    statically with libsyncq.a and keeps its own.
 set -euo pipefail
-so=$1 a=$2 src=$3 cc=$4
+so=$1 a=$2 src=$3 cc=$4 extra=${5:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -43,7 +44,7 @@ if grep -v '^syncq_' "$tmp/archive" >"$tmp/bad_a"; then
   echo "FAIL: libsyncq.a has global symbols without the syncq_ prefix:"; cat "$tmp/bad_a"; fail=1
 fi
 
-if "$cc" -std=c11 -o "$tmp/clash" "$src/tests/symbols/clash.c" -I"$src/include" "$a" -pthread -lrt 2>"$tmp/link.log"; then
+if "$cc" -std=c11 -o "$tmp/clash" "$src/tests/symbols/clash.c" -I"$src/include" "$a" -pthread -lrt $extra 2>"$tmp/link.log"; then
   "$tmp/clash" || fail=1
 else
   echo "FAIL: a program with its own am_map does not link statically:"; cat "$tmp/link.log"; fail=1

@@ -1,0 +1,93 @@
+// ring.go — po-ring's Go peer: the same ring as syncq's, with goroutines
+// and channels.
+//
+// N goroutines in a ring, each receiving a token on its own channel
+// (buffered by one, a mailbox) and forwarding it to the next; the token
+// carries the hops left, and the goroutine that takes it to zero tells the
+// controller. One warm-up round of N hops, then VmRSS is read, then H timed
+// hops, then a quit token goes round.
+//
+// Usage: ring N H
+// Prints one line: "spawn_us=<per goroutine> hop_ns=<per hop> rss_kb=<per goroutine>"
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const quit = -1
+
+func member(in <-chan int, next chan<- int, done chan<- struct{}, last bool) {
+	for k := range in {
+		switch {
+		case k == quit:
+			if last {
+				done <- struct{}{}
+			} else {
+				next <- quit
+			}
+			return
+		case k == 1:
+			done <- struct{}{}
+		default:
+			next <- k - 1
+		}
+	}
+}
+
+func rssKB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if strings.HasPrefix(s.Text(), "VmRSS:") {
+			fields := strings.Fields(s.Text())
+			v, _ := strconv.ParseFloat(fields[1], 64)
+			return v
+		}
+	}
+	return -1
+}
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: ring N HOPS")
+		os.Exit(2)
+	}
+	n, err1 := strconv.Atoi(os.Args[1])
+	h, err2 := strconv.Atoi(os.Args[2])
+	if err1 != nil || err2 != nil || n < 1 || h < 1 {
+		fmt.Fprintln(os.Stderr, "ring: N and HOPS must be positive integers")
+		os.Exit(2)
+	}
+	done := make(chan struct{})
+	rss0 := rssKB()
+	t0 := time.Now()
+	chans := make([]chan int, n)
+	for i := range chans {
+		chans[i] = make(chan int, 1)
+	}
+	for i := 0; i < n; i++ {
+		go member(chans[i], chans[(i+1)%n], done, i == n-1)
+	}
+	spawn := time.Since(t0)
+	chans[0] <- n
+	<-done
+	rss1 := rssKB()
+	t2 := time.Now()
+	chans[0] <- h
+	<-done
+	hop := time.Since(t2)
+	chans[0] <- quit
+	<-done
+	fmt.Printf("spawn_us=%.4f hop_ns=%.4f rss_kb=%.4f\n", float64(spawn.Nanoseconds())/1e3/float64(n),
+		float64(hop.Nanoseconds())/float64(h), (rss1-rss0)/float64(n))
+}

@@ -1,0 +1,118 @@
+/* fiber_internal.h — the postoffice's fiber backend: user-level contexts
+ * multiplexed M:N onto one scheduler thread per processing unit.
+ *
+ *   fiber_context.h   fcontext jumps and the sanitizers' fiber hooks
+ *   fiber_stack.c     pooled stacks with guard pages; the overflow report
+ *   fiber_sched.c     schedulers, run queues, park and wake, spawn and join
+ *
+ * A process of a fiber system is a po_fiber embedded in its process-table
+ * slot; processes attached with syncq_po_attach stay threads (they sleep on
+ * a futex, as in the thread backend).
+ */
+#ifndef SYNCQ_PO_FIBER_INTERNAL_H
+#define SYNCQ_PO_FIBER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fiber_context.h"
+#include "syncq/queue/nblfq.h"
+#include "syncq/reclaim.h"
+
+struct syncq_po_system;
+struct syncq_po_proc;
+struct po_sched;
+
+/* ---- stacks ---- */
+
+/* One stack of the pool: [guard][stack], the guard below (stacks grow
+ * down). The descriptor lives outside the stack's memory. */
+typedef struct po_stack {
+  syncq_fl_link fl; /* on the pool's free list while unused */
+  char *lo;         /* lowest usable byte (just above the guard) */
+  size_t size;      /* usable bytes */
+  char *guard;      /* the guard's first byte (NULL: no guard) */
+  size_t guard_size;
+} po_stack;
+
+typedef struct po_stack_chunk po_stack_chunk;
+
+typedef struct po_stack_pool {
+  size_t stack_size; /* usable bytes, a whole number of pages */
+  size_t guard_size; /* 0: no guard pages */
+  syncq_freelist free;        /* released stacks (lock-free: released on scheduler threads) */
+  pthread_mutex_t grow;       /* serialises mapping new chunks */
+  po_stack_chunk *chunks;     /* every chunk, for destroy */
+} po_stack_pool;
+
+int po_stack_pool_init(po_stack_pool *pool, size_t stack_size, size_t guard_size);
+void po_stack_pool_destroy(po_stack_pool *pool);
+/* A stack in *out: SYNCQ_OK; SYNCQ_ELIMIT with *why ("vm.max_map_count",
+ * "memory") when no mapping could be had. */
+int po_stack_get(po_stack_pool *pool, po_stack **out, const char **why);
+void po_stack_put(po_stack_pool *pool, po_stack *s);
+
+/* Install (once per program) the SIGSEGV/SIGBUS handler that names a fiber
+ * whose stack ran into its guard page; and give the calling scheduler
+ * thread the alternate signal stack it runs on. */
+int po_overflow_handler_install(void);
+int po_altstack_enter(void **mem);
+void po_altstack_leave(void *mem);
+
+/* ---- fibers ---- */
+
+/* wstate: a fiber's life between runs. Transitions:
+ *   RUNNING  -> BLOCKING  the fiber, in recv_blocking, about to look at its
+ *                         inbox a last time before parking
+ *   BLOCKING -> RUNNING   it found a message after all
+ *   BLOCKING -> WOKEN     a sender saw it blocking (do not park)
+ *   BLOCKING -> PARKED    the scheduler, once its context is saved
+ *   WOKEN    -> RUNNABLE  the scheduler, instead of parking it
+ *   PARKED   -> RUNNABLE  a sender, which then queues it
+ *   RUNNING  -> RUNNABLE  the fiber yields (queued behind the others)
+ *   RUNNABLE -> RUNNING   a scheduler takes it from a run queue
+ * A fiber is in at most one run queue (or runnext slot), and only while
+ * RUNNABLE. */
+enum { PO_FIBER_RUNNING = 0, PO_FIBER_BLOCKING, PO_FIBER_WOKEN, PO_FIBER_PARKED, PO_FIBER_RUNNABLE };
+
+typedef struct po_fiber {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) wstate; /* written by senders and schedulers */
+  po_fctx ctx;                 /* the saved context while not running */
+  struct po_sched *sched;      /* the scheduler it runs on (valid while running) */
+  struct po_sched *last;       /* where it ran last (a plain thread's wake-up queues it there) */
+  po_stack *stack;
+  po_san san;
+  _Atomic(uint32_t) done;      /* 1 once it has exited and its stack is back in the pool */
+  _Atomic(uint32_t) join_waiters; /* threads sleeping on done */
+} po_fiber;
+
+/* ---- the runtime of one system ---- */
+
+typedef struct po_fiber_rt po_fiber_rt;
+
+/* Start the schedulers of sys (nsched: 0 = one per processing unit). */
+int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, size_t stack_size,
+                       size_t guard_size, po_fiber_rt **out);
+/* Stop and free them: every fiber must have exited (po_fiber_all_done). */
+void po_fiber_rt_destroy(po_fiber_rt *rt);
+uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt);
+
+/* Start p (its fn/arg set, state RUNNING published) as a fiber. SYNCQ_OK;
+ * SYNCQ_ELIMIT with *why; SYNCQ_ENOMEM. */
+int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why);
+/* Wait until p's fiber has exited (a fiber caller yields; a thread sleeps). */
+int po_fiber_join(struct syncq_po_proc *p);
+/* The fiber running on the calling thread, or NULL (a plain thread). */
+po_fiber *po_fiber_current(void);
+/* Park the calling fiber until woken (its state already BLOCKING). */
+void po_fiber_park(struct syncq_po_proc *self);
+/* Let the other runnable fibers of this scheduler run first. */
+void po_fiber_yield(struct syncq_po_proc *self);
+/* After a message was queued for dst (a fiber): wake it if it is blocking
+ * or parked. `waker` is the sending process (NULL: unknown / a thread). */
+void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst);
+
+#endif

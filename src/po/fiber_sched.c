@@ -1,0 +1,645 @@
+/*
+ * fiber_sched.c — the postoffice's fiber backend: processes as user-level
+ * contexts, multiplexed M:N onto one scheduler thread per processing unit.
+ *
+ * Contract
+ *   Source:      002 §7 names the way past kernel threads (Erlang processes
+ *                of a few hundred bytes; Capriccio's user-level threads).
+ *                The scheduler follows the M:N runtimes that do this today:
+ *                a run queue per scheduler, a "runnext" slot so a process
+ *                woken by a message runs next on the waker's scheduler (Go's
+ *                runnext, BEAM's locality), stealing only by idle
+ *                schedulers, idle schedulers spinning briefly and then
+ *                sleeping on a futex (Go's spinning Ms), so a hop between
+ *                busy processes never pays a futex wake-up.
+ *   Structures:  run queues are NBLFQs (004; syncq/queue/nblfq.h) of
+ *                capacity >= max_procs: a fiber sits in at most one queue,
+ *                only while RUNNABLE, so they never fill. Context switches
+ *                are Boost.Context fcontext jumps (fiber_context.h).
+ *   Park/wake:   recv_blocking announces BLOCKING with an acq_rel exchange
+ *                of the fiber's wstate and looks at its inbox once more; a
+ *                sender enqueues and then reads wstate with an acq_rel
+ *                read-modify-write. RMWs of one word are totally ordered:
+ *                either the sender reads BLOCKING/PARKED (and wakes), or
+ *                the receiver's exchange reads from the sender's RMW and its
+ *                last look sees the message. The context is saved by the
+ *                jump; the scheduler that lands next publishes PARKED only
+ *                after storing it, so no one resumes a half-saved fiber.
+ *   Sleep/wake of schedulers: a scheduler about to sleep counts itself in
+ *                nsleeping, fences, and looks at every queue once more; a
+ *                producer pushes, fences, and wakes a sleeper if any
+ *                (Dekker through seq_cst fences: one sees the other).
+ *   Progress:    blocking (a process waits for messages); a parked fiber
+ *                costs no CPU; an idle system's schedulers sleep.
+ *   Atomics:     a hop between fibers on one scheduler: the mailbox's
+ *                enqueue, 1 RMW + 1 CAS on the recipient's wstate, 1
+ *                exchange of runnext, 1 exchange + 1 CAS on the parking
+ *                side, 2 fcontext jumps at most (1 when a fiber hands over
+ *                to the next directly).
+ *   Memory:      the fiber lives in the process-table slot; its stack comes
+ *                from the pool (fiber_stack.c).
+ *   Limits:      a fiber that blocks in a system call blocks its scheduler
+ *                (and the fibers queued on it until others steal them). A
+ *                fiber that spins waiting for another fiber of the same
+ *                scheduler without yielding never lets it run.
+ *   Signal-safe: no.  Process-shared: no.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fiber_internal.h"
+#include "po_internal.h"
+
+#if SYNCQ_HAVE_FIBERS
+#include "syncq/clock.h"
+#include "syncq/platform.h"
+#include "syncq/pr.h"
+
+#if SYNCQ_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+/* An idle scheduler looks for work this long before it sleeps: about what
+ * a futex wake-up costs (5-40 us), so a burst of work keeps a scheduler
+ * awake instead of paying a wake-up per message. Only one scheduler spins
+ * at a time (the others sleep at once), and the spinner yields the
+ * processor between looks: on a machine with more threads than cores the
+ * spin must not take the core from the thread that produces the work. */
+#define PO_IDLE_SPIN_NS 20000u
+/* Between two looks at the queues while spinning. */
+#define PO_IDLE_RELAX 32
+/* Most fibers one steal moves besides the one it runs. */
+#define PO_STEAL_BATCH 64u
+
+enum { PO_SW_NONE = 0, PO_SW_PARK, PO_SW_YIELD, PO_SW_EXIT };
+
+typedef struct po_sched {
+  /* Exchanged by the owner (taking) and by wakers on this scheduler. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(po_fiber *) runnext;
+  _Atomic(uint64_t) switches; /* the owner's switch count: a thief watching it knows a fiber runs long */
+  /* The futex a sleeping scheduler waits on. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) sleeping;
+  _Atomic(uint32_t) wake_word;
+  /* The owner thread's alone. */
+  SYNCQ_CACHELINE_ALIGNED po_fctx ctx; /* the scheduler loop, while a fiber runs */
+  po_san san;
+  po_fiber *sw_from; /* the switch in progress: who jumped ... */
+  int sw_action;     /* ... and why */
+  struct po_fiber_rt *rt;
+  uint32_t index;
+  uint64_t seed; /* victim choice */
+  pthread_t tid;
+  bool started;
+  syncq_queue_nblfq *runq;
+} po_sched;
+
+struct po_fiber_rt {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) nspinning;
+  _Atomic(uint32_t) nsleeping;
+  _Atomic(uint32_t) stop;
+  _Atomic(uint32_t) rr; /* round robin for fibers made runnable by plain threads */
+  SYNCQ_CACHELINE_ALIGNED struct syncq_po_system *sys;
+  uint32_t nsched;
+  bool pin;
+  po_sched *sched; /* [nsched] */
+  po_stack_pool pool;
+#if SYNCQ_HAVE_HWLOC
+  hwloc_topology_t topo;
+  bool have_topo;
+#endif
+};
+
+/* ---- the fiber running on this thread ----
+ * Read and written only through these two functions, which are never
+ * inlined: a fiber may resume on another thread, and a compiler that kept
+ * a thread-local address across a jump would use the old thread's. */
+static _Thread_local po_fiber *tls_running __attribute__((tls_model("initial-exec")));
+
+__attribute__((noinline)) po_fiber *po_fiber_current(void) {
+  po_fiber *f = tls_running;
+  __asm__ volatile("" ::: "memory");
+  return f;
+}
+
+__attribute__((noinline)) static void set_current(po_fiber *f) {
+  tls_running = f;
+  __asm__ volatile("" ::: "memory");
+}
+
+static struct syncq_po_proc *proc_of(po_fiber *f) { return SYNCQ_FL_CONTAINER(f, struct syncq_po_proc, fiber); }
+
+/* ---- run queues ---- */
+
+static void push_to(po_fiber_rt *rt, po_sched *s, po_fiber *f) {
+  /* The queues hold every process of the system; FULL would mean a fiber
+   * queued twice. Spread over the others all the same rather than lose it. */
+  uint32_t i = s->index;
+  while (syncq_queue_nblfq_enqueue(s->runq, f) != SYNCQ_OK) {
+    i = (i + 1) % rt->nsched;
+    s = &rt->sched[i];
+  }
+}
+
+/* A sleeping scheduler, if any, is woken (none when one is spinning: it
+ * will find the work). Call after making work visible. */
+static void wakep(po_fiber_rt *rt) {
+  /* seq_cst fence: orders the push before these loads, against the
+   * sleeper's fence between its announcement and its last look. */
+  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load_explicit(&rt->nspinning, memory_order_relaxed) != 0) return; /* ordered by the fence */
+  if (atomic_load_explicit(&rt->nsleeping, memory_order_relaxed) == 0) return; /* ordered by the fence */
+  for (uint32_t i = 0; i < rt->nsched; i++) {
+    po_sched *s = &rt->sched[i];
+    uint32_t one = 1;
+    /* acq_rel: the winner of 1 -> 0 (waker or the sleeper itself) owns
+     * the nsleeping decrement. */
+    if (atomic_compare_exchange_strong_explicit(&s->sleeping, &one, 0, memory_order_acq_rel, memory_order_relaxed)) {
+      atomic_fetch_sub_explicit(&rt->nsleeping, 1, memory_order_relaxed); /* a count, read after fences */
+      /* release: the sleeper's futex_wait compares the word it read before
+       * announcing itself; the change makes it return. */
+      atomic_fetch_add_explicit(&s->wake_word, 1, memory_order_release);
+      (void)syncq_futex_wake(&s->wake_word, 1, false);
+      return;
+    }
+  }
+}
+
+/* f (RUNNABLE) runs next on `here` when the waker is a fiber there;
+ * otherwise it is queued where it ran last. */
+static void ready(po_fiber_rt *rt, po_fiber *f, po_sched *here) {
+  if (here != NULL) {
+    /* acq_rel: release publishes f (its saved context, its RUNNABLE state)
+     * to the owner's acquire exchange in take_local; acquire takes over
+     * the fiber it displaces, published the same way. */
+    po_fiber *old = atomic_exchange_explicit(&here->runnext, f, memory_order_acq_rel);
+    if (old == NULL) return;
+    push_to(rt, here, old); /* displaced: anyone may take it */
+    wakep(rt);
+    return;
+  }
+  po_sched *s = f->last;
+  if (s == NULL) s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
+  push_to(rt, s, f);
+  wakep(rt);
+}
+
+static po_fiber *claim(po_fiber *f) {
+  /* relaxed: the fiber is ours (taken from a queue or runnext with
+   * acquire); senders only act on BLOCKING and PARKED. */
+  atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
+  return f;
+}
+
+static po_fiber *take_local(po_sched *s) {
+  /* relaxed peek first: an exchange on an empty slot would dirty its line. */
+  if (atomic_load_explicit(&s->runnext, memory_order_relaxed) != NULL) {
+    /* acquire: pairs with the release exchange in ready(). */
+    po_fiber *f = atomic_exchange_explicit(&s->runnext, NULL, memory_order_acquire);
+    if (f != NULL) return claim(f);
+  }
+  void *item;
+  if (syncq_queue_nblfq_dequeue(s->runq, &item) == SYNCQ_OK) return claim(item);
+  return NULL;
+}
+
+static uint64_t next_rand(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* Another scheduler's queued fibers (one to run, and up to PO_STEAL_BATCH
+ * more moved to our queue, so one steal halves a long imbalance instead
+ * of moving a fiber at a time), or (seen != NULL) the runnext of a
+ * scheduler whose switch count has not moved since `seen` was taken. */
+static po_fiber *steal(po_sched *s, const uint64_t *seen) {
+  po_fiber_rt *rt = s->rt;
+  if (rt->nsched < 2) return NULL;
+  uint32_t start = (uint32_t)(next_rand(&s->seed) % rt->nsched);
+  for (uint32_t k = 0; k < rt->nsched; k++) {
+    po_sched *v = &rt->sched[(start + k) % rt->nsched];
+    if (v == s) continue;
+    void *item;
+    if (syncq_queue_nblfq_dequeue(v->runq, &item) == SYNCQ_OK) {
+      /* Take about half of what is queued there (the hints' distance),
+       * at most PO_STEAL_BATCH. relaxed: hints, an estimate only. */
+      uint64_t h = atomic_load_explicit(&v->runq->head, memory_order_relaxed);
+      uint64_t t = atomic_load_explicit(&v->runq->tail, memory_order_relaxed);
+      uint64_t queued = (h - t) & v->runq->mask;
+      uint64_t more = queued / 2 < PO_STEAL_BATCH ? queued / 2 : PO_STEAL_BATCH;
+      void *extra;
+      for (uint64_t i = 0; i < more && syncq_queue_nblfq_dequeue(v->runq, &extra) == SYNCQ_OK; i++)
+        push_to(rt, s, extra);
+      return claim(item);
+    }
+    if (seen != NULL && atomic_load_explicit(&v->runnext, memory_order_relaxed) != NULL &&
+        atomic_load_explicit(&v->switches, memory_order_relaxed) == seen[v->index]) {
+      /* acquire: as in take_local. */
+      po_fiber *f = atomic_exchange_explicit(&v->runnext, NULL, memory_order_acquire);
+      if (f != NULL) return claim(f);
+    }
+  }
+  return NULL;
+}
+
+/* ---- switching ---- */
+
+/* Right after a jump lands: save the context that jumped, and finish what
+ * it asked for (park it, queue it, or bury it). Returns the scheduler of
+ * the thread we now run on. */
+static po_sched *after_switch(po_transfer t) {
+  po_sched *s = t.data;
+  po_fiber *me = po_fiber_current();
+  po_san_finish(me != NULL ? &me->san : &s->san);
+  if (me != NULL) {
+    me->sched = s;
+    me->last = s;
+  }
+  po_fiber *from = s->sw_from;
+  int action = s->sw_action;
+  s->sw_from = NULL;
+  s->sw_action = PO_SW_NONE;
+  if (from == NULL) {
+    s->ctx = t.fctx;
+    return s;
+  }
+  from->ctx = t.fctx;
+  switch (action) {
+  case PO_SW_PARK: {
+    uint32_t expect = PO_FIBER_BLOCKING;
+    /* release: publishes the saved context to the sender whose CAS
+     * PARKED -> RUNNABLE (acquire) takes the fiber over. */
+    if (atomic_compare_exchange_strong_explicit(&from->wstate, &expect, PO_FIBER_PARKED, memory_order_release,
+                                                memory_order_acquire))
+      break;
+    /* A sender woke it (WOKEN) while it was on its way out: queue it
+     * here again (this scheduler is busy, so no one needs waking). */
+    atomic_store_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* ours: no one else acts on WOKEN */
+    push_to(s->rt, s, from);
+    break;
+  }
+  case PO_SW_YIELD:
+    atomic_store_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* ours until queued */
+    push_to(s->rt, s, from);
+    break;
+  case PO_SW_EXIT: {
+    po_san_fiber_destroy(&from->san);
+    po_stack_put(&s->rt->pool, from->stack);
+    from->stack = NULL;
+    /* seq_cst, with the joiner's seq_cst increment of join_waiters and
+     * load of done: either it sees done, or we see it waiting. */
+    atomic_store(&from->done, 1u);
+    if (atomic_load(&from->join_waiters) != 0) (void)syncq_futex_wake(&from->done, -1, false);
+    break;
+  }
+  default:
+    break;
+  }
+  return s;
+}
+
+static void fiber_entry(po_transfer t);
+
+/* Jump from the running context (fiber `from`, or s's own loop when NULL)
+ * to `to` (a fiber, or s's loop when NULL). Returns, when `from` is
+ * resumed, the scheduler it then runs on. */
+static po_sched *switch_to(po_sched *s, po_fiber *from, int action, po_fiber *to) {
+  s->sw_from = from;
+  s->sw_action = action;
+  po_san *from_san = from != NULL ? &from->san : &s->san;
+  po_san *to_san = to != NULL ? &to->san : &s->san;
+  if (to != NULL && to->ctx == NULL) /* its first run: the context is made here, not at spawn, so the */
+    to->ctx = make_fcontext(to->stack->lo + to->stack->size, to->stack->size, fiber_entry); /* stack's first page fault is the scheduler's */
+  po_fctx target = to != NULL ? to->ctx : s->ctx;
+  set_current(to);
+  /* relaxed: a counter that only thieves read, as a hint. */
+  atomic_store_explicit(&s->switches, atomic_load_explicit(&s->switches, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+  po_san_start(from_san, to_san, action == PO_SW_EXIT);
+  po_transfer t = jump_fcontext(target, s);
+  return after_switch(t);
+}
+
+static void fiber_entry(po_transfer t) {
+  po_sched *s = after_switch(t);
+  (void)s;
+  po_fiber *f = po_fiber_current();
+  struct syncq_po_proc *p = proc_of(f);
+  p->fn(p, p->arg);
+  /* release: pairs with the senders' acquire load of state (SYNCQ_EDEAD)
+   * and destroy's. */
+  atomic_store_explicit(&p->state, PO_EXITED, memory_order_release);
+  s = f->sched;
+  switch_to(s, f, PO_SW_EXIT, take_local(s));
+  /* never resumed */
+}
+
+void po_fiber_park(struct syncq_po_proc *self) {
+  po_fiber *f = &self->fiber;
+  po_sched *s = f->sched;
+  switch_to(s, f, PO_SW_PARK, take_local(s));
+}
+
+void po_fiber_yield(struct syncq_po_proc *self) {
+  po_fiber *f = &self->fiber;
+  po_sched *s = f->sched;
+  po_fiber *next = take_local(s);
+  if (next == NULL) next = steal(s, NULL); /* nothing here: balance the load before spinning alone */
+  if (next == NULL) return;                /* nobody else anywhere: go on */
+  switch_to(s, f, PO_SW_YIELD, next);
+}
+
+void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst) {
+  (void)waker;
+  po_fiber *f = &dst->fiber;
+  /* acq_rel RMW: pairs with the receiver's acq_rel exchange to BLOCKING
+   * (see the contract); reads the latest state. */
+  uint32_t st = atomic_fetch_add_explicit(&f->wstate, 0u, memory_order_acq_rel);
+  for (;;) {
+    if (st == PO_FIBER_BLOCKING) {
+      /* acq_rel: the receiver's scheduler reads WOKEN with its failed CAS. */
+      if (atomic_compare_exchange_weak_explicit(&f->wstate, &st, PO_FIBER_WOKEN, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return;
+    } else if (st == PO_FIBER_PARKED) {
+      /* acquire: pairs with the parking CAS (release): the saved context
+       * is ours to hand on. */
+      if (atomic_compare_exchange_weak_explicit(&f->wstate, &st, PO_FIBER_RUNNABLE, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+        po_fiber_rt *rt = dst->sys->fiber_rt;
+        po_fiber *cur = po_fiber_current();
+        ready(rt, f, cur != NULL && cur->sched != NULL && cur->sched->rt == rt ? cur->sched : NULL);
+        return;
+      }
+    } else {
+      return; /* RUNNING, WOKEN, RUNNABLE: it will look at its inbox */
+    }
+  }
+}
+
+/* ---- schedulers ---- */
+
+static void run(po_sched *s, po_fiber *f) { (void)switch_to(s, NULL, PO_SW_NONE, f); }
+
+static bool stopping(po_fiber_rt *rt) {
+  /* acquire: pairs with destroy's release store (after every fiber is done). */
+  return atomic_load_explicit(&rt->stop, memory_order_acquire) != 0;
+}
+
+/* Nothing to run: spin a while looking for work, then sleep. */
+static void idle(po_sched *s) {
+  po_fiber_rt *rt = s->rt;
+  uint64_t seen[rt->nsched];
+  for (uint32_t i = 0; i < rt->nsched; i++) seen[i] = atomic_load_explicit(&rt->sched[i].switches, memory_order_relaxed);
+  /* seq_cst: see wakep. The first idle scheduler spins; the others go
+   * straight to sleep (a spinner finds any new work, and hands the search
+   * on with wakep when it finds some). */
+  bool spin = atomic_fetch_add(&rt->nspinning, 1u) == 0;
+  uint64_t until = syncq_now_ns() + (spin ? PO_IDLE_SPIN_NS : 0);
+  po_fiber *f = NULL;
+  for (;;) {
+    f = take_local(s);
+    if (f == NULL) f = steal(s, NULL);
+    if (f != NULL || stopping(rt)) break;
+    if (syncq_now_ns() > until) {
+      if (spin) f = steal(s, seen); /* a runnext stuck behind a fiber that ran all this time */
+      break;
+    }
+    for (int i = 0; i < PO_IDLE_RELAX; i++) syncq_pr_relax();
+    syncq_yield();
+  }
+  if (f != NULL) {
+    atomic_fetch_sub(&rt->nspinning, 1u); /* seq_cst: see wakep */
+    wakep(rt); /* there may be more: the last spinner hands the search on */
+    run(s, f);
+    return;
+  }
+  /* acquire: the value futex_wait compares; pairs with wakep's release. */
+  uint32_t word = atomic_load_explicit(&s->wake_word, memory_order_acquire);
+  atomic_store(&s->sleeping, 1u);
+  atomic_fetch_add(&rt->nsleeping, 1u);
+  atomic_fetch_sub(&rt->nspinning, 1u);
+  /* seq_cst fence: the announcement before the last look (see wakep). */
+  atomic_thread_fence(memory_order_seq_cst);
+  f = take_local(s);
+  if (f == NULL) f = steal(s, NULL);
+  if (f == NULL && !stopping(rt)) (void)syncq_futex_wait(&s->wake_word, word, -1, false);
+  uint32_t one = 1;
+  /* acq_rel: as in wakep; if we win, no waker counted us out. */
+  if (atomic_compare_exchange_strong_explicit(&s->sleeping, &one, 0, memory_order_acq_rel, memory_order_relaxed))
+    atomic_fetch_sub_explicit(&rt->nsleeping, 1, memory_order_relaxed); /* a count, read after fences */
+  if (f != NULL) run(s, f);
+}
+
+static void *sched_main(void *arg) {
+  po_sched *s = arg;
+  po_fiber_rt *rt = s->rt;
+#if SYNCQ_HAVE_HWLOC
+  if (rt->pin && rt->have_topo) {
+    int npu = hwloc_get_nbobjs_by_type(rt->topo, HWLOC_OBJ_PU);
+    hwloc_obj_t pu = npu > 0 ? hwloc_get_obj_by_type(rt->topo, HWLOC_OBJ_PU, s->index % (unsigned)npu) : NULL;
+    if (pu != NULL) (void)hwloc_set_cpubind(rt->topo, pu->cpuset, HWLOC_CPUBIND_THREAD); /* best effort */
+  }
+#endif
+  void *alt = NULL;
+  (void)po_altstack_enter(&alt); /* without it an overflow dies unreported, as before */
+  pthread_attr_t attr;
+  void *lo = NULL;
+  size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    (void)pthread_attr_getstack(&attr, &lo, &size);
+    pthread_attr_destroy(&attr);
+  }
+  po_san_thread_init(&s->san, lo, size);
+  set_current(NULL);
+  while (!stopping(rt)) {
+    po_fiber *f = take_local(s);
+    if (f != NULL)
+      run(s, f);
+    else
+      idle(s);
+  }
+  po_altstack_leave(alt);
+  return NULL;
+}
+
+static uint32_t count_pus(po_fiber_rt *rt) {
+#if SYNCQ_HAVE_HWLOC
+  if (hwloc_topology_init(&rt->topo) == 0) {
+    if (hwloc_topology_load(rt->topo) == 0) {
+      rt->have_topo = true;
+      int n = hwloc_get_nbobjs_by_type(rt->topo, HWLOC_OBJ_PU);
+      if (n > 0) return (uint32_t)n;
+    } else {
+      hwloc_topology_destroy(rt->topo);
+    }
+  }
+#else
+  (void)rt;
+#endif
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (uint32_t)n : 1u;
+}
+
+static void stop_all(po_fiber_rt *rt) {
+  /* release: pairs with stopping()'s acquire. */
+  atomic_store_explicit(&rt->stop, 1u, memory_order_release);
+  for (uint32_t i = 0; i < rt->nsched; i++) {
+    /* release: as in wakep. */
+    atomic_fetch_add_explicit(&rt->sched[i].wake_word, 1, memory_order_release);
+    (void)syncq_futex_wake(&rt->sched[i].wake_word, -1, false);
+  }
+  for (uint32_t i = 0; i < rt->nsched; i++)
+    if (rt->sched[i].started) pthread_join(rt->sched[i].tid, NULL);
+}
+
+static void free_rt(po_fiber_rt *rt) {
+  for (uint32_t i = 0; i < rt->nsched; i++) free(rt->sched[i].runq);
+  free(rt->sched);
+  po_stack_pool_destroy(&rt->pool);
+#if SYNCQ_HAVE_HWLOC
+  if (rt->have_topo) hwloc_topology_destroy(rt->topo);
+#endif
+  free(rt);
+}
+
+int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, size_t stack_size, size_t guard_size,
+                       po_fiber_rt **out) {
+  int r = po_overflow_handler_install();
+  if (r != SYNCQ_OK) return r;
+  po_fiber_rt *rt = syncq_alloc_aligned(sizeof *rt, _Alignof(po_fiber_rt));
+  if (rt == NULL) return SYNCQ_ENOMEM;
+  memset(rt, 0, sizeof *rt);
+  atomic_init(&rt->nspinning, 0);
+  atomic_init(&rt->nsleeping, 0);
+  atomic_init(&rt->stop, 0);
+  atomic_init(&rt->rr, 0);
+  rt->sys = sys;
+  rt->pin = pin;
+  uint32_t pus = count_pus(rt);
+  rt->nsched = nsched != 0 ? nsched : pus;
+  r = po_stack_pool_init(&rt->pool, stack_size, guard_size);
+  if (r != SYNCQ_OK) {
+#if SYNCQ_HAVE_HWLOC
+    if (rt->have_topo) hwloc_topology_destroy(rt->topo);
+#endif
+    free(rt);
+    return r;
+  }
+  rt->sched = syncq_alloc_aligned(rt->nsched * sizeof(po_sched), _Alignof(po_sched));
+  if (rt->sched == NULL) {
+    rt->nsched = 0;
+    free_rt(rt);
+    return SYNCQ_ENOMEM;
+  }
+  memset(rt->sched, 0, rt->nsched * sizeof(po_sched));
+  size_t cap = 2;
+  while (cap < sys->max_procs) cap <<= 1;
+  size_t bytes = 0;
+  (void)syncq_queue_nblfq_bytes(cap, &bytes);
+  for (uint32_t i = 0; i < rt->nsched; i++) {
+    po_sched *s = &rt->sched[i];
+    atomic_init(&s->runnext, NULL);
+    atomic_init(&s->switches, 0);
+    atomic_init(&s->sleeping, 0);
+    atomic_init(&s->wake_word, 0);
+    s->rt = rt;
+    s->index = i;
+    s->seed = 0x9e3779b97f4a7c15ull * (i + 1);
+    s->runq = syncq_alloc_aligned(bytes, _Alignof(syncq_queue_nblfq));
+    if (s->runq == NULL || syncq_queue_nblfq_init(s->runq, cap) != SYNCQ_OK) {
+      free_rt(rt);
+      return SYNCQ_ENOMEM;
+    }
+  }
+  for (uint32_t i = 0; i < rt->nsched; i++) {
+    po_sched *s = &rt->sched[i];
+    if (pthread_create(&s->tid, NULL, sched_main, s) != 0) {
+      stop_all(rt);
+      free_rt(rt);
+      return SYNCQ_ELIMIT;
+    }
+    s->started = true;
+  }
+  *out = rt;
+  return SYNCQ_OK;
+}
+
+void po_fiber_rt_destroy(po_fiber_rt *rt) {
+  if (rt == NULL) return;
+  stop_all(rt);
+  free_rt(rt);
+}
+
+uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt) { return rt != NULL ? rt->nsched : 0; }
+
+int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
+  po_fiber *f = &p->fiber;
+  po_stack *st;
+  int r = po_stack_get(&rt->pool, &st, why);
+  if (r != SYNCQ_OK) return r;
+  f->stack = st;
+  f->sched = NULL;
+  f->last = NULL;
+  atomic_store_explicit(&f->done, 0u, memory_order_relaxed);     /* published by the push below */
+  atomic_store_explicit(&f->join_waiters, 0u, memory_order_relaxed); /* as above */
+  po_san_fiber_init(&f->san, st->lo, st->size);
+  f->ctx = NULL; /* made by the scheduler that first runs it (switch_to) */
+  atomic_store_explicit(&f->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* as above */
+  /* Round robin over the schedulers, from threads and fibers alike: a
+   * process that spawns many (a controller and its workers) spreads them
+   * at once instead of waiting for steals. */
+  po_sched *s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
+  push_to(rt, s, f);
+  wakep(rt);
+  return SYNCQ_OK;
+}
+
+int po_fiber_join(struct syncq_po_proc *p) {
+  po_fiber *f = &p->fiber;
+  po_fiber *cur = po_fiber_current();
+  if (cur != NULL) {
+    /* A fiber must not sleep its scheduler: it lets the others run. */
+    while (atomic_load(&f->done) == 0) {
+      po_fiber_yield(proc_of(cur));
+      syncq_yield();
+    }
+    return SYNCQ_OK;
+  }
+  while (atomic_load(&f->done) == 0) { /* seq_cst: see after_switch's PO_SW_EXIT */
+    atomic_fetch_add(&f->join_waiters, 1u);
+    if (atomic_load(&f->done) == 0) (void)syncq_futex_wait(&f->done, 0u, -1, false);
+    atomic_fetch_sub(&f->join_waiters, 1u);
+  }
+  return SYNCQ_OK;
+}
+
+#else /* built without Boost.Context: process.c never creates a fiber system */
+
+po_fiber *po_fiber_current(void) { return NULL; }
+int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, size_t stack_size, size_t guard_size,
+                       po_fiber_rt **out) {
+  (void)sys, (void)nsched, (void)pin, (void)stack_size, (void)guard_size, (void)out;
+  return SYNCQ_ENOTSUP;
+}
+void po_fiber_rt_destroy(po_fiber_rt *rt) { (void)rt; }
+uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt) {
+  (void)rt;
+  return 0;
+}
+int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
+  (void)rt, (void)p, (void)why;
+  return SYNCQ_ENOTSUP;
+}
+int po_fiber_join(struct syncq_po_proc *p) {
+  (void)p;
+  return SYNCQ_ENOTSUP;
+}
+void po_fiber_park(struct syncq_po_proc *self) { (void)self; }
+void po_fiber_yield(struct syncq_po_proc *self) { (void)self; }
+void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst) { (void)waker, (void)dst; }
+
+#endif

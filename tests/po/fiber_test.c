@@ -1,0 +1,522 @@
+/*
+ * fiber_test.c — what only the fiber backend has: backend selection and
+ * its bad inputs, who may receive, destroy while fibers are parked, a ring
+ * of 100,000 processes, park/wake races between threads and fibers on
+ * several schedulers, fibers that yield to each other, the guard-page
+ * limit named (vm.max_map_count, in a child whose mappings are used up),
+ * and a stack overflow reported by pid (in a child, which must die).
+ *
+ * (Everything the two backends share runs in po_test.c, built once per
+ * backend.)
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "syncq/platform.h"
+#include "syncq/po.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define TSAN 1
+#else
+#define TSAN 0
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#else
+#define ASAN 0
+#endif
+/* Sanitizers keep state per fiber (TSan: a thread state each) and need
+ * deeper stacks. */
+#define BIG_RING (TSAN ? 2000 : ASAN ? 20000 : 100000)
+#define TEST_STACK (TSAN || ASAN ? 256u * 1024u : 0u)
+#define RACE_FIBERS (TSAN ? 16 : 64)
+#define RACE_THREADS 4
+#define RACE_MSGS (TSAN ? 200 : 2000)
+#define YIELDERS 8
+#define YIELD_ROUNDS (TSAN ? 200 : 5000)
+
+static syncq_po_system *fiber_system(const char *mb, uint32_t max_procs, uint32_t schedulers, size_t guard) {
+  syncq_po_config cfg = {mb, max_procs, TEST_STACK, guard, "fiber", schedulers, false};
+  syncq_po_system *s = NULL;
+  int r = syncq_po_create(&cfg, &s);
+  if (r != SYNCQ_OK) fail_msg("creating a fiber system (%s): %s", mb, syncq_strerror(r));
+  return s;
+}
+
+static void send_small(syncq_po_proc *me, syncq_po_pid to, uint32_t type) {
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_get(me, 8, &m), SYNCQ_OK);
+  m->type = type;
+  assert_int_equal(syncq_po_send(me, to, m, SYNCQ_PO_LINK), SYNCQ_OK);
+}
+
+/* ------------------------------------------------ selection, bad inputs */
+
+static void test_backends(void **state) {
+  (void)state;
+  assert_int_equal(syncq_po_backend_count(), 2);
+  const char *name = NULL, *title = NULL;
+  assert_int_equal(syncq_po_backend_info(0, &name, &title), SYNCQ_OK);
+  assert_string_equal(name, "thread");
+  assert_non_null(title);
+  assert_int_equal(syncq_po_backend_info(1, &name, NULL), SYNCQ_OK);
+  assert_string_equal(name, "fiber");
+  assert_int_equal(syncq_po_backend_info(-1, NULL, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_backend_info(2, NULL, NULL), SYNCQ_EINVAL);
+  assert_string_equal(syncq_po_default_backend(), "fiber");
+  assert_null(syncq_po_backend_of(NULL));
+  assert_int_equal(syncq_po_schedulers(NULL), 0);
+
+  syncq_po_system *s = NULL;
+  syncq_po_config bad = {NULL, 0, 0, 0, "green-threads", 0, false};
+  assert_int_equal(syncq_po_create(&bad, &s), SYNCQ_ENOENT);
+  syncq_po_config tiny = {NULL, 0, SYNCQ_PO_MIN_FIBER_STACK - 1, 0, "fiber", 0, false};
+  assert_int_equal(syncq_po_create(&tiny, &s), SYNCQ_EINVAL);
+  syncq_po_config many = {NULL, 0, 0, 0, "fiber", SYNCQ_PO_MAX_SCHEDULERS + 1, false};
+  assert_int_equal(syncq_po_create(&many, &s), SYNCQ_EINVAL);
+
+  /* the default is the fiber backend, one scheduler per processing unit */
+  assert_int_equal(syncq_po_create(NULL, &s), SYNCQ_OK);
+  assert_string_equal(syncq_po_backend_of(s), "fiber");
+  long pus = sysconf(_SC_NPROCESSORS_ONLN);
+  assert_true(syncq_po_schedulers(s) >= 1 && syncq_po_schedulers(s) <= (uint32_t)(pus > 0 ? pus : 1));
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+  s = fiber_system("mpsc", 4, 3, 0);
+  assert_int_equal(syncq_po_schedulers(s), 3);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+  syncq_po_config thr = {NULL, 4, 0, 0, "thread", 0, false};
+  assert_int_equal(syncq_po_create(&thr, &s), SYNCQ_OK);
+  assert_string_equal(syncq_po_backend_of(s), "thread");
+  assert_int_equal(syncq_po_schedulers(s), 0);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+  /* the smallest stack, and no guard pages, are accepted */
+  syncq_po_config small = {NULL, 4, SYNCQ_PO_MIN_FIBER_STACK, SYNCQ_PO_NO_GUARD, "fiber", 1, false};
+  assert_int_equal(syncq_po_create(&small, &s), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* ------------------------------------------------ who may receive */
+
+typedef struct whoami {
+  syncq_po_system *sys;
+  _Atomic(syncq_po_proc *) self;
+  _Atomic(int) attach_status, join_self_status;
+} whoami;
+
+static void publish_self(syncq_po_proc *self, void *arg) {
+  whoami *w = arg;
+  syncq_po_proc *p;
+  atomic_store(&w->attach_status, syncq_po_attach(w->sys, &p)); /* a fiber is a process already */
+  atomic_store(&w->join_self_status, syncq_po_join(w->sys, syncq_po_pid_of(self)));
+  atomic_store(&w->self, self);
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(self, &m) == SYNCQ_OK) syncq_po_free(self, m);
+}
+
+static void test_only_the_process_receives(void **state) {
+  (void)state;
+  syncq_po_system *s = fiber_system("mpsc", 4, 0, 0);
+  whoami w = {s, NULL, 0, 0};
+  syncq_po_pid pid;
+  assert_int_equal(syncq_po_spawn(s, publish_self, &w, &pid), SYNCQ_OK);
+  syncq_po_proc *fiber;
+  while ((fiber = atomic_load(&w.self)) == NULL) syncq_yield();
+  assert_int_equal(atomic_load(&w.attach_status), SYNCQ_EINVAL);
+  assert_int_equal(atomic_load(&w.join_self_status), SYNCQ_EINVAL);
+  /* this thread is not that fiber: its inbox is not ours to read */
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_try_recv(fiber, &m), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_recv(fiber, &m), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_recv_blocking(fiber, &m), SYNCQ_EINVAL);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  /* parked in recv_blocking: alive, so destroy refuses */
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_EBUSY);
+  send_small(me, pid, 1);
+  assert_int_equal(syncq_po_join(s, pid), SYNCQ_OK);
+  assert_int_equal(syncq_po_try_recv(me, &m), SYNCQ_EMPTY);
+  assert_int_equal(syncq_po_get(me, 8, &m), SYNCQ_OK);
+  assert_int_equal(syncq_po_send(me, pid, m, SYNCQ_PO_LINK), SYNCQ_EDEAD);
+  assert_int_equal(syncq_po_free(me, m), SYNCQ_OK);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* A plain thread that never attached may not receive on an attached
+ * process's behalf either. */
+typedef struct foreign {
+  syncq_po_proc *proc;
+  int status;
+} foreign;
+
+static void *foreign_recv(void *arg) {
+  foreign *f = arg;
+  syncq_po_msg *m;
+  f->status = syncq_po_try_recv(f->proc, &m);
+  return NULL;
+}
+
+static void test_foreign_thread(void **state) {
+  (void)state;
+  syncq_po_system *s = fiber_system("mutex", 2, 1, 0);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  foreign f = {me, 0};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, foreign_recv, &f), 0);
+  pthread_join(t, NULL);
+  assert_int_equal(f.status, SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* ------------------------------------------------ 100,000 processes */
+
+typedef struct big_ring {
+  int n;
+  syncq_po_pid first, ctl;
+  _Atomic(int) errors;
+} big_ring;
+
+static void big_member(syncq_po_proc *self, void *arg) {
+  big_ring *g = arg;
+  int i = (int)(syncq_po_pid_of(self) - g->first);
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) {
+    atomic_fetch_add(&g->errors, 1);
+    return;
+  }
+  int64_t k;
+  memcpy(&k, m->data, sizeof k);
+  if (k != i || m->sender != (i == 0 ? g->ctl : g->first + i - 1)) atomic_fetch_add(&g->errors, 1);
+  k++;
+  memcpy(m->data, &k, sizeof k);
+  syncq_po_pid to = i == g->n - 1 ? g->ctl : g->first + i + 1;
+  if (syncq_po_send(self, to, m, (i % 2) ? SYNCQ_PO_COPY : SYNCQ_PO_LINK) != SYNCQ_OK) atomic_fetch_add(&g->errors, 1);
+}
+
+static void test_hundred_thousand(void **state) {
+  (void)state;
+  /* 100,000 guarded stacks need 200,000 mappings (vm.max_map_count is
+   * 65,530 by default): this ring runs without guards. */
+  syncq_po_system *s = fiber_system("mpsc", BIG_RING + 1, 0, SYNCQ_PO_NO_GUARD);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  big_ring g = {BIG_RING, syncq_po_pid_of(me) + 1, syncq_po_pid_of(me), 0};
+  for (int i = 0; i < BIG_RING; i++) {
+    int r = syncq_po_spawn(s, big_member, &g, NULL);
+    if (r != SYNCQ_OK) fail_msg("spawn %d: %s (%s)", i, syncq_strerror(r), syncq_po_limit_reason(s));
+  }
+  assert_int_equal(syncq_po_count(s), BIG_RING + 1);
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_get(me, 8, &m), SYNCQ_OK);
+  int64_t k = 0;
+  memcpy(m->data, &k, sizeof k);
+  assert_int_equal(syncq_po_send(me, g.first, m, SYNCQ_PO_LINK), SYNCQ_OK);
+  assert_int_equal(syncq_po_recv_blocking(me, &m), SYNCQ_OK);
+  memcpy(&k, m->data, sizeof k);
+  assert_int_equal(k, BIG_RING); /* every process passed it on once */
+  assert_int_equal(m->sender, g.first + BIG_RING - 1);
+  assert_int_equal(syncq_po_free(me, m), SYNCQ_OK);
+  for (int i = 0; i < BIG_RING; i++) assert_int_equal(syncq_po_join(s, g.first + i), SYNCQ_OK);
+  assert_int_equal(atomic_load(&g.errors), 0);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* ------------------------------------------------ park/wake races */
+
+typedef struct race {
+  int nfibers, per_sender, nsenders; /* senders: threads and fibers */
+  syncq_po_pid *fibers;
+  _Atomic(int) ready;
+  _Atomic(long) received;
+  _Atomic(int) errors;
+  syncq_po_system *sys;
+} race;
+
+/* Receives exactly nsenders * per_sender messages, per sender in order,
+ * parking (or, every fifth, yielding) whenever its inbox is empty. */
+static void race_receiver(syncq_po_proc *self, void *arg) {
+  race *g = arg;
+  int *next = calloc((size_t)g->nsenders, sizeof *next);
+  if (next == NULL) {
+    atomic_fetch_add(&g->errors, 1);
+    return;
+  }
+  long want = (long)g->nsenders * g->per_sender;
+  for (long k = 0; k < want; k++) {
+    syncq_po_msg *m;
+    /* mostly parking; now and then the yielding form */
+    if ((k % 5 == 4 ? syncq_po_recv(self, &m) : syncq_po_recv_blocking(self, &m)) != SYNCQ_OK) {
+      atomic_fetch_add(&g->errors, 1);
+      break;
+    }
+    int who, seq;
+    memcpy(&who, m->data, sizeof who);
+    memcpy(&seq, (char *)m->data + 4, sizeof seq);
+    if (who < 0 || who >= g->nsenders || seq != next[who]++) atomic_fetch_add(&g->errors, 1);
+    syncq_po_free(self, m);
+    atomic_fetch_add(&g->received, 1);
+  }
+  free(next);
+}
+
+static void race_send_all(race *g, syncq_po_proc *self, int who) {
+  for (int seq = 0; seq < g->per_sender; seq++) {
+    for (int f = 0; f < g->nfibers; f++) {
+      syncq_po_msg *m;
+      if (syncq_po_get(self, 8, &m) != SYNCQ_OK) {
+        atomic_fetch_add(&g->errors, 1);
+        return;
+      }
+      memcpy(m->data, &who, sizeof who);
+      memcpy((char *)m->data + 4, &seq, sizeof seq);
+      if (syncq_po_send(self, g->fibers[f], m, (seq + f) % 3 ? SYNCQ_PO_LINK : SYNCQ_PO_COPY) != SYNCQ_OK)
+        atomic_fetch_add(&g->errors, 1);
+      if ((seq * 31 + f + who) % 17 == 0) syncq_yield(); /* let receivers park between bursts */
+    }
+  }
+}
+
+typedef struct sender_arg {
+  race *g;
+  int who;
+} sender_arg;
+
+static void *race_thread_sender(void *arg) {
+  sender_arg *a = arg;
+  syncq_po_proc *self;
+  if (syncq_po_attach(a->g->sys, &self) != SYNCQ_OK) {
+    atomic_fetch_add(&a->g->errors, 1);
+    return NULL;
+  }
+  while (!atomic_load(&a->g->ready)) syncq_yield();
+  race_send_all(a->g, self, a->who);
+  syncq_po_detach(self);
+  return NULL;
+}
+
+static void race_fiber_sender(syncq_po_proc *self, void *arg) {
+  sender_arg *a = arg;
+  while (!atomic_load(&a->g->ready)) syncq_po_yield(self);
+  race_send_all(a->g, self, a->who);
+}
+
+static void test_park_wake_races(void **state) {
+  (void)state;
+  const char *mbs[] = {"mpsc", "nonblocking", "mutex"};
+  for (size_t b = 0; b < sizeof mbs / sizeof mbs[0]; b++) {
+    race g;
+    memset(&g, 0, sizeof g);
+    g.nfibers = RACE_FIBERS;
+    g.per_sender = RACE_MSGS / RACE_FIBERS;
+    g.nsenders = RACE_THREADS * 2; /* half threads, half fibers */
+    g.fibers = calloc((size_t)g.nfibers, sizeof *g.fibers);
+    assert_non_null(g.fibers);
+    /* more schedulers than processing units: preempted schedulers too */
+    g.sys = fiber_system(mbs[b], (uint32_t)(g.nfibers + g.nsenders + 1), 4, 0);
+    for (int f = 0; f < g.nfibers; f++) assert_int_equal(syncq_po_spawn(g.sys, race_receiver, &g, &g.fibers[f]), SYNCQ_OK);
+    sender_arg args[RACE_THREADS * 2];
+    pthread_t tids[RACE_THREADS];
+    syncq_po_pid fsend[RACE_THREADS];
+    for (int t = 0; t < RACE_THREADS; t++) {
+      args[t] = (sender_arg){&g, t};
+      assert_int_equal(pthread_create(&tids[t], NULL, race_thread_sender, &args[t]), 0);
+    }
+    for (int t = 0; t < RACE_THREADS; t++) {
+      args[RACE_THREADS + t] = (sender_arg){&g, RACE_THREADS + t};
+      assert_int_equal(syncq_po_spawn(g.sys, race_fiber_sender, &args[RACE_THREADS + t], &fsend[t]), SYNCQ_OK);
+    }
+    atomic_store(&g.ready, 1);
+    for (int t = 0; t < RACE_THREADS; t++) pthread_join(tids[t], NULL);
+    for (int t = 0; t < RACE_THREADS; t++) assert_int_equal(syncq_po_join(g.sys, fsend[t]), SYNCQ_OK);
+    for (int f = 0; f < g.nfibers; f++) assert_int_equal(syncq_po_join(g.sys, g.fibers[f]), SYNCQ_OK);
+    assert_int_equal(atomic_load(&g.errors), 0);
+    assert_int_equal(atomic_load(&g.received), (long)g.nfibers * g.nsenders * g.per_sender);
+    assert_int_equal(syncq_po_destroy(g.sys), SYNCQ_OK);
+    free(g.fibers);
+  }
+}
+
+/* ------------------------------------------------ fibers that yield */
+
+typedef struct yielders {
+  _Atomic(int) turn; /* whose turn: fibers take turns through a shared word */
+  _Atomic(int) errors;
+  int n, rounds;
+} yielders;
+
+/* Each waits for its turn by yielding (recv's yield form reduced to its
+ * core): on one scheduler, a fiber that spun without yielding would never
+ * let the one whose turn it is run. */
+static void yielder(syncq_po_proc *self, void *arg) {
+  yielders *y = arg;
+  int me = (int)syncq_po_pid_of(self);
+  for (int r = 0; r < y->rounds; r++) {
+    while (atomic_load(&y->turn) % y->n != me) syncq_po_yield(self);
+    atomic_fetch_add(&y->turn, 1);
+  }
+}
+
+static void test_yield(void **state) {
+  (void)state;
+  syncq_po_system *s = fiber_system("mpsc", YIELDERS, 1, 0); /* one scheduler: all on one thread */
+  yielders y = {0, 0, YIELDERS, YIELD_ROUNDS};
+  syncq_po_pid pids[YIELDERS];
+  for (int i = 0; i < YIELDERS; i++) {
+    assert_int_equal(syncq_po_spawn(s, yielder, &y, &pids[i]), SYNCQ_OK);
+    assert_int_equal(pids[i], i);
+  }
+  for (int i = 0; i < YIELDERS; i++) assert_int_equal(syncq_po_join(s, pids[i]), SYNCQ_OK);
+  assert_int_equal(atomic_load(&y.turn), YIELDERS * YIELD_ROUNDS);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* ------------------------------------------------ limits in a child */
+
+static void idle(syncq_po_proc *self, void *arg) {
+  (void)arg;
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(self, &m) == SYNCQ_OK) syncq_po_free(self, m);
+}
+
+static long max_map_count(void) {
+  FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+  long v = -1;
+  if (f) {
+    if (fscanf(f, "%ld", &v) != 1) v = -1;
+    fclose(f);
+  }
+  return v;
+}
+
+static long maps_now(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  long n = 0;
+  int c;
+  if (!f) return -1;
+  while ((c = fgetc(f)) != EOF) n += c == '\n';
+  fclose(f);
+  return n;
+}
+
+/* Use up all but about 300 of the kernel's mappings, then spawn guarded
+ * fibers until one is refused: the reason must be vm.max_map_count. */
+static void test_map_count_limit(void **state) {
+  (void)state;
+  if (ASAN || TSAN) {
+    print_message("skipped under a sanitizer: its runtime needs mappings of its own, and using them up kills it\n");
+    skip();
+  }
+  long limit = max_map_count();
+  if (limit <= 0 || limit > 1000000) {
+    print_message("skipped: vm.max_map_count is %ld, too large to use up in a test\n", limit);
+    skip();
+  }
+  fflush(NULL);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    syncq_po_system *s;
+    syncq_po_config cfg = {"mpsc", 100000, SYNCQ_PO_MIN_FIBER_STACK, 0, "fiber", 1, false};
+    if (syncq_po_create(&cfg, &s) != SYNCQ_OK) _exit(10);
+    long page = sysconf(_SC_PAGESIZE);
+    long want = limit - maps_now() - 300;
+    if (want > 0) {
+      /* pages of alternating protection never merge: one mapping each */
+      char *area = mmap(NULL, (size_t)(want + 1) * (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (area == MAP_FAILED) _exit(11);
+      for (long i = 1; i < want; i += 2) mprotect(area + i * page, (size_t)page, PROT_NONE);
+    }
+    syncq_po_proc *me;
+    if (syncq_po_attach(s, &me) != SYNCQ_OK) _exit(12);
+    int r = SYNCQ_OK, k = 0;
+    for (; k < 100000 - 1 && r == SYNCQ_OK; k++) r = syncq_po_spawn(s, idle, NULL, NULL);
+    const char *why = syncq_po_limit_reason(s);
+    int code = r == SYNCQ_ELIMIT && why && strcmp(why, "vm.max_map_count") == 0 && k > 1 ? 0 : 20;
+    if (code) fprintf(stderr, "after %d spawns: %s, reason %s\n", k, syncq_strerror(r), why ? why : "(none)");
+    _exit(code); /* the parked fibers go with the process */
+  }
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static volatile int sink;
+
+static int recurse(int depth) {
+  volatile char frame[512];
+  frame[0] = (char)depth;
+  frame[511] = (char)depth;
+  return depth > 1000000 ? frame[0] : recurse(depth + 1) + frame[511];
+}
+
+static void overflow(syncq_po_proc *self, void *arg) {
+  (void)self;
+  (void)arg;
+  sink = recurse(0);
+}
+
+/* A fiber that overflows its stack: the child dies of SIGSEGV, and stderr
+ * names the process. */
+static void test_stack_overflow_reported(void **state) {
+  (void)state;
+  if (ASAN || TSAN) {
+    print_message("skipped under a sanitizer: it reports the overflow itself, before our handler\n");
+    skip();
+  }
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  fflush(NULL);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    syncq_po_config cfg = {"mpsc", 8, 16 * 1024, 0, "fiber", 1, false};
+    syncq_po_system *s;
+    if (syncq_po_create(&cfg, &s) != SYNCQ_OK) _exit(10);
+    syncq_po_pid pid;
+    syncq_po_spawn(s, idle, NULL, &pid);   /* pid 0 */
+    syncq_po_spawn(s, idle, NULL, &pid);   /* pid 1 */
+    syncq_po_spawn(s, overflow, NULL, &pid); /* pid 2 */
+    syncq_po_join(s, pid);
+    _exit(0); /* not reached */
+  }
+  close(fds[1]);
+  char buf[1024];
+  size_t got = 0;
+  ssize_t k;
+  while (got < sizeof buf - 1 && (k = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)k;
+  buf[got] = '\0';
+  close(fds[0]);
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFSIGNALED(status));
+  assert_int_equal(WTERMSIG(status), SIGSEGV);
+  if (strstr(buf, "syncq po: process 2 overflowed its fiber stack") == NULL)
+    fail_msg("the overflow was not reported by pid; stderr: %s", buf);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_backends),          cmocka_unit_test(test_only_the_process_receives),
+    cmocka_unit_test(test_foreign_thread),    cmocka_unit_test(test_yield),
+    cmocka_unit_test(test_park_wake_races),   cmocka_unit_test(test_hundred_thousand),
+    cmocka_unit_test(test_map_count_limit),   cmocka_unit_test(test_stack_overflow_reported),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
