@@ -25,6 +25,9 @@
 #ifndef SYNCQ_REPORT_SCRIPT
 #define SYNCQ_REPORT_SCRIPT "report/build.py"
 #endif
+#ifndef SYNCQ_REPORT_FROM_BIN
+#define SYNCQ_REPORT_FROM_BIN "../share/syncq/report/build.py"
+#endif
 
 #define EXIT_USAGE 2
 #define DEFAULT_OUT "results"
@@ -240,12 +243,36 @@ static int cmd_run(int argc, char **argv, const char *command) {
   return lab_run(&opt, exps) == 0 ? 0 : 1;
 }
 
+/* The report builder of an installed syncq-lab, relative to the program
+ * (bin/syncq-lab -> share/syncq/report/build.py): found wherever the
+ * prefix was installed or moved, with no source tree left. */
+static bool installed_report_script(char *out, size_t len) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return false;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash == NULL) return false;
+  *slash = '\0';
+  int w = snprintf(out, len, "%s/%s", exe, SYNCQ_REPORT_FROM_BIN);
+  return w > 0 && (size_t)w < len && access(out, R_OK) == 0;
+}
+
 static int cmd_report(int argc, char **argv) {
   if (argc < 1) return usage_error("%s", "report needs the results directory");
   const char *py = getenv("SYNCQ_PYTHON");
   const char *script = getenv("SYNCQ_REPORT_SCRIPT");
-  if (py == NULL || py[0] == '\0') py = SYNCQ_PYTHON;
-  if (script == NULL || script[0] == '\0') script = SYNCQ_REPORT_SCRIPT;
+  static char installed[PATH_MAX];
+  bool from_install = false;
+  if (script == NULL || script[0] == '\0') {
+    from_install = installed_report_script(installed, sizeof installed);
+    script = from_install ? installed : SYNCQ_REPORT_SCRIPT;
+  }
+  if (py == NULL || py[0] == '\0') {
+    /* the build's virtual environment while the checkout exists; an
+     * installed lab without it uses the python3 on PATH */
+    py = (!from_install && access(SYNCQ_PYTHON, X_OK) == 0) ? SYNCQ_PYTHON : "python3";
+  }
   if (access(script, R_OK) != 0) {
     fprintf(stderr, "syncq-lab: report builder not found at %s (set SYNCQ_REPORT_SCRIPT)\n", script);
     return 1;

@@ -44,6 +44,7 @@ static const char *const progress_names[] = {
 
 static const char *const prop_names[] = {
   "linearizable", "fifo", "bounded", "allocates", "signal-safe", "process-shared", "peer", "spsc", "loose-capacity",
+  "sleeps-by-default",
 };
 
 const char *syncq_family_name(syncq_family f) {

@@ -78,9 +78,9 @@ typedef enum syncq_am_claim {
 
 /* The registry name of a claim ("tas", ..., "lock-free"); NULL if out of
  * range. */
-const char *syncq_am_claim_name(int claim);
+SYNCQ_API const char *syncq_am_claim_name(int claim);
 /* The claim of a name. SYNCQ_EINVAL for NULL, SYNCQ_ENOENT if unknown. */
-int syncq_am_claim_find(const char *name, syncq_am_claim *out);
+SYNCQ_API int syncq_am_claim_find(const char *name, syncq_am_claim *out);
 
 /* Options of an endpoint at creation; NULL means all defaults, and a zero
  * field means its default. */
@@ -126,24 +126,24 @@ typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, un
  * SYNCQ_EINVAL: NULL out or name, malformed name, bad config;
  * SYNCQ_EEXIST: a segment of that name exists (see syncq_am_unlink);
  * SYNCQ_ESYS: shm_open/ftruncate/mmap failed (errno); SYNCQ_ENOMEM. */
-int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out);
+SYNCQ_API int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out);
 /* Orderly shutdown: mark the endpoint closed (senders get SYNCQ_EDEAD),
  * unmap and remove the segment, free the handle. Only in the creating
  * process (SYNCQ_EINVAL elsewhere, e.g. in a forked child). */
-int syncq_am_destroy(syncq_am_endpoint *ep);
+SYNCQ_API int syncq_am_destroy(syncq_am_endpoint *ep);
 /* Remove the stale segment `name` left by a crashed run. SYNCQ_ENOENT if
  * there is none; SYNCQ_EBUSY if it is an endpoint whose creator is alive;
  * SYNCQ_EINVAL for a malformed name. Any other segment of that name (not
  * an endpoint, or half-made) is removed. */
-int syncq_am_unlink(const char *name);
+SYNCQ_API int syncq_am_unlink(const char *name);
 
 /* Register handler `index` (< SYNCQ_AM_MAX_HANDLERS) under `name` (may be
  * NULL); fn NULL unregisters. Handlers are per process. SYNCQ_EINVAL. */
-int syncq_am_register(syncq_am_endpoint *ep, unsigned index, const char *name, syncq_am_handler fn, void *ctx);
+SYNCQ_API int syncq_am_register(syncq_am_endpoint *ep, unsigned index, const char *name, syncq_am_handler fn, void *ctx);
 /* The name a handler was registered with (NULL if none or bad input). */
-const char *syncq_am_handler_name(const syncq_am_endpoint *ep, unsigned index);
+SYNCQ_API const char *syncq_am_handler_name(const syncq_am_endpoint *ep, unsigned index);
 /* Called (after counting) for messages to unregistered indexes; NULL: count only. */
-int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handler fn, void *ctx);
+SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handler fn, void *ctx);
 
 /* Run handlers for at most `budget` ready messages (replies first, then
  * requests); *handled (may be NULL) gets how many. Also takes back stale
@@ -151,12 +151,12 @@ int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handler fn, voi
  * to do), SYNCQ_EINVAL (NULL ep, budget 0, or a process that did not
  * create ep). Polling a queue already being polled further up this
  * process's stack (a handler that polls) skips that queue. */
-int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled);
+SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled);
 
-int syncq_am_limits_of(const syncq_am_endpoint *ep, syncq_am_limits *out);
-int syncq_am_counters_of(const syncq_am_endpoint *ep, syncq_am_counters *out);
+SYNCQ_API int syncq_am_limits_of(const syncq_am_endpoint *ep, syncq_am_limits *out);
+SYNCQ_API int syncq_am_counters_of(const syncq_am_endpoint *ep, syncq_am_counters *out);
 /* The endpoint's name (NULL for NULL). */
-const char *syncq_am_name(const syncq_am_endpoint *ep);
+SYNCQ_API const char *syncq_am_name(const syncq_am_endpoint *ep);
 
 /* Connect to the endpoint `name` for sending. `self` (may be NULL) is the
  * caller's own endpoint: it is polled while a send is stalled, and it is
@@ -165,20 +165,20 @@ const char *syncq_am_name(const syncq_am_endpoint *ep);
  * or out), SYNCQ_ENOENT (no such segment), SYNCQ_EINVAL also for a segment
  * that is not an endpoint, SYNCQ_EDEAD (the endpoint was shut down),
  * SYNCQ_ELIMIT (its table of repliable peers is full), SYNCQ_ESYS. */
-int syncq_am_connect(syncq_am_endpoint *self, const char *name, syncq_am_peer **out);
+SYNCQ_API int syncq_am_connect(syncq_am_endpoint *self, const char *name, syncq_am_peer **out);
 /* Unmap and free a connection. SYNCQ_EINVAL for NULL. */
-int syncq_am_disconnect(syncq_am_peer *peer);
-int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *out);
+SYNCQ_API int syncq_am_disconnect(syncq_am_peer *peer);
+SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *out);
 
 /* Send a short request: handler index, nargs (<= SYNCQ_AM_MAX_ARGS) words.
  * SYNCQ_OK; SYNCQ_FULL (only with SYNCQ_AM_NOWAIT); SYNCQ_EINVAL (NULL
  * peer, args NULL with nargs > 0, index out of range, too many words,
  * unknown flag); SYNCQ_EDEAD (the endpoint was shut down or its creator
  * died while we waited). */
-int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags);
+SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags);
 /* A bulk request: len (<= the endpoint's bulk_size, else SYNCQ_EINVAL)
  * bytes copied into a bulk block, plus words. */
-int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
+SYNCQ_API int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
                           unsigned nargs, unsigned flags);
 /* From a request handler, at most once: a reply to the requester's own
  * endpoint. SYNCQ_EINVAL: NULL token, a reply handler's token, a second
@@ -186,19 +186,13 @@ int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *dat
  * from a peer connected without its own endpoint; SYNCQ_EDEAD: the
  * requester's endpoint is gone. While its reply queue is full the replier
  * polls its own reply queue. */
-int syncq_am_reply(syncq_am_token *token, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags);
-int syncq_am_reply_bulk(syncq_am_token *token, unsigned handler, const void *data, size_t len, const uint32_t *args,
+SYNCQ_API int syncq_am_reply(syncq_am_token *token, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags);
+SYNCQ_API int syncq_am_reply_bulk(syncq_am_token *token, unsigned handler, const void *data, size_t len, const uint32_t *args,
                         unsigned nargs, unsigned flags);
 /* True when the token is a request's (a reply is allowed). */
-bool syncq_am_token_is_request(const syncq_am_token *token);
+SYNCQ_API bool syncq_am_token_is_request(const syncq_am_token *token);
 /* The endpoint whose handler runs (NULL for NULL). */
-syncq_am_endpoint *syncq_am_token_endpoint(const syncq_am_token *token);
-
-/* ---- test hook ----
- * When set in a process, every send calls hook(arg) between claiming its
- * packet and committing it (so a test can SIGKILL a writer there). NULL
- * clears it. Per process; not for production use. */
-void syncq_am_test_set_claim_hook(void (*hook)(void *arg), void *arg);
+SYNCQ_API syncq_am_endpoint *syncq_am_token_endpoint(const syncq_am_token *token);
 
 #ifdef __cplusplus
 }

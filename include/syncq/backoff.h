@@ -16,6 +16,8 @@
 #ifndef SYNCQ_BACKOFF_H
 #define SYNCQ_BACKOFF_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -39,7 +41,7 @@ typedef struct syncq_backoff_exp {
 
 /* Initialise with the given bounds. SYNCQ_EINVAL when b is NULL,
  * initial_ns is 0, or initial_ns > cap_ns. */
-int syncq_backoff_exp_init(syncq_backoff_exp *b, uint32_t initial_ns, uint32_t cap_ns);
+SYNCQ_API int syncq_backoff_exp_init(syncq_backoff_exp *b, uint32_t initial_ns, uint32_t cap_ns);
 
 /* Initialise with SYNCQ_BACKOFF_EXP_INITIAL_NS and SYNCQ_BACKOFF_EXP_CAP_NS
  * (for hot paths that have a valid b). */
@@ -57,7 +59,7 @@ static inline uint32_t syncq_backoff_exp_step(syncq_backoff_exp *b) {
 }
 
 /* Busy-wait for the next step; returns the ns waited (0 when b is NULL). */
-uint32_t syncq_backoff_exp_wait(syncq_backoff_exp *b);
+SYNCQ_API uint32_t syncq_backoff_exp_wait(syncq_backoff_exp *b);
 
 /* Start again from the initial wait (after a success). */
 static inline void syncq_backoff_exp_reset(syncq_backoff_exp *b) { b->next_ns = b->initial_ns; }
@@ -71,7 +73,7 @@ static inline uint64_t syncq_backoff_prop_ns(uint64_t unit_ns, uint64_t distance
 }
 
 /* Busy-wait syncq_backoff_prop_ns(unit_ns, distance, cap_ns); returns it. */
-uint64_t syncq_backoff_prop_wait(uint64_t unit_ns, uint64_t distance, uint64_t cap_ns);
+SYNCQ_API uint64_t syncq_backoff_prop_wait(uint64_t unit_ns, uint64_t distance, uint64_t cap_ns);
 
 #ifdef __cplusplus
 }

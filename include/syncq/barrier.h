@@ -20,6 +20,8 @@
 #ifndef SYNCQ_BARRIER_H
 #define SYNCQ_BARRIER_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,11 +57,11 @@ typedef struct syncq_barrier_ops {
   int (*wait)(void *b, unsigned id);
 } syncq_barrier_ops;
 
-extern const syncq_algo syncq_barrier_central_cas_algo;
-extern const syncq_algo syncq_barrier_central_faa_algo;
-extern const syncq_algo syncq_barrier_mcs_tree_algo;
-extern const syncq_algo syncq_barrier_dissemination_algo;
-extern const syncq_algo syncq_barrier_pthread_algo;
+SYNCQ_API extern const syncq_algo syncq_barrier_central_cas_algo;
+SYNCQ_API extern const syncq_algo syncq_barrier_central_faa_algo;
+SYNCQ_API extern const syncq_algo syncq_barrier_mcs_tree_algo;
+SYNCQ_API extern const syncq_algo syncq_barrier_dissemination_algo;
+SYNCQ_API extern const syncq_algo syncq_barrier_pthread_algo;
 
 /* ---- the generic API ---- */
 typedef struct syncq_barrier syncq_barrier;
@@ -67,10 +69,10 @@ typedef struct syncq_barrier syncq_barrier;
 /* Create a barrier of the named algorithm. SYNCQ_EINVAL for NULL
  * arguments, SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the init
  * status. Created barriers are private to the process. */
-int syncq_barrier_create(const char *algo, const syncq_barrier_config *cfg, syncq_barrier **out);
-int syncq_barrier_destroy(syncq_barrier *b); /* SYNCQ_EINVAL for NULL */
-int syncq_barrier_wait(syncq_barrier *b, unsigned id);
-const syncq_algo *syncq_barrier_algo(const syncq_barrier *b); /* NULL for NULL */
+SYNCQ_API int syncq_barrier_create(const char *algo, const syncq_barrier_config *cfg, syncq_barrier **out);
+SYNCQ_API int syncq_barrier_destroy(syncq_barrier *b); /* SYNCQ_EINVAL for NULL */
+SYNCQ_API int syncq_barrier_wait(syncq_barrier *b, unsigned id);
+SYNCQ_API const syncq_algo *syncq_barrier_algo(const syncq_barrier *b); /* NULL for NULL */
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,8 @@
 #ifndef SYNCQ_CLOCK_H
 #define SYNCQ_CLOCK_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -22,17 +24,17 @@ extern "C" {
 #endif
 
 /* Nanoseconds from CLOCK_MONOTONIC. */
-uint64_t syncq_now_ns(void);
+SYNCQ_API uint64_t syncq_now_ns(void);
 
 /* Busy-work for about ns nanoseconds of CPU time (0 returns at once). */
-void syncq_delay_ns(uint64_t ns);
+SYNCQ_API void syncq_delay_ns(uint64_t ns);
 
 /* Busy-work for exactly n iterations of the calibrated loop. */
-void syncq_delay_iters(uint64_t n);
+SYNCQ_API void syncq_delay_iters(uint64_t n);
 
 /* Calibrate now (idempotent and thread-safe; later calls return the first
  * result). Returns the loop's iterations per microsecond. */
-double syncq_delay_calibrate(void);
+SYNCQ_API double syncq_delay_calibrate(void);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@
 #ifndef SYNCQ_COUNTER_H
 #define SYNCQ_COUNTER_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,14 +40,14 @@ typedef struct syncq_counter_ops {
   int (*load)(void *c, int64_t *value);
 } syncq_counter_ops;
 
-extern const syncq_algo syncq_counter_faa_algo;
-extern const syncq_algo syncq_counter_cas_algo;
-extern const syncq_algo syncq_counter_cas_backoff_algo;
-extern const syncq_algo syncq_counter_mutex_algo;
+SYNCQ_API extern const syncq_algo syncq_counter_faa_algo;
+SYNCQ_API extern const syncq_algo syncq_counter_cas_algo;
+SYNCQ_API extern const syncq_algo syncq_counter_cas_backoff_algo;
+SYNCQ_API extern const syncq_algo syncq_counter_mutex_algo;
 /* Lock-based counters over registered locks (syncq/counter/lock.h). */
-extern const syncq_algo syncq_counter_lock_ttas_algo;
-extern const syncq_algo syncq_counter_lock_ticket_algo;
-extern const syncq_algo syncq_counter_lock_futex_mutex_algo;
+SYNCQ_API extern const syncq_algo syncq_counter_lock_ttas_algo;
+SYNCQ_API extern const syncq_algo syncq_counter_lock_ticket_algo;
+SYNCQ_API extern const syncq_algo syncq_counter_lock_futex_mutex_algo;
 
 /* A counter of any registered algorithm, allocated by syncq_counter_create. */
 typedef struct syncq_counter syncq_counter;
@@ -53,20 +55,20 @@ typedef struct syncq_counter syncq_counter;
 /* Create a counter of the named algorithm with the given initial value.
  * SYNCQ_EINVAL for NULL arguments, SYNCQ_ENOENT for an unknown name,
  * SYNCQ_ENOMEM when allocation fails, or the algorithm's init status. */
-int syncq_counter_create(const char *algo, int64_t initial, syncq_counter **out);
+SYNCQ_API int syncq_counter_create(const char *algo, int64_t initial, syncq_counter **out);
 
 /* Destroy and free. SYNCQ_EINVAL for NULL. */
-int syncq_counter_destroy(syncq_counter *c);
+SYNCQ_API int syncq_counter_destroy(syncq_counter *c);
 
 /* Add delta; *old (if old is not NULL) receives the value before.
  * SYNCQ_EINVAL for a NULL counter. */
-int syncq_counter_fetch_add(syncq_counter *c, int64_t delta, int64_t *old);
+SYNCQ_API int syncq_counter_fetch_add(syncq_counter *c, int64_t delta, int64_t *old);
 
 /* Read the current value. SYNCQ_EINVAL for NULL arguments. */
-int syncq_counter_load(syncq_counter *c, int64_t *value);
+SYNCQ_API int syncq_counter_load(syncq_counter *c, int64_t *value);
 
 /* The registry entry the counter was created from (NULL for NULL). */
-const syncq_algo *syncq_counter_algo(const syncq_counter *c);
+SYNCQ_API const syncq_algo *syncq_counter_algo(const syncq_counter *c);
 
 #ifdef __cplusplus
 }

@@ -13,9 +13,38 @@
  * A lock takes its waiting discipline (busy-wait with backoff, yield,
  * immediate blocking, competitive spinning: syncq/wait.h) from its config
  * where the algorithm allows.
+ *
+ * Safe default. A lock made with syncq_lock_create() and no discipline
+ * (cfg NULL or wait SYNCQ_WAIT_DEFAULT) waits competitively: it spins
+ * about one measured context switch, then sleeps on a futex (algorithms
+ * that cannot sleep yield instead). It does not collapse when threads
+ * outnumber processing units: a FIFO spin lock (ticket, MCS, CLH,
+ * Anderson, array) hands the lock to a waiter that may be preempted, and
+ * every waiter behind it spins through whole time slices. Measured on 2
+ * cores (syncq-lab locks-cost --quick, phase "defaults-busy": 4 threads,
+ * not pinned, beside a busy program, 100,000 increments, median of 5;
+ * the machine was shared with other jobs): created with SYNCQ_WAIT_SPIN,
+ * MCS and ticket did not finish in 60 s; with the default, two runs gave
+ * pthread mutex 15 and 14 ns per increment, ttas-ps 19/18, array-faa
+ * 18/16, array-cas 17/22, clh 28/27, futex-mutex 31/29, tas 28/48, ttas
+ * 50/40, anderson 23/60, mcs 117/16, ticket 613/16, hybrid-sc 462/31,
+ * sc-queue 66,680/42 (yield: it cannot sleep). Most are within 3x of the
+ * mutex; a FIFO hand-over to a waiter that is not running still costs a
+ * wake-up, and the runs that missed were those. Pinned two to a core,
+ * the FIFO queue locks (mcs, clh, array-cas) stay slow even so (16-21 us
+ * per increment): prefer a mutex or TTAS where threads outnumber cores
+ * and are pinned. Pure spinning stays available by name: pass
+ * SYNCQ_WAIT_SPIN in the config (fastest while every waiter has a
+ * processor of its own).
+ *
+ * The typed APIs (syncq/lock/<algo>.h) and the ops tables keep each
+ * algorithm's own default (SPIN for the spin locks, as in the papers):
+ * pass SYNCQ_WAIT_COMPETITIVE there when threads may outnumber processors.
  */
 #ifndef SYNCQ_LOCK_H
 #define SYNCQ_LOCK_H
+
+#include "syncq/export.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,6 +82,45 @@ typedef struct syncq_lock_ops {
   int (*unlock)(void *lock, syncq_lock_node *node);
 } syncq_lock_ops;
 
+/* ---- ops tables from typed functions ----
+ * One macro per lock, designated initialisers: the exported typed
+ * functions (themselves the static inline bodies of
+ * syncq/static/lock/<algo>.h) become the registry's table `name`.
+ * SYNCQ_LOCK_OPS: typed lock/trylock/unlock take (T *, syncq_lock_node *).
+ * SYNCQ_LOCK_OPS_NODELESS: they take (T *) only; the table still refuses
+ * a NULL node, as syncq_lock_ops promises. For C translation units. */
+#define SYNCQ_LOCK_OPS_COMMON_(name, T, init_fn, destroy_fn)                                     \
+  static int name##_init_(void *l, const syncq_lock_config *c) { return init_fn((T *)l, c); } \
+  static int name##_destroy_(void *l) { return destroy_fn((T *)l); }
+#define SYNCQ_LOCK_OPS_TABLE_(name, T)                                                           \
+  static const syncq_lock_ops name = {                                                          \
+    .size = sizeof(T),                                                                          \
+    .align = _Alignof(T),                                                                       \
+    .init = name##_init_,                                                                       \
+    .destroy = name##_destroy_,                                                                 \
+    .lock = name##_lock_,                                                                       \
+    .trylock = name##_trylock_,                                                                 \
+    .unlock = name##_unlock_,                                                                   \
+  }
+#define SYNCQ_LOCK_OPS(name, T, init_fn, destroy_fn, lock_fn, trylock_fn, unlock_fn)             \
+  SYNCQ_LOCK_OPS_COMMON_(name, T, init_fn, destroy_fn)                                          \
+  static int name##_lock_(void *l, syncq_lock_node *n) { return lock_fn((T *)l, n); }         \
+  static int name##_trylock_(void *l, syncq_lock_node *n) { return trylock_fn((T *)l, n); }   \
+  static int name##_unlock_(void *l, syncq_lock_node *n) { return unlock_fn((T *)l, n); }     \
+  SYNCQ_LOCK_OPS_TABLE_(name, T)
+#define SYNCQ_LOCK_OPS_NODELESS(name, T, init_fn, destroy_fn, lock_fn, trylock_fn, unlock_fn)    \
+  SYNCQ_LOCK_OPS_COMMON_(name, T, init_fn, destroy_fn)                                          \
+  static int name##_lock_(void *l, syncq_lock_node *n) {                                        \
+    return n == NULL ? SYNCQ_EINVAL : lock_fn((T *)l);                                          \
+  }                                                                                             \
+  static int name##_trylock_(void *l, syncq_lock_node *n) {                                     \
+    return n == NULL ? SYNCQ_EINVAL : trylock_fn((T *)l);                                       \
+  }                                                                                             \
+  static int name##_unlock_(void *l, syncq_lock_node *n) {                                      \
+    return n == NULL ? SYNCQ_EINVAL : unlock_fn((T *)l);                                        \
+  }                                                                                             \
+  SYNCQ_LOCK_OPS_TABLE_(name, T)
+
 /* ---- the built-in locks (registry names in quotes) ----
  *   "tas"           test-and-set, bounded exponential backoff   syncq/lock/tas.h
  *   "ttas"          test-and-test-and-set, same backoff (001)   syncq/lock/tas.h
@@ -71,35 +139,41 @@ typedef struct syncq_lock_ops {
  *   "hybrid-sc"     the same, ticket by fetch-and-add (003's hybrid) syncq/lock/sc_queue.h
  * Unknown wait disciplines are SYNCQ_EINVAL at init; disciplines an
  * algorithm cannot use are SYNCQ_ENOTSUP. */
-extern const syncq_algo syncq_lock_tas_algo;
-extern const syncq_algo syncq_lock_ttas_algo;
-extern const syncq_algo syncq_lock_ticket_algo;
-extern const syncq_algo syncq_lock_anderson_algo;
-extern const syncq_algo syncq_lock_array_cas_algo;
-extern const syncq_algo syncq_lock_array_faa_algo;
-extern const syncq_algo syncq_lock_mcs_algo;
-extern const syncq_algo syncq_lock_clh_algo;
-extern const syncq_algo syncq_lock_futex_mutex_algo;
-extern const syncq_algo syncq_lock_pthread_mutex_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_tas_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_ttas_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_ticket_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_anderson_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_array_cas_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_array_faa_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_mcs_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_clh_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_futex_mutex_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_pthread_mutex_algo;
 
 /* ---- the generic API: a lock of any registered algorithm ---- */
 typedef struct syncq_lock syncq_lock;
 
-/* Create a lock of the named algorithm (cfg NULL: defaults) in allocated,
+/* Create a lock of the named algorithm (cfg NULL: defaults; no discipline
+ * named: the safe default above) in allocated,
  * suitably aligned storage. SYNCQ_EINVAL for NULL algo or out,
  * SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the init status
  * (SYNCQ_EINVAL unknown discipline, SYNCQ_ENOTSUP, SYNCQ_ELIMIT). A
  * created lock is private to the process (its storage is malloc'ed). */
-int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out);
+SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out);
 /* Destroy and free (must not be held). SYNCQ_EINVAL for NULL. */
-int syncq_lock_destroy(syncq_lock *l);
+SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
 /* Acquire / try / release with the caller's node (the same node for a
  * lock and its unlock). SYNCQ_EINVAL for NULL lock or node. */
-int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
-int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node); /* SYNCQ_OK or SYNCQ_EBUSY */
-int syncq_lock_unlock(syncq_lock *l, syncq_lock_node *node);
+SYNCQ_API int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
+SYNCQ_API int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node); /* SYNCQ_OK or SYNCQ_EBUSY */
+SYNCQ_API int syncq_lock_unlock(syncq_lock *l, syncq_lock_node *node);
 /* The registry entry the lock was created from (NULL for NULL). */
-const syncq_algo *syncq_lock_algo(const syncq_lock *l);
+SYNCQ_API const syncq_algo *syncq_lock_algo(const syncq_lock *l);
+/* The waiting discipline the lock uses (a syncq_wait_discipline):
+ * the caller's, or the safe default chosen at create; SYNCQ_WAIT_DEFAULT
+ * when the algorithm accepts none of the safe ones and uses its own;
+ * -1 for NULL. */
+SYNCQ_API int syncq_lock_discipline(const syncq_lock *l);
 
 #ifdef __cplusplus
 }

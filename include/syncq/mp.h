@@ -40,6 +40,8 @@
 #ifndef SYNCQ_MP_H
 #define SYNCQ_MP_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -71,7 +73,7 @@ typedef struct syncq_mp_config {
 } syncq_mp_config;
 
 /* Fill *cfg with the defaults for level m on p processors. */
-void syncq_mp_config_default(syncq_mp_config *cfg, unsigned level, unsigned procs);
+SYNCQ_API void syncq_mp_config_default(syncq_mp_config *cfg, unsigned level, unsigned procs);
 
 typedef struct syncq_mp_sched syncq_mp_sched;
 typedef struct syncq_mp_thread syncq_mp_thread;
@@ -90,62 +92,62 @@ typedef struct syncq_mp_stats {
  * SYNCQ_EINVAL: NULL arguments, level 0 or above the maximum, procs 0 or
  * above, quantum 0, max_threads above the maximum, unknown policy, a bad
  * signal number; SYNCQ_ENOMEM; SYNCQ_ESYS (thread or sigaction). */
-int syncq_mp_create(const syncq_mp_config *cfg, syncq_mp_sched **out);
+SYNCQ_API int syncq_mp_create(const syncq_mp_config *cfg, syncq_mp_sched **out);
 
 /* Stop the scheduler (as syncq_mp_stop) and free it. Every thread must
  * have unregistered first: SYNCQ_EBUSY (and nothing freed) while one is
  * still registered, which is then left running. SYNCQ_EINVAL for NULL. */
-int syncq_mp_destroy(syncq_mp_sched *s);
+SYNCQ_API int syncq_mp_destroy(syncq_mp_sched *s);
 
 /* Stop scheduling: the scheduler thread ends and every registered thread
  * is resumed and left running. Idempotent. Registered threads may then
  * unregister and exit. SYNCQ_EINVAL for NULL. */
-int syncq_mp_stop(syncq_mp_sched *s);
+SYNCQ_API int syncq_mp_stop(syncq_mp_sched *s);
 
 /* Register the calling thread as application app's thread on processor
  * proc. From now on it runs only when its application holds its
  * processor: when it does not hold it in the current slice, the call
  * returns only once its turn comes. SYNCQ_EINVAL: NULL s, app >= level, proc >= procs, or the
  * caller already registered; SYNCQ_ELIMIT: max_threads are registered. */
-int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_thread **out);
+SYNCQ_API int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_thread **out);
 
 /* Unregister the calling thread (it must be the one that registered t);
  * it is never preempted afterwards. SYNCQ_EINVAL otherwise. */
-int syncq_mp_unregister(syncq_mp_thread *t);
+SYNCQ_API int syncq_mp_unregister(syncq_mp_thread *t);
 
 /* The calling thread's handle, NULL when it is not registered. */
-syncq_mp_thread *syncq_mp_self(void);
+SYNCQ_API syncq_mp_thread *syncq_mp_self(void);
 
 /* True when t is stopped by the scheduler right now (in the preemption
  * handler, or given up at the end of a request). False for NULL. A hint
  * that may be stale by the time it is used. */
-bool syncq_mp_is_preempted(const syncq_mp_thread *t);
+SYNCQ_API bool syncq_mp_is_preempted(const syncq_mp_thread *t);
 
 /* How many times t has been stopped (preempted or given up); 0 for NULL. */
-uint64_t syncq_mp_preempt_count(const syncq_mp_thread *t);
+SYNCQ_API uint64_t syncq_mp_preempt_count(const syncq_mp_thread *t);
 
 /* Ask not to be preempted (nests). No-op for unregistered threads. */
-void syncq_mp_nopreempt_begin(void);
+SYNCQ_API void syncq_mp_nopreempt_begin(void);
 /* End the request; when the outermost request ends and the scheduler
  * deferred a preemption meanwhile, stop now until resumed. */
-void syncq_mp_nopreempt_end(void);
+SYNCQ_API void syncq_mp_nopreempt_end(void);
 
 /* A copy of the scheduler's counters. SYNCQ_EINVAL for NULL arguments. */
-int syncq_mp_get_stats(const syncq_mp_sched *s, syncq_mp_stats *out);
+SYNCQ_API int syncq_mp_get_stats(const syncq_mp_sched *s, syncq_mp_stats *out);
 
 /* The preemption-safe variants of 001's lock-based structures (registry
  * entries of their families; their lock is "ttas-ps",
  * syncq/lock/ttas_ps.h): queue "single-lock-ps" and "two-lock-ps", stack
  * "lock-ps", priority queue "skew-lock-ps", counter "lock-ttas-ps". */
-extern const syncq_algo syncq_queue_single_lock_ps_algo;
-extern const syncq_algo syncq_queue_two_lock_ps_algo;
-extern const syncq_algo syncq_stack_lock_ps_algo;
-extern const syncq_algo syncq_pqueue_skew_lock_ps_algo;
-extern const syncq_algo syncq_counter_lock_ttas_ps_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_single_lock_ps_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_two_lock_ps_algo;
+SYNCQ_API extern const syncq_algo syncq_stack_lock_ps_algo;
+SYNCQ_API extern const syncq_algo syncq_pqueue_skew_lock_ps_algo;
+SYNCQ_API extern const syncq_algo syncq_counter_lock_ttas_ps_algo;
 
 /* True when the running kernel offers the rseq time-slice extension and
  * this build can use it. Always false in this build (see above). */
-bool syncq_mp_rseq_slice_available(void);
+SYNCQ_API bool syncq_mp_rseq_slice_available(void);
 
 #ifdef __cplusplus
 }

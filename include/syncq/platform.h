@@ -6,7 +6,9 @@
 #ifndef SYNCQ_PLATFORM_H
 #define SYNCQ_PLATFORM_H
 
-#include <stdatomic.h>
+#include "syncq/export.h"
+
+#include "syncq/atomic.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,21 +25,21 @@ extern "C" {
  * works across processes mapping the same memory.
  * Returns SYNCQ_OK (woken, or *word != expected), SYNCQ_ETIMEDOUT,
  * SYNCQ_EINVAL (word NULL), SYNCQ_ENOTSUP (no futex on this system). */
-int syncq_futex_wait(_Atomic(uint32_t) *word, uint32_t expected, int64_t timeout_ns,
+SYNCQ_API int syncq_futex_wait(_Atomic(uint32_t) *word, uint32_t expected, int64_t timeout_ns,
                      bool process_shared);
 
 /* Wake up to n sleepers on word (n <= 0 wakes all). Returns the number woken
  * (>= 0), SYNCQ_EINVAL or SYNCQ_ENOTSUP. */
-int syncq_futex_wake(_Atomic(uint32_t) *word, int n, bool process_shared);
+SYNCQ_API int syncq_futex_wake(_Atomic(uint32_t) *word, int n, bool process_shared);
 
 /* Allocate size bytes aligned to align (rounded up to a power of two no
  * smaller than a pointer), for a structure's storage from its ops table.
  * NULL when size is 0, align is not a power of two, or memory is short.
  * Free with free(). */
-void *syncq_alloc_aligned(size_t size, size_t align);
+SYNCQ_API void *syncq_alloc_aligned(size_t size, size_t align);
 
 /* Give the processor to another runnable thread (sched_yield). */
-void syncq_yield(void);
+SYNCQ_API void syncq_yield(void);
 
 #ifdef __cplusplus
 }

@@ -144,28 +144,28 @@ typedef void (*syncq_po_fn)(syncq_po_proc *self, void *arg);
 /* ---- the mailbox algorithms ---- */
 
 /* How many mailbox algorithms there are (6). */
-int syncq_po_mailbox_count(void);
+SYNCQ_API int syncq_po_mailbox_count(void);
 /* The i-th one's name, one-line title and the 002 section/algorithms it
  * follows (any of the out pointers may be NULL). SYNCQ_EINVAL for i out of
  * range. */
-int syncq_po_mailbox_info(int i, const char **name, const char **title, const char **paper);
+SYNCQ_API int syncq_po_mailbox_info(int i, const char **name, const char **title, const char **paper);
 
 /* ---- the backends ---- */
 
 /* How many backends there are (2: "thread", "fiber"). */
-int syncq_po_backend_count(void);
+SYNCQ_API int syncq_po_backend_count(void);
 /* The i-th one's name and one-line title (out pointers may be NULL).
  * SYNCQ_OK; SYNCQ_ENOTSUP (name and title still set) when this build of
  * the library lacks it (fiber: built without Boost.Context); SYNCQ_EINVAL
  * for i out of range. */
-int syncq_po_backend_info(int i, const char **name, const char **title);
+SYNCQ_API int syncq_po_backend_info(int i, const char **name, const char **title);
 /* The backend a config with backend == NULL gets: "fiber" when built with
  * Boost.Context, else "thread". */
-const char *syncq_po_default_backend(void);
+SYNCQ_API const char *syncq_po_default_backend(void);
 /* The backend of a system ("thread" or "fiber"); NULL for NULL. */
-const char *syncq_po_backend_of(const syncq_po_system *sys);
+SYNCQ_API const char *syncq_po_backend_of(const syncq_po_system *sys);
 /* Scheduler threads of a fiber system (0 for a thread system or NULL). */
-uint32_t syncq_po_schedulers(const syncq_po_system *sys);
+SYNCQ_API uint32_t syncq_po_schedulers(const syncq_po_system *sys);
 
 /* ---- systems and processes ---- */
 
@@ -175,7 +175,7 @@ uint32_t syncq_po_schedulers(const syncq_po_system *sys);
  * registry; SYNCQ_ENOTSUP without double-width CAS (the free lists need
  * it) or for the fiber backend in a build without it; SYNCQ_ENOMEM;
  * SYNCQ_ELIMIT when a fiber system's scheduler threads could not start. */
-int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
+SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
 
 /* Destroy a system and free every message. Processes that have exited are
  * joined first (and a fiber system's schedulers stopped). SYNCQ_EINVAL for
@@ -183,58 +183,58 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
  * recv, or attached: send it what it waits for, join it, then destroy.
  * Messages of a "mutex-nofree" system that a process still holds (not
  * sent, not freed) are not freed. */
-int syncq_po_destroy(syncq_po_system *sys);
+SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
 
 /* Start a process running fn(self, arg); its pid in *pid (may be NULL).
  * SYNCQ_EINVAL for NULL sys or fn; SYNCQ_ENOMEM; SYNCQ_ELIMIT when the
  * process table is full or a system limit stopped the thread or the
  * fiber's stack: then syncq_po_limit_reason() names the limit. */
-int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
+SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
 /* Wait for a spawned process to exit. SYNCQ_EINVAL for NULL sys or a pid
  * outside the table, or a pid that is attached, not spawned; SYNCQ_ENOENT
  * for a pid no process has taken or one already joined. A process joining
  * itself gets SYNCQ_EINVAL. A thread sleeps; a fiber yields to the other
  * fibers until the process has exited. */
-int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
+SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
 
 /* Make the calling thread a process of sys (it gets a pid, an inbox and a
  * free list, and may send and receive; in a fiber system it stays a
  * thread, sleeping on a futex in recv_blocking). SYNCQ_EINVAL for NULL or
  * when called from a fiber (it is a process already); SYNCQ_ELIMIT
  * ("max_procs") when the table is full; SYNCQ_ENOMEM. */
-int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
+SYNCQ_API int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
 
 /* The attached thread leaves: its pid is dead from now on (sends get
  * SYNCQ_EDEAD). SYNCQ_EINVAL for NULL, a spawned process's handle, or a
  * process already detached. */
-int syncq_po_detach(syncq_po_proc *self);
+SYNCQ_API int syncq_po_detach(syncq_po_proc *self);
 
 /* The process's pid; -1 for NULL. */
-syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self);
+SYNCQ_API syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self);
 
 /* The limit that stopped the last refused spawn or attach of this system:
  * "max_procs", "RLIMIT_NPROC", "kernel.threads-max", "kernel.pid_max",
  * "cgroup pids.max", "vm.max_map_count" (threads' or fibers' guard pages),
  * "memory", or "unknown (errno ...)";
  * NULL when no spawn has been refused (or sys is NULL). A static string. */
-const char *syncq_po_limit_reason(const syncq_po_system *sys);
+SYNCQ_API const char *syncq_po_limit_reason(const syncq_po_system *sys);
 
 /* How many processes have been started (spawned or attached) so far. */
-uint32_t syncq_po_count(const syncq_po_system *sys);
+SYNCQ_API uint32_t syncq_po_count(const syncq_po_system *sys);
 
 /* ---- messages ---- */
 
 /* A message with room for len bytes (its len set to len, type 0) in *out.
  * SYNCQ_EINVAL for NULL or len > SYNCQ_PO_MAX_MSG; SYNCQ_ENOMEM. */
-int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
+SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 
 /* Send msg to process `to` (its sender field is set to self's pid).
  * SYNCQ_EINVAL for NULL, a bad mode, msg->len > msg->cap, or `to` outside
  * the table; SYNCQ_ENOENT when no process has that pid; SYNCQ_EDEAD when it
  * has exited; SYNCQ_ENOMEM (COPY when no message could be had). On any
  * error the message is still the caller's. */
-int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
+SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
 
 /* Receive the next message of the inbox into *out, yielding the processor
  * while the inbox is empty (002 §4). A fiber yields once to the other
@@ -242,33 +242,33 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
  * make each message wait for a pass over every fiber).
  * SYNCQ_EINVAL for NULL, or when the caller is not the process `self`
  * (another thread or fiber: the inbox has one consumer). */
-int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
+SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
 
 /* The same, but sleeping while the inbox is empty (a thread on a futex; a
  * fiber parks, costing no CPU); the next send to this process wakes it.
  * SYNCQ_EINVAL as recv. */
-int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
+SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
 
 /* One attempt: SYNCQ_OK with *out, or SYNCQ_EMPTY. SYNCQ_EINVAL as recv.
  * (In "mpsc", a message whose sender is between its two steps is not yet
  * visible: try_recv may report SYNCQ_EMPTY until that sender resumes.) */
-int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
+SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
 
 /* Let other processes run: a fiber yields to the other runnable fibers of
  * its scheduler (returning at once when there are none), a thread to the
  * kernel (sched_yield). For processes that wait on something other than
  * their inbox (a fiber must not spin without yielding). SYNCQ_EINVAL for
  * NULL or when the caller is not the process `self`. */
-int syncq_po_yield(syncq_po_proc *self);
+SYNCQ_API int syncq_po_yield(syncq_po_proc *self);
 
 /* The calling process's stack: its lowest address in *lo and its size
  * (either may be NULL). A fiber: its pooled stack; a thread: its thread's
  * stack. SYNCQ_EINVAL for NULL or a caller that is not `self`; SYNCQ_ESYS
  * when the thread's stack cannot be read. */
-int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size);
+SYNCQ_API int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size);
 
 /* Give a message back to the own free list. SYNCQ_EINVAL for NULL. */
-int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg);
+SYNCQ_API int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg);
 
 #ifdef __cplusplus
 }

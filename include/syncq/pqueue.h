@@ -20,6 +20,8 @@
 #ifndef SYNCQ_PQUEUE_H
 #define SYNCQ_PQUEUE_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,19 +56,19 @@ typedef struct syncq_pqueue_ops {
   int (*delete_min)(void *q, uint64_t *key, void **payload);    /* OK, EMPTY; EINVAL: any NULL */
 } syncq_pqueue_ops;
 
-extern const syncq_algo syncq_pqueue_skew_lock_algo;
-extern const syncq_algo syncq_pqueue_skew_herlihy_algo;
+SYNCQ_API extern const syncq_algo syncq_pqueue_skew_lock_algo;
+SYNCQ_API extern const syncq_algo syncq_pqueue_skew_herlihy_algo;
 
 typedef struct syncq_pqueue syncq_pqueue;
 
 /* Create a priority queue of the named algorithm (cfg may be NULL).
  * SYNCQ_EINVAL for NULL algo or out, SYNCQ_ENOENT for an unknown name,
  * SYNCQ_ENOMEM, or the algorithm's init status. */
-int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *cfg, syncq_pqueue **out);
-int syncq_pqueue_destroy(syncq_pqueue *q);                                  /* EINVAL: NULL */
-int syncq_pqueue_insert(syncq_pqueue *q, uint64_t key, void *payload);      /* OK, ENOMEM, EINVAL */
-int syncq_pqueue_delete_min(syncq_pqueue *q, uint64_t *key, void **payload); /* OK, EMPTY, EINVAL */
-const syncq_algo *syncq_pqueue_algo(const syncq_pqueue *q);                 /* NULL for NULL */
+SYNCQ_API int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *cfg, syncq_pqueue **out);
+SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q);                                  /* EINVAL: NULL */
+SYNCQ_API int syncq_pqueue_insert(syncq_pqueue *q, uint64_t key, void *payload);      /* OK, ENOMEM, EINVAL */
+SYNCQ_API int syncq_pqueue_delete_min(syncq_pqueue *q, uint64_t *key, void **payload); /* OK, EMPTY, EINVAL */
+SYNCQ_API const syncq_algo *syncq_pqueue_algo(const syncq_pqueue *q);                 /* NULL for NULL */
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,9 @@
 #ifndef SYNCQ_PR_H
 #define SYNCQ_PR_H
 
-#include <stdatomic.h>
+#include "syncq/export.h"
+
+#include "syncq/atomic.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -123,7 +125,7 @@ typedef struct syncq_pr_dw_atomic {
 } syncq_pr_dw_atomic;
 
 /* True when the running CPU has a double-width CAS (x86-64: CPUID CX16). */
-bool syncq_pr_dwcas_available(void);
+SYNCQ_API bool syncq_pr_dwcas_available(void);
 
 /* Double-width CAS, seq_cst. Same contract as syncq_pr_cas_u64 on 16 bytes.
  * Callers must have checked syncq_pr_dwcas_available(). */

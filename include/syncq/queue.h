@@ -36,6 +36,8 @@
 #ifndef SYNCQ_QUEUE_H
 #define SYNCQ_QUEUE_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,16 +67,34 @@ typedef struct syncq_queue_ops {
   int (*dequeue)(void *q, void **item);  /* SYNCQ_OK, SYNCQ_EMPTY, SYNCQ_EINVAL */
 } syncq_queue_ops;
 
-extern const syncq_algo syncq_queue_nblfq_algo;
-extern const syncq_algo syncq_queue_nblfq2_algo;
-extern const syncq_algo syncq_queue_naive_ring_algo;
-extern const syncq_algo syncq_queue_vyukov_algo;
-extern const syncq_algo syncq_queue_scq_algo;
-extern const syncq_algo syncq_queue_single_lock_algo;
-extern const syncq_algo syncq_queue_two_lock_algo;
-extern const syncq_algo syncq_queue_ms_algo;
-extern const syncq_algo syncq_queue_ms_hp_algo;
-extern const syncq_algo syncq_queue_fai_array_algo;
+/* One macro per queue builds its ops table from the typed functions
+ * (themselves the static inline bodies of syncq/static/queue/<algo>.h
+ * where one exists), with designated initialisers. For C translation units. */
+#define SYNCQ_QUEUE_OPS(name, T, bytes_fn, init_fn, destroy_fn, enqueue_fn, dequeue_fn)          \
+  static int name##_bytes_(size_t c, size_t *b) { return bytes_fn(c, b); }                      \
+  static int name##_init_(void *q, size_t c) { return init_fn((T *)q, c); }                      \
+  static int name##_destroy_(void *q) { return destroy_fn((T *)q); }                             \
+  static int name##_enqueue_(void *q, void *item) { return enqueue_fn((T *)q, item); }           \
+  static int name##_dequeue_(void *q, void **item) { return dequeue_fn((T *)q, item); }          \
+  static const syncq_queue_ops name = {                                                          \
+    .bytes = name##_bytes_,                                                                      \
+    .align = _Alignof(T),                                                                        \
+    .init = name##_init_,                                                                        \
+    .destroy = name##_destroy_,                                                                  \
+    .enqueue = name##_enqueue_,                                                                  \
+    .dequeue = name##_dequeue_,                                                                  \
+  }
+
+SYNCQ_API extern const syncq_algo syncq_queue_nblfq_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_nblfq2_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_naive_ring_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_vyukov_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_scq_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_single_lock_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_two_lock_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_ms_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_ms_hp_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_fai_array_algo;
 
 /* A queue of any registered algorithm, allocated by syncq_queue_create. */
 typedef struct syncq_queue syncq_queue;
@@ -83,20 +103,20 @@ typedef struct syncq_queue syncq_queue;
  * NULL arguments or a capacity the algorithm refuses, SYNCQ_ENOENT for an
  * unknown name, SYNCQ_ENOMEM when allocation fails, or the algorithm's
  * init status (e.g. SYNCQ_ENOTSUP). */
-int syncq_queue_create(const char *algo, size_t capacity, syncq_queue **out);
+SYNCQ_API int syncq_queue_create(const char *algo, size_t capacity, syncq_queue **out);
 
 /* Destroy and free. SYNCQ_EINVAL for NULL. */
-int syncq_queue_destroy(syncq_queue *q);
+SYNCQ_API int syncq_queue_destroy(syncq_queue *q);
 
 /* Enqueue a non-NULL item: SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL
  * queue or item (or a pointer the algorithm cannot store). */
-int syncq_queue_enqueue(syncq_queue *q, void *item);
+SYNCQ_API int syncq_queue_enqueue(syncq_queue *q, void *item);
 
 /* Dequeue into *item: SYNCQ_OK or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL. */
-int syncq_queue_dequeue(syncq_queue *q, void **item);
+SYNCQ_API int syncq_queue_dequeue(syncq_queue *q, void **item);
 
 /* The registry entry the queue was created from (NULL for NULL). */
-const syncq_algo *syncq_queue_algo(const syncq_queue *q);
+SYNCQ_API const syncq_algo *syncq_queue_algo(const syncq_queue *q);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,8 @@
 #ifndef SYNCQ_RECLAIM_H
 #define SYNCQ_RECLAIM_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,19 +62,19 @@ typedef struct syncq_freelist {
 
 /* Initialise an empty list. SYNCQ_EINVAL for NULL; SYNCQ_ENOTSUP without
  * double-width CAS. */
-int syncq_freelist_init(syncq_freelist *fl);
+SYNCQ_API int syncq_freelist_init(syncq_freelist *fl);
 
 /* Push n links found at base + i*stride + link_offset (i < n): turns an
  * array of nodes into the list's pool. SYNCQ_EINVAL for NULL fl/base with
  * n > 0, a stride smaller than a link, or a misaligned link. */
-int syncq_freelist_fill(syncq_freelist *fl, void *base, size_t n, size_t stride, size_t link_offset);
+SYNCQ_API int syncq_freelist_fill(syncq_freelist *fl, void *base, size_t n, size_t stride, size_t link_offset);
 
 /* Push one link. Lock-free (one double-width CAS when uncontended). */
-int syncq_freelist_push(syncq_freelist *fl, syncq_fl_link *link);
+SYNCQ_API int syncq_freelist_push(syncq_freelist *fl, syncq_fl_link *link);
 
 /* Pop one link into *out: SYNCQ_OK, SYNCQ_EMPTY, or SYNCQ_EINVAL.
  * Lock-free (one double-width CAS when uncontended). */
-int syncq_freelist_pop(syncq_freelist *fl, syncq_fl_link **out);
+SYNCQ_API int syncq_freelist_pop(syncq_freelist *fl, syncq_fl_link **out);
 
 /* The node that embeds a link, from the link's address. */
 #define SYNCQ_FL_CONTAINER(link, type, member) ((type *)(void *)((char *)(link)-offsetof(type, member)))
@@ -91,44 +93,44 @@ typedef void (*syncq_hp_free_fn)(void *node, void *ctx);
 /* Create a domain whose records have `slots` hazard slots (1..8) and that
  * frees retired nodes with free_fn(node, ctx). SYNCQ_EINVAL for a bad
  * argument, SYNCQ_ENOMEM. */
-int syncq_hp_domain_create(unsigned slots, syncq_hp_free_fn free_fn, void *ctx, syncq_hp_domain **out);
+SYNCQ_API int syncq_hp_domain_create(unsigned slots, syncq_hp_free_fn free_fn, void *ctx, syncq_hp_domain **out);
 
 /* Free every retired node and the domain. No thread may be inside
  * enter/leave on it. SYNCQ_EINVAL for NULL, SYNCQ_EBUSY if a record is
  * still entered (nothing is freed then). */
-int syncq_hp_domain_destroy(syncq_hp_domain *d);
+SYNCQ_API int syncq_hp_domain_destroy(syncq_hp_domain *d);
 
 /* Take a record for the calling thread's next operation. SYNCQ_OK,
  * SYNCQ_EINVAL, or SYNCQ_ENOMEM (no record could be allocated). */
-int syncq_hp_enter(syncq_hp_domain *d, syncq_hp_record **out);
+SYNCQ_API int syncq_hp_enter(syncq_hp_domain *d, syncq_hp_record **out);
 
 /* Clear the record's slots and give it back. */
-void syncq_hp_leave(syncq_hp_record *rec);
+SYNCQ_API void syncq_hp_leave(syncq_hp_record *rec);
 
 /* Announce that the pointer currently stored in *src is in use: loads it,
  * publishes it in slot, and re-reads *src until both agree; returns it
  * (possibly NULL). After this, the node cannot be freed until the slot is
  * cleared or overwritten. */
-void *syncq_hp_protect(syncq_hp_record *rec, unsigned slot, _Atomic(void *) *src);
+SYNCQ_API void *syncq_hp_protect(syncq_hp_record *rec, unsigned slot, _Atomic(void *) *src);
 
 /* Publish p in slot directly (the caller validates it afterwards). The
  * store is seq_cst so the caller's validating load cannot be reordered
  * before it. */
-void syncq_hp_set(syncq_hp_record *rec, unsigned slot, void *p);
+SYNCQ_API void syncq_hp_set(syncq_hp_record *rec, unsigned slot, void *p);
 
 /* Clear one slot. */
-void syncq_hp_clear(syncq_hp_record *rec, unsigned slot);
+SYNCQ_API void syncq_hp_clear(syncq_hp_record *rec, unsigned slot);
 
 /* Hand over a node that is no longer reachable from the structure: freed
  * by the domain's free_fn once no slot holds it (possibly now, in a scan).
  * SYNCQ_EINVAL for NULL, SYNCQ_ENOMEM if the retired list cannot grow (the
  * node is then freed after a scan if it is safe, else kept for a later
  * retry; never leaked silently: see the contract in src/reclaim/hazard.c). */
-int syncq_hp_retire(syncq_hp_record *rec, void *node);
+SYNCQ_API int syncq_hp_retire(syncq_hp_record *rec, void *node);
 
 /* Scan now: free every retired node of this record that no slot holds.
  * Returns how many were freed. */
-size_t syncq_hp_scan(syncq_hp_record *rec);
+SYNCQ_API size_t syncq_hp_scan(syncq_hp_record *rec);
 
 /* ------------------------------------------------------------ epochs (EBR) */
 
@@ -148,38 +150,38 @@ typedef void (*syncq_ebr_free_fn)(syncq_ebr_link *node, void *ctx);
 
 /* Create a domain that frees retired nodes with free_fn(node, ctx).
  * SYNCQ_EINVAL for a NULL free_fn or out, SYNCQ_ENOMEM. */
-int syncq_ebr_domain_create(syncq_ebr_free_fn free_fn, void *ctx, syncq_ebr_domain **out);
+SYNCQ_API int syncq_ebr_domain_create(syncq_ebr_free_fn free_fn, void *ctx, syncq_ebr_domain **out);
 
 /* Free every node still in a limbo list, then the domain. SYNCQ_EINVAL for
  * NULL, SYNCQ_EBUSY if a critical section is open (nothing is freed). */
-int syncq_ebr_domain_destroy(syncq_ebr_domain *d);
+SYNCQ_API int syncq_ebr_domain_destroy(syncq_ebr_domain *d);
 
 /* Open a critical section: take a record and announce the current epoch.
  * Nodes reachable from the structure when (or after) this returns stay
  * allocated until the matching syncq_ebr_leave. A thread may hold several
  * records at once (each is an independent critical section). SYNCQ_OK,
  * SYNCQ_EINVAL, SYNCQ_ENOMEM (no record could be allocated). */
-int syncq_ebr_enter(syncq_ebr_domain *d, syncq_ebr_record **out);
+SYNCQ_API int syncq_ebr_enter(syncq_ebr_domain *d, syncq_ebr_record **out);
 
 /* Close the critical section (the thread's quiescent point for this
  * record). NULL is ignored. */
-void syncq_ebr_leave(syncq_ebr_record *rec);
+SYNCQ_API void syncq_ebr_leave(syncq_ebr_record *rec);
 
 /* Hand over a node already unlinked from the structure (no new critical
  * section can reach it): freed once every critical section open now has
  * closed. Must be called inside rec's critical section. Never allocates.
  * SYNCQ_EINVAL for NULL or a record that is not entered. */
-int syncq_ebr_retire(syncq_ebr_record *rec, syncq_ebr_link *node);
+SYNCQ_API int syncq_ebr_retire(syncq_ebr_record *rec, syncq_ebr_link *node);
 
 /* Try to advance the global epoch and free what rec's limbo lists may
  * free now; returns how many nodes were freed (0 for NULL). Retire calls
  * it every SYNCQ_EBR_COLLECT_EVERY retirements; call it inside rec's
  * critical section. */
-size_t syncq_ebr_collect(syncq_ebr_record *rec);
+SYNCQ_API size_t syncq_ebr_collect(syncq_ebr_record *rec);
 #define SYNCQ_EBR_COLLECT_EVERY 64
 
 /* The domain's global epoch (for tests and statistics); 0 for NULL. */
-uint64_t syncq_ebr_epoch(const syncq_ebr_domain *d);
+SYNCQ_API uint64_t syncq_ebr_epoch(const syncq_ebr_domain *d);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 #ifndef SYNCQ_REGISTRY_H
 #define SYNCQ_REGISTRY_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,7 +57,10 @@ enum {
   /* Bounded, but FULL comes somewhere between capacity and 2 x capacity
    * items (peer rings that keep one slot empty get a ring of 2 x capacity):
    * drivers check capacity items fit and FULL comes by 2 x capacity. */
-  SYNCQ_PROP_LOOSE_CAPACITY = 1u << 8
+  SYNCQ_PROP_LOOSE_CAPACITY = 1u << 8,
+  /* Locks: the algorithm's own default discipline already sleeps (mutexes);
+   * the generic lock API keeps it instead of the safe default (lock.h). */
+  SYNCQ_PROP_SLEEPS_BY_DEFAULT = 1u << 9
 };
 
 typedef struct syncq_algo {
@@ -70,35 +75,35 @@ typedef struct syncq_algo {
 
 /* "lock", "barrier", "counter", "queue", "stack", "pqueue"; NULL when f is
  * not a family. */
-const char *syncq_family_name(syncq_family f);
+SYNCQ_API const char *syncq_family_name(syncq_family f);
 
 /* Parse a family name. SYNCQ_ENOENT for an unknown name, SYNCQ_EINVAL for
  * NULL arguments. */
-int syncq_family_from_name(const char *name, syncq_family *out);
+SYNCQ_API int syncq_family_from_name(const char *name, syncq_family *out);
 
 /* "blocking", "obstruction-free", "lock-free", "wait-free"; NULL otherwise. */
-const char *syncq_progress_name(syncq_progress p);
+SYNCQ_API const char *syncq_progress_name(syncq_progress p);
 
 /* Comma-separated names of the properties in props ("fifo,bounded"), or
  * "-" for none, written to buf (NUL-terminated, truncated to len).
  * Returns the length the full text needs, or SYNCQ_EINVAL if buf is NULL
  * with len > 0. */
-int syncq_props_format(uint32_t props, char *buf, size_t len);
+SYNCQ_API int syncq_props_format(uint32_t props, char *buf, size_t len);
 
 /* Find an algorithm. SYNCQ_OK with *out set; SYNCQ_ENOENT when the family
  * has no such name; SYNCQ_EINVAL for a NULL argument or a bad family. */
-int syncq_registry_find(syncq_family f, const char *name, const syncq_algo **out);
+SYNCQ_API int syncq_registry_find(syncq_family f, const char *name, const syncq_algo **out);
 
 /* List the family's algorithms, in registration order: writes up to cap
  * pointers into out (out may be NULL when cap is 0) and returns how many
  * there are in all (negative SYNCQ_EINVAL for a bad family). */
-int syncq_registry_list(syncq_family f, const syncq_algo **out, size_t cap);
+SYNCQ_API int syncq_registry_list(syncq_family f, const syncq_algo **out, size_t cap);
 
 /* Register one more algorithm (the entry is referenced, not copied: it must
  * outlive every use). SYNCQ_EINVAL for NULL, a bad family, an empty name or
  * a missing ops table; SYNCQ_EEXIST when the name is taken in that family;
  * SYNCQ_ELIMIT past SYNCQ_REGISTRY_MAX entries. */
-int syncq_registry_add(const syncq_algo *algo);
+SYNCQ_API int syncq_registry_add(const syncq_algo *algo);
 
 /* Most entries the registry holds, built-in and added together. */
 #define SYNCQ_REGISTRY_MAX 256

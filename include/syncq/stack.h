@@ -27,6 +27,8 @@
 #ifndef SYNCQ_STACK_H
 #define SYNCQ_STACK_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,11 +70,11 @@ typedef struct syncq_stack_ops {
   int (*pop)(void *s, void **item);
 } syncq_stack_ops;
 
-extern const syncq_algo syncq_stack_lock_algo;
-extern const syncq_algo syncq_stack_treiber_algo;
-extern const syncq_algo syncq_stack_herlihy_algo;
-extern const syncq_algo syncq_stack_treiber_hp_algo;
-extern const syncq_algo syncq_stack_elimination_algo;
+SYNCQ_API extern const syncq_algo syncq_stack_lock_algo;
+SYNCQ_API extern const syncq_algo syncq_stack_treiber_algo;
+SYNCQ_API extern const syncq_algo syncq_stack_herlihy_algo;
+SYNCQ_API extern const syncq_algo syncq_stack_treiber_hp_algo;
+SYNCQ_API extern const syncq_algo syncq_stack_elimination_algo;
 
 /* A stack of any registered algorithm, allocated by syncq_stack_create. */
 typedef struct syncq_stack syncq_stack;
@@ -80,11 +82,11 @@ typedef struct syncq_stack syncq_stack;
 /* Create a stack of the named algorithm (cfg may be NULL). SYNCQ_EINVAL for
  * NULL algo or out, SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the
  * algorithm's init status. */
-int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_stack **out);
-int syncq_stack_destroy(syncq_stack *s);               /* EINVAL: NULL */
-int syncq_stack_push(syncq_stack *s, void *item);      /* OK, ENOMEM; EINVAL: NULL */
-int syncq_stack_pop(syncq_stack *s, void **item);      /* OK, EMPTY; EINVAL: NULL */
-const syncq_algo *syncq_stack_algo(const syncq_stack *s); /* NULL for NULL */
+SYNCQ_API int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_stack **out);
+SYNCQ_API int syncq_stack_destroy(syncq_stack *s);               /* EINVAL: NULL */
+SYNCQ_API int syncq_stack_push(syncq_stack *s, void *item);      /* OK, ENOMEM; EINVAL: NULL */
+SYNCQ_API int syncq_stack_pop(syncq_stack *s, void **item);      /* OK, EMPTY; EINVAL: NULL */
+SYNCQ_API const syncq_algo *syncq_stack_algo(const syncq_stack *s); /* NULL for NULL */
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #ifndef SYNCQ_STATS_H
 #define SYNCQ_STATS_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -27,16 +29,16 @@ typedef struct syncq_stats {
 } syncq_stats;
 
 /* The calling thread's counters (never NULL). */
-syncq_stats *syncq_stats_self(void);
+SYNCQ_API syncq_stats *syncq_stats_self(void);
 
 /* Zero the calling thread's counters. */
-void syncq_stats_reset(void);
+SYNCQ_API void syncq_stats_reset(void);
 
 /* *into += *from, field by field. No-op if either is NULL. */
-void syncq_stats_add(syncq_stats *into, const syncq_stats *from);
+SYNCQ_API void syncq_stats_add(syncq_stats *into, const syncq_stats *from);
 
 /* 1 when this build counts events, 0 when built with SYNCQ_STATS=OFF. */
-int syncq_stats_enabled(void);
+SYNCQ_API int syncq_stats_enabled(void);
 
 #ifdef __cplusplus
 }

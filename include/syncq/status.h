@@ -9,6 +9,8 @@
 #ifndef SYNCQ_STATUS_H
 #define SYNCQ_STATUS_H
 
+#include "syncq/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,7 +33,7 @@ typedef enum syncq_status {
 
 /* A static, human-readable name for a status; "unknown status" for values
  * that are not syncq_status. Never NULL. */
-const char *syncq_strerror(int status);
+SYNCQ_API const char *syncq_strerror(int status);
 
 #ifdef __cplusplus
 }

@@ -58,9 +58,12 @@
 #include "syncq/barrier/pthread_barrier.h"
 #include "syncq/po.h"
 #include "syncq/am.h"
+#include "syncq/version.h"
 
 #define SYNCQ_VERSION_MAJOR 0
 #define SYNCQ_VERSION_MINOR 1
 #define SYNCQ_VERSION_PATCH 0
+/* The headers' version as syncq_version_number() returns the library's. */
+#define SYNCQ_VERSION_NUMBER (SYNCQ_VERSION_MAJOR * 10000 + SYNCQ_VERSION_MINOR * 100 + SYNCQ_VERSION_PATCH)
 
 #endif

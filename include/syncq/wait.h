@@ -28,6 +28,8 @@
 #ifndef SYNCQ_WAIT_H
 #define SYNCQ_WAIT_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -50,14 +52,14 @@ typedef enum syncq_wait_discipline {
 #define SYNCQ_WAIT_COUNT 5
 
 /* SYNCQ_OK for a known discipline (DEFAULT included), SYNCQ_EINVAL else. */
-int syncq_wait_check(int discipline);
+SYNCQ_API int syncq_wait_check(int discipline);
 
 /* "default", "spin", "yield", "block", "competitive"; NULL when unknown. */
-const char *syncq_wait_name(int discipline);
+SYNCQ_API const char *syncq_wait_name(int discipline);
 
 /* Parse a name of syncq_wait_name. SYNCQ_EINVAL for NULL arguments,
  * SYNCQ_ENOENT for an unknown name. */
-int syncq_wait_from_name(const char *name, int *out);
+SYNCQ_API int syncq_wait_from_name(const char *name, int *out);
 
 /* True for the disciplines that may sleep (BLOCK, COMPETITIVE): their
  * wakers must call syncq_wait_wake. */
@@ -69,10 +71,10 @@ static inline bool syncq_wait_may_sleep(int discipline) {
  * of one context switch: two threads on one processor hand a futex word
  * back and forth. Returns it in ns, clamped to [1 us, 200 us]; the
  * competitive spin limit. Thread-safe. */
-uint64_t syncq_wait_calibrate(void);
+SYNCQ_API uint64_t syncq_wait_calibrate(void);
 
 /* The competitive spin limit in ns (calibrates on first call). */
-uint64_t syncq_wait_spin_limit_ns(void);
+SYNCQ_API uint64_t syncq_wait_spin_limit_ns(void);
 
 /* The state of one wait (one acquisition attempt, one barrier episode). */
 typedef struct syncq_waiter {
@@ -100,13 +102,13 @@ static inline void syncq_waiter_init(syncq_waiter *w, int discipline, bool proce
  * spin_limit_ns has passed since the first pause, then blocks. Spurious
  * returns are allowed: callers re-check their condition in a loop. Counts
  * yields and blocks in the thread's syncq_stats. */
-void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
+SYNCQ_API void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
                         _Atomic(uint32_t) *sleepers);
 
 /* Wake up to n (n <= 0: all) threads sleeping on word: a futex system
  * call. Locks and barriers call syncq_wait_wake, which skips it when nobody
  * sleeps. */
-void syncq_wait_futex_wake(_Atomic(uint32_t) *word, int n, bool process_shared);
+SYNCQ_API void syncq_wait_futex_wake(_Atomic(uint32_t) *word, int n, bool process_shared);
 
 /* After changing *word (with a seq_cst store or read-modify-write): wake up
  * to n (n <= 0: all) threads sleeping on it, if the discipline may sleep

@@ -33,6 +33,11 @@
 #include "syncq/platform.h"
 #include "syncq/pr.h"
 #include "syncq/queue.h"
+#include "syncq/static/queue/nblfq.h"
+#include "nblfq_reference.h"
+#if defined(SYNCQ_LAB_HAVE_CK)
+#include <ck_ring.h>
+#endif
 
 #define DG25_CAPACITY 1024
 #define DG25_ITEMS_FULL 65536ull /* §VI-A: each thread produces or consumes 64k entries */
@@ -298,11 +303,21 @@ const lab_experiment lab_exp_dg25_prodcons = {
 typedef enum lat_mode { LAT_SUBMIT, LAT_PAIR, LAT_PINGPONG } lat_mode;
 static const char *const lat_mode_name[] = {"submit-complete", "pair", "pingpong"};
 
+/* The inline rows of the pair mode: the same operations compiled into the
+ * loop, no ops table (no indirect call, no statistics). */
+typedef enum lat_inline {
+  LAT_TABLE = 0,    /* through the registry's ops table */
+  LAT_NBLFQ_INLINE, /* "nblfq:inline": syncq/static/queue/nblfq.h */
+  LAT_NBLFQ_REF,    /* "nblfq:reference": 004's pseudo-code, plainly (nblfq_reference.h) */
+  LAT_CK_RING       /* "ck:ring_mpmc:inline": ck_ring's inline MPMC functions */
+} lat_inline;
+
 typedef struct lat_point {
-  const syncq_algo *algo; /* NULL for a floor */
+  const syncq_algo *algo; /* NULL for a floor or an inline row */
   const char *floor;      /* "two-cas" or "cacheline-pingpong" */
   lat_mode mode;
   uint64_t rtts;
+  lat_inline inl;
 } lat_point;
 
 typedef struct lat_run {
@@ -311,12 +326,53 @@ typedef struct lat_run {
   void *q1, *q2;
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) word; /* floors */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) word2;
+  nblref_queue ref;         /* LAT_NBLFQ_REF */
+  _Atomic(uint64_t) *cells; /* ... its ring */
+#if defined(SYNCQ_LAB_HAVE_CK)
+  ck_ring_t ring;           /* LAT_CK_RING */
+  ck_ring_buffer_t *ring_buf;
+#endif
 } lat_run;
+
+/* One thread, enqueue + dequeue pairs, the operations inline. */
+static void lat_inline_pairs(lat_run *r) {
+  const uint64_t n = r->pt->rtts;
+  void *x;
+  switch (r->pt->inl) {
+  case LAT_NBLFQ_INLINE:
+    for (uint64_t i = 0; i < n; i++) {
+      syncq_queue_nblfq_enqueue_inline(r->q1, item_of(i));
+      syncq_queue_nblfq_dequeue_inline(r->q1, &x);
+    }
+    break;
+  case LAT_NBLFQ_REF:
+    for (uint64_t i = 0; i < n; i++) {
+      nblref_enqueue(&r->ref, item_of(i));
+      x = nblref_dequeue(&r->ref);
+    }
+    break;
+  case LAT_CK_RING:
+#if defined(SYNCQ_LAB_HAVE_CK)
+    for (uint64_t i = 0; i < n; i++) {
+      ck_ring_enqueue_mpmc(&r->ring, r->ring_buf, item_of(i));
+      ck_ring_dequeue_mpmc(&r->ring, r->ring_buf, &x);
+    }
+#endif
+    break;
+  case LAT_TABLE:
+    break;
+  }
+  (void)x;
+}
 
 static void lat_worker(lab_worker *w) {
   lat_run *r = w->arg;
   const lat_point *pt = r->pt;
   const uint64_t n = pt->rtts;
+  if (pt->inl != LAT_TABLE) {
+    lat_inline_pairs(r);
+    return;
+  }
   if (pt->algo == NULL && pt->mode == LAT_PAIR) { /* two uncontended CAS per "pair" */
     /* relaxed: this thread owns both words; the CAS below is what we time. */
     uint64_t a = atomic_load_explicit(&r->word, memory_order_relaxed);
@@ -378,6 +434,39 @@ static int lat_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   memset(r, 0, sizeof *r);
   r->pt = pt;
   int st = SYNCQ_OK;
+  if (pt->inl == LAT_NBLFQ_INLINE) {
+    r->q1 = make_queue(&syncq_queue_nblfq_algo, &st);
+  } else if (pt->inl == LAT_NBLFQ_REF) {
+    r->cells = syncq_alloc_aligned(DG25_CAPACITY * sizeof *r->cells, SYNCQ_CACHELINE);
+    if (r->cells != NULL) nblref_init(&r->ref, r->cells, DG25_CAPACITY);
+  } else if (pt->inl == LAT_CK_RING) {
+#if defined(SYNCQ_LAB_HAVE_CK)
+    r->ring_buf = syncq_alloc_aligned(DG25_CAPACITY * sizeof *r->ring_buf, SYNCQ_CACHELINE);
+    if (r->ring_buf != NULL) ck_ring_init(&r->ring, DG25_CAPACITY);
+#endif
+  }
+  if (pt->inl != LAT_TABLE) {
+    const int one[1] = {0};
+    uint64_t ns = 0;
+    bool made = pt->inl == LAT_NBLFQ_INLINE ? r->q1 != NULL : pt->inl == LAT_NBLFQ_REF ? r->cells != NULL :
+#if defined(SYNCQ_LAB_HAVE_CK)
+                r->ring_buf != NULL;
+#else
+                false;
+#endif
+    int rc = made ? lab_team_run(ctx, 1, lat_worker, r, one, &ns, &out->stats) : -1;
+    if (!made) lab_fail(ctx, "cannot make the inline queue");
+    drop_queue(&syncq_queue_nblfq_algo, r->q1);
+    free(r->cells);
+#if defined(SYNCQ_LAB_HAVE_CK)
+    free(r->ring_buf);
+#endif
+    free(r);
+    if (rc != 0) return -1;
+    out->value = (double)ns / (double)pt->rtts;
+    out->ops = pt->rtts * 2;
+    return 0;
+  }
   if (pt->algo != NULL) {
     r->ops = pt->algo->ops;
     r->q1 = make_queue(pt->algo, &st);
@@ -436,13 +525,31 @@ static int latency_run(lab_ctx *ctx) {
     g.normalize_to = "nblfq";
     uint64_t n = m == LAT_PINGPONG ? pp_rtts : rtts;
     for (int a = 0; a < na; a++) {
-      pts[a] = (lat_point){algos[a], NULL, (lat_mode)m, n};
+      pts[a] = (lat_point){algos[a], NULL, (lat_mode)m, n, LAT_TABLE};
       g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};
     }
     if (m != LAT_SUBMIT) {
       const char *fl = m == LAT_PAIR ? "two-cas" : "cacheline-pingpong";
-      pts[na] = (lat_point){NULL, fl, (lat_mode)m, n};
+      pts[na] = (lat_point){NULL, fl, (lat_mode)m, n, LAT_TABLE};
       g.variants[g.nvariants++] = (lab_variant){fl, &pts[na]};
+    }
+    if (m == LAT_PAIR) { /* the inline rows beside the ops-table rows */
+      static const struct {
+        const char *name;
+        lat_inline inl;
+      } inl[] = {
+        {"nblfq:inline", LAT_NBLFQ_INLINE},
+        {"nblfq:reference", LAT_NBLFQ_REF},
+#if defined(SYNCQ_LAB_HAVE_CK)
+        {"ck:ring_mpmc:inline", LAT_CK_RING},
+#endif
+      };
+      for (size_t k = 0; k < sizeof inl / sizeof inl[0] && g.nvariants < LAB_MAX_VARIANTS; k++) {
+        int v = na + 1 + (int)k;
+        if (v >= LAB_MAX_VARIANTS) break;
+        pts[v] = (lat_point){NULL, NULL, LAT_PAIR, n, inl[k].inl};
+        g.variants[g.nvariants++] = (lab_variant){inl[k].name, &pts[v]};
+      }
     }
     if (lab_run_group(ctx, &g) != 0) return -1;
   }
@@ -478,6 +585,10 @@ static const lab_claim latency_claims[] = {
   {"Issue 6 goal: NBLFQ's two-thread ping-pong round trip is at most 0.6x the best peer library's.",
    "{\"op\":\"peer_ratio_below\",\"metric\":\"latency\",\"algo\":\"nblfq\","
    "\"where\":{\"mode\":\"pingpong\"},\"at\":{\"threads\":2},\"bound\":0.6}"},
+  {"syncq target: the inline NBLFQ pair (syncq/static/queue/nblfq.h) within 1.1x of a plain "
+   "inline transcription of 004's pseudo-code measured in the same run.",
+   "{\"op\":\"ratio_below\",\"metric\":\"latency_ratio\",\"num\":\"nblfq:inline\",\"den\":\"nblfq:reference\","
+   "\"where\":{\"mode\":\"pair\"},\"bound\":1.1}"},
   {"Issue target: NBLFQ2 within 1.2x of NBLFQ (single-thread pair).",
    "{\"op\":\"ratio_below\",\"metric\":\"latency_ratio\",\"num\":\"nblfq2\",\"den\":\"nblfq\","
    "\"where\":{\"mode\":\"pair\"},\"bound\":1.2}"},

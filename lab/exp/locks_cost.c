@@ -13,20 +13,36 @@
  *  - oversubscribed: 4x as many threads as processing units, the same
  *    loop, every lock with every blocking discipline it accepts (block,
  *    competitive) as "<lock>@<discipline>"; busy-waiting is left out here
- *    (a FIFO spin lock convoys behind preempted threads for seconds).
+ *    (a FIFO spin lock convoys behind preempted threads for seconds);
+ *  - defaults-busy: 2x as many threads as processing units (4 on 2 cores)
+ *    with a busy program beside (a child process spinning on one core),
+ *    every syncq lock created through the generic API with no discipline
+ *    named (syncq_lock_create(name, NULL): the safe default of lock.h),
+ *    driven through syncq_lock_lock / syncq_lock_unlock; threads not
+ *    pinned (a runtime's usually are not; pinned, see the note in run()).
  * The shared counter is checked after each run (mutual exclusion).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../lab.h"
 #include "syncq/clock.h"
 #include "syncq/lock.h"
 #include "syncq/platform.h"
+#include "syncq/static/lock/mcs.h"
+#include "syncq/static/lock/tas.h"
+#include "syncq/static/lock/ticket.h"
 #include "syncq/wait.h"
+#if defined(SYNCQ_LAB_HAVE_CK)
+#include <ck_spinlock.h>
+#endif
 
 #define OUTSIDE_NS 200u /* busy work between operations (contended panels) */
+#define DEFAULTS_THREADS_PER_PU 2 /* defaults-busy: 4 threads on 2 cores */
 
 typedef struct cost_point {
   const syncq_algo *algo; /* NULL: two-atomics */
@@ -34,13 +50,46 @@ typedef struct cost_point {
   int wait;
   uint64_t ops;
   uint64_t outside_ns;
+  bool generic; /* created by syncq_lock_create(name, NULL), driven by the generic API */
+  int inl;      /* an inline row (cost_inline), 0: through the ops table */
 } cost_point;
+
+/* The inline rows of the uncontended and two-threads phases: the lock's
+ * static inline body compiled into the loop (no indirect call, no
+ * statistics), beside Concurrency Kit's inline counterpart. */
+enum cost_inline {
+  INL_NONE = 0,
+  INL_MCS,      /* "mcs:inline"            syncq/static/lock/mcs.h */
+  INL_TICKET,   /* "ticket:inline"         syncq/static/lock/ticket.h */
+  INL_TTAS,     /* "ttas:inline"           syncq/static/lock/tas.h */
+  INL_CK_MCS,   /* "ck:spinlock_mcs:inline" */
+  INL_CK_TICKET,/* "ck:spinlock_ticket:inline" */
+  INL_CK_CAS,   /* "ck:spinlock_cas:inline" (ck's test-and-test-and-set) */
+  INL_COUNT
+};
+static const char *const inline_names[INL_COUNT] = {
+  NULL, "mcs:inline", "ticket:inline", "ttas:inline", "ck:spinlock_mcs:inline", "ck:spinlock_ticket:inline",
+  "ck:spinlock_cas:inline",
+};
+
+/* Storage for any of the inline locks, one cache line aligned. */
+typedef union inline_lock {
+  syncq_lock_mcs mcs;
+  syncq_lock_ticket ticket;
+  syncq_lock_tas tas;
+#if defined(SYNCQ_LAB_HAVE_CK)
+  ck_spinlock_mcs_t ck_mcs;
+  ck_spinlock_ticket_t ck_ticket;
+  ck_spinlock_cas_t ck_cas;
+#endif
+} inline_lock;
 
 typedef struct cost_run {
   const cost_point *pt;
   const syncq_lock_ops *ops;
   void *lock;
-  uint64_t counter; /* plain: guarded by the lock */
+  syncq_lock *generic; /* pt->generic: the lock, through the generic API */
+  uint64_t counter;    /* plain: guarded by the lock */
   _Atomic(int) errors;
 } cost_run;
 
@@ -52,6 +101,18 @@ static void lock_worker(lab_worker *w) {
   cost_run *run = w->arg;
   uint64_t n = run->pt->ops / (uint64_t)w->n + ((uint64_t)w->id < run->pt->ops % (uint64_t)w->n);
   syncq_lock_node node;
+  if (run->generic != NULL) {
+    for (uint64_t i = 0; i < n; i++) {
+      if (syncq_lock_lock(run->generic, &node) != SYNCQ_OK) {
+        atomic_fetch_add(&run->errors, 1);
+        continue;
+      }
+      run->counter++;
+      syncq_lock_unlock(run->generic, &node);
+      if (run->pt->outside_ns) syncq_delay_ns(run->pt->outside_ns);
+    }
+    return;
+  }
   for (uint64_t i = 0; i < n; i++) {
     if (run->ops->lock(run->lock, &node) != SYNCQ_OK) {
       atomic_fetch_add(&run->errors, 1);
@@ -60,6 +121,57 @@ static void lock_worker(lab_worker *w) {
     run->counter++;
     run->ops->unlock(run->lock, &node);
     if (run->pt->outside_ns) syncq_delay_ns(run->pt->outside_ns);
+  }
+}
+
+/* One loop per inline lock: LOCK and UNLOCK are statements on `l`. */
+#define INLINE_WORKER(fname, LOCK, UNLOCK)                                                             \
+  static void fname(lab_worker *w) {                                                                   \
+    cost_run *run = w->arg;                                                                            \
+    inline_lock *l = run->lock;                                                                        \
+    uint64_t n = run->pt->ops / (uint64_t)w->n + ((uint64_t)w->id < run->pt->ops % (uint64_t)w->n);   \
+    syncq_lock_node node;                                                                              \
+    (void)node;                                                                                        \
+    for (uint64_t i = 0; i < n; i++) {                                                                 \
+      LOCK;                                                                                            \
+      run->counter++;                                                                                  \
+      UNLOCK;                                                                                          \
+      if (run->pt->outside_ns) syncq_delay_ns(run->pt->outside_ns);                                   \
+    }                                                                                                  \
+  }
+INLINE_WORKER(inl_mcs_worker, syncq_lock_mcs_lock_inline(&l->mcs, &node), syncq_lock_mcs_unlock_inline(&l->mcs, &node))
+INLINE_WORKER(inl_ticket_worker, syncq_lock_ticket_lock_inline(&l->ticket), syncq_lock_ticket_unlock_inline(&l->ticket))
+INLINE_WORKER(inl_ttas_worker, syncq_lock_ttas_lock_inline(&l->tas), syncq_lock_ttas_unlock_inline(&l->tas))
+#if defined(SYNCQ_LAB_HAVE_CK)
+_Static_assert(sizeof(struct ck_spinlock_mcs) <= sizeof(syncq_lock_node), "a ck MCS node fits a syncq_lock_node");
+INLINE_WORKER(inl_ck_mcs_worker, ck_spinlock_mcs_lock(&l->ck_mcs, (struct ck_spinlock_mcs *)(void *)node.opaque),
+              ck_spinlock_mcs_unlock(&l->ck_mcs, (struct ck_spinlock_mcs *)(void *)node.opaque))
+INLINE_WORKER(inl_ck_ticket_worker, ck_spinlock_ticket_lock(&l->ck_ticket), ck_spinlock_ticket_unlock(&l->ck_ticket))
+INLINE_WORKER(inl_ck_cas_worker, ck_spinlock_cas_lock(&l->ck_cas), ck_spinlock_cas_unlock(&l->ck_cas))
+#endif
+
+static bool inline_available(int inl) {
+#if defined(SYNCQ_LAB_HAVE_CK)
+  (void)inl;
+  return true;
+#else
+  return inl < INL_CK_MCS;
+#endif
+}
+
+/* Initialise the inline lock and return its worker (NULL if unavailable).
+ * syncq's locks with NULL config: the typed default, SPIN, as ck's. */
+static void (*inline_setup(int inl, inline_lock *l))(lab_worker *) {
+  switch (inl) {
+  case INL_MCS: return syncq_lock_mcs_init(&l->mcs, NULL) == SYNCQ_OK ? inl_mcs_worker : NULL;
+  case INL_TICKET: return syncq_lock_ticket_init(&l->ticket, NULL) == SYNCQ_OK ? inl_ticket_worker : NULL;
+  case INL_TTAS: return syncq_lock_ttas_init(&l->tas, NULL) == SYNCQ_OK ? inl_ttas_worker : NULL;
+#if defined(SYNCQ_LAB_HAVE_CK)
+  case INL_CK_MCS: ck_spinlock_mcs_init(&l->ck_mcs); return inl_ck_mcs_worker;
+  case INL_CK_TICKET: ck_spinlock_ticket_init(&l->ck_ticket); return inl_ck_ticket_worker;
+  case INL_CK_CAS: ck_spinlock_cas_init(&l->ck_cas); return inl_ck_cas_worker;
+#endif
+  default: return NULL;
   }
 }
 
@@ -77,7 +189,7 @@ static void atomics_worker(lab_worker *w) {
 static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const cost_point *pt = arg;
   uint64_t ns;
-  if (pt->algo == NULL) {
+  if (pt->algo == NULL && pt->inl == INL_NONE) {
     atomics_pair *p = syncq_alloc_aligned(sizeof *p, _Alignof(atomics_pair));
     if (p == NULL) {
       lab_fail(ctx, "out of memory");
@@ -90,6 +202,57 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     if (rc != 0) return -1;
     if (!ok) {
       lab_fail(ctx, "two-atomics: wrong count");
+      return -1;
+    }
+  } else if (pt->inl != INL_NONE) { /* an inline row */
+    cost_run *run = syncq_alloc_aligned(sizeof *run, _Alignof(cost_run));
+    inline_lock *l = syncq_alloc_aligned(sizeof *l, SYNCQ_CACHELINE);
+    void (*worker)(lab_worker *) = l != NULL ? inline_setup(pt->inl, l) : NULL;
+    if (run == NULL || worker == NULL) {
+      free(run);
+      free(l);
+      lab_fail(ctx, "cannot set up %s", inline_names[pt->inl]);
+      return -1;
+    }
+    run->pt = pt;
+    run->ops = NULL;
+    run->lock = l;
+    run->generic = NULL;
+    run->counter = 0;
+    atomic_init(&run->errors, 0);
+    int rc = lab_team_run(ctx, pt->threads, worker, run, NULL, &ns, &out->stats);
+    bool ok = run->counter == pt->ops;
+    free(l);
+    free(run);
+    if (rc != 0) return -1;
+    if (!ok) {
+      lab_fail(ctx, "%s: mutual exclusion failed", inline_names[pt->inl]);
+      return -1;
+    }
+  } else if (pt->generic) {
+    cost_run *run = syncq_alloc_aligned(sizeof *run, _Alignof(cost_run));
+    if (run == NULL || syncq_lock_create(pt->algo->name, NULL, &run->generic) != SYNCQ_OK) {
+      free(run);
+      lab_fail(ctx, "cannot create a default %s lock", pt->algo->name);
+      return -1;
+    }
+    run->pt = pt;
+    run->ops = NULL;
+    run->lock = NULL;
+    run->counter = 0;
+    atomic_init(&run->errors, 0);
+    /* unpinned: the scheduler may move a preempted waiter, as in a runtime
+     * whose threads are not pinned (pinned, see the note) */
+    int *no_pin = malloc((size_t)pt->threads * sizeof *no_pin);
+    for (int i = 0; no_pin != NULL && i < pt->threads; i++) no_pin[i] = -1;
+    int rc = no_pin == NULL ? -1 : lab_team_run(ctx, pt->threads, lock_worker, run, no_pin, &ns, &out->stats);
+    free(no_pin);
+    bool ok = atomic_load(&run->errors) == 0 && run->counter == pt->ops;
+    syncq_lock_destroy(run->generic);
+    free(run);
+    if (rc != 0) return -1;
+    if (!ok) {
+      lab_fail(ctx, "%s: mutual exclusion failed", pt->algo->name);
       return -1;
     }
   } else {
@@ -106,6 +269,7 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     run->pt = pt;
     run->ops = ops;
     run->lock = l;
+    run->generic = NULL;
     run->counter = 0;
     atomic_init(&run->errors, 0);
     int rc = lab_team_run(ctx, pt->threads, lock_worker, run, NULL, &ns, &out->stats);
@@ -133,6 +297,66 @@ static bool accepts(const syncq_algo *a, int wait) {
   if (ok) ops->destroy(l);
   free(l);
   return ok;
+}
+
+/* A busy program beside the measured one: a child process spinning until
+ * killed (the scheduler shares the processors between it and the team). */
+static pid_t start_busy_program(void) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    volatile uint64_t x = 0; /* volatile: the loop stays */
+    for (;;) x++;
+  }
+  return pid;
+}
+
+static int lab_run_defaults_busy(lab_ctx *ctx, const syncq_algo *const *algos, int nalgos, int pus,
+                                 cost_point *pts, char (*names)[64]) {
+  (void)names;
+  int threads = DEFAULTS_THREADS_PER_PU * pus;
+  uint64_t n = lab_by_size(ctx, 4000, 100000, 400000, 2000000);
+  lab_group g;
+  memset(&g, 0, sizeof g);
+  lab_group_param(&g, "threads", threads);
+  lab_group_param_str(&g, "phase", "defaults-busy");
+  g.metric = "time_per_op";
+  g.unit = "ns";
+  g.sample = cost_sample;
+  g.normalize_to = "pthread-mutex";
+  for (int a = 0; a < nalgos && g.nvariants < LAB_MAX_VARIANTS; a++) {
+    if (algos[a]->props & SYNCQ_PROP_PEER) continue; /* peers keep their own (spin) default */
+    int v = g.nvariants++;
+    pts[v] = (cost_point){algos[a], threads, SYNCQ_WAIT_DEFAULT, n, 0, true};
+    g.variants[v] = (lab_variant){algos[a]->name, &pts[v]};
+  }
+  lab_note(ctx,
+           "defaults-busy: %d threads (%dx the processing units), N=%llu increments, every syncq "
+           "lock made by syncq_lock_create(name, NULL) (the safe default: competitive spinning, "
+           "yield for the scheduler-conscious locks, the mutexes' own blocking), a busy child "
+           "process spinning beside the team, threads not pinned. Pinned two to a core, the FIFO "
+           "queue locks (mcs, clh, array-cas) are not safe even so: each hand-over to a waiter "
+           "sharing the releaser's core costs context switches (16-21 us per operation measured "
+           "here, 300x pthread mutex)",
+           threads, DEFAULTS_THREADS_PER_PU, (unsigned long long)n);
+  pid_t busy = start_busy_program();
+  if (busy < 0) {
+    lab_fail(ctx, "defaults-busy: cannot fork the busy program");
+    return -1;
+  }
+  int rc = lab_run_group(ctx, &g);
+  kill(busy, SIGKILL);
+  waitpid(busy, NULL, 0);
+  return rc;
+}
+
+/* The inline rows after the group's other variants (pts indexed alike). */
+static void add_inline_rows(lab_group *g, cost_point *pts, int threads, uint64_t ops, uint64_t outside_ns) {
+  for (int k = INL_NONE + 1; k < INL_COUNT && g->nvariants < LAB_MAX_VARIANTS; k++) {
+    if (!inline_available(k)) continue;
+    int v = g->nvariants++;
+    pts[v] = (cost_point){NULL, threads, SYNCQ_WAIT_DEFAULT, ops, outside_ns, false, k};
+    g->variants[v] = (lab_variant){inline_names[k], &pts[v]};
+  }
 }
 
 static int locks_cost_run_exp(lab_ctx *ctx) {
@@ -176,6 +400,7 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
   }
   pts[nalgos] = (cost_point){NULL, 1, SYNCQ_WAIT_DEFAULT, n_unc, 0};
   g.variants[g.nvariants++] = (lab_variant){"two-atomics", &pts[nalgos]};
+  add_inline_rows(&g, pts, 1, n_unc, 0);
   if (lab_run_group(ctx, &g) != 0) return -1;
 
   /* two threads */
@@ -190,6 +415,7 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
     pts[a] = (cost_point){algos[a], 2, SYNCQ_WAIT_DEFAULT, n_two, OUTSIDE_NS};
     g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};
   }
+  add_inline_rows(&g, pts, 2, n_two, OUTSIDE_NS);
   if (lab_run_group(ctx, &g) != 0) return -1;
 
   /* oversubscribed, blocking disciplines */
@@ -216,12 +442,18 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
     }
   }
   if (lab_run_group(ctx, &g) != 0) return -1;
+
+  /* defaults-busy: the generic API's safe default beside a busy program */
+  if (lab_run_defaults_busy(ctx, algos, nalgos, pus, pts, names) != 0) return -1;
   return 0;
 }
 
 #define UNC(lock)                                                                                      \
   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" lock "\",\"den\":\"two-atomics\","  \
   "\"where\":{\"phase\":\"uncontended\"},\"at\":\"max_threads\",\"bound\":1.2}"
+#define DEFAULTS(variant)                                                                              \
+  "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" variant "\",\"den\":\"pthread-mutex\"," \
+  "\"where\":{\"phase\":\"defaults-busy\"},\"at\":\"max_threads\",\"bound\":3.0}"
 #define OVER(variant)                                                                                  \
   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" variant "\",\"den\":\"pthread-mutex\"," \
   "\"where\":{\"phase\":\"oversubscribed\"},\"at\":\"max_threads\",\"bound\":2.0}"
@@ -232,7 +464,20 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
   "\"where\":{\"phase\":\"" phase "\"},\"at\":\"max_threads\",\"bound\":1.1}"
 #define VS_CK_BOTH(ours, ck) VS_CK(ours, ck, "uncontended") "," VS_CK(ours, ck, "two-threads")
 
+#define INL_BOTH(ours, ck) VS_CK(ours, ck, "uncontended") "," VS_CK(ours, ck, "two-threads")
+
 static const lab_claim locks_cost_claims[] = {
+  {"syncq target: the inline MCS, ticket and TTAS locks (syncq/static/lock/*.h) within 1.1x of "
+   "Concurrency Kit's inline ck_spinlock_mcs, _ticket and _cas, uncontended and with two threads.",
+   "{\"op\":\"all\",\"rules\":[" INL_BOTH("mcs:inline", "ck:spinlock_mcs:inline") ","
+   INL_BOTH("ticket:inline", "ck:spinlock_ticket:inline") "," INL_BOTH("ttas:inline", "ck:spinlock_cas:inline") "]}"},
+  {"syncq target: with 2 threads per processing unit and a busy program beside, every lock "
+   "created with the generic API's defaults is within 3x of pthread mutex (spinning by default, "
+   "MCS and ticket did not finish in 60 s).",
+   "{\"op\":\"all\",\"rules\":[" DEFAULTS("tas") "," DEFAULTS("ttas") "," DEFAULTS("ticket") ","
+   DEFAULTS("anderson") "," DEFAULTS("array-cas") "," DEFAULTS("array-faa") "," DEFAULTS("mcs") ","
+   DEFAULTS("clh") "," DEFAULTS("futex-mutex") "," DEFAULTS("ttas-ps") "," DEFAULTS("sc-queue") ","
+   DEFAULTS("hybrid-sc") "]}"},
   {"Issue 6 goal: syncq's MCS, CLH, ticket and TTAS locks cost within 1.1x of Concurrency Kit's "
    "counterparts (ck_spinlock_mcs, _clh, _ticket, and _cas, ck's test-and-test-and-set), "
    "uncontended and with two threads.",

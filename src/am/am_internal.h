@@ -35,6 +35,11 @@
 #include "syncq/lock/ticket.h"
 #include "syncq/pr.h"
 
+/* Test hook (not exported): when set in a process, every send calls
+ * hook(arg) between claiming its packet and committing it (so a test can
+ * SIGKILL a writer there). NULL clears it. */
+void syncq_am_test_set_claim_hook(void (*hook)(void *arg), void *arg);
+
 #define AM_MAGIC 0x73796e6371414d31ull /* "syncqAM1" */
 #define AM_VERSION 1u
 

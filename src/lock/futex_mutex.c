@@ -107,5 +107,5 @@ static const syncq_lock_ops ops = {
 
 const syncq_algo syncq_lock_futex_mutex_algo = {
   SYNCQ_FAMILY_LOCK, "futex-mutex", "three-state futex mutex (blocking or competitive)",
-  "Drepper 2011, mutex 2; 003 §3.4", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PROCESS_SHARED, &ops,
+  "Drepper 2011, mutex 2; 003 §3.4", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PROCESS_SHARED | SYNCQ_PROP_SLEEPS_BY_DEFAULT, &ops,
 };

@@ -103,5 +103,5 @@ static const syncq_lock_ops ops = {
 
 const syncq_algo syncq_lock_pthread_mutex_algo = {
   SYNCQ_FAMILY_LOCK, "pthread-mutex", "POSIX mutex (process-shared: robust)", "POSIX; 000 §3.1",
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PROCESS_SHARED, &ops,
+  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PROCESS_SHARED | SYNCQ_PROP_SLEEPS_BY_DEFAULT, &ops,
 };

@@ -20,12 +20,16 @@
  *                syncq/wait.h while the word is 1.
  *   Limits:      none. unlock of a free lock: SYNCQ_EINVAL.
  *   Stats:       retries (failed test-and-set), backoffs, yields, blocks.
+ *   Inline:      lock, trylock and unlock of both are static inline in
+ *                syncq/static/lock/tas.h; this file exports them and
+ *                builds the ops tables from them (SYNCQ_LOCK_OPS_NODELESS).
  */
 #include "syncq/lock/tas.h"
 
-#include "../stats_internal.h"
+#include "../stats_internal.h" /* before the static header: the library's counters */
 #include "lock_internal.h"
 #include "syncq/backoff.h"
+#include "syncq/static/lock/tas.h"
 
 static int init_common(syncq_lock_tas *l, const syncq_lock_config *cfg) {
   if (l == NULL) return SYNCQ_EINVAL;
@@ -49,106 +53,20 @@ int syncq_lock_tas_destroy(syncq_lock_tas *l) {
 }
 int syncq_lock_ttas_destroy(syncq_lock_tas *l) { return syncq_lock_tas_destroy(l); }
 
-/* Wait once after a failed test-and-set: backoff when spinning, the wait
- * discipline otherwise. */
-static inline void wait_once(syncq_lock_tas *l, syncq_backoff_exp *b, syncq_waiter *w) {
-  if (l->wait == SYNCQ_WAIT_SPIN)
-    (void)syncq_backoff_exp_wait(b);
-  else
-    syncq_waiter_pause(w, &l->word, 1u, &l->sleepers);
-}
+/* The exported functions and the ops tables are the static inline bodies
+ * of syncq/static/lock/tas.h (the algorithms are there). */
+int syncq_lock_tas_lock(syncq_lock_tas *l) { return syncq_lock_tas_lock_inline(l); }
+int syncq_lock_ttas_lock(syncq_lock_tas *l) { return syncq_lock_ttas_lock_inline(l); }
+int syncq_lock_tas_trylock(syncq_lock_tas *l) { return syncq_lock_tas_trylock_inline(l); }
+int syncq_lock_ttas_trylock(syncq_lock_tas *l) { return syncq_lock_ttas_trylock_inline(l); }
+int syncq_lock_tas_unlock(syncq_lock_tas *l) { return syncq_lock_tas_unlock_inline(l); }
+int syncq_lock_ttas_unlock(syncq_lock_tas *l) { return syncq_lock_ttas_unlock_inline(l); }
 
-int syncq_lock_tas_lock(syncq_lock_tas *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
-  if (!syncq_pr_tas(&l->word)) return SYNCQ_OK; /* acquire (in syncq_pr_tas) */
-  syncq_backoff_exp b;
-  (void)syncq_backoff_exp_init(&b, SYNCQ_LOCK_TAS_BACKOFF_INITIAL_NS, SYNCQ_LOCK_TAS_BACKOFF_CAP_NS);
-  syncq_waiter w;
-  syncq_waiter_init(&w, l->wait, l->process_shared, lock_spin_limit(l->wait));
-  do {
-    SYNCQ_STAT_INC(retries);
-    wait_once(l, &b, &w);
-  } while (syncq_pr_tas(&l->word));
-  return SYNCQ_OK;
-}
-
-int syncq_lock_ttas_lock(syncq_lock_tas *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
-  /* uncontended fast path: test, then test-and-set (relaxed test: a hint,
-   * the acquire exchange decides) */
-  if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u && !syncq_pr_tas(&l->word)) return SYNCQ_OK;
-  syncq_backoff_exp b;
-  (void)syncq_backoff_exp_init(&b, SYNCQ_LOCK_TAS_BACKOFF_INITIAL_NS, SYNCQ_LOCK_TAS_BACKOFF_CAP_NS);
-  syncq_waiter w;
-  syncq_waiter_init(&w, l->wait, l->process_shared, lock_spin_limit(l->wait));
-  for (;;) {
-    /* relaxed: the test before the test-and-set is only a hint; the
-     * acquire exchange in syncq_pr_tas orders the critical section. */
-    while (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) {
-      if (l->wait == SYNCQ_WAIT_SPIN)
-        syncq_pr_relax();
-      else
-        syncq_waiter_pause(&w, &l->word, 1u, &l->sleepers);
-    }
-    if (!syncq_pr_tas(&l->word)) return SYNCQ_OK;
-    SYNCQ_STAT_INC(retries);
-    if (l->wait == SYNCQ_WAIT_SPIN) (void)syncq_backoff_exp_wait(&b);
-  }
-}
-
-int syncq_lock_tas_trylock(syncq_lock_tas *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
-  return syncq_pr_tas(&l->word) ? SYNCQ_EBUSY : SYNCQ_OK;
-}
-
-int syncq_lock_ttas_trylock(syncq_lock_tas *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
-  /* relaxed: a hint; the acquire exchange decides */
-  if (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) return SYNCQ_EBUSY;
-  return syncq_pr_tas(&l->word) ? SYNCQ_EBUSY : SYNCQ_OK;
-}
-
-int syncq_lock_tas_unlock(syncq_lock_tas *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
-  /* relaxed: only detects a misuse (unlock of a free lock); the holder's
-   * own earlier acquire already ordered it. */
-  if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u) return SYNCQ_EINVAL;
-  if (syncq_wait_may_sleep(l->wait)) {
-    atomic_store(&l->word, 0u); /* seq_cst: Dekker pair with the sleepers count */
-    syncq_wait_wake(l->wait, &l->word, &l->sleepers, 1, l->process_shared);
-  } else {
-    syncq_pr_tas_clear(&l->word); /* release: pairs with the acquire exchange */
-  }
-  return SYNCQ_OK;
-}
-int syncq_lock_ttas_unlock(syncq_lock_tas *l) { return syncq_lock_tas_unlock(l); }
-
-/* ---- ops tables ---- */
-static int o_tas_init(void *l, const syncq_lock_config *c) { return syncq_lock_tas_init(l, c); }
-static int o_ttas_init(void *l, const syncq_lock_config *c) { return syncq_lock_ttas_init(l, c); }
-static int o_destroy(void *l) { return syncq_lock_tas_destroy(l); }
-static int o_tas_lock(void *l, syncq_lock_node *n) {
-  return n == NULL ? SYNCQ_EINVAL : syncq_lock_tas_lock(l);
-}
-static int o_ttas_lock(void *l, syncq_lock_node *n) {
-  return n == NULL ? SYNCQ_EINVAL : syncq_lock_ttas_lock(l);
-}
-static int o_tas_try(void *l, syncq_lock_node *n) {
-  return n == NULL ? SYNCQ_EINVAL : syncq_lock_tas_trylock(l);
-}
-static int o_ttas_try(void *l, syncq_lock_node *n) {
-  return n == NULL ? SYNCQ_EINVAL : syncq_lock_ttas_trylock(l);
-}
-static int o_unlock(void *l, syncq_lock_node *n) {
-  return n == NULL ? SYNCQ_EINVAL : syncq_lock_tas_unlock(l);
-}
-
-static const syncq_lock_ops tas_ops = {
-  sizeof(syncq_lock_tas), _Alignof(syncq_lock_tas), o_tas_init, o_destroy, o_tas_lock, o_tas_try, o_unlock,
-};
-static const syncq_lock_ops ttas_ops = {
-  sizeof(syncq_lock_tas), _Alignof(syncq_lock_tas), o_ttas_init, o_destroy, o_ttas_lock, o_ttas_try, o_unlock,
-};
+SYNCQ_LOCK_OPS_NODELESS(tas_ops, syncq_lock_tas, syncq_lock_tas_init, syncq_lock_tas_destroy,
+                        syncq_lock_tas_lock_inline, syncq_lock_tas_trylock_inline, syncq_lock_tas_unlock_inline);
+SYNCQ_LOCK_OPS_NODELESS(ttas_ops, syncq_lock_tas, syncq_lock_ttas_init, syncq_lock_ttas_destroy,
+                        syncq_lock_ttas_lock_inline, syncq_lock_ttas_trylock_inline,
+                        syncq_lock_ttas_unlock_inline);
 
 const syncq_algo syncq_lock_tas_algo = {
   SYNCQ_FAMILY_LOCK, "tas", "test-and-set lock, bounded exponential backoff",

@@ -36,16 +36,23 @@
  *                at different times, which can answer FULL or EMPTY when
  *                the queue never was); (3) dequeue retries on an empty tail
  *                cell under a non-empty predecessor instead of CASing it.
+ *   Inline:      enqueue and dequeue are static inline in syncq/static/
+ *                queue/nblfq.h (the algorithm in syncq/static/queue/
+ *                nblfq_core.h); this file exports them and builds the ops
+ *                table from them (SYNCQ_QUEUE_OPS). Never-initialised or
+ *                destroyed storage: SYNCQ_EINVAL (a magic word read beside
+ *                the mask).
  */
 #include "syncq/queue/nblfq.h"
 
-#include "nblfq_core.h"
+#include "nblfq_core.h" /* the library's counters, then the static core */
 #include "syncq/queue.h"
+#include "syncq/static/queue/nblfq.h"
 
-#define NBLFQ_TAG_BITS 16
-#define NBLFQ_MAGIC UINT64_C(0x4e424c4651313600) /* "NBLFQ16" */
+#define NBLFQ_TAG_BITS SYNCQ_QUEUE_NBLFQ_TAG_BITS
+#define NBLFQ_MAGIC SYNCQ_QUEUE_NBLFQ_MAGIC
 
-static inline void *cells_of(syncq_queue_nblfq *q) { return (void *)(q + 1); }
+static inline void *cells_of(syncq_queue_nblfq *q) { return syncq_queue_nblfq_cells_inline(q); }
 
 int syncq_queue_nblfq_bytes(size_t capacity, size_t *bytes) {
   if (bytes == NULL || capacity < 2 || (capacity & (capacity - 1)) != 0) return SYNCQ_EINVAL;
@@ -72,31 +79,15 @@ int syncq_queue_nblfq_destroy(syncq_queue_nblfq *q) {
   return SYNCQ_OK;
 }
 
-int syncq_queue_nblfq_enqueue(syncq_queue_nblfq *q, void *item) {
-  uint64_t bits = (uint64_t)(uintptr_t)item;
-  if (q == NULL || bits == 0 || (bits & ~NBL_PTR_MASK) != 0) return SYNCQ_EINVAL;
-  return nbl_enqueue(cells_of(q), q->mask, &q->head, bits, NBLFQ_TAG_BITS);
-}
-
-int syncq_queue_nblfq_dequeue(syncq_queue_nblfq *q, void **item) {
-  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
-  uint64_t bits;
-  int r = nbl_dequeue(cells_of(q), q->mask, &q->tail, &bits, NBLFQ_TAG_BITS);
-  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
-  return r;
-}
+/* The exported operations and the ops table are the static inline bodies
+ * of syncq/static/queue/nblfq.h. */
+int syncq_queue_nblfq_enqueue(syncq_queue_nblfq *q, void *item) { return syncq_queue_nblfq_enqueue_inline(q, item); }
+int syncq_queue_nblfq_dequeue(syncq_queue_nblfq *q, void **item) { return syncq_queue_nblfq_dequeue_inline(q, item); }
 
 size_t syncq_queue_nblfq_capacity(const syncq_queue_nblfq *q) { return q == NULL ? 0 : (size_t)q->mask + 1; }
 
-static int ops_bytes(size_t c, size_t *b) { return syncq_queue_nblfq_bytes(c, b); }
-static int ops_init(void *q, size_t c) { return syncq_queue_nblfq_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_nblfq_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_nblfq_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_nblfq_dequeue(q, item); }
-
-static const syncq_queue_ops nblfq_ops = {
-  ops_bytes, _Alignof(syncq_queue_nblfq), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
+SYNCQ_QUEUE_OPS(nblfq_ops, syncq_queue_nblfq, syncq_queue_nblfq_bytes, syncq_queue_nblfq_init,
+                syncq_queue_nblfq_destroy, syncq_queue_nblfq_enqueue_inline, syncq_queue_nblfq_dequeue_inline);
 
 const syncq_algo syncq_queue_nblfq_algo = {
   SYNCQ_FAMILY_QUEUE, "nblfq", "NBLFQ: one-CAS lock-free ring of 48+16-bit tagged pointers",

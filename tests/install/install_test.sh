@@ -1,23 +1,73 @@
 #!/usr/bin/env bash
-# Install the build into a temporary prefix, then build a consumer against it
-# twice: with CMake's find_package(syncq), and with pkg-config.
+# The installed package, as a downstream project sees it:
+#  1. the "library" component alone: libsyncq.a, libsyncq.so with the
+#     soname of the version policy (libsyncq.so.MAJOR.MINOR), headers, the
+#     CMake package and syncq.pc, and nothing of the lab;
+#  2. a consumer and every example (examples/) built with find_package(syncq)
+#     (syncq::syncq, static) and run;
+#  3. the same examples built with pkg-config against the shared library,
+#     with an rpath, and run;
+#  4. the "lab" component: syncq-lab finds its report builder relative to
+#     its install prefix, also after the prefix is moved.
 # usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
-test -f "$tmp/prefix/include/syncq/syncq.h"
-libdir=$(ls -d "$tmp"/prefix/lib*/ | head -1)
-test -f "$libdir/libsyncq.a"
-ls "$libdir"/libsyncq.so* >/dev/null
+examples="signal_nblfq lock_counter postoffice am_reqreply"
 
+# 1. library component
+cmake --install "$build" --prefix "$tmp/prefix" --component library >/dev/null
+test -f "$tmp/prefix/include/syncq/syncq.h"
+test -f "$tmp/prefix/include/syncq/static/queue/nblfq.h"
+libdir=$(ls -d "$tmp"/prefix/lib*/ | head -1)
+libdir=${libdir%/}
+test -f "$libdir/libsyncq.a"
+version=$(sed -n 's/^Version: //p' "$libdir/pkgconfig/syncq.pc")
+soname=$(readelf -d "$libdir/libsyncq.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+want="libsyncq.so.$(echo "$version" | cut -d. -f1,2)"
+if [ "$soname" != "$want" ]; then echo "FAIL: soname $soname, want $want (version $version)"; exit 1; fi
+test -e "$libdir/$soname"
+if [ -e "$tmp/prefix/bin/syncq-lab" ] || [ -e "$tmp/prefix/share/syncq" ]; then
+  echo "FAIL: the library component installed the lab"; exit 1
+fi
+echo "library component: libsyncq $version, soname $soname, no lab"
+
+# 2. find_package: the consumer and the examples (static syncq::syncq)
 cmake -S "$src/tests/install/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/consumer" >/dev/null
 "$tmp/consumer/consumer"
+cmake -S "$src/examples" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/examples" >/dev/null
+for e in $examples; do
+  echo "-- example $e (find_package, static)"
+  "$tmp/examples/$e"
+done
 
+# 3. pkg-config: the shared library, found through an rpath
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
-cc -std=c11 -o "$tmp/pc-consumer" "$src/tests/install/consumer/main.c" $(pkg-config --cflags --libs syncq) -pthread
-LD_LIBRARY_PATH="$libdir" "$tmp/pc-consumer"
-echo "install test: find_package and pkg-config consumers both work"
+cc -std=c11 -o "$tmp/pc-consumer" "$src/tests/install/consumer/main.c" $(pkg-config --cflags --libs syncq) -pthread \
+  -Wl,-rpath,"$libdir"
+"$tmp/pc-consumer"
+for e in $examples; do
+  echo "-- example $e (pkg-config, shared)"
+  cc -std=c11 -Wall -Wextra -Werror -o "$tmp/pc-$e" "$src/examples/$e.c" $(pkg-config --cflags --libs syncq) -pthread \
+    -Wl,-rpath,"$libdir"
+  "$tmp/pc-$e"
+done
+
+# 4. the lab component, in a prefix that is then moved
+if cmake --install "$build" --prefix "$tmp/lab" --component lab >/dev/null 2>&1 && [ -x "$tmp/lab/bin/syncq-lab" ]; then
+  mv "$tmp/lab" "$tmp/lab-moved"
+  # SYNCQ_PYTHON=echo: syncq-lab runs "echo <report script> <dir>", which shows the script it found
+  found=$(SYNCQ_PYTHON=echo "$tmp/lab-moved/bin/syncq-lab" report "$tmp/results" | cut -d' ' -f1)
+  if [ "$(readlink -f "$found")" != "$(readlink -f "$tmp/lab-moved/share/syncq/report/build.py")" ]; then
+    echo "FAIL: the installed lab's report builder is $found"; exit 1
+  fi
+  test -f "$tmp/lab-moved/share/syncq/report/syncq_report/cli.py"
+  echo "lab component: syncq-lab finds $found"
+else
+  echo "lab component not built here (SYNCQ_BUILD_LAB=OFF): not checked"
+fi
+echo "install test: library and lab components, find_package and pkg-config consumers, every example"

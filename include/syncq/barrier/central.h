@@ -8,6 +8,8 @@
 #ifndef SYNCQ_BARRIER_CENTRAL_H
 #define SYNCQ_BARRIER_CENTRAL_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,10 +29,10 @@ typedef struct syncq_barrier_central {
   bool process_shared;
 } syncq_barrier_central;
 
-int syncq_barrier_central_init(syncq_barrier_central *b, const syncq_barrier_config *cfg);
-int syncq_barrier_central_destroy(syncq_barrier_central *b);
-int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id);
-int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id);
+SYNCQ_API int syncq_barrier_central_init(syncq_barrier_central *b, const syncq_barrier_config *cfg);
+SYNCQ_API int syncq_barrier_central_destroy(syncq_barrier_central *b);
+SYNCQ_API int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id);
+SYNCQ_API int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id);
 
 #ifdef __cplusplus
 }

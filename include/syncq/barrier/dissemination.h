@@ -8,6 +8,8 @@
 #ifndef SYNCQ_BARRIER_DISSEMINATION_H
 #define SYNCQ_BARRIER_DISSEMINATION_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,9 +32,9 @@ typedef struct syncq_barrier_dissemination {
   _Atomic(uint32_t) sleepers;
 } syncq_barrier_dissemination;
 
-int syncq_barrier_dissemination_init(syncq_barrier_dissemination *b, const syncq_barrier_config *cfg);
-int syncq_barrier_dissemination_destroy(syncq_barrier_dissemination *b);
-int syncq_barrier_dissemination_wait(syncq_barrier_dissemination *b, unsigned id);
+SYNCQ_API int syncq_barrier_dissemination_init(syncq_barrier_dissemination *b, const syncq_barrier_config *cfg);
+SYNCQ_API int syncq_barrier_dissemination_destroy(syncq_barrier_dissemination *b);
+SYNCQ_API int syncq_barrier_dissemination_wait(syncq_barrier_dissemination *b, unsigned id);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
 #ifndef SYNCQ_BARRIER_MCS_TREE_H
 #define SYNCQ_BARRIER_MCS_TREE_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -31,9 +33,9 @@ typedef struct syncq_barrier_mcs_tree {
   _Atomic(uint32_t) sleepers;
 } syncq_barrier_mcs_tree;
 
-int syncq_barrier_mcs_tree_init(syncq_barrier_mcs_tree *b, const syncq_barrier_config *cfg);
-int syncq_barrier_mcs_tree_destroy(syncq_barrier_mcs_tree *b); /* frees the nodes */
-int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id);
+SYNCQ_API int syncq_barrier_mcs_tree_init(syncq_barrier_mcs_tree *b, const syncq_barrier_config *cfg);
+SYNCQ_API int syncq_barrier_mcs_tree_destroy(syncq_barrier_mcs_tree *b); /* frees the nodes */
+SYNCQ_API int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef SYNCQ_BARRIER_PTHREAD_BARRIER_H
 #define SYNCQ_BARRIER_PTHREAD_BARRIER_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #include "syncq/barrier.h"
@@ -25,9 +27,9 @@ typedef struct syncq_barrier_pthread {
 } syncq_barrier_pthread;
 
 /* Disciplines: DEFAULT and BLOCK (the C library's); others SYNCQ_ENOTSUP. */
-int syncq_barrier_pthread_init(syncq_barrier_pthread *b, const syncq_barrier_config *cfg);
-int syncq_barrier_pthread_destroy(syncq_barrier_pthread *b);
-int syncq_barrier_pthread_wait(syncq_barrier_pthread *b, unsigned id);
+SYNCQ_API int syncq_barrier_pthread_init(syncq_barrier_pthread *b, const syncq_barrier_config *cfg);
+SYNCQ_API int syncq_barrier_pthread_destroy(syncq_barrier_pthread *b);
+SYNCQ_API int syncq_barrier_pthread_wait(syncq_barrier_pthread *b, unsigned id);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #ifndef SYNCQ_COUNTER_CAS_H
 #define SYNCQ_COUNTER_CAS_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #include "syncq/pr.h"
@@ -20,11 +22,11 @@ typedef struct syncq_counter_cas {
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) value;
 } syncq_counter_cas;
 
-int syncq_counter_cas_init(syncq_counter_cas *c, int64_t initial);     /* EINVAL: NULL */
-int syncq_counter_cas_destroy(syncq_counter_cas *c);                   /* EINVAL: NULL */
-int syncq_counter_cas_fetch_add(syncq_counter_cas *c, int64_t delta, int64_t *old);
-int syncq_counter_cas_backoff_fetch_add(syncq_counter_cas *c, int64_t delta, int64_t *old);
-int syncq_counter_cas_load(syncq_counter_cas *c, int64_t *value);      /* EINVAL: NULL */
+SYNCQ_API int syncq_counter_cas_init(syncq_counter_cas *c, int64_t initial);     /* EINVAL: NULL */
+SYNCQ_API int syncq_counter_cas_destroy(syncq_counter_cas *c);                   /* EINVAL: NULL */
+SYNCQ_API int syncq_counter_cas_fetch_add(syncq_counter_cas *c, int64_t delta, int64_t *old);
+SYNCQ_API int syncq_counter_cas_backoff_fetch_add(syncq_counter_cas *c, int64_t delta, int64_t *old);
+SYNCQ_API int syncq_counter_cas_load(syncq_counter_cas *c, int64_t *value);      /* EINVAL: NULL */
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef SYNCQ_COUNTER_FAA_H
 #define SYNCQ_COUNTER_FAA_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #include "syncq/pr.h"
@@ -18,10 +20,10 @@ typedef struct syncq_counter_faa {
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) value;
 } syncq_counter_faa;
 
-int syncq_counter_faa_init(syncq_counter_faa *c, int64_t initial);     /* EINVAL: NULL */
-int syncq_counter_faa_destroy(syncq_counter_faa *c);                   /* EINVAL: NULL */
-int syncq_counter_faa_fetch_add(syncq_counter_faa *c, int64_t delta, int64_t *old);
-int syncq_counter_faa_load(syncq_counter_faa *c, int64_t *value);      /* EINVAL: NULL */
+SYNCQ_API int syncq_counter_faa_init(syncq_counter_faa *c, int64_t initial);     /* EINVAL: NULL */
+SYNCQ_API int syncq_counter_faa_destroy(syncq_counter_faa *c);                   /* EINVAL: NULL */
+SYNCQ_API int syncq_counter_faa_fetch_add(syncq_counter_faa *c, int64_t delta, int64_t *old);
+SYNCQ_API int syncq_counter_faa_load(syncq_counter_faa *c, int64_t *value);      /* EINVAL: NULL */
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,8 @@
 #ifndef SYNCQ_COUNTER_LOCK_H
 #define SYNCQ_COUNTER_LOCK_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #include "syncq/lock.h"
@@ -36,11 +38,11 @@ typedef struct syncq_counter_lock {
 /* A counter under a lock of the named algorithm with the given config
  * (NULL: defaults). SYNCQ_EINVAL for NULL c or lock_name, SYNCQ_ENOENT for
  * an unknown lock, SYNCQ_ENOMEM, or the lock's init status. */
-int syncq_counter_lock_init(syncq_counter_lock *c, int64_t initial, const char *lock_name,
+SYNCQ_API int syncq_counter_lock_init(syncq_counter_lock *c, int64_t initial, const char *lock_name,
                             const syncq_lock_config *cfg);
-int syncq_counter_lock_destroy(syncq_counter_lock *c); /* frees the lock */
-int syncq_counter_lock_fetch_add(syncq_counter_lock *c, int64_t delta, int64_t *old);
-int syncq_counter_lock_load(syncq_counter_lock *c, int64_t *value);
+SYNCQ_API int syncq_counter_lock_destroy(syncq_counter_lock *c); /* frees the lock */
+SYNCQ_API int syncq_counter_lock_fetch_add(syncq_counter_lock *c, int64_t delta, int64_t *old);
+SYNCQ_API int syncq_counter_lock_load(syncq_counter_lock *c, int64_t *value);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef SYNCQ_COUNTER_MUTEX_H
 #define SYNCQ_COUNTER_MUTEX_H
 
+#include "syncq/export.h"
+
 #include <pthread.h>
 #include <stdint.h>
 
@@ -19,10 +21,10 @@ typedef struct syncq_counter_mutex {
   int64_t value; /* guarded by lock */
 } syncq_counter_mutex;
 
-int syncq_counter_mutex_init(syncq_counter_mutex *c, int64_t initial);  /* EINVAL, ESYS */
-int syncq_counter_mutex_destroy(syncq_counter_mutex *c);                /* EINVAL, EBUSY */
-int syncq_counter_mutex_fetch_add(syncq_counter_mutex *c, int64_t delta, int64_t *old);
-int syncq_counter_mutex_load(syncq_counter_mutex *c, int64_t *value);   /* EINVAL: NULL */
+SYNCQ_API int syncq_counter_mutex_init(syncq_counter_mutex *c, int64_t initial);  /* EINVAL, ESYS */
+SYNCQ_API int syncq_counter_mutex_destroy(syncq_counter_mutex *c);                /* EINVAL, EBUSY */
+SYNCQ_API int syncq_counter_mutex_fetch_add(syncq_counter_mutex *c, int64_t delta, int64_t *old);
+SYNCQ_API int syncq_counter_mutex_load(syncq_counter_mutex *c, int64_t *value);   /* EINVAL: NULL */
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
 #ifndef SYNCQ_LOCK_ANDERSON_H
 #define SYNCQ_LOCK_ANDERSON_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -43,11 +45,11 @@ typedef struct syncq_lock_anderson {
  * SYNCQ_ELIMIT. Every discipline; process_shared allowed. lock() and
  * trylock() return SYNCQ_ELIMIT when max_threads threads already hold or
  * await the lock. */
-int syncq_lock_anderson_init(syncq_lock_anderson *l, const syncq_lock_config *cfg);
-int syncq_lock_anderson_destroy(syncq_lock_anderson *l); /* SYNCQ_EBUSY if held or awaited */
-int syncq_lock_anderson_lock(syncq_lock_anderson *l);
-int syncq_lock_anderson_trylock(syncq_lock_anderson *l); /* OK, EBUSY or ELIMIT */
-int syncq_lock_anderson_unlock(syncq_lock_anderson *l);  /* SYNCQ_EINVAL if not held */
+SYNCQ_API int syncq_lock_anderson_init(syncq_lock_anderson *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_anderson_destroy(syncq_lock_anderson *l); /* SYNCQ_EBUSY if held or awaited */
+SYNCQ_API int syncq_lock_anderson_lock(syncq_lock_anderson *l);
+SYNCQ_API int syncq_lock_anderson_trylock(syncq_lock_anderson *l); /* OK, EBUSY or ELIMIT */
+SYNCQ_API int syncq_lock_anderson_unlock(syncq_lock_anderson *l);  /* SYNCQ_EINVAL if not held */
 
 #ifdef __cplusplus
 }

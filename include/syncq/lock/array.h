@@ -9,6 +9,8 @@
 #ifndef SYNCQ_LOCK_ARRAY_H
 #define SYNCQ_LOCK_ARRAY_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,13 +34,13 @@ typedef struct syncq_lock_array {
 
 /* cfg->max_threads sizes the array (rounded up to a power of two; 0 means
  * SYNCQ_LOCK_ARRAY_MAX_SLOTS; above it: SYNCQ_ELIMIT). */
-int syncq_lock_array_cas_init(syncq_lock_array *l, const syncq_lock_config *cfg);
-int syncq_lock_array_faa_init(syncq_lock_array *l, const syncq_lock_config *cfg);
-int syncq_lock_array_destroy(syncq_lock_array *l); /* SYNCQ_EBUSY if held or awaited */
-int syncq_lock_array_cas_lock(syncq_lock_array *l);
-int syncq_lock_array_faa_lock(syncq_lock_array *l);
-int syncq_lock_array_trylock(syncq_lock_array *l); /* SYNCQ_OK or SYNCQ_EBUSY (both forms) */
-int syncq_lock_array_unlock(syncq_lock_array *l);  /* SYNCQ_EINVAL if not held */
+SYNCQ_API int syncq_lock_array_cas_init(syncq_lock_array *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_array_faa_init(syncq_lock_array *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_array_destroy(syncq_lock_array *l); /* SYNCQ_EBUSY if held or awaited */
+SYNCQ_API int syncq_lock_array_cas_lock(syncq_lock_array *l);
+SYNCQ_API int syncq_lock_array_faa_lock(syncq_lock_array *l);
+SYNCQ_API int syncq_lock_array_trylock(syncq_lock_array *l); /* SYNCQ_OK or SYNCQ_EBUSY (both forms) */
+SYNCQ_API int syncq_lock_array_unlock(syncq_lock_array *l);  /* SYNCQ_EINVAL if not held */
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #ifndef SYNCQ_LOCK_CLH_H
 #define SYNCQ_LOCK_CLH_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -39,11 +41,11 @@ typedef struct syncq_lock_clh {
 } syncq_lock_clh;
 
 /* SYNCQ_ENOTSUP also where the CPU has no double-width CAS (the pool). */
-int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg);
-int syncq_lock_clh_destroy(syncq_lock_clh *l); /* SYNCQ_EBUSY if held or awaited */
-int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node);
-int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node); /* OK or EBUSY */
-int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node);  /* EINVAL: not this node's */
+SYNCQ_API int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_clh_destroy(syncq_lock_clh *l); /* SYNCQ_EBUSY if held or awaited */
+SYNCQ_API int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node);
+SYNCQ_API int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node); /* OK or EBUSY */
+SYNCQ_API int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node);  /* EINVAL: not this node's */
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef SYNCQ_LOCK_FUTEX_MUTEX_H
 #define SYNCQ_LOCK_FUTEX_MUTEX_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,11 +27,11 @@ typedef struct syncq_lock_futex_mutex {
 
 /* Disciplines: BLOCK (default: immediate blocking) and COMPETITIVE (spin
  * one context-switch time first); SPIN and YIELD: SYNCQ_ENOTSUP. */
-int syncq_lock_futex_mutex_init(syncq_lock_futex_mutex *l, const syncq_lock_config *cfg);
-int syncq_lock_futex_mutex_destroy(syncq_lock_futex_mutex *l); /* SYNCQ_EBUSY if held */
-int syncq_lock_futex_mutex_lock(syncq_lock_futex_mutex *l);
-int syncq_lock_futex_mutex_trylock(syncq_lock_futex_mutex *l); /* OK or EBUSY */
-int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l);  /* EINVAL if free */
+SYNCQ_API int syncq_lock_futex_mutex_init(syncq_lock_futex_mutex *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_futex_mutex_destroy(syncq_lock_futex_mutex *l); /* SYNCQ_EBUSY if held */
+SYNCQ_API int syncq_lock_futex_mutex_lock(syncq_lock_futex_mutex *l);
+SYNCQ_API int syncq_lock_futex_mutex_trylock(syncq_lock_futex_mutex *l); /* OK or EBUSY */
+SYNCQ_API int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l);  /* EINVAL if free */
 
 #ifdef __cplusplus
 }

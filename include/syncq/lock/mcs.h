@@ -7,6 +7,8 @@
 #ifndef SYNCQ_LOCK_MCS_H
 #define SYNCQ_LOCK_MCS_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -23,11 +25,11 @@ typedef struct syncq_lock_mcs {
   int wait;
 } syncq_lock_mcs;
 
-int syncq_lock_mcs_init(syncq_lock_mcs *l, const syncq_lock_config *cfg);
-int syncq_lock_mcs_destroy(syncq_lock_mcs *l); /* SYNCQ_EBUSY if held or awaited */
-int syncq_lock_mcs_lock(syncq_lock_mcs *l, syncq_lock_node *node);
-int syncq_lock_mcs_trylock(syncq_lock_mcs *l, syncq_lock_node *node); /* OK or EBUSY */
-int syncq_lock_mcs_unlock(syncq_lock_mcs *l, syncq_lock_node *node);  /* EINVAL if free */
+SYNCQ_API int syncq_lock_mcs_init(syncq_lock_mcs *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_mcs_destroy(syncq_lock_mcs *l); /* SYNCQ_EBUSY if held or awaited */
+SYNCQ_API int syncq_lock_mcs_lock(syncq_lock_mcs *l, syncq_lock_node *node);
+SYNCQ_API int syncq_lock_mcs_trylock(syncq_lock_mcs *l, syncq_lock_node *node); /* OK or EBUSY */
+SYNCQ_API int syncq_lock_mcs_unlock(syncq_lock_mcs *l, syncq_lock_node *node);  /* EINVAL if free */
 
 #ifdef __cplusplus
 }

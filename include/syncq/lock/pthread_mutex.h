@@ -6,6 +6,8 @@
 #ifndef SYNCQ_LOCK_PTHREAD_MUTEX_H
 #define SYNCQ_LOCK_PTHREAD_MUTEX_H
 
+#include "syncq/export.h"
+
 #include <pthread.h>
 #include <stdbool.h>
 
@@ -27,11 +29,11 @@ typedef struct syncq_lock_pthread_mutex {
  * SYNCQ_EINVAL. process_shared: PTHREAD_PROCESS_SHARED + robust.
  * A robust lock whose owner died is made consistent and returned held
  * (SYNCQ_OK). SYNCQ_ESYS if pthread_mutex_init fails. */
-int syncq_lock_pthread_mutex_init(syncq_lock_pthread_mutex *l, const syncq_lock_config *cfg);
-int syncq_lock_pthread_mutex_destroy(syncq_lock_pthread_mutex *l); /* SYNCQ_EBUSY if held */
-int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l);
-int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l); /* SYNCQ_OK or SYNCQ_EBUSY */
-int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l);
+SYNCQ_API int syncq_lock_pthread_mutex_init(syncq_lock_pthread_mutex *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_pthread_mutex_destroy(syncq_lock_pthread_mutex *l); /* SYNCQ_EBUSY if held */
+SYNCQ_API int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l);
+SYNCQ_API int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l); /* SYNCQ_OK or SYNCQ_EBUSY */
+SYNCQ_API int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,8 @@
 #ifndef SYNCQ_LOCK_SC_QUEUE_H
 #define SYNCQ_LOCK_SC_QUEUE_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -48,17 +50,17 @@ typedef struct syncq_lock_sc {
  * maximum; above it: SYNCQ_ELIMIT). Disciplines SPIN (default) and YIELD;
  * BLOCK and COMPETITIVE are SYNCQ_ENOTSUP (waiters spin on 64-bit slots);
  * process_shared is SYNCQ_ENOTSUP. */
-int syncq_lock_sc_queue_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
-int syncq_lock_hybrid_sc_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
-int syncq_lock_sc_destroy(syncq_lock_sc *l);  /* SYNCQ_EBUSY if held or awaited */
-int syncq_lock_sc_lock(syncq_lock_sc *l);
-int syncq_lock_sc_trylock(syncq_lock_sc *l);  /* SYNCQ_OK or SYNCQ_EBUSY */
-int syncq_lock_sc_unlock(syncq_lock_sc *l);   /* SYNCQ_EINVAL if not held */
+SYNCQ_API int syncq_lock_sc_queue_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_hybrid_sc_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_sc_destroy(syncq_lock_sc *l);  /* SYNCQ_EBUSY if held or awaited */
+SYNCQ_API int syncq_lock_sc_lock(syncq_lock_sc *l);
+SYNCQ_API int syncq_lock_sc_trylock(syncq_lock_sc *l);  /* SYNCQ_OK or SYNCQ_EBUSY */
+SYNCQ_API int syncq_lock_sc_unlock(syncq_lock_sc *l);   /* SYNCQ_EINVAL if not held */
 /* Waiters passed over so far. SYNCQ_EINVAL for NULL. */
-int syncq_lock_sc_skips(const syncq_lock_sc *l, uint64_t *out);
+SYNCQ_API int syncq_lock_sc_skips(const syncq_lock_sc *l, uint64_t *out);
 
-extern const syncq_algo syncq_lock_sc_queue_algo;
-extern const syncq_algo syncq_lock_hybrid_sc_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_sc_queue_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_hybrid_sc_algo;
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef SYNCQ_LOCK_TAS_H
 #define SYNCQ_LOCK_TAS_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -31,17 +33,17 @@ typedef struct syncq_lock_tas {
 
 /* cfg may be NULL (defaults: SPIN, private). SYNCQ_EINVAL: NULL lock or
  * unknown discipline. Every discipline is allowed; process_shared too. */
-int syncq_lock_tas_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
-int syncq_lock_tas_destroy(syncq_lock_tas *l);   /* SYNCQ_EBUSY if held */
-int syncq_lock_tas_lock(syncq_lock_tas *l);
-int syncq_lock_tas_trylock(syncq_lock_tas *l);   /* SYNCQ_OK or SYNCQ_EBUSY */
-int syncq_lock_tas_unlock(syncq_lock_tas *l);    /* SYNCQ_EINVAL if not held */
+SYNCQ_API int syncq_lock_tas_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_tas_destroy(syncq_lock_tas *l);   /* SYNCQ_EBUSY if held */
+SYNCQ_API int syncq_lock_tas_lock(syncq_lock_tas *l);
+SYNCQ_API int syncq_lock_tas_trylock(syncq_lock_tas *l);   /* SYNCQ_OK or SYNCQ_EBUSY */
+SYNCQ_API int syncq_lock_tas_unlock(syncq_lock_tas *l);    /* SYNCQ_EINVAL if not held */
 /* The same storage as a TTAS lock (spins on a plain load before each TAS). */
-int syncq_lock_ttas_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
-int syncq_lock_ttas_lock(syncq_lock_tas *l);
-int syncq_lock_ttas_trylock(syncq_lock_tas *l);
-int syncq_lock_ttas_destroy(syncq_lock_tas *l);
-int syncq_lock_ttas_unlock(syncq_lock_tas *l);
+SYNCQ_API int syncq_lock_ttas_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_ttas_lock(syncq_lock_tas *l);
+SYNCQ_API int syncq_lock_ttas_trylock(syncq_lock_tas *l);
+SYNCQ_API int syncq_lock_ttas_destroy(syncq_lock_tas *l);
+SYNCQ_API int syncq_lock_ttas_unlock(syncq_lock_tas *l);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef SYNCQ_LOCK_TICKET_H
 #define SYNCQ_LOCK_TICKET_H
 
+#include "syncq/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,11 +34,11 @@ typedef struct syncq_lock_ticket {
 
 /* cfg NULL: SPIN, private. Every discipline; process_shared allowed.
  * SYNCQ_EINVAL: NULL or unknown discipline. */
-int syncq_lock_ticket_init(syncq_lock_ticket *l, const syncq_lock_config *cfg);
-int syncq_lock_ticket_destroy(syncq_lock_ticket *l); /* SYNCQ_EBUSY if held or awaited */
-int syncq_lock_ticket_lock(syncq_lock_ticket *l);
-int syncq_lock_ticket_trylock(syncq_lock_ticket *l); /* SYNCQ_OK or SYNCQ_EBUSY */
-int syncq_lock_ticket_unlock(syncq_lock_ticket *l);  /* SYNCQ_EINVAL if not held */
+SYNCQ_API int syncq_lock_ticket_init(syncq_lock_ticket *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_ticket_destroy(syncq_lock_ticket *l); /* SYNCQ_EBUSY if held or awaited */
+SYNCQ_API int syncq_lock_ticket_lock(syncq_lock_ticket *l);
+SYNCQ_API int syncq_lock_ticket_trylock(syncq_lock_ticket *l); /* SYNCQ_OK or SYNCQ_EBUSY */
+SYNCQ_API int syncq_lock_ticket_unlock(syncq_lock_ticket *l);  /* SYNCQ_EINVAL if not held */
 
 #ifdef __cplusplus
 }

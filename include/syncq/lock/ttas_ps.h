@@ -8,6 +8,8 @@
 #ifndef SYNCQ_LOCK_TTAS_PS_H
 #define SYNCQ_LOCK_TTAS_PS_H
 
+#include "syncq/export.h"
+
 #include "syncq/lock.h"
 #include "syncq/lock/tas.h"
 
@@ -15,15 +17,15 @@
 extern "C" {
 #endif
 
-extern const syncq_algo syncq_lock_ttas_ps_algo;
+SYNCQ_API extern const syncq_algo syncq_lock_ttas_ps_algo;
 
 /* cfg may be NULL (SPIN, private). Every discipline; process_shared too
  * (the request concerns the calling thread only). */
-int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
-int syncq_lock_ttas_ps_destroy(syncq_lock_tas *l); /* SYNCQ_EBUSY if held */
-int syncq_lock_ttas_ps_lock(syncq_lock_tas *l);
-int syncq_lock_ttas_ps_trylock(syncq_lock_tas *l); /* SYNCQ_OK or SYNCQ_EBUSY */
-int syncq_lock_ttas_ps_unlock(syncq_lock_tas *l);  /* SYNCQ_EINVAL if not held */
+SYNCQ_API int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_ttas_ps_destroy(syncq_lock_tas *l); /* SYNCQ_EBUSY if held */
+SYNCQ_API int syncq_lock_ttas_ps_lock(syncq_lock_tas *l);
+SYNCQ_API int syncq_lock_ttas_ps_trylock(syncq_lock_tas *l); /* SYNCQ_OK or SYNCQ_EBUSY */
+SYNCQ_API int syncq_lock_ttas_ps_unlock(syncq_lock_tas *l);  /* SYNCQ_EINVAL if not held */
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
 #ifndef SYNCQ_PQUEUE_LINDEN_JONSSON_H
 #define SYNCQ_PQUEUE_LINDEN_JONSSON_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #include "syncq/pqueue.h"
@@ -40,13 +42,13 @@ typedef struct syncq_pqueue_linden_jonsson {
   uint64_t magic;
 } syncq_pqueue_linden_jonsson;
 
-int syncq_pqueue_linden_jonsson_init(syncq_pqueue_linden_jonsson *q, const syncq_pqueue_config *cfg);
+SYNCQ_API int syncq_pqueue_linden_jonsson_init(syncq_pqueue_linden_jonsson *q, const syncq_pqueue_config *cfg);
 /* SYNCQ_EBUSY while an operation is running (nothing is freed then). */
-int syncq_pqueue_linden_jonsson_destroy(syncq_pqueue_linden_jonsson *q);
-int syncq_pqueue_linden_jonsson_insert(syncq_pqueue_linden_jonsson *q, uint64_t key, void *payload);
-int syncq_pqueue_linden_jonsson_delete_min(syncq_pqueue_linden_jonsson *q, uint64_t *key, void **payload);
+SYNCQ_API int syncq_pqueue_linden_jonsson_destroy(syncq_pqueue_linden_jonsson *q);
+SYNCQ_API int syncq_pqueue_linden_jonsson_insert(syncq_pqueue_linden_jonsson *q, uint64_t key, void *payload);
+SYNCQ_API int syncq_pqueue_linden_jonsson_delete_min(syncq_pqueue_linden_jonsson *q, uint64_t *key, void **payload);
 
-extern const syncq_algo syncq_pqueue_linden_jonsson_algo;
+SYNCQ_API extern const syncq_algo syncq_pqueue_linden_jonsson_algo;
 
 #ifdef __cplusplus
 }

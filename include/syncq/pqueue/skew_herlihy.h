@@ -9,6 +9,8 @@
 #ifndef SYNCQ_PQUEUE_SKEW_HERLIHY_H
 #define SYNCQ_PQUEUE_SKEW_HERLIHY_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #include "syncq/pqueue.h"
@@ -29,10 +31,10 @@ typedef struct syncq_pqueue_skew_herlihy {
   uint32_t capacity; /* items */
 } syncq_pqueue_skew_herlihy;
 
-int syncq_pqueue_skew_herlihy_init(syncq_pqueue_skew_herlihy *q, const syncq_pqueue_config *cfg);
-int syncq_pqueue_skew_herlihy_destroy(syncq_pqueue_skew_herlihy *q);
-int syncq_pqueue_skew_herlihy_insert(syncq_pqueue_skew_herlihy *q, uint64_t key, void *payload);
-int syncq_pqueue_skew_herlihy_delete_min(syncq_pqueue_skew_herlihy *q, uint64_t *key, void **payload);
+SYNCQ_API int syncq_pqueue_skew_herlihy_init(syncq_pqueue_skew_herlihy *q, const syncq_pqueue_config *cfg);
+SYNCQ_API int syncq_pqueue_skew_herlihy_destroy(syncq_pqueue_skew_herlihy *q);
+SYNCQ_API int syncq_pqueue_skew_herlihy_insert(syncq_pqueue_skew_herlihy *q, uint64_t key, void *payload);
+SYNCQ_API int syncq_pqueue_skew_herlihy_delete_min(syncq_pqueue_skew_herlihy *q, uint64_t *key, void **payload);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
 #ifndef SYNCQ_PQUEUE_SKEW_LOCK_H
 #define SYNCQ_PQUEUE_SKEW_LOCK_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #include "syncq/lock.h"
@@ -28,10 +30,10 @@ typedef struct syncq_pqueue_skew_lock {
 } syncq_pqueue_skew_lock;
 
 /* SYNCQ_ENOENT when cfg->lock (default "ttas") is not registered. */
-int syncq_pqueue_skew_lock_init(syncq_pqueue_skew_lock *q, const syncq_pqueue_config *cfg);
-int syncq_pqueue_skew_lock_destroy(syncq_pqueue_skew_lock *q);
-int syncq_pqueue_skew_lock_insert(syncq_pqueue_skew_lock *q, uint64_t key, void *payload);
-int syncq_pqueue_skew_lock_delete_min(syncq_pqueue_skew_lock *q, uint64_t *key, void **payload);
+SYNCQ_API int syncq_pqueue_skew_lock_init(syncq_pqueue_skew_lock *q, const syncq_pqueue_config *cfg);
+SYNCQ_API int syncq_pqueue_skew_lock_destroy(syncq_pqueue_skew_lock *q);
+SYNCQ_API int syncq_pqueue_skew_lock_insert(syncq_pqueue_skew_lock *q, uint64_t key, void *payload);
+SYNCQ_API int syncq_pqueue_skew_lock_delete_min(syncq_pqueue_skew_lock *q, uint64_t *key, void **payload);
 
 #ifdef __cplusplus
 }

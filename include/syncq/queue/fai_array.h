@@ -7,6 +7,8 @@
 #ifndef SYNCQ_QUEUE_FAI_ARRAY_H
 #define SYNCQ_QUEUE_FAI_ARRAY_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,13 +30,13 @@ typedef struct syncq_queue_fai_array {
 #define SYNCQ_QUEUE_FAI_ARRAY_BYTES(capacity) (sizeof(syncq_queue_fai_array) + (size_t)(capacity) * sizeof(uint64_t))
 
 /* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
-int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes);
+SYNCQ_API int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes);
 /* SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity. */
-int syncq_queue_fai_array_init(syncq_queue_fai_array *q, size_t capacity);
-int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q);
+SYNCQ_API int syncq_queue_fai_array_init(syncq_queue_fai_array *q, size_t capacity);
+SYNCQ_API int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q);
 /* SYNCQ_OK, SYNCQ_FULL; SYNCQ_EINVAL for NULL or an item wider than 48 bits. */
-int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item);
-int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item); /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item);
+SYNCQ_API int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item); /* OK, EMPTY, EINVAL */
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
 #ifndef SYNCQ_QUEUE_LOCK_QUEUE_H
 #define SYNCQ_QUEUE_LOCK_QUEUE_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,16 +54,16 @@ typedef struct syncq_queue_single_lock {
  * registered, SYNCQ_ENOTSUP when the lock needs more storage than
  * SYNCQ_QUEUE_LOCK_BYTES, SYNCQ_ENOMEM for the dummy node, or the lock's
  * init status. */
-int syncq_queue_two_lock_init(syncq_queue_two_lock *q, const char *lock_name);
-int syncq_queue_two_lock_destroy(syncq_queue_two_lock *q); /* frees the nodes left; EINVAL: NULL */
+SYNCQ_API int syncq_queue_two_lock_init(syncq_queue_two_lock *q, const char *lock_name);
+SYNCQ_API int syncq_queue_two_lock_destroy(syncq_queue_two_lock *q); /* frees the nodes left; EINVAL: NULL */
 /* SYNCQ_OK, SYNCQ_EINVAL (NULL), SYNCQ_ENOMEM (no node could be allocated). */
-int syncq_queue_two_lock_enqueue(syncq_queue_two_lock *q, void *item);
-int syncq_queue_two_lock_dequeue(syncq_queue_two_lock *q, void **item); /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_queue_two_lock_enqueue(syncq_queue_two_lock *q, void *item);
+SYNCQ_API int syncq_queue_two_lock_dequeue(syncq_queue_two_lock *q, void **item); /* OK, EMPTY, EINVAL */
 
-int syncq_queue_single_lock_init(syncq_queue_single_lock *q, const char *lock_name);
-int syncq_queue_single_lock_destroy(syncq_queue_single_lock *q);
-int syncq_queue_single_lock_enqueue(syncq_queue_single_lock *q, void *item);
-int syncq_queue_single_lock_dequeue(syncq_queue_single_lock *q, void **item);
+SYNCQ_API int syncq_queue_single_lock_init(syncq_queue_single_lock *q, const char *lock_name);
+SYNCQ_API int syncq_queue_single_lock_destroy(syncq_queue_single_lock *q);
+SYNCQ_API int syncq_queue_single_lock_enqueue(syncq_queue_single_lock *q, void *item);
+SYNCQ_API int syncq_queue_single_lock_dequeue(syncq_queue_single_lock *q, void **item);
 
 #ifdef __cplusplus
 }

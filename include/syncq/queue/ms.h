@@ -10,6 +10,8 @@
 #ifndef SYNCQ_QUEUE_MS_H
 #define SYNCQ_QUEUE_MS_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,11 +37,11 @@ typedef struct syncq_queue_ms {
  * free list runs dry; blocks are only freed by destroy). SYNCQ_EINVAL for
  * NULL or misaligned storage, SYNCQ_ENOTSUP without double-width CAS,
  * SYNCQ_ENOMEM. */
-int syncq_queue_ms_init(syncq_queue_ms *q, size_t capacity);
-int syncq_queue_ms_destroy(syncq_queue_ms *q);
+SYNCQ_API int syncq_queue_ms_init(syncq_queue_ms *q, size_t capacity);
+SYNCQ_API int syncq_queue_ms_destroy(syncq_queue_ms *q);
 /* SYNCQ_OK; SYNCQ_EINVAL (NULL); SYNCQ_ENOMEM when no node can be had. */
-int syncq_queue_ms_enqueue(syncq_queue_ms *q, void *item);
-int syncq_queue_ms_dequeue(syncq_queue_ms *q, void **item); /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_queue_ms_enqueue(syncq_queue_ms *q, void *item);
+SYNCQ_API int syncq_queue_ms_dequeue(syncq_queue_ms *q, void **item); /* OK, EMPTY, EINVAL */
 
 typedef struct syncq_queue_ms_hp_node syncq_queue_ms_hp_node; /* opaque */
 
@@ -53,10 +55,10 @@ typedef struct syncq_queue_ms_hp {
 
 /* capacity is ignored (nodes are allocated per enqueue). SYNCQ_EINVAL for
  * NULL or misaligned storage, SYNCQ_ENOMEM. */
-int syncq_queue_ms_hp_init(syncq_queue_ms_hp *q, size_t capacity);
-int syncq_queue_ms_hp_destroy(syncq_queue_ms_hp *q);
-int syncq_queue_ms_hp_enqueue(syncq_queue_ms_hp *q, void *item); /* OK, EINVAL, ENOMEM */
-int syncq_queue_ms_hp_dequeue(syncq_queue_ms_hp *q, void **item); /* OK, EMPTY, EINVAL, ENOMEM */
+SYNCQ_API int syncq_queue_ms_hp_init(syncq_queue_ms_hp *q, size_t capacity);
+SYNCQ_API int syncq_queue_ms_hp_destroy(syncq_queue_ms_hp *q);
+SYNCQ_API int syncq_queue_ms_hp_enqueue(syncq_queue_ms_hp *q, void *item); /* OK, EINVAL, ENOMEM */
+SYNCQ_API int syncq_queue_ms_hp_dequeue(syncq_queue_ms_hp *q, void **item); /* OK, EMPTY, EINVAL, ENOMEM */
 
 #ifdef __cplusplus
 }

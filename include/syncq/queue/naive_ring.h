@@ -8,6 +8,8 @@
 #ifndef SYNCQ_QUEUE_NAIVE_RING_H
 #define SYNCQ_QUEUE_NAIVE_RING_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,12 +36,12 @@ typedef struct syncq_queue_naive_ring {
   (sizeof(syncq_queue_naive_ring) + (size_t)(capacity) * sizeof(syncq_queue_naive_ring_cell))
 
 /* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
-int syncq_queue_naive_ring_bytes(size_t capacity, size_t *bytes);
+SYNCQ_API int syncq_queue_naive_ring_bytes(size_t capacity, size_t *bytes);
 /* SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity. */
-int syncq_queue_naive_ring_init(syncq_queue_naive_ring *q, size_t capacity);
-int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q);              /* EINVAL: NULL */
-int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item);  /* OK, FULL, EINVAL */
-int syncq_queue_naive_ring_dequeue(syncq_queue_naive_ring *q, void **item); /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_queue_naive_ring_init(syncq_queue_naive_ring *q, size_t capacity);
+SYNCQ_API int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q);              /* EINVAL: NULL */
+SYNCQ_API int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item);  /* OK, FULL, EINVAL */
+SYNCQ_API int syncq_queue_naive_ring_dequeue(syncq_queue_naive_ring *q, void **item); /* OK, EMPTY, EINVAL */
 
 #ifdef __cplusplus
 }

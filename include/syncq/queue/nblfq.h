@@ -17,6 +17,8 @@
 #ifndef SYNCQ_QUEUE_NBLFQ_H
 #define SYNCQ_QUEUE_NBLFQ_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,26 +41,26 @@ typedef struct syncq_queue_nblfq {
 
 /* The same, checked: SYNCQ_EINVAL for a NULL bytes, a capacity that is not
  * a power of two >= 2, or one whose size overflows size_t. */
-int syncq_queue_nblfq_bytes(size_t capacity, size_t *bytes);
+SYNCQ_API int syncq_queue_nblfq_bytes(size_t capacity, size_t *bytes);
 
 /* Initialise storage of syncq_queue_nblfq_bytes(capacity) bytes to an empty
  * queue. SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity
  */
-int syncq_queue_nblfq_init(syncq_queue_nblfq *q, size_t capacity);
+SYNCQ_API int syncq_queue_nblfq_init(syncq_queue_nblfq *q, size_t capacity);
 
 /* SYNCQ_EINVAL for NULL or a queue that was not initialised. */
-int syncq_queue_nblfq_destroy(syncq_queue_nblfq *q);
+SYNCQ_API int syncq_queue_nblfq_destroy(syncq_queue_nblfq *q);
 
 /* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL queue or item,
  * or an item whose address does not fit in 48 bits
  */
-int syncq_queue_nblfq_enqueue(syncq_queue_nblfq *q, void *item);
+SYNCQ_API int syncq_queue_nblfq_enqueue(syncq_queue_nblfq *q, void *item);
 
 /* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL. */
-int syncq_queue_nblfq_dequeue(syncq_queue_nblfq *q, void **item);
+SYNCQ_API int syncq_queue_nblfq_dequeue(syncq_queue_nblfq *q, void **item);
 
 /* The capacity given to init (0 for NULL). */
-size_t syncq_queue_nblfq_capacity(const syncq_queue_nblfq *q);
+SYNCQ_API size_t syncq_queue_nblfq_capacity(const syncq_queue_nblfq *q);
 
 #ifdef __cplusplus
 }

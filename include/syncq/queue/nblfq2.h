@@ -17,6 +17,8 @@
 #ifndef SYNCQ_QUEUE_NBLFQ2_H
 #define SYNCQ_QUEUE_NBLFQ2_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,26 +41,26 @@ typedef struct syncq_queue_nblfq2 {
 
 /* The same, checked: SYNCQ_EINVAL for a NULL bytes, a capacity that is not
  * a power of two >= 2, or one whose size overflows size_t. */
-int syncq_queue_nblfq2_bytes(size_t capacity, size_t *bytes);
+SYNCQ_API int syncq_queue_nblfq2_bytes(size_t capacity, size_t *bytes);
 
 /* Initialise storage of syncq_queue_nblfq2_bytes(capacity) bytes to an empty
  * queue. SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity;
  * SYNCQ_ENOTSUP when the CPU has no double-width CAS
  */
-int syncq_queue_nblfq2_init(syncq_queue_nblfq2 *q, size_t capacity);
+SYNCQ_API int syncq_queue_nblfq2_init(syncq_queue_nblfq2 *q, size_t capacity);
 
 /* SYNCQ_EINVAL for NULL or a queue that was not initialised. */
-int syncq_queue_nblfq2_destroy(syncq_queue_nblfq2 *q);
+SYNCQ_API int syncq_queue_nblfq2_destroy(syncq_queue_nblfq2 *q);
 
 /* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL queue or item
  */
-int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item);
+SYNCQ_API int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item);
 
 /* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL. */
-int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item);
+SYNCQ_API int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item);
 
 /* The capacity given to init (0 for NULL). */
-size_t syncq_queue_nblfq2_capacity(const syncq_queue_nblfq2 *q);
+SYNCQ_API size_t syncq_queue_nblfq2_capacity(const syncq_queue_nblfq2 *q);
 
 #ifdef __cplusplus
 }

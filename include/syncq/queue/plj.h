@@ -8,6 +8,8 @@
 #ifndef SYNCQ_QUEUE_PLJ_H
 #define SYNCQ_QUEUE_PLJ_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,12 +35,12 @@ typedef struct syncq_queue_plj {
 /* capacity: nodes made ready at init (more are added in blocks when the
  * free list runs dry). SYNCQ_EINVAL for NULL or misaligned storage or an
  * absurd capacity, SYNCQ_ENOTSUP without double-width CAS, SYNCQ_ENOMEM. */
-int syncq_queue_plj_init(syncq_queue_plj *q, size_t capacity);
-int syncq_queue_plj_destroy(syncq_queue_plj *q); /* OK, EINVAL */
-int syncq_queue_plj_enqueue(syncq_queue_plj *q, void *item); /* OK, EINVAL, ENOMEM */
-int syncq_queue_plj_dequeue(syncq_queue_plj *q, void **item); /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_queue_plj_init(syncq_queue_plj *q, size_t capacity);
+SYNCQ_API int syncq_queue_plj_destroy(syncq_queue_plj *q); /* OK, EINVAL */
+SYNCQ_API int syncq_queue_plj_enqueue(syncq_queue_plj *q, void *item); /* OK, EINVAL, ENOMEM */
+SYNCQ_API int syncq_queue_plj_dequeue(syncq_queue_plj *q, void **item); /* OK, EMPTY, EINVAL */
 
-extern const syncq_algo syncq_queue_plj_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_plj_algo;
 
 #ifdef __cplusplus
 }

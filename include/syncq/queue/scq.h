@@ -8,6 +8,8 @@
 #ifndef SYNCQ_QUEUE_SCQ_H
 #define SYNCQ_QUEUE_SCQ_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,11 +38,11 @@ typedef struct syncq_queue_scq {
 #define SYNCQ_QUEUE_SCQ_BYTES(capacity) (sizeof(syncq_queue_scq) + (size_t)(capacity) * 5 * sizeof(uint64_t))
 
 /* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
-int syncq_queue_scq_bytes(size_t capacity, size_t *bytes);
-int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity); /* EINVAL: NULL, misaligned, capacity */
-int syncq_queue_scq_destroy(syncq_queue_scq *q);
-int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item);   /* OK, FULL, EINVAL */
-int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item);  /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_queue_scq_bytes(size_t capacity, size_t *bytes);
+SYNCQ_API int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity); /* EINVAL: NULL, misaligned, capacity */
+SYNCQ_API int syncq_queue_scq_destroy(syncq_queue_scq *q);
+SYNCQ_API int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item);   /* OK, FULL, EINVAL */
+SYNCQ_API int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item);  /* OK, EMPTY, EINVAL */
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef SYNCQ_QUEUE_VALOIS_H
 #define SYNCQ_QUEUE_VALOIS_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,10 +34,10 @@ typedef struct syncq_queue_valois {
 /* capacity: nodes made ready at init (more are added in blocks when the
  * free list runs dry). SYNCQ_EINVAL for NULL or misaligned storage or an
  * absurd capacity, SYNCQ_ENOMEM. */
-int syncq_queue_valois_init(syncq_queue_valois *q, size_t capacity);
-int syncq_queue_valois_destroy(syncq_queue_valois *q); /* OK, EINVAL */
-int syncq_queue_valois_enqueue(syncq_queue_valois *q, void *item); /* OK, EINVAL, ENOMEM */
-int syncq_queue_valois_dequeue(syncq_queue_valois *q, void **item); /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_queue_valois_init(syncq_queue_valois *q, size_t capacity);
+SYNCQ_API int syncq_queue_valois_destroy(syncq_queue_valois *q); /* OK, EINVAL */
+SYNCQ_API int syncq_queue_valois_enqueue(syncq_queue_valois *q, void *item); /* OK, EINVAL, ENOMEM */
+SYNCQ_API int syncq_queue_valois_dequeue(syncq_queue_valois *q, void **item); /* OK, EMPTY, EINVAL */
 
 /* What an audit of a quiescent queue found (see syncq_queue_valois_audit). */
 typedef struct syncq_queue_valois_audit_result {
@@ -52,9 +54,9 @@ typedef struct syncq_queue_valois_audit_result {
  * predecessor's next) that point at it, every free node holds no reference
  * and is claimed, and no node is both or neither (a leak shows as
  * live + free < nodes). SYNCQ_OK (result in *out), SYNCQ_EINVAL for NULL. */
-int syncq_queue_valois_audit(syncq_queue_valois *q, syncq_queue_valois_audit_result *out);
+SYNCQ_API int syncq_queue_valois_audit(syncq_queue_valois *q, syncq_queue_valois_audit_result *out);
 
-extern const syncq_algo syncq_queue_valois_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_valois_algo;
 
 #ifdef __cplusplus
 }

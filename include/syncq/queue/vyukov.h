@@ -8,6 +8,8 @@
 #ifndef SYNCQ_QUEUE_VYUKOV_H
 #define SYNCQ_QUEUE_VYUKOV_H
 
+#include "syncq/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,12 +36,12 @@ typedef struct syncq_queue_vyukov {
   (sizeof(syncq_queue_vyukov) + (size_t)(capacity) * sizeof(syncq_queue_vyukov_cell))
 
 /* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
-int syncq_queue_vyukov_bytes(size_t capacity, size_t *bytes);
+SYNCQ_API int syncq_queue_vyukov_bytes(size_t capacity, size_t *bytes);
 /* SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity. */
-int syncq_queue_vyukov_init(syncq_queue_vyukov *q, size_t capacity);
-int syncq_queue_vyukov_destroy(syncq_queue_vyukov *q);              /* EINVAL: NULL */
-int syncq_queue_vyukov_enqueue(syncq_queue_vyukov *q, void *item);  /* OK, FULL, EINVAL */
-int syncq_queue_vyukov_dequeue(syncq_queue_vyukov *q, void **item); /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_queue_vyukov_init(syncq_queue_vyukov *q, size_t capacity);
+SYNCQ_API int syncq_queue_vyukov_destroy(syncq_queue_vyukov *q);              /* EINVAL: NULL */
+SYNCQ_API int syncq_queue_vyukov_enqueue(syncq_queue_vyukov *q, void *item);  /* OK, FULL, EINVAL */
+SYNCQ_API int syncq_queue_vyukov_dequeue(syncq_queue_vyukov *q, void **item); /* OK, EMPTY, EINVAL */
 
 #ifdef __cplusplus
 }

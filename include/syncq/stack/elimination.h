@@ -8,6 +8,8 @@
 #ifndef SYNCQ_STACK_ELIMINATION_H
 #define SYNCQ_STACK_ELIMINATION_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #include "syncq/pr.h"
@@ -35,16 +37,16 @@ typedef struct syncq_stack_elimination {
 } syncq_stack_elimination;
 
 /* The elimination array has clamp(max_threads / 2, 1, 16) slots. */
-int syncq_stack_elimination_init(syncq_stack_elimination *s, const syncq_stack_config *cfg);
-int syncq_stack_elimination_destroy(syncq_stack_elimination *s);
-int syncq_stack_elimination_push(syncq_stack_elimination *s, void *item); /* OK, ENOMEM, EINVAL */
-int syncq_stack_elimination_pop(syncq_stack_elimination *s, void **item); /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_stack_elimination_init(syncq_stack_elimination *s, const syncq_stack_config *cfg);
+SYNCQ_API int syncq_stack_elimination_destroy(syncq_stack_elimination *s);
+SYNCQ_API int syncq_stack_elimination_push(syncq_stack_elimination *s, void *item); /* OK, ENOMEM, EINVAL */
+SYNCQ_API int syncq_stack_elimination_pop(syncq_stack_elimination *s, void **item); /* OK, EMPTY, EINVAL */
 
 /* Policy (default off, set before the stack is shared): when on, every
  * operation first visits the elimination array briefly, then Top, as
  * under very high contention; the validation driver uses it to exercise
  * the exchanges, which two cores rarely reach. SYNCQ_EINVAL for NULL. */
-int syncq_stack_elimination_set_eliminate_first(syncq_stack_elimination *s, int on);
+SYNCQ_API int syncq_stack_elimination_set_eliminate_first(syncq_stack_elimination *s, int on);
 
 #ifdef __cplusplus
 }

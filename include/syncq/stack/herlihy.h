@@ -9,6 +9,8 @@
 #ifndef SYNCQ_STACK_HERLIHY_H
 #define SYNCQ_STACK_HERLIHY_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #include "syncq/pr.h"
@@ -30,10 +32,10 @@ typedef struct syncq_stack_herlihy {
   syncq_node_bitmap block_pool;
 } syncq_stack_herlihy;
 
-int syncq_stack_herlihy_init(syncq_stack_herlihy *s, const syncq_stack_config *cfg);
-int syncq_stack_herlihy_destroy(syncq_stack_herlihy *s);
-int syncq_stack_herlihy_push(syncq_stack_herlihy *s, void *item);  /* OK, ENOMEM, EINVAL */
-int syncq_stack_herlihy_pop(syncq_stack_herlihy *s, void **item);  /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_stack_herlihy_init(syncq_stack_herlihy *s, const syncq_stack_config *cfg);
+SYNCQ_API int syncq_stack_herlihy_destroy(syncq_stack_herlihy *s);
+SYNCQ_API int syncq_stack_herlihy_push(syncq_stack_herlihy *s, void *item);  /* OK, ENOMEM, EINVAL */
+SYNCQ_API int syncq_stack_herlihy_pop(syncq_stack_herlihy *s, void **item);  /* OK, EMPTY, EINVAL */
 
 #ifdef __cplusplus
 }

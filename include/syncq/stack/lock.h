@@ -7,6 +7,8 @@
 #ifndef SYNCQ_STACK_LOCK_H
 #define SYNCQ_STACK_LOCK_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #include "syncq/lock.h"
@@ -29,10 +31,10 @@ typedef struct syncq_stack_lock {
 } syncq_stack_lock;
 
 /* SYNCQ_ENOENT when cfg->lock (default "ttas") is not registered. */
-int syncq_stack_lock_init(syncq_stack_lock *s, const syncq_stack_config *cfg);
-int syncq_stack_lock_destroy(syncq_stack_lock *s);
-int syncq_stack_lock_push(syncq_stack_lock *s, void *item);  /* OK, ENOMEM, EINVAL */
-int syncq_stack_lock_pop(syncq_stack_lock *s, void **item);  /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_stack_lock_init(syncq_stack_lock *s, const syncq_stack_config *cfg);
+SYNCQ_API int syncq_stack_lock_destroy(syncq_stack_lock *s);
+SYNCQ_API int syncq_stack_lock_push(syncq_stack_lock *s, void *item);  /* OK, ENOMEM, EINVAL */
+SYNCQ_API int syncq_stack_lock_pop(syncq_stack_lock *s, void **item);  /* OK, EMPTY, EINVAL */
 
 #ifdef __cplusplus
 }

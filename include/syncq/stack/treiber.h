@@ -11,6 +11,8 @@
 #ifndef SYNCQ_STACK_TREIBER_H
 #define SYNCQ_STACK_TREIBER_H
 
+#include "syncq/export.h"
+
 #include <stdint.h>
 
 #include "syncq/pr.h"
@@ -36,10 +38,10 @@ typedef struct syncq_stack_treiber {
   SYNCQ_CACHELINE_ALIGNED syncq_freelist free; /* the free nodes (syncq/reclaim.h) */
 } syncq_stack_treiber;
 
-int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack_config *cfg);
-int syncq_stack_treiber_destroy(syncq_stack_treiber *s);
-int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item);   /* OK, ENOMEM, EINVAL */
-int syncq_stack_treiber_pop(syncq_stack_treiber *s, void **item);   /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack_config *cfg);
+SYNCQ_API int syncq_stack_treiber_destroy(syncq_stack_treiber *s);
+SYNCQ_API int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item);   /* OK, ENOMEM, EINVAL */
+SYNCQ_API int syncq_stack_treiber_pop(syncq_stack_treiber *s, void **item);   /* OK, EMPTY, EINVAL */
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #ifndef SYNCQ_STACK_TREIBER_HP_H
 #define SYNCQ_STACK_TREIBER_HP_H
 
+#include "syncq/export.h"
+
 #include "syncq/pr.h"
 #include "syncq/reclaim.h"
 #include "syncq/stack.h"
@@ -22,10 +24,10 @@ typedef struct syncq_stack_treiber_hp {
 } syncq_stack_treiber_hp;
 
 /* cfg->capacity is ignored: the stack is bounded by memory only. */
-int syncq_stack_treiber_hp_init(syncq_stack_treiber_hp *s, const syncq_stack_config *cfg);
-int syncq_stack_treiber_hp_destroy(syncq_stack_treiber_hp *s);               /* frees held nodes */
-int syncq_stack_treiber_hp_push(syncq_stack_treiber_hp *s, void *item);      /* OK, ENOMEM, EINVAL */
-int syncq_stack_treiber_hp_pop(syncq_stack_treiber_hp *s, void **item);      /* OK, EMPTY, ENOMEM, EINVAL */
+SYNCQ_API int syncq_stack_treiber_hp_init(syncq_stack_treiber_hp *s, const syncq_stack_config *cfg);
+SYNCQ_API int syncq_stack_treiber_hp_destroy(syncq_stack_treiber_hp *s);               /* frees held nodes */
+SYNCQ_API int syncq_stack_treiber_hp_push(syncq_stack_treiber_hp *s, void *item);      /* OK, ENOMEM, EINVAL */
+SYNCQ_API int syncq_stack_treiber_hp_pop(syncq_stack_treiber_hp *s, void **item);      /* OK, EMPTY, ENOMEM, EINVAL */
 
 #ifdef __cplusplus
 }

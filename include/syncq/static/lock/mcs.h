@@ -1,0 +1,110 @@
+/*
+ * syncq/static/lock/mcs.h — the MCS list-based queue lock as static inline
+ * bodies (liburcu's model: see syncq/static/lock/tas.h). src/lock/mcs.c
+ * builds the exported functions and the ops table from them; its contract
+ * block (Mellor-Crummey & Scott 1991, Figure 5) applies. Storage:
+ * syncq_lock_mcs, initialised by syncq_lock_mcs_init; one syncq_lock_node
+ * per acquisition, the same for lock and unlock.
+ */
+#ifndef SYNCQ_STATIC_LOCK_MCS_H
+#define SYNCQ_STATIC_LOCK_MCS_H
+
+#include "syncq/lock/mcs.h"
+#include "syncq/platform.h"
+#include "syncq/static/stats.h"
+#include "syncq/wait.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A waiter's queue node, laid in the caller's syncq_lock_node. */
+typedef struct syncq_lock_mcs_qnode {
+  _Atomic(struct syncq_lock_mcs_qnode *) next;
+  _Atomic(uint32_t) locked; /* 1 while waiting, 0 when the lock is handed over */
+} syncq_lock_mcs_qnode;
+
+/* Pauses between yields of a releaser waiting for its successor's link
+ * (disciplines other than SPIN: the linker may be preempted). */
+#define SYNCQ_LOCK_MCS_LINK_PAUSES_PER_YIELD 64u
+
+static inline syncq_lock_mcs_qnode *syncq_lock_mcs_qnode_of(syncq_lock_node *n) {
+  return (syncq_lock_mcs_qnode *)(void *)n->opaque;
+}
+
+static inline int syncq_lock_mcs_lock_inline(syncq_lock_mcs *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  syncq_lock_mcs_qnode *me = syncq_lock_mcs_qnode_of(node);
+  /* relaxed: published by the acq_rel swap below */
+  atomic_store_explicit(&me->next, (syncq_lock_mcs_qnode *)NULL, memory_order_relaxed);
+  atomic_store_explicit(&me->locked, 1u, memory_order_relaxed);
+  /* acq_rel: release publishes our node to the successor that swaps after
+   * us; acquire pairs with the releasing CAS of tail to NULL in unlock */
+  syncq_lock_mcs_qnode *pred =
+    (syncq_lock_mcs_qnode *)atomic_exchange_explicit(&l->tail, (void *)me, memory_order_acq_rel);
+  if (pred == NULL) return SYNCQ_OK;
+  /* release: pairs with the acquire load of next in the predecessor's unlock */
+  atomic_store_explicit(&pred->next, me, memory_order_release);
+  /* acquire: pairs with the hand-over store of locked in unlock */
+  if (atomic_load_explicit(&me->locked, memory_order_acquire) != 0u) {
+    syncq_waiter w;
+    syncq_waiter_init(&w, l->wait, false, SYNCQ_STATIC_SPIN_LIMIT(l->wait));
+    do {
+      syncq_waiter_pause(&w, &me->locked, 1u, &l->sleepers);
+    } while (atomic_load_explicit(&me->locked, memory_order_acquire) != 0u); /* pairs with unlock */
+  }
+  return SYNCQ_OK;
+}
+
+static inline int syncq_lock_mcs_trylock_inline(syncq_lock_mcs *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  syncq_lock_mcs_qnode *me = syncq_lock_mcs_qnode_of(node);
+  /* relaxed: published by the CAS below */
+  atomic_store_explicit(&me->next, (syncq_lock_mcs_qnode *)NULL, memory_order_relaxed);
+  atomic_store_explicit(&me->locked, 0u, memory_order_relaxed);
+  void *expected = NULL;
+  SYNCQ_STAT_INC(cas_attempts);
+  /* seq_cst: acquires the lock (pairs with unlock's CAS to NULL) */
+  if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)me)) return SYNCQ_OK;
+  SYNCQ_STAT_INC(cas_failures);
+  return SYNCQ_EBUSY;
+}
+
+static inline int syncq_lock_mcs_unlock_inline(syncq_lock_mcs *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  if (atomic_load(&l->tail) == NULL) return SYNCQ_EINVAL; /* nobody holds it */
+  syncq_lock_mcs_qnode *me = syncq_lock_mcs_qnode_of(node);
+  /* acquire: pairs with the successor's release store of our next */
+  syncq_lock_mcs_qnode *succ = atomic_load_explicit(&me->next, memory_order_acquire);
+  if (succ == NULL) {
+    void *expected = (void *)me;
+    SYNCQ_STAT_INC(cas_attempts);
+    /* seq_cst (release half used): pairs with the acquire swap in lock() */
+    if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL)) return SYNCQ_OK;
+    SYNCQ_STAT_INC(cas_failures);
+    /* a successor swapped itself in but has not linked yet */
+    uint32_t k = 0;
+    while ((succ = atomic_load_explicit(&me->next, memory_order_acquire)) == NULL) { /* pairs as above */
+      if (l->wait != SYNCQ_WAIT_SPIN && (++k % SYNCQ_LOCK_MCS_LINK_PAUSES_PER_YIELD) == 0) {
+        SYNCQ_STAT_INC(yields);
+        syncq_yield();
+      } else {
+        syncq_pr_relax();
+      }
+    }
+  }
+  if (syncq_wait_may_sleep(l->wait)) {
+    atomic_store(&succ->locked, 0u); /* seq_cst: Dekker pair with sleepers */
+    /* only the address is used after the store (the futex key); the
+     * successor may already have left with its node */
+    syncq_wait_wake(l->wait, &succ->locked, &l->sleepers, 1, false);
+  } else {
+    atomic_store_explicit(&succ->locked, 0u, memory_order_release); /* pairs with lock()'s acquire */
+  }
+  return SYNCQ_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_STATIC_LOCK_MCS_H */
