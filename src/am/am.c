@@ -255,6 +255,7 @@ static int reply_peer(syncq_am_endpoint *ep, uint16_t src, syncq_am_peer **out) 
     char name[SYNCQ_AM_NAME_MAX + 1];
     memcpy(name, t[src].name, sizeof name);
     name[SYNCQ_AM_NAME_MAX] = '\0';
+    if (!am_name_ok(name)) return SYNCQ_EINVAL; /* the slot was overwritten */
     int r = am_peer_make(NULL, name, &p);
     if (r == SYNCQ_ENOENT) return SYNCQ_EDEAD;
     if (r != SYNCQ_OK) return r;
@@ -422,6 +423,12 @@ unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
 
 int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
   if (ep == NULL || budget == 0 || !own(ep)) return SYNCQ_EINVAL;
+  /* Every offset and size the poll follows comes from the header and the
+   * queues' fixed fields: refuse a segment whose copy of them was
+   * overwritten (by a crashed or hostile process) since creation. */
+  am_geometry g;
+  am_geometry_read(ep->base, ep->size, &g);
+  if (memcmp(&g, &ep->geo, sizeof g) != 0) return SYNCQ_EINVAL;
   unsigned n = am_poll_queue(ep, AM_Q_REPLY, budget);
   if (n < budget) n += am_poll_queue(ep, AM_Q_REQUEST, budget - n);
   if (handled) *handled = n;

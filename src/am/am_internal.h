@@ -210,9 +210,26 @@ struct syncq_am_peer {
   char name[SYNCQ_AM_NAME_MAX + 1];
 };
 
+/* The fixed geometry of a segment: what the header and the queues' fixed
+ * fields say (am_geometry_read), checked against the layout those sizes
+ * imply (am_geometry_valid) before any offset read from shared memory is
+ * followed: a crashed or hostile peer may have written anything there. */
+typedef struct am_geometry {
+  int32_t claim;
+  uint32_t packets, packet_shift, bulk_blocks, bulk_size;
+  uint64_t size, peers_off;
+  uint64_t queue_off[AM_NQUEUES], packets_off[AM_NQUEUES], slots_off[AM_NQUEUES], data_off[AM_NQUEUES];
+} am_geometry;
+/* Read the geometry from a mapping of `mapped` bytes (reads only the header,
+ * and the queue fields when the header's offsets lie inside the mapping). */
+void am_geometry_read(const void *base, size_t mapped, am_geometry *g);
+/* True when g is a layout syncq_am_create makes, of exactly `mapped` bytes. */
+bool am_geometry_valid(const am_geometry *g, size_t mapped);
+
 struct syncq_am_endpoint {
   void *base;
   size_t size;
+  am_geometry geo; /* as created; a poll refuses a segment that no longer says so */
   pid_t owner; /* the creating process: the only one that polls and destroys */
   char name[SYNCQ_AM_NAME_MAX + 1];
   am_handler_entry handlers[SYNCQ_AM_MAX_HANDLERS];
