@@ -149,7 +149,8 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * requests); *handled (may be NULL) gets how many. Also takes back stale
  * claims of dead senders at the queue heads. SYNCQ_OK (even with nothing
  * to do), SYNCQ_EINVAL (NULL ep, budget 0, or a process that did not
- * create ep). Polling a queue already being polled further up this
+ * create ep; or the segment's fixed geometry, header and queue offsets,
+ * was overwritten since creation: nothing is followed then). Polling a queue already being polled further up this
  * process's stack (a handler that polls) skips that queue. */
 SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled);
 

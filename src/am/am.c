@@ -41,6 +41,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "am_crash.h"
 #include "am_internal.h"
 #include "syncq/backoff.h"
 #include "syncq/clock.h"
@@ -162,6 +163,7 @@ static int am_send(void *base, int qi, syncq_am_endpoint *self, uint16_t src, un
   syncq_backoff_exp b;
   syncq_backoff_exp_init_default(&b);
   uint64_t next_check = 0;
+  uint64_t bulk_seen = 0; /* lock-free: the state of our assigned block at the last check */
   for (;;) {
     if (atomic_load_explicit(&h->closed, memory_order_relaxed) != 0u) { /* relaxed: a hint; shutdown is final */
       am_claim_release(base, q, &cs);
@@ -189,6 +191,7 @@ static int am_send(void *base, int qi, syncq_am_endpoint *self, uint16_t src, un
         /* relaxed: a hint of which block we wait for */
         uint32_t bp = cs.bulk_assigned ? cs.bulk_pos : atomic_load_explicit(&q->bulk_tail, memory_order_relaxed);
         (void)am_bulk_reclaim_dead(base, q, bp);
+        if (cs.bulk_assigned) bulk_seen = am_bulk_skip_abandoned(base, q, cs.bulk_pos, bulk_seen);
       }
     }
     /* Back off; once the backoff is at its cap, also yield: on an
@@ -203,7 +206,13 @@ static int am_send(void *base, int qi, syncq_am_endpoint *self, uint16_t src, un
   p->src_peer = src;
   if (nargs > 0) memcpy(p->args, args, nargs * sizeof args[0]);
   if (bulk) {
-    if (len > 0) memcpy(am_bulk_data(base, q, cs.bulk_pos), data, len);
+    if (len > 0) {
+      unsigned char *dst = am_bulk_data(base, q, cs.bulk_pos);
+      size_t half = len / 2u; /* tests: die with the block half copied */
+      memcpy(dst, data, half);
+      am_crash_point(AM_STEP_BULK_COPY);
+      memcpy(dst + half, (const unsigned char *)data + half, len - half);
+    }
     p->bulk_len = (uint32_t)len;
     am_bulk_slot *bs = &am_bulk_slots(base, q)[cs.bulk_pos & (h->bulk_blocks - 1u)];
     /* relaxed: READY only tells reclaimers "not orphaned"; the packet's
@@ -246,6 +255,7 @@ static int reply_peer(syncq_am_endpoint *ep, uint16_t src, syncq_am_peer **out) 
     char name[SYNCQ_AM_NAME_MAX + 1];
     memcpy(name, t[src].name, sizeof name);
     name[SYNCQ_AM_NAME_MAX] = '\0';
+    if (!am_name_ok(name)) return SYNCQ_EINVAL; /* the slot was overwritten */
     int r = am_peer_make(NULL, name, &p);
     if (r == SYNCQ_ENOENT) return SYNCQ_EDEAD;
     if (r != SYNCQ_OK) return r;
@@ -365,9 +375,15 @@ static bool unstick(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, ui
       am_bulk_slot *bs = &am_bulk_slots(ep->base, q)[bpos & (h->bulk_blocks - 1u)];
       uint64_t bs_expect = am_state(bpos, pid, AM_CLAIMED);
       /* release: as above */
-      (void)atomic_compare_exchange_strong_explicit(&bs->state, &bs_expect,
-                                                    am_state(bpos + h->bulk_blocks, 0, AM_FREE),
-                                                    memory_order_release, memory_order_relaxed);
+      if (!atomic_compare_exchange_strong_explicit(&bs->state, &bs_expect, am_state(bpos + h->bulk_blocks, 0, AM_FREE),
+                                                   memory_order_release, memory_order_relaxed)) {
+        /* or READY: it died after copying, before committing its packet
+         * (found by the crash matrix: the block leaked for good) */
+        bs_expect = am_state(bpos, pid, AM_READY);
+        (void)atomic_compare_exchange_strong_explicit(&bs->state, &bs_expect,
+                                                      am_state(bpos + h->bulk_blocks, 0, AM_FREE),
+                                                      memory_order_release, memory_order_relaxed); /* as above */
+      }
     }
     atomic_fetch_add_explicit(&h->lost, 1u, memory_order_relaxed); /* a statistic */
   }
@@ -407,6 +423,12 @@ unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
 
 int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
   if (ep == NULL || budget == 0 || !own(ep)) return SYNCQ_EINVAL;
+  /* Every offset and size the poll follows comes from the header and the
+   * queues' fixed fields: refuse a segment whose copy of them was
+   * overwritten (by a crashed or hostile process) since creation. */
+  am_geometry g;
+  am_geometry_read(ep->base, ep->size, &g);
+  if (memcmp(&g, &ep->geo, sizeof g) != 0) return SYNCQ_EINVAL;
   unsigned n = am_poll_queue(ep, AM_Q_REPLY, budget);
   if (n < budget) n += am_poll_queue(ep, AM_Q_REQUEST, budget - n);
   if (handled) *handled = n;

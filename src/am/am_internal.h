@@ -30,9 +30,6 @@
 #include <sys/types.h>
 
 #include "syncq/am.h"
-#include "syncq/lock/anderson.h"
-#include "syncq/lock/tas.h"
-#include "syncq/lock/ticket.h"
 #include "syncq/pr.h"
 
 /* Test hook (not exported): when set in a process, every send calls
@@ -83,11 +80,22 @@ typedef struct am_bulk_slot {
 
 /* The lock of a locking claim: any of the library's pointer-free
  * process-shared locks, or the robust POSIX mutex. */
+/* The spin-lock claims' locks, made recoverable (claim_lock.c): each word
+ * that says who holds the lock carries the holder's pid (am_state
+ * encoding), so a waiter can take back a lock whose holder died. */
+#define AM_RLOCK_SLOTS 64u /* Anderson: spin slots (one cache line each) */
+typedef struct am_rlock_slot {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) word; /* am_state(position, holder pid, AM_RL_*) */
+  _Atomic(uint64_t) start;                        /* holder's start time; 0: not yet written */
+} am_rlock_slot;
+typedef struct am_rlock {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) next; /* ticket, Anderson: the next position (fetch-and-add) */
+  am_rlock_slot slot[AM_RLOCK_SLOTS];             /* TAS/TTAS, ticket: slot[0] only */
+} am_rlock;
+
 typedef union am_claim_lock {
-  syncq_lock_tas tas; /* also TTAS */
-  syncq_lock_ticket ticket;
-  syncq_lock_anderson anderson;
   pthread_mutex_t mutex;
+  am_rlock rlock; /* tas, ttas, ticket, anderson claims (claim_lock.c) */
 } am_claim_lock;
 
 typedef struct am_queue {
@@ -176,11 +184,21 @@ void am_claim_release(void *base, am_queue *q, am_claim_state *cs);
 
 /* Figure 2's critical section (claim_lock.c), shared with the POSIX claim. */
 bool am_claim_under_lock(void *base, am_queue *q, am_claim_state *cs);
+/* After taking over the lock of a holder that died inside Figure 2's
+ * critical section: advance a half-advanced tail or give back a block
+ * claimed without its packet (claim_lock.c, shared with the POSIX claim). */
+void am_claim_repair(void *base, am_queue *q);
 
 /* Shared helpers of the claims (am.c). */
 /* Take back the bulk block at bulk position pos if it is CLAIMED by a dead
  * owner (a sender that died before its packet); true if it did. */
 bool am_bulk_reclaim_dead(void *base, am_queue *q, uint32_t pos);
+/* Lock-free claim (claim_lockfree.c): the block our assigned bulk position
+ * pos waits for still shows FREE for an earlier position, unchanged since
+ * the last check (`seen`, one stale interval ago): that position's sender
+ * died between assign and claim. Skip it (FREE for a lap later; a live
+ * late sender then takes a new position). Returns the state seen now. */
+uint64_t am_bulk_skip_abandoned(void *base, am_queue *q, uint32_t pos, uint64_t seen);
 
 /* ---- process-local handles ---- */
 typedef struct am_handler_entry {
@@ -197,9 +215,26 @@ struct syncq_am_peer {
   char name[SYNCQ_AM_NAME_MAX + 1];
 };
 
+/* The fixed geometry of a segment: what the header and the queues' fixed
+ * fields say (am_geometry_read), checked against the layout those sizes
+ * imply (am_geometry_valid) before any offset read from shared memory is
+ * followed: a crashed or hostile peer may have written anything there. */
+typedef struct am_geometry {
+  int32_t claim;
+  uint32_t packets, packet_shift, bulk_blocks, bulk_size;
+  uint64_t size, peers_off;
+  uint64_t queue_off[AM_NQUEUES], packets_off[AM_NQUEUES], slots_off[AM_NQUEUES], data_off[AM_NQUEUES];
+} am_geometry;
+/* Read the geometry from a mapping of `mapped` bytes (reads only the header,
+ * and the queue fields when the header's offsets lie inside the mapping). */
+void am_geometry_read(const void *base, size_t mapped, am_geometry *g);
+/* True when g is a layout syncq_am_create makes, of exactly `mapped` bytes. */
+bool am_geometry_valid(const am_geometry *g, size_t mapped);
+
 struct syncq_am_endpoint {
   void *base;
   size_t size;
+  am_geometry geo; /* as created; a poll refuses a segment that no longer says so */
   pid_t owner; /* the creating process: the only one that polls and destroys */
   char name[SYNCQ_AM_NAME_MAX + 1];
   am_handler_entry handlers[SYNCQ_AM_MAX_HANDLERS];

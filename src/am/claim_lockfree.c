@@ -18,7 +18,11 @@
  *                is preempted for a lap, and the receiver can skip a
  *                position whose sender died between the two CASes (it
  *                stores FREE(position + Q); a live sender that finds its
- *                position skipped is assigned a new one).
+ *                position skipped is assigned a new one). A bulk position
+ *                whose sender died between its two CASes is skipped the
+ *                same way by the next sender stalled on that block, once
+ *                the block has shown FREE for the dead position through a
+ *                whole stale interval (am_bulk_skip_abandoned).
  *   Progress:    lock-free in 000's (Valois's) sense: no locks, but a
  *                sender waits for its assigned packet to be freed by the
  *                receiver; a dead sender cannot block other senders.
@@ -33,6 +37,7 @@
  *                when the slot at the tail is free for it, so it never
  *                leaves an assignment behind when it returns SYNCQ_FULL.
  */
+#include "am_crash.h"
 #include "am_internal.h"
 
 /* Assign the next position of *tail whose slot (in `states`, `n` slots of
@@ -81,7 +86,7 @@ int am_claim_lockfree(void *base, am_queue *q, bool nowait, am_claim_state *cs) 
     am_bulk_slot *bs = &slots[cs->bulk_pos & (h->bulk_blocks - 1u)];
     bool passed = false;
     if (!claim_slot(&bs->state, cs->bulk_pos, cs->pid, &passed)) {
-      if (passed) cs->bulk_assigned = false; /* (never happens: bulk positions are not skipped) */
+      if (passed) cs->bulk_assigned = false; /* skipped as abandoned (am_bulk_skip_abandoned): take a new one */
       return SYNCQ_FULL;
     }
     /* relaxed: read only by reclaimers that have seen CLAIMED and then
@@ -95,6 +100,7 @@ int am_claim_lockfree(void *base, am_queue *q, bool nowait, am_claim_state *cs) 
     if (!cs->pkt_assigned) {
       if (!assign(&q->tail, (unsigned char *)pk, sizeof *pk, h->packets, nowait, &cs->pkt_pos)) return SYNCQ_FULL;
       cs->pkt_assigned = true;
+      am_crash_point(AM_STEP_LOCKED); /* tests: die assigned, not claimed */
     }
     am_packet *p = &pk[cs->pkt_pos & (h->packets - 1u)];
     bool passed = false;
@@ -111,4 +117,17 @@ int am_claim_lockfree(void *base, am_queue *q, bool nowait, am_claim_state *cs) 
     cs->has_pkt = true;
   }
   return SYNCQ_OK;
+}
+
+uint64_t am_bulk_skip_abandoned(void *base, am_queue *q, uint32_t pos, uint64_t seen) {
+  const am_header *h = base;
+  am_bulk_slot *bs = &am_bulk_slots(base, q)[pos & (h->bulk_blocks - 1u)];
+  /* relaxed: the CAS below decides; nothing is read through this value */
+  uint64_t s = atomic_load_explicit(&bs->state, memory_order_relaxed);
+  if (s != seen || am_state_type(s) != AM_FREE || !am_pos_after(pos, am_state_pos(s))) return s;
+  uint64_t next = am_state(am_state_pos(s) + h->bulk_blocks, 0, AM_FREE);
+  /* relaxed: FREE -> FREE hands over no data; the next claimer's acquire
+   * CAS still pairs with the receiver's release store that freed it */
+  (void)atomic_compare_exchange_strong_explicit(&bs->state, &s, next, memory_order_relaxed, memory_order_relaxed);
+  return next;
 }

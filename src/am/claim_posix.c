@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 
+#include "am_crash.h"
 #include "am_internal.h"
 
 int am_posix_init(am_queue *q) {
@@ -39,39 +40,14 @@ int am_posix_init(am_queue *q) {
   return SYNCQ_OK;
 }
 
-/* The previous holder died inside Figure 2's critical section. It may have
- * claimed the tail packet without advancing the tail (then advance it, and
- * the bulk tail if that packet took the tail block), or claimed the tail
- * block without its packet (then give the block back). The receiver takes
- * the dead claim itself back later (am.c), as for any dead sender. */
-static void repair(void *base, am_queue *q) {
-  const am_header *h = base;
-  /* relaxed: we hold the mutex, whose acquire orders the tails */
-  uint32_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
-  uint32_t b = atomic_load_explicit(&q->bulk_tail, memory_order_relaxed);
-  am_packet *p = &am_packets(base, q)[t & (h->packets - 1u)];
-  am_bulk_slot *bs = &am_bulk_slots(base, q)[b & (h->bulk_blocks - 1u)];
-  /* acquire: pairs with the dead holder's release store of CLAIMED */
-  uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
-  if (am_state_pos(s) == t && am_state_type(s) != AM_FREE) {
-    atomic_store_explicit(&q->tail, t + 1u, memory_order_relaxed); /* under the mutex */
-    if (p->has_bulk && p->bulk_pos == b)
-      atomic_store_explicit(&q->bulk_tail, b + 1u, memory_order_relaxed); /* under the mutex */
-    return;
-  }
-  uint64_t bstate = atomic_load_explicit(&bs->state, memory_order_acquire); /* pairs as above */
-  if (am_state_pos(bstate) == b && am_state_type(bstate) == AM_CLAIMED)
-    /* release: pairs with the next claimer's acquire load of FREE(b) */
-    atomic_store_explicit(&bs->state, am_state(b, 0, AM_FREE), memory_order_release);
-}
-
 int am_claim_posix(void *base, am_queue *q, bool nowait, am_claim_state *cs) {
   (void)nowait; /* holds nothing when it fails */
   int e = pthread_mutex_lock(&q->lock.mutex);
   if (e == EOWNERDEAD) {
-    repair(base, q);
+    am_claim_repair(base, q); /* claim_lock.c */
     e = pthread_mutex_consistent(&q->lock.mutex);
   }
+  if (e == 0) am_crash_point(AM_STEP_LOCKED); /* tests: die holding the mutex */
   if (e != 0) {
     errno = e;
     return SYNCQ_ESYS;

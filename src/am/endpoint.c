@@ -175,6 +175,45 @@ static void layout(uint32_t packets, uint32_t blocks, uint32_t bsize, am_layout 
   l->size = round_up(off, page > 0 ? (uint64_t)page : 4096u);
 }
 
+void am_geometry_read(const void *base, size_t mapped, am_geometry *g) {
+  memset(g, 0, sizeof *g);
+  if (mapped < sizeof(am_header)) return;
+  const am_header *h = base;
+  g->claim = h->claim;
+  g->packets = h->packets;
+  g->packet_shift = h->packet_shift;
+  g->bulk_blocks = h->bulk_blocks;
+  g->bulk_size = h->bulk_size;
+  g->size = h->size;
+  g->peers_off = h->peers_off;
+  for (int q = 0; q < AM_NQUEUES; q++) {
+    g->queue_off[q] = h->queue_off[q];
+    if (g->queue_off[q] > mapped || mapped - g->queue_off[q] < sizeof(am_queue) ||
+        g->queue_off[q] % _Alignof(am_queue) != 0)
+      continue; /* invalid (outside, or misaligned): left 0, which no layout has */
+    const am_queue *qq = (const am_queue *)((const unsigned char *)base + g->queue_off[q]);
+    g->packets_off[q] = qq->packets_off;
+    g->slots_off[q] = qq->bulk_slots_off;
+    g->data_off[q] = qq->bulk_data_off;
+  }
+}
+
+bool am_geometry_valid(const am_geometry *g, size_t mapped) {
+  if (g->claim < 0 || g->claim >= SYNCQ_AM_CLAIM_COUNT) return false;
+  if (!pow2(g->packets) || g->packets < 2 || g->packets > SYNCQ_AM_MAX_PACKETS) return false;
+  if (g->packet_shift != (uint32_t)__builtin_ctz(g->packets)) return false;
+  if (!pow2(g->bulk_blocks) || g->bulk_blocks > SYNCQ_AM_MAX_BULK_BLOCKS) return false;
+  if (g->bulk_size == 0 || g->bulk_size % SYNCQ_CACHELINE != 0 || g->bulk_size > SYNCQ_AM_BULK_MAX) return false;
+  am_layout l;
+  layout(g->packets, g->bulk_blocks, g->bulk_size, &l);
+  if (g->size != l.size || l.size != (uint64_t)mapped || g->peers_off != l.peers_off) return false;
+  for (int q = 0; q < AM_NQUEUES; q++)
+    if (g->queue_off[q] != l.queue_off[q] || g->packets_off[q] != l.packets_off[q] ||
+        g->slots_off[q] != l.slots_off[q] || g->data_off[q] != l.data_off[q])
+      return false;
+  return true;
+}
+
 /* ---------------------------------------------------------------- create */
 
 int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out) {
@@ -257,6 +296,7 @@ int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpo
   atomic_store_explicit(&h->magic, AM_MAGIC, memory_order_release);
   ep->base = base;
   ep->size = l.size;
+  am_geometry_read(base, l.size, &ep->geo);
   ep->owner = (pid_t)pid;
   snprintf(ep->name, sizeof ep->name, "%s", name);
   *out = ep;
@@ -297,7 +337,9 @@ static int map_fd(int fd, void **base, size_t *size) {
       const am_header *h = b;
       /* acquire: pairs with the release store of magic at creation */
       if (atomic_load_explicit(&((am_header *)b)->magic, memory_order_acquire) == AM_MAGIC) {
-        if (h->version != AM_VERSION || h->size != (uint64_t)st.st_size) {
+        am_geometry g;
+        am_geometry_read(b, (size_t)st.st_size, &g);
+        if (h->version != AM_VERSION || !am_geometry_valid(&g, (size_t)st.st_size)) {
           munmap(b, (size_t)st.st_size);
           return SYNCQ_EINVAL;
         }
@@ -337,7 +379,7 @@ static int peer_index(void *base, const char *self_name, uint16_t *out) {
   for (unsigned i = 0; i < SYNCQ_AM_MAX_PEERS; i++)
     /* acquire: pairs with the release store of READY after the name */
     if (atomic_load_explicit(&t[i].state, memory_order_acquire) == AM_PEER_READY &&
-        strcmp(t[i].name, self_name) == 0) {
+        strncmp(t[i].name, self_name, sizeof t[i].name) == 0) { /* bounded: the slot may be garbage */
       *out = (uint16_t)i;
       return SYNCQ_OK;
     }

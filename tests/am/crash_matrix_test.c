@@ -1,0 +1,374 @@
+/*
+ * crash_matrix_test.c — what survivors of an active-message endpoint see
+ * when a process dies at each step of the protocol, for every claim
+ * algorithm (in the manner of GASNet's testexit: one cell per way to die).
+ *
+ * Rows: the six claims. Columns (the step where the victim is SIGKILLed,
+ * on its KILL_AT-th bulk message):
+ *   before-claim   before calling send: nothing of it is in the segment;
+ *   holding-lock   inside the claim: the lock held, nothing claimed yet
+ *                  (lock-free: the packet position assigned, not claimed;
+ *                  its bulk block already claimed);
+ *   claimed        between claim and commit (packet and block claimed);
+ *   bulk-copy      half-way through copying the bulk bytes;
+ *   after-commit   right after send returned: the message is complete;
+ *   random         the parent SIGKILLs the victim at a random moment while
+ *                  it streams messages (any instruction of send),
+ *                  RANDOM_ROUNDS times (the row prints the sums);
+ *   receiver       the receiver process dies inside a handler.
+ * Two survivor writers send their messages throughout. For each cell the
+ * test checks: the survivors' sends all succeed and every one of their
+ * messages arrives once, in order, with intact bytes; of the victim's
+ * messages exactly a prefix arrives and at most one (its own, in flight)
+ * is lost, and exactly as the cell predicts (lost / skipped counters);
+ * nothing waits past CELL_DEADLINE_NS (a hang fails the cell); the
+ * endpoint is destroyed and a new one is created under the same name. For
+ * the receiver cell: the senders return SYNCQ_EDEAD (none hangs),
+ * syncq_am_unlink removes the dead receiver's segment and the name can be
+ * created again. The matrix is printed (docs/reliability.md shows it).
+ *
+ * Children are forked from this single-threaded process and arm alarm(),
+ * so a hang in a child fails instead of blocking the suite.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "am/am_crash.h" /* the named crash points of the send protocol */
+#include "syncq/am.h"
+#include "syncq/clock.h"
+
+#define CHILD_ALARM_S 30                   /* a child that hangs this long dies and fails the cell */
+#define CELL_DEADLINE_NS 20000000000ull    /* 20 s: the whole cell, a hang past it fails */
+#define STALE_NS 5000000ull                /* 5 ms: dead claims and locks are taken back quickly */
+#define PACKETS 4u                         /* tiny queues: survivors wait on the victim's leftovers */
+#define BULK_BLOCKS 2u
+#define BULK_BYTES 512u                    /* bytes per bulk message */
+#define SURVIVORS 2
+#define PER_SURVIVOR 40u
+#define VICTIM_MSGS 8u                     /* messages the victim means to send */
+#define KILL_AT 3u                         /* the victim dies on its 4th message */
+#define RANDOM_KILL_MAX_US 3000            /* random cell: kill within this many us of the start */
+#define RANDOM_ROUNDS 10                  /* random cell: kills per claim */
+#define RECEIVER_KILL_AT 5u                /* receiver cell: the receiver dies in its 6th handler */
+#define POLL_BUDGET 16u
+#define H_MSG 7
+#define VICTIM_ID SURVIVORS                /* writers 0..SURVIVORS-1 survive */
+#define EXIT_EDEAD 42                      /* a sender that saw SYNCQ_EDEAD */
+
+enum step {
+  STEP_BEFORE_CLAIM,
+  STEP_HOLDING_LOCK,
+  STEP_CLAIMED,
+  STEP_BULK_COPY,
+  STEP_AFTER_COMMIT,
+  STEP_RANDOM,
+  STEP_RECEIVER,
+  STEP_COUNT
+};
+static const char *const step_names[STEP_COUNT] = {"before-claim", "holding-lock", "claimed", "bulk-copy",
+                                                   "after-commit", "random",       "receiver"};
+
+static uint32_t checksum(const unsigned char *d, size_t n) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (size_t i = 0; i < n; i++) h = (h ^ d[i]) * 16777619u;
+  return h;
+}
+
+static void fill(unsigned char *d, size_t n, uint32_t writer, uint32_t seq) {
+  for (size_t i = 0; i < n; i++) d[i] = (unsigned char)((writer * 131u + seq * 2654435761u + i * 40503u) >> 5);
+}
+
+static void name_of(char *out, size_t n, int claim, int step) {
+  snprintf(out, n, "syncq-crash-%d-%d-%d", (int)getpid(), claim, step);
+}
+
+static int reap(pid_t p) {
+  int st = 0;
+  if (waitpid(p, &st, 0) != p) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---------------------------------------------------------------- writers */
+
+static int victim_kill_step = -1; /* am_crash step where the victim dies */
+static unsigned victim_seq;
+
+static void die_at_step(int step) {
+  if (step == victim_kill_step && victim_seq == KILL_AT) kill(getpid(), SIGKILL);
+}
+
+/* The public claim hook (between claim and commit). */
+static void claim_hook_kill(void *arg) {
+  (void)arg;
+  if (victim_seq == KILL_AT) kill(getpid(), SIGKILL);
+}
+
+/* Send `count` bulk messages as writer `id`; the victim dies as told.
+ * Exit: 0 all sent, EXIT_EDEAD the endpoint died, 1 + status otherwise. */
+static void writer(const char *name, uint32_t id, unsigned count, int kill_step, int go_fd) {
+  alarm(CHILD_ALARM_S);
+  syncq_am_peer *peer;
+  if (syncq_am_connect(NULL, name, &peer) != SYNCQ_OK) _exit(1);
+  if (kill_step == STEP_HOLDING_LOCK) victim_kill_step = AM_STEP_LOCKED;
+  if (kill_step == STEP_BULK_COPY) victim_kill_step = AM_STEP_BULK_COPY;
+  am_test_set_step_hook(die_at_step);
+  if (kill_step == STEP_CLAIMED) syncq_am_test_set_claim_hook(claim_hook_kill, NULL);
+  unsigned char buf[BULK_BYTES];
+  for (unsigned s = 0; s < count; s++) {
+    if (go_fd >= 0 && s == count / 2u) { /* the second half only after the victim's death */
+      char c;
+      if (read(go_fd, &c, 1) != 1) _exit(3);
+    }
+    victim_seq = s;
+    if (kill_step == STEP_BEFORE_CLAIM && s == KILL_AT) kill(getpid(), SIGKILL);
+    fill(buf, sizeof buf, id, s);
+    uint32_t args[3] = {id, s, checksum(buf, sizeof buf)};
+    int r = syncq_am_request_bulk(peer, H_MSG, buf, sizeof buf, args, 3, 0);
+    if (r == SYNCQ_EDEAD) _exit(EXIT_EDEAD);
+    if (r != SYNCQ_OK) _exit(2);
+    if (kill_step == STEP_AFTER_COMMIT && s == KILL_AT) kill(getpid(), SIGKILL);
+    if (kill_step == STEP_RANDOM) sched_yield(); /* stretch the stream across the random kill */
+  }
+  (void)syncq_am_disconnect(peer);
+  _exit(0);
+}
+
+static pid_t spawn_writer(const char *name, uint32_t id, unsigned count, int kill_step, int go_fd) {
+  pid_t p = fork();
+  if (p == 0) writer(name, id, count, kill_step, go_fd);
+  return p;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+typedef struct reader {
+  uint32_t next[SURVIVORS + 1];
+  unsigned bad;
+  unsigned handled;
+  int die_at; /* receiver cell: SIGKILL self in this handler call (-1: never) */
+} reader;
+
+static void h_msg(syncq_am_token *tk, const uint32_t *args, unsigned nargs, const void *data, size_t len,
+                  void *ctx) {
+  (void)tk;
+  reader *r = ctx;
+  if (r->die_at >= 0 && r->handled == (unsigned)r->die_at) kill(getpid(), SIGKILL);
+  r->handled++;
+  if (nargs != 3 || args[0] > SURVIVORS || len != BULK_BYTES || data == NULL) {
+    r->bad++;
+    return;
+  }
+  if (args[1] != r->next[args[0]] || checksum(data, len) != args[2]) r->bad++;
+  r->next[args[0]] = args[1] + 1u;
+}
+
+/* ---------------------------------------------------------------- cells */
+
+typedef struct cell_result {
+  unsigned victim_delivered;
+  uint64_t lost, skipped;
+  double ms;
+  const char *seen; /* what the survivors saw */
+} cell_result;
+
+static void run_sender_cell(int claim, int step, unsigned round, cell_result *res) {
+  char name[96];
+  name_of(name, sizeof name, claim, step);
+  (void)syncq_am_unlink(name);
+  syncq_am_config cfg = {.claim = claim, .packets = PACKETS, .bulk_blocks = BULK_BLOCKS,
+                         .bulk_size = BULK_BYTES, .stale_claim_ns = STALE_NS};
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  reader rd;
+  memset(&rd, 0, sizeof rd);
+  rd.die_at = -1;
+  assert_int_equal(syncq_am_register(ep, H_MSG, "msg", h_msg, &rd), SYNCQ_OK);
+  int go[2]; /* survivors send half their messages, then wait for the victim's death */
+  assert_int_equal(pipe(go), 0);
+  uint64_t t0 = syncq_now_ns();
+  pid_t victim = spawn_writer(name, VICTIM_ID, step == STEP_RANDOM ? 1000000u : VICTIM_MSGS, step, -1);
+  pid_t surv[SURVIVORS];
+  for (int i = 0; i < SURVIVORS; i++) surv[i] = spawn_writer(name, (uint32_t)i, PER_SURVIVOR, -1, go[0]);
+  uint64_t kill_at = 0;
+  if (step == STEP_RANDOM) {
+    unsigned seed = (unsigned)t0 ^ (unsigned)claim ^ (round * 7919u);
+    kill_at = t0 + (uint64_t)(rand_r(&seed) % RANDOM_KILL_MAX_US) * 1000u;
+  }
+  bool victim_gone = false, hung = false;
+  int victim_code = -1;
+  const uint64_t deadline = t0 + CELL_DEADLINE_NS;
+  for (;;) {
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_poll(ep, POLL_BUDGET, &handled), SYNCQ_OK);
+    if (handled == 0) sched_yield();
+    if (kill_at != 0 && syncq_now_ns() >= kill_at) {
+      kill(victim, SIGKILL);
+      kill_at = 0;
+    }
+    if (!victim_gone) {
+      int st;
+      if (waitpid(victim, &st, WNOHANG) == victim) {
+        victim_gone = true;
+        victim_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        /* now every later survivor message passes whatever the victim left */
+        for (int i = 0; i < SURVIVORS; i++) assert_int_equal(write(go[1], "g", 1), 1);
+      }
+    }
+    bool all = victim_gone;
+    for (int i = 0; i < SURVIVORS; i++) all = all && rd.next[i] == PER_SURVIVOR;
+    if (all) break;
+    if (syncq_now_ns() > deadline) {
+      hung = true;
+      break;
+    }
+  }
+  /* drain what the victim may still have committed */
+  for (int i = 0; i < 8; i++) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+  if (hung) {
+    syncq_am_counters hc;
+    (void)syncq_am_counters_of(ep, &hc);
+    printf("  hung: victim delivered %u, survivors %u %u, lost %llu skipped %llu\n", rd.next[VICTIM_ID], rd.next[0],
+           rd.next[1], (unsigned long long)hc.lost, (unsigned long long)hc.skipped);
+    kill(victim, SIGKILL);
+    for (int i = 0; i < SURVIVORS; i++) kill(surv[i], SIGKILL);
+  }
+  if (!victim_gone) victim_code = reap(victim);
+  for (int i = 0; i < SURVIVORS; i++) assert_int_equal(reap(surv[i]), 0); /* every survivor's send succeeded */
+  close(go[0]);
+  close(go[1]);
+  res->ms = (double)(syncq_now_ns() - t0) / 1e6;
+  if (hung) fail_msg("claim %s, step %s: hung past the cell deadline", syncq_am_claim_name(claim), step_names[step]);
+  assert_int_equal(victim_code, 128 + SIGKILL);
+  assert_int_equal(rd.bad, 0); /* order and bytes intact */
+  syncq_am_counters cnt;
+  assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+  res->victim_delivered = rd.next[VICTIM_ID];
+  res->lost = cnt.lost;
+  res->skipped = cnt.skipped;
+  res->seen = "all sends OK, all their messages in order";
+  /* exactly what the cell predicts */
+  const bool lockfree = claim == SYNCQ_AM_CLAIM_LOCKFREE;
+  switch (step) {
+  case STEP_BEFORE_CLAIM:
+    assert_int_equal(rd.next[VICTIM_ID], KILL_AT);
+    assert_int_equal(cnt.lost + cnt.skipped, 0);
+    break;
+  case STEP_HOLDING_LOCK:
+    assert_int_equal(rd.next[VICTIM_ID], KILL_AT);
+    assert_int_equal(cnt.lost, 0);
+    assert_int_equal(cnt.skipped, lockfree ? 1 : 0); /* lock-free: the assigned position is skipped */
+    break;
+  case STEP_CLAIMED:
+  case STEP_BULK_COPY:
+    assert_int_equal(rd.next[VICTIM_ID], KILL_AT);
+    assert_int_equal(cnt.lost, 1); /* its own claimed message, taken back */
+    assert_int_equal(cnt.skipped, 0);
+    break;
+  case STEP_AFTER_COMMIT:
+    assert_int_equal(rd.next[VICTIM_ID], KILL_AT + 1u); /* committed: delivered */
+    assert_int_equal(cnt.lost + cnt.skipped, 0);
+    break;
+  default: /* random: a prefix arrived, at most the one in flight lost */
+    assert_true(cnt.lost + cnt.skipped <= 1u);
+    break;
+  }
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  /* the name is free again: a new endpoint is created under it */
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+static void run_receiver_cell(int claim, cell_result *res) {
+  char name[96];
+  name_of(name, sizeof name, claim, STEP_RECEIVER);
+  (void)syncq_am_unlink(name);
+  syncq_am_config cfg = {.claim = claim, .packets = PACKETS, .bulk_blocks = BULK_BLOCKS,
+                         .bulk_size = BULK_BYTES, .stale_claim_ns = STALE_NS};
+  int ready[2];
+  assert_int_equal(pipe(ready), 0);
+  uint64_t t0 = syncq_now_ns();
+  pid_t recv = fork();
+  if (recv == 0) {
+    alarm(CHILD_ALARM_S);
+    syncq_am_endpoint *ep;
+    if (syncq_am_create(name, &cfg, &ep) != SYNCQ_OK) _exit(1);
+    reader rd;
+    memset(&rd, 0, sizeof rd);
+    rd.die_at = RECEIVER_KILL_AT;
+    if (syncq_am_register(ep, H_MSG, "msg", h_msg, &rd) != SYNCQ_OK) _exit(1);
+    char c = 1;
+    if (write(ready[1], &c, 1) != 1) _exit(1);
+    for (;;) {
+      unsigned handled = 0;
+      (void)syncq_am_poll(ep, POLL_BUDGET, &handled);
+      if (handled == 0) sched_yield();
+    }
+  }
+  char c;
+  assert_int_equal(read(ready[0], &c, 1), 1);
+  close(ready[0]);
+  close(ready[1]);
+  pid_t snd[SURVIVORS];
+  for (int i = 0; i < SURVIVORS; i++) snd[i] = spawn_writer(name, (uint32_t)i, PER_SURVIVOR, -1, -1);
+  assert_int_equal(reap(recv), 128 + SIGKILL);
+  /* with the receiver gone the queue fills; each sender must give up
+   * with SYNCQ_EDEAD (its alarm would fail it on a hang) */
+  for (int i = 0; i < SURVIVORS; i++) assert_int_equal(reap(snd[i]), EXIT_EDEAD);
+  /* the dead receiver's segment is removed and the name made again */
+  assert_int_equal(syncq_am_unlink(name), SYNCQ_OK);
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  res->ms = (double)(syncq_now_ns() - t0) / 1e6;
+  res->victim_delivered = 0;
+  res->lost = res->skipped = 0;
+  res->seen = "senders get SYNCQ_EDEAD; unlink + re-create OK";
+}
+
+static void test_crash_matrix(void **state) {
+  (void)state;
+  printf("crash matrix: claim x step -> victim's messages delivered (of %u before the kill), lost, skipped, ms\n",
+         KILL_AT);
+  for (int claim = 0; claim < SYNCQ_AM_CLAIM_COUNT; claim++) {
+    for (int step = 0; step < STEP_COUNT; step++) {
+      cell_result res;
+      memset(&res, 0, sizeof res);
+      if (step == STEP_RECEIVER)
+        run_receiver_cell(claim, &res);
+      else if (step != STEP_RANDOM)
+        run_sender_cell(claim, step, 0, &res);
+      else
+        for (unsigned round = 0; round < RANDOM_ROUNDS; round++) { /* sum of the rounds */
+          cell_result one;
+          run_sender_cell(claim, step, round, &one);
+          res.victim_delivered += one.victim_delivered;
+          res.lost += one.lost;
+          res.skipped += one.skipped;
+          res.ms += one.ms;
+          res.seen = one.seen;
+        }
+      printf("  %-12s %-13s delivered %-3u lost %llu skipped %llu %7.1f ms  %s\n", syncq_am_claim_name(claim),
+             step_names[step], res.victim_delivered, (unsigned long long)res.lost,
+             (unsigned long long)res.skipped, res.ms, res.seen);
+      fflush(stdout);
+    }
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_crash_matrix),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
