@@ -116,6 +116,11 @@ struct syncq_am_mpi {
   syncq_am_endpoint *ep;
   am_transport tp;
   amm_peer *peer;
+  int nmpi;             /* peers reached through MPI ... */
+  int *mpi_rank;        /* ... their ranks */
+  MPI_Request *scr_req; /* scratch of rx_test_all, nmpi each */
+  int *scr_src, *scr_idx;
+  MPI_Status *scr_st;   /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
   unsigned rr;          /* round-robin start of the next poll */
   unsigned clock_count;
   uint64_t last_check;  /* when liveness() last looked at the clock */
@@ -201,8 +206,23 @@ static int rx_post(syncq_am_mpi *j, int s, uint32_t i) {
   return SYNCQ_OK;
 }
 
-/* Test the next receive from s; on completion harvest what needs no
- * handler (credits, BYE, liveness). True if one completed. */
+/* The next receive from s has completed: harvest what needs no handler
+ * (credits, BYE, liveness); its handler runs later, in order. */
+static void rx_completed(syncq_am_mpi *j, int s) {
+  amm_peer *p = &j->peer[s];
+  amm_ring *r = &p->rx;
+  const amm_hdr *h = (const amm_hdr *)(const void *)ring_buf(r, r->tested, j->bufsize);
+  r->req[r->tested % r->n] = MPI_REQUEST_NULL; /* MPI freed it on completion */
+  r->tested++;
+  p->credits += h->ret_req;
+  p->last_heard = syncq_now_ns();
+  if (h->kind == K_BYE) {
+    p->left = true;
+    mark_dead(j, s, "left the job");
+  }
+}
+
+/* Test the next receive from s alone; true if it completed. */
 static bool rx_test(syncq_am_mpi *j, int s) {
   amm_peer *p = &j->peer[s];
   amm_ring *r = &p->rx;
@@ -212,16 +232,35 @@ static bool rx_test(syncq_am_mpi *j, int s) {
     mark_dead(j, s, "an MPI receive failed");
     return false;
   }
-  if (!done) return false;
-  const amm_hdr *h = (const amm_hdr *)(const void *)ring_buf(r, r->tested, j->bufsize);
-  r->tested++;
-  p->credits += h->ret_req;
-  p->last_heard = syncq_now_ns();
-  if (h->kind == K_BYE) {
-    p->left = true;
-    mark_dead(j, s, "left the job");
+  if (done) {
+    r->req[r->tested % r->n] = MPI_REQUEST_NULL; /* (MPI_Test set our copy already) */
+    rx_completed(j, s);
   }
-  return true;
+  return done != 0;
+}
+
+/* Test the next receive of every MPI peer with one MPI_Testsome (one turn
+ * of MPI's progress engine, where a MPI_Test per peer would turn it once
+ * per peer). Returns how many completed. */
+static int rx_test_all(syncq_am_mpi *j) {
+  int m = 0;
+  for (int k = 0; k < j->nmpi; k++) {
+    int s = j->mpi_rank[k];
+    amm_peer *p = &j->peer[s];
+    if (p->dead || p->rx.tested - p->rx.head >= p->rx.n) continue;
+    j->scr_req[m] = p->rx.req[p->rx.tested % p->rx.n];
+    j->scr_src[m++] = s;
+  }
+  if (m == 0) return 0;
+  int outc = 0;
+  if (MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st) != MPI_SUCCESS) {
+    int n = 0; /* one of them failed: find it one by one */
+    for (int i = 0; i < m; i++) n += rx_test(j, j->scr_src[i]) ? 1 : 0;
+    return n;
+  }
+  if (outc == MPI_UNDEFINED) return 0;
+  for (int i = 0; i < outc; i++) rx_completed(j, j->scr_src[j->scr_idx[i]]);
+  return outc;
 }
 
 /* Return credits to s now if half a window is owed (its sender may be
@@ -285,10 +324,8 @@ static void liveness(syncq_am_mpi *j) {
 
 /* Progress without running handlers: for a send stalled inside a handler. */
 static void harvest(syncq_am_mpi *j) {
-  for (int s = 0; s < j->size; s++)
-    if (j->peer[s].path == PATH_MPI)
-      while (rx_test(j, s)) {
-      }
+  while (rx_test_all(j) > 0) {
+  }
   liveness(j);
 }
 
@@ -297,23 +334,27 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
   if (j->polling || !j->started) return 0; /* a handler further up is in this poll */
   j->polling = true;
   unsigned done = 0;
-  bool any = true;
-  while (done < budget && any) {
-    any = false;
-    for (int k = 0; k < j->size && done < budget; k++) {
-      int s = (int)((j->rr + (unsigned)k) % (unsigned)j->size);
+  for (;;) {
+    /* run the handlers of completed receives, a peer at a time in turn */
+    bool any = false;
+    for (int k = 0; k < j->nmpi && done < budget; k++) {
+      int s = j->mpi_rank[(j->rr + (unsigned)k) % (unsigned)j->nmpi];
       amm_peer *p = &j->peer[s];
-      if (p->path != PATH_MPI) continue;
-      if (p->rx.head == p->rx.tested && !rx_test(j, s)) continue;
+      if (p->rx.head == p->rx.tested) continue;
       const amm_hdr *h = (const amm_hdr *)(const void *)ring_buf(&p->rx, p->rx.head, j->bufsize);
       if (h->kind == K_REQ || h->kind == K_REP) done++;
       rx_dispatch(j, s);
       any = true;
     }
     j->rr++;
+    if (done >= budget) break;
+    if (!any && rx_test_all(j) == 0) break;
   }
-  for (int s = 0; s < j->size; s++)
-    if (j->peer[s].path == PATH_MPI && j->peer[s].tx.head != j->peer[s].tx.tail) tx_reap(j, s);
+  /* retire finished sends lazily: only rings more than half in flight */
+  for (int k = 0; k < j->nmpi; k++) {
+    amm_peer *p = &j->peer[j->mpi_rank[k]];
+    if (p->tx.tail - p->tx.head > p->tx.n / 2) tx_reap(j, j->mpi_rank[k]);
+  }
   liveness(j);
   j->polling = false;
   return done;
@@ -383,6 +424,11 @@ static void free_job(syncq_am_mpi *j, bool mpi_ok) {
     }
     free(j->peer);
   }
+  free(j->mpi_rank);
+  free(j->scr_req);
+  free(j->scr_src);
+  free(j->scr_idx);
+  free(j->scr_st);
   if (j->ep != NULL) (void)syncq_am_destroy(j->ep);
   if (mpi_ok && !j->freed_comm) MPI_Comm_free(&j->comm);
   free(j);
@@ -455,9 +501,20 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
     for (int i = 0; i < nn; i++) j->peer[node_ranks[i]].path = PATH_SHM;
   free(node_ranks);
 
+  j->mpi_rank = malloc((size_t)j->size * sizeof(int));
+  j->scr_req = malloc((size_t)j->size * sizeof(MPI_Request));
+  j->scr_src = malloc((size_t)j->size * sizeof(int));
+  j->scr_idx = malloc((size_t)j->size * sizeof(int));
+  j->scr_st = malloc((size_t)j->size * sizeof(MPI_Status));
+  if (!j->mpi_rank || !j->scr_req || !j->scr_src || !j->scr_idx || !j->scr_st) {
+    rc = SYNCQ_ENOMEM;
+    MPI_Comm_free(&node);
+    goto fail_comm;
+  }
   for (int s = 0; s < j->size; s++) {
     amm_peer *p = &j->peer[s];
     if (p->path != PATH_MPI) continue;
+    j->mpi_rank[j->nmpi++] = s;
     p->credits = j->credits;
     if (ring_alloc(&p->rx, 2u * j->credits + AMM_CTRL_SLACK, j->bufsize) != SYNCQ_OK ||
         ring_alloc(&p->tx, 2u * j->credits + AMM_CTRL_SLACK, j->bufsize) != SYNCQ_OK) {
