@@ -15,7 +15,7 @@ openmpi)
 *) opts="" ;;
 esac
 rc=0
-for spec in "fft 16" "cc 64" "sort 4096"; do
+for spec in "fft 16" "cc 64" "cc-sparse 64" "sort 4096"; do
   out=$(timeout -k 5 120 "$mpirun" $opts -n "$np" "$helper" app $spec lock-free ticket mpi-forced 2>&1)
   st=$?
   echo "$spec on $np ranks ($impl):"

@@ -268,7 +268,7 @@ int main(int argc, char **argv) {
   else if (argc >= 5 && strcmp(argv[1], "app") == 0)
     rc = apps(rank, argv[2], strtoull(argv[3], NULL, 10), argc - 4, argv + 4);
   else if (rank == 0)
-    fprintf(stderr, "usage: %s logp rtt|bw N | app fft|cc|sort SIZE VARIANT...\n", argv[0]);
+    fprintf(stderr, "usage: %s logp rtt|bw N | app fft|cc|cc-sparse|sort SIZE VARIANT...\n", argv[0]);
   fflush(stdout);
   MPI_Finalize();
   return rc;
