@@ -21,6 +21,7 @@ extern const lab_experiment lab_exp_dg25_mt_pingpong;
 extern const lab_experiment lab_exp_dg25_casfail;
 extern const lab_experiment lab_exp_lc98_logp;
 extern const lab_experiment lab_exp_lc98_stress;
+extern const lab_experiment lab_exp_lc98_apps;
 extern const lab_experiment lab_exp_np99_mp_queue;
 extern const lab_experiment lab_exp_np99_mp_barrier;
 
@@ -46,6 +47,7 @@ static const lab_experiment *const all[] = {
   &lab_exp_dg25_casfail,
   &lab_exp_lc98_logp,
   &lab_exp_lc98_stress,
+  &lab_exp_lc98_apps,
 };
 
 size_t lab_experiment_count(void) { return sizeof all / sizeof all[0]; }

@@ -27,6 +27,19 @@
  * "memcpy" of the same blocks into a 64 MB ring (the memory copy rate),
  * measured in the same group (ratios in the same run).
  *
+ * Transport (syncq target, beyond 000): every group above has
+ * transport=shm; for each MPI the build found, two more groups have
+ * transport=mpi and mpi=<impl>, measured by syncq-lab-mpi-<impl> under
+ * mpirun -n 2, which the lab starts itself, one launch per repetition
+ * (its variants interleaved inside the launch):
+ *   rtt:       am-mpi (AM request/reply with every peer forced through
+ *              MPI), mpi-pingpong (osu-style MPI_Send/MPI_Recv of 8 bytes,
+ *              the floor), am-shm (the same AM over the queue block, same
+ *              job), normalised to mpi-pingpong;
+ *   bandwidth: am-mpi (8 KB bulk requests back to back) against mpi-bw
+ *              (osu_bw-style windows of 64 8 KB MPI_Isend), normalised
+ *              to mpi-bw.
+ *
  * lc98-stress (§4.2, Table 2): 1, 3 and 7 writer processes send a total of
  * 1,000,000 integers (default/full; fewer in --quick) to one reader, which
  * checks every writer's count and order. The time runs from the writers'
@@ -47,6 +60,7 @@
 #include <unistd.h>
 
 #include "../lab.h"
+#include "lc98_mpi_run.h"
 #include "syncq/am.h"
 #include "syncq/clock.h"
 #include "syncq/pr.h"
@@ -482,6 +496,98 @@ static void note_latency(lab_ctx *ctx, const int *claims, int nc) {
   lab_note(ctx, "%s", text);
 }
 
+/* ---- the MPI transport's points (one mpirun launch fills a repetition) */
+
+enum { MV_AM_MPI, MV_PINGPONG, MV_AM_SHM, MV_COUNT };           /* rtt variants */
+static const char *const mpi_rtt_names[] = {"am-mpi", "mpi-pingpong", "am-shm"};
+static const char *const mpi_bw_names[] = {"am-mpi", "mpi-bw"};
+#define LC98_MPI_RANKS 2
+
+typedef struct mpi_point {
+  int mpi;    /* index in mpis[] */
+  int metric; /* M_RTT or M_BW */
+  int var;
+  uint64_t n;
+} mpi_point;
+
+static lc98_mpi mpis[LC98_MPI_MAX];
+static int nmpis;
+/* The values of the latest launch per MPI and metric, each taken once. */
+static double mpi_cache[LC98_MPI_MAX][2][MV_COUNT];
+static bool mpi_have[LC98_MPI_MAX][2][MV_COUNT];
+
+static int mpi_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
+  const mpi_point *pt = arg;
+  memset(out, 0, sizeof *out);
+  int mi = pt->metric == M_RTT ? 0 : 1;
+  const char *const *names = mi == 0 ? mpi_rtt_names : mpi_bw_names;
+  int nn = mi == 0 ? 3 : 2;
+  if (!mpi_have[pt->mpi][mi][pt->var]) { /* a new repetition: one launch measures every variant */
+    char args[64];
+    snprintf(args, sizeof args, "logp %s %llu", mi == 0 ? "rtt" : "bw", (unsigned long long)pt->n);
+    lc98_mpi_line lines[LC98_MPI_MAX_LINES];
+    int nl = lc98_mpi_launch(ctx, &mpis[pt->mpi], LC98_MPI_RANKS, args, lines, LC98_MPI_MAX_LINES);
+    if (nl < 0) return -1;
+    for (int v = 0; v < nn; v++) {
+      mpi_have[pt->mpi][mi][v] = false;
+      for (int i = 0; i < nl; i++)
+        if (strcmp(lines[i].variant, names[v]) == 0 && lines[i].ok && lines[i].nv >= 1 && lines[i].v[0] > 0) {
+          mpi_cache[pt->mpi][mi][v] = lines[i].v[0];
+          mpi_have[pt->mpi][mi][v] = true;
+        }
+    }
+    if (!mpi_have[pt->mpi][mi][pt->var]) {
+      lab_fail(ctx, "%s: the MPI helper gave no value for %s", mpis[pt->mpi].impl, names[pt->var]);
+      return -1;
+    }
+  }
+  out->value = mpi_cache[pt->mpi][mi][pt->var];
+  mpi_have[pt->mpi][mi][pt->var] = false;
+  return 0;
+}
+
+static int logp_mpi_groups(lab_ctx *ctx) {
+  const char *absent = NULL;
+  nmpis = lc98_mpi_list(mpis, LC98_MPI_MAX, &absent);
+  memset(mpi_have, 0, sizeof mpi_have);
+  if (nmpis == 0) {
+    lab_note(ctx, "transport=mpi points absent: %s", absent);
+    return 0;
+  }
+  uint64_t nrtt = lab_by_size(ctx, 200, 1000, 20000, 100000);
+  uint64_t nbw = lab_by_size(ctx, 200, 1000, 20000, 50000);
+  static mpi_point pts[LC98_MPI_MAX][2][MV_COUNT];
+  for (int k = 0; k < nmpis; k++) {
+    char cmd[640];
+    lc98_mpi_command(&mpis[k], LC98_MPI_RANKS, cmd, sizeof cmd);
+    if (!lab_planning(ctx))
+      lab_note(ctx,
+               "transport=mpi, mpi=%s: syncq-lab starts `%s %s logp rtt|bw N` itself, one launch per "
+               "repetition (N = %llu round trips, %llu bulk messages); the variants of a repetition are "
+               "measured back to back inside that launch",
+               mpis[k].impl, cmd, mpis[k].helper, (unsigned long long)nrtt, (unsigned long long)nbw);
+    for (int mi = 0; mi < 2; mi++) {
+      lab_group g;
+      memset(&g, 0, sizeof g);
+      lab_group_param(&g, "threads", LC98_MPI_RANKS);
+      lab_group_param_str(&g, "transport", "mpi");
+      lab_group_param_str(&g, "mpi", mpis[k].impl);
+      g.metric = mi == 0 ? "rtt" : "bandwidth";
+      g.unit = mi == 0 ? "us" : "MB/s";
+      g.higher_is_better = mi == 1;
+      g.sample = mpi_sample;
+      int nn = mi == 0 ? 3 : 2;
+      for (int v = 0; v < nn; v++) {
+        pts[k][mi][v] = (mpi_point){k, mi == 0 ? M_RTT : M_BW, v, mi == 0 ? nrtt : nbw};
+        g.variants[g.nvariants++] = (lab_variant){mi == 0 ? mpi_rtt_names[v] : mpi_bw_names[v], &pts[k][mi][v]};
+      }
+      g.normalize_to = mi == 0 ? "mpi-pingpong" : "mpi-bw";
+      if (lab_run_group(ctx, &g) != 0) return -1;
+    }
+  }
+  return 0;
+}
+
 static int logp_run(lab_ctx *ctx) {
   memset(nkept, 0, sizeof nkept);
   uint64_t n = lab_by_size(ctx, 100, 300, 10000, 20000);
@@ -511,6 +617,7 @@ static int logp_run(lab_ctx *ctx) {
     lab_group g;
     memset(&g, 0, sizeof g);
     lab_group_param(&g, "threads", 2);
+    lab_group_param_str(&g, "transport", "shm");
     g.metric = metric_name[m];
     g.unit = m == M_BW ? "MB/s" : "us";
     g.higher_is_better = m == M_BW;
@@ -534,12 +641,16 @@ static int logp_run(lab_ctx *ctx) {
     if (lab_run_group(ctx, &g) != 0) return -1;
   }
   if (!lab_planning(ctx)) note_latency(ctx, claims, nc);
-  return 0;
+  return logp_mpi_groups(ctx);
 }
 
 #define RTT_WITHIN_3X(algo)                                                                                     \
   "{\"op\":\"ratio_below\",\"metric\":\"rtt\",\"num\":\"" algo "\",\"den\":\"cacheline-pingpong\",\"bound\":3}"
 #define RTT_NEAR_TAS(algo) "{\"op\":\"ratio_below\",\"metric\":\"rtt\",\"num\":\"" algo "\",\"den\":\"tas\",\"bound\":1.1}"
+
+#define MPI_RATIO(dir, metric, num, den, impl, bound)                                                      \
+  "{\"op\":\"ratio_" dir "\",\"metric\":\"" metric "\",\"num\":\"" num "\",\"den\":\"" den                        \
+  "\",\"where\":{\"transport\":\"mpi\",\"mpi\":\"" impl "\"},\"bound\":" bound "}"
 
 static const lab_claim logp_claims[] = {
   {"Issue target: the request/reply round trip of every claim within 3x the raw cache-line ping-pong "
@@ -559,11 +670,24 @@ static const lab_claim logp_claims[] = {
   {"Peak bulk bandwidth is roughly 80% of the memory copy rate (000 §4.1): the lock-free claim's above "
    "70% of memcpy's, measured in the same run.",
    "{\"op\":\"ratio_above\",\"metric\":\"bandwidth\",\"num\":\"lock-free\",\"den\":\"memcpy\",\"bound\":0.7}"},
+  {"syncq target: the AM round trip over MPI (every peer forced through MPI) within 1.5x the raw MPI "
+   "ping-pong (osu-style 8-byte MPI_Send/MPI_Recv) measured in the same launch, with both Open MPI and MPICH.",
+   "{\"op\":\"all\",\"rules\":[" MPI_RATIO("below", "rtt", "am-mpi", "mpi-pingpong", "openmpi", "1.5") "," MPI_RATIO(
+       "below", "rtt", "am-mpi", "mpi-pingpong", "mpich", "1.5") "]}"},
+  {"syncq target: on one host the shared-memory AM round trip is at most 0.5x the MPI transport's "
+   "(same job, same launch), with both MPIs.",
+   "{\"op\":\"all\",\"rules\":[" MPI_RATIO("below", "rtt", "am-shm", "am-mpi", "openmpi", "0.5") "," MPI_RATIO(
+       "below", "rtt", "am-shm", "am-mpi", "mpich", "0.5") "]}"},
+  {"syncq target: 8 KB bulk requests over MPI reach at least 70% of MPI's own bandwidth for 8 KB "
+   "messages (osu_bw-style), same launch, with both MPIs.",
+   "{\"op\":\"all\",\"rules\":[" MPI_RATIO("above", "bandwidth", "am-mpi", "mpi-bw", "openmpi", "0.7") "," MPI_RATIO(
+       "above", "bandwidth", "am-mpi", "mpi-bw", "mpich", "0.7") "]}"},
 };
 
 static const char *const lc98_fixed[] = {"tas",          "ttas",      "ticket",         "anderson",
                                          "posix-mutex",  "lock-free", "cacheline-pingpong", "memcpy",
-                                         "lock-free-1w", NULL};
+                                         "lock-free-1w", "am-mpi", "mpi-pingpong", "am-shm", "mpi-bw",
+                                         NULL};
 
 const lab_experiment lab_exp_lc98_logp = {
   .name = "lc98-logp",

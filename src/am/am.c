@@ -180,6 +180,8 @@ static int am_send(void *base, int qi, syncq_am_endpoint *self, uint16_t src, un
     if (may_poll) {
       (void)am_poll_queue(self, AM_Q_REPLY, AM_STALL_POLL_BUDGET);
       if (qi == AM_Q_REQUEST) (void)am_poll_queue(self, AM_Q_REQUEST, AM_STALL_POLL_BUDGET);
+      /* and the transport's, so a job mixing both paths cannot deadlock */
+      if (self->tp != NULL) (void)self->tp->poll(self->tp->ctx, AM_STALL_POLL_BUDGET);
     }
     uint64_t t = syncq_now_ns();
     if (next_check == 0) {
@@ -229,14 +231,25 @@ static int am_send(void *base, int qi, syncq_am_endpoint *self, uint16_t src, un
   return SYNCQ_OK;
 }
 
+/* A send through a transport: the same checks as the queue block's. */
+static int tp_send(const am_transport *tp, int dest, int qi, unsigned handler, const void *data, size_t len,
+                   bool bulk, const uint32_t *args, unsigned nargs, unsigned flags) {
+  int r = check_msg(handler, args, nargs, flags);
+  if (r != SYNCQ_OK) return r;
+  if (bulk && (len > tp->bulk_size || (len > 0 && data == NULL))) return SYNCQ_EINVAL;
+  return tp->send(tp->ctx, dest, qi, handler, data, len, bulk, args, nargs, flags);
+}
+
 int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags) {
   if (peer == NULL) return SYNCQ_EINVAL;
+  if (peer->tp != NULL) return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, NULL, 0, false, args, nargs, flags);
   return am_send(peer->base, AM_Q_REQUEST, peer->self, peer->src_index, handler, NULL, 0, false, args, nargs, flags);
 }
 
 int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
                           unsigned nargs, unsigned flags) {
   if (peer == NULL) return SYNCQ_EINVAL;
+  if (peer->tp != NULL) return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, data, len, true, args, nargs, flags);
   return am_send(peer->base, AM_Q_REQUEST, peer->self, peer->src_index, handler, data, len, true, args, nargs,
                  flags);
 }
@@ -270,6 +283,11 @@ static int reply_common(syncq_am_token *token, unsigned handler, const void *dat
   if (token == NULL || token->queue != AM_Q_REQUEST || token->replied) return SYNCQ_EINVAL;
   int r = check_msg(handler, args, nargs, flags);
   if (r != SYNCQ_OK) return r;
+  if (token->tp != NULL) {
+    r = tp_send(token->tp, token->trank, AM_Q_REPLY, handler, data, len, bulk, args, nargs, flags);
+    if (r == SYNCQ_OK) token->replied = true;
+    return r;
+  }
   if (token->src == AM_NO_PEER || token->src >= SYNCQ_AM_MAX_PEERS) return SYNCQ_ENOENT;
   syncq_am_peer *p;
   r = reply_peer(token->ep, token->src, &p);
@@ -290,6 +308,20 @@ int syncq_am_reply_bulk(syncq_am_token *token, unsigned handler, const void *dat
 
 /* ---------------------------------------------------------------- poll */
 
+void am_dispatch(syncq_am_endpoint *ep, syncq_am_token *tk, unsigned idx, const uint32_t *args, unsigned nargs,
+                 const void *data, size_t len) {
+  am_header *h = ep->base;
+  am_handler_entry *e = idx < SYNCQ_AM_MAX_HANDLERS ? &ep->handlers[idx] : NULL;
+  if (e != NULL && e->fn != NULL) {
+    e->fn(tk, args, nargs, data, len, e->ctx);
+    atomic_fetch_add_explicit(&h->delivered, 1u, memory_order_relaxed); /* a statistic */
+  } else {
+    atomic_fetch_add_explicit(&h->unhandled, 1u, memory_order_relaxed); /* a statistic */
+    atomic_store_explicit(&h->last_unhandled, idx, memory_order_relaxed);
+    if (ep->default_fn) ep->default_fn(tk, args, nargs, data, len, ep->default_ctx);
+  }
+}
+
 static void deliver(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, uint64_t s, uint32_t hd) {
   am_header *h = ep->base;
   uint32_t args[SYNCQ_AM_MAX_ARGS];
@@ -299,17 +331,8 @@ static void deliver(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, ui
   uint32_t bpos = p->bulk_pos;
   const void *data = bulk ? am_bulk_data(ep->base, q, bpos) : NULL;
   size_t len = bulk ? (p->bulk_len <= h->bulk_size ? p->bulk_len : h->bulk_size) : 0;
-  syncq_am_token tk = {ep, qi, p->src_peer, false};
-  unsigned idx = p->handler;
-  am_handler_entry *e = idx < SYNCQ_AM_MAX_HANDLERS ? &ep->handlers[idx] : NULL;
-  if (e != NULL && e->fn != NULL) {
-    e->fn(&tk, args, nargs, data, len, e->ctx);
-    atomic_fetch_add_explicit(&h->delivered, 1u, memory_order_relaxed); /* a statistic */
-  } else {
-    atomic_fetch_add_explicit(&h->unhandled, 1u, memory_order_relaxed); /* a statistic */
-    atomic_store_explicit(&h->last_unhandled, idx, memory_order_relaxed);
-    if (ep->default_fn) ep->default_fn(&tk, args, nargs, data, len, ep->default_ctx);
-  }
+  syncq_am_token tk = {ep, qi, p->src_peer, false, NULL, 0};
+  am_dispatch(ep, &tk, p->handler, args, nargs, data, len);
   if (bulk) {
     am_bulk_slot *bs = &am_bulk_slots(ep->base, q)[bpos & (h->bulk_blocks - 1u)];
     /* release: pairs with the next claimer's acquire load/CAS of FREE
@@ -431,6 +454,7 @@ int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
   if (memcmp(&g, &ep->geo, sizeof g) != 0) return SYNCQ_EINVAL;
   unsigned n = am_poll_queue(ep, AM_Q_REPLY, budget);
   if (n < budget) n += am_poll_queue(ep, AM_Q_REQUEST, budget - n);
+  if (n < budget && ep->tp != NULL) n += ep->tp->poll(ep->tp->ctx, budget - n);
   if (handled) *handled = n;
   return SYNCQ_OK;
 }

@@ -200,6 +200,23 @@ bool am_bulk_reclaim_dead(void *base, am_queue *q, uint32_t pos);
  * late sender then takes a new position). Returns the state seen now. */
 uint64_t am_bulk_skip_abandoned(void *base, am_queue *q, uint32_t pos, uint64_t seen);
 
+/* ---- transports ----
+ * A peer, a token or an endpoint may route through a transport other than
+ * the queue block (src/am/mpi/: MPI between the ranks of a job). The core
+ * library holds only this table; it never depends on the transport. */
+typedef struct am_transport {
+  /* Send a message to rank `dest` (qi: AM_Q_REQUEST or AM_Q_REPLY); the
+   * arguments are already checked. The statuses of syncq_am_request. */
+  int (*send)(void *ctx, int dest, int qi, unsigned handler, const void *data, size_t len, bool bulk,
+              const uint32_t *args, unsigned nargs, unsigned flags);
+  /* Run handlers of at most `budget` messages that came through the
+   * transport; returns how many. */
+  unsigned (*poll)(void *ctx, unsigned budget);
+  /* Bytes of one bulk message through the transport. */
+  uint32_t bulk_size;
+  void *ctx;
+} am_transport;
+
 /* ---- process-local handles ---- */
 typedef struct am_handler_entry {
   syncq_am_handler fn;
@@ -213,6 +230,8 @@ struct syncq_am_peer {
   syncq_am_endpoint *self; /* polled while stalled; replies come here (may be NULL) */
   uint16_t src_index;      /* self's index in the destination's peer table, AM_NO_PEER */
   char name[SYNCQ_AM_NAME_MAX + 1];
+  const am_transport *tp; /* non-NULL: a peer reached through a transport (base unused) */
+  int trank;              /* its rank in the transport */
 };
 
 /* The fixed geometry of a segment: what the header and the queues' fixed
@@ -246,6 +265,7 @@ struct syncq_am_endpoint {
   uint64_t stuck_since[AM_NQUEUES];              /* since when (0: not waiting) */
   uint32_t idle_polls[AM_NQUEUES];               /* lock-free: empty polls, to look at the clock rarely */
   uint64_t unclaimed_since[AM_NQUEUES];          /* lock-free: head assigned but not claimed since */
+  const am_transport *tp;                        /* also polled by syncq_am_poll (may be NULL) */
 };
 
 struct syncq_am_token {
@@ -253,6 +273,8 @@ struct syncq_am_token {
   int queue;
   uint16_t src;
   bool replied;
+  const am_transport *tp; /* non-NULL: the message came through a transport; replies go back through it */
+  int trank;              /* the requester's rank there */
 };
 
 /* ---- segments (endpoint.c) ---- */
@@ -262,6 +284,13 @@ bool am_name_ok(const char *name);
 int am_map(const char *name, void **base, size_t *size);
 /* Make a peer (connection) over a mapping; NULL self: no replies. */
 int am_peer_make(syncq_am_endpoint *self, const char *name, syncq_am_peer **out);
+/* Run the handler of one message for ep (counting it as delivered or
+ * unhandled), as a poll does (am.c); for transports. */
+void am_dispatch(syncq_am_endpoint *ep, syncq_am_token *tk, unsigned handler, const uint32_t *args, unsigned nargs,
+                 const void *data, size_t len);
+/* A peer that sends through transport tp to rank `rank`; self is polled
+ * while a send stalls (endpoint.c). */
+int am_peer_transport(syncq_am_endpoint *self, const am_transport *tp, int rank, syncq_am_peer **out);
 /* Poll one queue of ep (am.c); budget messages at most. */
 unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget);
 

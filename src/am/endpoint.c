@@ -425,9 +425,22 @@ int syncq_am_connect(syncq_am_endpoint *self, const char *name, syncq_am_peer **
   return am_peer_make(self, name, out);
 }
 
+int am_peer_transport(syncq_am_endpoint *self, const am_transport *tp, int rank, syncq_am_peer **out) {
+  if (tp == NULL || out == NULL) return SYNCQ_EINVAL;
+  syncq_am_peer *p = calloc(1, sizeof *p);
+  if (p == NULL) return SYNCQ_ENOMEM;
+  p->self = self;
+  p->src_index = AM_NO_PEER;
+  p->tp = tp;
+  p->trank = rank;
+  snprintf(p->name, sizeof p->name, "rank-%d", rank);
+  *out = p;
+  return SYNCQ_OK;
+}
+
 int syncq_am_disconnect(syncq_am_peer *peer) {
   if (peer == NULL) return SYNCQ_EINVAL;
-  munmap(peer->base, peer->size);
+  if (peer->tp == NULL) munmap(peer->base, peer->size);
   free(peer);
   return SYNCQ_OK;
 }
@@ -476,6 +489,15 @@ int syncq_am_limits_of(const syncq_am_endpoint *ep, syncq_am_limits *out) {
 
 int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *out) {
   if (peer == NULL || out == NULL) return SYNCQ_EINVAL;
+  if (peer->tp != NULL) { /* the transport's limits: words, handlers and its bulk size */
+    memset(out, 0, sizeof *out);
+    out->claim = -1;
+    out->bulk_size = peer->tp->bulk_size;
+    out->max_args = SYNCQ_AM_MAX_ARGS;
+    out->max_handlers = SYNCQ_AM_MAX_HANDLERS;
+    out->max_peers = SYNCQ_AM_MAX_PEERS;
+    return SYNCQ_OK;
+  }
   fill_limits(peer->base, peer->size, out);
   return SYNCQ_OK;
 }

@@ -1,0 +1,116 @@
+/*
+ * syncq/am_mpi.h — active messages between the ranks of an MPI job, under
+ * the API of syncq/am.h (the way GASNet's AMMPI / mpi-conduit carry
+ * GASNet's AM over MPI).
+ *
+ * Each rank owns one syncq_am_endpoint (a queue block in shared memory).
+ * Peers on the same node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)) are
+ * reached through their queue blocks, exactly as in syncq/am.h; the other
+ * ranks through MPI on a private duplicate of the job's communicator, with
+ * pre-posted receives, non-blocking sends, credit-based flow control and
+ * polling with a budget inside syncq_am_poll. Handlers, tokens, replies,
+ * bulk limits and status codes are those of syncq/am.h on both paths.
+ *
+ * Use:
+ *     MPI_Init(...);
+ *     syncq_am_mpi *job;
+ *     syncq_am_mpi_create(MPI_COMM_WORLD, NULL, &job);        collective
+ *     syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+ *     syncq_am_register(ep, 1, "ping", on_ping, ctx);         same table on every rank
+ *     syncq_am_mpi_start(job);                                 collective: checks the tables
+ *     syncq_am_peer *p; syncq_am_mpi_peer(job, rank, &p);
+ *     syncq_am_request(p, 1, args, n, 0);  syncq_am_poll(ep, 64, NULL);
+ *     syncq_am_mpi_destroy(job);                               collective (bounded)
+ *     MPI_Finalize();
+ *
+ * Threading rule: MPI_THREAD_FUNNELED is enough. Every call on a job and
+ * on its endpoint and peers (sends, polls, handlers) must come from the
+ * thread that initialised MPI; syncq_am_mpi_create refuses another thread.
+ * (A forked child must not use the job.)
+ *
+ * Progress: messages through MPI move only inside syncq_am_poll and the
+ * send calls of this process. A rank must enter one of them at least once
+ * every dead_timeout_ns / 4: a silent rank is declared dead by the others.
+ *
+ * Faults (ULFM-free; what MPI itself allows is documented in
+ * docs/am-mpi.md): every rank sends a heartbeat to each MPI peer it has
+ * not sent to for dead_timeout_ns / 4; a peer heard from for none of
+ * dead_timeout_ns, one whose MPI operation failed (MPI_ERRORS_RETURN), or
+ * one that left with syncq_am_mpi_destroy is dead: sends to it return
+ * SYNCQ_EDEAD and polls never wait for it. Peers through shared memory
+ * keep syncq/am.h's rules (SYNCQ_EDEAD once the endpoint is closed or its
+ * creator is found dead).
+ *
+ * Not async-signal-safe. Process-shared: the node-local queue blocks are.
+ */
+#ifndef SYNCQ_AM_MPI_H
+#define SYNCQ_AM_MPI_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/am.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SYNCQ_AM_MPI_DEFAULT_CREDITS 16u        /* requests in flight to one MPI peer (replies: as many again) */
+#define SYNCQ_AM_MPI_MAX_CREDITS 1024u
+#define SYNCQ_AM_MPI_DEFAULT_DEAD_NS 5000000000ull /* 5 s of silence: the peer is dead */
+#define SYNCQ_AM_MPI_MIN_DEAD_NS 100000000ull      /* 100 ms at least */
+#define SYNCQ_AM_MPI_FORCE_ENV "SYNCQ_AM_FORCE_MPI" /* "1" in the environment: as force_mpi */
+#define SYNCQ_AM_MPI_WHY_MAX 256u
+
+/* Options; NULL means all defaults, a zero field its default. */
+typedef struct syncq_am_mpi_config {
+  syncq_am_config shm;       /* this rank's endpoint (claim, queue sizes, bulk size) */
+  bool force_mpi;            /* every peer through MPI, node-local ones and itself too */
+  uint32_t credits;          /* per MPI peer, 1..SYNCQ_AM_MPI_MAX_CREDITS */
+  uint64_t dead_timeout_ns;  /* >= SYNCQ_AM_MPI_MIN_DEAD_NS */
+} syncq_am_mpi_config;
+
+typedef struct syncq_am_mpi syncq_am_mpi;
+
+/* Collective over comm: duplicate it, create this rank's endpoint, find
+ * the node-local ranks, pre-post the receives and connect to the
+ * node-local endpoints. SYNCQ_EINVAL: NULL out, MPI not initialised or
+ * already finalised, not the thread that initialised MPI, bad config;
+ * SYNCQ_ESYS: an MPI call failed; the errors of syncq_am_create. */
+int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_mpi **out);
+/* This rank's endpoint: register handlers on it before syncq_am_mpi_start,
+ * poll it with syncq_am_poll. NULL for NULL. */
+syncq_am_endpoint *syncq_am_mpi_endpoint(const syncq_am_mpi *job);
+/* Collective: compare every rank's handler table (index and name of each
+ * registered handler). SYNCQ_OK; SYNCQ_EINVAL on every rank when a table
+ * differs (syncq_am_mpi_why names the first index and ranks), or a second
+ * start; SYNCQ_ESYS. */
+int syncq_am_mpi_start(syncq_am_mpi *job);
+/* The peer for `rank` (owned by the job: do not disconnect it). SYNCQ_EINVAL
+ * (NULL, rank out of range, before a successful start). */
+int syncq_am_mpi_peer(syncq_am_mpi *job, int rank, syncq_am_peer **out);
+int syncq_am_mpi_rank(const syncq_am_mpi *job); /* -1 for NULL */
+int syncq_am_mpi_size(const syncq_am_mpi *job); /* -1 for NULL */
+/* "shm" or "mpi": how `rank` is reached; NULL for bad input. */
+const char *syncq_am_mpi_path(const syncq_am_mpi *job, int rank);
+/* True when `rank` is known dead (or left); false for bad input. */
+bool syncq_am_mpi_peer_dead(const syncq_am_mpi *job, int rank);
+/* The last error's explanation ("" if none). */
+const char *syncq_am_mpi_why(const syncq_am_mpi *job);
+/* Collective and bounded: tell every MPI peer we leave, keep handling
+ * messages until each peer has said the same or is found dead (silent for
+ * dead_timeout_ns; at most 10 dead timeouts in all), then a job-wide
+ * barrier (handling messages, skipped when a rank left early or died) so
+ * node-local peers are done too, then free everything and destroy the
+ * endpoint. When a peer died
+ * the MPI requests still pending on it are left to MPI_Finalize (or the
+ * process's exit): MPI without ULFM cannot cancel them. SYNCQ_EINVAL for
+ * NULL or the wrong thread; SYNCQ_ETIMEDOUT when some peer neither left
+ * nor was found dead in time (everything is freed anyway). */
+int syncq_am_mpi_destroy(syncq_am_mpi *job);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCQ_AM_MPI_H */

@@ -1,0 +1,39 @@
+/*
+ * lc98_mpi_run.h — how syncq-lab starts its MPI helper (lab/apps/lc98/)
+ * under mpirun for lc98-logp's MPI points and for lc98-apps, and reads its
+ * lines back.
+ */
+#ifndef SYNCQ_LAB_LC98_MPI_RUN_H
+#define SYNCQ_LAB_LC98_MPI_RUN_H
+
+#include <stddef.h>
+
+#include "../lab.h"
+
+#define LC98_MPI_MAX 2         /* Open MPI, MPICH */
+#define LC98_MPI_MAX_LINES 16
+#define LC98_MPI_MAX_VALUES 3
+
+typedef struct lc98_mpi {
+  char impl[16];    /* "openmpi", "mpich" */
+  char helper[512]; /* syncq-lab-mpi-<impl> */
+  char mpirun[256];
+} lc98_mpi;
+
+typedef struct lc98_mpi_line {
+  char variant[32];
+  double v[LC98_MPI_MAX_VALUES];
+  int nv;
+  int ok;          /* the helper said "ok" (results verified) */
+  char why[256];   /* after FAIL */
+} lc98_mpi_line;
+
+/* The MPIs this build has helpers for; 0 with *absent set to why. */
+int lc98_mpi_list(lc98_mpi *out, int cap, const char **absent);
+/* The command line prefix the lab uses for `m` (for the report). */
+void lc98_mpi_command(const lc98_mpi *m, int np, char *out, size_t len);
+/* Run the helper with np ranks and the words of `args`; parse its lines.
+ * Returns the number of lines, or -1 after lab_fail(). */
+int lc98_mpi_launch(lab_ctx *ctx, const lc98_mpi *m, int np, const char *args, lc98_mpi_line *lines, int cap);
+
+#endif

@@ -1,0 +1,703 @@
+/*
+ * transport_mpi.c — active messages between the ranks of an MPI job
+ * (syncq/am_mpi.h): node-local peers through the queue block, the others
+ * through MPI.
+ *
+ * Contract
+ *   Source:      000 §1-2 (Clumps: the queue block inside a node, the same
+ *                AM interface to other nodes over the network); the MPI
+ *                side follows the design of GASNet's AMMPI / mpi-conduit
+ *                (Bonachea, "AMMPI: active messages over MPI"): a private
+ *                duplicated communicator, pre-posted receives, non-blocking
+ *                sends and credit-based flow control, polled with a budget.
+ *                Written here from that description; no code taken.
+ *   Wire:        one MPI message per active message: a 48-byte header
+ *                (kind, handler, words, bulk length, credits returned) and
+ *                the bulk bytes, tag AMM_TAG on the private communicator.
+ *   Receives:    per MPI peer, a ring of 2C + AMM_CTRL_SLACK receives
+ *                posted from that peer only (C: credits). MPI does not let
+ *                messages of one source and tag overtake each other, so the
+ *                k-th message from a peer completes the k-th posted
+ *                receive: a poll tests only the head of each ring (one
+ *                MPI_Test per peer), not the whole pool. A receive is
+ *                posted again once its handler has returned.
+ *   Credits:     a sender holds C request credits per peer; each request
+ *                spends one, and the receiver returns it in the header of
+ *                its next message to the sender (the reply, typically), or
+ *                in a CREDIT message once C/2 are owed. A reply spends
+ *                none: its buffer at the requester is the one the request's
+ *                credit reserved (at most C requests, so at most C replies,
+ *                are in flight to a rank), as in AMMPI. A fast sender thus
+ *                never has more than 2C messages waiting in a receiver's
+ *                buffers, and a request handler's reply never waits for a
+ *                credit (000 §3.1: no deadlock between request cycles).
+ *   Sends:       MPI_Isend from a per-peer ring of buffers (the caller's
+ *                data is copied, so it may be reused at once); a stalled
+ *                send (no credit or no free buffer) keeps polling — this
+ *                rank's handlers included, or, from inside a handler, only
+ *                harvests credits — until it can go, the peer is dead, or
+ *                with SYNCQ_AM_NOWAIT returns SYNCQ_FULL.
+ *   Progress:    only inside syncq_am_poll and the send calls.
+ *   Faults:      MPI_ERRORS_RETURN on the private communicator; a peer
+ *                whose MPI operation fails, that says BYE, or that stays
+ *                silent for dead_timeout_ns (heartbeats every
+ *                dead_timeout_ns / 4 of our own silence) is dead. See
+ *                docs/am-mpi.md for what each MPI allows after a kill.
+ *   Threading:   MPI_THREAD_FUNNELED: every call from the main thread.
+ *   Memory:      allocates at create; nothing on the send/poll paths.
+ *   Signal-safe: no.
+ *   Limits:      ranks on one node reached by shared memory: at most
+ *                SYNCQ_AM_MAX_PEERS (beyond, every peer goes through MPI).
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "am/am_internal.h"
+#include "syncq/am_mpi.h"
+#include "syncq/clock.h"
+
+#define AMM_TAG 7103             /* the only tag on the private communicator */
+#define AMM_CTRL_SLACK 8u        /* receives beyond 2C per peer: CREDIT, HB and BYE messages */
+#define AMM_CLOCK_EVERY 64u      /* polls between looks at the clock (heartbeats, silence) */
+#define AMM_HB_DIVISOR 4u        /* heartbeat after dead_timeout / 4 of our silence */
+#define AMM_STALL_YIELD 64u      /* stalled iterations before each sched_yield */
+#define AMM_STALL_BUDGET 16u     /* handlers a stalled sender runs per iteration */
+#define AMM_JOB_NAME_MAX 24
+#define AMM_DESTROY_CAP 10u      /* destroy gives up after this many dead timeouts */      /* "sqm<pid>x<n>" */
+
+enum { K_REQ = 1, K_REP = 2, K_CREDIT = 3, K_HB = 4, K_BYE = 5 };
+enum { PATH_MPI = 0, PATH_SHM = 1 };
+
+typedef struct amm_hdr {
+  uint8_t kind;
+  uint8_t bulk;
+  uint8_t nargs;
+  uint8_t pad0;
+  uint16_t handler;
+  uint16_t pad1;
+  uint16_t ret_req; /* request credits returned to the receiver of this header */
+  uint16_t pad2;
+  uint32_t len;     /* bulk bytes after the header */
+  uint32_t args[SYNCQ_AM_MAX_ARGS];
+} amm_hdr;
+_Static_assert(sizeof(amm_hdr) == 48, "a 48-byte header");
+
+/* One ring of requests and buffers (receives from, or sends to, a peer). */
+typedef struct amm_ring {
+  MPI_Request *req;
+  unsigned char *buf; /* n buffers of bufsize bytes */
+  uint32_t n;
+  uint32_t head;   /* recv: next to dispatch; send: oldest possibly in flight */
+  uint32_t tested; /* recv: next to test (head..tested are complete) */
+  uint32_t tail;   /* send: next free */
+} amm_ring;
+
+typedef struct amm_peer {
+  int path;
+  bool dead, left;
+  amm_ring rx, tx;
+  uint32_t credits; /* requests we may still send to this peer */
+  uint32_t owed;    /* requests of this peer handled, not yet credited back */
+  uint64_t last_heard, last_sent;
+  syncq_am_peer *handle; /* what syncq_am_mpi_peer gives out */
+} amm_peer;
+
+struct syncq_am_mpi {
+  MPI_Comm comm;
+  int rank, size;
+  bool started, polling, freed_comm;
+  uint32_t credits;
+  uint64_t dead_ns;
+  size_t bufsize;
+  uint32_t bulk_size;
+  syncq_am_endpoint *ep;
+  am_transport tp;
+  amm_peer *peer;
+  int nmpi;             /* peers reached through MPI ... */
+  int *mpi_rank;        /* ... their ranks */
+  MPI_Request *scr_req; /* scratch of rx_test_all, nmpi each */
+  int *scr_src, *scr_idx;
+  MPI_Status *scr_st;   /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
+  unsigned rr;          /* round-robin start of the next poll */
+  unsigned clock_count;
+  uint64_t last_check;  /* when liveness() last looked at the clock */
+  char job[AMM_JOB_NAME_MAX];
+  char why[SYNCQ_AM_MPI_WHY_MAX];
+};
+
+static void ep_name(const syncq_am_mpi *j, int rank, char *out, size_t n) {
+  snprintf(out, n, "%s-%d", j->job, rank);
+}
+
+static unsigned char *ring_buf(const amm_ring *r, uint32_t i, size_t bufsize) {
+  return r->buf + (size_t)(i % r->n) * bufsize;
+}
+
+static int ring_alloc(amm_ring *r, uint32_t n, size_t bufsize) {
+  r->n = n;
+  r->req = malloc(n * sizeof *r->req);
+  r->buf = malloc((size_t)n * bufsize);
+  if (r->req == NULL || r->buf == NULL) return SYNCQ_ENOMEM;
+  for (uint32_t i = 0; i < n; i++) r->req[i] = MPI_REQUEST_NULL;
+  return SYNCQ_OK;
+}
+
+static void mark_dead(syncq_am_mpi *j, int r, const char *how) {
+  if (j->peer[r].dead) return;
+  j->peer[r].dead = true;
+  snprintf(j->why, sizeof j->why, "rank %d: %s", r, how);
+}
+
+/* ---------------------------------------------------------------- sending */
+
+/* Retire completed sends at the oldest end of the ring to peer d. */
+static void tx_reap(syncq_am_mpi *j, int d) {
+  amm_ring *t = &j->peer[d].tx;
+  while (t->head != t->tail) {
+    int done = 0;
+    if (MPI_Test(&t->req[t->head % t->n], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      mark_dead(j, d, "an MPI send failed");
+      return;
+    }
+    if (!done) return;
+    t->head++;
+  }
+}
+
+/* Post one message to d (a free tx buffer must exist). */
+static int post(syncq_am_mpi *j, int d, unsigned kind, unsigned handler, const void *data, size_t len, bool bulk,
+                const uint32_t *args, unsigned nargs) {
+  amm_peer *p = &j->peer[d];
+  amm_ring *t = &p->tx;
+  unsigned char *b = ring_buf(t, t->tail, j->bufsize);
+  amm_hdr h;
+  memset(&h, 0, sizeof h);
+  h.kind = (uint8_t)kind;
+  h.bulk = bulk ? 1u : 0u;
+  h.nargs = (uint8_t)nargs;
+  h.handler = (uint16_t)handler;
+  h.ret_req = (uint16_t)p->owed; /* credits ride on every message back */
+  h.len = (uint32_t)len;
+  if (nargs > 0) memcpy(h.args, args, nargs * sizeof args[0]);
+  memcpy(b, &h, sizeof h);
+  if (len > 0) memcpy(b + sizeof h, data, len);
+  if (MPI_Isend(b, (int)(sizeof h + len), MPI_BYTE, d, AMM_TAG, j->comm, &t->req[t->tail % t->n]) != MPI_SUCCESS) {
+    mark_dead(j, d, "MPI_Isend failed");
+    return SYNCQ_EDEAD;
+  }
+  p->owed = 0;
+  t->tail++;
+  p->last_sent = syncq_now_ns();
+  return SYNCQ_OK;
+}
+
+/* ---------------------------------------------------------------- receiving */
+
+static int rx_post(syncq_am_mpi *j, int s, uint32_t i) {
+  amm_ring *r = &j->peer[s].rx;
+  if (MPI_Irecv(ring_buf(r, i, j->bufsize), (int)j->bufsize, MPI_BYTE, s, AMM_TAG, j->comm, &r->req[i % r->n]) !=
+      MPI_SUCCESS) {
+    mark_dead(j, s, "MPI_Irecv failed");
+    return SYNCQ_EDEAD;
+  }
+  return SYNCQ_OK;
+}
+
+/* The next receive from s has completed: harvest what needs no handler
+ * (credits, BYE, liveness); its handler runs later, in order. */
+static void rx_completed(syncq_am_mpi *j, int s) {
+  amm_peer *p = &j->peer[s];
+  amm_ring *r = &p->rx;
+  const amm_hdr *h = (const amm_hdr *)(const void *)ring_buf(r, r->tested, j->bufsize);
+  r->req[r->tested % r->n] = MPI_REQUEST_NULL; /* MPI freed it on completion */
+  r->tested++;
+  p->credits += h->ret_req;
+  p->last_heard = syncq_now_ns();
+  if (h->kind == K_BYE) {
+    p->left = true;
+    mark_dead(j, s, "left the job");
+  }
+}
+
+/* Test the next receive from s alone; true if it completed. */
+static bool rx_test(syncq_am_mpi *j, int s) {
+  amm_peer *p = &j->peer[s];
+  amm_ring *r = &p->rx;
+  if (p->dead || r->tested - r->head >= r->n) return false; /* every buffer awaits its handler */
+  int done = 0;
+  if (MPI_Test(&r->req[r->tested % r->n], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+    mark_dead(j, s, "an MPI receive failed");
+    return false;
+  }
+  if (done) {
+    r->req[r->tested % r->n] = MPI_REQUEST_NULL; /* (MPI_Test set our copy already) */
+    rx_completed(j, s);
+  }
+  return done != 0;
+}
+
+/* Test the next receive of every MPI peer with one MPI_Testsome (one turn
+ * of MPI's progress engine, where a MPI_Test per peer would turn it once
+ * per peer). Returns how many completed. */
+static int rx_test_all(syncq_am_mpi *j) {
+  int m = 0;
+  for (int k = 0; k < j->nmpi; k++) {
+    int s = j->mpi_rank[k];
+    amm_peer *p = &j->peer[s];
+    if (p->dead || p->rx.tested - p->rx.head >= p->rx.n) continue;
+    j->scr_req[m] = p->rx.req[p->rx.tested % p->rx.n];
+    j->scr_src[m++] = s;
+  }
+  if (m == 0) return 0;
+  int outc = 0;
+  if (MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st) != MPI_SUCCESS) {
+    int n = 0; /* one of them failed: find it one by one */
+    for (int i = 0; i < m; i++) n += rx_test(j, j->scr_src[i]) ? 1 : 0;
+    return n;
+  }
+  if (outc == MPI_UNDEFINED) return 0;
+  for (int i = 0; i < outc; i++) rx_completed(j, j->scr_src[j->scr_idx[i]]);
+  return outc;
+}
+
+/* Return credits to s now if half a window is owed (its sender may be
+ * waiting for them and have nothing else coming our way). */
+static void credit_back(syncq_am_mpi *j, int s) {
+  amm_peer *p = &j->peer[s];
+  if (p->dead || p->owed < (j->credits + 1u) / 2u) return;
+  tx_reap(j, s);
+  if (p->tx.tail - p->tx.head >= p->tx.n) return; /* later, with the next message */
+  (void)post(j, s, K_CREDIT, 0, NULL, 0, false, NULL, 0);
+}
+
+/* Run the handler of the oldest completed receive from s and post the
+ * receive again. */
+static void rx_dispatch(syncq_am_mpi *j, int s) {
+  amm_peer *p = &j->peer[s];
+  amm_ring *r = &p->rx;
+  uint32_t i = r->head;
+  const unsigned char *b = ring_buf(r, i, j->bufsize);
+  const amm_hdr *h = (const amm_hdr *)(const void *)b;
+  if (h->kind == K_REQ || h->kind == K_REP) {
+    /* The credit is owed from now: the buffer is reposted as soon as the
+     * handler returns, so the reply the handler sends may carry it. */
+    if (h->kind == K_REQ) p->owed++;
+    uint32_t args[SYNCQ_AM_MAX_ARGS];
+    unsigned nargs = h->nargs <= SYNCQ_AM_MAX_ARGS ? h->nargs : SYNCQ_AM_MAX_ARGS;
+    memcpy(args, h->args, nargs * sizeof args[0]);
+    size_t len = h->bulk ? (h->len <= j->bulk_size ? h->len : j->bulk_size) : 0;
+    syncq_am_token tk = {j->ep, h->kind == K_REQ ? AM_Q_REQUEST : AM_Q_REPLY, AM_NO_PEER, false, &j->tp, s};
+    am_dispatch(j->ep, &tk, h->handler, args, nargs, h->bulk ? b + sizeof *h : NULL, len);
+  }
+  r->head++;
+  if (!p->left) (void)rx_post(j, s, i);
+  credit_back(j, s);
+}
+
+/* Heartbeats and the silence check, every AMM_CLOCK_EVERY polls. */
+static void liveness(syncq_am_mpi *j) {
+  if (++j->clock_count % AMM_CLOCK_EVERY != 0) return;
+  uint64_t now = syncq_now_ns();
+  if (now - j->last_check > j->dead_ns / AMM_HB_DIVISOR) {
+    /* We were away (computing, or blocked in MPI) for a while: we could
+     * not hear anyone then, so their silence is not evidence; give every
+     * peer a fresh window, counted from now. */
+    for (int s = 0; s < j->size; s++) j->peer[s].last_heard = now;
+  }
+  j->last_check = now;
+  for (int s = 0; s < j->size; s++) {
+    amm_peer *p = &j->peer[s];
+    if (p->path != PATH_MPI || p->dead || s == j->rank) continue;
+    if (now - p->last_heard > j->dead_ns) {
+      mark_dead(j, s, "silent for longer than the dead timeout");
+      continue;
+    }
+    if (now - p->last_sent > j->dead_ns / AMM_HB_DIVISOR) {
+      tx_reap(j, s);
+      if (p->tx.tail - p->tx.head < p->tx.n) (void)post(j, s, K_HB, 0, NULL, 0, false, NULL, 0);
+    }
+  }
+}
+
+/* Progress without running handlers: for a send stalled inside a handler. */
+static void harvest(syncq_am_mpi *j) {
+  while (rx_test_all(j) > 0) {
+  }
+  liveness(j);
+}
+
+static unsigned amm_poll(void *ctx, unsigned budget) {
+  syncq_am_mpi *j = ctx;
+  if (j->polling || !j->started) return 0; /* a handler further up is in this poll */
+  j->polling = true;
+  unsigned done = 0;
+  for (;;) {
+    /* run the handlers of completed receives, a peer at a time in turn */
+    bool any = false;
+    for (int k = 0; k < j->nmpi && done < budget; k++) {
+      int s = j->mpi_rank[(j->rr + (unsigned)k) % (unsigned)j->nmpi];
+      amm_peer *p = &j->peer[s];
+      if (p->rx.head == p->rx.tested) continue;
+      const amm_hdr *h = (const amm_hdr *)(const void *)ring_buf(&p->rx, p->rx.head, j->bufsize);
+      if (h->kind == K_REQ || h->kind == K_REP) done++;
+      rx_dispatch(j, s);
+      any = true;
+    }
+    j->rr++;
+    if (done >= budget) break;
+    if (!any && rx_test_all(j) == 0) break;
+  }
+  /* retire finished sends lazily: only rings more than half in flight */
+  for (int k = 0; k < j->nmpi; k++) {
+    amm_peer *p = &j->peer[j->mpi_rank[k]];
+    if (p->tx.tail - p->tx.head > p->tx.n / 2) tx_reap(j, j->mpi_rank[k]);
+  }
+  liveness(j);
+  j->polling = false;
+  return done;
+}
+
+static int amm_send(void *ctx, int d, int qi, unsigned handler, const void *data, size_t len, bool bulk,
+                    const uint32_t *args, unsigned nargs, unsigned flags) {
+  syncq_am_mpi *j = ctx;
+  amm_peer *p = &j->peer[d];
+  bool reply = qi == AM_Q_REPLY;
+  unsigned spins = 0;
+  for (;;) {
+    if (p->dead) return SYNCQ_EDEAD;
+    if (reply || p->credits > 0) {
+      if (p->tx.tail - p->tx.head >= p->tx.n) tx_reap(j, d);
+      if (p->tx.tail - p->tx.head < p->tx.n) {
+        if (!reply) p->credits--;
+        return post(j, d, reply ? K_REP : K_REQ, handler, data, len, bulk, args, nargs);
+      }
+    }
+    if (flags & SYNCQ_AM_NOWAIT) {
+      harvest(j); /* so that the caller's next try may find credits */
+      return SYNCQ_FULL;
+    }
+    /* stalled: make progress (000 §3.1: a stalled sender polls) */
+    if (j->polling) {
+      harvest(j);
+    } else {
+      (void)syncq_am_poll(j->ep, AMM_STALL_BUDGET, NULL);
+      j->clock_count = AMM_CLOCK_EVERY - 1u; /* look at the silence on each stalled round */
+      liveness(j);
+    }
+    if (++spins % AMM_STALL_YIELD == 0) sched_yield(); /* oversubscribed: let the receiver run */
+  }
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+static int check_cfg(const syncq_am_mpi_config *c) {
+  if (c == NULL) return SYNCQ_OK;
+  if (c->credits > SYNCQ_AM_MPI_MAX_CREDITS) return SYNCQ_EINVAL;
+  if (c->dead_timeout_ns != 0 && c->dead_timeout_ns < SYNCQ_AM_MPI_MIN_DEAD_NS) return SYNCQ_EINVAL;
+  return SYNCQ_OK;
+}
+
+static bool force_from_env(void) {
+  const char *e = getenv(SYNCQ_AM_MPI_FORCE_ENV);
+  return e != NULL && strcmp(e, "1") == 0;
+}
+
+static void free_job(syncq_am_mpi *j, bool mpi_ok) {
+  if (j->peer != NULL) {
+    for (int s = 0; s < j->size; s++) {
+      amm_peer *p = &j->peer[s];
+      if (p->handle != NULL) (void)syncq_am_disconnect(p->handle);
+      if (mpi_ok) { /* requests to or from a dead peer stay with MPI */
+        for (uint32_t i = 0; p->rx.req != NULL && i < p->rx.n; i++)
+          if (p->rx.req[i] != MPI_REQUEST_NULL) {
+            MPI_Cancel(&p->rx.req[i]);
+            MPI_Request_free(&p->rx.req[i]);
+          }
+        free(p->rx.req);
+        free(p->rx.buf);
+        free(p->tx.req);
+        free(p->tx.buf);
+      }
+    }
+    free(j->peer);
+  }
+  free(j->mpi_rank);
+  free(j->scr_req);
+  free(j->scr_src);
+  free(j->scr_idx);
+  free(j->scr_st);
+  if (j->ep != NULL) (void)syncq_am_destroy(j->ep);
+  if (mpi_ok && !j->freed_comm) MPI_Comm_free(&j->comm);
+  free(j);
+}
+
+int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_mpi **out) {
+  int flag = 0, fin = 0;
+  if (out == NULL || check_cfg(cfg) != SYNCQ_OK) return SYNCQ_EINVAL;
+  if (MPI_Initialized(&flag) != MPI_SUCCESS || !flag) return SYNCQ_EINVAL;
+  if (MPI_Finalized(&fin) != MPI_SUCCESS || fin) return SYNCQ_EINVAL;
+  if (MPI_Is_thread_main(&flag) != MPI_SUCCESS || !flag) return SYNCQ_EINVAL;
+  if (comm == MPI_COMM_NULL) return SYNCQ_EINVAL;
+  syncq_am_mpi *j = calloc(1, sizeof *j);
+  if (j == NULL) return SYNCQ_ENOMEM;
+  if (MPI_Comm_dup(comm, &j->comm) != MPI_SUCCESS) {
+    free(j);
+    return SYNCQ_ESYS;
+  }
+  MPI_Comm_set_errhandler(j->comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(j->comm, &j->rank);
+  MPI_Comm_size(j->comm, &j->size);
+  j->credits = cfg && cfg->credits ? cfg->credits : SYNCQ_AM_MPI_DEFAULT_CREDITS;
+  j->dead_ns = cfg && cfg->dead_timeout_ns ? cfg->dead_timeout_ns : SYNCQ_AM_MPI_DEFAULT_DEAD_NS;
+  bool force = (cfg && cfg->force_mpi) || force_from_env();
+  int rc = SYNCQ_ESYS;
+
+  /* A job name every rank shares: rank 0's pid and a counter. */
+  static unsigned jobs;
+  if (j->rank == 0) snprintf(j->job, sizeof j->job, "sqm%dx%u", (int)getpid(), jobs);
+  jobs++;
+  if (MPI_Bcast(j->job, (int)sizeof j->job, MPI_CHAR, 0, j->comm) != MPI_SUCCESS) goto fail_comm;
+
+  char name[SYNCQ_AM_NAME_MAX + 1];
+  ep_name(j, j->rank, name, sizeof name);
+  (void)syncq_am_unlink(name); /* a stale segment of a crashed run of the same pid */
+  int r = syncq_am_create(name, cfg ? &cfg->shm : NULL, &j->ep);
+  int ok = r == SYNCQ_OK, all_ok = 0;
+  if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, j->comm) != MPI_SUCCESS || !all_ok) {
+    rc = r != SYNCQ_OK ? r : SYNCQ_ESYS;
+    snprintf(j->why, sizeof j->why, "a rank could not create its endpoint");
+    goto fail_comm;
+  }
+  syncq_am_limits lim;
+  (void)syncq_am_limits_of(j->ep, &lim);
+  j->bulk_size = lim.bulk_size;
+  j->bufsize = sizeof(amm_hdr) + lim.bulk_size;
+  j->tp = (am_transport){amm_send, amm_poll, j->bulk_size, j};
+
+  j->peer = calloc((size_t)j->size, sizeof *j->peer);
+  int *node_ranks = malloc((size_t)j->size * sizeof(int));
+  if (j->peer == NULL || node_ranks == NULL) {
+    free(node_ranks);
+    rc = SYNCQ_ENOMEM;
+    goto fail_comm;
+  }
+  /* The node: ranks sharing memory with this one. */
+  MPI_Comm node;
+  int nn = 0;
+  if (MPI_Comm_split_type(j->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+    free(node_ranks);
+    goto fail_comm;
+  }
+  MPI_Comm_size(node, &nn);
+  if (MPI_Allgather(&j->rank, 1, MPI_INT, node_ranks, 1, MPI_INT, node) != MPI_SUCCESS) {
+    free(node_ranks);
+    MPI_Comm_free(&node);
+    goto fail_comm;
+  }
+  if (!force && nn <= (int)SYNCQ_AM_MAX_PEERS)
+    for (int i = 0; i < nn; i++) j->peer[node_ranks[i]].path = PATH_SHM;
+  free(node_ranks);
+
+  j->mpi_rank = malloc((size_t)j->size * sizeof(int));
+  j->scr_req = malloc((size_t)j->size * sizeof(MPI_Request));
+  j->scr_src = malloc((size_t)j->size * sizeof(int));
+  j->scr_idx = malloc((size_t)j->size * sizeof(int));
+  j->scr_st = malloc((size_t)j->size * sizeof(MPI_Status));
+  if (!j->mpi_rank || !j->scr_req || !j->scr_src || !j->scr_idx || !j->scr_st) {
+    rc = SYNCQ_ENOMEM;
+    MPI_Comm_free(&node);
+    goto fail_comm;
+  }
+  for (int s = 0; s < j->size; s++) {
+    amm_peer *p = &j->peer[s];
+    if (p->path != PATH_MPI) continue;
+    j->mpi_rank[j->nmpi++] = s;
+    p->credits = j->credits;
+    if (ring_alloc(&p->rx, 2u * j->credits + AMM_CTRL_SLACK, j->bufsize) != SYNCQ_OK ||
+        ring_alloc(&p->tx, 2u * j->credits + AMM_CTRL_SLACK, j->bufsize) != SYNCQ_OK) {
+      rc = SYNCQ_ENOMEM;
+      MPI_Comm_free(&node);
+      goto fail_comm;
+    }
+    for (uint32_t i = 0; i < p->rx.n; i++)
+      if (rx_post(j, s, i) != SYNCQ_OK) {
+        MPI_Comm_free(&node);
+        goto fail_comm;
+      }
+    p->rx.tail = p->rx.n; /* unused for receives */
+  }
+  /* Every node-local endpoint exists once the node has passed this barrier. */
+  if (MPI_Barrier(node) != MPI_SUCCESS) {
+    MPI_Comm_free(&node);
+    goto fail_comm;
+  }
+  MPI_Comm_free(&node);
+  ok = 1;
+  for (int s = 0; s < j->size; s++) {
+    amm_peer *p = &j->peer[s];
+    if (p->path == PATH_SHM) {
+      ep_name(j, s, name, sizeof name);
+      r = syncq_am_connect(j->ep, name, &p->handle);
+    } else {
+      r = am_peer_transport(j->ep, &j->tp, s, &p->handle);
+    }
+    if (r != SYNCQ_OK) {
+      ok = 0;
+      rc = r;
+      snprintf(j->why, sizeof j->why, "cannot connect to rank %d: %s", s, syncq_strerror(r));
+      break;
+    }
+  }
+  if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, j->comm) != MPI_SUCCESS || !all_ok) goto fail_comm;
+  j->ep->tp = &j->tp;
+  *out = j;
+  return SYNCQ_OK;
+fail_comm:
+  free_job(j, true);
+  return rc;
+}
+
+syncq_am_endpoint *syncq_am_mpi_endpoint(const syncq_am_mpi *j) { return j ? j->ep : NULL; }
+int syncq_am_mpi_rank(const syncq_am_mpi *j) { return j ? j->rank : -1; }
+int syncq_am_mpi_size(const syncq_am_mpi *j) { return j ? j->size : -1; }
+const char *syncq_am_mpi_why(const syncq_am_mpi *j) { return j ? j->why : ""; }
+
+const char *syncq_am_mpi_path(const syncq_am_mpi *j, int rank) {
+  if (j == NULL || rank < 0 || rank >= j->size) return NULL;
+  return j->peer[rank].path == PATH_SHM ? "shm" : "mpi";
+}
+
+bool syncq_am_mpi_peer_dead(const syncq_am_mpi *j, int rank) {
+  if (j == NULL || rank < 0 || rank >= j->size) return false;
+  return j->peer[rank].dead;
+}
+
+/* 64-bit FNV-1a of a handler's name (0 when unregistered). */
+static uint64_t handler_hash(const syncq_am_endpoint *ep, unsigned i) {
+  const char *n = syncq_am_handler_name(ep, i);
+  if (n == NULL) return 0;
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV offset basis */
+  for (const char *c = n; *c; c++) h = (h ^ (unsigned char)*c) * 0x100000001b3ull; /* FNV prime */
+  return h | 1u; /* registered, even with an empty name */
+}
+
+int syncq_am_mpi_start(syncq_am_mpi *j) {
+  int flag = 0;
+  if (j == NULL || j->started) return SYNCQ_EINVAL;
+  if (MPI_Is_thread_main(&flag) != MPI_SUCCESS || !flag) return SYNCQ_EINVAL;
+  uint64_t mine[SYNCQ_AM_MAX_HANDLERS];
+  for (unsigned i = 0; i < SYNCQ_AM_MAX_HANDLERS; i++) mine[i] = handler_hash(j->ep, i);
+  uint64_t *all = malloc((size_t)j->size * sizeof mine);
+  if (all == NULL) return SYNCQ_ENOMEM;
+  if (MPI_Allgather(mine, SYNCQ_AM_MAX_HANDLERS, MPI_UINT64_T, all, SYNCQ_AM_MAX_HANDLERS, MPI_UINT64_T, j->comm) !=
+      MPI_SUCCESS) {
+    free(all);
+    return SYNCQ_ESYS;
+  }
+  int rc = SYNCQ_OK;
+  for (int s = 1; s < j->size && rc == SYNCQ_OK; s++)
+    for (unsigned i = 0; i < SYNCQ_AM_MAX_HANDLERS; i++)
+      if (all[(size_t)s * SYNCQ_AM_MAX_HANDLERS + i] != all[i]) {
+        const char *mn = syncq_am_handler_name(j->ep, i);
+        snprintf(j->why, sizeof j->why,
+                 "handler tables differ: index %u is %s on rank 0 and %s on rank %d (this rank %d: '%s')", i,
+                 all[i] ? "registered" : "unregistered",
+                 all[(size_t)s * SYNCQ_AM_MAX_HANDLERS + i] ? "registered under another name" : "unregistered", s,
+                 j->rank, mn ? mn : "(none)");
+        if (all[i] && all[(size_t)s * SYNCQ_AM_MAX_HANDLERS + i])
+          snprintf(j->why, sizeof j->why, "handler tables differ: index %u has another name on rank %d than on rank 0 "
+                   "(this rank %d: '%s')", i, s, j->rank, mn ? mn : "(none)");
+        rc = SYNCQ_EINVAL;
+        break;
+      }
+  free(all);
+  if (rc != SYNCQ_OK) return rc;
+  uint64_t now = syncq_now_ns();
+  for (int s = 0; s < j->size; s++) j->peer[s].last_heard = j->peer[s].last_sent = now;
+  j->last_check = now;
+  j->started = true;
+  return SYNCQ_OK;
+}
+
+int syncq_am_mpi_peer(syncq_am_mpi *j, int rank, syncq_am_peer **out) {
+  if (j == NULL || out == NULL || !j->started || rank < 0 || rank >= j->size) return SYNCQ_EINVAL;
+  *out = j->peer[rank].handle;
+  return SYNCQ_OK;
+}
+
+int syncq_am_mpi_destroy(syncq_am_mpi *j) {
+  int flag = 0;
+  if (j == NULL) return SYNCQ_EINVAL;
+  if (MPI_Is_thread_main(&flag) != MPI_SUCCESS || !flag) return SYNCQ_EINVAL;
+  int rc = SYNCQ_OK;
+  bool mpi_ok = true;
+  if (j->started) {
+    /* A living peer keeps sending heartbeats while it polls, so we wait
+     * for its BYE as long as it lives; the silence rule (liveness) ends
+     * the wait for one that died. The cap only bounds the pathological. */
+    uint64_t deadline = syncq_now_ns() + AMM_DESTROY_CAP * j->dead_ns;
+    /* BYE to every MPI peer still here (its credits do not matter now). */
+    for (int s = 0; s < j->size; s++) {
+      amm_peer *p = &j->peer[s];
+      /* a peer that already said BYE still waits for ours */
+      bool failed = p->dead && !p->left;
+      if (p->path != PATH_MPI || failed) continue;
+      while (!(p->dead && !p->left) && p->tx.tail - p->tx.head >= p->tx.n && syncq_now_ns() < deadline) {
+        harvest(j);
+        tx_reap(j, s);
+      }
+      if (!(p->dead && !p->left) && p->tx.tail - p->tx.head < p->tx.n)
+        (void)post(j, s, K_BYE, 0, NULL, 0, false, NULL, 0);
+    }
+    /* Handle what still arrives until each peer has said BYE or died. */
+    for (;;) {
+      bool waiting = false;
+      for (int s = 0; s < j->size; s++)
+        if (j->peer[s].path == PATH_MPI && !j->peer[s].dead && s != j->rank) waiting = true;
+      if (!waiting) break;
+      if (syncq_now_ns() > deadline) {
+        rc = SYNCQ_ETIMEDOUT;
+        break;
+      }
+      (void)syncq_am_poll(j->ep, AMM_STALL_BUDGET, NULL);
+      sched_yield();
+    }
+    /* Node-local peers, which said no BYE: a barrier of the whole job,
+     * non-blocking and bounded, handling messages meanwhile (skipped when
+     * a peer died or left early: it would never complete). */
+    bool any_dead = false;
+    for (int s = 0; s < j->size; s++) any_dead |= j->peer[s].dead && s != j->rank; /* left early, too */
+    if (!any_dead && rc == SYNCQ_OK) {
+      MPI_Request bar;
+      int done = 0;
+      if (MPI_Ibarrier(j->comm, &bar) != MPI_SUCCESS) {
+        mpi_ok = false;
+      } else {
+        while (!done) {
+          if (MPI_Test(&bar, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
+          if (done) break;
+          if (syncq_now_ns() > deadline) {
+            rc = SYNCQ_ETIMEDOUT;
+            mpi_ok = false;
+            break;
+          }
+          (void)syncq_am_poll(j->ep, AMM_STALL_BUDGET, NULL);
+          sched_yield();
+        }
+      }
+    }
+    /* Our own BYEs: wait for them to leave, bounded. */
+    for (int s = 0; s < j->size; s++) {
+      amm_peer *p = &j->peer[s];
+      if (p->path != PATH_MPI) continue;
+      while (p->tx.head != p->tx.tail && syncq_now_ns() < deadline) tx_reap(j, s);
+      if (p->tx.head != p->tx.tail || (p->dead && !p->left && s != j->rank)) mpi_ok = false;
+    }
+  }
+  j->ep->tp = NULL;
+  free_job(j, mpi_ok);
+  return rc;
+}

@@ -1,0 +1,27 @@
+#!/bin/sh
+# mpi_apps_run.sh IMPL MPIRUN NP HELPER
+# lc98's applications (3-D FFT, connected components, sample sort) on NP
+# ranks under IMPL's mpirun, small sizes, with the lock-free and ticket
+# claims over shared memory and with every peer forced through MPI. The
+# helper checks each result (FFTW, a sequential union-find, sorted and a
+# permutation) and prints FAIL and exits non-zero on a wrong one.
+set -u
+impl=$1 mpirun=$2 np=$3 helper=$4
+[ -x "$mpirun" ] || { echo "SKIP: $mpirun not found"; exit 77; }
+case $impl in
+openmpi)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  opts="--oversubscribe --mca btl_vader_single_copy_mechanism none" ;;
+*) opts="" ;;
+esac
+rc=0
+for spec in "fft 16" "cc 64" "cc-sparse 64" "sort 4096"; do
+  out=$(timeout -k 5 120 "$mpirun" $opts -n "$np" "$helper" app $spec lock-free ticket mpi-forced 2>&1)
+  st=$?
+  echo "$spec on $np ranks ($impl):"
+  echo "$out" | sed 's/^/  /'
+  if [ $st -ne 0 ] || echo "$out" | grep -q FAIL || [ "$(echo "$out" | grep -c ' ok$')" -ne 3 ]; then
+    echo "  -> failed (exit $st)"; rc=1
+  fi
+done
+exit $rc
