@@ -10,8 +10,8 @@
  *             shared counters; every structure is a registry entry (lock,
  *             preemption-safe lock, non-blocking, or 001's hybrid).
  *   Scheme:   a partial tour starts at city 0; its lower bound is its
- *             length plus the shortest edge out of its last city and out of
- *             every unvisited city. Tours of fewer than heap_depth cities
+ *             length plus a minimum spanning tree of its last city, the
+ *             unvisited cities and city 0 (tsp_bound). Tours of fewer than heap_depth cities
  *             are promising: they go to the heap, keyed by bound, so the
  *             team explores the top of the tree best-first. Deeper tours go
  *             to the stack (depth-first: bounded memory, complete tours
@@ -60,11 +60,12 @@ struct tsp_tour {
   tsp_tour *next_free;
   uint32_t visited; /* bit c: city c is on the tour */
   uint32_t len;     /* length so far (open path from city 0) */
-  uint32_t rest;    /* sum of minout over unvisited cities */
   uint32_t bound;
   uint8_t depth;    /* cities on the tour */
   uint8_t path[APP_TSP_MAX_CITIES];
 };
+
+static uint32_t tsp_bound(const app_tsp_instance *in, uint32_t visited, uint32_t cur, uint32_t len);
 
 struct tsp_chunk {
   tsp_chunk *next;
@@ -203,8 +204,7 @@ int app_tsp_init(app_tsp *s, const app_tsp_instance *in, const app_tsp_config *c
   *root = zero;
   root->visited = 1;
   root->depth = 1;
-  for (int c = 1; c < in->n; c++) root->rest += in->minout[c];
-  root->bound = in->minout[0] + root->rest;
+  root->bound = tsp_bound(in, 1, 0, 0);
   /* the root is handed to thread 0's free list after use: make it a chunk of its own */
   tsp_chunk *ch = malloc(sizeof *ch);
   if (ch == NULL) {
@@ -259,9 +259,36 @@ static void tsp_complete(app_tsp *s, tsp_local *l, const uint8_t *path, int n, u
   }
 }
 
+/* Lower bound of a partial tour ending at cur: its length plus the
+ * weight of a minimum spanning tree over cur, the unvisited cities and
+ * city 0 (what is left of the tour is a Hamiltonian path from cur through
+ * them to 0, a spanning tree of that set). Prim's algorithm, O(k^2). */
+static uint32_t tsp_bound(const app_tsp_instance *in, uint32_t visited, uint32_t cur, uint32_t len) {
+  int n = in->n, k = 0;
+  uint8_t v[APP_TSP_MAX_CITIES + 1];
+  uint32_t dist[APP_TSP_MAX_CITIES + 1];
+  v[k++] = (uint8_t)cur;
+  if (cur != 0) v[k++] = 0;
+  for (int c = 1; c < n; c++)
+    if (!(visited >> c & 1)) v[k++] = (uint8_t)c;
+  uint32_t total = len;
+  for (int i = 1; i < k; i++) dist[i] = in->d[cur][v[i]];
+  for (int left = k - 1; left > 0; left--) { /* v[1..left] not yet in the tree */
+    int best = 1;
+    for (int i = 2; i <= left; i++)
+      if (dist[i] < dist[best]) best = i;
+    total += dist[best];
+    uint8_t w = v[best];
+    v[best] = v[left];
+    dist[best] = dist[left];
+    for (int i = 1; i < left; i++)
+      if (in->d[w][v[i]] < dist[i]) dist[i] = in->d[w][v[i]];
+  }
+  return total;
+}
+
 /* Depth-first search below a tour, on this thread. */
-static void tsp_dfs(app_tsp *s, tsp_local *l, uint8_t *path, int depth, uint32_t visited, uint32_t len,
-                    uint32_t rest) {
+static void tsp_dfs(app_tsp *s, tsp_local *l, uint8_t *path, int depth, uint32_t visited, uint32_t len) {
   const app_tsp_instance *in = s->in;
   int n = in->n;
   uint32_t cur = path[depth - 1];
@@ -274,16 +301,15 @@ static void tsp_dfs(app_tsp *s, tsp_local *l, uint8_t *path, int depth, uint32_t
     if (visited >> c & 1) continue;
     uint32_t clen = len + in->d[cur][c];
     path[depth] = (uint8_t)c;
+    /* relaxed loads of the bound: a stale bound only prunes less, and
+     * tsp_complete re-checks by CAS */
+    uint32_t best = atomic_load_explicit(&s->best, memory_order_relaxed);
     if (depth + 1 == n) {
-      uint32_t total = clen + in->d[c][0];
-      if (total < atomic_load_explicit(&s->best, memory_order_relaxed)) /* relaxed: a stale bound only prunes less; tsp_complete re-checks by CAS */
-        tsp_complete(s, l, path, n, total);
+      if (clen + in->d[c][0] < best) tsp_complete(s, l, path, n, clen + in->d[c][0]);
       continue;
     }
-    uint32_t crest = rest - in->minout[c];
-    uint32_t bound = clen + in->minout[c] + crest;
-    if (bound >= atomic_load_explicit(&s->best, memory_order_relaxed)) continue; /* relaxed: as above, pruning only */
-    tsp_dfs(s, l, path, depth + 1, visited | 1u << c, clen, crest);
+    if (tsp_bound(in, visited | 1u << c, (uint32_t)c, clen) >= best) continue;
+    tsp_dfs(s, l, path, depth + 1, visited | 1u << c, clen);
   }
 }
 
@@ -338,15 +364,14 @@ void app_tsp_worker(app_tsp *s, int id) {
       for (int c = 1; c < n; c++) {
         if (t->visited >> c & 1) continue;
         uint32_t clen = t->len + in->d[cur][c];
-        uint32_t crest = t->rest - in->minout[c];
-        uint32_t bound = clen + in->minout[c] + crest;
+        uint32_t bound = tsp_bound(in, t->visited | 1u << c, (uint32_t)c, clen);
         if (bound >= atomic_load(&s->best)) continue;
         int cdepth = t->depth + 1;
         if (n - cdepth <= s->local_cities) { /* finish small subtrees here */
           uint8_t path[APP_TSP_MAX_CITIES];
           memcpy(path, t->path, (size_t)t->depth);
           path[t->depth] = (uint8_t)c;
-          tsp_dfs(s, l, path, cdepth, t->visited | 1u << c, clen, crest);
+          tsp_dfs(s, l, path, cdepth, t->visited | 1u << c, clen);
           continue;
         }
         tsp_tour *k = tsp_alloc(l);
@@ -354,14 +379,13 @@ void app_tsp_worker(app_tsp *s, int id) {
           uint8_t path[APP_TSP_MAX_CITIES];
           memcpy(path, t->path, (size_t)t->depth);
           path[t->depth] = (uint8_t)c;
-          tsp_dfs(s, l, path, cdepth, t->visited | 1u << c, clen, crest);
+          tsp_dfs(s, l, path, cdepth, t->visited | 1u << c, clen);
           continue;
         }
         memcpy(k->path, t->path, (size_t)t->depth);
         k->path[t->depth] = (uint8_t)c;
         k->visited = t->visited | 1u << c;
         k->len = clen;
-        k->rest = crest;
         k->bound = bound;
         k->depth = (uint8_t)cdepth;
         kids[nk++] = k;
@@ -372,7 +396,7 @@ void app_tsp_worker(app_tsp *s, int id) {
     for (int i = 0; i < nk; i++) {
       if (tsp_publish(s, kids[i])) continue;
       tsp_tour *k = kids[i]; /* refused: search it here */
-      tsp_dfs(s, l, k->path, k->depth, k->visited, k->len, k->rest);
+      tsp_dfs(s, l, k->path, k->depth, k->visited, k->len);
       tsp_free(l, k);
       if (co->fetch_add(s->live, -1, NULL) != SYNCQ_OK) atomic_fetch_add(&s->errors, 1);
     }
