@@ -18,6 +18,8 @@
  *             work longer), the imbalance 003 §6 points at.
  *   Memory:   two n x n matrices of doubles (the factors and the input).
  *   Validation: app_lu_check multiplies the factors back (O(n^3)).
+ *   Progress: blocking (barriers).
+ *   Signal safety: none; process-shared: no (a private barrier).
  *   Limits:   n a multiple of B; threads <= APP_LU_MAX_THREADS.
  */
 #include "lu.h"

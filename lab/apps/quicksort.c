@@ -26,6 +26,11 @@
  *   Validation: sorted, and the same multiset as the input (two
  *             independent commutative hashes of the keys, sum and sum of
  *             a 64-bit mix, computed at init and after the sort).
+ *   Progress: that of the pool (blocking for lock-based ones); idle
+ *             threads wait for work by yielding, so the sort as a whole is
+ *             blocking: a thread stopped while holding an interval holds up
+ *             the end.
+ *   Signal safety: none (allocates); process-shared: no (pointers).
  *   Limits:   n <= APP_QS_MAX_KEYS (an interval is {start, length} packed
  *             in a pool item).
  */

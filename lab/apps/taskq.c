@@ -23,6 +23,9 @@
  *             result by the LCG's jump-ahead (O(log steps)), not by running
  *             the loops.
  *   Memory:   the structure; the lock-based ring (8 bytes a slot).
+ *   Progress: that of the queue; idle threads yield until `live` is 0,
+ *             so the kernel as a whole is blocking.
+ *   Signal safety: none; process-shared: no (pointers).
  *   Limits:   max_level <= APP_TASKQ_MAX_LEVEL, roots < 2^20.
  */
 #include "taskq.h"

@@ -36,6 +36,9 @@
  *             the one that made it joins the freer's list); all blocks are
  *             freed by app_tsp_destroy.
  *   Validation: app_tsp_check (tsp.h) against Held-Karp's optimum.
+ *   Progress: that of the structures; idle threads yield until the live
+ *             count is 0, so the search as a whole is blocking.
+ *   Signal safety: none (allocates); process-shared: no (pointers).
  *   Limits:   APP_TSP_MAX_CITIES cities, APP_TSP_MAX_THREADS threads.
  */
 #include "tsp.h"
