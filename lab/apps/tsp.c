@@ -55,8 +55,6 @@
 
 #define TSP_CHUNK 256          /* tour records per allocation block */
 #define TSP_SQUARE 1000.0      /* cities lie in a TSP_SQUARE x TSP_SQUARE square */
-#define TSP_HEAP_DEPTH 3       /* tours of 1-2 cities are the heap's */
-#define TSP_LOCAL_CITIES 6     /* 6 cities left: finish it here (720 leaves at most) */
 #define TSP_HK_INF UINT32_MAX
 
 struct tsp_tour {
@@ -147,8 +145,8 @@ int app_tsp_init(app_tsp *s, const app_tsp_instance *in, const app_tsp_config *c
   s->in = in;
   s->cfg = *cfg;
   s->threads = threads;
-  s->heap_depth = TSP_HEAP_DEPTH;
-  s->local_cities = TSP_LOCAL_CITIES;
+  s->heap_depth = APP_TSP_HEAP_DEPTH;
+  s->local_cities = APP_TSP_LOCAL_CITIES;
   const syncq_pqueue_ops *pq = cfg->pq->ops;
   const syncq_stack_ops *st = cfg->stack->ops;
   const syncq_counter_ops *co = cfg->counter->ops;

@@ -125,8 +125,8 @@ static int ms98_tsp_run(lab_ctx *ctx) {
   lab_begin(ctx,
             "p threads find the shortest tour of %d cities (seeded points in a 1000 x 1000 square, "
             "integer Euclidean distances) by branch and bound (001 §4.6): the lower bound of a partial "
-            "tour is its length plus a minimum spanning tree of the rest; tours of 1-2 cities are kept in "
-            "the shared priority queue by bound (best-first), deeper ones on the shared stack (depth-first); "
+            "tour is its length plus a minimum spanning tree of the rest; tours of fewer than %d cities are "
+            "kept in the shared priority queue by bound (best-first), deeper ones on the shared stack (depth-first); "
             "a thread pops the stack, else takes the heap's minimum, prunes against the best tour, pushes "
             "the children within the bound and finishes subtrees of %d cities or fewer itself. Counters "
             "from the registry count the live tours (the team stops at 0) and the expansions; the best "
@@ -137,7 +137,7 @@ static int ms98_tsp_run(lab_ctx *ctx) {
             "copies as processes). set=every-structure (level 1) swaps one structure of the "
             "hybrid for every other registered one (variant named by it). Every run must find the "
             "Held-Karp optimum with a valid tour.",
-            cities, 6, lab_pus(ctx), (unsigned long long)(mp_quantum_ns(ctx) / 1000000u));
+            cities, APP_TSP_HEAP_DEPTH, APP_TSP_LOCAL_CITIES, lab_pus(ctx), (unsigned long long)(mp_quantum_ns(ctx) / 1000000u));
   if (lab_planning(ctx)) {
     /* count the groups only */
   } else if (tspx_cities_solved != cities) {
