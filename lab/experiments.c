@@ -24,6 +24,10 @@ extern const lab_experiment lab_exp_lc98_stress;
 extern const lab_experiment lab_exp_lc98_apps;
 extern const lab_experiment lab_exp_np99_mp_queue;
 extern const lab_experiment lab_exp_np99_mp_barrier;
+extern const lab_experiment lab_exp_ms98_quicksort;
+extern const lab_experiment lab_exp_ms98_tsp;
+extern const lab_experiment lab_exp_np99_apps;
+extern const lab_experiment lab_exp_np99_apps_dedicated;
 
 /* phys first: every report shows the machine's floors before the rest. */
 static const lab_experiment *const all[] = {
@@ -48,6 +52,10 @@ static const lab_experiment *const all[] = {
   &lab_exp_lc98_logp,
   &lab_exp_lc98_stress,
   &lab_exp_lc98_apps,
+  &lab_exp_ms98_quicksort,
+  &lab_exp_ms98_tsp,
+  &lab_exp_np99_apps,
+  &lab_exp_np99_apps_dedicated,
 };
 
 size_t lab_experiment_count(void) { return sizeof all / sizeof all[0]; }

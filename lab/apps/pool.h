@@ -1,0 +1,58 @@
+/*
+ * pool.h — a shared work pool for the applications (lab/apps/): any
+ * registered queue (FIFO) or stack (LIFO) behind one put/take interface,
+ * reached through the registry's ops tables, so an application runs every
+ * registered structure, syncq's and the peer libraries', by name.
+ *
+ * Items are non-NULL `void *`; the applications encode work descriptors
+ * in the low 48 bits with the low 4 bits clear (app_pool_item), which
+ * every registered queue and stack can store (tagged-pointer queues keep
+ * 48-bit pointers).
+ *
+ * put() answers true when the structure took the item and false when it
+ * refused it for lack of room (FULL from a bounded queue, ENOMEM from a
+ * node pool): the caller then does the work itself, which is what a
+ * work-sharing runtime does when its pool is full. Any other status is a
+ * failure and is counted in *errors. take() answers false when the pool
+ * looked empty.
+ */
+#ifndef SYNCQ_LAB_APPS_POOL_H
+#define SYNCQ_LAB_APPS_POOL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/registry.h"
+
+/* Items carry 44 bits of payload above 4 clear low bits. */
+#define APP_POOL_ITEM_SHIFT 4
+#define APP_POOL_PAYLOAD_BITS 44
+
+typedef struct app_pool {
+  const syncq_algo *algo; /* SYNCQ_FAMILY_QUEUE or SYNCQ_FAMILY_STACK */
+  void *obj;              /* the structure, in aligned storage */
+} app_pool;
+
+/* True when the algorithm can serve as a pool shared by many producers and
+ * consumers (single-producer/single-consumer rings cannot). */
+bool app_pool_usable(const syncq_algo *algo);
+
+/* Make a pool of the algorithm holding up to `capacity` items (a power of
+ * two) for up to `threads` threads. SYNCQ_OK or the structure's status
+ * (SYNCQ_EINVAL for a family other than queue and stack). */
+int app_pool_init(app_pool *p, const syncq_algo *algo, size_t capacity, unsigned threads);
+void app_pool_destroy(app_pool *p);
+
+bool app_pool_put(const app_pool *p, void *item, _Atomic(int) *errors);
+bool app_pool_take(const app_pool *p, void **item, _Atomic(int) *errors);
+
+static inline void *app_pool_item(uint64_t payload) {
+  return (void *)(uintptr_t)((payload + 1) << APP_POOL_ITEM_SHIFT);
+}
+static inline uint64_t app_pool_payload(void *item) {
+  return ((uint64_t)(uintptr_t)item >> APP_POOL_ITEM_SHIFT) - 1;
+}
+
+#endif
