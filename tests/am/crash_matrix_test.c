@@ -45,6 +45,7 @@
 #include <cmocka.h>
 
 #include "am/am_crash.h" /* the named crash points of the send protocol */
+#include "am/am_internal.h" /* the claim hook: to die inside a claim */
 #include "syncq/am.h"
 #include "syncq/clock.h"
 
