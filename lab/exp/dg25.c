@@ -14,7 +14,7 @@
  *   two-thread ping-pong through two queues. Baselines measured in the same
  *   groups: "two-cas" (two uncontended CAS, the pair's floor) and
  *   "cacheline-pingpong" (the raw round trip of a cache line between two
- *   cores, the ping-pong's floor), so the issue's targets are ratios within
+ *   cores, the ping-pong's floor), so syncq's targets are ratios within
  *   one group.
  * dg25-mt-pingpong (§VI-C, Figures 12-15): N pinging and N answering
  *   threads share two queues (requests, replies) as the threads of one
@@ -114,7 +114,7 @@ static int usable_queues(lab_ctx *ctx, const syncq_algo **out, int cap) {
 
 /* Peer rings whose operations spin, without ever yielding, until an
  * earlier claimer (possibly preempted) publishes its slot: past the
- * processing units one quick sample took minutes here (issue 6 notes), so
+ * processing units one quick sample took minutes here (measured here), so
  * --quick runs leave them out there, with a note. */
 static const char *const spins_past_pus[] = {"ck:ring_mpmc", "dpdk:ring_mpmc"};
 
@@ -124,7 +124,7 @@ static bool spins_on_preempted(const syncq_algo *a) {
   return false;
 }
 
-/* The budget of the quick suite (issue 6): in --quick runs the peer
+/* The budget of the quick suite: in --quick runs the peer
  * libraries' queues (SYNCQ_PROP_PEER) are measured at the smallest and the
  * largest thread count only, syncq's queues at every one. Says so once per
  * experiment. */
@@ -269,12 +269,12 @@ static const lab_claim prodcons_claims[] = {
    "is below NBLFQ's.",
    "{\"op\":\"ratio_below\",\"metric\":\"throughput_ratio\",\"num\":\"nblfq2\",\"den\":\"nblfq\","
    "\"at\":{\"threads\":1},\"bound\":1.0}"},
-  {"Issue 6 goal: with one producer and one consumer (N = 1), NBLFQ's throughput is at least "
+  {"syncq target: with one producer and one consumer (N = 1), NBLFQ's throughput is at least "
    "the best peer library's (ck, liburcu, DPDK, boost, TBB, moodycamel, crossbeam) measured in the "
    "same run.",
    "{\"op\":\"peer_ratio_above\",\"metric\":\"throughput\",\"algo\":\"nblfq\",\"at\":{\"threads\":1},"
    "\"bound\":1.0}"},
-  {"Issue 6 goal: past the core count NBLFQ does not collapse: at the largest N measured (when it "
+  {"syncq target: past the core count NBLFQ does not collapse: at the largest N measured (when it "
    "exceeds 2 threads) its throughput is within 2x of the best peer library's.",
    "{\"op\":\"peer_ratio_above\",\"metric\":\"throughput\",\"algo\":\"nblfq\",\"at\":\"max_threads\","
    "\"min_threads\":3,\"bound\":0.5}"},
@@ -570,26 +570,26 @@ static const lab_claim latency_claims[] = {
    "(§VI-B): NBLFQ's submission/completion round trip within 1.15x of the naive ring's.",
    "{\"op\":\"ratio_below\",\"metric\":\"latency_ratio\",\"num\":\"nblfq\",\"den\":\"naive-ring\","
    "\"where\":{\"mode\":\"submit-complete\"},\"bound\":1.15}"},
-  {"Issue target: an NBLFQ enqueue+dequeue pair on one thread costs within 1.25x of two "
+  {"syncq target: an NBLFQ enqueue+dequeue pair on one thread costs within 1.25x of two "
    "uncontended CAS (the phys floor; one CAS per operation, 004 §IV-A).",
    "{\"op\":\"ratio_below\",\"metric\":\"latency_ratio\",\"num\":\"nblfq\",\"den\":\"two-cas\","
    "\"where\":{\"mode\":\"pair\"},\"bound\":1.25}"},
-  {"Issue target: the NBLFQ two-thread ping-pong round trip within 1.5x of the raw cache-line "
+  {"syncq target: the NBLFQ two-thread ping-pong round trip within 1.5x of the raw cache-line "
    "ping-pong round trip.",
    "{\"op\":\"ratio_below\",\"metric\":\"latency_ratio\",\"num\":\"nblfq\",\"den\":\"cacheline-pingpong\","
    "\"where\":{\"mode\":\"pingpong\"},\"bound\":1.5}"},
-  {"Issue 6 goal: NBLFQ's one-thread submission/completion round trip is lower than every peer "
+  {"syncq target: NBLFQ's one-thread submission/completion round trip is lower than every peer "
    "library's queue measured in the same run.",
    "{\"op\":\"peer_ratio_below\",\"metric\":\"latency\",\"algo\":\"nblfq\","
    "\"where\":{\"mode\":\"submit-complete\"},\"at\":{\"threads\":1},\"bound\":1.0}"},
-  {"Issue 6 goal: NBLFQ's two-thread ping-pong round trip is at most 0.6x the best peer library's.",
+  {"syncq target: NBLFQ's two-thread ping-pong round trip is at most 0.6x the best peer library's.",
    "{\"op\":\"peer_ratio_below\",\"metric\":\"latency\",\"algo\":\"nblfq\","
    "\"where\":{\"mode\":\"pingpong\"},\"at\":{\"threads\":2},\"bound\":0.6}"},
   {"syncq target: the inline NBLFQ pair (syncq/static/queue/nblfq.h) within 1.1x of a plain "
    "inline transcription of 004's pseudo-code measured in the same run.",
    "{\"op\":\"ratio_below\",\"metric\":\"latency_ratio\",\"num\":\"nblfq:inline\",\"den\":\"nblfq:reference\","
    "\"where\":{\"mode\":\"pair\"},\"bound\":1.1}"},
-  {"Issue target: NBLFQ2 within 1.2x of NBLFQ (single-thread pair).",
+  {"syncq target: NBLFQ2 within 1.2x of NBLFQ (single-thread pair).",
    "{\"op\":\"ratio_below\",\"metric\":\"latency_ratio\",\"num\":\"nblfq2\",\"den\":\"nblfq\","
    "\"where\":{\"mode\":\"pair\"},\"bound\":1.2}"},
 };
@@ -755,12 +755,12 @@ static const lab_claim mt_claims[] = {
 
 static const lab_claim casfail_claims[] = {
   {"For NBLFQ all points stay below 3.5 % of CAS that need a retry (004 §VI-D, Figure 16; "
-   "issue target): checked at N = 1, 2 and the largest N.",
+   "syncq target): checked at N = 1, 2 and the largest N.",
    "{\"op\":\"all\",\"rules\":["
    "{\"op\":\"value_below\",\"metric\":\"cas_retry_share\",\"algo\":\"nblfq\",\"at\":{\"threads\":1},\"bound\":3.5},"
    "{\"op\":\"value_below\",\"metric\":\"cas_retry_share\",\"algo\":\"nblfq\",\"at\":{\"threads\":2},\"bound\":3.5},"
    "{\"op\":\"value_below\",\"metric\":\"cas_retry_share\",\"algo\":\"nblfq\",\"bound\":3.5}]}"},
-  {"For NBLFQ2 the rate is higher, up to 7 % (§VI-D; issue target: under 7 %).",
+  {"For NBLFQ2 the rate is higher, up to 7 % (§VI-D; syncq target: under 7 %).",
    "{\"op\":\"all\",\"rules\":["
    "{\"op\":\"value_below\",\"metric\":\"cas_retry_share\",\"algo\":\"nblfq2\",\"at\":{\"threads\":1},\"bound\":7},"
    "{\"op\":\"value_below\",\"metric\":\"cas_retry_share\",\"algo\":\"nblfq2\",\"at\":{\"threads\":2},\"bound\":7},"

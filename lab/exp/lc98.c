@@ -653,7 +653,7 @@ static int logp_run(lab_ctx *ctx) {
   "\",\"where\":{\"transport\":\"mpi\",\"mpi\":\"" impl "\"},\"bound\":" bound "}"
 
 static const lab_claim logp_claims[] = {
-  {"Issue target: the request/reply round trip of every claim within 3x the raw cache-line ping-pong "
+  {"syncq target: the request/reply round trip of every claim within 3x the raw cache-line ping-pong "
    "round trip between the same two processes.",
    "{\"op\":\"all\",\"rules\":[" RTT_WITHIN_3X("tas") "," RTT_WITHIN_3X("ttas") "," RTT_WITHIN_3X(
        "ticket") "," RTT_WITHIN_3X("anderson") "," RTT_WITHIN_3X("posix-mutex") "," RTT_WITHIN_3X("lock-free") "]}"},

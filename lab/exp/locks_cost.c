@@ -1,6 +1,6 @@
 /*
- * locks_cost.c — locks-cost: what a lock costs, as the issue's Benchmarks
- * section asks (issue 3), each lock as a ratio to the POSIX mutex measured
+ * locks_cost.c — locks-cost: what a lock costs (syncq's lock-cost
+ * benchmark), each lock as a ratio to the POSIX mutex measured
  * in the same run (interleaved repetitions, normalize_to).
  *
  * Three panels (param "phase"):
@@ -458,7 +458,7 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" variant "\",\"den\":\"pthread-mutex\"," \
   "\"where\":{\"phase\":\"oversubscribed\"},\"at\":\"max_threads\",\"bound\":2.0}"
 
-/* Issue 6: ours against Concurrency Kit's counterpart, same phase, same run. */
+/* Ours against Concurrency Kit's counterpart, same phase, same run. */
 #define VS_CK(ours, ck, phase)                                                                         \
   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" ours "\",\"den\":\"" ck "\","          \
   "\"where\":{\"phase\":\"" phase "\"},\"at\":\"max_threads\",\"bound\":1.1}"
@@ -478,15 +478,15 @@ static const lab_claim locks_cost_claims[] = {
    DEFAULTS("anderson") "," DEFAULTS("array-cas") "," DEFAULTS("array-faa") "," DEFAULTS("mcs") ","
    DEFAULTS("clh") "," DEFAULTS("futex-mutex") "," DEFAULTS("ttas-ps") "," DEFAULTS("sc-queue") ","
    DEFAULTS("hybrid-sc") "]}"},
-  {"Issue 6 goal: syncq's MCS, CLH, ticket and TTAS locks cost within 1.1x of Concurrency Kit's "
+  {"syncq target: syncq's MCS, CLH, ticket and TTAS locks cost within 1.1x of Concurrency Kit's "
    "counterparts (ck_spinlock_mcs, _clh, _ticket, and _cas, ck's test-and-test-and-set), "
    "uncontended and with two threads.",
    "{\"op\":\"all\",\"rules\":[" VS_CK_BOTH("mcs", "ck:spinlock_mcs") "," VS_CK_BOTH("clh", "ck:spinlock_clh") ","
    VS_CK_BOTH("ticket", "ck:spinlock_ticket") "," VS_CK_BOTH("ttas", "ck:spinlock_cas") "]}"},
-  {"Target (issue 3): TTAS, ticket and MCS uncontended cost within 1.2x of two uncontended "
+  {"syncq target: TTAS, ticket and MCS uncontended cost within 1.2x of two uncontended "
    "atomic operations measured in the same run.",
    "{\"op\":\"all\",\"rules\":[" UNC("ttas") "," UNC("ticket") "," UNC("mcs") "]}"},
-  {"Target (issue 3): under 4x oversubscription every blocking or competitive discipline is "
+  {"syncq target: under 4x oversubscription every blocking or competitive discipline is "
    "within 2x of pthread mutex.",
    "{\"op\":\"all\",\"rules\":[" OVER("tas@block") "," OVER("tas@competitive") "," OVER("ttas@block") ","
    OVER("ttas@competitive") "," OVER("ticket@block") "," OVER("ticket@competitive") "," OVER("anderson@block") ","
@@ -503,7 +503,7 @@ static const lab_claim locks_cost_claims[] = {
 
 const lab_experiment lab_exp_locks_cost = {
   .name = "locks-cost",
-  .paper = "issue 3 (Benchmarks); 000 Lumetta & Culler 1998, §4",
+  .paper = "syncq lock-cost benchmark; 000 Lumetta & Culler 1998, §4",
   .figure = "lock costs (uncontended, 2 threads, 4x oversubscribed)",
   .title = "Lock cost as a ratio to pthread mutex: uncontended, two threads, oversubscribed",
   .x = "threads",

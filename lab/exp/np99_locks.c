@@ -223,7 +223,7 @@ static int np99_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   return pt->is_queue ? queue_sample(ctx, pt, out) : lock_sample(ctx, pt, out);
 }
 
-/* The quick suite's time budget (issue 6): --quick runs leave the peer
+/* The quick suite's time budget: --quick runs leave the peer
  * libraries' queues out of this lock experiment (they run in dg25-* and
  * ms98-queue); the peer locks stay. The note says so. */
 static bool peer_queue_skipped(lab_ctx *ctx, const syncq_algo *q) {

@@ -4,8 +4,8 @@
  * Contract
  *   Source:      001 §5 (counter under a single test-and-test-and-set lock
  *                with bounded exponential backoff); 003 §4.1 (lock-based
- *                counter vs CAS and fetch-and-add); issue 3: "lock-based
- *                (any registered lock)".
+ *                counter vs CAS and fetch-and-add); lock-based counters
+ *                over any registered lock.
  *   Progress:    blocking (the lock's).
  *   Atomics:     the lock's acquire + release around a plain add.
  *   Memory:      init allocates the lock's storage (aligned), destroy

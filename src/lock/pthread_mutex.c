@@ -3,7 +3,7 @@
  *
  * Contract
  *   Source:      POSIX; 000 §3.1 (process-shared POSIX mutex claim) and the
- *                baseline of the issue's lock-cost benchmark.
+ *                baseline of syncq's lock-cost benchmark.
  *   Progress:    blocking.
  *   Atomics:     glibc: uncontended lock 1 CAS, unlock 1 exchange.
  *   Memory:      caller's storage; never allocates.

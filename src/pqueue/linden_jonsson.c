@@ -6,7 +6,7 @@
  *                priority queue with minimal memory contention", OPODIS
  *                2013 (their Algorithms 1-4: Insert, LocatePreds,
  *                DeleteMin, Restructure), the modern reference priority
- *                queue of issue 5. A skiplist with head and tail sentinels.
+ *                queue. A skiplist with head and tail sentinels.
  *                A node is logically deleted by setting the low bit of its
  *                PREDECESSOR's level-0 next pointer (fetch-and-or), so the
  *                deleted nodes always form a prefix of the level-0 list;

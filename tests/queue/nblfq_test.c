@@ -1,5 +1,5 @@
 /*
- * nblfq_test.c — NBLFQ's own tests (issue 4):
+ * nblfq_test.c — NBLFQ's own tests:
  *   - operations from a signal handler that interrupts the same thread in
  *     the middle of an operation on the same queue: deterministically (a
  *     hook raises the signal between the chase and the CAS) and

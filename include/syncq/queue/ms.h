@@ -1,6 +1,6 @@
 /*
  * syncq/queue/ms.h — Michael & Scott's non-blocking linked queue (001 §4.1;
- * their PODC'96 paper), in the two memory-management forms of issue 4:
+ * their PODC'96 paper), in two memory-management forms:
  *   "ms"     counted pointers swung by double-width CAS, nodes type-stable
  *            on a tagged free list (syncq/reclaim.h), as in the paper;
  *   "ms-hp"  plain pointers protected by hazard pointers (Michael 2004), so
