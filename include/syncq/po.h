@@ -24,9 +24,14 @@
  *             The default when the library was built with Boost.Context.
  *             Rules: a fiber that makes a blocking system call (read,
  *             sleep, a pthread mutex held elsewhere, ...) blocks its whole
- *             scheduler thread and the fibers queued behind it until
- *             another scheduler steals them; a fiber that busy-waits for
- *             another fiber must yield (syncq_po_recv does). A fiber whose
+ *             scheduler thread; the fibers queued behind it run only when
+ *             another scheduler, idle or woken by new work, steals them
+ *             (no monitor thread notices a blocked scheduler). A fiber
+ *             that busy-waits for another fiber must yield
+ *             (syncq_po_yield; syncq_po_recv does). A fiber may resume on
+ *             another thread after recv, yield or join: it must not keep
+ *             the address of a thread-local variable (errno included)
+ *             across them. A fiber whose
  *             stack overflows into its guard page is reported by pid on
  *             stderr before the program dies (a handler on an alternate
  *             signal stack; frames larger than the guard can skip it).

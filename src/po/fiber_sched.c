@@ -13,8 +13,9 @@
  *                sleeping on a futex (Go's spinning Ms), so a hop between
  *                busy processes never pays a futex wake-up.
  *   Structures:  run queues are NBLFQs (004; syncq/queue/nblfq.h) of
- *                capacity >= max_procs: a fiber sits in at most one queue,
- *                only while RUNNABLE, so they never fill. Context switches
+ *                capacity >= max_procs (and >= PO_RUNQ_MIN, for the tags'
+ *                sake): a fiber sits in at most one queue, only while
+ *                RUNNABLE, so they never fill. Context switches
  *                are Boost.Context fcontext jumps (fiber_context.h).
  *   Park/wake:   recv_blocking announces BLOCKING with an acq_rel exchange
  *                of the fiber's wstate and looks at its inbox once more; a
@@ -72,6 +73,14 @@
 #define PO_IDLE_RELAX 32
 /* Most fibers one steal moves besides the one it runs. */
 #define PO_STEAL_BATCH 64u
+/* Runnext hand-offs in a row before the run queue gets a turn: two fibers
+ * that keep waking each other must not starve the queued ones (Go gives
+ * runnext the waker's time slice; BEAM counts reductions). */
+#define PO_RUNNEXT_BUDGET 64u
+/* Run queues never smaller than this: NBLFQ's 16-bit tags repeat after
+ * capacity x 65,536 operations on the ring, which a preempted scheduler
+ * must not sleep through (at 4,096: hundreds of millions). */
+#define PO_RUNQ_MIN 4096u
 
 enum { PO_SW_NONE = 0, PO_SW_PARK, PO_SW_YIELD, PO_SW_EXIT };
 
@@ -90,6 +99,7 @@ typedef struct po_sched {
   struct po_fiber_rt *rt;
   uint32_t index;
   uint64_t seed; /* victim choice */
+  uint32_t runnext_streak; /* runnext taken in a row (PO_RUNNEXT_BUDGET) */
   pthread_t tid;
   bool started;
   syncq_queue_nblfq *runq;
@@ -192,16 +202,28 @@ static po_fiber *claim(po_fiber *f) {
   return f;
 }
 
-static po_fiber *take_local(po_sched *s) {
+static po_fiber *take_runnext(po_sched *s) {
   /* relaxed peek first: an exchange on an empty slot would dirty its line. */
-  if (atomic_load_explicit(&s->runnext, memory_order_relaxed) != NULL) {
-    /* acquire: pairs with the release exchange in ready(). */
-    po_fiber *f = atomic_exchange_explicit(&s->runnext, NULL, memory_order_acquire);
-    if (f != NULL) return claim(f);
-  }
+  if (atomic_load_explicit(&s->runnext, memory_order_relaxed) == NULL) return NULL;
+  /* acquire: pairs with the release exchange in ready(). */
+  po_fiber *f = atomic_exchange_explicit(&s->runnext, NULL, memory_order_acquire);
+  return f != NULL ? claim(f) : NULL;
+}
+
+/* runnext first (locality: the fiber a message just woke), but after
+ * PO_RUNNEXT_BUDGET of those in a row the queue's head goes first. */
+static po_fiber *take_local(po_sched *s) {
   void *item;
+  if (s->runnext_streak < PO_RUNNEXT_BUDGET) {
+    po_fiber *f = take_runnext(s);
+    if (f != NULL) {
+      s->runnext_streak++;
+      return f;
+    }
+  }
+  s->runnext_streak = 0;
   if (syncq_queue_nblfq_dequeue(s->runq, &item) == SYNCQ_OK) return claim(item);
-  return NULL;
+  return take_runnext(s);
 }
 
 static uint64_t next_rand(uint64_t *x) {
@@ -231,8 +253,9 @@ static po_fiber *steal(po_sched *s, const uint64_t *seen) {
       uint64_t queued = (h - t) & v->runq->mask;
       uint64_t more = queued / 2 < PO_STEAL_BATCH ? queued / 2 : PO_STEAL_BATCH;
       void *extra;
-      for (uint64_t i = 0; i < more && syncq_queue_nblfq_dequeue(v->runq, &extra) == SYNCQ_OK; i++)
-        push_to(rt, s, extra);
+      uint64_t moved = 0;
+      for (; moved < more && syncq_queue_nblfq_dequeue(v->runq, &extra) == SYNCQ_OK; moved++) push_to(rt, s, extra);
+      if (moved > 0) wakep(rt); /* more than we run now: another idle scheduler may share them */
       return claim(item);
     }
     if (seen != NULL && atomic_load_explicit(&v->runnext, memory_order_relaxed) != NULL &&
@@ -276,14 +299,16 @@ static po_sched *after_switch(po_transfer t) {
                                                 memory_order_acquire))
       break;
     /* A sender woke it (WOKEN) while it was on its way out: queue it
-     * here again (this scheduler is busy, so no one needs waking). */
+     * here again, and let a sleeping scheduler know there is work. */
     atomic_store_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* ours: no one else acts on WOKEN */
     push_to(s->rt, s, from);
+    wakep(s->rt);
     break;
   }
   case PO_SW_YIELD:
     atomic_store_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* ours until queued */
     push_to(s->rt, s, from);
+    wakep(s->rt); /* it waits behind others: an idle scheduler may take it */
     break;
   case PO_SW_EXIT: {
     po_san_fiber_destroy(&from->san);
@@ -394,18 +419,20 @@ static void idle(po_sched *s) {
   po_fiber_rt *rt = s->rt;
   uint64_t seen[rt->nsched];
   for (uint32_t i = 0; i < rt->nsched; i++) seen[i] = atomic_load_explicit(&rt->sched[i].switches, memory_order_relaxed);
-  /* seq_cst: see wakep. The first idle scheduler spins; the others go
-   * straight to sleep (a spinner finds any new work, and hands the search
-   * on with wakep when it finds some). */
-  bool spin = atomic_fetch_add(&rt->nspinning, 1u) == 0;
-  uint64_t until = syncq_now_ns() + (spin ? PO_IDLE_SPIN_NS : 0);
+  /* seq_cst: see wakep. One idle scheduler at a time spins (nspinning
+   * 0 -> 1); the others go straight to sleep. nspinning counts only that
+   * spinner, so wakep's "someone will find it" is true when it trusts it;
+   * the spinner hands the search on with wakep when it finds work. */
+  uint32_t zero = 0;
+  bool spin = atomic_compare_exchange_strong(&rt->nspinning, &zero, 1u);
+  uint64_t until = syncq_now_ns() + PO_IDLE_SPIN_NS;
   po_fiber *f = NULL;
-  for (;;) {
+  while (spin) {
     f = take_local(s);
     if (f == NULL) f = steal(s, NULL);
     if (f != NULL || stopping(rt)) break;
     if (syncq_now_ns() > until) {
-      if (spin) f = steal(s, seen); /* a runnext stuck behind a fiber that ran all this time */
+      f = steal(s, seen); /* a runnext stuck behind a fiber that ran all this time */
       break;
     }
     for (int i = 0; i < PO_IDLE_RELAX; i++) syncq_pr_relax();
@@ -413,7 +440,7 @@ static void idle(po_sched *s) {
   }
   if (f != NULL) {
     atomic_fetch_sub(&rt->nspinning, 1u); /* seq_cst: see wakep */
-    wakep(rt); /* there may be more: the last spinner hands the search on */
+    wakep(rt); /* there may be more: the spinner hands the search on */
     run(s, f);
     return;
   }
@@ -421,7 +448,7 @@ static void idle(po_sched *s) {
   uint32_t word = atomic_load_explicit(&s->wake_word, memory_order_acquire);
   atomic_store(&s->sleeping, 1u);
   atomic_fetch_add(&rt->nsleeping, 1u);
-  atomic_fetch_sub(&rt->nspinning, 1u);
+  if (spin) atomic_fetch_sub(&rt->nspinning, 1u); /* after counting ourselves asleep: wakep sees one or the other */
   /* seq_cst fence: the announcement before the last look (see wakep). */
   atomic_thread_fence(memory_order_seq_cst);
   f = take_local(s);
@@ -431,7 +458,10 @@ static void idle(po_sched *s) {
   /* acq_rel: as in wakep; if we win, no waker counted us out. */
   if (atomic_compare_exchange_strong_explicit(&s->sleeping, &one, 0, memory_order_acq_rel, memory_order_relaxed))
     atomic_fetch_sub_explicit(&rt->nsleeping, 1, memory_order_relaxed); /* a count, read after fences */
-  if (f != NULL) run(s, f);
+  if (f != NULL) {
+    wakep(rt); /* found on the last look: a push may have trusted us to wake the others */
+    run(s, f);
+  }
 }
 
 static void *sched_main(void *arg) {
@@ -536,7 +566,7 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
     return SYNCQ_ENOMEM;
   }
   memset(rt->sched, 0, rt->nsched * sizeof(po_sched));
-  size_t cap = 2;
+  size_t cap = PO_RUNQ_MIN;
   while (cap < sys->max_procs) cap <<= 1;
   size_t bytes = 0;
   (void)syncq_queue_nblfq_bytes(cap, &bytes);

@@ -225,12 +225,25 @@ static void chain(const struct sigaction *prev, int sig, siginfo_t *si, void *uc
     prev->sa_handler(sig);
   } else {
     /* Default action: restore it and return; the faulting instruction
-     * runs again and the fault now kills the program as usual. */
+     * runs again and the fault now kills the program as usual. A signal
+     * sent by kill() (si_code <= 0) is not raised again by returning:
+     * raise it. */
     signal(sig, SIG_DFL);
+    if (si != NULL && si->si_code <= 0) raise(sig);
   }
 }
 
+/* Set while this thread is inside on_fault: a handler we chained to that
+ * chains back to us (it replaced us and kept us as its previous handler,
+ * then a later fiber system put us first again) must not loop. */
+static _Thread_local int in_fault;
+
 static void on_fault(int sig, siginfo_t *si, void *uc) {
+  if (in_fault) {
+    signal(sig, SIG_DFL);
+    return;
+  }
+  in_fault = 1;
   po_fiber *f = po_fiber_current();
   const char *addr = si != NULL ? (const char *)si->si_addr : NULL;
   if (f != NULL && f->stack != NULL && f->stack->guard != NULL && addr >= f->stack->guard &&
@@ -244,9 +257,11 @@ static void on_fault(int sig, siginfo_t *si, void *uc) {
     put_num((unsigned long long)(uintptr_t)addr, 16);
     put_str(" in its guard page): the program stops here. Give the system a larger stack_size.\n");
     signal(sig, SIG_DFL);
+    in_fault = 0;
     return;
   }
   chain(sig == SIGBUS ? &prev_bus : &prev_segv, sig, si, uc);
+  in_fault = 0;
 }
 
 /* Install on_fault for sig unless it is there already, keeping what was

@@ -163,6 +163,12 @@ int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out) {
 
 static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out);
 
+/* A fiber may resume on another thread: its statistics go through calls
+ * that compute the thread-local address afresh each time (a compiler may
+ * keep one across the switch inside a single function). */
+__attribute__((noinline)) static void count_yield(void) { SYNCQ_STAT_INC(yields); }
+__attribute__((noinline)) static void count_block(void) { SYNCQ_STAT_INC(blocks); }
+
 int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
   if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
   if (self->is_fiber) {
@@ -171,7 +177,7 @@ int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
      * send wakes it: polling would make each message wait for a pass
      * over every fiber of the scheduler (O(N) per hop). */
     if (self->sys->mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
-    SYNCQ_STAT_INC(yields);
+    count_yield();
     po_fiber_yield(self);
     return fiber_recv_blocking(self, out);
   }
@@ -197,7 +203,7 @@ static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
       atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
       return SYNCQ_OK;
     }
-    SYNCQ_STAT_INC(blocks);
+    count_block();
     po_fiber_park(self); /* returns RUNNING, woken by a send */
   }
 }

@@ -384,6 +384,69 @@ static void test_yield(void **state) {
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
 }
 
+/* ------------------------------------------------ runnext does not starve */
+
+typedef struct pingpong {
+  syncq_po_pid a, b;
+  _Atomic(int) stop, rounds, errors;
+} pingpong;
+
+/* A and B hand one message back and forth, each parking in between: each
+ * wakes the other into its scheduler's runnext slot. */
+static void pp_player(syncq_po_proc *self, void *arg) {
+  pingpong *g = arg;
+  bool first = syncq_po_pid_of(self) == g->a;
+  syncq_po_pid other = first ? g->b : g->a;
+  if (first) {
+    while (atomic_load(&g->b) < 0) syncq_po_yield(self);
+    other = g->b;
+    syncq_po_msg *m;
+    if (syncq_po_get(self, 8, &m) != SYNCQ_OK || syncq_po_send(self, other, m, SYNCQ_PO_LINK) != SYNCQ_OK)
+      atomic_fetch_add(&g->errors, 1);
+  }
+  for (;;) {
+    syncq_po_msg *m;
+    if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) {
+      atomic_fetch_add(&g->errors, 1);
+      return;
+    }
+    if (m->type == 1) { /* quit: pass it on once, then leave */
+      if (first) syncq_po_send(self, other, m, SYNCQ_PO_LINK);
+      else syncq_po_free(self, m);
+      return;
+    }
+    atomic_fetch_add(&g->rounds, 1);
+    if (first && atomic_load(&g->stop)) m->type = 1;
+    if (syncq_po_send(self, other, m, SYNCQ_PO_LINK) != SYNCQ_OK) atomic_fetch_add(&g->errors, 1);
+    if (m->type == 1) return;
+  }
+}
+
+static void pp_stopper(syncq_po_proc *self, void *arg) {
+  (void)self;
+  atomic_store(&((pingpong *)arg)->stop, 1);
+}
+
+/* On one scheduler, a fiber queued while two others keep waking each other
+ * still runs (runnext has a budget); without it this test hangs. */
+static void test_runnext_does_not_starve(void **state) {
+  (void)state;
+  syncq_po_system *s = fiber_system("mpsc", 4, 1, 0);
+  pingpong g = {-1, -1, 0, 0, 0};
+  syncq_po_pid a, b, c;
+  assert_int_equal(syncq_po_spawn(s, pp_player, &g, &a), SYNCQ_OK);
+  g.a = a;
+  assert_int_equal(syncq_po_spawn(s, pp_player, &g, &b), SYNCQ_OK);
+  atomic_store(&g.b, b);
+  while (atomic_load(&g.rounds) < 1000) syncq_yield(); /* the ping-pong is under way */
+  assert_int_equal(syncq_po_spawn(s, pp_stopper, &g, &c), SYNCQ_OK);
+  assert_int_equal(syncq_po_join(s, c), SYNCQ_OK);
+  assert_int_equal(syncq_po_join(s, a), SYNCQ_OK);
+  assert_int_equal(syncq_po_join(s, b), SYNCQ_OK);
+  assert_int_equal(atomic_load(&g.errors), 0);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
 /* ------------------------------------------------ fibers spawning fibers */
 
 typedef struct tree {
@@ -581,7 +644,7 @@ int main(void) {
     cmocka_unit_test(test_foreign_thread),    cmocka_unit_test(test_yield),
     cmocka_unit_test(test_park_wake_races),   cmocka_unit_test(test_hundred_thousand),
     cmocka_unit_test(test_map_count_limit),   cmocka_unit_test(test_stack_overflow_reported),
-    cmocka_unit_test(test_fibers_spawn_and_join_fibers),
+    cmocka_unit_test(test_fibers_spawn_and_join_fibers), cmocka_unit_test(test_runnext_does_not_starve),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
