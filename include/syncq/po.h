@@ -30,6 +30,9 @@
  *             stack overflows into its guard page is reported by pid on
  *             stderr before the program dies (a handler on an alternate
  *             signal stack; frames larger than the guard can skip it).
+ *             Creating a fiber system installs that SIGSEGV/SIGBUS handler
+ *             (again if the program replaced it since); faults that are
+ *             not a fiber's overflow go to the handler it replaced.
  *             Processes attached with syncq_po_attach stay threads.
  *
  *   get(self, len)           a free message with room for len bytes (from
@@ -111,6 +114,10 @@ typedef enum syncq_po_send_mode {
 #define SYNCQ_PO_DEFAULT_FIBER_STACK (16u * 1024u) /* fiber backend */
 #define SYNCQ_PO_MIN_FIBER_STACK (8u * 1024u)  /* smallest fiber stack accepted */
 #define SYNCQ_PO_NO_GUARD ((size_t)-1)         /* guard_size: no guard pages */
+/* Fiber stacks of destroyed systems are kept for the next system with the
+ * same stack and guard sizes (as glibc keeps thread stacks), up to this
+ * much address space; only the pages fibers touched stay resident. */
+#define SYNCQ_PO_STACK_CACHE_BYTES ((size_t)256 << 20)
 #define SYNCQ_PO_DEFAULT_MAX_PROCS 8192u
 #define SYNCQ_PO_MAX_PROCS (1u << 20)          /* largest process table */
 #define SYNCQ_PO_MAX_MSG ((size_t)1 << 30)     /* largest payload */

@@ -311,7 +311,18 @@ static long guarded_fiber_limit(void) {
   return v > 0 ? v / 2 : -1;
 }
 
+/* --quick's subset (the suite's time budget): every mailbox on fibers up
+ * to 6,000 processes blocking; past that, and on threads, and in the yield
+ * panel, the three the claims name (mpsc, nonblocking, mutex: 002's
+ * default). The default size runs every mailbox everywhere. */
+static bool quick_variant(const char *backend, const char *mailbox, bool blocking, int n) {
+  bool named = strcmp(mailbox, "mpsc") == 0 || strcmp(mailbox, "nonblocking") == 0 || strcmp(mailbox, "mutex") == 0;
+  if (strcmp(backend, "fiber") == 0 && blocking && n <= RING_THREAD_BLOCKING_MAX) return true;
+  return named;
+}
+
 static int ring_run(lab_ctx *ctx) {
+  bool quick = lab_get_size(ctx) == LAB_SIZE_QUICK;
   static const int smoke[] = {2, 100};
   static const int sweep[] = {2, 100, 1000, 6000, 100000};
   const int *ns = lab_get_size(ctx) == LAB_SIZE_SMOKE ? smoke : sweep;
@@ -337,7 +348,10 @@ static int ring_run(lab_ctx *ctx) {
             "and recv=yield (002's Recv(): a thread yields to the kernel while its inbox is empty, a "
             "fiber yields once to the other fibers and then parks; syncq only). Kernel threads run up "
             "to N=%d blocking and N=%d yielding (beyond, a run takes minutes or exceeds the task "
-            "limits). The 100,000-fiber ring runs without guard pages (see the note).",
+            "limits). With --quick the yield panel stops at 1,000, and only fibers at up to 6,000 "
+            "processes blocking run every mailbox: elsewhere mpsc, nonblocking and mutex (the default "
+            "size runs all six everywhere). The 100,000-fiber ring runs without guard pages (see the "
+            "note).",
             fiber_hops, thread_hops, yield_hops, RING_THREAD_BLOCKING_MAX, RING_THREAD_YIELD_MAX);
   if (!lab_planning(ctx)) {
     if (!fibers) lab_note(ctx, "The fiber backend is not in this build (libboost-context-dev missing).");
@@ -354,10 +368,13 @@ static int ring_run(lab_ctx *ctx) {
              lim, RING_GUARDED_MAX);
   }
   static ring_point pts[2][5][LAB_MAX_VARIANTS];
+  /* --quick: the yield panel stops at 1,000 processes (the time budget). */
+  int yield_max = lab_get_size(ctx) <= LAB_SIZE_QUICK ? 1000 : 1 << 30;
   for (int b = 0; b < 2; b++) {
     bool blocking = b == 0;
     for (int i = 0; i < nn; i++) {
       int n = ns[i];
+      if (!blocking && n > yield_max) continue;
       lab_group g;
       memset(&g, 0, sizeof g);
       lab_group_param_str(&g, "recv", blocking ? "blocking" : "yield");
@@ -380,6 +397,7 @@ static int ring_run(lab_ctx *ctx) {
         } else {
           pt.backend = strncmp(algo, "fiber", 5) == 0 ? "fiber" : "thread";
           pt.mailbox = colon + 1;
+          if (quick && !quick_variant(pt.backend, pt.mailbox, blocking, n)) continue;
           if (strcmp(pt.backend, "fiber") == 0) {
             if (!fibers) continue;
           } else {

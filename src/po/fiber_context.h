@@ -29,6 +29,7 @@
 #define PO_TSAN 0
 #endif
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define PO_ASAN 1
 #else
@@ -57,8 +58,13 @@ typedef struct po_san {
   size_t stack_size;
 } po_san;
 
-/* A new fiber's state (stack [lo, lo + size)). */
+/* A new fiber's state (stack [lo, lo + size)). The stack may have been
+ * another fiber's, which left by a jump, not a return: ASan forgets the
+ * redzones its frames left poisoned. */
 static inline void po_san_fiber_init(po_san *s, const void *lo, size_t size) {
+#if PO_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(lo, size);
+#endif
   s->asan_fake_stack = NULL;
   s->stack_lo = lo;
   s->stack_size = size;

@@ -78,8 +78,9 @@ void po_altstack_leave(void *mem);
  * RUNNABLE. */
 enum { PO_FIBER_RUNNING = 0, PO_FIBER_BLOCKING, PO_FIBER_WOKEN, PO_FIBER_PARKED, PO_FIBER_RUNNABLE };
 
+/* Hot fields first: the process keeps them in its first cache line. */
 typedef struct po_fiber {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) wstate; /* written by senders and schedulers */
+  _Atomic(uint32_t) wstate;    /* written by senders and schedulers */
   po_fctx ctx;                 /* the saved context while not running */
   struct po_sched *sched;      /* the scheduler it runs on (valid while running) */
   struct po_sched *last;       /* where it ran last (a plain thread's wake-up queues it there) */

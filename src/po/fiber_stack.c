@@ -14,7 +14,9 @@
  *   Memory:      chunks of PO_STACKS_PER_CHUNK stacks, mapped with
  *                MAP_NORESERVE: only the pages a fiber touches become
  *                resident. Stacks return to the pool when their fiber
- *                exits and stay mapped until the system is destroyed.
+ *                exits; a destroyed system's chunks are kept for the next
+ *                system of the same geometry, up to
+ *                SYNCQ_PO_STACK_CACHE_BYTES of address space in all.
  *   Limits:      each guard page splits the mapping, so a stack costs two
  *                of the kernel's vm.max_map_count mappings (65,530 by
  *                default: about 32,000 fibers with guards). Past it,
@@ -46,8 +48,46 @@ struct po_stack_chunk {
   po_stack_chunk *next;
   char *base;
   size_t len;
+  size_t stack_size, guard_size; /* its geometry, to be reused by a like pool */
   po_stack desc[PO_STACKS_PER_CHUNK];
 };
+
+/* Chunks of destroyed systems, kept for the next system with the same
+ * geometry (glibc keeps thread stacks the same way): a new system's
+ * spawns then cost no mmap and no mprotect per guard page. Bounded by
+ * SYNCQ_PO_STACK_CACHE_BYTES of address space (MAP_NORESERVE: only the
+ * pages fibers touched are resident); past it chunks are unmapped. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static po_stack_chunk *cache;
+static size_t cache_bytes;
+
+static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size) {
+  pthread_mutex_lock(&cache_lock);
+  po_stack_chunk **pp = &cache, *c;
+  while ((c = *pp) != NULL && (c->stack_size != stack_size || c->guard_size != guard_size)) pp = &c->next;
+  if (c != NULL) {
+    *pp = c->next;
+    cache_bytes -= c->len;
+  }
+  pthread_mutex_unlock(&cache_lock);
+  return c;
+}
+
+/* Keep c for a later system, or unmap it when the cache is full. */
+static void cache_put(po_stack_chunk *c) {
+  pthread_mutex_lock(&cache_lock);
+  bool keep = cache_bytes + c->len <= SYNCQ_PO_STACK_CACHE_BYTES;
+  if (keep) {
+    c->next = cache;
+    cache = c;
+    cache_bytes += c->len;
+  }
+  pthread_mutex_unlock(&cache_lock);
+  if (!keep) {
+    munmap(c->base, c->len);
+    free(c);
+  }
+}
 
 static size_t page_size(void) {
   long p = sysconf(_SC_PAGESIZE);
@@ -73,8 +113,7 @@ void po_stack_pool_destroy(po_stack_pool *pool) {
   po_stack_chunk *c = pool->chunks;
   while (c != NULL) {
     po_stack_chunk *next = c->next;
-    munmap(c->base, c->len);
-    free(c);
+    cache_put(c); /* every fiber of the pool has exited: its stacks are free */
     c = next;
   }
   pool->chunks = NULL;
@@ -82,9 +121,23 @@ void po_stack_pool_destroy(po_stack_pool *pool) {
 }
 
 /* Map a chunk and put all its stacks but one on the free list. */
+/* Put a chunk's stacks but the first on the pool's free list; the first
+ * in *out. */
+static void adopt(po_stack_pool *pool, po_stack_chunk *c, po_stack **out) {
+  c->next = pool->chunks;
+  pool->chunks = c;
+  for (int i = 1; i < PO_STACKS_PER_CHUNK; i++) (void)syncq_freelist_push(&pool->free, &c->desc[i].fl);
+  *out = &c->desc[0];
+}
+
 static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
   size_t slot = pool->guard_size + pool->stack_size;
-  po_stack_chunk *c = calloc(1, sizeof *c);
+  po_stack_chunk *c = cache_take(pool->stack_size, pool->guard_size);
+  if (c != NULL) {
+    adopt(pool, c, out);
+    return SYNCQ_OK;
+  }
+  c = calloc(1, sizeof *c);
   if (c == NULL) {
     *why = "memory";
     return SYNCQ_ENOMEM;
@@ -97,6 +150,8 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
     return SYNCQ_ELIMIT;
   }
   c->base = base;
+  c->stack_size = pool->stack_size;
+  c->guard_size = pool->guard_size;
   for (int i = 0; i < PO_STACKS_PER_CHUNK; i++) {
     char *s = c->base + (size_t)i * slot;
     if (pool->guard_size > 0 && mprotect(s, pool->guard_size, PROT_NONE) != 0) {
@@ -113,10 +168,7 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
     c->desc[i].size = pool->stack_size;
     atomic_init(&c->desc[i].fl.next, 0);
   }
-  c->next = pool->chunks;
-  pool->chunks = c;
-  for (int i = 1; i < PO_STACKS_PER_CHUNK; i++) (void)syncq_freelist_push(&pool->free, &c->desc[i].fl);
-  *out = &c->desc[0];
+  adopt(pool, c, out);
   return SYNCQ_OK;
 }
 

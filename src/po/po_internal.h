@@ -15,25 +15,28 @@ struct po_mailbox_ops;
 enum { PO_FREE = 0, PO_RUNNING = 1, PO_EXITED = 2 };
 
 struct syncq_po_proc {
-  /* Read by every sender (state, mailbox); written once at start and exit. */
+  /* The first cache line holds what a message hop touches: the state and
+   * mailbox every sender reads, and a fiber's park state and context (a
+   * sender's RMW, the scheduler's resume). Written by senders too, but
+   * every hop touches all of it anyway: one line, not three. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(int) state;
   syncq_po_pid pid;
+  bool is_fiber; /* a spawned process of a fiber system */
   bool spawned;
   bool joined;
+  void *mailbox; /* the inbox, of sys->mb's algorithm */
   syncq_po_system *sys;
+  /* A fiber process's park state, context and stack (fiber backend). */
+  po_fiber fiber;
   syncq_po_fn fn;
   void *arg;
-  bool is_fiber;   /* a spawned process of a fiber system */
   pthread_t tid;   /* thread backend: the process's thread (joined) */
   pthread_t owner; /* a thread process: the thread that may recv (set at start or attach) */
-  void *mailbox; /* the inbox, of sys->mb's algorithm */
   /* Pushed by the owner (free, recv's copy-out) and popped by copying senders. */
   SYNCQ_CACHELINE_ALIGNED syncq_freelist free;
   /* The eventcount of recv_blocking: written by senders when the owner sleeps. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) epoch;
   _Atomic(uint32_t) sleeping;
-  /* A fiber process's context, stack and park state (fiber backend). */
-  po_fiber fiber;
 };
 
 struct syncq_po_system {

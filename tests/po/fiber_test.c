@@ -384,6 +384,70 @@ static void test_yield(void **state) {
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
 }
 
+/* ------------------------------------------------ fibers spawning fibers */
+
+typedef struct tree {
+  syncq_po_system *sys;
+  _Atomic(int) nodes, errors;
+} tree;
+
+typedef struct node_arg {
+  tree *t;
+  int depth;
+} node_arg;
+
+/* Each node below the leaves spawns two children and joins them (a fiber
+ * joining yields to the others, its scheduler keeps running); each node
+ * checks it runs on its own stack. */
+static void node(syncq_po_proc *self, void *arg) {
+  node_arg *a = arg;
+  atomic_fetch_add(&a->t->nodes, 1);
+  void *lo;
+  size_t size;
+  char here;
+  if (syncq_po_stack(self, &lo, &size) != SYNCQ_OK || size == 0 || &here < (char *)lo || &here >= (char *)lo + size)
+    atomic_fetch_add(&a->t->errors, 1);
+  if (a->depth == 0) {
+    free(a);
+    return;
+  }
+  syncq_po_pid kids[2];
+  for (int k = 0; k < 2; k++) {
+    node_arg *c = malloc(sizeof *c);
+    if (c == NULL) {
+      atomic_fetch_add(&a->t->errors, 1);
+      kids[k] = -1;
+      continue;
+    }
+    *c = (node_arg){a->t, a->depth - 1};
+    if (syncq_po_spawn(a->t->sys, node, c, &kids[k]) != SYNCQ_OK) {
+      free(c);
+      kids[k] = -1;
+      atomic_fetch_add(&a->t->errors, 1);
+    }
+  }
+  for (int k = 0; k < 2; k++)
+    if (kids[k] >= 0 && syncq_po_join(a->t->sys, kids[k]) != SYNCQ_OK) atomic_fetch_add(&a->t->errors, 1);
+  free(a);
+}
+
+static void test_fibers_spawn_and_join_fibers(void **state) {
+  (void)state;
+  enum { DEPTH = TSAN ? 6 : 10 };
+  tree t = {NULL, 0, 0};
+  t.sys = fiber_system("mpsc", 1u << (DEPTH + 1), 0, 0);
+  node_arg *root = malloc(sizeof *root);
+  assert_non_null(root);
+  *root = (node_arg){&t, DEPTH};
+  syncq_po_pid pid;
+  assert_int_equal(syncq_po_spawn(t.sys, node, root, &pid), SYNCQ_OK);
+  assert_int_equal(syncq_po_join(t.sys, pid), SYNCQ_OK);
+  assert_int_equal(atomic_load(&t.errors), 0);
+  assert_int_equal(atomic_load(&t.nodes), (1 << (DEPTH + 1)) - 1);
+  assert_int_equal(syncq_po_count(t.sys), (uint32_t)(1 << (DEPTH + 1)) - 1);
+  assert_int_equal(syncq_po_destroy(t.sys), SYNCQ_OK);
+}
+
 /* ------------------------------------------------ limits in a child */
 
 static void idle(syncq_po_proc *self, void *arg) {
@@ -517,6 +581,7 @@ int main(void) {
     cmocka_unit_test(test_foreign_thread),    cmocka_unit_test(test_yield),
     cmocka_unit_test(test_park_wake_races),   cmocka_unit_test(test_hundred_thousand),
     cmocka_unit_test(test_map_count_limit),   cmocka_unit_test(test_stack_overflow_reported),
+    cmocka_unit_test(test_fibers_spawn_and_join_fibers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

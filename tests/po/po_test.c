@@ -451,6 +451,14 @@ static void test_bad_inputs(void **state) {
     assert_int_equal(syncq_po_recv_blocking(me, NULL), SYNCQ_EINVAL);
     assert_int_equal(syncq_po_free(NULL, NULL), SYNCQ_EINVAL);
     assert_int_equal(syncq_po_free(me, NULL), SYNCQ_EINVAL);
+    assert_int_equal(syncq_po_yield(NULL), SYNCQ_EINVAL);
+    assert_int_equal(syncq_po_yield(me), SYNCQ_OK);
+    void *lo = NULL;
+    size_t size = 0;
+    assert_int_equal(syncq_po_stack(NULL, &lo, &size), SYNCQ_EINVAL);
+    assert_int_equal(syncq_po_stack(me, &lo, &size), SYNCQ_OK); /* an attached thread: its own stack */
+    assert_true(lo != NULL && size > 0 && (char *)&lo > (char *)lo && (char *)&lo < (char *)lo + size);
+    assert_int_equal(syncq_po_stack(me, NULL, NULL), SYNCQ_OK);
     assert_int_equal(syncq_po_get(me, 0, &m), SYNCQ_OK);
     assert_int_equal(syncq_po_send(NULL, mine, m, SYNCQ_PO_LINK), SYNCQ_EINVAL);
     assert_int_equal(syncq_po_send(me, mine, NULL, SYNCQ_PO_LINK), SYNCQ_EINVAL);
