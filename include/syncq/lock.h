@@ -24,12 +24,13 @@
  * cores (syncq-lab locks-cost --quick, phase "defaults-busy": 4 threads,
  * not pinned, beside a busy program, 100,000 increments, median of 5;
  * the machine was shared with other jobs): created with SYNCQ_WAIT_SPIN,
- * MCS and ticket did not finish in 60 s; with the default, two runs gave
- * pthread mutex 15 and 14 ns per increment, ttas-ps 19/18, array-faa
- * 18/16, array-cas 17/22, clh 28/27, futex-mutex 31/29, tas 28/48, ttas
- * 50/40, anderson 23/60, mcs 117/16, ticket 613/16, hybrid-sc 462/31,
- * sc-queue 66,680/42 (yield: it cannot sleep). Most are within 3x of the
- * mutex; a FIFO hand-over to a waiter that is not running still costs a
+ * MCS and ticket did not finish in 60 s; with the default, three runs gave
+ * (ns per increment) pthread mutex 15/14/15, ttas-ps 19/18/19, array-faa
+ * 18/16/26, array-cas 17/22/37, clh 28/27/30, futex-mutex 31/29/33, tas
+ * 28/48/16, ttas 50/40/18, anderson 23/60/23, mcs 117/16/17, ticket
+ * 613/16/49, hybrid-sc 462/31/16, sc-queue 66,680/42/17 (yield: it cannot
+ * sleep). Most are within 3x of the mutex in most runs; a FIFO hand-over
+ * to a waiter that is not running still costs a
  * wake-up, and the runs that missed were those. Pinned two to a core,
  * the FIFO queue locks (mcs, clh, array-cas) stay slow even so (16-21 us
  * per increment): prefer a mutex or TTAS where threads outnumber cores
