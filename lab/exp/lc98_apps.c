@@ -16,9 +16,10 @@
  *
  * Metrics per application: time (ms, the run's total), comp and comm (ms,
  * the maximum over ranks of the time in local computation and in
- * communication: 000 Table 4's split). comp and comm are taken from the
- * same launches as time: the time group records them, the comp and comm
- * groups report them repetition by repetition.
+ * communication: 000 Table 4's split). One launch per MPI and repetition
+ * runs every application (each variant's job runs them in turn), so the
+ * groups of every application and metric report the values of the same
+ * launches, repetition by repetition.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,44 +49,55 @@ static lc98_mpi mpis[LC98_MPI_MAX];
 static int nmpis;
 static char forced_name[LC98_MPI_MAX][32];
 
-/* Values of the latest launch per variant (taken once), and the comp/comm
- * values the time group saw, for the comp and comm groups. */
-static double cache[APPS_MAX_VARIANTS][AM_METRICS];
-static bool have[APPS_MAX_VARIANTS];
-static double kept[APPS_MAX_VARIANTS][AM_METRICS][APPS_MAX_KEPT];
-static int nkept[APPS_MAX_VARIANTS][AM_METRICS], ntaken[APPS_MAX_VARIANTS][AM_METRICS];
+/* Every (application, variant, metric) value the launches gave, in launch
+ * order, and how many of them the groups have taken: one launch per MPI
+ * measures every application (so one launch serves a repetition of every
+ * group), and each group takes the next value in turn. */
+static double kept[APPS_N][APPS_MAX_VARIANTS][AM_METRICS][APPS_MAX_KEPT];
+static int nkept[APPS_N][APPS_MAX_VARIANTS][AM_METRICS], ntaken[APPS_N][APPS_MAX_VARIANTS][AM_METRICS];
+static uint64_t app_size[APPS_N];
 
 static const char *var_name(int v) {
   return v < SYNCQ_AM_CLAIM_COUNT ? syncq_am_claim_name(v) : forced_name[v - SYNCQ_AM_CLAIM_COUNT];
 }
 
-/* One launch of MPI k: variants of that launch get fresh values. */
-static int launch(lab_ctx *ctx, const apps_point *pt, int k) {
+/* One launch of MPI k on `ranks` ranks: every application, and the
+ * variants of that MPI (the six claims and mpi-forced for the first MPI,
+ * mpi-forced for the other). */
+static int launch(lab_ctx *ctx, int ranks, int k) {
   char args[512];
-  size_t len = (size_t)snprintf(args, sizeof args, "app %s %llu", app_names[pt->app], (unsigned long long)pt->size);
+  size_t len = (size_t)snprintf(args, sizeof args, "app ");
+  for (int a = 0; a < APPS_N; a++) len += (size_t)snprintf(args + len, sizeof args - len, "%s%s", a ? "," : "", app_names[a]);
+  len += (size_t)snprintf(args + len, sizeof args - len, " ");
+  for (int a = 0; a < APPS_N; a++)
+    len += (size_t)snprintf(args + len, sizeof args - len, "%s%llu", a ? "," : "", (unsigned long long)app_size[a]);
   if (k == 0)
     for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++)
       len += (size_t)snprintf(args + len, sizeof args - len, " %s", syncq_am_claim_name(c));
   snprintf(args + len, sizeof args - len, " mpi-forced");
-  lc98_mpi_line lines[LC98_MPI_MAX_LINES];
-  int nl = lc98_mpi_launch(ctx, &mpis[k], pt->ranks, args, lines, LC98_MPI_MAX_LINES);
+  lc98_mpi_line lines[APPS_N * (SYNCQ_AM_CLAIM_COUNT + 1)];
+  int nl = lc98_mpi_launch(ctx, &mpis[k], ranks, args, lines, (int)(sizeof lines / sizeof lines[0]));
   if (nl < 0) return -1;
   for (int i = 0; i < nl; i++) {
-    int v = -1;
-    if (strcmp(lines[i].variant, "mpi-forced") == 0) {
+    char *slash = strchr(lines[i].variant, '/');
+    if (slash == NULL) continue;
+    *slash = '\0';
+    int a = -1, v = -1;
+    for (int x = 0; x < APPS_N; x++)
+      if (strcmp(lines[i].variant, app_names[x]) == 0) a = x;
+    syncq_am_claim c;
+    if (strcmp(slash + 1, "mpi-forced") == 0)
       v = SYNCQ_AM_CLAIM_COUNT + k;
-    } else {
-      syncq_am_claim c;
-      if (k == 0 && syncq_am_claim_find(lines[i].variant, &c) == SYNCQ_OK) v = (int)c;
-    }
-    if (v < 0) continue;
+    else if (k == 0 && syncq_am_claim_find(slash + 1, &c) == SYNCQ_OK)
+      v = (int)c;
+    if (a < 0 || v < 0) continue;
     if (!lines[i].ok || lines[i].nv != AM_METRICS) {
-      lab_fail(ctx, "%s on %d ranks, %s via %s: %s", app_names[pt->app], pt->ranks, var_name(v), mpis[k].impl,
+      lab_fail(ctx, "%s on %d ranks, %s via %s: %s", app_names[a], ranks, var_name(v), mpis[k].impl,
                lines[i].why[0] ? lines[i].why : "no result");
       return -1;
     }
-    for (int m = 0; m < AM_METRICS; m++) cache[v][m] = lines[i].v[m];
-    have[v] = true;
+    for (int m = 0; m < AM_METRICS; m++)
+      if (nkept[a][v][m] < APPS_MAX_KEPT) kept[a][v][m][nkept[a][v][m]++] = lines[i].v[m];
   }
   return 0;
 }
@@ -93,32 +105,25 @@ static int launch(lab_ctx *ctx, const apps_point *pt, int k) {
 static int apps_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const apps_point *pt = arg;
   memset(out, 0, sizeof *out);
-  int v = pt->var;
-  if (pt->metric != AM_TIME && ntaken[v][pt->metric] < nkept[v][pt->metric]) {
-    out->value = kept[v][pt->metric][ntaken[v][pt->metric]++]; /* from the time group's launch */
-    return 0;
-  }
-  if (!have[v]) {
-    int k = v < SYNCQ_AM_CLAIM_COUNT ? 0 : v - SYNCQ_AM_CLAIM_COUNT;
-    if (launch(ctx, pt, k) != 0) return -1;
-    if (!have[v]) {
-      lab_fail(ctx, "%s: the MPI helper gave no result for %s", app_names[pt->app], var_name(v));
+  int a = pt->app, v = pt->var, m = pt->metric;
+  if (ntaken[a][v][m] >= nkept[a][v][m]) { /* a new repetition: launch */
+    if (launch(ctx, pt->ranks, v < SYNCQ_AM_CLAIM_COUNT ? 0 : v - SYNCQ_AM_CLAIM_COUNT) != 0) return -1;
+    if (ntaken[a][v][m] >= nkept[a][v][m]) {
+      lab_fail(ctx, "%s: the MPI helper gave no result for %s", app_names[a], var_name(v));
       return -1;
     }
   }
-  have[v] = false;
-  out->value = cache[v][pt->metric];
-  if (pt->metric == AM_TIME)
-    for (int m = AM_COMP; m < AM_METRICS; m++)
-      if (nkept[v][m] < APPS_MAX_KEPT) kept[v][m][nkept[v][m]++] = cache[v][m];
+  out->value = kept[a][v][m][ntaken[a][v][m]++];
   return 0;
 }
 
 static int apps_run(lab_ctx *ctx) {
   const char *absent = NULL;
   nmpis = lc98_mpi_list(mpis, LC98_MPI_MAX, &absent);
-  uint64_t sizes[APPS_N] = {lab_by_size(ctx, 16, 32, 64, 128), lab_by_size(ctx, 64, 256, 512, 1024),
+  uint64_t *sizes = app_size;
+  uint64_t sz[APPS_N] = {lab_by_size(ctx, 16, 32, 64, 128), lab_by_size(ctx, 64, 256, 512, 1024),
                             lab_by_size(ctx, 64, 256, 512, 1024), lab_by_size(ctx, 4096, 65536, 1u << 20, 1u << 22)};
+  memcpy(app_size, sz, sizeof sz);
   int ranks[3], nranks = 0;
   ranks[nranks++] = 2;
   if (lab_get_size(ctx) >= LAB_SIZE_DEFAULT) ranks[nranks++] = 4;
@@ -152,14 +157,13 @@ static int apps_run(lab_ctx *ctx) {
   if (lab_pus(ctx) < 4 && !lab_planning(ctx))
     lab_note(ctx, "%d processing units: with more ranks than units, polling ranks share processors (000 ran one "
              "process per processor)", lab_pus(ctx));
-  memset(have, 0, sizeof have);
-  memset(nkept, 0, sizeof nkept);
-  memset(ntaken, 0, sizeof ntaken);
   static apps_point pts[3][APPS_N][AM_METRICS][APPS_MAX_VARIANTS];
   if (!lab_planning(ctx))
     lab_note(ctx, "every rank runs on this host: points across hosts need mpirun with a hostfile (docs/am-mpi.md) "
              "and are not measured here");
-  for (int ri = 0; ri < nranks; ri++)
+  for (int ri = 0; ri < nranks; ri++) {
+    memset(nkept, 0, sizeof nkept); /* values are per rank count */
+    memset(ntaken, 0, sizeof ntaken);
     for (int a = 0; a < APPS_N; a++)
       for (int m = 0; m < AM_METRICS; m++) {
         lab_group g;
@@ -175,12 +179,8 @@ static int apps_run(lab_ctx *ctx) {
         }
         if (m == AM_TIME) g.normalize_to = "lock-free";
         if (lab_run_group(ctx, &g) != 0) return -1;
-        if (m == AM_COMM) { /* the next (ranks, app) starts afresh */
-          memset(nkept, 0, sizeof nkept);
-          memset(ntaken, 0, sizeof ntaken);
-          memset(have, 0, sizeof have);
-        }
       }
+  }
   return 0;
 }
 

@@ -209,6 +209,27 @@ static int scenario_basic(void) {
   syncq_am_peer *p0;
   CHECK(syncq_am_mpi_peer(job, (me + 1) % n, &p0) == SYNCQ_OK);
   bad_inputs(job, p0);
+  /* Flow control: while rank 1 does not poll (it waits in MPI_Barrier),
+   * rank 0 can have exactly `credits` requests in flight to it through
+   * MPI; the next NOWAIT request is refused with SYNCQ_FULL. */
+  if (forced && n >= 2) {
+    unsigned sent = 0;
+    if (me == 0) {
+      syncq_am_peer *p1;
+      CHECK(syncq_am_mpi_peer(job, 1, &p1) == SYNCQ_OK);
+      uint32_t a[1] = {0};
+      int rr;
+      while ((rr = syncq_am_request(p1, H_SINK, a, 1, SYNCQ_AM_NOWAIT)) == SYNCQ_OK && sent <= 10u * SYNCQ_AM_MPI_DEFAULT_CREDITS)
+        sent++;
+      CHECK(rr == SYNCQ_FULL);
+      CHECK(sent == SYNCQ_AM_MPI_DEFAULT_CREDITS);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Bcast(&sent, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+    if (me == 1) CHECK(poll_until(ep, &c.sunk, sent, WAIT_NS));
+    c.sunk = 0;
+    poll_barrier(ep); /* rank 0 gets its credits back while it waits here */
+  }
   /* round trips to every rank, itself included */
   static unsigned char blk[BULK_LEN];
   for (int s = 0; s < n; s++) {

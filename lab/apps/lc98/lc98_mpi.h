@@ -8,9 +8,10 @@
  *
  *   syncq-lab-mpi-<impl> logp rtt N        am-mpi, mpi-pingpong, am-shm (us)
  *   syncq-lab-mpi-<impl> logp bw N         am-mpi, mpi-bw (MB/s, 8 KB messages)
- *   syncq-lab-mpi-<impl> app APP SIZE V... for each variant V (a claim name,
- *                                          or "mpi-forced"): total, comp and
- *                                          comm ms, then ok or FAIL
+ *   syncq-lab-mpi-<impl> app APP[,APP...] SIZE[,SIZE...] V...
+ *                                          for each variant V (a claim name,
+ *                                          or "mpi-forced") and each APP:
+ *                                          "APP/V total comp comm ok" (ms)
  */
 #ifndef SYNCQ_LAB_LC98_MPI_H
 #define SYNCQ_LAB_LC98_MPI_H
