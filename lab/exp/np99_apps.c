@@ -189,7 +189,7 @@ static const syncq_algo *npa_find(syncq_family f, const char *name) {
 /* The kernels' sizes for this run. */
 static void npa_sizes(lab_ctx *ctx, int *lu_n, app_taskq_shape *shape, uint64_t *tq_sum, uint64_t *tq_tasks) {
   *lu_n = (int)lab_by_size(ctx, 64, 256, NPA_LU_N_PAPER, NPA_LU_N_PAPER);
-  *shape = (app_taskq_shape){64, 5, 70, 600}; /* --quick */
+  *shape = (app_taskq_shape){64, 5, 70, 400}; /* --quick */
   if (lab_get_size(ctx) == LAB_SIZE_SMOKE) *shape = (app_taskq_shape){16, 3, 70, 200};
   else if (lab_get_size(ctx) > LAB_SIZE_QUICK) *shape = (app_taskq_shape){64, 6, 70, 2000};
   *tq_sum = *tq_tasks = 0;
