@@ -57,6 +57,10 @@ enum { RING_TOKEN = 1, RING_DONE, RING_QUIT };
 #define RING_GUARDED_MAX 30000
 #define RING_THREAD_BLOCKING_MAX 6000
 #define RING_THREAD_YIELD_MAX 100
+/* --quick: kernel threads and every fiber mailbox up to this many, the
+ * yield panel up to RING_QUICK_YIELD_MAX (the suite's time budget). */
+#define RING_QUICK_THREADS_MAX 1000
+#define RING_QUICK_YIELD_MAX 100
 #define NS_PER_US 1e3
 
 typedef struct ring_point {
@@ -317,7 +321,8 @@ static long guarded_fiber_limit(void) {
  * default). The default size runs every mailbox everywhere. */
 static bool quick_variant(const char *backend, const char *mailbox, bool blocking, int n) {
   bool named = strcmp(mailbox, "mpsc") == 0 || strcmp(mailbox, "nonblocking") == 0 || strcmp(mailbox, "mutex") == 0;
-  if (strcmp(backend, "fiber") == 0 && blocking && n <= RING_THREAD_BLOCKING_MAX) return true;
+  if (strcmp(backend, "thread") == 0 && n > RING_QUICK_THREADS_MAX) return false;
+  if (strcmp(backend, "fiber") == 0 && blocking && n <= RING_QUICK_THREADS_MAX) return true;
   return named;
 }
 
@@ -348,10 +353,10 @@ static int ring_run(lab_ctx *ctx) {
             "and recv=yield (002's Recv(): a thread yields to the kernel while its inbox is empty, a "
             "fiber yields once to the other fibers and then parks; syncq only). Kernel threads run up "
             "to N=%d blocking and N=%d yielding (beyond, a run takes minutes or exceeds the task "
-            "limits). With --quick the yield panel stops at 1,000, and only fibers at up to 6,000 "
-            "processes blocking run every mailbox: elsewhere mpsc, nonblocking and mutex (the default "
-            "size runs all six everywhere). The 100,000-fiber ring runs without guard pages (see the "
-            "note).",
+            "limits). With --quick (the suite's time budget) the yield panel stops at 100 processes, "
+            "kernel threads at 1,000, and every mailbox runs only on fibers up to 1,000 processes "
+            "blocking: elsewhere mpsc, nonblocking and mutex (the default size runs all six "
+            "everywhere). The 100,000-fiber ring runs without guard pages (see the note).",
             fiber_hops, thread_hops, yield_hops, RING_THREAD_BLOCKING_MAX, RING_THREAD_YIELD_MAX);
   if (!lab_planning(ctx)) {
     if (!fibers) lab_note(ctx, "The fiber backend is not in this build (libboost-context-dev missing).");
@@ -369,7 +374,7 @@ static int ring_run(lab_ctx *ctx) {
   }
   static ring_point pts[2][5][LAB_MAX_VARIANTS];
   /* --quick: the yield panel stops at 1,000 processes (the time budget). */
-  int yield_max = lab_get_size(ctx) <= LAB_SIZE_QUICK ? 1000 : 1 << 30;
+  int yield_max = lab_get_size(ctx) <= LAB_SIZE_QUICK ? RING_QUICK_YIELD_MAX : 1 << 30;
   for (int b = 0; b < 2; b++) {
     bool blocking = b == 0;
     for (int i = 0; i < nn; i++) {

@@ -388,7 +388,7 @@ static void test_yield(void **state) {
 
 typedef struct pingpong {
   syncq_po_pid a, b;
-  _Atomic(int) stop, rounds, errors;
+  _Atomic(int) stop, rounds, errors, ready;
 } pingpong;
 
 /* A and B hand one message back and forth, each parking in between: each
@@ -398,8 +398,7 @@ static void pp_player(syncq_po_proc *self, void *arg) {
   bool first = syncq_po_pid_of(self) == g->a;
   syncq_po_pid other = first ? g->b : g->a;
   if (first) {
-    while (atomic_load(&g->b) < 0) syncq_po_yield(self);
-    other = g->b;
+    while (!atomic_load(&g->ready)) syncq_po_yield(self); /* B exists */
     syncq_po_msg *m;
     if (syncq_po_get(self, 8, &m) != SYNCQ_OK || syncq_po_send(self, other, m, SYNCQ_PO_LINK) != SYNCQ_OK)
       atomic_fetch_add(&g->errors, 1);
@@ -432,12 +431,13 @@ static void pp_stopper(syncq_po_proc *self, void *arg) {
 static void test_runnext_does_not_starve(void **state) {
   (void)state;
   syncq_po_system *s = fiber_system("mpsc", 4, 1, 0);
-  pingpong g = {-1, -1, 0, 0, 0};
+  pingpong g = {0, 1, 0, 0, 0, 0}; /* pids are handed out in order: set before the players start */
   syncq_po_pid a, b, c;
   assert_int_equal(syncq_po_spawn(s, pp_player, &g, &a), SYNCQ_OK);
-  g.a = a;
   assert_int_equal(syncq_po_spawn(s, pp_player, &g, &b), SYNCQ_OK);
-  atomic_store(&g.b, b);
+  assert_int_equal(a, g.a);
+  assert_int_equal(b, g.b);
+  atomic_store(&g.ready, 1);
   while (atomic_load(&g.rounds) < 1000) syncq_yield(); /* the ping-pong is under way */
   assert_int_equal(syncq_po_spawn(s, pp_stopper, &g, &c), SYNCQ_OK);
   assert_int_equal(syncq_po_join(s, c), SYNCQ_OK);
