@@ -213,5 +213,7 @@ bool lab_pinning_enabled(const lab_ctx *ctx);
 /* ---- machine facts (lab/machine.c) ---- */
 /* "available" or "unavailable: <reason>" for hardware perf counters. */
 const char *lab_perf_counters_probe(char *buf, size_t len);
+/* The program's resident set (VmRSS of /proc/self/status) in KB, or -1. */
+long lab_vm_rss_kb(void);
 
 #endif /* SYNCQ_LAB_H */

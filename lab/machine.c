@@ -28,3 +28,14 @@ const char *lab_perf_counters_probe(char *buf, size_t len) {
   }
   return buf;
 }
+
+long lab_vm_rss_kb(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (f == NULL) return -1;
+  char line[256];
+  long kb = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmRSS: %ld", &kb) == 1) break;
+  fclose(f);
+  return kb;
+}

@@ -247,17 +247,6 @@ static void slicer(syncq_po_proc *self, void *arg) {
   syncq_po_free(self, m);
 }
 
-static long vm_rss_kb(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  if (f == NULL) return -1;
-  char line[256];
-  long kb = -1;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "VmRSS: %ld", &kb) == 1) break;
-  fclose(f);
-  return kb;
-}
-
 /* The lab pins its own thread to one processor, and threads inherit the
  * pin: let the Controller, and so every process it spawns, run anywhere. */
 static void unpin_self(void) {
@@ -273,7 +262,7 @@ static void controller(syncq_po_proc *self, void *arg) {
   int n = g->p->sorters, started = 0;
   unpin_self();
   g->controller = syncq_po_pid_of(self);
-  g->rss_before = vm_rss_kb();
+  g->rss_before = lab_vm_rss_kb();
   int r = syncq_po_spawn(g->sys, slicer, g, &g->slicer);
   if (r != SYNCQ_OK) {
     fail(g, r, "spawning the slicer");
@@ -291,7 +280,7 @@ static void controller(syncq_po_proc *self, void *arg) {
     syncq_po_recv(self, &m);
     syncq_po_free(self, m);
   }
-  g->rss_after = vm_rss_kb();
+  g->rss_after = lab_vm_rss_kb();
   if (started == n) {
     g->t0 = syncq_now_ns();
     if (!signal_to(self, g->slicer, T_START)) {

@@ -120,17 +120,6 @@ static void ring_member(syncq_po_proc *self, void *arg) {
   }
 }
 
-static long vm_rss_kb(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  if (f == NULL) return -1;
-  char line[256];
-  long kb = -1;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
-  fclose(f);
-  return kb;
-}
-
 /* Send a token of k hops (or a quit) to pid and wait for the reply. */
 static int round_trip(syncq_po_proc *me, syncq_po_pid pid, uint32_t type, int64_t k, uint32_t want) {
   syncq_po_msg *m;
@@ -168,7 +157,7 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
   }
   g.ctl = syncq_po_pid_of(me);
   g.first = g.ctl + 1;
-  long rss0 = vm_rss_kb();
+  long rss0 = lab_vm_rss_kb();
   uint64_t t0 = syncq_now_ns();
   int spawned = 0;
   for (; spawned < pt->n; spawned++) {
@@ -181,7 +170,7 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
              lim ? lim : "none named");
   }
   if (r == SYNCQ_OK) r = round_trip(me, g.first, RING_TOKEN, pt->n, RING_DONE); /* warm-up round */
-  long rss1 = vm_rss_kb();
+  long rss1 = lab_vm_rss_kb();
   uint64_t t2 = syncq_now_ns();
   if (r == SYNCQ_OK) r = round_trip(me, g.first, RING_TOKEN, pt->hops, RING_DONE);
   uint64_t t3 = syncq_now_ns();
