@@ -49,9 +49,8 @@ static _Atomic(uint64_t) self_start;
 
 /* Read /proc/<pid>/stat: its state letter and start time. 0, or -1 with
  * errno (ENOENT: no such process). */
-static int read_stat(uint32_t pid, char *state, uint64_t *start) {
-  char path[64], buf[AM_STAT_BUF];
-  snprintf(path, sizeof path, "/proc/%u/stat", (unsigned)pid);
+static int read_stat_at(const char *path, char *state, uint64_t *start) {
+  char buf[AM_STAT_BUF];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -81,11 +80,23 @@ static int read_stat(uint32_t pid, char *state, uint64_t *start) {
   return 0;
 }
 
+static int read_stat(uint32_t pid, char *state, uint64_t *start) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%u/stat", (unsigned)pid);
+  return read_stat_at(path, state, start);
+}
+
 static void identity_refresh(void) {
   uint32_t pid = (uint32_t)getpid();
   char st;
   uint64_t start = 0;
-  if (read_stat(pid, &st, &start) != 0) start = 0; /* unknown: owners are then judged by pid alone */
+  /* Our own start time through the main thread's entry, which is the
+   * process's: qemu-user answers /proc/self/stat and /proc/<own pid>/stat
+   * itself, with a start time other processes do not see, and every peer
+   * would then take us for dead. */
+  char path[96];
+  snprintf(path, sizeof path, "/proc/%u/task/%u/stat", (unsigned)pid, (unsigned)pid);
+  if (read_stat_at(path, &st, &start) != 0 && read_stat(pid, &st, &start) != 0) start = 0; /* unknown: owners are then judged by pid alone */
   atomic_store_explicit(&self_pid, pid, memory_order_relaxed);
   atomic_store_explicit(&self_start, start, memory_order_relaxed);
 }
