@@ -80,8 +80,14 @@ static int read_stat_at(const char *path, char *state, uint64_t *start) {
   return 0;
 }
 
+/* Through the main thread's entry first (the process's own start time and
+ * state): qemu-user answers /proc/self/stat and /proc/<own pid>/stat itself,
+ * with a start time no other process sees, which would make a process
+ * judge itself, or be judged, dead. */
 static int read_stat(uint32_t pid, char *state, uint64_t *start) {
-  char path[64];
+  char path[96];
+  snprintf(path, sizeof path, "/proc/%u/task/%u/stat", (unsigned)pid, (unsigned)pid);
+  if (read_stat_at(path, state, start) == 0) return 0;
   snprintf(path, sizeof path, "/proc/%u/stat", (unsigned)pid);
   return read_stat_at(path, state, start);
 }
@@ -90,13 +96,7 @@ static void identity_refresh(void) {
   uint32_t pid = (uint32_t)getpid();
   char st;
   uint64_t start = 0;
-  /* Our own start time through the main thread's entry, which is the
-   * process's: qemu-user answers /proc/self/stat and /proc/<own pid>/stat
-   * itself, with a start time other processes do not see, and every peer
-   * would then take us for dead. */
-  char path[96];
-  snprintf(path, sizeof path, "/proc/%u/task/%u/stat", (unsigned)pid, (unsigned)pid);
-  if (read_stat_at(path, &st, &start) != 0 && read_stat(pid, &st, &start) != 0) start = 0; /* unknown: owners are then judged by pid alone */
+  if (read_stat(pid, &st, &start) != 0) start = 0; /* unknown: owners are then judged by pid alone */
   atomic_store_explicit(&self_pid, pid, memory_order_relaxed);
   atomic_store_explicit(&self_start, start, memory_order_relaxed);
 }
