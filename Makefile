@@ -7,6 +7,9 @@
 #   make test-tsan / test-asan   the tests under ThreadSanitizer /
 #                 AddressSanitizer + UndefinedBehaviorSanitizer
 #   make clean
+#   make test-arm64   cross-build for AArch64, run the tests under qemu-user
+#   make fuzz         the hostile-segment fuzzer for FUZZ_SECONDS (AFL++)
+#   make spin         the SPIN model checks (models/spin)
 #
 # Every target runs scripts/bootstrap first: it installs only what is
 # missing, so after the first time it costs a second.
@@ -60,3 +63,17 @@ test-asan: deps
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-tsan $(BUILD)-asan
+	rm -rf $(BUILD)-arm64 $(BUILD)-fuzz
+
+# ---- reliability (docs/reliability.md) ----
+FUZZ_SECONDS ?= 60
+.PHONY: test-arm64 fuzz spin
+
+test-arm64: deps
+	scripts/test-arm64 $(BUILD)-arm64
+
+fuzz: deps
+	FUZZ_BUILD=$(CURDIR)/$(BUILD)-fuzz fuzz/run $(FUZZ_SECONDS)
+
+spin: deps
+	models/spin/run

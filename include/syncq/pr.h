@@ -12,7 +12,10 @@
  * always written _Atomic(T) so the header reads the same in both.
  *
  * Double-width CAS: x86-64 uses inline `lock cmpxchg16b` (GCC and Clang call
- * libatomic for 16-byte builtins, a function call per CAS); sanitizer builds
+ * libatomic for 16-byte builtins, a function call per CAS); AArch64 uses
+ * inline CASPAL when built for LSE (-march=armv8.1-a or later) and an
+ * LDAXP/STLXP loop otherwise (GCC 12's libatomic takes a lock for 16 bytes,
+ * which lock-free loads of the halves would race with); sanitizer builds
  * (TSan cannot see inline assembly) and other machines use the compiler's
  * 16-byte builtin and link libatomic. Whether the running CPU has it is a
  * run-time question: syncq_pr_dwcas_available(). Structures built on it check
@@ -137,6 +140,47 @@ static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, 
                        : "=@ccz"(ok), "+m"(*p), "+a"(expected->lo), "+d"(expected->hi)
                        : "b"(desired.lo), "c"(desired.hi)
                        : "memory");
+  return ok;
+#elif defined(__aarch64__) && defined(__ARM_FEATURE_ATOMICS) && !defined(__SANITIZE_THREAD__) && \
+    !defined(SYNCQ_DWCAS_BUILTIN)
+  /* Armv8.1 LSE: CASPAL (acquire + release: seq_cst as the other paths).
+   * Not libatomic's 16-byte CAS: GCC 12's libatomic implements it with a
+   * lock, which the lock-free 64-bit loads of the halves
+   * (syncq_pr_dw_load, NBLFQ2's cell reads) would race with. The pair
+   * registers must be consecutive and even: x0/x1 and x2/x3. */
+  register uint64_t c_lo __asm__("x0") = expected->lo;
+  register uint64_t c_hi __asm__("x1") = expected->hi;
+  register uint64_t d_lo __asm__("x2") = desired.lo;
+  register uint64_t d_hi __asm__("x3") = desired.hi;
+  const uint64_t e_lo = expected->lo, e_hi = expected->hi;
+  __asm__ __volatile__("caspal %0, %1, %3, %4, %2" : "+r"(c_lo), "+r"(c_hi), "+Q"(*p) : "r"(d_lo), "r"(d_hi) : "memory");
+  bool ok = c_lo == e_lo && c_hi == e_hi;
+  expected->lo = c_lo;
+  expected->hi = c_hi;
+  return ok;
+#elif defined(__aarch64__) && !defined(__SANITIZE_THREAD__) && !defined(SYNCQ_DWCAS_BUILTIN)
+  /* Armv8.0: LDAXP/STLXP loop (acquire + release exclusives: seq_cst). On
+   * a mismatch the loaded pair is stored back, because LDAXP alone is not
+   * a single-copy-atomic 128-bit read until a store-exclusive succeeds.
+   * Not libatomic: see the LSE path above. */
+  uint64_t o_lo, o_hi;
+  uint32_t failed;
+  __asm__ __volatile__("1: ldaxp %0, %1, %3\n"
+                       "   cmp %0, %4\n"
+                       "   ccmp %1, %5, #0, eq\n"
+                       "   b.ne 2f\n"
+                       "   stlxp %w2, %6, %7, %3\n"
+                       "   cbnz %w2, 1b\n"
+                       "   b 3f\n"
+                       "2: stlxp %w2, %0, %1, %3\n"
+                       "   cbnz %w2, 1b\n"
+                       "3:\n"
+                       : "=&r"(o_lo), "=&r"(o_hi), "=&r"(failed), "+Q"(*p)
+                       : "r"(expected->lo), "r"(expected->hi), "r"(desired.lo), "r"(desired.hi)
+                       : "cc", "memory");
+  bool ok = o_lo == expected->lo && o_hi == expected->hi;
+  expected->lo = o_lo;
+  expected->hi = o_hi;
   return ok;
 #else
   unsigned __int128 e = ((unsigned __int128)expected->hi << 64) | expected->lo;

@@ -49,9 +49,8 @@ static _Atomic(uint64_t) self_start;
 
 /* Read /proc/<pid>/stat: its state letter and start time. 0, or -1 with
  * errno (ENOENT: no such process). */
-static int read_stat(uint32_t pid, char *state, uint64_t *start) {
-  char path[64], buf[AM_STAT_BUF];
-  snprintf(path, sizeof path, "/proc/%u/stat", (unsigned)pid);
+static int read_stat_at(const char *path, char *state, uint64_t *start) {
+  char buf[AM_STAT_BUF];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -79,6 +78,18 @@ static int read_stat(uint32_t pid, char *state, uint64_t *start) {
   }
   *start = strtoull(f, NULL, 10);
   return 0;
+}
+
+/* Through the main thread's entry first (the process's own start time and
+ * state): qemu-user answers /proc/self/stat and /proc/<own pid>/stat itself,
+ * with a start time no other process sees, which would make a process
+ * judge itself, or be judged, dead. */
+static int read_stat(uint32_t pid, char *state, uint64_t *start) {
+  char path[96];
+  snprintf(path, sizeof path, "/proc/%u/task/%u/stat", (unsigned)pid, (unsigned)pid);
+  if (read_stat_at(path, state, start) == 0) return 0;
+  snprintf(path, sizeof path, "/proc/%u/stat", (unsigned)pid);
+  return read_stat_at(path, state, start);
 }
 
 static void identity_refresh(void) {

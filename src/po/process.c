@@ -116,6 +116,9 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   uint32_t max = c.max_procs ? c.max_procs : SYNCQ_PO_DEFAULT_MAX_PROCS;
   size_t stack = c.stack_size ? c.stack_size : fibers ? SYNCQ_PO_DEFAULT_FIBER_STACK : SYNCQ_PO_DEFAULT_STACK;
   size_t min_stack = fibers ? SYNCQ_PO_MIN_FIBER_STACK : (size_t)PTHREAD_STACK_MIN;
+  /* 002's 32 KB is below PTHREAD_STACK_MIN where pages may be 64 KB
+   * (AArch64 glibc: 128 KB): a thread's default is then the smallest allowed */
+  if (c.stack_size == 0 && !fibers && stack < (size_t)PTHREAD_STACK_MIN) stack = (size_t)PTHREAD_STACK_MIN;
   long page = sysconf(_SC_PAGESIZE);
   if (page <= 0) page = 4096;
   size_t guard = c.guard_size == SYNCQ_PO_NO_GUARD ? 0 : c.guard_size ? c.guard_size : (size_t)page;

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +99,15 @@ static int reap(pid_t p) {
   int st = 0;
   if (waitpid(p, &st, 0) != p) return -1;
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Robust futexes (the kernel's list that makes a dead holder's POSIX mutex
+ * report EOWNERDEAD): qemu-user does not implement them, so there a holder
+ * that dies holding the posix-mutex claim blocks the others for good. */
+static bool have_robust_futexes(void) {
+  void *head = NULL;
+  size_t len = 0;
+  return syscall(SYS_get_robust_list, 0, &head, &len) == 0;
 }
 
 /* ---------------------------------------------------------------- writers */
@@ -341,10 +351,16 @@ static void test_crash_matrix(void **state) {
   (void)state;
   printf("crash matrix: claim x step -> victim's messages delivered (of %u before the kill), lost, skipped, ms\n",
          KILL_AT);
+  const bool robust = have_robust_futexes();
   for (int claim = 0; claim < SYNCQ_AM_CLAIM_COUNT; claim++) {
     for (int step = 0; step < STEP_COUNT; step++) {
       cell_result res;
       memset(&res, 0, sizeof res);
+      if (claim == SYNCQ_AM_CLAIM_POSIX && !robust && (step == STEP_HOLDING_LOCK || step == STEP_RANDOM)) {
+        printf("  %-12s %-13s SKIPPED: no robust futexes here (get_robust_list: ENOSYS, e.g. qemu-user)\n",
+               syncq_am_claim_name(claim), step_names[step]);
+        continue;
+      }
       if (step == STEP_RECEIVER)
         run_receiver_cell(claim, &res);
       else if (step != STEP_RANDOM)
