@@ -31,6 +31,7 @@
 
 #include "syncq/barrier.h"
 #include "syncq/platform.h"
+#include "../prng.h"
 
 int app_lu_init(app_lu *s, const syncq_algo *barrier, int wait, int n, int bs, unsigned threads, uint64_t seed) {
   if (s == NULL || barrier == NULL || barrier->family != SYNCQ_FAMILY_BARRIER || n <= 0 || bs <= 0 || n % bs != 0 ||
@@ -72,10 +73,7 @@ int app_lu_init(app_lu *s, const syncq_algo *barrier, int wait, int n, int bs, u
    * so the factorisation needs no pivoting (as SPLASH-2 LU's input) */
   uint64_t x = seed;
   for (size_t i = 0; i < cells; i++) {
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    s->orig[i] = (double)((x * 2685821657736338717ull) >> 11) / (double)(1ull << 53);
+    s->orig[i] = lab_prng_unit(&x);
   }
   for (int i = 0; i < n; i++) s->orig[(size_t)i * (size_t)n + (size_t)i] += n;
   memcpy(s->a, s->orig, cells * sizeof *s->a);

@@ -41,16 +41,9 @@
 #include <string.h>
 
 #include "syncq/platform.h"
+#include "../prng.h"
 
 #define QS_LEN_BITS 21 /* lengths up to 2^20 inclusive */
-
-static inline uint64_t qs_mix(uint64_t x) { /* splitmix64's finalizer */
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 static inline void *qs_item(size_t lo, size_t len) { return app_pool_item((uint64_t)lo << QS_LEN_BITS | len); }
 static inline void qs_interval(void *item, size_t *lo, size_t *len) {
@@ -67,10 +60,10 @@ int app_qs_init(app_qs *s, const syncq_algo *pool_algo, size_t n, uint64_t seed,
   s->n = n;
   uint64_t x = seed;
   for (size_t i = 0; i < n; i++) {
-    x = qs_mix(x + 0x9e3779b97f4a7c15ull);
+    x = lab_mix64(x + LAB_SPLITMIX_GAMMA);
     s->keys[i] = (uint32_t)(x >> 32);
     s->in_sum += s->keys[i];
-    s->in_hash += qs_mix(s->keys[i]);
+    s->in_hash += lab_mix64(s->keys[i]);
   }
   int st = app_pool_init(&s->pool, pool_algo, APP_QS_POOL_CAPACITY, threads);
   if (st != SYNCQ_OK) {
@@ -214,7 +207,7 @@ int app_qs_check(const app_qs *s, char *why, size_t len) {
       return -1;
     }
     sum += s->keys[i];
-    hash += qs_mix(s->keys[i]);
+    hash += lab_mix64(s->keys[i]);
   }
   if (sum != s->in_sum || hash != s->in_hash) {
     snprintf(why, len, "%s: the sorted keys are not a permutation of the input", s->pool.algo->name);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../lab.h"
+#include "../prng.h"
 #include "syncq/clock.h"
 #include "syncq/lock.h"
 #include "syncq/platform.h"
@@ -99,7 +100,7 @@ typedef struct atomics_pair {
 
 static void lock_worker(lab_worker *w) {
   cost_run *run = w->arg;
-  uint64_t n = run->pt->ops / (uint64_t)w->n + ((uint64_t)w->id < run->pt->ops % (uint64_t)w->n);
+  uint64_t n = lab_share(run->pt->ops, w->n, w->id);
   syncq_lock_node node;
   if (run->generic != NULL) {
     for (uint64_t i = 0; i < n; i++) {
@@ -129,7 +130,7 @@ static void lock_worker(lab_worker *w) {
   static void fname(lab_worker *w) {                                                                   \
     cost_run *run = w->arg;                                                                            \
     inline_lock *l = run->lock;                                                                        \
-    uint64_t n = run->pt->ops / (uint64_t)w->n + ((uint64_t)w->id < run->pt->ops % (uint64_t)w->n);   \
+    uint64_t n = lab_share(run->pt->ops, w->n, w->id);   \
     syncq_lock_node node;                                                                              \
     (void)node;                                                                                        \
     for (uint64_t i = 0; i < n; i++) {                                                                 \

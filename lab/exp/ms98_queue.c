@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../lab.h"
+#include "../prng.h"
 #include "mp_common.h"
 #include "syncq/clock.h"
 #include "syncq/platform.h"
@@ -50,25 +51,18 @@ typedef struct ms98q_run {
   _Atomic(int) errors;
 } ms98q_run;
 
-static inline uint64_t next_random(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
 static inline void ms98q_delay(uint64_t mean, uint64_t *seed) {
   if (mean == 0) return;
   uint64_t span = mean * 2 * MS98Q_DELAY_JITTER_PCT / 100;
-  syncq_delay_ns(mean - span / 2 + next_random(seed) % (span + 1));
+  syncq_delay_ns(mean - span / 2 + lab_prng_next(seed) % (span + 1));
 }
 
 static void ms98q_worker(lab_worker *w) {
   ms98q_run *run = w->arg;
   const ms98q_point *pt = run->pt;
   const syncq_queue_ops *ops = pt->algo->ops;
-  uint64_t n = pt->pairs / (uint64_t)w->n + ((uint64_t)w->id < pt->pairs % (uint64_t)w->n);
-  uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
+  uint64_t n = lab_share(pt->pairs, w->n, w->id);
+  uint64_t seed = lab_prng_seed(w->id);
   uint64_t in = 0, out_sum = 0;
   int errors = 0;
   for (uint64_t i = 0; i < n; i++) {

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "../lab.h"
+#include "../prng.h"
 #include "mp_common.h"
 #include "syncq/clock.h"
 #include "syncq/counter.h"
@@ -61,25 +62,18 @@ typedef struct ms98_run {
   _Atomic(int) errors;
 } ms98_run;
 
-static inline uint64_t next_random(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
 /* 6 us +-10%, uniformly. */
 static inline void ms98_delay(uint64_t mean, uint64_t *seed) {
   if (mean == 0) return;
   uint64_t span = mean * 2 * MS98_DELAY_JITTER_PCT / 100;
-  syncq_delay_ns(mean - span / 2 + next_random(seed) % (span + 1));
+  syncq_delay_ns(mean - span / 2 + lab_prng_next(seed) % (span + 1));
 }
 
 static void ms98_worker(lab_worker *w) {
   ms98_run *run = w->arg;
   const ms98_point *pt = run->pt;
-  uint64_t n = pt->pairs / (uint64_t)w->n + ((uint64_t)w->id < pt->pairs % (uint64_t)w->n);
-  uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
+  uint64_t n = lab_share(pt->pairs, w->n, w->id);
+  uint64_t seed = lab_prng_seed(w->id);
   int errors = 0;
   switch (pt->kind) {
   case MS98_STACK: {
@@ -99,7 +93,7 @@ static void ms98_worker(lab_worker *w) {
     for (uint64_t i = 0; i < n; i++) {
       uint64_t k;
       void *out;
-      errors += ops->insert(run->obj, next_random(&seed) >> 16, NULL) != SYNCQ_OK;
+      errors += ops->insert(run->obj, lab_prng_next(&seed) >> 16, NULL) != SYNCQ_OK;
       ms98_delay(pt->delay_ns, &seed);
       errors += ops->delete_min(run->obj, &k, &out) != SYNCQ_OK;
       ms98_delay(pt->delay_ns, &seed);

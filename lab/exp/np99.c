@@ -40,8 +40,8 @@ typedef struct np99_counter_run {
 
 static void counter_worker(lab_worker *w) {
   const np99_counter_run *run = w->arg;
-  uint64_t n = np99_share(run->pt->iterations, w->id, w->n);
-  uint64_t seed = np99_seed(w->id);
+  uint64_t n = lab_share(run->pt->iterations, w->n, w->id);
+  uint64_t seed = lab_prng_seed(w->id);
   for (uint64_t i = 0; i < n; i++) {
     syncq_delay_ns(np99_work_time(run->pt->work_ns, &seed));
     run->ops->fetch_add(run->counter, 1, NULL);

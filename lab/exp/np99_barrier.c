@@ -44,7 +44,7 @@ typedef struct np99_barrier_run {
 
 static void barrier_worker(lab_worker *w) {
   np99_barrier_run *run = w->arg;
-  uint64_t seed = np99_seed(w->id);
+  uint64_t seed = lab_prng_seed(w->id);
   for (uint64_t i = 0; i < run->pt->episodes; i++) {
     syncq_delay_ns(np99_work_time(run->pt->work_ns, &seed));
     if (run->ops->wait(run->b, (unsigned)w->id) != SYNCQ_OK) atomic_fetch_add(&run->errors, 1);

@@ -12,33 +12,18 @@
 #define SYNCQ_LAB_NP99_COMMON_H
 
 #include <stdint.h>
+#include "../prng.h"
 
 #define NP99_ITER_FULL 1000000ull /* Figure 2: a million iterations in all */
 #define NP99_IMBALANCE_PCT 20     /* +-20% around the mean work time */
 #define NP99_WORK_EMPTY_NS 0ull   /* empty work loops (Figure 3, left) */
 #define NP99_WORK_5US_NS 5000ull  /* 5 us work loops (Figures 3 right, 5, 6) */
 
-/* xorshift64*: a fast per-thread generator for the work times. */
-static inline uint64_t np99_next_random(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
 /* Work time uniform in mean +-20%. */
 static inline uint64_t np99_work_time(uint64_t mean, uint64_t *seed) {
   if (mean == 0) return 0;
   uint64_t span = mean * 2 * NP99_IMBALANCE_PCT / 100;
-  return mean - span / 2 + np99_next_random(seed) % (span + 1);
-}
-
-/* This thread's seed (distinct per thread, never 0). */
-static inline uint64_t np99_seed(int id) { return 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1); }
-
-/* Thread id's share of `iterations` split over n threads. */
-static inline uint64_t np99_share(uint64_t iterations, int id, int n) {
-  return iterations / (uint64_t)n + ((uint64_t)id < iterations % (uint64_t)n);
+  return mean - span / 2 + lab_prng_next(seed) % (span + 1);
 }
 
 #endif

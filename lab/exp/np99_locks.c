@@ -56,8 +56,8 @@ typedef struct np99_lock_run {
 
 static void lock_worker(lab_worker *w) {
   np99_lock_run *run = w->arg;
-  uint64_t n = np99_share(run->pt->iterations, w->id, w->n);
-  uint64_t seed = np99_seed(w->id);
+  uint64_t n = lab_share(run->pt->iterations, w->n, w->id);
+  uint64_t seed = lab_prng_seed(w->id);
   uint64_t enq = 0, deq = 0;
   syncq_lock_node node;
   for (uint64_t i = 0; i < n; i++) {
@@ -154,8 +154,8 @@ static inline uint64_t np99_value(void *item) { return ((uint64_t)(uintptr_t)ite
 
 static void queue_worker(lab_worker *w) {
   np99_queue_run *run = w->arg;
-  uint64_t n = np99_share(run->pt->iterations, w->id, w->n);
-  uint64_t seed = np99_seed(w->id);
+  uint64_t n = lab_share(run->pt->iterations, w->n, w->id);
+  uint64_t seed = lab_prng_seed(w->id);
   uint64_t enq = 0, deq = 0;
   for (uint64_t i = 0; i < n; i++) {
     syncq_delay_ns(np99_work_time(run->pt->work_ns, &seed));

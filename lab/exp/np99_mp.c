@@ -154,9 +154,9 @@ static inline uint64_t value_of(void *item) { return ((uint64_t)(uintptr_t)item 
 static void np99mp_worker(lab_worker *w) {
   np99mp_state *s = w->arg;
   const np99mp_point *pt = s->pt;
-  uint64_t n = np99_share(pt->iterations, w->id, w->n);
+  uint64_t n = lab_share(pt->iterations, w->n, w->id);
   if (pt->barrier) n = pt->iterations / (uint64_t)w->n; /* every thread reaches every episode */
-  uint64_t seed = np99_seed(w->id);
+  uint64_t seed = lab_prng_seed(w->id);
   uint64_t enq = 0, deq = 0;
   int errors = 0;
   syncq_lock_node node;

@@ -52,6 +52,7 @@
 
 #include "lc98_mpi.h"
 #include "syncq/clock.h"
+#include "../../prng.h"
 
 #ifdef SYNCQ_HAVE_FFTW
 #include <fftw3.h>
@@ -224,15 +225,7 @@ static int barrier(app_ctx *c) {
 
 /* ------------------------------------------------------------ helpers */
 
-static uint64_t mix64(uint64_t x) { /* splitmix64's finaliser */
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-static double unit(uint64_t h) { return (double)(mix64(h) >> 11) / 9007199254740992.0; /* 2^53 */ }
+static double unit(uint64_t h) { return (double)(lab_mix64(h) >> LAB_PRNG_DOUBLE_SHIFT) / LAB_PRNG_TWO_POW_53; }
 
 static void fail(char *why, size_t n, const char *msg) { snprintf(why, n, "%s", msg); }
 
@@ -385,7 +378,7 @@ out:
 static double cc_p = CC_EDGE_P; /* the input's edge probability */
 
 static bool cc_edge(size_t n, size_t v, int dir) { /* dir 0: to the right, 1: down */
-  return unit(APP_SEED ^ mix64((uint64_t)v * 2 + (uint64_t)dir) ^ (uint64_t)n) < cc_p;
+  return unit(APP_SEED ^ lab_mix64((uint64_t)v * 2 + (uint64_t)dir) ^ (uint64_t)n) < cc_p;
 }
 
 static size_t uf_find(size_t *p, size_t x) {
@@ -529,7 +522,7 @@ static void multiset(const uint32_t *k, size_t n, uint64_t out[4]) {
   for (size_t i = 0; i < n; i++) {
     out[1] += k[i];
     out[2] += (uint64_t)k[i] * k[i];
-    out[3] += mix64(k[i]);
+    out[3] += lab_mix64(k[i]);
   }
 }
 
@@ -545,7 +538,7 @@ static int app_sort(app_ctx *c, size_t nk, char *why, size_t wl) {
     fail(why, wl, "sort: out of memory");
     return -1;
   }
-  for (size_t i = 0; i < nk; i++) keys[i] = (uint32_t)mix64(APP_SEED ^ ((uint64_t)r << 40) ^ i);
+  for (size_t i = 0; i < nk; i++) keys[i] = (uint32_t)lab_mix64(APP_SEED ^ ((uint64_t)r << 40) ^ i);
   uint64_t before[4], after[4], sb[4], sa[4];
   multiset(keys, nk, before);
   set_buf(0, samples, (size_t)P * SORT_SAMPLES * sizeof *samples);
