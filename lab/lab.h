@@ -216,4 +216,9 @@ const char *lab_perf_counters_probe(char *buf, size_t len);
 /* The program's resident set (VmRSS of /proc/self/status) in KB, or -1. */
 long lab_vm_rss_kb(void);
 
+/* ---- shared helpers ---- */
+/* The median of v[0..n-1] (sorts v in place; the mean of the middle two
+ * when n is even). NAN when v is NULL or n is 0. (lab/median.c) */
+double lab_median(double *v, size_t n);
+
 #endif /* SYNCQ_LAB_H */

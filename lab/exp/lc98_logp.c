@@ -1,6 +1,6 @@
 /*
- * lc98.c — experiments of Lumetta & Culler (paper 000): shared-memory
- * active messages between processes, per packet-claim algorithm.
+ * lc98_logp.c — Lumetta & Culler (paper 000) §4.1: shared-memory active
+ * messages between two processes, per packet-claim algorithm.
  *
  * lc98-logp (§4.1, Table 1): one client process and one server process
  * (forked), each with its own endpoint; LogP by calibrated-delay
@@ -24,8 +24,11 @@
  * mapping, the floor of any round trip (phys measures it between threads).
  * Bulk bandwidth: N bulk requests of 8 KB back to back (the handler reads
  * one word per cache line of the block, pulling it across), against
- * "memcpy" of the same blocks into a 64 MB ring (the memory copy rate),
- * measured in the same group (ratios in the same run).
+ * "cross-core-copy" (lab/floors.c: one core writes a buffer beyond the
+ * caches, another copies it out: the copy bandwidth between processors
+ * 000's "80% of memcpy" means), measured in the same group (ratios in the
+ * same run); "memcpy" of the same blocks into a 64 MB ring on one core
+ * is shown beside them.
  *
  * Transport (syncq target, beyond 000): every group above has
  * transport=shm; for each MPI the build found, two more groups have
@@ -40,42 +43,27 @@
  *              (osu_bw-style windows of 64 8 KB MPI_Isend), normalised
  *              to mpi-bw.
  *
- * lc98-stress (§4.2, Table 2): 1, 3 and 7 writer processes send a total of
- * 1,000,000 integers (default/full; fewer in --quick) to one reader, which
- * checks every writer's count and order. The time runs from the writers'
- * common start to the last integer handled. The 7-writer group also runs
- * "lock-free-1w" (the lock-free claim with one writer) so the paper's
- * "improves with more writers" is a ratio of interleaved runs.
- *
- * Processes, not threads: the lab's teams are threads, so this file forks
- * its own. A child only runs library code and _exit()s.
+ * Processes, not threads: the lab's teams are threads, so the children are
+ * a lab_proc_team (lab/proc_team.h). A child only runs library code and
+ * _exit()s.
  */
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "../floors.h"
 #include "../lab.h"
+#include "../proc_team.h"
+#include "lc98_common.h"
 #include "lc98_mpi_run.h"
 #include "syncq/am.h"
 #include "syncq/clock.h"
 #include "syncq/pr.h"
 
-#define NS_PER_US 1e3
-#define NS_PER_MS 1e6
-#define BYTES_PER_MB 1e6
-#define LC98_POLL_BUDGET 64u
 #define LC98_OS_DELAY_NS 20000u   /* d for o_s: far above any g seen here, so the queue never fills */
 #define LC98_OR_DELAY_NS 50000u   /* d for o_r: far above a round trip, so the reply is waiting */
-#define LC98_STALL_NS 30000000000ull /* a sample with no progress for 30 s fails */
-#define LC98_CHILD_ALARM_S 600    /* a child that outlives its parent's interest dies */
-#define LC98_STRESS_TOTAL 1000000u /* 000 §4.2 */
 
-enum { H_PING = 1, H_PONG = 2, H_SINK = 3, H_SINK_LAST = 4, H_BULK = 5, H_INT = 6 };
 enum { M_RTT, M_OS, M_OR, M_G, M_BW, M_COUNT };
 static const char *const metric_name[M_COUNT] = {"rtt", "o_s", "o_r", "g", "bandwidth"};
 
@@ -84,67 +72,29 @@ static const char *const metric_name[M_COUNT] = {"rtt", "o_s", "o_r", "g", "band
 static double kept[M_COUNT][SYNCQ_AM_CLAIM_COUNT][LC98_MAX_KEPT];
 static int nkept[M_COUNT][SYNCQ_AM_CLAIM_COUNT];
 
-/* Shared between the parent and its children (anonymous MAP_SHARED). */
-typedef struct lc98_ctl {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) ready; /* children that are set up */
-  _Atomic(uint32_t) failed;                        /* a child could not set up */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) go;    /* the parent's start signal */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) stop;  /* the parent is done */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) line; /* cacheline-pingpong */
-} lc98_ctl;
-
-static unsigned seg_counter;
-
-static lc98_ctl *ctl_new(void) {
-  void *p = mmap(NULL, sizeof(lc98_ctl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return NULL;
-  memset(p, 0, sizeof(lc98_ctl));
-  return p;
-}
-
-static void seg_name(char *out, size_t n, const char *role) {
-  snprintf(out, n, "syncq-lc98-%d-%s-%u", (int)getpid(), role, seg_counter++);
-}
-
-static void pin(lab_ctx *ctx, int slot) {
-  char why[128];
-  if (lab_pinning_enabled(ctx)) (void)lab_topo_pin_self(lab_ctx_topo(ctx), slot, why, sizeof why);
-}
-
-static void unpin(lab_ctx *ctx) {
-  if (lab_pinning_enabled(ctx)) lab_topo_unpin_self(lab_ctx_topo(ctx));
-}
-
-/* Wait for n children to be ready; false (after lab_fail) if one failed. */
-static bool wait_ready(lab_ctx *ctx, lc98_ctl *c, uint32_t n) {
-  uint64_t deadline = syncq_now_ns() + LC98_STALL_NS;
-  /* acquire: pairs with the children's release increments */
-  while (atomic_load_explicit(&c->ready, memory_order_acquire) < n) {
-    if (atomic_load(&c->failed) != 0u || syncq_now_ns() > deadline) {
-      lab_fail(ctx, "a child process could not set up its endpoint");
-      return false;
-    }
-    sched_yield();
+/* The children of a sample, pinned when the run pins. */
+static int team_new(lab_ctx *ctx, lab_proc_team *t) {
+  char why[LAB_PROC_WHY];
+  lab_topo *topo = lab_pinning_enabled(ctx) ? lab_ctx_topo(ctx) : NULL;
+  if (lab_proc_team_init(t, topo, 1, 0, why, sizeof why) != 0) {
+    lab_fail(ctx, "%s", why);
+    return -1;
   }
-  return true;
+  return 0;
 }
 
-static void stop_children(lc98_ctl *c, pid_t *pids, int n, bool kill_them) {
-  atomic_store(&c->stop, 1u);
-  for (int i = 0; i < n; i++) {
-    if (pids[i] <= 0) continue;
-    if (kill_them) kill(pids[i], SIGKILL);
-    (void)waitpid(pids[i], NULL, 0);
-  }
+static bool team_ready(lab_ctx *ctx, lab_proc_team *t, uint32_t n) {
+  char why[LAB_PROC_WHY];
+  if (lab_proc_team_wait_ready(t, n, why, sizeof why)) return true;
+  lab_fail(ctx, "%s", why);
+  return false;
 }
-
-/* ================================================================ lc98-logp */
 
 typedef struct logp_point {
   int claim;          /* -1: a floor */
-  const char *floor;  /* "cacheline-pingpong" or "memcpy" */
+  const char *floor;  /* "cacheline-pingpong", "memcpy" or "cross-core-copy" */
   int metric;
-  uint64_t n;
+  uint64_t n;         /* operations, or the cross-core copy's rounds */
 } logp_point;
 
 typedef struct server_state {
@@ -198,23 +148,18 @@ static void h_pong(syncq_am_token *t, const uint32_t *a, unsigned na, const void
   (*(uint64_t *)ctx)++;
 }
 
-static void server_child(lab_ctx *ctx, lc98_ctl *c, const char *name, int claim) {
-  alarm(LC98_CHILD_ALARM_S);
-  pin(ctx, 1);
+static void server_child(lab_proc_team *team, const char *name, int claim) {
+  lab_proc_pin(team->topo, 1);
   syncq_am_config cfg = {.claim = claim};
   syncq_am_endpoint *ep;
-  if (syncq_am_create(name, &cfg, &ep) != SYNCQ_OK) {
-    atomic_store(&c->failed, 1u);
-    _exit(1);
-  }
+  if (syncq_am_create(name, &cfg, &ep) != SYNCQ_OK) lab_proc_child_failed(team, 1);
   server_state s = {0, 0};
   syncq_am_register(ep, H_PING, "ping", h_ping, &s);
   syncq_am_register(ep, H_SINK, "sink", h_sink, &s);
   syncq_am_register(ep, H_SINK_LAST, "sink-last", h_sink_last, &s);
   syncq_am_register(ep, H_BULK, "bulk", h_bulk, &s);
-  atomic_fetch_add_explicit(&c->ready, 1u, memory_order_release); /* pairs with wait_ready's acquire */
-  /* relaxed: a flag; nothing is published with it */
-  while (atomic_load_explicit(&c->stop, memory_order_relaxed) == 0u) (void)syncq_am_poll(ep, LC98_POLL_BUDGET, NULL);
+  lab_proc_child_ready(team);
+  while (!lab_proc_child_should_stop(team)) (void)syncq_am_poll(ep, LC98_POLL_BUDGET, NULL);
   syncq_am_destroy(ep);
   _exit(0);
 }
@@ -250,16 +195,6 @@ static void delay_exact(uint64_t ns) {
   while (syncq_now_ns() < until) syncq_pr_relax();
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, int n) {
-  qsort(v, (size_t)n, sizeof v[0], cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The median over n iterations of T(send; delay d [; poll until the reply
  * ran]) - d. Per-iteration medians keep a preempted iteration (this
  * machine is shared) from shifting the subtraction. */
@@ -279,7 +214,7 @@ static double timed_iterations(client *cl, uint64_t n, uint64_t d, bool wait_rep
     }
     v[i] = (double)(syncq_now_ns() - t0) - (double)d;
   }
-  double m = median_of(v, (int)n);
+  double m = lab_median(v, n);
   free(v);
   return m;
 }
@@ -296,7 +231,7 @@ static double measure_rtt(client *cl, uint64_t n) {
     }
     v[i] = (double)(syncq_now_ns() - t0);
   }
-  double m = median_of(v, (int)n);
+  double m = lab_median(v, n);
   free(v);
   return m;
 }
@@ -335,9 +270,11 @@ static double measure_bw(client *cl, uint64_t n, unsigned char *buf, size_t len)
   return (double)n * (double)len / BYTES_PER_MB / s;
 }
 
-/* The memory copy rate (000 §4.1 compares bulk bandwidth with it): 8 KB
- * blocks copied into a ring larger than the last-level cache, so the
- * copies go to memory as 000's did. */
+/* The single-core memory copy rate, shown beside the bulk transfers: 8 KB
+ * blocks copied into a ring larger than the last-level cache. The verdict
+ * uses the cross-core copy (lab/floors.c) instead: the transfer crosses
+ * cores, and 000's "80% of memcpy" is against the copy bandwidth between
+ * processors. */
 #define LC98_MEMCPY_RING_BYTES (64u << 20)
 static double memcpy_bw(uint64_t n) {
   size_t len = SYNCQ_AM_BULK_MAX, ring = LC98_MEMCPY_RING_BYTES / SYNCQ_AM_BULK_MAX;
@@ -361,17 +298,30 @@ static double memcpy_bw(uint64_t n) {
   return (double)n * (double)len / BYTES_PER_MB / s;
 }
 
-static int pingpong_sample(lab_ctx *ctx, const logp_point *pt, lab_sample *out) {
-  lc98_ctl *c = ctl_new();
-  if (c == NULL) {
-    lab_fail(ctx, "mmap failed");
+/* The copy bandwidth between processors (lab/floors.c), in MB/s. */
+static int cross_copy_sample(lab_ctx *ctx, const logp_point *pt, lab_sample *out) {
+  lab_topo *topo = lab_pinning_enabled(ctx) ? lab_ctx_topo(ctx) : NULL;
+  int a, b;
+  (void)lab_floor_slots(topo, &a, &b);
+  char why[LAB_FLOOR_WHY];
+  double gbps;
+  if (lab_floor_cross_core_copy(topo, a, b, lab_floor_copy_bytes(lab_get_size(ctx)), (unsigned)pt->n, &gbps, why,
+                                sizeof why) != 0) {
+    lab_fail(ctx, "%s", why);
     return -1;
   }
-  pid_t p = fork();
+  out->value = gbps * 1e9 / BYTES_PER_MB;
+  return 0;
+}
+
+static int pingpong_sample(lab_ctx *ctx, const logp_point *pt, lab_sample *out) {
+  lab_proc_team team;
+  if (team_new(ctx, &team) != 0) return -1;
+  lab_proc_ctl *c = team.ctl;
+  pid_t p = lab_proc_team_fork(&team);
   if (p == 0) {
-    alarm(LC98_CHILD_ALARM_S);
-    pin(ctx, 1);
-    atomic_fetch_add_explicit(&c->ready, 1u, memory_order_release); /* pairs with wait_ready */
+    lab_proc_pin(team.topo, 1);
+    lab_proc_child_ready(&team);
     for (uint64_t i = 0; i < pt->n; i++) {
       /* acquire/release: each side's store pairs with the other's load */
       while (atomic_load_explicit(&c->line, memory_order_acquire) != 2 * i + 1) syncq_pr_relax();
@@ -379,24 +329,25 @@ static int pingpong_sample(lab_ctx *ctx, const logp_point *pt, lab_sample *out) 
     }
     _exit(0);
   }
-  pin(ctx, 0);
+  lab_proc_pin(team.topo, 0);
   int rc = -1;
   double *v = malloc(pt->n * sizeof *v);
   if (v == NULL) lab_fail(ctx, "out of memory");
-  if (v != NULL && p > 0 && wait_ready(ctx, c, 1)) {
+  if (p < 0) lab_fail(ctx, "fork failed");
+  if (v != NULL && p > 0 && team_ready(ctx, &team, 1)) {
     for (uint64_t i = 0; i < pt->n; i++) {
       uint64_t t0 = syncq_now_ns(); /* timed like the rtt: the clock reads are in both */
       atomic_store_explicit(&c->line, 2 * i + 1, memory_order_release); /* pairs with the child's acquire */
       while (atomic_load_explicit(&c->line, memory_order_acquire) != 2 * i + 2) syncq_pr_relax();
       v[i] = (double)(syncq_now_ns() - t0);
     }
-    out->value = median_of(v, (int)pt->n) / NS_PER_US;
+    out->value = lab_median(v, pt->n) / NS_PER_US;
     rc = 0;
   }
   free(v);
-  unpin(ctx);
-  if (p > 0) stop_children(c, &p, 1, rc != 0);
-  munmap(c, sizeof *c);
+  lab_proc_unpin(team.topo);
+  lab_proc_team_stop(&team, rc != 0);
+  lab_proc_team_destroy(&team);
   return rc;
 }
 
@@ -408,24 +359,22 @@ static int logp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     if (out->value < 0) lab_fail(ctx, "out of memory");
     return out->value < 0 ? -1 : 0;
   }
+  if (pt->claim < 0 && strcmp(pt->floor, "cross-core-copy") == 0) return cross_copy_sample(ctx, pt, out);
   if (pt->claim < 0) return pingpong_sample(ctx, pt, out);
-  lc98_ctl *c = ctl_new();
-  if (c == NULL) {
-    lab_fail(ctx, "mmap failed");
-    return -1;
-  }
+  lab_proc_team team;
+  if (team_new(ctx, &team) != 0) return -1;
   char sname[96], cname[96];
-  seg_name(sname, sizeof sname, "srv");
-  seg_name(cname, sizeof cname, "cli");
-  pid_t p = fork();
-  if (p == 0) server_child(ctx, c, sname, pt->claim);
+  lab_proc_seg_name(sname, sizeof sname, LC98_SEG_TAG, "srv");
+  lab_proc_seg_name(cname, sizeof cname, LC98_SEG_TAG, "cli");
+  pid_t p = lab_proc_team_fork(&team);
+  if (p == 0) server_child(&team, sname, pt->claim);
   int rc = -1;
   client cl = {0};
   unsigned char *buf = NULL;
   syncq_am_config cfg = {.claim = pt->claim};
   if (p < 0) {
     lab_fail(ctx, "fork failed");
-  } else if (wait_ready(ctx, c, 1)) {
+  } else if (team_ready(ctx, &team, 1)) {
     int r = syncq_am_create(cname, &cfg, &cl.ep);
     if (r == SYNCQ_OK) {
       syncq_am_register(cl.ep, H_PONG, "pong", h_pong, &cl.pongs);
@@ -434,7 +383,7 @@ static int logp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     if (r != SYNCQ_OK) {
       lab_fail(ctx, "endpoint set-up failed: %s", syncq_strerror(r));
     } else {
-      pin(ctx, 0);
+      lab_proc_pin(team.topo, 0);
       double v = -1, os;
       switch (pt->metric) {
       case M_RTT: v = measure_rtt(&cl, pt->n) / NS_PER_US; break;
@@ -452,7 +401,7 @@ static int logp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
         }
         break;
       }
-      unpin(ctx);
+      lab_proc_unpin(team.topo);
       if (v == -1) {
         lab_fail(ctx, "%s: a send or poll failed", metric_name[pt->metric]);
       } else {
@@ -463,19 +412,12 @@ static int logp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     }
   }
   free(buf);
-  if (p > 0) stop_children(c, &p, 1, rc != 0);
+  lab_proc_team_stop(&team, rc != 0);
+  lab_proc_team_destroy(&team);
   if (cl.srv) syncq_am_disconnect(cl.srv);
   if (cl.ep) syncq_am_destroy(cl.ep);
   (void)syncq_am_unlink(sname); /* if the server died before removing it */
-  munmap(c, sizeof *c);
   return rc;
-}
-
-static int claims_selected(lab_ctx *ctx, int *out) {
-  int n = 0;
-  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++)
-    if (lab_selected(ctx, syncq_am_claim_name(c))) out[n++] = c;
-  return n;
 }
 
 /* L = rtt/2 - o_s - o_r from the medians of this run's samples. A note,
@@ -489,8 +431,8 @@ static void note_latency(lab_ctx *ctx, const int *claims, int nc) {
   for (int i = 0; i < nc && len < sizeof text; i++) {
     int c = claims[i];
     if (nkept[M_RTT][c] == 0 || nkept[M_OS][c] == 0 || nkept[M_OR][c] == 0) continue;
-    double l = median_of(kept[M_RTT][c], nkept[M_RTT][c]) / 2 - median_of(kept[M_OS][c], nkept[M_OS][c]) -
-               median_of(kept[M_OR][c], nkept[M_OR][c]);
+    double l = lab_median(kept[M_RTT][c], (size_t)nkept[M_RTT][c]) / 2 - lab_median(kept[M_OS][c], (size_t)nkept[M_OS][c]) -
+               lab_median(kept[M_OR][c], (size_t)nkept[M_OR][c]);
     len += (size_t)snprintf(text + len, sizeof text - len, " %s %.3g;", syncq_am_claim_name(c), l);
   }
   lab_note(ctx, "%s", text);
@@ -595,6 +537,8 @@ static int logp_run(lab_ctx *ctx) {
   uint64_t ng = lab_by_size(ctx, 1000, 4000, 50000, 100000);
   uint64_t nbw = lab_by_size(ctx, 100, 500, 20000, 50000);
   uint64_t npp = lab_by_size(ctx, 1000, 5000, 200000, 500000);
+  uint64_t ncopy = lab_by_size(ctx, 2, 4, 8, 16); /* the cross-core copy's rounds */
+  size_t copy_bytes = lab_floor_copy_bytes(lab_get_size(ctx));
   lab_begin(ctx,
             "Two processes, each with an endpoint of the claim under test (256 packets, 16 bulk blocks of "
             "8 KB per queue); the client's requests run handlers in the server. LogP by "
@@ -604,15 +548,22 @@ static int logp_run(lab_ctx *ctx) {
             "the notes. "
             "cacheline-pingpong: two processes bounce one cache line (median of %llu round trips, each "
             "timed), the floor of any round trip. bandwidth: %llu bulk requests of 8 KB back to back, the handler reading one word "
-            "per cache line, against memcpy of the same 8 KB blocks into a 64 MB ring (beyond the caches: "
-            "the memory copy rate 000 compares with) in the same group.",
+            "per cache line, against cross-core-copy in the same group: %llu rounds in which one core writes a "
+            "%zu KiB buffer and another core copies it out with memcpy (the copy bandwidth between processors, "
+            "which 000's 'about 80%% of memcpy' is measured against; the verdict uses it). memcpy: the same 8 KB "
+            "blocks copied on one core into a 64 MB ring, shown for comparison.",
             LC98_OS_DELAY_NS, LC98_OS_DELAY_NS, (unsigned long long)ng, (unsigned long long)ng, LC98_OR_DELAY_NS,
             LC98_OR_DELAY_NS, (unsigned long long)n,
-            (unsigned long long)npp, (unsigned long long)nbw);
+            (unsigned long long)npp, (unsigned long long)nbw, (unsigned long long)ncopy, copy_bytes / 1024);
+  if (!lab_planning(ctx)) {
+    int a, b;
+    const char *apart = lab_floor_slots(lab_pinning_enabled(ctx) ? lab_ctx_topo(ctx) : NULL, &a, &b);
+    if (apart != NULL) lab_note(ctx, "cross-core-copy: %s", apart);
+  }
   if (lab_pus(ctx) < 2) lab_note(ctx, "one processing unit: client and server share it, so round trips include context switches");
   int claims[SYNCQ_AM_CLAIM_COUNT];
-  int nc = claims_selected(ctx, claims);
-  static logp_point pts[M_COUNT][SYNCQ_AM_CLAIM_COUNT + 1];
+  int nc = lc98_claims_selected(ctx, claims);
+  static logp_point pts[M_COUNT][SYNCQ_AM_CLAIM_COUNT + 2];
   for (int m = 0; m < M_COUNT; m++) {
     lab_group g;
     memset(&g, 0, sizeof g);
@@ -631,9 +582,11 @@ static int logp_run(lab_ctx *ctx) {
       g.variants[g.nvariants++] = (lab_variant){"cacheline-pingpong", &pts[m][nc]};
       g.normalize_to = "cacheline-pingpong";
     } else if (m == M_BW) {
-      pts[m][nc] = (logp_point){-1, "memcpy", m, nbw};
-      g.variants[g.nvariants++] = (lab_variant){"memcpy", &pts[m][nc]};
-      g.normalize_to = "memcpy";
+      pts[m][nc] = (logp_point){-1, "cross-core-copy", m, ncopy};
+      g.variants[g.nvariants++] = (lab_variant){"cross-core-copy", &pts[m][nc]};
+      pts[m][nc + 1] = (logp_point){-1, "memcpy", m, nbw};
+      g.variants[g.nvariants++] = (lab_variant){"memcpy", &pts[m][nc + 1]};
+      g.normalize_to = "cross-core-copy";
     } else {
       g.normalize_to = "tas"; /* 000 Table 1 compares the others with the simple locks */
     }
@@ -667,9 +620,10 @@ static const lab_claim logp_claims[] = {
   {"Send overhead and gap rise slightly with the algorithm's complexity (000 §4.1): the lock-free claim "
    "(two CAS) has a larger o_s than test-and-set (one).",
    "{\"op\":\"ratio_above\",\"metric\":\"o_s\",\"num\":\"lock-free\",\"den\":\"tas\",\"bound\":1.0}"},
-  {"Peak bulk bandwidth is roughly 80% of the memory copy rate (000 §4.1): the lock-free claim's above "
-   "70% of memcpy's, measured in the same run.",
-   "{\"op\":\"ratio_above\",\"metric\":\"bandwidth\",\"num\":\"lock-free\",\"den\":\"memcpy\",\"bound\":0.7}"},
+  {"Peak bulk bandwidth is roughly 80% of memcpy's (000 §4.1), meaning the copy bandwidth between "
+   "processors: the lock-free claim's above 70% of the cross-core copy's (one core writes a buffer beyond "
+   "the caches, another copies it out), measured in the same run.",
+   "{\"op\":\"ratio_above\",\"metric\":\"bandwidth\",\"num\":\"lock-free\",\"den\":\"cross-core-copy\",\"bound\":0.7}"},
   {"syncq target: the AM round trip over MPI (every peer forced through MPI) within 1.5x the raw MPI "
    "ping-pong (osu-style 8-byte MPI_Send/MPI_Recv) measured in the same launch, with both Open MPI and MPICH.",
    "{\"op\":\"all\",\"rules\":[" MPI_RATIO("below", "rtt", "am-mpi", "mpi-pingpong", "openmpi", "1.5") "," MPI_RATIO(
@@ -684,10 +638,10 @@ static const lab_claim logp_claims[] = {
        "above", "bandwidth", "am-mpi", "mpi-bw", "mpich", "0.7") "]}"},
 };
 
-static const char *const lc98_fixed[] = {"tas",          "ttas",      "ticket",         "anderson",
-                                         "posix-mutex",  "lock-free", "cacheline-pingpong", "memcpy",
-                                         "lock-free-1w", "am-mpi", "mpi-pingpong", "am-shm", "mpi-bw",
-                                         NULL};
+const char *const lc98_fixed[] = {"tas",          "ttas",      "ticket",         "anderson",
+                                  "posix-mutex",  "lock-free", "cacheline-pingpong", "memcpy",
+                                  "lock-free-1w", "am-mpi", "mpi-pingpong", "am-shm", "mpi-bw",
+                                  "cross-core-copy", NULL};
 
 const lab_experiment lab_exp_lc98_logp = {
   .name = "lc98-logp",
@@ -702,190 +656,3 @@ const lab_experiment lab_exp_lc98_logp = {
   .run = logp_run,
 };
 
-/* ================================================================ lc98-stress */
-
-typedef struct stress_point {
-  int claim;
-  int writers;
-  uint64_t total;
-} stress_point;
-
-typedef struct stress_reader {
-  uint32_t next[LAB_MAX_THREADS_LIST];
-  uint64_t got;
-  uint64_t bad;
-} stress_reader;
-
-static void h_int(syncq_am_token *t, const uint32_t *a, unsigned na, const void *d, size_t len, void *ctx) {
-  (void)t;
-  (void)d;
-  (void)len;
-  stress_reader *r = ctx;
-  r->got++;
-  if (na != 2 || a[0] >= LAB_MAX_THREADS_LIST || r->next[a[0]] != a[1]) {
-    r->bad++;
-    return;
-  }
-  r->next[a[0]]++;
-}
-
-static void writer_child(lab_ctx *ctx, lc98_ctl *c, const char *name, uint32_t id, uint64_t count) {
-  alarm(LC98_CHILD_ALARM_S);
-  pin(ctx, (int)id + 1);
-  syncq_am_peer *rd;
-  if (syncq_am_connect(NULL, name, &rd) != SYNCQ_OK) {
-    atomic_store(&c->failed, 1u);
-    _exit(1);
-  }
-  atomic_fetch_add_explicit(&c->ready, 1u, memory_order_release); /* pairs with wait_ready */
-  /* acquire: pairs with the parent's release of go */
-  while (atomic_load_explicit(&c->go, memory_order_acquire) == 0u) sched_yield();
-  for (uint64_t i = 0; i < count; i++) {
-    uint32_t a[2] = {id, (uint32_t)i};
-    if (syncq_am_request(rd, H_INT, a, 2, 0) != SYNCQ_OK) _exit(2);
-  }
-  syncq_am_disconnect(rd);
-  _exit(0);
-}
-
-static int stress_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
-  const stress_point *pt = arg;
-  memset(out, 0, sizeof *out);
-  lc98_ctl *c = ctl_new();
-  if (c == NULL) {
-    lab_fail(ctx, "mmap failed");
-    return -1;
-  }
-  char name[96];
-  seg_name(name, sizeof name, "rd");
-  syncq_am_config cfg = {.claim = pt->claim};
-  syncq_am_endpoint *ep;
-  int r = syncq_am_create(name, &cfg, &ep);
-  if (r != SYNCQ_OK) {
-    munmap(c, sizeof *c);
-    lab_fail(ctx, "cannot create the reader's endpoint: %s", syncq_strerror(r));
-    return -1;
-  }
-  stress_reader *rd = calloc(1, sizeof *rd);
-  pid_t pids[LAB_MAX_THREADS_LIST] = {0};
-  int rc = -1;
-  if (rd == NULL) {
-    lab_fail(ctx, "out of memory");
-    goto out;
-  }
-  syncq_am_register(ep, H_INT, "int", h_int, rd);
-  for (int w = 0; w < pt->writers; w++) {
-    uint64_t share = pt->total / (uint64_t)pt->writers + ((uint64_t)w < pt->total % (uint64_t)pt->writers ? 1u : 0u);
-    pids[w] = fork();
-    if (pids[w] == 0) writer_child(ctx, c, name, (uint32_t)w, share);
-    if (pids[w] < 0) {
-      lab_fail(ctx, "fork failed");
-      goto out;
-    }
-  }
-  if (!wait_ready(ctx, c, (uint32_t)pt->writers)) goto out;
-  pin(ctx, 0);
-  uint64_t t0 = syncq_now_ns(), last_progress = t0, last_got = 0;
-  atomic_store_explicit(&c->go, 1u, memory_order_release); /* pairs with the writers' acquire */
-  while (rd->got < pt->total) {
-    (void)syncq_am_poll(ep, LC98_POLL_BUDGET, NULL);
-    if (rd->got != last_got) {
-      last_got = rd->got;
-      last_progress = syncq_now_ns();
-    } else if (syncq_now_ns() - last_progress > LC98_STALL_NS) {
-      break;
-    }
-  }
-  uint64_t t1 = syncq_now_ns();
-  unpin(ctx);
-  if (rd->got < pt->total) {
-    lab_fail(ctx, "%s, %d writers: no progress for 30 s (%llu of %llu)", syncq_am_claim_name(pt->claim),
-             pt->writers, (unsigned long long)rd->got, (unsigned long long)pt->total);
-    goto out;
-  }
-  if (rd->bad != 0) {
-    lab_fail(ctx, "%s, %d writers: %llu integers out of order or from nowhere", syncq_am_claim_name(pt->claim),
-             pt->writers, (unsigned long long)rd->bad);
-    goto out;
-  }
-  out->value = (double)(t1 - t0) / NS_PER_MS;
-  rc = 0;
-out:
-  stop_children(c, pids, pt->writers, rc != 0);
-  free(rd);
-  syncq_am_destroy(ep);
-  munmap(c, sizeof *c);
-  return rc;
-}
-
-static int stress_run(lab_ctx *ctx) {
-  uint64_t total = lab_by_size(ctx, 2000, 10000, LC98_STRESS_TOTAL, LC98_STRESS_TOTAL);
-  static const int writers[] = {1, 3, 7};
-  lab_begin(ctx,
-            "Many-to-one (000 §4.2): 1, 3 and 7 writer processes (forked; the reader is the 8th) send a "
-            "total of %llu integers (each a short request of two words: writer, sequence) to one "
-            "reader's endpoint of the claim under test (256 packets per queue); the reader checks every "
-            "writer's count and order. Time from the common start to the last integer handled. The "
-            "7-writer group also runs 'lock-free-1w', the lock-free claim with one writer, interleaved.",
-            (unsigned long long)total);
-  if (lab_pus(ctx) < 8)
-    lab_note(ctx,
-             "%d processing units for up to 8 processes: writers and reader are time-shared, which 000 "
-             "(one process per processor) did not do; spinning senders compete with the reader",
-             lab_pus(ctx));
-  int claims[SYNCQ_AM_CLAIM_COUNT];
-  int nc = claims_selected(ctx, claims);
-  static stress_point pts[3][SYNCQ_AM_CLAIM_COUNT + 1];
-  for (int wi = 0; wi < 3; wi++) {
-    lab_group g;
-    memset(&g, 0, sizeof g);
-    lab_group_param(&g, "writers", writers[wi]);
-    g.metric = "time";
-    g.unit = "ms";
-    g.sample = stress_sample;
-    for (int i = 0; i < nc; i++) {
-      pts[wi][i] = (stress_point){claims[i], writers[wi], total};
-      g.variants[g.nvariants++] = (lab_variant){syncq_am_claim_name(claims[i]), &pts[wi][i]};
-    }
-    if (writers[wi] == 7 && lab_selected(ctx, "lock-free-1w")) {
-      pts[wi][nc] = (stress_point){SYNCQ_AM_CLAIM_LOCKFREE, 1, total};
-      g.variants[g.nvariants++] = (lab_variant){"lock-free-1w", &pts[wi][nc]};
-    }
-    if (g.nvariants == 0) continue;
-    if (lab_run_group(ctx, &g) != 0) return -1;
-  }
-  return 0;
-}
-
-#define STRESS_BELOW(num, den, w, b)                                                                       \
-  "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"" num "\",\"den\":\"" den "\",\"at\":{\"writers\":" w \
-  "},\"bound\":" b "}"
-
-static const lab_claim stress_claims[] = {
-  {"000 Table 2: the lock-free claim's time with 7 writers is no worse than with 1 (gap reduction: "
-   "'the performance of the lock-free algorithm improves with more writers'); here lock-free at 7 "
-   "writers against 'lock-free-1w' run interleaved in the same group.",
-   STRESS_BELOW("lock-free", "lock-free-1w", "7", "1.0")},
-  {"000 §4.2: under contention the lock-free claim performs best: with 7 writers it beats every lock.",
-   "{\"op\":\"all\",\"rules\":[" STRESS_BELOW("lock-free", "tas", "7", "1.0") "," STRESS_BELOW(
-       "lock-free", "ttas", "7", "1.0") "," STRESS_BELOW("lock-free", "ticket", "7", "1.0") "," STRESS_BELOW("lock-free",
-                                                                                                    "anderson", "7",
-                                                                                                    "1.0") "," STRESS_BELOW("lock-free", "posix-mutex", "7", "1.0") "]}"},
-  {"000 Table 2: the POSIX mutex degrades most under contention (14.1 s against 3.0-4.4 s with 7 "
-   "writers): slower than the ticket lock by more than 1.5x.",
-   "{\"op\":\"ratio_above\",\"metric\":\"time\",\"num\":\"posix-mutex\",\"den\":\"ticket\",\"at\":{\"writers\":7},"
-   "\"bound\":1.5}"},
-};
-
-const lab_experiment lab_exp_lc98_stress = {
-  .name = "lc98-stress",
-  .paper = "000 Lumetta & Culler, §4.2",
-  .figure = "Table 2",
-  .title = "Communication stress: 1, 3, 7 writer processes to one reader, per claim",
-  .x = "writers",
-  .log_y = false,
-  .claims = stress_claims,
-  .nclaims = sizeof stress_claims / sizeof stress_claims[0],
-  .fixed_algos = lc98_fixed,
-  .run = stress_run,
-};
