@@ -11,7 +11,10 @@ import pytest
 
 LAB = os.environ.get("SYNCQ_LAB", "")
 FLOORS = {"uncontended-cas", "uncontended-faa", "cacheline-pingpong",
-          "futex-wake-rtt", "context-switch", "sched-yield"}
+          "futex-wake-rtt", "context-switch", "sched-yield",
+          "cross-core-copy", "cross-process-rtt"}
+# The floors measured as a bandwidth rather than a time (GB/s, higher is better).
+BANDWIDTH_FLOORS = {"cross-core-copy"}
 COUNTERS = {"faa", "cas", "cas-backoff", "mutex"}
 MACHINE_FIELDS = {"cpu_model", "cores", "pus", "kernel", "compiler", "flags", "build_type",
                   "git_revision", "date", "size", "reps", "pinning", "perf_counters", "command"}
@@ -164,7 +167,9 @@ def test_phys_measures_every_floor_or_says_why(smoke_run):
     if recs[0]["pus"] >= 2 and recs[0]["pinning"] == "hwloc":
         assert measured == FLOORS
     for r in recs:
-        if r["type"] == "point" and r["experiment"] == "phys":
+        if r["type"] == "point" and r["experiment"] == "phys" and r["algorithm"] in BANDWIDTH_FLOORS:
+            assert r["metric"] == "bandwidth" and r["unit"] == "GB/s" and r["median"] > 0
+        elif r["type"] == "point" and r["experiment"] == "phys":
             assert r["metric"] == "time_per_op" and r["unit"] == "ns" and r["median"] > 0
 
 
