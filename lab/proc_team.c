@@ -112,7 +112,9 @@ void lab_proc_team_go(lab_proc_team *t) {
 
 void lab_proc_team_stop(lab_proc_team *t, bool kill_them) {
   if (t == NULL || t->ctl == NULL) return;
-  atomic_store_explicit(&t->ctl->stop, 1u, memory_order_relaxed); /* a flag: nothing is published with it */
+  /* release: pairs with lab_proc_child_should_stop's acquire, so a child
+   * that sees stop also sees an earlier go (it then runs rather than quits) */
+  atomic_store_explicit(&t->ctl->stop, 1u, memory_order_release);
   /* a child asleep waiting for go must see stop: wake it */
   (void)syncq_futex_wake(&t->ctl->go, INT32_MAX, true);
   for (int i = 0; i < t->n; i++) {
@@ -146,7 +148,8 @@ _Noreturn void lab_proc_child_failed(lab_proc_team *t, int code) {
 bool lab_proc_child_wait_go(lab_proc_team *t, bool sleep) {
   /* acquire: pairs with lab_proc_team_go's release */
   while (atomic_load_explicit(&t->ctl->go, memory_order_acquire) == 0u) {
-    if (lab_proc_child_should_stop(t)) return false;
+    if (lab_proc_child_should_stop(t)) /* go may have come just before stop */
+      return atomic_load_explicit(&t->ctl->go, memory_order_acquire) != 0u; /* pairs with go's release */
     if (sleep) (void)syncq_futex_wait(&t->ctl->go, 0u, LAB_PROC_GO_NAP_NS, true);
     else sched_yield();
   }
@@ -154,8 +157,8 @@ bool lab_proc_child_wait_go(lab_proc_team *t, bool sleep) {
 }
 
 bool lab_proc_child_should_stop(const lab_proc_team *t) {
-  /* relaxed: a flag; nothing is published with it */
-  return atomic_load_explicit(&t->ctl->stop, memory_order_relaxed) != 0u;
+  /* acquire: pairs with lab_proc_team_stop's release (go before stop) */
+  return atomic_load_explicit(&t->ctl->stop, memory_order_acquire) != 0u;
 }
 
 void lab_proc_pin(lab_topo *topo, int slot) {

@@ -17,7 +17,8 @@
  *               reaps every child forked, on every path.
  *   atomics     ready: fetch-add release (child) / load acquire (parent);
  *               go: store release + futex wake (parent) / load acquire
- *               (child); stop and failed: flags, nothing published with them.
+ *               (child); stop: store release / load acquire (a child that
+ *               sees stop sees an earlier go); failed: a flag.
  *   memory      one MAP_SHARED | MAP_ANONYMOUS mapping: the control block
  *               plus max_children slots of slot_bytes.
  *   process-shared  yes: that is its purpose (futex waits pass shared=true).

@@ -14,6 +14,7 @@
  * lock of the same pool kind, as 001 does. Every run's output is checked
  * (sorted, a permutation of the input): a wrong sort fails the experiment.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../apps/quicksort.h"

@@ -24,6 +24,7 @@
  * run must find exactly that optimum with a valid tour, or the experiment
  * fails.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../apps/tsp.h"

@@ -33,6 +33,7 @@
  * kernel: task count and checksum against the independently computed
  * ones): a wrong output fails the experiment.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../apps/lu.h"

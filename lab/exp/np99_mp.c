@@ -37,6 +37,8 @@
 #include "../lab.h"
 #include "mp_common.h"
 #include "np99_common.h"
+#include "syncq/clock.h"
+#include "syncq/platform.h"
 #include "syncq/barrier.h"
 #include "syncq/lock.h"
 #include "syncq/queue.h"
