@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../construct.h"
 #include "../lab.h"
 #include "syncq/clock.h"
 #include "syncq/platform.h"
@@ -47,32 +48,15 @@
 
 /* ------------------------------------------------------------ helpers */
 
-/* A queue of algorithm a, capacity DG25_CAPACITY, in fresh storage. NULL
- * when it cannot be made (the caller reports). */
+/* A queue of algorithm a, capacity DG25_CAPACITY, in fresh storage
+ * (lab/construct.h). NULL when it cannot be made (the caller reports). */
 static void *make_queue(const syncq_algo *a, int *status) {
-  const syncq_queue_ops *ops = a->ops;
-  size_t bytes;
-  int r = ops->bytes(DG25_CAPACITY, &bytes);
-  void *q = r == SYNCQ_OK ? syncq_alloc_aligned(bytes, ops->align) : NULL;
-  if (q == NULL) {
-    *status = r == SYNCQ_OK ? SYNCQ_ENOMEM : r;
-    return NULL;
-  }
-  r = ops->init(q, DG25_CAPACITY);
-  if (r != SYNCQ_OK) {
-    free(q);
-    *status = r;
-    return NULL;
-  }
-  *status = SYNCQ_OK;
+  void *q;
+  *status = lab_object_new(a, &(lab_object_cfg){.queue_capacity = DG25_CAPACITY}, &q);
   return q;
 }
 
-static void drop_queue(const syncq_algo *a, void *q) {
-  if (q == NULL) return;
-  ((const syncq_queue_ops *)a->ops)->destroy(q);
-  free(q);
-}
+static void drop_queue(const syncq_algo *a, void *q) { lab_object_free(a, q); }
 
 /* Wait politely: spin a little, then give the core away (the threads
  * outnumber the cores past N = 1). */

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../construct.h"
 #include "../lab.h"
 #include "../prng.h"
 #include "syncq/clock.h"
@@ -271,11 +272,10 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   } else {
     const syncq_lock_ops *ops = pt->algo->ops;
     cost_run *run = syncq_alloc_aligned(sizeof *run, _Alignof(cost_run));
-    void *l = syncq_alloc_aligned(ops->size, ops->align);
     syncq_lock_config cfg = {(unsigned)pt->threads, pt->wait, false};
-    if (run == NULL || l == NULL || ops->init(l, &cfg) != SYNCQ_OK) {
+    void *l = NULL;
+    if (run == NULL || lab_object_new(pt->algo, &(lab_object_cfg){.lock = &cfg}, &l) != SYNCQ_OK) {
       free(run);
-      free(l);
       lab_fail(ctx, "cannot create a %s lock (%s)", pt->algo->name, syncq_wait_name(pt->wait));
       return -1;
     }
@@ -287,8 +287,7 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     atomic_init(&run->errors, 0);
     int rc = lab_team_run(ctx, pt->threads, lock_worker, run, NULL, &ns, &out->stats);
     bool ok = atomic_load(&run->errors) == 0 && run->counter == pt->ops;
-    ops->destroy(l);
-    free(l);
+    lab_object_free(pt->algo, l);
     free(run);
     if (rc != 0) return -1;
     if (!ok) {
@@ -302,14 +301,8 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
 }
 
 static bool accepts(const syncq_algo *a, int wait) {
-  const syncq_lock_ops *ops = a->ops;
-  void *l = syncq_alloc_aligned(ops->size, ops->align);
-  if (l == NULL) return false;
   syncq_lock_config cfg = {0, wait, false};
-  bool ok = ops->init(l, &cfg) == SYNCQ_OK;
-  if (ok) ops->destroy(l);
-  free(l);
-  return ok;
+  return lab_object_can_make(a, &(lab_object_cfg){.lock = &cfg}, NULL);
 }
 
 /* A busy program beside the measured one: a child process spinning until

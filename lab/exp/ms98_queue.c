@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../construct.h"
 #include "../lab.h"
 #include "../prng.h"
 #include "mp_common.h"
@@ -83,14 +84,15 @@ static void ms98q_worker(lab_worker *w) {
   if (errors) atomic_fetch_add(&run->errors, errors);
 }
 
+/* Every queue of the experiment: capacity MS98Q_CAPACITY. */
+static const lab_object_cfg ms98q_cfg = {.queue_capacity = MS98Q_CAPACITY};
+
 static int ms98q_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const ms98q_point *pt = arg;
   const syncq_queue_ops *ops = pt->algo->ops;
-  size_t bytes;
-  int st = ops->bytes(MS98Q_CAPACITY, &bytes);
-  void *q = st == SYNCQ_OK ? syncq_alloc_aligned(bytes, ops->align) : NULL;
-  if (q == NULL || (st = ops->init(q, MS98Q_CAPACITY)) != SYNCQ_OK) {
-    free(q);
+  void *q;
+  int st = lab_object_new(pt->algo, &ms98q_cfg, &q);
+  if (st != SYNCQ_OK) {
     lab_fail(ctx, "cannot create a %s queue: %s", pt->algo->name, syncq_strerror(st));
     return -1;
   }
@@ -102,8 +104,7 @@ static int ms98q_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   int rc = lab_team_run(ctx, pt->threads, ms98q_worker, &run, NULL, &ns, &out->stats);
   void *x;
   bool empty = ops->dequeue(q, &x) == SYNCQ_EMPTY;
-  ops->destroy(q);
-  free(q);
+  lab_object_free(pt->algo, q);
   if (rc != 0) return -1;
   if (atomic_load(&run.errors) != 0 || !empty || atomic_load(&run.in_sum) != atomic_load(&run.out_sum)) {
     lab_fail(ctx, "%s failed validation: %d failed operations, queue %s, checksums %llu in / %llu out",
@@ -119,13 +120,10 @@ static int ms98q_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
 /* ---- levels 2 and 3 (mp_common.h) ---- */
 static void *ms98q_setup(const void *arg, char *why, size_t len) {
   const ms98q_point *pt = arg;
-  const syncq_queue_ops *ops = pt->algo->ops;
-  size_t bytes;
-  int st = ops->bytes(MS98Q_CAPACITY, &bytes);
-  void *q = st == SYNCQ_OK ? syncq_alloc_aligned(bytes, ops->align) : NULL;
   ms98q_run *run = calloc(1, sizeof *run);
-  if (q == NULL || run == NULL || (st = ops->init(q, MS98Q_CAPACITY)) != SYNCQ_OK) {
-    free(q);
+  void *q = NULL;
+  int st = run == NULL ? SYNCQ_ENOMEM : lab_object_new(pt->algo, &ms98q_cfg, &q);
+  if (st != SYNCQ_OK) {
     free(run);
     snprintf(why, len, "cannot create a %s queue: %s", pt->algo->name, syncq_strerror(st));
     return NULL;
@@ -140,8 +138,7 @@ static int ms98q_finish(void *state, char *why, size_t len) {
   const syncq_queue_ops *ops = run->pt->algo->ops;
   void *x;
   bool empty = ops->dequeue(run->q, &x) == SYNCQ_EMPTY;
-  ops->destroy(run->q);
-  free(run->q);
+  lab_object_free(run->pt->algo, run->q);
   int bad = atomic_load(&run->errors) != 0 || !empty || atomic_load(&run->in_sum) != atomic_load(&run->out_sum);
   if (bad)
     snprintf(why, len, "%s failed validation: %d failed operations, queue %s", run->pt->algo->name,
@@ -174,17 +171,9 @@ static int ms98_queue_run(lab_ctx *ctx) {
   int nall = syncq_registry_list(SYNCQ_FAMILY_QUEUE, all, LAB_MAX_VARIANTS), na = 0;
   if (nall > LAB_MAX_VARIANTS) nall = LAB_MAX_VARIANTS;
   for (int i = 0; i < nall; i++) { /* those that can run here */
-    const syncq_queue_ops *ops = all[i]->ops;
-    size_t bytes;
-    void *q = ops->bytes(MS98Q_CAPACITY, &bytes) == SYNCQ_OK ? syncq_alloc_aligned(bytes, ops->align) : NULL;
-    int st = q ? ops->init(q, MS98Q_CAPACITY) : SYNCQ_ENOMEM;
-    if (st == SYNCQ_OK) {
-      ops->destroy(q);
-      algos[na++] = all[i];
-    } else if (!lab_planning(ctx)) {
-      lab_note(ctx, "%s not measured: init says %s", all[i]->name, syncq_strerror(st));
-    }
-    free(q);
+    int st;
+    if (lab_object_can_make(all[i], &ms98q_cfg, &st)) algos[na++] = all[i];
+    else if (!lab_planning(ctx)) lab_note(ctx, "%s not measured: init says %s", all[i]->name, syncq_strerror(st));
   }
   int listed[LAB_MAX_THREADS_LIST], threads[LAB_MAX_THREADS_LIST], nt = 0;
   int nl = lab_threads(ctx, listed, LAB_MAX_THREADS_LIST);

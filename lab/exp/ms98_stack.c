@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../construct.h"
 #include "../lab.h"
 #include "../prng.h"
 #include "mp_common.h"
@@ -112,56 +113,52 @@ static void ms98_worker(lab_worker *w) {
   if (errors) atomic_fetch_add(&run->errors, errors);
 }
 
+/* Room for every thread's item with plenty to spare; Herlihy's private
+ * copies sized for the team. Lock-based ones take their default lock,
+ * 001's TTAS with bounded exponential backoff. */
+#define MS98_POOL_ITEMS 1024u
+
+/* The point's structure, made through the lab's constructor. */
+static int ms98_make(const ms98_point *pt, void **obj) {
+  syncq_stack_config sc = {MS98_POOL_ITEMS, (uint32_t)pt->threads, NULL};
+  syncq_pqueue_config pc = {MS98_POOL_ITEMS, (uint32_t)pt->threads, NULL};
+  lab_object_cfg cfg = {.stack = &sc, .pqueue = &pc, .counter_initial = 0};
+  return lab_object_new(pt->algo, &cfg, obj);
+}
+
+/* Check the final state (stacks and heaps empty, the counter at the
+ * number of increments), then destroy and free. True when it is wrong. */
+static bool ms98_check_and_drop(const ms98_point *pt, void *obj) {
+  bool left;
+  if (pt->kind == MS98_STACK) {
+    void *it;
+    left = ((const syncq_stack_ops *)pt->algo->ops)->pop(obj, &it) == SYNCQ_OK;
+  } else if (pt->kind == MS98_HEAP) {
+    uint64_t k;
+    void *it;
+    left = ((const syncq_pqueue_ops *)pt->algo->ops)->delete_min(obj, &k, &it) == SYNCQ_OK;
+  } else {
+    int64_t v = -1;
+    ((const syncq_counter_ops *)pt->algo->ops)->load(obj, &v);
+    left = v != (int64_t)pt->pairs;
+  }
+  lab_object_free(pt->algo, obj);
+  return left;
+}
+
 static int ms98_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const ms98_point *pt = arg;
   const char *name = pt->algo->name;
-  size_t size, align;
-  switch (pt->kind) {
-  case MS98_STACK: size = ((const syncq_stack_ops *)pt->algo->ops)->size; align = ((const syncq_stack_ops *)pt->algo->ops)->align; break;
-  case MS98_HEAP: size = ((const syncq_pqueue_ops *)pt->algo->ops)->size; align = ((const syncq_pqueue_ops *)pt->algo->ops)->align; break;
-  default: size = ((const syncq_counter_ops *)pt->algo->ops)->size; align = ((const syncq_counter_ops *)pt->algo->ops)->align; break;
-  }
-  void *obj = syncq_alloc_aligned(size, align);
-  int r = obj == NULL ? SYNCQ_ENOMEM : SYNCQ_OK;
-  /* Room for every thread's item with plenty to spare; Herlihy's private
-   * copies sized for the team. Lock-based ones take their default lock,
-   * 001's TTAS with bounded exponential backoff. */
-  if (r == SYNCQ_OK) {
-    if (pt->kind == MS98_STACK) {
-      syncq_stack_config c = {1024, (uint32_t)pt->threads, NULL};
-      r = ((const syncq_stack_ops *)pt->algo->ops)->init(obj, &c);
-    } else if (pt->kind == MS98_HEAP) {
-      syncq_pqueue_config c = {1024, (uint32_t)pt->threads, NULL};
-      r = ((const syncq_pqueue_ops *)pt->algo->ops)->init(obj, &c);
-    } else {
-      r = ((const syncq_counter_ops *)pt->algo->ops)->init(obj, 0);
-    }
-  }
+  void *obj;
+  int r = ms98_make(pt, &obj);
   if (r != SYNCQ_OK) {
-    free(obj);
     lab_fail(ctx, "cannot create %s: %s", name, syncq_strerror(r));
     return -1;
   }
   ms98_run run = {pt, obj, 0};
   uint64_t ns;
   int rc = lab_team_run(ctx, pt->threads, ms98_worker, &run, NULL, &ns, &out->stats);
-  int left = 0;
-  if (pt->kind == MS98_STACK) {
-    void *it;
-    left = ((const syncq_stack_ops *)pt->algo->ops)->pop(obj, &it) == SYNCQ_OK;
-    ((const syncq_stack_ops *)pt->algo->ops)->destroy(obj);
-  } else if (pt->kind == MS98_HEAP) {
-    uint64_t k;
-    void *it;
-    left = ((const syncq_pqueue_ops *)pt->algo->ops)->delete_min(obj, &k, &it) == SYNCQ_OK;
-    ((const syncq_pqueue_ops *)pt->algo->ops)->destroy(obj);
-  } else {
-    int64_t v = -1;
-    ((const syncq_counter_ops *)pt->algo->ops)->load(obj, &v);
-    left = v != (int64_t)pt->pairs;
-    ((const syncq_counter_ops *)pt->algo->ops)->destroy(obj);
-  }
-  free(obj);
+  bool left = ms98_check_and_drop(pt, obj);
   if (rc != 0) return -1;
   if (atomic_load(&run.errors) != 0 || left) {
     lab_fail(ctx, "%s: %d failed operations, %s at the end", name, atomic_load(&run.errors),
@@ -174,34 +171,12 @@ static int ms98_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
 }
 
 /* ---- levels 2 and 3 (mp_common.h) ---- */
-static void ms98_object_size(const ms98_point *pt, size_t *size, size_t *align) {
-  switch (pt->kind) {
-  case MS98_STACK: *size = ((const syncq_stack_ops *)pt->algo->ops)->size; *align = ((const syncq_stack_ops *)pt->algo->ops)->align; break;
-  case MS98_HEAP: *size = ((const syncq_pqueue_ops *)pt->algo->ops)->size; *align = ((const syncq_pqueue_ops *)pt->algo->ops)->align; break;
-  default: *size = ((const syncq_counter_ops *)pt->algo->ops)->size; *align = ((const syncq_counter_ops *)pt->algo->ops)->align; break;
-  }
-}
-
 static void *ms98_setup(const void *arg, char *why, size_t len) {
   const ms98_point *pt = arg;
-  size_t size, align;
-  ms98_object_size(pt, &size, &align);
-  void *obj = syncq_alloc_aligned(size, align);
   ms98_run *run = calloc(1, sizeof *run);
-  int r = obj == NULL || run == NULL ? SYNCQ_ENOMEM : SYNCQ_OK;
-  if (r == SYNCQ_OK) { /* as ms98_sample */
-    if (pt->kind == MS98_STACK) {
-      syncq_stack_config c = {1024, (uint32_t)pt->threads, NULL};
-      r = ((const syncq_stack_ops *)pt->algo->ops)->init(obj, &c);
-    } else if (pt->kind == MS98_HEAP) {
-      syncq_pqueue_config c = {1024, (uint32_t)pt->threads, NULL};
-      r = ((const syncq_pqueue_ops *)pt->algo->ops)->init(obj, &c);
-    } else {
-      r = ((const syncq_counter_ops *)pt->algo->ops)->init(obj, 0);
-    }
-  }
+  void *obj = NULL;
+  int r = run == NULL ? SYNCQ_ENOMEM : ms98_make(pt, &obj);
   if (r != SYNCQ_OK) {
-    free(obj);
     free(run);
     snprintf(why, len, "cannot create %s: %s", pt->algo->name, syncq_strerror(r));
     return NULL;
@@ -214,24 +189,7 @@ static void *ms98_setup(const void *arg, char *why, size_t len) {
 static int ms98_finish(void *state, char *why, size_t len) {
   ms98_run *run = state;
   const ms98_point *pt = run->pt;
-  void *obj = run->obj;
-  int left = 0;
-  if (pt->kind == MS98_STACK) {
-    void *it;
-    left = ((const syncq_stack_ops *)pt->algo->ops)->pop(obj, &it) == SYNCQ_OK;
-    ((const syncq_stack_ops *)pt->algo->ops)->destroy(obj);
-  } else if (pt->kind == MS98_HEAP) {
-    uint64_t k;
-    void *it;
-    left = ((const syncq_pqueue_ops *)pt->algo->ops)->delete_min(obj, &k, &it) == SYNCQ_OK;
-    ((const syncq_pqueue_ops *)pt->algo->ops)->destroy(obj);
-  } else {
-    int64_t v = -1;
-    ((const syncq_counter_ops *)pt->algo->ops)->load(obj, &v);
-    left = v != (int64_t)pt->pairs;
-    ((const syncq_counter_ops *)pt->algo->ops)->destroy(obj);
-  }
-  free(obj);
+  bool left = ms98_check_and_drop(pt, run->obj);
   int errors = atomic_load(&run->errors);
   free(run);
   if (errors != 0 || left) {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../construct.h"
 #include "../lab.h"
 #include "np99_common.h"
 #include "syncq/clock.h"
@@ -51,19 +52,14 @@ static void counter_worker(lab_worker *w) {
 static int counter_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const np99_counter_point *pt = arg;
   const syncq_counter_ops *ops = pt->algo->ops;
-  void *c = syncq_alloc_aligned(ops->size, ops->align);
-  if (c == NULL || ops->init(c, 0) != SYNCQ_OK) {
-    free(c);
-    lab_fail(ctx, "cannot create a %s counter", pt->algo->name);
-    return -1;
-  }
+  void *c = lab_object_new_or_fail(ctx, pt->algo, &(lab_object_cfg){.counter_initial = 0});
+  if (c == NULL) return -1;
   np99_counter_run run = {pt, ops, c};
   uint64_t ns;
   int rc = lab_team_run(ctx, pt->threads, counter_worker, &run, NULL, &ns, &out->stats);
   int64_t final = -1;
   ops->load(c, &final);
-  ops->destroy(c);
-  free(c);
+  lab_object_free(pt->algo, c);
   if (rc != 0) return -1;
   if (final != (int64_t)pt->iterations) {
     lab_fail(ctx, "%s counter lost updates: %lld after %llu increments", pt->algo->name, (long long)final,

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../construct.h"
 #include "../lab.h"
 #include "np99_common.h"
 #include "syncq/barrier.h"
@@ -54,18 +55,17 @@ static void barrier_worker(lab_worker *w) {
 static int barrier_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const np99_barrier_point *pt = arg;
   const syncq_barrier_ops *ops = pt->algo->ops;
-  void *b = syncq_alloc_aligned(ops->size, ops->align);
   syncq_barrier_config cfg = {(unsigned)pt->threads, pt->wait, false};
-  if (b == NULL || ops->init(b, &cfg) != SYNCQ_OK) {
-    free(b);
-    lab_fail(ctx, "cannot create a %s barrier (%s)", pt->algo->name, syncq_wait_name(pt->wait));
+  void *b;
+  int st = lab_object_new(pt->algo, &(lab_object_cfg){.barrier = &cfg}, &b);
+  if (st != SYNCQ_OK) {
+    lab_fail(ctx, "cannot create a %s barrier (%s): %s", pt->algo->name, syncq_wait_name(pt->wait), syncq_strerror(st));
     return -1;
   }
   np99_barrier_run run = {pt, ops, b, 0};
   uint64_t ns;
   int rc = lab_team_run(ctx, pt->threads, barrier_worker, &run, NULL, &ns, &out->stats);
-  ops->destroy(b);
-  free(b);
+  lab_object_free(pt->algo, b);
   if (rc != 0) return -1;
   if (atomic_load(&run.errors) != 0) {
     lab_fail(ctx, "%s: barrier wait failed", pt->algo->name);
@@ -78,14 +78,8 @@ static int barrier_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
 
 /* True when the barrier accepts the discipline. */
 static bool accepts(const syncq_algo *a, int wait) {
-  const syncq_barrier_ops *ops = a->ops;
-  void *b = syncq_alloc_aligned(ops->size, ops->align);
-  if (b == NULL) return false;
   syncq_barrier_config cfg = {2, wait, false};
-  bool ok = ops->init(b, &cfg) == SYNCQ_OK;
-  if (ok) ops->destroy(b);
-  free(b);
-  return ok;
+  return lab_object_can_make(a, &(lab_object_cfg){.barrier = &cfg}, NULL);
 }
 
 static int np99_barrier_run_exp(lab_ctx *ctx) {

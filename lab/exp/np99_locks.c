@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../construct.h"
 #include "../lab.h"
 #include "np99_common.h"
 #include "syncq/clock.h"
@@ -90,13 +91,13 @@ static void lock_worker(lab_worker *w) {
 
 static int lock_sample(lab_ctx *ctx, const np99_lock_point *pt, lab_sample *out) {
   const syncq_lock_ops *ops = pt->algo->ops;
-  void *l = syncq_alloc_aligned(ops->size, ops->align);
   locked_queue *q = calloc(1, sizeof *q);
   syncq_lock_config cfg = {(unsigned)pt->threads, SYNCQ_WAIT_DEFAULT, false};
-  if (l == NULL || q == NULL || ops->init(l, &cfg) != SYNCQ_OK) {
-    free(l);
+  void *l = NULL;
+  int st = q == NULL ? SYNCQ_ENOMEM : lab_object_new(pt->algo, &(lab_object_cfg){.lock = &cfg}, &l);
+  if (st != SYNCQ_OK) {
     free(q);
-    lab_fail(ctx, "cannot create a %s lock", pt->algo->name);
+    lab_fail(ctx, "cannot create a %s lock: %s", pt->algo->name, syncq_strerror(st));
     return -1;
   }
   uint64_t pre = 0;
@@ -106,8 +107,7 @@ static int lock_sample(lab_ctx *ctx, const np99_lock_point *pt, lab_sample *out)
   }
   np99_lock_run *run = syncq_alloc_aligned(sizeof *run, _Alignof(np99_lock_run));
   if (run == NULL) {
-    ops->destroy(l);
-    free(l);
+    lab_object_free(pt->algo, l);
     free(q);
     lab_fail(ctx, "out of memory");
     return -1;
@@ -124,8 +124,7 @@ static int lock_sample(lab_ctx *ctx, const np99_lock_point *pt, lab_sample *out)
   uint64_t left = 0;
   for (uint64_t k = q->head; k != q->tail; k++) left += q->slot[k % QCAP];
   bool ok = atomic_load(&run->errors) == 0 && pre + atomic_load(&run->enq_sum) - atomic_load(&run->deq_sum) == left;
-  ops->destroy(l);
-  free(l);
+  lab_object_free(pt->algo, l);
   free(q);
   free(run);
   if (rc != 0) return -1;
@@ -176,15 +175,13 @@ static void queue_worker(lab_worker *w) {
 
 static int queue_sample(lab_ctx *ctx, const np99_lock_point *pt, lab_sample *out) {
   const syncq_queue_ops *ops = pt->algo->ops;
-  size_t bytes;
   void *q = NULL;
-  if (ops->bytes(QCAP, &bytes) == SYNCQ_OK) q = syncq_alloc_aligned(bytes, ops->align);
-  int st = q ? ops->init(q, QCAP) : SYNCQ_ENOMEM;
+  int st = lab_object_new(pt->algo, &(lab_object_cfg){.queue_capacity = QCAP}, &q);
   np99_queue_run *run = syncq_alloc_aligned(sizeof *run, _Alignof(np99_queue_run));
   if (st != SYNCQ_OK || run == NULL) {
-    if (st == SYNCQ_OK) ops->destroy(q);
-    free(q);
+    lab_object_free(pt->algo, q);
     free(run);
+    if (st == SYNCQ_OK) st = SYNCQ_ENOMEM;
     lab_fail(ctx, "cannot create a %s queue: %s", pt->algo->name, syncq_strerror(st));
     return -1;
   }
@@ -205,8 +202,7 @@ static int queue_sample(lab_ctx *ctx, const np99_lock_point *pt, lab_sample *out
   void *item;
   while (ops->dequeue(q, &item) == SYNCQ_OK) left += np99_value(item);
   bool ok = atomic_load(&run->errors) == 0 && pre + atomic_load(&run->enq_sum) - atomic_load(&run->deq_sum) == left;
-  ops->destroy(q);
-  free(q);
+  lab_object_free(pt->algo, q);
   free(run);
   if (rc != 0) return -1;
   if (!ok) {

@@ -17,10 +17,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "construct.h"
 #include "floors.h"
 #include "lab.h"
 #include "prng.h"
 #include "proc_team.h"
+#include "syncq/wait.h"
+#include "test_peers.h"
 
 #define T_WHY 256
 #define T_COPY_BYTES (256u << 10) /* small: the test checks behaviour, not bandwidth */
@@ -199,13 +202,64 @@ static void test_team_lifecycle(void **state) {
   assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
 }
 
+/* Every registered structure of every family can be made and dropped
+ * through the one constructor; bad inputs get SYNCQ_EINVAL. */
+static void test_construct(void **state) {
+  (void)state;
+  syncq_lock_config lc = {2, SYNCQ_WAIT_DEFAULT, false};
+  syncq_barrier_config bc = {2, SYNCQ_WAIT_DEFAULT, false};
+  syncq_stack_config sc = {64, 2, NULL};
+  syncq_pqueue_config pc = {64, 2, NULL};
+  lab_object_cfg cfg = {.lock = &lc, .barrier = &bc, .counter_initial = 5, .queue_capacity = 64, .stack = &sc,
+                        .pqueue = &pc};
+  int made = 0;
+  for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++) {
+    const syncq_algo *algos[SYNCQ_REGISTRY_MAX];
+    int n = syncq_registry_list((syncq_family)f, algos, SYNCQ_REGISTRY_MAX);
+    for (int i = 0; i < n; i++) {
+      void *obj = (void *)1;
+      int st = lab_object_new(algos[i], &cfg, &obj);
+      if (st == SYNCQ_ENOTSUP) { /* a CPU feature this machine lacks */
+        assert_null(obj);
+        continue;
+      }
+      if (st != SYNCQ_OK) fail_msg("%s %s: %s", syncq_family_name((syncq_family)f), algos[i]->name, syncq_strerror(st));
+      assert_non_null(obj);
+      if (f == SYNCQ_FAMILY_COUNTER) {
+        int64_t v = -1;
+        assert_int_equal(((const syncq_counter_ops *)algos[i]->ops)->load(obj, &v), SYNCQ_OK);
+        assert_true(v == 5); /* the configured initial value reached init */
+      }
+      lab_object_free(algos[i], obj);
+      made++;
+    }
+  }
+  assert_true(made > 0);
+  void *obj = (void *)1;
+  assert_int_equal(lab_object_new(NULL, &cfg, &obj), SYNCQ_EINVAL);
+  assert_null(obj);
+  const syncq_algo *a;
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, "ms", &a), SYNCQ_OK);
+  assert_int_equal(lab_object_new(a, &cfg, NULL), SYNCQ_EINVAL);
+  syncq_algo bad = *a;
+  bad.family = SYNCQ_FAMILY_COUNT;
+  assert_int_equal(lab_object_new(&bad, &cfg, &obj), SYNCQ_EINVAL);
+  assert_null(obj);
+  int st = SYNCQ_OK;
+  assert_false(lab_object_can_make(&bad, &cfg, &st));
+  assert_int_equal(st, SYNCQ_EINVAL);
+  lab_object_free(NULL, NULL); /* harmless */
+}
+
 int main(void) {
+  test_register_peers();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_share),           cmocka_unit_test(test_prng),
     cmocka_unit_test(test_median),          cmocka_unit_test(test_copy_bad_inputs),
     cmocka_unit_test(test_copy_measures),   cmocka_unit_test(test_rtt_bad_inputs),
     cmocka_unit_test(test_rtt_measures),    cmocka_unit_test(test_slots),
     cmocka_unit_test(test_team_bad_inputs), cmocka_unit_test(test_team_lifecycle),
+    cmocka_unit_test(test_construct),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
