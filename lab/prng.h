@@ -48,6 +48,14 @@ static inline double lab_prng_unit(uint64_t *s) {
   return (double)(lab_prng_next(s) >> LAB_PRNG_DOUBLE_SHIFT) / LAB_PRNG_TWO_POW_53;
 }
 
+/* A value uniform in mean +- pct% (integers, both ends included): the
+ * papers' jittered work and delay times. 0 when mean is 0. */
+static inline uint64_t lab_prng_around(uint64_t mean, unsigned pct, uint64_t *s) {
+  if (mean == 0) return 0;
+  uint64_t span = mean * 2 * pct / 100;
+  return mean - span / 2 + lab_prng_next(s) % (span + 1);
+}
+
 /* splitmix64's finaliser: a stateless 64-bit hash with full avalanche. */
 static inline uint64_t lab_mix64(uint64_t x) {
   x ^= x >> 30;

@@ -53,9 +53,7 @@ typedef struct ms98q_run {
 } ms98q_run;
 
 static inline void ms98q_delay(uint64_t mean, uint64_t *seed) {
-  if (mean == 0) return;
-  uint64_t span = mean * 2 * MS98Q_DELAY_JITTER_PCT / 100;
-  syncq_delay_ns(mean - span / 2 + lab_prng_next(seed) % (span + 1));
+  if (mean != 0) syncq_delay_ns(lab_prng_around(mean, MS98Q_DELAY_JITTER_PCT, seed));
 }
 
 static void ms98q_worker(lab_worker *w) {

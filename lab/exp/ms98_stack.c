@@ -65,9 +65,7 @@ typedef struct ms98_run {
 
 /* 6 us +-10%, uniformly. */
 static inline void ms98_delay(uint64_t mean, uint64_t *seed) {
-  if (mean == 0) return;
-  uint64_t span = mean * 2 * MS98_DELAY_JITTER_PCT / 100;
-  syncq_delay_ns(mean - span / 2 + lab_prng_next(seed) % (span + 1));
+  if (mean != 0) syncq_delay_ns(lab_prng_around(mean, MS98_DELAY_JITTER_PCT, seed));
 }
 
 static void ms98_worker(lab_worker *w) {

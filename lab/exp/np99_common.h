@@ -21,9 +21,7 @@
 
 /* Work time uniform in mean +-20%. */
 static inline uint64_t np99_work_time(uint64_t mean, uint64_t *seed) {
-  if (mean == 0) return 0;
-  uint64_t span = mean * 2 * NP99_IMBALANCE_PCT / 100;
-  return mean - span / 2 + lab_prng_next(seed) % (span + 1);
+  return lab_prng_around(mean, NP99_IMBALANCE_PCT, seed);
 }
 
 #endif

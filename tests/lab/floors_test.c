@@ -74,6 +74,17 @@ static void test_prng(void **state) {
   x ^= x << 25;
   x ^= x >> 27;
   assert_true(lab_prng_next(&one) == x * 2685821657736338717ull);
+  /* jittered times stay in mean +- pct% and reach both halves */
+  uint64_t j = lab_prng_seed(3);
+  int below = 0, above = 0;
+  for (int i = 0; i < 1000; i++) {
+    uint64_t v = lab_prng_around(100, 20, &j);
+    assert_true(v >= 80 && v <= 120);
+    below += v < 100;
+    above += v > 100;
+  }
+  assert_true(below > 0 && above > 0);
+  assert_int_equal(lab_prng_around(0, 20, &j), 0);
   assert_true(lab_mix64(0) == 0);
   assert_true(lab_mix64(1) != lab_mix64(2));
 }
