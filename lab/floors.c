@@ -22,10 +22,14 @@
 
 /* ---------------------------------------------------------------- sizes */
 
-/* The largest cache hwloc reports, or 0. */
-static size_t largest_cache_bytes(void) {
+/* The largest cache hwloc reports, or 0: looked up once per process
+ * (loading a topology costs milliseconds). */
+static size_t largest_cache;
+static pthread_once_t largest_cache_once = PTHREAD_ONCE_INIT;
+
+static void find_largest_cache(void) {
   hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return 0;
+  if (hwloc_topology_init(&topo) != 0) return;
   size_t best = 0;
   if (hwloc_topology_load(topo) == 0) {
     for (hwloc_obj_type_t ty = HWLOC_OBJ_L1CACHE; ty <= HWLOC_OBJ_L5CACHE; ty++) {
@@ -37,13 +41,19 @@ static size_t largest_cache_bytes(void) {
     }
   }
   hwloc_topology_destroy(topo);
-  return best;
+  largest_cache = best;
+}
+
+static size_t largest_cache_bytes(void) {
+  (void)pthread_once(&largest_cache_once, find_largest_cache);
+  return largest_cache;
 }
 
 size_t lab_floor_copy_bytes(lab_size size) {
   if (size <= LAB_SIZE_QUICK) return LAB_FLOOR_COPY_QUICK_BYTES;
   size_t llc = largest_cache_bytes();
   size_t want = llc * LAB_FLOOR_COPY_LLC_FACTOR;
+  if (want > LAB_FLOOR_COPY_MAX_BYTES) want = LAB_FLOOR_COPY_MAX_BYTES;
   return want > LAB_FLOOR_COPY_QUICK_BYTES ? want : LAB_FLOOR_COPY_QUICK_BYTES;
 }
 

@@ -38,13 +38,15 @@
 
 #define LAB_FLOOR_COPY_MIN_BYTES 4096u             /* one page */
 #define LAB_FLOOR_COPY_QUICK_BYTES (8u << 20)      /* smoke and quick: 8 MiB */
-#define LAB_FLOOR_COPY_LLC_FACTOR 4u               /* default and full: 4x the last-level cache */
+#define LAB_FLOOR_COPY_LLC_FACTOR 4u               /* default and full: 4x the last-level cache, */
+#define LAB_FLOOR_COPY_MAX_BYTES (64u << 20)       /* capped at 64 MiB (some VMs report L3s of 100s of MiB) */
 #define LAB_FLOOR_WAIT_NS 10000000000ull           /* a peer silent for 10 s has stalled */
 #define LAB_FLOOR_WHY 200
 
 /* The buffer the copy floor uses at this size: LAB_FLOOR_COPY_QUICK_BYTES
  * for smoke and quick, else LAB_FLOOR_COPY_LLC_FACTOR times the largest
- * cache hwloc reports (at least the quick size). */
+ * cache hwloc reports, at least the quick size and at most
+ * LAB_FLOOR_COPY_MAX_BYTES (either way far beyond any core's L1 and L2). */
 size_t lab_floor_copy_bytes(lab_size size);
 
 /* The two slots the floors use and whether they are different cores:

@@ -153,6 +153,7 @@ static void test_slots(void **state) {
   assert_int_equal(b, 1);
   assert_true(lab_floor_copy_bytes(LAB_SIZE_QUICK) == LAB_FLOOR_COPY_QUICK_BYTES);
   assert_true(lab_floor_copy_bytes(LAB_SIZE_DEFAULT) >= LAB_FLOOR_COPY_QUICK_BYTES);
+  assert_true(lab_floor_copy_bytes(LAB_SIZE_FULL) <= LAB_FLOOR_COPY_MAX_BYTES);
 }
 
 static void test_team_bad_inputs(void **state) {
