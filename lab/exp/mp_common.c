@@ -210,3 +210,39 @@ int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int leve
   return 0;
 }
 
+
+int mp_pick_algos(const syncq_algo *const *algos, int na, const char *const *names, const syncq_algo **out) {
+  int n = 0;
+  for (int i = 0; names[i] != NULL; i++)
+    for (int a = 0; a < na && n < LAB_MAX_VARIANTS; a++)
+      if (strcmp(algos[a]->name, names[i]) == 0) out[n++] = algos[a];
+  return n;
+}
+
+int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, lab_sample_fn sample,
+                    const char *normalize_to, mp_variants_fn variants, void *arg) {
+  bool quick = lab_get_size(ctx) <= LAB_SIZE_QUICK;
+  int t_first = quick && nt > 0 ? nt - 1 : 0;
+  if (quick && !lab_planning(ctx))
+    lab_note(ctx, "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
+                  "(the claims are at level 3); the default size measures every p at both levels.");
+  for (int level = quick ? 3 : 2; level <= 3; level++) {
+    for (int m = MP_MODE_PSEUDO; m <= MP_MODE_REAL; m++) {
+      for (int t = t_first; t < nt; t++) {
+        lab_group g;
+        memset(&g, 0, sizeof g);
+        lab_group_param(&g, "threads", threads[t]);
+        lab_group_param(&g, "delay_ns", delay_ns);
+        lab_group_param(&g, "level", level);
+        lab_group_param_str(&g, "mode", mp_mode_name((mp_mode)m));
+        g.metric = "time";
+        g.unit = "ms";
+        g.sample = sample;
+        g.normalize_to = normalize_to;
+        variants(&g, level, (mp_mode)m, threads[t], arg);
+        if (lab_run_group(ctx, &g) != 0) return -1;
+      }
+    }
+  }
+  return 0;
+}

@@ -64,6 +64,22 @@ typedef struct mp_bench {
 int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int level, mp_mode mode, int policy,
                int napps, uint64_t *ns_out, syncq_stats *stats);
 
+/* The registered algorithms named in names (NULL-terminated), in the order
+ * of names, into out (room for LAB_MAX_VARIANTS). Returns how many. */
+int mp_pick_algos(const syncq_algo *const *algos, int na, const char *const *names, const syncq_algo **out);
+
+/* Fills a group of a multiprogramming sweep with its variants for
+ * (level, mode, threads); arg is mp_sweep_levels's. */
+typedef void (*mp_variants_fn)(lab_group *g, int level, mp_mode mode, int threads, void *arg);
+
+/* 001's levels 2 and 3 in both modes (pseudo, real), one group of metric
+ * "time" (ms) per (level, mode, p) with params threads, delay_ns, level and
+ * mode, normalised to normalize_to; --quick measures only level 3 at the
+ * largest p (the contended case of 001's figures) and says so in a note.
+ * 0, or -1 when a group failed. */
+int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, lab_sample_fn sample,
+                    const char *normalize_to, mp_variants_fn variants, void *arg);
+
 static inline const char *mp_mode_name(mp_mode m) { return m == MP_MODE_PSEUDO ? "pseudo" : "real"; }
 
 #endif

@@ -162,7 +162,23 @@ static int ms98q_mp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
 }
 
 /* 001 Figure 1's six queues, those registered. */
-static const char *const ms98q_mp_algos[] = {"single-lock-ps", "single-lock", "two-lock-ps", "two-lock", "ms", "plj"};
+static const char *const ms98q_mp_algos[] = {"single-lock-ps", "single-lock", "two-lock-ps", "two-lock", "ms", "plj", NULL};
+
+/* A level-2/3 group's variants (mp_sweep_levels). */
+typedef struct ms98q_mp_fill {
+  const syncq_algo **algos;
+  int n;
+  uint64_t pairs;
+  ms98q_point *pts;
+} ms98q_mp_fill;
+
+static void ms98q_mp_variants(lab_group *g, int level, mp_mode mode, int threads, void *arg) {
+  ms98q_mp_fill *f = arg;
+  for (int a = 0; a < f->n; a++) {
+    f->pts[a] = (ms98q_point){f->algos[a], threads, f->pairs, MS98Q_DELAY_NS, level, mode};
+    g->variants[g->nvariants++] = (lab_variant){f->algos[a]->name, &f->pts[a]};
+  }
+}
 
 static int ms98_queue_run(lab_ctx *ctx) {
   const syncq_algo *all[LAB_MAX_VARIANTS], *algos[LAB_MAX_VARIANTS];
@@ -230,40 +246,11 @@ static int ms98_queue_run(lab_ctx *ctx) {
       if (lab_run_group(ctx, &g) != 0) return -1;
     }
   }
-  /* levels 2 and 3, both modes, the delayed loop; --quick measures only
-   * level 3 at the largest p (the contended case of 001's figures) */
+  /* levels 2 and 3, both modes, the delayed loop */
   const syncq_algo *mp_algos[LAB_MAX_VARIANTS];
-  int nmp = 0;
-  for (size_t i = 0; i < sizeof ms98q_mp_algos / sizeof ms98q_mp_algos[0]; i++)
-    for (int a = 0; a < na; a++)
-      if (strcmp(algos[a]->name, ms98q_mp_algos[i]) == 0) mp_algos[nmp++] = algos[a];
-  bool quick = lab_get_size(ctx) <= LAB_SIZE_QUICK;
-  int t_first = quick && nt > 0 ? nt - 1 : 0;
-  if (quick && !lab_planning(ctx))
-    lab_note(ctx, "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
-                  "(the claims are at level 3); the default size measures every p at both levels.");
-  for (int level = quick ? 3 : 2; level <= 3; level++) {
-    for (int m = MP_MODE_PSEUDO; m <= MP_MODE_REAL; m++) {
-      for (int t = t_first; t < nt; t++) {
-        lab_group g;
-        memset(&g, 0, sizeof g);
-        lab_group_param(&g, "threads", threads[t]);
-        lab_group_param(&g, "delay_ns", (double)MS98Q_DELAY_NS);
-        lab_group_param(&g, "level", level);
-        lab_group_param_str(&g, "mode", mp_mode_name((mp_mode)m));
-        g.metric = "time";
-        g.unit = "ms";
-        g.sample = ms98q_mp_sample;
-        g.normalize_to = "single-lock-ps";
-        for (int a = 0; a < nmp; a++) {
-          pts[a] = (ms98q_point){mp_algos[a], threads[t], mp_pairs, MS98Q_DELAY_NS, level, (mp_mode)m};
-          g.variants[g.nvariants++] = (lab_variant){mp_algos[a]->name, &pts[a]};
-        }
-        if (lab_run_group(ctx, &g) != 0) return -1;
-      }
-    }
-  }
-  return 0;
+  ms98q_mp_fill fill = {mp_algos, mp_pick_algos(algos, na, ms98q_mp_algos, mp_algos), mp_pairs, pts};
+  return mp_sweep_levels(ctx, threads, nt, (double)MS98Q_DELAY_NS, ms98q_mp_sample, "single-lock-ps",
+                         ms98q_mp_variants, &fill);
 }
 
 static const lab_claim ms98_queue_claims[] = {

@@ -214,6 +214,23 @@ static int ms98_mp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   return 0;
 }
 
+/* A level-2/3 group's variants (mp_sweep_levels). */
+typedef struct ms98_mp_fill {
+  ms98_kind kind;
+  const syncq_algo **algos;
+  int n;
+  uint64_t pairs;
+  ms98_point *pts;
+} ms98_mp_fill;
+
+static void ms98_mp_variants(lab_group *g, int level, mp_mode mode, int threads, void *arg) {
+  ms98_mp_fill *f = arg;
+  for (int a = 0; a < f->n; a++) {
+    f->pts[a] = (ms98_point){f->kind, f->algos[a], threads, f->pairs, MS98_DELAY_NS, level, mode};
+    g->variants[g->nvariants++] = (lab_variant){f->algos[a]->name, &f->pts[a]};
+  }
+}
+
 /* 001's variants of each figure, those registered (NULL-terminated). */
 static const char *const ms98_mp_stack[] = {"lock-ps", "lock", "treiber", "herlihy", NULL};
 static const char *const ms98_mp_heap[] = {"skew-lock-ps", "skew-lock", "skew-herlihy", NULL};
@@ -281,41 +298,10 @@ static int ms98_run_kind(lab_ctx *ctx, ms98_kind kind, syncq_family family, cons
       if (lab_run_group(ctx, &g) != 0) return -1;
     }
   }
-  /* levels 2 and 3, both modes, the delayed loop, 001's variants; --quick
-   * measures only level 3 at the largest p (the contended case of 001's
-   * figures) */
+  /* levels 2 and 3, both modes, the delayed loop, 001's variants */
   const syncq_algo *mp_algos[LAB_MAX_VARIANTS];
-  int nmp = 0;
-  for (int i = 0; mp_names[i] != NULL; i++)
-    for (int a = 0; a < nalgos; a++)
-      if (strcmp(algos[a]->name, mp_names[i]) == 0) mp_algos[nmp++] = algos[a];
-  bool quick = lab_get_size(ctx) <= LAB_SIZE_QUICK;
-  int t_first = quick && nt > 0 ? nt - 1 : 0;
-  if (quick && !lab_planning(ctx))
-    lab_note(ctx, "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
-                  "(the claims are at level 3); the default size measures every p at both levels.");
-  for (int level = quick ? 3 : 2; level <= 3; level++) {
-    for (int m = MP_MODE_PSEUDO; m <= MP_MODE_REAL; m++) {
-      for (int t = t_first; t < nt; t++) {
-        lab_group g;
-        memset(&g, 0, sizeof g);
-        lab_group_param(&g, "threads", threads[t]);
-        lab_group_param(&g, "delay_ns", (double)MS98_DELAY_NS);
-        lab_group_param(&g, "level", level);
-        lab_group_param_str(&g, "mode", mp_mode_name((mp_mode)m));
-        g.metric = "time";
-        g.unit = "ms";
-        g.sample = ms98_mp_sample;
-        g.normalize_to = norm;
-        for (int a = 0; a < nmp; a++) {
-          pts[a] = (ms98_point){kind, mp_algos[a], threads[t], mp_pairs, MS98_DELAY_NS, level, (mp_mode)m};
-          g.variants[g.nvariants++] = (lab_variant){mp_algos[a]->name, &pts[a]};
-        }
-        if (lab_run_group(ctx, &g) != 0) return -1;
-      }
-    }
-  }
-  return 0;
+  ms98_mp_fill fill = {kind, mp_algos, mp_pick_algos(algos, nalgos, mp_names, mp_algos), mp_pairs, pts};
+  return mp_sweep_levels(ctx, threads, nt, (double)MS98_DELAY_NS, ms98_mp_sample, norm, ms98_mp_variants, &fill);
 }
 
 static int ms98_stack_run(lab_ctx *ctx) {
