@@ -26,7 +26,7 @@ class Question:
 QUESTIONS = (
     Question(
         "Queue, 1 producer / 1 consumer (throughput)",
-        (("queue-1p1c", "throughput", {}), ("dg25-prodcons", "throughput", {"threads": 1})),
+        (("queue-1p1c", "throughput", {"mode": "stream"}), ("dg25-prodcons", "throughput", {"threads": 1})),
     ),
     Question("Queue, many producers and consumers (throughput)", (("dg25-prodcons", "throughput", {}),)),
     Question("Queue, message round trip between two threads", (("dg25-latency", "latency", {"mode": "pingpong"}),)),
