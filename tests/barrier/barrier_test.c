@@ -320,9 +320,11 @@ static void test_typed_apis(void **state) {
 #define TIMEOUT_NS 20000000ull /* 20 ms */
 /* Timeouts of waits that must not time out (everyone arrives). */
 #define LONG_TIMEOUT_NS 60000000000ull /* 60 s */
-/* Race rounds: arrivals spread over [0, 2 x RACE_TIMEOUT_NS). */
+/* Race rounds: arrivals delayed by 0, T/4, T/2, 3T/4 or T (T the
+ * timeout): the last ones come at or beside the first ones' deadline.
+ * Sanitized builds run slower: a longer T keeps both outcomes common. */
 #define RACE_ROUNDS (60 / SCALE)
-#define RACE_TIMEOUT_NS 300000ull /* 0.3 ms */
+#define RACE_TIMEOUT_NS (300000ull * SCALE * SCALE) /* 0.3 ms; 4.8 ms sanitized */
 #define TIMED_THREADS 5
 
 static void watchdog_fired(int sig) {
@@ -463,8 +465,7 @@ static void check_deadline_races(const syncq_algo *a, int wait) {
     s->round = r + 1;
     for (int i = 0; i < s->threads; i++) {
       seed = seed * 1103515245u + 12345u;
-      /* 0, T/2, T, 3T/2 (at or beside the deadline), or 2T */
-      uint64_t delay = RACE_TIMEOUT_NS * ((seed >> 16) % 5u) / 2u;
+      uint64_t delay = RACE_TIMEOUT_NS * ((seed >> 16) % 5u) / 4u;
       int timed = r % 4 != 3 || i == 0; /* every 4th round: one timed, the rest untimed */
       ts[i] = (timed_thread){s, (unsigned)i, timed, RACE_TIMEOUT_NS, delay, -100, 0};
     }
