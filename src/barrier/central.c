@@ -61,6 +61,8 @@ int syncq_barrier_central_reset(syncq_barrier_central *b) {
   atomic_store_explicit(&b->count, 0u, memory_order_relaxed);
   uint32_t s = atomic_load_explicit(&b->sense, memory_order_relaxed);
   atomic_store_explicit(&b->sense, s & ~BAR_BROKEN_BIT, memory_order_relaxed);
+  /* a waiter killed in its sleep (a process) never took itself off */
+  atomic_store_explicit(&b->sleepers, 0u, memory_order_relaxed);
   atomic_store_explicit(&b->broken, 0u, memory_order_relaxed);
   return SYNCQ_OK;
 }

@@ -102,6 +102,8 @@ int syncq_barrier_dissemination_reset(syncq_barrier_dissemination *b) {
   /* plain/relaxed (atomic_init): no thread waits (the caller's
    * precondition); the caller's own synchronization publishes them */
   fill(b);
+  /* a waiter killed in its sleep (a process) never took itself off */
+  atomic_store_explicit(&b->sleepers, 0u, memory_order_relaxed);
   atomic_store_explicit(&b->broken, 0u, memory_order_relaxed);
   return SYNCQ_OK;
 }
