@@ -317,13 +317,19 @@ static void test_typed_apis(void **state) {
 /* A hang fails the test after this long (a watchdog, not a measure). */
 #define WATCHDOG_S 120
 /* The timeout of the waits that must time out (a missing thread). */
-#define TIMEOUT_NS 20000000ull /* 20 ms */
+#define TIMEOUT_NS 10000000ull /* 10 ms */
 /* Timeouts of waits that must not time out (everyone arrives). */
 #define LONG_TIMEOUT_NS 60000000000ull /* 60 s */
 /* Race rounds: arrivals delayed by 0, T/4, T/2, 3T/4 or T (T the
  * timeout): the last ones come at or beside the first ones' deadline.
  * Sanitized builds run slower: a longer T keeps both outcomes common. */
-#define RACE_ROUNDS (60 / SCALE)
+#if defined(__aarch64__) /* run under qemu-user in CI: fewer rounds */
+#define RACE_SCALE 3
+#else
+#define RACE_SCALE 1
+#endif
+#define RACE_ROUNDS (60 / SCALE / RACE_SCALE)
+#define RACE_ROUNDS_SPIN (12 / SCALE / RACE_SCALE + 1) /* spinners oversubscribed burn their slices */
 #define RACE_TIMEOUT_NS (300000ull * SCALE * SCALE) /* 0.3 ms; 4.8 ms sanitized */
 #define TIMED_THREADS 5
 
@@ -394,7 +400,7 @@ static void check_broken_then_reset(const syncq_algo *a, int wait, timed_shared 
   }
   assert_int_equal(ops->reset(s->b), SYNCQ_OK);
   timed_thread ts[MAX_THREADS];
-  for (int e = 0; e < 3; e++) {
+  for (int e = 0; e < 2; e++) { /* one timed, one untimed per thread */
     s->round++;
     for (int i = 0; i < s->threads; i++)
       ts[i] = (timed_thread){s, (unsigned)i, (i + e) % 2, LONG_TIMEOUT_NS, 0, -100, 0};
@@ -461,7 +467,8 @@ static void check_deadline_races(const syncq_algo *a, int wait) {
   unsigned seed = 12345u + (unsigned)wait;
   int broken_rounds = 0, whole_rounds = 0;
   timed_thread ts[MAX_THREADS];
-  for (int r = 0; r < RACE_ROUNDS; r++) {
+  int rounds = wait == SYNCQ_WAIT_SPIN ? RACE_ROUNDS_SPIN : RACE_ROUNDS;
+  for (int r = 0; r < rounds; r++) {
     s->round = r + 1;
     for (int i = 0; i < s->threads; i++) {
       seed = seed * 1103515245u + 12345u;
@@ -620,7 +627,7 @@ static void test_timed_waits(void **state) {
     for (int w = SYNCQ_WAIT_SPIN; w < SYNCQ_WAIT_COUNT; w++) {
       uint64_t t0 = syncq_now_ns();
       check_never_arrives(a, w, TIMED_THREADS - 1, -1); /* the last leaf (dissemination: the last partner) */
-      check_never_arrives(a, w, 0, -1);                 /* the root of mcs-tree */
+      if (strcmp(a->name, "mcs-tree") == 0) check_never_arrives(a, w, 0, -1); /* its root */
       check_never_arrives(a, w, 2, 4);                  /* one timed, the others untimed: EBROKEN */
       check_deadline_races(a, w);
       if (a->props & SYNCQ_PROP_PROCESS_SHARED) {
