@@ -31,9 +31,11 @@
  *    barrier broke returns SYNCQ_OK (the barrier's guarantee held for it):
  *    in the episode that breaks, statuses may mix OK, ETIMEDOUT and
  *    EBROKEN; in every later one, all are EBROKEN.
- *  - The deadline is now + timeout_ns on the monotonic clock
- *    (syncq_now_ns); spinning reads it every few pauses, yielding at
- *    every yield, and sleeping is a FUTEX_WAIT bounded by the time left.
+ *  - The deadline is timeout_ns after the call first has to wait, on the
+ *    monotonic clock (syncq_now_ns; a call that need not wait, like the
+ *    last arrival's, never reads the clock); spinning reads it every few
+ *    pauses, yielding at every yield, and sleeping is a FUTEX_WAIT
+ *    bounded by the time left.
  *  - timeout_ns 0 is SYNCQ_EINVAL: arriving cannot be undone, so a poll
  *    would break the barrier whenever the caller is not last.
  *    SYNCQ_BARRIER_NO_TIMEOUT waits like syncq_barrier_wait.

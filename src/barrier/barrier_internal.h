@@ -37,12 +37,22 @@ static inline uint64_t barrier_spin_limit(int wait, unsigned missing) {
  * sleeper's futex re-check fails. */
 #define BAR_BROKEN_BIT 0x80000000u
 
-/* The deadline of a timed wait: now + timeout_ns, UINT64_MAX for none (or
- * when the sum would overflow). */
-static inline uint64_t barrier_deadline(uint64_t timeout_ns) {
-  if (timeout_ns == SYNCQ_BARRIER_NO_TIMEOUT) return UINT64_MAX;
-  uint64_t now = syncq_now_ns();
-  return timeout_ns >= UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+/* The deadline of a timed wait, read from the clock only when the call
+ * first has to wait (a wait that finds its condition met, like the last
+ * arrival's, never reads it): now + timeout_ns then, UINT64_MAX for none
+ * (or when the sum would overflow). */
+typedef struct bar_deadline {
+  uint64_t timeout_ns; /* SYNCQ_BARRIER_NO_TIMEOUT: none */
+  uint64_t at_ns;      /* 0: not read yet */
+} bar_deadline;
+
+static inline uint64_t barrier_deadline_ns(bar_deadline *d) {
+  if (d->timeout_ns == SYNCQ_BARRIER_NO_TIMEOUT) return UINT64_MAX;
+  if (d->at_ns == 0) {
+    uint64_t now = syncq_now_ns();
+    d->at_ns = d->timeout_ns >= UINT64_MAX - now ? UINT64_MAX : now + d->timeout_ns;
+  }
+  return d->at_ns;
 }
 
 /* Is the barrier broken? (at entry: a broken barrier is not joined) */
@@ -53,17 +63,17 @@ static inline bool barrier_is_broken(_Atomic(uint32_t) *broken) {
 }
 
 /* Wait while *word == seen (acquire loads, pairing with the releasing
- * store or read-modify-write that changes it), until deadline_ns
- * (UINT64_MAX: none). SYNCQ_OK when the word changed by the protocol;
+ * store or read-modify-write that changes it), until the deadline. SYNCQ_OK when the word changed by the protocol;
  * SYNCQ_EBROKEN when the barrier is broken (*broken set, or the word holds
  * BAR_BROKEN_BIT); SYNCQ_ETIMEDOUT when the deadline passed and the word
  * still is `seen`: the caller breaks the barrier (barrier_break). */
 static inline int barrier_await_change(_Atomic(uint32_t) *word, uint32_t seen, int wait, bool pshared,
                                        uint64_t spin_limit_ns, _Atomic(uint32_t) *sleepers,
-                                       _Atomic(uint32_t) *broken, uint64_t deadline_ns) {
+                                       _Atomic(uint32_t) *broken, bar_deadline *deadline) {
   /* acquire: pairs with the store that ends the wait (release or seq_cst) */
   uint32_t v = atomic_load_explicit(word, memory_order_acquire);
   if (v == seen) {
+    uint64_t deadline_ns = barrier_deadline_ns(deadline);
     syncq_waiter w;
     syncq_waiter_init(&w, wait, pshared, spin_limit_ns);
     for (;;) {

@@ -85,7 +85,7 @@ static int enter(syncq_barrier_central *b, uint32_t *s) {
 
 /* After arriving as the `arrived`-th thread of the episode whose sense
  * was `s`. */
-static int finish(syncq_barrier_central *b, uint32_t s, uint32_t arrived, uint64_t deadline_ns) {
+static int finish(syncq_barrier_central *b, uint32_t s, uint32_t arrived, bar_deadline *deadline) {
   if (arrived == b->threads) {
     /* relaxed: the next episode's arrivals read it only after they see the
      * new sense (the release/seq_cst store below) */
@@ -95,12 +95,12 @@ static int finish(syncq_barrier_central *b, uint32_t s, uint32_t arrived, uint64
   }
   int r = barrier_await_change(&b->sense, s, b->wait, b->process_shared,
                                barrier_spin_limit(b->wait, b->threads - arrived), &b->sleepers, &b->broken,
-                               deadline_ns);
+                               deadline);
   if (r != SYNCQ_OK) BAR_FAIL(r, central_break, b);
   return SYNCQ_OK;
 }
 
-static int faa_wait(syncq_barrier_central *b, unsigned id, uint64_t deadline_ns) {
+static int faa_wait(syncq_barrier_central *b, unsigned id, bar_deadline *deadline) {
   (void)id;
   uint32_t s;
   int r = enter(b, &s);
@@ -109,10 +109,10 @@ static int faa_wait(syncq_barrier_central *b, unsigned id, uint64_t deadline_ns)
    * arrival; acquire gives the last arrival everyone's (it then releases
    * it to all through the sense) */
   uint32_t arrived = atomic_fetch_add_explicit(&b->count, 1u, memory_order_acq_rel) + 1u;
-  return finish(b, s, arrived, deadline_ns);
+  return finish(b, s, arrived, deadline);
 }
 
-static int cas_wait(syncq_barrier_central *b, unsigned id, uint64_t deadline_ns) {
+static int cas_wait(syncq_barrier_central *b, unsigned id, bar_deadline *deadline) {
   (void)id;
   uint32_t s;
   int r = enter(b, &s); /* as in the FAA form */
@@ -125,27 +125,27 @@ static int cas_wait(syncq_barrier_central *b, unsigned id, uint64_t deadline_ns)
     SYNCQ_STAT_INC(cas_failures);
     SYNCQ_STAT_INC(cas_attempts);
   }
-  return finish(b, s, c + 1u, deadline_ns);
+  return finish(b, s, c + 1u, deadline);
 }
 
 int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id) {
   if (b == NULL || id >= b->threads) return SYNCQ_EINVAL;
-  return faa_wait(b, id, UINT64_MAX);
+  return faa_wait(b, id, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
 }
 
 int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id) {
   if (b == NULL || id >= b->threads) return SYNCQ_EINVAL;
-  return cas_wait(b, id, UINT64_MAX);
+  return cas_wait(b, id, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
 }
 
 int syncq_barrier_central_faa_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns) {
   if (b == NULL || id >= b->threads || timeout_ns == 0) return SYNCQ_EINVAL;
-  return faa_wait(b, id, barrier_deadline(timeout_ns));
+  return faa_wait(b, id, &(bar_deadline){timeout_ns, 0});
 }
 
 int syncq_barrier_central_cas_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns) {
   if (b == NULL || id >= b->threads || timeout_ns == 0) return SYNCQ_EINVAL;
-  return cas_wait(b, id, barrier_deadline(timeout_ns));
+  return cas_wait(b, id, &(bar_deadline){timeout_ns, 0});
 }
 
 static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_central_init(b, c); }

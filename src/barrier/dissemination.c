@@ -117,7 +117,7 @@ static void dissemination_break(syncq_barrier_dissemination *b) {
   for (size_t i = 0; i < nflags; i++) syncq_wait_futex_wake(&b->flag[i].v, 0, false);
 }
 
-static int dissemination_wait(syncq_barrier_dissemination *b, unsigned id, uint64_t deadline_ns) {
+static int dissemination_wait(syncq_barrier_dissemination *b, unsigned id, bar_deadline *deadline) {
   if (barrier_is_broken(&b->broken)) return SYNCQ_EBROKEN;
   syncq_barrier_dissemination_local *me = &b->local[id];
   uint32_t parity = me->parity, sense = me->sense;
@@ -126,7 +126,7 @@ static int dissemination_wait(syncq_barrier_dissemination *b, unsigned id, uint6
     barrier_signal(flag_of(b, partner, parity, k), sense, b->wait, false, &b->sleepers);
     int r = barrier_await_change(flag_of(b, id, parity, k), sense ^ 1u, b->wait, false,
                                  barrier_spin_limit(b->wait, b->threads - (1u << k)), &b->sleepers, &b->broken,
-                                 deadline_ns);
+                                 deadline);
     if (r != SYNCQ_OK) BAR_FAIL(r, dissemination_break, b);
   }
   if (parity == 1u) me->sense = sense ^ 1u;
@@ -136,12 +136,12 @@ static int dissemination_wait(syncq_barrier_dissemination *b, unsigned id, uint6
 
 int syncq_barrier_dissemination_wait(syncq_barrier_dissemination *b, unsigned id) {
   if (b == NULL || b->flag == NULL || id >= b->threads) return SYNCQ_EINVAL;
-  return dissemination_wait(b, id, UINT64_MAX);
+  return dissemination_wait(b, id, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
 }
 
 int syncq_barrier_dissemination_wait_timed(syncq_barrier_dissemination *b, unsigned id, uint64_t timeout_ns) {
   if (b == NULL || b->flag == NULL || id >= b->threads || timeout_ns == 0) return SYNCQ_EINVAL;
-  return dissemination_wait(b, id, barrier_deadline(timeout_ns));
+  return dissemination_wait(b, id, &(bar_deadline){timeout_ns, 0});
 }
 
 static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_dissemination_init(b, c); }

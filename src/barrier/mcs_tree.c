@@ -117,7 +117,7 @@ static void mcs_break(syncq_barrier_mcs_tree *b) {
   }
 }
 
-static int mcs_wait(syncq_barrier_mcs_tree *b, unsigned id, uint64_t deadline_ns) {
+static int mcs_wait(syncq_barrier_mcs_tree *b, unsigned id, bar_deadline *deadline) {
   if (barrier_is_broken(&b->broken)) return SYNCQ_EBROKEN;
   syncq_barrier_mcs_tree_node *me = &b->node[id];
   /* arrival: wait for the children, one flag at a time */
@@ -127,7 +127,7 @@ static int mcs_wait(syncq_barrier_mcs_tree *b, unsigned id, uint64_t deadline_ns
   for (uint32_t j = 0; j < SYNCQ_BARRIER_MCS_TREE_FAN_IN; j++) {
     if (((me->havechild >> j) & 1u) == 0) continue;
     int r = barrier_await_change(&me->childnotready[j], 1u, b->wait, false, barrier_spin_limit(b->wait, missing),
-                                 &b->sleepers, &b->broken, deadline_ns);
+                                 &b->sleepers, &b->broken, deadline);
     if (r != SYNCQ_OK) BAR_FAIL(r, mcs_break, b);
     missing--;
   }
@@ -143,7 +143,7 @@ static int mcs_wait(syncq_barrier_mcs_tree *b, unsigned id, uint64_t deadline_ns
     barrier_signal(&parent->childnotready[(id - 1u) % SYNCQ_BARRIER_MCS_TREE_FAN_IN], 0u, b->wait, false,
                    &b->sleepers);
     int r = barrier_await_change(&me->parentsense, sense ^ 1u, b->wait, false, barrier_spin_limit(b->wait, 1),
-                                 &b->sleepers, &b->broken, deadline_ns);
+                                 &b->sleepers, &b->broken, deadline);
     if (r != SYNCQ_OK) BAR_FAIL(r, mcs_break, b);
   }
   /* wake-up: the binary tree's children */
@@ -156,12 +156,12 @@ static int mcs_wait(syncq_barrier_mcs_tree *b, unsigned id, uint64_t deadline_ns
 
 int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id) {
   if (b == NULL || b->node == NULL || id >= b->threads) return SYNCQ_EINVAL;
-  return mcs_wait(b, id, UINT64_MAX);
+  return mcs_wait(b, id, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
 }
 
 int syncq_barrier_mcs_tree_wait_timed(syncq_barrier_mcs_tree *b, unsigned id, uint64_t timeout_ns) {
   if (b == NULL || b->node == NULL || id >= b->threads || timeout_ns == 0) return SYNCQ_EINVAL;
-  return mcs_wait(b, id, barrier_deadline(timeout_ns));
+  return mcs_wait(b, id, &(bar_deadline){timeout_ns, 0});
 }
 
 static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_mcs_tree_init(b, c); }
