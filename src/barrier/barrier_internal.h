@@ -57,16 +57,18 @@ static inline uint64_t barrier_deadline_ns(bar_deadline *d) {
 
 /* Is the barrier broken? (at entry: a broken barrier is not joined) */
 static inline bool barrier_is_broken(_Atomic(uint32_t) *broken) {
-  /* acquire: pairs with barrier_break's seq_cst exchange; nothing is read
+  /* acquire: pairs with barrier_break_begin's exchange; nothing is read
    * after it but the statuses, so this only needs to see the flag */
   return atomic_load_explicit(broken, memory_order_acquire) != 0u;
 }
 
 /* Wait while *word == seen (acquire loads, pairing with the releasing
- * store or read-modify-write that changes it), until the deadline. SYNCQ_OK when the word changed by the protocol;
- * SYNCQ_EBROKEN when the barrier is broken (*broken set, or the word holds
- * BAR_BROKEN_BIT); SYNCQ_ETIMEDOUT when the deadline passed and the word
- * still is `seen`: the caller breaks the barrier (barrier_break). */
+ * store or read-modify-write that changes it), until the deadline.
+ * SYNCQ_OK when the word changed by the protocol; SYNCQ_EBROKEN when the
+ * barrier is broken (*broken set, or the word holds BAR_BROKEN_BIT);
+ * SYNCQ_ETIMEDOUT when the deadline passed and the word still is `seen`:
+ * the caller then breaks the barrier (its *_break function, built from
+ * barrier_break_begin, barrier_break_word, barrier_break_must_wake). */
 static inline int barrier_await_change(_Atomic(uint32_t) *word, uint32_t seen, int wait, bool pshared,
                                        uint64_t spin_limit_ns, _Atomic(uint32_t) *sleepers,
                                        _Atomic(uint32_t) *broken, bar_deadline *deadline) {
@@ -102,7 +104,7 @@ static inline bool barrier_break_begin(_Atomic(uint32_t) *broken) {
  * the waiter saw. */
 static inline void barrier_break_word(_Atomic(uint32_t) *word) {
   /* seq_cst: after barrier_break_begin's exchange and before the load of
-   * sleepers in barrier_break_wake (Dekker); its release half pairs with
+   * sleepers in barrier_break_must_wake (Dekker); its release half pairs with
    * the waiter's acquire load, which then returns SYNCQ_EBROKEN */
   atomic_fetch_or(word, BAR_BROKEN_BIT);
 }
