@@ -67,6 +67,9 @@
 #define EPISODES_SPIN_OVERSUBSCRIBED (8 / SCALE + 1)
 #define EPISODES_SPIN (30 / SCALE)
 #define MAX_THREADS 256
+/* The timeout of the timed waits that must time out (a missing thread),
+ * and of those that return at once (one thread). */
+#define TIMEOUT_NS 10000000ull /* 10 ms */
 
 static int n_pus(void) {
   long pus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -309,6 +312,39 @@ static void test_typed_apis(void **state) {
   assert_int_equal(syncq_barrier_dissemination_init(NULL, &cfg), SYNCQ_EINVAL);
   assert_int_equal(syncq_barrier_pthread_init(NULL, &cfg), SYNCQ_EINVAL);
   assert_int_equal(syncq_barrier_pthread_wait(NULL, 0), SYNCQ_EINVAL);
+  /* the timed waits and resets, typed */
+  cfg.wait = SYNCQ_WAIT_SPIN;
+  assert_int_equal(syncq_barrier_central_init(&c, &cfg), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_central_faa_wait_timed(&c, 0, TIMEOUT_NS), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_central_cas_wait_timed(&c, 0, TIMEOUT_NS), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_central_cas_wait_timed(&c, 1, TIMEOUT_NS), SYNCQ_EINVAL);
+  assert_int_equal(syncq_barrier_central_faa_wait_timed(&c, 0, 0), SYNCQ_EINVAL);
+  assert_int_equal(syncq_barrier_central_faa_wait_timed(NULL, 0, TIMEOUT_NS), SYNCQ_EINVAL);
+  assert_int_equal(syncq_barrier_central_reset(&c), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_central_reset(NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_barrier_central_destroy(&c), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_mcs_tree_init(&t, &cfg), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_mcs_tree_wait_timed(&t, 0, TIMEOUT_NS), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_mcs_tree_reset(&t), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_mcs_tree_destroy(&t), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_mcs_tree_wait_timed(&t, 0, TIMEOUT_NS), SYNCQ_EINVAL); /* destroyed */
+  assert_int_equal(syncq_barrier_mcs_tree_reset(&t), SYNCQ_EINVAL);
+  assert_int_equal(syncq_barrier_mcs_tree_reset(NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_barrier_dissemination_init(&d, &cfg), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_dissemination_wait_timed(&d, 0, TIMEOUT_NS), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_dissemination_reset(&d), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_dissemination_destroy(&d), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_dissemination_wait_timed(&d, 0, TIMEOUT_NS), SYNCQ_EINVAL);
+  assert_int_equal(syncq_barrier_dissemination_reset(&d), SYNCQ_EINVAL);
+  assert_int_equal(syncq_barrier_dissemination_reset(NULL), SYNCQ_EINVAL);
+  cfg.wait = SYNCQ_WAIT_BLOCK;
+  assert_int_equal(syncq_barrier_pthread_init(&p, &cfg), SYNCQ_OK);
+  assert_int_equal(syncq_barrier_pthread_wait_timed(&p, 0, TIMEOUT_NS), SYNCQ_ENOTSUP);
+  assert_int_equal(syncq_barrier_pthread_wait_timed(&p, 1, TIMEOUT_NS), SYNCQ_EINVAL);
+  assert_int_equal(syncq_barrier_pthread_wait_timed(NULL, 0, TIMEOUT_NS), SYNCQ_EINVAL);
+  assert_int_equal(syncq_barrier_pthread_reset(&p), SYNCQ_ENOTSUP);
+  assert_int_equal(syncq_barrier_pthread_reset(NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_barrier_pthread_destroy(&p), SYNCQ_OK);
 }
 
 
@@ -316,8 +352,6 @@ static void test_typed_apis(void **state) {
 
 /* A hang fails the test after this long (a watchdog, not a measure). */
 #define WATCHDOG_S 120
-/* The timeout of the waits that must time out (a missing thread). */
-#define TIMEOUT_NS 10000000ull /* 10 ms */
 /* Timeouts of waits that must not time out (everyone arrives). */
 #define LONG_TIMEOUT_NS 60000000000ull /* 60 s */
 /* Race rounds: arrivals delayed by 0, T/4, T/2, 3T/4 or T (T the
