@@ -100,6 +100,7 @@ static int usable_queues(lab_ctx *ctx, const syncq_algo **out, int cap) {
   if (n > LAB_MAX_VARIANTS) n = LAB_MAX_VARIANTS;
   int k = 0;
   for (int i = 0; i < n && k < cap; i++) {
+    if (all[i]->props & SYNCQ_PROP_SPSC) continue; /* several producers or consumers: queue-1p1c runs them */
     int st;
     void *q = make_queue(all[i], &st);
     if (q == NULL) {
@@ -112,17 +113,12 @@ static int usable_queues(lab_ctx *ctx, const syncq_algo **out, int cap) {
   return k;
 }
 
-/* Peer rings whose operations spin, without ever yielding, until an
- * earlier claimer (possibly preempted) publishes its slot: past the
- * processing units one quick sample took minutes here (measured here), so
- * --quick runs leave them out there, with a note. */
-static const char *const spins_past_pus[] = {"ck:ring_mpmc", "dpdk:ring_mpmc"};
-
-static bool spins_on_preempted(const syncq_algo *a) {
-  for (size_t i = 0; i < sizeof spins_past_pus / sizeof spins_past_pus[0]; i++)
-    if (strcmp(a->name, spins_past_pus[i]) == 0) return true;
-  return false;
-}
+/* Rings whose operations spin, without ever yielding, until an earlier
+ * claimer (possibly preempted) publishes its slot
+ * (SYNCQ_PROP_SPINS_ON_PREEMPTED): past the processing units one quick
+ * sample took minutes here (measured here), so --quick runs leave them out
+ * there, with a note. */
+static bool spins_on_preempted(const syncq_algo *a) { return (a->props & SYNCQ_PROP_SPINS_ON_PREEMPTED) != 0; }
 
 /* The budget of the quick suite: in --quick runs the peer
  * libraries' queues (SYNCQ_PROP_PEER) are measured at the smallest and the
