@@ -4,10 +4,10 @@
  *
  * CMake defines SYNCQ_PEER_<LIB> to 1 for each library it found (and
  * compiled the adapter of), to 0 otherwise, with SYNCQ_PEER_<LIB>_ABSENT
- * carrying the reason. Under ThreadSanitizer (SYNCQ_PEERS_TSAN) the libraries whose
- * synchronization TSan cannot see (inline assembly, or a library built
- * without -fsanitize=thread) are not registered: every run would report
- * races that are not there, so the status says so instead.
+ * carrying the reason. Under ThreadSanitizer (SYNCQ_PEERS_TSAN) the
+ * libraries whose synchronization TSan cannot see (inline assembly, or a
+ * library built without -fsanitize=thread) are not registered: every run
+ * would report races that are not there, so the status says so instead.
  */
 #include "peers.h"
 
