@@ -143,8 +143,9 @@ static void note_peer_threads(lab_ctx *ctx, const syncq_algo *const *algos, int 
   for (int a = 0; a < na; a++)
     if (spins_on_preempted(algos[a])) {
       lab_note(ctx, "quick size: %s is not run past the %d processing units: its operations spin, "
-                    "without yielding, until a preempted thread publishes the slot it claimed (one "
-                    "sample took minutes on 2 PUs); the default and full sizes run it",
+                    "without yielding, until a preempted thread publishes the slot it claimed "
+                    "(spins-on-preempted: ck:ring_mpmc and dpdk:ring_mpmc took minutes a sample on 2 PUs); "
+                    "the default and full sizes run it",
                algos[a]->name, lab_pus(ctx));
     }
 }
