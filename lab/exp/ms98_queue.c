@@ -324,6 +324,7 @@ const lab_experiment lab_exp_ms98_queue = {
   .figure = "Figure 1 (multiprogramming levels 1, 2, 3)",
   .title = "One million enqueue/dequeue pairs with 6 us of work after each operation",
   .x = "threads",
+  .also_x = LAB_ALSO_X_LEVEL,
   .log_y = false,
   .claims = ms98_queue_claims,
   .nclaims = sizeof ms98_queue_claims / sizeof ms98_queue_claims[0],
