@@ -212,10 +212,12 @@ static int q1_queues(lab_ctx *ctx, const syncq_algo **out, int cap) {
 static int queue_1p1c_run(lab_ctx *ctx) {
   const syncq_algo *algos[LAB_MAX_VARIANTS];
   int na = q1_queues(ctx, algos, LAB_MAX_VARIANTS);
-  /* --quick: ~2 x 26 queues x 6 runs must stay within ~25 s on a shared
-   * 2-core machine, so ~0.2M items (a few ms at tens of M ops/s, ~0.1 s
-   * for the slowest lock-based queue) and 5,000 round trips. */
-  uint64_t items = lab_by_size(ctx, 2000, 200000, 2000000, 10000000);
+  /* --quick: 2 modes x ~29 queues x 2 launches x 4 runs must stay within
+   * ~25 s on a shared 2-core machine, so 150,000 items (a few ms at tens
+   * of M ops/s, ~0.1 s for the slowest rings) and 5,000 round trips: about
+   * 16 s at 200,000 items and one launch of 6 runs here, 32 s with two
+   * launches under a load average of 16. */
+  uint64_t items = lab_by_size(ctx, 2000, 150000, 2000000, 10000000);
   uint64_t rtts = lab_by_size(ctx, 500, 5000, 100000, 1000000);
   int spsc = 0;
   for (int a = 0; a < na; a++) spsc += (algos[a]->props & SYNCQ_PROP_SPSC) != 0;
