@@ -180,6 +180,7 @@ static int ms98_queue_run(lab_ctx *ctx) {
   int nall = syncq_registry_list(SYNCQ_FAMILY_QUEUE, all, LAB_MAX_VARIANTS), na = 0;
   if (nall > LAB_MAX_VARIANTS) nall = LAB_MAX_VARIANTS;
   for (int i = 0; i < nall; i++) { /* those that can run here */
+    if (all[i]->props & SYNCQ_PROP_SPSC) continue; /* p threads on each side: queue-1p1c measures SPSC rings */
     const syncq_queue_ops *ops = all[i]->ops;
     size_t bytes;
     void *q = ops->bytes(MS98Q_CAPACITY, &bytes) == SYNCQ_OK ? syncq_alloc_aligned(bytes, ops->align) : NULL;

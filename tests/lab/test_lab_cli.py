@@ -293,6 +293,26 @@ def test_po_switch_measures_each_switch(smoke_run):
     assert all(p["median"] > 0 for p in pts.values())
 
 
+def test_spsc_queues_run_only_at_one_producer_one_consumer(smoke_run):
+    """SPSC rings (props "spsc") are registered in the lab and measured by
+    queue-1p1c, never by an experiment with several threads on a side."""
+    _, recs, _ = smoke_run
+    spsc = {line.split()[1] for line in lab("algos", "queue", check=0).stdout.splitlines()[1:]
+            if "spsc" in line.split()[3].split(",")}
+    pts = [r for r in recs if r["type"] == "point"]
+    for p in pts:
+        if p["algorithm"] in spsc:
+            assert p["experiment"] == "queue-1p1c", p
+            assert "spsc" in p["props"].split(",")
+    one = [p for p in pts if p["experiment"] == "queue-1p1c"]
+    assert {p["params"]["mode"] for p in one} == {"stream", "pingpong"}
+    assert all(p["params"]["threads"] == 2 for p in one)
+    measured = {p["algorithm"] for p in one}
+    assert spsc <= measured and "nblfq" in measured
+    # the "validated but not measured" note is gone once they are measured
+    assert "not measured" not in recs[0].get("peers_note", "")
+
+
 # ---------------------------------------------------------------- launches
 
 def test_a_run_of_two_launches_writes_each_point_twice_under_one_run(tmp_path):
