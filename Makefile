@@ -2,7 +2,8 @@
 #
 #   make test     install what is missing, build, run every test
 #   make report   install what is missing, build, run the quick lab suite,
-#                 write results/report.html
+#                 write results/report.html (compared with the previous
+#                 make report's verdicts, kept in results/previous.jsonl)
 #   make bench    the same at the default sizes (longer)
 #   make test-tsan / test-asan   the tests under ThreadSanitizer /
 #                 AddressSanitizer + UndefinedBehaviorSanitizer
@@ -43,15 +44,20 @@ build: deps
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS)
 
+# The previous run's results are kept as previous.jsonl: the report shows
+# which verdicts changed since (the lab's stability), when there was one.
+define run_and_report
+	@mkdir -p $(RESULTS)
+	@if [ -f $(RESULTS)/results.jsonl ]; then mv $(RESULTS)/results.jsonl $(RESULTS)/previous.jsonl; fi
+	$(LAB) run all $(1) --out $(RESULTS)
+	$(LAB) report $(RESULTS) $$(if [ -f $(RESULTS)/previous.jsonl ]; then echo --compare $(RESULTS)/previous.jsonl; fi)
+endef
+
 report: build
-	rm -f $(RESULTS)/results.jsonl
-	$(LAB) run all --quick --out $(RESULTS)
-	$(LAB) report $(RESULTS)
+	$(call run_and_report,--quick)
 
 bench: build
-	rm -f $(RESULTS)/results.jsonl
-	$(LAB) run all --out $(RESULTS)
-	$(LAB) report $(RESULTS)
+	$(call run_and_report,)
 
 test-tsan: deps
 	$(call configure_and_build,$(BUILD)-tsan,-DSYNCQ_SANITIZE=thread)

@@ -19,6 +19,7 @@ extern const lab_experiment lab_exp_dg25_prodcons;
 extern const lab_experiment lab_exp_dg25_latency;
 extern const lab_experiment lab_exp_dg25_mt_pingpong;
 extern const lab_experiment lab_exp_dg25_casfail;
+extern const lab_experiment lab_exp_queue_1p1c;
 extern const lab_experiment lab_exp_lc98_logp;
 extern const lab_experiment lab_exp_lc98_stress;
 extern const lab_experiment lab_exp_lc98_apps;
@@ -49,6 +50,7 @@ static const lab_experiment *const all[] = {
   &lab_exp_dg25_latency,
   &lab_exp_dg25_mt_pingpong,
   &lab_exp_dg25_casfail,
+  &lab_exp_queue_1p1c,
   &lab_exp_lc98_logp,
   &lab_exp_lc98_stress,
   &lab_exp_lc98_apps,

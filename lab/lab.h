@@ -33,6 +33,15 @@ typedef enum lab_size { LAB_SIZE_SMOKE, LAB_SIZE_QUICK, LAB_SIZE_DEFAULT, LAB_SI
 #define LAB_MAX_THREADS_LIST 64
 #define LAB_MAX_ALGOS 64
 #define LAB_DEFAULT_REPS 5
+/* Repeated launches (docs/results-format.md, "launch"): a run measures every
+ * point in k separate processes, one after another over the whole suite,
+ * so each ratio's confidence interval sees the variation between launches
+ * as well as within one. Per size: launches x measured repetitions. */
+#define LAB_MAX_LAUNCHES 20
+#define LAB_QUICK_LAUNCHES 2
+#define LAB_QUICK_REPS 3
+#define LAB_DEFAULT_LAUNCHES 3
+#define LAB_FULL_LAUNCHES 3
 #define LAB_MAX_REPS 100
 #define LAB_WARMUP_REPS 1
 
@@ -106,6 +115,9 @@ typedef struct lab_experiment {
   bool log_x; /* plot x on a log axis (sweeps like 1..6000 sorters) */
   const lab_claim *claims;
   size_t nclaims;
+  /* Further plots against another param: a JSON array for the experiment
+   * record's "also_x" (docs/results-format.md), or NULL. */
+  const char *also_x;
   /* Algorithms it can run: those of `family` in the registry when
    * uses_registry, plus the NULL-terminated fixed list (baselines such as
    * "two-cas", or phys's floors). */
@@ -117,6 +129,11 @@ typedef struct lab_experiment {
   int (*run)(lab_ctx *ctx);
 } lab_experiment;
 
+/* 001's plots against the multiprogramming level: "level" on x, one line per
+ * algorithm and mode, the dedicated run (level 1) starting every line; the
+ * normalized time, as 001's figures show it. */
+#define LAB_ALSO_X_LEVEL "[{\"x\": \"level\", \"join\": \"mode\", \"base\": \"dedicated\", \"metrics\": [\"time_ratio\"]}]"
+
 /* ---- the experiments (lab/experiments.c) ---- */
 size_t lab_experiment_count(void);
 const lab_experiment *lab_experiment_at(size_t i);
@@ -127,7 +144,10 @@ bool lab_experiment_knows(const lab_experiment *e, const char *algo);
 /* ---- options of a run ---- */
 typedef struct lab_options {
   lab_size size;
-  int reps;       /* measured repetitions per point */
+  int reps;       /* measured repetitions per point, per launch */
+  int launches;   /* separate launches of the whole run (1: this process measures) */
+  int launch;     /* 1..launches when this process is one launch of a run; 0 otherwise */
+  const char *run_id; /* the run a launch belongs to (NULL: a new run) */
   bool pin;       /* pin workers with hwloc */
   int threads[LAB_MAX_THREADS_LIST];
   int nthreads;   /* 0: each experiment's default sweep */
@@ -147,8 +167,8 @@ typedef struct lab_options {
   int nwhere;     /* 0: every point */
 } lab_options;
 
-/* Run the experiments (NULL-terminated list). Returns 0, or 1 after
- * printing why to stderr. */
+/* Run the experiments (NULL-terminated list) in this process (one launch).
+ * Returns 0, or 1 after printing why to stderr. */
 int lab_run(const lab_options *opt, const lab_experiment *const *exps);
 
 /* ---- for experiments ---- */

@@ -4,18 +4,22 @@
  *   syncq-lab list                       experiments, with paper and figure
  *   syncq-lab algos [FAMILY]             the registry
  *   syncq-lab run NAME|all [options]     measure, append to DIR/results.jsonl
- *   syncq-lab report DIR                 write DIR/report.html
+ *   syncq-lab report DIR [--compare OLD] write DIR/report.html
+ *   syncq-lab compare A.jsonl B.jsonl    the verdicts that differ between two runs
  *
  * Exit status: 0 done, 1 a run failed, 2 bad usage.
  */
 #include <errno.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lab.h"
+#include "results.h"
 #include "peers.h"
 #include "syncq/registry.h"
 
@@ -36,8 +40,10 @@ static const char usage_text[] =
   "usage: syncq-lab list\n"
   "       syncq-lab algos [FAMILY]\n"
   "       syncq-lab run NAME[,NAME...]|all [--quick|--full|--size SIZE] [--threads LIST]\n"
-  "                     [--algos LIST] [--where KEY=LIST] [--reps N] [--out DIR] [--no-pin] [--quiet]\n"
-  "       syncq-lab report DIR [--title TEXT]\n"
+  "                     [--algos LIST] [--where KEY=LIST] [--reps N] [--launches K] [--out DIR]\n"
+  "                     [--no-pin] [--quiet]\n"
+  "       syncq-lab report DIR [--title TEXT] [--compare OLD.jsonl]\n"
+  "       syncq-lab compare A.jsonl B.jsonl   the verdicts that differ between two runs\n"
   "\n"
   "run options:\n"
   "  --quick          small sizes: the whole suite in about 10 minutes on 2 cores\n"
@@ -47,7 +53,11 @@ static const char usage_text[] =
   "  --algos LIST     only these algorithms, e.g. faa,cas\n"
   "  --where KEY=LIST only the points whose parameter KEY is one of LIST (repeatable),\n"
   "                   e.g. --full --where sorters=6000 --where send=link: 002's largest point\n"
-  "  --reps N         measured repetitions per point, 1.." "100" " (default 5, plus a warm-up)\n"
+  "  --reps N         measured repetitions per point and launch, 1.." "100" " (default: 3 at --quick,\n"
+  "                   5 otherwise; each launch adds a warm-up)\n"
+  "  --launches K     measure every point in K separate launches of the run, one after\n"
+  "                   another (1.." "20" "; default 2 at --quick, 3 otherwise, 1 at smoke): the\n"
+  "                   report's confidence intervals see the variation between launches\n"
   "  --out DIR        where results.jsonl goes (default " DEFAULT_OUT ")\n"
   "  --no-pin         do not pin threads to processing units\n"
   "  --quiet          no progress lines\n";
@@ -141,7 +151,84 @@ static void print_valid_algos(const lab_experiment *const *exps) {
   fprintf(stderr, "\n");
 }
 
-static int cmd_run(int argc, char **argv, const char *command) {
+extern char **environ;
+
+/* The whole command line of this process, for the launches of a run (a
+ * copy: kept for the life of the process). */
+static int g_argc;
+static char **g_argv;
+
+/* A run of k launches: start this program k times, one after another, each
+ * measuring every chosen point once more ("--launch i --run-id ID": the
+ * options a launch gets, not meant for users). They append to the same
+ * results file under one run id; the first writes the machine record. The
+ * launches run in turn, never at once: each must have the machine to itself. */
+static int run_launches(const lab_options *opt) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) {
+    fprintf(stderr, "syncq-lab: cannot find this program to launch it again: %s\n", strerror(errno));
+    return 1;
+  }
+  exe[n] = '\0';
+  char run_id[LAB_RUN_ID_MAX], launch[16], launches[16];
+  lab_results_new_run_id(run_id, sizeof run_id);
+  snprintf(launches, sizeof launches, "%d", opt->launches);
+  char **args = calloc((size_t)g_argc + 8, sizeof *args);
+  if (args == NULL) {
+    fprintf(stderr, "syncq-lab: out of memory\n");
+    return 1;
+  }
+  int k = 0;
+  args[k++] = exe;
+  for (int i = 1; i < g_argc; i++) args[k++] = g_argv[i];
+  args[k++] = "--launches";
+  args[k++] = launches;
+  args[k++] = "--run-id";
+  args[k++] = run_id;
+  args[k++] = "--launch";
+  args[k++] = launch;
+  args[k] = NULL;
+  int rc = 0;
+  for (int i = 1; i <= opt->launches && rc == 0; i++) {
+    snprintf(launch, sizeof launch, "%d", i);
+    if (!opt->quiet) fprintf(stderr, "syncq-lab: launch %d of %d (run %s)\n", i, opt->launches, run_id);
+    pid_t pid;
+    int err = posix_spawn(&pid, exe, NULL, NULL, args, environ);
+    if (err != 0) {
+      fprintf(stderr, "syncq-lab: cannot start launch %d: %s\n", i, strerror(err));
+      rc = 1;
+      break;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+      if (errno != EINTR) {
+        status = -1;
+        break;
+      }
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      if (status != -1 && WIFSIGNALED(status))
+        fprintf(stderr, "syncq-lab: launch %d of %d died of signal %d; the run stops\n", i, opt->launches,
+                WTERMSIG(status));
+      else
+        fprintf(stderr, "syncq-lab: launch %d of %d failed; the run stops\n", i, opt->launches);
+      rc = 1;
+    }
+  }
+  free(args);
+  return rc;
+}
+
+static int default_launches(lab_size size) {
+  switch (size) {
+  case LAB_SIZE_SMOKE: return 1;
+  case LAB_SIZE_QUICK: return LAB_QUICK_LAUNCHES;
+  case LAB_SIZE_DEFAULT: return LAB_DEFAULT_LAUNCHES;
+  default: return LAB_FULL_LAUNCHES;
+  }
+}
+
+static int cmd_run(int argc, char **argv, char *command) {
   if (argc < 1) return usage_error("%s", "run needs an experiment name (or all)");
   static lab_options opt;
   opt.size = LAB_SIZE_DEFAULT;
@@ -149,7 +236,7 @@ static int cmd_run(int argc, char **argv, const char *command) {
   opt.pin = true;
   opt.out_dir = DEFAULT_OUT;
   opt.command = command;
-  bool reps_given = false;
+  bool reps_given = false, launches_given = false;
   char *names = argv[0];
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -159,7 +246,8 @@ static int cmd_run(int argc, char **argv, const char *command) {
     else if (strcmp(a, "--no-pin") == 0) opt.pin = false;
     else if (strcmp(a, "--quiet") == 0) opt.quiet = true;
     else if (strcmp(a, "--size") == 0 || strcmp(a, "--threads") == 0 || strcmp(a, "--algos") == 0 ||
-             strcmp(a, "--where") == 0 || strcmp(a, "--reps") == 0 || strcmp(a, "--out") == 0) {
+             strcmp(a, "--where") == 0 || strcmp(a, "--reps") == 0 || strcmp(a, "--out") == 0 ||
+             strcmp(a, "--launches") == 0 || strcmp(a, "--launch") == 0 || strcmp(a, "--run-id") == 0) {
       if (val == NULL) return usage_error("%s needs a value", a);
       i++;
       if (strcmp(a, "--size") == 0) {
@@ -188,6 +276,18 @@ static int cmd_run(int argc, char **argv, const char *command) {
         if (parse_int_list(val, r, 1, 1, LAB_MAX_REPS) != 1) return usage_error("--reps wants a number 1..100 (got '%s')", val);
         opt.reps = r[0];
         reps_given = true;
+      } else if (strcmp(a, "--launches") == 0 || strcmp(a, "--launch") == 0) {
+        int r[1];
+        if (parse_int_list(val, r, 1, 1, LAB_MAX_LAUNCHES) != 1)
+          return usage_error("--launches wants a number 1..20 (got '%s')", val);
+        if (strcmp(a, "--launch") == 0) opt.launch = r[0];
+        else {
+          opt.launches = r[0];
+          launches_given = true;
+        }
+      } else if (strcmp(a, "--run-id") == 0) {
+        if (val[0] == '\0' || strlen(val) >= LAB_RUN_ID_MAX) return usage_error("--run-id wants a short id (got '%s')", val);
+        opt.run_id = val;
       } else {
         if (val[0] == '\0') return usage_error("%s", "--out needs a directory");
         opt.out_dir = val;
@@ -197,6 +297,16 @@ static int cmd_run(int argc, char **argv, const char *command) {
     }
   }
   if (opt.size == LAB_SIZE_SMOKE && !reps_given) opt.reps = 1;
+  if (opt.size == LAB_SIZE_QUICK && !reps_given) opt.reps = LAB_QUICK_REPS;
+  if (!launches_given) opt.launches = default_launches(opt.size);
+  if (opt.launch > 0 && (opt.run_id == NULL || opt.launch > opt.launches))
+    return usage_error("%s", "--launch is for the launches of a run: it needs --run-id and at most --launches");
+  if (opt.launch > 0) {
+    /* The machine record shows the user's command, not what run_launches() appended. */
+    char *appended = NULL;
+    for (char *p = strstr(command, " --launches "); p != NULL; p = strstr(p + 1, " --launches ")) appended = p;
+    if (appended != NULL) *appended = '\0';
+  }
 
   /* Experiments: "all" or a comma list. */
   static const lab_experiment *exps[64];
@@ -240,6 +350,7 @@ static int cmd_run(int argc, char **argv, const char *command) {
     }
     exps[kept] = NULL;
   }
+  if (opt.launches > 1 && opt.launch == 0) return run_launches(&opt);
   return lab_run(&opt, exps) == 0 ? 0 : 1;
 }
 
@@ -258,8 +369,9 @@ static bool installed_report_script(char *out, size_t len) {
   return w > 0 && (size_t)w < len && access(out, R_OK) == 0;
 }
 
-static int cmd_report(int argc, char **argv) {
-  if (argc < 1) return usage_error("%s", "report needs the results directory");
+/* Run the report builder (report/build.py) with argv; sub, when not NULL,
+ * goes first (the builder's "compare"). Returns only on failure. */
+static int exec_report(const char *sub, int argc, char **argv) {
   const char *py = getenv("SYNCQ_PYTHON");
   const char *script = getenv("SYNCQ_REPORT_SCRIPT");
   static char installed[PATH_MAX];
@@ -281,6 +393,7 @@ static int cmd_report(int argc, char **argv) {
   int n = 0;
   args[n++] = (char *)py;
   args[n++] = (char *)script;
+  if (sub != NULL) args[n++] = (char *)sub;
   for (int i = 0; i < argc && n < 15; i++) args[n++] = argv[i];
   args[n] = NULL;
   execvp(py, args);
@@ -288,7 +401,27 @@ static int cmd_report(int argc, char **argv) {
   return 1;
 }
 
+static int cmd_report(int argc, char **argv) {
+  if (argc < 1) return usage_error("%s", "report needs the results directory");
+  return exec_report(NULL, argc, argv);
+}
+
+static int cmd_compare(int argc, char **argv) {
+  if (argc != 2) return usage_error("%s", "compare needs two results files (A.jsonl B.jsonl)");
+  return exec_report("compare", argc, argv);
+}
+
 int main(int argc, char **argv) {
+  /* A copy of the command line as given: cmd_run splits its lists in place,
+   * and the launches of a run must get the lists whole. */
+  g_argc = argc;
+  g_argv = calloc((size_t)argc + 1, sizeof *g_argv);
+  for (int i = 0; g_argv != NULL && i < argc; i++)
+    if ((g_argv[i] = strdup(argv[i])) == NULL) g_argv = NULL;
+  if (g_argv == NULL) {
+    fprintf(stderr, "syncq-lab: out of memory\n");
+    return 1;
+  }
   if (argc < 2) return usage_error("%s", "missing command");
   /* The peer libraries join the registry before anything lists it, so every
    * experiment that lists a family runs them (lab/peers/peers.h). SPSC
@@ -306,6 +439,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "algos") == 0) return cmd_algos(argc - 2, argv + 2);
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2, command);
   if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
+  if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 2, argv + 2);
   if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
     fputs(usage_text, stdout);
     return 0;

@@ -23,7 +23,16 @@ static int make_dirs(const char *dir) {
   return 0;
 }
 
-int lab_results_open(lab_results *r, const char *dir, char *why, size_t len) {
+void lab_results_new_run_id(char *out, size_t len) {
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  char stamp[32];
+  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  snprintf(out, len, "%s-%ld", stamp, (long)getpid());
+}
+
+int lab_results_open(lab_results *r, const char *dir, const char *run_id, int launch, char *why, size_t len) {
   char path[4096];
   if (make_dirs(dir) != 0) {
     snprintf(why, len, "cannot create %s: %s", dir, strerror(errno));
@@ -35,12 +44,9 @@ int lab_results_open(lab_results *r, const char *dir, char *why, size_t len) {
     snprintf(why, len, "cannot open %s: %s", path, strerror(errno));
     return -1;
   }
-  time_t now = time(NULL);
-  struct tm tm;
-  gmtime_r(&now, &tm);
-  char stamp[32];
-  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  snprintf(r->run_id, sizeof r->run_id, "%s-%ld", stamp, (long)getpid());
+  if (run_id != NULL) snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
+  else lab_results_new_run_id(r->run_id, sizeof r->run_id);
+  r->launch = launch;
   return 0;
 }
 
@@ -53,6 +59,7 @@ int lab_results_write(lab_results *r, const char *type, json_t *obj) {
   json_object_set_new(obj, "type", json_string(type));
   json_object_set_new(obj, "schema", json_integer(LAB_RESULTS_SCHEMA));
   json_object_set_new(obj, "run_id", json_string(r->run_id));
+  if (r->launch > 0) json_object_set_new(obj, "launch", json_integer(r->launch));
   int rc = json_dumpf(obj, r->f, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10));
   json_decref(obj);
   if (rc != 0 || fputc('\n', r->f) == EOF || fflush(r->f) != 0) return -1;

@@ -135,6 +135,11 @@ void lab_begin(lab_ctx *ctx, const char *fmt, ...) {
   json_object_set_new(o, "x", e->x ? json_string(e->x) : json_null());
   json_object_set_new(o, "log_y", json_boolean(e->log_y));
   json_object_set_new(o, "log_x", json_boolean(e->log_x));
+  if (e->also_x != NULL) {
+    json_error_t err;
+    json_t *also = json_loads(e->also_x, 0, &err);
+    if (also != NULL) json_object_set_new(o, "also_x", also); /* tests/lab: every also_x parses */
+  }
   json_t *claims = json_array();
   for (size_t i = 0; i < e->nclaims; i++) {
     json_error_t err;
@@ -458,6 +463,7 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "date", json_string(date));
   json_object_set_new(o, "size", json_string(size_names[ctx->opt->size]));
   json_object_set_new(o, "reps", json_integer(ctx->opt->reps));
+  json_object_set_new(o, "launches", json_integer(ctx->opt->launches > 1 ? ctx->opt->launches : 1));
   json_object_set_new(o, "pinning", json_string(pinning));
   json_object_set_new(o, "perf_counters", json_string(lab_perf_counters_probe(perf, sizeof perf)));
   json_object_set_new(o, "command", json_string(ctx->opt->command ? ctx->opt->command : ""));
@@ -502,7 +508,7 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   char why[512], pinning[300];
   ctx.topo = lab_topo_load(why, sizeof why);
   if (ctx.topo == NULL) fprintf(stderr, "syncq-lab: warning: no topology (%s): running unpinned on 1 PU assumed\n", why);
-  if (lab_results_open(&ctx.results, opt->out_dir, why, sizeof why) != 0) {
+  if (lab_results_open(&ctx.results, opt->out_dir, opt->run_id, opt->launch, why, sizeof why) != 0) {
     fprintf(stderr, "syncq-lab: %s\n", why);
     lab_topo_free(ctx.topo);
     return 1;
@@ -522,12 +528,18 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
     lab_topo_free(ctx.topo);
     return 1;
   }
-  write_machine(&ctx, pinning);
+  if (opt->launch <= 1) write_machine(&ctx, pinning); /* once per run: the first launch */
   ctx.t_start = syncq_now_ns();
   int rc = 0;
   for (size_t i = 0; exps[i] && rc == 0; i++) {
     ctx.exp = exps[i];
-    if (!opt->quiet) fprintf(stderr, "syncq-lab: running %s (%s)\n", exps[i]->name, exps[i]->title);
+    if (!opt->quiet) {
+      if (opt->launch > 0)
+        fprintf(stderr, "syncq-lab: running %s (%s), launch %d of %d\n", exps[i]->name, exps[i]->title, opt->launch,
+                opt->launches);
+      else
+        fprintf(stderr, "syncq-lab: running %s (%s)\n", exps[i]->name, exps[i]->title);
+    }
     if (exps[i]->run(&ctx) != 0 || ctx.failed) {
       fprintf(stderr, "syncq-lab: %s failed: %s\n", exps[i]->name, ctx.failure[0] ? ctx.failure : "(no reason given)");
       rc = 1;

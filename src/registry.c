@@ -44,8 +44,10 @@ static const char *const progress_names[] = {
 
 static const char *const prop_names[] = {
   "linearizable", "fifo", "bounded", "allocates", "signal-safe", "process-shared", "peer", "spsc", "loose-capacity",
-  "sleeps-by-default",
+  "sleeps-by-default", "spins-on-preempted",
 };
+
+#define N_PROP_NAMES (sizeof prop_names / sizeof prop_names[0])
 
 const char *syncq_family_name(syncq_family f) {
   return ((unsigned)f < SYNCQ_FAMILY_COUNT) ? family_names[f] : NULL;
@@ -70,7 +72,7 @@ int syncq_props_format(uint32_t props, char *buf, size_t len) {
   if (buf == NULL && len > 0) return SYNCQ_EINVAL;
   size_t need = 0;
   char tmp[256] = "";
-  for (unsigned i = 0; i < sizeof prop_names / sizeof prop_names[0]; i++) {
+  for (unsigned i = 0; i < N_PROP_NAMES; i++) {
     if (props & (1u << i)) {
       need += (size_t)snprintf(tmp + need, sizeof tmp - need, "%s%s", need ? "," : "", prop_names[i]);
     }
@@ -78,6 +80,27 @@ int syncq_props_format(uint32_t props, char *buf, size_t len) {
   if (need == 0) need = (size_t)snprintf(tmp, sizeof tmp, "-");
   if (len > 0) snprintf(buf, len, "%s", tmp);
   return (int)need;
+}
+
+int syncq_props_parse(const char *text, uint32_t *out) {
+  if (text == NULL || out == NULL) return SYNCQ_EINVAL;
+  if (strcmp(text, "-") == 0) {
+    *out = 0;
+    return SYNCQ_OK;
+  }
+  uint32_t props = 0;
+  const char *p = text;
+  for (;;) {
+    size_t n = strcspn(p, ",");
+    unsigned i = 0;
+    while (i < N_PROP_NAMES && !(strlen(prop_names[i]) == n && strncmp(p, prop_names[i], n) == 0)) i++;
+    if (i == N_PROP_NAMES) return SYNCQ_ENOENT; /* unknown, or empty (",,", trailing ",") */
+    props |= 1u << i;
+    if (p[n] == '\0') break;
+    p += n + 1;
+  }
+  *out = props;
+  return SYNCQ_OK;
 }
 
 static int add_locked(const syncq_algo *a) {

@@ -16,6 +16,7 @@ const char *syncq_strerror(int status) {
   case SYNCQ_EBUSY: return "busy";
   case SYNCQ_ESYS: return "system call failed";
   case SYNCQ_EDEAD: return "peer has exited";
+  case SYNCQ_EBROKEN: return "barrier broken by a timed-out wait";
   }
   return "unknown status";
 }

@@ -16,6 +16,41 @@
  * SYNCQ_WAIT_COMPETITIVE a waiter spins for a time proportional to the
  * threads not yet arrived (one context-switch time each, as 003 §3.4
  * does), then blocks.
+ *
+ * Timeouts and broken barriers. A thread that never arrives would hold
+ * every other waiter forever; syncq_barrier_wait_timed bounds the wait:
+ *  - It returns SYNCQ_OK when every thread arrived at its episode before
+ *    the deadline (the plain wait's guarantee), or SYNCQ_ETIMEDOUT when
+ *    its deadline passed first: it leaves the episode and BREAKS the
+ *    barrier.
+ *  - A broken barrier stays broken until syncq_barrier_reset: every waiter
+ *    still waiting in that episode, timed or not, returns SYNCQ_EBROKEN
+ *    (woken from spinning, yielding or a futex sleep: none hangs), and so
+ *    does every later wait or wait_timed, at once, without joining.
+ *    A waiter that had already seen its whole episode arrive when the
+ *    barrier broke returns SYNCQ_OK (the barrier's guarantee held for it):
+ *    in the episode that breaks, statuses may mix OK, ETIMEDOUT and
+ *    EBROKEN; in every later one, all are EBROKEN.
+ *  - The deadline is timeout_ns after the call first has to wait, on the
+ *    monotonic clock (syncq_now_ns; a call that need not wait, like the
+ *    last arrival's, never reads the clock); spinning reads it every few
+ *    pauses, yielding at every yield, and sleeping is a FUTEX_WAIT
+ *    bounded by the time left.
+ *  - timeout_ns 0 is SYNCQ_EINVAL: arriving cannot be undone, so a poll
+ *    would break the barrier whenever the caller is not last.
+ *    SYNCQ_BARRIER_NO_TIMEOUT waits like syncq_barrier_wait.
+ *  - syncq_barrier_reset (and destroy) require that no thread is inside a
+ *    wait on the barrier (every waiter has returned): the caller orders it
+ *    after their returns (a join, a lock, another barrier). After a reset
+ *    the barrier is as after init: episodes start again.
+ *  - "pthread-barrier" has no timed wait (POSIX has none, and a waiter
+ *    cannot leave a pthread_barrier_wait): its wait_timed and reset return
+ *    SYNCQ_ENOTSUP and never wait; its plain wait still waits forever for
+ *    a thread that never arrives. Peer libraries' barriers (syncq-lab)
+ *    have no wait_timed either: SYNCQ_ENOTSUP through the generic API.
+ * A thread killed (or a process, for a process-shared barrier) before it
+ * arrives is, for the others, a thread that never arrives: the same
+ * timeout and EBROKEN, then reset (or re-create) the barrier.
  */
 #ifndef SYNCQ_BARRIER_H
 #define SYNCQ_BARRIER_H
@@ -36,6 +71,9 @@ extern "C" {
 /* Most threads a barrier can be created for. */
 #define SYNCQ_BARRIER_MAX_THREADS 4096u
 
+/* timeout_ns of syncq_barrier_wait_timed that means "no deadline". */
+#define SYNCQ_BARRIER_NO_TIMEOUT UINT64_MAX
+
 typedef struct syncq_barrier_config {
   unsigned threads;    /* participants, 1 .. SYNCQ_BARRIER_MAX_THREADS (0: SYNCQ_EINVAL) */
   int wait;            /* a syncq_wait_discipline; 0 = the algorithm's default */
@@ -53,8 +91,19 @@ typedef struct syncq_barrier_ops {
   int (*init)(void *b, const syncq_barrier_config *cfg);
   int (*destroy)(void *b);
   /* SYNCQ_OK after every thread arrived; SYNCQ_EINVAL for NULL or id out
-   * of range (the episode is not joined then). */
+   * of range (the episode is not joined then); SYNCQ_EBROKEN when the
+   * barrier is or becomes broken (see the header comment). */
   int (*wait)(void *b, unsigned id);
+  /* Added members: NULL in an ops table that has no timed wait (the
+   * generic API then returns SYNCQ_ENOTSUP). */
+  /* wait with a deadline: SYNCQ_OK, SYNCQ_ETIMEDOUT (the barrier is now
+   * broken), SYNCQ_EBROKEN; SYNCQ_EINVAL for NULL, id out of range or
+   * timeout_ns 0 (the episode is not joined then); SYNCQ_ENOTSUP when the
+   * algorithm cannot time out. */
+  int (*wait_timed)(void *b, unsigned id, uint64_t timeout_ns);
+  /* Back to the state after init (mends a broken barrier); only while no
+   * thread waits on it. SYNCQ_EINVAL for NULL, SYNCQ_ENOTSUP as above. */
+  int (*reset)(void *b);
 } syncq_barrier_ops;
 
 SYNCQ_API extern const syncq_algo syncq_barrier_central_cas_algo;
@@ -72,6 +121,11 @@ typedef struct syncq_barrier syncq_barrier;
 SYNCQ_API int syncq_barrier_create(const char *algo, const syncq_barrier_config *cfg, syncq_barrier **out);
 SYNCQ_API int syncq_barrier_destroy(syncq_barrier *b); /* SYNCQ_EINVAL for NULL */
 SYNCQ_API int syncq_barrier_wait(syncq_barrier *b, unsigned id);
+/* The timed wait and the reset of the header comment. SYNCQ_EINVAL for
+ * NULL (and, for wait_timed, id out of range or timeout_ns 0);
+ * SYNCQ_ENOTSUP for an algorithm without them. */
+SYNCQ_API int syncq_barrier_wait_timed(syncq_barrier *b, unsigned id, uint64_t timeout_ns);
+SYNCQ_API int syncq_barrier_reset(syncq_barrier *b);
 SYNCQ_API const syncq_algo *syncq_barrier_algo(const syncq_barrier *b); /* NULL for NULL */
 
 #ifdef __cplusplus

@@ -60,7 +60,20 @@ enum {
   SYNCQ_PROP_LOOSE_CAPACITY = 1u << 8,
   /* Locks: the algorithm's own default discipline already sleeps (mutexes);
    * the generic lock API keeps it instead of the safe default (lock.h). */
-  SYNCQ_PROP_SLEEPS_BY_DEFAULT = 1u << 9
+  SYNCQ_PROP_SLEEPS_BY_DEFAULT = 1u << 9,
+  /* Queues ("spins-on-preempted"): an operation may busy-wait, inside the
+   * call and without ever yielding, for a slot (or a tail) that another
+   * thread claimed but has not yet completed: bounded rings whose
+   * producers wait for earlier claimers to publish (ck_ring MPMC, DPDK
+   * rte_ring). If that thread is preempted, the caller spins until the
+   * scheduler runs it again, so with more threads than processing units
+   * an operation can stall for a scheduler quantum or more. Not set on
+   * structures that answer FULL/EMPTY instead of waiting (Vyukov's ring),
+   * that yield while they wait (syncq's naive ring and f&i array queue),
+   * or whose waiting is a lock's discipline (the lock-based queues):
+   * stress drivers and experiments oversubscribe the ones that have it
+   * less. */
+  SYNCQ_PROP_SPINS_ON_PREEMPTED = 1u << 10
 };
 
 typedef struct syncq_algo {
@@ -89,6 +102,12 @@ SYNCQ_API const char *syncq_progress_name(syncq_progress p);
  * Returns the length the full text needs, or SYNCQ_EINVAL if buf is NULL
  * with len > 0. */
 SYNCQ_API int syncq_props_format(uint32_t props, char *buf, size_t len);
+
+/* Parse a comma-separated list of property names, as syncq_props_format
+ * writes it ("fifo,bounded", or "-" for none; spaces around names are not
+ * allowed) into *out. SYNCQ_ENOENT for an unknown or empty name,
+ * SYNCQ_EINVAL for NULL arguments. *out is written only on SYNCQ_OK. */
+SYNCQ_API int syncq_props_parse(const char *text, uint32_t *out);
 
 /* Find an algorithm. SYNCQ_OK with *out set; SYNCQ_ENOENT when the family
  * has no such name; SYNCQ_EINVAL for a NULL argument or a bad family. */

@@ -28,7 +28,8 @@ typedef enum syncq_status {
   SYNCQ_ETIMEDOUT = -7, /* a bounded wait ran out */
   SYNCQ_EBUSY = -8,     /* held by someone else (trylock) */
   SYNCQ_ESYS = -9,      /* a system call failed; errno holds the reason */
-  SYNCQ_EDEAD = -10     /* the peer (process, endpoint) has exited or died */
+  SYNCQ_EDEAD = -10,    /* the peer (process, endpoint) has exited or died */
+  SYNCQ_EBROKEN = -11   /* a barrier is broken (a timed wait ran out); reset it */
 } syncq_status;
 
 /* A static, human-readable name for a status; "unknown status" for values

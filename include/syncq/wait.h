@@ -105,6 +105,25 @@ static inline void syncq_waiter_init(syncq_waiter *w, int discipline, bool proce
 SYNCQ_API void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
                         _Atomic(uint32_t) *sleepers);
 
+/* syncq_waiter_pause with a deadline and a cancel word, for waits that may
+ * give up (the timed barrier wait). deadline_ns is a syncq_now_ns() time;
+ * UINT64_MAX means none. Returns SYNCQ_ETIMEDOUT once the deadline has
+ * passed (SPIN and COMPETITIVE's spinning read the clock every few pauses,
+ * YIELD at every pause; sleeping is a futex wait bounded by the time
+ * left), SYNCQ_OK otherwise (a step done, the word changed, a spurious or
+ * a cancelled return: callers re-check in a loop).
+ * cancel (may be NULL): a sleeper announces itself in *sleepers and then
+ * loads *cancel before it sleeps, after a seq_cst fence; if it is not 0 it
+ * does not sleep. Whoever sets *cancel (seq_cst), then changes every word
+ * a waiter may sleep on (seq_cst read-modify-write) and then calls
+ * syncq_wait_wake (or loads *sleepers and wakes) cannot leave a sleeper
+ * behind: Dekker's argument of the header comment, on *cancel. The fence
+ * also orders the waiter's own earlier stores to the word before its load
+ * of *cancel. */
+SYNCQ_API int syncq_waiter_pause_until(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
+                                       _Atomic(uint32_t) *sleepers, uint64_t deadline_ns,
+                                       _Atomic(uint32_t) *cancel);
+
 /* Wake up to n (n <= 0: all) threads sleeping on word: a futex system
  * call. Locks and barriers call syncq_wait_wake, which skips it when nobody
  * sleeps. */

@@ -84,6 +84,7 @@ static int usable_queues(lab_ctx *ctx, const syncq_algo **out, int cap) {
   if (n > LAB_MAX_VARIANTS) n = LAB_MAX_VARIANTS;
   int k = 0;
   for (int i = 0; i < n && k < cap; i++) {
+    if (all[i]->props & SYNCQ_PROP_SPSC) continue; /* several producers or consumers: queue-1p1c runs them */
     int st;
     void *q = make_queue(all[i], &st);
     if (q == NULL) {
@@ -96,17 +97,12 @@ static int usable_queues(lab_ctx *ctx, const syncq_algo **out, int cap) {
   return k;
 }
 
-/* Peer rings whose operations spin, without ever yielding, until an
- * earlier claimer (possibly preempted) publishes its slot: past the
- * processing units one quick sample took minutes here (measured here), so
- * --quick runs leave them out there, with a note. */
-static const char *const spins_past_pus[] = {"ck:ring_mpmc", "dpdk:ring_mpmc"};
-
-static bool spins_on_preempted(const syncq_algo *a) {
-  for (size_t i = 0; i < sizeof spins_past_pus / sizeof spins_past_pus[0]; i++)
-    if (strcmp(a->name, spins_past_pus[i]) == 0) return true;
-  return false;
-}
+/* Rings whose operations spin, without ever yielding, until an earlier
+ * claimer (possibly preempted) publishes its slot
+ * (SYNCQ_PROP_SPINS_ON_PREEMPTED): past the processing units one quick
+ * sample took minutes here (measured here), so --quick runs leave them out
+ * there, with a note. */
+static bool spins_on_preempted(const syncq_algo *a) { return (a->props & SYNCQ_PROP_SPINS_ON_PREEMPTED) != 0; }
 
 /* The budget of the quick suite: in --quick runs the peer
  * libraries' queues (SYNCQ_PROP_PEER) are measured at the smallest and the
@@ -131,8 +127,9 @@ static void note_peer_threads(lab_ctx *ctx, const syncq_algo *const *algos, int 
   for (int a = 0; a < na; a++)
     if (spins_on_preempted(algos[a])) {
       lab_note(ctx, "quick size: %s is not run past the %d processing units: its operations spin, "
-                    "without yielding, until a preempted thread publishes the slot it claimed (one "
-                    "sample took minutes on 2 PUs); the default and full sizes run it",
+                    "without yielding, until a preempted thread publishes the slot it claimed "
+                    "(spins-on-preempted: ck:ring_mpmc and dpdk:ring_mpmc took minutes a sample on 2 PUs); "
+                    "the default and full sizes run it",
                algos[a]->name, lab_pus(ctx));
     }
 }

@@ -185,6 +185,7 @@ static int ms98_queue_run(lab_ctx *ctx) {
   int nall = syncq_registry_list(SYNCQ_FAMILY_QUEUE, all, LAB_MAX_VARIANTS), na = 0;
   if (nall > LAB_MAX_VARIANTS) nall = LAB_MAX_VARIANTS;
   for (int i = 0; i < nall; i++) { /* those that can run here */
+    if (all[i]->props & SYNCQ_PROP_SPSC) continue; /* p threads on each side: queue-1p1c measures SPSC rings */
     int st;
     if (lab_object_can_make(all[i], &ms98q_cfg, &st)) algos[na++] = all[i];
     else if (!lab_planning(ctx)) lab_note(ctx, "%s not measured: init says %s", all[i]->name, syncq_strerror(st));
@@ -291,6 +292,7 @@ const lab_experiment lab_exp_ms98_queue = {
   .figure = "Figure 1 (multiprogramming levels 1, 2, 3)",
   .title = "One million enqueue/dequeue pairs with 6 us of work after each operation",
   .x = "threads",
+  .also_x = LAB_ALSO_X_LEVEL,
   .log_y = false,
   .claims = ms98_queue_claims,
   .nclaims = sizeof ms98_queue_claims / sizeof ms98_queue_claims[0],

@@ -204,6 +204,7 @@ const lab_experiment lab_exp_ms98_quicksort = {
   .figure = "Figures 5 (queue) and 6 (stack), multiprogramming levels 1, 2, 3",
   .title = "Parallel quicksort of 500,000 keys, intervals shared through a queue or a stack",
   .x = "threads",
+  .also_x = LAB_ALSO_X_LEVEL,
   .log_y = false,
   .claims = ms98_quicksort_claims,
   .nclaims = sizeof ms98_quicksort_claims / sizeof ms98_quicksort_claims[0],

@@ -275,6 +275,7 @@ const lab_experiment lab_exp_ms98_tsp = {
   .figure = "Figure 7 (multiprogramming levels 1, 2, 3)",
   .title = "17-city travelling salesman: shared heap, stack and counters; locks, non-blocking and hybrid",
   .x = "threads",
+  .also_x = LAB_ALSO_X_LEVEL,
   .log_y = false,
   .claims = ms98_tsp_claims,
   .nclaims = sizeof ms98_tsp_claims / sizeof ms98_tsp_claims[0],

@@ -273,6 +273,7 @@ static int np99_locks_run_exp(lab_ctx *ctx) {
     }
     for (int k = 0; k < nb && g.nvariants < LAB_MAX_VARIANTS; k++) {
       if (peer_queue_skipped(ctx, queues[k])) continue;
+      if (queues[k]->props & SYNCQ_PROP_SPSC) continue; /* p threads on each side: queue-1p1c measures SPSC rings */
       pts[g.nvariants] = (np99_lock_point){queues[k], true, threads[t], iters, NP99_WORK_5US_NS};
       g.variants[g.nvariants] = (lab_variant){queues[k]->name, &pts[g.nvariants]};
       g.nvariants++;

@@ -135,11 +135,19 @@ static const syncq_queue_ops ring_spsc_ops = {
   ring_bytes, _Alignof(ck_ring_box), ring_init, ring_destroy, ring_enq_spsc, ring_deq_spsc,
 };
 
+/* SYNCQ_PROP_SPINS_ON_PREEMPTED: ck_ring_enqueue_mpmc claims a slot by CAS
+ * on p_head, writes it, then loops `while (p_tail != producer)
+ * ck_pr_stall();` until every earlier claimer has moved p_tail: a
+ * preempted earlier producer keeps the later ones spinning, never
+ * yielding (ck_ring.h). */
 static const syncq_algo ck_ring_mpmc_algo = {
   SYNCQ_FAMILY_QUEUE, "ck:ring_mpmc", "Concurrency Kit ck_ring, MPMC", CK_SOURCE, SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_LOOSE_CAPACITY,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_LOOSE_CAPACITY |
+      SYNCQ_PROP_SPINS_ON_PREEMPTED,
   &ring_mpmc_ops,
 };
+/* Not SPINS_ON_PREEMPTED: one producer and one consumer, neither ever
+ * waits for the other (FULL/EMPTY come back at once). */
 static const syncq_algo ck_ring_spsc_algo = {
   SYNCQ_FAMILY_QUEUE, "ck:ring_spsc", "Concurrency Kit ck_ring, SPSC", CK_SOURCE, SYNCQ_PROGRESS_WAIT_FREE,
   SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_LOOSE_CAPACITY | SYNCQ_PROP_SPSC,

@@ -125,6 +125,10 @@ static const syncq_queue_ops seg_ops = {
 #define CB_SOURCE "crossbeam-queue 0.3 (Debian librust-crossbeam-queue-dev, Rust, via cargo)"
 
 static const syncq_algo cb_algos[] = {
+  /* Neither is SPINS_ON_PREEMPTED: both wait for a claimed, unwritten
+   * slot, but with crossbeam's Backoff::snooze(), which yields the thread
+   * once its short spin limit is passed, so a preempted claimer gets the
+   * processor back. */
   {SYNCQ_FAMILY_QUEUE, "crossbeam:array_queue", "crossbeam ArrayQueue (bounded ring with stamps)", CB_SOURCE,
    SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED,
    &array_ops},

@@ -94,7 +94,18 @@ static const syncq_queue_ops mpmc_ops = {box_bytes, _Alignof(dpdk_box), init_mpm
 static const syncq_queue_ops rts_ops = {box_bytes, _Alignof(dpdk_box), init_rts, box_destroy, box_enqueue, box_dequeue};
 static const syncq_queue_ops hts_ops = {box_bytes, _Alignof(dpdk_box), init_hts, box_destroy, box_enqueue, box_dequeue};
 
-#define DPDK_PROPS (SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED)
+/* SYNCQ_PROP_SPINS_ON_PREEMPTED on every mode (rte_ring_*_pvt.h), each
+ * waiting with rte_pause(), never yielding:
+ *   MP/MC: after its CAS on the head, an operation waits
+ *          (rte_wait_until_equal_32) for the tail to reach its old head,
+ *          i.e. for every earlier claimer to finish;
+ *   RTS:   __rte_ring_rts_head_wait spins while head - tail exceeds
+ *          htd_max; the tail moves only when the last thread in flight
+ *          finishes, so a preempted one stops it and the others spin;
+ *   HTS:   __rte_ring_hts_head_wait spins until head == tail, i.e. until
+ *          the one operation in flight on that side completes. */
+#define DPDK_PROPS \
+  (SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SPINS_ON_PREEMPTED)
 
 static const syncq_algo dpdk_algos[] = {
   {SYNCQ_FAMILY_QUEUE, "dpdk:ring_mpmc", "DPDK rte_ring, multi-producer/multi-consumer", DPDK_SOURCE,
@@ -104,7 +115,8 @@ static const syncq_algo dpdk_algos[] = {
    * dequeue that then answers EMPTY on a non-empty ring (the driver's
    * prefilled run saw it): not linearizable at EMPTY and FULL. */
   {SYNCQ_FAMILY_QUEUE, "dpdk:ring_rts", "DPDK rte_ring, relaxed tail sync (RTS)", DPDK_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED, &rts_ops},
+   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SPINS_ON_PREEMPTED,
+   &rts_ops},
   {SYNCQ_FAMILY_QUEUE, "dpdk:ring_hts", "DPDK rte_ring, head/tail sync (HTS)", DPDK_SOURCE,
    SYNCQ_PROGRESS_BLOCKING, DPDK_PROPS, &hts_ops},
 };

@@ -2,12 +2,12 @@
  * peers.c — lab_peers_register(): every adapter compiled into this build,
  * in a fixed order, with a status line per library (lab/peers/peers.h).
  *
- * CMake defines SYNCQ_PEER_<LIB> for each library it found (and compiled
- * the adapter of); SYNCQ_PEER_<LIB>_ABSENT carries the reason when it did
- * not. Under ThreadSanitizer (SYNCQ_PEERS_TSAN) the libraries whose
- * synchronization TSan cannot see (inline assembly, or a library built
- * without -fsanitize=thread) are not registered: every run would report
- * races that are not there, so the status says so instead.
+ * CMake defines SYNCQ_PEER_<LIB> to 1 for each library it found (and
+ * compiled the adapter of), to 0 otherwise, with SYNCQ_PEER_<LIB>_ABSENT
+ * carrying the reason. Under ThreadSanitizer (SYNCQ_PEERS_TSAN) the
+ * libraries whose synchronization TSan cannot see (inline assembly, or a
+ * library built without -fsanitize=thread) are not registered: every run
+ * would report races that are not there, so the status says so instead.
  */
 #include "peers.h"
 
@@ -27,28 +27,6 @@ typedef struct peer_lib {
   const char *tsan;    /* non-NULL: not run under TSan, and why */
 } peer_lib;
 
-#ifndef SYNCQ_PEER_CK_ABSENT
-#define SYNCQ_PEER_CK_ABSENT "not found at configure time"
-#endif
-#ifndef SYNCQ_PEER_URCU_ABSENT
-#define SYNCQ_PEER_URCU_ABSENT "not found at configure time"
-#endif
-#ifndef SYNCQ_PEER_DPDK_ABSENT
-#define SYNCQ_PEER_DPDK_ABSENT "not found at configure time"
-#endif
-#ifndef SYNCQ_PEER_BOOST_ABSENT
-#define SYNCQ_PEER_BOOST_ABSENT "not found at configure time"
-#endif
-#ifndef SYNCQ_PEER_TBB_ABSENT
-#define SYNCQ_PEER_TBB_ABSENT "not found at configure time"
-#endif
-#ifndef SYNCQ_PEER_MOODYCAMEL_ABSENT
-#define SYNCQ_PEER_MOODYCAMEL_ABSENT "not found at configure time"
-#endif
-#ifndef SYNCQ_PEER_CROSSBEAM_ABSENT
-#define SYNCQ_PEER_CROSSBEAM_ABSENT "not found at configure time"
-#endif
-
 #define TSAN_ASM "ThreadSanitizer cannot see its atomics (inline assembly): every run would report false races"
 #define TSAN_BOOST                                                                                   \
   "boost.lockfree reads nodes that its free list may be recycling with plain loads, by design "        \
@@ -58,43 +36,28 @@ typedef struct peer_lib {
   "not model: it reports races on recycled blocks"
 #define TSAN_LIB "its library is not built with -fsanitize=thread: TSan would report false races"
 
-static const peer_lib libs[] = {
-#ifdef SYNCQ_PEER_CK
-  {"ck", "Debian libck-dev (Concurrency Kit)", lab_peer_ck_register, NULL, TSAN_ASM},
-#else
-  {"ck", "Debian libck-dev (Concurrency Kit)", NULL, SYNCQ_PEER_CK_ABSENT, NULL},
-#endif
-#ifdef SYNCQ_PEER_URCU
-  {"urcu", "Debian liburcu-dev (Userspace RCU)", lab_peer_urcu_register, NULL, TSAN_ASM},
-#else
-  {"urcu", "Debian liburcu-dev (Userspace RCU)", NULL, SYNCQ_PEER_URCU_ABSENT, NULL},
-#endif
-#ifdef SYNCQ_PEER_DPDK
-  {"dpdk", "Debian libdpdk-dev (rte_ring)", lab_peer_dpdk_register, NULL, TSAN_LIB},
-#else
-  {"dpdk", "Debian libdpdk-dev (rte_ring)", NULL, SYNCQ_PEER_DPDK_ABSENT, NULL},
-#endif
-#ifdef SYNCQ_PEER_BOOST
-  {"boost", "Debian libboost-dev (boost.lockfree)", lab_peer_boost_register, NULL, TSAN_BOOST},
-#else
-  {"boost", "Debian libboost-dev (boost.lockfree)", NULL, SYNCQ_PEER_BOOST_ABSENT, NULL},
-#endif
-#ifdef SYNCQ_PEER_TBB
-  {"tbb", "Debian libtbb-dev (oneTBB)", lab_peer_tbb_register, NULL, TSAN_LIB},
-#else
-  {"tbb", "Debian libtbb-dev (oneTBB)", NULL, SYNCQ_PEER_TBB_ABSENT, NULL},
-#endif
-#ifdef SYNCQ_PEER_MOODYCAMEL
-  {"moodycamel", "Debian libconcurrentqueue-dev", lab_peer_moodycamel_register, NULL, TSAN_FENCES},
-#else
-  {"moodycamel", "Debian libconcurrentqueue-dev", NULL, SYNCQ_PEER_MOODYCAMEL_ABSENT, NULL},
-#endif
-#ifdef SYNCQ_PEER_CROSSBEAM
-  {"crossbeam", "librust-crossbeam-queue-dev (or crates.io), built by cargo", lab_peer_crossbeam_register, NULL, TSAN_LIB},
-#else
-  {"crossbeam", "librust-crossbeam-queue-dev (or crates.io), built by cargo", NULL, SYNCQ_PEER_CROSSBEAM_ABSENT, NULL},
-#endif
-};
+/* The peer libraries, in the order the machine record lists them: X(LIB,
+ * name, package, register function, why it is not run under TSan). One
+ * row per library; whether it is compiled in comes from CMake
+ * (SYNCQ_PEER_<LIB> is 1 or 0, SYNCQ_PEER_<LIB>_ABSENT says why not; see
+ * lab/peers/CMakeLists.txt), so the table is written once. */
+#define PEER_LIBS(X)                                                                                              \
+  X(CK, "ck", "Debian libck-dev (Concurrency Kit)", lab_peer_ck_register, TSAN_ASM)                              \
+  X(URCU, "urcu", "Debian liburcu-dev (Userspace RCU)", lab_peer_urcu_register, TSAN_ASM)                         \
+  X(DPDK, "dpdk", "Debian libdpdk-dev (rte_ring)", lab_peer_dpdk_register, TSAN_LIB)                              \
+  X(BOOST, "boost", "Debian libboost-dev (boost.lockfree)", lab_peer_boost_register, TSAN_BOOST)                  \
+  X(TBB, "tbb", "Debian libtbb-dev (oneTBB)", lab_peer_tbb_register, TSAN_LIB)                                    \
+  X(MOODYCAMEL, "moodycamel", "Debian libconcurrentqueue-dev", lab_peer_moodycamel_register, TSAN_FENCES)        \
+  X(CROSSBEAM, "crossbeam", "librust-crossbeam-queue-dev (or crates.io), built by cargo",                        \
+    lab_peer_crossbeam_register, TSAN_LIB)
+
+/* A library not compiled in has no register function to name: the
+ * constant condition selects NULL and the symbol is never referenced. */
+#define PEER_ROW(LIB, name, package, fn, tsan)                                                                  \
+  {name, package, SYNCQ_PEER_##LIB ? fn : NULL, SYNCQ_PEER_##LIB ? NULL : SYNCQ_PEER_##LIB##_ABSENT,          \
+   SYNCQ_PEER_##LIB ? tsan : NULL},
+
+static const peer_lib libs[] = {PEER_LIBS(PEER_ROW)};
 
 #define N_LIBS (sizeof libs / sizeof libs[0])
 
@@ -154,8 +117,8 @@ int lab_peers_register(unsigned flags) {
 
 const char *lab_peers_spsc_note(void) {
   if (registered_flags & LAB_PEERS_SPSC) return NULL;
-  return "SPSC peers (ck:ring_spsc, boost:spsc_queue) are validated by the test drivers but not measured: "
-         "ms98-queue runs every registered queue with several producers and does not skip SYNCQ_PROP_SPSC yet";
+  return "SPSC peers are validated by the test drivers but not measured: this program registered the peers "
+         "without LAB_PEERS_SPSC, which queue-1p1c needs to measure them";
 }
 
 size_t lab_peers_status_count(void) { return N_LIBS; }

@@ -23,20 +23,20 @@ extern "C" {
 
 /* What to register. SPSC structures are only safe where the caller runs
  * them with one producer and one consumer (SYNCQ_PROP_SPSC): the validation
- * drivers and the dg25 experiments do; an experiment that does not look at
- * the property must not see them. */
+ * drivers and queue-1p1c do; every other experiment that lists the queues
+ * leaves SYNCQ_PROP_SPSC entries out. */
 enum {
   LAB_PEERS_SPSC = 1u << 0, /* also register the SPSC structures */
 };
 
-/* What syncq-lab registers. Not LAB_PEERS_SPSC: ms98-queue runs every
- * registered queue with several threads on each side and does not yet skip
- * SYNCQ_PROP_SPSC (its file is owned elsewhere); the validation drivers do
- * register and validate the SPSC peers. */
-#define LAB_PEERS_IN_LAB 0u
+/* What syncq-lab registers: the SPSC peers too, measured by queue-1p1c
+ * (one producer, one consumer); the experiments with several threads on a
+ * side (ms98-queue, dg25-*, np99-locks, the apps' work pools) skip
+ * SYNCQ_PROP_SPSC. */
+#define LAB_PEERS_IN_LAB LAB_PEERS_SPSC
 
 /* Why the SPSC peers are not measured in this program (NULL when they are
- * registered), for the machine record. */
+ * registered, as syncq-lab does), for the machine record. */
 const char *lab_peers_spsc_note(void);
 
 /* Register every available peer structure (idempotent: a second call adds

@@ -320,6 +320,10 @@ const syncq_lock_ops queuing_ops = {sizeof(lock_box<tbb::queuing_mutex>), aligno
                                     queuing_unlock};
 
 const syncq_algo tbb_algos[] = {
+  /* Neither queue is SPINS_ON_PREEMPTED: a push (pop) waits for the
+   * earlier ticket of its micro-queue (spin_wait_until_my_turn,
+   * spin_wait_until_eq in _concurrent_queue_base.h), but TBB's
+   * atomic_backoff yields after LOOPS_BEFORE_YIELD pauses. */
   {SYNCQ_FAMILY_QUEUE, "tbb:concurrent_queue", "oneTBB concurrent_queue (unbounded)", TBB_SOURCE,
    SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, &cq_ops},
   {SYNCQ_FAMILY_QUEUE, "tbb:concurrent_bounded_queue", "oneTBB concurrent_bounded_queue (try_push/try_pop)",

@@ -106,6 +106,9 @@ static int wfcq_dequeue(void *q, void **item) {
 static const syncq_queue_ops wfcq_ops = {
   wfcq_bytes, _Alignof(wfcq_box), wfcq_init, wfcq_destroy, wfcq_enqueue, wfcq_dequeue,
 };
+/* Not SYNCQ_PROP_SPINS_ON_PREEMPTED: a dequeue that finds an enqueuer's
+ * node not yet linked (___cds_wfcq_node_sync_next) spins WFCQ_ADAPT_ATTEMPTS
+ * times, then sleeps (poll) until it is; the dequeuers' mutex sleeps. */
 static const syncq_algo urcu_wfcq_algo = {
   SYNCQ_FAMILY_QUEUE, "urcu:wfcqueue", "liburcu wait-free concurrent queue (dequeue under a mutex)", URCU_SOURCE,
   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,

@@ -1,6 +1,14 @@
-"""Read a results file, validate every record, and keep per experiment its last run."""
+"""Read a results file, validate every record, and keep per experiment its last run.
+
+A run of several launches (docs/results-format.md, "launch") writes each
+experiment and point once per launch under the same run id: the points of
+one identity are merged (samples concatenated, each remembering its launch;
+median, min and max over all), the first launch's experiment record is
+kept and repeated notes are shown once.
+"""
 
 import json
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +41,7 @@ class Experiment:
     notes: list
     run_id: str
     log_x: bool = False  # optional in the file: plot x on a log axis
+    also_x: list = field(default_factory=list)  # optional: further params to plot against
 
 
 @dataclass
@@ -52,6 +61,7 @@ class Point:
     peer: bool = False  # from a peer library (lab/peers/), not syncq
     family: object = None  # registry family, or None for a floor / an unknown name
     props: object = None  # the registry's properties, e.g. "fifo,bounded"
+    launches: list = None  # the launch of each sample (None: one launch)
 
 
 @dataclass
@@ -80,7 +90,9 @@ class _Run:
     machine: Machine
     experiments: dict = field(default_factory=dict)  # name -> Experiment
     points: dict = field(default_factory=dict)  # name -> [Point]
-    point_lines: dict = field(default_factory=dict)  # identity of a point -> its line
+    point_lines: dict = field(default_factory=dict)  # (identity of a point, launch) -> its line
+    merged: dict = field(default_factory=dict)  # identity of a point -> the Point holding every launch
+    experiment_launches: dict = field(default_factory=dict)  # name -> launches that wrote its record
     notes: list = field(default_factory=list)
 
 
@@ -158,27 +170,32 @@ def _add(runs, latest, number, record):
     run = runs.get(run_id)
     if run is None:
         raise ValueError(f"{kind} record of run '{run_id}' comes before that run's machine record")
+    launch = optional.pop("launch", 0)
     if kind == "experiment":
         log_x = record.get("log_x", False)
         if not isinstance(log_x, bool):
             raise ValueError("field 'log_x' must be true or false")
-        _add_experiment(run, latest, Experiment(run_id=run_id, log_x=log_x, **fields))
+        _add_experiment(run, latest, Experiment(run_id=run_id, log_x=log_x, also_x=optional.get("also_x", []), **fields), launch)
     elif kind == "point":
-        _add_point(run, Point(line=number, **fields, **optional))
-    else:
+        _add_point(run, Point(line=number, **fields, **optional), launch)
+    elif not any(n.experiment == fields["experiment"] and n.text == fields["text"] for n in run.notes):
         run.notes.append(Note(run_id=run_id, **fields))
 
 
-def _add_experiment(run, latest, experiment):
-    if experiment.name in run.experiments:
+def _add_experiment(run, latest, experiment, launch):
+    seen = run.experiment_launches.setdefault(experiment.name, set())
+    if launch in seen:
         raise ValueError(f"second experiment record for '{experiment.name}' in run '{experiment.run_id}'")
+    seen.add(launch)
+    if experiment.name in run.experiments:
+        return  # a later launch of the same run: the first record stands
     run.experiments[experiment.name] = experiment
     run.points[experiment.name] = []
     # Dict order is first insertion, so re-assigning keeps the first-appearance order.
     latest[experiment.name] = experiment.run_id
 
 
-def _add_point(run, point):
+def _add_point(run, point, launch):
     experiment = run.experiments.get(point.experiment)
     if experiment is None:
         raise ValueError(
@@ -188,10 +205,38 @@ def _add_point(run, point):
     if experiment.x is not None and experiment.x not in point.params:
         raise ValueError(f"point lacks param '{experiment.x}', the x axis of '{experiment.name}'")
     identity = (point.experiment, point.algorithm, point.metric, tuple(sorted(point.params.items())))
-    if identity in run.point_lines:
-        raise ValueError(f"point repeats the point of line {run.point_lines[identity]}")
-    run.point_lines[identity] = point.line
-    run.points[point.experiment].append(point)
+    if (identity, launch) in run.point_lines:
+        raise ValueError(f"point repeats the point of line {run.point_lines[(identity, launch)]}")
+    run.point_lines[(identity, launch)] = point.line
+    point.launches = [launch] * len(point.samples)
+    first = run.merged.get(identity)
+    if first is None:
+        run.merged[identity] = point
+        run.points[point.experiment].append(point)
+        return
+    _merge(first, point)
+
+
+def _merge(into, more):
+    """Fold a later launch's point into the first launch's."""
+    if (into.unit, into.better) != (more.unit, more.better):
+        raise ValueError(
+            f"point's unit or direction ({more.unit}, {more.better}) differs from the same point's "
+            f"in an earlier launch (line {into.line})"
+        )
+    into.samples = into.samples + more.samples
+    into.launches = into.launches + more.launches
+    if into.samples:
+        into.median = statistics.median(into.samples)
+        into.min = min(into.samples)
+        into.max = max(into.samples)
+    # Counters are per-launch medians: the merged value is their median.
+    names = set(into.counters) | set(more.counters)
+    counts = getattr(into, "_counter_launches", None) or {k: [v] for k, v in into.counters.items()}
+    for name in names:
+        counts.setdefault(name, []).append(more.counters.get(name, 0.0))
+    into._counter_launches = counts
+    into.counters = {name: statistics.median(values) for name, values in counts.items()}
 
 
 def _experiment_result(run, name):

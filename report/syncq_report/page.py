@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 from html import escape
 
-from . import fmt, panels, rules
+from . import fmt, intervals, panels, papers, recommend, rules
 
 MACHINE_LABELS = [
     ("cpu_model", "CPU model"),
@@ -16,15 +16,26 @@ MACHINE_LABELS = [
     ("git_revision", "Git revision"),
     ("date", "Date"),
     ("size", "Size"),
-    ("reps", "Reps"),
+    ("reps", "Reps per launch"),
+    ("launches", "Launches"),
     ("pinning", "Pinning"),
     ("perf_counters", "Perf counters"),
     ("command", "Command"),
 ]
 
 # CSS class of each verdict status; the colours live in STYLE.
-VERDICT_CLASS = {rules.HELD: "held", rules.FAILED: "failed", rules.UNMEASURABLE: "unmeasurable"}
-VERDICT_BADGE = {rules.HELD: "held", rules.FAILED: "did not hold", rules.UNMEASURABLE: "not measurable here"}
+VERDICT_CLASS = {
+    rules.HELD: "held",
+    rules.FAILED: "failed",
+    rules.INCONCLUSIVE: "inconclusive",
+    rules.UNMEASURABLE: "unmeasurable",
+}
+VERDICT_BADGE = {
+    rules.HELD: "held",
+    rules.FAILED: "did not hold",
+    rules.INCONCLUSIVE: "inconclusive",
+    rules.UNMEASURABLE: "not measurable here",
+}
 
 STYLE = """
 body { font: 15px/1.45 system-ui, "Segoe UI", Helvetica, Arial, sans-serif; color: #1f2328;
@@ -44,15 +55,23 @@ ul.claims { list-style: none; padding: 0; }
 li.claim { border-left: 6px solid #8c959f; background: #f6f8fa; padding: .4em .8em; margin: .5em 0; }
 li.claim.held { border-color: #1a7f37; }
 li.claim.failed { border-color: #cf222e; }
+li.claim.inconclusive { border-color: #bf8700; }
 .verdict { display: inline-block; color: #fff; background: #6e7781; font-weight: 600;
            font-size: 13px; border-radius: 3px; padding: 0 .5em; margin-right: .6em; }
 .held .verdict { background: #1a7f37; }
 .failed .verdict { background: #cf222e; }
+.inconclusive .verdict { background: #bf8700; }
 .why { margin: .2em 0 0; color: #57606a; font-size: 14px; }
 .tally span { font-size: 13px; margin-left: .6em; }
 .tally .held { color: #1a7f37; }
 .tally .failed { color: #cf222e; }
 .tally .unmeasurable { color: #6e7781; }
+.tally .inconclusive { color: #9a6700; }
+td.held { color: #1a7f37; font-weight: 600; }
+td.failed { color: #cf222e; font-weight: 600; }
+td.inconclusive { color: #9a6700; font-weight: 600; }
+td.unmeasurable { color: #6e7781; }
+.tie { color: #9a6700; }
 figure { margin: 1em 0; }
 img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
 .empty { color: #57606a; font-style: italic; }
@@ -73,10 +92,25 @@ class Section:
     standings: list = field(default_factory=list)  # standings.Standing, syncq vs the best peer
 
 
-def render(title, results, sections):
+@dataclass
+class Summary:
+    """What the page says before the sections: the answers first."""
+
+    answers: list = field(default_factory=list)  # recommend.Answer
+    scores: list = field(default_factory=list)  # papers.Score
+    stability: object = None  # compare.Comparison against an earlier run, or None
+    previous: object = None  # the earlier results file's path, or None
+
+
+def render(title, results, sections, summary=None):
     """The whole page as a string."""
+    summary = summary or Summary()
     parts = [
         f"<h1>{escape(title)}</h1>",
+        _answers(summary.answers, sections),
+        _scoreboard(summary.scores, sections),
+        _stability(summary.stability, summary.previous),
+        _papers_table(),
         _machines(results.machines, results.run_notes),
         _contents(sections),
     ]
@@ -94,7 +128,7 @@ def _machines(machines, run_notes):
     head = "".join(f"<th>run <code>{escape(m.run_id)}</code></th>" for m in machines)
     rows = [
         f"<tr><th>{label}</th>"
-        + "".join(f"<td>{_machine_value(key, m.fields[key])}</td>" for m in machines)
+        + "".join(f"<td>{_machine_value(key, m.fields.get(key, 1))}</td>" for m in machines)
         + "</tr>"
         for key, label in MACHINE_LABELS
     ]
@@ -178,6 +212,170 @@ def _standings(standings):
     )
 
 
+def _factor_cell(factor):
+    """"1.8x [1.5-2.1]" for a (factor, lo, hi), or "-"."""
+    if factor is None:
+        return "-"
+    value, lo, hi = factor
+    return f"{fmt.num(value)}x [{fmt.num(lo)}-{fmt.num(hi)}]"
+
+
+def _answers(answers, sections):
+    """Which structure to use on this machine, per use (recommend.py)."""
+    if not answers:
+        return ""
+    anchors = {s.result.experiment.name: s.anchor for s in sections}
+    level = round(intervals.LEVEL * 100)
+    rows = []
+    for a in answers:
+        use = escape(a.question.use)
+        if a.pick is None:
+            rows.append(f'<tr><td>{use}</td><td colspan="5" class="empty">not measured: {escape(a.why_missing)}</td></tr>')
+            continue
+        where = (
+            f'<a href="#{anchors.get(a.experiment, "")}"><code>{escape(a.experiment)}</code></a> '
+            f"{escape(fmt.params(a.place))}"
+        )
+        margin = _factor_cell(a.margin)
+        if recommend.is_tie(a.margin):
+            margin += ' <span class="tie">(a tie within the interval)</span>'
+        runner = f"<code>{escape(a.runner_up.algorithm)}</code> {margin}" if a.runner_up else "-"
+        if a.syncq_vs_peer is not None:
+            versus = (
+                f"<code>{escape(a.syncq_best.algorithm)}</code> vs <code>{escape(a.peer_best.algorithm)}</code>: "
+                f"{_factor_cell(a.syncq_vs_peer)}"
+            )
+        else:
+            versus = "no peer measured here" if a.syncq_best else "-"
+        rows.append(
+            f"<tr><td>{use}</td><td><code>{escape(a.pick.algorithm)}</code>{' (peer)' if a.pick.peer else ''}</td>"
+            f'<td class="num">{fmt.num(a.pick.median)} {escape(a.unit)}</td>'
+            f"<td>{runner}</td><td>{versus}</td><td>{where}</td></tr>"
+        )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "use",
+            "pick on this machine",
+            "its median",
+            f"runner-up, and how much better the pick is [{level}% CI]",
+            f"syncq's best vs the best peer library (&gt; 1: syncq ahead) [{level}% CI]",
+            "measured in",
+        )
+    )
+    return (
+        '<section id="answers">\n<h2>Which structure to use on this machine</h2>\n'
+        '<p class="description">For each use, the best median the lab measured in this run, the runner-up '
+        "and syncq's best against the best peer library, each as a factor (&gt; 1: the first named is "
+        f"better) with its {level}% bootstrap confidence interval over repetitions and launches. A pick "
+        "whose interval against the runner-up reaches 1 is a tie on this machine.</p>\n"
+        f'<table class="answers">\n<thead><tr>{head}</tr></thead>\n<tbody>\n'
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>\n</section>"
+    )
+
+
+def _scoreboard(scores, sections):
+    """Per paper: how its claims fared in this run."""
+    if not scores:
+        return ""
+    head = (
+        "<th>paper</th>"
+        + "".join(f"<th>{VERDICT_BADGE[s]}</th>" for s in papers.STATUSES)
+        + "<th>experiments</th>"
+    )
+    anchors = {s.result.experiment.name: s.anchor for s in sections}
+    rows = []
+    totals = dict.fromkeys(papers.STATUSES, 0)
+    for score in scores:
+        cells = "".join(
+            f'<td class="num {VERDICT_CLASS[status] if score.counts[status] else ""}">{score.counts[status]}</td>'
+            for status in papers.STATUSES
+        )
+        for status in papers.STATUSES:
+            totals[status] += score.counts[status]
+        links = ", ".join(f'<a href="#{anchors[name]}"><code>{escape(name)}</code></a>' for name in score.experiments)
+        rows.append(f'<tr><td><a href="#{score.anchor}">{escape(score.label)}</a></td>{cells}<td>{links}</td></tr>')
+    total = "".join(f'<td class="num">{totals[s]}</td>' for s in papers.STATUSES)
+    rows.append(f"<tr><th>all claims</th>{total}<td></td></tr>")
+    level = round(intervals.LEVEL * 100)
+    return (
+        '<section id="scoreboard">\n<h2>How each paper fared</h2>\n'
+        '<p class="description">Every claim is judged on the confidence interval of the number it bounds '
+        f"({level}% bootstrap over repetitions and launches): held or did not hold only when the whole "
+        "interval is on one side of the bound, inconclusive when it contains the bound.</p>\n"
+        f'<table class="scoreboard">\n<thead><tr>{head}</tr></thead>\n<tbody>\n'
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>\n</section>"
+    )
+
+
+def _stability(comparison, previous):
+    """The verdicts that changed since an earlier run (compare.py)."""
+    if comparison is None:
+        return ""
+    c = comparison
+    share = (
+        f"{c.same} of {c.compared} verdicts identical ({100.0 * c.share:.1f}%)"
+        if c.compared
+        else "no claim in both runs"
+    )
+    warn = (
+        f"<p>The runs measured different sizes ({escape(c.before_size)} before, {escape(c.after_size)} now): "
+        "their verdicts need not agree.</p>\n"
+        if c.before_size != c.after_size
+        else ""
+    )
+    rows = [
+        f"<tr><td><code>{escape(ch.experiment)}</code></td><td>{escape(ch.claim)}</td>"
+        f'<td class="{VERDICT_CLASS[ch.before.status]}">{VERDICT_BADGE[ch.before.status]}</td>'
+        f'<td class="{VERDICT_CLASS[ch.after.status]}">{VERDICT_BADGE[ch.after.status]}</td>'
+        f"<td>{escape(ch.after.explanation)}</td></tr>"
+        for ch in c.changes
+    ]
+    table = (
+        '<table class="changes">\n<thead><tr><th>experiment</th><th>claim</th><th>before</th><th>now</th>'
+        "<th>now, why</th></tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n"
+        if rows
+        else ""
+    )
+    apart = len(c.only_before) + len(c.only_after)
+    return (
+        '<section id="stability">\n<h2>Stability against the previous run</h2>\n'
+        f"<p>This run ({escape(c.after_run)}) against <code>{escape(str(previous))}</code> (run "
+        f"{escape(c.before_run)}): <strong>{share}</strong>"
+        + (f"; {apart} claims are in only one of the two runs" if apart else "")
+        + ".</p>\n"
+        + warn
+        + table
+        + "</section>"
+    )
+
+
+def _papers_table():
+    """The papers the experiments reproduce, and the prefixes that name them."""
+    rows = [
+        f'<tr id="paper-{p.number}"><td>{p.number}</td><td><code>{p.prefix}-*</code></td>'
+        f"<td>{escape(p.authors)}</td><td>{escape(p.title)}</td><td>{escape(p.venue)}</td>"
+        f"<td>{escape(p.machine)}</td></tr>"
+        for p in papers.PAPERS
+    ]
+    rows.append(
+        '<tr id="paper-own"><td>-</td><td>other names</td><td colspan="4">syncq\'s own experiments: the '
+        "machine floors (<code>phys</code>), lock costs, the postoffice ring and context switches, "
+        "and the like</td></tr>"
+    )
+    return (
+        '<section id="papers">\n<h2>The papers</h2>\n'
+        '<p class="description">Claims cite the papers by number (000-004); experiment names start with the '
+        "prefix of the paper they reproduce.</p>\n"
+        '<table class="papers">\n<thead><tr><th>number</th><th>experiments</th><th>authors</th><th>title</th>'
+        "<th>venue</th><th>measured on</th></tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>\n</section>"
+    )
+
+
 def _machine_value(key, value):
     text = escape(str(value))
     return f"<code>{text}</code>" if key in ("flags", "command", "git_revision") else text
@@ -194,7 +392,12 @@ def _run_notes(notes):
 
 
 def _contents(sections):
-    items = ['<li><a href="#machine">Machine</a></li>']
+    items = [
+        '<li><a href="#answers">Which structure to use on this machine</a></li>',
+        '<li><a href="#scoreboard">How each paper fared</a></li>',
+        '<li><a href="#papers">The papers</a></li>',
+        '<li><a href="#machine">Machine</a></li>',
+    ]
     for section in sections:
         experiment = section.result.experiment
         items.append(
@@ -260,7 +463,18 @@ def _numbers(experiment_panels, x):
         return ""
     head = "".join(
         f"<th>{name}</th>"
-        for name in ("algorithm", "params", "metric", "median", "min", "max", "unit", "counters")
+        for name in (
+            "algorithm",
+            "params",
+            "metric",
+            "median",
+            f"{round(intervals.LEVEL * 100)}% CI of the median",
+            "min",
+            "max",
+            "unit",
+            "samples",
+            "counters",
+        )
     )
     rows = [_number_row(point) for panel in experiment_panels for point in panels.table_order(panel, x)]
     return (
@@ -272,12 +486,17 @@ def _numbers(experiment_panels, x):
 
 def _number_row(point):
     counters = ", ".join(f"{escape(k)}={fmt.num(v)}" for k, v in sorted(point.counters.items()))
+    lo, hi = intervals.median_interval(point)
+    launches = len(set(point.launches or [0]))
     cells = [
         f"<td>{escape(point.algorithm)}</td>",
         f"<td>{escape(fmt.params(point.params))}</td>",
         f"<td>{escape(point.metric)}</td>",
-        *(f'<td class="num">{fmt.num(v)}</td>' for v in (point.median, point.min, point.max)),
+        f'<td class="num">{fmt.num(point.median)}</td>',
+        f'<td class="num">{fmt.num(lo)}-{fmt.num(hi)}</td>',
+        *(f'<td class="num">{fmt.num(v)}</td>' for v in (point.min, point.max)),
         f"<td>{escape(point.unit)}</td>",
+        f'<td class="num">{len(point.samples)}' + (f" ({launches} launches)" if launches > 1 else "") + "</td>",
         f"<td>{counters}</td>",
     ]
     return "<tr>" + "".join(cells) + "</tr>"

@@ -1,5 +1,6 @@
 """Group an experiment's points into panels: one plot (and one block of the table) each."""
 
+import dataclasses
 from dataclasses import dataclass
 
 from . import fmt
@@ -34,6 +35,37 @@ def group(points, x):
             panels[key] = Panel(metric=point.metric, unit=point.unit, fixed=fixed, points=[])
         panels[key].points.append(point)
     return list(panels.values())
+
+
+def group_also(points, axis):
+    """Panels against a further param (an experiment's "also_x" entry): axis["x"]
+    on the x axis; with axis["join"], one line per algorithm and value of that
+    param, the points whose value is axis["base"] joining every line (e.g. the
+    dedicated run is level 1 of both the real and the pseudo multiprogramming);
+    axis["metrics"], when given, limits the metrics. Only panels with two or more
+    x values are kept: a plot of one x value says nothing a table does not."""
+    x, join, base = axis["x"], axis.get("join"), axis.get("base")
+    metrics = axis.get("metrics")
+    keyed = {}
+    for point in points:
+        if x not in point.params or (metrics and point.metric not in metrics):
+            continue
+        fixed = {k: v for k, v in point.params.items() if k not in (x, join)}
+        key = (point.metric, point.unit, tuple(sorted(fixed.items())))
+        keyed.setdefault(key, []).append(point)
+    out = []
+    for (metric, unit, fixed), found in keyed.items():
+        if join:
+            series = [v for v in dict.fromkeys(p.params.get(join) for p in found) if v != base]
+            lines = []
+            for point in found:
+                value = point.params.get(join)
+                for label in series if value == base else [value]:
+                    lines.append(dataclasses.replace(point, algorithm=f"{point.algorithm} ({join}={label})"))
+            found = lines
+        if len({p.params[x] for p in found}) >= 2:
+            out.append(Panel(metric=metric, unit=unit, fixed=dict(fixed), points=found))
+    return out
 
 
 def algorithms(points):

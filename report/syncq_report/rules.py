@@ -2,14 +2,21 @@
 
 Evaluation never raises: a rule that cannot be applied, whatever the reason,
 is "not measurable here" with the reason.
+
+A bound is judged on the confidence interval of the compared statistic
+(intervals.py), not on its point estimate alone: held when the whole
+interval is on the claim's side of the bound, did not hold when the whole
+interval is on the other side, inconclusive when the interval contains the
+bound (the run cannot tell; the explanation shows the interval).
 """
 
 from dataclasses import dataclass
 
-from . import fmt
+from . import fmt, intervals
 
 HELD = "held"
 FAILED = "did not hold"
+INCONCLUSIVE = "inconclusive"
 UNMEASURABLE = "not measurable"
 
 # Deeper "all"/"any" nesting is refused rather than risking Python's recursion limit.
@@ -18,8 +25,9 @@ MAX_DEPTH = 32
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str  # HELD, FAILED or UNMEASURABLE
+    status: str  # HELD, FAILED, INCONCLUSIVE or UNMEASURABLE
     explanation: str  # one line carrying the numbers, or why it is not measurable
+    interval: object = None  # (lo, hi) of the compared statistic, for a single bound
 
     @property
     def label(self):
@@ -49,6 +57,21 @@ def evaluate(rule, points, depth=0):
         return handler(rule, points, depth)
     except _Unmeasurable as reason:
         return Verdict(UNMEASURABLE, str(reason))
+
+
+def _decide(interval, bound, above):
+    """HELD when the whole interval is on the claim's side of bound, FAILED when
+    it is wholly on the other side, INCONCLUSIVE when it contains the bound."""
+    lo, hi = interval
+    if above:
+        return HELD if lo > bound else FAILED if hi <= bound else INCONCLUSIVE
+    return HELD if hi < bound else FAILED if lo >= bound else INCONCLUSIVE
+
+
+def _ci(interval):
+    """" [95% CI lo-hi]" for an explanation."""
+    lo, hi = interval
+    return f" [{round(intervals.LEVEL * 100)}% CI {fmt.num(lo)}-{fmt.num(hi)}]"
 
 
 def _is_number(value):
@@ -103,16 +126,16 @@ def _ratio(rule, points, above):
     if bottom.median == 0:
         raise _Unmeasurable(f"median of {den} is 0 at {key}={fmt.param_value(threads)}")
     ratio = top.median / bottom.median
-    held = ratio > bound if above else ratio < bound
+    interval = intervals.ratio_interval(top, bottom)
     place = ", ".join(
         [f"{key}={fmt.param_value(threads)}"]
         + [f"{k}={fmt.param_value(value)}" for k, value in where.items() if k != key]
     )
     explanation = (
-        f"{num}/{den} = {fmt.num(ratio)} at {place} (bound {'>' if above else '<'} {bound}; "
+        f"{num}/{den} = {fmt.num(ratio)}{_ci(interval)} at {place} (bound {'>' if above else '<'} {bound}; "
         f"{metric} {fmt.num(top.median)} {top.unit} / {fmt.num(bottom.median)} {bottom.unit})"
     )
-    return Verdict(HELD if held else FAILED, explanation)
+    return Verdict(_decide(interval, bound, above), explanation, interval)
 
 
 def _value_below(rule, points, depth):
@@ -138,13 +161,15 @@ def _value(rule, points, above):
             f"threads={fmt.param_value(value)} is below min_threads={fmt.param_value(min_threads)}"
         )
     p = _one_at(found, algorithm, value, key)
-    held = p.median > bound if above else p.median < bound
+    interval = intervals.median_interval(p)
     place = ", ".join(
         [f"{key}={fmt.param_value(value)}"] + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key]
     )
     return Verdict(
-        HELD if held else FAILED,
-        f"{algorithm} {metric} = {fmt.num(p.median)} {p.unit} at {place} (bound {'>' if above else '<'} {bound})",
+        _decide(interval, bound, above),
+        f"{algorithm} {metric} = {fmt.num(p.median)} {p.unit}{_ci(interval)} at {place} "
+        f"(bound {'>' if above else '<'} {bound})",
+        interval,
     )
 
 
@@ -196,15 +221,16 @@ def _peer_ratio(rule, points, above):
     if best.median == 0:
         raise _Unmeasurable(f"median of {best.algorithm} is 0 at {key}={fmt.param_value(value)}")
     ratio = mine.median / best.median
-    held = ratio > bound if above else ratio < bound
+    interval = intervals.ratio_interval(mine, best)
     place = ", ".join(
         [f"{key}={fmt.param_value(value)}"] + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key]
     )
     return Verdict(
-        HELD if held else FAILED,
-        f"{algorithm}/best peer ({best.algorithm}, of {len(candidates)}) = {fmt.num(ratio)} at {place} "
-        f"(bound {'>' if above else '<'} {bound}; {metric} {fmt.num(mine.median)} {mine.unit} / "
+        _decide(interval, bound, above),
+        f"{algorithm}/best peer ({best.algorithm}, of {len(candidates)}) = {fmt.num(ratio)}{_ci(interval)} "
+        f"at {place} (bound {'>' if above else '<'} {bound}; {metric} {fmt.num(mine.median)} {mine.unit} / "
         f"{fmt.num(best.median)} {best.unit})",
+        interval,
     )
 
 
@@ -268,6 +294,8 @@ def _all(rule, points, depth):
         return Verdict(FAILED, "; ".join(f"{v.status}: {v.explanation}" for v in verdicts))
     if UNMEASURABLE in statuses:
         return next(v for v in verdicts if v.status == UNMEASURABLE)
+    if INCONCLUSIVE in statuses:
+        return Verdict(INCONCLUSIVE, "; ".join(f"{v.status}: {v.explanation}" for v in verdicts))
     return Verdict(HELD, "; ".join(v.explanation for v in verdicts))
 
 
@@ -279,6 +307,8 @@ def _any(rule, points, depth):
     held = [v for v in verdicts if v.status == HELD]
     if held:
         return Verdict(HELD, "; ".join(v.explanation for v in held))
+    if any(v.status == INCONCLUSIVE for v in verdicts):
+        return Verdict(INCONCLUSIVE, "; ".join(f"{v.status}: {v.explanation}" for v in verdicts))
     if any(v.status == FAILED for v in verdicts):
         return Verdict(FAILED, "; ".join(f"{v.status}: {v.explanation}" for v in verdicts))
     return verdicts[0]

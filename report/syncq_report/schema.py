@@ -104,12 +104,26 @@ RECORD_FIELDS = {
 }
 
 
+ALSO_X = (
+    'an array of {"x": string, "join"?: string, "base"?: string, "metrics"?: [string]}',
+    lambda v: isinstance(v, list)
+    and all(
+        isinstance(a, dict)
+        and isinstance(a.get("x"), str)
+        and all(isinstance(a.get(k, ""), str) for k in ("join", "base"))
+        and (isinstance(a.get("metrics", []), list) and all(isinstance(m, str) for m in a.get("metrics", [])))
+        for a in v
+    ),
+)
+
+LAUNCH = ("a positive integer", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1)
+
 # Fields a record may carry (older results lack them); checked when present.
 OPTIONAL_FIELDS = {
-    "machine": {"peers": PEERS, "peers_note": STRING},
-    "experiment": {},
-    "point": {"peer": BOOLEAN, "family": STRING, "props": STRING},
-    "note": {},
+    "machine": {"peers": PEERS, "peers_note": STRING, "launches": LAUNCH, "launch": LAUNCH},
+    "experiment": {"also_x": ALSO_X, "launch": LAUNCH},
+    "point": {"peer": BOOLEAN, "family": STRING, "props": STRING, "launch": LAUNCH},
+    "note": {"launch": LAUNCH},
 }
 
 

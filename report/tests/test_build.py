@@ -67,9 +67,10 @@ def test_page_shows_machine_claims_numbers_and_notes(results_dir):
         "unmeasurable",
         "unmeasurable",
     ]
-    assert "faa/cas = 0.505 at threads=4, work_ns=0" in page
+    assert "faa/cas = 0.505 [95% CI " in page and "] at threads=4, work_ns=0" in page
     assert "unknown rule op &#x27;ratio_between&#x27;" in page
     assert '<td>cas</td><td>threads=4, work_ns=0</td><td>time_per_op</td><td class="num">95.4</td>' in page
+    assert page.index('id="answers"') < page.index('id="scoreboard"') < page.index('id="machine"')
     assert "cas_fail_per_op=0.520" in page
     assert "threads=4 oversubscribes the 2 cores" in page
     assert "quick size: thread counts stop at 2x the cores" in page

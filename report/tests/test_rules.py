@@ -60,7 +60,7 @@ def test_ratio_below_held_with_numbers_in_explanation():
     check(
         ratio(),
         rules.HELD,
-        "faa/cas = 0.500 at threads=4, work_ns=0 (bound < 1.0; time_per_op 20.0 ns / 40.0 ns)",
+        "faa/cas = 0.500 [95% CI 0.500-0.500] at threads=4, work_ns=0 (bound < 1.0; time_per_op 20.0 ns / 40.0 ns)",
     )
 
 

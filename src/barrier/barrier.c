@@ -52,4 +52,16 @@ int syncq_barrier_wait(syncq_barrier *b, unsigned id) {
   return b == NULL ? SYNCQ_EINVAL : b->ops->wait(b->storage, id);
 }
 
+int syncq_barrier_wait_timed(syncq_barrier *b, unsigned id, uint64_t timeout_ns) {
+  if (b == NULL) return SYNCQ_EINVAL;
+  if (b->ops->wait_timed == NULL) return SYNCQ_ENOTSUP; /* a peer's ops table */
+  return b->ops->wait_timed(b->storage, id, timeout_ns);
+}
+
+int syncq_barrier_reset(syncq_barrier *b) {
+  if (b == NULL) return SYNCQ_EINVAL;
+  if (b->ops->reset == NULL) return SYNCQ_ENOTSUP;
+  return b->ops->reset(b->storage);
+}
+
 const syncq_algo *syncq_barrier_algo(const syncq_barrier *b) { return b == NULL ? NULL : b->algo; }

@@ -18,6 +18,13 @@
  *   Waiting:     SPIN (default) pauses on the sense; YIELD, BLOCK,
  *                COMPETITIVE (spin limit x threads not yet arrived) via
  *                syncq/wait.h.
+ *   Timeout:     wait_timed: the waiters' deadline is checked while they
+ *                wait on the sense (futex sleeps bounded by the time
+ *                left); on a timeout the waiter sets `broken` and or's
+ *                BAR_BROKEN_BIT into the sense (the only word anyone
+ *                waits on) and wakes the sleepers: all waiters return
+ *                SYNCQ_EBROKEN, so do later arrivals (checked before they
+ *                arrive) until reset. Per arrival one more load (broken).
  *   Limits:      threads <= SYNCQ_BARRIER_MAX_THREADS.
  *   Stats:       cas_attempts, cas_failures (central-cas), yields, blocks.
  */
@@ -34,6 +41,7 @@ int syncq_barrier_central_init(syncq_barrier_central *b, const syncq_barrier_con
   atomic_init(&b->count, 0u);
   atomic_init(&b->sense, 0u);
   atomic_init(&b->sleepers, 0u);
+  atomic_init(&b->broken, 0u);
   b->threads = cfg->threads;
   b->wait = wait;
   b->process_shared = ps != 0;
@@ -42,12 +50,42 @@ int syncq_barrier_central_init(syncq_barrier_central *b, const syncq_barrier_con
 
 int syncq_barrier_central_destroy(syncq_barrier_central *b) {
   if (b == NULL) return SYNCQ_EINVAL;
-  return atomic_load(&b->count) != 0u ? SYNCQ_EBUSY : SYNCQ_OK;
+  /* a broken barrier keeps the count of its last episode: not busy */
+  return atomic_load(&b->count) != 0u && atomic_load(&b->broken) == 0u ? SYNCQ_EBUSY : SYNCQ_OK;
+}
+
+int syncq_barrier_central_reset(syncq_barrier_central *b) {
+  if (b == NULL) return SYNCQ_EINVAL;
+  /* relaxed: no thread waits (the caller's precondition); the caller's
+   * own synchronization with the next waiters publishes these */
+  atomic_store_explicit(&b->count, 0u, memory_order_relaxed);
+  uint32_t s = atomic_load_explicit(&b->sense, memory_order_relaxed);
+  atomic_store_explicit(&b->sense, s & ~BAR_BROKEN_BIT, memory_order_relaxed);
+  /* a waiter killed in its sleep (a process) never took itself off */
+  atomic_store_explicit(&b->sleepers, 0u, memory_order_relaxed);
+  atomic_store_explicit(&b->broken, 0u, memory_order_relaxed);
+  return SYNCQ_OK;
+}
+
+/* A timed-out waiter breaks the barrier (see the contract). */
+static void central_break(syncq_barrier_central *b) {
+  if (!barrier_break_begin(&b->broken)) return;
+  barrier_break_word(&b->sense);
+  if (barrier_break_must_wake(b->wait, &b->sleepers)) syncq_wait_futex_wake(&b->sense, 0, b->process_shared);
+}
+
+/* Read the episode's sense before arriving; SYNCQ_EBROKEN if broken. */
+static int enter(syncq_barrier_central *b, uint32_t *s) {
+  if (barrier_is_broken(&b->broken)) return SYNCQ_EBROKEN;
+  /* acquire: pairs with the last arrival's sense store of the previous
+   * episode; read before arriving, so it is this episode's sense */
+  *s = atomic_load_explicit(&b->sense, memory_order_acquire);
+  return (*s & BAR_BROKEN_BIT) != 0u ? SYNCQ_EBROKEN : SYNCQ_OK;
 }
 
 /* After arriving as the `arrived`-th thread of the episode whose sense
  * was `s`. */
-static int finish(syncq_barrier_central *b, uint32_t s, uint32_t arrived) {
+static int finish(syncq_barrier_central *b, uint32_t s, uint32_t arrived, bar_deadline *deadline) {
   if (arrived == b->threads) {
     /* relaxed: the next episode's arrivals read it only after they see the
      * new sense (the release/seq_cst store below) */
@@ -55,26 +93,30 @@ static int finish(syncq_barrier_central *b, uint32_t s, uint32_t arrived) {
     barrier_signal(&b->sense, s ^ 1u, b->wait, b->process_shared, &b->sleepers);
     return SYNCQ_OK;
   }
-  barrier_await_change(&b->sense, s, b->wait, b->process_shared, barrier_spin_limit(b->wait, b->threads - arrived),
-                       &b->sleepers);
+  int r = barrier_await_change(&b->sense, s, b->wait, b->process_shared,
+                               barrier_spin_limit(b->wait, b->threads - arrived), &b->sleepers, &b->broken,
+                               deadline);
+  if (r != SYNCQ_OK) BAR_FAIL(r, central_break, b);
   return SYNCQ_OK;
 }
 
-int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id) {
-  if (b == NULL || id >= b->threads) return SYNCQ_EINVAL;
-  /* acquire: pairs with the last arrival's sense store of the previous
-   * episode; read before arriving, so it is this episode's sense */
-  uint32_t s = atomic_load_explicit(&b->sense, memory_order_acquire);
+static int faa_wait(syncq_barrier_central *b, unsigned id, bar_deadline *deadline) {
+  (void)id;
+  uint32_t s;
+  int r = enter(b, &s);
+  if (r != SYNCQ_OK) return r;
   /* acq_rel: release publishes our work before the barrier to the last
    * arrival; acquire gives the last arrival everyone's (it then releases
    * it to all through the sense) */
   uint32_t arrived = atomic_fetch_add_explicit(&b->count, 1u, memory_order_acq_rel) + 1u;
-  return finish(b, s, arrived);
+  return finish(b, s, arrived, deadline);
 }
 
-int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id) {
-  if (b == NULL || id >= b->threads) return SYNCQ_EINVAL;
-  uint32_t s = atomic_load_explicit(&b->sense, memory_order_acquire); /* as in the FAA form */
+static int cas_wait(syncq_barrier_central *b, unsigned id, bar_deadline *deadline) {
+  (void)id;
+  uint32_t s;
+  int r = enter(b, &s); /* as in the FAA form */
+  if (r != SYNCQ_OK) return r;
   /* relaxed: a guess that the CAS validates */
   uint32_t c = atomic_load_explicit(&b->count, memory_order_relaxed);
   SYNCQ_STAT_INC(cas_attempts);
@@ -83,19 +125,42 @@ int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id) {
     SYNCQ_STAT_INC(cas_failures);
     SYNCQ_STAT_INC(cas_attempts);
   }
-  return finish(b, s, c + 1u);
+  return finish(b, s, c + 1u, deadline);
+}
+
+int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id) {
+  if (b == NULL || id >= b->threads) return SYNCQ_EINVAL;
+  return faa_wait(b, id, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
+}
+
+int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id) {
+  if (b == NULL || id >= b->threads) return SYNCQ_EINVAL;
+  return cas_wait(b, id, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
+}
+
+int syncq_barrier_central_faa_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns) {
+  if (b == NULL || id >= b->threads || timeout_ns == 0) return SYNCQ_EINVAL;
+  return faa_wait(b, id, &(bar_deadline){timeout_ns, 0});
+}
+
+int syncq_barrier_central_cas_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns) {
+  if (b == NULL || id >= b->threads || timeout_ns == 0) return SYNCQ_EINVAL;
+  return cas_wait(b, id, &(bar_deadline){timeout_ns, 0});
 }
 
 static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_central_init(b, c); }
 static int o_destroy(void *b) { return syncq_barrier_central_destroy(b); }
 static int o_faa(void *b, unsigned id) { return syncq_barrier_central_faa_wait(b, id); }
 static int o_cas(void *b, unsigned id) { return syncq_barrier_central_cas_wait(b, id); }
+static int o_faa_timed(void *b, unsigned id, uint64_t t) { return syncq_barrier_central_faa_wait_timed(b, id, t); }
+static int o_cas_timed(void *b, unsigned id, uint64_t t) { return syncq_barrier_central_cas_wait_timed(b, id, t); }
+static int o_reset(void *b) { return syncq_barrier_central_reset(b); }
 
 static const syncq_barrier_ops faa_ops = {
-  sizeof(syncq_barrier_central), _Alignof(syncq_barrier_central), o_init, o_destroy, o_faa,
+  sizeof(syncq_barrier_central), _Alignof(syncq_barrier_central), o_init, o_destroy, o_faa, o_faa_timed, o_reset,
 };
 static const syncq_barrier_ops cas_ops = {
-  sizeof(syncq_barrier_central), _Alignof(syncq_barrier_central), o_init, o_destroy, o_cas,
+  sizeof(syncq_barrier_central), _Alignof(syncq_barrier_central), o_init, o_destroy, o_cas, o_cas_timed, o_reset,
 };
 
 const syncq_algo syncq_barrier_central_faa_algo = {

@@ -14,6 +14,14 @@
  *   Waiting:     SPIN (default); YIELD, BLOCK via syncq/wait.h;
  *                COMPETITIVE spins for the spin limit x (P - 2^k) in round
  *                k: at least 2^k threads are known to have arrived.
+ *   Timeout:     wait_timed: the deadline is checked in every round's
+ *                wait (futex sleeps bounded by the time left); on a
+ *                timeout the waiter sets `broken`, or's BAR_BROKEN_BIT
+ *                into every flag and wakes the sleepers (O(P log P), on
+ *                this rare path only): every waiter returns SYNCQ_EBROKEN,
+ *                so do later calls (checked at entry) until reset, which
+ *                clears the flags and the per-thread parity and sense.
+ *                Per episode one more load (broken) and one per pause.
  *   Limits:      threads <= SYNCQ_BARRIER_MAX_THREADS.
  *   Stats:       yields, blocks.
  */
@@ -38,6 +46,20 @@ static inline _Atomic(uint32_t) *flag_of(syncq_barrier_dissemination *b, uint32_
   return &b->flag[((size_t)thread * 2u + parity) * b->rounds + round].v;
 }
 
+static size_t n_flags(const syncq_barrier_dissemination *b) {
+  return (size_t)b->threads * 2u * (b->rounds ? b->rounds : 1u);
+}
+
+/* Flags and per-thread state as at the start (init, reset). */
+static void fill(syncq_barrier_dissemination *b) {
+  size_t nflags = n_flags(b);
+  for (size_t i = 0; i < nflags; i++) atomic_init(&b->flag[i].v, 0u);
+  for (uint32_t i = 0; i < b->threads; i++) {
+    b->local[i].parity = 0;
+    b->local[i].sense = 1u;
+  }
+}
+
 int syncq_barrier_dissemination_init(syncq_barrier_dissemination *b, const syncq_barrier_config *cfg) {
   if (b == NULL) return SYNCQ_EINVAL;
   int wait, ps;
@@ -57,15 +79,12 @@ int syncq_barrier_dissemination_init(syncq_barrier_dissemination *b, const syncq
     b->local = NULL;
     return SYNCQ_ENOMEM;
   }
-  for (size_t i = 0; i < nflags; i++) atomic_init(&b->flag[i].v, 0u);
-  for (uint32_t i = 0; i < p; i++) {
-    b->local[i].parity = 0;
-    b->local[i].sense = 1u;
-  }
   b->threads = p;
   b->rounds = rounds;
   b->wait = wait;
   atomic_init(&b->sleepers, 0u);
+  atomic_init(&b->broken, 0u);
+  fill(b);
   return SYNCQ_OK;
 }
 
@@ -78,27 +97,61 @@ int syncq_barrier_dissemination_destroy(syncq_barrier_dissemination *b) {
   return SYNCQ_OK;
 }
 
-int syncq_barrier_dissemination_wait(syncq_barrier_dissemination *b, unsigned id) {
-  if (b == NULL || b->flag == NULL || id >= b->threads) return SYNCQ_EINVAL;
+int syncq_barrier_dissemination_reset(syncq_barrier_dissemination *b) {
+  if (b == NULL || b->flag == NULL) return SYNCQ_EINVAL;
+  /* plain/relaxed (atomic_init): no thread waits (the caller's
+   * precondition); the caller's own synchronization publishes them */
+  fill(b);
+  /* a waiter killed in its sleep (a process) never took itself off */
+  atomic_store_explicit(&b->sleepers, 0u, memory_order_relaxed);
+  atomic_store_explicit(&b->broken, 0u, memory_order_relaxed);
+  return SYNCQ_OK;
+}
+
+/* A timed-out waiter breaks the barrier (see the contract). */
+static void dissemination_break(syncq_barrier_dissemination *b) {
+  if (!barrier_break_begin(&b->broken)) return;
+  size_t nflags = n_flags(b);
+  for (size_t i = 0; i < nflags; i++) barrier_break_word(&b->flag[i].v);
+  if (!barrier_break_must_wake(b->wait, &b->sleepers)) return;
+  for (size_t i = 0; i < nflags; i++) syncq_wait_futex_wake(&b->flag[i].v, 0, false);
+}
+
+static int dissemination_wait(syncq_barrier_dissemination *b, unsigned id, bar_deadline *deadline) {
+  if (barrier_is_broken(&b->broken)) return SYNCQ_EBROKEN;
   syncq_barrier_dissemination_local *me = &b->local[id];
   uint32_t parity = me->parity, sense = me->sense;
   for (uint32_t k = 0; k < b->rounds; k++) {
     uint32_t partner = (uint32_t)(((uint64_t)id + (1u << k)) % b->threads);
     barrier_signal(flag_of(b, partner, parity, k), sense, b->wait, false, &b->sleepers);
-    barrier_await_change(flag_of(b, id, parity, k), sense ^ 1u, b->wait, false,
-                         barrier_spin_limit(b->wait, b->threads - (1u << k)), &b->sleepers);
+    int r = barrier_await_change(flag_of(b, id, parity, k), sense ^ 1u, b->wait, false,
+                                 barrier_spin_limit(b->wait, b->threads - (1u << k)), &b->sleepers, &b->broken,
+                                 deadline);
+    if (r != SYNCQ_OK) BAR_FAIL(r, dissemination_break, b);
   }
   if (parity == 1u) me->sense = sense ^ 1u;
   me->parity = parity ^ 1u;
   return SYNCQ_OK;
 }
 
+int syncq_barrier_dissemination_wait(syncq_barrier_dissemination *b, unsigned id) {
+  if (b == NULL || b->flag == NULL || id >= b->threads) return SYNCQ_EINVAL;
+  return dissemination_wait(b, id, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
+}
+
+int syncq_barrier_dissemination_wait_timed(syncq_barrier_dissemination *b, unsigned id, uint64_t timeout_ns) {
+  if (b == NULL || b->flag == NULL || id >= b->threads || timeout_ns == 0) return SYNCQ_EINVAL;
+  return dissemination_wait(b, id, &(bar_deadline){timeout_ns, 0});
+}
+
 static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_dissemination_init(b, c); }
 static int o_destroy(void *b) { return syncq_barrier_dissemination_destroy(b); }
 static int o_wait(void *b, unsigned id) { return syncq_barrier_dissemination_wait(b, id); }
+static int o_wait_timed(void *b, unsigned id, uint64_t t) { return syncq_barrier_dissemination_wait_timed(b, id, t); }
+static int o_reset(void *b) { return syncq_barrier_dissemination_reset(b); }
 
 static const syncq_barrier_ops ops = {
-  sizeof(syncq_barrier_dissemination), _Alignof(syncq_barrier_dissemination), o_init, o_destroy, o_wait,
+  sizeof(syncq_barrier_dissemination), _Alignof(syncq_barrier_dissemination), o_init, o_destroy, o_wait, o_wait_timed, o_reset,
 };
 
 const syncq_algo syncq_barrier_dissemination_algo = {

@@ -19,6 +19,15 @@
  *                syncq/wait.h; COMPETITIVE spins for the spin limit x the
  *                children not yet arrived (at arrival) or x 1 (wake-up),
  *                the part of "threads not yet arrived" a node can see.
+ *   Timeout:     wait_timed: the deadline is checked in every wait (on
+ *                the children's flags and on the wake-up flag; futex
+ *                sleeps bounded by the time left); on a timeout the waiter
+ *                sets `broken`, or's BAR_BROKEN_BIT into every node's
+ *                flags and wakes the sleepers (O(threads), on this rare
+ *                path only): every waiter returns SYNCQ_EBROKEN, so do
+ *                later calls (checked at entry) until reset, which
+ *                re-runs init's flag setup. Per episode one more load
+ *                (broken) and one per pause while waiting.
  *   Limits:      threads <= SYNCQ_BARRIER_MAX_THREADS.
  *   Stats:       yields, blocks.
  */
@@ -39,14 +48,10 @@ struct syncq_barrier_mcs_tree_node {
   uint32_t sense; /* this thread's private sense */
 };
 
-int syncq_barrier_mcs_tree_init(syncq_barrier_mcs_tree *b, const syncq_barrier_config *cfg) {
-  if (b == NULL) return SYNCQ_EINVAL;
-  int wait, ps;
-  int r = barrier_parse_config(cfg, SYNCQ_WAIT_SPIN, BAR_WAIT_ALL, 0, &wait, &ps);
-  if (r != SYNCQ_OK) return r;
-  uint32_t p = cfg->threads;
-  b->node = syncq_alloc_aligned(sizeof(syncq_barrier_mcs_tree_node) * p, _Alignof(syncq_barrier_mcs_tree_node));
-  if (b->node == NULL) return SYNCQ_ENOMEM;
+/* Every node as at the start (init, reset): children not ready, senses
+ * for episode 0. */
+static void fill_nodes(syncq_barrier_mcs_tree *b) {
+  uint32_t p = b->threads;
   for (uint32_t i = 0; i < p; i++) {
     syncq_barrier_mcs_tree_node *n = &b->node[i];
     n->havechild = 0;
@@ -58,9 +63,21 @@ int syncq_barrier_mcs_tree_init(syncq_barrier_mcs_tree *b, const syncq_barrier_c
     atomic_init(&n->parentsense, 0u);
     n->sense = 1u;
   }
+}
+
+int syncq_barrier_mcs_tree_init(syncq_barrier_mcs_tree *b, const syncq_barrier_config *cfg) {
+  if (b == NULL) return SYNCQ_EINVAL;
+  int wait, ps;
+  int r = barrier_parse_config(cfg, SYNCQ_WAIT_SPIN, BAR_WAIT_ALL, 0, &wait, &ps);
+  if (r != SYNCQ_OK) return r;
+  uint32_t p = cfg->threads;
+  b->node = syncq_alloc_aligned(sizeof(syncq_barrier_mcs_tree_node) * p, _Alignof(syncq_barrier_mcs_tree_node));
+  if (b->node == NULL) return SYNCQ_ENOMEM;
   b->threads = p;
   b->wait = wait;
   atomic_init(&b->sleepers, 0u);
+  atomic_init(&b->broken, 0u);
+  fill_nodes(b);
   return SYNCQ_OK;
 }
 
@@ -71,8 +88,37 @@ int syncq_barrier_mcs_tree_destroy(syncq_barrier_mcs_tree *b) {
   return SYNCQ_OK;
 }
 
-int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id) {
-  if (b == NULL || b->node == NULL || id >= b->threads) return SYNCQ_EINVAL;
+int syncq_barrier_mcs_tree_reset(syncq_barrier_mcs_tree *b) {
+  if (b == NULL || b->node == NULL) return SYNCQ_EINVAL;
+  /* plain/relaxed (atomic_init): no thread waits (the caller's
+   * precondition); the caller's own synchronization publishes them */
+  fill_nodes(b);
+  /* a waiter killed in its sleep (a process) never took itself off */
+  atomic_store_explicit(&b->sleepers, 0u, memory_order_relaxed);
+  atomic_store_explicit(&b->broken, 0u, memory_order_relaxed);
+  return SYNCQ_OK;
+}
+
+/* A timed-out waiter breaks the barrier (see the contract). */
+static void mcs_break(syncq_barrier_mcs_tree *b) {
+  if (!barrier_break_begin(&b->broken)) return;
+  for (uint32_t i = 0; i < b->threads; i++) {
+    syncq_barrier_mcs_tree_node *n = &b->node[i];
+    for (uint32_t j = 0; j < SYNCQ_BARRIER_MCS_TREE_FAN_IN; j++)
+      if ((n->havechild >> j) & 1u) barrier_break_word(&n->childnotready[j]);
+    barrier_break_word(&n->parentsense);
+  }
+  if (!barrier_break_must_wake(b->wait, &b->sleepers)) return;
+  for (uint32_t i = 0; i < b->threads; i++) {
+    syncq_barrier_mcs_tree_node *n = &b->node[i];
+    for (uint32_t j = 0; j < SYNCQ_BARRIER_MCS_TREE_FAN_IN; j++)
+      if ((n->havechild >> j) & 1u) syncq_wait_futex_wake(&n->childnotready[j], 0, false);
+    syncq_wait_futex_wake(&n->parentsense, 0, false);
+  }
+}
+
+static int mcs_wait(syncq_barrier_mcs_tree *b, unsigned id, bar_deadline *deadline) {
+  if (barrier_is_broken(&b->broken)) return SYNCQ_EBROKEN;
   syncq_barrier_mcs_tree_node *me = &b->node[id];
   /* arrival: wait for the children, one flag at a time */
   unsigned missing = 0;
@@ -80,12 +126,15 @@ int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id) {
     if ((me->havechild >> j) & 1u) missing++;
   for (uint32_t j = 0; j < SYNCQ_BARRIER_MCS_TREE_FAN_IN; j++) {
     if (((me->havechild >> j) & 1u) == 0) continue;
-    barrier_await_change(&me->childnotready[j], 1u, b->wait, false, barrier_spin_limit(b->wait, missing),
-                         &b->sleepers);
+    int r = barrier_await_change(&me->childnotready[j], 1u, b->wait, false, barrier_spin_limit(b->wait, missing),
+                                 &b->sleepers, &b->broken, deadline);
+    if (r != SYNCQ_OK) BAR_FAIL(r, mcs_break, b);
     missing--;
   }
   /* prepare for the next episode: relaxed, the children write these again
-   * only after our wake-up reaches them (release stores below) */
+   * only after our wake-up reaches them (release stores below). (Over a
+   * BAR_BROKEN_BIT, if the barrier broke meanwhile: barrier_await_change
+   * then finds `broken` itself, see there.) */
   for (uint32_t j = 0; j < SYNCQ_BARRIER_MCS_TREE_FAN_IN; j++)
     if ((me->havechild >> j) & 1u) atomic_store_explicit(&me->childnotready[j], 1u, memory_order_relaxed);
   uint32_t sense = me->sense;
@@ -93,7 +142,9 @@ int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id) {
     syncq_barrier_mcs_tree_node *parent = &b->node[(id - 1u) / SYNCQ_BARRIER_MCS_TREE_FAN_IN];
     barrier_signal(&parent->childnotready[(id - 1u) % SYNCQ_BARRIER_MCS_TREE_FAN_IN], 0u, b->wait, false,
                    &b->sleepers);
-    barrier_await_change(&me->parentsense, sense ^ 1u, b->wait, false, barrier_spin_limit(b->wait, 1), &b->sleepers);
+    int r = barrier_await_change(&me->parentsense, sense ^ 1u, b->wait, false, barrier_spin_limit(b->wait, 1),
+                                 &b->sleepers, &b->broken, deadline);
+    if (r != SYNCQ_OK) BAR_FAIL(r, mcs_break, b);
   }
   /* wake-up: the binary tree's children */
   for (uint32_t c = SYNCQ_BARRIER_MCS_TREE_FAN_OUT * id + 1u;
@@ -103,12 +154,24 @@ int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id) {
   return SYNCQ_OK;
 }
 
+int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id) {
+  if (b == NULL || b->node == NULL || id >= b->threads) return SYNCQ_EINVAL;
+  return mcs_wait(b, id, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
+}
+
+int syncq_barrier_mcs_tree_wait_timed(syncq_barrier_mcs_tree *b, unsigned id, uint64_t timeout_ns) {
+  if (b == NULL || b->node == NULL || id >= b->threads || timeout_ns == 0) return SYNCQ_EINVAL;
+  return mcs_wait(b, id, &(bar_deadline){timeout_ns, 0});
+}
+
 static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_mcs_tree_init(b, c); }
 static int o_destroy(void *b) { return syncq_barrier_mcs_tree_destroy(b); }
 static int o_wait(void *b, unsigned id) { return syncq_barrier_mcs_tree_wait(b, id); }
+static int o_wait_timed(void *b, unsigned id, uint64_t t) { return syncq_barrier_mcs_tree_wait_timed(b, id, t); }
+static int o_reset(void *b) { return syncq_barrier_mcs_tree_reset(b); }
 
 static const syncq_barrier_ops ops = {
-  sizeof(syncq_barrier_mcs_tree), _Alignof(syncq_barrier_mcs_tree), o_init, o_destroy, o_wait,
+  sizeof(syncq_barrier_mcs_tree), _Alignof(syncq_barrier_mcs_tree), o_init, o_destroy, o_wait, o_wait_timed, o_reset,
 };
 
 const syncq_algo syncq_barrier_mcs_tree_algo = {

@@ -9,6 +9,12 @@
  *   Signal-safe: no. Process-shared: yes (PTHREAD_PROCESS_SHARED).
  *   Waiting:     the C library's blocking; SPIN, YIELD, COMPETITIVE:
  *                SYNCQ_ENOTSUP.
+ *   Timeout:     none: POSIX has no timed barrier wait, and a thread
+ *                inside pthread_barrier_wait cannot leave it, so a timed
+ *                wait cannot be built on it without replacing it (then it
+ *                is no longer the baseline). wait_timed and reset return
+ *                SYNCQ_ENOTSUP at once; the plain wait waits forever for
+ *                a thread that never arrives.
  *   Limits:      threads <= SYNCQ_BARRIER_MAX_THREADS.
  *   Stats:       none.
  */
@@ -55,12 +61,21 @@ int syncq_barrier_pthread_wait(syncq_barrier_pthread *b, unsigned id) {
   return SYNCQ_ESYS;
 }
 
+int syncq_barrier_pthread_wait_timed(syncq_barrier_pthread *b, unsigned id, uint64_t timeout_ns) {
+  if (b == NULL || id >= b->threads || timeout_ns == 0) return SYNCQ_EINVAL;
+  return SYNCQ_ENOTSUP;
+}
+
+int syncq_barrier_pthread_reset(syncq_barrier_pthread *b) { return b == NULL ? SYNCQ_EINVAL : SYNCQ_ENOTSUP; }
+
 static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_pthread_init(b, c); }
 static int o_destroy(void *b) { return syncq_barrier_pthread_destroy(b); }
 static int o_wait(void *b, unsigned id) { return syncq_barrier_pthread_wait(b, id); }
+static int o_wait_timed(void *b, unsigned id, uint64_t t) { return syncq_barrier_pthread_wait_timed(b, id, t); }
+static int o_reset(void *b) { return syncq_barrier_pthread_reset(b); }
 
 static const syncq_barrier_ops ops = {
-  sizeof(syncq_barrier_pthread), _Alignof(syncq_barrier_pthread), o_init, o_destroy, o_wait,
+  sizeof(syncq_barrier_pthread), _Alignof(syncq_barrier_pthread), o_init, o_destroy, o_wait, o_wait_timed, o_reset,
 };
 
 const syncq_algo syncq_barrier_pthread_algo = {

@@ -141,6 +141,8 @@ static const syncq_queue_ops fai_ops = {
   ops_bytes, _Alignof(syncq_queue_fai_array), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
 };
 
+/* Not SYNCQ_PROP_SPINS_ON_PREEMPTED: a dequeuer does wait for the enqueuer
+ * holding the ticket at tail, but yields every SPINS_BEFORE_YIELD spins. */
 const syncq_algo syncq_queue_fai_array_algo = {
   SYNCQ_FAMILY_QUEUE, "fai-array", "fetch-and-increment array queue (tickets on a ring)",
   "003 §3.2, Figure 1", SYNCQ_PROGRESS_BLOCKING,

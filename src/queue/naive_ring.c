@@ -134,6 +134,8 @@ static const syncq_queue_ops naive_ops = {
   ops_bytes, _Alignof(syncq_queue_naive_ring), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
 };
 
+/* Not SYNCQ_PROP_SPINS_ON_PREEMPTED: an operation does wait for a halfway
+ * one's cell, but yields every SPINS_BEFORE_YIELD spins. */
 const syncq_algo syncq_queue_naive_ring_algo = {
   SYNCQ_FAMILY_QUEUE, "naive-ring", "naive lockless ring: reserve an index by CAS, then write",
   "004 §II-B", SYNCQ_PROGRESS_BLOCKING,

@@ -137,6 +137,8 @@ static const syncq_queue_ops vyukov_ops = {
   ops_bytes, _Alignof(syncq_queue_vyukov), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
 };
 
+/* Not SYNCQ_PROP_SPINS_ON_PREEMPTED: a cell claimed but not yet published
+ * makes the others answer FULL/EMPTY; no operation waits for it. */
 const syncq_algo syncq_queue_vyukov_algo = {
   SYNCQ_FAMILY_QUEUE, "vyukov", "Vyukov's bounded MPMC queue (per-cell sequence numbers)",
   "Vyukov 2010, 1024cores.net \"Bounded MPMC queue\"", SYNCQ_PROGRESS_BLOCKING,

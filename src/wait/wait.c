@@ -12,6 +12,11 @@
  *   Memory:      none; calibration creates one thread once.
  *   Signal-safe: SPIN and YIELD pauses yes; calibration no.
  *   Process-shared: yes with process_shared (shared futexes).
+ *   Timed pause (syncq_waiter_pause_until): the same steps, with the
+ *                deadline read from the monotonic clock every CLOCK_EVERY
+ *                spins (every yield) and futex sleeps bounded by the time
+ *                left (FUTEX_WAIT's relative timeout); one seq_cst fence
+ *                and one load of the cancel word per sleep.
  */
 #include "syncq/wait.h"
 
@@ -162,5 +167,70 @@ void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
     default: /* SYNCQ_WAIT_SPIN */
       syncq_pr_relax();
       return;
+  }
+}
+
+/* ------------------------------------------------------------ timed waiting */
+
+/* Sleep on word until woken, changed, cancelled or deadline_ns. */
+static int block_until(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen, _Atomic(uint32_t) *sleepers,
+                       uint64_t deadline_ns, _Atomic(uint32_t) *cancel) {
+  int64_t timeout_ns = -1; /* none */
+  if (deadline_ns != UINT64_MAX) {
+    uint64_t now = syncq_now_ns();
+    if (now >= deadline_ns) return SYNCQ_ETIMEDOUT;
+    uint64_t left = deadline_ns - now;
+    timeout_ns = left > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)left;
+  }
+  /* seq_cst fence: orders this thread's earlier stores to *word (a
+   * barrier resetting its own flag) and the increment below before the
+   * load of *cancel, so a canceller's seq_cst store of *cancel is either
+   * seen here or precedes our increment's visibility to its load of
+   * *sleepers (the Dekker pair of syncq_waiter_pause_until's comment). */
+  if (cancel != NULL) atomic_thread_fence(memory_order_seq_cst);
+  /* seq_cst: the Dekker pair with the waker's load in syncq_wait_wake. */
+  atomic_fetch_add(sleepers, 1u);
+  SYNCQ_STAT_INC(blocks);
+  int r = SYNCQ_OK;
+  /* seq_cst: pairs with the canceller's seq_cst store (see above) */
+  if (cancel == NULL || atomic_load(cancel) == 0u)
+    r = syncq_futex_wait(word, seen, timeout_ns, w->process_shared); /* the kernel re-checks *word == seen */
+  atomic_fetch_sub(sleepers, 1u);
+  return r == SYNCQ_ETIMEDOUT ? SYNCQ_ETIMEDOUT : SYNCQ_OK;
+}
+
+static inline bool passed(uint64_t deadline_ns) { return syncq_now_ns() >= deadline_ns; }
+
+int syncq_waiter_pause_until(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen, _Atomic(uint32_t) *sleepers,
+                             uint64_t deadline_ns, _Atomic(uint32_t) *cancel) {
+  uint32_t k = w->pauses++;
+  bool timed = deadline_ns != UINT64_MAX;
+  bool clock_turn = k % CLOCK_EVERY == CLOCK_EVERY - 1u; /* read the clock on this pause */
+  switch (w->discipline) {
+    case SYNCQ_WAIT_YIELD:
+      if (timed && passed(deadline_ns)) return SYNCQ_ETIMEDOUT;
+      SYNCQ_STAT_INC(yields);
+      syncq_yield();
+      return SYNCQ_OK;
+    case SYNCQ_WAIT_BLOCK:
+      return block_until(w, word, seen, sleepers, deadline_ns, cancel);
+    case SYNCQ_WAIT_COMPETITIVE: {
+      if (k == 0) w->started_ns = syncq_now_ns();
+      if (w->started_ns == UINT64_MAX) return block_until(w, word, seen, sleepers, deadline_ns, cancel);
+      if (clock_turn) {
+        uint64_t now = syncq_now_ns();
+        if (timed && now >= deadline_ns) return SYNCQ_ETIMEDOUT;
+        if (now - w->started_ns >= w->spin_limit_ns) {
+          w->started_ns = UINT64_MAX; /* spun long enough: block from now on */
+          return block_until(w, word, seen, sleepers, deadline_ns, cancel);
+        }
+      }
+      syncq_pr_relax();
+      return SYNCQ_OK;
+    }
+    default: /* SYNCQ_WAIT_SPIN */
+      if (timed && clock_turn && passed(deadline_ns)) return SYNCQ_ETIMEDOUT;
+      syncq_pr_relax();
+      return SYNCQ_OK;
   }
 }

@@ -35,6 +35,20 @@ static void test_declarations(void **state) {
       assert_true(strlen(e->claims[c].text) > 20);
       json_decref(rule);
     }
+    if (e->also_x != NULL) { /* an array of {"x": param, ...}, and x is not the main axis */
+      json_error_t err;
+      json_t *also = json_loads(e->also_x, 0, &err);
+      if (also == NULL) fail_msg("%s: also_x does not parse: %s", e->name, err.text);
+      assert_true(json_is_array(also) && json_array_size(also) > 0);
+      size_t k;
+      json_t *axis;
+      json_array_foreach(also, k, axis) {
+        const char *x = json_string_value(json_object_get(axis, "x"));
+        assert_non_null(x);
+        assert_true(e->x == NULL || strcmp(x, e->x) != 0);
+      }
+      json_decref(also);
+    }
   }
   assert_null(lab_experiment_find("no-such-experiment"));
 }

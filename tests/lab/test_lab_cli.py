@@ -47,6 +47,10 @@ def records(out_dir):
     ["run", "phys", "--size", "huge"], ["run", "phys", "--out", ""], ["report"],
     ["run", "phys", "--where"], ["run", "phys", "--where", "threads"],
     ["run", "phys", "--where", "=2"], ["run", "phys", "--where", "threads="],
+    ["run", "phys", "--launches", "0"], ["run", "phys", "--launches", "21"],
+    ["run", "phys", "--launches"], ["run", "phys", "--launch", "1"],
+    ["run", "phys", "--launch", "3", "--launches", "2", "--run-id", "x"],
+    ["compare"], ["compare", "a.jsonl"], ["compare", "a", "b", "c"],
 ])
 def test_bad_usage_exits_2_with_usage(args):
     r = lab(*args, check=2)
@@ -292,3 +296,59 @@ def test_po_switch_measures_each_switch(smoke_run):
            and r["metric"] == "switch"}
     assert {"fiber-yield", "kernel-yield"} <= set(pts)
     assert all(p["median"] > 0 for p in pts.values())
+
+
+def test_spsc_queues_run_only_at_one_producer_one_consumer(smoke_run):
+    """SPSC rings (props "spsc") are registered in the lab and measured by
+    queue-1p1c, never by an experiment with several threads on a side."""
+    _, recs, _ = smoke_run
+    spsc = {line.split()[1] for line in lab("algos", "queue", check=0).stdout.splitlines()[1:]
+            if "spsc" in line.split()[3].split(",")}
+    pts = [r for r in recs if r["type"] == "point"]
+    for p in pts:
+        if p["algorithm"] in spsc:
+            assert p["experiment"] == "queue-1p1c", p
+            assert "spsc" in p["props"].split(",")
+    one = [p for p in pts if p["experiment"] == "queue-1p1c"]
+    assert {p["params"]["mode"] for p in one} == {"stream", "pingpong"}
+    assert all(p["params"]["threads"] == 2 for p in one)
+    measured = {p["algorithm"] for p in one}
+    assert spsc <= measured and "nblfq" in measured
+    # the "validated but not measured" note is gone once they are measured
+    assert "not measured" not in recs[0].get("peers_note", "")
+
+
+# ---------------------------------------------------------------- launches
+
+def test_a_run_of_two_launches_writes_each_point_twice_under_one_run(tmp_path):
+    out = tmp_path / "two"
+    r = lab("run", "phys,np99-counter", "--size", "smoke", "--launches", "2",
+            "--threads", "1,2", "--out", str(out), check=0)
+    assert "launch 1 of 2" in r.stderr and "launch 2 of 2" in r.stderr
+    recs = records(out)
+    machines = [x for x in recs if x["type"] == "machine"]
+    assert len(machines) == 1 and machines[0]["launches"] == 2
+    assert machines[0]["command"].endswith("--out " + str(out))  # the user's command
+    assert len({x["run_id"] for x in recs}) == 1
+    exps = [(x["name"], x["launch"]) for x in recs if x["type"] == "experiment"]
+    assert sorted(exps) == [("np99-counter", 1), ("np99-counter", 2), ("phys", 1), ("phys", 2)]
+    # Launch 1 runs the whole list before launch 2 starts.
+    assert exps.index(("np99-counter", 1)) < exps.index(("phys", 2))
+    points = [x for x in recs if x["type"] == "point" and x["experiment"] == "np99-counter"]
+    by_launch = {1: set(), 2: set()}
+    for p in points:
+        by_launch[p["launch"]].add((p["algorithm"], p["metric"], json.dumps(p["params"], sort_keys=True)))
+    assert by_launch[1] and by_launch[1] == by_launch[2]
+    # The report merges the launches into one point each.
+    r = lab("report", str(out), check=0)
+    page = (out / "report.html").read_text()
+    assert "(2 launches)" in page
+
+
+def test_compare_lists_a_run_against_itself_as_identical(tmp_path):
+    out = tmp_path / "c"
+    lab("run", "np99-counter", "--size", "smoke", "--algos", "faa,cas", "--threads", "1,2",
+        "--out", str(out), check=0)
+    results = str(out / "results.jsonl")
+    r = lab("compare", results, results, check=0)
+    assert " verdicts identical (100.0%)" in r.stdout

@@ -59,24 +59,22 @@ static int n_pus(void) {
 
 static int n_threads(void) { return n_pus() * OVERSUBSCRIPTION; }
 
-/* A peer library's blocking queue may spin, never yielding, until a
- * preempted thread finishes (ck_ring's and rte_ring's producers wait for
- * the tail to reach their slot): at 8x oversubscription each such stall
- * lasts until the scheduler has run every spinner, and a run took minutes.
- * Those peers are stressed at 2x oversubscription (at least 4 threads):
- * still preempted mid-operation, in bounded time. syncq's own algorithms
- * keep 8x. */
-#define PEER_BLOCKING_OVERSUBSCRIPTION 2
-#define PEER_BLOCKING_MIN_THREADS 4
+/* A queue whose operations may spin, never yielding, until a preempted
+ * thread finishes (SYNCQ_PROP_SPINS_ON_PREEMPTED: ck_ring's and rte_ring's
+ * producers wait for the tail to reach their slot): at 8x
+ * oversubscription each such stall lasts until the scheduler has run
+ * every spinner, and a run took minutes. Those are stressed at 2x
+ * oversubscription (at least 4 threads): still preempted mid-operation,
+ * in bounded time. Every other queue keeps 8x. */
+#define SPINNER_OVERSUBSCRIPTION 2
+#define SPINNER_MIN_THREADS 4
 
-static bool is_blocking_peer(const syncq_algo *a) {
-  return (a->props & SYNCQ_PROP_PEER) != 0 && a->progress == SYNCQ_PROGRESS_BLOCKING;
-}
+static bool spins_on_preempted(const syncq_algo *a) { return (a->props & SYNCQ_PROP_SPINS_ON_PREEMPTED) != 0; }
 
 static int threads_for(const syncq_algo *a) {
-  if (!is_blocking_peer(a)) return n_threads();
-  int t = n_pus() * PEER_BLOCKING_OVERSUBSCRIPTION;
-  return t < PEER_BLOCKING_MIN_THREADS ? PEER_BLOCKING_MIN_THREADS : t;
+  if (!spins_on_preempted(a)) return n_threads();
+  int t = n_pus() * SPINNER_OVERSUBSCRIPTION;
+  return t < SPINNER_MIN_THREADS ? SPINNER_MIN_THREADS : t;
 }
 
 static bool is_bounded(const syncq_algo *a) { return (a->props & SYNCQ_PROP_BOUNDED) != 0; }
@@ -414,8 +412,8 @@ static void test_every_registered_queue(void **state) {
     const syncq_algo *a = algos[i];
     int t = threads_for(a);
     if (t != n_threads())
-      print_message("queue %s: stressed with %d threads, not %d: a blocking peer may spin without yielding "
-                    "on a preempted thread, which makes 8x oversubscription take unbounded time\n",
+      print_message("queue %s: stressed with %d threads, not %d: it may spin without yielding on a "
+                    "preempted thread (spins-on-preempted), which makes 8x oversubscription take unbounded time\n",
                     a->name, t, n_threads());
     if (is_spsc(a)) {
       print_message("queue %s: sequential, bad inputs, 1P/1C; multi-producer/consumer runs SKIPPED: "
@@ -624,9 +622,35 @@ static void test_nblfq_counts_cas(void **state) {
   assert_int_equal(syncq_stats_self()->retries, 0);
 }
 
+/* SYNCQ_PROP_SPINS_ON_PREEMPTED says an operation waits inside the call for
+ * another thread: only a blocking, bounded, multi-producer structure can
+ * promise that. A lock-free or wait-free entry, an unbounded one or an SPSC
+ * ring (whose two sides never wait for each other) carrying it is a wrong
+ * registration, and so would be a property on another family. */
+static void test_spins_on_preempted_is_consistent(void **state) {
+  (void)state;
+  int spinners = 0;
+  for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++) {
+    const syncq_algo *algos[SYNCQ_REGISTRY_MAX];
+    int n = syncq_registry_list((syncq_family)f, algos, SYNCQ_REGISTRY_MAX);
+    for (int i = 0; i < n; i++) {
+      const syncq_algo *a = algos[i];
+      if (!spins_on_preempted(a)) continue;
+      spinners++;
+      /* syncq's own waiting rings (naive-ring, fai-array) yield while they wait: only peers spin */
+      if (a->family != SYNCQ_FAMILY_QUEUE || a->progress != SYNCQ_PROGRESS_BLOCKING || !is_bounded(a) || is_spsc(a) ||
+          !(a->props & SYNCQ_PROP_PEER))
+        fail_msg("%s %s: spins-on-preempted with progress %s, properties 0x%x", syncq_family_name(a->family),
+                 a->name, syncq_progress_name(a->progress), (unsigned)a->props);
+    }
+  }
+  print_message("queue: %d registered entries spin on a preempted thread\n", spinners);
+}
+
 int main(void) {
   test_register_peers();
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_spins_on_preempted_is_consistent),
     cmocka_unit_test(test_every_registered_queue), cmocka_unit_test(test_generic_api),
     cmocka_unit_test(test_typed_nblfq),            cmocka_unit_test(test_typed_nblfq2),
     cmocka_unit_test(test_typed_naive_ring),       cmocka_unit_test(test_nblfq_counts_cas),

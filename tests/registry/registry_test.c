@@ -131,8 +131,51 @@ static void test_props_format(void **state) {
   assert_int_equal(syncq_props_format(SYNCQ_PROP_FIFO, NULL, 5), SYNCQ_EINVAL);
 }
 
+/* Property bits defined in registry.h (the last is SPINS_ON_PREEMPTED). */
+#define N_PROPS 11
+
+static void test_props_spins_on_preempted(void **state) {
+  (void)state;
+  char buf[256];
+  syncq_props_format(SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SPINS_ON_PREEMPTED, buf, sizeof buf);
+  assert_string_equal(buf, "bounded,spins-on-preempted");
+  uint32_t p = 0;
+  assert_int_equal(syncq_props_parse("spins-on-preempted", &p), SYNCQ_OK);
+  assert_int_equal(p, SYNCQ_PROP_SPINS_ON_PREEMPTED);
+  /* every single property, and all of them at once, survive a round trip */
+  for (unsigned i = 0; i < N_PROPS; i++) {
+    uint32_t bit = 1u << i, back = 0;
+    syncq_props_format(bit, buf, sizeof buf);
+    assert_string_not_equal(buf, "-");
+    assert_int_equal(syncq_props_parse(buf, &back), SYNCQ_OK);
+    assert_int_equal(back, bit);
+  }
+  assert_int_equal(SYNCQ_PROP_SPINS_ON_PREEMPTED, 1u << (N_PROPS - 1));
+  uint32_t all = (1u << N_PROPS) - 1, back = 0;
+  syncq_props_format(all, buf, sizeof buf);
+  assert_int_equal(syncq_props_parse(buf, &back), SYNCQ_OK);
+  assert_int_equal(back, all);
+  assert_int_equal(syncq_props_parse("-", &back), SYNCQ_OK);
+  assert_int_equal(back, 0);
+}
+
+static void test_props_parse_bad_inputs(void **state) {
+  (void)state;
+  uint32_t p = 0x5a;
+  assert_int_equal(syncq_props_parse(NULL, &p), SYNCQ_EINVAL);
+  assert_int_equal(syncq_props_parse("fifo", NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_props_parse("", &p), SYNCQ_ENOENT);
+  assert_int_equal(syncq_props_parse("spins-on-preempt", &p), SYNCQ_ENOENT); /* a prefix is not a name */
+  assert_int_equal(syncq_props_parse("fifo,", &p), SYNCQ_ENOENT);
+  assert_int_equal(syncq_props_parse("fifo,,bounded", &p), SYNCQ_ENOENT);
+  assert_int_equal(syncq_props_parse("fifo, bounded", &p), SYNCQ_ENOENT);
+  assert_int_equal(syncq_props_parse("-,fifo", &p), SYNCQ_ENOENT);
+  assert_int_equal(p, 0x5a); /* untouched on failure */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_props_spins_on_preempted), cmocka_unit_test(test_props_parse_bad_inputs),
     cmocka_unit_test(test_family_names), cmocka_unit_test(test_find_builtin_counters),
     cmocka_unit_test(test_list),         cmocka_unit_test(test_add),
     cmocka_unit_test(test_add_bad_inputs), cmocka_unit_test(test_props_format),

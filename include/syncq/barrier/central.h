@@ -24,6 +24,7 @@ typedef struct syncq_barrier_central {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) count; /* arrivals this episode */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) sense; /* flipped by the last arrival */
   _Atomic(uint32_t) sleepers;
+  _Atomic(uint32_t) broken; /* 1 after a timed wait ran out, until reset */
   uint32_t threads;
   int wait; /* default SPIN */
   bool process_shared;
@@ -33,6 +34,10 @@ SYNCQ_API int syncq_barrier_central_init(syncq_barrier_central *b, const syncq_b
 SYNCQ_API int syncq_barrier_central_destroy(syncq_barrier_central *b);
 SYNCQ_API int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id);
 SYNCQ_API int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id);
+/* Timed waits and reset: the semantics of syncq/barrier.h. */
+SYNCQ_API int syncq_barrier_central_faa_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns);
+SYNCQ_API int syncq_barrier_central_cas_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns);
+SYNCQ_API int syncq_barrier_central_reset(syncq_barrier_central *b);
 
 #ifdef __cplusplus
 }

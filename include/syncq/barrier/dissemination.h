@@ -30,11 +30,16 @@ typedef struct syncq_barrier_dissemination {
   uint32_t rounds;
   int wait;
   _Atomic(uint32_t) sleepers;
+  _Atomic(uint32_t) broken; /* 1 after a timed wait ran out, until reset */
 } syncq_barrier_dissemination;
 
 SYNCQ_API int syncq_barrier_dissemination_init(syncq_barrier_dissemination *b, const syncq_barrier_config *cfg);
 SYNCQ_API int syncq_barrier_dissemination_destroy(syncq_barrier_dissemination *b);
 SYNCQ_API int syncq_barrier_dissemination_wait(syncq_barrier_dissemination *b, unsigned id);
+/* Timed wait and reset: the semantics of syncq/barrier.h. */
+SYNCQ_API int syncq_barrier_dissemination_wait_timed(syncq_barrier_dissemination *b, unsigned id,
+                                                     uint64_t timeout_ns);
+SYNCQ_API int syncq_barrier_dissemination_reset(syncq_barrier_dissemination *b);
 
 #ifdef __cplusplus
 }

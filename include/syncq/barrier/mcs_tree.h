@@ -31,11 +31,15 @@ typedef struct syncq_barrier_mcs_tree {
   uint32_t threads;
   int wait;
   _Atomic(uint32_t) sleepers;
+  _Atomic(uint32_t) broken; /* 1 after a timed wait ran out, until reset */
 } syncq_barrier_mcs_tree;
 
 SYNCQ_API int syncq_barrier_mcs_tree_init(syncq_barrier_mcs_tree *b, const syncq_barrier_config *cfg);
 SYNCQ_API int syncq_barrier_mcs_tree_destroy(syncq_barrier_mcs_tree *b); /* frees the nodes */
 SYNCQ_API int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id);
+/* Timed wait and reset: the semantics of syncq/barrier.h. */
+SYNCQ_API int syncq_barrier_mcs_tree_wait_timed(syncq_barrier_mcs_tree *b, unsigned id, uint64_t timeout_ns);
+SYNCQ_API int syncq_barrier_mcs_tree_reset(syncq_barrier_mcs_tree *b);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,10 @@ typedef struct syncq_barrier_pthread {
 SYNCQ_API int syncq_barrier_pthread_init(syncq_barrier_pthread *b, const syncq_barrier_config *cfg);
 SYNCQ_API int syncq_barrier_pthread_destroy(syncq_barrier_pthread *b);
 SYNCQ_API int syncq_barrier_pthread_wait(syncq_barrier_pthread *b, unsigned id);
+/* POSIX has no timed barrier wait and no way to leave one: SYNCQ_ENOTSUP
+ * (after the SYNCQ_EINVAL checks of syncq/barrier.h), never waiting. */
+SYNCQ_API int syncq_barrier_pthread_wait_timed(syncq_barrier_pthread *b, unsigned id, uint64_t timeout_ns);
+SYNCQ_API int syncq_barrier_pthread_reset(syncq_barrier_pthread *b);
 
 #ifdef __cplusplus
 }
