@@ -39,7 +39,7 @@ typedef enum lab_size { LAB_SIZE_SMOKE, LAB_SIZE_QUICK, LAB_SIZE_DEFAULT, LAB_SI
  * as well as within one. Per size: launches x measured repetitions. */
 #define LAB_MAX_LAUNCHES 20
 #define LAB_QUICK_LAUNCHES 2
-#define LAB_QUICK_REPS 3
+#define LAB_QUICK_REPS 2
 #define LAB_DEFAULT_LAUNCHES 3
 #define LAB_FULL_LAUNCHES 3
 #define LAB_MAX_REPS 100

@@ -53,7 +53,7 @@ static const char usage_text[] =
   "  --algos LIST     only these algorithms, e.g. faa,cas\n"
   "  --where KEY=LIST only the points whose parameter KEY is one of LIST (repeatable),\n"
   "                   e.g. --full --where sorters=6000 --where send=link: 002's largest point\n"
-  "  --reps N         measured repetitions per point and launch, 1.." "100" " (default: 3 at --quick,\n"
+  "  --reps N         measured repetitions per point and launch, 1.." "100" " (default: 2 at --quick,\n"
   "                   5 otherwise; each launch adds a warm-up)\n"
   "  --launches K     measure every point in K separate launches of the run, one after\n"
   "                   another (1.." "20" "; default 2 at --quick, 3 otherwise, 1 at smoke): the\n"

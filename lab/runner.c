@@ -177,17 +177,12 @@ void lab_fail(lab_ctx *ctx, const char *fmt, ...) {
   ctx->failed = true;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Median of n values (n >= 1); sorts a copy. */
+/* Median of n values (1 <= n <= LAB_MAX_REPS) without reordering them:
+ * lab_median sorts in place, and the samples keep measurement order. */
 static double median_of(const double *v, int n) {
-  double tmp[n];
+  double tmp[LAB_MAX_REPS];
   memcpy(tmp, v, (size_t)n * sizeof *v);
-  qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
-  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+  return lab_median(tmp, (size_t)n);
 }
 
 /* The per-operation counters a point reports: name and field offset. */
