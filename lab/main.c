@@ -153,6 +153,15 @@ static void print_valid_algos(const lab_experiment *const *exps) {
 
 extern char **environ;
 
+/* This program's path (/proc/self/exe) into out; false (errno set) when
+ * it cannot be read. */
+static bool self_exe(char *out, size_t len) {
+  ssize_t n = readlink("/proc/self/exe", out, len - 1);
+  if (n <= 0) return false;
+  out[n] = '\0';
+  return true;
+}
+
 /* The whole command line of this process, for the launches of a run (a
  * copy: kept for the life of the process). */
 static int g_argc;
@@ -165,12 +174,10 @@ static char **g_argv;
  * launches run in turn, never at once: each must have the machine to itself. */
 static int run_launches(const lab_options *opt) {
   char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) {
+  if (!self_exe(exe, sizeof exe)) {
     fprintf(stderr, "syncq-lab: cannot find this program to launch it again: %s\n", strerror(errno));
     return 1;
   }
-  exe[n] = '\0';
   char run_id[LAB_RUN_ID_MAX], launch[16], launches[16];
   lab_results_new_run_id(run_id, sizeof run_id);
   snprintf(launches, sizeof launches, "%d", opt->launches);
@@ -359,9 +366,7 @@ static int cmd_run(int argc, char **argv, char *command) {
  * prefix was installed or moved, with no source tree left. */
 static bool installed_report_script(char *out, size_t len) {
   char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return false;
-  exe[n] = '\0';
+  if (!self_exe(exe, sizeof exe)) return false;
   char *slash = strrchr(exe, '/');
   if (slash == NULL) return false;
   *slash = '\0';

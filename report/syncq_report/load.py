@@ -62,6 +62,7 @@ class Point:
     family: object = None  # registry family, or None for a floor / an unknown name
     props: object = None  # the registry's properties, e.g. "fifo,bounded"
     launches: list = None  # the launch of each sample (None: one launch)
+    launch_counters: list = None  # each launch's counters, when launches were merged
 
 
 @dataclass
@@ -230,13 +231,13 @@ def _merge(into, more):
         into.median = statistics.median(into.samples)
         into.min = min(into.samples)
         into.max = max(into.samples)
-    # Counters are per-launch medians: the merged value is their median.
-    names = set(into.counters) | set(more.counters)
-    counts = getattr(into, "_counter_launches", None) or {k: [v] for k, v in into.counters.items()}
-    for name in names:
-        counts.setdefault(name, []).append(more.counters.get(name, 0.0))
-    into._counter_launches = counts
-    into.counters = {name: statistics.median(values) for name, values in counts.items()}
+    # Counters are per-launch medians: the merged value is their median (a
+    # counter a launch did not report was 0 in every one of its samples).
+    into.launch_counters = (into.launch_counters or [into.counters]) + [more.counters]
+    names = {name for counters in into.launch_counters for name in counters}
+    into.counters = {
+        name: statistics.median(c.get(name, 0.0) for c in into.launch_counters) for name in sorted(names)
+    }
 
 
 def _experiment_result(run, name):

@@ -13,7 +13,7 @@ tie on this machine, and the table says so.
 
 from dataclasses import dataclass
 
-from . import fmt, intervals
+from . import fmt, intervals, rules
 
 
 @dataclass(frozen=True)
@@ -70,12 +70,6 @@ def answer_all(sections):
     return [_answer(q, by_name) for q in QUESTIONS]
 
 
-def _same(a, b):
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        return a == b
-    return a == b and type(a) is type(b)
-
-
 def _answer(question, by_name):
     tried = []
     for experiment, metric, where in question.sources:
@@ -87,14 +81,14 @@ def _answer(question, by_name):
             p
             for p in points
             if p.metric == metric
-            and all(k in p.params and _same(p.params[k], v) for k, v in where.items())
+            and all(k in p.params and rules.same_param(p.params[k], v) for k, v in where.items())
             and (question.everyone or p.family is not None or p.peer)
         ]
         if "threads" not in where:
-            threads = [p.params["threads"] for p in found if isinstance(p.params.get("threads"), (int, float))]
+            threads = [p.params["threads"] for p in found if rules.is_number(p.params.get("threads"))]
             if threads:
                 top = max(threads)
-                found = [p for p in found if _same(p.params.get("threads"), top)]
+                found = [p for p in found if rules.same_param(p.params.get("threads"), top)]
         if not found:
             tried.append(f"{experiment} has no {metric} point with {fmt.params(where) or 'any params'}")
             continue

@@ -74,7 +74,7 @@ def _ci(interval):
     return f" [{round(intervals.LEVEL * 100)}% CI {fmt.num(lo)}-{fmt.num(hi)}]"
 
 
-def _is_number(value):
+def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -82,9 +82,9 @@ def _is_text(value):
     return isinstance(value, str)
 
 
-def _same(a, b):
+def same_param(a, b):
     """Param equality where 4 == 4.0 but "4" != 4 and true != 1."""
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         return a == b
     return type(a) is type(b) and a == b
 
@@ -108,9 +108,9 @@ def _ratio(rule, points, above):
     metric = _field(rule, "metric", _is_text, "a string")
     num = _field(rule, "num", _is_text, "a string")
     den = _field(rule, "den", _is_text, "a string")
-    bound = _field(rule, "bound", _is_number, "a number")
+    bound = _field(rule, "bound", is_number, "a number")
     where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
-    min_threads = _field(rule, "min_threads", _is_number, "a number", default=1)
+    min_threads = _field(rule, "min_threads", is_number, "a number", default=1)
     num_points = _matching(points, num, metric, where)
     den_points = _matching(points, den, metric, where)
     at = rule.get("at", "max_threads")
@@ -150,9 +150,9 @@ def _value(rule, points, above):
     """An absolute bound on one algorithm's median, e.g. "CAS retries under 3.5 %"."""
     metric = _field(rule, "metric", _is_text, "a string")
     algorithm = _field(rule, "algo", _is_text, "a string")
-    bound = _field(rule, "bound", _is_number, "a number")
+    bound = _field(rule, "bound", is_number, "a number")
     where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
-    min_threads = _field(rule, "min_threads", _is_number, "a number", default=1)
+    min_threads = _field(rule, "min_threads", is_number, "a number", default=1)
     found = _matching(points, algorithm, metric, where)
     at = rule.get("at", "max_threads")
     key, value = _where_at(at, found, found, algorithm, algorithm)
@@ -186,16 +186,16 @@ def _peer_ratio(rule, points, above):
     marked "peer" there, by the metric's direction (the standings' comparison)."""
     metric = _field(rule, "metric", _is_text, "a string")
     algorithm = _field(rule, "algo", _is_text, "a string")
-    bound = _field(rule, "bound", _is_number, "a number")
+    bound = _field(rule, "bound", is_number, "a number")
     where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
-    min_threads = _field(rule, "min_threads", _is_number, "a number", default=1)
+    min_threads = _field(rule, "min_threads", is_number, "a number", default=1)
     ours = _matching(points, algorithm, metric, where)
     peers = [
         p
         for p in points
         if p.peer
         and p.metric == metric
-        and all(key in p.params and _same(p.params[key], value) for key, value in where.items())
+        and all(key in p.params and same_param(p.params[key], value) for key, value in where.items())
     ]
     if not peers:
         condition = f" with {fmt.params(where)}" if where else ""
@@ -209,7 +209,7 @@ def _peer_ratio(rule, points, above):
     mine = _one_at(ours, algorithm, value, key)
     there = {}
     for p in peers:
-        if _same(p.params.get(key), value):
+        if same_param(p.params.get(key), value):
             there.setdefault(p.algorithm, []).append(p)
     if not there:
         raise _Unmeasurable(f"no peer point at {key}={fmt.param_value(value)}")
@@ -240,7 +240,7 @@ def _matching(points, algorithm, metric, where):
         for p in points
         if p.algorithm == algorithm
         and p.metric == metric
-        and all(key in p.params and _same(p.params[key], value) for key, value in where.items())
+        and all(key in p.params and same_param(p.params[key], value) for key, value in where.items())
     ]
     if not found:
         condition = f" with {fmt.params(where)}" if where else ""
@@ -254,7 +254,7 @@ def _where_at(at, num_points, den_points, num, den):
     value measured for both ("max_threads")."""
     if isinstance(at, dict) and len(at) == 1:
         (key, value), = at.items()
-        if isinstance(key, str) and _is_number(value):
+        if isinstance(key, str) and is_number(value):
             return key, value
     if at != "max_threads":
         raise _Unmeasurable('malformed rule: \'at\' must be "max_threads" or {"<param>": N}')
@@ -269,11 +269,11 @@ def _max_common_threads(num_points, den_points, num, den):
 
 
 def _threads_measured(points):
-    return {p.params["threads"] for p in points if _is_number(p.params.get("threads"))}
+    return {p.params["threads"] for p in points if is_number(p.params.get("threads"))}
 
 
 def _one_at(points, algorithm, value, key="threads"):
-    found = [p for p in points if _same(p.params.get(key), value)]
+    found = [p for p in points if same_param(p.params.get(key), value)]
     if not found:
         raise _Unmeasurable(f"no {algorithm} point at {key}={fmt.param_value(value)}")
     if len(found) > 1:
