@@ -38,12 +38,24 @@ typedef enum lab_size { LAB_SIZE_SMOKE, LAB_SIZE_QUICK, LAB_SIZE_DEFAULT, LAB_SI
  * so each ratio's confidence interval sees the variation between launches
  * as well as within one. Per size: launches x measured repetitions. */
 #define LAB_MAX_LAUNCHES 20
-#define LAB_QUICK_LAUNCHES 2
-#define LAB_QUICK_REPS 2
+#define LAB_QUICK_LAUNCHES 3
+#define LAB_QUICK_REPS 1
 #define LAB_DEFAULT_LAUNCHES 3
 #define LAB_FULL_LAUNCHES 3
 #define LAB_MAX_REPS 100
 #define LAB_WARMUP_REPS 1
+/* Cheap points get more repetitions: after its warm-up and its --reps
+ * repetitions a group of variants is repeated again, all variants in turn,
+ * while the group has taken less than the size's time budget per variant
+ * (times the group's variants) and has fewer than the size's repetition cap.
+ * A point whose sample takes a millisecond (a queue's 1P1C stream) then has
+ * a median of a dozen samples for a fraction of a second, while one whose
+ * sample takes 100 ms keeps --reps. The stopping rule reads the clock only,
+ * never the values measured. */
+#define LAB_QUICK_MAX_REPS 8
+#define LAB_QUICK_POINT_BUDGET_MS 40
+#define LAB_DEFAULT_MAX_REPS 30
+#define LAB_DEFAULT_POINT_BUDGET_MS 250
 
 typedef struct lab_ctx lab_ctx;
 
@@ -144,7 +156,9 @@ bool lab_experiment_knows(const lab_experiment *e, const char *algo);
 /* ---- options of a run ---- */
 typedef struct lab_options {
   lab_size size;
-  int reps;       /* measured repetitions per point, per launch */
+  int reps;       /* measured repetitions per point, per launch (at least) */
+  int max_reps;   /* more while the group is within its budget (reps..max_reps) */
+  int64_t point_budget_ns; /* a group of v variants stops at reps once it took v x this */
   int launches;   /* separate launches of the whole run (1: this process measures) */
   int launch;     /* 1..launches when this process is one launch of a run; 0 otherwise */
   const char *run_id; /* the run a launch belongs to (NULL: a new run) */

@@ -366,9 +366,15 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   format_params(g, pbuf, sizeof pbuf);
 
   int rc = 0;
+  int measured = 0; /* repetitions every variant completed */
+  int max_reps = ctx->opt->max_reps > reps ? ctx->opt->max_reps : reps;
+  uint64_t t_group = syncq_now_ns();
   /* Interleave: every variant's r-th repetition before any (r+1)-th, so a
-   * drift of the machine over time hits all variants alike. */
-  for (int r = -warm; r < reps && rc == 0; r++) {
+   * drift of the machine over time hits all variants alike. Past the
+   * --reps repetitions a group goes on while it is within its time budget
+   * (lab.h, LAB_QUICK_MAX_REPS); the rule reads the clock, never a value. */
+  for (int r = -warm; r < max_reps && rc == 0; r++) {
+    if (r >= reps && (int64_t)(syncq_now_ns() - t_group) >= ctx->opt->point_budget_ns * nv) break;
     for (int k = 0; k < nv && rc == 0; k++) {
       const lab_variant *v = &g->variants[idx[k]];
       lab_sample s;
@@ -388,6 +394,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
         break;
       }
       if (r < 0) continue; /* warm-up */
+      if (k == 0) measured = r + 1;
       values[k][r] = s.value;
       for (int e = 0; e < g->nextra; e++) xvalues[e][k][r] = s.extra[e];
       for (size_t c = 0; c < N_COUNTERS; c++) {
@@ -399,7 +406,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   }
   for (int k = 0; k < nv && rc == 0; k++) {
     const lab_variant *v = &g->variants[idx[k]];
-    if (write_point(ctx, g, v->algorithm, g->metric, g->unit, g->higher_is_better, values[k], reps,
+    if (write_point(ctx, g, v->algorithm, g->metric, g->unit, g->higher_is_better, values[k], measured,
                     counters[k], has[k]) != 0) {
       lab_fail(ctx, "writing results: %s", strerror(errno));
       rc = -1;
@@ -407,7 +414,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
     }
     for (int e = 0; e < g->nextra && rc == 0; e++)
       if (write_point(ctx, g, v->algorithm, g->extra[e].metric, g->extra[e].unit, g->extra[e].higher_is_better,
-                      xvalues[e][k], reps, NULL, NULL) != 0) {
+                      xvalues[e][k], measured, NULL, NULL) != 0) {
         lab_fail(ctx, "writing results: %s", strerror(errno));
         rc = -1;
       }
@@ -419,12 +426,12 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       format_eta(ctx->done ? el / (double)ctx->done * (double)(ctx->planned - ctx->done) : -1, eta, sizeof eta);
       fprintf(stderr, "[%ld/%ld %3.0f%%] %s: %s%s%s: %s %.4g %s (median of %d) - about %s left\n",
               ctx->done, ctx->planned, 100.0 * (double)ctx->done / (double)(ctx->planned ? ctx->planned : 1),
-              ctx->exp->name, v->algorithm, pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], reps), g->unit, reps, eta);
+              ctx->exp->name, v->algorithm, pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], measured), g->unit, measured, eta);
     }
   }
-  if (rc == 0 && g->normalize_to != NULL) rc = write_ratios(ctx, g, idx, nv, values, reps, g->metric, g->higher_is_better);
+  if (rc == 0 && g->normalize_to != NULL) rc = write_ratios(ctx, g, idx, nv, values, measured, g->metric, g->higher_is_better);
   for (int e = 0; e < g->nextra && rc == 0 && g->normalize_to != NULL; e++)
-    rc = write_ratios(ctx, g, idx, nv, xvalues[e], reps, g->extra[e].metric, g->extra[e].higher_is_better);
+    rc = write_ratios(ctx, g, idx, nv, xvalues[e], measured, g->extra[e].metric, g->extra[e].higher_is_better);
   free(xvalues);
   free(values);
   free(counters);
@@ -458,6 +465,8 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "date", json_string(date));
   json_object_set_new(o, "size", json_string(size_names[ctx->opt->size]));
   json_object_set_new(o, "reps", json_integer(ctx->opt->reps));
+  json_object_set_new(o, "max_reps", json_integer(ctx->opt->max_reps > ctx->opt->reps ? ctx->opt->max_reps : ctx->opt->reps));
+  json_object_set_new(o, "point_budget_ms", json_integer(ctx->opt->point_budget_ns / 1000000));
   json_object_set_new(o, "launches", json_integer(ctx->opt->launches > 1 ? ctx->opt->launches : 1));
   json_object_set_new(o, "pinning", json_string(pinning));
   json_object_set_new(o, "perf_counters", json_string(lab_perf_counters_probe(perf, sizeof perf)));
@@ -535,9 +544,13 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
       else
         fprintf(stderr, "syncq-lab: running %s (%s)\n", exps[i]->name, exps[i]->title);
     }
+    uint64_t t_exp = syncq_now_ns();
     if (exps[i]->run(&ctx) != 0 || ctx.failed) {
       fprintf(stderr, "syncq-lab: %s failed: %s\n", exps[i]->name, ctx.failure[0] ? ctx.failure : "(no reason given)");
       rc = 1;
+    } else if (!opt->quiet) {
+      fprintf(stderr, "syncq-lab: %s done in %.1f s\n", exps[i]->name,
+              (double)(syncq_now_ns() - t_exp) / NS_PER_S);
     }
   }
   lab_results_close(&ctx.results);

@@ -21,7 +21,7 @@
  * outnumber processing units: a FIFO spin lock (ticket, MCS, CLH,
  * Anderson, array) hands the lock to a waiter that may be preempted, and
  * every waiter behind it spins through whole time slices. Measured on 2
- * cores (syncq-lab locks-cost --quick, phase "defaults-busy": 4 threads,
+ * cores (syncq-lab locks-cost, phase "defaults-busy": 4 threads,
  * not pinned, beside a busy program, 100,000 increments, median of 5;
  * the machine was shared with other jobs): created with SYNCQ_WAIT_SPIN,
  * MCS and ticket did not finish in 60 s; with the default, three runs gave

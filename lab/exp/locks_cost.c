@@ -320,7 +320,10 @@ static int lab_run_defaults_busy(lab_ctx *ctx, const syncq_algo *const *algos, i
                                  cost_point *pts, char (*names)[64]) {
   (void)names;
   int threads = DEFAULTS_THREADS_PER_PU * pus;
-  uint64_t n = lab_by_size(ctx, 4000, 100000, 400000, 2000000);
+  /* quick: 20,000 (a FIFO hand-over to a preempted waiter can cost a time
+   * slice: sc-queue, which can only yield, took up to 0.4 ms per increment
+   * in some runs, 40 s a sample at 100,000) */
+  uint64_t n = lab_by_size(ctx, 4000, 20000, 400000, 2000000);
   lab_group g;
   memset(&g, 0, sizeof g);
   lab_group_param(&g, "threads", threads);

@@ -81,9 +81,10 @@ static int np99_counter_run_exp(lab_ctx *ctx) {
    * empty work for most counters, but seconds for a FIFO lock whose waiter
    * shares the holder's processor (the ticket lock at 3 threads on 2 PUs:
    * a futex sleep per hand-over), and 5 us of work costs 5 s a million:
-   * --quick runs 200,000 empty and 50,000 working iterations. */
-  uint64_t iters_empty = lab_by_size(ctx, 4000, 200000, NP99_ITER_FULL, NP99_ITER_FULL);
-  uint64_t iters_work = lab_by_size(ctx, 4000, 50000, NP99_ITER_FULL, NP99_ITER_FULL);
+   * --quick runs 100,000 empty and 25,000 working iterations (the ticket
+   * lock's 4-thread sample still takes ~2 s). */
+  uint64_t iters_empty = lab_by_size(ctx, 4000, 100000, NP99_ITER_FULL, NP99_ITER_FULL);
+  uint64_t iters_work = lab_by_size(ctx, 4000, 25000, NP99_ITER_FULL, NP99_ITER_FULL);
   const uint64_t works[] = {NP99_WORK_EMPTY_NS, NP99_WORK_5US_NS};
 
   lab_begin(ctx,

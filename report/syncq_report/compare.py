@@ -7,9 +7,20 @@ stable). Claims present in only one of the runs are listed apart and do not
 count towards the share.
 """
 
+import math
 from dataclasses import dataclass
 
-from . import load, rules
+import numpy as np
+
+from . import intervals, load, rules
+
+# run_to_run: the share of ratios allowed to move beyond their intervals
+# (twice the nominal 5%: the pairs measured here have a heavy tail of ratios
+# that switch regime between runs, which no constant spread covers) and the
+# grid searched.
+RUN_TO_RUN_TOLERANCE = 0.10
+RUN_TO_RUN_STEP = 0.005
+RUN_TO_RUN_MAX = 0.5
 
 
 @dataclass
@@ -31,6 +42,7 @@ class Comparison:
     changes: list  # Change
     only_before: list  # (experiment, claim)
     only_after: list
+    run_to_run: object = None  # (spread, ratios compared): see run_to_run()
 
     @property
     def share(self):
@@ -69,7 +81,55 @@ def compare(before, after):
         changes=changes,
         only_before=[key for key in a if key not in b],
         only_after=[key for key in b if key not in a],
+        run_to_run=run_to_run(before, after),
     )
+
+
+def _ratios(results):
+    """{(experiment, metric, params, algorithm): (log ratio to the group's first
+    point, its launch-based variance)} for every side-by-side comparison of a run."""
+    out = {}
+    for result in results.experiments:
+        res = intervals.resolution(result.points, run_sd=0.0)
+        groups = {}
+        for p in result.points:
+            if p.unit == "x":
+                continue
+            groups.setdefault((p.metric, tuple(sorted((k, repr(v)) for k, v in p.params.items()))), []).append(p)
+        for key, members in groups.items():
+            members.sort(key=lambda p: p.algorithm)
+            ref = members[0]
+            for p in members[1:]:
+                sd = res.sd_of(p, ref)
+                if sd is None or p.median <= 0 or ref.median <= 0:
+                    continue
+                launches = len(set(p.launches or [0]))
+                out[(result.experiment.name, *key, p.algorithm)] = (
+                    math.log(p.median / ref.median),
+                    sd * sd / launches,
+                )
+    return out
+
+
+def run_to_run(before, after):
+    """(spread, n): the smallest run-to-run spread (log scale, 1 sd; the report's
+    intervals.RUN_TO_RUN_SD) at which at most RUN_TO_RUN_TOLERANCE of the n ratios
+    measured in both runs moved by more than their 95% intervals allow, given the
+    spread their launches showed; None when the runs share no ratio with launches.
+    Run it on two runs of the same revision (an A/A pair) to measure a machine."""
+    a, b = _ratios(before), _ratios(after)
+    both = [key for key in a if key in b]
+    if not both:
+        return None
+    moved = np.asarray([a[k][0] - b[k][0] for k in both])
+    var = np.asarray([a[k][1] + b[k][1] for k in both])
+    z = intervals.critical_value()
+    for step in range(int(round(RUN_TO_RUN_MAX / RUN_TO_RUN_STEP)) + 1):
+        spread = step * RUN_TO_RUN_STEP
+        beyond = np.abs(moved) > z * np.sqrt(var + 2.0 * spread * spread)
+        if beyond.mean() <= RUN_TO_RUN_TOLERANCE:
+            return (spread, len(both))
+    return (RUN_TO_RUN_MAX, len(both))
 
 
 def compare_files(before_path, after_path):
@@ -86,6 +146,13 @@ def text(comparison):
         lines.append(f"{c.same} of {c.compared} verdicts identical ({100.0 * c.share:.1f}%)")
     else:
         lines.append("no claim is in both runs")
+    if c.run_to_run is not None:
+        spread, n = c.run_to_run
+        lines.append(
+            f"run-to-run spread of this pair: {spread:.3f} (log scale; the smallest at which at most "
+            f"{RUN_TO_RUN_TOLERANCE:.0%} of the {n} ratios measured in both moved beyond their 95% intervals; "
+            f"the report assumes {intervals.RUN_TO_RUN_SD})"
+        )
     for change in c.changes:
         lines.append(
             f"  {change.experiment}: {change.claim}\n"

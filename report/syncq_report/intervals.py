@@ -27,6 +27,8 @@ results file always gives the same report.
 """
 
 import zlib
+from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -113,3 +115,194 @@ def ratio_interval(num, den):
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.where(bottom != 0, top / np.where(bottom != 0, bottom, 1.0), np.inf)
     return _percentiles(ratios)
+
+
+# ---- the launch-to-launch resolution of an experiment ----
+#
+# Why: a run has few launches (2 at --quick), and the variation between
+# launches is what moves a verdict from one run to the next (one launch's
+# page placement, the host's neighbours, the CPU frequency of those minutes).
+# A bootstrap over two launches sees that variation through two draws only,
+# so a ratio whose launches happened to agree gets an interval narrower than
+# the next run's estimate will respect. Every comparison of an experiment is
+# a repeated measurement of the same kind of launch effect, though: the
+# spread of a ratio between the launches of one run, pooled over many
+# comparisons, is the resolution (one launch's estimate of a ratio moves by
+# about this much, in log terms, from launch to launch). It is the pooled
+# variance of an analysis of variance (many comparisons, each with K
+# launches, share one between-launch variance); the median of the
+# per-comparison variances is used rather than their mean so a few
+# pathological points (a lock that convoys in one launch) do not set
+# everyone's resolution, divided by the median of chi-square_nu / nu so that
+# it estimates the variance itself (nu = K - 1 degrees of freedom, the median
+# by the Wilson-Hilferty approximation).
+#
+# Where: points plotted together (a panel: the same params but for the
+# thread count) share a regime (a dedicated machine, or three programs
+# under the pseudo-scheduler), and regimes differ tenfold in how much they
+# move. So the resolution is pooled per panel, and a panel with few
+# comparisons borrows from its whole experiment: its variance is the
+# weighted mean of the panel's (weight: its comparisons) and the
+# experiment's (weight: PRIOR_COMPARISONS), the shrinkage of an empirical
+# Bayes estimate (Smyth 2004, "Linear models and empirical Bayes methods for
+# assessing differential expression in microarray experiments", where each
+# gene's few replicates borrow from all genes' variance) -- upwards only: a
+# panel that moved more than its experiment keeps its own spread (the
+# multiprogrammed panels, a few comparisons each, are the noisy ones).
+#
+# Between runs: launches minutes apart do not see everything that differs
+# between two runs of the suite (measured on this VM, two pairs of
+# consecutive runs: the median ratio moved as the launches predict, but one
+# ratio in six moved by more than its 95% interval). RUN_TO_RUN_SD is that
+# extra spread, measured from pairs of runs of the same revision (A/A runs;
+# compare.run_to_run prints it for any pair), and added to the variance of
+# every estimate of a run with launches.
+#
+# A ratio's interval is then at least estimate x exp(+-z sqrt(sd^2 / K +
+# RUN_TO_RUN_SD^2)): the normal interval of the mean of K launch estimates
+# with the pooled sd, plus the run's own. The bootstrap interval of the
+# ratio's own samples is kept when it is wider (a point whose own samples
+# spread more than its panel's typical point). Nothing here looks at a
+# second run: the resolution comes from the launches of the run being judged
+# and the stated run-to-run constant.
+
+PRIOR_COMPARISONS = 8  # the weight of the experiment's resolution in a panel's
+# The spread of a ratio between two runs beyond what their launches show (log
+# scale, 1 sd): on this 2-core VM, from two A/A pairs of --quick runs, the
+# smallest value at which at most 10% of the ratios moved by more than their
+# 95% intervals (compare.run_to_run: 0.015 on a pair of 2-launch runs, 0.05
+# on a pair of 3-launch runs; docs/results-format.md, "Resolution").
+RUN_TO_RUN_SD = 0.03
+PANEL_AXIS = "threads"  # the param a panel's points differ in
+
+
+def _chi2_median_over_df(nu):
+    """median(chi-square with nu degrees of freedom) / nu (Wilson-Hilferty)."""
+    return (1.0 - 2.0 / (9.0 * nu)) ** 3
+
+
+def _launch_medians(point):
+    """{launch: median of that launch's samples}."""
+    labels = _labels(point)
+    samples = np.asarray(point.samples, dtype=float)
+    return {int(label): float(np.median(samples[labels == label])) for label in np.unique(labels)}
+
+
+def _pooled_var(variances_by_df):
+    """median(s^2) / median(chi2_nu / nu) over (s^2, nu) pairs, None when empty."""
+    if not variances_by_df:
+        return None
+    s2 = np.asarray([v for v, _ in variances_by_df])
+    nu = float(np.median([d for _, d in variances_by_df]))
+    return float(np.median(s2) / _chi2_median_over_df(nu))
+
+
+def panel_key(point):
+    """The panel a point is plotted in: its params but the thread count."""
+    return tuple(sorted((k, repr(v)) for k, v in point.params.items() if k != PANEL_AXIS))
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """An experiment's launch-to-launch spread in one run (log scale, 1 sd)."""
+
+    ratio_sd: object  # float over the whole experiment, or None (fewer than 2 launches / no comparison)
+    panel_sd: dict  # panel_key -> float: a ratio's spread in that panel, shrunk towards ratio_sd
+    value_sd: dict  # metric -> float: a single point's median between launches
+    comparisons: int  # how many ratios the ratio_sd pools
+    launches: int  # launches of the run (max over the points)
+    run_sd: float = 0.0  # the run-to-run spread added to every floor
+
+    def sd_of(self, *points):
+        """The ratio spread for a comparison of these points (the widest of their panels)."""
+        sds = [self.panel_sd.get(panel_key(p), self.ratio_sd) for p in points]
+        sds = [sd for sd in sds if sd is not None]
+        return max(sds) if sds else None
+
+
+def resolution(points, run_sd=None):
+    """The Resolution of an experiment's points (one run), pooled as described above.
+    Derived ratio points (unit "x") are left out: they repeat the raw comparisons.
+    run_sd: the run-to-run spread the floors add (None: RUN_TO_RUN_SD)."""
+    groups = {}
+    for p in points:
+        if p.unit == "x" or len(p.samples) < 2:
+            continue
+        key = (p.metric, tuple(sorted((k, repr(v)) for k, v in p.params.items())))
+        groups.setdefault(key, []).append(p)
+    ratio_vars, panel_vars, value_vars, launches = [], {}, {}, 1
+    for (metric, _), members in groups.items():
+        members.sort(key=lambda p: p.algorithm)
+        per_launch = [(p, _launch_medians(p)) for p in members]
+        for p, meds in per_launch:
+            launches = max(launches, len(meds))
+            if len(meds) >= 2 and min(meds.values()) > 0:
+                logs = np.log(list(meds.values()))
+                value_vars.setdefault(metric, []).append((float(np.var(logs, ddof=1)), len(logs) - 1))
+        ref, ref_meds = per_launch[0]
+        for p, meds in per_launch[1:]:
+            if not paired(p, ref) or len(meds) < 2:
+                continue
+            if min(meds.values()) <= 0 or min(ref_meds.values()) <= 0:
+                continue
+            diffs = [np.log(meds[k]) - np.log(ref_meds[k]) for k in meds]
+            entry = (float(np.var(diffs, ddof=1)), len(diffs) - 1)
+            ratio_vars.append(entry)
+            panel_vars.setdefault(panel_key(p), []).append(entry)
+    whole = _pooled_var(ratio_vars)
+    panel_sd = {}
+    if whole is not None:
+        for key, entries in panel_vars.items():
+            n = len(entries)
+            own = _pooled_var(entries)
+            shrunk = (n * own + PRIOR_COMPARISONS * whole) / (n + PRIOR_COMPARISONS)
+            panel_sd[key] = float(np.sqrt(max(own, shrunk)))
+    return Resolution(
+        ratio_sd=None if whole is None else float(np.sqrt(whole)),
+        panel_sd=panel_sd,
+        value_sd={m: float(np.sqrt(v)) for m, v in ((m, _pooled_var(e)) for m, e in value_vars.items())},
+        comparisons=len(ratio_vars),
+        launches=launches,
+        run_sd=RUN_TO_RUN_SD if run_sd is None else run_sd,
+    )
+
+
+def critical_value():
+    """The two-sided normal quantile of LEVEL (1.96 at 95%)."""
+    return NormalDist().inv_cdf(0.5 + LEVEL / 2.0)
+
+
+def floor_sd(sd, launches, run_sd=None):
+    """The sd (log scale) of a run's estimate: sqrt(sd^2 / launches + run_sd^2)."""
+    run_sd = RUN_TO_RUN_SD if run_sd is None else run_sd
+    return float(np.sqrt(sd * sd / launches + run_sd * run_sd))
+
+
+def widen(interval, estimate, sd, launches, run_sd=None):
+    """The interval, widened to at least estimate x exp(+-z floor_sd(sd, launches, run_sd)).
+    Unchanged for a run of one launch (no resolution: the bootstrap's interval alone)."""
+    lo, hi = interval
+    if sd is None or launches < 2 or not np.isfinite(estimate) or estimate <= 0:
+        return interval
+    half = critical_value() * floor_sd(sd, launches, run_sd)
+    return (min(lo, estimate * float(np.exp(-half))), max(hi, estimate * float(np.exp(half))))
+
+
+def _launch_count(*points):
+    return min(len(np.unique(_labels(p))) for p in points)
+
+
+def resolved_ratio_interval(num, den, res):
+    """ratio_interval(num, den), widened by the resolution res of their panel (res may be None)."""
+    interval = ratio_interval(num, den)
+    if res is None or den.median == 0:
+        return interval
+    return widen(interval, num.median / den.median, res.sd_of(num, den), _launch_count(num, den), res.run_sd)
+
+
+def resolved_median_interval(point, res):
+    """median_interval(point), widened by the resolution of the point's metric."""
+    interval = median_interval(point)
+    if res is None:
+        return interval
+    return widen(interval, point.median, res.value_sd.get(point.metric), _launch_count(point), res.run_sd)

@@ -1,5 +1,6 @@
 """Write the report as one self-contained HTML page (inline CSS, images under plots/)."""
 
+import math
 from dataclasses import dataclass, field
 from html import escape
 
@@ -427,12 +428,34 @@ def _section(section):
             f"&middot; {escape(experiment.figure)} &middot; run <code>{escape(experiment.run_id)}</code></p>",
             f'<p class="description">{escape(experiment.description)}</p>',
             _claims(experiment.claims, section.verdicts),
+            _resolution(intervals.resolution(section.result.points)),
             _plots(section.plots),
             _standings(section.standings),
             _numbers(section.panels, experiment.x),
             _notes(section.result.notes),
             "</section>",
         ]
+    )
+
+
+def _resolution(res):
+    """One line: how much this experiment's ratios move between launches of the run."""
+    if res.ratio_sd is None:
+        return ""
+    z = intervals.critical_value()
+    panels = sorted(res.panel_sd.values())
+    spread = (
+        f"; its panels from &times;{fmt.num(math.exp(panels[0]))} to &times;{fmt.num(math.exp(panels[-1]))}"
+        if len(panels) > 1
+        else ""
+    )
+    return (
+        f'<p class="resolution">Launch-to-launch resolution: a ratio moves by about '
+        f"&times;{fmt.num(math.exp(res.ratio_sd))} between launches (one standard deviation, pooled "
+        f"over {res.comparisons} comparisons in {res.launches} launches{spread}); with the run-to-run "
+        f"spread of {fmt.num(res.run_sd)}, every interval above is at least &times;/&divide;"
+        f"{fmt.num(math.exp(z * intervals.floor_sd(min(panels or [res.ratio_sd]), res.launches, res.run_sd)))} "
+        "around its estimate (docs/results-format.md, Resolution).</p>\n"
     )
 
 

@@ -92,20 +92,21 @@ def _answer(question, by_name):
         if not found:
             tried.append(f"{experiment} has no {metric} point with {fmt.params(where) or 'any params'}")
             continue
-        return _rank(question, experiment, found)
+        return _rank(question, experiment, found, intervals.resolution(points))
     return Answer(question, "", {}, "", "", None, None, None, None, None, None, "; ".join(tried))
 
 
-def _factor(better, winner, other):
-    """(factor, lo, hi): how many times better winner is than other, with its interval."""
+def _factor(better, winner, other, res):
+    """(factor, lo, hi): how many times better winner is than other, with its interval
+    (widened by the experiment's launch-to-launch resolution res, as the verdicts are)."""
     if better == "higher":
-        lo, hi = intervals.ratio_interval(winner, other)
+        lo, hi = intervals.resolved_ratio_interval(winner, other, res)
         return (winner.median / other.median if other.median else float("inf"), lo, hi)
-    lo, hi = intervals.ratio_interval(other, winner)
+    lo, hi = intervals.resolved_ratio_interval(other, winner, res)
     return (other.median / winner.median if winner.median else float("inf"), lo, hi)
 
 
-def _rank(question, experiment, found):
+def _rank(question, experiment, found, res):
     better = found[0].better
     ordered = sorted(found, key=lambda p: p.median, reverse=better == "higher")
     pick = ordered[0]
@@ -122,10 +123,10 @@ def _rank(question, experiment, found):
         better=better,
         pick=pick,
         runner_up=runner_up,
-        margin=_factor(better, pick, runner_up) if runner_up else None,
+        margin=_factor(better, pick, runner_up, res) if runner_up else None,
         syncq_best=syncq_best,
         peer_best=peer_best,
-        syncq_vs_peer=_factor(better, syncq_best, peer_best) if syncq_best and peer_best else None,
+        syncq_vs_peer=_factor(better, syncq_best, peer_best, res) if syncq_best and peer_best else None,
     )
 
 

@@ -59,6 +59,17 @@ def evaluate(rule, points, depth=0):
         return Verdict(UNMEASURABLE, str(reason))
 
 
+_last_resolution = (None, None)  # (points, Resolution): the experiment being evaluated
+
+
+def _resolution(points):
+    """intervals.resolution(points), computed once per experiment's list of points."""
+    global _last_resolution
+    if _last_resolution[0] is not points:
+        _last_resolution = (points, intervals.resolution(points))
+    return _last_resolution[1]
+
+
 def _decide(interval, bound, above):
     """HELD when the whole interval is on the claim's side of bound, FAILED when
     it is wholly on the other side, INCONCLUSIVE when it contains the bound."""
@@ -126,7 +137,7 @@ def _ratio(rule, points, above):
     if bottom.median == 0:
         raise _Unmeasurable(f"median of {den} is 0 at {key}={fmt.param_value(threads)}")
     ratio = top.median / bottom.median
-    interval = intervals.ratio_interval(top, bottom)
+    interval = intervals.resolved_ratio_interval(top, bottom, _resolution(points))
     place = ", ".join(
         [f"{key}={fmt.param_value(threads)}"]
         + [f"{k}={fmt.param_value(value)}" for k, value in where.items() if k != key]
@@ -161,7 +172,7 @@ def _value(rule, points, above):
             f"threads={fmt.param_value(value)} is below min_threads={fmt.param_value(min_threads)}"
         )
     p = _one_at(found, algorithm, value, key)
-    interval = intervals.median_interval(p)
+    interval = intervals.resolved_median_interval(p, _resolution(points))
     place = ", ".join(
         [f"{key}={fmt.param_value(value)}"] + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key]
     )
@@ -221,7 +232,7 @@ def _peer_ratio(rule, points, above):
     if best.median == 0:
         raise _Unmeasurable(f"median of {best.algorithm} is 0 at {key}={fmt.param_value(value)}")
     ratio = mine.median / best.median
-    interval = intervals.ratio_interval(mine, best)
+    interval = intervals.resolved_ratio_interval(mine, best, _resolution(points))
     place = ", ".join(
         [f"{key}={fmt.param_value(value)}"] + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key]
     )

@@ -120,7 +120,14 @@ LAUNCH = ("a positive integer", lambda v: isinstance(v, int) and not isinstance(
 
 # Fields a record may carry (older results lack them); checked when present.
 OPTIONAL_FIELDS = {
-    "machine": {"peers": PEERS, "peers_note": STRING, "launches": LAUNCH, "launch": LAUNCH},
+    "machine": {
+        "peers": PEERS,
+        "peers_note": STRING,
+        "launches": LAUNCH,
+        "launch": LAUNCH,
+        "max_reps": LAUNCH,
+        "point_budget_ms": INTEGER,
+    },
     "experiment": {"also_x": ALSO_X, "launch": LAUNCH},
     "point": {"peer": BOOLEAN, "family": STRING, "props": STRING, "launch": LAUNCH},
     "note": {"launch": LAUNCH},

@@ -130,3 +130,119 @@ def test_all_and_any_with_inconclusive_parts():
     assert status("any", sure_failed, unsure) == rules.INCONCLUSIVE
     assert status("any", sure_held, unsure) == rules.HELD
     assert status("any", sure_failed, missing) == rules.FAILED
+
+
+# ---- the experiment's launch-to-launch resolution ----
+
+TWO = [1, 1, 1, 2, 2, 2]
+
+
+def test_resolution_pools_the_spread_of_ratios_between_launches():
+    # Three algorithms at one point; against the reference "cas", "faa" moves
+    # by a factor e^0.1 between launches and "ticket" by e^-0.1.
+    e = 2.718281828459045
+    cas = pt("cas", [10.0] * 6, launches=TWO)
+    faa = pt("faa", [5.0] * 3 + [5.0 * e**0.1] * 3, launches=TWO)
+    ticket = pt("ticket", [20.0] * 3 + [20.0 * e**-0.1] * 3, launches=TWO)
+    res = intervals.resolution([cas, faa, ticket])
+    assert res.comparisons == 2
+    assert res.launches == 2
+    # each comparison: two launch estimates 0.1 apart, variance 0.005 (1 df),
+    # scaled by the median of chi2_1 (about 0.47)
+    assert res.ratio_sd == pytest.approx((0.005 / intervals._chi2_median_over_df(1)) ** 0.5)
+    # the single points' own spread, per metric: cas does not move, faa and ticket by 0.1
+    assert res.value_sd["time"] == pytest.approx((0.005 / intervals._chi2_median_over_df(1)) ** 0.5)
+
+
+def test_one_launch_has_no_resolution_and_widens_nothing():
+    a = pt("faa", [5.0, 5.1, 4.9])
+    b = pt("cas", [10.0, 10.1, 9.9])
+    res = intervals.resolution([a, b])
+    assert res.ratio_sd is None
+    assert intervals.resolved_ratio_interval(a, b, res) == intervals.ratio_interval(a, b)
+
+
+def test_derived_ratio_points_are_not_pooled():
+    a = pt("faa", [1.0, 1.0, 1.0, 2.0, 2.0, 2.0], launches=TWO)
+    b = pt("cas", [1.0] * 6, launches=TWO)
+    a.unit = b.unit = "x"
+    assert intervals.resolution([a, b]).comparisons == 0
+
+
+def test_a_ratio_inside_the_experiments_resolution_is_inconclusive(monkeypatch):
+    """faa/cas is 0.97 in both launches (a tight interval of its own: held
+    against < 1.0 alone), but the experiment's other comparisons move by 10%
+    between launches: at that resolution 3% cannot be called."""
+    monkeypatch.setattr(intervals, "RUN_TO_RUN_SD", 0.0)
+    faa = pt("faa", [9.7, 9.7, 9.7, 9.7, 9.7, 9.7], launches=TWO)
+    cas = pt("cas", [10.0] * 6, launches=TWO)
+    alone = rules.evaluate(ratio_rule(1.0), [faa, cas])
+    assert alone.status == rules.HELD
+    others = []
+    for i in range(5):
+        ref = pt(f"ref{i}", [10.0] * 6, launches=TWO, threads=4)
+        other = pt(f"zz{i}", [10.0] * 3 + [11.0] * 3, launches=TWO, threads=4)
+        others += [ref, other]
+    widened = rules.evaluate(ratio_rule(1.0), [faa, cas] + others)
+    assert widened.status == rules.INCONCLUSIVE
+    lo, hi = widened.interval
+    assert lo < 0.97 < 1.0 < hi
+    # a difference well beyond the resolution is still decided
+    fast = pt("faa", [5.0] * 6, launches=TWO)
+    assert rules.evaluate(ratio_rule(1.0), [fast, cas] + others).status == rules.HELD
+
+
+def test_a_small_difference_is_inconclusive_at_the_run_to_run_spread(monkeypatch):
+    """Launches that agree exactly still leave the spread between runs: 3% is
+    inside it (at 0.03, 95% is +-6%), 20% is not."""
+    monkeypatch.setattr(intervals, "RUN_TO_RUN_SD", 0.03)
+    cas = pt("cas", [10.0] * 6, launches=TWO)
+    near = rules.evaluate(ratio_rule(1.0), [pt("faa", [9.7] * 6, launches=TWO), cas])
+    assert near.status == rules.INCONCLUSIVE
+    far = rules.evaluate(ratio_rule(1.0), [pt("faa", [8.0] * 6, launches=TWO), cas])
+    assert far.status == rules.HELD
+
+
+def test_widen_keeps_a_wider_interval():
+    assert intervals.widen((0.5, 2.0), 1.0, 0.01, 2) == (0.5, 2.0)
+    lo, hi = intervals.widen((0.99, 1.01), 1.0, 0.1, 4, run_sd=0.0)
+    z = intervals.critical_value()
+    assert lo == pytest.approx(2.718281828459045 ** (-z * 0.05))
+    assert hi == pytest.approx(2.718281828459045 ** (z * 0.05))
+
+
+def test_the_run_to_run_spread_adds_to_the_launches():
+    z = intervals.critical_value()
+    lo, hi = intervals.widen((0.99, 1.01), 1.0, 0.1, 4, run_sd=0.05)
+    assert hi == pytest.approx(2.718281828459045 ** (z * (0.1**2 / 4 + 0.05**2) ** 0.5))
+    # one launch: no resolution, the bootstrap's interval alone
+    assert intervals.widen((0.99, 1.01), 1.0, 0.1, 1, run_sd=0.05) == (0.99, 1.01)
+    assert intervals.floor_sd(0.0, 3) == pytest.approx(intervals.RUN_TO_RUN_SD)
+
+
+def _panel(level, spread, n):
+    """n comparisons at one level, each moving by e^spread between two launches."""
+    e = 2.718281828459045
+    out = []
+    for i in range(n):
+        ref = pt(f"a{i}", [10.0] * 6, launches=TWO)
+        other = pt(f"b{i}", [10.0] * 3 + [10.0 * e**spread] * 3, launches=TWO)
+        for p in (ref, other):
+            p.params = {"threads": 2 + i, "level": level}
+        out += [ref, other]
+    return out
+
+
+def test_a_panel_has_its_own_resolution_borrowing_from_the_experiment():
+    quiet, noisy = _panel(1, 0.01, 4), _panel(3, 0.2, 20)
+    res = intervals.resolution(quiet + noisy)
+    sd_quiet = res.sd_of(quiet[0])
+    sd_noisy = res.sd_of(noisy[0])
+    own_quiet = (0.01**2 / 2 / intervals._chi2_median_over_df(1)) ** 0.5
+    assert own_quiet < sd_quiet < res.ratio_sd <= sd_noisy
+    # 4 comparisons of its own against the experiment's weight of 8
+    w = intervals.PRIOR_COMPARISONS
+    expected = ((4 * own_quiet**2 + w * res.ratio_sd**2) / (4 + w)) ** 0.5
+    assert sd_quiet == pytest.approx(expected)
+    # a comparison across panels takes the wider
+    assert res.sd_of(quiet[0], noisy[0]) == sd_noisy

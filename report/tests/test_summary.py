@@ -251,3 +251,26 @@ def test_plots_against_the_level_join_the_dedicated_run_to_every_mode():
         lines.setdefault(p.algorithm, []).append(p.params["level"])
     assert lines == {"ms (mode=real)": [1, 3, 2], "ms (mode=pseudo)": [1, 3]}
     assert panels.group_also(points, {**axis, "metrics": ["time"]}) == []
+
+
+def test_run_to_run_spread_of_a_pair(tmp_path):
+    """compare.run_to_run: a run against itself moved nothing (0); a second run
+    whose faa is 10x slower everywhere needs a spread that covers log(10),
+    far above the launches' own (identical launches: no spread of their own)."""
+    first = tmp_path / "a.jsonl"
+    write_records(first, two_launches())
+    same = compare.compare_files(first, first)
+    assert same.run_to_run is not None and same.run_to_run[0] == 0.0 and same.run_to_run[1] > 0
+    records = two_launches()
+    slow_faa(records)
+    second = tmp_path / "b.jsonl"
+    write_records(second, records)
+    spread, n = compare.compare_files(first, second).run_to_run
+    assert n == same.run_to_run[1]
+    assert spread > 0.0
+    assert "run-to-run spread of this pair" in compare.text(compare.compare_files(first, second))
+
+
+def test_run_to_run_needs_launches(tmp_path):
+    before, after = run_pair(tmp_path, slow_faa)
+    assert compare.compare_files(before, after).run_to_run is None

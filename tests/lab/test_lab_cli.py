@@ -51,6 +51,8 @@ def records(out_dir):
     ["run", "phys", "--launches"], ["run", "phys", "--launch", "1"],
     ["run", "phys", "--launch", "3", "--launches", "2", "--run-id", "x"],
     ["compare"], ["compare", "a.jsonl"], ["compare", "a", "b", "c"],
+    ["run", "phys", "--max-reps", "0"], ["run", "phys", "--max-reps", "101"],
+    ["run", "phys", "--max-reps"], ["run", "phys", "--reps", "5", "--max-reps", "3"],
 ])
 def test_bad_usage_exits_2_with_usage(args):
     r = lab(*args, check=2)
@@ -343,6 +345,32 @@ def test_a_run_of_two_launches_writes_each_point_twice_under_one_run(tmp_path):
     r = lab("report", str(out), check=0)
     page = (out / "report.html").read_text()
     assert "(2 launches)" in page
+
+
+# ---------------------------------------------------------------- repetitions
+
+def test_cheap_points_get_more_repetitions_up_to_the_cap(tmp_path):
+    """--reps 2 --max-reps 6: np99-counter's smoke points take microseconds, far
+    under the quick budget per variant, so each group runs to the cap; the
+    machine record carries the rule; the counts are the same for every
+    variant of a group (their repetitions are interleaved)."""
+    out = tmp_path / "adaptive"
+    lab("run", "np99-counter", "--quick", "--launches", "1", "--reps", "2", "--max-reps", "6",
+        "--algos", "faa,cas", "--threads", "1", "--where", "work_ns=0", "--out", str(out), check=0)
+    recs = records(out)
+    machine = recs[0]
+    assert machine["reps"] == 2 and machine["max_reps"] == 6 and machine["point_budget_ms"] > 0
+    counts = {len(x["samples"]) for x in recs if x["type"] == "point"}
+    assert counts == {6}
+
+
+def test_reps_alone_fixes_the_count(tmp_path):
+    out = tmp_path / "fixed"
+    lab("run", "np99-counter", "--quick", "--launches", "1", "--reps", "3", "--algos", "faa,cas",
+        "--threads", "1", "--where", "work_ns=0", "--out", str(out), check=0)
+    recs = records(out)
+    assert recs[0]["max_reps"] == 3
+    assert {len(x["samples"]) for x in recs if x["type"] == "point"} == {3}
 
 
 def test_compare_lists_a_run_against_itself_as_identical(tmp_path):
