@@ -350,12 +350,13 @@ def test_a_run_of_two_launches_writes_each_point_twice_under_one_run(tmp_path):
 # ---------------------------------------------------------------- repetitions
 
 def test_cheap_points_get_more_repetitions_up_to_the_cap(tmp_path):
-    """--reps 2 --max-reps 6: np99-counter's smoke points take microseconds, far
-    under the quick budget per variant, so each group runs to the cap; the
-    machine record carries the rule; the counts are the same for every
-    variant of a group (their repetitions are interleaved)."""
+    """--reps 2 --max-reps 6: np99-counter's smoke points (4,000 increments)
+    take microseconds, thousands of times under the budget per variant
+    (250 ms outside --quick), so each group runs to the cap; the machine
+    record carries the rule; the counts are the same for every variant of a
+    group (their repetitions are interleaved)."""
     out = tmp_path / "adaptive"
-    lab("run", "np99-counter", "--quick", "--launches", "1", "--reps", "2", "--max-reps", "6",
+    lab("run", "np99-counter", "--size", "smoke", "--reps", "2", "--max-reps", "6",
         "--algos", "faa,cas", "--threads", "1", "--where", "work_ns=0", "--out", str(out), check=0)
     recs = records(out)
     machine = recs[0]
@@ -366,7 +367,7 @@ def test_cheap_points_get_more_repetitions_up_to_the_cap(tmp_path):
 
 def test_reps_alone_fixes_the_count(tmp_path):
     out = tmp_path / "fixed"
-    lab("run", "np99-counter", "--quick", "--launches", "1", "--reps", "3", "--algos", "faa,cas",
+    lab("run", "np99-counter", "--size", "smoke", "--reps", "3", "--algos", "faa,cas",
         "--threads", "1", "--where", "work_ns=0", "--out", str(out), check=0)
     recs = records(out)
     assert recs[0]["max_reps"] == 3
