@@ -452,8 +452,9 @@ def _resolution(res):
     return (
         f'<p class="resolution">Launch-to-launch resolution: a ratio moves by about '
         f"&times;{fmt.num(math.exp(res.ratio_sd))} between launches (one standard deviation, pooled "
-        f"over {res.comparisons} comparisons in {res.launches} launches{spread}); with the run-to-run "
-        f"spread of {fmt.num(res.run_sd)}, every interval above is at least &times;/&divide;"
+        f"over {res.comparisons} comparison{'' if res.comparisons == 1 else 's'} in {res.launches} launches"
+        f"{spread}); with the run-to-run spread (&times;{fmt.num(math.exp(res.run_sd))}), every interval "
+        "above is at least &times;/&divide;"
         f"{fmt.num(math.exp(z * intervals.floor_sd(min(panels or [res.ratio_sd]), res.launches, res.run_sd)))} "
         "around its estimate (docs/results-format.md, Resolution).</p>\n"
     )

@@ -274,3 +274,25 @@ def test_run_to_run_spread_of_a_pair(tmp_path):
 def test_run_to_run_needs_launches(tmp_path):
     before, after = run_pair(tmp_path, slow_faa)
     assert compare.compare_files(before, after).run_to_run is None
+
+
+def test_sections_state_their_resolution_only_with_launches(tmp_path):
+    """A run of two launches whose second launch moved one algorithm: the
+    section says how much its ratios move between launches; a one-launch run
+    says nothing of it."""
+    records = two_launches()
+    for r in records:
+        if r["type"] == "point" and r.get("launch") == 2 and r["algorithm"] == "cas":
+            r["samples"] = [s * 1.5 for s in r["samples"]]
+            r["median"], r["min"], r["max"] = r["median"] * 1.5, r["min"] * 1.5, r["max"] * 1.5
+    two = tmp_path / "two"
+    two.mkdir()
+    write_records(two / "results.jsonl", records)
+    cli.build(two, "t")
+    page = (two / "report.html").read_text()
+    assert "Launch-to-launch resolution" in page and "in 2 launches" in page
+    one = tmp_path / "one"
+    one.mkdir()
+    write_records(one / "results.jsonl", fixture_records())
+    cli.build(one, "t")
+    assert "Launch-to-launch resolution" not in (one / "report.html").read_text()
