@@ -119,10 +119,10 @@ def ratio_interval(num, den):
 
 # ---- the launch-to-launch resolution of an experiment ----
 #
-# Why: a run has few launches (2 at --quick), and the variation between
+# Why: a run has few launches (3 by default), and the variation between
 # launches is what moves a verdict from one run to the next (one launch's
 # page placement, the host's neighbours, the CPU frequency of those minutes).
-# A bootstrap over two launches sees that variation through two draws only,
+# A bootstrap over a few launches sees that variation through a few draws,
 # so a ratio whose launches happened to agree gets an interval narrower than
 # the next run's estimate will respect. Every comparison of an experiment is
 # a repeated measurement of the same kind of launch effect, though: the
