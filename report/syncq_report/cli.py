@@ -105,6 +105,7 @@ def _section(result, slug, plot_dir):
         panels=grouped,
         plots=plots.draw(experiment, grouped, plot_dir, slug) + _also_plots(experiment, result.points, plot_dir, slug),
         standings=standings.compute(result.points),
+        resolution=rules.resolution_of(result.points),
     )
 
 

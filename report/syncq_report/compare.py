@@ -91,20 +91,15 @@ def _ratios(results):
     out = {}
     for result in results.experiments:
         res = intervals.resolution(result.points, run_sd=0.0)
-        groups = {}
-        for p in result.points:
-            if p.unit == "x":
-                continue
-            groups.setdefault((p.metric, tuple(sorted((k, repr(v)) for k, v in p.params.items()))), []).append(p)
-        for key, members in groups.items():
-            members.sort(key=lambda p: p.algorithm)
+        for metric, members in intervals.side_by_side(result.points):
             ref = members[0]
             for p in members[1:]:
                 sd = res.sd_of(p, ref)
                 if sd is None or p.median <= 0 or ref.median <= 0:
                     continue
                 launches = len(set(p.launches or [0]))
-                out[(result.experiment.name, *key, p.algorithm)] = (
+                params = tuple(sorted((k, repr(v)) for k, v in p.params.items()))
+                out[(result.experiment.name, metric, params, p.algorithm)] = (
                     math.log(p.median / ref.median),
                     sd * sd / launches,
                 )

@@ -220,19 +220,25 @@ class Resolution:
         return max(sds) if sds else None
 
 
+def side_by_side(points):
+    """The groups of raw points measured side by side (same metric and params),
+    each sorted by algorithm name: [(metric, [points...]), ...]. Derived ratio
+    points (unit "x") are left out: they repeat the raw comparisons."""
+    groups = {}
+    for p in points:
+        if p.unit == "x":
+            continue
+        key = (p.metric, tuple(sorted((k, repr(v)) for k, v in p.params.items())))
+        groups.setdefault(key, []).append(p)
+    return [(metric, sorted(members, key=lambda p: p.algorithm)) for (metric, _), members in groups.items()]
+
+
 def resolution(points, run_sd=None):
     """The Resolution of an experiment's points (one run), pooled as described above.
     Derived ratio points (unit "x") are left out: they repeat the raw comparisons.
     run_sd: the run-to-run spread the floors add (None: RUN_TO_RUN_SD)."""
-    groups = {}
-    for p in points:
-        if p.unit == "x" or len(p.samples) < 2:
-            continue
-        key = (p.metric, tuple(sorted((k, repr(v)) for k, v in p.params.items())))
-        groups.setdefault(key, []).append(p)
     ratio_vars, panel_vars, value_vars, launches = [], {}, {}, 1
-    for (metric, _), members in groups.items():
-        members.sort(key=lambda p: p.algorithm)
+    for metric, members in side_by_side(p for p in points if len(p.samples) >= 2):
         per_launch = [(p, _launch_medians(p)) for p in members]
         for p, meds in per_launch:
             launches = max(launches, len(meds))

@@ -91,6 +91,7 @@ class Section:
     panels: list  # panels.Panel
     plots: list  # plots.Plot per panel
     standings: list = field(default_factory=list)  # standings.Standing, syncq vs the best peer
+    resolution: object = None  # intervals.Resolution of the experiment's points (None: computed here)
 
 
 @dataclass
@@ -428,7 +429,7 @@ def _section(section):
             f"&middot; {escape(experiment.figure)} &middot; run <code>{escape(experiment.run_id)}</code></p>",
             f'<p class="description">{escape(experiment.description)}</p>',
             _claims(experiment.claims, section.verdicts),
-            _resolution(intervals.resolution(section.result.points)),
+            _resolution(section.resolution or rules.resolution_of(section.result.points)),
             _plots(section.plots),
             _standings(section.standings),
             _numbers(section.panels, experiment.x),

@@ -67,10 +67,11 @@ class Answer:
 
 def answer_all(sections):
     by_name = {s.result.experiment.name: s.result.points for s in sections}
-    return [_answer(q, by_name) for q in QUESTIONS]
+    resolutions = {s.result.experiment.name: getattr(s, "resolution", None) for s in sections}
+    return [_answer(q, by_name, resolutions) for q in QUESTIONS]
 
 
-def _answer(question, by_name):
+def _answer(question, by_name, resolutions):
     tried = []
     for experiment, metric, where in question.sources:
         points = by_name.get(experiment)
@@ -92,7 +93,7 @@ def _answer(question, by_name):
         if not found:
             tried.append(f"{experiment} has no {metric} point with {fmt.params(where) or 'any params'}")
             continue
-        return _rank(question, experiment, found, intervals.resolution(points))
+        return _rank(question, experiment, found, resolutions.get(experiment) or rules.resolution_of(points))
     return Answer(question, "", {}, "", "", None, None, None, None, None, None, "; ".join(tried))
 
 

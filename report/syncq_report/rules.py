@@ -62,8 +62,9 @@ def evaluate(rule, points, depth=0):
 _last_resolution = (None, None)  # (points, Resolution): the experiment being evaluated
 
 
-def _resolution(points):
-    """intervals.resolution(points), computed once per experiment's list of points."""
+def resolution_of(points):
+    """intervals.resolution(points), computed once per experiment's list of points
+    (the verdicts of an experiment, its section and its recommendations share it)."""
     global _last_resolution
     if _last_resolution[0] is not points:
         _last_resolution = (points, intervals.resolution(points))
@@ -137,7 +138,7 @@ def _ratio(rule, points, above):
     if bottom.median == 0:
         raise _Unmeasurable(f"median of {den} is 0 at {key}={fmt.param_value(threads)}")
     ratio = top.median / bottom.median
-    interval = intervals.resolved_ratio_interval(top, bottom, _resolution(points))
+    interval = intervals.resolved_ratio_interval(top, bottom, resolution_of(points))
     place = ", ".join(
         [f"{key}={fmt.param_value(threads)}"]
         + [f"{k}={fmt.param_value(value)}" for k, value in where.items() if k != key]
@@ -172,7 +173,7 @@ def _value(rule, points, above):
             f"threads={fmt.param_value(value)} is below min_threads={fmt.param_value(min_threads)}"
         )
     p = _one_at(found, algorithm, value, key)
-    interval = intervals.resolved_median_interval(p, _resolution(points))
+    interval = intervals.resolved_median_interval(p, resolution_of(points))
     place = ", ".join(
         [f"{key}={fmt.param_value(value)}"] + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key]
     )
@@ -232,7 +233,7 @@ def _peer_ratio(rule, points, above):
     if best.median == 0:
         raise _Unmeasurable(f"median of {best.algorithm} is 0 at {key}={fmt.param_value(value)}")
     ratio = mine.median / best.median
-    interval = intervals.resolved_ratio_interval(mine, best, _resolution(points))
+    interval = intervals.resolved_ratio_interval(mine, best, resolution_of(points))
     place = ", ".join(
         [f"{key}={fmt.param_value(value)}"] + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key]
     )

@@ -75,10 +75,7 @@ def test_launch_disagreement_reaches_the_verdicts(tmp_path):
     # The fixture's faa/cas claim holds in one launch; a second launch where
     # faa is 3x slower makes the interval straddle the bound.
     records = two_launches()
-    for r in records:
-        if r["type"] == "point" and r.get("launch") == 2 and r["algorithm"] == "faa":
-            r["samples"] = [s * 3.0 for s in r["samples"]]
-            r["median"], r["min"], r["max"] = r["median"] * 3, r["min"] * 3, r["max"] * 3
+    scale(records, "faa", 3.0, launch=2)
     path = tmp_path / "results.jsonl"
     write_records(path, records)
     counter = load.load(path).experiments[1]
@@ -99,11 +96,16 @@ def run_pair(tmp_path, change):
     return before, after
 
 
-def slow_faa(records):
+def scale(records, algorithm, factor, launch=None):
+    """Multiply one algorithm's samples (in one launch, or all) by factor."""
     for r in records:
-        if r["type"] == "point" and r["algorithm"] == "faa":
-            r["samples"] = [s * 10 for s in r["samples"]]
-            r["median"], r["min"], r["max"] = r["median"] * 10, r["min"] * 10, r["max"] * 10
+        if r["type"] == "point" and r["algorithm"] == algorithm and launch in (None, r.get("launch")):
+            r["samples"] = [s * factor for s in r["samples"]]
+            r["median"], r["min"], r["max"] = r["median"] * factor, r["min"] * factor, r["max"] * factor
+
+
+def slow_faa(records):
+    scale(records, "faa", 10)
 
 
 def test_compare_lists_the_changed_verdicts_and_the_share(tmp_path):
@@ -281,10 +283,7 @@ def test_sections_state_their_resolution_only_with_launches(tmp_path):
     section says how much its ratios move between launches; a one-launch run
     says nothing of it."""
     records = two_launches()
-    for r in records:
-        if r["type"] == "point" and r.get("launch") == 2 and r["algorithm"] == "cas":
-            r["samples"] = [s * 1.5 for s in r["samples"]]
-            r["median"], r["min"], r["max"] = r["median"] * 1.5, r["min"] * 1.5, r["max"] * 1.5
+    scale(records, "cas", 1.5, launch=2)
     two = tmp_path / "two"
     two.mkdir()
     write_records(two / "results.jsonl", records)
