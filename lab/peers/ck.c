@@ -40,8 +40,9 @@
  *   Process-shared: no (pointers inside): SYNCQ_ENOTSUP when asked.
  *   Limits:      capacity a power of two >= 2, at most PEER_MAX_CAPACITY;
  *                Anderson: at most max_threads (default
- *                CK_ANDERSON_DEFAULT_SLOTS) threads in the lock at once: ck
- *                does not check, more corrupts the lock. ck has no trylock
+ *                CK_ANDERSON_DEFAULT_SLOTS, rounded up to a power of two,
+ *                which ck's anderson_locked() needs) threads in the lock at
+ *                once: ck does not check, more corrupts the lock. ck has no trylock
  *                for Anderson and CLH: the adapter answers SYNCQ_EBUSY when
  *                ck's *_locked() says held and otherwise acquires with
  *                lock(), which may wait for a thread that won the race.
@@ -460,8 +461,13 @@ static int anderson_init(void *l, const syncq_lock_config *cfg) {
   if (k == NULL) return SYNCQ_EINVAL;
   int r = lock_cfg(cfg);
   if (r != SYNCQ_OK) return r;
-  unsigned n = cfg && cfg->max_threads ? cfg->max_threads : CK_ANDERSON_DEFAULT_SLOTS;
-  if (n > CK_ANDERSON_MAX_SLOTS) return SYNCQ_ELIMIT;
+  unsigned want = cfg && cfg->max_threads ? cfg->max_threads : CK_ANDERSON_DEFAULT_SLOTS;
+  if (want > CK_ANDERSON_MAX_SLOTS) return SYNCQ_ELIMIT;
+  /* A power of two: ck_spinlock_anderson_locked() masks the ticket with
+   * count - 1, which names the next slot only when count is a power of two
+   * (with 3 slots, after 3 rounds it reads slot 2 and says "held"). */
+  unsigned n = 1;
+  while (n < want) n <<= 1;
   k->slots = syncq_alloc_aligned(n * sizeof *k->slots, SYNCQ_CACHELINE);
   if (k->slots == NULL) return SYNCQ_ENOMEM;
   ck_spinlock_anderson_init(&k->lock, k->slots, n);

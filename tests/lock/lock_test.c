@@ -208,6 +208,46 @@ static void check_trylock(const syncq_algo *a, int wait) {
   free(l);
 }
 
+/* A lock sized for a thread count that is not a power of two stays free
+ * after every number of lock/unlock rounds: trylock takes it, destroy
+ * succeeds (an array lock's slot arithmetic must wrap by the count, not a
+ * mask). */
+enum { CYCLE_MAX_THREADS = 6, CYCLE_MAX_ROUNDS = 13 };
+
+static void check_free_after_rounds(const syncq_algo *a) {
+  const syncq_lock_ops *ops = a->ops;
+  for (unsigned t = 1; t <= CYCLE_MAX_THREADS; t++) {
+    for (int rounds = 0; rounds <= CYCLE_MAX_ROUNDS; rounds++) {
+      syncq_lock_config cfg = cfg_of(SYNCQ_WAIT_DEFAULT);
+      cfg.max_threads = t;
+      void *l = new_lock_storage(ops);
+      syncq_lock_node node;
+      int r = ops->init(l, &cfg);
+      if (r == SYNCQ_ELIMIT || r == SYNCQ_ENOTSUP) { /* cannot be sized so small: documented */
+        free(l);
+        break;
+      }
+      assert_int_equal(r, SYNCQ_OK);
+      for (int k = 0; k < rounds; k++) {
+        assert_int_equal(ops->lock(l, &node), SYNCQ_OK);
+        assert_int_equal(ops->unlock(l, &node), SYNCQ_OK);
+      }
+      if (ops->destroy(l) != SYNCQ_OK)
+        fail_msg("lock %s, max_threads %u: destroy refused after %d lock/unlock rounds", a->name, t, rounds);
+      assert_int_equal(ops->init(l, &cfg), SYNCQ_OK);
+      for (int k = 0; k < rounds; k++) {
+        assert_int_equal(ops->lock(l, &node), SYNCQ_OK);
+        assert_int_equal(ops->unlock(l, &node), SYNCQ_OK);
+      }
+      if (ops->trylock(l, &node) != SYNCQ_OK)
+        fail_msg("lock %s, max_threads %u: trylock refused a free lock after %d rounds", a->name, t, rounds);
+      assert_int_equal(ops->unlock(l, &node), SYNCQ_OK);
+      assert_int_equal(ops->destroy(l), SYNCQ_OK);
+      free(l);
+    }
+  }
+}
+
 /* Linearizability of trylock/unlock: a sequential mutex with trylock. */
 enum { LK_TRY = 1, LK_UNLOCK = 2 };
 typedef struct lk_state {
@@ -478,6 +518,7 @@ static void test_every_registered_lock(void **state) {
   for (int i = 0; i < n; i++) {
     const syncq_algo *a = algos[i];
     check_bad_inputs(a);
+    check_free_after_rounds(a);
     check_trylock_linearizable(a);
     for (int w = 0; w < SYNCQ_WAIT_COUNT; w++) {
       void *probe = new_lock_storage(a->ops);
