@@ -56,6 +56,16 @@ typedef enum lab_size { LAB_SIZE_SMOKE, LAB_SIZE_QUICK, LAB_SIZE_DEFAULT, LAB_SI
 #define LAB_QUICK_POINT_BUDGET_MS 40
 #define LAB_DEFAULT_MAX_REPS 30
 #define LAB_DEFAULT_POINT_BUDGET_MS 250
+/* The points a claim's verdict reads (claimed.h) get more: when its group
+ * stops, the group's claimed variants (and the reference of its ratios) go
+ * on, interleaved among themselves, while they have taken less than this
+ * budget per claimed variant and have fewer than LAB_MAX_REPS repetitions.
+ * The verdicts then rest on medians of many samples where samples are
+ * cheap, and the suite's time goes to the points that decide them rather
+ * than to every point it plots. None at smoke size or with --reps alone. */
+#define LAB_QUICK_CLAIM_BUDGET_MS 100
+#define LAB_DEFAULT_CLAIM_BUDGET_MS 600
+#define LAB_MAX_CLAIM_BUDGET_MS 60000
 
 typedef struct lab_ctx lab_ctx;
 
@@ -159,6 +169,8 @@ typedef struct lab_options {
   int reps;       /* measured repetitions per point, per launch (at least) */
   int max_reps;   /* more while the group is within its budget (reps..max_reps) */
   int64_t point_budget_ns; /* a group of v variants stops at reps once it took v x this */
+  int64_t claim_budget_ns; /* then its c claimed variants go on for c x this (0: never) */
+  int claim_max_reps; /* ... up to this many repetitions */
   int launches;   /* separate launches of the whole run (1: this process measures) */
   int launch;     /* 1..launches when this process is one launch of a run; 0 otherwise */
   const char *run_id; /* the run a launch belongs to (NULL: a new run) */

@@ -40,8 +40,8 @@ static const char usage_text[] =
   "usage: syncq-lab list\n"
   "       syncq-lab algos [FAMILY]\n"
   "       syncq-lab run NAME[,NAME...]|all [--quick|--full|--size SIZE] [--threads LIST]\n"
-  "                     [--algos LIST] [--where KEY=LIST] [--reps N] [--max-reps M] [--launches K]\n"
-  "                     [--out DIR] [--no-pin] [--quiet]\n"
+  "                     [--algos LIST] [--where KEY=LIST] [--reps N] [--max-reps M] [--claim-budget MS]\n"
+  "                     [--launches K] [--out DIR] [--no-pin] [--quiet]\n"
   "       syncq-lab report DIR [--title TEXT] [--compare OLD.jsonl]\n"
   "       syncq-lab compare A.jsonl B.jsonl   the verdicts that differ between two runs\n"
   "\n"
@@ -58,6 +58,9 @@ static const char usage_text[] =
   "  --max-reps M     repeat a point's group of variants up to M times while the group has\n"
   "                   taken under its time budget (default: 8 at --quick within 40 ms per\n"
   "                   variant, 30 within 250 ms otherwise; with --reps alone, exactly N)\n"
+  "  --claim-budget MS then repeat the variants a claim's verdict reads, alone, while they have\n"
+  "                   taken under MS per variant, up to 100 times (default: 100 at --quick,\n"
+  "                   600 otherwise; 0: never; --max-reps caps them too; none with --reps alone)\n"
   "  --launches K     measure every point in K separate launches of the run, one after\n"
   "                   another (1.." "20" "; default 3, 1 at smoke): the\n"
   "                   report's confidence intervals see the variation between launches\n"
@@ -240,17 +243,25 @@ static int default_launches(lab_size size) {
 
 /* The adaptive repetitions (lab.h, LAB_QUICK_MAX_REPS): the size's cap and
  * budget unless the user fixed the count with --reps alone or set the cap. */
-static void set_repetitions(lab_options *opt, bool reps_given, int max_reps) {
+static void set_repetitions(lab_options *opt, bool reps_given, int max_reps, int claim_budget_ms) {
   int cap = LAB_DEFAULT_MAX_REPS;
   int64_t budget_ms = LAB_DEFAULT_POINT_BUDGET_MS;
+  int64_t claim_ms = LAB_DEFAULT_CLAIM_BUDGET_MS;
   if (opt->size == LAB_SIZE_QUICK) {
     cap = LAB_QUICK_MAX_REPS;
     budget_ms = LAB_QUICK_POINT_BUDGET_MS;
+    claim_ms = LAB_QUICK_CLAIM_BUDGET_MS;
   }
-  if (opt->size == LAB_SIZE_SMOKE || (reps_given && max_reps == 0)) cap = opt->reps;
+  bool fixed = opt->size == LAB_SIZE_SMOKE || (reps_given && max_reps == 0);
+  if (fixed) cap = opt->reps, claim_ms = 0;
   if (max_reps > 0) cap = max_reps;
+  if (claim_budget_ms >= 0) claim_ms = claim_budget_ms;
   opt->max_reps = cap < opt->reps && max_reps == 0 ? opt->reps : cap;
   opt->point_budget_ns = budget_ms * 1000000;
+  opt->claim_budget_ns = claim_ms * 1000000;
+  /* --max-reps caps every point; otherwise a claimed point's cap is the
+   * largest the runner keeps */
+  opt->claim_max_reps = max_reps > 0 || fixed ? opt->max_reps : LAB_MAX_REPS;
 }
 
 static int cmd_run(int argc, char **argv, char *command) {
@@ -263,6 +274,7 @@ static int cmd_run(int argc, char **argv, char *command) {
   opt.command = command;
   bool reps_given = false, launches_given = false;
   int max_reps = 0; /* 0: the size's default */
+  int claim_budget_ms = -1; /* -1: the size's default */
   char *names = argv[0];
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -272,7 +284,7 @@ static int cmd_run(int argc, char **argv, char *command) {
     else if (strcmp(a, "--no-pin") == 0) opt.pin = false;
     else if (strcmp(a, "--quiet") == 0) opt.quiet = true;
     else if (strcmp(a, "--size") == 0 || strcmp(a, "--threads") == 0 || strcmp(a, "--algos") == 0 ||
-             strcmp(a, "--where") == 0 || strcmp(a, "--reps") == 0 || strcmp(a, "--max-reps") == 0 || strcmp(a, "--out") == 0 ||
+             strcmp(a, "--where") == 0 || strcmp(a, "--reps") == 0 || strcmp(a, "--max-reps") == 0 || strcmp(a, "--out") == 0 || strcmp(a, "--claim-budget") == 0 ||
              strcmp(a, "--launches") == 0 || strcmp(a, "--launch") == 0 || strcmp(a, "--run-id") == 0) {
       if (val == NULL) return usage_error("%s needs a value", a);
       i++;
@@ -307,6 +319,11 @@ static int cmd_run(int argc, char **argv, char *command) {
         if (parse_int_list(val, r, 1, 1, LAB_MAX_REPS) != 1)
           return usage_error("--max-reps wants a number 1..100 (got '%s')", val);
         max_reps = r[0];
+      } else if (strcmp(a, "--claim-budget") == 0) {
+        int r[1];
+        if (parse_int_list(val, r, 1, 0, LAB_MAX_CLAIM_BUDGET_MS) != 1)
+          return usage_error("--claim-budget wants milliseconds 0..60000 (got '%s')", val);
+        claim_budget_ms = r[0];
       } else if (strcmp(a, "--launches") == 0 || strcmp(a, "--launch") == 0) {
         int r[1];
         if (parse_int_list(val, r, 1, 1, LAB_MAX_LAUNCHES) != 1)
@@ -330,7 +347,7 @@ static int cmd_run(int argc, char **argv, char *command) {
   if (opt.size == LAB_SIZE_SMOKE && !reps_given) opt.reps = 1;
   if (opt.size == LAB_SIZE_QUICK && !reps_given) opt.reps = LAB_QUICK_REPS;
   if (!launches_given) opt.launches = default_launches(opt.size);
-  set_repetitions(&opt, reps_given, max_reps);
+  set_repetitions(&opt, reps_given, max_reps, claim_budget_ms);
   if (opt.max_reps < opt.reps) return usage_error("%s", "--max-reps must be at least --reps");
   if (opt.launch > 0 && (opt.run_id == NULL || opt.launch > opt.launches))
     return usage_error("%s", "--launch is for the launches of a run: it needs --run-id and at most --launches");

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "claimed.h"
 #include "lab.h"
 #include "peers.h"
 #include "results.h"
@@ -42,6 +43,8 @@ struct lab_ctx {
   bool planning;
   bool failed;
   bool pin_refused; /* the probe could not pin: run unpinned */
+  lab_claimed **claimed; /* per experiment of the run: the points its claims read */
+  lab_claimed *cur_claimed; /* the running experiment's */
   /* progress */
   long planned;   /* variant-points in the whole run */
   long done;      /* variant-points measured so far */
@@ -240,16 +243,31 @@ static void format_eta(double s, char *buf, size_t len) {
  * suffix after '/' (a waiting discipline, "mcs/spin"): the part before it is
  * looked up. Names that are no registry entry (phys floors, ...) get
  * "peer": false and nothing else. */
-static void describe_algorithm(json_t *o, const char *algo) {
+static const syncq_algo *registry_entry(const char *algo, syncq_family *family) {
   char base[128];
   snprintf(base, sizeof base, "%s", algo);
   base[strcspn(base, "/@")] = '\0';
   for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++) {
     const syncq_algo *a;
     if (syncq_registry_find((syncq_family)f, base, &a) != SYNCQ_OK) continue;
+    if (family != NULL) *family = (syncq_family)f;
+    return a;
+  }
+  return NULL;
+}
+
+static bool is_peer(const char *algo) {
+  const syncq_algo *a = registry_entry(algo, NULL);
+  return a != NULL && (a->props & SYNCQ_PROP_PEER) != 0;
+}
+
+static void describe_algorithm(json_t *o, const char *algo) {
+  syncq_family f;
+  const syncq_algo *a = registry_entry(algo, &f);
+  if (a != NULL) {
     char props[256];
     syncq_props_format(a->props, props, sizeof props);
-    json_object_set_new(o, "family", json_string(syncq_family_name((syncq_family)f)));
+    json_object_set_new(o, "family", json_string(syncq_family_name(f)));
     json_object_set_new(o, "props", json_string(props));
     json_object_set_new(o, "peer", json_boolean((a->props & SYNCQ_PROP_PEER) != 0));
     return;
@@ -293,7 +311,8 @@ static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const
 
 /* The "<metric>_ratio" points of a group with normalize_to (see lab.h). */
 static int write_ratios(lab_ctx *ctx, const lab_group *g, const int *idx, int nv,
-                        double (*values)[LAB_MAX_REPS], int reps, const char *of_metric, bool higher_is_better) {
+                        double (*values)[LAB_MAX_REPS], const int *count, const char *of_metric,
+                        bool higher_is_better) {
   int ref = -1;
   for (int k = 0; k < nv; k++)
     if (strcmp(g->variants[idx[k]].algorithm, g->normalize_to) == 0) ref = k;
@@ -302,6 +321,7 @@ static int write_ratios(lab_ctx *ctx, const lab_group *g, const int *idx, int nv
   snprintf(metric, sizeof metric, "%s_ratio", of_metric);
   for (int k = 0; k < nv; k++) {
     double ratio[LAB_MAX_REPS];
+    int reps = count[k] < count[ref] ? count[k] : count[ref]; /* the repetitions made side by side */
     for (int r = 0; r < reps; r++) ratio[r] = values[ref][r] > 0 ? values[k][r] / values[ref][r] : 0.0;
     if (write_point(ctx, g, g->variants[idx[k]].algorithm, metric, "x", higher_is_better, ratio, reps,
                     NULL, NULL) != 0) {
@@ -345,6 +365,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
     if (lab_selected(ctx, g->variants[v].algorithm)) idx[nv++] = v;
   if (ctx->planning) {
     ctx->planned += nv;
+    for (int k = 0; k < nv; k++) lab_claimed_plan(ctx->cur_claimed, g, g->variants[idx[k]].algorithm);
     return 0;
   }
   if (nv == 0) return 0;
@@ -366,16 +387,44 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   format_params(g, pbuf, sizeof pbuf);
 
   int rc = 0;
-  int measured = 0; /* repetitions every variant completed */
+  int count[LAB_MAX_VARIANTS] = {0}; /* repetitions each variant completed */
   int max_reps = ctx->opt->max_reps > reps ? ctx->opt->max_reps : reps;
-  uint64_t t_group = syncq_now_ns();
+  /* The variants a claim reads (claimed.h) go on past the group's budget;
+   * the reference of the group's ratios with them. */
+  bool claimed[LAB_MAX_VARIANTS] = {false};
+  int nclaimed = 0;
+  for (int k = 0; k < nv; k++) {
+    const char *a = g->variants[idx[k]].algorithm;
+    claimed[k] = lab_claimed_reads(ctx->cur_claimed, g, a, is_peer(a));
+    nclaimed += claimed[k];
+  }
+  for (int k = 0; k < nv && nclaimed > 0 && g->normalize_to != NULL; k++)
+    if (!claimed[k] && strcmp(g->variants[idx[k]].algorithm, g->normalize_to) == 0) claimed[k] = true, nclaimed++;
+  int claim_max_reps = ctx->opt->claim_max_reps > max_reps ? ctx->opt->claim_max_reps : max_reps;
+  bool extra = false; /* past the group's budget: the claimed variants only */
+  uint64_t t_group = syncq_now_ns(), t_extra = 0, t_round = t_group;
+  int64_t last_round = 0; /* the previous round's time: a round is started only if it fits */
   /* Interleave: every variant's r-th repetition before any (r+1)-th, so a
    * drift of the machine over time hits all variants alike. Past the
-   * --reps repetitions a group goes on while it is within its time budget
-   * (lab.h, LAB_QUICK_MAX_REPS); the rule reads the clock, never a value. */
-  for (int r = -warm; r < max_reps && rc == 0; r++) {
-    if (r >= reps && (int64_t)(syncq_now_ns() - t_group) >= ctx->opt->point_budget_ns * nv) break;
+   * --reps repetitions a group goes on while it is within its time budget,
+   * then its claimed variants (still interleaved) within theirs (lab.h,
+   * LAB_QUICK_MAX_REPS, LAB_QUICK_CLAIM_BUDGET_MS); the rule reads the
+   * clock, never a value. */
+  for (int r = -warm; rc == 0; r++) {
+    uint64_t now = syncq_now_ns();
+    if (r > -warm) last_round = (int64_t)(now - t_round);
+    t_round = now;
+    if (!extra && r >= reps &&
+        (r >= max_reps || (int64_t)(now - t_group) + last_round > ctx->opt->point_budget_ns * nv)) {
+      if (nclaimed == 0 || ctx->opt->claim_budget_ns <= 0) break;
+      extra = true;
+      t_extra = now;
+      last_round = last_round * nclaimed / nv; /* the claimed variants' share, as a guess */
+    }
+    if (extra && (r >= claim_max_reps || (int64_t)(now - t_extra) + last_round > ctx->opt->claim_budget_ns * nclaimed))
+      break;
     for (int k = 0; k < nv && rc == 0; k++) {
+      if (extra && !claimed[k]) continue;
       const lab_variant *v = &g->variants[idx[k]];
       lab_sample s;
       memset(&s, 0, sizeof s);
@@ -394,7 +443,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
         break;
       }
       if (r < 0) continue; /* warm-up */
-      if (k == 0) measured = r + 1;
+      count[k] = r + 1;
       values[k][r] = s.value;
       for (int e = 0; e < g->nextra; e++) xvalues[e][k][r] = s.extra[e];
       for (size_t c = 0; c < N_COUNTERS; c++) {
@@ -406,7 +455,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   }
   for (int k = 0; k < nv && rc == 0; k++) {
     const lab_variant *v = &g->variants[idx[k]];
-    if (write_point(ctx, g, v->algorithm, g->metric, g->unit, g->higher_is_better, values[k], measured,
+    if (write_point(ctx, g, v->algorithm, g->metric, g->unit, g->higher_is_better, values[k], count[k],
                     counters[k], has[k]) != 0) {
       lab_fail(ctx, "writing results: %s", strerror(errno));
       rc = -1;
@@ -414,7 +463,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
     }
     for (int e = 0; e < g->nextra && rc == 0; e++)
       if (write_point(ctx, g, v->algorithm, g->extra[e].metric, g->extra[e].unit, g->extra[e].higher_is_better,
-                      xvalues[e][k], measured, NULL, NULL) != 0) {
+                      xvalues[e][k], count[k], NULL, NULL) != 0) {
         lab_fail(ctx, "writing results: %s", strerror(errno));
         rc = -1;
       }
@@ -426,12 +475,12 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       format_eta(ctx->done ? el / (double)ctx->done * (double)(ctx->planned - ctx->done) : -1, eta, sizeof eta);
       fprintf(stderr, "[%ld/%ld %3.0f%%] %s: %s%s%s: %s %.4g %s (median of %d) - about %s left\n",
               ctx->done, ctx->planned, 100.0 * (double)ctx->done / (double)(ctx->planned ? ctx->planned : 1),
-              ctx->exp->name, v->algorithm, pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], measured), g->unit, measured, eta);
+              ctx->exp->name, v->algorithm, pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], count[k]), g->unit, count[k], eta);
     }
   }
-  if (rc == 0 && g->normalize_to != NULL) rc = write_ratios(ctx, g, idx, nv, values, measured, g->metric, g->higher_is_better);
+  if (rc == 0 && g->normalize_to != NULL) rc = write_ratios(ctx, g, idx, nv, values, count, g->metric, g->higher_is_better);
   for (int e = 0; e < g->nextra && rc == 0 && g->normalize_to != NULL; e++)
-    rc = write_ratios(ctx, g, idx, nv, xvalues[e], measured, g->extra[e].metric, g->extra[e].higher_is_better);
+    rc = write_ratios(ctx, g, idx, nv, xvalues[e], count, g->extra[e].metric, g->extra[e].higher_is_better);
   free(xvalues);
   free(values);
   free(counters);
@@ -467,6 +516,8 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "reps", json_integer(ctx->opt->reps));
   json_object_set_new(o, "max_reps", json_integer(ctx->opt->max_reps > ctx->opt->reps ? ctx->opt->max_reps : ctx->opt->reps));
   json_object_set_new(o, "point_budget_ms", json_integer(ctx->opt->point_budget_ns / 1000000));
+  json_object_set_new(o, "claim_budget_ms", json_integer(ctx->opt->claim_budget_ns / 1000000));
+  json_object_set_new(o, "claim_max_reps", json_integer(ctx->opt->claim_max_reps));
   json_object_set_new(o, "launches", json_integer(ctx->opt->launches > 1 ? ctx->opt->launches : 1));
   json_object_set_new(o, "pinning", json_string(pinning));
   json_object_set_new(o, "perf_counters", json_string(lab_perf_counters_probe(perf, sizeof perf)));
@@ -505,6 +556,13 @@ static void probe_pinning(lab_ctx *ctx, char *buf, size_t len) {
   }
 }
 
+static void free_claimed(lab_ctx *ctx, size_t nexps) {
+  for (size_t i = 0; i < nexps; i++) lab_claimed_free(ctx->claimed[i]);
+  free(ctx->claimed);
+  ctx->claimed = NULL;
+  ctx->cur_claimed = NULL;
+}
+
 int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   lab_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
@@ -520,14 +578,26 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   probe_pinning(&ctx, pinning, sizeof pinning);
   (void)syncq_delay_calibrate(); /* once, before anything is timed */
 
+  size_t nexps = 0;
+  while (exps[nexps]) nexps++;
+  ctx.claimed = calloc(nexps ? nexps : 1, sizeof *ctx.claimed);
+  if (ctx.claimed == NULL) {
+    fprintf(stderr, "syncq-lab: out of memory\n");
+    lab_results_close(&ctx.results);
+    lab_topo_free(ctx.topo);
+    return 1;
+  }
   ctx.planning = true;
-  for (size_t i = 0; exps[i]; i++) {
+  for (size_t i = 0; i < nexps; i++) {
     ctx.exp = exps[i];
+    ctx.claimed[i] = lab_claimed_new(exps[i]); /* NULL (out of memory): no claimed points */
+    ctx.cur_claimed = ctx.claimed[i];
     exps[i]->run(&ctx);
   }
   ctx.planning = false;
   if (opt->nwhere > 0 && ctx.planned == 0) {
     fprintf(stderr, "syncq-lab: --where matched no point of the chosen experiments\n");
+    free_claimed(&ctx, nexps);
     lab_results_close(&ctx.results);
     lab_topo_free(ctx.topo);
     return 1;
@@ -537,6 +607,7 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   int rc = 0;
   for (size_t i = 0; exps[i] && rc == 0; i++) {
     ctx.exp = exps[i];
+    ctx.cur_claimed = ctx.claimed[i];
     if (!opt->quiet) {
       if (opt->launch > 0)
         fprintf(stderr, "syncq-lab: running %s (%s), launch %d of %d\n", exps[i]->name, exps[i]->title, opt->launch,
@@ -553,6 +624,7 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
               (double)(syncq_now_ns() - t_exp) / NS_PER_S);
     }
   }
+  free_claimed(&ctx, nexps);
   lab_results_close(&ctx.results);
   lab_topo_free(ctx.topo);
   if (rc == 0 && !opt->quiet)

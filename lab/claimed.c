@@ -1,0 +1,168 @@
+/* syncq-lab: which points an experiment's verdicts read (claimed.h). */
+#include "claimed.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LEAF_ALGOS 2 /* num and den, or algo */
+
+typedef struct leaf {
+  json_t *where; /* object, or NULL: every point */
+  json_t *at;    /* object, or NULL: "max_threads" */
+  const char *metric; /* NULL: any */
+  const char *algo[LEAF_ALGOS];
+  int nalgo;
+  bool peers;         /* peer_ratio_*: every peer of the point too */
+  bool planned;       /* a group ran one of algo[] under where */
+  double max_threads; /* the largest threads of those groups */
+} leaf;
+
+struct lab_claimed {
+  json_t **rules; /* owned: the leaves' strings point into them */
+  size_t nrules;
+  leaf *leaves;
+  size_t nleaves, cap;
+};
+
+static const lab_param *param_of(const lab_group *g, const char *key) {
+  for (int i = 0; i < g->nparams; i++)
+    if (strcmp(g->params[i].key, key) == 0) return &g->params[i];
+  return NULL;
+}
+
+/* Every key of `obj` is a param of g with that value (strings exactly,
+ * numbers numerically, as the report compares them). */
+static bool params_match(const json_t *obj, const lab_group *g) {
+  const char *key;
+  json_t *val;
+  json_object_foreach((json_t *)obj, key, val) {
+    const lab_param *p = param_of(g, key);
+    if (p == NULL) return false;
+    if (json_is_string(val)) {
+      if (p->str == NULL || strcmp(p->str, json_string_value(val)) != 0) return false;
+    } else if (json_is_number(val)) {
+      if (p->str != NULL || p->num != json_number_value(val)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* `metric` is m or m's ratio points, "<m>_ratio". */
+static bool is_metric_or_ratio(const char *metric, const char *m) {
+  size_t n = strlen(m);
+  return strncmp(metric, m, n) == 0 && (metric[n] == '\0' || strcmp(metric + n, "_ratio") == 0);
+}
+
+/* The group measures the leaf's metric (as its metric or an extra one). */
+static bool measures(const leaf *l, const lab_group *g) {
+  if (l->metric == NULL) return true;
+  if (g->metric != NULL && is_metric_or_ratio(l->metric, g->metric)) return true;
+  for (int e = 0; e < g->nextra && e < LAB_MAX_EXTRA; e++)
+    if (g->extra[e].metric != NULL && is_metric_or_ratio(l->metric, g->extra[e].metric)) return true;
+  return false;
+}
+
+static bool names(const leaf *l, const char *algo) {
+  for (int i = 0; i < l->nalgo; i++)
+    if (strcmp(l->algo[i], algo) == 0) return true;
+  return false;
+}
+
+static int add_leaf(lab_claimed *c, const json_t *rule) {
+  const char *op = json_string_value(json_object_get(rule, "op"));
+  if (op == NULL) return 0;
+  if (strcmp(op, "all") == 0 || strcmp(op, "any") == 0) {
+    size_t i;
+    json_t *sub;
+    json_array_foreach(json_object_get(rule, "rules"), i, sub) {
+      if (add_leaf(c, sub) != 0) return -1;
+    }
+    return 0;
+  }
+  leaf l;
+  memset(&l, 0, sizeof l);
+  static const char *const keys[] = {"num", "den", "algo"};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0] && l.nalgo < LEAF_ALGOS; k++) {
+    const char *a = json_string_value(json_object_get(rule, keys[k]));
+    if (a != NULL) l.algo[l.nalgo++] = a;
+  }
+  if (l.nalgo == 0) return 0; /* not_measurable, or an op that reads no point */
+  l.peers = strncmp(op, "peer_", 5) == 0;
+  l.metric = json_string_value(json_object_get(rule, "metric"));
+  json_t *where = json_object_get(rule, "where");
+  l.where = json_is_object(where) ? where : NULL;
+  json_t *at = json_object_get(rule, "at");
+  l.at = json_is_object(at) ? at : NULL;
+  if (c->nleaves == c->cap) {
+    size_t cap = c->cap ? 2 * c->cap : 8;
+    leaf *n = realloc(c->leaves, cap * sizeof *n);
+    if (n == NULL) return -1;
+    c->leaves = n;
+    c->cap = cap;
+  }
+  c->leaves[c->nleaves++] = l;
+  return 0;
+}
+
+lab_claimed *lab_claimed_new(const lab_experiment *e) {
+  lab_claimed *c = calloc(1, sizeof *c);
+  if (c == NULL) return NULL;
+  c->rules = calloc(e->nclaims ? e->nclaims : 1, sizeof *c->rules);
+  if (c->rules == NULL) {
+    free(c);
+    return NULL;
+  }
+  for (size_t i = 0; i < e->nclaims; i++) {
+    json_error_t err;
+    json_t *rule = json_loads(e->claims[i].rule, 0, &err);
+    if (rule == NULL) continue;
+    c->rules[c->nrules++] = rule;
+    if (add_leaf(c, rule) != 0) {
+      lab_claimed_free(c);
+      return NULL;
+    }
+  }
+  return c;
+}
+
+void lab_claimed_free(lab_claimed *c) {
+  if (c == NULL) return;
+  for (size_t i = 0; i < c->nrules; i++) json_decref(c->rules[i]);
+  free(c->rules);
+  free(c->leaves);
+  free(c);
+}
+
+void lab_claimed_plan(lab_claimed *c, const lab_group *g, const char *algo) {
+  if (c == NULL) return;
+  const lab_param *t = param_of(g, "threads");
+  for (size_t i = 0; i < c->nleaves; i++) {
+    leaf *l = &c->leaves[i];
+    if (l->at != NULL || !names(l, algo) || !measures(l, g)) continue;
+    if (l->where != NULL && !params_match(l->where, g)) continue;
+    if (t == NULL || t->str != NULL) continue; /* no thread count: every point matches */
+    if (!l->planned || t->num > l->max_threads) l->max_threads = t->num;
+    l->planned = true;
+  }
+}
+
+bool lab_claimed_reads(const lab_claimed *c, const lab_group *g, const char *algo, bool peer) {
+  if (c == NULL) return false;
+  const lab_param *t = param_of(g, "threads");
+  for (size_t i = 0; i < c->nleaves; i++) {
+    const leaf *l = &c->leaves[i];
+    if (!names(l, algo) && !(peer && l->peers)) continue;
+    if (!measures(l, g)) continue;
+    if (l->where != NULL && !params_match(l->where, g)) continue;
+    if (l->at != NULL) {
+      if (!params_match(l->at, g)) continue;
+    } else if (t != NULL && t->str == NULL && l->planned && t->num != l->max_threads) {
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
