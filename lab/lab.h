@@ -63,7 +63,7 @@ typedef enum lab_size { LAB_SIZE_SMOKE, LAB_SIZE_QUICK, LAB_SIZE_DEFAULT, LAB_SI
  * The verdicts then rest on medians of many samples where samples are
  * cheap, and the suite's time goes to the points that decide them rather
  * than to every point it plots. None at smoke size or with --reps alone. */
-#define LAB_QUICK_CLAIM_BUDGET_MS 100
+#define LAB_QUICK_CLAIM_BUDGET_MS 60
 #define LAB_DEFAULT_CLAIM_BUDGET_MS 600
 #define LAB_MAX_CLAIM_BUDGET_MS 60000
 

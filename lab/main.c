@@ -59,8 +59,8 @@ static const char usage_text[] =
   "                   taken under its time budget (default: 8 at --quick within 40 ms per\n"
   "                   variant, 30 within 250 ms otherwise; with --reps alone, exactly N)\n"
   "  --claim-budget MS then repeat the variants a claim's verdict reads, alone, while they have\n"
-  "                   taken under MS per variant, up to 100 times (default: 100 at --quick,\n"
-  "                   600 otherwise; 0: never; --max-reps caps them too; none with --reps alone)\n"
+  "                   taken under MS per variant, up to 100 times (default: 60 at --quick,\n"
+  "                   600 otherwise; 0 at smoke and with --reps alone; 0: never)\n"
   "  --launches K     measure every point in K separate launches of the run, one after\n"
   "                   another (1.." "20" "; default 3, 1 at smoke): the\n"
   "                   report's confidence intervals see the variation between launches\n"
@@ -252,16 +252,13 @@ static void set_repetitions(lab_options *opt, bool reps_given, int max_reps, int
     budget_ms = LAB_QUICK_POINT_BUDGET_MS;
     claim_ms = LAB_QUICK_CLAIM_BUDGET_MS;
   }
-  bool fixed = opt->size == LAB_SIZE_SMOKE || (reps_given && max_reps == 0);
-  if (fixed) cap = opt->reps, claim_ms = 0;
+  if (opt->size == LAB_SIZE_SMOKE || (reps_given && max_reps == 0)) cap = opt->reps, claim_ms = 0;
   if (max_reps > 0) cap = max_reps;
   if (claim_budget_ms >= 0) claim_ms = claim_budget_ms;
   opt->max_reps = cap < opt->reps && max_reps == 0 ? opt->reps : cap;
   opt->point_budget_ns = budget_ms * 1000000;
   opt->claim_budget_ns = claim_ms * 1000000;
-  /* --max-reps caps every point; otherwise a claimed point's cap is the
-   * largest the runner keeps */
-  opt->claim_max_reps = max_reps > 0 || fixed ? opt->max_reps : LAB_MAX_REPS;
+  opt->claim_max_reps = claim_ms > 0 ? LAB_MAX_REPS : opt->max_reps;
 }
 
 static int cmd_run(int argc, char **argv, char *command) {

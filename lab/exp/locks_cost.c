@@ -19,7 +19,9 @@
  *    every syncq lock created through the generic API with no discipline
  *    named (syncq_lock_create(name, NULL): the safe default of lock.h),
  *    driven through syncq_lock_lock / syncq_lock_unlock; threads not
- *    pinned (a runtime's usually are not; pinned, see the note in run()).
+ *    pinned (a runtime's usually are not; pinned, see the note in run());
+ *    a sample makes N increments or stops at a deadline, whichever is
+ *    first (DEADLINE_CHECK_EVERY).
  * The shared counter is checked after each run (mutual exclusion).
  */
 #include <signal.h>
@@ -45,6 +47,14 @@
 
 #define OUTSIDE_NS 200u /* busy work between operations (contended panels) */
 #define DEFAULTS_THREADS_PER_PU 2 /* defaults-busy: 4 threads on 2 cores */
+/* defaults-busy: a sample also stops at a deadline (time_per_op is then the
+ * wall time over the increments made): a lock whose hand-over to a
+ * preempted waiter costs a time slice (sc-queue, which can only yield:
+ * up to 0.4 ms per increment beside the busy program) would otherwise take
+ * 8 s a sample at --quick's 20,000 increments, and its cost is known to a
+ * few percent from a thousand. Each thread reads the clock every
+ * DEADLINE_CHECK_EVERY of its operations. */
+#define DEADLINE_CHECK_EVERY 64u
 
 typedef struct cost_point {
   const syncq_algo *algo; /* NULL: two-atomics */
@@ -54,6 +64,7 @@ typedef struct cost_point {
   uint64_t outside_ns;
   bool generic; /* created by syncq_lock_create(name, NULL), driven by the generic API */
   int inl;      /* an inline row (cost_inline), 0: through the ops table */
+  uint64_t deadline_ns; /* generic only: a sample stops after this long (0: never) */
 } cost_point;
 
 /* The inline rows of the uncontended and two-threads phases: the lock's
@@ -93,6 +104,8 @@ typedef struct cost_run {
   syncq_lock *generic; /* pt->generic: the lock, through the generic API */
   uint64_t counter;    /* plain: guarded by the lock */
   _Atomic(int) errors;
+  uint64_t deadline;        /* generic: the clock reading at which workers stop (0: never) */
+  _Atomic(uint64_t) made;   /* generic: the increments made, summed over the team */
 } cost_run;
 
 typedef struct atomics_pair {
@@ -104,15 +117,19 @@ static void lock_worker(lab_worker *w) {
   uint64_t n = lab_share(run->pt->ops, w->n, w->id);
   syncq_lock_node node;
   if (run->generic != NULL) {
+    uint64_t made = 0;
     for (uint64_t i = 0; i < n; i++) {
+      if (run->deadline != 0 && i % DEADLINE_CHECK_EVERY == 0 && syncq_now_ns() >= run->deadline) break;
       if (syncq_lock_lock(run->generic, &node) != SYNCQ_OK) {
         atomic_fetch_add(&run->errors, 1);
         continue;
       }
       run->counter++;
       syncq_lock_unlock(run->generic, &node);
+      made++;
       if (run->pt->outside_ns) syncq_delay_ns(run->pt->outside_ns);
     }
+    atomic_fetch_add(&run->made, made);
     return;
   }
   for (uint64_t i = 0; i < n; i++) {
@@ -255,13 +272,17 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     run->lock = NULL;
     run->counter = 0;
     atomic_init(&run->errors, 0);
+    atomic_init(&run->made, 0);
     /* unpinned: the scheduler may move a preempted waiter, as in a runtime
      * whose threads are not pinned (pinned, see the note) */
     int *no_pin = malloc((size_t)pt->threads * sizeof *no_pin);
     for (int i = 0; no_pin != NULL && i < pt->threads; i++) no_pin[i] = -1;
+    run->deadline = pt->deadline_ns ? syncq_now_ns() + pt->deadline_ns : 0;
     int rc = no_pin == NULL ? -1 : lab_team_run(ctx, pt->threads, lock_worker, run, no_pin, &ns, &out->stats);
     free(no_pin);
-    bool ok = atomic_load(&run->errors) == 0 && run->counter == pt->ops;
+    uint64_t made = atomic_load(&run->made);
+    bool ok = atomic_load(&run->errors) == 0 && run->counter == made && made > 0 &&
+              (pt->deadline_ns != 0 || made == pt->ops);
     syncq_lock_destroy(run->generic);
     free(run);
     if (rc != 0) return -1;
@@ -269,6 +290,9 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
       lab_fail(ctx, "%s: mutual exclusion failed", pt->algo->name);
       return -1;
     }
+    out->value = (double)ns / (double)made;
+    out->ops = made;
+    return 0;
   } else {
     const syncq_lock_ops *ops = pt->algo->ops;
     cost_run *run = syncq_alloc_aligned(sizeof *run, _Alignof(cost_run));
@@ -320,10 +344,10 @@ static int lab_run_defaults_busy(lab_ctx *ctx, const syncq_algo *const *algos, i
                                  cost_point *pts, char (*names)[64]) {
   (void)names;
   int threads = DEFAULTS_THREADS_PER_PU * pus;
-  /* quick: 20,000 (a FIFO hand-over to a preempted waiter can cost a time
-   * slice: sc-queue, which can only yield, took up to 0.4 ms per increment
-   * in some runs, 40 s a sample at 100,000) */
+  /* N increments or the deadline (DEADLINE_CHECK_EVERY), whichever ends
+   * first: the well-behaved locks make N in about a millisecond at --quick */
   uint64_t n = lab_by_size(ctx, 4000, 20000, 400000, 2000000);
+  uint64_t deadline_ns = lab_by_size(ctx, 200, 250, 2000, 10000) * 1000000u;
   lab_group g;
   memset(&g, 0, sizeof g);
   lab_group_param(&g, "threads", threads);
@@ -335,18 +359,20 @@ static int lab_run_defaults_busy(lab_ctx *ctx, const syncq_algo *const *algos, i
   for (int a = 0; a < nalgos && g.nvariants < LAB_MAX_VARIANTS; a++) {
     if (algos[a]->props & SYNCQ_PROP_PEER) continue; /* peers keep their own (spin) default */
     int v = g.nvariants++;
-    pts[v] = (cost_point){algos[a], threads, SYNCQ_WAIT_DEFAULT, n, 0, true};
+    pts[v] = (cost_point){algos[a], threads, SYNCQ_WAIT_DEFAULT, n, 0, true, INL_NONE, deadline_ns};
     g.variants[v] = (lab_variant){algos[a]->name, &pts[v]};
   }
   lab_note(ctx,
-           "defaults-busy: %d threads (%dx the processing units), N=%llu increments, every syncq "
+           "defaults-busy: %d threads (%dx the processing units), N=%llu increments or %llu ms "
+           "(whichever ends first; time_per_op is the wall time over the increments made), every syncq "
            "lock made by syncq_lock_create(name, NULL) (the safe default: competitive spinning, "
            "yield for the scheduler-conscious locks, the mutexes' own blocking), a busy child "
            "process spinning beside the team, threads not pinned. Pinned two to a core, the FIFO "
            "queue locks (mcs, clh, array-cas) are not safe even so: each hand-over to a waiter "
            "sharing the releaser's core costs context switches (16-21 us per operation measured "
            "here, 300x pthread mutex)",
-           threads, DEFAULTS_THREADS_PER_PU, (unsigned long long)n);
+           threads, DEFAULTS_THREADS_PER_PU, (unsigned long long)n,
+           (unsigned long long)(deadline_ns / 1000000u));
   pid_t busy = start_busy_program();
   if (busy < 0) {
     lab_fail(ctx, "defaults-busy: cannot fork the busy program");

@@ -245,16 +245,22 @@ def resolution(points, run_sd=None):
             if len(meds) >= 2 and min(meds.values()) > 0:
                 logs = np.log(list(meds.values()))
                 value_vars.setdefault(metric, []).append((float(np.var(logs, ddof=1)), len(logs) - 1))
-        ref, ref_meds = per_launch[0]
-        for p, meds in per_launch[1:]:
-            if not paired(p, ref) or len(meds) < 2:
+        # Every pair of the group, not each point against one reference: a
+        # reference with one wild launch would otherwise lend its spread to
+        # every comparison of the group, and the median would not see it
+        # (a point with a wild launch spoils M - 1 of the M (M - 1) / 2 pairs).
+        for i, (ref, ref_meds) in enumerate(per_launch):
+            if len(ref_meds) < 2 or min(ref_meds.values()) <= 0:
                 continue
-            if min(meds.values()) <= 0 or min(ref_meds.values()) <= 0:
-                continue
-            diffs = [np.log(meds[k]) - np.log(ref_meds[k]) for k in meds]
-            entry = (float(np.var(diffs, ddof=1)), len(diffs) - 1)
-            ratio_vars.append(entry)
-            panel_vars.setdefault(panel_key(p), []).append(entry)
+            for p, meds in per_launch[i + 1 :]:
+                if not paired(p, ref) or len(meds) < 2 or min(meds.values()) <= 0:
+                    continue
+                diffs = [np.log(meds[k]) - np.log(ref_meds[k]) for k in meds if k in ref_meds]
+                if len(diffs) < 2:
+                    continue
+                entry = (float(np.var(diffs, ddof=1)), len(diffs) - 1)
+                ratio_vars.append(entry)
+                panel_vars.setdefault(panel_key(p), []).append(entry)
     whole = _pooled_var(ratio_vars)
     panel_sd = {}
     if whole is not None:

@@ -127,6 +127,8 @@ OPTIONAL_FIELDS = {
         "launch": LAUNCH,
         "max_reps": LAUNCH,
         "point_budget_ms": INTEGER,
+        "claim_budget_ms": INTEGER,
+        "claim_max_reps": LAUNCH,
     },
     "experiment": {"also_x": ALSO_X, "launch": LAUNCH},
     "point": {"peer": BOOLEAN, "family": STRING, "props": STRING, "launch": LAUNCH},

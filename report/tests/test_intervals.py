@@ -145,13 +145,26 @@ def test_resolution_pools_the_spread_of_ratios_between_launches():
     faa = pt("faa", [5.0] * 3 + [5.0 * e**0.1] * 3, launches=TWO)
     ticket = pt("ticket", [20.0] * 3 + [20.0 * e**-0.1] * 3, launches=TWO)
     res = intervals.resolution([cas, faa, ticket])
-    assert res.comparisons == 2
+    assert res.comparisons == 3  # every pair: cas-faa, cas-ticket, faa-ticket
     assert res.launches == 2
-    # each comparison: two launch estimates 0.1 apart, variance 0.005 (1 df),
-    # scaled by the median of chi2_1 (about 0.47)
+    # cas-faa and cas-ticket: two launch estimates 0.1 apart, variance 0.005
+    # (1 df); faa-ticket 0.2 apart, 0.02; the median, 0.005, scaled by the
+    # median of chi2_1 (about 0.47)
     assert res.ratio_sd == pytest.approx((0.005 / intervals._chi2_median_over_df(1)) ** 0.5)
     # the single points' own spread, per metric: cas does not move, faa and ticket by 0.1
     assert res.value_sd["time"] == pytest.approx((0.005 / intervals._chi2_median_over_df(1)) ** 0.5)
+
+
+def test_one_point_with_a_wild_launch_does_not_set_its_groups_resolution():
+    # "anderson" (first by name) is 10x slower in its second launch; the four
+    # others agree between launches. Pooled over every pair, 4 of the 10
+    # comparisons see the wild launch and the median does not: the group's
+    # resolution is the others' (none), not anderson's.
+    wild = pt("anderson", [10.0] * 3 + [100.0] * 3, launches=TWO)
+    steady = [pt(name, [v] * 6, launches=TWO) for name, v in (("cas", 5.0), ("faa", 4.0), ("mcs", 6.0), ("tas", 7.0))]
+    res = intervals.resolution([wild] + steady)
+    assert res.comparisons == 10
+    assert res.ratio_sd == pytest.approx(0.0, abs=1e-9)
 
 
 def test_one_launch_has_no_resolution_and_widens_nothing():

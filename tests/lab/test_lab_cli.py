@@ -53,6 +53,8 @@ def records(out_dir):
     ["compare"], ["compare", "a.jsonl"], ["compare", "a", "b", "c"],
     ["run", "phys", "--max-reps", "0"], ["run", "phys", "--max-reps", "101"],
     ["run", "phys", "--max-reps"], ["run", "phys", "--reps", "5", "--max-reps", "3"],
+    ["run", "phys", "--claim-budget"], ["run", "phys", "--claim-budget", "-1"],
+    ["run", "phys", "--claim-budget", "60001"], ["run", "phys", "--claim-budget", "x"],
 ])
 def test_bad_usage_exits_2_with_usage(args):
     r = lab(*args, check=2)
@@ -372,6 +374,40 @@ def test_reps_alone_fixes_the_count(tmp_path):
     recs = records(out)
     assert recs[0]["max_reps"] == 3
     assert {len(x["samples"]) for x in recs if x["type"] == "point"} == {3}
+
+
+def test_points_a_claim_reads_get_more_repetitions(tmp_path):
+    """np99-counter's claim reads faa and cas at the largest thread count
+    with work_ns=0: with a claim budget those two points go on past the
+    group's repetitions (smoke points take microseconds: many fit), every
+    other point keeps its one; the ratio points pair only repetitions made
+    side by side."""
+    out = tmp_path / "claimed"
+    lab("run", "np99-counter", "--size", "smoke", "--claim-budget", "200", "--algos", "faa,cas,ttas",
+        "--threads", "1,2", "--where", "work_ns=0", "--out", str(out), check=0)
+    recs = records(out)
+    machine = recs[0]
+    assert machine["claim_budget_ms"] == 200 and machine["claim_max_reps"] == 100
+    counts = {}
+    for x in recs:
+        if x["type"] == "point" and x["unit"] != "x":
+            counts[(x["algorithm"], x["params"]["threads"])] = len(x["samples"])
+    assert counts[("faa", 2)] > 1 and counts[("cas", 2)] > 1
+    assert counts[("faa", 2)] == counts[("cas", 2)] <= 100  # interleaved: the same count
+    assert counts[("ttas", 2)] == 1  # in the group, not read by the claim
+    assert counts[("faa", 1)] == counts[("cas", 1)] == counts[("ttas", 1)] == 1  # not the largest count
+    for x in recs:
+        if x["type"] == "point" and x["unit"] == "x" and x["params"]["threads"] == 2:
+            assert len(x["samples"]) == min(counts[(x["algorithm"], 2)], counts[("faa", 2)])  # faa: the reference
+
+
+def test_smoke_and_reps_alone_give_claims_nothing_more(tmp_path):
+    out = tmp_path / "noclaim"
+    lab("run", "np99-counter", "--size", "smoke", "--algos", "faa,cas", "--threads", "1,2",
+        "--where", "work_ns=0", "--out", str(out), check=0)
+    recs = records(out)
+    assert recs[0]["claim_budget_ms"] == 0
+    assert {len(x["samples"]) for x in recs if x["type"] == "point"} == {1}
 
 
 def test_compare_lists_a_run_against_itself_as_identical(tmp_path):

@@ -1,0 +1,115 @@
+/*
+ * claimed_test.c — which points a claim's verdict reads (lab/claimed.c):
+ * explicit `at`, "max_threads" resolved by the planning pass, `where` on
+ * numbers and strings, metrics with their "_ratio" points and extra
+ * metrics, peers for peer_ratio rules, nested all/any, rules that read
+ * nothing and rules that do not parse.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "claimed.h"
+#include "lab.h"
+
+static lab_group group(double threads, const char *phase, const char *metric) {
+  lab_group g;
+  memset(&g, 0, sizeof g);
+  lab_group_param(&g, "threads", threads);
+  if (phase != NULL) lab_group_param_str(&g, "phase", phase);
+  lab_group_param(&g, "work_ns", 0);
+  g.metric = metric;
+  return g;
+}
+
+static lab_claimed *claimed_of(const lab_claim *claims, size_t n) {
+  lab_experiment e;
+  memset(&e, 0, sizeof e);
+  e.name = "t";
+  e.claims = claims;
+  e.nclaims = n;
+  lab_claimed *c = lab_claimed_new(&e);
+  assert_non_null(c);
+  return c;
+}
+
+static void test_max_threads_resolved_by_planning(void **state) {
+  (void)state;
+  static const lab_claim claims[] = {
+    {"faa beats cas", "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"faa\",\"den\":\"cas\","
+                      "\"where\":{\"work_ns\":0},\"at\":\"max_threads\",\"bound\":1.0}"},
+  };
+  lab_claimed *c = claimed_of(claims, 1);
+  lab_group g1 = group(1, NULL, "time"), g4 = group(4, NULL, "time"), g8 = group(8, NULL, "time");
+  lab_claimed_plan(c, &g1, "faa");
+  lab_claimed_plan(c, &g4, "cas");
+  lab_claimed_plan(c, &g8, "ttas"); /* not the rule's: does not move its largest count */
+  assert_true(lab_claimed_reads(c, &g4, "faa", false));
+  assert_true(lab_claimed_reads(c, &g4, "cas", false));
+  assert_false(lab_claimed_reads(c, &g4, "ttas", false));
+  assert_false(lab_claimed_reads(c, &g1, "faa", false));
+  assert_false(lab_claimed_reads(c, &g8, "faa", false));
+  lab_group other = group(4, NULL, "cas_per_op"); /* another metric of the same point */
+  assert_false(lab_claimed_reads(c, &other, "faa", false));
+  lab_group ratio = group(4, NULL, "time_ratio"); /* its ratio points read the same samples */
+  assert_true(lab_claimed_reads(c, &ratio, "faa", false));
+  lab_group extra = group(4, NULL, "spawn");
+  extra.extra[0].metric = "time";
+  extra.nextra = 1;
+  assert_true(lab_claimed_reads(c, &extra, "faa", false));
+  lab_group busy;
+  memset(&busy, 0, sizeof busy);
+  lab_group_param(&busy, "threads", 4);
+  lab_group_param(&busy, "work_ns", 5000); /* where excludes it */
+  busy.metric = "time";
+  assert_false(lab_claimed_reads(c, &busy, "faa", false));
+  lab_claimed_free(c);
+}
+
+static void test_explicit_at_strings_peers_and_nesting(void **state) {
+  (void)state;
+  static const lab_claim claims[] = {
+    {"nblfq vs peers", "{\"op\":\"all\",\"rules\":[{\"op\":\"any\",\"rules\":["
+                       "{\"op\":\"peer_ratio_above\",\"metric\":\"throughput\",\"algo\":\"nblfq\","
+                       "\"where\":{\"phase\":\"stream\"},\"at\":{\"threads\":1},\"bound\":1.0}]},"
+                       "{\"op\":\"value_below\",\"metric\":\"throughput\",\"algo\":\"vyukov\",\"at\":{\"threads\":2},"
+                       "\"bound\":9}]}"},
+    {"declared", "{\"op\":\"not_measurable\",\"why\":\"no such hardware\"}"},
+    {"broken", "{\"op\":"},
+  };
+  lab_claimed *c = claimed_of(claims, 3);
+  lab_group s1 = group(1, "stream", "throughput"), s2 = group(2, "stream", "throughput");
+  lab_group p1 = group(1, "pingpong", "throughput");
+  assert_true(lab_claimed_reads(c, &s1, "nblfq", false));
+  assert_true(lab_claimed_reads(c, &s1, "ck:ring_mpmc", true)); /* every peer of a peer_ratio point */
+  assert_false(lab_claimed_reads(c, &s1, "vyukov", false));
+  assert_false(lab_claimed_reads(c, &s2, "ck:ring_mpmc", true));
+  assert_false(lab_claimed_reads(c, &p1, "nblfq", false)); /* the string where */
+  assert_true(lab_claimed_reads(c, &s2, "vyukov", false));  /* no where: any phase at threads 2 */
+  assert_false(lab_claimed_reads(c, &p1, "vyukov", false)); /* at: threads 2 only */
+  lab_claimed_free(c);
+}
+
+static void test_no_claims_read_nothing(void **state) {
+  (void)state;
+  lab_claimed *c = claimed_of(NULL, 0);
+  lab_group g = group(1, NULL, "time");
+  lab_claimed_plan(c, &g, "faa");
+  assert_false(lab_claimed_reads(c, &g, "faa", false));
+  lab_claimed_free(c);
+  assert_false(lab_claimed_reads(NULL, &g, "faa", false)); /* out of memory at creation: nothing */
+  lab_claimed_plan(NULL, &g, "faa");
+  lab_claimed_free(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_max_threads_resolved_by_planning),
+    cmocka_unit_test(test_explicit_at_strings_peers_and_nesting),
+    cmocka_unit_test(test_no_claims_read_nothing),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
