@@ -54,8 +54,6 @@ static void test_max_threads_resolved_by_planning(void **state) {
   assert_false(lab_claimed_reads(c, &g8, "faa", false));
   lab_group other = group(4, NULL, "cas_per_op"); /* another metric of the same point */
   assert_false(lab_claimed_reads(c, &other, "faa", false));
-  lab_group ratio = group(4, NULL, "time_ratio"); /* its ratio points read the same samples */
-  assert_true(lab_claimed_reads(c, &ratio, "faa", false));
   lab_group extra = group(4, NULL, "spawn");
   extra.extra[0].metric = "time";
   extra.nextra = 1;
@@ -66,6 +64,20 @@ static void test_max_threads_resolved_by_planning(void **state) {
   lab_group_param(&busy, "work_ns", 5000); /* where excludes it */
   busy.metric = "time";
   assert_false(lab_claimed_reads(c, &busy, "faa", false));
+  lab_claimed_free(c);
+}
+
+static void test_a_ratio_metric_reads_its_raw_group(void **state) {
+  (void)state;
+  static const lab_claim claims[] = {
+    {"ratio", "{\"op\":\"ratio_above\",\"metric\":\"throughput_ratio\",\"num\":\"nblfq\",\"den\":\"vyukov\","
+              "\"at\":{\"threads\":1},\"bound\":1.0}"},
+  };
+  lab_claimed *c = claimed_of(claims, 1);
+  lab_group raw = group(1, NULL, "throughput"); /* the ratio points come from its samples */
+  lab_group other = group(1, NULL, "throughput_per_thread");
+  assert_true(lab_claimed_reads(c, &raw, "nblfq", false));
+  assert_false(lab_claimed_reads(c, &other, "nblfq", false));
   lab_claimed_free(c);
 }
 
@@ -108,6 +120,7 @@ static void test_no_claims_read_nothing(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_max_threads_resolved_by_planning),
+    cmocka_unit_test(test_a_ratio_metric_reads_its_raw_group),
     cmocka_unit_test(test_explicit_at_strings_peers_and_nesting),
     cmocka_unit_test(test_no_claims_read_nothing),
   };

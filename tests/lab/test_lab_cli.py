@@ -383,7 +383,7 @@ def test_points_a_claim_reads_get_more_repetitions(tmp_path):
     other point keeps its one; the ratio points pair only repetitions made
     side by side."""
     out = tmp_path / "claimed"
-    lab("run", "np99-counter", "--size", "smoke", "--claim-budget", "200", "--algos", "faa,cas,ttas",
+    lab("run", "np99-counter", "--size", "smoke", "--claim-budget", "200", "--algos", "faa,cas,mutex",
         "--threads", "1,2", "--where", "work_ns=0", "--out", str(out), check=0)
     recs = records(out)
     machine = recs[0]
@@ -394,8 +394,8 @@ def test_points_a_claim_reads_get_more_repetitions(tmp_path):
             counts[(x["algorithm"], x["params"]["threads"])] = len(x["samples"])
     assert counts[("faa", 2)] > 1 and counts[("cas", 2)] > 1
     assert counts[("faa", 2)] == counts[("cas", 2)] <= 100  # interleaved: the same count
-    assert counts[("ttas", 2)] == 1  # in the group, not read by the claim
-    assert counts[("faa", 1)] == counts[("cas", 1)] == counts[("ttas", 1)] == 1  # not the largest count
+    assert counts[("mutex", 2)] == 1  # in the group, not read by the claim
+    assert counts[("faa", 1)] == counts[("cas", 1)] == counts[("mutex", 1)] == 1  # not the largest count
     for x in recs:
         if x["type"] == "point" and x["unit"] == "x" and x["params"]["threads"] == 2:
             assert len(x["samples"]) == min(counts[(x["algorithm"], 2)], counts[("faa", 2)])  # faa: the reference
