@@ -59,7 +59,7 @@ static const char usage_text[] =
   "                   taken under its time budget (default: 8 at --quick within 40 ms per\n"
   "                   variant, 30 within 250 ms otherwise; with --reps alone, exactly N)\n"
   "  --claim-budget MS then repeat the variants a claim's verdict reads, alone, while they have\n"
-  "                   taken under MS per variant, up to 100 times (default: 60 at --quick,\n"
+  "                   taken under MS per variant, up to 100 times (default: 150 at --quick,\n"
   "                   600 otherwise; 0 at smoke and with --reps alone; 0: never)\n"
   "  --launches K     measure every point in K separate launches of the run, one after\n"
   "                   another (1.." "20" "; default 3, 1 at smoke): the\n"

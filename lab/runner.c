@@ -404,6 +404,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   bool extra = false; /* past the group's budget: the claimed variants only */
   uint64_t t_group = syncq_now_ns(), t_extra = 0, t_round = t_group;
   int64_t last_round = 0; /* the previous round's time: a round is started only if it fits */
+  int64_t last_warmup = 0; /* the first variant's warm-up sample (LAB_WARMUP_LONG_NS) */
   /* Interleave: every variant's r-th repetition before any (r+1)-th, so a
    * drift of the machine over time hits all variants alike. Past the
    * --reps repetitions a group goes on while it is within its time budget,
@@ -425,11 +426,14 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       break;
     for (int k = 0; k < nv && rc == 0; k++) {
       if (extra && !claimed[k]) continue;
+      if (r < 0 && k > 0 && last_warmup >= LAB_WARMUP_LONG_NS) break; /* long samples: one warm-up is enough */
       const lab_variant *v = &g->variants[idx[k]];
       lab_sample s;
       memset(&s, 0, sizeof s);
       uint64_t csw0 = process_ctx_switches();
+      uint64_t t_sample = syncq_now_ns();
       int sampled = g->sample(ctx, v->arg, &s);
+      if (r < 0 && k == 0) last_warmup = (int64_t)(syncq_now_ns() - t_sample);
       uint64_t csw = process_ctx_switches() - csw0;
       if (sampled != 0 || ctx->failed) {
         if (!ctx->failed) lab_fail(ctx, "sample failed");

@@ -338,8 +338,9 @@ static int ms98_heap_run(lab_ctx *ctx) {
                   "swing. The heap holds at most p items here (each thread inserts then deletes), "
                   "so merge paths are short and the copying overhead small; with 6 us delays the "
                   "ratios are close to 1.0 and the delay_ns=0 panel shows the operations' cost. "
-                  "The skiplist priority queue of Linden & Jonsson is not in syncq yet (it needs "
-                  "epoch-based reclamation).");
+                  "\"linden-jonsson\" (Linden & Jonsson 2013: a lock-free skiplist whose deleted "
+                  "prefix is marked in next pointers, epoch-based reclamation) is a later algorithm, "
+                  "shown for reference.");
   }
   return r;
 }
