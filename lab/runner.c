@@ -238,11 +238,9 @@ static void format_eta(double s, char *buf, size_t len) {
   else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
 }
 
-/* The registry's word on a point's algorithm: "family", "props" and "peer"
- * (a structure from a peer library, lab/peers/). Variant names may carry a
- * suffix after '/' (a waiting discipline, "mcs/spin"): the part before it is
- * looked up. Names that are no registry entry (phys floors, ...) get
- * "peer": false and nothing else. */
+/* The registry entry of a point's algorithm (and its family), or NULL.
+ * Variant names may carry a suffix after '/' or '@' (a waiting discipline,
+ * "mcs/spin"): the part before it is looked up. */
 static const syncq_algo *registry_entry(const char *algo, syncq_family *family) {
   char base[128];
   snprintf(base, sizeof base, "%s", algo);
@@ -261,6 +259,11 @@ static bool is_peer(const char *algo) {
   return a != NULL && (a->props & SYNCQ_PROP_PEER) != 0;
 }
 
+/* The registry's word on a point's algorithm: "family", "props" and "peer"
+ * (a structure from a peer library, lab/peers/). Variant names may carry a
+ * suffix after '/' (a waiting discipline, "mcs/spin"): the part before it is
+ * looked up. Names that are no registry entry (phys floors, ...) get
+ * "peer": false and nothing else. */
 static void describe_algorithm(json_t *o, const char *algo) {
   syncq_family f;
   const syncq_algo *a = registry_entry(algo, &f);
