@@ -402,7 +402,10 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
     nclaimed += claimed[k];
   }
   for (int k = 0; k < nv && nclaimed > 0 && g->normalize_to != NULL; k++)
-    if (!claimed[k] && strcmp(g->variants[idx[k]].algorithm, g->normalize_to) == 0) claimed[k] = true, nclaimed++;
+    if (!claimed[k] && strcmp(g->variants[idx[k]].algorithm, g->normalize_to) == 0) {
+      claimed[k] = true;
+      nclaimed++;
+    }
   int claim_max_reps = ctx->opt->claim_max_reps > max_reps ? ctx->opt->claim_max_reps : max_reps;
   bool extra = false; /* past the group's budget: the claimed variants only */
   uint64_t t_group = syncq_now_ns(), t_extra = 0, t_round = t_group;

@@ -220,6 +220,7 @@ static void atomics_worker(lab_worker *w) {
 static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const cost_point *pt = arg;
   uint64_t ns;
+  uint64_t made = pt->ops; /* the operations the sample made (fewer when a deadline stopped it) */
   if (pt->algo == NULL && pt->inl == INL_NONE) {
     atomics_pair *p = syncq_alloc_aligned(sizeof *p, _Alignof(atomics_pair));
     if (p == NULL) {
@@ -280,7 +281,7 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     run->deadline = pt->deadline_ns ? syncq_now_ns() + pt->deadline_ns : 0;
     int rc = no_pin == NULL ? -1 : lab_team_run(ctx, pt->threads, lock_worker, run, no_pin, &ns, &out->stats);
     free(no_pin);
-    uint64_t made = atomic_load(&run->made);
+    made = atomic_load(&run->made);
     bool ok = atomic_load(&run->errors) == 0 && run->counter == made && made > 0 &&
               (pt->deadline_ns != 0 || made == pt->ops);
     syncq_lock_destroy(run->generic);
@@ -290,9 +291,6 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
       lab_fail(ctx, "%s: mutual exclusion failed", pt->algo->name);
       return -1;
     }
-    out->value = (double)ns / (double)made;
-    out->ops = made;
-    return 0;
   } else {
     const syncq_lock_ops *ops = pt->algo->ops;
     cost_run *run = syncq_alloc_aligned(sizeof *run, _Alignof(cost_run));
@@ -319,8 +317,8 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
       return -1;
     }
   }
-  out->value = (double)ns / (double)pt->ops;
-  out->ops = pt->ops;
+  out->value = (double)ns / (double)made;
+  out->ops = made;
   return 0;
 }
 

@@ -97,7 +97,7 @@ def _ratios(results):
                 sd = res.sd_of(p, ref)
                 if sd is None or p.median <= 0 or ref.median <= 0:
                     continue
-                launches = len(set(p.launches or [0]))
+                launches = intervals.launch_count(p, ref)
                 params = tuple(sorted((k, repr(v)) for k, v in p.params.items()))
                 out[(result.experiment.name, metric, params, p.algorithm)] = (
                     math.log(p.median / ref.median),

@@ -300,7 +300,8 @@ def widen(interval, estimate, sd, launches, run_sd=None):
     return (min(lo, estimate * float(np.exp(-half))), max(hi, estimate * float(np.exp(half))))
 
 
-def _launch_count(*points):
+def launch_count(*points):
+    """The launches every one of the points has samples from (the fewest)."""
     return min(len(np.unique(_labels(p))) for p in points)
 
 
@@ -309,7 +310,7 @@ def resolved_ratio_interval(num, den, res):
     interval = ratio_interval(num, den)
     if res is None or den.median == 0:
         return interval
-    return widen(interval, num.median / den.median, res.sd_of(num, den), _launch_count(num, den), res.run_sd)
+    return widen(interval, num.median / den.median, res.sd_of(num, den), launch_count(num, den), res.run_sd)
 
 
 def resolved_median_interval(point, res):
@@ -317,4 +318,4 @@ def resolved_median_interval(point, res):
     interval = median_interval(point)
     if res is None:
         return interval
-    return widen(interval, point.median, res.value_sd.get(point.metric), _launch_count(point), res.run_sd)
+    return widen(interval, point.median, res.value_sd.get(point.metric), launch_count(point), res.run_sd)
