@@ -65,12 +65,18 @@ def _indices(labels, rng, resamples):
         return table[drawn[:, :, None], within].reshape(resamples, k * n)
     # Launches of unequal sizes: the j-th drawn launch contributes as many
     # samples as the j-th launch has, so every replicate has the data's size.
-    return np.stack(
-        [
-            np.concatenate([rng.choice(groups[rng.integers(0, k)], size=len(groups[j])) for j in range(k)])
-            for _ in range(resamples)
-        ]
-    )
+    # Vectorised over replicates: the launches padded into one table, a
+    # uniform draw scaled by each drawn launch's own size picks within it.
+    lengths = np.asarray([len(g) for g in groups])
+    table = np.zeros((k, int(lengths.max())), dtype=int)
+    for i, g in enumerate(groups):
+        table[i, : len(g)] = g
+    parts = []
+    for j in range(k):
+        drawn = rng.integers(0, k, size=resamples)
+        within = (rng.random((resamples, len(groups[j]))) * lengths[drawn][:, None]).astype(int)
+        parts.append(table[drawn[:, None], within])
+    return np.concatenate(parts, axis=1)
 
 
 def _percentiles(values):

@@ -44,6 +44,33 @@ def test_interval_contains_the_estimate_and_stays_within_the_samples():
     assert lo < hi
 
 
+def test_launches_of_unequal_sizes_draw_whole_launches_of_each_slots_size():
+    """The j-th slot of a replicate takes as many samples as launch j has, all
+    from one drawn launch (the cluster bootstrap), and every launch is drawn."""
+    import numpy as np
+
+    labels = np.asarray([1] * 5 + [2] * 2 + [3] * 9)
+    rows = intervals._indices(labels, np.random.default_rng(7), 500)
+    assert rows.shape == (500, 16)
+    seen = set()
+    for row in rows:
+        start = 0
+        for size in (5, 2, 9):
+            block = labels[row[start : start + size]]
+            assert len(set(block)) == 1  # one launch per slot
+            seen.add(int(block[0]))
+            start += size
+    assert seen == {1, 2, 3}
+    # within a drawn launch every sample is reachable, none beyond it
+    assert set(rows[:, 0]) == set(range(16))
+
+
+def test_unequal_launches_give_an_interval_around_the_estimate():
+    p = pt("faa", [10.0, 10.2, 9.9, 10.1, 10.0, 11.0, 10.5, 12.0], launches=[1, 1, 1, 1, 1, 2, 2, 3])
+    lo, hi = intervals.median_interval(p)
+    assert 9.9 <= lo <= p.median <= hi <= 12.0
+
+
 def test_same_data_same_interval():
     a, b = pt("faa", [1.0, 2.0, 1.5, 1.2]), pt("cas", [2.0, 2.5, 1.9, 3.0])
     assert intervals.ratio_interval(a, b) == intervals.ratio_interval(a, b)
