@@ -128,6 +128,13 @@ typedef struct lab_group {
     bool higher_is_better;
   } extra[LAB_MAX_EXTRA];
   int nextra;
+  /* A group of coarse samples (each a whole number of a pseudo-scheduler's
+   * quanta, so two medians of a few samples differ by a quantum or none)
+   * asks its claimed variants for at least this many repetitions: past the
+   * claims' budget, but never past LAB_MAX_CLAIM_BUDGET_MS per claimed
+   * variant, and only when there is a claims' budget (none at smoke size,
+   * with --reps alone or --claim-budget 0). 0: the budget alone decides. */
+  int claim_min_reps;
 } lab_group;
 
 typedef struct lab_claim {

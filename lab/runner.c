@@ -407,6 +407,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       nclaimed++;
     }
   int claim_max_reps = ctx->opt->claim_max_reps > max_reps ? ctx->opt->claim_max_reps : max_reps;
+  int claim_min_reps = g->claim_min_reps < claim_max_reps ? g->claim_min_reps : claim_max_reps;
   bool extra = false; /* past the group's budget: the claimed variants only */
   uint64_t t_group = syncq_now_ns(), t_extra = 0, t_round = t_group;
   int64_t last_round = 0; /* the previous round's time: a round is started only if it fits */
@@ -428,8 +429,12 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       t_extra = now;
       last_round = last_round * nclaimed / nv; /* the claimed variants' share, as a guess */
     }
-    if (extra && (r >= claim_max_reps || (int64_t)(now - t_extra) + last_round > ctx->opt->claim_budget_ns * nclaimed))
-      break;
+    if (extra) {
+      int64_t spent = (int64_t)(now - t_extra) + last_round;
+      bool over = spent > ctx->opt->claim_budget_ns * nclaimed;
+      bool ceiling = spent > (int64_t)LAB_MAX_CLAIM_BUDGET_MS * 1000000 * nclaimed;
+      if (r >= claim_max_reps || ceiling || (over && r >= claim_min_reps)) break;
+    }
     for (int k = 0; k < nv && rc == 0; k++) {
       if (extra && !claimed[k]) continue;
       if (r < 0 && k > 0 && last_warmup >= LAB_WARMUP_LONG_NS) break; /* long samples: one warm-up is enough */

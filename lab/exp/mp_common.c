@@ -234,7 +234,7 @@ int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, l
         lab_group_param(&g, "threads", threads[t]);
         lab_group_param(&g, "delay_ns", delay_ns);
         lab_group_param(&g, "level", level);
-        lab_group_param_str(&g, "mode", mp_mode_name((mp_mode)m));
+        mp_group_mode(&g, (mp_mode)m);
         g.metric = "time";
         g.unit = "ms";
         g.sample = sample;

@@ -82,4 +82,21 @@ int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, l
 
 static inline const char *mp_mode_name(mp_mode m) { return m == MP_MODE_PSEUDO ? "pseudo" : "real"; }
 
+/* Under the pseudo-scheduler a run's time is a whole number of quanta (at
+ * --quick 2 ms of a run of 20-50 ms: 38.4, 40.4 or 42.6 ms for the same
+ * stack), so the median of a few samples moves by a quantum or none and a
+ * level-3 ratio of two equal programs by several percent from run to run
+ * (measured: 4 samples a launch, ms98-stack's lock/lock-ps 0.96-1.04 over
+ * eight runs). A dozen samples a launch put the median on the common value
+ * (14: 0.994-0.999 over three runs); the claimed variants of a pseudo
+ * group ask for that many (lab_group.claim_min_reps). */
+#define MP_PSEUDO_CLAIM_MIN_REPS 12
+
+/* The group's "mode" param, and for the pseudo-scheduler the claimed
+ * variants' repetitions above. */
+static inline void mp_group_mode(lab_group *g, mp_mode m) {
+  lab_group_param_str(g, "mode", mp_mode_name(m));
+  if (m == MP_MODE_PSEUDO) g->claim_min_reps = MP_PSEUDO_CLAIM_MIN_REPS;
+}
+
 #endif

@@ -140,7 +140,7 @@ static int ms98_quicksort_run(lab_ctx *ctx) {
           lab_group_param_str(&g, "pool", kinds[f]);
           lab_group_param(&g, "threads", threads[t]);
           lab_group_param(&g, "level", level);
-          lab_group_param_str(&g, "mode", mp_mode_name((mp_mode)m));
+          mp_group_mode(&g, (mp_mode)m);
           g.metric = "time";
           g.unit = "ms";
           g.sample = qsx_sample;

@@ -176,7 +176,10 @@ static int ms98_tsp_run(lab_ctx *ctx) {
         lab_group_param_str(&g, "set", "programs");
         lab_group_param(&g, "threads", threads[t]);
         lab_group_param(&g, "level", level);
-        lab_group_param_str(&g, "mode", level == 1 ? "dedicated" : mp_mode_name((mp_mode)m));
+        if (level == 1)
+          lab_group_param_str(&g, "mode", "dedicated");
+        else
+          mp_group_mode(&g, (mp_mode)m);
         g.metric = "time";
         g.unit = "ms";
         g.sample = tspx_sample;

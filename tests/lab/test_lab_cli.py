@@ -401,6 +401,29 @@ def test_points_a_claim_reads_get_more_repetitions(tmp_path):
             assert len(x["samples"]) == min(counts[(x["algorithm"], 2)], counts[("faa", 2)])  # faa: the reference
 
 
+def test_pseudo_scheduler_claims_get_a_dozen_repetitions_past_a_small_budget(tmp_path):
+    """Under the pseudo-scheduler a sample's time is a whole number of quanta:
+    ms98-stack's level-3 claim reads lock, lock-ps and treiber there, and
+    those go on to MP_PSEUDO_CLAIM_MIN_REPS (12) repetitions although a 1 ms
+    claims' budget would stop them after one; herlihy, in the group but not
+    read by a claim, keeps its one."""
+    out = tmp_path / "pseudo"
+    lab("run", "ms98-stack", "--size", "smoke", "--claim-budget", "1", "--where", "mode=pseudo",
+        "--where", "level=3", "--out", str(out), check=0)
+    counts = {}
+    for x in records(out):
+        if x["type"] == "point" and x["unit"] != "x":
+            counts.setdefault(x["algorithm"], []).append(len(x["samples"]))
+    top = {a: max(c) for a, c in counts.items()}
+    assert top["lock"] == top["lock-ps"] == top["treiber"] >= 12
+    assert top["herlihy"] == 1
+    # with no claims' budget at all, none
+    out0 = tmp_path / "pseudo0"
+    lab("run", "ms98-stack", "--size", "smoke", "--claim-budget", "0", "--where", "mode=pseudo",
+        "--where", "level=3", "--out", str(out0), check=0)
+    assert {len(x["samples"]) for x in records(out0) if x["type"] == "point"} == {1}
+
+
 def test_smoke_and_reps_alone_give_claims_nothing_more(tmp_path):
     out = tmp_path / "noclaim"
     lab("run", "np99-counter", "--size", "smoke", "--algos", "faa,cas", "--threads", "1,2",
