@@ -28,10 +28,13 @@
  * (ns per increment) pthread mutex 15/14/15, ttas-ps 19/18/19, array-faa
  * 18/16/26, array-cas 17/22/37, clh 28/27/30, futex-mutex 31/29/33, tas
  * 28/48/16, ttas 50/40/18, anderson 23/60/23, mcs 117/16/17, ticket
- * 613/16/49, hybrid-sc 462/31/16, sc-queue 66,680/42/17 (yield: it cannot
- * sleep). Most are within 3x of the mutex in most runs; a FIFO hand-over
- * to a waiter that is not running still costs a
- * wake-up, and the runs that missed were those. Pinned two to a core,
+ * 613/16/49, hybrid-sc 462/31/16, sc-queue 66,680/42/17 (then it could
+ * only yield; since it sleeps, its samples' 99th percentile went from
+ * 669 us to 1.0 us an increment, hybrid-sc's from 642 us to 1.4 us, as
+ * the other FIFO queue locks': syncq-lab run locks-cost --quick --where
+ * phase=defaults-busy, three runs before, four after). Most are within 3x
+ * of the mutex in most runs; a FIFO hand-over to a waiter that is not
+ * running still costs a wake-up, and the runs that missed were those. Pinned two to a core,
  * the FIFO queue locks (mcs, clh, array-cas) stay slow even so (16-21 us
  * per increment): prefer a mutex or TTAS where threads outnumber cores
  * and are pinned. Pure spinning stays available by name: pass

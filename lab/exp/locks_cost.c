@@ -49,10 +49,11 @@
 #define DEFAULTS_THREADS_PER_PU 2 /* defaults-busy: 4 threads on 2 cores */
 /* defaults-busy: a sample also stops at a deadline (time_per_op is then the
  * wall time over the increments made): a lock whose hand-over to a
- * preempted waiter costs a time slice (sc-queue, which can only yield:
- * up to 0.4 ms per increment beside the busy program) would otherwise take
- * 8 s a sample at --quick's 20,000 increments, and its cost is known to a
- * few percent from a thousand. Each thread reads the clock every
+ * preempted waiter costs a time slice (a FIFO lock whose waiters only
+ * yield: up to 0.9 ms per increment beside the busy program, as the
+ * scheduler-conscious locks did before they could sleep) would otherwise
+ * take 8 s or more a sample at --quick's 20,000 increments, and its cost
+ * is known to a few percent from a thousand. Each thread reads the clock every
  * DEADLINE_CHECK_EVERY of its operations. */
 #define DEADLINE_CHECK_EVERY 64u
 
@@ -364,7 +365,7 @@ static int lab_run_defaults_busy(lab_ctx *ctx, const syncq_algo *const *algos, i
            "defaults-busy: %d threads (%dx the processing units), N=%llu increments or %llu ms "
            "(whichever ends first; time_per_op is the wall time over the increments made), every syncq "
            "lock made by syncq_lock_create(name, NULL) (the safe default: competitive spinning, "
-           "yield for the scheduler-conscious locks, the mutexes' own blocking), a busy child "
+           "the mutexes' own blocking), a busy child "
            "process spinning beside the team, threads not pinned. Pinned two to a core, the FIFO "
            "queue locks (mcs, clh, array-cas) are not safe even so: each hand-over to a waiter "
            "sharing the releaser's core costs context switches (16-21 us per operation measured "
