@@ -6,7 +6,8 @@
  *    (competitive, yield, or a mutex's own sleeping default), and the one
  *    the caller names when it names one (pure spinning stays available);
  *  - default-created FIFO spin locks (the ones that collapse when spinning
- *    oversubscribed) keep mutual exclusion and finish with 2x as many
+ *    oversubscribed; hybrid-sc too, which collapsed when it could only
+ *    yield) keep mutual exclusion and finish with 2x as many
  *    threads as processing units while a busy child process competes for
  *    the processors;
  *  - bad inputs.
@@ -75,8 +76,10 @@ static void test_default_discipline_of_every_lock(void **state) {
     checked++;
   }
   assert_true(checked >= 10);
-  /* the spin locks of the papers wait competitively by default */
-  const char *const competitive[] = {"tas", "ttas", "ticket", "mcs", "clh", "anderson", "array-cas", "array-faa"};
+  /* the spin locks of the papers wait competitively by default, the
+   * scheduler-conscious ones too (sleeping on their slot's seq word) */
+  const char *const competitive[] = {"tas",       "ttas",      "ticket",    "mcs",      "clh",
+                                     "anderson",  "array-cas", "array-faa", "sc-queue", "hybrid-sc"};
   for (size_t i = 0; i < sizeof competitive / sizeof competitive[0]; i++) {
     syncq_lock *l = NULL;
     assert_int_equal(syncq_lock_create(competitive[i], NULL, &l), SYNCQ_OK);
@@ -141,7 +144,7 @@ static pid_t start_busy_child(void) {
 
 static void test_default_locks_oversubscribed_beside_busy_program(void **state) {
   (void)state;
-  const char *const names[] = {"ticket", "mcs", "clh", "anderson", "ttas"};
+  const char *const names[] = {"ticket", "mcs", "clh", "anderson", "ttas", "hybrid-sc"};
   int threads = THREADS_PER_PU * n_pus();
   pid_t busy = start_busy_child();
   assert_true(busy > 0);
