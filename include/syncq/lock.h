@@ -164,7 +164,15 @@ typedef struct syncq_lock syncq_lock;
  * (SYNCQ_EINVAL unknown discipline, SYNCQ_ENOTSUP, SYNCQ_ELIMIT). A
  * created lock is private to the process (its storage is malloc'ed). */
 SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out);
-/* Destroy and free (must not be held). SYNCQ_EINVAL for NULL. */
+/* Destroy and free (must not be held). SYNCQ_EINVAL for NULL. Limit:
+ * with a discipline that may sleep (BLOCK, COMPETITIVE: the generic
+ * API's default), an unlock reads the lock's sleeper count after it has
+ * handed the lock over, so the next holder must not destroy the lock
+ * until every thread that used it has returned from its last call (join
+ * the threads, or count them out after their unlocks). The same holds for
+ * the typed *_destroy of every lock that takes a discipline; the futex
+ * and pthread mutexes only make a system call on the address after their
+ * release, and may be destroyed by the next holder. */
 SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
 /* Acquire / try / release with the caller's node (the same node for a
  * lock and its unlock). SYNCQ_EINVAL for NULL lock or node. */
