@@ -1,9 +1,12 @@
 #!/bin/sh
 # syncq_archive.sh OUT.a NM OBJCOPY AR OBJECT...
-# The installed static library: the library's objects with every internal
-# global symbol (defined by these objects, not named syncq_*) renamed to
+# An installed static library: the objects with every internal global
+# symbol (defined by these objects, not named syncq_*) renamed to
 # syncq__<name>, in definitions and references alike, so a program that
-# links libsyncq.a may define its own am_map or po_mailbox_mpsc. The
+# links libsyncq.a may define its own am_map or po_mailbox_mpsc. The same
+# library objects always get the same names, so libsyncq.a and an archive
+# of a component together with the library (libsyncq_am_mpi_<impl>.a: the
+# MPI transport's objects and the library's) agree on every one. The
 # archive keeps one member per object: a program pulls in only what it uses.
 set -eu
 out=$1 nm=$2 objcopy=$3 ar=$4

@@ -8,11 +8,17 @@
 #  3. the same examples built with pkg-config against the shared library,
 #     with an rpath, and run;
 #  4. the "lab" component: syncq-lab finds its report builder relative to
-#     its install prefix, also after the prefix is moved.
-# usage: install_test.sh BUILD_DIR SOURCE_DIR
+#     its install prefix, also after the prefix is moved;
+#  5. per MPI built here, the installed transport (libsyncq_am_mpi_<impl>.a,
+#     syncq-am-mpi-<impl>.pc, syncq::am_mpi_<impl>): a program built with
+#     that MPI's compiler through pkg-config, through find_package, and with
+#     a plain -l line (the transport before -lsyncq), each run on 2 ranks
+#     (the latter two with every peer through MPI, SYNCQ_AM_FORCE_MPI=1).
+# usage: install_test.sh BUILD_DIR SOURCE_DIR [IMPL=MPIRUN ...]
 set -euo pipefail
 build=$1
 src=$2
+shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 examples="signal_nblfq lock_counter postoffice am_reqreply"
@@ -70,4 +76,36 @@ if cmake --install "$build" --prefix "$tmp/lab" --component lab >/dev/null 2>&1 
 else
   echo "lab component not built here (SYNCQ_BUILD_LAB=OFF): not checked"
 fi
-echo "install test: library and lab components, find_package and pkg-config consumers, every example"
+
+# 5. the MPI transports, from the installed prefix
+mpi_checked=""
+for pair in "$@"; do
+  impl=${pair%%=*} mpirun=${pair#*=}
+  mpicc=$(command -v "mpicc.$impl" || true)
+  if [ -z "$mpicc" ]; then echo "MPI transport $impl: mpicc.$impl not found: not checked"; continue; fi
+  test -f "$libdir/libsyncq_am_mpi_$impl.a"
+  test -f "$libdir/pkgconfig/syncq-am-mpi-$impl.pc"
+  case $impl in
+  openmpi) run() { OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 5 120 "$mpirun" --oversubscribe \
+                     --mca btl_vader_single_copy_mechanism none -n 2 "$@"; } ;;
+  *) run() { timeout -k 5 120 "$mpirun" -n 2 "$@"; } ;;
+  esac
+  m="$tmp/mpi-$impl"
+  mkdir -p "$m"
+  echo "-- MPI transport $impl (pkg-config)"
+  "$mpicc" -std=c11 -Wall -Wextra -Werror -o "$m/pc" "$src/tests/install/mpi_consumer/main.c" \
+    $(pkg-config --cflags --libs "syncq-am-mpi-$impl")
+  run "$m/pc"
+  echo "-- MPI transport $impl (find_package, syncq::am_mpi_$impl)"
+  cmake -S "$src/tests/install/mpi_consumer" -B "$m/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+    -DCMAKE_C_COMPILER="$mpicc" -DSYNCQ_TEST_MPI="$impl" >/dev/null
+  cmake --build "$m/cmake" >/dev/null
+  SYNCQ_AM_FORCE_MPI=1 run "$m/cmake/mpi_consumer" # every peer through MPI
+  echo "-- MPI transport $impl (-lsyncq_am_mpi_$impl -lsyncq, the shared library beside it)"
+  "$mpicc" -std=c11 -o "$m/plain" "$src/tests/install/mpi_consumer/main.c" -I"$tmp/prefix/include" -L"$libdir" \
+    "-lsyncq_am_mpi_$impl" -lsyncq -Wl,-rpath,"$libdir"
+  SYNCQ_AM_FORCE_MPI=1 run "$m/plain"
+  mpi_checked="$mpi_checked $impl"
+done
+[ $# -gt 0 ] || echo "MPI transport: no MPI built here: not checked"
+echo "install test: library and lab components, find_package and pkg-config consumers, every example${mpi_checked:+, the MPI transport from the prefix with:$mpi_checked}"
