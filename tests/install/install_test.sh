@@ -6,7 +6,8 @@
 #  2. a consumer and every example (examples/) built with find_package(syncq)
 #     (syncq::syncq, static) and run;
 #  3. the same examples built with pkg-config against the shared library,
-#     with an rpath, and run;
+#     with an rpath, and run; and against the archive (syncq-static.pc),
+#     checked to need no libsyncq.so;
 #  4. the "lab" component: syncq-lab finds its report builder relative to
 #     its install prefix, also after the prefix is moved;
 #  5. per MPI built here, the installed transport (libsyncq_am_mpi_<impl>.a,
@@ -61,6 +62,14 @@ for e in $examples; do
   cc -std=c11 -Wall -Wextra -Werror -o "$tmp/pc-$e" "$src/examples/$e.c" $(pkg-config --cflags --libs syncq) -pthread \
     -Wl,-rpath,"$libdir"
   "$tmp/pc-$e"
+done
+
+# 3b. pkg-config, static: syncq-static.pc links the archive by its path
+for e in $examples; do
+  echo "-- example $e (pkg-config syncq-static)"
+  cc -std=c11 -Wall -Wextra -Werror -o "$tmp/st-$e" "$src/examples/$e.c" $(pkg-config --cflags --libs syncq-static)
+  if readelf -d "$tmp/st-$e" | grep -q 'NEEDED.*libsyncq'; then echo "FAIL: st-$e needs the shared libsyncq"; exit 1; fi
+  "$tmp/st-$e"
 done
 
 # 4. the lab component, in a prefix that is then moved
