@@ -211,6 +211,8 @@ typedef struct lab_options {
 /* Run the experiments (NULL-terminated list) in this process (one launch).
  * Returns 0, or 1 after printing why to stderr. */
 int lab_run(const lab_options *opt, const lab_experiment *const *exps);
+/* The build's source revision (git describe), as the machine record shows it. */
+const char *lab_git_revision(void);
 
 /* ---- for experiments ---- */
 bool lab_planning(const lab_ctx *ctx);

@@ -6,6 +6,7 @@
  *   syncq-lab run NAME|all [options]     measure, append to DIR/results.jsonl
  *   syncq-lab report DIR [--compare OLD] write DIR/report.html
  *   syncq-lab compare A.jsonl B.jsonl    the verdicts that differ between two runs
+ *   syncq-lab help | --version
  *
  * Exit status: 0 done, 1 a run failed, 2 bad usage.
  */
@@ -22,6 +23,7 @@
 #include "results.h"
 #include "peers.h"
 #include "syncq/registry.h"
+#include "syncq/version.h"
 
 #ifndef SYNCQ_PYTHON
 #define SYNCQ_PYTHON "python3"
@@ -36,15 +38,19 @@
 #define EXIT_USAGE 2
 #define DEFAULT_OUT "results"
 
-static const char usage_text[] =
-  "usage: syncq-lab list\n"
-  "       syncq-lab algos [FAMILY]\n"
-  "       syncq-lab run NAME[,NAME...]|all [--quick|--full|--size SIZE] [--threads LIST]\n"
-  "                     [--algos LIST] [--where KEY=LIST] [--reps N] [--max-reps M] [--claim-budget MS]\n"
-  "                     [--launches K] [--out DIR] [--no-pin] [--quiet]\n"
-  "       syncq-lab report DIR [--title TEXT] [--compare OLD.jsonl]\n"
-  "       syncq-lab compare A.jsonl B.jsonl   the verdicts that differ between two runs\n"
-  "\n"
+/* The synopsis, one line per command (index: the command's), shown under
+ * every usage error of that command; `help` adds the run options. */
+static const char *const synopsis[][3] = {
+  {"list", "syncq-lab list", "the experiments, with paper and figure"},
+  {"algos", "syncq-lab algos [FAMILY]", "the registry's algorithms"},
+  {"run", "syncq-lab run NAME[,NAME...]|all [options]", "measure (syncq-lab run --help)"},
+  {"report", "syncq-lab report DIR [--title TEXT] [--compare OLD.jsonl]", "write DIR/report.html"},
+  {"compare", "syncq-lab compare A.jsonl B.jsonl", "the verdicts that differ between two runs"},
+  {"version", "syncq-lab --version", "the library's version and the build's revision"},
+};
+#define N_SYNOPSIS (sizeof synopsis / sizeof synopsis[0])
+
+static const char run_options_text[] =
   "run options:\n"
   "  --quick          small sizes: the whole suite in about 10 minutes on 2 cores\n"
   "  --full           the papers' sizes\n"
@@ -68,11 +74,40 @@ static const char usage_text[] =
   "  --no-pin         do not pin threads to processing units\n"
   "  --quiet          no progress lines\n";
 
+/* The command a usage error belongs to (NULL: none recognised yet). */
+static const char *g_command;
+
+static void print_synopsis(FILE *f, const char *only) {
+  const char *prefix = "usage: ";
+  for (size_t i = 0; i < N_SYNOPSIS; i++) {
+    if (only != NULL && strcmp(only, synopsis[i][0]) != 0) continue;
+    fprintf(f, "%s%-58s %s\n", prefix, synopsis[i][1], synopsis[i][2]);
+    prefix = "       ";
+  }
+}
+
+/* One line saying what is wrong, the synopsis of the command at hand (all
+ * of them when there is none) and where the rest is: never the whole
+ * option list, which buries the error. */
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "syncq-lab: ");
   fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n%s", usage_text);
+  fprintf(stderr, "\n");
+  print_synopsis(stderr, g_command);
+  fprintf(stderr, "(syncq-lab help: every command and option)\n");
   return EXIT_USAGE;
+}
+
+static int cmd_help(void) {
+  print_synopsis(stdout, NULL);
+  fputs("\n", stdout);
+  fputs(run_options_text, stdout);
+  return 0;
+}
+
+static int cmd_version(void) {
+  printf("syncq-lab %s (build %s)\n", syncq_version(), lab_git_revision());
+  return 0;
 }
 
 static int cmd_list(void) {
@@ -84,16 +119,19 @@ static int cmd_list(void) {
   return 0;
 }
 
-static void list_family(syncq_family f) {
-  const syncq_algo *a[SYNCQ_REGISTRY_MAX];
-  int n = syncq_registry_list(f, a, SYNCQ_REGISTRY_MAX);
-  for (int i = 0; i < n && i < SYNCQ_REGISTRY_MAX; i++) {
-    char props[128];
-    syncq_props_format(a[i]->props, props, sizeof props);
-    printf("%-8s %-14s %-16s %-40s %-28s %s\n", syncq_family_name(f), a[i]->name,
-           syncq_progress_name(a[i]->progress), props, a[i]->paper, a[i]->title);
-  }
+/* Characters of a UTF-8 string (papers cite sections as "§3.1"): the
+ * bytes that do not continue a character. */
+static int text_width(const char *s) {
+  int w = 0;
+  for (; s != NULL && *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
+  return w;
 }
+
+/* The registry as a table whose columns fit their longest entry. */
+typedef struct algo_row {
+  const char *cell[6];
+  char props[128];
+} algo_row;
 
 static int cmd_algos(int argc, char **argv) {
   if (argc > 1) return usage_error("algos takes at most one family (got '%s')", argv[1]);
@@ -104,9 +142,32 @@ static int cmd_algos(int argc, char **argv) {
     fprintf(stderr, "\n");
     return EXIT_USAGE;
   }
-  printf("%-8s %-14s %-16s %-40s %-28s %s\n", "FAMILY", "NAME", "PROGRESS", "PROPERTIES", "PAPER", "TITLE");
-  for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++)
-    if (argc == 0 || fam == (syncq_family)f) list_family((syncq_family)f);
+  static algo_row rows[SYNCQ_FAMILY_COUNT * SYNCQ_REGISTRY_MAX + 1];
+  size_t nrows = 0;
+  rows[nrows++] = (algo_row){{"FAMILY", "NAME", "PROGRESS", "PROPERTIES", "PAPER", "TITLE"}, ""};
+  for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++) {
+    if (argc == 1 && fam != (syncq_family)f) continue;
+    const syncq_algo *a[SYNCQ_REGISTRY_MAX];
+    int n = syncq_registry_list((syncq_family)f, a, SYNCQ_REGISTRY_MAX);
+    for (int i = 0; i < n && i < SYNCQ_REGISTRY_MAX; i++) {
+      algo_row *r = &rows[nrows++];
+      syncq_props_format(a[i]->props, r->props, sizeof r->props);
+      const char *cells[6] = {syncq_family_name((syncq_family)f), a[i]->name, syncq_progress_name(a[i]->progress),
+                              r->props, a[i]->paper, a[i]->title};
+      memcpy(r->cell, cells, sizeof cells);
+    }
+  }
+  int width[6] = {0};
+  for (size_t i = 0; i < nrows; i++)
+    for (int c = 0; c < 5; c++) {
+      int w = text_width(rows[i].cell[c]);
+      if (w > width[c]) width[c] = w;
+    }
+  for (size_t i = 0; i < nrows; i++) {
+    for (int c = 0; c < 5; c++)
+      printf("%s%*s", rows[i].cell[c] ? rows[i].cell[c] : "", width[c] - text_width(rows[i].cell[c]) + 2, "");
+    printf("%s\n", rows[i].cell[5] ? rows[i].cell[5] : "");
+  }
   return 0;
 }
 
@@ -263,6 +324,13 @@ static void set_repetitions(lab_options *opt, bool reps_given, int max_reps, int
 
 static int cmd_run(int argc, char **argv, char *command) {
   if (argc < 1) return usage_error("%s", "run needs an experiment name (or all)");
+  for (int i = 0; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      print_synopsis(stdout, "run");
+      fputs("\n", stdout);
+      fputs(run_options_text, stdout);
+      return 0;
+    }
   static lab_options opt;
   opt.size = LAB_SIZE_DEFAULT;
   opt.reps = LAB_DEFAULT_REPS;
@@ -468,6 +536,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (argc < 2) return usage_error("%s", "missing command");
+  for (size_t i = 0; i < N_SYNOPSIS; i++)
+    if (strcmp(argv[1], synopsis[i][0]) == 0) g_command = synopsis[i][0];
   /* The peer libraries join the registry before anything lists it, so every
    * experiment that lists a family runs them (lab/peers/peers.h). SPSC
    * structures only where the experiments look at SYNCQ_PROP_SPSC: see
@@ -485,9 +555,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2, command);
   if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
   if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 2, argv + 2);
-  if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-    fputs(usage_text, stdout);
-    return 0;
-  }
+  if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) return cmd_help();
+  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) return cmd_version();
   return usage_error("unknown command '%s'", cmd);
 }

@@ -360,6 +360,8 @@ static bool where_selected(const lab_ctx *ctx, const lab_group *g) {
   return true;
 }
 
+const char *lab_git_revision(void) { return SYNCQ_GIT_REVISION; }
+
 int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   if (ctx->failed) return -1;
   if (!where_selected(ctx, g)) return 0;
@@ -525,7 +527,7 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
 #endif
   json_object_set_new(o, "flags", json_string(SYNCQ_C_FLAGS));
   json_object_set_new(o, "build_type", json_string(SYNCQ_BUILD_TYPE));
-  json_object_set_new(o, "git_revision", json_string(SYNCQ_GIT_REVISION));
+  json_object_set_new(o, "git_revision", json_string(lab_git_revision()));
   json_object_set_new(o, "date", json_string(date));
   json_object_set_new(o, "size", json_string(size_names[ctx->opt->size]));
   json_object_set_new(o, "reps", json_integer(ctx->opt->reps));

@@ -131,6 +131,23 @@ def compare_files(before_path, after_path):
     return compare(load.load(before_path), load.load(after_path))
 
 
+# Up to this many claims found in one run only are listed one by one; more
+# are summed up per experiment (a full run against a quick one of a few
+# experiments would list every other claim).
+LIST_ONE_SIDE = 8
+
+
+def _one_side(label, keys):
+    """The claims of one run only: listed when few, else counted per experiment."""
+    if len(keys) <= LIST_ONE_SIDE:
+        return [f"  {label}: {experiment}: {claim}" for experiment, claim in keys]
+    per = {}
+    for experiment, _ in keys:
+        per[experiment] = per.get(experiment, 0) + 1
+    counts = ", ".join(f"{experiment} {n}" for experiment, n in per.items())
+    return [f"  {label}: {len(keys)} claims of {len(per)} experiments ({counts})"]
+
+
 def text(comparison):
     """The comparison as plain text, for the command line."""
     c = comparison
@@ -141,6 +158,7 @@ def text(comparison):
         lines.append(f"{c.same} of {c.compared} verdicts identical ({100.0 * c.share:.1f}%)")
     else:
         lines.append("no claim is in both runs")
+    lines.append(f"{len(c.changes)} changed, {len(c.only_before)} only before, {len(c.only_after)} only after")
     if c.run_to_run is not None:
         spread, n = c.run_to_run
         lines.append(
@@ -155,6 +173,5 @@ def text(comparison):
             f"      after:  {change.after.status}: {change.after.explanation}"
         )
     for label, keys in (("only before", c.only_before), ("only after", c.only_after)):
-        for experiment, claim in keys:
-            lines.append(f"  {label}: {experiment}: {claim}")
+        lines.extend(_one_side(label, keys))
     return "\n".join(lines)

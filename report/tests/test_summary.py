@@ -120,6 +120,16 @@ def test_compare_lists_the_changed_verdicts_and_the_share(tmp_path):
     assert change.before.status == rules.HELD and change.after.status == rules.FAILED
     assert c.share == pytest.approx((c.compared - len(c.changes)) / c.compared)
     assert "verdicts identical" in compare.text(c)
+    summary = compare.text(c).splitlines()[2]  # the counts come before any detail
+    assert summary == f"{len(c.changes)} changed, 0 only before, 0 only after"
+
+
+def test_compare_sums_up_many_one_sided_claims():
+    few = [("np99-counter", f"claim {i}") for i in range(3)]
+    assert compare._one_side("only before", few) == [f"  only before: np99-counter: claim {i}" for i in range(3)]
+    many = [("dg25-prodcons", f"c{i}") for i in range(7)] + [("phys", f"p{i}") for i in range(5)]
+    assert compare._one_side("only before", many) == [
+        "  only before: 12 claims of 2 experiments (dg25-prodcons 7, phys 5)"]
 
 
 def test_compare_command_line(tmp_path):

@@ -107,7 +107,51 @@ def test_algos_lists_the_registry():
 
 
 def test_help():
-    assert "usage: syncq-lab" in lab("--help", check=0).stdout
+    out = lab("--help", check=0).stdout
+    assert "usage: syncq-lab" in out and "--claim-budget" in out
+    assert lab("help", check=0).stdout == out
+
+
+def test_run_help_shows_the_run_options():
+    out = lab("run", "--help", check=0).stdout
+    assert "syncq-lab run" in out and "--threads LIST" in out
+    assert lab("run", "phys", "-h", check=0).stdout == out
+
+
+def test_usage_errors_are_short():
+    # the error, the synopsis of the command at hand, a pointer to help: not the option list
+    err = lab("run", "phys", "--bogus", check=2).stderr.splitlines()
+    assert err[0] == "syncq-lab: unknown option '--bogus'"
+    assert len(err) <= 3 and "--claim-budget" not in "\n".join(err)
+    assert len(lab("frobnicate", check=2).stderr.splitlines()) <= 10
+
+
+def test_version():
+    out = lab("--version", check=0).stdout
+    assert out.startswith("syncq-lab ") and "build " in out
+    assert lab("version", check=0).stdout == out
+
+
+def test_algos_columns_line_up():
+    lines = lab("algos", check=0).stdout.splitlines()
+    head = lines[0]
+    for column in ("NAME", "PROGRESS", "PROPERTIES", "PAPER", "TITLE"):
+        at = head.index(column)
+        for line in lines[1:]:
+            assert line[at - 2:at] == "  ", (column, line)  # no cell runs into the next column
+
+
+def test_report_without_its_python_packages_says_what_to_install(tmp_path):
+    # a Python that cannot see any site or dist packages (-S): numpy is missing
+    py = tmp_path / "bare-python"
+    py.write_text('#!/bin/sh\nexec python3 -S "$@"\n')
+    py.chmod(0o755)
+    r = subprocess.run([LAB, "report", str(tmp_path)], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "SYNCQ_PYTHON": str(py)})
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "numpy" in lines[0] and "requirements.txt" in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
 
 
 # ---------------------------------------------------------------- a real run
