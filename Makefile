@@ -7,6 +7,7 @@
 #   make bench    the same at the default sizes (longer)
 #   make test-tsan / test-asan   the tests under ThreadSanitizer /
 #                 AddressSanitizer + UndefinedBehaviorSanitizer
+#   make docs     the API reference: build/docs/api/html/index.html, man pages
 #   make clean
 #   make test-arm64   cross-build for AArch64, run the tests under qemu-user
 #   make fuzz         the hostile-segment fuzzer for FUZZ_SECONDS (AFL++)
@@ -25,7 +26,7 @@ CMAKE_ARGS ?=
 # A test that runs longer than this has hung: fail it rather than stall CI.
 TEST_TIMEOUT ?= 900
 
-.PHONY: all deps build test report bench test-tsan test-asan clean
+.PHONY: all deps build test report bench test-tsan test-asan clean docs
 
 all: build
 
@@ -66,6 +67,9 @@ test-tsan: deps
 test-asan: deps
 	$(call configure_and_build,$(BUILD)-asan,-DSYNCQ_SANITIZE=address)
 	cd $(BUILD)-asan && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS) -LE no-sanitizer
+
+docs: build
+	@echo "API reference: $(BUILD)/docs/api/html/index.html; man pages: $(BUILD)/docs/api/man (man -M $(BUILD)/docs/api/man syncq_queue_create)"
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-tsan $(BUILD)-asan

@@ -154,6 +154,8 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * process's stack (a handler that polls) skips that queue. */
 SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled);
 
+/* The endpoint's limits (sizes it was created with) and its counters (messages, claims, retries) into
+ * *out. SYNCQ_EINVAL for NULL. Any thread; the counters are read without stopping the endpoint. */
 SYNCQ_API int syncq_am_limits_of(const syncq_am_endpoint *ep, syncq_am_limits *out);
 SYNCQ_API int syncq_am_counters_of(const syncq_am_endpoint *ep, syncq_am_counters *out);
 /* The endpoint's name (NULL for NULL). */

@@ -106,6 +106,8 @@ typedef struct syncq_barrier_ops {
   int (*reset)(void *b);
 } syncq_barrier_ops;
 
+/* The registry entries (syncq/registry.h) of the built-in barriers: name, paper, progress guarantee,
+ * properties and ops table of each; run one by name with syncq_barrier_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_barrier_central_cas_algo;
 SYNCQ_API extern const syncq_algo syncq_barrier_central_faa_algo;
 SYNCQ_API extern const syncq_algo syncq_barrier_mcs_tree_algo;

@@ -40,6 +40,8 @@ typedef struct syncq_counter_ops {
   int (*load)(void *c, int64_t *value);
 } syncq_counter_ops;
 
+/* The registry entries (syncq/registry.h) of the built-in counters: name, paper, progress guarantee,
+ * properties and ops table of each; run one by name with syncq_counter_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_counter_faa_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_cas_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_cas_backoff_algo;

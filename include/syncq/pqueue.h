@@ -56,6 +56,8 @@ typedef struct syncq_pqueue_ops {
   int (*delete_min)(void *q, uint64_t *key, void **payload);    /* OK, EMPTY; EINVAL: any NULL */
 } syncq_pqueue_ops;
 
+/* The registry entries (syncq/registry.h) of the built-in priority queues: name, paper, progress
+ * guarantee, properties and ops table of each; run one by name with syncq_pqueue_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_pqueue_skew_lock_algo;
 SYNCQ_API extern const syncq_algo syncq_pqueue_skew_herlihy_algo;
 

@@ -85,6 +85,8 @@ typedef struct syncq_queue_ops {
     .dequeue = name##_dequeue_,                                                                  \
   }
 
+/* The registry entries (syncq/registry.h) of the built-in queues: name, paper, progress guarantee,
+ * properties and ops table of each; run one by name with syncq_queue_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_queue_nblfq_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_nblfq2_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_naive_ring_algo;

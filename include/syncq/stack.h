@@ -70,6 +70,8 @@ typedef struct syncq_stack_ops {
   int (*pop)(void *s, void **item);
 } syncq_stack_ops;
 
+/* The registry entries (syncq/registry.h) of the built-in stacks: name, paper, progress guarantee,
+ * properties and ops table of each; run one by name with syncq_stack_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_stack_lock_algo;
 SYNCQ_API extern const syncq_algo syncq_stack_treiber_algo;
 SYNCQ_API extern const syncq_algo syncq_stack_herlihy_algo;

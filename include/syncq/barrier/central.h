@@ -30,6 +30,9 @@ typedef struct syncq_barrier_central {
   bool process_shared;
 } syncq_barrier_central;
 
+/* The typed API of the centralized barrier: init (cfg as syncq_barrier_create's; SYNCQ_EINVAL for NULL or a
+ * bad config), destroy, and wait by participant id 0..n-1 with the count updated by fetch-and-add (faa) or
+ * by a CAS loop (cas). Statuses and thread-safety: those of syncq/barrier.h's generic calls. */
 SYNCQ_API int syncq_barrier_central_init(syncq_barrier_central *b, const syncq_barrier_config *cfg);
 SYNCQ_API int syncq_barrier_central_destroy(syncq_barrier_central *b);
 SYNCQ_API int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id);

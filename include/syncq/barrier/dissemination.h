@@ -33,6 +33,8 @@ typedef struct syncq_barrier_dissemination {
   _Atomic(uint32_t) broken; /* 1 after a timed wait ran out, until reset */
 } syncq_barrier_dissemination;
 
+/* The typed API of the dissemination barrier: init (cfg as syncq_barrier_create's), destroy, and wait by
+ * participant id 0..n-1. Statuses and thread-safety: those of syncq/barrier.h's generic calls. */
 SYNCQ_API int syncq_barrier_dissemination_init(syncq_barrier_dissemination *b, const syncq_barrier_config *cfg);
 SYNCQ_API int syncq_barrier_dissemination_destroy(syncq_barrier_dissemination *b);
 SYNCQ_API int syncq_barrier_dissemination_wait(syncq_barrier_dissemination *b, unsigned id);

@@ -34,6 +34,9 @@ typedef struct syncq_barrier_mcs_tree {
   _Atomic(uint32_t) broken; /* 1 after a timed wait ran out, until reset */
 } syncq_barrier_mcs_tree;
 
+/* The typed API of the MCS tree barrier: init (cfg as syncq_barrier_create's; allocates the tree's nodes:
+ * SYNCQ_ENOMEM), destroy, and wait by participant id 0..n-1. Statuses and thread-safety: those of
+ * syncq/barrier.h's generic calls. */
 SYNCQ_API int syncq_barrier_mcs_tree_init(syncq_barrier_mcs_tree *b, const syncq_barrier_config *cfg);
 SYNCQ_API int syncq_barrier_mcs_tree_destroy(syncq_barrier_mcs_tree *b); /* frees the nodes */
 SYNCQ_API int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id);

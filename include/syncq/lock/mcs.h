@@ -25,6 +25,9 @@ typedef struct syncq_lock_mcs {
   int wait;
 } syncq_lock_mcs;
 
+/* The typed API of the MCS queue lock: cfg may be NULL (defaults); lock, trylock and unlock take the
+ * caller's node (the same node for a lock and its unlock). Statuses and thread-safety: those of
+ * syncq/lock.h's generic calls. */
 SYNCQ_API int syncq_lock_mcs_init(syncq_lock_mcs *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_mcs_destroy(syncq_lock_mcs *l); /* SYNCQ_EBUSY if held or awaited */
 SYNCQ_API int syncq_lock_mcs_lock(syncq_lock_mcs *l, syncq_lock_node *node);

@@ -63,6 +63,8 @@ SYNCQ_API int syncq_lock_sc_unlock(syncq_lock_sc *l);   /* SYNCQ_EINVAL if not h
 /* Waiters passed over so far. SYNCQ_EINVAL for NULL. */
 SYNCQ_API int syncq_lock_sc_skips(const syncq_lock_sc *l, uint64_t *out);
 
+/* The registry entries (syncq/registry.h) of the two scheduler-conscious locks: "sc-queue" and
+ * "hybrid-sc" by name with syncq_lock_create. */
 SYNCQ_API extern const syncq_algo syncq_lock_sc_queue_algo;
 SYNCQ_API extern const syncq_algo syncq_lock_hybrid_sc_algo;
 

@@ -17,6 +17,8 @@
 extern "C" {
 #endif
 
+/* The registry entry (syncq/registry.h) of the preemption-safe TTAS lock: "ttas-ps" by name with
+ * syncq_lock_create. */
 SYNCQ_API extern const syncq_algo syncq_lock_ttas_ps_algo;
 
 /* cfg may be NULL (SPIN, private). Every discipline; process_shared too

@@ -42,12 +42,15 @@ typedef struct syncq_pqueue_linden_jonsson {
   uint64_t magic;
 } syncq_pqueue_linden_jonsson;
 
+/* Initialise for cfg's capacity (cfg as syncq_pqueue_create's): SYNCQ_EINVAL for NULL or a bad config,
+ * SYNCQ_ENOMEM when the node pool cannot be allocated. */
 SYNCQ_API int syncq_pqueue_linden_jonsson_init(syncq_pqueue_linden_jonsson *q, const syncq_pqueue_config *cfg);
 /* SYNCQ_EBUSY while an operation is running (nothing is freed then). */
 SYNCQ_API int syncq_pqueue_linden_jonsson_destroy(syncq_pqueue_linden_jonsson *q);
 SYNCQ_API int syncq_pqueue_linden_jonsson_insert(syncq_pqueue_linden_jonsson *q, uint64_t key, void *payload);
 SYNCQ_API int syncq_pqueue_linden_jonsson_delete_min(syncq_pqueue_linden_jonsson *q, uint64_t *key, void **payload);
 
+/* The registry entry (syncq/registry.h): "linden-jonsson" by name with syncq_pqueue_create. */
 SYNCQ_API extern const syncq_algo syncq_pqueue_linden_jonsson_algo;
 
 #ifdef __cplusplus

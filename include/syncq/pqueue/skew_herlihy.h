@@ -31,6 +31,9 @@ typedef struct syncq_pqueue_skew_herlihy {
   uint32_t capacity; /* items */
 } syncq_pqueue_skew_herlihy;
 
+/* The typed API of the skew heap under Herlihy's small-object method: init (cfg as
+ * syncq_pqueue_create's; SYNCQ_ENOMEM for the node pool), destroy, insert and delete_min. Statuses and
+ * thread-safety: those of syncq/pqueue.h's generic calls. */
 SYNCQ_API int syncq_pqueue_skew_herlihy_init(syncq_pqueue_skew_herlihy *q, const syncq_pqueue_config *cfg);
 SYNCQ_API int syncq_pqueue_skew_herlihy_destroy(syncq_pqueue_skew_herlihy *q);
 SYNCQ_API int syncq_pqueue_skew_herlihy_insert(syncq_pqueue_skew_herlihy *q, uint64_t key, void *payload);

@@ -60,6 +60,9 @@ SYNCQ_API int syncq_queue_two_lock_destroy(syncq_queue_two_lock *q); /* frees th
 SYNCQ_API int syncq_queue_two_lock_enqueue(syncq_queue_two_lock *q, void *item);
 SYNCQ_API int syncq_queue_two_lock_dequeue(syncq_queue_two_lock *q, void **item); /* OK, EMPTY, EINVAL */
 
+/* The typed API of the single-lock queue: init with the registry's lock named lock_name (SYNCQ_ENOENT
+ * when no such lock), destroy (frees the nodes left), enqueue (SYNCQ_ENOMEM when no node can be
+ * allocated) and dequeue (SYNCQ_OK or SYNCQ_EMPTY). SYNCQ_EINVAL for NULL. Any thread. */
 SYNCQ_API int syncq_queue_single_lock_init(syncq_queue_single_lock *q, const char *lock_name);
 SYNCQ_API int syncq_queue_single_lock_destroy(syncq_queue_single_lock *q);
 SYNCQ_API int syncq_queue_single_lock_enqueue(syncq_queue_single_lock *q, void *item);

@@ -40,6 +40,7 @@ SYNCQ_API int syncq_queue_plj_destroy(syncq_queue_plj *q); /* OK, EINVAL */
 SYNCQ_API int syncq_queue_plj_enqueue(syncq_queue_plj *q, void *item); /* OK, EINVAL, ENOMEM */
 SYNCQ_API int syncq_queue_plj_dequeue(syncq_queue_plj *q, void **item); /* OK, EMPTY, EINVAL */
 
+/* The registry entry (syncq/registry.h): "plj" by name with syncq_queue_create. */
 SYNCQ_API extern const syncq_algo syncq_queue_plj_algo;
 
 #ifdef __cplusplus

@@ -56,6 +56,7 @@ typedef struct syncq_queue_valois_audit_result {
  * live + free < nodes). SYNCQ_OK (result in *out), SYNCQ_EINVAL for NULL. */
 SYNCQ_API int syncq_queue_valois_audit(syncq_queue_valois *q, syncq_queue_valois_audit_result *out);
 
+/* The registry entry (syncq/registry.h): "valois" by name with syncq_queue_create. */
 SYNCQ_API extern const syncq_algo syncq_queue_valois_algo;
 
 #ifdef __cplusplus

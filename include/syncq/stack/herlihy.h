@@ -32,6 +32,9 @@ typedef struct syncq_stack_herlihy {
   syncq_node_bitmap block_pool;
 } syncq_stack_herlihy;
 
+/* The typed API of the stack under Herlihy's small-object method: init (cfg as syncq_stack_create's;
+ * SYNCQ_ENOMEM for the pools), destroy, push and pop. Statuses and thread-safety: those of
+ * syncq/stack.h's generic calls. */
 SYNCQ_API int syncq_stack_herlihy_init(syncq_stack_herlihy *s, const syncq_stack_config *cfg);
 SYNCQ_API int syncq_stack_herlihy_destroy(syncq_stack_herlihy *s);
 SYNCQ_API int syncq_stack_herlihy_push(syncq_stack_herlihy *s, void *item);  /* OK, ENOMEM, EINVAL */

@@ -38,6 +38,8 @@ typedef struct syncq_stack_treiber {
   SYNCQ_CACHELINE_ALIGNED syncq_freelist free; /* the free nodes (syncq/reclaim.h) */
 } syncq_stack_treiber;
 
+/* The typed API of Treiber's stack: init (cfg as syncq_stack_create's; SYNCQ_ENOMEM for the node pool),
+ * destroy, push and pop. Statuses and thread-safety: those of syncq/stack.h's generic calls. */
 SYNCQ_API int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack_config *cfg);
 SYNCQ_API int syncq_stack_treiber_destroy(syncq_stack_treiber *s);
 SYNCQ_API int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item);   /* OK, ENOMEM, EINVAL */

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Section-3 man pages, one per public function and registry entry, from
+Doxygen's XML of the public headers (docs/api/Doxyfile.in).
+
+usage: man_pages.py XML_DIR OUT_DIR VERSION
+
+Each page: NAME (the function and its first sentence), SYNOPSIS (the header
+to include and the declaration), DESCRIPTION (the header comment that
+documents it), and SEE ALSO (the other public names of the same header).
+Only syncq_* names get a page: a struct field or a generic word never
+lands in the system's man3. Doxygen's own man output names pages by file
+("lock.h.3" for three headers of that name) and by every member, so the
+pages are written here instead.
+"""
+
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+
+def text(node):
+    return " ".join("".join(node.itertext()).split()) if node is not None else ""
+
+
+def roff(s):
+    """Text safe for roff: backslashes doubled, a leading dot or quote escaped."""
+    s = s.replace("\\", "\\\\")
+    return "\\&" + s if s[:1] in (".", "'") else s
+
+
+def members(xml_dir):
+    """(name, header, declaration, description) of every syncq_* function and
+    variable Doxygen found in a header."""
+    seen = {}
+    for f in sorted(xml_dir.glob("*_8h.xml")):
+        root = ET.parse(f).getroot()
+        for m in root.iter("memberdef"):
+            if m.get("kind") not in ("function", "variable"):
+                continue
+            name = m.findtext("name", "")
+            header = m.find("location").get("file", "") if m.find("location") is not None else ""
+            if not name.startswith("syncq_") or not header.startswith("syncq/") or "/static/" in header:
+                continue
+            decl = text(m.find("definition")) + text(m.find("argsstring"))
+            if m.get("kind") == "variable" and not decl.startswith("extern"):
+                decl = "extern " + decl
+            brief, detail = text(m.find("briefdescription")), text(m.find("detaileddescription"))
+            seen[name] = (header, decl + ";", brief, detail)
+    return seen
+
+
+def page(name, header, decl, brief, detail, siblings, version):
+    first = brief or detail
+    first = first.split(". ")[0].rstrip(".") if first else ""
+    lines = [
+        f'.TH "{name}" 3 "" "syncq {version}" "syncq"',
+        ".SH NAME",
+        roff(name) + (" \\- " + roff(first) if first else ""),
+        ".SH SYNOPSIS",
+        ".nf",
+        roff(f"#include <{header}>"),
+        "",
+        ".B " + roff(decl),
+        ".fi",
+        ".SH DESCRIPTION",
+    ]
+    for part in (brief, detail):
+        if part:
+            lines += [".PP", roff(part)]
+    link = ("pkg-config syncq-am-mpi-openmpi (or -mpich), with that MPI's mpicc" if header == "syncq/am_mpi.h"
+            else "-lsyncq (pkg-config syncq)")
+    lines += [".PP", roff(f"Link with {link}. Declared in {header}; the API reference's page of {header} "
+                          "has the whole header.")]
+    if siblings:
+        lines += [".SH SEE ALSO", roff(", ".join(f"{s}(3)" for s in siblings))]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    xml_dir, out, version = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.3"):
+        old.unlink()
+    found = members(xml_dir)
+    by_header = {}
+    for name, (header, *_rest) in found.items():
+        by_header.setdefault(header, []).append(name)
+    for name, (header, decl, brief, detail) in found.items():
+        siblings = sorted(n for n in by_header[header] if n != name)[:24]
+        (out / f"{name}.3").write_text(page(name, header, decl, brief, detail, siblings, version), encoding="utf-8")
+    print(f"man pages: {len(found)} in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
