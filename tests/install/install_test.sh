@@ -39,6 +39,12 @@ test -e "$libdir/$soname"
 if [ -e "$tmp/prefix/bin/syncq-lab" ] || [ -e "$tmp/prefix/share/syncq" ]; then
   echo "FAIL: the library component installed the lab"; exit 1
 fi
+if [ -d "$build/docs/api/man/man3" ]; then
+  man3=$(ls -d "$tmp"/prefix/share/man/man3 2>/dev/null || true)
+  if [ -z "$man3" ] || [ ! -f "$man3/syncq_queue_create.3" ]; then echo "FAIL: man pages not installed"; exit 1; fi
+  if ls "$man3" | grep -qv '^syncq_'; then echo "FAIL: a man page not named syncq_*: $(ls "$man3" | grep -v '^syncq_' | head -3)"; exit 1; fi
+  echo "man pages: $(ls "$man3" | wc -l) in share/man/man3"
+fi
 echo "library component: libsyncq $version, soname $soname, no lab"
 
 # 2. find_package: the consumer and the examples (static syncq::syncq)
