@@ -10,8 +10,8 @@
 #  3. moved again: the run points the interpreters at the new place, and a
 #     failing test is counted as failed;
 #  4. refusals, each one line and no loader error: another ISA (a uname
-#     shim), a kernel older than the carried glibc's floor, a deleted
-#     library named with the programs that need it.
+#     shim), a kernel older than the carried glibc's floor, a CPU flag the
+#     CPU lacks, a deleted library named with the programs that need it.
 # usage: portable_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -98,6 +98,10 @@ refused "this machine is aarch64" env -i PATH="$tmp/shim-isa:/usr/bin:/bin" "$to
 [ "$(wc -l <"$tmp/refuse.log")" -eq 1 ] || fail "the ISA refusal is not one line"
 refused "kernel 3.1.10-old is older than" env -i PATH="$tmp/shim-kernel:/usr/bin:/bin" "$top/run" --check
 [ "$(wc -l <"$tmp/refuse.log")" -eq 1 ] || fail "the kernel refusal is not one line"
+# A CPU flag the folder's programs would need that no CPU has.
+sed -i 's/^cpuflags \(.*\)$/cpuflags \1 syncq_no_such_flag/' "$top/manifest"
+refused "this CPU lacks syncq_no_such_flag (from /proc/cpuinfo)" "${clean_env[@]}" "$top/run" --check
+sed -i 's/ syncq_no_such_flag$//' "$top/manifest"
 rm "$top/lib/libhwloc.so.15"
 refused "missing library lib/libhwloc.so.15 (needed by bin/syncq-lab" "${clean_env[@]}" "$top/run" --check
 echo "portable: packed, carried, run clean ($(tail -n 1 "$summary")), re-pointed after a move, refusals checked"
