@@ -5,7 +5,7 @@
 #     name, the packed folder deleted;
 #  2. run with env -i and a minimal PATH: the summary names each test with
 #     pass/skip, the Python test is skipped with its reason, the lab writes
-#     results.jsonl, and no library comes from outside the folder (the run's
+#     results.jsonl in two launches (it starts itself again), and no library comes from outside the folder (the run's
 #     own LD_DEBUG check, and again here on a test program);
 #  3. moved again: the run points the interpreters at the new place, and a
 #     failing test is counted as failed;
@@ -41,7 +41,7 @@ readelf -d "$top/bin/syncq-lab" | grep -q 'RUNPATH.*\[\$ORIGIN/../lib\]' || fail
 # 2. run it where the build's libraries cannot be found
 cd "$tmp"
 set +e
-"${clean_env[@]}" "$top/run" --out "$tmp/res" --tests "$tests" --lab np99-counter --size smoke --threads 1,2 \
+"${clean_env[@]}" "$top/run" --out "$tmp/res" --tests "$tests" --lab np99-counter --size smoke --threads 1,2 --launches 2 \
   >"$tmp/run.log" 2>&1
 rc=$?
 set -e
@@ -53,7 +53,11 @@ for t in counter_test status_test registry_test am_fuzz_corpus; do
 done
 grep -Eq '^skip +lab_cli_test .*Python test' "$summary" || { cat "$summary"; fail "lab_cli_test not skipped with its reason"; }
 [ "$(tail -n 1 "$summary")" = "4 passed, 0 failed, 1 skipped" ] || { cat "$summary"; fail "wrong closing line"; }
-grep -q '"experiment": *"np99-counter"' "$tmp/res/lab/results.jsonl" || fail "no np99-counter record in results.jsonl"
+# Two launches: syncq-lab starts itself again through /proc/self/exe.
+for l in 1 2; do
+  grep '"experiment": *"np99-counter"' "$tmp/res/lab/results.jsonl" | grep -q "\"launch\": *$l[,}]" ||
+    fail "no np99-counter record of launch $l in results.jsonl"
+done
 grep -q 'syncq-lab report' "$tmp/run.log" || fail "the run did not say how to make the report"
 [ "$(readelf -l "$top/bin/syncq-lab" | sed -n 's/.*interpreter: \(.*\)]/\1/p')" = "$top/lib/ld-linux-x86-64.so.2" ] ||
   fail "syncq-lab's interpreter is not the folder's loader"
