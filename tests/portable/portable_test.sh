@@ -36,7 +36,7 @@ for f in run manifest plan.sh bin/syncq-lab lib/ld-linux-x86-64.so.2 lib/libc.so
          src/fuzz/corpus; do
   [ -e "$top/$f" ] || fail "the folder lacks $f"
 done
-readelf -d "$top/bin/syncq-lab" | grep -q 'RUNPATH.*\[\$ORIGIN/../lib\]' || fail "syncq-lab's RUNPATH is not \$ORIGIN/../lib"
+[[ $(readelf -d "$top/bin/syncq-lab") == *'(RUNPATH)'*'[$ORIGIN/../lib]'* ]] || fail "syncq-lab's RUNPATH is not \$ORIGIN/../lib"
 
 # 2. run it where the build's libraries cannot be found
 cd "$tmp"
@@ -55,8 +55,11 @@ grep -Eq '^skip +lab_cli_test .*Python test' "$summary" || { cat "$summary"; fai
 [ "$(tail -n 1 "$summary")" = "4 passed, 0 failed, 1 skipped" ] || { cat "$summary"; fail "wrong closing line"; }
 # Two launches: syncq-lab starts itself again through /proc/self/exe.
 for l in 1 2; do
-  grep '"experiment": *"np99-counter"' "$tmp/res/lab/results.jsonl" | grep -q "\"launch\": *$l[,}]" ||
-    fail "no np99-counter record of launch $l in results.jsonl"
+  # (counted, not grep -q: an early exit would fail the pipe under pipefail)
+  n=$(grep '"experiment": *"np99-counter"' "$tmp/res/lab/results.jsonl" | grep -c "\"launch\": *$l[,}]" || true)
+  [ "$n" -gt 0 ] ||
+    { grep -o '"launch": *[0-9]*' "$tmp/res/lab/results.jsonl" | sort | uniq -c; tail -n 20 "$tmp/run.log"
+      fail "no np99-counter record of launch $l in results.jsonl"; }
 done
 grep -q 'syncq-lab report' "$tmp/run.log" || fail "the run did not say how to make the report"
 [ "$(readelf -l "$top/bin/syncq-lab" | sed -n 's/.*interpreter: \(.*\)]/\1/p')" = "$top/lib/ld-linux-x86-64.so.2" ] ||
