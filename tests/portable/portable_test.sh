@@ -8,7 +8,9 @@
 #     results.jsonl in two launches (it starts itself again), and no library comes from outside the folder (the run's
 #     own LD_DEBUG check, and again here on a test program);
 #  3. moved again: the run points the interpreters at the new place, and a
-#     failing test is counted as failed;
+#     failing test is counted as failed; copied into a root with no system
+#     library and busybox's tools, where it runs a test and the lab (when
+#     root may make a mount namespace; the test says when it could not);
 #  4. refusals, each one line and no loader error: another ISA (a uname
 #     shim), a kernel older than the carried glibc's floor, a CPU flag the
 #     CPU lacks, a deleted library named with the programs that need it.
@@ -85,6 +87,36 @@ grep -q "pointed at this folder's loader ($top/lib/ld-linux-x86-64.so.2)" "$tmp/
 grep -Eq '^FAIL +fake_fail .*\(exit [0-9]+; see tests/fake_fail.log\)' "$tmp/res2/tests-summary.txt" || fail "fake_fail not failed"
 [ "$(tail -n 1 "$tmp/res2/tests-summary.txt")" = "1 passed, 1 failed, 0 skipped" ] || fail "wrong closing line after a failure"
 
+# 3b. a root with no system library at all and busybox's tools (another
+# distribution, at its barest): the folder alone must do. Needs root, a
+# private mount namespace (for /proc) and busybox; said when not there.
+busybox=$(command -v busybox || true)
+root=$tmp/root
+if [ "$(id -u)" = 0 ] && [ -n "$busybox" ] && mkdir -p "$root/proc" &&
+   unshare -m sh -c 'mount -t proc proc "$1/proc"' _ "$root" 2>/dev/null; then
+  mkdir -p "$root/bin" "$root/tmp" "$root/dev"
+  cp "$busybox" "$root/bin/busybox"
+  for a in $("$busybox" --list); do [ "$a" = busybox ] || ln -s busybox "$root/bin/$a"; done
+  mknod -m 666 "$root/dev/null" c 1 3
+  cp -a "$top" "$root/syncq"
+  [ ! -e "$root/lib" ] && [ ! -e "$root/usr" ] || fail "the bare root has a library folder"
+  set +e
+  unshare -m sh -c 'mount -t proc proc "$1/proc" && exec chroot "$1" /bin/sh -c \
+    "cd /tmp && PATH=/bin /syncq/run --out /tmp/res --tests ^status_test\$ --lab np99-counter --size smoke --threads 1 --launches 2"' \
+    _ "$root" >"$tmp/bare.log" 2>&1
+  rc=$?
+  set -e
+  [ $rc -eq 0 ] || { cat "$tmp/bare.log"; fail "the run in a bare root exited $rc"; }
+  grep -q 'libraries all from /syncq/lib$' "$tmp/bare.log" || { cat "$tmp/bare.log"; fail "bare root: a library from elsewhere"; }
+  [ "$(tail -n 1 "$root/tmp/res/tests-summary.txt")" = "1 passed, 0 failed, 0 skipped" ] ||
+    { cat "$root/tmp/res/tests-summary.txt"; fail "bare root: wrong summary"; }
+  n=$(grep -c '"launch": *2[,}]' "$root/tmp/res/lab/results.jsonl" || true)
+  [ "$n" -gt 0 ] || fail "bare root: no record of the lab's second launch"
+  bare="run in a bare root"
+else
+  bare="bare-root run not checked (needs root, busybox and a private mount namespace)"
+fi
+
 # 4. refusals: one line each, before any carried program (no loader error)
 refused() { # WANT_TEXT COMMAND...
   local want=$1; shift
@@ -111,4 +143,4 @@ refused "this CPU lacks syncq_no_such_flag (from /proc/cpuinfo)" "${clean_env[@]
 sed -i 's/ syncq_no_such_flag$//' "$top/manifest"
 rm "$top/lib/libhwloc.so.15"
 refused "missing library lib/libhwloc.so.15 (needed by bin/syncq-lab" "${clean_env[@]}" "$top/run" --check
-echo "portable: packed, carried, run clean ($(tail -n 1 "$summary")), re-pointed after a move, refusals checked"
+echo "portable: packed, carried, run clean ($(tail -n 1 "$summary")), re-pointed after a move, $bare, refusals checked"
