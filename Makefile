@@ -12,6 +12,9 @@
 #   make test-arm64   cross-build for AArch64, run the tests under qemu-user
 #   make fuzz         the hostile-segment fuzzer for FUZZ_SECONDS (AFL++)
 #   make spin         the SPIN model checks (models/spin)
+#   make portable     the tests and the lab in a relocatable folder and a
+#                     tarball, every library included (scripts/portable):
+#                     $(BUILD)/portable/syncq-portable-<version>-x86_64/run
 #
 # Every target runs scripts/bootstrap first: it installs only what is
 # missing, so after the first time it costs a second.
@@ -87,3 +90,9 @@ fuzz: deps
 
 spin: deps
 	models/spin/run
+
+# ---- the portable folder (README: "Running on a machine where nothing can be installed")
+.PHONY: portable
+
+portable: build
+	scripts/portable --build $(BUILD)
