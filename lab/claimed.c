@@ -14,6 +14,9 @@ typedef struct leaf {
   const char *algo[LEAF_ALGOS];
   int nalgo;
   bool peers;         /* peer_ratio_*: every peer of the point too */
+  bool panel;         /* in_pack: every variant of the point too */
+  bool every_count;   /* rise_then_plateau, along_ratio_*: every thread count, not the largest */
+  double threads_cap; /* needs_pus: only points up to this many threads (0: no cap) */
   bool planned;       /* a group ran one of algo[] under where */
   double max_threads; /* the largest threads of those groups */
 } leaf;
@@ -23,6 +26,7 @@ struct lab_claimed {
   size_t nrules;
   leaf *leaves;
   size_t nleaves, cap;
+  int pus; /* the processing units the run plans for (needs_pus) */
 };
 
 static const lab_param *param_of(const lab_group *g, const char *key) {
@@ -71,16 +75,28 @@ static bool names(const leaf *l, const char *algo) {
   return false;
 }
 
-static int add_leaf(lab_claimed *c, const json_t *rule) {
+/* threads_cap: the largest thread count an enclosing needs_pus lets the
+ * rule read (0: any). */
+static int add_leaf(lab_claimed *c, const json_t *rule, double threads_cap) {
   const char *op = json_string_value(json_object_get(rule, "op"));
   if (op == NULL) return 0;
   if (strcmp(op, "all") == 0 || strcmp(op, "any") == 0) {
     size_t i;
     json_t *sub;
     json_array_foreach(json_object_get(rule, "rules"), i, sub) {
-      if (add_leaf(c, sub) != 0) return -1;
+      if (add_leaf(c, sub, threads_cap) != 0) return -1;
     }
     return 0;
+  }
+  if (strcmp(op, "needs_pus") == 0) {
+    /* As the report decides it (rules.py): nothing is read on a machine
+     * short of the units; otherwise only the points that fit on them. */
+    json_t *need = json_object_get(rule, "pus"), *per = json_object_get(rule, "pus_per_thread");
+    double k = json_is_number(per) ? json_number_value(per) : 1.0;
+    if (!json_is_number(need) || k <= 0 || c->pus < json_number_value(need)) return 0;
+    double cap = (double)(int)((double)c->pus / k);
+    if (threads_cap > 0 && threads_cap < cap) cap = threads_cap;
+    return add_leaf(c, json_object_get(rule, "rule"), cap);
   }
   leaf l;
   memset(&l, 0, sizeof l);
@@ -91,6 +107,9 @@ static int add_leaf(lab_claimed *c, const json_t *rule) {
   }
   if (l.nalgo == 0) return 0; /* not_measurable, or an op that reads no point */
   l.peers = strncmp(op, "peer_", 5) == 0;
+  l.panel = strcmp(op, "in_pack") == 0;
+  l.every_count = strcmp(op, "rise_then_plateau") == 0 || strncmp(op, "along_ratio_", 12) == 0;
+  l.threads_cap = threads_cap;
   l.metric = json_string_value(json_object_get(rule, "metric"));
   json_t *where = json_object_get(rule, "where");
   l.where = json_is_object(where) ? where : NULL;
@@ -107,9 +126,10 @@ static int add_leaf(lab_claimed *c, const json_t *rule) {
   return 0;
 }
 
-lab_claimed *lab_claimed_new(const lab_experiment *e) {
+lab_claimed *lab_claimed_new(const lab_experiment *e, int pus) {
   lab_claimed *c = calloc(1, sizeof *c);
   if (c == NULL) return NULL;
+  c->pus = pus;
   c->rules = calloc(e->nclaims ? e->nclaims : 1, sizeof *c->rules);
   if (c->rules == NULL) {
     free(c);
@@ -120,7 +140,7 @@ lab_claimed *lab_claimed_new(const lab_experiment *e) {
     json_t *rule = json_loads(e->claims[i].rule, 0, &err);
     if (rule == NULL) continue;
     c->rules[c->nrules++] = rule;
-    if (add_leaf(c, rule) != 0) {
+    if (add_leaf(c, rule, 0) != 0) {
       lab_claimed_free(c);
       return NULL;
     }
@@ -144,6 +164,7 @@ void lab_claimed_plan(lab_claimed *c, const lab_group *g, const char *algo) {
     if (l->at != NULL || !names(l, algo) || !measures(l, g)) continue;
     if (l->where != NULL && !params_match(l->where, g)) continue;
     if (t == NULL || t->str != NULL) continue; /* no thread count: every point matches */
+    if (l->threads_cap > 0 && t->num > l->threads_cap) continue;
     if (!l->planned || t->num > l->max_threads) l->max_threads = t->num;
     l->planned = true;
   }
@@ -154,11 +175,14 @@ bool lab_claimed_reads(const lab_claimed *c, const lab_group *g, const char *alg
   const lab_param *t = param_of(g, "threads");
   for (size_t i = 0; i < c->nleaves; i++) {
     const leaf *l = &c->leaves[i];
-    if (!names(l, algo) && !(peer && l->peers)) continue;
+    if (!names(l, algo) && !(peer && l->peers) && !l->panel) continue;
     if (!measures(l, g)) continue;
     if (l->where != NULL && !params_match(l->where, g)) continue;
+    if (t != NULL && t->str == NULL && l->threads_cap > 0 && t->num > l->threads_cap) continue;
     if (l->at != NULL) {
       if (!params_match(l->at, g)) continue;
+    } else if (l->every_count) {
+      /* every thread count of the curve */
     } else if (t != NULL && t->str == NULL && l->planned && t->num != l->max_threads) {
       continue;
     }

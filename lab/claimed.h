@@ -22,8 +22,10 @@
 typedef struct lab_claimed lab_claimed;
 
 /* The rules of `e`'s claims, parsed (a rule that does not parse reads no
- * point: tests/lab checks that every rule parses). NULL when out of memory. */
-lab_claimed *lab_claimed_new(const lab_experiment *e);
+ * point: tests/lab checks that every rule parses), for a run planned on
+ * `pus` processing units: a needs_pus rule reads nothing below its count and
+ * only the points that fit on them above it. NULL when out of memory. */
+lab_claimed *lab_claimed_new(const lab_experiment *e, int pus);
 void lab_claimed_free(lab_claimed *c);
 
 /* Planning pass: the group runs `algo` (call once per selected variant). */

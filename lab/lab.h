@@ -74,6 +74,13 @@ typedef enum lab_size { LAB_SIZE_SMOKE, LAB_SIZE_QUICK, LAB_SIZE_DEFAULT, LAB_SI
 #define LAB_QUICK_CLAIM_BUDGET_MS 150
 #define LAB_DEFAULT_CLAIM_BUDGET_MS 600
 #define LAB_MAX_CLAIM_BUDGET_MS 60000
+/* The suite's budget for those repetitions (lab/budget.h): when the planned
+ * points' budgets above exceed its share of a launch, they shrink alike, so
+ * a machine with more processing units (more thread counts, more points)
+ * spends no more time on them than a small one. Per run, all launches
+ * together; 0: no cap (the default and full sizes). */
+#define LAB_QUICK_SUITE_BUDGET_S 360
+#define LAB_MAX_PLAN_PUS 4096
 
 typedef struct lab_ctx lab_ctx;
 
@@ -185,6 +192,9 @@ typedef struct lab_options {
   int max_reps;   /* more while the group is within its budget (reps..max_reps) */
   int64_t point_budget_ns; /* a group of v variants stops at reps once it took v x this */
   int64_t claim_budget_ns; /* then its c claimed variants go on for c x this (0: never) */
+  int64_t suite_budget_ns; /* the two above shrink to fit this over the plan (0: no cap; budget.h) */
+  int plan_pus;   /* plan as if the machine had this many PUs (0: its own) */
+  bool plan_only; /* print the plan (JSON lines on stdout) and measure nothing */
   int claim_max_reps; /* ... up to this many repetitions */
   int launches;   /* separate launches of the whole run (1: this process measures) */
   int launch;     /* 1..launches when this process is one launch of a run; 0 otherwise */
@@ -219,10 +229,17 @@ bool lab_planning(const lab_ctx *ctx);
 lab_size lab_get_size(const lab_ctx *ctx);
 /* Pick by size: smoke, quick, default, full. */
 uint64_t lab_by_size(const lab_ctx *ctx, uint64_t smoke, uint64_t quick, uint64_t dflt, uint64_t full);
-/* The thread counts to sweep: --threads, or 1..2x the PUs (all counts up to
- * 4, then powers of two and the PU count itself, then 1.5x and 2x). */
+/* The thread counts to sweep: --threads, or lab_threads_plan(lab_pus(ctx)). */
 int lab_threads(const lab_ctx *ctx, int *out, int cap);
+/* The default sweep on `pus` processing units, 1..2x the PUs: all counts up
+ * to 4, then powers of two and the PU count itself, then 1.5x and 2x
+ * (16 PUs: 1,2,3,4,8,16,24,32). Returns the count written. */
+int lab_threads_plan(int pus, int *out, int cap);
+/* The processing units the run plans for: --pus / SYNCQ_LAB_PUS when given
+ * (planning a larger machine's sweep on a small one), else the machine's. */
 int lab_pus(const lab_ctx *ctx);
+/* The machine's own processing units, whatever the plan. */
+int lab_real_pus(const lab_ctx *ctx);
 /* True when --algos did not exclude the algorithm. */
 bool lab_selected(const lab_ctx *ctx, const char *algo);
 /* Write the experiment record; description is printf-formatted. */

@@ -2,6 +2,7 @@
  * main.c — the syncq-lab command line.
  *
  *   syncq-lab list                       experiments, with paper and figure
+ *   syncq-lab claims                     every experiment's claims and rules (JSON lines)
  *   syncq-lab algos [FAMILY]             the registry
  *   syncq-lab run NAME|all [options]     measure, append to DIR/results.jsonl
  *   syncq-lab report DIR [--compare OLD] write DIR/report.html
@@ -11,6 +12,7 @@
  * Exit status: 0 done, 1 a run failed, 2 bad usage.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -42,6 +44,7 @@
  * every usage error of that command; `help` adds the run options. */
 static const char *const synopsis[][3] = {
   {"list", "syncq-lab list", "the experiments, with paper and figure"},
+  {"claims", "syncq-lab claims", "every claim and its verdict rule, as JSON lines"},
   {"algos", "syncq-lab algos [FAMILY]", "the registry's algorithms"},
   {"run", "syncq-lab run NAME[,NAME...]|all [options]", "measure (syncq-lab run --help)"},
   {"report", "syncq-lab report DIR [--title TEXT] [--compare OLD.jsonl]", "write DIR/report.html"},
@@ -70,6 +73,13 @@ static const char run_options_text[] =
   "  --launches K     measure every point in K separate launches of the run, one after\n"
   "                   another (1.." "20" "; default 3, 1 at smoke): the\n"
   "                   report's confidence intervals see the variation between launches\n"
+  "  --suite-budget S the repetitions past --reps (--max-reps, --claim-budget) share S seconds\n"
+  "                   over the whole run: on a plan of more points each gets less (default:\n"
+  "                   360 at --quick, 0 otherwise; 0: no cap)\n"
+  "  --pus N          plan as if the machine had N processing units (thread lists, budgets;\n"
+  "                   default: SYNCQ_LAB_PUS, else the machine's); the machine record keeps both\n"
+  "  --plan           print the plan (JSON lines: each experiment's thread counts, points and\n"
+  "                   claimed points, then the budget arithmetic) and measure nothing\n"
   "  --out DIR        where results.jsonl goes (default " DEFAULT_OUT ")\n"
   "  --no-pin         do not pin threads to processing units\n"
   "  --quiet          no progress lines\n";
@@ -125,6 +135,30 @@ static int text_width(const char *s) {
   int w = 0;
   for (; s != NULL && *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
   return w;
+}
+
+/* One JSON line per claim: experiment, text and rule (parsed; null when the
+ * rule does not parse, which tests/lab refuses). For the tests and tools
+ * that judge the claims without running anything. */
+static int cmd_claims(void) {
+  for (size_t i = 0; i < lab_experiment_count(); i++) {
+    const lab_experiment *e = lab_experiment_at(i);
+    for (size_t c = 0; c < e->nclaims; c++) {
+      json_error_t err;
+      json_t *rule = json_loads(e->claims[c].rule, 0, &err);
+      json_t *o = json_pack("{s:s, s:s, s:o}", "experiment", e->name, "text", e->claims[c].text, "rule",
+                            rule != NULL ? rule : json_null());
+      char *line = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+      json_decref(o);
+      if (line == NULL) {
+        fprintf(stderr, "syncq-lab: out of memory\n");
+        return 1;
+      }
+      printf("%s\n", line);
+      free(line);
+    }
+  }
+  return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* The registry as a table whose columns fit their longest entry. */
@@ -322,6 +356,12 @@ static void set_repetitions(lab_options *opt, bool reps_given, int max_reps, int
   opt->claim_max_reps = claim_ms > 0 ? LAB_MAX_REPS : opt->max_reps;
 }
 
+/* "--pus N" or SYNCQ_LAB_PUS=N: 1..LAB_MAX_PLAN_PUS; -1 on anything else. */
+static int parse_pus(const char *s) {
+  int r[1];
+  return parse_int_list(s, r, 1, 1, LAB_MAX_PLAN_PUS) == 1 ? r[0] : -1;
+}
+
 static int cmd_run(int argc, char **argv, char *command) {
   if (argc < 1) return usage_error("%s", "run needs an experiment name (or all)");
   for (int i = 0; i < argc; i++)
@@ -340,6 +380,12 @@ static int cmd_run(int argc, char **argv, char *command) {
   bool reps_given = false, launches_given = false;
   int max_reps = 0; /* 0: the size's default */
   int claim_budget_ms = -1; /* -1: the size's default */
+  int suite_budget_s = -1;  /* -1: the size's default */
+  const char *env_pus = getenv("SYNCQ_LAB_PUS");
+  if (env_pus != NULL && env_pus[0] != '\0') {
+    opt.plan_pus = parse_pus(env_pus);
+    if (opt.plan_pus < 0) return usage_error("SYNCQ_LAB_PUS wants a number 1..4096 (got '%s')", env_pus);
+  }
   char *names = argv[0];
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -348,8 +394,10 @@ static int cmd_run(int argc, char **argv, char *command) {
     else if (strcmp(a, "--full") == 0) opt.size = LAB_SIZE_FULL;
     else if (strcmp(a, "--no-pin") == 0) opt.pin = false;
     else if (strcmp(a, "--quiet") == 0) opt.quiet = true;
+    else if (strcmp(a, "--plan") == 0) opt.plan_only = true;
     else if (strcmp(a, "--size") == 0 || strcmp(a, "--threads") == 0 || strcmp(a, "--algos") == 0 ||
              strcmp(a, "--where") == 0 || strcmp(a, "--reps") == 0 || strcmp(a, "--max-reps") == 0 || strcmp(a, "--out") == 0 || strcmp(a, "--claim-budget") == 0 ||
+             strcmp(a, "--suite-budget") == 0 || strcmp(a, "--pus") == 0 ||
              strcmp(a, "--launches") == 0 || strcmp(a, "--launch") == 0 || strcmp(a, "--run-id") == 0) {
       if (val == NULL) return usage_error("%s needs a value", a);
       i++;
@@ -389,6 +437,14 @@ static int cmd_run(int argc, char **argv, char *command) {
         if (parse_int_list(val, r, 1, 0, LAB_MAX_CLAIM_BUDGET_MS) != 1)
           return usage_error("--claim-budget wants milliseconds 0..60000 (got '%s')", val);
         claim_budget_ms = r[0];
+      } else if (strcmp(a, "--suite-budget") == 0) {
+        int r[1];
+        if (parse_int_list(val, r, 1, 0, 86400) != 1)
+          return usage_error("--suite-budget wants seconds 0..86400 (got '%s')", val);
+        suite_budget_s = r[0];
+      } else if (strcmp(a, "--pus") == 0) {
+        opt.plan_pus = parse_pus(val);
+        if (opt.plan_pus < 0) return usage_error("--pus wants a number 1..4096 (got '%s')", val);
       } else if (strcmp(a, "--launches") == 0 || strcmp(a, "--launch") == 0) {
         int r[1];
         if (parse_int_list(val, r, 1, 1, LAB_MAX_LAUNCHES) != 1)
@@ -413,6 +469,8 @@ static int cmd_run(int argc, char **argv, char *command) {
   if (opt.size == LAB_SIZE_QUICK && !reps_given) opt.reps = LAB_QUICK_REPS;
   if (!launches_given) opt.launches = default_launches(opt.size);
   set_repetitions(&opt, reps_given, max_reps, claim_budget_ms);
+  if (suite_budget_s < 0) suite_budget_s = opt.size == LAB_SIZE_QUICK ? LAB_QUICK_SUITE_BUDGET_S : 0;
+  opt.suite_budget_ns = (int64_t)suite_budget_s * 1000000000;
   if (opt.max_reps < opt.reps) return usage_error("%s", "--max-reps must be at least --reps");
   if (opt.launch > 0 && (opt.run_id == NULL || opt.launch > opt.launches))
     return usage_error("%s", "--launch is for the launches of a run: it needs --run-id and at most --launches");
@@ -465,7 +523,7 @@ static int cmd_run(int argc, char **argv, char *command) {
     }
     exps[kept] = NULL;
   }
-  if (opt.launches > 1 && opt.launch == 0) return run_launches(&opt);
+  if (opt.launches > 1 && opt.launch == 0 && !opt.plan_only) return run_launches(&opt);
   return lab_run(&opt, exps) == 0 ? 0 : 1;
 }
 
@@ -551,6 +609,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < argc && k < sizeof command; i++)
     k += (size_t)snprintf(command + k, sizeof command - k, "%s%s", i ? " " : "", argv[i]);
   if (strcmp(cmd, "list") == 0) return argc == 2 ? cmd_list() : usage_error("%s", "list takes no arguments");
+  if (strcmp(cmd, "claims") == 0) return argc == 2 ? cmd_claims() : usage_error("%s", "claims takes no arguments");
   if (strcmp(cmd, "algos") == 0) return cmd_algos(argc - 2, argv + 2);
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2, command);
   if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);

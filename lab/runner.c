@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "claimed.h"
 #include "lab.h"
 #include "peers.h"
@@ -45,6 +46,13 @@ struct lab_ctx {
   bool pin_refused; /* the probe could not pin: run unpinned */
   lab_claimed **claimed; /* per experiment of the run: the points its claims read */
   lab_claimed *cur_claimed; /* the running experiment's */
+  /* the plan: a second planning pass counts what the claims read */
+  bool counting;
+  long claimed_points;  /* variant-points a claim reads, whole run */
+  long exp_points, exp_claimed; /* the same for the experiment being counted */
+  double exp_threads[LAB_MAX_THREADS_LIST]; /* its groups' distinct thread counts */
+  int exp_nthreads;
+  lab_budget budget; /* the per-variant budgets fitted to the plan (budget.h) */
   /* progress */
   long planned;   /* variant-points in the whole run */
   long done;      /* variant-points measured so far */
@@ -58,7 +66,8 @@ bool lab_planning(const lab_ctx *ctx) { return ctx->planning; }
 lab_size lab_get_size(const lab_ctx *ctx) { return ctx->opt->size; }
 lab_topo *lab_ctx_topo(lab_ctx *ctx) { return ctx->topo; }
 bool lab_pinning_enabled(const lab_ctx *ctx) { return ctx->opt->pin && ctx->topo != NULL && !ctx->pin_refused; }
-int lab_pus(const lab_ctx *ctx) { return ctx->topo ? lab_topo_pus(ctx->topo) : 1; }
+int lab_real_pus(const lab_ctx *ctx) { return ctx->topo ? lab_topo_pus(ctx->topo) : 1; }
+int lab_pus(const lab_ctx *ctx) { return ctx->opt->plan_pus > 0 ? ctx->opt->plan_pus : lab_real_pus(ctx); }
 
 uint64_t lab_by_size(const lab_ctx *ctx, uint64_t smoke, uint64_t quick, uint64_t dflt, uint64_t full) {
   switch (ctx->opt->size) {
@@ -83,7 +92,13 @@ int lab_threads(const lab_ctx *ctx, int *out, int cap) {
     memcpy(out, ctx->opt->threads, (size_t)n * sizeof *out);
     return n;
   }
-  int pus = lab_pus(ctx), max = 2 * pus, n = 0;
+  return lab_threads_plan(lab_pus(ctx), out, cap);
+}
+
+int lab_threads_plan(int pus, int *out, int cap) {
+  if (pus < 1) pus = 1;
+  if (out == NULL || cap < 1) return 0;
+  int max = 2 * pus, n = 0;
   /* Every count up to 4, then powers of two up to the PU count and the PU
    * count itself, then oversubscribed 1.5x and 2x: dense on a small
    * machine, logarithmic on a large one. */
@@ -362,12 +377,48 @@ static bool where_selected(const lab_ctx *ctx, const lab_group *g) {
 
 const char *lab_git_revision(void) { return SYNCQ_GIT_REVISION; }
 
+/* Mark the variants (idx[0..nv-1]) whose points a claim reads (claimed.h),
+ * and the reference of the group's ratios with them; returns their count. */
+static int mark_claimed(const lab_ctx *ctx, const lab_group *g, const int *idx, int nv, bool *claimed) {
+  int nclaimed = 0;
+  for (int k = 0; k < nv; k++) {
+    const char *a = g->variants[idx[k]].algorithm;
+    claimed[k] = lab_claimed_reads(ctx->cur_claimed, g, a, is_peer(a));
+    nclaimed += claimed[k];
+  }
+  for (int k = 0; k < nv && nclaimed > 0 && g->normalize_to != NULL; k++)
+    if (!claimed[k] && strcmp(g->variants[idx[k]].algorithm, g->normalize_to) == 0) {
+      claimed[k] = true;
+      nclaimed++;
+    }
+  return nclaimed;
+}
+
+/* The counting pass: the plan's variant-points, claimed ones and thread counts. */
+static void count_group(lab_ctx *ctx, const lab_group *g, const int *idx, int nv) {
+  bool claimed[LAB_MAX_VARIANTS];
+  int c = mark_claimed(ctx, g, idx, nv, claimed);
+  ctx->claimed_points += c;
+  ctx->exp_claimed += c;
+  ctx->exp_points += nv;
+  for (int i = 0; i < g->nparams && nv > 0; i++) {
+    if (strcmp(g->params[i].key, "threads") != 0 || g->params[i].str != NULL) continue;
+    int k = 0;
+    while (k < ctx->exp_nthreads && ctx->exp_threads[k] != g->params[i].num) k++;
+    if (k == ctx->exp_nthreads && k < LAB_MAX_THREADS_LIST) ctx->exp_threads[ctx->exp_nthreads++] = g->params[i].num;
+  }
+}
+
 int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   if (ctx->failed) return -1;
   if (!where_selected(ctx, g)) return 0;
-  int idx[LAB_MAX_VARIANTS], nv = 0;
+  int idx[LAB_MAX_VARIANTS] = {0}, nv = 0;
   for (int v = 0; v < g->nvariants; v++)
     if (lab_selected(ctx, g->variants[v].algorithm)) idx[nv++] = v;
+  if (ctx->planning && ctx->counting) {
+    count_group(ctx, g, idx, nv);
+    return 0;
+  }
   if (ctx->planning) {
     ctx->planned += nv;
     for (int k = 0; k < nv; k++) lab_claimed_plan(ctx->cur_claimed, g, g->variants[idx[k]].algorithm);
@@ -397,17 +448,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   /* The variants a claim reads (claimed.h) go on past the group's budget;
    * the reference of the group's ratios with them. */
   bool claimed[LAB_MAX_VARIANTS] = {false};
-  int nclaimed = 0;
-  for (int k = 0; k < nv; k++) {
-    const char *a = g->variants[idx[k]].algorithm;
-    claimed[k] = lab_claimed_reads(ctx->cur_claimed, g, a, is_peer(a));
-    nclaimed += claimed[k];
-  }
-  for (int k = 0; k < nv && nclaimed > 0 && g->normalize_to != NULL; k++)
-    if (!claimed[k] && strcmp(g->variants[idx[k]].algorithm, g->normalize_to) == 0) {
-      claimed[k] = true;
-      nclaimed++;
-    }
+  int nclaimed = mark_claimed(ctx, g, idx, nv, claimed);
   int claim_max_reps = ctx->opt->claim_max_reps > max_reps ? ctx->opt->claim_max_reps : max_reps;
   int claim_min_reps = g->claim_min_reps < claim_max_reps ? g->claim_min_reps : claim_max_reps;
   bool extra = false; /* past the group's budget: the claimed variants only */
@@ -425,15 +466,15 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
     if (r > -warm) last_round = (int64_t)(now - t_round);
     t_round = now;
     if (!extra && r >= reps &&
-        (r >= max_reps || (int64_t)(now - t_group) + last_round > ctx->opt->point_budget_ns * nv)) {
-      if (nclaimed == 0 || ctx->opt->claim_budget_ns <= 0) break;
+        (r >= max_reps || (int64_t)(now - t_group) + last_round > ctx->budget.point_ns * nv)) {
+      if (nclaimed == 0 || ctx->budget.claim_ns <= 0) break;
       extra = true;
       t_extra = now;
       last_round = last_round * nclaimed / nv; /* the claimed variants' share, as a guess */
     }
     if (extra) {
       int64_t spent = (int64_t)(now - t_extra) + last_round;
-      bool over = spent > ctx->opt->claim_budget_ns * nclaimed;
+      bool over = spent > ctx->budget.claim_ns * nclaimed;
       bool ceiling = spent > (int64_t)LAB_MAX_CLAIM_BUDGET_MS * 1000000 * nclaimed;
       if (r >= claim_max_reps || ceiling || (over && r >= claim_min_reps)) break;
     }
@@ -516,7 +557,10 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_t *o = json_object();
   json_object_set_new(o, "cpu_model", json_string(ctx->topo ? lab_topo_cpu_model(ctx->topo) : "unknown"));
   json_object_set_new(o, "cores", json_integer(ctx->topo ? lab_topo_cores(ctx->topo) : 1));
-  json_object_set_new(o, "pus", json_integer(lab_pus(ctx)));
+  json_object_set_new(o, "pus", json_integer(lab_real_pus(ctx)));
+  /* A run planned for another machine's count (--pus, SYNCQ_LAB_PUS): its
+   * thread lists and budgets are that machine's; the verdicts read "pus". */
+  json_object_set_new(o, "planned_pus", json_integer(lab_pus(ctx)));
   json_object_set_new(o, "kernel", json_string(kernel));
 #if defined(__clang__)
   json_object_set_new(o, "compiler", json_string("Clang " __clang_version__));
@@ -532,8 +576,9 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "size", json_string(size_names[ctx->opt->size]));
   json_object_set_new(o, "reps", json_integer(ctx->opt->reps));
   json_object_set_new(o, "max_reps", json_integer(ctx->opt->max_reps > ctx->opt->reps ? ctx->opt->max_reps : ctx->opt->reps));
-  json_object_set_new(o, "point_budget_ms", json_integer(ctx->opt->point_budget_ns / 1000000));
-  json_object_set_new(o, "claim_budget_ms", json_integer(ctx->opt->claim_budget_ns / 1000000));
+  json_object_set_new(o, "point_budget_ms", json_integer(ctx->budget.point_ns / 1000000));
+  json_object_set_new(o, "claim_budget_ms", json_integer(ctx->budget.claim_ns / 1000000));
+  json_object_set_new(o, "suite_budget_s", json_integer(ctx->opt->suite_budget_ns / 1000000000));
   json_object_set_new(o, "claim_max_reps", json_integer(ctx->opt->claim_max_reps));
   json_object_set_new(o, "launches", json_integer(ctx->opt->launches > 1 ? ctx->opt->launches : 1));
   json_object_set_new(o, "pinning", json_string(pinning));
@@ -580,20 +625,83 @@ static void free_claimed(lab_ctx *ctx, size_t nexps) {
   ctx->cur_claimed = NULL;
 }
 
+/* Print one JSON line on stdout (the plan); false when it cannot be written. */
+static bool print_json(json_t *o) {
+  char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(o);
+  if (text == NULL) return false;
+  bool ok = printf("%s\n", text) > 0;
+  free(text);
+  return ok;
+}
+
+static json_t *ms_of(int64_t ns) { return json_real((double)ns / 1e6); }
+
+/* The second planning pass: what the claims read, the thread counts of
+ * each experiment, then the budgets fitted to the plan (budget.h); with
+ * --plan, all of it as JSON lines on stdout. */
+static int count_plan(lab_ctx *ctx, const lab_experiment *const *exps, size_t nexps) {
+  const lab_options *opt = ctx->opt;
+  ctx->counting = true;
+  for (size_t i = 0; i < nexps; i++) {
+    ctx->exp = exps[i];
+    ctx->cur_claimed = ctx->claimed[i];
+    ctx->exp_points = ctx->exp_claimed = 0;
+    ctx->exp_nthreads = 0;
+    exps[i]->run(ctx);
+    if (!opt->plan_only) continue;
+    double *t = ctx->exp_threads; /* increasing */
+    for (int a = 1; a < ctx->exp_nthreads; a++)
+      for (int b = a; b > 0 && t[b - 1] > t[b]; b--) {
+        double x = t[b];
+        t[b] = t[b - 1];
+        t[b - 1] = x;
+      }
+    json_t *threads = json_array();
+    for (int k = 0; k < ctx->exp_nthreads; k++) json_array_append_new(threads, json_real(t[k]));
+    if (!print_json(json_pack("{s:s, s:o, s:I, s:I}", "experiment", exps[i]->name, "threads", threads, "points",
+                              (json_int_t)ctx->exp_points, "claimed", (json_int_t)ctx->exp_claimed)))
+      return -1;
+  }
+  ctx->counting = false;
+  int launches = opt->launches > 1 ? opt->launches : 1;
+  ctx->budget = lab_budget_fit(ctx->planned, ctx->claimed_points, opt->point_budget_ns, opt->claim_budget_ns,
+                               opt->suite_budget_ns, launches);
+  if (!opt->plan_only) return 0;
+  json_t *o = json_object();
+  json_object_set_new(o, "size", json_string(size_names[opt->size]));
+  json_object_set_new(o, "pus", json_integer(lab_real_pus(ctx)));
+  json_object_set_new(o, "planned_pus", json_integer(lab_pus(ctx)));
+  json_object_set_new(o, "launches", json_integer(launches));
+  json_object_set_new(o, "points", json_integer(ctx->planned));
+  json_object_set_new(o, "claimed", json_integer(ctx->claimed_points));
+  json_object_set_new(o, "point_budget_ms", ms_of(opt->point_budget_ns));
+  json_object_set_new(o, "claim_budget_ms", ms_of(opt->claim_budget_ns));
+  json_object_set_new(o, "wanted_s", json_real((double)ctx->budget.wanted_ns / 1e9));
+  json_object_set_new(o, "suite_budget_s", json_real((double)opt->suite_budget_ns / 1e9));
+  json_object_set_new(o, "launch_budget_s", json_real((double)ctx->budget.launch_ns / 1e9));
+  json_object_set_new(o, "scale", json_real(ctx->budget.scale));
+  json_object_set_new(o, "fitted_point_budget_ms", ms_of(ctx->budget.point_ns));
+  json_object_set_new(o, "fitted_claim_budget_ms", ms_of(ctx->budget.claim_ns));
+  return print_json(json_pack("{s:o}", "plan", o)) ? 0 : -1;
+}
+
 int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   lab_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.opt = opt;
-  char why[512], pinning[300];
+  char why[512], pinning[300] = "off";
   ctx.topo = lab_topo_load(why, sizeof why);
   if (ctx.topo == NULL) fprintf(stderr, "syncq-lab: warning: no topology (%s): running unpinned on 1 PU assumed\n", why);
-  if (lab_results_open(&ctx.results, opt->out_dir, opt->run_id, opt->launch, why, sizeof why) != 0) {
-    fprintf(stderr, "syncq-lab: %s\n", why);
-    lab_topo_free(ctx.topo);
-    return 1;
+  if (!opt->plan_only) {
+    if (lab_results_open(&ctx.results, opt->out_dir, opt->run_id, opt->launch, why, sizeof why) != 0) {
+      fprintf(stderr, "syncq-lab: %s\n", why);
+      lab_topo_free(ctx.topo);
+      return 1;
+    }
+    probe_pinning(&ctx, pinning, sizeof pinning);
+    (void)syncq_delay_calibrate(); /* once, before anything is timed */
   }
-  probe_pinning(&ctx, pinning, sizeof pinning);
-  (void)syncq_delay_calibrate(); /* once, before anything is timed */
 
   size_t nexps = 0;
   while (exps[nexps]) nexps++;
@@ -607,17 +715,25 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   ctx.planning = true;
   for (size_t i = 0; i < nexps; i++) {
     ctx.exp = exps[i];
-    ctx.claimed[i] = lab_claimed_new(exps[i]); /* NULL (out of memory): no claimed points */
+    ctx.claimed[i] = lab_claimed_new(exps[i], lab_pus(&ctx)); /* NULL (out of memory): no claimed points */
     ctx.cur_claimed = ctx.claimed[i];
     exps[i]->run(&ctx);
   }
-  ctx.planning = false;
   if (opt->nwhere > 0 && ctx.planned == 0) {
     fprintf(stderr, "syncq-lab: --where matched no point of the chosen experiments\n");
     free_claimed(&ctx, nexps);
-    lab_results_close(&ctx.results);
+    if (!opt->plan_only) lab_results_close(&ctx.results);
     lab_topo_free(ctx.topo);
     return 1;
+  }
+  int planned_rc = count_plan(&ctx, exps, nexps);
+  ctx.planning = false;
+  if (opt->plan_only || planned_rc != 0) {
+    if (planned_rc != 0) fprintf(stderr, "syncq-lab: cannot write the plan: %s\n", strerror(errno));
+    free_claimed(&ctx, nexps);
+    if (!opt->plan_only) lab_results_close(&ctx.results);
+    lab_topo_free(ctx.topo);
+    return planned_rc == 0 ? 0 : 1;
   }
   if (opt->launch <= 1) write_machine(&ctx, pinning); /* once per run: the first launch */
   ctx.t_start = syncq_now_ns();

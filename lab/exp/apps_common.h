@@ -45,13 +45,18 @@ static inline int apps_measure(lab_ctx *ctx, const mp_bench *b, const void *arg,
 
 /* Thread counts for the dedicated panel: the sweep up to the processing
  * units (multiprogramming comes from the levels). */
-static inline int apps_threads(lab_ctx *ctx, int *out, int cap) {
+static inline int apps_threads_upto(lab_ctx *ctx, int *out, int cap, int most) {
   int listed[LAB_MAX_THREADS_LIST], n = 0;
   int nl = lab_threads(ctx, listed, LAB_MAX_THREADS_LIST), pus = lab_pus(ctx);
   for (int i = 0; i < nl && n < cap; i++)
-    if (listed[i] <= pus && listed[i] <= MP_MAX_THREADS / 3) out[n++] = listed[i];
+    if (listed[i] <= pus && listed[i] <= most) out[n++] = listed[i];
   if (n == 0) out[n++] = 1;
   return n;
+}
+
+/* Up to the PUs, and few enough for three copies at once (level 3). */
+static inline int apps_threads(lab_ctx *ctx, int *out, int cap) {
+  return apps_threads_upto(ctx, out, cap, MP_MAX_THREADS / 3);
 }
 
 #endif

@@ -261,8 +261,8 @@ static const lab_claim ms98_queue_claims[] = {
    "\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":4}"},
   {"MS non-blocking is the best queue: more than 40% faster than the single lock on 11 "
    "processors (001 §4.1).",
-   "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"ms\",\"den\":\"single-lock\","
-   "\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":\"max_threads\",\"bound\":0.6,\"min_threads\":11}"},
+   "{\"op\":\"needs_pus\",\"pus\":11,\"rule\":{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"ms\",\"den\":\"single-lock\","
+   "\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":\"max_threads\",\"bound\":0.6,\"min_threads\":11}}"},
   {"Without contention MS non-blocking is essentially tied with the single ordinary lock "
    "(001 §4.1): within 10% either way at p = 1.",
    "{\"op\":\"all\",\"rules\":["

@@ -309,9 +309,9 @@ static int ms98_stack_run(lab_ctx *ctx) {
   int r = ms98_run_kind(ctx, MS98_STACK, SYNCQ_FAMILY_STACK, "push(); delay(); pop(); delay();", "lock-ps",
                         ms98_mp_stack);
   if (r == 0 && !lab_planning(ctx)) {
+    int pus = lab_pus(ctx);
     lab_note(ctx, "Differences from 001 and why: 001 ran 1..11 processors of an SGI Challenge with "
-                  "LL/SC; here at most 2 cores, so its 11-processor claims are not measurable and "
-                  "contention is low. With 6 us of delay per operation an uncontended push or pop "
+                  "LL/SC; here %d processing units, so its 11-processor claim is %s. With 6 us of delay per operation an uncontended push or pop "
                   "(tens of ns) is under 1%% of the time, so the delayed panel's ratios sit within "
                   "noise of 1.0 and the one-thread verdict is decided by noise as much as by the "
                   "algorithms; the delay_ns=0 panel shows the operations' own cost. Treiber's Top is "
@@ -321,7 +321,8 @@ static int ms98_stack_run(lab_ctx *ctx) {
                   "against the TTAS lock stack's 2 swaps (the free list's double-width CAS only when "
                   "a thread's cache is empty or full); the Herlihy stack adds "
                   "a version block per operation. \"treiber-hp\" (hazard pointers, malloc per push) "
-                  "and \"elimination\" (Hendler et al. 2004) are later algorithms, shown for reference.");
+                  "and \"elimination\" (Hendler et al. 2004) are later algorithms, shown for reference.",
+             pus, pus >= 11 ? "decided at the largest thread count within them" : "not measurable here (needs_pus)");
   }
   return r;
 }
@@ -331,7 +332,7 @@ static int ms98_heap_run(lab_ctx *ctx) {
                         "insert(random key); delay(); delete_min(); delay(); on an initially empty heap",
                         "skew-lock-ps", ms98_mp_heap);
   if (r == 0 && !lab_planning(ctx)) {
-    lab_note(ctx, "Differences from 001 and why: at most 2 cores (001: up to 11) and no "
+    lab_note(ctx, "Differences from 001 and why: %d processing units here (001: up to 11) and no "
                   "multiprogramming beyond level 3. Herlihy's heap swings {items, root} with a version by "
                   "double-width CAS (001: LL/SC), copies only the nodes on the merge path into "
                   "free nodes claimed from a pool bitmap, and recycles the replaced ones after the "
@@ -340,7 +341,8 @@ static int ms98_heap_run(lab_ctx *ctx) {
                   "ratios are close to 1.0 and the delay_ns=0 panel shows the operations' cost. "
                   "\"linden-jonsson\" (Linden & Jonsson 2013: a lock-free skiplist whose deleted "
                   "prefix is marked in next pointers, epoch-based reclamation) is a later algorithm, "
-                  "shown for reference.");
+                  "shown for reference.",
+             lab_pus(ctx));
   }
   return r;
 }
@@ -366,8 +368,10 @@ static int ms98_counter_run(lab_ctx *ctx) {
     lab_note(ctx, "Differences from 001 and why: normalized to the \"%s\" counter (001: a "
                   "preemption-safe TTAS-locked counter). 001's LL/SC counter "
                   "is the CAS loop here (\"cas\", and \"cas-backoff\" with 001's backoff); "
-                  "fetch-and-add, which 001 expected to be better still, is measured too. At most "
-                  "2 cores: the 11-processor claim is not measurable.", norm);
+                  "fetch-and-add, which 001 expected to be better still, is measured too. %d "
+                  "processing units here: the 11-processor claim is %s.",
+             norm, lab_pus(ctx),
+             lab_pus(ctx) >= 11 ? "decided at the largest thread count within them" : "not measurable here (needs_pus)");
   }
   return r;
 }
@@ -391,8 +395,8 @@ static const lab_claim ms98_stack_claims[] = {
    "\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}]}"},
   {"Treiber's stack outperforms the preemption-safe single lock by over 45% on 11 processors "
    "(001 §4.2).",
-   "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"treiber\",\"den\":\"lock\","
-   "\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":\"max_threads\",\"bound\":0.55,\"min_threads\":11}"},
+   "{\"op\":\"needs_pus\",\"pus\":11,\"rule\":{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"treiber\",\"den\":\"lock\","
+   "\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":\"max_threads\",\"bound\":0.55,\"min_threads\":11}}"},
   {"As the level of multiprogramming increases, the performance of ordinary locks degrades while "
    "the preemption-safe and non-blocking implementations remain relatively unchanged (001 §4.2, "
    "Figure 2): at level 3 (pseudo-scheduler, largest p) the ordinary single lock is more than 10% "
@@ -433,8 +437,8 @@ static const lab_claim ms98_counter_claims[] = {
    "\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}"},
   {"The non-blocking counter outperforms the preemption-safe lock-based counter by more than 55% "
    "on 11 processors (001 §4.4).",
-   "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"cas\",\"den\":\"lock-ttas\","
-   "\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":\"max_threads\",\"bound\":0.45,\"min_threads\":11}"},
+   "{\"op\":\"needs_pus\",\"pus\":11,\"rule\":{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"cas\",\"den\":\"lock-ttas\","
+   "\"where\":{\"delay_ns\":6000,\"level\":1,\"mode\":\"dedicated\"},\"at\":\"max_threads\",\"bound\":0.45,\"min_threads\":11}}"},
   {"With multiprogramming the ordinary lock-based counter degrades and the non-blocking counter "
    "outperforms the preemption-safe lock-based counter by more than 55% (001 §4.4, Figure 4): at "
    "level 3 (pseudo-scheduler, largest p) \"lock-ttas\" is more than 10% slower than "

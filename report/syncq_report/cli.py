@@ -101,7 +101,7 @@ def _section(result, slug, plot_dir):
     return page.Section(
         result=result,
         anchor=f"exp-{slug}",
-        verdicts=[rules.evaluate(claim["rule"], result.points) for claim in experiment.claims],
+        verdicts=[rules.evaluate(claim["rule"], result.points, machine=result.machine) for claim in experiment.claims],
         panels=grouped,
         plots=plots.draw(experiment, grouped, plot_dir, slug) + _also_plots(experiment, result.points, plot_dir, slug),
         standings=standings.compute(result.points),

@@ -54,7 +54,7 @@ def verdicts(results):
     out = {}
     for result in results.experiments:
         for claim in result.experiment.claims:
-            out[(result.experiment.name, claim["text"])] = rules.evaluate(claim["rule"], result.points)
+            out[(result.experiment.name, claim["text"])] = rules.evaluate(claim["rule"], result.points, machine=result.machine)
     return out
 
 

@@ -77,6 +77,7 @@ class ExperimentResult:
     experiment: Experiment
     points: list
     notes: list  # texts: the experiment record's notes, then note records naming it
+    machine: dict = None  # the fields of its run's machine record (the verdict rules read "pus")
 
 
 @dataclass
@@ -247,4 +248,5 @@ def _experiment_result(run, name):
         experiment=experiment,
         points=run.points[name],
         notes=list(experiment.notes) + attached,
+        machine=run.machine.fields,
     )

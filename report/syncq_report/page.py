@@ -10,6 +10,7 @@ MACHINE_LABELS = [
     ("cpu_model", "CPU model"),
     ("cores", "Cores"),
     ("pus", "PUs"),
+    ("planned_pus", "Planned for (PUs)"),
     ("kernel", "Kernel"),
     ("compiler", "Compiler"),
     ("flags", "Flags"),
@@ -19,6 +20,7 @@ MACHINE_LABELS = [
     ("size", "Size"),
     ("reps", "Reps per launch"),
     ("launches", "Launches"),
+    ("suite_budget_s", "Suite budget (s)"),
     ("pinning", "Pinning"),
     ("perf_counters", "Perf counters"),
     ("command", "Command"),
@@ -130,7 +132,7 @@ def _machines(machines, run_notes):
     head = "".join(f"<th>run <code>{escape(m.run_id)}</code></th>" for m in machines)
     rows = [
         f"<tr><th>{label}</th>"
-        + "".join(f"<td>{_machine_value(key, m.fields.get(key, 1))}</td>" for m in machines)
+        + "".join(f"<td>{_machine_value(key, m.fields.get(key, _machine_default(key, m)))}</td>" for m in machines)
         + "</tr>"
         for key, label in MACHINE_LABELS
     ]
@@ -376,6 +378,13 @@ def _papers_table():
         + "\n".join(rows)
         + "\n</tbody>\n</table>\n</section>"
     )
+
+
+def _machine_default(key, machine):
+    """A field older results lack: a run planned for its own PUs, no suite budget, one launch."""
+    if key == "planned_pus":
+        return machine.fields.get("pus", 1)
+    return 0 if key == "suite_budget_s" else 1
 
 
 def _machine_value(key, value):

@@ -41,8 +41,9 @@ class _Unmeasurable(Exception):
     """Raised inside an evaluation to end it with a not-measurable verdict."""
 
 
-def evaluate(rule, points, depth=0):
-    """Evaluate rule against points (the experiment's points of one run)."""
+def evaluate(rule, points, depth=0, machine=None):
+    """Evaluate rule against points (the experiment's points of one run); machine is
+    that run's machine record (a dict of its fields, e.g. "pus"), or None when unknown."""
     try:
         if depth > MAX_DEPTH:
             raise _Unmeasurable(f"rules nested deeper than {MAX_DEPTH}")
@@ -54,7 +55,7 @@ def evaluate(rule, points, depth=0):
         handler = _OPS.get(op) if isinstance(op, str) else None
         if handler is None:
             raise _Unmeasurable(f"unknown rule op '{op}'")
-        return handler(rule, points, depth)
+        return handler(rule, points, depth, machine)
     except _Unmeasurable as reason:
         return Verdict(UNMEASURABLE, str(reason))
 
@@ -108,11 +109,11 @@ def _field(rule, name, valid, description, default=None):
     return value
 
 
-def _ratio_below(rule, points, depth):
+def _ratio_below(rule, points, depth, machine):
     return _ratio(rule, points, above=False)
 
 
-def _ratio_above(rule, points, depth):
+def _ratio_above(rule, points, depth, machine):
     return _ratio(rule, points, above=True)
 
 
@@ -150,11 +151,11 @@ def _ratio(rule, points, above):
     return Verdict(_decide(interval, bound, above), explanation, interval)
 
 
-def _value_below(rule, points, depth):
+def _value_below(rule, points, depth, machine):
     return _value(rule, points, above=False)
 
 
-def _value_above(rule, points, depth):
+def _value_above(rule, points, depth, machine):
     return _value(rule, points, above=True)
 
 
@@ -185,11 +186,11 @@ def _value(rule, points, above):
     )
 
 
-def _peer_ratio_below(rule, points, depth):
+def _peer_ratio_below(rule, points, depth, machine):
     return _peer_ratio(rule, points, above=False)
 
 
-def _peer_ratio_above(rule, points, depth):
+def _peer_ratio_above(rule, points, depth, machine):
     return _peer_ratio(rule, points, above=True)
 
 
@@ -296,11 +297,11 @@ def _one_at(points, algorithm, value, key="threads"):
     return found[0]
 
 
-def _all(rule, points, depth):
+def _all(rule, points, depth, machine):
     rules = rule.get("rules")
     if not isinstance(rules, list) or not rules:
         raise _Unmeasurable("malformed rule: 'all' needs a non-empty 'rules' array")
-    verdicts = [evaluate(sub, points, depth + 1) for sub in rules]
+    verdicts = [evaluate(sub, points, depth + 1, machine) for sub in rules]
     statuses = {v.status for v in verdicts}
     if FAILED in statuses:
         return Verdict(FAILED, "; ".join(f"{v.status}: {v.explanation}" for v in verdicts))
@@ -311,11 +312,11 @@ def _all(rule, points, depth):
     return Verdict(HELD, "; ".join(v.explanation for v in verdicts))
 
 
-def _any(rule, points, depth):
+def _any(rule, points, depth, machine):
     rules = rule.get("rules")
     if not isinstance(rules, list) or not rules:
         raise _Unmeasurable("malformed rule: 'any' needs a non-empty 'rules' array")
-    verdicts = [evaluate(sub, points, depth + 1) for sub in rules]
+    verdicts = [evaluate(sub, points, depth + 1, machine) for sub in rules]
     held = [v for v in verdicts if v.status == HELD]
     if held:
         return Verdict(HELD, "; ".join(v.explanation for v in held))
@@ -326,7 +327,203 @@ def _any(rule, points, depth):
     return verdicts[0]
 
 
-def _not_measurable(rule, points, depth):
+def _machine_pus(machine):
+    """The processing units of the run's machine record (the real ones, not a
+    count the run planned for: docs/results-format.md, "planned_pus")."""
+    if not isinstance(machine, dict):
+        raise _Unmeasurable("no machine record to read the processing units from")
+    pus = machine.get("pus")
+    if not is_number(pus) or pus < 1:
+        raise _Unmeasurable("the machine record gives no processing-unit count")
+    return pus
+
+
+def _needs_pus(rule, points, depth, machine):
+    """The inner rule, decided only where the machine has the processing units the
+    claim needs, and read over the points that did not oversubscribe them: a point
+    at `threads` t runs t x pus_per_thread threads (2 for N producers + N consumers)."""
+    need = _field(rule, "pus", is_number, "a number")
+    per = _field(rule, "pus_per_thread", is_number, "a number", default=1)
+    inner = _field(rule, "rule", lambda v: isinstance(v, dict), "an object")
+    if per <= 0:
+        raise _Unmeasurable("malformed rule: 'pus_per_thread' must be positive")
+    have = _machine_pus(machine)
+    if have < need:
+        return Verdict(
+            UNMEASURABLE,
+            f"needs {fmt.param_value(need)} processing units, this machine has {fmt.param_value(have)}",
+        )
+    within = [p for p in points if not is_number(p.params.get("threads")) or p.params["threads"] * per <= have]
+    return evaluate(inner, within, depth + 1, machine)
+
+
+def _higher(point):
+    return point.better == "higher"
+
+
+def _in_pack(rule, points, depth, machine):
+    """ALGO's place among a panel: every other point of the metric under `where`
+    from the same registry family (props without "spsc"; peer libraries' only with
+    "peers": true). Held when median(ALGO) / median of the panel's middle
+    algorithm is not worse than `factor` (>= 1/factor where higher is better,
+    <= factor where lower is), i.e. ALGO is not behind the pack by more than that."""
+    metric = _field(rule, "metric", _is_text, "a string")
+    algorithm = _field(rule, "algo", _is_text, "a string")
+    factor = _field(rule, "factor", is_number, "a number")
+    where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
+    min_panel = _field(rule, "min_panel", is_number, "a number", default=3)
+    peers = rule.get("peers", False)
+    if factor < 1 or not isinstance(peers, bool):
+        raise _Unmeasurable("malformed rule: 'factor' must be >= 1 and 'peers' true or false")
+    ours = _matching(points, algorithm, metric, where)
+    family = rule.get("family", ours[0].family)
+    panel = [
+        p
+        for p in points
+        if p.algorithm != algorithm
+        and p.metric == metric
+        and (peers or not p.peer)
+        and p.family == family
+        and "spsc" not in (p.props or "").split(",")
+        and all(key in p.params and same_param(p.params[key], value) for key, value in where.items())
+    ]
+    if not panel:
+        raise _Unmeasurable(f"no other {family} measured {metric}")
+    at = rule.get("at", "max_threads")
+    key, value = _where_at(at, ours, panel, algorithm, "the panel")
+    mine = _one_at(ours, algorithm, value, key)
+    there = {}
+    for p in panel:
+        if same_param(p.params.get(key), value):
+            there.setdefault(p.algorithm, []).append(p)
+    members = [_one_at(found, name, value, key) for name, found in there.items()]
+    if len(members) < min_panel:
+        raise _Unmeasurable(
+            f"{len(members)} other {family} measured at {key}={fmt.param_value(value)}, "
+            f"below the panel's minimum of {fmt.param_value(min_panel)}"
+        )
+    best_first = sorted(members + [mine], key=lambda p: -p.median if _higher(mine) else p.median)
+    rank = best_first.index(mine) + 1
+    ordered = sorted(members, key=lambda p: p.median)
+    middle = ordered[(len(ordered) - 1) // 2]  # the lower middle of an even panel
+    if middle.median == 0:
+        raise _Unmeasurable(f"median of {middle.algorithm} is 0 at {key}={fmt.param_value(value)}")
+    ratio = mine.median / middle.median
+    interval = intervals.resolved_ratio_interval(mine, middle, resolution_of(points))
+    if _higher(mine):
+        bound, above = 1 / factor, True
+    else:
+        bound, above = factor, False
+    place = ", ".join(
+        [f"{key}={fmt.param_value(value)}"] + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key]
+    )
+    return Verdict(
+        _decide(interval, bound, above),
+        f"{algorithm} ranks {rank} of {len(best_first)} at {place}; {algorithm}/panel median "
+        f"({middle.algorithm}) = {fmt.num(ratio)}{_ci(interval)} (bound {'>' if above else '<'} {fmt.num(bound)}; "
+        f"panel: {', '.join(p.algorithm for p in best_first)})",
+        interval,
+    )
+
+
+def _curve(rule, points):
+    """(metric, algo, where, {threads: point}) of one algorithm's curve over threads."""
+    metric = _field(rule, "metric", _is_text, "a string")
+    algorithm = _field(rule, "algo", _is_text, "a string")
+    where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
+    found = _matching(points, algorithm, metric, where)
+    curve = {}
+    for t in sorted(_threads_measured(found)):
+        curve[t] = _one_at(found, algorithm, t)
+    if not curve:
+        raise _Unmeasurable(f"no {algorithm} point with a threads value")
+    return metric, algorithm, where, curve
+
+
+def _rise_then_plateau(rule, points, depth, machine):
+    """The shape of 004's Figures 1 and 16: an algorithm's value rises from the fewest
+    threads measured to the most measured up to `knee`, then stays within `factor` of itself at every
+    thread count from `knee` on (at least two of them). Each part is judged on the
+    medians' intervals: the rise held when the knee's interval is wholly above the
+    start's, the plateau held when even the intervals' extremes stay within factor."""
+    knee = _field(rule, "knee", is_number, "a number")
+    factor = _field(rule, "factor", is_number, "a number")
+    if factor < 1:
+        raise _Unmeasurable("malformed rule: 'factor' must be >= 1")
+    metric, algorithm, where, curve = _curve(rule, points)
+    start = min(curve)
+    below = [t for t in curve if t <= knee]
+    if not below or max(below) <= start:
+        raise _Unmeasurable(
+            f"the rise needs two {algorithm} thread counts up to {fmt.param_value(knee)} (measured: "
+            f"{', '.join(fmt.param_value(t) for t in curve)})"
+        )
+    knee = max(below)  # the thread counts grow by powers of two: the measured one nearest below
+    tail = [t for t in curve if t >= knee]
+    if len(tail) < 2:
+        raise _Unmeasurable(
+            f"the plateau needs two thread counts from {fmt.param_value(knee)} on; "
+            f"{algorithm} was measured up to threads={fmt.param_value(max(curve))}"
+        )
+    res = resolution_of(points)
+    first = intervals.resolved_median_interval(curve[start], res)
+    at_knee = intervals.resolved_median_interval(curve[knee], res)
+    rise = HELD if at_knee[0] > first[1] else FAILED if at_knee[1] <= first[0] else INCONCLUSIVE
+    spans = [intervals.resolved_median_interval(curve[t], res) for t in tail]
+    low_hi, high_lo = min(hi for lo, hi in spans), max(lo for lo, hi in spans)
+    low_lo, high_hi = min(lo for lo, hi in spans), max(hi for lo, hi in spans)
+    flat = HELD if high_hi <= factor * low_lo else FAILED if high_lo > factor * low_hi else INCONCLUSIVE
+    statuses = {rise, flat}
+    status = FAILED if FAILED in statuses else INCONCLUSIVE if INCONCLUSIVE in statuses else HELD
+    unit = curve[knee].unit
+    values = ", ".join(f"{fmt.param_value(t)}: {fmt.num(curve[t].median)}" for t in curve)
+    condition = f" with {fmt.params(where)}" if where else ""
+    return Verdict(
+        status,
+        f"{algorithm} {metric}{condition} by threads ({unit}) {values}; rise from threads="
+        f"{fmt.param_value(start)} to {fmt.param_value(knee)} {rise}; from threads={fmt.param_value(knee)} on, "
+        f"within {fmt.param_value(factor)}x of itself {flat} (intervals {fmt.num(low_lo)}-{fmt.num(high_hi)})",
+    )
+
+
+def _along_ratio_below(rule, points, depth, machine):
+    return _along_ratio(rule, points, above=False)
+
+
+def _along_ratio_above(rule, points, depth, machine):
+    return _along_ratio(rule, points, above=True)
+
+
+def _along_ratio(rule, points, above):
+    """One algorithm against itself at two values of one param (e.g. 1000 sorters
+    against 100): median at `num` / median at `den`, under `where`."""
+    metric = _field(rule, "metric", _is_text, "a string")
+    algorithm = _field(rule, "algo", _is_text, "a string")
+    along = _field(rule, "along", _is_text, "a string")
+    num_at = _field(rule, "num", is_number, "a number")
+    den_at = _field(rule, "den", is_number, "a number")
+    bound = _field(rule, "bound", is_number, "a number")
+    where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
+    if along in where:
+        raise _Unmeasurable(f"malformed rule: '{along}' is both 'along' and in 'where'")
+    found = _matching(points, algorithm, metric, where)
+    top = _one_at(found, algorithm, num_at, along)
+    bottom = _one_at(found, algorithm, den_at, along)
+    if bottom.median == 0:
+        raise _Unmeasurable(f"median of {algorithm} is 0 at {along}={fmt.param_value(den_at)}")
+    ratio = top.median / bottom.median
+    interval = intervals.resolved_ratio_interval(top, bottom, resolution_of(points))
+    condition = f", {fmt.params(where)}" if where else ""
+    return Verdict(
+        _decide(interval, bound, above),
+        f"{algorithm} at {along}={fmt.param_value(num_at)} / at {along}={fmt.param_value(den_at)} = "
+        f"{fmt.num(ratio)}{_ci(interval)}{condition} (bound {'>' if above else '<'} {bound}; {metric} "
+        f"{fmt.num(top.median)} {top.unit} / {fmt.num(bottom.median)} {bottom.unit})",
+        interval,
+    )
+
+
+def _not_measurable(rule, points, depth, machine):
     why = rule.get("why")
     raise _Unmeasurable(why if isinstance(why, str) and why else "declared not measurable (no reason given)")
 
@@ -340,5 +537,10 @@ _OPS = {
     "peer_ratio_above": _peer_ratio_above,
     "all": _all,
     "any": _any,
+    "needs_pus": _needs_pus,
+    "in_pack": _in_pack,
+    "rise_then_plateau": _rise_then_plateau,
+    "along_ratio_below": _along_ratio_below,
+    "along_ratio_above": _along_ratio_above,
     "not_measurable": _not_measurable,
 }

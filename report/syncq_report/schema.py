@@ -129,6 +129,8 @@ OPTIONAL_FIELDS = {
         "point_budget_ms": INTEGER,
         "claim_budget_ms": INTEGER,
         "claim_max_reps": LAUNCH,
+        "planned_pus": LAUNCH,
+        "suite_budget_s": INTEGER,
     },
     "experiment": {"also_x": ALSO_X, "launch": LAUNCH},
     "point": {"peer": BOOLEAN, "family": STRING, "props": STRING, "launch": LAUNCH},

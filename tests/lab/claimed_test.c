@@ -31,7 +31,7 @@ static lab_claimed *claimed_of(const lab_claim *claims, size_t n) {
   e.name = "t";
   e.claims = claims;
   e.nclaims = n;
-  lab_claimed *c = lab_claimed_new(&e);
+  lab_claimed *c = lab_claimed_new(&e, 2);
   assert_non_null(c);
   return c;
 }
@@ -105,6 +105,46 @@ static void test_explicit_at_strings_peers_and_nesting(void **state) {
   lab_claimed_free(c);
 }
 
+static void test_needs_pus_reads_nothing_short_and_the_fitting_points_above(void **state) {
+  (void)state;
+  static const lab_claim claims[] = {
+    {"gated", "{\"op\":\"needs_pus\",\"pus\":8,\"pus_per_thread\":2,\"rule\":"
+              "{\"op\":\"in_pack\",\"metric\":\"time\",\"algo\":\"nblfq\",\"factor\":2}}"},
+    {"curve", "{\"op\":\"needs_pus\",\"pus\":2,\"rule\":{\"op\":\"rise_then_plateau\","
+              "\"metric\":\"time\",\"algo\":\"ms\",\"knee\":10,\"factor\":2}}"},
+  };
+  lab_experiment e;
+  memset(&e, 0, sizeof e);
+  e.name = "t";
+  e.claims = claims;
+  e.nclaims = 2;
+  lab_group g[5];
+  for (int pus = 2; pus <= 16; pus *= 8) {
+    lab_claimed *c = lab_claimed_new(&e, pus);
+    assert_non_null(c);
+    static const double counts[5] = {1, 2, 4, 8, 16};
+    for (int i = 0; i < 5; i++) {
+      g[i] = group(counts[i], NULL, "time");
+      lab_claimed_plan(c, &g[i], "nblfq");
+      lab_claimed_plan(c, &g[i], "ms");
+    }
+    if (pus == 2) { /* short of 8: the panel rule reads nothing; the curve up to 2 */
+      assert_false(lab_claimed_reads(c, &g[1], "nblfq", false));
+      assert_false(lab_claimed_reads(c, &g[1], "vyukov", false));
+      assert_true(lab_claimed_reads(c, &g[0], "ms", false));
+      assert_true(lab_claimed_reads(c, &g[1], "ms", false));
+      assert_false(lab_claimed_reads(c, &g[2], "ms", false)); /* 4 threads do not fit on 2 */
+    } else { /* 16 units, 2 per count: the largest count that fits is 8, the whole panel there */
+      assert_true(lab_claimed_reads(c, &g[3], "nblfq", false));
+      assert_true(lab_claimed_reads(c, &g[3], "vyukov", false));
+      assert_false(lab_claimed_reads(c, &g[4], "nblfq", false));
+      assert_false(lab_claimed_reads(c, &g[2], "nblfq", false));
+      for (int i = 0; i < 5; i++) assert_true(lab_claimed_reads(c, &g[i], "ms", false)); /* every count */
+    }
+    lab_claimed_free(c);
+  }
+}
+
 static void test_no_claims_read_nothing(void **state) {
   (void)state;
   lab_claimed *c = claimed_of(NULL, 0);
@@ -122,6 +162,7 @@ int main(void) {
     cmocka_unit_test(test_max_threads_resolved_by_planning),
     cmocka_unit_test(test_a_ratio_metric_reads_its_raw_group),
     cmocka_unit_test(test_explicit_at_strings_peers_and_nesting),
+    cmocka_unit_test(test_needs_pus_reads_nothing_short_and_the_fitting_points_above),
     cmocka_unit_test(test_no_claims_read_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,261 @@
+"""syncq-lab on any machine size: no claim is unmeasurable by declaration, the
+PU-gated claims are decided where the machine has the units, the thread lists
+and budgets a run plans for another machine's count (--pus, SYNCQ_LAB_PUS),
+and dg25-casfail's modelled network round trip.
+
+Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary; the
+verdicts come from the report's own rule evaluator (report/syncq_report).
+"""
+import json
+import os
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "report"))
+from syncq_report import rules  # noqa: E402
+from syncq_report.load import Point  # noqa: E402
+
+LAB = os.environ.get("SYNCQ_LAB", "")
+
+
+def lab(*args, check=None, env=None):
+    assert LAB and Path(LAB).exists(), "set SYNCQ_LAB to the syncq-lab binary"
+    r = subprocess.run([LAB, *args], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, **(env or {})})
+    if check is not None:
+        assert r.returncode == check, (r.returncode, r.stdout, r.stderr)
+    return r
+
+
+def claims():
+    out = lab("claims", check=0).stdout.splitlines()
+    assert out, "syncq-lab claims printed nothing"
+    return [json.loads(line) for line in out]
+
+
+def plan(*names, pus=None, extra=(), env=None):
+    """(each experiment's plan line by name, the budget line) of a --quick --plan run."""
+    args = ["run", ",".join(names) if names else "all", "--quick", "--plan", *extra]
+    if pus is not None:
+        args += ["--pus", str(pus)]
+    lines = [json.loads(line) for line in lab(*args, check=0, env=env).stdout.splitlines()]
+    assert lines and "plan" in lines[-1], lines
+    return {line["experiment"]: line for line in lines[:-1]}, lines[-1]["plan"]
+
+
+def subrules(rule):
+    """Every rule object inside rule, rule included."""
+    yield rule
+    for sub in rule.get("rules", []) if isinstance(rule.get("rules"), list) else []:
+        yield from subrules(sub)
+    if isinstance(rule.get("rule"), dict):
+        yield from subrules(rule["rule"])
+
+
+# ---------------------------------------------------------------- no fixed verdicts
+
+def test_claims_lists_every_experiments_claims():
+    listed = [c["experiment"] for c in claims()]
+    names = [line.split()[0] for line in lab("list", check=0).stdout.splitlines()[1:]]
+    assert set(listed) <= set(names)
+    assert len(set(listed)) >= len(names) // 2  # most experiments carry claims
+    assert all(isinstance(c["text"], str) and c["text"] and isinstance(c["rule"], dict) for c in claims())
+    assert lab("claims", "extra").returncode == 2
+
+
+def test_no_claim_declares_itself_unmeasurable():
+    """A verdict fixed in the rule ("not_measurable") is one no machine can change."""
+    fixed = [(c["experiment"], c["text"][:60]) for c in claims()
+             for r in subrules(c["rule"] or {"op": "not_measurable"}) if r.get("op") == "not_measurable"]
+    assert fixed == []
+
+
+def test_every_rule_op_is_one_the_report_knows():
+    unknown = [(c["experiment"], r.get("op")) for c in claims() for r in subrules(c["rule"])
+               if r.get("op") not in rules._OPS]
+    assert unknown == []
+
+
+# ---------------------------------------------------------------- PU-gated claims on synthetic points
+
+def _value(*key):
+    """A distinct, deterministic median for a synthetic point."""
+    return 1.0 + zlib.crc32(repr(key).encode()) % 1000 / 10.0
+
+
+def _point(experiment, algorithm, params, metric, family="queue"):
+    v = _value(algorithm, sorted(params.items()), metric)
+    return Point(experiment=experiment, algorithm=algorithm, params=params, metric=metric, unit="x",
+                 better="lower", median=v, min=v, max=v, samples=[v], counters={}, line=1, family=family,
+                 props="fifo")
+
+
+def synthetic_points(experiment, rule, threads):
+    """A point for every algorithm the rule reads, at every planned thread count,
+    under the rule's `where` (and its `at`, its `along` values); a panel of four
+    queues for in_pack."""
+    points = {}
+
+    def add(algorithm, params, metric):
+        key = (algorithm, metric, tuple(sorted(params.items())))
+        points.setdefault(key, _point(experiment, algorithm, params, metric))
+
+    for r in subrules(rule):
+        names = [r[k] for k in ("num", "den", "algo") if isinstance(r.get(k), str)]
+        if not names or "metric" not in r:
+            continue
+        where = r.get("where", {})
+        if r["op"] == "in_pack":
+            names += ["q1", "q2", "q3", "q4"]
+        if r["op"].startswith("along_ratio"):
+            for name in names:
+                for at in (r["num"], r["den"]):
+                    add(name, {**where, r["along"]: at}, r["metric"])
+            continue
+        counts = list(threads)
+        if isinstance(r.get("at"), dict) and "threads" in r["at"]:
+            counts.append(r["at"]["threads"])
+        for name in names:
+            for t in counts:
+                add(name, {**where, "threads": t}, r["metric"])
+    return list(points.values())
+
+
+def gated_claims():
+    out = []
+    for c in claims():
+        needs = [r["pus"] for r in subrules(c["rule"]) if r.get("op") == "needs_pus"]
+        if needs:
+            out.append((c, max(needs)))
+    return out
+
+
+def test_the_scale_claims_are_pu_gated():
+    gated = {(c["experiment"], need) for c, need in gated_claims()}
+    for expected in [("np99-locks", 9), ("dg25-prodcons", 16), ("dg25-casfail", 20), ("np99-apps-dedicated", 33),
+                     ("ms98-stack", 11), ("ms98-counter", 11), ("ms98-queue", 11)]:
+        assert expected in gated, (expected, gated)
+
+
+@pytest.mark.parametrize("pus", [2, 16, 64])
+def test_pu_gated_claims_are_decided_where_the_units_suffice(pus):
+    """On synthetic points over the thread list a machine of `pus` units plans,
+    every PU-gated claim is decided (held, did not hold or inconclusive) when
+    the machine has the units it needs, and otherwise says what it needs and
+    what the machine has."""
+    gated = gated_claims()
+    plans, _ = plan(*sorted({c["experiment"] for c, _ in gated}), pus=pus)
+    for claim, need in gated:
+        threads = plans[claim["experiment"]]["threads"]
+        points = synthetic_points(claim["experiment"], claim["rule"], threads)
+        verdict = rules.evaluate(claim["rule"], points, machine={"pus": pus})
+        where = (pus, claim["experiment"], claim["text"][:50], verdict)
+        if pus >= need:
+            assert verdict.status != rules.UNMEASURABLE, where
+        else:
+            assert verdict.status == rules.UNMEASURABLE, where
+            assert verdict.explanation == f"needs {need} processing units, this machine has {pus}", where
+
+
+def test_a_gate_without_a_machine_record_is_not_measurable():
+    claim, _ = gated_claims()[0]
+    verdict = rules.evaluate(claim["rule"], [], machine=None)
+    assert verdict.status == rules.UNMEASURABLE
+    assert "machine record" in verdict.explanation
+
+
+# ---------------------------------------------------------------- planning another machine's count
+
+def test_sixteen_pus_plan_the_sixteen_pu_thread_list():
+    plans, budget = plan("dg25-prodcons", "dg25-casfail", pus=16)
+    for name in ("dg25-prodcons", "dg25-casfail"):
+        assert plans[name]["threads"] == [1, 2, 3, 4, 8, 16, 24, 32]
+    assert budget["planned_pus"] == 16
+    assert budget["pus"] >= 1
+
+
+def test_the_environment_plans_like_the_option():
+    by_env, _ = plan("dg25-prodcons", env={"SYNCQ_LAB_PUS": "16"})
+    by_opt, _ = plan("dg25-prodcons", pus=16)
+    assert by_env == by_opt
+    two, _ = plan("dg25-prodcons", pus=2)
+    assert two["dg25-prodcons"]["threads"] == [1, 2, 3, 4]
+    assert by_opt["dg25-prodcons"]["points"] > two["dg25-prodcons"]["points"]
+
+
+@pytest.mark.parametrize("pus", [2, 16, 64])
+def test_budgets_fit_the_suite_budget_on_any_plan(pus):
+    """points x point budget + claimed x claim budget, per launch, never exceeds the
+    suite budget's share of a launch: a longer plan gets smaller budgets."""
+    plans, b = plan(pus=pus)
+    assert b["points"] == sum(p["points"] for p in plans.values())
+    assert b["claimed"] == sum(p["claimed"] for p in plans.values())
+    wanted = (b["points"] * b["point_budget_ms"] + b["claimed"] * b["claim_budget_ms"]) / 1000
+    assert b["wanted_s"] == pytest.approx(wanted)
+    assert b["launch_budget_s"] == pytest.approx(b["suite_budget_s"] / b["launches"])
+    assert b["scale"] == pytest.approx(min(1.0, b["launch_budget_s"] / wanted))
+    assert b["fitted_point_budget_ms"] == pytest.approx(b["point_budget_ms"] * b["scale"], rel=1e-6)
+    assert b["fitted_claim_budget_ms"] == pytest.approx(b["claim_budget_ms"] * b["scale"], rel=1e-6)
+    fitted = (b["points"] * b["fitted_point_budget_ms"] + b["claimed"] * b["fitted_claim_budget_ms"]) / 1000
+    assert fitted <= b["launch_budget_s"] * (1 + 1e-6)
+
+
+def test_more_units_plan_more_points_and_smaller_budgets():
+    _, two = plan(pus=2)
+    _, many = plan(pus=64)
+    assert many["points"] > two["points"]
+    assert many["fitted_point_budget_ms"] < two["fitted_point_budget_ms"]
+
+
+def test_suite_budget_zero_keeps_the_size_budgets():
+    _, b = plan(pus=64, extra=("--suite-budget", "0"))
+    assert b["scale"] == 1 and b["fitted_point_budget_ms"] == b["point_budget_ms"]
+
+
+@pytest.mark.parametrize("args,env", [
+    (["--pus", "0"], None), (["--pus", "x"], None), (["--pus", "4097"], None), (["--pus"], None),
+    (["--suite-budget", "-1"], None), (["--suite-budget", "x"], None),
+    ([], {"SYNCQ_LAB_PUS": "zero"}), ([], {"SYNCQ_LAB_PUS": "0"}),
+])
+def test_bad_plan_options_exit_2(args, env):
+    r = lab("run", "np99-counter", "--plan", *args, env=env)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "usage" in r.stderr
+
+
+def test_a_plan_writes_no_results(tmp_path):
+    lab("run", "np99-counter", "--plan", "--out", str(tmp_path / "none"), check=0)
+    assert not (tmp_path / "none").exists()
+
+
+def test_machine_record_keeps_the_real_and_the_planned_units(tmp_path):
+    lab("run", "np99-counter", "--size", "smoke", "--threads", "1", "--pus", "16", "--out", str(tmp_path),
+        check=0)
+    machine = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
+    assert machine["type"] == "machine"
+    assert machine["planned_pus"] == 16
+    real = json.loads(lab("run", "np99-counter", "--quick", "--plan", check=0).stdout.splitlines()[-1])
+    assert machine["pus"] == real["plan"]["pus"]
+
+
+# ---------------------------------------------------------------- dg25-casfail's network
+
+def test_casfail_measures_the_delayed_curve_beside_the_zero_delay_one(tmp_path):
+    lab("run", "dg25-casfail", "--size", "smoke", "--threads", "1,2", "--algos", "nblfq,ms", "--out",
+        str(tmp_path), check=0)
+    recs = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    points = [r for r in recs if r["type"] == "point"]
+    seen = {(p["algorithm"], p["params"]["threads"], p["params"]["rtt_ns"]) for p in points}
+    for algo in ("nblfq", "ms"):
+        for t in (1, 2):
+            assert {(algo, t, 0), (algo, t, 2000)} <= seen
+    assert all(p["metric"] == "cas_retry_share" and 0 <= p["median"] <= 100 for p in points)
+    exp = next(r for r in recs if r["type"] == "experiment")
+    assert "rtt_ns" in exp["description"]
+    for claim in exp["claims"]:
+        leaves = [r for r in subrules(claim["rule"]) if "metric" in r]
+        assert leaves and all(r["where"] == {"rtt_ns": 2000} for r in leaves), claim["text"]
