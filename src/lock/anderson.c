@@ -119,9 +119,11 @@ int syncq_lock_anderson_unlock(syncq_lock_anderson *l) {
   _Atomic(uint32_t) *next = &l->slot[(place + 1u) & l->mask].word;
   if (syncq_wait_may_sleep(l->wait)) {
     atomic_store(next, HAS_LOCK); /* seq_cst: Dekker pair with sleepers */
+    SYNCQ_RACE_POINT("lock.handover");
     syncq_wait_wake(l->wait, next, &l->sleepers, 0, l->process_shared);
   } else {
     atomic_store_explicit(next, HAS_LOCK, memory_order_release); /* pairs with lock()'s acquire */
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

@@ -122,9 +122,11 @@ int syncq_lock_array_unlock(syncq_lock_array *l) {
   _Atomic(uint32_t) *next = &l->slot[(t + 1u) & l->mask].word;
   if (syncq_wait_may_sleep(l->wait)) {
     atomic_store(next, t + 1u); /* seq_cst: Dekker pair with sleepers */
+    SYNCQ_RACE_POINT("lock.handover");
     syncq_wait_wake(l->wait, next, &l->sleepers, 0, l->process_shared);
   } else {
     atomic_store_explicit(next, t + 1u, memory_order_release); /* pairs with await_turn's acquire */
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

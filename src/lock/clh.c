@@ -131,9 +131,11 @@ int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node) {
     return SYNCQ_EINVAL;
   if (syncq_wait_may_sleep(l->wait)) {
     atomic_store(&me->locked, 0u); /* seq_cst: Dekker pair with sleepers */
+    SYNCQ_RACE_POINT("lock.handover");
     syncq_wait_wake(l->wait, &me->locked, &l->sleepers, 0, false);
   } else {
     atomic_store_explicit(&me->locked, 0u, memory_order_release); /* pairs with await_pred's acquire */
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

@@ -90,7 +90,10 @@ int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l) {
   /* seq_cst: releases the lock (pairs with the acquiring CAS/exchange) */
   if (atomic_fetch_sub(&l->word, 1u) != 1u) {
     atomic_store(&l->word, 0u); /* was 2: release and wake one sleeper */
+    SYNCQ_RACE_POINT("lock.handover");
     (void)syncq_futex_wake(&l->word, 1, l->process_shared);
+  } else {
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

@@ -224,7 +224,10 @@ int syncq_lock_sc_unlock(syncq_lock_sc *l) {
       if (SC_TICKET(w) < k) {
         /* ticket k has not claimed its slot: pre-grant it. seq_cst:
          * releases the critical section to whoever takes ticket k */
-        if (atomic_compare_exchange_strong(&s->word, &w, SC_WORD(k, SC_GRANTED))) return SYNCQ_OK;
+        if (atomic_compare_exchange_strong(&s->word, &w, SC_WORD(k, SC_GRANTED))) {
+          SYNCQ_RACE_POINT("lock.handover");
+          return SYNCQ_OK;
+        }
         continue; /* it just claimed it: w now holds WAITING(k) */
       }
       break; /* WAITING(k): only we change it from here */
@@ -234,6 +237,7 @@ int syncq_lock_sc_unlock(syncq_lock_sc *l) {
     if (!syncq_mp_is_preempted(owner)) {
       /* release: hands the critical section over; pairs with the waiter's acquire */
       atomic_store_explicit(&s->word, SC_WORD(k, SC_GRANTED), memory_order_release);
+      SYNCQ_RACE_POINT("lock.handover");
       wake_slot(l, s);
       return SYNCQ_OK;
     }

@@ -80,7 +80,10 @@ static inline int syncq_lock_mcs_unlock_inline(syncq_lock_mcs *l, syncq_lock_nod
     void *expected = (void *)me;
     SYNCQ_STAT_INC(cas_attempts);
     /* seq_cst (release half used): pairs with the acquire swap in lock() */
-    if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL)) return SYNCQ_OK;
+    if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL)) {
+      SYNCQ_RACE_POINT("lock.handover");
+      return SYNCQ_OK;
+    }
     SYNCQ_STAT_INC(cas_failures);
     /* a successor swapped itself in but has not linked yet */
     uint32_t k = 0;
@@ -95,11 +98,13 @@ static inline int syncq_lock_mcs_unlock_inline(syncq_lock_mcs *l, syncq_lock_nod
   }
   if (syncq_wait_may_sleep(l->wait)) {
     atomic_store(&succ->locked, 0u); /* seq_cst: Dekker pair with sleepers */
+    SYNCQ_RACE_POINT("lock.handover");
     /* only the address is used after the store (the futex key); the
      * successor may already have left with its node */
     syncq_wait_wake(l->wait, &succ->locked, &l->sleepers, 1, false);
   } else {
     atomic_store_explicit(&succ->locked, 0u, memory_order_release); /* pairs with lock()'s acquire */
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

@@ -88,9 +88,11 @@ static inline int syncq_lock_tas_unlock_inline(syncq_lock_tas *l) {
   if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u) return SYNCQ_EINVAL;
   if (syncq_wait_may_sleep(l->wait)) {
     atomic_store(&l->word, 0u); /* seq_cst: Dekker pair with the sleepers count */
+    SYNCQ_RACE_POINT("lock.handover");
     syncq_wait_wake(l->wait, &l->word, &l->sleepers, 1, l->process_shared);
   } else {
     syncq_pr_tas_clear(&l->word); /* release: pairs with the acquire exchange */
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

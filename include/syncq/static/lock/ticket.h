@@ -58,10 +58,12 @@ static inline int syncq_lock_ticket_unlock_inline(syncq_lock_ticket *l) {
   if (atomic_load_explicit(&l->next_ticket, memory_order_relaxed) == s) return SYNCQ_EINVAL;
   if (syncq_wait_may_sleep(l->wait)) {
     atomic_store(&l->now_serving, s + 1u); /* seq_cst: Dekker pair with sleepers */
+    SYNCQ_RACE_POINT("lock.handover");
     syncq_wait_wake(l->wait, &l->now_serving, &l->sleepers, 0, l->process_shared);
   } else {
     /* release: pairs with the acquire loads of now_serving in lock() */
     atomic_store_explicit(&l->now_serving, s + 1u, memory_order_release);
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }
