@@ -62,7 +62,8 @@ static int init_common(syncq_lock_array *l, const syncq_lock_config *cfg) {
   l->wait = wait;
   l->process_shared = ps != 0;
   /* slot i starts at i - slots: a ticket of the same place that never comes */
-  for (uint32_t i = 0; i < SYNCQ_LOCK_ARRAY_MAX_SLOTS; i++) atomic_init(&l->slot[i].word, turn_of(i == 0 ? 0u : i - slots));
+  for (uint32_t i = 0; i < SYNCQ_LOCK_ARRAY_MAX_SLOTS; i++)
+    atomic_init(&l->slot[i].word, turn_of(i == 0 ? 0u : i - slots));
   if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate();
   return SYNCQ_OK;
 }
