@@ -41,6 +41,10 @@
  * SYNCQ_WAIT_SPIN in the config (fastest while every waiter has a
  * processor of its own).
  *
+ * Destroying. The next holder may destroy and free a lock right after its
+ * own unlock, even while the previous holder is still returning from the
+ * unlock that handed the lock over (see syncq_lock_destroy).
+ *
  * The typed APIs (syncq/lock/<algo>.h) and the ops tables keep each
  * algorithm's own default (SPIN for the spin locks, as in the papers):
  * pass SYNCQ_WAIT_COMPETITIVE there when threads may outnumber processors.
@@ -164,15 +168,19 @@ typedef struct syncq_lock syncq_lock;
  * (SYNCQ_EINVAL unknown discipline, SYNCQ_ENOTSUP, SYNCQ_ELIMIT). A
  * created lock is private to the process (its storage is malloc'ed). */
 SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out);
-/* Destroy and free (must not be held). SYNCQ_EINVAL for NULL. Limit:
- * with a discipline that may sleep (BLOCK, COMPETITIVE: the generic
- * API's default), an unlock reads the lock's sleeper count after it has
- * handed the lock over, so the next holder must not destroy the lock
- * until every thread that used it has returned from its last call (join
- * the threads, or count them out after their unlocks). The same holds for
- * the typed *_destroy of every lock that takes a discipline; the futex
- * and pthread mutexes only make a system call on the address after their
- * release, and may be destroyed by the next holder. */
+/* Destroy and free (must not be held or awaited). SYNCQ_EINVAL for NULL.
+ * As for a POSIX mutex, the last user may destroy and free a lock as soon
+ * as it holds it and has released it, while the thread that handed it
+ * over may still be inside its unlock: after the store or exchange that
+ * releases the lock, no unlock (any built-in lock, any discipline, the
+ * typed *_unlock and the static inline bodies alike) touches the lock or
+ * a successor's node again, except for a futex wake on the hand-over
+ * word's address, a system call that does no harm when the memory is
+ * gone. A waiter that sleeps records it in the word it waits on (the sleep
+ * mark of syncq/wait.h), so the releaser learns it from its own releasing
+ * exchange. tests/lock/lock_free_after_unlock_test.c checks every lock and
+ * discipline with the releaser stalled right after its hand-over. The
+ * same holds for the typed *_destroy. */
 SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
 /* Acquire / try / release with the caller's node (the same node for a
  * lock and its unlock). SYNCQ_EINVAL for NULL lock or node. */

@@ -14,16 +14,33 @@
  *                           barrier the spin time is proportional to the
  *                           threads not yet arrived, as 003 does.
  *
- * One mechanism, used by every lock and barrier: a waiter waits for a
- * 32-bit word to change from a value it saw (syncq_waiter_pause, called in
- * the algorithm's own check loop), and whoever changes the word calls
- * syncq_wait_wake afterwards. Blocking waiters announce themselves in a
- * `sleepers` counter that lives in the lock or barrier object (which
- * outlives every per-thread record), so a wake costs one load when nobody
- * sleeps. The ordering is Dekker's: the waiter increments sleepers, then
- * the kernel re-checks the word; the waker changes the word, then loads
- * sleepers; all four accesses are seq_cst, so at least one side sees the
- * other and no wake-up is lost.
+ * Two mechanisms. In both a waiter waits for a 32-bit word to change from
+ * a value it saw, in the algorithm's own check loop, and sleeps on it with
+ * a futex.
+ *
+ * Locks: the word carries its own sleep mark (syncq_waiter_step,
+ * syncq_waiter_sleep). A waiter about to sleep first marks the word it
+ * waits on (Drepper, "Futexes Are Tricky", mutex 2: 0 free, 1 held, 2 held
+ * and someone may sleep), by a CAS from the value it saw or an exchange,
+ * and sleeps while the word holds the marked value. The releaser hands
+ * the lock over with an exchange, whose old value says whether anybody
+ * marked it, and wakes only then. After that exchange it touches nothing
+ * of the lock: a futex wake is a system call on an address, which does no
+ * harm when the next holder has destroyed and freed the lock meanwhile
+ * (as it may a POSIX mutex). No wake-up is lost: the mark and the
+ * exchange are read-modify-writes of one word, so one of them sees the
+ * other, and the kernel re-checks the marked value before it sleeps.
+ * Queue locks keep the mark in the flag their waiter spins on (its own
+ * node or slot), never in the lock's shared fields.
+ *
+ * Barriers: a waiter announces itself in a `sleepers` counter of the
+ * barrier (syncq_waiter_pause, syncq_wait_wake), so a wake costs one load
+ * when nobody sleeps. The ordering is Dekker's: the waiter increments
+ * sleepers, then the kernel re-checks the word; the waker changes the
+ * word, then loads sleepers; all four accesses are seq_cst, so at least
+ * one side sees the other and no wake-up is lost. The waker reads the
+ * counter after its change of the word, so the object must outlive the
+ * waker's call: fine for a barrier episode, not for a lock's hand-over.
  */
 #ifndef SYNCQ_WAIT_H
 #define SYNCQ_WAIT_H
@@ -38,6 +55,12 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Named delay points for race tests (tests/support/syncq_race.h): nothing,
+ * unless the library is compiled for such a test (the syncq_race copy). */
+#ifndef SYNCQ_RACE_POINT
+#define SYNCQ_RACE_POINT(name) ((void)0)
 #endif
 
 typedef enum syncq_wait_discipline {
@@ -105,6 +128,21 @@ static inline void syncq_waiter_init(syncq_waiter *w, int discipline, bool proce
 SYNCQ_API void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
                         _Atomic(uint32_t) *sleepers);
 
+/* One step of a wait whose word carries its own sleep mark (the locks;
+ * see the header comment). SPIN relaxes the core once, YIELD yields,
+ * COMPETITIVE relaxes until spin_limit_ns has passed since its first
+ * step; each returns false. BLOCK, and COMPETITIVE past its limit, return
+ * true at once: the caller should now mark its word and call
+ * syncq_waiter_sleep (and from then on true at every step). Counts yields
+ * in the thread's syncq_stats. */
+SYNCQ_API bool syncq_waiter_step(syncq_waiter *w);
+
+/* Sleep on *word while it holds `marked`, the value with the caller's
+ * sleep mark in it: a futex wait (the kernel re-checks the value).
+ * Spurious returns are allowed: callers re-check in a loop. Counts a
+ * block. */
+SYNCQ_API void syncq_waiter_sleep(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t marked);
+
 /* syncq_waiter_pause with a deadline and a cancel word, for waits that may
  * give up (the timed barrier wait). deadline_ns is a syncq_now_ns() time;
  * UINT64_MAX means none. Returns SYNCQ_ETIMEDOUT once the deadline has
@@ -125,13 +163,15 @@ SYNCQ_API int syncq_waiter_pause_until(syncq_waiter *w, _Atomic(uint32_t) *word,
                                        _Atomic(uint32_t) *cancel);
 
 /* Wake up to n (n <= 0: all) threads sleeping on word: a futex system
- * call. Locks and barriers call syncq_wait_wake, which skips it when nobody
- * sleeps. */
+ * call on its address (no access: the word may have been freed). Locks
+ * call it when their hand-over exchange returned a marked value; barriers
+ * call syncq_wait_wake, which skips it when nobody sleeps. */
 SYNCQ_API void syncq_wait_futex_wake(_Atomic(uint32_t) *word, int n, bool process_shared);
 
 /* After changing *word (with a seq_cst store or read-modify-write): wake up
  * to n (n <= 0: all) threads sleeping on it, if the discipline may sleep
- * and someone does. */
+ * and someone does. Reads *sleepers after the change: for barriers, not
+ * for a lock's hand-over (see the header comment). */
 static inline void syncq_wait_wake(int discipline, _Atomic(uint32_t) *word,
                                    _Atomic(uint32_t) *sleepers, int n, bool process_shared) {
   if (!syncq_wait_may_sleep(discipline)) return;

@@ -8,13 +8,21 @@
  *                Anderson 1990 (flags HAS_LOCK / MUST_WAIT); 000 §3.1.
  *   Progress:    blocking; starvation-free (FIFO by place).
  *   Atomics:     uncontended lock: 2 fetch-and-add (admission count, place)
- *                + 1 load; unlock: 1 fetch-and-add (admission) + 2 stores.
+ *                + 1 load; unlock: 1 load + 1 fetch-and-add (admission) +
+ *                2 stores (BLOCK/COMPETITIVE: the hand-over store is a
+ *                release exchange, which reads the sleep mark).
  *   Memory:      caller's storage: 2 + SYNCQ_LOCK_ARRAY_MAX_SLOTS cache
  *                lines (4.2 KB); never allocates.
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
  *   Process-shared: yes (the array is inside the lock, no pointers).
  *   Waiting:     SPIN (default): pause on the own slot (it is local: no
  *                backoff needed); YIELD/BLOCK/COMPETITIVE via syncq/wait.h.
+ *                A waiter that will sleep marks its slot (MUST_WAIT ->
+ *                MUST_WAIT_ASLEEP by CAS) and sleeps on it; the hand-over
+ *                exchanges HAS_LOCK in and wakes only when it read the mark.
+ *   Destroy:     the next holder may destroy and free the lock as soon as
+ *                it holds it: after the hand-over an unlock touches nothing
+ *                of the lock but a futex wake on the next slot's address.
  *   Limits:      max_threads (<= 64) holders + waiters at once; the next
  *                one gets SYNCQ_ELIMIT from lock()/trylock().
  *   Stats:       yields, blocks.
@@ -26,6 +34,7 @@
 
 #define HAS_LOCK 1u
 #define MUST_WAIT 0u
+#define MUST_WAIT_ASLEEP 2u /* the sleep mark of syncq/wait.h, set by the slot's waiter */
 
 static uint32_t pow2_at_least(uint32_t n) {
   uint32_t p = 1;
@@ -43,7 +52,6 @@ int syncq_lock_anderson_init(syncq_lock_anderson *l, const syncq_lock_config *cf
   uint32_t slots = pow2_at_least(max);
   atomic_init(&l->next_slot, 0u);
   atomic_init(&l->inside, 0u);
-  atomic_init(&l->sleepers, 0u);
   l->holder_place = 0;
   l->max_threads = max;
   l->mask = slots - 1u;
@@ -76,13 +84,20 @@ int syncq_lock_anderson_lock(syncq_lock_anderson *l) {
   /* relaxed: the place orders nothing; the acquire load of our slot does */
   uint32_t place = atomic_fetch_add_explicit(&l->next_slot, 1u, memory_order_relaxed) & l->mask;
   _Atomic(uint32_t) *flag = &l->slot[place].word;
-  /* acquire: pairs with the release store of HAS_LOCK in unlock */
-  if (atomic_load_explicit(flag, memory_order_acquire) != HAS_LOCK) {
+  /* acquire: pairs with the release store or exchange of HAS_LOCK in unlock */
+  uint32_t v = atomic_load_explicit(flag, memory_order_acquire);
+  if (v != HAS_LOCK) {
     syncq_waiter w;
     syncq_waiter_init(&w, l->wait, l->process_shared, lock_spin_limit(l->wait));
     do {
-      syncq_waiter_pause(&w, flag, MUST_WAIT, &l->sleepers);
-    } while (atomic_load_explicit(flag, memory_order_acquire) != HAS_LOCK); /* pairs with unlock */
+      if (syncq_waiter_step(&w)) {
+        /* mark our slot (admission makes us its only waiter), then sleep
+         * on it. seq_cst CAS: a read-modify-write of the slot, so either
+         * the hand-over exchange reads the mark or the CAS fails on it */
+        if (v == MUST_WAIT && !atomic_compare_exchange_strong(flag, &v, MUST_WAIT_ASLEEP)) continue;
+        syncq_waiter_sleep(&w, flag, MUST_WAIT_ASLEEP);
+      }
+    } while ((v = atomic_load_explicit(flag, memory_order_acquire)) != HAS_LOCK); /* pairs with unlock */
   }
   l->holder_place = place; /* only the holder writes or reads it */
   return SYNCQ_OK;
@@ -117,11 +132,18 @@ int syncq_lock_anderson_unlock(syncq_lock_anderson *l) {
   atomic_store_explicit(&l->slot[place].word, MUST_WAIT, memory_order_relaxed);
   atomic_fetch_sub(&l->inside, 1u); /* seq_cst: admission count */
   _Atomic(uint32_t) *next = &l->slot[(place + 1u) & l->mask].word;
+  /* From the hand-over on, the next holder may destroy and free the lock:
+   * only locals are used after it. */
   if (syncq_wait_may_sleep(l->wait)) {
-    atomic_store(next, HAS_LOCK); /* seq_cst: Dekker pair with sleepers */
-    syncq_wait_wake(l->wait, next, &l->sleepers, 0, l->process_shared);
+    bool pshared = l->process_shared;
+    /* release: pairs with lock()'s acquire loads of the slot; a
+     * read-modify-write, so it reads the waiter's mark */
+    uint32_t old = atomic_exchange_explicit(next, HAS_LOCK, memory_order_release);
+    SYNCQ_RACE_POINT("lock.handover");
+    if (old == MUST_WAIT_ASLEEP) syncq_wait_futex_wake(next, 0, pshared);
   } else {
     atomic_store_explicit(next, HAS_LOCK, memory_order_release); /* pairs with lock()'s acquire */
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

@@ -15,24 +15,37 @@
  *   Progress:    blocking; starvation-free (FIFO by ticket).
  *   Atomics:     uncontended lock: array-faa 1 fetch-and-add + 1 load;
  *                array-cas 1 load + 1 CAS + 1 load; unlock: 2 loads + 2
- *                stores (BLOCK/COMPETITIVE: the hand-over store seq_cst +
- *                a load of the sleeper count).
+ *                stores (BLOCK/COMPETITIVE: the hand-over store is a
+ *                release exchange, which reads the sleep mark).
  *   Memory:      caller's storage: 3 + 64 cache lines (4.2 KB); never
  *                allocates.
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
  *   Process-shared: yes (no pointers).
  *   Waiting:     SPIN (default): pause on the own slot; YIELD, BLOCK,
- *                COMPETITIVE via syncq/wait.h (a slot may be shared by
- *                tickets t and t + slots when there are more waiters than
- *                slots: hand-over wakes all sleepers on it).
+ *                COMPETITIVE via syncq/wait.h. A slot holds its ticket
+ *                << 1 and, in bit 0, the sleep mark: a waiter that will
+ *                sleep sets it by CAS and sleeps on the slot; the
+ *                hand-over exchanges the next ticket in and wakes only
+ *                when it read the mark (all sleepers on the slot: it may
+ *                be shared by tickets t and t + slots when there are more
+ *                waiters than slots).
+ *   Destroy:     the next holder may destroy and free the lock as soon as
+ *                it holds it: after the hand-over an unlock touches
+ *                nothing of the lock but a futex wake on the slot's address.
  *   Limits:      none on threads (max_threads sizes the array, <= 64);
- *                2^32 - 1 waiters at once.
+ *                2^31 - 1 waiters at once (slots compare tickets modulo
+ *                2^31).
  *   Stats:       cas_attempts, cas_failures (array-cas), yields, blocks.
  */
 #include "syncq/lock/array.h"
 
 #include "../stats_internal.h"
 #include "lock_internal.h"
+
+/* A slot holds the ticket allowed in at its place << 1, and in bit 0 the
+ * sleep mark of syncq/wait.h (set by a waiter before it sleeps on it). */
+#define MARK 1u
+static inline uint32_t turn_of(uint32_t ticket) { return ticket << 1; }
 
 static int init_common(syncq_lock_array *l, const syncq_lock_config *cfg) {
   if (l == NULL) return SYNCQ_EINVAL;
@@ -45,12 +58,12 @@ static int init_common(syncq_lock_array *l, const syncq_lock_config *cfg) {
   while (slots < max) slots <<= 1;
   atomic_init(&l->next_ticket, 0u);
   atomic_init(&l->served, 0u);
-  atomic_init(&l->sleepers, 0u);
   l->mask = slots - 1u;
   l->wait = wait;
   l->process_shared = ps != 0;
   /* slot i starts at i - slots: a ticket of the same place that never comes */
-  for (uint32_t i = 0; i < SYNCQ_LOCK_ARRAY_MAX_SLOTS; i++) atomic_init(&l->slot[i].word, i == 0 ? 0u : i - slots);
+  for (uint32_t i = 0; i < SYNCQ_LOCK_ARRAY_MAX_SLOTS; i++)
+    atomic_init(&l->slot[i].word, turn_of(i == 0 ? 0u : i - slots));
   if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate();
   return SYNCQ_OK;
 }
@@ -66,15 +79,23 @@ int syncq_lock_array_destroy(syncq_lock_array *l) {
 /* Wait for our turn at our place. */
 static inline void await_turn(syncq_lock_array *l, uint32_t my) {
   _Atomic(uint32_t) *slot = &l->slot[my & l->mask].word;
-  /* acquire: pairs with the release (or seq_cst) hand-over store in unlock */
+  uint32_t turn = turn_of(my);
+  /* acquire: pairs with the hand-over store or exchange in unlock */
   uint32_t seen = atomic_load_explicit(slot, memory_order_acquire);
-  if (seen == my) return;
+  if ((seen & ~MARK) == turn) return;
   syncq_waiter w;
   syncq_waiter_init(&w, l->wait, l->process_shared, lock_spin_limit(l->wait));
-  do {
-    syncq_waiter_pause(&w, slot, seen, &l->sleepers);
+  for (;;) {
+    if (syncq_waiter_step(&w)) {
+      /* mark the slot, then sleep on it. seq_cst CAS: a read-modify-write
+       * of the slot, so either the hand-over exchange reads the mark or
+       * the CAS fails on its new value */
+      if ((seen & MARK) != 0u || atomic_compare_exchange_strong(slot, &seen, seen | MARK))
+        syncq_waiter_sleep(&w, slot, seen | MARK);
+    }
     seen = atomic_load_explicit(slot, memory_order_acquire); /* pairs with unlock */
-  } while (seen != my);
+    if ((seen & ~MARK) == turn) return;
+  }
 }
 
 int syncq_lock_array_faa_lock(syncq_lock_array *l) {
@@ -104,7 +125,8 @@ int syncq_lock_array_trylock(syncq_lock_array *l) {
   /* relaxed: a guess that the CAS below validates */
   uint32_t t = atomic_load_explicit(&l->next_ticket, memory_order_relaxed);
   /* acquire: pairs with unlock's hand-over; slot == t means t-1 released */
-  if (atomic_load_explicit(&l->slot[t & l->mask].word, memory_order_acquire) != t) return SYNCQ_EBUSY;
+  if ((atomic_load_explicit(&l->slot[t & l->mask].word, memory_order_acquire) & ~MARK) != turn_of(t))
+    return SYNCQ_EBUSY;
   SYNCQ_STAT_INC(cas_attempts);
   if (atomic_compare_exchange_strong(&l->next_ticket, &t, t + 1u)) return SYNCQ_OK;
   SYNCQ_STAT_INC(cas_failures);
@@ -120,11 +142,19 @@ int syncq_lock_array_unlock(syncq_lock_array *l) {
   /* relaxed: published to the next holder by the hand-over store below */
   atomic_store_explicit(&l->served, t + 1u, memory_order_relaxed);
   _Atomic(uint32_t) *next = &l->slot[(t + 1u) & l->mask].word;
+  /* From the hand-over on, the next holder may destroy and free the lock:
+   * only locals are used after it. */
   if (syncq_wait_may_sleep(l->wait)) {
-    atomic_store(next, t + 1u); /* seq_cst: Dekker pair with sleepers */
-    syncq_wait_wake(l->wait, next, &l->sleepers, 0, l->process_shared);
+    bool pshared = l->process_shared;
+    /* release: pairs with await_turn's acquire loads; a read-modify-write,
+     * so it reads a waiter's mark */
+    uint32_t old = atomic_exchange_explicit(next, turn_of(t + 1u), memory_order_release);
+    SYNCQ_RACE_POINT("lock.handover");
+    /* all: tickets t + 1 and t + 1 + slots may share the slot */
+    if ((old & MARK) != 0u) syncq_wait_futex_wake(next, 0, pshared);
   } else {
-    atomic_store_explicit(next, t + 1u, memory_order_release); /* pairs with await_turn's acquire */
+    atomic_store_explicit(next, turn_of(t + 1u), memory_order_release); /* pairs with await_turn's acquire */
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

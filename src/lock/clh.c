@@ -14,12 +14,21 @@
  *                pool node it used and may be reused once unlock returns.
  *   Progress:    blocking; starvation-free (FIFO). The pool is lock-free.
  *   Atomics:     uncontended lock: pool pop (1 DWCAS) + 1 swap + 1 load +
- *                pool push (1 DWCAS); unlock: 1 store.
+ *                pool push (1 DWCAS); unlock: 1 load + 1 release store
+ *                (BLOCK/COMPETITIVE: 1 load + 1 release exchange, which
+ *                reads the sleep mark).
  *   Memory:      caller's storage, 67 cache lines (4.3 KB); never allocates.
  *   Signal-safe: no (a handler's pop could interleave with its thread's).
  *   Process-shared: no (the queue links nodes by address): SYNCQ_ENOTSUP.
  *   Waiting:     SPIN (default): pause on the predecessor's flag; YIELD,
- *                BLOCK, COMPETITIVE via syncq/wait.h. With the pool empty
+ *                BLOCK, COMPETITIVE via syncq/wait.h. A successor that
+ *                will sleep marks the flag it waits on (1 -> 2 by CAS) and
+ *                sleeps on it; the release exchanges 0 in and wakes it
+ *                only when it read 2.
+ *   Destroy:     the next holder may destroy and free the lock as soon as
+ *                it holds it: after its releasing store or exchange an
+ *                unlock touches nothing of the lock but a futex wake on
+ *                its node's flag. With the pool empty
  *                (more than 64 threads in the lock) a thread yields until a
  *                node comes back.
  *   Limits:      none on threads. trylock: in a race where the node it saw
@@ -36,6 +45,10 @@
 #include "syncq/platform.h"
 
 typedef syncq_lock_clh_qnode qnode;
+
+/* A node's flag while its owner holds or awaits the lock and the successor
+ * may sleep on it (the sleep mark of syncq/wait.h). */
+#define ASLEEP 2u
 
 /* What the caller's node keeps between lock and unlock. */
 typedef struct clh_record {
@@ -56,7 +69,6 @@ int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg) {
   r = syncq_freelist_fill(&l->pool, &l->node[1], SYNCQ_LOCK_CLH_POOL - 1u, sizeof(qnode), offsetof(qnode, link));
   if (r != SYNCQ_OK) return r;
   atomic_init(&l->tail, (void *)&l->node[0]);
-  atomic_init(&l->sleepers, 0u);
   l->wait = wait;
   if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate();
   return SYNCQ_OK;
@@ -79,13 +91,20 @@ static qnode *take_node(syncq_lock_clh *l) {
 
 /* Wait until pred is released, then recycle it: we are its only reader. */
 static void await_pred(syncq_lock_clh *l, qnode *pred) {
-  /* acquire: pairs with the release (or seq_cst) clear in unlock */
-  if (atomic_load_explicit(&pred->locked, memory_order_acquire) != 0u) {
+  /* acquire: pairs with the releasing store or exchange in unlock */
+  uint32_t v = atomic_load_explicit(&pred->locked, memory_order_acquire);
+  if (v != 0u) {
     syncq_waiter w;
     syncq_waiter_init(&w, l->wait, false, lock_spin_limit(l->wait));
     do {
-      syncq_waiter_pause(&w, &pred->locked, 1u, &l->sleepers);
-    } while (atomic_load_explicit(&pred->locked, memory_order_acquire) != 0u); /* pairs as above */
+      if (syncq_waiter_step(&w)) {
+        /* mark the flag we wait on (we are its only waiter), then sleep
+         * on it. seq_cst CAS: a read-modify-write of the flag, so either
+         * the release exchange reads the mark or the CAS fails on its 0 */
+        if (v == 1u && !atomic_compare_exchange_strong(&pred->locked, &v, ASLEEP)) continue;
+        syncq_waiter_sleep(&w, &pred->locked, ASLEEP);
+      }
+    } while ((v = atomic_load_explicit(&pred->locked, memory_order_acquire)) != 0u); /* pairs as above */
   }
   (void)syncq_freelist_push(&l->pool, &pred->link);
 }
@@ -129,11 +148,19 @@ int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (me < &l->node[0] || me >= &l->node[SYNCQ_LOCK_CLH_POOL] ||
       atomic_load_explicit(&me->locked, memory_order_relaxed) == 0u) /* relaxed: misuse check */
     return SYNCQ_EINVAL;
+  /* From the release on, the successor may own, destroy and free the lock
+   * (the node is in it): only locals are used after it. */
   if (syncq_wait_may_sleep(l->wait)) {
-    atomic_store(&me->locked, 0u); /* seq_cst: Dekker pair with sleepers */
-    syncq_wait_wake(l->wait, &me->locked, &l->sleepers, 0, false);
+    /* release: pairs with await_pred's acquire loads; a read-modify-write,
+     * so it reads the successor's mark */
+    uint32_t old = atomic_exchange_explicit(&me->locked, 0u, memory_order_release);
+    SYNCQ_RACE_POINT("lock.handover");
+    /* the address only; a stale wake-up of a recycled node is one of the
+     * spurious returns waiters allow */
+    if (old == ASLEEP) syncq_wait_futex_wake(&me->locked, 1, false);
   } else {
     atomic_store_explicit(&me->locked, 0u, memory_order_release); /* pairs with await_pred's acquire */
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

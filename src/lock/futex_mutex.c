@@ -16,6 +16,9 @@
  *                syncq_waiter (whose sleeper count the state 2 replaces);
  *                COMPETITIVE spins for syncq_wait_spin_limit_ns() first.
  *                SPIN and YIELD: SYNCQ_ENOTSUP (use "ttas" for those).
+ *   Destroy:     the next holder may destroy and free the lock as soon as
+ *                it holds it: after its release an unlock touches nothing
+ *                of the lock but a futex wake on the word's address.
  *   Limits:      none.
  *   Stats:       cas_attempts, cas_failures, blocks.
  */
@@ -87,10 +90,17 @@ int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   /* relaxed: a misuse check only */
   if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u) return SYNCQ_EINVAL;
+  /* read before the release: from then on the next holder may destroy
+   * and free the lock, and only locals are used */
+  bool pshared = l->process_shared;
+  _Atomic(uint32_t) *word = &l->word;
   /* seq_cst: releases the lock (pairs with the acquiring CAS/exchange) */
-  if (atomic_fetch_sub(&l->word, 1u) != 1u) {
-    atomic_store(&l->word, 0u); /* was 2: release and wake one sleeper */
-    (void)syncq_futex_wake(&l->word, 1, l->process_shared);
+  if (atomic_fetch_sub(word, 1u) != 1u) {
+    atomic_store(word, 0u); /* was 2: release and wake one sleeper */
+    SYNCQ_RACE_POINT("lock.handover");
+    (void)syncq_futex_wake(word, 1, pshared); /* the address only */
+  } else {
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

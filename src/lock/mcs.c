@@ -9,13 +9,21 @@
  *                (the linked-list queue lock, "costly atomic operations,
  *                namely compare-and-swap and fetch-and-store").
  *   Progress:    blocking; starvation-free (FIFO).
- *   Atomics:     uncontended lock: 1 swap; unlock: 1 load + 1 CAS.
+ *   Atomics:     uncontended lock: 1 swap; unlock: 2 loads + 1 CAS. A
+ *                hand-over to a successor: 1 release store (BLOCK /
+ *                COMPETITIVE: 1 release exchange, which reads the mark).
  *   Memory:      the caller's syncq_lock_node per acquisition (it must stay
  *                untouched until unlock returns); never allocates.
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
  *   Process-shared: no (the queue links nodes by address): SYNCQ_ENOTSUP.
  *   Waiting:     SPIN (default): pause on the own node's flag; YIELD, BLOCK,
- *                COMPETITIVE via syncq/wait.h. The releaser's short wait
+ *                COMPETITIVE via syncq/wait.h. A waiter that will sleep
+ *                marks its own flag (1 -> 2 by CAS) and sleeps on it; the
+ *                hand-over exchanges 0 in and wakes it only when it read 2.
+ *   Destroy:     the next holder may destroy and free the lock as soon as
+ *                it holds it: after the hand-over (or the CAS of tail to
+ *                nil) an unlock touches nothing of the lock or of the
+ *                successor's node but a futex wake on the node's flag. The releaser's short wait
  *                for a successor's link spins (SPIN) or yields every 64
  *                pauses (other disciplines: the linker may be preempted).
  *   Limits:      none.
@@ -39,7 +47,6 @@ int syncq_lock_mcs_init(syncq_lock_mcs *l, const syncq_lock_config *cfg) {
   int r = lock_parse_config(cfg, SYNCQ_WAIT_SPIN, LOCK_WAIT_ALL, 0, &wait, &ps);
   if (r != SYNCQ_OK) return r;
   atomic_init(&l->tail, NULL);
-  atomic_init(&l->sleepers, 0u);
   l->wait = wait;
   if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate();
   return SYNCQ_OK;

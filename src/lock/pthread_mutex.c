@@ -79,6 +79,7 @@ int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l) {
 int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   int e = pthread_mutex_unlock(&l->mutex);
+  SYNCQ_RACE_POINT("lock.handover");
   if (e == 0) return SYNCQ_OK;
   errno = e;
   return e == EPERM ? SYNCQ_EINVAL : SYNCQ_ESYS; /* robust: not the owner */

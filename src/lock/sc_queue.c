@@ -33,26 +33,38 @@
  *                reported preempted and the order is strictly FIFO.
  *   Atomics:     uncontended lock: sc-queue 1 load + 1 CAS (ticket) +
  *                1 load (slot), hybrid-sc 1 fetch-and-add + 1 load;
- *                unlock: 1 store + 1 load + 1 CAS (pre-grant). Each
- *                preempted waiter passed over: 2 loads + 1 store. BLOCK /
- *                COMPETITIVE: a hand-over to a waiter (grant or skip)
- *                adds a fetch-and-add of the slot's seq and a load of the
- *                sleeper count (a futex wake when someone sleeps).
+ *                unlock: 2 loads + 1 store + 1 load + 1 CAS (pre-grant).
+ *                Each preempted waiter passed over: 2 loads + 1 store.
+ *                BLOCK / COMPETITIVE: a grant or skip of a waiter adds an
+ *                exchange of the slot's flag (a futex wake when it read
+ *                the sleep mark); a waiter stores the flag once when it
+ *                claims its slot.
  *   Memory:      caller's storage with SYNCQ_LOCK_SC_MAX_SLOTS padded
  *                slots (16 KiB); never allocates.
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
  *   Process-shared: no (slots hold scheduler handles: pointers).
  *   Waiting:     SPIN (default) or YIELD on the own slot; BLOCK and
- *                COMPETITIVE via syncq/wait.h on the slot's 32-bit seq
- *                (the slot word is 64-bit, too wide for a futex): the
- *                waiter reads seq, then the word, and sleeps only while
- *                seq is unchanged; whoever grants or skips it writes the
- *                word, then bumps seq, then wakes. Without sleeping, a
+ *                COMPETITIVE via syncq/wait.h on the slot's 32-bit flag
+ *                (the slot word is 64-bit, too wide for a futex). The
+ *                claimant writes FLAG(t, WAITING) before its claiming CAS
+ *                and then waits on the flag alone while it is
+ *                FLAG(t, WAITING), marking it (bit 0) before it sleeps.
+ *                A grant writes the word GRANTED(k), then exchanges
+ *                FLAG(k, GRANTED) into the flag: the hand-over, after
+ *                which only a futex wake follows, when the exchange read
+ *                the mark. A skip exchanges FLAG(k, SKIPPED) in first and
+ *                then writes the word SKIPPED(k) (still holding the
+ *                lock), so a later claimant's flag store cannot be
+ *                overwritten; any flag other than WAITING(t) sends the
+ *                waiter back to the queue. Without sleeping, a
  *                FIFO hand-over to a waiter that is not running waits
  *                for the scheduler to run it (syncq-lab locks-cost,
  *                defaults-busy: with waiters that could only yield, 1% of
  *                the samples averaged over 0.5 ms an increment; sleeping
  *                locks stayed under 5 us).
+ *   Destroy:     the next holder may destroy and free the lock as soon as
+ *                it holds it: after the hand-over an unlock touches
+ *                nothing of the lock but a futex wake on the slot's flag.
  *   Limits:      at most nslots (max_threads) threads use a lock at once:
  *                with more, two tickets could claim one slot. Tickets are
  *                62-bit (never wrap in practice).
@@ -72,6 +84,10 @@ enum { SC_DONE = 0u, SC_WAITING = 1u, SC_GRANTED = 2u, SC_SKIPPED = 3u };
 #define SC_WORD(ticket, state) (((uint64_t)(ticket) << SC_STATE_BITS) | (state))
 #define SC_TICKET(w) ((w) >> SC_STATE_BITS)
 #define SC_STATE(w) ((unsigned)((w) & SC_STATE_MASK))
+/* A slot's flag (BLOCK / COMPETITIVE): the low bits of a ticket, a state,
+ * and the sleep mark of syncq/wait.h. */
+#define SC_FLAG_ASLEEP 1u
+#define SC_FLAG(ticket, state) (((uint32_t)(ticket) << 3) | ((uint32_t)(state) << 1))
 /* YIELD: yield once every this many polls of the own slot. */
 #define SC_POLLS_PER_YIELD 16u
 
@@ -91,11 +107,10 @@ static int init_common(syncq_lock_sc *l, const syncq_lock_config *cfg, bool faa)
    * than any to come), except slot 0, pre-granted to the first ticket. */
   atomic_init(&l->next_ticket, (uint64_t)n);
   atomic_init(&l->skips, 0u);
-  atomic_init(&l->sleepers, 0u);
   for (unsigned i = 0; i < n; i++) {
     atomic_init(&l->slot[i].word, i == 0 ? SC_WORD(n, SC_GRANTED) : SC_WORD(i, SC_DONE));
     atomic_init(&l->slot[i].owner, NULL);
-    atomic_init(&l->slot[i].seq, 0u);
+    atomic_init(&l->slot[i].flag, SC_FLAG(i, SC_DONE));
   }
   if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate();
   return SYNCQ_OK;
@@ -124,6 +139,7 @@ static uint64_t take_ticket(syncq_lock_sc *l) {
 int syncq_lock_sc_lock(syncq_lock_sc *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   syncq_mp_thread *self = syncq_mp_self();
+  bool sleeping = syncq_wait_may_sleep(l->wait);
   for (;;) {
     uint64_t t = take_ticket(l);
     syncq_lock_sc_slot *s = &l->slot[t % l->nslots];
@@ -140,6 +156,10 @@ int syncq_lock_sc_lock(syncq_lock_sc *l) {
         /* relaxed: published by the seq_cst CAS below, read by the
          * releaser after its acquire load of the word */
         atomic_store_explicit(&s->owner, self, memory_order_relaxed);
+        /* relaxed: likewise; a skipped predecessor in the slot has been
+         * told already (the releaser changes a flag before the word), and
+         * sees this value as "passed over" if it has not looked yet */
+        if (sleeping) atomic_store_explicit(&s->flag, SC_FLAG(t, SC_WAITING), memory_order_relaxed);
         if (atomic_compare_exchange_strong(&s->word, &w, mine)) break;
         continue; /* the releaser pre-granted it meanwhile */
       }
@@ -148,19 +168,27 @@ int syncq_lock_sc_lock(syncq_lock_sc *l) {
     }
     /* wait for the grant */
     uint64_t w;
-    if (syncq_wait_may_sleep(l->wait)) {
+    if (sleeping) {
+      /* on the flag alone: the releaser's exchange of it is its last
+       * access to the lock, so we may not take the lock on the word (set
+       * before) and let the lock be freed under that exchange */
+      uint32_t waiting = SC_FLAG(t, SC_WAITING), f;
       syncq_waiter sw;
       syncq_waiter_init(&sw, l->wait, false, lock_spin_limit(l->wait));
       for (;;) {
-        /* seq_cst: read before the word. If it already reads the
-         * releaser's bump, the word store before that bump is visible to
-         * the load below; if not, the futex sees the bump (or the
-         * releaser sees us in sleepers: wait.h's Dekker pair) */
-        uint32_t seen = atomic_load(&s->seq);
-        w = atomic_load_explicit(&s->word, memory_order_acquire); /* pairs with the grant */
-        if (w != mine) break;
-        syncq_waiter_pause(&sw, &s->seq, seen, &l->sleepers);
+        /* acquire: pairs with the releaser's exchange of the flag */
+        f = atomic_load_explicit(&s->flag, memory_order_acquire);
+        if ((f & ~SC_FLAG_ASLEEP) != waiting) break;
+        if (!syncq_waiter_step(&sw)) continue;
+        /* mark, then sleep. seq_cst CAS: a read-modify-write of the flag,
+         * so either the releaser's exchange reads the mark or the CAS
+         * fails on its new value */
+        if ((f & SC_FLAG_ASLEEP) != 0u || atomic_compare_exchange_strong(&s->flag, &f, f | SC_FLAG_ASLEEP))
+          syncq_waiter_sleep(&sw, &s->flag, waiting | SC_FLAG_ASLEEP);
       }
+      /* granted, or anything else: passed over (skipped, or the slot
+       * already claimed by a later ticket) */
+      w = f == SC_FLAG(t, SC_GRANTED) ? granted : SC_WORD(t, SC_SKIPPED);
     } else {
       while ((w = atomic_load_explicit(&s->word, memory_order_acquire)) == mine) { /* pairs with the grant */
         if (l->wait == SYNCQ_WAIT_YIELD && ++polls % SC_POLLS_PER_YIELD == 0) {
@@ -195,23 +223,14 @@ int syncq_lock_sc_trylock(syncq_lock_sc *l) {
   return SYNCQ_OK;
 }
 
-/* After changing the word of a slot whose waiter may sleep: bump the
- * slot's seq and wake its sleeper (one ticket waits in a slot at a time
- * under max_threads; waking all costs the same system call and leaves no
- * one behind if a caller exceeds it). */
-static inline void wake_slot(syncq_lock_sc *l, syncq_lock_sc_slot *s) {
-  if (!syncq_wait_may_sleep(l->wait)) return;
-  /* seq_cst: after the word change (a release RMW: a waiter that reads
-   * the new seq sees the word), and the Dekker pair with the waiter's
-   * increment of sleepers, which syncq_wait_wake completes */
-  atomic_fetch_add(&s->seq, 1u);
-  syncq_wait_wake(l->wait, &s->seq, &l->sleepers, 0, false);
-}
-
+/* From the hand-over on (the pre-granting CAS, the grant's store or, when
+ * the waiter may sleep, the grant's exchange of the flag) the next holder
+ * may destroy and free the lock: only locals are used after it. */
 int syncq_lock_sc_unlock(syncq_lock_sc *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   uint64_t h = l->holder;
   syncq_lock_sc_slot *hs = &l->slot[h % l->nslots];
+  bool sleeping = syncq_wait_may_sleep(l->wait);
   /* relaxed: detects a misuse only (nobody but the holder changes it) */
   if (atomic_load_explicit(&hs->word, memory_order_relaxed) != SC_WORD(h, SC_GRANTED)) return SYNCQ_EINVAL;
   /* release: pairs with the acquire load of the acquirer that claims
@@ -224,7 +243,10 @@ int syncq_lock_sc_unlock(syncq_lock_sc *l) {
       if (SC_TICKET(w) < k) {
         /* ticket k has not claimed its slot: pre-grant it. seq_cst:
          * releases the critical section to whoever takes ticket k */
-        if (atomic_compare_exchange_strong(&s->word, &w, SC_WORD(k, SC_GRANTED))) return SYNCQ_OK;
+        if (atomic_compare_exchange_strong(&s->word, &w, SC_WORD(k, SC_GRANTED))) {
+          SYNCQ_RACE_POINT("lock.handover");
+          return SYNCQ_OK;
+        }
         continue; /* it just claimed it: w now holds WAITING(k) */
       }
       break; /* WAITING(k): only we change it from here */
@@ -232,15 +254,38 @@ int syncq_lock_sc_unlock(syncq_lock_sc *l) {
     /* relaxed: ordered by the acquire load of WAITING(k) above */
     syncq_mp_thread *owner = atomic_load_explicit(&s->owner, memory_order_relaxed);
     if (!syncq_mp_is_preempted(owner)) {
-      /* release: hands the critical section over; pairs with the waiter's acquire */
-      atomic_store_explicit(&s->word, SC_WORD(k, SC_GRANTED), memory_order_release);
-      wake_slot(l, s);
+      if (!sleeping) {
+        /* release: hands the critical section over; pairs with the waiter's acquire */
+        atomic_store_explicit(&s->word, SC_WORD(k, SC_GRANTED), memory_order_release);
+        SYNCQ_RACE_POINT("lock.handover");
+        return SYNCQ_OK;
+      }
+      /* relaxed: the waiter reads it after the flag's exchange below
+       * (release), which it acquires; claimants of later tickets only
+       * see an older ticket still in the slot */
+      atomic_store_explicit(&s->word, SC_WORD(k, SC_GRANTED), memory_order_relaxed);
+      _Atomic(uint32_t) *flag = &s->flag;
+      /* release: hands the critical section over (pairs with the
+       * waiter's acquire load of the flag); a read-modify-write, so it
+       * reads the waiter's mark */
+      uint32_t old = atomic_exchange_explicit(flag, SC_FLAG(k, SC_GRANTED), memory_order_release);
+      SYNCQ_RACE_POINT("lock.handover");
+      if ((old & SC_FLAG_ASLEEP) != 0u) syncq_wait_futex_wake(flag, 0, false);
       return SYNCQ_OK;
     }
-    /* relaxed: the skipped waiter publishes nothing; it re-queues (a
-     * sleeping one sees the word through wake_slot's seq_cst bump) */
-    atomic_store_explicit(&s->word, SC_WORD(k, SC_SKIPPED), memory_order_relaxed);
-    wake_slot(l, s);
+    if (sleeping) {
+      /* tell the waiter first, then free the slot (below): a claimant of
+       * a later ticket then writes the flag after this exchange. relaxed:
+       * the skipped waiter publishes nothing and takes nothing from us;
+       * a read-modify-write, so it reads the waiter's mark. We still hold
+       * the lock: the slot is ours to touch after it. */
+      uint32_t old = atomic_exchange_explicit(&s->flag, SC_FLAG(k, SC_SKIPPED), memory_order_relaxed);
+      if ((old & SC_FLAG_ASLEEP) != 0u) syncq_wait_futex_wake(&s->flag, 0, false);
+    }
+    /* release: pairs with the CAS (acquire) of the claimant of a later
+     * ticket, whose flag store must follow our exchange above; the
+     * skipped waiter itself publishes nothing and re-queues */
+    atomic_store_explicit(&s->word, SC_WORD(k, SC_SKIPPED), memory_order_release);
     atomic_fetch_add_explicit(&l->skips, 1u, memory_order_relaxed); /* relaxed: a statistic */
   }
 }

@@ -10,14 +10,24 @@
  *                (SYNCQ_LOCK_TAS_BACKOFF_*).
  *   Progress:    blocking (deadlock-free, not starvation-free; no FIFO).
  *   Atomics:     uncontended lock: 1 exchange (TTAS: 1 load + 1 exchange);
- *                unlock: 1 release store (BLOCK/COMPETITIVE: a seq_cst
- *                store and a load of the sleeper count).
+ *                unlock: 1 release store (BLOCK/COMPETITIVE: 1 release
+ *                exchange, which reads the sleep mark).
  *   Memory:      caller's storage, one cache line; never allocates.
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes (a
  *                handler that waits for a lock its thread holds deadlocks).
  *   Process-shared: yes (no pointers; shared futex when blocking).
- *   Waiting:     SPIN (default): backoff; YIELD, BLOCK, COMPETITIVE through
- *                syncq/wait.h while the word is 1.
+ *   Waiting:     SPIN (default): backoff; YIELD through syncq/wait.h while
+ *                the word is 1. BLOCK and COMPETITIVE: Drepper's mutex 2
+ *                ("Futexes Are Tricky"): the word is 2 while held with a
+ *                waiter that may sleep; a waiter marks it by exchange and
+ *                sleeps on it, the release exchanges 0 in and wakes one
+ *                only when it read 2; COMPETITIVE first spins one context
+ *                switch, taking a free lock by CAS 0 -> 1. A test-and-set
+ *                that wrote 1 over a 2 writes the 2 back at once.
+ *   Destroy:     the next holder may destroy and free the lock as soon as
+ *                it holds it: after its releasing store or exchange an
+ *                unlock touches nothing of the lock but a futex wake on
+ *                the word's address.
  *   Limits:      none. unlock of a free lock: SYNCQ_EINVAL.
  *   Stats:       retries (failed test-and-set), backoffs, yields, blocks.
  *   Inline:      lock, trylock and unlock of both are static inline in
@@ -37,7 +47,6 @@ static int init_common(syncq_lock_tas *l, const syncq_lock_config *cfg) {
   int r = lock_parse_config(cfg, SYNCQ_WAIT_SPIN, LOCK_WAIT_ALL, 1, &wait, &ps);
   if (r != SYNCQ_OK) return r;
   atomic_init(&l->word, 0u);
-  atomic_init(&l->sleepers, 0u);
   l->wait = wait;
   l->process_shared = ps != 0;
   if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate(); /* not on the first lock() */

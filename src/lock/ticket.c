@@ -7,16 +7,26 @@
  *                (ticket lock with proportional backoff); 000 §3.1 (both
  *                counters on one cache line).
  *   Progress:    blocking; starvation-free (FIFO by ticket).
- *   Atomics:     uncontended lock: 1 fetch-and-add + 1 load; unlock: 1
- *                release store (BLOCK/COMPETITIVE: seq_cst store + load of
- *                the sleeper count). trylock: 2 loads + 1 CAS.
+ *   Atomics:     uncontended lock: 1 fetch-and-add + 1 load; unlock: 2
+ *                loads + 1 release store (BLOCK/COMPETITIVE: 2 loads + 1
+ *                release exchange, which reads the sleep mark). trylock:
+ *                2 loads + 1 CAS.
  *   Memory:      caller's storage, one cache line; never allocates.
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
  *   Process-shared: yes (no pointers; shared futex when blocking).
  *   Waiting:     SPIN (default): proportional backoff, 100 ns per holder
- *                ahead, cap 30 us; YIELD/BLOCK/COMPETITIVE via syncq/wait.h
- *                (blocking wakes all: the next ticket's owner is not known).
- *   Limits:      2^32 - 1 threads waiting at once.
+ *                ahead, cap 30 us; YIELD/BLOCK/COMPETITIVE via syncq/wait.h.
+ *                now_serving holds the served ticket << 1 and, in bit 0,
+ *                the sleep mark: a waiter that will sleep sets it by CAS
+ *                and sleeps on the word; the release exchanges the next
+ *                ticket in and wakes all (the next ticket's owner is not
+ *                known) only when it read the mark.
+ *   Destroy:     the next holder may destroy and free the lock as soon as
+ *                it holds it: after its releasing store or exchange an
+ *                unlock touches nothing of the lock but a futex wake on
+ *                now_serving's address.
+ *   Limits:      2^31 - 1 threads waiting at once (tickets compare modulo
+ *                2^31 in now_serving).
  *   Stats:       backoffs, yields, blocks.
  *   Inline:      lock, trylock and unlock are static inline in
  *                syncq/static/lock/ticket.h; this file exports them and
@@ -36,7 +46,6 @@ int syncq_lock_ticket_init(syncq_lock_ticket *l, const syncq_lock_config *cfg) {
   if (r != SYNCQ_OK) return r;
   atomic_init(&l->next_ticket, 0u);
   atomic_init(&l->now_serving, 0u);
-  atomic_init(&l->sleepers, 0u);
   l->wait = wait;
   l->process_shared = ps != 0;
   if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate();
@@ -45,7 +54,8 @@ int syncq_lock_ticket_init(syncq_lock_ticket *l, const syncq_lock_config *cfg) {
 
 int syncq_lock_ticket_destroy(syncq_lock_ticket *l) {
   if (l == NULL) return SYNCQ_EINVAL;
-  return atomic_load(&l->next_ticket) != atomic_load(&l->now_serving) ? SYNCQ_EBUSY : SYNCQ_OK;
+  return atomic_load(&l->next_ticket) << 1 != (atomic_load(&l->now_serving) & ~SYNCQ_LOCK_TICKET_MARK) ? SYNCQ_EBUSY
+                                                                                                     : SYNCQ_OK;
 }
 
 /* The exported functions and the ops table are the static inline bodies

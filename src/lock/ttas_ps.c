@@ -18,13 +18,17 @@
  *   Progress:    blocking (deadlock-free, not starvation-free; no FIFO).
  *   Atomics:     uncontended lock: 1 load + 1 exchange + the request (1
  *                fetch-and-add when registered with a scheduler, none
- *                otherwise); unlock: 1 release store + 1 fetch-and-sub and
- *                1 load of the gate when registered.
+ *                otherwise); unlock: 1 release store (BLOCK/COMPETITIVE:
+ *                1 release exchange) + 1 fetch-and-sub and 1 load of the
+ *                gate when registered.
  *   Memory:      caller's storage (syncq_lock_tas, one cache line).
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
  *   Process-shared: yes (no pointers); the request is per thread.
- *   Waiting:     SPIN (default): backoff; YIELD, BLOCK, COMPETITIVE via
- *                syncq/wait.h while the word is 1 (without the request).
+ *   Waiting:     SPIN (default): backoff; YIELD via syncq/wait.h while the
+ *                word is 1; BLOCK and COMPETITIVE as "ttas" (Drepper's
+ *                mutex 2 on the word: tas.c), all without the request.
+ *   Destroy:     the next holder may destroy and free the lock at once
+ *                (the unlock is "ttas"'s; the request is per thread).
  *   Limits:      a critical section longer than the scheduler's bound
  *                (nopreempt_limit_ns) is preempted anyway.
  *   Stats:       retries (failed test-and-set), backoffs, yields, blocks.
@@ -35,6 +39,7 @@
 #include "lock_internal.h"
 #include "syncq/backoff.h"
 #include "syncq/mp.h"
+#include "syncq/static/lock/tas.h"
 
 int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg) {
   return syncq_lock_ttas_init(l, cfg);
@@ -46,15 +51,42 @@ int syncq_lock_ttas_ps_destroy(syncq_lock_tas *l) { return syncq_lock_ttas_destr
  * the lock was taken. */
 static inline bool try_with_request(syncq_lock_tas *l) {
   syncq_mp_nopreempt_begin();
-  if (!syncq_pr_tas(&l->word)) return true; /* acquire (in syncq_pr_tas) */
+  if (syncq_lock_tas_exchange_inline(l) == 0u) return true; /* acquire (in the exchange) */
   syncq_mp_nopreempt_end();
   return false;
+}
+
+/* The sleeping disciplines' wait (syncq/static/lock/tas.h's, with the
+ * request around each attempt). */
+static void wait_sleeping(syncq_lock_tas *l) {
+  syncq_waiter w;
+  syncq_waiter_init(&w, l->wait, l->process_shared, lock_spin_limit(l->wait));
+  for (;;) {
+    SYNCQ_STAT_INC(retries);
+    if (!syncq_waiter_step(&w)) {
+      /* relaxed: a hint; the CAS decides */
+      if (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) continue;
+      syncq_mp_nopreempt_begin();
+      if (syncq_lock_tas_take_free_inline(l)) return;
+      syncq_mp_nopreempt_end();
+      continue;
+    }
+    syncq_mp_nopreempt_begin();
+    /* seq_cst: acquires when it returns 0 (pairs with unlock's exchange) */
+    if (atomic_exchange(&l->word, SYNCQ_LOCK_TAS_MARKED) == 0u) return;
+    syncq_mp_nopreempt_end();
+    syncq_waiter_sleep(&w, &l->word, SYNCQ_LOCK_TAS_MARKED);
+  }
 }
 
 int syncq_lock_ttas_ps_lock(syncq_lock_tas *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   /* relaxed: the test is a hint; the acquire exchange decides */
   if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u && try_with_request(l)) return SYNCQ_OK;
+  if (syncq_wait_may_sleep(l->wait)) {
+    wait_sleeping(l);
+    return SYNCQ_OK;
+  }
   syncq_backoff_exp b;
   (void)syncq_backoff_exp_init(&b, SYNCQ_LOCK_TAS_BACKOFF_INITIAL_NS, SYNCQ_LOCK_TAS_BACKOFF_CAP_NS);
   syncq_waiter w;
@@ -65,7 +97,7 @@ int syncq_lock_ttas_ps_lock(syncq_lock_tas *l) {
       if (l->wait == SYNCQ_WAIT_SPIN)
         syncq_pr_relax();
       else
-        syncq_waiter_pause(&w, &l->word, 1u, &l->sleepers);
+        (void)syncq_waiter_step(&w); /* YIELD: yields */
     }
     if (try_with_request(l)) return SYNCQ_OK;
     SYNCQ_STAT_INC(retries);

@@ -9,6 +9,9 @@
  *                no wake-up is lost (Dekker ordering on sleepers, seq_cst).
  *   Atomics:     SPIN/YIELD: none. BLOCK: 2 RMW on sleepers per sleep.
  *                Wakers: one load of sleepers, a futex call only if > 0.
+ *                Marked words (syncq_waiter_step / _sleep, the locks):
+ *                none here; the lock marks its word and its releaser's
+ *                hand-over exchange reads the mark.
  *   Memory:      none; calibration creates one thread once.
  *   Signal-safe: SPIN and YIELD pauses yes; calibration no.
  *   Process-shared: yes with process_shared (shared futexes).
@@ -168,6 +171,39 @@ void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
       syncq_pr_relax();
       return;
   }
+}
+
+/* ------------------------------------------------------------ marked words */
+
+bool syncq_waiter_step(syncq_waiter *w) {
+  uint32_t k = w->pauses++;
+  switch (w->discipline) {
+    case SYNCQ_WAIT_YIELD:
+      SYNCQ_STAT_INC(yields);
+      syncq_yield();
+      return false;
+    case SYNCQ_WAIT_BLOCK:
+      return true;
+    case SYNCQ_WAIT_COMPETITIVE:
+      if (k == 0) w->started_ns = syncq_now_ns();
+      if (w->started_ns == UINT64_MAX ||
+          (k % CLOCK_EVERY == CLOCK_EVERY - 1u && syncq_now_ns() - w->started_ns >= w->spin_limit_ns)) {
+        w->started_ns = UINT64_MAX; /* spun long enough: sleep from now on */
+        return true;
+      }
+      syncq_pr_relax();
+      return false;
+    default: /* SYNCQ_WAIT_SPIN */
+      syncq_pr_relax();
+      return false;
+  }
+}
+
+void syncq_waiter_sleep(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t marked) {
+  SYNCQ_STAT_INC(blocks);
+  /* the kernel re-checks *word == marked: a hand-over exchange between
+   * the caller's marking and this call makes it return at once */
+  (void)syncq_futex_wait(word, marked, -1, w->process_shared);
 }
 
 /* ------------------------------------------------------------ timed waiting */

@@ -35,10 +35,10 @@ typedef struct syncq_lock_anderson {
   SYNCQ_CACHELINE_ALIGNED uint32_t holder_place;       /* written by the holder only */
   uint32_t max_threads;                                /* <= slots */
   uint32_t mask;                                       /* slots - 1 (slots: a power of two) */
-  _Atomic(uint32_t) sleepers;
   int wait;
   bool process_shared;
-  syncq_lock_array_slot slot[SYNCQ_LOCK_ARRAY_MAX_SLOTS]; /* 1 HAS_LOCK, 0 MUST_WAIT */
+  /* 1 HAS_LOCK, 0 MUST_WAIT, 2 MUST_WAIT and its waiter may sleep on it */
+  syncq_lock_array_slot slot[SYNCQ_LOCK_ARRAY_MAX_SLOTS];
 } syncq_lock_anderson;
 
 /* cfg->max_threads: 0 means SYNCQ_LOCK_ARRAY_MAX_SLOTS; above it:

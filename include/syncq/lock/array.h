@@ -26,10 +26,11 @@ typedef struct syncq_lock_array {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) next_ticket; /* the only read-modify-write target */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) served;      /* the holder's ticket; holder writes */
   uint32_t mask;                                         /* slots - 1 */
-  _Atomic(uint32_t) sleepers;
   int wait;
   bool process_shared;
-  syncq_lock_array_slot slot[SYNCQ_LOCK_ARRAY_MAX_SLOTS]; /* slot[t & mask] == t: ticket t may enter */
+  /* slot[t & mask] == t << 1: ticket t may enter (tickets modulo 2^31);
+   * bit 0: a waiter may sleep on the slot */
+  syncq_lock_array_slot slot[SYNCQ_LOCK_ARRAY_MAX_SLOTS];
 } syncq_lock_array;
 
 /* cfg->max_threads sizes the array (rounded up to a power of two; 0 means

@@ -28,13 +28,14 @@ extern "C" {
 #define SYNCQ_LOCK_CLH_POOL 65u
 
 typedef struct syncq_lock_clh_qnode {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) locked; /* 1: the owner holds or awaits the lock */
+  /* 1: the owner holds or awaits the lock; 2: the same, and its successor
+   * may sleep on this flag; 0: released */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) locked;
   syncq_fl_link link;                               /* on the pool's free list */
 } syncq_lock_clh_qnode;
 
 typedef struct syncq_lock_clh {
   SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last qnode (never NULL) */
-  _Atomic(uint32_t) sleepers;
   int wait;
   SYNCQ_CACHELINE_ALIGNED syncq_freelist pool;  /* free qnodes */
   syncq_lock_clh_qnode node[SYNCQ_LOCK_CLH_POOL];

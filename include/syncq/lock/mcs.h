@@ -21,7 +21,6 @@ extern "C" {
 
 typedef struct syncq_lock_mcs {
   SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last node in the queue, NULL when free */
-  _Atomic(uint32_t) sleepers;
   int wait;
 } syncq_lock_mcs;
 

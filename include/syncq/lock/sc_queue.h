@@ -36,7 +36,10 @@ extern "C" {
 typedef struct syncq_lock_sc_slot {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) word; /* ticket << 2 | state */
   _Atomic(syncq_mp_thread *) owner;               /* the waiter's scheduler handle (NULL: none) */
-  _Atomic(uint32_t) seq; /* BLOCK / COMPETITIVE: bumped after each grant or skip; the futex word */
+  /* BLOCK / COMPETITIVE: the waiter's futex word, (ticket << 3 | state
+   * << 1 | asleep) modulo 2^32; written by the claimant, then once by the
+   * releaser that grants or skips it (sc_queue.c) */
+  _Atomic(uint32_t) flag;
 } syncq_lock_sc_slot;
 
 typedef struct syncq_lock_sc {
@@ -46,13 +49,12 @@ typedef struct syncq_lock_sc {
   bool faa;  /* take the ticket by fetch-and-add (hybrid-sc) or a CAS loop (sc-queue) */
   int wait;
   _Atomic(uint64_t) skips; /* waiters passed over because they were preempted */
-  _Atomic(uint32_t) sleepers; /* BLOCK / COMPETITIVE: waiters asleep on a slot's seq */
   syncq_lock_sc_slot slot[SYNCQ_LOCK_SC_MAX_SLOTS];
 } syncq_lock_sc;
 
 /* cfg->max_threads: threads that may use the lock at once (0: the
  * maximum; above it: SYNCQ_ELIMIT). Disciplines SPIN (default), YIELD,
- * BLOCK and COMPETITIVE (sleepers wait on their slot's seq word);
+ * BLOCK and COMPETITIVE (sleepers wait on their slot's flag word);
  * process_shared is SYNCQ_ENOTSUP. */
 SYNCQ_API int syncq_lock_sc_queue_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_hybrid_sc_init(syncq_lock_sc *l, const syncq_lock_config *cfg);

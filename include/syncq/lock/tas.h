@@ -25,8 +25,7 @@ extern "C" {
 #define SYNCQ_LOCK_TAS_BACKOFF_CAP_NS 30000u
 
 typedef struct syncq_lock_tas {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) word; /* 0 free, 1 held */
-  _Atomic(uint32_t) sleepers;                     /* blocked waiters (syncq/wait.h) */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) word; /* 0 free, 1 held, 2 held and a waiter may sleep */
   int wait;                                       /* syncq_wait_discipline */
   bool process_shared;
 } syncq_lock_tas;

@@ -26,8 +26,8 @@ extern "C" {
 
 typedef struct syncq_lock_ticket {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) next_ticket; /* fetch-and-increment to take a ticket */
-  _Atomic(uint32_t) now_serving;                         /* the holder's ticket */
-  _Atomic(uint32_t) sleepers;                            /* blocked waiters (syncq/wait.h) */
+  /* the holder's ticket << 1; bit 0: a waiter may sleep on the word */
+  _Atomic(uint32_t) now_serving;
   int wait;
   bool process_shared;
 } syncq_lock_ticket;

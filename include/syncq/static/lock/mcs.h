@@ -21,8 +21,13 @@ extern "C" {
 /* A waiter's queue node, laid in the caller's syncq_lock_node. */
 typedef struct syncq_lock_mcs_qnode {
   _Atomic(struct syncq_lock_mcs_qnode *) next;
-  _Atomic(uint32_t) locked; /* 1 while waiting, 0 when the lock is handed over */
+  /* 1 while waiting, SYNCQ_LOCK_MCS_ASLEEP while waiting and maybe asleep
+   * on it (the sleep mark of syncq/wait.h, in the waiter's own node), 0
+   * when the lock is handed over */
+  _Atomic(uint32_t) locked;
 } syncq_lock_mcs_qnode;
+
+#define SYNCQ_LOCK_MCS_ASLEEP 2u
 
 /* Pauses between yields of a releaser waiting for its successor's link
  * (disciplines other than SPIN: the linker may be preempted). */
@@ -45,13 +50,20 @@ static inline int syncq_lock_mcs_lock_inline(syncq_lock_mcs *l, syncq_lock_node 
   if (pred == NULL) return SYNCQ_OK;
   /* release: pairs with the acquire load of next in the predecessor's unlock */
   atomic_store_explicit(&pred->next, me, memory_order_release);
-  /* acquire: pairs with the hand-over store of locked in unlock */
-  if (atomic_load_explicit(&me->locked, memory_order_acquire) != 0u) {
+  /* acquire: pairs with the hand-over store or exchange of locked in unlock */
+  uint32_t v = atomic_load_explicit(&me->locked, memory_order_acquire);
+  if (v != 0u) {
     syncq_waiter w;
     syncq_waiter_init(&w, l->wait, false, SYNCQ_STATIC_SPIN_LIMIT(l->wait));
     do {
-      syncq_waiter_pause(&w, &me->locked, 1u, &l->sleepers);
-    } while (atomic_load_explicit(&me->locked, memory_order_acquire) != 0u); /* pairs with unlock */
+      if (syncq_waiter_step(&w)) {
+        /* mark our own flag, then sleep on it. seq_cst CAS: a
+         * read-modify-write of the flag, so either the releaser's
+         * exchange reads the mark or the CAS fails on its 0 */
+        if (v == 1u && !atomic_compare_exchange_strong(&me->locked, &v, SYNCQ_LOCK_MCS_ASLEEP)) continue;
+        syncq_waiter_sleep(&w, &me->locked, SYNCQ_LOCK_MCS_ASLEEP);
+      }
+    } while ((v = atomic_load_explicit(&me->locked, memory_order_acquire)) != 0u); /* pairs with unlock */
   }
   return SYNCQ_OK;
 }
@@ -80,7 +92,10 @@ static inline int syncq_lock_mcs_unlock_inline(syncq_lock_mcs *l, syncq_lock_nod
     void *expected = (void *)me;
     SYNCQ_STAT_INC(cas_attempts);
     /* seq_cst (release half used): pairs with the acquire swap in lock() */
-    if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL)) return SYNCQ_OK;
+    if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL)) {
+      SYNCQ_RACE_POINT("lock.handover");
+      return SYNCQ_OK;
+    }
     SYNCQ_STAT_INC(cas_failures);
     /* a successor swapped itself in but has not linked yet */
     uint32_t k = 0;
@@ -93,13 +108,19 @@ static inline int syncq_lock_mcs_unlock_inline(syncq_lock_mcs *l, syncq_lock_nod
       }
     }
   }
+  /* From the hand-over on, the successor may own, destroy and free the
+   * lock, and leave with its node: only locals are used after it. */
   if (syncq_wait_may_sleep(l->wait)) {
-    atomic_store(&succ->locked, 0u); /* seq_cst: Dekker pair with sleepers */
-    /* only the address is used after the store (the futex key); the
-     * successor may already have left with its node */
-    syncq_wait_wake(l->wait, &succ->locked, &l->sleepers, 1, false);
+    /* release: pairs with the successor's acquire loads of locked; a
+     * read-modify-write, so it reads the successor's mark */
+    uint32_t old = atomic_exchange_explicit(&succ->locked, 0u, memory_order_release);
+    SYNCQ_RACE_POINT("lock.handover");
+    /* the node's address only (the futex key): a stale wake-up of a
+     * reused node is one of the spurious returns waiters allow */
+    if (old == SYNCQ_LOCK_MCS_ASLEEP) syncq_wait_futex_wake(&succ->locked, 1, false);
   } else {
     atomic_store_explicit(&succ->locked, 0u, memory_order_release); /* pairs with lock()'s acquire */
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

@@ -21,26 +21,71 @@
 extern "C" {
 #endif
 
-/* Wait once after a failed test-and-set: backoff when spinning, the wait
- * discipline otherwise. */
-static inline void syncq_lock_tas_wait_once_inline(syncq_lock_tas *l, syncq_backoff_exp *b, syncq_waiter *w) {
-  if (l->wait == SYNCQ_WAIT_SPIN)
-    (void)syncq_backoff_exp_wait(b);
-  else
-    syncq_waiter_pause(w, &l->word, 1u, &l->sleepers);
+/* The word: 0 free, 1 held, SYNCQ_LOCK_TAS_MARKED held and a waiter may
+ * sleep on it (BLOCK and COMPETITIVE only: Drepper's mutex 2, syncq/wait.h).
+ * The release exchange reads the mark, so the releaser touches nothing of
+ * the lock after its hand-over but a futex wake on the word's address. */
+#define SYNCQ_LOCK_TAS_MARKED 2u
+
+/* One test-and-set; 0 when it took the lock. An exchange that wrote 1
+ * over a sleeper's mark puts the mark back at once (taking the lock, still
+ * marked, if it was released meanwhile): the next release must see it.
+ * Without sleeping disciplines the word is never 2 and this is one
+ * exchange. */
+static inline uint32_t syncq_lock_tas_exchange_inline(syncq_lock_tas *l) {
+  /* acquire: pairs with the releasing store or exchange in unlock */
+  uint32_t c = atomic_exchange_explicit(&l->word, 1u, memory_order_acquire);
+  if (c == SYNCQ_LOCK_TAS_MARKED) c = atomic_exchange(&l->word, SYNCQ_LOCK_TAS_MARKED); /* seq_cst: acquires on 0 */
+  return c;
+}
+
+/* Take the lock if it is free, leaving any mark alone (a spinning waiter
+ * of a sleeping discipline: Drepper's mutex 3 fast path). */
+static inline bool syncq_lock_tas_take_free_inline(syncq_lock_tas *l) {
+  uint32_t z = 0u;
+  /* relaxed: a hint; the CAS decides. The CAS is seq_cst: it acquires
+   * (pairs with unlock's releasing exchange) */
+  return atomic_load_explicit(&l->word, memory_order_relaxed) == 0u &&
+         atomic_compare_exchange_strong(&l->word, &z, 1u);
+}
+
+/* The wait of the sleeping disciplines (BLOCK, COMPETITIVE), for both
+ * locks: spin (COMPETITIVE) taking a free lock by CAS, then mark the word
+ * by exchange (which takes the lock when it returns 0, marked: a waiter
+ * that has slept cannot tell whether others still sleep) and sleep. */
+static inline void syncq_lock_tas_wait_sleeping_inline(syncq_lock_tas *l) {
+  syncq_waiter w;
+  syncq_waiter_init(&w, l->wait, l->process_shared, SYNCQ_STATIC_SPIN_LIMIT(l->wait));
+  for (;;) {
+    SYNCQ_STAT_INC(retries);
+    if (!syncq_waiter_step(&w)) {
+      if (syncq_lock_tas_take_free_inline(l)) return;
+      continue;
+    }
+    /* seq_cst: acquires when it returns 0 (pairs with unlock's exchange) */
+    if (atomic_exchange(&l->word, SYNCQ_LOCK_TAS_MARKED) == 0u) return;
+    syncq_waiter_sleep(&w, &l->word, SYNCQ_LOCK_TAS_MARKED);
+  }
 }
 
 static inline int syncq_lock_tas_lock_inline(syncq_lock_tas *l) {
   if (l == NULL) return SYNCQ_EINVAL;
-  if (!syncq_pr_tas(&l->word)) return SYNCQ_OK; /* acquire (in syncq_pr_tas) */
+  if (syncq_lock_tas_exchange_inline(l) == 0u) return SYNCQ_OK;
+  if (syncq_wait_may_sleep(l->wait)) {
+    syncq_lock_tas_wait_sleeping_inline(l);
+    return SYNCQ_OK;
+  }
   syncq_backoff_exp b;
   (void)syncq_backoff_exp_init(&b, SYNCQ_LOCK_TAS_BACKOFF_INITIAL_NS, SYNCQ_LOCK_TAS_BACKOFF_CAP_NS);
   syncq_waiter w;
-  syncq_waiter_init(&w, l->wait, l->process_shared, SYNCQ_STATIC_SPIN_LIMIT(l->wait));
+  syncq_waiter_init(&w, l->wait, l->process_shared, 0);
   do {
     SYNCQ_STAT_INC(retries);
-    syncq_lock_tas_wait_once_inline(l, &b, &w);
-  } while (syncq_pr_tas(&l->word));
+    if (l->wait == SYNCQ_WAIT_SPIN)
+      (void)syncq_backoff_exp_wait(&b);
+    else
+      (void)syncq_waiter_step(&w); /* YIELD: yields */
+  } while (syncq_lock_tas_exchange_inline(l) != 0u);
   return SYNCQ_OK;
 }
 
@@ -48,21 +93,26 @@ static inline int syncq_lock_ttas_lock_inline(syncq_lock_tas *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   /* uncontended fast path: test, then test-and-set (relaxed test: a hint,
    * the acquire exchange decides) */
-  if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u && !syncq_pr_tas(&l->word)) return SYNCQ_OK;
+  if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u && syncq_lock_tas_exchange_inline(l) == 0u)
+    return SYNCQ_OK;
+  if (syncq_wait_may_sleep(l->wait)) { /* its spinning phase tests before its CAS */
+    syncq_lock_tas_wait_sleeping_inline(l);
+    return SYNCQ_OK;
+  }
   syncq_backoff_exp b;
   (void)syncq_backoff_exp_init(&b, SYNCQ_LOCK_TAS_BACKOFF_INITIAL_NS, SYNCQ_LOCK_TAS_BACKOFF_CAP_NS);
   syncq_waiter w;
-  syncq_waiter_init(&w, l->wait, l->process_shared, SYNCQ_STATIC_SPIN_LIMIT(l->wait));
+  syncq_waiter_init(&w, l->wait, l->process_shared, 0);
   for (;;) {
     /* relaxed: the test before the test-and-set is only a hint; the
-     * acquire exchange in syncq_pr_tas orders the critical section. */
+     * acquire exchange orders the critical section. */
     while (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) {
       if (l->wait == SYNCQ_WAIT_SPIN)
         syncq_pr_relax();
       else
-        syncq_waiter_pause(&w, &l->word, 1u, &l->sleepers);
+        (void)syncq_waiter_step(&w); /* YIELD: yields */
     }
-    if (!syncq_pr_tas(&l->word)) return SYNCQ_OK;
+    if (syncq_lock_tas_exchange_inline(l) == 0u) return SYNCQ_OK;
     SYNCQ_STAT_INC(retries);
     if (l->wait == SYNCQ_WAIT_SPIN) (void)syncq_backoff_exp_wait(&b);
   }
@@ -70,27 +120,35 @@ static inline int syncq_lock_ttas_lock_inline(syncq_lock_tas *l) {
 
 static inline int syncq_lock_tas_trylock_inline(syncq_lock_tas *l) {
   if (l == NULL) return SYNCQ_EINVAL;
-  return syncq_pr_tas(&l->word) ? SYNCQ_EBUSY : SYNCQ_OK;
+  return syncq_lock_tas_exchange_inline(l) != 0u ? SYNCQ_EBUSY : SYNCQ_OK;
 }
 
 static inline int syncq_lock_ttas_trylock_inline(syncq_lock_tas *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   /* relaxed: a hint; the acquire exchange decides */
   if (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) return SYNCQ_EBUSY;
-  return syncq_pr_tas(&l->word) ? SYNCQ_EBUSY : SYNCQ_OK;
+  return syncq_lock_tas_exchange_inline(l) != 0u ? SYNCQ_EBUSY : SYNCQ_OK;
 }
 
-/* Both locks release the same way. */
+/* Both locks release the same way. After the releasing store or exchange
+ * the lock may already be destroyed and freed by its next holder: only
+ * locals are used from there on. */
 static inline int syncq_lock_tas_unlock_inline(syncq_lock_tas *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   /* relaxed: only detects a misuse (unlock of a free lock); the holder's
    * own earlier acquire already ordered it. */
   if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u) return SYNCQ_EINVAL;
   if (syncq_wait_may_sleep(l->wait)) {
-    atomic_store(&l->word, 0u); /* seq_cst: Dekker pair with the sleepers count */
-    syncq_wait_wake(l->wait, &l->word, &l->sleepers, 1, l->process_shared);
+    bool pshared = l->process_shared;
+    _Atomic(uint32_t) *word = &l->word;
+    /* release: pairs with the acquiring exchange or CAS of the next
+     * holder; a read-modify-write, so it reads any mark set before it */
+    uint32_t c = atomic_exchange_explicit(word, 0u, memory_order_release);
+    SYNCQ_RACE_POINT("lock.handover");
+    if (c == SYNCQ_LOCK_TAS_MARKED) syncq_wait_futex_wake(word, 1, pshared);
   } else {
     syncq_pr_tas_clear(&l->word); /* release: pairs with the acquire exchange */
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }

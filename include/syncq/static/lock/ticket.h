@@ -16,24 +16,37 @@
 extern "C" {
 #endif
 
+/* now_serving holds the ticket being served shifted left by one (tickets
+ * compare modulo 2^31), and in bit 0 the sleep mark: a waiter of BLOCK or
+ * COMPETITIVE sets it before it sleeps on the word (syncq/wait.h). The
+ * release exchange reads the mark, so the releaser touches nothing of the
+ * lock after its hand-over but a futex wake on the word's address. */
+#define SYNCQ_LOCK_TICKET_MARK 1u
+
 static inline int syncq_lock_ticket_lock_inline(syncq_lock_ticket *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   /* relaxed: taking a ticket orders nothing; the acquire load of
    * now_serving below (pairing with the release in unlock) does. */
-  uint32_t my = atomic_fetch_add_explicit(&l->next_ticket, 1u, memory_order_relaxed);
-  /* acquire: pairs with the release store of now_serving in unlock */
+  uint32_t turn = atomic_fetch_add_explicit(&l->next_ticket, 1u, memory_order_relaxed) << 1;
+  /* acquire: pairs with the release store or exchange of now_serving in unlock */
   uint32_t s = atomic_load_explicit(&l->now_serving, memory_order_acquire);
-  if (s == my) return SYNCQ_OK;
+  if ((s & ~SYNCQ_LOCK_TICKET_MARK) == turn) return SYNCQ_OK;
   syncq_waiter w;
   syncq_waiter_init(&w, l->wait, l->process_shared, SYNCQ_STATIC_SPIN_LIMIT(l->wait));
   do {
-    if (l->wait == SYNCQ_WAIT_SPIN)
-      (void)syncq_backoff_prop_wait(SYNCQ_LOCK_TICKET_BACKOFF_UNIT_NS, (uint32_t)(my - s),
-                                    SYNCQ_LOCK_TICKET_BACKOFF_CAP_NS);
-    else
-      syncq_waiter_pause(&w, &l->now_serving, s, &l->sleepers);
+    if (l->wait == SYNCQ_WAIT_SPIN) {
+      (void)syncq_backoff_prop_wait(SYNCQ_LOCK_TICKET_BACKOFF_UNIT_NS,
+                                    (turn - (s & ~SYNCQ_LOCK_TICKET_MARK)) >> 1, SYNCQ_LOCK_TICKET_BACKOFF_CAP_NS);
+    } else if (syncq_waiter_step(&w)) {
+      /* mark, then sleep while the word holds the marked value. seq_cst
+       * CAS: a read-modify-write of the word, so either the releaser's
+       * exchange reads our mark or our CAS fails on its new value */
+      if ((s & SYNCQ_LOCK_TICKET_MARK) != 0u ||
+          atomic_compare_exchange_strong(&l->now_serving, &s, s | SYNCQ_LOCK_TICKET_MARK))
+        syncq_waiter_sleep(&w, &l->now_serving, s | SYNCQ_LOCK_TICKET_MARK);
+    }
     s = atomic_load_explicit(&l->now_serving, memory_order_acquire); /* pairs with unlock's release */
-  } while (s != my);
+  } while ((s & ~SYNCQ_LOCK_TICKET_MARK) != turn);
   return SYNCQ_OK;
 }
 
@@ -42,7 +55,8 @@ static inline int syncq_lock_ticket_trylock_inline(syncq_lock_ticket *l) {
   /* relaxed: a guess that the CAS below validates */
   uint32_t n = atomic_load_explicit(&l->next_ticket, memory_order_relaxed);
   /* acquire: pairs with unlock's release, as in lock() */
-  if (atomic_load_explicit(&l->now_serving, memory_order_acquire) != n) return SYNCQ_EBUSY;
+  if ((atomic_load_explicit(&l->now_serving, memory_order_acquire) & ~SYNCQ_LOCK_TICKET_MARK) != n << 1)
+    return SYNCQ_EBUSY;
   SYNCQ_STAT_INC(cas_attempts);
   /* seq_cst CAS: only succeeds while nobody holds or awaits the lock */
   if (atomic_compare_exchange_strong(&l->next_ticket, &n, n + 1u)) return SYNCQ_OK;
@@ -50,18 +64,28 @@ static inline int syncq_lock_ticket_trylock_inline(syncq_lock_ticket *l) {
   return SYNCQ_EBUSY;
 }
 
+/* After the releasing store or exchange the next holder may destroy and
+ * free the lock: only locals are used from there on. */
 static inline int syncq_lock_ticket_unlock_inline(syncq_lock_ticket *l) {
   if (l == NULL) return SYNCQ_EINVAL;
-  /* relaxed: now_serving is written only by holders; ours is ordered by
-   * our acquire in lock(). next_ticket: a misuse check only. */
-  uint32_t s = atomic_load_explicit(&l->now_serving, memory_order_relaxed);
-  if (atomic_load_explicit(&l->next_ticket, memory_order_relaxed) == s) return SYNCQ_EINVAL;
+  /* relaxed: now_serving's ticket is written only by holders; ours is
+   * ordered by our acquire in lock() (a waiter's mark may be missing
+   * here: the exchange below reads it). next_ticket: a misuse check only. */
+  uint32_t s = atomic_load_explicit(&l->now_serving, memory_order_relaxed) & ~SYNCQ_LOCK_TICKET_MARK;
+  if (atomic_load_explicit(&l->next_ticket, memory_order_relaxed) << 1 == s) return SYNCQ_EINVAL;
   if (syncq_wait_may_sleep(l->wait)) {
-    atomic_store(&l->now_serving, s + 1u); /* seq_cst: Dekker pair with sleepers */
-    syncq_wait_wake(l->wait, &l->now_serving, &l->sleepers, 0, l->process_shared);
+    bool pshared = l->process_shared;
+    _Atomic(uint32_t) *word = &l->now_serving;
+    /* release: pairs with the acquire loads of now_serving in lock(); a
+     * read-modify-write, so it reads a mark set before it */
+    uint32_t old = atomic_exchange_explicit(word, s + 2u, memory_order_release);
+    SYNCQ_RACE_POINT("lock.handover");
+    /* all: the next ticket's owner is not known */
+    if ((old & SYNCQ_LOCK_TICKET_MARK) != 0u) syncq_wait_futex_wake(word, 0, pshared);
   } else {
     /* release: pairs with the acquire loads of now_serving in lock() */
-    atomic_store_explicit(&l->now_serving, s + 1u, memory_order_release);
+    atomic_store_explicit(&l->now_serving, s + 2u, memory_order_release);
+    SYNCQ_RACE_POINT("lock.handover");
   }
   return SYNCQ_OK;
 }
