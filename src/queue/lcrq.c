@@ -46,9 +46,14 @@
  *                dequeuer swings tail off the ring it is about to remove
  *                from head (001's help for a lagging tail), which hazard
  *                pointers need and the paper's garbage-collected
- *                presentation does not; (4) no cache-line remapping of
- *                cells and no spin before an empty transition.
- *   Stats:       cas_attempts, cas_failures, retries (ring changes).
+ *                presentation does not; (4) a dequeuer that finds its cell
+ *                empty while an enqueuer holds its ticket (tail > h) spins
+ *                up to LR_SPIN (128) relaxes, once per ticket, for that
+ *                enqueuer before the empty transition (bounded: a preempted
+ *                enqueuer costs no more); (5) no cache-line remapping of
+ *                cells.
+ *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
+ *                usable cell, and ring changes).
  */
 #include "syncq/queue/lcrq.h"
 
@@ -98,6 +103,7 @@ static inline int crq_enqueue(lr_ring *r, void *item) {
       if (syncq_pr_dwcas(cell, &v, (syncq_pr_dw){SAFE | t, (uint64_t)(uintptr_t)item})) return LR_OK;
       SYNCQ_STAT_INC(cas_failures);
     }
+    SYNCQ_STAT_INC(retries); /* ticket t lost */
     if (lr_should_close(r, t, tries)) { /* full, or starving: the tantrum */
       lr_close(r);
       return LR_RING_CLOSED;
@@ -113,6 +119,7 @@ static inline bool crq_dequeue(lr_ring *r, void **item) {
   for (;;) {
     uint64_t h = atomic_fetch_add(&r->head, 1);
     syncq_pr_dw_atomic *cell = &cells[h & (R - 1)];
+    bool waited = false;
     for (;;) {
       syncq_pr_dw v = syncq_pr_dw_load(cell); /* may be torn: each CAS validates it */
       uint64_t idx = v.lo & IDX, safe = v.lo & SAFE;
@@ -127,6 +134,13 @@ static inline bool crq_dequeue(lr_ring *r, void **item) {
           next = (syncq_pr_dw){idx, v.hi};
         }
       } else { /* empty: advance it past h, so ticket h's enqueuer fails */
+        if (!waited) { /* Deviation (4): give ticket h's enqueuer a moment */
+          waited = true;
+          if (lr_enqueuer_pending(r, h))
+            for (int i = 0; i < LR_SPIN && atomic_load_explicit(&cell->hi, memory_order_relaxed) == 0; i++)
+              syncq_pr_relax(); /* relaxed: only a hint; the loop re-reads the cell */
+          continue;
+        }
         next = (syncq_pr_dw){safe | (h + R), 0};
       }
       SYNCQ_STAT_INC(cas_attempts);
@@ -144,6 +158,7 @@ static inline bool crq_dequeue(lr_ring *r, void **item) {
       lr_fix_state(r);
       return false;
     }
+    SYNCQ_STAT_INC(retries); /* ticket h found nothing, and items may follow */
   }
 }
 

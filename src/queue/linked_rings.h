@@ -96,6 +96,17 @@ static inline bool lr_ring_seems_empty(lr_ring *r) {
   return h >= t;
 }
 
+/* A dequeuer whose cell is still empty although an enqueuer already holds
+ * its ticket h (tail > h) waits a little for that enqueuer before it makes
+ * the cell unusable for it: otherwise, with the queue nearly empty, the
+ * dequeuer overtakes the enqueuer at every item and both redo their work.
+ * Bounded (LR_SPIN relaxes, once per ticket): a preempted enqueuer costs no
+ * more than that. The ring files spin on their own cell words. */
+#define LR_SPIN 128
+static inline bool lr_enqueuer_pending(lr_ring *r, uint64_t h) {
+  return (atomic_load(&r->tail) & ~LR_CLOSED) > h;
+}
+
 /* Close the ring (the "tantrum"): no ticket taken from now on succeeds. */
 static inline void lr_close(lr_ring *r) { atomic_fetch_or(&r->tail, LR_CLOSED); }
 

@@ -59,11 +59,14 @@
  *                fails.
  *   Deviations:  (1) dequeue's emptiness test before its fetch-and-add,
  *                (2) the starvation bound, (3) the tail help before head
- *                moves, (4) no cache-line remapping: as in src/queue/
- *                lcrq.c; (5) the mark is written by CAS from whatever
+ *                moves, (4) the bounded spin for ticket h's enqueuer
+ *                before voiding its cell (here: until an item or a later
+ *                epoch shows), (5) no cache-line remapping: as in
+ *                src/queue/lcrq.c; (6) the mark is written by CAS from whatever
  *                bottom was read, so an enqueuer may void another's
  *                unfinished claim (that enqueuer then retries).
- *   Stats:       cas_attempts, cas_failures, retries (ring changes).
+ *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
+ *                usable cell, and ring changes).
  */
 #include "syncq/queue/lprq.h"
 
@@ -137,6 +140,7 @@ static inline int prq_enqueue(lr_ring *r, void *item) {
       }
       SYNCQ_STAT_INC(cas_failures);
     }
+    SYNCQ_STAT_INC(retries); /* ticket t lost */
     if (lr_should_close(r, t, tries)) { /* full, or starving: the tantrum */
       lr_close(r);
       return LR_RING_CLOSED;
@@ -152,6 +156,7 @@ static inline bool prq_dequeue(lr_ring *r, void **item) {
     uint64_t h = atomic_fetch_add(&r->head, 1);
     cell *c = &cells[h & (r->size - 1)];
     uint64_t cyc = cycle_of(r, h);
+    bool waited = false;
     for (;;) {
       uint64_t se = atomic_load(&c->se);
       uint64_t v = atomic_load(&c->val);
@@ -174,6 +179,18 @@ static inline bool prq_dequeue(lr_ring *r, void **item) {
         SYNCQ_STAT_INC(cas_failures);
         continue;
       }
+      if (!waited) { /* Deviation (4): give ticket h's enqueuer a moment to publish */
+        waited = true;
+        if (lr_enqueuer_pending(r, h))
+          for (int i = 0; i < LR_SPIN; i++) {
+            syncq_pr_relax();
+            /* relaxed: only a hint; the loop re-reads the cell */
+            if (!is_bottom(atomic_load_explicit(&c->val, memory_order_relaxed)) ||
+                (atomic_load_explicit(&c->se, memory_order_relaxed) & IDX) > cyc)
+              break;
+          }
+        continue;
+      }
       if (v != 0) { /* an enqueuer's mark under epoch <= c: void its claim */
         SYNCQ_STAT_INC(cas_attempts);
         if (!atomic_compare_exchange_strong(&c->val, &v, 0)) SYNCQ_STAT_INC(cas_failures);
@@ -189,6 +206,7 @@ static inline bool prq_dequeue(lr_ring *r, void **item) {
       lr_fix_state(r);
       return false;
     }
+    SYNCQ_STAT_INC(retries); /* ticket h found nothing, and items may follow */
   }
 }
 
