@@ -13,6 +13,8 @@
  *     (LeakSanitizer checks that in the ASan build);
  *   - 4 producers + 4 consumers through 2- and 8-cell rings: per-producer
  *     order, no loss, no duplicate, ownership stamping, rings linked;
+ *   - a queue that is never empty (each thread enqueues, then dequeues)
+ *     through a 4-cell ring that turns over many cycles: no EMPTY answer;
  *   - linearizability of short histories (tests/support/lincheck.h)
  *     through 2-cell rings, so that histories cross ring boundaries.
  *
@@ -251,6 +253,61 @@ static void test_concurrent_ring8(void **state) {
   lr_run_stress(8);
 }
 
+/* ------------------------------------------------------------ never empty */
+
+/* A 4-cell ring prefilled with one item; 6 threads each enqueue one item
+ * and then dequeue one, over and over: the queue always holds at least the
+ * prefill, so an EMPTY answer is not linearizable. The queue stays short,
+ * so the same ring turns over many cycles (cells reused, overtaken,
+ * marked unsafe) between the closings that a burst of enqueues causes. */
+#define LR_NE_THREADS 6
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define LR_NE_ITERS 4000
+#else
+#define LR_NE_ITERS 30000
+#endif
+
+typedef struct lr_never_empty {
+  RQ *q;
+  _Atomic(long) empties, errors;
+} lr_never_empty;
+
+static void *lr_never_empty_thread(void *p) {
+  lr_never_empty *n = p;
+  for (int i = 0; i < LR_NE_ITERS; i++) {
+    if (RQ_ENQUEUE(n->q, lr_item((uintptr_t)i + 2)) != SYNCQ_OK) atomic_fetch_add(&n->errors, 1);
+    void *x;
+    int r = RQ_DEQUEUE(n->q, &x);
+    if (r == SYNCQ_EMPTY) atomic_fetch_add(&n->empties, 1);
+    else if (r != SYNCQ_OK || x == NULL) atomic_fetch_add(&n->errors, 1);
+    if (i % LR_YIELD_EVERY == 0) syncq_yield();
+  }
+  return NULL;
+}
+
+static void test_never_empty_small_ring(void **state) {
+  (void)state;
+  lr_never_empty n = {.q = lr_new(4)};
+  if (n.q == NULL) skip();
+  atomic_init(&n.empties, 0);
+  atomic_init(&n.errors, 0);
+  assert_int_equal(RQ_ENQUEUE(n.q, lr_item(1)), SYNCQ_OK);
+  pthread_t tids[LR_NE_THREADS];
+  for (int i = 0; i < LR_NE_THREADS; i++)
+    assert_int_equal(pthread_create(&tids[i], NULL, lr_never_empty_thread, &n), 0);
+  for (int i = 0; i < LR_NE_THREADS; i++) pthread_join(tids[i], NULL);
+  void *x;
+  long left = 0;
+  while (RQ_DEQUEUE(n.q, &x) == SYNCQ_OK) left++;
+  print_message("%s, 4-cell ring, %d threads x %d enqueue+dequeue: %llu rings linked, %ld EMPTY answers\n",
+                RQ_NAME, LR_NE_THREADS, LR_NE_ITERS, (unsigned long long)RQ_LINKED(n.q),
+                (long)atomic_load(&n.empties));
+  lr_free(n.q);
+  assert_int_equal(atomic_load(&n.errors), 0);
+  assert_int_equal(atomic_load(&n.empties), 0);
+  assert_int_equal(left, 1); /* every enqueue was matched by one dequeue: the prefill is left */
+}
+
 /* ------------------------------------------------------------ linearizability */
 
 #define LR_THREADS 3
@@ -379,4 +436,5 @@ static void test_linearizable_across_rings(void **state) {
 #define LINKED_RINGS_TESTS                                                                          \
   cmocka_unit_test(test_bad_inputs), cmocka_unit_test(test_ring_turnover),                           \
     cmocka_unit_test(test_destroy_non_empty), cmocka_unit_test(test_concurrent_ring2),               \
-    cmocka_unit_test(test_concurrent_ring8), cmocka_unit_test(test_linearizable_across_rings)
+    cmocka_unit_test(test_concurrent_ring8), cmocka_unit_test(test_never_empty_small_ring),                \
+    cmocka_unit_test(test_linearizable_across_rings)
