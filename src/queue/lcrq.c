@@ -8,9 +8,9 @@
  *                enqueue, dequeue and fixState, the tantrum that closes a
  *                ring, the starvation bound) and Figure 6 (LCRQ: closed
  *                rings linked Michael & Scott style). 004 §VI-A counts it
- *                among the leaders at scale. (Not one of the five papers;
- *                written from the paper's pseudo-code as recalled: see
- *                Deviations.) The outer list is src/queue/linked_rings.h,
+ *                among the leaders at scale. (Not one of the five papers,
+ *                nor available here: written from the paper's pseudo-code
+ *                as recalled, figure numbers included; see Deviations.) The outer list is src/queue/linked_rings.h,
  *                shared with LPRQ.
  *   Progress:    lock-free. A ring operation may fail (enqueue: a dequeuer
  *                took its cell first; dequeue: its cell was empty) only
@@ -21,7 +21,9 @@
  *   Atomics:     uncontended enqueue: 1 FAA + 1 double-width CAS; dequeue:
  *                2 loads (the emptiness test) + 1 FAA + 1 double-width CAS;
  *                both + the hazard record's enter (1 CAS), protect (1
- *                seq_cst store, 1 load) and leave (2 stores).
+ *                seq_cst store, 1 load) and leave (2 seq_cst stores): on
+ *                this 2-core machine those 4 locked instructions are most
+ *                of an uncontended operation's time.
  *   Memory:      the queue header lives in the caller's storage; rings of
  *                R cells (16 bytes each, + 3 cache lines) are malloc'ed at
  *                init and when a ring closes; emptied rings are retired to

@@ -4,19 +4,21 @@
  * Contract
  *   Source:      Raed Romanov and Nikita Koval, "The state-of-the-art LCRQ
  *                concurrent queue algorithm does NOT require CAS2",
- *                PPoPP 2023: the PRQ ring (its listing of PRQ enqueue and
- *                dequeue) inside LCRQ's outer list (Morrison & Afek,
- *                PPoPP'13, Figure 6; src/queue/linked_rings.h, shared with
- *                "lcrq"). (Not one of the five papers; written from the
- *                paper's idea as recalled: see Cells and Deviations.)
+ *                PPoPP 2023: the PRQ ring (the paper's PRQ enqueue and
+ *                dequeue pseudo-code) inside LCRQ's outer list (Morrison &
+ *                Afek, PPoPP'13, Figure 6; src/queue/linked_rings.h, shared
+ *                with "lcrq"). (Not one of the five papers, nor available
+ *                here: written from the paper's idea as recalled, and
+ *                argued below; see Cells and Deviations.)
  *   Progress:    lock-free: as LCRQ (the starvation bound of LR_PATIENCE =
  *                16 failed tickets closes the ring); a dequeuer that finds
- *                an enqueuer's mark voids it instead of waiting for it, so
- *                nothing waits for a preempted thread.
+ *                an enqueuer's mark voids it after a bounded wait, so
+ *                nothing waits long for a preempted thread.
  *   Atomics:     uncontended enqueue: 1 FAA + 3 CAS (mark, claim,
  *                publish); dequeue: 2 loads (the emptiness test) + 1 FAA +
- *                3 loads + 1 release store; both + the hazard record's enter (1
- *                CAS), protect (1 seq_cst store, 1 load) and leave (2 stores).
+ *                3 loads + 1 release store; both + the hazard record's
+ *                enter (1 CAS), protect (1 seq_cst store, 1 load) and leave
+ *                (2 seq_cst stores).
  *   Memory:      as "lcrq": the header in the caller's storage, rings of R
  *                16-byte cells malloc'ed, emptied rings freed through
  *                hazard pointers (src/reclaim/hazard.c).
@@ -62,9 +64,9 @@
  *                moves, (4) the bounded spin for ticket h's enqueuer
  *                before voiding its cell (here: until an item or a later
  *                epoch shows), (5) no cache-line remapping: as in
- *                src/queue/lcrq.c; (6) the mark is written by CAS from whatever
- *                bottom was read, so an enqueuer may void another's
- *                unfinished claim (that enqueuer then retries).
+ *                src/queue/lcrq.c; (6) the mark is written by CAS from
+ *                whatever bottom was read, so an enqueuer may void
+ *                another's unfinished claim (that enqueuer then retries).
  *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
  *                usable cell, and ring changes).
  */
