@@ -24,6 +24,10 @@
  *   "vyukov"       Vyukov's bounded MPMC queue (per-cell sequence numbers)
  *                  (not linearizable at EMPTY/FULL: see its contract)
  *   "scq"          SCQ, Nikolaev 2019: FAA ring of indices (not linearizable at FULL)
+ *   "lcrq"         LCRQ, Morrison & Afek 2013: linked FAA rings, double-width CAS
+ *                  (queue/lcrq.h)
+ *   "lprq"         LPRQ, Romanov & Koval 2023: LCRQ with single-width CAS rings
+ *                  (queue/lprq.h)
  *   "single-lock"  linked queue behind one lock from the registry ("ttas")
  *   "two-lock"     Michael & Scott's two-lock queue               001 Figure 2
  *   "ms"           Michael & Scott non-blocking, counted pointers + free list  001 §4.1

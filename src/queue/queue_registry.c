@@ -6,6 +6,8 @@
  */
 #include "syncq/mp.h"
 #include "syncq/queue.h"
+#include "syncq/queue/lcrq.h"
+#include "syncq/queue/lprq.h"
 #include "syncq/queue/plj.h"
 #include "syncq/queue/valois.h"
 
@@ -15,6 +17,8 @@ const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_naive_ring_algo,
   &syncq_queue_vyukov_algo,
   &syncq_queue_scq_algo,
+  &syncq_queue_lcrq_algo,
+  &syncq_queue_lprq_algo,
   &syncq_queue_single_lock_algo,
   &syncq_queue_two_lock_algo,
   &syncq_queue_ms_algo,

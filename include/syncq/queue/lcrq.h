@@ -1,0 +1,68 @@
+/*
+ * syncq/queue/lcrq.h — LCRQ, Morrison & Afek's linked concurrent ring
+ * queue (PPoPP'13): rings of cells (safe bit, index, item) taken with
+ * fetch-and-add on head and tail and updated with double-width CAS; a
+ * ring that fills up or starves an enqueuer is closed and a new one is
+ * linked after it, Michael & Scott style, so the queue is unbounded.
+ * Emptied rings are freed through hazard pointers. Contract:
+ * src/queue/lcrq.c.
+ */
+#ifndef SYNCQ_QUEUE_LCRQ_H
+#define SYNCQ_QUEUE_LCRQ_H
+
+#include "syncq/export.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+#include "syncq/reclaim.h"
+#include "syncq/registry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_queue_lcrq {
+  /* void *: the type hazard-pointer protection reads (syncq_hp_protect) */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(void *) head; /* the ring dequeuers use */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the ring enqueuers use */
+  SYNCQ_CACHELINE_ALIGNED syncq_hp_domain *hp;  /* read-only after init */
+  uint64_t ring_size;                           /* cells per ring, read-only after init */
+  _Atomic(uint64_t) rings_linked;               /* rings appended after the first */
+  _Atomic(uint64_t) rings_freed;                /* emptied rings given back to the allocator */
+  uint64_t magic;
+} syncq_queue_lcrq;
+
+/* Smallest and largest ring (cells, a power of two). */
+#define SYNCQ_QUEUE_LCRQ_RING_MIN 2
+#define SYNCQ_QUEUE_LCRQ_RING_MAX (1u << 24)
+
+/* capacity: a sizing hint, the ring size (0: 1024 cells; otherwise the
+ * next power of two, at most SYNCQ_QUEUE_LCRQ_RING_MAX). SYNCQ_EINVAL for
+ * NULL or misaligned storage, SYNCQ_ENOTSUP without double-width CAS,
+ * SYNCQ_ENOMEM. */
+SYNCQ_API int syncq_queue_lcrq_init(syncq_queue_lcrq *q, size_t capacity);
+/* The same with an exact ring size: a power of two in
+ * [SYNCQ_QUEUE_LCRQ_RING_MIN, SYNCQ_QUEUE_LCRQ_RING_MAX], else SYNCQ_EINVAL. */
+SYNCQ_API int syncq_queue_lcrq_init_ring(syncq_queue_lcrq *q, size_t ring_size);
+/* Frees every ring (items still queued are the caller's). SYNCQ_EINVAL for
+ * NULL or a queue not initialised; SYNCQ_EBUSY while an operation runs. */
+SYNCQ_API int syncq_queue_lcrq_destroy(syncq_queue_lcrq *q);
+/* SYNCQ_OK; SYNCQ_EINVAL (NULL queue or item); SYNCQ_ENOMEM when a new
+ * ring is needed and cannot be allocated (the item is not queued). */
+SYNCQ_API int syncq_queue_lcrq_enqueue(syncq_queue_lcrq *q, void *item);
+/* SYNCQ_OK, SYNCQ_EMPTY, SYNCQ_EINVAL; SYNCQ_ENOMEM if no hazard record
+ * can be had. */
+SYNCQ_API int syncq_queue_lcrq_dequeue(syncq_queue_lcrq *q, void **item);
+/* Rings linked after the first, and rings freed, so far (0 for NULL). */
+SYNCQ_API uint64_t syncq_queue_lcrq_rings_linked(const syncq_queue_lcrq *q);
+SYNCQ_API uint64_t syncq_queue_lcrq_rings_freed(const syncq_queue_lcrq *q);
+
+/* The registry entry ("lcrq"). */
+SYNCQ_API extern const syncq_algo syncq_queue_lcrq_algo;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

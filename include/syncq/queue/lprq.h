@@ -1,0 +1,70 @@
+/*
+ * syncq/queue/lprq.h — LPRQ, Romanov & Koval's LCRQ without double-width
+ * CAS (PPoPP'23): the linked list of rings of LCRQ, with PRQ rings whose
+ * cells are two words updated by single-width CAS: an enqueuer first puts
+ * its thread's mark (a "bottom" that names it) in the item word, then
+ * claims the cell's index, then swaps its mark for the item, so a
+ * dequeuer that finds a mark where it expected an item can void the
+ * claim. Emptied rings are freed through hazard pointers. Contract:
+ * src/queue/lprq.c.
+ */
+#ifndef SYNCQ_QUEUE_LPRQ_H
+#define SYNCQ_QUEUE_LPRQ_H
+
+#include "syncq/export.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+#include "syncq/reclaim.h"
+#include "syncq/registry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct syncq_queue_lprq {
+  /* void *: the type hazard-pointer protection reads (syncq_hp_protect) */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(void *) head; /* the ring dequeuers use */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the ring enqueuers use */
+  SYNCQ_CACHELINE_ALIGNED syncq_hp_domain *hp;  /* read-only after init */
+  uint64_t ring_size;                           /* cells per ring, read-only after init */
+  _Atomic(uint64_t) rings_linked;               /* rings appended after the first */
+  _Atomic(uint64_t) rings_freed;                /* emptied rings given back to the allocator */
+  uint64_t magic;
+} syncq_queue_lprq;
+
+/* Smallest and largest ring (cells, a power of two). */
+#define SYNCQ_QUEUE_LPRQ_RING_MIN 2
+#define SYNCQ_QUEUE_LPRQ_RING_MAX (1u << 24)
+
+/* capacity: a sizing hint, the ring size (0: 1024 cells; otherwise the
+ * next power of two, at most SYNCQ_QUEUE_LPRQ_RING_MAX). SYNCQ_EINVAL for
+ * NULL or misaligned storage, SYNCQ_ENOMEM. */
+SYNCQ_API int syncq_queue_lprq_init(syncq_queue_lprq *q, size_t capacity);
+/* The same with an exact ring size: a power of two in
+ * [SYNCQ_QUEUE_LPRQ_RING_MIN, SYNCQ_QUEUE_LPRQ_RING_MAX], else SYNCQ_EINVAL. */
+SYNCQ_API int syncq_queue_lprq_init_ring(syncq_queue_lprq *q, size_t ring_size);
+/* Frees every ring (items still queued are the caller's). SYNCQ_EINVAL for
+ * NULL or a queue not initialised; SYNCQ_EBUSY while an operation runs. */
+SYNCQ_API int syncq_queue_lprq_destroy(syncq_queue_lprq *q);
+/* SYNCQ_OK; SYNCQ_EINVAL (NULL queue, NULL item, or an item with bit 63
+ * set: those values are the thread marks; no user-space pointer of x86-64
+ * or AArch64 Linux has it); SYNCQ_ENOMEM when a new
+ * ring is needed and cannot be allocated (the item is not queued). */
+SYNCQ_API int syncq_queue_lprq_enqueue(syncq_queue_lprq *q, void *item);
+/* SYNCQ_OK, SYNCQ_EMPTY, SYNCQ_EINVAL; SYNCQ_ENOMEM if no hazard record
+ * can be had. */
+SYNCQ_API int syncq_queue_lprq_dequeue(syncq_queue_lprq *q, void **item);
+/* Rings linked after the first, and rings freed, so far (0 for NULL). */
+SYNCQ_API uint64_t syncq_queue_lprq_rings_linked(const syncq_queue_lprq *q);
+SYNCQ_API uint64_t syncq_queue_lprq_rings_freed(const syncq_queue_lprq *q);
+
+/* The registry entry ("lprq"). */
+SYNCQ_API extern const syncq_algo syncq_queue_lprq_algo;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,245 @@
+/*
+ * linked_rings.h — the outer queue that LCRQ and LPRQ share: a Michael &
+ * Scott list of rings (Morrison & Afek, PPoPP'13, Figure 6: "LCRQ"),
+ * with hazard pointers for the rings that dequeuers leave behind.
+ *
+ * Not an algorithm on its own: src/queue/lcrq.c (CRQ rings, double-width
+ * CAS) and src/queue/lprq.c (PRQ rings, single-width CAS) supply the ring
+ * operations and carry the contract blocks. Everything here is static
+ * inline, so each file gets its own copy with its ring functions inlined.
+ *
+ * A ring: head and tail counters (tail's bit 63 is CLOSED), next, size R,
+ * then R cells whose layout is the ring's business. A ring is closed by
+ * an enqueuer that found it full (tail - head >= R) or that failed
+ * LR_PATIENCE tickets in a row (the starvation bound); a closed ring takes
+ * no more items, the enqueuer appends a fresh ring holding its item in
+ * cell 0, and dequeuers move head past a closed ring once it is empty.
+ *
+ * Reclamation: one hazard slot. An operation protects the ring it reads
+ * (head's or tail's); next is only compared and CASed, never dereferenced
+ * through, so it needs no slot. A dequeuer swings tail past the ring
+ * before it swings head (as 001's dequeue helps a lagging tail), so a ring
+ * retired from head is reachable from neither end.
+ */
+#ifndef SYNCQ_QUEUE_LINKED_RINGS_H
+#define SYNCQ_QUEUE_LINKED_RINGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../stats_internal.h"
+#include "syncq/platform.h"
+#include "syncq/pr.h"
+#include "syncq/reclaim.h"
+#include "syncq/status.h"
+
+#define LR_CLOSED (UINT64_C(1) << 63) /* tail's CLOSED bit */
+#define LR_PATIENCE 16                /* failed tickets before an enqueuer closes the ring */
+#define LR_RING_MIN 2
+#define LR_RING_MAX (UINT64_C(1) << 24)
+#define LR_RING_DEFAULT 1024 /* sizing hint 0 */
+
+enum { LR_OK = 0, LR_RING_CLOSED = 1 };
+
+typedef struct lr_ring {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head;
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* bit 63: CLOSED */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(struct lr_ring *) next;
+  uint64_t size;  /* R, a power of two; read-only */
+  uint32_t order; /* log2(R); read-only */
+  /* R cells follow, from the next cache line */
+} lr_ring;
+
+/* The cells, after the header (a multiple of the cache line). */
+static inline void *lr_cells(lr_ring *r) { return (void *)(r + 1); }
+
+/* An empty ring of R cells of cell_bytes each, head = tail = 0; the caller
+ * initialises the cells. NULL when memory is short. */
+static inline lr_ring *lr_ring_alloc(uint64_t R, size_t cell_bytes) {
+  lr_ring *r = syncq_alloc_aligned(sizeof(lr_ring) + (size_t)R * cell_bytes, SYNCQ_CACHELINE);
+  if (r == NULL) return NULL;
+  atomic_init(&r->head, 0);
+  atomic_init(&r->tail, 0);
+  atomic_init(&r->next, NULL);
+  r->size = R;
+  r->order = (uint32_t)__builtin_ctzll(R);
+  return r;
+}
+
+/* fixState (Morrison & Afek Figure 5): after dequeuers ran head past tail,
+ * pull tail up to head so that enqueuers do not take tickets that
+ * dequeuers have already passed. A closed tail (bit 63) is never below
+ * head, so a closed ring is left alone. */
+static inline void lr_fix_state(lr_ring *r) {
+  for (;;) {
+    uint64_t t = atomic_load(&r->tail);
+    uint64_t h = atomic_load(&r->head);
+    if (atomic_load(&r->tail) != t) continue;
+    if (h <= t) return;
+    SYNCQ_STAT_INC(cas_attempts);
+    if (atomic_compare_exchange_strong(&r->tail, &t, h)) return;
+    SYNCQ_STAT_INC(cas_failures);
+  }
+}
+
+/* The ring is certainly empty now: head has reached tail (CLOSED masked).
+ * Read head first: at the moment tail is read, every ticket an enqueuer
+ * holds is below it, hence at or below head, so each is matched by a
+ * dequeuer that already holds the same ticket (it takes that item, or
+ * makes that enqueuer fail). The same test the ring's dequeue makes after
+ * its fetch-and-add, made before it, so that polling an empty queue does
+ * not run head past tail. */
+static inline bool lr_ring_seems_empty(lr_ring *r) {
+  uint64_t h = atomic_load(&r->head);
+  uint64_t t = atomic_load(&r->tail) & ~LR_CLOSED;
+  return h >= t;
+}
+
+/* A dequeuer whose cell is still empty although an enqueuer already holds
+ * its ticket h (tail > h) waits a little for that enqueuer before it makes
+ * the cell unusable for it: otherwise, with the queue nearly empty, the
+ * dequeuer overtakes the enqueuer at every item and both redo their work.
+ * Bounded (LR_SPIN relaxes, once per ticket): a preempted enqueuer costs no
+ * more than that. The ring files spin on their own cell words. */
+#define LR_SPIN 128
+static inline bool lr_enqueuer_pending(lr_ring *r, uint64_t h) {
+  return (atomic_load(&r->tail) & ~LR_CLOSED) > h;
+}
+
+/* Close the ring (the "tantrum"): no ticket taken from now on succeeds. */
+static inline void lr_close(lr_ring *r) { atomic_fetch_or(&r->tail, LR_CLOSED); }
+
+/* Should an enqueuer that failed ticket t (after `tries` failures) close
+ * the ring? When it is full (tail - head >= R: no cell is left for t) or
+ * when the enqueuer starves (dequeuers keep overtaking it). */
+static inline bool lr_should_close(lr_ring *r, uint64_t t, unsigned tries) {
+  uint64_t h = atomic_load(&r->head);
+  return (int64_t)(t - h) >= (int64_t)r->size || tries >= LR_PATIENCE;
+}
+
+/* The fields the outer queue needs (both public structs have them). */
+typedef struct lr_queue {
+  _Atomic(void *) *head; /* lr_ring *: the ring dequeuers use */
+  _Atomic(void *) *tail; /* lr_ring *: the ring enqueuers use */
+  syncq_hp_domain *hp;
+  uint64_t ring_size;
+  _Atomic(uint64_t) *rings_linked; /* rings appended after the first */
+} lr_queue;
+
+typedef int (*lr_ring_enqueue_fn)(lr_ring *r, void *item);   /* LR_OK or LR_RING_CLOSED */
+typedef bool (*lr_ring_dequeue_fn)(lr_ring *r, void **item); /* true: *item taken */
+typedef lr_ring *(*lr_ring_make_fn)(uint64_t R, void *first); /* ring holding first in cell 0 */
+
+/* LCRQ enqueue (Figure 6): enqueue into the tail ring; when it is closed,
+ * link a new ring holding the item after it (MS-queue style). */
+static inline int lr_enqueue(const lr_queue *q, void *item, lr_ring_enqueue_fn ring_enqueue,
+                             lr_ring_make_fn ring_make) {
+  syncq_hp_record *rec;
+  if (syncq_hp_enter(q->hp, &rec) != SYNCQ_OK) return SYNCQ_ENOMEM;
+  int status = SYNCQ_OK;
+  for (;;) {
+    lr_ring *r = syncq_hp_protect(rec, 0, q->tail);
+    lr_ring *next = atomic_load(&r->next);
+    if (next != NULL) { /* tail lags behind a linked ring: help it on */
+      void *expect = r;
+      SYNCQ_STAT_INC(cas_attempts);
+      if (!atomic_compare_exchange_strong(q->tail, &expect, next)) SYNCQ_STAT_INC(cas_failures);
+      continue;
+    }
+    if (ring_enqueue(r, item) == LR_OK) break;
+    lr_ring *fresh = ring_make(q->ring_size, item);
+    if (fresh == NULL) {
+      status = SYNCQ_ENOMEM;
+      break;
+    }
+    lr_ring *none = NULL;
+    SYNCQ_STAT_INC(cas_attempts);
+    if (atomic_compare_exchange_strong(&r->next, &none, fresh)) { /* publishes the ring and its cell 0 */
+      atomic_fetch_add(q->rings_linked, 1);
+      void *expect = r;
+      SYNCQ_STAT_INC(cas_attempts);
+      if (!atomic_compare_exchange_strong(q->tail, &expect, fresh)) SYNCQ_STAT_INC(cas_failures);
+      break;
+    }
+    SYNCQ_STAT_INC(cas_failures);
+    free(fresh); /* never published */
+    SYNCQ_STAT_INC(retries);
+  }
+  syncq_hp_leave(rec);
+  return status;
+}
+
+/* LCRQ dequeue (Figure 6): dequeue from the head ring; when it is empty
+ * and a ring follows, it is closed (next is set only after the ring
+ * closed), so dequeue once more: an enqueue may have landed between the
+ * first EMPTY and the closing. Empty a second time, it stays empty: move
+ * head on and retire it. */
+static inline int lr_dequeue(const lr_queue *q, void **item, lr_ring_dequeue_fn ring_dequeue) {
+  syncq_hp_record *rec;
+  if (syncq_hp_enter(q->hp, &rec) != SYNCQ_OK) return SYNCQ_ENOMEM;
+  int status;
+  for (;;) {
+    lr_ring *r = syncq_hp_protect(rec, 0, q->head);
+    if (ring_dequeue(r, item)) {
+      status = SYNCQ_OK;
+      break;
+    }
+    lr_ring *next = atomic_load(&r->next);
+    if (next == NULL) {
+      status = SYNCQ_EMPTY;
+      break;
+    }
+    if (ring_dequeue(r, item)) {
+      status = SYNCQ_OK;
+      break;
+    }
+    void *expect = r;
+    if (atomic_load(q->tail) == r) { /* tail must leave r before head does (see above) */
+      SYNCQ_STAT_INC(cas_attempts);
+      if (!atomic_compare_exchange_strong(q->tail, &expect, next)) SYNCQ_STAT_INC(cas_failures);
+      expect = r;
+    }
+    SYNCQ_STAT_INC(cas_attempts);
+    if (atomic_compare_exchange_strong(q->head, &expect, next)) {
+      syncq_hp_clear(rec, 0);
+      (void)syncq_hp_retire(rec, r); /* freed once no hazard slot holds it */
+    } else {
+      SYNCQ_STAT_INC(cas_failures);
+    }
+    SYNCQ_STAT_INC(retries);
+  }
+  syncq_hp_leave(rec);
+  return status;
+}
+
+/* The ring size for a sizing hint: 0 -> LR_RING_DEFAULT, else the next
+ * power of two, within [LR_RING_MIN, LR_RING_MAX]. */
+static inline uint64_t lr_ring_size_for(size_t capacity) {
+  if (capacity == 0) return LR_RING_DEFAULT;
+  if (capacity >= LR_RING_MAX) return LR_RING_MAX;
+  uint64_t R = LR_RING_MIN;
+  while (R < capacity) R <<= 1;
+  return R;
+}
+
+static inline bool lr_ring_size_ok(size_t R) { return R >= LR_RING_MIN && R <= LR_RING_MAX && (R & (R - 1)) == 0; }
+
+/* hp free function: ctx is the queue's rings_freed counter. */
+static inline void lr_free_ring(void *ring, void *ctx) {
+  free(ring);
+  atomic_fetch_add((_Atomic(uint64_t) *)ctx, 1);
+}
+
+/* destroy: free the retired rings (the domain), then the list. */
+static inline int lr_destroy(const lr_queue *q) {
+  int r = syncq_hp_domain_destroy(q->hp);
+  if (r != SYNCQ_OK) return r;
+  for (lr_ring *n = atomic_load(q->head), *next; n != NULL; n = next) {
+    next = atomic_load_explicit(&n->next, memory_order_relaxed); /* relaxed: no concurrent user at destroy */
+    free(n);
+  }
+  return SYNCQ_OK;
+}
+
+#endif

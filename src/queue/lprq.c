@@ -1,0 +1,290 @@
+/*
+ * lprq.c — LPRQ: LCRQ's linked rings with PRQ rings, single-width CAS only.
+ *
+ * Contract
+ *   Source:      Raed Romanov and Nikita Koval, "The state-of-the-art LCRQ
+ *                concurrent queue algorithm does NOT require CAS2",
+ *                PPoPP 2023: the PRQ ring (the paper's PRQ enqueue and
+ *                dequeue pseudo-code) inside LCRQ's outer list (Morrison &
+ *                Afek, PPoPP'13, Figure 6; src/queue/linked_rings.h, shared
+ *                with "lcrq"). (Not one of the five papers, nor available
+ *                here: written from the paper's idea as recalled, and
+ *                argued below; see Cells and Deviations.)
+ *   Progress:    lock-free: as LCRQ (the starvation bound of LR_PATIENCE =
+ *                16 failed tickets closes the ring); a dequeuer that finds
+ *                an enqueuer's mark voids it after a bounded wait, so
+ *                nothing waits long for a preempted thread.
+ *   Atomics:     uncontended enqueue: 1 FAA + 3 CAS (mark, claim,
+ *                publish); dequeue: 2 loads (the emptiness test) + 1 FAA +
+ *                3 loads + 1 release store; both + the hazard record's
+ *                enter (1 CAS), protect (1 seq_cst store, 1 load) and leave
+ *                (2 seq_cst stores).
+ *   Memory:      as "lcrq": the header in the caller's storage, rings of R
+ *                16-byte cells malloc'ed, emptied rings freed through
+ *                hazard pointers (src/reclaim/hazard.c).
+ *   Signal-safe: no (malloc, hazard records). Process-shared: no (pointers).
+ *   Limits:      unbounded; items non-NULL with bit 63 clear (values with
+ *                bit 63 set are thread marks; no user-space pointer on
+ *                x86-64 or AArch64 Linux has it; SYNCQ_EINVAL otherwise);
+ *                ring size a power of two in [2, 2^24] (sizing hint:
+ *                capacity rounded up, 0 -> 1024); 2^63 thread marks in the
+ *                life of the process.
+ *   Linearizable: yes (the linearizability runs check it).
+ *   Cells:       two words, each CASed alone. se: safe (bit 63) | epoch
+ *                (the cycle t / R + 1 of the last ticket t that claimed the
+ *                cell or that a dequeuer voided it for); val: 0 (empty,
+ *                "bottom"), a thread's mark (bit 63 | thread number: a
+ *                bottom that names an enqueuer at work), or an item.
+ *                Enqueue with ticket t of cycle c, where val is a bottom,
+ *                the epoch is < c and the cell is safe or head <= t
+ *                (LCRQ's test, in cycles):
+ *                  1. CAS val: the bottom read -> my mark;
+ *                  2. CAS se: the (safe, epoch) read -> (1, c): the claim;
+ *                  3. CAS val: my mark -> item. Fails only if a dequeuer
+ *                     (or another enqueuer) replaced the mark: the claim is
+ *                     void and the enqueuer takes a new ticket.
+ *                A claim always raises the epoch and only a claim sets the
+ *                safe bit, so se never takes the same value twice (no ABA
+ *                on se). While val holds my mark after step 2, nobody
+ *                changes se (every se CAS but the unsafe mark was made
+ *                against a value read before my claim, or needs a bottom
+ *                it replaced first; the unsafe mark needs an item), so
+ *                step 3 succeeding is the atomic (safe, epoch, item) write
+ *                LCRQ does with CAS2: the one claim of the cell.
+ *                Dequeue with ticket h of cycle c reads se, val, and se
+ *                again: an item between two reads of epoch c is cycle c's
+ *                item (epochs only grow), which only ticket h takes, by
+ *                storing 0; an item under an older epoch marks the cell
+ *                unsafe (CAS on se); a mark under an epoch <= c is voided
+ *                (CAS val to 0); an empty cell under an older epoch is
+ *                raised to epoch c (CAS on se) so that ticket h's enqueuer
+ *                fails.
+ *   Deviations:  (1) dequeue's emptiness test before its fetch-and-add,
+ *                (2) the starvation bound, (3) the tail help before head
+ *                moves, (4) the bounded spin for ticket h's enqueuer
+ *                before voiding its cell (here: until an item or a later
+ *                epoch shows), (5) no cache-line remapping: as in
+ *                src/queue/lcrq.c; (6) the mark is written by CAS from
+ *                whatever bottom was read, so an enqueuer may void
+ *                another's unfinished claim (that enqueuer then retries).
+ *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
+ *                usable cell, and ring changes).
+ */
+#include "syncq/queue/lprq.h"
+
+#include <stdatomic.h>
+
+#include "linked_rings.h"
+#include "syncq/queue.h"
+
+#define LPRQ_MAGIC UINT64_C(0x4c50525155455545)
+#define SAFE (UINT64_C(1) << 63)
+#define IDX (SAFE - 1)
+#define MARK (UINT64_C(1) << 63) /* in val: a thread's mark */
+
+typedef struct cell {
+  _Atomic(uint64_t) se;  /* safe | index */
+  _Atomic(uint64_t) val; /* 0, a mark, or an item */
+} cell;
+
+static inline cell *cells_of(lr_ring *r) { return lr_cells(r); }
+static inline bool is_bottom(uint64_t v) { return v == 0 || (v & MARK) != 0; }
+
+/* This thread's mark: numbers are never reused, so a mark names one
+ * thread for the life of the process (no ABA between two threads' marks). */
+static _Atomic(uint64_t) next_mark = 1;
+static _Thread_local uint64_t my_mark;
+
+static inline uint64_t mark_of_this_thread(void) {
+  if (my_mark == 0) my_mark = MARK | atomic_fetch_add_explicit(&next_mark, 1, memory_order_relaxed); /* relaxed: only uniqueness matters */
+  return my_mark;
+}
+
+static lr_ring *prq_make(uint64_t R, void *first) {
+  lr_ring *r = lr_ring_alloc(R, sizeof(cell));
+  if (r == NULL) return NULL;
+  cell *c = cells_of(r);
+  for (uint64_t i = 0; i < R; i++) {
+    atomic_init(&c[i].se, SAFE | 0); /* epoch 0: free for cycle 1 (tickets 0..R-1) */
+    atomic_init(&c[i].val, 0);
+  }
+  if (first != NULL) { /* a ring that starts with one item: ticket 0's */
+    atomic_init(&c[0].se, SAFE | 1);
+    atomic_init(&c[0].val, (uint64_t)(uintptr_t)first);
+    atomic_init(&r->tail, 1);
+  }
+  return r;
+}
+
+/* The cycle of ticket t: 1 for the ring's first R tickets. */
+static inline uint64_t cycle_of(const lr_ring *r, uint64_t t) { return (t >> r->order) + 1; }
+
+/* PRQ enqueue: LR_OK, or LR_RING_CLOSED. */
+static inline int prq_enqueue(lr_ring *r, void *item) {
+  const uint64_t mark = mark_of_this_thread();
+  cell *cells = cells_of(r);
+  for (unsigned tries = 0;; tries++) {
+    uint64_t t = atomic_fetch_add(&r->tail, 1);
+    if (t & LR_CLOSED) return LR_RING_CLOSED;
+    cell *c = &cells[t & (r->size - 1)];
+    uint64_t cyc = cycle_of(r, t);
+    uint64_t se = atomic_load(&c->se);
+    uint64_t v = atomic_load(&c->val);
+    if (is_bottom(v) && (se & IDX) < cyc && ((se & SAFE) || atomic_load(&r->head) <= t)) {
+      SYNCQ_STAT_INC(cas_attempts);
+      if (atomic_compare_exchange_strong(&c->val, &v, mark)) { /* 1: mark */
+        SYNCQ_STAT_INC(cas_attempts);
+        if (atomic_compare_exchange_strong(&c->se, &se, SAFE | cyc)) { /* 2: claim */
+          uint64_t m = mark;
+          SYNCQ_STAT_INC(cas_attempts);
+          if (atomic_compare_exchange_strong(&c->val, &m, (uint64_t)(uintptr_t)item)) return LR_OK; /* 3 */
+        }
+      }
+      SYNCQ_STAT_INC(cas_failures);
+    }
+    SYNCQ_STAT_INC(retries); /* ticket t lost */
+    if (lr_should_close(r, t, tries)) { /* full, or starving: the tantrum */
+      lr_close(r);
+      return LR_RING_CLOSED;
+    }
+  }
+}
+
+/* PRQ dequeue: true with *item, or false when the ring is empty. */
+static inline bool prq_dequeue(lr_ring *r, void **item) {
+  if (lr_ring_seems_empty(r)) return false; /* Deviation (1) */
+  cell *cells = cells_of(r);
+  for (;;) {
+    uint64_t h = atomic_fetch_add(&r->head, 1);
+    cell *c = &cells[h & (r->size - 1)];
+    uint64_t cyc = cycle_of(r, h);
+    bool waited = false;
+    for (;;) {
+      uint64_t se = atomic_load(&c->se);
+      uint64_t v = atomic_load(&c->val);
+      uint64_t epoch = se & IDX;
+      if (epoch > cyc) break; /* a later cycle owns the cell */
+      if (!is_bottom(v)) {
+        if (epoch == cyc) {
+          /* Epoch c before and after reading v: v is cycle c's item
+           * (epochs only grow), and only ticket h takes it. */
+          if ((atomic_load(&c->se) & IDX) != cyc) continue;
+          /* release: pairs with the acquire side of the enqueuer CAS that
+           * next marks the cell (step 1 reads this 0): our read of v comes
+           * before the cell's reuse. */
+          atomic_store_explicit(&c->val, 0, memory_order_release);
+          *item = (void *)(uintptr_t)v;
+          return true;
+        }
+        SYNCQ_STAT_INC(cas_attempts); /* an older cycle's item: mark the cell unsafe */
+        if (atomic_compare_exchange_strong(&c->se, &se, se & ~SAFE)) break;
+        SYNCQ_STAT_INC(cas_failures);
+        continue;
+      }
+      if (!waited) { /* Deviation (4): give ticket h's enqueuer a moment to publish */
+        waited = true;
+        if (lr_enqueuer_pending(r, h))
+          for (int i = 0; i < LR_SPIN; i++) {
+            syncq_pr_relax();
+            /* relaxed: only a hint; the loop re-reads the cell */
+            if (!is_bottom(atomic_load_explicit(&c->val, memory_order_relaxed)) ||
+                (atomic_load_explicit(&c->se, memory_order_relaxed) & IDX) > cyc)
+              break;
+          }
+        continue;
+      }
+      if (v != 0) { /* an enqueuer's mark under epoch <= c: void its claim */
+        SYNCQ_STAT_INC(cas_attempts);
+        if (!atomic_compare_exchange_strong(&c->val, &v, 0)) SYNCQ_STAT_INC(cas_failures);
+        continue;
+      }
+      if (epoch == cyc) break; /* empty, and ticket h's claim (if any) is void */
+      SYNCQ_STAT_INC(cas_attempts); /* empty: raise it to epoch c, so ticket h's enqueuer fails */
+      if (atomic_compare_exchange_strong(&c->se, &se, (se & SAFE) | cyc)) break;
+      SYNCQ_STAT_INC(cas_failures);
+    }
+    uint64_t t = atomic_load(&r->tail) & ~LR_CLOSED;
+    if (t <= h + 1) {
+      lr_fix_state(r);
+      return false;
+    }
+    SYNCQ_STAT_INC(retries); /* ticket h found nothing, and items may follow */
+  }
+}
+
+static inline lr_queue view(syncq_queue_lprq *q) {
+  return (lr_queue){&q->head, &q->tail, q->hp, q->ring_size, &q->rings_linked};
+}
+
+int syncq_queue_lprq_init_ring(syncq_queue_lprq *q, size_t ring_size) {
+  if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_lprq)) != 0 || !lr_ring_size_ok(ring_size))
+    return SYNCQ_EINVAL;
+  atomic_init(&q->rings_linked, 0);
+  atomic_init(&q->rings_freed, 0);
+  lr_ring *r = prq_make(ring_size, NULL);
+  if (r == NULL) return SYNCQ_ENOMEM;
+  int st = syncq_hp_domain_create(1, lr_free_ring, &q->rings_freed, &q->hp);
+  if (st != SYNCQ_OK) {
+    free(r);
+    return st;
+  }
+  q->ring_size = ring_size;
+  atomic_init(&q->head, r);
+  atomic_init(&q->tail, r);
+  q->magic = LPRQ_MAGIC;
+  return SYNCQ_OK;
+}
+
+int syncq_queue_lprq_init(syncq_queue_lprq *q, size_t capacity) {
+  return syncq_queue_lprq_init_ring(q, lr_ring_size_for(capacity));
+}
+
+int syncq_queue_lprq_destroy(syncq_queue_lprq *q) {
+  if (q == NULL || q->magic != LPRQ_MAGIC) return SYNCQ_EINVAL;
+  lr_queue v = view(q);
+  int st = lr_destroy(&v);
+  if (st != SYNCQ_OK) return st;
+  q->magic = 0;
+  return SYNCQ_OK;
+}
+
+int syncq_queue_lprq_enqueue(syncq_queue_lprq *q, void *item) {
+  if (q == NULL || item == NULL || ((uint64_t)(uintptr_t)item & MARK) != 0) return SYNCQ_EINVAL;
+  lr_queue v = view(q);
+  return lr_enqueue(&v, item, prq_enqueue, prq_make);
+}
+
+int syncq_queue_lprq_dequeue(syncq_queue_lprq *q, void **item) {
+  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  lr_queue v = view(q);
+  return lr_dequeue(&v, item, prq_dequeue);
+}
+
+uint64_t syncq_queue_lprq_rings_linked(const syncq_queue_lprq *q) {
+  return q == NULL ? 0 : atomic_load(&((syncq_queue_lprq *)q)->rings_linked);
+}
+uint64_t syncq_queue_lprq_rings_freed(const syncq_queue_lprq *q) {
+  return q == NULL ? 0 : atomic_load(&((syncq_queue_lprq *)q)->rings_freed);
+}
+
+static int ops_bytes(size_t c, size_t *b) {
+  (void)c;
+  if (b == NULL) return SYNCQ_EINVAL;
+  *b = sizeof(syncq_queue_lprq);
+  return SYNCQ_OK;
+}
+static int ops_init(void *q, size_t c) { return syncq_queue_lprq_init(q, c); }
+static int ops_destroy(void *q) { return syncq_queue_lprq_destroy(q); }
+static int ops_enqueue(void *q, void *item) { return syncq_queue_lprq_enqueue(q, item); }
+static int ops_dequeue(void *q, void **item) { return syncq_queue_lprq_dequeue(q, item); }
+
+static const syncq_queue_ops lprq_ops = {
+  ops_bytes, _Alignof(syncq_queue_lprq), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
+};
+
+const syncq_algo syncq_queue_lprq_algo = {
+  SYNCQ_FAMILY_QUEUE, "lprq", "LPRQ: LCRQ's linked rings with PRQ rings (single-width CAS, thread-marked bottoms)",
+  "Romanov & Koval 2023 (PPoPP); Morrison & Afek 2013, Figure 6", SYNCQ_PROGRESS_LOCK_FREE,
+  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
+  &lprq_ops,
+};
