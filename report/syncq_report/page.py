@@ -46,7 +46,9 @@ body { font: 15px/1.45 system-ui, "Segoe UI", Helvetica, Arial, sans-serif; colo
 h1 { margin-bottom: .2em; }
 h2 { border-bottom: 2px solid #d0d7de; padding-bottom: .2em; margin-top: 2.2em; }
 h3 { margin: 1.4em 0 .4em; }
-table { border-collapse: collapse; margin: .6em 0; font-size: 14px; }
+/* a table wider than the page scrolls inside its own box: the page never scrolls sideways */
+table { border-collapse: collapse; margin: .6em 0; font-size: 14px; display: block; max-width: 100%;
+        overflow-x: auto; }
 th, td { border: 1px solid #d0d7de; padding: .25em .6em; text-align: left; vertical-align: top; }
 thead th, table.machine th { background: #f6f8fa; }
 tbody tr:nth-child(even) td { background: #fafbfc; }

@@ -1,5 +1,6 @@
 """Draw one PNG per panel: lines over the x param, or bars for a table-only experiment."""
 
+import dataclasses
 from dataclasses import dataclass
 
 import matplotlib
@@ -43,15 +44,18 @@ def clear(plot_dir):
 
 def draw(experiment, experiment_panels, plot_dir, prefix):
     """Write one PNG per panel into plot_dir, file names starting with prefix."""
-    colours = _colours(experiment_panels)
+    styles = _styles(experiment_panels)
     drawn = []
     for index, panel in enumerate(experiment_panels, start=1):
         name = _file_stem(prefix, index, panel)
         log, caption = _scale(experiment, panel)
         if experiment.x is None:
-            figure = _bars(panel, caption, log, colours)
+            figure = _bars(panel, caption, log, styles)
+        elif len(panels.x_axis(panel.points, experiment.x).ticks) == 1:
+            # one x value: lines would be a vertical smear of markers; bars sorted best first read
+            figure = _bars(_best_first(panel), caption, log, styles)
         else:
-            figure = _lines(panel, experiment.x, caption, log, colours, experiment.log_x)
+            figure = _lines(panel, experiment.x, caption, log, styles, experiment.log_x)
         figure.savefig(plot_dir / f"{name}.png", dpi=DPI)
         width, height = figure.get_size_inches() * DPI
         drawn.append(Plot(file=f"{name}.png", caption=caption, width=round(width), height=round(height)))
@@ -79,12 +83,18 @@ def _plain(text):
     return text.replace("$", r"\$")
 
 
+# A plot's file name stays well under the 255 bytes a file system allows,
+# whatever its parameters' values: longer stems are cut (the index already
+# keeps them apart).
+MAX_STEM = 120
+
+
 def _file_stem(prefix, index, panel):
     """A readable, unique name: the index keeps panels apart even if their slugs collide."""
     parts = [prefix, str(index), fmt.slug(panel.metric)]
     if panel.fixed:
         parts.append(fmt.slug(fmt.params(panel.fixed)))
-    return "-".join(parts)
+    return "-".join(parts)[:MAX_STEM].rstrip("-")
 
 
 def _scale(experiment, panel):
@@ -98,11 +108,36 @@ def _scale(experiment, panel):
     return experiment.x is not None or span > BAR_LOG_MIN_SPAN, caption
 
 
-def _colours(experiment_panels):
-    """One colour per algorithm across all panels of an experiment, so the legends agree."""
+# Ten colours times nine markers: the marker of the k-th series moves on by
+# 11k (mod 9), so two series of one colour never share a marker (up to 90
+# series), and neighbours in the legend differ in both.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<")
+
+
+@dataclass(frozen=True)
+class Style:
+    colour: tuple
+    marker: str
+    line: str  # "-" for syncq's algorithms, "--" for peer libraries'
+
+
+def _styles(experiment_panels):
+    """One style per algorithm across all panels of an experiment, so the legends agree:
+    every series told apart by colour and marker, peers dashed."""
     palette = matplotlib.colormaps["tab10"].colors
-    names = panels.algorithms([p for panel in experiment_panels for p in panel.points])
-    return {name: palette[i % len(palette)] for i, name in enumerate(names)}
+    points = [p for panel in experiment_panels for p in panel.points]
+    peers = {p.algorithm for p in points if p.peer}
+    styles = {}
+    for i, name in enumerate(panels.algorithms(points)):
+        styles[name] = Style(palette[i % len(palette)], MARKERS[(i + i // len(palette)) % len(MARKERS)],
+                             "--" if name in peers else "-")
+    return styles
+
+
+def _best_first(panel):
+    """The panel with its points sorted best first by the metric's direction."""
+    higher = panel.points[0].better == "higher"
+    return dataclasses.replace(panel, points=sorted(panel.points, key=lambda p: p.median, reverse=higher))
 
 
 def _value_label(panel):
@@ -120,7 +155,7 @@ def _line_figure_height(entries):
     return max(LINE_FIGURE_INCHES[1], entries * LEGEND_INCHES_PER_ENTRY + LEGEND_MARGIN_INCHES)
 
 
-def _lines(panel, x, caption, log, colours, experiment_log_x=False):
+def _lines(panel, x, caption, log, styles, experiment_log_x=False):
     height = _line_figure_height(len(panels.algorithms(panel.points)))
     figure = Figure(figsize=(LINE_FIGURE_INCHES[0], height), layout="constrained")
     axes = figure.add_subplot()
@@ -131,10 +166,11 @@ def _lines(panel, x, caption, log, colours, experiment_log_x=False):
             [axis.position(p) for p in mine],
             [p.median for p in mine],
             yerr=_spread(mine),
-            marker="o",
+            marker=styles[algorithm].marker,
+            linestyle=styles[algorithm].line,
             capsize=3,
-            label=_plain(algorithm),
-            color=colours[algorithm],
+            label=_plain(algorithm + (" (peer)" if styles[algorithm].line == "--" else "")),
+            color=styles[algorithm].colour,
         )
     if not axis.numeric or len(axis.ticks) <= MAX_X_TICKS:
         axes.set_xticks(axis.ticks, [_plain(label) for label in axis.labels])
@@ -152,7 +188,7 @@ def _lines(panel, x, caption, log, colours, experiment_log_x=False):
     return figure
 
 
-def _bars(panel, caption, log, colours):
+def _bars(panel, caption, log, styles):
     rows = panel.points
     height = max(2.0, BAR_INCHES_PER_ROW * len(rows) + 1.4)
     figure = Figure(figsize=(LINE_FIGURE_INCHES[0], height), layout="constrained")
@@ -163,9 +199,15 @@ def _bars(panel, caption, log, colours):
         [p.median for p in rows],
         xerr=_spread(rows),
         capsize=3,
-        color=[colours[p.algorithm] for p in rows],
+        color=[styles[p.algorithm].colour for p in rows],
+        hatch=None,
     )
-    labels = [p.algorithm + (f" ({fmt.params(p.params)})" if p.params else "") for p in rows]
+    for bar, point in zip(axes.patches, rows):
+        if styles[point.algorithm].line == "--":
+            bar.set_hatch("//")  # a peer library's bar, as its line is dashed
+            bar.set_edgecolor("white")
+    labels = [p.algorithm + (" (peer)" if p.peer else "") + (f" ({fmt.params(p.params)})" if p.params else "")
+              for p in rows]
     axes.set_yticks(positions, [_plain(label) for label in labels])
     axes.invert_yaxis()  # first point on top, as in the table
     for row, point in enumerate(rows):
