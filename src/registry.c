@@ -44,7 +44,7 @@ static const char *const progress_names[] = {
 
 static const char *const prop_names[] = {
   "linearizable", "fifo", "bounded", "allocates", "signal-safe", "process-shared", "peer", "spsc", "loose-capacity",
-  "sleeps-by-default", "spins-on-preempted",
+  "sleeps-by-default", "spins-on-preempted", "uses-node",
 };
 
 #define N_PROP_NAMES (sizeof prop_names / sizeof prop_names[0])

@@ -161,9 +161,19 @@ SYNCQ_API extern const syncq_algo syncq_lock_pthread_mutex_algo;
 /* ---- the generic API: a lock of any registered algorithm ---- */
 typedef struct syncq_lock syncq_lock;
 
-/* Create a lock of the named algorithm (cfg NULL: defaults; no discipline
- * named: the safe default above) in allocated,
- * suitably aligned storage. SYNCQ_EINVAL for NULL algo or out,
+/* The name of the default lock (also what a NULL name means): safe with
+ * more threads than processing units and fast uncontended. It is
+ * SYNCQ_LOCK_DEFAULT_ALGO, the three-state futex mutex: one CAS to lock
+ * and one exchange to unlock uncontended, waiters sleep in the kernel, so a
+ * preempted holder or waiter costs nobody a spin (locks-cost's
+ * "defaults-busy" and oversubscribed phases measure it). */
+#define SYNCQ_LOCK_DEFAULT "default"
+#define SYNCQ_LOCK_DEFAULT_ALGO "futex-mutex"
+
+/* Create a lock of the named algorithm (NULL or SYNCQ_LOCK_DEFAULT: the
+ * default lock above; cfg NULL: defaults; no discipline named: the safe
+ * default above) in allocated, suitably aligned storage. SYNCQ_EINVAL for
+ * NULL out,
  * SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the init status
  * (SYNCQ_EINVAL unknown discipline, SYNCQ_ENOTSUP, SYNCQ_ELIMIT). A
  * created lock is private to the process (its storage is malloc'ed). */
@@ -183,7 +193,10 @@ SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, 
  * same holds for the typed *_destroy. */
 SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
 /* Acquire / try / release with the caller's node (the same node for a
- * lock and its unlock). SYNCQ_EINVAL for NULL lock or node. */
+ * lock and its unlock). The node may be NULL for every lock that keeps no
+ * state in it (all but the queue locks "mcs" and "clh" and the peers with
+ * the "uses-node" property, SYNCQ_PROP_USES_NODE). SYNCQ_EINVAL for a NULL
+ * lock, or a NULL node where the lock uses one. */
 SYNCQ_API int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
 SYNCQ_API int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node); /* SYNCQ_OK or SYNCQ_EBUSY */
 SYNCQ_API int syncq_lock_unlock(syncq_lock *l, syncq_lock_node *node);

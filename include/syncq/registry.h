@@ -73,7 +73,11 @@ enum {
    * or whose waiting is a lock's discipline (the lock-based queues):
    * stress drivers and experiments oversubscribe the ones that have it
    * less. */
-  SYNCQ_PROP_SPINS_ON_PREEMPTED = 1u << 10
+  SYNCQ_PROP_SPINS_ON_PREEMPTED = 1u << 10,
+  /* Locks ("uses-node"): lock, trylock and unlock keep state in the
+   * caller's syncq_lock_node (queue locks: MCS, CLH), so the generic API
+   * refuses a NULL node for them; it accepts NULL for every other lock. */
+  SYNCQ_PROP_USES_NODE = 1u << 11
 };
 
 typedef struct syncq_algo {

@@ -445,7 +445,7 @@ static const syncq_lock_ops mcs_ops = {
 };
 static const syncq_algo ck_mcs_algo = {
   SYNCQ_FAMILY_LOCK, "ck:spinlock_mcs", "Concurrency Kit ck_spinlock_mcs", CK_SOURCE, SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO, &mcs_ops,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE, &mcs_ops,
 };
 
 /* ---- Anderson: the slot ck hands back is kept in the caller's node */
@@ -512,7 +512,7 @@ static const syncq_lock_ops anderson_ops = {
 };
 static const syncq_algo ck_anderson_algo = {
   SYNCQ_FAMILY_LOCK, "ck:spinlock_anderson", "Concurrency Kit ck_spinlock_anderson", CK_SOURCE,
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO, &anderson_ops,
+  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE, &anderson_ops, /* the slot */
 };
 
 /* ---- CLH: a per-thread cache of ck nodes (see the contract) */
@@ -615,7 +615,7 @@ static const syncq_lock_ops clh_ops = {
 };
 static const syncq_algo ck_clh_algo = {
   SYNCQ_FAMILY_LOCK, "ck:spinlock_clh", "Concurrency Kit ck_spinlock_clh", CK_SOURCE, SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, &clh_ops,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES | SYNCQ_PROP_USES_NODE, &clh_ops,
 };
 
 /* ================================================================ barriers */

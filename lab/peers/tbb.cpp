@@ -335,8 +335,8 @@ const syncq_algo tbb_algos[] = {
   {SYNCQ_FAMILY_LOCK, "tbb:spin_mutex", "oneTBB spin_mutex (test-and-set, backoff)", TBB_SOURCE,
    SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE, &spin_ops},
   {SYNCQ_FAMILY_LOCK, "tbb:queuing_mutex", "oneTBB queuing_mutex (MCS-style queue lock)", TBB_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-   &queuing_ops},
+   SYNCQ_PROGRESS_BLOCKING,
+   SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES | SYNCQ_PROP_USES_NODE, &queuing_ops},
 };
 
 }  // namespace

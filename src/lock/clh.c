@@ -177,5 +177,5 @@ static const syncq_lock_ops ops = {
 
 const syncq_algo syncq_lock_clh_algo = {
   SYNCQ_FAMILY_LOCK, "clh", "CLH list-based queue lock (nodes from a pool in the lock)",
-  "Craig 1993; Magnusson, Landin & Hagersten 1994; 003 §3.1", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO, &ops,
+  "Craig 1993; Magnusson, Landin & Hagersten 1994; 003 §3.1", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE, &ops,
 };

@@ -4,6 +4,7 @@
  * atomics, memory, limits) opens its own file beside this one.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "syncq/lock.h"
 #include "syncq/platform.h"
@@ -55,7 +56,8 @@ static int init_with_safe_default(const syncq_algo *a, void *storage,
 }
 
 int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out) {
-  if (algo == NULL || out == NULL) return SYNCQ_EINVAL;
+  if (out == NULL) return SYNCQ_EINVAL;
+  if (algo == NULL || strcmp(algo, SYNCQ_LOCK_DEFAULT) == 0) algo = SYNCQ_LOCK_DEFAULT_ALGO;
   const syncq_algo *a;
   int r = syncq_registry_find(SYNCQ_FAMILY_LOCK, algo, &a);
   if (r != SYNCQ_OK) return r;
@@ -88,14 +90,25 @@ int syncq_lock_destroy(syncq_lock *l) {
   return SYNCQ_OK;
 }
 
+/* A NULL node is refused only by the locks that keep state in it
+ * (SYNCQ_PROP_USES_NODE); the others get a scratch node they never read
+ * (the ops tables' contract asks for a non-NULL node of every caller). */
+#define NODE_OR_SCRATCH(l, node, scratch) ((node) != NULL ? (node) : ((l)->algo->props & SYNCQ_PROP_USES_NODE) ? NULL : (scratch))
+
 int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node) {
-  return (l == NULL || node == NULL) ? SYNCQ_EINVAL : l->ops->lock(l->storage, node);
+  syncq_lock_node scratch;
+  if (l == NULL || (node = NODE_OR_SCRATCH(l, node, &scratch)) == NULL) return SYNCQ_EINVAL;
+  return l->ops->lock(l->storage, node);
 }
 int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node) {
-  return (l == NULL || node == NULL) ? SYNCQ_EINVAL : l->ops->trylock(l->storage, node);
+  syncq_lock_node scratch;
+  if (l == NULL || (node = NODE_OR_SCRATCH(l, node, &scratch)) == NULL) return SYNCQ_EINVAL;
+  return l->ops->trylock(l->storage, node);
 }
 int syncq_lock_unlock(syncq_lock *l, syncq_lock_node *node) {
-  return (l == NULL || node == NULL) ? SYNCQ_EINVAL : l->ops->unlock(l->storage, node);
+  syncq_lock_node scratch;
+  if (l == NULL || (node = NODE_OR_SCRATCH(l, node, &scratch)) == NULL) return SYNCQ_EINVAL;
+  return l->ops->unlock(l->storage, node);
 }
 const syncq_algo *syncq_lock_algo(const syncq_lock *l) { return l == NULL ? NULL : l->algo; }
 int syncq_lock_discipline(const syncq_lock *l) { return l == NULL ? -1 : l->wait; }

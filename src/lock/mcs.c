@@ -72,5 +72,5 @@ SYNCQ_LOCK_OPS(ops, syncq_lock_mcs, syncq_lock_mcs_init, syncq_lock_mcs_destroy,
 
 const syncq_algo syncq_lock_mcs_algo = {
   SYNCQ_FAMILY_LOCK, "mcs", "MCS list-based queue lock", "MCS91 Figure 5; 003 §3.1",
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE, &ops,
+  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_USES_NODE, &ops,
 };

@@ -13,7 +13,9 @@
  *                with pthread_mutex_consistent and reports as SYNCQ_OK.
  *   Waiting:     the C library's own (futex); COMPETITIVE picks glibc's
  *                adaptive mutex (spin, then block). SPIN/YIELD: ENOTSUP.
- *   Limits:      none.
+ *   Limits:      none. Unlock by a thread that does not hold the mutex
+ *                is SYNCQ_EINVAL (private: an owner word kept beside the
+ *                mutex, two relaxed stores per hold; robust: glibc's check).
  *   Stats:       none (the C library does not tell).
  */
 #include "syncq/lock/pthread_mutex.h"
@@ -44,6 +46,7 @@ int syncq_lock_pthread_mutex_init(syncq_lock_pthread_mutex *l, const syncq_lock_
     return e == ENOTSUP ? SYNCQ_ENOTSUP : SYNCQ_ESYS;
   }
   l->robust = ps != 0;
+  atomic_init(&l->owner, 0);
   return SYNCQ_OK;
 }
 
@@ -57,11 +60,20 @@ int syncq_lock_pthread_mutex_destroy(syncq_lock_pthread_mutex *l) {
   return pthread_mutex_destroy(&l->mutex) == 0 ? SYNCQ_OK : SYNCQ_EBUSY;
 }
 
+/* Record the holder of a private mutex, just acquired. */
+static int held_by_me(syncq_lock_pthread_mutex *l) {
+  /* relaxed: read back by this thread only (unlock) or compared by a
+   * misusing one; the mutex's acquire orders it after the previous holder's
+   * clearing store. */
+  if (!l->robust) atomic_store_explicit(&l->owner, (uintptr_t)pthread_self(), memory_order_relaxed);
+  return SYNCQ_OK;
+}
+
 int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   int e = pthread_mutex_lock(&l->mutex);
   if (e == EOWNERDEAD) e = pthread_mutex_consistent(&l->mutex);
-  if (e == 0) return SYNCQ_OK;
+  if (e == 0) return held_by_me(l);
   errno = e;
   return e == EDEADLK ? SYNCQ_EBUSY : SYNCQ_ESYS;
 }
@@ -70,7 +82,7 @@ int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   int e = pthread_mutex_trylock(&l->mutex);
   if (e == EOWNERDEAD) e = pthread_mutex_consistent(&l->mutex);
-  if (e == 0) return SYNCQ_OK;
+  if (e == 0) return held_by_me(l);
   if (e == EBUSY) return SYNCQ_EBUSY;
   errno = e;
   return SYNCQ_ESYS;
@@ -78,6 +90,15 @@ int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l) {
 
 int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
+  if (!l->robust) {
+    /* relaxed: the owner's own store (held_by_me) is the value that matters
+     * here, and a thread reads its own stores; another thread's store can
+     * only make the comparison fail, which is the point. */
+    if (atomic_load_explicit(&l->owner, memory_order_relaxed) != (uintptr_t)pthread_self()) return SYNCQ_EINVAL;
+    /* relaxed: written while holding the mutex, before the release below
+     * (pthread_mutex_unlock) publishes it to the next holder. */
+    atomic_store_explicit(&l->owner, 0, memory_order_relaxed);
+  }
   int e = pthread_mutex_unlock(&l->mutex);
   SYNCQ_RACE_POINT("lock.handover");
   if (e == 0) return SYNCQ_OK;

@@ -10,7 +10,9 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
+#include "syncq/atomic.h"
 #include "syncq/lock.h"
 #include "syncq/pr.h"
 
@@ -21,6 +23,11 @@ extern "C" {
 typedef struct syncq_lock_pthread_mutex {
   SYNCQ_CACHELINE_ALIGNED pthread_mutex_t mutex;
   bool robust; /* process-shared locks are robust */
+  /* The holder of a private mutex (pthread_self(), 0 when free): unlock by
+   * any other thread is SYNCQ_EINVAL, as for every syncq lock, instead of
+   * glibc's silent success on a normal mutex (after which the mutex could
+   * never be destroyed). Robust mutexes have glibc's own owner check. */
+  _Atomic(uintptr_t) owner;
 } syncq_lock_pthread_mutex;
 
 /* cfg NULL: a default (private, normal) mutex. Disciplines: DEFAULT and
@@ -33,7 +40,7 @@ SYNCQ_API int syncq_lock_pthread_mutex_init(syncq_lock_pthread_mutex *l, const s
 SYNCQ_API int syncq_lock_pthread_mutex_destroy(syncq_lock_pthread_mutex *l); /* SYNCQ_EBUSY if held */
 SYNCQ_API int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l);
 SYNCQ_API int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l); /* SYNCQ_OK or SYNCQ_EBUSY */
-SYNCQ_API int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l);
+SYNCQ_API int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l); /* SYNCQ_EINVAL if not the holder */
 
 #ifdef __cplusplus
 }
