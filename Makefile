@@ -64,11 +64,11 @@ bench: build
 	$(call run_and_report,)
 
 test-tsan: deps
-	$(call configure_and_build,$(BUILD)-tsan,-DSYNCQ_SANITIZE=thread)
+	$(call configure_and_build,$(BUILD)-tsan,-DSYNCQ_SANITIZE=thread -DSYNCQ_BUILD_DOCS=OFF)
 	cd $(BUILD)-tsan && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS) -LE no-sanitizer
 
 test-asan: deps
-	$(call configure_and_build,$(BUILD)-asan,-DSYNCQ_SANITIZE=address)
+	$(call configure_and_build,$(BUILD)-asan,-DSYNCQ_SANITIZE=address -DSYNCQ_BUILD_DOCS=OFF)
 	cd $(BUILD)-asan && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS) -LE no-sanitizer
 
 docs: build
