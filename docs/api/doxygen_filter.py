@@ -61,6 +61,7 @@ def filter_text(text):
     out = []
     i = 0
     seen_code = False
+    seen_file_comment = False
     while i < len(lines):
         line = lines[i]
         stripped = line.lstrip()
@@ -72,9 +73,12 @@ def filter_text(text):
             block = lines[i:j + 1]
             nxt = lines[j + 1] if j + 1 < len(lines) else ""
             indent = line[: len(line) - len(stripped)]
-            if not seen_code and i == 0:
+            if "SPDX-License-Identifier" in block[0]:
+                pass  # the licence line: not documentation
+            elif not seen_code and not seen_file_comment:
                 # the file comment: "syncq/x.h — what it is" becomes the file's documentation
                 block[0] = indent + "/** @file" + stripped[2:]
+                seen_file_comment = True
             elif _DECL.match(nxt):
                 block[0] = indent + "/**" + stripped[2:]
                 end = _group_following(lines, j)
