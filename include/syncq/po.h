@@ -52,11 +52,26 @@
  *   try_recv(self)           dequeue once: SYNCQ_EMPTY when nothing is there
  *   free(self, msg)          give a message back to the own free list
  *
- * Pids: a pid is an index in the process table, 0 .. max_procs-1, handed
- * out in order and never reused while the system lives. A pid outside the
- * table is SYNCQ_EINVAL; a pid inside the table that no process has taken
- * is SYNCQ_ENOENT; a process that has exited (returned from fn, or
- * detached) is SYNCQ_EDEAD for send.
+ * Pids: a pid names one process, never its successor. It is a slot of the
+ * process table (the low bits) and that slot's generation (the high bits):
+ * a slot is reused once its process has been joined (spawned) or has
+ * detached (attached), and each reuse takes the next generation, so a pid
+ * kept after its process is gone never reaches the slot's next process
+ * (as Erlang's and the kernel's pids). A fresh system hands out slots
+ * 0, 1, 2, ... in order (generation 0: pids 0, 1, 2, ...); once every
+ * slot has been used, the slot freed longest ago is reused first. The
+ * slot takes ceil(log2(max_procs + SYNCQ_PO_ATTACH_RESERVE)) bits and the
+ * generation the rest of the 31: a slot has 2^(31 - those bits)
+ * generations before a pid value repeats (131,072 with the default table
+ * of 8,192 + 16 slots, 1,024 with SYNCQ_PO_MAX_PROCS); syncq_po_pid_generations()
+ * gives a system's number. A pid whose slot lies outside the table is
+ * SYNCQ_EINVAL; a pid no process has had yet is SYNCQ_ENOENT; the pid of
+ * a process that has exited (returned from fn, or detached), joined or
+ * not, is SYNCQ_EDEAD for send and SYNCQ_ENOENT for join once joined.
+ * A message sent to a process that exits (or whose slot is reused) before
+ * it receives it is dropped, never delivered to the slot's next process:
+ * each message carries its recipient's pid, and a receive drops those
+ * addressed to an earlier generation.
  *
  * Messages: a header (the fields below) and a separately allocated payload
  * buffer (`data`, `cap` bytes, `len` used). Headers are type-stable: while
@@ -101,6 +116,7 @@ typedef struct syncq_po_msg {
   _Atomic(struct syncq_po_msg *) next; /* the other mailboxes' queue link */
   syncq_fl_link fl;                  /* free-list link */
   struct syncq_po_msg *all_next;     /* the system's list of every header */
+  int32_t to;                        /* the recipient's pid (a stale one's message is dropped) */
   /* -- the holder's -- */
   uint32_t type;       /* the application's message type */
   syncq_po_pid sender; /* set by send */
@@ -125,14 +141,20 @@ typedef enum syncq_po_send_mode {
 #define SYNCQ_PO_STACK_CACHE_BYTES ((size_t)256 << 20)
 #define SYNCQ_PO_DEFAULT_MAX_PROCS 8192u
 #define SYNCQ_PO_MAX_PROCS (1u << 20)          /* largest process table */
+/* Slots beyond max_procs that only syncq_po_attach may take: a thread can
+ * still join a system whose spawned processes fill max_procs (to send
+ * what the parked ones wait for, so they can exit and be joined). */
+#define SYNCQ_PO_ATTACH_RESERVE 16u
 #define SYNCQ_PO_MAX_MSG ((size_t)1 << 30)     /* largest payload */
 #define SYNCQ_PO_MAX_SCHEDULERS 1024u          /* most scheduler threads of a fiber system */
 
 typedef struct syncq_po_config {
   const char *mailbox; /* "mutex" (NULL: the default), "nonblocking", "ttas", "two-lock",
                         * "mutex-nofree", "mpsc" (syncq_po_mailbox_info) */
-  uint32_t max_procs;  /* process table size, 0: SYNCQ_PO_DEFAULT_MAX_PROCS; at most
-                        * SYNCQ_PO_MAX_PROCS, else SYNCQ_EINVAL */
+  uint32_t max_procs;  /* most live processes (spawned and attached; joined or detached
+                        * ones leave), 0: SYNCQ_PO_DEFAULT_MAX_PROCS; at most
+                        * SYNCQ_PO_MAX_PROCS, else SYNCQ_EINVAL. The table has
+                        * SYNCQ_PO_ATTACH_RESERVE more slots, for attach only. */
   size_t stack_size;   /* bytes of each spawned process's stack, 0: the backend's default
                         * (SYNCQ_PO_DEFAULT_STACK, SYNCQ_PO_DEFAULT_FIBER_STACK); below
                         * the backend's minimum (PTHREAD_STACK_MIN,
@@ -195,28 +217,35 @@ SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out)
 SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
 
 /* Start a process running fn(self, arg); its pid in *pid (may be NULL).
- * SYNCQ_EINVAL for NULL sys or fn; SYNCQ_ENOMEM; SYNCQ_ELIMIT when the
- * process table is full or a system limit stopped the thread or the
- * fiber's stack: then syncq_po_limit_reason() names the limit. */
+ * SYNCQ_EINVAL for NULL sys or fn; SYNCQ_ENOMEM; SYNCQ_ELIMIT when
+ * max_procs processes are live (not yet joined or detached) or a system
+ * limit stopped the thread or the fiber's stack: then
+ * syncq_po_limit_reason() names the limit. The slot of a spawned process
+ * is freed by syncq_po_join (or destroy): a process nobody joins keeps it. */
 SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
-/* Wait for a spawned process to exit. SYNCQ_EINVAL for NULL sys or a pid
- * outside the table, or a pid that is attached, not spawned; SYNCQ_ENOENT
- * for a pid no process has taken or one already joined. A process joining
- * itself gets SYNCQ_EINVAL. A thread sleeps; a fiber yields to the other
- * fibers until the process has exited. */
+/* Wait for a spawned process to exit, then free its slot for reuse (its
+ * pid is stale from then on). SYNCQ_EINVAL for NULL sys or a pid whose
+ * slot is outside the table, or a pid that is attached, not spawned;
+ * SYNCQ_ENOENT for a pid no process has had, one already joined (or being
+ * joined), or a stale one. A process joining itself gets SYNCQ_EINVAL. A
+ * thread sleeps; a fiber yields to the other fibers until the process has
+ * exited. */
 SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
 
 /* Make the calling thread a process of sys (it gets a pid, an inbox and a
  * free list, and may send and receive; in a fiber system it stays a
- * thread, sleeping on a futex in recv_blocking). SYNCQ_EINVAL for NULL or
- * when called from a fiber (it is a process already); SYNCQ_ELIMIT
- * ("max_procs") when the table is full; SYNCQ_ENOMEM. */
+ * thread, sleeping on a futex in recv_blocking). It may take one of the
+ * SYNCQ_PO_ATTACH_RESERVE slots when max_procs processes are live.
+ * SYNCQ_EINVAL for NULL or when called from a fiber (it is a process
+ * already); SYNCQ_ELIMIT ("max_procs") when every slot, the reserve
+ * included, is live; SYNCQ_ENOMEM. */
 SYNCQ_API int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
 
 /* The attached thread leaves: its pid is dead from now on (sends get
- * SYNCQ_EDEAD). SYNCQ_EINVAL for NULL, a spawned process's handle, or a
- * process already detached. */
+ * SYNCQ_EDEAD) and its slot is free for reuse; the handle must not be used
+ * again. SYNCQ_EINVAL for NULL, a spawned process's handle, or a process
+ * already detached. */
 SYNCQ_API int syncq_po_detach(syncq_po_proc *self);
 
 /* The process's pid; -1 for NULL. */
@@ -229,8 +258,17 @@ SYNCQ_API syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self);
  * NULL when no spawn has been refused (or sys is NULL). A static string. */
 SYNCQ_API const char *syncq_po_limit_reason(const syncq_po_system *sys);
 
-/* How many processes have been started (spawned or attached) so far. */
+/* How many processes have been started (spawned or attached) over the
+ * system's life, live or not (saturates at UINT32_MAX); 0 for NULL. */
 SYNCQ_API uint32_t syncq_po_count(const syncq_po_system *sys);
+
+/* How many processes are live now: spawned and not yet joined (exited
+ * ones included), or attached and not detached; 0 for NULL. */
+SYNCQ_API uint32_t syncq_po_live(const syncq_po_system *sys);
+
+/* How many generations a slot of sys has before one of its pid values
+ * repeats (see "Pids" above); 0 for NULL. */
+SYNCQ_API uint32_t syncq_po_pid_generations(const syncq_po_system *sys);
 
 /* ---- messages ---- */
 
@@ -239,9 +277,10 @@ SYNCQ_API uint32_t syncq_po_count(const syncq_po_system *sys);
 SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 
 /* Send msg to process `to` (its sender field is set to self's pid).
- * SYNCQ_EINVAL for NULL, a bad mode, msg->len > msg->cap, or `to` outside
- * the table; SYNCQ_ENOENT when no process has that pid; SYNCQ_EDEAD when it
- * has exited; SYNCQ_ENOMEM (COPY when no message could be had). On any
+ * SYNCQ_EINVAL for NULL, a bad mode, msg->len > msg->cap, or `to`'s slot
+ * outside the table; SYNCQ_ENOENT when no process has had that pid yet;
+ * SYNCQ_EDEAD when it has exited (or its slot has been reused: a stale
+ * pid); SYNCQ_ENOMEM (COPY when no message could be had). On any
  * error the message is still the caller's. */
 SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
 

@@ -356,7 +356,7 @@ static void fiber_entry(po_transfer t) {
   p->fn(p, p->arg);
   /* release: pairs with the senders' acquire load of state (SYNCQ_EDEAD)
    * and destroy's. */
-  atomic_store_explicit(&p->state, PO_EXITED, memory_order_release);
+  atomic_store_explicit(&p->state, PO_WORD(po_gen_of(p->sys, p->pid), PO_EXITED), memory_order_release);
   s = f->sched;
   switch_to(s, f, PO_SW_EXIT, take_local(s));
   /* never resumed */
@@ -567,7 +567,7 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
   }
   memset(rt->sched, 0, rt->nsched * sizeof(po_sched));
   size_t cap = PO_RUNQ_MIN;
-  while (cap < sys->max_procs) cap <<= 1;
+  while (cap < sys->nslots) cap <<= 1;
   size_t bytes = 0;
   (void)syncq_queue_nblfq_bytes(cap, &bytes);
   for (uint32_t i = 0; i < rt->nsched; i++) {

@@ -12,15 +12,21 @@
 
 struct po_mailbox_ops;
 
+/* A slot's state word: its generation (the high bits of the pids it has
+ * handed out) times 4, plus one of these. One word, so a sender reads
+ * "this generation, running" in one load. */
 enum { PO_FREE = 0, PO_RUNNING = 1, PO_EXITED = 2 };
+#define PO_WORD(gen, st) ((uint32_t)(gen) << 2 | (uint32_t)(st))
+#define PO_ST(w) ((w) & 3u)
+#define PO_GEN(w) ((w) >> 2)
 
 struct syncq_po_proc {
   /* The first cache line holds what a message hop touches: the state and
    * mailbox every sender reads, and a fiber's park state and context (a
    * sender's RMW, the scheduler's resume). Written by senders too, but
    * every hop touches all of it anyway: one line, not three. */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(int) state;
-  syncq_po_pid pid;
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) state; /* PO_WORD(generation, PO_FREE/RUNNING/EXITED) */
+  syncq_po_pid pid; /* of the slot's current (or last) process: slot | generation */
   bool is_fiber; /* a spawned process of a fiber system */
   bool spawned;
   bool joined;
@@ -46,9 +52,16 @@ struct syncq_po_system {
   const syncq_lock_ops *lock; /* the mailbox's lock, from the lock registry (NULL: none) */
   size_t stack_size;
   size_t guard_size;
-  uint32_t max_procs;
-  pthread_mutex_t spawn_lock; /* serialises spawn/attach (not a hot path) */
-  _Atomic(uint32_t) nprocs;   /* slots taken, 0 .. max_procs */
+  uint32_t max_procs;         /* most live processes (spawn's limit) */
+  uint32_t nslots;            /* max_procs + SYNCQ_PO_ATTACH_RESERVE (attach's limit) */
+  uint32_t slot_bits;         /* a pid's low bits: its slot */
+  uint32_t gen_mask;          /* generations wrap at gen_mask + 1 */
+  pthread_mutex_t spawn_lock; /* serialises spawn/attach/join/detach's slot work (not a hot path) */
+  _Atomic(uint32_t) high;     /* slots ever used, 0 .. nslots (written under spawn_lock) */
+  _Atomic(uint32_t) live;     /* slots taken now (written under spawn_lock) */
+  _Atomic(uint32_t) started;  /* processes started over the system's life (saturating) */
+  uint32_t *freeq;            /* [nslots] ring of freed slots, oldest first (spawn_lock) */
+  uint32_t fq_head, fq_len;
   _Atomic(syncq_po_msg *) all; /* every type-stable header ever allocated (push only) */
   _Atomic(const char *) limit_reason;
   struct syncq_po_proc *procs; /* [max_procs] */
@@ -78,6 +91,32 @@ extern const po_mailbox_ops po_mailbox_two_lock;
 extern const po_mailbox_ops po_mailbox_mutex_nofree;
 extern const po_mailbox_ops po_mailbox_mpsc;
 
+/* The slot a pid names (may be >= nslots: check), and its generation. */
+static inline uint32_t po_slot_of(const syncq_po_system *sys, syncq_po_pid pid) {
+  return (uint32_t)pid & ((1u << sys->slot_bits) - 1u);
+}
+static inline uint32_t po_gen_of(const syncq_po_system *sys, syncq_po_pid pid) {
+  return (uint32_t)pid >> sys->slot_bits;
+}
+/* Where a pid stands against its slot's state word w: SYNCQ_OK (w is that
+ * process, running), SYNCQ_EDEAD (it has exited, or the slot has moved on
+ * to a later generation), SYNCQ_ENOENT (no process has had it yet). */
+static inline int po_pid_status(const syncq_po_system *sys, syncq_po_pid pid, uint32_t w) {
+  uint32_t g = po_gen_of(sys, pid), cur = PO_GEN(w);
+  if (g == cur) return PO_ST(w) == PO_RUNNING ? SYNCQ_OK : PO_ST(w) == PO_EXITED ? SYNCQ_EDEAD : SYNCQ_ENOENT;
+  /* The nearer way round the generation circle: behind the slot is stale. */
+  uint32_t behind = (cur - g) & sys->gen_mask;
+  return behind != 0 && behind <= (sys->gen_mask >> 1) + 1 ? SYNCQ_EDEAD : SYNCQ_ENOENT;
+}
+
+/* Take the next message addressed to self's current pid from its inbox,
+ * dropping (back to the free list) any sent to an earlier process of the
+ * slot. SYNCQ_OK with *out, or SYNCQ_EMPTY. */
+int po_take(struct syncq_po_proc *self, syncq_po_msg **out);
+/* A message that will not be delivered goes back to p's free list (or is
+ * freed: "mutex-nofree"). */
+void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m);
+
 /* The limit behind a failed thread or mapping creation (errno err): the
  * names of syncq_po_limit_reason(). */
 const char *po_limit_of(int err);
@@ -105,6 +144,7 @@ int po_lock1_dequeue(void *mb, syncq_po_msg **out);
 static inline void po_copy_out(syncq_po_msg *fresh, syncq_po_msg *node) {
   fresh->type = node->type;
   fresh->sender = node->sender;
+  fresh->to = node->to;
   fresh->len = node->len;
   void *d = fresh->data;
   size_t c = fresh->cap;

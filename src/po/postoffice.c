@@ -128,14 +128,16 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
   if (self == NULL || msg == NULL || (mode != SYNCQ_PO_LINK && mode != SYNCQ_PO_COPY) || msg->len > msg->cap)
     return SYNCQ_EINVAL;
   syncq_po_system *sys = self->sys;
-  if (to < 0 || (uint32_t)to >= sys->max_procs) return SYNCQ_EINVAL;
-  struct syncq_po_proc *dst = &sys->procs[to];
+  if (to < 0 || po_slot_of(sys, to) >= sys->nslots) return SYNCQ_EINVAL;
+  struct syncq_po_proc *dst = &sys->procs[po_slot_of(sys, to)];
   /* acquire: pairs with the release stores of the state (spawn, attach,
-   * exit), so the mailbox is initialised when we see RUNNING. */
-  int st = atomic_load_explicit(&dst->state, memory_order_acquire);
-  if (st == PO_FREE) return SYNCQ_ENOENT;
-  if (st == PO_EXITED) return SYNCQ_EDEAD;
+   * exit), so the mailbox is initialised when we see RUNNING. The process
+   * may exit and its slot be reused after this look: the message then
+   * carries `to`, which the slot's next process does not answer to. */
+  int st = po_pid_status(sys, to, atomic_load_explicit(&dst->state, memory_order_acquire));
+  if (st != SYNCQ_OK) return st;
   msg->sender = self->pid;
+  msg->to = to;
   if (mode == SYNCQ_PO_LINK) {
     sys->mb->enqueue(dst->mailbox, msg);
   } else {
@@ -147,6 +149,7 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
     }
     copy->type = msg->type;
     copy->sender = msg->sender;
+    copy->to = to;
     copy->len = msg->len;
     if (msg->len) memcpy(copy->data, msg->data, msg->len);
     sys->mb->enqueue(dst->mailbox, copy);
@@ -156,9 +159,25 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
   return SYNCQ_OK;
 }
 
+void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m) { give_header(sys, p, m); }
+
+int po_take(struct syncq_po_proc *self, syncq_po_msg **out) {
+  const po_mailbox_ops *mb = self->sys->mb;
+  for (;;) {
+    syncq_po_msg *m;
+    int r = mb->dequeue(self->mailbox, &m);
+    if (r != SYNCQ_OK) return r;
+    if (m->to == self->pid) {
+      *out = m;
+      return SYNCQ_OK;
+    }
+    po_drop(self->sys, self, m); /* sent to an earlier process of this slot */
+  }
+}
+
 int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out) {
   if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
-  return self->sys->mb->dequeue(self->mailbox, out);
+  return po_take(self, out);
 }
 
 static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out);
@@ -176,13 +195,13 @@ int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
      * so every other runnable fiber runs first, and then parks until a
      * send wakes it: polling would make each message wait for a pass
      * over every fiber of the scheduler (O(N) per hop). */
-    if (self->sys->mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
     count_yield();
     po_fiber_yield(self);
     return fiber_recv_blocking(self, out);
   }
   for (;;) {
-    if (self->sys->mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
     SYNCQ_STAT_INC(yields);
     syncq_yield();
   }
@@ -192,12 +211,11 @@ int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
  * announcement is an acq_rel exchange that pairs with the sender's acq_rel
  * RMW of the same word in po_fiber_wake (see fiber_sched.c's contract). */
 static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
-  const po_mailbox_ops *mb = self->sys->mb;
   po_fiber *f = &self->fiber;
   for (;;) {
-    if (mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
-    if (mb->dequeue(self->mailbox, out) == SYNCQ_OK) {
+    if (po_take(self, out) == SYNCQ_OK) {
       /* relaxed: back to RUNNING; a sender that turned BLOCKING into WOKEN
        * meanwhile needs nothing more (we have looked). */
       atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
@@ -211,16 +229,15 @@ static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
 int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out) {
   if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
   if (self->is_fiber) return fiber_recv_blocking(self, out);
-  const po_mailbox_ops *mb = self->sys->mb;
   for (;;) {
-    if (mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
     /* acquire: pairs with a sender's release increment (nothing to see
      * through it; the snapshot must precede the announcement). */
     uint32_t seen = atomic_load_explicit(&self->epoch, memory_order_acquire);
     /* acq_rel: pairs with the senders' acq_rel RMW in wake(): either a
      * sender reads our 1, or we read from its RMW and see its message. */
     (void)atomic_exchange_explicit(&self->sleeping, 1u, memory_order_acq_rel);
-    int r = mb->dequeue(self->mailbox, out);
+    int r = po_take(self, out);
     if (r != SYNCQ_OK) {
       SYNCQ_STAT_INC(blocks);
       (void)syncq_futex_wait(&self->epoch, seen, -1, false);

@@ -1,0 +1,297 @@
+/*
+ * po_runtime_test.c — the postoffice as a runtime to build on: pids that
+ * are recycled with a generation (100,000 spawns and joins through a small
+ * table, stale pids refused, a stale sender's message never reaching the
+ * slot's next process), attach into a full table, schedulers started under
+ * RLIMIT_NPROC, receive with a deadline, sleeping fibers, send_after, and
+ * main as a process (syncq_po_run).
+ *
+ * The same source is built once per backend (PO_TEST_BACKEND: "thread",
+ * "fiber"). Thread and process counts are fixed numbers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "syncq/clock.h"
+#include "syncq/po.h"
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+#ifndef PO_TEST_BACKEND
+#define PO_TEST_BACKEND "thread"
+#endif
+#define FIBERS (strcmp(PO_TEST_BACKEND, "fiber") == 0)
+
+/* Spawn+join cycles through a table of SMALL_TABLE live processes. */
+#define CYCLES (SANITIZED ? 20000 : 100000)
+#define SMALL_TABLE 4u
+#define STALE_ROUNDS (SANITIZED ? 300 : 3000)
+#define TEST_STACK (SANITIZED ? 256u * 1024u : 0u)
+
+static syncq_po_system *new_system(uint32_t max_procs, uint32_t schedulers) {
+  syncq_po_config cfg = {NULL, max_procs, TEST_STACK, 0, PO_TEST_BACKEND, schedulers, false};
+  syncq_po_system *s = NULL;
+  int r = syncq_po_create(&cfg, &s);
+  if (r != SYNCQ_OK) fail_msg("creating a %s postoffice: %s", PO_TEST_BACKEND, syncq_strerror(r));
+  return s;
+}
+
+static void send_word(syncq_po_proc *me, syncq_po_pid to, uint32_t type, int64_t word) {
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_get(me, sizeof word, &m), SYNCQ_OK);
+  m->type = type;
+  memcpy(m->data, &word, sizeof word);
+  assert_int_equal(syncq_po_send(me, to, m, SYNCQ_PO_LINK), SYNCQ_OK);
+}
+
+static int64_t word_of(const syncq_po_msg *m) {
+  int64_t w;
+  memcpy(&w, m->data, sizeof w);
+  return w;
+}
+
+/* ------------------------------------------------ pids recycled */
+
+static void nothing(syncq_po_proc *self, void *arg) {
+  (void)self;
+  (void)arg;
+}
+
+static int cmp_pid(const void *a, const void *b) {
+  syncq_po_pid x = *(const syncq_po_pid *)a, y = *(const syncq_po_pid *)b;
+  return (x > y) - (x < y);
+}
+
+/* max_procs bounds live processes, not spawns: 100,000 spawn+join cycles
+ * (up to SMALL_TABLE live at once) through a 4-process table, every pid
+ * distinct (the generations do not wrap this soon). */
+static void test_spawn_join_cycles(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(SMALL_TABLE, 2);
+  syncq_po_pid *pids = malloc(CYCLES * sizeof *pids);
+  assert_non_null(pids);
+  syncq_po_pid window[SMALL_TABLE];
+  for (int i = 0; i < CYCLES; i++) {
+    int k = i % (int)SMALL_TABLE;
+    if (i >= (int)SMALL_TABLE) assert_int_equal(syncq_po_join(s, window[k]), SYNCQ_OK);
+    int r = syncq_po_spawn(s, nothing, NULL, &window[k]);
+    if (r != SYNCQ_OK) fail_msg("spawn %d: %s (%s)", i, syncq_strerror(r), syncq_po_limit_reason(s));
+    pids[i] = window[k];
+    assert_true(syncq_po_live(s) <= SMALL_TABLE);
+  }
+  assert_int_equal(syncq_po_spawn(s, nothing, NULL, NULL), SYNCQ_ELIMIT); /* 4 live (exited, unjoined) */
+  assert_string_equal(syncq_po_limit_reason(s), "max_procs");
+  for (int k = 0; k < (int)SMALL_TABLE; k++) assert_int_equal(syncq_po_join(s, window[k]), SYNCQ_OK);
+  assert_int_equal(syncq_po_live(s), 0);
+  assert_int_equal(syncq_po_count(s), CYCLES);
+  /* a fresh table hands out 0, 1, 2, ... */
+  for (int i = 0; i < (int)SMALL_TABLE; i++) assert_int_equal(pids[i], i);
+  qsort(pids, CYCLES, sizeof *pids, cmp_pid);
+  for (int i = 1; i < CYCLES; i++)
+    if (pids[i] == pids[i - 1]) fail_msg("pid %d handed out twice", pids[i]);
+  free(pids);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* A process that reports each message's word to main, until type 0. */
+typedef struct echo_arg {
+  syncq_po_pid main;
+} echo_arg;
+
+static void echo(syncq_po_proc *self, void *arg) {
+  echo_arg *a = arg;
+  for (;;) {
+    syncq_po_msg *m;
+    if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) return;
+    uint32_t type = m->type;
+    int64_t w = word_of(m);
+    syncq_po_free(self, m);
+    send_word(self, a->main, 1, w);
+    if (type == 0) return;
+  }
+}
+
+/* A stale pid: send gets SYNCQ_EDEAD and join SYNCQ_ENOENT, before and
+ * after its slot has a new process, which never sees the stale message. */
+static void test_stale_pids(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(2, 2); /* main and one process */
+  assert_int_equal(syncq_po_pid_generations(s), 1u << (31 - 5)); /* 2 + 16 slots: 5 bits */
+  assert_int_equal(syncq_po_pid_generations(NULL), 0);
+  assert_int_equal(syncq_po_live(NULL), 0);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  echo_arg a = {syncq_po_pid_of(me)};
+  syncq_po_pid first;
+  assert_int_equal(syncq_po_spawn(s, echo, &a, &first), SYNCQ_OK);
+  send_word(me, first, 0, 7);
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_recv_blocking(me, &m), SYNCQ_OK);
+  assert_int_equal(word_of(m), 7);
+  assert_int_equal(syncq_po_join(s, first), SYNCQ_OK);
+  assert_int_equal(syncq_po_send(me, first, m, SYNCQ_PO_LINK), SYNCQ_EDEAD);
+  assert_int_equal(syncq_po_send(me, first, m, SYNCQ_PO_COPY), SYNCQ_EDEAD);
+  assert_int_equal(syncq_po_join(s, first), SYNCQ_ENOENT);
+  /* spawn and join until first's slot is taken again (a later generation) */
+  syncq_po_pid next;
+  int rounds = 0;
+  for (;;) {
+    assert_int_equal(syncq_po_spawn(s, echo, &a, &next), SYNCQ_OK);
+    assert_int_not_equal(next, first);
+    if ((next & 31) == (first & 31)) break;
+    send_word(me, next, 0, 0);
+    syncq_po_msg *r;
+    assert_int_equal(syncq_po_recv_blocking(me, &r), SYNCQ_OK);
+    syncq_po_free(me, r);
+    assert_int_equal(syncq_po_join(s, next), SYNCQ_OK);
+    assert_true(++rounds < 64);
+  }
+  /* next lives in first's slot: first is still stale */
+  assert_int_equal(syncq_po_send(me, first, m, SYNCQ_PO_LINK), SYNCQ_EDEAD);
+  assert_int_equal(syncq_po_join(s, first), SYNCQ_ENOENT);
+  /* a pid of a generation not handed out yet: nobody has it */
+  syncq_po_pid future = (syncq_po_pid)(((uint32_t)next + (1u << 5)) & 0x7fffffffu);
+  assert_int_equal(syncq_po_send(me, future, m, SYNCQ_PO_LINK), SYNCQ_ENOENT);
+  assert_int_equal(syncq_po_join(s, future), SYNCQ_ENOENT);
+  assert_int_equal(syncq_po_send(me, -5, m, SYNCQ_PO_LINK), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_send(me, 31, m, SYNCQ_PO_LINK), SYNCQ_EINVAL); /* slot 31 >= 18 */
+  assert_int_equal(syncq_po_join(s, 30), SYNCQ_EINVAL);
+  /* the new process answers only what was sent to it */
+  assert_int_equal(syncq_po_free(me, m), SYNCQ_OK);
+  send_word(me, next, 0, 42);
+  assert_int_equal(syncq_po_recv_blocking(me, &m), SYNCQ_OK);
+  assert_int_equal(word_of(m), 42);
+  assert_int_equal(syncq_po_try_recv(me, &m), SYNCQ_EMPTY);
+  assert_int_equal(syncq_po_join(s, next), SYNCQ_OK);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* Stale senders in the act: a thread keeps sending to whichever pid is
+ * current while one-slot processes come and go; each process checks that
+ * every message it receives was addressed to it (its own pid in the
+ * payload), never to the slot's earlier process. */
+typedef struct stale_race {
+  syncq_po_system *sys;
+  _Atomic(syncq_po_pid) current; /* -1: none yet */
+  _Atomic(int) stop;
+  _Atomic(long) wrong, delivered, bad_status;
+} stale_race;
+
+static void stale_victim(syncq_po_proc *self, void *arg) {
+  stale_race *r = arg;
+  syncq_po_msg *m;
+  for (int i = 0; i < 200; i++) {
+    for (int k = 0; k < 8 && syncq_po_try_recv(self, &m) == SYNCQ_OK; k++) { /* bounded: senders never stop */
+      if (word_of(m) != syncq_po_pid_of(self)) atomic_fetch_add(&r->wrong, 1);
+      atomic_fetch_add(&r->delivered, 1);
+      syncq_po_free(self, m);
+    }
+    syncq_po_yield(self);
+  }
+}
+
+static void *stale_sender(void *arg) {
+  stale_race *r = arg;
+  syncq_po_proc *me;
+  if (syncq_po_attach(r->sys, &me) != SYNCQ_OK) {
+    atomic_fetch_add(&r->bad_status, 1);
+    return NULL;
+  }
+  syncq_po_msg *m = NULL;
+  while (!atomic_load(&r->stop)) {
+    syncq_po_pid to = atomic_load(&r->current);
+    if (to < 0) continue;
+    if (m == NULL && syncq_po_get(me, sizeof(int64_t), &m) != SYNCQ_OK) {
+      atomic_fetch_add(&r->bad_status, 1);
+      break;
+    }
+    int64_t w = to;
+    memcpy(m->data, &w, sizeof w);
+    int st = syncq_po_send(me, to, m, (w & 1) ? SYNCQ_PO_COPY : SYNCQ_PO_LINK);
+    if (st == SYNCQ_OK)
+      m = NULL;
+    else if (st != SYNCQ_EDEAD)
+      atomic_fetch_add(&r->bad_status, 1); /* cmocka's asserts belong to the main thread */
+    sched_yield();
+  }
+  if (m != NULL) syncq_po_free(me, m);
+  if (syncq_po_detach(me) != SYNCQ_OK) atomic_fetch_add(&r->bad_status, 1);
+  return NULL;
+}
+
+static void test_stale_sender_race(void **state) {
+  (void)state;
+  stale_race r = {.sys = new_system(3, 2)}; /* two senders and one process */
+  atomic_init(&r.current, -1);
+  atomic_init(&r.stop, 0);
+  atomic_init(&r.wrong, 0);
+  atomic_init(&r.delivered, 0);
+  atomic_init(&r.bad_status, 0);
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&t[i], NULL, stale_sender, &r), 0);
+  for (int i = 0; i < STALE_ROUNDS; i++) {
+    syncq_po_pid p;
+    assert_int_equal(syncq_po_spawn(r.sys, stale_victim, &r, &p), SYNCQ_OK);
+    atomic_store(&r.current, p);
+    assert_int_equal(syncq_po_join(r.sys, p), SYNCQ_OK);
+  }
+  atomic_store(&r.stop, 1);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  assert_int_equal(atomic_load(&r.wrong), 0);
+  assert_int_equal(atomic_load(&r.bad_status), 0);
+  assert_true(atomic_load(&r.delivered) > 0);
+  assert_int_equal(syncq_po_destroy(r.sys), SYNCQ_OK);
+}
+
+/* A table full of processes parked in recv: a thread may still attach
+ * (the reserve), wake them, and the system is destroyed cleanly. */
+static void parked(syncq_po_proc *self, void *arg) {
+  (void)arg;
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(self, &m) == SYNCQ_OK) syncq_po_free(self, m);
+}
+
+static void test_attach_full_table(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(SMALL_TABLE, 2);
+  syncq_po_pid pids[SMALL_TABLE];
+  for (uint32_t i = 0; i < SMALL_TABLE; i++) assert_int_equal(syncq_po_spawn(s, parked, NULL, &pids[i]), SYNCQ_OK);
+  assert_int_equal(syncq_po_spawn(s, parked, NULL, NULL), SYNCQ_ELIMIT);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_EBUSY);
+  syncq_po_proc *att[SYNCQ_PO_ATTACH_RESERVE];
+  for (uint32_t i = 0; i < SYNCQ_PO_ATTACH_RESERVE; i++) assert_int_equal(syncq_po_attach(s, &att[i]), SYNCQ_OK);
+  syncq_po_proc *more;
+  assert_int_equal(syncq_po_attach(s, &more), SYNCQ_ELIMIT); /* the reserve is used up too */
+  assert_int_equal(syncq_po_live(s), SMALL_TABLE + SYNCQ_PO_ATTACH_RESERVE);
+  for (uint32_t i = 1; i < SYNCQ_PO_ATTACH_RESERVE; i++) assert_int_equal(syncq_po_detach(att[i]), SYNCQ_OK);
+  for (uint32_t i = 0; i < SMALL_TABLE; i++) send_word(att[0], pids[i], 0, 0);
+  for (uint32_t i = 0; i < SMALL_TABLE; i++) assert_int_equal(syncq_po_join(s, pids[i]), SYNCQ_OK);
+  assert_int_equal(syncq_po_detach(att[0]), SYNCQ_OK);
+  assert_int_equal(syncq_po_live(s), 0);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_spawn_join_cycles),
+    cmocka_unit_test(test_stale_pids),
+    cmocka_unit_test(test_stale_sender_race),
+    cmocka_unit_test(test_attach_full_table),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
