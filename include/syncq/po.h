@@ -165,7 +165,10 @@ typedef struct syncq_po_config {
                         * default 65,530); without guards the limit is memory. */
   const char *backend; /* "thread" or "fiber" (syncq_po_backend_info); NULL: the default
                         * (syncq_po_default_backend) */
-  uint32_t schedulers; /* fiber: scheduler threads, 0: one per processing unit (hwloc) */
+  uint32_t schedulers; /* fiber: scheduler threads, 0: one per processing unit (hwloc),
+                        * or as many of those as the kernel lets start (at least one:
+                        * see syncq_po_schedulers_reason); a number given here starts
+                        * in full or the system is refused (SYNCQ_ELIMIT) */
   bool pin;            /* fiber: bind scheduler i to processing unit i (hwloc) */
 } syncq_po_config;
 
@@ -197,6 +200,12 @@ SYNCQ_API const char *syncq_po_default_backend(void);
 SYNCQ_API const char *syncq_po_backend_of(const syncq_po_system *sys);
 /* Scheduler threads of a fiber system (0 for a thread system or NULL). */
 SYNCQ_API uint32_t syncq_po_schedulers(const syncq_po_system *sys);
+/* Why a fiber system asked for one scheduler per processing unit
+ * (schedulers = 0) runs on fewer: the limit that refused the next thread
+ * (syncq_po_limit_reason's names: "RLIMIT_NPROC", "kernel.threads-max",
+ * "cgroup pids.max", ...); NULL when every one started, for a thread
+ * system, or for NULL. A static string. */
+SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
 
 /* ---- systems and processes ---- */
 
@@ -205,7 +214,9 @@ SYNCQ_API uint32_t syncq_po_schedulers(const syncq_po_system *sys);
  * lock the mailbox needs ("pthread-mutex", "ttas") is not in the lock
  * registry; SYNCQ_ENOTSUP without double-width CAS (the free lists need
  * it) or for the fiber backend in a build without it; SYNCQ_ENOMEM;
- * SYNCQ_ELIMIT when a fiber system's scheduler threads could not start. */
+ * SYNCQ_ELIMIT when a fiber system's scheduler threads could not start
+ * (not even one, or fewer than a number given in cfg->schedulers: every
+ * thread started is stopped again, nothing is kept). */
 SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
 
 /* Destroy a system and free every message. Processes that have exited are

@@ -94,12 +94,17 @@ typedef struct po_fiber {
 
 typedef struct po_fiber_rt po_fiber_rt;
 
-/* Start the schedulers of sys (nsched: 0 = one per processing unit). */
+/* Start the schedulers of sys (nsched: 0 = one per processing unit, or as
+ * many of those as the kernel lets start, at least one; SYNCQ_ELIMIT when
+ * an explicit nsched, or not even one, could be started). */
 int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, size_t stack_size,
                        size_t guard_size, po_fiber_rt **out);
 /* Stop and free them: every fiber must have exited (po_fiber_all_done). */
 void po_fiber_rt_destroy(po_fiber_rt *rt);
 uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt);
+/* The limit that kept a default-sized runtime below one scheduler per
+ * processing unit (po_limit_of's names), or NULL. */
+const char *po_fiber_rt_short_reason(const po_fiber_rt *rt);
 
 /* Start p (its fn/arg set, state RUNNING published) as a fiber. SYNCQ_OK;
  * SYNCQ_ELIMIT with *why; SYNCQ_ENOMEM. */

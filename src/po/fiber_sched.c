@@ -111,9 +111,12 @@ struct po_fiber_rt {
   _Atomic(uint32_t) stop;
   _Atomic(uint32_t) rr; /* round robin for fibers made runnable by plain threads */
   SYNCQ_CACHELINE_ALIGNED struct syncq_po_system *sys;
-  uint32_t nsched;
+  uint32_t nsched;  /* schedulers running (fixed before any passes the gate) */
+  uint32_t nalloc;  /* schedulers allocated (>= nsched) */
   bool pin;
-  po_sched *sched; /* [nsched] */
+  const char *short_reason; /* the limit that kept nsched below what was asked, or NULL */
+  _Atomic(uint32_t) gate;   /* 0 until nsched is final: a started scheduler waits for it */
+  po_sched *sched; /* [nalloc] */
   po_stack_pool pool;
 #if SYNCQ_HAVE_HWLOC
   hwloc_topology_t topo;
@@ -485,6 +488,9 @@ static void *sched_main(void *arg) {
   }
   po_san_thread_init(&s->san, lo, size);
   set_current(NULL);
+  /* acquire: pairs with open_gate's release: nsched is final from here on. */
+  while (atomic_load_explicit(&rt->gate, memory_order_acquire) == 0)
+    (void)syncq_futex_wait(&rt->gate, 0u, -1, false);
   while (!stopping(rt)) {
     po_fiber *f = take_local(s);
     if (f != NULL)
@@ -514,6 +520,13 @@ static uint32_t count_pus(po_fiber_rt *rt) {
   return n > 0 ? (uint32_t)n : 1u;
 }
 
+/* Every scheduler that will run has started: nsched is final. */
+static void open_gate(po_fiber_rt *rt) {
+  /* release: publishes nsched to the schedulers' acquire loads. */
+  atomic_store_explicit(&rt->gate, 1u, memory_order_release);
+  (void)syncq_futex_wake(&rt->gate, -1, false);
+}
+
 static void stop_all(po_fiber_rt *rt) {
   /* release: pairs with stopping()'s acquire. */
   atomic_store_explicit(&rt->stop, 1u, memory_order_release);
@@ -527,7 +540,7 @@ static void stop_all(po_fiber_rt *rt) {
 }
 
 static void free_rt(po_fiber_rt *rt) {
-  for (uint32_t i = 0; i < rt->nsched; i++) free(rt->sched[i].runq);
+  for (uint32_t i = 0; i < rt->nalloc; i++) free(rt->sched[i].runq);
   free(rt->sched);
   po_stack_pool_destroy(&rt->pool);
 #if SYNCQ_HAVE_HWLOC
@@ -559,9 +572,11 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
     free(rt);
     return r;
   }
+  rt->nalloc = rt->nsched;
+  atomic_init(&rt->gate, 0);
   rt->sched = syncq_alloc_aligned(rt->nsched * sizeof(po_sched), _Alignof(po_sched));
   if (rt->sched == NULL) {
-    rt->nsched = 0;
+    rt->nsched = rt->nalloc = 0;
     free_rt(rt);
     return SYNCQ_ENOMEM;
   }
@@ -585,15 +600,28 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
       return SYNCQ_ENOMEM;
     }
   }
-  for (uint32_t i = 0; i < rt->nsched; i++) {
-    po_sched *s = &rt->sched[i];
-    if (pthread_create(&s->tid, NULL, sched_main, s) != 0) {
+  /* The schedulers wait at the gate until their number is final: when the
+   * kernel refuses a thread (RLIMIT_NPROC, threads-max, a cgroup's
+   * pids.max), a default-sized system runs on those that started. */
+  uint32_t started = 0;
+  int err = 0;
+  for (; started < rt->nsched; started++) {
+    po_sched *s = &rt->sched[started];
+    err = pthread_create(&s->tid, NULL, sched_main, s);
+    if (err != 0) break;
+    s->started = true;
+  }
+  if (started < rt->nsched) {
+    if (nsched != 0 || started == 0) { /* asked for exactly nsched, or none at all */
+      open_gate(rt);
       stop_all(rt);
       free_rt(rt);
       return SYNCQ_ELIMIT;
     }
-    s->started = true;
+    rt->short_reason = po_limit_of(err);
+    rt->nsched = started;
   }
+  open_gate(rt);
   *out = rt;
   return SYNCQ_OK;
 }
@@ -605,6 +633,8 @@ void po_fiber_rt_destroy(po_fiber_rt *rt) {
 }
 
 uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt) { return rt != NULL ? rt->nsched : 0; }
+
+const char *po_fiber_rt_short_reason(const po_fiber_rt *rt) { return rt != NULL ? rt->short_reason : NULL; }
 
 int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   po_fiber *f = &p->fiber;
@@ -659,6 +689,10 @@ void po_fiber_rt_destroy(po_fiber_rt *rt) { (void)rt; }
 uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt) {
   (void)rt;
   return 0;
+}
+const char *po_fiber_rt_short_reason(const po_fiber_rt *rt) {
+  (void)rt;
+  return NULL;
 }
 int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   (void)rt, (void)p, (void)why;

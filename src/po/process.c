@@ -80,6 +80,10 @@ uint32_t syncq_po_schedulers(const syncq_po_system *sys) {
   return sys != NULL && sys->fibers ? po_fiber_rt_schedulers(sys->fiber_rt) : 0;
 }
 
+const char *syncq_po_schedulers_reason(const syncq_po_system *sys) {
+  return sys != NULL && sys->fibers ? po_fiber_rt_short_reason(sys->fiber_rt) : NULL;
+}
+
 int syncq_po_mailbox_count(void) { return N_MAILBOXES; }
 
 int syncq_po_mailbox_info(int i, const char **name, const char **title, const char **paper) {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -286,12 +287,119 @@ static void test_attach_full_table(void **state) {
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
 }
 
+/* ------------------------------------------------ schedulers under RLIMIT_NPROC */
+
+/* Tasks (threads) of user uid on the whole machine: RLIMIT_NPROC counts them. */
+static long user_tasks(uid_t uid) {
+  DIR *proc = opendir("/proc");
+  if (proc == NULL) return -1;
+  char path[300], line[256];
+  long total = 0;
+  struct dirent *e;
+  while ((e = readdir(proc)) != NULL) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) continue;
+    long u = -1, threads = 0;
+    while (fgets(line, sizeof line, f)) {
+      if (strncmp(line, "Uid:", 4) == 0) u = strtol(line + 4, NULL, 10);
+      if (strncmp(line, "Threads:", 8) == 0) threads = strtol(line + 8, NULL, 10);
+    }
+    fclose(f);
+    if (u == (long)uid) total += threads;
+  }
+  closedir(proc);
+  return total;
+}
+
+static int create_retrying(const syncq_po_config *cfg, syncq_po_system **s) {
+  int r = SYNCQ_ELIMIT;
+  /* an exited scheduler leaves the user's task count a moment after its join */
+  for (int i = 0; i < 50 && (r = syncq_po_create(cfg, s)) == SYNCQ_ELIMIT; i++) usleep(10000);
+  return r;
+}
+
+/* The child's checks; its exit code says which failed. */
+static int rlimit_child(void) {
+  if (setgid(65534) != 0 || setuid(65534) != 0) return 10;
+  long base = user_tasks(65534); /* ourselves included */
+  if (base < 1) return 11;
+  struct rlimit one_more = {(rlim_t)base + 1, (rlim_t)base + 1};
+  if (setrlimit(RLIMIT_NPROC, &one_more) != 0) return 12;
+  long pus = sysconf(_SC_NPROCESSORS_ONLN);
+  syncq_po_system *s;
+  if (!FIBERS) { /* a thread system starts no threads of its own */
+    syncq_po_config cfg = {NULL, 8, TEST_STACK, 0, "thread", 0, false};
+    if (syncq_po_create(&cfg, &s) != SYNCQ_OK) return 13;
+    if (syncq_po_schedulers(s) != 0 || syncq_po_schedulers_reason(s) != NULL) return 14;
+    return syncq_po_destroy(s) == SYNCQ_OK ? 0 : 15;
+  }
+  /* two schedulers asked for, one allowed: refused cleanly */
+  syncq_po_config two = {NULL, 64, TEST_STACK, 0, "fiber", 2, false};
+  if (syncq_po_create(&two, &s) != SYNCQ_ELIMIT) return 20;
+  /* one per processing unit asked for: it runs on the one it got */
+  syncq_po_config dflt = {NULL, 64, TEST_STACK, 0, "fiber", 0, false};
+  if (create_retrying(&dflt, &s) != SYNCQ_OK) return 21;
+  if (syncq_po_schedulers(s) != 1) return 22;
+  const char *why = syncq_po_schedulers_reason(s);
+  if (pus > 1 ? why == NULL || strcmp(why, "RLIMIT_NPROC") != 0 : why != NULL) return 23;
+  syncq_po_proc *me;
+  if (syncq_po_attach(s, &me) != SYNCQ_OK) return 24;
+  echo_arg a = {syncq_po_pid_of(me)};
+  syncq_po_pid pids[40];
+  for (int i = 0; i < 40; i++)
+    if (syncq_po_spawn(s, echo, &a, &pids[i]) != SYNCQ_OK) return 25;
+  for (int i = 0; i < 40; i++) {
+    syncq_po_msg *m;
+    if (syncq_po_get(me, 8, &m) != SYNCQ_OK) return 26;
+    m->type = 0;
+    int64_t w = i;
+    memcpy(m->data, &w, sizeof w);
+    if (syncq_po_send(me, pids[i], m, SYNCQ_PO_LINK) != SYNCQ_OK) return 27;
+  }
+  int64_t sum = 0;
+  for (int i = 0; i < 40; i++) {
+    syncq_po_msg *m;
+    if (syncq_po_recv_blocking(me, &m) != SYNCQ_OK) return 28;
+    sum += word_of(m);
+    syncq_po_free(me, m);
+  }
+  if (sum != 40 * 39 / 2) return 29;
+  for (int i = 0; i < 40; i++)
+    if (syncq_po_join(s, pids[i]) != SYNCQ_OK) return 30;
+  if (syncq_po_detach(me) != SYNCQ_OK || syncq_po_destroy(s) != SYNCQ_OK) return 31;
+  /* no thread at all: refused, nothing left behind */
+  struct rlimit none = {(rlim_t)base, (rlim_t)base};
+  if (setrlimit(RLIMIT_NPROC, &none) != 0) return 32;
+  if (syncq_po_create(&dflt, &s) != SYNCQ_ELIMIT) return 33;
+  return 0;
+}
+
+/* A fiber system asked for one scheduler per processing unit where the
+ * kernel allows fewer threads starts with those it gets; a number given
+ * in the config is refused in full; no thread at all: refused. (In a
+ * child become an unprivileged user: RLIMIT_NPROC does not bind root.) */
+static void test_schedulers_under_rlimit(void **state) {
+  (void)state;
+  fflush(NULL);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) _exit(rlimit_child());
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status));
+  if (getuid() != 0 && WEXITSTATUS(status) == 10) return; /* cannot become another user: nothing to check */
+  if (WEXITSTATUS(status) != 0) fail_msg("rlimit child: check %d failed", WEXITSTATUS(status));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_spawn_join_cycles),
     cmocka_unit_test(test_stale_pids),
     cmocka_unit_test(test_stale_sender_race),
     cmocka_unit_test(test_attach_full_table),
+    cmocka_unit_test(test_schedulers_under_rlimit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
