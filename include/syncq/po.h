@@ -50,6 +50,9 @@
  *   recv_blocking(self)      dequeue, sleeping on a futex while empty; the
  *                            sender wakes it (beyond 002)
  *   try_recv(self)           dequeue once: SYNCQ_EMPTY when nothing is there
+ *   recv_timeout(self, ns)   dequeue, waiting at most ns (SYNCQ_ETIMEDOUT)
+ *   sleep(self, ns)          a fiber parks, its scheduler runs the others
+ *   send_after(self, pid, msg, ns)  delivered ns from now
  *   free(self, msg)          give a message back to the own free list
  *
  * Pids: a pid names one process, never its successor. It is a slot of the
@@ -312,6 +315,37 @@ SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
  * (In "mpsc", a message whose sender is between its two steps is not yet
  * visible: try_recv may report SYNCQ_EMPTY until that sender resumes.) */
 SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
+
+/* Receive with a deadline: the next message of the inbox into *out, or
+ * SYNCQ_ETIMEDOUT once timeout_ns nanoseconds (monotonic clock) have
+ * passed with the inbox empty. timeout_ns 0: look once (SYNCQ_OK or
+ * SYNCQ_ETIMEDOUT); UINT64_MAX: wait for ever (recv_blocking). A fiber
+ * parks, woken by a send or by its scheduler's timer heap when the
+ * deadline passes (late by as long as that scheduler is busy running a
+ * fiber that does not switch); a thread sleeps on a timed futex wait.
+ * SYNCQ_EINVAL as recv; SYNCQ_ENOMEM (a fiber: its scheduler's timer heap
+ * could not grow). Erlang's `receive ... after T`. */
+SYNCQ_API int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, syncq_po_msg **out);
+
+/* Sleep ns nanoseconds. A fiber parks on its scheduler's timer heap (the
+ * other fibers run meanwhile: never call sleep(3) or nanosleep from a
+ * fiber, which blocks its scheduler thread); messages that arrive stay in
+ * the inbox. A thread sleeps in nanosleep. SYNCQ_OK; SYNCQ_EINVAL for
+ * NULL or a caller that is not `self`; SYNCQ_ENOMEM as recv_timeout. */
+SYNCQ_API int syncq_po_sleep(syncq_po_proc *self, uint64_t ns);
+
+/* Send msg to `to` after delay_ns nanoseconds (linked, as SYNCQ_PO_LINK;
+ * delay 0: syncq_po_send at once). The message is the postoffice's from a
+ * successful call on: it is delivered when its time comes if `to` still
+ * lives, else dropped (and freed with the system if it is destroyed
+ * first). Fiber system: the timer waits on the heap of the caller's
+ * scheduler (a plain thread's: one chosen round robin); thread system: on
+ * a timer thread the system starts on first use. Statuses checked now:
+ * SYNCQ_EINVAL for NULL, msg->len > msg->cap, or `to`'s slot outside the
+ * table; SYNCQ_ENOENT, SYNCQ_EDEAD as send; SYNCQ_ENOMEM; SYNCQ_ELIMIT
+ * when the timer thread could not start. On an error the message is
+ * still the caller's. Any process may call it for its own `self`. */
+SYNCQ_API int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, uint64_t delay_ns);
 
 /* Let other processes run: a fiber yields to the other runnable fibers of
  * its scheduler (returning at once when there are none), a thread to the

@@ -121,4 +121,12 @@ void po_fiber_yield(struct syncq_po_proc *self);
  * or parked. `waker` is the sending process (NULL: unknown / a thread). */
 void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst);
 
+struct po_timers;
+struct po_timer;
+/* The timer heap of the scheduler running the calling fiber `self`. */
+struct po_timers *po_fiber_timers(struct syncq_po_proc *self);
+/* Queue a timer from a plain thread: on a scheduler chosen round robin,
+ * which is woken if the timer is its earliest. SYNCQ_OK or SYNCQ_ENOMEM. */
+int po_fiber_timer_add_remote(po_fiber_rt *rt, struct po_timer *t);
+
 #endif

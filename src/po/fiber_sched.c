@@ -52,6 +52,7 @@
 
 #include "fiber_internal.h"
 #include "po_internal.h"
+#include "timer.h"
 
 #if SYNCQ_HAVE_FIBERS
 #include "syncq/clock.h"
@@ -103,6 +104,9 @@ typedef struct po_sched {
   pthread_t tid;
   bool started;
   syncq_queue_nblfq *runq;
+  /* Deadlines of the fibers that wait here, and send_after's (timer.c):
+   * fired between fibers (take_local), bounding the idle sleep. */
+  po_timers timers;
 } po_sched;
 
 struct po_fiber_rt {
@@ -217,6 +221,11 @@ static po_fiber *take_runnext(po_sched *s) {
  * PO_RUNNEXT_BUDGET of those in a row the queue's head goes first. */
 static po_fiber *take_local(po_sched *s) {
   void *item;
+  uint64_t due = po_timers_next(&s->timers);
+  if (due != UINT64_MAX) { /* an empty heap costs one load; else the clock */
+    uint64_t now = syncq_now_ns();
+    if (due <= now) (void)po_timers_fire(&s->timers, now);
+  }
   if (s->runnext_streak < PO_RUNNEXT_BUDGET) {
     po_fiber *f = take_runnext(s);
     if (f != NULL) {
@@ -447,7 +456,9 @@ static void idle(po_sched *s) {
     run(s, f);
     return;
   }
-  /* acquire: the value futex_wait compares; pairs with wakep's release. */
+  /* acquire: the value futex_wait compares; pairs with wakep's release
+   * (and with po_fiber_timer_add_remote's: read before the heap's next
+   * deadline below, so an earlier deadline added after it ends the wait). */
   uint32_t word = atomic_load_explicit(&s->wake_word, memory_order_acquire);
   atomic_store(&s->sleeping, 1u);
   atomic_fetch_add(&rt->nsleeping, 1u);
@@ -456,7 +467,13 @@ static void idle(po_sched *s) {
   atomic_thread_fence(memory_order_seq_cst);
   f = take_local(s);
   if (f == NULL) f = steal(s, NULL);
-  if (f == NULL && !stopping(rt)) (void)syncq_futex_wait(&s->wake_word, word, -1, false);
+  if (f == NULL && !stopping(rt)) {
+    /* No longer than the earliest deadline here: the timer fires when the
+     * loop next calls take_local. */
+    uint64_t due = po_timers_next(&s->timers), now = due == UINT64_MAX ? 0 : syncq_now_ns();
+    int64_t wait = due == UINT64_MAX ? -1 : due <= now ? 0 : (int64_t)(due - now);
+    if (wait != 0) (void)syncq_futex_wait(&s->wake_word, word, wait, false);
+  }
   uint32_t one = 1;
   /* acq_rel: as in wakep; if we win, no waker counted us out. */
   if (atomic_compare_exchange_strong_explicit(&s->sleeping, &one, 0, memory_order_acq_rel, memory_order_relaxed))
@@ -540,7 +557,10 @@ static void stop_all(po_fiber_rt *rt) {
 }
 
 static void free_rt(po_fiber_rt *rt) {
-  for (uint32_t i = 0; i < rt->nalloc; i++) free(rt->sched[i].runq);
+  for (uint32_t i = 0; i < rt->nalloc; i++) {
+    if (rt->sched[i].runq != NULL) po_timers_destroy(&rt->sched[i].timers, rt->sys);
+    free(rt->sched[i].runq);
+  }
   free(rt->sched);
   po_stack_pool_destroy(&rt->pool);
 #if SYNCQ_HAVE_HWLOC
@@ -594,8 +614,13 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
     s->rt = rt;
     s->index = i;
     s->seed = 0x9e3779b97f4a7c15ull * (i + 1);
+    if (po_timers_init(&s->timers) != SYNCQ_OK) {
+      free_rt(rt);
+      return SYNCQ_ESYS;
+    }
     s->runq = syncq_alloc_aligned(bytes, _Alignof(syncq_queue_nblfq));
     if (s->runq == NULL || syncq_queue_nblfq_init(s->runq, cap) != SYNCQ_OK) {
+      if (s->runq == NULL) po_timers_destroy(&s->timers, sys); /* free_rt destroys those with a queue */
       free_rt(rt);
       return SYNCQ_ENOMEM;
     }
@@ -635,6 +660,21 @@ void po_fiber_rt_destroy(po_fiber_rt *rt) {
 uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt) { return rt != NULL ? rt->nsched : 0; }
 
 const char *po_fiber_rt_short_reason(const po_fiber_rt *rt) { return rt != NULL ? rt->short_reason : NULL; }
+
+po_timers *po_fiber_timers(struct syncq_po_proc *self) { return &self->fiber.sched->timers; }
+
+int po_fiber_timer_add_remote(po_fiber_rt *rt, po_timer *t) {
+  po_sched *s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
+  bool earliest = false;
+  int r = po_timers_add(&s->timers, t, &earliest);
+  if (r == SYNCQ_OK && earliest) {
+    /* release: pairs with idle()'s acquire load of wake_word, taken before
+     * it reads the earliest deadline: its wait then returns at once. */
+    atomic_fetch_add_explicit(&s->wake_word, 1, memory_order_release);
+    (void)syncq_futex_wake(&s->wake_word, 1, false);
+  }
+  return r;
+}
 
 int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   po_fiber *f = &p->fiber;
@@ -693,6 +733,14 @@ uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt) {
 const char *po_fiber_rt_short_reason(const po_fiber_rt *rt) {
   (void)rt;
   return NULL;
+}
+struct po_timers *po_fiber_timers(struct syncq_po_proc *self) {
+  (void)self;
+  return NULL;
+}
+int po_fiber_timer_add_remote(po_fiber_rt *rt, struct po_timer *t) {
+  (void)rt, (void)t;
+  return SYNCQ_ENOTSUP;
 }
 int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   (void)rt, (void)p, (void)why;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "fiber_internal.h"
+#include "timer.h"
 #include "syncq/lock.h"
 #include "syncq/platform.h"
 #include "syncq/po.h"
@@ -43,6 +44,10 @@ struct syncq_po_proc {
   /* The eventcount of recv_blocking: written by senders when the owner sleeps. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) epoch;
   _Atomic(uint32_t) sleeping;
+  /* The deadline of the process's own recv_timeout or sleep (a fiber's;
+   * the owner's alone, except the heap's fields under its lock). */
+  SYNCQ_CACHELINE_ALIGNED po_timer tmr;
+  po_timers *tmr_heap; /* where tmr was added (NULL: not armed) */
 };
 
 struct syncq_po_system {
@@ -64,7 +69,8 @@ struct syncq_po_system {
   uint32_t fq_head, fq_len;
   _Atomic(syncq_po_msg *) all; /* every type-stable header ever allocated (push only) */
   _Atomic(const char *) limit_reason;
-  struct syncq_po_proc *procs; /* [max_procs] */
+  po_timer_thread timers;      /* thread backend: send_after's heap and thread */
+  struct syncq_po_proc *procs; /* [nslots] */
 };
 
 /* One mailbox algorithm. The inbox has many producers (senders) and one

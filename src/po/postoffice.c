@@ -29,11 +29,14 @@
  *   Signal-safe: no.  Process-shared: no.
  *   Limits:      payload up to SYNCQ_PO_MAX_MSG bytes.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../stats_internal.h"
 #include "po_internal.h"
+#include "syncq/clock.h"
 #include "syncq/platform.h"
 
 static syncq_po_msg *nofree_new(void) {
@@ -275,4 +278,165 @@ int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size) {
   if (lo) *lo = a;
   if (size) *size = n;
   return SYNCQ_OK;
+}
+
+/* ---- deadlines and timers (timer.c holds the heaps) ---- */
+
+/* now + ns, saturating at UINT64_MAX (forever). */
+static uint64_t deadline_after(uint64_t ns) {
+  uint64_t now = syncq_now_ns();
+  return ns >= UINT64_MAX - now ? UINT64_MAX : now + ns;
+}
+
+/* Arm the calling fiber's own deadline on the heap of the scheduler it
+ * runs on (that scheduler is busy running it: no one to wake). */
+static int arm(struct syncq_po_proc *self, uint64_t due) {
+  po_timer *t = &self->tmr;
+  t->due = due;
+  t->kind = PO_TIMER_WAKE;
+  t->proc = self;
+  t->msg = NULL;
+  po_timers *h = po_fiber_timers(self);
+  int r = po_timers_add(h, t, NULL);
+  if (r == SYNCQ_OK) self->tmr_heap = h;
+  return r;
+}
+
+static void disarm(struct syncq_po_proc *self) {
+  if (self->tmr_heap == NULL) return;
+  po_timers_cancel(self->tmr_heap, &self->tmr);
+  self->tmr_heap = NULL;
+}
+
+/* A fiber's receive with a deadline: as fiber_recv_blocking, and its
+ * timer wakes it when the deadline passes (the clock decides, so a wake
+ * for any other reason only costs another look). */
+static int fiber_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_msg **out) {
+  po_fiber *f = &self->fiber;
+  int r;
+  for (;;) {
+    if (po_take(self, out) == SYNCQ_OK) {
+      r = SYNCQ_OK;
+      break;
+    }
+    if (syncq_now_ns() >= due) {
+      r = SYNCQ_ETIMEDOUT;
+      break;
+    }
+    if (self->tmr_heap == NULL && (r = arm(self, due)) != SYNCQ_OK) break;
+    /* acq_rel: as in fiber_recv_blocking (the sender's and the timer's
+     * wake-ups are the same acq_rel RMW of wstate). */
+    (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
+    bool got = po_take(self, out) == SYNCQ_OK;
+    if (got || syncq_now_ns() >= due) {
+      /* relaxed: as in fiber_recv_blocking. */
+      atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
+      r = got ? SYNCQ_OK : SYNCQ_ETIMEDOUT;
+      break;
+    }
+    count_block();
+    po_fiber_park(self);
+  }
+  disarm(self);
+  return r;
+}
+
+/* A thread's: the eventcount of recv_blocking with a timed futex wait. */
+static int thread_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_msg **out) {
+  for (;;) {
+    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
+    uint64_t now = syncq_now_ns();
+    if (now >= due) return SYNCQ_ETIMEDOUT;
+    /* acquire / acq_rel: as in syncq_po_recv_blocking. */
+    uint32_t seen = atomic_load_explicit(&self->epoch, memory_order_acquire);
+    (void)atomic_exchange_explicit(&self->sleeping, 1u, memory_order_acq_rel);
+    int r = po_take(self, out);
+    if (r != SYNCQ_OK) {
+      SYNCQ_STAT_INC(blocks);
+      uint64_t left = due - now;
+      (void)syncq_futex_wait(&self->epoch, seen, left > (uint64_t)INT64_MAX ? -1 : (int64_t)left, false);
+    }
+    /* relaxed: as in syncq_po_recv_blocking. */
+    atomic_store_explicit(&self->sleeping, 0u, memory_order_relaxed);
+    if (r == SYNCQ_OK) return SYNCQ_OK;
+  }
+}
+
+int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, syncq_po_msg **out) {
+  if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (timeout_ns == 0) return po_take(self, out) == SYNCQ_OK ? SYNCQ_OK : SYNCQ_ETIMEDOUT;
+  if (timeout_ns == UINT64_MAX) return syncq_po_recv_blocking(self, out);
+  uint64_t due = deadline_after(timeout_ns);
+  return self->is_fiber ? fiber_recv_until(self, due, out) : thread_recv_until(self, due, out);
+}
+
+int syncq_po_sleep(syncq_po_proc *self, uint64_t ns) {
+  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  uint64_t due = deadline_after(ns);
+  if (!self->is_fiber) {
+    for (;;) {
+      uint64_t now = syncq_now_ns();
+      if (now >= due) return SYNCQ_OK;
+      uint64_t left = due - now;
+      struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+      (void)nanosleep(&ts, NULL); /* EINTR: the loop sleeps the rest */
+    }
+  }
+  /* A fiber parks until its timer fires; messages that arrive meanwhile
+   * wake it for nothing (it parks again) and stay in the inbox. */
+  po_fiber *f = &self->fiber;
+  int r = SYNCQ_OK;
+  while (syncq_now_ns() < due) {
+    if (self->tmr_heap == NULL && (r = arm(self, due)) != SYNCQ_OK) break;
+    /* acq_rel: as in fiber_recv_until. */
+    (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
+    if (syncq_now_ns() >= due) {
+      atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed); /* as in fiber_recv_until */
+      break;
+    }
+    po_fiber_park(self);
+  }
+  disarm(self);
+  return r;
+}
+
+void po_deliver(syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg) {
+  struct syncq_po_proc *dst = &sys->procs[po_slot_of(sys, to)]; /* checked by send_after */
+  /* acquire: as in syncq_po_send. */
+  if (po_pid_status(sys, to, atomic_load_explicit(&dst->state, memory_order_acquire)) != SYNCQ_OK) {
+    po_drop(sys, dst, msg); /* it has exited meanwhile */
+    return;
+  }
+  sys->mb->enqueue(dst->mailbox, msg);
+  wake(NULL, dst);
+}
+
+int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, uint64_t delay_ns) {
+  if (self == NULL || msg == NULL || msg->len > msg->cap) return SYNCQ_EINVAL;
+  if (delay_ns == 0) return syncq_po_send(self, to, msg, SYNCQ_PO_LINK);
+  syncq_po_system *sys = self->sys;
+  if (to < 0 || po_slot_of(sys, to) >= sys->nslots) return SYNCQ_EINVAL;
+  struct syncq_po_proc *dst = &sys->procs[po_slot_of(sys, to)];
+  /* acquire: as in syncq_po_send. */
+  int st = po_pid_status(sys, to, atomic_load_explicit(&dst->state, memory_order_acquire));
+  if (st != SYNCQ_OK) return st;
+  po_timer *t = malloc(sizeof *t);
+  if (t == NULL) return SYNCQ_ENOMEM;
+  memset(t, 0, sizeof *t);
+  t->due = deadline_after(delay_ns);
+  t->kind = PO_TIMER_SEND;
+  t->proc = self;
+  t->msg = msg;
+  t->to = to;
+  msg->sender = self->pid;
+  msg->to = to;
+  int r;
+  if (!sys->fibers)
+    r = po_timer_thread_add(&sys->timers, t);
+  else if (self->is_fiber && is_caller(self))
+    r = po_timers_add(po_fiber_timers(self), t, NULL); /* its scheduler runs us: it looks next switch */
+  else
+    r = po_fiber_timer_add_remote(sys->fiber_rt, t);
+  if (r != SYNCQ_OK) free(t);
+  return r;
 }

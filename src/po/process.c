@@ -174,6 +174,13 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
     free(s);
     return SYNCQ_ESYS;
   }
+  if (po_timer_thread_init(&s->timers) != SYNCQ_OK) {
+    pthread_mutex_destroy(&s->spawn_lock);
+    free(s->procs);
+    free(s->freeq);
+    free(s);
+    return SYNCQ_ESYS;
+  }
   s->mb = mb;
   s->lock = lock;
   s->stack_size = stack;
@@ -191,6 +198,7 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (fibers) {
     int r = po_fiber_rt_create(s, c.schedulers, c.pin, stack, guard, &s->fiber_rt);
     if (r != SYNCQ_OK) {
+      po_timer_thread_destroy(&s->timers, s);
       pthread_mutex_destroy(&s->spawn_lock);
       free(s->procs);
       free(s->freeq);
@@ -538,7 +546,9 @@ int syncq_po_destroy(syncq_po_system *sys) {
         pthread_join(p->tid, NULL);
     }
   }
-  if (sys->fibers) po_fiber_rt_destroy(sys->fiber_rt); /* every fiber is done: stop the schedulers */
+  /* every fiber is done: stop the schedulers (their pending timers go too) */
+  if (sys->fibers) po_fiber_rt_destroy(sys->fiber_rt);
+  po_timer_thread_destroy(&sys->timers, sys); /* send_after's pending messages of a thread system */
   for (uint32_t i = 0; i < sys->nslots; i++) { /* slot `high` too: a refused spawn's mailbox */
     struct syncq_po_proc *p = &sys->procs[i];
     if (p->mailbox == NULL) continue;

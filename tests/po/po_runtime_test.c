@@ -393,6 +393,321 @@ static void test_schedulers_under_rlimit(void **state) {
   if (WEXITSTATUS(status) != 0) fail_msg("rlimit child: check %d failed", WEXITSTATUS(status));
 }
 
+/* ------------------------------------------------ deadlines, sleep, send_after */
+
+#define MS 1000000ull
+
+typedef struct timed_arg {
+  syncq_po_pid main;
+  uint64_t timeout;
+} timed_arg;
+
+/* recv_timeout(timeout): reports to main the status (type) and the
+ * nanoseconds it waited (word). */
+static void timed_receiver(syncq_po_proc *self, void *arg) {
+  timed_arg *a = arg;
+  uint64_t t0 = syncq_now_ns();
+  syncq_po_msg *m = NULL;
+  int r = syncq_po_recv_timeout(self, a->timeout, &m);
+  uint64_t waited = syncq_now_ns() - t0;
+  if (r == SYNCQ_OK) syncq_po_free(self, m);
+  send_word(self, a->main, (uint32_t)(r - SYNCQ_ETIMEDOUT), (int64_t)waited); /* type 0: timed out */
+}
+
+static syncq_po_msg *recv_main(syncq_po_proc *me) {
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_recv_blocking(me, &m), SYNCQ_OK);
+  return m;
+}
+
+static void test_recv_timeout(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(64, 2);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  syncq_po_pid mine = syncq_po_pid_of(me);
+  syncq_po_msg *m;
+  /* 0: a poll, from a thread */
+  assert_int_equal(syncq_po_recv_timeout(me, 0, &m), SYNCQ_ETIMEDOUT);
+  send_word(me, mine, 3, 3);
+  assert_int_equal(syncq_po_recv_timeout(me, 0, &m), SYNCQ_OK);
+  assert_int_equal(m->type, 3);
+  syncq_po_free(me, m);
+  /* a thread's deadline that expires, and one a message beats */
+  uint64_t t0 = syncq_now_ns();
+  assert_int_equal(syncq_po_recv_timeout(me, 20 * MS, &m), SYNCQ_ETIMEDOUT);
+  assert_true(syncq_now_ns() - t0 >= 20 * MS);
+  /* processes: a deadline that expires (not before its time) */
+  timed_arg expire = {mine, 30 * MS};
+  syncq_po_pid p;
+  assert_int_equal(syncq_po_spawn(s, timed_receiver, &expire, &p), SYNCQ_OK);
+  m = recv_main(me);
+  assert_int_equal(m->type, 0);
+  assert_true(word_of(m) >= (int64_t)(30 * MS));
+  syncq_po_free(me, m);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  /* a message before the deadline: it does not wait the deadline out */
+  timed_arg beat = {mine, 3600000 * MS};
+  assert_int_equal(syncq_po_spawn(s, timed_receiver, &beat, &p), SYNCQ_OK);
+  usleep(5000);
+  send_word(me, p, 1, 1);
+  m = recv_main(me);
+  assert_int_equal(m->type, (uint32_t)(SYNCQ_OK - SYNCQ_ETIMEDOUT));
+  assert_true(word_of(m) < (int64_t)(600000 * MS));
+  syncq_po_free(me, m);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  /* UINT64_MAX: for ever, until the message comes */
+  timed_arg ever = {mine, UINT64_MAX};
+  assert_int_equal(syncq_po_spawn(s, timed_receiver, &ever, &p), SYNCQ_OK);
+  usleep(20000);
+  assert_int_equal(syncq_po_recv_timeout(me, 0, &m), SYNCQ_ETIMEDOUT); /* it has not given up */
+  send_word(me, p, 1, 1);
+  m = recv_main(me);
+  assert_int_equal(m->type, (uint32_t)(SYNCQ_OK - SYNCQ_ETIMEDOUT));
+  syncq_po_free(me, m);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  /* a process polling with 0 */
+  timed_arg poll = {mine, 0};
+  assert_int_equal(syncq_po_spawn(s, timed_receiver, &poll, &p), SYNCQ_OK);
+  m = recv_main(me);
+  assert_int_equal(m->type, 0);
+  syncq_po_free(me, m);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  /* bad inputs */
+  assert_int_equal(syncq_po_recv_timeout(NULL, 0, &m), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_recv_timeout(me, 0, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_sleep(NULL, 1), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* Many receives whose messages come before the deadline (each wait's
+ * deadline is taken back), then many that all expire at once. */
+typedef struct many_arg {
+  syncq_po_pid main;
+  int rounds;
+} many_arg;
+
+static void early_receiver(syncq_po_proc *self, void *arg) {
+  many_arg *a = arg;
+  for (int i = 0; i < a->rounds; i++) {
+    send_word(self, a->main, 1, i); /* ask for the next */
+    syncq_po_msg *m;
+    if (syncq_po_recv_timeout(self, 3600000 * MS, &m) != SYNCQ_OK) return;
+    syncq_po_free(self, m);
+  }
+  send_word(self, a->main, 2, 0);
+}
+
+static void expiring(syncq_po_proc *self, void *arg) {
+  many_arg *a = arg;
+  uint64_t timeout = (uint64_t)(1 + syncq_po_pid_of(self) % 7) * 5 * MS;
+  uint64_t t0 = syncq_now_ns();
+  syncq_po_msg *m;
+  int r = syncq_po_recv_timeout(self, timeout, &m);
+  bool ok = r == SYNCQ_ETIMEDOUT && syncq_now_ns() - t0 >= timeout;
+  send_word(self, a->main, ok ? 3 : 4, 0);
+}
+
+static void test_many_deadlines(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(256, 1);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  many_arg a = {syncq_po_pid_of(me), SANITIZED ? 300 : 3000};
+  syncq_po_pid p;
+  assert_int_equal(syncq_po_spawn(s, early_receiver, &a, &p), SYNCQ_OK);
+  for (;;) {
+    syncq_po_msg *m = recv_main(me);
+    uint32_t type = m->type;
+    syncq_po_free(me, m);
+    if (type == 2) break;
+    send_word(me, p, 1, 0);
+  }
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  enum { N = 100 };
+  syncq_po_pid pids[N];
+  for (int i = 0; i < N; i++) assert_int_equal(syncq_po_spawn(s, expiring, &a, &pids[i]), SYNCQ_OK);
+  for (int i = 0; i < N; i++) {
+    syncq_po_msg *m = recv_main(me);
+    assert_int_equal(m->type, 3);
+    syncq_po_free(me, m);
+  }
+  for (int i = 0; i < N; i++) assert_int_equal(syncq_po_join(s, pids[i]), SYNCQ_OK);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* Sleepers on one scheduler while a ping-pong pair keeps running: each
+ * sleeper finds the pair has moved on while it slept (a fiber's sleep
+ * parks it; it does not hold its scheduler thread), sleeps no less than
+ * asked, and keeps the messages that came meanwhile. */
+typedef struct sleep_run {
+  syncq_po_pid main;
+  _Atomic(long) hops;
+  _Atomic(int) stop;
+} sleep_run;
+
+static void sleeper(syncq_po_proc *self, void *arg) {
+  sleep_run *r = arg;
+  long before = atomic_load(&r->hops);
+  uint64_t t0 = syncq_now_ns();
+  int st = syncq_po_sleep(self, 50 * MS);
+  uint64_t slept = syncq_now_ns() - t0;
+  long after = atomic_load(&r->hops);
+  syncq_po_msg *m;
+  int kept = syncq_po_try_recv(self, &m) == SYNCQ_OK; /* main sent one while we slept */
+  if (kept) syncq_po_free(self, m);
+  send_word(self, r->main, st == SYNCQ_OK && slept >= 50 * MS && after > before && kept ? 5 : 6, 0);
+}
+
+static void pinger(syncq_po_proc *self, void *arg) {
+  sleep_run *r = arg;
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) return; /* the partner's pid */
+  syncq_po_pid partner = (syncq_po_pid)word_of(m);
+  syncq_po_free(self, m);
+  while (!atomic_load(&r->stop)) {
+    send_word(self, partner, 1, 0);
+    if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) return;
+    syncq_po_free(self, m);
+    atomic_fetch_add(&r->hops, 1);
+  }
+  send_word(self, partner, 0, 0);
+}
+
+static void ponger(syncq_po_proc *self, void *arg) {
+  (void)arg;
+  for (;;) {
+    syncq_po_msg *m;
+    if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) return;
+    uint32_t type = m->type;
+    syncq_po_pid from = m->sender;
+    syncq_po_free(self, m);
+    if (type == 0) return;
+    send_word(self, from, 1, 0);
+  }
+}
+
+static void test_sleepers_and_runners(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(128, 1);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  sleep_run r = {.main = syncq_po_pid_of(me)};
+  atomic_init(&r.hops, 0);
+  atomic_init(&r.stop, 0);
+  enum { SLEEPERS = 50 };
+  syncq_po_pid sl[SLEEPERS], ping, pong;
+  for (int i = 0; i < SLEEPERS; i++) assert_int_equal(syncq_po_spawn(s, sleeper, &r, &sl[i]), SYNCQ_OK);
+  assert_int_equal(syncq_po_spawn(s, ponger, &r, &pong), SYNCQ_OK);
+  assert_int_equal(syncq_po_spawn(s, pinger, &r, &ping), SYNCQ_OK);
+  send_word(me, ping, 1, pong);
+  for (int i = 0; i < SLEEPERS; i++) send_word(me, sl[i], 9, 0);
+  uint64_t t0 = syncq_now_ns();
+  for (int i = 0; i < SLEEPERS; i++) {
+    syncq_po_msg *m = recv_main(me);
+    assert_int_equal(m->type, 5);
+    syncq_po_free(me, m);
+  }
+  /* the sleeps overlapped: 50 of 50 ms in a row would take 2.5 s */
+  assert_true(syncq_now_ns() - t0 < 2000 * MS);
+  atomic_store(&r.stop, 1);
+  for (int i = 0; i < SLEEPERS; i++) assert_int_equal(syncq_po_join(s, sl[i]), SYNCQ_OK);
+  assert_int_equal(syncq_po_join(s, ping), SYNCQ_OK);
+  assert_int_equal(syncq_po_join(s, pong), SYNCQ_OK);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* send_after: from main and from a process to itself, in deadline order,
+ * not before its time; to a process gone by then (dropped); pending at
+ * destroy (freed, nothing waits for it); bad inputs. */
+static void self_timer(syncq_po_proc *self, void *arg) {
+  timed_arg *a = arg;
+  syncq_po_msg *m;
+  uint64_t t0 = syncq_now_ns();
+  if (syncq_po_get(self, 8, &m) != SYNCQ_OK) return;
+  m->type = 2;
+  if (syncq_po_send_after(self, syncq_po_pid_of(self), m, 40 * MS) != SYNCQ_OK) return;
+  if (syncq_po_get(self, 8, &m) != SYNCQ_OK) return;
+  m->type = 1;
+  if (syncq_po_send_after(self, syncq_po_pid_of(self), m, 10 * MS) != SYNCQ_OK) return;
+  uint32_t order[2];
+  for (int i = 0; i < 2; i++) {
+    if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) return;
+    order[i] = m->type;
+    syncq_po_free(self, m);
+  }
+  bool ok = order[0] == 1 && order[1] == 2 && syncq_now_ns() - t0 >= 40 * MS;
+  send_word(self, a->main, ok ? 7 : 8, 0);
+}
+
+static void test_send_after(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(15, 2); /* 15 + 16 slots */
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  syncq_po_pid mine = syncq_po_pid_of(me);
+  timed_arg a = {mine, 3600000 * MS};
+  syncq_po_pid p;
+  /* from main to a waiting process */
+  assert_int_equal(syncq_po_spawn(s, timed_receiver, &a, &p), SYNCQ_OK);
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_get(me, 8, &m), SYNCQ_OK);
+  uint64_t t0 = syncq_now_ns();
+  assert_int_equal(syncq_po_send_after(me, p, m, 30 * MS), SYNCQ_OK);
+  m = recv_main(me);
+  assert_int_equal(m->type, (uint32_t)(SYNCQ_OK - SYNCQ_ETIMEDOUT));
+  assert_true(syncq_now_ns() - t0 >= 30 * MS);
+  syncq_po_free(me, m);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  /* main to itself: 0 is at once */
+  assert_int_equal(syncq_po_get(me, 8, &m), SYNCQ_OK);
+  assert_int_equal(syncq_po_send_after(me, mine, m, 0), SYNCQ_OK);
+  assert_int_equal(syncq_po_recv_timeout(me, 0, &m), SYNCQ_OK);
+  syncq_po_free(me, m);
+  /* a process to itself, in deadline order */
+  assert_int_equal(syncq_po_spawn(s, self_timer, &a, &p), SYNCQ_OK);
+  m = recv_main(me);
+  assert_int_equal(m->type, 7);
+  syncq_po_free(me, m);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  /* to a process that is gone when the time comes: dropped */
+  timed_arg quick = {mine, 0};
+  assert_int_equal(syncq_po_spawn(s, timed_receiver, &quick, &p), SYNCQ_OK);
+  assert_int_equal(syncq_po_get(me, 8, &m), SYNCQ_OK);
+  assert_int_equal(syncq_po_send_after(me, p, m, 20 * MS), SYNCQ_OK);
+  m = recv_main(me);
+  syncq_po_free(me, m);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  usleep(40000); /* its time passes: nothing arrives anywhere */
+  assert_int_equal(syncq_po_recv_timeout(me, 0, &m), SYNCQ_ETIMEDOUT);
+  /* bad inputs */
+  assert_int_equal(syncq_po_get(me, 8, &m), SYNCQ_OK);
+  assert_int_equal(syncq_po_send_after(NULL, mine, m, MS), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_send_after(me, mine, NULL, MS), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_send_after(me, -1, m, MS), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_send_after(me, 31, m, MS), SYNCQ_EINVAL); /* slot 31: outside the 31 */
+  assert_int_equal(syncq_po_send_after(me, p, m, MS), SYNCQ_EDEAD);   /* stale */
+  assert_int_equal(syncq_po_send_after(me, 30, m, MS), SYNCQ_ENOENT); /* never had */
+  m->len = m->cap + 1;
+  assert_int_equal(syncq_po_send_after(me, mine, m, MS), SYNCQ_EINVAL);
+  m->len = 0;
+  /* pending at destroy: an hour away, to a process that is gone by then */
+  assert_int_equal(syncq_po_spawn(s, timed_receiver, &quick, &p), SYNCQ_OK);
+  assert_int_equal(syncq_po_send_after(me, p, m, 3600000 * MS), SYNCQ_OK);
+  m = recv_main(me);
+  syncq_po_free(me, m);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  assert_int_equal(syncq_po_get(me, 8, &m), SYNCQ_OK);
+  assert_int_equal(syncq_po_send_after(me, mine, m, 3600000 * MS), SYNCQ_OK); /* to main itself */
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  t0 = syncq_now_ns();
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+  assert_true(syncq_now_ns() - t0 < 60000 * MS); /* did not wait for the hour */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_spawn_join_cycles),
@@ -400,6 +715,10 @@ int main(void) {
     cmocka_unit_test(test_stale_sender_race),
     cmocka_unit_test(test_attach_full_table),
     cmocka_unit_test(test_schedulers_under_rlimit),
+    cmocka_unit_test(test_recv_timeout),
+    cmocka_unit_test(test_many_deadlines),
+    cmocka_unit_test(test_sleepers_and_runners),
+    cmocka_unit_test(test_send_after),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
