@@ -7,7 +7,8 @@
  * `self` is its handle to its own postoffice: an inbox queue (one of six
  * mailbox algorithms, chosen per system) and a free list of messages. A
  * thread that was not spawned (e.g. main) may join in as a process with
- * syncq_po_attach().
+ * syncq_po_attach(), or run its main logic as the first process with
+ * syncq_po_run().
  *
  * Backends (chosen per system, syncq_po_config.backend):
  *   "thread"  002's design: every process is a kernel thread (32 KB stack).
@@ -261,6 +262,21 @@ SYNCQ_API int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
  * again. SYNCQ_EINVAL for NULL, a spawned process's handle, or a process
  * already detached. */
 SYNCQ_API int syncq_po_detach(syncq_po_proc *self);
+
+/* The body of a system's first process under syncq_po_run: its return
+ * value is the run's result (as main's is the program's). */
+typedef int (*syncq_po_main_fn)(syncq_po_proc *self, void *arg);
+
+/* Run fn(self, arg) as a process of sys (a fiber in a fiber system, so a
+ * program whose main logic lives there pays fiber hops, not a thread's
+ * futex wake-up per message), wait for it to exit, and store its return
+ * value in *result (result may be NULL). The caller sleeps meanwhile (a
+ * fiber caller yields, as in join). The process may spawn, send, receive
+ * and join like any other; what it spawns may outlive it (join or destroy
+ * as usual). SYNCQ_OK once it has exited; SYNCQ_EINVAL for NULL sys or
+ * fn; SYNCQ_ELIMIT, SYNCQ_ENOMEM as spawn (fn did not run). Any thread may
+ * call it, several at once. */
+SYNCQ_API int syncq_po_run(syncq_po_system *sys, syncq_po_main_fn fn, void *arg, int *result);
 
 /* The process's pid; -1 for NULL. */
 SYNCQ_API syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self);

@@ -529,6 +529,28 @@ int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid) {
   return r;
 }
 
+typedef struct po_run_frame {
+  syncq_po_main_fn fn;
+  void *arg;
+  int result; /* written by the process, read after join (which orders it) */
+} po_run_frame;
+
+static void run_body(syncq_po_proc *self, void *arg) {
+  po_run_frame *f = arg;
+  f->result = f->fn(self, f->arg);
+}
+
+int syncq_po_run(syncq_po_system *sys, syncq_po_main_fn fn, void *arg, int *result) {
+  if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
+  po_run_frame f = {fn, arg, 0};
+  syncq_po_pid pid;
+  int r = syncq_po_spawn(sys, run_body, &f, &pid);
+  if (r != SYNCQ_OK) return r;
+  r = syncq_po_join(sys, pid);
+  if (r == SYNCQ_OK && result != NULL) *result = f.result;
+  return r;
+}
+
 int syncq_po_destroy(syncq_po_system *sys) {
   if (sys == NULL) return SYNCQ_EINVAL;
   /* acquire: pairs with commit_slot's release (the slots' mailboxes). */

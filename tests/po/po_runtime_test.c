@@ -708,6 +708,86 @@ static void test_send_after(void **state) {
   assert_true(syncq_now_ns() - t0 < 60000 * MS); /* did not wait for the hour */
 }
 
+/* ------------------------------------------------ main as a process */
+
+#define RUN_RING 8
+#define RUN_ROUNDS 100
+
+/* Ring members: add one to the token and pass it on; type 0 ends. */
+static void run_member(syncq_po_proc *self, void *arg) {
+  const syncq_po_pid *next = arg; /* next[0]: where to forward */
+  for (;;) {
+    syncq_po_msg *m;
+    if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) return;
+    uint32_t type = m->type;
+    int64_t w = word_of(m) + 1;
+    memcpy(m->data, &w, sizeof w);
+    if (syncq_po_send(self, *next, m, SYNCQ_PO_LINK) != SYNCQ_OK) syncq_po_free(self, m);
+    if (type == 0) return;
+  }
+}
+
+static int inner_main(syncq_po_proc *self, void *arg) {
+  (void)self;
+  return *(int *)arg * 2;
+}
+
+/* The first process: builds a ring with itself in it, sends the token
+ * round RUN_ROUNDS times, and returns what came back. */
+static int ring_main(syncq_po_proc *self, void *arg) {
+  syncq_po_system *s = arg;
+  syncq_po_proc *other;
+  if (FIBERS && syncq_po_attach(s, &other) != SYNCQ_EINVAL) return -1; /* a fiber is a process already */
+  static syncq_po_pid next[RUN_RING];
+  syncq_po_pid pids[RUN_RING];
+  for (int i = RUN_RING - 1; i >= 0; i--) {
+    next[i] = i == RUN_RING - 1 ? syncq_po_pid_of(self) : pids[i + 1];
+    if (syncq_po_spawn(s, run_member, &next[i], &pids[i]) != SYNCQ_OK) return -2;
+  }
+  syncq_po_msg *m;
+  int64_t token = 0;
+  for (int r = 0; r < RUN_ROUNDS; r++) {
+    if (syncq_po_get(self, sizeof token, &m) != SYNCQ_OK) return -3;
+    m->type = r == RUN_ROUNDS - 1 ? 0 : 1;
+    memcpy(m->data, &token, sizeof token);
+    if (syncq_po_send(self, pids[0], m, SYNCQ_PO_LINK) != SYNCQ_OK) return -4;
+    if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) return -5;
+    token = word_of(m);
+    syncq_po_free(self, m);
+  }
+  for (int i = 0; i < RUN_RING; i++)
+    if (syncq_po_join(s, pids[i]) != SYNCQ_OK) return -6;
+  int x = 21, inner = 0; /* a run inside a process: a fiber caller yields */
+  if (syncq_po_run(s, inner_main, &x, &inner) != SYNCQ_OK || inner != 42) return -7;
+  return (int)token;
+}
+
+static void test_run(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(16, 2);
+  int result = 0;
+  assert_int_equal(syncq_po_run(s, ring_main, s, &result), SYNCQ_OK);
+  assert_int_equal(result, RUN_RING * RUN_ROUNDS);
+  assert_int_equal(syncq_po_run(s, ring_main, s, NULL), SYNCQ_OK); /* result not wanted */
+  assert_int_equal(syncq_po_live(s), 0);
+  assert_int_equal(syncq_po_run(NULL, ring_main, s, &result), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_run(s, NULL, s, &result), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+  /* a full table: refused, fn never runs */
+  s = new_system(1, 2);
+  syncq_po_pid p;
+  assert_int_equal(syncq_po_spawn(s, parked, NULL, &p), SYNCQ_OK);
+  result = 5;
+  assert_int_equal(syncq_po_run(s, ring_main, s, &result), SYNCQ_ELIMIT);
+  assert_int_equal(result, 5);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  send_word(me, p, 0, 0);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_spawn_join_cycles),
@@ -719,6 +799,7 @@ int main(void) {
     cmocka_unit_test(test_many_deadlines),
     cmocka_unit_test(test_sleepers_and_runners),
     cmocka_unit_test(test_send_after),
+    cmocka_unit_test(test_run),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
