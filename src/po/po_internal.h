@@ -28,7 +28,10 @@ struct syncq_po_proc {
    * every hop touches all of it anyway: one line, not three. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) state; /* PO_WORD(generation, PO_FREE/RUNNING/EXITED) */
   syncq_po_pid pid; /* of the slot's current (or last) process: slot | generation */
-  bool is_fiber; /* a spawned process of a fiber system */
+  /* A spawned process of a fiber system. Atomic (seq_cst: written at
+   * spawn/attach only; a plain load on x86) because a late sender holding
+   * a stale pid reads it while the slot is being reused. */
+  _Atomic(bool) is_fiber;
   bool spawned;
   bool joined;
   void *mailbox; /* the inbox, of sys->mb's algorithm */

@@ -115,7 +115,10 @@ static bool is_caller(const struct syncq_po_proc *self) {
  * second look at the inbox sees our message. (An RMW rather than a seq_cst
  * fence: the same guarantee in C11 terms, and ThreadSanitizer models it.) */
 static void wake(struct syncq_po_proc *from, struct syncq_po_proc *to) {
-  if (to->is_fiber) {
+  /* relaxed: set before the state word's release store that our acquire
+   * load in send read; a stale pid's slot may be changing it, and then
+   * either wake is a harmless no-op or spurious wake-up. */
+  if (atomic_load_explicit(&to->is_fiber, memory_order_relaxed)) {
     po_fiber_wake(from, to);
     return;
   }

@@ -550,6 +550,9 @@ typedef struct sleep_run {
 
 static void sleeper(syncq_po_proc *self, void *arg) {
   sleep_run *r = arg;
+  syncq_po_msg *go;
+  if (syncq_po_recv_blocking(self, &go) != SYNCQ_OK) return; /* main sends "go", then one more */
+  syncq_po_free(self, go);
   long before = atomic_load(&r->hops);
   uint64_t t0 = syncq_now_ns();
   int st = syncq_po_sleep(self, 50 * MS);
@@ -603,7 +606,10 @@ static void test_sleepers_and_runners(void **state) {
   assert_int_equal(syncq_po_spawn(s, ponger, &r, &pong), SYNCQ_OK);
   assert_int_equal(syncq_po_spawn(s, pinger, &r, &ping), SYNCQ_OK);
   send_word(me, ping, 1, pong);
-  for (int i = 0; i < SLEEPERS; i++) send_word(me, sl[i], 9, 0);
+  for (int i = 0; i < SLEEPERS; i++) {
+    send_word(me, sl[i], 8, 0); /* go */
+    send_word(me, sl[i], 9, 0); /* kept through the sleep */
+  }
   uint64_t t0 = syncq_now_ns();
   for (int i = 0; i < SLEEPERS; i++) {
     syncq_po_msg *m = recv_main(me);
