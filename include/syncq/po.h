@@ -300,6 +300,38 @@ SYNCQ_API uint32_t syncq_po_live(const syncq_po_system *sys);
  * repeats (see "Pids" above); 0 for NULL. */
 SYNCQ_API uint32_t syncq_po_pid_generations(const syncq_po_system *sys);
 
+/* ---- monitors (Erlang's erlang:monitor/2) ---- */
+
+/* The type of a "down" message; its payload is a syncq_po_down. */
+#define SYNCQ_PO_DOWN 0xFFFF0D01u
+/* The reason of a down message for a process that was not there to watch
+ * (exited already, stale, or never had). A process's own reasons are
+ * other values: 0 ("normal") unless it set one. */
+#define SYNCQ_PO_NOPROC INT32_MIN
+
+typedef struct syncq_po_down {
+  uint64_t ref;       /* the monitor's reference, as syncq_po_monitor gave it */
+  syncq_po_pid pid;   /* the process that went down */
+  int32_t reason;     /* its exit reason, or SYNCQ_PO_NOPROC */
+} syncq_po_down;
+
+/* self watches pid: exactly one message of type SYNCQ_PO_DOWN (payload a
+ * syncq_po_down, sender pid) arrives in self's inbox when pid exits
+ * (returns from fn, or detaches), carrying its exit reason; at once, with
+ * reason SYNCQ_PO_NOPROC, when pid has exited already, is stale, or no
+ * process has had it. A reference unique in the system goes to *ref (may
+ * be NULL). Several monitors of one pid each get their message. There is
+ * no demonitor: a watcher that exits first just leaves its message
+ * undelivered. The down message is allocated at the exit: if memory runs
+ * out there it is lost. SYNCQ_OK; SYNCQ_EINVAL for NULL self, a caller
+ * that is not self, or pid's slot outside the table; SYNCQ_ENOMEM. */
+SYNCQ_API int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref);
+
+/* The reason the calling process's monitors will be told when it exits
+ * (the last value set before it returns or detaches; 0 by default).
+ * SYNCQ_EINVAL for NULL, a caller that is not self, or SYNCQ_PO_NOPROC. */
+SYNCQ_API int syncq_po_set_exit_reason(syncq_po_proc *self, int32_t reason);
+
 /* ---- messages ---- */
 
 /* A message with room for len bytes (its len set to len, type 0) in *out.

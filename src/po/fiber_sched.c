@@ -369,6 +369,7 @@ static void fiber_entry(po_transfer t) {
   /* release: pairs with the senders' acquire load of state (SYNCQ_EDEAD)
    * and destroy's. */
   atomic_store_explicit(&p->state, PO_WORD(po_gen_of(p->sys, p->pid), PO_EXITED), memory_order_release);
+  po_exit_notify(p);
   s = f->sched;
   switch_to(s, f, PO_SW_EXIT, take_local(s));
   /* never resumed */

@@ -51,7 +51,18 @@ struct syncq_po_proc {
    * the owner's alone, except the heap's fields under its lock). */
   SYNCQ_CACHELINE_ALIGNED po_timer tmr;
   po_timers *tmr_heap; /* where tmr was added (NULL: not armed) */
+  /* Monitors of the slot's current process (under sys->spawn_lock);
+   * nmon counts them for the exit's lock-free look (see po_exit_notify). */
+  struct po_monitor *monitors;
+  _Atomic(uint32_t) nmon;
+  int32_t exit_reason; /* the owner's; read by its exit */
 };
+
+typedef struct po_monitor {
+  struct po_monitor *next;
+  syncq_po_pid watcher;
+  uint64_t ref;
+} po_monitor;
 
 struct syncq_po_system {
   const struct po_mailbox_ops *mb;
@@ -68,6 +79,7 @@ struct syncq_po_system {
   _Atomic(uint32_t) high;     /* slots ever used, 0 .. nslots (written under spawn_lock) */
   _Atomic(uint32_t) live;     /* slots taken now (written under spawn_lock) */
   _Atomic(uint32_t) started;  /* processes started over the system's life (saturating) */
+  _Atomic(uint64_t) next_ref; /* monitor references */
   uint32_t *freeq;            /* [nslots] ring of freed slots, oldest first (spawn_lock) */
   uint32_t fq_head, fq_len;
   _Atomic(syncq_po_msg *) all; /* every type-stable header ever allocated (push only) */
@@ -125,6 +137,14 @@ int po_take(struct syncq_po_proc *self, syncq_po_msg **out);
 /* A message that will not be delivered goes back to p's free list (or is
  * freed: "mutex-nofree"). */
 void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m);
+
+/* A process has just stored PO_EXITED: tell its monitors (process.c). */
+void po_exit_notify(struct syncq_po_proc *p);
+/* Post a message of `type` with len bytes of data to `to`, its header
+ * taken from `from`'s free list, sender `sender` (postoffice.c); dropped
+ * when `to` is gone or memory is short. */
+void po_post(syncq_po_system *sys, struct syncq_po_proc *from, syncq_po_pid to, uint32_t type, const void *data,
+             size_t len, syncq_po_pid sender);
 
 /* The limit behind a failed thread or mapping creation (errno err): the
  * names of syncq_po_limit_reason(). */

@@ -443,3 +443,57 @@ int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg,
   if (r != SYNCQ_OK) free(t);
   return r;
 }
+
+void po_post(syncq_po_system *sys, struct syncq_po_proc *from, syncq_po_pid to, uint32_t type, const void *data,
+             size_t len, syncq_po_pid sender) {
+  syncq_po_msg *m = take_header(sys, from);
+  if (m == NULL) return;
+  if (reserve(m, len) != SYNCQ_OK) {
+    give_header(sys, from, m);
+    return;
+  }
+  m->type = type;
+  m->len = len;
+  memcpy(m->data, data, len);
+  m->sender = sender;
+  m->to = to;
+  po_deliver(sys, to, m);
+}
+
+int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref) {
+  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  syncq_po_system *sys = self->sys;
+  if (pid < 0 || po_slot_of(sys, pid) >= sys->nslots) return SYNCQ_EINVAL;
+  struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, pid)];
+  po_monitor *mon = malloc(sizeof *mon);
+  if (mon == NULL) return SYNCQ_ENOMEM;
+  /* relaxed: a unique number is all it is. */
+  uint64_t r = atomic_fetch_add_explicit(&sys->next_ref, 1, memory_order_relaxed) + 1;
+  mon->watcher = self->pid;
+  mon->ref = r;
+  pthread_mutex_lock(&sys->spawn_lock);
+  /* seq_cst, with the exit's seq_cst store of PO_EXITED and load of nmon
+   * (po_exit_notify): either we see it exited, or it sees our count. */
+  atomic_fetch_add(&p->nmon, 1u);
+  bool alive = po_pid_status(sys, pid, atomic_load(&p->state)) == SYNCQ_OK;
+  if (alive) {
+    mon->next = p->monitors;
+    p->monitors = mon;
+  } else {
+    atomic_fetch_sub(&p->nmon, 1u); /* seq_cst: as above */
+  }
+  pthread_mutex_unlock(&sys->spawn_lock);
+  if (!alive) {
+    free(mon);
+    syncq_po_down d = {r, pid, SYNCQ_PO_NOPROC};
+    po_post(sys, self, self->pid, SYNCQ_PO_DOWN, &d, sizeof d, pid);
+  }
+  if (ref != NULL) *ref = r;
+  return SYNCQ_OK;
+}
+
+int syncq_po_set_exit_reason(syncq_po_proc *self, int32_t reason) {
+  if (self == NULL || !is_caller(self) || reason == SYNCQ_PO_NOPROC) return SYNCQ_EINVAL;
+  self->exit_reason = reason;
+  return SYNCQ_OK;
+}

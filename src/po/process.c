@@ -167,6 +167,7 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
     p->sys = s;
     atomic_init(&p->epoch, 0);
     atomic_init(&p->sleeping, 0);
+    atomic_init(&p->nmon, 0);
   }
   if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
     free(s->procs);
@@ -193,6 +194,7 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   atomic_init(&s->high, 0);
   atomic_init(&s->live, 0);
   atomic_init(&s->started, 0);
+  atomic_init(&s->next_ref, 0);
   atomic_init(&s->all, NULL);
   atomic_init(&s->limit_reason, NULL);
   if (fibers) {
@@ -384,6 +386,26 @@ static void free_slot(syncq_po_system *sys, struct syncq_po_proc *p) {
                         memory_order_relaxed); /* a count, as in commit_slot */
 }
 
+void po_exit_notify(struct syncq_po_proc *p) {
+  syncq_po_system *sys = p->sys;
+  /* seq_cst fence: orders the caller's store of PO_EXITED before this
+   * load, against syncq_po_monitor's seq_cst increment and state load. */
+  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load(&p->nmon) == 0) return; /* nobody watches: no lock at exit */
+  pthread_mutex_lock(&sys->spawn_lock);
+  po_monitor *list = p->monitors;
+  p->monitors = NULL;
+  atomic_store(&p->nmon, 0u); /* seq_cst: as above */
+  pthread_mutex_unlock(&sys->spawn_lock);
+  while (list != NULL) {
+    po_monitor *next = list->next;
+    syncq_po_down d = {list->ref, p->pid, p->exit_reason};
+    po_post(sys, p, list->watcher, SYNCQ_PO_DOWN, &d, sizeof d, p->pid);
+    free(list);
+    list = next;
+  }
+}
+
 static void *trampoline(void *arg) {
   struct syncq_po_proc *p = arg;
   p->owner = pthread_self();
@@ -391,6 +413,7 @@ static void *trampoline(void *arg) {
   /* release: pairs with the acquire load of state by senders (EDEAD) and
    * by destroy. */
   atomic_store_explicit(&p->state, PO_WORD(po_gen_of(p->sys, p->pid), PO_EXITED), memory_order_release);
+  po_exit_notify(p);
   return NULL;
 }
 
@@ -406,6 +429,7 @@ int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid
   uint32_t gen = po_gen_of(sys, p->pid);
   p->fn = fn;
   p->arg = arg;
+  p->exit_reason = 0;
   p->spawned = true;
   p->joined = false;
   p->is_fiber = sys->fibers;
@@ -458,6 +482,7 @@ int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
   if (r == SYNCQ_OK) {
     p->spawned = false;
     p->is_fiber = false;
+    p->exit_reason = 0;
     p->owner = pthread_self();
     /* release: pairs with the senders' acquire load of the state. */
     atomic_store_explicit(&p->state, PO_WORD(po_gen_of(sys, p->pid), PO_RUNNING), memory_order_release);
@@ -471,14 +496,17 @@ int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
 int syncq_po_detach(syncq_po_proc *self) {
   if (self == NULL || self->spawned) return SYNCQ_EINVAL;
   syncq_po_system *sys = self->sys;
-  pthread_mutex_lock(&sys->spawn_lock);
   uint32_t expect = PO_WORD(po_gen_of(sys, self->pid), PO_RUNNING);
-  /* release: as in trampoline. */
-  bool ok = atomic_compare_exchange_strong_explicit(&self->state, &expect, PO_WORD(PO_GEN(expect), PO_EXITED),
-                                                    memory_order_release, memory_order_relaxed);
-  if (ok) free_slot(sys, self);
+  /* release: as in trampoline. Only the owner detaches: no other thread
+   * changes the word while it is RUNNING. */
+  if (!atomic_compare_exchange_strong_explicit(&self->state, &expect, PO_WORD(PO_GEN(expect), PO_EXITED),
+                                               memory_order_release, memory_order_relaxed))
+    return SYNCQ_EINVAL;
+  po_exit_notify(self); /* before the slot can be reused */
+  pthread_mutex_lock(&sys->spawn_lock);
+  free_slot(sys, self);
   pthread_mutex_unlock(&sys->spawn_lock);
-  return ok ? SYNCQ_OK : SYNCQ_EINVAL;
+  return SYNCQ_OK;
 }
 
 syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self) { return self ? self->pid : -1; }
@@ -573,6 +601,11 @@ int syncq_po_destroy(syncq_po_system *sys) {
   po_timer_thread_destroy(&sys->timers, sys); /* send_after's pending messages of a thread system */
   for (uint32_t i = 0; i < sys->nslots; i++) { /* slot `high` too: a refused spawn's mailbox */
     struct syncq_po_proc *p = &sys->procs[i];
+    while (p->monitors != NULL) { /* none normally: an exit takes its monitors */
+      po_monitor *next = p->monitors->next;
+      free(p->monitors);
+      p->monitors = next;
+    }
     if (p->mailbox == NULL) continue;
     if (!sys->mb->free_list) { /* no type-stable headers: drain the inbox */
       syncq_po_msg *m;

@@ -3,8 +3,8 @@
  * are recycled with a generation (100,000 spawns and joins through a small
  * table, stale pids refused, a stale sender's message never reaching the
  * slot's next process), attach into a full table, schedulers started under
- * RLIMIT_NPROC, receive with a deadline, sleeping fibers, send_after, and
- * main as a process (syncq_po_run).
+ * RLIMIT_NPROC, receive with a deadline, sleeping fibers, send_after,
+ * main as a process (syncq_po_run), and monitors.
  *
  * The same source is built once per backend (PO_TEST_BACKEND: "thread",
  * "fiber"). Thread and process counts are fixed numbers.
@@ -794,6 +794,134 @@ static void test_run(void **state) {
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
 }
 
+/* ------------------------------------------------ monitors */
+
+/* Waits for one word, sets it as its exit reason, exits. */
+static void reasoned(syncq_po_proc *self, void *arg) {
+  (void)arg;
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) return;
+  int32_t reason = (int32_t)word_of(m);
+  syncq_po_free(self, m);
+  if (reason != 0) syncq_po_set_exit_reason(self, reason);
+}
+
+static syncq_po_down expect_down(syncq_po_proc *me) {
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_recv_timeout(me, 60000 * MS, &m), SYNCQ_OK);
+  assert_int_equal(m->type, SYNCQ_PO_DOWN);
+  assert_int_equal(m->len, sizeof(syncq_po_down));
+  syncq_po_down d;
+  memcpy(&d, m->data, sizeof d);
+  assert_int_equal(m->sender, d.pid);
+  syncq_po_free(me, m);
+  return d;
+}
+
+/* A fiber (or thread) watcher parked in recv, woken by the down. */
+static void watcher(syncq_po_proc *self, void *arg) {
+  timed_arg *a = arg; /* main, and (timeout) the pid to watch */
+  uint64_t ref = 0;
+  if (syncq_po_monitor(self, (syncq_po_pid)a->timeout, &ref) != SYNCQ_OK) return;
+  send_word(self, a->main, 1, 0); /* watching */
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) return;
+  syncq_po_down d;
+  memcpy(&d, m->data, sizeof d);
+  bool ok = m->type == SYNCQ_PO_DOWN && d.ref == ref && d.pid == (syncq_po_pid)a->timeout && d.reason == 11;
+  syncq_po_free(self, m);
+  send_word(self, a->main, ok ? 2 : 3, 0);
+}
+
+static void test_monitors(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(64, 2);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  syncq_po_pid mine = syncq_po_pid_of(me), p;
+  uint64_t r1 = 0, r2 = 0;
+  /* a process with a reason, watched twice: two downs, one each */
+  assert_int_equal(syncq_po_spawn(s, reasoned, NULL, &p), SYNCQ_OK);
+  assert_int_equal(syncq_po_monitor(me, p, &r1), SYNCQ_OK);
+  assert_int_equal(syncq_po_monitor(me, p, &r2), SYNCQ_OK);
+  assert_int_not_equal(r1, r2);
+  send_word(me, p, 1, 42);
+  syncq_po_down d1 = expect_down(me), d2 = expect_down(me);
+  assert_true((d1.ref == r1 && d2.ref == r2) || (d1.ref == r2 && d2.ref == r1));
+  assert_int_equal(d1.pid, p);
+  assert_int_equal(d1.reason, 42);
+  assert_int_equal(d2.reason, 42);
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_recv_timeout(me, 0, &m), SYNCQ_ETIMEDOUT); /* one each, no more */
+  /* exited, not joined: noproc at once; joined (stale): noproc */
+  assert_int_equal(syncq_po_monitor(me, p, &r1), SYNCQ_OK);
+  d1 = expect_down(me);
+  assert_int_equal(d1.ref, r1);
+  assert_int_equal(d1.reason, SYNCQ_PO_NOPROC);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  assert_int_equal(syncq_po_monitor(me, p, NULL), SYNCQ_OK);
+  assert_int_equal(expect_down(me).reason, SYNCQ_PO_NOPROC);
+  /* a pid nobody has had; bad inputs */
+  assert_int_equal(syncq_po_monitor(me, 60, &r1), SYNCQ_OK);
+  d1 = expect_down(me);
+  assert_int_equal(d1.pid, 60);
+  assert_int_equal(d1.reason, SYNCQ_PO_NOPROC);
+  assert_int_equal(syncq_po_monitor(NULL, p, &r1), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_monitor(me, -1, &r1), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_monitor(me, 127, &r1), SYNCQ_EINVAL); /* slot 127: outside 64 + 16 */
+  assert_int_equal(syncq_po_set_exit_reason(NULL, 1), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_set_exit_reason(me, SYNCQ_PO_NOPROC), SYNCQ_EINVAL);
+  /* a normal exit: reason 0 */
+  assert_int_equal(syncq_po_spawn(s, reasoned, NULL, &p), SYNCQ_OK);
+  assert_int_equal(syncq_po_monitor(me, p, NULL), SYNCQ_OK);
+  send_word(me, p, 1, 0);
+  assert_int_equal(expect_down(me).reason, 0);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  /* a process watching, parked in recv, woken by the down */
+  assert_int_equal(syncq_po_spawn(s, reasoned, NULL, &p), SYNCQ_OK);
+  timed_arg wa = {mine, (uint64_t)p};
+  syncq_po_pid w;
+  assert_int_equal(syncq_po_spawn(s, watcher, &wa, &w), SYNCQ_OK);
+  m = recv_main(me);
+  assert_int_equal(m->type, 1);
+  syncq_po_free(me, m);
+  send_word(me, p, 1, 11);
+  m = recv_main(me);
+  assert_int_equal(m->type, 2);
+  syncq_po_free(me, m);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
+  assert_int_equal(syncq_po_join(s, w), SYNCQ_OK);
+  /* an attached thread that detaches goes down with its reason */
+  syncq_po_proc *other;
+  assert_int_equal(syncq_po_attach(s, &other), SYNCQ_OK);
+  assert_int_equal(syncq_po_set_exit_reason(other, 5), SYNCQ_OK);
+  assert_int_equal(syncq_po_monitor(me, syncq_po_pid_of(other), &r1), SYNCQ_OK);
+  syncq_po_pid op = syncq_po_pid_of(other);
+  assert_int_equal(syncq_po_detach(other), SYNCQ_OK);
+  d1 = expect_down(me);
+  assert_int_equal(d1.pid, op);
+  assert_int_equal(d1.reason, 5);
+  /* monitors racing exits: each monitor gets exactly one down */
+  enum { RACERS = 40 };
+  syncq_po_pid rp[RACERS];
+  int seen[RACERS] = {0};
+  for (int i = 0; i < RACERS; i++) {
+    assert_int_equal(syncq_po_spawn(s, nothing, NULL, &rp[i]), SYNCQ_OK);
+    assert_int_equal(syncq_po_monitor(me, rp[i], NULL), SYNCQ_OK);
+  }
+  for (int i = 0; i < RACERS; i++) {
+    d1 = expect_down(me);
+    assert_true(d1.reason == 0 || d1.reason == SYNCQ_PO_NOPROC);
+    for (int k = 0; k < RACERS; k++)
+      if (rp[k] == d1.pid) seen[k]++;
+  }
+  for (int k = 0; k < RACERS; k++) assert_int_equal(seen[k], 1);
+  assert_int_equal(syncq_po_recv_timeout(me, 0, &m), SYNCQ_ETIMEDOUT);
+  for (int i = 0; i < RACERS; i++) assert_int_equal(syncq_po_join(s, rp[i]), SYNCQ_OK);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_spawn_join_cycles),
@@ -806,6 +934,7 @@ int main(void) {
     cmocka_unit_test(test_sleepers_and_runners),
     cmocka_unit_test(test_send_after),
     cmocka_unit_test(test_run),
+    cmocka_unit_test(test_monitors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
