@@ -55,6 +55,7 @@
  *   sleep(self, ns)          a fiber parks, its scheduler runs the others
  *   send_after(self, pid, msg, ns)  delivered ns from now
  *   free(self, msg)          give a message back to the own free list
+ *   monitor(self, pid, &ref) one SYNCQ_PO_DOWN message when pid exits
  *
  * Pids: a pid names one process, never its successor. It is a slot of the
  * process table (the low bits) and that slot's generation (the high bits):
