@@ -88,6 +88,7 @@ typedef struct po_fiber {
   po_san san;
   _Atomic(uint32_t) done;      /* 1 once it has exited and its stack is back in the pool */
   _Atomic(uint32_t) join_waiters; /* threads sleeping on done */
+  _Atomic(struct syncq_po_proc *) join_fiber; /* a fiber parked in join, woken at exit */
 } po_fiber;
 
 /* ---- the runtime of one system ---- */

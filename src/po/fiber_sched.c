@@ -330,6 +330,12 @@ static po_sched *after_switch(po_transfer t) {
      * load of done: either it sees done, or we see it waiting. */
     atomic_store(&from->done, 1u);
     if (atomic_load(&from->join_waiters) != 0) (void)syncq_futex_wake(&from->done, -1, false);
+    /* seq_cst, with the joining fiber's seq_cst store of join_fiber and
+     * load of done: either it sees done, or we see it and wake it (a wake
+     * before it parks is read by its exchange to BLOCKING, which then
+     * sees done: po_fiber_join). */
+    struct syncq_po_proc *joiner = atomic_load(&from->join_fiber);
+    if (joiner != NULL) po_fiber_wake(NULL, joiner);
     break;
   }
   default:
@@ -687,6 +693,7 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   f->last = NULL;
   atomic_store_explicit(&f->done, 0u, memory_order_relaxed);     /* published by the push below */
   atomic_store_explicit(&f->join_waiters, 0u, memory_order_relaxed); /* as above */
+  atomic_store_explicit(&f->join_fiber, NULL, memory_order_relaxed);  /* as above */
   po_san_fiber_init(&f->san, st->lo, st->size);
   f->ctx = NULL; /* made by the scheduler that first runs it (switch_to) */
   atomic_store_explicit(&f->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* as above */
@@ -703,11 +710,21 @@ int po_fiber_join(struct syncq_po_proc *p) {
   po_fiber *f = &p->fiber;
   po_fiber *cur = po_fiber_current();
   if (cur != NULL) {
-    /* A fiber must not sleep its scheduler: it lets the others run. */
+    /* A fiber must not sleep its scheduler: it parks, and the exit wakes
+     * it (after_switch's PO_SW_EXIT). One joiner per process (join claims
+     * it under spawn_lock). */
+    struct syncq_po_proc *me = proc_of(cur);
+    atomic_store(&f->join_fiber, me); /* seq_cst: see after_switch */
     while (atomic_load(&f->done) == 0) {
-      po_fiber_yield(proc_of(cur));
-      syncq_yield();
+      /* acq_rel: as recv's announcement (postoffice.c). */
+      (void)atomic_exchange_explicit(&cur->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
+      if (atomic_load(&f->done) != 0) {
+        atomic_store_explicit(&cur->wstate, PO_FIBER_RUNNING, memory_order_relaxed); /* as recv's */
+        break;
+      }
+      po_fiber_park(me); /* a message may wake it too: it looks again */
     }
+    atomic_store(&f->join_fiber, NULL); /* seq_cst: see after_switch */
     return SYNCQ_OK;
   }
   while (atomic_load(&f->done) == 0) { /* seq_cst: see after_switch's PO_SW_EXIT */
