@@ -24,9 +24,10 @@
  *             and then parks.
  *             The default when the library was built with Boost.Context.
  *             Rules: a fiber that makes a blocking system call (read,
- *             sleep, a pthread mutex held elsewhere, ...) blocks its whole
- *             scheduler thread; the fibers queued behind it run only when
- *             another scheduler, idle or woken by new work, steals them
+ *             sleep(3) -- syncq_po_sleep parks instead --, a pthread
+ *             mutex held elsewhere, ...) blocks its whole scheduler
+ *             thread; the fibers queued behind it run only when another
+ *             scheduler, idle or woken by new work, steals them
  *             (no monitor thread notices a blocked scheduler). A fiber
  *             that busy-waits for another fiber must yield
  *             (syncq_po_yield; syncq_po_recv does). A fiber may resume on
@@ -121,7 +122,7 @@ typedef struct syncq_po_msg {
   _Atomic(struct syncq_po_msg *) next; /* the other mailboxes' queue link */
   syncq_fl_link fl;                  /* free-list link */
   struct syncq_po_msg *all_next;     /* the system's list of every header */
-  int32_t to;                        /* the recipient's pid (a stale one's message is dropped) */
+  syncq_po_pid to;                   /* the recipient's pid (a stale one's message is dropped) */
   /* -- the holder's -- */
   uint32_t type;       /* the application's message type */
   syncq_po_pid sender; /* set by send */
@@ -245,8 +246,8 @@ SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, sy
  * slot is outside the table, or a pid that is attached, not spawned;
  * SYNCQ_ENOENT for a pid no process has had, one already joined (or being
  * joined), or a stale one. A process joining itself gets SYNCQ_EINVAL. A
- * thread sleeps; a fiber yields to the other fibers until the process has
- * exited. */
+ * thread sleeps; a fiber parks (its scheduler runs the other fibers) and
+ * the process's exit wakes it. */
 SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
 
 /* Make the calling thread a process of sys (it gets a pid, an inbox and a

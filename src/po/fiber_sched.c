@@ -30,6 +30,12 @@
  *                nsleeping, fences, and looks at every queue once more; a
  *                producer pushes, fences, and wakes a sleeper if any
  *                (Dekker through seq_cst fences: one sees the other).
+ *   Timers:      a deadline heap per scheduler (timer.c), fired by
+ *                take_local between fibers and bounding the idle futex
+ *                sleep; a fiber's recv_timeout and sleep park on it.
+ *   Start:       the schedulers wait at a gate until their number is
+ *                final: one per processing unit, or as many as the kernel
+ *                allowed (RLIMIT_NPROC, ...), at least one.
  *   Progress:    blocking (a process waits for messages); a parked fiber
  *                costs no CPU; an idle system's schedulers sleep.
  *   Atomics:     a hop between fibers on one scheduler: the mailbox's

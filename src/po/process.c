@@ -23,6 +23,10 @@
  *                live as long as the system, so a late sender's stale pid
  *                still reaches valid memory; the message carries the pid
  *                it was sent to and a receive drops it (po_take).
+ *                Monitors: a list per slot under spawn_lock; an exit
+ *                looks at its count without the lock (a seq_cst fence
+ *                against the monitor's seq_cst increment), so an exit
+ *                nobody watches takes no lock.
  *   Limits:      max_procs live processes (SYNCQ_PO_ATTACH_RESERVE more
  *                for attach); each thread needs its stack, guard mapping
  *                and kernel task: when pthread_create fails,
