@@ -472,7 +472,7 @@ int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref) {
   mon->watcher = self->pid;
   mon->ref = r;
   pthread_mutex_lock(&sys->spawn_lock);
-  /* seq_cst, with the exit's seq_cst store of PO_EXITED and load of nmon
+  /* seq_cst, with the exit's RMW of nmon after its store of PO_EXITED
    * (po_exit_notify): either we see it exited, or it sees our count. */
   atomic_fetch_add(&p->nmon, 1u);
   bool alive = po_pid_status(sys, pid, atomic_load(&p->state)) == SYNCQ_OK;

@@ -626,6 +626,8 @@ static void test_sleepers_and_runners(void **state) {
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
 }
 
+static void reasoned(syncq_po_proc *self, void *arg);
+
 /* send_after: from main and from a process to itself, in deadline order,
  * not before its time; to a process gone by then (dropped); pending at
  * destroy (freed, nothing waits for it); bad inputs. */
@@ -680,12 +682,10 @@ static void test_send_after(void **state) {
   syncq_po_free(me, m);
   assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
   /* to a process that is gone when the time comes: dropped */
-  timed_arg quick = {mine, 0};
-  assert_int_equal(syncq_po_spawn(s, timed_receiver, &quick, &p), SYNCQ_OK);
+  assert_int_equal(syncq_po_spawn(s, reasoned, NULL, &p), SYNCQ_OK); /* exits on its first message */
   assert_int_equal(syncq_po_get(me, 8, &m), SYNCQ_OK);
   assert_int_equal(syncq_po_send_after(me, p, m, 20 * MS), SYNCQ_OK);
-  m = recv_main(me);
-  syncq_po_free(me, m);
+  send_word(me, p, 1, 0);
   assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
   usleep(40000); /* its time passes: nothing arrives anywhere */
   assert_int_equal(syncq_po_recv_timeout(me, 0, &m), SYNCQ_ETIMEDOUT);
@@ -701,10 +701,9 @@ static void test_send_after(void **state) {
   assert_int_equal(syncq_po_send_after(me, mine, m, MS), SYNCQ_EINVAL);
   m->len = 0;
   /* pending at destroy: an hour away, to a process that is gone by then */
-  assert_int_equal(syncq_po_spawn(s, timed_receiver, &quick, &p), SYNCQ_OK);
+  assert_int_equal(syncq_po_spawn(s, reasoned, NULL, &p), SYNCQ_OK);
   assert_int_equal(syncq_po_send_after(me, p, m, 3600000 * MS), SYNCQ_OK);
-  m = recv_main(me);
-  syncq_po_free(me, m);
+  send_word(me, p, 1, 0);
   assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
   assert_int_equal(syncq_po_get(me, 8, &m), SYNCQ_OK);
   assert_int_equal(syncq_po_send_after(me, mine, m, 3600000 * MS), SYNCQ_OK); /* to main itself */
