@@ -57,6 +57,7 @@
  *   send_after(self, pid, msg, ns)  delivered ns from now
  *   free(self, msg)          give a message back to the own free list
  *   monitor(self, pid, &ref) one SYNCQ_PO_DOWN message when pid exits
+ *                            (demonitor(self, pid, ref) takes it back)
  *
  * Pids: a pid names one process, never its successor. It is a slot of the
  * process table (the low bits) and that slot's generation (the high bits):
@@ -322,12 +323,20 @@ typedef struct syncq_po_down {
  * (returns from fn, or detaches), carrying its exit reason; at once, with
  * reason SYNCQ_PO_NOPROC, when pid has exited already, is stale, or no
  * process has had it. A reference unique in the system goes to *ref (may
- * be NULL). Several monitors of one pid each get their message. There is
- * no demonitor: a watcher that exits first just leaves its message
- * undelivered. The down message is allocated at the exit: if memory runs
+ * be NULL). Several monitors of one pid each get their message. A
+ * watcher that exits first just leaves its message undelivered. The down
+ * message is allocated at the exit: if memory runs
  * out there it is lost. SYNCQ_OK; SYNCQ_EINVAL for NULL self, a caller
  * that is not self, or pid's slot outside the table; SYNCQ_ENOMEM. */
 SYNCQ_API int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref);
+
+/* self stops watching pid (the monitor `ref` that syncq_po_monitor gave
+ * it): no down message for it will be posted from now on (one already
+ * posted stays in the inbox). SYNCQ_OK; SYNCQ_ENOENT when there is no
+ * such monitor of self's (pid has exited and its message is posted or
+ * on its way, or ref is not one of self's monitors of pid); SYNCQ_EINVAL for NULL self, a caller
+ * that is not self, or pid's slot outside the table. */
+SYNCQ_API int syncq_po_demonitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t ref);
 
 /* The reason the calling process's monitors will be told when it exits
  * (the last value set before it returns or detaches; 0 by default).

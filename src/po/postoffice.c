@@ -492,6 +492,27 @@ int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref) {
   return SYNCQ_OK;
 }
 
+int syncq_po_demonitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t ref) {
+  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  syncq_po_system *sys = self->sys;
+  if (pid < 0 || po_slot_of(sys, pid) >= sys->nslots) return SYNCQ_EINVAL;
+  struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, pid)];
+  po_monitor *found = NULL;
+  pthread_mutex_lock(&sys->spawn_lock);
+  /* refs are unique in the system: a stale pid's slot holds no such one */
+  for (po_monitor **at = &p->monitors; *at != NULL; at = &(*at)->next) {
+    if ((*at)->ref == ref && (*at)->watcher == self->pid) {
+      found = *at;
+      *at = found->next;
+      atomic_fetch_sub(&p->nmon, 1u); /* seq_cst: as in syncq_po_monitor */
+      break;
+    }
+  }
+  pthread_mutex_unlock(&sys->spawn_lock);
+  free(found);
+  return found != NULL ? SYNCQ_OK : SYNCQ_ENOENT;
+}
+
 int syncq_po_set_exit_reason(syncq_po_proc *self, int32_t reason) {
   if (self == NULL || !is_caller(self) || reason == SYNCQ_PO_NOPROC) return SYNCQ_EINVAL;
   self->exit_reason = reason;

@@ -900,6 +900,23 @@ static void test_monitors(void **state) {
   d1 = expect_down(me);
   assert_int_equal(d1.pid, op);
   assert_int_equal(d1.reason, 5);
+  /* demonitor: taken back before the exit, no down; after it, ENOENT */
+  assert_int_equal(syncq_po_spawn(s, reasoned, NULL, &p), SYNCQ_OK);
+  assert_int_equal(syncq_po_monitor(me, p, &r1), SYNCQ_OK);
+  assert_int_equal(syncq_po_monitor(me, p, &r2), SYNCQ_OK);
+  assert_int_equal(syncq_po_demonitor(me, p, r1), SYNCQ_OK);
+  assert_int_equal(syncq_po_demonitor(me, p, r1), SYNCQ_ENOENT); /* twice */
+  assert_int_equal(syncq_po_demonitor(me, p, r2 + 1000), SYNCQ_ENOENT); /* not a ref of ours */
+  assert_int_equal(syncq_po_demonitor(NULL, p, r2), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_demonitor(me, -1, r2), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_demonitor(me, 127, r2), SYNCQ_EINVAL);
+  send_word(me, p, 1, 3);
+  d1 = expect_down(me); /* only r2's */
+  assert_int_equal(d1.ref, r2);
+  assert_int_equal(d1.reason, 3);
+  assert_int_equal(syncq_po_recv_timeout(me, 0, &m), SYNCQ_ETIMEDOUT);
+  assert_int_equal(syncq_po_demonitor(me, p, r2), SYNCQ_ENOENT); /* posted already */
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_OK);
   /* monitors racing exits: each monitor gets exactly one down */
   enum { RACERS = 40 };
   syncq_po_pid rp[RACERS];
