@@ -7,7 +7,8 @@
  * `self` is its handle to its own postoffice: an inbox queue (one of six
  * mailbox algorithms, chosen per system) and a free list of messages. A
  * thread that was not spawned (e.g. main) may join in as a process with
- * syncq_po_attach().
+ * syncq_po_attach(), or run its main logic as the first process with
+ * syncq_po_run().
  *
  * Backends (chosen per system, syncq_po_config.backend):
  *   "thread"  002's design: every process is a kernel thread (32 KB stack).
@@ -23,9 +24,10 @@
  *             and then parks.
  *             The default when the library was built with Boost.Context.
  *             Rules: a fiber that makes a blocking system call (read,
- *             sleep, a pthread mutex held elsewhere, ...) blocks its whole
- *             scheduler thread; the fibers queued behind it run only when
- *             another scheduler, idle or woken by new work, steals them
+ *             sleep(3) -- syncq_po_sleep parks instead --, a pthread
+ *             mutex held elsewhere, ...) blocks its whole scheduler
+ *             thread; the fibers queued behind it run only when another
+ *             scheduler, idle or woken by new work, steals them
  *             (no monitor thread notices a blocked scheduler). A fiber
  *             that busy-waits for another fiber must yield
  *             (syncq_po_yield; syncq_po_recv does). A fiber may resume on
@@ -50,13 +52,33 @@
  *   recv_blocking(self)      dequeue, sleeping on a futex while empty; the
  *                            sender wakes it (beyond 002)
  *   try_recv(self)           dequeue once: SYNCQ_EMPTY when nothing is there
+ *   recv_timeout(self, ns)   dequeue, waiting at most ns (SYNCQ_ETIMEDOUT)
+ *   sleep(self, ns)          a fiber parks, its scheduler runs the others
+ *   send_after(self, pid, msg, ns)  delivered ns from now
  *   free(self, msg)          give a message back to the own free list
+ *   monitor(self, pid, &ref) one SYNCQ_PO_DOWN message when pid exits
+ *                            (demonitor(self, pid, ref) takes it back)
  *
- * Pids: a pid is an index in the process table, 0 .. max_procs-1, handed
- * out in order and never reused while the system lives. A pid outside the
- * table is SYNCQ_EINVAL; a pid inside the table that no process has taken
- * is SYNCQ_ENOENT; a process that has exited (returned from fn, or
- * detached) is SYNCQ_EDEAD for send.
+ * Pids: a pid names one process, never its successor. It is a slot of the
+ * process table (the low bits) and that slot's generation (the high bits):
+ * a slot is reused once its process has been joined (spawned) or has
+ * detached (attached), and each reuse takes the next generation, so a pid
+ * kept after its process is gone never reaches the slot's next process
+ * (as Erlang's and the kernel's pids). A fresh system hands out slots
+ * 0, 1, 2, ... in order (generation 0: pids 0, 1, 2, ...); once every
+ * slot has been used, the slot freed longest ago is reused first. The
+ * slot takes ceil(log2(max_procs + SYNCQ_PO_ATTACH_RESERVE)) bits and the
+ * generation the rest of the 31: a slot has 2^(31 - those bits)
+ * generations before a pid value repeats (131,072 with the default table
+ * of 8,192 + 16 slots, 1,024 with SYNCQ_PO_MAX_PROCS); syncq_po_pid_generations()
+ * gives a system's number. A pid whose slot lies outside the table is
+ * SYNCQ_EINVAL; a pid no process has had yet is SYNCQ_ENOENT; the pid of
+ * a process that has exited (returned from fn, or detached), joined or
+ * not, is SYNCQ_EDEAD for send and SYNCQ_ENOENT for join once joined.
+ * A message sent to a process that exits (or whose slot is reused) before
+ * it receives it is dropped, never delivered to the slot's next process:
+ * each message carries its recipient's pid, and a receive drops those
+ * addressed to an earlier generation.
  *
  * Messages: a header (the fields below) and a separately allocated payload
  * buffer (`data`, `cap` bytes, `len` used). Headers are type-stable: while
@@ -101,6 +123,7 @@ typedef struct syncq_po_msg {
   _Atomic(struct syncq_po_msg *) next; /* the other mailboxes' queue link */
   syncq_fl_link fl;                  /* free-list link */
   struct syncq_po_msg *all_next;     /* the system's list of every header */
+  syncq_po_pid to;                   /* the recipient's pid (a stale one's message is dropped) */
   /* -- the holder's -- */
   uint32_t type;       /* the application's message type */
   syncq_po_pid sender; /* set by send */
@@ -125,14 +148,20 @@ typedef enum syncq_po_send_mode {
 #define SYNCQ_PO_STACK_CACHE_BYTES ((size_t)256 << 20)
 #define SYNCQ_PO_DEFAULT_MAX_PROCS 8192u
 #define SYNCQ_PO_MAX_PROCS (1u << 20)          /* largest process table */
+/* Slots beyond max_procs that only syncq_po_attach may take: a thread can
+ * still join a system whose spawned processes fill max_procs (to send
+ * what the parked ones wait for, so they can exit and be joined). */
+#define SYNCQ_PO_ATTACH_RESERVE 16u
 #define SYNCQ_PO_MAX_MSG ((size_t)1 << 30)     /* largest payload */
 #define SYNCQ_PO_MAX_SCHEDULERS 1024u          /* most scheduler threads of a fiber system */
 
 typedef struct syncq_po_config {
   const char *mailbox; /* "mutex" (NULL: the default), "nonblocking", "ttas", "two-lock",
                         * "mutex-nofree", "mpsc" (syncq_po_mailbox_info) */
-  uint32_t max_procs;  /* process table size, 0: SYNCQ_PO_DEFAULT_MAX_PROCS; at most
-                        * SYNCQ_PO_MAX_PROCS, else SYNCQ_EINVAL */
+  uint32_t max_procs;  /* most live processes (spawned and attached; joined or detached
+                        * ones leave), 0: SYNCQ_PO_DEFAULT_MAX_PROCS; at most
+                        * SYNCQ_PO_MAX_PROCS, else SYNCQ_EINVAL. The table has
+                        * SYNCQ_PO_ATTACH_RESERVE more slots, for attach only. */
   size_t stack_size;   /* bytes of each spawned process's stack, 0: the backend's default
                         * (SYNCQ_PO_DEFAULT_STACK, SYNCQ_PO_DEFAULT_FIBER_STACK); below
                         * the backend's minimum (PTHREAD_STACK_MIN,
@@ -143,7 +172,10 @@ typedef struct syncq_po_config {
                         * default 65,530); without guards the limit is memory. */
   const char *backend; /* "thread" or "fiber" (syncq_po_backend_info); NULL: the default
                         * (syncq_po_default_backend) */
-  uint32_t schedulers; /* fiber: scheduler threads, 0: one per processing unit (hwloc) */
+  uint32_t schedulers; /* fiber: scheduler threads, 0: one per processing unit (hwloc),
+                        * or as many of those as the kernel lets start (at least one:
+                        * see syncq_po_schedulers_reason); a number given here starts
+                        * in full or the system is refused (SYNCQ_ELIMIT) */
   bool pin;            /* fiber: bind scheduler i to processing unit i (hwloc) */
 } syncq_po_config;
 
@@ -175,6 +207,12 @@ SYNCQ_API const char *syncq_po_default_backend(void);
 SYNCQ_API const char *syncq_po_backend_of(const syncq_po_system *sys);
 /* Scheduler threads of a fiber system (0 for a thread system or NULL). */
 SYNCQ_API uint32_t syncq_po_schedulers(const syncq_po_system *sys);
+/* Why a fiber system asked for one scheduler per processing unit
+ * (schedulers = 0) runs on fewer: the limit that refused the next thread
+ * (syncq_po_limit_reason's names: "RLIMIT_NPROC", "kernel.threads-max",
+ * "cgroup pids.max", ...); NULL when every one started, for a thread
+ * system, or for NULL. A static string. */
+SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
 
 /* ---- systems and processes ---- */
 
@@ -183,7 +221,9 @@ SYNCQ_API uint32_t syncq_po_schedulers(const syncq_po_system *sys);
  * lock the mailbox needs ("pthread-mutex", "ttas") is not in the lock
  * registry; SYNCQ_ENOTSUP without double-width CAS (the free lists need
  * it) or for the fiber backend in a build without it; SYNCQ_ENOMEM;
- * SYNCQ_ELIMIT when a fiber system's scheduler threads could not start. */
+ * SYNCQ_ELIMIT when a fiber system's scheduler threads could not start
+ * (not even one, or fewer than a number given in cfg->schedulers: every
+ * thread started is stopped again, nothing is kept). */
 SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
 
 /* Destroy a system and free every message. Processes that have exited are
@@ -195,29 +235,51 @@ SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out)
 SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
 
 /* Start a process running fn(self, arg); its pid in *pid (may be NULL).
- * SYNCQ_EINVAL for NULL sys or fn; SYNCQ_ENOMEM; SYNCQ_ELIMIT when the
- * process table is full or a system limit stopped the thread or the
- * fiber's stack: then syncq_po_limit_reason() names the limit. */
+ * SYNCQ_EINVAL for NULL sys or fn; SYNCQ_ENOMEM; SYNCQ_ELIMIT when
+ * max_procs processes are live (not yet joined or detached) or a system
+ * limit stopped the thread or the fiber's stack: then
+ * syncq_po_limit_reason() names the limit. The slot of a spawned process
+ * is freed by syncq_po_join (or destroy): a process nobody joins keeps it. */
 SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
-/* Wait for a spawned process to exit. SYNCQ_EINVAL for NULL sys or a pid
- * outside the table, or a pid that is attached, not spawned; SYNCQ_ENOENT
- * for a pid no process has taken or one already joined. A process joining
- * itself gets SYNCQ_EINVAL. A thread sleeps; a fiber yields to the other
- * fibers until the process has exited. */
+/* Wait for a spawned process to exit, then free its slot for reuse (its
+ * pid is stale from then on). SYNCQ_EINVAL for NULL sys or a pid whose
+ * slot is outside the table, or a pid that is attached, not spawned;
+ * SYNCQ_ENOENT for a pid no process has had, one already joined (or being
+ * joined), or a stale one. A process joining itself gets SYNCQ_EINVAL. A
+ * thread sleeps; a fiber parks (its scheduler runs the other fibers) and
+ * the process's exit wakes it. */
 SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
 
 /* Make the calling thread a process of sys (it gets a pid, an inbox and a
  * free list, and may send and receive; in a fiber system it stays a
- * thread, sleeping on a futex in recv_blocking). SYNCQ_EINVAL for NULL or
- * when called from a fiber (it is a process already); SYNCQ_ELIMIT
- * ("max_procs") when the table is full; SYNCQ_ENOMEM. */
+ * thread, sleeping on a futex in recv_blocking). It may take one of the
+ * SYNCQ_PO_ATTACH_RESERVE slots when max_procs processes are live.
+ * SYNCQ_EINVAL for NULL or when called from a fiber (it is a process
+ * already); SYNCQ_ELIMIT ("max_procs") when every slot, the reserve
+ * included, is live; SYNCQ_ENOMEM. */
 SYNCQ_API int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
 
 /* The attached thread leaves: its pid is dead from now on (sends get
- * SYNCQ_EDEAD). SYNCQ_EINVAL for NULL, a spawned process's handle, or a
- * process already detached. */
+ * SYNCQ_EDEAD) and its slot is free for reuse; the handle must not be used
+ * again. SYNCQ_EINVAL for NULL, a spawned process's handle, or a process
+ * already detached. */
 SYNCQ_API int syncq_po_detach(syncq_po_proc *self);
+
+/* The body of a system's first process under syncq_po_run: its return
+ * value is the run's result (as main's is the program's). */
+typedef int (*syncq_po_main_fn)(syncq_po_proc *self, void *arg);
+
+/* Run fn(self, arg) as a process of sys (a fiber in a fiber system, so a
+ * program whose main logic lives there pays fiber hops, not a thread's
+ * futex wake-up per message), wait for it to exit, and store its return
+ * value in *result (result may be NULL). The caller sleeps meanwhile (a
+ * fiber caller yields, as in join). The process may spawn, send, receive
+ * and join like any other; what it spawns may outlive it (join or destroy
+ * as usual). SYNCQ_OK once it has exited; SYNCQ_EINVAL for NULL sys or
+ * fn; SYNCQ_ELIMIT, SYNCQ_ENOMEM as spawn (fn did not run). Any thread may
+ * call it, several at once. */
+SYNCQ_API int syncq_po_run(syncq_po_system *sys, syncq_po_main_fn fn, void *arg, int *result);
 
 /* The process's pid; -1 for NULL. */
 SYNCQ_API syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self);
@@ -229,8 +291,57 @@ SYNCQ_API syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self);
  * NULL when no spawn has been refused (or sys is NULL). A static string. */
 SYNCQ_API const char *syncq_po_limit_reason(const syncq_po_system *sys);
 
-/* How many processes have been started (spawned or attached) so far. */
+/* How many processes have been started (spawned or attached) over the
+ * system's life, live or not (saturates at UINT32_MAX); 0 for NULL. */
 SYNCQ_API uint32_t syncq_po_count(const syncq_po_system *sys);
+
+/* How many processes are live now: spawned and not yet joined (exited
+ * ones included), or attached and not detached; 0 for NULL. */
+SYNCQ_API uint32_t syncq_po_live(const syncq_po_system *sys);
+
+/* How many generations a slot of sys has before one of its pid values
+ * repeats (see "Pids" above); 0 for NULL. */
+SYNCQ_API uint32_t syncq_po_pid_generations(const syncq_po_system *sys);
+
+/* ---- monitors (Erlang's erlang:monitor/2) ---- */
+
+/* The type of a "down" message; its payload is a syncq_po_down. */
+#define SYNCQ_PO_DOWN 0xFFFF0D01u
+/* The reason of a down message for a process that was not there to watch
+ * (exited already, stale, or never had). A process's own reasons are
+ * other values: 0 ("normal") unless it set one. */
+#define SYNCQ_PO_NOPROC INT32_MIN
+
+typedef struct syncq_po_down {
+  uint64_t ref;       /* the monitor's reference, as syncq_po_monitor gave it */
+  syncq_po_pid pid;   /* the process that went down */
+  int32_t reason;     /* its exit reason, or SYNCQ_PO_NOPROC */
+} syncq_po_down;
+
+/* self watches pid: exactly one message of type SYNCQ_PO_DOWN (payload a
+ * syncq_po_down, sender pid) arrives in self's inbox when pid exits
+ * (returns from fn, or detaches), carrying its exit reason; at once, with
+ * reason SYNCQ_PO_NOPROC, when pid has exited already, is stale, or no
+ * process has had it. A reference unique in the system goes to *ref (may
+ * be NULL). Several monitors of one pid each get their message. A
+ * watcher that exits first just leaves its message undelivered. The down
+ * message is allocated at the exit: if memory runs
+ * out there it is lost. SYNCQ_OK; SYNCQ_EINVAL for NULL self, a caller
+ * that is not self, or pid's slot outside the table; SYNCQ_ENOMEM. */
+SYNCQ_API int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref);
+
+/* self stops watching pid (the monitor `ref` that syncq_po_monitor gave
+ * it): no down message for it will be posted from now on (one already
+ * posted stays in the inbox). SYNCQ_OK; SYNCQ_ENOENT when there is no
+ * such monitor of self's (pid has exited and its message is posted or
+ * on its way, or ref is not one of self's monitors of pid); SYNCQ_EINVAL for NULL self, a caller
+ * that is not self, or pid's slot outside the table. */
+SYNCQ_API int syncq_po_demonitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t ref);
+
+/* The reason the calling process's monitors will be told when it exits
+ * (the last value set before it returns or detaches; 0 by default).
+ * SYNCQ_EINVAL for NULL, a caller that is not self, or SYNCQ_PO_NOPROC. */
+SYNCQ_API int syncq_po_set_exit_reason(syncq_po_proc *self, int32_t reason);
 
 /* ---- messages ---- */
 
@@ -239,9 +350,10 @@ SYNCQ_API uint32_t syncq_po_count(const syncq_po_system *sys);
 SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 
 /* Send msg to process `to` (its sender field is set to self's pid).
- * SYNCQ_EINVAL for NULL, a bad mode, msg->len > msg->cap, or `to` outside
- * the table; SYNCQ_ENOENT when no process has that pid; SYNCQ_EDEAD when it
- * has exited; SYNCQ_ENOMEM (COPY when no message could be had). On any
+ * SYNCQ_EINVAL for NULL, a bad mode, msg->len > msg->cap, or `to`'s slot
+ * outside the table; SYNCQ_ENOENT when no process has had that pid yet;
+ * SYNCQ_EDEAD when it has exited (or its slot has been reused: a stale
+ * pid); SYNCQ_ENOMEM (COPY when no message could be had). On any
  * error the message is still the caller's. */
 SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
 
@@ -262,6 +374,37 @@ SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
  * (In "mpsc", a message whose sender is between its two steps is not yet
  * visible: try_recv may report SYNCQ_EMPTY until that sender resumes.) */
 SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
+
+/* Receive with a deadline: the next message of the inbox into *out, or
+ * SYNCQ_ETIMEDOUT once timeout_ns nanoseconds (monotonic clock) have
+ * passed with the inbox empty. timeout_ns 0: look once (SYNCQ_OK or
+ * SYNCQ_ETIMEDOUT); UINT64_MAX: wait for ever (recv_blocking). A fiber
+ * parks, woken by a send or by its scheduler's timer heap when the
+ * deadline passes (late by as long as that scheduler is busy running a
+ * fiber that does not switch); a thread sleeps on a timed futex wait.
+ * SYNCQ_EINVAL as recv; SYNCQ_ENOMEM (a fiber: its scheduler's timer heap
+ * could not grow). Erlang's `receive ... after T`. */
+SYNCQ_API int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, syncq_po_msg **out);
+
+/* Sleep ns nanoseconds. A fiber parks on its scheduler's timer heap (the
+ * other fibers run meanwhile: never call sleep(3) or nanosleep from a
+ * fiber, which blocks its scheduler thread); messages that arrive stay in
+ * the inbox. A thread sleeps in nanosleep. SYNCQ_OK; SYNCQ_EINVAL for
+ * NULL or a caller that is not `self`; SYNCQ_ENOMEM as recv_timeout. */
+SYNCQ_API int syncq_po_sleep(syncq_po_proc *self, uint64_t ns);
+
+/* Send msg to `to` after delay_ns nanoseconds (linked, as SYNCQ_PO_LINK;
+ * delay 0: syncq_po_send at once). The message is the postoffice's from a
+ * successful call on: it is delivered when its time comes if `to` still
+ * lives, else dropped (and freed with the system if it is destroyed
+ * first). Fiber system: the timer waits on the heap of the caller's
+ * scheduler (a plain thread's: one chosen round robin); thread system: on
+ * a timer thread the system starts on first use. Statuses checked now:
+ * SYNCQ_EINVAL for NULL, msg->len > msg->cap, or `to`'s slot outside the
+ * table; SYNCQ_ENOENT, SYNCQ_EDEAD as send; SYNCQ_ENOMEM; SYNCQ_ELIMIT
+ * when the timer thread could not start. On an error the message is
+ * still the caller's. Any process may call it for its own `self`. */
+SYNCQ_API int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, uint64_t delay_ns);
 
 /* Let other processes run: a fiber yields to the other runnable fibers of
  * its scheduler (returning at once when there are none), a thread to the

@@ -88,18 +88,24 @@ typedef struct po_fiber {
   po_san san;
   _Atomic(uint32_t) done;      /* 1 once it has exited and its stack is back in the pool */
   _Atomic(uint32_t) join_waiters; /* threads sleeping on done */
+  _Atomic(struct syncq_po_proc *) join_fiber; /* a fiber parked in join, woken at exit */
 } po_fiber;
 
 /* ---- the runtime of one system ---- */
 
 typedef struct po_fiber_rt po_fiber_rt;
 
-/* Start the schedulers of sys (nsched: 0 = one per processing unit). */
+/* Start the schedulers of sys (nsched: 0 = one per processing unit, or as
+ * many of those as the kernel lets start, at least one; SYNCQ_ELIMIT when
+ * an explicit nsched, or not even one, could be started). */
 int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, size_t stack_size,
                        size_t guard_size, po_fiber_rt **out);
 /* Stop and free them: every fiber must have exited (po_fiber_all_done). */
 void po_fiber_rt_destroy(po_fiber_rt *rt);
 uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt);
+/* The limit that kept a default-sized runtime below one scheduler per
+ * processing unit (po_limit_of's names), or NULL. */
+const char *po_fiber_rt_short_reason(const po_fiber_rt *rt);
 
 /* Start p (its fn/arg set, state RUNNING published) as a fiber. SYNCQ_OK;
  * SYNCQ_ELIMIT with *why; SYNCQ_ENOMEM. */
@@ -115,5 +121,13 @@ void po_fiber_yield(struct syncq_po_proc *self);
 /* After a message was queued for dst (a fiber): wake it if it is blocking
  * or parked. `waker` is the sending process (NULL: unknown / a thread). */
 void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst);
+
+struct po_timers;
+struct po_timer;
+/* The timer heap of the scheduler running the calling fiber `self`. */
+struct po_timers *po_fiber_timers(struct syncq_po_proc *self);
+/* Queue a timer from a plain thread: on a scheduler chosen round robin,
+ * which is woken if the timer is its earliest. SYNCQ_OK or SYNCQ_ENOMEM. */
+int po_fiber_timer_add_remote(po_fiber_rt *rt, struct po_timer *t);
 
 #endif

@@ -30,6 +30,12 @@
  *                nsleeping, fences, and looks at every queue once more; a
  *                producer pushes, fences, and wakes a sleeper if any
  *                (Dekker through seq_cst fences: one sees the other).
+ *   Timers:      a deadline heap per scheduler (timer.c), fired by
+ *                take_local between fibers and bounding the idle futex
+ *                sleep; a fiber's recv_timeout and sleep park on it.
+ *   Start:       the schedulers wait at a gate until their number is
+ *                final: one per processing unit, or as many as the kernel
+ *                allowed (RLIMIT_NPROC, ...), at least one.
  *   Progress:    blocking (a process waits for messages); a parked fiber
  *                costs no CPU; an idle system's schedulers sleep.
  *   Atomics:     a hop between fibers on one scheduler: the mailbox's
@@ -52,6 +58,7 @@
 
 #include "fiber_internal.h"
 #include "po_internal.h"
+#include "timer.h"
 
 #if SYNCQ_HAVE_FIBERS
 #include "syncq/clock.h"
@@ -103,6 +110,9 @@ typedef struct po_sched {
   pthread_t tid;
   bool started;
   syncq_queue_nblfq *runq;
+  /* Deadlines of the fibers that wait here, and send_after's (timer.c):
+   * fired between fibers (take_local), bounding the idle sleep. */
+  po_timers timers;
 } po_sched;
 
 struct po_fiber_rt {
@@ -111,9 +121,12 @@ struct po_fiber_rt {
   _Atomic(uint32_t) stop;
   _Atomic(uint32_t) rr; /* round robin for fibers made runnable by plain threads */
   SYNCQ_CACHELINE_ALIGNED struct syncq_po_system *sys;
-  uint32_t nsched;
+  uint32_t nsched;  /* schedulers running (fixed before any passes the gate) */
+  uint32_t nalloc;  /* schedulers allocated (>= nsched) */
   bool pin;
-  po_sched *sched; /* [nsched] */
+  const char *short_reason; /* the limit that kept nsched below what was asked, or NULL */
+  _Atomic(uint32_t) gate;   /* 0 until nsched is final: a started scheduler waits for it */
+  po_sched *sched; /* [nalloc] */
   po_stack_pool pool;
 #if SYNCQ_HAVE_HWLOC
   hwloc_topology_t topo;
@@ -214,6 +227,11 @@ static po_fiber *take_runnext(po_sched *s) {
  * PO_RUNNEXT_BUDGET of those in a row the queue's head goes first. */
 static po_fiber *take_local(po_sched *s) {
   void *item;
+  uint64_t due = po_timers_next(&s->timers);
+  if (due != UINT64_MAX) { /* an empty heap costs one load; else the clock */
+    uint64_t now = syncq_now_ns();
+    if (due <= now) (void)po_timers_fire(&s->timers, now);
+  }
   if (s->runnext_streak < PO_RUNNEXT_BUDGET) {
     po_fiber *f = take_runnext(s);
     if (f != NULL) {
@@ -318,6 +336,12 @@ static po_sched *after_switch(po_transfer t) {
      * load of done: either it sees done, or we see it waiting. */
     atomic_store(&from->done, 1u);
     if (atomic_load(&from->join_waiters) != 0) (void)syncq_futex_wake(&from->done, -1, false);
+    /* seq_cst, with the joining fiber's seq_cst store of join_fiber and
+     * load of done: either it sees done, or we see it and wake it (a wake
+     * before it parks is read by its exchange to BLOCKING, which then
+     * sees done: po_fiber_join). */
+    struct syncq_po_proc *joiner = atomic_load(&from->join_fiber);
+    if (joiner != NULL) po_fiber_wake(NULL, joiner);
     break;
   }
   default:
@@ -356,7 +380,8 @@ static void fiber_entry(po_transfer t) {
   p->fn(p, p->arg);
   /* release: pairs with the senders' acquire load of state (SYNCQ_EDEAD)
    * and destroy's. */
-  atomic_store_explicit(&p->state, PO_EXITED, memory_order_release);
+  atomic_store_explicit(&p->state, PO_WORD(po_gen_of(p->sys, p->pid), PO_EXITED), memory_order_release);
+  po_exit_notify(p);
   s = f->sched;
   switch_to(s, f, PO_SW_EXIT, take_local(s));
   /* never resumed */
@@ -444,7 +469,9 @@ static void idle(po_sched *s) {
     run(s, f);
     return;
   }
-  /* acquire: the value futex_wait compares; pairs with wakep's release. */
+  /* acquire: the value futex_wait compares; pairs with wakep's release
+   * (and with po_fiber_timer_add_remote's: read before the heap's next
+   * deadline below, so an earlier deadline added after it ends the wait). */
   uint32_t word = atomic_load_explicit(&s->wake_word, memory_order_acquire);
   atomic_store(&s->sleeping, 1u);
   atomic_fetch_add(&rt->nsleeping, 1u);
@@ -453,7 +480,13 @@ static void idle(po_sched *s) {
   atomic_thread_fence(memory_order_seq_cst);
   f = take_local(s);
   if (f == NULL) f = steal(s, NULL);
-  if (f == NULL && !stopping(rt)) (void)syncq_futex_wait(&s->wake_word, word, -1, false);
+  if (f == NULL && !stopping(rt)) {
+    /* No longer than the earliest deadline here: the timer fires when the
+     * loop next calls take_local. */
+    uint64_t due = po_timers_next(&s->timers), now = due == UINT64_MAX ? 0 : syncq_now_ns();
+    int64_t wait = due == UINT64_MAX ? -1 : due <= now ? 0 : (int64_t)(due - now);
+    if (wait != 0) (void)syncq_futex_wait(&s->wake_word, word, wait, false);
+  }
   uint32_t one = 1;
   /* acq_rel: as in wakep; if we win, no waker counted us out. */
   if (atomic_compare_exchange_strong_explicit(&s->sleeping, &one, 0, memory_order_acq_rel, memory_order_relaxed))
@@ -485,6 +518,9 @@ static void *sched_main(void *arg) {
   }
   po_san_thread_init(&s->san, lo, size);
   set_current(NULL);
+  /* acquire: pairs with open_gate's release: nsched is final from here on. */
+  while (atomic_load_explicit(&rt->gate, memory_order_acquire) == 0)
+    (void)syncq_futex_wait(&rt->gate, 0u, -1, false);
   while (!stopping(rt)) {
     po_fiber *f = take_local(s);
     if (f != NULL)
@@ -514,6 +550,13 @@ static uint32_t count_pus(po_fiber_rt *rt) {
   return n > 0 ? (uint32_t)n : 1u;
 }
 
+/* Every scheduler that will run has started: nsched is final. */
+static void open_gate(po_fiber_rt *rt) {
+  /* release: publishes nsched to the schedulers' acquire loads. */
+  atomic_store_explicit(&rt->gate, 1u, memory_order_release);
+  (void)syncq_futex_wake(&rt->gate, -1, false);
+}
+
 static void stop_all(po_fiber_rt *rt) {
   /* release: pairs with stopping()'s acquire. */
   atomic_store_explicit(&rt->stop, 1u, memory_order_release);
@@ -527,7 +570,10 @@ static void stop_all(po_fiber_rt *rt) {
 }
 
 static void free_rt(po_fiber_rt *rt) {
-  for (uint32_t i = 0; i < rt->nsched; i++) free(rt->sched[i].runq);
+  for (uint32_t i = 0; i < rt->nalloc; i++) {
+    if (rt->sched[i].runq != NULL) po_timers_destroy(&rt->sched[i].timers, rt->sys);
+    free(rt->sched[i].runq);
+  }
   free(rt->sched);
   po_stack_pool_destroy(&rt->pool);
 #if SYNCQ_HAVE_HWLOC
@@ -559,15 +605,17 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
     free(rt);
     return r;
   }
+  rt->nalloc = rt->nsched;
+  atomic_init(&rt->gate, 0);
   rt->sched = syncq_alloc_aligned(rt->nsched * sizeof(po_sched), _Alignof(po_sched));
   if (rt->sched == NULL) {
-    rt->nsched = 0;
+    rt->nsched = rt->nalloc = 0;
     free_rt(rt);
     return SYNCQ_ENOMEM;
   }
   memset(rt->sched, 0, rt->nsched * sizeof(po_sched));
   size_t cap = PO_RUNQ_MIN;
-  while (cap < sys->max_procs) cap <<= 1;
+  while (cap < sys->nslots) cap <<= 1;
   size_t bytes = 0;
   (void)syncq_queue_nblfq_bytes(cap, &bytes);
   for (uint32_t i = 0; i < rt->nsched; i++) {
@@ -579,21 +627,39 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
     s->rt = rt;
     s->index = i;
     s->seed = 0x9e3779b97f4a7c15ull * (i + 1);
+    if (po_timers_init(&s->timers) != SYNCQ_OK) {
+      free_rt(rt);
+      return SYNCQ_ESYS;
+    }
     s->runq = syncq_alloc_aligned(bytes, _Alignof(syncq_queue_nblfq));
     if (s->runq == NULL || syncq_queue_nblfq_init(s->runq, cap) != SYNCQ_OK) {
+      if (s->runq == NULL) po_timers_destroy(&s->timers, sys); /* free_rt destroys those with a queue */
       free_rt(rt);
       return SYNCQ_ENOMEM;
     }
   }
-  for (uint32_t i = 0; i < rt->nsched; i++) {
-    po_sched *s = &rt->sched[i];
-    if (pthread_create(&s->tid, NULL, sched_main, s) != 0) {
+  /* The schedulers wait at the gate until their number is final: when the
+   * kernel refuses a thread (RLIMIT_NPROC, threads-max, a cgroup's
+   * pids.max), a default-sized system runs on those that started. */
+  uint32_t started = 0;
+  int err = 0;
+  for (; started < rt->nsched; started++) {
+    po_sched *s = &rt->sched[started];
+    err = pthread_create(&s->tid, NULL, sched_main, s);
+    if (err != 0) break;
+    s->started = true;
+  }
+  if (started < rt->nsched) {
+    if (nsched != 0 || started == 0) { /* asked for exactly nsched, or none at all */
+      open_gate(rt);
       stop_all(rt);
       free_rt(rt);
       return SYNCQ_ELIMIT;
     }
-    s->started = true;
+    rt->short_reason = po_limit_of(err);
+    rt->nsched = started;
   }
+  open_gate(rt);
   *out = rt;
   return SYNCQ_OK;
 }
@@ -606,6 +672,23 @@ void po_fiber_rt_destroy(po_fiber_rt *rt) {
 
 uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt) { return rt != NULL ? rt->nsched : 0; }
 
+const char *po_fiber_rt_short_reason(const po_fiber_rt *rt) { return rt != NULL ? rt->short_reason : NULL; }
+
+po_timers *po_fiber_timers(struct syncq_po_proc *self) { return &self->fiber.sched->timers; }
+
+int po_fiber_timer_add_remote(po_fiber_rt *rt, po_timer *t) {
+  po_sched *s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
+  bool earliest = false;
+  int r = po_timers_add(&s->timers, t, &earliest);
+  if (r == SYNCQ_OK && earliest) {
+    /* release: pairs with idle()'s acquire load of wake_word, taken before
+     * it reads the earliest deadline: its wait then returns at once. */
+    atomic_fetch_add_explicit(&s->wake_word, 1, memory_order_release);
+    (void)syncq_futex_wake(&s->wake_word, 1, false);
+  }
+  return r;
+}
+
 int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   po_fiber *f = &p->fiber;
   po_stack *st;
@@ -616,6 +699,7 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   f->last = NULL;
   atomic_store_explicit(&f->done, 0u, memory_order_relaxed);     /* published by the push below */
   atomic_store_explicit(&f->join_waiters, 0u, memory_order_relaxed); /* as above */
+  atomic_store_explicit(&f->join_fiber, NULL, memory_order_relaxed);  /* as above */
   po_san_fiber_init(&f->san, st->lo, st->size);
   f->ctx = NULL; /* made by the scheduler that first runs it (switch_to) */
   atomic_store_explicit(&f->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* as above */
@@ -632,11 +716,21 @@ int po_fiber_join(struct syncq_po_proc *p) {
   po_fiber *f = &p->fiber;
   po_fiber *cur = po_fiber_current();
   if (cur != NULL) {
-    /* A fiber must not sleep its scheduler: it lets the others run. */
+    /* A fiber must not sleep its scheduler: it parks, and the exit wakes
+     * it (after_switch's PO_SW_EXIT). One joiner per process (join claims
+     * it under spawn_lock). */
+    struct syncq_po_proc *me = proc_of(cur);
+    atomic_store(&f->join_fiber, me); /* seq_cst: see after_switch */
     while (atomic_load(&f->done) == 0) {
-      po_fiber_yield(proc_of(cur));
-      syncq_yield();
+      /* acq_rel: as recv's announcement (postoffice.c). */
+      (void)atomic_exchange_explicit(&cur->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
+      if (atomic_load(&f->done) != 0) {
+        atomic_store_explicit(&cur->wstate, PO_FIBER_RUNNING, memory_order_relaxed); /* as recv's */
+        break;
+      }
+      po_fiber_park(me); /* a message may wake it too: it looks again */
     }
+    atomic_store(&f->join_fiber, NULL); /* seq_cst: see after_switch */
     return SYNCQ_OK;
   }
   while (atomic_load(&f->done) == 0) { /* seq_cst: see after_switch's PO_SW_EXIT */
@@ -659,6 +753,18 @@ void po_fiber_rt_destroy(po_fiber_rt *rt) { (void)rt; }
 uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt) {
   (void)rt;
   return 0;
+}
+const char *po_fiber_rt_short_reason(const po_fiber_rt *rt) {
+  (void)rt;
+  return NULL;
+}
+struct po_timers *po_fiber_timers(struct syncq_po_proc *self) {
+  (void)self;
+  return NULL;
+}
+int po_fiber_timer_add_remote(po_fiber_rt *rt, struct po_timer *t) {
+  (void)rt, (void)t;
+  return SYNCQ_ENOTSUP;
 }
 int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   (void)rt, (void)p, (void)why;

@@ -6,22 +6,32 @@
 #include <pthread.h>
 
 #include "fiber_internal.h"
+#include "timer.h"
 #include "syncq/lock.h"
 #include "syncq/platform.h"
 #include "syncq/po.h"
 
 struct po_mailbox_ops;
 
+/* A slot's state word: its generation (the high bits of the pids it has
+ * handed out) times 4, plus one of these. One word, so a sender reads
+ * "this generation, running" in one load. */
 enum { PO_FREE = 0, PO_RUNNING = 1, PO_EXITED = 2 };
+#define PO_WORD(gen, st) ((uint32_t)(gen) << 2 | (uint32_t)(st))
+#define PO_ST(w) ((w) & 3u)
+#define PO_GEN(w) ((w) >> 2)
 
 struct syncq_po_proc {
   /* The first cache line holds what a message hop touches: the state and
    * mailbox every sender reads, and a fiber's park state and context (a
    * sender's RMW, the scheduler's resume). Written by senders too, but
    * every hop touches all of it anyway: one line, not three. */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(int) state;
-  syncq_po_pid pid;
-  bool is_fiber; /* a spawned process of a fiber system */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) state; /* PO_WORD(generation, PO_FREE/RUNNING/EXITED) */
+  syncq_po_pid pid; /* of the slot's current (or last) process: slot | generation */
+  /* A spawned process of a fiber system. Atomic (seq_cst: written at
+   * spawn/attach only; a plain load on x86) because a late sender holding
+   * a stale pid reads it while the slot is being reused. */
+  _Atomic(bool) is_fiber;
   bool spawned;
   bool joined;
   void *mailbox; /* the inbox, of sys->mb's algorithm */
@@ -37,7 +47,22 @@ struct syncq_po_proc {
   /* The eventcount of recv_blocking: written by senders when the owner sleeps. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) epoch;
   _Atomic(uint32_t) sleeping;
+  /* The deadline of the process's own recv_timeout or sleep (a fiber's;
+   * the owner's alone, except the heap's fields under its lock). */
+  SYNCQ_CACHELINE_ALIGNED po_timer tmr;
+  po_timers *tmr_heap; /* where tmr was added (NULL: not armed) */
+  /* Monitors of the slot's current process (under sys->spawn_lock);
+   * nmon counts them for the exit's lock-free look (see po_exit_notify). */
+  struct po_monitor *monitors;
+  _Atomic(uint32_t) nmon;
+  int32_t exit_reason; /* the owner's; read by its exit */
 };
+
+typedef struct po_monitor {
+  struct po_monitor *next;
+  syncq_po_pid watcher;
+  uint64_t ref;
+} po_monitor;
 
 struct syncq_po_system {
   const struct po_mailbox_ops *mb;
@@ -46,12 +71,21 @@ struct syncq_po_system {
   const syncq_lock_ops *lock; /* the mailbox's lock, from the lock registry (NULL: none) */
   size_t stack_size;
   size_t guard_size;
-  uint32_t max_procs;
-  pthread_mutex_t spawn_lock; /* serialises spawn/attach (not a hot path) */
-  _Atomic(uint32_t) nprocs;   /* slots taken, 0 .. max_procs */
+  uint32_t max_procs;         /* most live processes (spawn's limit) */
+  uint32_t nslots;            /* max_procs + SYNCQ_PO_ATTACH_RESERVE (attach's limit) */
+  uint32_t slot_bits;         /* a pid's low bits: its slot */
+  uint32_t gen_mask;          /* generations wrap at gen_mask + 1 */
+  pthread_mutex_t spawn_lock; /* serialises spawn/attach/join/detach's slot work (not a hot path) */
+  _Atomic(uint32_t) high;     /* slots ever used, 0 .. nslots (written under spawn_lock) */
+  _Atomic(uint32_t) live;     /* slots taken now (written under spawn_lock) */
+  _Atomic(uint32_t) started;  /* processes started over the system's life (saturating) */
+  _Atomic(uint64_t) next_ref; /* monitor references */
+  uint32_t *freeq;            /* [nslots] ring of freed slots, oldest first (spawn_lock) */
+  uint32_t fq_head, fq_len;
   _Atomic(syncq_po_msg *) all; /* every type-stable header ever allocated (push only) */
   _Atomic(const char *) limit_reason;
-  struct syncq_po_proc *procs; /* [max_procs] */
+  po_timer_thread timers;      /* thread backend: send_after's heap and thread */
+  struct syncq_po_proc *procs; /* [nslots] */
 };
 
 /* One mailbox algorithm. The inbox has many producers (senders) and one
@@ -77,6 +111,40 @@ extern const po_mailbox_ops po_mailbox_ttas;
 extern const po_mailbox_ops po_mailbox_two_lock;
 extern const po_mailbox_ops po_mailbox_mutex_nofree;
 extern const po_mailbox_ops po_mailbox_mpsc;
+
+/* The slot a pid names (may be >= nslots: check), and its generation. */
+static inline uint32_t po_slot_of(const syncq_po_system *sys, syncq_po_pid pid) {
+  return (uint32_t)pid & ((1u << sys->slot_bits) - 1u);
+}
+static inline uint32_t po_gen_of(const syncq_po_system *sys, syncq_po_pid pid) {
+  return (uint32_t)pid >> sys->slot_bits;
+}
+/* Where a pid stands against its slot's state word w: SYNCQ_OK (w is that
+ * process, running), SYNCQ_EDEAD (it has exited, or the slot has moved on
+ * to a later generation), SYNCQ_ENOENT (no process has had it yet). */
+static inline int po_pid_status(const syncq_po_system *sys, syncq_po_pid pid, uint32_t w) {
+  uint32_t g = po_gen_of(sys, pid), cur = PO_GEN(w);
+  if (g == cur) return PO_ST(w) == PO_RUNNING ? SYNCQ_OK : PO_ST(w) == PO_EXITED ? SYNCQ_EDEAD : SYNCQ_ENOENT;
+  /* The nearer way round the generation circle: behind the slot is stale. */
+  uint32_t behind = (cur - g) & sys->gen_mask;
+  return behind != 0 && behind <= (sys->gen_mask >> 1) + 1 ? SYNCQ_EDEAD : SYNCQ_ENOENT;
+}
+
+/* Take the next message addressed to self's current pid from its inbox,
+ * dropping (back to the free list) any sent to an earlier process of the
+ * slot. SYNCQ_OK with *out, or SYNCQ_EMPTY. */
+int po_take(struct syncq_po_proc *self, syncq_po_msg **out);
+/* A message that will not be delivered goes back to p's free list (or is
+ * freed: "mutex-nofree"). */
+void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m);
+
+/* A process has just stored PO_EXITED: tell its monitors (process.c). */
+void po_exit_notify(struct syncq_po_proc *p);
+/* Post a message of `type` with len bytes of data to `to`, its header
+ * taken from `from`'s free list, sender `sender` (postoffice.c); dropped
+ * when `to` is gone or memory is short. */
+void po_post(syncq_po_system *sys, struct syncq_po_proc *from, syncq_po_pid to, uint32_t type, const void *data,
+             size_t len, syncq_po_pid sender);
 
 /* The limit behind a failed thread or mapping creation (errno err): the
  * names of syncq_po_limit_reason(). */
@@ -105,6 +173,7 @@ int po_lock1_dequeue(void *mb, syncq_po_msg **out);
 static inline void po_copy_out(syncq_po_msg *fresh, syncq_po_msg *node) {
   fresh->type = node->type;
   fresh->sender = node->sender;
+  fresh->to = node->to;
   fresh->len = node->len;
   void *d = fresh->data;
   size_t c = fresh->cap;

@@ -29,11 +29,14 @@
  *   Signal-safe: no.  Process-shared: no.
  *   Limits:      payload up to SYNCQ_PO_MAX_MSG bytes.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../stats_internal.h"
 #include "po_internal.h"
+#include "syncq/clock.h"
 #include "syncq/platform.h"
 
 static syncq_po_msg *nofree_new(void) {
@@ -112,7 +115,10 @@ static bool is_caller(const struct syncq_po_proc *self) {
  * second look at the inbox sees our message. (An RMW rather than a seq_cst
  * fence: the same guarantee in C11 terms, and ThreadSanitizer models it.) */
 static void wake(struct syncq_po_proc *from, struct syncq_po_proc *to) {
-  if (to->is_fiber) {
+  /* relaxed: set before the state word's release store that our acquire
+   * load in send read; a stale pid's slot may be changing it, and then
+   * either wake is a harmless no-op or spurious wake-up. */
+  if (atomic_load_explicit(&to->is_fiber, memory_order_relaxed)) {
     po_fiber_wake(from, to);
     return;
   }
@@ -128,14 +134,16 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
   if (self == NULL || msg == NULL || (mode != SYNCQ_PO_LINK && mode != SYNCQ_PO_COPY) || msg->len > msg->cap)
     return SYNCQ_EINVAL;
   syncq_po_system *sys = self->sys;
-  if (to < 0 || (uint32_t)to >= sys->max_procs) return SYNCQ_EINVAL;
-  struct syncq_po_proc *dst = &sys->procs[to];
+  if (to < 0 || po_slot_of(sys, to) >= sys->nslots) return SYNCQ_EINVAL;
+  struct syncq_po_proc *dst = &sys->procs[po_slot_of(sys, to)];
   /* acquire: pairs with the release stores of the state (spawn, attach,
-   * exit), so the mailbox is initialised when we see RUNNING. */
-  int st = atomic_load_explicit(&dst->state, memory_order_acquire);
-  if (st == PO_FREE) return SYNCQ_ENOENT;
-  if (st == PO_EXITED) return SYNCQ_EDEAD;
+   * exit), so the mailbox is initialised when we see RUNNING. The process
+   * may exit and its slot be reused after this look: the message then
+   * carries `to`, which the slot's next process does not answer to. */
+  int st = po_pid_status(sys, to, atomic_load_explicit(&dst->state, memory_order_acquire));
+  if (st != SYNCQ_OK) return st;
   msg->sender = self->pid;
+  msg->to = to;
   if (mode == SYNCQ_PO_LINK) {
     sys->mb->enqueue(dst->mailbox, msg);
   } else {
@@ -147,6 +155,7 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
     }
     copy->type = msg->type;
     copy->sender = msg->sender;
+    copy->to = to;
     copy->len = msg->len;
     if (msg->len) memcpy(copy->data, msg->data, msg->len);
     sys->mb->enqueue(dst->mailbox, copy);
@@ -156,9 +165,25 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
   return SYNCQ_OK;
 }
 
+void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m) { give_header(sys, p, m); }
+
+int po_take(struct syncq_po_proc *self, syncq_po_msg **out) {
+  const po_mailbox_ops *mb = self->sys->mb;
+  for (;;) {
+    syncq_po_msg *m;
+    int r = mb->dequeue(self->mailbox, &m);
+    if (r != SYNCQ_OK) return r;
+    if (m->to == self->pid) {
+      *out = m;
+      return SYNCQ_OK;
+    }
+    po_drop(self->sys, self, m); /* sent to an earlier process of this slot */
+  }
+}
+
 int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out) {
   if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
-  return self->sys->mb->dequeue(self->mailbox, out);
+  return po_take(self, out);
 }
 
 static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out);
@@ -176,13 +201,13 @@ int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
      * so every other runnable fiber runs first, and then parks until a
      * send wakes it: polling would make each message wait for a pass
      * over every fiber of the scheduler (O(N) per hop). */
-    if (self->sys->mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
     count_yield();
     po_fiber_yield(self);
     return fiber_recv_blocking(self, out);
   }
   for (;;) {
-    if (self->sys->mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
     SYNCQ_STAT_INC(yields);
     syncq_yield();
   }
@@ -192,12 +217,11 @@ int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
  * announcement is an acq_rel exchange that pairs with the sender's acq_rel
  * RMW of the same word in po_fiber_wake (see fiber_sched.c's contract). */
 static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
-  const po_mailbox_ops *mb = self->sys->mb;
   po_fiber *f = &self->fiber;
   for (;;) {
-    if (mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
-    if (mb->dequeue(self->mailbox, out) == SYNCQ_OK) {
+    if (po_take(self, out) == SYNCQ_OK) {
       /* relaxed: back to RUNNING; a sender that turned BLOCKING into WOKEN
        * meanwhile needs nothing more (we have looked). */
       atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
@@ -211,16 +235,15 @@ static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
 int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out) {
   if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
   if (self->is_fiber) return fiber_recv_blocking(self, out);
-  const po_mailbox_ops *mb = self->sys->mb;
   for (;;) {
-    if (mb->dequeue(self->mailbox, out) == SYNCQ_OK) return SYNCQ_OK;
+    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
     /* acquire: pairs with a sender's release increment (nothing to see
      * through it; the snapshot must precede the announcement). */
     uint32_t seen = atomic_load_explicit(&self->epoch, memory_order_acquire);
     /* acq_rel: pairs with the senders' acq_rel RMW in wake(): either a
      * sender reads our 1, or we read from its RMW and see its message. */
     (void)atomic_exchange_explicit(&self->sleeping, 1u, memory_order_acq_rel);
-    int r = mb->dequeue(self->mailbox, out);
+    int r = po_take(self, out);
     if (r != SYNCQ_OK) {
       SYNCQ_STAT_INC(blocks);
       (void)syncq_futex_wait(&self->epoch, seen, -1, false);
@@ -257,5 +280,241 @@ int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size) {
   if (e != 0) return SYNCQ_ESYS;
   if (lo) *lo = a;
   if (size) *size = n;
+  return SYNCQ_OK;
+}
+
+/* ---- deadlines and timers (timer.c holds the heaps) ---- */
+
+/* now + ns, saturating at UINT64_MAX (forever). */
+static uint64_t deadline_after(uint64_t ns) {
+  uint64_t now = syncq_now_ns();
+  return ns >= UINT64_MAX - now ? UINT64_MAX : now + ns;
+}
+
+/* Arm the calling fiber's own deadline on the heap of the scheduler it
+ * runs on (that scheduler is busy running it: no one to wake). */
+static int arm(struct syncq_po_proc *self, uint64_t due) {
+  po_timer *t = &self->tmr;
+  t->due = due;
+  t->kind = PO_TIMER_WAKE;
+  t->proc = self;
+  t->msg = NULL;
+  po_timers *h = po_fiber_timers(self);
+  int r = po_timers_add(h, t, NULL);
+  if (r == SYNCQ_OK) self->tmr_heap = h;
+  return r;
+}
+
+static void disarm(struct syncq_po_proc *self) {
+  if (self->tmr_heap == NULL) return;
+  po_timers_cancel(self->tmr_heap, &self->tmr);
+  self->tmr_heap = NULL;
+}
+
+/* A fiber's receive with a deadline: as fiber_recv_blocking, and its
+ * timer wakes it when the deadline passes (the clock decides, so a wake
+ * for any other reason only costs another look). */
+static int fiber_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_msg **out) {
+  po_fiber *f = &self->fiber;
+  int r;
+  for (;;) {
+    if (po_take(self, out) == SYNCQ_OK) {
+      r = SYNCQ_OK;
+      break;
+    }
+    if (syncq_now_ns() >= due) {
+      r = SYNCQ_ETIMEDOUT;
+      break;
+    }
+    if (self->tmr_heap == NULL && (r = arm(self, due)) != SYNCQ_OK) break;
+    /* acq_rel: as in fiber_recv_blocking (the sender's and the timer's
+     * wake-ups are the same acq_rel RMW of wstate). */
+    (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
+    bool got = po_take(self, out) == SYNCQ_OK;
+    if (got || syncq_now_ns() >= due) {
+      /* relaxed: as in fiber_recv_blocking. */
+      atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
+      r = got ? SYNCQ_OK : SYNCQ_ETIMEDOUT;
+      break;
+    }
+    count_block();
+    po_fiber_park(self);
+  }
+  disarm(self);
+  return r;
+}
+
+/* A thread's: the eventcount of recv_blocking with a timed futex wait. */
+static int thread_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_msg **out) {
+  for (;;) {
+    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
+    uint64_t now = syncq_now_ns();
+    if (now >= due) return SYNCQ_ETIMEDOUT;
+    /* acquire / acq_rel: as in syncq_po_recv_blocking. */
+    uint32_t seen = atomic_load_explicit(&self->epoch, memory_order_acquire);
+    (void)atomic_exchange_explicit(&self->sleeping, 1u, memory_order_acq_rel);
+    int r = po_take(self, out);
+    if (r != SYNCQ_OK) {
+      SYNCQ_STAT_INC(blocks);
+      uint64_t left = due - now;
+      (void)syncq_futex_wait(&self->epoch, seen, left > (uint64_t)INT64_MAX ? -1 : (int64_t)left, false);
+    }
+    /* relaxed: as in syncq_po_recv_blocking. */
+    atomic_store_explicit(&self->sleeping, 0u, memory_order_relaxed);
+    if (r == SYNCQ_OK) return SYNCQ_OK;
+  }
+}
+
+int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, syncq_po_msg **out) {
+  if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (timeout_ns == 0) return po_take(self, out) == SYNCQ_OK ? SYNCQ_OK : SYNCQ_ETIMEDOUT;
+  if (timeout_ns == UINT64_MAX) return syncq_po_recv_blocking(self, out);
+  uint64_t due = deadline_after(timeout_ns);
+  return self->is_fiber ? fiber_recv_until(self, due, out) : thread_recv_until(self, due, out);
+}
+
+int syncq_po_sleep(syncq_po_proc *self, uint64_t ns) {
+  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  uint64_t due = deadline_after(ns);
+  if (!self->is_fiber) {
+    for (;;) {
+      uint64_t now = syncq_now_ns();
+      if (now >= due) return SYNCQ_OK;
+      uint64_t left = due - now;
+      struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+      (void)nanosleep(&ts, NULL); /* EINTR: the loop sleeps the rest */
+    }
+  }
+  /* A fiber parks until its timer fires; messages that arrive meanwhile
+   * wake it for nothing (it parks again) and stay in the inbox. */
+  po_fiber *f = &self->fiber;
+  int r = SYNCQ_OK;
+  while (syncq_now_ns() < due) {
+    if (self->tmr_heap == NULL && (r = arm(self, due)) != SYNCQ_OK) break;
+    /* acq_rel: as in fiber_recv_until. */
+    (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
+    if (syncq_now_ns() >= due) {
+      atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed); /* as in fiber_recv_until */
+      break;
+    }
+    po_fiber_park(self);
+  }
+  disarm(self);
+  return r;
+}
+
+void po_deliver(syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg) {
+  struct syncq_po_proc *dst = &sys->procs[po_slot_of(sys, to)]; /* checked by send_after */
+  /* acquire: as in syncq_po_send. */
+  if (po_pid_status(sys, to, atomic_load_explicit(&dst->state, memory_order_acquire)) != SYNCQ_OK) {
+    po_drop(sys, dst, msg); /* it has exited meanwhile */
+    return;
+  }
+  sys->mb->enqueue(dst->mailbox, msg);
+  wake(NULL, dst);
+}
+
+int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, uint64_t delay_ns) {
+  if (self == NULL || msg == NULL || msg->len > msg->cap) return SYNCQ_EINVAL;
+  if (delay_ns == 0) return syncq_po_send(self, to, msg, SYNCQ_PO_LINK);
+  syncq_po_system *sys = self->sys;
+  if (to < 0 || po_slot_of(sys, to) >= sys->nslots) return SYNCQ_EINVAL;
+  struct syncq_po_proc *dst = &sys->procs[po_slot_of(sys, to)];
+  /* acquire: as in syncq_po_send. */
+  int st = po_pid_status(sys, to, atomic_load_explicit(&dst->state, memory_order_acquire));
+  if (st != SYNCQ_OK) return st;
+  po_timer *t = malloc(sizeof *t);
+  if (t == NULL) return SYNCQ_ENOMEM;
+  memset(t, 0, sizeof *t);
+  t->due = deadline_after(delay_ns);
+  t->kind = PO_TIMER_SEND;
+  t->proc = self;
+  t->msg = msg;
+  t->to = to;
+  msg->sender = self->pid;
+  msg->to = to;
+  int r;
+  if (!sys->fibers)
+    r = po_timer_thread_add(&sys->timers, t);
+  else if (self->is_fiber && is_caller(self))
+    r = po_timers_add(po_fiber_timers(self), t, NULL); /* its scheduler runs us: it looks next switch */
+  else
+    r = po_fiber_timer_add_remote(sys->fiber_rt, t);
+  if (r != SYNCQ_OK) free(t);
+  return r;
+}
+
+void po_post(syncq_po_system *sys, struct syncq_po_proc *from, syncq_po_pid to, uint32_t type, const void *data,
+             size_t len, syncq_po_pid sender) {
+  syncq_po_msg *m = take_header(sys, from);
+  if (m == NULL) return;
+  if (reserve(m, len) != SYNCQ_OK) {
+    give_header(sys, from, m);
+    return;
+  }
+  m->type = type;
+  m->len = len;
+  memcpy(m->data, data, len);
+  m->sender = sender;
+  m->to = to;
+  po_deliver(sys, to, m);
+}
+
+int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref) {
+  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  syncq_po_system *sys = self->sys;
+  if (pid < 0 || po_slot_of(sys, pid) >= sys->nslots) return SYNCQ_EINVAL;
+  struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, pid)];
+  po_monitor *mon = malloc(sizeof *mon);
+  if (mon == NULL) return SYNCQ_ENOMEM;
+  /* relaxed: a unique number is all it is. */
+  uint64_t r = atomic_fetch_add_explicit(&sys->next_ref, 1, memory_order_relaxed) + 1;
+  mon->watcher = self->pid;
+  mon->ref = r;
+  pthread_mutex_lock(&sys->spawn_lock);
+  /* seq_cst, with the exit's RMW of nmon after its store of PO_EXITED
+   * (po_exit_notify): either we see it exited, or it sees our count. */
+  atomic_fetch_add(&p->nmon, 1u);
+  bool alive = po_pid_status(sys, pid, atomic_load(&p->state)) == SYNCQ_OK;
+  if (alive) {
+    mon->next = p->monitors;
+    p->monitors = mon;
+  } else {
+    atomic_fetch_sub(&p->nmon, 1u); /* seq_cst: as above */
+  }
+  pthread_mutex_unlock(&sys->spawn_lock);
+  if (!alive) {
+    free(mon);
+    syncq_po_down d = {r, pid, SYNCQ_PO_NOPROC};
+    po_post(sys, self, self->pid, SYNCQ_PO_DOWN, &d, sizeof d, pid);
+  }
+  if (ref != NULL) *ref = r;
+  return SYNCQ_OK;
+}
+
+int syncq_po_demonitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t ref) {
+  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  syncq_po_system *sys = self->sys;
+  if (pid < 0 || po_slot_of(sys, pid) >= sys->nslots) return SYNCQ_EINVAL;
+  struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, pid)];
+  po_monitor *found = NULL;
+  pthread_mutex_lock(&sys->spawn_lock);
+  /* refs are unique in the system: a stale pid's slot holds no such one */
+  for (po_monitor **at = &p->monitors; *at != NULL; at = &(*at)->next) {
+    if ((*at)->ref == ref && (*at)->watcher == self->pid) {
+      found = *at;
+      *at = found->next;
+      atomic_fetch_sub(&p->nmon, 1u); /* seq_cst: as in syncq_po_monitor */
+      break;
+    }
+  }
+  pthread_mutex_unlock(&sys->spawn_lock);
+  free(found);
+  return found != NULL ? SYNCQ_OK : SYNCQ_ENOENT;
+}
+
+int syncq_po_set_exit_reason(syncq_po_proc *self, int32_t reason) {
+  if (self == NULL || !is_caller(self) || reason == SYNCQ_PO_NOPROC) return SYNCQ_EINVAL;
+  self->exit_reason = reason;
   return SYNCQ_OK;
 }

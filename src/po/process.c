@@ -15,12 +15,22 @@
  *                allocation; spawning is not a hot path).
  *   Memory:      create allocates the table (max_procs entries, one cache
  *                line group each); spawn allocates the process's mailbox.
- *                Slots are never reused while the system lives, so a pid
- *                is never ambiguous and an exited process's inbox stays
- *                valid for late senders.
- *   Limits:      max_procs processes over the system's life; each thread
- *                needs its stack, guard mapping and kernel task: when
- *                pthread_create fails, limit_reason() names the limit.
+ *                A slot is reused once its process is joined (or has
+ *                detached), at the next generation (the pid's high bits:
+ *                Erlang's and the kernel's answer to a stale pid): never-
+ *                used slots first, then the one freed longest ago, so a
+ *                pid value repeats as late as the table allows. Mailboxes
+ *                live as long as the system, so a late sender's stale pid
+ *                still reaches valid memory; the message carries the pid
+ *                it was sent to and a receive drops it (po_take).
+ *                Monitors: a list per slot under spawn_lock; an exit
+ *                looks at its count without the lock (an RMW ordered
+ *                with the monitor's increment), so an exit nobody
+ *                watches takes no lock.
+ *   Limits:      max_procs live processes (SYNCQ_PO_ATTACH_RESERVE more
+ *                for attach); each thread needs its stack, guard mapping
+ *                and kernel task: when pthread_create fails,
+ *                limit_reason() names the limit.
  *   Signal-safe: no.  Process-shared: no.
  */
 #include <errno.h>
@@ -72,6 +82,10 @@ const char *syncq_po_backend_of(const syncq_po_system *sys) {
 
 uint32_t syncq_po_schedulers(const syncq_po_system *sys) {
   return sys != NULL && sys->fibers ? po_fiber_rt_schedulers(sys->fiber_rt) : 0;
+}
+
+const char *syncq_po_schedulers_reason(const syncq_po_system *sys) {
+  return sys != NULL && sys->fibers ? po_fiber_rt_short_reason(sys->fiber_rt) : NULL;
 }
 
 int syncq_po_mailbox_count(void) { return N_MAILBOXES; }
@@ -138,22 +152,37 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (!syncq_pr_dwcas_available()) return SYNCQ_ENOTSUP;
   syncq_po_system *s = calloc(1, sizeof *s);
   if (s == NULL) return SYNCQ_ENOMEM;
-  s->procs = syncq_alloc_aligned((size_t)max * sizeof(struct syncq_po_proc), _Alignof(struct syncq_po_proc));
-  if (s->procs == NULL) {
+  uint32_t nslots = max + SYNCQ_PO_ATTACH_RESERVE;
+  uint32_t bits = 1;
+  while ((1u << bits) < nslots) bits++;
+  s->procs = syncq_alloc_aligned((size_t)nslots * sizeof(struct syncq_po_proc), _Alignof(struct syncq_po_proc));
+  s->freeq = malloc((size_t)nslots * sizeof *s->freeq);
+  if (s->procs == NULL || s->freeq == NULL) {
+    free(s->procs);
+    free(s->freeq);
     free(s);
     return SYNCQ_ENOMEM;
   }
-  memset(s->procs, 0, (size_t)max * sizeof(struct syncq_po_proc));
-  for (uint32_t i = 0; i < max; i++) {
+  memset(s->procs, 0, (size_t)nslots * sizeof(struct syncq_po_proc));
+  for (uint32_t i = 0; i < nslots; i++) {
     struct syncq_po_proc *p = &s->procs[i];
-    atomic_init(&p->state, PO_FREE);
+    atomic_init(&p->state, PO_WORD(0, PO_FREE));
     p->pid = (syncq_po_pid)i;
     p->sys = s;
     atomic_init(&p->epoch, 0);
     atomic_init(&p->sleeping, 0);
+    atomic_init(&p->nmon, 0);
   }
   if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
     free(s->procs);
+    free(s->freeq);
+    free(s);
+    return SYNCQ_ESYS;
+  }
+  if (po_timer_thread_init(&s->timers) != SYNCQ_OK) {
+    pthread_mutex_destroy(&s->spawn_lock);
+    free(s->procs);
+    free(s->freeq);
     free(s);
     return SYNCQ_ESYS;
   }
@@ -162,15 +191,23 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   s->stack_size = stack;
   s->guard_size = guard;
   s->max_procs = max;
+  s->nslots = nslots;
+  s->slot_bits = bits;
+  s->gen_mask = (1u << (31 - bits)) - 1u;
   s->fibers = fibers;
-  atomic_init(&s->nprocs, 0);
+  atomic_init(&s->high, 0);
+  atomic_init(&s->live, 0);
+  atomic_init(&s->started, 0);
+  atomic_init(&s->next_ref, 0);
   atomic_init(&s->all, NULL);
   atomic_init(&s->limit_reason, NULL);
   if (fibers) {
     int r = po_fiber_rt_create(s, c.schedulers, c.pin, stack, guard, &s->fiber_rt);
     if (r != SYNCQ_OK) {
+      po_timer_thread_destroy(&s->timers, s);
       pthread_mutex_destroy(&s->spawn_lock);
       free(s->procs);
+      free(s->freeq);
       free(s);
       return r;
     }
@@ -268,14 +305,26 @@ static void set_limit(syncq_po_system *sys, const char *why) {
   atomic_store_explicit(&sys->limit_reason, why, memory_order_release);
 }
 
-/* Under spawn_lock: prepare the next slot (its mailbox), not yet counted. */
-static int prepare_slot(syncq_po_system *sys, struct syncq_po_proc **out) {
-  uint32_t n = atomic_load_explicit(&sys->nprocs, memory_order_relaxed); /* written under spawn_lock only */
-  if (n >= sys->max_procs) {
+/* Under spawn_lock: a slot for a new process (its mailbox ready), not yet
+ * taken: the next never-used slot while there is one (a fresh system hands
+ * out pids 0, 1, 2, ...; a slot is reused as late as possible), else the
+ * one freed longest ago. `limit`: live processes allowed (max_procs for
+ * spawn, nslots for attach). */
+static int prepare_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_proc **out) {
+  /* relaxed: live and high are written under spawn_lock only. */
+  if (atomic_load_explicit(&sys->live, memory_order_relaxed) >= limit) {
     set_limit(sys, "max_procs");
     return SYNCQ_ELIMIT;
   }
-  struct syncq_po_proc *p = &sys->procs[n];
+  uint32_t high = atomic_load_explicit(&sys->high, memory_order_relaxed);
+  uint32_t i;
+  if (high < sys->nslots)
+    i = high;
+  else if (sys->fq_len > 0)
+    i = sys->freeq[sys->fq_head];
+  else
+    return SYNCQ_ELIMIT; /* unreachable: live < nslots leaves a free slot */
+  struct syncq_po_proc *p = &sys->procs[i];
   if (p->mailbox == NULL) { /* a refused spawn leaves its mailbox for the next */
     p->mailbox = syncq_alloc_aligned(sys->mb->size, sys->mb->align);
     if (p->mailbox == NULL) return SYNCQ_ENOMEM;
@@ -293,7 +342,16 @@ static int prepare_slot(syncq_po_system *sys, struct syncq_po_proc **out) {
       p->mailbox = NULL;
       return r;
     }
+  } else {
+    /* A reused slot: what its earlier processes left unread goes back to
+     * the free list (the inbox's consumer is gone: joined or detached). A
+     * late sender may still add one; po_take drops it by its pid. */
+    syncq_po_msg *m;
+    while (sys->mb->dequeue(p->mailbox, &m) == SYNCQ_OK) po_drop(sys, p, m);
   }
+  /* relaxed: the slot is FREE; the generation changes only under spawn_lock. */
+  uint32_t gen = PO_GEN(atomic_load_explicit(&p->state, memory_order_relaxed));
+  p->pid = (syncq_po_pid)(gen << sys->slot_bits | i);
   *out = p;
   return SYNCQ_OK;
 }
@@ -301,8 +359,58 @@ static int prepare_slot(syncq_po_system *sys, struct syncq_po_proc **out) {
 /* Count the slot as taken. A spawned process's state was set before its
  * thread started (and may be PO_EXITED already); never overwrite it here. */
 static void commit_slot(syncq_po_system *sys, struct syncq_po_proc *p) {
-  /* release: a reader of nprocs (acquire) sees the slot's mailbox. */
-  atomic_store_explicit(&sys->nprocs, (uint32_t)p->pid + 1, memory_order_release);
+  uint32_t i = po_slot_of(sys, p->pid);
+  uint32_t high = atomic_load_explicit(&sys->high, memory_order_relaxed); /* spawn_lock */
+  if (i == high) {
+    /* release: destroy's acquire load of high sees the slot's mailbox. */
+    atomic_store_explicit(&sys->high, high + 1, memory_order_release);
+  } else {
+    sys->fq_head = (sys->fq_head + 1) % sys->nslots; /* it was the oldest freed */
+    sys->fq_len--;
+  }
+  /* relaxed: counts, read as such (live's readers only want a number). */
+  atomic_store_explicit(&sys->live, atomic_load_explicit(&sys->live, memory_order_relaxed) + 1, memory_order_relaxed);
+  uint32_t n = atomic_load_explicit(&sys->started, memory_order_relaxed);
+  if (n != UINT32_MAX) atomic_store_explicit(&sys->started, n + 1, memory_order_relaxed);
+}
+
+/* Under spawn_lock: the slot's process is gone (joined, or detached) and
+ * the slot is free for reuse at the next generation: from now on its pid
+ * is stale. */
+static void free_slot(syncq_po_system *sys, struct syncq_po_proc *p) {
+  uint32_t gen = (po_gen_of(sys, p->pid) + 1) & sys->gen_mask;
+  p->spawned = false;
+  p->joined = false;
+  /* release: pairs with a sender's acquire load (it then reads nothing of
+   * the old process; ordering only for the word's own sake). */
+  atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_release);
+  sys->freeq[(sys->fq_head + sys->fq_len) % sys->nslots] = po_slot_of(sys, p->pid);
+  sys->fq_len++;
+  atomic_store_explicit(&sys->live, atomic_load_explicit(&sys->live, memory_order_relaxed) - 1,
+                        memory_order_relaxed); /* a count, as in commit_slot */
+}
+
+void po_exit_notify(struct syncq_po_proc *p) {
+  syncq_po_system *sys = p->sys;
+  /* seq_cst RMW (writing back what it reads) after the caller's store of
+   * PO_EXITED: RMWs of nmon are totally ordered, so either it comes after
+   * syncq_po_monitor's increment and reads it, or the monitor's increment
+   * reads from it, synchronizes with it and its state load sees PO_EXITED.
+   * (An RMW rather than a fence: the same in C11 terms, and ThreadSanitizer
+   * models it.) */
+  if (atomic_fetch_add(&p->nmon, 0u) == 0) return; /* nobody watches: no lock at exit */
+  pthread_mutex_lock(&sys->spawn_lock);
+  po_monitor *list = p->monitors;
+  p->monitors = NULL;
+  atomic_store(&p->nmon, 0u); /* seq_cst: as above */
+  pthread_mutex_unlock(&sys->spawn_lock);
+  while (list != NULL) {
+    po_monitor *next = list->next;
+    syncq_po_down d = {list->ref, p->pid, p->exit_reason};
+    po_post(sys, p, list->watcher, SYNCQ_PO_DOWN, &d, sizeof d, p->pid);
+    free(list);
+    list = next;
+  }
 }
 
 static void *trampoline(void *arg) {
@@ -311,7 +419,8 @@ static void *trampoline(void *arg) {
   p->fn(p, p->arg);
   /* release: pairs with the acquire load of state by senders (EDEAD) and
    * by destroy. */
-  atomic_store_explicit(&p->state, PO_EXITED, memory_order_release);
+  atomic_store_explicit(&p->state, PO_WORD(po_gen_of(p->sys, p->pid), PO_EXITED), memory_order_release);
+  po_exit_notify(p);
   return NULL;
 }
 
@@ -319,13 +428,15 @@ int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
   pthread_mutex_lock(&sys->spawn_lock);
   struct syncq_po_proc *p;
-  int r = prepare_slot(sys, &p);
+  int r = prepare_slot(sys, sys->max_procs, &p);
   if (r != SYNCQ_OK) {
     pthread_mutex_unlock(&sys->spawn_lock);
     return r;
   }
+  uint32_t gen = po_gen_of(sys, p->pid);
   p->fn = fn;
   p->arg = arg;
+  p->exit_reason = 0;
   p->spawned = true;
   p->joined = false;
   p->is_fiber = sys->fibers;
@@ -334,12 +445,12 @@ int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid
   /* release: with pthread_create (or the run queue's push), publishes the
    * mailbox to the child and to whoever learns the pid from it (acquire
    * load of state in send). */
-  atomic_store_explicit(&p->state, PO_RUNNING, memory_order_release);
+  atomic_store_explicit(&p->state, PO_WORD(gen, PO_RUNNING), memory_order_release);
   if (sys->fibers) {
     const char *why = NULL;
     r = po_fiber_spawn(sys->fiber_rt, p, &why);
     if (r != SYNCQ_OK) {
-      atomic_store_explicit(&p->state, PO_FREE, memory_order_relaxed); /* never published */
+      atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_relaxed); /* never published */
       p->spawned = false;
       p->is_fiber = false;
       if (why != NULL) set_limit(sys, why);
@@ -358,7 +469,7 @@ int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid
   if (e == 0) e = pthread_create(&p->tid, &attr, trampoline, p);
   pthread_attr_destroy(&attr);
   if (e != 0) {
-    atomic_store_explicit(&p->state, PO_FREE, memory_order_relaxed); /* never published */
+    atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_relaxed); /* never published */
     p->spawned = false;
     set_limit(sys, po_limit_of(e));
     pthread_mutex_unlock(&sys->spawn_lock);
@@ -374,13 +485,14 @@ int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
   if (sys == NULL || self == NULL || po_fiber_current() != NULL) return SYNCQ_EINVAL;
   pthread_mutex_lock(&sys->spawn_lock);
   struct syncq_po_proc *p;
-  int r = prepare_slot(sys, &p);
+  int r = prepare_slot(sys, sys->nslots, &p);
   if (r == SYNCQ_OK) {
     p->spawned = false;
     p->is_fiber = false;
+    p->exit_reason = 0;
     p->owner = pthread_self();
     /* release: pairs with the senders' acquire load of the state. */
-    atomic_store_explicit(&p->state, PO_RUNNING, memory_order_release);
+    atomic_store_explicit(&p->state, PO_WORD(po_gen_of(sys, p->pid), PO_RUNNING), memory_order_release);
     commit_slot(sys, p);
     *self = p;
   }
@@ -390,11 +502,17 @@ int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
 
 int syncq_po_detach(syncq_po_proc *self) {
   if (self == NULL || self->spawned) return SYNCQ_EINVAL;
-  int expect = PO_RUNNING;
-  /* release: as in trampoline. */
-  if (!atomic_compare_exchange_strong_explicit(&self->state, &expect, PO_EXITED, memory_order_release,
-                                               memory_order_relaxed))
+  syncq_po_system *sys = self->sys;
+  uint32_t expect = PO_WORD(po_gen_of(sys, self->pid), PO_RUNNING);
+  /* release: as in trampoline. Only the owner detaches: no other thread
+   * changes the word while it is RUNNING. */
+  if (!atomic_compare_exchange_strong_explicit(&self->state, &expect, PO_WORD(PO_GEN(expect), PO_EXITED),
+                                               memory_order_release, memory_order_relaxed))
     return SYNCQ_EINVAL;
+  po_exit_notify(self); /* before the slot can be reused */
+  pthread_mutex_lock(&sys->spawn_lock);
+  free_slot(sys, self);
+  pthread_mutex_unlock(&sys->spawn_lock);
   return SYNCQ_OK;
 }
 
@@ -408,46 +526,93 @@ const char *syncq_po_limit_reason(const syncq_po_system *sys) {
 
 uint32_t syncq_po_count(const syncq_po_system *sys) {
   if (sys == NULL) return 0;
-  /* acquire: pairs with commit_slot's release. */
-  return atomic_load_explicit(&((syncq_po_system *)sys)->nprocs, memory_order_acquire);
+  /* relaxed: a count (written under spawn_lock). */
+  return atomic_load_explicit(&((syncq_po_system *)sys)->started, memory_order_relaxed);
 }
 
+uint32_t syncq_po_live(const syncq_po_system *sys) {
+  if (sys == NULL) return 0;
+  /* relaxed: a count (written under spawn_lock). */
+  return atomic_load_explicit(&((syncq_po_system *)sys)->live, memory_order_relaxed);
+}
+
+uint32_t syncq_po_pid_generations(const syncq_po_system *sys) { return sys != NULL ? sys->gen_mask + 1 : 0; }
+
 int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid) {
-  if (sys == NULL || pid < 0 || (uint32_t)pid >= sys->max_procs) return SYNCQ_EINVAL;
+  if (sys == NULL || pid < 0 || po_slot_of(sys, pid) >= sys->nslots) return SYNCQ_EINVAL;
   pthread_mutex_lock(&sys->spawn_lock);
-  struct syncq_po_proc *p = &sys->procs[pid];
+  struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, pid)];
+  /* relaxed: the word changes generation only under spawn_lock, and we
+   * only need its generation and whether it is FREE. */
+  uint32_t w = atomic_load_explicit(&p->state, memory_order_relaxed);
   int r = SYNCQ_OK;
-  if ((uint32_t)pid >= atomic_load_explicit(&sys->nprocs, memory_order_relaxed) || p->joined)
-    r = SYNCQ_ENOENT; /* nprocs: written under spawn_lock only */
+  if (PO_GEN(w) != po_gen_of(sys, pid) || PO_ST(w) == PO_FREE || p->joined)
+    r = SYNCQ_ENOENT; /* not had yet, stale, or claimed by another joiner */
   else if (!p->spawned || (p->is_fiber ? po_fiber_current() == &p->fiber : pthread_equal(p->tid, pthread_self())))
     r = SYNCQ_EINVAL;
   else
     p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
   pthread_mutex_unlock(&sys->spawn_lock);
   if (r != SYNCQ_OK) return r;
-  if (p->is_fiber) return po_fiber_join(p);
-  return pthread_join(p->tid, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
+  if (p->is_fiber)
+    r = po_fiber_join(p);
+  else
+    r = pthread_join(p->tid, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
+  pthread_mutex_lock(&sys->spawn_lock);
+  free_slot(sys, p);
+  pthread_mutex_unlock(&sys->spawn_lock);
+  return r;
+}
+
+typedef struct po_run_frame {
+  syncq_po_main_fn fn;
+  void *arg;
+  int result; /* written by the process, read after join (which orders it) */
+} po_run_frame;
+
+static void run_body(syncq_po_proc *self, void *arg) {
+  po_run_frame *f = arg;
+  f->result = f->fn(self, f->arg);
+}
+
+int syncq_po_run(syncq_po_system *sys, syncq_po_main_fn fn, void *arg, int *result) {
+  if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
+  po_run_frame f = {fn, arg, 0};
+  syncq_po_pid pid;
+  int r = syncq_po_spawn(sys, run_body, &f, &pid);
+  if (r != SYNCQ_OK) return r;
+  r = syncq_po_join(sys, pid);
+  if (r == SYNCQ_OK && result != NULL) *result = f.result;
+  return r;
 }
 
 int syncq_po_destroy(syncq_po_system *sys) {
   if (sys == NULL) return SYNCQ_EINVAL;
-  uint32_t n = syncq_po_count(sys);
+  /* acquire: pairs with commit_slot's release (the slots' mailboxes). */
+  uint32_t n = atomic_load_explicit(&sys->high, memory_order_acquire);
   for (uint32_t i = 0; i < n; i++)
     /* acquire: pairs with the release store of PO_EXITED. */
-    if (atomic_load_explicit(&sys->procs[i].state, memory_order_acquire) == PO_RUNNING) return SYNCQ_EBUSY;
+    if (PO_ST(atomic_load_explicit(&sys->procs[i].state, memory_order_acquire)) == PO_RUNNING) return SYNCQ_EBUSY;
   for (uint32_t i = 0; i < n; i++) {
     struct syncq_po_proc *p = &sys->procs[i];
-    if (p->spawned && !p->joined) {
-      p->joined = true;
+    if (p->spawned && !p->joined && PO_ST(atomic_load_explicit(&p->state, memory_order_relaxed)) == PO_EXITED) {
+      p->joined = true; /* relaxed above: read after the acquire loop, nothing else to see */
       if (p->is_fiber)
         (void)po_fiber_join(p); /* it has exited: waits only for its stack to be released */
       else
         pthread_join(p->tid, NULL);
     }
   }
-  if (sys->fibers) po_fiber_rt_destroy(sys->fiber_rt); /* every fiber is done: stop the schedulers */
-  for (uint32_t i = 0; i <= n && i < sys->max_procs; i++) { /* slot n: a refused spawn's mailbox */
+  /* every fiber is done: stop the schedulers (their pending timers go too) */
+  if (sys->fibers) po_fiber_rt_destroy(sys->fiber_rt);
+  po_timer_thread_destroy(&sys->timers, sys); /* send_after's pending messages of a thread system */
+  for (uint32_t i = 0; i < sys->nslots; i++) { /* slot `high` too: a refused spawn's mailbox */
     struct syncq_po_proc *p = &sys->procs[i];
+    while (p->monitors != NULL) { /* none normally: an exit takes its monitors */
+      po_monitor *next = p->monitors->next;
+      free(p->monitors);
+      p->monitors = next;
+    }
     if (p->mailbox == NULL) continue;
     if (!sys->mb->free_list) { /* no type-stable headers: drain the inbox */
       syncq_po_msg *m;
@@ -469,6 +634,7 @@ int syncq_po_destroy(syncq_po_system *sys) {
   }
   pthread_mutex_destroy(&sys->spawn_lock);
   free(sys->procs);
+  free(sys->freeq);
   free(sys);
   return SYNCQ_OK;
 }

@@ -464,7 +464,7 @@ static void test_bad_inputs(void **state) {
     assert_int_equal(syncq_po_send(me, mine, NULL, SYNCQ_PO_LINK), SYNCQ_EINVAL);
     assert_int_equal(syncq_po_send(me, mine, m, (syncq_po_send_mode)7), SYNCQ_EINVAL);
     assert_int_equal(syncq_po_send(me, -1, m, SYNCQ_PO_LINK), SYNCQ_EINVAL);
-    assert_int_equal(syncq_po_send(me, 4, m, SYNCQ_PO_LINK), SYNCQ_EINVAL);  /* outside the table */
+    assert_int_equal(syncq_po_send(me, 31, m, SYNCQ_PO_LINK), SYNCQ_EINVAL); /* slot 31: outside the 4 + 16 */
     assert_int_equal(syncq_po_send(me, 3, m, SYNCQ_PO_LINK), SYNCQ_ENOENT);  /* nobody there yet */
     m->len = m->cap + 1;
     assert_int_equal(syncq_po_send(me, mine, m, SYNCQ_PO_LINK), SYNCQ_EINVAL);
@@ -476,7 +476,7 @@ static void test_bad_inputs(void **state) {
     /* joins */
     assert_int_equal(syncq_po_join(NULL, 0), SYNCQ_EINVAL);
     assert_int_equal(syncq_po_join(s, -1), SYNCQ_EINVAL);
-    assert_int_equal(syncq_po_join(s, 4), SYNCQ_EINVAL);
+    assert_int_equal(syncq_po_join(s, 31), SYNCQ_EINVAL);
     assert_int_equal(syncq_po_join(s, 2), SYNCQ_ENOENT);
     assert_int_equal(syncq_po_join(s, mine), SYNCQ_EINVAL); /* attached, not spawned */
     /* a process that exits is dead to senders */
@@ -488,15 +488,22 @@ static void test_bad_inputs(void **state) {
     assert_int_equal(syncq_po_get(me, 8, &m), SYNCQ_OK);
     assert_int_equal(syncq_po_send(me, pid, m, SYNCQ_PO_LINK), SYNCQ_EDEAD);
     assert_int_equal(syncq_po_send(me, pid, m, SYNCQ_PO_COPY), SYNCQ_EDEAD);
-    /* the table holds 4: two more, then the limit */
-    syncq_po_proc *other;
+    /* 4 live at most (the joined one left): three more, then the limit;
+     * attach still has its reserve */
+    syncq_po_proc *other, *third;
+    syncq_po_pid pid2;
     assert_int_equal(syncq_po_attach(s, &other), SYNCQ_OK);
     assert_int_equal(syncq_po_spawn(s, idle, NULL, &pid), SYNCQ_OK);
+    assert_int_equal(syncq_po_spawn(s, idle, NULL, &pid2), SYNCQ_OK);
     assert_int_equal(syncq_po_spawn(s, idle, NULL, NULL), SYNCQ_ELIMIT);
     assert_string_equal(syncq_po_limit_reason(s), "max_procs");
-    assert_int_equal(syncq_po_attach(s, &me), SYNCQ_ELIMIT);
+    assert_int_equal(syncq_po_attach(s, &third), SYNCQ_OK);
+    assert_int_equal(syncq_po_detach(third), SYNCQ_OK);
     assert_int_equal(syncq_po_send(me, pid, m, SYNCQ_PO_LINK), SYNCQ_OK); /* lets it exit */
     assert_int_equal(syncq_po_join(s, pid), SYNCQ_OK);
+    assert_int_equal(syncq_po_get(me, 0, &m), SYNCQ_OK);
+    assert_int_equal(syncq_po_send(me, pid2, m, SYNCQ_PO_LINK), SYNCQ_OK);
+    assert_int_equal(syncq_po_join(s, pid2), SYNCQ_OK);
     assert_int_equal(syncq_po_detach(NULL), SYNCQ_EINVAL);
     assert_int_equal(syncq_po_detach(other), SYNCQ_OK);
     assert_int_equal(syncq_po_detach(other), SYNCQ_EINVAL); /* twice */

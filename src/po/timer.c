@@ -1,0 +1,237 @@
+/*
+ * timer.c — the postoffice's timers: receive with a deadline, a fiber's
+ * sleep, send_after.
+ *
+ * Contract
+ *   Source:      beyond 002 (which has no time in its Recv). Erlang's
+ *                `receive ... after T` and erlang:send_after; the layout
+ *                follows the M:N runtimes (Go keeps a timer heap per P,
+ *                run by its scheduler loop, and an idle P sleeps no longer
+ *                than its earliest timer): a binary min-heap of deadlines
+ *                per scheduler, fired by that scheduler between fibers and
+ *                bounding its idle futex sleep. A thread system has no
+ *                scheduler: its receives with a deadline are timed futex
+ *                waits, and send_after's heap is served by a timer thread
+ *                started on first use.
+ *   Structures:  an array heap of pointers, each timer knowing its index,
+ *                so a wait that ends early takes its deadline out in
+ *                O(log n) instead of leaving it to fire for nothing.
+ *   Progress:    blocking: a mutex per heap (its scheduler, and the
+ *                processes that add or cancel deadlines on it; no hot path
+ *                of a message hop touches it). An empty heap costs the
+ *                scheduler one relaxed load per switch.
+ *   Memory:      the heap's array grows by doubling (an add may fail with
+ *                SYNCQ_ENOMEM); a WAKE timer is embedded in its process, a
+ *                SEND timer is allocated by send_after and freed when it
+ *                fires or at destroy.
+ *   Limits:      a timer fires when its scheduler next looks: a scheduler
+ *                blocked in a system call (or running a fiber that never
+ *                yields) fires its timers late.
+ *   Signal-safe: no.  Process-shared: no.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "po_internal.h"
+#include "timer.h"
+
+#include "syncq/clock.h"
+#include "syncq/platform.h"
+
+int po_timers_init(po_timers *h) {
+  memset(h, 0, sizeof *h);
+  atomic_init(&h->next_due, UINT64_MAX);
+  return pthread_mutex_init(&h->lock, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
+}
+
+static bool before(const po_timer *x, const po_timer *y) {
+  return x->due < y->due || (x->due == y->due && x->seq < y->seq);
+}
+
+static void place(po_timers *h, uint32_t i, po_timer *t) {
+  h->a[i] = t;
+  t->index = i;
+}
+
+static void sift_up(po_timers *h, uint32_t i) {
+  po_timer *t = h->a[i];
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (!before(t, h->a[p])) break;
+    place(h, i, h->a[p]);
+    i = p;
+  }
+  place(h, i, t);
+}
+
+static void sift_down(po_timers *h, uint32_t i) {
+  po_timer *t = h->a[i];
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= h->n) break;
+    if (c + 1 < h->n && before(h->a[c + 1], h->a[c])) c++;
+    if (!before(h->a[c], t)) break;
+    place(h, i, h->a[c]);
+    i = c;
+  }
+  place(h, i, t);
+}
+
+/* Under the lock: publish the earliest deadline for lock-free peeks. */
+static void publish(po_timers *h) {
+  /* relaxed: a hint (see next_due); the lock orders the heap itself. */
+  atomic_store_explicit(&h->next_due, h->n ? h->a[0]->due : UINT64_MAX, memory_order_relaxed);
+}
+
+static void remove_at(po_timers *h, uint32_t i) {
+  po_timer *t = h->a[i];
+  t->heap = NULL;
+  h->n--;
+  if (i == h->n) return;
+  place(h, i, h->a[h->n]);
+  if (i > 0 && before(h->a[i], h->a[(i - 1) / 2]))
+    sift_up(h, i);
+  else
+    sift_down(h, i);
+}
+
+int po_timers_add(po_timers *h, po_timer *t, bool *earliest) {
+  pthread_mutex_lock(&h->lock);
+  if (h->n == h->cap) {
+    uint32_t cap = h->cap ? h->cap * 2 : 16;
+    po_timer **a = realloc(h->a, (size_t)cap * sizeof *a);
+    if (a == NULL) {
+      pthread_mutex_unlock(&h->lock);
+      return SYNCQ_ENOMEM;
+    }
+    h->a = a;
+    h->cap = cap;
+  }
+  t->seq = h->seq++;
+  t->heap = h;
+  place(h, h->n++, t);
+  sift_up(h, h->n - 1);
+  if (earliest) *earliest = h->a[0] == t;
+  publish(h);
+  pthread_mutex_unlock(&h->lock);
+  return SYNCQ_OK;
+}
+
+void po_timers_cancel(po_timers *h, po_timer *t) {
+  pthread_mutex_lock(&h->lock);
+  if (t->heap == h) { /* not fired meanwhile */
+    remove_at(h, t->index);
+    publish(h);
+  }
+  pthread_mutex_unlock(&h->lock);
+}
+
+int po_timers_fire(po_timers *h, uint64_t now) {
+  int fired = 0;
+  for (;;) {
+    pthread_mutex_lock(&h->lock);
+    if (h->n == 0 || h->a[0]->due > now) {
+      pthread_mutex_unlock(&h->lock);
+      return fired;
+    }
+    po_timer *t = h->a[0];
+    remove_at(h, 0);
+    publish(h);
+    /* Copy what we act on: a WAKE timer belongs to its process, which may
+     * reuse it as soon as the lock is released. */
+    int kind = t->kind;
+    struct syncq_po_proc *p = t->proc;
+    syncq_po_msg *m = t->msg;
+    syncq_po_pid to = t->to;
+    pthread_mutex_unlock(&h->lock);
+    fired++;
+    if (kind == PO_TIMER_WAKE) {
+      /* A spurious wake is harmless: the process looks at its deadline. */
+      po_fiber_wake(NULL, p);
+    } else {
+      free(t);
+      po_deliver(p->sys, to, m);
+    }
+  }
+}
+
+void po_timers_destroy(po_timers *h, struct syncq_po_system *sys) {
+  for (uint32_t i = 0; i < h->n; i++) {
+    po_timer *t = h->a[i];
+    if (t->kind == PO_TIMER_SEND) {
+      if (!sys->mb->free_list) { /* type-stable headers are freed with the system */
+        free(t->msg->data);
+        free(t->msg);
+      }
+      free(t);
+    }
+  }
+  free(h->a);
+  h->a = NULL;
+  h->n = h->cap = 0;
+  pthread_mutex_destroy(&h->lock);
+}
+
+/* ---- a thread system's timer thread ---- */
+
+int po_timer_thread_init(po_timer_thread *tt) {
+  memset(tt, 0, sizeof *tt);
+  atomic_init(&tt->stop, 0);
+  atomic_init(&tt->word, 0);
+  if (pthread_mutex_init(&tt->start_lock, NULL) != 0) return SYNCQ_ESYS;
+  int r = po_timers_init(&tt->heap);
+  if (r != SYNCQ_OK) pthread_mutex_destroy(&tt->start_lock);
+  return r;
+}
+
+static void *timer_main(void *arg) {
+  po_timer_thread *tt = arg;
+  /* acquire: pairs with destroy's release store of stop. */
+  while (atomic_load_explicit(&tt->stop, memory_order_acquire) == 0) {
+    /* acquire: pairs with the release increments (a new earliest
+     * deadline, or stop): read before the heap, so a change after this
+     * load makes the wait below return at once. */
+    uint32_t w = atomic_load_explicit(&tt->word, memory_order_acquire);
+    uint64_t now = syncq_now_ns();
+    po_timers_fire(&tt->heap, now);
+    uint64_t next = po_timers_next(&tt->heap);
+    if (atomic_load_explicit(&tt->stop, memory_order_acquire) != 0) break; /* as above */
+    now = syncq_now_ns();
+    int64_t wait = next == UINT64_MAX ? -1 : next <= now ? 0 : (int64_t)(next - now);
+    if (wait != 0) (void)syncq_futex_wait(&tt->word, w, wait, false);
+  }
+  return NULL;
+}
+
+int po_timer_thread_add(po_timer_thread *tt, po_timer *t) {
+  pthread_mutex_lock(&tt->start_lock);
+  if (!tt->started) {
+    if (pthread_create(&tt->tid, NULL, timer_main, tt) != 0) {
+      pthread_mutex_unlock(&tt->start_lock);
+      return SYNCQ_ELIMIT;
+    }
+    tt->started = true;
+  }
+  pthread_mutex_unlock(&tt->start_lock);
+  bool earliest = false;
+  int r = po_timers_add(&tt->heap, t, &earliest);
+  if (r == SYNCQ_OK && earliest) {
+    /* release: the timer thread's acquire load of word, then its look at
+     * the heap (whose lock orders the insert) sees the new deadline. */
+    atomic_fetch_add_explicit(&tt->word, 1u, memory_order_release);
+    (void)syncq_futex_wake(&tt->word, 1, false);
+  }
+  return r;
+}
+
+void po_timer_thread_destroy(po_timer_thread *tt, struct syncq_po_system *sys) {
+  if (tt->started) {
+    /* release: pairs with timer_main's acquire loads of stop. */
+    atomic_store_explicit(&tt->stop, 1u, memory_order_release);
+    atomic_fetch_add_explicit(&tt->word, 1u, memory_order_release); /* as in po_timer_thread_add */
+    (void)syncq_futex_wake(&tt->word, 1, false);
+    pthread_join(tt->tid, NULL);
+  }
+  po_timers_destroy(&tt->heap, sys);
+  pthread_mutex_destroy(&tt->start_lock);
+}
