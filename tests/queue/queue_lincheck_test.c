@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "test_peers.h"
+#include "test_plan.h"
 
 #include "lincheck.h"
 #include "syncq/platform.h"
@@ -37,7 +38,7 @@
 /* Peer structures (SYNCQ_PROP_PEER) are many and not ours: a quarter as
  * many histories each keeps this file near its old running time. */
 #define PEER_HISTORIES (HISTORIES / 4)
-#define MAX_THREADS 4
+#define MAX_THREADS TEST_PLAN_HISTORY_THREADS
 #define MAX_OPS_PER_THREAD 4
 #define MAX_PREFILL 4
 
