@@ -122,13 +122,14 @@ static void confine(void) {
   hwloc_bitmap_foreach_end();
   if (hwloc_set_cpubind(topo, chosen, HWLOC_CPUBIND_PROCESS) != 0 &&
       hwloc_set_cpubind(topo, chosen, HWLOC_CPUBIND_THREAD) != 0) {
-    fprintf(stderr, "test plan: could not bind to %d PUs (%s): running unconfined on %d threads' worth\n", taken,
+    fprintf(stderr, "test plan: could not bind to %d PUs (%s): sized for %d, running unconfined\n", taken,
             strerror(errno), taken);
   } else {
     char *list = NULL;
     hwloc_bitmap_list_asprintf(&list, chosen);
-    fprintf(stderr, "test plan: %d PUs planned%s, confined to %d (PU %s)\n", test_plan_pus(),
-            getenv("SYNCQ_TEST_PUS") ? " (SYNCQ_TEST_PUS)" : "", taken, list ? list : "?");
+    fprintf(stderr, "test plan: %d PU%s planned%s, confined to %d (PU %s)\n", test_plan_pus(),
+            test_plan_pus() == 1 ? "" : "s", getenv("SYNCQ_TEST_PUS") ? " (SYNCQ_TEST_PUS)" : "", taken,
+            list ? list : "?");
     free(list);
   }
   confined_pus = taken;
@@ -160,7 +161,8 @@ static void confine(void) {
     confined_pus = want;
     return;
   }
-  fprintf(stderr, "test plan: %d PUs planned, confined to %d\n", test_plan_pus(), taken);
+  fprintf(stderr, "test plan: %d PU%s planned, confined to %d\n", test_plan_pus(), test_plan_pus() == 1 ? "" : "s",
+          taken);
   confined_pus = taken;
 }
 #endif
