@@ -293,7 +293,8 @@ static unsigned check_thread_limit(const syncq_algo *a) {
     free(l);
     return 0;
   }
-  if (r != SYNCQ_ELIMIT) fail_msg("lock %s: init with max_threads %u -> %s, not OK or ELIMIT", a->name, hi, syncq_strerror(r));
+  if (r != SYNCQ_ELIMIT)
+    fail_msg("lock %s: init with max_threads %u -> %s, not OK or ELIMIT", a->name, hi, syncq_strerror(r));
   while (hi - lo > 1) { /* init(lo) OK, init(hi) ELIMIT */
     unsigned mid = lo + (hi - lo) / 2;
     cfg.max_threads = mid;
@@ -582,8 +583,10 @@ static void test_every_registered_lock(void **state) {
     const syncq_algo *a = algos[i];
     check_bad_inputs(a);
     unsigned limit = check_thread_limit(a);
-    if (limit != 0) print_message("lock %s: at most %u threads (max_threads %u: SYNCQ_ELIMIT)\n", a->name, limit, limit + 1);
-    else if (has_slots(a)) fail_msg("lock %s: has one slot per thread, yet accepts max_threads %u", a->name, UINT_MAX);
+    if (limit != 0)
+      print_message("lock %s: at most %u threads (max_threads %u: SYNCQ_ELIMIT)\n", a->name, limit, limit + 1);
+    else if (has_slots(a))
+      fail_msg("lock %s: has one slot per thread, yet accepts max_threads %u", a->name, UINT_MAX);
     check_free_after_rounds(a);
     check_trylock_linearizable(a);
     for (int w = 0; w < SYNCQ_WAIT_COUNT; w++) {
