@@ -140,11 +140,20 @@ static const syncq_queue_ops ring_spsc_ops = {
  * on p_head, writes it, then loops `while (p_tail != producer)
  * ck_pr_stall();` until every earlier claimer has moved p_tail: a
  * preempted earlier producer keeps the later ones spinning, never
- * yielding (ck_ring.h). */
+ * yielding (ck_ring.h). The more producers, the longer that chain: a
+ * stress run oversubscribes it only on a small confined PU set
+ * (tests/support/test_plan.h).
+ * Linearizable except at FULL, so not SYNCQ_PROP_LINEARIZABLE
+ * (tests/support/test_queue_contract.h): _ck_ring_enqueue_mp counts room
+ * against p_head (claims), _ck_ring_dequeue_mc counts items against
+ * p_tail (publications), so a claimed, unpublished slot makes an enqueue
+ * answer FULL while a dequeue that comes after it answers EMPTY. A
+ * dequeue is one CAS on c_head after reading its slot, so taking an
+ * enqueue at its p_tail store and a dequeue at that CAS, OK and EMPTY are
+ * linearizable; FULL alone is not. */
 static const syncq_algo ck_ring_mpmc_algo = {
   SYNCQ_FAMILY_QUEUE, "ck:ring_mpmc", "Concurrency Kit ck_ring, MPMC", CK_SOURCE, SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_LOOSE_CAPACITY |
-      SYNCQ_PROP_SPINS_ON_PREEMPTED,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_LOOSE_CAPACITY | SYNCQ_PROP_SPINS_ON_PREEMPTED,
   &ring_mpmc_ops,
 };
 /* Not SPINS_ON_PREEMPTED: one producer and one consumer, neither ever

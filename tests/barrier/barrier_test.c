@@ -4,7 +4,9 @@
  * plus the generic API and bad inputs.
  *
  * Over many episodes with random delays before each arrival, threads = 8x
- * the processing units:
+ * the processing units (of the test plan's confined set,
+ * tests/support/test_plan.h: 16 threads on 2 PUs on any machine), then
+ * one per confined PU:
  *  - no thread leaves episode k before all arrived: an arrivals counter
  *    read after the barrier must be at least (k+1) x threads, and at most
  *    (k+2) x threads (nobody got two episodes ahead);
@@ -45,6 +47,7 @@
 #include <cmocka.h>
 
 #include "test_peers.h"
+#include "test_plan.h"
 
 #include "syncq/barrier.h"
 #include "syncq/barrier/central.h"
@@ -55,7 +58,7 @@
 #include "syncq/platform.h"
 #include "syncq/wait.h"
 
-#define OVERSUBSCRIPTION 8
+#define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SCALE 4
 #else
@@ -71,10 +74,8 @@
  * and of those that return at once (one thread). */
 #define TIMEOUT_NS 10000000ull /* 10 ms */
 
-static int n_pus(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return (int)(pus < 1 ? 1 : pus);
-}
+/* The PUs this process is confined to (test_plan.h). */
+static int n_pus(void) { return test_plan_confine(); }
 
 typedef struct bar_shared {
   const syncq_barrier_ops *ops;
@@ -228,8 +229,8 @@ static void test_every_registered_barrier(void **state) {
   const syncq_algo *algos[SYNCQ_REGISTRY_MAX];
   int n = syncq_registry_list(SYNCQ_FAMILY_BARRIER, algos, SYNCQ_REGISTRY_MAX);
   assert_true(n >= 5);
-  int over = n_pus() * OVERSUBSCRIPTION;
-  if (over > MAX_THREADS) over = MAX_THREADS;
+  int over = test_plan_oversubscribed(OVERSUBSCRIPTION);
+  _Static_assert(TEST_PLAN_MAX_THREADS <= MAX_THREADS, "a run's threads must fit its arrays");
   for (int i = 0; i < n; i++) {
     const syncq_algo *a = algos[i];
     const syncq_barrier_ops *ops = a->ops;
@@ -714,6 +715,7 @@ static void test_timed_generic_api(void **state) {
 
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]); /* e.g. "test_timed*" */
+  test_plan_confine();
   test_register_peers();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_registered_barrier),

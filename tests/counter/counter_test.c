@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_plan.h"
+
 #include "syncq/counter.h"
 #include "syncq/counter/cas.h"
 #include "syncq/counter/faa.h"
@@ -26,14 +28,13 @@
 #include "syncq/platform.h"
 #include "syncq/stats.h"
 
-#define OVERSUBSCRIPTION 8
+#define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
 #define ADDS_PER_THREAD 20000
 #define YIELD_EVERY 97 /* prime: yields land at varying points */
 
-static int n_threads(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return (int)(pus < 1 ? 1 : pus) * OVERSUBSCRIPTION;
-}
+/* 8x the PUs the process is confined to (test_plan.h): 16 threads on 2
+ * PUs on any machine with 2 or more. */
+static int n_threads(void) { return test_plan_oversubscribed(OVERSUBSCRIPTION); }
 
 typedef struct run {
   const syncq_counter_ops *ops;
@@ -222,6 +223,7 @@ static void test_cas_counts_failures_under_contention(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_registered_counter),
     cmocka_unit_test(test_generic_api),

@@ -9,7 +9,8 @@
  *    oversubscribed; hybrid-sc too, which collapsed when it could only
  *    yield) keep mutual exclusion and finish with 2x as many
  *    threads as processing units while a busy child process competes for
- *    the processors;
+ *    the processors (the test plan's confined PUs, tests/support/
+ *    test_plan.h: 4 threads and the busy child on 2 PUs on any machine);
  *  - bad inputs.
  */
 #include <setjmp.h>
@@ -23,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "test_plan.h"
 
 #include "syncq/lock.h"
 #include "syncq/platform.h"
@@ -38,10 +41,6 @@
 #define TEST_WAIT SYNCQ_WAIT_DEFAULT /* -DTEST_WAIT=SYNCQ_WAIT_SPIN shows the collapse */
 #endif
 
-static int n_pus(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return (int)(pus < 1 ? 1 : pus);
-}
 
 static bool gives_up_processor(int d) {
   return d == SYNCQ_WAIT_COMPETITIVE || d == SYNCQ_WAIT_YIELD || d == SYNCQ_WAIT_BLOCK;
@@ -145,7 +144,7 @@ static pid_t start_busy_child(void) {
 static void test_default_locks_oversubscribed_beside_busy_program(void **state) {
   (void)state;
   const char *const names[] = {"ticket", "mcs", "clh", "anderson", "ttas", "hybrid-sc"};
-  int threads = THREADS_PER_PU * n_pus();
+  int threads = test_plan_oversubscribed(THREADS_PER_PU); /* the busy child shares the same PUs */
   pid_t busy = start_busy_child();
   assert_true(busy > 0);
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -171,6 +170,7 @@ static void test_default_locks_oversubscribed_beside_busy_program(void **state) 
 }
 
 int main(void) {
+  test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_default_discipline_of_every_lock),
     cmocka_unit_test(test_spinning_by_name),

@@ -3,7 +3,8 @@
  * every waiting discipline it accepts, through its ops table; plus the
  * generic API and the bad inputs.
  *
- *  - mutual exclusion: threads = 8x the processing units each add 1 to a
+ *  - mutual exclusion: threads = 8x the processing units (of the test
+ *    plan's confined set, tests/support/test_plan.h) each add 1 to a
  *    plain (non-atomic) shared counter under the lock; the total must be
  *    the sum of the increments, and an occupancy counter checks that no
  *    two threads are ever inside at once. Yields are injected inside and
@@ -16,8 +17,12 @@
  *  - process-shared locks: the same mutual exclusion across fork()ed
  *    processes in a MAP_SHARED mapping; locks without the property refuse
  *    process_shared with SYNCQ_ENOTSUP.
+ *  - thread limits: a lock with slots (Anderson, array, sc-queue) refuses
+ *    one thread past them with SYNCQ_ELIMIT, and no plan here exceeds any
+ *    lock's limit.
  *  - bad inputs: NULL everywhere, unknown disciplines.
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +39,7 @@
 #include <cmocka.h>
 
 #include "test_peers.h"
+#include "test_plan.h"
 
 #include "lincheck.h"
 #include "syncq/counter/lock.h"
@@ -51,7 +57,7 @@
 #include "syncq/stats.h"
 #include "syncq/wait.h"
 
-#define OVERSUBSCRIPTION 8
+#define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SCALE 4
 #else
@@ -70,11 +76,14 @@
 #define YIELD_IN_CS 61   /* prime: yields land at varying points */
 #define YIELD_OUTSIDE 7
 
-static int n_pus(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return (int)(pus < 1 ? 1 : pus);
-}
-static int n_threads(void) { return n_pus() * OVERSUBSCRIPTION; }
+/* The PUs this process is confined to (test_plan.h), and 8x as many
+ * threads: 2 and 16 on any machine with 2 PUs or more. */
+static int n_pus(void) { return test_plan_confine(); }
+static int n_threads(void) { return test_plan_oversubscribed(OVERSUBSCRIPTION); }
+
+/* A stress creates its lock for exactly its threads (max_threads), so the
+ * array locks get a slot each; the plan stays within their slots. */
+_Static_assert(TEST_PLAN_MAX_THREADS <= SYNCQ_LOCK_ARRAY_MAX_SLOTS, "a stress would exceed the array locks' slots");
 
 static void *new_lock_storage(const syncq_lock_ops *ops) {
   void *p = syncq_alloc_aligned(ops->size, ops->align);
@@ -143,7 +152,11 @@ static void check_mutual_exclusion(const syncq_algo *a, int wait, int t, int ite
   s.ops = ops;
   s.lock = new_lock_storage(ops);
   s.iters = iters;
-  assert_int_equal(ops->init(s.lock, &cfg), SYNCQ_OK);
+  int r = ops->init(s.lock, &cfg);
+  if (r == SYNCQ_ELIMIT)
+    fail_msg("%s/%s: refuses max_threads %d (SYNCQ_ELIMIT): the plan exceeds its documented thread limit", a->name,
+             syncq_wait_name(wait), t);
+  assert_int_equal(r, SYNCQ_OK);
   mx_thread *ts = syncq_alloc_aligned(sizeof(mx_thread) * (size_t)t, _Alignof(mx_thread));
   pthread_t *tids = calloc((size_t)t, sizeof *tids);
   assert_non_null(ts);
@@ -248,6 +261,57 @@ static void check_free_after_rounds(const syncq_algo *a) {
   }
 }
 
+/* The locks with one slot per thread, which must document a limit. */
+static bool has_slots(const syncq_algo *a) {
+  static const char *const slotted[] = {"anderson", "array-cas", "array-faa", "sc-queue", "hybrid-sc",
+                                         "ck:spinlock_anderson"};
+  for (size_t i = 0; i < sizeof slotted / sizeof slotted[0]; i++)
+    if (strcmp(a->name, slotted[i]) == 0) return true;
+  return false;
+}
+
+/* max_threads: a lock either has no thread limit (any value is accepted)
+ * or documents one (Anderson and array locks: their slots; sc-queue: its
+ * slots): then init answers SYNCQ_ELIMIT one past it, and nothing else
+ * but OK below. Found by bisection between the largest plan here, which
+ * every lock must accept, and UINT_MAX. Returns the limit (0: none). */
+static unsigned check_thread_limit(const syncq_algo *a) {
+  const syncq_lock_ops *ops = a->ops;
+  void *l = new_lock_storage(ops);
+  syncq_lock_config cfg = cfg_of(SYNCQ_WAIT_DEFAULT);
+  unsigned lo = TEST_PLAN_MAX_THREADS, hi = UINT_MAX;
+  cfg.max_threads = lo;
+  int r = ops->init(l, &cfg);
+  if (r != SYNCQ_OK)
+    fail_msg("lock %s: init with max_threads %u (the most any stress here plans) -> %s", a->name, lo,
+             syncq_strerror(r));
+  assert_int_equal(ops->destroy(l), SYNCQ_OK);
+  cfg.max_threads = hi;
+  r = ops->init(l, &cfg);
+  if (r == SYNCQ_OK) {
+    assert_int_equal(ops->destroy(l), SYNCQ_OK);
+    free(l);
+    return 0;
+  }
+  if (r != SYNCQ_ELIMIT)
+    fail_msg("lock %s: init with max_threads %u -> %s, not OK or ELIMIT", a->name, hi, syncq_strerror(r));
+  while (hi - lo > 1) { /* init(lo) OK, init(hi) ELIMIT */
+    unsigned mid = lo + (hi - lo) / 2;
+    cfg.max_threads = mid;
+    r = ops->init(l, &cfg);
+    if (r == SYNCQ_OK) {
+      assert_int_equal(ops->destroy(l), SYNCQ_OK);
+      lo = mid;
+    } else if (r == SYNCQ_ELIMIT) {
+      hi = mid;
+    } else {
+      fail_msg("lock %s: init with max_threads %u -> %s, not OK or ELIMIT", a->name, mid, syncq_strerror(r));
+    }
+  }
+  free(l);
+  return lo;
+}
+
 /* Linearizability of trylock/unlock: a sequential mutex with trylock. */
 enum { LK_TRY = 1, LK_UNLOCK = 2 };
 typedef struct lk_state {
@@ -277,7 +341,7 @@ static bool lk_apply(void *st, const lc_op *op) {
 static const char *lk_kind(int k) { return k == LK_TRY ? "trylock" : "unlock"; }
 static const lc_spec lk_spec = {"mutex-with-trylock", sizeof(lk_state), 0, lk_init, lk_apply};
 
-#define LK_THREADS 4
+#define LK_THREADS TEST_PLAN_HISTORY_THREADS
 #define LK_OPS_PER_THREAD 7 /* trylocks; each success adds an unlock */
 #define LK_HISTORIES (150 / SCALE)
 
@@ -518,6 +582,11 @@ static void test_every_registered_lock(void **state) {
   for (int i = 0; i < n; i++) {
     const syncq_algo *a = algos[i];
     check_bad_inputs(a);
+    unsigned limit = check_thread_limit(a);
+    if (limit != 0)
+      print_message("lock %s: at most %u threads (max_threads %u: SYNCQ_ELIMIT)\n", a->name, limit, limit + 1);
+    else if (has_slots(a))
+      fail_msg("lock %s: has one slot per thread, yet accepts max_threads %u", a->name, UINT_MAX);
     check_free_after_rounds(a);
     check_trylock_linearizable(a);
     for (int w = 0; w < SYNCQ_WAIT_COUNT; w++) {
@@ -786,6 +855,7 @@ static void test_wait_api(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   test_register_peers();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_wait_api),

@@ -8,6 +8,11 @@
  *
  * (Everything the two backends share runs in po_test.c, built once per
  * backend.)
+ *
+ * The process runs on the test plan's confined PUs (tests/support/
+ * test_plan.h: 2 on any machine with 2 or more), and a system that needs
+ * no particular scheduler count gets one per confined PU, as the default
+ * would on a machine of that size.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -22,6 +27,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "test_plan.h"
 
 #include "syncq/platform.h"
 #include "syncq/po.h"
@@ -45,6 +52,9 @@
 #define RACE_MSGS (TSAN ? 200 : 2000)
 #define YIELDERS 8
 #define YIELD_ROUNDS (TSAN ? 200 : 5000)
+
+/* One scheduler per confined PU. */
+static uint32_t planned_schedulers(void) { return (uint32_t)test_plan_confine(); }
 
 static syncq_po_system *fiber_system(const char *mb, uint32_t max_procs, uint32_t schedulers, size_t guard) {
   syncq_po_config cfg = {mb, max_procs, TEST_STACK, guard, "fiber", schedulers, false};
@@ -89,8 +99,8 @@ static void test_backends(void **state) {
   /* the default is the fiber backend, one scheduler per processing unit */
   assert_int_equal(syncq_po_create(NULL, &s), SYNCQ_OK);
   assert_string_equal(syncq_po_backend_of(s), "fiber");
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  assert_true(syncq_po_schedulers(s) >= 1 && syncq_po_schedulers(s) <= (uint32_t)(pus > 0 ? pus : 1));
+  /* the library counts the machine's PUs itself, whatever the test plan says */
+  assert_true(syncq_po_schedulers(s) >= 1 && syncq_po_schedulers(s) <= (uint32_t)test_plan_machine_pus());
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
   s = fiber_system("mpsc", 4, 3, 0);
   assert_int_equal(syncq_po_schedulers(s), 3);
@@ -126,7 +136,7 @@ static void publish_self(syncq_po_proc *self, void *arg) {
 
 static void test_only_the_process_receives(void **state) {
   (void)state;
-  syncq_po_system *s = fiber_system("mpsc", 4, 0, 0);
+  syncq_po_system *s = fiber_system("mpsc", 4, planned_schedulers(), 0);
   whoami w = {s, NULL, 0, 0};
   syncq_po_pid pid;
   assert_int_equal(syncq_po_spawn(s, publish_self, &w, &pid), SYNCQ_OK);
@@ -210,7 +220,7 @@ static void test_hundred_thousand(void **state) {
   (void)state;
   /* 100,000 guarded stacks need 200,000 mappings (vm.max_map_count is
    * 65,530 by default): this ring runs without guards. */
-  syncq_po_system *s = fiber_system("mpsc", BIG_RING + 1, 0, SYNCQ_PO_NO_GUARD);
+  syncq_po_system *s = fiber_system("mpsc", BIG_RING + 1, planned_schedulers(), SYNCQ_PO_NO_GUARD);
   syncq_po_proc *me;
   assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
   big_ring g = {BIG_RING, syncq_po_pid_of(me) + 1, syncq_po_pid_of(me), 0};
@@ -498,7 +508,7 @@ static void test_fibers_spawn_and_join_fibers(void **state) {
   (void)state;
   enum { DEPTH = TSAN ? 6 : 10 };
   tree t = {NULL, 0, 0};
-  t.sys = fiber_system("mpsc", 1u << (DEPTH + 1), 0, 0);
+  t.sys = fiber_system("mpsc", 1u << (DEPTH + 1), planned_schedulers(), 0);
   node_arg *root = malloc(sizeof *root);
   assert_non_null(root);
   *root = (node_arg){&t, DEPTH};
@@ -639,6 +649,7 @@ static void test_stack_overflow_reported(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_backends),          cmocka_unit_test(test_only_the_process_receives),
     cmocka_unit_test(test_foreign_thread),    cmocka_unit_test(test_yield),

@@ -9,8 +9,11 @@
  * "fiber"): every check runs on kernel threads and on fibers.
  *
  * Stress: producers are 8x the processing units and yield at varying
- * points, so the two cores are oversubscribed and lock holders and
- * half-done enqueues are preempted. A lost wake-up in recv_blocking hangs
+ * points, on the test plan's confined PUs (tests/support/test_plan.h: 16
+ * producers on 2 PUs on any machine), so the PUs are oversubscribed and
+ * lock holders and half-done enqueues are preempted. A fiber system runs
+ * one scheduler per confined PU, as the default would on a machine of
+ * that size. A lost wake-up in recv_blocking hangs
  * the test (CTest's timeout then fails it).
  */
 #include <setjmp.h>
@@ -25,6 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "test_plan.h"
 
 #include "lincheck.h"
 #include "syncq/platform.h"
@@ -41,7 +46,7 @@
 #endif
 #define FIBERS (strcmp(PO_TEST_BACKEND, "fiber") == 0)
 
-#define OVERSUBSCRIPTION 8
+#define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
 #define PER_PRODUCER (SANITIZED ? 150 : 1500)
 #define MANY_PROCS (SANITIZED ? 600 : 2000)
 #define RING_ROUNDS 4
@@ -50,10 +55,9 @@
 /* Sanitizers need deeper stacks than 002's 32 KB. */
 #define TEST_STACK (SANITIZED ? 256u * 1024u : 0u)
 
-static int n_producers(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return (int)(pus < 1 ? 1 : pus) * OVERSUBSCRIPTION;
-}
+/* 8x the PUs the process is confined to (test_plan.h): 16 threads on 2
+ * PUs on any machine with 2 or more. */
+static int n_producers(void) { return test_plan_oversubscribed(OVERSUBSCRIPTION); }
 
 static int n_mailboxes(void) { return syncq_po_mailbox_count(); }
 static const char *mailbox(int i) {
@@ -62,8 +66,10 @@ static const char *mailbox(int i) {
   return n;
 }
 
+static uint32_t n_schedulers(void) { return FIBERS ? (uint32_t)test_plan_confine() : 0; }
+
 static syncq_po_system *new_system(const char *mb, uint32_t max_procs) {
-  syncq_po_config cfg = {mb, max_procs, TEST_STACK, 0, PO_TEST_BACKEND, 0, false};
+  syncq_po_config cfg = {mb, max_procs, TEST_STACK, 0, PO_TEST_BACKEND, n_schedulers(), false};
   syncq_po_system *s = NULL;
   int r = syncq_po_create(&cfg, &s);
   if (r != SYNCQ_OK)
@@ -527,7 +533,16 @@ static void test_locks_registered(void **state) {
 /* Spawning past RLIMIT_NPROC, in a forked child (as root the limit does
  * not apply, so the child first becomes an unprivileged user). Threads
  * are refused at the limit, named; fibers are not kernel tasks, so the
- * same 200 spawns all succeed on the fiber backend. */
+ * same 200 spawns all succeed on the fiber backend.
+ * The fiber system gets one scheduler per PU of the plan
+ * (test_plan_pus(): the machine's, or SYNCQ_TEST_PUS), as the default
+ * would on that machine, so SYNCQ_TEST_PUS=16 reproduces a 16-PU machine
+ * anywhere: there the scheduler threads alone (16, and the main thread)
+ * pass the limit of 8, and syncq_po_create() answers SYNCQ_ELIMIT
+ * ("fiber system's scheduler threads could not start", po.h): exit 12.
+ * That is the postoffice's to settle (start the schedulers the limit
+ * allows, or fail cleanly with the reason), not this test's: until it
+ * does, this test fails with 12 at 8 PUs or more. */
 static void test_rlimit_nproc(void **state) {
   (void)state;
   fflush(NULL);
@@ -537,9 +552,15 @@ static void test_rlimit_nproc(void **state) {
     if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(10);
     struct rlimit rl = {8, 8};
     if (setrlimit(RLIMIT_NPROC, &rl) != 0) _exit(11);
-    syncq_po_config cfg = {"mutex", 256, TEST_STACK, 0, PO_TEST_BACKEND, 0, false};
+    uint32_t scheds = FIBERS ? (uint32_t)test_plan_pus() : 0;
+    syncq_po_config cfg = {"mutex", 256, TEST_STACK, 0, PO_TEST_BACKEND, scheds, false};
     syncq_po_system *s;
-    if (syncq_po_create(&cfg, &s) != SYNCQ_OK) _exit(12);
+    int cr = syncq_po_create(&cfg, &s);
+    if (cr != SYNCQ_OK) {
+      fprintf(stderr, "creating a %s system with %u schedulers under RLIMIT_NPROC 8: %s\n", PO_TEST_BACKEND, scheds,
+              syncq_strerror(cr));
+      _exit(12);
+    }
     syncq_po_proc *me;
     if (syncq_po_attach(s, &me) != SYNCQ_OK) _exit(13);
     int r = SYNCQ_OK, k = 0;
@@ -571,6 +592,7 @@ static void test_rlimit_nproc(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_locks_registered), cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_rlimit_nproc),     cmocka_unit_test(test_order_every_mailbox),

@@ -17,10 +17,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_plan.h"
+
 #include "syncq/platform.h"
 #include "syncq/pqueue/linden_jonsson.h"
 
-#define OVERSUBSCRIPTION 8
+#define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define OPS_PER_THREAD 2000
 #else
@@ -30,10 +32,9 @@
 #define ROUNDS_SEQ 400 /* fill and drain a small queue this many times */
 #define YIELD_EVERY 17
 
-static int n_threads(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return (int)(pus < 1 ? 1 : pus) * OVERSUBSCRIPTION;
-}
+/* 8x the PUs the process is confined to (test_plan.h): 16 threads on 2
+ * PUs on any machine with 2 or more. */
+static int n_threads(void) { return test_plan_oversubscribed(OVERSUBSCRIPTION); }
 
 static uint64_t rnd(uint64_t *s) {
   *s ^= *s << 13;
@@ -211,6 +212,7 @@ static void test_concurrent_recycling(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_extreme_and_equal_keys),

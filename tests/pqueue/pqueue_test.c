@@ -26,6 +26,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_plan.h"
+
 #include "test_peers.h"
 
 #include "../stack/test_lock.h"
@@ -36,7 +38,7 @@
 #include "syncq/pqueue/skew_herlihy.h"
 #include "syncq/pqueue/skew_lock.h"
 
-#define OVERSUBSCRIPTION 8
+#define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define STRESS_OPS 500
 #define LC_ROUNDS 300
@@ -45,14 +47,13 @@
 #define LC_ROUNDS 1500
 #endif
 #define KEY_RANGE 512 /* stress keys: many ties */
-#define LC_THREADS 4
+#define LC_THREADS TEST_PLAN_HISTORY_THREADS
 #define LC_OPS_PER_THREAD 6
 #define LC_DIVISOR 3 /* lincheck values v have key v / 3: ties */
 
-static int n_threads(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return (int)(pus < 1 ? 1 : pus) * OVERSUBSCRIPTION;
-}
+/* 8x the PUs the process is confined to (test_plan.h): 16 threads on 2
+ * PUs on any machine with 2 or more. */
+static int n_threads(void) { return test_plan_oversubscribed(OVERSUBSCRIPTION); }
 
 static uint64_t rnd(uint64_t *s) {
   *s ^= *s >> 12;
@@ -561,6 +562,7 @@ static void test_pqueue_spec(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   test_register_peers();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_pqueue_spec),

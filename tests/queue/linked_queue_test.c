@@ -20,13 +20,15 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_plan.h"
+
 #include "syncq/platform.h"
 #include "syncq/pr.h"
 #include "syncq/queue.h"
 #include "syncq/queue/plj.h"
 #include "syncq/queue/valois.h"
 
-#define OVERSUBSCRIPTION 8
+#define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define OPS_PER_THREAD 3000
 #else
@@ -40,10 +42,9 @@
 static void *item_of(uintptr_t i) { return (void *)(i << 4 | 8); } /* non-NULL */
 static uintptr_t index_of(void *p) { return (uintptr_t)p >> 4; }
 
-static int n_threads(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return (int)(pus < 1 ? 1 : pus) * OVERSUBSCRIPTION;
-}
+/* 8x the PUs the process is confined to (test_plan.h): 16 threads on 2
+ * PUs on any machine with 2 or more. */
+static int n_threads(void) { return test_plan_oversubscribed(OVERSUBSCRIPTION); }
 
 static void assert_audit_clean(syncq_queue_valois *q, size_t items) {
   syncq_queue_valois_audit_result r;
@@ -299,6 +300,7 @@ static void test_plj_stress(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_valois_bad_inputs),     cmocka_unit_test(test_valois_counts_sequential),
     cmocka_unit_test(test_valois_nodes_reused),   cmocka_unit_test(test_valois_counts_after_stress),

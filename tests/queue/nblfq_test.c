@@ -32,6 +32,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_plan.h"
+
 #include "syncq/platform.h"
 #include "syncq/queue/nblfq.h"
 #include "syncq/stats.h"
@@ -69,7 +71,7 @@ static void hook(int where) {
 #define STRESS_ITEMS 30000
 #define SIGNAL_ITEMS 40000
 #endif
-#define OVERSUBSCRIPTION 8
+#define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION /* on the confined PUs (test_plan.h) */
 
 /* A test ring: cells of either width, with its hints. */
 typedef struct ring {
@@ -150,13 +152,11 @@ static void check_invariant_after_stress(unsigned tag_bits, uint64_t S) {
   }
   ring r;
   ring_init(&r, S, tag_bits);
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  int n = (int)(pus < 1 ? 1 : pus) * OVERSUBSCRIPTION;
+  int n = test_plan_oversubscribed(OVERSUBSCRIPTION);
   _Atomic(long) balance = 0;
   _Atomic(int) errors = 0;
-  pthread_t tids[256];
-  stress st[256];
-  if (n > 256) n = 256;
+  pthread_t tids[TEST_PLAN_MAX_THREADS];
+  stress st[TEST_PLAN_MAX_THREADS];
   for (int round = 0; round < 3; round++) {
     for (int i = 0; i < n; i++) {
       st[i] = (stress){&r, i, n, STRESS_ITEMS / n * 4, &balance, &errors};
@@ -485,6 +485,7 @@ static void test_signal_async(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_ambiguous_comparison),
     cmocka_unit_test(test_invariant_checker_catches_damage),

@@ -24,6 +24,8 @@
 #include <cmocka.h>
 
 #include "test_peers.h"
+#include "test_plan.h"
+#include "test_queue_contract.h"
 
 #include "lincheck.h"
 #include "syncq/platform.h"
@@ -37,7 +39,7 @@
 /* Peer structures (SYNCQ_PROP_PEER) are many and not ours: a quarter as
  * many histories each keeps this file near its old running time. */
 #define PEER_HISTORIES (HISTORIES / 4)
-#define MAX_THREADS 4
+#define MAX_THREADS TEST_PLAN_HISTORY_THREADS
 #define MAX_OPS_PER_THREAD 4
 #define MAX_PREFILL 4
 
@@ -181,9 +183,6 @@ static int run_histories(const char *name, const syncq_queue_ops *ops, bool boun
   return rejected;
 }
 
-/* Queues whose contract says: linearizable except at FULL. */
-static const char *const linearizable_except_full[] = {"scq"};
-
 static void test_every_linearizable_queue(void **state) {
   (void)state;
   const syncq_algo *algos[SYNCQ_REGISTRY_MAX];
@@ -198,15 +197,18 @@ static void test_every_linearizable_queue(void **state) {
       continue;
     }
     if (!(a->props & SYNCQ_PROP_LINEARIZABLE)) {
-      /* Not linearizable at FULL (contract): checked on histories that
-       * cannot fill it. Others (Vyukov: EMPTY too) are reported only. */
-      bool except_full = false;
-      for (size_t k = 0; k < sizeof linearizable_except_full / sizeof linearizable_except_full[0]; k++)
-        if (strcmp(a->name, linearizable_except_full[k]) == 0) except_full = true;
+      /* Not linearizable at FULL (contract, test_queue_contract.h):
+       * checked on histories that cannot fill it. Others (Vyukov: EMPTY
+       * too) are reported only. */
+      bool except_full = test_queue_linearizable_except_full(a);
       bool skipped;
       int rejected = run_histories(a->name, a->ops, false, histories, &skipped);
-      print_message("queue %s: does not promise linearizability; %d of %d histories that cannot fill it "
-                    "rejected%s\n", a->name, rejected, histories, except_full ? "" : " (reported, not asserted)");
+      if (except_full)
+        print_message("queue %s: linearizable except at FULL (test_queue_contract.h); %d of %d histories that "
+                      "cannot fill it rejected\n", a->name, rejected, histories);
+      else
+        print_message("queue %s: does not promise linearizability; %d of %d histories that cannot fill it "
+                      "rejected (reported, not asserted)\n", a->name, rejected, histories);
       if (except_full && rejected != 0)
         fail_msg("queue %s: %d histories without FULL are not linearizable", a->name, rejected);
       continue;

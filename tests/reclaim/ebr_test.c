@@ -25,10 +25,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_plan.h"
+
 #include "syncq/platform.h"
 #include "syncq/reclaim.h"
 
-#define OVERSUBSCRIPTION 8
+#define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ROUNDS 3000
 #else
@@ -40,10 +42,9 @@
 #define MANY_RETIRES (4 * SYNCQ_EBR_COLLECT_EVERY) /* enough to trigger collections */
 #define SETTLE_ROUNDS 8 /* enter/collect/leave rounds that let the epoch move twice */
 
-static int n_threads(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return (int)(pus < 1 ? 1 : pus) * OVERSUBSCRIPTION;
-}
+/* 8x the PUs the process is confined to (test_plan.h): 16 threads on 2
+ * PUs on any machine with 2 or more. */
+static int n_threads(void) { return test_plan_oversubscribed(OVERSUBSCRIPTION); }
 
 typedef struct tnode {
   _Atomic(uint64_t) state; /* ALIVE, or POISON once freed (tracked nodes are not released) */
@@ -263,6 +264,7 @@ static void test_ebr_stress(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_ebr_bad_inputs),
     cmocka_unit_test(test_ebr_freed_after_every_reader_quiesced),

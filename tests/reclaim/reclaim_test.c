@@ -17,10 +17,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_plan.h"
+
 #include "syncq/platform.h"
 #include "syncq/reclaim.h"
 
-#define OVERSUBSCRIPTION 8
+#define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ROUNDS 3000
 #else
@@ -28,10 +30,9 @@
 #endif
 #define YIELD_EVERY 7
 
-static int n_threads(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return (int)(pus < 1 ? 1 : pus) * OVERSUBSCRIPTION;
-}
+/* 8x the PUs the process is confined to (test_plan.h): 16 threads on 2
+ * PUs on any machine with 2 or more. */
+static int n_threads(void) { return test_plan_oversubscribed(OVERSUBSCRIPTION); }
 
 /* ------------------------------------------------------------ free list */
 
@@ -303,6 +304,7 @@ static void test_hp_records_reused_across_domains(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_freelist_sequential),
     cmocka_unit_test(test_freelist_bad_inputs),

@@ -26,6 +26,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_plan.h"
+
 #include "test_peers.h"
 
 #include "lincheck.h"
@@ -38,7 +40,7 @@
 #include "syncq/stack/elimination.h"
 #include "test_lock.h"
 
-#define OVERSUBSCRIPTION 8
+#define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define STRESS_OPS 4000   /* push/pop pairs per thread */
 #define LIFO_ITEMS 1000   /* items per producer */
@@ -48,13 +50,12 @@
 #define LIFO_ITEMS 10000
 #define LC_ROUNDS 1500
 #endif
-#define LC_THREADS 4
+#define LC_THREADS TEST_PLAN_HISTORY_THREADS
 #define LC_OPS_PER_THREAD 6
 
-static int n_threads(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return (int)(pus < 1 ? 1 : pus) * OVERSUBSCRIPTION;
-}
+/* 8x the PUs the process is confined to (test_plan.h): 16 threads on 2
+ * PUs on any machine with 2 or more. */
+static int n_threads(void) { return test_plan_oversubscribed(OVERSUBSCRIPTION); }
 
 /* xorshift64*: per-thread randomness for yields and operation mixes. */
 static uint64_t rnd(uint64_t *s) {
@@ -597,6 +598,7 @@ static void test_herlihy_few_blocks(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   test_register_peers();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_registered_stack), cmocka_unit_test(test_generic_api),

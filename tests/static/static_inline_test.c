@@ -7,7 +7,8 @@
  *  - caller storage: the typed NBLFQ (inline and exported) refuses storage
  *    that was never initialised (zeroed, or garbage) or was destroyed;
  *  - the inline MCS, ticket, TAS and TTAS locks: mutual exclusion with
- *    2x as many threads as processing units, trylock/unlock semantics,
+ *    2x as many threads as processing units (of the test plan's confined
+ *    set, tests/support/test_plan.h), trylock/unlock semantics,
  *    bad inputs;
  *  - no statistics are counted by the inline bodies (SYNCQ_WITH_STATS is
  *    not defined here), while the library's own build counts.
@@ -21,6 +22,8 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "test_plan.h"
 
 #include "syncq/platform.h"
 #include "syncq/queue.h"
@@ -41,10 +44,7 @@
 #define LOCK_INCREMENTS (20000 / SCALE)
 #define THREADS_PER_PU 2
 
-static int n_threads(void) {
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
-  return THREADS_PER_PU * (int)(pus < 1 ? 1 : pus);
-}
+static int n_threads(void) { return test_plan_oversubscribed(THREADS_PER_PU); }
 
 static syncq_queue_nblfq *new_queue_storage(size_t capacity) {
   size_t bytes = 0;
@@ -218,7 +218,6 @@ static void *locker(void *arg) {
 static void test_inline_locks_mutual_exclusion(void **state) {
   (void)state;
   int nt = n_threads();
-  if (nt > 64) nt = 64;
   /* competitive: 2x the processing units must not convoy (lock.h) */
   syncq_lock_config cfg = {0, SYNCQ_WAIT_COMPETITIVE, false};
   syncq_stats_reset();
@@ -232,7 +231,7 @@ static void test_inline_locks_mutual_exclusion(void **state) {
     assert_int_equal(syncq_lock_ticket_init(&s->ticket, &cfg), SYNCQ_OK);
     assert_int_equal(k == L_TAS ? syncq_lock_tas_init(&s->tas, &cfg) : syncq_lock_ttas_init(&s->tas, &cfg), SYNCQ_OK);
     assert_int_equal(pthread_barrier_init(&s->start, NULL, (unsigned)nt), 0);
-    pthread_t t[64];
+    pthread_t t[TEST_PLAN_MAX_THREADS];
     for (int i = 0; i < nt; i++) assert_int_equal(pthread_create(&t[i], NULL, locker, s), 0);
     for (int i = 0; i < nt; i++) pthread_join(t[i], NULL);
     assert_int_equal(atomic_load(&s->errors), 0);
@@ -286,6 +285,7 @@ static void test_inline_counts_nothing_unless_asked(void **state) {
 }
 
 int main(void) {
+  test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_nblfq_inline_sequential),
     cmocka_unit_test(test_nblfq_uninitialised_storage),
