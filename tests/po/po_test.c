@@ -552,14 +552,31 @@ static void test_rlimit_nproc(void **state) {
     if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(10);
     struct rlimit rl = {8, 8};
     if (setrlimit(RLIMIT_NPROC, &rl) != 0) _exit(11);
-    uint32_t scheds = FIBERS ? (uint32_t)test_plan_pus() : 0;
-    syncq_po_config cfg = {"mutex", 256, TEST_STACK, 0, PO_TEST_BACKEND, scheds, false};
     syncq_po_system *s;
+    if (FIBERS) {
+      /* One scheduler per planned PU, asked for by number: all of them or
+       * SYNCQ_ELIMIT with nothing left behind (16 schedulers and this
+       * process cannot fit under 8 tasks; 2 can). */
+      uint32_t scheds = (uint32_t)test_plan_pus();
+      syncq_po_config asked = {"mutex", 256, TEST_STACK, 0, PO_TEST_BACKEND, scheds, false};
+      int want = scheds + 1 < 8 ? SYNCQ_OK : SYNCQ_ELIMIT;
+      int cr = syncq_po_create(&asked, &s);
+      if (cr != want) {
+        fprintf(stderr, "creating a fiber system with %u schedulers under RLIMIT_NPROC 8: %s, want %s\n", scheds,
+                syncq_strerror(cr), syncq_strerror(want));
+        _exit(12);
+      }
+      if (cr == SYNCQ_OK && syncq_po_destroy(s) != SYNCQ_OK) _exit(14);
+    }
+    /* The default (one scheduler per PU of the machine; on a 16-PU machine
+     * more than the limit allows): as many as the kernel allows, not a
+     * failure. */
+    syncq_po_config cfg = {"mutex", 256, TEST_STACK, 0, PO_TEST_BACKEND, 0, false};
     int cr = syncq_po_create(&cfg, &s);
     if (cr != SYNCQ_OK) {
-      fprintf(stderr, "creating a %s system with %u schedulers under RLIMIT_NPROC 8: %s\n", PO_TEST_BACKEND, scheds,
+      fprintf(stderr, "creating a %s system with the default schedulers under RLIMIT_NPROC 8: %s\n", PO_TEST_BACKEND,
               syncq_strerror(cr));
-      _exit(12);
+      _exit(15);
     }
     syncq_po_proc *me;
     if (syncq_po_attach(s, &me) != SYNCQ_OK) _exit(13);
