@@ -1,6 +1,7 @@
 """The five source papers, the experiment prefixes that reproduce them, and the
 per-paper scoreboard of verdicts. docs/papers.md says the same for readers of
-the source tree; tests/test_papers.py keeps the two in step."""
+the source tree; report/tests/test_summary.py (test_papers_page_matches_the_report)
+keeps the two in step."""
 
 from dataclasses import dataclass
 
