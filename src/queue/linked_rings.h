@@ -15,12 +15,19 @@
  * no more items, the enqueuer appends a fresh ring holding its item in
  * cell 0, and dequeuers move head past a closed ring once it is empty.
  *
- * Reclamation: one hazard slot. An operation protects the ring it reads
- * (head's or tail's); next is only compared and CASed, never dereferenced
- * through, so it needs no slot. A dequeuer swings tail past the ring
- * before it swings head (as 001's dequeue helps a lagging tail), so a ring
- * retired from head is reachable from neither end.
- */
+ * Reclamation: two hazard slots, LR_HP_TAIL for the ring an enqueuer
+ * uses, LR_HP_HEAD for the ring a dequeuer uses. next is only compared
+ * and CASed, never dereferenced through, so it needs no slot. A dequeuer
+ * swings tail past the ring before it swings head (as 001's dequeue helps
+ * a lagging tail), so a ring retired from head is reachable from neither
+ * end. An operation leaves its slot published (syncq_hp_leave_keep), so
+ * the next one that finds the same ring at its end (syncq_hp_held) skips
+ * the protect's store and fence: a thread pays for a hazard only when it
+ * moves to another ring, once per R items, as the paper's per-ring
+ * accounting has it. The price: a thread that stops using the queue keeps
+ * up to two rings from being freed until it exits or the queue is
+ * destroyed.
+  */
 #ifndef SYNCQ_QUEUE_LINKED_RINGS_H
 #define SYNCQ_QUEUE_LINKED_RINGS_H
 
@@ -41,6 +48,8 @@
 #define LR_RING_DEFAULT 1024 /* sizing hint 0 */
 
 enum { LR_OK = 0, LR_RING_CLOSED = 1 };
+enum { LR_HP_TAIL = 0, LR_HP_HEAD = 1, LR_HP_SLOTS = 2 };
+
 
 typedef struct lr_ring {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head;
@@ -50,6 +59,14 @@ typedef struct lr_ring {
   uint32_t order; /* log2(R); read-only */
   /* R cells follow, from the next cache line */
 } lr_ring;
+
+/* The ring at *end, protected in slot: free when the slot already holds
+ * it (held since an earlier, validated protect), else protect. */
+static inline lr_ring *lr_protect(syncq_hp_record *rec, unsigned slot, _Atomic(void *) *end) {
+  lr_ring *r = atomic_load(end);
+  if (r == syncq_hp_held(rec, slot)) return r;
+  return syncq_hp_protect(rec, slot, end);
+}
 
 /* The cells, after the header (a multiple of the cache line). */
 static inline void *lr_cells(lr_ring *r) { return (void *)(r + 1); }
@@ -139,7 +156,7 @@ static inline int lr_enqueue(const lr_queue *q, void *item, lr_ring_enqueue_fn r
   if (syncq_hp_enter(q->hp, &rec) != SYNCQ_OK) return SYNCQ_ENOMEM;
   int status = SYNCQ_OK;
   for (;;) {
-    lr_ring *r = syncq_hp_protect(rec, 0, q->tail);
+    lr_ring *r = lr_protect(rec, LR_HP_TAIL, q->tail);
     lr_ring *next = atomic_load(&r->next);
     if (next != NULL) { /* tail lags behind a linked ring: help it on */
       void *expect = r;
@@ -166,7 +183,7 @@ static inline int lr_enqueue(const lr_queue *q, void *item, lr_ring_enqueue_fn r
     free(fresh); /* never published */
     SYNCQ_STAT_INC(retries);
   }
-  syncq_hp_leave(rec);
+  syncq_hp_leave_keep(rec); /* the slot stays: see Reclamation above */
   return status;
 }
 
@@ -180,7 +197,7 @@ static inline int lr_dequeue(const lr_queue *q, void **item, lr_ring_dequeue_fn 
   if (syncq_hp_enter(q->hp, &rec) != SYNCQ_OK) return SYNCQ_ENOMEM;
   int status;
   for (;;) {
-    lr_ring *r = syncq_hp_protect(rec, 0, q->head);
+    lr_ring *r = lr_protect(rec, LR_HP_HEAD, q->head);
     if (ring_dequeue(r, item)) {
       status = SYNCQ_OK;
       break;
@@ -202,14 +219,14 @@ static inline int lr_dequeue(const lr_queue *q, void **item, lr_ring_dequeue_fn 
     }
     SYNCQ_STAT_INC(cas_attempts);
     if (atomic_compare_exchange_strong(q->head, &expect, next)) {
-      syncq_hp_clear(rec, 0);
+      syncq_hp_clear(rec, LR_HP_HEAD);
       (void)syncq_hp_retire(rec, r); /* freed once no hazard slot holds it */
     } else {
       SYNCQ_STAT_INC(cas_failures);
     }
     SYNCQ_STAT_INC(retries);
   }
-  syncq_hp_leave(rec);
+  syncq_hp_leave_keep(rec); /* the slot stays: see Reclamation above */
   return status;
 }
 

@@ -223,7 +223,7 @@ int syncq_queue_lprq_init_ring(syncq_queue_lprq *q, size_t ring_size) {
   atomic_init(&q->rings_freed, 0);
   lr_ring *r = prq_make(ring_size, NULL);
   if (r == NULL) return SYNCQ_ENOMEM;
-  int st = syncq_hp_domain_create(1, lr_free_ring, &q->rings_freed, &q->hp);
+  int st = syncq_hp_domain_create(LR_HP_SLOTS, lr_free_ring, &q->rings_freed, &q->hp);
   if (st != SYNCQ_OK) {
     free(r);
     return st;
