@@ -45,7 +45,7 @@
 #define LR_PATIENCE 16                /* failed tickets before an enqueuer closes the ring */
 #define LR_RING_MIN 2
 #define LR_RING_MAX (UINT64_C(1) << 24)
-#define LR_RING_DEFAULT 1024 /* sizing hint 0 */
+#define LR_RING_DEFAULT 4096 /* sizing hint 0: the smallest ring of the paper's 2^12..2^17 */
 
 enum { LR_OK = 0, LR_RING_CLOSED = 1 };
 enum { LR_HP_TAIL = 0, LR_HP_HEAD = 1, LR_HP_SLOTS = 2 };
@@ -53,12 +53,39 @@ enum { LR_HP_TAIL = 0, LR_HP_HEAD = 1, LR_HP_SLOTS = 2 };
 
 typedef struct lr_ring {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head;
+  /* A value tail (CLOSED masked) had once, kept on head's line for the
+   * dequeuers' emptiness test (lr_ring_seems_empty). */
+  _Atomic(uint64_t) tail_seen;
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* bit 63: CLOSED */
   SYNCQ_CACHELINE_ALIGNED _Atomic(struct lr_ring *) next;
-  uint64_t size;  /* R, a power of two; read-only */
-  uint32_t order; /* log2(R); read-only */
+  uint64_t size;       /* R, a power of two; read-only */
+  uint32_t order;      /* log2(R); read-only */
+  uint32_t line_order; /* log2 of the cache lines the cells fill; read-only */
   /* R cells follow, from the next cache line */
 } lr_ring;
+
+/* Cells are 16 bytes in both rings, LR_CELLS_PER_LINE to a cache line. */
+#define LR_CELL_BYTES 16
+#define LR_CELLS_PER_LINE (SYNCQ_CACHELINE / LR_CELL_BYTES)
+#ifndef LR_REMAP
+#define LR_REMAP 1
+#endif
+
+/* The cell of ticket t. With LR_REMAP (Morrison & Afek §5) consecutive
+ * tickets go to consecutive cache lines, the line's slot advancing once
+ * per pass over the lines: an enqueuer at ticket t and a dequeuer at
+ * t - 1 never write the same line, where packed cells would make the
+ * two threads of a near-empty queue fight over every line. A bijection on
+ * [0, R): the line is i mod L, the slot i / L (L = R / cells per line). */
+static inline uint64_t lr_slot(const lr_ring *r, uint64_t t) {
+  uint64_t i = t & (r->size - 1);
+#if LR_REMAP
+  uint64_t lines = UINT64_C(1) << r->line_order;
+  return ((i & (lines - 1)) * LR_CELLS_PER_LINE) | (i >> r->line_order);
+#else
+  return i;
+#endif
+}
 
 /* The ring at *end, protected in slot: free when the slot already holds
  * it (held since an earlier, validated protect), else protect. */
@@ -79,8 +106,11 @@ static inline lr_ring *lr_ring_alloc(uint64_t R, size_t cell_bytes) {
   atomic_init(&r->head, 0);
   atomic_init(&r->tail, 0);
   atomic_init(&r->next, NULL);
+  atomic_init(&r->tail_seen, 0);
   r->size = R;
   r->order = (uint32_t)__builtin_ctzll(R);
+  /* R < LR_CELLS_PER_LINE: one line, the identity map */
+  r->line_order = R >= LR_CELLS_PER_LINE ? r->order - (uint32_t)__builtin_ctz(LR_CELLS_PER_LINE) : 0;
   return r;
 }
 
@@ -106,11 +136,21 @@ static inline void lr_fix_state(lr_ring *r) {
  * dequeuer that already holds the same ticket (it takes that item, or
  * makes that enqueuer fail). The same test the ring's dequeue makes after
  * its fetch-and-add, made before it, so that polling an empty queue does
- * not run head past tail. */
+ * not run head past tail.
+ * tail only grows (fetch-and-add, fixState raising it to head, the CLOSED
+ * bit), so a head below a value tail once had is below tail now: then the
+ * answer is "not empty" without reading tail's line, which the enqueuers
+ * write at every operation. Only a dequeuer that catches up with
+ * tail_seen reads tail, and leaves what it read for the others. */
 static inline bool lr_ring_seems_empty(lr_ring *r) {
   uint64_t h = atomic_load(&r->head);
+  /* relaxed: a hint; whatever value is read was tail's at some time, and
+   * the answer it gives ("go on to the fetch-and-add") is always safe */
+  if (h < atomic_load_explicit(&r->tail_seen, memory_order_relaxed)) return false;
   uint64_t t = atomic_load(&r->tail) & ~LR_CLOSED;
-  return h >= t;
+  if (h >= t) return true;
+  atomic_store_explicit(&r->tail_seen, t, memory_order_relaxed); /* relaxed: a hint, as above */
+  return false;
 }
 
 /* A dequeuer whose cell is still empty although an enqueuer already holds

@@ -90,7 +90,9 @@ typedef struct hp_cache {
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static syncq_hp_record *pool; /* records of destroyed domains */
 static _Atomic(uint64_t) next_domain_id = 1;
-static _Thread_local hp_cache tcache;
+/* initial-exec: enter's lookup is a TLS-relative access, no
+ * __tls_get_addr call (as the stats' TLS; the library is not dlopen'ed) */
+static _Thread_local hp_cache tcache __attribute__((tls_model("initial-exec")));
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t cache_key;
 static bool cache_key_ok;
