@@ -103,7 +103,9 @@ static inline bool is_bottom(uint64_t v) { return v == 0 || (v & MARK) != 0; }
 /* This thread's mark: numbers are never reused, so a mark names one
  * thread for the life of the process (no ABA between two threads' marks). */
 static _Atomic(uint64_t) next_mark = 1;
-static _Thread_local uint64_t my_mark;
+/* initial-exec: a TLS-relative load per enqueue, no __tls_get_addr call
+ * in the shared library (as the stats' TLS) */
+static _Thread_local uint64_t my_mark __attribute__((tls_model("initial-exec")));
 
 static inline uint64_t mark_of_this_thread(void) {
   if (my_mark == 0) my_mark = MARK | atomic_fetch_add_explicit(&next_mark, 1, memory_order_relaxed); /* relaxed: only uniqueness matters */
