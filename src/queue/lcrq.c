@@ -72,13 +72,18 @@
  *                ticket (tail > h) spins up to LR_SPIN (128) relaxes, once
  *                per ticket, for that enqueuer before the empty transition
  *                (bounded: a preempted enqueuer costs no more).
- *   Notes:       where the time went, single thread (perf record -e
+ *   Notes:       where the time went, one thread (perf record -e
  *                cpu-clock): before, syncq_hp_enter, _leave and _protect
  *                took 60% of the samples; now the FAA and the double-width
- *                CAS of each operation dominate and the hazard record's
- *                lookup, held and leave_keep take about 10%. At 1P1C on the 2-core machine the
- *                lab's dg25-prodcons median rose from about 7 to 20 Mops/s
- *                (docs/queues.md; heavily loaded machine, wide spread).
+ *                CAS of each operation dominate, the hazard record's
+ *                lookup, held and leave_keep about 10%. Before/after,
+ *                alternating in one session on the loaded 2-core VM
+ *                (docs/queues.md): dg25-latency pair 126 -> 31 ns (nblfq
+ *                14, scq 49); dg25-prodcons --quick 1P1C 7.3 -> 44.7
+ *                Mops/s, 2P2C 9.2 -> 17.1, 4P4C 14.0 -> 15.7 (nblfq 112,
+ *                41, 55 in the same runs). Left: at 1P1C about 40% of
+ *                nblfq, whose operations make one CAS where these make a
+ *                FAA and a double-width CAS.
  *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
  *                usable cell, and ring changes).
  */

@@ -76,6 +76,14 @@
  *                retries).
  *   Cell map:    as "lcrq": 4 cells to a line, consecutive tickets on
  *                consecutive lines (lr_slot in src/queue/linked_rings.h).
+ *   Notes:       measured with "lcrq", alternating before/after on the
+ *                loaded 2-core VM (docs/queues.md): dg25-latency pair
+ *                104 -> 34 ns (lcrq 31); dg25-prodcons --quick 1P1C 10.6
+ *                -> 16.4 Mops/s, 2P2C 9.8 -> 9.6, 4P4C 9.8 -> 19.2. At
+ *                1P1C it trails "lcrq" (44.7) by more than its
+ *                single-thread 1.13x; a likely cause, not measured: a
+ *                dequeuer polling a cell whose enqueuer is between its
+ *                three CAS takes the line from it between each.
  *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
  *                usable cell, and ring changes).
  */
