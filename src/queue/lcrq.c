@@ -79,11 +79,14 @@
  *                lookup, held and leave_keep about 10%. Before/after,
  *                alternating in one session on the loaded 2-core VM
  *                (docs/queues.md): dg25-latency pair 126 -> 31 ns (nblfq
- *                14, scq 49); dg25-prodcons --quick 1P1C 7.3 -> 44.7
- *                Mops/s, 2P2C 9.2 -> 17.1, 4P4C 14.0 -> 15.7 (nblfq 112,
- *                41, 55 in the same runs). Left: at 1P1C about 40% of
+ *                14, scq 49); dg25-prodcons --quick 1P1C 15.4 -> 46.1
+ *                Mops/s, 2P2C 19.2 -> 25.3, 4P4C 21.7 -> 32.7 (nblfq 193,
+ *                57, 56 in the same runs). Left: at 1P1C a quarter of
  *                nblfq, whose operations make one CAS where these make a
- *                FAA and a double-width CAS.
+ *                FAA and a double-width CAS. Packed cells (LR_REMAP 0)
+ *                measured slower at 1P1C and somewhat faster with 4-8
+ *                threads taking turns on 2 cores; the map stays, for many
+ *                threads on many cores.
  *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
  *                usable cell, and ring changes).
  */

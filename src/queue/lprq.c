@@ -77,13 +77,15 @@
  *   Cell map:    as "lcrq": 4 cells to a line, consecutive tickets on
  *                consecutive lines (lr_slot in src/queue/linked_rings.h).
  *   Notes:       measured with "lcrq", alternating before/after on the
- *                loaded 2-core VM (docs/queues.md): dg25-latency pair
- *                104 -> 34 ns (lcrq 31); dg25-prodcons --quick 1P1C 10.6
- *                -> 16.4 Mops/s, 2P2C 9.8 -> 9.6, 4P4C 9.8 -> 19.2. At
- *                1P1C it trails "lcrq" (44.7) by more than its
- *                single-thread 1.13x; a likely cause, not measured: a
- *                dequeuer polling a cell whose enqueuer is between its
- *                three CAS takes the line from it between each.
+ *                2-core VM (docs/queues.md): dg25-latency pair 104 -> 34
+ *                ns (lcrq 31); dg25-prodcons --quick 1P1C 15.2 -> 31.2
+ *                Mops/s, 2P2C 16.9 -> 30.0, 4P4C 20.0 -> 33.4. At 1P1C it
+ *                trails "lcrq" (46.1) by about 1.5x, more than its
+ *                single-thread 1.13x; likely (not measured) because its
+ *                enqueue, with four locked instructions to LCRQ's two,
+ *                makes the producer the slower side and keeps the queue
+ *                near empty. Polling the cell at growing intervals while
+ *                an enqueuer writes it was tried and stayed within noise.
  *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
  *                usable cell, and ring changes).
  */
