@@ -17,11 +17,14 @@
  * 2. Hazard pointers (Michael 2004): a thread announces the nodes it is
  *    about to dereference in its record's slots; a removed node is
  *    retired, and freed only when a scan finds it in no slot. Memory
- *    really goes back to the allocator. Records are taken per operation
- *    (syncq_hp_enter ... syncq_hp_leave): a thread-local hint makes that
- *    one uncontended CAS in the common case. Record memory is type-stable
- *    for the life of the process (kept in a global pool when a domain is
- *    destroyed), so a stale hint is never a dangling pointer.
+ *    really goes back to the allocator. An operation brackets its reads
+ *    with syncq_hp_enter ... syncq_hp_leave; as in Michael's paper a
+ *    thread keeps its record: the first enter on a domain takes one and a
+ *    thread-local cache hands the same record back to the thread's later
+ *    enters with no atomic read-modify-write; it returns to the domain at
+ *    thread exit or domain destroy. Record memory is type-stable for the
+ *    life of the process (kept in a global pool when a domain is
+ *    destroyed), so a stale cache entry is never a dangling pointer.
  *
  * 3. Epoch-based reclamation (Fraser 2004): a thread announces the global
  *    epoch when it enters a critical section and clears the announcement
@@ -100,12 +103,28 @@ SYNCQ_API int syncq_hp_domain_create(unsigned slots, syncq_hp_free_fn free_fn, v
  * still entered (nothing is freed then). */
 SYNCQ_API int syncq_hp_domain_destroy(syncq_hp_domain *d);
 
-/* Take a record for the calling thread's next operation. SYNCQ_OK,
+/* Take a record for the calling thread's next operation: the thread's
+ * kept record for this domain, or another one when that is entered
+ * already (nested operations get distinct records). SYNCQ_OK,
  * SYNCQ_EINVAL, or SYNCQ_ENOMEM (no record could be allocated). */
 SYNCQ_API int syncq_hp_enter(syncq_hp_domain *d, syncq_hp_record **out);
 
-/* Clear the record's slots and give it back. */
+/* Clear the record's slots and end the operation. NULL is ignored. */
 SYNCQ_API void syncq_hp_leave(syncq_hp_record *rec);
+
+/* End the operation but leave the slots published: the nodes they hold
+ * stay safe to read until the thread overwrites or clears the slots (its
+ * next operation on the domain), exits, or the domain is destroyed. With
+ * syncq_hp_held, a structure whose threads return to the same node
+ * (LCRQ's current ring) skips the protect's store and fence. A nested
+ * record (not the thread's kept one) is cleared as by syncq_hp_leave. */
+SYNCQ_API void syncq_hp_leave_keep(syncq_hp_record *rec);
+
+/* What the slot holds now (the calling thread's own record): a node read
+ * from the structure that equals it is protected, as if by protect, since
+ * the slot has held it without a gap. NULL for a NULL record or a slot out
+ * of range. */
+SYNCQ_API void *syncq_hp_held(syncq_hp_record *rec, unsigned slot);
 
 /* Announce that the pointer currently stored in *src is in use: loads it,
  * publishes it in slot, and re-reads *src until both agree; returns it
@@ -118,7 +137,7 @@ SYNCQ_API void *syncq_hp_protect(syncq_hp_record *rec, unsigned slot, _Atomic(vo
  * before it. */
 SYNCQ_API void syncq_hp_set(syncq_hp_record *rec, unsigned slot, void *p);
 
-/* Clear one slot. */
+/* Clear one slot (a release store). */
 SYNCQ_API void syncq_hp_clear(syncq_hp_record *rec, unsigned slot);
 
 /* Hand over a node that is no longer reachable from the structure: freed

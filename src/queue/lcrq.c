@@ -19,41 +19,74 @@
  *                new one, so it cannot starve in one ring; a dequeuer waits
  *                for a preempted enqueuer only LR_SPIN relaxes, once.
  *   Atomics:     uncontended enqueue: 1 FAA + 1 double-width CAS; dequeue:
- *                2 loads (the emptiness test) + 1 FAA + 1 double-width CAS;
- *                both + the hazard record's enter (1 CAS), protect (1
- *                seq_cst store, 1 load) and leave (2 seq_cst stores):
- *                those 4 locked instructions took about 70% of a
- *                single-thread enqueue+dequeue pair on a 2-core x86-64 VM.
+ *                1 load of head + 1 of its line's tail hint (+ 1 of tail
+ *                when the hint is passed: the emptiness test) + 1 FAA + 1
+ *                double-width CAS. Hazard pointers add no locked
+ *                instruction while the thread stays on one ring: enter
+ *                finds the thread's kept record (a relaxed store), the
+ *                ring read equals what the slot still holds (no protect),
+ *                leave_keep is a release store; 1 seq_cst store (xchg)
+ *                when the thread moves to another ring.
+ *                Measured (CPU time of one thread, enqueue+dequeue pair,
+ *                2-core AMD EPYC VM, docs/queues.md): 66 ns with a record
+ *                taken, protected and released per operation (4 locked
+ *                instructions: about half the pair), 31 ns with the kept
+ *                record and kept slot, 29 ns with the tail hint and the
+ *                cell map.
  *   Memory:      the queue header lives in the caller's storage; rings of
  *                R cells (16 bytes each, + 3 cache lines) are malloc'ed at
  *                init and when a ring closes; emptied rings are retired to
  *                hazard pointers (src/reclaim/hazard.c) and freed when no
- *                operation holds them; destroy frees the rest.
+ *                slot holds them; a thread's slots keep the last rings it
+ *                used (at most 2 per thread) until its next operation moves
+ *                on, it exits, or the queue is destroyed; destroy frees
+ *                the rest.
  *   Signal-safe: no (malloc, hazard records). Process-shared: no (pointers).
  *   Limits:      unbounded; items non-NULL (NULL is the empty cell);
  *                ring size a power of two in [2, 2^24] (sizing hint:
- *                capacity rounded up; 0 -> 1024); needs double-width CAS
+ *                capacity rounded up; 0 -> 4096); needs double-width CAS
  *                (SYNCQ_ENOTSUP without it); tickets are 63-bit counters.
  *   Linearizable: yes (the paper's §4 proof; the linearizability runs
  *                check it).
  *   Cells:       lo word: safe (bit 63) | index (the ticket the cell serves
  *                next, or served last); hi word: the item, 0 = empty.
- *   Deviations:  (1) dequeue first tests head >= tail with two loads and
- *                answers EMPTY without its fetch-and-add (the same test
- *                the paper makes after it; see lr_ring_seems_empty), so
- *                consumers polling an empty queue do not run head past
- *                tail and make every enqueue after them fail; (2) the
- *                starvation bound is a count of failed tickets (16) where
- *                the paper leaves starving() to the implementation; (3) a
- *                dequeuer swings tail off the ring it is about to remove
- *                from head (001's help for a lagging tail), which hazard
- *                pointers need and the paper's garbage-collected
- *                presentation does not; (4) a dequeuer that finds its cell
- *                empty while an enqueuer holds its ticket (tail > h) spins
- *                up to LR_SPIN (128) relaxes, once per ticket, for that
- *                enqueuer before the empty transition (bounded: a preempted
- *                enqueuer costs no more); (5) no cache-line remapping of
- *                cells.
+ *   Cells:       packed 4 to a 64-byte line, ticket t's cell at
+ *                lr_slot(t): consecutive tickets on consecutive lines (the
+ *                paper's §5 remedy for false sharing between neighbouring
+ *                tickets; see src/queue/linked_rings.h).
+ *   Deviations:  (1) dequeue first tests head >= tail and answers EMPTY
+ *                without its fetch-and-add (the same test the paper makes
+ *                after it; see lr_ring_seems_empty), so consumers polling
+ *                an empty queue do not run head past tail and make every
+ *                enqueue after them fail; it reads tail's line only when
+ *                head has caught up with the last tail a dequeuer saw
+ *                (kept on head's line), so a consumer that trails the
+ *                producers does not pull the enqueuers' line at every
+ *                item; (2) the starvation bound is a count of failed
+ *                tickets (16) where the paper leaves starving() to the
+ *                implementation; (3) a dequeuer swings tail off the ring it
+ *                is about to remove from head (001's help for a lagging
+ *                tail), which hazard pointers need and the paper's
+ *                garbage-collected presentation does not; (4) a dequeuer
+ *                that finds its cell empty while an enqueuer holds its
+ *                ticket (tail > h) spins up to LR_SPIN (128) relaxes, once
+ *                per ticket, for that enqueuer before the empty transition
+ *                (bounded: a preempted enqueuer costs no more).
+ *   Notes:       where the time went, one thread (perf record -e
+ *                cpu-clock): before, syncq_hp_enter, _leave and _protect
+ *                took 60% of the samples; now the FAA and the double-width
+ *                CAS of each operation dominate, the hazard record's
+ *                lookup, held and leave_keep about 10%. Before/after,
+ *                alternating in one session on the loaded 2-core VM
+ *                (docs/queues.md): dg25-latency pair 126 -> 31 ns (nblfq
+ *                14, scq 49); dg25-prodcons --quick 1P1C 15.4 -> 46.1
+ *                Mops/s, 2P2C 19.2 -> 25.3, 4P4C 21.7 -> 32.7 (nblfq 193,
+ *                57, 56 in the same runs). Left: at 1P1C a quarter of
+ *                nblfq, whose operations make one CAS where these make a
+ *                FAA and a double-width CAS. Packed cells (LR_REMAP 0)
+ *                measured slower at 1P1C and somewhat faster with 4-8
+ *                threads taking turns on 2 cores; the map stays, for many
+ *                threads on many cores.
  *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
  *                usable cell, and ring changes).
  */
@@ -73,6 +106,7 @@
 extern _Atomic(bool) syncq_queue_lcrq_test_no_dwcas__;
 _Atomic(bool) syncq_queue_lcrq_test_no_dwcas__;
 
+_Static_assert(sizeof(syncq_pr_dw_atomic) == LR_CELL_BYTES, "lr_slot's map assumes 16-byte cells");
 static inline syncq_pr_dw_atomic *cells_of(lr_ring *r) { return lr_cells(r); }
 
 static lr_ring *crq_make(uint64_t R, void *first) {
@@ -80,11 +114,11 @@ static lr_ring *crq_make(uint64_t R, void *first) {
   if (r == NULL) return NULL;
   syncq_pr_dw_atomic *c = cells_of(r);
   for (uint64_t i = 0; i < R; i++) {
-    atomic_init(&c[i].lo, SAFE | i); /* cell i serves ticket i first */
-    atomic_init(&c[i].hi, 0);
+    atomic_init(&c[lr_slot(r, i)].lo, SAFE | i); /* ticket i's cell serves it first */
+    atomic_init(&c[lr_slot(r, i)].hi, 0);
   }
-  if (first != NULL) { /* a ring that starts with one item (Figure 6) */
-    atomic_init(&c[0].hi, (uint64_t)(uintptr_t)first);
+  if (first != NULL) { /* a ring that starts with one item (Figure 6): ticket 0's cell */
+    atomic_init(&c[lr_slot(r, 0)].hi, (uint64_t)(uintptr_t)first);
     atomic_init(&r->tail, 1);
   }
   return r;
@@ -92,12 +126,11 @@ static lr_ring *crq_make(uint64_t R, void *first) {
 
 /* Figure 5, enqueue: LR_OK, or LR_RING_CLOSED. */
 static inline int crq_enqueue(lr_ring *r, void *item) {
-  const uint64_t R = r->size;
   syncq_pr_dw_atomic *cells = cells_of(r);
   for (unsigned tries = 0;; tries++) {
     uint64_t t = atomic_fetch_add(&r->tail, 1);
     if (t & LR_CLOSED) return LR_RING_CLOSED;
-    syncq_pr_dw_atomic *cell = &cells[t & (R - 1)];
+    syncq_pr_dw_atomic *cell = &cells[lr_slot(r, t)];
     syncq_pr_dw v = syncq_pr_dw_load(cell); /* may be torn: the CAS validates it */
     uint64_t idx = v.lo & IDX;
     if (v.hi == 0 && idx <= t && ((v.lo & SAFE) || atomic_load(&r->head) <= t)) {
@@ -120,7 +153,7 @@ static inline bool crq_dequeue(lr_ring *r, void **item) {
   syncq_pr_dw_atomic *cells = cells_of(r);
   for (;;) {
     uint64_t h = atomic_fetch_add(&r->head, 1);
-    syncq_pr_dw_atomic *cell = &cells[h & (R - 1)];
+    syncq_pr_dw_atomic *cell = &cells[lr_slot(r, h)];
     bool waited = false;
     for (;;) {
       syncq_pr_dw v = syncq_pr_dw_load(cell); /* may be torn: each CAS validates it */
@@ -177,7 +210,7 @@ int syncq_queue_lcrq_init_ring(syncq_queue_lcrq *q, size_t ring_size) {
   atomic_init(&q->rings_freed, 0);
   lr_ring *r = crq_make(ring_size, NULL);
   if (r == NULL) return SYNCQ_ENOMEM;
-  int st = syncq_hp_domain_create(1, lr_free_ring, &q->rings_freed, &q->hp);
+  int st = syncq_hp_domain_create(LR_HP_SLOTS, lr_free_ring, &q->rings_freed, &q->hp);
   if (st != SYNCQ_OK) {
     free(r);
     return st;

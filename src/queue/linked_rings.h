@@ -15,12 +15,19 @@
  * no more items, the enqueuer appends a fresh ring holding its item in
  * cell 0, and dequeuers move head past a closed ring once it is empty.
  *
- * Reclamation: one hazard slot. An operation protects the ring it reads
- * (head's or tail's); next is only compared and CASed, never dereferenced
- * through, so it needs no slot. A dequeuer swings tail past the ring
- * before it swings head (as 001's dequeue helps a lagging tail), so a ring
- * retired from head is reachable from neither end.
- */
+ * Reclamation: two hazard slots, LR_HP_TAIL for the ring an enqueuer
+ * uses, LR_HP_HEAD for the ring a dequeuer uses. next is only compared
+ * and CASed, never dereferenced through, so it needs no slot. A dequeuer
+ * swings tail past the ring before it swings head (as 001's dequeue helps
+ * a lagging tail), so a ring retired from head is reachable from neither
+ * end. An operation leaves its slot published (syncq_hp_leave_keep), so
+ * the next one that finds the same ring at its end (syncq_hp_held) skips
+ * the protect's store and fence: a thread pays for a hazard only when it
+ * moves to another ring, once per R items, as the paper's per-ring
+ * accounting has it. The price: a thread that stops using the queue keeps
+ * up to two rings from being freed until it exits or the queue is
+ * destroyed.
+  */
 #ifndef SYNCQ_QUEUE_LINKED_RINGS_H
 #define SYNCQ_QUEUE_LINKED_RINGS_H
 
@@ -38,18 +45,55 @@
 #define LR_PATIENCE 16                /* failed tickets before an enqueuer closes the ring */
 #define LR_RING_MIN 2
 #define LR_RING_MAX (UINT64_C(1) << 24)
-#define LR_RING_DEFAULT 1024 /* sizing hint 0 */
+#define LR_RING_DEFAULT 4096 /* sizing hint 0: the smallest ring of the paper's 2^12..2^17 */
 
 enum { LR_OK = 0, LR_RING_CLOSED = 1 };
+enum { LR_HP_TAIL = 0, LR_HP_HEAD = 1, LR_HP_SLOTS = 2 };
+
 
 typedef struct lr_ring {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head;
+  /* A value tail (CLOSED masked) had once, kept on head's line for the
+   * dequeuers' emptiness test (lr_ring_seems_empty). */
+  _Atomic(uint64_t) tail_seen;
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* bit 63: CLOSED */
   SYNCQ_CACHELINE_ALIGNED _Atomic(struct lr_ring *) next;
-  uint64_t size;  /* R, a power of two; read-only */
-  uint32_t order; /* log2(R); read-only */
+  uint64_t size;       /* R, a power of two; read-only */
+  uint32_t order;      /* log2(R); read-only */
+  uint32_t line_order; /* log2 of the cache lines the cells fill; read-only */
   /* R cells follow, from the next cache line */
 } lr_ring;
+
+/* Cells are 16 bytes in both rings, LR_CELLS_PER_LINE to a cache line. */
+#define LR_CELL_BYTES 16
+#define LR_CELLS_PER_LINE (SYNCQ_CACHELINE / LR_CELL_BYTES)
+#ifndef LR_REMAP
+#define LR_REMAP 1
+#endif
+
+/* The cell of ticket t. With LR_REMAP (Morrison & Afek §5) consecutive
+ * tickets go to consecutive cache lines, the line's slot advancing once
+ * per pass over the lines: an enqueuer at ticket t and a dequeuer at
+ * t - 1 never write the same line, where packed cells would make the
+ * two threads of a near-empty queue fight over every line. A bijection on
+ * [0, R): the line is i mod L, the slot i / L (L = R / cells per line). */
+static inline uint64_t lr_slot(const lr_ring *r, uint64_t t) {
+  uint64_t i = t & (r->size - 1);
+#if LR_REMAP
+  uint64_t lines = UINT64_C(1) << r->line_order;
+  return ((i & (lines - 1)) * LR_CELLS_PER_LINE) | (i >> r->line_order);
+#else
+  return i;
+#endif
+}
+
+/* The ring at *end, protected in slot: free when the slot already holds
+ * it (held since an earlier, validated protect), else protect. */
+static inline lr_ring *lr_protect(syncq_hp_record *rec, unsigned slot, _Atomic(void *) *end) {
+  lr_ring *r = atomic_load(end);
+  if (r == syncq_hp_held(rec, slot)) return r;
+  return syncq_hp_protect(rec, slot, end);
+}
 
 /* The cells, after the header (a multiple of the cache line). */
 static inline void *lr_cells(lr_ring *r) { return (void *)(r + 1); }
@@ -62,8 +106,11 @@ static inline lr_ring *lr_ring_alloc(uint64_t R, size_t cell_bytes) {
   atomic_init(&r->head, 0);
   atomic_init(&r->tail, 0);
   atomic_init(&r->next, NULL);
+  atomic_init(&r->tail_seen, 0);
   r->size = R;
   r->order = (uint32_t)__builtin_ctzll(R);
+  /* R < LR_CELLS_PER_LINE: one line, the identity map */
+  r->line_order = R >= LR_CELLS_PER_LINE ? r->order - (uint32_t)__builtin_ctz(LR_CELLS_PER_LINE) : 0;
   return r;
 }
 
@@ -89,11 +136,21 @@ static inline void lr_fix_state(lr_ring *r) {
  * dequeuer that already holds the same ticket (it takes that item, or
  * makes that enqueuer fail). The same test the ring's dequeue makes after
  * its fetch-and-add, made before it, so that polling an empty queue does
- * not run head past tail. */
+ * not run head past tail.
+ * tail only grows (fetch-and-add, fixState raising it to head, the CLOSED
+ * bit), so a head below a value tail once had is below tail now: then the
+ * answer is "not empty" without reading tail's line, which the enqueuers
+ * write at every operation. Only a dequeuer that catches up with
+ * tail_seen reads tail, and leaves what it read for the others. */
 static inline bool lr_ring_seems_empty(lr_ring *r) {
   uint64_t h = atomic_load(&r->head);
+  /* relaxed: a hint; whatever value is read was tail's at some time, and
+   * the answer it gives ("go on to the fetch-and-add") is always safe */
+  if (h < atomic_load_explicit(&r->tail_seen, memory_order_relaxed)) return false;
   uint64_t t = atomic_load(&r->tail) & ~LR_CLOSED;
-  return h >= t;
+  if (h >= t) return true;
+  atomic_store_explicit(&r->tail_seen, t, memory_order_relaxed); /* relaxed: a hint, as above */
+  return false;
 }
 
 /* A dequeuer whose cell is still empty although an enqueuer already holds
@@ -139,7 +196,7 @@ static inline int lr_enqueue(const lr_queue *q, void *item, lr_ring_enqueue_fn r
   if (syncq_hp_enter(q->hp, &rec) != SYNCQ_OK) return SYNCQ_ENOMEM;
   int status = SYNCQ_OK;
   for (;;) {
-    lr_ring *r = syncq_hp_protect(rec, 0, q->tail);
+    lr_ring *r = lr_protect(rec, LR_HP_TAIL, q->tail);
     lr_ring *next = atomic_load(&r->next);
     if (next != NULL) { /* tail lags behind a linked ring: help it on */
       void *expect = r;
@@ -166,7 +223,7 @@ static inline int lr_enqueue(const lr_queue *q, void *item, lr_ring_enqueue_fn r
     free(fresh); /* never published */
     SYNCQ_STAT_INC(retries);
   }
-  syncq_hp_leave(rec);
+  syncq_hp_leave_keep(rec); /* the slot stays: see Reclamation above */
   return status;
 }
 
@@ -180,7 +237,7 @@ static inline int lr_dequeue(const lr_queue *q, void **item, lr_ring_dequeue_fn 
   if (syncq_hp_enter(q->hp, &rec) != SYNCQ_OK) return SYNCQ_ENOMEM;
   int status;
   for (;;) {
-    lr_ring *r = syncq_hp_protect(rec, 0, q->head);
+    lr_ring *r = lr_protect(rec, LR_HP_HEAD, q->head);
     if (ring_dequeue(r, item)) {
       status = SYNCQ_OK;
       break;
@@ -202,14 +259,14 @@ static inline int lr_dequeue(const lr_queue *q, void **item, lr_ring_dequeue_fn 
     }
     SYNCQ_STAT_INC(cas_attempts);
     if (atomic_compare_exchange_strong(q->head, &expect, next)) {
-      syncq_hp_clear(rec, 0);
+      syncq_hp_clear(rec, LR_HP_HEAD);
       (void)syncq_hp_retire(rec, r); /* freed once no hazard slot holds it */
     } else {
       SYNCQ_STAT_INC(cas_failures);
     }
     SYNCQ_STAT_INC(retries);
   }
-  syncq_hp_leave(rec);
+  syncq_hp_leave_keep(rec); /* the slot stays: see Reclamation above */
   return status;
 }
 

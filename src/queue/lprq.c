@@ -15,19 +15,25 @@
  *                an enqueuer's mark voids it after a bounded wait, so
  *                nothing waits long for a preempted thread.
  *   Atomics:     uncontended enqueue: 1 FAA + 3 CAS (mark, claim,
- *                publish); dequeue: 2 loads (the emptiness test) + 1 FAA +
- *                3 loads + 1 release store; both + the hazard record's
- *                enter (1 CAS), protect (1 seq_cst store, 1 load) and leave
- *                (2 seq_cst stores).
+ *                publish); dequeue: 2 loads (head and its line's tail
+ *                hint; tail too when the hint is passed) + 1 FAA + 3 loads
+ *                + 1 release store. Hazard pointers: no locked instruction
+ *                while the thread stays on one ring (as "lcrq"). Measured
+ *                (one thread, enqueue+dequeue pair, CPU time, 2-core AMD
+ *                EPYC VM): 78 ns before the kept hazard record, 34 ns
+ *                after, 33 ns with the tail hint and the cell map: within
+ *                1.15x of "lcrq" (29 ns), the difference being the two
+ *                extra CAS of the enqueue.
  *   Memory:      as "lcrq": the header in the caller's storage, rings of R
  *                16-byte cells malloc'ed, emptied rings freed through
- *                hazard pointers (src/reclaim/hazard.c).
+ *                hazard pointers (src/reclaim/hazard.c), a thread's slots
+ *                keeping at most the 2 rings it used last.
  *   Signal-safe: no (malloc, hazard records). Process-shared: no (pointers).
  *   Limits:      unbounded; items non-NULL with bit 63 clear (values with
  *                bit 63 set are thread marks; no user-space pointer on
  *                x86-64 or AArch64 Linux has it; SYNCQ_EINVAL otherwise);
  *                ring size a power of two in [2, 2^24] (sizing hint:
- *                capacity rounded up, 0 -> 1024); 2^63 thread marks in the
+ *                capacity rounded up, 0 -> 4096); 2^63 thread marks in the
  *                life of the process.
  *   Linearizable: yes (the linearizability runs check it).
  *   Cells:       two words, each CASed alone. se: safe (bit 63) | epoch
@@ -59,14 +65,27 @@
  *                (CAS val to 0); an empty cell under an older epoch is
  *                raised to epoch c (CAS on se) so that ticket h's enqueuer
  *                fails.
- *   Deviations:  (1) dequeue's emptiness test before its fetch-and-add,
- *                (2) the starvation bound, (3) the tail help before head
- *                moves, (4) the bounded spin for ticket h's enqueuer
- *                before voiding its cell (here: until an item or a later
- *                epoch shows), (5) no cache-line remapping: as in
- *                src/queue/lcrq.c; (6) the mark is written by CAS from
- *                whatever bottom was read, so an enqueuer may void
- *                another's unfinished claim (that enqueuer then retries).
+ *   Deviations:  (1) dequeue's emptiness test before its fetch-and-add
+ *                (reading tail only past the tail hint), (2) the
+ *                starvation bound, (3) the tail help before head moves,
+ *                (4) the bounded spin for ticket h's enqueuer before
+ *                voiding its cell (here: until an item or a later epoch
+ *                shows): as in src/queue/lcrq.c; (5) the mark is written
+ *                by CAS from whatever bottom was read, so an enqueuer may
+ *                void another's unfinished claim (that enqueuer then
+ *                retries).
+ *   Cell map:    as "lcrq": 4 cells to a line, consecutive tickets on
+ *                consecutive lines (lr_slot in src/queue/linked_rings.h).
+ *   Notes:       measured with "lcrq", alternating before/after on the
+ *                2-core VM (docs/queues.md): dg25-latency pair 104 -> 34
+ *                ns (lcrq 31); dg25-prodcons --quick 1P1C 15.2 -> 31.2
+ *                Mops/s, 2P2C 16.9 -> 30.0, 4P4C 20.0 -> 33.4. At 1P1C it
+ *                trails "lcrq" (46.1) by about 1.5x, more than its
+ *                single-thread 1.13x; likely (not measured) because its
+ *                enqueue, with four locked instructions to LCRQ's two,
+ *                makes the producer the slower side and keeps the queue
+ *                near empty. Polling the cell at growing intervals while
+ *                an enqueuer writes it was tried and stayed within noise.
  *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
  *                usable cell, and ring changes).
  */
@@ -87,13 +106,16 @@ typedef struct cell {
   _Atomic(uint64_t) val; /* 0, a mark, or an item */
 } cell;
 
+_Static_assert(sizeof(cell) == LR_CELL_BYTES, "lr_slot's map assumes 16-byte cells");
 static inline cell *cells_of(lr_ring *r) { return lr_cells(r); }
 static inline bool is_bottom(uint64_t v) { return v == 0 || (v & MARK) != 0; }
 
 /* This thread's mark: numbers are never reused, so a mark names one
  * thread for the life of the process (no ABA between two threads' marks). */
 static _Atomic(uint64_t) next_mark = 1;
-static _Thread_local uint64_t my_mark;
+/* initial-exec: a TLS-relative load per enqueue, no __tls_get_addr call
+ * in the shared library (as the stats' TLS) */
+static _Thread_local uint64_t my_mark __attribute__((tls_model("initial-exec")));
 
 static inline uint64_t mark_of_this_thread(void) {
   if (my_mark == 0) my_mark = MARK | atomic_fetch_add_explicit(&next_mark, 1, memory_order_relaxed); /* relaxed: only uniqueness matters */
@@ -109,8 +131,8 @@ static lr_ring *prq_make(uint64_t R, void *first) {
     atomic_init(&c[i].val, 0);
   }
   if (first != NULL) { /* a ring that starts with one item: ticket 0's */
-    atomic_init(&c[0].se, SAFE | 1);
-    atomic_init(&c[0].val, (uint64_t)(uintptr_t)first);
+    atomic_init(&c[lr_slot(r, 0)].se, SAFE | 1);
+    atomic_init(&c[lr_slot(r, 0)].val, (uint64_t)(uintptr_t)first);
     atomic_init(&r->tail, 1);
   }
   return r;
@@ -126,7 +148,7 @@ static inline int prq_enqueue(lr_ring *r, void *item) {
   for (unsigned tries = 0;; tries++) {
     uint64_t t = atomic_fetch_add(&r->tail, 1);
     if (t & LR_CLOSED) return LR_RING_CLOSED;
-    cell *c = &cells[t & (r->size - 1)];
+    cell *c = &cells[lr_slot(r, t)];
     uint64_t cyc = cycle_of(r, t);
     uint64_t se = atomic_load(&c->se);
     uint64_t v = atomic_load(&c->val);
@@ -156,7 +178,7 @@ static inline bool prq_dequeue(lr_ring *r, void **item) {
   cell *cells = cells_of(r);
   for (;;) {
     uint64_t h = atomic_fetch_add(&r->head, 1);
-    cell *c = &cells[h & (r->size - 1)];
+    cell *c = &cells[lr_slot(r, h)];
     uint64_t cyc = cycle_of(r, h);
     bool waited = false;
     for (;;) {
@@ -223,7 +245,7 @@ int syncq_queue_lprq_init_ring(syncq_queue_lprq *q, size_t ring_size) {
   atomic_init(&q->rings_freed, 0);
   lr_ring *r = prq_make(ring_size, NULL);
   if (r == NULL) return SYNCQ_ENOMEM;
-  int st = syncq_hp_domain_create(1, lr_free_ring, &q->rings_freed, &q->hp);
+  int st = syncq_hp_domain_create(LR_HP_SLOTS, lr_free_ring, &q->rings_freed, &q->hp);
   if (st != SYNCQ_OK) {
     free(r);
     return st;

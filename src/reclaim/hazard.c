@@ -5,21 +5,38 @@
  *   Source:      M. M. Michael, "Hazard pointers: safe memory reclamation
  *                for lock-free objects", IEEE TPDS 15(6), 2004 (the
  *                algorithm of its Figures 2-3: per-thread records of K
- *                slots, retired lists, scan when a list reaches R).
+ *                slots, retired lists, scan when a list reaches R). As
+ *                there, a thread keeps its record: the first enter on a
+ *                domain takes one and caches it thread-locally (HP_CACHE
+ *                domains per thread); it goes back to the domain when the
+ *                thread exits, when the cache evicts it, or when the
+ *                domain is destroyed.
  *   Progress:    protect, retire and scan are lock-free (wait-free but
- *                for protect's re-read loop); enter is lock-free when a
- *                record is free, and takes a mutex only to allocate a new
- *                record (the first time a thread meets a domain).
- *   Atomics:     protect: 1 seq_cst store + 1 load per try; enter: 1 CAS
- *                (hint hit); leave: K stores + 1 store.
+ *                for protect's re-read loop); enter is wait-free on a cache
+ *                hit, lock-free when it must take a free record, and takes
+ *                a mutex only to allocate a new record.
+ *   Atomics:     enter (cache hit): 1 relaxed store, no locked
+ *                instruction; protect: 1 seq_cst store (xchg on x86) + 1
+ *                load per try; clear: 1 release store; leave: K release
+ *                stores + 1 release store; leave_keep: 1 release store;
+ *                retire: a scan every R retirements. A nested enter (the
+ *                thread's cached record is entered already) or a cache
+ *                miss costs 1 CAS, and its leave 1 more store.
  *   Memory:      records from a process-wide pool (never freed: a stale
- *                hint is always readable); retired lists grow by realloc
- *                up to R entries, R = max(2 * K * records, 32).
+ *                cache entry is always readable); retired lists grow by
+ *                realloc up to R entries, R = max(2 * K * records, 32). A
+ *                slot kept across operations (leave_keep) keeps its node
+ *                from being freed until the thread's next protect on that
+ *                slot, its exit, or the domain's destroy: at most K nodes
+ *                per thread.
  *   Signal-safe: no (enter may allocate).
  *   Process-shared: no.
  *   Retire under memory pressure: if the retired list cannot grow, the
  *   node is freed as soon as no slot holds it, scanning and yielding until
- *   then (hazards are held only for one operation).
+ *   then (hazards are held only for one operation, or kept by leave_keep
+ *   until the holder's next operation).
+ *   Without a thread-exit hook (pthread_key_create failed) records are
+ *   taken and released per operation, as nested enters are.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -29,18 +46,23 @@
 #include "syncq/reclaim.h"
 
 #define RETIRE_MIN_THRESHOLD 32 /* R never below this: amortise the scans */
-#define HINTS 4                 /* records a thread remembers, for 4 domains */
-#define OWNER_ACTIVE 1ull       /* low bit of owner: the record is entered */
+#define HP_CACHE 8              /* domains whose record a thread keeps */
+#define OWNER_ACTIVE 1ull       /* owner bit: a thread holds the record */
+#define OWNER_RELEASING 2ull    /* owner bit: its holder is clearing it to give it back */
+#define OWNER_SHIFT 2
 
 struct syncq_hp_record {
   SYNCQ_CACHELINE_ALIGNED _Atomic(void *) slot[SYNCQ_HP_MAX_SLOTS];
-  /* (domain id << 1) | OWNER_ACTIVE; (id << 1) when free in that domain;
-   * 0 in the global pool. */
+  /* (domain id << 2) | OWNER_ACTIVE while a thread holds it (between
+   * enter and leave, or kept in its cache); (id << 2) when free in that
+   * domain; 0 in the global pool. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) owner;
+  _Atomic(unsigned) entered;    /* 1 between enter and leave; written by the holder only */
+  bool cached;                  /* holder only: kept in the holder's cache across operations */
   syncq_hp_record *domain_next; /* set before the record is published */
   syncq_hp_record *pool_next;   /* under pool_lock */
   syncq_hp_domain *domain;
-  void **retired;               /* owned by whoever has the record entered */
+  void **retired;               /* owned by whoever holds the record */
   size_t nretired, capretired;
 };
 
@@ -53,11 +75,27 @@ struct syncq_hp_domain {
   _Atomic(size_t) nrecords;
 };
 
+/* A thread's kept records, one per domain, found by the domain's id (ids
+ * are never reused, so an entry of a destroyed domain matches nothing). */
+typedef struct hp_cache_entry {
+  uint64_t id; /* 0: unused */
+  syncq_hp_record *rec;
+} hp_cache_entry;
+typedef struct hp_cache {
+  hp_cache_entry e[HP_CACHE];
+  unsigned victim;
+  bool registered; /* the thread-exit hook will give the records back */
+} hp_cache;
+
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static syncq_hp_record *pool; /* records of destroyed domains */
 static _Atomic(uint64_t) next_domain_id = 1;
-static _Thread_local syncq_hp_record *hints[HINTS];
-static _Thread_local unsigned hint_next;
+/* initial-exec: enter's lookup is a TLS-relative access, no
+ * __tls_get_addr call (as the stats' TLS; the library is not dlopen'ed) */
+static _Thread_local hp_cache tcache __attribute__((tls_model("initial-exec")));
+static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t cache_key;
+static bool cache_key_ok;
 
 int syncq_hp_domain_create(unsigned slots, syncq_hp_free_fn free_fn, void *ctx, syncq_hp_domain **out) {
   if (slots == 0 || slots > SYNCQ_HP_MAX_SLOTS || free_fn == NULL || out == NULL) return SYNCQ_EINVAL;
@@ -74,14 +112,8 @@ int syncq_hp_domain_create(unsigned slots, syncq_hp_free_fn free_fn, void *ctx, 
 }
 
 static bool try_take(syncq_hp_record *r, uint64_t id) {
-  uint64_t want = id << 1;
-  return atomic_compare_exchange_strong(&r->owner, &want, (id << 1) | OWNER_ACTIVE);
-}
-
-static void remember(syncq_hp_record *r) {
-  for (unsigned i = 0; i < HINTS; i++)
-    if (hints[i] == r) return;
-  hints[hint_next++ % HINTS] = r;
+  uint64_t want = id << OWNER_SHIFT;
+  return atomic_compare_exchange_strong(&r->owner, &want, (id << OWNER_SHIFT) | OWNER_ACTIVE);
 }
 
 static syncq_hp_record *new_record(syncq_hp_domain *d) {
@@ -98,7 +130,9 @@ static syncq_hp_record *new_record(syncq_hp_domain *d) {
   r->domain = d;
   r->retired = NULL;
   r->nretired = r->capretired = 0;
-  atomic_store(&r->owner, (d->id << 1) | OWNER_ACTIVE);
+  r->cached = false;
+  atomic_store(&r->entered, 0);
+  atomic_store(&r->owner, (d->id << OWNER_SHIFT) | OWNER_ACTIVE);
   /* publish: the seq_cst CAS orders the fields above before any scan that
    * finds the record through the list. */
   syncq_hp_record *head = atomic_load(&d->records);
@@ -108,32 +142,119 @@ static syncq_hp_record *new_record(syncq_hp_domain *d) {
   return r;
 }
 
+/* Give back a record this thread keeps for domain `id`, unless it is no
+ * longer ours (the domain was destroyed: the record went to the pool and
+ * maybe to another thread). RELEASING keeps destroy from pooling it while
+ * we clear its slots: a slot cleared after the record changed hands would
+ * drop someone else's hazard. */
+static void release_kept(uint64_t id, syncq_hp_record *r) {
+  uint64_t held = (id << OWNER_SHIFT) | OWNER_ACTIVE;
+  if (!atomic_compare_exchange_strong(&r->owner, &held, held | OWNER_RELEASING)) return;
+  for (unsigned i = 0; i < r->domain->slots; i++)
+    atomic_store_explicit(&r->slot[i], NULL, memory_order_release); /* release: pairs with the scan's seq_cst slot load */
+  r->cached = false;
+  atomic_store(&r->owner, id << OWNER_SHIFT); /* free in its domain; seq_cst: publishes the cleared slots to try_take */
+}
+
+static void cache_release_all(void *p) {
+  hp_cache *c = p;
+  for (unsigned i = 0; i < HP_CACHE; i++)
+    if (c->e[i].id != 0) {
+      release_kept(c->e[i].id, c->e[i].rec);
+      c->e[i].id = 0;
+      c->e[i].rec = NULL;
+    }
+  c->registered = false;
+}
+
+static void cache_key_create(void) { cache_key_ok = pthread_key_create(&cache_key, cache_release_all) == 0; }
+
+/* Keep r (just taken, entered) for domain id. False if the thread cannot
+ * keep records (no exit hook) or every entry holds an entered record. */
+static bool cache_insert(hp_cache *c, uint64_t id, syncq_hp_record *r) {
+  if (!c->registered) {
+    pthread_once(&cache_key_once, cache_key_create);
+    if (!cache_key_ok || pthread_setspecific(cache_key, c) != 0) return false;
+    c->registered = true;
+  }
+  unsigned pick = HP_CACHE;
+  for (unsigned i = 0; i < HP_CACHE && pick == HP_CACHE; i++) {
+    hp_cache_entry *e = &c->e[i];
+    /* unused, or stale: its domain was destroyed (the record is no longer
+     * held under that id). */
+    if (e->id == 0 || atomic_load(&e->rec->owner) != ((e->id << OWNER_SHIFT) | OWNER_ACTIVE)) pick = i;
+  }
+  for (unsigned k = 0; k < HP_CACHE && pick == HP_CACHE; k++) {
+    unsigned i = c->victim++ % HP_CACHE;
+    /* relaxed: the record's own holder (this thread) wrote entered */
+    if (atomic_load_explicit(&c->e[i].rec->entered, memory_order_relaxed) == 0) {
+      release_kept(c->e[i].id, c->e[i].rec);
+      pick = i;
+    }
+  }
+  if (pick == HP_CACHE) return false;
+  c->e[pick].id = id;
+  c->e[pick].rec = r;
+  r->cached = true;
+  return true;
+}
+
 int syncq_hp_enter(syncq_hp_domain *d, syncq_hp_record **out) {
   if (d == NULL || out == NULL) return SYNCQ_EINVAL;
-  for (unsigned i = 0; i < HINTS; i++) {
-    if (hints[i] != NULL && try_take(hints[i], d->id)) {
-      *out = hints[i];
-      return SYNCQ_OK;
-    }
+  hp_cache *c = &tcache;
+  const uint64_t id = d->id;
+  bool kept = false;
+  for (unsigned i = 0; i < HP_CACHE; i++) {
+    if (c->e[i].id != id) continue;
+    syncq_hp_record *r = c->e[i].rec;
+    kept = true;
+    /* relaxed: only this thread writes entered while it holds the record;
+     * destroy reads it after every operation (its contract) */
+    if (atomic_load_explicit(&r->entered, memory_order_relaxed) != 0) break; /* nested: take another */
+    atomic_store_explicit(&r->entered, 1, memory_order_relaxed);
+    *out = r;
+    return SYNCQ_OK;
   }
-  for (syncq_hp_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next) {
-    if (try_take(r, d->id)) {
-      remember(r);
-      *out = r;
-      return SYNCQ_OK;
-    }
-  }
-  syncq_hp_record *r = new_record(d);
+  syncq_hp_record *r = NULL;
+  for (syncq_hp_record *f = atomic_load(&d->records); f != NULL && r == NULL; f = f->domain_next)
+    if (try_take(f, id)) r = f;
+  if (r == NULL) r = new_record(d);
   if (r == NULL) return SYNCQ_ENOMEM;
-  remember(r);
+  r->cached = false;
+  if (!kept) (void)cache_insert(c, id, r);
+  atomic_store_explicit(&r->entered, 1, memory_order_relaxed); /* relaxed: as above */
   *out = r;
   return SYNCQ_OK;
 }
 
+/* End the operation; a record that is not kept goes back to the domain. */
+static void finish(syncq_hp_record *rec) {
+  /* release: pairs with destroy's acquire load (its EBUSY test) */
+  atomic_store_explicit(&rec->entered, 0, memory_order_release);
+  if (!rec->cached) atomic_store(&rec->owner, rec->domain->id << OWNER_SHIFT);
+}
+
 void syncq_hp_leave(syncq_hp_record *rec) {
   if (rec == NULL) return;
-  for (unsigned i = 0; i < rec->domain->slots; i++) atomic_store(&rec->slot[i], NULL);
-  atomic_store(&rec->owner, rec->domain->id << 1);
+  for (unsigned i = 0; i < rec->domain->slots; i++)
+    atomic_store_explicit(&rec->slot[i], NULL, memory_order_release); /* release: pairs with the scan's seq_cst slot load */
+  finish(rec);
+}
+
+void syncq_hp_leave_keep(syncq_hp_record *rec) {
+  if (rec == NULL) return;
+  if (!rec->cached) { /* given back: nothing may stay published in it */
+    syncq_hp_leave(rec);
+    return;
+  }
+  finish(rec);
+}
+
+void *syncq_hp_held(syncq_hp_record *rec, unsigned slot) {
+  if (rec == NULL || slot >= rec->domain->slots) return NULL;
+  /* relaxed: the slot is written only by this record's holder, the
+   * calling thread (a thread reads its own last store) */
+  return atomic_load_explicit(&rec->slot[slot], memory_order_relaxed);
 }
 
 void *syncq_hp_protect(syncq_hp_record *rec, unsigned slot, _Atomic(void *) *src) {
@@ -152,10 +273,15 @@ void *syncq_hp_protect(syncq_hp_record *rec, unsigned slot, _Atomic(void *) *src
 
 void syncq_hp_set(syncq_hp_record *rec, unsigned slot, void *p) {
   if (rec == NULL || slot >= rec->domain->slots) return;
-  atomic_store(&rec->slot[slot], p);
+  atomic_store(&rec->slot[slot], p); /* seq_cst: the caller's validating load follows */
 }
 
-void syncq_hp_clear(syncq_hp_record *rec, unsigned slot) { syncq_hp_set(rec, slot, NULL); }
+void syncq_hp_clear(syncq_hp_record *rec, unsigned slot) {
+  if (rec == NULL || slot >= rec->domain->slots) return;
+  /* release: pairs with the scan's seq_cst slot load; our reads of the
+   * node come before a scan that sees NULL frees it */
+  atomic_store_explicit(&rec->slot[slot], NULL, memory_order_release);
+}
 
 static int cmp_ptr(const void *a, const void *b) {
   uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
@@ -240,15 +366,24 @@ int syncq_hp_retire(syncq_hp_record *rec, void *node) {
 int syncq_hp_domain_destroy(syncq_hp_domain *d) {
   if (d == NULL) return SYNCQ_EINVAL;
   for (syncq_hp_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next)
-    if (atomic_load(&r->owner) & OWNER_ACTIVE) return SYNCQ_EBUSY;
+    if (atomic_load_explicit(&r->entered, memory_order_acquire)) return SYNCQ_EBUSY; /* acquire: pairs with finish() */
   syncq_hp_record *r = atomic_load(&d->records);
   while (r != NULL) {
     syncq_hp_record *next = r->domain_next;
+    /* Take it from whoever keeps it (a thread's cache entry for this id
+     * then matches nothing); wait out a thread exit that is clearing it. */
+    for (;;) {
+      uint64_t o = atomic_load(&r->owner);
+      if (o & OWNER_RELEASING) {
+        syncq_yield();
+        continue;
+      }
+      if (atomic_compare_exchange_strong(&r->owner, &o, 0)) break; /* no id is 0: no cache entry matches */
+    }
     for (size_t i = 0; i < r->nretired; i++) d->free_fn(r->retired[i], d->ctx);
     free(r->retired);
     r->retired = NULL;
     r->nretired = r->capretired = 0;
-    atomic_store(&r->owner, 0); /* no id is 0: stale hints cannot take it */
     pthread_mutex_lock(&pool_lock);
     r->pool_next = pool;
     pool = r;

@@ -126,6 +126,34 @@ static void test_ring_turnover(void **state) {
   lr_free(q);
 }
 
+/* Every ring size from 2 to 1024 cells (cells of consecutive tickets sit
+ * on different cache lines from 8 cells up): fills of every length up to
+ * 3 rings, each drained in order, then EMPTY; the rings keep turning over
+ * (tickets past several cycles of each cell). Alone, no ticket is lost but
+ * to a full ring, so a fill of f links exactly ceil(f / R) - 1 rings (a
+ * cell that did not serve its ticket would close rings early). */
+static void test_ring_sizes_fifo(void **state) {
+  (void)state;
+  for (size_t ring = 2; ring <= 1024; ring *= 2) {
+    RQ *q = lr_new(ring);
+    if (q == NULL) skip();
+    uintptr_t in = 1, out_next = 1;
+    uint64_t linked = 0;
+    void *out;
+    for (size_t fill = 1; fill <= 3 * ring; fill += 1 + fill / 3) {
+      for (size_t i = 0; i < fill; i++) assert_int_equal(RQ_ENQUEUE(q, lr_item(in++)), SYNCQ_OK);
+      linked += (fill + ring - 1) / ring - 1;
+      assert_int_equal(RQ_LINKED(q), linked);
+      for (size_t i = 0; i < fill; i++) {
+        assert_int_equal(RQ_DEQUEUE(q, &out), SYNCQ_OK);
+        assert_ptr_equal(out, lr_item(out_next++));
+      }
+      assert_int_equal(RQ_DEQUEUE(q, &out), SYNCQ_EMPTY);
+    }
+    lr_free(q);
+  }
+}
+
 /* Destroyed while it holds items in many rings: every ring is freed
  * (LeakSanitizer, in the ASan build, fails the run otherwise). */
 static void test_destroy_non_empty(void **state) {
@@ -435,6 +463,7 @@ static void test_linearizable_across_rings(void **state) {
 
 #define LINKED_RINGS_TESTS                                                                          \
   cmocka_unit_test(test_bad_inputs), cmocka_unit_test(test_ring_turnover),                           \
+    cmocka_unit_test(test_ring_sizes_fifo),                                                         \
     cmocka_unit_test(test_destroy_non_empty), cmocka_unit_test(test_concurrent_ring2),               \
     cmocka_unit_test(test_concurrent_ring8), cmocka_unit_test(test_never_empty_small_ring),                \
     cmocka_unit_test(test_linearizable_across_rings)

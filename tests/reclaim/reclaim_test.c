@@ -303,6 +303,137 @@ static void test_hp_records_reused_across_domains(void **state) {
   }
 }
 
+/* leave_keep: the slot stays published after the operation (the node
+ * survives a scan) and held() reports it; a later leave clears it. */
+static void test_hp_leave_keep_holds_across_operations(void **state) {
+  (void)state;
+  syncq_hp_domain *d;
+  assert_int_equal(syncq_hp_domain_create(2, free_node, NULL, &d), SYNCQ_OK);
+  atomic_store(&n_freed, 0);
+  hp_node *a = make_node(1);
+  _Atomic(void *) src = a;
+  syncq_hp_record *r, *w;
+  assert_int_equal(syncq_hp_enter(d, &r), SYNCQ_OK);
+  assert_ptr_equal(syncq_hp_protect(r, 1, &src), a);
+  syncq_hp_leave_keep(r);
+  assert_int_equal(syncq_hp_enter(d, &r), SYNCQ_OK); /* the thread's kept record: the slot still holds a */
+  assert_ptr_equal(syncq_hp_held(r, 1), a);
+  assert_null(syncq_hp_held(r, 0));
+  assert_int_equal(syncq_hp_enter(d, &w), SYNCQ_OK); /* nested: another record */
+  assert_ptr_not_equal(r, w);
+  atomic_store(&src, NULL);
+  assert_int_equal(syncq_hp_retire(w, a), SYNCQ_OK);
+  assert_int_equal(syncq_hp_scan(w), 0); /* kept slot: not freed */
+  assert_int_equal(a->magic, LIVE);
+  syncq_hp_leave_keep(r); /* ends the operation, slot still published */
+  assert_int_equal(syncq_hp_scan(w), 0);
+  assert_int_equal(syncq_hp_enter(d, &r), SYNCQ_OK);
+  syncq_hp_leave(r); /* clears */
+  assert_int_equal(syncq_hp_scan(w), 1);
+  assert_int_equal(atomic_load(&n_freed), 1);
+  /* a nested record is given back by leave_keep: its slots are cleared */
+  hp_node *b = make_node(2);
+  _Atomic(void *) src2 = b;
+  assert_ptr_equal(syncq_hp_protect(w, 0, &src2), b);
+  syncq_hp_leave_keep(w);
+  assert_int_equal(syncq_hp_enter(d, &r), SYNCQ_OK);
+  atomic_store(&src2, NULL);
+  assert_int_equal(syncq_hp_retire(r, b), SYNCQ_OK);
+  assert_int_equal(syncq_hp_scan(r), 1);
+  syncq_hp_leave(r);
+  /* bad inputs */
+  assert_null(syncq_hp_held(NULL, 0));
+  assert_int_equal(syncq_hp_enter(d, &r), SYNCQ_OK);
+  assert_null(syncq_hp_held(r, 2)); /* slot out of range */
+  syncq_hp_leave_keep(NULL);        /* ignored */
+  syncq_hp_leave(r);
+  assert_int_equal(syncq_hp_domain_destroy(d), SYNCQ_OK);
+  assert_int_equal(atomic_load(&n_freed), 2);
+}
+
+typedef struct hp_exit_arg {
+  syncq_hp_domain *d;
+  _Atomic(void *) *src;
+  syncq_hp_record *rec;
+} hp_exit_arg;
+
+static void *hp_keep_and_exit(void *p) {
+  hp_exit_arg *a = p;
+  if (syncq_hp_enter(a->d, &a->rec) != SYNCQ_OK) return NULL;
+  (void)syncq_hp_protect(a->rec, 0, a->src);
+  syncq_hp_leave_keep(a->rec);
+  return NULL;
+}
+
+/* A thread that exits gives its kept record back: its slots are cleared
+ * (the node it kept can be freed) and another thread takes the record. */
+static void test_hp_thread_exit_gives_record_back(void **state) {
+  (void)state;
+  syncq_hp_domain *d;
+  assert_int_equal(syncq_hp_domain_create(1, free_node, NULL, &d), SYNCQ_OK);
+  atomic_store(&n_freed, 0);
+  hp_node *a = make_node(1);
+  _Atomic(void *) src = a;
+  hp_exit_arg arg = {d, &src, NULL};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, hp_keep_and_exit, &arg), 0);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  assert_non_null(arg.rec);
+  syncq_hp_record *r;
+  assert_int_equal(syncq_hp_enter(d, &r), SYNCQ_OK);
+  assert_ptr_equal(r, arg.rec); /* the only record, free again */
+  assert_null(syncq_hp_held(r, 0));
+  atomic_store(&src, NULL);
+  assert_int_equal(syncq_hp_retire(r, a), SYNCQ_OK);
+  assert_int_equal(syncq_hp_scan(r), 1);
+  syncq_hp_leave(r);
+  assert_int_equal(syncq_hp_domain_destroy(d), SYNCQ_OK);
+}
+
+/* One thread on more domains than it keeps records for: evicted records
+ * are cleared and given back, and each domain still protects its node. */
+static void test_hp_many_domains_one_thread(void **state) {
+  (void)state;
+  enum { ND = 20 };
+  syncq_hp_domain *d[ND];
+  hp_node *n[ND];
+  _Atomic(void *) src[ND];
+  atomic_store(&n_freed, 0);
+  for (int i = 0; i < ND; i++) {
+    assert_int_equal(syncq_hp_domain_create(1, free_node, NULL, &d[i]), SYNCQ_OK);
+    n[i] = make_node((uint64_t)i);
+    atomic_init(&src[i], n[i]);
+  }
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < ND; i++) {
+      syncq_hp_record *r;
+      assert_int_equal(syncq_hp_enter(d[i], &r), SYNCQ_OK);
+      assert_ptr_equal(syncq_hp_protect(r, 0, &src[i]), n[i]);
+      syncq_hp_leave_keep(r);
+    }
+  /* the last-used domain's record is kept: its node survives a scan by a
+   * nested record; after a leave, it is freed */
+  syncq_hp_record *k, *w;
+  assert_int_equal(syncq_hp_enter(d[ND - 1], &k), SYNCQ_OK);
+  assert_ptr_equal(syncq_hp_held(k, 0), n[ND - 1]);
+  assert_int_equal(syncq_hp_enter(d[ND - 1], &w), SYNCQ_OK);
+  atomic_store(&src[ND - 1], NULL);
+  assert_int_equal(syncq_hp_retire(w, n[ND - 1]), SYNCQ_OK);
+  assert_int_equal(syncq_hp_scan(w), 0);
+  syncq_hp_leave(k);
+  assert_int_equal(syncq_hp_scan(w), 1);
+  syncq_hp_leave(w);
+  /* the first domain's record was evicted: its slot was cleared */
+  assert_int_equal(syncq_hp_enter(d[0], &w), SYNCQ_OK);
+  atomic_store(&src[0], NULL);
+  assert_int_equal(syncq_hp_retire(w, n[0]), SYNCQ_OK);
+  assert_int_equal(syncq_hp_scan(w), 1);
+  syncq_hp_leave(w);
+  assert_int_equal(atomic_load(&n_freed), 2);
+  for (int i = 0; i < ND; i++) assert_int_equal(syncq_hp_domain_destroy(d[i]), SYNCQ_OK);
+  for (int i = 1; i < ND - 1; i++) free_node(n[i], NULL);
+}
+
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
@@ -313,6 +444,9 @@ int main(void) {
     cmocka_unit_test(test_hp_bad_inputs),
     cmocka_unit_test(test_hp_stress_no_use_after_free),
     cmocka_unit_test(test_hp_records_reused_across_domains),
+    cmocka_unit_test(test_hp_leave_keep_holds_across_operations),
+    cmocka_unit_test(test_hp_thread_exit_gives_record_back),
+    cmocka_unit_test(test_hp_many_domains_one_thread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

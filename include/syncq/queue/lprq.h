@@ -39,9 +39,10 @@ typedef struct syncq_queue_lprq {
 #define SYNCQ_QUEUE_LPRQ_RING_MIN 2
 #define SYNCQ_QUEUE_LPRQ_RING_MAX (1u << 24)
 
-/* capacity: a sizing hint, the ring size (0: 1024 cells; otherwise the
- * next power of two, at most SYNCQ_QUEUE_LPRQ_RING_MAX). SYNCQ_EINVAL for
- * NULL or misaligned storage, SYNCQ_ENOMEM. */
+/* capacity: a sizing hint, the ring size (0: 4096 cells, the smallest of
+ * the paper's 2^12..2^17; otherwise the next power of two, at most
+ * SYNCQ_QUEUE_LPRQ_RING_MAX). SYNCQ_EINVAL for NULL or misaligned storage,
+ * SYNCQ_ENOMEM. */
 SYNCQ_API int syncq_queue_lprq_init(syncq_queue_lprq *q, size_t capacity);
 /* The same with an exact ring size: a power of two in
  * [SYNCQ_QUEUE_LPRQ_RING_MIN, SYNCQ_QUEUE_LPRQ_RING_MAX], else SYNCQ_EINVAL. */
