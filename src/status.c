@@ -17,6 +17,7 @@ const char *syncq_strerror(int status) {
   case SYNCQ_ESYS: return "system call failed";
   case SYNCQ_EDEAD: return "peer has exited";
   case SYNCQ_EBROKEN: return "barrier broken by a timed-out wait";
+  case SYNCQ_EKILLED: return "process killed by an exit signal";
   }
   return "unknown status";
 }

@@ -58,6 +58,10 @@
  *   free(self, msg)          give a message back to the own free list
  *   monitor(self, pid, &ref) one SYNCQ_PO_DOWN message when pid exits
  *                            (demonitor(self, pid, ref) takes it back)
+ *   exit(self, pid, reason)  an exit signal (Erlang's exit/2)
+ *   link(self, pid)          linked processes die together (unlink undoes),
+ *                            unless they trap exits (trap_exits)
+ *   register(sys, name, pid) a name for a process (whereis, unregister)
  *
  * Pids: a pid names one process, never its successor. It is a slot of the
  * process table (the low bits) and that slot's generation (the high bits):
@@ -338,10 +342,121 @@ SYNCQ_API int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *
  * that is not self, or pid's slot outside the table. */
 SYNCQ_API int syncq_po_demonitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t ref);
 
-/* The reason the calling process's monitors will be told when it exits
- * (the last value set before it returns or detaches; 0 by default).
- * SYNCQ_EINVAL for NULL, a caller that is not self, or SYNCQ_PO_NOPROC. */
+/* The reason the calling process's monitors (and links) will be told
+ * when it exits (the last value set before it returns or detaches; 0,
+ * SYNCQ_PO_EXIT_NORMAL, by default; a process killed by an exit signal
+ * exits with the signal's reason instead). SYNCQ_EINVAL for NULL, a
+ * caller that is not self, SYNCQ_PO_NOPROC or SYNCQ_PO_EXIT_KILL;
+ * SYNCQ_EKILLED (nothing set) once the process has been killed. */
 SYNCQ_API int syncq_po_set_exit_reason(syncq_po_proc *self, int32_t reason);
+
+/* ---- exit signals and links (Erlang's exit/2, link/1, trap_exit) ----
+ *
+ * Exit reasons are int32_t: SYNCQ_PO_EXIT_NORMAL (0) is a normal exit,
+ * anything else is abnormal. An exit signal (from syncq_po_exit, or from
+ * a linked process's exit) with reason R reaching a process P does, as in
+ * Erlang:
+ *   - nothing, when P has exited (or is stale), or has been killed already
+ *     (the first killing signal fixes its reason);
+ *   - R == SYNCQ_PO_EXIT_KILL (sent by syncq_po_exit only): P is killed
+ *     with reason SYNCQ_PO_EXIT_KILLED, whether it traps exits or not;
+ *   - P traps exits: a message of type SYNCQ_PO_EXIT (payload a
+ *     syncq_po_exit_msg: the signal's sender and R; sender field the same)
+ *     is posted to P (allocated then: lost if memory runs out);
+ *   - R == SYNCQ_PO_EXIT_NORMAL: nothing, unless P sent it to itself
+ *     (then P is killed with reason normal);
+ *   - otherwise P is killed with reason R.
+ * A killed process is not stopped where it runs (a fiber or a thread
+ * cannot be unwound safely from outside): it is marked, woken if it
+ * sleeps or is parked (recv, recv_blocking, recv_timeout, sleep), and
+ * its next postoffice call returns SYNCQ_EKILLED without doing anything:
+ * get, send, send_after, recv, recv_blocking, try_recv (even with
+ * messages in the inbox), recv_timeout, sleep, yield, monitor, exit,
+ * link, trap_exits, set_exit_reason. free, unlink, demonitor, pid_of,
+ * stack and detach still work, to release what it holds. The process
+ * must then return from its body (an attached thread: detach); it exits
+ * with the signal's reason, which its monitors and links are told. A
+ * process that makes no postoffice call (a loop that never receives, a
+ * join, a system call) notices only at its next call: until it returns
+ * it is live (syncq_po_destroy says SYNCQ_EBUSY).
+ */
+
+/* The type of an exit signal turned into a message (a trapping process);
+ * its payload is a syncq_po_exit_msg. */
+#define SYNCQ_PO_EXIT 0xFFFF0E01u
+/* Exit reasons with a meaning (SYNCQ_PO_NOPROC too: a link to a pid that
+ * was not there). */
+#define SYNCQ_PO_EXIT_NORMAL 0
+#define SYNCQ_PO_EXIT_KILL (INT32_MIN + 1)   /* an untrappable signal (syncq_po_exit only) */
+#define SYNCQ_PO_EXIT_KILLED (INT32_MIN + 2) /* the reason of a process a KILL signal killed */
+
+typedef struct syncq_po_exit_msg {
+  syncq_po_pid pid; /* the signal's sender: the linked process that exited, or exit's caller */
+  int32_t reason;   /* its reason (SYNCQ_PO_NOPROC: link found no process) */
+} syncq_po_exit_msg;
+
+/* Send an exit signal with `reason` from self to pid (the rules above);
+ * pid may be self's own pid (exit of oneself). SYNCQ_OK once the signal
+ * has had its effect (killed pid, posted a message, or nothing: a normal
+ * signal to a process that does not trap); SYNCQ_EKILLED when it killed
+ * the caller itself, or the caller had been killed before (nothing sent):
+ * return from the body. SYNCQ_EINVAL for NULL self, a caller that is not
+ * self, pid's slot outside the table, or reason SYNCQ_PO_NOPROC;
+ * SYNCQ_ENOENT when no process has had pid; SYNCQ_EDEAD when it has
+ * exited or is stale. Any process may signal any other. */
+SYNCQ_API int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reason);
+
+/* Link self and pid (both ways; linking twice is one link; linking to
+ * oneself does nothing): when either exits, the other gets an exit
+ * signal with its reason, so an abnormal exit kills the partner (which
+ * exits, signalling its own links in turn) unless it traps exits, and a
+ * normal one reaches trapping partners only, as a message. pid not
+ * there: a caller that traps exits gets SYNCQ_OK and at once a
+ * SYNCQ_PO_EXIT message with reason SYNCQ_PO_NOPROC (Erlang); one that
+ * does not gets SYNCQ_EDEAD (pid exited or stale) or SYNCQ_ENOENT (never
+ * had) and is not killed (Erlang raises noproc in the caller: here the
+ * caller decides). SYNCQ_EINVAL for NULL, a caller that is not self, or
+ * pid's slot outside the table; SYNCQ_ENOMEM; SYNCQ_EKILLED. */
+SYNCQ_API int syncq_po_link(syncq_po_proc *self, syncq_po_pid pid);
+
+/* Remove the link between self and pid: once it returns, pid's exit no
+ * longer signals self (nor self's exit pid). A trapping self may still
+ * find a SYNCQ_PO_EXIT message that pid's exit posted before. SYNCQ_OK;
+ * SYNCQ_ENOENT when they were not linked (never, or the link has fired:
+ * pid has exited); SYNCQ_EINVAL for NULL, a caller that is not self, or
+ * pid's slot outside the table. Works in a killed process. */
+SYNCQ_API int syncq_po_unlink(syncq_po_proc *self, syncq_po_pid pid);
+
+/* Trap exit signals (on) or not (off, the default): a trapping process
+ * receives them as SYNCQ_PO_EXIT messages, except SYNCQ_PO_EXIT_KILL.
+ * SYNCQ_OK; SYNCQ_EINVAL for NULL or a caller that is not self;
+ * SYNCQ_EKILLED (too late). */
+SYNCQ_API int syncq_po_trap_exits(syncq_po_proc *self, bool on);
+
+/* ---- registered names (Erlang's register/2, whereis/1, unregister/1) ----
+ * A system's names map to live processes: a name is 1 to
+ * SYNCQ_PO_NAME_MAX bytes (a NUL-terminated string, compared bytewise), a
+ * process has at most one name, and the name goes when the process exits
+ * (returns, is killed and returns, or detaches): whereis never answers
+ * with a pid that has exited. Any thread may call these, not only
+ * processes; they take the system's process-table lock. */
+#define SYNCQ_PO_NAME_MAX 63u
+
+/* Name pid. SYNCQ_OK; SYNCQ_EEXIST when the name is taken by a live
+ * process, or pid has a name already; SYNCQ_EINVAL for NULL sys or
+ * name, an empty name or one longer than SYNCQ_PO_NAME_MAX, or pid's slot
+ * outside the table; SYNCQ_ENOENT when no process has had pid;
+ * SYNCQ_EDEAD when it has exited or is stale; SYNCQ_ENOMEM. */
+SYNCQ_API int syncq_po_register(syncq_po_system *sys, const char *name, syncq_po_pid pid);
+
+/* The pid registered under name in *pid. SYNCQ_OK; SYNCQ_ENOENT when
+ * nobody (live) has it; SYNCQ_EINVAL for NULL arguments, an empty or too
+ * long name. */
+SYNCQ_API int syncq_po_whereis(syncq_po_system *sys, const char *name, syncq_po_pid *pid);
+
+/* Take name away from its process (which may register another). SYNCQ_OK;
+ * SYNCQ_ENOENT when nobody (live) has it; SYNCQ_EINVAL as whereis. */
+SYNCQ_API int syncq_po_unregister(syncq_po_system *sys, const char *name);
 
 /* ---- messages ---- */
 

@@ -29,7 +29,9 @@ typedef enum syncq_status {
   SYNCQ_EBUSY = -8,     /* held by someone else (trylock) */
   SYNCQ_ESYS = -9,      /* a system call failed; errno holds the reason */
   SYNCQ_EDEAD = -10,    /* the peer (process, endpoint) has exited or died */
-  SYNCQ_EBROKEN = -11   /* a barrier is broken (a timed wait ran out); reset it */
+  SYNCQ_EBROKEN = -11,  /* a barrier is broken (a timed wait ran out); reset it */
+  SYNCQ_EKILLED = -12   /* the calling postoffice process has been killed by an exit
+                         * signal (syncq_po_exit, a link): return from its body */
 } syncq_status;
 
 /* A static, human-readable name for a status; "unknown status" for values

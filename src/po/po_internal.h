@@ -51,12 +51,38 @@ struct syncq_po_proc {
    * the owner's alone, except the heap's fields under its lock). */
   SYNCQ_CACHELINE_ALIGNED po_timer tmr;
   po_timers *tmr_heap; /* where tmr was added (NULL: not armed) */
-  /* Monitors of the slot's current process (under sys->spawn_lock);
-   * nmon counts them for the exit's lock-free look (see po_exit_notify). */
+  /* Monitors, links and the registered name of the slot's current
+   * process (under sys->spawn_lock); nwatch counts them for the exit's
+   * lock-free look (see po_exit_notify): an exit with none takes no lock. */
   struct po_monitor *monitors;
-  _Atomic(uint32_t) nmon;
+  struct po_link *links;
+  struct po_name *name;
+  _Atomic(uint32_t) nwatch;
+  bool trap;           /* traps exit signals (syncq_po_trap_exits; under spawn_lock) */
+  /* An exit signal that kills: 0, or PO_DOOM_SET | (uint32_t)reason.
+   * Written under spawn_lock by the signal's sender (once per process:
+   * the first one wins), read by the owner at its postoffice calls. */
+  _Atomic(uint64_t) doom;
   int32_t exit_reason; /* the owner's; read by its exit */
 };
+
+#define PO_DOOM_SET ((uint64_t)1 << 32)
+
+/* One end of a link: `pid` is the partner (each end holds one). */
+typedef struct po_link {
+  struct po_link *next;
+  syncq_po_pid pid;
+  int action;     /* the exit's decision for the partner (links.c) */
+  int32_t reason; /* ... and the reason it carries */
+} po_link;
+
+/* A registered name (names.c): in a chain of sys->names. */
+typedef struct po_name {
+  struct po_name *next;
+  syncq_po_pid pid;
+  uint32_t hash;
+  char text[SYNCQ_PO_NAME_MAX + 1];
+} po_name;
 
 typedef struct po_monitor {
   struct po_monitor *next;
@@ -85,6 +111,8 @@ struct syncq_po_system {
   _Atomic(syncq_po_msg *) all; /* every type-stable header ever allocated (push only) */
   _Atomic(const char *) limit_reason;
   po_timer_thread timers;      /* thread backend: send_after's heap and thread */
+  po_name **names;             /* registered names: [nnames_buckets] chains (spawn_lock) */
+  uint32_t names_buckets, nnames;
   struct syncq_po_proc *procs; /* [nslots] */
 };
 
@@ -138,8 +166,39 @@ int po_take(struct syncq_po_proc *self, syncq_po_msg **out);
  * freed: "mutex-nofree"). */
 void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m);
 
-/* A process has just stored PO_EXITED: tell its monitors (process.c). */
+/* A process has just stored PO_EXITED: tell its monitors and links, drop
+ * its name (process.c). */
 void po_exit_notify(struct syncq_po_proc *p);
+
+/* Is the caller the process `self` (the only one allowed to take from its
+ * inbox)? A fiber process: the fiber running here; a thread process: the
+ * thread that started it or attached it. */
+static inline bool po_is_caller(const struct syncq_po_proc *self) {
+  if (self->is_fiber) return po_fiber_current() == &self->fiber;
+  return pthread_equal(self->owner, pthread_self()) != 0;
+}
+
+/* Has an exit signal killed the process? Its owner asks at every
+ * postoffice call that waits or acts on others. relaxed: the word carries
+ * its reason itself; an owner asleep or parked sees it through the
+ * wake-up's RMW that follows the store (po_wake), as it sees a message. */
+static inline bool po_killed(const struct syncq_po_proc *self) {
+  return atomic_load_explicit(&((struct syncq_po_proc *)self)->doom, memory_order_relaxed) != 0;
+}
+
+/* Wake `to` if it sleeps or is parked: a message or an exit signal is
+ * there for it (postoffice.c). `from`: the waking process, or NULL. */
+void po_wake(struct syncq_po_proc *from, struct syncq_po_proc *to);
+
+/* Links and exit signals (links.c), under spawn_lock: the exiting p takes
+ * its links (removing the partners' ends) and decides each partner's
+ * signal with reason; po_links_exit_finish delivers them after unlock
+ * and frees the list. */
+po_link *po_links_exit_locked(struct syncq_po_proc *p, int32_t reason);
+void po_links_exit_finish(struct syncq_po_proc *p, po_link *list);
+/* Names (names.c): drop p's name under spawn_lock; free the table. */
+void po_names_exit_locked(struct syncq_po_proc *p);
+void po_names_destroy(syncq_po_system *sys);
 /* Post a message of `type` with len bytes of data to `to`, its header
  * taken from `from`'s free list, sender `sender` (postoffice.c); dropped
  * when `to` is gone or memory is short. */

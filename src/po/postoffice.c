@@ -80,6 +80,7 @@ static int reserve(syncq_po_msg *m, size_t len) {
 
 int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out) {
   if (self == NULL || out == NULL || len > SYNCQ_PO_MAX_MSG) return SYNCQ_EINVAL;
+  if (po_killed(self)) return SYNCQ_EKILLED;
   syncq_po_msg *m = take_header(self->sys, self);
   if (m == NULL) return SYNCQ_ENOMEM;
   if (reserve(m, len) != SYNCQ_OK) {
@@ -99,14 +100,6 @@ int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg) {
   return SYNCQ_OK;
 }
 
-/* Is the caller the process `self` (the only one allowed to take from its
- * inbox)? A fiber process: the fiber running here; a thread process: the
- * thread that started it or attached it. */
-static bool is_caller(const struct syncq_po_proc *self) {
-  if (self->is_fiber) return po_fiber_current() == &self->fiber;
-  return pthread_equal(self->owner, pthread_self()) != 0;
-}
-
 /* After an enqueue: wake the recipient if it sleeps in recv_blocking.
  * acq_rel read-modify-write of `sleeping` (writing back what it read): it
  * is ordered with the receiver's acq_rel exchange of the same word, so
@@ -114,7 +107,7 @@ static bool is_caller(const struct syncq_po_proc *self) {
  * and the receiver's exchange reads from it, synchronizes with it, and its
  * second look at the inbox sees our message. (An RMW rather than a seq_cst
  * fence: the same guarantee in C11 terms, and ThreadSanitizer models it.) */
-static void wake(struct syncq_po_proc *from, struct syncq_po_proc *to) {
+void po_wake(struct syncq_po_proc *from, struct syncq_po_proc *to) {
   /* relaxed: set before the state word's release store that our acquire
    * load in send read; a stale pid's slot may be changing it, and then
    * either wake is a harmless no-op or spurious wake-up. */
@@ -135,6 +128,7 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
     return SYNCQ_EINVAL;
   syncq_po_system *sys = self->sys;
   if (to < 0 || po_slot_of(sys, to) >= sys->nslots) return SYNCQ_EINVAL;
+  if (po_killed(self)) return SYNCQ_EKILLED;
   struct syncq_po_proc *dst = &sys->procs[po_slot_of(sys, to)];
   /* acquire: pairs with the release stores of the state (spawn, attach,
    * exit), so the mailbox is initialised when we see RUNNING. The process
@@ -161,7 +155,7 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
     sys->mb->enqueue(dst->mailbox, copy);
     give_header(sys, self, msg);
   }
-  wake(self, dst);
+  po_wake(self, dst);
   return SYNCQ_OK;
 }
 
@@ -169,6 +163,7 @@ void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m) { g
 
 int po_take(struct syncq_po_proc *self, syncq_po_msg **out) {
   const po_mailbox_ops *mb = self->sys->mb;
+  if (po_killed(self)) return SYNCQ_EKILLED; /* before any message: the process is dead */
   for (;;) {
     syncq_po_msg *m;
     int r = mb->dequeue(self->mailbox, &m);
@@ -182,7 +177,7 @@ int po_take(struct syncq_po_proc *self, syncq_po_msg **out) {
 }
 
 int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out) {
-  if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self == NULL || out == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   return po_take(self, out);
 }
 
@@ -195,19 +190,21 @@ __attribute__((noinline)) static void count_yield(void) { SYNCQ_STAT_INC(yields)
 __attribute__((noinline)) static void count_block(void) { SYNCQ_STAT_INC(blocks); }
 
 int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
-  if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self == NULL || out == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   if (self->is_fiber) {
     /* 002's Recv() yields while the inbox is empty. A fiber yields once,
      * so every other runnable fiber runs first, and then parks until a
      * send wakes it: polling would make each message wait for a pass
      * over every fiber of the scheduler (O(N) per hop). */
-    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
+    int r = po_take(self, out);
+    if (r != SYNCQ_EMPTY) return r;
     count_yield();
     po_fiber_yield(self);
     return fiber_recv_blocking(self, out);
   }
   for (;;) {
-    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
+    int r = po_take(self, out);
+    if (r != SYNCQ_EMPTY) return r;
     SYNCQ_STAT_INC(yields);
     syncq_yield();
   }
@@ -219,13 +216,15 @@ int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
 static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
   po_fiber *f = &self->fiber;
   for (;;) {
-    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
+    int r = po_take(self, out);
+    if (r != SYNCQ_EMPTY) return r;
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
-    if (po_take(self, out) == SYNCQ_OK) {
+    r = po_take(self, out); /* a message, or an exit signal (SYNCQ_EKILLED) */
+    if (r != SYNCQ_EMPTY) {
       /* relaxed: back to RUNNING; a sender that turned BLOCKING into WOKEN
        * meanwhile needs nothing more (we have looked). */
       atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
-      return SYNCQ_OK;
+      return r;
     }
     count_block();
     po_fiber_park(self); /* returns RUNNING, woken by a send */
@@ -233,39 +232,41 @@ static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
 }
 
 int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out) {
-  if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self == NULL || out == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   if (self->is_fiber) return fiber_recv_blocking(self, out);
   for (;;) {
-    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
+    int r = po_take(self, out);
+    if (r != SYNCQ_EMPTY) return r;
     /* acquire: pairs with a sender's release increment (nothing to see
      * through it; the snapshot must precede the announcement). */
     uint32_t seen = atomic_load_explicit(&self->epoch, memory_order_acquire);
-    /* acq_rel: pairs with the senders' acq_rel RMW in wake(): either a
+    /* acq_rel: pairs with the senders' acq_rel RMW in po_wake(): either a
      * sender reads our 1, or we read from its RMW and see its message. */
     (void)atomic_exchange_explicit(&self->sleeping, 1u, memory_order_acq_rel);
-    int r = po_take(self, out);
-    if (r != SYNCQ_OK) {
+    r = po_take(self, out);
+    if (r == SYNCQ_EMPTY) {
       SYNCQ_STAT_INC(blocks);
       (void)syncq_futex_wait(&self->epoch, seen, -1, false);
     }
     /* relaxed: a sender's RMW that reads this 0 is ordered before our next
-     * exchange, which then synchronizes with it (see wake()). */
+     * exchange, which then synchronizes with it (see po_wake()). */
     atomic_store_explicit(&self->sleeping, 0u, memory_order_relaxed);
-    if (r == SYNCQ_OK) return SYNCQ_OK;
+    if (r != SYNCQ_EMPTY) return r;
   }
 }
 
 int syncq_po_yield(syncq_po_proc *self) {
-  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
+  if (po_killed(self)) return SYNCQ_EKILLED;
   if (self->is_fiber)
     po_fiber_yield(self);
   else
     syncq_yield();
-  return SYNCQ_OK;
+  return po_killed(self) ? SYNCQ_EKILLED : SYNCQ_OK; /* killed while the others ran */
 }
 
 int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size) {
-  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   if (self->is_fiber) {
     if (lo) *lo = self->fiber.stack->lo;
     if (size) *size = self->fiber.stack->size;
@@ -318,10 +319,7 @@ static int fiber_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_m
   po_fiber *f = &self->fiber;
   int r;
   for (;;) {
-    if (po_take(self, out) == SYNCQ_OK) {
-      r = SYNCQ_OK;
-      break;
-    }
+    if ((r = po_take(self, out)) != SYNCQ_EMPTY) break;
     if (syncq_now_ns() >= due) {
       r = SYNCQ_ETIMEDOUT;
       break;
@@ -330,11 +328,11 @@ static int fiber_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_m
     /* acq_rel: as in fiber_recv_blocking (the sender's and the timer's
      * wake-ups are the same acq_rel RMW of wstate). */
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
-    bool got = po_take(self, out) == SYNCQ_OK;
-    if (got || syncq_now_ns() >= due) {
+    r = po_take(self, out);
+    if (r != SYNCQ_EMPTY || syncq_now_ns() >= due) {
       /* relaxed: as in fiber_recv_blocking. */
       atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
-      r = got ? SYNCQ_OK : SYNCQ_ETIMEDOUT;
+      if (r == SYNCQ_EMPTY) r = SYNCQ_ETIMEDOUT;
       break;
     }
     count_block();
@@ -347,42 +345,56 @@ static int fiber_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_m
 /* A thread's: the eventcount of recv_blocking with a timed futex wait. */
 static int thread_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_msg **out) {
   for (;;) {
-    if (po_take(self, out) == SYNCQ_OK) return SYNCQ_OK;
+    int r = po_take(self, out);
+    if (r != SYNCQ_EMPTY) return r;
     uint64_t now = syncq_now_ns();
     if (now >= due) return SYNCQ_ETIMEDOUT;
     /* acquire / acq_rel: as in syncq_po_recv_blocking. */
     uint32_t seen = atomic_load_explicit(&self->epoch, memory_order_acquire);
     (void)atomic_exchange_explicit(&self->sleeping, 1u, memory_order_acq_rel);
-    int r = po_take(self, out);
-    if (r != SYNCQ_OK) {
+    r = po_take(self, out);
+    if (r == SYNCQ_EMPTY) {
       SYNCQ_STAT_INC(blocks);
       uint64_t left = due - now;
       (void)syncq_futex_wait(&self->epoch, seen, left > (uint64_t)INT64_MAX ? -1 : (int64_t)left, false);
     }
     /* relaxed: as in syncq_po_recv_blocking. */
     atomic_store_explicit(&self->sleeping, 0u, memory_order_relaxed);
-    if (r == SYNCQ_OK) return SYNCQ_OK;
+    if (r != SYNCQ_EMPTY) return r;
   }
 }
 
 int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, syncq_po_msg **out) {
-  if (self == NULL || out == NULL || !is_caller(self)) return SYNCQ_EINVAL;
-  if (timeout_ns == 0) return po_take(self, out) == SYNCQ_OK ? SYNCQ_OK : SYNCQ_ETIMEDOUT;
+  if (self == NULL || out == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
+  if (timeout_ns == 0) {
+    int r = po_take(self, out);
+    return r == SYNCQ_EMPTY ? SYNCQ_ETIMEDOUT : r;
+  }
   if (timeout_ns == UINT64_MAX) return syncq_po_recv_blocking(self, out);
   uint64_t due = deadline_after(timeout_ns);
   return self->is_fiber ? fiber_recv_until(self, due, out) : thread_recv_until(self, due, out);
 }
 
 int syncq_po_sleep(syncq_po_proc *self, uint64_t ns) {
-  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   uint64_t due = deadline_after(ns);
   if (!self->is_fiber) {
+    /* A timed futex wait on the eventcount of recv_blocking rather than
+     * nanosleep, so that an exit signal's wake-up (po_wake) ends it; a
+     * message's wake-up only costs another look at the clock. */
     for (;;) {
+      if (po_killed(self)) return SYNCQ_EKILLED;
       uint64_t now = syncq_now_ns();
       if (now >= due) return SYNCQ_OK;
       uint64_t left = due - now;
-      struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-      (void)nanosleep(&ts, NULL); /* EINTR: the loop sleeps the rest */
+      /* acquire / acq_rel: as in syncq_po_recv_blocking (the kill's
+       * store of doom comes before the signaller's RMW in po_wake). */
+      uint32_t seen = atomic_load_explicit(&self->epoch, memory_order_acquire);
+      (void)atomic_exchange_explicit(&self->sleeping, 1u, memory_order_acq_rel);
+      if (!po_killed(self))
+        (void)syncq_futex_wait(&self->epoch, seen, left > (uint64_t)INT64_MAX ? -1 : (int64_t)left, false);
+      /* relaxed: as in syncq_po_recv_blocking. */
+      atomic_store_explicit(&self->sleeping, 0u, memory_order_relaxed);
     }
   }
   /* A fiber parks until its timer fires; messages that arrive meanwhile
@@ -390,9 +402,18 @@ int syncq_po_sleep(syncq_po_proc *self, uint64_t ns) {
   po_fiber *f = &self->fiber;
   int r = SYNCQ_OK;
   while (syncq_now_ns() < due) {
+    if (po_killed(self)) {
+      r = SYNCQ_EKILLED;
+      break;
+    }
     if (self->tmr_heap == NULL && (r = arm(self, due)) != SYNCQ_OK) break;
-    /* acq_rel: as in fiber_recv_until. */
+    /* acq_rel: as in fiber_recv_until (an exit signal's wake-up too). */
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
+    if (po_killed(self)) {
+      atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed); /* as in fiber_recv_until */
+      r = SYNCQ_EKILLED;
+      break;
+    }
     if (syncq_now_ns() >= due) {
       atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed); /* as in fiber_recv_until */
       break;
@@ -411,7 +432,7 @@ void po_deliver(syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg) {
     return;
   }
   sys->mb->enqueue(dst->mailbox, msg);
-  wake(NULL, dst);
+  po_wake(NULL, dst);
 }
 
 int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, uint64_t delay_ns) {
@@ -419,6 +440,7 @@ int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg,
   if (delay_ns == 0) return syncq_po_send(self, to, msg, SYNCQ_PO_LINK);
   syncq_po_system *sys = self->sys;
   if (to < 0 || po_slot_of(sys, to) >= sys->nslots) return SYNCQ_EINVAL;
+  if (po_killed(self)) return SYNCQ_EKILLED;
   struct syncq_po_proc *dst = &sys->procs[po_slot_of(sys, to)];
   /* acquire: as in syncq_po_send. */
   int st = po_pid_status(sys, to, atomic_load_explicit(&dst->state, memory_order_acquire));
@@ -436,7 +458,7 @@ int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg,
   int r;
   if (!sys->fibers)
     r = po_timer_thread_add(&sys->timers, t);
-  else if (self->is_fiber && is_caller(self))
+  else if (self->is_fiber && po_is_caller(self))
     r = po_timers_add(po_fiber_timers(self), t, NULL); /* its scheduler runs us: it looks next switch */
   else
     r = po_fiber_timer_add_remote(sys->fiber_rt, t);
@@ -461,9 +483,10 @@ void po_post(syncq_po_system *sys, struct syncq_po_proc *from, syncq_po_pid to, 
 }
 
 int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref) {
-  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   syncq_po_system *sys = self->sys;
   if (pid < 0 || po_slot_of(sys, pid) >= sys->nslots) return SYNCQ_EINVAL;
+  if (po_killed(self)) return SYNCQ_EKILLED;
   struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, pid)];
   po_monitor *mon = malloc(sizeof *mon);
   if (mon == NULL) return SYNCQ_ENOMEM;
@@ -472,15 +495,15 @@ int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref) {
   mon->watcher = self->pid;
   mon->ref = r;
   pthread_mutex_lock(&sys->spawn_lock);
-  /* seq_cst, with the exit's RMW of nmon after its store of PO_EXITED
+  /* seq_cst, with the exit's RMW of nwatch after its store of PO_EXITED
    * (po_exit_notify): either we see it exited, or it sees our count. */
-  atomic_fetch_add(&p->nmon, 1u);
+  atomic_fetch_add(&p->nwatch, 1u);
   bool alive = po_pid_status(sys, pid, atomic_load(&p->state)) == SYNCQ_OK;
   if (alive) {
     mon->next = p->monitors;
     p->monitors = mon;
   } else {
-    atomic_fetch_sub(&p->nmon, 1u); /* seq_cst: as above */
+    atomic_fetch_sub(&p->nwatch, 1u); /* seq_cst: as above */
   }
   pthread_mutex_unlock(&sys->spawn_lock);
   if (!alive) {
@@ -493,7 +516,7 @@ int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref) {
 }
 
 int syncq_po_demonitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t ref) {
-  if (self == NULL || !is_caller(self)) return SYNCQ_EINVAL;
+  if (self == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   syncq_po_system *sys = self->sys;
   if (pid < 0 || po_slot_of(sys, pid) >= sys->nslots) return SYNCQ_EINVAL;
   struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, pid)];
@@ -504,7 +527,7 @@ int syncq_po_demonitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t ref) {
     if ((*at)->ref == ref && (*at)->watcher == self->pid) {
       found = *at;
       *at = found->next;
-      atomic_fetch_sub(&p->nmon, 1u); /* seq_cst: as in syncq_po_monitor */
+      atomic_fetch_sub(&p->nwatch, 1u); /* seq_cst: as in syncq_po_monitor */
       break;
     }
   }
@@ -514,7 +537,9 @@ int syncq_po_demonitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t ref) {
 }
 
 int syncq_po_set_exit_reason(syncq_po_proc *self, int32_t reason) {
-  if (self == NULL || !is_caller(self) || reason == SYNCQ_PO_NOPROC) return SYNCQ_EINVAL;
+  if (self == NULL || !po_is_caller(self) || reason == SYNCQ_PO_NOPROC || reason == SYNCQ_PO_EXIT_KILL)
+    return SYNCQ_EINVAL;
+  if (po_killed(self)) return SYNCQ_EKILLED; /* it exits with the signal's reason */
   self->exit_reason = reason;
   return SYNCQ_OK;
 }

@@ -23,10 +23,11 @@
  *                live as long as the system, so a late sender's stale pid
  *                still reaches valid memory; the message carries the pid
  *                it was sent to and a receive drops it (po_take).
- *                Monitors: a list per slot under spawn_lock; an exit
- *                looks at its count without the lock (an RMW ordered
- *                with the monitor's increment), so an exit nobody
- *                watches takes no lock.
+ *                Monitors, links and names: lists per slot under
+ *                spawn_lock (links.c, names.c); an exit looks at their
+ *                count without the lock (an RMW ordered with the
+ *                monitor's, link's or name's increment), so an exit
+ *                nobody watches takes no lock.
  *   Limits:      max_procs live processes (SYNCQ_PO_ATTACH_RESERVE more
  *                for attach); each thread needs its stack, guard mapping
  *                and kernel task: when pthread_create fails,
@@ -171,7 +172,8 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
     p->sys = s;
     atomic_init(&p->epoch, 0);
     atomic_init(&p->sleeping, 0);
-    atomic_init(&p->nmon, 0);
+    atomic_init(&p->nwatch, 0);
+    atomic_init(&p->doom, 0);
   }
   if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
     free(s->procs);
@@ -352,6 +354,12 @@ static int prepare_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_pr
   /* relaxed: the slot is FREE; the generation changes only under spawn_lock. */
   uint32_t gen = PO_GEN(atomic_load_explicit(&p->state, memory_order_relaxed));
   p->pid = (syncq_po_pid)(gen << sys->slot_bits | i);
+  /* A new process neither traps exits nor has been killed. Signals are
+   * decided under spawn_lock, and only for a RUNNING pid: none reaches
+   * the slot before the state's release store publishes these.
+   * relaxed: published by that store (and the lock). */
+  p->trap = false;
+  atomic_store_explicit(&p->doom, 0u, memory_order_relaxed);
   *out = p;
   return SYNCQ_OK;
 }
@@ -393,20 +401,27 @@ static void free_slot(syncq_po_system *sys, struct syncq_po_proc *p) {
 void po_exit_notify(struct syncq_po_proc *p) {
   syncq_po_system *sys = p->sys;
   /* seq_cst RMW (writing back what it reads) after the caller's store of
-   * PO_EXITED: RMWs of nmon are totally ordered, so either it comes after
-   * syncq_po_monitor's increment and reads it, or the monitor's increment
-   * reads from it, synchronizes with it and its state load sees PO_EXITED.
-   * (An RMW rather than a fence: the same in C11 terms, and ThreadSanitizer
-   * models it.) */
-  if (atomic_fetch_add(&p->nmon, 0u) == 0) return; /* nobody watches: no lock at exit */
+   * PO_EXITED: RMWs of nwatch are totally ordered, so either it comes after
+   * the increment of syncq_po_monitor (link, register) and reads it, or
+   * that increment reads from it, synchronizes with it and its state load
+   * sees PO_EXITED. (An RMW rather than a fence: the same in C11 terms,
+   * and ThreadSanitizer models it.) */
+  if (atomic_fetch_add(&p->nwatch, 0u) == 0) return; /* no monitor, link, name: no lock at exit */
   pthread_mutex_lock(&sys->spawn_lock);
+  /* A kill's reason wins over the one the process set (doom is written
+   * under this lock: relaxed). */
+  uint64_t doom = atomic_load_explicit(&p->doom, memory_order_relaxed);
+  int32_t reason = doom != 0 ? (int32_t)(uint32_t)doom : p->exit_reason;
   po_monitor *list = p->monitors;
   p->monitors = NULL;
-  atomic_store(&p->nmon, 0u); /* seq_cst: as above */
+  po_link *links = po_links_exit_locked(p, reason);
+  po_names_exit_locked(p);
+  atomic_store(&p->nwatch, 0u); /* seq_cst: as above */
   pthread_mutex_unlock(&sys->spawn_lock);
+  po_links_exit_finish(p, links);
   while (list != NULL) {
     po_monitor *next = list->next;
-    syncq_po_down d = {list->ref, p->pid, p->exit_reason};
+    syncq_po_down d = {list->ref, p->pid, reason};
     po_post(sys, p, list->watcher, SYNCQ_PO_DOWN, &d, sizeof d, p->pid);
     free(list);
     list = next;
@@ -613,6 +628,11 @@ int syncq_po_destroy(syncq_po_system *sys) {
       free(p->monitors);
       p->monitors = next;
     }
+    while (p->links != NULL) { /* and its links */
+      po_link *next = p->links->next;
+      free(p->links);
+      p->links = next;
+    }
     if (p->mailbox == NULL) continue;
     if (!sys->mb->free_list) { /* no type-stable headers: drain the inbox */
       syncq_po_msg *m;
@@ -632,6 +652,7 @@ int syncq_po_destroy(syncq_po_system *sys) {
     free(m);
     m = next;
   }
+  po_names_destroy(sys);
   pthread_mutex_destroy(&sys->spawn_lock);
   free(sys->procs);
   free(sys->freeq);
