@@ -504,8 +504,9 @@ SYNCQ_API int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, sy
 /* Sleep ns nanoseconds. A fiber parks on its scheduler's timer heap (the
  * other fibers run meanwhile: never call sleep(3) or nanosleep from a
  * fiber, which blocks its scheduler thread); messages that arrive stay in
- * the inbox. A thread sleeps in nanosleep. SYNCQ_OK; SYNCQ_EINVAL for
- * NULL or a caller that is not `self`; SYNCQ_ENOMEM as recv_timeout. */
+ * the inbox. A thread sleeps on a timed futex wait (a killing exit signal
+ * ends the sleep: SYNCQ_EKILLED). SYNCQ_OK; SYNCQ_EINVAL for NULL or a
+ * caller that is not `self`; SYNCQ_ENOMEM as recv_timeout. */
 SYNCQ_API int syncq_po_sleep(syncq_po_proc *self, uint64_t ns);
 
 /* Send msg to `to` after delay_ns nanoseconds (linked, as SYNCQ_PO_LINK;
