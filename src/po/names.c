@@ -18,6 +18,12 @@
  *                locked part is already "no process": whereis never
  *                answers with a pid that has exited.
  *   Progress:    blocking (spawn_lock).
+ *   Atomics:     register and unregister: one seq_cst RMW of the
+ *                process's nwatch besides the mutex; whereis: the mutex
+ *                and one acquire load of the pid's state.
+ *   Linearizability: every call is atomic under spawn_lock; an exit drops
+ *                its name at its locked part, and from its store of
+ *                PO_EXITED on, whereis already answers SYNCQ_ENOENT.
  *   Memory:      one entry per name (malloc; SYNCQ_PO_NAME_MAX + 1 bytes of
  *                text); the chains array.
  *   Limits:      names of 1..SYNCQ_PO_NAME_MAX bytes; one per process.
