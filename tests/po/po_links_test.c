@@ -4,7 +4,8 @@
  * does not, trapping turns signals into SYNCQ_PO_EXIT messages, unlink,
  * links to dead pids, exit of another process and of oneself, a killed
  * process's calls, 300 linked processes (a chain, a star, all killed at
- * once) dying without a hang, and register/whereis/unregister.
+ * once) dying without a hang, register/whereis/unregister, link and
+ * register racing the target's exit, and handles used by another thread.
  *
  * The main thread is an attached process that watches the others with
  * monitors (each exit's reason comes back in its SYNCQ_PO_DOWN) and
@@ -20,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
 #include <cmocka.h>
 
 #include "syncq/po.h"
@@ -727,6 +730,89 @@ static void test_names_destroyed(void **state) {
   assert_int_equal(syncq_po_destroy(w.sys), SYNCQ_OK);
 }
 
+/* ------------------------------------------------ races and callers */
+
+static void quitter(syncq_po_proc *self, void *arg) {
+  (void)arg;
+  syncq_po_set_exit_reason(self, 3);
+}
+
+/* link and register racing the target's exit: a trapping main gets
+ * exactly one exit message per link (the reason, or noproc when the
+ * process was gone), and a name never outlives its process. */
+static void test_link_races(void **state) {
+  (void)state;
+  enum { ROUNDS = 300 };
+  world w = start(16);
+  assert_int_equal(syncq_po_trap_exits(w.me, true), SYNCQ_OK);
+  int reasons = 0, noprocs = 0, named = 0;
+  for (int i = 0; i < ROUNDS; i++) {
+    syncq_po_pid b, p;
+    assert_int_equal(syncq_po_spawn(w.sys, quitter, NULL, &b), SYNCQ_OK);
+    /* a delay growing over the rounds, so some calls come before the
+     * exit, some during it and some after */
+    for (volatile int k = 0; k < (i % 100) * 300; k++) {
+    }
+    int rr = syncq_po_register(w.sys, "racer", b);
+    assert_true(rr == SYNCQ_OK || rr == SYNCQ_EDEAD);
+    named += rr == SYNCQ_OK;
+    assert_int_equal(syncq_po_link(w.me, b), SYNCQ_OK);
+    syncq_po_msg *m = next_msg(&w);
+    assert_int_equal(m->type, SYNCQ_PO_EXIT);
+    syncq_po_exit_msg e;
+    memcpy(&e, m->data, sizeof e);
+    syncq_po_free(w.me, m);
+    assert_int_equal(e.pid, b);
+    assert_true(e.reason == 3 || e.reason == SYNCQ_PO_NOPROC);
+    reasons += e.reason == 3;
+    noprocs += e.reason == SYNCQ_PO_NOPROC;
+    assert_int_equal(syncq_po_join(w.sys, b), SYNCQ_OK);
+    assert_int_equal(syncq_po_whereis(w.sys, "racer", &p), SYNCQ_ENOENT);
+    assert_int_equal(syncq_po_unlink(w.me, b), SYNCQ_ENOENT); /* fired or never made */
+  }
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_recv_timeout(w.me, 20 * MS, &m), SYNCQ_ETIMEDOUT); /* one each, no more */
+  assert_int_equal(reasons + noprocs, ROUNDS);
+  print_message("link racing exit (%s): %d of %d linked in time, %d named in time\n", PO_TEST_BACKEND, reasons,
+                ROUNDS, named);
+  finish(&w);
+}
+
+/* A process handle of another thread: calls taking it are refused. */
+typedef struct foreign {
+  syncq_po_system *sys;
+  _Atomic(syncq_po_proc *) handle;
+  _Atomic int done;
+} foreign;
+
+static void *foreign_thread(void *arg) {
+  foreign *f = arg;
+  syncq_po_proc *h;
+  if (syncq_po_attach(f->sys, &h) != SYNCQ_OK) return NULL;
+  atomic_store(&f->handle, h);
+  while (atomic_load(&f->done) == 0) sched_yield();
+  syncq_po_detach(h);
+  return NULL;
+}
+
+static void test_not_self(void **state) {
+  (void)state;
+  world w = start(16);
+  foreign f = {w.sys, NULL, 0};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, foreign_thread, &f), 0);
+  syncq_po_proc *h;
+  while ((h = atomic_load(&f.handle)) == NULL) sched_yield();
+  assert_int_equal(syncq_po_exit(h, w.main_pid, 1), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_link(h, w.main_pid), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_unlink(h, w.main_pid), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_trap_exits(h, true), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_unlink(w.me, syncq_po_pid_of(h)), SYNCQ_ENOENT); /* nothing was linked */
+  atomic_store(&f.done, 1);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  finish(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_link_propagation), cmocka_unit_test(test_trap_exits),
@@ -734,6 +820,7 @@ int main(void) {
     cmocka_unit_test(test_exit_other),       cmocka_unit_test(test_exit_self),
     cmocka_unit_test(test_killed_calls),     cmocka_unit_test(test_many_linked),
     cmocka_unit_test(test_names),            cmocka_unit_test(test_names_destroyed),
+    cmocka_unit_test(test_link_races),       cmocka_unit_test(test_not_self),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
