@@ -100,6 +100,10 @@
  * Thread safety: every function may be called concurrently from any
  * processes, except that the functions taking `self` must be called by the
  * process `self` itself (its inbox has a single consumer).
+ *
+ * Killed processes: once an exit signal has killed a process (see "exit
+ * signals and links" below), its calls that wait or act on others return
+ * SYNCQ_EKILLED, and it must return from its body.
  */
 #ifndef SYNCQ_PO_H
 #define SYNCQ_PO_H

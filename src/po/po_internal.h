@@ -179,9 +179,11 @@ static inline bool po_is_caller(const struct syncq_po_proc *self) {
 }
 
 /* Has an exit signal killed the process? Its owner asks at every
- * postoffice call that waits or acts on others. relaxed: the word carries
- * its reason itself; an owner asleep or parked sees it through the
- * wake-up's RMW that follows the store (po_wake), as it sees a message. */
+ * postoffice call that waits or acts on others (and signallers under
+ * spawn_lock, where every store of doom is made). relaxed: the word
+ * carries its reason itself; an owner asleep or parked sees it through
+ * the wake-up's RMW that follows the store (po_wake), as it sees a
+ * message. */
 static inline bool po_killed(const struct syncq_po_proc *self) {
   return atomic_load_explicit(&((struct syncq_po_proc *)self)->doom, memory_order_relaxed) != 0;
 }
