@@ -23,12 +23,22 @@
  *             yielding form yields to the other fibers, not to the kernel,
  *             and then parks.
  *             The default when the library was built with Boost.Context.
- *             Rules: a fiber that makes a blocking system call (read,
- *             sleep(3) -- syncq_po_sleep parks instead --, a pthread
- *             mutex held elsewhere, ...) blocks its whole scheduler
- *             thread; the fibers queued behind it run only when another
- *             scheduler, idle or woken by new work, steals them
- *             (no monitor thread notices a blocked scheduler). A fiber
+ *             Blocking calls: a fiber that makes a blocking system call
+ *             (read, sleep(3) -- syncq_po_sleep parks instead --, a
+ *             pthread mutex held elsewhere, ...) or computes without a
+ *             switch blocks its scheduler thread. A monitor thread per
+ *             fiber system looks every 5 ms for a scheduler that has run
+ *             one fiber for 10 ms or more and, while it has queued
+ *             fibers, timers or a woken process, starts (or wakes) a
+ *             spare scheduler thread that steals its queue and fires its
+ *             timers (at most one spare per scheduler; a blocked
+ *             scheduler's timers then fire up to a tick late). When the
+ *             blocked fiber returns its scheduler goes on as before and
+ *             the spare retires (once its own timers are gone): the
+ *             running schedulers settle back to `schedulers`.
+ *             syncq_po_blocking_begin/_end hand the queue off at once.
+ *             A scheduler with fibers of its own does not steal; the
+ *             monitor's hand-off is what serves a blocked one. A fiber
  *             that busy-waits for another fiber must yield
  *             (syncq_po_yield; syncq_po_recv does). A fiber may resume on
  *             another thread after recv, yield or join: it must not keep
@@ -392,6 +402,19 @@ SYNCQ_API int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, sy
  * the inbox. A thread sleeps in nanosleep. SYNCQ_OK; SYNCQ_EINVAL for
  * NULL or a caller that is not `self`; SYNCQ_ENOMEM as recv_timeout. */
 SYNCQ_API int syncq_po_sleep(syncq_po_proc *self, uint64_t ns);
+
+/* Announce a call that will block the calling thread (read on a pipe, a
+ * pthread mutex held elsewhere, a long computation): between begin and
+ * end, the fibers queued on the caller's scheduler are served at once by
+ * a spare scheduler thread instead of waiting for the fiber system's
+ * monitor to notice the block (it does after about 10 ms without a
+ * switch). Make no postoffice call that waits (recv, sleep, yield, join)
+ * in between. A thread process (attached, or of a thread system) blocks
+ * only itself: both return SYNCQ_OK and do nothing. SYNCQ_OK; SYNCQ_EINVAL
+ * for NULL, for a begin after a begin or an end with no begin (fibers).
+ * Call on the process's own thread or fiber, with its own handle. */
+SYNCQ_API int syncq_po_blocking_begin(syncq_po_proc *self);
+SYNCQ_API int syncq_po_blocking_end(syncq_po_proc *self);
 
 /* Send msg to `to` after delay_ns nanoseconds (linked, as SYNCQ_PO_LINK;
  * delay 0: syncq_po_send at once). The message is the postoffice's from a

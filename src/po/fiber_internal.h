@@ -89,6 +89,7 @@ typedef struct po_fiber {
   _Atomic(uint32_t) done;      /* 1 once it has exited and its stack is back in the pool */
   _Atomic(uint32_t) join_waiters; /* threads sleeping on done */
   _Atomic(struct syncq_po_proc *) join_fiber; /* a fiber parked in join, woken at exit */
+  struct po_sched *blocking_on; /* the fiber's own: its scheduler between blocking_begin and _end */
 } po_fiber;
 
 /* ---- the runtime of one system ---- */
