@@ -45,10 +45,20 @@
  *                to the next directly).
  *   Memory:      the fiber lives in the process-table slot; its stack comes
  *                from the pool (fiber_stack.c).
- *   Limits:      a fiber that blocks in a system call blocks its scheduler
- *                (and the fibers queued on it until others steal them). A
+ *   Blocking:    a monitor thread (futex wait of PO_MONITOR_TICK_NS) reads
+ *                each scheduler's switch stamp; one that ran a fiber for
+ *                PO_BLOCKED_NS (a system call, a long loop) or announced a
+ *                blocking call (syncq_po_blocking_begin) is served by a
+ *                spare scheduler thread (Go's sysmon hand-off; the stuck
+ *                one keeps its identity and goes on when the call
+ *                returns; the spare then retires). See "blocked
+ *                schedulers" below.
+ *   Limits:      one spare per scheduler: more schedulers blocked at once
+ *                than that wait for a spare to retire. A blocked
+ *                scheduler's deadlines fire up to a monitor tick late. A
  *                fiber that spins waiting for another fiber of the same
- *                scheduler without yielding never lets it run.
+ *                scheduler without yielding never lets it run (unless the
+ *                monitor hands the other to a spare).
  *   Signal-safe: no.  Process-shared: no.
  */
 #include <errno.h>
@@ -276,10 +286,21 @@ static po_fiber *take_runnext(po_sched *s) {
  * queue, its runnext) here, even while the spare has fibers of its own
  * (those woken by v's timers and by plain threads keep landing on v,
  * where they ran last). */
-static void take_over(po_sched *sp) {
-  po_sched *v = atomic_load_explicit(&sp->cover, memory_order_relaxed); /* a hint: whom it serves */
+/* A spare no longer needed (what it served runs again, and no deadline
+ * waits on its heap) takes no more fibers: its loop retires it. */
+static bool spare_done(po_sched *sp) {
+  po_sched *v = atomic_load_explicit(&sp->cover, memory_order_relaxed); /* a hint; retire's lock decides */
   /* relaxed: the monitor's verdict, a hint. */
-  if (v == NULL || atomic_load_explicit(&v->stuck, memory_order_relaxed) == 0) return;
+  return (v == NULL || atomic_load_explicit(&v->stuck, memory_order_relaxed) == 0) &&
+         po_timers_next(&sp->timers) == UINT64_MAX;
+}
+
+/* False: the spare is done (spare_done), take nothing. */
+static bool take_over(po_sched *sp) {
+  if (spare_done(sp)) return false;
+  po_sched *v = atomic_load_explicit(&sp->cover, memory_order_relaxed); /* a hint: whom it serves */
+  /* relaxed: as in spare_done. */
+  if (v == NULL || atomic_load_explicit(&v->stuck, memory_order_relaxed) == 0) return true;
   if (po_timers_next(&v->timers) != UINT64_MAX) {
     uint64_t now = syncq_now_ns(); /* its heap is locked: fire them for it */
     if (po_timers_next(&v->timers) <= now) (void)po_timers_fire(&v->timers, now);
@@ -291,13 +312,16 @@ static void take_over(po_sched *sp) {
     po_fiber *f = atomic_exchange_explicit(&v->runnext, NULL, memory_order_acquire);
     if (f != NULL) push_to(sp->rt, sp, f);
   }
+  return true;
 }
 
 /* runnext first (locality: the fiber a message just woke), but after
  * PO_RUNNEXT_BUDGET of those in a row the queue's head goes first. */
 static po_fiber *take_local(po_sched *s) {
   void *item;
-  if (s->spare) take_over(s); /* a branch on a field of its own line: free for the others */
+  /* a branch on a field of the owner's line: free for the others. A
+   * spare that is done returns to its loop, which retires it. */
+  if (s->spare && !take_over(s)) return NULL;
   uint64_t due = po_timers_next(&s->timers);
   if (due != UINT64_MAX) { /* an empty heap costs one load; else the clock */
     uint64_t now = syncq_now_ns();
@@ -792,14 +816,14 @@ static void *spare_main(void *arg) {
       if (!active && !stopping(rt)) (void)syncq_futex_wait(&s->spare_word, word, -1, false);
       continue;
     }
+    if (spare_done(s) && retire(s)) continue;
     po_fiber *f = take_local(s);
-    if (f == NULL) f = steal(s, NULL);
+    if (f == NULL && !spare_done(s)) f = steal(s, NULL);
     if (f != NULL) {
       run(s, f);
       continue;
     }
-    if (retire(s)) continue;
-    idle(s);
+    if (!spare_done(s)) idle(s);
   }
   po_altstack_leave(alt);
   return NULL;
