@@ -43,10 +43,25 @@
  *             (syncq_po_yield; syncq_po_recv does). A fiber may resume on
  *             another thread after recv, yield or join: it must not keep
  *             the address of a thread-local variable (errno included)
- *             across them. A fiber whose
- *             stack overflows into its guard page is reported by pid on
- *             stderr before the program dies (a handler on an alternate
- *             signal stack; frames larger than the guard can skip it).
+ *             across them.
+ *             Stacks: a fiber whose stack overflows into its guard
+ *             region (64 KB of PROT_NONE by default, no memory) is
+ *             reported by pid on stderr before the program dies (a
+ *             handler on an alternate signal stack). Each guard costs
+ *             two of the kernel's vm.max_map_count mappings: stacks get
+ *             guards while the budget lasts (the limit, less the
+ *             program's mappings when measured, less an eighth kept for
+ *             the program) and, past it, come from one mapping per 64
+ *             stacks with a canary word at each stack's lowest address,
+ *             checked at every switch out of the fiber: a smashed canary
+ *             is reported by pid and the program is stopped (abort), as
+ *             a guard's fault stops it. Unprotected: a frame larger than
+ *             the guard that skips it without touching it (build fiber
+ *             code with -fstack-clash-protection: GCC and Clang then
+ *             probe every page of a large frame or alloca, so it faults
+ *             in the guard); on a canary stack, an overrun between two
+ *             switches writes into the neighbour stack below before it
+ *             is seen, and one that skips the canary word is not seen.
  *             Creating a fiber system installs that SIGSEGV/SIGBUS handler
  *             (again if the program replaced it since); faults that are
  *             not a fiber's overflow go to the handler it replaced.
@@ -152,6 +167,10 @@ typedef enum syncq_po_send_mode {
 #define SYNCQ_PO_DEFAULT_FIBER_STACK (16u * 1024u) /* fiber backend */
 #define SYNCQ_PO_MIN_FIBER_STACK (8u * 1024u)  /* smallest fiber stack accepted */
 #define SYNCQ_PO_NO_GUARD ((size_t)-1)         /* guard_size: no guard pages */
+/* A fiber stack's default guard: 64 KB of PROT_NONE address space (no
+ * memory), larger than the frames of common code (a 20 KB local buffer
+ * cannot jump it). */
+#define SYNCQ_PO_DEFAULT_FIBER_GUARD (64u * 1024u)
 /* Fiber stacks of destroyed systems are kept for the next system with the
  * same stack and guard sizes (as glibc keeps thread stacks), up to this
  * much address space; only the pages fibers touched stay resident. */
@@ -176,10 +195,13 @@ typedef struct syncq_po_config {
                         * (SYNCQ_PO_DEFAULT_STACK, SYNCQ_PO_DEFAULT_FIBER_STACK); below
                         * the backend's minimum (PTHREAD_STACK_MIN,
                         * SYNCQ_PO_MIN_FIBER_STACK): SYNCQ_EINVAL */
-  size_t guard_size;   /* guard bytes below each stack, 0: one page; SYNCQ_PO_NO_GUARD:
-                        * none. Fibers: each guard costs two of the kernel's
-                        * vm.max_map_count mappings (about 32,000 fibers with the
-                        * default 65,530); without guards the limit is memory. */
+  size_t guard_size;   /* guard bytes below each stack, 0: the default (threads: one
+                        * page; fibers: SYNCQ_PO_DEFAULT_FIBER_GUARD);
+                        * SYNCQ_PO_NO_GUARD: none. Fibers: each guard costs two of
+                        * the kernel's vm.max_map_count mappings (65,530 by default,
+                        * shared with the whole program); stacks get guards while
+                        * that budget lasts and a canary past it (see "Stacks"
+                        * above), so the limit on fibers is memory. */
   const char *backend; /* "thread" or "fiber" (syncq_po_backend_info); NULL: the default
                         * (syncq_po_default_backend) */
   uint32_t schedulers; /* fiber: scheduler threads, 0: one per processing unit (hwloc),

@@ -455,6 +455,10 @@ static void fiber_entry(po_transfer t);
  * to `to` (a fiber, or s's loop when NULL). Returns, when `from` is
  * resumed, the scheduler it then runs on. */
 static po_sched *switch_to(po_sched *s, po_fiber *from, int action, po_fiber *to) {
+  if (from != NULL && from->canary != NULL && !po_stack_canary_ok(from->stack, from->canary)) {
+    po_stack_canary_report((unsigned long long)proc_of(from)->pid, from->stack);
+    abort(); /* its frames, and maybe a neighbour's, are gone: as a guard's fault, the program stops */
+  }
   s->sw_from = from;
   s->sw_action = action;
   po_san *from_san = from != NULL ? &from->san : &s->san;
@@ -1038,6 +1042,7 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   atomic_store_explicit(&f->join_waiters, 0u, memory_order_relaxed); /* as above */
   atomic_store_explicit(&f->join_fiber, NULL, memory_order_relaxed);  /* as above */
   po_san_fiber_init(&f->san, st->lo, st->size);
+  f->canary = po_stack_canary_set(st); /* after ASan forgot the stack's old redzones */
   f->ctx = NULL; /* made by the scheduler that first runs it (switch_to) */
   atomic_store_explicit(&f->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* as above */
   /* Round robin over the schedulers, from threads and fibers alike: a

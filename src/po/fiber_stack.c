@@ -29,7 +29,9 @@
  *   Process-shared: no.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -49,8 +51,89 @@ struct po_stack_chunk {
   char *base;
   size_t len;
   size_t stack_size, guard_size; /* its geometry, to be reused by a like pool */
+  bool guarded;                  /* its stacks have their guards (else canaries) */
   po_stack desc[PO_STACKS_PER_CHUNK];
 };
+
+/* ---- the mapping budget ----
+ * Each guard splits its chunk's mapping: a guarded chunk costs about two
+ * of the kernel's vm.max_map_count mappings per stack (65,530 by default,
+ * shared with everything else the program maps). Guards are given while
+ * the budget lasts: what the limit leaves after the mappings the program
+ * has now (/proc/self/maps), less PO_MAP_RESERVE_DIV-th of the limit kept
+ * for the program's own (malloc arenas, threads, libraries). Past it a
+ * chunk is one mapping and its stacks carry a canary instead (see
+ * po_stack_canary_ok). Counting the program's mappings reads
+ * /proc/self/maps: done when the budget runs short, and then only every
+ * PO_REMEASURE_GROWS chunks, so spawns past the budget stay cheap. */
+enum { PO_MAP_RESERVE_DIV = 8, PO_MAP_RESERVE_MIN = 1024, PO_REMEASURE_GROWS = 256 };
+
+static pthread_mutex_t budget_lock = PTHREAD_MUTEX_INITIALIZER;
+static long budget_left = -1; /* mappings guards may still take; -1: not measured */
+static int remeasure_in;      /* grows before the next measurement, once short */
+
+static long read_long(const char *path) {
+  FILE *f = fopen(path, "r");
+  long v = -1;
+  if (f != NULL) {
+    if (fscanf(f, "%ld", &v) != 1) v = -1;
+    fclose(f);
+  }
+  return v;
+}
+
+static long count_maps(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (f == NULL) return -1;
+  long n = 0;
+  char buf[4096];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, f)) > 0)
+    for (size_t i = 0; i < k; i++) n += buf[i] == '\n';
+  fclose(f);
+  return n;
+}
+
+static void measure(void) {
+  long limit = read_long("/proc/sys/vm/max_map_count");
+  long now = count_maps();
+  if (limit <= 0 || now < 0) { /* no /proc: guards until mprotect says no */
+    budget_left = LONG_MAX / 2;
+    return;
+  }
+  long reserve = limit / PO_MAP_RESERVE_DIV > PO_MAP_RESERVE_MIN ? limit / PO_MAP_RESERVE_DIV : PO_MAP_RESERVE_MIN;
+  budget_left = limit - now - reserve;
+}
+
+/* May a new chunk of n stacks have guards? Takes their mappings from the
+ * budget if so. */
+static bool budget_take(long n) {
+  long need = 2 * n + 1;
+  pthread_mutex_lock(&budget_lock);
+  if (budget_left < need) {
+    if (budget_left < 0 || remeasure_in <= 0) {
+      measure();
+      remeasure_in = PO_REMEASURE_GROWS;
+    } else {
+      remeasure_in--;
+    }
+  }
+  bool ok = budget_left >= need;
+  if (ok) budget_left -= need;
+  pthread_mutex_unlock(&budget_lock);
+  return ok;
+}
+
+static void budget_give(long n, bool exhausted) {
+  pthread_mutex_lock(&budget_lock);
+  if (exhausted) { /* mprotect said ENOMEM: the kernel's count, not ours */
+    budget_left = 0;
+    remeasure_in = PO_REMEASURE_GROWS;
+  } else if (budget_left >= 0) {
+    budget_left += 2 * n + 1;
+  }
+  pthread_mutex_unlock(&budget_lock);
+}
 
 /* Chunks of destroyed systems, kept for the next system with the same
  * geometry (glibc keeps thread stacks the same way): a new system's
@@ -61,10 +144,11 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static po_stack_chunk *cache;
 static size_t cache_bytes;
 
-static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size) {
+static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size, bool guarded) {
   pthread_mutex_lock(&cache_lock);
   po_stack_chunk **pp = &cache, *c;
-  while ((c = *pp) != NULL && (c->stack_size != stack_size || c->guard_size != guard_size)) pp = &c->next;
+  while ((c = *pp) != NULL && (c->stack_size != stack_size || c->guard_size != guard_size || c->guarded != guarded))
+    pp = &c->next;
   if (c != NULL) {
     *pp = c->next;
     cache_bytes -= c->len;
@@ -85,6 +169,7 @@ static void cache_put(po_stack_chunk *c) {
   pthread_mutex_unlock(&cache_lock);
   if (!keep) {
     munmap(c->base, c->len);
+    if (c->guarded) budget_give(PO_STACKS_PER_CHUNK, false);
     free(c);
   }
 }
@@ -130,43 +215,75 @@ static void adopt(po_stack_pool *pool, po_stack_chunk *c, po_stack **out) {
   *out = &c->desc[0];
 }
 
+/* Carve the chunk's stacks: [guard][stack] slots, or, unguarded, plain
+ * stacks with a canary at each one's lowest word. False: an mprotect
+ * failed (the mapping count ran out under us). */
+static bool carve(po_stack_pool *pool, po_stack_chunk *c, bool guarded) {
+  size_t guard = guarded ? pool->guard_size : 0;
+  size_t slot = guard + pool->stack_size;
+  for (int i = 0; i < PO_STACKS_PER_CHUNK; i++) {
+    char *s = c->base + (size_t)i * slot;
+    if (guard > 0 && mprotect(s, guard, PROT_NONE) != 0) return false;
+    c->desc[i].guard = guard > 0 ? s : NULL;
+    c->desc[i].guard_size = guard;
+    c->desc[i].lo = s + guard;
+    c->desc[i].size = pool->stack_size;
+    atomic_init(&c->desc[i].fl.next, 0);
+  }
+  c->guarded = guard > 0;
+  c->guard_size = pool->guard_size; /* the pool's geometry, guarded or not */
+  c->len = slot * PO_STACKS_PER_CHUNK;
+  return true;
+}
+
+static void *map_chunk(size_t len) {
+  void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return base == MAP_FAILED ? NULL : base;
+}
+
 static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
-  size_t slot = pool->guard_size + pool->stack_size;
-  po_stack_chunk *c = cache_take(pool->stack_size, pool->guard_size);
+  /* A kept chunk first, guarded if the pool has guards: its mappings are
+   * counted already. */
+  po_stack_chunk *c = cache_take(pool->stack_size, pool->guard_size, pool->guard_size > 0);
   if (c != NULL) {
     adopt(pool, c, out);
     return SYNCQ_OK;
   }
+  bool guarded = pool->guard_size > 0 && budget_take(PO_STACKS_PER_CHUNK);
+  if (!guarded && pool->guard_size > 0 && (c = cache_take(pool->stack_size, pool->guard_size, false)) != NULL) {
+    adopt(pool, c, out); /* past the budget: a kept chunk with canaries */
+    return SYNCQ_OK;
+  }
   c = calloc(1, sizeof *c);
   if (c == NULL) {
+    if (guarded) budget_give(PO_STACKS_PER_CHUNK, false);
     *why = "memory";
     return SYNCQ_ENOMEM;
   }
-  c->len = slot * PO_STACKS_PER_CHUNK;
-  void *base = mmap(NULL, c->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (base == MAP_FAILED) {
-    free(c);
-    *why = po_limit_of(ENOMEM);
-    return SYNCQ_ELIMIT;
-  }
-  c->base = base;
   c->stack_size = pool->stack_size;
-  c->guard_size = pool->guard_size;
-  for (int i = 0; i < PO_STACKS_PER_CHUNK; i++) {
-    char *s = c->base + (size_t)i * slot;
-    if (pool->guard_size > 0 && mprotect(s, pool->guard_size, PROT_NONE) != 0) {
-      /* Name the limit before unmapping: the mapping count is at its
-       * peak now (each guard splits the chunk). */
-      *why = po_limit_of(errno == ENOMEM ? ENOMEM : errno);
-      munmap(c->base, c->len);
+  if (guarded) {
+    size_t len = (pool->guard_size + pool->stack_size) * PO_STACKS_PER_CHUNK;
+    c->base = map_chunk(len);
+    if (c->base != NULL && !carve(pool, c, true)) {
+      /* The kernel's count ran out before ours (another part of the
+       * program maps too): this chunk and the next go without guards. */
+      munmap(c->base, len);
+      c->base = NULL;
+      budget_give(PO_STACKS_PER_CHUNK, true);
+      guarded = false;
+    } else if (c->base == NULL) {
+      budget_give(PO_STACKS_PER_CHUNK, false);
+      guarded = false;
+    }
+  }
+  if (!guarded) {
+    c->base = map_chunk(pool->stack_size * PO_STACKS_PER_CHUNK);
+    if (c->base == NULL) {
       free(c);
+      *why = po_limit_of(ENOMEM);
       return SYNCQ_ELIMIT;
     }
-    c->desc[i].guard = pool->guard_size > 0 ? s : NULL;
-    c->desc[i].guard_size = pool->guard_size;
-    c->desc[i].lo = s + pool->guard_size;
-    c->desc[i].size = pool->stack_size;
-    atomic_init(&c->desc[i].fl.next, 0);
+    (void)carve(pool, c, false);
   }
   adopt(pool, c, out);
   return SYNCQ_OK;
@@ -191,6 +308,37 @@ int po_stack_get(po_stack_pool *pool, po_stack **out, const char **why) {
 }
 
 void po_stack_put(po_stack_pool *pool, po_stack *s) { (void)syncq_freelist_push(&pool->free, &s->fl); }
+
+/* ---- canaries of unguarded stacks ---- */
+
+static void put_str(const char *s);
+static void put_num(unsigned long long v, unsigned base);
+
+static uint64_t canary_of(const po_stack *s) {
+  /* The address mixed in: a stack's canary copied into another's place
+   * (an overrun that copies a stack) does not pass there. */
+  return 0x5ca1ab1e0dd5eed5ull ^ (uint64_t)(uintptr_t)s->lo;
+}
+
+uint64_t *po_stack_canary_set(po_stack *s) {
+  if (s->guard != NULL) return NULL;
+  uint64_t *w = (uint64_t *)(void *)s->lo;
+  *w = canary_of(s);
+  return w;
+}
+
+bool po_stack_canary_ok(const po_stack *s, const uint64_t *w) { return *w == canary_of(s); }
+
+void po_stack_canary_report(unsigned long long pid, const po_stack *s) {
+  put_str("syncq po: process ");
+  put_num(pid, 10);
+  put_str(" overran its fiber stack (");
+  put_num(s->size, 10);
+  put_str(" bytes, no guard region: the mapping budget of vm.max_map_count was spent; its canary at 0x");
+  put_num((unsigned long long)(uintptr_t)s->lo, 16);
+  put_str(" was overwritten, and the memory below it may be another fiber's): the program stops here."
+          " Give the system a larger stack_size.\n");
+}
 
 /* ---- the overflow report ---- */
 
