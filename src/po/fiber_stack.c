@@ -1,7 +1,8 @@
 /*
  * fiber_stack.c — the fiber backend's stacks: pooled, small, each with a
- * guard page below it, and a fault handler that names the process whose
- * stack ran into its guard.
+ * guard region below it while the kernel's mapping budget lasts (a canary
+ * word past it), and a fault handler that names the process whose stack
+ * ran into its guard.
  *
  * Contract
  *   Source:      002 §7 (an Erlang process needs a few hundred bytes; user-
@@ -17,14 +18,18 @@
  *                exits; a destroyed system's chunks are kept for the next
  *                system of the same geometry, up to
  *                SYNCQ_PO_STACK_CACHE_BYTES of address space in all.
- *   Limits:      each guard page splits the mapping, so a stack costs two
- *                of the kernel's vm.max_map_count mappings (65,530 by
- *                default: about 32,000 fibers with guards). Past it,
- *                mprotect fails with ENOMEM and the spawn is refused with
- *                "vm.max_map_count". Without guards (SYNCQ_PO_NO_GUARD) a
- *                chunk is one mapping and the limit is memory.
- *                A frame larger than the guard can skip it (stack clash):
- *                the guard must be larger than the largest frame.
+ *   Limits:      each guard splits the mapping, so a stack costs two of
+ *                the kernel's vm.max_map_count mappings (65,530 by
+ *                default). Guards are given while a budget of them lasts
+ *                (see "the mapping budget"); past it a chunk is one
+ *                mapping and its stacks carry a canary word at their
+ *                lowest address, checked at every switch out (the
+ *                limit is then memory; SYNCQ_PO_NO_GUARD gives every
+ *                stack a canary). A frame larger than the guard (64 KB
+ *                by default) can skip it (stack clash) unless the code
+ *                is built with -fstack-clash-protection; an overrun of a
+ *                canary stack is seen only at the next switch, after it
+ *                wrote into the stack below.
  *   Signal-safe: the fault handler uses only write(2) and sigaction.
  *   Process-shared: no.
  */
