@@ -47,11 +47,16 @@
  *             Stacks: a fiber whose stack overflows into its guard
  *             region (64 KB of PROT_NONE by default, no memory) is
  *             reported by pid on stderr before the program dies (a
- *             handler on an alternate signal stack). Each guard costs
- *             two of the kernel's vm.max_map_count mappings: stacks get
- *             guards while the budget lasts (the limit, less the
- *             program's mappings when measured, less an eighth kept for
- *             the program) and, past it, come from one mapping per 64
+ *             handler on an alternate signal stack). On Linux 6.13 and
+ *             later guards are page-table markers (MADV_GUARD_INSTALL,
+ *             64 per system call through process_madvise): they split no
+ *             mapping and every stack has one. Older kernels (or
+ *             SYNCQ_PO_GUARD=mprotect in the environment) mprotect them,
+ *             and each costs two of the kernel's vm.max_map_count
+ *             mappings: stacks get guards while that budget lasts (the
+ *             limit, less the program's mappings when measured, less an
+ *             eighth kept for the program) and, past it, come from one
+ *             mapping per 64
  *             stacks with a canary word at each stack's lowest address,
  *             checked at every switch out of the fiber: a smashed canary
  *             is reported by pid and the program is stopped (abort), as
@@ -173,7 +178,8 @@ typedef enum syncq_po_send_mode {
 #define SYNCQ_PO_DEFAULT_FIBER_GUARD (64u * 1024u)
 /* Fiber stacks of destroyed systems are kept for the next system with the
  * same stack and guard sizes (as glibc keeps thread stacks), up to this
- * much address space; only the pages fibers touched stay resident. */
+ * many bytes of stacks (guards not counted: they are address space only);
+ * only the pages fibers touched stay resident. */
 #define SYNCQ_PO_STACK_CACHE_BYTES ((size_t)256 << 20)
 #define SYNCQ_PO_DEFAULT_MAX_PROCS 8192u
 #define SYNCQ_PO_MAX_PROCS (1u << 20)          /* largest process table */

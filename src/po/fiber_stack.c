@@ -18,7 +18,10 @@
  *                exits; a destroyed system's chunks are kept for the next
  *                system of the same geometry, up to
  *                SYNCQ_PO_STACK_CACHE_BYTES of address space in all.
- *   Limits:      each guard splits the mapping, so a stack costs two of
+ *   Guards:      page-table markers where the kernel has them (see "guard
+ *                markers": no mapping split, a chunk's in one call), else
+ *                mprotect'ed:
+ *   Limits:      each mprotect'ed guard splits the mapping, so a stack costs two of
  *                the kernel's vm.max_map_count mappings (65,530 by
  *                default). Guards are given while a budget of them lasts
  *                (see "the mapping budget"); past it a chunk is one
@@ -40,6 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fiber_internal.h"
@@ -57,6 +62,7 @@ struct po_stack_chunk {
   size_t len;
   size_t stack_size, guard_size; /* its geometry, to be reused by a like pool */
   bool guarded;                  /* its stacks have their guards (else canaries) */
+  bool split;                    /* the guards split the mapping (mprotect): counted in the budget */
   po_stack desc[PO_STACKS_PER_CHUNK];
 };
 
@@ -156,7 +162,7 @@ static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size, bool gua
     pp = &c->next;
   if (c != NULL) {
     *pp = c->next;
-    cache_bytes -= c->len;
+    cache_bytes -= c->stack_size * PO_STACKS_PER_CHUNK;
   }
   pthread_mutex_unlock(&cache_lock);
   return c;
@@ -165,16 +171,17 @@ static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size, bool gua
 /* Keep c for a later system, or unmap it when the cache is full. */
 static void cache_put(po_stack_chunk *c) {
   pthread_mutex_lock(&cache_lock);
-  bool keep = cache_bytes + c->len <= SYNCQ_PO_STACK_CACHE_BYTES;
+  /* stacks' bytes: guards are address space only, never resident */
+  bool keep = cache_bytes + c->stack_size * PO_STACKS_PER_CHUNK <= SYNCQ_PO_STACK_CACHE_BYTES;
   if (keep) {
     c->next = cache;
     cache = c;
-    cache_bytes += c->len;
+    cache_bytes += c->stack_size * PO_STACKS_PER_CHUNK;
   }
   pthread_mutex_unlock(&cache_lock);
   if (!keep) {
     munmap(c->base, c->len);
-    if (c->guarded) budget_give(PO_STACKS_PER_CHUNK, false);
+    if (c->split) budget_give(PO_STACKS_PER_CHUNK, false);
     free(c);
   }
 }
@@ -220,15 +227,69 @@ static void adopt(po_stack_pool *pool, po_stack_chunk *c, po_stack **out) {
   *out = &c->desc[0];
 }
 
+/* ---- guard markers ----
+ * Linux 6.13 and later install guard regions as page-table markers
+ * (madvise MADV_GUARD_INSTALL): a touch faults as PROT_NONE would, but the
+ * mapping is not split, so guards cost none of vm.max_map_count; and
+ * process_madvise installs a whole chunk's in one system call. Older
+ * kernels say EINVAL and guards are mprotect'ed, within the budget.
+ * SYNCQ_PO_GUARD=mprotect in the environment chooses the latter anyway (to test the budget and canaries where markers exist). */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+enum { GUARD_UNKNOWN = 0, GUARD_MARKERS, GUARD_MPROTECT };
+static _Atomic(int) guard_mode; /* relaxed: every thread computes the same answer */
+
+/* Markers, unless the kernel said no or the environment asks for mprotect
+ * (read at each chunk: a forked child may set it before its first). */
+static bool use_markers(void) {
+  const char *e = getenv("SYNCQ_PO_GUARD");
+  if (e != NULL && strcmp(e, "mprotect") == 0) return false;
+  return atomic_load_explicit(&guard_mode, memory_order_relaxed) != GUARD_MPROTECT; /* see guard_mode */
+}
+
+/* Install the guards of chunk c (slots of `slot` bytes, guard at each
+ * slot's start) as markers: true, or false with none left half-made
+ * mattering (the caller unmaps or falls back to mprotect on a fresh
+ * chunk). */
+static bool install_markers(char *base, size_t slot, size_t guard) {
+  if (madvise(base, guard, MADV_GUARD_INSTALL) != 0) { /* the first: does the kernel have them? */
+    atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed); /* see guard_mode */
+    return false;
+  }
+  atomic_store_explicit(&guard_mode, GUARD_MARKERS, memory_order_relaxed); /* see guard_mode */
+  int done = 1;
+#if defined(SYS_pidfd_open) && defined(SYS_process_madvise)
+  /* The rest in one call, through a pidfd of our own opened for it (a
+   * kept one would name the parent in a forked child). */
+  struct iovec iov[PO_STACKS_PER_CHUNK];
+  for (int i = 1; i < PO_STACKS_PER_CHUNK; i++) {
+    iov[i - 1].iov_base = base + (size_t)i * slot;
+    iov[i - 1].iov_len = guard;
+  }
+  long fd = syscall(SYS_pidfd_open, (long)getpid(), 0L);
+  if (fd >= 0) {
+    long n = syscall(SYS_process_madvise, fd, iov, (size_t)(PO_STACKS_PER_CHUNK - 1), (long)MADV_GUARD_INSTALL, 0L);
+    close((int)fd);
+    /* n bytes advised, in iovec order: whole guards done */
+    if (n > 0) done += (int)((size_t)n / guard);
+  }
+#endif
+  for (int i = done; i < PO_STACKS_PER_CHUNK; i++) /* what the one call did not do */
+    if (madvise(base + (size_t)i * slot, guard, MADV_GUARD_INSTALL) != 0) return false;
+  return true;
+}
+
 /* Carve the chunk's stacks: [guard][stack] slots, or, unguarded, plain
- * stacks with a canary at each one's lowest word. False: an mprotect
- * failed (the mapping count ran out under us). */
-static bool carve(po_stack_pool *pool, po_stack_chunk *c, bool guarded) {
+ * stacks with a canary at each one's lowest word. False: an mprotect or
+ * a marker failed (the mapping count ran out under us). `markers`: the
+ * guards are installed as markers already. */
+static bool carve(po_stack_pool *pool, po_stack_chunk *c, bool guarded, bool markers) {
   size_t guard = guarded ? pool->guard_size : 0;
   size_t slot = guard + pool->stack_size;
   for (int i = 0; i < PO_STACKS_PER_CHUNK; i++) {
     char *s = c->base + (size_t)i * slot;
-    if (guard > 0 && mprotect(s, guard, PROT_NONE) != 0) return false;
+    if (guard > 0 && !markers && mprotect(s, guard, PROT_NONE) != 0) return false;
     c->desc[i].guard = guard > 0 ? s : NULL;
     c->desc[i].guard_size = guard;
     c->desc[i].lo = s + guard;
@@ -236,6 +297,7 @@ static bool carve(po_stack_pool *pool, po_stack_chunk *c, bool guarded) {
     atomic_init(&c->desc[i].fl.next, 0);
   }
   c->guarded = guard > 0;
+  c->split = guard > 0 && !markers;
   c->guard_size = pool->guard_size; /* the pool's geometry, guarded or not */
   c->len = slot * PO_STACKS_PER_CHUNK;
   return true;
@@ -254,6 +316,24 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
     adopt(pool, c, out);
     return SYNCQ_OK;
   }
+  if (pool->guard_size > 0 && use_markers()) {
+    /* markers (or the first try of them): no budget needed */
+    size_t slot = pool->guard_size + pool->stack_size;
+    c = calloc(1, sizeof *c);
+    char *base = c != NULL ? map_chunk(slot * PO_STACKS_PER_CHUNK) : NULL;
+    if (c != NULL && base != NULL) {
+      c->base = base;
+      c->stack_size = pool->stack_size;
+      if (install_markers(base, slot, pool->guard_size)) {
+        (void)carve(pool, c, true, true);
+        adopt(pool, c, out);
+        return SYNCQ_OK;
+      }
+      munmap(base, slot * PO_STACKS_PER_CHUNK); /* markers half-installed or none: start clean */
+    }
+    free(c);
+    c = NULL;
+  }
   bool guarded = pool->guard_size > 0 && budget_take(PO_STACKS_PER_CHUNK);
   if (!guarded && pool->guard_size > 0 && (c = cache_take(pool->stack_size, pool->guard_size, false)) != NULL) {
     adopt(pool, c, out); /* past the budget: a kept chunk with canaries */
@@ -269,7 +349,7 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
   if (guarded) {
     size_t len = (pool->guard_size + pool->stack_size) * PO_STACKS_PER_CHUNK;
     c->base = map_chunk(len);
-    if (c->base != NULL && !carve(pool, c, true)) {
+    if (c->base != NULL && !carve(pool, c, true, false)) {
       /* The kernel's count ran out before ours (another part of the
        * program maps too): this chunk and the next go without guards. */
       munmap(c->base, len);
@@ -288,7 +368,7 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
       *why = po_limit_of(ENOMEM);
       return SYNCQ_ELIMIT;
     }
-    (void)carve(pool, c, false);
+    (void)carve(pool, c, false, false);
   }
   adopt(pool, c, out);
   return SYNCQ_OK;
