@@ -661,7 +661,8 @@ static void *sched_main(void *arg) {
  * fibers back to the normal schedulers, and sleeps until needed again:
  * the number of running schedulers settles back to nsched. */
 
-/* Queue sp's fibers (run queue and runnext) on the normal schedulers. */
+/* Queue sp's fibers (run queue and runnext) on the normal schedulers
+ * (round robin: rr is a relaxed counter, as in spawn; any spread will do). */
 static void drain_spare(po_fiber_rt *rt, po_sched *sp) {
   void *item;
   bool any = false;
