@@ -442,6 +442,9 @@ SYNCQ_API int syncq_po_sleep(syncq_po_proc *self, uint64_t ns);
  * for NULL, for a begin after a begin or an end with no begin (fibers).
  * Call on the process's own thread or fiber, with its own handle. */
 SYNCQ_API int syncq_po_blocking_begin(syncq_po_proc *self);
+/* End what syncq_po_blocking_begin announced: the caller's scheduler is
+ * no longer taken to be blocked, and the spare serving it retires once
+ * it has handed its fibers back. Statuses and callers as begin's. */
 SYNCQ_API int syncq_po_blocking_end(syncq_po_proc *self);
 
 /* Send msg to `to` after delay_ns nanoseconds (linked, as SYNCQ_PO_LINK;
