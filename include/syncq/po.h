@@ -23,20 +23,50 @@
  *             yielding form yields to the other fibers, not to the kernel,
  *             and then parks.
  *             The default when the library was built with Boost.Context.
- *             Rules: a fiber that makes a blocking system call (read,
- *             sleep(3) -- syncq_po_sleep parks instead --, a pthread
- *             mutex held elsewhere, ...) blocks its whole scheduler
- *             thread; the fibers queued behind it run only when another
- *             scheduler, idle or woken by new work, steals them
- *             (no monitor thread notices a blocked scheduler). A fiber
+ *             Blocking calls: a fiber that makes a blocking system call
+ *             (read, sleep(3) -- syncq_po_sleep parks instead --, a
+ *             pthread mutex held elsewhere, ...) or computes without a
+ *             switch blocks its scheduler thread. A monitor thread per
+ *             fiber system looks every 5 ms for a scheduler that has run
+ *             one fiber for 10 ms or more and, while it has queued
+ *             fibers, timers or a woken process, starts (or wakes) a
+ *             spare scheduler thread that steals its queue and fires its
+ *             timers (at most one spare per scheduler; a blocked
+ *             scheduler's timers then fire up to a tick late). When the
+ *             blocked fiber returns its scheduler goes on as before and
+ *             the spare retires (once its own timers are gone): the
+ *             running schedulers settle back to `schedulers`.
+ *             syncq_po_blocking_begin/_end hand the queue off at once.
+ *             A scheduler with fibers of its own does not steal; the
+ *             monitor's hand-off is what serves a blocked one. A fiber
  *             that busy-waits for another fiber must yield
  *             (syncq_po_yield; syncq_po_recv does). A fiber may resume on
  *             another thread after recv, yield or join: it must not keep
  *             the address of a thread-local variable (errno included)
- *             across them. A fiber whose
- *             stack overflows into its guard page is reported by pid on
- *             stderr before the program dies (a handler on an alternate
- *             signal stack; frames larger than the guard can skip it).
+ *             across them.
+ *             Stacks: a fiber whose stack overflows into its guard
+ *             region (64 KB of PROT_NONE by default, no memory) is
+ *             reported by pid on stderr before the program dies (a
+ *             handler on an alternate signal stack). On Linux 6.13 and
+ *             later guards are page-table markers (MADV_GUARD_INSTALL,
+ *             64 per system call through process_madvise): they split no
+ *             mapping and every stack has one. Older kernels (or
+ *             SYNCQ_PO_GUARD=mprotect in the environment) mprotect them,
+ *             and each costs two of the kernel's vm.max_map_count
+ *             mappings: stacks get guards while that budget lasts (the
+ *             limit, less the program's mappings when measured, less an
+ *             eighth kept for the program) and, past it, come from one
+ *             mapping per 64
+ *             stacks with a canary word at each stack's lowest address,
+ *             checked at every switch out of the fiber: a smashed canary
+ *             is reported by pid and the program is stopped (abort), as
+ *             a guard's fault stops it. Unprotected: a frame larger than
+ *             the guard that skips it without touching it (build fiber
+ *             code with -fstack-clash-protection: GCC and Clang then
+ *             probe every page of a large frame or alloca, so it faults
+ *             in the guard); on a canary stack, an overrun between two
+ *             switches writes into the neighbour stack below before it
+ *             is seen, and one that skips the canary word is not seen.
  *             Creating a fiber system installs that SIGSEGV/SIGBUS handler
  *             (again if the program replaced it since); faults that are
  *             not a fiber's overflow go to the handler it replaced.
@@ -150,9 +180,14 @@ typedef enum syncq_po_send_mode {
 #define SYNCQ_PO_DEFAULT_FIBER_STACK (16u * 1024u) /* fiber backend */
 #define SYNCQ_PO_MIN_FIBER_STACK (8u * 1024u)  /* smallest fiber stack accepted */
 #define SYNCQ_PO_NO_GUARD ((size_t)-1)         /* guard_size: no guard pages */
+/* A fiber stack's default guard: 64 KB of PROT_NONE address space (no
+ * memory), larger than the frames of common code (a 20 KB local buffer
+ * cannot jump it). */
+#define SYNCQ_PO_DEFAULT_FIBER_GUARD (64u * 1024u)
 /* Fiber stacks of destroyed systems are kept for the next system with the
  * same stack and guard sizes (as glibc keeps thread stacks), up to this
- * much address space; only the pages fibers touched stay resident. */
+ * many bytes of stacks (guards not counted: they are address space only);
+ * only the pages fibers touched stay resident. */
 #define SYNCQ_PO_STACK_CACHE_BYTES ((size_t)256 << 20)
 #define SYNCQ_PO_DEFAULT_MAX_PROCS 8192u
 #define SYNCQ_PO_MAX_PROCS (1u << 20)          /* largest process table */
@@ -174,10 +209,13 @@ typedef struct syncq_po_config {
                         * (SYNCQ_PO_DEFAULT_STACK, SYNCQ_PO_DEFAULT_FIBER_STACK); below
                         * the backend's minimum (PTHREAD_STACK_MIN,
                         * SYNCQ_PO_MIN_FIBER_STACK): SYNCQ_EINVAL */
-  size_t guard_size;   /* guard bytes below each stack, 0: one page; SYNCQ_PO_NO_GUARD:
-                        * none. Fibers: each guard costs two of the kernel's
-                        * vm.max_map_count mappings (about 32,000 fibers with the
-                        * default 65,530); without guards the limit is memory. */
+  size_t guard_size;   /* guard bytes below each stack, 0: the default (threads: one
+                        * page; fibers: SYNCQ_PO_DEFAULT_FIBER_GUARD);
+                        * SYNCQ_PO_NO_GUARD: none. Fibers: each guard costs two of
+                        * the kernel's vm.max_map_count mappings (65,530 by default,
+                        * shared with the whole program); stacks get guards while
+                        * that budget lasts and a canary past it (see "Stacks"
+                        * above), so the limit on fibers is memory. */
   const char *backend; /* "thread" or "fiber" (syncq_po_backend_info); NULL: the default
                         * (syncq_po_default_backend) */
   uint32_t schedulers; /* fiber: scheduler threads, 0: one per processing unit (hwloc),
@@ -512,6 +550,22 @@ SYNCQ_API int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, sy
  * ends the sleep: SYNCQ_EKILLED). SYNCQ_OK; SYNCQ_EINVAL for NULL or a
  * caller that is not `self`; SYNCQ_ENOMEM as recv_timeout. */
 SYNCQ_API int syncq_po_sleep(syncq_po_proc *self, uint64_t ns);
+
+/* Announce a call that will block the calling thread (read on a pipe, a
+ * pthread mutex held elsewhere, a long computation): between begin and
+ * end, the fibers queued on the caller's scheduler are served at once by
+ * a spare scheduler thread instead of waiting for the fiber system's
+ * monitor to notice the block (it does after about 10 ms without a
+ * switch). Make no postoffice call that waits (recv, sleep, yield, join)
+ * in between. A thread process (attached, or of a thread system) blocks
+ * only itself: both return SYNCQ_OK and do nothing. SYNCQ_OK; SYNCQ_EINVAL
+ * for NULL, for a begin after a begin or an end with no begin (fibers).
+ * Call on the process's own thread or fiber, with its own handle. */
+SYNCQ_API int syncq_po_blocking_begin(syncq_po_proc *self);
+/* End what syncq_po_blocking_begin announced: the caller's scheduler is
+ * no longer taken to be blocked, and the spare serving it retires once
+ * it has handed its fibers back. Statuses and callers as begin's. */
+SYNCQ_API int syncq_po_blocking_end(syncq_po_proc *self);
 
 /* Send msg to `to` after delay_ns nanoseconds (linked, as SYNCQ_PO_LINK;
  * delay 0: syncq_po_send at once). The message is the postoffice's from a

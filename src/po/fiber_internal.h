@@ -54,6 +54,14 @@ void po_stack_pool_destroy(po_stack_pool *pool);
  * "memory") when no mapping could be had. */
 int po_stack_get(po_stack_pool *pool, po_stack **out, const char **why);
 void po_stack_put(po_stack_pool *pool, po_stack *s);
+/* A stack without a guard (the pool's, or past the mapping budget) gets
+ * a canary word at its lowest usable address, written at spawn (returned;
+ * NULL for a guarded stack) and checked at every switch out of its fiber.
+ * A failed check is reported (by pid, on stderr) before the program is
+ * stopped (abort): the overrun may have written into a neighbour stack. */
+uint64_t *po_stack_canary_set(po_stack *s);
+bool po_stack_canary_ok(const po_stack *s, const uint64_t *w);
+void po_stack_canary_report(unsigned long long pid, const po_stack *s);
 
 /* Install (once per program) the SIGSEGV/SIGBUS handler that names a fiber
  * whose stack ran into its guard page; and give the calling scheduler
@@ -85,10 +93,12 @@ typedef struct po_fiber {
   struct po_sched *sched;      /* the scheduler it runs on (valid while running) */
   struct po_sched *last;       /* where it ran last (a plain thread's wake-up queues it there) */
   po_stack *stack;
+  uint64_t *canary;            /* the stack's canary word (NULL: it has a guard) */
   po_san san;
   _Atomic(uint32_t) done;      /* 1 once it has exited and its stack is back in the pool */
   _Atomic(uint32_t) join_waiters; /* threads sleeping on done */
   _Atomic(struct syncq_po_proc *) join_fiber; /* a fiber parked in join, woken at exit */
+  struct po_sched *blocking_on; /* the fiber's own: its scheduler between blocking_begin and _end */
 } po_fiber;
 
 /* ---- the runtime of one system ---- */

@@ -45,10 +45,20 @@
  *                to the next directly).
  *   Memory:      the fiber lives in the process-table slot; its stack comes
  *                from the pool (fiber_stack.c).
- *   Limits:      a fiber that blocks in a system call blocks its scheduler
- *                (and the fibers queued on it until others steal them). A
+ *   Blocking:    a monitor thread (futex wait of PO_MONITOR_TICK_NS) reads
+ *                each scheduler's switch stamp; one that ran a fiber for
+ *                PO_BLOCKED_NS (a system call, a long loop) or announced a
+ *                blocking call (syncq_po_blocking_begin) is served by a
+ *                spare scheduler thread (Go's sysmon hand-off; the stuck
+ *                one keeps its identity and goes on when the call
+ *                returns; the spare then retires). See "blocked
+ *                schedulers" below.
+ *   Limits:      one spare per scheduler: more schedulers blocked at once
+ *                than that wait for a spare to retire. A blocked
+ *                scheduler's deadlines fire up to a monitor tick late. A
  *                fiber that spins waiting for another fiber of the same
- *                scheduler without yielding never lets it run.
+ *                scheduler without yielding never lets it run (unless the
+ *                monitor hands the other to a spare).
  *   Signal-safe: no.  Process-shared: no.
  */
 #include <errno.h>
@@ -88,13 +98,31 @@
  * capacity x 65,536 operations on the ring, which a preempted scheduler
  * must not sleep through (at 4,096: hundreds of millions). */
 #define PO_RUNQ_MIN 4096u
+/* A scheduler that has run the same fiber this long without a switch is
+ * taken to be blocked (a system call, a long computation): the monitor
+ * lets a spare scheduler take its queued fibers. Go's sysmon retakes a P
+ * after 20 us to 10 ms in a system call; 10 ms keeps the monitor's scans
+ * rare and is far below the seconds a blocking call may take. */
+#define PO_BLOCKED_NS 10000000ull
+/* The monitor looks at the schedulers this often (a futex wait: the
+ * bracket's syncq_po_blocking_begin and destroy end it early). */
+#define PO_MONITOR_TICK_NS 5000000ll
 
 enum { PO_SW_NONE = 0, PO_SW_PARK, PO_SW_YIELD, PO_SW_EXIT };
 
 typedef struct po_sched {
   /* Exchanged by the owner (taking) and by wakers on this scheduler. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(po_fiber *) runnext;
-  _Atomic(uint64_t) switches; /* the owner's switch count: a thief watching it knows a fiber runs long */
+  /* The owner's switch stamp: (switches << 1) | (a fiber runs now). A
+   * thief or the monitor that sees it unchanged, odd, knows one fiber has
+   * run (or blocked) all that while. */
+  _Atomic(uint64_t) switches;
+  /* 1 while the monitor takes this scheduler to be blocked (set and
+   * cleared by the monitor under spare_lock; read by thieves and by the
+   * spare covering it). */
+  _Atomic(uint32_t) stuck;
+  /* 1 between a fiber's syncq_po_blocking_begin and _end here. */
+  _Atomic(uint32_t) blocked;
   /* The futex a sleeping scheduler waits on. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) sleeping;
   _Atomic(uint32_t) wake_word;
@@ -109,6 +137,13 @@ typedef struct po_sched {
   uint32_t runnext_streak; /* runnext taken in a row (PO_RUNNEXT_BUDGET) */
   pthread_t tid;
   bool started;
+  /* Spares (index >= nsched): started by the monitor when a scheduler is
+   * blocked, retired when it runs again. Under rt->spare_lock: */
+  bool spare;
+  _Atomic(struct po_sched *) cover; /* spare: the blocked scheduler it serves (NULL: none; written under the lock) */
+  struct po_sched *covered_by; /* the spare serving this one (NULL: none) */
+  _Atomic(uint32_t) active;    /* spare: 1 while it runs as a scheduler (written under the lock) */
+  _Atomic(uint32_t) spare_word; /* futex a retired spare sleeps on */
   syncq_queue_nblfq *runq;
   /* Deadlines of the fibers that wait here, and send_after's (timer.c):
    * fired between fibers (take_local), bounding the idle sleep. */
@@ -122,7 +157,19 @@ struct po_fiber_rt {
   _Atomic(uint32_t) rr; /* round robin for fibers made runnable by plain threads */
   SYNCQ_CACHELINE_ALIGNED struct syncq_po_system *sys;
   uint32_t nsched;  /* schedulers running (fixed before any passes the gate) */
-  uint32_t nalloc;  /* schedulers allocated (>= nsched) */
+  uint32_t nalloc;  /* schedulers allocated: nsched, then the spares */
+  /* Schedulers with a run queue (nsched, then each spare once it first
+   * starts; they stay): what steal and wakep look at. */
+  _Atomic(uint32_t) nvisible;
+  /* The monitor (po_monitor_main): its thread, its futex, its view. */
+  pthread_mutex_t spare_lock; /* the monitor's scan, spares' start and retirement */
+  bool spare_lock_init;
+  bool mon_started;
+  pthread_t mon_tid;
+  _Atomic(uint32_t) mon_word;
+  size_t runq_bytes, runq_cap;
+  uint64_t *mon_stamp; /* [nalloc] the stamp seen last, under spare_lock */
+  uint64_t *mon_since; /* [nalloc] when it was first seen */
   bool pin;
   const char *short_reason; /* the limit that kept nsched below what was asked, or NULL */
   _Atomic(uint32_t) gate;   /* 0 until nsched is final: a started scheduler waits for it */
@@ -173,7 +220,9 @@ static void wakep(po_fiber_rt *rt) {
   atomic_thread_fence(memory_order_seq_cst);
   if (atomic_load_explicit(&rt->nspinning, memory_order_relaxed) != 0) return; /* ordered by the fence */
   if (atomic_load_explicit(&rt->nsleeping, memory_order_relaxed) == 0) return; /* ordered by the fence */
-  for (uint32_t i = 0; i < rt->nsched; i++) {
+  /* acquire: pairs with start_spare's release: the spares' words exist. */
+  uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_acquire);
+  for (uint32_t i = 0; i < n; i++) {
     po_sched *s = &rt->sched[i];
     uint32_t one = 1;
     /* acq_rel: the winner of 1 -> 0 (waker or the sleeper itself) owns
@@ -188,6 +237,8 @@ static void wakep(po_fiber_rt *rt) {
     }
   }
 }
+
+static void drain_spare(po_fiber_rt *rt, po_sched *sp);
 
 /* f (RUNNABLE) runs next on `here` when the waker is a fiber there;
  * otherwise it is queued where it ran last. */
@@ -205,6 +256,13 @@ static void ready(po_fiber_rt *rt, po_fiber *f, po_sched *here) {
   po_sched *s = f->last;
   if (s == NULL) s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
   push_to(rt, s, f);
+  if (s->spare) {
+    /* seq_cst fence: the push before the load of active, against
+     * retire's seq_cst store of 0 before its drain (Dekker): either the
+     * spare's drain sees the push, or we see it retired and drain. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&s->active, memory_order_relaxed) == 0) drain_spare(rt, s); /* ordered by the fence */
+  }
   wakep(rt);
 }
 
@@ -223,10 +281,47 @@ static po_fiber *take_runnext(po_sched *s) {
   return f != NULL ? claim(f) : NULL;
 }
 
+/* A spare's duties to the scheduler it serves, between any two fibers
+ * (take_local): fire v's due timers, and move what waits on v (its run
+ * queue, its runnext) here, even while the spare has fibers of its own
+ * (those woken by v's timers and by plain threads keep landing on v,
+ * where they ran last). */
+/* A spare no longer needed (what it served runs again, and no deadline
+ * waits on its heap) takes no more fibers: its loop retires it. */
+static bool spare_done(po_sched *sp) {
+  po_sched *v = atomic_load_explicit(&sp->cover, memory_order_relaxed); /* a hint; retire's lock decides */
+  /* relaxed: the monitor's verdict, a hint. */
+  return (v == NULL || atomic_load_explicit(&v->stuck, memory_order_relaxed) == 0) &&
+         po_timers_next(&sp->timers) == UINT64_MAX;
+}
+
+/* False: the spare is done (spare_done), take nothing. */
+static bool take_over(po_sched *sp) {
+  if (spare_done(sp)) return false;
+  po_sched *v = atomic_load_explicit(&sp->cover, memory_order_relaxed); /* a hint: whom it serves */
+  /* relaxed: as in spare_done. */
+  if (v == NULL || atomic_load_explicit(&v->stuck, memory_order_relaxed) == 0) return true;
+  if (po_timers_next(&v->timers) != UINT64_MAX) {
+    uint64_t now = syncq_now_ns(); /* its heap is locked: fire them for it */
+    if (po_timers_next(&v->timers) <= now) (void)po_timers_fire(&v->timers, now);
+  }
+  void *item;
+  while (syncq_queue_nblfq_dequeue(v->runq, &item) == SYNCQ_OK) push_to(sp->rt, sp, item);
+  if (atomic_load_explicit(&v->runnext, memory_order_relaxed) != NULL) { /* a peek, as take_runnext's */
+    /* acquire: as take_runnext. */
+    po_fiber *f = atomic_exchange_explicit(&v->runnext, NULL, memory_order_acquire);
+    if (f != NULL) push_to(sp->rt, sp, f);
+  }
+  return true;
+}
+
 /* runnext first (locality: the fiber a message just woke), but after
  * PO_RUNNEXT_BUDGET of those in a row the queue's head goes first. */
 static po_fiber *take_local(po_sched *s) {
   void *item;
+  /* a branch on a field of the owner's line: free for the others. A
+   * spare that is done returns to its loop, which retires it. */
+  if (s->spare && !take_over(s)) return NULL;
   uint64_t due = po_timers_next(&s->timers);
   if (due != UINT64_MAX) { /* an empty heap costs one load; else the clock */
     uint64_t now = syncq_now_ns();
@@ -257,10 +352,12 @@ static uint64_t next_rand(uint64_t *x) {
  * scheduler whose switch count has not moved since `seen` was taken. */
 static po_fiber *steal(po_sched *s, const uint64_t *seen) {
   po_fiber_rt *rt = s->rt;
-  if (rt->nsched < 2) return NULL;
-  uint32_t start = (uint32_t)(next_rand(&s->seed) % rt->nsched);
-  for (uint32_t k = 0; k < rt->nsched; k++) {
-    po_sched *v = &rt->sched[(start + k) % rt->nsched];
+  /* acquire: pairs with start_spare's release (the spare's queue exists). */
+  uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_acquire);
+  if (n < 2) return NULL;
+  uint32_t start = (uint32_t)(next_rand(&s->seed) % n);
+  for (uint32_t k = 0; k < n; k++) {
+    po_sched *v = &rt->sched[(start + k) % n];
     if (v == s) continue;
     void *item;
     if (syncq_queue_nblfq_dequeue(v->runq, &item) == SYNCQ_OK) {
@@ -276,8 +373,10 @@ static po_fiber *steal(po_sched *s, const uint64_t *seen) {
       if (moved > 0) wakep(rt); /* more than we run now: another idle scheduler may share them */
       return claim(item);
     }
-    if (seen != NULL && atomic_load_explicit(&v->runnext, memory_order_relaxed) != NULL &&
-        atomic_load_explicit(&v->switches, memory_order_relaxed) == seen[v->index]) {
+    /* relaxed: hints; the exchange decides who takes the fiber. */
+    bool blocked = atomic_load_explicit(&v->stuck, memory_order_relaxed) != 0;
+    if (atomic_load_explicit(&v->runnext, memory_order_relaxed) != NULL &&
+        (blocked || (seen != NULL && atomic_load_explicit(&v->switches, memory_order_relaxed) == seen[v->index]))) {
       /* acquire: as in take_local. */
       po_fiber *f = atomic_exchange_explicit(&v->runnext, NULL, memory_order_acquire);
       if (f != NULL) return claim(f);
@@ -356,6 +455,10 @@ static void fiber_entry(po_transfer t);
  * to `to` (a fiber, or s's loop when NULL). Returns, when `from` is
  * resumed, the scheduler it then runs on. */
 static po_sched *switch_to(po_sched *s, po_fiber *from, int action, po_fiber *to) {
+  if (from != NULL && from->canary != NULL && !po_stack_canary_ok(from->stack, from->canary)) {
+    po_stack_canary_report((unsigned long long)proc_of(from)->pid, from->stack);
+    abort(); /* its frames, and maybe a neighbour's, are gone: as a guard's fault, the program stops */
+  }
   s->sw_from = from;
   s->sw_action = action;
   po_san *from_san = from != NULL ? &from->san : &s->san;
@@ -364,9 +467,10 @@ static po_sched *switch_to(po_sched *s, po_fiber *from, int action, po_fiber *to
     to->ctx = make_fcontext(to->stack->lo + to->stack->size, to->stack->size, fiber_entry); /* stack's first page fault is the scheduler's */
   po_fctx target = to != NULL ? to->ctx : s->ctx;
   set_current(to);
-  /* relaxed: a counter that only thieves read, as a hint. */
-  atomic_store_explicit(&s->switches, atomic_load_explicit(&s->switches, memory_order_relaxed) + 1,
-                        memory_order_relaxed);
+  /* relaxed: a stamp that thieves and the monitor read as a hint (a late
+   * view costs at most a needless spare or a later steal). */
+  uint64_t stamp = atomic_load_explicit(&s->switches, memory_order_relaxed);
+  atomic_store_explicit(&s->switches, (((stamp >> 1) + 1) << 1) | (to != NULL ? 1u : 0u), memory_order_relaxed);
   po_san_start(from_san, to_san, action == PO_SW_EXIT);
   po_transfer t = jump_fcontext(target, s);
   return after_switch(t);
@@ -442,8 +546,8 @@ static bool stopping(po_fiber_rt *rt) {
 /* Nothing to run: spin a while looking for work, then sleep. */
 static void idle(po_sched *s) {
   po_fiber_rt *rt = s->rt;
-  uint64_t seen[rt->nsched];
-  for (uint32_t i = 0; i < rt->nsched; i++) seen[i] = atomic_load_explicit(&rt->sched[i].switches, memory_order_relaxed);
+  uint64_t seen[rt->nalloc];
+  for (uint32_t i = 0; i < rt->nalloc; i++) seen[i] = atomic_load_explicit(&rt->sched[i].switches, memory_order_relaxed); /* hints */
   /* seq_cst: see wakep. One idle scheduler at a time spins (nspinning
    * 0 -> 1); the others go straight to sleep. nspinning counts only that
    * spinner, so wakep's "someone will find it" is true when it trusts it;
@@ -497,8 +601,9 @@ static void idle(po_sched *s) {
   }
 }
 
-static void *sched_main(void *arg) {
-  po_sched *s = arg;
+/* The thread's own setup: pinning, the overflow handler's stack, the
+ * sanitizers' view of its stack. */
+static void thread_enter(po_sched *s, void **alt) {
   po_fiber_rt *rt = s->rt;
 #if SYNCQ_HAVE_HWLOC
   if (rt->pin && rt->have_topo) {
@@ -507,8 +612,8 @@ static void *sched_main(void *arg) {
     if (pu != NULL) (void)hwloc_set_cpubind(rt->topo, pu->cpuset, HWLOC_CPUBIND_THREAD); /* best effort */
   }
 #endif
-  void *alt = NULL;
-  (void)po_altstack_enter(&alt); /* without it an overflow dies unreported, as before */
+  *alt = NULL;
+  (void)po_altstack_enter(alt); /* without it an overflow dies unreported, as before */
   pthread_attr_t attr;
   void *lo = NULL;
   size_t size = 0;
@@ -518,6 +623,13 @@ static void *sched_main(void *arg) {
   }
   po_san_thread_init(&s->san, lo, size);
   set_current(NULL);
+}
+
+static void *sched_main(void *arg) {
+  po_sched *s = arg;
+  po_fiber_rt *rt = s->rt;
+  void *alt;
+  thread_enter(s, &alt);
   /* acquire: pairs with open_gate's release: nsched is final from here on. */
   while (atomic_load_explicit(&rt->gate, memory_order_acquire) == 0)
     (void)syncq_futex_wait(&rt->gate, 0u, -1, false);
@@ -527,6 +639,196 @@ static void *sched_main(void *arg) {
       run(s, f);
     else
       idle(s);
+  }
+  po_altstack_leave(alt);
+  return NULL;
+}
+
+/* ---- blocked schedulers: the monitor and its spares ----
+ *
+ * A fiber that blocks its thread (a system call, a long loop) stops every
+ * fiber queued behind it on that scheduler. The monitor thread looks at
+ * each scheduler's switch stamp every PO_MONITOR_TICK_NS; one that has
+ * run the same fiber for PO_BLOCKED_NS (or that a fiber announced with
+ * syncq_po_blocking_begin) is marked stuck, and while it has work a spare
+ * scheduler (index >= nsched) is started or woken to serve it: the spare
+ * steals the stuck one's run queue and runnext (steal takes runnext from
+ * a stuck scheduler), fires its timers, and otherwise runs as a normal
+ * scheduler. Nothing of the stuck scheduler changes owner: its queue is
+ * multi-consumer and its timer heap locked, so when the blocked fiber
+ * returns, its thread goes on as before. The monitor then clears stuck;
+ * the spare retires once it has no timers of its own, handing its queued
+ * fibers back to the normal schedulers, and sleeps until needed again:
+ * the number of running schedulers settles back to nsched. */
+
+/* Queue sp's fibers (run queue and runnext) on the normal schedulers
+ * (round robin: rr is a relaxed counter, as in spawn; any spread will do). */
+static void drain_spare(po_fiber_rt *rt, po_sched *sp) {
+  void *item;
+  bool any = false;
+  while (syncq_queue_nblfq_dequeue(sp->runq, &item) == SYNCQ_OK) {
+    push_to(rt, &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched], item);
+    any = true;
+  }
+  /* acquire: as take_runnext. */
+  po_fiber *f = atomic_exchange_explicit(&sp->runnext, NULL, memory_order_acquire);
+  if (f != NULL) {
+    push_to(rt, &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched], f);
+    any = true;
+  }
+  if (any) wakep(rt);
+}
+
+static void *spare_main(void *arg);
+
+static bool has_work(po_sched *v) {
+  /* relaxed: hints (a miss is seen at the next scan). */
+  uint64_t h = atomic_load_explicit(&v->runq->head, memory_order_relaxed);
+  uint64_t t = atomic_load_explicit(&v->runq->tail, memory_order_relaxed);
+  return h != t || atomic_load_explicit(&v->runnext, memory_order_relaxed) != NULL ||
+         po_timers_next(&v->timers) != UINT64_MAX;
+}
+
+/* Start or wake a spare for v (under spare_lock). False when every spare
+ * serves another or the kernel refused the thread. */
+static bool start_spare(po_fiber_rt *rt, po_sched *v) {
+  po_sched *sp = NULL;
+  for (uint32_t i = rt->nsched; i < rt->nalloc && sp == NULL; i++) /* the lowest idle one: nvisible stays dense */
+    if (atomic_load_explicit(&rt->sched[i].active, memory_order_relaxed) == 0) sp = &rt->sched[i]; /* under the lock */
+  if (sp == NULL) return false;
+  uint32_t idx = (uint32_t)(sp - rt->sched);
+  if (sp->runq == NULL) { /* its first use */
+    if (po_timers_init(&sp->timers) != SYNCQ_OK) return false;
+    sp->runq = syncq_alloc_aligned(rt->runq_bytes, _Alignof(syncq_queue_nblfq));
+    if (sp->runq == NULL || syncq_queue_nblfq_init(sp->runq, rt->runq_cap) != SYNCQ_OK) {
+      free(sp->runq);
+      sp->runq = NULL;
+      po_timers_destroy(&sp->timers, rt->sys);
+      return false;
+    }
+  }
+  if (atomic_load_explicit(&rt->nvisible, memory_order_relaxed) < idx + 1u) /* written under the lock */
+    /* release: the queue before the count that lets thieves and wakep
+     * look at it (their acquire loads of nvisible). */
+    atomic_store_explicit(&rt->nvisible, idx + 1u, memory_order_release);
+  atomic_store_explicit(&sp->cover, v, memory_order_relaxed); /* the spare's thread reads it as a hint; the lock orders the rest */
+  v->covered_by = sp;
+  /* relaxed: the spare reads active after its futex wait returns or at
+   * its start, both ordered after this by the lock it takes to retire. */
+  atomic_store_explicit(&sp->active, 1u, memory_order_relaxed);
+  if (!sp->started) {
+    if (pthread_create(&sp->tid, NULL, spare_main, sp) != 0) {
+      atomic_store_explicit(&sp->active, 0u, memory_order_relaxed); /* under the lock */
+      atomic_store_explicit(&sp->cover, NULL, memory_order_relaxed); /* under the lock */
+      v->covered_by = NULL;
+      return false;
+    }
+    sp->started = true;
+  } else {
+    /* release: pairs with the spare's acquire load of spare_word. */
+    atomic_fetch_add_explicit(&sp->spare_word, 1u, memory_order_release);
+    (void)syncq_futex_wake(&sp->spare_word, 1, false);
+  }
+  return true;
+}
+
+/* Wake v's spare out of an idle sleep: it looks at whether to retire. */
+static void nudge(po_sched *sp) {
+  /* release: as wakep's. */
+  atomic_fetch_add_explicit(&sp->wake_word, 1u, memory_order_release);
+  (void)syncq_futex_wake(&sp->wake_word, 1, false);
+}
+
+/* One look at every running scheduler (under spare_lock). */
+static void scan(po_fiber_rt *rt) {
+  uint64_t now = syncq_now_ns();
+  uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_relaxed); /* written under the lock */
+  for (uint32_t i = 0; i < n; i++) {
+    po_sched *v = &rt->sched[i];
+    if (v->spare && atomic_load_explicit(&v->active, memory_order_relaxed) == 0) continue; /* under the lock */
+    /* relaxed: the owner's hint (see switches); a stale one delays the
+     * verdict by a tick. */
+    uint64_t stamp = atomic_load_explicit(&v->switches, memory_order_relaxed);
+    if (stamp != rt->mon_stamp[i]) {
+      rt->mon_stamp[i] = stamp;
+      rt->mon_since[i] = now;
+    }
+    bool blocked = atomic_load_explicit(&v->blocked, memory_order_relaxed) != 0; /* written under the lock */
+    bool stuck = blocked || ((stamp & 1u) != 0 && now - rt->mon_since[i] >= PO_BLOCKED_NS);
+    /* relaxed: stuck is written only here and in blocking_end, under the lock. */
+    if (stuck != (atomic_load_explicit(&v->stuck, memory_order_relaxed) != 0))
+      atomic_store_explicit(&v->stuck, stuck ? 1u : 0u, memory_order_relaxed);
+    if (stuck && v->covered_by == NULL && (blocked || has_work(v))) (void)start_spare(rt, v);
+    /* stuck with work: the spare may sleep in idle past a new arrival or
+     * a deadline of v's; not stuck: it retires */
+    if (v->covered_by != NULL && (!stuck || has_work(v))) nudge(v->covered_by);
+  }
+}
+
+static void *monitor_main(void *arg) {
+  po_fiber_rt *rt = arg;
+  while (!stopping(rt)) {
+    /* acquire: the futex's value, read before the scan; pairs with the
+     * release bumps of blocking_begin and stop_all. */
+    uint32_t word = atomic_load_explicit(&rt->mon_word, memory_order_acquire);
+    pthread_mutex_lock(&rt->spare_lock);
+    scan(rt);
+    pthread_mutex_unlock(&rt->spare_lock);
+    if (stopping(rt)) break;
+    (void)syncq_futex_wait(&rt->mon_word, word, PO_MONITOR_TICK_NS, false);
+  }
+  return NULL;
+}
+
+/* The spare's verdict (its own thread): no longer needed. Its queued
+ * fibers go to the normal schedulers; then it sleeps until started again. */
+static bool retire(po_sched *sp) {
+  po_fiber_rt *rt = sp->rt;
+  po_sched *v = atomic_load_explicit(&sp->cover, memory_order_relaxed); /* a hint; the lock decides */
+  /* relaxed: the monitor's verdict, as a hint; the lock decides. */
+  if (v != NULL && atomic_load_explicit(&v->stuck, memory_order_relaxed) != 0) return false;
+  if (po_timers_next(&sp->timers) != UINT64_MAX) return false; /* its sleepers' deadlines fire here */
+  pthread_mutex_lock(&rt->spare_lock);
+  v = atomic_load_explicit(&sp->cover, memory_order_relaxed); /* under the lock */
+  if (v != NULL && atomic_load_explicit(&v->stuck, memory_order_relaxed) != 0) { /* under the lock */
+    pthread_mutex_unlock(&rt->spare_lock);
+    return false;
+  }
+  if (v != NULL) v->covered_by = NULL;
+  atomic_store_explicit(&sp->cover, NULL, memory_order_relaxed); /* under the lock */
+  /* seq_cst: before the drain, against ready()'s fence after its push
+   * here (see there). */
+  atomic_store(&sp->active, 0u);
+  pthread_mutex_unlock(&rt->spare_lock);
+  drain_spare(rt, sp);
+  return true;
+}
+
+static void *spare_main(void *arg) {
+  po_sched *s = arg;
+  po_fiber_rt *rt = s->rt;
+  void *alt;
+  thread_enter(s, &alt);
+  while (!stopping(rt)) {
+    /* relaxed: written under spare_lock; a start seen late is seen after
+     * the futex wait below returns (the word changed). */
+    if (atomic_load_explicit(&s->active, memory_order_relaxed) == 0) {
+      /* acquire: pairs with start_spare's release bump. */
+      uint32_t word = atomic_load_explicit(&s->spare_word, memory_order_acquire);
+      pthread_mutex_lock(&rt->spare_lock);
+      bool active = atomic_load_explicit(&s->active, memory_order_relaxed) != 0; /* under the lock */
+      pthread_mutex_unlock(&rt->spare_lock);
+      if (!active && !stopping(rt)) (void)syncq_futex_wait(&s->spare_word, word, -1, false);
+      continue;
+    }
+    if (spare_done(s) && retire(s)) continue;
+    po_fiber *f = take_local(s);
+    if (f == NULL && !spare_done(s)) f = steal(s, NULL);
+    if (f != NULL) {
+      run(s, f);
+      continue;
+    }
+    if (!spare_done(s)) idle(s);
   }
   po_altstack_leave(alt);
   return NULL;
@@ -560,12 +862,23 @@ static void open_gate(po_fiber_rt *rt) {
 static void stop_all(po_fiber_rt *rt) {
   /* release: pairs with stopping()'s acquire. */
   atomic_store_explicit(&rt->stop, 1u, memory_order_release);
-  for (uint32_t i = 0; i < rt->nsched; i++) {
-    /* release: as in wakep. */
+  if (rt->mon_started) { /* first: it starts spares */
+    /* release: pairs with the monitor's acquire load of mon_word. */
+    atomic_fetch_add_explicit(&rt->mon_word, 1u, memory_order_release);
+    (void)syncq_futex_wake(&rt->mon_word, -1, false);
+    pthread_join(rt->mon_tid, NULL);
+    rt->mon_started = false;
+  }
+  if (rt->spare_lock_init) pthread_mutex_lock(&rt->spare_lock); /* the spares' started flags */
+  for (uint32_t i = 0; i < rt->nalloc; i++) {
+    /* release: as in wakep, and start_spare's bump. */
     atomic_fetch_add_explicit(&rt->sched[i].wake_word, 1, memory_order_release);
     (void)syncq_futex_wake(&rt->sched[i].wake_word, -1, false);
+    atomic_fetch_add_explicit(&rt->sched[i].spare_word, 1, memory_order_release);
+    (void)syncq_futex_wake(&rt->sched[i].spare_word, -1, false);
   }
-  for (uint32_t i = 0; i < rt->nsched; i++)
+  if (rt->spare_lock_init) pthread_mutex_unlock(&rt->spare_lock);
+  for (uint32_t i = 0; i < rt->nalloc; i++)
     if (rt->sched[i].started) pthread_join(rt->sched[i].tid, NULL);
 }
 
@@ -575,6 +888,9 @@ static void free_rt(po_fiber_rt *rt) {
     free(rt->sched[i].runq);
   }
   free(rt->sched);
+  free(rt->mon_stamp);
+  free(rt->mon_since);
+  if (rt->spare_lock_init) pthread_mutex_destroy(&rt->spare_lock);
   po_stack_pool_destroy(&rt->pool);
 #if SYNCQ_HAVE_HWLOC
   if (rt->have_topo) hwloc_topology_destroy(rt->topo);
@@ -605,28 +921,49 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
     free(rt);
     return r;
   }
-  rt->nalloc = rt->nsched;
+  /* One spare per scheduler: every scheduler can be served once while
+   * blocked (more blocked at once wait for a spare to retire). */
+  rt->nalloc = rt->nsched * 2u;
   atomic_init(&rt->gate, 0);
-  rt->sched = syncq_alloc_aligned(rt->nsched * sizeof(po_sched), _Alignof(po_sched));
-  if (rt->sched == NULL) {
+  atomic_init(&rt->nvisible, 0);
+  atomic_init(&rt->mon_word, 0);
+  rt->sched = syncq_alloc_aligned(rt->nalloc * sizeof(po_sched), _Alignof(po_sched));
+  rt->mon_stamp = calloc(rt->nalloc, sizeof *rt->mon_stamp);
+  rt->mon_since = calloc(rt->nalloc, sizeof *rt->mon_since);
+  if (rt->sched == NULL || rt->mon_stamp == NULL || rt->mon_since == NULL) {
     rt->nsched = rt->nalloc = 0;
     free_rt(rt);
     return SYNCQ_ENOMEM;
   }
-  memset(rt->sched, 0, rt->nsched * sizeof(po_sched));
+  memset(rt->sched, 0, rt->nalloc * sizeof(po_sched));
+  if (pthread_mutex_init(&rt->spare_lock, NULL) != 0) {
+    rt->nsched = rt->nalloc = 0;
+    free_rt(rt);
+    return SYNCQ_ESYS;
+  }
+  rt->spare_lock_init = true;
   size_t cap = PO_RUNQ_MIN;
   while (cap < sys->nslots) cap <<= 1;
   size_t bytes = 0;
   (void)syncq_queue_nblfq_bytes(cap, &bytes);
-  for (uint32_t i = 0; i < rt->nsched; i++) {
+  rt->runq_cap = cap;
+  rt->runq_bytes = bytes;
+  for (uint32_t i = 0; i < rt->nalloc; i++) {
     po_sched *s = &rt->sched[i];
     atomic_init(&s->runnext, NULL);
     atomic_init(&s->switches, 0);
+    atomic_init(&s->stuck, 0);
+    atomic_init(&s->blocked, 0);
     atomic_init(&s->sleeping, 0);
     atomic_init(&s->wake_word, 0);
+    atomic_init(&s->active, 0);
+    atomic_init(&s->spare_word, 0);
+    atomic_init(&s->cover, NULL);
     s->rt = rt;
     s->index = i;
     s->seed = 0x9e3779b97f4a7c15ull * (i + 1);
+    s->spare = i >= rt->nsched;
+    if (s->spare) continue; /* its queue and timers come with its first start */
     if (po_timers_init(&s->timers) != SYNCQ_OK) {
       free_rt(rt);
       return SYNCQ_ESYS;
@@ -657,9 +994,14 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
       return SYNCQ_ELIMIT;
     }
     rt->short_reason = po_limit_of(err);
+    for (uint32_t i = started; i < rt->nsched; i++) rt->sched[i].spare = true; /* unstarted: spares now */
     rt->nsched = started;
   }
+  atomic_store_explicit(&rt->nvisible, rt->nsched, memory_order_relaxed); /* before the gate's release */
   open_gate(rt);
+  /* The monitor: without it (the kernel refused one more thread) blocked
+   * schedulers are served only inside syncq_po_blocking_begin/_end. */
+  rt->mon_started = pthread_create(&rt->mon_tid, NULL, monitor_main, rt) == 0;
   *out = rt;
   return SYNCQ_OK;
 }
@@ -701,6 +1043,7 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   atomic_store_explicit(&f->join_waiters, 0u, memory_order_relaxed); /* as above */
   atomic_store_explicit(&f->join_fiber, NULL, memory_order_relaxed);  /* as above */
   po_san_fiber_init(&f->san, st->lo, st->size);
+  f->canary = po_stack_canary_set(st); /* after ASan forgot the stack's old redzones */
   f->ctx = NULL; /* made by the scheduler that first runs it (switch_to) */
   atomic_store_explicit(&f->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* as above */
   /* Round robin over the schedulers, from threads and fibers alike: a
@@ -741,7 +1084,51 @@ int po_fiber_join(struct syncq_po_proc *p) {
   return SYNCQ_OK;
 }
 
+/* ---- blocking calls announced ---- */
+
+static bool is_running_fiber(syncq_po_proc *self) {
+  /* relaxed: written at spawn, before the process ran (this is the process). */
+  return atomic_load_explicit(&self->is_fiber, memory_order_relaxed) && po_fiber_current() == &self->fiber;
+}
+
+int syncq_po_blocking_begin(syncq_po_proc *self) {
+  if (self == NULL) return SYNCQ_EINVAL;
+  if (!is_running_fiber(self)) return SYNCQ_OK; /* a thread blocks only itself */
+  po_fiber *f = &self->fiber;
+  if (f->blocking_on != NULL) return SYNCQ_EINVAL; /* already announced */
+  po_sched *s = f->sched;
+  po_fiber_rt *rt = s->rt;
+  f->blocking_on = s;
+  pthread_mutex_lock(&rt->spare_lock);
+  atomic_store_explicit(&s->blocked, 1u, memory_order_relaxed); /* read by scan, under the lock */
+  scan(rt); /* at once: a spare takes the queue before the call blocks */
+  pthread_mutex_unlock(&rt->spare_lock);
+  return SYNCQ_OK;
+}
+
+int syncq_po_blocking_end(syncq_po_proc *self) {
+  if (self == NULL) return SYNCQ_EINVAL;
+  if (!is_running_fiber(self)) return SYNCQ_OK;
+  po_fiber *f = &self->fiber;
+  po_sched *s = f->blocking_on;
+  if (s == NULL) return SYNCQ_EINVAL; /* no begin */
+  po_fiber_rt *rt = s->rt;
+  f->blocking_on = NULL;
+  pthread_mutex_lock(&rt->spare_lock);
+  atomic_store_explicit(&s->blocked, 0u, memory_order_relaxed); /* under the lock */
+  /* A fresh start for the stamp's clock: the fiber goes on running here. */
+  rt->mon_stamp[s->index] = atomic_load_explicit(&s->switches, memory_order_relaxed); /* the owner's: we are it */
+  rt->mon_since[s->index] = syncq_now_ns();
+  atomic_store_explicit(&s->stuck, 0u, memory_order_relaxed); /* under the lock */
+  if (s->covered_by != NULL) nudge(s->covered_by); /* it retires */
+  pthread_mutex_unlock(&rt->spare_lock);
+  return SYNCQ_OK;
+}
+
 #else /* built without Boost.Context: process.c never creates a fiber system */
+
+int syncq_po_blocking_begin(syncq_po_proc *self) { return self == NULL ? SYNCQ_EINVAL : SYNCQ_OK; }
+int syncq_po_blocking_end(syncq_po_proc *self) { return self == NULL ? SYNCQ_EINVAL : SYNCQ_OK; }
 
 po_fiber *po_fiber_current(void) { return NULL; }
 int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, size_t stack_size, size_t guard_size,

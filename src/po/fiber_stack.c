@@ -1,7 +1,8 @@
 /*
  * fiber_stack.c — the fiber backend's stacks: pooled, small, each with a
- * guard page below it, and a fault handler that names the process whose
- * stack ran into its guard.
+ * guard region below it while the kernel's mapping budget lasts (a canary
+ * word past it), and a fault handler that names the process whose stack
+ * ran into its guard.
  *
  * Contract
  *   Source:      002 §7 (an Erlang process needs a few hundred bytes; user-
@@ -17,22 +18,33 @@
  *                exits; a destroyed system's chunks are kept for the next
  *                system of the same geometry, up to
  *                SYNCQ_PO_STACK_CACHE_BYTES of address space in all.
- *   Limits:      each guard page splits the mapping, so a stack costs two
- *                of the kernel's vm.max_map_count mappings (65,530 by
- *                default: about 32,000 fibers with guards). Past it,
- *                mprotect fails with ENOMEM and the spawn is refused with
- *                "vm.max_map_count". Without guards (SYNCQ_PO_NO_GUARD) a
- *                chunk is one mapping and the limit is memory.
- *                A frame larger than the guard can skip it (stack clash):
- *                the guard must be larger than the largest frame.
+ *   Guards:      page-table markers where the kernel has them (see "guard
+ *                markers": no mapping split, a chunk's in one call), else
+ *                mprotect'ed:
+ *   Limits:      each mprotect'ed guard splits the mapping, so a stack costs two of
+ *                the kernel's vm.max_map_count mappings (65,530 by
+ *                default). Guards are given while a budget of them lasts
+ *                (see "the mapping budget"); past it a chunk is one
+ *                mapping and its stacks carry a canary word at their
+ *                lowest address, checked at every switch out (the
+ *                limit is then memory; SYNCQ_PO_NO_GUARD gives every
+ *                stack a canary). A frame larger than the guard (64 KB
+ *                by default) can skip it (stack clash) unless the code
+ *                is built with -fstack-clash-protection; an overrun of a
+ *                canary stack is seen only at the next switch, after it
+ *                wrote into the stack below.
  *   Signal-safe: the fault handler uses only write(2) and sigaction.
  *   Process-shared: no.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fiber_internal.h"
@@ -49,8 +61,90 @@ struct po_stack_chunk {
   char *base;
   size_t len;
   size_t stack_size, guard_size; /* its geometry, to be reused by a like pool */
+  bool guarded;                  /* its stacks have their guards (else canaries) */
+  bool split;                    /* the guards split the mapping (mprotect): counted in the budget */
   po_stack desc[PO_STACKS_PER_CHUNK];
 };
+
+/* ---- the mapping budget ----
+ * Each guard splits its chunk's mapping: a guarded chunk costs about two
+ * of the kernel's vm.max_map_count mappings per stack (65,530 by default,
+ * shared with everything else the program maps). Guards are given while
+ * the budget lasts: what the limit leaves after the mappings the program
+ * has now (/proc/self/maps), less PO_MAP_RESERVE_DIV-th of the limit kept
+ * for the program's own (malloc arenas, threads, libraries). Past it a
+ * chunk is one mapping and its stacks carry a canary instead (see
+ * po_stack_canary_ok). Counting the program's mappings reads
+ * /proc/self/maps: done when the budget runs short, and then only every
+ * PO_REMEASURE_GROWS chunks, so spawns past the budget stay cheap. */
+enum { PO_MAP_RESERVE_DIV = 8, PO_MAP_RESERVE_MIN = 1024, PO_REMEASURE_GROWS = 256 };
+
+static pthread_mutex_t budget_lock = PTHREAD_MUTEX_INITIALIZER;
+static long budget_left = -1; /* mappings guards may still take; -1: not measured */
+static int remeasure_in;      /* grows before the next measurement, once short */
+
+static long read_long(const char *path) {
+  FILE *f = fopen(path, "r");
+  long v = -1;
+  if (f != NULL) {
+    if (fscanf(f, "%ld", &v) != 1) v = -1;
+    fclose(f);
+  }
+  return v;
+}
+
+static long count_maps(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (f == NULL) return -1;
+  long n = 0;
+  char buf[4096];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, f)) > 0)
+    for (size_t i = 0; i < k; i++) n += buf[i] == '\n';
+  fclose(f);
+  return n;
+}
+
+static void measure(void) {
+  long limit = read_long("/proc/sys/vm/max_map_count");
+  long now = count_maps();
+  if (limit <= 0 || now < 0) { /* no /proc: guards until mprotect says no */
+    budget_left = LONG_MAX / 2;
+    return;
+  }
+  long reserve = limit / PO_MAP_RESERVE_DIV > PO_MAP_RESERVE_MIN ? limit / PO_MAP_RESERVE_DIV : PO_MAP_RESERVE_MIN;
+  budget_left = limit - now - reserve;
+}
+
+/* May a new chunk of n stacks have guards? Takes their mappings from the
+ * budget if so. */
+static bool budget_take(long n) {
+  long need = 2 * n + 1;
+  pthread_mutex_lock(&budget_lock);
+  if (budget_left < need) {
+    if (budget_left < 0 || remeasure_in <= 0) {
+      measure();
+      remeasure_in = PO_REMEASURE_GROWS;
+    } else {
+      remeasure_in--;
+    }
+  }
+  bool ok = budget_left >= need;
+  if (ok) budget_left -= need;
+  pthread_mutex_unlock(&budget_lock);
+  return ok;
+}
+
+static void budget_give(long n, bool exhausted) {
+  pthread_mutex_lock(&budget_lock);
+  if (exhausted) { /* mprotect said ENOMEM: the kernel's count, not ours */
+    budget_left = 0;
+    remeasure_in = PO_REMEASURE_GROWS;
+  } else if (budget_left >= 0) {
+    budget_left += 2 * n + 1;
+  }
+  pthread_mutex_unlock(&budget_lock);
+}
 
 /* Chunks of destroyed systems, kept for the next system with the same
  * geometry (glibc keeps thread stacks the same way): a new system's
@@ -61,13 +155,14 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static po_stack_chunk *cache;
 static size_t cache_bytes;
 
-static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size) {
+static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size, bool guarded) {
   pthread_mutex_lock(&cache_lock);
   po_stack_chunk **pp = &cache, *c;
-  while ((c = *pp) != NULL && (c->stack_size != stack_size || c->guard_size != guard_size)) pp = &c->next;
+  while ((c = *pp) != NULL && (c->stack_size != stack_size || c->guard_size != guard_size || c->guarded != guarded))
+    pp = &c->next;
   if (c != NULL) {
     *pp = c->next;
-    cache_bytes -= c->len;
+    cache_bytes -= c->stack_size * PO_STACKS_PER_CHUNK;
   }
   pthread_mutex_unlock(&cache_lock);
   return c;
@@ -76,15 +171,17 @@ static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size) {
 /* Keep c for a later system, or unmap it when the cache is full. */
 static void cache_put(po_stack_chunk *c) {
   pthread_mutex_lock(&cache_lock);
-  bool keep = cache_bytes + c->len <= SYNCQ_PO_STACK_CACHE_BYTES;
+  /* stacks' bytes: guards are address space only, never resident */
+  bool keep = cache_bytes + c->stack_size * PO_STACKS_PER_CHUNK <= SYNCQ_PO_STACK_CACHE_BYTES;
   if (keep) {
     c->next = cache;
     cache = c;
-    cache_bytes += c->len;
+    cache_bytes += c->stack_size * PO_STACKS_PER_CHUNK;
   }
   pthread_mutex_unlock(&cache_lock);
   if (!keep) {
     munmap(c->base, c->len);
+    if (c->split) budget_give(PO_STACKS_PER_CHUNK, false);
     free(c);
   }
 }
@@ -130,43 +227,148 @@ static void adopt(po_stack_pool *pool, po_stack_chunk *c, po_stack **out) {
   *out = &c->desc[0];
 }
 
+/* ---- guard markers ----
+ * Linux 6.13 and later install guard regions as page-table markers
+ * (madvise MADV_GUARD_INSTALL): a touch faults as PROT_NONE would, but the
+ * mapping is not split, so guards cost none of vm.max_map_count; and
+ * process_madvise installs a whole chunk's in one system call. Older
+ * kernels say EINVAL and guards are mprotect'ed, within the budget.
+ * SYNCQ_PO_GUARD=mprotect in the environment chooses the latter anyway (to test the budget and canaries where markers exist). */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+enum { GUARD_UNKNOWN = 0, GUARD_MARKERS, GUARD_MPROTECT };
+static _Atomic(int) guard_mode; /* relaxed: every thread computes the same answer */
+
+/* Markers, unless the kernel said no or the environment asks for mprotect
+ * (read at each chunk: a forked child may set it before its first). */
+static bool use_markers(void) {
+  const char *e = getenv("SYNCQ_PO_GUARD");
+  if (e != NULL && strcmp(e, "mprotect") == 0) return false;
+  return atomic_load_explicit(&guard_mode, memory_order_relaxed) != GUARD_MPROTECT; /* see guard_mode */
+}
+
+/* Install the guards of chunk c (slots of `slot` bytes, guard at each
+ * slot's start) as markers: true, or false with none left half-made
+ * mattering (the caller unmaps or falls back to mprotect on a fresh
+ * chunk). */
+static bool install_markers(char *base, size_t slot, size_t guard) {
+  if (madvise(base, guard, MADV_GUARD_INSTALL) != 0) { /* the first: does the kernel have them? */
+    atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed); /* see guard_mode */
+    return false;
+  }
+  atomic_store_explicit(&guard_mode, GUARD_MARKERS, memory_order_relaxed); /* see guard_mode */
+  int done = 1;
+#if defined(SYS_pidfd_open) && defined(SYS_process_madvise)
+  /* The rest in one call, through a pidfd of our own opened for it (a
+   * kept one would name the parent in a forked child). */
+  struct iovec iov[PO_STACKS_PER_CHUNK];
+  for (int i = 1; i < PO_STACKS_PER_CHUNK; i++) {
+    iov[i - 1].iov_base = base + (size_t)i * slot;
+    iov[i - 1].iov_len = guard;
+  }
+  long fd = syscall(SYS_pidfd_open, (long)getpid(), 0L);
+  if (fd >= 0) {
+    long n = syscall(SYS_process_madvise, fd, iov, (size_t)(PO_STACKS_PER_CHUNK - 1), (long)MADV_GUARD_INSTALL, 0L);
+    close((int)fd);
+    /* n bytes advised, in iovec order: whole guards done */
+    if (n > 0) done += (int)((size_t)n / guard);
+  }
+#endif
+  for (int i = done; i < PO_STACKS_PER_CHUNK; i++) /* what the one call did not do */
+    if (madvise(base + (size_t)i * slot, guard, MADV_GUARD_INSTALL) != 0) return false;
+  return true;
+}
+
+/* Carve the chunk's stacks: [guard][stack] slots, or, unguarded, plain
+ * stacks with a canary at each one's lowest word. False: an mprotect or
+ * a marker failed (the mapping count ran out under us). `markers`: the
+ * guards are installed as markers already. */
+static bool carve(po_stack_pool *pool, po_stack_chunk *c, bool guarded, bool markers) {
+  size_t guard = guarded ? pool->guard_size : 0;
+  size_t slot = guard + pool->stack_size;
+  for (int i = 0; i < PO_STACKS_PER_CHUNK; i++) {
+    char *s = c->base + (size_t)i * slot;
+    if (guard > 0 && !markers && mprotect(s, guard, PROT_NONE) != 0) return false;
+    c->desc[i].guard = guard > 0 ? s : NULL;
+    c->desc[i].guard_size = guard;
+    c->desc[i].lo = s + guard;
+    c->desc[i].size = pool->stack_size;
+    atomic_init(&c->desc[i].fl.next, 0);
+  }
+  c->guarded = guard > 0;
+  c->split = guard > 0 && !markers;
+  c->guard_size = pool->guard_size; /* the pool's geometry, guarded or not */
+  c->len = slot * PO_STACKS_PER_CHUNK;
+  return true;
+}
+
+static void *map_chunk(size_t len) {
+  void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return base == MAP_FAILED ? NULL : base;
+}
+
 static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
-  size_t slot = pool->guard_size + pool->stack_size;
-  po_stack_chunk *c = cache_take(pool->stack_size, pool->guard_size);
+  /* A kept chunk first, guarded if the pool has guards: its mappings are
+   * counted already. */
+  po_stack_chunk *c = cache_take(pool->stack_size, pool->guard_size, pool->guard_size > 0);
   if (c != NULL) {
     adopt(pool, c, out);
     return SYNCQ_OK;
   }
+  if (pool->guard_size > 0 && use_markers()) {
+    /* markers (or the first try of them): no budget needed */
+    size_t slot = pool->guard_size + pool->stack_size;
+    c = calloc(1, sizeof *c);
+    char *base = c != NULL ? map_chunk(slot * PO_STACKS_PER_CHUNK) : NULL;
+    if (c != NULL && base != NULL) {
+      c->base = base;
+      c->stack_size = pool->stack_size;
+      if (install_markers(base, slot, pool->guard_size)) {
+        (void)carve(pool, c, true, true);
+        adopt(pool, c, out);
+        return SYNCQ_OK;
+      }
+      munmap(base, slot * PO_STACKS_PER_CHUNK); /* markers half-installed or none: start clean */
+    }
+    free(c);
+    c = NULL;
+  }
+  bool guarded = pool->guard_size > 0 && budget_take(PO_STACKS_PER_CHUNK);
+  if (!guarded && pool->guard_size > 0 && (c = cache_take(pool->stack_size, pool->guard_size, false)) != NULL) {
+    adopt(pool, c, out); /* past the budget: a kept chunk with canaries */
+    return SYNCQ_OK;
+  }
   c = calloc(1, sizeof *c);
   if (c == NULL) {
+    if (guarded) budget_give(PO_STACKS_PER_CHUNK, false);
     *why = "memory";
     return SYNCQ_ENOMEM;
   }
-  c->len = slot * PO_STACKS_PER_CHUNK;
-  void *base = mmap(NULL, c->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (base == MAP_FAILED) {
-    free(c);
-    *why = po_limit_of(ENOMEM);
-    return SYNCQ_ELIMIT;
-  }
-  c->base = base;
   c->stack_size = pool->stack_size;
-  c->guard_size = pool->guard_size;
-  for (int i = 0; i < PO_STACKS_PER_CHUNK; i++) {
-    char *s = c->base + (size_t)i * slot;
-    if (pool->guard_size > 0 && mprotect(s, pool->guard_size, PROT_NONE) != 0) {
-      /* Name the limit before unmapping: the mapping count is at its
-       * peak now (each guard splits the chunk). */
-      *why = po_limit_of(errno == ENOMEM ? ENOMEM : errno);
-      munmap(c->base, c->len);
+  if (guarded) {
+    size_t len = (pool->guard_size + pool->stack_size) * PO_STACKS_PER_CHUNK;
+    c->base = map_chunk(len);
+    if (c->base != NULL && !carve(pool, c, true, false)) {
+      /* The kernel's count ran out before ours (another part of the
+       * program maps too): this chunk and the next go without guards. */
+      munmap(c->base, len);
+      c->base = NULL;
+      budget_give(PO_STACKS_PER_CHUNK, true);
+      guarded = false;
+    } else if (c->base == NULL) {
+      budget_give(PO_STACKS_PER_CHUNK, false);
+      guarded = false;
+    }
+  }
+  if (!guarded) {
+    c->base = map_chunk(pool->stack_size * PO_STACKS_PER_CHUNK);
+    if (c->base == NULL) {
       free(c);
+      *why = po_limit_of(ENOMEM);
       return SYNCQ_ELIMIT;
     }
-    c->desc[i].guard = pool->guard_size > 0 ? s : NULL;
-    c->desc[i].guard_size = pool->guard_size;
-    c->desc[i].lo = s + pool->guard_size;
-    c->desc[i].size = pool->stack_size;
-    atomic_init(&c->desc[i].fl.next, 0);
+    (void)carve(pool, c, false, false);
   }
   adopt(pool, c, out);
   return SYNCQ_OK;
@@ -191,6 +393,37 @@ int po_stack_get(po_stack_pool *pool, po_stack **out, const char **why) {
 }
 
 void po_stack_put(po_stack_pool *pool, po_stack *s) { (void)syncq_freelist_push(&pool->free, &s->fl); }
+
+/* ---- canaries of unguarded stacks ---- */
+
+static void put_str(const char *s);
+static void put_num(unsigned long long v, unsigned base);
+
+static uint64_t canary_of(const po_stack *s) {
+  /* The address mixed in: a stack's canary copied into another's place
+   * (an overrun that copies a stack) does not pass there. */
+  return 0x5ca1ab1e0dd5eed5ull ^ (uint64_t)(uintptr_t)s->lo;
+}
+
+uint64_t *po_stack_canary_set(po_stack *s) {
+  if (s->guard != NULL) return NULL;
+  uint64_t *w = (uint64_t *)(void *)s->lo;
+  *w = canary_of(s);
+  return w;
+}
+
+bool po_stack_canary_ok(const po_stack *s, const uint64_t *w) { return *w == canary_of(s); }
+
+void po_stack_canary_report(unsigned long long pid, const po_stack *s) {
+  put_str("syncq po: process ");
+  put_num(pid, 10);
+  put_str(" overran its fiber stack (");
+  put_num(s->size, 10);
+  put_str(" bytes, no guard region: the mapping budget of vm.max_map_count was spent; its canary at 0x");
+  put_num((unsigned long long)(uintptr_t)s->lo, 16);
+  put_str(" was overwritten, and the memory below it may be another fiber's): the program stops here."
+          " Give the system a larger stack_size.\n");
+}
 
 /* ---- the overflow report ---- */
 

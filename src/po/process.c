@@ -136,7 +136,10 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (c.stack_size == 0 && !fibers && stack < (size_t)PTHREAD_STACK_MIN) stack = (size_t)PTHREAD_STACK_MIN;
   long page = sysconf(_SC_PAGESIZE);
   if (page <= 0) page = 4096;
-  size_t guard = c.guard_size == SYNCQ_PO_NO_GUARD ? 0 : c.guard_size ? c.guard_size : (size_t)page;
+  size_t guard = c.guard_size == SYNCQ_PO_NO_GUARD ? 0
+                 : c.guard_size                   ? c.guard_size
+                 : fibers                         ? (size_t)SYNCQ_PO_DEFAULT_FIBER_GUARD
+                                                  : (size_t)page;
   if (max > SYNCQ_PO_MAX_PROCS || stack < min_stack || guard > ((size_t)1 << 30) || stack > ((size_t)1 << 34) ||
       c.schedulers > SYNCQ_PO_MAX_SCHEDULERS)
     return SYNCQ_EINVAL;

@@ -1,0 +1,108 @@
+/*
+ * po_spawn.c — what a spawn costs in a program's first system (cold: the
+ * stacks and records are mapped and faulted in as they are needed) and
+ * in a second system of the same program (warm: the first system's
+ * stacks are kept and reused).
+ *
+ *   po_spawn [backend] [N] [reps]     (defaults: fiber 10000 3)
+ *
+ * Each system spawns N processes that wait for a message (so all N are
+ * live at once, as a ring's are), then sends each one, joins them and is
+ * destroyed. Printed: microseconds per spawn, from the first spawn to the
+ * last one's return, and the program's CPU time (all threads) over the
+ * same span per spawn, for the first system and the medians of the next
+ * reps.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+
+#include <syncq/po.h>
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the whole program (every thread: the schedulers' too). */
+static uint64_t cpu_ns(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
+         ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+}
+
+static void waiter(syncq_po_proc *self, void *arg) {
+  (void)arg;
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(self, &m) == SYNCQ_OK) syncq_po_free(self, m);
+}
+
+/* One system: us per spawn (elapsed), or a negative number on failure;
+ * *cpu: CPU us per spawn. */
+static double one_system(const char *backend, int n, double *cpu) {
+  syncq_po_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.backend = backend;
+  cfg.mailbox = "mpsc";
+  cfg.max_procs = (uint32_t)n + 1u;
+  syncq_po_system *sys;
+  int r = syncq_po_create(&cfg, &sys);
+  if (r != SYNCQ_OK) {
+    fprintf(stderr, "create: %s\n", syncq_strerror(r));
+    return -1;
+  }
+  syncq_po_pid *pids = malloc((size_t)n * sizeof *pids);
+  syncq_po_proc *me;
+  if (pids == NULL || syncq_po_attach(sys, &me) != SYNCQ_OK) return -1;
+  uint64_t c0 = cpu_ns(), t0 = now_ns();
+  for (int i = 0; i < n; i++) {
+    r = syncq_po_spawn(sys, waiter, NULL, &pids[i]);
+    if (r != SYNCQ_OK) {
+      fprintf(stderr, "spawn %d: %s (%s)\n", i, syncq_strerror(r), syncq_po_limit_reason(sys));
+      return -1;
+    }
+  }
+  uint64_t t1 = now_ns(), c1 = cpu_ns();
+  *cpu = (double)(c1 - c0) / 1e3 / n;
+  for (int i = 0; i < n; i++) {
+    syncq_po_msg *m;
+    if (syncq_po_get(me, 0, &m) != SYNCQ_OK || syncq_po_send(me, pids[i], m, SYNCQ_PO_LINK) != SYNCQ_OK) return -1;
+  }
+  for (int i = 0; i < n; i++)
+    if (syncq_po_join(sys, pids[i]) != SYNCQ_OK) return -1;
+  if (syncq_po_detach(me) != SYNCQ_OK || syncq_po_destroy(sys) != SYNCQ_OK) return -1;
+  free(pids);
+  return (double)(t1 - t0) / 1e3 / n;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  const char *backend = argc > 1 ? argv[1] : "fiber";
+  int n = argc > 2 ? atoi(argv[2]) : 10000;
+  int reps = argc > 3 ? atoi(argv[3]) : 3;
+  if (n < 1 || reps < 1 || reps > 99) {
+    fprintf(stderr, "usage: po_spawn [backend] [N >= 1] [reps 1..99]\n");
+    return 2;
+  }
+  double cold_cpu, warm_cpu[99];
+  double cold = one_system(backend, n, &cold_cpu);
+  double warm[99];
+  for (int i = 0; i < reps; i++) warm[i] = one_system(backend, n, &warm_cpu[i]);
+  qsort(warm, (size_t)reps, sizeof warm[0], cmp);
+  qsort(warm_cpu, (size_t)reps, sizeof warm_cpu[0], cmp);
+  if (cold < 0 || warm[0] < 0) return 1;
+  printf("%s: %d processes: spawn %.2f us each cold (the first system; %.2f us of CPU), %.2f us warm (%.2f us of "
+         "CPU; medians of %d)\n",
+         backend, n, cold, cold_cpu, warm[reps / 2], warm_cpu[reps / 2], reps);
+  return 0;
+}
