@@ -36,6 +36,8 @@
 #include "syncq/queue/ms.h"
 #include "syncq/queue/fai_array.h"
 #include "syncq/queue/scq.h"
+#include "syncq/queue/scq2.h"
+#include "syncq/queue/scqd.h"
 #include "syncq/queue/plj.h"
 #include "syncq/queue/valois.h"
 #include "syncq/wait.h"

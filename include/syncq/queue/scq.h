@@ -19,11 +19,20 @@
 extern "C" {
 #endif
 
-/* One ring of indices (2n entries follow the queue header, see below). */
+/* One ring of indices (2n entries follow the queue header, see below).
+ * Tail (producers' FAA), Head (consumers' FAA) and Threshold (written by
+ * failed dequeues) are two cache lines apart, an empty line between them:
+ * x86's adjacent-line prefetcher moves lines in 128-byte pairs, so fields
+ * written by different threads one line apart still disturb each other,
+ * and any two offsets 128 bytes apart lie in different pairs whatever the
+ * storage's alignment (which stays one line). */
 typedef struct syncq_queue_scq_ring {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail;
+  SYNCQ_CACHELINE_ALIGNED unsigned char pad_tail_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head;
+  SYNCQ_CACHELINE_ALIGNED unsigned char pad_head_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) threshold; /* < 0: empty */
+  SYNCQ_CACHELINE_ALIGNED unsigned char pad_threshold_[SYNCQ_CACHELINE];
 } syncq_queue_scq_ring;
 
 typedef struct syncq_queue_scq {
