@@ -11,7 +11,7 @@
  *   Atomics:     uncontended, with the head/tail hints right: enqueue 2
  *                loads + 1 CAS, dequeue 2 loads + 1 CAS; a FULL or EMPTY
  *                answer costs one more load (validation, see below).
- *   Memory:      caller's storage (header of 3 cache lines + 8 bytes per
+ *   Memory:      caller's storage (header of 5 cache lines + 8 bytes per
  *                cell); never allocates; nothing to reclaim (items are the
  *                caller's).
  *   Signal-safe: yes: no locks, no allocation, the ring is consistent
@@ -35,7 +35,22 @@
  *                two reads are a snapshot (the paper trusts two reads made
  *                at different times, which can answer FULL or EMPTY when
  *                the queue never was); (3) dequeue retries on an empty tail
- *                cell under a non-empty predecessor instead of CASing it.
+ *                cell under a non-empty predecessor instead of CASing it;
+ *                (4) after a failed commit CAS, 2^k pauses (k = failures so
+ *                far, capped at 6: at most 64) before the retry, where 004
+ *                retries at once: with several producers (or consumers) on
+ *                one end of the ring, immediate retries re-read the cell
+ *                and its neighbour while the winners write them, so the
+ *                line keeps moving between the losers' cores and the next
+ *                round fails again; free when uncontended (no CAS fails);
+ *                (5) EMPTY and FULL write the tail/head hint only when it
+ *                moved: 004 writes it on every answer, so N consumers
+ *                polling an empty queue each took the hint's line
+ *                exclusive on every try, away from each other and from the
+ *                operations that read it to start their chase;
+ *                (6) the head and tail hints are two lines apart (an
+ *                unused line between; they were on neighbouring lines,
+ *                which x86's adjacent-line prefetcher moves as a pair).
  *   Inline:      enqueue and dequeue are static inline in syncq/static/
  *                queue/nblfq.h (the algorithm in syncq/static/queue/
  *                nblfq_core.h); this file exports them and builds the ops
