@@ -16,7 +16,7 @@
  *   Atomics:     uncontended enqueue: fq dequeue (1 FAA + 1 OR, + loads of
  *                Threshold, Head, Tail, the entry) + aq enqueue (1 FAA + 1
  *                CAS, + the entry and Threshold loads); dequeue: the same
- *                mirrored. EMPTY (and FULL): 3 loads, no write.
+ *                mirrored.
  *   Memory:      caller's storage (a header of 13 cache lines + 5 words per
  *                item of capacity); never allocates.
  *   Signal-safe: yes as an index queue; the pointer queue's slot hand-over
@@ -55,18 +55,7 @@
  *                slots come back to fq in about the order they left, so
  *                they stay spread. Before, eight producers wrote eight
  *                slots of one line.
- *                (4) A dequeue first reads Head and Tail and answers EMPTY
- *                without a ticket when Tail <= Head: Figure 8's own test
- *                after the FAA (Tail <= H + 1: every ticket below Tail
- *                belongs to a dequeuer, so each item present is spoken
- *                for), made before it. Before, every poll of an empty
- *                queue wrote Head (FAA), an entry (CAS), Tail (catchup
- *                CAS) and Threshold (FAA), lines the producers need: with
- *                N consumers spinning on an empty queue (dg25-prodcons),
- *                the producers' FAA on Tail and CAS on the entries queued
- *                behind those writes, and each consumer that overtook a
- *                producer sent it round for another ticket.
- *                (5) A dequeuer that meets an empty, safe entry of an older
+ *                (4) A dequeuer that meets an empty, safe entry of an older
  *                cycle while Tail > its ticket (the enqueuer holding the
  *                same ticket is between its FAA and its CAS) re-reads it up
  *                to SYNCQ_SCQ_DEQ_WAIT times before invalidating it; the
@@ -75,11 +64,11 @@
  *                a chain of wasted tickets on both sides. Under
  *                oversubscription the wait can be spent on a preempted
  *                enqueuer: it is bounded for that reason.
- *                (6) Head, Tail and Threshold of each ring are two lines
+ *                (5) Head, Tail and Threshold of each ring are two lines
  *                apart (an unused line between), so x86's adjacent-line
  *                prefetcher, which moves 128-byte pairs, does not couple
  *                them; before, each had one line of its own.
- *                (7) enqueue and dequeue check the magic word (SYNCQ_EINVAL
+ *                (6) enqueue and dequeue check the magic word (SYNCQ_EINVAL
  *                on storage never initialised or destroyed).
  *   Measured:    on the 2-core development machine, under a load average
  *                of about 50 from other builds, dg25-prodcons showed no
@@ -178,14 +167,6 @@ static void catchup(ring_view *v, uint64_t tail, uint64_t head) {
 /* Figure 8, dequeue: an index, or bottom when empty. */
 static uint64_t ring_dequeue(ring_view *v) {
   if (atomic_load(&v->r->threshold) < 0) return bottom(v);
-  /* Empty without a ticket: every ticket below Tail belongs to a dequeuer
-   * already (Tail <= Head), so each item in the ring is spoken for; the
-   * same test Figure 8 makes after its FAA (Tail <= H + 1), made before
-   * it. Spinning consumers of an empty queue then read Head and Tail
-   * instead of writing Head, an entry, Tail (catchup) and Threshold on
-   * every try, lines the producers need. */
-  uint64_t h0 = atomic_load(&v->r->head);
-  if (atomic_load(&v->r->tail) <= h0) return bottom(v);
   for (;;) {
     uint64_t H = atomic_fetch_add(&v->r->head, 1);
     _Atomic(uint64_t) *ent = &v->e[remap(H, v->order)];

@@ -15,8 +15,8 @@
  *                enqueue).
  *   Atomics:     uncontended enqueue: 1 FAA (Tail) + 1 double-width CAS,
  *                + loads of Tail, the Head hint and the cell; dequeue: 1
- *                FAA (Head) + 1 AND (consume), + loads of Threshold, Head,
- *                Tail and the cell. EMPTY: 3 loads, no write.
+ *                FAA (Head) + 1 AND (consume), + loads of Threshold, Tail
+ *                and the cell.
  *   Memory:      caller's storage: a header of 9 cache lines + 16 bytes per
  *                cell; never allocates; nothing to reclaim.
  *   Signal-safe: yes: no locks, no allocation; a dequeuer's wait for an
@@ -41,19 +41,16 @@
  *                cycle 0, safe, empty.
  *   Deviations:  (1) cells are remapped (consecutive tickets on different
  *                lines, scq_common.h), as the authors' code does; (2) a
- *                dequeue first compares Head and Tail and answers EMPTY
- *                without taking a ticket when Tail <= Head (Figure 8's own
- *                test after the FAA, made before it); (3) a dequeuer that
- *                meets an empty safe cell of an older cycle while Tail says
- *                the enqueuer of its ticket is on its way re-reads it up to
- *                SYNCQ_SCQ_DEQ_WAIT times before invalidating it (the
- *                authors' code waits likewise); (4) the FULL test reads a
- *                per-queue hint of Head (a value Head once had) and reads
- *                Head itself only when the hint says full (the authors
- *                keep it per thread); (5) consume clears the occupied bit
- *                with a 64-bit AND on the entry word and reads the item
- *                word before it: the item cannot change while the cell is
- *                occupied in this cycle.
+ *                dequeuer that meets an empty safe cell of an older cycle
+ *                while Tail says the enqueuer of its ticket is on its way
+ *                re-reads it up to SYNCQ_SCQ_DEQ_WAIT times before
+ *                invalidating it (the authors' code waits likewise); (3)
+ *                the FULL test reads a per-queue hint of Head (a value
+ *                Head once had) and reads Head itself only when the hint
+ *                says full (the authors keep it per thread); (4) consume
+ *                clears the occupied bit with a 64-bit AND on the entry
+ *                word and reads the item word before it: the item cannot
+ *                change while the cell is occupied in this cycle.
  *   Stats:       cas_attempts, cas_failures.
  */
 #include "syncq/queue/scq2.h"
@@ -86,10 +83,13 @@ static inline syncq_pr_dw_atomic *cell_at(syncq_queue_scq2 *q, uint64_t counter)
  * Head itself is read only when the hint says full. */
 static inline bool full_at(syncq_queue_scq2 *q, uint64_t tail) {
   /* relaxed: a hint; any value it holds is a lower bound of Head. */
-  if (tail < atomic_load_explicit(&q->head_hint, memory_order_relaxed) + q->n) return false;
+  const uint64_t hint = atomic_load_explicit(&q->head_hint, memory_order_relaxed);
+  if (tail < hint + q->n) return false;
   uint64_t h = atomic_load(&q->head);
-  /* relaxed: a hint (see above); a stale store only lowers the bound. */
-  atomic_store_explicit(&q->head_hint, h, memory_order_relaxed);
+  /* relaxed: a hint (see above); a stale store only lowers the bound.
+   * Written only when Head moved, so producers polling a full queue share
+   * the line instead of taking it in turn. */
+  if (h != hint) atomic_store_explicit(&q->head_hint, h, memory_order_relaxed);
   return tail >= h + q->n;
 }
 
@@ -169,10 +169,6 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
 int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
   if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
   if (atomic_load(&q->threshold) < 0) return SYNCQ_EMPTY;
-  /* Empty without a ticket (Deviation 2): every ticket below Tail already
-   * belongs to a dequeuer, so each item present is spoken for. */
-  uint64_t h0 = atomic_load(&q->head);
-  if (atomic_load(&q->tail) <= h0) return SYNCQ_EMPTY;
   for (;;) {
     uint64_t H = atomic_fetch_add(&q->head, 1);
     const uint64_t hc = c_cycle(q, H);
