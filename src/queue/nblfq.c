@@ -36,21 +36,22 @@
  *                at different times, which can answer FULL or EMPTY when
  *                the queue never was); (3) dequeue retries on an empty tail
  *                cell under a non-empty predecessor instead of CASing it;
- *                (4) after a failed commit CAS, 2^k pauses (k = failures so
- *                far, capped at 6: at most 64) before the retry, where 004
- *                retries at once: with several producers (or consumers) on
- *                one end of the ring, immediate retries re-read the cell
- *                and its neighbour while the winners write them, so the
- *                line keeps moving between the losers' cores and the next
- *                round fails again; free when uncontended (no CAS fails);
- *                (5) EMPTY and FULL write the tail/head hint only when it
- *                moved: 004 writes it on every answer, so N consumers
- *                polling an empty queue each took the hint's line
- *                exclusive on every try, away from each other and from the
- *                operations that read it to start their chase;
- *                (6) the head and tail hints are two lines apart (an
+ *                (4) the head and tail hints are two lines apart (an
  *                unused line between; they were on neighbouring lines,
- *                which x86's adjacent-line prefetcher moves as a pair).
+ *                which x86's adjacent-line prefetcher moves as a pair:
+ *                producers write one, consumers the other).
+ *   Tried, not kept: (a) a bounded exponential pause (1..64 pauses) after
+ *                a failed commit CAS, where 004 retries at once; (b) EMPTY
+ *                and FULL writing the hint only when it moved (004 writes
+ *                it on every answer, so N consumers polling an empty queue
+ *                each take its line exclusive on every try). Both aim at
+ *                many threads on one end of the ring; on the 2-core
+ *                development machine each, alone, took NBLFQ2's
+ *                dg25-prodcons N = 1 median from about 50-85 to 15-25
+ *                Mops/s (15 samples each, interleaved with the unchanged
+ *                build, load average 20-45): a cheaper failed poll makes
+ *                the lab's spin-then-yield consumer give its core away
+ *                sooner. They are worth measuring on a many-core machine.
  *   Inline:      enqueue and dequeue are static inline in syncq/static/
  *                queue/nblfq.h (the algorithm in syncq/static/queue/
  *                nblfq_core.h); this file exports them and builds the ops

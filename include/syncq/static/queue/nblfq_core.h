@@ -67,19 +67,6 @@ SYNCQ_NBL_INLINE uint64_t syncq_nbl_wmask(unsigned tag_bits) {
 
 SYNCQ_NBL_INLINE bool syncq_nbl_same(syncq_nbl_cell a, syncq_nbl_cell b) { return a.ptr == b.ptr && a.ctr == b.ctr; }
 
-/* After a failed commit CAS: 2^min(fails, 6) pauses before retrying (not in
- * 004, which retries at once: src/queue/nblfq.c, Deviation 4). A failed CAS
- * means another operation just committed on the same cell; the retry reads
- * that cell and its neighbour again, and with several threads on one end
- * of the ring, immediate retries keep the line moving between their cores
- * so that no CAS finds it in place. Bounded (at most 64 pauses a retry),
- * no clock, no call: free in the uncontended case, where no CAS fails. */
-SYNCQ_NBL_INLINE void syncq_nbl_backoff(unsigned *fails) {
-  unsigned n = 1u << (*fails < 6u ? *fails : 6u);
-  if (*fails < 6u) (*fails)++;
-  for (unsigned i = 0; i < n; i++) syncq_pr_relax();
-}
-
 /* Read cell i. The value is only a candidate: the commit CAS validates it.
  * Double-width cells are read counter, pointer, counter and re-read until
  * both counter reads agree: under one counter value a cell's pointer only
@@ -157,11 +144,9 @@ SYNCQ_NBL_INLINE int syncq_nbl_comp(uint64_t i, syncq_nbl_cell u, uint64_t j, sy
 SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
                            unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
-  unsigned fails = 0;
   for (;;) {
     /* relaxed: a hint only; whatever it says is validated by the CAS. */
-    const uint64_t hint = atomic_load_explicit(head, memory_order_relaxed);
-    uint64_t h = hint & mask;
+    uint64_t h = atomic_load_explicit(head, memory_order_relaxed) & mask;
     syncq_nbl_cell u, p;
     uint64_t steps = 0;
     bool commit = false;
@@ -186,9 +171,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
            * two reads made at different times; without it a FULL could be
            * returned that no linearization explains). */
           if (syncq_nbl_same(syncq_nbl_load(cells, h, tag_bits), u)) {
-            /* relaxed: hint. Written only when it moved: producers polling
-             * a full queue would otherwise write the line on every try. */
-            if (h != hint) atomic_store_explicit(head, h, memory_order_relaxed);
+            atomic_store_explicit(head, h, memory_order_relaxed); /* relaxed: hint */
             return SYNCQ_FULL;
           }
           break; /* changed under us: retry */
@@ -213,7 +196,6 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
       return SYNCQ_OK;
     }
     SYNCQ_STAT_INC(cas_failures); /* the CAS was a full barrier: retry from scratch */
-    syncq_nbl_backoff(&fails);
   }
 }
 
@@ -221,11 +203,9 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
 SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
                            unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
-  unsigned fails = 0;
   for (;;) {
     /* relaxed: a hint only; whatever it says is validated by the CAS. */
-    const uint64_t hint = atomic_load_explicit(tail, memory_order_relaxed);
-    uint64_t t = hint & mask;
+    uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
     syncq_nbl_cell p = syncq_nbl_load(cells, (t + mask) & mask, tag_bits);
     NBLFQ_CHASE_HOOK();
     syncq_nbl_cell u = syncq_nbl_load(cells, t, tag_bits);
@@ -250,10 +230,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
        * non-empty p is an inconsistent read (the paper would CAS an empty
        * cell here): retry. */
       if (p.ptr == 0 && syncq_nbl_same(syncq_nbl_load(cells, (t + mask) & mask, tag_bits), p)) {
-        /* relaxed: hint. Written only when it moved: consumers polling an
-         * empty queue would otherwise write the line on every try, taking
-         * it from each other and from the producers' chase. */
-        if (t != hint) atomic_store_explicit(tail, t, memory_order_relaxed);
+        atomic_store_explicit(tail, t, memory_order_relaxed); /* relaxed: hint */
         return SYNCQ_EMPTY;
       }
       ok = false;
@@ -271,7 +248,6 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
       return SYNCQ_OK;
     }
     SYNCQ_STAT_INC(cas_failures);
-    syncq_nbl_backoff(&fails);
   }
 }
 
