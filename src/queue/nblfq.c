@@ -52,6 +52,14 @@
  *                build, load average 20-45): a cheaper failed poll makes
  *                the lab's spin-then-yield consumer give its core away
  *                sooner. They are worth measuring on a many-core machine.
+ *   Scaling:     NBLFQ falls behind the FAA queues past a few threads by
+ *                design (004 §II-C, §VI-D: built for low contention): every
+ *                enqueue CASes the one cell after the last item and every
+ *                dequeue the first item's cell, so N producers serialise on
+ *                one line, and a loser restarts its chase. That is the
+ *                algorithm's; the implementation adds no shared write
+ *                beyond the paper's (the hints), and its hints no longer
+ *                share a 128-byte pair of lines.
  *   Inline:      enqueue and dequeue are static inline in syncq/static/
  *                queue/nblfq.h (the algorithm in syncq/static/queue/
  *                nblfq_core.h); this file exports them and builds the ops

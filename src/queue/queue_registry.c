@@ -15,6 +15,7 @@ const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_naive_ring_algo,
   &syncq_queue_vyukov_algo,
   &syncq_queue_scq_algo,
+  &syncq_queue_scq_remap_algo,
   &syncq_queue_scq2_algo,
   &syncq_queue_single_lock_algo,
   &syncq_queue_two_lock_algo,

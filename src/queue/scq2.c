@@ -40,7 +40,11 @@
  *                occupied. Head and Tail start at n (cycle 1), cells at
  *                cycle 0, safe, empty.
  *   Deviations:  (1) cells are remapped (consecutive tickets on different
- *                lines, scq_common.h), as the authors' code does; (2) a
+ *                lines, scq_common.h), as the authors' code always does,
+ *                only in queues made by syncq_queue_scq2_init_remapped:
+ *                on 2 cores remapping cost SCQ one producer and one
+ *                consumer most of their throughput (src/queue/scq.c,
+ *                "Tried, not kept"); (2) a
  *                dequeuer that meets an empty safe cell of an older cycle
  *                while Tail says the enqueuer of its ticket is on its way
  *                re-reads it up to SYNCQ_SCQ_DEQ_WAIT times before
@@ -75,7 +79,7 @@ static inline uint64_t make_entry(uint64_t cycle, uint64_t flags) { return (cycl
 static inline bool cycle_lt(uint64_t a, uint64_t b) { return (int64_t)((a - b) << 2) < 0; }
 
 static inline syncq_pr_dw_atomic *cell_at(syncq_queue_scq2 *q, uint64_t counter) {
-  return &cells_of(q)[syncq_scq_remap(counter, q->order, SCQ2_LINE_SHIFT)];
+  return &cells_of(q)[syncq_scq_remap(counter, q->order, q->remap_shift)];
 }
 
 /* FULL when `tail` tickets reach n past Head. The hint is a value Head
@@ -108,12 +112,13 @@ int syncq_queue_scq2_bytes(size_t capacity, size_t *bytes) {
   return SYNCQ_OK;
 }
 
-int syncq_queue_scq2_init(syncq_queue_scq2 *q, size_t capacity) {
+static int scq2_init(syncq_queue_scq2 *q, size_t capacity, uint32_t remap_shift) {
   size_t bytes;
   if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_scq2)) != 0) return SYNCQ_EINVAL;
   if (syncq_queue_scq2_bytes(capacity, &bytes) != SYNCQ_OK) return SYNCQ_EINVAL;
   if (!syncq_pr_dwcas_available()) return SYNCQ_ENOTSUP;
   q->n = capacity;
+  q->remap_shift = remap_shift;
   q->order = 0;
   while ((UINT64_C(1) << q->order) < (uint64_t)capacity) q->order++;
   atomic_init(&q->tail, (uint64_t)capacity); /* cycle 1: cells start at cycle 0 */
@@ -127,6 +132,11 @@ int syncq_queue_scq2_init(syncq_queue_scq2 *q, size_t capacity) {
   }
   q->magic = SCQ2_MAGIC;
   return SYNCQ_OK;
+}
+
+int syncq_queue_scq2_init(syncq_queue_scq2 *q, size_t capacity) { return scq2_init(q, capacity, 0); }
+int syncq_queue_scq2_init_remapped(syncq_queue_scq2 *q, size_t capacity) {
+  return scq2_init(q, capacity, SCQ2_LINE_SHIFT);
 }
 
 int syncq_queue_scq2_destroy(syncq_queue_scq2 *q) {

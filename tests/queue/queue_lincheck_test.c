@@ -182,7 +182,7 @@ static int run_histories(const char *name, const syncq_queue_ops *ops, bool boun
 }
 
 /* Queues whose contract says: linearizable except at FULL. */
-static const char *const linearizable_except_full[] = {"scq", "scq2"};
+static const char *const linearizable_except_full[] = {"scq", "scq-remap", "scq2"};
 
 static void test_every_linearizable_queue(void **state) {
   (void)state;

@@ -1,6 +1,7 @@
 /*
  * scq_test.c — SCQ's (scq.h, and its SCQD alias scqd.h) and SCQ2's
- * (scq2.h) own tests, for what the family drivers do not reach:
+ * (scq2.h) own tests, plain and with cache remapping (init_remapped), for
+ * what the family drivers do not reach:
  *   - bad capacities (0, 1, not a power of two, above 2^40), NULL
  *     arguments, misaligned storage, uninitialised or destroyed storage:
  *     SYNCQ_EINVAL; a missing double-width CAS: SYNCQ_ENOTSUP (SCQ2);
@@ -8,7 +9,7 @@
  *     times, FIFO order holds, FULL comes at exactly the capacity and
  *     EMPTY at zero, and many EMPTY answers in a row (the threshold) do
  *     not hide a later item;
- *   - 4 producers and 4 consumers through capacity 2 and 4 (the rings
+ *   - 4 producers and 4 consumers through capacity 2, 4 and 64 (the rings
  *     turn over tens of thousands of times while threads overtake one
  *     another): no loss, no duplicate, each producer's items in order.
  * Fixed thread counts: the same work on any machine.
@@ -61,6 +62,8 @@ static int scqd_init_(void *q, size_t c) { return syncq_queue_scqd_init(q, c); }
 static int scqd_destroy_(void *q) { return syncq_queue_scqd_destroy(q); }
 static int scqd_enq_(void *q, void *x) { return syncq_queue_scqd_enqueue(q, x); }
 static int scqd_deq_(void *q, void **x) { return syncq_queue_scqd_dequeue(q, x); }
+static int scqr_init_(void *q, size_t c) { return syncq_queue_scq_init_remapped(q, c); }
+static int scq2r_init_(void *q, size_t c) { return syncq_queue_scq2_init_remapped(q, c); }
 static int scq2_bytes_(size_t c, size_t *b) { return syncq_queue_scq2_bytes(c, b); }
 static int scq2_init_(void *q, size_t c) { return syncq_queue_scq2_init(q, c); }
 static int scq2_destroy_(void *q) { return syncq_queue_scq2_destroy(q); }
@@ -71,10 +74,12 @@ static const api apis[] = {
   {"scq", _Alignof(syncq_queue_scq), scq_bytes_, scq_init_, scq_destroy_, scq_enq_, scq_deq_},
   {"scqd", _Alignof(syncq_queue_scqd), scqd_bytes_, scqd_init_, scqd_destroy_, scqd_enq_, scqd_deq_},
   {"scq2", _Alignof(syncq_queue_scq2), scq2_bytes_, scq2_init_, scq2_destroy_, scq2_enq_, scq2_deq_},
+  {"scq-remapped", _Alignof(syncq_queue_scq), scq_bytes_, scqr_init_, scq_destroy_, scq_enq_, scq_deq_},
+  {"scq2-remapped", _Alignof(syncq_queue_scq2), scq2_bytes_, scq2r_init_, scq2_destroy_, scq2_enq_, scq2_deq_},
 };
 #define NAPIS (sizeof apis / sizeof apis[0])
 
-static bool is_scq2(const api *a) { return strcmp(a->name, "scq2") == 0; }
+static bool is_scq2(const api *a) { return strncmp(a->name, "scq2", 4) == 0; }
 
 /* Fresh storage for capacity c, or NULL when SCQ2 cannot run here (no
  * double-width CAS: init must then say ENOTSUP). */
@@ -141,7 +146,7 @@ static void test_sequential_wraparound(void **state) {
   (void)state;
   for (size_t k = 0; k < NAPIS; k++) {
     const api *a = &apis[k];
-    for (size_t c = 2; c <= 16; c *= 2) {
+    for (size_t c = 2; c <= 64; c *= 2) { /* remapping starts past one line */
       void *q = make(a, c);
       if (q == NULL) continue;
       void *out = NULL;
@@ -227,7 +232,7 @@ static void *consumer(void *p) {
 static void test_concurrent_small_capacity(void **state) {
   (void)state;
   for (size_t k = 0; k < NAPIS; k++) {
-    for (size_t c = 2; c <= 4; c *= 2) {
+    for (size_t c = 2; c <= 64; c = (c == 4) ? 64 : c * 2) { /* 64: remapped rings past one line */
       run r;
       memset(&r, 0, sizeof r);
       r.a = &apis[k];

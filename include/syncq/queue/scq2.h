@@ -44,6 +44,7 @@ typedef struct syncq_queue_scq2 {
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_hint_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED uint64_t n; /* capacity = cells, read-only after init */
   uint32_t order;                     /* log2(n) */
+  uint32_t remap_shift;               /* 0: plain; else cache remapping (init_remapped) */
   uint64_t magic;                     /* set by init, cleared by destroy */
   /* the n cells (syncq_pr_dw_atomic, 16 bytes each) follow, from a line boundary */
 } syncq_queue_scq2;
@@ -56,6 +57,9 @@ SYNCQ_API int syncq_queue_scq2_bytes(size_t capacity, size_t *bytes);
 /* SYNCQ_EINVAL: NULL, misaligned storage, bad capacity; SYNCQ_ENOTSUP: the
  * CPU has no double-width CAS (syncq_pr_dwcas_available()). */
 SYNCQ_API int syncq_queue_scq2_init(syncq_queue_scq2 *q, size_t capacity);
+/* The same with Nikolaev's cache remapping of the cells (see
+ * syncq_queue_scq_init_remapped). */
+SYNCQ_API int syncq_queue_scq2_init_remapped(syncq_queue_scq2 *q, size_t capacity);
 /* SYNCQ_EINVAL for NULL or a queue that was not initialised. */
 SYNCQ_API int syncq_queue_scq2_destroy(syncq_queue_scq2 *q);
 /* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL or uninitialised queue or a NULL item. */
