@@ -313,7 +313,8 @@ static const syncq_queue_ops scq_remap_ops = {
 };
 
 const syncq_algo syncq_queue_scq_algo = {
-  SYNCQ_FAMILY_QUEUE, "scq", "SCQ: scalable circular queue (fetch-and-add, single-width CAS)",
+  SYNCQ_FAMILY_QUEUE, "scq",
+  "SCQ: scalable circular queue (fetch-and-add, single-width CAS), pointers by indirection (004: SCQD)",
   "Nikolaev 2019 (DISC), Figure 8; cited by 004 §III", SYNCQ_PROGRESS_LOCK_FREE,
   SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED,
   &scq_ops,
