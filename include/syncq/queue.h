@@ -23,7 +23,14 @@
  *   "naive-ring"   reserve an index by CAS, then write (blocking) 004 §II-B
  *   "vyukov"       Vyukov's bounded MPMC queue (per-cell sequence numbers)
  *                  (not linearizable at EMPTY/FULL: see its contract)
- *   "scq"          SCQ, Nikolaev 2019: FAA ring of indices (not linearizable at FULL)
+ *   "scq"          SCQ, Nikolaev 2019: two FAA rings of indices around an array
+ *                  of items, the form 004 calls SCQD (queue/scqd.h names it so)
+ *                  (not linearizable at FULL)
+ *   "scq-remap"    the same with Nikolaev's cache remapping (many threads at
+ *                  consecutive tickets on different lines; one producer and one
+ *                  consumer lose their batching)
+ *   "scq2"         SCQ2, Nikolaev 2019: items in double-width cells of one FAA ring
+ *                  (not linearizable at FULL)
  *   "lcrq"         LCRQ, Morrison & Afek 2013: linked FAA rings, double-width CAS
  *                  (queue/lcrq.h)
  *   "lprq"         LPRQ, Romanov & Koval 2023: LCRQ with single-width CAS rings
@@ -96,6 +103,8 @@ SYNCQ_API extern const syncq_algo syncq_queue_nblfq2_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_naive_ring_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_vyukov_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_scq_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_scq_remap_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_scq2_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_single_lock_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_two_lock_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_ms_algo;

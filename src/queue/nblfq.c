@@ -11,7 +11,7 @@
  *   Atomics:     uncontended, with the head/tail hints right: enqueue 2
  *                loads + 1 CAS, dequeue 2 loads + 1 CAS; a FULL or EMPTY
  *                answer costs one more load (validation, see below).
- *   Memory:      caller's storage (header of 3 cache lines + 8 bytes per
+ *   Memory:      caller's storage (header of 5 cache lines + 8 bytes per
  *                cell); never allocates; nothing to reclaim (items are the
  *                caller's).
  *   Signal-safe: yes: no locks, no allocation, the ring is consistent
@@ -35,7 +35,31 @@
  *                two reads are a snapshot (the paper trusts two reads made
  *                at different times, which can answer FULL or EMPTY when
  *                the queue never was); (3) dequeue retries on an empty tail
- *                cell under a non-empty predecessor instead of CASing it.
+ *                cell under a non-empty predecessor instead of CASing it;
+ *                (4) the head and tail hints are two lines apart (an
+ *                unused line between; they were on neighbouring lines,
+ *                which x86's adjacent-line prefetcher moves as a pair:
+ *                producers write one, consumers the other).
+ *   Tried, not kept: (a) a bounded exponential pause (1..64 pauses) after
+ *                a failed commit CAS, where 004 retries at once; (b) EMPTY
+ *                and FULL writing the hint only when it moved (004 writes
+ *                it on every answer, so N consumers polling an empty queue
+ *                each take its line exclusive on every try). Both aim at
+ *                many threads on one end of the ring; on the 2-core
+ *                development machine each, alone, took NBLFQ2's
+ *                dg25-prodcons N = 1 median from about 50-85 to 15-25
+ *                Mops/s (15 samples each, interleaved with the unchanged
+ *                build, load average 20-45): a cheaper failed poll makes
+ *                the lab's spin-then-yield consumer give its core away
+ *                sooner. They are worth measuring on a many-core machine.
+ *   Scaling:     NBLFQ falls behind the FAA queues past a few threads by
+ *                design (004 §II-C, §VI-D: built for low contention): every
+ *                enqueue CASes the one cell after the last item and every
+ *                dequeue the first item's cell, so N producers serialise on
+ *                one line, and a loser restarts its chase. That is the
+ *                algorithm's; the implementation adds no shared write
+ *                beyond the paper's (the hints), and its hints no longer
+ *                share a 128-byte pair of lines.
  *   Inline:      enqueue and dequeue are static inline in syncq/static/
  *                queue/nblfq.h (the algorithm in syncq/static/queue/
  *                nblfq_core.h); this file exports them and builds the ops

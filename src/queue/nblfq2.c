@@ -12,7 +12,7 @@
  *                pointer, counter, re-read while the counters differ) so
  *                that the pair is one that was in memory; FULL or EMPTY
  *                costs one more cell read (validation, as in nblfq.c).
- *   Memory:      caller's storage (3 cache lines + 16 bytes per cell);
+ *   Memory:      caller's storage (5 cache lines + 16 bytes per cell);
  *                never allocates.
  *   Signal-safe: yes (as nblfq.c).
  *   Process-shared: yes (no internal pointers).
@@ -21,7 +21,7 @@
  *                (004 §IV-B: centuries). SYNCQ_ENOTSUP at init where the CPU
  *                has no double-width CAS (syncq_pr_dwcas_available()).
  *   Stats:       as nblfq.c (cas_attempts, cas_failures, retries).
- *   Deviations:  as nblfq.c (1)-(3); plus the 3-load cell read, since two
+ *   Deviations:  as nblfq.c (1)-(4); plus the 3-load cell read, since two
  *                64-bit loads of a 16-byte cell can be torn.
  */
 #include "syncq/queue/nblfq2.h"

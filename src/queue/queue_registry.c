@@ -19,6 +19,8 @@ const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_scq_algo,
   &syncq_queue_lcrq_algo,
   &syncq_queue_lprq_algo,
+  &syncq_queue_scq_remap_algo,
+  &syncq_queue_scq2_algo,
   &syncq_queue_single_lock_algo,
   &syncq_queue_two_lock_algo,
   &syncq_queue_ms_algo,

@@ -13,14 +13,20 @@
  *                pseudo-code as recalled: see Deviations.)
  *   Progress:    lock-free (the threshold bounds a dequeuer's tries after
  *                the last enqueue).
- *   Atomics:     uncontended enqueue: fq dequeue (2 FAA + 1 OR, + loads) +
- *                aq enqueue (1 FAA + 1 CAS); dequeue: the same mirrored.
- *   Memory:      caller's storage (header + 5 words per item of capacity);
- *                never allocates.
+ *   Atomics:     uncontended enqueue: fq dequeue (1 FAA + 1 OR, + loads of
+ *                Threshold and the entry) + aq enqueue (1 FAA + 1 CAS, +
+ *                the entry and Threshold loads); dequeue: the same
+ *                mirrored. EMPTY: 1 FAA (Head) + 1 CAS (entry) + catchup
+ *                CAS (Tail) + 1 FAA (Threshold), until Threshold < 0.
+ *   Memory:      caller's storage (a header of 13 cache lines + 5 words per
+ *                item of capacity); never allocates.
  *   Signal-safe: yes as an index queue; the pointer queue's slot hand-over
- *                (write slot, then publish its index) is safe too.
+ *                (write slot, then publish its index) is safe too; a
+ *                dequeuer's wait for an enqueuer it overtook is bounded
+ *                (SYNCQ_SCQ_DEQ_WAIT pauses), so a handler that interrupts
+ *                an enqueue and dequeues the same queue carries on.
  *   Process-shared: yes (no internal pointers).
- *   Limits:      capacity n a power of two >= 2; items non-NULL.
+ *   Limits:      capacity n a power of two, 2 <= n <= 2^40; items non-NULL.
  *   Linearizable: the index rings are; the pointer queue is not at FULL: a
  *                dequeue that has taken its index from aq but not yet given
  *                it back to fq makes a concurrent enqueue see FULL with n-1
@@ -30,16 +36,74 @@
  *   Entries:     64 bits: cycle (high bits, compared modulo their width),
  *                is-safe (1 bit), index (order = log2(2n) bits, all ones =
  *                the empty index "bottom").
- *   Deviations:  none intended; the cache remapping of indices (to spread
- *                neighbours over cache lines) is omitted.
+ *   Names:       this is the form 004 §VI calls SCQD (pointers through an
+ *                index indirection); syncq/queue/scqd.h gives it that name.
+ *                SCQ2 (src/queue/scq2.c) holds the pointers in the ring.
+ *   Deviations:  (1) none from Figure 8's steps: consume is the paper's
+ *                atomic OR, catchup its CAS loop, Threshold reset to 3n-1
+ *                on enqueue only when it differs, as in the figure (and in
+ *                the authors' code). The changes below are scaling
+ *                measures from the paper's §5 and its authors' code.
+ *                (2) A dequeuer that meets an empty, safe entry of an older
+ *                cycle while Tail > its ticket (the enqueuer holding the
+ *                same ticket is between its FAA and its CAS) re-reads it up
+ *                to SYNCQ_SCQ_DEQ_WAIT times before invalidating it; the
+ *                authors' code waits likewise (longer). Before, it
+ *                invalidated at once and the enqueuer had to take another
+ *                ticket: whenever consumers run level with producers (the
+ *                queue near empty, as in dg25-prodcons), each overtaking
+ *                dequeuer cost an enqueuer a ticket, an entry CAS and a
+ *                Tail FAA more, and itself a catchup CAS on Tail. Bounded,
+ *                because under oversubscription the enqueuer may be
+ *                preempted.
+ *                (3) Head, Tail and Threshold of each ring are two lines
+ *                apart (an unused line between), so x86's adjacent-line
+ *                prefetcher, which moves 128-byte pairs, does not couple
+ *                producers' Tail with consumers' Head; before, each had a
+ *                line of its own, neighbours.
+ *                (4) enqueue and dequeue check the magic word (SYNCQ_EINVAL
+ *                on storage never initialised or destroyed).
+ *                (5) Cache remapping (scq_common.h), only for queues made
+ *                by syncq_queue_scq_init_remapped ("scq-remap"): ring
+ *                positions rotated so consecutive tickets use different
+ *                lines, and the item slots handed out in remapped order.
+ *                Without it, eight consecutive tickets taken at the same
+ *                moment by eight threads CAS eight entries of one line
+ *                (and write eight slots of one line), which the threads
+ *                then take in turn: the false sharing the paper's
+ *                remapping exists for. With it, one producer and one
+ *                consumer lose their batching (about three line transfers
+ *                an item instead of three per eight).
+ *   Tried, not kept: (a) remapping by default: on 2 cores it took
+ *                dg25-prodcons N = 1 from a median of 39-67 to 11-40
+ *                Mops/s (15 samples each, interleaved with the unchanged
+ *                build); N = 8 (16 threads on 2 cores) was unchanged. It
+ *                stays available as "scq-remap", so a many-core machine
+ *                can show whether it pays at N = 8. (b) Answering EMPTY
+ *                from a Head/Tail comparison before the FAA (Figure 8's
+ *                test Tail <= H + 1, made before taking a ticket):
+ *                correct, and it spares an empty poll four writes, but on
+ *                2 cores it made N = 1 about 10x slower: a cheap failed
+ *                poll makes the lab's spin-then-yield consumer give its
+ *                core away sooner.
+ *   Measured:    2-core development machine (load average 20-50 from other
+ *                work), dg25-prodcons, medians of 15 samples interleaved
+ *                with the unchanged build: (2)+(3) took N = 1 from 39 to
+ *                59 Mops/s and N = 8 from 14.7 to 19.3. Whether SCQ
+ *                reaches its aim at N = 8 on 16 cores (and whether
+ *                "scq-remap" beats it there) can only be judged on a
+ *                many-core machine.
  *   Stats:       cas_attempts, cas_failures.
  */
 #include "syncq/queue/scq.h"
 
 #include "../stats_internal.h"
+#include "scq_common.h"
 #include "syncq/queue.h"
 
 #define SCQ_MAGIC UINT64_C(0x5343515545554531)
+
+#define SCQ_LINE_SHIFT SYNCQ_SCQ_LINE_SHIFT(sizeof(uint64_t))
 
 static inline _Atomic(uint64_t) *entries_aq(syncq_queue_scq *q) { return (_Atomic(uint64_t) *)(void *)(q + 1); }
 static inline _Atomic(uint64_t) *entries_fq(syncq_queue_scq *q) { return entries_aq(q) + 2 * q->n; }
@@ -52,7 +116,10 @@ typedef struct ring_view {
   _Atomic(uint64_t) *e;
   uint64_t n;      /* capacity; the ring has 2n entries */
   uint32_t order;  /* log2(2n) */
+  uint32_t shift;  /* remapping: 0 (identity) or SCQ_LINE_SHIFT */
 } ring_view;
+
+static inline uint64_t remap(uint64_t i, uint32_t bits, uint32_t shift) { return syncq_scq_remap(i, bits, shift); }
 
 static inline uint64_t bottom(const ring_view *v) { return (UINT64_C(1) << v->order) - 1; }
 static inline uint64_t e_index(const ring_view *v, uint64_t e) { return e & bottom(v); }
@@ -80,10 +147,9 @@ static void ring_init(ring_view *v) {
 
 /* Figure 8, enqueue (index < n). */
 static void ring_enqueue(ring_view *v, uint64_t index) {
-  const uint64_t mask = 2 * v->n - 1;
   for (;;) {
     uint64_t T = atomic_fetch_add(&v->r->tail, 1);
-    _Atomic(uint64_t) *ent = &v->e[T & mask];
+    _Atomic(uint64_t) *ent = &v->e[remap(T, v->order, v->shift)];
     /* acquire: pairs with the CAS/OR of the last writer of the entry. */
     uint64_t E = atomic_load_explicit(ent, memory_order_acquire);
     for (;;) {
@@ -94,7 +160,11 @@ static void ring_enqueue(ring_view *v, uint64_t index) {
           SYNCQ_STAT_INC(cas_failures);
           continue; /* retry with the entry's new value */
         }
-        int64_t want = (int64_t)(3 * v->n - 1);
+        const int64_t want = (int64_t)(3 * v->n - 1);
+        /* Written only when it differs (Figure 8), so the enqueuers of a busy queue read a shared line instead of each
+         * taking it exclusive. seq_cst: the store must be visible before
+         * this enqueue returns, or a dequeue that starts later could still
+         * read a negative threshold and answer EMPTY over this item. */
         if (atomic_load(&v->r->threshold) != want) atomic_store(&v->r->threshold, want);
         return;
       }
@@ -113,11 +183,11 @@ static void catchup(ring_view *v, uint64_t tail, uint64_t head) {
 
 /* Figure 8, dequeue: an index, or bottom when empty. */
 static uint64_t ring_dequeue(ring_view *v) {
-  const uint64_t mask = 2 * v->n - 1;
   if (atomic_load(&v->r->threshold) < 0) return bottom(v);
   for (;;) {
     uint64_t H = atomic_fetch_add(&v->r->head, 1);
-    _Atomic(uint64_t) *ent = &v->e[H & mask];
+    _Atomic(uint64_t) *ent = &v->e[remap(H, v->order, v->shift)];
+    unsigned waited = 0;
     /* acquire: pairs with the enqueuer's CAS that put an index here. */
     uint64_t E = atomic_load_explicit(ent, memory_order_acquire);
     for (;;) {
@@ -125,6 +195,19 @@ static uint64_t ring_dequeue(ring_view *v) {
         /* consume: set the index bits to bottom (Atomic_OR) */
         atomic_fetch_or(ent, bottom(v));
         return e_index(v, E);
+      }
+      if (e_index(v, E) == bottom(v) && e_safe(v, E) && cycle_lt(v, e_cycle(v, E), c_cycle(v, H)) &&
+          waited < SYNCQ_SCQ_DEQ_WAIT && (waited > 0 || atomic_load(&v->r->tail) > H)) {
+        /* Empty and safe, and the enqueuer with ticket H has taken it
+         * (Tail > H): it is between its FAA and its CAS, and may use this
+         * entry (an unsafe one it would pass over: Head > H). Invalidating the entry now
+         * would send it round for another ticket, and under load every
+         * dequeuer that overtakes an enqueuer does so; wait a little. */
+        waited++;
+        syncq_pr_relax();
+        /* acquire: as above */
+        E = atomic_load_explicit(ent, memory_order_acquire);
+        continue;
       }
       uint64_t New = make_entry(v, e_cycle(v, E), 0, e_index(v, E)); /* an old item: mark unsafe */
       if (e_index(v, E) == bottom(v)) New = make_entry(v, c_cycle(v, H), e_safe(v, E), bottom(v));
@@ -147,8 +230,8 @@ static uint64_t ring_dequeue(ring_view *v) {
   }
 }
 
-static inline ring_view view_aq(syncq_queue_scq *q) { return (ring_view){&q->aq, entries_aq(q), q->n, q->order}; }
-static inline ring_view view_fq(syncq_queue_scq *q) { return (ring_view){&q->fq, entries_fq(q), q->n, q->order}; }
+static inline ring_view view_aq(syncq_queue_scq *q) { return (ring_view){&q->aq, entries_aq(q), q->n, q->order, q->remap_shift}; }
+static inline ring_view view_fq(syncq_queue_scq *q) { return (ring_view){&q->fq, entries_fq(q), q->n, q->order, q->remap_shift}; }
 
 int syncq_queue_scq_bytes(size_t capacity, size_t *bytes) {
   if (bytes == NULL || capacity < 2 || (capacity & (capacity - 1)) != 0) return SYNCQ_EINVAL;
@@ -158,24 +241,31 @@ int syncq_queue_scq_bytes(size_t capacity, size_t *bytes) {
   return SYNCQ_OK;
 }
 
-int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity) {
+static int scq_init(syncq_queue_scq *q, size_t capacity, uint32_t remap_shift) {
   size_t bytes;
   if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_scq)) != 0) return SYNCQ_EINVAL;
   if (syncq_queue_scq_bytes(capacity, &bytes) != SYNCQ_OK) return SYNCQ_EINVAL;
   q->n = capacity;
+  q->remap_shift = remap_shift;
   q->order = 0;
   while ((UINT64_C(1) << q->order) < 2 * (uint64_t)capacity) q->order++;
   ring_view aq = view_aq(q), fq = view_fq(q);
   ring_init(&aq);
   ring_init(&fq);
   _Atomic(void *) *slots = slots_of(q);
-  for (size_t i = 0; i < capacity; i++) {
-    atomic_init(&slots[i], NULL);
-    ring_enqueue(&fq, i); /* every slot starts free */
-  }
+  uint32_t slot_bits = q->order - 1; /* log2(n) */
+  for (size_t i = 0; i < capacity; i++) atomic_init(&slots[i], NULL);
+  /* Every slot starts free. Remapped queues hand them out in remapped
+   * order: consecutive enqueuers get slots on different cache lines, and
+   * since slots come back to fq in about the order they left, they stay
+   * spread. */
+  for (size_t i = 0; i < capacity; i++) ring_enqueue(&fq, remap(i, slot_bits, remap_shift));
   q->magic = SCQ_MAGIC;
   return SYNCQ_OK;
 }
+
+int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity) { return scq_init(q, capacity, 0); }
+int syncq_queue_scq_init_remapped(syncq_queue_scq *q, size_t capacity) { return scq_init(q, capacity, SCQ_LINE_SHIFT); }
 
 int syncq_queue_scq_destroy(syncq_queue_scq *q) {
   if (q == NULL || q->magic != SCQ_MAGIC) return SYNCQ_EINVAL;
@@ -184,7 +274,7 @@ int syncq_queue_scq_destroy(syncq_queue_scq *q) {
 }
 
 int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item) {
-  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  if (q == NULL || item == NULL || q->magic != SCQ_MAGIC) return SYNCQ_EINVAL;
   ring_view fq = view_fq(q), aq = view_aq(q);
   uint64_t i = ring_dequeue(&fq);
   if (i == bottom(&fq)) return SYNCQ_FULL;
@@ -196,7 +286,7 @@ int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item) {
 }
 
 int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item) {
-  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  if (q == NULL || item == NULL || q->magic != SCQ_MAGIC) return SYNCQ_EINVAL;
   ring_view fq = view_fq(q), aq = view_aq(q);
   uint64_t i = ring_dequeue(&aq);
   if (i == bottom(&aq)) return SYNCQ_EMPTY;
@@ -209,6 +299,7 @@ int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item) {
 
 static int ops_bytes(size_t c, size_t *b) { return syncq_queue_scq_bytes(c, b); }
 static int ops_init(void *q, size_t c) { return syncq_queue_scq_init(q, c); }
+static int ops_init_remapped(void *q, size_t c) { return syncq_queue_scq_init_remapped(q, c); }
 static int ops_destroy(void *q) { return syncq_queue_scq_destroy(q); }
 static int ops_enqueue(void *q, void *item) { return syncq_queue_scq_enqueue(q, item); }
 static int ops_dequeue(void *q, void **item) { return syncq_queue_scq_dequeue(q, item); }
@@ -217,9 +308,21 @@ static const syncq_queue_ops scq_ops = {
   ops_bytes, _Alignof(syncq_queue_scq), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
 };
 
+static const syncq_queue_ops scq_remap_ops = {
+  ops_bytes, _Alignof(syncq_queue_scq), ops_init_remapped, ops_destroy, ops_enqueue, ops_dequeue,
+};
+
 const syncq_algo syncq_queue_scq_algo = {
-  SYNCQ_FAMILY_QUEUE, "scq", "SCQ: scalable circular queue (fetch-and-add, single-width CAS)",
+  SYNCQ_FAMILY_QUEUE, "scq",
+  "SCQ: scalable circular queue (fetch-and-add, single-width CAS), pointers by indirection (004: SCQD)",
   "Nikolaev 2019 (DISC), Figure 8; cited by 004 §III", SYNCQ_PROGRESS_LOCK_FREE,
   SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED,
   &scq_ops,
+};
+
+const syncq_algo syncq_queue_scq_remap_algo = {
+  SYNCQ_FAMILY_QUEUE, "scq-remap", "SCQ with Nikolaev's cache remapping of ring entries and item slots",
+  "Nikolaev 2019 (DISC), Figure 8 and its cache remapping", SYNCQ_PROGRESS_LOCK_FREE,
+  SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED,
+  &scq_remap_ops,
 };

@@ -29,8 +29,13 @@ extern "C" {
 #endif
 
 typedef struct syncq_queue_nblfq2 {
+  /* The hints two lines apart (an unused line between): producers write
+   * head, consumers tail, and x86's adjacent-line prefetcher moves lines
+   * in 128-byte pairs. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head; /* hint: where enqueue starts looking */
+  SYNCQ_CACHELINE_ALIGNED unsigned char pad_head_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* hint: where dequeue starts looking */
+  SYNCQ_CACHELINE_ALIGNED unsigned char pad_tail_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED uint64_t mask;          /* S - 1, read-only after init */
   uint64_t magic;                                 /* set by init, cleared by destroy */
   /* the S cells follow the header */

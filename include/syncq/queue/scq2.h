@@ -1,0 +1,73 @@
+/*
+ * syncq/queue/scq2.h — SCQ2, Nikolaev's scalable circular queue holding
+ * pointers directly in double-width cells (DISC 2019, the form 004 §VI
+ * calls SCQ2): a ring of `capacity` 16-byte cells, each an item pointer
+ * beside a (cycle, is-safe, occupied) word, taken with fetch-and-add on
+ * Head and Tail; double-width CAS to publish an item, one atomic AND to
+ * consume it.
+ *
+ * Typed API on caller-provided storage: a header followed by the cells.
+ * Size it with syncq_queue_scq2_bytes() or SYNCQ_QUEUE_SCQ2_BYTES(capacity),
+ * aligned to _Alignof(syncq_queue_scq2) (one cache line):
+ *
+ *   static SYNCQ_CACHELINE_ALIGNED unsigned char buf[SYNCQ_QUEUE_SCQ2_BYTES(1024)];
+ *   syncq_queue_scq2 *q = (syncq_queue_scq2 *)(void *)buf;
+ *   if (syncq_queue_scq2_init(q, 1024) == SYNCQ_ENOTSUP) ... no double-width CAS
+ *
+ * Never allocates; async-signal-safe; no internal pointers (it may live in
+ * memory shared between processes). Contract: src/queue/scq2.c.
+ */
+#ifndef SYNCQ_QUEUE_SCQ2_H
+#define SYNCQ_QUEUE_SCQ2_H
+
+#include "syncq/export.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Hot words two cache lines apart (an unused line between them): x86's
+ * adjacent-line prefetcher moves 128-byte pairs of lines. */
+typedef struct syncq_queue_scq2 {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* producers' ticket counter */
+  SYNCQ_CACHELINE_ALIGNED unsigned char pad_tail_[SYNCQ_CACHELINE];
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head; /* consumers' ticket counter */
+  SYNCQ_CACHELINE_ALIGNED unsigned char pad_head_[SYNCQ_CACHELINE];
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) threshold; /* < 0: empty (livelock bound) */
+  SYNCQ_CACHELINE_ALIGNED unsigned char pad_threshold_[SYNCQ_CACHELINE];
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head_hint; /* a value Head had: the FULL test's cache */
+  SYNCQ_CACHELINE_ALIGNED unsigned char pad_hint_[SYNCQ_CACHELINE];
+  SYNCQ_CACHELINE_ALIGNED uint64_t n; /* capacity = cells, read-only after init */
+  uint32_t order;                     /* log2(n) */
+  uint32_t remap_shift;               /* 0: plain; else cache remapping (init_remapped) */
+  uint64_t magic;                     /* set by init, cleared by destroy */
+  /* the n cells (syncq_pr_dw_atomic, 16 bytes each) follow, from a line boundary */
+} syncq_queue_scq2;
+
+#define SYNCQ_QUEUE_SCQ2_BYTES(capacity) (sizeof(syncq_queue_scq2) + (size_t)(capacity) * 16)
+
+/* SYNCQ_EINVAL for a NULL bytes, a capacity not a power of two >= 2, above
+ * 2^40, or whose size overflows size_t. */
+SYNCQ_API int syncq_queue_scq2_bytes(size_t capacity, size_t *bytes);
+/* SYNCQ_EINVAL: NULL, misaligned storage, bad capacity; SYNCQ_ENOTSUP: the
+ * CPU has no double-width CAS (syncq_pr_dwcas_available()). */
+SYNCQ_API int syncq_queue_scq2_init(syncq_queue_scq2 *q, size_t capacity);
+/* The same with Nikolaev's cache remapping of the cells (see
+ * syncq_queue_scq_init_remapped). */
+SYNCQ_API int syncq_queue_scq2_init_remapped(syncq_queue_scq2 *q, size_t capacity);
+/* SYNCQ_EINVAL for NULL or a queue that was not initialised. */
+SYNCQ_API int syncq_queue_scq2_destroy(syncq_queue_scq2 *q);
+/* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL or uninitialised queue or a NULL item. */
+SYNCQ_API int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item);
+/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL or an uninitialised queue. */
+SYNCQ_API int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,272 @@
+/*
+ * scq_test.c — SCQ's (scq.h, and its SCQD alias scqd.h) and SCQ2's
+ * (scq2.h) own tests, plain and with cache remapping (init_remapped), for
+ * what the family drivers do not reach:
+ *   - bad capacities (0, 1, not a power of two, above 2^40), NULL
+ *     arguments, misaligned storage, uninitialised or destroyed storage:
+ *     SYNCQ_EINVAL; a missing double-width CAS: SYNCQ_ENOTSUP (SCQ2);
+ *   - sequential wrap-around at capacity 2 and 4: the rings turn over many
+ *     times, FIFO order holds, FULL comes at exactly the capacity and
+ *     EMPTY at zero, and many EMPTY answers in a row (the threshold) do
+ *     not hide a later item;
+ *   - 4 producers and 4 consumers through capacity 2, 4 and 64 (the rings
+ *     turn over tens of thousands of times while threads overtake one
+ *     another): no loss, no duplicate, each producer's items in order.
+ * Fixed thread counts: the same work on any machine.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <cmocka.h>
+
+#include "syncq/platform.h"
+#include "syncq/queue.h"
+#include "syncq/queue/scq.h"
+#include "syncq/queue/scq2.h"
+#include "syncq/queue/scqd.h"
+
+#define PRODUCERS 4
+#define CONSUMERS 4
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define PER_PRODUCER 5000
+#else
+#define PER_PRODUCER 40000
+#endif
+
+static void *item_of(uint64_t v) { return (void *)(uintptr_t)(v + 1); }
+static uint64_t value_of(void *p) { return (uint64_t)(uintptr_t)p - 1; }
+
+/* One typed API as a table, so each test runs over scq, scqd and scq2. */
+typedef struct api {
+  const char *name;
+  size_t align;
+  int (*bytes)(size_t, size_t *);
+  int (*init)(void *, size_t);
+  int (*destroy)(void *);
+  int (*enqueue)(void *, void *);
+  int (*dequeue)(void *, void **);
+} api;
+
+static int scq_bytes_(size_t c, size_t *b) { return syncq_queue_scq_bytes(c, b); }
+static int scq_init_(void *q, size_t c) { return syncq_queue_scq_init(q, c); }
+static int scq_destroy_(void *q) { return syncq_queue_scq_destroy(q); }
+static int scq_enq_(void *q, void *x) { return syncq_queue_scq_enqueue(q, x); }
+static int scq_deq_(void *q, void **x) { return syncq_queue_scq_dequeue(q, x); }
+static int scqd_bytes_(size_t c, size_t *b) { return syncq_queue_scqd_bytes(c, b); }
+static int scqd_init_(void *q, size_t c) { return syncq_queue_scqd_init(q, c); }
+static int scqd_destroy_(void *q) { return syncq_queue_scqd_destroy(q); }
+static int scqd_enq_(void *q, void *x) { return syncq_queue_scqd_enqueue(q, x); }
+static int scqd_deq_(void *q, void **x) { return syncq_queue_scqd_dequeue(q, x); }
+static int scqr_init_(void *q, size_t c) { return syncq_queue_scq_init_remapped(q, c); }
+static int scq2r_init_(void *q, size_t c) { return syncq_queue_scq2_init_remapped(q, c); }
+static int scq2_bytes_(size_t c, size_t *b) { return syncq_queue_scq2_bytes(c, b); }
+static int scq2_init_(void *q, size_t c) { return syncq_queue_scq2_init(q, c); }
+static int scq2_destroy_(void *q) { return syncq_queue_scq2_destroy(q); }
+static int scq2_enq_(void *q, void *x) { return syncq_queue_scq2_enqueue(q, x); }
+static int scq2_deq_(void *q, void **x) { return syncq_queue_scq2_dequeue(q, x); }
+
+static const api apis[] = {
+  {"scq", _Alignof(syncq_queue_scq), scq_bytes_, scq_init_, scq_destroy_, scq_enq_, scq_deq_},
+  {"scqd", _Alignof(syncq_queue_scqd), scqd_bytes_, scqd_init_, scqd_destroy_, scqd_enq_, scqd_deq_},
+  {"scq2", _Alignof(syncq_queue_scq2), scq2_bytes_, scq2_init_, scq2_destroy_, scq2_enq_, scq2_deq_},
+  {"scq-remapped", _Alignof(syncq_queue_scq), scq_bytes_, scqr_init_, scq_destroy_, scq_enq_, scq_deq_},
+  {"scq2-remapped", _Alignof(syncq_queue_scq2), scq2_bytes_, scq2r_init_, scq2_destroy_, scq2_enq_, scq2_deq_},
+};
+#define NAPIS (sizeof apis / sizeof apis[0])
+
+static bool is_scq2(const api *a) { return strncmp(a->name, "scq2", 4) == 0; }
+
+/* Fresh storage for capacity c, or NULL when SCQ2 cannot run here (no
+ * double-width CAS: init must then say ENOTSUP). */
+static void *make(const api *a, size_t c) {
+  size_t b = 0;
+  assert_int_equal(a->bytes(c, &b), SYNCQ_OK);
+  void *q = syncq_alloc_aligned(b, a->align);
+  assert_non_null(q);
+  memset(q, 0, b);
+  int st = a->init(q, c);
+  if (is_scq2(a) && !syncq_pr_dwcas_available()) {
+    assert_int_equal(st, SYNCQ_ENOTSUP);
+    free(q);
+    return NULL;
+  }
+  assert_int_equal(st, SYNCQ_OK);
+  return q;
+}
+
+static void test_bad_inputs(void **state) {
+  (void)state;
+  for (size_t k = 0; k < NAPIS; k++) {
+    const api *a = &apis[k];
+    size_t b = 0;
+    const size_t bad[] = {0, 1, 3, 6, 1000, ((size_t)1 << 41), SIZE_MAX};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) assert_int_equal(a->bytes(bad[i], &b), SYNCQ_EINVAL);
+    assert_int_equal(a->bytes(4, NULL), SYNCQ_EINVAL);
+    assert_int_equal(a->bytes(2, &b), SYNCQ_OK);
+    assert_int_equal(a->bytes((size_t)1 << 40, &b), SYNCQ_OK);
+
+    assert_int_equal(a->bytes(64, &b), SYNCQ_OK);
+    unsigned char *raw = syncq_alloc_aligned(b + a->align, a->align);
+    assert_non_null(raw);
+    assert_int_equal(a->init(NULL, 4), SYNCQ_EINVAL);
+    assert_int_equal(a->init(raw + 8, 4), SYNCQ_EINVAL); /* misaligned */
+    for (size_t i = 0; i < 5; i++) assert_int_equal(a->init(raw, bad[i]), SYNCQ_EINVAL);
+    memset(raw, 0, b);
+    void *out = NULL;
+    /* never initialised (zeroed storage), then destroyed */
+    assert_int_equal(a->destroy(raw), SYNCQ_EINVAL);
+    assert_int_equal(a->enqueue(raw, item_of(1)), SYNCQ_EINVAL);
+    assert_int_equal(a->dequeue(raw, &out), SYNCQ_EINVAL);
+    free(raw);
+
+    void *q = make(a, 4);
+    if (q == NULL) {
+      print_message("%s: SKIPPED past init: no double-width CAS on this CPU (init said SYNCQ_ENOTSUP)\n", a->name);
+      continue;
+    }
+    assert_int_equal(a->enqueue(NULL, item_of(1)), SYNCQ_EINVAL);
+    assert_int_equal(a->enqueue(q, NULL), SYNCQ_EINVAL);
+    assert_int_equal(a->dequeue(NULL, &out), SYNCQ_EINVAL);
+    assert_int_equal(a->dequeue(q, NULL), SYNCQ_EINVAL);
+    assert_int_equal(a->destroy(NULL), SYNCQ_EINVAL);
+    assert_int_equal(a->destroy(q), SYNCQ_OK);
+    assert_int_equal(a->destroy(q), SYNCQ_EINVAL);
+    assert_int_equal(a->enqueue(q, item_of(1)), SYNCQ_EINVAL);
+    assert_int_equal(a->dequeue(q, &out), SYNCQ_EINVAL);
+    free(q);
+  }
+}
+
+static void test_sequential_wraparound(void **state) {
+  (void)state;
+  for (size_t k = 0; k < NAPIS; k++) {
+    const api *a = &apis[k];
+    for (size_t c = 2; c <= 64; c *= 2) { /* remapping starts past one line */
+      void *q = make(a, c);
+      if (q == NULL) continue;
+      void *out = NULL;
+      uint64_t next_in = 0, next_out = 0;
+      /* varying fill levels so every cell is met in every state, for many turns */
+      for (uint64_t round = 0; round < 20000; round++) {
+        size_t fill = (size_t)(round % (c + 1));
+        for (size_t i = 0; i < fill; i++) assert_int_equal(a->enqueue(q, item_of(next_in++)), SYNCQ_OK);
+        if (fill == c) assert_int_equal(a->enqueue(q, item_of(999999999)), SYNCQ_FULL);
+        for (size_t i = 0; i < fill; i++) {
+          assert_int_equal(a->dequeue(q, &out), SYNCQ_OK);
+          assert_int_equal(value_of(out), next_out++);
+        }
+        assert_int_equal(a->dequeue(q, &out), SYNCQ_EMPTY);
+      }
+      /* many EMPTY answers in a row (more than the threshold) hide nothing */
+      for (size_t i = 0; i < 8 * c + 10; i++) assert_int_equal(a->dequeue(q, &out), SYNCQ_EMPTY);
+      assert_int_equal(a->enqueue(q, item_of(7)), SYNCQ_OK);
+      assert_int_equal(a->dequeue(q, &out), SYNCQ_OK);
+      assert_int_equal(value_of(out), 7);
+      /* and many FULL answers in a row lose nothing */
+      for (size_t i = 0; i < c; i++) assert_int_equal(a->enqueue(q, item_of(100 + i)), SYNCQ_OK);
+      for (size_t i = 0; i < 8 * c + 10; i++) assert_int_equal(a->enqueue(q, item_of(5)), SYNCQ_FULL);
+      for (size_t i = 0; i < c; i++) {
+        assert_int_equal(a->dequeue(q, &out), SYNCQ_OK);
+        assert_int_equal(value_of(out), 100 + i);
+      }
+      assert_int_equal(a->dequeue(q, &out), SYNCQ_EMPTY);
+      assert_int_equal(a->destroy(q), SYNCQ_OK);
+      free(q);
+    }
+  }
+}
+
+typedef struct run {
+  const api *a;
+  void *q;
+  _Atomic(uint64_t) taken;
+  _Atomic(int) bad_order;
+  uint8_t *seen; /* PRODUCERS * PER_PRODUCER flags */
+} run;
+
+typedef struct worker {
+  run *r;
+  int id;
+} worker;
+
+static void *producer(void *p) {
+  worker *w = p;
+  for (uint64_t i = 0; i < PER_PRODUCER; i++) {
+    void *x = item_of((uint64_t)w->id * PER_PRODUCER + i);
+    while (w->r->a->enqueue(w->r->q, x) == SYNCQ_FULL) syncq_yield();
+  }
+  return NULL;
+}
+
+static void *consumer(void *p) {
+  worker *w = p;
+  run *r = w->r;
+  uint64_t last[PRODUCERS];
+  for (int i = 0; i < PRODUCERS; i++) last[i] = UINT64_MAX;
+  unsigned spins = 0;
+  while (atomic_load(&r->taken) < (uint64_t)PRODUCERS * PER_PRODUCER) {
+    void *x;
+    if (r->a->dequeue(r->q, &x) != SYNCQ_OK) {
+      if (++spins % 16 == 0) syncq_yield();
+      continue;
+    }
+    atomic_fetch_add(&r->taken, 1);
+    uint64_t v = value_of(x), prod = v / PER_PRODUCER, seq = v % PER_PRODUCER;
+    if (prod >= PRODUCERS) {
+      atomic_store(&r->bad_order, 1);
+      continue;
+    }
+    /* one consumer sees each producer's items in increasing order */
+    if (last[prod] != UINT64_MAX && seq <= last[prod]) atomic_store(&r->bad_order, 1);
+    last[prod] = seq;
+    r->seen[v]++; /* each value is taken once, by one consumer: no race */
+  }
+  return NULL;
+}
+
+static void test_concurrent_small_capacity(void **state) {
+  (void)state;
+  for (size_t k = 0; k < NAPIS; k++) {
+    for (size_t c = 2; c <= 64; c = (c == 4) ? 64 : c * 2) { /* 64: remapped rings past one line */
+      run r;
+      memset(&r, 0, sizeof r);
+      r.a = &apis[k];
+      r.q = make(r.a, c);
+      if (r.q == NULL) continue;
+      r.seen = calloc((size_t)PRODUCERS * PER_PRODUCER, 1);
+      assert_non_null(r.seen);
+      pthread_t t[PRODUCERS + CONSUMERS];
+      worker w[PRODUCERS + CONSUMERS];
+      for (int i = 0; i < PRODUCERS + CONSUMERS; i++) {
+        w[i] = (worker){&r, i < PRODUCERS ? i : i - PRODUCERS};
+        assert_int_equal(pthread_create(&t[i], NULL, i < PRODUCERS ? producer : consumer, &w[i]), 0);
+      }
+      for (int i = 0; i < PRODUCERS + CONSUMERS; i++) pthread_join(t[i], NULL);
+      assert_int_equal(atomic_load(&r.bad_order), 0);
+      assert_int_equal(atomic_load(&r.taken), (uint64_t)PRODUCERS * PER_PRODUCER);
+      for (uint64_t v = 0; v < (uint64_t)PRODUCERS * PER_PRODUCER; v++)
+        if (r.seen[v] != 1) fail_msg("%s capacity %zu: item %llu taken %d times", r.a->name, c, (unsigned long long)v, r.seen[v]);
+      void *x;
+      assert_int_equal(r.a->dequeue(r.q, &x), SYNCQ_EMPTY);
+      print_message("%s capacity %zu: %d producers, %d consumers, %d items each: none lost, none twice, in order\n",
+                    r.a->name, c, PRODUCERS, CONSUMERS, PER_PRODUCER);
+      free(r.seen);
+      assert_int_equal(r.a->destroy(r.q), SYNCQ_OK);
+      free(r.q);
+    }
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_bad_inputs),
+    cmocka_unit_test(test_sequential_wraparound),
+    cmocka_unit_test(test_concurrent_small_capacity),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
