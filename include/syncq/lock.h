@@ -138,6 +138,9 @@ typedef struct syncq_lock_ops {
  *   "array-faa"     003's array queue lock, ticket by FAA       syncq/lock/array.h
  *   "mcs"           Mellor-Crummey & Scott list queue lock      syncq/lock/mcs.h
  *   "clh"           Craig, Landin & Hagersten list queue lock   syncq/lock/clh.h
+ *   "mcs-tp"        time-published MCS (He, Scherer & Scott 2005):
+ *                   passes over waiters whose published time is
+ *                   stale (preempted); not FIFO then       syncq/lock/mcs_tp.h
  *   "futex-mutex"   three-state futex mutex (Drepper)           syncq/lock/futex_mutex.h
  *   "pthread-mutex" POSIX mutex, the baseline                   syncq/lock/pthread_mutex.h
  *   "ttas-ps"       001's preemption-safe TTAS (asks syncq/mp.h
