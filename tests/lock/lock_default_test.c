@@ -79,7 +79,8 @@ static void test_default_discipline_of_every_lock(void **state) {
   /* the spin locks of the papers wait competitively by default, the
    * scheduler-conscious ones too (sleeping on their slot's seq word) */
   const char *const competitive[] = {"tas",       "ttas",      "ticket",    "mcs",      "clh",
-                                     "anderson",  "array-cas", "array-faa", "sc-queue", "hybrid-sc"};
+                                     "anderson",  "array-cas", "array-faa", "sc-queue", "hybrid-sc",
+                                     "mcs-tp"};
   for (size_t i = 0; i < sizeof competitive / sizeof competitive[0]; i++) {
     syncq_lock *l = NULL;
     assert_int_equal(syncq_lock_create(competitive[i], NULL, &l), SYNCQ_OK);
@@ -144,7 +145,7 @@ static pid_t start_busy_child(void) {
 
 static void test_default_locks_oversubscribed_beside_busy_program(void **state) {
   (void)state;
-  const char *const names[] = {"ticket", "mcs", "clh", "anderson", "ttas", "hybrid-sc"};
+  const char *const names[] = {"ticket", "mcs", "clh", "anderson", "ttas", "hybrid-sc", "mcs-tp"};
   int threads = THREADS_PER_PU * n_pus();
   pid_t busy = start_busy_child();
   assert_true(busy > 0);
