@@ -11,64 +11,47 @@
  *                published description, not its figure line by line (see
  *                Deviations). The queue itself is MCS91 Figure 5 (as
  *                src/lock/mcs.c).
- *   Algorithm:   node = {next, stamp, status, passes}; status WAITING,
- *                ASLEEP (WAITING with syncq/wait.h's sleep mark), GRANTED
- *                or REMOVED. Waiter: next = NULL, status = WAITING; swap
+ *   Algorithm:   node = {next, stamp, status}; status WAITING, GRANTED or
+ *                REMOVED. Waiter: next = NULL, status = WAITING; swap
  *                itself into tail; none before it: it holds the lock.
  *                Else it stores stamp = now, links behind its predecessor
  *                (the release store that publishes the stamp), and polls
  *                its status, storing stamp = now at every poll: GRANTED:
  *                it holds the lock; REMOVED: it was passed over, and
- *                queues again with the same node. BLOCK / COMPETITIVE
- *                (past the spin limit): it marks ASLEEP by CAS and sleeps
- *                on its status. Releaser: as MCS's to find its successor
- *                (CAS tail to NULL when it has none), reads the clock once
- *                and walks the queue: a node ASLEEP is kept in its place
- *                (the first one kept counts a pass); a WAITING node whose
- *                stamp is within SYNCQ_LOCK_MCS_TP_STALE_NS of that time
- *                (or later) is running: it is unlinked from behind the
- *                kept sleepers, its next set to the first of them, and
- *                granted; a stale one (probably preempted) is unlinked
- *                (waiting for its successor's link, or CASing tail back
- *                to the last kept node, or to NULL, freeing the lock, when
- *                none is kept) and gets REMOVED, after which nothing of it
- *                is read again. At the end of the queue, or when the first
- *                sleeper has been passed over SYNCQ_LOCK_MCS_TP_MAX_PASSES
- *                times, the first sleeper is granted. COMPETITIVE: a
- *                releaser that grants a running waiter ahead of sleepers
- *                clears the first sleeper's mark and wakes it after the
- *                hand-over, so that it runs and publishes before its turn.
- *                Only the holder grants, removes or clears a mark, so each
- *                status change is an exchange (to read the mark) without
- *                a retry loop.
+ *                queues again with the same node. Releaser: as MCS's to
+ *                find its successor s (CAS tail to NULL when it has none),
+ *                reads the clock once, then: s's stamp within
+ *                SYNCQ_LOCK_MCS_TP_STALE_NS of that time (or later):
+ *                status GRANTED, the hand-over. Stale: it waits for s's
+ *                link to its own successor (or, s being the tail, CASes
+ *                tail from s to NULL: the lock is free), stores REMOVED in
+ *                s's status (from then on s's owner may reuse the node:
+ *                nothing of it is read again) and goes on with the next
+ *                node. Only the holder grants or removes, so the status
+ *                changes once per queueing and needs no CAS.
  *   Progress:    blocking. Starvation-free among waiters that are not
  *                preempted: a waiter that publishes at least every
- *                SYNCQ_LOCK_MCS_TP_STALE_NS (or sleeps, marked) from its
- *                enqueue until its grant gets the lock after a bounded
- *                number of hand-overs (the waiters queued before it, plus
- *                at most SYNCQ_LOCK_MCS_TP_MAX_PASSES per sleeper ahead of
- *                it). A waiter that is off its processor, unmarked, longer
- *                than that when a release reaches it loses its place and
- *                queues again at the tail; one preempted at every release
- *                reaching it can starve (a COMPETITIVE sleeper woken ahead
- *                of its turn that is not yet running is such a waiter). A
+ *                SYNCQ_LOCK_MCS_TP_STALE_NS from its enqueue until its
+ *                grant gets the lock after at most the waiters queued
+ *                before it (FIFO over them). A waiter that is off its
+ *                processor longer than that when a release reaches it
+ *                loses its place and queues again at the tail; one that is
+ *                preempted at every release reaching it can starve. A
  *                preempted holder still stops everybody (nothing detects
- *                it). A release's walk ends at the latest at the first
- *                node linked after the releaser read the clock (its stamp
- *                is later): bounded by the queue's length at that time.
- *   Order:       FIFO among running waiters, and among sleepers left
- *                asleep; running waiters pass sleepers. Registered without
- *                SYNCQ_PROP_FIFO.
- *   Atomics:     uncontended lock: 1 swap (+ 3 relaxed stores to the own
+ *                it). The walk over stale waiters ends at the latest at the
+ *                first node linked after the releaser read the clock (its
+ *                stamp is later), so a release is bounded by the queue's
+ *                length at that time.
+ *   Order:       FIFO among running waiters only; registered without
+ *                SYNCQ_PROP_FIFO (on an oversubscribed machine waiters are
+ *                passed over, which is the point).
+ *   Atomics:     uncontended lock: 1 swap (+ 2 relaxed stores to the own
  *                node), no clock read; unlock: 2 loads + 1 CAS, as MCS.
  *                A queued waiter: 1 clock read + 1 swap + 1 store to link,
- *                then per poll 1 load + 1 clock read + 1 relaxed store
- *                (asleep: nothing). A hand-over: 1 clock read + 2 loads +
- *                1 release exchange; each node walked over: a sleeper 2
- *                loads (the first one also a store), a stale waiter 2
- *                loads + 1 store + 1 exchange (+ 1 CAS when it is the
- *                tail); a running waiter moved ahead of sleepers 2 more
- *                stores (+ COMPETITIVE: 1 CAS and a futex wake).
+ *                then per poll 1 load + 1 clock read + 1 relaxed store.
+ *                A hand-over: 1 clock read + 1 load of the stamp + 1
+ *                release store; each waiter passed over: 2 loads + 1
+ *                store (+ 1 CAS when it is the tail).
  *   Timestamps:  syncq_now_ns (CLOCK_MONOTONIC, a vDSO call of some 20 ns)
  *                rather than rdtsc: comparable between processors on every
  *                platform the library builds for (rdtsc needs an invariant,
@@ -77,31 +60,36 @@
  *                uncontended path.
  *   Memory:      the caller's syncq_lock_node per acquisition (it must stay
  *                untouched until unlock returns); never allocates.
- *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
+ *   Signal-safe: trylock and unlock yes; lock yes (SPIN and YIELD only).
  *   Process-shared: no (the queue links nodes by address): SYNCQ_ENOTSUP.
  *   Waiting:     SPIN (default here): pause between polls; YIELD: yield
- *                every SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD polls; BLOCK and
- *                COMPETITIVE (the generic API's safe default) via
- *                syncq/wait.h, the sleep mark in the own status.
+ *                every SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD polls (the
+ *                generic API's safe default for this lock). BLOCK and
+ *                COMPETITIVE: SYNCQ_ENOTSUP, since a sleeping waiter
+ *                publishes nothing and would be passed over at every
+ *                release. A variant that kept sleepers queued in place,
+ *                moved running waiters ahead of them and granted the
+ *                first sleeper when nobody running waited (or after 256
+ *                passes) was built and measured, and left out: once every
+ *                waiter sleeps (a holder preempted for longer than the
+ *                spin limit suffices) each hand-over waits for a wake-up,
+ *                the convoy of plain MCS (8 threads on 2 cores, tight
+ *                increment loop, competitive: 8.7-9.3 us per increment in
+ *                three runs against pthread mutex's 31-61 ns). Leaving
+ *                the convoy needs sleepers out of the queue (a mutex's
+ *                barging), not a better choice of whom to grant.
  *   Destroy:     the next holder may destroy and free the lock as soon as
- *                it holds it: every write to the queue (links, tail,
- *                passes, marks) comes before the granting exchange, after
- *                which an unlock makes only futex wakes: on the granted
- *                node's status (when the exchange read the mark) and, for
- *                COMPETITIVE, on the status of the sleeper it woke ahead
- *                of its turn (a waiter still inside lock(), so neither it
- *                nor the lock may be gone; a wake is a system call on an
- *                address in any case). A release that frees the lock by
- *                CASing tail to NULL past a stale tail waiter then stores
- *                REMOVED into that waiter's node: it is inside lock() on
- *                this lock, which keeps both alive. The releaser's short
- *                wait for a link spins (SPIN) or yields every 64 pauses
- *                (other disciplines: the linker may be preempted).
- *   Limits:      none. The staleness threshold SYNCQ_LOCK_MCS_TP_STALE_NS
- *                (100 us) and SYNCQ_LOCK_MCS_TP_MAX_PASSES (256): the
- *                reasoning is at their definitions.
+ *                it holds it: the releaser's last access to the lock or to
+ *                a successor's node is the GRANTED store (or its CAS of
+ *                tail to NULL, after which it stores REMOVED only into the
+ *                node of the passed-over tail waiter, which is still
+ *                inside lock() and so keeps lock and node alive). The
+ *                releaser's short wait for a link spins (SPIN) or yields
+ *                every 64 pauses (YIELD: the linker may be preempted).
+ *   Limits:      none. The staleness threshold: SYNCQ_LOCK_MCS_TP_STALE_NS
+ *                (100 us; its reasoning is at its definition).
  *   Stats:       cas_attempts, cas_failures (tail CASes), retries
- *                (waiters passed over that queued again), yields, blocks.
+ *                (waiters passed over that queued again), yields.
  *   Deviations:  from the paper as described: (1) no timeout / abort: the
  *                syncq lock API has no timed lock, so the paper's "left"
  *                state (a waiter that gave up) does not exist and only the
@@ -111,13 +99,10 @@
  *                read and a store to every uncontended acquisition; (3) a
  *                removed waiter queues again with the same node, which the
  *                releaser stops reading before it stores REMOVED, instead
- *                of a node reclaimed later; (4) sleeping waiters (BLOCK,
- *                COMPETITIVE) are this library's addition: the paper's
- *                locks spin; a sleeper is kept in place and passed over,
- *                not removed, and a running waiter is moved ahead of it;
- *                (5) the threshold is this file's reasoning (100 us), not
- *                a value taken from the paper, and the clock is
- *                CLOCK_MONOTONIC.
+ *                of a node reclaimed later; (4) the threshold is this
+ *                file's reasoning (100 us), not a value taken from the
+ *                paper; (5) the clock is CLOCK_MONOTONIC, whatever the
+ *                paper's machines used.
  */
 #include "syncq/lock/mcs_tp.h"
 
@@ -131,19 +116,16 @@
 typedef struct tp_qnode {
   _Atomic(struct tp_qnode *) next;
   _Atomic(uint64_t) stamp;  /* syncq_now_ns at the waiter's last poll */
-  _Atomic(uint32_t) status; /* TP_WAITING, TP_ASLEEP, TP_GRANTED, TP_REMOVED */
-  _Atomic(uint32_t) passes; /* releases that passed it over while it slept (holders only) */
+  _Atomic(uint32_t) status; /* TP_WAITING, TP_GRANTED, TP_REMOVED */
 } tp_qnode;
 
 _Static_assert(sizeof(tp_qnode) <= sizeof(syncq_lock_node), "an MCS-TP node fits in syncq_lock_node");
 
-/* TP_ASLEEP is TP_WAITING with the sleep mark of syncq/wait.h: the waiter
- * is asleep on its status (or about to be), and publishes nothing. */
-enum { TP_GRANTED = 0u, TP_WAITING = 1u, TP_REMOVED = 2u, TP_ASLEEP = 3u };
+enum { TP_GRANTED = 0u, TP_WAITING = 1u, TP_REMOVED = 2u };
 
 /* YIELD: yield once every this many polls of the own status. */
 #define SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD 16u
-/* Pauses between yields of a releaser waiting for a link (not SPIN). */
+/* Pauses between yields of a releaser waiting for a link (YIELD). */
 #define SYNCQ_LOCK_MCS_TP_LINK_PAUSES_PER_YIELD 64u
 
 static inline tp_qnode *qnode_of(syncq_lock_node *n) { return (tp_qnode *)(void *)n->opaque; }
@@ -169,11 +151,11 @@ static tp_qnode *await_link(const syncq_lock_mcs_tp *l, tp_qnode *n) {
 int syncq_lock_mcs_tp_init(syncq_lock_mcs_tp *l, const syncq_lock_config *cfg) {
   if (l == NULL) return SYNCQ_EINVAL;
   int wait, ps;
-  int r = lock_parse_config(cfg, SYNCQ_WAIT_SPIN, LOCK_WAIT_ALL, 0, &wait, &ps);
+  int r = lock_parse_config(cfg, SYNCQ_WAIT_SPIN, LOCK_WAIT_BIT(SYNCQ_WAIT_SPIN) | LOCK_WAIT_BIT(SYNCQ_WAIT_YIELD), 0,
+                            &wait, &ps);
   if (r != SYNCQ_OK) return r;
   atomic_init(&l->tail, NULL);
   l->wait = wait;
-  if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate();
   return SYNCQ_OK;
 }
 
@@ -185,12 +167,10 @@ int syncq_lock_mcs_tp_destroy(syncq_lock_mcs_tp *l) {
 int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   tp_qnode *me = qnode_of(node);
-  const bool may_sleep = syncq_wait_may_sleep(l->wait);
   for (;;) {
     /* relaxed: published by the acq_rel swap below */
     atomic_store_explicit(&me->next, (tp_qnode *)NULL, memory_order_relaxed);
     atomic_store_explicit(&me->status, TP_WAITING, memory_order_relaxed);
-    atomic_store_explicit(&me->passes, 0u, memory_order_relaxed);
     /* acq_rel: release publishes our node to the node that swaps after us;
      * acquire pairs with the releasing CAS of tail to NULL in unlock */
     tp_qnode *pred = atomic_exchange_explicit(&l->tail, (void *)me, memory_order_acq_rel);
@@ -199,32 +179,16 @@ int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
      * pred->next below (the releaser finds us only through it) */
     atomic_store_explicit(&me->stamp, syncq_now_ns(), memory_order_relaxed);
     /* release: pairs with the acquire load of next in the releaser's
-     * unlock (its own node's, or another waiter's in await_link) */
+     * unlock (its own node's, or a passed-over node's in await_link) */
     atomic_store_explicit(&pred->next, me, memory_order_release);
-    syncq_waiter w;
-    syncq_waiter_init(&w, l->wait, false, may_sleep ? lock_spin_limit(l->wait) : 0);
     uint32_t polls = 0;
     for (;;) {
-      /* acquire: pairs with the releaser's release exchange of GRANTED or
-       * REMOVED (after its last access to our node) */
+      /* acquire: pairs with the releaser's release store of GRANTED or
+       * REMOVED (after its last read of our node) */
       uint32_t s = atomic_load_explicit(&me->status, memory_order_acquire);
       if (s == TP_GRANTED) return SYNCQ_OK;
       if (s == TP_REMOVED) break;
-      if (may_sleep) {
-        if (syncq_waiter_step(&w)) {
-          /* mark our status, then sleep on it. seq_cst CAS: a
-           * read-modify-write of the word, so either the releaser's
-           * exchange reads the mark or the CAS fails on its value */
-          if (s == TP_WAITING && !atomic_compare_exchange_strong(&me->status, &s, TP_ASLEEP)) continue;
-          syncq_waiter_sleep(&w, &me->status, TP_ASLEEP);
-          /* woken ahead of its turn (COMPETITIVE: a releaser cleared our
-           * mark): spin again, publishing, for another spin limit */
-          if (atomic_load_explicit(&me->status, memory_order_acquire) == TP_WAITING) /* pairs with the clearing CAS */
-            syncq_waiter_init(&w, l->wait, false, lock_spin_limit(l->wait));
-          else
-            continue; /* still asleep-marked: nothing to publish */
-        }
-      } else if (l->wait == SYNCQ_WAIT_YIELD && ++polls % SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD == 0) {
+      if (l->wait == SYNCQ_WAIT_YIELD && ++polls % SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD == 0) {
         SYNCQ_STAT_INC(yields);
         syncq_yield();
       } else {
@@ -252,42 +216,13 @@ int syncq_lock_mcs_tp_trylock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
   return SYNCQ_EBUSY;
 }
 
-/* Write a waiter's final status (GRANTED or REMOVED). release: pairs with
- * the waiter's acquire load of its status; an exchange, so it reads the
- * waiter's sleep mark. Returns whether the waiter may be asleep: the
- * caller wakes it (futex wake on the address, nothing else). */
-static inline bool tp_settle(tp_qnode *n, uint32_t to) {
-  return atomic_exchange_explicit(&n->status, to, memory_order_release) == TP_ASLEEP;
-}
-
-/* Unlink cur, which follows the kept node prev: prev's next becomes cur's
- * successor (or prev becomes the tail). Returns cur's successor (NULL
- * when prev became the tail). The caller holds the lock. */
-static tp_qnode *tp_unlink(syncq_lock_mcs_tp *l, tp_qnode *prev, tp_qnode *cur) {
-  tp_qnode *nx = atomic_load_explicit(&cur->next, memory_order_acquire); /* pairs as in await_link */
-  if (nx == NULL) {
-    /* relaxed: ordered before a later enqueuer's link by the seq_cst CAS
-     * below and its acq_rel swap of tail */
-    atomic_store_explicit(&prev->next, (tp_qnode *)NULL, memory_order_relaxed);
-    void *expected = (void *)cur;
-    SYNCQ_STAT_INC(cas_attempts);
-    /* seq_cst: later enqueuers link behind prev (their swap acquires it) */
-    if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)prev)) return NULL;
-    SYNCQ_STAT_INC(cas_failures);
-    nx = await_link(l, cur);
-  }
-  /* relaxed: read by later holders, which the grant's release orders */
-  atomic_store_explicit(&prev->next, nx, memory_order_relaxed);
-  return nx;
-}
-
 int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   if (atomic_load(&l->tail) == NULL) return SYNCQ_EINVAL; /* nobody holds it */
   tp_qnode *me = qnode_of(node);
   /* acquire: pairs with the successor's release store of our next */
-  tp_qnode *cur = atomic_load_explicit(&me->next, memory_order_acquire);
-  if (cur == NULL) {
+  tp_qnode *succ = atomic_load_explicit(&me->next, memory_order_acquire);
+  if (succ == NULL) {
     void *expected = (void *)me;
     SYNCQ_STAT_INC(cas_attempts);
     /* seq_cst (release half used): pairs with the acquire swap in lock() */
@@ -296,107 +231,45 @@ int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
       return SYNCQ_OK;
     }
     SYNCQ_STAT_INC(cas_failures);
-    cur = await_link(l, me); /* a successor swapped itself in but has not linked yet */
+    succ = await_link(l, me); /* a successor swapped itself in but has not linked yet */
   }
   const uint64_t now = syncq_now_ns();
-  /* The sleepers passed over stay queued, in order: first .. prev. */
-  tp_qnode *first = NULL, *prev = NULL;
-  tp_qnode *grant, *prewake = NULL;
   for (;;) {
-    /* acquire: pairs with the waiter's seq_cst CAS that marks it asleep
-     * (nothing is read through it; acquire for symmetry with lock()) */
-    uint32_t s = atomic_load_explicit(&cur->status, memory_order_acquire);
-    if (s == TP_ASLEEP) {
-      /* asleep, not preempted: keep its place. The first sleeper is
-       * granted once passed over SYNCQ_LOCK_MCS_TP_MAX_PASSES times. */
-      if (first == NULL) {
-        /* relaxed: only holders read and write passes (ordered by the
-         * hand-over's release and acquire) */
-        uint32_t p = atomic_load_explicit(&cur->passes, memory_order_relaxed);
-        if (p >= SYNCQ_LOCK_MCS_TP_MAX_PASSES) {
-          grant = cur;
-          break;
-        }
-        atomic_store_explicit(&cur->passes, p + 1u, memory_order_relaxed); /* as above */
-        first = cur;
-      }
-      prev = cur;
-      tp_qnode *nx = atomic_load_explicit(&cur->next, memory_order_acquire); /* pairs as in await_link */
-      if (nx == NULL) { /* the end: nobody running waits; the first sleeper gets it */
-        grant = first;
-        break;
-      }
-      cur = nx;
-      continue;
-    }
     /* relaxed: the stamp is a hint (see lock()); the one the waiter
      * stored before linking is visible through the acquire of its link */
-    uint64_t stamp = atomic_load_explicit(&cur->stamp, memory_order_relaxed);
+    uint64_t stamp = atomic_load_explicit(&succ->stamp, memory_order_relaxed);
     if (stamp + SYNCQ_LOCK_MCS_TP_STALE_NS >= now) {
-      /* running (or published after we read the clock) */
-      if (first != NULL) {
-        /* it moves ahead of the sleepers: out of its place, and the
-         * sleepers queue behind it */
-        (void)tp_unlink(l, prev, cur);
-        /* relaxed: published by the grant's release exchange */
-        atomic_store_explicit(&cur->next, first, memory_order_relaxed);
-        /* COMPETITIVE: wake the first sleeper ahead of its turn (clear
-         * its mark now, wake it after the hand-over), so that it is
-         * running, and publishing, when a release reaches it: granted
-         * while asleep, the lock would wait for its wake-up. BLOCK asks
-         * its waiters to sleep: they wait for their turn asleep. */
-        uint32_t asleep = TP_ASLEEP;
-        /* seq_cst CAS (release half: pairs with the waiter's acquire
-         * load after its sleep). It cannot fail: only holders change a
-         * marked status, and we hold the lock; a CAS all the same, so
-         * that a broken assumption costs a wake-up, never a grant. */
-        if (l->wait == SYNCQ_WAIT_COMPETITIVE && atomic_compare_exchange_strong(&first->status, &asleep, TP_WAITING))
-          prewake = first;
+      /* running (or published after we read the clock): the hand-over.
+       * release: pairs with the waiter's acquire load of its status. From
+       * here on the successor may own, destroy and free the lock and leave
+       * with its node: only locals are used after it. */
+      atomic_store_explicit(&succ->status, TP_GRANTED, memory_order_release);
+      SYNCQ_RACE_POINT("lock.handover");
+      return SYNCQ_OK;
+    }
+    /* stale: probably preempted; pass it over. First its successor, read
+     * while it still waits (a WAITING node is not reused). */
+    tp_qnode *next = atomic_load_explicit(&succ->next, memory_order_acquire); /* pairs as in await_link */
+    if (next == NULL) {
+      void *expected = (void *)succ;
+      SYNCQ_STAT_INC(cas_attempts);
+      /* seq_cst (release half used): frees the lock, as the CAS above */
+      if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL)) {
+        /* The lock is free; succ's owner is still inside lock() (on this
+         * lock, with this node), so both are alive. release: pairs with
+         * its acquire load of the status; it then queues again. */
+        atomic_store_explicit(&succ->status, TP_REMOVED, memory_order_release);
+        SYNCQ_RACE_POINT("lock.handover");
+        return SYNCQ_OK;
       }
-      grant = cur;
-      break;
+      SYNCQ_STAT_INC(cas_failures);
+      next = await_link(l, succ);
     }
-    /* stale: probably preempted; pass it over (it queues again). */
-    tp_qnode *nx;
-    if (prev == NULL) {
-      nx = atomic_load_explicit(&cur->next, memory_order_acquire); /* pairs as in await_link */
-      if (nx == NULL) {
-        void *expected = (void *)cur;
-        SYNCQ_STAT_INC(cas_attempts);
-        /* seq_cst (release half used): frees the lock, as the CAS above */
-        if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL)) {
-          /* The lock is free; cur's owner is still inside lock() (on
-           * this lock, with this node), so both are alive. */
-          if (tp_settle(cur, TP_REMOVED)) syncq_wait_futex_wake(&cur->status, 1, false);
-          SYNCQ_RACE_POINT("lock.handover");
-          return SYNCQ_OK;
-        }
-        SYNCQ_STAT_INC(cas_failures);
-        nx = await_link(l, cur);
-      }
-    } else {
-      nx = tp_unlink(l, prev, cur);
-    }
-    /* from here on cur's owner may reinitialise its node and queue again:
-     * we do not touch it after this (a wake is a system call on the
-     * address of a node whose owner is inside lock()) */
-    if (tp_settle(cur, TP_REMOVED)) syncq_wait_futex_wake(&cur->status, 1, false);
-    if (nx == NULL) { /* cur was the tail behind the sleepers */
-      grant = first;
-      break;
-    }
-    cur = nx;
+    /* release: pairs with the waiter's acquire load of its status; we do
+     * not read its node again (it may reinitialise it and queue again) */
+    atomic_store_explicit(&succ->status, TP_REMOVED, memory_order_release);
+    succ = next;
   }
-  /* The hand-over. From here on the new holder may own, destroy and free
-   * the lock and leave with its node: only the futex wake on its status
-   * word's address follows. */
-  bool asleep = tp_settle(grant, TP_GRANTED);
-  SYNCQ_RACE_POINT("lock.handover");
-  if (asleep) syncq_wait_futex_wake(&grant->status, 1, false);
-  /* the address of a waiter that is still inside lock() (it waits for
-   * the lock, so the lock is not destroyed): a system call, no access */
-  if (prewake != NULL) syncq_wait_futex_wake(&prewake->status, 1, false);
-  return SYNCQ_OK;
 }
 
 SYNCQ_LOCK_OPS(ops, syncq_lock_mcs_tp, syncq_lock_mcs_tp_init, syncq_lock_mcs_tp_destroy, syncq_lock_mcs_tp_lock,

@@ -79,14 +79,19 @@ static void test_default_discipline_of_every_lock(void **state) {
   /* the spin locks of the papers wait competitively by default, the
    * scheduler-conscious ones too (sleeping on their slot's seq word) */
   const char *const competitive[] = {"tas",       "ttas",      "ticket",    "mcs",      "clh",
-                                     "anderson",  "array-cas", "array-faa", "sc-queue", "hybrid-sc",
-                                     "mcs-tp"};
+                                     "anderson",  "array-cas", "array-faa", "sc-queue", "hybrid-sc"};
   for (size_t i = 0; i < sizeof competitive / sizeof competitive[0]; i++) {
     syncq_lock *l = NULL;
     assert_int_equal(syncq_lock_create(competitive[i], NULL, &l), SYNCQ_OK);
     assert_int_equal(syncq_lock_discipline(l), SYNCQ_WAIT_COMPETITIVE);
     assert_int_equal(syncq_lock_destroy(l), SYNCQ_OK);
   }
+  /* the time-published MCS lock cannot sleep (a sleeper publishes no
+   * time and would be passed over at every release): it yields */
+  syncq_lock *tp = NULL;
+  assert_int_equal(syncq_lock_create("mcs-tp", NULL, &tp), SYNCQ_OK);
+  assert_int_equal(syncq_lock_discipline(tp), SYNCQ_WAIT_YIELD);
+  assert_int_equal(syncq_lock_destroy(tp), SYNCQ_OK);
 }
 
 static void test_spinning_by_name(void **state) {

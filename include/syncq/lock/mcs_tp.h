@@ -7,11 +7,10 @@
  * tail when it runs. FIFO among waiters that keep running; not FIFO
  * otherwise (registered without SYNCQ_PROP_FIFO). Each waiter spins on its
  * own node (the caller's syncq_lock_node: SYNCQ_PROP_USES_NODE). Holds
- * pointers: not process-shared (SYNCQ_ENOTSUP). Waiting disciplines: all
- * four; SPIN by default here (as in the paper), the generic API's safe
- * default (COMPETITIVE) through syncq_lock_create. Sleepers (BLOCK,
- * COMPETITIVE) keep their place but are passed over by running waiters
- * (see SYNCQ_LOCK_MCS_TP_MAX_PASSES).
+ * pointers: not process-shared (SYNCQ_ENOTSUP). Waiting disciplines: SPIN
+ * (default here) and YIELD; BLOCK and COMPETITIVE are SYNCQ_ENOTSUP (a
+ * sleeping waiter publishes nothing, so it would always be passed over),
+ * and the generic API's safe default is therefore YIELD.
  */
 #ifndef SYNCQ_LOCK_MCS_TP_H
 #define SYNCQ_LOCK_MCS_TP_H
@@ -38,17 +37,6 @@ extern "C" {
  * side. Mistakes cost fairness only, never safety: a running waiter passed
  * over queues again; a preempted one granted is plain MCS's convoy. */
 #define SYNCQ_LOCK_MCS_TP_STALE_NS 100000u
-
-/* BLOCK and COMPETITIVE: a waiter asleep is not preempted, but handing
- * it the lock costs a wake-up during which nobody holds it (the convoy of
- * FIFO locks oversubscribed). Releasers therefore pass over sleepers too,
- * leaving them queued in order, while a running waiter is queued behind
- * them; the first sleeper is granted when nobody running waits, or once
- * it has been passed over this many times. A wake-up costs some
- * microseconds, an uncontended hand-over some tens of nanoseconds: 256
- * hand-overs keep the wake-ups under about a tenth of the lock's time
- * while bounding a sleeper's wait (starvation-free for sleepers). */
-#define SYNCQ_LOCK_MCS_TP_MAX_PASSES 256u
 
 typedef struct syncq_lock_mcs_tp {
   SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last node in the queue, NULL when free */
