@@ -53,6 +53,8 @@ SYNCQ_API int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node
 SYNCQ_API int syncq_lock_mcs_tp_trylock(syncq_lock_mcs_tp *l, syncq_lock_node *node); /* OK or EBUSY */
 SYNCQ_API int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node);  /* EINVAL if free */
 
+/* The registry entry (syncq/registry.h) of the time-published MCS lock: "mcs-tp" by name with
+ * syncq_lock_create. */
 SYNCQ_API extern const syncq_algo syncq_lock_mcs_tp_algo;
 
 #ifdef __cplusplus
