@@ -4,6 +4,7 @@
  * progress, atomics, memory, limits) is in its own file beside this one.
  * Add an entry here when adding an algorithm to this family.
  */
+#include "syncq/lock/mcs_tp.h"
 #include "syncq/lock/sc_queue.h"
 #include "syncq/lock/ttas_ps.h"
 #include "syncq/lock.h"
@@ -17,6 +18,7 @@ const syncq_algo *const syncq_builtin_lock[] = {
   &syncq_lock_array_faa_algo,
   &syncq_lock_mcs_algo,
   &syncq_lock_clh_algo,
+  &syncq_lock_mcs_tp_algo,
   &syncq_lock_futex_mutex_algo,
   &syncq_lock_pthread_mutex_algo,
   &syncq_lock_ttas_ps_algo,

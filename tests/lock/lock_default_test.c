@@ -85,6 +85,12 @@ static void test_default_discipline_of_every_lock(void **state) {
     assert_int_equal(syncq_lock_discipline(l), SYNCQ_WAIT_COMPETITIVE);
     assert_int_equal(syncq_lock_destroy(l), SYNCQ_OK);
   }
+  /* the time-published MCS lock cannot sleep (a sleeper publishes no
+   * time and would be passed over at every release): it yields */
+  syncq_lock *tp = NULL;
+  assert_int_equal(syncq_lock_create("mcs-tp", NULL, &tp), SYNCQ_OK);
+  assert_int_equal(syncq_lock_discipline(tp), SYNCQ_WAIT_YIELD);
+  assert_int_equal(syncq_lock_destroy(tp), SYNCQ_OK);
 }
 
 static void test_spinning_by_name(void **state) {
@@ -143,7 +149,7 @@ static pid_t start_busy_child(void) {
 
 static void test_default_locks_oversubscribed_beside_busy_program(void **state) {
   (void)state;
-  const char *const names[] = {"ticket", "mcs", "clh", "anderson", "ttas", "hybrid-sc"};
+  const char *const names[] = {"ticket", "mcs", "clh", "anderson", "ttas", "hybrid-sc", "mcs-tp"};
   int threads = test_plan_oversubscribed(THREADS_PER_PU); /* the busy child shares the same PUs */
   pid_t busy = start_busy_child();
   assert_true(busy > 0);

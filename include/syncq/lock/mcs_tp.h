@@ -1,0 +1,63 @@
+/*
+ * syncq/lock/mcs_tp.h — the time-published MCS queue lock ("mcs-tp"; He,
+ * Scherer & Scott, "Preemption Adaptivity in Time-Published Queue-Based
+ * Spin Locks", HiPC 2005). An MCS queue whose waiters publish a timestamp
+ * while they spin; the releaser passes over a waiter whose timestamp is
+ * stale (it is probably preempted), and that waiter queues again at the
+ * tail when it runs. FIFO among waiters that keep running; not FIFO
+ * otherwise (registered without SYNCQ_PROP_FIFO). Each waiter spins on its
+ * own node (the caller's syncq_lock_node: SYNCQ_PROP_USES_NODE). Holds
+ * pointers: not process-shared (SYNCQ_ENOTSUP). Waiting disciplines: SPIN
+ * (default here) and YIELD; BLOCK and COMPETITIVE are SYNCQ_ENOTSUP (a
+ * sleeping waiter publishes nothing, so it would always be passed over),
+ * and the generic API's safe default is therefore YIELD.
+ */
+#ifndef SYNCQ_LOCK_MCS_TP_H
+#define SYNCQ_LOCK_MCS_TP_H
+
+#include "syncq/export.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A waiter whose published timestamp is older than this (ns, on the
+ * monotonic clock) when the lock is released is taken for preempted and
+ * passed over. A running waiter republishes at every poll of its flag
+ * (well under a microsecond apart; an interrupt or a page fault stretches
+ * that to some microseconds), while a preempted one stays off the
+ * processor for at least the scheduler's minimum slice (Linux CFS: 0.75 to
+ * 3 ms). 100 us sits between the two with an order of magnitude on each
+ * side. Mistakes cost fairness only, never safety: a running waiter passed
+ * over queues again; a preempted one granted is plain MCS's convoy. */
+#define SYNCQ_LOCK_MCS_TP_STALE_NS 100000u
+
+typedef struct syncq_lock_mcs_tp {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last node in the queue, NULL when free */
+  int wait;
+} syncq_lock_mcs_tp;
+
+/* The typed API of the time-published MCS lock: cfg may be NULL
+ * (defaults); lock, trylock and unlock take the caller's node (the same
+ * node for a lock and its unlock). Statuses and thread-safety: those of
+ * syncq/lock.h's generic calls. */
+SYNCQ_API int syncq_lock_mcs_tp_init(syncq_lock_mcs_tp *l, const syncq_lock_config *cfg);
+SYNCQ_API int syncq_lock_mcs_tp_destroy(syncq_lock_mcs_tp *l); /* SYNCQ_EBUSY if held or awaited */
+SYNCQ_API int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node);
+SYNCQ_API int syncq_lock_mcs_tp_trylock(syncq_lock_mcs_tp *l, syncq_lock_node *node); /* OK or EBUSY */
+SYNCQ_API int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node);  /* EINVAL if free */
+
+/* The registry entry (syncq/registry.h) of the time-published MCS lock: "mcs-tp" by name with
+ * syncq_lock_create. */
+SYNCQ_API extern const syncq_algo syncq_lock_mcs_tp_algo;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,165 @@
+/*
+ * mcs_tp_test.c — what the time-published MCS lock ("mcs-tp") adds to
+ * MCS: a waiter that is not running when the lock is released is passed
+ * over, and queues again when it runs.
+ *
+ * The holder H keeps the lock while waiter A queues; A is then stopped
+ * inside its lock() call by a signal whose handler sleeps until released
+ * (the lock is signal-safe with SPIN and YIELD), so A publishes nothing.
+ * Waiter B queues behind A and keeps polling. H releases well after A's
+ * last published time (SYNCQ_LOCK_MCS_TP_STALE_NS is 100 us; A stays
+ * stopped for tens of milliseconds): B must get the lock first, although
+ * A queued first (plain MCS would hand it to A and wait for it). Then A is
+ * released and must still get the lock (it queues again). The waits below
+ * order arrivals; they measure nothing, and B gets the lock first however
+ * late the scheduler runs anybody, since A cannot run until released
+ * (the test gives B 20 s).
+ * Also: the disciplines the lock refuses, and its bad inputs.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "syncq/lock/mcs_tp.h"
+#include "syncq/platform.h"
+#include "syncq/wait.h"
+
+static syncq_lock_mcs_tp lock;
+static _Atomic(int) calling[2]; /* A, B about to call lock() */
+static int order[2];             /* who got the lock, in turn (written under the lock) */
+static _Atomic(int) got; /* how many got it */
+static _Atomic(int) stopped; /* A is inside the handler */
+static _Atomic(int) thaw;    /* the handler may return */
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static void stop_handler(int sig) {
+  (void)sig;
+  atomic_store(&stopped, 1);
+  while (!atomic_load(&thaw)) {
+    struct timespec ts = {0, 1000000L};
+    nanosleep(&ts, NULL); /* async-signal-safe */
+  }
+}
+
+typedef struct waiter {
+  int id;
+  syncq_lock_node node;
+} waiter;
+
+static void *waiter_main(void *p) {
+  waiter *w = p;
+  atomic_store(&calling[w->id], 1);
+  if (syncq_lock_mcs_tp_lock(&lock, &w->node) == SYNCQ_OK) {
+    order[atomic_load(&got)] = w->id;
+    atomic_fetch_add(&got, 1);
+    syncq_lock_mcs_tp_unlock(&lock, &w->node);
+  }
+  return NULL;
+}
+
+static void check_passes_over(int wait) {
+  syncq_lock_config cfg = {0, wait, false};
+  assert_int_equal(syncq_lock_mcs_tp_init(&lock, &cfg), SYNCQ_OK);
+  atomic_store(&calling[0], 0);
+  atomic_store(&calling[1], 0);
+  atomic_store(&stopped, 0);
+  atomic_store(&thaw, 0);
+  atomic_store(&got, 0);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = stop_handler;
+  sigemptyset(&sa.sa_mask);
+  assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+
+  static waiter ws[2];
+  syncq_lock_node mine;
+  pthread_t a, b;
+  assert_int_equal(syncq_lock_mcs_tp_lock(&lock, &mine), SYNCQ_OK);
+  ws[0].id = 0;
+  ws[1].id = 1;
+  assert_int_equal(pthread_create(&a, NULL, waiter_main, &ws[0]), 0);
+  while (!atomic_load(&calling[0])) syncq_yield();
+  sleep_ms(30); /* A queues */
+  assert_int_equal(pthread_kill(a, SIGUSR1), 0);
+  while (!atomic_load(&stopped)) syncq_yield();
+  assert_int_equal(pthread_create(&b, NULL, waiter_main, &ws[1]), 0);
+  while (!atomic_load(&calling[1])) syncq_yield();
+  sleep_ms(30); /* B queues behind A; A's time is 30 ms old, far past the threshold */
+  assert_int_equal(syncq_lock_mcs_tp_unlock(&lock, &mine), SYNCQ_OK);
+  /* B gets the lock past the stopped A (plain MCS would hand it to A and
+   * B would wait for A's release: give up after a generous while) */
+  for (int i = 0; i < 20000 && atomic_load(&got) == 0; i++) sleep_ms(1);
+  if (atomic_load(&got) == 0) {
+    atomic_store(&thaw, 1);
+    fail_msg("%s: the lock waited for a stopped waiter", syncq_wait_name(wait));
+  }
+  pthread_join(b, NULL);
+  assert_int_equal(atomic_load(&got), 1);
+  assert_int_equal(order[0], 1);
+  atomic_store(&thaw, 1);
+  pthread_join(a, NULL); /* A queues again and gets it */
+  assert_int_equal(atomic_load(&got), 2);
+  assert_int_equal(order[1], 0);
+  assert_int_equal(syncq_lock_mcs_tp_destroy(&lock), SYNCQ_OK);
+  signal(SIGUSR1, SIG_DFL);
+}
+
+static void test_passes_over_a_stopped_waiter_spin(void **state) {
+  (void)state;
+  check_passes_over(SYNCQ_WAIT_SPIN);
+}
+
+static void test_passes_over_a_stopped_waiter_yield(void **state) {
+  (void)state;
+  check_passes_over(SYNCQ_WAIT_YIELD);
+}
+
+static void test_disciplines_and_bad_inputs(void **state) {
+  (void)state;
+  syncq_lock_mcs_tp l;
+  syncq_lock_node n;
+  syncq_lock_config cfg = {0, SYNCQ_WAIT_BLOCK, false};
+  assert_int_equal(syncq_lock_mcs_tp_init(&l, &cfg), SYNCQ_ENOTSUP);
+  cfg.wait = SYNCQ_WAIT_COMPETITIVE;
+  assert_int_equal(syncq_lock_mcs_tp_init(&l, &cfg), SYNCQ_ENOTSUP);
+  cfg.wait = 99;
+  assert_int_equal(syncq_lock_mcs_tp_init(&l, &cfg), SYNCQ_EINVAL);
+  cfg.wait = SYNCQ_WAIT_SPIN;
+  cfg.process_shared = true;
+  assert_int_equal(syncq_lock_mcs_tp_init(&l, &cfg), SYNCQ_ENOTSUP);
+  assert_int_equal(syncq_lock_mcs_tp_init(NULL, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_mcs_tp_init(&l, NULL), SYNCQ_OK);
+  assert_int_equal(syncq_lock_mcs_tp_lock(NULL, &n), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_mcs_tp_lock(&l, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_mcs_tp_trylock(NULL, &n), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_mcs_tp_trylock(&l, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_mcs_tp_unlock(NULL, &n), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_mcs_tp_unlock(&l, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_mcs_tp_unlock(&l, &n), SYNCQ_EINVAL); /* free */
+  assert_int_equal(syncq_lock_mcs_tp_destroy(NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_mcs_tp_trylock(&l, &n), SYNCQ_OK);
+  syncq_lock_node other;
+  assert_int_equal(syncq_lock_mcs_tp_trylock(&l, &other), SYNCQ_EBUSY);
+  assert_int_equal(syncq_lock_mcs_tp_destroy(&l), SYNCQ_EBUSY);
+  assert_int_equal(syncq_lock_mcs_tp_unlock(&l, &n), SYNCQ_OK);
+  assert_int_equal(syncq_lock_mcs_tp_destroy(&l), SYNCQ_OK);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_passes_over_a_stopped_waiter_spin),
+    cmocka_unit_test(test_passes_over_a_stopped_waiter_yield),
+    cmocka_unit_test(test_disciplines_and_bad_inputs),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
