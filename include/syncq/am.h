@@ -64,6 +64,12 @@ extern "C" {
 #define SYNCQ_AM_DEFAULT_PACKETS 256u
 #define SYNCQ_AM_DEFAULT_BULK_BLOCKS 16u
 #define SYNCQ_AM_DEFAULT_STALE_NS 20000000ull /* 20 ms before a dead owner's claim is taken back */
+/* A plain (not NOWAIT) send waits at most this many stale intervals
+ * (stale_claim_ns) on a claim lock that shows no progress: its holder is
+ * alive but never lets go (stopped by SIGSTOP or a debugger, or a foreign
+ * process named in an overwritten lock word). Then SYNCQ_ETIMEDOUT. With
+ * the defaults: 320 ms. */
+#define SYNCQ_AM_LOCK_WAIT_STALE 16u
 
 /* The claim algorithms (000 §3). */
 typedef enum syncq_am_claim {
