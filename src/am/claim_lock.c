@@ -284,24 +284,43 @@ static int tas_lock(const am_qview *v, bool test_first, bool nowait, const rl_se
 }
 
 /* The position whose turn it is, seen from waiter t: the highest position
- * before t whose slot carries its own tag. False if it lies more than
- * nslots - 1 positions back (a closer waiter watches it); *w then gets a
- * fingerprint of the words read, which every hand-over changes (each
- * writes one of these slots), so a far waiter still sees progress. */
+ * before t whose slot carries its own tag (hand-overs go in position
+ * order, so the latest one written names the current position). Nearest
+ * first: usually it lies a few positions back and the scan stops there.
+ * Farther than nslots - 1 back (every waiter in between died: a crash of
+ * many queued senders), the highest tag of all slots still names it. False
+ * only when no slot names a position before t (an overwritten lock); *w
+ * then gets a fingerprint of the words read, which any write to them
+ * changes. */
 static bool rl_current(am_rlock *l, uint32_t nslots, uint32_t t, uint32_t *x, uint64_t *w) {
   uint64_t mix = 0;
-  for (uint32_t k = (nslots == 1u ? 0u : 1u); k < nslots; k++) {
+  bool found = false;
+  uint32_t best = 0;
+  uint64_t best_w = 0;
+  for (uint32_t k = (nslots == 1u ? 0u : 1u); k <= nslots; k++) {
+    if (nslots == 1u && k == 1u) break;
     uint32_t pos = t - k;
     /* acquire: pairs with the release stores of GO / CAS of HELD, before
      * reading the start time beside the word */
     uint64_t v = atomic_load_explicit(&l->slot[pos % nslots].word, memory_order_acquire);
     if (nslots == 1u) pos = am_state_pos(v); /* ticket: the word names the position itself */
-    if (am_state_pos(v) == pos) {
+    if (am_state_pos(v) == pos && k < nslots) {
       *x = pos;
       *w = v;
       return true;
     }
+    uint32_t vp = am_state_pos(v);
+    if (am_pos_after(t, vp) && vp % nslots == pos % nslots && (!found || am_pos_after(vp, best))) {
+      found = true;
+      best = vp;
+      best_w = v;
+    }
     mix = (mix ^ v) * 0x9E3779B97F4A7C15ull; /* position-dependent: a moved word changes it */
+  }
+  if (found) {
+    *x = best;
+    *w = best_w;
+    return true;
   }
   *w = mix;
   return false;
