@@ -246,7 +246,8 @@ int am_claim_lockfree(const am_qview *v, bool nowait, am_claim_state *cs); /* cl
 /* Give back what a NOWAIT claim got before returning SYNCQ_FULL. */
 void am_claim_release(const am_qview *v, am_claim_state *cs);
 /* How long a plain send waits on a claim lock that shows no progress
- * (SYNCQ_AM_LOCK_WAIT_STALE stale intervals, saturating). */
+ * (SYNCQ_AM_LOCK_WAIT_STALE stale intervals, saturating, at least
+ * SYNCQ_AM_LOCK_WAIT_MIN_NS). */
 uint64_t am_lock_patience_ns(uint64_t stale_ns);
 
 /* Figure 2's critical section (claim_lock.c), shared with the POSIX claim:

@@ -61,7 +61,8 @@
  *                cannot leave a queue without costing the others a stale
  *                interval). A plain claim returns SYNCQ_ETIMEDOUT once the
  *                lock has shown no progress of its own for
- *                SYNCQ_AM_LOCK_WAIT_STALE stale intervals (a live holder
+ *                SYNCQ_AM_LOCK_WAIT_STALE stale intervals, at least
+ *                SYNCQ_AM_LOCK_WAIT_MIN_NS (a live holder
  *                that never lets go: stopped, or a foreign pid written
  *                into the word); positions this waiter skipped are not
  *                progress. A lock word no operation writes (TAS: an
@@ -104,6 +105,9 @@
 
 /* Lock word types (bits 7..0 of the am_state encoding). */
 enum { AM_RL_GO = 0, AM_RL_HELD = 1, AM_RL_SKIP = 2 };
+/* Waiter record types (am_queue.waiter): waiting there, or gone for good
+ * (a plain claim that gave up: SYNCQ_ETIMEDOUT). */
+enum { AM_RL_WAITING = 1, AM_RL_LEFT = 2 };
 
 /* Backoff after a failed test-and-set (000 §3.1 / 001 §4: 100 ns doubling
  * to 30 us), the same as the library's TAS lock. */
@@ -169,7 +173,8 @@ void am_claim_repair(const am_qview *v) {
 /* ---------------------------------------------------------------- locks */
 
 uint64_t am_lock_patience_ns(uint64_t stale_ns) {
-  return stale_ns > UINT64_MAX / SYNCQ_AM_LOCK_WAIT_STALE ? UINT64_MAX : stale_ns * SYNCQ_AM_LOCK_WAIT_STALE;
+  uint64_t p = stale_ns > UINT64_MAX / SYNCQ_AM_LOCK_WAIT_STALE ? UINT64_MAX : stale_ns * SYNCQ_AM_LOCK_WAIT_STALE;
+  return p < SYNCQ_AM_LOCK_WAIT_MIN_NS ? SYNCQ_AM_LOCK_WAIT_MIN_NS : p;
 }
 
 typedef struct rl_self {
@@ -181,11 +186,15 @@ typedef struct rl_self {
 
 /* Watches one word (a lock word, or a fingerprint of several) for staying
  * unchanged: through a stale interval (act on a dead or absent owner), and
- * through the patience bound (give up: SYNCQ_ETIMEDOUT). */
+ * through the patience bound (give up: SYNCQ_ETIMEDOUT). Giving up comes
+ * only at the end of a stale interval after one that was acted on, so a
+ * waiter that was itself descheduled for the whole bound still looks at
+ * the holder (and takes back a dead one) before it gives up. */
 typedef struct rl_watch {
   uint64_t word;
   uint64_t since; /* 0: not watching; restarts every stale interval */
   uint64_t first; /* when the word was first seen: progress resets it */
+  unsigned acted; /* stale intervals ended (and acted on) since `first` */
 } rl_watch;
 
 enum { RL_WAIT, RL_STALE, RL_GIVE_UP };
@@ -195,11 +204,13 @@ static int rl_look(rl_watch *wt, uint64_t w, const rl_self *me) {
   if (wt->since == 0 || wt->word != w) {
     wt->word = w;
     wt->since = wt->first = now;
+    wt->acted = 0;
     return RL_WAIT;
   }
-  if (now - wt->first >= me->patience_ns) return RL_GIVE_UP;
   if (now - wt->since < me->stale_ns) return RL_WAIT;
   wt->since = now; /* a live owner is asked again one interval later */
+  if (wt->acted > 0 && now - wt->first >= me->patience_ns) return RL_GIVE_UP;
+  wt->acted++;
   return RL_STALE;
 }
 
@@ -248,7 +259,7 @@ static int tas_lock(const am_qview *v, bool test_first, bool nowait, const rl_se
   am_rlock_slot *s = &v->q->lock.rlock.slot[0];
   syncq_backoff_exp b;
   (void)syncq_backoff_exp_init(&b, AM_RL_BACKOFF_INITIAL_NS, AM_RL_BACKOFF_CAP_NS);
-  rl_watch wt = {0, 0, 0};
+  rl_watch wt = {0, 0, 0, 0};
   /* acquire: before reading the start time beside it */
   uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
   for (unsigned tries = 1;; tries++) {
@@ -355,7 +366,7 @@ static int queue_trylock(am_rlock *l, uint32_t nslots, const rl_self *me, uint32
 
 /* Position y has just been handed GO(y) by us (we skipped or released
  * y - 1 as recovery). While the waiter record of y says its waiter has
- * died, skip y at once and hand y + 1 on: a run of dead waiters (a crash
+ * died or left, skip y at once and hand y + 1 on: a run of dead waiters (a crash
  * of many senders) costs one pass, not one stale interval each. Stops at
  * our own position t, at a live or unknown waiter (no record, or one of
  * another position: it is left to the stale rule), or when a CAS finds the
@@ -365,7 +376,10 @@ static uint32_t rl_skip_dead_run(am_rlock *l, const am_queue *q, uint32_t nslots
     /* relaxed: the record names a process, it publishes no data; a record
      * not yet visible reads as "unknown" */
     uint64_t rec = atomic_load_explicit(&q->waiter[y % AM_RL_WAITERS], memory_order_relaxed);
-    if (am_state_pos(rec) != y || am_state_pid(rec) == 0u || !am_owner_dead(am_state_pid(rec), 0)) break;
+    if (am_state_pos(rec) != y) break; /* no record of y (yet, or any more) */
+    if (am_state_type(rec) != AM_RL_LEFT && (am_state_type(rec) != AM_RL_WAITING || am_state_pid(rec) == 0u ||
+                                             !am_owner_dead(am_state_pid(rec), 0)))
+      break;
     am_rlock_slot *s = &l->slot[y % nslots], *succ = &l->slot[(y + 1u) % nslots];
     uint64_t expect = am_state(y, 0, AM_RL_GO);
     /* acq_rel: as the stale skip in queue_lock */
@@ -379,6 +393,23 @@ static uint32_t rl_skip_dead_run(am_rlock *l, const am_queue *q, uint32_t nslots
   return y;
 }
 
+/* A plain claim gives up position t (SYNCQ_ETIMEDOUT): say so in its record,
+ * so whoever reaches t skips it at once (rl_skip_dead_run) instead of
+ * waiting a stale interval for a live process that will never enter; and
+ * if t was handed to us meanwhile, hand it straight on. */
+static int rl_leave(am_rlock *l, am_queue *q, uint32_t nslots, uint32_t t, const rl_self *me) {
+  /* relaxed: read only to name a position's fate (rl_skip_dead_run) */
+  atomic_store_explicit(&q->waiter[t % AM_RL_WAITERS], am_state(t, me->pid, AM_RL_LEFT), memory_order_relaxed);
+  am_rlock_slot *mine = &l->slot[t % nslots];
+  uint64_t expect = am_state(t, 0, AM_RL_GO);
+  /* acq_rel: as the stale skip in queue_lock */
+  if (atomic_compare_exchange_strong_explicit(&mine->word, &expect, am_state(t, 0, AM_RL_SKIP), memory_order_acq_rel,
+                                              memory_order_relaxed))
+    /* release: pairs with t + 1's acquire CAS in rl_enter */
+    atomic_store_explicit(&l->slot[(t + 1u) % nslots].word, am_state(t + 1u, 0, AM_RL_GO), memory_order_release);
+  return SYNCQ_ETIMEDOUT;
+}
+
 /* Ticket (nslots 1) and Anderson (nslots AM_RLOCK_SLOTS): *pos gets the
  * position held. SYNCQ_ETIMEDOUT when the lock showed no progress for the
  * patience bound (the position we leave behind is skipped like a dead
@@ -387,7 +418,7 @@ static int queue_lock(const am_qview *v, uint32_t nslots, const rl_self *me, uin
   am_rlock *l = &v->q->lock.rlock;
   /* relaxed: the position orders nothing; the slot words do */
   uint32_t t = atomic_fetch_add_explicit(&l->next, 1u, memory_order_relaxed);
-  rl_watch wt = {0, 0, 0};
+  rl_watch wt = {0, 0, 0, 0};
   uint64_t deadline = syncq_now_ns() + me->patience_ns;
   if (deadline < me->patience_ns) deadline = UINT64_MAX;
   unsigned spins = 0;
@@ -403,14 +434,15 @@ static int queue_lock(const am_qview *v, uint32_t nslots, const rl_self *me, uin
     }
     if (!recorded) { /* we wait: say who waits here (see rl_skip_dead_run) */
       /* relaxed: read only to name a process (rl_skip_dead_run) */
-      atomic_store_explicit(&v->q->waiter[t % AM_RL_WAITERS], am_state(t, me->pid, 1u), memory_order_relaxed);
+      atomic_store_explicit(&v->q->waiter[t % AM_RL_WAITERS], am_state(t, me->pid, AM_RL_WAITING),
+                            memory_order_relaxed);
       recorded = true;
     }
     uint32_t wp = am_state_pos(w);
     if (am_pos_after(wp, t) || (wp == t && am_state_type(w) == AM_RL_SKIP)) {
       /* our turn was skipped while we were not looking: queue again (an
        * overwritten word can say so for ever: the deadline still holds) */
-      if (syncq_now_ns() >= deadline) return SYNCQ_ETIMEDOUT;
+      if (syncq_now_ns() >= deadline) return SYNCQ_ETIMEDOUT; /* holds no position now */
       t = atomic_fetch_add_explicit(&l->next, 1u, memory_order_relaxed); /* relaxed: as above */
       wt.since = 0;
       recorded = false;
@@ -425,7 +457,7 @@ static int queue_lock(const am_qview *v, uint32_t nslots, const rl_self *me, uin
     bool seen = rl_current(l, nslots, t, &x, &cw);
     int look = rl_look(&wt, cw, me);
     if (wt.first + me->patience_ns >= wt.first) deadline = wt.first + me->patience_ns; /* progress moves it */
-    if (look == RL_GIVE_UP) return SYNCQ_ETIMEDOUT;
+    if (look == RL_GIVE_UP) return rl_leave(l, v->q, nslots, t, me);
     if (!seen || look != RL_STALE) {
       sched_yield(); /* an oversubscribed machine must run the holder */
       continue;

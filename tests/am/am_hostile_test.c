@@ -17,7 +17,8 @@
  * test_stopped_holder: a sender SIGSTOPped while it holds the claim lock
  * (the crash-point hook stops it there). Another sender's NOWAIT send
  * returns SYNCQ_EBUSY at once, its plain send SYNCQ_ETIMEDOUT within
- * SYNCQ_AM_LOCK_WAIT_STALE stale intervals; after SIGCONT every message
+ * the bound (SYNCQ_AM_LOCK_WAIT_STALE stale intervals, at least
+ * SYNCQ_AM_LOCK_WAIT_MIN_NS); after SIGCONT every message
  * is delivered. (Lock-free: no lock, both sends succeed.)
  */
 #include <signal.h>
@@ -37,12 +38,15 @@
 #include "syncq/am.h"
 #include "syncq/clock.h"
 
-#ifndef SYNCQ_AM_LOCK_WAIT_STALE
-#define SYNCQ_AM_LOCK_WAIT_STALE 16u /* lets the test build against a tree without the bound (to show the old hang) */
+#ifndef SYNCQ_AM_LOCK_WAIT_STALE /* lets the test build against a tree without the bound (to show the old hang) */
+#define SYNCQ_AM_LOCK_WAIT_STALE 16u
+#define SYNCQ_AM_LOCK_WAIT_MIN_NS 1000000000ull
 #endif
 
-#define STALE_NS 1000000ull                                 /* 1 ms: the plain-send bound is 16 ms */
-#define BOUND_NS (STALE_NS * SYNCQ_AM_LOCK_WAIT_STALE)
+#define STALE_NS 1000000ull /* 1 ms: the plain-send bound is the floor */
+#define BOUND_NS \
+  (STALE_NS * SYNCQ_AM_LOCK_WAIT_STALE > SYNCQ_AM_LOCK_WAIT_MIN_NS ? STALE_NS * SYNCQ_AM_LOCK_WAIT_STALE \
+                                                                   : SYNCQ_AM_LOCK_WAIT_MIN_NS)
 #define SLACK_NS 3000000000ull                              /* a loaded (sanitized, shared) machine's scheduling */
 #define NOWAIT_MAX_NS 1000000000ull                         /* "at once", with the same slack for the scheduler */
 #define CHILD_ALARM_S 20                                    /* a hang past this fails the case (SIGALRM) */
