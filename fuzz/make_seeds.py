@@ -109,6 +109,10 @@ seeds["send-reply-queue-garbage"] = bytes([TICKET]) + rec(REP_Q, 4160, struct.pa
 seeds["send-reply-pkt-garbage"] = bytes([LOCKFREE]) + rec(REP_PKT, 0, struct.pack("<Q", 0xAB)) + send(3) + POLL + POLL
 seeds["send-lockfree-dead-assign"] = bytes([LOCKFREE]) + rec(REQ_Q, 4160, struct.pack("<I", 3)) + send() + POLL + POLL
 
+# found-send-*: inputs AFL++ found (not written here; kept as found): an
+# UBSan shift in the slot check, and glibc following an overwritten POSIX
+# mutex kind word into lock elision (SIGILL without TSX).
+
 os.makedirs(OUT, exist_ok=True)
 for name, data in sorted(seeds.items()):
     with open(os.path.join(OUT, name), "wb") as f:

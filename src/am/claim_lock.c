@@ -513,7 +513,8 @@ static void queue_unlock(am_queue *q, uint32_t nslots, uint32_t t) {
  * the tail or the slot was overwritten. */
 static bool slot_state_ok(uint64_t s, uint32_t t, uint32_t n, unsigned busy) {
   if (s == am_state(t, 0, AM_FREE)) return true;
-  return am_state_pos(s) == t - n && am_state_type(s) != AM_FREE && (busy & (1u << am_state_type(s))) != 0;
+  unsigned type = am_state_type(s); /* up to 255 in an overwritten word: test before shifting */
+  return am_state_pos(s) == t - n && type != AM_FREE && type <= AM_READY_BULK && (busy & (1u << type)) != 0;
 }
 
 /* Figure 2's critical section, shared with the POSIX claim: 1 when the

@@ -20,7 +20,10 @@
  *                is on CLOCK_REALTIME, as timedlock wants, so a clock step
  *                moves it). A mutex whose bytes were overwritten: what
  *                glibc answers, as a status (EINVAL, ENOTRECOVERABLE,
- *                EDEADLK: SYNCQ_EINVAL). glibc links a held robust mutex
+ *                EDEADLK: SYNCQ_EINVAL); a kind word other than the one
+ *                this claim's mutexes have (glibc dispatches on it: lock
+ *                elision, priority inheritance) is SYNCQ_EINVAL before
+ *                any call. glibc links a held robust mutex
  *                into the holder thread's robust list through pointers in
  *                the mutex itself: a process that overwrites those while
  *                we hold it (a window of one critical section) is the one
@@ -44,19 +47,55 @@
 #include "am_crash.h"
 #include "am_internal.h"
 
-int am_posix_init(am_queue *q) {
+/* Initialise m as every claim's mutex: process-shared and robust. */
+static int mutex_make(pthread_mutex_t *m) {
   pthread_mutexattr_t a;
-  if (pthread_mutexattr_init(&a) != 0) return SYNCQ_ESYS;
+  if (pthread_mutexattr_init(&a) != 0) return EAGAIN;
   int e = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
   if (e == 0) e = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-  if (e == 0) e = pthread_mutex_init(&q->lock.mutex, &a);
+  if (e == 0) e = pthread_mutex_init(m, &a);
   (void)pthread_mutexattr_destroy(&a);
+  return e;
+}
+
+int am_posix_init(am_queue *q) {
+  int e = mutex_make(&q->lock.mutex);
   if (e != 0) {
     errno = e;
     return e == ENOTSUP ? SYNCQ_ENOTSUP : SYNCQ_ESYS;
   }
   return SYNCQ_OK;
 }
+
+#ifdef __GLIBC__
+/* glibc dispatches every mutex call on the mutex's own kind word: an
+ * overwritten one sends it down paths this mutex never takes (lock
+ * elision executes XBEGIN, SIGILL on a CPU without TSX; priority
+ * inheritance or protection). The kind our mutexes have, learned once
+ * from a local one made the same way. */
+static pthread_once_t kind_once = PTHREAD_ONCE_INIT;
+static int kind_expected = -1; /* written once under kind_once, then only read */
+
+static void kind_learn(void) {
+  pthread_mutex_t m;
+  if (mutex_make(&m) != 0) return;
+  kind_expected = m.__data.__kind;
+  (void)pthread_mutex_destroy(&m);
+}
+
+/* False when the mutex's kind word is not the one syncq_am_create made. */
+static bool kind_ok(const pthread_mutex_t *m) {
+  (void)pthread_once(&kind_once, kind_learn);
+  /* a plain read: the word is written only at creation (or by a hostile
+   * process, which is what this checks for) */
+  return kind_expected >= 0 && *(const volatile int *)&m->__data.__kind == kind_expected;
+}
+#else
+static bool kind_ok(const pthread_mutex_t *m) {
+  (void)m;
+  return true;
+}
+#endif
 
 /* The library status of a pthread_mutex_*lock error. */
 static int lock_status(int e) {
@@ -72,6 +111,7 @@ static int lock_status(int e) {
 
 int am_claim_posix(const am_qview *v, bool nowait, am_claim_state *cs) {
   pthread_mutex_t *m = &v->q->lock.mutex;
+  if (!kind_ok(m)) return SYNCQ_EINVAL; /* overwritten: glibc would follow it anywhere */
   int e;
   if (nowait) {
     e = pthread_mutex_trylock(m);
