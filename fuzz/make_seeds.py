@@ -111,7 +111,9 @@ seeds["send-lockfree-dead-assign"] = bytes([LOCKFREE]) + rec(REQ_Q, 4160, struct
 
 # found-send-*: inputs AFL++ found (not written here; kept as found): an
 # UBSan shift in the slot check, and glibc following an overwritten POSIX
-# mutex kind word into lock elision (SIGILL without TSX).
+# mutex kind word into lock elision (SIGILL without TSX); found-poll-walk-*:
+# a lock-free poll that walked an overwritten head on through 2^31
+# "skipped" positions (a hang).
 
 os.makedirs(OUT, exist_ok=True)
 for name, data in sorted(seeds.items()):

@@ -493,9 +493,10 @@ unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
       deliver(ep, qi, &v, p, s, hd);
       done++;
       recovering = false;
-    } else if (v.claim == SYNCQ_AM_CLAIM_LOCKFREE && am_pos_after(am_state_pos(s), hd) && type <= AM_READY_BULK) {
+    } else if (v.claim == SYNCQ_AM_CLAIM_LOCKFREE && am_state_pos(s) == hd + v.packets && type <= AM_READY_BULK) {
       /* hd was skipped ahead of the head (skip_abandoned_run); the slot
-       * already serves a lap later */
+       * already serves the next lap. Exactly one lap: an overwritten head
+       * or state cannot walk the head on for more than the n slots. */
     } else if (unstick(ep, qi, &v, p, s, hd, recovering)) {
       recovering = true;
     } else {
