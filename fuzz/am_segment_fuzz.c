@@ -8,6 +8,13 @@
  * out-of-bounds read (outside the mapping: SIGSEGV; on the heap: ASan), an
  * undefined operation (UBSan) or a hang is a finding.
  *
+ * The sender side too: a peer connected (with the endpoint as its own, so
+ * handler 3 replies) before any patch sends into the patched segment, so
+ * every offset, tail, slot state and lock word a send reads may be the
+ * fuzzer's. Sends are SYNCQ_AM_NOWAIT: a plain send waits on a queue that
+ * never drains by design, and that is not a finding; everything a NOWAIT
+ * send may wait for is bounded.
+ *
  * Input: byte 0 chooses the claim (mod 6) of a small endpoint
  * (FUZZ_PACKETS packets, FUZZ_BLOCKS bulk blocks of FUZZ_BULK bytes); then
  * records, each
@@ -16,8 +23,10 @@
  * its end) of one region of the segment: 0 header, 1 peer table, then per
  * queue (request 2..5, reply 6..9) the queue's fixed block, its packets,
  * its bulk slots, its bulk data. Region 0xFF polls once (so patches and
- * polls interleave); other region values are ignored. At the end the
- * segment is attached by name and polled again.
+ * polls interleave); 0xFE | handler sends a short NOWAIT request of two
+ * words; 0xFD | handler | length a bulk NOWAIT request of `length` bytes;
+ * other region values are ignored. At the end the segment is attached by
+ * name and polled again.
  *
  * The magic word is put back after every patch: an attacher waits
  * AM_ATTACH_WAIT_NS for a segment without it (one being created), which
@@ -47,6 +56,9 @@
 #define FUZZ_FINAL_POLLS 4
 #define FUZZ_MAX_INPUT (1u << 16)
 #define FUZZ_POLL_REGION 0xFFu
+#define FUZZ_SEND_REGION 0xFEu
+#define FUZZ_SEND_BULK_REGION 0xFDu
+#define FUZZ_REPLY_HANDLER 3u     /* replies (NOWAIT) to requests: the reply path sends too */
 #define FUZZ_HANDLERS 4u         /* handlers 0..3 registered; the rest go to the default */
 #define FUZZ_REGIONS (2 + 4 * AM_NQUEUES)
 
@@ -60,6 +72,12 @@ static void h_read(syncq_am_token *tk, const uint32_t *args, unsigned nargs, con
   const unsigned char *d = data;
   for (size_t i = 0; i < len; i++) acc = acc * 31u + d[i];
   sink += acc;
+}
+
+static void h_reply(syncq_am_token *tk, const uint32_t *args, unsigned nargs, const void *data, size_t len,
+                    void *ctx) {
+  h_read(tk, args, nargs, data, len, ctx);
+  if (syncq_am_token_is_request(tk)) (void)syncq_am_reply(tk, 1, args, nargs, SYNCQ_AM_NOWAIT);
 }
 
 typedef struct region {
@@ -88,8 +106,13 @@ static int one_input(const uint8_t *in, size_t n) {
                          .bulk_blocks = FUZZ_BLOCKS, .bulk_size = FUZZ_BULK, .stale_claim_ns = FUZZ_STALE_NS};
   syncq_am_endpoint *ep;
   if (syncq_am_create(name, &cfg, &ep) != SYNCQ_OK) return 0;
-  for (unsigned i = 0; i < FUZZ_HANDLERS; i++) (void)syncq_am_register(ep, i, "read", h_read, NULL);
+  for (unsigned i = 0; i < FUZZ_HANDLERS; i++)
+    (void)syncq_am_register(ep, i, "read", i == FUZZ_REPLY_HANDLER ? h_reply : h_read, NULL);
   (void)syncq_am_set_default_handler(ep, h_read, NULL);
+  syncq_am_peer *sender = NULL; /* connected before the patches: it keeps the geometry it validated */
+  if (syncq_am_connect(ep, name, &sender) != SYNCQ_OK) sender = NULL;
+  static const uint32_t words[2] = {0x5eed, 0xf00d};
+  static unsigned char bulk[FUZZ_BULK * 2];
   unsigned char *seg = ep->base;
   region r[FUZZ_REGIONS]; /* from the pristine segment: the fuzzer may change what it says */
   regions_of(seg, r);
@@ -98,6 +121,19 @@ static int one_input(const uint8_t *in, size_t n) {
     unsigned reg = in[i++];
     if (reg == FUZZ_POLL_REGION) {
       (void)syncq_am_poll(ep, FUZZ_POLL_BUDGET, NULL);
+      continue;
+    }
+    if (reg == FUZZ_SEND_REGION || reg == FUZZ_SEND_BULK_REGION) {
+      bool is_bulk = reg == FUZZ_SEND_BULK_REGION;
+      if (i + (is_bulk ? 2u : 1u) > n) break;
+      unsigned handler = in[i++] % FUZZ_HANDLERS;
+      size_t blen = is_bulk ? in[i++] : 0;
+      if (sender != NULL) {
+        if (is_bulk)
+          (void)syncq_am_request_bulk(sender, handler, bulk, blen, words, 2, SYNCQ_AM_NOWAIT);
+        else
+          (void)syncq_am_request(sender, handler, words, 2, SYNCQ_AM_NOWAIT);
+      }
       continue;
     }
     if (i + 3 > n) break;
@@ -120,7 +156,12 @@ static int one_input(const uint8_t *in, size_t n) {
     (void)syncq_am_peer_limits(peer, &lim);
     (void)syncq_am_disconnect(peer);
   }
+  if (sender != NULL) { /* once more after every patch, short and bulk */
+    (void)syncq_am_request(sender, FUZZ_REPLY_HANDLER, words, 2, SYNCQ_AM_NOWAIT);
+    (void)syncq_am_request_bulk(sender, 0, bulk, FUZZ_BULK, words, 2, SYNCQ_AM_NOWAIT);
+  }
   for (int k = 0; k < FUZZ_FINAL_POLLS; k++) (void)syncq_am_poll(ep, FUZZ_POLL_BUDGET, NULL);
+  if (sender != NULL) (void)syncq_am_disconnect(sender);
   syncq_am_counters cnt;
   (void)syncq_am_counters_of(ep, &cnt);
   (void)syncq_am_destroy(ep);

@@ -9,7 +9,11 @@ args 32; am_header: claim 12, packets 16, packet_shift 20, bulk_blocks 24,
 bulk_size 28, size 40, queue_off 64, peers_off 80). The seeds start the
 fuzzer at the states a crashed or buggy peer leaves: READY packets with
 out-of-range fields, dead and live claims, a garbage peer table, a header
-whose geometry lies. Run: python3 fuzz/make_seeds.py
+whose geometry lies; and, sent to (records 0xFE: a NOWAIT short request,
+0xFD: a NOWAIT bulk request), a segment whose offsets, tails, slot states
+or claim lock words were overwritten (am_queue: the claim lock at 0 (TAS,
+ticket: next at 0, slot[0]'s word at 64; the POSIX mutex at 0), tail 4160,
+bulk_tail 4164, head 4224, packets_off 4288). Run: python3 fuzz/make_seeds.py
 """
 import os
 import struct
@@ -17,9 +21,19 @@ import struct
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus")
 POLL = b"\xff"
+
+
+def send(handler=1):
+    return bytes([0xFE, handler])
+
+
+def send_bulk(handler=0, length=100):
+    return bytes([0xFD, handler, length])
+
+
 HDR, PEERS = 0, 1
 REQ_Q, REQ_PKT, REQ_SLOTS, REQ_DATA = 2, 3, 4, 5
-REP_PKT = 7
+REP_Q, REP_PKT = 6, 7
 FREE, CLAIMED, READY, READY_BULK = 0, 1, 2, 3
 
 
@@ -64,6 +78,42 @@ seeds["hdr-claim-bad"] = bytes([4]) + rec(HDR, 12, struct.pack("<i", -3)) + POLL
 seeds["queue-packets-off-out"] = bytes([5]) + rec(REQ_Q, 4288, struct.pack("<Q", 1 << 33)) + POLL
 seeds["bulk-slot-garbage"] = bytes([5]) + rec(REQ_SLOTS, 0, state(0, 0x3FFFFF, CLAIMED)) + rec(
     REQ_PKT, 0, packet(0, READY_BULK, has_bulk=1, bulk_pos=0, bulk_len=128)) + POLL
+
+# the sender side: sends into what the patches left
+TAS, TTAS, TICKET, ANDERSON, POSIX, LOCKFREE = range(6)
+for claim in range(6):
+    seeds[f"send-ok-claim{claim}"] = bytes([claim]) + send(1) + send_bulk(0, 64) + send(3) + POLL + POLL
+    seeds[f"send-tail-garbage-claim{claim}"] = bytes([claim]) + rec(REQ_Q, 4160, struct.pack(
+        "<II", 0x77777777, 0x66666665)) + send(1) + send_bulk(2) + POLL
+    seeds[f"send-pkt-state-garbage-claim{claim}"] = bytes([claim]) + rec(REQ_PKT, 0, struct.pack(
+        "<Q", 0xDEADBEEFCAFE00AB)) + send(1) + send_bulk() + POLL
+    seeds[f"send-packets-off-out-claim{claim}"] = bytes([claim]) + rec(REQ_Q, 4288, struct.pack(
+        "<Q", 1 << 40)) + send(1) + send_bulk()
+seeds["send-hdr-queue-off-out"] = bytes([TAS]) + rec(HDR, 64, struct.pack("<QQ", 1 << 40, 64)) + send() + send_bulk()
+seeds["send-hdr-bulk-size-big"] = bytes([LOCKFREE]) + rec(HDR, 28, struct.pack("<I", 1 << 20)) + send_bulk(0, 255)
+seeds["send-hdr-packets-huge"] = bytes([TICKET]) + rec(HDR, 16, struct.pack("<II", 1 << 30, 30)) + send()
+seeds["send-bulk-slot-garbage"] = bytes([ANDERSON]) + rec(REQ_SLOTS, 0, state(0, 12345, 0x77)) + send_bulk() + POLL
+seeds["send-lock-held-pid1-tas"] = bytes([TAS]) + rec(REQ_Q, 64, state(0, 1, 1)) + send() + send_bulk()
+seeds["send-lock-held-pid1-ttas"] = bytes([TTAS]) + rec(REQ_Q, 64, state(5, 1, 1)) + send() + POLL
+seeds["send-lock-held-pid1-ticket"] = bytes([TICKET]) + rec(REQ_Q, 0, struct.pack("<I", 1)) + rec(
+    REQ_Q, 64, state(0, 1, 1)) + send() + send_bulk()
+seeds["send-lock-held-pid1-anderson"] = bytes([ANDERSON]) + rec(REQ_Q, 0, struct.pack("<I", 1)) + rec(
+    REQ_Q, 64, state(0, 1, 1)) + send()
+seeds["send-lock-garbage-tas"] = bytes([TAS]) + rec(REQ_Q, 64, struct.pack("<Q", 0x123456789ABCDEF7)) + send()
+seeds["send-lock-next-ahead-ticket"] = bytes([TICKET]) + rec(REQ_Q, 0, struct.pack("<I", 5000)) + send() + POLL
+seeds["send-lock-next-ahead-anderson"] = bytes([ANDERSON]) + rec(REQ_Q, 0, struct.pack("<I", 70)) + send()
+seeds["send-posix-mutex-garbage"] = bytes([POSIX]) + rec(REQ_Q, 0, b"\xa5" * 40) + send() + send_bulk()
+seeds["send-posix-mutex-held-pid1"] = bytes([POSIX]) + rec(REQ_Q, 0, struct.pack("<iI", 0, 0) + struct.pack(
+    "<i", 1)) + rec(REQ_Q, 0, struct.pack("<i", 1)) + send()
+seeds["send-reply-queue-garbage"] = bytes([TICKET]) + rec(REP_Q, 4160, struct.pack("<I", 0x12345)) + send(3) + POLL
+seeds["send-reply-pkt-garbage"] = bytes([LOCKFREE]) + rec(REP_PKT, 0, struct.pack("<Q", 0xAB)) + send(3) + POLL + POLL
+seeds["send-lockfree-dead-assign"] = bytes([LOCKFREE]) + rec(REQ_Q, 4160, struct.pack("<I", 3)) + send() + POLL + POLL
+
+# found-send-*: inputs AFL++ found (not written here; kept as found): an
+# UBSan shift in the slot check, and glibc following an overwritten POSIX
+# mutex kind word into lock elision (SIGILL without TSX); found-poll-walk-*:
+# a lock-free poll that walked an overwritten head on through 2^31
+# "skipped" positions (a hang).
 
 os.makedirs(OUT, exist_ok=True)
 for name, data in sorted(seeds.items()):

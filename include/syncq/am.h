@@ -36,6 +36,15 @@
  * calls the user's default handler if one is set). Nothing here aborts or
  * prints.
  *
+ * A hostile or corrupted segment: every process computes addresses from
+ * the layout it validated itself (the creator at creation, a sender at
+ * connect), never from what the segment says later; a send or poll that
+ * finds the segment's fixed fields changed, or a slot or lock word in a
+ * state no process writes, returns SYNCQ_EINVAL. A claim lock that never
+ * frees (its holder stopped, or a live foreign pid written into it) costs
+ * a NOWAIT send nothing (SYNCQ_EBUSY) and a plain send at most
+ * the bound of SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT).
+ *
  * Not async-signal-safe (the POSIX claim and shm_open are not).
  */
 #ifndef SYNCQ_AM_H
@@ -64,6 +73,15 @@ extern "C" {
 #define SYNCQ_AM_DEFAULT_PACKETS 256u
 #define SYNCQ_AM_DEFAULT_BULK_BLOCKS 16u
 #define SYNCQ_AM_DEFAULT_STALE_NS 20000000ull /* 20 ms before a dead owner's claim is taken back */
+/* A plain (not NOWAIT) send waits on a claim lock that shows no progress
+ * (its holder is alive but never lets go: stopped by SIGSTOP or a
+ * debugger, or a foreign process named in an overwritten lock word) for
+ * SYNCQ_AM_LOCK_WAIT_STALE stale intervals (stale_claim_ns), and at least
+ * SYNCQ_AM_LOCK_WAIT_MIN_NS (a live holder preempted on a loaded machine
+ * is not one that never lets go), then returns SYNCQ_ETIMEDOUT. With the
+ * default interval: 1 s. */
+#define SYNCQ_AM_LOCK_WAIT_STALE 16u
+#define SYNCQ_AM_LOCK_WAIT_MIN_NS 1000000000ull
 
 /* The claim algorithms (000 §3). */
 typedef enum syncq_am_claim {
@@ -120,7 +138,7 @@ typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, un
                                  size_t len, void *ctx);
 
 /* Flags of the send calls. */
-#define SYNCQ_AM_NOWAIT 1u /* return SYNCQ_FULL instead of backing off when the queue is full */
+#define SYNCQ_AM_NOWAIT 1u /* never wait: SYNCQ_FULL when the queue is full, SYNCQ_EBUSY when the claim lock is held */
 
 /* Create the endpoint `name` (1..SYNCQ_AM_NAME_MAX of [A-Za-z0-9._-]).
  * SYNCQ_EINVAL: NULL out or name, malformed name, bad config;
@@ -149,9 +167,10 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * requests); *handled (may be NULL) gets how many. Also takes back stale
  * claims of dead senders at the queue heads. SYNCQ_OK (even with nothing
  * to do), SYNCQ_EINVAL (NULL ep, budget 0, or a process that did not
- * create ep; or the segment's fixed geometry, header and queue offsets,
- * was overwritten since creation: nothing is followed then). Polling a queue already being polled further up this
- * process's stack (a handler that polls) skips that queue. */
+ * create ep; or the segment's fixed fields, header and queue offsets,
+ * were overwritten since creation: nothing is followed then). Polling a
+ * queue already being polled further up this process's stack (a handler
+ * that polls) skips that queue. */
 SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled);
 
 /* The endpoint's limits (sizes it was created with) and its counters (messages, claims, retries) into
@@ -174,18 +193,30 @@ SYNCQ_API int syncq_am_disconnect(syncq_am_peer *peer);
 SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *out);
 
 /* Send a short request: handler index, nargs (<= SYNCQ_AM_MAX_ARGS) words.
- * SYNCQ_OK; SYNCQ_FULL (only with SYNCQ_AM_NOWAIT); SYNCQ_EINVAL (NULL
- * peer, args NULL with nargs > 0, index out of range, too many words,
- * unknown flag); SYNCQ_EDEAD (the endpoint was shut down or its creator
- * died while we waited). */
+ * SYNCQ_OK;
+ * SYNCQ_FULL (only with SYNCQ_AM_NOWAIT): the queue is full;
+ * SYNCQ_EBUSY (only with SYNCQ_AM_NOWAIT; locking claims): the claim lock
+ *   is held by another sender (tried for a few microseconds);
+ * SYNCQ_ETIMEDOUT (plain sends; locking claims): the claim lock showed no
+ *   progress for the bound of SYNCQ_AM_LOCK_WAIT_STALE (a holder that
+ *   is alive but never lets go: stopped, or a foreign pid in the lock);
+ * SYNCQ_EINVAL: NULL peer, args NULL with nargs > 0, index out of range,
+ *   too many words, unknown flag; or the segment was overwritten (its
+ *   fixed fields differ from those validated at connect, or a slot or
+ *   lock word is in a state no process writes): nothing is sent;
+ * SYNCQ_ESYS: the POSIX claim's mutex call failed otherwise (errno);
+ * SYNCQ_EDEAD: the endpoint was shut down or its creator died while we
+ *   waited.
+ * Without NOWAIT a send waits while the queue is full, for as long as it
+ * takes (polling its own endpoint, 000 §3.1). */
 SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags);
 /* A bulk request: len (<= the endpoint's bulk_size, else SYNCQ_EINVAL)
  * bytes copied into a bulk block, plus words. */
 SYNCQ_API int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
                           unsigned nargs, unsigned flags);
 /* From a request handler, at most once: a reply to the requester's own
- * endpoint. SYNCQ_EINVAL: NULL token, a reply handler's token, a second
- * reply, or the bad inputs of a request; SYNCQ_ENOENT: the request came
+ * endpoint. The statuses of a request, and SYNCQ_EINVAL: NULL token, a
+ * reply handler's token, a second reply; SYNCQ_ENOENT: the request came
  * from a peer connected without its own endpoint; SYNCQ_EDEAD: the
  * requester's endpoint is gone. While its reply queue is full the replier
  * polls its own reply queue. */

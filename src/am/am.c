@@ -16,8 +16,9 @@
  *                the shape of GASNet-EX (handler table by index, short and
  *                bulk requests, at most one reply from a request handler).
  *   Progress:    delivery is FIFO per queue; a poll never waits (it returns
- *                when the head packet is not ready); a send waits only on
- *                a full queue (or returns SYNCQ_FULL with NOWAIT).
+ *                when the head packet is not ready); a send waits on a
+ *                full queue (or returns SYNCQ_FULL with NOWAIT) and on the
+ *                claim lock within its bound (claim_lock.c, claim_posix.c).
  *   Atomics:     send = the claim + 1 release store (commit); poll of one
  *                message = 1 acquire load + 1-2 release stores (free
  *                packet, block) + 1 store of the head + 1 relaxed
@@ -32,7 +33,19 @@
  *                for that long is skipped (`skipped`). A sender waiting
  *                for a bulk block held by a dead sender takes it back.
  *                Messages for unregistered handlers go to the default
- *                handler and are counted in `unhandled`.
+ *                handler and are counted in `unhandled`. Recovery runs in
+ *                passes: once one dead claim at the head has been taken
+ *                back, the dead claims right after it are taken back in
+ *                the same poll, and once one abandoned lock-free position
+ *                is skipped, every position of that lap assigned as long
+ *                ago and still unclaimed is skipped with it.
+ *   Hostile segment: every address a send or a poll follows is computed
+ *                from the geometry this process validated (the endpoint's
+ *                at creation, a peer's at connect), never from the
+ *                segment again; positions read from it are masked. A send
+ *                or poll that finds the segment's fixed fields changed
+ *                returns SYNCQ_EINVAL; a slot or lock word in a state no
+ *                process writes is SYNCQ_EINVAL (claim_*.c).
  *   Signal-safe: no.
  *   Process-shared: yes (the segment); handles are per process.
  */
@@ -107,36 +120,33 @@ syncq_am_endpoint *syncq_am_token_endpoint(const syncq_am_token *token) { return
 
 /* ---------------------------------------------------------------- reclaim */
 
-bool am_bulk_reclaim_dead(void *base, am_queue *q, uint32_t pos) {
-  const am_header *h = base;
-  am_bulk_slot *bs = &am_bulk_slots(base, q)[pos & (h->bulk_blocks - 1u)];
+bool am_bulk_reclaim_dead(const am_qview *v, uint32_t pos) {
+  am_bulk_slot *bs = am_slot_at(v, pos);
   /* acquire: pairs with the claimer's release/CAS of CLAIMED */
   uint64_t s = atomic_load_explicit(&bs->state, memory_order_acquire);
   if (am_state_type(s) != AM_CLAIMED) return false; /* FREE, or READY: its packet will free it */
   if (!am_owner_dead(am_state_pid(s), atomic_load_explicit(&bs->owner_start, memory_order_relaxed))) return false;
   /* release: pairs with the next claimer's acquire CAS/load of FREE */
-  return atomic_compare_exchange_strong_explicit(&bs->state, &s, am_state(am_state_pos(s) + h->bulk_blocks, 0, AM_FREE),
+  return atomic_compare_exchange_strong_explicit(&bs->state, &s, am_state(am_state_pos(s) + v->blocks, 0, AM_FREE),
                                                  memory_order_release, memory_order_relaxed);
 }
 
-void am_claim_release(void *base, am_queue *q, am_claim_state *cs) {
-  const am_header *h = base;
+void am_claim_release(const am_qview *v, am_claim_state *cs) {
   if (cs->has_bulk && !cs->has_pkt) { /* lock-free, NOWAIT: the block was reserved, the packet not */
-    am_bulk_slot *bs = &am_bulk_slots(base, q)[cs->bulk_pos & (h->bulk_blocks - 1u)];
+    am_bulk_slot *bs = am_slot_at(v, cs->bulk_pos);
     /* release: pairs with the next claimer's acquire CAS of FREE */
-    atomic_store_explicit(&bs->state, am_state(cs->bulk_pos + h->bulk_blocks, 0, AM_FREE), memory_order_release);
+    atomic_store_explicit(&bs->state, am_state(cs->bulk_pos + v->blocks, 0, AM_FREE), memory_order_release);
     cs->has_bulk = false;
   }
 }
 
 /* ---------------------------------------------------------------- send */
 
-static int claim(void *base, am_queue *q, bool nowait, am_claim_state *cs) {
-  int c = ((am_header *)base)->claim;
-  switch (c) {
-  case SYNCQ_AM_CLAIM_LOCKFREE: return am_claim_lockfree(base, q, nowait, cs);
-  case SYNCQ_AM_CLAIM_POSIX: return am_claim_posix(base, q, nowait, cs);
-  default: return am_claim_locked(base, q, c, nowait, cs);
+static int claim(const am_qview *v, bool nowait, am_claim_state *cs) {
+  switch (v->claim) { /* the validated copy's: the segment's may have been overwritten */
+  case SYNCQ_AM_CLAIM_LOCKFREE: return am_claim_lockfree(v, nowait, cs);
+  case SYNCQ_AM_CLAIM_POSIX: return am_claim_posix(v, nowait, cs);
+  default: return am_claim_locked(v, nowait, cs);
   }
 }
 
@@ -147,13 +157,24 @@ static int check_msg(unsigned handler, const uint32_t *args, unsigned nargs, uns
   return SYNCQ_OK;
 }
 
-static int am_send(void *base, int qi, syncq_am_endpoint *self, uint16_t src, unsigned handler, const void *data,
-                   size_t len, bool bulk, const uint32_t *args, unsigned nargs, unsigned flags) {
+/* A send into the mapping `base` of a segment whose geometry this process
+ * validated as `g` (at connect). Every address comes from g; the segment's
+ * own copy of the fixed fields is only compared with it, once per send:
+ * changed, the segment was overwritten, and nothing is followed. Values a
+ * sender reads from the segment afterwards (tails, lock words, states) are
+ * used masked or compared, never as offsets. */
+static int am_send(void *base, const am_geometry *g, int qi, syncq_am_endpoint *self, uint16_t src, unsigned handler,
+                   const void *data, size_t len, bool bulk, const uint32_t *args, unsigned nargs, unsigned flags) {
   am_header *h = base;
   int r = check_msg(handler, args, nargs, flags);
   if (r != SYNCQ_OK) return r;
-  if (bulk && (len > h->bulk_size || (len > 0 && data == NULL))) return SYNCQ_EINVAL;
-  am_queue *q = am_queue_of(base, qi);
+  if (bulk && (len > g->bulk_size || (len > 0 && data == NULL))) return SYNCQ_EINVAL;
+  am_geometry now;
+  am_geometry_read(base, g->size, &now);
+  if (memcmp(&now, g, sizeof now) != 0) return SYNCQ_EINVAL;
+  am_qview v;
+  am_qview_of(base, g, qi, &v);
+  am_queue *q = v.q;
   am_claim_state cs;
   memset(&cs, 0, sizeof cs);
   cs.want_bulk = bulk;
@@ -166,14 +187,17 @@ static int am_send(void *base, int qi, syncq_am_endpoint *self, uint16_t src, un
   uint64_t bulk_seen = 0; /* lock-free: the state of our assigned block at the last check */
   for (;;) {
     if (atomic_load_explicit(&h->closed, memory_order_relaxed) != 0u) { /* relaxed: a hint; shutdown is final */
-      am_claim_release(base, q, &cs);
+      am_claim_release(&v, &cs);
       return SYNCQ_EDEAD;
     }
-    r = claim(base, q, nowait, &cs);
+    r = claim(&v, nowait, &cs);
     if (r == SYNCQ_OK) break;
-    if (r != SYNCQ_FULL) return r;
+    if (r != SYNCQ_FULL) { /* refused (overwritten segment) or timed out: keep nothing */
+      am_claim_release(&v, &cs);
+      return r;
+    }
     if (nowait) {
-      am_claim_release(base, q, &cs);
+      am_claim_release(&v, &cs);
       return SYNCQ_FULL;
     }
     /* stalled: make room in our own queues (000 §3.1) */
@@ -185,15 +209,15 @@ static int am_send(void *base, int qi, syncq_am_endpoint *self, uint16_t src, un
     }
     uint64_t t = syncq_now_ns();
     if (next_check == 0) {
-      next_check = t + h->stale_ns;
+      next_check = t + g->stale_ns;
     } else if (t >= next_check) {
-      next_check = t + h->stale_ns;
-      if (am_owner_dead((uint32_t)h->creator_pid, h->creator_start)) return SYNCQ_EDEAD;
+      next_check = t + g->stale_ns;
+      if (am_owner_dead((uint32_t)g->creator_pid, g->creator_start)) return SYNCQ_EDEAD;
       if (bulk && !cs.has_bulk) {
         /* relaxed: a hint of which block we wait for */
         uint32_t bp = cs.bulk_assigned ? cs.bulk_pos : atomic_load_explicit(&q->bulk_tail, memory_order_relaxed);
-        (void)am_bulk_reclaim_dead(base, q, bp);
-        if (cs.bulk_assigned) bulk_seen = am_bulk_skip_abandoned(base, q, cs.bulk_pos, bulk_seen);
+        (void)am_bulk_reclaim_dead(&v, bp);
+        if (cs.bulk_assigned) bulk_seen = am_bulk_skip_abandoned(&v, cs.bulk_pos, bulk_seen);
       }
     }
     /* Back off; once the backoff is at its cap, also yield: on an
@@ -202,21 +226,21 @@ static int am_send(void *base, int qi, syncq_am_endpoint *self, uint16_t src, un
      * for this CPU. */
     if (syncq_backoff_exp_wait(&b) >= b.cap_ns) sched_yield();
   }
-  am_packet *p = &am_packets(base, q)[cs.pkt_pos & (h->packets - 1u)];
+  am_packet *p = am_pkt_at(&v, cs.pkt_pos);
   p->handler = (uint16_t)handler;
   p->nargs = (uint8_t)nargs;
   p->src_peer = src;
   if (nargs > 0) memcpy(p->args, args, nargs * sizeof args[0]);
   if (bulk) {
     if (len > 0) {
-      unsigned char *dst = am_bulk_data(base, q, cs.bulk_pos);
+      unsigned char *dst = am_data_at(&v, cs.bulk_pos);
       size_t half = len / 2u; /* tests: die with the block half copied */
       memcpy(dst, data, half);
       am_crash_point(AM_STEP_BULK_COPY);
       memcpy(dst + half, (const unsigned char *)data + half, len - half);
     }
     p->bulk_len = (uint32_t)len;
-    am_bulk_slot *bs = &am_bulk_slots(base, q)[cs.bulk_pos & (h->bulk_blocks - 1u)];
+    am_bulk_slot *bs = am_slot_at(&v, cs.bulk_pos);
     /* relaxed: READY only tells reclaimers "not orphaned"; the packet's
      * release store below publishes the data */
     atomic_store_explicit(&bs->state, am_state(cs.bulk_pos, cs.pid, AM_READY), memory_order_relaxed);
@@ -243,15 +267,16 @@ static int tp_send(const am_transport *tp, int dest, int qi, unsigned handler, c
 int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags) {
   if (peer == NULL) return SYNCQ_EINVAL;
   if (peer->tp != NULL) return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, NULL, 0, false, args, nargs, flags);
-  return am_send(peer->base, AM_Q_REQUEST, peer->self, peer->src_index, handler, NULL, 0, false, args, nargs, flags);
+  return am_send(peer->base, &peer->geo, AM_Q_REQUEST, peer->self, peer->src_index, handler, NULL, 0, false, args,
+                 nargs, flags);
 }
 
 int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
                           unsigned nargs, unsigned flags) {
   if (peer == NULL) return SYNCQ_EINVAL;
   if (peer->tp != NULL) return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, data, len, true, args, nargs, flags);
-  return am_send(peer->base, AM_Q_REQUEST, peer->self, peer->src_index, handler, data, len, true, args, nargs,
-                 flags);
+  return am_send(peer->base, &peer->geo, AM_Q_REQUEST, peer->self, peer->src_index, handler, data, len, true, args,
+                 nargs, flags);
 }
 
 /* The requester's endpoint, connected on the first reply to it. */
@@ -262,7 +287,7 @@ static int reply_peer(syncq_am_endpoint *ep, uint16_t src, syncq_am_peer **out) 
     ep->reply_peer[src] = p = NULL;
   }
   if (p == NULL) {
-    am_peer_slot *t = am_at(ep->base, ((am_header *)ep->base)->peers_off);
+    am_peer_slot *t = am_at(ep->base, ep->geo.peers_off); /* the validated offset, not the segment's */
     /* acquire: pairs with the release store of READY after the name */
     if (atomic_load_explicit(&t[src].state, memory_order_acquire) != AM_PEER_READY) return SYNCQ_ENOENT;
     char name[SYNCQ_AM_NAME_MAX + 1];
@@ -292,7 +317,7 @@ static int reply_common(syncq_am_token *token, unsigned handler, const void *dat
   syncq_am_peer *p;
   r = reply_peer(token->ep, token->src, &p);
   if (r != SYNCQ_OK) return r;
-  r = am_send(p->base, AM_Q_REPLY, token->ep, AM_NO_PEER, handler, data, len, bulk, args, nargs, flags);
+  r = am_send(p->base, &p->geo, AM_Q_REPLY, token->ep, AM_NO_PEER, handler, data, len, bulk, args, nargs, flags);
   if (r == SYNCQ_OK) token->replied = true;
   return r;
 }
@@ -322,37 +347,67 @@ void am_dispatch(syncq_am_endpoint *ep, syncq_am_token *tk, unsigned idx, const 
   }
 }
 
-static void deliver(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, uint64_t s, uint32_t hd) {
-  am_header *h = ep->base;
+static void deliver(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet *p, uint64_t s, uint32_t hd) {
   uint32_t args[SYNCQ_AM_MAX_ARGS];
   unsigned nargs = p->nargs <= SYNCQ_AM_MAX_ARGS ? p->nargs : SYNCQ_AM_MAX_ARGS;
   memcpy(args, p->args, nargs * sizeof args[0]);
   bool bulk = am_state_type(s) == AM_READY_BULK;
   uint32_t bpos = p->bulk_pos;
-  const void *data = bulk ? am_bulk_data(ep->base, q, bpos) : NULL;
-  size_t len = bulk ? (p->bulk_len <= h->bulk_size ? p->bulk_len : h->bulk_size) : 0;
+  const void *data = bulk ? am_data_at(v, bpos) : NULL;
+  uint32_t blen = p->bulk_len; /* read once: a hostile sender may change it under us */
+  size_t len = bulk ? (blen <= v->bulk_size ? blen : v->bulk_size) : 0;
   syncq_am_token tk = {ep, qi, p->src_peer, false, NULL, 0};
   am_dispatch(ep, &tk, p->handler, args, nargs, data, len);
   if (bulk) {
-    am_bulk_slot *bs = &am_bulk_slots(ep->base, q)[bpos & (h->bulk_blocks - 1u)];
+    am_bulk_slot *bs = am_slot_at(v, bpos);
     /* release: pairs with the next claimer's acquire load/CAS of FREE
      * (our reads of the block happen before its writes) */
-    atomic_store_explicit(&bs->state, am_state(bpos + h->bulk_blocks, 0, AM_FREE), memory_order_release);
+    atomic_store_explicit(&bs->state, am_state(bpos + v->blocks, 0, AM_FREE), memory_order_release);
   }
   /* release: pairs with the next claimer's acquire of FREE(hd + n) */
-  atomic_store_explicit(&p->state, am_state(hd + h->packets, 0, AM_FREE), memory_order_release);
+  atomic_store_explicit(&p->state, am_state(hd + v->packets, 0, AM_FREE), memory_order_release);
+}
+
+/* Lock-free: the head position hd was found abandoned (assigned before
+ * `since`, unclaimed for a stale interval). Every later position of the
+ * same lap assigned before `since` (the tail then: `tail_then`) whose slot
+ * still shows FREE for it has waited as long: skip them all in this pass
+ * (FREE a lap later, as for hd), so a crash of many senders between their
+ * two CASes costs one stale interval, not one each. The head then steps
+ * over them (am_poll_queue). */
+static void skip_abandoned_run(syncq_am_endpoint *ep, const am_qview *v, uint32_t hd, uint32_t tail_then) {
+  am_header *h = ep->base;
+  for (uint32_t pos = hd + 1u; am_pos_after(tail_then, pos) && pos - hd < v->packets; pos++) {
+    am_packet *p = am_pkt_at(v, pos);
+    uint64_t s = am_state(pos, 0, AM_FREE);
+    /* release: pairs with the next claimer's acquire of FREE; a late
+     * sender that finds FREE(pos + n) takes a new position */
+    if (atomic_compare_exchange_strong_explicit(&p->state, &s, am_state(pos + v->packets, 0, AM_FREE),
+                                                memory_order_release, memory_order_relaxed))
+      atomic_fetch_add_explicit(&h->skipped, 1u, memory_order_relaxed); /* a statistic */
+  }
 }
 
 /* The head packet is not ready. Take back a dead sender's claim or skip
  * an abandoned lock-free assignment once it has blocked the head for the
- * stale timeout; true if the head position was consumed. */
-static bool unstick(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, uint64_t s, uint32_t hd) {
+ * stale timeout; true if the head position was consumed. `recovering`:
+ * the position before was just taken back in this pass, so a dead owner
+ * here is taken back at once (death is a fact; the stale interval only
+ * spaces out the /proc reads): a run of dead claims costs one interval. */
+static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet *p, uint64_t s, uint32_t hd,
+                    bool recovering) {
   am_header *h = ep->base;
+  am_queue *q = v->q;
   bool claimed = am_state_pos(s) == hd && am_state_type(s) == AM_CLAIMED;
-  bool free_here = s == am_state(hd, 0, AM_FREE) && h->claim == SYNCQ_AM_CLAIM_LOCKFREE;
+  bool free_here = s == am_state(hd, 0, AM_FREE) && v->claim == SYNCQ_AM_CLAIM_LOCKFREE;
   if (!claimed && !free_here) {
     ep->stuck_since[qi] = 0;
     return false; /* empty, or a packet of the previous lap still being freed */
+  }
+  if (claimed && recovering) {
+    uint64_t now = syncq_now_ns();
+    ep->stuck_pos[qi] = hd;
+    ep->stuck_since[qi] = now > v->stale_ns ? now - v->stale_ns : 1u; /* due now */
   }
   /* An empty lock-free queue may hide a position assigned to a sender that
    * died before claiming it. Look rarely: the clock every
@@ -367,8 +422,8 @@ static bool unstick(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, ui
     ep->unclaimed_since[qi] = 0;
     return false;
   }
-  if (t - ep->stuck_since[qi] < h->stale_ns) return false;
-  uint64_t freed = am_state(hd + h->packets, 0, AM_FREE);
+  if (t - ep->stuck_since[qi] < v->stale_ns) return false;
+  uint64_t freed = am_state(hd + v->packets, 0, AM_FREE);
   if (free_here) {
     /* relaxed: a hint; the CAS below decides */
     if (!am_pos_after(atomic_load_explicit(&q->tail, memory_order_relaxed), hd)) {
@@ -377,14 +432,17 @@ static bool unstick(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, ui
     }
     if (ep->unclaimed_since[qi] == 0) { /* assigned: give its sender the timeout to claim it */
       ep->unclaimed_since[qi] = t;
+      /* relaxed: a hint, as above; positions before it were assigned by now */
+      ep->unclaimed_tail[qi] = atomic_load_explicit(&q->tail, memory_order_relaxed);
       return false;
     }
-    if (t - ep->unclaimed_since[qi] < h->stale_ns) return false;
+    if (t - ep->unclaimed_since[qi] < v->stale_ns) return false;
     /* release: pairs with the next claimer's acquire of FREE; a late
      * sender that finds FREE(hd + n) takes a new position */
     if (!atomic_compare_exchange_strong_explicit(&p->state, &s, freed, memory_order_release, memory_order_relaxed))
       return false;
     atomic_fetch_add_explicit(&h->skipped, 1u, memory_order_relaxed); /* a statistic */
+    skip_abandoned_run(ep, v, hd, ep->unclaimed_tail[qi]);
   } else {
     ep->stuck_since[qi] = t; /* if the owner lives: look again after another interval */
     uint32_t pid = am_state_pid(s);
@@ -395,16 +453,16 @@ static bool unstick(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, ui
     if (!atomic_compare_exchange_strong_explicit(&p->state, &s, freed, memory_order_release, memory_order_relaxed))
       return false;
     if (has_bulk) { /* its block, if the dead sender still holds it */
-      am_bulk_slot *bs = &am_bulk_slots(ep->base, q)[bpos & (h->bulk_blocks - 1u)];
+      am_bulk_slot *bs = am_slot_at(v, bpos);
       uint64_t bs_expect = am_state(bpos, pid, AM_CLAIMED);
       /* release: as above */
-      if (!atomic_compare_exchange_strong_explicit(&bs->state, &bs_expect, am_state(bpos + h->bulk_blocks, 0, AM_FREE),
+      if (!atomic_compare_exchange_strong_explicit(&bs->state, &bs_expect, am_state(bpos + v->blocks, 0, AM_FREE),
                                                    memory_order_release, memory_order_relaxed)) {
         /* or READY: it died after copying, before committing its packet
          * (found by the crash matrix: the block leaked for good) */
         bs_expect = am_state(bpos, pid, AM_READY);
         (void)atomic_compare_exchange_strong_explicit(&bs->state, &bs_expect,
-                                                      am_state(bpos + h->bulk_blocks, 0, AM_FREE),
+                                                      am_state(bpos + v->blocks, 0, AM_FREE),
                                                       memory_order_release, memory_order_relaxed); /* as above */
       }
     }
@@ -418,22 +476,30 @@ static bool unstick(syncq_am_endpoint *ep, int qi, am_queue *q, am_packet *p, ui
 unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
   if (ep->polling[qi]) return 0; /* a handler further up is in this queue's poll */
   ep->polling[qi] = true;
-  am_header *h = ep->base;
-  am_queue *q = am_queue_of(ep->base, qi);
-  am_packet *pk = am_packets(ep->base, q);
+  am_qview v; /* from the geometry validated at creation, never the segment's copy */
+  am_qview_of(ep->base, &ep->geo, qi, &v);
+  am_queue *q = v.q;
   /* relaxed: only this process writes the head */
   uint32_t hd = atomic_load_explicit(&q->head, memory_order_relaxed);
   unsigned done = 0;
+  bool recovering = false;
   while (done < budget) {
-    am_packet *p = &pk[hd & (h->packets - 1u)];
+    am_packet *p = am_pkt_at(&v, hd);
     /* acquire: pairs with the sender's release store of READY */
     uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
     unsigned type = am_state_type(s);
     if (am_state_pos(s) == hd && (type == AM_READY || type == AM_READY_BULK)) {
       ep->stuck_since[qi] = 0;
-      deliver(ep, qi, q, p, s, hd);
+      deliver(ep, qi, &v, p, s, hd);
       done++;
-    } else if (!unstick(ep, qi, q, p, s, hd)) {
+      recovering = false;
+    } else if (v.claim == SYNCQ_AM_CLAIM_LOCKFREE && am_state_pos(s) == hd + v.packets && type <= AM_READY_BULK) {
+      /* hd was skipped ahead of the head (skip_abandoned_run); the slot
+       * already serves the next lap. Exactly one lap: an overwritten head
+       * or state cannot walk the head on for more than the n slots. */
+    } else if (unstick(ep, qi, &v, p, s, hd, recovering)) {
+      recovering = true;
+    } else {
       break;
     }
     hd++;

@@ -84,6 +84,7 @@ typedef struct am_bulk_slot {
  * that says who holds the lock carries the holder's pid (am_state
  * encoding), so a waiter can take back a lock whose holder died. */
 #define AM_RLOCK_SLOTS 64u /* Anderson: spin slots (one cache line each) */
+#define AM_RL_WAITERS 512u /* ticket, Anderson: waiter records (am_queue.waiter) */
 typedef struct am_rlock_slot {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) word; /* am_state(position, holder pid, AM_RL_*) */
   _Atomic(uint64_t) start;                        /* holder's start time; 0: not yet written */
@@ -109,6 +110,12 @@ typedef struct am_queue {
   SYNCQ_CACHELINE_ALIGNED uint64_t packets_off; /* offsets from the segment base */
   uint64_t bulk_slots_off;
   uint64_t bulk_data_off;
+  /* ---- ticket, Anderson: who waits at which position (claim_lock.c) ----
+   * waiter[p mod AM_RL_WAITERS] = am_state(p, pid, 1), written by the
+   * waiter at position p when it cannot enter at once, so a waiter that
+   * finds a position never entered can tell the dead ones after it at a
+   * glance instead of one stale interval each. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) waiter[AM_RL_WAITERS];
 } am_queue;
 
 typedef struct am_peer_slot {
@@ -140,6 +147,9 @@ typedef struct am_header {
 } am_header;
 
 static inline void *am_at(void *base, uint64_t off) { return (unsigned char *)base + off; }
+/* Through the header's own offsets: only for a segment this process just
+ * made or validated and nobody else can write yet (creation, the fuzzer's
+ * pristine copy). Every other path goes through an am_qview. */
 static inline am_queue *am_queue_of(void *base, int q) {
   return (am_queue *)am_at(base, ((am_header *)base)->queue_off[q]);
 }
@@ -147,9 +157,63 @@ static inline am_packet *am_packets(void *base, am_queue *q) { return (am_packet
 static inline am_bulk_slot *am_bulk_slots(void *base, am_queue *q) {
   return (am_bulk_slot *)am_at(base, q->bulk_slots_off);
 }
-static inline unsigned char *am_bulk_data(void *base, am_queue *q, uint32_t bulk_pos) {
-  const am_header *h = base;
-  return (unsigned char *)am_at(base, q->bulk_data_off) + (size_t)(bulk_pos & (h->bulk_blocks - 1u)) * h->bulk_size;
+
+/* The fixed fields of a segment: what the header and the queues' fixed
+ * fields say (am_geometry_read), checked against the layout those sizes
+ * imply (am_geometry_valid) before any offset read from shared memory is
+ * followed: a crashed or hostile peer may have written anything there.
+ * Each process keeps the copy it validated (the endpoint at creation, a
+ * peer at connect) and computes every address from that copy, never from
+ * the segment again; the segment's copy is only compared with it (a poll
+ * or a send that finds it changed returns SYNCQ_EINVAL). */
+typedef struct am_geometry {
+  int32_t claim;
+  uint32_t version;
+  uint32_t packets, packet_shift, bulk_blocks, bulk_size;
+  uint64_t size, peers_off, stale_ns;
+  int32_t creator_pid;
+  uint32_t pad; /* zero: the struct is compared with memcmp */
+  uint64_t creator_start;
+  uint64_t queue_off[AM_NQUEUES], packets_off[AM_NQUEUES], slots_off[AM_NQUEUES], data_off[AM_NQUEUES];
+} am_geometry;
+/* Read the geometry from a mapping of `mapped` bytes (reads only the header,
+ * and the queue fields when the header's offsets lie inside the mapping). */
+void am_geometry_read(const void *base, size_t mapped, am_geometry *g);
+/* True when g is a layout syncq_am_create makes, of exactly `mapped` bytes. */
+bool am_geometry_valid(const am_geometry *g, size_t mapped);
+
+/* One queue of a mapping, every address computed from a validated
+ * geometry: indexes read from the segment (positions, tails) are masked
+ * with these sizes, so no value another process writes can move an access
+ * outside the queue's own arrays. */
+typedef struct am_qview {
+  void *base;
+  am_queue *q;
+  am_packet *pk;
+  am_bulk_slot *slots;
+  unsigned char *data;
+  uint32_t packets, blocks, bulk_size;
+  int claim;
+  uint64_t stale_ns;
+} am_qview;
+static inline void am_qview_of(void *base, const am_geometry *g, int qi, am_qview *v) {
+  v->base = base;
+  v->q = (am_queue *)am_at(base, g->queue_off[qi]);
+  v->pk = (am_packet *)am_at(base, g->packets_off[qi]);
+  v->slots = (am_bulk_slot *)am_at(base, g->slots_off[qi]);
+  v->data = (unsigned char *)am_at(base, g->data_off[qi]);
+  v->packets = g->packets;
+  v->blocks = g->bulk_blocks;
+  v->bulk_size = g->bulk_size;
+  v->claim = g->claim;
+  v->stale_ns = g->stale_ns;
+}
+static inline am_packet *am_pkt_at(const am_qview *v, uint32_t pos) { return &v->pk[pos & (v->packets - 1u)]; }
+static inline am_bulk_slot *am_slot_at(const am_qview *v, uint32_t pos) {
+  return &v->slots[pos & (v->blocks - 1u)];
+}
+static inline unsigned char *am_data_at(const am_qview *v, uint32_t pos) {
+  return v->data + (size_t)(pos & (v->blocks - 1u)) * v->bulk_size;
 }
 
 /* ---- process identity (endpoint.c) ---- */
@@ -175,30 +239,35 @@ typedef struct am_claim_state {
 } am_claim_state;
 
 int am_lock_init(am_queue *q, int claim);
-int am_claim_locked(void *base, am_queue *q, int claim, bool nowait, am_claim_state *cs);     /* claim_lock.c */
-int am_posix_init(am_queue *q);                                                               /* claim_posix.c */
-int am_claim_posix(void *base, am_queue *q, bool nowait, am_claim_state *cs);                 /* claim_posix.c */
-int am_claim_lockfree(void *base, am_queue *q, bool nowait, am_claim_state *cs);              /* claim_lockfree.c */
+int am_claim_locked(const am_qview *v, bool nowait, am_claim_state *cs); /* claim_lock.c */
+int am_posix_init(am_queue *q);                                          /* claim_posix.c */
+int am_claim_posix(const am_qview *v, bool nowait, am_claim_state *cs);  /* claim_posix.c */
+int am_claim_lockfree(const am_qview *v, bool nowait, am_claim_state *cs); /* claim_lockfree.c */
 /* Give back what a NOWAIT claim got before returning SYNCQ_FULL. */
-void am_claim_release(void *base, am_queue *q, am_claim_state *cs);
+void am_claim_release(const am_qview *v, am_claim_state *cs);
+/* How long a plain send waits on a claim lock that shows no progress
+ * (SYNCQ_AM_LOCK_WAIT_STALE stale intervals, saturating, at least
+ * SYNCQ_AM_LOCK_WAIT_MIN_NS). */
+uint64_t am_lock_patience_ns(uint64_t stale_ns);
 
-/* Figure 2's critical section (claim_lock.c), shared with the POSIX claim. */
-bool am_claim_under_lock(void *base, am_queue *q, am_claim_state *cs);
+/* Figure 2's critical section (claim_lock.c), shared with the POSIX claim:
+ * 1 claimed, 0 full, SYNCQ_EINVAL (a slot in a state no claim leaves). */
+int am_claim_under_lock(const am_qview *v, am_claim_state *cs);
 /* After taking over the lock of a holder that died inside Figure 2's
  * critical section: advance a half-advanced tail or give back a block
  * claimed without its packet (claim_lock.c, shared with the POSIX claim). */
-void am_claim_repair(void *base, am_queue *q);
+void am_claim_repair(const am_qview *v);
 
 /* Shared helpers of the claims (am.c). */
 /* Take back the bulk block at bulk position pos if it is CLAIMED by a dead
  * owner (a sender that died before its packet); true if it did. */
-bool am_bulk_reclaim_dead(void *base, am_queue *q, uint32_t pos);
+bool am_bulk_reclaim_dead(const am_qview *v, uint32_t pos);
 /* Lock-free claim (claim_lockfree.c): the block our assigned bulk position
  * pos waits for still shows FREE for an earlier position, unchanged since
  * the last check (`seen`, one stale interval ago): that position's sender
  * died between assign and claim. Skip it (FREE for a lap later; a live
  * late sender then takes a new position). Returns the state seen now. */
-uint64_t am_bulk_skip_abandoned(void *base, am_queue *q, uint32_t pos, uint64_t seen);
+uint64_t am_bulk_skip_abandoned(const am_qview *v, uint32_t pos, uint64_t seen);
 
 /* ---- transports ----
  * A peer, a token or an endpoint may route through a transport other than
@@ -227,28 +296,13 @@ typedef struct am_handler_entry {
 struct syncq_am_peer {
   void *base;   /* the mapping of the destination's segment */
   size_t size;
+  am_geometry geo; /* validated at connect; every send computes its addresses from it */
   syncq_am_endpoint *self; /* polled while stalled; replies come here (may be NULL) */
   uint16_t src_index;      /* self's index in the destination's peer table, AM_NO_PEER */
   char name[SYNCQ_AM_NAME_MAX + 1];
   const am_transport *tp; /* non-NULL: a peer reached through a transport (base unused) */
   int trank;              /* its rank in the transport */
 };
-
-/* The fixed geometry of a segment: what the header and the queues' fixed
- * fields say (am_geometry_read), checked against the layout those sizes
- * imply (am_geometry_valid) before any offset read from shared memory is
- * followed: a crashed or hostile peer may have written anything there. */
-typedef struct am_geometry {
-  int32_t claim;
-  uint32_t packets, packet_shift, bulk_blocks, bulk_size;
-  uint64_t size, peers_off;
-  uint64_t queue_off[AM_NQUEUES], packets_off[AM_NQUEUES], slots_off[AM_NQUEUES], data_off[AM_NQUEUES];
-} am_geometry;
-/* Read the geometry from a mapping of `mapped` bytes (reads only the header,
- * and the queue fields when the header's offsets lie inside the mapping). */
-void am_geometry_read(const void *base, size_t mapped, am_geometry *g);
-/* True when g is a layout syncq_am_create makes, of exactly `mapped` bytes. */
-bool am_geometry_valid(const am_geometry *g, size_t mapped);
 
 struct syncq_am_endpoint {
   void *base;
@@ -265,6 +319,7 @@ struct syncq_am_endpoint {
   uint64_t stuck_since[AM_NQUEUES];              /* since when (0: not waiting) */
   uint32_t idle_polls[AM_NQUEUES];               /* lock-free: empty polls, to look at the clock rarely */
   uint64_t unclaimed_since[AM_NQUEUES];          /* lock-free: head assigned but not claimed since */
+  uint32_t unclaimed_tail[AM_NQUEUES];           /* lock-free: the tail then (positions before it were assigned) */
   const am_transport *tp;                        /* also polled by syncq_am_poll (may be NULL) */
 };
 
@@ -279,9 +334,10 @@ struct syncq_am_token {
 
 /* ---- segments (endpoint.c) ---- */
 bool am_name_ok(const char *name);
-/* Map the endpoint segment `name`: SYNCQ_OK, SYNCQ_ENOENT, SYNCQ_EINVAL
- * (not an endpoint), SYNCQ_EDEAD (closed), SYNCQ_ESYS. */
-int am_map(const char *name, void **base, size_t *size);
+/* Map the endpoint segment `name` and validate its geometry (copied to
+ * *geo): SYNCQ_OK, SYNCQ_ENOENT, SYNCQ_EINVAL (not an endpoint, or a
+ * geometry no creation makes), SYNCQ_EDEAD (closed), SYNCQ_ESYS. */
+int am_map(const char *name, void **base, size_t *size, am_geometry *geo);
 /* Make a peer (connection) over a mapping; NULL self: no replies. */
 int am_peer_make(syncq_am_endpoint *self, const char *name, syncq_am_peer **out);
 /* Run the handler of one message for ep (counting it as delivered or

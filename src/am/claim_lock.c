@@ -18,9 +18,12 @@
  *                (src/lock/tas.c, ticket.c, anderson.c) keep a bare 0/1 or
  *                a counter, so a dead holder could not be told from a slow
  *                one; these can.
- *                  TAS/TTAS: one word, GO(0) free, HELD(0, pid) held; the
- *                    test-and-set is a CAS GO -> HELD(pid) (an exchange
- *                    would overwrite the holder's name).
+ *                  TAS/TTAS: one word, GO(k) free, HELD(k, pid) held; the
+ *                    test-and-set is a CAS GO(k) -> HELD(k, pid) (an
+ *                    exchange would overwrite the holder's name; TAS
+ *                    tries it while the lock is held too, for the GO(k + 1)
+ *                    the holder will store), release stores GO(k + 1): the
+ *                    count k makes every hand-over a change of the word.
  *                  Ticket: next (fetch-and-add gives position t) and one
  *                    word GO(x) / HELD(x, pid): "now serving x". A waiter
  *                    enters with CAS GO(t) -> HELD(t, pid); release stores
@@ -44,27 +47,54 @@
  *                    was skipped sees it (the word moved past its position)
  *                    and takes a new one: the CAS decides between "x enters"
  *                    and "x is skipped", so two never enter.
+ *                  Then, in the same pass, every following position whose
+ *                    waiter record (am_queue.waiter: position and pid,
+ *                    written by a waiter that cannot enter at once) names
+ *                    a dead process is skipped too (rl_skip_dead_run): a
+ *                    crash of many queued senders costs one stale
+ *                    interval, not one per dead position.
  *                The receiver takes back the dead holder's packet claim as
  *                for any dead sender (am.c).
+ *   Bounds:      SYNCQ_AM_NOWAIT tries the lock AM_NOWAIT_TRIES times (a
+ *                few microseconds) and returns SYNCQ_EBUSY: a queue lock
+ *                is only joined when it is free and nobody waits (a waiter
+ *                cannot leave a queue without costing the others a stale
+ *                interval). A plain claim returns SYNCQ_ETIMEDOUT once the
+ *                lock has shown no progress of its own for
+ *                SYNCQ_AM_LOCK_WAIT_STALE stale intervals, at least
+ *                SYNCQ_AM_LOCK_WAIT_MIN_NS (a live holder
+ *                that never lets go: stopped, or a foreign pid written
+ *                into the word); positions this waiter skipped are not
+ *                progress. A lock word no operation writes (TAS: an
+ *                unknown type, a SKIP, a pid in GO) is SYNCQ_EINVAL at once.
  *   Progress:    blocking; a holder or waiter that dies blocks the others
- *                for at most stale_claim_ns per dead position (plus one
- *                /proc read). A process stopped (SIGSTOP) while holding
- *                the lock blocks the others until it continues: it is not
- *                dead. A process stopped while waiting loses its place.
- *   Atomics:     uncontended claim: TAS 1 CAS, TTAS 1 load + 1 CAS, ticket
+ *                for about stale_claim_ns (plus one /proc read per dead
+ *                position; a dead waiter without a record, killed between
+ *                its fetch-and-add and the record, costs one more
+ *                interval). A process stopped (SIGSTOP) while holding the
+ *                lock blocks plain claims for the bound above (then
+ *                SYNCQ_ETIMEDOUT), NOWAIT claims not at all (SYNCQ_EBUSY):
+ *                it is not dead. A process stopped while waiting loses
+ *                its place.
+ *   Atomics:     uncontended claim: TAS 1 load + 1 CAS, TTAS 1 load + 1 CAS, ticket
  *                1 fetch-and-add + 1 load + 1 CAS, Anderson 1 fetch-and-add
  *                + 1 load + 1 CAS; release 1 store (+ 1 relaxed store of
  *                the start time); + Figure 2's section (1 acquire load and
  *                1 release store of the packet state; bulk + 1 load and
- *                1 store of the block state).
- *   Memory:      in the segment (am_rlock: 65 cache lines per queue);
- *                never allocates.
+ *                1 store of the block state). A waiter that cannot enter
+ *                at once: + 1 relaxed store of its record.
+ *   Memory:      in the segment (am_rlock: 65 cache lines per queue; the
+ *                waiter records: AM_RL_WAITERS x 8 bytes per queue);
+ *                never allocates. Every index read from the segment (tails,
+ *                positions) is masked with the validated geometry's sizes.
  *   Signal-safe: no (the library as a whole is not).
  *   Process-shared: yes (the point of it).
  *   Limits:      2^31 positions outstanding at once (32-bit tags); a pid
  *                that is reused while its start time is not yet written
  *                beside the lock word is taken for the live holder until
- *                the new process exits.
+ *                the new process exits (or the bound). More than
+ *                AM_RL_WAITERS waiters share records: a record overwritten
+ *                by a later position reads as "unknown" (the stale rule).
  */
 #include <sched.h>
 
@@ -75,6 +105,9 @@
 
 /* Lock word types (bits 7..0 of the am_state encoding). */
 enum { AM_RL_GO = 0, AM_RL_HELD = 1, AM_RL_SKIP = 2 };
+/* Waiter record types (am_queue.waiter): waiting there, or gone for good
+ * (a plain claim that gave up: SYNCQ_ETIMEDOUT). */
+enum { AM_RL_WAITING = 1, AM_RL_LEFT = 2 };
 
 /* Backoff after a failed test-and-set (000 §3.1 / 001 §4: 100 ns doubling
  * to 30 us), the same as the library's TAS lock. */
@@ -83,6 +116,9 @@ enum { AM_RL_GO = 0, AM_RL_HELD = 1, AM_RL_SKIP = 2 };
 /* Queue-lock waiters spin locally; they look at the clock (to notice a
  * stuck position) once every this many spins. */
 #define AM_RL_CLOCK_EVERY 64u
+/* A NOWAIT claim tries the lock this many times (backing off from 100 ns,
+ * a few microseconds in all) before SYNCQ_EBUSY. */
+#define AM_NOWAIT_TRIES 8u
 
 void (*am_step_hook)(int step);
 void am_test_set_step_hook(void (*hook)(int step)) { am_step_hook = hook; }
@@ -112,13 +148,13 @@ int am_lock_init(am_queue *q, int claim) {
 
 /* ---------------------------------------------------------------- repair */
 
-void am_claim_repair(void *base, am_queue *q) {
-  const am_header *h = base;
+void am_claim_repair(const am_qview *v) {
+  am_queue *q = v->q;
   /* relaxed: we hold the lock, whose acquire orders the tails */
   uint32_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
   uint32_t b = atomic_load_explicit(&q->bulk_tail, memory_order_relaxed);
-  am_packet *p = &am_packets(base, q)[t & (h->packets - 1u)];
-  am_bulk_slot *bs = &am_bulk_slots(base, q)[b & (h->bulk_blocks - 1u)];
+  am_packet *p = am_pkt_at(v, t);
+  am_bulk_slot *bs = am_slot_at(v, b);
   /* acquire: pairs with the dead holder's release store of CLAIMED */
   uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
   if (am_state_pos(s) == t && am_state_type(s) != AM_FREE) {
@@ -136,30 +172,46 @@ void am_claim_repair(void *base, am_queue *q) {
 
 /* ---------------------------------------------------------------- locks */
 
+uint64_t am_lock_patience_ns(uint64_t stale_ns) {
+  uint64_t p = stale_ns > UINT64_MAX / SYNCQ_AM_LOCK_WAIT_STALE ? UINT64_MAX : stale_ns * SYNCQ_AM_LOCK_WAIT_STALE;
+  return p < SYNCQ_AM_LOCK_WAIT_MIN_NS ? SYNCQ_AM_LOCK_WAIT_MIN_NS : p;
+}
+
 typedef struct rl_self {
   uint32_t pid;
   uint64_t start;
   uint64_t stale_ns;
+  uint64_t patience_ns; /* a plain claim gives up after this long without progress */
 } rl_self;
 
-/* Watches one word for staying unchanged through a stale interval. */
+/* Watches one word (a lock word, or a fingerprint of several) for staying
+ * unchanged: through a stale interval (act on a dead or absent owner), and
+ * through the patience bound (give up: SYNCQ_ETIMEDOUT). Giving up comes
+ * only at the end of a stale interval after one that was acted on, so a
+ * waiter that was itself descheduled for the whole bound still looks at
+ * the holder (and takes back a dead one) before it gives up. */
 typedef struct rl_watch {
   uint64_t word;
-  uint64_t since; /* 0: not watching */
+  uint64_t since; /* 0: not watching; restarts every stale interval */
+  uint64_t first; /* when the word was first seen: progress resets it */
+  unsigned acted; /* stale intervals ended (and acted on) since `first` */
 } rl_watch;
 
-/* True when w has stayed the watched value for a stale interval (then the
- * watch restarts, so a live owner is asked again one interval later). */
-static bool rl_stuck(rl_watch *wt, uint64_t w, uint64_t stale_ns) {
+enum { RL_WAIT, RL_STALE, RL_GIVE_UP };
+
+static int rl_look(rl_watch *wt, uint64_t w, const rl_self *me) {
   uint64_t now = syncq_now_ns();
   if (wt->since == 0 || wt->word != w) {
     wt->word = w;
-    wt->since = now;
-    return false;
+    wt->since = wt->first = now;
+    wt->acted = 0;
+    return RL_WAIT;
   }
-  if (now - wt->since < stale_ns) return false;
-  wt->since = now;
-  return true;
+  if (now - wt->since < me->stale_ns) return RL_WAIT;
+  wt->since = now; /* a live owner is asked again one interval later */
+  if (wt->acted > 0 && now - wt->first >= me->patience_ns) return RL_GIVE_UP;
+  wt->acted++;
+  return RL_STALE;
 }
 
 static bool rl_holder_dead(const am_rlock_slot *s, uint64_t w) {
@@ -169,13 +221,15 @@ static bool rl_holder_dead(const am_rlock_slot *s, uint64_t w) {
   return am_owner_dead(am_state_pid(w), atomic_load_explicit(&s->start, memory_order_relaxed));
 }
 
-/* Enter slot s at position pos by CAS from `expect` (GO(pos) or a dead
- * holder's HELD(pos, pid)). */
-static bool rl_enter(am_rlock_slot *s, uint64_t expect, uint32_t pos, const rl_self *me) {
+/* Enter slot s at position pos by CAS from *expect (GO(pos) or a dead
+ * holder's HELD(pos, pid)); on failure *expect gets the word seen. */
+static bool rl_enter(am_rlock_slot *s, uint64_t *expect, uint32_t pos, const rl_self *me) {
   /* acquire on success: pairs with the release store that handed GO(pos)
-   * over (the previous holder's critical section happens before ours) */
-  if (!atomic_compare_exchange_strong_explicit(&s->word, &expect, am_state(pos, me->pid, AM_RL_HELD),
-                                               memory_order_acquire, memory_order_relaxed))
+   * over (the previous holder's critical section happens before ours);
+   * acquire on failure: the word seen is read before the start time
+   * beside it (rl_holder_dead) */
+  if (!atomic_compare_exchange_strong_explicit(&s->word, expect, am_state(pos, me->pid, AM_RL_HELD),
+                                               memory_order_acquire, memory_order_acquire))
     return false;
   /* relaxed: read by waiters only to judge whether we died (0: unknown) */
   atomic_store_explicit(&s->start, me->start, memory_order_relaxed);
@@ -190,102 +244,257 @@ static void rl_release(am_rlock_slot *s, am_rlock_slot *next, uint32_t pos) {
   atomic_store_explicit(&next->word, am_state(pos + 1u, 0, AM_RL_GO), memory_order_release);
 }
 
-/* TAS / TTAS: one word, position 0 forever. */
-static uint32_t tas_lock(void *base, am_queue *q, bool test_first, const rl_self *me) {
-  am_rlock_slot *s = &q->lock.rlock.slot[0];
-  const uint64_t free_word = am_state(0, 0, AM_RL_GO);
+/* A lock word no lock operation writes: a type outside GO / HELD / SKIP,
+ * or a pid in a GO or SKIP word. Only an overwritten segment shows one. */
+static bool rl_word_bad(uint64_t w) {
+  unsigned t = am_state_type(w);
+  return t > AM_RL_SKIP || (t != AM_RL_HELD && am_state_pid(w) != 0u);
+}
+
+/* TAS / TTAS: one word, GO(k) free, HELD(k, pid) held; each release hands
+ * GO(k + 1) on, so a waiter sees every hand-over as a change of the word
+ * (a holder that takes the lock again and again is not one that never
+ * lets go). NOWAIT: AM_NOWAIT_TRIES test-and-sets, then SYNCQ_EBUSY. */
+static int tas_lock(const am_qview *v, bool test_first, bool nowait, const rl_self *me, uint32_t *pos) {
+  am_rlock_slot *s = &v->q->lock.rlock.slot[0];
   syncq_backoff_exp b;
   (void)syncq_backoff_exp_init(&b, AM_RL_BACKOFF_INITIAL_NS, AM_RL_BACKOFF_CAP_NS);
-  rl_watch wt = {0, 0};
-  for (;;) {
-    /* relaxed: TTAS's test is a hint; the CAS in rl_enter decides */
-    uint64_t w = test_first ? atomic_load_explicit(&s->word, memory_order_relaxed) : free_word;
-    if (w == free_word && rl_enter(s, free_word, 0, me)) return 0;
-    w = atomic_load_explicit(&s->word, memory_order_acquire); /* acquire: before reading start beside it */
-    if (am_state_type(w) == AM_RL_HELD && rl_stuck(&wt, w, me->stale_ns) && rl_holder_dead(s, w) &&
-        rl_enter(s, w, 0, me)) {
-      am_claim_repair(base, q); /* we hold the dead holder's lock */
-      return 0;
+  rl_watch wt = {0, 0, 0, 0};
+  /* acquire: before reading the start time beside it */
+  uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+  for (unsigned tries = 1;; tries++) {
+    if (rl_word_bad(w) || am_state_type(w) == AM_RL_SKIP) return SYNCQ_EINVAL; /* TAS never skips */
+    bool held = am_state_type(w) == AM_RL_HELD;
+    if (!held || !test_first) {
+      /* TAS tries even while the lock is held (000's test-and-set), for
+       * the GO(k + 1) the holder will hand on; TTAS only when it is free */
+      uint32_t k = held ? am_state_pos(w) + 1u : am_state_pos(w);
+      uint64_t expect = am_state(k, 0, AM_RL_GO);
+      if (rl_enter(s, &expect, k, me)) {
+        *pos = k;
+        return SYNCQ_OK;
+      }
+      w = expect;
+      held = am_state_type(w) == AM_RL_HELD;
+    }
+    if (nowait) {
+      if (tries >= AM_NOWAIT_TRIES) return SYNCQ_EBUSY;
+    } else if (!rl_word_bad(w)) {
+      int look = rl_look(&wt, w, me);
+      if (look == RL_GIVE_UP) return SYNCQ_ETIMEDOUT;
+      uint64_t expect = w;
+      if (look == RL_STALE && held && rl_holder_dead(s, w) && rl_enter(s, &expect, am_state_pos(w), me)) {
+        am_claim_repair(v); /* we hold the dead holder's lock */
+        *pos = am_state_pos(w);
+        return SYNCQ_OK;
+      }
     }
     (void)syncq_backoff_exp_wait(&b);
+    w = atomic_load_explicit(&s->word, memory_order_acquire); /* acquire: as above */
   }
 }
 
-static void tas_unlock(am_queue *q) {
-  am_rlock_slot *s = &q->lock.rlock.slot[0];
-  atomic_store_explicit(&s->start, 0u, memory_order_relaxed); /* published by the release store below */
-  /* release: pairs with the next holder's acquire CAS */
-  atomic_store_explicit(&s->word, am_state(0, 0, AM_RL_GO), memory_order_release);
-}
-
 /* The position whose turn it is, seen from waiter t: the highest position
- * before t whose slot carries its own tag. False if it lies more than
- * nslots - 1 positions back (a closer waiter watches it). */
+ * before t whose slot carries its own tag (hand-overs go in position
+ * order, so the latest one written names the current position). Nearest
+ * first: usually it lies a few positions back and the scan stops there.
+ * Farther than nslots - 1 back (every waiter in between died: a crash of
+ * many queued senders), the highest tag of all slots still names it. False
+ * only when no slot names a position before t (an overwritten lock); *w
+ * then gets a fingerprint of the words read, which any write to them
+ * changes. */
 static bool rl_current(am_rlock *l, uint32_t nslots, uint32_t t, uint32_t *x, uint64_t *w) {
-  for (uint32_t k = (nslots == 1u ? 0u : 1u); k < nslots; k++) {
+  uint64_t mix = 0;
+  bool found = false;
+  uint32_t best = 0;
+  uint64_t best_w = 0;
+  for (uint32_t k = (nslots == 1u ? 0u : 1u); k <= nslots; k++) {
+    if (nslots == 1u && k == 1u) break;
     uint32_t pos = t - k;
     /* acquire: pairs with the release stores of GO / CAS of HELD, before
      * reading the start time beside the word */
     uint64_t v = atomic_load_explicit(&l->slot[pos % nslots].word, memory_order_acquire);
     if (nslots == 1u) pos = am_state_pos(v); /* ticket: the word names the position itself */
-    if (am_state_pos(v) == pos) {
+    if (am_state_pos(v) == pos && k < nslots) {
       *x = pos;
       *w = v;
       return true;
     }
+    uint32_t vp = am_state_pos(v);
+    if (am_pos_after(t, vp) && vp % nslots == pos % nslots && (!found || am_pos_after(vp, best))) {
+      found = true;
+      best = vp;
+      best_w = v;
+    }
+    mix = (mix ^ v) * 0x9E3779B97F4A7C15ull; /* position-dependent: a moved word changes it */
   }
+  if (found) {
+    *x = best;
+    *w = best_w;
+    return true;
+  }
+  *w = mix;
   return false;
 }
 
-/* Ticket (nslots 1) and Anderson (nslots AM_RLOCK_SLOTS): returns the
- * position held. */
-static uint32_t queue_lock(void *base, am_queue *q, uint32_t nslots, const rl_self *me) {
-  am_rlock *l = &q->lock.rlock;
+/* NOWAIT: take position t only when it is the next one and its slot
+ * already says GO(t) (the lock is free, nobody waits): a waiter that
+ * cannot leave a queue lock must not join one. */
+static int queue_trylock(am_rlock *l, uint32_t nslots, const rl_self *me, uint32_t *pos) {
+  syncq_backoff_exp b;
+  (void)syncq_backoff_exp_init(&b, AM_RL_BACKOFF_INITIAL_NS, AM_RL_BACKOFF_CAP_NS);
+  for (unsigned tries = 1;; tries++) {
+    /* relaxed: a hint; the CAS on next decides who gets t */
+    uint32_t t = atomic_load_explicit(&l->next, memory_order_relaxed);
+    am_rlock_slot *mine = &l->slot[t % nslots];
+    const uint64_t go = am_state(t, 0, AM_RL_GO);
+    /* relaxed: a hint; rl_enter's acquire CAS decides */
+    if (atomic_load_explicit(&mine->word, memory_order_relaxed) == go &&
+        /* relaxed: the position orders nothing; the slot words do */
+        atomic_compare_exchange_strong_explicit(&l->next, &t, t + 1u, memory_order_relaxed, memory_order_relaxed)) {
+      uint64_t expect = go;
+      if (rl_enter(mine, &expect, t, me)) {
+        *pos = t;
+        return SYNCQ_OK;
+      }
+      return SYNCQ_EBUSY; /* t was skipped under us (we stalled a whole interval): nothing to give back */
+    }
+    if (tries >= AM_NOWAIT_TRIES) return SYNCQ_EBUSY;
+    (void)syncq_backoff_exp_wait(&b);
+  }
+}
+
+/* Position y has just been handed GO(y) by us (we skipped or released
+ * y - 1 as recovery). While the waiter record of y says its waiter has
+ * died or left, skip y at once and hand y + 1 on: a run of dead waiters (a crash
+ * of many senders) costs one pass, not one stale interval each. Stops at
+ * our own position t, at a live or unknown waiter (no record, or one of
+ * another position: it is left to the stale rule), or when a CAS finds the
+ * word changed (someone else acts). Returns the last position handed GO. */
+static uint32_t rl_skip_dead_run(am_rlock *l, const am_queue *q, uint32_t nslots, uint32_t y, uint32_t t) {
+  while (am_pos_after(t, y)) {
+    /* relaxed: the record names a process, it publishes no data; a record
+     * not yet visible reads as "unknown" */
+    uint64_t rec = atomic_load_explicit(&q->waiter[y % AM_RL_WAITERS], memory_order_relaxed);
+    if (am_state_pos(rec) != y) break; /* no record of y (yet, or any more) */
+    if (am_state_type(rec) != AM_RL_LEFT && (am_state_type(rec) != AM_RL_WAITING || am_state_pid(rec) == 0u ||
+                                             !am_owner_dead(am_state_pid(rec), 0)))
+      break;
+    am_rlock_slot *s = &l->slot[y % nslots], *succ = &l->slot[(y + 1u) % nslots];
+    uint64_t expect = am_state(y, 0, AM_RL_GO);
+    /* acq_rel: as the stale skip in queue_lock */
+    if (!atomic_compare_exchange_strong_explicit(&s->word, &expect, am_state(y, 0, AM_RL_SKIP), memory_order_acq_rel,
+                                                 memory_order_relaxed))
+      break;
+    /* release: pairs with y + 1's acquire CAS in rl_enter */
+    atomic_store_explicit(&succ->word, am_state(y + 1u, 0, AM_RL_GO), memory_order_release);
+    y++;
+  }
+  return y;
+}
+
+/* A plain claim gives up position t (SYNCQ_ETIMEDOUT): say so in its record,
+ * so whoever reaches t skips it at once (rl_skip_dead_run) instead of
+ * waiting a stale interval for a live process that will never enter; and
+ * if t was handed to us meanwhile, hand it straight on. */
+static int rl_leave(am_rlock *l, am_queue *q, uint32_t nslots, uint32_t t, const rl_self *me) {
+  /* relaxed: read only to name a position's fate (rl_skip_dead_run) */
+  atomic_store_explicit(&q->waiter[t % AM_RL_WAITERS], am_state(t, me->pid, AM_RL_LEFT), memory_order_relaxed);
+  am_rlock_slot *mine = &l->slot[t % nslots];
+  uint64_t expect = am_state(t, 0, AM_RL_GO);
+  /* acq_rel: as the stale skip in queue_lock */
+  if (atomic_compare_exchange_strong_explicit(&mine->word, &expect, am_state(t, 0, AM_RL_SKIP), memory_order_acq_rel,
+                                              memory_order_relaxed))
+    /* release: pairs with t + 1's acquire CAS in rl_enter */
+    atomic_store_explicit(&l->slot[(t + 1u) % nslots].word, am_state(t + 1u, 0, AM_RL_GO), memory_order_release);
+  return SYNCQ_ETIMEDOUT;
+}
+
+/* Ticket (nslots 1) and Anderson (nslots AM_RLOCK_SLOTS): *pos gets the
+ * position held. SYNCQ_ETIMEDOUT when the lock showed no progress for the
+ * patience bound (the position we leave behind is skipped like a dead
+ * waiter's). */
+static int queue_lock(const am_qview *v, uint32_t nslots, const rl_self *me, uint32_t *pos) {
+  am_rlock *l = &v->q->lock.rlock;
   /* relaxed: the position orders nothing; the slot words do */
   uint32_t t = atomic_fetch_add_explicit(&l->next, 1u, memory_order_relaxed);
-  rl_watch wt = {0, 0};
+  rl_watch wt = {0, 0, 0, 0};
+  uint64_t deadline = syncq_now_ns() + me->patience_ns;
+  if (deadline < me->patience_ns) deadline = UINT64_MAX;
   unsigned spins = 0;
+  bool recorded = false;
   for (;;) {
     am_rlock_slot *mine = &l->slot[t % nslots];
     /* relaxed: a hint; rl_enter's CAS decides */
     uint64_t w = atomic_load_explicit(&mine->word, memory_order_relaxed);
-    if (w == am_state(t, 0, AM_RL_GO) && rl_enter(mine, w, t, me)) return t;
+    uint64_t expect = w;
+    if (w == am_state(t, 0, AM_RL_GO) && rl_enter(mine, &expect, t, me)) {
+      *pos = t;
+      return SYNCQ_OK;
+    }
+    if (!recorded) { /* we wait: say who waits here (see rl_skip_dead_run) */
+      /* relaxed: read only to name a process (rl_skip_dead_run) */
+      atomic_store_explicit(&v->q->waiter[t % AM_RL_WAITERS], am_state(t, me->pid, AM_RL_WAITING),
+                            memory_order_relaxed);
+      recorded = true;
+    }
     uint32_t wp = am_state_pos(w);
     if (am_pos_after(wp, t) || (wp == t && am_state_type(w) == AM_RL_SKIP)) {
-      /* our turn was skipped while we were not looking: queue again */
+      /* our turn was skipped while we were not looking: queue again (an
+       * overwritten word can say so for ever: the deadline still holds) */
+      if (syncq_now_ns() >= deadline) return SYNCQ_ETIMEDOUT; /* holds no position now */
       t = atomic_fetch_add_explicit(&l->next, 1u, memory_order_relaxed); /* relaxed: as above */
       wt.since = 0;
+      recorded = false;
       continue;
     }
     if (++spins % AM_RL_CLOCK_EVERY != 0u) {
       syncq_pr_relax();
       continue;
     }
-    uint32_t x;
+    uint32_t x = t;
     uint64_t cw;
-    if (!rl_current(l, nslots, t, &x, &cw) || !rl_stuck(&wt, cw, me->stale_ns)) {
+    bool seen = rl_current(l, nslots, t, &x, &cw);
+    int look = rl_look(&wt, cw, me);
+    if (wt.first + me->patience_ns >= wt.first) deadline = wt.first + me->patience_ns; /* progress moves it */
+    if (look == RL_GIVE_UP) return rl_leave(l, v->q, nslots, t, me);
+    if (!seen || look != RL_STALE) {
       sched_yield(); /* an oversubscribed machine must run the holder */
       continue;
     }
     am_rlock_slot *cur = &l->slot[x % nslots], *succ = &l->slot[(x + 1u) % nslots];
-    if (am_state_type(cw) == AM_RL_GO) {
+    bool handed = false; /* we handed GO(x + 1) on */
+    if (am_state_type(cw) == AM_RL_GO && am_state_pid(cw) == 0u) {
       /* position x was handed over and never entered: skip it (the CAS
        * decides against x's own entering CAS) */
-      uint64_t expect = cw;
+      uint64_t skip_expect = cw;
       /* release: a skipped x that sees SKIP(x) is ordered after nothing
        * of ours; release keeps the hand-over below after the CAS */
-      if (atomic_compare_exchange_strong_explicit(&cur->word, &expect, am_state(x, 0, AM_RL_SKIP),
-                                                  memory_order_acq_rel, memory_order_relaxed))
+      if (atomic_compare_exchange_strong_explicit(&cur->word, &skip_expect, am_state(x, 0, AM_RL_SKIP),
+                                                  memory_order_acq_rel, memory_order_relaxed)) {
         /* release: pairs with x + 1's acquire CAS in rl_enter */
         atomic_store_explicit(&succ->word, am_state(x + 1u, 0, AM_RL_GO), memory_order_release);
-    } else if (am_state_type(cw) == AM_RL_HELD && rl_holder_dead(cur, cw) && rl_enter(cur, cw, x, me)) {
+        handed = true;
+      }
+    } else if (am_state_type(cw) == AM_RL_HELD && rl_holder_dead(cur, cw) && rl_enter(cur, &cw, x, me)) {
       /* We hold the dead holder's position x. If it had already handed
        * x + 1 on before dying, there is nothing to repair. */
       uint64_t sw = atomic_load_explicit(&succ->word, memory_order_acquire); /* pairs with release of GO */
       if (nslots == 1u || !am_pos_after(am_state_pos(sw), x)) {
-        am_claim_repair(base, q);
+        am_claim_repair(v);
         rl_release(cur, succ, x);
+        handed = true;
       }
+    }
+    if (handed) {
+      uint32_t y = rl_skip_dead_run(l, v->q, nslots, x + 1u, t);
+      if (y == t) continue; /* the run reached us: our own slot says GO(t) now */
+      /* What we wrote is not progress: watch the word we left, keeping
+       * the time the lock last moved on its own (a lock that only moves
+       * when we skip its positions, e.g. an overwritten `next`, still
+       * ends in SYNCQ_ETIMEDOUT). */
+      (void)rl_current(l, nslots, t, &x, &wt.word); /* the word (or fingerprint) our hand-over left */
+      wt.since = syncq_now_ns();
     }
   }
 }
@@ -297,22 +506,42 @@ static void queue_unlock(am_queue *q, uint32_t nslots, uint32_t t) {
 
 /* ---------------------------------------------------------------- claim */
 
-/* Figure 2's critical section, shared with the POSIX claim: true when the
- * tail packet (and, for bulk, the tail block) was FREE and is now ours. */
-bool am_claim_under_lock(void *base, am_queue *q, am_claim_state *cs) {
-  const am_header *h = base;
+/* Under a locking claim, positions are claimed in order, so the slot at
+ * tail position t (of n slots) shows FREE(t), or the previous lap's
+ * occupant (t - n) still CLAIMED or READY. `busy` lists the types the
+ * occupant may have. Anything else was written by no sender or receiver:
+ * the tail or the slot was overwritten. */
+static bool slot_state_ok(uint64_t s, uint32_t t, uint32_t n, unsigned busy) {
+  if (s == am_state(t, 0, AM_FREE)) return true;
+  unsigned type = am_state_type(s); /* up to 255 in an overwritten word: test before shifting */
+  return am_state_pos(s) == t - n && type != AM_FREE && type <= AM_READY_BULK && (busy & (1u << type)) != 0;
+}
+
+/* Figure 2's critical section, shared with the POSIX claim: 1 when the
+ * tail packet (and, for bulk, the tail block) was FREE and is now ours, 0
+ * when not (the queue is full), SYNCQ_EINVAL when a slot shows a state no
+ * claim leaves there. The tails are read from the segment but only ever
+ * used masked (am_pkt_at, am_slot_at): an overwritten tail misplaces a
+ * message or is refused, never moves an access. */
+int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
+  am_queue *q = v->q;
   /* relaxed: the tails are written only under this lock, whose acquire
    * orders them */
   uint32_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
-  am_packet *p = &am_packets(base, q)[t & (h->packets - 1u)];
+  am_packet *p = am_pkt_at(v, t);
   /* acquire: pairs with the receiver's release store of FREE(t), after
    * which the previous message's bulk block and fields are no longer read */
-  if (atomic_load_explicit(&p->state, memory_order_acquire) != am_state(t, 0, AM_FREE)) return false;
+  uint64_t ps = atomic_load_explicit(&p->state, memory_order_acquire);
+  if (ps != am_state(t, 0, AM_FREE))
+    return slot_state_ok(ps, t, v->packets, 1u << AM_CLAIMED | 1u << AM_READY | 1u << AM_READY_BULK) ? 0
+                                                                                                     : SYNCQ_EINVAL;
   if (cs->want_bulk) {
     uint32_t b = atomic_load_explicit(&q->bulk_tail, memory_order_relaxed); /* under the lock, as above */
-    am_bulk_slot *bs = &am_bulk_slots(base, q)[b & (h->bulk_blocks - 1u)];
+    am_bulk_slot *bs = am_slot_at(v, b);
     /* acquire: pairs with the receiver's release store of FREE(b) */
-    if (atomic_load_explicit(&bs->state, memory_order_acquire) != am_state(b, 0, AM_FREE)) return false;
+    uint64_t bst = atomic_load_explicit(&bs->state, memory_order_acquire);
+    if (bst != am_state(b, 0, AM_FREE))
+      return slot_state_ok(bst, b, v->blocks, 1u << AM_CLAIMED | 1u << AM_READY) ? 0 : SYNCQ_EINVAL;
     atomic_store_explicit(&bs->owner_start, cs->start, memory_order_relaxed); /* published by the store below */
     /* release: a receiver or waiter that reads CLAIMED(b) also sees owner_start */
     atomic_store_explicit(&bs->state, am_state(b, cs->pid, AM_CLAIMED), memory_order_release);
@@ -332,28 +561,31 @@ bool am_claim_under_lock(void *base, am_queue *q, am_claim_state *cs) {
   atomic_store_explicit(&q->tail, t + 1u, memory_order_relaxed); /* read under the lock only */
   cs->pkt_pos = t;
   cs->has_pkt = true;
-  return true;
+  return 1;
 }
 
-int am_claim_locked(void *base, am_queue *q, int claim, bool nowait, am_claim_state *cs) {
-  (void)nowait; /* a locking claim holds nothing when it fails */
-  const am_header *h = base;
-  rl_self me = {cs->pid, cs->start, h->stale_ns};
+int am_claim_locked(const am_qview *v, bool nowait, am_claim_state *cs) {
+  rl_self me = {cs->pid, cs->start, v->stale_ns, am_lock_patience_ns(v->stale_ns)};
+  am_rlock *l = &v->q->lock.rlock;
   uint32_t pos = 0;
-  switch (claim) {
-  case SYNCQ_AM_CLAIM_TAS: pos = tas_lock(base, q, false, &me); break;
-  case SYNCQ_AM_CLAIM_TTAS: pos = tas_lock(base, q, true, &me); break;
-  case SYNCQ_AM_CLAIM_TICKET: pos = queue_lock(base, q, 1u, &me); break;
-  case SYNCQ_AM_CLAIM_ANDERSON: pos = queue_lock(base, q, AM_RLOCK_SLOTS, &me); break;
+  int r;
+  switch (v->claim) {
+  case SYNCQ_AM_CLAIM_TAS: r = tas_lock(v, false, nowait, &me, &pos); break;
+  case SYNCQ_AM_CLAIM_TTAS: r = tas_lock(v, true, nowait, &me, &pos); break;
+  case SYNCQ_AM_CLAIM_TICKET: r = nowait ? queue_trylock(l, 1u, &me, &pos) : queue_lock(v, 1u, &me, &pos); break;
+  case SYNCQ_AM_CLAIM_ANDERSON:
+    r = nowait ? queue_trylock(l, AM_RLOCK_SLOTS, &me, &pos) : queue_lock(v, AM_RLOCK_SLOTS, &me, &pos);
+    break;
   default: return SYNCQ_EINVAL;
   }
+  if (r != SYNCQ_OK) return r; /* a locking claim holds nothing when it fails */
   am_crash_point(AM_STEP_LOCKED); /* tests: die holding the lock */
-  bool got = am_claim_under_lock(base, q, cs);
-  switch (claim) {
+  int got = am_claim_under_lock(v, cs);
+  switch (v->claim) {
   case SYNCQ_AM_CLAIM_TAS:
-  case SYNCQ_AM_CLAIM_TTAS: tas_unlock(q); break;
-  case SYNCQ_AM_CLAIM_TICKET: queue_unlock(q, 1u, pos); break;
-  default: queue_unlock(q, AM_RLOCK_SLOTS, pos); break;
+  case SYNCQ_AM_CLAIM_TTAS: rl_release(&l->slot[0], &l->slot[0], pos); break;
+  case SYNCQ_AM_CLAIM_TICKET: queue_unlock(v->q, 1u, pos); break;
+  default: queue_unlock(v->q, AM_RLOCK_SLOTS, pos); break;
   }
-  return got ? SYNCQ_OK : SYNCQ_FULL;
+  return got > 0 ? SYNCQ_OK : got == 0 ? SYNCQ_FULL : got;
 }

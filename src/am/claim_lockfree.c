@@ -32,6 +32,10 @@
  *   Memory:      in the segment; never allocates.
  *   Signal-safe: no (the library as a whole is not).
  *   Process-shared: yes (positions and states only).
+ *   Bounds:      a NOWAIT claim never waits (SYNCQ_FULL). A slot state no
+ *                sender or receiver writes (unknown type, a pid in FREE)
+ *                is SYNCQ_EINVAL. A plain claim waits while the queue is
+ *                full, as a full queue is waited on (am.c).
  *   Limits:      2^31 positions may be outstanding at once (counter wrap).
  *                With SYNCQ_AM_NOWAIT a sender takes an assignment only
  *                when the slot at the tail is free for it, so it never
@@ -40,54 +44,64 @@
 #include "am_crash.h"
 #include "am_internal.h"
 
+/* A slot state no sender or receiver writes: an unknown type, or a pid
+ * in a FREE state. Only an overwritten segment shows one. */
+static bool state_bad(uint64_t s) {
+  return am_state_type(s) > AM_READY_BULK || (am_state_type(s) == AM_FREE && am_state_pid(s) != 0u);
+}
+
 /* Assign the next position of *tail whose slot (in `states`, `n` slots of
- * `stride` bytes) must be FREE for it when nowait. False when nowait and
- * the tail slot is not free. */
-static bool assign(_Atomic(uint32_t) *tail, unsigned char *states, size_t stride, uint32_t n, bool nowait,
-                   uint32_t *pos) {
+ * `stride` bytes) must be FREE for it when nowait. SYNCQ_FULL when nowait
+ * and the tail slot is not free, SYNCQ_EINVAL when it shows a state nobody
+ * writes (the queue would never drain). */
+static int assign(_Atomic(uint32_t) *tail, unsigned char *states, size_t stride, uint32_t n, bool nowait,
+                  uint32_t *pos) {
   uint32_t t = atomic_load_explicit(tail, memory_order_relaxed); /* the CAS below decides */
   for (;;) {
     if (nowait) {
       _Atomic(uint64_t) *st = (_Atomic(uint64_t) *)(states + (size_t)(t & (n - 1u)) * stride);
       /* relaxed: a hint only; the claim CAS (acquire) decides ownership */
-      if (atomic_load_explicit(st, memory_order_relaxed) != am_state(t, 0, AM_FREE)) return false;
+      uint64_t s = atomic_load_explicit(st, memory_order_relaxed);
+      if (s != am_state(t, 0, AM_FREE)) return state_bad(s) ? SYNCQ_EINVAL : SYNCQ_FULL;
     }
     /* relaxed: the position orders nothing; the claim CAS on the slot
      * (acquire) orders the sender after the receiver's FREE store */
     if (atomic_compare_exchange_weak_explicit(tail, &t, t + 1u, memory_order_relaxed, memory_order_relaxed)) {
       *pos = t;
-      return true;
+      return SYNCQ_OK;
     }
   }
 }
 
-/* CAS the slot FREE(pos) -> CLAIMED(pos, pid). On failure *passed tells
- * whether the slot has moved past pos (the receiver skipped it). */
-static bool claim_slot(_Atomic(uint64_t) *st, uint32_t pos, uint32_t pid, bool *passed) {
+/* CAS the slot FREE(pos) -> CLAIMED(pos, pid): SYNCQ_OK, SYNCQ_FULL (not
+ * yet free; *passed tells whether the slot has moved past pos: the
+ * receiver skipped it), SYNCQ_EINVAL (a state nobody writes). */
+static int claim_slot(_Atomic(uint64_t) *st, uint32_t pos, uint32_t pid, bool *passed) {
   uint64_t expect = am_state(pos, 0, AM_FREE);
   /* acquire on success: pairs with the receiver's release store of
    * FREE(pos) (the previous occupant is done with) */
   if (atomic_compare_exchange_strong_explicit(st, &expect, am_state(pos, pid, AM_CLAIMED), memory_order_acquire,
                                               memory_order_relaxed))
-    return true;
+    return SYNCQ_OK;
+  if (state_bad(expect)) return SYNCQ_EINVAL;
   *passed = am_pos_after(am_state_pos(expect), pos);
-  return false;
+  return SYNCQ_FULL;
 }
 
-int am_claim_lockfree(void *base, am_queue *q, bool nowait, am_claim_state *cs) {
-  const am_header *h = base;
+int am_claim_lockfree(const am_qview *v, bool nowait, am_claim_state *cs) {
+  am_queue *q = v->q;
   if (cs->want_bulk && !cs->has_bulk) {
-    am_bulk_slot *slots = am_bulk_slots(base, q);
     if (!cs->bulk_assigned) {
-      if (!assign(&q->bulk_tail, (unsigned char *)slots, sizeof *slots, h->bulk_blocks, nowait, &cs->bulk_pos))
-        return SYNCQ_FULL;
+      int r = assign(&q->bulk_tail, (unsigned char *)v->slots, sizeof *v->slots, v->blocks, nowait, &cs->bulk_pos);
+      if (r != SYNCQ_OK) return r;
       cs->bulk_assigned = true;
     }
-    am_bulk_slot *bs = &slots[cs->bulk_pos & (h->bulk_blocks - 1u)];
+    am_bulk_slot *bs = am_slot_at(v, cs->bulk_pos);
     bool passed = false;
-    if (!claim_slot(&bs->state, cs->bulk_pos, cs->pid, &passed)) {
+    int r = claim_slot(&bs->state, cs->bulk_pos, cs->pid, &passed);
+    if (r != SYNCQ_OK) {
       if (passed) cs->bulk_assigned = false; /* skipped as abandoned (am_bulk_skip_abandoned): take a new one */
-      return SYNCQ_FULL;
+      return r;
     }
     /* relaxed: read only by reclaimers that have seen CLAIMED and then
      * check the owner; 0 means "not yet known" to them */
@@ -96,17 +110,18 @@ int am_claim_lockfree(void *base, am_queue *q, bool nowait, am_claim_state *cs) 
     cs->has_bulk = true;
   }
   if (!cs->has_pkt) {
-    am_packet *pk = am_packets(base, q);
     if (!cs->pkt_assigned) {
-      if (!assign(&q->tail, (unsigned char *)pk, sizeof *pk, h->packets, nowait, &cs->pkt_pos)) return SYNCQ_FULL;
+      int r = assign(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, nowait, &cs->pkt_pos);
+      if (r != SYNCQ_OK) return r;
       cs->pkt_assigned = true;
       am_crash_point(AM_STEP_LOCKED); /* tests: die assigned, not claimed */
     }
-    am_packet *p = &pk[cs->pkt_pos & (h->packets - 1u)];
+    am_packet *p = am_pkt_at(v, cs->pkt_pos);
     bool passed = false;
-    if (!claim_slot(&p->state, cs->pkt_pos, cs->pid, &passed)) {
+    int r = claim_slot(&p->state, cs->pkt_pos, cs->pid, &passed);
+    if (r != SYNCQ_OK) {
       if (passed) cs->pkt_assigned = false; /* skipped by the receiver: take a new position */
-      return SYNCQ_FULL;
+      return r;
     }
     /* Ours now. The receiver reads these only after seeing CLAIMED and
      * deciding the owner is dead, or after READY (release in am.c). */
@@ -119,13 +134,12 @@ int am_claim_lockfree(void *base, am_queue *q, bool nowait, am_claim_state *cs) 
   return SYNCQ_OK;
 }
 
-uint64_t am_bulk_skip_abandoned(void *base, am_queue *q, uint32_t pos, uint64_t seen) {
-  const am_header *h = base;
-  am_bulk_slot *bs = &am_bulk_slots(base, q)[pos & (h->bulk_blocks - 1u)];
+uint64_t am_bulk_skip_abandoned(const am_qview *v, uint32_t pos, uint64_t seen) {
+  am_bulk_slot *bs = am_slot_at(v, pos);
   /* relaxed: the CAS below decides; nothing is read through this value */
   uint64_t s = atomic_load_explicit(&bs->state, memory_order_relaxed);
   if (s != seen || am_state_type(s) != AM_FREE || !am_pos_after(pos, am_state_pos(s))) return s;
-  uint64_t next = am_state(am_state_pos(s) + h->bulk_blocks, 0, AM_FREE);
+  uint64_t next = am_state(am_state_pos(s) + v->blocks, 0, AM_FREE);
   /* relaxed: FREE -> FREE hands over no data; the next claimer's acquire
    * CAS still pairs with the receiver's release store that freed it */
   (void)atomic_compare_exchange_strong_explicit(&bs->state, &s, next, memory_order_relaxed, memory_order_relaxed);

@@ -191,6 +191,10 @@ void am_geometry_read(const void *base, size_t mapped, am_geometry *g) {
   if (mapped < sizeof(am_header)) return;
   const am_header *h = base;
   g->claim = h->claim;
+  g->version = h->version;
+  g->stale_ns = h->stale_ns;
+  g->creator_pid = h->creator_pid;
+  g->creator_start = h->creator_start;
   g->packets = h->packets;
   g->packet_shift = h->packet_shift;
   g->bulk_blocks = h->bulk_blocks;
@@ -210,6 +214,7 @@ void am_geometry_read(const void *base, size_t mapped, am_geometry *g) {
 }
 
 bool am_geometry_valid(const am_geometry *g, size_t mapped) {
+  if (g->version != AM_VERSION || g->stale_ns == 0) return false;
   if (g->claim < 0 || g->claim >= SYNCQ_AM_CLAIM_COUNT) return false;
   if (!pow2(g->packets) || g->packets < 2 || g->packets > SYNCQ_AM_MAX_PACKETS) return false;
   if (g->packet_shift != (uint32_t)__builtin_ctz(g->packets)) return false;
@@ -337,7 +342,7 @@ static uint64_t now_ns(void) {
 }
 
 /* Map the segment at fd; wait a little for a creator still initialising. */
-static int map_fd(int fd, void **base, size_t *size) {
+static int map_fd(int fd, void **base, size_t *size, am_geometry *geo) {
   uint64_t deadline = now_ns() + AM_ATTACH_WAIT_NS;
   for (;;) {
     struct stat st;
@@ -345,17 +350,17 @@ static int map_fd(int fd, void **base, size_t *size) {
     if ((size_t)st.st_size >= sizeof(am_header)) {
       void *b = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       if (b == MAP_FAILED) return SYNCQ_ESYS;
-      const am_header *h = b;
       /* acquire: pairs with the release store of magic at creation */
       if (atomic_load_explicit(&((am_header *)b)->magic, memory_order_acquire) == AM_MAGIC) {
         am_geometry g;
         am_geometry_read(b, (size_t)st.st_size, &g);
-        if (h->version != AM_VERSION || !am_geometry_valid(&g, (size_t)st.st_size)) {
+        if (!am_geometry_valid(&g, (size_t)st.st_size)) {
           munmap(b, (size_t)st.st_size);
           return SYNCQ_EINVAL;
         }
         *base = b;
         *size = (size_t)st.st_size;
+        *geo = g; /* the copy every later access of this mapping goes by */
         return SYNCQ_OK;
       }
       munmap(b, (size_t)st.st_size);
@@ -366,12 +371,12 @@ static int map_fd(int fd, void **base, size_t *size) {
   }
 }
 
-int am_map(const char *name, void **base, size_t *size) {
+int am_map(const char *name, void **base, size_t *size, am_geometry *geo) {
   char path[AM_PATH_MAX];
   shm_path(name, path);
   int fd = shm_open(path, O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) return errno == ENOENT ? SYNCQ_ENOENT : SYNCQ_ESYS;
-  int r = map_fd(fd, base, size);
+  int r = map_fd(fd, base, size, geo);
   int e = errno;
   close(fd);
   errno = e;
@@ -385,8 +390,8 @@ int am_map(const char *name, void **base, size_t *size) {
 /* Our name's index in the destination's peer table (000's endpoints reply
  * to the requester: the table turns a 16-bit index in the packet into the
  * requester's endpoint name). */
-static int peer_index(void *base, const char *self_name, uint16_t *out) {
-  am_peer_slot *t = am_at(base, ((am_header *)base)->peers_off);
+static int peer_index(void *base, const am_geometry *g, const char *self_name, uint16_t *out) {
+  am_peer_slot *t = am_at(base, g->peers_off); /* validated, not re-read from the segment */
   for (unsigned i = 0; i < SYNCQ_AM_MAX_PEERS; i++)
     /* acquire: pairs with the release store of READY after the name */
     if (atomic_load_explicit(&t[i].state, memory_order_acquire) == AM_PEER_READY &&
@@ -411,7 +416,7 @@ static int peer_index(void *base, const char *self_name, uint16_t *out) {
 int am_peer_make(syncq_am_endpoint *self, const char *name, syncq_am_peer **out) {
   syncq_am_peer *p = calloc(1, sizeof *p);
   if (p == NULL) return SYNCQ_ENOMEM;
-  int r = am_map(name, &p->base, &p->size);
+  int r = am_map(name, &p->base, &p->size, &p->geo);
   if (r != SYNCQ_OK) {
     free(p);
     return r;
@@ -419,7 +424,7 @@ int am_peer_make(syncq_am_endpoint *self, const char *name, syncq_am_peer **out)
   p->self = self;
   p->src_index = AM_NO_PEER;
   if (self != NULL) {
-    r = peer_index(p->base, self->name, &p->src_index);
+    r = peer_index(p->base, &p->geo, self->name, &p->src_index);
     if (r != SYNCQ_OK) {
       munmap(p->base, p->size);
       free(p);
@@ -480,21 +485,23 @@ int syncq_am_unlink(const char *name) {
   return SYNCQ_OK;
 }
 
-static void fill_limits(const am_header *h, size_t size, syncq_am_limits *out) {
-  out->claim = h->claim;
-  out->packets = h->packets;
-  out->bulk_blocks = h->bulk_blocks;
-  out->bulk_size = h->bulk_size;
+/* From the process's validated copy: what the segment says now may be
+ * overwritten. */
+static void fill_limits(const am_geometry *g, syncq_am_limits *out) {
+  out->claim = g->claim;
+  out->packets = g->packets;
+  out->bulk_blocks = g->bulk_blocks;
+  out->bulk_size = g->bulk_size;
   out->max_args = SYNCQ_AM_MAX_ARGS;
   out->max_handlers = SYNCQ_AM_MAX_HANDLERS;
   out->max_peers = SYNCQ_AM_MAX_PEERS;
-  out->stale_claim_ns = h->stale_ns;
-  out->segment_bytes = size;
+  out->stale_claim_ns = g->stale_ns;
+  out->segment_bytes = (size_t)g->size;
 }
 
 int syncq_am_limits_of(const syncq_am_endpoint *ep, syncq_am_limits *out) {
   if (ep == NULL || out == NULL) return SYNCQ_EINVAL;
-  fill_limits(ep->base, ep->size, out);
+  fill_limits(&ep->geo, out);
   return SYNCQ_OK;
 }
 
@@ -509,7 +516,7 @@ int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *out) {
     out->max_peers = SYNCQ_AM_MAX_PEERS;
     return SYNCQ_OK;
   }
-  fill_limits(peer->base, peer->size, out);
+  fill_limits(&peer->geo, out);
   return SYNCQ_OK;
 }
 

@@ -27,6 +27,17 @@
  * syncq_am_unlink removes the dead receiver's segment and the name can be
  * created again. The matrix is printed (docs/reliability.md shows it).
  *
+ * The storm (test_storm): per claim, a sender stopped holding the claim
+ * lock (lock-free: assigned, not claimed) and STORM_SENDERS senders queued
+ * behind it (retrying whenever a plain send gives up on the lock; lock-free:
+ * each stopped between its two CASes) are all SIGKILLed at once. A
+ * surviving sender then sends STORM_MSGS messages: every one must arrive,
+ * in order, and the survivor's sends all succeed, within STORM_INTERVALS
+ * stale intervals of the kill: dead positions are found in passes (the
+ * waiter records of the queue locks, the receiver's runs of dead claims
+ * and abandoned positions), not one stale interval each (which would take
+ * STORM_SENDERS of them).
+ *
  * Children are forked from this single-threaded process and arm alarm(),
  * so a hang in a child fails instead of blocking the suite.
  */
@@ -67,6 +78,19 @@
 #define H_MSG 7
 #define VICTIM_ID SURVIVORS                /* writers 0..SURVIVORS-1 survive */
 #define EXIT_EDEAD 42                      /* a sender that saw SYNCQ_EDEAD */
+#if defined(__SANITIZE_THREAD__)
+#define STORM_SENDERS 120                  /* killed at once (fixed; fewer under TSan: memory per process) */
+#else
+#define STORM_SENDERS 240
+#endif
+#define STORM_PACKETS 256u                 /* the default queue: a lap holds every storm position */
+#define STORM_MSGS 20u                     /* the survivor's messages */
+/* Recovery bound, in stale intervals: serial recovery needs one per dead
+ * position (STORM_SENDERS; lock-free two), passes a few; half the dead
+ * positions' worth leaves room for a loaded machine (the receiver looks at
+ * the clock only every so many empty polls, each a sched_yield). */
+#define STORM_INTERVALS (STORM_SENDERS / 2u)
+#define STORM_SETTLE_NS 20000000ull        /* after the last sender queued: let its record land */
 
 enum step {
   STEP_BEFORE_CLAIM,
@@ -383,9 +407,141 @@ static void test_crash_matrix(void **state) {
   }
 }
 
-int main(void) {
+/* ---------------------------------------------------------------- storm */
+
+static void stop_at_lock(int step) {
+  if (step == AM_STEP_LOCKED) raise(SIGSTOP);
+}
+
+/* A storm sender: stop holding the lock (the first one) or after its
+ * position is assigned (lock-free), or queue on the lock for ever (the
+ * others of the locking claims: a plain send that gives up on the stopped
+ * holder is made again), saying "queued" on ready_fd first. */
+static void storm_sender(const char *name, bool stop_in_claim, int ready_fd, int go_fd) {
+  alarm(CHILD_ALARM_S);
+  syncq_am_peer *peer;
+  if (syncq_am_connect(NULL, name, &peer) != SYNCQ_OK) _exit(1);
+  if (stop_in_claim) am_test_set_step_hook(stop_at_lock);
+  char c = 1;
+  if (ready_fd >= 0 && write(ready_fd, &c, 1) != 1) _exit(1);
+  if (go_fd >= 0 && read(go_fd, &c, 1) != 1) _exit(1); /* all queue together, after every fork */
+  uint32_t args[3] = {SURVIVORS, 0, 0};
+  for (;;) {
+    int r = syncq_am_request(peer, H_MSG, args, 3, 0);
+    if (r != SYNCQ_OK && r != SYNCQ_ETIMEDOUT) _exit(2);
+  }
+}
+
+static uint32_t storm_seen;
+static unsigned storm_bad;
+static void h_storm(syncq_am_token *tk, const uint32_t *args, unsigned nargs, const void *data, size_t len,
+                    void *ctx) {
+  (void)tk, (void)data, (void)len, (void)ctx;
+  if (nargs != 3 || args[0] != 0 || args[1] != storm_seen) storm_bad++; /* only the survivor's, in order */
+  else storm_seen++;
+}
+
+static void test_storm(void **state) {
+  (void)state;
+  printf("storm: %d senders killed at once (one stopped holding the claim lock); the survivor's %u messages\n",
+         STORM_SENDERS, STORM_MSGS);
+  const bool robust = have_robust_futexes();
+  for (int claim = 0; claim < SYNCQ_AM_CLAIM_COUNT; claim++) {
+    if (claim == SYNCQ_AM_CLAIM_POSIX && !robust) {
+      printf("  %-12s SKIPPED: no robust futexes here\n", syncq_am_claim_name(claim));
+      continue;
+    }
+    const bool lockfree = claim == SYNCQ_AM_CLAIM_LOCKFREE;
+    char name[96];
+    name_of(name, sizeof name, claim, 99);
+    (void)syncq_am_unlink(name);
+    syncq_am_config cfg = {.claim = claim, .packets = STORM_PACKETS, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    storm_seen = 0;
+    storm_bad = 0;
+    assert_int_equal(syncq_am_register(ep, H_MSG, "msg", h_storm, NULL), SYNCQ_OK);
+    fflush(stdout);
+    pid_t holder = fork();
+    if (holder == 0) storm_sender(name, true, -1, -1);
+    int st = 0;
+    assert_int_equal(waitpid(holder, &st, WUNTRACED), holder);
+    assert_true(WIFSTOPPED(st));
+    int ready[2], go[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(go), 0);
+    pid_t kids[STORM_SENDERS];
+    for (int i = 0; i < STORM_SENDERS; i++) {
+      kids[i] = fork();
+      assert_true(kids[i] >= 0);
+      if (kids[i] == 0) storm_sender(name, lockfree, ready[1], go[0]);
+    }
+    for (int i = 0; i < STORM_SENDERS; i++) { /* all connected */
+      char c;
+      assert_int_equal(read(ready[0], &c, 1), 1);
+    }
+    for (int i = 0; i < STORM_SENDERS; i++) assert_int_equal(write(go[1], "g", 1), 1);
+    if (lockfree) { /* each stops between its two CASes */
+      for (int i = 0; i < STORM_SENDERS; i++) {
+        assert_int_equal(waitpid(kids[i], &st, WUNTRACED), kids[i]);
+        assert_true(WIFSTOPPED(st));
+      }
+    } else { /* each queues and keeps a position in the lock */
+      uint64_t settle = syncq_now_ns() + STORM_SETTLE_NS;
+      while (syncq_now_ns() < settle) sched_yield();
+    }
+    close(ready[0]);
+    close(ready[1]);
+    close(go[0]);
+    close(go[1]);
+    for (int i = 0; i < STORM_SENDERS; i++) assert_int_equal(kill(kids[i], SIGKILL), 0);
+    assert_int_equal(kill(holder, SIGKILL), 0);
+    for (int i = 0; i < STORM_SENDERS; i++) assert_int_equal(reap(kids[i]), 128 + SIGKILL);
+    assert_int_equal(reap(holder), 128 + SIGKILL);
+    /* the survivor */
+    uint64_t t0 = syncq_now_ns();
+    pid_t surv = fork();
+    if (surv == 0) {
+      alarm(CHILD_ALARM_S);
+      syncq_am_peer *peer;
+      if (syncq_am_connect(NULL, name, &peer) != SYNCQ_OK) _exit(1);
+      for (uint32_t s = 0; s < STORM_MSGS; s++) {
+        uint32_t args[3] = {0, s, 0};
+        int r = syncq_am_request(peer, H_MSG, args, 3, 0);
+        if (r != SYNCQ_OK) _exit(r < 0 ? 10 - r : 2); /* 10 + |status| */
+      }
+      _exit(0);
+    }
+    const uint64_t deadline = t0 + CELL_DEADLINE_NS;
+    while (storm_seen < STORM_MSGS && syncq_now_ns() < deadline) {
+      unsigned handled = 0;
+      assert_int_equal(syncq_am_poll(ep, POLL_BUDGET, &handled), SYNCQ_OK);
+      if (handled == 0) sched_yield();
+    }
+    double ms = (double)(syncq_now_ns() - t0) / 1e6;
+    int code = reap(surv);
+    syncq_am_counters cnt;
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    printf("  %-12s survivor's messages %u/%u in %7.1f ms (bound %u intervals: %.0f ms), lost %llu skipped %llu\n",
+           syncq_am_claim_name(claim), storm_seen, STORM_MSGS, ms, STORM_INTERVALS,
+           (double)(STORM_INTERVALS * STALE_NS) / 1e6, (unsigned long long)cnt.lost,
+           (unsigned long long)cnt.skipped);
+    fflush(stdout);
+    assert_int_equal(code, 0); /* every survivor send returned SYNCQ_OK */
+    assert_int_equal(storm_seen, STORM_MSGS);
+    assert_int_equal(storm_bad, 0);
+    /* the storm's positions were all abandoned before any was claimed */
+    if (lockfree) assert_int_equal(cnt.skipped, STORM_SENDERS + 1);
+    assert_true(ms < (double)(STORM_INTERVALS * STALE_NS) / 1e6);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_crash_matrix),
+    cmocka_unit_test(test_storm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
