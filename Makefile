@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # syncq — the two set-up commands, and a few more.
 #
 #   make test     install what is missing, build, run every test

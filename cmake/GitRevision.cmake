@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Writes OUT with SYNCQ_GIT_REVISION from `git describe` of SRC; rewrites it
 # only when it changes, so an unchanged tree does not rebuild the lab.
 execute_process(COMMAND git -C ${SRC} describe --always --dirty

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # SyncqMPI.cmake — find the MPI libraries for the active-message MPI
 # transport (src/am/mpi/) and build it once per MPI found.
 #

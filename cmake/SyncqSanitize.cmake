@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # SYNCQ_SANITIZE=thread  -> ThreadSanitizer
 # SYNCQ_SANITIZE=address -> AddressSanitizer + UndefinedBehaviorSanitizer
 # Applied to every target of the tree. Under TSan the double-width CAS goes

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # syncq_archive.sh OUT.a NM OBJCOPY AR OBJECT...
 # An installed static library: the objects with every internal global
 # symbol (defined by these objects, not named syncq_*) renamed to

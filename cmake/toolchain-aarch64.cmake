@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Cross-compile syncq for 64-bit Arm (AArch64) with Debian's
 # gcc-aarch64-linux-gnu, and run its tests under qemu-user.
 #

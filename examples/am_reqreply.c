@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * am_reqreply.c — an active-message request and its reply between two
  * processes (syncq/am.h, 000's shared-memory active messages).

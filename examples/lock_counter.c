@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lock_counter.c — a counter protected by a lock of the generic API.
  *

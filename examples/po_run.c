@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * po_run.c — main as a process (syncq_po_run) against main as an attached
  * thread, on a ring with main in it; and what a spawn+join costs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * po_spawn.c — what a spawn costs in a program's first system (cold: the
  * stacks and records are mapped and faulted in as they are needed) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * postoffice.c — Erlang-style processes passing messages (syncq/po.h).
  *

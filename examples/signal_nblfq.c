@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * signal_nblfq.c — a signal handler hands work to a thread through NBLFQ.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * am_segment_fuzz.c — a hostile shared segment under an active-message
  * endpoint: the fuzzer writes whatever bytes it likes into the segment

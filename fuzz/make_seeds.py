@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Write the seed corpus of am_segment_fuzz (fuzz/corpus/).
 
 Each seed is a claim byte and patch records (see am_segment_fuzz.c): region,

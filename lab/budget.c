@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* syncq-lab: the suite's time budget over the planned points (budget.h). */
 #include "budget.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* syncq-lab: the suite's time budget, shared among the points it plans.
  *
  * A size gives every variant-point a budget for repetitions past --reps

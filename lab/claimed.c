@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* syncq-lab: which points an experiment's verdicts read (claimed.h). */
 #include "claimed.h"
 

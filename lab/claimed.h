@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* syncq-lab: which points an experiment's verdicts read.
  *
  * A claim's rule (docs/results-format.md, "Claims") reads a few points: its

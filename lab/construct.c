@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * construct.c — registry entry -> initialised object: see construct.h.
  */

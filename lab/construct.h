@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * construct.h — syncq-lab's one constructor "registry entry -> initialised
  * object": storage of the size and alignment the family's ops table asks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* experiments.c — the list of experiments syncq-lab knows, in report order. */
 #include <string.h>
 

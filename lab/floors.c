@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * floors.c — the cross-core copy and cross-process round-trip floors: see
  * floors.h for the contract.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * floors.h — machine floors measured across cores and processes, shared by
  * phys (where every floor is measured first) and lc98-logp (which measures

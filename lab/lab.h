@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lab.h — syncq-lab's internal interface: experiments, the runner that
  * measures them, worker teams, topology, and the results writer.

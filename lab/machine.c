@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * machine.c — facts about the machine that are not topology: whether
  * hardware performance counters can be read here.

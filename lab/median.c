@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * median.c — the lab's one median (lab.h: lab_median), used by the runner's
  * points and by experiments that take medians of their own iterations.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * prng.h — syncq-lab's one pseudo-random generator, its seeding, and the
  * split of N operations over p workers. Header-only (static inline), so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * proc_team.c — forked child processes for syncq-lab: see proc_team.h
  * for the contract.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * proc_team.h — a team of forked child processes for syncq-lab: the
  * control block they share with the parent (ready / failed / go / stop and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* results.c — JSON Lines writer for syncq-lab (see results.h). */
 #include "results.h"
 

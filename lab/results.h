@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * results.h — the JSON Lines results writer (format: docs/results-format.md).
  * One record per call, flushed, so an interrupted run keeps what it measured.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * runner.c — runs experiments: plans the work, measures each group with
  * interleaved repetitions, keeps median/min/max, shows progress, and writes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * team.c — worker teams: start n threads together, pinned, time them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * topo.c — machine topology and thread pinning through hwloc.
  *

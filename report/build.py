@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Build DIR/report.html and DIR/plots/*.png from DIR/results.jsonl.
 
 Usage: python3 report/build.py DIR [--title T]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* backoff.c — the waiting half of syncq/backoff.h. */
 #include "syncq/backoff.h"
 

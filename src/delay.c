@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * delay.c — monotonic clock and the calibrated busy delay (syncq/clock.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* platform.c — futex, yield and CPU feature checks (see syncq/platform.h). */
 #include "syncq/platform.h"
 

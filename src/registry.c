@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * registry.c — name -> algorithm tables (syncq/registry.h).
  *

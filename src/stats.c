@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stats.c — per-thread algorithm event counters (syncq/stats.h). */
 #include "stats_internal.h"
 

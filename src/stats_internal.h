@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stats_internal.h — how algorithms bump the thread's syncq_stats. */
 #ifndef SYNCQ_STATS_INTERNAL_H
 #define SYNCQ_STATS_INTERNAL_H

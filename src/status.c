@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* status.c — names of syncq_status codes. */
 #include "syncq/status.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * version.c — syncq_version(): the version of the library itself (the
  * headers' SYNCQ_VERSION_* compiled in here, checked against CMake's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Doxygen input filter for syncq's public headers.
 
 The headers document every declaration in plain C comments, in three forms:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Section-3 man pages, one per public function and registry entry, from
 Doxygen's XML of the public headers (docs/api/Doxyfile.in).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/am.h — shared-memory active messages between processes (000,
  * Lumetta & Culler).

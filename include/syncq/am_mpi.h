@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/am_mpi.h — active messages between the ranks of an MPI job, under
  * the API of syncq/am.h (the way GASNet's AMMPI / mpi-conduit carry

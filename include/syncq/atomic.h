@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/atomic.h — C11 atomics for the public headers, in C and in C++.
  *

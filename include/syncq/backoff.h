@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/backoff.h — waiting a little before retrying a contended operation.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/barrier.h — barriers: the family's ops table and the generic API.
  *

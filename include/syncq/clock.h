@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/clock.h — the monotonic clock and the calibrated busy delay.
  *

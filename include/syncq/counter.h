@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/counter.h — shared counters, the generic API and the ops table.
  *

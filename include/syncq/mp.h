@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/mp.h — multiprogramming: the pseudo-scheduler of 001 §4 and the
  * kernel interface that preemption-safe and scheduler-conscious locks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/platform.h — the operating-system services syncq builds on, behind
  * one interface: futex wait and wake, yielding the processor, and CPU

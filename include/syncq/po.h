@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/po.h — the postoffice: thousands of lightweight processes that
  * share nothing but messages (002, LaForest 2007, §3-§4).

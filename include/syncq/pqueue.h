@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/pqueue.h — priority queues: the generic API and the family's ops
  * table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/pr.h — atomic primitives: the one place where syncq touches the
  * machine's read-modify-write instructions.

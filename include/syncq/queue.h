@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue.h — FIFO queues of pointers: the family's ops table, the
  * generic API and the built-in algorithms.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/reclaim.h — memory reclamation for link-based structures.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/stack.h — LIFO stacks: the generic API and the family's ops table.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/wait.h — waiting disciplines: how a thread waits for a lock or a
  * barrier (003 §3.4; Karlin et al. 1991 for competitive spinning).

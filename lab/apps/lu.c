@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lu.c — blocked LU factorisation with barriers between the steps.
  *

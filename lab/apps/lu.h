@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lu.h — the SPLASH-2 LU kernel (as 003 §6 ran it): blocked LU
  * factorisation of a dense matrix without pivoting, blocks scattered over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* pool.c — a registered queue or stack as a work pool (pool.h). */
 #include "pool.h"
 

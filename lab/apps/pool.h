@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pool.h — a shared work pool for the applications (lab/apps/): any
  * registered queue (FIFO) or stack (LIFO) behind one put/take interface,

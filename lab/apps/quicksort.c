@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * quicksort.c — parallel quicksort over a shared work pool.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * quicksort.h — 001 §4.5's parallel quicksort: p threads sort an array of
  * pseudo-random keys, sharing the intervals still to sort through one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * taskq.c — tasks that spawn tasks through one shared queue.
  *

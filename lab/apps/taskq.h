@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * taskq.h — a task-queue kernel in the manner of SPLASH-2 Cholesky and
  * Radiosity (as 003 §6 ran them with its queues and locks): one shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tsp.c — branch-and-bound travelling salesman over shared structures.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tsp.h — 001 §4.6's parallel travelling salesman: branch and bound over
  * a shared priority queue of promising partial tours, a shared stack of

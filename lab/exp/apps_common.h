@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * apps_common.h — measuring an application (lab/apps/) at a
  * multiprogramming level, for ms98_quicksort.c, ms98_tsp.c and

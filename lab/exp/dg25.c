@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dg25.c — experiments of Denis & Goedefroit, NBLFQ (paper 004 §VI), over
  * every queue in the registry.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lc98_apps.c — experiment lc98-apps: 000's Table 4 applications (3-D FFT,
  * connected components, sample sort; §4.3) written on the active-message

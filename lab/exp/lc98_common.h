@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lc98_common.h — what lc98-logp (lc98_logp.c) and lc98-stress
  * (lc98_stress.c) share: units, the poll budget, the handler ids, the

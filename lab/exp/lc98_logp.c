@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lc98_logp.c — Lumetta & Culler (paper 000) §4.1: shared-memory active
  * messages between two processes, per packet-claim algorithm.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lc98_mpi_run.c — syncq-lab starts mpirun itself for its MPI points: the
  * build records each MPI's helper and launcher (SYNCQ_LAB_MPI, from

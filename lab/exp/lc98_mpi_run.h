@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lc98_mpi_run.h — how syncq-lab starts its MPI helper (lab/apps/lc98/)
  * under mpirun for lc98-logp's MPI points and for lc98-apps, and reads its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lc98_stress.c — Lumetta & Culler (paper 000) §4.2: communication stress,
  * many writer processes to one reader, per packet-claim algorithm.

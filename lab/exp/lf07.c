@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lf07.c — LaForest 2007 (paper 002): the parallel sort micro-benchmark of
  * §5 on the postoffice (syncq/po.h), Figures 8-14.

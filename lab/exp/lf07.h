@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* lf07.h — lf07-sort's parallel sort as a function, for the experiment
  * (lf07.c) and for tests/po/po_sort_test.c, which checks it against qsort. */
 #ifndef SYNCQ_LAB_LF07_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * locks_cost.c — locks-cost: what a lock costs (syncq's lock-cost
  * benchmark), each lock as a ratio to the POSIX mutex measured

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mp_common.c — running a benchmark at multiprogramming level m: see
  * mp_common.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mp_common.h — running a benchmark at multiprogramming level m, in the
  * two ways of the `mp` system (shared by ms98_queue.c, ms98_stack.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ms98_queue.c — Michael & Scott 1998 (paper 001) §4.1, Figure 1: the
  * queue micro-benchmark at multiprogramming levels 1 (a dedicated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ms98_quicksort.c — Michael & Scott 1998 (paper 001) §4.5, Figures 5 and
  * 6: parallel quicksort of 500,000 pseudo-random keys (quicksort above 20

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ms98_stack.c — experiments of Michael & Scott 1998 (paper 001) on
  * stacks, priority queues and counters: the micro-benchmarks of its

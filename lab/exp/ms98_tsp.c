@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ms98_tsp.c — Michael & Scott 1998 (paper 001) §4.6, Figure 7: a
  * 17-city travelling salesman problem solved by branch and bound with a

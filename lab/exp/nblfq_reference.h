@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nblfq_reference.h — a plain inline transcription of 004's pseudo-code
  * (Denis & Goedefroit 2025, Algorithm 2 COMP, Algorithm 3 enqueue,

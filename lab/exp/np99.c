@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * np99.c — experiments of Nikolopoulos & Papatheodorou 1999 (paper 003):
  * the synchronization micro-benchmark of its Figure 2.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * np99_apps.c — Nikolopoulos & Papatheodorou 1999 (paper 003) §6, Figure
  * 9: applications with the synchronization of SPLASH-2 codes, scaled to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * np99_barrier.c — np99-barrier: 003 §4.3, Figure 6.
  *

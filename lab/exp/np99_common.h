@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * np99_common.h — the micro-benchmark loop of 003 Figure 2, shared by the
  * np99 experiments (np99.c, np99_locks.c, np99_barrier.c):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * np99_locks.c — np99-locks: 003 §4.2, Figure 5 (the lock half).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * np99_mp.c — Nikolopoulos & Papatheodorou (003) §5, Figures 7 and 8:
  * synchronization disciplines under multiprogramming, with copies of the

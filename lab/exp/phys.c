@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * phys.c — the machine's floors, measured first in every report; later
  * targets are stated as ratios to them, measured in the same run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * po_ring.c — po-ring: the process ring, the classic measure of an actor
  * runtime's message hop (Armstrong's ring), on the postoffice's two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * po_switch.c — po-switch: what one context switch costs, the floor under
  * the fiber backend's message hop, and why it is built on Boost.Context's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * queue_1p1c.c — queue-1p1c: one producer and one consumer (syncq, beyond
  * the papers).

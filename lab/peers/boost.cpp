@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * boost.cpp — boost.lockfree (libboost-dev) behind the queue and stack ops
  * tables.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ck.c — Concurrency Kit (libck-dev) behind syncq's ops tables.
  *

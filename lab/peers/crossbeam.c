@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * crossbeam.c — crossbeam-queue's ArrayQueue and SegQueue (Rust, built by
  * cargo from lab/peers/crossbeam/) behind the queue ops table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dpdk.c — DPDK's rte_ring (libdpdk-dev) behind the queue ops table,
  * without the EAL: rte_ring_init() on memory the adapter allocates, no

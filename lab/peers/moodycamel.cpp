@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * moodycamel.cpp — moodycamel::ConcurrentQueue (libconcurrentqueue-dev)
  * behind the queue ops table.

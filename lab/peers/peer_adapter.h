@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * peer_adapter.h — what the adapters in lab/peers/ share: their entry
  * points (called by peers.c) and the small helpers every adapter uses to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * peers.c — lab_peers_register(): every adapter compiled into this build,
  * in a fixed order, with a status line per library (lab/peers/peers.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * peers.h — the peer libraries in the lab: the structures users would pick
  * instead of syncq's, registered as ordinary registry entries (family

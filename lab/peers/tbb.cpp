@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tbb.cpp — oneTBB (libtbb-dev) behind the queue, priority-queue and lock
  * ops tables.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * urcu.c — Userspace RCU's concurrent data structures (liburcu-dev)
  * behind syncq's ops tables.

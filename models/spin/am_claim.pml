@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * am_claim.pml — 000's lock-free packet claim (Figure 3) as syncq's active
  * messages implement it (src/am/claim_lockfree.c, src/am/am.c: am_send,

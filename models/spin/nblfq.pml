@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nblfq.pml — NBLFQ (004 Algorithms 1-4) as syncq implements it
  * (src/queue/nblfq_core.h: nbl_comp, nbl_enqueue, nbl_dequeue), for SPIN.

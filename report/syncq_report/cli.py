@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Command line: build DIR/report.html and DIR/plots/*.png from DIR/results.jsonl,
 or compare the verdicts of two results files.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Compare the verdicts of two runs: which claims changed, and the share that did not.
 
 A claim is identified by its experiment and its text; its verdict is one of

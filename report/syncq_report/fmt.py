@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Text formatting shared by the page, the plots and the rule explanations."""
 
 import math

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Confidence intervals of medians and of ratios of medians, by bootstrap.
 
 Why a bootstrap: the lab keeps few samples per point (a handful of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Read a results file, validate every record, and keep per experiment its last run.
 
 A run of several launches (docs/results-format.md, "launch") writes each

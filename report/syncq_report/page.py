@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Write the report as one self-contained HTML page (inline CSS, images under plots/)."""
 
 import math

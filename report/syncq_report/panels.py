@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Group an experiment's points into panels: one plot (and one block of the table) each."""
 
 import dataclasses

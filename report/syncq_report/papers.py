@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The five source papers, the experiment prefixes that reproduce them, and the
 per-paper scoreboard of verdicts. docs/papers.md says the same for readers of
 the source tree; report/tests/test_summary.py (test_papers_page_matches_the_report)

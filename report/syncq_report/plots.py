@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Draw one PNG per panel: lines over the x param, or bars for a table-only experiment."""
 
 import dataclasses

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The report's first answer: which structure to use on this machine, per use.
 
 Each question names where the lab measures it (experiment, metric, the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Evaluate the RULE objects of docs/results-format.md against one run's points.
 
 Evaluation never raises: a rule that cannot be applied, whatever the reason,

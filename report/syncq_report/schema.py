@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """What a valid record looks like (docs/results-format.md), checked field by field."""
 
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Standings: each of syncq's algorithms against the best peer library measured beside it.
 
 For every experiment point (same metric, unit and params, so the same run and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Make the report package and the test helpers importable whatever the cwd or import mode."""
 
 import shutil

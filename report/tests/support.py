@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Paths and helpers shared by the tests, relative to this file so any cwd works."""
 
 import json

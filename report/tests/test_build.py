@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The command line: files written, page content, exit statuses."""
 
 import re

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 import pytest
 
 from syncq_report import fmt

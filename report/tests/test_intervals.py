@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Confidence intervals (intervals.py) and the verdicts judged on them (rules.py)."""
 
 import pytest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Loading: validation with line numbers, run selection, experiment order."""
 
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Grouping points into panels, and placing them along x."""
 
 from syncq_report import panels

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Plot styles: every series told apart, peers dashed, one x value drawn as sorted bars."""
 
 from types import SimpleNamespace

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Render the report in headless Chromium: every image loads and every section is there.
 
 Chromium is a required test dependency (scripts/bootstrap installs it): a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Every branch of the RULE language of docs/results-format.md."""
 
 import pytest

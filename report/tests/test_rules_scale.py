@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The rule ops that decide claims on any machine size (docs/results-format.md):
 needs_pus, in_pack, rise_then_plateau, along_ratio_below/above."""
 

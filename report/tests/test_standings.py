@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Standings against the peer libraries: the table, the rules, the records they read."""
 
 import pytest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Runs of several launches, the comparison of two runs, and what the report says
 first: the recommendation table, the per-paper scoreboard, the papers."""
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * am.c — sending, polling and the handler table of shared-memory active
  * messages; the receiver's reclamation of dead senders' claims.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * am_crash.h — named points of the send protocol where the crash matrix
  * (tests/am/crash_matrix_test.c) kills a process. Process-local; a NULL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * am_internal.h — the queue block of an active-message endpoint as it lies
  * in shared memory (000 §2, Figure 1), and the claim algorithms' interface.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * claim_lock.c — the spin-lock packet claims of 000: test-and-set,
  * test-and-test-and-set, ticket and Anderson locks around Figure 2, made

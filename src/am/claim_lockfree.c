@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * claim_lockfree.c — 000's lock-free packet claim (Figure 3).
  *

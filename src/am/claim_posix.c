@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * claim_posix.c — the POSIX mutex packet claim of 000, made robust.
  *

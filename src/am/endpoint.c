@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * endpoint.c — the endpoint segment: creation, attachment by name, the
  * peer table, orderly and crash clean-up, and the process identity that

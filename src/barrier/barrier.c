@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * barrier.c — the generic barrier API over the registry (syncq/barrier.h).
  * Not an algorithm: each algorithm's contract block (source, progress,

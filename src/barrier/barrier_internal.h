@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* barrier_internal.h — what the barrier files share: config parsing. */
 #ifndef SYNCQ_BARRIER_INTERNAL_H
 #define SYNCQ_BARRIER_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * central.c — the sense-reversing centralized barrier, CAS and FAA forms.
  *

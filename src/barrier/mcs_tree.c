@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mcs_tree.c — the MCS tree barrier (arrival fan-in 4, wake-up fan-out 2).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pthread_barrier.c — the POSIX barrier behind the barrier ops table.
  *

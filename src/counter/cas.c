@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cas.c — compare-and-swap loop counter, plain and with backoff.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * counter.c — the generic counter API over the registry (syncq/counter.h).
  * Not an algorithm: each algorithm's contract block (source, progress,

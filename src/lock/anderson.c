@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * anderson.c — Anderson's array-based queue lock.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * array.c — 003's array queue lock, CAS-based ("array-cas") and
  * fetch-and-add-based ("array-faa").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * futex_mutex.c — the three-state futex mutex.
  *

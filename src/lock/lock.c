@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lock.c — the generic lock API over the registry (syncq/lock.h).
  * Not an algorithm: each algorithm's contract block (source, progress,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* lock_internal.h — what the lock files share: config parsing. */
 #ifndef SYNCQ_LOCK_INTERNAL_H
 #define SYNCQ_LOCK_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mcs_tp.c — the time-published MCS queue lock ("mcs-tp").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pthread_mutex.c — the POSIX mutex behind the lock ops table.
  *

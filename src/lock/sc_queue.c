@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * sc_queue.c — scheduler-conscious array queue locks ("sc-queue",
  * "hybrid-sc").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tas.c — test-and-set ("tas") and test-and-test-and-set ("ttas") locks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ticket.c — the ticket lock with proportional backoff.
  *

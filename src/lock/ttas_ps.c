@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ttas_ps.c — the preemption-safe test-and-test-and-set lock ("ttas-ps").
  *

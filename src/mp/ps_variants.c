@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ps_variants.c — the preemption-safe variants of 001's lock-based
  * structures, as registry entries: the same algorithms as "single-lock",

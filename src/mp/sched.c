@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * sched.c — the multiprogramming pseudo-scheduler and the preemption
  * interface of syncq/mp.h.

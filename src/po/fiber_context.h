@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fiber_context.h — the one place the fiber backend touches the machine:
  * Boost.Context's fcontext (make and jump), and the sanitizers' fiber
  * annotations that must bracket every jump.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fiber_sched.c — the postoffice's fiber backend: processes as user-level
  * contexts, multiplexed M:N onto one scheduler thread per processing unit.

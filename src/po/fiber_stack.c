@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fiber_stack.c — the fiber backend's stacks: pooled, small, each with a
  * guard region below it while the kernel's mapping budget lasts (a canary

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * links.c — exit signals, links and trapping exits between postoffice
  * processes (Erlang's exit/2, link/1, unlink/1, process_flag(trap_exit)).

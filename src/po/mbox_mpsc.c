@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mbox_mpsc.c — "mpsc": an intrusive multi-producer single-consumer list
  * (Vyukov's design): a sender publishes its message with one exchange on

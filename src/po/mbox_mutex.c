@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mbox_mutex.c — "mutex": the inbox as a singly-linked list under one
  * pthread mutex (002 §4 "Pthread Mutex", Algorithms 3 and 4). The queue

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mbox_mutex_nofree.c — "mutex-nofree": the single-mutex inbox without a
  * free list (002 §4 "Pthread Mutex (No Free List)"): get() mallocs a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mbox_nonblocking.c — "nonblocking": Michael & Scott's queue with a dummy
  * message and copy-out (002 §4 "Non-Blocking", Algorithms 5 and 6), one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mbox_ttas.c — "ttas": the single-lock inbox of Algorithms 3-4 under a
  * test-and-test-and-set lock with bounded exponential backoff (002 §4

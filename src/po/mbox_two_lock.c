@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mbox_two_lock.c — "two-lock": Michael & Scott's two-lock queue with a
  * dummy message and copy-out (002 §4 "Pthread Mutex (Two Locks)",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * names.c — registered names of postoffice processes (Erlang's
  * register/2, whereis/1, unregister/1).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* po_internal.h — the postoffice's private structures: processes, the
  * system, and the mailbox algorithms' ops table. */
 #ifndef SYNCQ_PO_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * postoffice.c — each process's postoffice (002 §3.1, §4): get, send by
  * linking or copying, recv that yields while the inbox is empty, a

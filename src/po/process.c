@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * process.c — the postoffice's lightweight processes (002 §4 "Processes"):
  * a system with a process table sized at creation; spawn, join, attach,

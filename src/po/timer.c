@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * timer.c — the postoffice's timers: receive with a deadline, a fiber's
  * sleep, send_after.

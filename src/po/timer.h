@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* timer.h — the postoffice's timers: a binary min-heap of deadlines
  * (timer.c). A fiber system keeps one per scheduler, fired by its
  * scheduler loop and bounding its idle sleep; a thread system keeps one,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * linden_jonsson.c — Lindén & Jonsson's skiplist priority queue.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pqueue.c — the generic priority-queue API over the registry (syncq/pqueue.h).
  * Not an algorithm: each algorithm's contract block (source, progress,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * skew_herlihy.c — Herlihy's non-blocking skew heap with optimized copying.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * skew_lock.c — skew heap under a single lock.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fai_array.c — the fetch-and-increment array queue of Nikolopoulos &
  * Papatheodorou.

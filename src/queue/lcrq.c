@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lcrq.c — LCRQ: linked concurrent ring queue (fetch-and-add, double-width
  * CAS).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * linked_rings.h — the outer queue that LCRQ and LPRQ share: a Michael &
  * Scott list of rings (Morrison & Afek, PPoPP'13, Figure 6: "LCRQ"),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* lock_queue_internal.h — what the two lock-based linked queues share: the
  * node, and finding a lock by name in the registry. Not an algorithm. */
 #ifndef SYNCQ_QUEUE_LOCK_QUEUE_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lprq.c — LPRQ: LCRQ's linked rings with PRQ rings, single-width CAS only.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ms.c — Michael & Scott's non-blocking queue with counted pointers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * naive_ring.c — the naive lockless ring baseline of NBLFQ.
  *

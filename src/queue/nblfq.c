@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nblfq.c — NBLFQ: lock-free bounded MPMC queue optimized for low contention.
  *

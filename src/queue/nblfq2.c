@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nblfq2.c — NBLFQ2: NBLFQ with double-width cells.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nblfq_core.h — the library's view of the NBLFQ algorithm: the static
  * inline bodies of syncq/static/queue/nblfq_core.h (004 Algorithms 1-4,

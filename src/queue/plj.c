@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * plj.c — Prakash, Lee and Johnson's non-blocking queue ("snapshot and help").
  *

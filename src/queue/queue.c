@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * queue.c — the generic queue API over the registry (syncq/queue.h).
  * Not an algorithm: each algorithm's contract block (source, progress,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * scq.c — SCQ: scalable circular queue with fetch-and-add and single-width
  * CAS.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * scq2.c — SCQ2: Nikolaev's scalable circular queue with the pointers in
  * the ring, one double-width cell per position.

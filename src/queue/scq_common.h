@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * scq_common.h — pieces shared by SCQ (scq.c, the queue of pointers by
  * indirection that 004 calls SCQD) and SCQ2 (scq2.c, double-width cells):

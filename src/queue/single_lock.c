@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * single_lock.c — a linked queue behind one lock.
  *

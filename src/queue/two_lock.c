@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * two_lock.c — Michael & Scott's two-lock concurrent queue.
  *

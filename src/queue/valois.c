@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * valois.c — Valois's lock-free queue with reference-counted nodes, the
  * counting corrected as Michael & Scott describe.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * vyukov.c — Vyukov's bounded MPMC queue.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * freelist.c — free list of type-stable nodes with counted pointers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * elimination.c — the elimination-backoff stack.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * herlihy.c — Herlihy-optimized non-blocking stack.
  *

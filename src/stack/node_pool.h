@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * node_pool.h — claiming and releasing slots of a syncq_node_bitmap
  * (include/syncq/stack/pool.h), shared by src/stack and src/pqueue.

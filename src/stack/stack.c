@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * stack.c — the generic stack API over the registry (syncq/stack.h).
  * Not an algorithm: each algorithm's contract block (source, progress,

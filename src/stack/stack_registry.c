@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * stack_registry.c — the built-in stacks, in the order listings show them.
  * A list, not an algorithm: each algorithm's contract block (source,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * treiber.c — Treiber's non-blocking stack.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * treiber_hp.c — Treiber's stack with hazard pointers.
  *

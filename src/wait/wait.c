@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * wait.c — the waiting disciplines of syncq/wait.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * am_hostile_test.c — active-message senders over a segment another
  * process has overwritten, and over a claim lock whose holder never lets

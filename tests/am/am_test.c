@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * am_test.c — shared-memory active messages across real processes, for
  * every claim algorithm: request/reply and bulk integrity (checksums)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * crash_matrix_test.c — what survivors of an active-message endpoint see
  * when a process dies at each step of the protocol, for every claim

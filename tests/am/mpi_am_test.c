@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_am_test.c — active messages between MPI ranks (syncq/am_mpi.h), run
  * under mpirun by mpi_run.sh with 1, 2, 3 or 4 ranks, once per MPI.

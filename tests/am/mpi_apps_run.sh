@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # mpi_apps_run.sh IMPL MPIRUN NP HELPER
 # lc98's applications (3-D FFT, connected components, sample sort) on NP
 # ranks under IMPL's mpirun, small sizes, with the lock-free and ticket

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_hooks_test.c — the core library's routing of peers, tokens and polls
  * through a transport (am_internal.h's am_transport), the seam the MPI

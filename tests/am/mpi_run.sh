@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # mpi_run.sh IMPL MPIRUN NP EXE SCENARIO [force]
 # Start mpi_am_test under the project's own mpirun line for IMPL (openmpi
 # or mpich): --oversubscribe on small machines, root allowed, and for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * barrier_test.c — the barrier validation driver: every registered
  * barrier, with every waiting discipline it accepts, through its ops table;

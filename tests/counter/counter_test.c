@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * counter_test.c — the counter validation driver: every registered counter
  * algorithm, through its ops table, the generic API and (for the built-in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # With clang: every public header as C11 (-Wall -Wextra -Werror), and the
 # C++ headers test as C++17, C++20 and C++2b, built against libsyncq.a and run.
 # usage: cxx_clang_test.sh SOURCE_DIR LIBSYNCQ_A [EXTRA_LIBS]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // headers_test.cpp — every public header compiles as C++ (17, 20 and 23,
 // with g++ and clang++) and links; the structures have the layouts C gives
 // them (layout.c), so C++ and the C library agree.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* layout.c — the sizes and alignments C gives the public structures, for
  * headers_test.cpp to compare with C++'s (std::atomic<T> for _Atomic(T)
  * below C++23 must not change a layout the library relies on). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* layout.h — structures whose C and C++ layouts must agree (layout.c). */
 #ifndef SYNCQ_TEST_LAYOUT_H
 #define SYNCQ_TEST_LAYOUT_H

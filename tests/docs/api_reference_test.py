@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Every public function has an entry in the API reference.
 
 usage: api_reference_test.py SOURCE_DIR DOXYGEN_XML_DIR MAN_DIR

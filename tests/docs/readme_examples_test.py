@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """The README's C fragments compile and run as they stand.
 
 usage: readme_examples_test.py SOURCE_DIR LIBSYNCQ_A CC [EXTRA_LIBS]

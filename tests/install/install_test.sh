@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The installed package, as a downstream project sees it:
 #  1. the "library" component alone: libsyncq.a, libsyncq.so with the
 #     soname of the version policy (libsyncq.so.MAJOR.MINOR), headers, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * apps_test.c — the papers' applications (lab/apps/) at smoke size, each
  * with its output checked, over every registered structure they take

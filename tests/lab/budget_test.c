@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * budget_test.c — the suite's time budget over a plan (lab/budget.c) and
  * the thread list a machine of N processing units plans (lab_threads_plan):

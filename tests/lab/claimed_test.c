@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * claimed_test.c — which points a claim's verdict reads (lab/claimed.c):
  * explicit `at`, "max_threads" resolved by the planning pass, `where` on

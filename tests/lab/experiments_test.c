@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* experiments_test.c — every experiment's declaration is well formed. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * floors_test.c — the lab's shared helpers: the floors (lab/floors.c),
  * the process team (lab/proc_team.c), the work split and generator

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """syncq-lab end to end: command-line errors, and the results a run writes.
 
 Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary.

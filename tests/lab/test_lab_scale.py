@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """syncq-lab on any machine size: no claim is unmeasurable by declaration, the
 PU-gated claims are decided where the machine has the units, the thread lists
 and budgets a run plans for another machine's count (--pus, SYNCQ_LAB_PUS),

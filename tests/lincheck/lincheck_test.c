@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* lincheck_test.c — the checker accepts linearizable histories and rejects
  * the ones that are not, on hand-made histories with known answers. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lock_api_test.c — the generic lock API's conveniences, over every
  * registered lock (peers included where the lab is built):

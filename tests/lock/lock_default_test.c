@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lock_default_test.c — the generic lock API's safe default discipline.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lock_free_after_unlock_test.c — the next holder may destroy and free a
  * lock as soon as it holds it, as it may a POSIX mutex: an unlock touches

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lock_test.c — the lock validation driver: every registered lock, with
  * every waiting discipline it accepts, through its ops table; plus the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mcs_tp_test.c — what the time-published MCS lock ("mcs-tp") adds to
  * MCS: a waiter that is not running when the lock is released is passed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mp_test.c — the multiprogramming pseudo-scheduler (syncq/mp.h), the
  * preemption-safe and scheduler-conscious locks, and every registered lock

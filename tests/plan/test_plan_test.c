@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_plan_test.c — tests/support/test_plan.h, the one place a test
  * learns about processing units:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fiber_test.c — what only the fiber backend has: backend selection and
  * its bad inputs, who may receive, destroy while fibers are parked, a ring

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * po_blocking_test.c — a fiber that blocks its scheduler thread (nanosleep)
  * does not stop the fibers queued behind it: on a system confined to one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * po_links_test.c — Erlang's links, exit signals and registered names in
  * the postoffice: an abnormal exit kills linked partners and a normal one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * po_runtime_test.c — the postoffice as a runtime to build on: pids that
  * are recycled with a generation (100,000 spawns and joins through a small

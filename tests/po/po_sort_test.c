@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * po_sort_test.c — lf07-sort (lab/exp/lf07.c, 002 §5): the Controller,
  * Slicer and Sorter processes sort an array equal to a reference qsort,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * po_test.c — the postoffice: every mailbox algorithm, linking and copying,
  * with the yielding and the blocking recv; 2,000 processes exchanging

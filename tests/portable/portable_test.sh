@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The portable folder, as a machine where nothing can be installed sees it:
 #  1. packed (a few of CTest's tests, so it stays short; the packing and the
 #     run script are the real ones) as a tarball, unpacked under another

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * linden_jonsson_test.c — what the pqueue driver (pqueue_test.c) does not
  * show about the Lindén-Jonsson skiplist: extreme and equal keys in order;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pqueue_test.c — the priority-queue validation driver: every registered
  * priority queue through its ops table, plus the generic and typed APIs.

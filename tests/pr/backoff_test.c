@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* backoff_test.c — bounds of exponential and proportional backoff. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* delay_test.c — the calibrated busy delay tracks its request.
  *
  * Not a speed test: it checks that syncq_delay_ns(d) takes d within 10%

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* pr_test.c — semantics of the atomic primitives (syncq/pr.h). */
 #include <setjmp.h>
 #include <stdarg.h>

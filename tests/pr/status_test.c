@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* status_test.c — every status has a distinct name; unknown ones are safe. */
 #include <setjmp.h>
 #include <stdarg.h>

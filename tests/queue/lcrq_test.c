@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lcrq_test.c — LCRQ through its typed API (syncq/queue/lcrq.h): the
  * linked-rings checks of linked_rings_cases.h with 2- and 8-cell rings,

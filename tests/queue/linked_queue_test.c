@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * linked_queue_test.c — what the validation driver (queue_test.c) and the
  * linearizability runs do not show about the PLJ and Valois queues.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * linked_rings_cases.h — the checks that lcrq_test.c and lprq_test.c run on
  * their queue through its typed API: what the family driver (queue_test,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lprq_test.c — LPRQ through its typed API (syncq/queue/lprq.h): the
  * linked-rings checks of linked_rings_cases.h with 2- and 8-cell rings,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nblfq_test.c — NBLFQ's own tests:
  *   - operations from a signal handler that interrupts the same thread in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * plj_help_test.c — white-box test of what makes PLJ PLJ: an operation
  * that finds an enqueue half done (its node linked, Tail not yet swung)

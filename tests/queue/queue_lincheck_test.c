@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * queue_lincheck_test.c — linearizability of every registered queue that
  * promises it (SYNCQ_PROP_LINEARIZABLE), on thousands of short random

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * queue_test.c — the queue validation driver: every registered queue,
  * through its ops table, the generic API and (for the built-in ones that

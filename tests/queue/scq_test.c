@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * scq_test.c — SCQ's (scq.h, and its SCQD alias scqd.h) and SCQ2's
  * (scq2.h) own tests, plain and with cache remapping (init_remapped), for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ebr_test.c — epoch-based reclamation (src/reclaim/ebr.c).
  *

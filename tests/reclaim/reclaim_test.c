@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * reclaim_test.c — the free list and hazard pointers.
  *

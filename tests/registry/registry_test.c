@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* registry_test.c — lookup, listing, registration and their errors. */
 #include <setjmp.h>
 #include <stdarg.h>

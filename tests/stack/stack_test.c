@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * stack_test.c — the stack validation driver: every registered stack
  * algorithm through its ops table, plus the generic and typed APIs.

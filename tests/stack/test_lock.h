@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_lock.h — a pthread-mutex lock registered by the stack and
  * priority-queue drivers as "test-mutex", so that their lock-based

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * treiber_cache_test.c — the per-thread node cache of the Treiber stack
  * (src/stack/treiber.c), beyond what the stack driver checks:

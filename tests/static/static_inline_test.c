@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * static_inline_test.c — the static inline bodies of syncq/static/, as a
  * program that opts in uses them:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lincheck.c — Wing & Gong linearizability search with memoization
  * (see lincheck.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lincheck.h — linearizability checking of short recorded histories.
  *

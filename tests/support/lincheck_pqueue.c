@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* lincheck_pqueue.c — the priority-queue specification (lincheck_pqueue.h). */
 #include "lincheck_pqueue.h"
 

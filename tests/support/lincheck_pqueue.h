@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lincheck_pqueue.h — a priority-queue specification for the shared
  * linearizability checker (lincheck.h).

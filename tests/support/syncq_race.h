@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq_race.h — named delay points inside the library, for race tests
  * (liburcu's yield injection: its test builds compile the library with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_peers.h — the validation drivers run the peer libraries' structures
  * too (lab/peers/peers.h) when the build has them (SYNCQ_HAVE_PEERS): call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_plan.c — the plan's PU count and the confined PU set
  * (test_plan.h). The only test file that reads the machine's PU count.

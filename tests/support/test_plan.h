@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_plan.h — the one place a test learns about processing units (PUs),
  * so that every test plans the same work on any machine.

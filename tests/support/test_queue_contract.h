@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_queue_contract.h — queues whose contract is "linearizable, except
  * at FULL", which the registry's properties cannot say: they are

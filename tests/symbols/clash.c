@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* clash.c — a program with names of its own that libsyncq uses inside
  * (am_map, po_mailbox_mpsc, am_claim_locked), linked statically with the
  * parts of libsyncq that define them: the link must succeed and each side

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # usage: symbols_test.sh LIBSYNCQ_SO LIBSYNCQ_A SOURCE_DIR CC [EXTRA_LIBS [TRANSPORT_A...]]
 # 1. every symbol libsyncq.so exports is named syncq_*;
 # 2. every SYNCQ_API declaration of the public headers is exported;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/barrier/central.h — the sense-reversing centralized barrier, with
  * arrivals counted by a CAS loop ("central-cas", 003's LL-SC form) or one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/barrier/dissemination.h — the dissemination barrier
  * ("dissemination"; Hensgen, Finkel & Manber 1988, as in Mellor-Crummey &

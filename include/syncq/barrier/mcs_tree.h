@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/barrier/mcs_tree.h — the MCS tree barrier ("mcs-tree";
  * Mellor-Crummey & Scott 1991 §3.3, Figure 11; 003 §3.3): arrivals climb a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/barrier/pthread_barrier.h — the POSIX barrier ("pthread-barrier"),
  * the baseline. Process-shared with PTHREAD_PROCESS_SHARED.

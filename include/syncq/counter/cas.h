@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/counter/cas.h — compare-and-swap loop counter: read the value, CAS in
  * value + delta, retry on failure. The CAS-based fetch-and-increment of 003

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/counter/faa.h — fetch-and-add counter (003 §4.1 "fetchop" counter).
  * One atomic fetch-and-add per update: never retries, wait-free.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/counter/lock.h — lock-based counters: a plain add under any
  * registered lock (001 §5's "single lock" counter; 003 §4.1's locked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/counter/mutex.h — a plain add under a pthread mutex: the lock-based
  * counter baseline of 001 §5 and 003 §4.1. Blocking.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/lock/anderson.h — Anderson's array-based queue lock ("anderson";
  * Anderson 1990, the array queue lock of 003 §3.1 and 000 §3.1). FIFO.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/lock/array.h — 003's array queue lock, in the two forms 003 §3.1
  * compares: the place in the array taken by a CAS loop ("array-cas", the

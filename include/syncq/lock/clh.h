@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/lock/clh.h — the CLH list-based queue lock ("clh"; Craig 1993,
  * Magnusson, Landin & Hagersten 1994). FIFO; each waiter spins on its

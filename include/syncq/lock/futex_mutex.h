@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/lock/futex_mutex.h — the three-state futex mutex ("futex-mutex";
  * Drepper, "Futexes are tricky", mutex 2): 0 free, 1 held, 2 held with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/lock/mcs.h — the MCS list-based queue lock ("mcs"; Mellor-Crummey
  * & Scott 1991, Figure 5; the linked-list queue lock of 003 §3.1). FIFO;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/lock/mcs_tp.h — the time-published MCS queue lock ("mcs-tp"; He,
  * Scherer & Scott, "Preemption Adaptivity in Time-Published Queue-Based

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/lock/pthread_mutex.h — the POSIX mutex as a syncq lock ("pthread-
  * mutex"), the baseline every lock is compared with. Process-shared locks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/lock/sc_queue.h — scheduler-conscious array queue locks (003
  * §3.4, after Kontothanassis, Wisniewski & Scott 1997): the releaser polls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/lock/tas.h — test-and-set ("tas") and test-and-test-and-set
  * ("ttas") locks with bounded exponential backoff (003 §3.1; 001 §4: every

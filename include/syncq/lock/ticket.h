@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/lock/ticket.h — the ticket lock with proportional backoff
  * ("ticket"; Mellor-Crummey & Scott 1991, 003 §3.1, 000 §3.1). FIFO. Both

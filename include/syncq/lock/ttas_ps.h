@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/lock/ttas_ps.h — 001's preemption-safe lock ("ttas-ps"): the TTAS
  * lock with bounded exponential backoff (cap 30 us) whose holder asks the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/pqueue/linden_jonsson.h — the skiplist priority queue of Lindén &
  * Jonsson ("A skiplist-based concurrent priority queue with minimal memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/pqueue/skew_herlihy.h — Herlihy's non-blocking skew heap with
  * optimized copying (Herlihy 1993; 001 §4.3): an operation copies the nodes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/pqueue/skew_lock.h — a skew heap (Sleator & Tarjan 1986) under a
  * single lock taken from the lock registry by name (default "ttas"), the

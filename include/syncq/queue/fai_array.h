@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/fai_array.h — the fetch-and-increment array queue of 003
  * Figure 1 ("an array-based variant of the ticket algorithm": the queue's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/lcrq.h — LCRQ, Morrison & Afek's linked concurrent ring
  * queue (PPoPP'13): rings of cells (safe bit, index, item) taken with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/lock_queue.h — linked queues behind locks from the registry:
  *   "single-lock"  one lock around a linked list with a dummy node

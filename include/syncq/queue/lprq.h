@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/lprq.h — LPRQ, Romanov & Koval's LCRQ without double-width
  * CAS (PPoPP'23): the linked list of rings of LCRQ, with PRQ rings whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/ms.h — Michael & Scott's non-blocking linked queue (001 §4.1;
  * their PODC'96 paper), in two memory-management forms:

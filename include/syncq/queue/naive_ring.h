@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/naive_ring.h — the naive lockless ring of 004 §II-B: reserve
  * an index by CAS on a counter, then write (or read) the cell. Lockless but

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/nblfq.h — NBLFQ, the lock-free bounded MPMC queue of 004 with 48+16-bit tagged cells.
  *

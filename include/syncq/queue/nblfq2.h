@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/nblfq2.h — NBLFQ2, NBLFQ with double-width cells (pointer word + 64-bit counter word).
  *

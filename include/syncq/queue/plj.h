@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/plj.h — the non-blocking linked queue of Prakash, Lee and
  * Johnson (IEEE Trans. Computers 43(5), 1994; [19] of 001, [21] of 003):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/scq.h — SCQ, Nikolaev's scalable circular queue (DISC 2019):
  * a ring of 2n entries of (cycle, is-safe, index) taken with fetch-and-add

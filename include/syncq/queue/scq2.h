@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/scq2.h — SCQ2, Nikolaev's scalable circular queue holding
  * pointers directly in double-width cells (DISC 2019, the form 004 §VI

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/scqd.h — SCQD, the name 004 §VI (after Nikolaev's code) gives
  * to SCQ used as a queue of pointers through an index indirection: two SCQ

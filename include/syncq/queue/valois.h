@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/valois.h — Valois's lock-free linked queue (1994/95; [23] of
  * 001, [24] of 003) with his reference-counting memory management as

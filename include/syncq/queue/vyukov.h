@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/queue/vyukov.h — Vyukov's bounded MPMC queue: a ring of cells each
  * carrying a sequence number that says whose turn the cell is; a producer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/stack/elimination.h — the elimination-backoff stack (Hendler,
  * Shavit & Yerushalmi 2004): Treiber's stack whose backoff after a failed

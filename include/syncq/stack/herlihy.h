@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/stack/herlihy.h — the stack of Herlihy's methodology for
  * non-blocking objects, with unnecessary copying removed (001 §4.2): the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/stack/lock.h — the single-lock stack of 001 §4.2: a linked list
  * with a Top pointer, every push and pop under one lock taken from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/stack/pool.h — the node pool of syncq's stacks and priority queues.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/stack/treiber.h — Treiber's non-blocking stack (Treiber 1986; the
  * stack of 001 §4.2): a linked list whose Top is swung by CAS. Top holds a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/stack/treiber_hp.h — Treiber's stack with hazard pointers (Michael
  * 2004) instead of a type-stable pool: every push allocates its node,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/static/stats.h — event counting in the static inline bodies.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lc98_apps.c — 000's Table 4 applications (Lumetta & Culler §4.3: 3-D
  * FFT, connected components, sample sort), in the Split-C style of their

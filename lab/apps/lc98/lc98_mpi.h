@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lc98_mpi.h — the MPI side of syncq-lab's lc98 experiments: a helper
  * program (syncq-lab-mpi-<impl>, one per MPI) that syncq-lab starts under

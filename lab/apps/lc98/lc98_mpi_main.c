@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lc98_mpi_main.c — syncq-lab's MPI helper (see lc98_mpi.h): the LogP
  * round trip and bulk bandwidth of active messages over MPI next to MPI's

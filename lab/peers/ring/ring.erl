@@ -1,4 +1,5 @@
 #!/usr/bin/env escript
+%% SPDX-License-Identifier: BSD-2-Clause
 %% ring.erl — po-ring's Erlang peer: the same ring as syncq's, in Erlang.
 %%
 %% N processes in a ring, each forwarding a token to the next; the token

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // ring.go — po-ring's Go peer: the same ring as syncq's, with goroutines
 // and channels.
 //

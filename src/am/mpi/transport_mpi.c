@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * transport_mpi.c — active messages between the ranks of an MPI job
  * (syncq/am_mpi.h): node-local peers through the queue block, the others

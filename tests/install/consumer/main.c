@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A program that uses an installed syncq: exits 0 when it works. */
 #include <stdio.h>
 #include <syncq/syncq.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * An installed-package consumer of the MPI transport (syncq/am_mpi.h):
  * every rank asks the next rank (round robin) to square numbers and checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/static/lock/mcs.h — the MCS list-based queue lock as static inline
  * bodies (liburcu's model: see syncq/static/lock/tas.h). src/lock/mcs.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/static/lock/tas.h — the TAS and TTAS locks as static inline
  * bodies (liburcu's model: include this header to have lock, trylock and

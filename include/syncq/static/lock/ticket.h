@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/static/lock/ticket.h — the ticket lock as static inline bodies
  * (liburcu's model: see syncq/static/lock/tas.h). src/lock/ticket.c builds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/static/queue/nblfq.h — NBLFQ (004 Algorithms 1-4, 48+16-bit tagged
  * cells) as static inline enqueue and dequeue: liburcu's model, for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syncq/static/queue/nblfq_core.h — the NBLFQ algorithm (004 Algorithms
  * 1-4), static inline, written once for both cell representations and

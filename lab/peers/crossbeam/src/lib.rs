@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 //! crossbeam-queue's ArrayQueue and SegQueue behind a C ABI, for syncq-lab's
 //! peers (lab/peers/crossbeam.c puts them behind syncq's queue ops table).
 //!
