@@ -6,13 +6,13 @@ usage: doc_references_test.py SOURCE_DIR [CTEST BINARY_DIR]
 Reads README.md, CHANGELOG.md, CODING_STYLE.md, docs/*.md (the generated
 docs/api/ aside) and models/spin/README.md, and checks what they name in
 backticks:
-  - a path of the repository (`src/queue/scq.c`, `include/syncq/lock.h`,
+  - a path of the repository (`src/queue/scq.c`, `include/syncq/lock.h`, `.ci/...`,
     `tests/...`, `lab/...`, `report/...`, `scripts/...`, `docs/...`,
     `examples/...`, `cmake/...`, `fuzz/...`, `models/...`), or a header
     named from include/ (`syncq/lock/mcs_tp.h`) or from include/syncq/
-    (`lock/mcs_tp.h`), exists on disk;
+    (`lock/mcs_tp.h`), or a document (`CODING_STYLE.md`), exists on disk;
   - a name `syncq_*` or `SYNCQ_*` occurs somewhere in include/, src/, lab/,
-    tests/, fuzz/, examples/ or the build files (CMake options are SYNCQ_*);
+    tests/ (tests/docs aside), fuzz/, examples/ or the build files (CMake options are SYNCQ_*);
   - a test name (`*_test`, or any name right after "CTest") is a test CTest
     lists in BINARY_DIR, or a test source file of that name.
 Paths under those directories and names ending in _test count without
@@ -26,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-TOP_DIRS = ("src", "include", "tests", "lab", "report", "scripts", "docs", "examples", "cmake", "fuzz", "models")
+TOP_DIRS = (".ci", "src", "include", "tests", "lab", "report", "scripts", "docs", "examples", "cmake", "fuzz", "models")
 # Directories of include/syncq/ a document may name a header from.
 HEADER_DIRS = ("barrier", "counter", "lock", "pqueue", "queue", "stack", "static")
 NAME_DIRS = ("include", "src", "lab", "tests", "fuzz", "examples", "cmake", "scripts")
@@ -58,7 +58,7 @@ def spans(text):
                 yield lineno, line[: m.start()], m.group(1).strip()
         # A path written without backticks ("see src/am/am.c.") is a reference too.
         bare = re.sub(r"`[^`]*`", " ", line) if fence is None else line
-        for m in re.finditer(r"(?<![\w/.:-])((?:%s)/[\w./-]*)" % "|".join(TOP_DIRS), bare):
+        for m in re.finditer(r"(?<![\w/.:-])((?:%s)/[\w./-]*)" % "|".join(map(re.escape, TOP_DIRS)), bare):
             yield lineno, bare[: m.start()], m.group(1).rstrip(".")
         for m in re.finditer(r"(?<![\w/.-])([a-z0-9_]+_test)(?![\w/.-])", bare):
             yield lineno, bare[: m.start()], m.group(1)
@@ -66,6 +66,8 @@ def spans(text):
 
 def path_candidates(root, span):
     """The places a path-looking span may name, or None when it is not a repository path."""
+    if re.fullmatch(r"[\w.-]+\.md", span):  # another document, at the top or in docs/
+        return [root / span, root / "docs" / span]
     if " " in span or "/" not in span or PLACEHOLDER.search(span):
         return None
     path = re.sub(r":\d+(-\d+)?$", "", span)  # file:line
