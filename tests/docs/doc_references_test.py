@@ -17,7 +17,8 @@ backticks:
     lists in BINARY_DIR, or a test source file of that name.
 Paths under those directories and names ending in _test count without
 backticks too.
-Wildcards and placeholders (`*`, `<family>`, `{a,b}`, `...`) are skipped.
+Placeholders (`<family>`, `...`) are skipped; a wildcard (`*`) or brace list
+(`{a,b}`) must match.
 Prints each broken reference with its document and line, and fails if any.
 """
 
@@ -32,7 +33,7 @@ HEADER_DIRS = ("barrier", "counter", "lock", "pqueue", "queue", "stack", "static
 NAME_DIRS = ("include", "src", "lab", "tests", "fuzz", "examples", "cmake", "scripts")
 NAME_FILES = ("CMakeLists.txt", "Makefile")
 SOURCE_SUFFIXES = {".c", ".h", ".cc", ".cpp", ".py", ".txt", ".cmake", ".in", ".sh", ""}
-PLACEHOLDER = re.compile(r"[<>*{}]|\.\.\.|\$")
+PLACEHOLDER = re.compile(r"[<>]|\.\.\.|\$")
 
 
 def documents(root):
@@ -65,20 +66,32 @@ def spans(text):
 
 
 def path_candidates(root, span):
-    """The places a path-looking span may name, or None when it is not a repository path."""
+    """Glob patterns (relative to root) a path-looking span may name, or None when it is not a
+    repository path. A wildcard (`lab/exp/*.c`) or a brace list (`static/lock/{mcs,tas}.h`)
+    must match at least one file."""
     if re.fullmatch(r"[\w.-]+\.md", span):  # another document, at the top or in docs/
-        return [root / span, root / "docs" / span]
+        return [span, "docs/" + span]
     if " " in span or "/" not in span or PLACEHOLDER.search(span):
         return None
     path = re.sub(r":\d+(-\d+)?$", "", span)  # file:line
     first = path.split("/", 1)[0]
     if first in TOP_DIRS:
-        return [root / path]
-    if first == "syncq":
-        return [root / "include" / path]
-    if first in HEADER_DIRS and path.endswith(".h"):
-        return [root / "include/syncq" / path]
-    return None
+        base = ""
+    elif first == "syncq":
+        base = "include/"
+    elif first in HEADER_DIRS and path.endswith(".h"):
+        base = "include/syncq/"
+    else:
+        return None
+    m = re.search(r"\{([^{}]*)\}", path)
+    paths = [path[: m.start()] + alt + path[m.end() :] for alt in m.group(1).split(",")] if m else [path]
+    return [base + p for p in paths]
+
+
+def exists(root, pattern):
+    if not any(c in pattern for c in "*?["):
+        return (root / pattern).exists()
+    return any(root.glob(pattern.rstrip("/")))
 
 
 def test_names(root, ctest, binary_dir):
@@ -124,7 +137,7 @@ class NameIndex:
 
     def has(self, name):
         if name not in self.cache:
-            pattern = re.escape(name) + ("" if name.endswith("_") else r"\b")
+            pattern = r"\w*".join(map(re.escape, name.split("*"))) + ("" if name.endswith(("_", "*")) else r"\b")
             self.cache[name] = re.search(r"\b" + pattern, self.text) is not None
         return self.cache[name]
 
@@ -143,7 +156,9 @@ def main(argv):
             places = path_candidates(root, span)
             if places is not None:
                 checked += 1
-                if not any(p.exists() for p in places):
+                # A brace list names each of its files; plain candidates are alternatives.
+                ok = all(exists(root, p) for p in places) if "{" in span else any(exists(root, p) for p in places)
+                if not ok:
                     broken.append(f"{where}: file `{span}` does not exist")
                 continue
             if re.fullmatch(r"[a-z0-9_]+_test", span) or (
@@ -154,8 +169,9 @@ def main(argv):
                     broken.append(f"{where}: test `{span}` is neither a CTest test nor a test source")
                 continue
             # A name followed by "/" or ".x" is a directory, file or Python module (syncq_report.papers);
-            # one followed by a wildcard or placeholder (`syncq_queue_*_init`, `syncq_am_mpi_<impl>`) is a pattern.
-            for m in re.finditer(r"(?<![\w/.-])((?:syncq|SYNCQ)_\w+)(?![\w<>*{-]|/|\.\w)", span):
+            # one followed by a placeholder (`syncq_am_mpi_<impl>`) is skipped; a wildcard
+            # (`syncq_queue_*_init`, `SYNCQ_VERSION_*`) must match some name.
+            for m in re.finditer(r"(?<![\w/.-])((?:syncq|SYNCQ)_[\w*]+)(?![\w<>{-]|/|\.\w)", span):
                 name = m.group(1)
                 checked += 1
                 if not names.has(name):
