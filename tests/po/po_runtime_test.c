@@ -25,6 +25,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_plan.h"
+
 #include "syncq/clock.h"
 #include "syncq/po.h"
 
@@ -332,7 +334,7 @@ static int rlimit_child(void) {
   if (base < 1) return 11;
   struct rlimit one_more = {(rlim_t)base + 1, (rlim_t)base + 1};
   if (setrlimit(RLIMIT_NPROC, &one_more) != 0) return 12;
-  long pus = sysconf(_SC_NPROCESSORS_ONLN);
+  int pus = test_plan_machine_pus(); /* what the library's default (one scheduler per PU) asks for */
   syncq_po_system *s;
   if (!FIBERS) { /* a thread system starts no threads of its own */
     syncq_po_config cfg = {NULL, 8, TEST_STACK, 0, "thread", 0, false};
