@@ -8,6 +8,7 @@
 #   make bench    the same at the default sizes (longer)
 #   make test-tsan / test-asan   the tests under ThreadSanitizer /
 #                 AddressSanitizer + UndefinedBehaviorSanitizer
+#   make build-clang   everything built by clang with warnings as errors
 #   make docs     the API reference: build/docs/api/html/index.html, man pages
 #   make clean
 #   make test-arm64   cross-build for AArch64, run the tests under qemu-user
@@ -30,7 +31,7 @@ CMAKE_ARGS ?=
 # A test that runs longer than this has hung: fail it rather than stall CI.
 TEST_TIMEOUT ?= 900
 
-.PHONY: all deps build test report bench test-tsan test-asan clean docs
+.PHONY: all deps build test report bench test-tsan test-asan build-clang clean docs
 
 all: build
 
@@ -72,11 +73,16 @@ test-asan: deps
 	$(call configure_and_build,$(BUILD)-asan,-DSYNCQ_SANITIZE=address -DSYNCQ_BUILD_DOCS=OFF)
 	cd $(BUILD)-asan && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS) -LE no-sanitizer
 
+# The second compiler: clang builds the library, tests, lab and examples
+# with -Werror (SYNCQ_WERROR), so code that only gcc accepts quietly fails CI.
+build-clang: deps
+	$(call configure_and_build,$(BUILD)-clang,-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSYNCQ_WERROR=ON -DSYNCQ_BUILD_DOCS=OFF)
+
 docs: build
 	@echo "API reference: $(BUILD)/docs/api/html/index.html; man pages: $(BUILD)/docs/api/man (man -M $(BUILD)/docs/api/man syncq_queue_create)"
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-tsan $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-tsan $(BUILD)-asan $(BUILD)-clang
 	rm -rf $(BUILD)-arm64 $(BUILD)-fuzz
 
 # ---- reliability (docs/reliability.md) ----
