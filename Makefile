@@ -52,11 +52,16 @@ test: build
 
 # The previous run's results are kept as previous.jsonl: the report shows
 # which verdicts changed since (the lab's stability), when there was one.
+# A point that fails does not stop the run (syncq-lab keeps the failure in
+# a note and goes on): the report is written either way, and make fails
+# when the run did.
 define run_and_report
 	@mkdir -p $(RESULTS)
 	@if [ -f $(RESULTS)/results.jsonl ]; then mv $(RESULTS)/results.jsonl $(RESULTS)/previous.jsonl; fi
-	$(LAB) run all $(1) --out $(RESULTS)
-	$(LAB) report $(RESULTS) $$(if [ -f $(RESULTS)/previous.jsonl ]; then echo --compare $(RESULTS)/previous.jsonl; fi)
+	@rc=0; $(LAB) run all $(1) --out $(RESULTS) || rc=$$?; \
+	  $(LAB) report $(RESULTS) $$(if [ -f $(RESULTS)/previous.jsonl ]; then echo --compare $(RESULTS)/previous.jsonl; fi) || exit $$?; \
+	  if [ $$rc -ne 0 ]; then echo "make: the lab run failed (status $$rc; its FAILED lines above, and in the report's notes); the report shows what was measured"; fi; \
+	  exit $$rc
 endef
 
 report: build
