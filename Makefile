@@ -9,6 +9,7 @@
 #   make test-tsan / test-asan   the tests under ThreadSanitizer /
 #                 AddressSanitizer + UndefinedBehaviorSanitizer
 #   make build-clang   everything built by clang with warnings as errors
+#   make format / format-check   the sources in .clang-format's style
 #   make docs     the API reference: build/docs/api/html/index.html, man pages
 #   make clean
 #   make test-arm64   cross-build for AArch64, run the tests under qemu-user
@@ -31,7 +32,7 @@ CMAKE_ARGS ?=
 # A test that runs longer than this has hung: fail it rather than stall CI.
 TEST_TIMEOUT ?= 900
 
-.PHONY: all deps build test report bench test-tsan test-asan build-clang clean docs
+.PHONY: all deps build test report bench test-tsan test-asan build-clang format format-check clean docs
 
 all: build
 
@@ -82,6 +83,12 @@ test-asan: deps
 # with -Werror (SYNCQ_WERROR), so code that only gcc accepts quietly fails CI.
 build-clang: deps
 	$(call configure_and_build,$(BUILD)-clang,-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSYNCQ_WERROR=ON -DSYNCQ_BUILD_DOCS=OFF)
+
+format: deps
+	scripts/format
+
+format-check: deps
+	scripts/format --check
 
 docs: build
 	@echo "API reference: $(BUILD)/docs/api/html/index.html; man pages: $(BUILD)/docs/api/man (man -M $(BUILD)/docs/api/man syncq_queue_create)"
