@@ -396,6 +396,15 @@ static bool try_enq_slow(ring_view *v, uint32_t tid, uint64_t T, uint64_t index)
   }
 }
 
+/* End a dequeue request on ticket H. False when another helper has moved
+ * it past H meanwhile (it found H empty while the threshold was not yet
+ * negative): the request goes on from there, for its verdict is wherever
+ * its local counter ends, which its owner reads once the loop ends. */
+static bool finish_deq(_Atomic(uint64_t) *local, uint64_t H) {
+  uint64_t want = H << 2;
+  return atomic_compare_exchange_strong(local, &want, want | FIN) || (want & FIN) != 0;
+}
+
 static bool try_deq_slow(ring_view *v, uint32_t tid, uint64_t H) {
   syncq_pr_dw_atomic *ent = entry_of(v, H);
   _Atomic(uint64_t) *local = &v->rec[tid].local_head;
@@ -403,11 +412,7 @@ static bool try_deq_slow(ring_view *v, uint32_t tid, uint64_t H) {
   syncq_pr_dw p = syncq_pr_dw_load(ent); /* may be torn: each CAS validates it */
   for (;;) {
     uint64_t E = p.lo, note = p.hi;
-    if (e_cycle(v, E) == c && e_index(v, E) != botc(v)) { /* an item for H (or taken by the owner) */
-      uint64_t want = H << 2;
-      atomic_compare_exchange_strong(local, &want, want | FIN);
-      return true;
-    }
+    if (e_cycle(v, E) == c && e_index(v, E) != botc(v)) return finish_deq(local, H); /* an item for H */
     if (e_cycle(v, E) >= c) break;
     if (idx_empty(v, e_index(v, E))) {
       if (note < c) { /* avert slow enqueuers of ticket H from it */
@@ -426,11 +431,7 @@ static bool try_deq_slow(ring_view *v, uint32_t tid, uint64_t H) {
   }
   uint64_t T = atomic_load(&v->r->tail.lo);
   if (T <= H + 1) catchup(v, T, H + 1);
-  if (atomic_load(&v->r->threshold) < 0) {
-    uint64_t want = H << 2;
-    atomic_compare_exchange_strong(local, &want, want | FIN);
-    return true;
-  }
+  if (atomic_load(&v->r->threshold) < 0) return finish_deq(local, H); /* empty */
   return false;
 }
 
