@@ -92,7 +92,7 @@
  *                t mod 2n.
  *                (6) enqueue and dequeue check the magic word.
  *   Test hooks:  (not public) force every fast path to this many tickets,
- *                make the fast enqueue leave its tickets unused, shorten
+ *                make the fast enqueue leave some or all of its tickets unused, shorten
  *                the help delay, stop a thread once its request is
  *                published, and pretend there is no double-width CAS; so
  *                tests/queue/wcq_test.c runs the slow path and the helping
@@ -127,12 +127,12 @@ _Static_assert(THREADS < (1u << P2_TID_BITS), "record numbers + 1 fit the phase-
 typedef void (*wcq_published_fn)(int enqueue);
 extern _Atomic(bool) syncq_queue_wcq_test_no_dwcas__;
 extern _Atomic(unsigned) syncq_queue_wcq_test_patience__;
-extern _Atomic(bool) syncq_queue_wcq_test_drop_enq__;
+extern _Atomic(unsigned) syncq_queue_wcq_test_drop_enq__;
 extern _Atomic(unsigned) syncq_queue_wcq_test_help_delay__;
 extern _Atomic(wcq_published_fn) syncq_queue_wcq_test_published__;
 _Atomic(bool) syncq_queue_wcq_test_no_dwcas__;
 _Atomic(unsigned) syncq_queue_wcq_test_patience__;   /* 0: the defaults */
-_Atomic(bool) syncq_queue_wcq_test_drop_enq__;       /* fast enqueue tries no entry */
+_Atomic(unsigned) syncq_queue_wcq_test_drop_enq__;   /* k: fast enqueue leaves tickets T % k == 0 unused */
 _Atomic(unsigned) syncq_queue_wcq_test_help_delay__; /* 0: WCQ_HELP_DELAY */
 _Atomic(wcq_published_fn) syncq_queue_wcq_test_published__;
 
@@ -497,11 +497,11 @@ static void ring_enqueue(ring_view *v, uint32_t tid, uint64_t index) {
   help_threads(v, tid);
   const unsigned tries = patience(WCQ_PATIENCE_ENQ);
   /* relaxed: a test flag, set while no operation runs */
-  const bool drop = atomic_load_explicit(&syncq_queue_wcq_test_drop_enq__, memory_order_relaxed);
+  const unsigned drop = atomic_load_explicit(&syncq_queue_wcq_test_drop_enq__, memory_order_relaxed);
   uint64_t T = 0;
   for (unsigned k = 0; k < tries; k++) {
     T = atomic_fetch_add(&v->r->tail.lo, 1);
-    if (!drop && try_enq(v, T, index)) return;
+    if ((drop == 0 || T % drop != 0) && try_enq(v, T, index)) return;
   }
   syncq_queue_wcq_record *r = &v->rec[tid];
   uint64_t seq = atomic_load(&r->seq1);

@@ -16,10 +16,11 @@
  *     queue / its item is taken for it) before it runs again;
  *   - sequential FIFO, FULL at exactly the capacity, EMPTY, both ways;
  *   - producers and consumers (thread count from test_plan.h: the same on
- *     any machine) with and without the forced slow path: no loss, no
- *     duplicate, each producer's items in order;
+ *     any machine) as built, with the slow path forced, and with fast and
+ *     slow operations mixed: no loss, no duplicate, each producer's items
+ *     in order;
  *   - short histories through the linearizability checker, forced slow
- *     path and helping at every operation.
+ *     path (or fast and slow mixed) and helping at every operation.
  */
 #include <semaphore.h>
 #include <setjmp.h>
@@ -50,7 +51,7 @@
 typedef void (*wcq_published_fn)(int enqueue);
 extern _Atomic(bool) syncq_queue_wcq_test_no_dwcas__;
 extern _Atomic(unsigned) syncq_queue_wcq_test_patience__;
-extern _Atomic(bool) syncq_queue_wcq_test_drop_enq__;
+extern _Atomic(unsigned) syncq_queue_wcq_test_drop_enq__;
 extern _Atomic(unsigned) syncq_queue_wcq_test_help_delay__;
 extern _Atomic(wcq_published_fn) syncq_queue_wcq_test_published__;
 
@@ -60,7 +61,7 @@ static uint64_t value_of(void *p) { return (uint64_t)(uintptr_t)p - 1; }
 /* Every operation to the slow path, helping at every operation. */
 static void force_slow(bool on) {
   atomic_store(&syncq_queue_wcq_test_patience__, on ? 1u : 0u);
-  atomic_store(&syncq_queue_wcq_test_drop_enq__, on);
+  atomic_store(&syncq_queue_wcq_test_drop_enq__, on ? 1u : 0u); /* every ticket */
   atomic_store(&syncq_queue_wcq_test_help_delay__, on ? 1u : 0u);
 }
 
@@ -434,11 +435,16 @@ static void yield_on_publish(int enqueue) {
   syncq_yield();
 }
 
-static void producers_consumers(size_t cap, int threads, bool slow) {
+/* mode: 0 as built; 1 every operation slow (force_slow); 2 one fast
+ * ticket, a third of the fast enqueue tickets left unused, helping at
+ * every operation: fast and slow operations on the same entries at once. */
+static void producers_consumers(size_t cap, int threads, int mode) {
   syncq_queue_wcq *q = make(cap);
   if (q == NULL) skip();
-  force_slow(slow);
-  if (slow) atomic_store(&syncq_queue_wcq_test_published__, yield_on_publish);
+  const bool slow = mode == 1;
+  force_slow(mode != 0);
+  if (mode == 2) atomic_store(&syncq_queue_wcq_test_drop_enq__, 3u);
+  if (mode != 0) atomic_store(&syncq_queue_wcq_test_published__, yield_on_publish);
   pc s = {.q = q, .producers = threads / 2, .consumers = threads - threads / 2};
   const uint64_t total = (uint64_t)s.producers * PER_PRODUCER;
   s.seen = calloc(total, sizeof *s.seen);
@@ -465,7 +471,7 @@ static void producers_consumers(size_t cap, int threads, bool slow) {
    * tests above check them deterministically) */
   if (slow) assert_true(syncq_queue_wcq_slow_paths(q) >= total);
   print_message("wcq capacity %zu, %dP/%dC%s: %llu slow paths, %llu helping runs\n", cap, s.producers, s.consumers,
-                slow ? " (slow path forced)" : "", (unsigned long long)syncq_queue_wcq_slow_paths(q),
+                mode == 1 ? " (slow path forced)" : mode == 2 ? " (fast and slow mixed)" : "", (unsigned long long)syncq_queue_wcq_slow_paths(q),
                 (unsigned long long)syncq_queue_wcq_helps(q));
   free(s.seen);
   free(s.last);
@@ -475,14 +481,16 @@ static void producers_consumers(size_t cap, int threads, bool slow) {
 static void test_producers_consumers(void **state) {
   (void)state;
   int n = test_plan_oversubscribed(TEST_PLAN_OVERSUBSCRIPTION); /* 16 on any machine with 2 or more PUs */
-  producers_consumers(4, 8, false);
-  producers_consumers(64, n, false);
+  producers_consumers(4, 8, 0);
+  producers_consumers(64, n, 0);
 }
 static void test_producers_consumers_slow(void **state) {
   (void)state;
   int n = test_plan_oversubscribed(TEST_PLAN_OVERSUBSCRIPTION);
-  producers_consumers(4, 8, true);
-  producers_consumers(64, n, true);
+  producers_consumers(4, 8, 1);
+  producers_consumers(64, n, 1);
+  producers_consumers(4, 8, 2);
+  producers_consumers(64, n, 2);
 }
 
 /* ---------------------------------------------------------- linearizability */
@@ -553,6 +561,9 @@ static void test_linearizable_slow(void **state) {
   for (int n = 0; n < HISTORIES; n++) {
     /* capacity 32: no history fills it (FULL is not linearizable: wcq.c) */
     assert_int_equal(syncq_queue_wcq_init(h->q, 32), SYNCQ_OK);
+    /* every other history: a third of the fast enqueue tickets unused,
+     * so fast and slow operations meet */
+    atomic_store(&syncq_queue_wcq_test_drop_enq__, n % 2 ? 1u : 3u);
     lc_clock_init(&h->clock);
     h->seed = rnd(&seed);
     lc_op all[H_THREADS * H_OPS + 4];
