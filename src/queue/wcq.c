@@ -25,9 +25,10 @@
  *                WCQ_HELP_DELAY (16) operations, round-robin over all
  *                records, so a pending request gets every thread's help
  *                within SYNCQ_QUEUE_WCQ_THREADS * WCQ_HELP_DELAY of that
- *                thread's operations, and a request helped by all cannot
- *                keep losing its tickets (the paper's §4 bound). A pointer
- *                operation is two ring operations. Taking a thread number
+ *                thread's operations; once every thread that keeps taking
+ *                tickets helps the request, they all take its tickets
+ *                until it completes (the paper's wait-freedom argument).
+ *                A pointer operation is two ring operations. Taking a thread number
  *                (first operation of a thread) scans at most
  *                SYNCQ_QUEUE_WCQ_THREADS words, and once per thread takes
  *                pthread_once/setspecific.
@@ -40,8 +41,9 @@
  *                Tail with their phase-2 word).
  *   Memory:      caller's storage, bounded, never allocates: the header
  *                (two rings of 6 lines, 2 x SYNCQ_QUEUE_WCQ_THREADS
- *                records of 2 lines: about 32 KiB) + 72 bytes per item of
- *                capacity (2 rings x 2n entries x 16 bytes + n slots).
+ *                records of 2 lines: 33,664 bytes with 64-byte lines) + 72
+ *                bytes per item of capacity (2 rings x 2n entries x 16
+ *                bytes + n slots).
  *   Threads:     a thread's first operation on any wCQ takes a free number
  *                below SYNCQ_QUEUE_WCQ_THREADS (a process-wide table); the
  *                number names its record in every wCQ queue, and goes back

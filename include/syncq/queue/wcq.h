@@ -73,7 +73,7 @@ typedef struct syncq_queue_wcq {
   uint32_t reserved_;
   uint64_t magic;
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) slow_paths; /* requests published */
-  _Atomic(uint64_t) helps;                              /* requests another thread ran */
+  _Atomic(uint64_t) helps;                              /* runs for another thread's request */
   syncq_queue_wcq_record rec_aq[SYNCQ_QUEUE_WCQ_THREADS];
   syncq_queue_wcq_record rec_fq[SYNCQ_QUEUE_WCQ_THREADS];
   /* follow: aq's 2n entries and fq's 2n entries (16 bytes each), n data slots (8 bytes each) */
@@ -95,8 +95,8 @@ SYNCQ_API int syncq_queue_wcq_destroy(syncq_queue_wcq *q);
 SYNCQ_API int syncq_queue_wcq_enqueue(syncq_queue_wcq *q, void *item);
 /* OK, EMPTY, EINVAL, ELIMIT (as enqueue). */
 SYNCQ_API int syncq_queue_wcq_dequeue(syncq_queue_wcq *q, void **item);
-/* Requests published by operations whose fast path gave up, and requests
- * completed by a helping thread's run (0 for NULL). */
+/* Requests published by operations whose fast path gave up, and slow-path
+ * runs a thread made for another thread's pending request (0 for NULL). */
 SYNCQ_API uint64_t syncq_queue_wcq_slow_paths(const syncq_queue_wcq *q);
 SYNCQ_API uint64_t syncq_queue_wcq_helps(const syncq_queue_wcq *q);
 
