@@ -35,6 +35,8 @@
  *                  (not linearizable at FULL)
  *   "lcrq"         LCRQ, Morrison & Afek 2013: linked FAA rings, double-width CAS
  *                  (queue/lcrq.h)
+ *   "wcq"          wCQ, Nikolaev & Ravindran 2022: SCQ made wait-free (slow path, helping),
+ *                  double-width CAS (queue/wcq.h) (not linearizable at FULL)
  *   "lprq"         LPRQ, Romanov & Koval 2023: LCRQ with single-width CAS rings
  *                  (queue/lprq.h)
  *   "single-lock"  linked queue behind one lock from the registry ("ttas")

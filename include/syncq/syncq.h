@@ -43,6 +43,7 @@
 #include "syncq/queue/scqd.h"
 #include "syncq/queue/plj.h"
 #include "syncq/queue/valois.h"
+#include "syncq/queue/wcq.h"
 #include "syncq/wait.h"
 #include "syncq/lock.h"
 #include "syncq/lock/tas.h"
