@@ -99,9 +99,10 @@
  *                never append a segment still reclaim. (5) Test hooks
  *                (not public): PATIENCE 0 makes every operation take the
  *                slow path (the enqueue's index from its one FAA left to
- *                the dequeuers, the dequeue's index handed to its own
- *                request as its first cell), and a function called right
- *                after a request is published.
+ *                the dequeuers; the dequeue's index settled, then handed
+ *                to its own request as an announced candidate: see
+ *                deq_forced), and a function called right after a
+ *                request is published.
  */
 #include "syncq/queue/wfqueue.h"
 
@@ -510,10 +511,12 @@ static void help_deq(syncq_queue_wfqueue *q, wfq_handle *th, wfq_handle *ph) {
   }
 }
 
-static void *deq_slow(syncq_queue_wfqueue *q, wfq_handle *h, int64_t id) {
+/* idx0: id (search from id + 1), or, from deq_forced, a cell after id
+ * that help_enq has settled and that is a candidate already. */
+static void *deq_slow(syncq_queue_wfqueue *q, wfq_handle *h, int64_t id, int64_t idx0) {
   wfq_deq_req *r = &h->dr;
   atomic_store(&r->id, id);
-  atomic_store(&r->idx, id); /* published */
+  atomic_store(&r->idx, idx0); /* published */
   count_inc(&h->slow_deq);
   call_hook(WFQ_HOOK_DEQ_PUBLISHED);
   help_deq(q, h, h);
@@ -521,6 +524,22 @@ static void *deq_slow(syncq_queue_wfqueue *q, wfq_handle *h, int64_t id) {
   wfq_cell *c = find_own_cell(q, h, &h->dp, i, false);
   void *v = atomic_load(&c->val);
   return v == TOP_VAL ? NULL : v;
+}
+
+/* Test hook PATIENCE 0: the dequeue's one index i goes to its own request.
+ * Cell i is settled first, as a fast-path try would; if it lost the cell,
+ * the request searches from i + 1 as after any failed try; if the cell is
+ * a candidate (empty verdict, or an untaken item), the request starts with
+ * it announced (id i - 1, idx i): announcing it with idx = id = i - 1
+ * instead would let a helper still acting on the handle's previous request
+ * (whose candidates include i - 1, but never i: i was past H when they
+ * were examined) complete this one at the previous candidate. */
+static void *deq_forced(syncq_queue_wfqueue *q, wfq_handle *h) {
+  int64_t i = atomic_fetch_add(&q->di, 1);
+  wfq_cell *c = find_own_cell(q, h, &h->dp, i, false);
+  void *v = help_enq(q, h, c, i);
+  if (v == TOP_VAL || (v != NULL && atomic_load(&c->deq) != NULL)) return deq_slow(q, h, i, i);
+  return deq_slow(q, h, i - 1, i);
 }
 
 /* ------------------------------------------------------------ handles */
@@ -777,10 +796,8 @@ int syncq_queue_wfqueue_dequeue(syncq_queue_wfqueue *q, void **item) {
   void *v = TOP_VAL;
   int64_t id = 0;
   for (uint32_t p = 0; p < q->patience && v == TOP_VAL; p++) v = deq_fast(q, h, &id);
-  if (v == TOP_VAL) {
-    if (q->patience == 0) id = atomic_fetch_add(&q->di, 1) - 1; /* test hook: that index is the request's first cell */
-    v = deq_slow(q, h, id);
-  }
+  if (q->patience == 0) v = deq_forced(q, h); /* test hook: the slow path at once */
+  else if (v == TOP_VAL) v = deq_slow(q, h, id, id);
   if (v != NULL) { /* help the next peer's dequeue */
     help_deq(q, h, h->dh);
     h->dh = atomic_load(&h->dh->next);
