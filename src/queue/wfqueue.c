@@ -102,7 +102,12 @@
  *                the dequeuers; the dequeue's index settled, then handed
  *                to its own request as an announced candidate: see
  *                deq_forced), and a function called right after a
- *                request is published.
+ *                request is published. (6) A dequeue first tests H >= T
+ *                and answers EMPTY without its fetch-and-add (see
+ *                seems_empty; LCRQ's lr_ring_seems_empty makes the same
+ *                test): otherwise each dequeue polling an empty queue
+ *                spends an index, WFQ_SPIN relaxes and two CAS, runs H
+ *                past T, and makes enqueuers fail that many cells.
  */
 #include "syncq/queue/wfqueue.h"
 
@@ -526,6 +531,23 @@ static void *deq_slow(syncq_queue_wfqueue *q, wfq_handle *h, int64_t id, int64_t
   return v == TOP_VAL ? NULL : v;
 }
 
+/* Deviation (6): the queue is certainly empty now: every index enqueues
+ * have taken is held by a dequeuer already (H >= T, H read first). An item
+ * such an index holds is promised to the dequeue in progress that holds
+ * it, which linearizes before this one. T only grows, so H below a value T
+ * had is "not empty" without reading T's line, which every enqueue
+ * writes; a dequeuer reads T only when H has caught up with ei_seen. */
+static inline bool seems_empty(syncq_queue_wfqueue *q) {
+  int64_t d = atomic_load(&q->di);
+  /* relaxed: a hint; any value T had is at most T now, and "go on" is
+   * always a safe answer */
+  if (d < atomic_load_explicit(&q->ei_seen, memory_order_relaxed)) return false;
+  int64_t e = atomic_load(&q->ei);
+  if (d >= e) return true;
+  atomic_store_explicit(&q->ei_seen, e, memory_order_relaxed); /* relaxed: a hint, as above */
+  return false;
+}
+
 /* Test hook PATIENCE 0: the dequeue's one index i goes to its own request.
  * Cell i is settled first, as a fast-path try would; if it lost the cell,
  * the request searches from i + 1 as after any failed try; if the cell is
@@ -703,6 +725,7 @@ int syncq_queue_wfqueue_init_ex(syncq_queue_wfqueue *q, size_t segment_cells, si
   if (s == NULL) return SYNCQ_ENOMEM;
   atomic_init(&q->ei, 1); /* index 0 is never used: a request id 0 means none, and -i needs i > 0 */
   atomic_init(&q->di, 1);
+  atomic_init(&q->ei_seen, 1);
   atomic_init(&q->hi, 0);
   atomic_init(&q->hp, s);
   atomic_init(&q->handles, NULL);
@@ -788,6 +811,10 @@ int syncq_queue_wfqueue_dequeue(syncq_queue_wfqueue *q, void **item) {
   bool kept;
   int st = handle_get(q, &h, &kept);
   if (st != SYNCQ_OK) return st;
+  if (q->patience != 0 && seems_empty(q)) { /* Deviation (6); not under the PATIENCE-0 hook */
+    if (!kept) handle_release(q->id, h);
+    return SYNCQ_EMPTY;
+  }
   if (h->spare == NULL && (h->spare = seg_new(q)) == NULL) {
     if (!kept) handle_release(q->id, h);
     return SYNCQ_ENOMEM;

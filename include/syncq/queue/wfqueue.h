@@ -30,6 +30,7 @@ struct syncq_wfq_handle;
 typedef struct syncq_queue_wfqueue {
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) ei; /* the next enqueue index (the paper's T) */
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) di; /* the next dequeue index (the paper's H) */
+  _Atomic(int64_t) ei_seen;                      /* a value ei had once, for the emptiness test */
   /* The id of the oldest segment, or -1 while a cleanup or a new handle
    * holds the list's front (the paper's I). */
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) hi;
