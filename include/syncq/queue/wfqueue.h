@@ -82,7 +82,9 @@ SYNCQ_API int syncq_queue_wfqueue_destroy(syncq_queue_wfqueue *q);
  * handle or segment can be allocated (the item is not queued). */
 SYNCQ_API int syncq_queue_wfqueue_enqueue(syncq_queue_wfqueue *q, void *item);
 /* SYNCQ_OK, SYNCQ_EMPTY, SYNCQ_EINVAL; SYNCQ_ELIMIT as enqueue;
- * SYNCQ_ENOMEM when no handle or spare segment can be had (nothing taken). */
+ * SYNCQ_ENOMEM when no handle can be had (nothing taken). A dequeue that
+ * holds an index whose segment cannot be allocated retries the allocation,
+ * yielding, until it succeeds. */
 SYNCQ_API int syncq_queue_wfqueue_dequeue(syncq_queue_wfqueue *q, void **item);
 /* Segments linked after the first, and segments freed, so far (0 for NULL). */
 SYNCQ_API uint64_t syncq_queue_wfqueue_segments_linked(const syncq_queue_wfqueue *q);
