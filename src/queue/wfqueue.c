@@ -27,8 +27,9 @@
  *                takes an item helps the next handle in the ring; each
  *                dequeue that meets an empty cell offers it to the next
  *                pending enqueue request in the ring), so a request is
- *                done after O(n^2) steps of the others, n = handles (the
- *                paper's §4.4 bound). Two non-wait-free parts, both off
+ *                done once the peers' operations have gone round the ring
+ *                of n handles: a bound in n, the paper's wait-freedom
+ *                argument. Two non-wait-free parts, both off
  *                the operation proper: a thread's first operation on a
  *                queue that must make a new handle waits for a cleanup in
  *                progress (bounded work, but the cleaner may be
@@ -40,8 +41,11 @@
  *                release store (hazard cleared); dequeue: the same with
  *                1 FAA (H) + 1 CAS (the cell's deq, taking the item) and
  *                the read of the next handle's dequeue request (helping
- *                it, when it is pending). An EMPTY dequeue: 1 FAA + 2 CAS
- *                (val to ⊤, enq to ⊤) after WFQ_SPIN relaxes. Once per
+ *                it, when it is pending). An EMPTY dequeue that finds
+ *                H >= T: 2 loads (3 when H caught up with the T last
+ *                seen), no locked instruction (Deviation (6)); one that
+ *                raced an enqueue past that test: 1 FAA + 2 CAS (val to
+ *                ⊤, enq to ⊤) after WFQ_SPIN (100) relaxes. Once per
  *                segment, 1 CAS (link) and 1 store (the handle's segment
  *                pointer); a cleanup every 2n segments.
  *   Memory:      the queue header lives in the caller's storage; segments
@@ -55,7 +59,7 @@
  *                front takes the front (I = -1), moves every handle's
  *                segment pointers past the segments no hazard id covers,
  *                and frees those. A thread between operations pins
- *                nothing. Handles (5 lines + a spare segment) live in a
+ *                nothing. Handles (5 lines, + a spare segment) live in a
  *                process-wide pool, never freed: a handle goes back to its
  *                queue when its thread exits or its thread's cache evicts
  *                it, and to the pool when the queue is destroyed.
@@ -86,7 +90,7 @@
  *                segment it cannot allocate (see Progress). A handle's
  *                spare is allocated when a segment is needed, not ahead
  *                of each dequeue as in the authors' code.
- *   Linearizable: yes (the paper's §4.5 proof; the linearizability runs
+ *   Linearizable: yes (the paper's proof; the linearizability runs
  *                check it, with the fast path on and with PATIENCE 0).
  *   Deviations:  (1) handles are taken per thread through a cache (above)
  *                where the paper registers every thread up front; a new
