@@ -39,6 +39,8 @@
  *                  double-width CAS (queue/wcq.h) (not linearizable at FULL)
  *   "lprq"         LPRQ, Romanov & Koval 2023: LCRQ with single-width CAS rings
  *                  (queue/lprq.h)
+ *   "wfqueue"      YMC wfqueue, Yang & Mellor-Crummey 2016: wait-free, FAA on an
+ *                  infinite array of linked segments, slow path helped (queue/wfqueue.h)
  *   "single-lock"  linked queue behind one lock from the registry ("ttas")
  *   "two-lock"     Michael & Scott's two-lock queue               001 Figure 2
  *   "ms"           Michael & Scott non-blocking, counted pointers + free list  001 §4.1

@@ -39,6 +39,7 @@
 #include "syncq/queue/scq.h"
 #include "syncq/queue/lcrq.h"
 #include "syncq/queue/lprq.h"
+#include "syncq/queue/wfqueue.h"
 #include "syncq/queue/scq2.h"
 #include "syncq/queue/scqd.h"
 #include "syncq/queue/plj.h"
