@@ -70,7 +70,8 @@
  *                dequeuer that meets an empty safe cell of an older cycle
  *                while Tail says the enqueuer of its ticket is on its way
  *                re-reads it up to SYNCQ_SCQ_DEQ_WAIT times before
- *                invalidating it (the authors' code waits likewise); (3)
+ *                invalidating it (the authors' SCQ2, lfring_cas2.h,
+ *                invalidates at once); (3)
  *                the FULL test reads a per-queue hint of Head (a value
  *                Head once had) and reads Head itself only when the hint
  *                says full (the authors keep it per thread); (4) consume
@@ -81,10 +82,31 @@
  *                the entry word; see "Lost item").
  *   Measured:    2-core development machine (load average 20-45 from other
  *                work), dg25-prodcons, medians of 15 samples: N = 8 (16
- *                threads) 19-23 Mops/s, level with SCQ; N = 1 only 4-7
- *                Mops/s where SCQ gives 18-69 in the same runs. The cause
- *                is not found yet: the dequeuer's wait (Deviation 2) is
- *                not it (the same without it). Open.
+ *                threads) 19-23 Mops/s, level with SCQ. One thread's
+ *                enqueue+dequeue pair (thread CPU time, best of 7 x 2M):
+ *                21 ns with the single-width consume, 22.5-23 ns with the
+ *                double-width one ("Lost item").
+ *   N = 1:       the lab's dg25-prodcons N = 1 gave SCQ2 0.2-4 Mops/s
+ *                where SCQ gave 3-40 in the same runs. Not the data path:
+ *                each thread's CPU time per item was 60-400 ns for both
+ *                (SCQ's no less). Slow runs are runs where the two threads
+ *                take turns instead of running side by side: counted
+ *                inside SCQ2, every FULL answer of such a run came with
+ *                1,010-1,024 items in the queue and every EMPTY with none
+ *                (the other thread was off its core, the machine being
+ *                loaded), and SCQ's slow runs show the same phases. With
+ *                the lab's pinning off (--no-pin) SCQ2 gave 58, 1.4, 34
+ *                and 29 Mops/s against SCQ's 34, 30, 35 and 36 in the
+ *                same runs. What is SCQ2's own: its failed polls are
+ *                cheap (FULL from the Head hint before any ticket, as in
+ *                the authors' code; EMPTY from Threshold), so the lab's
+ *                waiters, which yield after a count of polls, give their
+ *                core away sooner than SCQ's, whose failed polls take
+ *                fetch-and-adds and CASes on the other ring; a build that
+ *                paused 50 times in each failed poll moved pinned N = 1
+ *                from 0.18-0.93 to 0.76-1.95 Mops/s (three runs each):
+ *                part of the gap, not all. Not changed: slowing a failed
+ *                poll down would tune the queue to the harness.
  *   Stats:       cas_attempts, cas_failures.
  */
 #include "syncq/queue/scq2.h"
