@@ -30,8 +30,7 @@
  *   "scq-remap"    the same with Nikolaev's cache remapping (many threads at
  *                  consecutive tickets on different lines; one producer and one
  *                  consumer lose their batching)
- *   (scq2)         SCQ2, Nikolaev 2019: items in double-width cells of one FAA ring;
- *                  typed API only, not in the registry (a lost item is open: scq2.c)
+ *   "scq2"         SCQ2, Nikolaev 2019: items in double-width cells of one FAA ring
  *                  (not linearizable at FULL)
  *   "lcrq"         LCRQ, Morrison & Afek 2013: linked FAA rings, double-width CAS
  *                  (queue/lcrq.h)

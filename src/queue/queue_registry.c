@@ -25,7 +25,7 @@ const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_wcq_algo,
   &syncq_queue_wfqueue_algo,
   &syncq_queue_scq_remap_algo,
-  /* syncq_queue_scq2_algo is not listed: see the status in src/queue/scq2.c. */
+  &syncq_queue_scq2_algo,
   &syncq_queue_single_lock_algo,
   &syncq_queue_two_lock_algo,
   &syncq_queue_ms_algo,
