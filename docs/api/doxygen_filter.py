@@ -82,9 +82,16 @@ def _group_following(lines, j):
 
 
 def _paragraphs(line):
-    """A comment line with its paragraph label turned into the alias."""
+    """A comment line with its paragraph label turned into the alias (the
+    paragraph's first word capitalised, unless it is a name: syncq_x, errno)."""
     m = _PAR.match(line)
-    return line if not m else line[: m.end("lead")] + _ALIAS[m.group("label")] + line[m.end():]
+    if not m:
+        return line
+    rest = line[m.end():]
+    first = re.match(r"[a-z]+\b(?![_(])", rest)
+    if first and m.group("label") != "Example":
+        rest = rest[0].upper() + rest[1:]
+    return line[: m.end("lead")] + _ALIAS[m.group("label")] + rest
 
 
 def _comment_text(block):
