@@ -185,6 +185,38 @@ _OBJECT = {"queue": "queue", "stack": "stack", "pqueue": "priority queue", "coun
            "barrier": "barrier"}
 
 
+# What a typed function does, by family and the last words of its name: the
+# first sentence of an entry whose own comment only lists statuses.
+SUMMARY = {
+    ("queue", "enqueue"): "Append item at the queue's tail.",
+    ("queue", "dequeue"): "Take the item at the queue's head into *item.",
+    ("stack", "push"): "Push item on the stack.",
+    ("stack", "pop"): "Pop the newest item into *item.",
+    ("pqueue", "insert"): "Insert payload with priority key.",
+    ("pqueue", "delete_min"): "Remove an item of least key into *key and *payload.",
+    ("counter", "fetch_add"): "Add delta; *old (if not NULL) gets the value before.",
+    ("counter", "load"): "Read the current value into *value.",
+    ("lock", "lock"): "Acquire the lock, waiting while another thread holds it.",
+    ("lock", "trylock"): "Acquire the lock if no one holds it, without waiting.",
+    ("lock", "unlock"): "Release the lock.",
+    ("barrier", "wait"): "Arrive as participant id and wait for the episode's other participants.",
+    ("barrier", "wait_timed"): "Arrive as participant id and wait, at most timeout_ns, for the others.",
+    ("*", "init"): "Initialise the {obj} in the caller's storage.",
+    ("*", "destroy"): "Destroy the {obj}, freeing what init allocated (if anything).",
+    ("*", "reset"): "Put the {obj} back in the state after init.",
+    ("*", "bytes"): "Bytes of storage a {obj} of this capacity needs, into *bytes.",
+}
+
+
+def summary(func, family):
+    """The sentence SUMMARY has for func, or None."""
+    if family not in FAMILY_OPS:
+        return None
+    role, verb = role_of(func, family)
+    text = SUMMARY.get((family, verb)) or SUMMARY.get(("*", verb if role != "init" else "init"))
+    return text.format(obj=_OBJECT[family]) if text else None
+
+
 def role_of(func, family):
     for suffix in FAMILY_OPS.get(family, ()):
         if func.endswith(suffix):
@@ -258,8 +290,8 @@ def paragraphs(func, decl, header_path, header_text, src_root):
                       "hand them off at once)" + ("; never hold the lock across a call that may switch fibers "
                                                   "(recv, yield, join, sleep)." if family == "lock" else "."))
         else:
-            ts.append("From a postoffice fiber: yes; it never waits for another thread to move, so it holds its "
-                      "scheduler thread only for its own steps.")
+            ts.append("From a postoffice fiber: yes; within the conditions of its progress guarantee (below) it "
+                      "does not wait for another thread, so it holds its scheduler thread only for its own steps.")
         pr = f"{fields['Progress'].rstrip('.')} (contract: {rel}; {query})."
     elif role in ("init", "destroy", "reset", "quiescent"):
         when = {"init": "before any other call on it", "destroy": "after every other call on it has returned",
@@ -267,7 +299,7 @@ def paragraphs(func, decl, header_path, header_text, src_root):
                 "quiescent": "while no other call runs on it"}[role]
         ts = [f"Call it on a {obj} {when}: it must not run concurrently with any other call on the same {obj} "
               "(calls on different objects are independent)."]
-        pr = (f"Not a concurrent operation: it runs alone on the {obj}, so it never waits for another thread. "
+        pr = (f"Not a concurrent operation: it runs alone on the {obj}, with no other call on it to wait for. "
               f"Memory: {fields.get('Memory', 'see the contract')} The operations' progress: "
               f"{progress_class(fields['Progress']) and fields['Progress'].split(' ')[0].rstrip('.;,')} "
               f"(contract: {rel}; {query}).")

@@ -203,6 +203,11 @@ def _document_functions(lines, out, copied, above, path):
         desc, pars = _split_pars(copied.get(k, ""))
         desc = "" if own else desc
         generated = ""
+        if typed is not None and k not in above and not desc:
+            # a typed function whose own comment (if any) lists statuses
+            # only: say first what it does
+            what = contracts.summary(name, typed[1].parent.name)
+            own = f"{what} {own}".strip() if what else own
         if typed is not None:
             decl = " ".join(l.split("/*")[0].strip() for l in lines[k:e + 1])
             found = contracts.paragraphs(name, decl, typed[1], header_text, typed[0])

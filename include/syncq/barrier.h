@@ -134,8 +134,8 @@ SYNCQ_API int syncq_barrier_create(const char *algo, const syncq_barrier_config 
 /* Thread safety: once no thread is inside a wait on the barrier (every
  * waiter has returned: the caller orders it after their returns), by one
  * thread; not from a signal handler (free).
- * Progress: not a concurrent operation: it runs alone on the barrier and
- * never waits for another thread. */
+ * Progress: not a concurrent operation: it runs alone on the barrier, with
+ * no other call on it to wait for. */
 SYNCQ_API int syncq_barrier_destroy(syncq_barrier *b); /* SYNCQ_EINVAL for NULL */
 /* Arrive at the barrier as participant id and wait for the others:
  * SYNCQ_OK, SYNCQ_EBROKEN (see the header comment), SYNCQ_EINVAL for NULL
@@ -170,9 +170,9 @@ SYNCQ_API int syncq_barrier_wait_timed(syncq_barrier *b, unsigned id, uint64_t t
 /* Mend a broken barrier: back to the state after create.
  * Thread safety: only while no thread is inside a wait on the barrier
  * (every waiter has returned), by one thread; not from a signal handler.
- * Progress: not a concurrent operation: it runs alone on the barrier and
- * never waits for another thread (SYNCQ_ENOTSUP at once where the algorithm
- * has no reset). */
+ * Progress: not a concurrent operation: it runs alone on the barrier, with
+ * no other call on it to wait for (SYNCQ_ENOTSUP at once where the
+ * algorithm has no reset). */
 SYNCQ_API int syncq_barrier_reset(syncq_barrier *b);
 /* Thread safety: any thread, at any time between create and destroy, from a
  * signal handler too (one load).

@@ -72,8 +72,8 @@ SYNCQ_API int syncq_counter_create(const char *algo, int64_t initial, syncq_coun
 /* Destroy and free. SYNCQ_EINVAL for NULL.
  * Thread safety: once every other call on the counter has returned, by one
  * thread; not from a signal handler (free).
- * Progress: not a concurrent operation: it runs alone on the counter and
- * never waits for another thread. */
+ * Progress: not a concurrent operation: it runs alone on the counter, with
+ * no other call on it to wait for. */
 SYNCQ_API int syncq_counter_destroy(syncq_counter *c);
 
 /* Add delta; *old (if old is not NULL) receives the value before.

@@ -229,8 +229,8 @@ SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, 
  * thread; the last holder may destroy it as soon as its own unlock has
  * returned, even while the thread that handed the lock over is still inside
  * its unlock (see above). Not from a signal handler (free).
- * Progress: not a concurrent operation: it runs alone on the lock and never
- * waits for another thread (a held or awaited lock is SYNCQ_EBUSY). */
+ * Progress: not a concurrent operation: it runs alone on the lock, with no
+ * other call on it to wait for (a held or awaited lock is SYNCQ_EBUSY). */
 SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
 /* Acquire / try / release with the caller's node (the same node for a
  * lock and its unlock). The node may be NULL for every lock that keeps no

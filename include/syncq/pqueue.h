@@ -79,8 +79,8 @@ typedef struct syncq_pqueue syncq_pqueue;
 SYNCQ_API int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *cfg, syncq_pqueue **out);
 /* Thread safety: once every other call on the priority queue has returned,
  * by one thread; not from a signal handler (free).
- * Progress: not a concurrent operation: it runs alone on the priority queue
- * and never waits for another thread. */
+ * Progress: not a concurrent operation: it runs alone on the priority
+ * queue, with no other call on it to wait for. */
 SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q);                                  /* EINVAL: NULL */
 /* Thread safety: as the algorithm's own insert and delete_min: any number
  * of threads may call insert and delete_min on the same priority queue at

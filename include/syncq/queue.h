@@ -134,8 +134,8 @@ SYNCQ_API int syncq_queue_create(const char *algo, size_t capacity, syncq_queue 
 /* Destroy and free. SYNCQ_EINVAL for NULL.
  * Thread safety: once every other call on the queue has returned, by one
  * thread; not from a signal handler (free).
- * Progress: not a concurrent operation: it runs alone on the queue and
- * never waits for another thread. */
+ * Progress: not a concurrent operation: it runs alone on the queue, with no
+ * other call on it to wait for. */
 SYNCQ_API int syncq_queue_destroy(syncq_queue *q);
 
 /* Enqueue a non-NULL item: SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL

@@ -97,8 +97,8 @@ typedef struct syncq_stack syncq_stack;
 SYNCQ_API int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_stack **out);
 /* Thread safety: once every other call on the stack has returned, by one
  * thread; not from a signal handler (free).
- * Progress: not a concurrent operation: it runs alone on the stack and
- * never waits for another thread. */
+ * Progress: not a concurrent operation: it runs alone on the stack, with no
+ * other call on it to wait for. */
 SYNCQ_API int syncq_stack_destroy(syncq_stack *s);               /* EINVAL: NULL */
 /* Thread safety: as the algorithm's own push and pop: any number of threads
  * may call push and pop on the same stack at the same time, never
