@@ -240,8 +240,7 @@ def _op_concurrency(family, verb, decl, spsc):
         return f"Any number of threads may lock and trylock the same lock at the same time{node}."
     if family == "barrier":
         return ("Each participant (id in [0, threads)) calls wait or wait_timed once per episode, at the same "
-                "time as the other participants; never two calls with one id at once, and not during "
-                "reset or destroy.")
+                "time as the other participants; never two calls with one id at once.")
     ops = {"queue": "enqueue and dequeue", "stack": "push and pop", "pqueue": "insert and delete_min",
            "counter": "fetch_add and load"}[family]
     if spsc:
@@ -276,13 +275,20 @@ def paragraphs(func, decl, header_path, header_text, src_root):
     if role == "op":
         spsc = any("SYNCQ_PROP_SPSC" in e[3] for e in entries)
         setup = "init, destroy or reset" if family == "barrier" else "init or destroy"
-        ts = [_op_concurrency(family, verb, decl, spsc), f"Not concurrently with {setup} of the same {obj}."]
-        if "Limits" in fields:
+        first = _op_concurrency(family, verb, decl, spsc)
+        limited = "Limits" in fields and not fields["Limits"].lower().startswith(("none.", "-"))
+        if limited:
+            first = first.replace("Any number of threads", "Any number of threads (within the limits below)")
+        ts = [first, f"Not concurrently with {setup} of the same {obj}."]
+        if limited:
             ts.append(f"Limits: {fields['Limits']}")
         if "Signal-safe" in fields:
             ts.append(f"From a signal handler: {fields['Signal-safe']}")
         if "Process-shared" in fields:
-            ts.append(f"From several processes (the {obj} in shared memory): {fields['Process-shared']}")
+            shared = fields["Process-shared"]
+            if family in ("lock", "barrier") and not shared.lower().startswith("no"):
+                shared = shared.rstrip(".") + ", initialised with process_shared set in its config."
+            ts.append(f"From several processes (the {obj} in shared memory): {shared}")
         if progress_class(fields["Progress"]) == "SYNCQ_PROGRESS_BLOCKING":
             ts.append("From a postoffice fiber: allowed, but while it waits it holds its scheduler thread: the "
                       "fibers queued there, the one it may be waiting for included, run only once the fiber "
@@ -292,7 +298,8 @@ def paragraphs(func, decl, header_path, header_text, src_root):
         else:
             ts.append("From a postoffice fiber: yes; within the conditions of its progress guarantee (below) it "
                       "does not wait for another thread, so it holds its scheduler thread only for its own steps.")
-        pr = f"{fields['Progress'].rstrip('.')} (contract: {rel}; {query})."
+        text = fields["Progress"].rstrip(".")
+        pr = f"{text[:1].upper()}{text[1:]} (contract: {rel}; {query})."
     elif role in ("init", "destroy", "reset", "quiescent"):
         when = {"init": "before any other call on it", "destroy": "after every other call on it has returned",
                 "reset": "while no thread waits on it (every waiter has returned)",

@@ -91,9 +91,9 @@ def main():
                     bad.append(f"{name}: no {word!r} in its documentation")
         for name in ("syncq_queue_demo_enqueue", "syncq_queue_demo_dequeue"):
             line = lines.get(name, "")
-            for word in ("lock-free (a demo bound that spans two lines)", "From a signal handler: yes (demo signal).",
+            for word in ("Lock-free (a demo bound that spans two lines)", "From a signal handler: yes (demo signal).",
                          "no (demo pointers).", "Limits: capacity a power of two.",
-                         "Any number of threads may call enqueue and dequeue"):
+                         "Any number of threads (within the limits below) may call enqueue and dequeue"):
                 if word not in line:
                     bad.append(f"{name}: the contract's {word!r} is not quoted")
         if "OK, FULL, EINVAL" not in lines.get("syncq_queue_demo_enqueue", ""):
