@@ -118,9 +118,8 @@ SYNCQ_API int syncq_mp_destroy(syncq_mp_sched *s);
  * is resumed and left running. Idempotent. Registered threads may then
  * unregister and exit. SYNCQ_EINVAL for NULL.
  * Thread safety: any thread, concurrently with other stops and with
- * registered threads' calls (a second stop returns at once); not from a
- * signal handler; not from a registered thread that the scheduler may stop
- * (call it from a thread outside the scheduler).
+ * registered threads' calls (a second stop does not join again); not from a
+ * signal handler.
  * Progress: blocking: it joins the scheduler thread and takes the
  * scheduler's mutex to resume the stopped threads. */
 SYNCQ_API int syncq_mp_stop(syncq_mp_sched *s);
