@@ -12,9 +12,11 @@ A function's contract file is found without a list: the files the header
 names ("Contract: src/queue/scq.c", "Contracts: ..."), else the file of its
 family that defines it, else src/<family>/<header's name>.c. Its role comes
 from the last words of its name (_init, _enqueue, _lock, ...: ROLES and
-FAMILY_OPS below); a name with no known role gets no paragraphs, and the
-reference test then names it, so a new verb needs its sentences here or
-hand-written in its header comment ("Thread safety:" and "Progress:").
+FAMILY_OPS below), or, for any other name whose first parameter is a
+const object, is a read-only query; a name with no known role gets no
+paragraphs, and the reference test then names it, so a new verb needs its
+sentences here or hand-written in its header comment ("Thread safety:" and
+"Progress:").
 """
 
 import re
@@ -70,8 +72,8 @@ def contract_fields(path):
 def progress_class(progress_text):
     """The registry's enumerator that a contract's Progress text names first
     ("lock-free (...)" -> SYNCQ_PROGRESS_LOCK_FREE), or None."""
-    m = re.match(r"\s*([a-z-]+)", progress_text or "")
-    return _PROGRESS_WORDS.get(m.group(1)) if m else None
+    m = re.match(r"\s*([A-Za-z-]+)", progress_text or "")
+    return _PROGRESS_WORDS.get(m.group(1).lower()) if m else None
 
 
 def registry_entries(src_root, path):
@@ -259,6 +261,8 @@ def paragraphs(func, decl, header_path, header_text, src_root):
         return None
     fields = contract_fields(path)
     role, verb = role_of(func, family)
+    if role is None and re.search(r"\(\s*const\s+syncq_\w+\s*\*", decl):
+        role = "query"  # a verb no rule names, on a const object: it only reads
     if not fields or role is None or "Progress" not in fields:
         return None
     rel = path.relative_to(src_root).as_posix()
@@ -313,7 +317,12 @@ def paragraphs(func, decl, header_path, header_text, src_root):
     elif role == "size":
         ts = ["Any thread, at any time, from a signal handler too: it reads only its arguments."]
         pr = "Wait-free: arithmetic on its arguments, no shared memory."
-    else:  # read
+    elif role == "read":
         ts = [f"Any thread, concurrently with every call on the same {obj} but init and destroy."]
         pr = "Wait-free: it loads the value (a snapshot: concurrent operations may change it at once)."
+    else:  # query
+        ts = [f"Any thread, concurrently with every call on the same {obj} but init and destroy (it takes the "
+              f"{obj} as const: it only reads)."]
+        pr = (f"A read-only query, not one of the operations the contract's progress guarantee covers "
+              f"(contract: {rel}); its answer may be stale at once.")
     return " ".join(ts), pr

@@ -10,8 +10,10 @@ usage: api_contracts_test.py SOURCE_DIR
 
 Checks, on the scratch tree: every operation, init and destroy of the new
 header gets both paragraphs, quoting the contract's Progress, Signal-safe
-and Process-shared lines and naming the registry entry; a function whose
-role no rule knows gets none (so the reference test names it); the
+and Process-shared lines and naming the registry entry; a const query
+gets read-only ones; hand-written "Thread safety:" and "Progress:" lines
+become the paragraphs; a function whose role no rule knows gets none (so
+the reference test names it); the
 filter keeps the header's line count; and a contract whose progress
 disagrees with its registry entry is caught. Prints each failure; exits 1
 on any, 0 otherwise. Needs no build (pure Python).
@@ -35,6 +37,11 @@ SYNCQ_API int syncq_queue_demo_destroy(syncq_queue_demo *q);
 SYNCQ_API int syncq_queue_demo_enqueue(syncq_queue_demo *q, void *item); /* OK, FULL, EINVAL */
 SYNCQ_API int syncq_queue_demo_dequeue(syncq_queue_demo *q, void **item); /* OK, EMPTY, EINVAL */
 SYNCQ_API int syncq_queue_demo_frobnicate(syncq_queue_demo *q);
+SYNCQ_API uint64_t syncq_queue_demo_count(const syncq_queue_demo *q); /* items so far */
+/* Forget the counts.
+ * Thread safety: demo hand-written sentence.
+ * Progress: demo hand-written progress. */
+SYNCQ_API int syncq_queue_demo_forget(syncq_queue_demo *q);
 #endif
 """
 
@@ -100,6 +107,12 @@ def main():
             bad.append("syncq_queue_demo_enqueue: its own comment was lost")
         if "@threadsafety" in lines.get("syncq_queue_demo_frobnicate", ""):
             bad.append("syncq_queue_demo_frobnicate: a verb no rule knows got paragraphs")
+        count = lines.get("syncq_queue_demo_count", "")
+        if "@threadsafety" not in count or "read-only query" not in count or "items so far" not in count:
+            bad.append("syncq_queue_demo_count: a const query got no read-only paragraphs")
+        forget = out[out.index("/** Forget the counts."):out.index("syncq_queue_demo_forget")]
+        if "@threadsafety Demo hand-written sentence." not in forget or "@progress Demo hand-written" not in forget:
+            bad.append("syncq_queue_demo_forget: hand-written Thread safety/Progress lines were not turned into paragraphs")
         if contracts.progress_class(contracts.contract_fields(root / "src/queue/demo.c")["Progress"]) != \
                 "SYNCQ_PROGRESS_LOCK_FREE":
             bad.append("the contract's progress class was not read")
