@@ -310,6 +310,9 @@ def paragraphs(func, decl, header_path, header_text, src_root):
                 "quiescent": "while no other call runs on it"}[role]
         ts = [f"Call it on a {obj} {when}: it must not run concurrently with any other call on the same {obj} "
               "(calls on different objects are independent)."]
+        shared = fields.get("Process-shared", "")
+        if role == "init" and shared and not shared.lower().startswith("no"):
+            ts.append(f"A {obj} in shared memory is initialised once, by one process, before any other uses it.")
         pr = (f"Not a concurrent operation: it runs alone on the {obj}, with no other call on it to wait for. "
               f"Memory: {fields.get('Memory', 'see the contract')} The operations' progress: "
               f"{progress_class(fields['Progress']) and fields['Progress'].split(' ')[0].rstrip('.;,')} "
