@@ -186,7 +186,7 @@ def _document_functions(lines, out, copied, above, path):
         own = ""
         t = re.search(r"/\*\*<(.*?)\*/\s*$", out[e])
         if t:
-            own = _paragraphs(t.group(1).strip())
+            own = _paragraphs(t.group(1).strip().replace("\\<", "<"))  # escaped again below
             out[e] = out[e][: t.start()].rstrip()
         if own and k in above and not _PAR_WORD.match(own):
             # the comment right above is this function's: the trailing text
