@@ -133,7 +133,11 @@ typedef struct syncq_pr_dw_atomic {
   _Atomic(uint64_t) hi;
 } syncq_pr_dw_atomic;
 
-/* True when the running CPU has a double-width CAS (x86-64: CPUID CX16). */
+/* True when the running CPU has a double-width CAS (x86-64: CPUID CX16).
+ * Thread safety: any thread, any time, from a signal handler too (the
+ * answer is cached in one atomic word; racing first calls both ask the
+ * CPU).
+ * Progress: wait-free. */
 SYNCQ_API bool syncq_pr_dwcas_available(void);
 
 /* Double-width CAS, seq_cst. Same contract as syncq_pr_cas_u64 on 16 bytes.
