@@ -36,6 +36,8 @@
  *                  (queue/lcrq.h)
  *   "lprq"         LPRQ, Romanov & Koval 2023: LCRQ with single-width CAS rings
  *                  (queue/lprq.h)
+ *   "loo"          LOO, Giersch & Nolte 2022: linked nodes of FAA slots, freed
+ *                  deterministically (queue/loo.h)
  *   "single-lock"  linked queue behind one lock from the registry ("ttas")
  *   "two-lock"     Michael & Scott's two-lock queue               001 Figure 2
  *   "ms"           Michael & Scott non-blocking, counted pointers + free list  001 §4.1
