@@ -88,9 +88,9 @@
  *                double-width one ("Lost item").
  *   N = 1:       under heavy load (load average 15-600) the lab's
  *                dg25-prodcons N = 1 gave SCQ2 0.2-4 Mops/s
- *                where SCQ gave 3-40 in the same runs. Not the data path:
- *                each thread's CPU time per item was 60-400 ns for both
- *                (SCQ's no less). Slow runs are runs where the two threads
+ *                where SCQ gave 3-40 in the same runs. Not the data path
+ *                there: each thread's CPU time per item was 60-800 ns for
+ *                SCQ2 and 80-900 for SCQ, its wall time 1-5 us. Slow runs are runs where the two threads
  *                take turns instead of running side by side: counted
  *                inside SCQ2, every FULL answer of such a run came with
  *                1,010-1,024 items in the queue and every EMPTY with none
