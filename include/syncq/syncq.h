@@ -38,6 +38,7 @@
 #include "syncq/queue/fai_array.h"
 #include "syncq/queue/scq.h"
 #include "syncq/queue/lcrq.h"
+#include "syncq/queue/loo.h"
 #include "syncq/queue/lprq.h"
 #include "syncq/queue/wfqueue.h"
 #include "syncq/queue/scq2.h"

@@ -8,6 +8,7 @@
 #include "syncq/mp.h"
 #include "syncq/queue.h"
 #include "syncq/queue/lcrq.h"
+#include "syncq/queue/loo.h"
 #include "syncq/queue/lprq.h"
 #include "syncq/queue/plj.h"
 #include "syncq/queue/valois.h"
@@ -24,6 +25,7 @@ const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_lprq_algo,
   &syncq_queue_wcq_algo,
   &syncq_queue_wfqueue_algo,
+  &syncq_queue_loo_algo,
   &syncq_queue_scq_remap_algo,
   &syncq_queue_scq2_algo,
   &syncq_queue_single_lock_algo,

@@ -86,10 +86,11 @@
  *                enqueue+dequeue pair (thread CPU time, best of 7 x 2M):
  *                21 ns with the single-width consume, 22.5-23 ns with the
  *                double-width one ("Lost item").
- *   N = 1:       the lab's dg25-prodcons N = 1 gave SCQ2 0.2-4 Mops/s
- *                where SCQ gave 3-40 in the same runs. Not the data path:
- *                each thread's CPU time per item was 60-400 ns for both
- *                (SCQ's no less). Slow runs are runs where the two threads
+ *   N = 1:       under heavy load (load average 15-600) the lab's
+ *                dg25-prodcons N = 1 gave SCQ2 0.2-4 Mops/s
+ *                where SCQ gave 3-40 in the same runs. Not the data path
+ *                there: each thread's CPU time per item was 60-800 ns for
+ *                SCQ2 and 80-900 for SCQ, its wall time 1-5 us. Slow runs are runs where the two threads
  *                take turns instead of running side by side: counted
  *                inside SCQ2, every FULL answer of such a run came with
  *                1,010-1,024 items in the queue and every EMPTY with none
@@ -106,7 +107,14 @@
  *                paused 50 times in each failed poll moved pinned N = 1
  *                from 0.18-0.93 to 0.76-1.95 Mops/s (three runs each):
  *                part of the gap, not all. Not changed: slowing a failed
- *                poll down would tune the queue to the harness.
+ *                poll down would tune the queue to the harness. At a
+ *                lower load (NBLFQ at 200-270 Mops/s) SCQ2 gave 26-45 (one
+ *                launch 3.5) against SCQ's 75-78, and the build before the
+ *                double-width consume gave the same 25-27: a factor of
+ *                about two remains, open. Counted there, over half of the
+ *                consumer's EMPTY answers took a ticket (Head FAA, cell
+ *                CAS, Tail catchup CAS, Threshold FAA: lines the producer
+ *                writes) where most of SCQ's came from Threshold alone.
  *   Stats:       cas_attempts, cas_failures.
  */
 #include "syncq/queue/scq2.h"

@@ -83,7 +83,7 @@ static void *history_thread(void *p) {
         op->thread = c->id;
         if ((r >> 8) % 2 == 0) {
           op->kind = LC_QUEUE_ENQ;
-          op->arg = (uint64_t)(100 + c->id * 10 + k); /* unique in the history */
+          op->arg = (uint64_t)(100 + c->id * 10 + k) << 4; /* unique in the history; low bits clear (loo's marks) */
           op->call = lc_tick(&h->clock);
           op->status = h->ops->enqueue(h->q, (void *)(uintptr_t)op->arg);
           op->done = lc_tick(&h->clock);
@@ -153,7 +153,7 @@ static int run_histories(const char *name, const syncq_queue_ops *ops, bool boun
       lc_op *op = &all[nops++];
       op->thread = MAX_THREADS;
       op->kind = LC_QUEUE_ENQ;
-      op->arg = 10 + i;
+      op->arg = (uint64_t)(10 + i) << 4;
       op->ret = 0;
       op->call = lc_tick(&h->clock);
       op->status = ops->enqueue(h->q, (void *)(uintptr_t)op->arg);

@@ -163,7 +163,7 @@ static _Atomic(uint64_t) hook_calls;
 /* Every 3rd ticket and every 5th double-width CAS give the core away:
  * the other thread runs into the window. */
 static void yield_hook(const char *name) {
-  uint64_t k = atomic_fetch_add_explicit(&hook_calls, 1, memory_order_relaxed); /* a counter only */
+  uint64_t k = atomic_fetch_add(&hook_calls, 1);
   if (strcmp(name, "queue.scq2.ticket") == 0 && k % 3 == 0) sched_yield();
   if (strcmp(name, "pr.dwcas.locked") == 0 && k % 5 == 0) sched_yield();
 }

@@ -22,6 +22,9 @@
  *                    read of the cell (where a dequeuer overtakes it).
  *   "pr.dwcas.locked"  inside a double-width CAS whose comparison held,
  *                    before it writes (see below).
+ *   "queue.loo.enqueue.ticket", "queue.loo.dequeue.ticket"  LOO, between
+ *                    an operation's Tail or Head ticket and its
+ *                    fetch-and-add on the slot.
  *
  * Double-width CAS: in the race library syncq_pr_dwcas (syncq/pr.h) is
  * syncq_race_dwcas below, a lock around a read, a comparison and two

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * loo_race_test.c — LOO's (src/queue/loo.c) abandoned slots and its slot
+ * scan, forced through race points (tests/support/syncq_race.h) instead
+ * of hoped for under load:
+ *   - a dequeuer overtakes a stopped enqueuer: it finds the slot without
+ *     an item and both give the slot up; the dequeue answers EMPTY (the
+ *     enqueue has not taken effect), the enqueue then lands in the next
+ *     slot and comes out;
+ *   - the writer resumes the scan: an enqueuer is stopped before writing
+ *     the last slot of a node; its dequeuer gives the slot up, the node is
+ *     left behind, and the scan started by the first dequeuer past the end
+ *     stops at that slot. The node may not be freed until the stopped
+ *     enqueuer comes back, finds the slot given up and resumes the scan:
+ *     then it is freed (ASan checks nobody touches it after);
+ *   - the reader resumes the scan: a dequeuer is stopped before reading
+ *     the last slot of a node (its item is there); the scan stops at that
+ *     slot and the node stays until the dequeuer takes the item and
+ *     resumes the scan.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, not syncq/wait.h's */
+
+#include "syncq/platform.h"
+#include "syncq/queue/loo.h"
+
+SYNCQ_RACE_HOOK_DEFINE;
+
+#define SLOTS 128 /* LOO's slots per node */
+/* How long the main thread waits for the stopped thread to reach its point
+ * (generous: the machine may be loaded). */
+#define PATIENCE_S 30
+
+static void *item_of(uint64_t v) { return (void *)(uintptr_t)((v + 1) << 2); }
+
+static uint64_t now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec;
+}
+
+static syncq_queue_loo *make(void) {
+  syncq_queue_loo *q = syncq_alloc_aligned(sizeof *q, _Alignof(syncq_queue_loo));
+  assert_non_null(q);
+  assert_int_equal(syncq_queue_loo_init(q, 0), SYNCQ_OK);
+  return q;
+}
+
+/* The stopped thread: it halts at `point` the first time it passes it,
+ * until released. */
+static _Thread_local int is_stopped_thread;
+static const char *stop_point;
+static _Atomic(int) at_point, released;
+
+static void stop_hook(const char *name) {
+  if (!is_stopped_thread || strcmp(name, stop_point) != 0 || atomic_load(&at_point)) return;
+  atomic_store(&at_point, 1);
+  while (!atomic_load(&released)) sched_yield();
+}
+
+typedef struct call {
+  syncq_queue_loo *q;
+  void *item; /* enqueue: the item; dequeue: what came out */
+  int status;
+} call;
+
+static void *stopped_enqueue(void *p) {
+  call *c = p;
+  is_stopped_thread = 1;
+  c->status = syncq_queue_loo_enqueue(c->q, c->item);
+  return NULL;
+}
+
+static void *stopped_dequeue(void *p) {
+  call *c = p;
+  is_stopped_thread = 1;
+  c->status = syncq_queue_loo_dequeue(c->q, &c->item);
+  return NULL;
+}
+
+static void start_stopped(pthread_t *t, void *(*fn)(void *), call *c, const char *point) {
+  stop_point = point;
+  atomic_store(&at_point, 0);
+  atomic_store(&released, 0);
+  syncq_race_hook = stop_hook;
+  assert_int_equal(pthread_create(t, NULL, fn, c), 0);
+  const uint64_t t0 = now_s();
+  while (!atomic_load(&at_point)) {
+    if (now_s() - t0 > PATIENCE_S) fail_msg("the stopped thread never reached %s", point);
+    sched_yield();
+  }
+}
+
+static void release(pthread_t t) {
+  atomic_store(&released, 1);
+  pthread_join(t, NULL);
+  syncq_race_hook = NULL;
+}
+
+static void test_dequeuer_overtakes_enqueuer(void **state) {
+  (void)state;
+  syncq_queue_loo *q = make();
+  call c = {q, item_of(7), -1};
+  pthread_t t;
+  start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.ticket"); /* holds ticket 0 */
+  void *out = NULL;
+  /* our ticket is 0 too: no item yet, the slot is given up */
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY);
+  release(t);
+  assert_int_equal(c.status, SYNCQ_OK);
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+  assert_ptr_equal(out, item_of(7));
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY);
+  assert_int_equal(syncq_queue_loo_destroy(q), SYNCQ_OK);
+  free(q);
+}
+
+static void test_writer_resumes_scan(void **state) {
+  (void)state;
+  syncq_queue_loo *q = make();
+  void *out = NULL;
+  for (uint64_t i = 0; i < SLOTS - 1; i++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(i)), SYNCQ_OK);
+  call c = {q, item_of(1000), -1};
+  pthread_t t;
+  start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.ticket"); /* holds the last slot */
+  for (uint64_t i = 0; i < SLOTS - 1; i++) {
+    assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(i));
+  }
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY); /* gives the last slot up */
+  assert_int_equal(syncq_queue_loo_enqueue(q, item_of(2000)), SYNCQ_OK); /* appends a node */
+  assert_int_equal(syncq_queue_loo_nodes_linked(q), 1);
+  /* leaves the first node; its scan stops at the given-up slot */
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+  assert_ptr_equal(out, item_of(2000));
+  assert_int_equal(syncq_queue_loo_nodes_freed(q), 0); /* the stopped enqueuer still uses it */
+  release(t); /* it finds its slot given up, resumes the scan, frees the node, enqueues anew */
+  assert_int_equal(c.status, SYNCQ_OK);
+  assert_int_equal(syncq_queue_loo_nodes_freed(q), 1);
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+  assert_ptr_equal(out, item_of(1000));
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY);
+  assert_int_equal(syncq_queue_loo_destroy(q), SYNCQ_OK);
+  free(q);
+}
+
+static void test_reader_resumes_scan(void **state) {
+  (void)state;
+  syncq_queue_loo *q = make();
+  void *out = NULL;
+  for (uint64_t i = 0; i < SLOTS + 1; i++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(i)), SYNCQ_OK);
+  assert_int_equal(syncq_queue_loo_nodes_linked(q), 1);
+  for (uint64_t i = 0; i < SLOTS - 1; i++) {
+    assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(i));
+  }
+  call c = {q, NULL, -1};
+  pthread_t t;
+  start_stopped(&t, stopped_dequeue, &c, "queue.loo.dequeue.ticket"); /* holds the last slot of node 1 */
+  /* past the end: the scan stops at the unread last slot; Head moves on */
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+  assert_ptr_equal(out, item_of(SLOTS));
+  assert_int_equal(syncq_queue_loo_nodes_freed(q), 0); /* the stopped dequeuer still uses it */
+  release(t); /* it takes its item, resumes the scan, frees the node */
+  assert_int_equal(c.status, SYNCQ_OK);
+  assert_ptr_equal(c.item, item_of(SLOTS - 1));
+  assert_int_equal(syncq_queue_loo_nodes_freed(q), 1);
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY);
+  assert_int_equal(syncq_queue_loo_destroy(q), SYNCQ_OK);
+  free(q);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_dequeuer_overtakes_enqueuer),
+    cmocka_unit_test(test_writer_resumes_scan),
+    cmocka_unit_test(test_reader_resumes_scan),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
