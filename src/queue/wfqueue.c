@@ -108,8 +108,8 @@
  *                slow path (the enqueue's index from its one FAA left to
  *                the dequeuers; the dequeue's index settled, then handed
  *                to its own request as an announced candidate: see
- *                deq_forced), and a function called right after a
- *                request is published. (6) A dequeue first tests H >= T
+ *                deq_forced), a function called right after a request is
+ *                published, and a count of segment allocations to fail. (6) A dequeue first tests H >= T
  *                and answers EMPTY without its fetch-and-add (see
  *                seems_empty; LCRQ's lr_ring_seems_empty makes the same
  *                test): otherwise each dequeue polling an empty queue
@@ -141,6 +141,8 @@ extern _Atomic(int) syncq_queue_wfqueue_test_patience__;
 _Atomic(int) syncq_queue_wfqueue_test_patience__ = -1; /* >= 0: PATIENCE of queues initialised from now on */
 extern _Atomic(syncq_wfq_test_hook_fn) syncq_queue_wfqueue_test_hook__;
 _Atomic(syncq_wfq_test_hook_fn) syncq_queue_wfqueue_test_hook__;
+extern _Atomic(int) syncq_queue_wfqueue_test_fail_segments__;
+_Atomic(int) syncq_queue_wfqueue_test_fail_segments__; /* > 0: that many segment allocations fail */
 
 typedef struct wfq_enq_req {
   _Atomic(int64_t) id; /* > 0: pending, the first cell it may take; -i: committed to cell i; 0: none */
@@ -209,6 +211,10 @@ static inline void call_hook(int point) {
 static inline wfq_cell *cells_of(wfq_segment *s) { return (wfq_cell *)(void *)(s + 1); }
 
 static wfq_segment *seg_new(const syncq_queue_wfqueue *q) {
+  /* relaxed: a test sets the hook while no other thread allocates */
+  if (atomic_load_explicit(&syncq_queue_wfqueue_test_fail_segments__, memory_order_relaxed) > 0 &&
+      atomic_fetch_sub(&syncq_queue_wfqueue_test_fail_segments__, 1) > 0)
+    return NULL; /* test hook: memory is short */
   size_t n = (size_t)1 << q->seg_order;
   wfq_segment *s = syncq_alloc_aligned(sizeof *s + n * sizeof(wfq_cell), SYNCQ_CACHELINE);
   if (s == NULL) return NULL;

@@ -8,6 +8,10 @@
  *   - segment turnover with 2-cell segments: FIFO across hundreds of
  *     segments, segments freed while the queue runs; a queue destroyed
  *     while it holds items leaks nothing (LeakSanitizer, ASan build);
+ *   - memory short (the library's hook fails segment allocations): an
+ *     enqueue answers SYNCQ_ENOMEM and its item never comes out, on the
+ *     fast path and with its request published (withdrawn); a dequeue
+ *     that holds an index retries the allocation and completes;
  *   - the slow path forced (the library's PATIENCE test hook set to 0):
  *     every operation publishes a request, counted exactly; then helping
  *     made deterministic with the library's publication hook, which stops
@@ -54,6 +58,7 @@
 typedef void (*syncq_wfq_test_hook_fn)(int point);
 extern _Atomic(int) syncq_queue_wfqueue_test_patience__;
 extern _Atomic(syncq_wfq_test_hook_fn) syncq_queue_wfqueue_test_hook__;
+extern _Atomic(int) syncq_queue_wfqueue_test_fail_segments__;
 enum { HOOK_ENQ_PUBLISHED = 1, HOOK_DEQ_PUBLISHED = 2 };
 
 static void *w_item(uintptr_t v) { return (void *)(v << 4); }
@@ -63,6 +68,7 @@ static void *w_item(uintptr_t v) { return (void *)(v << 4); }
 static syncq_queue_wfqueue *w_new(size_t seg, size_t threads, int patience) {
   syncq_queue_wfqueue *q = syncq_alloc_aligned(sizeof *q, _Alignof(syncq_queue_wfqueue));
   assert_non_null(q);
+  atomic_store(&syncq_queue_wfqueue_test_fail_segments__, 0); /* a failed test may have left it set */
   atomic_store(&syncq_queue_wfqueue_test_patience__, patience);
   int r = syncq_queue_wfqueue_init_ex(q, seg, threads);
   atomic_store(&syncq_queue_wfqueue_test_patience__, -1);
@@ -184,6 +190,40 @@ static void test_destroy_non_empty(void **state) {
   }
   assert_true(syncq_queue_wfqueue_segments_linked(q) >= 1000 / 4 - 1);
   w_free(q);
+}
+
+/* Segment allocations fail: enqueue answers SYNCQ_ENOMEM without queuing
+ * the item (fast path: its index is left to the dequeuers; PATIENCE 0:
+ * its published request is withdrawn). A dequeue that must cross the
+ * refused indices into segments nobody could allocate retries until the
+ * allocation succeeds (3 failures here), and answers EMPTY: the refused
+ * items never come out; the queue goes on in order. */
+static void test_enomem(void **state) {
+  (void)state;
+  for (int patience = -1; patience <= 0; patience++) {
+    syncq_queue_wfqueue *q = w_new(2, 4, patience);
+    void *out;
+    uintptr_t in = 1, expect = 1;
+    for (int round = 0; round < 10; round++) {
+      assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(in++)), SYNCQ_OK);
+      atomic_store(&syncq_queue_wfqueue_test_fail_segments__, 1000000);
+      for (int k = 0; k < 4; k++) /* 2-cell segments: the refused indices reach new segments */
+        assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(1000 + (uintptr_t)k)), SYNCQ_ENOMEM);
+      atomic_store(&syncq_queue_wfqueue_test_fail_segments__, 3);
+      assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_OK);
+      assert_ptr_equal(out, w_item(expect++));
+      assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_EMPTY); /* none of the refused items */
+      assert_int_equal(atomic_load(&syncq_queue_wfqueue_test_fail_segments__), 0); /* it met the 3 failures */
+      for (int k = 0; k < 3; k++) assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(in++)), SYNCQ_OK);
+      for (int k = 0; k < 3; k++) {
+        assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_OK);
+        assert_ptr_equal(out, w_item(expect++));
+      }
+      assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_EMPTY);
+    }
+    if (patience == 0) assert_true(w_counts(q).slow_enqueues >= 40); /* the refused ones published requests */
+    w_free(q);
+  }
 }
 
 /* PATIENCE 0: every operation publishes a request, and the counts say so
@@ -770,6 +810,7 @@ int main(void) {
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_segment_turnover),
     cmocka_unit_test(test_destroy_non_empty),
+    cmocka_unit_test(test_enomem),
     cmocka_unit_test(test_slow_path_forced),
     cmocka_unit_test(test_enqueue_helped),
     cmocka_unit_test(test_dequeue_helped),
