@@ -269,8 +269,7 @@ static int server_run(lab_ctx *ctx) {
 
 /* request(fiber:<mb>) / request(go) below 1 */
 #define REQUEST_BELOW_GO(num)                                                                                      \
-  "{\"op\":\"ratio_below\",\"metric\":\"request\",\"num\":\"" num "\",\"den\":\"go\",\"at\":{\"requests\":\"max\"}," \
-  "\"bound\":1.0}"
+  "{\"op\":\"ratio_below\",\"metric\":\"request\",\"num\":\"" num "\",\"den\":\"go\",\"bound\":1.0}"
 
 static const lab_claim server_claims[] = {
   {"syncq target: a request served by a process spawned for it costs a fiber client no more than Go's "
