@@ -29,7 +29,7 @@ int po_peer_run(const char *peer, const char *erl_script, const char *go_bin, co
   bool erlang = strcmp(peer, "erlang") == 0;
   argv[n++] = erlang ? "escript" : go_bin;
   if (erlang) argv[n++] = erl_script;
-  for (int i = 0; args[i] != NULL && i < PEER_MAX_ARGS; i++) argv[n++] = args[i];
+  for (int i = 0; i < PEER_MAX_ARGS && args[i] != NULL; i++) argv[n++] = args[i];
   argv[n] = NULL;
   int fds[2];
   if (pipe(fds) != 0) {

@@ -106,6 +106,12 @@ static int collect(syncq_po_proc *self, int64_t *sum) {
   return syncq_po_join(skynet_sys, child);
 }
 
+/* The last refused spawn found every slot live (not a system limit). */
+static bool table_full(void) {
+  const char *why = syncq_po_limit_reason(skynet_sys);
+  return why != NULL && strcmp(why, "max_procs") == 0;
+}
+
 static void skynet_proc(syncq_po_proc *self, void *arg) {
   uintptr_t a = (uintptr_t)arg;
   int64_t num = (int64_t)(a & 0xFFFFFFu);
@@ -121,7 +127,7 @@ static void skynet_proc(syncq_po_proc *self, void *arg) {
       int r;
       while ((r = syncq_po_spawn(skynet_sys, skynet_proc, pack(num + i * sub, level - 1, me), NULL)) ==
                  SYNCQ_ELIMIT &&
-             strcmp(syncq_po_limit_reason(skynet_sys), "max_procs") == 0) {
+             table_full()) {
         atomic_fetch_add_explicit(&skynet_waits, 1, memory_order_relaxed); /* a tally, read after the run */
         if (collected < spawned) {
           if (collect(self, &sum) != SYNCQ_OK) atomic_fetch_add(&skynet_errors, 1);
