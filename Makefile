@@ -8,6 +8,8 @@
 #   make bench    the same at the default sizes (longer)
 #   make test-tsan / test-asan   the tests under ThreadSanitizer /
 #                 AddressSanitizer + UndefinedBehaviorSanitizer
+#   make build-clang   everything built by clang with warnings as errors
+#   make format / format-check   the sources in .clang-format's style
 #   make docs     the API reference: build/docs/api/html/index.html, man pages
 #   make clean
 #   make test-arm64   cross-build for AArch64, run the tests under qemu-user
@@ -30,7 +32,7 @@ CMAKE_ARGS ?=
 # A test that runs longer than this has hung: fail it rather than stall CI.
 TEST_TIMEOUT ?= 900
 
-.PHONY: all deps build test report bench test-tsan test-asan clean docs
+.PHONY: all deps build test report bench test-tsan test-asan build-clang format format-check clean docs
 
 all: build
 
@@ -51,11 +53,16 @@ test: build
 
 # The previous run's results are kept as previous.jsonl: the report shows
 # which verdicts changed since (the lab's stability), when there was one.
+# A point that fails does not stop the run (syncq-lab keeps the failure in
+# a note and goes on): the report is written either way, and make fails
+# when the run did.
 define run_and_report
 	@mkdir -p $(RESULTS)
 	@if [ -f $(RESULTS)/results.jsonl ]; then mv $(RESULTS)/results.jsonl $(RESULTS)/previous.jsonl; fi
-	$(LAB) run all $(1) --out $(RESULTS)
-	$(LAB) report $(RESULTS) $$(if [ -f $(RESULTS)/previous.jsonl ]; then echo --compare $(RESULTS)/previous.jsonl; fi)
+	@rc=0; $(LAB) run all $(1) --out $(RESULTS) || rc=$$?; \
+	  $(LAB) report $(RESULTS) $$(if [ -f $(RESULTS)/previous.jsonl ]; then echo --compare $(RESULTS)/previous.jsonl; fi) || exit $$?; \
+	  if [ $$rc -ne 0 ]; then echo "make: the lab run failed (status $$rc; its FAILED lines above, and in the report's notes); the report shows what was measured"; fi; \
+	  exit $$rc
 endef
 
 report: build
@@ -72,11 +79,22 @@ test-asan: deps
 	$(call configure_and_build,$(BUILD)-asan,-DSYNCQ_SANITIZE=address -DSYNCQ_BUILD_DOCS=OFF)
 	cd $(BUILD)-asan && ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS) -LE no-sanitizer
 
+# The second compiler: clang builds the library, tests, lab and examples
+# with -Werror (SYNCQ_WERROR), so code that only gcc accepts quietly fails CI.
+build-clang: deps
+	$(call configure_and_build,$(BUILD)-clang,-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSYNCQ_WERROR=ON -DSYNCQ_BUILD_DOCS=OFF)
+
+format: deps
+	scripts/format
+
+format-check: deps
+	scripts/format --check
+
 docs: build
 	@echo "API reference: $(BUILD)/docs/api/html/index.html; man pages: $(BUILD)/docs/api/man (man -M $(BUILD)/docs/api/man syncq_queue_create)"
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-tsan $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-tsan $(BUILD)-asan $(BUILD)-clang
 	rm -rf $(BUILD)-arm64 $(BUILD)-fuzz
 
 # ---- reliability (docs/reliability.md) ----

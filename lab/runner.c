@@ -44,6 +44,8 @@ struct lab_ctx {
   lab_results results;
   bool planning;
   bool failed;
+  long failed_points; /* variant-points whose sample failed: recorded, the run went on */
+  int failed_experiments; /* experiments that stopped early */
   bool pin_refused; /* the probe could not pin: run unpinned */
   lab_claimed **claimed; /* per experiment of the run: the points its claims read */
   lab_claimed *cur_claimed; /* the running experiment's */
@@ -336,11 +338,13 @@ static int write_ratios(lab_ctx *ctx, const lab_group *g, const int *idx, int nv
   for (int k = 0; k < nv; k++)
     if (strcmp(g->variants[idx[k]].algorithm, g->normalize_to) == 0) ref = k;
   if (ref < 0) return 0; /* the reference was filtered out by --algos */
+  if (count[ref] == 0) return 0; /* the reference failed: no ratios */
   char metric[128];
   snprintf(metric, sizeof metric, "%s_ratio", of_metric);
   for (int k = 0; k < nv; k++) {
     double ratio[LAB_MAX_REPS];
     int reps = count[k] < count[ref] ? count[k] : count[ref]; /* the repetitions made side by side */
+    if (reps == 0) continue; /* a variant that failed */
     for (int r = 0; r < reps; r++) ratio[r] = values[ref][r] > 0 ? values[k][r] / values[ref][r] : 0.0;
     if (write_point(ctx, g, g->variants[idx[k]].algorithm, metric, "x", higher_is_better, ratio, reps,
                     NULL, NULL) != 0) {
@@ -410,6 +414,33 @@ static void count_group(lab_ctx *ctx, const lab_group *g, const int *idx, int nv
   }
 }
 
+/* SYNCQ_LAB_FAIL=<experiment>:<algorithm>: that variant's samples fail, as
+ * a failed check would, so the lab's tests can see a run go on past a
+ * failed point (tests/lab/test_lab_cli.py). Not for measuring. */
+static bool injected_failure(lab_ctx *ctx, const char *algorithm) {
+  const char *spec = getenv("SYNCQ_LAB_FAIL");
+  if (spec == NULL) return false;
+  size_t n = strlen(ctx->exp->name);
+  if (strncmp(spec, ctx->exp->name, n) != 0 || spec[n] != ':' || strcmp(spec + n + 1, algorithm) != 0) return false;
+  lab_fail(ctx, "injected failure (SYNCQ_LAB_FAIL=%s)", spec);
+  return true;
+}
+
+/* A variant's sample failed (the experiment's sample returned an error or
+ * called lab_fail: a failed check, a status the structure returned, a
+ * non-finite value): say so on stderr and in a note of the results, and go
+ * on with the others; the run's exit status says it (lab_run). Every
+ * failure is kept, so a lost item or a broken mutual exclusion cannot
+ * hide in a run that went on. */
+static void point_failed(lab_ctx *ctx, const char *algorithm, const char *pbuf, int rep) {
+  fprintf(stderr, "syncq-lab: %s: %s %s: FAILED: %s\n", ctx->exp->name, algorithm, pbuf, ctx->failure);
+  lab_note(ctx, "FAILED: %s%s%s (%s %d): %s; not measured further in this run", algorithm, pbuf[0] ? " " : "",
+           pbuf, rep < 0 ? "warm-up sample" : "repetition", rep < 0 ? -rep : rep + 1, ctx->failure);
+  ctx->failed_points++;
+  ctx->failed = false;
+  ctx->failure[0] = '\0';
+}
+
 int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   if (ctx->failed) return -1;
   if (!where_selected(ctx, g)) return 0;
@@ -445,6 +476,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
 
   int rc = 0;
   int count[LAB_MAX_VARIANTS] = {0}; /* repetitions each variant completed */
+  bool dead[LAB_MAX_VARIANTS] = {false}; /* its sample failed: not measured further, no point written */
   int max_reps = ctx->opt->max_reps > reps ? ctx->opt->max_reps : reps;
   /* The variants a claim reads (claimed.h) go on past the group's budget;
    * the reference of the group's ratios with them. */
@@ -480,26 +512,23 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       if (r >= claim_max_reps || ceiling || (over && r >= claim_min_reps)) break;
     }
     for (int k = 0; k < nv && rc == 0; k++) {
-      if (extra && !claimed[k]) continue;
+      if (dead[k] || (extra && !claimed[k])) continue;
       if (r < 0 && k > 0 && last_warmup >= LAB_WARMUP_LONG_NS) break; /* long samples: one warm-up is enough */
       const lab_variant *v = &g->variants[idx[k]];
       lab_sample s;
       memset(&s, 0, sizeof s);
       uint64_t csw0 = process_ctx_switches();
       uint64_t t_sample = syncq_now_ns();
-      int sampled = g->sample(ctx, v->arg, &s);
+      int sampled = injected_failure(ctx, v->algorithm) ? -1 : g->sample(ctx, v->arg, &s);
       if (r < 0 && k == 0) last_warmup = (int64_t)(syncq_now_ns() - t_sample);
       uint64_t csw = process_ctx_switches() - csw0;
-      if (sampled != 0 || ctx->failed) {
+      if (sampled != 0 || ctx->failed || !isfinite(s.value)) {
+        if (sampled == 0 && !ctx->failed) lab_fail(ctx, "measured a non-finite value");
         if (!ctx->failed) lab_fail(ctx, "sample failed");
-        fprintf(stderr, "syncq-lab: %s: %s %s: %s\n", ctx->exp->name, v->algorithm, pbuf, ctx->failure);
-        rc = -1;
-        break;
-      }
-      if (!isfinite(s.value)) {
-        lab_fail(ctx, "%s %s: measured a non-finite value", v->algorithm, pbuf);
-        rc = -1;
-        break;
+        point_failed(ctx, v->algorithm, pbuf, r);
+        dead[k] = true;
+        count[k] = 0;
+        continue;
       }
       if (r < 0) continue; /* warm-up */
       count[k] = r + 1;
@@ -514,6 +543,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   }
   for (int k = 0; k < nv && rc == 0; k++) {
     const lab_variant *v = &g->variants[idx[k]];
+    if (dead[k]) continue;
     if (write_point(ctx, g, v->algorithm, g->metric, g->unit, g->higher_is_better, values[k], count[k],
                     counters[k], has[k]) != 0) {
       lab_fail(ctx, "writing results: %s", strerror(errno));
@@ -740,6 +770,7 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   ctx.t_start = syncq_now_ns();
   int rc = 0;
   for (size_t i = 0; exps[i] && rc == 0; i++) {
+    ctx.failed = false;
     ctx.exp = exps[i];
     ctx.cur_claimed = ctx.claimed[i];
     if (!opt->quiet) {
@@ -751,8 +782,17 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
     }
     uint64_t t_exp = syncq_now_ns();
     if (exps[i]->run(&ctx) != 0 || ctx.failed) {
-      fprintf(stderr, "syncq-lab: %s failed: %s\n", exps[i]->name, ctx.failure[0] ? ctx.failure : "(no reason given)");
-      rc = 1;
+      /* the experiment stopped early (a failed setup, a write error): the
+       * others still run; the exit status says it */
+      const char *reason = ctx.failure[0] ? ctx.failure : "(no reason given)";
+      fprintf(stderr, "syncq-lab: %s failed: %s\n", exps[i]->name, reason);
+      if (strncmp(reason, "writing results", 15) == 0) {
+        rc = 1; /* the results file itself: nothing more can be kept */
+      } else {
+        lab_note(&ctx, "FAILED: the experiment stopped early: %s", reason);
+        ctx.failed_experiments++;
+        ctx.failure[0] = '\0';
+      }
     } else if (!opt->quiet) {
       fprintf(stderr, "syncq-lab: %s done in %.1f s\n", exps[i]->name,
               (double)(syncq_now_ns() - t_exp) / NS_PER_S);
@@ -763,5 +803,12 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   lab_topo_free(ctx.topo);
   if (rc == 0 && !opt->quiet)
     fprintf(stderr, "syncq-lab: results in %s/%s\n", opt->out_dir, LAB_RESULTS_FILE);
+  if (rc == 0 && (ctx.failed_points > 0 || ctx.failed_experiments > 0)) {
+    fprintf(stderr,
+            "syncq-lab: %ld point(s) failed and %d experiment(s) stopped early (FAILED above, and in "
+            "the results' notes); the rest was measured\n",
+            ctx.failed_points, ctx.failed_experiments);
+    rc = 1;
+  }
   return rc;
 }

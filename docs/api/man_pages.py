@@ -7,7 +7,9 @@ usage: man_pages.py XML_DIR OUT_DIR VERSION
 
 Each page: NAME (the function and its first sentence), SYNOPSIS (the header
 to include and the declaration), DESCRIPTION (the header comment that
-documents it), and SEE ALSO (the other public names of the same header).
+documents it), THREAD SAFETY and PROGRESS (its "Thread safety" and
+"Progress" paragraphs: docs/api/doxygen_filter.py), EXAMPLE where it has
+one, and SEE ALSO (the other public names of the same header).
 Only syncq_* names get a page: a struct field or a generic word never
 lands in the system's man3. Doxygen's own man output names pages by file
 ("lock.h.3" for three headers of that name) and by every member, so the
@@ -29,9 +31,32 @@ def roff(s):
     return "\\&" + s if s[:1] in (".", "'") else s
 
 
+# The titled paragraphs of an entry and the man page section of each.
+SECTIONS = (("Thread safety", "THREAD SAFETY"), ("Progress", "PROGRESS"), ("Example", "EXAMPLE"))
+
+
+def split_sections(detail_node):
+    """(description, {title: text}): an entry's detailed description without
+    its titled paragraphs (Doxygen's simplesect kind="par"), and those."""
+    if detail_node is None:
+        return "", {}
+    found = {}
+    for parent in list(detail_node.iter()):
+        for child in list(parent):
+            if child.tag == "simplesect" and child.get("kind") == "par":
+                title = text(child.find("title"))
+                body = " ".join(text(p) for p in child.findall("para"))
+                found[title] = (found[title] + " " + body).strip() if title in found else body
+                tail = child.tail
+                parent.remove(child)
+                if tail and tail.strip():
+                    parent.text = (parent.text or "") + tail
+    return text(detail_node), found
+
+
 def members(xml_dir):
-    """(name, header, declaration, description) of every syncq_* function and
-    variable Doxygen found in a header."""
+    """(name, header, declaration, brief, description, {section: text}) of
+    every syncq_* function and variable Doxygen found in a header."""
     seen = {}
     for f in sorted(xml_dir.glob("*_8h.xml")):
         root = ET.parse(f).getroot()
@@ -45,12 +70,13 @@ def members(xml_dir):
             decl = text(m.find("definition")) + text(m.find("argsstring"))
             if m.get("kind") == "variable" and not decl.startswith("extern"):
                 decl = "extern " + decl
-            brief, detail = text(m.find("briefdescription")), text(m.find("detaileddescription"))
-            seen[name] = (header, decl + ";", brief, detail)
+            brief = text(m.find("briefdescription"))
+            detail, sections = split_sections(m.find("detaileddescription"))
+            seen[name] = (header, decl + ";", brief, detail, sections)
     return seen
 
 
-def page(name, header, decl, brief, detail, siblings, version):
+def page(name, header, decl, brief, detail, sections, siblings, version):
     first = brief or detail
     first = first.split(". ")[0].rstrip(".") if first else ""
     lines = [
@@ -72,6 +98,9 @@ def page(name, header, decl, brief, detail, siblings, version):
             else "-lsyncq (pkg-config syncq)")
     lines += [".PP", roff(f"Link with {link}. Declared in {header}; the API reference's page of {header} "
                           "has the whole header.")]
+    for title, heading in SECTIONS:
+        if sections.get(title):
+            lines += [f'.SH "{heading}"', roff(sections[title])]
     if siblings:
         lines += [".SH SEE ALSO", roff(", ".join(f"{s}(3)" for s in siblings))]
     return "\n".join(lines) + "\n"
@@ -86,9 +115,10 @@ def main():
     by_header = {}
     for name, (header, *_rest) in found.items():
         by_header.setdefault(header, []).append(name)
-    for name, (header, decl, brief, detail) in found.items():
+    for name, (header, decl, brief, detail, sections) in found.items():
         siblings = sorted(n for n in by_header[header] if n != name)[:24]
-        (out / f"{name}.3").write_text(page(name, header, decl, brief, detail, siblings, version), encoding="utf-8")
+        (out / f"{name}.3").write_text(page(name, header, decl, brief, detail, sections, siblings, version),
+                                       encoding="utf-8")
     print(f"man pages: {len(found)} in {out}")
     return 0
 

@@ -96,9 +96,15 @@ typedef enum syncq_am_claim {
 } syncq_am_claim;
 
 /* The registry name of a claim ("tas", ..., "lock-free"); NULL if out of
- * range. */
+ * range.
+ * Thread safety: any thread, any time, from a signal handler too (a
+ * constant table).
+ * Progress: wait-free. */
 SYNCQ_API const char *syncq_am_claim_name(int claim);
-/* The claim of a name. SYNCQ_EINVAL for NULL, SYNCQ_ENOENT if unknown. */
+/* The claim of a name. SYNCQ_EINVAL for NULL, SYNCQ_ENOENT if unknown.
+ * Thread safety: any thread, any time, from a signal handler too (string
+ * compares; it writes only *out).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_am_claim_find(const char *name, syncq_am_claim *out);
 
 /* Options of an endpoint at creation; NULL means all defaults, and a zero
@@ -144,24 +150,61 @@ typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, un
 /* Create the endpoint `name` (1..SYNCQ_AM_NAME_MAX of [A-Za-z0-9._-]).
  * SYNCQ_EINVAL: NULL out or name, malformed name, bad config;
  * SYNCQ_EEXIST: a segment of that name exists (see syncq_am_unlink);
- * SYNCQ_ESYS: shm_open/ftruncate/mmap failed (errno); SYNCQ_ENOMEM. */
+ * SYNCQ_ESYS: shm_open/ftruncate/mmap failed (errno); SYNCQ_ENOMEM.
+ * Thread safety: any thread of any process (each endpoint name can be
+ * created once: SYNCQ_EEXIST otherwise). Not from a signal handler
+ * (syncq/am.h is not async-signal-safe).
+ * Progress: not a concurrent operation on the new endpoint: it makes system
+ * calls (shm_open, ftruncate, mmap) and allocates.
+ * Example: `syncq_am_endpoint *ep; int r = syncq_am_create("server", NULL, &ep);` */
 SYNCQ_API int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out);
 /* Orderly shutdown: mark the endpoint closed (senders get SYNCQ_EDEAD),
  * unmap and remove the segment, free the handle. Only in the creating
- * process (SYNCQ_EINVAL elsewhere, e.g. in a forked child). */
+ * process (SYNCQ_EINVAL elsewhere, e.g. in a forked child).
+ * Thread safety: in the creating process, by one thread, once no thread of
+ * it polls the endpoint, runs one of its handlers or sends through a peer
+ * connected with it as self (disconnect those first); other processes'
+ * senders may still be sending: they get SYNCQ_EDEAD. Not from a signal
+ * handler (syncq/am.h is not async-signal-safe).
+ * Progress: not a concurrent operation on the handle: system calls (munmap,
+ * shm_unlink); it never waits for another process. */
 SYNCQ_API int syncq_am_destroy(syncq_am_endpoint *ep);
 /* Remove the stale segment `name` left by a crashed run. SYNCQ_ENOENT if
  * there is none; SYNCQ_EBUSY if it is an endpoint whose creator is alive;
  * SYNCQ_EINVAL for a malformed name. Any other segment of that name (not
- * an endpoint, or half-made) is removed. */
+ * an endpoint, or half-made) is removed.
+ * Thread safety: any thread of any process; meant for a name whose creator
+ * has died (SYNCQ_EBUSY while it lives). Not from a signal handler
+ * (syncq/am.h is not async-signal-safe).
+ * Progress: system calls only; it never waits for another process. */
 SYNCQ_API int syncq_am_unlink(const char *name);
 
 /* Register handler `index` (< SYNCQ_AM_MAX_HANDLERS) under `name` (may be
- * NULL); fn NULL unregisters. Handlers are per process. SYNCQ_EINVAL. */
+ * NULL); fn NULL unregisters. Handlers are per process. SYNCQ_EINVAL.
+ * Thread safety: in the creating process, from the thread that polls the
+ * endpoint (a handler may call it) or before any thread polls it: the
+ * handler table is plain memory that a poll reads without synchronisation.
+ * Handlers are per process. Not from a signal handler (syncq/am.h is not
+ * async-signal-safe).
+ * Progress: wait-free (a few stores).
+ * Example: `syncq_am_register(ep, 1, "ping", on_ping, NULL);` */
 SYNCQ_API int syncq_am_register(syncq_am_endpoint *ep, unsigned index, const char *name, syncq_am_handler fn, void *ctx);
-/* The name a handler was registered with (NULL if none or bad input). */
+/* The name a handler was registered with (NULL if none or bad input).
+ * Thread safety: in the creating process, from the thread that polls the
+ * endpoint (a handler may call it) or before any thread polls it: the
+ * handler table is plain memory that a poll reads without synchronisation.
+ * Handlers are per process. Not from a signal handler (syncq/am.h is not
+ * async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API const char *syncq_am_handler_name(const syncq_am_endpoint *ep, unsigned index);
-/* Called (after counting) for messages to unregistered indexes; NULL: count only. */
+/* Called (after counting) for messages to unregistered indexes; NULL: count
+ * only.
+ * Thread safety: in the creating process, from the thread that polls the
+ * endpoint (a handler may call it) or before any thread polls it: the
+ * handler table is plain memory that a poll reads without synchronisation.
+ * Handlers are per process. Not from a signal handler (syncq/am.h is not
+ * async-signal-safe).
+ * Progress: wait-free (two stores). */
 SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handler fn, void *ctx);
 
 /* Run handlers for at most `budget` ready messages (replies first, then
@@ -171,14 +214,40 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * create ep; or the segment's fixed fields, header and queue offsets,
  * were overwritten since creation: nothing is followed then). Polling a
  * queue already being polled further up this process's stack (a handler
- * that polls) skips that queue. */
+ * that polls) skips that queue.
+ * Thread safety: only in the creating process (SYNCQ_EINVAL elsewhere) and
+ * by one thread at a time per endpoint: two threads polling one endpoint
+ * would deliver one message twice. That thread is also the one that may
+ * send through peers connected with this endpoint as self, since a stalled
+ * send polls it; a handler may poll again (the queue being polled further
+ * up is skipped). Senders of any process and thread run concurrently with
+ * it. Not from a signal handler (syncq/am.h is not async-signal-safe). From
+ * a postoffice fiber: yes (it never waits for a sender), if that fiber is
+ * the endpoint's only poller.
+ * Progress: it never waits for a sender: a head packet that is not ready
+ * ends the poll; it runs at most budget handlers, whose own time it adds;
+ * taking back a dead sender's claim is bounded by the queue's length.
+ * Example: `unsigned n; while (running) syncq_am_poll(ep, 64, &n);` */
 SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled);
 
 /* The endpoint's limits (sizes it was created with) and its counters (messages, claims, retries) into
- * *out. SYNCQ_EINVAL for NULL. Any thread; the counters are read without stopping the endpoint. */
+ * *out. SYNCQ_EINVAL for NULL. Any thread; the counters are read without stopping the endpoint.
+ * Thread safety: any thread of the creating process, concurrently with
+ * polls and with every process's sends (the counters are atomic loads, not
+ * one snapshot). Not from a signal handler (syncq/am.h is not
+ * async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_am_limits_of(const syncq_am_endpoint *ep, syncq_am_limits *out);
+/* Thread safety: any thread of the creating process, concurrently with
+ * polls and with every process's sends (each counter is one atomic load:
+ * the copy is not one snapshot). Not from a signal handler (syncq/am.h is
+ * not async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_am_counters_of(const syncq_am_endpoint *ep, syncq_am_counters *out);
-/* The endpoint's name (NULL for NULL). */
+/* The endpoint's name (NULL for NULL).
+ * Thread safety: any thread, any time the handle exists. Not from a signal
+ * handler (syncq/am.h is not async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API const char *syncq_am_name(const syncq_am_endpoint *ep);
 
 /* Connect to the endpoint `name` for sending. `self` (may be NULL) is the
@@ -187,10 +256,24 @@ SYNCQ_API const char *syncq_am_name(const syncq_am_endpoint *ep);
  * (disconnect first, then destroy self). SYNCQ_EINVAL (NULL/malformed name
  * or out), SYNCQ_ENOENT (no such segment), SYNCQ_EINVAL also for a segment
  * that is not an endpoint, SYNCQ_EDEAD (the endpoint was shut down),
- * SYNCQ_ELIMIT (its table of repliable peers is full), SYNCQ_ESYS. */
+ * SYNCQ_ELIMIT (its table of repliable peers is full), SYNCQ_ESYS.
+ * Thread safety: any thread of any process, concurrently with the
+ * endpoint's polls and other processes' connects and sends (the
+ * repliable-peer table is claimed by CAS). Not from a signal handler
+ * (syncq/am.h is not async-signal-safe).
+ * Progress: system calls (shm_open, mmap) and an allocation; the peer-table
+ * claim is lock-free; it never waits for the endpoint's process.
+ * Example: `syncq_am_peer *p; int r = syncq_am_connect(my_ep, "server", &p);` */
 SYNCQ_API int syncq_am_connect(syncq_am_endpoint *self, const char *name, syncq_am_peer **out);
-/* Unmap and free a connection. SYNCQ_EINVAL for NULL. */
+/* Unmap and free a connection. SYNCQ_EINVAL for NULL.
+ * Thread safety: once no thread sends through the peer, by one thread. Not
+ * from a signal handler (syncq/am.h is not async-signal-safe).
+ * Progress: not a concurrent operation on the handle: munmap and free. */
 SYNCQ_API int syncq_am_disconnect(syncq_am_peer *peer);
+/* Thread safety: any thread, any time the peer exists (it reads what
+ * connect validated). Not from a signal handler (syncq/am.h is not
+ * async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *out);
 
 /* Send a short request: handler index, nargs (<= SYNCQ_AM_MAX_ARGS) words.
@@ -209,10 +292,43 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  * SYNCQ_EDEAD: the endpoint was shut down or its creator died while we
  *   waited.
  * Without NOWAIT a send waits while the queue is full, for as long as it
- * takes (polling its own endpoint, 000 §3.1). */
+ * takes (polling its own endpoint, 000 §3.1).
+ * Thread safety: any thread of any process holding a peer (a forked child
+ * included), concurrently with every other sender to the same endpoint: the
+ * endpoint's claim algorithm arbitrates them, whichever processes they run
+ * in. A peer connected with its own endpoint (self) polls self while the
+ * send is stalled, so sends through it belong to the thread that polls self
+ * (see syncq_am_poll); a peer connected with self NULL has no such rule.
+ * Not from a signal handler (syncq/am.h is not async-signal-safe). From a
+ * postoffice fiber: with SYNCQ_AM_NOWAIT yes; a plain send that waits holds
+ * the fiber's scheduler thread.
+ * Progress: blocking: without SYNCQ_AM_NOWAIT it waits while the queue is
+ * full, for as long as it takes (backing off, yielding and polling its own
+ * endpoint, 000 §3.1), and on a claim lock for at most the bound of
+ * SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT). With SYNCQ_AM_NOWAIT it never
+ * waits on a full queue (SYNCQ_FULL) and tries a held claim lock for a few
+ * microseconds (SYNCQ_EBUSY); with the lock-free claim
+ * (SYNCQ_AM_CLAIM_LOCKFREE) a NOWAIT send is lock-free.
+ * Example: `uint32_t args[2] = {7, 42}; syncq_am_request(p, 1, args, 2, SYNCQ_AM_NOWAIT);` */
 SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags);
 /* A bulk request: len (<= the endpoint's bulk_size, else SYNCQ_EINVAL)
- * bytes copied into a bulk block, plus words. */
+ * bytes copied into a bulk block, plus words.
+ * Thread safety: any thread of any process holding a peer (a forked child
+ * included), concurrently with every other sender to the same endpoint: the
+ * endpoint's claim algorithm arbitrates them, whichever processes they run
+ * in. A peer connected with its own endpoint (self) polls self while the
+ * send is stalled, so sends through it belong to the thread that polls self
+ * (see syncq_am_poll); a peer connected with self NULL has no such rule.
+ * Not from a signal handler (syncq/am.h is not async-signal-safe). From a
+ * postoffice fiber: with SYNCQ_AM_NOWAIT yes; a plain send that waits holds
+ * the fiber's scheduler thread.
+ * Progress: blocking: without SYNCQ_AM_NOWAIT it waits while the queue is
+ * full, for as long as it takes (backing off, yielding and polling its own
+ * endpoint, 000 §3.1), and on a claim lock for at most the bound of
+ * SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT). With SYNCQ_AM_NOWAIT it never
+ * waits on a full queue (SYNCQ_FULL) and tries a held claim lock for a few
+ * microseconds (SYNCQ_EBUSY); with the lock-free claim
+ * (SYNCQ_AM_CLAIM_LOCKFREE) a NOWAIT send is lock-free. */
 SYNCQ_API int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
                           unsigned nargs, unsigned flags);
 /* From a request handler, at most once: a reply to the requester's own
@@ -220,13 +336,33 @@ SYNCQ_API int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const
  * reply handler's token, a second reply; SYNCQ_ENOENT: the request came
  * from a peer connected without its own endpoint; SYNCQ_EDEAD: the
  * requester's endpoint is gone. While its reply queue is full the replier
- * polls its own reply queue. */
+ * polls its own reply queue.
+ * Thread safety: from a request handler, with its token, on the thread
+ * running that handler (the endpoint's polling thread), at most once per
+ * request. Not from a signal handler (syncq/am.h is not async-signal-safe).
+ * Progress: as a request's: it waits while the requester's reply queue is
+ * full (polling its own reply queue meanwhile) unless SYNCQ_AM_NOWAIT; the
+ * first reply to a requester maps its segment (system calls). */
 SYNCQ_API int syncq_am_reply(syncq_am_token *token, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags);
+/* Thread safety: from a request handler, with its token, on the thread
+ * running that handler (the endpoint's polling thread), at most once per
+ * request. Not from a signal handler (syncq/am.h is not async-signal-safe).
+ * Progress: as a request's: it waits while the requester's reply queue is
+ * full (polling its own reply queue meanwhile) unless SYNCQ_AM_NOWAIT; the
+ * first reply to a requester maps its segment (system calls). */
 SYNCQ_API int syncq_am_reply_bulk(syncq_am_token *token, unsigned handler, const void *data, size_t len, const uint32_t *args,
                         unsigned nargs, unsigned flags);
-/* True when the token is a request's (a reply is allowed). */
+/* True when the token is a request's (a reply is allowed).
+ * Thread safety: from the handler that received the token, during its call
+ * (a token is valid only then). Not from a signal handler (syncq/am.h is
+ * not async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API bool syncq_am_token_is_request(const syncq_am_token *token);
-/* The endpoint whose handler runs (NULL for NULL). */
+/* The endpoint whose handler runs (NULL for NULL).
+ * Thread safety: from the handler that received the token, during its call
+ * (a token is valid only then). Not from a signal handler (syncq/am.h is
+ * not async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API syncq_am_endpoint *syncq_am_token_endpoint(const syncq_am_token *token);
 
 #ifdef __cplusplus

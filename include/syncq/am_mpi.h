@@ -78,26 +78,66 @@ typedef struct syncq_am_mpi syncq_am_mpi;
  * the node-local ranks, pre-post the receives and connect to the
  * node-local endpoints. SYNCQ_EINVAL: NULL out, MPI not initialised or
  * already finalised, not the thread that initialised MPI, bad config;
- * SYNCQ_ESYS: an MPI call failed; the errors of syncq_am_create. */
+ * SYNCQ_ESYS: an MPI call failed; the errors of syncq_am_create.
+ * Thread safety: collective over comm: every rank calls it; from the thread
+ * that initialised MPI only (the threading rule above:
+ * MPI_THREAD_FUNNELED), and never in a forked child; not from a signal
+ * handler.
+ * Progress: blocking: collective MPI calls (it returns once every rank of
+ * comm has joined). */
 int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_mpi **out);
 /* This rank's endpoint: register handlers on it before syncq_am_mpi_start,
- * poll it with syncq_am_poll. NULL for NULL. */
+ * poll it with syncq_am_poll. NULL for NULL.
+ * Thread safety: from the thread that initialised MPI only (the threading
+ * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
+ * signal handler.
+ * Progress: wait-free. */
 syncq_am_endpoint *syncq_am_mpi_endpoint(const syncq_am_mpi *job);
 /* Collective: compare every rank's handler table (index and name of each
  * registered handler). SYNCQ_OK; SYNCQ_EINVAL on every rank when a table
  * differs (syncq_am_mpi_why names the first index and ranks), or a second
- * start; SYNCQ_ESYS. */
+ * start; SYNCQ_ESYS.
+ * Thread safety: collective: every rank calls it once, after registering
+ * its handlers; from the thread that initialised MPI only (the threading
+ * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
+ * signal handler.
+ * Progress: blocking: collective (it waits for every rank's table). */
 int syncq_am_mpi_start(syncq_am_mpi *job);
 /* The peer for `rank` (owned by the job: do not disconnect it). SYNCQ_EINVAL
- * (NULL, rank out of range, before a successful start). */
+ * (NULL, rank out of range, before a successful start).
+ * Thread safety: from the thread that initialised MPI only (the threading
+ * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
+ * signal handler.
+ * Progress: wait-free. */
 int syncq_am_mpi_peer(syncq_am_mpi *job, int rank, syncq_am_peer **out);
+/* Thread safety: from the thread that initialised MPI only (the threading
+ * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
+ * signal handler.
+ * Progress: wait-free. */
 int syncq_am_mpi_rank(const syncq_am_mpi *job); /* -1 for NULL */
+/* Thread safety: from the thread that initialised MPI only (the threading
+ * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
+ * signal handler.
+ * Progress: wait-free. */
 int syncq_am_mpi_size(const syncq_am_mpi *job); /* -1 for NULL */
-/* "shm" or "mpi": how `rank` is reached; NULL for bad input. */
+/* "shm" or "mpi": how `rank` is reached; NULL for bad input.
+ * Thread safety: from the thread that initialised MPI only (the threading
+ * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
+ * signal handler.
+ * Progress: wait-free. */
 const char *syncq_am_mpi_path(const syncq_am_mpi *job, int rank);
-/* True when `rank` is known dead (or left); false for bad input. */
+/* True when `rank` is known dead (or left); false for bad input.
+ * Thread safety: from the thread that initialised MPI only (the threading
+ * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
+ * signal handler.
+ * Progress: wait-free (it reads what polls and sends last learnt; only they
+ * move MPI messages). */
 bool syncq_am_mpi_peer_dead(const syncq_am_mpi *job, int rank);
-/* The last error's explanation ("" if none). */
+/* The last error's explanation ("" if none).
+ * Thread safety: from the thread that initialised MPI only (the threading
+ * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
+ * signal handler.
+ * Progress: wait-free. */
 const char *syncq_am_mpi_why(const syncq_am_mpi *job);
 /* Collective and bounded: tell every MPI peer we leave, keep handling
  * messages until each peer has said the same or is found dead (silent for
@@ -108,7 +148,14 @@ const char *syncq_am_mpi_why(const syncq_am_mpi *job);
  * the MPI requests still pending on it are left to MPI_Finalize (or the
  * process's exit): MPI without ULFM cannot cancel them. SYNCQ_EINVAL for
  * NULL or the wrong thread; SYNCQ_ETIMEDOUT when some peer neither left
- * nor was found dead in time (everything is freed anyway). */
+ * nor was found dead in time (everything is freed anyway).
+ * Thread safety: collective: every rank calls it once, when done with the
+ * job's peers and endpoint; from the thread that initialised MPI only (the
+ * threading rule above: MPI_THREAD_FUNNELED), and never in a forked child;
+ * not from a signal handler.
+ * Progress: blocking but bounded: it handles messages until every MPI peer
+ * has left or is found dead (at most 10 dead timeouts), then a job-wide
+ * barrier (SYNCQ_ETIMEDOUT when some peer neither left nor died in time). */
 int syncq_am_mpi_destroy(syncq_am_mpi *job);
 
 #ifdef __cplusplus

@@ -41,7 +41,11 @@ typedef struct syncq_backoff_exp {
 } syncq_backoff_exp;
 
 /* Initialise with the given bounds. SYNCQ_EINVAL when b is NULL,
- * initial_ns is 0, or initial_ns > cap_ns. */
+ * initial_ns is 0, or initial_ns > cap_ns.
+ * Thread safety: any thread on its own syncq_backoff_exp (a backoff is
+ * per-thread state: never share one between threads without a lock); from a
+ * signal handler too.
+ * Progress: wait-free. */
 SYNCQ_API int syncq_backoff_exp_init(syncq_backoff_exp *b, uint32_t initial_ns, uint32_t cap_ns);
 
 /* Initialise with SYNCQ_BACKOFF_EXP_INITIAL_NS and SYNCQ_BACKOFF_EXP_CAP_NS
@@ -59,7 +63,11 @@ static inline uint32_t syncq_backoff_exp_step(syncq_backoff_exp *b) {
   return w;
 }
 
-/* Busy-wait for the next step; returns the ns waited (0 when b is NULL). */
+/* Busy-wait for the next step; returns the ns waited (0 when b is NULL).
+ * Thread safety: any thread on its own syncq_backoff_exp; not from a signal
+ * handler (syncq_delay_ns's first use calibrates under pthread_once).
+ * Progress: wait-free once calibrated: it spins for the step's time,
+ * waiting for no other thread. */
 SYNCQ_API uint32_t syncq_backoff_exp_wait(syncq_backoff_exp *b);
 
 /* Start again from the initial wait (after a success). */
@@ -73,7 +81,10 @@ static inline uint64_t syncq_backoff_prop_ns(uint64_t unit_ns, uint64_t distance
   return w < cap_ns ? w : cap_ns;
 }
 
-/* Busy-wait syncq_backoff_prop_ns(unit_ns, distance, cap_ns); returns it. */
+/* Busy-wait syncq_backoff_prop_ns(unit_ns, distance, cap_ns); returns it.
+ * Thread safety: any thread; not from a signal handler (as
+ * syncq_backoff_exp_wait).
+ * Progress: as syncq_backoff_exp_wait. */
 SYNCQ_API uint64_t syncq_backoff_prop_wait(uint64_t unit_ns, uint64_t distance, uint64_t cap_ns);
 
 #ifdef __cplusplus

@@ -120,15 +120,63 @@ typedef struct syncq_barrier syncq_barrier;
 
 /* Create a barrier of the named algorithm. SYNCQ_EINVAL for NULL
  * arguments, SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the init
- * status. Created barriers are private to the process. */
+ * status. Created barriers are private to the process.
+ * Thread safety: any thread, concurrently with any other call (each call
+ * makes a barrier of its own; the name is looked up as syncq_registry_find
+ * does); not from a signal handler (malloc, and the registry's first use).
+ * The barrier it makes lives in this process's heap: it cannot be shared
+ * between processes.
+ * Progress: not a concurrent operation (the object is new): it allocates
+ * (malloc) and runs the algorithm's init; the process's first registry call
+ * waits while the built-in entries are put in.
+ * Example: `syncq_barrier_config cfg = {4, 0, false}; syncq_barrier *b; syncq_barrier_create("dissemination", &cfg, &b);` */
 SYNCQ_API int syncq_barrier_create(const char *algo, const syncq_barrier_config *cfg, syncq_barrier **out);
+/* Thread safety: once no thread is inside a wait on the barrier (every
+ * waiter has returned: the caller orders it after their returns), by one
+ * thread; not from a signal handler (free).
+ * Progress: not a concurrent operation: it runs alone on the barrier, with
+ * no other call on it to wait for. */
 SYNCQ_API int syncq_barrier_destroy(syncq_barrier *b); /* SYNCQ_EINVAL for NULL */
+/* Arrive at the barrier as participant id and wait for the others:
+ * SYNCQ_OK, SYNCQ_EBROKEN (see the header comment), SYNCQ_EINVAL for NULL
+ * or an id out of range.
+ * Thread safety: each participant (id in [0, threads), one thread per id)
+ * calls wait or wait_timed once per episode, at the same time as the
+ * others; never two calls with one id at once, and not during reset or
+ * destroy. From a signal handler: no (it waits for other threads). From a
+ * postoffice fiber: yes, but the wait holds the fiber's scheduler thread
+ * until every participant arrives, so participants that are fibers of the
+ * same scheduler arrive only once the monitor hands that scheduler's queue
+ * to a spare thread (syncq/po.h, "Blocking calls");
+ * syncq_po_blocking_begin/_end around the wait hand it off at once.
+ * Progress: blocking: a wait returns only once every participant has
+ * arrived (every barrier is SYNCQ_PROGRESS_BLOCKING:
+ * syncq_barrier_algo(b)->progress); wait_timed bounds the wait.
+ * Example: `for (int step = 0; step < n; step++) { compute(step, id); syncq_barrier_wait(b, id); }` */
 SYNCQ_API int syncq_barrier_wait(syncq_barrier *b, unsigned id);
 /* The timed wait and the reset of the header comment. SYNCQ_EINVAL for
  * NULL (and, for wait_timed, id out of range or timeout_ns 0);
- * SYNCQ_ENOTSUP for an algorithm without them. */
+ * SYNCQ_ENOTSUP for an algorithm without them.
+ * Thread safety: as syncq_barrier_wait. From a signal handler: no. From a
+ * postoffice fiber: yes, but the wait holds the fiber's scheduler thread
+ * until every participant arrives, so participants that are fibers of the
+ * same scheduler arrive only once the monitor hands that scheduler's queue
+ * to a spare thread (syncq/po.h, "Blocking calls");
+ * syncq_po_blocking_begin/_end around the wait hand it off at once.
+ * Progress: blocking, at most timeout_ns after it first has to wait (then
+ * SYNCQ_ETIMEDOUT, and the barrier is broken); algorithms without it
+ * ("pthread-barrier", peers) return SYNCQ_ENOTSUP at once. */
 SYNCQ_API int syncq_barrier_wait_timed(syncq_barrier *b, unsigned id, uint64_t timeout_ns);
+/* Mend a broken barrier: back to the state after create.
+ * Thread safety: only while no thread is inside a wait on the barrier
+ * (every waiter has returned), by one thread; not from a signal handler.
+ * Progress: not a concurrent operation: it runs alone on the barrier, with
+ * no other call on it to wait for (SYNCQ_ENOTSUP at once where the
+ * algorithm has no reset). */
 SYNCQ_API int syncq_barrier_reset(syncq_barrier *b);
+/* Thread safety: any thread, at any time between create and destroy, from a
+ * signal handler too (one load).
+ * Progress: wait-free. */
 SYNCQ_API const syncq_algo *syncq_barrier_algo(const syncq_barrier *b); /* NULL for NULL */
 
 #ifdef __cplusplus

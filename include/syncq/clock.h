@@ -24,17 +24,32 @@
 extern "C" {
 #endif
 
-/* Nanoseconds from CLOCK_MONOTONIC. */
+/* Nanoseconds from CLOCK_MONOTONIC.
+ * Thread safety: any thread; from a signal handler too (clock_gettime is
+ * async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API uint64_t syncq_now_ns(void);
 
-/* Busy-work for about ns nanoseconds of CPU time (0 returns at once). */
+/* Busy-work for about ns nanoseconds of CPU time (0 returns at once).
+ * Thread safety: any thread; not from a signal handler (the first use
+ * calibrates under pthread_once).
+ * Progress: wait-free once calibrated (it spins for about ns of its own
+ * time, waiting for no other thread); the first call of the process may
+ * wait for the calibration another thread is running. */
 SYNCQ_API void syncq_delay_ns(uint64_t ns);
 
-/* Busy-work for exactly n iterations of the calibrated loop. */
+/* Busy-work for exactly n iterations of the calibrated loop.
+ * Thread safety: any thread; from a signal handler too (a loop on the
+ * caller's stack).
+ * Progress: wait-free: exactly n iterations. */
 SYNCQ_API void syncq_delay_iters(uint64_t n);
 
 /* Calibrate now (idempotent and thread-safe; later calls return the first
- * result). Returns the loop's iterations per microsecond. */
+ * result). Returns the loop's iterations per microsecond.
+ * Thread safety: any thread, concurrently with other calls (pthread_once);
+ * not from a signal handler.
+ * Progress: blocking on first use: a call that finds another thread
+ * calibrating waits for it; later calls return at once. */
 SYNCQ_API double syncq_delay_calibrate(void);
 
 #ifdef __cplusplus

@@ -57,20 +57,57 @@ typedef struct syncq_counter syncq_counter;
 
 /* Create a counter of the named algorithm with the given initial value.
  * SYNCQ_EINVAL for NULL arguments, SYNCQ_ENOENT for an unknown name,
- * SYNCQ_ENOMEM when allocation fails, or the algorithm's init status. */
+ * SYNCQ_ENOMEM when allocation fails, or the algorithm's init status.
+ * Thread safety: any thread, concurrently with any other call (each call
+ * makes a counter of its own; the name is looked up as syncq_registry_find
+ * does); not from a signal handler (malloc, and the registry's first use).
+ * The counter it makes lives in this process's heap: it cannot be shared
+ * between processes.
+ * Progress: not a concurrent operation (the object is new): it allocates
+ * (malloc) and runs the algorithm's init; the process's first registry call
+ * waits while the built-in entries are put in.
+ * Example: `syncq_counter *c; int r = syncq_counter_create("faa", 0, &c);` */
 SYNCQ_API int syncq_counter_create(const char *algo, int64_t initial, syncq_counter **out);
 
-/* Destroy and free. SYNCQ_EINVAL for NULL. */
+/* Destroy and free. SYNCQ_EINVAL for NULL.
+ * Thread safety: once every other call on the counter has returned, by one
+ * thread; not from a signal handler (free).
+ * Progress: not a concurrent operation: it runs alone on the counter, with
+ * no other call on it to wait for. */
 SYNCQ_API int syncq_counter_destroy(syncq_counter *c);
 
 /* Add delta; *old (if old is not NULL) receives the value before.
- * SYNCQ_EINVAL for a NULL counter. */
+ * SYNCQ_EINVAL for a NULL counter.
+ * Thread safety: as the algorithm's own fetch_add and load: any number of
+ * threads may call fetch_add and load on the same counter at the same time,
+ * never concurrently with its destroy. From a signal handler: only where
+ * the algorithm's registry entry has SYNCQ_PROP_SIGNAL_SAFE
+ * (syncq_counter_algo(c)->props); the dispatch itself is one indirect call.
+ * From a postoffice fiber: yes for lock-free and wait-free algorithms; a
+ * blocking one holds the fiber's scheduler thread while it waits.
+ * Progress: the algorithm's: syncq_counter_algo(c)->progress
+ * (syncq_progress_name names it; its registry entry and the contract block
+ * of its source file say why); the generic call adds one indirect call.
+ * Example: `int64_t before; syncq_counter_fetch_add(c, 1, &before);` */
 SYNCQ_API int syncq_counter_fetch_add(syncq_counter *c, int64_t delta, int64_t *old);
 
-/* Read the current value. SYNCQ_EINVAL for NULL arguments. */
+/* Read the current value. SYNCQ_EINVAL for NULL arguments.
+ * Thread safety: as the algorithm's own fetch_add and load: any number of
+ * threads may call fetch_add and load on the same counter at the same time,
+ * never concurrently with its destroy. From a signal handler: only where
+ * the algorithm's registry entry has SYNCQ_PROP_SIGNAL_SAFE
+ * (syncq_counter_algo(c)->props); the dispatch itself is one indirect call.
+ * From a postoffice fiber: yes for lock-free and wait-free algorithms; a
+ * blocking one holds the fiber's scheduler thread while it waits.
+ * Progress: the algorithm's: syncq_counter_algo(c)->progress
+ * (syncq_progress_name names it; its registry entry and the contract block
+ * of its source file say why); the generic call adds one indirect call. */
 SYNCQ_API int syncq_counter_load(syncq_counter *c, int64_t *value);
 
-/* The registry entry the counter was created from (NULL for NULL). */
+/* The registry entry the counter was created from (NULL for NULL).
+ * Thread safety: any thread, at any time between create and destroy, from a
+ * signal handler too (one load).
+ * Progress: wait-free. */
 SYNCQ_API const syncq_algo *syncq_counter_algo(const syncq_counter *c);
 
 #ifdef __cplusplus

@@ -201,7 +201,16 @@ typedef struct syncq_lock syncq_lock;
  * NULL out,
  * SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the init status
  * (SYNCQ_EINVAL unknown discipline, SYNCQ_ENOTSUP, SYNCQ_ELIMIT). A
- * created lock is private to the process (its storage is malloc'ed). */
+ * created lock is private to the process (its storage is malloc'ed).
+ * Thread safety: any thread, concurrently with any other call (each call
+ * makes a lock of its own; the name is looked up as syncq_registry_find
+ * does); not from a signal handler (malloc, and the registry's first use).
+ * The lock it makes lives in this process's heap: it cannot be shared
+ * between processes.
+ * Progress: not a concurrent operation (the object is new): it allocates
+ * (malloc) and runs the algorithm's init; the process's first registry call
+ * waits while the built-in entries are put in.
+ * Example: `syncq_lock *l; int r = syncq_lock_create(SYNCQ_LOCK_DEFAULT, NULL, &l);` */
 SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out);
 /* Destroy and free (must not be held or awaited). SYNCQ_EINVAL for NULL.
  * As for a POSIX mutex, the last user may destroy and free a lock as soon
@@ -215,22 +224,75 @@ SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, 
  * mark of syncq/wait.h), so the releaser learns it from its own releasing
  * exchange. tests/lock/lock_free_after_unlock_test.c checks every lock and
  * discipline with the releaser stalled right after its hand-over. The
- * same holds for the typed *_destroy. */
+ * same holds for the typed *_destroy.
+ * Thread safety: once no thread holds the lock or waits for it, by one
+ * thread; the last holder may destroy it as soon as its own unlock has
+ * returned, even while the thread that handed the lock over is still inside
+ * its unlock (see above). Not from a signal handler (free).
+ * Progress: not a concurrent operation: it runs alone on the lock, with no
+ * other call on it to wait for (a held or awaited lock is SYNCQ_EBUSY). */
 SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
 /* Acquire / try / release with the caller's node (the same node for a
  * lock and its unlock). The node may be NULL for every lock that keeps no
  * state in it (all but the queue locks "mcs" and "clh" and the peers with
  * the "uses-node" property, SYNCQ_PROP_USES_NODE). SYNCQ_EINVAL for a NULL
- * lock, or a NULL node where the lock uses one. */
+ * lock, or a NULL node where the lock uses one.
+ * Thread safety: any number of threads (within the algorithm's limits:
+ * anderson's max_threads, SYNCQ_ELIMIT) may lock and trylock the same lock
+ * at the same time, each with a node of its own (untouched until its unlock
+ * returns); not concurrently with destroy. From a signal handler: only
+ * where the algorithm's contract allows it (SYNCQ_PROP_SIGNAL_SAFE in
+ * syncq_lock_algo(l)->props; mostly with SPIN or YIELD only,
+ * syncq_lock_discipline(l)), and never on a lock the interrupted thread may
+ * hold. From a postoffice fiber: yes, but a wait holds the fiber's
+ * scheduler thread (see syncq/po.h, "Blocking calls"), and a fiber must not
+ * hold a lock across a call that may switch fibers (recv, yield, join,
+ * sleep): it may resume on another thread, and another fiber of its
+ * scheduler may be the one that waits.
+ * Progress: blocking: every lock is SYNCQ_PROGRESS_BLOCKING
+ * (syncq_lock_algo(l)->progress); a preempted holder stops every waiter.
+ * Starvation freedom, FIFO order (SYNCQ_PROP_FIFO) and how a waiter waits
+ * (spin, yield, sleep: syncq_lock_discipline) are the algorithm's.
+ * Example: `syncq_lock_node n; syncq_lock_lock(l, &n); work(); syncq_lock_unlock(l, &n);` */
 SYNCQ_API int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
+/* Try to acquire without waiting for the holder: SYNCQ_OK (held) or
+ * SYNCQ_EBUSY.
+ * Thread safety: as syncq_lock_lock. From a signal handler: where the
+ * algorithm's contract (Signal-safe, in src/lock/<algo>.c) says so: most
+ * locks' trylock is, pthread-mutex's is not; an EBUSY there may mean that
+ * the interrupted thread holds the lock.
+ * Progress: it does not wait for the holder (SYNCQ_EBUSY instead; anderson
+ * returns SYNCQ_ELIMIT past its max_threads). The algorithm's class
+ * (syncq_lock_algo(l)->progress) is blocking all the same: a trylock that
+ * succeeds makes the others wait. */
 SYNCQ_API int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node); /* SYNCQ_OK or SYNCQ_EBUSY */
+/* Release the lock held with this node: SYNCQ_OK; SYNCQ_EINVAL for a NULL
+ * lock (or node where the lock uses one) or, for the locks that can tell, a
+ * lock that is not held.
+ * Thread safety: by the holder only, once per successful lock or trylock,
+ * with the node it locked with; concurrently with other threads' lock and
+ * trylock. From a signal handler: only to release a lock the handler itself
+ * took. From a postoffice fiber: yes, but a wait holds the fiber's
+ * scheduler thread (see syncq/po.h, "Blocking calls"), and a fiber must not
+ * hold a lock across a call that may switch fibers (recv, yield, join,
+ * sleep): it may resume on another thread, and another fiber of its
+ * scheduler may be the one that waits.
+ * Progress: the algorithm's; a queue lock's unlock may wait briefly for a
+ * successor that is still linking itself in (MCS, CLH), so it is blocking
+ * too (syncq_lock_algo(l)->progress). */
 SYNCQ_API int syncq_lock_unlock(syncq_lock *l, syncq_lock_node *node);
-/* The registry entry the lock was created from (NULL for NULL). */
+/* The registry entry the lock was created from (NULL for NULL).
+ * Thread safety: any thread, at any time between create and destroy, from a
+ * signal handler too (one load).
+ * Progress: wait-free. */
 SYNCQ_API const syncq_algo *syncq_lock_algo(const syncq_lock *l);
 /* The waiting discipline the lock uses (a syncq_wait_discipline):
  * the caller's, or the safe default chosen at create; SYNCQ_WAIT_DEFAULT
  * when the algorithm accepts none of the safe ones and uses its own;
- * -1 for NULL. */
+ * -1 for NULL.
+ * Thread safety: any thread, at any time between create and destroy, from a
+ * signal handler too (one load).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_lock_discipline(const syncq_lock *l);
 
 #ifdef __cplusplus

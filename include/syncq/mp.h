@@ -73,7 +73,10 @@ typedef struct syncq_mp_config {
   int signo;                    /* preemption signal; 0: SIGRTMIN + SYNCQ_MP_SIGNAL_OFFSET */
 } syncq_mp_config;
 
-/* Fill *cfg with the defaults for level m on p processors. */
+/* Fill *cfg with the defaults for level m on p processors.
+ * Thread safety: any thread (it writes only *cfg); from a signal handler
+ * too.
+ * Progress: wait-free. */
 SYNCQ_API void syncq_mp_config_default(syncq_mp_config *cfg, unsigned level, unsigned procs);
 
 typedef struct syncq_mp_sched syncq_mp_sched;
@@ -92,48 +95,95 @@ typedef struct syncq_mp_stats {
 /* Create and start a scheduler (its thread runs until syncq_mp_destroy).
  * SYNCQ_EINVAL: NULL arguments, level 0 or above the maximum, procs 0 or
  * above, quantum 0, max_threads above the maximum, unknown policy, a bad
- * signal number; SYNCQ_ENOMEM; SYNCQ_ESYS (thread or sigaction). */
+ * signal number; SYNCQ_ENOMEM; SYNCQ_ESYS (thread or sigaction).
+ * Thread safety: any thread; not from a signal handler (malloc,
+ * pthread_create, sigaction). Schedulers are private to the process.
+ * Progress: not a concurrent operation (the scheduler is new); it starts a
+ * thread and installs the signal handler.
+ * Example: `syncq_mp_config cfg; syncq_mp_config_default(&cfg, 2, 1); syncq_mp_sched *s; syncq_mp_create(&cfg, &s);` */
 SYNCQ_API int syncq_mp_create(const syncq_mp_config *cfg, syncq_mp_sched **out);
 
 /* Stop the scheduler (as syncq_mp_stop) and free it. Every thread must
  * have unregistered first: SYNCQ_EBUSY (and nothing freed) while one is
- * still registered, which is then left running. SYNCQ_EINVAL for NULL. */
+ * still registered, which is then left running. SYNCQ_EINVAL for NULL.
+ * Thread safety: once every registered thread has unregistered, by one
+ * thread (another call on s must not run meanwhile); not from a signal
+ * handler.
+ * Progress: blocking: it stops the scheduler as syncq_mp_stop does (joins
+ * its thread, takes its mutex); SYNCQ_EBUSY rather than wait for a
+ * registered thread. */
 SYNCQ_API int syncq_mp_destroy(syncq_mp_sched *s);
 
 /* Stop scheduling: the scheduler thread ends and every registered thread
  * is resumed and left running. Idempotent. Registered threads may then
- * unregister and exit. SYNCQ_EINVAL for NULL. */
+ * unregister and exit. SYNCQ_EINVAL for NULL.
+ * Thread safety: any thread, concurrently with other stops and with
+ * registered threads' calls (a second stop does not join again); not from a
+ * signal handler.
+ * Progress: blocking: it joins the scheduler thread and takes the
+ * scheduler's mutex to resume the stopped threads. */
 SYNCQ_API int syncq_mp_stop(syncq_mp_sched *s);
 
 /* Register the calling thread as application app's thread on processor
  * proc. From now on it runs only when its application holds its
  * processor: when it does not hold it in the current slice, the call
  * returns only once its turn comes. SYNCQ_EINVAL: NULL s, app >= level, proc >= procs, or the
- * caller already registered; SYNCQ_ELIMIT: max_threads are registered. */
+ * caller already registered; SYNCQ_ELIMIT: max_threads are registered.
+ * Thread safety: the calling thread registers itself, concurrently with
+ * other threads' register and unregister on the same scheduler; not from a
+ * signal handler (a mutex).
+ * Progress: blocking: it takes the scheduler's mutex and, when its
+ * application does not hold its processor in the current slice, returns
+ * only once its turn comes. */
 SYNCQ_API int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_thread **out);
 
 /* Unregister the calling thread (it must be the one that registered t);
- * it is never preempted afterwards. SYNCQ_EINVAL otherwise. */
+ * it is never preempted afterwards. SYNCQ_EINVAL otherwise.
+ * Thread safety: by the thread that registered t only, concurrently with
+ * other threads' calls; not from a signal handler.
+ * Progress: blocking (the scheduler's mutex, held briefly). */
 SYNCQ_API int syncq_mp_unregister(syncq_mp_thread *t);
 
-/* The calling thread's handle, NULL when it is not registered. */
+/* The calling thread's handle, NULL when it is not registered.
+ * Thread safety: any thread, for itself; from a signal handler too
+ * (src/mp/sched.c: signal-safe).
+ * Progress: wait-free (a thread-local load). */
 SYNCQ_API syncq_mp_thread *syncq_mp_self(void);
 
 /* True when t is stopped by the scheduler right now (in the preemption
  * handler, or given up at the end of a request). False for NULL. A hint
- * that may be stale by the time it is used. */
+ * that may be stale by the time it is used.
+ * Thread safety: any thread, concurrently with the scheduler (one load; the
+ * answer may be stale at once); from a signal handler too.
+ * Progress: wait-free. */
 SYNCQ_API bool syncq_mp_is_preempted(const syncq_mp_thread *t);
 
-/* How many times t has been stopped (preempted or given up); 0 for NULL. */
+/* How many times t has been stopped (preempted or given up); 0 for NULL.
+ * Thread safety: any thread, concurrently with the scheduler (one load);
+ * from a signal handler too.
+ * Progress: wait-free. */
 SYNCQ_API uint64_t syncq_mp_preempt_count(const syncq_mp_thread *t);
 
-/* Ask not to be preempted (nests). No-op for unregistered threads. */
+/* Ask not to be preempted (nests). No-op for unregistered threads.
+ * Thread safety: the calling thread, for itself (requests nest); from a
+ * signal handler too (src/mp/sched.c: signal-safe).
+ * Progress: wait-free (one fetch-and-add).
+ * Example: `syncq_mp_nopreempt_begin(); syncq_lock_lock(l, &n); work(); syncq_lock_unlock(l, &n); syncq_mp_nopreempt_end();` */
 SYNCQ_API void syncq_mp_nopreempt_begin(void);
 /* End the request; when the outermost request ends and the scheduler
- * deferred a preemption meanwhile, stop now until resumed. */
+ * deferred a preemption meanwhile, stop now until resumed.
+ * Thread safety: the calling thread, once per begin; from a signal handler
+ * too (src/mp/sched.c: signal-safe).
+ * Progress: wait-free unless the scheduler deferred a preemption during the
+ * request: then the outermost end stops the thread until the scheduler
+ * resumes it (blocking, by design). */
 SYNCQ_API void syncq_mp_nopreempt_end(void);
 
-/* A copy of the scheduler's counters. SYNCQ_EINVAL for NULL arguments. */
+/* A copy of the scheduler's counters. SYNCQ_EINVAL for NULL arguments.
+ * Thread safety: any thread, concurrently with the scheduler (each counter
+ * is one atomic load: the copy is not one snapshot); from a signal handler
+ * too.
+ * Progress: wait-free. */
 SYNCQ_API int syncq_mp_get_stats(const syncq_mp_sched *s, syncq_mp_stats *out);
 
 /* The preemption-safe variants of 001's lock-based structures (registry
@@ -147,7 +197,9 @@ SYNCQ_API extern const syncq_algo syncq_pqueue_skew_lock_ps_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_lock_ttas_ps_algo;
 
 /* True when the running kernel offers the rseq time-slice extension and
- * this build can use it. Always false in this build (see above). */
+ * this build can use it. Always false in this build (see above).
+ * Thread safety: any thread, any time, from a signal handler too.
+ * Progress: wait-free. */
 SYNCQ_API bool syncq_mp_rseq_slice_available(void);
 
 #ifdef __cplusplus

@@ -231,34 +231,61 @@ typedef void (*syncq_po_fn)(syncq_po_proc *self, void *arg);
 
 /* ---- the mailbox algorithms ---- */
 
-/* How many mailbox algorithms there are (6). */
+/* How many mailbox algorithms there are (6).
+ * Thread safety: any thread, any time, from a signal handler too (constant
+ * tables).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_po_mailbox_count(void);
 /* The i-th one's name, one-line title and the 002 section/algorithms it
  * follows (any of the out pointers may be NULL). SYNCQ_EINVAL for i out of
- * range. */
+ * range.
+ * Thread safety: any thread, any time, from a signal handler too (constant
+ * tables).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_po_mailbox_info(int i, const char **name, const char **title, const char **paper);
 
 /* ---- the backends ---- */
 
-/* How many backends there are (2: "thread", "fiber"). */
+/* How many backends there are (2: "thread", "fiber").
+ * Thread safety: any thread, any time, from a signal handler too (constant
+ * tables).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_po_backend_count(void);
 /* The i-th one's name and one-line title (out pointers may be NULL).
  * SYNCQ_OK; SYNCQ_ENOTSUP (name and title still set) when this build of
  * the library lacks it (fiber: built without Boost.Context); SYNCQ_EINVAL
- * for i out of range. */
+ * for i out of range.
+ * Thread safety: any thread, any time, from a signal handler too (constant
+ * tables).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_po_backend_info(int i, const char **name, const char **title);
 /* The backend a config with backend == NULL gets: "fiber" when built with
- * Boost.Context, else "thread". */
+ * Boost.Context, else "thread".
+ * Thread safety: any thread, any time, from a signal handler too (constant
+ * tables).
+ * Progress: wait-free. */
 SYNCQ_API const char *syncq_po_default_backend(void);
-/* The backend of a system ("thread" or "fiber"); NULL for NULL. */
+/* The backend of a system ("thread" or "fiber"); NULL for NULL.
+ * Thread safety: any thread, process or not, any time the system exists,
+ * concurrently with every call on it. Not from a signal handler (the
+ * postoffice is not async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API const char *syncq_po_backend_of(const syncq_po_system *sys);
-/* Scheduler threads of a fiber system (0 for a thread system or NULL). */
+/* Scheduler threads of a fiber system (0 for a thread system or NULL).
+ * Thread safety: any thread, process or not, any time the system exists,
+ * concurrently with every call on it. Not from a signal handler (the
+ * postoffice is not async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API uint32_t syncq_po_schedulers(const syncq_po_system *sys);
 /* Why a fiber system asked for one scheduler per processing unit
  * (schedulers = 0) runs on fewer: the limit that refused the next thread
  * (syncq_po_limit_reason's names: "RLIMIT_NPROC", "kernel.threads-max",
  * "cgroup pids.max", ...); NULL when every one started, for a thread
- * system, or for NULL. A static string. */
+ * system, or for NULL. A static string.
+ * Thread safety: any thread, process or not, any time the system exists,
+ * concurrently with every call on it. Not from a signal handler (the
+ * postoffice is not async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
 
 /* ---- systems and processes ---- */
@@ -270,7 +297,12 @@ SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
  * it) or for the fiber backend in a build without it; SYNCQ_ENOMEM;
  * SYNCQ_ELIMIT when a fiber system's scheduler threads could not start
  * (not even one, or fewer than a number given in cfg->schedulers: every
- * thread started is stopped again, nothing is kept). */
+ * thread started is stopped again, nothing is kept).
+ * Thread safety: any thread (each call makes a system of its own). Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking: it allocates the process table and, for a fiber
+ * system, starts the scheduler threads and waits for them.
+ * Example: `syncq_po_system *sys; int r = syncq_po_create(NULL, &sys);` */
 SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
 
 /* Destroy a system and free every message. Processes that have exited are
@@ -278,7 +310,13 @@ SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out)
  * NULL; SYNCQ_EBUSY (nothing freed) while a process is running, parked in
  * recv, or attached: send it what it waits for, join it, then destroy.
  * Messages of a "mutex-nofree" system that a process still holds (not
- * sent, not freed) are not freed. */
+ * sent, not freed) are not freed.
+ * Thread safety: any thread that is not one of sys's processes, once every
+ * process has exited (or detached) and no other thread calls into sys. Not
+ * from a signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking: it joins the exited processes and stops a fiber
+ * system's schedulers; it does not wait for a running process
+ * (SYNCQ_EBUSY). */
 SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
 
 /* Start a process running fn(self, arg); its pid in *pid (may be NULL).
@@ -286,7 +324,13 @@ SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
  * max_procs processes are live (not yet joined or detached) or a system
  * limit stopped the thread or the fiber's stack: then
  * syncq_po_limit_reason() names the limit. The slot of a spawned process
- * is freed by syncq_po_join (or destroy): a process nobody joins keeps it. */
+ * is freed by syncq_po_join (or destroy): a process nobody joins keeps it.
+ * Thread safety: any thread, process or not (a fiber may spawn),
+ * concurrently with every other call on sys. Not from a signal handler (the
+ * postoffice is not async-signal-safe).
+ * Progress: blocking: the system's process-table mutex (src/po/process.c:
+ * spawning is not a hot path); a thread system starts a thread.
+ * Example: `syncq_po_pid pid; syncq_po_spawn(sys, worker, arg, &pid); syncq_po_join(sys, pid);` */
 SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
 /* Wait for a spawned process to exit, then free its slot for reuse (its
@@ -295,7 +339,13 @@ SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, sy
  * SYNCQ_ENOENT for a pid no process has had, one already joined (or being
  * joined), or a stale one. A process joining itself gets SYNCQ_EINVAL. A
  * thread sleeps; a fiber parks (its scheduler runs the other fibers) and
- * the process's exit wakes it. */
+ * the process's exit wakes it.
+ * Thread safety: any thread or process but the one joined, once per spawned
+ * pid (a second join gets SYNCQ_ENOENT). Not from a signal handler (the
+ * postoffice is not async-signal-safe). From a fiber: yes, it parks (its
+ * scheduler runs the other fibers).
+ * Progress: blocking by purpose: it waits for the process to exit (a thread
+ * sleeps, a fiber parks), then takes the process-table mutex. */
 SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
 
 /* Make the calling thread a process of sys (it gets a pid, an inbox and a
@@ -304,13 +354,22 @@ SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
  * SYNCQ_PO_ATTACH_RESERVE slots when max_procs processes are live.
  * SYNCQ_EINVAL for NULL or when called from a fiber (it is a process
  * already); SYNCQ_ELIMIT ("max_procs") when every slot, the reserve
- * included, is live; SYNCQ_ENOMEM. */
+ * included, is live; SYNCQ_ENOMEM.
+ * Thread safety: a thread that is not a process yet, for itself (not from a
+ * fiber: SYNCQ_EINVAL), concurrently with every other call on sys. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking: the system's process-table mutex (src/po/process.c:
+ * spawning is not a hot path). */
 SYNCQ_API int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
 
 /* The attached thread leaves: its pid is dead from now on (sends get
  * SYNCQ_EDEAD) and its slot is free for reuse; the handle must not be used
  * again. SYNCQ_EINVAL for NULL, a spawned process's handle, or a process
- * already detached. */
+ * already detached.
+ * Thread safety: the attached thread itself, once. Not from a signal
+ * handler (the postoffice is not async-signal-safe).
+ * Progress: blocking: the system's process-table mutex (src/po/process.c:
+ * spawning is not a hot path). */
 SYNCQ_API int syncq_po_detach(syncq_po_proc *self);
 
 /* The body of a system's first process under syncq_po_run: its return
@@ -325,29 +384,54 @@ typedef int (*syncq_po_main_fn)(syncq_po_proc *self, void *arg);
  * and join like any other; what it spawns may outlive it (join or destroy
  * as usual). SYNCQ_OK once it has exited; SYNCQ_EINVAL for NULL sys or
  * fn; SYNCQ_ELIMIT, SYNCQ_ENOMEM as spawn (fn did not run). Any thread may
- * call it, several at once. */
+ * call it, several at once.
+ * Thread safety: any thread, several at once (see above); from a fiber too
+ * (it yields, as join). Not from a signal handler (the postoffice is not
+ * async-signal-safe).
+ * Progress: blocking by purpose: it waits for fn's process to exit.
+ * Example: `int rc; syncq_po_run(sys, main_process, NULL, &rc);` */
 SYNCQ_API int syncq_po_run(syncq_po_system *sys, syncq_po_main_fn fn, void *arg, int *result);
 
-/* The process's pid; -1 for NULL. */
+/* The process's pid; -1 for NULL.
+ * Thread safety: any thread, any time the handle is valid (the pid is fixed
+ * at spawn or attach). Not from a signal handler (the postoffice is not
+ * async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API syncq_po_pid syncq_po_pid_of(const syncq_po_proc *self);
 
 /* The limit that stopped the last refused spawn or attach of this system:
  * "max_procs", "RLIMIT_NPROC", "kernel.threads-max", "kernel.pid_max",
  * "cgroup pids.max", "vm.max_map_count" (threads' or fibers' guard pages),
  * "memory", or "unknown (errno ...)";
- * NULL when no spawn has been refused (or sys is NULL). A static string. */
+ * NULL when no spawn has been refused (or sys is NULL). A static string.
+ * Thread safety: any thread, process or not, any time the system exists,
+ * concurrently with every call on it. Not from a signal handler (the
+ * postoffice is not async-signal-safe).
+ * Progress: wait-free (one load). */
 SYNCQ_API const char *syncq_po_limit_reason(const syncq_po_system *sys);
 
 /* How many processes have been started (spawned or attached) over the
- * system's life, live or not (saturates at UINT32_MAX); 0 for NULL. */
+ * system's life, live or not (saturates at UINT32_MAX); 0 for NULL.
+ * Thread safety: any thread, process or not, any time the system exists,
+ * concurrently with every call on it. Not from a signal handler (the
+ * postoffice is not async-signal-safe). The count may be stale at once.
+ * Progress: wait-free (one load). */
 SYNCQ_API uint32_t syncq_po_count(const syncq_po_system *sys);
 
 /* How many processes are live now: spawned and not yet joined (exited
- * ones included), or attached and not detached; 0 for NULL. */
+ * ones included), or attached and not detached; 0 for NULL.
+ * Thread safety: any thread, process or not, any time the system exists,
+ * concurrently with every call on it. Not from a signal handler (the
+ * postoffice is not async-signal-safe). The count may be stale at once.
+ * Progress: wait-free (one load). */
 SYNCQ_API uint32_t syncq_po_live(const syncq_po_system *sys);
 
 /* How many generations a slot of sys has before one of its pid values
- * repeats (see "Pids" above); 0 for NULL. */
+ * repeats (see "Pids" above); 0 for NULL.
+ * Thread safety: any thread, process or not, any time the system exists,
+ * concurrently with every call on it. Not from a signal handler (the
+ * postoffice is not async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API uint32_t syncq_po_pid_generations(const syncq_po_system *sys);
 
 /* ---- monitors (Erlang's erlang:monitor/2) ---- */
@@ -374,7 +458,13 @@ typedef struct syncq_po_down {
  * watcher that exits first just leaves its message undelivered. The down
  * message is allocated at the exit: if memory runs
  * out there it is lost. SYNCQ_OK; SYNCQ_EINVAL for NULL self, a caller
- * that is not self, or pid's slot outside the table; SYNCQ_ENOMEM. */
+ * that is not self, or pid's slot outside the table; SYNCQ_ENOMEM.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking: the system's process-table mutex, held for a scan of
+ * self's and pid's links or monitors (src/po/links.c); it never waits for
+ * pid itself; it allocates the monitor's record. */
 SYNCQ_API int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref);
 
 /* self stops watching pid (the monitor `ref` that syncq_po_monitor gave
@@ -382,7 +472,13 @@ SYNCQ_API int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *
  * posted stays in the inbox). SYNCQ_OK; SYNCQ_ENOENT when there is no
  * such monitor of self's (pid has exited and its message is posted or
  * on its way, or ref is not one of self's monitors of pid); SYNCQ_EINVAL for NULL self, a caller
- * that is not self, or pid's slot outside the table. */
+ * that is not self, or pid's slot outside the table.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking: the system's process-table mutex, held for a scan of
+ * self's and pid's links or monitors (src/po/links.c); it never waits for
+ * pid itself. */
 SYNCQ_API int syncq_po_demonitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t ref);
 
 /* The reason the calling process's monitors (and links) will be told
@@ -390,7 +486,11 @@ SYNCQ_API int syncq_po_demonitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t
  * SYNCQ_PO_EXIT_NORMAL, by default; a process killed by an exit signal
  * exits with the signal's reason instead). SYNCQ_EINVAL for NULL, a
  * caller that is not self, SYNCQ_PO_NOPROC or SYNCQ_PO_EXIT_KILL;
- * SYNCQ_EKILLED (nothing set) once the process has been killed. */
+ * SYNCQ_EKILLED (nothing set) once the process has been killed.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: wait-free (one store). */
 SYNCQ_API int syncq_po_set_exit_reason(syncq_po_proc *self, int32_t reason);
 
 /* ---- exit signals and links (Erlang's exit/2, link/1, trap_exit) ----
@@ -446,7 +546,14 @@ typedef struct syncq_po_exit_msg {
  * return from the body. SYNCQ_EINVAL for NULL self, a caller that is not
  * self, pid's slot outside the table, or reason SYNCQ_PO_NOPROC;
  * SYNCQ_ENOENT when no process has had pid; SYNCQ_EDEAD when it has
- * exited or is stale. Any process may signal any other. */
+ * exited or is stale. Any process may signal any other.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe). Any process
+ * may signal any other.
+ * Progress: blocking: the system's process-table mutex, held for a scan of
+ * self's and pid's links or monitors (src/po/links.c); it never waits for
+ * pid itself; a killed process is only marked and woken, never waited for. */
 SYNCQ_API int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reason);
 
 /* Link self and pid (both ways; linking twice is one link; linking to
@@ -459,7 +566,13 @@ SYNCQ_API int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reaso
  * does not gets SYNCQ_EDEAD (pid exited or stale) or SYNCQ_ENOENT (never
  * had) and is not killed (Erlang raises noproc in the caller: here the
  * caller decides). SYNCQ_EINVAL for NULL, a caller that is not self, or
- * pid's slot outside the table; SYNCQ_ENOMEM; SYNCQ_EKILLED. */
+ * pid's slot outside the table; SYNCQ_ENOMEM; SYNCQ_EKILLED.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking: the system's process-table mutex, held for a scan of
+ * self's and pid's links or monitors (src/po/links.c); it never waits for
+ * pid itself; it allocates the link. */
 SYNCQ_API int syncq_po_link(syncq_po_proc *self, syncq_po_pid pid);
 
 /* Remove the link between self and pid: once it returns, pid's exit no
@@ -467,13 +580,26 @@ SYNCQ_API int syncq_po_link(syncq_po_proc *self, syncq_po_pid pid);
  * find a SYNCQ_PO_EXIT message that pid's exit posted before. SYNCQ_OK;
  * SYNCQ_ENOENT when they were not linked (never, or the link has fired:
  * pid has exited); SYNCQ_EINVAL for NULL, a caller that is not self, or
- * pid's slot outside the table. Works in a killed process. */
+ * pid's slot outside the table. Works in a killed process.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe). It works in a
+ * killed process too.
+ * Progress: blocking: the system's process-table mutex, held for a scan of
+ * self's and pid's links or monitors (src/po/links.c); it never waits for
+ * pid itself. */
 SYNCQ_API int syncq_po_unlink(syncq_po_proc *self, syncq_po_pid pid);
 
 /* Trap exit signals (on) or not (off, the default): a trapping process
  * receives them as SYNCQ_PO_EXIT messages, except SYNCQ_PO_EXIT_KILL.
  * SYNCQ_OK; SYNCQ_EINVAL for NULL or a caller that is not self;
- * SYNCQ_EKILLED (too late). */
+ * SYNCQ_EKILLED (too late).
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking: the system's process-table mutex, held for a scan of
+ * self's and pid's links or monitors (src/po/links.c); it never waits for
+ * pid itself. */
 SYNCQ_API int syncq_po_trap_exits(syncq_po_proc *self, bool on);
 
 /* ---- registered names (Erlang's register/2, whereis/1, unregister/1) ----
@@ -489,22 +615,42 @@ SYNCQ_API int syncq_po_trap_exits(syncq_po_proc *self, bool on);
  * process, or pid has a name already; SYNCQ_EINVAL for NULL sys or
  * name, an empty name or one longer than SYNCQ_PO_NAME_MAX, or pid's slot
  * outside the table; SYNCQ_ENOENT when no process has had pid;
- * SYNCQ_EDEAD when it has exited or is stale; SYNCQ_ENOMEM. */
+ * SYNCQ_EDEAD when it has exited or is stale; SYNCQ_ENOMEM.
+ * Thread safety: any thread, process or not, concurrently with every other
+ * call on sys (see above). Not from a signal handler (the postoffice is not
+ * async-signal-safe).
+ * Progress: blocking: the system's process-table mutex (src/po/names.c).
+ * Example: `syncq_po_register(sys, "logger", pid);` */
 SYNCQ_API int syncq_po_register(syncq_po_system *sys, const char *name, syncq_po_pid pid);
 
 /* The pid registered under name in *pid. SYNCQ_OK; SYNCQ_ENOENT when
  * nobody (live) has it; SYNCQ_EINVAL for NULL arguments, an empty or too
- * long name. */
+ * long name.
+ * Thread safety: any thread, process or not, concurrently with every other
+ * call on sys (see above). Not from a signal handler (the postoffice is not
+ * async-signal-safe).
+ * Progress: blocking: the system's process-table mutex (src/po/names.c). */
 SYNCQ_API int syncq_po_whereis(syncq_po_system *sys, const char *name, syncq_po_pid *pid);
 
 /* Take name away from its process (which may register another). SYNCQ_OK;
- * SYNCQ_ENOENT when nobody (live) has it; SYNCQ_EINVAL as whereis. */
+ * SYNCQ_ENOENT when nobody (live) has it; SYNCQ_EINVAL as whereis.
+ * Thread safety: any thread, process or not, concurrently with every other
+ * call on sys (see above). Not from a signal handler (the postoffice is not
+ * async-signal-safe).
+ * Progress: blocking: the system's process-table mutex (src/po/names.c). */
 SYNCQ_API int syncq_po_unregister(syncq_po_system *sys, const char *name);
 
 /* ---- messages ---- */
 
 /* A message with room for len bytes (its len set to len, type 0) in *out.
- * SYNCQ_EINVAL for NULL or len > SYNCQ_PO_MAX_MSG; SYNCQ_ENOMEM. */
+ * SYNCQ_EINVAL for NULL or len > SYNCQ_PO_MAX_MSG; SYNCQ_ENOMEM.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: lock-free: a pop from self's free list (src/po/postoffice.c);
+ * it allocates when the list is empty or the payload buffer is too small
+ * ("mutex-nofree": every time).
+ * Example: `syncq_po_msg *m; syncq_po_get(self, 8, &m); memcpy(m->data, "ping", 5); syncq_po_send(self, to, m, SYNCQ_PO_LINK);` */
 SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 
 /* Send msg to process `to` (its sender field is set to self's pid).
@@ -512,7 +658,16 @@ SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
  * outside the table; SYNCQ_ENOENT when no process has had that pid yet;
  * SYNCQ_EDEAD when it has exited (or its slot has been reused: a stale
  * pid); SYNCQ_ENOMEM (COPY when no message could be had). On any
- * error the message is still the caller's. */
+ * error the message is still the caller's.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe). Any number of
+ * processes may send to one process at the same time.
+ * Progress: the system's mailbox's enqueue (syncq_po_mailbox_info,
+ * src/po/mbox_<name>.c): wait-free for "mpsc", lock-free for "nonblocking",
+ * blocking for "mutex", "mutex-nofree", "ttas" and "two-lock"; COPY adds a
+ * lock-free pop and push (and may allocate); waking a sleeping receiver is
+ * one futex wake or one push onto a fiber run queue. */
 SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
 
 /* Receive the next message of the inbox into *out, yielding the processor
@@ -520,17 +675,40 @@ SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *
  * runnable fibers and then parks until a message arrives (polling would
  * make each message wait for a pass over every fiber).
  * SYNCQ_EINVAL for NULL, or when the caller is not the process `self`
- * (another thread or fiber: the inbox has one consumer). */
+ * (another thread or fiber: the inbox has one consumer).
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe). The inbox has
+ * one consumer: only self receives from it. From a fiber: it yields to the
+ * other fibers, then parks.
+ * Progress: blocking by purpose: it waits for a message (a thread yields
+ * the processor in a loop, a fiber parks); the dequeue itself is the
+ * mailbox's (see syncq_po_send).
+ * Example: `syncq_po_msg *m; while (syncq_po_recv(self, &m) == SYNCQ_OK) { handle(m); syncq_po_free(self, m); }` */
 SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
 
 /* The same, but sleeping while the inbox is empty (a thread on a futex; a
  * fiber parks, costing no CPU); the next send to this process wakes it.
- * SYNCQ_EINVAL as recv. */
+ * SYNCQ_EINVAL as recv.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe). The inbox has
+ * one consumer: only self receives from it.
+ * Progress: blocking by purpose: it sleeps (a thread on a futex, a fiber
+ * parked) until a send wakes it. */
 SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
 
 /* One attempt: SYNCQ_OK with *out, or SYNCQ_EMPTY. SYNCQ_EINVAL as recv.
  * (In "mpsc", a message whose sender is between its two steps is not yet
- * visible: try_recv may report SYNCQ_EMPTY until that sender resumes.) */
+ * visible: try_recv may report SYNCQ_EMPTY until that sender resumes.)
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe). The inbox has
+ * one consumer: only self receives from it.
+ * Progress: it never waits for a message (SYNCQ_EMPTY); the dequeue is the
+ * mailbox's: wait-free for "mpsc" (which may hide messages behind a
+ * preempted sender), lock-free for "nonblocking", blocking for the
+ * lock-based mailboxes. */
 SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
 
 /* Receive with a deadline: the next message of the inbox into *out, or
@@ -541,7 +719,13 @@ SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
  * deadline passes (late by as long as that scheduler is busy running a
  * fiber that does not switch); a thread sleeps on a timed futex wait.
  * SYNCQ_EINVAL as recv; SYNCQ_ENOMEM (a fiber: its scheduler's timer heap
- * could not grow). Erlang's `receive ... after T`. */
+ * could not grow). Erlang's `receive ... after T`.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe). The inbox has
+ * one consumer: only self receives from it.
+ * Progress: blocking by purpose, at most timeout_ns (a fiber's wake-up is
+ * late by as long as its scheduler runs a fiber that does not switch). */
 SYNCQ_API int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, syncq_po_msg **out);
 
 /* Sleep ns nanoseconds. A fiber parks on its scheduler's timer heap (the
@@ -549,7 +733,12 @@ SYNCQ_API int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, sy
  * fiber, which blocks its scheduler thread); messages that arrive stay in
  * the inbox. A thread sleeps on a timed futex wait (a killing exit signal
  * ends the sleep: SYNCQ_EKILLED). SYNCQ_OK; SYNCQ_EINVAL for NULL or a
- * caller that is not `self`; SYNCQ_ENOMEM as recv_timeout. */
+ * caller that is not `self`; SYNCQ_ENOMEM as recv_timeout.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe). From a fiber:
+ * it parks (never call sleep(3) there).
+ * Progress: blocking by purpose: it waits ns nanoseconds. */
 SYNCQ_API int syncq_po_sleep(syncq_po_proc *self, uint64_t ns);
 
 /* Announce a call that will block the calling thread (read on a pipe, a
@@ -561,11 +750,22 @@ SYNCQ_API int syncq_po_sleep(syncq_po_proc *self, uint64_t ns);
  * in between. A thread process (attached, or of a thread system) blocks
  * only itself: both return SYNCQ_OK and do nothing. SYNCQ_OK; SYNCQ_EINVAL
  * for NULL, for a begin after a begin or an end with no begin (fibers).
- * Call on the process's own thread or fiber, with its own handle. */
+ * Call on the process's own thread or fiber, with its own handle.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking, briefly: the fiber system's mutex to hand the
+ * caller's queue to a spare scheduler thread; a thread process does nothing
+ * (wait-free).
+ * Example: `syncq_po_blocking_begin(self); n = read(fd, buf, len); syncq_po_blocking_end(self);` */
 SYNCQ_API int syncq_po_blocking_begin(syncq_po_proc *self);
 /* End what syncq_po_blocking_begin announced: the caller's scheduler is
  * no longer taken to be blocked, and the spare serving it retires once
- * it has handed its fibers back. Statuses and callers as begin's. */
+ * it has handed its fibers back. Statuses and callers as begin's.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: as syncq_po_blocking_begin. */
 SYNCQ_API int syncq_po_blocking_end(syncq_po_proc *self);
 
 /* Send msg to `to` after delay_ns nanoseconds (linked, as SYNCQ_PO_LINK;
@@ -578,23 +778,45 @@ SYNCQ_API int syncq_po_blocking_end(syncq_po_proc *self);
  * SYNCQ_EINVAL for NULL, msg->len > msg->cap, or `to`'s slot outside the
  * table; SYNCQ_ENOENT, SYNCQ_EDEAD as send; SYNCQ_ENOMEM; SYNCQ_ELIMIT
  * when the timer thread could not start. On an error the message is
- * still the caller's. Any process may call it for its own `self`. */
+ * still the caller's. Any process may call it for its own `self`.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking: it allocates the timer and takes the mutex of the
+ * timer heap it joins (the caller's scheduler's, or the thread system's
+ * timer thread's, started on first use: src/po/timer.c). */
 SYNCQ_API int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, uint64_t delay_ns);
 
 /* Let other processes run: a fiber yields to the other runnable fibers of
  * its scheduler (returning at once when there are none), a thread to the
  * kernel (sched_yield). For processes that wait on something other than
  * their inbox (a fiber must not spin without yielding). SYNCQ_EINVAL for
- * NULL or when the caller is not the process `self`. */
+ * NULL or when the caller is not the process `self`.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: wait-free as far as the postoffice goes: one switch to the next
+ * runnable fiber (or sched_yield); it returns when the scheduler runs the
+ * caller again. */
 SYNCQ_API int syncq_po_yield(syncq_po_proc *self);
 
 /* The calling process's stack: its lowest address in *lo and its size
  * (either may be NULL). A fiber: its pooled stack; a thread: its thread's
  * stack. SYNCQ_EINVAL for NULL or a caller that is not `self`; SYNCQ_ESYS
- * when the thread's stack cannot be read. */
+ * when the thread's stack cannot be read.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: wait-free for a fiber; a thread's stack is read from the system
+ * (pthread_getattr_np). */
 SYNCQ_API int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size);
 
-/* Give a message back to the own free list. SYNCQ_EINVAL for NULL. */
+/* Give a message back to the own free list. SYNCQ_EINVAL for NULL.
+ * Thread safety: by the process self itself (its own thread or fiber, with
+ * its own handle), concurrently with every other process's calls. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: lock-free: a push onto self's free list ("mutex-nofree":
+ * free()). */
 SYNCQ_API int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg);
 
 #ifdef __cplusplus

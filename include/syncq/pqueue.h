@@ -66,11 +66,50 @@ typedef struct syncq_pqueue syncq_pqueue;
 
 /* Create a priority queue of the named algorithm (cfg may be NULL).
  * SYNCQ_EINVAL for NULL algo or out, SYNCQ_ENOENT for an unknown name,
- * SYNCQ_ENOMEM, or the algorithm's init status. */
+ * SYNCQ_ENOMEM, or the algorithm's init status.
+ * Thread safety: any thread, concurrently with any other call (each call
+ * makes a priority queue of its own; the name is looked up as
+ * syncq_registry_find does); not from a signal handler (malloc, and the
+ * registry's first use). The priority queue it makes lives in this
+ * process's heap: it cannot be shared between processes.
+ * Progress: not a concurrent operation (the object is new): it allocates
+ * (malloc) and runs the algorithm's init; the process's first registry call
+ * waits while the built-in entries are put in.
+ * Example: `syncq_pqueue *q; int r = syncq_pqueue_create("linden-jonsson", NULL, &q);` */
 SYNCQ_API int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *cfg, syncq_pqueue **out);
+/* Thread safety: once every other call on the priority queue has returned,
+ * by one thread; not from a signal handler (free).
+ * Progress: not a concurrent operation: it runs alone on the priority
+ * queue, with no other call on it to wait for. */
 SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q);                                  /* EINVAL: NULL */
+/* Thread safety: as the algorithm's own insert and delete_min: any number
+ * of threads may call insert and delete_min on the same priority queue at
+ * the same time, never concurrently with its destroy. From a signal
+ * handler: only where the algorithm's registry entry has
+ * SYNCQ_PROP_SIGNAL_SAFE (syncq_pqueue_algo(q)->props); the dispatch itself
+ * is one indirect call. From a postoffice fiber: yes for lock-free and
+ * wait-free algorithms; a blocking one holds the fiber's scheduler thread
+ * while it waits.
+ * Progress: the algorithm's: syncq_pqueue_algo(q)->progress
+ * (syncq_progress_name names it; its registry entry and the contract block
+ * of its source file say why); the generic call adds one indirect call. */
 SYNCQ_API int syncq_pqueue_insert(syncq_pqueue *q, uint64_t key, void *payload);      /* OK, ENOMEM, EINVAL */
+/* Thread safety: as the algorithm's own insert and delete_min: any number
+ * of threads may call insert and delete_min on the same priority queue at
+ * the same time, never concurrently with its destroy. From a signal
+ * handler: only where the algorithm's registry entry has
+ * SYNCQ_PROP_SIGNAL_SAFE (syncq_pqueue_algo(q)->props); the dispatch itself
+ * is one indirect call. From a postoffice fiber: yes for lock-free and
+ * wait-free algorithms; a blocking one holds the fiber's scheduler thread
+ * while it waits.
+ * Progress: the algorithm's: syncq_pqueue_algo(q)->progress
+ * (syncq_progress_name names it; its registry entry and the contract block
+ * of its source file say why); the generic call adds one indirect call.
+ * Example: `uint64_t key; void *payload; int r = syncq_pqueue_delete_min(q, &key, &payload);` */
 SYNCQ_API int syncq_pqueue_delete_min(syncq_pqueue *q, uint64_t *key, void **payload); /* OK, EMPTY, EINVAL */
+/* Thread safety: any thread, at any time between create and destroy, from a
+ * signal handler too (one load).
+ * Progress: wait-free. */
 SYNCQ_API const syncq_algo *syncq_pqueue_algo(const syncq_pqueue *q);                 /* NULL for NULL */
 
 #ifdef __cplusplus

@@ -122,19 +122,33 @@ typedef struct syncq_pr_dw {
 
 /* 16-byte storage for double-width CAS, 16-byte aligned as cmpxchg16b
  * requires. Each half is an atomic word so a reader may load the halves one
- * at a time (syncq_pr_dw_load) and validate them with a CAS. */
+ * at a time (syncq_pr_dw_load) and validate them with a CAS. Writes to a
+ * pair that others update with syncq_pr_dwcas go through syncq_pr_dwcas
+ * too, never a single-width CAS, AND or store on one half: where the
+ * double-width CAS is a lock around a read and a write (ThreadSanitizer's
+ * runtime; libatomic on machines without a 16-byte CAS instruction), such
+ * a write can land between the two and be overwritten. */
 typedef struct syncq_pr_dw_atomic {
   SYNCQ_ALIGNAS(16) _Atomic(uint64_t) lo;
   _Atomic(uint64_t) hi;
 } syncq_pr_dw_atomic;
 
-/* True when the running CPU has a double-width CAS (x86-64: CPUID CX16). */
+/* True when the running CPU has a double-width CAS (x86-64: CPUID CX16).
+ * Thread safety: any thread, any time, from a signal handler too (the
+ * answer is cached in one atomic word; racing first calls both ask the
+ * CPU).
+ * Progress: wait-free. */
 SYNCQ_API bool syncq_pr_dwcas_available(void);
 
 /* Double-width CAS, seq_cst. Same contract as syncq_pr_cas_u64 on 16 bytes.
  * Callers must have checked syncq_pr_dwcas_available(). */
 static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, syncq_pr_dw desired) {
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(SYNCQ_DWCAS_BUILTIN)
+#if defined(SYNCQ_PR_DWCAS_OVERRIDE)
+  /* Race tests only (tests/support/syncq_race.h): a double-width CAS made
+   * of a lock, as ThreadSanitizer's runtime and lock-based libatomic make
+   * it, with a race point between its read and its write. */
+  return SYNCQ_PR_DWCAS_OVERRIDE(&p->lo, &p->hi, &expected->lo, &expected->hi, desired.lo, desired.hi);
+#elif defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(SYNCQ_DWCAS_BUILTIN)
   bool ok;
   /* lock-prefixed: a full barrier on x86-64, so seq_cst as documented. */
   __asm__ __volatile__("lock cmpxchg16b %1"

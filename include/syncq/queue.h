@@ -30,13 +30,16 @@
  *   "scq-remap"    the same with Nikolaev's cache remapping (many threads at
  *                  consecutive tickets on different lines; one producer and one
  *                  consumer lose their batching)
- *   (scq2)         SCQ2, Nikolaev 2019: items in double-width cells of one FAA ring;
- *                  typed API only, not in the registry (a lost item is open: scq2.c)
+ *   "scq2"         SCQ2, Nikolaev 2019: items in double-width cells of one FAA ring
  *                  (not linearizable at FULL)
  *   "lcrq"         LCRQ, Morrison & Afek 2013: linked FAA rings, double-width CAS
  *                  (queue/lcrq.h)
+ *   "wcq"          wCQ, Nikolaev & Ravindran 2022: SCQ made wait-free (slow path, helping),
+ *                  double-width CAS (queue/wcq.h) (not linearizable at FULL)
  *   "lprq"         LPRQ, Romanov & Koval 2023: LCRQ with single-width CAS rings
  *                  (queue/lprq.h)
+ *   "wfqueue"      YMC wfqueue, Yang & Mellor-Crummey 2016: wait-free, FAA on an
+ *                  infinite array of linked segments, slow path helped (queue/wfqueue.h)
  *   "single-lock"  linked queue behind one lock from the registry ("ttas")
  *   "two-lock"     Michael & Scott's two-lock queue               001 Figure 2
  *   "ms"           Michael & Scott non-blocking, counted pointers + free list  001 §4.1
@@ -119,20 +122,62 @@ typedef struct syncq_queue syncq_queue;
 /* Create a queue of the named algorithm and capacity. SYNCQ_EINVAL for
  * NULL arguments or a capacity the algorithm refuses, SYNCQ_ENOENT for an
  * unknown name, SYNCQ_ENOMEM when allocation fails, or the algorithm's
- * init status (e.g. SYNCQ_ENOTSUP). */
+ * init status (e.g. SYNCQ_ENOTSUP).
+ * Thread safety: any thread, concurrently with any other call (each call
+ * makes a queue of its own; the name is looked up as syncq_registry_find
+ * does); not from a signal handler (malloc, and the registry's first use).
+ * The queue it makes lives in this process's heap: it cannot be shared
+ * between processes.
+ * Progress: not a concurrent operation (the object is new): it allocates
+ * (malloc) and runs the algorithm's init; the process's first registry call
+ * waits while the built-in entries are put in.
+ * Example: `syncq_queue *q; int r = syncq_queue_create("scq", 1024, &q);` */
 SYNCQ_API int syncq_queue_create(const char *algo, size_t capacity, syncq_queue **out);
 
-/* Destroy and free. SYNCQ_EINVAL for NULL. */
+/* Destroy and free. SYNCQ_EINVAL for NULL.
+ * Thread safety: once every other call on the queue has returned, by one
+ * thread; not from a signal handler (free).
+ * Progress: not a concurrent operation: it runs alone on the queue, with no
+ * other call on it to wait for. */
 SYNCQ_API int syncq_queue_destroy(syncq_queue *q);
 
 /* Enqueue a non-NULL item: SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL
- * queue or item (or a pointer the algorithm cannot store). */
+ * queue or item (or a pointer the algorithm cannot store).
+ * Thread safety: as the algorithm's own enqueue and dequeue: any number of
+ * threads may call enqueue and dequeue on the same queue at the same time
+ * (but one producer and one consumer at a time for an algorithm flagged
+ * SYNCQ_PROP_SPSC), never concurrently with its destroy. From a signal
+ * handler: only where the algorithm's registry entry has
+ * SYNCQ_PROP_SIGNAL_SAFE (syncq_queue_algo(q)->props); the dispatch itself
+ * is one indirect call. From a postoffice fiber: yes for lock-free and
+ * wait-free algorithms; a blocking one holds the fiber's scheduler thread
+ * while it waits.
+ * Progress: the algorithm's: syncq_queue_algo(q)->progress
+ * (syncq_progress_name names it; its registry entry and the contract block
+ * of its source file say why); the generic call adds one indirect call. */
 SYNCQ_API int syncq_queue_enqueue(syncq_queue *q, void *item);
 
-/* Dequeue into *item: SYNCQ_OK or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL. */
+/* Dequeue into *item: SYNCQ_OK or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL.
+ * Thread safety: as the algorithm's own enqueue and dequeue: any number of
+ * threads may call enqueue and dequeue on the same queue at the same time
+ * (but one producer and one consumer at a time for an algorithm flagged
+ * SYNCQ_PROP_SPSC), never concurrently with its destroy. From a signal
+ * handler: only where the algorithm's registry entry has
+ * SYNCQ_PROP_SIGNAL_SAFE (syncq_queue_algo(q)->props); the dispatch itself
+ * is one indirect call. From a postoffice fiber: yes for lock-free and
+ * wait-free algorithms; a blocking one holds the fiber's scheduler thread
+ * while it waits.
+ * Progress: the algorithm's: syncq_queue_algo(q)->progress
+ * (syncq_progress_name names it; its registry entry and the contract block
+ * of its source file say why); the generic call adds one indirect call.
+ * Example: `void *item; while (syncq_queue_dequeue(q, &item) == SYNCQ_EMPTY) syncq_yield();` */
 SYNCQ_API int syncq_queue_dequeue(syncq_queue *q, void **item);
 
-/* The registry entry the queue was created from (NULL for NULL). */
+/* The registry entry the queue was created from (NULL for NULL).
+ * Thread safety: any thread, at any time between create and destroy, from a
+ * signal handler too (one load).
+ * Progress: wait-free.
+ * Example: `puts(syncq_progress_name(syncq_queue_algo(q)->progress));` ("lock-free") */
 SYNCQ_API const syncq_algo *syncq_queue_algo(const syncq_queue *q);
 
 #ifdef __cplusplus

@@ -65,19 +65,36 @@ typedef struct syncq_freelist {
 } syncq_freelist;
 
 /* Initialise an empty list. SYNCQ_EINVAL for NULL; SYNCQ_ENOTSUP without
- * double-width CAS. */
+ * double-width CAS.
+ * Thread safety: before any other call on the list, by one thread.
+ * Progress: wait-free (a few stores). */
 SYNCQ_API int syncq_freelist_init(syncq_freelist *fl);
 
 /* Push n links found at base + i*stride + link_offset (i < n): turns an
  * array of nodes into the list's pool. SYNCQ_EINVAL for NULL fl/base with
- * n > 0, a stride smaller than a link, or a misaligned link. */
+ * n > 0, a stride smaller than a link, or a misaligned link.
+ * Thread safety: any thread, concurrently with pushes and pops on the same
+ * list (each link goes in by a push), with links no one else uses yet; from
+ * a signal handler too.
+ * Progress: lock-free (one push per link). */
 SYNCQ_API int syncq_freelist_fill(syncq_freelist *fl, void *base, size_t n, size_t stride, size_t link_offset);
 
-/* Push one link. Lock-free (one double-width CAS when uncontended). */
+/* Push one link. Lock-free (one double-width CAS when uncontended).
+ * Thread safety: any thread, concurrently with pushes and pops on the same
+ * list; from a signal handler too (no locks, no allocation:
+ * src/reclaim/freelist.c). Not from several processes (links hold
+ * addresses).
+ * Progress: lock-free: a CAS fails only because another push or pop
+ * succeeded (contract: src/reclaim/freelist.c). */
 SYNCQ_API int syncq_freelist_push(syncq_freelist *fl, syncq_fl_link *link);
 
 /* Pop one link into *out: SYNCQ_OK, SYNCQ_EMPTY, or SYNCQ_EINVAL.
- * Lock-free (one double-width CAS when uncontended). */
+ * Lock-free (one double-width CAS when uncontended).
+ * Thread safety: any thread, concurrently with pushes and pops on the same
+ * list; from a signal handler too (no locks, no allocation:
+ * src/reclaim/freelist.c). Not from several processes (links hold
+ * addresses).
+ * Progress: lock-free (contract: src/reclaim/freelist.c). */
 SYNCQ_API int syncq_freelist_pop(syncq_freelist *fl, syncq_fl_link **out);
 
 /* The node that embeds a link, from the link's address. */
@@ -96,21 +113,42 @@ typedef void (*syncq_hp_free_fn)(void *node, void *ctx);
 
 /* Create a domain whose records have `slots` hazard slots (1..8) and that
  * frees retired nodes with free_fn(node, ctx). SYNCQ_EINVAL for a bad
- * argument, SYNCQ_ENOMEM. */
+ * argument, SYNCQ_ENOMEM.
+ * Thread safety: any thread; not from a signal handler (malloc).
+ * Progress: blocking only as malloc is; not a concurrent operation (the
+ * domain is new). */
 SYNCQ_API int syncq_hp_domain_create(unsigned slots, syncq_hp_free_fn free_fn, void *ctx, syncq_hp_domain **out);
 
 /* Free every retired node and the domain. No thread may be inside
  * enter/leave on it. SYNCQ_EINVAL for NULL, SYNCQ_EBUSY if a record is
- * still entered (nothing is freed then). */
+ * still entered (nothing is freed then).
+ * Thread safety: once no thread is inside enter/leave on the domain, by one
+ * thread; not from a signal handler.
+ * Progress: not a concurrent operation: it runs alone on the domain
+ * (SYNCQ_EBUSY rather than wait for an entered record). */
 SYNCQ_API int syncq_hp_domain_destroy(syncq_hp_domain *d);
 
 /* Take a record for the calling thread's next operation: the thread's
  * kept record for this domain, or another one when that is entered
  * already (nested operations get distinct records). SYNCQ_OK,
- * SYNCQ_EINVAL, or SYNCQ_ENOMEM (no record could be allocated). */
+ * SYNCQ_EINVAL, or SYNCQ_ENOMEM (no record could be allocated).
+ * Thread safety: any thread, concurrently with every call on the domain;
+ * not from a signal handler (it may allocate); not from several processes.
+ * From a postoffice fiber: yes, with leave before any call that may switch
+ * fibers.
+ * Progress: wait-free on a cache hit, lock-free when it must take a free
+ * record; it takes a process-wide mutex (blocking) only to allocate a new
+ * record (contract: src/reclaim/hazard.c). */
 SYNCQ_API int syncq_hp_enter(syncq_hp_domain *d, syncq_hp_record **out);
 
-/* Clear the record's slots and end the operation. NULL is ignored. */
+/* Clear the record's slots and end the operation. NULL is ignored.
+ * Thread safety: by the thread that entered the record (a record belongs to
+ * one thread's operation), concurrently with every other thread's calls on
+ * the domain; not from a signal handler (src/reclaim/hazard.c); not from
+ * several processes. From a postoffice fiber: only between calls that may
+ * switch fibers (a record is the thread's, and the fiber may resume on
+ * another thread).
+ * Progress: wait-free (a store per slot). */
 SYNCQ_API void syncq_hp_leave(syncq_hp_record *rec);
 
 /* End the operation but leave the slots published: the nodes they hold
@@ -118,38 +156,92 @@ SYNCQ_API void syncq_hp_leave(syncq_hp_record *rec);
  * next operation on the domain), exits, or the domain is destroyed. With
  * syncq_hp_held, a structure whose threads return to the same node
  * (LCRQ's current ring) skips the protect's store and fence. A nested
- * record (not the thread's kept one) is cleared as by syncq_hp_leave. */
+ * record (not the thread's kept one) is cleared as by syncq_hp_leave.
+ * Thread safety: by the thread that entered the record (a record belongs to
+ * one thread's operation), concurrently with every other thread's calls on
+ * the domain; not from a signal handler (src/reclaim/hazard.c); not from
+ * several processes. From a postoffice fiber: only between calls that may
+ * switch fibers (a record is the thread's, and the fiber may resume on
+ * another thread).
+ * Progress: wait-free. */
 SYNCQ_API void syncq_hp_leave_keep(syncq_hp_record *rec);
 
 /* What the slot holds now (the calling thread's own record): a node read
  * from the structure that equals it is protected, as if by protect, since
  * the slot has held it without a gap. NULL for a NULL record or a slot out
- * of range. */
+ * of range.
+ * Thread safety: by the thread that entered the record (a record belongs to
+ * one thread's operation), concurrently with every other thread's calls on
+ * the domain; not from a signal handler (src/reclaim/hazard.c); not from
+ * several processes. From a postoffice fiber: only between calls that may
+ * switch fibers (a record is the thread's, and the fiber may resume on
+ * another thread).
+ * Progress: wait-free (one load). */
 SYNCQ_API void *syncq_hp_held(syncq_hp_record *rec, unsigned slot);
 
 /* Announce that the pointer currently stored in *src is in use: loads it,
  * publishes it in slot, and re-reads *src until both agree; returns it
  * (possibly NULL). After this, the node cannot be freed until the slot is
- * cleared or overwritten. */
+ * cleared or overwritten.
+ * Thread safety: by the thread that entered the record (a record belongs to
+ * one thread's operation), concurrently with every other thread's calls on
+ * the domain; not from a signal handler (src/reclaim/hazard.c); not from
+ * several processes. From a postoffice fiber: only between calls that may
+ * switch fibers (a record is the thread's, and the fiber may resume on
+ * another thread).
+ * Progress: lock-free: it re-reads *src until it agrees with the published
+ * slot, which fails only when another thread changed *src (contract:
+ * src/reclaim/hazard.c). */
 SYNCQ_API void *syncq_hp_protect(syncq_hp_record *rec, unsigned slot, _Atomic(void *) *src);
 
 /* Publish p in slot directly (the caller validates it afterwards). The
  * store is seq_cst so the caller's validating load cannot be reordered
- * before it. */
+ * before it.
+ * Thread safety: by the thread that entered the record (a record belongs to
+ * one thread's operation), concurrently with every other thread's calls on
+ * the domain; not from a signal handler (src/reclaim/hazard.c); not from
+ * several processes. From a postoffice fiber: only between calls that may
+ * switch fibers (a record is the thread's, and the fiber may resume on
+ * another thread).
+ * Progress: wait-free (one seq_cst store). */
 SYNCQ_API void syncq_hp_set(syncq_hp_record *rec, unsigned slot, void *p);
 
-/* Clear one slot (a release store). */
+/* Clear one slot (a release store).
+ * Thread safety: by the thread that entered the record (a record belongs to
+ * one thread's operation), concurrently with every other thread's calls on
+ * the domain; not from a signal handler (src/reclaim/hazard.c); not from
+ * several processes. From a postoffice fiber: only between calls that may
+ * switch fibers (a record is the thread's, and the fiber may resume on
+ * another thread).
+ * Progress: wait-free (one release store). */
 SYNCQ_API void syncq_hp_clear(syncq_hp_record *rec, unsigned slot);
 
 /* Hand over a node that is no longer reachable from the structure: freed
  * by the domain's free_fn once no slot holds it (possibly now, in a scan).
  * SYNCQ_EINVAL for NULL, SYNCQ_ENOMEM if the retired list cannot grow (the
  * node is then freed after a scan if it is safe, else kept for a later
- * retry; never leaked silently: see the contract in src/reclaim/hazard.c). */
+ * retry; never leaked silently: see the contract in src/reclaim/hazard.c).
+ * Thread safety: by the thread that entered the record (a record belongs to
+ * one thread's operation), concurrently with every other thread's calls on
+ * the domain; not from a signal handler (src/reclaim/hazard.c); not from
+ * several processes. From a postoffice fiber: only between calls that may
+ * switch fibers (a record is the thread's, and the fiber may resume on
+ * another thread).
+ * Progress: lock-free: every R retirements it scans the domain's records
+ * (bounded by their number) and frees through free_fn; growing the retired
+ * list calls realloc. */
 SYNCQ_API int syncq_hp_retire(syncq_hp_record *rec, void *node);
 
 /* Scan now: free every retired node of this record that no slot holds.
- * Returns how many were freed. */
+ * Returns how many were freed.
+ * Thread safety: by the thread that entered the record (a record belongs to
+ * one thread's operation), concurrently with every other thread's calls on
+ * the domain; not from a signal handler (src/reclaim/hazard.c); not from
+ * several processes. From a postoffice fiber: only between calls that may
+ * switch fibers (a record is the thread's, and the fiber may resume on
+ * another thread).
+ * Progress: lock-free: bounded by the domain's records and this record's
+ * retired nodes (free_fn's own cost aside). */
 SYNCQ_API size_t syncq_hp_scan(syncq_hp_record *rec);
 
 /* ------------------------------------------------------------ epochs (EBR) */
@@ -169,38 +261,77 @@ typedef struct syncq_ebr_link {
 typedef void (*syncq_ebr_free_fn)(syncq_ebr_link *node, void *ctx);
 
 /* Create a domain that frees retired nodes with free_fn(node, ctx).
- * SYNCQ_EINVAL for a NULL free_fn or out, SYNCQ_ENOMEM. */
+ * SYNCQ_EINVAL for a NULL free_fn or out, SYNCQ_ENOMEM.
+ * Thread safety: any thread; not from a signal handler (malloc).
+ * Progress: blocking only as malloc is; not a concurrent operation (the
+ * domain is new). */
 SYNCQ_API int syncq_ebr_domain_create(syncq_ebr_free_fn free_fn, void *ctx, syncq_ebr_domain **out);
 
 /* Free every node still in a limbo list, then the domain. SYNCQ_EINVAL for
- * NULL, SYNCQ_EBUSY if a critical section is open (nothing is freed). */
+ * NULL, SYNCQ_EBUSY if a critical section is open (nothing is freed).
+ * Thread safety: once no critical section is open on the domain, by one
+ * thread; not from a signal handler.
+ * Progress: not a concurrent operation: it runs alone on the domain
+ * (SYNCQ_EBUSY rather than wait). */
 SYNCQ_API int syncq_ebr_domain_destroy(syncq_ebr_domain *d);
 
 /* Open a critical section: take a record and announce the current epoch.
  * Nodes reachable from the structure when (or after) this returns stay
  * allocated until the matching syncq_ebr_leave. A thread may hold several
  * records at once (each is an independent critical section). SYNCQ_OK,
- * SYNCQ_EINVAL, SYNCQ_ENOMEM (no record could be allocated). */
+ * SYNCQ_EINVAL, SYNCQ_ENOMEM (no record could be allocated).
+ * Thread safety: any thread, concurrently with every call on the domain;
+ * not from a signal handler (it may allocate). From a postoffice fiber:
+ * yes; a fiber that stays inside a critical section across a call that may
+ * switch fibers holds back every retired node of the domain meanwhile.
+ * Progress: lock-free; it takes a process-wide mutex only to allocate a new
+ * record, the first time a thread meets a domain (contract:
+ * src/reclaim/ebr.c). */
 SYNCQ_API int syncq_ebr_enter(syncq_ebr_domain *d, syncq_ebr_record **out);
 
 /* Close the critical section (the thread's quiescent point for this
- * record). NULL is ignored. */
+ * record). NULL is ignored.
+ * Thread safety: by the thread that entered the record, inside its critical
+ * section where the comment says so, concurrently with every other thread's
+ * calls on the domain; not from a signal handler (a handler interrupting a
+ * critical section of the same record would corrupt its lists:
+ * src/reclaim/ebr.c); not from several processes.
+ * Progress: wait-free. */
 SYNCQ_API void syncq_ebr_leave(syncq_ebr_record *rec);
 
 /* Hand over a node already unlinked from the structure (no new critical
  * section can reach it): freed once every critical section open now has
  * closed. Must be called inside rec's critical section. Never allocates.
- * SYNCQ_EINVAL for NULL or a record that is not entered. */
+ * SYNCQ_EINVAL for NULL or a record that is not entered.
+ * Thread safety: by the thread that entered the record, inside its critical
+ * section where the comment says so, concurrently with every other thread's
+ * calls on the domain; not from a signal handler (a handler interrupting a
+ * critical section of the same record would corrupt its lists:
+ * src/reclaim/ebr.c); not from several processes.
+ * Progress: lock-free (every SYNCQ_EBR_COLLECT_EVERY retirements it runs
+ * syncq_ebr_collect); never allocates. */
 SYNCQ_API int syncq_ebr_retire(syncq_ebr_record *rec, syncq_ebr_link *node);
 
 /* Try to advance the global epoch and free what rec's limbo lists may
  * free now; returns how many nodes were freed (0 for NULL). Retire calls
  * it every SYNCQ_EBR_COLLECT_EVERY retirements; call it inside rec's
- * critical section. */
+ * critical section.
+ * Thread safety: by the thread that entered the record, inside its critical
+ * section where the comment says so, concurrently with every other thread's
+ * calls on the domain; not from a signal handler (a handler interrupting a
+ * critical section of the same record would corrupt its lists:
+ * src/reclaim/ebr.c); not from several processes.
+ * Progress: lock-free: one scan of every record of the domain (O(records)),
+ * plus free_fn for what it frees. The epoch advances only when every open
+ * critical section has seen the current one, so a thread stalled inside one
+ * holds back reclamation (not the other threads' progress). */
 SYNCQ_API size_t syncq_ebr_collect(syncq_ebr_record *rec);
 #define SYNCQ_EBR_COLLECT_EVERY 64
 
-/* The domain's global epoch (for tests and statistics); 0 for NULL. */
+/* The domain's global epoch (for tests and statistics); 0 for NULL.
+ * Thread safety: any thread, any time the domain exists (one load); from a
+ * signal handler too.
+ * Progress: wait-free. */
 SYNCQ_API uint64_t syncq_ebr_epoch(const syncq_ebr_domain *d);
 
 #ifdef __cplusplus

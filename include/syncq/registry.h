@@ -92,41 +92,72 @@ typedef struct syncq_algo {
 } syncq_algo;
 
 /* "lock", "barrier", "counter", "queue", "stack", "pqueue"; NULL when f is
- * not a family. */
+ * not a family.
+ * Thread safety: any thread, any time, from a signal handler too (it reads
+ * a constant table).
+ * Progress: wait-free. */
 SYNCQ_API const char *syncq_family_name(syncq_family f);
 
 /* Parse a family name. SYNCQ_ENOENT for an unknown name, SYNCQ_EINVAL for
- * NULL arguments. */
+ * NULL arguments.
+ * Thread safety: any thread, any time, from a signal handler too (strcmp
+ * against a constant table).
+ * Progress: wait-free.
+ * Example: `syncq_family f; syncq_family_from_name("queue", &f);` */
 SYNCQ_API int syncq_family_from_name(const char *name, syncq_family *out);
 
-/* "blocking", "obstruction-free", "lock-free", "wait-free"; NULL otherwise. */
+/* "blocking", "obstruction-free", "lock-free", "wait-free"; NULL otherwise.
+ * Thread safety: any thread, any time, from a signal handler too.
+ * Progress: wait-free.
+ * Example: `puts(syncq_progress_name(syncq_queue_algo(q)->progress));` */
 SYNCQ_API const char *syncq_progress_name(syncq_progress p);
 
 /* Comma-separated names of the properties in props ("fifo,bounded"), or
  * "-" for none, written to buf (NUL-terminated, truncated to len).
  * Returns the length the full text needs, or SYNCQ_EINVAL if buf is NULL
- * with len > 0. */
+ * with len > 0.
+ * Thread safety: any thread, any time (it writes only buf); not from a
+ * signal handler (snprintf is not async-signal-safe).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_props_format(uint32_t props, char *buf, size_t len);
 
 /* Parse a comma-separated list of property names, as syncq_props_format
  * writes it ("fifo,bounded", or "-" for none; spaces around names are not
  * allowed) into *out. SYNCQ_ENOENT for an unknown or empty name,
- * SYNCQ_EINVAL for NULL arguments. *out is written only on SYNCQ_OK. */
+ * SYNCQ_EINVAL for NULL arguments. *out is written only on SYNCQ_OK.
+ * Thread safety: any thread, any time, from a signal handler too (string
+ * compares against a constant table; it writes only *out).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_props_parse(const char *text, uint32_t *out);
 
 /* Find an algorithm. SYNCQ_OK with *out set; SYNCQ_ENOENT when the family
- * has no such name; SYNCQ_EINVAL for a NULL argument or a bad family. */
+ * has no such name; SYNCQ_EINVAL for a NULL argument or a bad family.
+ * Thread safety: any thread, concurrently with other lookups, listings and
+ * syncq_registry_add (an entry added meanwhile may or may not be seen);
+ * not from a signal handler (the process's first registry call runs
+ * pthread_once, which puts the built-in entries in under a mutex).
+ * Progress: wait-free once the built-in entries are in (a scan of at most
+ * SYNCQ_REGISTRY_MAX entries, no lock); the process's first registry call
+ * blocks while they are put in.
+ * Example: `const syncq_algo *a; syncq_registry_find(SYNCQ_FAMILY_QUEUE, "scq", &a);` */
 SYNCQ_API int syncq_registry_find(syncq_family f, const char *name, const syncq_algo **out);
 
 /* List the family's algorithms, in registration order: writes up to cap
  * pointers into out (out may be NULL when cap is 0) and returns how many
- * there are in all (negative SYNCQ_EINVAL for a bad family). */
+ * there are in all (negative SYNCQ_EINVAL for a bad family).
+ * Thread safety: as syncq_registry_find (an entry added during the call
+ * may or may not be listed).
+ * Progress: as syncq_registry_find. */
 SYNCQ_API int syncq_registry_list(syncq_family f, const syncq_algo **out, size_t cap);
 
 /* Register one more algorithm (the entry is referenced, not copied: it must
  * outlive every use). SYNCQ_EINVAL for NULL, a bad family, an empty name or
  * a missing ops table; SYNCQ_EEXIST when the name is taken in that family;
- * SYNCQ_ELIMIT past SYNCQ_REGISTRY_MAX entries. */
+ * SYNCQ_ELIMIT past SYNCQ_REGISTRY_MAX entries.
+ * Thread safety: any thread, concurrently with lookups, listings and other
+ * adds (adds take one mutex in turn); not from a signal handler.
+ * Progress: blocking (a process-wide mutex, held for a scan of the
+ * entries). */
 SYNCQ_API int syncq_registry_add(const syncq_algo *algo);
 
 /* Most entries the registry holds, built-in and added together. */

@@ -84,11 +84,47 @@ typedef struct syncq_stack syncq_stack;
 
 /* Create a stack of the named algorithm (cfg may be NULL). SYNCQ_EINVAL for
  * NULL algo or out, SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the
- * algorithm's init status. */
+ * algorithm's init status.
+ * Thread safety: any thread, concurrently with any other call (each call
+ * makes a stack of its own; the name is looked up as syncq_registry_find
+ * does); not from a signal handler (malloc, and the registry's first use).
+ * The stack it makes lives in this process's heap: it cannot be shared
+ * between processes.
+ * Progress: not a concurrent operation (the object is new): it allocates
+ * (malloc) and runs the algorithm's init; the process's first registry call
+ * waits while the built-in entries are put in.
+ * Example: `syncq_stack *s; int r = syncq_stack_create("treiber", NULL, &s);` */
 SYNCQ_API int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_stack **out);
+/* Thread safety: once every other call on the stack has returned, by one
+ * thread; not from a signal handler (free).
+ * Progress: not a concurrent operation: it runs alone on the stack, with no
+ * other call on it to wait for. */
 SYNCQ_API int syncq_stack_destroy(syncq_stack *s);               /* EINVAL: NULL */
+/* Thread safety: as the algorithm's own push and pop: any number of threads
+ * may call push and pop on the same stack at the same time, never
+ * concurrently with its destroy. From a signal handler: only where the
+ * algorithm's registry entry has SYNCQ_PROP_SIGNAL_SAFE
+ * (syncq_stack_algo(s)->props); the dispatch itself is one indirect call.
+ * From a postoffice fiber: yes for lock-free and wait-free algorithms; a
+ * blocking one holds the fiber's scheduler thread while it waits.
+ * Progress: the algorithm's: syncq_stack_algo(s)->progress
+ * (syncq_progress_name names it; its registry entry and the contract block
+ * of its source file say why); the generic call adds one indirect call. */
 SYNCQ_API int syncq_stack_push(syncq_stack *s, void *item);      /* OK, ENOMEM; EINVAL: NULL */
+/* Thread safety: as the algorithm's own push and pop: any number of threads
+ * may call push and pop on the same stack at the same time, never
+ * concurrently with its destroy. From a signal handler: only where the
+ * algorithm's registry entry has SYNCQ_PROP_SIGNAL_SAFE
+ * (syncq_stack_algo(s)->props); the dispatch itself is one indirect call.
+ * From a postoffice fiber: yes for lock-free and wait-free algorithms; a
+ * blocking one holds the fiber's scheduler thread while it waits.
+ * Progress: the algorithm's: syncq_stack_algo(s)->progress
+ * (syncq_progress_name names it; its registry entry and the contract block
+ * of its source file say why); the generic call adds one indirect call. */
 SYNCQ_API int syncq_stack_pop(syncq_stack *s, void **item);      /* OK, EMPTY; EINVAL: NULL */
+/* Thread safety: any thread, at any time between create and destroy, from a
+ * signal handler too (one load).
+ * Progress: wait-free. */
 SYNCQ_API const syncq_algo *syncq_stack_algo(const syncq_stack *s); /* NULL for NULL */
 
 #ifdef __cplusplus

@@ -29,16 +29,30 @@ typedef struct syncq_stats {
   uint64_t blocks;       /* futex or condition-variable sleeps */
 } syncq_stats;
 
-/* The calling thread's counters (never NULL). */
+/* The calling thread's counters (never NULL).
+ * Thread safety: any thread: each gets its own counters (thread-local
+ * storage, initial-exec model, so a signal handler may call it too and
+ * reads the interrupted thread's counters). Another thread may read the
+ * returned counters only once this thread is done counting (they are plain
+ * words).
+ * Progress: wait-free. */
 SYNCQ_API syncq_stats *syncq_stats_self(void);
 
-/* Zero the calling thread's counters. */
+/* Zero the calling thread's counters.
+ * Thread safety: any thread, for its own counters; from a signal handler
+ * too (it then zeroes the interrupted thread's counters).
+ * Progress: wait-free. */
 SYNCQ_API void syncq_stats_reset(void);
 
-/* *into += *from, field by field. No-op if either is NULL. */
+/* *into += *from, field by field. No-op if either is NULL.
+ * Thread safety: any thread; into and from must not be written by another
+ * thread meanwhile (plain words).
+ * Progress: wait-free. */
 SYNCQ_API void syncq_stats_add(syncq_stats *into, const syncq_stats *from);
 
-/* 1 when this build counts events, 0 when built with SYNCQ_STATS=OFF. */
+/* 1 when this build counts events, 0 when built with SYNCQ_STATS=OFF.
+ * Thread safety: any thread, any time, from a signal handler too.
+ * Progress: wait-free. */
 SYNCQ_API int syncq_stats_enabled(void);
 
 #ifdef __cplusplus

@@ -36,7 +36,11 @@ typedef enum syncq_status {
 } syncq_status;
 
 /* A static, human-readable name for a status; "unknown status" for values
- * that are not syncq_status. Never NULL. */
+ * that are not syncq_status. Never NULL.
+ * Thread safety: any thread, any time, from a signal handler too (a
+ * constant table; nothing is written).
+ * Progress: wait-free.
+ * Example: `fprintf(stderr, "enqueue: %s\n", syncq_strerror(r));` */
 SYNCQ_API const char *syncq_strerror(int status);
 
 #ifdef __cplusplus

@@ -16,9 +16,16 @@
 extern "C" {
 #endif
 
-/* "MAJOR.MINOR.PATCH" of the library (a static string, never NULL). */
+/* "MAJOR.MINOR.PATCH" of the library (a static string, never NULL).
+ * Thread safety: any thread, any time, from a signal handler too (a
+ * constant).
+ * Progress: wait-free. */
 SYNCQ_API const char *syncq_version(void);
-/* MAJOR * 10000 + MINOR * 100 + PATCH: compare with SYNCQ_VERSION_NUMBER. */
+/* MAJOR * 10000 + MINOR * 100 + PATCH: compare with SYNCQ_VERSION_NUMBER.
+ * Thread safety: any thread, any time, from a signal handler too (a
+ * constant).
+ * Progress: wait-free.
+ * Example: `if (syncq_version_number() != SYNCQ_VERSION_NUMBER) { }` */
 SYNCQ_API int syncq_version_number(void);
 
 #ifdef __cplusplus

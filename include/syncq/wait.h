@@ -75,14 +75,22 @@ typedef enum syncq_wait_discipline {
 /* Number of disciplines including DEFAULT (valid values are 0 .. COUNT-1). */
 #define SYNCQ_WAIT_COUNT 5
 
-/* SYNCQ_OK for a known discipline (DEFAULT included), SYNCQ_EINVAL else. */
+/* SYNCQ_OK for a known discipline (DEFAULT included), SYNCQ_EINVAL else.
+ * Thread safety: any thread, any time, from a signal handler too.
+ * Progress: wait-free. */
 SYNCQ_API int syncq_wait_check(int discipline);
 
-/* "default", "spin", "yield", "block", "competitive"; NULL when unknown. */
+/* "default", "spin", "yield", "block", "competitive"; NULL when unknown.
+ * Thread safety: any thread, any time, from a signal handler too (a
+ * constant table).
+ * Progress: wait-free. */
 SYNCQ_API const char *syncq_wait_name(int discipline);
 
 /* Parse a name of syncq_wait_name. SYNCQ_EINVAL for NULL arguments,
- * SYNCQ_ENOENT for an unknown name. */
+ * SYNCQ_ENOENT for an unknown name.
+ * Thread safety: any thread, any time, from a signal handler too (string
+ * compares; it writes only *out).
+ * Progress: wait-free. */
 SYNCQ_API int syncq_wait_from_name(const char *name, int *out);
 
 /* True for the disciplines that may sleep (BLOCK, COMPETITIVE): their
@@ -94,10 +102,18 @@ static inline bool syncq_wait_may_sleep(int discipline) {
 /* Measure (once per process; later calls return the first result) the cost
  * of one context switch: two threads on one processor hand a futex word
  * back and forth. Returns it in ns, clamped to [1 us, 200 us]; the
- * competitive spin limit. Thread-safe. */
+ * competitive spin limit. Thread-safe.
+ * Thread safety: any thread, concurrently with other calls (pthread_once);
+ * not from a signal handler. From a postoffice fiber: the first call of the
+ * process blocks its scheduler thread for the measurement.
+ * Progress: blocking on the process's first call (it starts a thread and
+ * measures for a while; concurrent first calls wait for it); wait-free
+ * afterwards. */
 SYNCQ_API uint64_t syncq_wait_calibrate(void);
 
-/* The competitive spin limit in ns (calibrates on first call). */
+/* The competitive spin limit in ns (calibrates on first call).
+ * Thread safety: as syncq_wait_calibrate.
+ * Progress: as syncq_wait_calibrate. */
 SYNCQ_API uint64_t syncq_wait_spin_limit_ns(void);
 
 /* The state of one wait (one acquisition attempt, one barrier episode). */
@@ -125,7 +141,17 @@ static inline void syncq_waiter_init(syncq_waiter *w, int discipline, bool proce
  * *sleepers) until woken or the word differs; COMPETITIVE spins until
  * spin_limit_ns has passed since the first pause, then blocks. Spurious
  * returns are allowed: callers re-check their condition in a loop. Counts
- * yields and blocks in the thread's syncq_stats. */
+ * yields and blocks in the thread's syncq_stats.
+ * Thread safety: by the thread that owns the syncq_waiter (a waiter is one
+ * thread's wait: never shared), concurrently with other threads' waits and
+ * wakes on the same word; from a signal handler only with SPIN or YIELD (a
+ * handler that sleeps on a word its interrupted thread must change never
+ * wakes). From a postoffice fiber: SPIN and YIELD hold the scheduler
+ * thread, BLOCK sleeps it (syncq/po.h, "Blocking calls").
+ * Progress: blocking by purpose: one step of a wait for another thread's
+ * change of the word (SPIN and YIELD return after one pause or yield; BLOCK
+ * and COMPETITIVE past its limit sleep until woken, the word differs or a
+ * spurious return). */
 SYNCQ_API void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
                         _Atomic(uint32_t) *sleepers);
 
@@ -135,13 +161,26 @@ SYNCQ_API void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint
  * step; each returns false. BLOCK, and COMPETITIVE past its limit, return
  * true at once: the caller should now mark its word and call
  * syncq_waiter_sleep (and from then on true at every step). Counts yields
- * in the thread's syncq_stats. */
+ * in the thread's syncq_stats.
+ * Thread safety: by the thread that owns the syncq_waiter (a waiter is one
+ * thread's wait: never shared), concurrently with other threads' waits and
+ * wakes on the same word; from a signal handler too (a pause, a yield or a
+ * clock read).
+ * Progress: wait-free: one pause or yield, or none (it only says whether to
+ * sleep). */
 SYNCQ_API bool syncq_waiter_step(syncq_waiter *w);
 
 /* Sleep on *word while it holds `marked`, the value with the caller's
  * sleep mark in it: a futex wait (the kernel re-checks the value).
  * Spurious returns are allowed: callers re-check in a loop. Counts a
- * block. */
+ * block.
+ * Thread safety: by the thread that owns the syncq_waiter (a waiter is one
+ * thread's wait: never shared), concurrently with other threads' waits and
+ * wakes on the same word; not from a signal handler on a word its
+ * interrupted thread must change. From a postoffice fiber: it sleeps the
+ * scheduler thread.
+ * Progress: blocking: a futex sleep until the word changes, a wake or a
+ * spurious return. */
 SYNCQ_API void syncq_waiter_sleep(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t marked);
 
 /* syncq_waiter_pause with a deadline and a cancel word, for waits that may
@@ -158,7 +197,12 @@ SYNCQ_API void syncq_waiter_sleep(syncq_waiter *w, _Atomic(uint32_t) *word, uint
  * syncq_wait_wake (or loads *sleepers and wakes) cannot leave a sleeper
  * behind: Dekker's argument of the header comment, on *cancel. The fence
  * also orders the waiter's own earlier stores to the word before its load
- * of *cancel. */
+ * of *cancel.
+ * Thread safety: by the thread that owns the syncq_waiter (a waiter is one
+ * thread's wait: never shared), concurrently with other threads' waits and
+ * wakes on the same word; as syncq_waiter_pause otherwise.
+ * Progress: blocking as syncq_waiter_pause, bounded by deadline_ns
+ * (SYNCQ_ETIMEDOUT). */
 SYNCQ_API int syncq_waiter_pause_until(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
                                        _Atomic(uint32_t) *sleepers, uint64_t deadline_ns,
                                        _Atomic(uint32_t) *cancel);
@@ -166,7 +210,13 @@ SYNCQ_API int syncq_waiter_pause_until(syncq_waiter *w, _Atomic(uint32_t) *word,
 /* Wake up to n (n <= 0: all) threads sleeping on word: a futex system
  * call on its address (no access: the word may have been freed). Locks
  * call it when their hand-over exchange returned a marked value; barriers
- * call syncq_wait_wake, which skips it when nobody sleeps. */
+ * call syncq_wait_wake, which skips it when nobody sleeps.
+ * Thread safety: any thread (or process, with process_shared as the
+ * sleepers'), concurrently with anything, on memory that may be freed
+ * already (no access: a system call on the address); from a signal handler
+ * too.
+ * Progress: wait-free as far as syncq goes: one futex system call, which
+ * does not wait for the woken threads. */
 SYNCQ_API void syncq_wait_futex_wake(_Atomic(uint32_t) *word, int n, bool process_shared);
 
 /* After changing *word (with a seq_cst store or read-modify-write): wake up

@@ -11,6 +11,8 @@
 #include "syncq/queue/lprq.h"
 #include "syncq/queue/plj.h"
 #include "syncq/queue/valois.h"
+#include "syncq/queue/wcq.h"
+#include "syncq/queue/wfqueue.h"
 
 const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_nblfq_algo,
@@ -20,8 +22,10 @@ const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_scq_algo,
   &syncq_queue_lcrq_algo,
   &syncq_queue_lprq_algo,
+  &syncq_queue_wcq_algo,
+  &syncq_queue_wfqueue_algo,
   &syncq_queue_scq_remap_algo,
-  /* syncq_queue_scq2_algo is not listed: see the status in src/queue/scq2.c. */
+  &syncq_queue_scq2_algo,
   &syncq_queue_single_lock_algo,
   &syncq_queue_two_lock_algo,
   &syncq_queue_ms_algo,

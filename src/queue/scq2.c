@@ -16,8 +16,8 @@
  *                enqueue).
  *   Atomics:     uncontended enqueue: 1 FAA (Tail) + 1 double-width CAS,
  *                + loads of Tail, the Head hint and the cell; dequeue: 1
- *                FAA (Head) + 1 AND (consume), + loads of Threshold, Tail
- *                and the cell.
+ *                FAA (Head) + 1 double-width CAS (consume), + loads of
+ *                Threshold and the cell (and Tail when it waits).
  *   Memory:      caller's storage: a header of 9 cache lines + 16 bytes per
  *                cell; never allocates; nothing to reclaim.
  *   Signal-safe: yes: no locks, no allocation; a dequeuer's wait for an
@@ -30,13 +30,27 @@
  *                (a thread would have to sleep for 2^61 rounds to be
  *                confused). SYNCQ_ENOTSUP at init without a double-width
  *                CAS (syncq_pr_dwcas_available()).
- *   Status:      NOT in the built-in registry list (src/queue/queue_registry.c):
- *                under ThreadSanitizer, queue-1p1c's ping-pong (one item
- *                bounced through two queues, one producer and one consumer
- *                each) once left both threads finding their queue EMPTY for
- *                good, so a dequeue missed an item that was enqueued. The
- *                cause is open; the typed API's own tests (scq_test) pass.
- *                Until it is found, no driver, experiment or default uses it.
+ *   Lost item:   (found and fixed) the dequeuer used to write a cell with
+ *                single-width operations on its entry word (the AND that
+ *                consumes, the CAS that invalidates or marks unsafe) while
+ *                the enqueuer writes the pair with a double-width CAS.
+ *                Where that CAS is a lock around a read and a write
+ *                (ThreadSanitizer's runtime: its 128-bit atomics take one
+ *                internal mutex; libatomic on machines without a 16-byte
+ *                CAS instruction), a dequeuer that gave up waiting for the
+ *                enqueuer of its ticket could invalidate the cell between
+ *                the enqueuer's read and write: the enqueuer's write then
+ *                put the item back over the invalidation, the dequeuer
+ *                answered EMPTY, Head moved past, and the item was never
+ *                seen again (queue-1p1c's ping-pong under ThreadSanitizer:
+ *                both threads found their queue empty for good). With
+ *                lock cmpxchg16b (the inline x86-64 path) or CASPAL/LDXP
+ *                the mix is atomic and nothing was lost. Every write of a
+ *                cell is now a double-width CAS on the pair (the authors'
+ *                SCQ2 consumes with a double-width fetch-and-AND likewise);
+ *                tests/queue/scq2_race_test.c stops an enqueuer inside a
+ *                lock-based double-width CAS while its dequeuer overtakes
+ *                it, which lost the item every time before.
  *   Linearizable: items come out FIFO, EMPTY is linearizable; FULL is not:
  *                it is answered when Tail - Head reaches n tickets, and a
  *                dequeuer that has taken its ticket but not yet its item
@@ -56,19 +70,43 @@
  *                dequeuer that meets an empty safe cell of an older cycle
  *                while Tail says the enqueuer of its ticket is on its way
  *                re-reads it up to SYNCQ_SCQ_DEQ_WAIT times before
- *                invalidating it (the authors' code waits likewise); (3)
+ *                invalidating it (the authors' SCQ2, lfring_cas2.h,
+ *                invalidates at once); (3)
  *                the FULL test reads a per-queue hint of Head (a value
  *                Head once had) and reads Head itself only when the hint
  *                says full (the authors keep it per thread); (4) consume
- *                clears the occupied bit with a 64-bit AND on the entry
- *                word and reads the item word before it: the item cannot
- *                change while the cell is occupied in this cycle.
+ *                is a double-width CAS that clears the occupied bit of the
+ *                pair the dequeuer read (the authors: a double-width
+ *                fetch-and-AND); the dequeuer's invalidation and unsafe
+ *                marks are double-width CASes too (the authors: a CAS on
+ *                the entry word; see "Lost item").
  *   Measured:    2-core development machine (load average 20-45 from other
  *                work), dg25-prodcons, medians of 15 samples: N = 8 (16
- *                threads) 19-23 Mops/s, level with SCQ; N = 1 only 4-7
- *                Mops/s where SCQ gives 18-69 in the same runs. The cause
- *                is not found yet: the dequeuer's wait (Deviation 2) is
- *                not it (the same without it). Open.
+ *                threads) 19-23 Mops/s, level with SCQ. One thread's
+ *                enqueue+dequeue pair (thread CPU time, best of 7 x 2M):
+ *                21 ns with the single-width consume, 22.5-23 ns with the
+ *                double-width one ("Lost item").
+ *   N = 1:       the lab's dg25-prodcons N = 1 gave SCQ2 0.2-4 Mops/s
+ *                where SCQ gave 3-40 in the same runs. Not the data path:
+ *                each thread's CPU time per item was 60-400 ns for both
+ *                (SCQ's no less). Slow runs are runs where the two threads
+ *                take turns instead of running side by side: counted
+ *                inside SCQ2, every FULL answer of such a run came with
+ *                1,010-1,024 items in the queue and every EMPTY with none
+ *                (the other thread was off its core, the machine being
+ *                loaded), and SCQ's slow runs show the same phases. With
+ *                the lab's pinning off (--no-pin) SCQ2 gave 58, 1.4, 34
+ *                and 29 Mops/s against SCQ's 34, 30, 35 and 36 in the
+ *                same runs. What is SCQ2's own: its failed polls are
+ *                cheap (FULL from the Head hint before any ticket, as in
+ *                the authors' code; EMPTY from Threshold), so the lab's
+ *                waiters, which yield after a count of polls, give their
+ *                core away sooner than SCQ's, whose failed polls take
+ *                fetch-and-adds and CASes on the other ring; a build that
+ *                paused 50 times in each failed poll moved pinned N = 1
+ *                from 0.18-0.93 to 0.76-1.95 Mops/s (three runs each):
+ *                part of the gap, not all. Not changed: slowing a failed
+ *                poll down would tune the queue to the harness.
  *   Stats:       cas_attempts, cas_failures.
  */
 #include "syncq/queue/scq2.h"
@@ -76,6 +114,7 @@
 #include "../stats_internal.h"
 #include "scq_common.h"
 #include "syncq/queue.h"
+#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define SCQ2_MAGIC UINT64_C(0x5343513251554532)
 #define SCQ2_LINE_SHIFT SYNCQ_SCQ_LINE_SHIFT(sizeof(syncq_pr_dw_atomic))
@@ -91,6 +130,12 @@ static inline uint64_t c_cycle(const syncq_queue_scq2 *q, uint64_t counter) { re
 static inline uint64_t make_entry(uint64_t cycle, uint64_t flags) { return (cycle << 2) | flags; }
 /* a < b for cycles modulo 2^62 */
 static inline bool cycle_lt(uint64_t a, uint64_t b) { return (int64_t)((a - b) << 2) < 0; }
+
+/* Both words of a cell, item first, each with acquire (pairs with the
+ * double-width CAS that wrote them). Not one atomic read: the pair may be
+ * torn, and every use of it is validated by the double-width CAS that
+ * acts on it. */
+static inline syncq_pr_dw load_cell(syncq_pr_dw_atomic *cell) { return syncq_pr_dw_load(cell); }
 
 static inline syncq_pr_dw_atomic *cell_at(syncq_queue_scq2 *q, uint64_t counter) {
   return &cells_of(q)[syncq_scq_remap(counter, q->order, q->remap_shift)];
@@ -166,10 +211,8 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
     uint64_t T = atomic_fetch_add(&q->tail, 1);
     const uint64_t tc = c_cycle(q, T);
     syncq_pr_dw_atomic *cell = cell_at(q, T);
-    /* acquire (both): pair with the seq_cst CAS/AND of the cell's last
-     * writer. A torn pair is caught by the double-width CAS below. */
-    syncq_pr_dw E = {atomic_load_explicit(&cell->lo, memory_order_acquire),
-                     atomic_load_explicit(&cell->hi, memory_order_acquire)};
+    SYNCQ_RACE_POINT("queue.scq2.ticket"); /* between the ticket and the cell: where a dequeuer overtakes */
+    syncq_pr_dw E = load_cell(cell); /* a torn pair fails the CAS below */
     for (;;) {
       if (cycle_lt(e_cycle(E.hi), tc) && !(E.hi & OCCUPIED) && ((E.hi & SAFE) || atomic_load(&q->head) <= T)) {
         SYNCQ_STAT_INC(cas_attempts);
@@ -198,32 +241,38 @@ int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
     const uint64_t hc = c_cycle(q, H);
     syncq_pr_dw_atomic *cell = cell_at(q, H);
     unsigned waited = 0;
-    /* acquire: pairs with the enqueuer's double-width CAS. */
-    uint64_t E = atomic_load_explicit(&cell->hi, memory_order_acquire);
+    /* acquire (both): pair with the double-width CAS of the cell's last
+     * writer. A torn pair is caught by the double-width CAS below. */
+    syncq_pr_dw E = load_cell(cell);
     for (;;) {
-      if (e_cycle(E) == hc) {
-        /* Ours (only ticket H's enqueuer writes cycle hc occupied, only we
-         * consume it): the item word cannot change until the AND below.
-         * acquire: ordered after the entry load; pairs with the CAS that
-         * wrote the pair. */
-        uintptr_t p = (uintptr_t)atomic_load_explicit(&cell->lo, memory_order_acquire);
-        atomic_fetch_and(&cell->hi, ~OCCUPIED);
-        *item = (void *)p;
+      if (e_cycle(E.hi) == hc && (E.hi & OCCUPIED)) {
+        /* Ours: only ticket H's enqueuer writes cycle hc occupied, only we
+         * consume it. Consume (Figure 8's atomic AND) as a double-width
+         * CAS on the pair we read: it fails if the pair was torn (a stale
+         * item word) or a later dequeuer marked the cell unsafe meanwhile,
+         * and we retry with what it found. */
+        SYNCQ_STAT_INC(cas_attempts);
+        if (!syncq_pr_dwcas(cell, &E, (syncq_pr_dw){E.lo, E.hi & ~OCCUPIED})) {
+          SYNCQ_STAT_INC(cas_failures);
+          continue; /* E holds the cell's value now */
+        }
+        *item = (void *)(uintptr_t)E.lo;
         return SYNCQ_OK;
       }
-      if (!(E & OCCUPIED) && (E & SAFE) && cycle_lt(e_cycle(E), hc) && waited < SYNCQ_SCQ_DEQ_WAIT &&
+      if (!(E.hi & OCCUPIED) && (E.hi & SAFE) && cycle_lt(e_cycle(E.hi), hc) && waited < SYNCQ_SCQ_DEQ_WAIT &&
           (waited > 0 || atomic_load(&q->tail) > H)) {
-        waited++; /* Deviation 3: ticket H's enqueuer is between its FAA and its CAS */
+        waited++; /* Deviation 2: ticket H's enqueuer is between its FAA and its CAS */
         syncq_pr_relax();
-        /* acquire: as above */
-        E = atomic_load_explicit(&cell->hi, memory_order_acquire);
+        E = load_cell(cell);
         continue;
       }
-      /* an older item: mark the cell unsafe; empty: move it to our cycle */
-      uint64_t New = (E & OCCUPIED) ? (E & ~SAFE) : make_entry(hc, E & SAFE);
-      if (cycle_lt(e_cycle(E), hc) && New != E) {
+      /* an older item: mark the cell unsafe; empty: move it to our cycle.
+       * A double-width CAS like the enqueuer's, never a CAS on the entry
+       * word alone: see "Lost item" in the contract. */
+      uint64_t New = (E.hi & OCCUPIED) ? (E.hi & ~SAFE) : make_entry(hc, E.hi & SAFE);
+      if (cycle_lt(e_cycle(E.hi), hc) && New != E.hi) {
         SYNCQ_STAT_INC(cas_attempts);
-        if (!atomic_compare_exchange_strong(&cell->hi, &E, New)) {
+        if (!syncq_pr_dwcas(cell, &E, (syncq_pr_dw){E.lo, New})) {
           SYNCQ_STAT_INC(cas_failures);
           continue;
         }

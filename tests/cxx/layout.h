@@ -22,5 +22,5 @@ extern const int syncq_c_nlayouts;
   X(syncq_lock_anderson) X(syncq_lock_array) X(syncq_lock_futex_mutex) X(syncq_counter_faa)      \
   X(syncq_counter_cas) X(syncq_queue_nblfq) X(syncq_queue_vyukov) X(syncq_queue_naive_ring)      \
   X(syncq_queue_scq) X(syncq_queue_scq2) X(syncq_stack_treiber) X(syncq_waiter) X(syncq_tagptr)     \
-  X(syncq_barrier_central) X(syncq_queue_lcrq) X(syncq_queue_lprq)
+  X(syncq_barrier_central) X(syncq_queue_lcrq) X(syncq_queue_lprq) X(syncq_queue_wcq) X(syncq_queue_wfqueue)
 #endif

@@ -1,14 +1,25 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Every public function has an entry in the API reference.
+"""Every public function has an entry in the API reference, with its thread
+safety and its progress guarantee.
 
 usage: api_reference_test.py SOURCE_DIR DOXYGEN_XML_DIR MAN_DIR
 
-The public functions are the SYNCQ_API declarations of include/syncq (the
-same list tests/symbols checks against the library's exports). Each must
+The public names are the SYNCQ_API declarations of include/syncq (the same
+list tests/symbols checks against the library's exports) and the functions
+of headers outside that macro (syncq/am_mpi.h, its own library). Each must
 appear in Doxygen's XML with a description (brief or detailed, from the
 comment above or beside it) and have a section-3 man page of its own name.
-Prints every function that lacks one and exits 1; 0 when all have both.
+Each function's entry must also carry a non-empty "Thread safety" and
+"Progress" paragraph (docs/api/doxygen_filter.py) and its man page the
+sections THREAD SAFETY and PROGRESS. And each algorithm's contract block
+(src/<family>/<algo>.c), from which the typed headers' paragraphs are
+generated, must agree with the registry entries of its file: the progress
+class its Progress line names first is every SYNCQ_PROGRESS_* the file
+uses, an entry flagged SYNCQ_PROP_SIGNAL_SAFE (PROCESS_SHARED) has no
+"Signal-safe: no" ("Process-shared: no") in its contract, and one whose
+contract says "no" has no such flag.
+Prints every failure and exits 1; 0 when all hold.
 """
 
 import re
@@ -17,14 +28,29 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 DECL = re.compile(r"SYNCQ_API [^;(]*\b(syncq_[A-Za-z0-9_]+) *[(;]")
+# A function declaration of a syncq_ name at file scope, SYNCQ_API or not.
+FUNC = re.compile(r"^(?:SYNCQ_API\s+)?(?!static\b|typedef\b|return\b|#)[A-Za-z_][\w \t\*]*?\b(syncq_\w+)\s*\(", re.M)
+PARAGRAPHS = (("Thread safety", "THREAD SAFETY"), ("Progress", "PROGRESS"))
+
+
+def public_headers(include):
+    for header in sorted(include.rglob("*.h")):
+        if "static" in header.relative_to(include).parts:
+            continue  # the static inline bodies: their declarations are documented in the family header
+        yield header
 
 
 def public_names(include):
     names = set()
-    for header in sorted(include.rglob("*.h")):
-        if "static" in header.relative_to(include).parts:
-            continue  # the static inline bodies: their declarations are documented in the family header
+    for header in public_headers(include):
         names.update(DECL.findall(header.read_text(encoding="utf-8")))
+    return names
+
+
+def public_functions(include):
+    names = set()
+    for header in public_headers(include):
+        names.update(FUNC.findall(header.read_text(encoding="utf-8")))
     return names
 
 
@@ -33,7 +59,8 @@ def text_of(node):
 
 
 def documented(xml_dir):
-    docs = {}
+    """{name: description} and {name: {paragraph title: text}} of every member."""
+    docs, pars = {}, {}
     for f in xml_dir.glob("*.xml"):
         if f.name == "index.xml":
             continue
@@ -44,24 +71,86 @@ def documented(xml_dir):
                 docs[name] = desc
             else:
                 docs.setdefault(name, "")
-    return docs
+            found = pars.setdefault(name, {})
+            for s in m.iter("simplesect"):
+                if s.get("kind") == "par":
+                    title, body = text_of(s.find("title")), " ".join(text_of(p) for p in s.findall("para"))
+                    if body:
+                        found[title] = body
+    return docs, pars
+
+
+def man_sections(page):
+    """{section heading: its text} of a man page."""
+    out, heading = {}, None
+    for line in page.read_text(encoding="utf-8").split("\n"):
+        if line.startswith(".SH"):
+            heading = line[3:].strip().strip('"')
+            out[heading] = ""
+        elif heading is not None and line.strip() and not line.startswith("."):
+            out[heading] += line + " "
+    return out
+
+
+def contract_disagreements(src):
+    """The contracts of src/*/*.c that disagree with their registry entries."""
+    sys.path.insert(0, str(src / "docs" / "api"))
+    import contracts  # docs/api/contracts.py: the parser the reference uses
+
+    bad = []
+    for path in sorted((src / "src").glob("*/*.c")):
+        fields = contracts.contract_fields(path)
+        if not fields or "Progress" not in fields:
+            continue
+        rel = path.relative_to(src).as_posix()
+        declared = contracts.progress_class(fields["Progress"])
+        used = contracts.progress_tokens(path)
+        if used and declared is None:
+            bad.append(f"{rel}: the contract's Progress names no class (wait-free, lock-free, ...)")
+        elif used and used != {declared}:
+            bad.append(f"{rel}: contract says {declared}, registry entries say {', '.join(sorted(used))}")
+        for _var, name, _prog, init, _registered in contracts.registry_entries(src, path):
+            for field, flag in (("Signal-safe", "SYNCQ_PROP_SIGNAL_SAFE"), ("Process-shared", "SYNCQ_PROP_PROCESS_SHARED")):
+                says_no = fields.get(field, "").lower().startswith("no")
+                if says_no and flag in init:
+                    bad.append(f"{rel}: entry \"{name}\" has {flag} but its contract says {field}: "
+                               f"{fields[field][:60]}")
+    return bad
 
 
 def main():
     src, xml_dir, man_dir = (Path(a) for a in sys.argv[1:4])
-    names = public_names(src / "include" / "syncq")
-    docs = documented(xml_dir)
+    include = src / "include" / "syncq"
+    names = public_names(include) | public_functions(include)
+    functions = public_functions(include)
+    docs, pars = documented(xml_dir)
     no_entry = sorted(n for n in names if n not in docs)
     no_text = sorted(n for n in names if docs.get(n) == "")
     no_man = sorted(n for n in names if not (man_dir / f"{n}.3").exists())
+    failures = 0
     for label, bad in (("no reference entry", no_entry), ("an entry without a description", no_text),
                        ("no man page", no_man)):
         for n in bad:
             print(f"FAIL: {n}: {label}")
-    if no_entry or no_text or no_man:
-        print(f"{len(set(no_entry) | set(no_text) | set(no_man))} of {len(names)} public functions undocumented")
+    missing = set(no_entry) | set(no_text) | set(no_man)
+    for n in sorted(functions - set(no_entry)):
+        for title, heading in PARAGRAPHS:
+            if not pars.get(n, {}).get(title):
+                print(f"FAIL: {n}: its reference entry has no \"{title}\" paragraph")
+                missing.add(n)
+            page = man_dir / f"{n}.3"
+            if page.exists() and not man_sections(page).get(heading, "").strip():
+                print(f"FAIL: {n}: its man page has no {heading} section")
+                missing.add(n)
+    for line in contract_disagreements(src):
+        print(f"FAIL: {line}")
+        failures += 1
+    if missing or failures:
+        print(f"{len(missing)} of {len(names)} public names lack part of their reference; "
+              f"{failures} contract(s) disagree with the registry")
         return 1
-    print(f"API reference: all {len(names)} public functions have a described entry and a man page")
+    print(f"API reference: all {len(names)} public names have a described entry and a man page; "
+          f"all {len(functions)} functions state their thread safety and progress; contracts agree with the registry")
     return 0
 
 

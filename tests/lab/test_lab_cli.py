@@ -298,6 +298,28 @@ def test_where_that_matches_nothing_fails(tmp_path):
     assert "--where matched no point" in r.stderr
 
 
+def test_a_failed_point_is_kept_and_the_run_goes_on(tmp_path):
+    # one variant's samples fail (SYNCQ_LAB_FAIL): its failure is on stderr
+    # and in a note, the other variants and the next experiment are
+    # measured, the report is written, and the exit status says it failed
+    env = dict(os.environ, SYNCQ_LAB_FAIL="np99-counter:faa")
+    r = subprocess.run([LAB, "run", "np99-counter,phys", "--size", "smoke", "--threads", "2",
+                        "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "np99-counter: faa" in r.stderr and "FAILED: injected failure" in r.stderr
+    assert "point(s) failed" in r.stderr
+    recs = records(tmp_path)
+    pts = [x for x in recs if x["type"] == "point"]
+    counters = {p["algorithm"] for p in pts if p["experiment"] == "np99-counter"}
+    assert "faa" not in counters and "mutex" in counters, counters
+    assert any(p["experiment"] == "phys" for p in pts)
+    notes = [x["text"] for x in recs if x["type"] == "note"]
+    assert any(t.startswith("FAILED: faa") and "injected failure" in t for t in notes), notes
+    lab("report", str(tmp_path), check=0)
+    assert "FAILED: faa" in (tmp_path / "report.html").read_text()
+
+
 def test_runs_append_with_distinct_ids(tmp_path):
     for _ in range(2):
         lab("run", "phys", "--size", "smoke", "--quiet", "--out", str(tmp_path), check=0)

@@ -12,7 +12,11 @@
  *     not hide a later item;
  *   - 4 producers and 4 consumers through capacity 2, 4 and 64 (the rings
  *     turn over tens of thousands of times while threads overtake one
- *     another): no loss, no duplicate, each producer's items in order.
+ *     another): no loss, no duplicate, each producer's items in order;
+ *   - ping-pong (queue-1p1c's shape): one item bounced through two
+ *     queues of capacity 2 and 1024; a dequeue that answers EMPTY after
+ *     its item's enqueue returned is a lost item, reported at once
+ *     (scq2_race_test.c forces the interleaving that lost one).
  * Fixed thread counts: the same work on any machine.
  */
 #include <setjmp.h>
@@ -35,8 +39,10 @@
 #define CONSUMERS 4
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define PER_PRODUCER 5000
+#define PINGPONG_ROUNDS 5000
 #else
 #define PER_PRODUCER 40000
+#define PINGPONG_ROUNDS 50000
 #endif
 
 static void *item_of(uint64_t v) { return (void *)(uintptr_t)(v + 1); }
@@ -263,11 +269,107 @@ static void test_concurrent_small_capacity(void **state) {
   }
 }
 
+typedef struct pingpong {
+  const api *a;
+  void *q[2];                /* q[0]: thread 0 -> thread 1; q[1]: back */
+  _Atomic(uint64_t) sent[2]; /* enqueues into q[i] that have returned */
+  _Atomic(int) stop;
+  _Atomic(int) lost;         /* 1 + the queue that lost its item */
+  _Atomic(int) bad;          /* a wrong status or a changed item (no cmocka asserts off the main thread) */
+} pingpong;
+
+static void pp_fail(pingpong *pp, _Atomic(int) *flag, int v) {
+  atomic_store(flag, v);
+  atomic_store(&pp->stop, 1);
+}
+
+/* The item of q[i], whose `received` earlier items this thread took; NULL
+ * when the run stopped or the item is lost. */
+static void *pp_take(pingpong *pp, int i, uint64_t received) {
+  unsigned spins = 0;
+  for (;;) {
+    if (atomic_load(&pp->stop)) return NULL;
+    const uint64_t sent = atomic_load(&pp->sent[i]);
+    void *x;
+    int st = pp->a->dequeue(pp->q[i], &x);
+    if (st == SYNCQ_OK) return x;
+    if (st != SYNCQ_EMPTY) {
+      pp_fail(pp, &pp->bad, 1);
+      return NULL;
+    }
+    if (sent > received) { /* its enqueue returned before this dequeue began: EMPTY is wrong */
+      pp_fail(pp, &pp->lost, 1 + i);
+      return NULL;
+    }
+    if (++spins % 16 == 0) syncq_yield();
+  }
+}
+
+static void pp_give(pingpong *pp, int i, void *x) {
+  int st;
+  while ((st = pp->a->enqueue(pp->q[i], x)) == SYNCQ_FULL) syncq_yield();
+  if (st != SYNCQ_OK) pp_fail(pp, &pp->bad, 1);
+  atomic_fetch_add(&pp->sent[i], 1);
+}
+
+static void *pp_ping(void *p) {
+  pingpong *pp = p;
+  for (uint64_t r = 0; r < PINGPONG_ROUNDS; r++) {
+    pp_give(pp, 0, item_of(r));
+    void *x = pp_take(pp, 1, r);
+    if (x == NULL) return NULL;
+    if (x != item_of(r)) pp_fail(pp, &pp->bad, 1);
+  }
+  return NULL;
+}
+
+static void *pp_pong(void *p) {
+  pingpong *pp = p;
+  for (uint64_t r = 0; r < PINGPONG_ROUNDS; r++) {
+    void *x = pp_take(pp, 0, r);
+    if (x == NULL) return NULL;
+    pp_give(pp, 1, x);
+  }
+  return NULL;
+}
+
+static void test_pingpong(void **state) {
+  (void)state;
+  const size_t caps[] = {2, 1024}; /* 1024: queue-1p1c's capacity */
+  for (size_t k = 0; k < NAPIS; k++) {
+    for (size_t ci = 0; ci < sizeof caps / sizeof caps[0]; ci++) {
+      pingpong pp;
+      memset(&pp, 0, sizeof pp);
+      pp.a = &apis[k];
+      pp.q[0] = make(pp.a, caps[ci]);
+      if (pp.q[0] == NULL) continue;
+      pp.q[1] = make(pp.a, caps[ci]);
+      pthread_t t[2];
+      assert_int_equal(pthread_create(&t[0], NULL, pp_ping, &pp), 0);
+      assert_int_equal(pthread_create(&t[1], NULL, pp_pong, &pp), 0);
+      pthread_join(t[0], NULL);
+      pthread_join(t[1], NULL);
+      if (atomic_load(&pp.lost))
+        fail_msg("%s capacity %zu: queue %d answered EMPTY after its item's enqueue returned: a lost item", pp.a->name,
+                 caps[ci], atomic_load(&pp.lost) - 1);
+      assert_int_equal(atomic_load(&pp.bad), 0);
+      void *x;
+      for (int i = 0; i < 2; i++) {
+        assert_int_equal(pp.a->dequeue(pp.q[i], &x), SYNCQ_EMPTY);
+        assert_int_equal(pp.a->destroy(pp.q[i]), SYNCQ_OK);
+        free(pp.q[i]);
+      }
+      print_message("%s capacity %zu: %d round trips, nothing lost\n", pp.a->name, caps[ci], PINGPONG_ROUNDS);
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_sequential_wraparound),
     cmocka_unit_test(test_concurrent_small_capacity),
+    cmocka_unit_test(test_pingpong),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

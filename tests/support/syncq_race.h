@@ -18,9 +18,27 @@
  *                    exchange that releases the lock (to a waiter, or to
  *                    whoever comes next): from there on the next holder
  *                    may destroy and free the lock.
+ *   "queue.scq2.ticket"  SCQ2's enqueue, between its Tail ticket and its
+ *                    read of the cell (where a dequeuer overtakes it).
+ *   "pr.dwcas.locked"  inside a double-width CAS whose comparison held,
+ *                    before it writes (see below).
+ *
+ * Double-width CAS: in the race library syncq_pr_dwcas (syncq/pr.h) is
+ * syncq_race_dwcas below, a lock around a read, a comparison and two
+ * stores, which is how ThreadSanitizer's runtime and lock-based libatomic
+ * implement a 16-byte CAS. A test can stall a thread inside it
+ * ("pr.dwcas.locked") and see whether anything writes the pair meanwhile
+ * without the lock, i.e. with a single-width operation on one half.
+ * syncq_race_dwcas_waiting counts the threads queued for the lock.
  */
 #ifndef SYNCQ_RACE_H
 #define SYNCQ_RACE_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/atomic.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,7 +55,37 @@ extern syncq_race_hook_fn syncq_race_hook;
     if (syncq_race_h_ != NULL) syncq_race_h_(name); \
   } while (0)
 
-#define SYNCQ_RACE_HOOK_DEFINE syncq_race_hook_fn syncq_race_hook = NULL
+/* The double-width CAS lock (one for every pair, as ThreadSanitizer's)
+ * and the number of threads waiting for it. */
+extern _Atomic(int) syncq_race_dwcas_lock;
+extern _Atomic(int) syncq_race_dwcas_waiting;
+
+#define SYNCQ_RACE_HOOK_DEFINE                    \
+  syncq_race_hook_fn syncq_race_hook = NULL;      \
+  _Atomic(int) syncq_race_dwcas_lock = 0;         \
+  _Atomic(int) syncq_race_dwcas_waiting = 0
+
+static inline bool syncq_race_dwcas(_Atomic(uint64_t) *lo, _Atomic(uint64_t) *hi, uint64_t *expected_lo,
+                                    uint64_t *expected_hi, uint64_t desired_lo, uint64_t desired_hi) {
+  if (atomic_exchange(&syncq_race_dwcas_lock, 1) != 0) {
+    atomic_fetch_add(&syncq_race_dwcas_waiting, 1);
+    while (atomic_exchange(&syncq_race_dwcas_lock, 1) != 0) sched_yield();
+    atomic_fetch_sub(&syncq_race_dwcas_waiting, 1);
+  }
+  const uint64_t cur_lo = atomic_load(lo), cur_hi = atomic_load(hi);
+  const bool ok = cur_lo == *expected_lo && cur_hi == *expected_hi;
+  if (ok) {
+    SYNCQ_RACE_POINT("pr.dwcas.locked");
+    atomic_store(lo, desired_lo);
+    atomic_store(hi, desired_hi);
+  } else {
+    *expected_lo = cur_lo;
+    *expected_hi = cur_hi;
+  }
+  atomic_store(&syncq_race_dwcas_lock, 0);
+  return ok;
+}
+#define SYNCQ_PR_DWCAS_OVERRIDE syncq_race_dwcas
 
 #ifdef __cplusplus
 }

@@ -29,7 +29,9 @@ typedef struct syncq_barrier_pthread {
 
 /* Disciplines: DEFAULT and BLOCK (the C library's); others SYNCQ_ENOTSUP. */
 SYNCQ_API int syncq_barrier_pthread_init(syncq_barrier_pthread *b, const syncq_barrier_config *cfg);
+/* Destroy the barrier: OK; EINVAL for NULL; EBUSY while threads wait. */
 SYNCQ_API int syncq_barrier_pthread_destroy(syncq_barrier_pthread *b);
+/* Arrive as participant id and wait for the others: OK; EINVAL for NULL or a bad id; ESYS. */
 SYNCQ_API int syncq_barrier_pthread_wait(syncq_barrier_pthread *b, unsigned id);
 /* POSIX has no timed barrier wait and no way to leave one: SYNCQ_ENOTSUP
  * (after the SYNCQ_EINVAL checks of syncq/barrier.h), never waiting. */

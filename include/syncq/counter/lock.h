@@ -42,8 +42,9 @@ typedef struct syncq_counter_lock {
 SYNCQ_API int syncq_counter_lock_init(syncq_counter_lock *c, int64_t initial, const char *lock_name,
                             const syncq_lock_config *cfg);
 SYNCQ_API int syncq_counter_lock_destroy(syncq_counter_lock *c); /* frees the lock */
+/* Add delta under the lock; *old (if not NULL) gets the value before. EINVAL for NULL. */
 SYNCQ_API int syncq_counter_lock_fetch_add(syncq_counter_lock *c, int64_t delta, int64_t *old);
-SYNCQ_API int syncq_counter_lock_load(syncq_counter_lock *c, int64_t *value);
+SYNCQ_API int syncq_counter_lock_load(syncq_counter_lock *c, int64_t *value); /* OK; EINVAL for NULL */
 
 #ifdef __cplusplus
 }

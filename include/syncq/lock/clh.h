@@ -45,7 +45,7 @@ typedef struct syncq_lock_clh {
 /* SYNCQ_ENOTSUP also where the CPU has no double-width CAS (the pool). */
 SYNCQ_API int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_clh_destroy(syncq_lock_clh *l); /* SYNCQ_EBUSY if held or awaited */
-SYNCQ_API int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node);
+SYNCQ_API int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node); /* OK; EINVAL for NULL */
 SYNCQ_API int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node); /* OK or EBUSY */
 SYNCQ_API int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node);  /* EINVAL: not this node's */
 

@@ -60,7 +60,7 @@ typedef struct syncq_lock_sc {
 SYNCQ_API int syncq_lock_sc_queue_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_hybrid_sc_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_sc_destroy(syncq_lock_sc *l);  /* SYNCQ_EBUSY if held or awaited */
-SYNCQ_API int syncq_lock_sc_lock(syncq_lock_sc *l);
+SYNCQ_API int syncq_lock_sc_lock(syncq_lock_sc *l); /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
 SYNCQ_API int syncq_lock_sc_trylock(syncq_lock_sc *l);  /* SYNCQ_OK or SYNCQ_EBUSY */
 SYNCQ_API int syncq_lock_sc_unlock(syncq_lock_sc *l);   /* SYNCQ_EINVAL if not held */
 /* Waiters passed over so far. SYNCQ_EINVAL for NULL. */

@@ -48,7 +48,9 @@ typedef struct syncq_pqueue_linden_jonsson {
 SYNCQ_API int syncq_pqueue_linden_jonsson_init(syncq_pqueue_linden_jonsson *q, const syncq_pqueue_config *cfg);
 /* SYNCQ_EBUSY while an operation is running (nothing is freed then). */
 SYNCQ_API int syncq_pqueue_linden_jonsson_destroy(syncq_pqueue_linden_jonsson *q);
+/* Insert payload with priority key: OK, ENOMEM (no free node), EINVAL. */
 SYNCQ_API int syncq_pqueue_linden_jonsson_insert(syncq_pqueue_linden_jonsson *q, uint64_t key, void *payload);
+/* Remove an item of least key into *key and *payload: OK, EMPTY, EINVAL; ENOMEM: no epoch record. */
 SYNCQ_API int syncq_pqueue_linden_jonsson_delete_min(syncq_pqueue_linden_jonsson *q, uint64_t *key, void **payload);
 
 /* The registry entry (syncq/registry.h): "linden-jonsson" by name with syncq_pqueue_create. */

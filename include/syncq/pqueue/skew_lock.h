@@ -32,8 +32,11 @@ typedef struct syncq_pqueue_skew_lock {
 
 /* SYNCQ_ENOENT when cfg->lock (default "ttas") is not registered. */
 SYNCQ_API int syncq_pqueue_skew_lock_init(syncq_pqueue_skew_lock *q, const syncq_pqueue_config *cfg);
+/* Destroy the queue, freeing its pool: OK; EINVAL for NULL; EBUSY: the lock is held. */
 SYNCQ_API int syncq_pqueue_skew_lock_destroy(syncq_pqueue_skew_lock *q);
+/* Insert payload with priority key: OK, ENOMEM (no free node), EINVAL. */
 SYNCQ_API int syncq_pqueue_skew_lock_insert(syncq_pqueue_skew_lock *q, uint64_t key, void *payload);
+/* Remove an item of least key into *key and *payload: OK, EMPTY, EINVAL. */
 SYNCQ_API int syncq_pqueue_skew_lock_delete_min(syncq_pqueue_skew_lock *q, uint64_t *key, void **payload);
 
 #ifdef __cplusplus

@@ -34,7 +34,7 @@ typedef struct syncq_queue_fai_array {
 SYNCQ_API int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes);
 /* SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity. */
 SYNCQ_API int syncq_queue_fai_array_init(syncq_queue_fai_array *q, size_t capacity);
-SYNCQ_API int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q);
+SYNCQ_API int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q); /* EINVAL for NULL or uninitialised storage */
 /* SYNCQ_OK, SYNCQ_FULL; SYNCQ_EINVAL for NULL or an item wider than 48 bits. */
 SYNCQ_API int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item);
 SYNCQ_API int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item); /* OK, EMPTY, EINVAL */

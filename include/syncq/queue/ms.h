@@ -39,7 +39,7 @@ typedef struct syncq_queue_ms {
  * NULL or misaligned storage, SYNCQ_ENOTSUP without double-width CAS,
  * SYNCQ_ENOMEM. */
 SYNCQ_API int syncq_queue_ms_init(syncq_queue_ms *q, size_t capacity);
-SYNCQ_API int syncq_queue_ms_destroy(syncq_queue_ms *q);
+SYNCQ_API int syncq_queue_ms_destroy(syncq_queue_ms *q); /* frees the node blocks; EINVAL for NULL or uninitialised */
 /* SYNCQ_OK; SYNCQ_EINVAL (NULL); SYNCQ_ENOMEM when no node can be had. */
 SYNCQ_API int syncq_queue_ms_enqueue(syncq_queue_ms *q, void *item);
 SYNCQ_API int syncq_queue_ms_dequeue(syncq_queue_ms *q, void **item); /* OK, EMPTY, EINVAL */
@@ -57,6 +57,7 @@ typedef struct syncq_queue_ms_hp {
 /* capacity is ignored (nodes are allocated per enqueue). SYNCQ_EINVAL for
  * NULL or misaligned storage, SYNCQ_ENOMEM. */
 SYNCQ_API int syncq_queue_ms_hp_init(syncq_queue_ms_hp *q, size_t capacity);
+/* Destroy the queue, freeing every node: OK; EINVAL; EBUSY (hazard records in use). */
 SYNCQ_API int syncq_queue_ms_hp_destroy(syncq_queue_ms_hp *q);
 SYNCQ_API int syncq_queue_ms_hp_enqueue(syncq_queue_ms_hp *q, void *item); /* OK, EINVAL, ENOMEM */
 SYNCQ_API int syncq_queue_ms_hp_dequeue(syncq_queue_ms_hp *q, void **item); /* OK, EMPTY, EINVAL, ENOMEM */

@@ -57,7 +57,7 @@ SYNCQ_API int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity); /* EINV
  * and costs one producer and one consumer their batching (about 3 line
  * transfers an item instead of 3 per 8): registry entry "scq-remap". */
 SYNCQ_API int syncq_queue_scq_init_remapped(syncq_queue_scq *q, size_t capacity);
-SYNCQ_API int syncq_queue_scq_destroy(syncq_queue_scq *q);
+SYNCQ_API int syncq_queue_scq_destroy(syncq_queue_scq *q); /* EINVAL for NULL or uninitialised storage */
 SYNCQ_API int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item);   /* OK, FULL, EINVAL */
 SYNCQ_API int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item);  /* OK, EMPTY, EINVAL */
 

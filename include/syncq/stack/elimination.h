@@ -39,7 +39,7 @@ typedef struct syncq_stack_elimination {
 
 /* The elimination array has clamp(max_threads / 2, 1, 16) slots. */
 SYNCQ_API int syncq_stack_elimination_init(syncq_stack_elimination *s, const syncq_stack_config *cfg);
-SYNCQ_API int syncq_stack_elimination_destroy(syncq_stack_elimination *s);
+SYNCQ_API int syncq_stack_elimination_destroy(syncq_stack_elimination *s); /* frees the pool; EINVAL for NULL */
 SYNCQ_API int syncq_stack_elimination_push(syncq_stack_elimination *s, void *item); /* OK, ENOMEM, EINVAL */
 SYNCQ_API int syncq_stack_elimination_pop(syncq_stack_elimination *s, void **item); /* OK, EMPTY, EINVAL */
 

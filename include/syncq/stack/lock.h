@@ -33,6 +33,7 @@ typedef struct syncq_stack_lock {
 
 /* SYNCQ_ENOENT when cfg->lock (default "ttas") is not registered. */
 SYNCQ_API int syncq_stack_lock_init(syncq_stack_lock *s, const syncq_stack_config *cfg);
+/* Destroy the stack, freeing its pool: OK; EINVAL for NULL; EBUSY: the lock is held. */
 SYNCQ_API int syncq_stack_lock_destroy(syncq_stack_lock *s);
 SYNCQ_API int syncq_stack_lock_push(syncq_stack_lock *s, void *item);  /* OK, ENOMEM, EINVAL */
 SYNCQ_API int syncq_stack_lock_pop(syncq_stack_lock *s, void **item);  /* OK, EMPTY, EINVAL */

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * scq2_race_test.c — SCQ2 (src/queue/scq2.c) against a double-width CAS
+ * that is a lock, the way ThreadSanitizer's runtime and lock-based
+ * libatomic implement it (syncq_race_dwcas, tests/support/syncq_race.h):
+ *
+ *   - overtaken enqueuer, deterministic: an enqueuer is stopped inside its
+ *     double-width CAS, after the comparison held and before its write; a
+ *     dequeuer holding the same ticket then gives up waiting for it and
+ *     invalidates the cell. The item must come out: the dequeuer either
+ *     waits for the CAS (it writes the cell with a double-width CAS too)
+ *     or sees the item. A dequeuer that wrote the entry word alone would
+ *     have its write overwritten by the enqueuer's, answer EMPTY, and the
+ *     item would sit in a cell Head has passed: lost for good (what
+ *     queue-1p1c's ping-pong once saw under ThreadSanitizer).
+ *   - ping-pong with yields injected at the enqueuer's ticket and inside
+ *     the double-width CAS: one item bounced through two queues; a
+ *     dequeue that answers EMPTY after the matching enqueue returned (each
+ *     queue has one producer and one consumer, so the item is there) is a
+ *     lost item, reported at once instead of a hang.
+ * Fixed thread counts and rounds: the same work on any machine.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "syncq_race.h" /* first: its SYNCQ_RACE_POINT and double-width CAS, not the library's */
+
+#include "syncq/platform.h"
+#include "syncq/pr.h"
+#include "syncq/queue/scq2.h"
+
+SYNCQ_RACE_HOOK_DEFINE;
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define PINGPONG_ROUNDS 4000
+#else
+#define PINGPONG_ROUNDS 20000
+#endif
+/* How long a stalled thread waits for the other before the case fails
+ * (generous: the machine may be loaded). */
+#define PATIENCE_S 30
+
+static void *item_of(uint64_t v) { return (void *)(uintptr_t)((v + 1) << 4); }
+
+static uint64_t now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec;
+}
+
+/* A queue of capacity c, or NULL (with a message) when SCQ2 cannot run. */
+static syncq_queue_scq2 *make(size_t c) {
+  size_t b = 0;
+  assert_int_equal(syncq_queue_scq2_bytes(c, &b), SYNCQ_OK);
+  syncq_queue_scq2 *q = syncq_alloc_aligned(b, _Alignof(syncq_queue_scq2));
+  assert_non_null(q);
+  int st = syncq_queue_scq2_init(q, c);
+  if (st == SYNCQ_ENOTSUP) {
+    print_message("SKIPPED: no double-width CAS on this CPU (init said SYNCQ_ENOTSUP)\n");
+    free(q);
+    return NULL;
+  }
+  assert_int_equal(st, SYNCQ_OK);
+  return q;
+}
+
+/* ------------------------------------------------------------ overtaken enqueuer */
+
+static _Thread_local int is_enqueuer;
+static _Atomic(int) in_window;  /* the enqueuer stands inside its double-width CAS */
+static _Atomic(int) deq_done;   /* the dequeuer's call has returned */
+static _Atomic(int) hook_timed_out;
+
+/* Stop the enqueuer inside its first successful double-width CAS until
+ * the dequeuer has returned or queues for the CAS lock. */
+static void overtake_hook(const char *name) {
+  if (!is_enqueuer || strcmp(name, "pr.dwcas.locked") != 0 || atomic_load(&in_window)) return;
+  atomic_store(&in_window, 1);
+  const uint64_t t0 = now_s();
+  while (!atomic_load(&deq_done) && atomic_load(&syncq_race_dwcas_waiting) == 0) {
+    if (now_s() - t0 > PATIENCE_S) {
+      atomic_store(&hook_timed_out, 1);
+      return;
+    }
+    sched_yield();
+  }
+}
+
+static void *enqueuer(void *p) {
+  is_enqueuer = 1;
+  return (void *)(intptr_t)syncq_queue_scq2_enqueue(p, item_of(2));
+}
+
+static void test_overtaken_enqueuer(void **state) {
+  (void)state;
+  for (size_t c = 2; c <= 16; c *= 2) {
+    syncq_queue_scq2 *q = make(c);
+    if (q == NULL) return;
+    void *x = NULL;
+    /* one item in and out: Threshold >= 0, so the dequeue below takes a ticket */
+    assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(1)), SYNCQ_OK);
+    assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
+    assert_ptr_equal(x, item_of(1));
+
+    atomic_store(&in_window, 0);
+    atomic_store(&deq_done, 0);
+    atomic_store(&hook_timed_out, 0);
+    syncq_race_hook = overtake_hook;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, enqueuer, q), 0);
+    const uint64_t t0 = now_s();
+    while (!atomic_load(&in_window)) {
+      if (now_s() - t0 > PATIENCE_S) fail_msg("capacity %zu: the enqueuer never reached its double-width CAS", c);
+      sched_yield();
+    }
+    /* Our ticket is the enqueuer's: the cell is empty and of an older
+     * cycle, and Tail says the enqueuer is on its way; we wait our bounded
+     * while, then invalidate the cell. */
+    x = NULL;
+    int first = syncq_queue_scq2_dequeue(q, &x);
+    atomic_store(&deq_done, 1);
+    void *ret;
+    pthread_join(t, &ret);
+    syncq_race_hook = NULL;
+    assert_int_equal(atomic_load(&hook_timed_out), 0);
+    assert_int_equal((int)(intptr_t)ret, SYNCQ_OK);
+    int second = SYNCQ_EMPTY;
+    if (first != SYNCQ_OK) second = syncq_queue_scq2_dequeue(q, &x);
+    if (first != SYNCQ_OK && second != SYNCQ_OK)
+      fail_msg("capacity %zu: the item of a completed enqueue is lost (dequeues said %s, then %s)", c,
+               syncq_strerror(first), syncq_strerror(second));
+    assert_ptr_equal(x, item_of(2));
+    assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
+    print_message("capacity %zu: the overtaking dequeue answered %s; the item came out once\n", c,
+                  first == SYNCQ_OK ? "the item" : "EMPTY before the enqueue returned");
+    assert_int_equal(syncq_queue_scq2_destroy(q), SYNCQ_OK);
+    free(q);
+  }
+}
+
+/* ------------------------------------------------------------ ping-pong with yields */
+
+typedef struct pingpong {
+  syncq_queue_scq2 *q[2];   /* q[0]: thread 0 -> thread 1; q[1]: back */
+  _Atomic(uint64_t) sent[2]; /* enqueues into q[i] that have returned */
+  _Atomic(int) stop;
+  _Atomic(int) lost;         /* 1 + the queue that lost an item */
+  _Atomic(int) changed;      /* an item came back altered */
+  _Atomic(int) bad_status;   /* a call answered what it may not (no cmocka asserts off the main thread) */
+} pingpong;
+
+static _Atomic(uint64_t) hook_calls;
+
+/* Every 3rd ticket and every 5th double-width CAS give the core away:
+ * the other thread runs into the window. */
+static void yield_hook(const char *name) {
+  uint64_t k = atomic_fetch_add_explicit(&hook_calls, 1, memory_order_relaxed); /* a counter only */
+  if (strcmp(name, "queue.scq2.ticket") == 0 && k % 3 == 0) sched_yield();
+  if (strcmp(name, "pr.dwcas.locked") == 0 && k % 5 == 0) sched_yield();
+}
+
+/* Take the one item of q[i]; false when it is lost or the run stopped. */
+static bool take(pingpong *pp, int i, uint64_t received, void **x) {
+  for (;;) {
+    if (atomic_load(&pp->stop)) return false;
+    const uint64_t sent = atomic_load(&pp->sent[i]);
+    int st = syncq_queue_scq2_dequeue(pp->q[i], x);
+    if (st == SYNCQ_OK) return true;
+    if (st != SYNCQ_EMPTY) {
+      atomic_store(&pp->bad_status, 1);
+      atomic_store(&pp->stop, 1);
+      return false;
+    }
+    if (sent > received) { /* its enqueue returned before this dequeue began */
+      atomic_store(&pp->lost, 1 + i);
+      atomic_store(&pp->stop, 1);
+      return false;
+    }
+    sched_yield();
+  }
+}
+
+static void give(pingpong *pp, int i, void *x) {
+  int st;
+  while ((st = syncq_queue_scq2_enqueue(pp->q[i], x)) == SYNCQ_FULL) sched_yield();
+  if (st != SYNCQ_OK) {
+    atomic_store(&pp->bad_status, 1);
+    atomic_store(&pp->stop, 1);
+  }
+  atomic_fetch_add(&pp->sent[i], 1);
+}
+
+static pingpong *the_pp;
+
+static void *ping(void *arg) {
+  (void)arg;
+  pingpong *pp = the_pp;
+  for (uint64_t r = 0; r < PINGPONG_ROUNDS; r++) {
+    void *x;
+    give(pp, 0, item_of(r));
+    if (!take(pp, 1, r, &x)) return NULL;
+    if (x != item_of(r)) atomic_store(&pp->changed, 1);
+  }
+  return NULL;
+}
+
+static void *pong(void *arg) {
+  (void)arg;
+  pingpong *pp = the_pp;
+  for (uint64_t r = 0; r < PINGPONG_ROUNDS; r++) {
+    void *x;
+    if (!take(pp, 0, r, &x)) return NULL;
+    give(pp, 1, x);
+  }
+  return NULL;
+}
+
+static void test_pingpong_with_yields(void **state) {
+  (void)state;
+  const size_t caps[] = {2, 1024}; /* 1024: queue-1p1c's capacity */
+  for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
+    const size_t c = caps[k];
+    pingpong pp;
+    memset(&pp, 0, sizeof pp);
+    pp.q[0] = make(c);
+    if (pp.q[0] == NULL) return;
+    pp.q[1] = make(c);
+    the_pp = &pp;
+    syncq_race_hook = yield_hook;
+    pthread_t t[2];
+    assert_int_equal(pthread_create(&t[0], NULL, ping, NULL), 0);
+    assert_int_equal(pthread_create(&t[1], NULL, pong, NULL), 0);
+    pthread_join(t[0], NULL);
+    pthread_join(t[1], NULL);
+    syncq_race_hook = NULL;
+    if (atomic_load(&pp.lost))
+      fail_msg("capacity %zu: queue %d answered EMPTY after its item's enqueue returned (round %llu): a lost item", c,
+               atomic_load(&pp.lost) - 1, (unsigned long long)atomic_load(&pp.sent[0]));
+    assert_int_equal(atomic_load(&pp.changed), 0);
+    assert_int_equal(atomic_load(&pp.bad_status), 0);
+    void *x;
+    assert_int_equal(syncq_queue_scq2_dequeue(pp.q[0], &x), SYNCQ_EMPTY);
+    assert_int_equal(syncq_queue_scq2_dequeue(pp.q[1], &x), SYNCQ_EMPTY);
+    print_message("capacity %zu: %d round trips with injected yields, nothing lost\n", c, PINGPONG_ROUNDS);
+    for (int i = 0; i < 2; i++) {
+      assert_int_equal(syncq_queue_scq2_destroy(pp.q[i]), SYNCQ_OK);
+      free(pp.q[i]);
+    }
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_overtaken_enqueuer),
+    cmocka_unit_test(test_pingpong_with_yields),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
