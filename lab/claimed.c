@@ -11,6 +11,7 @@
 typedef struct leaf {
   json_t *where; /* object, or NULL: every point */
   json_t *at;    /* object, or NULL: "max_threads" */
+  const char *at_max; /* at {K: "max"}: K's largest planned value, as max_threads is threads' */
   const char *metric; /* NULL: any */
   const char *algo[LEAF_ALGOS];
   int nalgo;
@@ -20,6 +21,8 @@ typedef struct leaf {
   double threads_cap; /* needs_pus: only points up to this many threads (0: no cap) */
   bool planned;       /* a group ran one of algo[] under where */
   double max_threads; /* the largest threads of those groups */
+  bool at_planned;    /* at_max: a group ran one of algo[] with K under where */
+  double at_max_value; /* ... the largest K of those groups */
 } leaf;
 
 struct lab_claimed {
@@ -116,6 +119,11 @@ static int add_leaf(lab_claimed *c, const json_t *rule, double threads_cap) {
   l.where = json_is_object(where) ? where : NULL;
   json_t *at = json_object_get(rule, "at");
   l.at = json_is_object(at) ? at : NULL;
+  if (l.at != NULL && json_object_size(l.at) == 1) {
+    const char *key = json_object_iter_key(json_object_iter(l.at));
+    const char *v = json_string_value(json_object_get(l.at, key));
+    if (v != NULL && strcmp(v, "max") == 0) l.at_max = key, l.at = NULL;
+  }
   if (c->nleaves == c->cap) {
     size_t cap = c->cap ? 2 * c->cap : 8;
     leaf *n = realloc(c->leaves, cap * sizeof *n);
@@ -164,6 +172,12 @@ void lab_claimed_plan(lab_claimed *c, const lab_group *g, const char *algo) {
     leaf *l = &c->leaves[i];
     if (l->at != NULL || !names(l, algo) || !measures(l, g)) continue;
     if (l->where != NULL && !params_match(l->where, g)) continue;
+    if (l->at_max != NULL) {
+      const lab_param *k = param_of(g, l->at_max);
+      if (k != NULL && k->str == NULL && (!l->at_planned || k->num > l->at_max_value)) l->at_max_value = k->num;
+      l->at_planned = l->at_planned || (k != NULL && k->str == NULL);
+      continue;
+    }
     if (t == NULL || t->str != NULL) continue; /* no thread count: every point matches */
     if (l->threads_cap > 0 && t->num > l->threads_cap) continue;
     if (!l->planned || t->num > l->max_threads) l->max_threads = t->num;
@@ -182,6 +196,9 @@ bool lab_claimed_reads(const lab_claimed *c, const lab_group *g, const char *alg
     if (t != NULL && t->str == NULL && l->threads_cap > 0 && t->num > l->threads_cap) continue;
     if (l->at != NULL) {
       if (!params_match(l->at, g)) continue;
+    } else if (l->at_max != NULL) {
+      const lab_param *k = param_of(g, l->at_max);
+      if (k == NULL || k->str != NULL || !l->at_planned || k->num != l->at_max_value) continue;
     } else if (l->every_count) {
       /* every thread count of the curve */
     } else if (t != NULL && t->str == NULL && l->planned && t->num != l->max_threads) {

@@ -10,7 +10,8 @@
  *
  * "at": "max_threads" is the largest `threads` of the groups that run one
  * of the rule's algorithms under its `where`; it is known after the
- * runner's planning pass, which shows every group to lab_claimed_plan().
+ * runner's planning pass, which shows every group to lab_claimed_plan();
+ * "at": {K: "max"} likewise the largest K of those groups.
  * Metrics are not looked at: a group measures all its metrics at once.
  */
 #ifndef SYNCQ_LAB_CLAIMED_H

@@ -12,6 +12,8 @@ extern const lab_experiment lab_exp_locks_cost;
 extern const lab_experiment lab_exp_lf07_sort;
 extern const lab_experiment lab_exp_po_ring;
 extern const lab_experiment lab_exp_po_switch;
+extern const lab_experiment lab_exp_po_skynet;
+extern const lab_experiment lab_exp_po_server;
 extern const lab_experiment lab_exp_ms98_stack;
 extern const lab_experiment lab_exp_ms98_heap;
 extern const lab_experiment lab_exp_ms98_counter;
@@ -43,6 +45,8 @@ static const lab_experiment *const all[] = {
   &lab_exp_lf07_sort,
   &lab_exp_po_switch,
   &lab_exp_po_ring,
+  &lab_exp_po_skynet,
+  &lab_exp_po_server,
   &lab_exp_ms98_stack,
   &lab_exp_ms98_heap,
   &lab_exp_ms98_counter,

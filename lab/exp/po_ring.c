@@ -24,28 +24,50 @@
  * yields to the kernel while the inbox is empty; a fiber yields once to
  * the other fibers and then parks; syncq only).
  *
+ * Panel main=member: main takes part, as a program's main logic does
+ * when it talks to its processes: the ring's controller is one of the N
+ * members, so every lap passes through it. "fiber:<mailbox>": main's
+ * work runs as a fiber by syncq_po_run; "fiber-attached:<mailbox>": the
+ * lab's thread attached with syncq_po_attach, a thread among fibers (each
+ * lap then wakes a sleeping thread); the peers with the escript's own
+ * process and Go's main goroutine in the ring (ring.erl, ring.go given
+ * "member"). H is rounded up to whole laps. The other panels have
+ * main=outside: the controller only starts and ends the rounds.
+ *
+ * Cold spawn: spawn_cold is the spawn metric from a fresh system whose
+ * stack cache is cold. The postoffice keeps the fiber stacks of destroyed
+ * systems for the next system of the same stack and guard sizes, so
+ * after the first repetition `spawn` measures warm stacks; spawn_cold is
+ * measured in a child process (fork) that creates a system with a guard
+ * one page larger than the default (a geometry nothing in the process
+ * has used: no kept stack fits) and spawns the N processes, which park
+ * in recv, then exits. Kernel threads are measured the same way (glibc's
+ * own cache of thread stacks comes with the fork). The peers start a
+ * fresh runtime for every run: their spawn is cold, and spawn_cold
+ * repeats it.
+ *
  * Kernel threads are not run where they cannot finish: 100,000 threads
  * exceed this machine's task limits, and a yielding thread at 1,000 or more
  * costs half a millisecond a hop (each recv spins through all the others).
- * The 100,000-fiber ring runs without guard pages: with one each it needs
- * 200,000 mappings, over the kernel's vm.max_map_count (65,530 by default);
- * a note gives the count the machine allows.
+ * Fibers keep the runtime's default guards at every N (po.h, "Stacks":
+ * guard markers on Linux 6.13 and later, else guard pages while the
+ * kernel's vm.max_map_count allows, else canaries); a note names the
+ * kernel and the map count.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../lab.h"
+#include "po_peer.h"
 #include "syncq/clock.h"
 #include "syncq/po.h"
 
 #ifndef SYNCQ_RING_ERL
 #define SYNCQ_RING_ERL ""
-#endif
-#ifndef SYNCQ_ESCRIPT
-#define SYNCQ_ESCRIPT ""
 #endif
 #ifndef SYNCQ_RING_GO
 #define SYNCQ_RING_GO ""
@@ -53,15 +75,15 @@
 
 enum { RING_TOKEN = 1, RING_DONE, RING_QUIT };
 
-/* Fibers above this many processes run without guard pages (two mappings
- * each against vm.max_map_count's 65,530). */
-#define RING_GUARDED_MAX 30000
 #define RING_THREAD_BLOCKING_MAX 6000
 #define RING_THREAD_YIELD_MAX 100
 /* --quick: kernel threads and every fiber mailbox up to this many, the
  * yield panel up to RING_QUICK_YIELD_MAX (the suite's time budget). */
 #define RING_QUICK_THREADS_MAX 1000
 #define RING_QUICK_YIELD_MAX 100
+#define RING_MEMBER_MAX 6000 /* main=member: the sizes the claim reads */
+#define RING_QUICK_COLD_MAX 6000      /* --quick: spawn_cold up to this many */
+#define RING_QUICK_MEMBER_ERLANG 1000 /* --quick: Erlang with main a member only here */
 #define NS_PER_US 1e3
 
 typedef struct ring_point {
@@ -69,18 +91,22 @@ typedef struct ring_point {
   const char *mailbox;
   const char *peer; /* "erlang", "go" */
   bool blocking;
+  bool member;   /* main takes part (panel main=member) */
+  bool cold;     /* spawn_cold measured too (recv=blocking, main=outside) */
+  bool attached; /* ... as an attached thread, not a fiber of syncq_po_run */
   int n;
   long hops;
 } ring_point;
 
 typedef struct ring_result {
-  double spawn_us, hop_ns, rss_kb;
+  double spawn_us, hop_ns, rss_kb, spawn_cold_us;
   char why[200];
 } ring_result;
 
 /* ------------------------------------------------------------ syncq's ring */
 
 typedef struct ring_prog {
+  syncq_po_system *sys; /* main=member only */
   int n;
   syncq_po_pid first; /* members are first .. first+n-1 */
   syncq_po_pid ctl;
@@ -139,9 +165,7 @@ static int round_trip(syncq_po_proc *me, syncq_po_pid pid, uint32_t type, int64_
 }
 
 static int syncq_ring(const ring_point *pt, ring_result *res) {
-  bool fibers = strcmp(pt->backend, "fiber") == 0;
   syncq_po_config cfg = {pt->mailbox, (uint32_t)pt->n + 1, 0, 0, pt->backend, 0, false};
-  if (fibers && pt->n > RING_GUARDED_MAX) cfg.guard_size = SYNCQ_PO_NO_GUARD;
   syncq_po_system *sys;
   int r = syncq_po_create(&cfg, &sys);
   if (r != SYNCQ_OK) {
@@ -150,7 +174,7 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
     return r;
   }
   syncq_po_proc *me;
-  ring_prog g = {pt->n, 0, 0, pt->blocking, 0};
+  ring_prog g = {sys, pt->n, 0, 0, pt->blocking, 0};
   if ((r = syncq_po_attach(sys, &me)) != SYNCQ_OK) {
     snprintf(res->why, sizeof res->why, "attaching: %s", syncq_strerror(r));
     syncq_po_destroy(sys);
@@ -211,25 +235,174 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
   return SYNCQ_OK;
 }
 
-/* ------------------------------------------------------------ the peers */
+/* ------------------------------------------------ main takes part (main=member) */
 
-/* Why the peer cannot run (NULL: it can). */
-static const char *peer_absent(const char *peer) {
-  if (strcmp(peer, "erlang") == 0) {
-    if (SYNCQ_ESCRIPT[0] == '\0') return "escript not found when syncq-lab was built (Debian erlang-base)";
-    if (access(SYNCQ_ESCRIPT, X_OK) != 0) return "escript is gone since syncq-lab was built";
-    if (access(SYNCQ_RING_ERL, R_OK) != 0) return "lab/peers/ring/ring.erl not found";
-    return NULL;
+/* Members are main and first .. first+n-2; member i's successor is
+ * first+i+1, the last one's main. A token carries the hops left counting
+ * the send that carries it: each receiver forwards k-1, and with H a whole
+ * number of laps the last hop (k = 1) lands on main. */
+static void member_inner(syncq_po_proc *self, void *arg) {
+  ring_prog *g = arg;
+  int i = (int)(syncq_po_pid_of(self) - g->first);
+  for (;;) {
+    syncq_po_msg *m;
+    if (ring_recv(self, g->blocking, &m) != SYNCQ_OK) {
+      atomic_fetch_add(&g->errors, 1);
+      return;
+    }
+    /* read after the receive: main may cut the ring short (n = 0) before it sends */
+    syncq_po_pid next = i + 1 < g->n - 1 ? g->first + i + 1 : g->ctl;
+    bool quit = m->type == RING_QUIT;
+    if (!quit) {
+      int64_t k;
+      memcpy(&k, m->data, sizeof k);
+      if (k <= 1) atomic_fetch_add(&g->errors, 1); /* the last hop is main's */
+      k--;
+      memcpy(m->data, &k, sizeof k);
+    }
+    if (syncq_po_send(self, next, m, SYNCQ_PO_LINK) != SYNCQ_OK) {
+      syncq_po_free(self, m);
+      atomic_fetch_add(&g->errors, 1);
+    }
+    if (quit) return;
   }
-  if (SYNCQ_RING_GO[0] == '\0') return "no Go toolchain was found when syncq-lab was built";
-  if (access(SYNCQ_RING_GO, X_OK) != 0) return "the Go ring was not built";
-  return NULL;
 }
 
-static int peer_ring(const ring_point *pt, ring_result *res) {
-  char n[32], h[32];
-  snprintf(n, sizeof n, "%d", pt->n);
-  snprintf(h, sizeof h, "%ld", pt->hops);
+/* main's turns for one token of k hops: send it, forward it each time it
+ * comes back, until the last hop arrives. */
+static int main_lap(syncq_po_proc *me, const ring_prog *g, uint32_t type, int64_t k) {
+  syncq_po_msg *m;
+  int r = syncq_po_get(me, sizeof k, &m);
+  if (r != SYNCQ_OK) return r;
+  m->type = type;
+  for (;;) {
+    memcpy(m->data, &k, sizeof k);
+    if ((r = syncq_po_send(me, g->first, m, SYNCQ_PO_LINK)) != SYNCQ_OK) {
+      syncq_po_free(me, m);
+      return r;
+    }
+    if ((r = ring_recv(me, g->blocking, &m)) != SYNCQ_OK) return r;
+    if (m->type != type) {
+      syncq_po_free(me, m);
+      return SYNCQ_EINVAL;
+    }
+    memcpy(&k, m->data, sizeof k);
+    if (type == RING_QUIT || k == 1) break;
+    k--;
+  }
+  syncq_po_free(me, m);
+  return SYNCQ_OK;
+}
+
+typedef struct member_run {
+  ring_prog g;
+  long hops;
+  uint64_t spawn_ns, hop_ns;
+  int spawned;
+} member_run;
+
+/* The ring with main (the caller, a fiber of syncq_po_run or an attached
+ * thread) as a member: spawn, one warm-up lap, the timed laps, quit. */
+static int member_main(syncq_po_proc *me, void *arg) {
+  member_run *mr = arg;
+  syncq_po_system *sys = mr->g.sys;
+  mr->g.ctl = syncq_po_pid_of(me);
+  mr->g.first = mr->g.ctl + 1;
+  int r = SYNCQ_OK;
+  uint64_t t0 = syncq_now_ns();
+  for (; mr->spawned < mr->g.n - 1; mr->spawned++) {
+    syncq_po_pid pid;
+    if ((r = syncq_po_spawn(sys, member_inner, &mr->g, &pid)) != SYNCQ_OK) break;
+    if (pid != mr->g.first + mr->spawned) { /* a fresh system hands out pids in order (po.h) */
+      atomic_fetch_add(&mr->g.errors, 1);
+      mr->spawned++;
+      r = SYNCQ_EINVAL;
+      break;
+    }
+  }
+  uint64_t t1 = syncq_now_ns();
+  if (r == SYNCQ_OK) r = main_lap(me, &mr->g, RING_TOKEN, mr->g.n);
+  uint64_t t2 = syncq_now_ns();
+  if (r == SYNCQ_OK) r = main_lap(me, &mr->g, RING_TOKEN, mr->hops);
+  uint64_t t3 = syncq_now_ns();
+  if (mr->spawned == mr->g.n - 1) {
+    int q = main_lap(me, &mr->g, RING_QUIT, 0);
+    if (r == SYNCQ_OK) r = q;
+  } else {
+    mr->g.n = 0; /* never started: quit member by member, each passing its quit to main */
+    for (int i = 0; i < mr->spawned; i++) {
+      syncq_po_msg *m;
+      if (syncq_po_get(me, sizeof(int64_t), &m) != SYNCQ_OK) break;
+      m->type = RING_QUIT;
+      if (syncq_po_send(me, mr->g.first + i, m, SYNCQ_PO_LINK) != SYNCQ_OK) syncq_po_free(me, m);
+    }
+  }
+  for (int i = 0; i < mr->spawned; i++) syncq_po_join(sys, mr->g.first + i);
+  syncq_po_msg *m;
+  while (syncq_po_try_recv(me, &m) == SYNCQ_OK) syncq_po_free(me, m);
+  mr->spawn_ns = t1 - t0;
+  mr->hop_ns = t3 - t2;
+  return r;
+}
+
+static int syncq_member_ring(const ring_point *pt, ring_result *res) {
+  syncq_po_config cfg = {pt->mailbox, (uint32_t)pt->n + 1, 0, 0, pt->backend, 0, false};
+  syncq_po_system *sys;
+  int r = syncq_po_create(&cfg, &sys);
+  if (r != SYNCQ_OK) {
+    snprintf(res->why, sizeof res->why, "creating a %s:%s postoffice: %s", pt->backend, pt->mailbox,
+             syncq_strerror(r));
+    return r;
+  }
+  member_run mr;
+  memset(&mr, 0, sizeof mr);
+  mr.g.n = pt->n;
+  mr.g.blocking = pt->blocking;
+  mr.g.sys = sys;
+  mr.hops = (pt->hops + pt->n - 1) / pt->n * pt->n; /* whole laps: the last hop is main's */
+  int result = SYNCQ_OK;
+  if (pt->attached) {
+    syncq_po_proc *me;
+    if ((r = syncq_po_attach(sys, &me)) == SYNCQ_OK) {
+      result = member_main(me, &mr);
+      syncq_po_detach(me);
+    }
+  } else {
+    r = syncq_po_run(sys, member_main, &mr, &result);
+  }
+  if (r == SYNCQ_OK) r = result;
+  if (r != SYNCQ_OK) {
+    const char *lim = syncq_po_limit_reason(sys);
+    snprintf(res->why, sizeof res->why, "the ring failed after %d spawns: %s (limit: %s)", mr.spawned,
+             syncq_strerror(r), lim ? lim : "none named");
+  }
+  if (syncq_po_destroy(sys) != SYNCQ_OK && r == SYNCQ_OK) {
+    snprintf(res->why, sizeof res->why, "destroying the postoffice");
+    r = SYNCQ_EBUSY;
+  }
+  if (r == SYNCQ_OK && atomic_load(&mr.g.errors) != 0) {
+    snprintf(res->why, sizeof res->why, "%d ring members saw a failed call or a wrong token",
+             atomic_load(&mr.g.errors));
+    r = SYNCQ_EINVAL;
+  }
+  if (r != SYNCQ_OK) return r;
+  res->spawn_us = (double)mr.spawn_ns / NS_PER_US / (pt->n - 1);
+  res->hop_ns = (double)mr.hop_ns / (double)mr.hops;
+  return SYNCQ_OK;
+}
+
+/* ------------------------------------------------------------ cold spawn */
+
+static void cold_member(syncq_po_proc *self, void *arg) {
+  (void)arg;
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(self, &m) == SYNCQ_OK) syncq_po_free(self, m);
+}
+
+/* The spawn loop over N in a child process, on a system whose stack
+ * geometry nothing in this process has used (the guard one page larger
+ * than the default): no kept stack fits, every stack is mapped afresh. */
+static int cold_spawn(const ring_point *pt, ring_result *res) {
   int fds[2];
   if (pipe(fds) != 0) {
     snprintf(res->why, sizeof res->why, "pipe failed");
@@ -243,28 +416,52 @@ static int peer_ring(const ring_point *pt, ring_result *res) {
     return SYNCQ_ESYS;
   }
   if (child == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    close(fds[0]), close(fds[1]);
-    if (strcmp(pt->peer, "erlang") == 0)
-      execl(SYNCQ_ESCRIPT, "escript", SYNCQ_RING_ERL, n, h, (char *)NULL);
-    else
-      execl(SYNCQ_RING_GO, "ring", n, h, (char *)NULL);
-    _exit(127);
+    close(fds[0]);
+    long page = sysconf(_SC_PAGESIZE);
+    size_t guard = strcmp(pt->backend, "fiber") == 0 ? SYNCQ_PO_DEFAULT_FIBER_GUARD : (size_t)page;
+    syncq_po_config cfg = {pt->mailbox, (uint32_t)pt->n, 0, guard + (size_t)page, pt->backend, 0, false};
+    syncq_po_system *sys;
+    double us = -1;
+    if (syncq_po_create(&cfg, &sys) == SYNCQ_OK) {
+      uint64_t t0 = syncq_now_ns();
+      int i = 0;
+      while (i < pt->n && syncq_po_spawn(sys, cold_member, NULL, NULL) == SYNCQ_OK) i++;
+      uint64_t t1 = syncq_now_ns();
+      if (i == pt->n) us = (double)(t1 - t0) / NS_PER_US / pt->n;
+    }
+    /* the processes park for ever: the child's exit ends them */
+    _exit(write(fds[1], &us, sizeof us) == (ssize_t)sizeof us ? 0 : 1);
   }
   close(fds[1]);
-  char out[512];
-  size_t got = 0;
-  ssize_t k;
-  while (got < sizeof out - 1 && (k = read(fds[0], out + got, sizeof out - 1 - got)) > 0) got += (size_t)k;
-  out[got] = '\0';
+  double us = -1;
+  ssize_t got = read(fds[0], &us, sizeof us);
   close(fds[0]);
   int status = 0;
   waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-      sscanf(out, "spawn_us=%lf hop_ns=%lf rss_kb=%lf", &res->spawn_us, &res->hop_ns, &res->rss_kb) != 3) {
-    snprintf(res->why, sizeof res->why, "the %s ring failed (status %d): %.120s", pt->peer, status, out);
+  if (got != (ssize_t)sizeof us || us < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    snprintf(res->why, sizeof res->why, "the cold-spawn child failed (status %d)", status);
     return SYNCQ_ESYS;
   }
+  res->spawn_cold_us = us;
+  return SYNCQ_OK;
+}
+
+/* ------------------------------------------------------------ the peers */
+
+static const char *peer_absent(const char *peer) { return po_peer_absent(peer, SYNCQ_RING_ERL, SYNCQ_RING_GO); }
+
+static int peer_ring(const ring_point *pt, ring_result *res) {
+  char n[32], h[32], out[512];
+  snprintf(n, sizeof n, "%d", pt->n);
+  snprintf(h, sizeof h, "%ld", pt->hops);
+  const char *args[] = {n, h, pt->member ? "member" : NULL, NULL};
+  if (po_peer_run(pt->peer, SYNCQ_RING_ERL, SYNCQ_RING_GO, args, out, sizeof out, res->why, sizeof res->why) != 0)
+    return SYNCQ_ESYS;
+  if (sscanf(out, "spawn_us=%lf hop_ns=%lf rss_kb=%lf", &res->spawn_us, &res->hop_ns, &res->rss_kb) != 3) {
+    snprintf(res->why, sizeof res->why, "the %s ring answered %.120s", pt->peer, out);
+    return SYNCQ_ESYS;
+  }
+  res->spawn_cold_us = res->spawn_us; /* a fresh runtime every run */
   return SYNCQ_OK;
 }
 
@@ -272,7 +469,8 @@ static int ring_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const ring_point *pt = arg;
   ring_result res;
   memset(&res, 0, sizeof res);
-  int r = pt->peer ? peer_ring(pt, &res) : syncq_ring(pt, &res);
+  int r = pt->peer ? peer_ring(pt, &res) : pt->member ? syncq_member_ring(pt, &res) : syncq_ring(pt, &res);
+  if (r == SYNCQ_OK && !pt->peer && pt->cold) r = cold_spawn(pt, &res);
   if (r != SYNCQ_OK) {
     lab_fail(ctx, "po-ring %s%s%s N=%d: %s", pt->peer ? pt->peer : pt->backend, pt->peer ? "" : ":",
              pt->peer ? "" : pt->mailbox, pt->n, res.why);
@@ -282,6 +480,7 @@ static int ring_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   out->ops = (uint64_t)pt->hops;
   out->extra[0] = res.spawn_us;
   out->extra[1] = res.rss_kb;
+  out->extra[2] = res.spawn_cold_us; /* recv=blocking, main=outside: the group's third extra */
   return 0;
 }
 
@@ -291,18 +490,19 @@ static int ring_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
 static const char *const ring_algos[] = {
   "fiber:mutex",  "fiber:nonblocking",  "fiber:ttas",  "fiber:two-lock",  "fiber:mutex-nofree",  "fiber:mpsc",
   "thread:mutex", "thread:nonblocking", "thread:ttas", "thread:two-lock", "thread:mutex-nofree", "thread:mpsc",
-  "erlang",       "go",                 NULL,
+  "erlang",       "go",
+  /* main=member only: main attached as a thread to a fiber system */
+  "fiber-attached:mpsc", "fiber-attached:nonblocking", "fiber-attached:mutex", NULL,
 };
 
-/* How many vm.max_map_count allows with one guard page each (two mappings). */
-static long guarded_fiber_limit(void) {
+static long max_map_count(void) {
   FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
   long v = -1;
   if (f != NULL) {
     if (fscanf(f, "%ld", &v) != 1) v = -1;
     fclose(f);
   }
-  return v > 0 ? v / 2 : -1;
+  return v;
 }
 
 /* --quick's subset (the suite's time budget): every mailbox on fibers up
@@ -314,6 +514,52 @@ static bool quick_variant(const char *backend, const char *mailbox, bool blockin
   if (strcmp(backend, "thread") == 0 && n > RING_QUICK_THREADS_MAX) return false;
   if (strcmp(backend, "fiber") == 0 && blocking && n <= RING_QUICK_THREADS_MAX) return true;
   return named;
+}
+
+/* The panels: recv=blocking and recv=yield with main outside the ring,
+ * and recv=blocking with main a member. */
+enum { PANEL_BLOCKING, PANEL_YIELD, PANEL_MEMBER, NPANELS };
+
+/* Whether algo runs in panel at N processes; fills *pt. */
+static bool ring_variant(lab_ctx *ctx, const char *algo, int panel, int n, bool fibers, ring_point *pt) {
+  bool quick = lab_get_size(ctx) == LAB_SIZE_QUICK;
+  long fiber_hops = (long)lab_by_size(ctx, 2000, 100000, 500000, 1000000);
+  long thread_hops = (long)lab_by_size(ctx, 500, 5000, 20000, 50000);
+  long yield_hops = (long)lab_by_size(ctx, 200, 2000, 10000, 20000);
+  bool blocking = panel != PANEL_YIELD, member = panel == PANEL_MEMBER;
+  const char *colon = strchr(algo, ':');
+  *pt = (ring_point){NULL, NULL, NULL, blocking, member, false, false, n, fiber_hops};
+  pt->cold = panel == PANEL_BLOCKING && !(quick && n > RING_QUICK_COLD_MAX);
+  if (colon == NULL) {
+    if (!blocking || peer_absent(algo) != NULL) return false;
+    /* --quick: Erlang's VM starts for every sample; with main a member it
+     * runs at 1,000 processes only (the claims read Go's ring) */
+    if (member && quick && strcmp(algo, "erlang") == 0 && n != RING_QUICK_MEMBER_ERLANG) return false;
+    pt->peer = algo;
+  } else {
+    size_t len = (size_t)(colon - algo);
+    pt->mailbox = colon + 1;
+    pt->attached = len == strlen("fiber-attached") && strncmp(algo, "fiber-attached", len) == 0;
+    pt->backend = strncmp(algo, "thread", len) == 0 ? "thread" : "fiber";
+    if (member) {
+      /* main as a fiber or attached to fibers; the claims' three mailboxes */
+      bool named = strcmp(pt->mailbox, "mpsc") == 0 || strcmp(pt->mailbox, "nonblocking") == 0 ||
+                   strcmp(pt->mailbox, "mutex") == 0;
+      if (!fibers || strcmp(pt->backend, "fiber") != 0 || !named) return false;
+      if (pt->attached) pt->hops = thread_hops; /* a thread's wake-up every lap */
+    } else {
+      if (pt->attached) return false;
+      if (quick && !quick_variant(pt->backend, pt->mailbox, blocking, n)) return false;
+      if (strcmp(pt->backend, "fiber") == 0) {
+        if (!fibers) return false;
+      } else {
+        if (n > (blocking ? RING_THREAD_BLOCKING_MAX : RING_THREAD_YIELD_MAX)) return false;
+        pt->hops = blocking ? thread_hops : yield_hops;
+      }
+    }
+  }
+  if (pt->hops < n) pt->hops = n; /* at least one full round */
+  return true;
 }
 
 static int ring_run(lab_ctx *ctx) {
@@ -333,21 +579,30 @@ static int ring_run(lab_ctx *ctx) {
   lab_begin(ctx,
             "A ring of N processes passes a token: each receives it and sends it to the next, %ld hops "
             "(fibers and peers; kernel threads: %ld hops blocking, %ld yielding) after one warm-up round. "
-            "hop: ns per hop; spawn: us per process (the spawn loop); rss: KB of resident memory per "
-            "process (VmRSS growth from before spawning to after the warm-up round). Lines: the "
-            "postoffice's six mailboxes on the fiber backend (user-level contexts, M:N on one scheduler "
-            "thread per processing unit) and on the thread backend (a kernel thread each, 002's design), "
-            "and, run by the lab in the same run, the same ring in Erlang (escript, processes and "
-            "receive) and Go (goroutines and channels). Panels: recv=blocking (syncq: "
-            "syncq_po_recv_blocking, a fiber parks and a thread sleeps on a futex; the peers' receive) "
-            "and recv=yield (002's Recv(): a thread yields to the kernel while its inbox is empty, a "
-            "fiber yields once to the other fibers and then parks; syncq only). Kernel threads run up "
-            "to N=%d blocking and N=%d yielding (beyond, a run takes minutes or exceeds the task "
-            "limits). With --quick (the suite's time budget) the yield panel stops at 100 processes, "
-            "kernel threads at 1,000, and every mailbox runs only on fibers up to 1,000 processes "
-            "blocking: elsewhere mpsc, nonblocking and mutex (the default size runs all six "
-            "everywhere). The 100,000-fiber ring runs without guard pages (see the note).",
-            fiber_hops, thread_hops, yield_hops, RING_THREAD_BLOCKING_MAX, RING_THREAD_YIELD_MAX);
+            "hop: ns per hop; spawn: us per process (the spawn loop, on a system whose stack cache the "
+            "previous repetition warmed); spawn_cold: the same loop in a fresh child process on a "
+            "system whose stacks nothing has used (the peers start a fresh runtime every run: their "
+            "spawn is cold, and spawn_cold repeats it); rss: KB of resident memory per process (VmRSS "
+            "growth from before spawning to after the warm-up round). Lines: the postoffice's six "
+            "mailboxes on the fiber backend (user-level contexts, M:N on one scheduler thread per "
+            "processing unit) and on the thread backend (a kernel thread each, 002's design), and, run "
+            "by the lab in the same run, the same ring in Erlang (escript, processes and receive) and Go "
+            "(goroutines and channels). Panels: recv=blocking (syncq: syncq_po_recv_blocking, a fiber "
+            "parks and a thread sleeps on a futex; the peers' receive) and recv=yield (002's Recv(): a "
+            "thread yields to the kernel while its inbox is empty, a fiber yields once to the other "
+            "fibers and then parks; syncq only), both with main=outside (the controller starts and "
+            "ends the rounds, outside the ring); and main=member (recv=blocking, N up to 6,000): main "
+            "is one of the N members, every lap passes through it: fiber:<mailbox> runs main's work as "
+            "a fiber (syncq_po_run), fiber-attached:<mailbox> keeps it an attached thread among the "
+            "fibers (%ld hops: a thread's wake-up every lap), and the Erlang and Go rings have the "
+            "script's process and the main goroutine as members. Kernel threads run up to N=%d "
+            "blocking and N=%d yielding (beyond, a run takes minutes or exceeds the task limits). "
+            "With --quick (the suite's time budget) the yield panel stops at 100 processes, kernel "
+            "threads at 1,000, and every mailbox runs only on fibers up to 1,000 processes blocking: "
+            "elsewhere mpsc, nonblocking and mutex (the default size runs all six everywhere); "
+            "spawn_cold stops at 6,000 processes and Erlang's ring with main a member runs at 1,000 "
+            "processes only (its VM starts for every sample).",
+            fiber_hops, thread_hops, yield_hops, thread_hops, RING_THREAD_BLOCKING_MAX, RING_THREAD_YIELD_MAX);
   if (!lab_planning(ctx)) {
     if (!fibers) lab_note(ctx, "The fiber backend is not in this build (libboost-context-dev missing).");
     const char *why;
@@ -355,67 +610,65 @@ static int ring_run(lab_ctx *ctx) {
     else lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, SYNCQ_RING_ERL);
     if ((why = peer_absent("go")) != NULL) lab_note(ctx, "Peer go absent: %s.", why);
     else lab_note(ctx, "Peer go: %s (built from lab/peers/ring/ring.go).", SYNCQ_RING_GO);
-    long lim = guarded_fiber_limit();
+    struct utsname u;
     lab_note(ctx,
-             "Guard pages: a fiber's guard page costs two kernel mappings; vm.max_map_count here allows "
-             "about %ld guarded fibers, so rings above %d fibers run without guards (SYNCQ_PO_NO_GUARD), "
-             "as Erlang's and Go's processes have none.",
-             lim, RING_GUARDED_MAX);
+             "Guards: every fiber ring, 100,000 processes included, runs with the postoffice's default "
+             "guards (page-table guard markers on Linux 6.13 and later; older kernels: guard pages "
+             "while vm.max_map_count allows, then canaries). Here: Linux %s, vm.max_map_count %ld.",
+             uname(&u) == 0 ? u.release : "(unknown)", max_map_count());
   }
-  static ring_point pts[2][5][LAB_MAX_VARIANTS];
-  /* --quick: the yield panel stops at 1,000 processes (the time budget). */
+  static ring_point pts[NPANELS][5][LAB_MAX_VARIANTS];
+  /* --quick: the yield panel stops at RING_QUICK_YIELD_MAX (the time budget). */
   int yield_max = lab_get_size(ctx) <= LAB_SIZE_QUICK ? RING_QUICK_YIELD_MAX : 1 << 30;
-  for (int b = 0; b < 2; b++) {
-    bool blocking = b == 0;
+  for (int panel = 0; panel < NPANELS; panel++) {
     for (int i = 0; i < nn; i++) {
       int n = ns[i];
-      if (!blocking && n > yield_max) continue;
+      if (panel == PANEL_YIELD && n > yield_max) continue;
+      if (panel == PANEL_MEMBER && n > RING_MEMBER_MAX) continue;
       lab_group g;
       memset(&g, 0, sizeof g);
-      lab_group_param_str(&g, "recv", blocking ? "blocking" : "yield");
+      lab_group_param_str(&g, "recv", panel == PANEL_YIELD ? "yield" : "blocking");
+      lab_group_param_str(&g, "main", panel == PANEL_MEMBER ? "member" : "outside");
       lab_group_param(&g, "processes", n);
       lab_group_param(&g, "threads", lab_pus(ctx));
       g.metric = "hop";
       g.unit = "ns";
       g.sample = ring_sample;
-      g.extra[0] = (struct lab_extra_metric){"spawn", "us", false};
-      g.extra[1] = (struct lab_extra_metric){"rss", "KB", false};
-      g.nextra = 2;
-      ring_point *p = pts[b][i];
+      if (panel != PANEL_MEMBER) {
+        g.extra[0] = (struct lab_extra_metric){"spawn", "us", false};
+        g.extra[1] = (struct lab_extra_metric){"rss", "KB", false};
+        g.nextra = 2;
+      }
+      if (panel == PANEL_BLOCKING && !(quick && n > RING_QUICK_COLD_MAX))
+        g.extra[g.nextra++] = (struct lab_extra_metric){"spawn_cold", "us", false};
+      ring_point *p = pts[panel][i];
       for (int a = 0; ring_algos[a] != NULL; a++) {
-        const char *algo = ring_algos[a];
-        const char *colon = strchr(algo, ':');
-        ring_point pt = {NULL, NULL, NULL, blocking, n, fiber_hops};
-        if (colon == NULL) {
-          if (!blocking || peer_absent(algo) != NULL) continue;
-          pt.peer = algo;
-        } else {
-          pt.backend = strncmp(algo, "fiber", 5) == 0 ? "fiber" : "thread";
-          pt.mailbox = colon + 1;
-          if (quick && !quick_variant(pt.backend, pt.mailbox, blocking, n)) continue;
-          if (strcmp(pt.backend, "fiber") == 0) {
-            if (!fibers) continue;
-          } else {
-            if (n > (blocking ? RING_THREAD_BLOCKING_MAX : RING_THREAD_YIELD_MAX)) continue;
-            pt.hops = blocking ? thread_hops : yield_hops;
-          }
-        }
-        if (pt.hops < n) pt.hops = n; /* at least one full round */
+        ring_point pt;
+        if (!ring_variant(ctx, ring_algos[a], panel, n, fibers, &pt)) continue;
         p[g.nvariants] = pt;
-        g.variants[g.nvariants] = (lab_variant){algo, &p[g.nvariants]};
+        g.variants[g.nvariants] = (lab_variant){ring_algos[a], &p[g.nvariants]};
         g.nvariants++;
       }
-      g.normalize_to = blocking && peer_absent("erlang") == NULL ? "erlang" : NULL;
+      const char *ref = panel == PANEL_MEMBER ? "go" : "erlang";
+      g.normalize_to = panel != PANEL_YIELD && peer_absent(ref) == NULL ? ref : NULL;
       if (g.nvariants > 0 && lab_run_group(ctx, &g) != 0) return -1;
     }
   }
   return 0;
 }
 
+/* hop(num) / hop(den) below 1 at N processes, main a member of the ring */
+#define MEMBER_HOP_BELOW(num, den, n)                                                                              \
+  "{\"op\":\"ratio_below\",\"metric\":\"hop\",\"num\":\"" num "\",\"den\":\"" den                                \
+  "\",\"where\":{\"recv\":\"blocking\",\"main\":\"member\",\"processes\":" #n "},\"bound\":1.0}"
+#define BEST_MEMBER_BELOW(den, n)                                                                                  \
+  "{\"op\":\"any\",\"rules\":[" MEMBER_HOP_BELOW("fiber:mpsc", den, n) "," MEMBER_HOP_BELOW("fiber:nonblocking", den, n) \
+  "," MEMBER_HOP_BELOW("fiber:mutex", den, n) "]}"
+
 /* hop(num) / hop(den) below bound at N processes, recv=blocking */
 #define HOP_BELOW(num, den, n, bound)                                                                              \
   "{\"op\":\"ratio_below\",\"metric\":\"hop\",\"num\":\"" num "\",\"den\":\"" den                                \
-  "\",\"where\":{\"recv\":\"blocking\",\"processes\":" #n "},\"bound\":" #bound "}"
+  "\",\"where\":{\"recv\":\"blocking\",\"main\":\"outside\",\"processes\":" #n "},\"bound\":" #bound "}"
 #define BEST_FIBER_BELOW(den, n)                                                                                   \
   "{\"op\":\"any\",\"rules\":[" HOP_BELOW("fiber:mpsc", den, n, 1.0) "," HOP_BELOW("fiber:nonblocking", den, n, 1.0) \
   "," HOP_BELOW("fiber:mutex", den, n, 1.0) "]}"
@@ -430,15 +683,20 @@ static const lab_claim ring_claims[] = {
    "same run, at every ring size from 2 to 6,000 processes.",
    "{\"op\":\"all\",\"rules\":[" BEST_FIBER_BELOW("go", 2) "," BEST_FIBER_BELOW("go", 100) ","
    BEST_FIBER_BELOW("go", 1000) "," BEST_FIBER_BELOW("go", 6000) "]}"},
+  {"syncq target: with main taking part in the ring (main's work a fiber, run by syncq_po_run), a message "
+   "hop costs no more than Go's, whose main goroutine is a member, same run, at 2, 100, 1,000 and 6,000 "
+   "processes (the best of the mpsc, nonblocking and mutex mailboxes).",
+   "{\"op\":\"all\",\"rules\":[" BEST_MEMBER_BELOW("go", 2) "," BEST_MEMBER_BELOW("go", 100) ","
+   BEST_MEMBER_BELOW("go", 1000) "," BEST_MEMBER_BELOW("go", 6000) "]}"},
   {"syncq target: a ring of 100,000 fiber processes completes (hop time recorded at N=100,000).",
    "{\"op\":\"value_below\",\"metric\":\"hop\",\"algo\":\"fiber:mpsc\","
-   "\"where\":{\"recv\":\"blocking\",\"processes\":100000},\"bound\":1e9}"},
+   "\"where\":{\"recv\":\"blocking\",\"main\":\"outside\",\"processes\":100000},\"bound\":1e9}"},
   {"syncq target: spawning a fiber process costs at most 2 us (mpsc mailbox, 6,000 processes).",
    "{\"op\":\"value_below\",\"metric\":\"spawn\",\"algo\":\"fiber:mpsc\","
-   "\"where\":{\"recv\":\"blocking\",\"processes\":6000},\"bound\":2.0}"},
+   "\"where\":{\"recv\":\"blocking\",\"main\":\"outside\",\"processes\":6000},\"bound\":2.0}"},
   {"syncq target: a fiber process needs at most 8 KB of resident memory (mpsc mailbox, 100,000 processes).",
    "{\"op\":\"value_below\",\"metric\":\"rss\",\"algo\":\"fiber:mpsc\","
-   "\"where\":{\"recv\":\"blocking\",\"processes\":100000},\"bound\":8.0}"},
+   "\"where\":{\"recv\":\"blocking\",\"main\":\"outside\",\"processes\":100000},\"bound\":8.0}"},
   {"Kernel threads make every hop a trip through the kernel's scheduler: fibers at least 10x faster per "
    "hop than threads at 1,000 processes (mpsc, recv_blocking).",
    HOP_BELOW("fiber:mpsc", "thread:mpsc", 1000, 0.1)},

@@ -64,7 +64,7 @@ PAPERS = (
     ),
 )
 
-OWN = "syncq"  # experiments of syncq's own (floors, po-ring, locks-cost, ...)
+OWN = "syncq"  # experiments of syncq's own (floors, po-ring, po-skynet, po-server, locks-cost, ...)
 
 
 def paper_of(experiment):

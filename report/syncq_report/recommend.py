@@ -44,7 +44,22 @@ QUESTIONS = (
     Question("Barrier", (("np99-barrier", "time", {"wait": "default"}),)),
     Question(
         "Lightweight processes: a message hop in a 1,000-process ring",
-        (("po-ring", "hop", {"processes": 1000, "recv": "blocking"}),),
+        (("po-ring", "hop", {"processes": 1000, "recv": "blocking", "main": "outside"}),),
+        everyone=True,
+    ),
+    Question(
+        "Lightweight processes: a 1,000-process ring with main taking part",
+        (("po-ring", "hop", {"processes": 1000, "recv": "blocking", "main": "member"}),),
+        everyone=True,
+    ),
+    Question(
+        "Lightweight processes: skynet, a tree of a million processes (100,000 at --quick)",
+        (("po-skynet", "time", {"leaves": 1000000}), ("po-skynet", "time", {"leaves": 100000})),
+        everyone=True,
+    ),
+    Question(
+        "Lightweight processes: a request/reply server, a process per request",
+        (("po-server", "request", {}),),
         everyone=True,
     ),
 )

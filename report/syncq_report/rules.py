@@ -264,15 +264,28 @@ def _matching(points, algorithm, metric, where):
 
 def _where_at(at, num_points, den_points, num, den):
     """The (param, value) the rule compares at: fixed by "at" ({"threads": N}, or
-    any one numeric param such as {"sorters": 20}), or the largest threads
-    value measured for both ("max_threads")."""
+    any one numeric param such as {"sorters": 20}), the largest value of a param
+    measured for both ({"leaves": "max"}), or the largest threads value measured
+    for both ("max_threads")."""
     if isinstance(at, dict) and len(at) == 1:
         (key, value), = at.items()
         if isinstance(key, str) and is_number(value):
             return key, value
+        if isinstance(key, str) and value == "max":
+            return key, _max_common(num_points, den_points, num, den, key)
     if at != "max_threads":
-        raise _Unmeasurable('malformed rule: \'at\' must be "max_threads" or {"<param>": N}')
+        raise _Unmeasurable('malformed rule: \'at\' must be "max_threads", {"<param>": N} or {"<param>": "max"}')
     return "threads", _max_common_threads(num_points, den_points, num, den)
+
+
+def _max_common(num_points, den_points, num, den, key):
+    """The largest value of param key measured for both (a sweep whose top depends on the size)."""
+    common = {p.params[key] for p in num_points if is_number(p.params.get(key))} & {
+        p.params[key] for p in den_points if is_number(p.params.get(key))
+    }
+    if not common:
+        raise _Unmeasurable(f"no {key} value measured for both {num} and {den}")
+    return max(common)
 
 
 def _max_common_threads(num_points, den_points, num, den):

@@ -176,11 +176,11 @@ MISSING = object()  # marks a field removed from the rule
         ("bound", True, "malformed rule: 'bound' must be a number"),
         ("where", [1], "malformed rule: 'where' must be an object"),
         ("min_threads", "8", "malformed rule: 'min_threads' must be a number"),
-        ("at", "min_threads", 'malformed rule: \'at\' must be "max_threads" or {"<param>": N}'),
+        ("at", "min_threads", 'malformed rule: \'at\' must be "max_threads", {"<param>": N} or {"<param>": "max"}'),
         (
             "at",
             {"threads": 2, "work_ns": 0},
-            'malformed rule: \'at\' must be "max_threads" or {"<param>": N}',
+            'malformed rule: \'at\' must be "max_threads", {"<param>": N} or {"<param>": "max"}',
         ),
     ],
 )
@@ -282,6 +282,29 @@ def test_at_any_single_param():
     assert verdict.status == rules.HELD and "sorters=20" in verdict.explanation
     assert rules.evaluate(dict(rule, at={"sorters": 100}), points).status == rules.FAILED
     assert rules.evaluate(dict(rule, at={"sorters": 7}), points).status == rules.UNMEASURABLE
+
+
+def test_at_max_of_a_param():
+    """'at': {"leaves": "max"} takes the largest value measured for both (a sweep whose top depends
+    on the size), so the verdict follows the data: held there, failed when the top point says so."""
+    small = [
+        pt("fiber:mpsc", 2, 10.0, metric="time", leaves=10_000),
+        pt("go", 2, 20.0, metric="time", leaves=10_000),
+        pt("fiber:mpsc", 2, 90.0, metric="time", leaves=100_000),
+        pt("go", 2, 100.0, metric="time", leaves=100_000),
+    ]
+    rule = {"op": "ratio_below", "metric": "time", "num": "fiber:mpsc", "den": "go", "at": {"leaves": "max"},
+            "bound": 1.0}
+    verdict = rules.evaluate(rule, small)
+    assert verdict.status == rules.HELD and "leaves=100000" in verdict.explanation
+    larger = small + [pt("fiber:mpsc", 2, 3000.0, metric="time", leaves=1_000_000),
+                      pt("go", 2, 2000.0, metric="time", leaves=1_000_000)]
+    assert rules.evaluate(rule, larger).status == rules.FAILED
+    # a top measured for one side only does not count
+    one_side = small + [pt("go", 2, 2000.0, metric="time", leaves=1_000_000)]
+    assert rules.evaluate(rule, one_side).status == rules.HELD
+    none = [pt("fiber:mpsc", 2, 1.0, metric="time", leaves=10), pt("go", 2, 1.0, metric="time", leaves=100)]
+    assert rules.evaluate(rule, none).status == rules.UNMEASURABLE
 
 
 def test_value_bounds():

@@ -239,6 +239,37 @@ def test_recommendation_calls_a_close_race_a_tie():
     assert many.pick.algorithm == "nblfq" and recommend.is_tie(many.margin)
 
 
+def _po_point(experiment, algorithm, metric, median, **params):
+    return Point(experiment=experiment, algorithm=algorithm, params={"threads": 2, **params}, metric=metric,
+                 unit="ms", better="lower", median=median, min=median, max=median, samples=[median],
+                 counters={}, line=1)
+
+
+def test_recommendation_answers_the_actor_runtimes_questions():
+    """skynet falls back to the --quick tree; the ring's two panels (main outside, main a member)
+    are two questions, each reading its own panel; po-* are syncq's own experiments."""
+    skynet = [_po_point("po-skynet", "go", "time", 150.0, leaves=100000),
+              _po_point("po-skynet", "fiber:mpsc", "time", 300.0, leaves=100000),
+              _po_point("po-skynet", "fiber:mpsc", "time", 1.0, leaves=10000)]
+    ring = [_po_point("po-ring", "fiber:mpsc", "hop", 60.0, recv="blocking", main="outside", processes=1000),
+            _po_point("po-ring", "go", "hop", 100.0, recv="blocking", main="outside", processes=1000),
+            _po_point("po-ring", "fiber:mpsc", "hop", 500.0, recv="blocking", main="member", processes=1000),
+            _po_point("po-ring", "go", "hop", 200.0, recv="blocking", main="member", processes=1000)]
+    server = [_po_point("po-server", "fiber:mpsc", "request", 1.0, requests=100000),
+              _po_point("po-server", "go", "request", 2.0, requests=100000)]
+    answers = {a.question.use: a for a in recommend.answer_all(
+        [_Section("po-skynet", skynet), _Section("po-ring", ring), _Section("po-server", server)])}
+    tree = next(a for use, a in answers.items() if "skynet" in use)
+    assert tree.pick.algorithm == "go" and tree.place["leaves"] == 100000
+    outside = answers["Lightweight processes: a message hop in a 1,000-process ring"]
+    member = next(a for use, a in answers.items() if "main taking part" in use)
+    assert outside.pick.algorithm == "fiber:mpsc" and outside.place["main"] == "outside"
+    assert member.pick.algorithm == "go" and member.place["main"] == "member"
+    assert next(a for use, a in answers.items() if "request/reply" in use).pick.algorithm == "fiber:mpsc"
+    for name in ("po-ring", "po-skynet", "po-server"):
+        assert papers.paper_of(type("E", (), {"name": name})()) is None  # syncq's own
+
+
 def test_plots_against_the_level_join_the_dedicated_run_to_every_mode():
     def lp(algorithm, mode, level):
         return Point(

@@ -106,6 +106,30 @@ static void test_explicit_at_strings_peers_and_nesting(void **state) {
   lab_claimed_free(c);
 }
 
+static void test_at_max_of_a_param_resolved_by_planning(void **state) {
+  (void)state;
+  static const lab_claim claims[] = {
+    {"tree", "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"fiber:mpsc\",\"den\":\"go\","
+             "\"at\":{\"leaves\":\"max\"},\"bound\":1.0}"},
+  };
+  lab_claimed *c = claimed_of(claims, 1);
+  lab_group g[3];
+  for (int i = 0; i < 3; i++) {
+    memset(&g[i], 0, sizeof g[i]);
+    lab_group_param(&g[i], "leaves", i == 0 ? 10000 : i == 1 ? 1000000 : 100000);
+    lab_group_param(&g[i], "threads", 2);
+    g[i].metric = "time";
+    lab_claimed_plan(c, &g[i], "fiber:mpsc");
+    lab_claimed_plan(c, &g[i], "go");
+  }
+  assert_false(lab_claimed_reads(c, &g[0], "fiber:mpsc", false));
+  assert_false(lab_claimed_reads(c, &g[2], "go", false));
+  assert_true(lab_claimed_reads(c, &g[1], "fiber:mpsc", false)); /* the largest tree planned */
+  assert_true(lab_claimed_reads(c, &g[1], "go", false));
+  assert_false(lab_claimed_reads(c, &g[1], "erlang", false));
+  lab_claimed_free(c);
+}
+
 static void test_needs_pus_reads_nothing_short_and_the_fitting_points_above(void **state) {
   (void)state;
   static const lab_claim claims[] = {
@@ -163,6 +187,7 @@ int main(void) {
     cmocka_unit_test(test_max_threads_resolved_by_planning),
     cmocka_unit_test(test_a_ratio_metric_reads_its_raw_group),
     cmocka_unit_test(test_explicit_at_strings_peers_and_nesting),
+    cmocka_unit_test(test_at_max_of_a_param_resolved_by_planning),
     cmocka_unit_test(test_needs_pus_reads_nothing_short_and_the_fitting_points_above),
     cmocka_unit_test(test_no_claims_read_nothing),
   };

@@ -361,6 +361,70 @@ def test_po_ring_measures_three_metrics_per_run_and_names_its_peers(smoke_run):
         assert any(p["metric"] == "spawn_ratio" for p in pts)
 
 
+def test_po_ring_main_member_panel_and_cold_spawn(smoke_run):
+    """main=member: main's work a fiber (syncq_po_run) or an attached thread, in the ring;
+    spawn_cold beside spawn for every syncq variant with main outside, recv=blocking."""
+    _, recs, _ = smoke_run
+    pts = [r for r in recs if r["type"] == "point" and r["experiment"] == "po-ring"]
+    by = {(p["algorithm"], p["metric"], p["params"]["recv"], p["params"]["main"], p["params"]["processes"]): p
+          for p in pts}
+    for n in (2, 100):
+        for mb in ("mpsc", "nonblocking", "mutex"):
+            for algo in (f"fiber:{mb}", f"fiber-attached:{mb}"):
+                p = by[(algo, "hop", "blocking", "member", n)]
+                assert p["unit"] == "ns" and p["median"] > 0
+        for backend in ("fiber", "thread"):
+            cold = by[(f"{backend}:mpsc", "spawn_cold", "blocking", "outside", n)]
+            assert cold["unit"] == "us" and cold["median"] > 0
+            assert (f"{backend}:mpsc", "spawn", "blocking", "outside", n) in by
+        # the member panel has no thread backend, the outside panels no attached main
+        assert ("thread:mpsc", "hop", "blocking", "member", n) not in by
+        assert ("fiber-attached:mpsc", "hop", "blocking", "outside", n) not in by
+    for peer in ("erlang", "go"):
+        if any(p["algorithm"] == peer for p in pts):
+            assert (peer, "hop", "blocking", "member", 2) in by
+    notes = " ".join(r["text"] for r in recs if r["type"] == "note" and r["experiment"] == "po-ring")
+    assert "default guards" in notes and "vm.max_map_count" in notes
+
+
+def test_po_skynet_sums_the_tree_on_every_runtime(smoke_run):
+    """Smallest point: 1,000 leaves (1,111 processes); a wrong sum fails the run, so a point is a checked sum."""
+    _, recs, stderr = smoke_run
+    pts = {r["algorithm"]: r for r in recs if r["type"] == "point" and r["experiment"] == "po-skynet"
+           and r["metric"] == "time"}
+    assert {"fiber:mpsc", "fiber:nonblocking", "fiber:mutex", "thread:mpsc"} <= set(pts), stderr[-2000:]
+    for p in pts.values():
+        assert p["unit"] == "ms" and p["median"] > 0 and p["params"]["leaves"] == 1000
+    notes = " ".join(r["text"] for r in recs if r["type"] == "note" and r["experiment"] == "po-skynet")
+    for peer in ("erlang", "go"):
+        assert peer in pts or f"Peer {peer} absent" in notes, peer
+        if peer in pts:
+            assert f"Peer {peer}:" in notes
+
+
+def test_po_server_serves_every_request_on_every_runtime(smoke_run):
+    """Smallest point: 1,000 requests, each reply checked against its request."""
+    _, recs, stderr = smoke_run
+    pts = {r["algorithm"]: r for r in recs if r["type"] == "point" and r["experiment"] == "po-server"
+           and r["metric"] == "request"}
+    assert {"fiber:mpsc", "fiber:nonblocking", "fiber:mutex", "thread:mpsc"} <= set(pts), stderr[-2000:]
+    for p in pts.values():
+        assert p["unit"] == "us" and p["median"] > 0 and p["params"]["requests"] == 1000
+    notes = " ".join(r["text"] for r in recs if r["type"] == "note" and r["experiment"] == "po-server")
+    for peer in ("erlang", "go"):
+        assert peer in pts or f"Peer {peer} absent" in notes, peer
+
+
+def test_skynet_go_peer_checks_its_sum():
+    """The Go skynet peer refuses a tree that is not a power of 10 (exit 2) and sums a small one."""
+    go = Path(LAB).parent / "peers" / "skynet" / "skynet-go"
+    if go.exists():
+        r = subprocess.run([str(go), "999"], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "power of 10" in r.stderr
+        r = subprocess.run([str(go), "100"], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.startswith("time_ms=") and "sum=4950" in r.stdout
+
+
 def test_po_switch_measures_each_switch(smoke_run):
     _, recs, _ = smoke_run
     pts = {r["algorithm"]: r for r in recs if r["type"] == "point" and r["experiment"] == "po-switch"

@@ -260,3 +260,59 @@ def test_casfail_measures_the_delayed_curve_beside_the_zero_delay_one(tmp_path):
     for claim in exp["claims"]:
         leaves = [r for r in subrules(claim["rule"]) if "metric" in r]
         assert leaves and all(r["where"] == {"rtt_ns": 2000} for r in leaves), claim["text"]
+
+
+# ---------------------------------------------------------------- actor runtimes: verdicts either way
+
+def _po_point(experiment, algorithm, metric, median, **params):
+    return Point(experiment=experiment, algorithm=algorithm, params={"threads": 2, **params}, metric=metric,
+                 unit="ms", better="lower", median=median, min=median, max=median, samples=[median],
+                 counters={}, line=1)
+
+
+def _po_claim(experiment, needle):
+    found = [c for c in claims() if c["experiment"] == experiment and needle in c["text"]]
+    assert len(found) == 1, [c["text"] for c in claims() if c["experiment"] == experiment]
+    return found[0]["rule"]
+
+
+@pytest.mark.parametrize("experiment, metric, key, sizes, needle", [
+    ("po-skynet", "time", "leaves", (10_000, 100_000, 1_000_000), "skynet"),
+    ("po-server", "request", "requests", (100_000,), "request"),
+])
+def test_actor_claims_against_go_come_out_either_way(experiment, metric, key, sizes, needle):
+    """syncq's fibers at or below Go's: held when the best fiber mailbox beats Go at the largest
+    size measured, not held when every one is slower there (whatever the smaller sizes say)."""
+    rule = _po_claim(experiment, needle)
+
+    def points(fiber_at_top):
+        pts = []
+        for size in sizes:
+            top = size == max(sizes)
+            pts.append(_po_point(experiment, "go", metric, 100.0, **{key: size}))
+            for mb, factor in (("mpsc", 1.0), ("nonblocking", 1.5), ("mutex", 2.0)):
+                value = (fiber_at_top * factor) if top else 10.0
+                pts.append(_po_point(experiment, f"fiber:{mb}", metric, value, **{key: size}))
+        return pts
+
+    assert rules.evaluate(rule, points(50.0)).status == rules.HELD
+    assert rules.evaluate(rule, points(400.0)).status == rules.FAILED
+
+
+def test_ring_with_main_a_member_against_go_comes_out_either_way():
+    rule = _po_claim("po-ring", "main taking part")
+
+    def points(slow_at):
+        pts = []
+        for n in (2, 100, 1000, 6000):
+            for main in ("member", "outside"):
+                pts.append(_po_point("po-ring", "go", "hop", 200.0, recv="blocking", main=main, processes=n))
+                for mb in ("mpsc", "nonblocking", "mutex"):
+                    hop = 900.0 if (main == "member" and n == slow_at) else 100.0
+                    pts.append(_po_point("po-ring", f"fiber:{mb}", "hop", hop, recv="blocking", main=main,
+                                         processes=n))
+        return pts
+
+    assert rules.evaluate(rule, points(None)).status == rules.HELD
+    for n in (2, 100, 1000, 6000):  # any one size where main's ring is slower than Go's fails it
+        assert rules.evaluate(rule, points(n)).status == rules.FAILED

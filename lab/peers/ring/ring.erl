@@ -7,7 +7,12 @@
 %% controller. One warm-up round of N hops (every process has run once),
 %% then VmRSS is read, then H timed hops, then a quit message goes round.
 %%
-%% Usage: escript ring.erl N H
+%% With a third argument "member", the script's own process takes part:
+%% it is one of the N members (N-1 spawned processes and itself),
+%% receiving the token and forwarding it like the others; H is rounded up
+%% to whole laps so that the last hop reaches it.
+%%
+%% Usage: escript ring.erl N H [member]
 %% Prints one line: "spawn_us=<per process> hop_ns=<per hop> rss_kb=<per process>"
 %% (rss_kb: the VM's resident-set growth from before spawning to after the
 %% warm-up round, over N; the same measure syncq's ring reports).
@@ -32,9 +37,59 @@ main([NStr, HStr]) ->
     receive quit_done -> ok end,
     io:format("spawn_us=~.4f hop_ns=~.4f rss_kb=~.4f~n",
               [(T1 - T0) / 1000 / N, (T3 - T2) / H, (Rss1 - Rss0) / N]);
+main([NStr, HStr, "member"]) ->
+    N = list_to_integer(NStr),
+    H0 = list_to_integer(HStr),
+    N >= 2 orelse halt(2),
+    H = (H0 + N - 1) div N * N,
+    Self = self(),
+    Rss0 = rss_kb(),
+    T0 = erlang:monotonic_time(nanosecond),
+    Next = spawn_members(N - 1, Self),
+    T1 = erlang:monotonic_time(nanosecond),
+    main_lap(Next, N),
+    Rss1 = rss_kb(),
+    T2 = erlang:monotonic_time(nanosecond),
+    main_lap(Next, H),
+    T3 = erlang:monotonic_time(nanosecond),
+    Next ! quit,
+    receive quit -> ok end,
+    io:format("spawn_us=~.4f hop_ns=~.4f rss_kb=~.4f~n",
+              [(T1 - T0) / 1000 / (N - 1), (T3 - T2) / H, (Rss1 - Rss0) / (N - 1)]);
 main(_) ->
-    io:format(standard_error, "usage: ring.erl N HOPS~n", []),
+    io:format(standard_error, "usage: ring.erl N HOPS [member]~n", []),
     halt(2).
+
+%% The ring with the script's process as a member: M spawned processes,
+%% the last one's successor the script's process; returns the first.
+spawn_members(M, Main) ->
+    Pids = [spawn(fun() -> wait_inner() end) || _ <- lists:seq(1, M)],
+    link_inner(Pids, Main),
+    hd(Pids).
+
+link_inner([P], Main) -> P ! {next, Main};
+link_inner([P, Q | Rest], Main) -> P ! {next, Q}, link_inner([Q | Rest], Main).
+
+wait_inner() ->
+    receive {next, Next} -> inner(Next) end.
+
+inner(Next) ->
+    receive
+        {token, K} -> Next ! {token, K - 1}, inner(Next);
+        quit -> Next ! quit
+    end.
+
+%% Send a token of H hops and take the script's turns until the last hop
+%% comes back to it.
+main_lap(Next, H) ->
+    Next ! {token, H},
+    main_turns(Next).
+
+main_turns(Next) ->
+    receive
+        {token, 1} -> ok;
+        {token, K} -> Next ! {token, K - 1}, main_turns(Next)
+    end.
 
 %% Spawn the N members; each learns its successor from a link message.
 spawn_ring(N, Ctl) ->

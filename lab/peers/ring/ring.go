@@ -8,7 +8,12 @@
 // controller. One warm-up round of N hops, then VmRSS is read, then H timed
 // hops, then a quit token goes round.
 //
-// Usage: ring N H
+// With a third argument "member", main takes part: it is one of the N
+// members (N-1 goroutines and main), receiving the token on its own
+// channel and forwarding it like the others; H is rounded up to whole
+// laps so that the last hop reaches main.
+//
+// Usage: ring N H [member]
 // Prints one line: "spawn_us=<per goroutine> hop_ns=<per hop> rss_kb=<per goroutine>"
 package main
 
@@ -41,6 +46,61 @@ func member(in <-chan int, next chan<- int, done chan<- struct{}, last bool) {
 	}
 }
 
+// A member of a ring that main is part of: forwards k-1 (main takes the
+// last hop) and passes quit on.
+func inner(in <-chan int, next chan<- int) {
+	for k := range in {
+		if k == quit {
+			next <- quit
+			return
+		}
+		next <- k - 1
+	}
+}
+
+// mainLap sends a token of h hops from main (chans[0]) and takes its turns
+// until the last hop comes back to it.
+func mainLap(chans []chan int, h int) {
+	next := chans[1%len(chans)]
+	next <- h
+	for k := range chans[0] {
+		if k == 1 {
+			return
+		}
+		next <- k - 1
+	}
+}
+
+func memberRing(n, h int) {
+	if n < 2 {
+		fmt.Fprintln(os.Stderr, "ring: a ring with main as a member needs N >= 2")
+		os.Exit(2)
+	}
+	h = (h + n - 1) / n * n
+	rss0 := rssKB()
+	t0 := time.Now()
+	chans := make([]chan int, n)
+	for i := range chans {
+		chans[i] = make(chan int, 1)
+	}
+	for i := 1; i < n; i++ {
+		go inner(chans[i], chans[(i+1)%n])
+	}
+	spawn := time.Since(t0)
+	mainLap(chans, n)
+	rss1 := rssKB()
+	t2 := time.Now()
+	mainLap(chans, h)
+	hop := time.Since(t2)
+	chans[1] <- quit
+	if k := <-chans[0]; k != quit {
+		fmt.Fprintln(os.Stderr, "ring: the quit token came back wrong")
+		os.Exit(1)
+	}
+	fmt.Printf("spawn_us=%.4f hop_ns=%.4f rss_kb=%.4f\n", float64(spawn.Nanoseconds())/1e3/float64(n-1),
+		float64(hop.Nanoseconds())/float64(h), (rss1-rss0)/float64(n-1))
+}
+
 func rssKB() float64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
@@ -59,8 +119,8 @@ func rssKB() float64 {
 }
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: ring N HOPS")
+	if len(os.Args) != 3 && (len(os.Args) != 4 || os.Args[3] != "member") {
+		fmt.Fprintln(os.Stderr, "usage: ring N HOPS [member]")
 		os.Exit(2)
 	}
 	n, err1 := strconv.Atoi(os.Args[1])
@@ -68,6 +128,10 @@ func main() {
 	if err1 != nil || err2 != nil || n < 1 || h < 1 {
 		fmt.Fprintln(os.Stderr, "ring: N and HOPS must be positive integers")
 		os.Exit(2)
+	}
+	if len(os.Args) == 4 {
+		memberRing(n, h)
+		return
 	}
 	done := make(chan struct{})
 	rss0 := rssKB()

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* po_peer.c — run an Erlang or Go peer of the postoffice experiments (po_peer.h). */
+#include "po_peer.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PEER_MAX_ARGS 6
+
+const char *po_peer_absent(const char *peer, const char *erl_script, const char *go_bin) {
+  if (strcmp(peer, "erlang") == 0) {
+    if (SYNCQ_ESCRIPT[0] == '\0') return "escript not found when syncq-lab was built (Debian erlang-base)";
+    if (access(SYNCQ_ESCRIPT, X_OK) != 0) return "escript is gone since syncq-lab was built";
+    if (access(erl_script, R_OK) != 0) return "the Erlang peer's script is not found";
+    return NULL;
+  }
+  if (go_bin[0] == '\0') return "no Go toolchain was found when syncq-lab was built";
+  if (access(go_bin, X_OK) != 0) return "the Go peer was not built";
+  return NULL;
+}
+
+int po_peer_run(const char *peer, const char *erl_script, const char *go_bin, const char *const args[], char *out,
+                size_t cap, char *why, size_t whylen) {
+  const char *argv[PEER_MAX_ARGS + 3];
+  int n = 0;
+  bool erlang = strcmp(peer, "erlang") == 0;
+  argv[n++] = erlang ? "escript" : go_bin;
+  if (erlang) argv[n++] = erl_script;
+  for (int i = 0; i < PEER_MAX_ARGS && args[i] != NULL; i++) argv[n++] = args[i];
+  argv[n] = NULL;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    snprintf(why, whylen, "pipe failed");
+    return -1;
+  }
+  fflush(NULL);
+  pid_t child = fork();
+  if (child < 0) {
+    close(fds[0]), close(fds[1]);
+    snprintf(why, whylen, "fork failed");
+    return -1;
+  }
+  if (child == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]), close(fds[1]);
+    execv(erlang ? SYNCQ_ESCRIPT : go_bin, (char *const *)argv);
+    _exit(127);
+  }
+  close(fds[1]);
+  size_t got = 0;
+  ssize_t k;
+  while (got < cap - 1 && (k = read(fds[0], out + got, cap - 1 - got)) > 0) got += (size_t)k;
+  out[got] = '\0';
+  char rest[256]; /* drain what does not fit, so the child never blocks on the pipe */
+  while (read(fds[0], rest, sizeof rest) > 0) {
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    snprintf(why, whylen, "the %s peer failed (status %d): %.120s", peer, status, out);
+    return -1;
+  }
+  return 0;
+}

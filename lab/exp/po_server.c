@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * po_server.c — po-server: a request/reply server that spawns one process
+ * per request, the work an actor runtime is most often given, on the
+ * postoffice and on real Erlang and Go run by the lab in the same run.
+ *
+ * A client sends R requests to one server process, one at a time, each
+ * waiting for its reply; the server spawns a process per request, which
+ * replies to the client with the request's number and exits. Metric:
+ * us per request (the client's R round trips over R): a spawn, the
+ * hops, an exit, and on the postoffice a join.
+ *
+ * syncq: the client is main's work run by syncq_po_run (a fiber in a
+ * fiber system); the server links the request message on to the worker
+ * it spawned (as Erlang's spawn carries the request into the new
+ * process), the worker links it back to the client as the reply, and
+ * the client sends the same message again as its next request: no
+ * allocation in the steady state. The postoffice frees a process's slot
+ * at join (the recycled-pid path: each slot's next process takes a new
+ * generation), so the server joins each worker after spawning the next,
+ * and the table never holds more than the client, the server and two
+ * workers. Erlang's and Go's processes need no join.
+ *
+ * Variants: "fiber:<mailbox>" (mpsc, nonblocking, mutex), "thread:mpsc"
+ * (a kernel thread per request; a tenth of the requests, the metric is
+ * per request), and the peers "erlang" (lab/peers/server/server.erl) and
+ * "go" (lab/peers/server/server.go). R: 100,000 (1,000 for the smoke
+ * test).
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../lab.h"
+#include "po_peer.h"
+#include "syncq/clock.h"
+#include "syncq/po.h"
+
+#ifndef SYNCQ_SERVER_ERL
+#define SYNCQ_SERVER_ERL ""
+#endif
+#ifndef SYNCQ_SERVER_GO
+#define SYNCQ_SERVER_GO ""
+#endif
+
+enum { SERVER_REQUEST = 1, SERVER_REPLY, SERVER_QUIT };
+#define SERVER_THREAD_SHARE 10 /* kernel threads serve R / 10 requests */
+#define NS_PER_US 1e3
+
+typedef struct server_point {
+  const char *backend; /* NULL: a peer */
+  const char *mailbox;
+  const char *peer;
+  long requests;
+} server_point;
+
+/* One system at a time: the sample's system and its failures. */
+static syncq_po_system *server_sys;
+static _Atomic(int) server_errors;
+
+/* The worker: takes the request the server links to it and links it back
+ * to the client (the pid in its argument) as the reply. */
+static void server_worker(syncq_po_proc *self, void *arg) {
+  syncq_po_pid client = (syncq_po_pid)(intptr_t)arg;
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) {
+    atomic_fetch_add(&server_errors, 1);
+    return;
+  }
+  m->type = SERVER_REPLY;
+  if (syncq_po_send(self, client, m, SYNCQ_PO_LINK) != SYNCQ_OK) {
+    syncq_po_free(self, m);
+    atomic_fetch_add(&server_errors, 1);
+  }
+}
+
+static void server_proc(syncq_po_proc *self, void *arg) {
+  (void)arg;
+  syncq_po_pid last = -1; /* the worker spawned before, joined after the next spawn */
+  for (;;) {
+    syncq_po_msg *m;
+    if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) {
+      atomic_fetch_add(&server_errors, 1);
+      break;
+    }
+    if (m->type != SERVER_REQUEST) {
+      syncq_po_free(self, m);
+      break; /* quit */
+    }
+    syncq_po_pid w;
+    if (syncq_po_spawn(server_sys, server_worker, (void *)(intptr_t)m->sender, &w) != SYNCQ_OK ||
+        syncq_po_send(self, w, m, SYNCQ_PO_LINK) != SYNCQ_OK) {
+      /* The client must not wait for ever: it gets a reply it rejects. */
+      int64_t none = -1;
+      memcpy(m->data, &none, sizeof none);
+      m->type = SERVER_REPLY;
+      if (syncq_po_send(self, m->sender, m, SYNCQ_PO_LINK) != SYNCQ_OK) syncq_po_free(self, m);
+      atomic_fetch_add(&server_errors, 1);
+      break;
+    }
+    if (last >= 0 && syncq_po_join(server_sys, last) != SYNCQ_OK) atomic_fetch_add(&server_errors, 1);
+    last = w;
+  }
+  if (last >= 0 && syncq_po_join(server_sys, last) != SYNCQ_OK) atomic_fetch_add(&server_errors, 1);
+}
+
+typedef struct server_client_arg {
+  long requests;
+  uint64_t ns;
+} server_client_arg;
+
+static int server_client(syncq_po_proc *self, void *arg) {
+  server_client_arg *a = arg;
+  syncq_po_pid server;
+  int r = syncq_po_spawn(server_sys, server_proc, NULL, &server);
+  if (r != SYNCQ_OK) return r;
+  syncq_po_msg *m;
+  if ((r = syncq_po_get(self, sizeof(int64_t), &m)) != SYNCQ_OK) return r;
+  uint64_t t0 = syncq_now_ns();
+  for (int64_t i = 0; i < a->requests && r == SYNCQ_OK; i++) {
+    m->type = SERVER_REQUEST;
+    memcpy(m->data, &i, sizeof i);
+    if ((r = syncq_po_send(self, server, m, SYNCQ_PO_LINK)) != SYNCQ_OK) break;
+    if ((r = syncq_po_recv_blocking(self, &m)) != SYNCQ_OK) return r; /* m was sent: nothing to free */
+    int64_t got;
+    memcpy(&got, m->data, sizeof got);
+    if (m->type != SERVER_REPLY || got != i) r = SYNCQ_EINVAL;
+  }
+  a->ns = syncq_now_ns() - t0;
+  if (r == SYNCQ_OK || r == SYNCQ_EINVAL) {
+    m->type = SERVER_QUIT;
+    if (syncq_po_send(self, server, m, SYNCQ_PO_LINK) != SYNCQ_OK) syncq_po_free(self, m);
+  } else {
+    syncq_po_free(self, m);
+  }
+  int j = syncq_po_join(server_sys, server);
+  return r != SYNCQ_OK ? r : j;
+}
+
+static int syncq_server(const server_point *pt, double *us, char *why, size_t whylen) {
+  syncq_po_config cfg = {pt->mailbox, 8, 0, 0, pt->backend, 0, false};
+  int r = syncq_po_create(&cfg, &server_sys);
+  if (r != SYNCQ_OK) {
+    snprintf(why, whylen, "creating a %s:%s postoffice: %s", pt->backend, pt->mailbox, syncq_strerror(r));
+    return r;
+  }
+  atomic_store(&server_errors, 0);
+  server_client_arg a = {pt->requests, 0};
+  int result = SYNCQ_OK;
+  r = syncq_po_run(server_sys, server_client, &a, &result);
+  if (r == SYNCQ_OK) r = result;
+  if (r != SYNCQ_OK) {
+    const char *lim = syncq_po_limit_reason(server_sys);
+    snprintf(why, whylen, "the client failed: %s (limit: %s)", syncq_strerror(r), lim ? lim : "none named");
+  }
+  int d = syncq_po_destroy(server_sys);
+  server_sys = NULL;
+  if (r != SYNCQ_OK) return r;
+  if (d != SYNCQ_OK) {
+    snprintf(why, whylen, "destroying the postoffice: %s", syncq_strerror(d));
+    return d;
+  }
+  int errors = atomic_load(&server_errors);
+  if (errors != 0) {
+    snprintf(why, whylen, "%d failed calls in the server or its workers", errors);
+    return SYNCQ_EINVAL;
+  }
+  *us = (double)a.ns / NS_PER_US / (double)pt->requests;
+  return SYNCQ_OK;
+}
+
+static int peer_server(const server_point *pt, double *us, char *why, size_t whylen) {
+  char n[32], out[256];
+  snprintf(n, sizeof n, "%ld", pt->requests);
+  const char *args[] = {n, NULL};
+  if (po_peer_run(pt->peer, SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO, args, out, sizeof out, why, whylen) != 0)
+    return SYNCQ_ESYS;
+  if (sscanf(out, "us_per_request=%lf", us) != 1) {
+    snprintf(why, whylen, "the %s server answered %.120s", pt->peer, out);
+    return SYNCQ_EINVAL;
+  }
+  return SYNCQ_OK;
+}
+
+static int server_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
+  const server_point *pt = arg;
+  char why[256] = "";
+  double us = 0;
+  int r = pt->peer ? peer_server(pt, &us, why, sizeof why) : syncq_server(pt, &us, why, sizeof why);
+  if (r != SYNCQ_OK) {
+    lab_fail(ctx, "po-server %s%s%s, %ld requests: %s", pt->peer ? pt->peer : pt->backend, pt->peer ? "" : ":",
+             pt->peer ? "" : pt->mailbox, pt->requests, why);
+    return -1;
+  }
+  out->value = us;
+  out->ops = (uint64_t)pt->requests;
+  return 0;
+}
+
+static const char *const server_algos[] = {
+  "fiber:mpsc", "fiber:nonblocking", "fiber:mutex", "thread:mpsc", "erlang", "go", NULL,
+};
+
+static bool have_fibers(void) {
+  for (int i = 0; i < syncq_po_backend_count(); i++) {
+    const char *name;
+    if (syncq_po_backend_info(i, &name, NULL) == SYNCQ_OK && strcmp(name, "fiber") == 0) return true;
+  }
+  return false;
+}
+
+static int server_run(lab_ctx *ctx) {
+  long requests = (long)lab_by_size(ctx, 1000, 100000, 100000, 100000);
+  bool fibers = have_fibers();
+  lab_begin(ctx,
+            "A client sends %ld requests, one at a time, to one server process, which spawns a process "
+            "per request; that process replies to the client with the request's number and exits. "
+            "request: us per request (the client's round trips over their number). Lines: the "
+            "postoffice on fibers (the client is main's work run as a fiber by syncq_po_run; the server "
+            "joins each worker after spawning the next, so slots and pids are recycled all along) with "
+            "three mailboxes, on kernel threads (a thread per request; %ld requests), and, run by the lab "
+            "in the same run, the same server in Erlang (escript, spawn and receive) and Go (a goroutine "
+            "per request, channels).",
+            requests, requests / SERVER_THREAD_SHARE);
+  if (!lab_planning(ctx)) {
+    if (!fibers) lab_note(ctx, "The fiber backend is not in this build (libboost-context-dev missing).");
+    const char *why;
+    if ((why = po_peer_absent("erlang", SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO)) != NULL)
+      lab_note(ctx, "Peer erlang absent: %s.", why);
+    else
+      lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, SYNCQ_SERVER_ERL);
+    if ((why = po_peer_absent("go", SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO)) != NULL)
+      lab_note(ctx, "Peer go absent: %s.", why);
+    else
+      lab_note(ctx, "Peer go: %s (built from lab/peers/server/server.go).", SYNCQ_SERVER_GO);
+  }
+  static server_point pts[LAB_MAX_VARIANTS];
+  lab_group g;
+  memset(&g, 0, sizeof g);
+  lab_group_param(&g, "requests", (double)requests);
+  lab_group_param(&g, "threads", lab_pus(ctx));
+  g.metric = "request";
+  g.unit = "us";
+  g.sample = server_sample;
+  for (int a = 0; server_algos[a] != NULL; a++) {
+    const char *algo = server_algos[a];
+    const char *colon = strchr(algo, ':');
+    server_point pt = {NULL, NULL, NULL, requests};
+    if (colon == NULL) {
+      if (po_peer_absent(algo, SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO) != NULL) continue;
+      pt.peer = algo;
+    } else {
+      pt.backend = strncmp(algo, "fiber", 5) == 0 ? "fiber" : "thread";
+      pt.mailbox = colon + 1;
+      if (strcmp(pt.backend, "fiber") == 0) {
+        if (!fibers) continue;
+      } else {
+        pt.requests = requests / SERVER_THREAD_SHARE;
+      }
+    }
+    pts[g.nvariants] = pt;
+    g.variants[g.nvariants] = (lab_variant){algo, &pts[g.nvariants]};
+    g.nvariants++;
+  }
+  g.normalize_to = po_peer_absent("go", SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO) == NULL ? "go" : NULL;
+  return g.nvariants > 0 ? lab_run_group(ctx, &g) : 0;
+}
+
+/* request(fiber:<mb>) / request(go) below 1 */
+#define REQUEST_BELOW_GO(num)                                                                                      \
+  "{\"op\":\"ratio_below\",\"metric\":\"request\",\"num\":\"" num "\",\"den\":\"go\",\"bound\":1.0}"
+
+static const lab_claim server_claims[] = {
+  {"syncq target: a request served by a process spawned for it costs a fiber client no more than Go's "
+   "goroutine per request, measured in the same run (the best of the mpsc, nonblocking and mutex "
+   "mailboxes).",
+   "{\"op\":\"any\",\"rules\":[" REQUEST_BELOW_GO("fiber:mpsc") "," REQUEST_BELOW_GO("fiber:nonblocking") ","
+   REQUEST_BELOW_GO("fiber:mutex") "]}"},
+};
+
+const lab_experiment lab_exp_po_server = {
+  .name = "po-server",
+  .paper = "002 LaForest 2007, §7 (lightweight processes)",
+  .figure = "beyond 002: a request/reply server, a process per request",
+  .title = "Postoffice request/reply server: a process per request, us per request, fibers vs threads vs Erlang "
+           "and Go",
+  .x = NULL,
+  .log_y = true,
+  .log_x = false,
+  .claims = server_claims,
+  .nclaims = sizeof server_claims / sizeof server_claims[0],
+  .uses_registry = false,
+  .fixed_algos = server_algos,
+  .run = server_run,
+};

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * po_skynet.c — po-skynet: the skynet benchmark, the classic measure of
+ * an actor runtime's spawn, message and exit on a large tree, on the
+ * postoffice and on real Erlang and Go run by the lab in the same run.
+ *
+ * skynet(num, size): a leaf (size 1) sends num to its parent and exits;
+ * an internal process spawns 10 children on num + i*size/10 (size/10
+ * each), receives their 10 replies, sums them and sends the sum to its
+ * parent. The root covers L leaves (a power of 10): (10L - 1)/9
+ * processes in all (1,111,111 for a million leaves), and the root's sum
+ * must be L(L-1)/2 (499,999,500,000). Metric: time, ms from the root's
+ * spawn to the sum's arrival (the tree's spawns, messages and exits).
+ *
+ * syncq: main's work runs as a process by syncq_po_run (a fiber in a
+ * fiber system), spawns the root and waits for its sum. A parent joins
+ * each child as its reply arrives (the postoffice frees a slot at join;
+ * Erlang's and Go's processes need none), so slots are recycled while
+ * the tree runs. The run queues are FIFO: every internal process spawns
+ * its children before any leaf runs, so the whole tree is live at once,
+ * more than the largest process table (SYNCQ_PO_MAX_PROCS, 1,048,576)
+ * for a million leaves: a spawn refused because the table is full waits
+ * (for one of its own children's replies, whose join frees a slot, or,
+ * with none outstanding, yields) and tries again. A note counts those
+ * waits. Leaves never spawn, so the tree always finishes.
+ *
+ * Variants: "fiber:<mailbox>" (mpsc, nonblocking, mutex), "thread:mpsc"
+ * (a kernel thread per process, only up to 10,000 leaves: 11,111
+ * threads; past that a note says why it is skipped), and the peers
+ * "erlang" (lab/peers/skynet/skynet.erl: escript, spawn and receive) and
+ * "go" (lab/peers/skynet/skynet.go: goroutines and channels).
+ * Sizes: 1,000 leaves (smoke), 100,000 (--quick, the suite's time
+ * budget), and 10,000, 100,000 and the classic 1,000,000 (default,
+ * --full).
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lab.h"
+#include "po_peer.h"
+#include "syncq/clock.h"
+#include "syncq/po.h"
+
+#ifndef SYNCQ_SKYNET_ERL
+#define SYNCQ_SKYNET_ERL ""
+#endif
+#ifndef SYNCQ_SKYNET_GO
+#define SYNCQ_SKYNET_GO ""
+#endif
+
+enum { SKYNET_FANOUT = 10, SKYNET_REPLY = 1 };
+#define SKYNET_THREAD_MAX_LEAVES 10000 /* 11,111 kernel threads at once */
+#define SKYNET_MAX_LEVEL 7             /* 10^7 leaves: num fits the arg's 24 bits */
+#define NS_PER_MS 1e6
+
+_Static_assert(sizeof(uintptr_t) >= 8, "skynet packs num, level and parent into a pointer-sized argument");
+
+typedef struct skynet_point {
+  const char *backend; /* NULL: a peer */
+  const char *mailbox;
+  const char *peer;
+  int level; /* leaves = 10^level */
+} skynet_point;
+
+/* One tree at a time: the sample's system and its tallies. */
+static syncq_po_system *skynet_sys;
+static _Atomic(int) skynet_errors;
+static _Atomic(uint64_t) skynet_waits; /* spawns that found the table full */
+
+static int64_t pow10i(int level) {
+  int64_t p = 1;
+  while (level-- > 0) p *= SKYNET_FANOUT;
+  return p;
+}
+
+/* A process's argument: num (24 bits), level (4 bits), parent pid (32 bits). */
+static void *pack(int64_t num, int level, syncq_po_pid parent) {
+  return (void *)(((uintptr_t)(uint32_t)parent << 32) | ((uintptr_t)level << 24) | (uintptr_t)num);
+}
+
+static int reply(syncq_po_proc *self, syncq_po_pid to, int64_t v) {
+  syncq_po_msg *m;
+  int r = syncq_po_get(self, sizeof v, &m);
+  if (r != SYNCQ_OK) return r;
+  m->type = SKYNET_REPLY;
+  memcpy(m->data, &v, sizeof v);
+  if ((r = syncq_po_send(self, to, m, SYNCQ_PO_LINK)) != SYNCQ_OK) syncq_po_free(self, m);
+  return r;
+}
+
+/* Receive one child's reply into *sum and join that child. */
+static int collect(syncq_po_proc *self, int64_t *sum) {
+  syncq_po_msg *m;
+  int r = syncq_po_recv_blocking(self, &m);
+  if (r != SYNCQ_OK) return r;
+  int64_t v;
+  memcpy(&v, m->data, sizeof v);
+  syncq_po_pid child = m->sender;
+  bool ok = m->type == SKYNET_REPLY && m->len == sizeof v;
+  syncq_po_free(self, m);
+  if (!ok) return SYNCQ_EINVAL;
+  *sum += v;
+  return syncq_po_join(skynet_sys, child);
+}
+
+/* The last refused spawn found every slot live (not a system limit). */
+static bool table_full(void) {
+  const char *why = syncq_po_limit_reason(skynet_sys);
+  return why != NULL && strcmp(why, "max_procs") == 0;
+}
+
+static void skynet_proc(syncq_po_proc *self, void *arg) {
+  uintptr_t a = (uintptr_t)arg;
+  int64_t num = (int64_t)(a & 0xFFFFFFu);
+  int level = (int)(a >> 24 & 0xFu);
+  syncq_po_pid parent = (syncq_po_pid)(uint32_t)(a >> 32);
+  int64_t sum = num;
+  if (level > 0) {
+    sum = 0;
+    int64_t sub = pow10i(level - 1);
+    syncq_po_pid me = syncq_po_pid_of(self);
+    int spawned = 0, collected = 0;
+    for (int i = 0; i < SKYNET_FANOUT; i++) {
+      int r;
+      while ((r = syncq_po_spawn(skynet_sys, skynet_proc, pack(num + i * sub, level - 1, me), NULL)) ==
+                 SYNCQ_ELIMIT &&
+             table_full()) {
+        atomic_fetch_add_explicit(&skynet_waits, 1, memory_order_relaxed); /* a tally, read after the run */
+        if (collected < spawned) {
+          if (collect(self, &sum) != SYNCQ_OK) atomic_fetch_add(&skynet_errors, 1);
+          collected++;
+        } else if (syncq_po_yield(self) != SYNCQ_OK) {
+          atomic_fetch_add(&skynet_errors, 1);
+        }
+      }
+      if (r != SYNCQ_OK) {
+        atomic_fetch_add(&skynet_errors, 1); /* the sum comes out short: the check fails */
+        break;
+      }
+      spawned++;
+    }
+    for (; collected < spawned; collected++)
+      if (collect(self, &sum) != SYNCQ_OK) atomic_fetch_add(&skynet_errors, 1);
+  }
+  if (reply(self, parent, sum) != SYNCQ_OK) atomic_fetch_add(&skynet_errors, 1);
+}
+
+typedef struct skynet_main_arg {
+  int level;
+  int64_t sum;
+  uint64_t ns;
+} skynet_main_arg;
+
+static int skynet_main(syncq_po_proc *self, void *arg) {
+  skynet_main_arg *a = arg;
+  uint64_t t0 = syncq_now_ns();
+  syncq_po_pid root;
+  int r = syncq_po_spawn(skynet_sys, skynet_proc, pack(0, a->level, syncq_po_pid_of(self)), &root);
+  if (r != SYNCQ_OK) return r;
+  syncq_po_msg *m;
+  if ((r = syncq_po_recv_blocking(self, &m)) != SYNCQ_OK) return r;
+  a->ns = syncq_now_ns() - t0;
+  memcpy(&a->sum, m->data, sizeof a->sum);
+  syncq_po_free(self, m);
+  return syncq_po_join(skynet_sys, root);
+}
+
+static int syncq_skynet(const skynet_point *pt, double *ms, char *why, size_t whylen) {
+  int64_t leaves = pow10i(pt->level);
+  int64_t procs = (SKYNET_FANOUT * leaves - 1) / (SKYNET_FANOUT - 1) + 1; /* the tree and main */
+  uint32_t max_procs = procs > (int64_t)SYNCQ_PO_MAX_PROCS ? SYNCQ_PO_MAX_PROCS : (uint32_t)procs;
+  syncq_po_config cfg = {pt->mailbox, max_procs, 0, 0, pt->backend, 0, false};
+  int r = syncq_po_create(&cfg, &skynet_sys);
+  if (r != SYNCQ_OK) {
+    snprintf(why, whylen, "creating a %s:%s postoffice: %s", pt->backend, pt->mailbox, syncq_strerror(r));
+    return r;
+  }
+  atomic_store(&skynet_errors, 0);
+  skynet_main_arg a = {pt->level, 0, 0};
+  int result = SYNCQ_OK;
+  r = syncq_po_run(skynet_sys, skynet_main, &a, &result);
+  if (r == SYNCQ_OK) r = result;
+  if (r != SYNCQ_OK) {
+    const char *lim = syncq_po_limit_reason(skynet_sys);
+    snprintf(why, whylen, "the tree failed: %s (limit: %s)", syncq_strerror(r), lim ? lim : "none named");
+  }
+  int d = syncq_po_destroy(skynet_sys);
+  skynet_sys = NULL;
+  if (r != SYNCQ_OK) return r;
+  if (d != SYNCQ_OK) {
+    snprintf(why, whylen, "destroying the postoffice: %s", syncq_strerror(d));
+    return d;
+  }
+  int errors = atomic_load(&skynet_errors);
+  if (errors != 0 || a.sum != leaves * (leaves - 1) / 2) {
+    snprintf(why, whylen, "sum %lld, want %lld (%d processes saw a failed call)", (long long)a.sum,
+             (long long)(leaves * (leaves - 1) / 2), errors);
+    return SYNCQ_EINVAL;
+  }
+  *ms = (double)a.ns / NS_PER_MS;
+  return SYNCQ_OK;
+}
+
+static int peer_skynet(const skynet_point *pt, double *ms, char *why, size_t whylen) {
+  char leaves[32], out[256];
+  long long want = (long long)(pow10i(pt->level) * (pow10i(pt->level) - 1) / 2), sum = -1;
+  snprintf(leaves, sizeof leaves, "%lld", (long long)pow10i(pt->level));
+  const char *args[] = {leaves, NULL};
+  if (po_peer_run(pt->peer, SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO, args, out, sizeof out, why, whylen) != 0)
+    return SYNCQ_ESYS;
+  if (sscanf(out, "time_ms=%lf sum=%lld", ms, &sum) != 2 || sum != want) {
+    snprintf(why, whylen, "the %s tree answered %.120s (sum wanted: %lld)", pt->peer, out, want);
+    return SYNCQ_EINVAL;
+  }
+  return SYNCQ_OK;
+}
+
+static int skynet_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
+  const skynet_point *pt = arg;
+  char why[256] = "";
+  double ms = 0;
+  int r = pt->peer ? peer_skynet(pt, &ms, why, sizeof why) : syncq_skynet(pt, &ms, why, sizeof why);
+  if (r != SYNCQ_OK) {
+    lab_fail(ctx, "po-skynet %s%s%s, %lld leaves: %s", pt->peer ? pt->peer : pt->backend, pt->peer ? "" : ":",
+             pt->peer ? "" : pt->mailbox, (long long)pow10i(pt->level), why);
+    return -1;
+  }
+  out->value = ms;
+  out->ops = (uint64_t)((SKYNET_FANOUT * pow10i(pt->level) - 1) / (SKYNET_FANOUT - 1));
+  return 0;
+}
+
+static const char *const skynet_algos[] = {
+  "fiber:mpsc", "fiber:nonblocking", "fiber:mutex", "thread:mpsc", "erlang", "go", NULL,
+};
+
+static bool have_fibers(void) {
+  for (int i = 0; i < syncq_po_backend_count(); i++) {
+    const char *name;
+    if (syncq_po_backend_info(i, &name, NULL) == SYNCQ_OK && strcmp(name, "fiber") == 0) return true;
+  }
+  return false;
+}
+
+static int skynet_run(lab_ctx *ctx) {
+  static const int smoke[] = {3}, quick[] = {5}, dflt[] = {4, 5, 6};
+  lab_size size = lab_get_size(ctx);
+  const int *levels = size == LAB_SIZE_SMOKE ? smoke : size == LAB_SIZE_QUICK ? quick : dflt;
+  int nlevels = size == LAB_SIZE_SMOKE || size == LAB_SIZE_QUICK ? 1 : 3;
+  bool fibers = have_fibers();
+  lab_begin(ctx,
+            "skynet: a tree of processes, each internal one spawning 10 children and summing their "
+            "replies, the leaves replying their number; the root's sum is checked. time: ms from the "
+            "root's spawn to its sum. Leaves: 10,000, 100,000 and 1,000,000 (the classic tree, 1,111,111 "
+            "processes) at the default and full sizes; 100,000 alone at --quick (the suite's time "
+            "budget: the classic million is left to the default size); 1,000 for the smoke test. Lines: the postoffice on fibers "
+            "(main's work run as a fiber by syncq_po_run; a parent joins each child as its reply "
+            "arrives, freeing its slot) with three mailboxes, on kernel threads up to %d leaves, and, "
+            "run by the lab in the same run, the same tree in Erlang (escript, spawn and receive) and "
+            "Go (goroutines and channels).",
+            SKYNET_THREAD_MAX_LEAVES);
+  if (!lab_planning(ctx)) {
+    if (!fibers) lab_note(ctx, "The fiber backend is not in this build (libboost-context-dev missing).");
+    const char *why;
+    if ((why = po_peer_absent("erlang", SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO)) != NULL)
+      lab_note(ctx, "Peer erlang absent: %s.", why);
+    else
+      lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, SYNCQ_SKYNET_ERL);
+    if ((why = po_peer_absent("go", SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO)) != NULL)
+      lab_note(ctx, "Peer go absent: %s.", why);
+    else
+      lab_note(ctx, "Peer go: %s (built from lab/peers/skynet/skynet.go).", SYNCQ_SKYNET_GO);
+    if (pow10i(levels[nlevels - 1]) > SKYNET_THREAD_MAX_LEAVES)
+      lab_note(ctx,
+               "Kernel threads skipped past %d leaves: a tree of 100,000 leaves is 111,111 threads at "
+               "once, past this machine's task limits (RLIMIT_NPROC, kernel.threads-max) or its memory.",
+               SKYNET_THREAD_MAX_LEAVES);
+  }
+  static skynet_point pts[3][LAB_MAX_VARIANTS];
+  atomic_store(&skynet_waits, 0);
+  for (int i = 0; i < nlevels; i++) {
+    lab_group g;
+    memset(&g, 0, sizeof g);
+    lab_group_param(&g, "leaves", (double)pow10i(levels[i]));
+    lab_group_param(&g, "threads", lab_pus(ctx));
+    g.metric = "time";
+    g.unit = "ms";
+    g.sample = skynet_sample;
+    skynet_point *p = pts[i];
+    for (int a = 0; skynet_algos[a] != NULL; a++) {
+      const char *algo = skynet_algos[a];
+      const char *colon = strchr(algo, ':');
+      skynet_point pt = {NULL, NULL, NULL, levels[i]};
+      if (colon == NULL) {
+        if (po_peer_absent(algo, SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO) != NULL) continue;
+        pt.peer = algo;
+      } else {
+        pt.backend = strncmp(algo, "fiber", 5) == 0 ? "fiber" : "thread";
+        pt.mailbox = colon + 1;
+        if (strcmp(pt.backend, "fiber") == 0 ? !fibers : pow10i(levels[i]) > SKYNET_THREAD_MAX_LEAVES) continue;
+      }
+      p[g.nvariants] = pt;
+      g.variants[g.nvariants] = (lab_variant){algo, &p[g.nvariants]};
+      g.nvariants++;
+    }
+    g.normalize_to = po_peer_absent("go", SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO) == NULL ? "go" : NULL;
+    if (g.nvariants > 0 && lab_run_group(ctx, &g) != 0) return -1;
+  }
+  uint64_t waits = atomic_load(&skynet_waits);
+  if (!lab_planning(ctx) && waits > 0)
+    lab_note(ctx,
+             "%llu spawns found the process table full (SYNCQ_PO_MAX_PROCS, %u slots) and waited for a "
+             "child's reply and join, or yielded, before trying again.",
+             (unsigned long long)waits, SYNCQ_PO_MAX_PROCS);
+  return 0;
+}
+
+/* time(fiber:<mb>) / time(go) below 1 at the largest tree measured */
+#define TIME_BELOW_GO(num)                                                                                         \
+  "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"" num "\",\"den\":\"go\",\"at\":{\"leaves\":\"max\"},"     \
+  "\"bound\":1.0}"
+
+static const lab_claim skynet_claims[] = {
+  {"syncq target: the skynet tree on fiber processes takes no longer than Go's goroutines and channels, "
+   "measured in the same run, on the largest tree measured (1,000,000 leaves; 100,000 at --quick; the "
+   "best of the mpsc, nonblocking and mutex mailboxes).",
+   "{\"op\":\"any\",\"rules\":[" TIME_BELOW_GO("fiber:mpsc") "," TIME_BELOW_GO("fiber:nonblocking") ","
+   TIME_BELOW_GO("fiber:mutex") "]}"},
+};
+
+const lab_experiment lab_exp_po_skynet = {
+  .name = "po-skynet",
+  .paper = "002 LaForest 2007, §7 (lightweight processes)",
+  .figure = "beyond 002: skynet, a tree of a million processes",
+  .title = "Postoffice skynet: a tree of processes summing their children's replies, fibers vs threads vs Erlang "
+           "and Go",
+  .x = "leaves",
+  .log_y = true,
+  .log_x = true,
+  .claims = skynet_claims,
+  .nclaims = sizeof skynet_claims / sizeof skynet_claims[0],
+  .uses_registry = false,
+  .fixed_algos = skynet_algos,
+  .run = skynet_run,
+};
