@@ -3,10 +3,12 @@
  * po_run.c — main as a process (syncq_po_run) against main as an attached
  * thread, on a ring with main in it; and what a spawn+join costs.
  *
- *   po_run [backend] [N] [hops] [reps]     (defaults: fiber 2 200000 5)
+ *   po_run [backend] [N] [hops] [reps] [recv]   (defaults: fiber 2 200000 5 blocking)
  *
  * A ring of N processes, main one of them, passes a token hop by hop
- * (recv_blocking, linked messages). "attached": main is the calling thread
+ * (linked messages), received with syncq_po_recv_blocking ("blocking")
+ * or syncq_po_recv ("recv": 002's Recv(), which yields while the inbox
+ * is empty). "attached": main is the calling thread
  * made a process with syncq_po_attach (in a fiber system it stays a
  * thread: each hop to it is a futex wake-up). "run": main's code runs as
  * the system's first process through syncq_po_run (a fiber in a fiber
@@ -33,6 +35,7 @@ typedef struct ring {
   syncq_po_system *sys;
   int n;
   long hops;
+  int (*recv)(syncq_po_proc *, syncq_po_msg **); /* syncq_po_recv_blocking or syncq_po_recv */
   syncq_po_pid next[64]; /* next[i]: where member i forwards (member 0 is main) */
   double ns_per_hop;
 } ring;
@@ -47,7 +50,7 @@ static void ring_member(syncq_po_proc *self, void *arg) {
   member *m = arg;
   for (;;) {
     syncq_po_msg *msg;
-    if (syncq_po_recv_blocking(self, &msg) != SYNCQ_OK) return;
+    if (m->r->recv(self, &msg) != SYNCQ_OK) return;
     uint32_t type = msg->type;
     if (syncq_po_send(self, m->r->next[m->index], msg, SYNCQ_PO_LINK) != SYNCQ_OK) syncq_po_free(self, msg);
     if (type == 0) return;
@@ -74,7 +77,7 @@ static int ring_main(syncq_po_proc *self, void *arg) {
   for (long k = 0; k < rounds; k++) {
     if (k == rounds - 1) msg->type = 0;
     if (syncq_po_send(self, r->next[0], msg, SYNCQ_PO_LINK) != SYNCQ_OK) return 1;
-    if (syncq_po_recv_blocking(self, &msg) != SYNCQ_OK) return 1;
+    if (r->recv(self, &msg) != SYNCQ_OK) return 1;
   }
   r->ns_per_hop = (double)(now_ns() - t0) / (double)(rounds * r->n);
   syncq_po_free(self, msg);
@@ -119,8 +122,12 @@ int main(int argc, char **argv) {
   int n = argc > 2 ? atoi(argv[2]) : 2;
   long hops = argc > 3 ? atol(argv[3]) : 200000;
   int reps = argc > 4 ? atoi(argv[4]) : 5;
-  if (n < 2 || n > 64 || hops < n || reps < 1 || reps > 100) {
-    fprintf(stderr, "usage: po_run [thread|fiber] [N 2..64] [hops] [reps 1..100]\n");
+  const char *mode = argc > 5 ? argv[5] : "blocking";
+  int (*recv)(syncq_po_proc *, syncq_po_msg **) = strcmp(mode, "blocking") == 0 ? syncq_po_recv_blocking
+                                                  : strcmp(mode, "recv") == 0     ? syncq_po_recv
+                                                                                  : NULL;
+  if (n < 2 || n > 64 || hops < n || reps < 1 || reps > 100 || recv == NULL) {
+    fprintf(stderr, "usage: po_run [thread|fiber] [N 2..64] [hops] [reps 1..100] [blocking|recv]\n");
     return 2;
   }
   syncq_po_config cfg = {0};
@@ -134,11 +141,11 @@ int main(int argc, char **argv) {
   }
   double attached[100], run[100], spawn_thread[100], spawn_run[100];
   for (int k = 0; k < reps; k++) {
-    ring a = {sys, n, hops, {0}, 0};
+    ring a = {sys, n, hops, recv, {0}, 0};
     syncq_po_proc *me;
     if (syncq_po_attach(sys, &me) != SYNCQ_OK || ring_main(me, &a) != 0 || syncq_po_detach(me) != SYNCQ_OK) return 1;
     attached[k] = a.ns_per_hop;
-    ring b = {sys, n, hops, {0}, 0};
+    ring b = {sys, n, hops, recv, {0}, 0};
     int result = -1;
     if (syncq_po_run(sys, ring_main, &b, &result) != SYNCQ_OK || result != 0) return 1;
     run[k] = b.ns_per_hop;
@@ -150,9 +157,9 @@ int main(int argc, char **argv) {
     if (syncq_po_run(sys, spawn_join, box, &result) != SYNCQ_OK || result != 0) return 1; /* from a process */
     spawn_run[k] = box[0];
   }
-  printf("%s N=%d hops=%ld reps=%d: ring hop: attached %.0f ns, run %.0f ns; spawn+join: from main's thread %.0f ns, "
+  printf("%s N=%d hops=%ld reps=%d recv=%s: ring hop: attached %.0f ns, run %.0f ns; spawn+join: from main's thread %.0f ns, "
          "from a process %.0f ns\n",
-         backend, n, hops, reps, median(attached, reps), median(run, reps), median(spawn_thread, reps),
+         backend, n, hops, reps, mode, median(attached, reps), median(run, reps), median(spawn_thread, reps),
          median(spawn_run, reps));
   return syncq_po_destroy(sys) == SYNCQ_OK ? 0 : 1;
 }

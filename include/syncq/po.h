@@ -21,8 +21,8 @@
  *             an empty inbox parks the fiber and a send makes it runnable
  *             again, to run next on the sender's scheduler; idle
  *             schedulers spin briefly, then sleep on a futex. recv's
- *             yielding form yields to the other fibers, not to the kernel,
- *             and then parks.
+ *             yielding form yields to the other fibers, not to the kernel:
+ *             it parks, as recv_blocking does.
  *             The default when the library was built with Boost.Context.
  *             Blocking calls: a fiber that makes a blocking system call
  *             (read, sleep(3) -- syncq_po_sleep parks instead --, a
@@ -96,8 +96,8 @@
  *
  * Pids: a pid names one process, never its successor. It is a slot of the
  * process table (the low bits) and that slot's generation (the high bits):
- * a slot is reused once its process has been joined (spawned) or has
- * detached (attached), and each reuse takes the next generation, so a pid
+ * a slot is reused once its process has been joined (spawned), has
+ * exited (spawned detached) or has detached (attached), and each reuse takes the next generation, so a pid
  * kept after its process is gone never reaches the slot's next process
  * (as Erlang's and the kernel's pids). A fresh system hands out slots
  * 0, 1, 2, ... in order (generation 0: pids 0, 1, 2, ...); once every
@@ -286,12 +286,31 @@ SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
  * max_procs processes are live (not yet joined or detached) or a system
  * limit stopped the thread or the fiber's stack: then
  * syncq_po_limit_reason() names the limit. The slot of a spawned process
- * is freed by syncq_po_join (or destroy): a process nobody joins keeps it. */
+ * is freed by syncq_po_join (or destroy): a process nobody joins keeps it
+ * (spawn it detached instead). */
 SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
+
+/* Start a detached process: as syncq_po_spawn (same statuses and limits),
+ * but nobody joins it: its slot is freed when it exits, as every Erlang
+ * process's is (a thread: created detached, its slot freed as its thread
+ * returns; a fiber: once its stack is back in the pool), so a server that
+ * spawns a process per request and never joins does not run out of
+ * max_procs. It counts as live (syncq_po_live, max_procs) until then.
+ * Its exit is seen as any process's: monitors get their SYNCQ_PO_DOWN,
+ * links their exit signal, its name goes; its pid is dead (send:
+ * SYNCQ_EDEAD) from its exit, and stale once the slot is freed. join of
+ * its pid never waits: SYNCQ_EINVAL while the slot still holds it
+ * (running, or exited and on its way out), SYNCQ_ENOENT once the slot has
+ * been freed (a stale pid). *pid (may be NULL) is written before the call
+ * returns, when the process may have exited already. destroy waits for
+ * detached processes that have exited to free their slots (and says
+ * SYNCQ_EBUSY while one runs). Any thread or process may call it. */
+SYNCQ_API int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
 /* Wait for a spawned process to exit, then free its slot for reuse (its
  * pid is stale from then on). SYNCQ_EINVAL for NULL sys or a pid whose
- * slot is outside the table, or a pid that is attached, not spawned;
+ * slot is outside the table, a pid that is attached, not spawned, or one
+ * spawned detached (syncq_po_spawn_detached) whose slot holds it still;
  * SYNCQ_ENOENT for a pid no process has had, one already joined (or being
  * joined), or a stale one. A process joining itself gets SYNCQ_EINVAL. A
  * thread sleeps; a fiber parks (its scheduler runs the other fibers) and
@@ -343,7 +362,8 @@ SYNCQ_API const char *syncq_po_limit_reason(const syncq_po_system *sys);
 SYNCQ_API uint32_t syncq_po_count(const syncq_po_system *sys);
 
 /* How many processes are live now: spawned and not yet joined (exited
- * ones included), or attached and not detached; 0 for NULL. */
+ * ones included), spawned detached and not yet gone (see
+ * syncq_po_spawn_detached), or attached and not detached; 0 for NULL. */
 SYNCQ_API uint32_t syncq_po_live(const syncq_po_system *sys);
 
 /* How many generations a slot of sys has before one of its pid values
@@ -516,11 +536,14 @@ SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
 
 /* Receive the next message of the inbox into *out, yielding the processor
- * while the inbox is empty (002 §4). A fiber yields once to the other
- * runnable fibers and then parks until a message arrives (polling would
- * make each message wait for a pass over every fiber).
- * SYNCQ_EINVAL for NULL, or when the caller is not the process `self`
- * (another thread or fiber: the inbox has one consumer). */
+ * while the inbox is empty (002 §4). A thread yields to the kernel
+ * (sched_yield) and looks again, until a message is there. A fiber yields
+ * by parking: its scheduler runs the other fibers at once, and the next
+ * send to it makes it runnable again (polling would make each message
+ * wait for a pass over every fiber); on a fiber recv and recv_blocking
+ * are the same call. SYNCQ_EINVAL for NULL, or when the caller is not
+ * the process `self` (another thread or fiber: the inbox has one
+ * consumer); SYNCQ_EKILLED. */
 SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
 
 /* The same, but sleeping while the inbox is empty (a thread on a futex; a

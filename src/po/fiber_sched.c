@@ -429,9 +429,17 @@ static po_sched *after_switch(po_transfer t) {
     wakep(s->rt); /* it waits behind others: an idle scheduler may take it */
     break;
   case PO_SW_EXIT: {
+    /* Written at spawn before the fiber was queued (the queue's
+     * acquire/release publish it); nobody joins a detached one. */
+    bool detached = proc_of(from)->detached;
     po_san_fiber_destroy(&from->san);
     po_stack_put(&s->rt->pool, from->stack);
     from->stack = NULL;
+    if (detached) {
+      /* Its stack is back: the slot may go to the next process now. */
+      po_release_detached(proc_of(from));
+      break;
+    }
     /* seq_cst, with the joiner's seq_cst increment of join_waiters and
      * load of done: either it sees done, or we see it waiting. */
     atomic_store(&from->done, 1u);

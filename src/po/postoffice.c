@@ -187,20 +187,19 @@ static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out);
 /* A fiber may resume on another thread: its statistics go through calls
  * that compute the thread-local address afresh each time (a compiler may
  * keep one across the switch inside a single function). */
-__attribute__((noinline)) static void count_yield(void) { SYNCQ_STAT_INC(yields); }
 __attribute__((noinline)) static void count_block(void) { SYNCQ_STAT_INC(blocks); }
 
 int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
   if (self == NULL || out == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   if (self->is_fiber) {
-    /* 002's Recv() yields while the inbox is empty. A fiber yields once,
-     * so every other runnable fiber runs first, and then parks until a
-     * send wakes it: polling would make each message wait for a pass
-     * over every fiber of the scheduler (O(N) per hop). */
-    int r = po_take(self, out);
-    if (r != SYNCQ_EMPTY) return r;
-    count_yield();
-    po_fiber_yield(self);
+    /* 002's Recv() yields the processor while the inbox is empty. A
+     * fiber's park is that yield: its scheduler runs the other fibers at
+     * once, and the next send makes it runnable again (polling would make
+     * each message wait for a pass over every fiber: O(N) per hop). No
+     * yield before the park: it queued the fiber where idle schedulers
+     * steal, and its wake-up of one (wakep) moved the ring's fibers
+     * between processors, for a second look at the inbox that the
+     * sender's wake-up makes anyway. */
     return fiber_recv_blocking(self, out);
   }
   for (;;) {

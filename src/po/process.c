@@ -393,6 +393,7 @@ static void free_slot(syncq_po_system *sys, struct syncq_po_proc *p) {
   uint32_t gen = (po_gen_of(sys, p->pid) + 1) & sys->gen_mask;
   p->spawned = false;
   p->joined = false;
+  p->detached = false;
   /* release: pairs with a sender's acquire load (it then reads nothing of
    * the old process; ordering only for the word's own sake). */
   atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_release);
@@ -432,18 +433,31 @@ void po_exit_notify(struct syncq_po_proc *p) {
   }
 }
 
+void po_release_detached(struct syncq_po_proc *p) {
+  syncq_po_system *sys = p->sys;
+  pthread_mutex_lock(&sys->spawn_lock);
+  free_slot(sys, p);
+  sys->detached_held--;
+  pthread_mutex_unlock(&sys->spawn_lock);
+}
+
 static void *trampoline(void *arg) {
   struct syncq_po_proc *p = arg;
   p->owner = pthread_self();
+  /* Written before pthread_create, which orders it for this thread; read
+   * before the exit, after which a joiner (not a detached one's) may free
+   * and reuse the slot. */
+  bool detached = p->detached;
   p->fn(p, p->arg);
   /* release: pairs with the acquire load of state by senders (EDEAD) and
    * by destroy. */
   atomic_store_explicit(&p->state, PO_WORD(po_gen_of(p->sys, p->pid), PO_EXITED), memory_order_release);
   po_exit_notify(p);
+  if (detached) po_release_detached(p); /* the thread was created detached: nothing else to wait for */
   return NULL;
 }
 
-int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid) {
+static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid, bool detached) {
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
   pthread_mutex_lock(&sys->spawn_lock);
   struct syncq_po_proc *p;
@@ -453,11 +467,15 @@ int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid
     return r;
   }
   uint32_t gen = po_gen_of(sys, p->pid);
+  /* The pid, read while the slot is surely this process's: a detached
+   * one may exit and its slot be reused once the lock is released. */
+  syncq_po_pid self_pid = p->pid;
   p->fn = fn;
   p->arg = arg;
   p->exit_reason = 0;
   p->spawned = true;
   p->joined = false;
+  p->detached = detached;
   p->is_fiber = sys->fibers;
   /* The state is RUNNING before the process starts, so a process that
    * sends to itself (or is sent to) right away finds itself alive. */
@@ -471,33 +489,48 @@ int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid
     if (r != SYNCQ_OK) {
       atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_relaxed); /* never published */
       p->spawned = false;
+      p->detached = false;
       p->is_fiber = false;
       if (why != NULL) set_limit(sys, why);
       pthread_mutex_unlock(&sys->spawn_lock);
       return r;
     }
+    /* Under the lock the fiber's exit waits for (po_release_detached):
+     * the slot is counted taken before it can be freed. */
     commit_slot(sys, p);
+    if (detached) sys->detached_held++;
     pthread_mutex_unlock(&sys->spawn_lock);
-    if (pid) *pid = p->pid;
+    if (pid) *pid = self_pid;
     return SYNCQ_OK;
   }
   pthread_attr_t attr;
   int e = pthread_attr_init(&attr);
   if (e == 0) e = pthread_attr_setstacksize(&attr, sys->stack_size);
   if (e == 0) e = pthread_attr_setguardsize(&attr, sys->guard_size);
+  if (e == 0 && detached) e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   if (e == 0) e = pthread_create(&p->tid, &attr, trampoline, p);
   pthread_attr_destroy(&attr);
   if (e != 0) {
     atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_relaxed); /* never published */
     p->spawned = false;
+    p->detached = false;
     set_limit(sys, po_limit_of(e));
     pthread_mutex_unlock(&sys->spawn_lock);
     return e == EINVAL ? SYNCQ_EINVAL : SYNCQ_ELIMIT;
   }
-  commit_slot(sys, p);
+  commit_slot(sys, p); /* before the thread's exit can free the slot: it takes this lock */
+  if (detached) sys->detached_held++;
   pthread_mutex_unlock(&sys->spawn_lock);
-  if (pid) *pid = p->pid;
+  if (pid) *pid = self_pid;
   return SYNCQ_OK;
+}
+
+int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid) {
+  return spawn(sys, fn, arg, pid, false);
+}
+
+int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid) {
+  return spawn(sys, fn, arg, pid, true);
 }
 
 int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
@@ -567,8 +600,9 @@ int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid) {
   int r = SYNCQ_OK;
   if (PO_GEN(w) != po_gen_of(sys, pid) || PO_ST(w) == PO_FREE || p->joined)
     r = SYNCQ_ENOENT; /* not had yet, stale, or claimed by another joiner */
-  else if (!p->spawned || (p->is_fiber ? po_fiber_current() == &p->fiber : pthread_equal(p->tid, pthread_self())))
-    r = SYNCQ_EINVAL;
+  else if (!p->spawned || p->detached ||
+           (p->is_fiber ? po_fiber_current() == &p->fiber : pthread_equal(p->tid, pthread_self())))
+    r = SYNCQ_EINVAL; /* attached, detached (its exit frees the slot), or the caller itself */
   else
     p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
   pthread_mutex_unlock(&sys->spawn_lock);
@@ -612,6 +646,16 @@ int syncq_po_destroy(syncq_po_system *sys) {
   for (uint32_t i = 0; i < n; i++)
     /* acquire: pairs with the release store of PO_EXITED. */
     if (PO_ST(atomic_load_explicit(&sys->procs[i].state, memory_order_acquire)) == PO_RUNNING) return SYNCQ_EBUSY;
+  /* Detached processes that have exited are on their way out (their
+   * thread's last steps, their fiber's stack going back to the pool):
+   * wait until every one has freed its slot (they take spawn_lock to). */
+  for (;;) {
+    pthread_mutex_lock(&sys->spawn_lock);
+    uint32_t held = sys->detached_held;
+    pthread_mutex_unlock(&sys->spawn_lock);
+    if (held == 0) break;
+    syncq_yield();
+  }
   for (uint32_t i = 0; i < n; i++) {
     struct syncq_po_proc *p = &sys->procs[i];
     if (p->spawned && !p->joined && PO_ST(atomic_load_explicit(&p->state, memory_order_relaxed)) == PO_EXITED) {
