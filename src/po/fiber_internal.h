@@ -47,6 +47,7 @@ typedef struct po_stack_pool {
   syncq_freelist free;        /* released stacks (lock-free: released on scheduler threads) */
   pthread_mutex_t grow;       /* serialises mapping new chunks */
   po_stack_chunk *chunks;     /* every chunk, for destroy */
+  uint32_t next_count;        /* stacks in the next chunk mapped (doubles up to a limit; under grow) */
 } po_stack_pool;
 
 int po_stack_pool_init(po_stack_pool *pool, size_t stack_size, size_t guard_size);
