@@ -12,7 +12,8 @@
  * made a process with syncq_po_attach (in a fiber system it stays a
  * thread: each hop to it is a futex wake-up). "run": main's code runs as
  * the system's first process through syncq_po_run (a fiber in a fiber
- * system). The two alternate, reps times each; the medians are printed,
+ * system). The two alternate, reps times each; the medians are printed
+ * (elapsed ns per hop, and the program's CPU ns per hop, all threads),
  * with the median cost of a spawn+join of an empty process, called from
  * main's thread and from a process (syncq_po_run).
  */
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include <syncq/po.h>
 
@@ -31,13 +33,22 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* CPU time of the whole program (every thread: the schedulers' too): on
+ * a machine shared with other work it moves less than elapsed time. */
+static uint64_t cpu_ns(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
+         ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+}
+
 typedef struct ring {
   syncq_po_system *sys;
   int n;
   long hops;
   int (*recv)(syncq_po_proc *, syncq_po_msg **); /* syncq_po_recv_blocking or syncq_po_recv */
   syncq_po_pid next[64]; /* next[i]: where member i forwards (member 0 is main) */
-  double ns_per_hop;
+  double ns_per_hop, cpu_per_hop;
 } ring;
 
 typedef struct member {
@@ -73,13 +84,14 @@ static int ring_main(syncq_po_proc *self, void *arg) {
   if (syncq_po_get(self, 8, &msg) != SYNCQ_OK) return 1;
   msg->type = 1;
   long rounds = r->hops / r->n;
-  uint64_t t0 = now_ns();
+  uint64_t c0 = cpu_ns(), t0 = now_ns();
   for (long k = 0; k < rounds; k++) {
     if (k == rounds - 1) msg->type = 0;
     if (syncq_po_send(self, r->next[0], msg, SYNCQ_PO_LINK) != SYNCQ_OK) return 1;
     if (r->recv(self, &msg) != SYNCQ_OK) return 1;
   }
   r->ns_per_hop = (double)(now_ns() - t0) / (double)(rounds * r->n);
+  r->cpu_per_hop = (double)(cpu_ns() - c0) / (double)(rounds * r->n);
   syncq_po_free(self, msg);
   for (int i = 1; i < r->n; i++)
     if (syncq_po_join(r->sys, pids[i]) != SYNCQ_OK) return 1;
@@ -139,16 +151,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "po_run: %s system: %s\n", backend, syncq_strerror(r));
     return 1;
   }
-  double attached[100], run[100], spawn_thread[100], spawn_run[100];
+  double attached[100], run[100], attached_cpu[100], run_cpu[100], spawn_thread[100], spawn_run[100];
   for (int k = 0; k < reps; k++) {
-    ring a = {sys, n, hops, recv, {0}, 0};
+    ring a = {sys, n, hops, recv, {0}, 0, 0};
     syncq_po_proc *me;
     if (syncq_po_attach(sys, &me) != SYNCQ_OK || ring_main(me, &a) != 0 || syncq_po_detach(me) != SYNCQ_OK) return 1;
     attached[k] = a.ns_per_hop;
-    ring b = {sys, n, hops, recv, {0}, 0};
+    attached_cpu[k] = a.cpu_per_hop;
+    ring b = {sys, n, hops, recv, {0}, 0, 0};
     int result = -1;
     if (syncq_po_run(sys, ring_main, &b, &result) != SYNCQ_OK || result != 0) return 1;
     run[k] = b.ns_per_hop;
+    run_cpu[k] = b.cpu_per_hop;
     /* [0]: the figure, [1..]: the system, read by spawn_join */
     double box[1 + (sizeof(syncq_po_system *) + sizeof(double) - 1) / sizeof(double)];
     memcpy(&box[1], &sys, sizeof sys);
@@ -157,9 +171,9 @@ int main(int argc, char **argv) {
     if (syncq_po_run(sys, spawn_join, box, &result) != SYNCQ_OK || result != 0) return 1; /* from a process */
     spawn_run[k] = box[0];
   }
-  printf("%s N=%d hops=%ld reps=%d recv=%s: ring hop: attached %.0f ns, run %.0f ns; spawn+join: from main's thread %.0f ns, "
-         "from a process %.0f ns\n",
-         backend, n, hops, reps, mode, median(attached, reps), median(run, reps), median(spawn_thread, reps),
-         median(spawn_run, reps));
+  printf("%s N=%d hops=%ld reps=%d recv=%s: ring hop: attached %.0f ns (CPU %.0f), run %.0f ns (CPU %.0f); "
+         "spawn+join: from main's thread %.0f ns, from a process %.0f ns\n",
+         backend, n, hops, reps, mode, median(attached, reps), median(attached_cpu, reps), median(run, reps),
+         median(run_cpu, reps), median(spawn_thread, reps), median(spawn_run, reps));
   return syncq_po_destroy(sys) == SYNCQ_OK ? 0 : 1;
 }

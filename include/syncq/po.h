@@ -21,8 +21,8 @@
  *             an empty inbox parks the fiber and a send makes it runnable
  *             again, to run next on the sender's scheduler; idle
  *             schedulers spin briefly, then sleep on a futex. recv's
- *             yielding form yields to the other fibers, not to the kernel:
- *             it parks, as recv_blocking does.
+ *             yielding form yields to the other fibers of its scheduler,
+ *             not to the kernel, and then parks.
  *             The default when the library was built with Boost.Context.
  *             Blocking calls: a fiber that makes a blocking system call
  *             (read, sleep(3) -- syncq_po_sleep parks instead --, a
@@ -537,13 +537,14 @@ SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *
 
 /* Receive the next message of the inbox into *out, yielding the processor
  * while the inbox is empty (002 §4). A thread yields to the kernel
- * (sched_yield) and looks again, until a message is there. A fiber yields
- * by parking: its scheduler runs the other fibers at once, and the next
- * send to it makes it runnable again (polling would make each message
- * wait for a pass over every fiber); on a fiber recv and recv_blocking
- * are the same call. SYNCQ_EINVAL for NULL, or when the caller is not
- * the process `self` (another thread or fiber: the inbox has one
- * consumer); SYNCQ_EKILLED. */
+ * (sched_yield) and looks again, until a message is there. A fiber
+ * yields once to the other runnable fibers of its scheduler (often the
+ * one its last send woke, which may answer) and then parks until a
+ * message arrives (polling would make each message wait for a pass over
+ * every fiber); its yield wakes no idle scheduler and is not stolen for,
+ * so it costs no more than recv_blocking's park. SYNCQ_EINVAL for NULL,
+ * or when the caller is not the process `self` (another thread or fiber:
+ * the inbox has one consumer); SYNCQ_EKILLED. */
 SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
 
 /* The same, but sleeping while the inbox is empty (a thread on a futex; a
