@@ -116,7 +116,8 @@ struct syncq_po_system {
   po_timer_thread timers;      /* thread backend: send_after's heap and thread */
   po_name **names;             /* registered names: [nnames_buckets] chains (spawn_lock) */
   uint32_t names_buckets, nnames;
-  struct syncq_po_proc *procs; /* [nslots] */
+  struct syncq_po_proc *procs; /* [nslots], one mapping (table_map in process.c) */
+  size_t procs_len;
 };
 
 /* One mailbox algorithm. The inbox has many producers (senders) and one

@@ -14,8 +14,10 @@
  *                user-level context instead of a thread.
  *   Progress:    spawn/attach/join are blocking (a mutex serialises slot
  *                allocation; spawning is not a hot path).
- *   Memory:      create allocates the table (max_procs entries, one cache
- *                line group each); spawn allocates the process's mailbox.
+ *   Memory:      create maps the table (max_procs + the reserve entries,
+ *                one cache-line group each) as zero pages, touched slot
+ *                by slot at each one's first use; a slot's first spawn
+ *                allocates its mailbox.
  *                A slot is reused once its process is joined (or has
  *                detached), at the next generation (the pid's high bits:
  *                Erlang's and the kernel's answer to a stale pid): never-
@@ -40,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -117,6 +120,63 @@ syncq_po_msg *po_header_new(syncq_po_system *sys) {
   return m;
 }
 
+/* The process table: one anonymous mapping of zero pages, so a record
+ * is touched (its page faulted in) at its slot's first use, not at
+ * create: a system sized for a million processes costs no more to
+ * create than one sized for ten, and a program pays the pages of the
+ * slots it uses. Records are 64-byte multiples: the mapping's page
+ * alignment keeps each one's cache-line alignment.
+ * A destroyed system's table is kept for the next system (as its
+ * stacks are): the records it used are zeroed again (no page fault
+ * then), so a program that creates systems one after another pays its
+ * records' faults once. One table is kept, if its zeroed, resident part
+ * is at most TABLE_KEEP_BYTES. */
+#define TABLE_KEEP_BYTES ((size_t)64 << 20)
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *table_kept;    /* a zeroed table mapping, or NULL */
+static size_t table_kept_len;
+
+static struct syncq_po_proc *table_map(uint32_t nslots, size_t *len) {
+  _Static_assert(sizeof(struct syncq_po_proc) % 64 == 0, "records keep their cache-line alignment");
+  size_t need = (size_t)nslots * sizeof(struct syncq_po_proc);
+  pthread_mutex_lock(&table_lock);
+  void *m = NULL;
+  if (table_kept != NULL && table_kept_len >= need) {
+    m = table_kept;
+    *len = table_kept_len;
+    table_kept = NULL;
+  }
+  pthread_mutex_unlock(&table_lock);
+  if (m != NULL) return m;
+  *len = need;
+  m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return m == MAP_FAILED ? NULL : m;
+}
+
+/* `used`: how many leading records the system touched (they are zeroed
+ * before the table is kept). */
+static void table_unmap(syncq_po_system *s, uint32_t used) {
+  if (s->procs == NULL) return;
+  size_t dirty = (size_t)used * sizeof(struct syncq_po_proc);
+  void *drop = s->procs;
+  size_t drop_len = s->procs_len;
+  if (dirty <= TABLE_KEEP_BYTES) {
+    memset(s->procs, 0, dirty);
+    pthread_mutex_lock(&table_lock);
+    if (table_kept == NULL || table_kept_len < s->procs_len) { /* keep the larger */
+      void *old = table_kept;
+      size_t old_len = table_kept_len;
+      table_kept = s->procs;
+      table_kept_len = s->procs_len;
+      drop = old;
+      drop_len = old_len;
+    }
+    pthread_mutex_unlock(&table_lock);
+  }
+  if (drop != NULL) munmap(drop, drop_len);
+  s->procs = NULL;
+}
+
 int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (out == NULL) return SYNCQ_EINVAL;
   syncq_po_config c = {0};
@@ -160,34 +220,26 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   uint32_t nslots = max + SYNCQ_PO_ATTACH_RESERVE;
   uint32_t bits = 1;
   while ((1u << bits) < nslots) bits++;
-  s->procs = syncq_alloc_aligned((size_t)nslots * sizeof(struct syncq_po_proc), _Alignof(struct syncq_po_proc));
+  s->procs = table_map(nslots, &s->procs_len);
   s->freeq = malloc((size_t)nslots * sizeof *s->freeq);
   if (s->procs == NULL || s->freeq == NULL) {
-    free(s->procs);
+    table_unmap(s, 0);
     free(s->freeq);
     free(s);
     return SYNCQ_ENOMEM;
   }
-  memset(s->procs, 0, (size_t)nslots * sizeof(struct syncq_po_proc));
-  for (uint32_t i = 0; i < nslots; i++) {
-    struct syncq_po_proc *p = &s->procs[i];
-    atomic_init(&p->state, PO_WORD(0, PO_FREE));
-    p->pid = (syncq_po_pid)i;
-    p->sys = s;
-    atomic_init(&p->epoch, 0);
-    atomic_init(&p->sleeping, 0);
-    atomic_init(&p->nwatch, 0);
-    atomic_init(&p->doom, 0);
-  }
+  /* No slot is initialised here: zero bytes are a slot nobody has had
+   * (state PO_WORD(0, PO_FREE), no mailbox, no watchers), and
+   * prepare_slot gives a slot the rest at its first use. */
   if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
-    free(s->procs);
+    table_unmap(s, 0);
     free(s->freeq);
     free(s);
     return SYNCQ_ESYS;
   }
   if (po_timer_thread_init(&s->timers) != SYNCQ_OK) {
     pthread_mutex_destroy(&s->spawn_lock);
-    free(s->procs);
+    table_unmap(s, 0);
     free(s->freeq);
     free(s);
     return SYNCQ_ESYS;
@@ -212,7 +264,7 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
     if (r != SYNCQ_OK) {
       po_timer_thread_destroy(&s->timers, s);
       pthread_mutex_destroy(&s->spawn_lock);
-      free(s->procs);
+      table_unmap(s, 0);
       free(s->freeq);
       free(s);
       return r;
@@ -331,6 +383,7 @@ static int prepare_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_pr
   else
     return SYNCQ_ELIMIT; /* unreachable: live < nslots leaves a free slot */
   struct syncq_po_proc *p = &sys->procs[i];
+  if (i == high) p->sys = sys; /* its first use: the rest of a fresh record is zero (see table_map) */
   if (p->mailbox == NULL) { /* a refused spawn leaves its mailbox for the next */
     p->mailbox = syncq_alloc_aligned(sys->mb->size, sys->mb->align);
     if (p->mailbox == NULL) return SYNCQ_ENOMEM;
@@ -669,7 +722,10 @@ int syncq_po_destroy(syncq_po_system *sys) {
   /* every fiber is done: stop the schedulers (their pending timers go too) */
   if (sys->fibers) po_fiber_rt_destroy(sys->fiber_rt);
   po_timer_thread_destroy(&sys->timers, sys); /* send_after's pending messages of a thread system */
-  for (uint32_t i = 0; i < sys->nslots; i++) { /* slot `high` too: a refused spawn's mailbox */
+  /* Slots up to `high` (that one too: a refused spawn's mailbox); the
+   * others were never touched. */
+  uint32_t used = n < sys->nslots ? n + 1 : sys->nslots;
+  for (uint32_t i = 0; i < used; i++) {
     struct syncq_po_proc *p = &sys->procs[i];
     while (p->monitors != NULL) { /* none normally: an exit takes its monitors */
       po_monitor *next = p->monitors->next;
@@ -702,7 +758,7 @@ int syncq_po_destroy(syncq_po_system *sys) {
   }
   po_names_destroy(sys);
   pthread_mutex_destroy(&sys->spawn_lock);
-  free(sys->procs);
+  table_unmap(sys, used);
   free(sys->freeq);
   free(sys);
   return SYNCQ_OK;
