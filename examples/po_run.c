@@ -15,7 +15,8 @@
  * system). The two alternate, reps times each; the medians are printed
  * (elapsed ns per hop, and the program's CPU ns per hop, all threads),
  * with the median cost of a spawn+join of an empty process, called from
- * main's thread and from a process (syncq_po_run).
+ * main's thread and from a process (syncq_po_run), and of a detached
+ * spawn of one from a process (its exit frees its slot; nobody joins).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -119,6 +120,23 @@ static int spawn_join(syncq_po_proc *self, void *arg) {
   return 0;
 }
 
+/* SPAWNS detached spawns of an empty process from a process, which
+ * yields while the table is full (its exits free the slots), then until
+ * every one has gone: ns per spawn in *arg (the box as spawn_join's). */
+static int spawn_detached(syncq_po_proc *self, void *arg) {
+  double *ns = arg;
+  syncq_po_system *sys = *(syncq_po_system **)(ns + 1);
+  uint64_t t0 = now_ns();
+  for (int i = 0; i < SPAWNS; i++) {
+    int r;
+    while ((r = syncq_po_spawn_detached(sys, nothing, NULL, NULL)) == SYNCQ_ELIMIT) syncq_po_yield(self);
+    if (r != SYNCQ_OK) return 1;
+  }
+  while (syncq_po_live(sys) > 1) syncq_po_yield(self); /* the last ones' slots */
+  *ns = (double)(now_ns() - t0) / SPAWNS;
+  return 0;
+}
+
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -151,7 +169,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "po_run: %s system: %s\n", backend, syncq_strerror(r));
     return 1;
   }
-  double attached[100], run[100], attached_cpu[100], run_cpu[100], spawn_thread[100], spawn_run[100];
+  double attached[100], run[100], attached_cpu[100], run_cpu[100], spawn_thread[100], spawn_run[100],
+      spawn_det[100];
   for (int k = 0; k < reps; k++) {
     ring a = {sys, n, hops, recv, {0}, 0, 0};
     syncq_po_proc *me;
@@ -170,10 +189,12 @@ int main(int argc, char **argv) {
     spawn_thread[k] = box[0];
     if (syncq_po_run(sys, spawn_join, box, &result) != SYNCQ_OK || result != 0) return 1; /* from a process */
     spawn_run[k] = box[0];
+    if (syncq_po_run(sys, spawn_detached, box, &result) != SYNCQ_OK || result != 0) return 1;
+    spawn_det[k] = box[0];
   }
   printf("%s N=%d hops=%ld reps=%d recv=%s: ring hop: attached %.0f ns (CPU %.0f), run %.0f ns (CPU %.0f); "
-         "spawn+join: from main's thread %.0f ns, from a process %.0f ns\n",
+         "spawn+join: from main's thread %.0f ns, from a process %.0f ns; detached spawn from a process %.0f ns\n",
          backend, n, hops, reps, mode, median(attached, reps), median(attached_cpu, reps), median(run, reps),
-         median(run_cpu, reps), median(spawn_thread, reps), median(spawn_run, reps));
+         median(run_cpu, reps), median(spawn_thread, reps), median(spawn_run, reps), median(spawn_det, reps));
   return syncq_po_destroy(sys) == SYNCQ_OK ? 0 : 1;
 }
