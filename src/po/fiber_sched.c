@@ -40,10 +40,13 @@
  *   Progress:    blocking (a process waits for messages); a parked fiber
  *                costs no CPU; an idle system's schedulers sleep.
  *   Atomics:     a hop between fibers on one scheduler: the mailbox's
- *                enqueue, 1 RMW + 1 CAS on the recipient's wstate, 1
+ *                enqueue, 1 CAS on the recipient's wstate when it is
+ *                parked (else 1 RMW, and 1 CAS if it is blocking), 1
  *                exchange of runnext, 1 exchange + 1 CAS on the parking
  *                side, 2 fcontext jumps at most (1 when a fiber hands over
- *                to the next directly).
+ *                to the next directly). recv's yield before it parks
+ *                (po_fiber_yield_local): 1 run-queue enqueue and dequeue,
+ *                no wake-up of an idle scheduler.
  *   Memory:      the fiber lives in the process-table slot; its stack comes
  *                from the pool (fiber_stack.c).
  *   Blocking:    a monitor thread (futex wait of PO_MONITOR_TICK_NS) reads

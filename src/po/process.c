@@ -13,7 +13,10 @@
  *                pids and the postoffices, and runs each process as a
  *                user-level context instead of a thread.
  *   Progress:    spawn/attach/join are blocking (a mutex serialises slot
- *                allocation; spawning is not a hot path).
+ *                allocation; spawning is not a hot path). A detached
+ *                process's exit frees its slot under the same mutex
+ *                (its thread's last step, or its fiber's scheduler once
+ *                the stack is back in the pool).
  *   Memory:      create maps the table (max_procs + the reserve entries,
  *                one cache-line group each) as zero pages, touched slot
  *                by slot at each one's first use; a slot's first spawn
