@@ -539,9 +539,9 @@ void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst) {
   po_fiber *f = &dst->fiber;
   /* The common case first: a parked receiver (a ring's next process). A
    * CAS that succeeds is the RMW the protocol needs (it read PARKED);
-   * one that fails wrote nothing, so the RMW below reads the state.
-   * acq_rel / acquire: as the PARKED case below. */
-  /* relaxed: a hint that picks the path; the CAS or the RMW decides. */
+   * when the state is another, the RMW below reads it. The load is
+   * relaxed: a hint that picks the path (the CAS or the RMW decides);
+   * the CAS is acq_rel / acquire, as the PARKED case below. */
   uint32_t st = atomic_load_explicit(&f->wstate, memory_order_relaxed);
   if (st == PO_FIBER_PARKED &&
       atomic_compare_exchange_strong_explicit(&f->wstate, &st, PO_FIBER_RUNNABLE, memory_order_acq_rel,
@@ -1209,15 +1209,6 @@ bool po_fiber_yield_local(struct syncq_po_proc *self) {
   (void)self;
   return false;
 }
-bool po_fiber_yield_local(struct syncq_po_proc *self) {
-  po_fiber *f = &self->fiber;
-  po_sched *s = f->sched;
-  po_fiber *next = take_local(s);
-  if (next == NULL) return false;
-  switch_to(s, f, PO_SW_YIELD_LOCAL, next);
-  return true;
-}
-
 void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst) { (void)waker, (void)dst; }
 
 #endif
