@@ -19,9 +19,10 @@
  *                stacks (their guards at once: one process_madvise), so
  *                a pool of N stacks costs O(log N + N / PO_CHUNK_MAX)
  *                system calls (mprotect'ed guards: chunks of
- *                PO_CHUNK_MIN, one mprotect per stack). Stacks return to the pool when their fiber
- *                exits; a destroyed system's chunks are kept for the next
- *                system of the same geometry, up to
+ *                PO_CHUNK_MIN, one mprotect per stack). Stacks return
+ *                to the pool when their fiber exits; a destroyed
+ *                system's chunks are kept for the next system of the
+ *                same geometry, up to
  *                SYNCQ_PO_STACK_CACHE_BYTES of address space in all.
  *   Guards:      page-table markers where the kernel has them (see "guard
  *                markers": no mapping split, a chunk's in one call), else
