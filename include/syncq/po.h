@@ -21,8 +21,8 @@
  *             an empty inbox parks the fiber and a send makes it runnable
  *             again, to run next on the sender's scheduler; idle
  *             schedulers spin briefly, then sleep on a futex. recv's
- *             yielding form yields to the other fibers, not to the kernel,
- *             and then parks.
+ *             yielding form yields to the other fibers of its scheduler,
+ *             not to the kernel, and then parks.
  *             The default when the library was built with Boost.Context.
  *             Blocking calls: a fiber that makes a blocking system call
  *             (read, sleep(3) -- syncq_po_sleep parks instead --, a
@@ -96,8 +96,8 @@
  *
  * Pids: a pid names one process, never its successor. It is a slot of the
  * process table (the low bits) and that slot's generation (the high bits):
- * a slot is reused once its process has been joined (spawned) or has
- * detached (attached), and each reuse takes the next generation, so a pid
+ * a slot is reused once its process has been joined (spawned), has
+ * exited (spawned detached) or has detached (attached), and each reuse takes the next generation, so a pid
  * kept after its process is gone never reaches the slot's next process
  * (as Erlang's and the kernel's pids). A fresh system hands out slots
  * 0, 1, 2, ... in order (generation 0: pids 0, 1, 2, ...); once every
@@ -324,7 +324,8 @@ SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
  * max_procs processes are live (not yet joined or detached) or a system
  * limit stopped the thread or the fiber's stack: then
  * syncq_po_limit_reason() names the limit. The slot of a spawned process
- * is freed by syncq_po_join (or destroy): a process nobody joins keeps it.
+ * is freed by syncq_po_join (or destroy): a process nobody joins keeps it
+ * (spawn it detached instead).
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).
@@ -333,9 +334,33 @@ SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
  * Example: `syncq_po_pid pid; syncq_po_spawn(sys, worker, arg, &pid); syncq_po_join(sys, pid);` */
 SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
+/* Start a detached process: as syncq_po_spawn (same statuses and limits),
+ * but nobody joins it: its slot is freed when it exits, as every Erlang
+ * process's is (a thread: created detached, its slot freed as its thread
+ * returns; a fiber: once its stack is back in the pool), so a server that
+ * spawns a process per request and never joins does not run out of
+ * max_procs. It counts as live (syncq_po_live, max_procs) until then.
+ * Its exit is seen as any process's: monitors get their SYNCQ_PO_DOWN,
+ * links their exit signal, its name goes; its pid is dead (send:
+ * SYNCQ_EDEAD) from its exit, and stale once the slot is freed. join of
+ * its pid never waits: SYNCQ_EINVAL while the slot still holds it
+ * (running, or exited and on its way out), SYNCQ_ENOENT once the slot has
+ * been freed (a stale pid). *pid (may be NULL) is written before the call
+ * returns, when the process may have exited already. destroy waits for
+ * detached processes that have exited to free their slots (and says
+ * SYNCQ_EBUSY while one runs).
+ * Thread safety: any thread, process or not (a fiber may spawn),
+ * concurrently with every other call on sys. Not from a signal handler (the
+ * postoffice is not async-signal-safe).
+ * Progress: blocking, as syncq_po_spawn: the system's process-table mutex;
+ * a thread system starts a thread.
+ * Example: `syncq_po_spawn_detached(sys, handle_request, req, NULL);` */
+SYNCQ_API int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
+
 /* Wait for a spawned process to exit, then free its slot for reuse (its
  * pid is stale from then on). SYNCQ_EINVAL for NULL sys or a pid whose
- * slot is outside the table, or a pid that is attached, not spawned;
+ * slot is outside the table, a pid that is attached, not spawned, or one
+ * spawned detached (syncq_po_spawn_detached) whose slot holds it still;
  * SYNCQ_ENOENT for a pid no process has had, one already joined (or being
  * joined), or a stale one. A process joining itself gets SYNCQ_EINVAL. A
  * thread sleeps; a fiber parks (its scheduler runs the other fibers) and
@@ -419,7 +444,8 @@ SYNCQ_API const char *syncq_po_limit_reason(const syncq_po_system *sys);
 SYNCQ_API uint32_t syncq_po_count(const syncq_po_system *sys);
 
 /* How many processes are live now: spawned and not yet joined (exited
- * ones included), or attached and not detached; 0 for NULL.
+ * ones included), spawned detached and not yet gone (see
+ * syncq_po_spawn_detached), or attached and not detached; 0 for NULL.
  * Thread safety: any thread, process or not, any time the system exists,
  * concurrently with every call on it. Not from a signal handler (the
  * postoffice is not async-signal-safe). The count may be stale at once.
@@ -671,16 +697,20 @@ SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
 
 /* Receive the next message of the inbox into *out, yielding the processor
- * while the inbox is empty (002 §4). A fiber yields once to the other
- * runnable fibers and then parks until a message arrives (polling would
- * make each message wait for a pass over every fiber).
- * SYNCQ_EINVAL for NULL, or when the caller is not the process `self`
- * (another thread or fiber: the inbox has one consumer).
+ * while the inbox is empty (002 §4). A thread yields to the kernel
+ * (sched_yield) and looks again, until a message is there. A fiber
+ * yields once to the other runnable fibers of its scheduler (often the
+ * one its last send woke, which may answer) and then parks until a
+ * message arrives (polling would make each message wait for a pass over
+ * every fiber); its yield wakes no idle scheduler and is not stolen for,
+ * so it costs no more than recv_blocking's park. SYNCQ_EINVAL for NULL,
+ * or when the caller is not the process `self` (another thread or fiber:
+ * the inbox has one consumer); SYNCQ_EKILLED.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
  * one consumer: only self receives from it. From a fiber: it yields to the
- * other fibers, then parks.
+ * other fibers of its scheduler, then parks.
  * Progress: blocking by purpose: it waits for a message (a thread yields
  * the processor in a loop, a fiber parks); the dequeue itself is the
  * mailbox's (see syncq_po_send).

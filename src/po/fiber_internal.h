@@ -47,6 +47,7 @@ typedef struct po_stack_pool {
   syncq_freelist free;        /* released stacks (lock-free: released on scheduler threads) */
   pthread_mutex_t grow;       /* serialises mapping new chunks */
   po_stack_chunk *chunks;     /* every chunk, for destroy */
+  uint32_t next_count;        /* stacks in the next chunk mapped (doubles up to a limit; under grow) */
 } po_stack_pool;
 
 int po_stack_pool_init(po_stack_pool *pool, size_t stack_size, size_t guard_size);
@@ -129,6 +130,11 @@ po_fiber *po_fiber_current(void);
 void po_fiber_park(struct syncq_po_proc *self);
 /* Let the other runnable fibers of this scheduler run first. */
 void po_fiber_yield(struct syncq_po_proc *self);
+/* recv's yield: when this scheduler has another fiber to run, run it and
+ * come back (true); false at once when it has none. Unlike
+ * po_fiber_yield it steals nothing and wakes no idle scheduler: the
+ * caller only wants another look at its inbox before it parks. */
+bool po_fiber_yield_local(struct syncq_po_proc *self);
 /* After a message was queued for dst (a fiber): wake it if it is blocking
  * or parked. `waker` is the sending process (NULL: unknown / a thread). */
 void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst);

@@ -40,10 +40,13 @@
  *   Progress:    blocking (a process waits for messages); a parked fiber
  *                costs no CPU; an idle system's schedulers sleep.
  *   Atomics:     a hop between fibers on one scheduler: the mailbox's
- *                enqueue, 1 RMW + 1 CAS on the recipient's wstate, 1
+ *                enqueue, 1 CAS on the recipient's wstate when it is
+ *                parked (else 1 RMW, and 1 CAS if it is blocking), 1
  *                exchange of runnext, 1 exchange + 1 CAS on the parking
  *                side, 2 fcontext jumps at most (1 when a fiber hands over
- *                to the next directly).
+ *                to the next directly). recv's yield before it parks
+ *                (po_fiber_yield_local): 1 run-queue enqueue and dequeue,
+ *                no wake-up of an idle scheduler.
  *   Memory:      the fiber lives in the process-table slot; its stack comes
  *                from the pool (fiber_stack.c).
  *   Blocking:    a monitor thread (futex wait of PO_MONITOR_TICK_NS) reads
@@ -109,7 +112,7 @@
  * bracket's syncq_po_blocking_begin and destroy end it early). */
 #define PO_MONITOR_TICK_NS 5000000ll
 
-enum { PO_SW_NONE = 0, PO_SW_PARK, PO_SW_YIELD, PO_SW_EXIT };
+enum { PO_SW_NONE = 0, PO_SW_PARK, PO_SW_YIELD, PO_SW_YIELD_LOCAL, PO_SW_EXIT };
 
 typedef struct po_sched {
   /* Exchanged by the owner (taking) and by wakers on this scheduler. */
@@ -428,10 +431,25 @@ static po_sched *after_switch(po_transfer t) {
     push_to(s->rt, s, from);
     wakep(s->rt); /* it waits behind others: an idle scheduler may take it */
     break;
+  case PO_SW_YIELD_LOCAL:
+    /* A receiver's yield: it only wants another look at its inbox, so no
+     * idle scheduler is woken for it (one would take it to another
+     * processor for that look and park it there). */
+    atomic_store_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* ours until queued */
+    push_to(s->rt, s, from);
+    break;
   case PO_SW_EXIT: {
+    /* Written at spawn before the fiber was queued (the queue's
+     * acquire/release publish it); nobody joins a detached one. */
+    bool detached = proc_of(from)->detached;
     po_san_fiber_destroy(&from->san);
     po_stack_put(&s->rt->pool, from->stack);
     from->stack = NULL;
+    if (detached) {
+      /* Its stack is back: the slot may go to the next process now. */
+      po_release_detached(proc_of(from));
+      break;
+    }
     /* seq_cst, with the joiner's seq_cst increment of join_waiters and
      * load of done: either it sees done, or we see it waiting. */
     atomic_store(&from->done, 1u);
@@ -507,12 +525,35 @@ void po_fiber_yield(struct syncq_po_proc *self) {
   switch_to(s, f, PO_SW_YIELD, next);
 }
 
+bool po_fiber_yield_local(struct syncq_po_proc *self) {
+  po_fiber *f = &self->fiber;
+  po_sched *s = f->sched;
+  po_fiber *next = take_local(s);
+  if (next == NULL) return false;
+  switch_to(s, f, PO_SW_YIELD_LOCAL, next);
+  return true;
+}
+
 void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst) {
   (void)waker;
   po_fiber *f = &dst->fiber;
+  /* The common case first: a parked receiver (a ring's next process). A
+   * CAS that succeeds is the RMW the protocol needs (it read PARKED);
+   * when the state is another, the RMW below reads it. The load is
+   * relaxed: a hint that picks the path (the CAS or the RMW decides);
+   * the CAS is acq_rel / acquire, as the PARKED case below. */
+  uint32_t st = atomic_load_explicit(&f->wstate, memory_order_relaxed);
+  if (st == PO_FIBER_PARKED &&
+      atomic_compare_exchange_strong_explicit(&f->wstate, &st, PO_FIBER_RUNNABLE, memory_order_acq_rel,
+                                              memory_order_acquire)) {
+    po_fiber_rt *rt = dst->sys->fiber_rt;
+    po_fiber *cur = po_fiber_current();
+    ready(rt, f, cur != NULL && cur->sched != NULL && cur->sched->rt == rt ? cur->sched : NULL);
+    return;
+  }
   /* acq_rel RMW: pairs with the receiver's acq_rel exchange to BLOCKING
    * (see the contract); reads the latest state. */
-  uint32_t st = atomic_fetch_add_explicit(&f->wstate, 0u, memory_order_acq_rel);
+  st = atomic_fetch_add_explicit(&f->wstate, 0u, memory_order_acq_rel);
   for (;;) {
     if (st == PO_FIBER_BLOCKING) {
       /* acq_rel: the receiver's scheduler reads WOKEN with its failed CAS. */
@@ -1164,6 +1205,10 @@ int po_fiber_join(struct syncq_po_proc *p) {
 }
 void po_fiber_park(struct syncq_po_proc *self) { (void)self; }
 void po_fiber_yield(struct syncq_po_proc *self) { (void)self; }
+bool po_fiber_yield_local(struct syncq_po_proc *self) {
+  (void)self;
+  return false;
+}
 void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst) { (void)waker, (void)dst; }
 
 #endif

@@ -13,11 +13,16 @@
  *   Progress:    get/put are lock-free on the pool's free list (counted
  *                pointers, syncq/reclaim.h); growing the pool maps a new
  *                chunk under a mutex (not a hot path: stacks are reused).
- *   Memory:      chunks of PO_STACKS_PER_CHUNK stacks, mapped with
- *                MAP_NORESERVE: only the pages a fiber touches become
- *                resident. Stacks return to the pool when their fiber
- *                exits; a destroyed system's chunks are kept for the next
- *                system of the same geometry, up to
+ *   Memory:      chunks of stacks mapped with MAP_NORESERVE (only the
+ *                pages a fiber touches become resident), each chunk
+ *                twice the last, from PO_CHUNK_MIN to PO_CHUNK_MAX
+ *                stacks (their guards at once: one process_madvise), so
+ *                a pool of N stacks costs O(log N + N / PO_CHUNK_MAX)
+ *                system calls (mprotect'ed guards: chunks of
+ *                PO_CHUNK_MIN, one mprotect per stack). Stacks return
+ *                to the pool when their fiber exits; a destroyed
+ *                system's chunks are kept for the next system of the
+ *                same geometry, up to
  *                SYNCQ_PO_STACK_CACHE_BYTES of address space in all.
  *   Guards:      page-table markers where the kernel has them (see "guard
  *                markers": no mapping split, a chunk's in one call), else
@@ -53,7 +58,11 @@
 
 #if SYNCQ_HAVE_FIBERS
 
-enum { PO_STACKS_PER_CHUNK = 64 };
+/* A pool's first chunk has PO_CHUNK_MIN stacks, each next one twice the
+ * last, up to PO_CHUNK_MAX (IOV_MAX: one process_madvise installs a whole
+ * chunk's guards): a small system maps little, a large one grows in
+ * large steps. */
+enum { PO_CHUNK_MIN = 64, PO_CHUNK_MAX = 1024 };
 /* At least this much alternate signal stack for the overflow handler. */
 enum { PO_ALTSTACK_MIN = 64 * 1024 };
 
@@ -64,8 +73,15 @@ struct po_stack_chunk {
   size_t stack_size, guard_size; /* its geometry, to be reused by a like pool */
   bool guarded;                  /* its stacks have their guards (else canaries) */
   bool split;                    /* the guards split the mapping (mprotect): counted in the budget */
-  po_stack desc[PO_STACKS_PER_CHUNK];
+  int count;                     /* its stacks */
+  po_stack desc[];               /* [count] */
 };
+
+static po_stack_chunk *chunk_new(int count) {
+  po_stack_chunk *c = calloc(1, sizeof *c + (size_t)count * sizeof(po_stack));
+  if (c != NULL) c->count = count;
+  return c;
+}
 
 /* ---- the mapping budget ----
  * Each guard splits its chunk's mapping: a guarded chunk costs about two
@@ -163,7 +179,7 @@ static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size, bool gua
     pp = &c->next;
   if (c != NULL) {
     *pp = c->next;
-    cache_bytes -= c->stack_size * PO_STACKS_PER_CHUNK;
+    cache_bytes -= c->stack_size * (size_t)c->count;
   }
   pthread_mutex_unlock(&cache_lock);
   return c;
@@ -173,16 +189,16 @@ static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size, bool gua
 static void cache_put(po_stack_chunk *c) {
   pthread_mutex_lock(&cache_lock);
   /* stacks' bytes: guards are address space only, never resident */
-  bool keep = cache_bytes + c->stack_size * PO_STACKS_PER_CHUNK <= SYNCQ_PO_STACK_CACHE_BYTES;
+  bool keep = cache_bytes + c->stack_size * (size_t)c->count <= SYNCQ_PO_STACK_CACHE_BYTES;
   if (keep) {
     c->next = cache;
     cache = c;
-    cache_bytes += c->stack_size * PO_STACKS_PER_CHUNK;
+    cache_bytes += c->stack_size * (size_t)c->count;
   }
   pthread_mutex_unlock(&cache_lock);
   if (!keep) {
     munmap(c->base, c->len);
-    if (c->split) budget_give(PO_STACKS_PER_CHUNK, false);
+    if (c->split) budget_give(c->count, false);
     free(c);
   }
 }
@@ -201,6 +217,7 @@ int po_stack_pool_init(po_stack_pool *pool, size_t stack_size, size_t guard_size
   memset(pool, 0, sizeof *pool);
   pool->stack_size = round_pages(stack_size);
   pool->guard_size = round_pages(guard_size);
+  pool->next_count = PO_CHUNK_MIN;
   int r = syncq_freelist_init(&pool->free);
   if (r != SYNCQ_OK) return r;
   if (pthread_mutex_init(&pool->grow, NULL) != 0) return SYNCQ_ESYS;
@@ -224,7 +241,7 @@ void po_stack_pool_destroy(po_stack_pool *pool) {
 static void adopt(po_stack_pool *pool, po_stack_chunk *c, po_stack **out) {
   c->next = pool->chunks;
   pool->chunks = c;
-  for (int i = 1; i < PO_STACKS_PER_CHUNK; i++) (void)syncq_freelist_push(&pool->free, &c->desc[i].fl);
+  for (int i = 1; i < c->count; i++) (void)syncq_freelist_push(&pool->free, &c->desc[i].fl);
   *out = &c->desc[0];
 }
 
@@ -249,11 +266,11 @@ static bool use_markers(void) {
   return atomic_load_explicit(&guard_mode, memory_order_relaxed) != GUARD_MPROTECT; /* see guard_mode */
 }
 
-/* Install the guards of chunk c (slots of `slot` bytes, guard at each
- * slot's start) as markers: true, or false with none left half-made
- * mattering (the caller unmaps or falls back to mprotect on a fresh
- * chunk). */
-static bool install_markers(char *base, size_t slot, size_t guard) {
+/* Install the guards of a chunk of `count` slots of `slot` bytes (guard
+ * at each slot's start) as markers: true, or false with none left
+ * half-made mattering (the caller unmaps or falls back to mprotect on a
+ * fresh chunk). */
+static bool install_markers(char *base, size_t slot, size_t guard, int count) {
   if (madvise(base, guard, MADV_GUARD_INSTALL) != 0) { /* the first: does the kernel have them? */
     atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed); /* see guard_mode */
     return false;
@@ -262,21 +279,23 @@ static bool install_markers(char *base, size_t slot, size_t guard) {
   int done = 1;
 #if defined(SYS_pidfd_open) && defined(SYS_process_madvise)
   /* The rest in one call, through a pidfd of our own opened for it (a
-   * kept one would name the parent in a forked child). */
-  struct iovec iov[PO_STACKS_PER_CHUNK];
-  for (int i = 1; i < PO_STACKS_PER_CHUNK; i++) {
-    iov[i - 1].iov_base = base + (size_t)i * slot;
-    iov[i - 1].iov_len = guard;
-  }
-  long fd = syscall(SYS_pidfd_open, (long)getpid(), 0L);
+   * kept one would name the parent in a forked child). The vector on the
+   * heap: a fiber that spawns has a small stack. */
+  struct iovec *iov = count > 1 ? malloc((size_t)(count - 1) * sizeof *iov) : NULL;
+  long fd = iov != NULL ? syscall(SYS_pidfd_open, (long)getpid(), 0L) : -1;
   if (fd >= 0) {
-    long n = syscall(SYS_process_madvise, fd, iov, (size_t)(PO_STACKS_PER_CHUNK - 1), (long)MADV_GUARD_INSTALL, 0L);
+    for (int i = 1; i < count; i++) {
+      iov[i - 1].iov_base = base + (size_t)i * slot;
+      iov[i - 1].iov_len = guard;
+    }
+    long n = syscall(SYS_process_madvise, fd, iov, (size_t)(count - 1), (long)MADV_GUARD_INSTALL, 0L);
     close((int)fd);
     /* n bytes advised, in iovec order: whole guards done */
     if (n > 0) done += (int)((size_t)n / guard);
   }
+  free(iov);
 #endif
-  for (int i = done; i < PO_STACKS_PER_CHUNK; i++) /* what the one call did not do */
+  for (int i = done; i < count; i++) /* what the one call did not do */
     if (madvise(base + (size_t)i * slot, guard, MADV_GUARD_INSTALL) != 0) return false;
   return true;
 }
@@ -288,7 +307,7 @@ static bool install_markers(char *base, size_t slot, size_t guard) {
 static bool carve(po_stack_pool *pool, po_stack_chunk *c, bool guarded, bool markers) {
   size_t guard = guarded ? pool->guard_size : 0;
   size_t slot = guard + pool->stack_size;
-  for (int i = 0; i < PO_STACKS_PER_CHUNK; i++) {
+  for (int i = 0; i < c->count; i++) {
     char *s = c->base + (size_t)i * slot;
     if (guard > 0 && !markers && mprotect(s, guard, PROT_NONE) != 0) return false;
     c->desc[i].guard = guard > 0 ? s : NULL;
@@ -300,13 +319,21 @@ static bool carve(po_stack_pool *pool, po_stack_chunk *c, bool guarded, bool mar
   c->guarded = guard > 0;
   c->split = guard > 0 && !markers;
   c->guard_size = pool->guard_size; /* the pool's geometry, guarded or not */
-  c->len = slot * PO_STACKS_PER_CHUNK;
+  c->len = slot * (size_t)c->count;
   return true;
 }
 
 static void *map_chunk(size_t len) {
   void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return base == MAP_FAILED ? NULL : base;
+}
+
+/* The next chunk's size: PO_CHUNK_MIN, then twice the last, up to
+ * PO_CHUNK_MAX (the caller holds pool->grow). */
+static int next_count(po_stack_pool *pool) {
+  int n = (int)pool->next_count;
+  pool->next_count = n * 2 <= PO_CHUNK_MAX ? (uint32_t)n * 2u : (uint32_t)PO_CHUNK_MAX;
+  return n;
 }
 
 static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
@@ -320,55 +347,68 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
   if (pool->guard_size > 0 && use_markers()) {
     /* markers (or the first try of them): no budget needed */
     size_t slot = pool->guard_size + pool->stack_size;
-    c = calloc(1, sizeof *c);
-    char *base = c != NULL ? map_chunk(slot * PO_STACKS_PER_CHUNK) : NULL;
+    int count = (int)pool->next_count;
+    c = chunk_new(count);
+    char *base = c != NULL ? map_chunk(slot * (size_t)count) : NULL;
     if (c != NULL && base != NULL) {
       c->base = base;
       c->stack_size = pool->stack_size;
-      if (install_markers(base, slot, pool->guard_size)) {
+      if (install_markers(base, slot, pool->guard_size, count)) {
+        (void)next_count(pool);
         (void)carve(pool, c, true, true);
         adopt(pool, c, out);
         return SYNCQ_OK;
       }
-      munmap(base, slot * PO_STACKS_PER_CHUNK); /* markers half-installed or none: start clean */
+      munmap(base, slot * (size_t)count); /* markers half-installed or none: start clean */
     }
     free(c);
     c = NULL;
   }
-  bool guarded = pool->guard_size > 0 && budget_take(PO_STACKS_PER_CHUNK);
+  /* mprotect'ed guards come PO_CHUNK_MIN at a time: the budget's steps */
+  bool guarded = pool->guard_size > 0 && budget_take(PO_CHUNK_MIN);
   if (!guarded && pool->guard_size > 0 && (c = cache_take(pool->stack_size, pool->guard_size, false)) != NULL) {
     adopt(pool, c, out); /* past the budget: a kept chunk with canaries */
     return SYNCQ_OK;
   }
-  c = calloc(1, sizeof *c);
+  c = chunk_new(guarded ? PO_CHUNK_MIN : (int)pool->next_count);
   if (c == NULL) {
-    if (guarded) budget_give(PO_STACKS_PER_CHUNK, false);
+    if (guarded) budget_give(PO_CHUNK_MIN, false);
     *why = "memory";
     return SYNCQ_ENOMEM;
   }
   c->stack_size = pool->stack_size;
   if (guarded) {
-    size_t len = (pool->guard_size + pool->stack_size) * PO_STACKS_PER_CHUNK;
+    size_t len = (pool->guard_size + pool->stack_size) * PO_CHUNK_MIN;
     c->base = map_chunk(len);
     if (c->base != NULL && !carve(pool, c, true, false)) {
       /* The kernel's count ran out before ours (another part of the
        * program maps too): this chunk and the next go without guards. */
       munmap(c->base, len);
       c->base = NULL;
-      budget_give(PO_STACKS_PER_CHUNK, true);
+      budget_give(PO_CHUNK_MIN, true);
       guarded = false;
     } else if (c->base == NULL) {
-      budget_give(PO_STACKS_PER_CHUNK, false);
+      budget_give(PO_CHUNK_MIN, false);
       guarded = false;
     }
   }
   if (!guarded) {
-    c->base = map_chunk(pool->stack_size * PO_STACKS_PER_CHUNK);
+    if (c->count != (int)pool->next_count) { /* a guarded try fell through: the canary chunk's size */
+      free(c);
+      c = chunk_new((int)pool->next_count);
+      if (c == NULL) {
+        *why = "memory";
+        return SYNCQ_ENOMEM;
+      }
+      c->stack_size = pool->stack_size;
+    }
+    c->base = map_chunk(pool->stack_size * (size_t)c->count);
     if (c->base == NULL) {
       free(c);
       *why = po_limit_of(ENOMEM);
       return SYNCQ_ELIMIT;
     }
+    (void)next_count(pool);
     (void)carve(pool, c, false, false);
   }
   adopt(pool, c, out);

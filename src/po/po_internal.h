@@ -35,6 +35,7 @@ struct syncq_po_proc {
   _Atomic(bool) is_fiber;
   bool spawned;
   bool joined;
+  bool detached; /* spawned detached: its exit frees the slot (written at spawn, under spawn_lock) */
   void *mailbox; /* the inbox, of sys->mb's algorithm */
   syncq_po_system *sys;
   /* A fiber process's park state, context and stack (fiber backend). */
@@ -106,6 +107,7 @@ struct syncq_po_system {
   _Atomic(uint32_t) high;     /* slots ever used, 0 .. nslots (written under spawn_lock) */
   _Atomic(uint32_t) live;     /* slots taken now (written under spawn_lock) */
   _Atomic(uint32_t) started;  /* processes started over the system's life (saturating) */
+  uint32_t detached_held;     /* detached processes whose slot is not yet freed (spawn_lock) */
   _Atomic(uint64_t) next_ref; /* monitor references */
   uint32_t *freeq;            /* [nslots] ring of freed slots, oldest first (spawn_lock) */
   uint32_t fq_head, fq_len;
@@ -114,7 +116,8 @@ struct syncq_po_system {
   po_timer_thread timers;      /* thread backend: send_after's heap and thread */
   po_name **names;             /* registered names: [nnames_buckets] chains (spawn_lock) */
   uint32_t names_buckets, nnames;
-  struct syncq_po_proc *procs; /* [nslots] */
+  struct syncq_po_proc *procs; /* [nslots], one mapping (table_map in process.c) */
+  size_t procs_len;
 };
 
 /* One mailbox algorithm. The inbox has many producers (senders) and one
@@ -170,6 +173,10 @@ void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m);
 /* A process has just stored PO_EXITED: tell its monitors and links, drop
  * its name (process.c). */
 void po_exit_notify(struct syncq_po_proc *p);
+/* A detached process is gone for good (its thread returns next; its
+ * fiber's stack is back in the pool): free its slot for reuse
+ * (process.c; takes spawn_lock). */
+void po_release_detached(struct syncq_po_proc *p);
 
 /* Is the caller the process `self` (the only one allowed to take from its
  * inbox)? A fiber process: the fiber running here; a thread process: the

@@ -182,7 +182,7 @@ int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out) {
   return po_take(self, out);
 }
 
-static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out);
+static int fiber_wait(struct syncq_po_proc *self, syncq_po_msg **out);
 
 /* A fiber may resume on another thread: its statistics go through calls
  * that compute the thread-local address afresh each time (a compiler may
@@ -194,14 +194,20 @@ int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
   if (self == NULL || out == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   if (self->is_fiber) {
     /* 002's Recv() yields while the inbox is empty. A fiber yields once,
-     * so every other runnable fiber runs first, and then parks until a
-     * send wakes it: polling would make each message wait for a pass
-     * over every fiber of the scheduler (O(N) per hop). */
+     * so every other runnable fiber of its scheduler runs first (often
+     * the one its last send woke, which may answer), and then parks
+     * until a send wakes it: polling would make each message wait for a
+     * pass over every fiber of the scheduler (O(N) per hop). The yield
+     * stays on this scheduler: it steals nothing, and wakes no idle
+     * scheduler, which would only take the receiver to another processor
+     * for its second look (po_fiber_yield_local). */
     int r = po_take(self, out);
     if (r != SYNCQ_EMPTY) return r;
-    count_yield();
-    po_fiber_yield(self);
-    return fiber_recv_blocking(self, out);
+    if (po_fiber_yield_local(self)) {
+      count_yield();
+      if ((r = po_take(self, out)) != SYNCQ_EMPTY) return r;
+    }
+    return fiber_wait(self, out);
   }
   for (;;) {
     int r = po_take(self, out);
@@ -211,16 +217,15 @@ int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
   }
 }
 
-/* A fiber's recv_blocking: announce BLOCKING, look once more, park. The
- * announcement is an acq_rel exchange that pairs with the sender's acq_rel
- * RMW of the same word in po_fiber_wake (see fiber_sched.c's contract). */
-static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
+/* A fiber's wait for a message, its inbox found empty: announce BLOCKING,
+ * look once more, park; woken, look again. The announcement is an acq_rel
+ * exchange that pairs with the sender's acq_rel RMW of the same word in
+ * po_fiber_wake (see fiber_sched.c's contract). */
+static int fiber_wait(struct syncq_po_proc *self, syncq_po_msg **out) {
   po_fiber *f = &self->fiber;
   for (;;) {
-    int r = po_take(self, out);
-    if (r != SYNCQ_EMPTY) return r;
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
-    r = po_take(self, out); /* a message, or an exit signal (SYNCQ_EKILLED) */
+    int r = po_take(self, out); /* a message, or an exit signal (SYNCQ_EKILLED) */
     if (r != SYNCQ_EMPTY) {
       /* relaxed: back to RUNNING; a sender that turned BLOCKING into WOKEN
        * meanwhile needs nothing more (we have looked). */
@@ -229,7 +234,13 @@ static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
     }
     count_block();
     po_fiber_park(self); /* returns RUNNING, woken by a send */
+    if ((r = po_take(self, out)) != SYNCQ_EMPTY) return r;
   }
+}
+
+static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
+  int r = po_take(self, out);
+  return r != SYNCQ_EMPTY ? r : fiber_wait(self, out);
 }
 
 int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out) {
@@ -313,7 +324,7 @@ static void disarm(struct syncq_po_proc *self) {
   self->tmr_heap = NULL;
 }
 
-/* A fiber's receive with a deadline: as fiber_recv_blocking, and its
+/* A fiber's receive with a deadline: as fiber_wait, and its
  * timer wakes it when the deadline passes (the clock decides, so a wake
  * for any other reason only costs another look). */
 static int fiber_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_msg **out) {
@@ -326,12 +337,12 @@ static int fiber_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_m
       break;
     }
     if (self->tmr_heap == NULL && (r = arm(self, due)) != SYNCQ_OK) break;
-    /* acq_rel: as in fiber_recv_blocking (the sender's and the timer's
+    /* acq_rel: as in fiber_wait (the sender's and the timer's
      * wake-ups are the same acq_rel RMW of wstate). */
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
     r = po_take(self, out);
     if (r != SYNCQ_EMPTY || syncq_now_ns() >= due) {
-      /* relaxed: as in fiber_recv_blocking. */
+      /* relaxed: as in fiber_wait. */
       atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
       if (r == SYNCQ_EMPTY) r = SYNCQ_ETIMEDOUT;
       break;

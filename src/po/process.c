@@ -13,9 +13,14 @@
  *                pids and the postoffices, and runs each process as a
  *                user-level context instead of a thread.
  *   Progress:    spawn/attach/join are blocking (a mutex serialises slot
- *                allocation; spawning is not a hot path).
- *   Memory:      create allocates the table (max_procs entries, one cache
- *                line group each); spawn allocates the process's mailbox.
+ *                allocation; spawning is not a hot path). A detached
+ *                process's exit frees its slot under the same mutex
+ *                (its thread's last step, or its fiber's scheduler once
+ *                the stack is back in the pool).
+ *   Memory:      create maps the table (max_procs + the reserve entries,
+ *                one cache-line group each) as zero pages, touched slot
+ *                by slot at each one's first use; a slot's first spawn
+ *                allocates its mailbox.
  *                A slot is reused once its process is joined (or has
  *                detached), at the next generation (the pid's high bits:
  *                Erlang's and the kernel's answer to a stale pid): never-
@@ -40,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -117,6 +123,63 @@ syncq_po_msg *po_header_new(syncq_po_system *sys) {
   return m;
 }
 
+/* The process table: one anonymous mapping of zero pages, so a record
+ * is touched (its page faulted in) at its slot's first use, not at
+ * create: a system sized for a million processes costs no more to
+ * create than one sized for ten, and a program pays the pages of the
+ * slots it uses. Records are 64-byte multiples: the mapping's page
+ * alignment keeps each one's cache-line alignment.
+ * A destroyed system's table is kept for the next system (as its
+ * stacks are): the records it used are zeroed again (no page fault
+ * then), so a program that creates systems one after another pays its
+ * records' faults once. One table is kept, if its zeroed, resident part
+ * is at most TABLE_KEEP_BYTES. */
+#define TABLE_KEEP_BYTES ((size_t)64 << 20)
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *table_kept;    /* a zeroed table mapping, or NULL */
+static size_t table_kept_len;
+
+static struct syncq_po_proc *table_map(uint32_t nslots, size_t *len) {
+  _Static_assert(sizeof(struct syncq_po_proc) % 64 == 0, "records keep their cache-line alignment");
+  size_t need = (size_t)nslots * sizeof(struct syncq_po_proc);
+  pthread_mutex_lock(&table_lock);
+  void *m = NULL;
+  if (table_kept != NULL && table_kept_len >= need) {
+    m = table_kept;
+    *len = table_kept_len;
+    table_kept = NULL;
+  }
+  pthread_mutex_unlock(&table_lock);
+  if (m != NULL) return m;
+  *len = need;
+  m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return m == MAP_FAILED ? NULL : m;
+}
+
+/* `used`: how many leading records the system touched (they are zeroed
+ * before the table is kept). */
+static void table_unmap(syncq_po_system *s, uint32_t used) {
+  if (s->procs == NULL) return;
+  size_t dirty = (size_t)used * sizeof(struct syncq_po_proc);
+  void *drop = s->procs;
+  size_t drop_len = s->procs_len;
+  if (dirty <= TABLE_KEEP_BYTES) {
+    memset(s->procs, 0, dirty);
+    pthread_mutex_lock(&table_lock);
+    if (table_kept == NULL || table_kept_len < s->procs_len) { /* keep the larger */
+      void *old = table_kept;
+      size_t old_len = table_kept_len;
+      table_kept = s->procs;
+      table_kept_len = s->procs_len;
+      drop = old;
+      drop_len = old_len;
+    }
+    pthread_mutex_unlock(&table_lock);
+  }
+  if (drop != NULL) munmap(drop, drop_len);
+  s->procs = NULL;
+}
+
 int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (out == NULL) return SYNCQ_EINVAL;
   syncq_po_config c = {0};
@@ -160,34 +223,26 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   uint32_t nslots = max + SYNCQ_PO_ATTACH_RESERVE;
   uint32_t bits = 1;
   while ((1u << bits) < nslots) bits++;
-  s->procs = syncq_alloc_aligned((size_t)nslots * sizeof(struct syncq_po_proc), _Alignof(struct syncq_po_proc));
+  s->procs = table_map(nslots, &s->procs_len);
   s->freeq = malloc((size_t)nslots * sizeof *s->freeq);
   if (s->procs == NULL || s->freeq == NULL) {
-    free(s->procs);
+    table_unmap(s, 0);
     free(s->freeq);
     free(s);
     return SYNCQ_ENOMEM;
   }
-  memset(s->procs, 0, (size_t)nslots * sizeof(struct syncq_po_proc));
-  for (uint32_t i = 0; i < nslots; i++) {
-    struct syncq_po_proc *p = &s->procs[i];
-    atomic_init(&p->state, PO_WORD(0, PO_FREE));
-    p->pid = (syncq_po_pid)i;
-    p->sys = s;
-    atomic_init(&p->epoch, 0);
-    atomic_init(&p->sleeping, 0);
-    atomic_init(&p->nwatch, 0);
-    atomic_init(&p->doom, 0);
-  }
+  /* No slot is initialised here: zero bytes are a slot nobody has had
+   * (state PO_WORD(0, PO_FREE), no mailbox, no watchers), and
+   * prepare_slot gives a slot the rest at its first use. */
   if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
-    free(s->procs);
+    table_unmap(s, 0);
     free(s->freeq);
     free(s);
     return SYNCQ_ESYS;
   }
   if (po_timer_thread_init(&s->timers) != SYNCQ_OK) {
     pthread_mutex_destroy(&s->spawn_lock);
-    free(s->procs);
+    table_unmap(s, 0);
     free(s->freeq);
     free(s);
     return SYNCQ_ESYS;
@@ -212,7 +267,7 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
     if (r != SYNCQ_OK) {
       po_timer_thread_destroy(&s->timers, s);
       pthread_mutex_destroy(&s->spawn_lock);
-      free(s->procs);
+      table_unmap(s, 0);
       free(s->freeq);
       free(s);
       return r;
@@ -331,6 +386,7 @@ static int prepare_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_pr
   else
     return SYNCQ_ELIMIT; /* unreachable: live < nslots leaves a free slot */
   struct syncq_po_proc *p = &sys->procs[i];
+  if (i == high) p->sys = sys; /* its first use: the rest of a fresh record is zero (see table_map) */
   if (p->mailbox == NULL) { /* a refused spawn leaves its mailbox for the next */
     p->mailbox = syncq_alloc_aligned(sys->mb->size, sys->mb->align);
     if (p->mailbox == NULL) return SYNCQ_ENOMEM;
@@ -393,6 +449,7 @@ static void free_slot(syncq_po_system *sys, struct syncq_po_proc *p) {
   uint32_t gen = (po_gen_of(sys, p->pid) + 1) & sys->gen_mask;
   p->spawned = false;
   p->joined = false;
+  p->detached = false;
   /* release: pairs with a sender's acquire load (it then reads nothing of
    * the old process; ordering only for the word's own sake). */
   atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_release);
@@ -432,18 +489,31 @@ void po_exit_notify(struct syncq_po_proc *p) {
   }
 }
 
+void po_release_detached(struct syncq_po_proc *p) {
+  syncq_po_system *sys = p->sys;
+  pthread_mutex_lock(&sys->spawn_lock);
+  free_slot(sys, p);
+  sys->detached_held--;
+  pthread_mutex_unlock(&sys->spawn_lock);
+}
+
 static void *trampoline(void *arg) {
   struct syncq_po_proc *p = arg;
   p->owner = pthread_self();
+  /* Written before pthread_create, which orders it for this thread; read
+   * before the exit, after which a joiner (not a detached one's) may free
+   * and reuse the slot. */
+  bool detached = p->detached;
   p->fn(p, p->arg);
   /* release: pairs with the acquire load of state by senders (EDEAD) and
    * by destroy. */
   atomic_store_explicit(&p->state, PO_WORD(po_gen_of(p->sys, p->pid), PO_EXITED), memory_order_release);
   po_exit_notify(p);
+  if (detached) po_release_detached(p); /* the thread was created detached: nothing else to wait for */
   return NULL;
 }
 
-int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid) {
+static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid, bool detached) {
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
   pthread_mutex_lock(&sys->spawn_lock);
   struct syncq_po_proc *p;
@@ -453,11 +523,15 @@ int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid
     return r;
   }
   uint32_t gen = po_gen_of(sys, p->pid);
+  /* The pid, read while the slot is surely this process's: a detached
+   * one may exit and its slot be reused once the lock is released. */
+  syncq_po_pid self_pid = p->pid;
   p->fn = fn;
   p->arg = arg;
   p->exit_reason = 0;
   p->spawned = true;
   p->joined = false;
+  p->detached = detached;
   p->is_fiber = sys->fibers;
   /* The state is RUNNING before the process starts, so a process that
    * sends to itself (or is sent to) right away finds itself alive. */
@@ -471,33 +545,48 @@ int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid
     if (r != SYNCQ_OK) {
       atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_relaxed); /* never published */
       p->spawned = false;
+      p->detached = false;
       p->is_fiber = false;
       if (why != NULL) set_limit(sys, why);
       pthread_mutex_unlock(&sys->spawn_lock);
       return r;
     }
+    /* Under the lock the fiber's exit waits for (po_release_detached):
+     * the slot is counted taken before it can be freed. */
     commit_slot(sys, p);
+    if (detached) sys->detached_held++;
     pthread_mutex_unlock(&sys->spawn_lock);
-    if (pid) *pid = p->pid;
+    if (pid) *pid = self_pid;
     return SYNCQ_OK;
   }
   pthread_attr_t attr;
   int e = pthread_attr_init(&attr);
   if (e == 0) e = pthread_attr_setstacksize(&attr, sys->stack_size);
   if (e == 0) e = pthread_attr_setguardsize(&attr, sys->guard_size);
+  if (e == 0 && detached) e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   if (e == 0) e = pthread_create(&p->tid, &attr, trampoline, p);
   pthread_attr_destroy(&attr);
   if (e != 0) {
     atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_relaxed); /* never published */
     p->spawned = false;
+    p->detached = false;
     set_limit(sys, po_limit_of(e));
     pthread_mutex_unlock(&sys->spawn_lock);
     return e == EINVAL ? SYNCQ_EINVAL : SYNCQ_ELIMIT;
   }
-  commit_slot(sys, p);
+  commit_slot(sys, p); /* before the thread's exit can free the slot: it takes this lock */
+  if (detached) sys->detached_held++;
   pthread_mutex_unlock(&sys->spawn_lock);
-  if (pid) *pid = p->pid;
+  if (pid) *pid = self_pid;
   return SYNCQ_OK;
+}
+
+int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid) {
+  return spawn(sys, fn, arg, pid, false);
+}
+
+int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid) {
+  return spawn(sys, fn, arg, pid, true);
 }
 
 int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
@@ -567,8 +656,9 @@ int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid) {
   int r = SYNCQ_OK;
   if (PO_GEN(w) != po_gen_of(sys, pid) || PO_ST(w) == PO_FREE || p->joined)
     r = SYNCQ_ENOENT; /* not had yet, stale, or claimed by another joiner */
-  else if (!p->spawned || (p->is_fiber ? po_fiber_current() == &p->fiber : pthread_equal(p->tid, pthread_self())))
-    r = SYNCQ_EINVAL;
+  else if (!p->spawned || p->detached ||
+           (p->is_fiber ? po_fiber_current() == &p->fiber : pthread_equal(p->tid, pthread_self())))
+    r = SYNCQ_EINVAL; /* attached, detached (its exit frees the slot), or the caller itself */
   else
     p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
   pthread_mutex_unlock(&sys->spawn_lock);
@@ -612,6 +702,16 @@ int syncq_po_destroy(syncq_po_system *sys) {
   for (uint32_t i = 0; i < n; i++)
     /* acquire: pairs with the release store of PO_EXITED. */
     if (PO_ST(atomic_load_explicit(&sys->procs[i].state, memory_order_acquire)) == PO_RUNNING) return SYNCQ_EBUSY;
+  /* Detached processes that have exited are on their way out (their
+   * thread's last steps, their fiber's stack going back to the pool):
+   * wait until every one has freed its slot (they take spawn_lock to). */
+  for (;;) {
+    pthread_mutex_lock(&sys->spawn_lock);
+    uint32_t held = sys->detached_held;
+    pthread_mutex_unlock(&sys->spawn_lock);
+    if (held == 0) break;
+    syncq_yield();
+  }
   for (uint32_t i = 0; i < n; i++) {
     struct syncq_po_proc *p = &sys->procs[i];
     if (p->spawned && !p->joined && PO_ST(atomic_load_explicit(&p->state, memory_order_relaxed)) == PO_EXITED) {
@@ -625,7 +725,10 @@ int syncq_po_destroy(syncq_po_system *sys) {
   /* every fiber is done: stop the schedulers (their pending timers go too) */
   if (sys->fibers) po_fiber_rt_destroy(sys->fiber_rt);
   po_timer_thread_destroy(&sys->timers, sys); /* send_after's pending messages of a thread system */
-  for (uint32_t i = 0; i < sys->nslots; i++) { /* slot `high` too: a refused spawn's mailbox */
+  /* Slots up to `high` (that one too: a refused spawn's mailbox); the
+   * others were never touched. */
+  uint32_t used = n < sys->nslots ? n + 1 : sys->nslots;
+  for (uint32_t i = 0; i < used; i++) {
     struct syncq_po_proc *p = &sys->procs[i];
     while (p->monitors != NULL) { /* none normally: an exit takes its monitors */
       po_monitor *next = p->monitors->next;
@@ -658,7 +761,7 @@ int syncq_po_destroy(syncq_po_system *sys) {
   }
   po_names_destroy(sys);
   pthread_mutex_destroy(&sys->spawn_lock);
-  free(sys->procs);
+  table_unmap(sys, used);
   free(sys->freeq);
   free(sys);
   return SYNCQ_OK;

@@ -5,7 +5,8 @@
  * table, stale pids refused, a stale sender's message never reaching the
  * slot's next process), attach into a full table, schedulers started under
  * RLIMIT_NPROC, receive with a deadline, sleeping fibers, send_after,
- * main as a process (syncq_po_run), and monitors.
+ * main as a process (syncq_po_run), monitors, and detached processes
+ * (their exit frees the slot: 100,000 through a 4-slot table).
  *
  * The same source is built once per backend (PO_TEST_BACKEND: "thread",
  * "fiber"). Thread and process counts are fixed numbers.
@@ -28,6 +29,7 @@
 #include "test_plan.h"
 
 #include "syncq/clock.h"
+#include "syncq/platform.h"
 #include "syncq/po.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -945,6 +947,139 @@ static void test_monitors(void **state) {
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
 }
 
+/* ------------------------------------------------ detached processes */
+
+/* Detached spawns through a 4-slot table: each exit frees its slot, so
+ * the spawns never run out (100,000 fibers; 10,000 kernel threads, as
+ * CYCLES and for the same reason); every one is monitored and its DOWN
+ * (its own reason, or SYNCQ_PO_NOPROC when it was gone before the
+ * monitor) arrives exactly once. */
+#define DETACHED_SPAWNS (FIBERS ? 100000 : CYCLES)
+
+static void with_reason(syncq_po_proc *self, void *arg) {
+  (void)syncq_po_set_exit_reason(self, (int32_t)(intptr_t)arg);
+}
+
+static void test_detached_many(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(SMALL_TABLE, 2);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  long downs = 0, spawned = 0;
+  uint64_t stuck_since = 0;
+  while (spawned < DETACHED_SPAWNS) {
+    syncq_po_pid p;
+    int32_t reason = (int32_t)(spawned % 1000) + 1;
+    int r = syncq_po_spawn_detached(s, with_reason, (void *)(intptr_t)reason, &p);
+    if (r == SYNCQ_ELIMIT) {
+      assert_string_equal(syncq_po_limit_reason(s), "max_procs");
+      if (spawned - downs > 0) { /* wait for one to go */
+        syncq_po_down d = expect_down(me);
+        downs++;
+        assert_true(d.reason == SYNCQ_PO_NOPROC || (d.reason >= 1 && d.reason <= 1000));
+        stuck_since = 0;
+        continue;
+      }
+      /* every one has gone down: a slot is between its DOWN and its
+       * release, a matter of the exiting thread's or fiber's next steps */
+      uint64_t now = syncq_now_ns();
+      if (stuck_since == 0) stuck_since = now;
+      if (now - stuck_since > 30000 * MS)
+        fail_msg("after %ld detached spawns, all gone down, the table stays full (%u live)", spawned,
+                 syncq_po_live(s));
+      syncq_yield();
+      continue;
+    }
+    if (r != SYNCQ_OK) fail_msg("detached spawn %ld: %s (%s)", spawned, syncq_strerror(r), syncq_po_limit_reason(s));
+    spawned++;
+    stuck_since = 0;
+    assert_int_equal(syncq_po_monitor(me, p, NULL), SYNCQ_OK);
+    assert_true(syncq_po_live(s) <= SMALL_TABLE + 1); /* the table and main */
+  }
+  while (downs < spawned) {
+    syncq_po_down d = expect_down(me);
+    downs++;
+    assert_true(d.reason == SYNCQ_PO_NOPROC || (d.reason >= 1 && d.reason <= 1000));
+  }
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_recv_timeout(me, 0, &m), SYNCQ_ETIMEDOUT); /* one each, no more */
+  assert_int_equal(syncq_po_count(s), (uint32_t)DETACHED_SPAWNS + 1u);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK); /* waits for the last ones' slots */
+}
+
+/* A detached process: join never waits on it (SYNCQ_EINVAL while its slot
+ * holds it, SYNCQ_ENOENT once freed); its DOWN carries its reason; its
+ * name goes at its exit; destroy is SYNCQ_EBUSY while it runs; its pid is
+ * dead from its exit; bad inputs. */
+static void test_detached_join_down(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(4, 2);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  assert_int_equal(syncq_po_spawn_detached(NULL, reasoned, NULL, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_spawn_detached(s, NULL, NULL, NULL), SYNCQ_EINVAL);
+  syncq_po_pid p;
+  uint64_t ref = 0;
+  assert_int_equal(syncq_po_spawn_detached(s, reasoned, NULL, &p), SYNCQ_OK);
+  assert_int_equal(syncq_po_monitor(me, p, &ref), SYNCQ_OK);
+  assert_int_equal(syncq_po_register(s, "detached", p), SYNCQ_OK);
+  assert_int_equal(syncq_po_live(s), 2);
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_EINVAL); /* parked in recv: never waited for */
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_EBUSY);
+  send_word(me, p, 1, 77);
+  syncq_po_down d = expect_down(me);
+  assert_int_equal(d.ref, ref);
+  assert_int_equal(d.pid, p);
+  assert_int_equal(d.reason, 77);
+  syncq_po_pid w;
+  assert_int_equal(syncq_po_whereis(s, "detached", &w), SYNCQ_ENOENT);
+  syncq_po_msg *m;
+  assert_int_equal(syncq_po_get(me, 0, &m), SYNCQ_OK);
+  assert_int_equal(syncq_po_send(me, p, m, SYNCQ_PO_LINK), SYNCQ_EDEAD);
+  syncq_po_free(me, m);
+  /* the slot comes back without a join */
+  uint64_t t0 = syncq_now_ns();
+  while (syncq_po_live(s) != 1) {
+    if (syncq_now_ns() - t0 > 30000 * MS) fail_msg("an exited detached process kept its slot");
+    syncq_yield();
+  }
+  assert_int_equal(syncq_po_join(s, p), SYNCQ_ENOENT); /* stale */
+  /* a table full of detached processes: ELIMIT, then room once they exit */
+  syncq_po_pid q[3]; /* and main: 4 live */
+  for (int i = 0; i < 3; i++) assert_int_equal(syncq_po_spawn_detached(s, reasoned, NULL, &q[i]), SYNCQ_OK);
+  assert_int_equal(syncq_po_spawn_detached(s, reasoned, NULL, NULL), SYNCQ_ELIMIT);
+  assert_int_equal(syncq_po_spawn(s, reasoned, NULL, NULL), SYNCQ_ELIMIT);
+  assert_string_equal(syncq_po_limit_reason(s), "max_procs");
+  for (int i = 0; i < 3; i++) {
+    assert_int_not_equal(q[i], p); /* the reused slot has a new generation */
+    assert_int_equal(syncq_po_monitor(me, q[i], NULL), SYNCQ_OK);
+    send_word(me, q[i], 1, 0);
+  }
+  for (int i = 0; i < 3; i++) assert_true(expect_down(me).reason == 0);
+  t0 = syncq_now_ns();
+  while (syncq_po_live(s) != 1) {
+    if (syncq_now_ns() - t0 > 30000 * MS) fail_msg("exited detached processes kept their slots");
+    syncq_yield();
+  }
+  /* joinable and detached side by side */
+  syncq_po_pid j;
+  assert_int_equal(syncq_po_spawn(s, reasoned, NULL, &j), SYNCQ_OK);
+  assert_int_equal(syncq_po_spawn_detached(s, reasoned, NULL, &p), SYNCQ_OK);
+  send_word(me, j, 1, 0);
+  send_word(me, p, 1, 0);
+  assert_int_equal(syncq_po_join(s, j), SYNCQ_OK);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  /* destroy right after the last exit: it waits for the slot's release */
+  int r;
+  t0 = syncq_now_ns();
+  while ((r = syncq_po_destroy(s)) == SYNCQ_EBUSY) { /* p may not have run yet */
+    if (syncq_now_ns() - t0 > 30000 * MS) fail_msg("a detached process never exited");
+    syncq_yield();
+  }
+  assert_int_equal(r, SYNCQ_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_spawn_join_cycles),
@@ -958,6 +1093,8 @@ int main(void) {
     cmocka_unit_test(test_send_after),
     cmocka_unit_test(test_run),
     cmocka_unit_test(test_monitors),
+    cmocka_unit_test(test_detached_many),
+    cmocka_unit_test(test_detached_join_down),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
