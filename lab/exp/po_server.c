@@ -8,18 +8,18 @@
  * waiting for its reply; the server spawns a process per request, which
  * replies to the client with the request's number and exits. Metric:
  * us per request (the client's R round trips over R): a spawn, the
- * hops, an exit, and on the postoffice a join.
+ * hops, an exit.
  *
  * syncq: the client is main's work run by syncq_po_run (a fiber in a
  * fiber system); the server links the request message on to the worker
  * it spawned (as Erlang's spawn carries the request into the new
  * process), the worker links it back to the client as the reply, and
  * the client sends the same message again as its next request: no
- * allocation in the steady state. The postoffice frees a process's slot
- * at join (the recycled-pid path: each slot's next process takes a new
- * generation), so the server joins each worker after spawning the next,
- * and the table never holds more than the client, the server and two
- * workers. Erlang's and Go's processes need no join.
+ * allocation in the steady state. Workers are spawned detached
+ * (syncq_po_spawn_detached), as every Erlang process is: a worker's slot
+ * is freed when it exits, and the next one takes it with a new generation
+ * (the recycled-pid path); nobody joins, in the postoffice as in Erlang
+ * and Go.
  *
  * Variants: "fiber:<mailbox>" (mpsc, nonblocking, mutex), "thread:mpsc"
  * (a kernel thread per request; a tenth of the requests, the metric is
@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../lab.h"
 #include "po_peer.h"
@@ -46,6 +47,7 @@
 
 enum { SERVER_REQUEST = 1, SERVER_REPLY, SERVER_QUIT };
 #define SERVER_THREAD_SHARE 10 /* kernel threads serve R / 10 requests */
+#define SERVER_DESTROY_WAIT_NS 2000000000ull /* the last detached worker's exit, at most */
 #define NS_PER_US 1e3
 
 typedef struct server_point {
@@ -77,7 +79,6 @@ static void server_worker(syncq_po_proc *self, void *arg) {
 
 static void server_proc(syncq_po_proc *self, void *arg) {
   (void)arg;
-  syncq_po_pid last = -1; /* the worker spawned before, joined after the next spawn */
   for (;;) {
     syncq_po_msg *m;
     if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) {
@@ -89,7 +90,7 @@ static void server_proc(syncq_po_proc *self, void *arg) {
       break; /* quit */
     }
     syncq_po_pid w;
-    if (syncq_po_spawn(server_sys, server_worker, (void *)(intptr_t)m->sender, &w) != SYNCQ_OK ||
+    if (syncq_po_spawn_detached(server_sys, server_worker, (void *)(intptr_t)m->sender, &w) != SYNCQ_OK ||
         syncq_po_send(self, w, m, SYNCQ_PO_LINK) != SYNCQ_OK) {
       /* The client must not wait for ever: it gets a reply it rejects. */
       int64_t none = -1;
@@ -99,10 +100,7 @@ static void server_proc(syncq_po_proc *self, void *arg) {
       atomic_fetch_add(&server_errors, 1);
       break;
     }
-    if (last >= 0 && syncq_po_join(server_sys, last) != SYNCQ_OK) atomic_fetch_add(&server_errors, 1);
-    last = w;
   }
-  if (last >= 0 && syncq_po_join(server_sys, last) != SYNCQ_OK) atomic_fetch_add(&server_errors, 1);
 }
 
 typedef struct server_client_arg {
@@ -154,7 +152,14 @@ static int syncq_server(const server_point *pt, double *us, char *why, size_t wh
     const char *lim = syncq_po_limit_reason(server_sys);
     snprintf(why, whylen, "the client failed: %s (limit: %s)", syncq_strerror(r), lim ? lim : "none named");
   }
+  /* The last worker may still be returning after its reply: destroy
+   * answers SYNCQ_EBUSY while a detached process runs; wait a bounded time. */
   int d = syncq_po_destroy(server_sys);
+  for (uint64_t t0 = syncq_now_ns(); d == SYNCQ_EBUSY && syncq_now_ns() - t0 < SERVER_DESTROY_WAIT_NS;) {
+    struct timespec nap = {0, 100000}; /* 100 us */
+    nanosleep(&nap, NULL);
+    d = syncq_po_destroy(server_sys);
+  }
   server_sys = NULL;
   if (r != SYNCQ_OK) return r;
   if (d != SYNCQ_OK) {
@@ -217,8 +222,8 @@ static int server_run(lab_ctx *ctx) {
             "A client sends %ld requests, one at a time, to one server process, which spawns a process "
             "per request; that process replies to the client with the request's number and exits. "
             "request: us per request (the client's round trips over their number). Lines: the "
-            "postoffice on fibers (the client is main's work run as a fiber by syncq_po_run; the server "
-            "joins each worker after spawning the next, so slots and pids are recycled all along) with "
+            "postoffice on fibers (the client is main's work run as a fiber by syncq_po_run; workers are "
+            "spawned detached, so each exit frees its slot and pids are recycled all along) with "
             "three mailboxes, on kernel threads (a thread per request; %ld requests), and, run by the lab "
             "in the same run, the same server in Erlang (escript, spawn and receive) and Go (a goroutine "
             "per request, channels).",
