@@ -58,7 +58,12 @@
  *                schedulers" below.
  *   Limits:      one spare per scheduler: more schedulers blocked at once
  *                than that wait for a spare to retire. A blocked
- *                scheduler's deadlines fire up to a monitor tick late. A
+ *                scheduler's deadlines fire once the monitor has seen the
+ *                block (PO_BLOCKED_NS and up to a tick; at once after
+ *                syncq_po_blocking_begin), its spare then waking for
+ *                them; one that a plain thread arms there later
+ *                (po_fiber_timer_add_remote wakes the blocked owner, not
+ *                the spare) up to a tick late. A
  *                fiber that spins waiting for another fiber of the same
  *                scheduler without yielding never lets it run (unless the
  *                monitor hands the other to a spare).
@@ -595,8 +600,16 @@ static void idle(po_sched *s) {
   if (f == NULL) f = steal(s, NULL);
   if (f == NULL && !stopping(rt)) {
     /* No longer than the earliest deadline here: the timer fires when the
-     * loop next calls take_local. */
-    uint64_t due = po_timers_next(&s->timers), now = due == UINT64_MAX ? 0 : syncq_now_ns();
+     * loop next calls take_local. A spare also wakes for the earliest of
+     * the blocked scheduler it serves (take_over fires those), instead of
+     * at the monitor's next nudge, a tick later. */
+    uint64_t due = po_timers_next(&s->timers);
+    po_sched *v = s->spare ? atomic_load_explicit(&s->cover, memory_order_relaxed) : NULL; /* a hint, as in take_over */
+    if (v != NULL && atomic_load_explicit(&v->stuck, memory_order_relaxed) != 0) { /* relaxed: as in spare_done */
+      uint64_t vdue = po_timers_next(&v->timers); /* its heap is locked */
+      if (vdue < due) due = vdue;
+    }
+    uint64_t now = due == UINT64_MAX ? 0 : syncq_now_ns();
     int64_t wait = due == UINT64_MAX ? -1 : due <= now ? 0 : (int64_t)(due - now);
     if (wait != 0) (void)syncq_futex_wait(&s->wake_word, word, wait, false);
   }
