@@ -6,7 +6,10 @@
 #
 # Libraries for the target (cmocka) come from Debian's arm64 multiarch
 # packages (dpkg --add-architecture arm64; libcmocka-dev:arm64), found by
-# pkg-config in /usr/lib/aarch64-linux-gnu/pkgconfig. CTest runs every test
+# pkg-config in /usr/lib/aarch64-linux-gnu/pkgconfig; so does hwloc
+# (libhwloc-dev:arm64), and find_library finds the postoffice fiber
+# backend's libboost_context there (libboost-context-dev:arm64; its
+# headers are the architecture-independent /usr/include/boost). CTest runs every test
 # executable through qemu-aarch64 (CMAKE_CROSSCOMPILING_EMULATOR); the
 # loader and C library at run time are Debian's libc6:arm64 (multiarch,
 # /lib/ld-linux-aarch64.so.1). Not qemu's -L /usr/aarch64-linux-gnu: with

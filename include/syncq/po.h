@@ -29,11 +29,16 @@
  *             pthread mutex held elsewhere, ...) or computes without a
  *             switch blocks its scheduler thread. A monitor thread per
  *             fiber system looks every 5 ms for a scheduler that has run
- *             one fiber for 10 ms or more and, while it has queued
+ *             one fiber for 10 ms or more (while every scheduler sleeps,
+ *             it sleeps too, until one wakes: an idle system costs no
+ *             wake-ups) and, while it has queued
  *             fibers, timers or a woken process, starts (or wakes) a
  *             spare scheduler thread that steals its queue and fires its
- *             timers (at most one spare per scheduler; a blocked
- *             scheduler's timers then fire up to a tick late). When the
+ *             timers (at most one spare per scheduler). A blocked
+ *             scheduler's deadlines so fire once the monitor has seen the
+ *             block (10 to 15 ms after it began; at once after
+ *             syncq_po_blocking_begin), and a deadline that a plain
+ *             thread arms on it after that up to 5 ms late. When the
  *             blocked fiber returns its scheduler goes on as before and
  *             the spare retires (once its own timers are gone): the
  *             running schedulers settle back to `schedulers`.
@@ -51,8 +56,10 @@
  *             handler on an alternate signal stack). On Linux 6.13 and
  *             later guards are page-table markers (MADV_GUARD_INSTALL,
  *             64 per system call through process_madvise): they split no
- *             mapping and every stack has one. Older kernels (or
- *             SYNCQ_PO_GUARD=mprotect in the environment) mprotect them,
+ *             mapping and every stack has one. Older kernels, qemu-user
+ *             (which accepts the advice and installs nothing: the first
+ *             marker is checked), or SYNCQ_PO_GUARD=mprotect in the
+ *             environment: guards are mprotect'ed,
  *             and each costs two of the kernel's vm.max_map_count
  *             mappings: stacks get guards while that budget lasts (the
  *             limit, less the program's mappings when measured, less an

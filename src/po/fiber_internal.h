@@ -115,6 +115,9 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
 /* Stop and free them: every fiber must have exited (po_fiber_all_done). */
 void po_fiber_rt_destroy(po_fiber_rt *rt);
 uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt);
+/* The monitor thread's passes so far (each wake-up: a tick, a scheduler
+ * leaving its idle sleep, destroy): an idle system's monitor sleeps. */
+uint64_t po_fiber_rt_monitor_wakeups(po_fiber_rt *rt);
 /* The limit that kept a default-sized runtime below one scheduler per
  * processing unit (po_limit_of's names), or NULL. */
 const char *po_fiber_rt_short_reason(const po_fiber_rt *rt);

@@ -50,7 +50,9 @@
  *   Memory:      the fiber lives in the process-table slot; its stack comes
  *                from the pool (fiber_stack.c).
  *   Blocking:    a monitor thread (futex wait of PO_MONITOR_TICK_NS) reads
- *                each scheduler's switch stamp; one that ran a fiber for
+ *                each scheduler's switch stamp (while every scheduler
+ *                sleeps it sleeps too, until one wakes: an idle system
+ *                costs no wake-ups); one that ran a fiber for
  *                PO_BLOCKED_NS (a system call, a long loop) or announced a
  *                blocking call (syncq_po_blocking_begin) is served by a
  *                spare scheduler thread (Go's sysmon hand-off; the stuck
@@ -59,7 +61,12 @@
  *                schedulers" below.
  *   Limits:      one spare per scheduler: more schedulers blocked at once
  *                than that wait for a spare to retire. A blocked
- *                scheduler's deadlines fire up to a monitor tick late. A
+ *                scheduler's deadlines fire once the monitor has seen the
+ *                block (PO_BLOCKED_NS and up to a tick; at once after
+ *                syncq_po_blocking_begin), its spare then waking for
+ *                them; one that a plain thread arms there later
+ *                (po_fiber_timer_add_remote wakes the blocked owner, not
+ *                the spare) up to a tick late. A
  *                fiber that spins waiting for another fiber of the same
  *                scheduler without yielding never lets it run (unless the
  *                monitor hands the other to a spare).
@@ -171,6 +178,10 @@ struct po_fiber_rt {
   bool mon_started;
   pthread_t mon_tid;
   _Atomic(uint32_t) mon_word;
+  /* 1 while the monitor sleeps without a deadline (every scheduler was
+   * asleep): a scheduler that wakes takes it to 0 and wakes the monitor. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) mon_dozing;
+  _Atomic(uint64_t) mon_wakeups; /* the monitor's passes (po_fiber_rt_monitor_wakeups) */
   size_t runq_bytes, runq_cap;
   uint64_t *mon_stamp; /* [nalloc] the stamp seen last, under spare_lock */
   uint64_t *mon_since; /* [nalloc] when it was first seen */
@@ -585,6 +596,8 @@ static bool stopping(po_fiber_rt *rt) {
   return atomic_load_explicit(&rt->stop, memory_order_acquire) != 0;
 }
 
+static void monitor_wake(po_fiber_rt *rt);
+
 /* Nothing to run: spin a while looking for work, then sleep. */
 static void idle(po_sched *s) {
   po_fiber_rt *rt = s->rt;
@@ -628,15 +641,27 @@ static void idle(po_sched *s) {
   if (f == NULL) f = steal(s, NULL);
   if (f == NULL && !stopping(rt)) {
     /* No longer than the earliest deadline here: the timer fires when the
-     * loop next calls take_local. */
-    uint64_t due = po_timers_next(&s->timers), now = due == UINT64_MAX ? 0 : syncq_now_ns();
+     * loop next calls take_local. A spare also wakes for the earliest of
+     * the blocked scheduler it serves (take_over fires those), instead of
+     * at the monitor's next nudge, a tick later. */
+    uint64_t due = po_timers_next(&s->timers);
+    po_sched *v = s->spare ? atomic_load_explicit(&s->cover, memory_order_relaxed) : NULL; /* a hint, as in take_over */
+    if (v != NULL && atomic_load_explicit(&v->stuck, memory_order_relaxed) != 0) { /* relaxed: as in spare_done */
+      uint64_t vdue = po_timers_next(&v->timers); /* its heap is locked */
+      if (vdue < due) due = vdue;
+    }
+    uint64_t now = due == UINT64_MAX ? 0 : syncq_now_ns();
     int64_t wait = due == UINT64_MAX ? -1 : due <= now ? 0 : (int64_t)(due - now);
     if (wait != 0) (void)syncq_futex_wait(&s->wake_word, word, wait, false);
   }
   uint32_t one = 1;
-  /* acq_rel: as in wakep; if we win, no waker counted us out. */
-  if (atomic_compare_exchange_strong_explicit(&s->sleeping, &one, 0, memory_order_acq_rel, memory_order_relaxed))
+  /* seq_cst (also when it fails, reading a waker's 0): as in wakep, and
+   * if we win no waker counted us out; and ordered before the load of
+   * mon_dozing below, against the monitor's store of it before its loads
+   * of sleeping (see monitor_may_doze). */
+  if (atomic_compare_exchange_strong(&s->sleeping, &one, 0))
     atomic_fetch_sub_explicit(&rt->nsleeping, 1, memory_order_relaxed); /* a count, read after fences */
+  monitor_wake(rt);
   if (f != NULL) {
     wakep(rt); /* found on the last look: a push may have trusted us to wake the others */
     run(s, f);
@@ -701,7 +726,9 @@ static void *sched_main(void *arg) {
  * returns, its thread goes on as before. The monitor then clears stuck;
  * the spare retires once it has no timers of its own, handing its queued
  * fibers back to the normal schedulers, and sleeps until needed again:
- * the number of running schedulers settles back to nsched. */
+ * the number of running schedulers settles back to nsched. While every
+ * scheduler sleeps in idle no fiber runs, so none can block: the monitor
+ * then sleeps without a deadline until a scheduler wakes (monitor_wake). */
 
 /* Queue sp's fibers (run queue and runnext) on the normal schedulers
  * (round robin: rr is a relaxed counter, as in spawn; any spread will do). */
@@ -807,17 +834,55 @@ static void scan(po_fiber_rt *rt) {
   }
 }
 
+/* May the monitor sleep until a scheduler wakes (under spare_lock, after
+ * a scan)? Yes when every running scheduler (the normal ones, and the
+ * spares started now) sleeps in idle: no fiber runs, so none can block
+ * its thread, and an idle system's monitor costs no wake-ups. Announces
+ * the doze first (mon_dozing = 1), then looks (Dekker with idle(): a
+ * scheduler leaves its sleep by a seq_cst RMW of its `sleeping`, its own
+ * or a waker's, and then loads mon_dozing; if we read its 1 here, that
+ * RMW comes after our store, and its load sees the doze and wakes us). */
+static bool monitor_may_doze(po_fiber_rt *rt) {
+  atomic_store(&rt->mon_dozing, 1u); /* seq_cst: before the loads of sleeping */
+  uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_relaxed); /* written under the lock */
+  for (uint32_t i = 0; i < n; i++) {
+    po_sched *v = &rt->sched[i];
+    if (v->spare && atomic_load_explicit(&v->active, memory_order_relaxed) == 0) continue; /* under the lock */
+    if (atomic_load(&v->sleeping) == 0) { /* seq_cst: see above */
+      /* relaxed: no doze after all; a scheduler that still reads the 1
+       * only wakes the monitor once for nothing. */
+      atomic_store_explicit(&rt->mon_dozing, 0u, memory_order_relaxed);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* A scheduler has left its idle sleep (idle(), after its seq_cst RMW of
+ * sleeping): a dozing monitor looks again, and ticks while fibers run. */
+static void monitor_wake(po_fiber_rt *rt) {
+  /* seq_cst load: see monitor_may_doze. The exchange: one waker per doze. */
+  if (atomic_load(&rt->mon_dozing) == 0 || atomic_exchange(&rt->mon_dozing, 0u) == 0) return;
+  /* release: pairs with the monitor's acquire load of mon_word. */
+  atomic_fetch_add_explicit(&rt->mon_word, 1u, memory_order_release);
+  (void)syncq_futex_wake(&rt->mon_word, 1, false);
+}
+
 static void *monitor_main(void *arg) {
   po_fiber_rt *rt = arg;
   while (!stopping(rt)) {
-    /* acquire: the futex's value, read before the scan; pairs with the
-     * release bumps of blocking_begin and stop_all. */
+    atomic_fetch_add_explicit(&rt->mon_wakeups, 1u, memory_order_relaxed); /* a count for tests */
+    /* acquire: the futex's value, read before the scan and before the
+     * doze's announcement; pairs with the release bumps of monitor_wake
+     * and stop_all. */
     uint32_t word = atomic_load_explicit(&rt->mon_word, memory_order_acquire);
     pthread_mutex_lock(&rt->spare_lock);
     scan(rt);
+    bool doze = monitor_may_doze(rt);
     pthread_mutex_unlock(&rt->spare_lock);
     if (stopping(rt)) break;
-    (void)syncq_futex_wait(&rt->mon_word, word, PO_MONITOR_TICK_NS, false);
+    (void)syncq_futex_wait(&rt->mon_word, word, doze ? -1 : PO_MONITOR_TICK_NS, false);
+    if (doze) atomic_store_explicit(&rt->mon_dozing, 0u, memory_order_relaxed); /* awake: as in monitor_may_doze */
   }
   return NULL;
 }
@@ -969,6 +1034,8 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
   atomic_init(&rt->gate, 0);
   atomic_init(&rt->nvisible, 0);
   atomic_init(&rt->mon_word, 0);
+  atomic_init(&rt->mon_dozing, 0);
+  atomic_init(&rt->mon_wakeups, 0);
   rt->sched = syncq_alloc_aligned(rt->nalloc * sizeof(po_sched), _Alignof(po_sched));
   rt->mon_stamp = calloc(rt->nalloc, sizeof *rt->mon_stamp);
   rt->mon_since = calloc(rt->nalloc, sizeof *rt->mon_since);
@@ -1055,6 +1122,11 @@ void po_fiber_rt_destroy(po_fiber_rt *rt) {
 }
 
 uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt) { return rt != NULL ? rt->nsched : 0; }
+
+uint64_t po_fiber_rt_monitor_wakeups(po_fiber_rt *rt) {
+  /* relaxed: a count, read by tests. */
+  return rt != NULL ? atomic_load_explicit(&rt->mon_wakeups, memory_order_relaxed) : 0;
+}
 
 const char *po_fiber_rt_short_reason(const po_fiber_rt *rt) { return rt != NULL ? rt->short_reason : NULL; }
 
@@ -1180,6 +1252,10 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
 }
 void po_fiber_rt_destroy(po_fiber_rt *rt) { (void)rt; }
 uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt) {
+  (void)rt;
+  return 0;
+}
+uint64_t po_fiber_rt_monitor_wakeups(po_fiber_rt *rt) {
   (void)rt;
   return 0;
 }

@@ -258,6 +258,23 @@ static void adopt(po_stack_pool *pool, po_stack_chunk *c, po_stack **out) {
 enum { GUARD_UNKNOWN = 0, GUARD_MARKERS, GUARD_MPROTECT };
 static _Atomic(int) guard_mode; /* relaxed: every thread computes the same answer */
 
+/* Does the marker just installed at `guard` fault? qemu-user (7.2)
+ * answers MADV_GUARD_INSTALL, as any advice it does not know, with
+ * success and installs nothing: stacks would then have neither a guard
+ * nor a canary. A system call that reads the page says: copying from a
+ * marker fails with EFAULT (the kernel's copy faults as on PROT_NONE),
+ * from plain memory it succeeds. Without a pipe nothing can be checked,
+ * and the kernel's answer stands. */
+static bool marker_faults(const char *guard) {
+  int fds[2];
+  if (pipe(fds) != 0) return true;
+  ssize_t n = write(fds[1], guard, 1);
+  int err = errno;
+  close(fds[0]);
+  close(fds[1]);
+  return n < 0 && err == EFAULT;
+}
+
 /* Markers, unless the kernel said no or the environment asks for mprotect
  * (read at each chunk: a forked child may set it before its first). */
 static bool use_markers(void) {
@@ -272,6 +289,11 @@ static bool use_markers(void) {
  * fresh chunk). */
 static bool install_markers(char *base, size_t slot, size_t guard, int count) {
   if (madvise(base, guard, MADV_GUARD_INSTALL) != 0) { /* the first: does the kernel have them? */
+    atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed); /* see guard_mode */
+    return false;
+  }
+  if (atomic_load_explicit(&guard_mode, memory_order_relaxed) == GUARD_UNKNOWN && !marker_faults(base)) {
+    /* said yes, did nothing (qemu-user): mprotect'ed guards from now on */
     atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed); /* see guard_mode */
     return false;
   }

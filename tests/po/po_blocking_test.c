@@ -6,7 +6,9 @@
  * on the blocked scheduler's timer heap wakes on time, while the blocker
  * sleeps; with the monitor's detection and with the announced form
  * (syncq_po_blocking_begin/_end); destroy while a fiber is blocked is
- * refused (SYNCQ_EBUSY); the bracket's bad inputs.
+ * refused (SYNCQ_EBUSY); the bracket's bad inputs. An idle system's
+ * monitor does not tick (its internal count of passes stays put over
+ * 200 ms), and still serves a block once fibers run again.
  *
  * Behaviour, not speed: without a spare scheduler the ring makes no hop at
  * all while the blocker sleeps (it shares the only scheduler thread).
@@ -23,6 +25,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "po/fiber_internal.h" /* the monitor's count of passes */
+#include "po/po_internal.h"
 #include "syncq/clock.h"
 #include "syncq/po.h"
 
@@ -96,9 +100,32 @@ static syncq_po_system *one_scheduler(void) {
   return s;
 }
 
+/* An idle system: the monitor's passes over IDLE_WINDOW_US. A ticking
+ * monitor makes one per 5 ms (40 in the window); a sleeping one none, or
+ * the few that a scheduler's last wake-up still causes. The window is
+ * tried up to IDLE_WINDOWS times: a loaded machine may keep a scheduler
+ * from its sleep through one, never through all. */
+#define IDLE_WINDOW_US 200000
+#define IDLE_WINDOWS 10
+#define IDLE_PASSES_MAX 2
+
+static void monitor_sleeps_when_idle(syncq_po_system *s) {
+  uint64_t got = 0;
+  for (int i = 0; i < IDLE_WINDOWS; i++) {
+    uint64_t before = po_fiber_rt_monitor_wakeups(s->fiber_rt);
+    usleep(IDLE_WINDOW_US);
+    got = po_fiber_rt_monitor_wakeups(s->fiber_rt) - before;
+    if (got <= IDLE_PASSES_MAX) return;
+  }
+  fail_msg("an idle system's monitor woke %llu times in %d ms (want <= %d)", (unsigned long long)got,
+           IDLE_WINDOW_US / 1000, IDLE_PASSES_MAX);
+}
+
 /* On one scheduler, FIFO: the napper parks on its timer, the blocker
- * blocks the thread, the ring members and the token wait behind it. */
-static void ring_while_blocked(bool bracket) {
+ * blocks the thread, the ring members and the token wait behind it.
+ * idle_first: the system idles first (its monitor must sleep), and the
+ * spawns below must wake it for the block to be served. */
+static void ring_while_blocked(bool bracket, bool idle_first) {
   world w;
   memset(&w, 0, sizeof w);
   w.bracket = bracket;
@@ -106,6 +133,7 @@ static void ring_while_blocked(bool bracket) {
   if (w.sys == NULL) skip();
   syncq_po_proc *me;
   assert_int_equal(syncq_po_attach(w.sys, &me), SYNCQ_OK);
+  if (idle_first) monitor_sleeps_when_idle(w.sys);
   syncq_po_pid nap, blk;
   assert_int_equal(syncq_po_spawn(w.sys, napper, &w, &nap), SYNCQ_OK);
   assert_int_equal(syncq_po_spawn(w.sys, blocker, &w, &blk), SYNCQ_OK);
@@ -137,20 +165,20 @@ static void ring_while_blocked(bool bracket) {
 
 static void test_monitor_hands_off(void **state) {
   (void)state;
-  ring_while_blocked(false);
+  ring_while_blocked(false, false);
 }
 
 static void test_bracket_hands_off(void **state) {
   (void)state;
-  ring_while_blocked(true);
+  ring_while_blocked(true, false);
 }
 
 /* The ring keeps going after the block too: a second block later in the
  * same system is served again (the spare retired and starts again). */
 static void test_twice(void **state) {
   (void)state;
-  ring_while_blocked(false);
-  ring_while_blocked(true);
+  ring_while_blocked(false, false);
+  ring_while_blocked(true, false);
 }
 
 typedef struct bad_args {
@@ -188,12 +216,34 @@ static void test_bracket_bad_inputs(void **state) {
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
 }
 
+/* Idle, the monitor sleeps; a fiber that then blocks its scheduler is
+ * still handed off (the spawns woke the scheduler, which woke the
+ * monitor); idle again afterwards, it sleeps again. */
+static void test_idle_monitor_sleeps(void **state) {
+  (void)state;
+  ring_while_blocked(false, true);
+  syncq_po_system *s = one_scheduler();
+  if (s == NULL) skip();
+  monitor_sleeps_when_idle(s);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  bad_args b = {0};
+  syncq_po_pid pid;
+  assert_int_equal(syncq_po_spawn(s, bracket_misuse, &b, &pid), SYNCQ_OK);
+  assert_int_equal(syncq_po_join(s, pid), SYNCQ_OK);
+  assert_int_equal(atomic_load(&b.errors), 0);
+  monitor_sleeps_when_idle(s); /* after fibers ran (and a bracket's scan) */
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_monitor_hands_off),
       cmocka_unit_test(test_bracket_hands_off),
       cmocka_unit_test(test_twice),
       cmocka_unit_test(test_bracket_bad_inputs),
+      cmocka_unit_test(test_idle_monitor_sleeps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
