@@ -91,6 +91,12 @@
  * positions' worth leaves room for a loaded machine (the receiver looks at
  * the clock only every so many empty polls, each a sched_yield). */
 #define STORM_INTERVALS (STORM_SENDERS / 2u)
+/* The storm's stale interval: long enough that a loaded machine's delays
+ * (seconds of scheduling under a load average of hundreds) stay small
+ * beside the bound, so the bound tells passes from serial recovery (one
+ * interval per dead position: 240 x 40 ms = 9.6 s, over the bound's
+ * 4.8 s) and not a quiet machine from a busy one. */
+#define STORM_STALE_NS 40000000ull
 #define STORM_SETTLE_NS 20000000ull        /* after the last sender queued: let its record land */
 
 enum step {
@@ -456,7 +462,7 @@ static void test_storm(void **state) {
     char name[96];
     name_of(name, sizeof name, claim, 99);
     (void)syncq_am_unlink(name);
-    syncq_am_config cfg = {.claim = claim, .packets = STORM_PACKETS, .stale_claim_ns = STALE_NS};
+    syncq_am_config cfg = {.claim = claim, .packets = STORM_PACKETS, .stale_claim_ns = STORM_STALE_NS};
     syncq_am_endpoint *ep;
     assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
     storm_seen = 0;
@@ -525,7 +531,7 @@ static void test_storm(void **state) {
     assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
     printf("  %-12s survivor's messages %u/%u in %7.1f ms (bound %u intervals: %.0f ms), lost %llu skipped %llu\n",
            syncq_am_claim_name(claim), storm_seen, STORM_MSGS, ms, STORM_INTERVALS,
-           (double)(STORM_INTERVALS * STALE_NS) / 1e6, (unsigned long long)cnt.lost,
+           (double)(STORM_INTERVALS * STORM_STALE_NS) / 1e6, (unsigned long long)cnt.lost,
            (unsigned long long)cnt.skipped);
     fflush(stdout);
     assert_int_equal(code, 0); /* every survivor send returned SYNCQ_OK */
@@ -533,7 +539,7 @@ static void test_storm(void **state) {
     assert_int_equal(storm_bad, 0);
     /* the storm's positions were all abandoned before any was claimed */
     if (lockfree) assert_int_equal(cnt.skipped, STORM_SENDERS + 1);
-    assert_true(ms < (double)(STORM_INTERVALS * STALE_NS) / 1e6);
+    assert_true(ms < (double)(STORM_INTERVALS * STORM_STALE_NS) / 1e6);
     assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
   }
 }
