@@ -48,13 +48,18 @@ SYNCQ_QUEUE_REGISTER_FIXED_FNS(two_lock_ps, "two-lock-ps",
                                two_lock_ps_init, syncq_queue_two_lock_destroy, syncq_queue_two_lock_enqueue,
                                syncq_queue_two_lock_dequeue);
 
+/* The stack's and the priority queue's init: the caller's configuration,
+ * its lock PS_LOCK unless it names one. */
+#define PS_CONFIG_INIT(fn, T, config, init_fn) \
+  static int fn(T *o, const config *c) {       \
+    config cfg = {0};                          \
+    if (c != NULL) cfg = *c;                   \
+    if (cfg.lock == NULL) cfg.lock = PS_LOCK;  \
+    return init_fn(o, &cfg);                   \
+  }
+
 /* ---- stack ---- */
-static int lock_ps_init(syncq_stack_lock *s, const syncq_stack_config *c) {
-  syncq_stack_config cfg = {0};
-  if (c != NULL) cfg = *c;
-  if (cfg.lock == NULL) cfg.lock = PS_LOCK;
-  return syncq_stack_lock_init(s, &cfg);
-}
+PS_CONFIG_INIT(lock_ps_init, syncq_stack_lock, syncq_stack_config, syncq_stack_lock_init)
 
 SYNCQ_STACK_REGISTER_FNS(lock_ps, "lock-ps", "single-lock stack, preemption-safe lock (ttas-ps)",
                          "001 §4.2, Figure 2 (preemption-safe lock)", BLOCKING,
@@ -62,12 +67,7 @@ SYNCQ_STACK_REGISTER_FNS(lock_ps, "lock-ps", "single-lock stack, preemption-safe
                          syncq_stack_lock_destroy, syncq_stack_lock_push, syncq_stack_lock_pop);
 
 /* ---- priority queue ---- */
-static int skew_lock_ps_init(syncq_pqueue_skew_lock *q, const syncq_pqueue_config *c) {
-  syncq_pqueue_config cfg = {0};
-  if (c != NULL) cfg = *c;
-  if (cfg.lock == NULL) cfg.lock = PS_LOCK;
-  return syncq_pqueue_skew_lock_init(q, &cfg);
-}
+PS_CONFIG_INIT(skew_lock_ps_init, syncq_pqueue_skew_lock, syncq_pqueue_config, syncq_pqueue_skew_lock_init)
 
 SYNCQ_PQUEUE_REGISTER_FNS(skew_lock_ps, "skew-lock-ps", "skew heap under one preemption-safe lock (ttas-ps)",
                           "001 §4.3, Figure 3 (preemption-safe lock)", BLOCKING,
