@@ -118,33 +118,31 @@ typedef struct syncq_queue_ops {
  *                              share functions (scq and scq-remap) or call
  *                              the static inline bodies.
  * For C translation units. */
-#define SYNCQ_QUEUE_ENTRY_(algo, name_, title_, paper_, progress_, props_)                       \
-  const syncq_algo syncq_queue_##algo##_algo = {                                                  \
-    SYNCQ_FAMILY_QUEUE, name_, title_, paper_, SYNCQ_PROGRESS_##progress_, (props_),             \
-    &syncq_queue_##algo##_ops_,                                                                  \
+#define SYNCQ_QUEUE_ENTRY_(algo, name_, title_, paper_, progress_, props_)                                       \
+  const syncq_algo syncq_queue_##algo##_algo = {                                                                 \
+    SYNCQ_FAMILY_QUEUE, name_, title_, paper_, SYNCQ_PROGRESS_##progress_, (props_), &syncq_queue_##algo##_ops_, \
   }
-#define SYNCQ_QUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, bytes_fn, init_fn, \
-                                 destroy_fn, enqueue_fn, dequeue_fn)                             \
-  SYNCQ_QUEUE_OPS(syncq_queue_##algo##_ops_, T, bytes_fn, init_fn, destroy_fn, enqueue_fn, dequeue_fn); \
+#define SYNCQ_QUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, bytes_fn, init_fn, destroy_fn, \
+                                 enqueue_fn, dequeue_fn)                                                           \
+  SYNCQ_QUEUE_OPS(syncq_queue_##algo##_ops_, T, bytes_fn, init_fn, destroy_fn, enqueue_fn, dequeue_fn);            \
   SYNCQ_QUEUE_ENTRY_(algo, name_, title_, paper_, progress_, props_)
-#define SYNCQ_QUEUE_REGISTER_FIXED_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn,  \
-                                       destroy_fn, enqueue_fn, dequeue_fn)                       \
-  static int syncq_queue_##algo##_fixed_bytes_(size_t c, size_t *b) {                           \
-    (void)c;                                                                                     \
-    if (b == NULL) return SYNCQ_EINVAL;                                                          \
-    *b = sizeof(T);                                                                              \
-    return SYNCQ_OK;                                                                             \
-  }                                                                                              \
-  SYNCQ_QUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T,                    \
-                           syncq_queue_##algo##_fixed_bytes_, init_fn, destroy_fn, enqueue_fn, dequeue_fn)
-#define SYNCQ_QUEUE_REGISTER(algo, name_, title_, paper_, progress_, props_)                      \
-  SYNCQ_QUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, syncq_queue_##algo,   \
-                           syncq_queue_##algo##_bytes, syncq_queue_##algo##_init,                \
-                           syncq_queue_##algo##_destroy, syncq_queue_##algo##_enqueue,           \
-                           syncq_queue_##algo##_dequeue)
-#define SYNCQ_QUEUE_REGISTER_FIXED(algo, name_, title_, paper_, progress_, props_)                \
+#define SYNCQ_QUEUE_REGISTER_FIXED_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn,   \
+                                       enqueue_fn, dequeue_fn)                                                   \
+  static int syncq_queue_##algo##_fixed_bytes_(size_t c, size_t *b) {                                            \
+    (void)c;                                                                                                     \
+    if (b == NULL) return SYNCQ_EINVAL;                                                                          \
+    *b = sizeof(T);                                                                                              \
+    return SYNCQ_OK;                                                                                             \
+  }                                                                                                              \
+  SYNCQ_QUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, syncq_queue_##algo##_fixed_bytes_, \
+                           init_fn, destroy_fn, enqueue_fn, dequeue_fn)
+#define SYNCQ_QUEUE_REGISTER(algo, name_, title_, paper_, progress_, props_)                                    \
+  SYNCQ_QUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, syncq_queue_##algo,                  \
+                           syncq_queue_##algo##_bytes, syncq_queue_##algo##_init, syncq_queue_##algo##_destroy, \
+                           syncq_queue_##algo##_enqueue, syncq_queue_##algo##_dequeue)
+#define SYNCQ_QUEUE_REGISTER_FIXED(algo, name_, title_, paper_, progress_, props_)                   \
   SYNCQ_QUEUE_REGISTER_FIXED_FNS(algo, name_, title_, paper_, progress_, props_, syncq_queue_##algo, \
-                                 syncq_queue_##algo##_init, syncq_queue_##algo##_destroy,        \
+                                 syncq_queue_##algo##_init, syncq_queue_##algo##_destroy,            \
                                  syncq_queue_##algo##_enqueue, syncq_queue_##algo##_dequeue)
 
 /* The registry entries (syncq/registry.h) of the built-in queues: name, paper, progress guarantee,
