@@ -3,10 +3,11 @@
  * toy_queue.c — a queue added to syncq by one file plus one line: the
  * typed functions under the uniform names syncq_queue_toy_<verb>, then one
  * SYNCQ_QUEUE_REGISTER statement that writes the ops table and the
- * registry entry syncq_queue_toy_algo. The one line is the one that lists
- * it (here toy_queue_test's syncq_registry_add in the queue validation
- * driver, tests/queue/queue_test.c; in the library a line in
- * src/queue/queue_registry.c), and the driver runs it like every
+ * registry entry syncq_queue_toy_algo. What lists it: in the library, one
+ * line of src/queue/queue_registry.c; here, the toy_queue_test target of
+ * tests/registry/CMakeLists.txt, which links this file into the queue
+ * validation driver (tests/queue/queue_test.c) and names the entry, which
+ * the driver adds to the registry (syncq_registry_add) and runs like every
  * built-in queue.
  *
  * Contract:
