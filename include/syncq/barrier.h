@@ -107,6 +107,43 @@ typedef struct syncq_barrier_ops {
   int (*reset)(void *b);
 } syncq_barrier_ops;
 
+/* One statement registers a barrier: its ops table (void * wrappers around
+ * the typed functions, written here once) and its registry entry
+ * syncq_barrier_<algo>_algo, e.g.
+ *   SYNCQ_BARRIER_REGISTER(mcs_tree, "mcs-tree", "title", "paper", BLOCKING, 0);
+ * progress is the suffix of a SYNCQ_PROGRESS_* name, props a SYNCQ_PROP_*
+ * mask.
+ *   SYNCQ_BARRIER_REGISTER: the uniform names, type syncq_barrier_<algo> and
+ *     syncq_barrier_<algo>_init, _destroy, _wait, _wait_timed, _reset.
+ *   SYNCQ_BARRIER_REGISTER_FNS: the type and functions named explicitly,
+ *     for variants that share a type.
+ * For C translation units. */
+#define SYNCQ_BARRIER_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn, wait_fn,  \
+                                   wait_timed_fn, reset_fn)                                                          \
+  static int syncq_barrier_##algo##_init_(void *o, const syncq_barrier_config *cfg) { return init_fn((T *)o, cfg); } \
+  static int syncq_barrier_##algo##_destroy_(void *o) { return destroy_fn((T *)o); }                                 \
+  static int syncq_barrier_##algo##_wait_(void *o, unsigned id) { return wait_fn((T *)o, id); }                      \
+  static int syncq_barrier_##algo##_wait_timed_(void *o, unsigned id, uint64_t timeout_ns) {                         \
+    return wait_timed_fn((T *)o, id, timeout_ns);                                                                    \
+  }                                                                                                                  \
+  static int syncq_barrier_##algo##_reset_(void *o) { return reset_fn((T *)o); }                                     \
+  static const syncq_barrier_ops syncq_barrier_##algo##_ops_ = {                                                     \
+    .size = sizeof(T),                                                                                               \
+    .align = _Alignof(T),                                                                                            \
+    .init = syncq_barrier_##algo##_init_,                                                                            \
+    .destroy = syncq_barrier_##algo##_destroy_,                                                                      \
+    .wait = syncq_barrier_##algo##_wait_,                                                                            \
+    .wait_timed = syncq_barrier_##algo##_wait_timed_,                                                                \
+    .reset = syncq_barrier_##algo##_reset_,                                                                          \
+  };                                                                                                                 \
+  const syncq_algo syncq_barrier_##algo##_algo = {                                                                   \
+    SYNCQ_FAMILY_BARRIER, name_, title_, paper_, SYNCQ_PROGRESS_##progress_, (props_), &syncq_barrier_##algo##_ops_, \
+  }
+#define SYNCQ_BARRIER_REGISTER(algo, name_, title_, paper_, progress_, props_)                                         \
+  SYNCQ_BARRIER_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, syncq_barrier_##algo,                     \
+                             syncq_barrier_##algo##_init, syncq_barrier_##algo##_destroy, syncq_barrier_##algo##_wait, \
+                             syncq_barrier_##algo##_wait_timed, syncq_barrier_##algo##_reset)
+
 /* The registry entries (syncq/registry.h) of the built-in barriers: name, paper, progress guarantee,
  * properties and ops table of each; run one by name with syncq_barrier_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_barrier_central_cas_algo;

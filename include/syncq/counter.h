@@ -41,6 +41,41 @@ typedef struct syncq_counter_ops {
   int (*load)(void *c, int64_t *value);
 } syncq_counter_ops;
 
+/* One statement registers a counter: its ops table (void * wrappers around
+ * the typed functions, written here once) and its registry entry
+ * syncq_counter_<algo>_algo, e.g.
+ *   SYNCQ_COUNTER_REGISTER(faa, "faa", "fetch-and-add counter", "paper", WAIT_FREE, SYNCQ_PROP_LINEARIZABLE);
+ * progress is the suffix of a SYNCQ_PROGRESS_* name, props a SYNCQ_PROP_*
+ * mask.
+ *   SYNCQ_COUNTER_REGISTER: the uniform names, type syncq_counter_<algo> and
+ *     syncq_counter_<algo>_init, _destroy, _fetch_add, _load.
+ *   SYNCQ_COUNTER_REGISTER_FNS: the type and functions named explicitly,
+ *     for variants that share a type.
+ * For C translation units. */
+#define SYNCQ_COUNTER_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn,           \
+                                   fetch_add_fn, load_fn)                                                            \
+  static int syncq_counter_##algo##_init_(void *o, int64_t initial) { return init_fn((T *)o, initial); }             \
+  static int syncq_counter_##algo##_destroy_(void *o) { return destroy_fn((T *)o); }                                 \
+  static int syncq_counter_##algo##_fetch_add_(void *o, int64_t delta, int64_t *old) {                               \
+    return fetch_add_fn((T *)o, delta, old);                                                                         \
+  }                                                                                                                  \
+  static int syncq_counter_##algo##_load_(void *o, int64_t *value) { return load_fn((T *)o, value); }                \
+  static const syncq_counter_ops syncq_counter_##algo##_ops_ = {                                                     \
+    .size = sizeof(T),                                                                                               \
+    .align = _Alignof(T),                                                                                            \
+    .init = syncq_counter_##algo##_init_,                                                                            \
+    .destroy = syncq_counter_##algo##_destroy_,                                                                      \
+    .fetch_add = syncq_counter_##algo##_fetch_add_,                                                                  \
+    .load = syncq_counter_##algo##_load_,                                                                            \
+  };                                                                                                                 \
+  const syncq_algo syncq_counter_##algo##_algo = {                                                                   \
+    SYNCQ_FAMILY_COUNTER, name_, title_, paper_, SYNCQ_PROGRESS_##progress_, (props_), &syncq_counter_##algo##_ops_, \
+  }
+#define SYNCQ_COUNTER_REGISTER(algo, name_, title_, paper_, progress_, props_)                     \
+  SYNCQ_COUNTER_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, syncq_counter_##algo, \
+                             syncq_counter_##algo##_init, syncq_counter_##algo##_destroy,          \
+                             syncq_counter_##algo##_fetch_add, syncq_counter_##algo##_load)
+
 /* The registry entries (syncq/registry.h) of the built-in counters: name, paper, progress guarantee,
  * properties and ops table of each; run one by name with syncq_counter_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_counter_faa_algo;

@@ -151,6 +151,42 @@ typedef struct syncq_lock_ops {
   }                                                                                             \
   SYNCQ_LOCK_OPS_TABLE_(name, T)
 
+/* One statement registers a lock: its ops table (the wrappers above,
+ * written once) and its registry entry syncq_lock_<algo>_algo, e.g.
+ *   SYNCQ_LOCK_REGISTER_NODELESS(ticket, "ticket", "title", "paper", BLOCKING, SYNCQ_PROP_FIFO);
+ * progress is the suffix of a SYNCQ_PROGRESS_* name, props a SYNCQ_PROP_*
+ * mask.
+ *   SYNCQ_LOCK_REGISTER           the uniform names: type syncq_lock_<algo>,
+ *                                 syncq_lock_<algo>_init, _destroy, _lock,
+ *                                 _trylock, _unlock; the last three take
+ *                                 (T *, syncq_lock_node *).
+ *   SYNCQ_LOCK_REGISTER_NODELESS  the same, lock/trylock/unlock taking (T *).
+ *   SYNCQ_LOCK_REGISTER_FNS, SYNCQ_LOCK_REGISTER_NODELESS_FNS: the type and
+ *                                 functions named explicitly, for locks that
+ *                                 share a type (tas and ttas) or call the
+ *                                 static inline bodies.
+ * For C translation units. */
+#define SYNCQ_LOCK_ENTRY_(algo, name_, title_, paper_, progress_, props_)                                      \
+  const syncq_algo syncq_lock_##algo##_algo = {                                                                \
+    SYNCQ_FAMILY_LOCK, name_, title_, paper_, SYNCQ_PROGRESS_##progress_, (props_), &syncq_lock_##algo##_ops_, \
+  }
+#define SYNCQ_LOCK_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn, lock_fn, \
+                                trylock_fn, unlock_fn)                                                           \
+  SYNCQ_LOCK_OPS(syncq_lock_##algo##_ops_, T, init_fn, destroy_fn, lock_fn, trylock_fn, unlock_fn);              \
+  SYNCQ_LOCK_ENTRY_(algo, name_, title_, paper_, progress_, props_)
+#define SYNCQ_LOCK_REGISTER_NODELESS_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn, \
+                                         lock_fn, trylock_fn, unlock_fn)                                         \
+  SYNCQ_LOCK_OPS_NODELESS(syncq_lock_##algo##_ops_, T, init_fn, destroy_fn, lock_fn, trylock_fn, unlock_fn);     \
+  SYNCQ_LOCK_ENTRY_(algo, name_, title_, paper_, progress_, props_)
+#define SYNCQ_LOCK_REGISTER(algo, name_, title_, paper_, progress_, props_)                                            \
+  SYNCQ_LOCK_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, syncq_lock_##algo, syncq_lock_##algo##_init, \
+                          syncq_lock_##algo##_destroy, syncq_lock_##algo##_lock, syncq_lock_##algo##_trylock,          \
+                          syncq_lock_##algo##_unlock)
+#define SYNCQ_LOCK_REGISTER_NODELESS(algo, name_, title_, paper_, progress_, props_)                                \
+  SYNCQ_LOCK_REGISTER_NODELESS_FNS(algo, name_, title_, paper_, progress_, props_, syncq_lock_##algo,               \
+                                   syncq_lock_##algo##_init, syncq_lock_##algo##_destroy, syncq_lock_##algo##_lock, \
+                                   syncq_lock_##algo##_trylock, syncq_lock_##algo##_unlock)
+
 /* ---- the built-in locks (registry names in quotes) ----
  *   "tas"           test-and-set, bounded exponential backoff   syncq/lock/tas.h
  *   "ttas"          test-and-test-and-set, same backoff (001)   syncq/lock/tas.h

@@ -57,6 +57,43 @@ typedef struct syncq_pqueue_ops {
   int (*delete_min)(void *q, uint64_t *key, void **payload);    /* OK, EMPTY; EINVAL: any NULL */
 } syncq_pqueue_ops;
 
+/* One statement registers a pqueue: its ops table (void * wrappers around
+ * the typed functions, written here once) and its registry entry
+ * syncq_pqueue_<algo>_algo, e.g.
+ *   SYNCQ_PQUEUE_REGISTER(skew_lock, "skew-lock", "title", "paper", BLOCKING, SYNCQ_PROP_BOUNDED);
+ * progress is the suffix of a SYNCQ_PROGRESS_* name, props a SYNCQ_PROP_*
+ * mask.
+ *   SYNCQ_PQUEUE_REGISTER: the uniform names, type syncq_pqueue_<algo> and
+ *     syncq_pqueue_<algo>_init, _destroy, _insert, _delete_min.
+ *   SYNCQ_PQUEUE_REGISTER_FNS: the type and functions named explicitly,
+ *     for variants that share a type.
+ * For C translation units. */
+#define SYNCQ_PQUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn, insert_fn, \
+                                  delete_min_fn)                                                                     \
+  static int syncq_pqueue_##algo##_init_(void *o, const syncq_pqueue_config *cfg) { return init_fn((T *)o, cfg); }   \
+  static int syncq_pqueue_##algo##_destroy_(void *o) { return destroy_fn((T *)o); }                                  \
+  static int syncq_pqueue_##algo##_insert_(void *o, uint64_t key, void *payload) {                                   \
+    return insert_fn((T *)o, key, payload);                                                                          \
+  }                                                                                                                  \
+  static int syncq_pqueue_##algo##_delete_min_(void *o, uint64_t *key, void **payload) {                             \
+    return delete_min_fn((T *)o, key, payload);                                                                      \
+  }                                                                                                                  \
+  static const syncq_pqueue_ops syncq_pqueue_##algo##_ops_ = {                                                       \
+    .size = sizeof(T),                                                                                               \
+    .align = _Alignof(T),                                                                                            \
+    .init = syncq_pqueue_##algo##_init_,                                                                             \
+    .destroy = syncq_pqueue_##algo##_destroy_,                                                                       \
+    .insert = syncq_pqueue_##algo##_insert_,                                                                         \
+    .delete_min = syncq_pqueue_##algo##_delete_min_,                                                                 \
+  };                                                                                                                 \
+  const syncq_algo syncq_pqueue_##algo##_algo = {                                                                    \
+    SYNCQ_FAMILY_PQUEUE, name_, title_, paper_, SYNCQ_PROGRESS_##progress_, (props_), &syncq_pqueue_##algo##_ops_,   \
+  }
+#define SYNCQ_PQUEUE_REGISTER(algo, name_, title_, paper_, progress_, props_)                                        \
+  SYNCQ_PQUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, syncq_pqueue_##algo,                     \
+                            syncq_pqueue_##algo##_init, syncq_pqueue_##algo##_destroy, syncq_pqueue_##algo##_insert, \
+                            syncq_pqueue_##algo##_delete_min)
+
 /* The registry entries (syncq/registry.h) of the built-in priority queues: name, paper, progress
  * guarantee, properties and ops table of each; run one by name with syncq_pqueue_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_pqueue_skew_lock_algo;

@@ -103,6 +103,50 @@ typedef struct syncq_queue_ops {
     .dequeue = name##_dequeue_,                                                                  \
   }
 
+/* One statement registers a queue: the ops table above (its void *
+ * wrappers written here, once) and the registry entry
+ * syncq_queue_<algo>_algo, e.g.
+ *   SYNCQ_QUEUE_REGISTER(scq, "scq", "title", "paper", LOCK_FREE, SYNCQ_PROP_FIFO);
+ * progress is the suffix of a SYNCQ_PROGRESS_* name, props a SYNCQ_PROP_*
+ * mask.
+ *   SYNCQ_QUEUE_REGISTER       the uniform names: type syncq_queue_<algo>,
+ *                              syncq_queue_<algo>_bytes, _init, _destroy,
+ *                              _enqueue, _dequeue.
+ *   SYNCQ_QUEUE_REGISTER_FIXED the same without _bytes: storage that does
+ *                              not grow with the capacity (linked queues)
+ *                              is sizeof(syncq_queue_<algo>).
+ *   SYNCQ_QUEUE_REGISTER_FNS, SYNCQ_QUEUE_REGISTER_FIXED_FNS: the type and
+ *                              functions named explicitly, for entries that
+ *                              share functions (scq and scq-remap) or call
+ *                              the static inline bodies.
+ * For C translation units. */
+#define SYNCQ_QUEUE_ENTRY_(algo, name_, title_, paper_, progress_, props_)                                       \
+  const syncq_algo syncq_queue_##algo##_algo = {                                                                 \
+    SYNCQ_FAMILY_QUEUE, name_, title_, paper_, SYNCQ_PROGRESS_##progress_, (props_), &syncq_queue_##algo##_ops_, \
+  }
+#define SYNCQ_QUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, bytes_fn, init_fn, destroy_fn, \
+                                 enqueue_fn, dequeue_fn)                                                           \
+  SYNCQ_QUEUE_OPS(syncq_queue_##algo##_ops_, T, bytes_fn, init_fn, destroy_fn, enqueue_fn, dequeue_fn);            \
+  SYNCQ_QUEUE_ENTRY_(algo, name_, title_, paper_, progress_, props_)
+#define SYNCQ_QUEUE_REGISTER_FIXED_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn,   \
+                                       enqueue_fn, dequeue_fn)                                                   \
+  static int syncq_queue_##algo##_fixed_bytes_(size_t c, size_t *b) {                                            \
+    (void)c;                                                                                                     \
+    if (b == NULL) return SYNCQ_EINVAL;                                                                          \
+    *b = sizeof(T);                                                                                              \
+    return SYNCQ_OK;                                                                                             \
+  }                                                                                                              \
+  SYNCQ_QUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, syncq_queue_##algo##_fixed_bytes_, \
+                           init_fn, destroy_fn, enqueue_fn, dequeue_fn)
+#define SYNCQ_QUEUE_REGISTER(algo, name_, title_, paper_, progress_, props_)                                    \
+  SYNCQ_QUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, syncq_queue_##algo,                  \
+                           syncq_queue_##algo##_bytes, syncq_queue_##algo##_init, syncq_queue_##algo##_destroy, \
+                           syncq_queue_##algo##_enqueue, syncq_queue_##algo##_dequeue)
+#define SYNCQ_QUEUE_REGISTER_FIXED(algo, name_, title_, paper_, progress_, props_)                   \
+  SYNCQ_QUEUE_REGISTER_FIXED_FNS(algo, name_, title_, paper_, progress_, props_, syncq_queue_##algo, \
+                                 syncq_queue_##algo##_init, syncq_queue_##algo##_destroy,            \
+                                 syncq_queue_##algo##_enqueue, syncq_queue_##algo##_dequeue)
+
 /* The registry entries (syncq/registry.h) of the built-in queues: name, paper, progress guarantee,
  * properties and ops table of each; run one by name with syncq_queue_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_queue_nblfq_algo;

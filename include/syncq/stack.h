@@ -71,6 +71,39 @@ typedef struct syncq_stack_ops {
   int (*pop)(void *s, void **item);
 } syncq_stack_ops;
 
+/* One statement registers a stack: its ops table (void * wrappers around
+ * the typed functions, written here once) and its registry entry
+ * syncq_stack_<algo>_algo, e.g.
+ *   SYNCQ_STACK_REGISTER(treiber, "treiber", "title", "paper", LOCK_FREE, SYNCQ_PROP_BOUNDED);
+ * progress is the suffix of a SYNCQ_PROGRESS_* name, props a SYNCQ_PROP_*
+ * mask.
+ *   SYNCQ_STACK_REGISTER: the uniform names, type syncq_stack_<algo> and
+ *     syncq_stack_<algo>_init, _destroy, _push, _pop.
+ *   SYNCQ_STACK_REGISTER_FNS: the type and functions named explicitly,
+ *     for variants that share a type.
+ * For C translation units. */
+#define SYNCQ_STACK_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn, push_fn, \
+                                 pop_fn)                                                                          \
+  static int syncq_stack_##algo##_init_(void *o, const syncq_stack_config *cfg) { return init_fn((T *)o, cfg); }  \
+  static int syncq_stack_##algo##_destroy_(void *o) { return destroy_fn((T *)o); }                                \
+  static int syncq_stack_##algo##_push_(void *o, void *item) { return push_fn((T *)o, item); }                    \
+  static int syncq_stack_##algo##_pop_(void *o, void **item) { return pop_fn((T *)o, item); }                     \
+  static const syncq_stack_ops syncq_stack_##algo##_ops_ = {                                                      \
+    .size = sizeof(T),                                                                                            \
+    .align = _Alignof(T),                                                                                         \
+    .init = syncq_stack_##algo##_init_,                                                                           \
+    .destroy = syncq_stack_##algo##_destroy_,                                                                     \
+    .push = syncq_stack_##algo##_push_,                                                                           \
+    .pop = syncq_stack_##algo##_pop_,                                                                             \
+  };                                                                                                              \
+  const syncq_algo syncq_stack_##algo##_algo = {                                                                  \
+    SYNCQ_FAMILY_STACK, name_, title_, paper_, SYNCQ_PROGRESS_##progress_, (props_), &syncq_stack_##algo##_ops_,  \
+  }
+#define SYNCQ_STACK_REGISTER(algo, name_, title_, paper_, progress_, props_)                                   \
+  SYNCQ_STACK_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, syncq_stack_##algo,                 \
+                           syncq_stack_##algo##_init, syncq_stack_##algo##_destroy, syncq_stack_##algo##_push, \
+                           syncq_stack_##algo##_pop)
+
 /* The registry entries (syncq/registry.h) of the built-in stacks: name, paper, progress guarantee,
  * properties and ops table of each; run one by name with syncq_stack_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_stack_lock_algo;

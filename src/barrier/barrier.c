@@ -4,16 +4,18 @@
  * Not an algorithm: each algorithm's contract block (source, progress,
  * atomics, memory, limits) opens its own file beside this one.
  */
-#include <stdlib.h>
-
 #include "syncq/barrier.h"
-#include "syncq/platform.h"
+#include "../generic_internal.h"
 
 struct syncq_barrier {
-  const syncq_algo *algo;
+  syncq_generic g; /* first: the entry and the storage */
   const syncq_barrier_ops *ops;
-  void *storage; /* aligned to ops->align */
 };
+
+static int init_storage(const syncq_algo *a, void *storage, const void *arg) {
+  const syncq_barrier_ops *ops = a->ops;
+  return ops->init(storage, arg);
+}
 
 int syncq_barrier_create(const char *algo, const syncq_barrier_config *cfg, syncq_barrier **out) {
   if (algo == NULL || cfg == NULL || out == NULL) return SYNCQ_EINVAL;
@@ -21,48 +23,33 @@ int syncq_barrier_create(const char *algo, const syncq_barrier_config *cfg, sync
   int r = syncq_registry_find(SYNCQ_FAMILY_BARRIER, algo, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_barrier_ops *ops = a->ops;
-  syncq_barrier *b = malloc(sizeof *b);
-  if (b == NULL) return SYNCQ_ENOMEM;
-  b->storage = syncq_alloc_aligned(ops->size, ops->align);
-  if (b->storage == NULL) {
-    free(b);
-    return SYNCQ_ENOMEM;
-  }
-  b->algo = a;
+  syncq_generic *g;
+  r = syncq_generic_create(a, sizeof(syncq_barrier), ops->size, ops->align, init_storage, cfg, &g);
+  if (r != SYNCQ_OK) return r;
+  syncq_barrier *b = (syncq_barrier *)g;
   b->ops = ops;
-  r = ops->init(b->storage, cfg);
-  if (r != SYNCQ_OK) {
-    free(b->storage);
-    free(b);
-    return r;
-  }
   *out = b;
   return SYNCQ_OK;
 }
 
 int syncq_barrier_destroy(syncq_barrier *b) {
-  if (b == NULL) return SYNCQ_EINVAL;
-  int r = b->ops->destroy(b->storage);
-  if (r != SYNCQ_OK) return r;
-  free(b->storage);
-  free(b);
-  return SYNCQ_OK;
+  return b == NULL ? SYNCQ_EINVAL : syncq_generic_destroy(&b->g, b->ops->destroy);
 }
 
 int syncq_barrier_wait(syncq_barrier *b, unsigned id) {
-  return b == NULL ? SYNCQ_EINVAL : b->ops->wait(b->storage, id);
+  return b == NULL ? SYNCQ_EINVAL : b->ops->wait(b->g.storage, id);
 }
 
 int syncq_barrier_wait_timed(syncq_barrier *b, unsigned id, uint64_t timeout_ns) {
   if (b == NULL) return SYNCQ_EINVAL;
   if (b->ops->wait_timed == NULL) return SYNCQ_ENOTSUP; /* a peer's ops table */
-  return b->ops->wait_timed(b->storage, id, timeout_ns);
+  return b->ops->wait_timed(b->g.storage, id, timeout_ns);
 }
 
 int syncq_barrier_reset(syncq_barrier *b) {
   if (b == NULL) return SYNCQ_EINVAL;
   if (b->ops->reset == NULL) return SYNCQ_ENOTSUP;
-  return b->ops->reset(b->storage);
+  return b->ops->reset(b->g.storage);
 }
 
-const syncq_algo *syncq_barrier_algo(const syncq_barrier *b) { return b == NULL ? NULL : b->algo; }
+const syncq_algo *syncq_barrier_algo(const syncq_barrier *b) { return b == NULL ? NULL : b->g.algo; }

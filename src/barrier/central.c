@@ -149,26 +149,11 @@ int syncq_barrier_central_cas_wait_timed(syncq_barrier_central *b, unsigned id, 
   return cas_wait(b, id, &(bar_deadline){timeout_ns, 0});
 }
 
-static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_central_init(b, c); }
-static int o_destroy(void *b) { return syncq_barrier_central_destroy(b); }
-static int o_faa(void *b, unsigned id) { return syncq_barrier_central_faa_wait(b, id); }
-static int o_cas(void *b, unsigned id) { return syncq_barrier_central_cas_wait(b, id); }
-static int o_faa_timed(void *b, unsigned id, uint64_t t) { return syncq_barrier_central_faa_wait_timed(b, id, t); }
-static int o_cas_timed(void *b, unsigned id, uint64_t t) { return syncq_barrier_central_cas_wait_timed(b, id, t); }
-static int o_reset(void *b) { return syncq_barrier_central_reset(b); }
-
-static const syncq_barrier_ops faa_ops = {
-  sizeof(syncq_barrier_central), _Alignof(syncq_barrier_central), o_init, o_destroy, o_faa, o_faa_timed, o_reset,
-};
-static const syncq_barrier_ops cas_ops = {
-  sizeof(syncq_barrier_central), _Alignof(syncq_barrier_central), o_init, o_destroy, o_cas, o_cas_timed, o_reset,
-};
-
-const syncq_algo syncq_barrier_central_faa_algo = {
-  SYNCQ_FAMILY_BARRIER, "central-faa", "sense-reversing centralized barrier, fetch-and-add arrival",
-  "003 §3.3; MCS91 §3.1", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PROCESS_SHARED, &faa_ops,
-};
-const syncq_algo syncq_barrier_central_cas_algo = {
-  SYNCQ_FAMILY_BARRIER, "central-cas", "sense-reversing centralized barrier, CAS-loop arrival",
-  "003 §3.3; MCS91 §3.1", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PROCESS_SHARED, &cas_ops,
-};
+SYNCQ_BARRIER_REGISTER_FNS(central_faa, "central-faa", "sense-reversing centralized barrier, fetch-and-add arrival",
+                           "003 §3.3; MCS91 §3.1", BLOCKING, SYNCQ_PROP_PROCESS_SHARED, syncq_barrier_central,
+                           syncq_barrier_central_init, syncq_barrier_central_destroy, syncq_barrier_central_faa_wait,
+                           syncq_barrier_central_faa_wait_timed, syncq_barrier_central_reset);
+SYNCQ_BARRIER_REGISTER_FNS(central_cas, "central-cas", "sense-reversing centralized barrier, CAS-loop arrival",
+                           "003 §3.3; MCS91 §3.1", BLOCKING, SYNCQ_PROP_PROCESS_SHARED, syncq_barrier_central,
+                           syncq_barrier_central_init, syncq_barrier_central_destroy, syncq_barrier_central_cas_wait,
+                           syncq_barrier_central_cas_wait_timed, syncq_barrier_central_reset);

@@ -145,17 +145,5 @@ int syncq_barrier_dissemination_wait_timed(syncq_barrier_dissemination *b, unsig
   return dissemination_wait(b, id, &(bar_deadline){timeout_ns, 0});
 }
 
-static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_dissemination_init(b, c); }
-static int o_destroy(void *b) { return syncq_barrier_dissemination_destroy(b); }
-static int o_wait(void *b, unsigned id) { return syncq_barrier_dissemination_wait(b, id); }
-static int o_wait_timed(void *b, unsigned id, uint64_t t) { return syncq_barrier_dissemination_wait_timed(b, id, t); }
-static int o_reset(void *b) { return syncq_barrier_dissemination_reset(b); }
-
-static const syncq_barrier_ops ops = {
-  sizeof(syncq_barrier_dissemination), _Alignof(syncq_barrier_dissemination), o_init, o_destroy, o_wait, o_wait_timed, o_reset,
-};
-
-const syncq_algo syncq_barrier_dissemination_algo = {
-  SYNCQ_FAMILY_BARRIER, "dissemination", "dissemination barrier (Hensgen, Finkel & Manber)",
-  "MCS91 §3.2, Figure 10", SYNCQ_PROGRESS_BLOCKING, 0, &ops,
-};
+SYNCQ_BARRIER_REGISTER(dissemination, "dissemination", "dissemination barrier (Hensgen, Finkel & Manber)",
+                       "MCS91 §3.2, Figure 10", BLOCKING, 0);

@@ -165,17 +165,5 @@ int syncq_barrier_mcs_tree_wait_timed(syncq_barrier_mcs_tree *b, unsigned id, ui
   return mcs_wait(b, id, &(bar_deadline){timeout_ns, 0});
 }
 
-static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_mcs_tree_init(b, c); }
-static int o_destroy(void *b) { return syncq_barrier_mcs_tree_destroy(b); }
-static int o_wait(void *b, unsigned id) { return syncq_barrier_mcs_tree_wait(b, id); }
-static int o_wait_timed(void *b, unsigned id, uint64_t t) { return syncq_barrier_mcs_tree_wait_timed(b, id, t); }
-static int o_reset(void *b) { return syncq_barrier_mcs_tree_reset(b); }
-
-static const syncq_barrier_ops ops = {
-  sizeof(syncq_barrier_mcs_tree), _Alignof(syncq_barrier_mcs_tree), o_init, o_destroy, o_wait, o_wait_timed, o_reset,
-};
-
-const syncq_algo syncq_barrier_mcs_tree_algo = {
-  SYNCQ_FAMILY_BARRIER, "mcs-tree", "MCS tree barrier (arrival fan-in 4, wake-up fan-out 2)",
-  "MCS91 §3.3, Figure 11; 003 §3.3", SYNCQ_PROGRESS_BLOCKING, 0, &ops,
-};
+SYNCQ_BARRIER_REGISTER(mcs_tree, "mcs-tree", "MCS tree barrier (arrival fan-in 4, wake-up fan-out 2)",
+                       "MCS91 §3.3, Figure 11; 003 §3.3", BLOCKING, 0);

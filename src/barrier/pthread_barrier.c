@@ -69,17 +69,4 @@ int syncq_barrier_pthread_wait_timed(syncq_barrier_pthread *b, unsigned id, uint
 
 int syncq_barrier_pthread_reset(syncq_barrier_pthread *b) { return b == NULL ? SYNCQ_EINVAL : SYNCQ_ENOTSUP; }
 
-static int o_init(void *b, const syncq_barrier_config *c) { return syncq_barrier_pthread_init(b, c); }
-static int o_destroy(void *b) { return syncq_barrier_pthread_destroy(b); }
-static int o_wait(void *b, unsigned id) { return syncq_barrier_pthread_wait(b, id); }
-static int o_wait_timed(void *b, unsigned id, uint64_t t) { return syncq_barrier_pthread_wait_timed(b, id, t); }
-static int o_reset(void *b) { return syncq_barrier_pthread_reset(b); }
-
-static const syncq_barrier_ops ops = {
-  sizeof(syncq_barrier_pthread), _Alignof(syncq_barrier_pthread), o_init, o_destroy, o_wait, o_wait_timed, o_reset,
-};
-
-const syncq_algo syncq_barrier_pthread_algo = {
-  SYNCQ_FAMILY_BARRIER, "pthread-barrier", "POSIX barrier", "POSIX", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_PROCESS_SHARED, &ops,
-};
+SYNCQ_BARRIER_REGISTER(pthread, "pthread-barrier", "POSIX barrier", "POSIX", BLOCKING, SYNCQ_PROP_PROCESS_SHARED);

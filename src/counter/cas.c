@@ -67,30 +67,11 @@ int syncq_counter_cas_load(syncq_counter_cas *c, int64_t *value) {
   return SYNCQ_OK;
 }
 
-static int ops_init(void *c, int64_t v) { return syncq_counter_cas_init(c, v); }
-static int ops_destroy(void *c) { return syncq_counter_cas_destroy(c); }
-static int ops_add(void *c, int64_t d, int64_t *o) { return syncq_counter_cas_fetch_add(c, d, o); }
-static int ops_add_backoff(void *c, int64_t d, int64_t *o) {
-  return syncq_counter_cas_backoff_fetch_add(c, d, o);
-}
-static int ops_load(void *c, int64_t *v) { return syncq_counter_cas_load(c, v); }
+SYNCQ_COUNTER_REGISTER(cas, "cas", "compare-and-swap loop counter", "003 §4.1, Figure 3; 001 §5", LOCK_FREE,
+                       SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED);
 
-static const syncq_counter_ops cas_ops = {
-  sizeof(syncq_counter_cas), _Alignof(syncq_counter_cas), ops_init, ops_destroy, ops_add, ops_load,
-};
-static const syncq_counter_ops cas_backoff_ops = {
-  sizeof(syncq_counter_cas), _Alignof(syncq_counter_cas), ops_init, ops_destroy, ops_add_backoff,
-  ops_load,
-};
-
-const syncq_algo syncq_counter_cas_algo = {
-  SYNCQ_FAMILY_COUNTER, "cas", "compare-and-swap loop counter", "003 §4.1, Figure 3; 001 §5",
-  SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &cas_ops,
-};
-
-const syncq_algo syncq_counter_cas_backoff_algo = {
-  SYNCQ_FAMILY_COUNTER, "cas-backoff", "CAS loop counter with bounded exponential backoff",
-  "001 §5 (backoff cap 30 us)", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &cas_backoff_ops,
-};
+SYNCQ_COUNTER_REGISTER_FNS(cas_backoff, "cas-backoff", "CAS loop counter with bounded exponential backoff",
+                           "001 §5 (backoff cap 30 us)", LOCK_FREE,
+                           SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED,
+                           syncq_counter_cas, syncq_counter_cas_init, syncq_counter_cas_destroy,
+                           syncq_counter_cas_backoff_fetch_add, syncq_counter_cas_load);

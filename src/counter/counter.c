@@ -6,15 +6,17 @@
  */
 #include "syncq/counter.h"
 
-#include <stdlib.h>
-
-#include "syncq/platform.h"
+#include "../generic_internal.h"
 
 struct syncq_counter {
-  const syncq_algo *algo;
+  syncq_generic g; /* first: the entry and the storage */
   const syncq_counter_ops *ops;
-  void *storage; /* aligned to ops->align */
 };
+
+static int init_storage(const syncq_algo *a, void *storage, const void *arg) {
+  const syncq_counter_ops *ops = a->ops;
+  return ops->init(storage, *(const int64_t *)arg);
+}
 
 int syncq_counter_create(const char *algo, int64_t initial, syncq_counter **out) {
   if (algo == NULL || out == NULL) return SYNCQ_EINVAL;
@@ -22,40 +24,25 @@ int syncq_counter_create(const char *algo, int64_t initial, syncq_counter **out)
   int r = syncq_registry_find(SYNCQ_FAMILY_COUNTER, algo, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_counter_ops *ops = a->ops;
-  syncq_counter *c = malloc(sizeof *c);
-  if (c == NULL) return SYNCQ_ENOMEM;
-  c->storage = syncq_alloc_aligned(ops->size, ops->align);
-  if (c->storage == NULL) {
-    free(c);
-    return SYNCQ_ENOMEM;
-  }
-  c->algo = a;
+  syncq_generic *g;
+  r = syncq_generic_create(a, sizeof(syncq_counter), ops->size, ops->align, init_storage, &initial, &g);
+  if (r != SYNCQ_OK) return r;
+  syncq_counter *c = (syncq_counter *)g;
   c->ops = ops;
-  r = ops->init(c->storage, initial);
-  if (r != SYNCQ_OK) {
-    free(c->storage);
-    free(c);
-    return r;
-  }
   *out = c;
   return SYNCQ_OK;
 }
 
 int syncq_counter_destroy(syncq_counter *c) {
-  if (c == NULL) return SYNCQ_EINVAL;
-  int r = c->ops->destroy(c->storage);
-  if (r != SYNCQ_OK) return r;
-  free(c->storage);
-  free(c);
-  return SYNCQ_OK;
+  return c == NULL ? SYNCQ_EINVAL : syncq_generic_destroy(&c->g, c->ops->destroy);
 }
 
 int syncq_counter_fetch_add(syncq_counter *c, int64_t delta, int64_t *old) {
-  return c == NULL ? SYNCQ_EINVAL : c->ops->fetch_add(c->storage, delta, old);
+  return c == NULL ? SYNCQ_EINVAL : c->ops->fetch_add(c->g.storage, delta, old);
 }
 
 int syncq_counter_load(syncq_counter *c, int64_t *value) {
-  return (c == NULL || value == NULL) ? SYNCQ_EINVAL : c->ops->load(c->storage, value);
+  return (c == NULL || value == NULL) ? SYNCQ_EINVAL : c->ops->load(c->g.storage, value);
 }
 
-const syncq_algo *syncq_counter_algo(const syncq_counter *c) { return c == NULL ? NULL : c->algo; }
+const syncq_algo *syncq_counter_algo(const syncq_counter *c) { return c == NULL ? NULL : c->g.algo; }

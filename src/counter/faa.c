@@ -36,17 +36,5 @@ int syncq_counter_faa_load(syncq_counter_faa *c, int64_t *value) {
   return SYNCQ_OK;
 }
 
-static int ops_init(void *c, int64_t v) { return syncq_counter_faa_init(c, v); }
-static int ops_destroy(void *c) { return syncq_counter_faa_destroy(c); }
-static int ops_add(void *c, int64_t d, int64_t *o) { return syncq_counter_faa_fetch_add(c, d, o); }
-static int ops_load(void *c, int64_t *v) { return syncq_counter_faa_load(c, v); }
-
-static const syncq_counter_ops faa_ops = {
-  sizeof(syncq_counter_faa), _Alignof(syncq_counter_faa), ops_init, ops_destroy, ops_add, ops_load,
-};
-
-const syncq_algo syncq_counter_faa_algo = {
-  SYNCQ_FAMILY_COUNTER, "faa", "fetch-and-add counter", "003 §4.1, Figure 3; 001 §5",
-  SYNCQ_PROGRESS_WAIT_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &faa_ops,
-};
+SYNCQ_COUNTER_REGISTER(faa, "faa", "fetch-and-add counter", "003 §4.1, Figure 3; 001 §5", WAIT_FREE,
+                       SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED);

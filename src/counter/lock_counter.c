@@ -75,22 +75,14 @@ int syncq_counter_lock_load(syncq_counter_lock *c, int64_t *value) {
 }
 
 /* ---- the registered variants: a lock name and a discipline each ---- */
-#define LOCK_COUNTER(ident, regname, lockname, discipline, title)                                  \
-  static int ident##_init(void *c, int64_t v) {                                                   \
-    syncq_lock_config cfg = {0, discipline, false};                                               \
-    return syncq_counter_lock_init(c, v, lockname, &cfg);                                         \
-  }                                                                                               \
-  static const syncq_counter_ops ident##_ops = {                                                  \
-    sizeof(syncq_counter_lock), _Alignof(syncq_counter_lock), ident##_init, o_destroy, o_add, o_load, \
-  };                                                                                              \
-  const syncq_algo syncq_counter_##ident##_algo = {                                               \
-    SYNCQ_FAMILY_COUNTER, regname, title, "001 §5; 003 §4.1", SYNCQ_PROGRESS_BLOCKING,            \
-    SYNCQ_PROP_LINEARIZABLE, &ident##_ops,                                                        \
-  };
-
-static int o_destroy(void *c) { return syncq_counter_lock_destroy(c); }
-static int o_add(void *c, int64_t d, int64_t *o) { return syncq_counter_lock_fetch_add(c, d, o); }
-static int o_load(void *c, int64_t *v) { return syncq_counter_lock_load(c, v); }
+#define LOCK_COUNTER(ident, regname, lockname, discipline, title)                                          \
+  static int ident##_init(syncq_counter_lock *c, int64_t v) {                                              \
+    syncq_lock_config cfg = {0, discipline, false};                                                        \
+    return syncq_counter_lock_init(c, v, lockname, &cfg);                                                  \
+  }                                                                                                        \
+  SYNCQ_COUNTER_REGISTER_FNS(ident, regname, title, "001 §5; 003 §4.1", BLOCKING, SYNCQ_PROP_LINEARIZABLE, \
+                             syncq_counter_lock, ident##_init, syncq_counter_lock_destroy,                 \
+                             syncq_counter_lock_fetch_add, syncq_counter_lock_load);
 
 LOCK_COUNTER(lock_ttas, "lock-ttas", "ttas", SYNCQ_WAIT_SPIN, "counter under a TTAS lock (backoff, cap 30 us)")
 LOCK_COUNTER(lock_ticket, "lock-ticket", "ticket", SYNCQ_WAIT_COMPETITIVE,

@@ -47,17 +47,5 @@ int syncq_counter_mutex_load(syncq_counter_mutex *c, int64_t *value) {
   return SYNCQ_OK;
 }
 
-static int ops_init(void *c, int64_t v) { return syncq_counter_mutex_init(c, v); }
-static int ops_destroy(void *c) { return syncq_counter_mutex_destroy(c); }
-static int ops_add(void *c, int64_t d, int64_t *o) { return syncq_counter_mutex_fetch_add(c, d, o); }
-static int ops_load(void *c, int64_t *v) { return syncq_counter_mutex_load(c, v); }
-
-static const syncq_counter_ops mutex_ops = {
-  sizeof(syncq_counter_mutex), _Alignof(syncq_counter_mutex), ops_init, ops_destroy, ops_add,
-  ops_load,
-};
-
-const syncq_algo syncq_counter_mutex_algo = {
-  SYNCQ_FAMILY_COUNTER, "mutex", "counter under a pthread mutex", "001 §5; 003 §4.1",
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_LINEARIZABLE, &mutex_ops,
-};
+SYNCQ_COUNTER_REGISTER(mutex, "mutex", "counter under a pthread mutex", "001 §5; 003 §4.1", BLOCKING,
+                       SYNCQ_PROP_LINEARIZABLE);

@@ -149,18 +149,6 @@ int syncq_lock_anderson_unlock(syncq_lock_anderson *l) {
   return SYNCQ_OK;
 }
 
-static int o_init(void *l, const syncq_lock_config *c) { return syncq_lock_anderson_init(l, c); }
-static int o_destroy(void *l) { return syncq_lock_anderson_destroy(l); }
-static int o_lock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_anderson_lock(l); }
-static int o_try(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_anderson_trylock(l); }
-static int o_unlock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_anderson_unlock(l); }
-
-static const syncq_lock_ops ops = {
-  sizeof(syncq_lock_anderson), _Alignof(syncq_lock_anderson), o_init, o_destroy, o_lock, o_try, o_unlock,
-};
-
-const syncq_algo syncq_lock_anderson_algo = {
-  SYNCQ_FAMILY_LOCK, "anderson", "Anderson's array-based queue lock (max threads fixed at init)",
-  "003 §3.1; Anderson 1990; 000 §3.1", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &ops,
-};
+SYNCQ_LOCK_REGISTER_NODELESS(anderson, "anderson", "Anderson's array-based queue lock (max threads fixed at init)",
+                             "003 §3.1; Anderson 1990; 000 §3.1", BLOCKING,
+                             SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED);

@@ -160,26 +160,13 @@ int syncq_lock_array_unlock(syncq_lock_array *l) {
   return SYNCQ_OK;
 }
 
-static int o_cas_init(void *l, const syncq_lock_config *c) { return syncq_lock_array_cas_init(l, c); }
-static int o_faa_init(void *l, const syncq_lock_config *c) { return syncq_lock_array_faa_init(l, c); }
-static int o_destroy(void *l) { return syncq_lock_array_destroy(l); }
-static int o_cas_lock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_array_cas_lock(l); }
-static int o_faa_lock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_array_faa_lock(l); }
-static int o_try(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_array_trylock(l); }
-static int o_unlock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_array_unlock(l); }
-
-static const syncq_lock_ops cas_ops = {
-  sizeof(syncq_lock_array), _Alignof(syncq_lock_array), o_cas_init, o_destroy, o_cas_lock, o_try, o_unlock,
-};
-static const syncq_lock_ops faa_ops = {
-  sizeof(syncq_lock_array), _Alignof(syncq_lock_array), o_faa_init, o_destroy, o_faa_lock, o_try, o_unlock,
-};
-
-const syncq_algo syncq_lock_array_cas_algo = {
-  SYNCQ_FAMILY_LOCK, "array-cas", "array queue lock, place taken by a CAS loop (LL-SC form)", "003 §3.1",
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &cas_ops,
-};
-const syncq_algo syncq_lock_array_faa_algo = {
-  SYNCQ_FAMILY_LOCK, "array-faa", "array queue lock, place taken by fetch-and-add (fetchop form)", "003 §3.1",
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &faa_ops,
-};
+SYNCQ_LOCK_REGISTER_NODELESS_FNS(array_cas, "array-cas", "array queue lock, place taken by a CAS loop (LL-SC form)",
+                                 "003 §3.1", BLOCKING,
+                                 SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, syncq_lock_array,
+                                 syncq_lock_array_cas_init, syncq_lock_array_destroy, syncq_lock_array_cas_lock,
+                                 syncq_lock_array_trylock, syncq_lock_array_unlock);
+SYNCQ_LOCK_REGISTER_NODELESS_FNS(array_faa, "array-faa",
+                                 "array queue lock, place taken by fetch-and-add (fetchop form)", "003 §3.1", BLOCKING,
+                                 SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, syncq_lock_array,
+                                 syncq_lock_array_faa_init, syncq_lock_array_destroy, syncq_lock_array_faa_lock,
+                                 syncq_lock_array_trylock, syncq_lock_array_unlock);

@@ -166,17 +166,6 @@ int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node) {
   return SYNCQ_OK;
 }
 
-static int o_init(void *l, const syncq_lock_config *c) { return syncq_lock_clh_init(l, c); }
-static int o_destroy(void *l) { return syncq_lock_clh_destroy(l); }
-static int o_lock(void *l, syncq_lock_node *n) { return syncq_lock_clh_lock(l, n); }
-static int o_try(void *l, syncq_lock_node *n) { return syncq_lock_clh_trylock(l, n); }
-static int o_unlock(void *l, syncq_lock_node *n) { return syncq_lock_clh_unlock(l, n); }
-
-static const syncq_lock_ops ops = {
-  sizeof(syncq_lock_clh), _Alignof(syncq_lock_clh), o_init, o_destroy, o_lock, o_try, o_unlock,
-};
-
-const syncq_algo syncq_lock_clh_algo = {
-  SYNCQ_FAMILY_LOCK, "clh", "CLH list-based queue lock (nodes from a pool in the lock)",
-  "Craig 1993; Magnusson, Landin & Hagersten 1994; 003 §3.1", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE, &ops,
-};
+SYNCQ_LOCK_REGISTER(clh, "clh", "CLH list-based queue lock (nodes from a pool in the lock)",
+                    "Craig 1993; Magnusson, Landin & Hagersten 1994; 003 §3.1", BLOCKING,
+                    SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE);

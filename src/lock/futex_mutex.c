@@ -106,17 +106,6 @@ int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l) {
   return SYNCQ_OK;
 }
 
-static int o_init(void *l, const syncq_lock_config *c) { return syncq_lock_futex_mutex_init(l, c); }
-static int o_destroy(void *l) { return syncq_lock_futex_mutex_destroy(l); }
-static int o_lock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_futex_mutex_lock(l); }
-static int o_try(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_futex_mutex_trylock(l); }
-static int o_unlock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_futex_mutex_unlock(l); }
-
-static const syncq_lock_ops ops = {
-  sizeof(syncq_lock_futex_mutex), _Alignof(syncq_lock_futex_mutex), o_init, o_destroy, o_lock, o_try, o_unlock,
-};
-
-const syncq_algo syncq_lock_futex_mutex_algo = {
-  SYNCQ_FAMILY_LOCK, "futex-mutex", "three-state futex mutex (blocking or competitive)",
-  "Drepper 2011, mutex 2; 003 §3.4", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PROCESS_SHARED | SYNCQ_PROP_SLEEPS_BY_DEFAULT, &ops,
-};
+SYNCQ_LOCK_REGISTER_NODELESS(futex_mutex, "futex-mutex", "three-state futex mutex (blocking or competitive)",
+                             "Drepper 2011, mutex 2; 003 §3.4", BLOCKING,
+                             SYNCQ_PROP_PROCESS_SHARED | SYNCQ_PROP_SLEEPS_BY_DEFAULT);

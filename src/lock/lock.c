@@ -4,18 +4,16 @@
  * Not an algorithm: each algorithm's contract block (source, progress,
  * atomics, memory, limits) opens its own file beside this one.
  */
-#include <stdlib.h>
 #include <string.h>
 
+#include "../generic_internal.h"
 #include "syncq/lock.h"
-#include "syncq/platform.h"
 #include "syncq/wait.h"
 
 struct syncq_lock {
-  const syncq_algo *algo;
+  syncq_generic g; /* first: the entry and the storage */
   const syncq_lock_ops *ops;
-  void *storage; /* aligned to ops->align */
-  int wait;      /* the discipline in use; SYNCQ_WAIT_DEFAULT: the algorithm's own */
+  int wait; /* the discipline in use; SYNCQ_WAIT_DEFAULT: the algorithm's own */
 };
 
 /* The safe default of the generic API, in order of preference: the first
@@ -56,6 +54,18 @@ static int init_with_safe_default(const syncq_algo *a, void *storage,
   return ops->init(storage, &c);
 }
 
+/* What syncq_lock_create hands its init: the caller's configuration, and
+ * where the discipline in use goes. */
+typedef struct lock_init_arg {
+  const syncq_lock_config *cfg;
+  int used;
+} lock_init_arg;
+
+static int init_storage(const syncq_algo *a, void *storage, const void *arg) {
+  lock_init_arg *la = (lock_init_arg *)arg; /* create's own, not const */
+  return init_with_safe_default(a, storage, la->cfg, &la->used);
+}
+
 int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out) {
   if (out == NULL) return SYNCQ_EINVAL;
   if (algo == NULL || strcmp(algo, SYNCQ_LOCK_DEFAULT) == 0) algo = SYNCQ_LOCK_DEFAULT_ALGO;
@@ -63,53 +73,40 @@ int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock
   int r = syncq_registry_find(SYNCQ_FAMILY_LOCK, algo, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_lock_ops *ops = a->ops;
-  syncq_lock *l = malloc(sizeof *l);
-  if (l == NULL) return SYNCQ_ENOMEM;
-  l->storage = syncq_alloc_aligned(ops->size, ops->align);
-  if (l->storage == NULL) {
-    free(l);
-    return SYNCQ_ENOMEM;
-  }
-  l->algo = a;
+  lock_init_arg arg = {cfg, SYNCQ_WAIT_DEFAULT};
+  syncq_generic *g;
+  r = syncq_generic_create(a, sizeof(syncq_lock), ops->size, ops->align, init_storage, &arg, &g);
+  if (r != SYNCQ_OK) return r;
+  syncq_lock *l = (syncq_lock *)g;
   l->ops = ops;
-  r = init_with_safe_default(a, l->storage, cfg, &l->wait);
-  if (r != SYNCQ_OK) {
-    free(l->storage);
-    free(l);
-    return r;
-  }
+  l->wait = arg.used;
   *out = l;
   return SYNCQ_OK;
 }
 
 int syncq_lock_destroy(syncq_lock *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
-  int r = l->ops->destroy(l->storage);
-  if (r != SYNCQ_OK) return r;
-  free(l->storage);
-  free(l);
-  return SYNCQ_OK;
+  return l == NULL ? SYNCQ_EINVAL : syncq_generic_destroy(&l->g, l->ops->destroy);
 }
 
 /* A NULL node is refused only by the locks that keep state in it
  * (SYNCQ_PROP_USES_NODE); the others get a scratch node they never read
  * (the ops tables' contract asks for a non-NULL node of every caller). */
-#define NODE_OR_SCRATCH(l, node, scratch) ((node) != NULL ? (node) : ((l)->algo->props & SYNCQ_PROP_USES_NODE) ? NULL : (scratch))
+#define NODE_OR_SCRATCH(l, node, scratch) ((node) != NULL ? (node) : ((l)->g.algo->props & SYNCQ_PROP_USES_NODE) ? NULL : (scratch))
 
 int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node) {
   syncq_lock_node scratch;
   if (l == NULL || (node = NODE_OR_SCRATCH(l, node, &scratch)) == NULL) return SYNCQ_EINVAL;
-  return l->ops->lock(l->storage, node);
+  return l->ops->lock(l->g.storage, node);
 }
 int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node) {
   syncq_lock_node scratch;
   if (l == NULL || (node = NODE_OR_SCRATCH(l, node, &scratch)) == NULL) return SYNCQ_EINVAL;
-  return l->ops->trylock(l->storage, node);
+  return l->ops->trylock(l->g.storage, node);
 }
 int syncq_lock_unlock(syncq_lock *l, syncq_lock_node *node) {
   syncq_lock_node scratch;
   if (l == NULL || (node = NODE_OR_SCRATCH(l, node, &scratch)) == NULL) return SYNCQ_EINVAL;
-  return l->ops->unlock(l->storage, node);
+  return l->ops->unlock(l->g.storage, node);
 }
-const syncq_algo *syncq_lock_algo(const syncq_lock *l) { return l == NULL ? NULL : l->algo; }
+const syncq_algo *syncq_lock_algo(const syncq_lock *l) { return l == NULL ? NULL : l->g.algo; }
 int syncq_lock_discipline(const syncq_lock *l) { return l == NULL ? -1 : l->wait; }

@@ -31,7 +31,7 @@
  *   Stats:       cas_attempts, cas_failures (release), yields, blocks.
  *   Inline:      lock, trylock and unlock are static inline in
  *                syncq/static/lock/mcs.h; this file exports them and
- *                builds the ops table from them (SYNCQ_LOCK_OPS).
+ *                builds the ops table from them (SYNCQ_LOCK_REGISTER_FNS).
  */
 #include "syncq/lock/mcs.h"
 
@@ -68,10 +68,7 @@ int syncq_lock_mcs_unlock(syncq_lock_mcs *l, syncq_lock_node *node) {
   return syncq_lock_mcs_unlock_inline(l, node);
 }
 
-SYNCQ_LOCK_OPS(ops, syncq_lock_mcs, syncq_lock_mcs_init, syncq_lock_mcs_destroy, syncq_lock_mcs_lock_inline,
-               syncq_lock_mcs_trylock_inline, syncq_lock_mcs_unlock_inline);
-
-const syncq_algo syncq_lock_mcs_algo = {
-  SYNCQ_FAMILY_LOCK, "mcs", "MCS list-based queue lock", "MCS91 Figure 5; 003 §3.1",
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_USES_NODE, &ops,
-};
+SYNCQ_LOCK_REGISTER_FNS(mcs, "mcs", "MCS list-based queue lock", "MCS91 Figure 5; 003 §3.1", BLOCKING,
+                        SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_USES_NODE, syncq_lock_mcs,
+                        syncq_lock_mcs_init, syncq_lock_mcs_destroy, syncq_lock_mcs_lock_inline,
+                        syncq_lock_mcs_trylock_inline, syncq_lock_mcs_unlock_inline);

@@ -273,11 +273,5 @@ int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
   }
 }
 
-SYNCQ_LOCK_OPS(ops, syncq_lock_mcs_tp, syncq_lock_mcs_tp_init, syncq_lock_mcs_tp_destroy, syncq_lock_mcs_tp_lock,
-               syncq_lock_mcs_tp_trylock, syncq_lock_mcs_tp_unlock);
-
-const syncq_algo syncq_lock_mcs_tp_algo = {
-  SYNCQ_FAMILY_LOCK, "mcs-tp", "time-published MCS queue lock (passes over preempted waiters)",
-  "He, Scherer & Scott, HiPC 2005 (MCS-TP)", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_USES_NODE,
-  &ops,
-};
+SYNCQ_LOCK_REGISTER(mcs_tp, "mcs-tp", "time-published MCS queue lock (passes over preempted waiters)",
+                    "He, Scherer & Scott, HiPC 2005 (MCS-TP)", BLOCKING, SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_USES_NODE);

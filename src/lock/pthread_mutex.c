@@ -107,24 +107,5 @@ int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l) {
   return e == EPERM ? SYNCQ_EINVAL : SYNCQ_ESYS; /* robust: not the owner */
 }
 
-static int o_init(void *l, const syncq_lock_config *c) { return syncq_lock_pthread_mutex_init(l, c); }
-static int o_destroy(void *l) { return syncq_lock_pthread_mutex_destroy(l); }
-static int o_lock(void *l, syncq_lock_node *n) {
-  return n == NULL ? SYNCQ_EINVAL : syncq_lock_pthread_mutex_lock(l);
-}
-static int o_try(void *l, syncq_lock_node *n) {
-  return n == NULL ? SYNCQ_EINVAL : syncq_lock_pthread_mutex_trylock(l);
-}
-static int o_unlock(void *l, syncq_lock_node *n) {
-  return n == NULL ? SYNCQ_EINVAL : syncq_lock_pthread_mutex_unlock(l);
-}
-
-static const syncq_lock_ops ops = {
-  sizeof(syncq_lock_pthread_mutex), _Alignof(syncq_lock_pthread_mutex), o_init, o_destroy, o_lock, o_try,
-  o_unlock,
-};
-
-const syncq_algo syncq_lock_pthread_mutex_algo = {
-  SYNCQ_FAMILY_LOCK, "pthread-mutex", "POSIX mutex (process-shared: robust)", "POSIX; 000 §3.1",
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PROCESS_SHARED | SYNCQ_PROP_SLEEPS_BY_DEFAULT, &ops,
-};
+SYNCQ_LOCK_REGISTER_NODELESS(pthread_mutex, "pthread-mutex", "POSIX mutex (process-shared: robust)", "POSIX; 000 §3.1",
+                             BLOCKING, SYNCQ_PROP_PROCESS_SHARED | SYNCQ_PROP_SLEEPS_BY_DEFAULT);

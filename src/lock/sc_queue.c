@@ -297,25 +297,13 @@ int syncq_lock_sc_skips(const syncq_lock_sc *l, uint64_t *out) {
   return SYNCQ_OK;
 }
 
-static int o_sc_init(void *l, const syncq_lock_config *c) { return syncq_lock_sc_queue_init(l, c); }
-static int o_hy_init(void *l, const syncq_lock_config *c) { return syncq_lock_hybrid_sc_init(l, c); }
-static int o_destroy(void *l) { return syncq_lock_sc_destroy(l); }
-static int o_lock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_sc_lock(l); }
-static int o_try(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_sc_trylock(l); }
-static int o_unlock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_sc_unlock(l); }
-
-static const syncq_lock_ops sc_ops = {
-  sizeof(syncq_lock_sc), _Alignof(syncq_lock_sc), o_sc_init, o_destroy, o_lock, o_try, o_unlock,
-};
-static const syncq_lock_ops hy_ops = {
-  sizeof(syncq_lock_sc), _Alignof(syncq_lock_sc), o_hy_init, o_destroy, o_lock, o_try, o_unlock,
-};
-
-const syncq_algo syncq_lock_sc_queue_algo = {
-  SYNCQ_FAMILY_LOCK, "sc-queue", "scheduler-conscious array queue lock (ticket by CAS)",
-  "003 §3.4; Kontothanassis et al. 1997", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE, &sc_ops,
-};
-const syncq_algo syncq_lock_hybrid_sc_algo = {
-  SYNCQ_FAMILY_LOCK, "hybrid-sc", "003's hybrid queue lock (ticket by fetch-and-add), scheduler-conscious",
-  "003 §3.1, §3.4, §5", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE, &hy_ops,
-};
+SYNCQ_LOCK_REGISTER_NODELESS_FNS(sc_queue, "sc-queue", "scheduler-conscious array queue lock (ticket by CAS)",
+                                 "003 §3.4; Kontothanassis et al. 1997", BLOCKING,
+                                 SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE, syncq_lock_sc, syncq_lock_sc_queue_init,
+                                 syncq_lock_sc_destroy, syncq_lock_sc_lock, syncq_lock_sc_trylock,
+                                 syncq_lock_sc_unlock);
+SYNCQ_LOCK_REGISTER_NODELESS_FNS(hybrid_sc, "hybrid-sc",
+                                 "003's hybrid queue lock (ticket by fetch-and-add), scheduler-conscious",
+                                 "003 §3.1, §3.4, §5", BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE,
+                                 syncq_lock_sc, syncq_lock_hybrid_sc_init, syncq_lock_sc_destroy, syncq_lock_sc_lock,
+                                 syncq_lock_sc_trylock, syncq_lock_sc_unlock);

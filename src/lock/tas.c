@@ -33,7 +33,7 @@
  *   Stats:       retries (failed test-and-set), backoffs, yields, blocks.
  *   Inline:      lock, trylock and unlock of both are static inline in
  *                syncq/static/lock/tas.h; this file exports them and
- *                builds the ops tables from them (SYNCQ_LOCK_OPS_NODELESS).
+ *                builds the ops tables from them (SYNCQ_LOCK_REGISTER_NODELESS_FNS).
  */
 #include "syncq/lock/tas.h"
 
@@ -72,19 +72,12 @@ int syncq_lock_ttas_trylock(syncq_lock_tas *l) { return syncq_lock_ttas_trylock_
 int syncq_lock_tas_unlock(syncq_lock_tas *l) { return syncq_lock_tas_unlock_inline(l); }
 int syncq_lock_ttas_unlock(syncq_lock_tas *l) { return syncq_lock_ttas_unlock_inline(l); }
 
-SYNCQ_LOCK_OPS_NODELESS(tas_ops, syncq_lock_tas, syncq_lock_tas_init, syncq_lock_tas_destroy,
-                        syncq_lock_tas_lock_inline, syncq_lock_tas_trylock_inline, syncq_lock_tas_unlock_inline);
-SYNCQ_LOCK_OPS_NODELESS(ttas_ops, syncq_lock_tas, syncq_lock_ttas_init, syncq_lock_ttas_destroy,
-                        syncq_lock_ttas_lock_inline, syncq_lock_ttas_trylock_inline,
-                        syncq_lock_ttas_unlock_inline);
-
-const syncq_algo syncq_lock_tas_algo = {
-  SYNCQ_FAMILY_LOCK, "tas", "test-and-set lock, bounded exponential backoff",
-  "003 §3.1; 000 §3.1", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &tas_ops,
-};
-const syncq_algo syncq_lock_ttas_algo = {
-  SYNCQ_FAMILY_LOCK, "ttas", "test-and-test-and-set lock, bounded exponential backoff (cap 30 us)",
-  "001 §4; 003 §3.1; 000 §3.1", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &ttas_ops,
-};
+SYNCQ_LOCK_REGISTER_NODELESS_FNS(tas, "tas", "test-and-set lock, bounded exponential backoff", "003 §3.1; 000 §3.1",
+                                 BLOCKING, SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, syncq_lock_tas,
+                                 syncq_lock_tas_init, syncq_lock_tas_destroy, syncq_lock_tas_lock_inline,
+                                 syncq_lock_tas_trylock_inline, syncq_lock_tas_unlock_inline);
+SYNCQ_LOCK_REGISTER_NODELESS_FNS(ttas, "ttas", "test-and-test-and-set lock, bounded exponential backoff (cap 30 us)",
+                                 "001 §4; 003 §3.1; 000 §3.1", BLOCKING,
+                                 SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, syncq_lock_tas,
+                                 syncq_lock_ttas_init, syncq_lock_ttas_destroy, syncq_lock_ttas_lock_inline,
+                                 syncq_lock_ttas_trylock_inline, syncq_lock_ttas_unlock_inline);

@@ -31,7 +31,7 @@
  *   Stats:       backoffs, yields, blocks.
  *   Inline:      lock, trylock and unlock are static inline in
  *                syncq/static/lock/ticket.h; this file exports them and
- *                builds the ops table from them (SYNCQ_LOCK_OPS_NODELESS).
+ *                builds the ops table from them (SYNCQ_LOCK_REGISTER_NODELESS_FNS).
  */
 #include "syncq/lock/ticket.h"
 
@@ -65,11 +65,9 @@ int syncq_lock_ticket_lock(syncq_lock_ticket *l) { return syncq_lock_ticket_lock
 int syncq_lock_ticket_trylock(syncq_lock_ticket *l) { return syncq_lock_ticket_trylock_inline(l); }
 int syncq_lock_ticket_unlock(syncq_lock_ticket *l) { return syncq_lock_ticket_unlock_inline(l); }
 
-SYNCQ_LOCK_OPS_NODELESS(ops, syncq_lock_ticket, syncq_lock_ticket_init, syncq_lock_ticket_destroy,
-                        syncq_lock_ticket_lock_inline, syncq_lock_ticket_trylock_inline,
-                        syncq_lock_ticket_unlock_inline);
-
-const syncq_algo syncq_lock_ticket_algo = {
-  SYNCQ_FAMILY_LOCK, "ticket", "ticket lock, proportional backoff", "003 §3.1; 000 §3.1; MCS91 Alg. 2",
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &ops,
-};
+SYNCQ_LOCK_REGISTER_NODELESS_FNS(ticket, "ticket", "ticket lock, proportional backoff",
+                                 "003 §3.1; 000 §3.1; MCS91 Alg. 2", BLOCKING,
+                                 SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED,
+                                 syncq_lock_ticket, syncq_lock_ticket_init, syncq_lock_ticket_destroy,
+                                 syncq_lock_ticket_lock_inline, syncq_lock_ticket_trylock_inline,
+                                 syncq_lock_ticket_unlock_inline);

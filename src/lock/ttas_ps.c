@@ -119,20 +119,9 @@ int syncq_lock_ttas_ps_unlock(syncq_lock_tas *l) {
   return r;
 }
 
-static int o_init(void *l, const syncq_lock_config *c) { return syncq_lock_ttas_ps_init(l, c); }
-static int o_destroy(void *l) { return syncq_lock_ttas_ps_destroy(l); }
-static int o_lock(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_ttas_ps_lock(l); }
-static int o_try(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : syncq_lock_ttas_ps_trylock(l); }
-static int o_unlock(void *l, syncq_lock_node *n) {
-  return n == NULL ? SYNCQ_EINVAL : syncq_lock_ttas_ps_unlock(l);
-}
-
-static const syncq_lock_ops ops = {
-  sizeof(syncq_lock_tas), _Alignof(syncq_lock_tas), o_init, o_destroy, o_lock, o_try, o_unlock,
-};
-
-const syncq_algo syncq_lock_ttas_ps_algo = {
-  SYNCQ_FAMILY_LOCK, "ttas-ps", "preemption-safe TTAS lock (no-preemption request, backoff cap 30 us)",
-  "001 §2, §4 (Symunix interface)", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, &ops,
-};
+SYNCQ_LOCK_REGISTER_NODELESS_FNS(ttas_ps, "ttas-ps",
+                                 "preemption-safe TTAS lock (no-preemption request, backoff cap 30 us)",
+                                 "001 §2, §4 (Symunix interface)", BLOCKING,
+                                 SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, syncq_lock_tas,
+                                 syncq_lock_ttas_ps_init, syncq_lock_ttas_ps_destroy, syncq_lock_ttas_ps_lock,
+                                 syncq_lock_ttas_ps_trylock, syncq_lock_ttas_ps_unlock);

@@ -24,98 +24,64 @@
 #define PS_LOCK "ttas-ps"
 
 /* ---- queues ---- */
-static int q1_bytes(size_t c, size_t *b) {
-  (void)c;
-  if (b == NULL) return SYNCQ_EINVAL;
-  *b = sizeof(syncq_queue_single_lock);
-  return SYNCQ_OK;
-}
-static int q1_init(void *q, size_t c) {
-  (void)c;
+/* The registry's init takes a capacity, which a linked queue does not use. */
+static int single_lock_ps_init(syncq_queue_single_lock *q, size_t capacity) {
+  (void)capacity;
   return syncq_queue_single_lock_init(q, PS_LOCK);
 }
-static int q1_destroy(void *q) { return syncq_queue_single_lock_destroy(q); }
-static int q1_enq(void *q, void *it) { return syncq_queue_single_lock_enqueue(q, it); }
-static int q1_deq(void *q, void **it) { return syncq_queue_single_lock_dequeue(q, it); }
-static const syncq_queue_ops q1_ops = {q1_bytes, _Alignof(syncq_queue_single_lock), q1_init, q1_destroy, q1_enq, q1_deq};
-
-static int q2_bytes(size_t c, size_t *b) {
-  (void)c;
-  if (b == NULL) return SYNCQ_EINVAL;
-  *b = sizeof(syncq_queue_two_lock);
-  return SYNCQ_OK;
-}
-static int q2_init(void *q, size_t c) {
-  (void)c;
+static int two_lock_ps_init(syncq_queue_two_lock *q, size_t capacity) {
+  (void)capacity;
   return syncq_queue_two_lock_init(q, PS_LOCK);
 }
-static int q2_destroy(void *q) { return syncq_queue_two_lock_destroy(q); }
-static int q2_enq(void *q, void *it) { return syncq_queue_two_lock_enqueue(q, it); }
-static int q2_deq(void *q, void **it) { return syncq_queue_two_lock_dequeue(q, it); }
-static const syncq_queue_ops q2_ops = {q2_bytes, _Alignof(syncq_queue_two_lock), q2_init, q2_destroy, q2_enq, q2_deq};
 
-const syncq_algo syncq_queue_single_lock_ps_algo = {
-  SYNCQ_FAMILY_QUEUE, "single-lock-ps", "linked queue behind one preemption-safe lock (ttas-ps)",
-  "001 §4.1 (single preemption-safe lock)", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, &q1_ops,
-};
-const syncq_algo syncq_queue_two_lock_ps_algo = {
-  SYNCQ_FAMILY_QUEUE, "two-lock-ps", "Michael & Scott two-lock queue, preemption-safe locks (ttas-ps)",
-  "001 §4.1 (two preemption-safe locks)", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, &q2_ops,
-};
+SYNCQ_QUEUE_REGISTER_FIXED_FNS(single_lock_ps, "single-lock-ps",
+                               "linked queue behind one preemption-safe lock (ttas-ps)",
+                               "001 §4.1 (single preemption-safe lock)", BLOCKING,
+                               SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
+                               syncq_queue_single_lock, single_lock_ps_init, syncq_queue_single_lock_destroy,
+                               syncq_queue_single_lock_enqueue, syncq_queue_single_lock_dequeue);
+
+SYNCQ_QUEUE_REGISTER_FIXED_FNS(two_lock_ps, "two-lock-ps",
+                               "Michael & Scott two-lock queue, preemption-safe locks (ttas-ps)",
+                               "001 §4.1 (two preemption-safe locks)", BLOCKING,
+                               SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, syncq_queue_two_lock,
+                               two_lock_ps_init, syncq_queue_two_lock_destroy, syncq_queue_two_lock_enqueue,
+                               syncq_queue_two_lock_dequeue);
+
+/* The stack's and the priority queue's init: the caller's configuration,
+ * its lock PS_LOCK unless it names one. */
+#define PS_CONFIG_INIT(fn, T, config, init_fn) \
+  static int fn(T *o, const config *c) {       \
+    config cfg = {0};                          \
+    if (c != NULL) cfg = *c;                   \
+    if (cfg.lock == NULL) cfg.lock = PS_LOCK;  \
+    return init_fn(o, &cfg);                   \
+  }
 
 /* ---- stack ---- */
-static int s_init(void *s, const syncq_stack_config *c) {
-  syncq_stack_config cfg = {0};
-  if (c != NULL) cfg = *c;
-  if (cfg.lock == NULL) cfg.lock = PS_LOCK;
-  return syncq_stack_lock_init(s, &cfg);
-}
-static int s_destroy(void *s) { return syncq_stack_lock_destroy(s); }
-static int s_push(void *s, void *it) { return syncq_stack_lock_push(s, it); }
-static int s_pop(void *s, void **it) { return syncq_stack_lock_pop(s, it); }
-static const syncq_stack_ops s_ops = {sizeof(syncq_stack_lock), _Alignof(syncq_stack_lock), s_init, s_destroy, s_push, s_pop};
+PS_CONFIG_INIT(lock_ps_init, syncq_stack_lock, syncq_stack_config, syncq_stack_lock_init)
 
-const syncq_algo syncq_stack_lock_ps_algo = {
-  SYNCQ_FAMILY_STACK, "lock-ps", "single-lock stack, preemption-safe lock (ttas-ps)",
-  "001 §4.2, Figure 2 (preemption-safe lock)", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, &s_ops,
-};
+SYNCQ_STACK_REGISTER_FNS(lock_ps, "lock-ps", "single-lock stack, preemption-safe lock (ttas-ps)",
+                         "001 §4.2, Figure 2 (preemption-safe lock)", BLOCKING,
+                         SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, syncq_stack_lock, lock_ps_init,
+                         syncq_stack_lock_destroy, syncq_stack_lock_push, syncq_stack_lock_pop);
 
 /* ---- priority queue ---- */
-static int h_init(void *q, const syncq_pqueue_config *c) {
-  syncq_pqueue_config cfg = {0};
-  if (c != NULL) cfg = *c;
-  if (cfg.lock == NULL) cfg.lock = PS_LOCK;
-  return syncq_pqueue_skew_lock_init(q, &cfg);
-}
-static int h_destroy(void *q) { return syncq_pqueue_skew_lock_destroy(q); }
-static int h_insert(void *q, uint64_t k, void *p) { return syncq_pqueue_skew_lock_insert(q, k, p); }
-static int h_delmin(void *q, uint64_t *k, void **p) { return syncq_pqueue_skew_lock_delete_min(q, k, p); }
-static const syncq_pqueue_ops h_ops = {
-  sizeof(syncq_pqueue_skew_lock), _Alignof(syncq_pqueue_skew_lock), h_init, h_destroy, h_insert, h_delmin,
-};
+PS_CONFIG_INIT(skew_lock_ps_init, syncq_pqueue_skew_lock, syncq_pqueue_config, syncq_pqueue_skew_lock_init)
 
-const syncq_algo syncq_pqueue_skew_lock_ps_algo = {
-  SYNCQ_FAMILY_PQUEUE, "skew-lock-ps", "skew heap under one preemption-safe lock (ttas-ps)",
-  "001 §4.3, Figure 3 (preemption-safe lock)", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, &h_ops,
-};
+SYNCQ_PQUEUE_REGISTER_FNS(skew_lock_ps, "skew-lock-ps", "skew heap under one preemption-safe lock (ttas-ps)",
+                          "001 §4.3, Figure 3 (preemption-safe lock)", BLOCKING,
+                          SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, syncq_pqueue_skew_lock, skew_lock_ps_init,
+                          syncq_pqueue_skew_lock_destroy, syncq_pqueue_skew_lock_insert,
+                          syncq_pqueue_skew_lock_delete_min);
 
 /* ---- counter ---- */
-static int c_init(void *c, int64_t v) {
+static int lock_ttas_ps_init(syncq_counter_lock *c, int64_t v) {
   syncq_lock_config cfg = {0, SYNCQ_WAIT_SPIN, false};
   return syncq_counter_lock_init(c, v, PS_LOCK, &cfg);
 }
-static int c_destroy(void *c) { return syncq_counter_lock_destroy(c); }
-static int c_add(void *c, int64_t d, int64_t *o) { return syncq_counter_lock_fetch_add(c, d, o); }
-static int c_load(void *c, int64_t *v) { return syncq_counter_lock_load(c, v); }
-static const syncq_counter_ops c_ops = {
-  sizeof(syncq_counter_lock), _Alignof(syncq_counter_lock), c_init, c_destroy, c_add, c_load,
-};
 
-const syncq_algo syncq_counter_lock_ttas_ps_algo = {
-  SYNCQ_FAMILY_COUNTER, "lock-ttas-ps", "counter under a preemption-safe TTAS lock (ttas-ps)",
-  "001 §4.4, Figure 4 (preemption-safe lock)", SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_LINEARIZABLE, &c_ops,
-};
+SYNCQ_COUNTER_REGISTER_FNS(lock_ttas_ps, "lock-ttas-ps", "counter under a preemption-safe TTAS lock (ttas-ps)",
+                           "001 §4.4, Figure 4 (preemption-safe lock)", BLOCKING, SYNCQ_PROP_LINEARIZABLE,
+                           syncq_counter_lock, lock_ttas_ps_init, syncq_counter_lock_destroy,
+                           syncq_counter_lock_fetch_add, syncq_counter_lock_load);

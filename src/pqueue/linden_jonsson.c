@@ -364,21 +364,7 @@ int syncq_pqueue_linden_jonsson_delete_min(syncq_pqueue_linden_jonsson *q, uint6
   return SYNCQ_OK;
 }
 
-static int ops_init(void *q, const syncq_pqueue_config *c) { return syncq_pqueue_linden_jonsson_init(q, c); }
-static int ops_destroy(void *q) { return syncq_pqueue_linden_jonsson_destroy(q); }
-static int ops_insert(void *q, uint64_t k, void *p) { return syncq_pqueue_linden_jonsson_insert(q, k, p); }
-static int ops_delete_min(void *q, uint64_t *k, void **p) {
-  return syncq_pqueue_linden_jonsson_delete_min(q, k, p);
-}
-
-static const syncq_pqueue_ops lj_ops = {
-  sizeof(syncq_pqueue_linden_jonsson), _Alignof(syncq_pqueue_linden_jonsson), ops_init, ops_destroy, ops_insert,
-  ops_delete_min,
-};
-
-const syncq_algo syncq_pqueue_linden_jonsson_algo = {
-  SYNCQ_FAMILY_PQUEUE, "linden-jonsson",
-  "Linden-Jonsson skiplist priority queue (deleted prefix marked in next pointers, EBR)",
-  "Linden & Jonsson, OPODIS 2013, Algorithms 1-4", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, &lj_ops,
-};
+SYNCQ_PQUEUE_REGISTER(linden_jonsson, "linden-jonsson",
+                      "Linden-Jonsson skiplist priority queue (deleted prefix marked in next pointers, EBR)",
+                      "Linden & Jonsson, OPODIS 2013, Algorithms 1-4", LOCK_FREE,
+                      SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED);

@@ -281,20 +281,6 @@ int syncq_pqueue_skew_herlihy_delete_min(syncq_pqueue_skew_herlihy *q, uint64_t 
   }
 }
 
-static int ops_init(void *q, const syncq_pqueue_config *c) { return syncq_pqueue_skew_herlihy_init(q, c); }
-static int ops_destroy(void *q) { return syncq_pqueue_skew_herlihy_destroy(q); }
-static int ops_insert(void *q, uint64_t k, void *p) { return syncq_pqueue_skew_herlihy_insert(q, k, p); }
-static int ops_delete_min(void *q, uint64_t *k, void **p) {
-  return syncq_pqueue_skew_herlihy_delete_min(q, k, p);
-}
-
-static const syncq_pqueue_ops skew_herlihy_ops = {
-  sizeof(syncq_pqueue_skew_herlihy), _Alignof(syncq_pqueue_skew_herlihy), ops_init, ops_destroy, ops_insert,
-  ops_delete_min,
-};
-
-const syncq_algo syncq_pqueue_skew_herlihy_algo = {
-  SYNCQ_FAMILY_PQUEUE, "skew-herlihy", "Herlihy's non-blocking skew heap with optimized copying",
-  "Herlihy 1993; 001 §4.3, Figure 3", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE, &skew_herlihy_ops,
-};
+SYNCQ_PQUEUE_REGISTER(skew_herlihy, "skew-herlihy", "Herlihy's non-blocking skew heap with optimized copying",
+                      "Herlihy 1993; 001 §4.3, Figure 3", LOCK_FREE,
+                      SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE);

@@ -131,18 +131,6 @@ int syncq_pqueue_skew_lock_delete_min(syncq_pqueue_skew_lock *q, uint64_t *key, 
   return r;
 }
 
-static int ops_init(void *q, const syncq_pqueue_config *c) { return syncq_pqueue_skew_lock_init(q, c); }
-static int ops_destroy(void *q) { return syncq_pqueue_skew_lock_destroy(q); }
-static int ops_insert(void *q, uint64_t k, void *p) { return syncq_pqueue_skew_lock_insert(q, k, p); }
-static int ops_delete_min(void *q, uint64_t *k, void **p) { return syncq_pqueue_skew_lock_delete_min(q, k, p); }
-
-static const syncq_pqueue_ops skew_lock_ops = {
-  sizeof(syncq_pqueue_skew_lock), _Alignof(syncq_pqueue_skew_lock), ops_init, ops_destroy, ops_insert,
-  ops_delete_min,
-};
-
-const syncq_algo syncq_pqueue_skew_lock_algo = {
-  SYNCQ_FAMILY_PQUEUE, "skew-lock", "skew heap under a single lock (any registered lock; default ttas)",
-  "001 §4.3, Figure 3; Sleator & Tarjan 1986", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, &skew_lock_ops,
-};
+SYNCQ_PQUEUE_REGISTER(skew_lock, "skew-lock", "skew heap under a single lock (any registered lock; default ttas)",
+                      "001 §4.3, Figure 3; Sleator & Tarjan 1986", BLOCKING,
+                      SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED);

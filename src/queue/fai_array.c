@@ -132,21 +132,8 @@ int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item) {
   }
 }
 
-static int ops_bytes(size_t c, size_t *b) { return syncq_queue_fai_array_bytes(c, b); }
-static int ops_init(void *q, size_t c) { return syncq_queue_fai_array_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_fai_array_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_fai_array_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_fai_array_dequeue(q, item); }
-
-static const syncq_queue_ops fai_ops = {
-  ops_bytes, _Alignof(syncq_queue_fai_array), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
 /* Not SYNCQ_PROP_SPINS_ON_PREEMPTED: a dequeuer does wait for the enqueuer
  * holding the ticket at tail, but yields every SPINS_BEFORE_YIELD spins. */
-const syncq_algo syncq_queue_fai_array_algo = {
-  SYNCQ_FAMILY_QUEUE, "fai-array", "fetch-and-increment array queue (tickets on a ring)",
-  "003 §3.2, Figure 1", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_PROCESS_SHARED,
-  &fai_ops,
-};
+SYNCQ_QUEUE_REGISTER(fai_array, "fai-array", "fetch-and-increment array queue (tickets on a ring)",
+                     "003 §3.2, Figure 1", BLOCKING,
+                     SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_PROCESS_SHARED);

@@ -255,24 +255,7 @@ uint64_t syncq_queue_lcrq_rings_freed(const syncq_queue_lcrq *q) {
   return q == NULL ? 0 : atomic_load(&((syncq_queue_lcrq *)q)->rings_freed);
 }
 
-static int ops_bytes(size_t c, size_t *b) {
-  (void)c;
-  if (b == NULL) return SYNCQ_EINVAL;
-  *b = sizeof(syncq_queue_lcrq);
-  return SYNCQ_OK;
-}
-static int ops_init(void *q, size_t c) { return syncq_queue_lcrq_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_lcrq_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_lcrq_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_lcrq_dequeue(q, item); }
-
-static const syncq_queue_ops lcrq_ops = {
-  ops_bytes, _Alignof(syncq_queue_lcrq), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-const syncq_algo syncq_queue_lcrq_algo = {
-  SYNCQ_FAMILY_QUEUE, "lcrq", "LCRQ: linked rings of cells taken by fetch-and-add, updated by double-width CAS",
-  "Morrison & Afek 2013 (PPoPP), Figures 5-6; cited by 004 §VI-A", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &lcrq_ops,
-};
+SYNCQ_QUEUE_REGISTER_FIXED(lcrq, "lcrq",
+                           "LCRQ: linked rings of cells taken by fetch-and-add, updated by double-width CAS",
+                           "Morrison & Afek 2013 (PPoPP), Figures 5-6; cited by 004 §VI-A", LOCK_FREE,
+                           SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES);

@@ -290,24 +290,7 @@ uint64_t syncq_queue_lprq_rings_freed(const syncq_queue_lprq *q) {
   return q == NULL ? 0 : atomic_load(&((syncq_queue_lprq *)q)->rings_freed);
 }
 
-static int ops_bytes(size_t c, size_t *b) {
-  (void)c;
-  if (b == NULL) return SYNCQ_EINVAL;
-  *b = sizeof(syncq_queue_lprq);
-  return SYNCQ_OK;
-}
-static int ops_init(void *q, size_t c) { return syncq_queue_lprq_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_lprq_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_lprq_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_lprq_dequeue(q, item); }
-
-static const syncq_queue_ops lprq_ops = {
-  ops_bytes, _Alignof(syncq_queue_lprq), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-const syncq_algo syncq_queue_lprq_algo = {
-  SYNCQ_FAMILY_QUEUE, "lprq", "LPRQ: LCRQ's linked rings with PRQ rings (single-width CAS, thread-marked bottoms)",
-  "Romanov & Koval 2023 (PPoPP); Morrison & Afek 2013, Figure 6", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &lprq_ops,
-};
+SYNCQ_QUEUE_REGISTER_FIXED(lprq, "lprq",
+                           "LPRQ: LCRQ's linked rings with PRQ rings (single-width CAS, thread-marked bottoms)",
+                           "Romanov & Koval 2023 (PPoPP); Morrison & Afek 2013, Figure 6", LOCK_FREE,
+                           SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES);

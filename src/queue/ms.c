@@ -179,24 +179,6 @@ int syncq_queue_ms_dequeue(syncq_queue_ms *q, void **item) {
   return SYNCQ_OK;
 }
 
-static int ops_bytes(size_t c, size_t *b) {
-  (void)c;
-  if (b == NULL) return SYNCQ_EINVAL;
-  *b = sizeof(syncq_queue_ms);
-  return SYNCQ_OK;
-}
-static int ops_init(void *q, size_t c) { return syncq_queue_ms_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_ms_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_ms_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_ms_dequeue(q, item); }
-
-static const syncq_queue_ops ms_ops = {
-  ops_bytes, _Alignof(syncq_queue_ms), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-const syncq_algo syncq_queue_ms_algo = {
-  SYNCQ_FAMILY_QUEUE, "ms", "Michael & Scott non-blocking queue (counted pointers, DWCAS, free list)",
-  "001 §4.1 and [17] (PODC'96 Figure 1)", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &ms_ops,
-};
+SYNCQ_QUEUE_REGISTER_FIXED(ms, "ms", "Michael & Scott non-blocking queue (counted pointers, DWCAS, free list)",
+                           "001 §4.1 and [17] (PODC'96 Figure 1)", LOCK_FREE,
+                           SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES);

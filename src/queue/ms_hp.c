@@ -148,24 +148,6 @@ int syncq_queue_ms_hp_dequeue(syncq_queue_ms_hp *q, void **item) {
   return SYNCQ_OK;
 }
 
-static int ops_bytes(size_t c, size_t *b) {
-  (void)c;
-  if (b == NULL) return SYNCQ_EINVAL;
-  *b = sizeof(syncq_queue_ms_hp);
-  return SYNCQ_OK;
-}
-static int ops_init(void *q, size_t c) { return syncq_queue_ms_hp_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_ms_hp_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_ms_hp_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_ms_hp_dequeue(q, item); }
-
-static const syncq_queue_ops ms_hp_ops = {
-  ops_bytes, _Alignof(syncq_queue_ms_hp), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-const syncq_algo syncq_queue_ms_hp_algo = {
-  SYNCQ_FAMILY_QUEUE, "ms-hp", "Michael & Scott non-blocking queue with hazard pointers",
-  "001 §4.1, [17]; Michael 2004 (hazard pointers)", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &ms_hp_ops,
-};
+SYNCQ_QUEUE_REGISTER_FIXED(ms_hp, "ms-hp", "Michael & Scott non-blocking queue with hazard pointers",
+                           "001 §4.1, [17]; Michael 2004 (hazard pointers)", LOCK_FREE,
+                           SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES);

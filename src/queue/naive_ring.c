@@ -125,21 +125,8 @@ int syncq_queue_naive_ring_dequeue(syncq_queue_naive_ring *q, void **item) {
   return SYNCQ_OK;
 }
 
-static int ops_bytes(size_t c, size_t *b) { return syncq_queue_naive_ring_bytes(c, b); }
-static int ops_init(void *q, size_t c) { return syncq_queue_naive_ring_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_naive_ring_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_naive_ring_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_naive_ring_dequeue(q, item); }
-
-static const syncq_queue_ops naive_ops = {
-  ops_bytes, _Alignof(syncq_queue_naive_ring), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
 /* Not SYNCQ_PROP_SPINS_ON_PREEMPTED: an operation does wait for a halfway
  * one's cell, but yields every SPINS_BEFORE_YIELD spins. */
-const syncq_algo syncq_queue_naive_ring_algo = {
-  SYNCQ_FAMILY_QUEUE, "naive-ring", "naive lockless ring: reserve an index by CAS, then write",
-  "004 §II-B", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_PROCESS_SHARED,
-  &naive_ops,
-};
+SYNCQ_QUEUE_REGISTER(naive_ring, "naive-ring", "naive lockless ring: reserve an index by CAS, then write", "004 §II-B",
+                     BLOCKING,
+                     SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_PROCESS_SHARED);

@@ -64,7 +64,7 @@
  *   Inline:      enqueue and dequeue are static inline in syncq/static/
  *                queue/nblfq.h (the algorithm in syncq/static/queue/
  *                nblfq_core.h); this file exports them and builds the ops
- *                table from them (SYNCQ_QUEUE_OPS). Never-initialised or
+ *                table from them (SYNCQ_QUEUE_REGISTER_FNS). Never-initialised or
  *                destroyed storage: SYNCQ_EINVAL (a magic word read beside
  *                the mask).
  */
@@ -111,13 +111,9 @@ int syncq_queue_nblfq_dequeue(syncq_queue_nblfq *q, void **item) { return syncq_
 
 size_t syncq_queue_nblfq_capacity(const syncq_queue_nblfq *q) { return q == NULL ? 0 : (size_t)q->mask + 1; }
 
-SYNCQ_QUEUE_OPS(nblfq_ops, syncq_queue_nblfq, syncq_queue_nblfq_bytes, syncq_queue_nblfq_init,
-                syncq_queue_nblfq_destroy, syncq_queue_nblfq_enqueue_inline, syncq_queue_nblfq_dequeue_inline);
-
-const syncq_algo syncq_queue_nblfq_algo = {
-  SYNCQ_FAMILY_QUEUE, "nblfq", "NBLFQ: one-CAS lock-free ring of 48+16-bit tagged pointers",
-  "004 Algorithms 1-4, §IV-V", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE |
-      SYNCQ_PROP_PROCESS_SHARED,
-  &nblfq_ops,
-};
+SYNCQ_QUEUE_REGISTER_FNS(nblfq, "nblfq", "NBLFQ: one-CAS lock-free ring of 48+16-bit tagged pointers",
+                         "004 Algorithms 1-4, §IV-V", LOCK_FREE,
+                         SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE |
+                           SYNCQ_PROP_PROCESS_SHARED,
+                         syncq_queue_nblfq, syncq_queue_nblfq_bytes, syncq_queue_nblfq_init, syncq_queue_nblfq_destroy,
+                         syncq_queue_nblfq_enqueue_inline, syncq_queue_nblfq_dequeue_inline);

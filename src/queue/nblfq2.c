@@ -77,20 +77,7 @@ int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item) {
 
 size_t syncq_queue_nblfq2_capacity(const syncq_queue_nblfq2 *q) { return q == NULL ? 0 : (size_t)q->mask + 1; }
 
-static int ops_bytes(size_t c, size_t *b) { return syncq_queue_nblfq2_bytes(c, b); }
-static int ops_init(void *q, size_t c) { return syncq_queue_nblfq2_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_nblfq2_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_nblfq2_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_nblfq2_dequeue(q, item); }
-
-static const syncq_queue_ops nblfq2_ops = {
-  ops_bytes, _Alignof(syncq_queue_nblfq2), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-const syncq_algo syncq_queue_nblfq2_algo = {
-  SYNCQ_FAMILY_QUEUE, "nblfq2", "NBLFQ2: NBLFQ with double-width (pointer, 64-bit counter) cells",
-  "004 §IV-B, Algorithms 1-4", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE |
-      SYNCQ_PROP_PROCESS_SHARED,
-  &nblfq2_ops,
-};
+SYNCQ_QUEUE_REGISTER(nblfq2, "nblfq2", "NBLFQ2: NBLFQ with double-width (pointer, 64-bit counter) cells",
+                     "004 §IV-B, Algorithms 1-4", LOCK_FREE,
+                     SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE |
+                       SYNCQ_PROP_PROCESS_SHARED);

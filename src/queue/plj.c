@@ -227,24 +227,6 @@ int syncq_queue_plj_dequeue(syncq_queue_plj *q, void **item) {
   return SYNCQ_OK;
 }
 
-static int ops_bytes(size_t c, size_t *b) {
-  (void)c;
-  if (b == NULL) return SYNCQ_EINVAL;
-  *b = sizeof(syncq_queue_plj);
-  return SYNCQ_OK;
-}
-static int ops_init(void *q, size_t c) { return syncq_queue_plj_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_plj_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_plj_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_plj_dequeue(q, item); }
-
-static const syncq_queue_ops plj_ops = {
-  ops_bytes, _Alignof(syncq_queue_plj), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-const syncq_algo syncq_queue_plj_algo = {
-  SYNCQ_FAMILY_QUEUE, "plj", "Prakash-Lee-Johnson non-blocking queue (snapshot and help, counted pointers)",
-  "[19] of 001 (IEEE TC 1994), as 001 §4.1 describes it", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &plj_ops,
-};
+SYNCQ_QUEUE_REGISTER_FIXED(plj, "plj", "Prakash-Lee-Johnson non-blocking queue (snapshot and help, counted pointers)",
+                           "[19] of 001 (IEEE TC 1994), as 001 §4.1 describes it", LOCK_FREE,
+                           SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES);

@@ -6,15 +6,17 @@
  */
 #include "syncq/queue.h"
 
-#include <stdlib.h>
-
-#include "syncq/platform.h"
+#include "../generic_internal.h"
 
 struct syncq_queue {
-  const syncq_algo *algo;
+  syncq_generic g; /* first: the entry and its ops->bytes(capacity) bytes of storage */
   const syncq_queue_ops *ops;
-  void *storage; /* ops->bytes(capacity) bytes aligned to ops->align */
 };
+
+static int init_storage(const syncq_algo *a, void *storage, const void *arg) {
+  const syncq_queue_ops *ops = a->ops;
+  return ops->init(storage, *(const size_t *)arg);
+}
 
 int syncq_queue_create(const char *algo, size_t capacity, syncq_queue **out) {
   if (algo == NULL || out == NULL) return SYNCQ_EINVAL;
@@ -25,40 +27,25 @@ int syncq_queue_create(const char *algo, size_t capacity, syncq_queue **out) {
   size_t bytes;
   r = ops->bytes(capacity, &bytes);
   if (r != SYNCQ_OK) return r;
-  syncq_queue *q = malloc(sizeof *q);
-  if (q == NULL) return SYNCQ_ENOMEM;
-  q->storage = syncq_alloc_aligned(bytes, ops->align);
-  if (q->storage == NULL) {
-    free(q);
-    return SYNCQ_ENOMEM;
-  }
-  q->algo = a;
+  syncq_generic *g;
+  r = syncq_generic_create(a, sizeof(syncq_queue), bytes, ops->align, init_storage, &capacity, &g);
+  if (r != SYNCQ_OK) return r;
+  syncq_queue *q = (syncq_queue *)g;
   q->ops = ops;
-  r = ops->init(q->storage, capacity);
-  if (r != SYNCQ_OK) {
-    free(q->storage);
-    free(q);
-    return r;
-  }
   *out = q;
   return SYNCQ_OK;
 }
 
 int syncq_queue_destroy(syncq_queue *q) {
-  if (q == NULL) return SYNCQ_EINVAL;
-  int r = q->ops->destroy(q->storage);
-  if (r != SYNCQ_OK) return r;
-  free(q->storage);
-  free(q);
-  return SYNCQ_OK;
+  return q == NULL ? SYNCQ_EINVAL : syncq_generic_destroy(&q->g, q->ops->destroy);
 }
 
 int syncq_queue_enqueue(syncq_queue *q, void *item) {
-  return q == NULL ? SYNCQ_EINVAL : q->ops->enqueue(q->storage, item);
+  return q == NULL ? SYNCQ_EINVAL : q->ops->enqueue(q->g.storage, item);
 }
 
 int syncq_queue_dequeue(syncq_queue *q, void **item) {
-  return (q == NULL || item == NULL) ? SYNCQ_EINVAL : q->ops->dequeue(q->storage, item);
+  return (q == NULL || item == NULL) ? SYNCQ_EINVAL : q->ops->dequeue(q->g.storage, item);
 }
 
-const syncq_algo *syncq_queue_algo(const syncq_queue *q) { return q == NULL ? NULL : q->algo; }
+const syncq_algo *syncq_queue_algo(const syncq_queue *q) { return q == NULL ? NULL : q->g.algo; }

@@ -298,32 +298,13 @@ int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item) {
   return SYNCQ_OK;
 }
 
-static int ops_bytes(size_t c, size_t *b) { return syncq_queue_scq_bytes(c, b); }
-static int ops_init(void *q, size_t c) { return syncq_queue_scq_init(q, c); }
-static int ops_init_remapped(void *q, size_t c) { return syncq_queue_scq_init_remapped(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_scq_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_scq_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_scq_dequeue(q, item); }
+SYNCQ_QUEUE_REGISTER(
+  scq, "scq", "SCQ: scalable circular queue (fetch-and-add, single-width CAS), pointers by indirection (004: SCQD)",
+  "Nikolaev 2019 (DISC), Figure 8; cited by 004 §III", LOCK_FREE,
+  SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED);
 
-static const syncq_queue_ops scq_ops = {
-  ops_bytes, _Alignof(syncq_queue_scq), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-static const syncq_queue_ops scq_remap_ops = {
-  ops_bytes, _Alignof(syncq_queue_scq), ops_init_remapped, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-const syncq_algo syncq_queue_scq_algo = {
-  SYNCQ_FAMILY_QUEUE, "scq",
-  "SCQ: scalable circular queue (fetch-and-add, single-width CAS), pointers by indirection (004: SCQD)",
-  "Nikolaev 2019 (DISC), Figure 8; cited by 004 §III", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED,
-  &scq_ops,
-};
-
-const syncq_algo syncq_queue_scq_remap_algo = {
-  SYNCQ_FAMILY_QUEUE, "scq-remap", "SCQ with Nikolaev's cache remapping of ring entries and item slots",
-  "Nikolaev 2019 (DISC), Figure 8 and its cache remapping", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED,
-  &scq_remap_ops,
-};
+SYNCQ_QUEUE_REGISTER_FNS(scq_remap, "scq-remap", "SCQ with Nikolaev's cache remapping of ring entries and item slots",
+                         "Nikolaev 2019 (DISC), Figure 8 and its cache remapping", LOCK_FREE,
+                         SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED,
+                         syncq_queue_scq, syncq_queue_scq_bytes, syncq_queue_scq_init_remapped, syncq_queue_scq_destroy,
+                         syncq_queue_scq_enqueue, syncq_queue_scq_dequeue);

@@ -297,12 +297,6 @@ int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
   }
 }
 
-SYNCQ_QUEUE_OPS(scq2_ops, syncq_queue_scq2, syncq_queue_scq2_bytes, syncq_queue_scq2_init, syncq_queue_scq2_destroy,
-                syncq_queue_scq2_enqueue, syncq_queue_scq2_dequeue);
-
-const syncq_algo syncq_queue_scq2_algo = {
-  SYNCQ_FAMILY_QUEUE, "scq2", "SCQ2: scalable circular queue, pointers in double-width cells",
-  "Nikolaev 2019 (DISC), Figure 8 with double-width cells; measured by 004 §VI as SCQ2", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED,
-  &scq2_ops,
-};
+SYNCQ_QUEUE_REGISTER(scq2, "scq2", "SCQ2: scalable circular queue, pointers in double-width cells",
+                     "Nikolaev 2019 (DISC), Figure 8 with double-width cells; measured by 004 §VI as SCQ2", LOCK_FREE,
+                     SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED);

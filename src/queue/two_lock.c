@@ -99,27 +99,15 @@ int syncq_queue_two_lock_dequeue(syncq_queue_two_lock *q, void **item) {
   return SYNCQ_OK;
 }
 
-static int ops_bytes(size_t c, size_t *b) {
-  (void)c;
-  if (b == NULL) return SYNCQ_EINVAL;
-  *b = sizeof(syncq_queue_two_lock);
-  return SYNCQ_OK;
-}
-static int ops_init(void *q, size_t c) {
-  (void)c;
+/* The registry's init takes a capacity, which a linked queue does not
+ * use; the lock is the default one (NULL). */
+static int init_default_lock(syncq_queue_two_lock *q, size_t capacity) {
+  (void)capacity;
   return syncq_queue_two_lock_init(q, NULL);
 }
-static int ops_destroy(void *q) { return syncq_queue_two_lock_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_two_lock_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_two_lock_dequeue(q, item); }
 
-static const syncq_queue_ops two_lock_ops = {
-  ops_bytes, _Alignof(syncq_queue_two_lock), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-const syncq_algo syncq_queue_two_lock_algo = {
-  SYNCQ_FAMILY_QUEUE, "two-lock", "Michael & Scott two-lock queue (head and tail locks, ttas)",
-  "001 Figure 2", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &two_lock_ops,
-};
+SYNCQ_QUEUE_REGISTER_FIXED_FNS(two_lock, "two-lock", "Michael & Scott two-lock queue (head and tail locks, ttas)",
+                               "001 Figure 2", BLOCKING,
+                               SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, syncq_queue_two_lock,
+                               init_default_lock, syncq_queue_two_lock_destroy, syncq_queue_two_lock_enqueue,
+                               syncq_queue_two_lock_dequeue);

@@ -335,24 +335,7 @@ int syncq_queue_valois_audit(syncq_queue_valois *q, syncq_queue_valois_audit_res
   return SYNCQ_OK;
 }
 
-static int ops_bytes(size_t c, size_t *b) {
-  (void)c;
-  if (b == NULL) return SYNCQ_EINVAL;
-  *b = sizeof(syncq_queue_valois);
-  return SYNCQ_OK;
-}
-static int ops_init(void *q, size_t c) { return syncq_queue_valois_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_valois_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_valois_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_valois_dequeue(q, item); }
-
-static const syncq_queue_ops valois_ops = {
-  ops_bytes, _Alignof(syncq_queue_valois), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-const syncq_algo syncq_queue_valois_algo = {
-  SYNCQ_FAMILY_QUEUE, "valois", "Valois lock-free queue (reference counts, corrected per Michael & Scott TR 599)",
-  "[23] of 001 / [24] of 003; Michael & Scott TR 599 (1995)", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &valois_ops,
-};
+SYNCQ_QUEUE_REGISTER_FIXED(valois, "valois",
+                           "Valois lock-free queue (reference counts, corrected per Michael & Scott TR 599)",
+                           "[23] of 001 / [24] of 003; Michael & Scott TR 599 (1995)", LOCK_FREE,
+                           SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES);

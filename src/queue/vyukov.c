@@ -128,21 +128,8 @@ int syncq_queue_vyukov_dequeue(syncq_queue_vyukov *q, void **item) {
   return SYNCQ_OK;
 }
 
-static int ops_bytes(size_t c, size_t *b) { return syncq_queue_vyukov_bytes(c, b); }
-static int ops_init(void *q, size_t c) { return syncq_queue_vyukov_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_vyukov_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_vyukov_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_vyukov_dequeue(q, item); }
-
-static const syncq_queue_ops vyukov_ops = {
-  ops_bytes, _Alignof(syncq_queue_vyukov), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
 /* Not SYNCQ_PROP_SPINS_ON_PREEMPTED: a cell claimed but not yet published
  * makes the others answer FULL/EMPTY; no operation waits for it. */
-const syncq_algo syncq_queue_vyukov_algo = {
-  SYNCQ_FAMILY_QUEUE, "vyukov", "Vyukov's bounded MPMC queue (per-cell sequence numbers)",
-  "Vyukov 2010, 1024cores.net \"Bounded MPMC queue\"", SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_PROCESS_SHARED,
-  &vyukov_ops,
-};
+SYNCQ_QUEUE_REGISTER(vyukov, "vyukov", "Vyukov's bounded MPMC queue (per-cell sequence numbers)",
+                     "Vyukov 2010, 1024cores.net \"Bounded MPMC queue\"", BLOCKING,
+                     SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_PROCESS_SHARED);

@@ -658,19 +658,7 @@ uint64_t syncq_queue_wcq_helps(const syncq_queue_wcq *q) {
   return q == NULL ? 0 : atomic_load(&((syncq_queue_wcq *)q)->helps);
 }
 
-static int ops_bytes(size_t c, size_t *b) { return syncq_queue_wcq_bytes(c, b); }
-static int ops_init(void *q, size_t c) { return syncq_queue_wcq_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_wcq_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_wcq_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_wcq_dequeue(q, item); }
-
-static const syncq_queue_ops wcq_ops = {
-  ops_bytes, _Alignof(syncq_queue_wcq), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-const syncq_algo syncq_queue_wcq_algo = {
-  SYNCQ_FAMILY_QUEUE, "wcq",
-  "wCQ: SCQ's fetch-and-add ring made wait-free by a slow path with helping, pointers by indirection",
-  "Nikolaev & Ravindran 2022 (SPAA), fast path, slow path and slow_F&A figures; cited by 004 §VI-A",
-  SYNCQ_PROGRESS_WAIT_FREE, SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED, &wcq_ops,
-};
+SYNCQ_QUEUE_REGISTER(
+  wcq, "wcq", "wCQ: SCQ's fetch-and-add ring made wait-free by a slow path with helping, pointers by indirection",
+  "Nikolaev & Ravindran 2022 (SPAA), fast path, slow path and slow_F&A figures; cited by 004 §VI-A", WAIT_FREE,
+  SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED);

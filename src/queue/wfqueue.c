@@ -871,25 +871,8 @@ int syncq_queue_wfqueue_get_counts(const syncq_queue_wfqueue *q, syncq_queue_wfq
   return SYNCQ_OK;
 }
 
-static int ops_bytes(size_t c, size_t *b) {
-  (void)c;
-  if (b == NULL) return SYNCQ_EINVAL;
-  *b = sizeof(syncq_queue_wfqueue);
-  return SYNCQ_OK;
-}
-static int ops_init(void *q, size_t c) { return syncq_queue_wfqueue_init(q, c); }
-static int ops_destroy(void *q) { return syncq_queue_wfqueue_destroy(q); }
-static int ops_enqueue(void *q, void *item) { return syncq_queue_wfqueue_enqueue(q, item); }
-static int ops_dequeue(void *q, void **item) { return syncq_queue_wfqueue_dequeue(q, item); }
-
-static const syncq_queue_ops wfqueue_ops = {
-  ops_bytes, _Alignof(syncq_queue_wfqueue), ops_init, ops_destroy, ops_enqueue, ops_dequeue,
-};
-
-const syncq_algo syncq_queue_wfqueue_algo = {
-  SYNCQ_FAMILY_QUEUE, "wfqueue",
+SYNCQ_QUEUE_REGISTER_FIXED(
+  wfqueue, "wfqueue",
   "YMC wfqueue: fetch-and-add on an infinite array of cells in linked segments, slow path helped by peers",
-  "Yang & Mellor-Crummey 2016 (PPoPP), Listings 1-5 and its reclamation; cited by 004 §VI-A",
-  SYNCQ_PROGRESS_WAIT_FREE, SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &wfqueue_ops,
-};
+  "Yang & Mellor-Crummey 2016 (PPoPP), Listings 1-5 and its reclamation; cited by 004 §VI-A", WAIT_FREE,
+  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES);

@@ -231,17 +231,6 @@ int syncq_stack_elimination_pop(syncq_stack_elimination *s, void **item) {
   }
 }
 
-static int ops_init(void *s, const syncq_stack_config *c) { return syncq_stack_elimination_init(s, c); }
-static int ops_destroy(void *s) { return syncq_stack_elimination_destroy(s); }
-static int ops_push(void *s, void *it) { return syncq_stack_elimination_push(s, it); }
-static int ops_pop(void *s, void **it) { return syncq_stack_elimination_pop(s, it); }
-
-static const syncq_stack_ops elimination_ops = {
-  sizeof(syncq_stack_elimination), _Alignof(syncq_stack_elimination), ops_init, ops_destroy, ops_push, ops_pop,
-};
-
-const syncq_algo syncq_stack_elimination_algo = {
-  SYNCQ_FAMILY_STACK, "elimination", "elimination-backoff stack (Treiber + elimination array)",
-  "Hendler, Shavit & Yerushalmi 2004", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE, &elimination_ops,
-};
+SYNCQ_STACK_REGISTER(elimination, "elimination", "elimination-backoff stack (Treiber + elimination array)",
+                     "Hendler, Shavit & Yerushalmi 2004", LOCK_FREE,
+                     SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE);

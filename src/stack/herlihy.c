@@ -169,17 +169,5 @@ int syncq_stack_herlihy_pop(syncq_stack_herlihy *s, void **item) {
   return SYNCQ_OK;
 }
 
-static int ops_init(void *s, const syncq_stack_config *c) { return syncq_stack_herlihy_init(s, c); }
-static int ops_destroy(void *s) { return syncq_stack_herlihy_destroy(s); }
-static int ops_push(void *s, void *it) { return syncq_stack_herlihy_push(s, it); }
-static int ops_pop(void *s, void **it) { return syncq_stack_herlihy_pop(s, it); }
-
-static const syncq_stack_ops herlihy_ops = {
-  sizeof(syncq_stack_herlihy), _Alignof(syncq_stack_herlihy), ops_init, ops_destroy, ops_push, ops_pop,
-};
-
-const syncq_algo syncq_stack_herlihy_algo = {
-  SYNCQ_FAMILY_STACK, "herlihy", "Herlihy-optimized stack (private Top copy, swing a shared pointer)",
-  "Herlihy 1993; 001 §4.2, Figure 2", SYNCQ_PROGRESS_LOCK_FREE, SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED,
-  &herlihy_ops,
-};
+SYNCQ_STACK_REGISTER(herlihy, "herlihy", "Herlihy-optimized stack (private Top copy, swing a shared pointer)",
+                     "Herlihy 1993; 001 §4.2, Figure 2", LOCK_FREE, SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED);

@@ -103,16 +103,5 @@ int syncq_stack_lock_pop(syncq_stack_lock *s, void **item) {
   return r;
 }
 
-static int ops_init(void *s, const syncq_stack_config *c) { return syncq_stack_lock_init(s, c); }
-static int ops_destroy(void *s) { return syncq_stack_lock_destroy(s); }
-static int ops_push(void *s, void *it) { return syncq_stack_lock_push(s, it); }
-static int ops_pop(void *s, void **it) { return syncq_stack_lock_pop(s, it); }
-
-static const syncq_stack_ops lock_ops = {
-  sizeof(syncq_stack_lock), _Alignof(syncq_stack_lock), ops_init, ops_destroy, ops_push, ops_pop,
-};
-
-const syncq_algo syncq_stack_lock_algo = {
-  SYNCQ_FAMILY_STACK, "lock", "single-lock stack (any registered lock; default ttas)", "001 §4.2, Figure 2",
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, &lock_ops,
-};
+SYNCQ_STACK_REGISTER(lock, "lock", "single-lock stack (any registered lock; default ttas)", "001 §4.2, Figure 2",
+                     BLOCKING, SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED);

@@ -6,15 +6,17 @@
  */
 #include "syncq/stack.h"
 
-#include <stdlib.h>
-
-#include "syncq/platform.h"
+#include "../generic_internal.h"
 
 struct syncq_stack {
-  const syncq_algo *algo;
+  syncq_generic g; /* first: the entry and the storage */
   const syncq_stack_ops *ops;
-  void *storage; /* aligned to ops->align */
 };
+
+static int init_storage(const syncq_algo *a, void *storage, const void *arg) {
+  const syncq_stack_ops *ops = a->ops;
+  return ops->init(storage, arg);
+}
 
 int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_stack **out) {
   if (algo == NULL || out == NULL) return SYNCQ_EINVAL;
@@ -22,40 +24,25 @@ int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_st
   int r = syncq_registry_find(SYNCQ_FAMILY_STACK, algo, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_stack_ops *ops = a->ops;
-  syncq_stack *s = malloc(sizeof *s);
-  if (s == NULL) return SYNCQ_ENOMEM;
-  s->storage = syncq_alloc_aligned(ops->size, ops->align);
-  if (s->storage == NULL) {
-    free(s);
-    return SYNCQ_ENOMEM;
-  }
-  s->algo = a;
+  syncq_generic *g;
+  r = syncq_generic_create(a, sizeof(syncq_stack), ops->size, ops->align, init_storage, cfg, &g);
+  if (r != SYNCQ_OK) return r;
+  syncq_stack *s = (syncq_stack *)g;
   s->ops = ops;
-  r = ops->init(s->storage, cfg);
-  if (r != SYNCQ_OK) {
-    free(s->storage);
-    free(s);
-    return r;
-  }
   *out = s;
   return SYNCQ_OK;
 }
 
 int syncq_stack_destroy(syncq_stack *s) {
-  if (s == NULL) return SYNCQ_EINVAL;
-  int r = s->ops->destroy(s->storage);
-  if (r != SYNCQ_OK) return r;
-  free(s->storage);
-  free(s);
-  return SYNCQ_OK;
+  return s == NULL ? SYNCQ_EINVAL : syncq_generic_destroy(&s->g, s->ops->destroy);
 }
 
 int syncq_stack_push(syncq_stack *s, void *item) {
-  return s == NULL ? SYNCQ_EINVAL : s->ops->push(s->storage, item);
+  return s == NULL ? SYNCQ_EINVAL : s->ops->push(s->g.storage, item);
 }
 
 int syncq_stack_pop(syncq_stack *s, void **item) {
-  return s == NULL ? SYNCQ_EINVAL : s->ops->pop(s->storage, item);
+  return s == NULL ? SYNCQ_EINVAL : s->ops->pop(s->g.storage, item);
 }
 
-const syncq_algo *syncq_stack_algo(const syncq_stack *s) { return s == NULL ? NULL : s->algo; }
+const syncq_algo *syncq_stack_algo(const syncq_stack *s) { return s == NULL ? NULL : s->g.algo; }

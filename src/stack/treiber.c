@@ -266,17 +266,6 @@ int syncq_stack_treiber_pop(syncq_stack_treiber *s, void **item) {
   }
 }
 
-static int ops_init(void *s, const syncq_stack_config *c) { return syncq_stack_treiber_init(s, c); }
-static int ops_destroy(void *s) { return syncq_stack_treiber_destroy(s); }
-static int ops_push(void *s, void *it) { return syncq_stack_treiber_push(s, it); }
-static int ops_pop(void *s, void **it) { return syncq_stack_treiber_pop(s, it); }
-
-static const syncq_stack_ops treiber_ops = {
-  sizeof(syncq_stack_treiber), _Alignof(syncq_stack_treiber), ops_init, ops_destroy, ops_push, ops_pop,
-};
-
-const syncq_algo syncq_stack_treiber_algo = {
-  SYNCQ_FAMILY_STACK, "treiber", "Treiber's non-blocking stack (versioned Top, type-stable node pool)",
-  "Treiber 1986; 001 §4.2, Figure 2", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE, &treiber_ops,
-};
+SYNCQ_STACK_REGISTER(treiber, "treiber", "Treiber's non-blocking stack (versioned Top, type-stable node pool)",
+                     "Treiber 1986; 001 §4.2, Figure 2", LOCK_FREE,
+                     SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SIGNAL_SAFE);

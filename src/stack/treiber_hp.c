@@ -114,17 +114,6 @@ int syncq_stack_treiber_hp_pop(syncq_stack_treiber_hp *s, void **item) {
   }
 }
 
-static int ops_init(void *s, const syncq_stack_config *c) { return syncq_stack_treiber_hp_init(s, c); }
-static int ops_destroy(void *s) { return syncq_stack_treiber_hp_destroy(s); }
-static int ops_push(void *s, void *it) { return syncq_stack_treiber_hp_push(s, it); }
-static int ops_pop(void *s, void **it) { return syncq_stack_treiber_hp_pop(s, it); }
-
-static const syncq_stack_ops treiber_hp_ops = {
-  sizeof(syncq_stack_treiber_hp), _Alignof(syncq_stack_treiber_hp), ops_init, ops_destroy, ops_push, ops_pop,
-};
-
-const syncq_algo syncq_stack_treiber_hp_algo = {
-  SYNCQ_FAMILY_STACK, "treiber-hp", "Treiber's stack with hazard pointers (malloc'd nodes)",
-  "Treiber 1986; Michael 2004 §4; 001 §4.2", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_ALLOCATES, &treiber_hp_ops,
-};
+SYNCQ_STACK_REGISTER(treiber_hp, "treiber-hp", "Treiber's stack with hazard pointers (malloc'd nodes)",
+                     "Treiber 1986; Michael 2004 §4; 001 §4.2", LOCK_FREE,
+                     SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_ALLOCATES);

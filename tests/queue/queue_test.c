@@ -654,9 +654,30 @@ static void test_spins_on_preempted_is_consistent(void **state) {
   print_message("queue: %d registered entries spin on a preempted thread\n", spinners);
 }
 
+#ifdef SYNCQ_TEST_EXTRA_QUEUE
+/* A queue from outside the library, linked into this driver's build
+ * (toy_queue_test, tests/registry/CMakeLists.txt): registered first, so
+ * that every test below runs it with the built-in ones. */
+extern const syncq_algo SYNCQ_TEST_EXTRA_QUEUE;
+
+static int register_extra_queue(void) {
+  const syncq_algo *found = NULL;
+  int r = syncq_registry_add(&SYNCQ_TEST_EXTRA_QUEUE);
+  if (r == SYNCQ_OK) r = syncq_registry_find(SYNCQ_FAMILY_QUEUE, SYNCQ_TEST_EXTRA_QUEUE.name, &found);
+  if (r != SYNCQ_OK || found != &SYNCQ_TEST_EXTRA_QUEUE) {
+    fprintf(stderr, "queue %s: not registered: %s\n", SYNCQ_TEST_EXTRA_QUEUE.name, syncq_strerror(r));
+    return 1;
+  }
+  return 0;
+}
+#endif
+
 int main(void) {
   test_plan_confine();
   test_register_peers();
+#ifdef SYNCQ_TEST_EXTRA_QUEUE
+  if (register_extra_queue() != 0) return 1;
+#endif
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_spins_on_preempted_is_consistent),
     cmocka_unit_test(test_every_registered_queue), cmocka_unit_test(test_generic_api),
