@@ -329,19 +329,6 @@ uint64_t syncq_queue_loo_nodes_freed(const syncq_queue_loo *q) {
   return q == NULL ? 0 : atomic_load(&((syncq_queue_loo *)q)->nodes_freed);
 }
 
-static int ops_bytes(size_t c, size_t *b) {
-  (void)c;
-  if (b == NULL) return SYNCQ_EINVAL;
-  *b = sizeof(syncq_queue_loo);
-  return SYNCQ_OK;
-}
-
-SYNCQ_QUEUE_OPS(loo_ops, syncq_queue_loo, ops_bytes, syncq_queue_loo_init, syncq_queue_loo_destroy,
-                syncq_queue_loo_enqueue, syncq_queue_loo_dequeue);
-
-const syncq_algo syncq_queue_loo_algo = {
-  SYNCQ_FAMILY_QUEUE, "loo", "LOO: linked nodes of fetch-and-add slots, freed deterministically",
-  "Giersch & Nolte 2022 (IEEE TPDS); measured by 004 §VI", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &loo_ops,
-};
+SYNCQ_QUEUE_REGISTER_FIXED(loo, "loo", "LOO: linked nodes of fetch-and-add slots, freed deterministically",
+                           "Giersch & Nolte 2022 (IEEE TPDS); measured by 004 §VI", LOCK_FREE,
+                           SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES);
