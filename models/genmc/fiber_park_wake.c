@@ -34,7 +34,12 @@
  * inbox, nobody to wake it, fails main's assertion).
  *
  * GENMC_SEED_BUG: the parking CAS's release weakened to relaxed
- * (the control: GenMC must report the race on the saved context).
+ * (acq_rel -> acquire; the control: GenMC must report the race on the
+ * saved context).
+ * GENMC_BEFORE_FIX: the library's orders before GenMC's findings
+ * (docs/reliability.md): the parking CAS release/acquire, and the fiber
+ * side's other writes of wstate relaxed stores. A wake-up is lost
+ * (main's assertion fails).
  */
 #include "genmc_shim.h"
 
@@ -68,6 +73,10 @@ static bool fiber_run(void) {
       continue;
     }
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel); /* from src/po/postoffice.c */
+#ifdef GENMC_BEFORE_FIX
+/* the library before the fix: every other write of wstate a relaxed store */
+#define atomic_exchange_explicit(p, v, o) atomic_store_explicit(p, v, memory_order_relaxed)
+#endif
     if (po_take() == SYNCQ_OK) {
       (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_acquire); /* from src/po/postoffice.c */
       got++;
@@ -79,7 +88,10 @@ static bool fiber_run(void) {
     po_transfer t = {CTX_SAVED, NULL};
     from->ctx = t.fctx; /* from src/po/fiber_sched.c */
     uint32_t expect = PO_FIBER_BLOCKING; /* from src/po/fiber_sched.c */
-#ifndef GENMC_SEED_BUG
+#ifdef GENMC_BEFORE_FIX
+    /* the library before the fix: release */
+    if (atomic_compare_exchange_strong_explicit(&from->wstate, &expect, PO_FIBER_PARKED, memory_order_release,
+#elif !defined(GENMC_SEED_BUG)
     if (atomic_compare_exchange_strong_explicit(&from->wstate, &expect, PO_FIBER_PARKED, memory_order_acq_rel, /* from src/po/fiber_sched.c */
 #else
     /* the control: the release half gone (acq_rel -> acquire) */

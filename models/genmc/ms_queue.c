@@ -3,9 +3,9 @@
  * ms_queue.c — GenMC driver for Michael & Scott's queue with counted
  * pointers: src/queue/ms.c and its free list, src/reclaim/freelist.c,
  * included as they are (the double-width CAS through genmc_shim.h).
- * Workload and properties: check.h. Nodes are recycled through the free
- * list during the run (every dequeue pushes the old dummy, every enqueue
- * pops a node), so the counted pointers' reuse paths are explored.
+ * Workload and properties: check.h (threads A and C). Nodes move
+ * through the free list during the run (every dequeue pushes the old
+ * dummy, every enqueue pops a node).
  */
 #include "genmc_shim.h"
 

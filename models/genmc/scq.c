@@ -2,8 +2,8 @@
 /*
  * scq.c — GenMC driver for SCQ (Nikolaev, DISC 2019, Figure 8, as the
  * queue of pointers by indirection): src/queue/scq.c itself, included,
- * with capacity 4 (two rings of 8 entries). Workload and properties:
- * check.h; a FULL answer is allowed (SCQ's pointer queue may say FULL
+ * with capacity 2 (two rings of 4 entries). Workload and properties:
+ * check.h (threads A and C); a FULL answer is allowed (SCQ's pointer queue may say FULL
  * early, see its contract) and its item is then not expected out.
  *
  * One parameter differs from the library's build: a dequeuer's bounded

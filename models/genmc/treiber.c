@@ -3,9 +3,10 @@
  * treiber.c — GenMC driver for Treiber's stack: src/stack/treiber.c
  * (versioned Top, per-thread node caches, the node pool's free list
  * src/reclaim/freelist.c) included as it is. Workload (check.h): A
- * pushes 1 then 2 then pops once, B pushes 3, C pops twice, main pops
- * until EMPTY. A pool of 3 nodes and caches of 2 make the pushes draw on
- * both the shared free list and the caches, and reuse popped nodes.
+ * pushes 1 then 2 then pops once, C pops twice, main pops until EMPTY
+ * (B, pushing 3, only with CHECK_THREAD_B: not bounded in time here). A
+ * pool of 3 nodes and caches of 2 make the pushes draw on the shared
+ * free list, and popped nodes go to the poppers' caches.
  *
  * Properties: every pushed item is popped exactly once, nothing else;
  * LIFO: A's pop comes after its two pushes, so it returns 1 only if
