@@ -15,6 +15,7 @@
 #   make test-arm64   cross-build for AArch64, run the tests under qemu-user
 #   make fuzz         the hostile-segment fuzzer for FUZZ_SECONDS (AFL++)
 #   make spin         the SPIN model checks (models/spin)
+#   make genmc        the GenMC weak-memory checks (models/genmc)
 #   make portable     the tests and the lab in a relocatable folder and a
 #                     tarball, every library included (scripts/portable):
 #                     $(BUILD)/portable/syncq-portable-<version>-x86_64/run
@@ -99,7 +100,7 @@ clean:
 
 # ---- reliability (docs/reliability.md) ----
 FUZZ_SECONDS ?= 60
-.PHONY: test-arm64 fuzz spin
+.PHONY: test-arm64 fuzz spin genmc
 
 test-arm64: deps
 	scripts/test-arm64 $(BUILD)-arm64
@@ -109,6 +110,11 @@ fuzz: deps
 
 spin: deps
 	models/spin/run
+
+# GenMC (weak memory): skips with the reason when genmc is missing
+# (scripts/genmc-build; GENMC_SRC=dir where GitHub is out of reach).
+genmc: deps
+	models/genmc/run || [ $$? -eq 77 ]
 
 # ---- the portable folder (README: "Running on a machine where nothing can be installed")
 .PHONY: portable

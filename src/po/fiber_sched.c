@@ -27,6 +27,19 @@
  *                last look sees the message. The context is saved by the
  *                jump; the scheduler that lands next publishes PARKED only
  *                after storing it, so no one resumes a half-saved fiber.
+ *                Every write of wstate after spawn is an acquire (or
+ *                acq_rel) read-modify-write: it reads the latest state,
+ *                so it synchronizes with the RMW of every sender before
+ *                it, and the fiber's next look at its inbox sees their
+ *                messages. A plain store there (claim's RUNNING, a
+ *                yield's RUNNABLE, recv's return to RUNNING) reads
+ *                nothing and ends the senders' release sequence: a sender
+ *                that read RUNNABLE or WOKEN and went away, trusting the
+ *                fiber to look again, could have its message missed by
+ *                that look and the fiber park with it in its inbox (RC11
+ *                and IMM allow it; models/genmc/fiber_park_wake.c finds
+ *                it). Acquire, not relaxed: LLVM turns a relaxed exchange
+ *                whose result is unused into a store.
  *   Sleep/wake of schedulers: a scheduler about to sleep counts itself in
  *                nsleeping, fences, and looks at every queue once more; a
  *                producer pushes, fences, and wakes a sleeper if any
@@ -282,9 +295,11 @@ static void ready(po_fiber_rt *rt, po_fiber *f, po_sched *here) {
 }
 
 static po_fiber *claim(po_fiber *f) {
-  /* relaxed: the fiber is ours (taken from a queue or runnext with
-   * acquire); senders only act on BLOCKING and PARKED. */
-  atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
+  /* The fiber is ours (taken from a queue or runnext with acquire);
+   * senders only act on BLOCKING and PARKED. acquire exchange, not a
+   * store: pairs with the acq_rel RMW of a sender that read RUNNABLE and
+   * left its message to the fiber's next look (see the contract). */
+  (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_acquire);
   return f;
 }
 
@@ -425,20 +440,27 @@ static po_sched *after_switch(po_transfer t) {
   switch (action) {
   case PO_SW_PARK: {
     uint32_t expect = PO_FIBER_BLOCKING;
-    /* release: publishes the saved context to the sender whose CAS
-     * PARKED -> RUNNABLE (acquire) takes the fiber over. */
-    if (atomic_compare_exchange_strong_explicit(&from->wstate, &expect, PO_FIBER_PARKED, memory_order_release,
+    /* acq_rel: release publishes the saved context to the sender whose
+     * CAS PARKED -> RUNNABLE (acquire) takes the fiber over; on failure
+     * the read of WOKEN must acquire (pairs with that sender's acq_rel
+     * CAS BLOCKING -> WOKEN, after its enqueue), or the fiber's next look
+     * at its inbox may miss the message: a lost wake-up. C11 (7.17.7.4)
+     * forbids a failure order stronger than the success order, so the
+     * success order carries the acquire (release alone was: GenMC, which
+     * reads a CAS with its success order, found the lost wake-up;
+     * models/genmc/fiber_park_wake.c). */
+    if (atomic_compare_exchange_strong_explicit(&from->wstate, &expect, PO_FIBER_PARKED, memory_order_acq_rel,
                                                 memory_order_acquire))
       break;
     /* A sender woke it (WOKEN) while it was on its way out: queue it
      * here again, and let a sleeping scheduler know there is work. */
-    atomic_store_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* ours: no one else acts on WOKEN */
+    (void)atomic_exchange_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_acquire); /* ours: no one else acts on WOKEN; acquire RMW: see the contract */
     push_to(s->rt, s, from);
     wakep(s->rt);
     break;
   }
   case PO_SW_YIELD:
-    atomic_store_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* ours until queued */
+    (void)atomic_exchange_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_acquire); /* ours until queued; acquire RMW: see the contract */
     push_to(s->rt, s, from);
     wakep(s->rt); /* it waits behind others: an idle scheduler may take it */
     break;
@@ -446,7 +468,7 @@ static po_sched *after_switch(po_transfer t) {
     /* A receiver's yield: it only wants another look at its inbox, so no
      * idle scheduler is woken for it (one would take it to another
      * processor for that look and park it there). */
-    atomic_store_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* ours until queued */
+    (void)atomic_exchange_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_acquire); /* ours until queued; acquire RMW: see the contract */
     push_to(s->rt, s, from);
     break;
   case PO_SW_EXIT: {
@@ -1182,7 +1204,7 @@ int po_fiber_join(struct syncq_po_proc *p) {
       /* acq_rel: as recv's announcement (postoffice.c). */
       (void)atomic_exchange_explicit(&cur->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
       if (atomic_load(&f->done) != 0) {
-        atomic_store_explicit(&cur->wstate, PO_FIBER_RUNNING, memory_order_relaxed); /* as recv's */
+        (void)atomic_exchange_explicit(&cur->wstate, PO_FIBER_RUNNING, memory_order_acquire); /* as recv's */
         break;
       }
       po_fiber_park(me); /* a message may wake it too: it looks again */

@@ -227,9 +227,12 @@ static int fiber_wait(struct syncq_po_proc *self, syncq_po_msg **out) {
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
     int r = po_take(self, out); /* a message, or an exit signal (SYNCQ_EKILLED) */
     if (r != SYNCQ_EMPTY) {
-      /* relaxed: back to RUNNING; a sender that turned BLOCKING into WOKEN
-       * meanwhile needs nothing more (we have looked). */
-      atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
+      /* Back to RUNNING; a sender that turned BLOCKING into WOKEN
+       * meanwhile needs nothing more (we have looked). acquire exchange,
+       * not a store: pairs with that sender's acq_rel CAS, whose message
+       * (sent after the one we took) the next look must see; a store
+       * would end its release sequence (fiber_sched.c's contract). */
+      (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_acquire);
       return r;
     }
     count_block();
@@ -342,8 +345,8 @@ static int fiber_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_m
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
     r = po_take(self, out);
     if (r != SYNCQ_EMPTY || syncq_now_ns() >= due) {
-      /* relaxed: as in fiber_wait. */
-      atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed);
+      /* acquire exchange: as in fiber_wait. */
+      (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_acquire);
       if (r == SYNCQ_EMPTY) r = SYNCQ_ETIMEDOUT;
       break;
     }
@@ -422,12 +425,12 @@ int syncq_po_sleep(syncq_po_proc *self, uint64_t ns) {
     /* acq_rel: as in fiber_recv_until (an exit signal's wake-up too). */
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_BLOCKING, memory_order_acq_rel);
     if (po_killed(self)) {
-      atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed); /* as in fiber_recv_until */
+      (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_acquire); /* as in fiber_recv_until */
       r = SYNCQ_EKILLED;
       break;
     }
     if (syncq_now_ns() >= due) {
-      atomic_store_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_relaxed); /* as in fiber_recv_until */
+      (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_acquire); /* as in fiber_recv_until */
       break;
     }
     po_fiber_park(self);
