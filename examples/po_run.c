@@ -48,7 +48,7 @@ typedef struct ring {
   int n;
   long hops;
   int (*recv)(syncq_po_proc *, syncq_po_msg **); /* syncq_po_recv_blocking or syncq_po_recv */
-  syncq_po_pid next[64]; /* next[i]: where member i forwards (member 0 is main) */
+  syncq_po_pid next[64];                         /* next[i]: where member i forwards (member 0 is main) */
   double ns_per_hop, cpu_per_hop;
 } ring;
 
@@ -154,8 +154,8 @@ int main(int argc, char **argv) {
   int reps = argc > 4 ? atoi(argv[4]) : 5;
   const char *mode = argc > 5 ? argv[5] : "blocking";
   int (*recv)(syncq_po_proc *, syncq_po_msg **) = strcmp(mode, "blocking") == 0 ? syncq_po_recv_blocking
-                                                  : strcmp(mode, "recv") == 0     ? syncq_po_recv
-                                                                                  : NULL;
+                                                  : strcmp(mode, "recv") == 0   ? syncq_po_recv
+                                                                                : NULL;
   if (n < 2 || n > 64 || hops < n || reps < 1 || reps > 100 || recv == NULL) {
     fprintf(stderr, "usage: po_run [thread|fiber] [N 2..64] [hops] [reps 1..100] [blocking|recv]\n");
     return 2;
@@ -169,8 +169,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "po_run: %s system: %s\n", backend, syncq_strerror(r));
     return 1;
   }
-  double attached[100], run[100], attached_cpu[100], run_cpu[100], spawn_thread[100], spawn_run[100],
-      spawn_det[100];
+  double attached[100], run[100], attached_cpu[100], run_cpu[100], spawn_thread[100], spawn_run[100], spawn_det[100];
   for (int k = 0; k < reps; k++) {
     ring a = {sys, n, hops, recv, {0}, 0, 0};
     syncq_po_proc *me;
@@ -192,9 +191,10 @@ int main(int argc, char **argv) {
     if (syncq_po_run(sys, spawn_detached, box, &result) != SYNCQ_OK || result != 0) return 1;
     spawn_det[k] = box[0];
   }
-  printf("%s N=%d hops=%ld reps=%d recv=%s: ring hop: attached %.0f ns (CPU %.0f), run %.0f ns (CPU %.0f); "
-         "spawn+join: from main's thread %.0f ns, from a process %.0f ns; detached spawn from a process %.0f ns\n",
-         backend, n, hops, reps, mode, median(attached, reps), median(attached_cpu, reps), median(run, reps),
-         median(run_cpu, reps), median(spawn_thread, reps), median(spawn_run, reps), median(spawn_det, reps));
+  printf(
+    "%s N=%d hops=%ld reps=%d recv=%s: ring hop: attached %.0f ns (CPU %.0f), run %.0f ns (CPU %.0f); "
+    "spawn+join: from main's thread %.0f ns, from a process %.0f ns; detached spawn from a process %.0f ns\n",
+    backend, n, hops, reps, mode, median(attached, reps), median(attached_cpu, reps), median(run, reps),
+    median(run_cpu, reps), median(spawn_thread, reps), median(spawn_run, reps), median(spawn_det, reps));
   return syncq_po_destroy(sys) == SYNCQ_OK ? 0 : 1;
 }

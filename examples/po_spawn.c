@@ -122,9 +122,10 @@ int main(int argc, char **argv) {
   qsort(warm_cpu, (size_t)reps, sizeof warm_cpu[0], cmp);
   qsort(warm_flt, (size_t)reps, sizeof warm_flt[0], cmp);
   if (cold < 0 || warm[0] < 0) return 1;
-  printf("%s: %d processes: spawn %.2f us each cold (the first system; %.2f us of CPU, %.2f page faults per "
-         "process), %.2f us warm (%.2f us of CPU, %.2f faults; medians of %d)\n",
-         backend, n, cold, cold_cpu, cold_flt, warm[reps / 2], warm_cpu[reps / 2], warm_flt[reps / 2], reps);
+  printf(
+    "%s: %d processes: spawn %.2f us each cold (the first system; %.2f us of CPU, %.2f page faults per "
+    "process), %.2f us warm (%.2f us of CPU, %.2f faults; medians of %d)\n",
+    backend, n, cold, cold_cpu, cold_flt, warm[reps / 2], warm_cpu[reps / 2], warm_flt[reps / 2], reps);
   printf("%s: creating the first system: %.0f us, %ld page faults\n", backend, create_us, create_flt);
   return 0;
 }

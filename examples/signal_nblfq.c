@@ -20,9 +20,9 @@
 #define CAPACITY 256 /* a power of two */
 #define SIGNALS 1000
 
-static syncq_queue_nblfq *work;        /* initialised before the handler is installed */
-static volatile sig_atomic_t dropped;  /* items the full queue refused */
-static _Atomic(int) done;              /* the worker may stop once the queue is empty */
+static syncq_queue_nblfq *work;       /* initialised before the handler is installed */
+static volatile sig_atomic_t dropped; /* items the full queue refused */
+static _Atomic(int) done;             /* the worker may stop once the queue is empty */
 
 static void on_signal(int sig) {
   static uintptr_t next = 1; /* only the handler touches it; signals do not nest (sa_mask) */
@@ -34,12 +34,9 @@ static void *worker(void *arg) {
   uint64_t *sum = arg;
   for (;;) {
     void *item;
-    if (syncq_queue_nblfq_dequeue_inline(work, &item) == SYNCQ_OK)
-      *sum += (uintptr_t)item;
-    else if (atomic_load(&done))
-      return NULL;
-    else
-      syncq_yield();
+    if (syncq_queue_nblfq_dequeue_inline(work, &item) == SYNCQ_OK) *sum += (uintptr_t)item;
+    else if (atomic_load(&done)) return NULL;
+    else syncq_yield();
   }
 }
 
@@ -64,7 +61,7 @@ int main(void) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 
   for (int i = 0; i < SIGNALS; i++) {
-    raise(SIGUSR1); /* delivered to this thread before raise returns */
+    raise(SIGUSR1);                             /* delivered to this thread before raise returns */
     if (i % (CAPACITY / 2) == 0) syncq_yield(); /* let the worker drain */
   }
   atomic_store(&done, 1);

@@ -52,21 +52,20 @@
 #define FUZZ_PACKETS 4u
 #define FUZZ_BLOCKS 2u
 #define FUZZ_BULK 128u
-#define FUZZ_STALE_NS 1000u      /* 1 us: dead-claim and skip paths run within one input */
+#define FUZZ_STALE_NS 1000u /* 1 us: dead-claim and skip paths run within one input */
 #define FUZZ_POLL_BUDGET 8u
 #define FUZZ_FINAL_POLLS 4
 #define FUZZ_MAX_INPUT (1u << 16)
 #define FUZZ_POLL_REGION 0xFFu
 #define FUZZ_SEND_REGION 0xFEu
 #define FUZZ_SEND_BULK_REGION 0xFDu
-#define FUZZ_REPLY_HANDLER 3u     /* replies (NOWAIT) to requests: the reply path sends too */
-#define FUZZ_HANDLERS 4u         /* handlers 0..3 registered; the rest go to the default */
+#define FUZZ_REPLY_HANDLER 3u /* replies (NOWAIT) to requests: the reply path sends too */
+#define FUZZ_HANDLERS 4u      /* handlers 0..3 registered; the rest go to the default */
 #define FUZZ_REGIONS (2 + 4 * AM_NQUEUES)
 
 static volatile uint32_t sink; /* what the handlers read, so it is really read */
 
-static void h_read(syncq_am_token *tk, const uint32_t *args, unsigned nargs, const void *data, size_t len,
-                   void *ctx) {
+static void h_read(syncq_am_token *tk, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
   (void)ctx;
   uint32_t acc = syncq_am_token_is_request(tk) ? 1u : 2u;
   for (unsigned i = 0; i < nargs; i++) acc = acc * 31u + args[i];
@@ -75,8 +74,7 @@ static void h_read(syncq_am_token *tk, const uint32_t *args, unsigned nargs, con
   sink += acc;
 }
 
-static void h_reply(syncq_am_token *tk, const uint32_t *args, unsigned nargs, const void *data, size_t len,
-                    void *ctx) {
+static void h_reply(syncq_am_token *tk, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
   h_read(tk, args, nargs, data, len, ctx);
   if (syncq_am_token_is_request(tk)) (void)syncq_am_reply(tk, 1, args, nargs, SYNCQ_AM_NOWAIT);
 }
@@ -103,8 +101,11 @@ static int one_input(const uint8_t *in, size_t n) {
   char name[64];
   snprintf(name, sizeof name, "syncq-fuzz-%d", (int)getpid());
   (void)syncq_am_unlink(name); /* a previous input's, if it was cut short */
-  syncq_am_config cfg = {.claim = in[0] % SYNCQ_AM_CLAIM_COUNT, .packets = FUZZ_PACKETS,
-                         .bulk_blocks = FUZZ_BLOCKS, .bulk_size = FUZZ_BULK, .stale_claim_ns = FUZZ_STALE_NS};
+  syncq_am_config cfg = {.claim = in[0] % SYNCQ_AM_CLAIM_COUNT,
+                         .packets = FUZZ_PACKETS,
+                         .bulk_blocks = FUZZ_BLOCKS,
+                         .bulk_size = FUZZ_BULK,
+                         .stale_claim_ns = FUZZ_STALE_NS};
   syncq_am_endpoint *ep;
   if (syncq_am_create(name, &cfg, &ep) != SYNCQ_OK) return 0;
   for (unsigned i = 0; i < FUZZ_HANDLERS; i++)
@@ -130,10 +131,8 @@ static int one_input(const uint8_t *in, size_t n) {
       unsigned handler = in[i++] % FUZZ_HANDLERS;
       size_t blen = is_bulk ? in[i++] : 0;
       if (sender != NULL) {
-        if (is_bulk)
-          (void)syncq_am_request_bulk(sender, handler, bulk, blen, words, 2, SYNCQ_AM_NOWAIT);
-        else
-          (void)syncq_am_request(sender, handler, words, 2, SYNCQ_AM_NOWAIT);
+        if (is_bulk) (void)syncq_am_request_bulk(sender, handler, bulk, blen, words, 2, SYNCQ_AM_NOWAIT);
+        else (void)syncq_am_request(sender, handler, words, 2, SYNCQ_AM_NOWAIT);
       }
       continue;
     }

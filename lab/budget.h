@@ -17,11 +17,11 @@
 #include <stdint.h>
 
 typedef struct lab_budget {
-  int64_t point_ns;   /* per variant-point, after fitting */
-  int64_t claim_ns;   /* per claimed variant-point, after fitting */
-  int64_t wanted_ns;  /* the sum of the size's budgets over the plan, one launch */
-  int64_t launch_ns;  /* the suite budget's share of one launch (0: no suite budget) */
-  double scale;       /* the factor applied (1: the size's budgets fit) */
+  int64_t point_ns;  /* per variant-point, after fitting */
+  int64_t claim_ns;  /* per claimed variant-point, after fitting */
+  int64_t wanted_ns; /* the sum of the size's budgets over the plan, one launch */
+  int64_t launch_ns; /* the suite budget's share of one launch (0: no suite budget) */
+  double scale;      /* the factor applied (1: the size's budgets fit) */
 } lab_budget;
 
 /* Fit the size's per-variant budgets (point_ns, claim_ns) to a plan of

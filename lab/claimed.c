@@ -9,19 +9,19 @@
 #define LEAF_ALGOS 2 /* num and den, or algo */
 
 typedef struct leaf {
-  json_t *where; /* object, or NULL: every point */
-  json_t *at;    /* object, or NULL: "max_threads" */
+  json_t *where;      /* object, or NULL: every point */
+  json_t *at;         /* object, or NULL: "max_threads" */
   const char *at_max; /* at {K: "max"}: K's largest planned value, as max_threads is threads' */
   const char *metric; /* NULL: any */
   const char *algo[LEAF_ALGOS];
   int nalgo;
-  bool peers;         /* peer_ratio_*: every peer of the point too */
-  bool panel;         /* in_pack: every variant of the point too */
-  bool every_count;   /* rise_then_plateau, along_ratio_*: every thread count, not the largest */
-  double threads_cap; /* needs_pus: only points up to this many threads (0: no cap) */
-  bool planned;       /* a group ran one of algo[] under where */
-  double max_threads; /* the largest threads of those groups */
-  bool at_planned;    /* at_max: a group ran one of algo[] with K under where */
+  bool peers;          /* peer_ratio_*: every peer of the point too */
+  bool panel;          /* in_pack: every variant of the point too */
+  bool every_count;    /* rise_then_plateau, along_ratio_*: every thread count, not the largest */
+  double threads_cap;  /* needs_pus: only points up to this many threads (0: no cap) */
+  bool planned;        /* a group ran one of algo[] under where */
+  double max_threads;  /* the largest threads of those groups */
+  bool at_planned;     /* at_max: a group ran one of algo[] with K under where */
   double at_max_value; /* ... the largest K of those groups */
 } leaf;
 

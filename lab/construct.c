@@ -46,7 +46,8 @@ static int storage_of(const syncq_algo *a, const lab_object_cfg *cfg, size_t *si
     *align = o->align;
     return SYNCQ_OK;
   }
-  default: return SYNCQ_EINVAL;
+  default:
+    return SYNCQ_EINVAL;
   }
 }
 
@@ -60,8 +61,10 @@ static int init_of(const syncq_algo *a, const lab_object_cfg *cfg, void *obj) {
     syncq_barrier_config zero = {0};
     return ((const syncq_barrier_ops *)a->ops)->init(obj, cfg->barrier ? cfg->barrier : &zero);
   }
-  case SYNCQ_FAMILY_COUNTER: return ((const syncq_counter_ops *)a->ops)->init(obj, cfg->counter_initial);
-  case SYNCQ_FAMILY_QUEUE: return ((const syncq_queue_ops *)a->ops)->init(obj, cfg->queue_capacity);
+  case SYNCQ_FAMILY_COUNTER:
+    return ((const syncq_counter_ops *)a->ops)->init(obj, cfg->counter_initial);
+  case SYNCQ_FAMILY_QUEUE:
+    return ((const syncq_queue_ops *)a->ops)->init(obj, cfg->queue_capacity);
   case SYNCQ_FAMILY_STACK: {
     syncq_stack_config zero = {0};
     return ((const syncq_stack_ops *)a->ops)->init(obj, cfg->stack ? cfg->stack : &zero);
@@ -70,19 +73,27 @@ static int init_of(const syncq_algo *a, const lab_object_cfg *cfg, void *obj) {
     syncq_pqueue_config zero = {0};
     return ((const syncq_pqueue_ops *)a->ops)->init(obj, cfg->pqueue ? cfg->pqueue : &zero);
   }
-  default: return SYNCQ_EINVAL;
+  default:
+    return SYNCQ_EINVAL;
   }
 }
 
 static int destroy_of(const syncq_algo *a, void *obj) {
   switch (a->family) {
-  case SYNCQ_FAMILY_LOCK: return ((const syncq_lock_ops *)a->ops)->destroy(obj);
-  case SYNCQ_FAMILY_BARRIER: return ((const syncq_barrier_ops *)a->ops)->destroy(obj);
-  case SYNCQ_FAMILY_COUNTER: return ((const syncq_counter_ops *)a->ops)->destroy(obj);
-  case SYNCQ_FAMILY_QUEUE: return ((const syncq_queue_ops *)a->ops)->destroy(obj);
-  case SYNCQ_FAMILY_STACK: return ((const syncq_stack_ops *)a->ops)->destroy(obj);
-  case SYNCQ_FAMILY_PQUEUE: return ((const syncq_pqueue_ops *)a->ops)->destroy(obj);
-  default: return SYNCQ_EINVAL;
+  case SYNCQ_FAMILY_LOCK:
+    return ((const syncq_lock_ops *)a->ops)->destroy(obj);
+  case SYNCQ_FAMILY_BARRIER:
+    return ((const syncq_barrier_ops *)a->ops)->destroy(obj);
+  case SYNCQ_FAMILY_COUNTER:
+    return ((const syncq_counter_ops *)a->ops)->destroy(obj);
+  case SYNCQ_FAMILY_QUEUE:
+    return ((const syncq_queue_ops *)a->ops)->destroy(obj);
+  case SYNCQ_FAMILY_STACK:
+    return ((const syncq_stack_ops *)a->ops)->destroy(obj);
+  case SYNCQ_FAMILY_PQUEUE:
+    return ((const syncq_pqueue_ops *)a->ops)->destroy(obj);
+  default:
+    return SYNCQ_EINVAL;
   }
 }
 

@@ -138,8 +138,8 @@ static void *copy_side_main(void *p) {
   return NULL;
 }
 
-int lab_floor_cross_core_copy(lab_topo *topo, int slot_a, int slot_b, size_t bytes, unsigned rounds,
-                              double *gb_per_s, char *why, size_t len) {
+int lab_floor_cross_core_copy(lab_topo *topo, int slot_a, int slot_b, size_t bytes, unsigned rounds, double *gb_per_s,
+                              char *why, size_t len) {
   if (gb_per_s == NULL || bytes < LAB_FLOOR_COPY_MIN_BYTES || rounds < 1 || slot_a < 0 || slot_b < 0) {
     snprintf(why, len, "cross-core copy: bad input (bytes %zu: at least %u; rounds %u: at least 1; slots %d, %d)",
              bytes, LAB_FLOOR_COPY_MIN_BYTES, rounds, slot_a, slot_b);
@@ -193,19 +193,17 @@ static bool line_wait(lab_proc_team *t, uint64_t want) {
   unsigned spins = 0;
   /* acquire: pairs with the other process's release store of the line */
   while (atomic_load_explicit(&t->ctl->line, memory_order_acquire) != want) {
-    if (++spins % LAB_FLOOR_SPINS_PER_CHECK == 0 &&
-        (lab_proc_child_should_stop(t) || syncq_now_ns() > deadline))
+    if (++spins % LAB_FLOOR_SPINS_PER_CHECK == 0 && (lab_proc_child_should_stop(t) || syncq_now_ns() > deadline))
       return false;
     syncq_pr_relax();
   }
   return true;
 }
 
-int lab_floor_cross_process_rtt(lab_topo *topo, int slot_a, int slot_b, uint64_t n, double *ns, char *why,
-                                size_t len) {
+int lab_floor_cross_process_rtt(lab_topo *topo, int slot_a, int slot_b, uint64_t n, double *ns, char *why, size_t len) {
   if (ns == NULL || n < 1 || slot_a < 0 || slot_b < 0) {
-    snprintf(why, len, "cross-process round trip: bad input (n %llu: at least 1; slots %d, %d)",
-             (unsigned long long)n, slot_a, slot_b);
+    snprintf(why, len, "cross-process round trip: bad input (n %llu: at least 1; slots %d, %d)", (unsigned long long)n,
+             slot_a, slot_b);
     return -1;
   }
   lab_proc_team team;

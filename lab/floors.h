@@ -37,11 +37,11 @@
 
 #include "lab.h"
 
-#define LAB_FLOOR_COPY_MIN_BYTES 4096u             /* one page */
-#define LAB_FLOOR_COPY_QUICK_BYTES (8u << 20)      /* smoke and quick: 8 MiB */
-#define LAB_FLOOR_COPY_LLC_FACTOR 4u               /* default and full: 4x the last-level cache, */
-#define LAB_FLOOR_COPY_MAX_BYTES (64u << 20)       /* capped at 64 MiB (some VMs report L3s of 100s of MiB) */
-#define LAB_FLOOR_WAIT_NS 10000000000ull           /* a peer silent for 10 s has stalled */
+#define LAB_FLOOR_COPY_MIN_BYTES 4096u        /* one page */
+#define LAB_FLOOR_COPY_QUICK_BYTES (8u << 20) /* smoke and quick: 8 MiB */
+#define LAB_FLOOR_COPY_LLC_FACTOR 4u          /* default and full: 4x the last-level cache, */
+#define LAB_FLOOR_COPY_MAX_BYTES (64u << 20)  /* capped at 64 MiB (some VMs report L3s of 100s of MiB) */
+#define LAB_FLOOR_WAIT_NS 10000000000ull      /* a peer silent for 10 s has stalled */
 #define LAB_FLOOR_WHY 200
 
 /* The buffer the copy floor uses at this size: LAB_FLOOR_COPY_QUICK_BYTES
@@ -59,14 +59,13 @@ const char *lab_floor_slots(const lab_topo *topo, int *slot_a, int *slot_b);
  * out; *gb_per_s = total bytes copied / total copy time (GB = 1e9 bytes).
  * 0, or -1 with why (bad input, out of memory, a thread could not start,
  * a stalled peer, a wrong copy). */
-int lab_floor_cross_core_copy(lab_topo *topo, int slot_a, int slot_b, size_t bytes, unsigned rounds,
-                              double *gb_per_s, char *why, size_t len);
+int lab_floor_cross_core_copy(lab_topo *topo, int slot_a, int slot_b, size_t bytes, unsigned rounds, double *gb_per_s,
+                              char *why, size_t len);
 
 /* The cross-process round trip: n round trips of a cache line between the
  * calling process (slot a) and a forked child (slot b); *ns = mean round
  * trip in ns. The caller's own pinning is undone before returning.
  * 0, or -1 with why (bad input, fork/mmap failed, a stalled peer). */
-int lab_floor_cross_process_rtt(lab_topo *topo, int slot_a, int slot_b, uint64_t n, double *ns, char *why,
-                                size_t len);
+int lab_floor_cross_process_rtt(lab_topo *topo, int slot_a, int slot_b, uint64_t n, double *ns, char *why, size_t len);
 
 #endif /* SYNCQ_LAB_FLOORS_H */

@@ -96,9 +96,9 @@ typedef struct lab_param {
 
 /* What one repetition of one variant measured. */
 typedef struct lab_sample {
-  double value;      /* the group's metric */
-  uint64_t ops;      /* operations made, to turn stats into per-op counts (0: none) */
-  syncq_stats stats; /* algorithm events, summed over the team */
+  double value;                /* the group's metric */
+  uint64_t ops;                /* operations made, to turn stats into per-op counts (0: none) */
+  syncq_stats stats;           /* algorithm events, summed over the team */
   double extra[LAB_MAX_EXTRA]; /* the group's extra metrics, in the order of lab_group.extra */
 } lab_sample;
 
@@ -168,7 +168,7 @@ typedef struct lab_experiment {
    * "two-cas", or phys's floors). */
   bool uses_registry;
   syncq_family family;
-  bool also_family;     /* and those of family2 (np99-locks: locks and queues) */
+  bool also_family; /* and those of family2 (np99-locks: locks and queues) */
   syncq_family family2;
   const char *const *fixed_algos;
   int (*run)(lab_ctx *ctx);
@@ -177,7 +177,8 @@ typedef struct lab_experiment {
 /* 001's plots against the multiprogramming level: "level" on x, one line per
  * algorithm and mode, the dedicated run (level 1) starting every line; the
  * normalized time, as 001's figures show it. */
-#define LAB_ALSO_X_LEVEL "[{\"x\": \"level\", \"join\": \"mode\", \"base\": \"dedicated\", \"metrics\": [\"time_ratio\"]}]"
+#define LAB_ALSO_X_LEVEL \
+  "[{\"x\": \"level\", \"join\": \"mode\", \"base\": \"dedicated\", \"metrics\": [\"time_ratio\"]}]"
 
 /* ---- the experiments (lab/experiments.c) ---- */
 size_t lab_experiment_count(void);
@@ -189,25 +190,25 @@ bool lab_experiment_knows(const lab_experiment *e, const char *algo);
 /* ---- options of a run ---- */
 typedef struct lab_options {
   lab_size size;
-  int reps;       /* measured repetitions per point, per launch (at least) */
-  int max_reps;   /* more while the group is within its budget (reps..max_reps) */
+  int reps;                /* measured repetitions per point, per launch (at least) */
+  int max_reps;            /* more while the group is within its budget (reps..max_reps) */
   int64_t point_budget_ns; /* a group of v variants stops at reps once it took v x this */
   int64_t claim_budget_ns; /* then its c claimed variants go on for c x this (0: never) */
   int64_t suite_budget_ns; /* the two above shrink to fit this over the plan (0: no cap; budget.h) */
-  int plan_pus;   /* plan as if the machine had this many PUs (0: its own) */
-  bool plan_only; /* print the plan (JSON lines on stdout) and measure nothing */
-  int claim_max_reps; /* ... up to this many repetitions */
-  int launches;   /* separate launches of the whole run (1: this process measures) */
-  int launch;     /* 1..launches when this process is one launch of a run; 0 otherwise */
-  const char *run_id; /* the run a launch belongs to (NULL: a new run) */
-  bool pin;       /* pin workers with hwloc */
+  int plan_pus;            /* plan as if the machine had this many PUs (0: its own) */
+  bool plan_only;          /* print the plan (JSON lines on stdout) and measure nothing */
+  int claim_max_reps;      /* ... up to this many repetitions */
+  int launches;            /* separate launches of the whole run (1: this process measures) */
+  int launch;              /* 1..launches when this process is one launch of a run; 0 otherwise */
+  const char *run_id;      /* the run a launch belongs to (NULL: a new run) */
+  bool pin;                /* pin workers with hwloc */
   int threads[LAB_MAX_THREADS_LIST];
-  int nthreads;   /* 0: each experiment's default sweep */
+  int nthreads; /* 0: each experiment's default sweep */
   const char *algos[LAB_MAX_ALGOS];
-  int nalgos;     /* 0: all the experiment knows */
+  int nalgos; /* 0: all the experiment knows */
   const char *out_dir;
   const char *command; /* the command line, for the machine record */
-  bool quiet;     /* no progress lines */
+  bool quiet;          /* no progress lines */
   /* --where KEY=V1,V2 (repeatable): only the points whose parameter KEY
    * is one of the values (numbers compare numerically, strings exactly),
    * for every KEY given. */
@@ -216,7 +217,7 @@ typedef struct lab_options {
     const char *vals[LAB_MAX_ALGOS];
     int nvals;
   } where[LAB_MAX_PARAMS];
-  int nwhere;     /* 0: every point */
+  int nwhere; /* 0: every point */
 } lab_options;
 
 /* Run the experiments (NULL-terminated list) in this process (one launch).
@@ -257,8 +258,8 @@ void lab_group_param_str(lab_group *g, const char *key, const char *str);
 
 /* ---- worker teams (lab/team.c) ---- */
 typedef struct lab_worker {
-  int id;        /* 0..n-1 */
-  int n;         /* team size */
+  int id; /* 0..n-1 */
+  int n;  /* team size */
   void *arg;
 } lab_worker;
 
@@ -267,8 +268,8 @@ typedef struct lab_worker {
  * when pus is not NULL), wait for all, and return the time from the start
  * barrier to the last finish in *elapsed_ns and the team's summed
  * syncq_stats in *stats (may be NULL). Returns 0 or -1 (after lab_fail). */
-int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, const int *pus,
-                 uint64_t *elapsed_ns, syncq_stats *stats);
+int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, const int *pus, uint64_t *elapsed_ns,
+                 syncq_stats *stats);
 
 /* ---- topology and pinning (lab/topo.c) ---- */
 typedef struct lab_topo lab_topo;

@@ -63,7 +63,9 @@ static const char run_options_text[] =
   "  --algos LIST     only these algorithms, e.g. faa,cas\n"
   "  --where KEY=LIST only the points whose parameter KEY is one of LIST (repeatable),\n"
   "                   e.g. --full --where sorters=6000 --where send=link: 002's largest point\n"
-  "  --reps N         measured repetitions per point and launch, 1.." "100" " (default: 1 at --quick,\n"
+  "  --reps N         measured repetitions per point and launch, 1.."
+  "100"
+  " (default: 1 at --quick,\n"
   "                   5 otherwise; each launch adds a warm-up)\n"
   "  --max-reps M     repeat a point's group of variants up to M times while the group has\n"
   "                   taken under its time budget (default: 8 at --quick within 40 ms per\n"
@@ -72,7 +74,9 @@ static const char run_options_text[] =
   "                   taken under MS per variant, up to 100 times (default: 150 at --quick,\n"
   "                   600 otherwise; 0 at smoke and with --reps alone; 0: never)\n"
   "  --launches K     measure every point in K separate launches of the run, one after\n"
-  "                   another (1.." "20" "; default 3, 1 at smoke): the\n"
+  "                   another (1.."
+  "20"
+  "; default 3, 1 at smoke): the\n"
   "                   report's confidence intervals see the variation between launches\n"
   "  --suite-budget S the repetitions past --reps (--max-reps, --claim-budget) share S seconds\n"
   "                   over the whole run: on a plan of more points each gets less (default:\n"
@@ -81,7 +85,8 @@ static const char run_options_text[] =
   "                   default: SYNCQ_LAB_PUS, else the machine's); the machine record keeps both\n"
   "  --plan           print the plan (JSON lines: each experiment's thread counts, points and\n"
   "                   claimed points, then the budget arithmetic) and measure nothing\n"
-  "  --out DIR        where results.jsonl goes (default " DEFAULT_OUT ")\n"
+  "  --out DIR        where results.jsonl goes (default " DEFAULT_OUT
+  ")\n"
   "  --no-pin         do not pin threads to processing units\n"
   "  --quiet          no progress lines\n";
 
@@ -187,8 +192,12 @@ static int cmd_algos(int argc, char **argv) {
     for (int i = 0; i < n && i < SYNCQ_REGISTRY_MAX; i++) {
       algo_row *r = &rows[nrows++];
       syncq_props_format(a[i]->props, r->props, sizeof r->props);
-      const char *cells[6] = {syncq_family_name((syncq_family)f), a[i]->name, syncq_progress_name(a[i]->progress),
-                              r->props, a[i]->paper, a[i]->title};
+      const char *cells[6] = {syncq_family_name((syncq_family)f),
+                              a[i]->name,
+                              syncq_progress_name(a[i]->progress),
+                              r->props,
+                              a[i]->paper,
+                              a[i]->title};
       memcpy(r->cell, cells, sizeof cells);
     }
   }
@@ -319,8 +328,7 @@ static int run_launches(const lab_options *opt) {
       if (status != -1 && WIFSIGNALED(status))
         fprintf(stderr, "syncq-lab: launch %d of %d died of signal %d; the run stops\n", i, opt->launches,
                 WTERMSIG(status));
-      else
-        fprintf(stderr, "syncq-lab: launch %d of %d failed; the run stops\n", i, opt->launches);
+      else fprintf(stderr, "syncq-lab: launch %d of %d failed; the run stops\n", i, opt->launches);
       rc = 1;
     }
   }
@@ -330,10 +338,14 @@ static int run_launches(const lab_options *opt) {
 
 static int default_launches(lab_size size) {
   switch (size) {
-  case LAB_SIZE_SMOKE: return 1;
-  case LAB_SIZE_QUICK: return LAB_QUICK_LAUNCHES;
-  case LAB_SIZE_DEFAULT: return LAB_DEFAULT_LAUNCHES;
-  default: return LAB_FULL_LAUNCHES;
+  case LAB_SIZE_SMOKE:
+    return 1;
+  case LAB_SIZE_QUICK:
+    return LAB_QUICK_LAUNCHES;
+  case LAB_SIZE_DEFAULT:
+    return LAB_DEFAULT_LAUNCHES;
+  default:
+    return LAB_FULL_LAUNCHES;
   }
 }
 
@@ -379,7 +391,7 @@ static int cmd_run(int argc, char **argv, char *command) {
   opt.out_dir = DEFAULT_OUT;
   opt.command = command;
   bool reps_given = false, launches_given = false;
-  int max_reps = 0; /* 0: the size's default */
+  int max_reps = 0;         /* 0: the size's default */
   int claim_budget_ms = -1; /* -1: the size's default */
   int suite_budget_s = -1;  /* -1: the size's default */
   const char *env_pus = getenv("SYNCQ_LAB_PUS");
@@ -397,9 +409,10 @@ static int cmd_run(int argc, char **argv, char *command) {
     else if (strcmp(a, "--quiet") == 0) opt.quiet = true;
     else if (strcmp(a, "--plan") == 0) opt.plan_only = true;
     else if (strcmp(a, "--size") == 0 || strcmp(a, "--threads") == 0 || strcmp(a, "--algos") == 0 ||
-             strcmp(a, "--where") == 0 || strcmp(a, "--reps") == 0 || strcmp(a, "--max-reps") == 0 || strcmp(a, "--out") == 0 || strcmp(a, "--claim-budget") == 0 ||
-             strcmp(a, "--suite-budget") == 0 || strcmp(a, "--pus") == 0 ||
-             strcmp(a, "--launches") == 0 || strcmp(a, "--launch") == 0 || strcmp(a, "--run-id") == 0) {
+             strcmp(a, "--where") == 0 || strcmp(a, "--reps") == 0 || strcmp(a, "--max-reps") == 0 ||
+             strcmp(a, "--out") == 0 || strcmp(a, "--claim-budget") == 0 || strcmp(a, "--suite-budget") == 0 ||
+             strcmp(a, "--pus") == 0 || strcmp(a, "--launches") == 0 || strcmp(a, "--launch") == 0 ||
+             strcmp(a, "--run-id") == 0) {
       if (val == NULL) return usage_error("%s needs a value", a);
       i++;
       if (strcmp(a, "--size") == 0) {
@@ -410,7 +423,8 @@ static int cmd_run(int argc, char **argv, char *command) {
         else return usage_error("unknown size '%s' (smoke, quick, default, full)", val);
       } else if (strcmp(a, "--threads") == 0) {
         opt.nthreads = parse_int_list(val, opt.threads, LAB_MAX_THREADS_LIST, 1, 4096);
-        if (opt.nthreads <= 0) return usage_error("--threads wants a list of counts 1..4096 like 1,2,4 (got '%s')", val);
+        if (opt.nthreads <= 0)
+          return usage_error("--threads wants a list of counts 1..4096 like 1,2,4 (got '%s')", val);
       } else if (strcmp(a, "--algos") == 0) {
         opt.nalgos = split_list(argv[i], opt.algos, LAB_MAX_ALGOS);
         if (opt.nalgos <= 0) return usage_error("--algos wants a list of names like faa,cas (got '%s')", val);
@@ -425,7 +439,8 @@ static int cmd_run(int argc, char **argv, char *command) {
         if (w->nvals <= 0) return usage_error("--where wants KEY=LIST like sorters=6000 (got '%s=')", val);
       } else if (strcmp(a, "--reps") == 0) {
         int r[1];
-        if (parse_int_list(val, r, 1, 1, LAB_MAX_REPS) != 1) return usage_error("--reps wants a number 1..100 (got '%s')", val);
+        if (parse_int_list(val, r, 1, 1, LAB_MAX_REPS) != 1)
+          return usage_error("--reps wants a number 1..100 (got '%s')", val);
         opt.reps = r[0];
         reps_given = true;
       } else if (strcmp(a, "--max-reps") == 0) {
@@ -456,7 +471,8 @@ static int cmd_run(int argc, char **argv, char *command) {
           launches_given = true;
         }
       } else if (strcmp(a, "--run-id") == 0) {
-        if (val[0] == '\0' || strlen(val) >= LAB_RUN_ID_MAX) return usage_error("--run-id wants a short id (got '%s')", val);
+        if (val[0] == '\0' || strlen(val) >= LAB_RUN_ID_MAX)
+          return usage_error("--run-id wants a short id (got '%s')", val);
         opt.run_id = val;
       } else {
         if (val[0] == '\0') return usage_error("%s", "--out needs a directory");

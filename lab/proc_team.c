@@ -20,8 +20,7 @@
 /* Children name their segments with a per-process counter. */
 static unsigned seg_counter;
 
-int lab_proc_team_init(lab_proc_team *t, lab_topo *topo, int max_children, size_t slot_bytes, char *why,
-                       size_t len) {
+int lab_proc_team_init(lab_proc_team *t, lab_topo *topo, int max_children, size_t slot_bytes, char *why, size_t len) {
   if (t == NULL) {
     snprintf(why, len, "no team");
     return -1;
@@ -121,7 +120,8 @@ void lab_proc_team_stop(lab_proc_team *t, bool kill_them) {
   for (int i = 0; i < t->n; i++) {
     if (t->pids[i] <= 0) continue;
     if (kill_them) kill(t->pids[i], SIGKILL);
-    while (waitpid(t->pids[i], NULL, 0) < 0 && errno == EINTR) {}
+    while (waitpid(t->pids[i], NULL, 0) < 0 && errno == EINTR) {
+    }
   }
   t->n = 0;
 }
@@ -149,7 +149,7 @@ _Noreturn void lab_proc_child_failed(lab_proc_team *t, int code) {
 bool lab_proc_child_wait_go(lab_proc_team *t, bool sleep) {
   /* acquire: pairs with lab_proc_team_go's release */
   while (atomic_load_explicit(&t->ctl->go, memory_order_acquire) == 0u) {
-    if (lab_proc_child_should_stop(t)) /* go may have come just before stop */
+    if (lab_proc_child_should_stop(t))                                      /* go may have come just before stop */
       return atomic_load_explicit(&t->ctl->go, memory_order_acquire) != 0u; /* pairs with go's release */
     if (sleep) (void)syncq_futex_wait(&t->ctl->go, 0u, LAB_PROC_GO_NAP_NS, true);
     else sched_yield();

@@ -40,8 +40,8 @@
 #include "syncq/pr.h"
 
 #define LAB_PROC_MAX 64
-#define LAB_PROC_CHILD_ALARM_S 600          /* a child that outlives its parent's interest dies */
-#define LAB_PROC_STALL_NS 30000000000ull    /* a wait with no progress for 30 s fails */
+#define LAB_PROC_CHILD_ALARM_S 600       /* a child that outlives its parent's interest dies */
+#define LAB_PROC_STALL_NS 30000000000ull /* a wait with no progress for 30 s fails */
 #define LAB_PROC_WHY 200
 
 /* Shared between the parent and its children. */
@@ -54,20 +54,19 @@ typedef struct lab_proc_ctl {
 } lab_proc_ctl;
 
 typedef struct lab_proc_team {
-  lab_proc_ctl *ctl;      /* in the shared mapping */
-  unsigned char *slots;   /* max_children result slots, in the shared mapping */
+  lab_proc_ctl *ctl;    /* in the shared mapping */
+  unsigned char *slots; /* max_children result slots, in the shared mapping */
   size_t slot_bytes;
   size_t map_bytes;
   int max_children;
-  lab_topo *topo;         /* pin children and parent with it; NULL: no pinning */
+  lab_topo *topo; /* pin children and parent with it; NULL: no pinning */
   pid_t pids[LAB_PROC_MAX];
-  int n;                  /* children forked and not yet reaped */
+  int n; /* children forked and not yet reaped */
 } lab_proc_team;
 
 /* Map the shared block (control + max_children slots of slot_bytes,
  * zeroed). 0, or -1 with the reason in why (bad sizes, mmap failed). */
-int lab_proc_team_init(lab_proc_team *t, lab_topo *topo, int max_children, size_t slot_bytes, char *why,
-                       size_t len);
+int lab_proc_team_init(lab_proc_team *t, lab_topo *topo, int max_children, size_t slot_bytes, char *why, size_t len);
 /* Fork one child: returns 0 in the child (its alarm set), the pid in the
  * parent (recorded for stop), or -1 when fork failed or the team is full.
  * Output buffers are flushed first so the child does not repeat them. */

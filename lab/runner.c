@@ -35,7 +35,8 @@
 #endif
 
 #define NS_PER_S 1e9
-#define SIZE_NAMES_INIT {"smoke", "quick", "default", "full"}
+#define SIZE_NAMES_INIT \
+  { "smoke", "quick", "default", "full" }
 
 struct lab_ctx {
   const lab_options *opt;
@@ -44,21 +45,21 @@ struct lab_ctx {
   lab_results results;
   bool planning;
   bool failed;
-  long failed_points; /* variant-points whose sample failed: recorded, the run went on */
-  int failed_experiments; /* experiments that stopped early */
-  bool pin_refused; /* the probe could not pin: run unpinned */
-  lab_claimed **claimed; /* per experiment of the run: the points its claims read */
+  long failed_points;       /* variant-points whose sample failed: recorded, the run went on */
+  int failed_experiments;   /* experiments that stopped early */
+  bool pin_refused;         /* the probe could not pin: run unpinned */
+  lab_claimed **claimed;    /* per experiment of the run: the points its claims read */
   lab_claimed *cur_claimed; /* the running experiment's */
   /* the plan: a second planning pass counts what the claims read */
   bool counting;
-  long claimed_points;  /* variant-points a claim reads, whole run */
-  long exp_points, exp_claimed; /* the same for the experiment being counted */
+  long claimed_points;                      /* variant-points a claim reads, whole run */
+  long exp_points, exp_claimed;             /* the same for the experiment being counted */
   double exp_threads[LAB_MAX_THREADS_LIST]; /* its groups' distinct thread counts */
   int exp_nthreads;
   lab_budget budget; /* the per-variant budgets fitted to the plan (budget.h) */
   /* progress */
-  long planned;   /* variant-points in the whole run */
-  long done;      /* variant-points measured so far */
+  long planned; /* variant-points in the whole run */
+  long done;    /* variant-points measured so far */
   uint64_t t_start;
   char failure[512];
 };
@@ -74,10 +75,14 @@ int lab_pus(const lab_ctx *ctx) { return ctx->opt->plan_pus > 0 ? ctx->opt->plan
 
 uint64_t lab_by_size(const lab_ctx *ctx, uint64_t smoke, uint64_t quick, uint64_t dflt, uint64_t full) {
   switch (ctx->opt->size) {
-  case LAB_SIZE_SMOKE: return smoke;
-  case LAB_SIZE_QUICK: return quick;
-  case LAB_SIZE_FULL: return full;
-  case LAB_SIZE_DEFAULT: break;
+  case LAB_SIZE_SMOKE:
+    return smoke;
+  case LAB_SIZE_QUICK:
+    return quick;
+  case LAB_SIZE_FULL:
+    return full;
+  case LAB_SIZE_DEFAULT:
+    break;
   }
   return dflt;
 }
@@ -211,12 +216,9 @@ static const struct {
   const char *name;
   size_t off;
 } counter_fields[] = {
-  {"cas_per_op", offsetof(syncq_stats, cas_attempts)},
-  {"cas_fail_per_op", offsetof(syncq_stats, cas_failures)},
-  {"retries_per_op", offsetof(syncq_stats, retries)},
-  {"backoffs_per_op", offsetof(syncq_stats, backoffs)},
-  {"yields_per_op", offsetof(syncq_stats, yields)},
-  {"blocks_per_op", offsetof(syncq_stats, blocks)},
+  {"cas_per_op", offsetof(syncq_stats, cas_attempts)}, {"cas_fail_per_op", offsetof(syncq_stats, cas_failures)},
+  {"retries_per_op", offsetof(syncq_stats, retries)},  {"backoffs_per_op", offsetof(syncq_stats, backoffs)},
+  {"yields_per_op", offsetof(syncq_stats, yields)},    {"blocks_per_op", offsetof(syncq_stats, blocks)},
 };
 #define N_STAT_COUNTERS (sizeof counter_fields / sizeof counter_fields[0])
 #define CTX_COUNTER N_STAT_COUNTERS /* the slot after the syncq_stats ones */
@@ -242,10 +244,8 @@ static void format_params(const lab_group *g, char *buf, size_t len) {
   buf[0] = '\0';
   for (int i = 0; i < g->nparams && k < len; i++) {
     const lab_param *p = &g->params[i];
-    if (p->str)
-      k += (size_t)snprintf(buf + k, len - k, "%s%s=%s", i ? " " : "", p->key, p->str);
-    else
-      k += (size_t)snprintf(buf + k, len - k, "%s%s=%g", i ? " " : "", p->key, p->num);
+    if (p->str) k += (size_t)snprintf(buf + k, len - k, "%s%s=%s", i ? " " : "", p->key, p->str);
+    else k += (size_t)snprintf(buf + k, len - k, "%s%s=%g", i ? " " : "", p->key, p->num);
   }
 }
 
@@ -296,9 +296,9 @@ static void describe_algorithm(json_t *o, const char *algo) {
   json_object_set_new(o, "peer", json_false());
 }
 
-static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const char *metric,
-                       const char *unit, bool higher_is_better, const double *vals, int reps,
-                       double counters[][LAB_MAX_REPS], const bool *has_counter) {
+static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const char *metric, const char *unit,
+                       bool higher_is_better, const double *vals, int reps, double counters[][LAB_MAX_REPS],
+                       const bool *has_counter) {
   json_t *o = json_object();
   json_object_set_new(o, "experiment", json_string(ctx->exp->name));
   json_object_set_new(o, "algorithm", json_string(algo));
@@ -331,23 +331,22 @@ static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const
 }
 
 /* The "<metric>_ratio" points of a group with normalize_to (see lab.h). */
-static int write_ratios(lab_ctx *ctx, const lab_group *g, const int *idx, int nv,
-                        double (*values)[LAB_MAX_REPS], const int *count, const char *of_metric,
-                        bool higher_is_better) {
+static int write_ratios(lab_ctx *ctx, const lab_group *g, const int *idx, int nv, double (*values)[LAB_MAX_REPS],
+                        const int *count, const char *of_metric, bool higher_is_better) {
   int ref = -1;
   for (int k = 0; k < nv; k++)
     if (strcmp(g->variants[idx[k]].algorithm, g->normalize_to) == 0) ref = k;
-  if (ref < 0) return 0; /* the reference was filtered out by --algos */
+  if (ref < 0) return 0;         /* the reference was filtered out by --algos */
   if (count[ref] == 0) return 0; /* the reference failed: no ratios */
   char metric[128];
   snprintf(metric, sizeof metric, "%s_ratio", of_metric);
   for (int k = 0; k < nv; k++) {
     double ratio[LAB_MAX_REPS];
     int reps = count[k] < count[ref] ? count[k] : count[ref]; /* the repetitions made side by side */
-    if (reps == 0) continue; /* a variant that failed */
+    if (reps == 0) continue;                                  /* a variant that failed */
     for (int r = 0; r < reps; r++) ratio[r] = values[ref][r] > 0 ? values[k][r] / values[ref][r] : 0.0;
-    if (write_point(ctx, g, g->variants[idx[k]].algorithm, metric, "x", higher_is_better, ratio, reps,
-                    NULL, NULL) != 0) {
+    if (write_point(ctx, g, g->variants[idx[k]].algorithm, metric, "x", higher_is_better, ratio, reps, NULL, NULL) !=
+        0) {
       lab_fail(ctx, "writing results: %s", strerror(errno));
       return -1;
     }
@@ -434,8 +433,8 @@ static bool injected_failure(lab_ctx *ctx, const char *algorithm) {
  * hide in a run that went on. */
 static void point_failed(lab_ctx *ctx, const char *algorithm, const char *pbuf, int rep) {
   fprintf(stderr, "syncq-lab: %s: %s %s: FAILED: %s\n", ctx->exp->name, algorithm, pbuf, ctx->failure);
-  lab_note(ctx, "FAILED: %s%s%s (%s %d): %s; not measured further in this run", algorithm, pbuf[0] ? " " : "",
-           pbuf, rep < 0 ? "warm-up sample" : "repetition", rep < 0 ? -rep : rep + 1, ctx->failure);
+  lab_note(ctx, "FAILED: %s%s%s (%s %d): %s; not measured further in this run", algorithm, pbuf[0] ? " " : "", pbuf,
+           rep < 0 ? "warm-up sample" : "repetition", rep < 0 ? -rep : rep + 1, ctx->failure);
   ctx->failed_points++;
   ctx->failed = false;
   ctx->failure[0] = '\0';
@@ -475,7 +474,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   format_params(g, pbuf, sizeof pbuf);
 
   int rc = 0;
-  int count[LAB_MAX_VARIANTS] = {0}; /* repetitions each variant completed */
+  int count[LAB_MAX_VARIANTS] = {0};     /* repetitions each variant completed */
   bool dead[LAB_MAX_VARIANTS] = {false}; /* its sample failed: not measured further, no point written */
   int max_reps = ctx->opt->max_reps > reps ? ctx->opt->max_reps : reps;
   /* The variants a claim reads (claimed.h) go on past the group's budget;
@@ -486,7 +485,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   int claim_min_reps = g->claim_min_reps < claim_max_reps ? g->claim_min_reps : claim_max_reps;
   bool extra = false; /* past the group's budget: the claimed variants only */
   uint64_t t_group = syncq_now_ns(), t_extra = 0, t_round = t_group;
-  int64_t last_round = 0; /* the previous round's time: a round is started only if it fits */
+  int64_t last_round = 0;  /* the previous round's time: a round is started only if it fits */
   int64_t last_warmup = 0; /* the first variant's warm-up sample (LAB_WARMUP_LONG_NS) */
   /* Interleave: every variant's r-th repetition before any (r+1)-th, so a
    * drift of the machine over time hits all variants alike. Past the
@@ -498,8 +497,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
     uint64_t now = syncq_now_ns();
     if (r > -warm) last_round = (int64_t)(now - t_round);
     t_round = now;
-    if (!extra && r >= reps &&
-        (r >= max_reps || (int64_t)(now - t_group) + last_round > ctx->budget.point_ns * nv)) {
+    if (!extra && r >= reps && (r >= max_reps || (int64_t)(now - t_group) + last_round > ctx->budget.point_ns * nv)) {
       if (nclaimed == 0 || ctx->budget.claim_ns <= 0) break;
       extra = true;
       t_extra = now;
@@ -544,8 +542,8 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   for (int k = 0; k < nv && rc == 0; k++) {
     const lab_variant *v = &g->variants[idx[k]];
     if (dead[k]) continue;
-    if (write_point(ctx, g, v->algorithm, g->metric, g->unit, g->higher_is_better, values[k], count[k],
-                    counters[k], has[k]) != 0) {
+    if (write_point(ctx, g, v->algorithm, g->metric, g->unit, g->higher_is_better, values[k], count[k], counters[k],
+                    has[k]) != 0) {
       lab_fail(ctx, "writing results: %s", strerror(errno));
       rc = -1;
       break;
@@ -562,12 +560,14 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       double el = (double)(syncq_now_ns() - ctx->t_start) / NS_PER_S;
       char eta[32];
       format_eta(ctx->done ? el / (double)ctx->done * (double)(ctx->planned - ctx->done) : -1, eta, sizeof eta);
-      fprintf(stderr, "[%ld/%ld %3.0f%%] %s: %s%s%s: %s %.4g %s (median of %d) - about %s left\n",
-              ctx->done, ctx->planned, 100.0 * (double)ctx->done / (double)(ctx->planned ? ctx->planned : 1),
-              ctx->exp->name, v->algorithm, pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], count[k]), g->unit, count[k], eta);
+      fprintf(stderr, "[%ld/%ld %3.0f%%] %s: %s%s%s: %s %.4g %s (median of %d) - about %s left\n", ctx->done,
+              ctx->planned, 100.0 * (double)ctx->done / (double)(ctx->planned ? ctx->planned : 1), ctx->exp->name,
+              v->algorithm, pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], count[k]), g->unit, count[k],
+              eta);
     }
   }
-  if (rc == 0 && g->normalize_to != NULL) rc = write_ratios(ctx, g, idx, nv, values, count, g->metric, g->higher_is_better);
+  if (rc == 0 && g->normalize_to != NULL)
+    rc = write_ratios(ctx, g, idx, nv, values, count, g->metric, g->higher_is_better);
   for (int e = 0; e < g->nextra && rc == 0 && g->normalize_to != NULL; e++)
     rc = write_ratios(ctx, g, idx, nv, xvalues[e], count, g->extra[e].metric, g->extra[e].higher_is_better);
   free(xvalues);
@@ -606,7 +606,8 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "date", json_string(date));
   json_object_set_new(o, "size", json_string(size_names[ctx->opt->size]));
   json_object_set_new(o, "reps", json_integer(ctx->opt->reps));
-  json_object_set_new(o, "max_reps", json_integer(ctx->opt->max_reps > ctx->opt->reps ? ctx->opt->max_reps : ctx->opt->reps));
+  json_object_set_new(o, "max_reps",
+                      json_integer(ctx->opt->max_reps > ctx->opt->reps ? ctx->opt->max_reps : ctx->opt->reps));
   json_object_set_new(o, "point_budget_ms", json_integer(ctx->budget.point_ns / 1000000));
   json_object_set_new(o, "claim_budget_ms", json_integer(ctx->budget.claim_ns / 1000000));
   json_object_set_new(o, "suite_budget_s", json_integer(ctx->opt->suite_budget_ns / 1000000000));
@@ -723,7 +724,8 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   ctx.opt = opt;
   char why[512], pinning[300] = "off";
   ctx.topo = lab_topo_load(why, sizeof why);
-  if (ctx.topo == NULL) fprintf(stderr, "syncq-lab: warning: no topology (%s): running unpinned on 1 PU assumed\n", why);
+  if (ctx.topo == NULL)
+    fprintf(stderr, "syncq-lab: warning: no topology (%s): running unpinned on 1 PU assumed\n", why);
   if (!opt->plan_only) {
     if (lab_results_open(&ctx.results, opt->out_dir, opt->run_id, opt->launch, why, sizeof why) != 0) {
       fprintf(stderr, "syncq-lab: %s\n", why);
@@ -777,8 +779,7 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
       if (opt->launch > 0)
         fprintf(stderr, "syncq-lab: running %s (%s), launch %d of %d\n", exps[i]->name, exps[i]->title, opt->launch,
                 opt->launches);
-      else
-        fprintf(stderr, "syncq-lab: running %s (%s)\n", exps[i]->name, exps[i]->title);
+      else fprintf(stderr, "syncq-lab: running %s (%s)\n", exps[i]->name, exps[i]->title);
     }
     uint64_t t_exp = syncq_now_ns();
     if (exps[i]->run(&ctx) != 0 || ctx.failed) {
@@ -794,15 +795,13 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
         ctx.failure[0] = '\0';
       }
     } else if (!opt->quiet) {
-      fprintf(stderr, "syncq-lab: %s done in %.1f s\n", exps[i]->name,
-              (double)(syncq_now_ns() - t_exp) / NS_PER_S);
+      fprintf(stderr, "syncq-lab: %s done in %.1f s\n", exps[i]->name, (double)(syncq_now_ns() - t_exp) / NS_PER_S);
     }
   }
   free_claimed(&ctx, nexps);
   lab_results_close(&ctx.results);
   lab_topo_free(ctx.topo);
-  if (rc == 0 && !opt->quiet)
-    fprintf(stderr, "syncq-lab: results in %s/%s\n", opt->out_dir, LAB_RESULTS_FILE);
+  if (rc == 0 && !opt->quiet) fprintf(stderr, "syncq-lab: results in %s/%s\n", opt->out_dir, LAB_RESULTS_FILE);
   if (rc == 0 && (ctx.failed_points > 0 || ctx.failed_experiments > 0)) {
     fprintf(stderr,
             "syncq-lab: %ld point(s) failed and %d experiment(s) stopped early (FAILED above, and in "

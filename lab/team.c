@@ -37,7 +37,7 @@ typedef struct worker_slot {
   lab_ctx *ctx;
   void (*body)(lab_worker *w);
   gate *g;
-  int pu_slot; /* pinning slot, or -1 for no pinning */
+  int pu_slot;     /* pinning slot, or -1 for no pinning */
   uint64_t end_ns; /* when this worker finished its body */
   syncq_stats stats;
   char pin_error[256];
@@ -63,8 +63,8 @@ static void *worker_main(void *p) {
   return NULL;
 }
 
-int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, const int *pus,
-                 uint64_t *elapsed_ns, syncq_stats *stats) {
+int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, const int *pus, uint64_t *elapsed_ns,
+                 syncq_stats *stats) {
   if (n < 1) {
     lab_fail(ctx, "a team needs at least one thread (got %d)", n);
     return -1;
@@ -84,8 +84,8 @@ int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, co
   bool pin = lab_pinning_enabled(ctx);
   int started = 0;
   for (int i = 0; i < n; i++) {
-    slots[i] = (worker_slot){.w = {i, n, arg}, .ctx = ctx, .body = body, .g = g,
-                             .pu_slot = pin ? (pus ? pus[i] : i) : -1};
+    slots[i] =
+      (worker_slot){.w = {i, n, arg}, .ctx = ctx, .body = body, .g = g, .pu_slot = pin ? (pus ? pus[i] : i) : -1};
     if (pthread_create(&tids[i], NULL, worker_main, &slots[i]) != 0) break;
     started++;
   }

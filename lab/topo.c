@@ -17,7 +17,7 @@ struct lab_topo {
   hwloc_topology_t topo;
   int npus;
   int ncores;
-  int *order;      /* slot -> index of the PU object (logical index) */
+  int *order; /* slot -> index of the PU object (logical index) */
   char model[256];
 };
 

@@ -16,9 +16,9 @@
 
 #define NS_PER_S 1000000000ull
 #define NS_PER_US 1000.0
-#define CALIB_ROUNDS 11        /* odd, for a true median */
-#define CALIB_ITERS 400000ull  /* about 1-2 ms a round on current cores */
-#define VEC_LEN 8              /* local vector the loop updates */
+#define CALIB_ROUNDS 11       /* odd, for a true median */
+#define CALIB_ITERS 400000ull /* about 1-2 ms a round on current cores */
+#define VEC_LEN 8             /* local vector the loop updates */
 
 uint64_t syncq_now_ns(void) {
   struct timespec ts;
@@ -69,9 +69,9 @@ double syncq_delay_calibrate(void) {
  * longer than the step it covered means the thread was preempted: the
  * excess is added to the deadline, so the delay stays CPU work, as the
  * papers' loops are, rather than wall time that passes while descheduled. */
-#define STEP_MAX_NS 1000.0       /* longest step between clock reads */
-#define STEP_MIN_NS 40           /* below this left, stop: a clock read costs ~25 ns */
-#define PREEMPT_SLACK_NS 20000   /* a step this much over its length was preempted */
+#define STEP_MAX_NS 1000.0     /* longest step between clock reads */
+#define STEP_MIN_NS 40         /* below this left, stop: a clock read costs ~25 ns */
+#define PREEMPT_SLACK_NS 20000 /* a step this much over its length was preempted */
 
 void syncq_delay_ns(uint64_t ns) {
   if (ns == 0) return;

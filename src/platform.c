@@ -22,8 +22,7 @@
 
 #define NS_PER_S 1000000000LL
 
-int syncq_futex_wait(_Atomic(uint32_t) *word, uint32_t expected, int64_t timeout_ns,
-                     bool process_shared) {
+int syncq_futex_wait(_Atomic(uint32_t) *word, uint32_t expected, int64_t timeout_ns, bool process_shared) {
   if (word == NULL) return SYNCQ_EINVAL;
 #if defined(__linux__)
   struct timespec ts, *tsp = NULL;
@@ -38,7 +37,9 @@ int syncq_futex_wait(_Atomic(uint32_t) *word, uint32_t expected, int64_t timeout
   /* EAGAIN (value changed) and EINTR are spurious returns by contract. */
   return SYNCQ_OK;
 #else
-  (void)expected; (void)timeout_ns; (void)process_shared;
+  (void)expected;
+  (void)timeout_ns;
+  (void)process_shared;
   return SYNCQ_ENOTSUP;
 #endif
 }
@@ -50,7 +51,8 @@ int syncq_futex_wake(_Atomic(uint32_t) *word, int n, bool process_shared) {
   long r = syscall(SYS_futex, (uint32_t *)word, op, n <= 0 ? INT_MAX : n, NULL, NULL, 0);
   return r < 0 ? SYNCQ_ESYS : (int)r;
 #else
-  (void)n; (void)process_shared;
+  (void)n;
+  (void)process_shared;
   return SYNCQ_ENOTSUP;
 #endif
 }

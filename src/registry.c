@@ -40,19 +40,20 @@ static const char *const family_names[SYNCQ_FAMILY_COUNT] = {
 };
 
 static const char *const progress_names[] = {
-  "blocking", "obstruction-free", "lock-free", "wait-free",
+  "blocking",
+  "obstruction-free",
+  "lock-free",
+  "wait-free",
 };
 
 static const char *const prop_names[] = {
-  "linearizable", "fifo", "bounded", "allocates", "signal-safe", "process-shared", "peer", "spsc", "loose-capacity",
-  "sleeps-by-default", "spins-on-preempted", "uses-node",
+  "linearizable", "fifo", "bounded",        "allocates",         "signal-safe",        "process-shared",
+  "peer",         "spsc", "loose-capacity", "sleeps-by-default", "spins-on-preempted", "uses-node",
 };
 
 #define N_PROP_NAMES (sizeof prop_names / sizeof prop_names[0])
 
-const char *syncq_family_name(syncq_family f) {
-  return ((unsigned)f < SYNCQ_FAMILY_COUNT) ? family_names[f] : NULL;
-}
+const char *syncq_family_name(syncq_family f) { return ((unsigned)f < SYNCQ_FAMILY_COUNT) ? family_names[f] : NULL; }
 
 int syncq_family_from_name(const char *name, syncq_family *out) {
   if (name == NULL || out == NULL) return SYNCQ_EINVAL;
@@ -131,8 +132,8 @@ static size_t published(void) {
 }
 
 static int valid_algo(const syncq_algo *a) {
-  return a != NULL && (unsigned)a->family < SYNCQ_FAMILY_COUNT && a->name != NULL &&
-         a->name[0] != '\0' && a->ops != NULL && syncq_progress_name(a->progress) != NULL;
+  return a != NULL && (unsigned)a->family < SYNCQ_FAMILY_COUNT && a->name != NULL && a->name[0] != '\0' &&
+         a->ops != NULL && syncq_progress_name(a->progress) != NULL;
 }
 
 int syncq_registry_add(const syncq_algo *algo) {

@@ -4,21 +4,36 @@
 
 const char *syncq_strerror(int status) {
   switch ((syncq_status)status) {
-  case SYNCQ_OK: return "ok";
-  case SYNCQ_EMPTY: return "empty";
-  case SYNCQ_FULL: return "full";
-  case SYNCQ_EINVAL: return "invalid argument";
-  case SYNCQ_ENOMEM: return "out of memory";
-  case SYNCQ_ENOTSUP: return "not supported on this machine or build";
-  case SYNCQ_ENOENT: return "no such name";
-  case SYNCQ_EEXIST: return "name already taken";
-  case SYNCQ_ELIMIT: return "capacity or system limit reached";
-  case SYNCQ_ETIMEDOUT: return "timed out";
-  case SYNCQ_EBUSY: return "busy";
-  case SYNCQ_ESYS: return "system call failed";
-  case SYNCQ_EDEAD: return "peer has exited";
-  case SYNCQ_EBROKEN: return "barrier broken by a timed-out wait";
-  case SYNCQ_EKILLED: return "process killed by an exit signal";
+  case SYNCQ_OK:
+    return "ok";
+  case SYNCQ_EMPTY:
+    return "empty";
+  case SYNCQ_FULL:
+    return "full";
+  case SYNCQ_EINVAL:
+    return "invalid argument";
+  case SYNCQ_ENOMEM:
+    return "out of memory";
+  case SYNCQ_ENOTSUP:
+    return "not supported on this machine or build";
+  case SYNCQ_ENOENT:
+    return "no such name";
+  case SYNCQ_EEXIST:
+    return "name already taken";
+  case SYNCQ_ELIMIT:
+    return "capacity or system limit reached";
+  case SYNCQ_ETIMEDOUT:
+    return "timed out";
+  case SYNCQ_EBUSY:
+    return "busy";
+  case SYNCQ_ESYS:
+    return "system call failed";
+  case SYNCQ_EDEAD:
+    return "peer has exited";
+  case SYNCQ_EBROKEN:
+    return "barrier broken by a timed-out wait";
+  case SYNCQ_EKILLED:
+    return "process killed by an exit signal";
   }
   return "unknown status";
 }

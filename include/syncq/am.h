@@ -188,7 +188,8 @@ SYNCQ_API int syncq_am_unlink(const char *name);
  * async-signal-safe).
  * Progress: wait-free (a few stores).
  * Example: `syncq_am_register(ep, 1, "ping", on_ping, NULL);` */
-SYNCQ_API int syncq_am_register(syncq_am_endpoint *ep, unsigned index, const char *name, syncq_am_handler fn, void *ctx);
+SYNCQ_API int syncq_am_register(syncq_am_endpoint *ep, unsigned index, const char *name, syncq_am_handler fn,
+                                void *ctx);
 /* The name a handler was registered with (NULL if none or bad input).
  * Thread safety: in the creating process, from the thread that polls the
  * endpoint (a handler may call it) or before any thread polls it: the
@@ -310,7 +311,8 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  * microseconds (SYNCQ_EBUSY); with the lock-free claim
  * (SYNCQ_AM_CLAIM_LOCKFREE) a NOWAIT send is lock-free.
  * Example: `uint32_t args[2] = {7, 42}; syncq_am_request(p, 1, args, 2, SYNCQ_AM_NOWAIT);` */
-SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags);
+SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs,
+                               unsigned flags);
 /* A bulk request: len (<= the endpoint's bulk_size, else SYNCQ_EINVAL)
  * bytes copied into a bulk block, plus words.
  * Thread safety: any thread of any process holding a peer (a forked child
@@ -329,8 +331,8 @@ SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint
  * waits on a full queue (SYNCQ_FULL) and tries a held claim lock for a few
  * microseconds (SYNCQ_EBUSY); with the lock-free claim
  * (SYNCQ_AM_CLAIM_LOCKFREE) a NOWAIT send is lock-free. */
-SYNCQ_API int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
-                          unsigned nargs, unsigned flags);
+SYNCQ_API int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len,
+                                    const uint32_t *args, unsigned nargs, unsigned flags);
 /* From a request handler, at most once: a reply to the requester's own
  * endpoint. The statuses of a request, and SYNCQ_EINVAL: NULL token, a
  * reply handler's token, a second reply; SYNCQ_ENOENT: the request came
@@ -343,15 +345,16 @@ SYNCQ_API int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const
  * Progress: as a request's: it waits while the requester's reply queue is
  * full (polling its own reply queue meanwhile) unless SYNCQ_AM_NOWAIT; the
  * first reply to a requester maps its segment (system calls). */
-SYNCQ_API int syncq_am_reply(syncq_am_token *token, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags);
+SYNCQ_API int syncq_am_reply(syncq_am_token *token, unsigned handler, const uint32_t *args, unsigned nargs,
+                             unsigned flags);
 /* Thread safety: from a request handler, with its token, on the thread
  * running that handler (the endpoint's polling thread), at most once per
  * request. Not from a signal handler (syncq/am.h is not async-signal-safe).
  * Progress: as a request's: it waits while the requester's reply queue is
  * full (polling its own reply queue meanwhile) unless SYNCQ_AM_NOWAIT; the
  * first reply to a requester maps its segment (system calls). */
-SYNCQ_API int syncq_am_reply_bulk(syncq_am_token *token, unsigned handler, const void *data, size_t len, const uint32_t *args,
-                        unsigned nargs, unsigned flags);
+SYNCQ_API int syncq_am_reply_bulk(syncq_am_token *token, unsigned handler, const void *data, size_t len,
+                                  const uint32_t *args, unsigned nargs, unsigned flags);
 /* True when the token is a request's (a reply is allowed).
  * Thread safety: from the handler that received the token, during its call
  * (a token is valid only then). Not from a signal handler (syncq/am.h is

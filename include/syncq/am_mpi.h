@@ -57,19 +57,19 @@
 extern "C" {
 #endif
 
-#define SYNCQ_AM_MPI_DEFAULT_CREDITS 16u        /* requests in flight to one MPI peer (replies: as many again) */
+#define SYNCQ_AM_MPI_DEFAULT_CREDITS 16u /* requests in flight to one MPI peer (replies: as many again) */
 #define SYNCQ_AM_MPI_MAX_CREDITS 1024u
-#define SYNCQ_AM_MPI_DEFAULT_DEAD_NS 5000000000ull /* 5 s of silence: the peer is dead */
-#define SYNCQ_AM_MPI_MIN_DEAD_NS 100000000ull      /* 100 ms at least */
+#define SYNCQ_AM_MPI_DEFAULT_DEAD_NS 5000000000ull  /* 5 s of silence: the peer is dead */
+#define SYNCQ_AM_MPI_MIN_DEAD_NS 100000000ull       /* 100 ms at least */
 #define SYNCQ_AM_MPI_FORCE_ENV "SYNCQ_AM_FORCE_MPI" /* "1" in the environment: as force_mpi */
 #define SYNCQ_AM_MPI_WHY_MAX 256u
 
 /* Options; NULL means all defaults, a zero field its default. */
 typedef struct syncq_am_mpi_config {
-  syncq_am_config shm;       /* this rank's endpoint (claim, queue sizes, bulk size) */
-  bool force_mpi;            /* every peer through MPI, node-local ones and itself too */
-  uint32_t credits;          /* per MPI peer, 1..SYNCQ_AM_MPI_MAX_CREDITS */
-  uint64_t dead_timeout_ns;  /* >= SYNCQ_AM_MPI_MIN_DEAD_NS */
+  syncq_am_config shm;      /* this rank's endpoint (claim, queue sizes, bulk size) */
+  bool force_mpi;           /* every peer through MPI, node-local ones and itself too */
+  uint32_t credits;         /* per MPI peer, 1..SYNCQ_AM_MPI_MAX_CREDITS */
+  uint64_t dead_timeout_ns; /* >= SYNCQ_AM_MPI_MIN_DEAD_NS */
 } syncq_am_mpi_config;
 
 typedef struct syncq_am_mpi syncq_am_mpi;

@@ -119,36 +119,30 @@ typedef struct syncq_lock_ops {
  * SYNCQ_LOCK_OPS: typed lock/trylock/unlock take (T *, syncq_lock_node *).
  * SYNCQ_LOCK_OPS_NODELESS: they take (T *) only; the table still refuses
  * a NULL node, as syncq_lock_ops promises. For C translation units. */
-#define SYNCQ_LOCK_OPS_COMMON_(name, T, init_fn, destroy_fn)                                     \
+#define SYNCQ_LOCK_OPS_COMMON_(name, T, init_fn, destroy_fn)                                  \
   static int name##_init_(void *l, const syncq_lock_config *c) { return init_fn((T *)l, c); } \
   static int name##_destroy_(void *l) { return destroy_fn((T *)l); }
-#define SYNCQ_LOCK_OPS_TABLE_(name, T)                                                           \
-  static const syncq_lock_ops name = {                                                          \
-    .size = sizeof(T),                                                                          \
-    .align = _Alignof(T),                                                                       \
-    .init = name##_init_,                                                                       \
-    .destroy = name##_destroy_,                                                                 \
-    .lock = name##_lock_,                                                                       \
-    .trylock = name##_trylock_,                                                                 \
-    .unlock = name##_unlock_,                                                                   \
+#define SYNCQ_LOCK_OPS_TABLE_(name, T) \
+  static const syncq_lock_ops name = { \
+    .size = sizeof(T),                 \
+    .align = _Alignof(T),              \
+    .init = name##_init_,              \
+    .destroy = name##_destroy_,        \
+    .lock = name##_lock_,              \
+    .trylock = name##_trylock_,        \
+    .unlock = name##_unlock_,          \
   }
-#define SYNCQ_LOCK_OPS(name, T, init_fn, destroy_fn, lock_fn, trylock_fn, unlock_fn)             \
-  SYNCQ_LOCK_OPS_COMMON_(name, T, init_fn, destroy_fn)                                          \
-  static int name##_lock_(void *l, syncq_lock_node *n) { return lock_fn((T *)l, n); }         \
-  static int name##_trylock_(void *l, syncq_lock_node *n) { return trylock_fn((T *)l, n); }   \
-  static int name##_unlock_(void *l, syncq_lock_node *n) { return unlock_fn((T *)l, n); }     \
+#define SYNCQ_LOCK_OPS(name, T, init_fn, destroy_fn, lock_fn, trylock_fn, unlock_fn)        \
+  SYNCQ_LOCK_OPS_COMMON_(name, T, init_fn, destroy_fn)                                      \
+  static int name##_lock_(void *l, syncq_lock_node *n) { return lock_fn((T *)l, n); }       \
+  static int name##_trylock_(void *l, syncq_lock_node *n) { return trylock_fn((T *)l, n); } \
+  static int name##_unlock_(void *l, syncq_lock_node *n) { return unlock_fn((T *)l, n); }   \
   SYNCQ_LOCK_OPS_TABLE_(name, T)
-#define SYNCQ_LOCK_OPS_NODELESS(name, T, init_fn, destroy_fn, lock_fn, trylock_fn, unlock_fn)    \
-  SYNCQ_LOCK_OPS_COMMON_(name, T, init_fn, destroy_fn)                                          \
-  static int name##_lock_(void *l, syncq_lock_node *n) {                                        \
-    return n == NULL ? SYNCQ_EINVAL : lock_fn((T *)l);                                          \
-  }                                                                                             \
-  static int name##_trylock_(void *l, syncq_lock_node *n) {                                     \
-    return n == NULL ? SYNCQ_EINVAL : trylock_fn((T *)l);                                       \
-  }                                                                                             \
-  static int name##_unlock_(void *l, syncq_lock_node *n) {                                      \
-    return n == NULL ? SYNCQ_EINVAL : unlock_fn((T *)l);                                        \
-  }                                                                                             \
+#define SYNCQ_LOCK_OPS_NODELESS(name, T, init_fn, destroy_fn, lock_fn, trylock_fn, unlock_fn)                       \
+  SYNCQ_LOCK_OPS_COMMON_(name, T, init_fn, destroy_fn)                                                              \
+  static int name##_lock_(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : lock_fn((T *)l); }       \
+  static int name##_trylock_(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : trylock_fn((T *)l); } \
+  static int name##_unlock_(void *l, syncq_lock_node *n) { return n == NULL ? SYNCQ_EINVAL : unlock_fn((T *)l); }   \
   SYNCQ_LOCK_OPS_TABLE_(name, T)
 
 /* One statement registers a lock: its ops table (the wrappers above,

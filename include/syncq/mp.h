@@ -64,13 +64,13 @@ extern "C" {
 typedef enum syncq_mp_policy { SYNCQ_MP_TIMESHARE = 0, SYNCQ_MP_GANG = 1 } syncq_mp_policy;
 
 typedef struct syncq_mp_config {
-  unsigned level;               /* applications per processor, 1 .. SYNCQ_MP_MAX_LEVEL */
-  unsigned procs;               /* virtual processors, 1 .. SYNCQ_MP_MAX_PROCS */
-  uint64_t quantum_ns;          /* > 0 (0 is SYNCQ_EINVAL) */
-  uint64_t nopreempt_limit_ns;  /* bound of a no-preemption request; 0: the default */
-  unsigned max_threads;         /* registrations at once; 0: the default; > MAX: EINVAL */
-  int policy;                   /* syncq_mp_policy */
-  int signo;                    /* preemption signal; 0: SIGRTMIN + SYNCQ_MP_SIGNAL_OFFSET */
+  unsigned level;              /* applications per processor, 1 .. SYNCQ_MP_MAX_LEVEL */
+  unsigned procs;              /* virtual processors, 1 .. SYNCQ_MP_MAX_PROCS */
+  uint64_t quantum_ns;         /* > 0 (0 is SYNCQ_EINVAL) */
+  uint64_t nopreempt_limit_ns; /* bound of a no-preemption request; 0: the default */
+  unsigned max_threads;        /* registrations at once; 0: the default; > MAX: EINVAL */
+  int policy;                  /* syncq_mp_policy */
+  int signo;                   /* preemption signal; 0: SIGRTMIN + SYNCQ_MP_SIGNAL_OFFSET */
 } syncq_mp_config;
 
 /* Fill *cfg with the defaults for level m on p processors.
@@ -84,12 +84,12 @@ typedef struct syncq_mp_thread syncq_mp_thread;
 
 /* Counters of a scheduler (since it started). */
 typedef struct syncq_mp_stats {
-  uint64_t slices;          /* quanta elapsed */
-  uint64_t preemptions;     /* preemption signals sent */
-  uint64_t deferrals;       /* preemptions deferred by a no-preemption request */
-  uint64_t forced;          /* requests overrun: preempted at the bound */
-  uint64_t self_preemptions;/* threads that gave up the processor at _end */
-  uint64_t resumes;         /* resumptions */
+  uint64_t slices;           /* quanta elapsed */
+  uint64_t preemptions;      /* preemption signals sent */
+  uint64_t deferrals;        /* preemptions deferred by a no-preemption request */
+  uint64_t forced;           /* requests overrun: preempted at the bound */
+  uint64_t self_preemptions; /* threads that gave up the processor at _end */
+  uint64_t resumes;          /* resumptions */
 } syncq_mp_stats;
 
 /* Create and start a scheduler (its thread runs until syncq_mp_destroy).

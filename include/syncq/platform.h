@@ -34,8 +34,7 @@ extern "C" {
  * (syncq/po.h, "Blocking calls").
  * Progress: blocking: it sleeps until woken, a timeout or a spurious
  * return. */
-SYNCQ_API int syncq_futex_wait(_Atomic(uint32_t) *word, uint32_t expected, int64_t timeout_ns,
-                     bool process_shared);
+SYNCQ_API int syncq_futex_wait(_Atomic(uint32_t) *word, uint32_t expected, int64_t timeout_ns, bool process_shared);
 
 /* Wake up to n sleepers on word (n <= 0 wakes all). Returns the number woken
  * (>= 0), SYNCQ_EINVAL or SYNCQ_ENOTSUP.

@@ -165,11 +165,11 @@ typedef struct syncq_po_proc syncq_po_proc;
 /* A message. Allocate with syncq_po_get(), never by hand. */
 typedef struct syncq_po_msg {
   /* -- the postoffice's (do not touch) -- */
-  syncq_pr_dw_atomic cnext;          /* "nonblocking": counted next (lo: address, hi: count) */
+  syncq_pr_dw_atomic cnext;            /* "nonblocking": counted next (lo: address, hi: count) */
   _Atomic(struct syncq_po_msg *) next; /* the other mailboxes' queue link */
-  syncq_fl_link fl;                  /* free-list link */
-  struct syncq_po_msg *all_next;     /* the system's list of every header */
-  syncq_po_pid to;                   /* the recipient's pid (a stale one's message is dropped) */
+  syncq_fl_link fl;                    /* free-list link */
+  struct syncq_po_msg *all_next;       /* the system's list of every header */
+  syncq_po_pid to;                     /* the recipient's pid (a stale one's message is dropped) */
   /* -- the holder's -- */
   uint32_t type;       /* the application's message type */
   syncq_po_pid sender; /* set by send */
@@ -184,10 +184,10 @@ typedef enum syncq_po_send_mode {
 } syncq_po_send_mode;
 
 /* Defaults and limits of a system. */
-#define SYNCQ_PO_DEFAULT_STACK (32u * 1024u)   /* 002 §4: 32 KB stacks (thread backend) */
+#define SYNCQ_PO_DEFAULT_STACK (32u * 1024u)       /* 002 §4: 32 KB stacks (thread backend) */
 #define SYNCQ_PO_DEFAULT_FIBER_STACK (16u * 1024u) /* fiber backend */
-#define SYNCQ_PO_MIN_FIBER_STACK (8u * 1024u)  /* smallest fiber stack accepted */
-#define SYNCQ_PO_NO_GUARD ((size_t)-1)         /* guard_size: no guard pages */
+#define SYNCQ_PO_MIN_FIBER_STACK (8u * 1024u)      /* smallest fiber stack accepted */
+#define SYNCQ_PO_NO_GUARD ((size_t)-1)             /* guard_size: no guard pages */
 /* A fiber stack's default guard: 64 KB of PROT_NONE address space (no
  * memory), larger than the frames of common code (a 20 KB local buffer
  * cannot jump it). */
@@ -198,13 +198,13 @@ typedef enum syncq_po_send_mode {
  * only the pages fibers touched stay resident. */
 #define SYNCQ_PO_STACK_CACHE_BYTES ((size_t)256 << 20)
 #define SYNCQ_PO_DEFAULT_MAX_PROCS 8192u
-#define SYNCQ_PO_MAX_PROCS (1u << 20)          /* largest process table */
+#define SYNCQ_PO_MAX_PROCS (1u << 20) /* largest process table */
 /* Slots beyond max_procs that only syncq_po_attach may take: a thread can
  * still join a system whose spawned processes fill max_procs (to send
  * what the parked ones wait for, so they can exit and be joined). */
 #define SYNCQ_PO_ATTACH_RESERVE 16u
-#define SYNCQ_PO_MAX_MSG ((size_t)1 << 30)     /* largest payload */
-#define SYNCQ_PO_MAX_SCHEDULERS 1024u          /* most scheduler threads of a fiber system */
+#define SYNCQ_PO_MAX_MSG ((size_t)1 << 30) /* largest payload */
+#define SYNCQ_PO_MAX_SCHEDULERS 1024u      /* most scheduler threads of a fiber system */
 
 typedef struct syncq_po_config {
   const char *mailbox; /* "mutex" (NULL: the default), "nonblocking", "ttas", "two-lock",
@@ -477,9 +477,9 @@ SYNCQ_API uint32_t syncq_po_pid_generations(const syncq_po_system *sys);
 #define SYNCQ_PO_NOPROC INT32_MIN
 
 typedef struct syncq_po_down {
-  uint64_t ref;       /* the monitor's reference, as syncq_po_monitor gave it */
-  syncq_po_pid pid;   /* the process that went down */
-  int32_t reason;     /* its exit reason, or SYNCQ_PO_NOPROC */
+  uint64_t ref;     /* the monitor's reference, as syncq_po_monitor gave it */
+  syncq_po_pid pid; /* the process that went down */
+  int32_t reason;   /* its exit reason, or SYNCQ_PO_NOPROC */
 } syncq_po_down;
 
 /* self watches pid: exactly one message of type SYNCQ_PO_DOWN (payload a

@@ -53,8 +53,8 @@ typedef struct syncq_pqueue_ops {
   /* SYNCQ_EINVAL, SYNCQ_ENOMEM, SYNCQ_ENOENT (no such lock), SYNCQ_ENOTSUP */
   int (*init)(void *q, const syncq_pqueue_config *cfg);
   int (*destroy)(void *q);
-  int (*insert)(void *q, uint64_t key, void *payload);          /* OK, ENOMEM; EINVAL: NULL q */
-  int (*delete_min)(void *q, uint64_t *key, void **payload);    /* OK, EMPTY; EINVAL: any NULL */
+  int (*insert)(void *q, uint64_t key, void *payload);       /* OK, ENOMEM; EINVAL: NULL q */
+  int (*delete_min)(void *q, uint64_t *key, void **payload); /* OK, EMPTY; EINVAL: any NULL */
 } syncq_pqueue_ops;
 
 /* One statement registers a pqueue: its ops table (void * wrappers around
@@ -118,7 +118,7 @@ SYNCQ_API int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *c
  * by one thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the priority
  * queue, with no other call on it to wait for. */
-SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q);                                  /* EINVAL: NULL */
+SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q); /* EINVAL: NULL */
 /* Thread safety: as the algorithm's own insert and delete_min: any number
  * of threads may call insert and delete_min on the same priority queue at
  * the same time, never concurrently with its destroy. From a signal
@@ -130,7 +130,7 @@ SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q);                            
  * Progress: the algorithm's: syncq_pqueue_algo(q)->progress
  * (syncq_progress_name names it; its registry entry and the contract block
  * of its source file say why); the generic call adds one indirect call. */
-SYNCQ_API int syncq_pqueue_insert(syncq_pqueue *q, uint64_t key, void *payload);      /* OK, ENOMEM, EINVAL */
+SYNCQ_API int syncq_pqueue_insert(syncq_pqueue *q, uint64_t key, void *payload); /* OK, ENOMEM, EINVAL */
 /* Thread safety: as the algorithm's own insert and delete_min: any number
  * of threads may call insert and delete_min on the same priority queue at
  * the same time, never concurrently with its destroy. From a signal
@@ -147,7 +147,7 @@ SYNCQ_API int syncq_pqueue_delete_min(syncq_pqueue *q, uint64_t *key, void **pay
 /* Thread safety: any thread, at any time between create and destroy, from a
  * signal handler too (one load).
  * Progress: wait-free. */
-SYNCQ_API const syncq_algo *syncq_pqueue_algo(const syncq_pqueue *q);                 /* NULL for NULL */
+SYNCQ_API const syncq_algo *syncq_pqueue_algo(const syncq_pqueue *q); /* NULL for NULL */
 
 #ifdef __cplusplus
 }

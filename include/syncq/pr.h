@@ -74,9 +74,8 @@ static inline void syncq_pr_relax(void) {
 static inline bool syncq_pr_cas_u64(_Atomic(uint64_t) *p, uint64_t *expected, uint64_t desired) {
   return atomic_compare_exchange_strong(p, expected, desired);
 }
-static inline bool syncq_pr_cas_u64_explicit(_Atomic(uint64_t) *p, uint64_t *expected,
-                                             uint64_t desired, memory_order success,
-                                             memory_order failure) {
+static inline bool syncq_pr_cas_u64_explicit(_Atomic(uint64_t) *p, uint64_t *expected, uint64_t desired,
+                                             memory_order success, memory_order failure) {
   return atomic_compare_exchange_strong_explicit(p, expected, desired, success, failure);
 }
 static inline bool syncq_pr_cas_ptr(_Atomic(void *) *p, void **expected, void *desired) {
@@ -84,21 +83,14 @@ static inline bool syncq_pr_cas_ptr(_Atomic(void *) *p, void **expected, void *d
 }
 
 /* Fetch-and-add: add delta, return the value before. */
-static inline uint64_t syncq_pr_faa_u64(_Atomic(uint64_t) *p, uint64_t delta) {
-  return atomic_fetch_add(p, delta);
-}
-static inline uint64_t syncq_pr_faa_u64_explicit(_Atomic(uint64_t) *p, uint64_t delta,
-                                                 memory_order order) {
+static inline uint64_t syncq_pr_faa_u64(_Atomic(uint64_t) *p, uint64_t delta) { return atomic_fetch_add(p, delta); }
+static inline uint64_t syncq_pr_faa_u64_explicit(_Atomic(uint64_t) *p, uint64_t delta, memory_order order) {
   return atomic_fetch_add_explicit(p, delta, order);
 }
 
 /* Swap (fetch-and-store): store v, return the value before. */
-static inline uint64_t syncq_pr_swap_u64(_Atomic(uint64_t) *p, uint64_t v) {
-  return atomic_exchange(p, v);
-}
-static inline void *syncq_pr_swap_ptr(_Atomic(void *) *p, void *v) {
-  return atomic_exchange(p, v);
-}
+static inline uint64_t syncq_pr_swap_u64(_Atomic(uint64_t) *p, uint64_t v) { return atomic_exchange(p, v); }
+static inline void *syncq_pr_swap_ptr(_Atomic(void *) *p, void *v) { return atomic_exchange(p, v); }
 
 /* Test-and-set on a word (readable, unlike atomic_flag, so TTAS can spin on
  * a plain load): set to 1, return true if it was already set. Acquire: a
@@ -157,7 +149,7 @@ static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, 
                        : "memory");
   return ok;
 #elif defined(__aarch64__) && defined(__ARM_FEATURE_ATOMICS) && !defined(__SANITIZE_THREAD__) && \
-    !defined(SYNCQ_DWCAS_BUILTIN)
+  !defined(SYNCQ_DWCAS_BUILTIN)
   /* Armv8.1 LSE: CASPAL (acquire + release: seq_cst as the other paths).
    * Not libatomic's 16-byte CAS: GCC 12's libatomic implements it with a
    * lock, which the lock-free 64-bit loads of the halves
@@ -168,7 +160,10 @@ static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, 
   register uint64_t d_lo __asm__("x2") = desired.lo;
   register uint64_t d_hi __asm__("x3") = desired.hi;
   const uint64_t e_lo = expected->lo, e_hi = expected->hi;
-  __asm__ __volatile__("caspal %0, %1, %3, %4, %2" : "+r"(c_lo), "+r"(c_hi), "+Q"(*p) : "r"(d_lo), "r"(d_hi) : "memory");
+  __asm__ __volatile__("caspal %0, %1, %3, %4, %2"
+                       : "+r"(c_lo), "+r"(c_hi), "+Q"(*p)
+                       : "r"(d_lo), "r"(d_hi)
+                       : "memory");
   bool ok = c_lo == e_lo && c_hi == e_hi;
   expected->lo = c_lo;
   expected->hi = c_hi;
@@ -180,19 +175,20 @@ static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, 
    * Not libatomic: see the LSE path above. */
   uint64_t o_lo, o_hi;
   uint32_t failed;
-  __asm__ __volatile__("1: ldaxp %0, %1, %3\n"
-                       "   cmp %0, %4\n"
-                       "   ccmp %1, %5, #0, eq\n"
-                       "   b.ne 2f\n"
-                       "   stlxp %w2, %6, %7, %3\n"
-                       "   cbnz %w2, 1b\n"
-                       "   b 3f\n"
-                       "2: stlxp %w2, %0, %1, %3\n"
-                       "   cbnz %w2, 1b\n"
-                       "3:\n"
-                       : "=&r"(o_lo), "=&r"(o_hi), "=&r"(failed), "+Q"(*p)
-                       : "r"(expected->lo), "r"(expected->hi), "r"(desired.lo), "r"(desired.hi)
-                       : "cc", "memory");
+  __asm__ __volatile__(
+    "1: ldaxp %0, %1, %3\n"
+    "   cmp %0, %4\n"
+    "   ccmp %1, %5, #0, eq\n"
+    "   b.ne 2f\n"
+    "   stlxp %w2, %6, %7, %3\n"
+    "   cbnz %w2, 1b\n"
+    "   b 3f\n"
+    "2: stlxp %w2, %0, %1, %3\n"
+    "   cbnz %w2, 1b\n"
+    "3:\n"
+    : "=&r"(o_lo), "=&r"(o_hi), "=&r"(failed), "+Q"(*p)
+    : "r"(expected->lo), "r"(expected->hi), "r"(desired.lo), "r"(desired.hi)
+    : "cc", "memory");
   bool ok = o_lo == expected->lo && o_hi == expected->hi;
   expected->lo = o_lo;
   expected->hi = o_hi;
@@ -200,8 +196,8 @@ static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, 
 #else
   unsigned __int128 e = ((unsigned __int128)expected->hi << 64) | expected->lo;
   unsigned __int128 d = ((unsigned __int128)desired.hi << 64) | desired.lo;
-  bool ok = __atomic_compare_exchange_n((unsigned __int128 *)(void *)p, &e, d, false,
-                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  bool ok =
+    __atomic_compare_exchange_n((unsigned __int128 *)(void *)p, &e, d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   expected->lo = (uint64_t)e;
   expected->hi = (uint64_t)(e >> 64);
   return ok;
@@ -238,16 +234,10 @@ static inline int syncq_tagptr_pack(const void *p, uint16_t tag, syncq_tagptr *o
   *out = ((uint64_t)tag << SYNCQ_TAGPTR_PTR_BITS) | bits;
   return SYNCQ_OK;
 }
-static inline void *syncq_tagptr_ptr(syncq_tagptr t) {
-  return (void *)(uintptr_t)(t & SYNCQ_TAGPTR_PTR_MASK);
-}
-static inline uint16_t syncq_tagptr_tag(syncq_tagptr t) {
-  return (uint16_t)(t >> SYNCQ_TAGPTR_PTR_BITS);
-}
+static inline void *syncq_tagptr_ptr(syncq_tagptr t) { return (void *)(uintptr_t)(t & SYNCQ_TAGPTR_PTR_MASK); }
+static inline uint16_t syncq_tagptr_tag(syncq_tagptr t) { return (uint16_t)(t >> SYNCQ_TAGPTR_PTR_BITS); }
 /* True when p can be packed (its high 16 bits are zero). */
-static inline bool syncq_tagptr_fits(const void *p) {
-  return ((uint64_t)(uintptr_t)p & ~SYNCQ_TAGPTR_PTR_MASK) == 0;
-}
+static inline bool syncq_tagptr_fits(const void *p) { return ((uint64_t)(uintptr_t)p & ~SYNCQ_TAGPTR_PTR_MASK) == 0; }
 
 #ifdef __cplusplus
 }

@@ -82,25 +82,25 @@ typedef struct syncq_queue_ops {
   /* SYNCQ_OK, SYNCQ_FULL, SYNCQ_EINVAL; SYNCQ_ENOMEM from queues that
    * allocate a node per item (SYNCQ_PROP_ALLOCATES) when none is left. */
   int (*enqueue)(void *q, void *item);
-  int (*dequeue)(void *q, void **item);  /* SYNCQ_OK, SYNCQ_EMPTY, SYNCQ_EINVAL */
+  int (*dequeue)(void *q, void **item); /* SYNCQ_OK, SYNCQ_EMPTY, SYNCQ_EINVAL */
 } syncq_queue_ops;
 
 /* One macro per queue builds its ops table from the typed functions
  * (themselves the static inline bodies of syncq/static/queue/<algo>.h
  * where one exists), with designated initialisers. For C translation units. */
-#define SYNCQ_QUEUE_OPS(name, T, bytes_fn, init_fn, destroy_fn, enqueue_fn, dequeue_fn)          \
-  static int name##_bytes_(size_t c, size_t *b) { return bytes_fn(c, b); }                      \
-  static int name##_init_(void *q, size_t c) { return init_fn((T *)q, c); }                      \
-  static int name##_destroy_(void *q) { return destroy_fn((T *)q); }                             \
-  static int name##_enqueue_(void *q, void *item) { return enqueue_fn((T *)q, item); }           \
-  static int name##_dequeue_(void *q, void **item) { return dequeue_fn((T *)q, item); }          \
-  static const syncq_queue_ops name = {                                                          \
-    .bytes = name##_bytes_,                                                                      \
-    .align = _Alignof(T),                                                                        \
-    .init = name##_init_,                                                                        \
-    .destroy = name##_destroy_,                                                                  \
-    .enqueue = name##_enqueue_,                                                                  \
-    .dequeue = name##_dequeue_,                                                                  \
+#define SYNCQ_QUEUE_OPS(name, T, bytes_fn, init_fn, destroy_fn, enqueue_fn, dequeue_fn) \
+  static int name##_bytes_(size_t c, size_t *b) { return bytes_fn(c, b); }              \
+  static int name##_init_(void *q, size_t c) { return init_fn((T *)q, c); }             \
+  static int name##_destroy_(void *q) { return destroy_fn((T *)q); }                    \
+  static int name##_enqueue_(void *q, void *item) { return enqueue_fn((T *)q, item); }  \
+  static int name##_dequeue_(void *q, void **item) { return dequeue_fn((T *)q, item); } \
+  static const syncq_queue_ops name = {                                                 \
+    .bytes = name##_bytes_,                                                             \
+    .align = _Alignof(T),                                                               \
+    .init = name##_init_,                                                               \
+    .destroy = name##_destroy_,                                                         \
+    .enqueue = name##_enqueue_,                                                         \
+    .dequeue = name##_dequeue_,                                                         \
   }
 
 /* One statement registers a queue: the ops table above (its void *

@@ -83,12 +83,12 @@ enum {
 
 typedef struct syncq_algo {
   syncq_family family;
-  const char *name;     /* unique within the family, e.g. "faa" */
-  const char *title;    /* one line, e.g. "fetch-and-add counter" */
-  const char *paper;    /* source, e.g. "003 §4.1, Figure 3" */
+  const char *name;  /* unique within the family, e.g. "faa" */
+  const char *title; /* one line, e.g. "fetch-and-add counter" */
+  const char *paper; /* source, e.g. "003 §4.1, Figure 3" */
   syncq_progress progress;
-  uint32_t props;       /* SYNCQ_PROP_* */
-  const void *ops;      /* the family's ops table (syncq_counter_ops, ...) */
+  uint32_t props;  /* SYNCQ_PROP_* */
+  const void *ops; /* the family's ops table (syncq_counter_ops, ...) */
 } syncq_algo;
 
 /* "lock", "barrier", "counter", "queue", "stack", "pqueue"; NULL when f is

@@ -64,8 +64,8 @@ typedef struct syncq_stack_ops {
   /* SYNCQ_EINVAL (NULL s, bad config), SYNCQ_ENOMEM (pool allocation),
    * SYNCQ_ENOENT (lock-based: no such lock registered), SYNCQ_ENOTSUP. */
   int (*init)(void *s, const syncq_stack_config *cfg);
-  int (*destroy)(void *s); /* frees the pool; items still held are dropped */
-  int (*push)(void *s, void *item);   /* SYNCQ_OK, SYNCQ_ENOMEM; EINVAL: NULL s or item */
+  int (*destroy)(void *s);          /* frees the pool; items still held are dropped */
+  int (*push)(void *s, void *item); /* SYNCQ_OK, SYNCQ_ENOMEM; EINVAL: NULL s or item */
   /* SYNCQ_OK, SYNCQ_EMPTY; EINVAL: NULL s or item; ENOMEM only from
    * algorithms that allocate (a hazard record could not be allocated) */
   int (*pop)(void *s, void **item);
@@ -132,7 +132,7 @@ SYNCQ_API int syncq_stack_create(const char *algo, const syncq_stack_config *cfg
  * thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the stack, with no
  * other call on it to wait for. */
-SYNCQ_API int syncq_stack_destroy(syncq_stack *s);               /* EINVAL: NULL */
+SYNCQ_API int syncq_stack_destroy(syncq_stack *s); /* EINVAL: NULL */
 /* Thread safety: as the algorithm's own push and pop: any number of threads
  * may call push and pop on the same stack at the same time, never
  * concurrently with its destroy. From a signal handler: only where the
@@ -143,7 +143,7 @@ SYNCQ_API int syncq_stack_destroy(syncq_stack *s);               /* EINVAL: NULL
  * Progress: the algorithm's: syncq_stack_algo(s)->progress
  * (syncq_progress_name names it; its registry entry and the contract block
  * of its source file say why); the generic call adds one indirect call. */
-SYNCQ_API int syncq_stack_push(syncq_stack *s, void *item);      /* OK, ENOMEM; EINVAL: NULL */
+SYNCQ_API int syncq_stack_push(syncq_stack *s, void *item); /* OK, ENOMEM; EINVAL: NULL */
 /* Thread safety: as the algorithm's own push and pop: any number of threads
  * may call push and pop on the same stack at the same time, never
  * concurrently with its destroy. From a signal handler: only where the
@@ -154,7 +154,7 @@ SYNCQ_API int syncq_stack_push(syncq_stack *s, void *item);      /* OK, ENOMEM; 
  * Progress: the algorithm's: syncq_stack_algo(s)->progress
  * (syncq_progress_name names it; its registry entry and the contract block
  * of its source file say why); the generic call adds one indirect call. */
-SYNCQ_API int syncq_stack_pop(syncq_stack *s, void **item);      /* OK, EMPTY; EINVAL: NULL */
+SYNCQ_API int syncq_stack_pop(syncq_stack *s, void **item); /* OK, EMPTY; EINVAL: NULL */
 /* Thread safety: any thread, at any time between create and destroy, from a
  * signal handler too (one load).
  * Progress: wait-free. */

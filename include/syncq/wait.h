@@ -127,8 +127,7 @@ typedef struct syncq_waiter {
 
 /* Start a wait. spin_limit_ns is used by COMPETITIVE only (pass
  * syncq_wait_spin_limit_ns(), or a multiple of it at barriers). */
-static inline void syncq_waiter_init(syncq_waiter *w, int discipline, bool process_shared,
-                                     uint64_t spin_limit_ns) {
+static inline void syncq_waiter_init(syncq_waiter *w, int discipline, bool process_shared, uint64_t spin_limit_ns) {
   w->discipline = discipline;
   w->process_shared = process_shared;
   w->spin_limit_ns = spin_limit_ns;
@@ -152,8 +151,7 @@ static inline void syncq_waiter_init(syncq_waiter *w, int discipline, bool proce
  * change of the word (SPIN and YIELD return after one pause or yield; BLOCK
  * and COMPETITIVE past its limit sleep until woken, the word differs or a
  * spurious return). */
-SYNCQ_API void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
-                        _Atomic(uint32_t) *sleepers);
+SYNCQ_API void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen, _Atomic(uint32_t) *sleepers);
 
 /* One step of a wait whose word carries its own sleep mark (the locks;
  * see the header comment). SPIN relaxes the core once, YIELD yields,
@@ -204,8 +202,7 @@ SYNCQ_API void syncq_waiter_sleep(syncq_waiter *w, _Atomic(uint32_t) *word, uint
  * Progress: blocking as syncq_waiter_pause, bounded by deadline_ns
  * (SYNCQ_ETIMEDOUT). */
 SYNCQ_API int syncq_waiter_pause_until(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
-                                       _Atomic(uint32_t) *sleepers, uint64_t deadline_ns,
-                                       _Atomic(uint32_t) *cancel);
+                                       _Atomic(uint32_t) *sleepers, uint64_t deadline_ns, _Atomic(uint32_t) *cancel);
 
 /* Wake up to n (n <= 0: all) threads sleeping on word: a futex system
  * call on its address (no access: the word may have been freed). Locks
@@ -223,8 +220,8 @@ SYNCQ_API void syncq_wait_futex_wake(_Atomic(uint32_t) *word, int n, bool proces
  * to n (n <= 0: all) threads sleeping on it, if the discipline may sleep
  * and someone does. Reads *sleepers after the change: for barriers, not
  * for a lock's hand-over (see the header comment). */
-static inline void syncq_wait_wake(int discipline, _Atomic(uint32_t) *word,
-                                   _Atomic(uint32_t) *sleepers, int n, bool process_shared) {
+static inline void syncq_wait_wake(int discipline, _Atomic(uint32_t) *word, _Atomic(uint32_t) *sleepers, int n,
+                                   bool process_shared) {
   if (!syncq_wait_may_sleep(discipline)) return;
   /* seq_cst: the Dekker pair with the waiter's increment of sleepers (see
    * the header comment); the caller's change of *word was seq_cst too. */

@@ -131,8 +131,7 @@ static void lu_interior(const app_lu *s, const double *l, const double *u, doubl
 static void lu_barrier(app_lu *s, int id) {
   if (((const syncq_barrier_ops *)s->barrier->ops)->wait(s->bar, (unsigned)id) == SYNCQ_OK)
     atomic_fetch_add_explicit(&s->episodes, 1, memory_order_relaxed); /* relaxed: read after the team is joined */
-  else
-    atomic_fetch_add(&s->errors, 1);
+  else atomic_fetch_add(&s->errors, 1);
 }
 
 void app_lu_worker(app_lu *s, int id) {

@@ -24,10 +24,10 @@
 #define APP_LU_TOLERANCE 1e-12
 
 typedef struct app_lu {
-  double *a;    /* n x n, row-major: factorised in place (unit L below, U on and above the diagonal) */
-  double *orig; /* the input */
-  int n, bs, nb;          /* order, block size, blocks per side */
-  int pr, pc;             /* thread grid: block (I, J) belongs to (I mod pr) * pc + (J mod pc) */
+  double *a;     /* n x n, row-major: factorised in place (unit L below, U on and above the diagonal) */
+  double *orig;  /* the input */
+  int n, bs, nb; /* order, block size, blocks per side */
+  int pr, pc;    /* thread grid: block (I, J) belongs to (I mod pr) * pc + (J mod pc) */
   unsigned threads;
   const syncq_algo *barrier;
   void *bar;

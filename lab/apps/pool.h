@@ -52,8 +52,6 @@ bool app_pool_take(const app_pool *p, void **item, _Atomic(int) *errors);
 static inline void *app_pool_item(uint64_t payload) {
   return (void *)(uintptr_t)((payload + 1) << APP_POOL_ITEM_SHIFT);
 }
-static inline uint64_t app_pool_payload(void *item) {
-  return ((uint64_t)(uintptr_t)item >> APP_POOL_ITEM_SHIFT) - 1;
-}
+static inline uint64_t app_pool_payload(void *item) { return ((uint64_t)(uintptr_t)item >> APP_POOL_ITEM_SHIFT) - 1; }
 
 #endif

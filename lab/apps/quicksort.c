@@ -110,8 +110,10 @@ static size_t qs_partition(uint32_t *a, size_t len) {
   uint32_t pivot = a[last - 1];
   size_t i = 0, j = last - 1;
   for (;;) {
-    while (a[++i] < pivot) {}
-    while (pivot < a[--j]) {}
+    while (a[++i] < pivot) {
+    }
+    while (pivot < a[--j]) {
+    }
     if (i >= j) break;
     qs_swap(a, i, j);
   }

@@ -18,16 +18,16 @@
 
 #include "pool.h"
 
-#define APP_QS_CUTOFF 20             /* 001 §4.5: insertion sort at 20 elements or fewer */
-#define APP_QS_MAX_KEYS (1u << 20)   /* an interval's start fits 20 bits of a pool item */
-#define APP_QS_POOL_CAPACITY 8192u   /* intervals the pool holds; beyond, a thread keeps its own */
+#define APP_QS_CUTOFF 20           /* 001 §4.5: insertion sort at 20 elements or fewer */
+#define APP_QS_MAX_KEYS (1u << 20) /* an interval's start fits 20 bits of a pool item */
+#define APP_QS_POOL_CAPACITY 8192u /* intervals the pool holds; beyond, a thread keeps its own */
 
 typedef struct app_qs {
   uint32_t *keys;
   size_t n;
   app_pool pool;
-  _Atomic(size_t) done;  /* keys in their final place: the team stops at n */
-  _Atomic(int) errors;   /* structure failures (not FULL/EMPTY) */
+  _Atomic(size_t) done;     /* keys in their final place: the team stops at n */
+  _Atomic(int) errors;      /* structure failures (not FULL/EMPTY) */
   uint64_t in_sum, in_hash; /* the input multiset's two commutative hashes */
 } app_qs;
 

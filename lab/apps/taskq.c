@@ -135,9 +135,10 @@ static bool tq_take(app_taskq *s, uint64_t *key) {
   return ok;
 }
 
-int app_taskq_init(app_taskq *s, const app_taskq_shape *shape, const syncq_algo *queue_or_stack,
-                   const syncq_algo *lock, int wait, unsigned threads) {
-  if (s == NULL || !tq_shape_ok(shape) || (queue_or_stack == NULL) == (lock == NULL) || threads == 0) return SYNCQ_EINVAL;
+int app_taskq_init(app_taskq *s, const app_taskq_shape *shape, const syncq_algo *queue_or_stack, const syncq_algo *lock,
+                   int wait, unsigned threads) {
+  if (s == NULL || !tq_shape_ok(shape) || (queue_or_stack == NULL) == (lock == NULL) || threads == 0)
+    return SYNCQ_EINVAL;
   if (lock != NULL && lock->family != SYNCQ_FAMILY_LOCK) return SYNCQ_EINVAL;
   memset(s, 0, sizeof *s);
   s->shape = *shape;

@@ -54,8 +54,8 @@
 #include "syncq/pqueue.h"
 #include "syncq/stack.h"
 
-#define TSP_CHUNK 256          /* tour records per allocation block */
-#define TSP_SQUARE 1000.0      /* cities lie in a TSP_SQUARE x TSP_SQUARE square */
+#define TSP_CHUNK 256     /* tour records per allocation block */
+#define TSP_SQUARE 1000.0 /* cities lie in a TSP_SQUARE x TSP_SQUARE square */
 #define TSP_HK_INF UINT32_MAX
 
 struct tsp_tour {
@@ -63,7 +63,7 @@ struct tsp_tour {
   uint32_t visited; /* bit c: city c is on the tour */
   uint32_t len;     /* length so far (open path from city 0) */
   uint32_t bound;
-  uint8_t depth;    /* cities on the tour */
+  uint8_t depth; /* cities on the tour */
   uint8_t path[APP_TSP_MAX_CITIES];
 };
 
@@ -139,8 +139,8 @@ static void *tsp_make(size_t size, size_t align) { return syncq_alloc_aligned(si
 int app_tsp_init(app_tsp *s, const app_tsp_instance *in, const app_tsp_config *cfg, unsigned threads) {
   if (s == NULL || in == NULL || cfg == NULL || cfg->pq == NULL || cfg->stack == NULL || cfg->counter == NULL ||
       cfg->pq->family != SYNCQ_FAMILY_PQUEUE || cfg->stack->family != SYNCQ_FAMILY_STACK ||
-      cfg->counter->family != SYNCQ_FAMILY_COUNTER || threads == 0 || threads > APP_TSP_MAX_THREADS ||
-      in->n < 3 || in->n > APP_TSP_MAX_CITIES)
+      cfg->counter->family != SYNCQ_FAMILY_COUNTER || threads == 0 || threads > APP_TSP_MAX_THREADS || in->n < 3 ||
+      in->n > APP_TSP_MAX_CITIES)
     return SYNCQ_EINVAL;
   memset(s, 0, sizeof *s);
   s->in = in;
@@ -254,7 +254,8 @@ static inline void tsp_free(tsp_local *l, tsp_tour *t) {
 /* A complete tour of length len: lower the bound, keep the path. */
 static void tsp_complete(app_tsp *s, tsp_local *l, const uint8_t *path, int n, uint32_t len) {
   uint32_t cur = atomic_load(&s->best);
-  while (len < cur && !atomic_compare_exchange_weak(&s->best, &cur, len)) {}
+  while (len < cur && !atomic_compare_exchange_weak(&s->best, &cur, len)) {
+  }
   if (len < l->best_len) {
     l->best_len = len;
     memcpy(l->best_path, path, (size_t)n);
@@ -437,8 +438,8 @@ int app_tsp_check(const app_tsp *s, uint64_t optimum, char *why, size_t len) {
   bool stack_empty = ((const syncq_stack_ops *)s->cfg.stack->ops)->pop(s->stack, &item) == SYNCQ_EMPTY;
   bool pq_empty = ((const syncq_pqueue_ops *)s->cfg.pq->ops)->delete_min(s->pq, &key, &item) == SYNCQ_EMPTY;
   if (live != 0 || !stack_empty || !pq_empty || expanded != (int64_t)mine) {
-    snprintf(why, len, "%s/%s/%s: live count %lld, stack %s, heap %s, work counter %lld against %llu expansions",
-             names, s->cfg.stack->name, s->cfg.counter->name, (long long)live, stack_empty ? "empty" : "not empty",
+    snprintf(why, len, "%s/%s/%s: live count %lld, stack %s, heap %s, work counter %lld against %llu expansions", names,
+             s->cfg.stack->name, s->cfg.counter->name, (long long)live, stack_empty ? "empty" : "not empty",
              pq_empty ? "empty" : "not empty", (long long)expanded, (unsigned long long)mine);
     return -1;
   }
@@ -461,8 +462,8 @@ int app_tsp_check(const app_tsp *s, uint64_t optimum, char *why, size_t len) {
     total += s->in->d[c][best->best_path[(i + 1) % n]];
   }
   if (total != b) {
-    snprintf(why, len, "%s/%s/%s: the best tour measures %u, not %u", names, s->cfg.stack->name,
-             s->cfg.counter->name, total, b);
+    snprintf(why, len, "%s/%s/%s: the best tour measures %u, not %u", names, s->cfg.stack->name, s->cfg.counter->name,
+             total, b);
     return -1;
   }
   return 0;

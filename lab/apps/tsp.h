@@ -24,7 +24,7 @@
 #define APP_TSP_MAX_THREADS 64
 #define APP_TSP_PQ_CAPACITY 16384u    /* shallow tours (the heap's share) */
 #define APP_TSP_STACK_CAPACITY 16384u /* deeper tours; a full stack means "expand it yourself" */
-#define APP_TSP_HEAP_DEPTH 3   /* tours of fewer cities (1-2) go to the heap, the others to the stack */
+#define APP_TSP_HEAP_DEPTH 3          /* tours of fewer cities (1-2) go to the heap, the others to the stack */
 #define APP_TSP_LOCAL_CITIES 6 /* a tour with this many cities left is finished where it is (720 leaves at most) */
 
 typedef struct app_tsp_instance {
@@ -62,8 +62,8 @@ typedef struct app_tsp {
   const app_tsp_instance *in;
   app_tsp_config cfg;
   void *pq, *stack, *live, *expanded; /* the structures' storage */
-  int heap_depth;    /* tours with fewer cities go to the heap, others to the stack */
-  int local_cities;  /* a tour with this many cities left is finished by the thread that has it */
+  int heap_depth;                     /* tours with fewer cities go to the heap, others to the stack */
+  int local_cities;                   /* a tour with this many cities left is finished by the thread that has it */
   unsigned threads;
   _Atomic(uint32_t) best; /* the bound: shortest complete tour so far */
   _Atomic(int) errors;

@@ -21,7 +21,7 @@
 
 /* One repetition: the time (ms) of the application, or -1 after lab_fail. */
 static inline int apps_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int threads, int level, mp_mode mode,
-                        int policy, int napps, lab_sample *out) {
+                               int policy, int napps, lab_sample *out) {
   uint64_t ns = 0;
   if (level <= 1) {
     char why[APPS_WHY] = "";

@@ -46,7 +46,7 @@
 #endif
 
 #define DG25_CAPACITY 1024
-#define DG25_ITEMS_FULL 65536ull /* §VI-A: each thread produces or consumes 64k entries */
+#define DG25_ITEMS_FULL 65536ull    /* §VI-A: each thread produces or consumes 64k entries */
 #define DG25_LAT_RTTS_FULL 10000ull /* §VI-B: median of 10000 round trips */
 #define DG25_MT_RTTS_FULL 1000ull   /* §VI-C: median of 1000 round trips */
 /* dg25-casfail's modelled network round trip: 004 §VI-B gives 1-3 us as
@@ -128,18 +128,20 @@ static void note_peer_threads(lab_ctx *ctx, const syncq_algo *const *algos, int 
   if (lab_planning(ctx) || lab_get_size(ctx) != LAB_SIZE_QUICK || nt < 1) return;
   for (int a = 0; a < na && nt > 2; a++)
     if (algos[a]->props & SYNCQ_PROP_PEER) {
-      lab_note(ctx, "quick size: the peer libraries' queues run at threads=%d and threads=%d only "
-                    "(the quick suite's time budget); syncq's queues at every thread count",
+      lab_note(ctx,
+               "quick size: the peer libraries' queues run at threads=%d and threads=%d only "
+               "(the quick suite's time budget); syncq's queues at every thread count",
                threads[0], threads[nt - 1]);
       break;
     }
   if (lab_planning(ctx) || lab_get_size(ctx) != LAB_SIZE_QUICK || threads[nt - 1] <= lab_pus(ctx)) return;
   for (int a = 0; a < na; a++)
     if (spins_on_preempted(algos[a])) {
-      lab_note(ctx, "quick size: %s is not run past the %d processing units: its operations spin, "
-                    "without yielding, until a preempted thread publishes the slot it claimed "
-                    "(spins-on-preempted: ck:ring_mpmc and dpdk:ring_mpmc took minutes a sample on 2 PUs); "
-                    "the default and full sizes run it",
+      lab_note(ctx,
+               "quick size: %s is not run past the %d processing units: its operations spin, "
+               "without yielding, until a preempted thread publishes the slot it claimed "
+               "(spins-on-preempted: ck:ring_mpmc and dpdk:ring_mpmc took minutes a sample on 2 PUs); "
+               "the default and full sizes run it",
                algos[a]->name, lab_pus(ctx));
     }
 }
@@ -242,10 +244,13 @@ static int prodcons_run(lab_ctx *ctx) {
   return 0;
 }
 
+/* clang-format off */
 #define BEATS(other, b)                                                                            \
   "{\"op\":\"ratio_above\",\"metric\":\"throughput_ratio\",\"num\":\"nblfq\",\"den\":\"" other "\","     \
   "\"at\":{\"threads\":1},\"bound\":" b "}"
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim prodcons_claims[] = {
   {"With one producer and one consumer (N = 1), NBLFQ is the fastest queue (004 §VI-A, "
    "Figures 4-7: 'the best performing queue in this case is our NBLFQ'); checked against "
@@ -276,6 +281,7 @@ static const lab_claim prodcons_claims[] = {
    "{\"op\":\"needs_pus\",\"pus\":16,\"pus_per_thread\":2,\"rule\":"
    "{\"op\":\"in_pack\",\"metric\":\"throughput\",\"algo\":\"nblfq\",\"factor\":2,\"min_panel\":3}}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_dg25_prodcons = {
   .name = "dg25-prodcons",
@@ -322,7 +328,7 @@ typedef struct lat_run {
   nblref_queue ref;         /* LAT_NBLFQ_REF */
   _Atomic(uint64_t) *cells; /* ... its ring */
 #if defined(SYNCQ_LAB_HAVE_CK)
-  ck_ring_t ring;           /* LAT_CK_RING */
+  ck_ring_t ring; /* LAT_CK_RING */
   ck_ring_buffer_t *ring_buf;
 #endif
 } lat_run;
@@ -441,11 +447,13 @@ static int lat_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   if (pt->inl != LAT_TABLE) {
     const int one[1] = {0};
     uint64_t ns = 0;
-    bool made = pt->inl == LAT_NBLFQ_INLINE ? r->q1 != NULL : pt->inl == LAT_NBLFQ_REF ? r->cells != NULL :
+    bool made = pt->inl == LAT_NBLFQ_INLINE ? r->q1 != NULL
+                : pt->inl == LAT_NBLFQ_REF  ? r->cells != NULL
+                                            :
 #if defined(SYNCQ_LAB_HAVE_CK)
-                r->ring_buf != NULL;
+                                           r->ring_buf != NULL;
 #else
-                false;
+                                           false;
 #endif
     int rc = made ? lab_team_run(ctx, 1, lat_worker, r, one, &ns, &out->stats) : -1;
     if (!made) lab_fail(ctx, "cannot make the inline queue");
@@ -551,6 +559,7 @@ static int latency_run(lab_ctx *ctx) {
 
 static const char *const latency_fixed[] = {"two-cas", "cacheline-pingpong", NULL};
 
+/* clang-format off */
 static const lab_claim latency_claims[] = {
   {"NBLFQ gets the best single-thread latency (004 §VI-B, Figures 8-11): on the "
    "submission/completion round trip it beats NBLFQ2, Vyukov's queue and the lock-based queues.",
@@ -586,6 +595,7 @@ static const lab_claim latency_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"latency_ratio\",\"num\":\"nblfq2\",\"den\":\"nblfq\","
    "\"where\":{\"mode\":\"pair\"},\"bound\":1.2}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_dg25_latency = {
   .name = "dg25-latency",
@@ -606,10 +616,10 @@ const lab_experiment lab_exp_dg25_latency = {
 
 typedef struct mt_point {
   const syncq_algo *algo;
-  int n;                  /* pinger/answerer pairs */
-  uint64_t rtts;          /* per pinger */
-  bool casfail;           /* report the CAS retry share instead of the time */
-  uint64_t rtt_ns;        /* the modelled network round trip of every exchange (0: none) */
+  int n;           /* pinger/answerer pairs */
+  uint64_t rtts;   /* per pinger */
+  bool casfail;    /* report the CAS retry share instead of the time */
+  uint64_t rtt_ns; /* the modelled network round trip of every exchange (0: none) */
 } mt_point;
 
 typedef struct mt_run {
@@ -678,8 +688,7 @@ static int mt_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   out->ops = 4 * (uint64_t)pt->n * pt->rtts;
   if (pt->casfail)
     out->value = stats.cas_attempts ? 100.0 * (double)stats.cas_failures / (double)stats.cas_attempts : 0.0;
-  else
-    out->value = (double)ns / 1e3 / (double)pt->rtts; /* us per round trip, per pinger */
+  else out->value = (double)ns / 1e3 / (double)pt->rtts; /* us per round trip, per pinger */
   return 0;
 }
 
@@ -754,6 +763,7 @@ static int mt_common(lab_ctx *ctx, bool casfail) {
 static int mt_pingpong_run(lab_ctx *ctx) { return mt_common(ctx, false); }
 static int casfail_run(lab_ctx *ctx) { return mt_common(ctx, true); }
 
+/* clang-format off */
 static const lab_claim mt_claims[] = {
   {"NBLFQ gets the best latency for any number of threads on henri, and the best overall "
    "(004 §VI-C, Figures 12-15): at the largest N measured, NBLFQ's round trip is below "
@@ -766,12 +776,16 @@ static const lab_claim mt_claims[] = {
   {"NBLFQ2 gets similar performance as NBLFQ on x86-64 (§VI-C): within 1.2x at the largest N.",
    "{\"op\":\"ratio_below\",\"metric\":\"latency_ratio\",\"num\":\"nblfq2\",\"den\":\"nblfq\",\"bound\":1.2}"},
 };
+/* clang-format on */
 
 /* 004's workload: the modelled network round trip of DG25_NET_RTT_NS. */
 #define NET "\"where\":{\"rtt_ns\":2000}"
+/* clang-format off */
 #define RETRY_BELOW(algo, at, b)                                                                   \
   "{\"op\":\"value_below\",\"metric\":\"cas_retry_share\",\"algo\":\"" algo "\"," NET at ",\"bound\":" b "}"
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim casfail_claims[] = {
   {"For NBLFQ all points stay below 3.5 % of CAS that need a retry (004 §VI-D, Figure 16; "
    "syncq target): on 004's workload (a 2 us network round trip in every exchange), checked at "
@@ -791,6 +805,7 @@ static const lab_claim casfail_claims[] = {
    "{\"op\":\"rise_then_plateau\",\"metric\":\"cas_retry_share\",\"algo\":\"nblfq\"," NET
    ",\"knee\":10,\"factor\":2}}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_dg25_mt_pingpong = {
   .name = "dg25-mt-pingpong",

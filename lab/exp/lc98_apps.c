@@ -41,7 +41,7 @@ static const char *const metric_names[AM_METRICS] = {"time", "comp", "comm"};
 typedef struct apps_point {
   int app;
   int ranks;
-  int var;    /* < SYNCQ_AM_CLAIM_COUNT: a claim over shm; else mpi-forced of MPI var - SYNCQ_AM_CLAIM_COUNT */
+  int var; /* < SYNCQ_AM_CLAIM_COUNT: a claim over shm; else mpi-forced of MPI var - SYNCQ_AM_CLAIM_COUNT */
   int metric;
   uint64_t size;
 } apps_point;
@@ -68,7 +68,8 @@ static const char *var_name(int v) {
 static int launch(lab_ctx *ctx, int ranks, int k) {
   char args[512];
   size_t len = (size_t)snprintf(args, sizeof args, "app ");
-  for (int a = 0; a < APPS_N; a++) len += (size_t)snprintf(args + len, sizeof args - len, "%s%s", a ? "," : "", app_names[a]);
+  for (int a = 0; a < APPS_N; a++)
+    len += (size_t)snprintf(args + len, sizeof args - len, "%s%s", a ? "," : "", app_names[a]);
   len += (size_t)snprintf(args + len, sizeof args - len, " ");
   for (int a = 0; a < APPS_N; a++)
     len += (size_t)snprintf(args + len, sizeof args - len, "%s%llu", a ? "," : "", (unsigned long long)app_size[a]);
@@ -87,10 +88,8 @@ static int launch(lab_ctx *ctx, int ranks, int k) {
     for (int x = 0; x < APPS_N; x++)
       if (strcmp(lines[i].variant, app_names[x]) == 0) a = x;
     syncq_am_claim c;
-    if (strcmp(slash + 1, "mpi-forced") == 0)
-      v = SYNCQ_AM_CLAIM_COUNT + k;
-    else if (k == 0 && syncq_am_claim_find(slash + 1, &c) == SYNCQ_OK)
-      v = (int)c;
+    if (strcmp(slash + 1, "mpi-forced") == 0) v = SYNCQ_AM_CLAIM_COUNT + k;
+    else if (k == 0 && syncq_am_claim_find(slash + 1, &c) == SYNCQ_OK) v = (int)c;
     if (a < 0 || v < 0) continue;
     if (!lines[i].ok || lines[i].nv != AM_METRICS) {
       lab_fail(ctx, "%s on %d ranks, %s via %s: %s", app_names[a], ranks, var_name(v), mpis[k].impl,
@@ -123,7 +122,7 @@ static int apps_run(lab_ctx *ctx) {
   nmpis = lc98_mpi_list(mpis, LC98_MPI_MAX, &absent);
   uint64_t *sizes = app_size;
   uint64_t sz[APPS_N] = {lab_by_size(ctx, 16, 32, 64, 128), lab_by_size(ctx, 64, 256, 512, 1024),
-                            lab_by_size(ctx, 64, 256, 512, 1024), lab_by_size(ctx, 4096, 65536, 1u << 20, 1u << 22)};
+                         lab_by_size(ctx, 64, 256, 512, 1024), lab_by_size(ctx, 4096, 65536, 1u << 20, 1u << 22)};
   memcpy(app_size, sz, sizeof sz);
   int ranks[3], nranks = 0;
   ranks[nranks++] = 2;
@@ -156,11 +155,14 @@ static int apps_run(lab_ctx *ctx) {
                cmd, mpis[k].helper, k == 0 ? " (the six claims and mpi-forced)" : " (mpi-forced)");
   }
   if (lab_pus(ctx) < 4 && !lab_planning(ctx))
-    lab_note(ctx, "%d processing units: with more ranks than units, polling ranks share processors (000 ran one "
-             "process per processor)", lab_pus(ctx));
+    lab_note(ctx,
+             "%d processing units: with more ranks than units, polling ranks share processors (000 ran one "
+             "process per processor)",
+             lab_pus(ctx));
   static apps_point pts[3][APPS_N][AM_METRICS][APPS_MAX_VARIANTS];
   if (!lab_planning(ctx))
-    lab_note(ctx, "every rank runs on this host: points across hosts need mpirun with a hostfile (docs/am-mpi.md) "
+    lab_note(ctx,
+             "every rank runs on this host: points across hosts need mpirun with a hostfile (docs/am-mpi.md) "
              "and are not measured here");
   for (int ri = 0; ri < nranks; ri++) {
     memset(nkept, 0, sizeof nkept); /* values are per rank count */
@@ -185,20 +187,29 @@ static int apps_run(lab_ctx *ctx) {
   return 0;
 }
 
+/* clang-format off */
 #define APP_BELOW(num, den, app)                                                                          \
   "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"" num "\",\"den\":\"" den "\",\"where\":{\"app\":\"" app \
   "\"},\"bound\":1.0}"
+/* clang-format on */
+/* clang-format off */
 #define LF_BEATS_LOCKS(app)                                                                               \
   "{\"op\":\"all\",\"rules\":[" APP_BELOW("lock-free", "tas", app) "," APP_BELOW("lock-free", "ttas", app) "," \
   APP_BELOW("lock-free", "ticket", app) "," APP_BELOW("lock-free", "anderson", app) "," APP_BELOW(       \
       "lock-free", "posix-mutex", app) "]}"
+/* clang-format on */
+/* clang-format off */
 #define TICKET_BEST_LOCK(app)                                                                             \
   "{\"op\":\"all\",\"rules\":[" APP_BELOW("ticket", "tas", app) "," APP_BELOW("ticket", "ttas", app) ","     \
   APP_BELOW("ticket", "anderson", app) "," APP_BELOW("ticket", "posix-mutex", app) "]}"
+/* clang-format on */
+/* clang-format off */
 #define SHM_BEATS_MPI(app)                                                                                \
   "{\"op\":\"all\",\"rules\":[" APP_BELOW("lock-free", "mpi-forced@openmpi", app) "," APP_BELOW(           \
       "lock-free", "mpi-forced@mpich", app) "]}"
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim apps_claims[] = {
   {"000 §4.3, Table 4: in the applications the lock-free claim is generally fastest; here, for each of "
    "fft, cc, cc-sparse and sort, its time is below every lock's (interleaved runs, same launch).",
@@ -213,16 +224,18 @@ static const lab_claim apps_claims[] = {
    "{\"op\":\"all\",\"rules\":[" SHM_BEATS_MPI("fft") "," SHM_BEATS_MPI("cc") "," SHM_BEATS_MPI("cc-sparse") "," SHM_BEATS_MPI(
       "sort") "]}"},
 };
+/* clang-format on */
 
-static const char *const apps_fixed[] = {"tas",      "ttas",      "ticket", "anderson", "posix-mutex",
-                                         "lock-free", "mpi-forced@openmpi", "mpi-forced@mpich", NULL};
+static const char *const apps_fixed[] = {
+  "tas", "ttas", "ticket", "anderson", "posix-mutex", "lock-free", "mpi-forced@openmpi", "mpi-forced@mpich", NULL};
 
 const lab_experiment lab_exp_lc98_apps = {
   .name = "lc98-apps",
   .paper = "000 Lumetta & Culler, §4.3",
   .figure = "Table 4",
-  .title = "Applications over active messages (3-D FFT, connected components, sample sort): per claim, and "
-           "forced through MPI",
+  .title =
+    "Applications over active messages (3-D FFT, connected components, sample sort): per claim, and "
+    "forced through MPI",
   .x = NULL,
   .log_y = false,
   .claims = apps_claims,

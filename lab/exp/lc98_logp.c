@@ -66,8 +66,8 @@
 #include "syncq/clock.h"
 #include "syncq/pr.h"
 
-#define LC98_OS_DELAY_NS 20000u   /* d for o_s: far above any g seen here, so the queue never fills */
-#define LC98_OR_DELAY_NS 50000u   /* d for o_r: far above a round trip, so the reply is waiting */
+#define LC98_OS_DELAY_NS 20000u /* d for o_s: far above any g seen here, so the queue never fills */
+#define LC98_OR_DELAY_NS 50000u /* d for o_r: far above a round trip, so the reply is waiting */
 
 enum { M_RTT, M_OS, M_OR, M_G, M_BW, M_COUNT };
 static const char *const metric_name[M_COUNT] = {"rtt", "o_s", "o_r", "g", "bandwidth"};
@@ -96,10 +96,10 @@ static bool team_ready(lab_ctx *ctx, lab_proc_team *t, uint32_t n) {
 }
 
 typedef struct logp_point {
-  int claim;          /* -1: a floor */
-  const char *floor;  /* "cacheline-pingpong", "memcpy" or "cross-core-copy" */
+  int claim;         /* -1: a floor */
+  const char *floor; /* "cacheline-pingpong", "memcpy" or "cross-core-copy" */
   int metric;
-  uint64_t n;         /* operations, or the cross-core copy's rounds */
+  uint64_t n; /* operations, or the cross-core copy's rounds */
 } logp_point;
 
 typedef struct server_state {
@@ -395,9 +395,15 @@ static int logp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
       lab_proc_pin(team.topo, 0);
       double v = -1, os;
       switch (pt->metric) {
-      case M_RTT: v = measure_rtt(&cl, pt->n) / NS_PER_US; break;
-      case M_OS: v = measure_os(&cl, pt->n) / NS_PER_US; break;
-      case M_G: v = measure_g(&cl, pt->n) / NS_PER_US; break;
+      case M_RTT:
+        v = measure_rtt(&cl, pt->n) / NS_PER_US;
+        break;
+      case M_OS:
+        v = measure_os(&cl, pt->n) / NS_PER_US;
+        break;
+      case M_G:
+        v = measure_g(&cl, pt->n) / NS_PER_US;
+        break;
       case M_OR:
         os = measure_os(&cl, pt->n);
         v = os < 0 ? -1 : measure_or(&cl, pt->n, os) / NS_PER_US;
@@ -415,7 +421,8 @@ static int logp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
         lab_fail(ctx, "%s: a send or poll failed", metric_name[pt->metric]);
       } else {
         out->value = v;
-        if (nkept[pt->metric][pt->claim] < LC98_MAX_KEPT) kept[pt->metric][pt->claim][nkept[pt->metric][pt->claim]++] = v;
+        if (nkept[pt->metric][pt->claim] < LC98_MAX_KEPT)
+          kept[pt->metric][pt->claim][nkept[pt->metric][pt->claim]++] = v;
         rc = 0;
       }
     }
@@ -440,8 +447,8 @@ static void note_latency(lab_ctx *ctx, const int *claims, int nc) {
   for (int i = 0; i < nc && len < sizeof text; i++) {
     int c = claims[i];
     if (nkept[M_RTT][c] == 0 || nkept[M_OS][c] == 0 || nkept[M_OR][c] == 0) continue;
-    double l = lab_median(kept[M_RTT][c], (size_t)nkept[M_RTT][c]) / 2 - lab_median(kept[M_OS][c], (size_t)nkept[M_OS][c]) -
-               lab_median(kept[M_OR][c], (size_t)nkept[M_OR][c]);
+    double l = lab_median(kept[M_RTT][c], (size_t)nkept[M_RTT][c]) / 2 -
+               lab_median(kept[M_OS][c], (size_t)nkept[M_OS][c]) - lab_median(kept[M_OR][c], (size_t)nkept[M_OR][c]);
     len += (size_t)snprintf(text + len, sizeof text - len, " %s %.3g;", syncq_am_claim_name(c), l);
   }
   lab_note(ctx, "%s", text);
@@ -449,7 +456,7 @@ static void note_latency(lab_ctx *ctx, const int *claims, int nc) {
 
 /* ---- the MPI transport's points (one mpirun launch fills a repetition) */
 
-enum { MV_AM_MPI, MV_PINGPONG, MV_AM_SHM, MV_COUNT };           /* rtt variants */
+enum { MV_AM_MPI, MV_PINGPONG, MV_AM_SHM, MV_COUNT }; /* rtt variants */
 static const char *const mpi_rtt_names[] = {"am-mpi", "mpi-pingpong", "am-shm"};
 static const char *const mpi_bw_names[] = {"am-mpi", "mpi-bw"};
 #define LC98_MPI_RANKS 2
@@ -550,29 +557,31 @@ static int logp_run(lab_ctx *ctx) {
   uint64_t ncopy = nbw * SYNCQ_AM_BULK_MAX / LC98_BULK_WORKING_SET;
   if (ncopy < 1) ncopy = 1;
   size_t copy_bytes = LC98_BULK_WORKING_SET;
-  lab_begin(ctx,
-            "Two processes, each with an endpoint of the claim under test (256 packets, 16 bulk blocks of "
-            "8 KB per queue); the client's requests run handlers in the server. LogP by "
-            "calibrated-delay subtraction: rtt = median request/reply round trip (each timed); o_s = median of T(send; "
-            "delay %u ns) - %u ns; g = T(%llu back-to-back sends + one round trip)/%llu; o_r = median of "
-            "T(send; delay %u ns; poll until the reply ran) - %u ns - o_s (all in us, N = %llu); L = rtt/2 - o_s - o_r is in "
-            "the notes. "
-            "cacheline-pingpong: two processes bounce one cache line (median of %llu round trips, each "
-            "timed), the floor of any round trip. bandwidth: %llu bulk requests of 8 KB back to back, the handler reading one word "
-            "per cache line, against cross-core-copy in the same group: %llu rounds in which one core writes a "
-            "%zu KiB buffer (the transfer's working set: its 16 bulk blocks) and another core copies it out with "
-            "memcpy (the copy bandwidth between processors, which 000's 'about 80%% of memcpy' is measured "
-            "against; the verdict uses it; phys measures the same copy through memory). memcpy: the same 8 KB "
-            "blocks copied on one core into a 64 MB ring, shown for comparison.",
-            LC98_OS_DELAY_NS, LC98_OS_DELAY_NS, (unsigned long long)ng, (unsigned long long)ng, LC98_OR_DELAY_NS,
-            LC98_OR_DELAY_NS, (unsigned long long)n,
-            (unsigned long long)npp, (unsigned long long)nbw, (unsigned long long)ncopy, copy_bytes / 1024);
+  lab_begin(
+    ctx,
+    "Two processes, each with an endpoint of the claim under test (256 packets, 16 bulk blocks of "
+    "8 KB per queue); the client's requests run handlers in the server. LogP by "
+    "calibrated-delay subtraction: rtt = median request/reply round trip (each timed); o_s = median of T(send; "
+    "delay %u ns) - %u ns; g = T(%llu back-to-back sends + one round trip)/%llu; o_r = median of "
+    "T(send; delay %u ns; poll until the reply ran) - %u ns - o_s (all in us, N = %llu); L = rtt/2 - o_s - o_r is in "
+    "the notes. "
+    "cacheline-pingpong: two processes bounce one cache line (median of %llu round trips, each "
+    "timed), the floor of any round trip. bandwidth: %llu bulk requests of 8 KB back to back, the handler reading one word "
+    "per cache line, against cross-core-copy in the same group: %llu rounds in which one core writes a "
+    "%zu KiB buffer (the transfer's working set: its 16 bulk blocks) and another core copies it out with "
+    "memcpy (the copy bandwidth between processors, which 000's 'about 80%% of memcpy' is measured "
+    "against; the verdict uses it; phys measures the same copy through memory). memcpy: the same 8 KB "
+    "blocks copied on one core into a 64 MB ring, shown for comparison.",
+    LC98_OS_DELAY_NS, LC98_OS_DELAY_NS, (unsigned long long)ng, (unsigned long long)ng, LC98_OR_DELAY_NS,
+    LC98_OR_DELAY_NS, (unsigned long long)n, (unsigned long long)npp, (unsigned long long)nbw,
+    (unsigned long long)ncopy, copy_bytes / 1024);
   if (!lab_planning(ctx)) {
     int a, b;
     const char *apart = lab_floor_slots(lab_pinning_enabled(ctx) ? lab_ctx_topo(ctx) : NULL, &a, &b);
     if (apart != NULL) lab_note(ctx, "cross-core-copy: %s", apart);
   }
-  if (lab_pus(ctx) < 2) lab_note(ctx, "one processing unit: client and server share it, so round trips include context switches");
+  if (lab_pus(ctx) < 2)
+    lab_note(ctx, "one processing unit: client and server share it, so round trips include context switches");
   int claims[SYNCQ_AM_CLAIM_COUNT];
   int nc = lc98_claims_selected(ctx, claims);
   static logp_point pts[M_COUNT][SYNCQ_AM_CLAIM_COUNT + 2];
@@ -609,14 +618,20 @@ static int logp_run(lab_ctx *ctx) {
   return logp_mpi_groups(ctx);
 }
 
+/* clang-format off */
 #define RTT_WITHIN_3X(algo)                                                                                     \
   "{\"op\":\"ratio_below\",\"metric\":\"rtt\",\"num\":\"" algo "\",\"den\":\"cacheline-pingpong\",\"bound\":3}"
-#define RTT_NEAR_TAS(algo) "{\"op\":\"ratio_below\",\"metric\":\"rtt\",\"num\":\"" algo "\",\"den\":\"tas\",\"bound\":1.1}"
+/* clang-format on */
+#define RTT_NEAR_TAS(algo) \
+  "{\"op\":\"ratio_below\",\"metric\":\"rtt\",\"num\":\"" algo "\",\"den\":\"tas\",\"bound\":1.1}"
 
+/* clang-format off */
 #define MPI_RATIO(dir, metric, num, den, impl, bound)                                                      \
   "{\"op\":\"ratio_" dir "\",\"metric\":\"" metric "\",\"num\":\"" num "\",\"den\":\"" den                        \
   "\",\"where\":{\"transport\":\"mpi\",\"mpi\":\"" impl "\"},\"bound\":" bound "}"
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim logp_claims[] = {
   {"syncq target: the request/reply round trip of every claim within 3x the raw cache-line ping-pong "
    "round trip between the same two processes.",
@@ -649,11 +664,12 @@ static const lab_claim logp_claims[] = {
    "{\"op\":\"all\",\"rules\":[" MPI_RATIO("above", "bandwidth", "am-mpi", "mpi-bw", "openmpi", "0.7") "," MPI_RATIO(
        "above", "bandwidth", "am-mpi", "mpi-bw", "mpich", "0.7") "]}"},
 };
+/* clang-format on */
 
-const char *const lc98_fixed[] = {"tas",          "ttas",      "ticket",         "anderson",
-                                  "posix-mutex",  "lock-free", "cacheline-pingpong", "memcpy",
-                                  "lock-free-1w", "am-mpi", "mpi-pingpong", "am-shm", "mpi-bw",
-                                  "cross-core-copy", NULL};
+const char *const lc98_fixed[] = {
+  "tas",    "ttas",         "ticket", "anderson",     "posix-mutex", "lock-free", "cacheline-pingpong",
+  "memcpy", "lock-free-1w", "am-mpi", "mpi-pingpong", "am-shm",      "mpi-bw",    "cross-core-copy",
+  NULL};
 
 const lab_experiment lab_exp_lc98_logp = {
   .name = "lc98-logp",
@@ -667,4 +683,3 @@ const lab_experiment lab_exp_lc98_logp = {
   .fixed_algos = lc98_fixed,
   .run = logp_run,
 };
-

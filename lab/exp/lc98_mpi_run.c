@@ -55,8 +55,7 @@ int lc98_mpi_list(lc98_mpi *out, int cap, const char **absent) {
 void lc98_mpi_command(const lc98_mpi *m, int np, char *out, size_t len) {
   if (strcmp(m->impl, "openmpi") == 0)
     snprintf(out, len, "%s --oversubscribe --mca btl_vader_single_copy_mechanism none -n %d", m->mpirun, np);
-  else
-    snprintf(out, len, "%s -n %d", m->mpirun, np);
+  else snprintf(out, len, "%s -n %d", m->mpirun, np);
 }
 
 int lc98_mpi_launch(lab_ctx *ctx, const lc98_mpi *m, int np, const char *args, lc98_mpi_line *lines, int cap) {

@@ -11,7 +11,7 @@
 
 #include "../lab.h"
 
-#define LC98_MPI_MAX 2         /* Open MPI, MPICH */
+#define LC98_MPI_MAX 2 /* Open MPI, MPICH */
 #define LC98_MPI_MAX_LINES 16
 #define LC98_MPI_MAX_VALUES 3
 
@@ -25,8 +25,8 @@ typedef struct lc98_mpi_line {
   char variant[32];
   double v[LC98_MPI_MAX_VALUES];
   int nv;
-  int ok;          /* the helper said "ok" (results verified) */
-  char why[256];   /* after FAIL */
+  int ok;        /* the helper said "ok" (results verified) */
+  char why[256]; /* after FAIL */
 } lc98_mpi_line;
 
 /* The MPIs this build has helpers for; 0 with *absent set to why. */

@@ -78,8 +78,8 @@ static int stress_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     lab_fail(ctx, "%d writers: 1 to %d", pt->writers, LC98_STRESS_MAX_WRITERS);
     return -1;
   }
-  if (lab_proc_team_init(&team, lab_pinning_enabled(ctx) ? lab_ctx_topo(ctx) : NULL, pt->writers, 0, why,
-                         sizeof why) != 0) {
+  if (lab_proc_team_init(&team, lab_pinning_enabled(ctx) ? lab_ctx_topo(ctx) : NULL, pt->writers, 0, why, sizeof why) !=
+      0) {
     lab_fail(ctx, "%s", why);
     return -1;
   }
@@ -127,8 +127,8 @@ static int stress_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   uint64_t t1 = syncq_now_ns();
   lab_proc_unpin(team.topo);
   if (rd->got < pt->total) {
-    lab_fail(ctx, "%s, %d writers: no progress for 30 s (%llu of %llu)", syncq_am_claim_name(pt->claim),
-             pt->writers, (unsigned long long)rd->got, (unsigned long long)pt->total);
+    lab_fail(ctx, "%s, %d writers: no progress for 30 s (%llu of %llu)", syncq_am_claim_name(pt->claim), pt->writers,
+             (unsigned long long)rd->got, (unsigned long long)pt->total);
     goto out;
   }
   if (rd->bad != 0) {
@@ -185,10 +185,13 @@ static int stress_run(lab_ctx *ctx) {
   return 0;
 }
 
+/* clang-format off */
 #define STRESS_BELOW(num, den, w, b)                                                                       \
   "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"" num "\",\"den\":\"" den "\",\"at\":{\"writers\":" w \
   "},\"bound\":" b "}"
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim stress_claims[] = {
   {"000 Table 2: the lock-free claim's time with 7 writers is no worse than with 1 (gap reduction: "
    "'the performance of the lock-free algorithm improves with more writers'); here lock-free at 7 "
@@ -204,6 +207,7 @@ static const lab_claim stress_claims[] = {
    "{\"op\":\"ratio_above\",\"metric\":\"time\",\"num\":\"posix-mutex\",\"den\":\"ticket\",\"at\":{\"writers\":7},"
    "\"bound\":1.5}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_lc98_stress = {
   .name = "lc98-stress",

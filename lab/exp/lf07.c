@@ -55,7 +55,6 @@ typedef struct slice_hdr {
   int32_t swapped;
 } slice_hdr;
 
-
 typedef struct prog {
   const lf07_params *p;
   syncq_po_system *sys;
@@ -354,10 +353,22 @@ int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *res
 
 /* The six mailboxes on kernel threads keep 002's names; on fibers they
  * are "fiber:<mailbox>". */
-static const char *const lf07_algos[] = {"sequential",   "mutex",        "nonblocking",       "ttas",
-                                         "two-lock",     "mutex-nofree", "mpsc",              "link",
-                                         "copy",         "fiber:mutex",  "fiber:nonblocking", "fiber:ttas",
-                                         "fiber:two-lock", "fiber:mutex-nofree", "fiber:mpsc", NULL};
+static const char *const lf07_algos[] = {"sequential",
+                                         "mutex",
+                                         "nonblocking",
+                                         "ttas",
+                                         "two-lock",
+                                         "mutex-nofree",
+                                         "mpsc",
+                                         "link",
+                                         "copy",
+                                         "fiber:mutex",
+                                         "fiber:nonblocking",
+                                         "fiber:ttas",
+                                         "fiber:two-lock",
+                                         "fiber:mutex-nofree",
+                                         "fiber:mpsc",
+                                         NULL};
 static const char *const fiber_names[] = {"fiber:mutex",    "fiber:nonblocking",  "fiber:ttas",
                                           "fiber:two-lock", "fiber:mutex-nofree", "fiber:mpsc"};
 
@@ -551,7 +562,8 @@ static int lf07_run_exp(lab_ctx *ctx) {
             g.variants[g.nvariants++] = (lab_variant){name, &pts[np++]};
           }
           /* --quick: on fibers the three mailboxes the claims name */
-          bool fiber_named = strcmp(name, "mpsc") == 0 || strcmp(name, "nonblocking") == 0 || strcmp(name, "mutex") == 0;
+          bool fiber_named =
+            strcmp(name, "mpsc") == 0 || strcmp(name, "nonblocking") == 0 || strcmp(name, "mutex") == 0;
           if (fibers && (!few_modes || (!mode && !empty && fiber_named))) {
             pts[np] = (sort_point){"fiber", name, sweep[s], length, (syncq_po_send_mode)mode, empty != 0};
             g.variants[g.nvariants++] = (lab_variant){fiber_names[i], &pts[np++]};
@@ -588,8 +600,7 @@ static int lf07_run_exp(lab_ctx *ctx) {
                "32 KB stack at exit, N=%.0f). syncq target for resident memory per process: 64 KB.",
                stack_kb, stack_n);
     if (fstack_kb >= 0)
-      lab_note(ctx, "Resident stack per Sorter on a fiber: %.1f KB (of its 16 KB stack, N=%.0f).", fstack_kb,
-               fstack_n);
+      lab_note(ctx, "Resident stack per Sorter on a fiber: %.1f KB (of its 16 KB stack, N=%.0f).", fstack_kb, fstack_n);
     if (first_rss_kb >= 0)
       lab_note(ctx,
                "Resident memory per process: %.1f KB (VmRSS growth of the whole program from before "
@@ -602,22 +613,31 @@ static int lf07_run_exp(lab_ctx *ctx) {
 
 #define LINK_SORT(n) "\"where\":{\"sorters\":" #n ",\"send\":\"link\",\"work\":\"sort\"}"
 /* time(mailbox) / time(sequential) below 1/1.5 at n sorters, linking */
+/* clang-format off */
 #define SPEEDUP(mailbox, n)                                                                        \
   "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"" mailbox "\",\"den\":\"sequential\"," LINK_SORT(n) \
   ",\"bound\":0.667,\"min_threads\":2}"
+/* clang-format on */
 
 /* fiber f faster than thread mailbox t at n sorters, linking */
+/* clang-format off */
 #define FVT(f, t, n)                                                                                       \
   "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"" f "\",\"den\":\"" t "\"," LINK_SORT(n) \
   ",\"bound\":1.0}"
+/* clang-format on */
 /* fiber f faster than every thread mailbox at n sorters */
+/* clang-format off */
 #define FVALL(f, n)                                                                                        \
   "{\"op\":\"all\",\"rules\":[" FVT(f, "mutex", n) "," FVT(f, "nonblocking", n) "," FVT(f, "ttas", n) "," \
   FVT(f, "two-lock", n) "," FVT(f, "mutex-nofree", n) "," FVT(f, "mpsc", n) "]}"
+/* clang-format on */
+/* clang-format off */
 #define BEST_FIBER(n)                                                                                       \
   "{\"op\":\"any\",\"rules\":[" FVALL("fiber:mpsc", n) "," FVALL("fiber:nonblocking", n) ","          \
   FVALL("fiber:mutex", n) "]}"
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim lf07_claims[] = {
   {"syncq target: the sort on fibers is at least as fast as on kernel threads: at each of 10, 20 and "
    "100 sorters (linking), the best of the fiber mailboxes (mpsc, nonblocking, mutex) beats every "
@@ -675,6 +695,7 @@ static const lab_claim lf07_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"copy\",\"den\":\"link\","
    "\"where\":{\"send\":\"compare\"},\"bound\":1.15}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_lf07_sort = {
   .name = "lf07-sort",

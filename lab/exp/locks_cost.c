@@ -50,7 +50,7 @@
 #include <ck_spinlock.h>
 #endif
 
-#define OUTSIDE_NS 200u /* busy work between operations (contended panels) */
+#define OUTSIDE_NS 200u           /* busy work between operations (contended panels) */
 #define DEFAULTS_THREADS_PER_PU 2 /* defaults-busy: 4 threads on 2 cores */
 #define OVER_THREADS_PER_PU 4     /* oversubscribed, defaults-oversubscribed: 8 threads on 2 cores */
 /* defaults-busy: a sample also stops at a deadline (time_per_op is then the
@@ -69,8 +69,8 @@ typedef struct cost_point {
   int wait;
   uint64_t ops;
   uint64_t outside_ns;
-  bool generic; /* created by syncq_lock_create(name, NULL), driven by the generic API */
-  int inl;      /* an inline row (cost_inline), 0: through the ops table */
+  bool generic;         /* created by syncq_lock_create(name, NULL), driven by the generic API */
+  int inl;              /* an inline row (cost_inline), 0: through the ops table */
   uint64_t deadline_ns; /* generic only: a sample stops after this long (0: never) */
 } cost_point;
 
@@ -79,16 +79,21 @@ typedef struct cost_point {
  * statistics), beside Concurrency Kit's inline counterpart. */
 enum cost_inline {
   INL_NONE = 0,
-  INL_MCS,      /* "mcs:inline"            syncq/static/lock/mcs.h */
-  INL_TICKET,   /* "ticket:inline"         syncq/static/lock/ticket.h */
-  INL_TTAS,     /* "ttas:inline"           syncq/static/lock/tas.h */
-  INL_CK_MCS,   /* "ck:spinlock_mcs:inline" */
-  INL_CK_TICKET,/* "ck:spinlock_ticket:inline" */
-  INL_CK_CAS,   /* "ck:spinlock_cas:inline" (ck's test-and-test-and-set) */
+  INL_MCS,       /* "mcs:inline"            syncq/static/lock/mcs.h */
+  INL_TICKET,    /* "ticket:inline"         syncq/static/lock/ticket.h */
+  INL_TTAS,      /* "ttas:inline"           syncq/static/lock/tas.h */
+  INL_CK_MCS,    /* "ck:spinlock_mcs:inline" */
+  INL_CK_TICKET, /* "ck:spinlock_ticket:inline" */
+  INL_CK_CAS,    /* "ck:spinlock_cas:inline" (ck's test-and-test-and-set) */
   INL_COUNT
 };
 static const char *const inline_names[INL_COUNT] = {
-  NULL, "mcs:inline", "ticket:inline", "ttas:inline", "ck:spinlock_mcs:inline", "ck:spinlock_ticket:inline",
+  NULL,
+  "mcs:inline",
+  "ticket:inline",
+  "ttas:inline",
+  "ck:spinlock_mcs:inline",
+  "ck:spinlock_ticket:inline",
   "ck:spinlock_cas:inline",
 };
 
@@ -111,8 +116,8 @@ typedef struct cost_run {
   syncq_lock *generic; /* pt->generic: the lock, through the generic API */
   uint64_t counter;    /* plain: guarded by the lock */
   _Atomic(int) errors;
-  uint64_t deadline;        /* generic: the clock reading at which workers stop (0: never) */
-  _Atomic(uint64_t) made;   /* generic: the increments made, summed over the team */
+  uint64_t deadline;      /* generic: the clock reading at which workers stop (0: never) */
+  _Atomic(uint64_t) made; /* generic: the increments made, summed over the team */
 } cost_run;
 
 typedef struct atomics_pair {
@@ -151,19 +156,19 @@ static void lock_worker(lab_worker *w) {
 }
 
 /* One loop per inline lock: LOCK and UNLOCK are statements on `l`. */
-#define INLINE_WORKER(fname, LOCK, UNLOCK)                                                             \
-  static void fname(lab_worker *w) {                                                                   \
-    cost_run *run = w->arg;                                                                            \
-    inline_lock *l = run->lock;                                                                        \
-    uint64_t n = lab_share(run->pt->ops, w->n, w->id);   \
-    syncq_lock_node node;                                                                              \
-    (void)node;                                                                                        \
-    for (uint64_t i = 0; i < n; i++) {                                                                 \
-      LOCK;                                                                                            \
-      run->counter++;                                                                                  \
-      UNLOCK;                                                                                          \
-      if (run->pt->outside_ns) syncq_delay_ns(run->pt->outside_ns);                                   \
-    }                                                                                                  \
+#define INLINE_WORKER(fname, LOCK, UNLOCK)                          \
+  static void fname(lab_worker *w) {                                \
+    cost_run *run = w->arg;                                         \
+    inline_lock *l = run->lock;                                     \
+    uint64_t n = lab_share(run->pt->ops, w->n, w->id);              \
+    syncq_lock_node node;                                           \
+    (void)node;                                                     \
+    for (uint64_t i = 0; i < n; i++) {                              \
+      LOCK;                                                         \
+      run->counter++;                                               \
+      UNLOCK;                                                       \
+      if (run->pt->outside_ns) syncq_delay_ns(run->pt->outside_ns); \
+    }                                                               \
   }
 INLINE_WORKER(inl_mcs_worker, syncq_lock_mcs_lock_inline(&l->mcs, &node), syncq_lock_mcs_unlock_inline(&l->mcs, &node))
 INLINE_WORKER(inl_ticket_worker, syncq_lock_ticket_lock_inline(&l->ticket), syncq_lock_ticket_unlock_inline(&l->ticket))
@@ -201,15 +206,25 @@ static bool inline_available(int inl) {
  * syncq's locks with NULL config: the typed default, SPIN, as ck's. */
 static void (*inline_setup(int inl, inline_lock *l))(lab_worker *) {
   switch (inl) {
-  case INL_MCS: return syncq_lock_mcs_init(&l->mcs, NULL) == SYNCQ_OK ? inl_mcs_worker : NULL;
-  case INL_TICKET: return syncq_lock_ticket_init(&l->ticket, NULL) == SYNCQ_OK ? inl_ticket_worker : NULL;
-  case INL_TTAS: return syncq_lock_ttas_init(&l->tas, NULL) == SYNCQ_OK ? inl_ttas_worker : NULL;
+  case INL_MCS:
+    return syncq_lock_mcs_init(&l->mcs, NULL) == SYNCQ_OK ? inl_mcs_worker : NULL;
+  case INL_TICKET:
+    return syncq_lock_ticket_init(&l->ticket, NULL) == SYNCQ_OK ? inl_ticket_worker : NULL;
+  case INL_TTAS:
+    return syncq_lock_ttas_init(&l->tas, NULL) == SYNCQ_OK ? inl_ttas_worker : NULL;
 #if defined(SYNCQ_LAB_HAVE_CK)
-  case INL_CK_MCS: ck_spinlock_mcs_init(&l->ck_mcs); return inl_ck_mcs_worker;
-  case INL_CK_TICKET: ck_spinlock_ticket_init(&l->ck_ticket); return inl_ck_ticket_worker;
-  case INL_CK_CAS: ck_spinlock_cas_init(&l->ck_cas); return inl_ck_cas_worker;
+  case INL_CK_MCS:
+    ck_spinlock_mcs_init(&l->ck_mcs);
+    return inl_ck_mcs_worker;
+  case INL_CK_TICKET:
+    ck_spinlock_ticket_init(&l->ck_ticket);
+    return inl_ck_ticket_worker;
+  case INL_CK_CAS:
+    ck_spinlock_cas_init(&l->ck_cas);
+    return inl_ck_cas_worker;
 #endif
-  default: return NULL;
+  default:
+    return NULL;
   }
 }
 
@@ -289,8 +304,8 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     int rc = no_pin == NULL ? -1 : lab_team_run(ctx, pt->threads, lock_worker, run, no_pin, &ns, &out->stats);
     free(no_pin);
     made = atomic_load(&run->made);
-    bool ok = atomic_load(&run->errors) == 0 && run->counter == made && made > 0 &&
-              (pt->deadline_ns != 0 || made == pt->ops);
+    bool ok =
+      atomic_load(&run->errors) == 0 && run->counter == made && made > 0 && (pt->deadline_ns != 0 || made == pt->ops);
     syncq_lock_destroy(run->generic);
     free(run);
     if (rc != 0) return -1;
@@ -431,8 +446,7 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
             "processing units), N=%llu of the same operations, each lock with each blocking "
             "discipline it accepts (\"<lock>@block\", \"<lock>@competitive\"). time_per_op is the "
             "team's wall time divided by N.",
-            (unsigned long long)n_unc, (unsigned long long)n_two, OUTSIDE_NS, over,
-            (unsigned long long)n_over);
+            (unsigned long long)n_unc, (unsigned long long)n_two, OUTSIDE_NS, over, (unsigned long long)n_over);
   lab_note(ctx, "competitive spin limit (one measured context switch): %llu ns",
            (unsigned long long)syncq_wait_spin_limit_ns());
   if (!inline_available(INL_CK_MCS))
@@ -513,27 +527,38 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
   return 0;
 }
 
+/* clang-format off */
 #define UNC(lock)                                                                                      \
   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" lock "\",\"den\":\"two-atomics\","  \
   "\"where\":{\"phase\":\"uncontended\"},\"at\":\"max_threads\",\"bound\":1.2}"
+/* clang-format on */
+/* clang-format off */
 #define DEFAULTS(variant)                                                                              \
   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" variant "\",\"den\":\"pthread-mutex\"," \
   "\"where\":{\"phase\":\"defaults-busy\"},\"at\":\"max_threads\",\"bound\":3.0}"
+/* clang-format on */
+/* clang-format off */
 #define DEF_OVER(variant)                                                                              \
   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" variant "\",\"den\":\"pthread-mutex\"," \
   "\"where\":{\"phase\":\"defaults-oversubscribed\"},\"at\":\"max_threads\",\"bound\":2.0}"
+/* clang-format on */
+/* clang-format off */
 #define OVER(variant)                                                                                  \
   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" variant "\",\"den\":\"pthread-mutex\"," \
   "\"where\":{\"phase\":\"oversubscribed\"},\"at\":\"max_threads\",\"bound\":2.0}"
+/* clang-format on */
 
 /* Ours against Concurrency Kit's counterpart, same phase, same run. */
+/* clang-format off */
 #define VS_CK(ours, ck, phase)                                                                         \
   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" ours "\",\"den\":\"" ck "\","          \
   "\"where\":{\"phase\":\"" phase "\"},\"at\":\"max_threads\",\"bound\":1.1}"
+/* clang-format on */
 #define VS_CK_BOTH(ours, ck) VS_CK(ours, ck, "uncontended") "," VS_CK(ours, ck, "two-threads")
 
 #define INL_BOTH(ours, ck) VS_CK(ours, ck, "uncontended") "," VS_CK(ours, ck, "two-threads")
 
+/* clang-format off */
 static const lab_claim locks_cost_claims[] = {
   {"syncq target: the inline MCS, ticket and TTAS locks (syncq/static/lock/*.h) within 1.1x of "
    "Concurrency Kit's inline ck_spinlock_mcs, _ticket and _cas, uncontended and with two threads.",
@@ -575,6 +600,7 @@ static const lab_claim locks_cost_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"ticket\",\"den\":\"pthread-mutex\","
    "\"where\":{\"phase\":\"uncontended\"},\"at\":\"max_threads\",\"bound\":0.8}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_locks_cost = {
   .name = "locks-cost",

@@ -21,7 +21,7 @@ typedef struct mp_thread_slot {
   void (*body)(lab_worker *w);
   syncq_mp_sched *sched; /* NULL: not scheduled (real mode) */
   unsigned app, proc;
-  lab_topo *topo;        /* pin to the proc-th slot when not NULL */
+  lab_topo *topo;             /* pin to the proc-th slot when not NULL */
   _Atomic(int) *arrived, *go; /* go: 1 start, 2 abort */
   uint64_t end_ns;
   int reg_status;
@@ -67,9 +67,14 @@ static int mp_run_copies(const mp_bench *b, void *const *states, int napps, int 
   int started = 0;
   for (int i = 0; i < n; i++) {
     int a = i / p, c = i % p;
-    slots[i] = (mp_thread_slot){.w = {c, p, states[a]}, .body = b->body, .sched = sched,
-                                .app = (unsigned)a, .proc = (unsigned)c, .topo = topo,
-                                .arrived = &arrived, .go = &go};
+    slots[i] = (mp_thread_slot){.w = {c, p, states[a]},
+                                .body = b->body,
+                                .sched = sched,
+                                .app = (unsigned)a,
+                                .proc = (unsigned)c,
+                                .topo = topo,
+                                .arrived = &arrived,
+                                .go = &go};
     if (pthread_create(&tids[i], NULL, mp_thread_main, &slots[i]) != 0) break;
     started++;
   }
@@ -116,8 +121,8 @@ typedef struct mp_child_report {
   char why[MP_WHY];
 } mp_child_report;
 
-int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int level, mp_mode mode,
-                      int policy, int napps, uint64_t *ns_out, syncq_stats *stats) {
+int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int level, mp_mode mode, int policy, int napps,
+               uint64_t *ns_out, syncq_stats *stats) {
   char why[MP_WHY] = "";
   if (p < 1 || napps < 1 || napps > MP_MAX_APPS || p * napps > MP_MAX_THREADS) {
     lab_fail(ctx, "multiprogramming point out of range (p=%d, copies=%d)", p, napps);
@@ -211,7 +216,6 @@ int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int leve
   return 0;
 }
 
-
 int mp_pick_algos(const syncq_algo *const *algos, int na, const char *const *names, const syncq_algo **out) {
   int n = 0;
   for (int i = 0; names[i] != NULL; i++)
@@ -225,8 +229,9 @@ int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, l
   bool quick = lab_get_size(ctx) <= LAB_SIZE_QUICK;
   int t_first = quick && nt > 0 ? nt - 1 : 0;
   if (quick && !lab_planning(ctx))
-    lab_note(ctx, "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
-                  "(the claims are at level 3); the default size measures every p at both levels.");
+    lab_note(ctx,
+             "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
+             "(the claims are at level 3); the default size measures every p at both levels.");
   for (int level = quick ? 3 : 2; level <= 3; level++) {
     for (int m = MP_MODE_PSEUDO; m <= MP_MODE_REAL; m++) {
       for (int t = t_first; t < nt; t++) {

@@ -62,8 +62,8 @@ typedef struct mp_bench {
 /* Measure one point: see the header comment. *ns_out is the mean time of
  * the copies; *stats (pseudo mode only; zero in real mode) the summed
  * algorithm events. 0, or -1 after lab_fail. */
-int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int level, mp_mode mode, int policy,
-               int napps, uint64_t *ns_out, syncq_stats *stats);
+int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int level, mp_mode mode, int policy, int napps,
+               uint64_t *ns_out, syncq_stats *stats);
 
 /* The registered algorithms named in names (NULL-terminated), in the order
  * of names, into out (room for LAB_MAX_VARIANTS). Returns how many. */

@@ -42,7 +42,7 @@ typedef struct ms98q_point {
   int threads;
   uint64_t pairs;
   uint64_t delay_ns;
-  int level;   /* multiprogramming level (1: dedicated) */
+  int level; /* multiprogramming level (1: dedicated) */
   mp_mode mode;
 } ms98q_point;
 
@@ -106,9 +106,9 @@ static int ms98q_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   lab_object_free(pt->algo, q);
   if (rc != 0) return -1;
   if (atomic_load(&run.errors) != 0 || !empty || atomic_load(&run.in_sum) != atomic_load(&run.out_sum)) {
-    lab_fail(ctx, "%s failed validation: %d failed operations, queue %s, checksums %llu in / %llu out",
-             pt->algo->name, atomic_load(&run.errors), empty ? "empty" : "not empty",
-             (unsigned long long)atomic_load(&run.in_sum), (unsigned long long)atomic_load(&run.out_sum));
+    lab_fail(ctx, "%s failed validation: %d failed operations, queue %s, checksums %llu in / %llu out", pt->algo->name,
+             atomic_load(&run.errors), empty ? "empty" : "not empty", (unsigned long long)atomic_load(&run.in_sum),
+             (unsigned long long)atomic_load(&run.out_sum));
     return -1;
   }
   out->value = (double)ns / NS_PER_MS;
@@ -163,7 +163,8 @@ static int ms98q_mp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
 }
 
 /* 001 Figure 1's six queues, those registered. */
-static const char *const ms98q_mp_algos[] = {"single-lock-ps", "single-lock", "two-lock-ps", "two-lock", "ms", "plj", NULL};
+static const char *const ms98q_mp_algos[] = {
+  "single-lock-ps", "single-lock", "two-lock-ps", "two-lock", "ms", "plj", NULL};
 
 /* A level-2/3 group's variants (mp_sweep_levels). */
 typedef struct ms98q_mp_fill {
@@ -185,7 +186,7 @@ static int ms98_queue_run(lab_ctx *ctx) {
   const syncq_algo *all[LAB_MAX_VARIANTS], *algos[LAB_MAX_VARIANTS];
   int nall = syncq_registry_list(SYNCQ_FAMILY_QUEUE, all, LAB_MAX_VARIANTS), na = 0;
   if (nall > LAB_MAX_VARIANTS) nall = LAB_MAX_VARIANTS;
-  for (int i = 0; i < nall; i++) { /* those that can run here */
+  for (int i = 0; i < nall; i++) {                 /* those that can run here */
     if (all[i]->props & SYNCQ_PROP_SPSC) continue; /* p threads on each side: queue-1p1c measures SPSC rings */
     int st;
     if (lab_object_can_make(all[i], &ms98q_cfg, &st)) algos[na++] = all[i];
@@ -222,12 +223,17 @@ static int ms98_queue_run(lab_ctx *ctx) {
             "(no failed operation, the queue ends empty, checksums of items in and out agree).",
             MS98Q_DELAY_JITTER_PCT, (unsigned long long)pairs, (unsigned long long)pairs0, pus,
             (unsigned long long)mp_pairs, (unsigned long long)(mp_quantum_ns(ctx) / 1000000u), MS98Q_CAPACITY);
-  if (nl > nt) lab_note(ctx, "Thread counts above the %d processing units were left out: multiprogramming comes from the levels, one thread per processor per application.", pus);
+  if (nl > nt)
+    lab_note(
+      ctx,
+      "Thread counts above the %d processing units were left out: multiprogramming comes from the levels, one thread per processor per application.",
+      pus);
   if (!lab_planning(ctx))
-    lab_note(ctx, "No real no-preemption request was available: the kernel headers (linux/rseq.h) "
-                  "describe no rseq time-slice extension, so the preemption-safe locks are "
-                  "preemption-safe under the pseudo-scheduler only; in mode=real \"ttas-ps\" "
-                  "behaves as \"ttas\".");
+    lab_note(ctx,
+             "No real no-preemption request was available: the kernel headers (linux/rseq.h) "
+             "describe no rseq time-slice extension, so the preemption-safe locks are "
+             "preemption-safe under the pseudo-scheduler only; in mode=real \"ttas-ps\" "
+             "behaves as \"ttas\".");
   ms98q_point pts[LAB_MAX_VARIANTS];
   for (size_t d = 0; d < sizeof delays / sizeof delays[0]; d++) {
     for (int t = 0; t < nt; t++) {
@@ -251,10 +257,11 @@ static int ms98_queue_run(lab_ctx *ctx) {
   /* levels 2 and 3, both modes, the delayed loop */
   const syncq_algo *mp_algos[LAB_MAX_VARIANTS];
   ms98q_mp_fill fill = {mp_algos, mp_pick_algos(algos, na, ms98q_mp_algos, mp_algos), mp_pairs, pts};
-  return mp_sweep_levels(ctx, threads, nt, (double)MS98Q_DELAY_NS, ms98q_mp_sample, "single-lock-ps",
-                         ms98q_mp_variants, &fill);
+  return mp_sweep_levels(ctx, threads, nt, (double)MS98Q_DELAY_NS, ms98q_mp_sample, "single-lock-ps", ms98q_mp_variants,
+                         &fill);
 }
 
+/* clang-format off */
 static const lab_claim ms98_queue_claims[] = {
   {"The two-lock queue outperforms the single-lock queue under high contention because it "
    "allows more concurrency (001 §4.1, Figure 1, level 1): at the largest p, with the 6 us delay.",
@@ -286,6 +293,7 @@ static const lab_claim ms98_queue_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"ms\",\"den\":\"single-lock-ps\","
    "\"where\":{\"delay_ns\":6000,\"level\":3,\"mode\":\"pseudo\"},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_ms98_queue = {
   .name = "ms98-queue",

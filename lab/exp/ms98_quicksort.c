@@ -155,22 +155,26 @@ static int ms98_quicksort_run(lab_ctx *ctx) {
   }
   if (!lab_planning(ctx)) {
     if (quick)
-      lab_note(ctx, "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
-                    "(the claims are at level 3); the default size measures every p at both levels.");
-    lab_note(ctx, "Differences from 001 and why: 001 ran 1 to 11 processors of an SGI Challenge; "
-                  "here at most %d processing units, so the pool is contended by few threads and a "
-                  "thread spends most of its time partitioning (tens of microseconds per interval) "
-                  "rather than in the pool. 001 does not say which part of a partitioned interval is "
-                  "shared; this program shares the larger one. A bounded structure that is full "
-                  "makes a thread keep the interval (pool capacity %u intervals). In mode=real the "
-                  "preemption-safe locks cannot ask Linux not to be preempted and behave as ordinary "
-                  "ones.", lab_pus(ctx), APP_QS_POOL_CAPACITY);
+      lab_note(ctx,
+               "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
+               "(the claims are at level 3); the default size measures every p at both levels.");
+    lab_note(ctx,
+             "Differences from 001 and why: 001 ran 1 to 11 processors of an SGI Challenge; "
+             "here at most %d processing units, so the pool is contended by few threads and a "
+             "thread spends most of its time partitioning (tens of microseconds per interval) "
+             "rather than in the pool. 001 does not say which part of a partitioned interval is "
+             "shared; this program shares the larger one. A bounded structure that is full "
+             "makes a thread keep the interval (pool capacity %u intervals). In mode=real the "
+             "preemption-safe locks cannot ask Linux not to be preempted and behave as ordinary "
+             "ones.",
+             lab_pus(ctx), APP_QS_POOL_CAPACITY);
   }
   return 0;
 }
 
 #define QSX_W(pool, lvl, md) "\"where\":{\"pool\":\"" pool "\",\"level\":" lvl ",\"mode\":\"" md "\"}"
 
+/* clang-format off */
 static const lab_claim ms98_quicksort_claims[] = {
   {"Performance with ordinary locks degrades under multiprogramming, though not as severely as in the "
    "micro-benchmarks (001 §4.5, Figures 5 and 6): at level 3 under the pseudo-scheduler, at the largest "
@@ -198,6 +202,7 @@ static const lab_claim ms98_quicksort_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"treiber\",\"den\":\"lock-ps\","
    QSX_W("stack", "3", "pseudo") ",\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}]}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_ms98_quicksort = {
   .name = "ms98-quicksort",

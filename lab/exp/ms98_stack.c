@@ -207,8 +207,8 @@ static int ms98_mp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   /* pseudo: one measured application, the others emulated (001 §4);
    * real: `level` copies as processes */
   int napps = pt->mode == MP_MODE_PSEUDO ? 1 : pt->level;
-  if (mp_measure(ctx, &ms98_bench, pt, pt->threads, pt->level, pt->mode, SYNCQ_MP_TIMESHARE, napps, &ns,
-                 &out->stats) != 0)
+  if (mp_measure(ctx, &ms98_bench, pt, pt->threads, pt->level, pt->mode, SYNCQ_MP_TIMESHARE, napps, &ns, &out->stats) !=
+      0)
     return -1;
   out->value = (double)ns / NS_PER_MS;
   out->ops = pt->mode != MP_MODE_PSEUDO ? 0 : pt->kind == MS98_COUNTER ? pt->pairs : 2 * pt->pairs;
@@ -275,10 +275,17 @@ static int ms98_run_kind(lab_ctx *ctx, ms98_kind kind, syncq_family family, cons
             "lock with a Symunix-style no-preemption request, honoured for up to a fifth of the quantum); the "
             "non-blocking ones back off the same way after a failed CAS. Every run is validated (no "
             "operation fails, the structure ends empty or the counter exact).",
-            what, kind == MS98_STACK ? "2" : kind == MS98_HEAP ? "3" : "4", MS98_DELAY_JITTER_PCT,
-            (unsigned long long)pairs, (unsigned long long)pairs0, pus, (unsigned long long)mp_pairs,
-            (unsigned long long)(mp_quantum_ns(ctx) / 1000000u), norm);
-  if (na > nt) lab_note(ctx, "Thread counts above the %d processing units were left out: multiprogramming comes from the levels, one thread per processor per application.", pus);
+            what,
+            kind == MS98_STACK  ? "2"
+            : kind == MS98_HEAP ? "3"
+                                : "4",
+            MS98_DELAY_JITTER_PCT, (unsigned long long)pairs, (unsigned long long)pairs0, pus,
+            (unsigned long long)mp_pairs, (unsigned long long)(mp_quantum_ns(ctx) / 1000000u), norm);
+  if (na > nt)
+    lab_note(
+      ctx,
+      "Thread counts above the %d processing units were left out: multiprogramming comes from the levels, one thread per processor per application.",
+      pus);
 
   ms98_point pts[LAB_MAX_VARIANTS];
   for (size_t d = 0; d < sizeof delays / sizeof delays[0]; d++) {
@@ -307,23 +314,25 @@ static int ms98_run_kind(lab_ctx *ctx, ms98_kind kind, syncq_family family, cons
 }
 
 static int ms98_stack_run(lab_ctx *ctx) {
-  int r = ms98_run_kind(ctx, MS98_STACK, SYNCQ_FAMILY_STACK, "push(); delay(); pop(); delay();", "lock-ps",
-                        ms98_mp_stack);
+  int r =
+    ms98_run_kind(ctx, MS98_STACK, SYNCQ_FAMILY_STACK, "push(); delay(); pop(); delay();", "lock-ps", ms98_mp_stack);
   if (r == 0 && !lab_planning(ctx)) {
     int pus = lab_pus(ctx);
-    lab_note(ctx, "Differences from 001 and why: 001 ran 1..11 processors of an SGI Challenge with "
-                  "LL/SC; here %d processing units, so its 11-processor claim is %s. With 6 us of delay per operation an uncontended push or pop "
-                  "(tens of ns) is under 1%% of the time, so the delayed panel's ratios sit within "
-                  "noise of 1.0 and the one-thread verdict is decided by noise as much as by the "
-                  "algorithms; the delay_ns=0 panel shows the operations' own cost. Treiber's Top is "
-                  "a 64-bit {version, index} word swung by CAS (001: LL/SC) and its nodes come from "
-                  "a tagged free list swung by double-width CAS, with a per-thread cache of up to 2 "
-                  "nodes in front of it, so an uncontended push/pop pair costs 2 CAS on Top "
-                  "against the TTAS lock stack's 2 swaps (the free list's double-width CAS only when "
-                  "a thread's cache is empty or full); the Herlihy stack adds "
-                  "a version block per operation. \"treiber-hp\" (hazard pointers, malloc per push) "
-                  "and \"elimination\" (Hendler et al. 2004) are later algorithms, shown for reference.",
-             pus, pus >= 11 ? "decided at the largest thread count within them" : "not measurable here (needs_pus)");
+    lab_note(
+      ctx,
+      "Differences from 001 and why: 001 ran 1..11 processors of an SGI Challenge with "
+      "LL/SC; here %d processing units, so its 11-processor claim is %s. With 6 us of delay per operation an uncontended push or pop "
+      "(tens of ns) is under 1%% of the time, so the delayed panel's ratios sit within "
+      "noise of 1.0 and the one-thread verdict is decided by noise as much as by the "
+      "algorithms; the delay_ns=0 panel shows the operations' own cost. Treiber's Top is "
+      "a 64-bit {version, index} word swung by CAS (001: LL/SC) and its nodes come from "
+      "a tagged free list swung by double-width CAS, with a per-thread cache of up to 2 "
+      "nodes in front of it, so an uncontended push/pop pair costs 2 CAS on Top "
+      "against the TTAS lock stack's 2 swaps (the free list's double-width CAS only when "
+      "a thread's cache is empty or full); the Herlihy stack adds "
+      "a version block per operation. \"treiber-hp\" (hazard pointers, malloc per push) "
+      "and \"elimination\" (Hendler et al. 2004) are later algorithms, shown for reference.",
+      pus, pus >= 11 ? "decided at the largest thread count within them" : "not measurable here (needs_pus)");
   }
   return r;
 }
@@ -333,16 +342,17 @@ static int ms98_heap_run(lab_ctx *ctx) {
                         "insert(random key); delay(); delete_min(); delay(); on an initially empty heap",
                         "skew-lock-ps", ms98_mp_heap);
   if (r == 0 && !lab_planning(ctx)) {
-    lab_note(ctx, "Differences from 001 and why: %d processing units here (001: up to 11) and no "
-                  "multiprogramming beyond level 3. Herlihy's heap swings {items, root} with a version by "
-                  "double-width CAS (001: LL/SC), copies only the nodes on the merge path into "
-                  "free nodes claimed from a pool bitmap, and recycles the replaced ones after the "
-                  "swing. The heap holds at most p items here (each thread inserts then deletes), "
-                  "so merge paths are short and the copying overhead small; with 6 us delays the "
-                  "ratios are close to 1.0 and the delay_ns=0 panel shows the operations' cost. "
-                  "\"linden-jonsson\" (Linden & Jonsson 2013: a lock-free skiplist whose deleted "
-                  "prefix is marked in next pointers, epoch-based reclamation) is a later algorithm, "
-                  "shown for reference.",
+    lab_note(ctx,
+             "Differences from 001 and why: %d processing units here (001: up to 11) and no "
+             "multiprogramming beyond level 3. Herlihy's heap swings {items, root} with a version by "
+             "double-width CAS (001: LL/SC), copies only the nodes on the merge path into "
+             "free nodes claimed from a pool bitmap, and recycles the replaced ones after the "
+             "swing. The heap holds at most p items here (each thread inserts then deletes), "
+             "so merge paths are short and the copying overhead small; with 6 us delays the "
+             "ratios are close to 1.0 and the delay_ns=0 panel shows the operations' cost. "
+             "\"linden-jonsson\" (Linden & Jonsson 2013: a lock-free skiplist whose deleted "
+             "prefix is marked in next pointers, epoch-based reclamation) is a later algorithm, "
+             "shown for reference.",
              lab_pus(ctx));
   }
   return r;
@@ -357,8 +367,7 @@ static const char *counter_norm(void) {
   const syncq_algo *algos[LAB_MAX_VARIANTS];
   int n = syncq_registry_list(SYNCQ_FAMILY_COUNTER, algos, LAB_MAX_VARIANTS);
   for (int i = 0; i < n && i < LAB_MAX_VARIANTS; i++)
-    if (algos[i]->progress == SYNCQ_PROGRESS_BLOCKING && strstr(algos[i]->name, "ttas") != NULL)
-      return algos[i]->name;
+    if (algos[i]->progress == SYNCQ_PROGRESS_BLOCKING && strstr(algos[i]->name, "ttas") != NULL) return algos[i]->name;
   return "mutex";
 }
 
@@ -366,17 +375,20 @@ static int ms98_counter_run(lab_ctx *ctx) {
   const char *norm = counter_norm();
   int r = ms98_run_kind(ctx, MS98_COUNTER, SYNCQ_FAMILY_COUNTER, "increment(); delay();", norm, ms98_mp_counter);
   if (r == 0 && !lab_planning(ctx)) {
-    lab_note(ctx, "Differences from 001 and why: normalized to the \"%s\" counter (001: a "
-                  "preemption-safe TTAS-locked counter). 001's LL/SC counter "
-                  "is the CAS loop here (\"cas\", and \"cas-backoff\" with 001's backoff); "
-                  "fetch-and-add, which 001 expected to be better still, is measured too. %d "
-                  "processing units here: the 11-processor claim is %s.",
-             norm, lab_pus(ctx),
-             lab_pus(ctx) >= 11 ? "decided at the largest thread count within them" : "not measurable here (needs_pus)");
+    lab_note(
+      ctx,
+      "Differences from 001 and why: normalized to the \"%s\" counter (001: a "
+      "preemption-safe TTAS-locked counter). 001's LL/SC counter "
+      "is the CAS loop here (\"cas\", and \"cas-backoff\" with 001's backoff); "
+      "fetch-and-add, which 001 expected to be better still, is measured too. %d "
+      "processing units here: the 11-processor claim is %s.",
+      norm, lab_pus(ctx),
+      lab_pus(ctx) >= 11 ? "decided at the largest thread count within them" : "not measurable here (needs_pus)");
   }
   return r;
 }
 
+/* clang-format off */
 static const lab_claim ms98_stack_claims[] = {
   {"Treiber's stack yields the best performance even with no contention: with one thread it is at "
    "least as fast as the single lock (001 §4.2, Figure 2).",
@@ -408,7 +420,9 @@ static const lab_claim ms98_stack_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"treiber\",\"den\":\"lock-ps\","
    "\"where\":{\"delay_ns\":6000,\"level\":3,\"mode\":\"pseudo\"},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}]}"},
 };
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim ms98_heap_claims[] = {
   {"The non-blocking skew heap cannot match the single-lock implementation with or without "
    "contention: the lock-based heap is faster with one thread and at the most threads measured "
@@ -428,7 +442,9 @@ static const lab_claim ms98_heap_claims[] = {
    "{\"op\":\"ratio_above\",\"metric\":\"time_ratio\",\"num\":\"skew-herlihy\",\"den\":\"skew-lock-ps\","
    "\"where\":{\"delay_ns\":6000,\"level\":3,\"mode\":\"pseudo\"},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}]}"},
 };
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim ms98_counter_claims[] = {
   {"Non-blocking counters outperform the lock-based counter on a dedicated machine: the CAS-loop "
    "counter (001's LL/SC counter) beats the TTAS-locked counter (\"lock-ttas\", 001's lock) at the most "
@@ -450,6 +466,7 @@ static const lab_claim ms98_counter_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"cas\",\"den\":\"lock-ttas-ps\","
    "\"where\":{\"delay_ns\":6000,\"level\":3,\"mode\":\"pseudo\"},\"at\":\"max_threads\",\"bound\":0.45,\"min_threads\":2}]}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_ms98_stack = {
   .name = "ms98-stack",

@@ -33,7 +33,7 @@
 
 #define TSPX_CITIES_PAPER 17 /* 001 §4.6 */
 #define TSPX_CITIES_SMOKE 12
-#define TSPX_SEED 3ull       /* the instance: seeded city coordinates */
+#define TSPX_SEED 3ull /* the instance: seeded city coordinates */
 
 typedef struct tspx_point {
   app_tsp_config cfg;
@@ -94,9 +94,9 @@ static const char *const tspx_combos[][4] = {
 /* Every name the experiment can run, for --algos: the programs, and the
  * registered counters (the priority queues and stacks come from the
  * registry families). */
-static const char *const tspx_fixed[] = {"ps-locks", "ordinary-locks", "non-blocking", "hybrid", "faa", "cas",
-                                         "cas-backoff", "mutex", "lock-ttas", "lock-ticket", "lock-futex-mutex",
-                                         "lock-ttas-ps", NULL};
+static const char *const tspx_fixed[] = {
+  "ps-locks", "ordinary-locks", "non-blocking", "hybrid",           "faa",          "cas", "cas-backoff",
+  "mutex",    "lock-ttas",      "lock-ticket",  "lock-futex-mutex", "lock-ttas-ps", NULL};
 
 static const syncq_algo *tspx_find(syncq_family f, const char *name) {
   const syncq_algo *a = NULL;
@@ -139,7 +139,8 @@ static int ms98_tsp_run(lab_ctx *ctx) {
             "copies as processes). set=every-structure (level 1) swaps one structure of the "
             "hybrid for every other registered one (variant named by it). Every run must find the "
             "Held-Karp optimum with a valid tour.",
-            cities, APP_TSP_HEAP_DEPTH, APP_TSP_LOCAL_CITIES, lab_pus(ctx), (unsigned long long)(mp_quantum_ns(ctx) / 1000000u));
+            cities, APP_TSP_HEAP_DEPTH, APP_TSP_LOCAL_CITIES, lab_pus(ctx),
+            (unsigned long long)(mp_quantum_ns(ctx) / 1000000u));
   if (lab_planning(ctx)) {
     /* count the groups only */
   } else if (tspx_cities_solved != cities) {
@@ -177,10 +178,8 @@ static int ms98_tsp_run(lab_ctx *ctx) {
         lab_group_param_str(&g, "set", "programs");
         lab_group_param(&g, "threads", threads[t]);
         lab_group_param(&g, "level", level);
-        if (level == 1)
-          lab_group_param_str(&g, "mode", "dedicated");
-        else
-          mp_group_mode(&g, (mp_mode)m);
+        if (level == 1) lab_group_param_str(&g, "mode", "dedicated");
+        else mp_group_mode(&g, (mp_mode)m);
         g.metric = "time";
         g.unit = "ms";
         g.sample = tspx_sample;
@@ -235,23 +234,29 @@ static int ms98_tsp_run(lab_ctx *ctx) {
   }
   if (!lab_planning(ctx)) {
     if (quick)
-      lab_note(ctx, "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
-                    "(the claims are at level 3); the default size measures every p at both levels.");
-    lab_note(ctx, "Held-Karp optimum of the %d-city instance: %llu (every run found it, with a valid "
-                  "tour).", cities, (unsigned long long)tspx_optimum);
-    lab_note(ctx, "Differences from 001 and why: 001 ran 1 to 11 processors of an SGI Challenge and "
-                  "does not give its program's bound or its split between heap and stack; this one's "
-                  "are stated above. The best length is a CAS-minimum in every program, because the "
-                  "counter family has no minimum operation and a fetch-and-add emulation would expose "
-                  "bounds no tour has. At most %d processing units: contention is low. In mode=real the "
-                  "preemption-safe locks cannot ask Linux not to be preempted and behave as ordinary "
-                  "ones.", lab_pus(ctx));
+      lab_note(ctx,
+               "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
+               "(the claims are at level 3); the default size measures every p at both levels.");
+    lab_note(ctx,
+             "Held-Karp optimum of the %d-city instance: %llu (every run found it, with a valid "
+             "tour).",
+             cities, (unsigned long long)tspx_optimum);
+    lab_note(ctx,
+             "Differences from 001 and why: 001 ran 1 to 11 processors of an SGI Challenge and "
+             "does not give its program's bound or its split between heap and stack; this one's "
+             "are stated above. The best length is a CAS-minimum in every program, because the "
+             "counter family has no minimum operation and a fetch-and-add emulation would expose "
+             "bounds no tour has. At most %d processing units: contention is low. In mode=real the "
+             "preemption-safe locks cannot ask Linux not to be preempted and behave as ordinary "
+             "ones.",
+             lab_pus(ctx));
   }
   return 0;
 }
 
 #define TSPX_W(lvl, md) "\"where\":{\"set\":\"programs\",\"level\":" lvl ",\"mode\":\"" md "\"}"
 
+/* clang-format off */
 static const lab_claim ms98_tsp_claims[] = {
   {"The implementation based on ordinary locks suffers under multiprogramming (001 §4.6, Figure 7): at "
    "level 3 under the pseudo-scheduler, at the largest p, ordinary-locks is slower than ps-locks.",
@@ -272,6 +277,7 @@ static const lab_claim ms98_tsp_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"hybrid\",\"den\":\"ordinary-locks\"," TSPX_W("1", "dedicated") ",\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2},"
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"hybrid\",\"den\":\"non-blocking\"," TSPX_W("1", "dedicated") ",\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}]}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_ms98_tsp = {
   .name = "ms98-tsp",

@@ -62,7 +62,7 @@ static inline int nblref_enqueue(nblref_queue *q, void *e) {
     for (;;) { /* chase head */
       u = nblref_read(q, h);
       p = nblref_read(q, nblref_prev(q, h));
-      if (nblref_ptr(p) != 0 && nblref_ptr(u) == 0) break; /* empty cell with non-empty pred */
+      if (nblref_ptr(p) != 0 && nblref_ptr(u) == 0) break;   /* empty cell with non-empty pred */
       if (!nblref_comp(nblref_prev(q, h), p, h, u)) {        /* found step */
         if (nblref_ptr(p) == 0 && nblref_ptr(u) == 0) break; /* empty list */
         if (nblref_ptr(p) != 0 && nblref_ptr(u) != 0) {
@@ -72,9 +72,9 @@ static inline int nblref_enqueue(nblref_queue *q, void *e) {
       }
       h = (h + 1) & (q->S - 1);
     }
-    uint64_t c = nblref_ctr(p);                    /* counter for the new element */
+    uint64_t c = nblref_ctr(p);                                /* counter for the new element */
     if (nblref_ptr(p) == 0) c = (c + NBLREF_W - 1) % NBLREF_W; /* empty list */
-    if (h == 0) c = (c + 1) % NBLREF_W;            /* wrapping around */
+    if (h == 0) c = (c + 1) % NBLREF_W;                        /* wrapping around */
     uint64_t expect = nblref_cell(0, c);
     /* seq_cst: the paper's __sync_bool_compare_and_swap, a full barrier */
     if (atomic_compare_exchange_strong(&q->A[h], &expect, nblref_cell((uint64_t)(uintptr_t)e, c))) {
@@ -96,7 +96,7 @@ static inline void *nblref_dequeue(nblref_queue *q) {
       u = nblref_read(q, t);
     }
     if (nblref_ptr(p) == 0 && nblref_ptr(u) == 0) return NULL; /* empty queue */
-    uint64_t c = (nblref_ctr(u) + 1) % NBLREF_W;              /* new counter */
+    uint64_t c = (nblref_ctr(u) + 1) % NBLREF_W;               /* new counter */
     uint64_t expect = u;
     /* seq_cst: the paper's full-barrier CAS */
     if (atomic_compare_exchange_strong(&q->A[t], &expect, nblref_cell(0, c))) {

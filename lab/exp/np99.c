@@ -63,7 +63,7 @@ static int counter_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   lab_object_free(pt->algo, c);
   if (rc != 0) return -1;
   if (final != (int64_t)pt->iterations) {
-    lab_fail(ctx, "%s counter lost updates: %lld after %llu increments", pt->algo->name, (long long)final,
+    lab_fail(ctx, "%s counter lost updates: %lld after %llu increments", pt->algo->name, (long long) final,
              (unsigned long long)pt->iterations);
     return -1;
   }
@@ -118,6 +118,7 @@ static int np99_counter_run_exp(lab_ctx *ctx) {
   return 0;
 }
 
+/* clang-format off */
 static const lab_claim np99_counter_claims[] = {
   {"Fetch-and-add counters scale where CAS (LL-SC) loops do not: with empty work loops, "
    "the fetch-and-add counter is faster than the CAS-loop counter once threads contend "
@@ -125,6 +126,7 @@ static const lab_claim np99_counter_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"faa\",\"den\":\"cas\","
    "\"where\":{\"work_ns\":0},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_np99_counter = {
   .name = "np99-counter",

@@ -42,8 +42,8 @@
 #include "apps_common.h"
 #include "syncq/wait.h"
 
-#define NPA_LU_BLOCK 16        /* SPLASH-2 LU's default block */
-#define NPA_LU_N_PAPER 512     /* SPLASH-2 LU's default matrix */
+#define NPA_LU_BLOCK 16    /* SPLASH-2 LU's default block */
+#define NPA_LU_N_PAPER 512 /* SPLASH-2 LU's default matrix */
 #define NPA_SEED 0x0003ull
 #define NPA_MP_BARRIER "central-faa"
 #define NPA_MP_LOCK "ttas"
@@ -58,7 +58,7 @@ typedef struct npa_point {
   int wait;               /* discipline of barrier or lock */
   int threads, level;
   mp_mode mode;
-  int policy;             /* SYNCQ_MP_TIMESHARE or SYNCQ_MP_GANG */
+  int policy; /* SYNCQ_MP_TIMESHARE or SYNCQ_MP_GANG */
   int lu_n;
   app_taskq_shape shape;
 } npa_point;
@@ -73,9 +73,9 @@ static void *npa_setup(const void *arg, char *why, size_t len) {
   } else {
     s = malloc(sizeof(app_taskq));
     bool lock = pt->algo->family == SYNCQ_FAMILY_LOCK;
-    st = s ? app_taskq_init(s, &pt->shape, lock ? NULL : pt->algo, lock ? pt->algo : NULL, pt->wait,
-                            (unsigned)pt->threads)
-           : SYNCQ_ENOMEM;
+    st =
+      s ? app_taskq_init(s, &pt->shape, lock ? NULL : pt->algo, lock ? pt->algo : NULL, pt->wait, (unsigned)pt->threads)
+        : SYNCQ_ENOMEM;
   }
   if (st != SYNCQ_OK) {
     free(s);
@@ -108,8 +108,8 @@ static const mp_bench npa_tq_bench = {npa_setup, npa_tq_body, npa_tq_finish};
 /* panel=structures: a dedicated machine (level 1, one team) */
 static int npa_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const npa_point *pt = arg;
-  return apps_measure(ctx, pt->kernel == K_LU ? &npa_lu_bench : &npa_tq_bench, pt, pt->threads, 1, pt->mode,
-                      pt->policy, 1, out);
+  return apps_measure(ctx, pt->kernel == K_LU ? &npa_lu_bench : &npa_tq_bench, pt, pt->threads, 1, pt->mode, pt->policy,
+                      1, out);
 }
 
 /* disciplines: `level` copies under the schedule, level 1 included (one
@@ -142,7 +142,8 @@ static const struct {
   const char *suffix;
   mp_mode mode;
   int policy;
-} npa_scheds[] = {{"ts", MP_MODE_PSEUDO, SYNCQ_MP_TIMESHARE}, {"gang", MP_MODE_PSEUDO, SYNCQ_MP_GANG},
+} npa_scheds[] = {{"ts", MP_MODE_PSEUDO, SYNCQ_MP_TIMESHARE},
+                  {"gang", MP_MODE_PSEUDO, SYNCQ_MP_GANG},
                   {"linux", MP_MODE_REAL, SYNCQ_MP_TIMESHARE}};
 #define NPA_NSCHED 3
 
@@ -153,17 +154,52 @@ static const struct {
 
 /* Names for --algos beyond the queue and lock families: the barriers (and
  * their discipline forms), the stacks, the disciplines. */
-static const char *const npa_fixed[] = {
-  "central-cas", "central-cas/block", "central-cas/competitive", "central-faa", "central-faa/block",
-  "central-faa/competitive", "mcs-tree", "mcs-tree/block", "mcs-tree/competitive", "dissemination",
-  "dissemination/block", "dissemination/competitive", "pthread-barrier", "pthread-barrier/block",
-  "pthread-barrier/competitive", "ck:barrier_centralized", "ck:barrier_combining", "ck:barrier_dissemination",
-  "ck:barrier_tournament", "ck:barrier_mcs", "lock", "lock-ps", "treiber", "herlihy", "treiber-hp",
-  "elimination", "ck:stack", "urcu:lfstack", "boost:stack", "ttas/block", "ttas/competitive",
-  "busy-wait@ts", "busy-wait@gang", "busy-wait@linux", "immediate-blocking@ts", "immediate-blocking@gang",
-  "immediate-blocking@linux", "competitive@ts", "competitive@gang", "competitive@linux",
-  "scheduler-conscious@ts", "scheduler-conscious@gang", "non-blocking@ts", "non-blocking@gang",
-  "non-blocking@linux", NULL};
+static const char *const npa_fixed[] = {"central-cas",
+                                        "central-cas/block",
+                                        "central-cas/competitive",
+                                        "central-faa",
+                                        "central-faa/block",
+                                        "central-faa/competitive",
+                                        "mcs-tree",
+                                        "mcs-tree/block",
+                                        "mcs-tree/competitive",
+                                        "dissemination",
+                                        "dissemination/block",
+                                        "dissemination/competitive",
+                                        "pthread-barrier",
+                                        "pthread-barrier/block",
+                                        "pthread-barrier/competitive",
+                                        "ck:barrier_centralized",
+                                        "ck:barrier_combining",
+                                        "ck:barrier_dissemination",
+                                        "ck:barrier_tournament",
+                                        "ck:barrier_mcs",
+                                        "lock",
+                                        "lock-ps",
+                                        "treiber",
+                                        "herlihy",
+                                        "treiber-hp",
+                                        "elimination",
+                                        "ck:stack",
+                                        "urcu:lfstack",
+                                        "boost:stack",
+                                        "ttas/block",
+                                        "ttas/competitive",
+                                        "busy-wait@ts",
+                                        "busy-wait@gang",
+                                        "busy-wait@linux",
+                                        "immediate-blocking@ts",
+                                        "immediate-blocking@gang",
+                                        "immediate-blocking@linux",
+                                        "competitive@ts",
+                                        "competitive@gang",
+                                        "competitive@linux",
+                                        "scheduler-conscious@ts",
+                                        "scheduler-conscious@gang",
+                                        "non-blocking@ts",
+                                        "non-blocking@gang",
+                                        "non-blocking@linux",
+                                        NULL};
 
 static char npa_names[2 * LAB_MAX_VARIANTS][64]; /* composed variant names, alive for the run */
 
@@ -199,7 +235,7 @@ static void npa_sizes(lab_ctx *ctx, int *lu_n, app_taskq_shape *shape, uint64_t 
 }
 
 #define NPA_KERNELS_TEXT                                                                                       \
-  "kernel=lu: SPLASH-2 LU, a %d x %d matrix of doubles (diagonally dominant, no pivoting) in %d x %d blocks "   \
+  "kernel=lu: SPLASH-2 LU, a %d x %d matrix of doubles (diagonally dominant, no pivoting) in %d x %d blocks "  \
   "scattered over a 2-D grid of threads, two barriers per step. kernel=taskq: %llu tasks (%u roots, a task "   \
   "splits into 4 with probability %u%% down to level %u, Radiosity-style refinement; each computes %u +-50%% " \
   "LCG steps) through one shared queue. Every run is checked: L*U equals the input within %.0e (relative); "   \
@@ -208,11 +244,13 @@ static void npa_sizes(lab_ctx *ctx, int *lu_n, app_taskq_shape *shape, uint64_t 
 static void npa_notes(lab_ctx *ctx, int threads, uint64_t tq_sum, uint64_t tq_tasks) {
   lab_note(ctx, "Expected task kernel output: %llu tasks, checksum %016llx (every run matched).",
            (unsigned long long)tq_tasks, (unsigned long long)tq_sum);
-  lab_note(ctx, "Differences from 003 and why: 003 ran the SPLASH-2 programs themselves on 44 of the 64 "
-                "processors of an Origin2000 under IRIX; here at most %d threads, kernels with the same "
-                "synchronization (LU's barriers between factorisation steps; Cholesky's and Radiosity's "
-                "shared task queue with tasks spawning tasks) rather than the full programs, and gang "
-                "scheduling only under the pseudo-scheduler (Linux has none).", threads);
+  lab_note(ctx,
+           "Differences from 003 and why: 003 ran the SPLASH-2 programs themselves on 44 of the 64 "
+           "processors of an Origin2000 under IRIX; here at most %d threads, kernels with the same "
+           "synchronization (LU's barriers between factorisation steps; Cholesky's and Radiosity's "
+           "shared task queue with tasks spawning tasks) rather than the full programs, and gang "
+           "scheduling only under the pseudo-scheduler (Linux has none).",
+           threads);
 }
 
 /* ---- np99-apps: disciplines x schedules x levels (003 Figure 9) ---- */
@@ -227,8 +265,8 @@ static int np99_apps_run(lab_ctx *ctx) {
   npa_sizes(ctx, &lu_n, &shape, &tq_sum, &tq_tasks);
   lab_begin(ctx,
             "Two kernels with the synchronization of SPLASH-2 codes (003 §6), p = %d threads, m copies at "
-            "once (level m = 1, 2, 3; 003's multiprogrammed workloads), each with its own structures. "
-            NPA_KERNELS_TEXT " Variants <discipline>@<schedule> as in np99-mp-*: LU on the centralized "
+            "once (level m = 1, 2, 3; 003's multiprogrammed workloads), each with its own structures. " NPA_KERNELS_TEXT
+            " Variants <discipline>@<schedule> as in np99-mp-*: LU on the centralized "
             "fetch-and-add barrier (003's best) busy-waiting, blocking at once (immediate-blocking) or "
             "spinning about one context switch per missing thread before blocking (competitive); the "
             "task kernel on a ring behind the TTAS lock (busy-wait, immediate-blocking, competitive), "
@@ -237,9 +275,9 @@ static int np99_apps_run(lab_ctx *ctx) {
             "copies over %d virtual processors; @linux: the copies as processes under Linux. Time: the "
             "mean of the copies' times, normalized to busy-wait@ts (003 normalizes to the worst "
             "combination; a fixed reference keeps ratios comparable between runs).",
-            threads, lu_n, lu_n, NPA_LU_BLOCK, NPA_LU_BLOCK, (unsigned long long)tq_tasks, shape.roots,
-            shape.split_pct, shape.max_level, shape.work, APP_LU_TOLERANCE,
-            (unsigned long long)(mp_quantum_ns(ctx) / 1000000u), threads);
+            threads, lu_n, lu_n, NPA_LU_BLOCK, NPA_LU_BLOCK, (unsigned long long)tq_tasks, shape.roots, shape.split_pct,
+            shape.max_level, shape.work, APP_LU_TOLERANCE, (unsigned long long)(mp_quantum_ns(ctx) / 1000000u),
+            threads);
   static npa_point pts[LAB_MAX_VARIANTS];
   int nn = 0;
   for (int k = K_LU; k <= K_TASKQ; k++) {
@@ -265,8 +303,9 @@ static int np99_apps_run(lab_ctx *ctx) {
         for (int sc = 0; sc < NPA_NSCHED; sc++) {
           /* the scheduler-conscious lock reads the pseudo-scheduler's preempted state: no @linux */
           if (d == 3 && npa_scheds[sc].mode == MP_MODE_REAL) continue;
-          npa_point pt = {(npa_kernel)k, a, npa_discs[d].wait, threads, level, npa_scheds[sc].mode,
-                          npa_scheds[sc].policy, lu_n, shape};
+          npa_point pt = {
+            (npa_kernel)k, a,    npa_discs[d].wait, threads, level, npa_scheds[sc].mode, npa_scheds[sc].policy,
+            lu_n,          shape};
           snprintf(npa_names[nn], sizeof npa_names[nn], "%s@%s", npa_discs[d].name, npa_scheds[sc].suffix);
           pts[g.nvariants] = pt;
           g.variants[g.nvariants] = (lab_variant){npa_names[nn++], &pts[g.nvariants]};
@@ -277,7 +316,8 @@ static int np99_apps_run(lab_ctx *ctx) {
     }
   }
   if (!lab_planning(ctx)) {
-    if (quick) lab_note(ctx, "--quick measures levels 1 and 3 (the claims are at level 3); the default size adds level 2.");
+    if (quick)
+      lab_note(ctx, "--quick measures levels 1 and 3 (the claims are at level 3); the default size adds level 2.");
     npa_notes(ctx, threads, tq_sum, tq_tasks);
   }
   return 0;
@@ -294,7 +334,8 @@ static int np99_apps_dedicated_run(lab_ctx *ctx) {
   npa_sizes(ctx, &lu_n, &shape, &tq_sum, &tq_tasks);
   lab_begin(ctx,
             "Two kernels with the synchronization of SPLASH-2 codes (003 §6) on a dedicated machine (level "
-            "1, p up to the %d processing units). " NPA_KERNELS_TEXT " kernel=lu runs every registered "
+            "1, p up to the %d processing units). " NPA_KERNELS_TEXT
+            " kernel=lu runs every registered "
             "barrier in its default discipline, and syncq's barriers also with immediate blocking "
             "(\"/block\") and competitive spinning (\"/competitive\"), normalized to \"central-faa\" "
             "(003's best barrier); kernel=taskq runs over every registered queue and stack (syncq's and "
@@ -326,8 +367,8 @@ static int np99_apps_dedicated_run(lab_ctx *ctx) {
           bool more = (fams[f] == SYNCQ_FAMILY_BARRIER && !(all[i]->props & SYNCQ_PROP_PEER)) ||
                       (fams[f] == SYNCQ_FAMILY_LOCK && strcmp(all[i]->name, NPA_MP_LOCK) == 0);
           for (int w = 0; w < (more ? 3 : 1) && g.nvariants < LAB_MAX_VARIANTS; w++) {
-            npa_point pt = {(npa_kernel)k, all[i], npa_waits[w].wait, threads[t], 1, MP_MODE_PSEUDO,
-                            SYNCQ_MP_TIMESHARE, lu_n, shape};
+            npa_point pt = {(npa_kernel)k, all[i], npa_waits[w].wait, threads[t], 1, MP_MODE_PSEUDO, SYNCQ_MP_TIMESHARE,
+                            lu_n,          shape};
             snprintf(npa_names[nn], sizeof npa_names[nn], "%s%s", all[i]->name, npa_waits[w].suffix);
             if (!lab_planning(ctx) && !npa_usable(ctx, &pt, npa_names[nn], t == 0)) continue;
             pts[g.nvariants] = pt;
@@ -345,6 +386,7 @@ static int np99_apps_dedicated_run(lab_ctx *ctx) {
 
 #define NPA_W(kernel, lvl) "\"where\":{\"kernel\":\"" kernel "\",\"level\":" lvl "},\"at\":\"max_threads\""
 
+/* clang-format off */
 static const lab_claim np99_apps_claims[] = {
   {"For the task-queue codes (Cholesky, Radiosity) the relative performance of disciplines and schedules "
    "is that of the queue micro-benchmark (003 §6, Figure 9; §5, Figure 7), where immediate blocking is the "
@@ -374,9 +416,11 @@ static const lab_claim np99_apps_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"competitive@ts\",\"den\":\"busy-wait@gang\"," NPA_W("lu", "3") ",\"bound\":1.0},"
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"competitive@ts\",\"den\":\"competitive@gang\"," NPA_W("lu", "3") ",\"bound\":1.0}]}"},
 };
+/* clang-format on */
 
 #define NPA_W1(kernel) "\"where\":{\"kernel\":\"" kernel "\",\"level\":1},\"at\":\"max_threads\",\"min_threads\":2"
 
+/* clang-format off */
 static const lab_claim np99_apps_dedicated_claims[] = {
   {"Below the 32-processor scale the choice of synchronization algorithm changes an application's time "
    "by no more than 2% (003 §6: dedicated runs agree with the micro-benchmarks, but the effects of more "
@@ -398,6 +442,7 @@ static const lab_claim np99_apps_dedicated_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"ms\",\"den\":\"ttas\","
    "\"where\":{\"kernel\":\"taskq\",\"level\":1},\"at\":\"max_threads\",\"min_threads\":33,\"bound\":0.98}]}}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_np99_apps = {
   .name = "np99-apps",

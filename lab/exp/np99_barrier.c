@@ -119,8 +119,8 @@ static int np99_barrier_run_exp(lab_ctx *ctx) {
     g.sample = barrier_sample;
     g.normalize_to = "pthread-barrier";
     for (int a = 0; a < nalgos; a++) {
-      pts[a] = (np99_barrier_point){algos[a], threads[t], SYNCQ_WAIT_DEFAULT,
-                                    iters / (uint64_t)threads[t], NP99_WORK_5US_NS};
+      pts[a] =
+        (np99_barrier_point){algos[a], threads[t], SYNCQ_WAIT_DEFAULT, iters / (uint64_t)threads[t], NP99_WORK_5US_NS};
       g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};
     }
     if (lab_run_group(ctx, &g) != 0) return -1;
@@ -150,6 +150,7 @@ static int np99_barrier_run_exp(lab_ctx *ctx) {
   return 0;
 }
 
+/* clang-format off */
 static const lab_claim np99_barrier_claims[] = {
   {"The centralized fetch-and-add barrier beats the MCS tree barrier (003 §4.3, Figure 6).",
    "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"central-faa\",\"den\":\"mcs-tree\","
@@ -166,6 +167,7 @@ static const lab_claim np99_barrier_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"central-faa@competitive\",\"den\":\"central-faa@block\","
    "\"where\":{\"work_ns\":5000,\"wait\":\"varies\"},\"at\":\"max_threads\",\"bound\":1.0}]}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_np99_barrier = {
   .name = "np99-barrier",

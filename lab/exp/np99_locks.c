@@ -29,7 +29,7 @@
 #include "syncq/queue.h"
 #include "syncq/wait.h"
 
-#define QCAP 1024u   /* ring capacity (power of two) */
+#define QCAP 1024u    /* ring capacity (power of two) */
 #define QPREFILL 512u /* items in the queue at the start: dequeues never find it empty */
 #define NS_PER_MS 1e6
 
@@ -78,10 +78,8 @@ static void lock_worker(lab_worker *w) {
         atomic_fetch_add(&run->errors, 1);
       }
     } else {
-      if (q->tail != q->head)
-        deq += q->slot[q->head++ % QCAP];
-      else
-        atomic_fetch_add(&run->errors, 1);
+      if (q->tail != q->head) deq += q->slot[q->head++ % QCAP];
+      else atomic_fetch_add(&run->errors, 1);
     }
     run->ops->unlock(run->lock, &node);
   }
@@ -252,8 +250,9 @@ static int np99_locks_run_exp(lab_ctx *ctx) {
            (unsigned long long)syncq_wait_spin_limit_ns());
   for (int k = 0; k < nb; k++)
     if (peer_queue_skipped(ctx, queues[k]) && !lab_planning(ctx)) {
-      lab_note(ctx, "quick size: the peer libraries' queues are left out here (the quick suite's time "
-                    "budget); they run in dg25-* and ms98-queue, and here at the default and full sizes");
+      lab_note(ctx,
+               "quick size: the peer libraries' queues are left out here (the quick suite's time "
+               "budget); they run in dg25-* and ms98-queue, and here at the default and full sizes");
       break;
     }
 
@@ -285,10 +284,13 @@ static int np99_locks_run_exp(lab_ctx *ctx) {
 }
 
 /* num's time below den's at the largest thread count, which must be past 8 */
+/* clang-format off */
 #define NB_BEATS(num, den)                                                                          \
   "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"" num "\",\"den\":\"" den "\","              \
   "\"where\":{\"work_ns\":5000},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":9}"
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim np99_locks_claims[] = {
   {"The queue lock is the best lock: with contention the array queue lock (fetch-and-add "
    "form) beats the test-and-set and the ticket lock (003 §4.2, Figure 5).",
@@ -314,6 +316,7 @@ static const lab_claim np99_locks_claims[] = {
    "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"fai-array\",\"den\":\"ms\","
    "\"where\":{\"work_ns\":5000},\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_np99_locks = {
   .name = "np99-locks",

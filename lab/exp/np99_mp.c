@@ -45,9 +45,9 @@
 #include "syncq/queue.h"
 #include "syncq/wait.h"
 
-#define NP99MP_QCAP 1024u         /* ring capacity: more than p items never sit in it */
+#define NP99MP_QCAP 1024u /* ring capacity: more than p items never sit in it */
 #define NP99MP_QUEUE_CAPACITY 1024u
-#define NP99MP_LOCK "ttas"        /* the spin lock the disciplines wrap */
+#define NP99MP_LOCK "ttas" /* the spin lock the disciplines wrap */
 #define NP99MP_SC_LOCK "hybrid-sc"
 #define NP99MP_NB_QUEUE "ms"
 #define NP99MP_BARRIER "central-faa"
@@ -57,24 +57,30 @@
 typedef enum np99mp_disc { D_BUSY, D_BLOCK, D_COMPETITIVE, D_SC, D_NONBLOCKING, D_COUNT } np99mp_disc;
 typedef enum np99mp_sched { S_TS, S_GANG, S_LINUX, S_COUNT } np99mp_sched;
 
-static const char *const disc_names[D_COUNT] = {"busy-wait", "immediate-blocking", "competitive",
-                                                 "scheduler-conscious", "non-blocking"};
+static const char *const disc_names[D_COUNT] = {"busy-wait", "immediate-blocking", "competitive", "scheduler-conscious",
+                                                "non-blocking"};
 static const char *const sched_suffix[S_COUNT] = {"ts", "gang", "linux"};
-static const int disc_wait[D_COUNT] = {SYNCQ_WAIT_SPIN, SYNCQ_WAIT_BLOCK, SYNCQ_WAIT_COMPETITIVE,
-                                        SYNCQ_WAIT_SPIN, 0};
+static const int disc_wait[D_COUNT] = {SYNCQ_WAIT_SPIN, SYNCQ_WAIT_BLOCK, SYNCQ_WAIT_COMPETITIVE, SYNCQ_WAIT_SPIN, 0};
 
 /* Every variant name, "<discipline>@<schedule>": the fixed algorithms. */
 static const char *const np99mp_queue_algos[] = {
-  "busy-wait@ts", "busy-wait@gang", "busy-wait@linux",
-  "immediate-blocking@ts", "immediate-blocking@gang", "immediate-blocking@linux",
-  "competitive@ts", "competitive@gang", "competitive@linux",
-  "scheduler-conscious@ts", "scheduler-conscious@gang",
-  "non-blocking@ts", "non-blocking@gang", "non-blocking@linux", NULL,
+  "busy-wait@ts",           "busy-wait@gang",           "busy-wait@linux",
+  "immediate-blocking@ts",  "immediate-blocking@gang",  "immediate-blocking@linux",
+  "competitive@ts",         "competitive@gang",         "competitive@linux",
+  "scheduler-conscious@ts", "scheduler-conscious@gang", "non-blocking@ts",
+  "non-blocking@gang",      "non-blocking@linux",       NULL,
 };
 static const char *const np99mp_barrier_algos[] = {
-  "busy-wait@ts", "busy-wait@gang", "busy-wait@linux",
-  "immediate-blocking@ts", "immediate-blocking@gang", "immediate-blocking@linux",
-  "competitive@ts", "competitive@gang", "competitive@linux", NULL,
+  "busy-wait@ts",
+  "busy-wait@gang",
+  "busy-wait@linux",
+  "immediate-blocking@ts",
+  "immediate-blocking@gang",
+  "immediate-blocking@linux",
+  "competitive@ts",
+  "competitive@gang",
+  "competitive@linux",
+  NULL,
 };
 
 typedef struct np99mp_point {
@@ -93,10 +99,10 @@ typedef struct ring {
 
 typedef struct np99mp_state {
   const np99mp_point *pt;
-  syncq_lock *lock;       /* lock disciplines */
-  ring *q;                /* ... and their queue */
-  syncq_queue *nbq;       /* non-blocking */
-  syncq_barrier *bar;     /* barrier experiment */
+  syncq_lock *lock;   /* lock disciplines */
+  ring *q;            /* ... and their queue */
+  syncq_queue *nbq;   /* non-blocking */
+  syncq_barrier *bar; /* barrier experiment */
   _Atomic(int) errors;
   _Atomic(uint64_t) enq_sum, deq_sum;
 } np99mp_state;
@@ -145,8 +151,8 @@ static int np99mp_finish(void *state, char *why, size_t len) {
   }
   if (s->bar) syncq_barrier_destroy(s->bar);
   if (bad)
-    snprintf(why, len, "%s failed validation: %d failed operations, checksums %s", s->pt->name,
-             atomic_load(&s->errors), atomic_load(&s->enq_sum) == atomic_load(&s->deq_sum) ? "agree" : "differ");
+    snprintf(why, len, "%s failed validation: %d failed operations, checksums %s", s->pt->name, atomic_load(&s->errors),
+             atomic_load(&s->enq_sum) == atomic_load(&s->deq_sum) ? "agree" : "differ");
   free(s);
   return bad ? -1 : 0;
 }
@@ -239,7 +245,8 @@ static int np99mp_run(lab_ctx *ctx, bool barrier) {
   /* --quick: a queue copy makes 4,000 operations of ~5 us work; a
    * barrier copy only 12 episodes, because time-sharing staggers a copy's
    * threads so that each episode waits for a quantum (10 ms) */
-  uint64_t iterations = barrier ? lab_by_size(ctx, 8, 12, 400, 4000) : lab_by_size(ctx, 2000, 4000, 200000, NP99_ITER_FULL);
+  uint64_t iterations =
+    barrier ? lab_by_size(ctx, 8, 12, 400, 4000) : lab_by_size(ctx, 2000, 4000, 200000, NP99_ITER_FULL);
   if (barrier) iterations *= (uint64_t)threads;
   /* barriers: coarse-grain work (500 us) so that a copy spans several
    * quanta even co-scheduled; queues: 003's 5 us */
@@ -265,18 +272,21 @@ static int np99mp_run(lab_ctx *ctx, bool barrier) {
                       "passes over preempted waiters), or the Michael & Scott non-blocking queue.",
             threads, (unsigned long long)(mp_quantum_ns(ctx) / 1000000u));
   if (!lab_planning(ctx))
-    lab_note(ctx, "Differences from 003 and why: 003 ran 64 processors of an Origin2000 under "
-                  "IRIX's gang and time-sharing schedulers; here %d processing units, and gang "
-                  "scheduling exists only in the pseudo-scheduler (Linux has none), whose stopped "
-                  "threads sleep on a futex, so blocking and spinning waiters differ mostly in "
-                  "mode @linux. The scheduler-conscious lock reads the pseudo-scheduler's "
-                  "preempted state, so it has no @linux variant.", threads);
+    lab_note(ctx,
+             "Differences from 003 and why: 003 ran 64 processors of an Origin2000 under "
+             "IRIX's gang and time-sharing schedulers; here %d processing units, and gang "
+             "scheduling exists only in the pseudo-scheduler (Linux has none), whose stopped "
+             "threads sleep on a futex, so blocking and spinning waiters differ mostly in "
+             "mode @linux. The scheduler-conscious lock reads the pseudo-scheduler's "
+             "preempted state, so it has no @linux variant.",
+             threads);
   np99mp_point pts[LAB_MAX_VARIANTS];
   const char *const *names = barrier ? np99mp_barrier_algos : np99mp_queue_algos;
   bool quick = lab_get_size(ctx) <= LAB_SIZE_QUICK;
   if (quick && !lab_planning(ctx))
-    lab_note(ctx, "--quick measures level 3 only (the claims are at level 3); the default size "
-                  "measures levels 2 and 3.");
+    lab_note(ctx,
+             "--quick measures level 3 only (the claims are at level 3); the default size "
+             "measures levels 2 and 3.");
   for (int level = quick ? 3 : 2; level <= 3; level++) {
     lab_group g;
     memset(&g, 0, sizeof g);
@@ -291,7 +301,8 @@ static int np99mp_run(lab_ctx *ctx, bool barrier) {
       memset(pt, 0, sizeof *pt);
       const char *at = strchr(names[i], '@');
       for (int d = 0; d < D_COUNT; d++)
-        if (strncmp(names[i], disc_names[d], (size_t)(at - names[i])) == 0 && strlen(disc_names[d]) == (size_t)(at - names[i]))
+        if (strncmp(names[i], disc_names[d], (size_t)(at - names[i])) == 0 &&
+            strlen(disc_names[d]) == (size_t)(at - names[i]))
           pt->disc = (np99mp_disc)d;
       for (int k = 0; k < S_COUNT; k++)
         if (strcmp(at + 1, sched_suffix[k]) == 0) pt->sched = (np99mp_sched)k;
@@ -313,6 +324,7 @@ static int np99_mp_barrier_run(lab_ctx *ctx) { return np99mp_run(ctx, true); }
 
 #define AT3 "\"where\":{\"level\":3},\"at\":\"max_threads\""
 
+/* clang-format off */
 static const lab_claim np99_mp_queue_claims[] = {
   {"Immediate blocking performs worse than the other synchronization disciplines (003 §5, Figure 7): "
    "at level 3 under time-sharing it is slower than busy-waiting and competitive spinning.",
@@ -332,7 +344,9 @@ static const lab_claim np99_mp_queue_claims[] = {
    "Figure 7): at level 3 the non-blocking queue co-scheduled is slower than time-shared.",
    "{\"op\":\"ratio_above\",\"metric\":\"time_ratio\",\"num\":\"non-blocking@gang\",\"den\":\"non-blocking@ts\"," AT3 ",\"bound\":1.0}"},
 };
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim np99_mp_barrier_claims[] = {
   {"Gang scheduling performs better for tightly synchronized programs with barriers (003 §5, "
    "Figure 8): at level 3 the busy-waiting barrier co-scheduled is faster than time-shared.",
@@ -341,6 +355,7 @@ static const lab_claim np99_mp_barrier_claims[] = {
    "scheduler at level 3 it is faster than busy-waiting.",
    "{\"op\":\"ratio_below\",\"metric\":\"time_ratio\",\"num\":\"competitive@linux\",\"den\":\"busy-wait@linux\"," AT3 ",\"bound\":1.0}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_np99_mp_queue = {
   .name = "np99-mp-queue",

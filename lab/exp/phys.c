@@ -34,33 +34,30 @@ typedef enum floor_kind { F_CAS, F_FAA, F_PINGPONG, F_FUTEX_RTT, F_CTXSW, F_YIEL
 typedef struct floor_def {
   floor_kind kind;
   const char *name;
-  int threads;     /* 1 or 2 */
-  bool same_pu;    /* both threads on one PU */
+  int threads;  /* 1 or 2 */
+  bool same_pu; /* both threads on one PU */
   bool needs_two_pus;
 } floor_def;
 
 static const floor_def floors[] = {
-  {F_CAS, "uncontended-cas", 1, false, false},
-  {F_FAA, "uncontended-faa", 1, false, false},
-  {F_PINGPONG, "cacheline-pingpong", 2, false, true},
-  {F_FUTEX_RTT, "futex-wake-rtt", 2, false, true},
-  {F_CTXSW, "context-switch", 2, true, false},
-  {F_YIELD, "sched-yield", 1, false, false},
-  {F_COPY, "cross-core-copy", 2, false, true},
-  {F_PROC_RTT, "cross-process-rtt", 2, false, true},
+  {F_CAS, "uncontended-cas", 1, false, false},        {F_FAA, "uncontended-faa", 1, false, false},
+  {F_PINGPONG, "cacheline-pingpong", 2, false, true}, {F_FUTEX_RTT, "futex-wake-rtt", 2, false, true},
+  {F_CTXSW, "context-switch", 2, true, false},        {F_YIELD, "sched-yield", 1, false, false},
+  {F_COPY, "cross-core-copy", 2, false, true},        {F_PROC_RTT, "cross-process-rtt", 2, false, true},
 };
 #define N_FLOORS (sizeof floors / sizeof floors[0])
 
 static const char *const floor_names[N_FLOORS + 1] = {
-  "uncontended-cas", "uncontended-faa", "cacheline-pingpong", "futex-wake-rtt", "context-switch", "sched-yield",
+  "uncontended-cas", "uncontended-faa",   "cacheline-pingpong",
+  "futex-wake-rtt",  "context-switch",    "sched-yield",
   "cross-core-copy", "cross-process-rtt", NULL,
 };
 
 typedef struct floor_run {
   const floor_def *def;
   uint64_t n;
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) word;  /* the line the atomics / ping-pong use */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) turn;  /* futex word for the hand-overs */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) word; /* the line the atomics / ping-pong use */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) turn; /* futex word for the hand-overs */
 } floor_run;
 
 static void atomics_body(floor_run *r) {
@@ -108,22 +105,29 @@ static void floor_worker(lab_worker *w) {
   floor_run *r = w->arg;
   switch (r->def->kind) {
   case F_CAS:
-  case F_FAA: atomics_body(r); break;
-  case F_PINGPONG: pingpong_body(r, w->id); break;
+  case F_FAA:
+    atomics_body(r);
+    break;
+  case F_PINGPONG:
+    pingpong_body(r, w->id);
+    break;
   case F_FUTEX_RTT:
-  case F_CTXSW: futex_body(r, w->id); break;
+  case F_CTXSW:
+    futex_body(r, w->id);
+    break;
   case F_YIELD:
     for (uint64_t i = 0; i < r->n; i++) sched_yield();
     break;
   case F_COPY:
-  case F_PROC_RTT: break; /* measured by floors.c, not by a team */
+  case F_PROC_RTT:
+    break; /* measured by floors.c, not by a team */
   }
 }
 
 typedef struct floor_point {
   const floor_def *def;
-  uint64_t n;       /* operations, or the copy's rounds */
-  size_t bytes;     /* the copy's buffer */
+  uint64_t n;   /* operations, or the copy's rounds */
+  size_t bytes; /* the copy's buffer */
 } floor_point;
 
 /* The floors measured across cores and processes (floors.c). */
@@ -132,8 +136,9 @@ static int cross_floor_sample(lab_ctx *ctx, const floor_point *pt, lab_sample *o
   int a, b;
   (void)lab_floor_slots(topo, &a, &b);
   char why[LAB_FLOOR_WHY];
-  int rc = pt->def->kind == F_COPY ? lab_floor_cross_core_copy(topo, a, b, pt->bytes, (unsigned)pt->n, &out->value, why, sizeof why)
-                                   : lab_floor_cross_process_rtt(topo, a, b, pt->n, &out->value, why, sizeof why);
+  int rc = pt->def->kind == F_COPY
+             ? lab_floor_cross_core_copy(topo, a, b, pt->bytes, (unsigned)pt->n, &out->value, why, sizeof why)
+             : lab_floor_cross_process_rtt(topo, a, b, pt->n, &out->value, why, sizeof why);
   if (rc != 0) lab_fail(ctx, "%s", why);
   return rc;
 }
@@ -147,8 +152,7 @@ static int floor_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   r.n = pt->n;
   const int same[2] = {0, 0}, apart[2] = {0, 1};
   uint64_t ns;
-  if (lab_team_run(ctx, pt->def->threads, floor_worker, &r, pt->def->same_pu ? same : apart, &ns, NULL) != 0)
-    return -1;
+  if (lab_team_run(ctx, pt->def->threads, floor_worker, &r, pt->def->same_pu ? same : apart, &ns, NULL) != 0) return -1;
   double per = (double)ns / (double)pt->n;
   /* a context-switch round trip is two switches */
   out->value = pt->def->kind == F_CTXSW ? per / 2 : per;
@@ -187,7 +191,8 @@ static int phys_run(lab_ctx *ctx) {
       continue;
     }
     if (d->same_pu && !lab_pinning_enabled(ctx)) {
-      lab_note(ctx, "%s not measured: it needs both threads pinned to one processing unit, and pinning is off or refused",
+      lab_note(ctx,
+               "%s not measured: it needs both threads pinned to one processing unit, and pinning is off or refused",
                d->name);
       continue;
     }
@@ -213,7 +218,8 @@ const lab_experiment lab_exp_phys = {
   .name = "phys",
   .paper = "syncq (machine floors)",
   .figure = "-",
-  .title = "Machine floors: atomics, cache-line transfer, futex, context switch, yield, cross-core copy, cross-process round trip",
+  .title =
+    "Machine floors: atomics, cache-line transfer, futex, context switch, yield, cross-core copy, cross-process round trip",
   .x = NULL,
   .log_y = true,
   .claims = NULL,

@@ -81,7 +81,7 @@ enum { RING_TOKEN = 1, RING_DONE, RING_QUIT };
  * yield panel up to RING_QUICK_YIELD_MAX (the suite's time budget). */
 #define RING_QUICK_THREADS_MAX 1000
 #define RING_QUICK_YIELD_MAX 100
-#define RING_MEMBER_MAX 6000 /* main=member: the sizes the claim reads */
+#define RING_MEMBER_MAX 6000          /* main=member: the sizes the claim reads */
 #define RING_QUICK_COLD_MAX 6000      /* --quick: spawn_cold up to this many */
 #define RING_QUICK_MEMBER_ERLANG 1000 /* --quick: Erlang with main a member only here */
 #define NS_PER_US 1e3
@@ -169,8 +169,7 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
   syncq_po_system *sys;
   int r = syncq_po_create(&cfg, &sys);
   if (r != SYNCQ_OK) {
-    snprintf(res->why, sizeof res->why, "creating a %s:%s postoffice: %s", pt->backend, pt->mailbox,
-             syncq_strerror(r));
+    snprintf(res->why, sizeof res->why, "creating a %s:%s postoffice: %s", pt->backend, pt->mailbox, syncq_strerror(r));
     return r;
   }
   syncq_po_proc *me;
@@ -350,8 +349,7 @@ static int syncq_member_ring(const ring_point *pt, ring_result *res) {
   syncq_po_system *sys;
   int r = syncq_po_create(&cfg, &sys);
   if (r != SYNCQ_OK) {
-    snprintf(res->why, sizeof res->why, "creating a %s:%s postoffice: %s", pt->backend, pt->mailbox,
-             syncq_strerror(r));
+    snprintf(res->why, sizeof res->why, "creating a %s:%s postoffice: %s", pt->backend, pt->mailbox, syncq_strerror(r));
     return r;
   }
   member_run mr;
@@ -488,11 +486,25 @@ static int ring_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
 
 #define N_MAILBOXES 6
 static const char *const ring_algos[] = {
-  "fiber:mutex",  "fiber:nonblocking",  "fiber:ttas",  "fiber:two-lock",  "fiber:mutex-nofree",  "fiber:mpsc",
-  "thread:mutex", "thread:nonblocking", "thread:ttas", "thread:two-lock", "thread:mutex-nofree", "thread:mpsc",
-  "erlang",       "go",
+  "fiber:mutex",
+  "fiber:nonblocking",
+  "fiber:ttas",
+  "fiber:two-lock",
+  "fiber:mutex-nofree",
+  "fiber:mpsc",
+  "thread:mutex",
+  "thread:nonblocking",
+  "thread:ttas",
+  "thread:two-lock",
+  "thread:mutex-nofree",
+  "thread:mpsc",
+  "erlang",
+  "go",
   /* main=member only: main attached as a thread to a fiber system */
-  "fiber-attached:mpsc", "fiber-attached:nonblocking", "fiber-attached:mutex", NULL,
+  "fiber-attached:mpsc",
+  "fiber-attached:nonblocking",
+  "fiber-attached:mutex",
+  NULL,
 };
 
 static long max_map_count(void) {
@@ -658,21 +670,30 @@ static int ring_run(lab_ctx *ctx) {
 }
 
 /* hop(num) / hop(den) below 1 at N processes, main a member of the ring */
+/* clang-format off */
 #define MEMBER_HOP_BELOW(num, den, n)                                                                              \
   "{\"op\":\"ratio_below\",\"metric\":\"hop\",\"num\":\"" num "\",\"den\":\"" den                                \
   "\",\"where\":{\"recv\":\"blocking\",\"main\":\"member\",\"processes\":" #n "},\"bound\":1.0}"
+/* clang-format on */
+/* clang-format off */
 #define BEST_MEMBER_BELOW(den, n)                                                                                  \
   "{\"op\":\"any\",\"rules\":[" MEMBER_HOP_BELOW("fiber:mpsc", den, n) "," MEMBER_HOP_BELOW("fiber:nonblocking", den, n) \
   "," MEMBER_HOP_BELOW("fiber:mutex", den, n) "]}"
+/* clang-format on */
 
 /* hop(num) / hop(den) below bound at N processes, recv=blocking */
+/* clang-format off */
 #define HOP_BELOW(num, den, n, bound)                                                                              \
   "{\"op\":\"ratio_below\",\"metric\":\"hop\",\"num\":\"" num "\",\"den\":\"" den                                \
   "\",\"where\":{\"recv\":\"blocking\",\"main\":\"outside\",\"processes\":" #n "},\"bound\":" #bound "}"
+/* clang-format on */
+/* clang-format off */
 #define BEST_FIBER_BELOW(den, n)                                                                                   \
   "{\"op\":\"any\",\"rules\":[" HOP_BELOW("fiber:mpsc", den, n, 1.0) "," HOP_BELOW("fiber:nonblocking", den, n, 1.0) \
   "," HOP_BELOW("fiber:mutex", den, n, 1.0) "]}"
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim ring_claims[] = {
   {"syncq target: a message hop between fiber processes costs no more than Erlang's, measured in the same "
    "run, at every ring size from 2 to 6,000 processes (the best of the mpsc, nonblocking and mutex "
@@ -701,6 +722,7 @@ static const lab_claim ring_claims[] = {
    "hop than threads at 1,000 processes (mpsc, recv_blocking).",
    HOP_BELOW("fiber:mpsc", "thread:mpsc", 1000, 0.1)},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_po_ring = {
   .name = "po-ring",

@@ -46,7 +46,7 @@
 #endif
 
 enum { SERVER_REQUEST = 1, SERVER_REPLY, SERVER_QUIT };
-#define SERVER_THREAD_SHARE 10 /* kernel threads serve R / 10 requests */
+#define SERVER_THREAD_SHARE 10               /* kernel threads serve R / 10 requests */
 #define SERVER_DESTROY_WAIT_NS 2000000000ull /* the last detached worker's exit, at most */
 #define NS_PER_US 1e3
 
@@ -233,12 +233,10 @@ static int server_run(lab_ctx *ctx) {
     const char *why;
     if ((why = po_peer_absent("erlang", SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO)) != NULL)
       lab_note(ctx, "Peer erlang absent: %s.", why);
-    else
-      lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, SYNCQ_SERVER_ERL);
+    else lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, SYNCQ_SERVER_ERL);
     if ((why = po_peer_absent("go", SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO)) != NULL)
       lab_note(ctx, "Peer go absent: %s.", why);
-    else
-      lab_note(ctx, "Peer go: %s (built from lab/peers/server/server.go).", SYNCQ_SERVER_GO);
+    else lab_note(ctx, "Peer go: %s (built from lab/peers/server/server.go).", SYNCQ_SERVER_GO);
   }
   static server_point pts[LAB_MAX_VARIANTS];
   lab_group g;
@@ -273,9 +271,12 @@ static int server_run(lab_ctx *ctx) {
 }
 
 /* request(fiber:<mb>) / request(go) below 1 */
+/* clang-format off */
 #define REQUEST_BELOW_GO(num)                                                                                      \
   "{\"op\":\"ratio_below\",\"metric\":\"request\",\"num\":\"" num "\",\"den\":\"go\",\"bound\":1.0}"
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim server_claims[] = {
   {"syncq target: a request served by a process spawned for it costs a fiber client no more than Go's "
    "goroutine per request, measured in the same run (the best of the mpsc, nonblocking and mutex "
@@ -283,13 +284,15 @@ static const lab_claim server_claims[] = {
    "{\"op\":\"any\",\"rules\":[" REQUEST_BELOW_GO("fiber:mpsc") "," REQUEST_BELOW_GO("fiber:nonblocking") ","
    REQUEST_BELOW_GO("fiber:mutex") "]}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_po_server = {
   .name = "po-server",
   .paper = "002 LaForest 2007, §7 (lightweight processes)",
   .figure = "beyond 002: a request/reply server, a process per request",
-  .title = "Postoffice request/reply server: a process per request, us per request, fibers vs threads vs Erlang "
-           "and Go",
+  .title =
+    "Postoffice request/reply server: a process per request, us per request, fibers vs threads vs Erlang "
+    "and Go",
   .x = NULL,
   .log_y = true,
   .log_x = false,

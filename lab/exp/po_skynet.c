@@ -125,8 +125,7 @@ static void skynet_proc(syncq_po_proc *self, void *arg) {
     int spawned = 0, collected = 0;
     for (int i = 0; i < SKYNET_FANOUT; i++) {
       int r;
-      while ((r = syncq_po_spawn(skynet_sys, skynet_proc, pack(num + i * sub, level - 1, me), NULL)) ==
-                 SYNCQ_ELIMIT &&
+      while ((r = syncq_po_spawn(skynet_sys, skynet_proc, pack(num + i * sub, level - 1, me), NULL)) == SYNCQ_ELIMIT &&
              table_full()) {
         atomic_fetch_add_explicit(&skynet_waits, 1, memory_order_relaxed); /* a tally, read after the run */
         if (collected < spawned) {
@@ -251,28 +250,27 @@ static int skynet_run(lab_ctx *ctx) {
   const int *levels = size == LAB_SIZE_SMOKE ? smoke : size == LAB_SIZE_QUICK ? quick : dflt;
   int nlevels = size == LAB_SIZE_SMOKE || size == LAB_SIZE_QUICK ? 1 : 3;
   bool fibers = have_fibers();
-  lab_begin(ctx,
-            "skynet: a tree of processes, each internal one spawning 10 children and summing their "
-            "replies, the leaves replying their number; the root's sum is checked. time: ms from the "
-            "root's spawn to its sum. Leaves: 10,000, 100,000 and 1,000,000 (the classic tree, 1,111,111 "
-            "processes) at the default and full sizes; 100,000 alone at --quick (the suite's time "
-            "budget: the classic million is left to the default size); 1,000 for the smoke test. Lines: the postoffice on fibers "
-            "(main's work run as a fiber by syncq_po_run; a parent joins each child as its reply "
-            "arrives, freeing its slot) with three mailboxes, on kernel threads up to %d leaves, and, "
-            "run by the lab in the same run, the same tree in Erlang (escript, spawn and receive) and "
-            "Go (goroutines and channels).",
-            SKYNET_THREAD_MAX_LEAVES);
+  lab_begin(
+    ctx,
+    "skynet: a tree of processes, each internal one spawning 10 children and summing their "
+    "replies, the leaves replying their number; the root's sum is checked. time: ms from the "
+    "root's spawn to its sum. Leaves: 10,000, 100,000 and 1,000,000 (the classic tree, 1,111,111 "
+    "processes) at the default and full sizes; 100,000 alone at --quick (the suite's time "
+    "budget: the classic million is left to the default size); 1,000 for the smoke test. Lines: the postoffice on fibers "
+    "(main's work run as a fiber by syncq_po_run; a parent joins each child as its reply "
+    "arrives, freeing its slot) with three mailboxes, on kernel threads up to %d leaves, and, "
+    "run by the lab in the same run, the same tree in Erlang (escript, spawn and receive) and "
+    "Go (goroutines and channels).",
+    SKYNET_THREAD_MAX_LEAVES);
   if (!lab_planning(ctx)) {
     if (!fibers) lab_note(ctx, "The fiber backend is not in this build (libboost-context-dev missing).");
     const char *why;
     if ((why = po_peer_absent("erlang", SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO)) != NULL)
       lab_note(ctx, "Peer erlang absent: %s.", why);
-    else
-      lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, SYNCQ_SKYNET_ERL);
+    else lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, SYNCQ_SKYNET_ERL);
     if ((why = po_peer_absent("go", SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO)) != NULL)
       lab_note(ctx, "Peer go absent: %s.", why);
-    else
-      lab_note(ctx, "Peer go: %s (built from lab/peers/skynet/skynet.go).", SYNCQ_SKYNET_GO);
+    else lab_note(ctx, "Peer go: %s (built from lab/peers/skynet/skynet.go).", SYNCQ_SKYNET_GO);
     if (pow10i(levels[nlevels - 1]) > SKYNET_THREAD_MAX_LEAVES)
       lab_note(ctx,
                "Kernel threads skipped past %d leaves: a tree of 100,000 leaves is 111,111 threads at "
@@ -319,10 +317,13 @@ static int skynet_run(lab_ctx *ctx) {
 }
 
 /* time(fiber:<mb>) / time(go) below 1 at the largest tree measured */
+/* clang-format off */
 #define TIME_BELOW_GO(num)                                                                                         \
   "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"" num "\",\"den\":\"go\",\"at\":{\"leaves\":\"max\"},"     \
   "\"bound\":1.0}"
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim skynet_claims[] = {
   {"syncq target: the skynet tree on fiber processes takes no longer than Go's goroutines and channels, "
    "measured in the same run, on the largest tree measured (1,000,000 leaves; 100,000 at --quick; the "
@@ -330,13 +331,15 @@ static const lab_claim skynet_claims[] = {
    "{\"op\":\"any\",\"rules\":[" TIME_BELOW_GO("fiber:mpsc") "," TIME_BELOW_GO("fiber:nonblocking") ","
    TIME_BELOW_GO("fiber:mutex") "]}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_po_skynet = {
   .name = "po-skynet",
   .paper = "002 LaForest 2007, §7 (lightweight processes)",
   .figure = "beyond 002: skynet, a tree of a million processes",
-  .title = "Postoffice skynet: a tree of processes summing their children's replies, fibers vs threads vs Erlang "
-           "and Go",
+  .title =
+    "Postoffice skynet: a tree of processes summing their children's replies, fibers vs threads vs Erlang "
+    "and Go",
   .x = "leaves",
   .log_y = true,
   .log_x = true,

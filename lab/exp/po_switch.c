@@ -222,6 +222,7 @@ static int switch_run(lab_ctx *ctx) {
   return lab_run_group(ctx, &g);
 }
 
+/* clang-format off */
 static const lab_claim switch_claims[] = {
   {"The fiber backend's choice: an fcontext jump costs less than a tenth of a ucontext switch "
    "(swapcontext makes a system call for the signal mask every switch).",
@@ -229,6 +230,7 @@ static const lab_claim switch_claims[] = {
   {"A fiber yield (switch plus run queue) costs less than a tenth of a kernel thread switch.",
    "{\"op\":\"ratio_below\",\"metric\":\"switch\",\"num\":\"fiber-yield\",\"den\":\"kernel-yield\",\"bound\":0.1}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_po_switch = {
   .name = "po-switch",

@@ -156,7 +156,8 @@ static int q1_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   uint64_t want_sum = pt->n * (pt->n - 1) / 2;
   bool sum_ok = pt->mode == Q1_PINGPONG || r.out_sum == want_sum;
   if (r.errors != 0 || !empty || r.out_count != pt->n || !sum_ok) {
-    lab_fail(ctx, "%s failed validation (%s): %llu items out of order or changed, queue %s, %llu of %llu items, "
+    lab_fail(ctx,
+             "%s failed validation (%s): %llu items out of order or changed, queue %s, %llu of %llu items, "
              "checksum %llu (want %llu)",
              pt->algo->name, q1_mode_name[pt->mode], (unsigned long long)r.errors, empty ? "empty" : "not empty",
              (unsigned long long)r.out_count, (unsigned long long)pt->n, (unsigned long long)r.out_sum,
@@ -224,10 +225,10 @@ static int queue_1p1c_run(lab_ctx *ctx) {
     if (!lab_pinning_enabled(ctx))
       lab_note(ctx, "threads not pinned (--no-pin or no topology): the scheduler places producer and consumer");
     else if (lab_pus(ctx) < 2)
-      lab_note(ctx, "one processing unit: producer and consumer share it, so every hand-over waits for the "
-                    "scheduler (a yield); the figures measure that, not a cross-core transfer");
-    else if (cores < 2)
-      lab_note(ctx, "one core: producer and consumer run on two hardware threads of the same core");
+      lab_note(ctx,
+               "one processing unit: producer and consumer share it, so every hand-over waits for the "
+               "scheduler (a yield); the figures measure that, not a cross-core transfer");
+    else if (cores < 2) lab_note(ctx, "one core: producer and consumer run on two hardware threads of the same core");
   }
   q1_point pts[LAB_MAX_VARIANTS];
   for (int m = Q1_STREAM; m <= Q1_PINGPONG; m++) {
@@ -251,14 +252,19 @@ static int queue_1p1c_run(lab_ctx *ctx) {
 
 /* syncq's bounded rings that an SPSC user could pick instead of a peer's
  * SPSC ring: "syncq's best bounded ring" below is the best of these. */
+/* clang-format off */
 #define Q1_RING_RULE(op, metric, algo, mode, bound)                                                       \
   "{\"op\":\"" op "\",\"metric\":\"" metric "\",\"algo\":\"" algo "\",\"where\":{\"mode\":\"" mode "\"}," \
   "\"at\":{\"threads\":2},\"bound\":" bound "}"
+/* clang-format on */
+/* clang-format off */
 #define Q1_BEST_RING(op, metric, mode, bound)                                                                  \
   "{\"op\":\"any\",\"rules\":[" Q1_RING_RULE(op, metric, "nblfq", mode, bound) "," Q1_RING_RULE(              \
       op, metric, "nblfq2", mode, bound) "," Q1_RING_RULE(op, metric, "scq", mode, bound) "," Q1_RING_RULE(op, \
       metric, "vyukov", mode, bound) "]}"
+/* clang-format on */
 
+/* clang-format off */
 static const lab_claim queue_1p1c_claims[] = {
   {"syncq target: at one producer and one consumer, syncq's best bounded ring (nblfq, nblfq2, scq or "
    "vyukov) streams items at least half as fast as the best peer library's queue, SPSC rings "
@@ -272,6 +278,7 @@ static const lab_claim queue_1p1c_claims[] = {
    "{\"op\":\"ratio_above\",\"metric\":\"throughput_ratio\",\"num\":\"nblfq\",\"den\":\"two-lock\","
    "\"where\":{\"mode\":\"stream\"},\"at\":{\"threads\":2},\"bound\":1.5}"},
 };
+/* clang-format on */
 
 const lab_experiment lab_exp_queue_1p1c = {
   .name = "queue-1p1c",

@@ -102,10 +102,10 @@ int spsc_dequeue(void *q, void **item) {
   return x->pop(*item) ? SYNCQ_OK : SYNCQ_EMPTY;
 }
 
-const syncq_queue_ops queue_ops = {q_bytes, alignof(peer_box), q_init<queue_t>, q_destroy<queue_t>,
+const syncq_queue_ops queue_ops = {q_bytes,       alignof(peer_box), q_init<queue_t>, q_destroy<queue_t>,
                                    queue_enqueue, queue_dequeue};
-const syncq_queue_ops spsc_ops = {q_bytes, alignof(peer_box), q_init<spsc_t>, q_destroy<spsc_t>,
-                                  spsc_enqueue, spsc_dequeue};
+const syncq_queue_ops spsc_ops = {q_bytes,           alignof(peer_box), q_init<spsc_t>,
+                                  q_destroy<spsc_t>, spsc_enqueue,      spsc_dequeue};
 
 int s_init(void *s, const syncq_stack_config *cfg) {
   peer_box *b = static_cast<peer_box *>(s);
@@ -150,20 +150,34 @@ const syncq_stack_ops stack_ops = {sizeof(peer_box), alignof(peer_box), s_init, 
  * Taking a push at its link CAS and a pop at its head CAS (Michael &
  * Scott), OK and EMPTY are linearizable; FULL alone is not. */
 const syncq_algo boost_queue_algo = {
-  SYNCQ_FAMILY_QUEUE, "boost:queue", "boost::lockfree::queue (Michael & Scott, fixed node pool)", BOOST_SOURCE,
-  SYNCQ_PROGRESS_LOCK_FREE, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED, &queue_ops,
+  SYNCQ_FAMILY_QUEUE,
+  "boost:queue",
+  "boost::lockfree::queue (Michael & Scott, fixed node pool)",
+  BOOST_SOURCE,
+  SYNCQ_PROGRESS_LOCK_FREE,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED,
+  &queue_ops,
 };
 const syncq_algo boost_spsc_algo = {
-  SYNCQ_FAMILY_QUEUE, "boost:spsc_queue", "boost::lockfree::spsc_queue (one producer, one consumer)",
-  BOOST_SOURCE, SYNCQ_PROGRESS_WAIT_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SPSC, &spsc_ops,
+  SYNCQ_FAMILY_QUEUE,
+  "boost:spsc_queue",
+  "boost::lockfree::spsc_queue (one producer, one consumer)",
+  BOOST_SOURCE,
+  SYNCQ_PROGRESS_WAIT_FREE,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SPSC,
+  &spsc_ops,
 };
 const syncq_algo boost_stack_algo = {
-  SYNCQ_FAMILY_STACK, "boost:stack", "boost::lockfree::stack (Treiber, fixed node pool)", BOOST_SOURCE,
-  SYNCQ_PROGRESS_LOCK_FREE, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, &stack_ops,
+  SYNCQ_FAMILY_STACK,
+  "boost:stack",
+  "boost::lockfree::stack (Treiber, fixed node pool)",
+  BOOST_SOURCE,
+  SYNCQ_PROGRESS_LOCK_FREE,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED,
+  &stack_ops,
 };
 
-}  // namespace
+} // namespace
 
 extern "C" int lab_peer_boost_register(unsigned flags, char *why, size_t len) {
   int st = SYNCQ_OK;

@@ -69,7 +69,7 @@
 #define CK_SOURCE "Concurrency Kit 0.7 (libck-dev)"
 #define CK_ANDERSON_DEFAULT_SLOTS 64u /* as syncq's own Anderson lock */
 #define CK_ANDERSON_MAX_SLOTS 4096u
-#define CK_CLH_CACHE 8 /* nodes a thread keeps for later acquisitions */
+#define CK_CLH_CACHE 8  /* nodes a thread keeps for later acquisitions */
 #define CK_FIFO_GROW 64 /* nodes malloc'd at once when the free list is empty */
 
 /* ================================================================ rings */
@@ -153,14 +153,22 @@ static const syncq_queue_ops ring_spsc_ops = {
  * enqueue at its p_tail store and a dequeue at that CAS, OK and EMPTY are
  * linearizable; FULL alone is not. */
 static const syncq_algo ck_ring_mpmc_algo = {
-  SYNCQ_FAMILY_QUEUE, "ck:ring_mpmc", "Concurrency Kit ck_ring, MPMC", CK_SOURCE, SYNCQ_PROGRESS_BLOCKING,
+  SYNCQ_FAMILY_QUEUE,
+  "ck:ring_mpmc",
+  "Concurrency Kit ck_ring, MPMC",
+  CK_SOURCE,
+  SYNCQ_PROGRESS_BLOCKING,
   SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_LOOSE_CAPACITY | SYNCQ_PROP_SPINS_ON_PREEMPTED,
   &ring_mpmc_ops,
 };
 /* Not SPINS_ON_PREEMPTED: one producer and one consumer, neither ever
  * waits for the other (FULL/EMPTY come back at once). */
 static const syncq_algo ck_ring_spsc_algo = {
-  SYNCQ_FAMILY_QUEUE, "ck:ring_spsc", "Concurrency Kit ck_ring, SPSC", CK_SOURCE, SYNCQ_PROGRESS_WAIT_FREE,
+  SYNCQ_FAMILY_QUEUE,
+  "ck:ring_spsc",
+  "Concurrency Kit ck_ring, SPSC",
+  CK_SOURCE,
+  SYNCQ_PROGRESS_WAIT_FREE,
   SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_LOOSE_CAPACITY | SYNCQ_PROP_SPSC,
   &ring_spsc_ops,
 };
@@ -255,9 +263,13 @@ static const syncq_queue_ops fifo_ops = {
 };
 
 static const syncq_algo ck_fifo_mpmc_algo = {
-  SYNCQ_FAMILY_QUEUE, "ck:fifo_mpmc", "Concurrency Kit ck_fifo_mpmc (Michael & Scott, generation counters)",
-  CK_SOURCE, SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, &fifo_ops,
+  SYNCQ_FAMILY_QUEUE,
+  "ck:fifo_mpmc",
+  "Concurrency Kit ck_fifo_mpmc (Michael & Scott, generation counters)",
+  CK_SOURCE,
+  SYNCQ_PROGRESS_LOCK_FREE,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
+  &fifo_ops,
 };
 
 /* ================================================================ stack */
@@ -326,8 +338,13 @@ static const syncq_stack_ops stack_ops = {
 };
 
 static const syncq_algo ck_stack_algo = {
-  SYNCQ_FAMILY_STACK, "ck:stack", "Concurrency Kit ck_stack (Treiber, generation-counted pop)", CK_SOURCE,
-  SYNCQ_PROGRESS_LOCK_FREE, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, &stack_ops,
+  SYNCQ_FAMILY_STACK,
+  "ck:stack",
+  "Concurrency Kit ck_stack (Treiber, generation-counted pop)",
+  CK_SOURCE,
+  SYNCQ_PROGRESS_LOCK_FREE,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED,
+  &stack_ops,
 };
 
 /* ================================================================ locks */
@@ -352,56 +369,59 @@ typedef struct ck_simple_lock {
   uint64_t magic;
 } ck_simple_lock;
 
-#define SIMPLE_LOCK(kind)                                                                                   \
-  static int kind##_init(void *l, const syncq_lock_config *cfg) {                                        \
-    ck_simple_lock *k = l;                                                                                  \
-    if (k == NULL) return SYNCQ_EINVAL;                                                                     \
-    int r = lock_cfg(cfg);                                                                                  \
-    if (r != SYNCQ_OK) return r;                                                                            \
-    ck_spinlock_##kind##_init(&k->u.kind);                                                                  \
-    k->magic = PEER_MAGIC_LIVE;                                                                             \
-    return SYNCQ_OK;                                                                                        \
-  }                                                                                                         \
-  static int kind##_destroy(void *l) {                                                                      \
-    ck_simple_lock *k = l;                                                                                  \
-    if (k == NULL || k->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;                                      \
-    if (ck_spinlock_##kind##_locked(&k->u.kind)) return SYNCQ_EBUSY;                                        \
-    k->magic = 0;                                                                                           \
-    return SYNCQ_OK;                                                                                        \
-  }                                                                                                         \
-  static int kind##_lock(void *l, syncq_lock_node *n) {                                                     \
-    if (l == NULL || n == NULL) return SYNCQ_EINVAL;                                                        \
-    ck_spinlock_##kind##_lock(&((ck_simple_lock *)l)->u.kind);                                              \
-    return SYNCQ_OK;                                                                                        \
-  }                                                                                                         \
-  static int kind##_trylock(void *l, syncq_lock_node *n) {                                                  \
-    if (l == NULL || n == NULL) return SYNCQ_EINVAL;                                                        \
-    return ck_spinlock_##kind##_trylock(&((ck_simple_lock *)l)->u.kind) ? SYNCQ_OK : SYNCQ_EBUSY;           \
-  }                                                                                                         \
-  static int kind##_unlock(void *l, syncq_lock_node *n) {                                                   \
-    if (l == NULL || n == NULL) return SYNCQ_EINVAL;                                                        \
-    ck_spinlock_##kind##_unlock(&((ck_simple_lock *)l)->u.kind);                                            \
-    return SYNCQ_OK;                                                                                        \
-  }                                                                                                         \
-  static const syncq_lock_ops kind##_ops = {sizeof(ck_simple_lock), _Alignof(ck_simple_lock), kind##_init, \
-                                            kind##_destroy,         kind##_lock,              kind##_trylock, \
-                                            kind##_unlock};
+#define SIMPLE_LOCK(kind)                                                                                       \
+  static int kind##_init(void *l, const syncq_lock_config *cfg) {                                               \
+    ck_simple_lock *k = l;                                                                                      \
+    if (k == NULL) return SYNCQ_EINVAL;                                                                         \
+    int r = lock_cfg(cfg);                                                                                      \
+    if (r != SYNCQ_OK) return r;                                                                                \
+    ck_spinlock_##kind##_init(&k->u.kind);                                                                      \
+    k->magic = PEER_MAGIC_LIVE;                                                                                 \
+    return SYNCQ_OK;                                                                                            \
+  }                                                                                                             \
+  static int kind##_destroy(void *l) {                                                                          \
+    ck_simple_lock *k = l;                                                                                      \
+    if (k == NULL || k->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;                                          \
+    if (ck_spinlock_##kind##_locked(&k->u.kind)) return SYNCQ_EBUSY;                                            \
+    k->magic = 0;                                                                                               \
+    return SYNCQ_OK;                                                                                            \
+  }                                                                                                             \
+  static int kind##_lock(void *l, syncq_lock_node *n) {                                                         \
+    if (l == NULL || n == NULL) return SYNCQ_EINVAL;                                                            \
+    ck_spinlock_##kind##_lock(&((ck_simple_lock *)l)->u.kind);                                                  \
+    return SYNCQ_OK;                                                                                            \
+  }                                                                                                             \
+  static int kind##_trylock(void *l, syncq_lock_node *n) {                                                      \
+    if (l == NULL || n == NULL) return SYNCQ_EINVAL;                                                            \
+    return ck_spinlock_##kind##_trylock(&((ck_simple_lock *)l)->u.kind) ? SYNCQ_OK : SYNCQ_EBUSY;               \
+  }                                                                                                             \
+  static int kind##_unlock(void *l, syncq_lock_node *n) {                                                       \
+    if (l == NULL || n == NULL) return SYNCQ_EINVAL;                                                            \
+    ck_spinlock_##kind##_unlock(&((ck_simple_lock *)l)->u.kind);                                                \
+    return SYNCQ_OK;                                                                                            \
+  }                                                                                                             \
+  static const syncq_lock_ops kind##_ops = {                                                                    \
+    sizeof(ck_simple_lock), _Alignof(ck_simple_lock), kind##_init, kind##_destroy, kind##_lock, kind##_trylock, \
+    kind##_unlock};
 
 SIMPLE_LOCK(fas)
 SIMPLE_LOCK(cas)
 SIMPLE_LOCK(ticket)
 
 static const syncq_algo ck_fas_algo = {
-  SYNCQ_FAMILY_LOCK, "ck:spinlock_fas", "Concurrency Kit ck_spinlock_fas (test-and-set by swap)", CK_SOURCE,
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE, &fas_ops,
+  SYNCQ_FAMILY_LOCK, "ck:spinlock_fas",       "Concurrency Kit ck_spinlock_fas (test-and-set by swap)",
+  CK_SOURCE,         SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE,
+  &fas_ops,
 };
 static const syncq_algo ck_cas_algo = {
-  SYNCQ_FAMILY_LOCK, "ck:spinlock_cas", "Concurrency Kit ck_spinlock_cas (test-and-test-and-set by CAS)",
-  CK_SOURCE, SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE, &cas_ops,
+  SYNCQ_FAMILY_LOCK, "ck:spinlock_cas",       "Concurrency Kit ck_spinlock_cas (test-and-test-and-set by CAS)",
+  CK_SOURCE,         SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE,
+  &cas_ops,
 };
 static const syncq_algo ck_ticket_algo = {
-  SYNCQ_FAMILY_LOCK, "ck:spinlock_ticket", "Concurrency Kit ck_spinlock_ticket", CK_SOURCE,
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO, &ticket_ops,
+  SYNCQ_FAMILY_LOCK, "ck:spinlock_ticket",    "Concurrency Kit ck_spinlock_ticket",
+  CK_SOURCE,         SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO,
+  &ticket_ops,
 };
 
 /* ---- MCS: ck's queue node lives in the caller's syncq_lock_node */
@@ -439,9 +459,8 @@ static int mcs_lock(void *l, syncq_lock_node *n) {
 
 static int mcs_trylock(void *l, syncq_lock_node *n) {
   if (l == NULL || n == NULL) return SYNCQ_EINVAL;
-  return ck_spinlock_mcs_trylock(&((ck_mcs_lock *)l)->tail, (struct ck_spinlock_mcs *)(void *)n->opaque)
-           ? SYNCQ_OK
-           : SYNCQ_EBUSY;
+  return ck_spinlock_mcs_trylock(&((ck_mcs_lock *)l)->tail, (struct ck_spinlock_mcs *)(void *)n->opaque) ? SYNCQ_OK
+                                                                                                         : SYNCQ_EBUSY;
 }
 
 static int mcs_unlock(void *l, syncq_lock_node *n) {
@@ -454,8 +473,13 @@ static const syncq_lock_ops mcs_ops = {
   sizeof(ck_mcs_lock), _Alignof(ck_mcs_lock), mcs_init, mcs_destroy, mcs_lock, mcs_trylock, mcs_unlock,
 };
 static const syncq_algo ck_mcs_algo = {
-  SYNCQ_FAMILY_LOCK, "ck:spinlock_mcs", "Concurrency Kit ck_spinlock_mcs", CK_SOURCE, SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE, &mcs_ops,
+  SYNCQ_FAMILY_LOCK,
+  "ck:spinlock_mcs",
+  "Concurrency Kit ck_spinlock_mcs",
+  CK_SOURCE,
+  SYNCQ_PROGRESS_BLOCKING,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE,
+  &mcs_ops,
 };
 
 /* ---- Anderson: the slot ck hands back is kept in the caller's node */
@@ -517,12 +541,18 @@ static int anderson_unlock(void *l, syncq_lock_node *n) {
 }
 
 static const syncq_lock_ops anderson_ops = {
-  sizeof(ck_anderson_lock), _Alignof(ck_anderson_lock), anderson_init, anderson_destroy,
-  anderson_lock,            anderson_trylock,           anderson_unlock,
+  sizeof(ck_anderson_lock),
+  _Alignof(ck_anderson_lock),
+  anderson_init,
+  anderson_destroy,
+  anderson_lock,
+  anderson_trylock,
+  anderson_unlock,
 };
 static const syncq_algo ck_anderson_algo = {
-  SYNCQ_FAMILY_LOCK, "ck:spinlock_anderson", "Concurrency Kit ck_spinlock_anderson", CK_SOURCE,
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE, &anderson_ops, /* the slot */
+  SYNCQ_FAMILY_LOCK, "ck:spinlock_anderson",  "Concurrency Kit ck_spinlock_anderson",
+  CK_SOURCE,         SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE,
+  &anderson_ops, /* the slot */
 };
 
 /* ---- CLH: a per-thread cache of ck nodes (see the contract) */
@@ -624,8 +654,13 @@ static const syncq_lock_ops clh_ops = {
   sizeof(ck_clh_lock), _Alignof(ck_clh_lock), clh_init, clh_destroy, clh_lock, clh_trylock, clh_unlock,
 };
 static const syncq_algo ck_clh_algo = {
-  SYNCQ_FAMILY_LOCK, "ck:spinlock_clh", "Concurrency Kit ck_spinlock_clh", CK_SOURCE, SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES | SYNCQ_PROP_USES_NODE, &clh_ops,
+  SYNCQ_FAMILY_LOCK,
+  "ck:spinlock_clh",
+  "Concurrency Kit ck_spinlock_clh",
+  CK_SOURCE,
+  SYNCQ_PROGRESS_BLOCKING,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES | SYNCQ_PROP_USES_NODE,
+  &clh_ops,
 };
 
 /* ================================================================ barriers */
@@ -645,9 +680,9 @@ typedef union barrier_state {
 typedef struct ck_barrier_box {
   uint64_t magic;
   unsigned threads;
-  barrier_state *state;     /* [threads] */
-  void *shared;             /* the kind's shared part (one or threads structs) */
-  void **per_thread;        /* dissemination flags / tournament rounds, [threads] */
+  barrier_state *state; /* [threads] */
+  void *shared;         /* the kind's shared part (one or threads structs) */
+  void **per_thread;    /* dissemination flags / tournament rounds, [threads] */
   ck_barrier_combining_t combining;
   ck_barrier_combining_group_t *groups; /* [1 + groups]: root, then leaves */
   ck_barrier_centralized_t central;
@@ -704,8 +739,7 @@ static int barrier_init_kind(void *p, const syncq_barrier_config *cfg, barrier_k
     if (b->shared == NULL || b->per_thread == NULL) goto nomem;
     unsigned flags = ck_barrier_dissemination_size(n);
     for (unsigned i = 0; i < n; i++)
-      if ((b->per_thread[i] = calloc(flags ? flags : 1, sizeof(ck_barrier_dissemination_flag_t))) == NULL)
-        goto nomem;
+      if ((b->per_thread[i] = calloc(flags ? flags : 1, sizeof(ck_barrier_dissemination_flag_t))) == NULL) goto nomem;
     ck_barrier_dissemination_init(b->shared, (ck_barrier_dissemination_flag_t **)b->per_thread, n);
     /* subscribe in id order, so that thread id i has ck's tid i */
     for (unsigned i = 0; i < n; i++) ck_barrier_dissemination_subscribe(b->shared, &b->state[i].dissemination);
@@ -717,8 +751,7 @@ static int barrier_init_kind(void *p, const syncq_barrier_config *cfg, barrier_k
     if (b->shared == NULL || b->per_thread == NULL) goto nomem;
     unsigned rounds = ck_barrier_tournament_size(n);
     for (unsigned i = 0; i < n; i++)
-      if ((b->per_thread[i] = calloc(rounds ? rounds : 1, sizeof(ck_barrier_tournament_round_t))) == NULL)
-        goto nomem;
+      if ((b->per_thread[i] = calloc(rounds ? rounds : 1, sizeof(ck_barrier_tournament_round_t))) == NULL) goto nomem;
     ck_barrier_tournament_init(b->shared, (ck_barrier_tournament_round_t **)b->per_thread, n);
     for (unsigned i = 0; i < n; i++) ck_barrier_tournament_subscribe(b->shared, &b->state[i].tournament);
     break;
@@ -758,9 +791,7 @@ static int central_wait(void *p, unsigned id) {
   ck_barrier_centralized(&b->central, &b->state[id].central, b->threads);
   return SYNCQ_OK;
 }
-static int combining_init(void *p, const syncq_barrier_config *c) {
-  return barrier_init_kind(p, c, BK_COMBINING);
-}
+static int combining_init(void *p, const syncq_barrier_config *c) { return barrier_init_kind(p, c, BK_COMBINING); }
 static int combining_wait(void *p, unsigned id) {
   ck_barrier_box *b = barrier_arg(p, id);
   if (b == NULL) return SYNCQ_EINVAL;
@@ -776,9 +807,7 @@ static int dissemination_wait(void *p, unsigned id) {
   ck_barrier_dissemination(b->shared, &b->state[id].dissemination);
   return SYNCQ_OK;
 }
-static int tournament_init(void *p, const syncq_barrier_config *c) {
-  return barrier_init_kind(p, c, BK_TOURNAMENT);
-}
+static int tournament_init(void *p, const syncq_barrier_config *c) { return barrier_init_kind(p, c, BK_TOURNAMENT); }
 static int tournament_wait(void *p, unsigned id) {
   ck_barrier_box *b = barrier_arg(p, id);
   if (b == NULL) return SYNCQ_EINVAL;
@@ -793,7 +822,7 @@ static int bmcs_wait(void *p, unsigned id) {
   return SYNCQ_OK;
 }
 
-#define BARRIER_OPS(name) \
+#define BARRIER_OPS(name)                                                                                      \
   static const syncq_barrier_ops name##_bops = {sizeof(ck_barrier_box), _Alignof(ck_barrier_box), name##_init, \
                                                 barrier_destroy, name##_wait};
 BARRIER_OPS(central)
@@ -819,10 +848,9 @@ static const syncq_algo ck_barrier_algos[] = {
 
 int lab_peer_ck_register(unsigned flags, char *why, size_t len) {
   const syncq_algo *const all[] = {
-    &ck_ring_mpmc_algo, &ck_fifo_mpmc_algo,  &ck_stack_algo,      &ck_fas_algo,
-    &ck_cas_algo,       &ck_ticket_algo,     &ck_anderson_algo,   &ck_mcs_algo,
-    &ck_clh_algo,       &ck_barrier_algos[0], &ck_barrier_algos[1], &ck_barrier_algos[2],
-    &ck_barrier_algos[3], &ck_barrier_algos[4],
+    &ck_ring_mpmc_algo,   &ck_fifo_mpmc_algo,   &ck_stack_algo,       &ck_fas_algo,         &ck_cas_algo,
+    &ck_ticket_algo,      &ck_anderson_algo,    &ck_mcs_algo,         &ck_clh_algo,         &ck_barrier_algos[0],
+    &ck_barrier_algos[1], &ck_barrier_algos[2], &ck_barrier_algos[3], &ck_barrier_algos[4],
   };
   int n = 0, st = SYNCQ_OK;
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) n += peer_add(all[i], &st);

@@ -91,7 +91,8 @@ static int box_dequeue(void *q, void **item) {
   return rte_ring_dequeue(d->ring, item) == 0 ? SYNCQ_OK : SYNCQ_EMPTY;
 }
 
-static const syncq_queue_ops mpmc_ops = {box_bytes, _Alignof(dpdk_box), init_mpmc, box_destroy, box_enqueue, box_dequeue};
+static const syncq_queue_ops mpmc_ops = {box_bytes,   _Alignof(dpdk_box), init_mpmc,
+                                         box_destroy, box_enqueue,        box_dequeue};
 static const syncq_queue_ops rts_ops = {box_bytes, _Alignof(dpdk_box), init_rts, box_destroy, box_enqueue, box_dequeue};
 static const syncq_queue_ops hts_ops = {box_bytes, _Alignof(dpdk_box), init_hts, box_destroy, box_enqueue, box_dequeue};
 
@@ -131,8 +132,8 @@ static const syncq_algo dpdk_algos[] = {
    * (consumers) is done, so a completed enqueue can stay invisible to a
    * dequeue that then answers EMPTY on a non-empty ring (the driver's
    * prefilled run saw it): not linearizable at EMPTY and FULL. */
-  {SYNCQ_FAMILY_QUEUE, "dpdk:ring_rts", "DPDK rte_ring, relaxed tail sync (RTS)", DPDK_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, DPDK_PROPS, &rts_ops},
+  {SYNCQ_FAMILY_QUEUE, "dpdk:ring_rts", "DPDK rte_ring, relaxed tail sync (RTS)", DPDK_SOURCE, SYNCQ_PROGRESS_BLOCKING,
+   DPDK_PROPS, &rts_ops},
   /* HTS: linearizable. __rte_ring_hts_move_{prod,cons}_head first wait
    * for head == tail on their side, so at most one operation per side is
    * between claim and publication, and the side that counts its room or
@@ -140,8 +141,8 @@ static const syncq_algo dpdk_algos[] = {
    * prod.tail against cons.tail, EMPTY reads cons.head == cons.tail
    * against prod.tail; taking each operation at its tail store, both
    * read exactly the abstract queue [cons.tail, prod.tail). */
-  {SYNCQ_FAMILY_QUEUE, "dpdk:ring_hts", "DPDK rte_ring, head/tail sync (HTS)", DPDK_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, DPDK_PROPS | SYNCQ_PROP_LINEARIZABLE, &hts_ops},
+  {SYNCQ_FAMILY_QUEUE, "dpdk:ring_hts", "DPDK rte_ring, head/tail sync (HTS)", DPDK_SOURCE, SYNCQ_PROGRESS_BLOCKING,
+   DPDK_PROPS | SYNCQ_PROP_LINEARIZABLE, &hts_ops},
 };
 
 int lab_peer_dpdk_register(unsigned flags, char *why, size_t len) {
@@ -153,8 +154,7 @@ int lab_peer_dpdk_register(unsigned flags, char *why, size_t len) {
     void *out = NULL;
     int st = ops->init(&b, 4);
     if (st != SYNCQ_OK) {
-      snprintf(why, len, "rte_ring_init() without EAL failed for %s: %s", dpdk_algos[i].name,
-               syncq_strerror(st));
+      snprintf(why, len, "rte_ring_init() without EAL failed for %s: %s", dpdk_algos[i].name, syncq_strerror(st));
       return 0;
     }
     int ok = ops->enqueue(&b, &b) == SYNCQ_OK && ops->dequeue(&b, &out) == SYNCQ_OK && out == &b;

@@ -78,13 +78,16 @@ int mc_dequeue(void *q, void **item) {
 const syncq_queue_ops mc_ops = {mc_bytes, alignof(peer_box), mc_init, mc_destroy, mc_enqueue, mc_dequeue};
 
 const syncq_algo mc_algo = {
-  SYNCQ_FAMILY_QUEUE, "moodycamel:concurrentqueue",
+  SYNCQ_FAMILY_QUEUE,
+  "moodycamel:concurrentqueue",
   "moodycamel::ConcurrentQueue (per-producer sub-queues, no total order)",
-  "moodycamel ConcurrentQueue 1.0 (libconcurrentqueue-dev)", SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_ALLOCATES, &mc_ops,
+  "moodycamel ConcurrentQueue 1.0 (libconcurrentqueue-dev)",
+  SYNCQ_PROGRESS_LOCK_FREE,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_ALLOCATES,
+  &mc_ops,
 };
 
-}  // namespace
+} // namespace
 
 extern "C" int lab_peer_moodycamel_register(unsigned, char *why, size_t len) {
   int st = SYNCQ_OK;

@@ -23,17 +23,17 @@ typedef int (*register_fn)(unsigned flags, char *why, size_t len);
 typedef struct peer_lib {
   const char *library;
   const char *package;
-  register_fn fn;      /* NULL: not compiled in */
-  const char *absent;  /* why not compiled in */
-  const char *tsan;    /* non-NULL: not run under TSan, and why */
+  register_fn fn;     /* NULL: not compiled in */
+  const char *absent; /* why not compiled in */
+  const char *tsan;   /* non-NULL: not run under TSan, and why */
 } peer_lib;
 
 #define TSAN_ASM "ThreadSanitizer cannot see its atomics (inline assembly): every run would report false races"
-#define TSAN_BOOST                                                                                   \
-  "boost.lockfree reads nodes that its free list may be recycling with plain loads, by design "        \
+#define TSAN_BOOST                                                                              \
+  "boost.lockfree reads nodes that its free list may be recycling with plain loads, by design " \
   "(type-stable nodes, tagged pointers): TSan reports that race on every run"
 #define TSAN_FENCES                                                                                  \
-  "moodycamel orders its blocks with standalone fences (std::atomic_thread_fence), which TSan does "  \
+  "moodycamel orders its blocks with standalone fences (std::atomic_thread_fence), which TSan does " \
   "not model: it reports races on recycled blocks"
 #define TSAN_LIB "its library is not built with -fsanitize=thread: TSan would report false races"
 
@@ -42,20 +42,20 @@ typedef struct peer_lib {
  * row per library; whether it is compiled in comes from CMake
  * (SYNCQ_PEER_<LIB> is 1 or 0, SYNCQ_PEER_<LIB>_ABSENT says why not; see
  * lab/peers/CMakeLists.txt), so the table is written once. */
-#define PEER_LIBS(X)                                                                                              \
-  X(CK, "ck", "Debian libck-dev (Concurrency Kit)", lab_peer_ck_register, TSAN_ASM)                              \
-  X(URCU, "urcu", "Debian liburcu-dev (Userspace RCU)", lab_peer_urcu_register, TSAN_ASM)                         \
-  X(DPDK, "dpdk", "Debian libdpdk-dev (rte_ring)", lab_peer_dpdk_register, TSAN_LIB)                              \
-  X(BOOST, "boost", "Debian libboost-dev (boost.lockfree)", lab_peer_boost_register, TSAN_BOOST)                  \
-  X(TBB, "tbb", "Debian libtbb-dev (oneTBB)", lab_peer_tbb_register, TSAN_LIB)                                    \
-  X(MOODYCAMEL, "moodycamel", "Debian libconcurrentqueue-dev", lab_peer_moodycamel_register, TSAN_FENCES)        \
-  X(CROSSBEAM, "crossbeam", "librust-crossbeam-queue-dev (or crates.io), built by cargo",                        \
-    lab_peer_crossbeam_register, TSAN_LIB)
+#define PEER_LIBS(X)                                                                                                   \
+  X(CK, "ck", "Debian libck-dev (Concurrency Kit)", lab_peer_ck_register, TSAN_ASM)                                    \
+  X(URCU, "urcu", "Debian liburcu-dev (Userspace RCU)", lab_peer_urcu_register, TSAN_ASM)                              \
+  X(DPDK, "dpdk", "Debian libdpdk-dev (rte_ring)", lab_peer_dpdk_register, TSAN_LIB)                                   \
+  X(BOOST, "boost", "Debian libboost-dev (boost.lockfree)", lab_peer_boost_register, TSAN_BOOST)                       \
+  X(TBB, "tbb", "Debian libtbb-dev (oneTBB)", lab_peer_tbb_register, TSAN_LIB)                                         \
+  X(MOODYCAMEL, "moodycamel", "Debian libconcurrentqueue-dev", lab_peer_moodycamel_register, TSAN_FENCES)              \
+  X(CROSSBEAM, "crossbeam", "librust-crossbeam-queue-dev (or crates.io), built by cargo", lab_peer_crossbeam_register, \
+    TSAN_LIB)
 
 /* A library not compiled in has no register function to name: the
  * constant condition selects NULL and the symbol is never referenced. */
-#define PEER_ROW(LIB, name, package, fn, tsan)                                                                  \
-  {name, package, SYNCQ_PEER_##LIB ? fn : NULL, SYNCQ_PEER_##LIB ? NULL : SYNCQ_PEER_##LIB##_ABSENT,          \
+#define PEER_ROW(LIB, name, package, fn, tsan)                                                       \
+  {name, package, SYNCQ_PEER_##LIB ? fn : NULL, SYNCQ_PEER_##LIB ? NULL : SYNCQ_PEER_##LIB##_ABSENT, \
    SYNCQ_PEER_##LIB ? tsan : NULL},
 
 static const peer_lib libs[] = {PEER_LIBS(PEER_ROW)};

@@ -48,10 +48,10 @@ int lab_peers_register(unsigned flags);
 /* One line per peer library, after lab_peers_register(): its name and
  * either how many structures it registered or why it registered none. */
 typedef struct lab_peer_status {
-  const char *library;  /* "ck", "urcu", "dpdk", "boost", "tbb", "moodycamel", "crossbeam" */
-  const char *package;  /* where it comes from, e.g. "Debian libck-dev" */
-  int registered;       /* entries added to the registry */
-  char why[200];        /* empty when registered > 0; else the reason */
+  const char *library; /* "ck", "urcu", "dpdk", "boost", "tbb", "moodycamel", "crossbeam" */
+  const char *package; /* where it comes from, e.g. "Debian libck-dev" */
+  int registered;      /* entries added to the registry */
+  char why[200];       /* empty when registered > 0; else the reason */
 } lab_peer_status;
 
 size_t lab_peers_status_count(void);

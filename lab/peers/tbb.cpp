@@ -88,8 +88,7 @@ int cq_init(void *q, size_t c) {
 
 int bq_init(void *q, size_t c) {
   peer_box *b = static_cast<peer_box *>(q);
-  if (b == nullptr || !aligned(b, alignof(peer_box)) || !peer_pow2(c) || c > PEER_MAX_CAPACITY)
-    return SYNCQ_EINVAL;
+  if (b == nullptr || !aligned(b, alignof(peer_box)) || !peer_pow2(c) || c > PEER_MAX_CAPACITY) return SYNCQ_EINVAL;
   bq_t *x = new (std::nothrow) bq_t();
   if (x == nullptr) return SYNCQ_ENOMEM;
   x->set_capacity(static_cast<bq_t::size_type>(c));
@@ -204,8 +203,7 @@ int pq_delete_min(void *p, uint64_t *key, void **payload) {
   return SYNCQ_OK;
 }
 
-const syncq_pqueue_ops pq_ops = {sizeof(peer_box), alignof(peer_box), pq_init, destroy<pq_t>, pq_insert,
-                                 pq_delete_min};
+const syncq_pqueue_ops pq_ops = {sizeof(peer_box), alignof(peer_box), pq_init, destroy<pq_t>, pq_insert, pq_delete_min};
 
 /* ---------------------------------------------------------------- locks */
 
@@ -314,10 +312,19 @@ int queuing_unlock(void *l, syncq_lock_node *n) {
   return SYNCQ_OK;
 }
 
-const syncq_lock_ops spin_ops = {sizeof(lock_box<tbb::spin_mutex>), alignof(lock_box<tbb::spin_mutex>),
-                                 lk_init<tbb::spin_mutex>, spin_destroy, spin_lock, spin_trylock, spin_unlock};
-const syncq_lock_ops queuing_ops = {sizeof(lock_box<tbb::queuing_mutex>), alignof(lock_box<tbb::queuing_mutex>),
-                                    lk_init<tbb::queuing_mutex>, queuing_destroy, queuing_lock, queuing_trylock,
+const syncq_lock_ops spin_ops = {sizeof(lock_box<tbb::spin_mutex>),
+                                 alignof(lock_box<tbb::spin_mutex>),
+                                 lk_init<tbb::spin_mutex>,
+                                 spin_destroy,
+                                 spin_lock,
+                                 spin_trylock,
+                                 spin_unlock};
+const syncq_lock_ops queuing_ops = {sizeof(lock_box<tbb::queuing_mutex>),
+                                    alignof(lock_box<tbb::queuing_mutex>),
+                                    lk_init<tbb::queuing_mutex>,
+                                    queuing_destroy,
+                                    queuing_lock,
+                                    queuing_trylock,
                                     queuing_unlock};
 
 const syncq_algo tbb_algos[] = {
@@ -327,20 +334,20 @@ const syncq_algo tbb_algos[] = {
    * atomic_backoff yields after LOOPS_BEFORE_YIELD pauses. */
   {SYNCQ_FAMILY_QUEUE, "tbb:concurrent_queue", "oneTBB concurrent_queue (unbounded)", TBB_SOURCE,
    SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, &cq_ops},
-  {SYNCQ_FAMILY_QUEUE, "tbb:concurrent_bounded_queue", "oneTBB concurrent_bounded_queue (try_push/try_pop)",
-   TBB_SOURCE, SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_ALLOCATES,
-   &bq_ops},
-  {SYNCQ_FAMILY_PQUEUE, "tbb:concurrent_priority_queue", "oneTBB concurrent_priority_queue (aggregator)",
-   TBB_SOURCE, SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_ALLOCATES,
+  {SYNCQ_FAMILY_QUEUE, "tbb:concurrent_bounded_queue", "oneTBB concurrent_bounded_queue (try_push/try_pop)", TBB_SOURCE,
+   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_ALLOCATES, &bq_ops},
+  {SYNCQ_FAMILY_PQUEUE, "tbb:concurrent_priority_queue", "oneTBB concurrent_priority_queue (aggregator)", TBB_SOURCE,
+   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_ALLOCATES,
    &pq_ops},
   {SYNCQ_FAMILY_LOCK, "tbb:spin_mutex", "oneTBB spin_mutex (test-and-set, backoff)", TBB_SOURCE,
    SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE, &spin_ops},
   {SYNCQ_FAMILY_LOCK, "tbb:queuing_mutex", "oneTBB queuing_mutex (MCS-style queue lock)", TBB_SOURCE,
    SYNCQ_PROGRESS_BLOCKING,
-   SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES | SYNCQ_PROP_USES_NODE, &queuing_ops},
+   SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES | SYNCQ_PROP_USES_NODE,
+   &queuing_ops},
 };
 
-}  // namespace
+} // namespace
 
 extern "C" int lab_peer_tbb_register(unsigned, char *why, size_t len) {
   int n = 0, st = SYNCQ_OK;

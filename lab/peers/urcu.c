@@ -111,8 +111,12 @@ static const syncq_queue_ops wfcq_ops = {
  * node not yet linked (___cds_wfcq_node_sync_next) spins WFCQ_ADAPT_ATTEMPTS
  * times, then sleeps (poll) until it is; the dequeuers' mutex sleeps. */
 static const syncq_algo urcu_wfcq_algo = {
-  SYNCQ_FAMILY_QUEUE, "urcu:wfcqueue", "liburcu wait-free concurrent queue (dequeue under a mutex)", URCU_SOURCE,
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
+  SYNCQ_FAMILY_QUEUE,
+  "urcu:wfcqueue",
+  "liburcu wait-free concurrent queue (dequeue under a mutex)",
+  URCU_SOURCE,
+  SYNCQ_PROGRESS_BLOCKING,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
   &wfcq_ops,
 };
 
@@ -226,9 +230,13 @@ static const syncq_queue_ops lfq_ops = {
   lfq_bytes, _Alignof(lfq_box), lfq_init, lfq_destroy, lfq_enqueue, lfq_dequeue,
 };
 static const syncq_algo urcu_lfq_algo = {
-  SYNCQ_FAMILY_QUEUE, "urcu:rculfqueue", "liburcu RCU lock-free queue (Michael & Scott, RCU reclamation)",
-  URCU_SOURCE, SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, &lfq_ops,
+  SYNCQ_FAMILY_QUEUE,
+  "urcu:rculfqueue",
+  "liburcu RCU lock-free queue (Michael & Scott, RCU reclamation)",
+  URCU_SOURCE,
+  SYNCQ_PROGRESS_LOCK_FREE,
+  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
+  &lfq_ops,
 };
 
 /* ================================================================ lfstack */
@@ -292,8 +300,9 @@ static const syncq_stack_ops lfs_ops = {
   sizeof(lfs_box), _Alignof(lfs_box), lfs_init, lfs_destroy, lfs_push, lfs_pop,
 };
 static const syncq_algo urcu_lfs_algo = {
-  SYNCQ_FAMILY_STACK, "urcu:lfstack", "liburcu lock-free stack (pop under a mutex)", URCU_SOURCE,
-  SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_ALLOCATES, &lfs_ops,
+  SYNCQ_FAMILY_STACK, "urcu:lfstack",          "liburcu lock-free stack (pop under a mutex)",
+  URCU_SOURCE,        SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_ALLOCATES,
+  &lfs_ops,
 };
 
 int lab_peer_urcu_register(unsigned flags, char *why, size_t len) {

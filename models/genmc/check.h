@@ -31,8 +31,8 @@
 static int check_put_ok[CHECK_ITEMS + 1]; /* item -> its put succeeded */
 static uint64_t check_out[CHECK_MAX_OUT]; /* items in the order taken: C's, then A's (stacks), then main's */
 static int check_nout;
-static uint64_t check_c_got[2];           /* thread C's takes (0: EMPTY) */
-static uint64_t check_a_got;              /* thread A's take (stacks; 0: EMPTY) */
+static uint64_t check_c_got[2]; /* thread C's takes (0: EMPTY) */
+static uint64_t check_a_got;    /* thread A's take (stacks; 0: EMPTY) */
 
 static inline void check_record(uint64_t item) {
   assert(check_nout < CHECK_MAX_OUT);
@@ -61,17 +61,17 @@ static inline int check_pos(uint64_t v) {
 
 /* The threads of the workload: A and C, and B with CHECK_THREAD_B. */
 #ifdef CHECK_THREAD_B
-#define CHECK_RUN(a, b, c)                              \
-  do {                                                  \
-    void *(*fn_[])(void *) = {(a), (b), (c)};           \
-    genmc_run(fn_, 3);                                  \
+#define CHECK_RUN(a, b, c)                    \
+  do {                                        \
+    void *(*fn_[])(void *) = {(a), (b), (c)}; \
+    genmc_run(fn_, 3);                        \
   } while (0)
 #else
-#define CHECK_RUN(a, b, c)                              \
-  do {                                                  \
-    void *(*fn_[])(void *) = {(a), (c)};                \
-    (void)(b);                                          \
-    genmc_run(fn_, 2);                                  \
+#define CHECK_RUN(a, b, c)               \
+  do {                                   \
+    void *(*fn_[])(void *) = {(a), (c)}; \
+    (void)(b);                           \
+    genmc_run(fn_, 2);                   \
   } while (0)
 #endif
 

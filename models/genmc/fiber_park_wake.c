@@ -86,13 +86,14 @@ static bool fiber_run(void) {
      * the context and parks the fiber */
     po_fiber *from = f;
     po_transfer t = {CTX_SAVED, NULL};
-    from->ctx = t.fctx; /* from src/po/fiber_sched.c */
+    from->ctx = t.fctx;                  /* from src/po/fiber_sched.c */
     uint32_t expect = PO_FIBER_BLOCKING; /* from src/po/fiber_sched.c */
 #ifdef GENMC_BEFORE_FIX
     /* the library before the fix: release */
     if (atomic_compare_exchange_strong_explicit(&from->wstate, &expect, PO_FIBER_PARKED, memory_order_release,
 #elif !defined(GENMC_SEED_BUG)
-    if (atomic_compare_exchange_strong_explicit(&from->wstate, &expect, PO_FIBER_PARKED, memory_order_acq_rel, /* from src/po/fiber_sched.c */
+    if (atomic_compare_exchange_strong_explicit(&from->wstate, &expect, PO_FIBER_PARKED,
+                                                memory_order_acq_rel, /* from src/po/fiber_sched.c */
 #else
     /* the control: the release half gone (acq_rel -> acquire) */
     if (atomic_compare_exchange_strong_explicit(&from->wstate, &expect, PO_FIBER_PARKED, memory_order_acquire,
@@ -100,7 +101,8 @@ static bool fiber_run(void) {
                                                 memory_order_acquire)) /* from src/po/fiber_sched.c */
       return false;
     /* woken on its way out: queued again, and taken by this scheduler */
-    (void)atomic_exchange_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_acquire); /* from src/po/fiber_sched.c */
+    (void)atomic_exchange_explicit(&from->wstate, PO_FIBER_RUNNABLE,
+                                   memory_order_acquire);                               /* from src/po/fiber_sched.c */
     (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_acquire); /* from src/po/fiber_sched.c */
   }
   return true;
@@ -112,15 +114,18 @@ static void wake(void) {
   uint32_t st = atomic_fetch_add_explicit(&f->wstate, 0u, memory_order_acq_rel); /* from src/po/fiber_sched.c */
   for (;;) {
     if (st == PO_FIBER_BLOCKING) {
-      if (atomic_compare_exchange_weak_explicit(&f->wstate, &st, PO_FIBER_WOKEN, memory_order_acq_rel, /* from src/po/fiber_sched.c */
+      if (atomic_compare_exchange_weak_explicit(&f->wstate, &st, PO_FIBER_WOKEN,
+                                                memory_order_acq_rel,  /* from src/po/fiber_sched.c */
                                                 memory_order_acquire)) /* from src/po/fiber_sched.c */
         return;
     } else if (st == PO_FIBER_PARKED) {
-      if (atomic_compare_exchange_weak_explicit(&f->wstate, &st, PO_FIBER_RUNNABLE, memory_order_acq_rel, /* from src/po/fiber_sched.c */
+      if (atomic_compare_exchange_weak_explicit(&f->wstate, &st, PO_FIBER_RUNNABLE,
+                                                memory_order_acq_rel,    /* from src/po/fiber_sched.c */
                                                 memory_order_acquire)) { /* from src/po/fiber_sched.c */
         /* ready(), then a scheduler takes it (claim) and jumps to ctx */
         assert(f->ctx == CTX_SAVED);
-        (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_acquire); /* from src/po/fiber_sched.c */
+        (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_RUNNING,
+                                       memory_order_acquire); /* from src/po/fiber_sched.c */
         (void)fiber_run();
         return;
       }

@@ -60,7 +60,7 @@
 #include "syncq/backoff.h"
 #include "syncq/clock.h"
 
-#define AM_STALL_POLL_BUDGET 16u /* messages a stalled sender handles per backoff step */
+#define AM_STALL_POLL_BUDGET 16u  /* messages a stalled sender handles per backoff step */
 #define AM_IDLE_CHECK_EVERY 1024u /* lock-free: empty polls between looks at the clock for an abandoned assignment */
 
 static void (*claim_hook)(void *);
@@ -86,10 +86,8 @@ int syncq_am_register(syncq_am_endpoint *ep, unsigned index, const char *name, s
   am_handler_entry *e = &ep->handlers[index];
   e->fn = fn;
   e->ctx = fn ? ctx : NULL;
-  if (fn != NULL && name != NULL)
-    strcpy(e->name, name); /* length checked above */
-  else
-    e->name[0] = '\0';
+  if (fn != NULL && name != NULL) strcpy(e->name, name); /* length checked above */
+  else e->name[0] = '\0';
   return SYNCQ_OK;
 }
 
@@ -145,9 +143,12 @@ void am_claim_release(const am_qview *v, am_claim_state *cs) {
 
 static int claim(const am_qview *v, bool nowait, am_claim_state *cs) {
   switch (v->claim) { /* the validated copy's: the segment's may have been overwritten */
-  case SYNCQ_AM_CLAIM_LOCKFREE: return am_claim_lockfree(v, nowait, cs);
-  case SYNCQ_AM_CLAIM_POSIX: return am_claim_posix(v, nowait, cs);
-  default: return am_claim_locked(v, nowait, cs);
+  case SYNCQ_AM_CLAIM_LOCKFREE:
+    return am_claim_lockfree(v, nowait, cs);
+  case SYNCQ_AM_CLAIM_POSIX:
+    return am_claim_posix(v, nowait, cs);
+  default:
+    return am_claim_locked(v, nowait, cs);
   }
 }
 
@@ -251,14 +252,13 @@ static int am_send(void *base, const am_geometry *g, int qi, syncq_am_endpoint *
   if (claim_hook) claim_hook(claim_hook_arg); /* tests: die between claim and commit */
   /* release: pairs with the receiver's acquire load of the state (it then
    * reads the fields and the bulk block written above) */
-  atomic_store_explicit(&p->state, am_state(cs.pkt_pos, cs.pid, bulk ? AM_READY_BULK : AM_READY),
-                        memory_order_release);
+  atomic_store_explicit(&p->state, am_state(cs.pkt_pos, cs.pid, bulk ? AM_READY_BULK : AM_READY), memory_order_release);
   return SYNCQ_OK;
 }
 
 /* A send through a transport: the same checks as the queue block's. */
-static int tp_send(const am_transport *tp, int dest, int qi, unsigned handler, const void *data, size_t len,
-                   bool bulk, const uint32_t *args, unsigned nargs, unsigned flags) {
+static int tp_send(const am_transport *tp, int dest, int qi, unsigned handler, const void *data, size_t len, bool bulk,
+                   const uint32_t *args, unsigned nargs, unsigned flags) {
   int r = check_msg(handler, args, nargs, flags);
   if (r != SYNCQ_OK) return r;
   if (bulk && (len > tp->bulk_size || (len > 0 && data == NULL))) return SYNCQ_EINVAL;
@@ -267,7 +267,8 @@ static int tp_send(const am_transport *tp, int dest, int qi, unsigned handler, c
 
 int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags) {
   if (peer == NULL) return SYNCQ_EINVAL;
-  if (peer->tp != NULL) return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, NULL, 0, false, args, nargs, flags);
+  if (peer->tp != NULL)
+    return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, NULL, 0, false, args, nargs, flags);
   return am_send(peer->base, &peer->geo, AM_Q_REQUEST, peer->self, peer->src_index, handler, NULL, 0, false, args,
                  nargs, flags);
 }
@@ -275,7 +276,8 @@ int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args
 int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
                           unsigned nargs, unsigned flags) {
   if (peer == NULL) return SYNCQ_EINVAL;
-  if (peer->tp != NULL) return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, data, len, true, args, nargs, flags);
+  if (peer->tp != NULL)
+    return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, data, len, true, args, nargs, flags);
   return am_send(peer->base, &peer->geo, AM_Q_REQUEST, peer->self, peer->src_index, handler, data, len, true, args,
                  nargs, flags);
 }
@@ -462,8 +464,7 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
         /* or READY: it died after copying, before committing its packet
          * (found by the crash matrix: the block leaked for good) */
         bs_expect = am_state(bpos, pid, AM_READY);
-        (void)atomic_compare_exchange_strong_explicit(&bs->state, &bs_expect,
-                                                      am_state(bpos + v->blocks, 0, AM_FREE),
+        (void)atomic_compare_exchange_strong_explicit(&bs->state, &bs_expect, am_state(bpos + v->blocks, 0, AM_FREE),
                                                       memory_order_release, memory_order_relaxed); /* as above */
       }
     }

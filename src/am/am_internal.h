@@ -60,7 +60,7 @@ static inline bool am_pos_after(uint32_t a, uint32_t b) { return (int32_t)(a - b
 
 /* One packet: exactly one cache line (000 §2). */
 typedef struct am_packet {
-  _Atomic(uint64_t) state; /* see above */
+  _Atomic(uint64_t) state;       /* see above */
   _Atomic(uint64_t) owner_start; /* claimer's process start time (clock ticks after boot); 0: not yet written */
   uint16_t handler;
   uint8_t nargs;
@@ -210,9 +210,7 @@ static inline void am_qview_of(void *base, const am_geometry *g, int qi, am_qvie
   v->stale_ns = g->stale_ns;
 }
 static inline am_packet *am_pkt_at(const am_qview *v, uint32_t pos) { return &v->pk[pos & (v->packets - 1u)]; }
-static inline am_bulk_slot *am_slot_at(const am_qview *v, uint32_t pos) {
-  return &v->slots[pos & (v->blocks - 1u)];
-}
+static inline am_bulk_slot *am_slot_at(const am_qview *v, uint32_t pos) { return &v->slots[pos & (v->blocks - 1u)]; }
 static inline unsigned char *am_data_at(const am_qview *v, uint32_t pos) {
   return v->data + (size_t)(pos & (v->blocks - 1u)) * v->bulk_size;
 }
@@ -240,9 +238,9 @@ typedef struct am_claim_state {
 } am_claim_state;
 
 int am_lock_init(am_queue *q, int claim);
-int am_claim_locked(const am_qview *v, bool nowait, am_claim_state *cs); /* claim_lock.c */
-int am_posix_init(am_queue *q);                                          /* claim_posix.c */
-int am_claim_posix(const am_qview *v, bool nowait, am_claim_state *cs);  /* claim_posix.c */
+int am_claim_locked(const am_qview *v, bool nowait, am_claim_state *cs);   /* claim_lock.c */
+int am_posix_init(am_queue *q);                                            /* claim_posix.c */
+int am_claim_posix(const am_qview *v, bool nowait, am_claim_state *cs);    /* claim_posix.c */
 int am_claim_lockfree(const am_qview *v, bool nowait, am_claim_state *cs); /* claim_lockfree.c */
 /* Give back what a NOWAIT claim got before returning SYNCQ_FULL. */
 void am_claim_release(const am_qview *v, am_claim_state *cs);
@@ -295,9 +293,9 @@ typedef struct am_handler_entry {
 } am_handler_entry;
 
 struct syncq_am_peer {
-  void *base;   /* the mapping of the destination's segment */
+  void *base; /* the mapping of the destination's segment */
   size_t size;
-  am_geometry geo; /* validated at connect; every send computes its addresses from it */
+  am_geometry geo;         /* validated at connect; every send computes its addresses from it */
   syncq_am_endpoint *self; /* polled while stalled; replies come here (may be NULL) */
   uint16_t src_index;      /* self's index in the destination's peer table, AM_NO_PEER */
   char name[SYNCQ_AM_NAME_MAX + 1];
@@ -309,7 +307,7 @@ struct syncq_am_endpoint {
   void *base;
   size_t size;
   am_geometry geo; /* as created; a poll refuses a segment that no longer says so */
-  pid_t owner; /* the creating process: the only one that polls and destroys */
+  pid_t owner;     /* the creating process: the only one that polls and destroys */
   char name[SYNCQ_AM_NAME_MAX + 1];
   am_handler_entry handlers[SYNCQ_AM_MAX_HANDLERS];
   syncq_am_handler default_fn;

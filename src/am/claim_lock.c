@@ -141,9 +141,12 @@ int am_lock_init(am_queue *q, int claim) {
       atomic_init(&l->slot[i].start, 0u);
     }
     return SYNCQ_OK;
-  case SYNCQ_AM_CLAIM_POSIX: return am_posix_init(q);
-  case SYNCQ_AM_CLAIM_LOCKFREE: return SYNCQ_OK; /* no lock */
-  default: return SYNCQ_EINVAL;
+  case SYNCQ_AM_CLAIM_POSIX:
+    return am_posix_init(q);
+  case SYNCQ_AM_CLAIM_LOCKFREE:
+    return SYNCQ_OK; /* no lock */
+  default:
+    return SYNCQ_EINVAL;
   }
 }
 
@@ -378,8 +381,8 @@ static uint32_t rl_skip_dead_run(am_rlock *l, const am_queue *q, uint32_t nslots
      * not yet visible reads as "unknown" */
     uint64_t rec = atomic_load_explicit(&q->waiter[y % AM_RL_WAITERS], memory_order_relaxed);
     if (am_state_pos(rec) != y) break; /* no record of y (yet, or any more) */
-    if (am_state_type(rec) != AM_RL_LEFT && (am_state_type(rec) != AM_RL_WAITING || am_state_pid(rec) == 0u ||
-                                             !am_owner_dead(am_state_pid(rec), 0)))
+    if (am_state_type(rec) != AM_RL_LEFT &&
+        (am_state_type(rec) != AM_RL_WAITING || am_state_pid(rec) == 0u || !am_owner_dead(am_state_pid(rec), 0)))
       break;
     am_rlock_slot *s = &l->slot[y % nslots], *succ = &l->slot[(y + 1u) % nslots];
     uint64_t expect = am_state(y, 0, AM_RL_GO);
@@ -443,7 +446,7 @@ static int queue_lock(const am_qview *v, uint32_t nslots, const rl_self *me, uin
     if (am_pos_after(wp, t) || (wp == t && am_state_type(w) == AM_RL_SKIP)) {
       /* our turn was skipped while we were not looking: queue again (an
        * overwritten word can say so for ever: the deadline still holds) */
-      if (syncq_now_ns() >= deadline) return SYNCQ_ETIMEDOUT; /* holds no position now */
+      if (syncq_now_ns() >= deadline) return SYNCQ_ETIMEDOUT;            /* holds no position now */
       t = atomic_fetch_add_explicit(&l->next, 1u, memory_order_relaxed); /* relaxed: as above */
       wt.since = 0;
       recorded = false;
@@ -534,8 +537,7 @@ int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
    * which the previous message's bulk block and fields are no longer read */
   uint64_t ps = atomic_load_explicit(&p->state, memory_order_acquire);
   if (ps != am_state(t, 0, AM_FREE))
-    return slot_state_ok(ps, t, v->packets, 1u << AM_CLAIMED | 1u << AM_READY | 1u << AM_READY_BULK) ? 0
-                                                                                                     : SYNCQ_EINVAL;
+    return slot_state_ok(ps, t, v->packets, 1u << AM_CLAIMED | 1u << AM_READY | 1u << AM_READY_BULK) ? 0 : SYNCQ_EINVAL;
   if (cs->want_bulk) {
     uint32_t b = atomic_load_explicit(&q->bulk_tail, memory_order_relaxed); /* under the lock, as above */
     am_bulk_slot *bs = am_slot_at(v, b);
@@ -571,22 +573,35 @@ int am_claim_locked(const am_qview *v, bool nowait, am_claim_state *cs) {
   uint32_t pos = 0;
   int r;
   switch (v->claim) {
-  case SYNCQ_AM_CLAIM_TAS: r = tas_lock(v, false, nowait, &me, &pos); break;
-  case SYNCQ_AM_CLAIM_TTAS: r = tas_lock(v, true, nowait, &me, &pos); break;
-  case SYNCQ_AM_CLAIM_TICKET: r = nowait ? queue_trylock(l, 1u, &me, &pos) : queue_lock(v, 1u, &me, &pos); break;
+  case SYNCQ_AM_CLAIM_TAS:
+    r = tas_lock(v, false, nowait, &me, &pos);
+    break;
+  case SYNCQ_AM_CLAIM_TTAS:
+    r = tas_lock(v, true, nowait, &me, &pos);
+    break;
+  case SYNCQ_AM_CLAIM_TICKET:
+    r = nowait ? queue_trylock(l, 1u, &me, &pos) : queue_lock(v, 1u, &me, &pos);
+    break;
   case SYNCQ_AM_CLAIM_ANDERSON:
     r = nowait ? queue_trylock(l, AM_RLOCK_SLOTS, &me, &pos) : queue_lock(v, AM_RLOCK_SLOTS, &me, &pos);
     break;
-  default: return SYNCQ_EINVAL;
+  default:
+    return SYNCQ_EINVAL;
   }
-  if (r != SYNCQ_OK) return r; /* a locking claim holds nothing when it fails */
+  if (r != SYNCQ_OK) return r;    /* a locking claim holds nothing when it fails */
   am_crash_point(AM_STEP_LOCKED); /* tests: die holding the lock */
   int got = am_claim_under_lock(v, cs);
   switch (v->claim) {
   case SYNCQ_AM_CLAIM_TAS:
-  case SYNCQ_AM_CLAIM_TTAS: rl_release(&l->slot[0], &l->slot[0], pos); break;
-  case SYNCQ_AM_CLAIM_TICKET: queue_unlock(v->q, 1u, pos); break;
-  default: queue_unlock(v->q, AM_RLOCK_SLOTS, pos); break;
+  case SYNCQ_AM_CLAIM_TTAS:
+    rl_release(&l->slot[0], &l->slot[0], pos);
+    break;
+  case SYNCQ_AM_CLAIM_TICKET:
+    queue_unlock(v->q, 1u, pos);
+    break;
+  default:
+    queue_unlock(v->q, AM_RLOCK_SLOTS, pos);
+    break;
   }
   return got > 0 ? SYNCQ_OK : got == 0 ? SYNCQ_FULL : got;
 }

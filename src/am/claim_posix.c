@@ -101,12 +101,17 @@ static bool kind_ok(const pthread_mutex_t *m) {
 /* The library status of a pthread_mutex_*lock error. */
 static int lock_status(int e) {
   switch (e) {
-  case EBUSY: return SYNCQ_EBUSY;          /* trylock: held */
-  case ETIMEDOUT: return SYNCQ_ETIMEDOUT;  /* the patience bound ran out */
-  case EINVAL:                             /* glibc: the mutex's kind or owner word was overwritten */
-  case ENOTRECOVERABLE:                    /* a holder died and nobody repaired it (not we: we always do) */
-  case EDEADLK: return SYNCQ_EINVAL;       /* the owner word names us: overwritten */
-  default: errno = e; return SYNCQ_ESYS;
+  case EBUSY:
+    return SYNCQ_EBUSY; /* trylock: held */
+  case ETIMEDOUT:
+    return SYNCQ_ETIMEDOUT; /* the patience bound ran out */
+  case EINVAL:              /* glibc: the mutex's kind or owner word was overwritten */
+  case ENOTRECOVERABLE:     /* a holder died and nobody repaired it (not we: we always do) */
+  case EDEADLK:
+    return SYNCQ_EINVAL; /* the owner word names us: overwritten */
+  default:
+    errno = e;
+    return SYNCQ_ESYS;
   }
 }
 

@@ -118,7 +118,7 @@ bool am_owner_dead(uint32_t pid, uint64_t start) {
   char st;
   uint64_t now_start;
   if (read_stat(pid, &st, &now_start) != 0) return errno == ENOENT || errno == ESRCH;
-  if (st == 'Z' || st == 'X') return true;          /* exited, not yet reaped */
+  if (st == 'Z' || st == 'X') return true;           /* exited, not yet reaped */
   if (start != 0 && now_start != start) return true; /* the pid names another process now */
   return false;
 }
@@ -259,8 +259,7 @@ int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpo
     return e == EEXIST ? SYNCQ_EEXIST : SYNCQ_ESYS;
   }
   void *base = MAP_FAILED;
-  if (ftruncate(fd, (off_t)l.size) == 0)
-    base = mmap(NULL, l.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (ftruncate(fd, (off_t)l.size) == 0) base = mmap(NULL, l.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   int e = errno;
   close(fd);
   if (base == MAP_FAILED) {
@@ -392,9 +391,8 @@ int am_map(const char *name, void **base, size_t *size, am_geometry *geo) {
  * to the requester: the table turns a 16-bit index in the packet into the
  * requester's endpoint name). */
 static int peer_index(void *base, const am_geometry *g, const char *self_name, uint16_t *out) {
-  am_peer_slot *t = am_at(base, g->peers_off); /* validated, not re-read from the segment */
-  for (unsigned i = 0; i < SYNCQ_AM_MAX_PEERS; i++)
-    /* acquire: pairs with the release store of READY after the name */
+  am_peer_slot *t = am_at(base, g->peers_off);      /* validated, not re-read from the segment */
+  for (unsigned i = 0; i < SYNCQ_AM_MAX_PEERS; i++) /* acquire: pairs with the release store of READY after the name */
     if (atomic_load_explicit(&t[i].state, memory_order_acquire) == AM_PEER_READY &&
         strncmp(t[i].name, self_name, sizeof t[i].name) == 0) { /* bounded: the slot may be garbage */
       *out = (uint16_t)i;

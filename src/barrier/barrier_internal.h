@@ -8,12 +8,12 @@
 #include "syncq/wait.h"
 
 #define BAR_WAIT_BIT(d) (1u << (unsigned)(d))
-#define BAR_WAIT_ALL                                                                       \
-  (BAR_WAIT_BIT(SYNCQ_WAIT_SPIN) | BAR_WAIT_BIT(SYNCQ_WAIT_YIELD) |                       \
-   BAR_WAIT_BIT(SYNCQ_WAIT_BLOCK) | BAR_WAIT_BIT(SYNCQ_WAIT_COMPETITIVE))
+#define BAR_WAIT_ALL                                                                                 \
+  (BAR_WAIT_BIT(SYNCQ_WAIT_SPIN) | BAR_WAIT_BIT(SYNCQ_WAIT_YIELD) | BAR_WAIT_BIT(SYNCQ_WAIT_BLOCK) | \
+   BAR_WAIT_BIT(SYNCQ_WAIT_COMPETITIVE))
 
-static inline int barrier_parse_config(const syncq_barrier_config *cfg, int dflt, unsigned allowed,
-                                       int pshared_ok, int *wait, int *pshared) {
+static inline int barrier_parse_config(const syncq_barrier_config *cfg, int dflt, unsigned allowed, int pshared_ok,
+                                       int *wait, int *pshared) {
   if (cfg == NULL || cfg->threads == 0) return SYNCQ_EINVAL;
   if (syncq_wait_check(cfg->wait) != SYNCQ_OK) return SYNCQ_EINVAL;
   if (cfg->threads > SYNCQ_BARRIER_MAX_THREADS) return SYNCQ_ELIMIT;
@@ -71,8 +71,8 @@ static inline bool barrier_is_broken(_Atomic(uint32_t) *broken) {
  * the caller then breaks the barrier (its *_break function, built from
  * barrier_break_begin, barrier_break_word, barrier_break_must_wake). */
 static inline int barrier_await_change(_Atomic(uint32_t) *word, uint32_t seen, int wait, bool pshared,
-                                       uint64_t spin_limit_ns, _Atomic(uint32_t) *sleepers,
-                                       _Atomic(uint32_t) *broken, bar_deadline *deadline) {
+                                       uint64_t spin_limit_ns, _Atomic(uint32_t) *sleepers, _Atomic(uint32_t) *broken,
+                                       bar_deadline *deadline) {
   /* acquire: pairs with the store that ends the wait (release or seq_cst) */
   uint32_t v = atomic_load_explicit(word, memory_order_acquire);
   if (v == seen) {
@@ -119,10 +119,10 @@ static inline bool barrier_break_must_wake(int wait, _Atomic(uint32_t) *sleepers
 
 /* After a wait returned r: break the barrier on a timeout (break_fn), and
  * pass r on. */
-#define BAR_FAIL(r, break_fn, b)              \
-  do {                                         \
-    if ((r) == SYNCQ_ETIMEDOUT) break_fn(b);   \
-    return (r);                                \
+#define BAR_FAIL(r, break_fn, b)             \
+  do {                                       \
+    if ((r) == SYNCQ_ETIMEDOUT) break_fn(b); \
+    return (r);                              \
   } while (0)
 
 /* Change *word to v and wake its sleepers (seq_cst store when the

@@ -8,10 +8,6 @@
 #include "syncq/barrier.h"
 
 const syncq_algo *const syncq_builtin_barrier[] = {
-  &syncq_barrier_central_cas_algo,
-  &syncq_barrier_central_faa_algo,
-  &syncq_barrier_mcs_tree_algo,
-  &syncq_barrier_dissemination_algo,
-  &syncq_barrier_pthread_algo,
-  NULL,
+  &syncq_barrier_central_cas_algo,   &syncq_barrier_central_faa_algo, &syncq_barrier_mcs_tree_algo,
+  &syncq_barrier_dissemination_algo, &syncq_barrier_pthread_algo,     NULL,
 };

@@ -95,8 +95,7 @@ static int finish(syncq_barrier_central *b, uint32_t s, uint32_t arrived, bar_de
     return SYNCQ_OK;
   }
   int r = barrier_await_change(&b->sense, s, b->wait, b->process_shared,
-                               barrier_spin_limit(b->wait, b->threads - arrived), &b->sleepers, &b->broken,
-                               deadline);
+                               barrier_spin_limit(b->wait, b->threads - arrived), &b->sleepers, &b->broken, deadline);
   if (r != SYNCQ_OK) BAR_FAIL(r, central_break, b);
   return SYNCQ_OK;
 }

@@ -43,7 +43,7 @@ struct syncq_barrier_dissemination_local {
 };
 
 static inline _Atomic(uint32_t) *flag_of(syncq_barrier_dissemination *b, uint32_t thread, uint32_t parity,
-                                          uint32_t round) {
+                                         uint32_t round) {
   return &b->flag[((size_t)thread * 2u + parity) * b->rounds + round].v;
 }
 
@@ -69,10 +69,10 @@ int syncq_barrier_dissemination_init(syncq_barrier_dissemination *b, const syncq
   uint32_t p = cfg->threads, rounds = 0;
   while ((1u << rounds) < p) rounds++;
   size_t nflags = (size_t)p * 2u * (rounds ? rounds : 1u);
-  b->flag = syncq_alloc_aligned(sizeof(syncq_barrier_dissemination_flag) * nflags,
-                                _Alignof(syncq_barrier_dissemination_flag));
-  b->local = syncq_alloc_aligned(sizeof(syncq_barrier_dissemination_local) * p,
-                                 _Alignof(syncq_barrier_dissemination_local));
+  b->flag =
+    syncq_alloc_aligned(sizeof(syncq_barrier_dissemination_flag) * nflags, _Alignof(syncq_barrier_dissemination_flag));
+  b->local =
+    syncq_alloc_aligned(sizeof(syncq_barrier_dissemination_local) * p, _Alignof(syncq_barrier_dissemination_local));
   if (b->flag == NULL || b->local == NULL) {
     free(b->flag);
     free(b->local);
@@ -125,9 +125,9 @@ static int dissemination_wait(syncq_barrier_dissemination *b, unsigned id, bar_d
   for (uint32_t k = 0; k < b->rounds; k++) {
     uint32_t partner = (uint32_t)(((uint64_t)id + (1u << k)) % b->threads);
     barrier_signal(flag_of(b, partner, parity, k), sense, b->wait, false, &b->sleepers);
-    int r = barrier_await_change(flag_of(b, id, parity, k), sense ^ 1u, b->wait, false,
-                                 barrier_spin_limit(b->wait, b->threads - (1u << k)), &b->sleepers, &b->broken,
-                                 deadline);
+    int r =
+      barrier_await_change(flag_of(b, id, parity, k), sense ^ 1u, b->wait, false,
+                           barrier_spin_limit(b->wait, b->threads - (1u << k)), &b->sleepers, &b->broken, deadline);
     if (r != SYNCQ_OK) BAR_FAIL(r, dissemination_break, b);
   }
   if (parity == 1u) me->sense = sense ^ 1u;

@@ -141,8 +141,7 @@ static int mcs_wait(syncq_barrier_mcs_tree *b, unsigned id, bar_deadline *deadli
   uint32_t sense = me->sense;
   if (id != 0) {
     syncq_barrier_mcs_tree_node *parent = &b->node[(id - 1u) / SYNCQ_BARRIER_MCS_TREE_FAN_IN];
-    barrier_signal(&parent->childnotready[(id - 1u) % SYNCQ_BARRIER_MCS_TREE_FAN_IN], 0u, b->wait, false,
-                   &b->sleepers);
+    barrier_signal(&parent->childnotready[(id - 1u) % SYNCQ_BARRIER_MCS_TREE_FAN_IN], 0u, b->wait, false, &b->sleepers);
     int r = barrier_await_change(&me->parentsense, sense ^ 1u, b->wait, false, barrier_spin_limit(b->wait, 1),
                                  &b->sleepers, &b->broken, deadline);
     if (r != SYNCQ_OK) BAR_FAIL(r, mcs_break, b);

@@ -58,7 +58,8 @@ int syncq_lock_anderson_init(syncq_lock_anderson *l, const syncq_lock_config *cf
   l->mask = slots - 1u;
   l->wait = wait;
   l->process_shared = ps != 0;
-  for (uint32_t i = 0; i < SYNCQ_LOCK_ARRAY_MAX_SLOTS; i++) atomic_init(&l->slot[i].word, i == 0 ? HAS_LOCK : MUST_WAIT);
+  for (uint32_t i = 0; i < SYNCQ_LOCK_ARRAY_MAX_SLOTS; i++)
+    atomic_init(&l->slot[i].word, i == 0 ? HAS_LOCK : MUST_WAIT);
   if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate();
   return SYNCQ_OK;
 }

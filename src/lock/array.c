@@ -112,8 +112,8 @@ int syncq_lock_array_cas_lock(syncq_lock_array *l) {
    * either (await_turn's acquire does) */
   uint32_t my = atomic_load_explicit(&l->next_ticket, memory_order_relaxed);
   SYNCQ_STAT_INC(cas_attempts);
-  while (!atomic_compare_exchange_weak_explicit(&l->next_ticket, &my, my + 1u, memory_order_relaxed,
-                                                memory_order_relaxed)) {
+  while (
+    !atomic_compare_exchange_weak_explicit(&l->next_ticket, &my, my + 1u, memory_order_relaxed, memory_order_relaxed)) {
     SYNCQ_STAT_INC(cas_failures);
     SYNCQ_STAT_INC(cas_attempts);
   }

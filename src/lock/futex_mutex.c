@@ -34,8 +34,7 @@ int syncq_lock_futex_mutex_init(syncq_lock_futex_mutex *l, const syncq_lock_conf
   if (l == NULL) return SYNCQ_EINVAL;
   int wait, ps;
   int r = lock_parse_config(cfg, SYNCQ_WAIT_BLOCK,
-                            LOCK_WAIT_BIT(SYNCQ_WAIT_BLOCK) | LOCK_WAIT_BIT(SYNCQ_WAIT_COMPETITIVE), 1, &wait,
-                            &ps);
+                            LOCK_WAIT_BIT(SYNCQ_WAIT_BLOCK) | LOCK_WAIT_BIT(SYNCQ_WAIT_COMPETITIVE), 1, &wait, &ps);
   if (r != SYNCQ_OK) return r;
   atomic_init(&l->word, 0u);
   l->wait = wait;

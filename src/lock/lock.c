@@ -28,8 +28,7 @@ static const int safe_default_order[] = {SYNCQ_WAIT_COMPETITIVE, SYNCQ_WAIT_YIEL
 
 /* init with the caller's discipline, or with the safe default when the
  * caller names none; *used gets the discipline in use. */
-static int init_with_safe_default(const syncq_algo *a, void *storage,
-                                  const syncq_lock_config *cfg, int *used) {
+static int init_with_safe_default(const syncq_algo *a, void *storage, const syncq_lock_config *cfg, int *used) {
   const syncq_lock_ops *ops = a->ops;
   if (cfg != NULL && cfg->wait != SYNCQ_WAIT_DEFAULT) {
     *used = cfg->wait;
@@ -91,7 +90,8 @@ int syncq_lock_destroy(syncq_lock *l) {
 /* A NULL node is refused only by the locks that keep state in it
  * (SYNCQ_PROP_USES_NODE); the others get a scratch node they never read
  * (the ops tables' contract asks for a non-NULL node of every caller). */
-#define NODE_OR_SCRATCH(l, node, scratch) ((node) != NULL ? (node) : ((l)->g.algo->props & SYNCQ_PROP_USES_NODE) ? NULL : (scratch))
+#define NODE_OR_SCRATCH(l, node, scratch) \
+  ((node) != NULL ? (node) : ((l)->g.algo->props & SYNCQ_PROP_USES_NODE) ? NULL : (scratch))
 
 int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node) {
   syncq_lock_node scratch;

@@ -10,16 +10,16 @@
 
 /* Bit of a discipline in an "allowed" mask. */
 #define LOCK_WAIT_BIT(d) (1u << (unsigned)(d))
-#define LOCK_WAIT_ALL                                                                     \
-  (LOCK_WAIT_BIT(SYNCQ_WAIT_SPIN) | LOCK_WAIT_BIT(SYNCQ_WAIT_YIELD) |                    \
-   LOCK_WAIT_BIT(SYNCQ_WAIT_BLOCK) | LOCK_WAIT_BIT(SYNCQ_WAIT_COMPETITIVE))
+#define LOCK_WAIT_ALL                                                                                   \
+  (LOCK_WAIT_BIT(SYNCQ_WAIT_SPIN) | LOCK_WAIT_BIT(SYNCQ_WAIT_YIELD) | LOCK_WAIT_BIT(SYNCQ_WAIT_BLOCK) | \
+   LOCK_WAIT_BIT(SYNCQ_WAIT_COMPETITIVE))
 
 /* Read a config (NULL: defaults): *wait gets the discipline (DEFAULT turned
  * into dflt), *pshared the process_shared flag. SYNCQ_EINVAL for an unknown
  * discipline; SYNCQ_ENOTSUP for one outside `allowed` or for process_shared
  * when !pshared_ok. */
-static inline int lock_parse_config(const syncq_lock_config *cfg, int dflt, unsigned allowed,
-                                    int pshared_ok, int *wait, int *pshared) {
+static inline int lock_parse_config(const syncq_lock_config *cfg, int dflt, unsigned allowed, int pshared_ok, int *wait,
+                                    int *pshared) {
   int w = cfg == NULL ? SYNCQ_WAIT_DEFAULT : cfg->wait;
   if (syncq_wait_check(w) != SYNCQ_OK) return SYNCQ_EINVAL;
   if (w == SYNCQ_WAIT_DEFAULT) w = dflt;

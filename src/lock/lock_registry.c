@@ -11,19 +11,9 @@
 #include "syncq/lock.h"
 
 const syncq_algo *const syncq_builtin_lock[] = {
-  &syncq_lock_tas_algo,
-  &syncq_lock_ttas_algo,
-  &syncq_lock_ticket_algo,
-  &syncq_lock_anderson_algo,
-  &syncq_lock_array_cas_algo,
-  &syncq_lock_array_faa_algo,
-  &syncq_lock_mcs_algo,
-  &syncq_lock_clh_algo,
-  &syncq_lock_mcs_tp_algo,
-  &syncq_lock_futex_mutex_algo,
-  &syncq_lock_pthread_mutex_algo,
-  &syncq_lock_ttas_ps_algo,
-  &syncq_lock_sc_queue_algo,
-  &syncq_lock_hybrid_sc_algo,
-  NULL,
+  &syncq_lock_tas_algo,         &syncq_lock_ttas_algo,          &syncq_lock_ticket_algo,
+  &syncq_lock_anderson_algo,    &syncq_lock_array_cas_algo,     &syncq_lock_array_faa_algo,
+  &syncq_lock_mcs_algo,         &syncq_lock_clh_algo,           &syncq_lock_mcs_tp_algo,
+  &syncq_lock_futex_mutex_algo, &syncq_lock_pthread_mutex_algo, &syncq_lock_ttas_ps_algo,
+  &syncq_lock_sc_queue_algo,    &syncq_lock_hybrid_sc_algo,     NULL,
 };

@@ -61,12 +61,8 @@ int syncq_lock_mcs_destroy(syncq_lock_mcs *l) {
 /* The exported functions and the ops table are the static inline bodies
  * of syncq/static/lock/mcs.h (the algorithm is there). */
 int syncq_lock_mcs_lock(syncq_lock_mcs *l, syncq_lock_node *node) { return syncq_lock_mcs_lock_inline(l, node); }
-int syncq_lock_mcs_trylock(syncq_lock_mcs *l, syncq_lock_node *node) {
-  return syncq_lock_mcs_trylock_inline(l, node);
-}
-int syncq_lock_mcs_unlock(syncq_lock_mcs *l, syncq_lock_node *node) {
-  return syncq_lock_mcs_unlock_inline(l, node);
-}
+int syncq_lock_mcs_trylock(syncq_lock_mcs *l, syncq_lock_node *node) { return syncq_lock_mcs_trylock_inline(l, node); }
+int syncq_lock_mcs_unlock(syncq_lock_mcs *l, syncq_lock_node *node) { return syncq_lock_mcs_unlock_inline(l, node); }
 
 SYNCQ_LOCK_REGISTER_FNS(mcs, "mcs", "MCS list-based queue lock", "MCS91 Figure 5; 003 §3.1", BLOCKING,
                         SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_USES_NODE, syncq_lock_mcs,

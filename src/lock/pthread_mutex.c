@@ -29,8 +29,7 @@ int syncq_lock_pthread_mutex_init(syncq_lock_pthread_mutex *l, const syncq_lock_
   if (l == NULL) return SYNCQ_EINVAL;
   int wait, ps;
   int r = lock_parse_config(cfg, SYNCQ_WAIT_BLOCK,
-                            LOCK_WAIT_BIT(SYNCQ_WAIT_BLOCK) | LOCK_WAIT_BIT(SYNCQ_WAIT_COMPETITIVE), 1,
-                            &wait, &ps);
+                            LOCK_WAIT_BIT(SYNCQ_WAIT_BLOCK) | LOCK_WAIT_BIT(SYNCQ_WAIT_COMPETITIVE), 1, &wait, &ps);
   if (r != SYNCQ_OK) return r;
   pthread_mutexattr_t a;
   if (pthread_mutexattr_init(&a) != 0) return SYNCQ_ESYS;

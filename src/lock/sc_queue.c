@@ -84,7 +84,7 @@ enum { SC_DONE = 0u, SC_WAITING = 1u, SC_GRANTED = 2u, SC_SKIPPED = 3u };
 #define SC_STATE_MASK 3u
 #define SC_WORD(ticket, state) (((uint64_t)(ticket) << SC_STATE_BITS) | (state))
 #define SC_TICKET(w) ((w) >> SC_STATE_BITS)
-#define SC_STATE(w) ((unsigned)((w) & SC_STATE_MASK))
+#define SC_STATE(w) ((unsigned)((w)&SC_STATE_MASK))
 /* A slot's flag (BLOCK / COMPETITIVE): the low bits of a ticket, a state,
  * and the sleep mark of syncq/wait.h. */
 #define SC_FLAG_ASLEEP 1u

@@ -56,7 +56,7 @@ int syncq_lock_ticket_init(syncq_lock_ticket *l, const syncq_lock_config *cfg) {
 int syncq_lock_ticket_destroy(syncq_lock_ticket *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   return atomic_load(&l->next_ticket) << 1 != (atomic_load(&l->now_serving) & ~SYNCQ_LOCK_TICKET_MARK) ? SYNCQ_EBUSY
-                                                                                                     : SYNCQ_OK;
+                                                                                                       : SYNCQ_OK;
 }
 
 /* The exported functions and the ops table are the static inline bodies

@@ -42,9 +42,7 @@
 #include "syncq/mp.h"
 #include "syncq/static/lock/tas.h"
 
-int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg) {
-  return syncq_lock_ttas_init(l, cfg);
-}
+int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg) { return syncq_lock_ttas_init(l, cfg); }
 
 int syncq_lock_ttas_ps_destroy(syncq_lock_tas *l) { return syncq_lock_ttas_destroy(l); }
 
@@ -95,10 +93,8 @@ int syncq_lock_ttas_ps_lock(syncq_lock_tas *l) {
   for (;;) {
     /* relaxed: the test before the test-and-set is only a hint */
     while (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) {
-      if (l->wait == SYNCQ_WAIT_SPIN)
-        syncq_pr_relax();
-      else
-        (void)syncq_waiter_step(&w); /* YIELD: yields */
+      if (l->wait == SYNCQ_WAIT_SPIN) syncq_pr_relax();
+      else (void)syncq_waiter_step(&w); /* YIELD: yields */
     }
     if (try_with_request(l)) return SYNCQ_OK;
     SYNCQ_STAT_INC(retries);

@@ -194,8 +194,7 @@ static void *sched_main(void *arg) {
     }
     for (unsigned i = 0; i < s->cfg.max_threads; i++) {
       syncq_mp_thread *t = &s->threads[i];
-      if (t->used && active_app(s, slice, t->proc) == t->app && atomic_load(&t->gate) == GATE_STOP)
-        wake_thread(s, t);
+      if (t->used && active_app(s, slice, t->proc) == t->app && atomic_load(&t->gate) == GATE_STOP) wake_thread(s, t);
     }
     pthread_mutex_unlock(&s->mu);
     atomic_fetch_add_explicit(&s->slices, 1, memory_order_relaxed); /* relaxed: a statistic */

@@ -53,9 +53,9 @@ po_fctx make_fcontext(void *sp, size_t size, void (*fn)(po_transfer));
 /* The sanitizer state of one context (a fiber, or a scheduler thread's own
  * stack). */
 typedef struct po_san {
-  void *tsan_fiber;        /* TSan's fiber handle */
-  void *asan_fake_stack;   /* ASan's saved fake stack of the suspended context */
-  const void *stack_lo;    /* the context's stack: lowest address */
+  void *tsan_fiber;      /* TSan's fiber handle */
+  void *asan_fake_stack; /* ASan's saved fake stack of the suspended context */
+  const void *stack_lo;  /* the context's stack: lowest address */
   size_t stack_size;
 } po_san;
 

@@ -42,12 +42,12 @@ typedef struct po_stack {
 typedef struct po_stack_chunk po_stack_chunk;
 
 typedef struct po_stack_pool {
-  size_t stack_size; /* usable bytes, a whole number of pages */
-  size_t guard_size; /* 0: no guard pages */
-  syncq_freelist free;        /* released stacks (lock-free: released on scheduler threads) */
-  pthread_mutex_t grow;       /* serialises mapping new chunks */
-  po_stack_chunk *chunks;     /* every chunk, for destroy */
-  uint32_t next_count;        /* stacks in the next chunk mapped (doubles up to a limit; under grow) */
+  size_t stack_size;      /* usable bytes, a whole number of pages */
+  size_t guard_size;      /* 0: no guard pages */
+  syncq_freelist free;    /* released stacks (lock-free: released on scheduler threads) */
+  pthread_mutex_t grow;   /* serialises mapping new chunks */
+  po_stack_chunk *chunks; /* every chunk, for destroy */
+  uint32_t next_count;    /* stacks in the next chunk mapped (doubles up to a limit; under grow) */
 } po_stack_pool;
 
 int po_stack_pool_init(po_stack_pool *pool, size_t stack_size, size_t guard_size);
@@ -90,17 +90,17 @@ enum { PO_FIBER_RUNNING = 0, PO_FIBER_BLOCKING, PO_FIBER_WOKEN, PO_FIBER_PARKED,
 
 /* Hot fields first: the process keeps them in its first cache line. */
 typedef struct po_fiber {
-  _Atomic(uint32_t) wstate;    /* written by senders and schedulers */
-  po_fctx ctx;                 /* the saved context while not running */
-  struct po_sched *sched;      /* the scheduler it runs on (valid while running) */
-  struct po_sched *last;       /* where it ran last (a plain thread's wake-up queues it there) */
+  _Atomic(uint32_t) wstate; /* written by senders and schedulers */
+  po_fctx ctx;              /* the saved context while not running */
+  struct po_sched *sched;   /* the scheduler it runs on (valid while running) */
+  struct po_sched *last;    /* where it ran last (a plain thread's wake-up queues it there) */
   po_stack *stack;
-  uint64_t *canary;            /* the stack's canary word (NULL: it has a guard) */
+  uint64_t *canary; /* the stack's canary word (NULL: it has a guard) */
   po_san san;
-  _Atomic(uint32_t) done;      /* 1 once it has exited and its stack is back in the pool */
-  _Atomic(uint32_t) join_waiters; /* threads sleeping on done */
+  _Atomic(uint32_t) done;                     /* 1 once it has exited and its stack is back in the pool */
+  _Atomic(uint32_t) join_waiters;             /* threads sleeping on done */
   _Atomic(struct syncq_po_proc *) join_fiber; /* a fiber parked in join, woken at exit */
-  struct po_sched *blocking_on; /* the fiber's own: its scheduler between blocking_begin and _end */
+  struct po_sched *blocking_on;               /* the fiber's own: its scheduler between blocking_begin and _end */
 } po_fiber;
 
 /* ---- the runtime of one system ---- */
@@ -110,8 +110,8 @@ typedef struct po_fiber_rt po_fiber_rt;
 /* Start the schedulers of sys (nsched: 0 = one per processing unit, or as
  * many of those as the kernel lets start, at least one; SYNCQ_ELIMIT when
  * an explicit nsched, or not even one, could be started). */
-int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, size_t stack_size,
-                       size_t guard_size, po_fiber_rt **out);
+int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, size_t stack_size, size_t guard_size,
+                       po_fiber_rt **out);
 /* Stop and free them: every fiber must have exited (po_fiber_all_done). */
 void po_fiber_rt_destroy(po_fiber_rt *rt);
 uint32_t po_fiber_rt_schedulers(const po_fiber_rt *rt);

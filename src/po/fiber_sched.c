@@ -157,7 +157,7 @@ typedef struct po_sched {
   int sw_action;     /* ... and why */
   struct po_fiber_rt *rt;
   uint32_t index;
-  uint64_t seed; /* victim choice */
+  uint64_t seed;           /* victim choice */
   uint32_t runnext_streak; /* runnext taken in a row (PO_RUNNEXT_BUDGET) */
   pthread_t tid;
   bool started;
@@ -165,9 +165,9 @@ typedef struct po_sched {
    * blocked, retired when it runs again. Under rt->spare_lock: */
   bool spare;
   _Atomic(struct po_sched *) cover; /* spare: the blocked scheduler it serves (NULL: none; written under the lock) */
-  struct po_sched *covered_by; /* the spare serving this one (NULL: none) */
-  _Atomic(uint32_t) active;    /* spare: 1 while it runs as a scheduler (written under the lock) */
-  _Atomic(uint32_t) spare_word; /* futex a retired spare sleeps on */
+  struct po_sched *covered_by;      /* the spare serving this one (NULL: none) */
+  _Atomic(uint32_t) active;         /* spare: 1 while it runs as a scheduler (written under the lock) */
+  _Atomic(uint32_t) spare_word;     /* futex a retired spare sleeps on */
   syncq_queue_nblfq *runq;
   /* Deadlines of the fibers that wait here, and send_after's (timer.c):
    * fired between fibers (take_local), bounding the idle sleep. */
@@ -180,8 +180,8 @@ struct po_fiber_rt {
   _Atomic(uint32_t) stop;
   _Atomic(uint32_t) rr; /* round robin for fibers made runnable by plain threads */
   SYNCQ_CACHELINE_ALIGNED struct syncq_po_system *sys;
-  uint32_t nsched;  /* schedulers running (fixed before any passes the gate) */
-  uint32_t nalloc;  /* schedulers allocated: nsched, then the spares */
+  uint32_t nsched; /* schedulers running (fixed before any passes the gate) */
+  uint32_t nalloc; /* schedulers allocated: nsched, then the spares */
   /* Schedulers with a run queue (nsched, then each spare once it first
    * starts; they stay): what steal and wakep look at. */
   _Atomic(uint32_t) nvisible;
@@ -201,7 +201,7 @@ struct po_fiber_rt {
   bool pin;
   const char *short_reason; /* the limit that kept nsched below what was asked, or NULL */
   _Atomic(uint32_t) gate;   /* 0 until nsched is final: a started scheduler waits for it */
-  po_sched *sched; /* [nalloc] */
+  po_sched *sched;          /* [nalloc] */
   po_stack_pool pool;
 #if SYNCQ_HAVE_HWLOC
   hwloc_topology_t topo;
@@ -454,13 +454,16 @@ static po_sched *after_switch(po_transfer t) {
       break;
     /* A sender woke it (WOKEN) while it was on its way out: queue it
      * here again, and let a sleeping scheduler know there is work. */
-    (void)atomic_exchange_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_acquire); /* ours: no one else acts on WOKEN; acquire RMW: see the contract */
+    (void)atomic_exchange_explicit(
+      &from->wstate, PO_FIBER_RUNNABLE,
+      memory_order_acquire); /* ours: no one else acts on WOKEN; acquire RMW: see the contract */
     push_to(s->rt, s, from);
     wakep(s->rt);
     break;
   }
   case PO_SW_YIELD:
-    (void)atomic_exchange_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_acquire); /* ours until queued; acquire RMW: see the contract */
+    (void)atomic_exchange_explicit(&from->wstate, PO_FIBER_RUNNABLE,
+                                   memory_order_acquire); /* ours until queued; acquire RMW: see the contract */
     push_to(s->rt, s, from);
     wakep(s->rt); /* it waits behind others: an idle scheduler may take it */
     break;
@@ -468,7 +471,8 @@ static po_sched *after_switch(po_transfer t) {
     /* A receiver's yield: it only wants another look at its inbox, so no
      * idle scheduler is woken for it (one would take it to another
      * processor for that look and park it there). */
-    (void)atomic_exchange_explicit(&from->wstate, PO_FIBER_RUNNABLE, memory_order_acquire); /* ours until queued; acquire RMW: see the contract */
+    (void)atomic_exchange_explicit(&from->wstate, PO_FIBER_RUNNABLE,
+                                   memory_order_acquire); /* ours until queued; acquire RMW: see the contract */
     push_to(s->rt, s, from);
     break;
   case PO_SW_EXIT: {
@@ -516,7 +520,8 @@ static po_sched *switch_to(po_sched *s, po_fiber *from, int action, po_fiber *to
   po_san *from_san = from != NULL ? &from->san : &s->san;
   po_san *to_san = to != NULL ? &to->san : &s->san;
   if (to != NULL && to->ctx == NULL) /* its first run: the context is made here, not at spawn, so the */
-    to->ctx = make_fcontext(to->stack->lo + to->stack->size, to->stack->size, fiber_entry); /* stack's first page fault is the scheduler's */
+    to->ctx = make_fcontext(to->stack->lo + to->stack->size, to->stack->size,
+                            fiber_entry); /* stack's first page fault is the scheduler's */
   po_fctx target = to != NULL ? to->ctx : s->ctx;
   set_current(to);
   /* relaxed: a stamp that thieves and the monitor read as a hint (a late
@@ -576,9 +581,8 @@ void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst) {
    * relaxed: a hint that picks the path (the CAS or the RMW decides);
    * the CAS is acq_rel / acquire, as the PARKED case below. */
   uint32_t st = atomic_load_explicit(&f->wstate, memory_order_relaxed);
-  if (st == PO_FIBER_PARKED &&
-      atomic_compare_exchange_strong_explicit(&f->wstate, &st, PO_FIBER_RUNNABLE, memory_order_acq_rel,
-                                              memory_order_acquire)) {
+  if (st == PO_FIBER_PARKED && atomic_compare_exchange_strong_explicit(&f->wstate, &st, PO_FIBER_RUNNABLE,
+                                                                       memory_order_acq_rel, memory_order_acquire)) {
     po_fiber_rt *rt = dst->sys->fiber_rt;
     po_fiber *cur = po_fiber_current();
     ready(rt, f, cur != NULL && cur->sched != NULL && cur->sched->rt == rt ? cur->sched : NULL);
@@ -624,7 +628,8 @@ static void monitor_wake(po_fiber_rt *rt);
 static void idle(po_sched *s) {
   po_fiber_rt *rt = s->rt;
   uint64_t seen[rt->nalloc];
-  for (uint32_t i = 0; i < rt->nalloc; i++) seen[i] = atomic_load_explicit(&rt->sched[i].switches, memory_order_relaxed); /* hints */
+  for (uint32_t i = 0; i < rt->nalloc; i++)
+    seen[i] = atomic_load_explicit(&rt->sched[i].switches, memory_order_relaxed); /* hints */
   /* seq_cst: see wakep. One idle scheduler at a time spins (nspinning
    * 0 -> 1); the others go straight to sleep. nspinning counts only that
    * spinner, so wakep's "someone will find it" is true when it trusts it;
@@ -646,7 +651,7 @@ static void idle(po_sched *s) {
   }
   if (f != NULL) {
     atomic_fetch_sub(&rt->nspinning, 1u); /* seq_cst: see wakep */
-    wakep(rt); /* there may be more: the spinner hands the search on */
+    wakep(rt);                            /* there may be more: the spinner hands the search on */
     run(s, f);
     return;
   }
@@ -669,7 +674,7 @@ static void idle(po_sched *s) {
     uint64_t due = po_timers_next(&s->timers);
     po_sched *v = s->spare ? atomic_load_explicit(&s->cover, memory_order_relaxed) : NULL; /* a hint, as in take_over */
     if (v != NULL && atomic_load_explicit(&v->stuck, memory_order_relaxed) != 0) { /* relaxed: as in spare_done */
-      uint64_t vdue = po_timers_next(&v->timers); /* its heap is locked */
+      uint64_t vdue = po_timers_next(&v->timers);                                  /* its heap is locked */
       if (vdue < due) due = vdue;
     }
     uint64_t now = due == UINT64_MAX ? 0 : syncq_now_ns();
@@ -720,14 +725,11 @@ static void *sched_main(void *arg) {
   void *alt;
   thread_enter(s, &alt);
   /* acquire: pairs with open_gate's release: nsched is final from here on. */
-  while (atomic_load_explicit(&rt->gate, memory_order_acquire) == 0)
-    (void)syncq_futex_wait(&rt->gate, 0u, -1, false);
+  while (atomic_load_explicit(&rt->gate, memory_order_acquire) == 0) (void)syncq_futex_wait(&rt->gate, 0u, -1, false);
   while (!stopping(rt)) {
     po_fiber *f = take_local(s);
-    if (f != NULL)
-      run(s, f);
-    else
-      idle(s);
+    if (f != NULL) run(s, f);
+    else idle(s);
   }
   po_altstack_leave(alt);
   return NULL;
@@ -802,14 +804,15 @@ static bool start_spare(po_fiber_rt *rt, po_sched *v) {
     /* release: the queue before the count that lets thieves and wakep
      * look at it (their acquire loads of nvisible). */
     atomic_store_explicit(&rt->nvisible, idx + 1u, memory_order_release);
-  atomic_store_explicit(&sp->cover, v, memory_order_relaxed); /* the spare's thread reads it as a hint; the lock orders the rest */
+  atomic_store_explicit(&sp->cover, v,
+                        memory_order_relaxed); /* the spare's thread reads it as a hint; the lock orders the rest */
   v->covered_by = sp;
   /* relaxed: the spare reads active after its futex wait returns or at
    * its start, both ordered after this by the lock it takes to retire. */
   atomic_store_explicit(&sp->active, 1u, memory_order_relaxed);
   if (!sp->started) {
     if (pthread_create(&sp->tid, NULL, spare_main, sp) != 0) {
-      atomic_store_explicit(&sp->active, 0u, memory_order_relaxed); /* under the lock */
+      atomic_store_explicit(&sp->active, 0u, memory_order_relaxed);  /* under the lock */
       atomic_store_explicit(&sp->cover, NULL, memory_order_relaxed); /* under the lock */
       v->covered_by = NULL;
       return false;
@@ -865,12 +868,12 @@ static void scan(po_fiber_rt *rt) {
  * or a waker's, and then loads mon_dozing; if we read its 1 here, that
  * RMW comes after our store, and its load sees the doze and wakes us). */
 static bool monitor_may_doze(po_fiber_rt *rt) {
-  atomic_store(&rt->mon_dozing, 1u); /* seq_cst: before the loads of sleeping */
+  atomic_store(&rt->mon_dozing, 1u);                                      /* seq_cst: before the loads of sleeping */
   uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_relaxed); /* written under the lock */
   for (uint32_t i = 0; i < n; i++) {
     po_sched *v = &rt->sched[i];
     if (v->spare && atomic_load_explicit(&v->active, memory_order_relaxed) == 0) continue; /* under the lock */
-    if (atomic_load(&v->sleeping) == 0) { /* seq_cst: see above */
+    if (atomic_load(&v->sleeping) == 0) {                                                  /* seq_cst: see above */
       /* relaxed: no doze after all; a scheduler that still reads the 1
        * only wakes the monitor once for nothing. */
       atomic_store_explicit(&rt->mon_dozing, 0u, memory_order_relaxed);
@@ -918,7 +921,7 @@ static bool retire(po_sched *sp) {
   if (v != NULL && atomic_load_explicit(&v->stuck, memory_order_relaxed) != 0) return false;
   if (po_timers_next(&sp->timers) != UINT64_MAX) return false; /* its sleepers' deadlines fire here */
   pthread_mutex_lock(&rt->spare_lock);
-  v = atomic_load_explicit(&sp->cover, memory_order_relaxed); /* under the lock */
+  v = atomic_load_explicit(&sp->cover, memory_order_relaxed);                    /* under the lock */
   if (v != NULL && atomic_load_explicit(&v->stuck, memory_order_relaxed) != 0) { /* under the lock */
     pthread_mutex_unlock(&rt->spare_lock);
     return false;
@@ -1175,12 +1178,12 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   f->stack = st;
   f->sched = NULL;
   f->last = NULL;
-  atomic_store_explicit(&f->done, 0u, memory_order_relaxed);     /* published by the push below */
+  atomic_store_explicit(&f->done, 0u, memory_order_relaxed);         /* published by the push below */
   atomic_store_explicit(&f->join_waiters, 0u, memory_order_relaxed); /* as above */
-  atomic_store_explicit(&f->join_fiber, NULL, memory_order_relaxed);  /* as above */
+  atomic_store_explicit(&f->join_fiber, NULL, memory_order_relaxed); /* as above */
   po_san_fiber_init(&f->san, st->lo, st->size);
   f->canary = po_stack_canary_set(st); /* after ASan forgot the stack's old redzones */
-  f->ctx = NULL; /* made by the scheduler that first runs it (switch_to) */
+  f->ctx = NULL;                       /* made by the scheduler that first runs it (switch_to) */
   atomic_store_explicit(&f->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* as above */
   /* Round robin over the schedulers, from threads and fibers alike: a
    * process that spawns many (a controller and its workers) spreads them
@@ -1256,7 +1259,7 @@ int syncq_po_blocking_end(syncq_po_proc *self) {
   rt->mon_stamp[s->index] = atomic_load_explicit(&s->switches, memory_order_relaxed); /* the owner's: we are it */
   rt->mon_since[s->index] = syncq_now_ns();
   atomic_store_explicit(&s->stuck, 0u, memory_order_relaxed); /* under the lock */
-  if (s->covered_by != NULL) nudge(s->covered_by); /* it retires */
+  if (s->covered_by != NULL) nudge(s->covered_by);            /* it retires */
   pthread_mutex_unlock(&rt->spare_lock);
   return SYNCQ_OK;
 }

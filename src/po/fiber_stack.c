@@ -484,8 +484,9 @@ void po_stack_canary_report(unsigned long long pid, const po_stack *s) {
   put_num(s->size, 10);
   put_str(" bytes, no guard region: the mapping budget of vm.max_map_count was spent; its canary at 0x");
   put_num((unsigned long long)(uintptr_t)s->lo, 16);
-  put_str(" was overwritten, and the memory below it may be another fiber's): the program stops here."
-          " Give the system a larger stack_size.\n");
+  put_str(
+    " was overwritten, and the memory below it may be another fiber's): the program stops here."
+    " Give the system a larger stack_size.\n");
 }
 
 /* ---- the overflow report ---- */
@@ -542,8 +543,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc) {
   in_fault = 1;
   po_fiber *f = po_fiber_current();
   const char *addr = si != NULL ? (const char *)si->si_addr : NULL;
-  if (f != NULL && f->stack != NULL && f->stack->guard != NULL && addr >= f->stack->guard &&
-      addr < f->stack->lo) {
+  if (f != NULL && f->stack != NULL && f->stack->guard != NULL && addr >= f->stack->guard && addr < f->stack->lo) {
     struct syncq_po_proc *p = SYNCQ_FL_CONTAINER(f, struct syncq_po_proc, fiber);
     put_str("syncq po: process ");
     put_num((unsigned long long)p->pid, 10);

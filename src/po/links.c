@@ -53,14 +53,10 @@ static int signal_locked(syncq_po_system *sys, syncq_po_pid from, syncq_po_pid t
   if (po_pid_status(sys, to, atomic_load_explicit(&p->state, memory_order_acquire)) != SYNCQ_OK) return PO_SIG_NONE;
   if (po_killed(p)) return PO_SIG_NONE; /* dying already: the first signal's reason stands */
   int32_t doom;
-  if (reason == SYNCQ_PO_EXIT_KILL)
-    doom = SYNCQ_PO_EXIT_KILLED;
-  else if (p->trap)
-    return PO_SIG_MSG;
-  else if (reason == SYNCQ_PO_EXIT_NORMAL && from != to)
-    return PO_SIG_NONE;
-  else
-    doom = reason;
+  if (reason == SYNCQ_PO_EXIT_KILL) doom = SYNCQ_PO_EXIT_KILLED;
+  else if (p->trap) return PO_SIG_MSG;
+  else if (reason == SYNCQ_PO_EXIT_NORMAL && from != to) return PO_SIG_NONE;
+  else doom = reason;
   /* relaxed: written under spawn_lock (the exit reads it there); the
    * owner sees it through po_wake's RMW or its next look (po_killed). */
   atomic_store_explicit(&p->doom, PO_DOOM_SET | (uint32_t)doom, memory_order_relaxed);

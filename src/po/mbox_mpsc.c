@@ -81,10 +81,11 @@ static int mpsc_dequeue(void *p, syncq_po_msg **out) {
   /* head is the last linked message: take it only if it is the tail, by
    * putting the stub behind it. acquire: pairs with the exchange of a
    * sender that made another message the tail. */
-  if (head != atomic_load_explicit(&mb->tail, memory_order_acquire)) return SYNCQ_EMPTY; /* a sender is between its steps */
+  if (head != atomic_load_explicit(&mb->tail, memory_order_acquire))
+    return SYNCQ_EMPTY; /* a sender is between its steps */
   mpsc_push(mb, &mb->stub);
   next = atomic_load_explicit(&head->next, memory_order_acquire); /* as above */
-  if (next == NULL) return SYNCQ_EMPTY; /* a sender got in between and has not linked yet */
+  if (next == NULL) return SYNCQ_EMPTY;                           /* a sender got in between and has not linked yet */
   mb->head = next;
   *out = head;
   return SYNCQ_OK;

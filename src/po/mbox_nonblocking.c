@@ -40,7 +40,7 @@
 #include "po_internal.h"
 
 typedef struct nb_mailbox {
-  SYNCQ_CACHELINE_ALIGNED syncq_po_msg *head; /* the owner's alone */
+  SYNCQ_CACHELINE_ALIGNED syncq_po_msg *head;      /* the owner's alone */
   SYNCQ_CACHELINE_ALIGNED syncq_pr_dw_atomic tail; /* lo: address, hi: count */
 } nb_mailbox;
 

@@ -61,8 +61,9 @@ static po_name **find(syncq_po_system *sys, const char *text, uint32_t h) {
 /* Under spawn_lock: is the entry's process live? */
 static bool alive(syncq_po_system *sys, const po_name *e) {
   /* acquire: as a sender's look (syncq_po_send). */
-  return po_pid_status(sys, e->pid, atomic_load_explicit(&sys->procs[po_slot_of(sys, e->pid)].state,
-                                                         memory_order_acquire)) == SYNCQ_OK;
+  return po_pid_status(sys, e->pid,
+                       atomic_load_explicit(&sys->procs[po_slot_of(sys, e->pid)].state, memory_order_acquire)) ==
+         SYNCQ_OK;
 }
 
 /* Under spawn_lock: unhook *at and detach it from its process (which has
@@ -114,15 +115,11 @@ int syncq_po_register(syncq_po_system *sys, const char *name, syncq_po_pid pid) 
   atomic_fetch_add(&p->nwatch, 1u);
   int r = po_pid_status(sys, pid, atomic_load(&p->state));
   po_name **at = r == SYNCQ_OK ? find(sys, e->text, e->hash) : NULL;
-  if (r == SYNCQ_OK && at == NULL)
-    r = SYNCQ_ENOMEM; /* no chains at all */
-  else if (r == SYNCQ_OK && p->name != NULL)
-    r = SYNCQ_EEXIST; /* one name per process */
+  if (r == SYNCQ_OK && at == NULL) r = SYNCQ_ENOMEM;           /* no chains at all */
+  else if (r == SYNCQ_OK && p->name != NULL) r = SYNCQ_EEXIST; /* one name per process */
   else if (r == SYNCQ_OK && *at != NULL) {
-    if (alive(sys, *at))
-      r = SYNCQ_EEXIST;
-    else
-      remove_at(sys, at); /* its process exited and has not dropped it yet: the name is free */
+    if (alive(sys, *at)) r = SYNCQ_EEXIST;
+    else remove_at(sys, at); /* its process exited and has not dropped it yet: the name is free */
   }
   if (r == SYNCQ_OK) {
     e->next = *at;

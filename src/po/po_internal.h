@@ -19,7 +19,7 @@ struct po_mailbox_ops;
  * "this generation, running" in one load. */
 enum { PO_FREE = 0, PO_RUNNING = 1, PO_EXITED = 2 };
 #define PO_WORD(gen, st) ((uint32_t)(gen) << 2 | (uint32_t)(st))
-#define PO_ST(w) ((w) & 3u)
+#define PO_ST(w) ((w)&3u)
 #define PO_GEN(w) ((w) >> 2)
 
 struct syncq_po_proc {
@@ -28,7 +28,7 @@ struct syncq_po_proc {
    * sender's RMW, the scheduler's resume). Written by senders too, but
    * every hop touches all of it anyway: one line, not three. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) state; /* PO_WORD(generation, PO_FREE/RUNNING/EXITED) */
-  syncq_po_pid pid; /* of the slot's current (or last) process: slot | generation */
+  syncq_po_pid pid;                                /* of the slot's current (or last) process: slot | generation */
   /* A spawned process of a fiber system. Atomic (seq_cst: written at
    * spawn/attach only; a plain load on x86) because a late sender holding
    * a stale pid reads it while the slot is being reused. */
@@ -60,7 +60,7 @@ struct syncq_po_proc {
   struct po_link *links;
   struct po_name *name;
   _Atomic(uint32_t) nwatch;
-  bool trap;           /* traps exit signals (syncq_po_trap_exits; under spawn_lock) */
+  bool trap; /* traps exit signals (syncq_po_trap_exits; under spawn_lock) */
   /* An exit signal that kills: 0, or PO_DOOM_SET | (uint32_t)reason.
    * Written under spawn_lock by the signal's sender (once per process:
    * the first one wins), read by the owner at its postoffice calls. */
@@ -94,8 +94,8 @@ typedef struct po_monitor {
 
 struct syncq_po_system {
   const struct po_mailbox_ops *mb;
-  bool fibers;             /* the fiber backend: spawned processes are fibers */
-  po_fiber_rt *fiber_rt;   /* its schedulers (NULL: thread backend) */
+  bool fibers;                /* the fiber backend: spawned processes are fibers */
+  po_fiber_rt *fiber_rt;      /* its schedulers (NULL: thread backend) */
   const syncq_lock_ops *lock; /* the mailbox's lock, from the lock registry (NULL: none) */
   size_t stack_size;
   size_t guard_size;
@@ -113,8 +113,8 @@ struct syncq_po_system {
   uint32_t fq_head, fq_len;
   _Atomic(syncq_po_msg *) all; /* every type-stable header ever allocated (push only) */
   _Atomic(const char *) limit_reason;
-  po_timer_thread timers;      /* thread backend: send_after's heap and thread */
-  po_name **names;             /* registered names: [nnames_buckets] chains (spawn_lock) */
+  po_timer_thread timers; /* thread backend: send_after's heap and thread */
+  po_name **names;        /* registered names: [nnames_buckets] chains (spawn_lock) */
   uint32_t names_buckets, nnames;
   struct syncq_po_proc *procs; /* [nslots], one mapping (table_map in process.c) */
   size_t procs_len;

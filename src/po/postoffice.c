@@ -273,10 +273,8 @@ int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out) {
 int syncq_po_yield(syncq_po_proc *self) {
   if (self == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   if (po_killed(self)) return SYNCQ_EKILLED;
-  if (self->is_fiber)
-    po_fiber_yield(self);
-  else
-    syncq_yield();
+  if (self->is_fiber) po_fiber_yield(self);
+  else syncq_yield();
   return po_killed(self) ? SYNCQ_EKILLED : SYNCQ_OK; /* killed while the others ran */
 }
 
@@ -471,12 +469,10 @@ int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg,
   msg->sender = self->pid;
   msg->to = to;
   int r;
-  if (!sys->fibers)
-    r = po_timer_thread_add(&sys->timers, t);
+  if (!sys->fibers) r = po_timer_thread_add(&sys->timers, t);
   else if (self->is_fiber && po_is_caller(self))
     r = po_timers_add(po_fiber_timers(self), t, NULL); /* its scheduler runs us: it looks next switch */
-  else
-    r = po_fiber_timer_add_remote(sys->fiber_rt, t);
+  else r = po_fiber_timer_add_remote(sys->fiber_rt, t);
   if (r != SYNCQ_OK) free(t);
   return r;
 }

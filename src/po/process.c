@@ -52,7 +52,7 @@
 #include "po_internal.h"
 
 static const po_mailbox_ops *const mailboxes[] = {
-  &po_mailbox_mutex,    &po_mailbox_nonblocking,   &po_mailbox_ttas,
+  &po_mailbox_mutex,    &po_mailbox_nonblocking,  &po_mailbox_ttas,
   &po_mailbox_two_lock, &po_mailbox_mutex_nofree, &po_mailbox_mpsc,
 };
 #define N_MAILBOXES ((int)(sizeof mailboxes / sizeof mailboxes[0]))
@@ -136,7 +136,7 @@ syncq_po_msg *po_header_new(syncq_po_system *sys) {
  * is at most TABLE_KEEP_BYTES. */
 #define TABLE_KEEP_BYTES ((size_t)64 << 20)
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *table_kept;    /* a zeroed table mapping, or NULL */
+static void *table_kept; /* a zeroed table mapping, or NULL */
 static size_t table_kept_len;
 
 static struct syncq_po_proc *table_map(uint32_t nslots, size_t *len) {
@@ -201,9 +201,9 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   long page = sysconf(_SC_PAGESIZE);
   if (page <= 0) page = 4096;
   size_t guard = c.guard_size == SYNCQ_PO_NO_GUARD ? 0
-                 : c.guard_size                   ? c.guard_size
-                 : fibers                         ? (size_t)SYNCQ_PO_DEFAULT_FIBER_GUARD
-                                                  : (size_t)page;
+                 : c.guard_size                    ? c.guard_size
+                 : fibers                          ? (size_t)SYNCQ_PO_DEFAULT_FIBER_GUARD
+                                                   : (size_t)page;
   if (max > SYNCQ_PO_MAX_PROCS || stack < min_stack || guard > ((size_t)1 << 30) || stack > ((size_t)1 << 34) ||
       c.schedulers > SYNCQ_PO_MAX_SCHEDULERS)
     return SYNCQ_EINVAL;
@@ -379,15 +379,12 @@ static int prepare_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_pr
   }
   uint32_t high = atomic_load_explicit(&sys->high, memory_order_relaxed);
   uint32_t i;
-  if (high < sys->nslots)
-    i = high;
-  else if (sys->fq_len > 0)
-    i = sys->freeq[sys->fq_head];
-  else
-    return SYNCQ_ELIMIT; /* unreachable: live < nslots leaves a free slot */
+  if (high < sys->nslots) i = high;
+  else if (sys->fq_len > 0) i = sys->freeq[sys->fq_head];
+  else return SYNCQ_ELIMIT; /* unreachable: live < nslots leaves a free slot */
   struct syncq_po_proc *p = &sys->procs[i];
   if (i == high) p->sys = sys; /* its first use: the rest of a fresh record is zero (see table_map) */
-  if (p->mailbox == NULL) { /* a refused spawn leaves its mailbox for the next */
+  if (p->mailbox == NULL) {    /* a refused spawn leaves its mailbox for the next */
     p->mailbox = syncq_alloc_aligned(sys->mb->size, sys->mb->align);
     if (p->mailbox == NULL) return SYNCQ_ENOMEM;
     memset(p->mailbox, 0, sys->mb->size);
@@ -658,15 +655,12 @@ int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid) {
     r = SYNCQ_ENOENT; /* not had yet, stale, or claimed by another joiner */
   else if (!p->spawned || p->detached ||
            (p->is_fiber ? po_fiber_current() == &p->fiber : pthread_equal(p->tid, pthread_self())))
-    r = SYNCQ_EINVAL; /* attached, detached (its exit frees the slot), or the caller itself */
-  else
-    p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
+    r = SYNCQ_EINVAL;    /* attached, detached (its exit frees the slot), or the caller itself */
+  else p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
   pthread_mutex_unlock(&sys->spawn_lock);
   if (r != SYNCQ_OK) return r;
-  if (p->is_fiber)
-    r = po_fiber_join(p);
-  else
-    r = pthread_join(p->tid, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
+  if (p->is_fiber) r = po_fiber_join(p);
+  else r = pthread_join(p->tid, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
   pthread_mutex_lock(&sys->spawn_lock);
   free_slot(sys, p);
   pthread_mutex_unlock(&sys->spawn_lock);
@@ -699,8 +693,7 @@ int syncq_po_destroy(syncq_po_system *sys) {
   if (sys == NULL) return SYNCQ_EINVAL;
   /* acquire: pairs with commit_slot's release (the slots' mailboxes). */
   uint32_t n = atomic_load_explicit(&sys->high, memory_order_acquire);
-  for (uint32_t i = 0; i < n; i++)
-    /* acquire: pairs with the release store of PO_EXITED. */
+  for (uint32_t i = 0; i < n; i++) /* acquire: pairs with the release store of PO_EXITED. */
     if (PO_ST(atomic_load_explicit(&sys->procs[i].state, memory_order_acquire)) == PO_RUNNING) return SYNCQ_EBUSY;
   /* Detached processes that have exited are on their way out (their
    * thread's last steps, their fiber's stack going back to the pool):
@@ -715,11 +708,9 @@ int syncq_po_destroy(syncq_po_system *sys) {
   for (uint32_t i = 0; i < n; i++) {
     struct syncq_po_proc *p = &sys->procs[i];
     if (p->spawned && !p->joined && PO_ST(atomic_load_explicit(&p->state, memory_order_relaxed)) == PO_EXITED) {
-      p->joined = true; /* relaxed above: read after the acquire loop, nothing else to see */
-      if (p->is_fiber)
-        (void)po_fiber_join(p); /* it has exited: waits only for its stack to be released */
-      else
-        pthread_join(p->tid, NULL);
+      p->joined = true;                        /* relaxed above: read after the acquire loop, nothing else to see */
+      if (p->is_fiber) (void)po_fiber_join(p); /* it has exited: waits only for its stack to be released */
+      else pthread_join(p->tid, NULL);
     }
   }
   /* every fiber is done: stop the schedulers (their pending timers go too) */

@@ -90,10 +90,8 @@ static void remove_at(po_timers *h, uint32_t i) {
   h->n--;
   if (i == h->n) return;
   place(h, i, h->a[h->n]);
-  if (i > 0 && before(h->a[i], h->a[(i - 1) / 2]))
-    sift_up(h, i);
-  else
-    sift_down(h, i);
+  if (i > 0 && before(h->a[i], h->a[(i - 1) / 2])) sift_up(h, i);
+  else sift_down(h, i);
 }
 
 int po_timers_add(po_timers *h, po_timer *t, bool *earliest) {

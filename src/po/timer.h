@@ -23,19 +23,19 @@ enum { PO_TIMER_WAKE = 0, PO_TIMER_SEND = 1 };
  * SEND: allocated by send_after, freed when it fires (the message is then
  * delivered) or when the system is destroyed. */
 typedef struct po_timer {
-  uint64_t due;             /* syncq_now_ns() time */
-  uint64_t seq;             /* insertion order: equal deadlines fire in order */
-  struct po_timers *heap;   /* the heap it is in (NULL: none); under that heap's lock */
-  uint32_t index;           /* its place there */
+  uint64_t due;           /* syncq_now_ns() time */
+  uint64_t seq;           /* insertion order: equal deadlines fire in order */
+  struct po_timers *heap; /* the heap it is in (NULL: none); under that heap's lock */
+  uint32_t index;         /* its place there */
   int kind;
   struct syncq_po_proc *proc; /* WAKE: whom to wake */
-  syncq_po_msg *msg;        /* SEND: what to deliver ... */
-  syncq_po_pid to;          /* ... to whom */
+  syncq_po_msg *msg;          /* SEND: what to deliver ... */
+  syncq_po_pid to;            /* ... to whom */
 } po_timer;
 
 typedef struct po_timers {
-  pthread_mutex_t lock;     /* inserters, cancellers and the firing thread */
-  po_timer **a;             /* [cap], a[0] the earliest */
+  pthread_mutex_t lock; /* inserters, cancellers and the firing thread */
+  po_timer **a;         /* [cap], a[0] the earliest */
   uint32_t n, cap;
   uint64_t seq;
   /* The earliest deadline, UINT64_MAX when empty: read without the lock

@@ -79,8 +79,8 @@
 #define LJ_MARK ((uintptr_t)1) /* low bit of a level-0 next: the successor is deleted */
 #define LJ_MIN_LEVELS 4u
 #define LJ_MAX_LEVELS 32u
-#define LJ_YIELD_AFTER 2      /* forced collections before yielding between them */
-#define LJ_CLOCK_EVERY 64     /* tries between looks at the clock */
+#define LJ_YIELD_AFTER 2  /* forced collections before yielding between them */
+#define LJ_CLOCK_EVERY 64 /* tries between looks at the clock */
 /* How long an insert waits for reclamation when every free node is in
  * limbo: a thread preempted inside an operation holds the epoch back for a
  * scheduling quantum or a few (tens of ms on a loaded machine); only a
@@ -166,8 +166,7 @@ int syncq_pqueue_linden_jonsson_init(syncq_pqueue_linden_jonsson *q, const syncq
   q->tail = node_at(q, 1);
   q->head->height = q->tail->height = levels;
   for (uint32_t l = 0; l < levels; l++) atomic_init(&q->head->next[l], word_of(q->tail));
-  (void)syncq_freelist_fill(&q->free, node_at(q, LJ_SENTINELS), nodes - LJ_SENTINELS, stride,
-                            offsetof(lj_node, free));
+  (void)syncq_freelist_fill(&q->free, node_at(q, LJ_SENTINELS), nodes - LJ_SENTINELS, stride, offsetof(lj_node, free));
   atomic_init(&q->items, 0);
   q->magic = LJ_MAGIC;
   return SYNCQ_OK;
@@ -249,10 +248,8 @@ static void restructure(syncq_pqueue_linden_jonsson *q) {
       cur = ptr_of(atomic_load(&pred->next[i]));
     }
     SYNCQ_STAT_INC(cas_attempts);
-    if (atomic_compare_exchange_strong(&q->head->next[i], &h, word_of(cur)))
-      i--;
-    else
-      SYNCQ_STAT_INC(cas_failures);
+    if (atomic_compare_exchange_strong(&q->head->next[i], &h, word_of(cur))) i--;
+    else SYNCQ_STAT_INC(cas_failures);
   }
 }
 

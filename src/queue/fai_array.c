@@ -92,7 +92,7 @@ int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item) {
   uint64_t bits = (uint64_t)(uintptr_t)item;
   if (q == NULL || bits == 0 || (bits & ~PTR_MASK) != 0) return SYNCQ_EINVAL;
   uint64_t h;
-  for (;;) { /* the ticket: a fetch-and-increment of head that refuses to pass a full ring */
+  for (;;) {                   /* the ticket: a fetch-and-increment of head that refuses to pass a full ring */
     h = atomic_load(&q->head); /* seq_cst loads, head before tail: if full when tail is read, full then */
     uint64_t t = atomic_load(&q->tail);
     if (t > h) continue; /* head went stale while we read tail: again */

@@ -139,7 +139,7 @@ static inline int crq_enqueue(lr_ring *r, void *item) {
       if (syncq_pr_dwcas(cell, &v, (syncq_pr_dw){SAFE | t, (uint64_t)(uintptr_t)item})) return LR_OK;
       SYNCQ_STAT_INC(cas_failures);
     }
-    SYNCQ_STAT_INC(retries); /* ticket t lost */
+    SYNCQ_STAT_INC(retries);            /* ticket t lost */
     if (lr_should_close(r, t, tries)) { /* full, or starving: the tantrum */
       lr_close(r);
       return LR_RING_CLOSED;
@@ -169,7 +169,7 @@ static inline bool crq_dequeue(lr_ring *r, void **item) {
         } else { /* an older round's item still here: mark the cell unsafe */
           next = (syncq_pr_dw){idx, v.hi};
         }
-      } else { /* empty: advance it past h, so ticket h's enqueuer fails */
+      } else {         /* empty: advance it past h, so ticket h's enqueuer fails */
         if (!waited) { /* Deviation (4): give ticket h's enqueuer a moment */
           waited = true;
           if (lr_enqueuer_pending(r, h))
@@ -203,8 +203,7 @@ static inline lr_queue view(syncq_queue_lcrq *q) {
 }
 
 int syncq_queue_lcrq_init_ring(syncq_queue_lcrq *q, size_t ring_size) {
-  if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_lcrq)) != 0 || !lr_ring_size_ok(ring_size))
-    return SYNCQ_EINVAL;
+  if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_lcrq)) != 0 || !lr_ring_size_ok(ring_size)) return SYNCQ_EINVAL;
   if (!syncq_pr_dwcas_available() || atomic_load_explicit(&syncq_queue_lcrq_test_no_dwcas__, memory_order_relaxed))
     return SYNCQ_ENOTSUP; /* relaxed: a test sets the hook before it initialises */
   atomic_init(&q->rings_linked, 0);

@@ -51,7 +51,6 @@
 enum { LR_OK = 0, LR_RING_CLOSED = 1 };
 enum { LR_HP_TAIL = 0, LR_HP_HEAD = 1, LR_HP_SLOTS = 2 };
 
-
 typedef struct lr_ring {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head;
   /* A value tail (CLOSED masked) had once, kept on head's line for the
@@ -161,9 +160,7 @@ static inline bool lr_ring_seems_empty(lr_ring *r) {
  * Bounded (LR_SPIN relaxes, once per ticket): a preempted enqueuer costs no
  * more than that. The ring files spin on their own cell words. */
 #define LR_SPIN 128
-static inline bool lr_enqueuer_pending(lr_ring *r, uint64_t h) {
-  return (atomic_load(&r->tail) & ~LR_CLOSED) > h;
-}
+static inline bool lr_enqueuer_pending(lr_ring *r, uint64_t h) { return (atomic_load(&r->tail) & ~LR_CLOSED) > h; }
 
 /* Close the ring (the "tantrum"): no ticket taken from now on succeeds. */
 static inline void lr_close(lr_ring *r) { atomic_fetch_or(&r->tail, LR_CLOSED); }
@@ -185,8 +182,8 @@ typedef struct lr_queue {
   _Atomic(uint64_t) *rings_linked; /* rings appended after the first */
 } lr_queue;
 
-typedef int (*lr_ring_enqueue_fn)(lr_ring *r, void *item);   /* LR_OK or LR_RING_CLOSED */
-typedef bool (*lr_ring_dequeue_fn)(lr_ring *r, void **item); /* true: *item taken */
+typedef int (*lr_ring_enqueue_fn)(lr_ring *r, void *item);    /* LR_OK or LR_RING_CLOSED */
+typedef bool (*lr_ring_dequeue_fn)(lr_ring *r, void **item);  /* true: *item taken */
 typedef lr_ring *(*lr_ring_make_fn)(uint64_t R, void *first); /* ring holding first in cell 0 */
 
 /* LCRQ enqueue (Figure 6): enqueue into the tail ring; when it is closed,

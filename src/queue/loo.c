@@ -86,8 +86,8 @@
 #include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define LOO_MAGIC UINT64_C(0x4c4f4f5155455545)
-#define LOO_SLOTS 128                              /* N: slots per node */
-#define LOO_IDX_BITS 10                            /* index bits beside a node address */
+#define LOO_SLOTS 128   /* N: slots per node */
+#define LOO_IDX_BITS 10 /* index bits beside a node address */
 #define LOO_NODE_ALIGN (UINT64_C(1) << LOO_IDX_BITS)
 #define LOO_IDX_MASK (LOO_NODE_ALIGN - 1)
 
@@ -226,8 +226,7 @@ static adv_tail_res advance_tail(syncq_queue_loo *q, loo_node *t, void *item, lo
         atomic_fetch_add(&q->nodes_linked, 1);
         if (cas_while_node(&q->tail, &cur, word_of(n, 1), t))
           count_finished(t, &t->enq_count, (uint32_t)(idx_of(cur) - LOO_SLOTS), R_ENQ);
-        else
-          count_finished(t, &t->enq_count, 0, R_ENQ);
+        else count_finished(t, &t->enq_count, 0, R_ENQ);
         return ADV_INSERTED;
       }
       SYNCQ_STAT_INC(cas_failures);
@@ -237,8 +236,7 @@ static adv_tail_res advance_tail(syncq_queue_loo *q, loo_node *t, void *item, lo
     }
     if (cas_while_node(&q->tail, &cur, word_of(next, 1), t))
       count_finished(t, &t->enq_count, (uint32_t)(idx_of(cur) - LOO_SLOTS), R_ENQ);
-    else
-      count_finished(t, &t->enq_count, 0, R_ENQ);
+    else count_finished(t, &t->enq_count, 0, R_ENQ);
     return ADV_MOVED;
   }
 }
@@ -290,8 +288,7 @@ static bool advance_head(syncq_queue_loo *q, uint64_t cur, loo_node *h) {
   cur += 1; /* Head's value after our ticket */
   if (cas_while_node(&q->head, &cur, word_of(next, 0), h))
     count_finished(h, &h->deq_count, (uint32_t)(idx_of(cur) - LOO_SLOTS), R_DEQ);
-  else
-    count_finished(h, &h->deq_count, 0, R_DEQ);
+  else count_finished(h, &h->deq_count, 0, R_DEQ);
   return true;
 }
 

@@ -119,7 +119,9 @@ static _Atomic(uint64_t) next_mark = 1;
 static _Thread_local uint64_t my_mark __attribute__((tls_model("initial-exec")));
 
 static inline uint64_t mark_of_this_thread(void) {
-  if (my_mark == 0) my_mark = MARK | atomic_fetch_add_explicit(&next_mark, 1, memory_order_relaxed); /* relaxed: only uniqueness matters */
+  if (my_mark == 0)
+    my_mark =
+      MARK | atomic_fetch_add_explicit(&next_mark, 1, memory_order_relaxed); /* relaxed: only uniqueness matters */
   return my_mark;
 }
 
@@ -165,7 +167,7 @@ static inline int prq_enqueue(lr_ring *r, void *item) {
       }
       SYNCQ_STAT_INC(cas_failures);
     }
-    SYNCQ_STAT_INC(retries); /* ticket t lost */
+    SYNCQ_STAT_INC(retries);            /* ticket t lost */
     if (lr_should_close(r, t, tries)) { /* full, or starving: the tantrum */
       lr_close(r);
       return LR_RING_CLOSED;
@@ -221,7 +223,7 @@ static inline bool prq_dequeue(lr_ring *r, void **item) {
         if (!atomic_compare_exchange_strong(&c->val, &v, 0)) SYNCQ_STAT_INC(cas_failures);
         continue;
       }
-      if (epoch == cyc) break; /* empty, and ticket h's claim (if any) is void */
+      if (epoch == cyc) break;      /* empty, and ticket h's claim (if any) is void */
       SYNCQ_STAT_INC(cas_attempts); /* empty: raise it to epoch c, so ticket h's enqueuer fails */
       if (atomic_compare_exchange_strong(&c->se, &se, (se & SAFE) | cyc)) break;
       SYNCQ_STAT_INC(cas_failures);
@@ -240,8 +242,7 @@ static inline lr_queue view(syncq_queue_lprq *q) {
 }
 
 int syncq_queue_lprq_init_ring(syncq_queue_lprq *q, size_t ring_size) {
-  if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_lprq)) != 0 || !lr_ring_size_ok(ring_size))
-    return SYNCQ_EINVAL;
+  if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_lprq)) != 0 || !lr_ring_size_ok(ring_size)) return SYNCQ_EINVAL;
   atomic_init(&q->rings_linked, 0);
   atomic_init(&q->rings_freed, 0);
   lr_ring *r = prq_make(ring_size, NULL);

@@ -44,7 +44,7 @@
 typedef struct ms_node {
   syncq_pr_dw_atomic next; /* (node, count) */
   _Atomic(void *) value;
-  syncq_fl_link link;      /* on the free list */
+  syncq_fl_link link; /* on the free list */
 } ms_node;
 
 struct syncq_queue_ms_chunk {
@@ -68,7 +68,8 @@ static int add_chunk(syncq_queue_ms *q, size_t n) {
     atomic_init(&nodes[i].value, NULL);
   }
   /* the block list only grows: a plain CAS push has no ABA */
-  syncq_queue_ms_chunk *top = atomic_load_explicit(&q->chunks, memory_order_relaxed); /* relaxed: validated by the CAS */
+  syncq_queue_ms_chunk *top =
+    atomic_load_explicit(&q->chunks, memory_order_relaxed); /* relaxed: validated by the CAS */
   do {
     c->next = top;
   } while (!atomic_compare_exchange_weak(&q->chunks, &top, c));
@@ -130,10 +131,9 @@ int syncq_queue_ms_enqueue(syncq_queue_ms *q, void *item) {
     tail = syncq_pr_dw_load(&q->tail);
     syncq_pr_dw next = syncq_pr_dw_load(&node_of(tail.lo)->next);
     if (!dw_eq(tail, syncq_pr_dw_load(&q->tail))) continue; /* are tail and next consistent? */
-    if (next.lo == 0) { /* tail was the last node: try to link ours */
+    if (next.lo == 0) {                                     /* tail was the last node: try to link ours */
       SYNCQ_STAT_INC(cas_attempts);
-      if (syncq_pr_dwcas(&node_of(tail.lo)->next, &next, (syncq_pr_dw){(uint64_t)(uintptr_t)node, next.hi + 1}))
-        break;
+      if (syncq_pr_dwcas(&node_of(tail.lo)->next, &next, (syncq_pr_dw){(uint64_t)(uintptr_t)node, next.hi + 1})) break;
       SYNCQ_STAT_INC(cas_failures);
       syncq_backoff_exp_wait(&b);
     } else { /* tail lags: swing it to the next node */
@@ -159,7 +159,7 @@ int syncq_queue_ms_dequeue(syncq_queue_ms *q, void **item) {
     syncq_pr_dw tail = syncq_pr_dw_load(&q->tail);
     syncq_pr_dw next = syncq_pr_dw_load(&node_of(head.lo)->next);
     if (!dw_eq(head, syncq_pr_dw_load(&q->head))) continue; /* consistent? */
-    if (head.lo == tail.lo) {   /* empty, or tail lagging */
+    if (head.lo == tail.lo) {                               /* empty, or tail lagging */
       if (next.lo == 0) return SYNCQ_EMPTY;
       SYNCQ_STAT_INC(cas_attempts);
       if (!syncq_pr_dwcas(&q->tail, &tail, (syncq_pr_dw){next.lo, tail.hi + 1})) SYNCQ_STAT_INC(cas_failures);

@@ -71,7 +71,7 @@ int syncq_queue_ms_hp_destroy(syncq_queue_ms_hp *q) {
   int r = syncq_hp_domain_destroy(q->hp); /* frees the retired nodes */
   if (r != SYNCQ_OK) return r;
   for (node_t *n = atomic_load(&q->head), *next; n != NULL; n = next) { /* the list from the dummy */
-    next = atomic_load_explicit(&n->next, memory_order_relaxed); /* relaxed: no concurrent user */
+    next = atomic_load_explicit(&n->next, memory_order_relaxed);        /* relaxed: no concurrent user */
     free(n);
   }
   q->magic = 0;
@@ -97,7 +97,8 @@ int syncq_queue_ms_hp_enqueue(syncq_queue_ms_hp *q, void *item) {
     if (next == NULL) {
       node_t *expect = NULL;
       SYNCQ_STAT_INC(cas_attempts);
-      if (atomic_compare_exchange_strong(&((node_t *)tail)->next, &expect, node)) break; /* links (publishes) the node */
+      if (atomic_compare_exchange_strong(&((node_t *)tail)->next, &expect, node))
+        break; /* links (publishes) the node */
       SYNCQ_STAT_INC(cas_failures);
       syncq_backoff_exp_wait(&b);
     } else {
@@ -123,7 +124,7 @@ int syncq_queue_ms_hp_dequeue(syncq_queue_ms_hp *q, void **item) {
     head = syncq_hp_protect(rec, HP_NODE, &q->head);
     void *tail = atomic_load(&q->tail);
     node_t *next = atomic_load(&((node_t *)head)->next);
-    syncq_hp_set(rec, HP_NEXT, next); /* seq_cst store, then validate below */
+    syncq_hp_set(rec, HP_NEXT, next);            /* seq_cst store, then validate below */
     if (head != atomic_load(&q->head)) continue; /* head still reachable: next is too */
     if (next == NULL) {
       syncq_hp_leave(rec);

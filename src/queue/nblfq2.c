@@ -30,7 +30,7 @@
 #include "nblfq_core.h"
 #include "syncq/queue.h"
 
-#define NBLFQ2_TAG_BITS 64 /* W = 2^64: the counter is a whole word */
+#define NBLFQ2_TAG_BITS 64                        /* W = 2^64: the counter is a whole word */
 #define NBLFQ2_MAGIC UINT64_C(0x4e424c4651320000) /* "NBLFQ2" */
 
 static inline void *cells_of(syncq_queue_nblfq2 *q) { return (void *)(q + 1); }

@@ -56,9 +56,9 @@
 #include "syncq/queue.h"
 
 #define PLJ_MAGIC UINT64_C(0x504c4a51554555a1)
-#define PLJ_MIN_NODES 64  /* nodes made at init at least */
-#define PLJ_GROW 256      /* nodes per block when the free list runs dry */
-#define CHUNK_HEADER 64   /* the nodes start one cache line into a block */
+#define PLJ_MIN_NODES 64 /* nodes made at init at least */
+#define PLJ_GROW 256     /* nodes per block when the free list runs dry */
+#define CHUNK_HEADER 64  /* the nodes start one cache line into a block */
 
 typedef struct plj_node {
   syncq_pr_dw_atomic next; /* (node, count) */
@@ -128,8 +128,7 @@ static bool help_pending(syncq_queue_plj *q, plj_snapshot *s) {
   if (s->tail_next.lo == 0) return false;
   SYNCQ_STAT_INC(retries);
   SYNCQ_STAT_INC(cas_attempts);
-  if (!syncq_pr_dwcas(&q->tail, &s->tail, (syncq_pr_dw){s->tail_next.lo, s->tail.hi + 1}))
-    SYNCQ_STAT_INC(cas_failures);
+  if (!syncq_pr_dwcas(&q->tail, &s->tail, (syncq_pr_dw){s->tail_next.lo, s->tail.hi + 1})) SYNCQ_STAT_INC(cas_failures);
   return true;
 }
 
@@ -180,16 +179,14 @@ int syncq_queue_plj_enqueue(syncq_queue_plj *q, void *item) {
     if (help_pending(q, &s)) continue; /* complete the other enqueue first */
     /* quiescent: Tail is the last node; link ours after it */
     SYNCQ_STAT_INC(cas_attempts);
-    if (syncq_pr_dwcas(&node_of(s.tail.lo)->next, &s.tail_next,
-                       (syncq_pr_dw){word_of(node), s.tail_next.hi + 1}))
+    if (syncq_pr_dwcas(&node_of(s.tail.lo)->next, &s.tail_next, (syncq_pr_dw){word_of(node), s.tail_next.hi + 1}))
       break;
     SYNCQ_STAT_INC(cas_failures);
     syncq_backoff_exp_wait(&b);
   }
   /* second step: swing Tail; failure means another operation completed it */
   SYNCQ_STAT_INC(cas_attempts);
-  if (!syncq_pr_dwcas(&q->tail, &s.tail, (syncq_pr_dw){word_of(node), s.tail.hi + 1}))
-    SYNCQ_STAT_INC(cas_failures);
+  if (!syncq_pr_dwcas(&q->tail, &s.tail, (syncq_pr_dw){word_of(node), s.tail.hi + 1})) SYNCQ_STAT_INC(cas_failures);
   return SYNCQ_OK;
 }
 

@@ -115,9 +115,9 @@ static inline _Atomic(void *) *slots_of(syncq_queue_scq *q) {
 typedef struct ring_view {
   syncq_queue_scq_ring *r;
   _Atomic(uint64_t) *e;
-  uint64_t n;      /* capacity; the ring has 2n entries */
-  uint32_t order;  /* log2(2n) */
-  uint32_t shift;  /* remapping: 0 (identity) or SCQ_LINE_SHIFT */
+  uint64_t n;     /* capacity; the ring has 2n entries */
+  uint32_t order; /* log2(2n) */
+  uint32_t shift; /* remapping: 0 (identity) or SCQ_LINE_SHIFT */
 } ring_view;
 
 static inline uint64_t remap(uint64_t i, uint32_t bits, uint32_t shift) { return syncq_scq_remap(i, bits, shift); }
@@ -231,8 +231,12 @@ static uint64_t ring_dequeue(ring_view *v) {
   }
 }
 
-static inline ring_view view_aq(syncq_queue_scq *q) { return (ring_view){&q->aq, entries_aq(q), q->n, q->order, q->remap_shift}; }
-static inline ring_view view_fq(syncq_queue_scq *q) { return (ring_view){&q->fq, entries_fq(q), q->n, q->order, q->remap_shift}; }
+static inline ring_view view_aq(syncq_queue_scq *q) {
+  return (ring_view){&q->aq, entries_aq(q), q->n, q->order, q->remap_shift};
+}
+static inline ring_view view_fq(syncq_queue_scq *q) {
+  return (ring_view){&q->fq, entries_fq(q), q->n, q->order, q->remap_shift};
+}
 
 int syncq_queue_scq_bytes(size_t capacity, size_t *bytes) {
   if (bytes == NULL || capacity < 2 || (capacity & (capacity - 1)) != 0) return SYNCQ_EINVAL;

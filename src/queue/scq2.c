@@ -134,7 +134,9 @@ static inline syncq_pr_dw_atomic *cells_of(syncq_queue_scq2 *q) { return (syncq_
 
 static inline uint64_t cyc_mask(void) { return UINT64_MAX >> 2; }
 static inline uint64_t e_cycle(uint64_t e) { return e >> 2; }
-static inline uint64_t c_cycle(const syncq_queue_scq2 *q, uint64_t counter) { return (counter >> q->order) & cyc_mask(); }
+static inline uint64_t c_cycle(const syncq_queue_scq2 *q, uint64_t counter) {
+  return (counter >> q->order) & cyc_mask();
+}
 static inline uint64_t make_entry(uint64_t cycle, uint64_t flags) { return (cycle << 2) | flags; }
 /* a < b for cycles modulo 2^62 */
 static inline bool cycle_lt(uint64_t a, uint64_t b) { return (int64_t)((a - b) << 2) < 0; }
@@ -220,7 +222,7 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
     const uint64_t tc = c_cycle(q, T);
     syncq_pr_dw_atomic *cell = cell_at(q, T);
     SYNCQ_RACE_POINT("queue.scq2.ticket"); /* between the ticket and the cell: where a dequeuer overtakes */
-    syncq_pr_dw E = load_cell(cell); /* a torn pair fails the CAS below */
+    syncq_pr_dw E = load_cell(cell);       /* a torn pair fails the CAS below */
     for (;;) {
       if (cycle_lt(e_cycle(E.hi), tc) && !(E.hi & OCCUPIED) && ((E.hi & SAFE) || atomic_load(&q->head) <= T)) {
         SYNCQ_STAT_INC(cas_attempts);

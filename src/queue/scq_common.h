@@ -28,11 +28,12 @@ static inline uint64_t syncq_scq_remap(uint64_t i, uint32_t bits, uint32_t line_
 }
 
 /* log2 of the cells of `cell_bytes` bytes in one cache line. */
-#define SYNCQ_SCQ_LINE_SHIFT(cell_bytes)                                                       \
-  ((uint32_t)((SYNCQ_CACHELINE / (cell_bytes)) >= 16 ? 4                                      \
-              : (SYNCQ_CACHELINE / (cell_bytes)) >= 8 ? 3                                     \
-              : (SYNCQ_CACHELINE / (cell_bytes)) >= 4 ? 2                                     \
-              : (SYNCQ_CACHELINE / (cell_bytes)) >= 2 ? 1 : 0))
+#define SYNCQ_SCQ_LINE_SHIFT(cell_bytes)                  \
+  ((uint32_t)((SYNCQ_CACHELINE / (cell_bytes)) >= 16  ? 4 \
+              : (SYNCQ_CACHELINE / (cell_bytes)) >= 8 ? 3 \
+              : (SYNCQ_CACHELINE / (cell_bytes)) >= 4 ? 2 \
+              : (SYNCQ_CACHELINE / (cell_bytes)) >= 2 ? 1 \
+                                                      : 0))
 
 /* How many times a dequeuer re-reads an empty, safe cell of an older cycle
  * while the enqueuer holding the same ticket is known to be on its way

@@ -74,8 +74,8 @@
 #define CLAIMED UINT64_C(1)
 
 struct syncq_queue_valois_node {
-  _Atomic(uint64_t) refct;                     /* REF per reference, | CLAIMED when recycled */
-  _Atomic(syncq_queue_valois_node *) next;     /* counted link; the free-list link when free */
+  _Atomic(uint64_t) refct;                 /* REF per reference, | CLAIMED when recycled */
+  _Atomic(syncq_queue_valois_node *) next; /* counted link; the free-list link when free */
   _Atomic(void *) value;
   /* used only by syncq_queue_valois_audit, on a quiescent queue */
   uint64_t audit_links;
@@ -88,9 +88,7 @@ struct syncq_queue_valois_chunk {
   size_t n;
 };
 
-static inline vnode *chunk_nodes(syncq_queue_valois_chunk *c) {
-  return (vnode *)(void *)((char *)c + CHUNK_HEADER);
-}
+static inline vnode *chunk_nodes(syncq_queue_valois_chunk *c) { return (vnode *)(void *)((char *)c + CHUNK_HEADER); }
 
 static inline void add_ref(vnode *p) { (void)syncq_pr_faa_u64(&p->refct, REF); }
 
@@ -117,7 +115,7 @@ static void reclaim(syncq_queue_valois *q, vnode *p) {
 static void release(syncq_queue_valois *q, vnode *p) {
   while (p != NULL) {
     uint64_t old = syncq_pr_faa_u64(&p->refct, (uint64_t)0 - REF);
-    if (old != REF) return;         /* others still hold it, or it is claimed */
+    if (old != REF) return; /* others still hold it, or it is claimed */
     uint64_t zero = 0;
     if (!syncq_pr_cas_u64(&p->refct, &zero, CLAIMED)) return; /* a SafeRead got in: it will release */
     /* relaxed: we own the node now (claimed); its next was set before the
@@ -324,10 +322,17 @@ int syncq_queue_valois_audit(syncq_queue_valois *q, syncq_queue_valois_audit_res
     for (size_t i = 0; i < c->n; i++) {
       uint64_t ct = atomic_load(&nodes[i].refct);
       switch (nodes[i].audit_mark) {
-      case LIVE: r.bad_counts += ct != nodes[i].audit_links * REF; break;
-      case FREE: r.bad_counts += ct != CLAIMED; break;
-      case BOTH: r.bad_counts++; break;
-      default: break; /* leaked: shows as live + free < nodes */
+      case LIVE:
+        r.bad_counts += ct != nodes[i].audit_links * REF;
+        break;
+      case FREE:
+        r.bad_counts += ct != CLAIMED;
+        break;
+      case BOTH:
+        r.bad_counts++;
+        break;
+      default:
+        break; /* leaked: shows as live + free < nodes */
       }
     }
   }

@@ -205,7 +205,9 @@ static inline uint64_t mk(const ring_view *v, uint64_t cycle, uint64_t safe, uin
 }
 static inline bool idx_empty(const ring_view *v, uint64_t index) { return index >= botc(v); } /* bottom or bottom-c */
 static inline uint64_t t_cycle(const ring_view *v, uint64_t t) { return t >> v->order; }
-static inline syncq_pr_dw_atomic *entry_of(const ring_view *v, uint64_t t) { return &v->e[t & ((UINT64_C(1) << v->order) - 1)]; }
+static inline syncq_pr_dw_atomic *entry_of(const ring_view *v, uint64_t t) {
+  return &v->e[t & ((UINT64_C(1) << v->order) - 1)];
+}
 static inline int64_t threshold3(const ring_view *v) { return (int64_t)(3 * v->n - 1); }
 
 static inline syncq_pr_dw dw(uint64_t lo, uint64_t hi) { return (syncq_pr_dw){lo, hi}; }
@@ -261,8 +263,7 @@ static bool try_enq(ring_view *v, uint64_t T, uint64_t index) {
   const uint64_t c = t_cycle(v, T);
   /* acquire: pairs with the CAS/OR of the entry's last writer */
   uint64_t E = atomic_load_explicit(ent, memory_order_acquire);
-  while (e_cycle(v, E) < c && idx_empty(v, e_index(v, E)) &&
-         (e_safe(v, E) || atomic_load(&v->r->head.lo) <= T)) {
+  while (e_cycle(v, E) < c && idx_empty(v, e_index(v, E)) && (e_safe(v, E) || atomic_load(&v->r->head.lo) <= T)) {
     SYNCQ_STAT_INC(cas_attempts);
     if (atomic_compare_exchange_strong(ent, &E, mk(v, c, 1, 1, index))) {
       reset_threshold(v);
@@ -295,7 +296,7 @@ static int try_deq(ring_view *v, uint64_t H, uint64_t *out) {
       continue;
     }
     if (e_cycle(v, E) >= c) break; /* a later cycle's: nothing to mark */
-    uint64_t New = idx_empty(v, e_index(v, E)) ? mk(v, c, e_safe(v, E), 1, botc(v)) /* skip mark */
+    uint64_t New = idx_empty(v, e_index(v, E)) ? mk(v, c, e_safe(v, E), 1, botc(v))    /* skip mark */
                                                : E & ~(UINT64_C(1) << (v->order + 1)); /* old item: unsafe */
     if (New == E) break;
     SYNCQ_STAT_INC(cas_attempts);
@@ -462,10 +463,8 @@ static void help_thread(ring_view *v, uint32_t t) {
   uint64_t init = enq ? atomic_load(&r->init_tail) : atomic_load(&r->init_head);
   if (atomic_load(&r->seq1) != seq) return;
   atomic_fetch_add(&v->q->helps, 1);
-  if (enq)
-    enqueue_slow(v, t, init << 2, index, seq);
-  else
-    dequeue_slow(v, t, init << 2, seq);
+  if (enq) enqueue_slow(v, t, init << 2, index, seq);
+  else dequeue_slow(v, t, init << 2, seq);
 }
 
 static inline void help_threads(ring_view *v, uint32_t tid) {

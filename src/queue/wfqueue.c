@@ -128,11 +128,11 @@
 #include "syncq/queue.h"
 
 #define WFQ_MAGIC UINT64_C(0x5746515545554531)
-#define WFQ_PATIENCE 10           /* fast-path tries before the slow path (the paper's PATIENCE) */
-#define WFQ_SPIN 100              /* relaxes a dequeuer waits for its cell's enqueuer */
-#define WFQ_NO_HAZARD INT64_MAX   /* a handle between operations */
-#define WFQ_CACHE 8               /* queues whose handle a thread keeps */
-#define WFQ_ACTIVE UINT64_C(1)    /* owner word: (queue id << 1) | held */
+#define WFQ_PATIENCE 10         /* fast-path tries before the slow path (the paper's PATIENCE) */
+#define WFQ_SPIN 100            /* relaxes a dequeuer waits for its cell's enqueuer */
+#define WFQ_NO_HAZARD INT64_MAX /* a handle between operations */
+#define WFQ_CACHE 8             /* queues whose handle a thread keeps */
+#define WFQ_ACTIVE UINT64_C(1)  /* owner word: (queue id << 1) | held */
 
 /* Test hooks (tests/queue/wfqueue_test.c); not in the public header. */
 typedef void (*syncq_wfq_test_hook_fn)(int point);
@@ -155,9 +155,9 @@ typedef struct wfq_deq_req {
 } wfq_deq_req;
 
 typedef struct wfq_cell {
-  _Atomic(void *) val;          /* NULL (⊥), an item, or TOP_VAL */
-  _Atomic(wfq_enq_req *) enq;   /* NULL, the request committed here, or TOP_ENQ */
-  _Atomic(wfq_deq_req *) deq;   /* NULL, the request that took the item, or TOP_DEQ */
+  _Atomic(void *) val;        /* NULL (⊥), an item, or TOP_VAL */
+  _Atomic(wfq_enq_req *) enq; /* NULL, the request committed here, or TOP_ENQ */
+  _Atomic(wfq_deq_req *) deq; /* NULL, the request that took the item, or TOP_DEQ */
   char pad[SYNCQ_CACHELINE - 3 * sizeof(void *)];
 } wfq_cell;
 _Static_assert(sizeof(wfq_cell) == SYNCQ_CACHELINE, "a cell per cache line, as in the paper");
@@ -179,8 +179,8 @@ struct syncq_wfq_handle {
   SYNCQ_CACHELINE_ALIGNED wfq_deq_req dr;
   /* the holder's alone (handed on with the handle through the owner CAS) */
   SYNCQ_CACHELINE_ALIGNED struct syncq_wfq_handle *eh, *dh; /* the next peers to help */
-  int64_t eh_id;                      /* the peer request this handle failed to place (the paper's Ei) */
-  int64_t enq_seg_id, deq_seg_id;     /* ids of ep and dp when the last operation ended */
+  int64_t eh_id;                  /* the peer request this handle failed to place (the paper's Ei) */
+  int64_t enq_seg_id, deq_seg_id; /* ids of ep and dp when the last operation ended */
   wfq_segment *spare;
   /* counters: written by the holder, read by syncq_queue_wfqueue_get_counts */
   _Atomic(uint64_t) slow_enq, slow_deq, helped_enq, helped_deq;
@@ -405,7 +405,7 @@ static int enq_slow(syncq_queue_wfqueue *q, wfq_handle *h, void *v, int64_t id) 
     }
     SYNCQ_STAT_INC(retries);
   } while (atomic_load(&r->id) > 0);
-  int64_t at = -atomic_load(&r->id); /* the cell it was committed to */
+  int64_t at = -atomic_load(&r->id);                    /* the cell it was committed to */
   wfq_cell *c = find_own_cell(q, h, &h->ep, at, false); /* linked already: no allocation */
   if (at > i) advance_end(&q->ei, at);
   atomic_store(&c->val, v);
@@ -455,7 +455,7 @@ static void *help_enq(syncq_queue_wfqueue *q, wfq_handle *th, wfq_cell *c, int64
   if (e == TOP_ENQ) return atomic_load(&q->ei) <= i ? NULL : TOP_VAL;
   int64_t eid = atomic_load(&e->id);
   void *ev = atomic_load(&e->val); /* request eid's value while eid is pending: the CAS below checks */
-  if (eid > i) { /* the request is for a later cell */
+  if (eid > i) {                   /* the request is for a later cell */
     if (atomic_load(&c->val) == TOP_VAL && atomic_load(&q->ei) <= i) return NULL;
   } else if (eid > 0 && atomic_compare_exchange_strong(&e->id, &eid, -i)) {
     if (e != &th->er) count_inc(&th->helped_enq);

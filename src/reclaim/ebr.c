@@ -49,11 +49,11 @@
 #include "syncq/platform.h"
 #include "syncq/reclaim.h"
 
-#define LIMBO_LISTS 3          /* epochs e-2, e-1, e: Fraser's three lists */
-#define SAFE_DISTANCE 2        /* a list of epoch e is free at global epoch e+2 */
-#define HINTS 4                /* records a thread remembers, for 4 domains */
-#define OWNER_ACTIVE 1ull      /* low bit of owner: the record is entered */
-#define ANNOUNCE_ACTIVE 1ull   /* low bit of announce: inside a critical section */
+#define LIMBO_LISTS 3        /* epochs e-2, e-1, e: Fraser's three lists */
+#define SAFE_DISTANCE 2      /* a list of epoch e is free at global epoch e+2 */
+#define HINTS 4              /* records a thread remembers, for 4 domains */
+#define OWNER_ACTIVE 1ull    /* low bit of owner: the record is entered */
+#define ANNOUNCE_ACTIVE 1ull /* low bit of announce: inside a critical section */
 
 typedef struct limbo {
   syncq_ebr_link *head;
@@ -70,7 +70,7 @@ struct syncq_ebr_record {
   syncq_ebr_record *domain_next; /* set before the record is published */
   syncq_ebr_record *pool_next;   /* under pool_lock */
   syncq_ebr_domain *domain;
-  limbo lists[LIMBO_LISTS];      /* owned by whoever has the record entered */
+  limbo lists[LIMBO_LISTS]; /* owned by whoever has the record entered */
   /* nodes in the lists; read by collectors to find records worth adopting */
   _Atomic(size_t) pending;
   unsigned since_collect;

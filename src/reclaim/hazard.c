@@ -63,7 +63,7 @@ struct syncq_hp_record {
   syncq_hp_record *domain_next; /* set before the record is published */
   syncq_hp_record *pool_next;   /* under pool_lock */
   syncq_hp_domain *domain;
-  void **retired;               /* owned by whoever holds the record */
+  void **retired; /* owned by whoever holds the record */
   size_t nretired, capretired;
 };
 
@@ -152,7 +152,8 @@ static void release_kept(uint64_t id, syncq_hp_record *r) {
   uint64_t held = (id << OWNER_SHIFT) | OWNER_ACTIVE;
   if (!atomic_compare_exchange_strong(&r->owner, &held, held | OWNER_RELEASING)) return;
   for (unsigned i = 0; i < r->domain->slots; i++)
-    atomic_store_explicit(&r->slot[i], NULL, memory_order_release); /* release: pairs with the scan's seq_cst slot load */
+    atomic_store_explicit(&r->slot[i], NULL,
+                          memory_order_release); /* release: pairs with the scan's seq_cst slot load */
   r->cached = false;
   atomic_store(&r->owner, id << OWNER_SHIFT); /* free in its domain; seq_cst: publishes the cleared slots to try_take */
 }
@@ -238,7 +239,8 @@ static void finish(syncq_hp_record *rec) {
 void syncq_hp_leave(syncq_hp_record *rec) {
   if (rec == NULL) return;
   for (unsigned i = 0; i < rec->domain->slots; i++)
-    atomic_store_explicit(&rec->slot[i], NULL, memory_order_release); /* release: pairs with the scan's seq_cst slot load */
+    atomic_store_explicit(&rec->slot[i], NULL,
+                          memory_order_release); /* release: pairs with the scan's seq_cst slot load */
   finish(rec);
 }
 

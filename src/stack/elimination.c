@@ -52,7 +52,7 @@ struct syncq_stack_elimination_node {
 #define IDX(w) ((uint32_t)(w))
 
 enum { SLOT_EMPTY = 0, SLOT_WAITING = 1, SLOT_BUSY = 2 };
-#define STATE(hi) ((unsigned)((hi) & 3u))
+#define STATE(hi) ((unsigned)((hi)&3u))
 #define NEXT_HI(hi, state) ((((hi) >> 2) + 1u) << 2 | (state))
 #define WAIT_MIN 64u
 #define WAIT_MAX 4096u
@@ -83,8 +83,8 @@ int syncq_stack_elimination_init(syncq_stack_elimination *s, const syncq_stack_c
     atomic_init(&s->slots[i].x.lo, 0);
     atomic_init(&s->slots[i].x.hi, 0);
   }
-  r = syncq_freelist_fill(&s->free, s->nodes, cap, sizeof *s->nodes,
-                          offsetof(struct syncq_stack_elimination_node, link));
+  r =
+    syncq_freelist_fill(&s->free, s->nodes, cap, sizeof *s->nodes, offsetof(struct syncq_stack_elimination_node, link));
   if (r != SYNCQ_OK) {
     free(s->nodes);
     free(s->slots);
@@ -188,8 +188,7 @@ int syncq_stack_elimination_push(syncq_stack_elimination *s, void *item) {
     /* relaxed: published by the CAS */
     atomic_store_explicit(&n->next, IDX(t), memory_order_relaxed);
     SYNCQ_STAT_INC(cas_attempts);
-    if (atomic_compare_exchange_strong(&s->top, &t, ((t & ~(VER_ONE - 1)) + VER_ONE) | (i + 1u)))
-      return SYNCQ_OK;
+    if (atomic_compare_exchange_strong(&s->top, &t, ((t & ~(VER_ONE - 1)) + VER_ONE) | (i + 1u))) return SYNCQ_OK;
     SYNCQ_STAT_INC(cas_failures);
     if (exchange(s, (uint64_t)(uintptr_t)item, &wait, &other)) { /* a pop took our item */
       syncq_freelist_push(&s->free, &n->link);

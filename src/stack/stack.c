@@ -37,12 +37,8 @@ int syncq_stack_destroy(syncq_stack *s) {
   return s == NULL ? SYNCQ_EINVAL : syncq_generic_destroy(&s->g, s->ops->destroy);
 }
 
-int syncq_stack_push(syncq_stack *s, void *item) {
-  return s == NULL ? SYNCQ_EINVAL : s->ops->push(s->g.storage, item);
-}
+int syncq_stack_push(syncq_stack *s, void *item) { return s == NULL ? SYNCQ_EINVAL : s->ops->push(s->g.storage, item); }
 
-int syncq_stack_pop(syncq_stack *s, void **item) {
-  return s == NULL ? SYNCQ_EINVAL : s->ops->pop(s->g.storage, item);
-}
+int syncq_stack_pop(syncq_stack *s, void **item) { return s == NULL ? SYNCQ_EINVAL : s->ops->pop(s->g.storage, item); }
 
 const syncq_algo *syncq_stack_algo(const syncq_stack *s) { return s == NULL ? NULL : s->g.algo; }

@@ -76,7 +76,7 @@ struct syncq_stack_treiber_node {
 
 struct syncq_stack_treiber_cache {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) owner; /* thread id, 0 = unclaimed */
-  uint32_t n;                                       /* owner-only from here on */
+  uint32_t n;                                      /* owner-only from here on */
   uint32_t idx[SYNCQ_STACK_TREIBER_CACHE_NODES];
 };
 
@@ -229,8 +229,7 @@ int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item) {
     /* relaxed: published by the seq_cst CAS on Top below */
     atomic_store_explicit(&n->next, IDX(t), memory_order_relaxed);
     SYNCQ_STAT_INC(cas_attempts);
-    if (atomic_compare_exchange_strong(&s->top, &t, ((t & ~(VER_ONE - 1)) + VER_ONE) | (i + 1u)))
-      return SYNCQ_OK;
+    if (atomic_compare_exchange_strong(&s->top, &t, ((t & ~(VER_ONE - 1)) + VER_ONE) | (i + 1u))) return SYNCQ_OK;
     SYNCQ_STAT_INC(cas_failures);
     syncq_backoff_exp_wait(&b);
     t = atomic_load_explicit(&s->top, memory_order_relaxed); /* fresh guess after the wait */

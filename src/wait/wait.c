@@ -134,8 +134,7 @@ uint64_t syncq_wait_spin_limit_ns(void) { return syncq_wait_calibrate(); }
 
 /* ------------------------------------------------------------ waiting */
 
-static void block_on(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
-                     _Atomic(uint32_t) *sleepers) {
+static void block_on(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen, _Atomic(uint32_t) *sleepers) {
   /* seq_cst: the Dekker pair with the waker's load in syncq_wait_wake. */
   atomic_fetch_add(sleepers, 1u);
   SYNCQ_STAT_INC(blocks);
@@ -147,30 +146,29 @@ static void block_on(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
 /* Competitive spinning reads the clock once per this many pauses. */
 #define CLOCK_EVERY 32u
 
-void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
-                        _Atomic(uint32_t) *sleepers) {
+void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen, _Atomic(uint32_t) *sleepers) {
   uint32_t k = w->pauses++;
   switch (w->discipline) {
-    case SYNCQ_WAIT_YIELD:
-      SYNCQ_STAT_INC(yields);
-      syncq_yield();
-      return;
-    case SYNCQ_WAIT_BLOCK:
+  case SYNCQ_WAIT_YIELD:
+    SYNCQ_STAT_INC(yields);
+    syncq_yield();
+    return;
+  case SYNCQ_WAIT_BLOCK:
+    block_on(w, word, seen, sleepers);
+    return;
+  case SYNCQ_WAIT_COMPETITIVE:
+    if (k == 0) w->started_ns = syncq_now_ns();
+    if (w->started_ns == UINT64_MAX ||
+        (k % CLOCK_EVERY == CLOCK_EVERY - 1u && syncq_now_ns() - w->started_ns >= w->spin_limit_ns)) {
+      w->started_ns = UINT64_MAX; /* spun long enough: block from now on */
       block_on(w, word, seen, sleepers);
       return;
-    case SYNCQ_WAIT_COMPETITIVE:
-      if (k == 0) w->started_ns = syncq_now_ns();
-      if (w->started_ns == UINT64_MAX ||
-          (k % CLOCK_EVERY == CLOCK_EVERY - 1u && syncq_now_ns() - w->started_ns >= w->spin_limit_ns)) {
-        w->started_ns = UINT64_MAX; /* spun long enough: block from now on */
-        block_on(w, word, seen, sleepers);
-        return;
-      }
-      syncq_pr_relax();
-      return;
-    default: /* SYNCQ_WAIT_SPIN */
-      syncq_pr_relax();
-      return;
+    }
+    syncq_pr_relax();
+    return;
+  default: /* SYNCQ_WAIT_SPIN */
+    syncq_pr_relax();
+    return;
   }
 }
 
@@ -179,24 +177,24 @@ void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
 bool syncq_waiter_step(syncq_waiter *w) {
   uint32_t k = w->pauses++;
   switch (w->discipline) {
-    case SYNCQ_WAIT_YIELD:
-      SYNCQ_STAT_INC(yields);
-      syncq_yield();
-      return false;
-    case SYNCQ_WAIT_BLOCK:
+  case SYNCQ_WAIT_YIELD:
+    SYNCQ_STAT_INC(yields);
+    syncq_yield();
+    return false;
+  case SYNCQ_WAIT_BLOCK:
+    return true;
+  case SYNCQ_WAIT_COMPETITIVE:
+    if (k == 0) w->started_ns = syncq_now_ns();
+    if (w->started_ns == UINT64_MAX ||
+        (k % CLOCK_EVERY == CLOCK_EVERY - 1u && syncq_now_ns() - w->started_ns >= w->spin_limit_ns)) {
+      w->started_ns = UINT64_MAX; /* spun long enough: sleep from now on */
       return true;
-    case SYNCQ_WAIT_COMPETITIVE:
-      if (k == 0) w->started_ns = syncq_now_ns();
-      if (w->started_ns == UINT64_MAX ||
-          (k % CLOCK_EVERY == CLOCK_EVERY - 1u && syncq_now_ns() - w->started_ns >= w->spin_limit_ns)) {
-        w->started_ns = UINT64_MAX; /* spun long enough: sleep from now on */
-        return true;
-      }
-      syncq_pr_relax();
-      return false;
-    default: /* SYNCQ_WAIT_SPIN */
-      syncq_pr_relax();
-      return false;
+    }
+    syncq_pr_relax();
+    return false;
+  default: /* SYNCQ_WAIT_SPIN */
+    syncq_pr_relax();
+    return false;
   }
 }
 
@@ -244,30 +242,30 @@ int syncq_waiter_pause_until(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t 
   bool timed = deadline_ns != UINT64_MAX;
   bool clock_turn = k % CLOCK_EVERY == CLOCK_EVERY - 1u; /* read the clock on this pause */
   switch (w->discipline) {
-    case SYNCQ_WAIT_YIELD:
-      if (timed && passed(deadline_ns)) return SYNCQ_ETIMEDOUT;
-      SYNCQ_STAT_INC(yields);
-      syncq_yield();
-      return SYNCQ_OK;
-    case SYNCQ_WAIT_BLOCK:
-      return block_until(w, word, seen, sleepers, deadline_ns, cancel);
-    case SYNCQ_WAIT_COMPETITIVE: {
-      if (k == 0) w->started_ns = syncq_now_ns();
-      if (w->started_ns == UINT64_MAX) return block_until(w, word, seen, sleepers, deadline_ns, cancel);
-      if (clock_turn) {
-        uint64_t now = syncq_now_ns();
-        if (timed && now >= deadline_ns) return SYNCQ_ETIMEDOUT;
-        if (now - w->started_ns >= w->spin_limit_ns) {
-          w->started_ns = UINT64_MAX; /* spun long enough: block from now on */
-          return block_until(w, word, seen, sleepers, deadline_ns, cancel);
-        }
+  case SYNCQ_WAIT_YIELD:
+    if (timed && passed(deadline_ns)) return SYNCQ_ETIMEDOUT;
+    SYNCQ_STAT_INC(yields);
+    syncq_yield();
+    return SYNCQ_OK;
+  case SYNCQ_WAIT_BLOCK:
+    return block_until(w, word, seen, sleepers, deadline_ns, cancel);
+  case SYNCQ_WAIT_COMPETITIVE: {
+    if (k == 0) w->started_ns = syncq_now_ns();
+    if (w->started_ns == UINT64_MAX) return block_until(w, word, seen, sleepers, deadline_ns, cancel);
+    if (clock_turn) {
+      uint64_t now = syncq_now_ns();
+      if (timed && now >= deadline_ns) return SYNCQ_ETIMEDOUT;
+      if (now - w->started_ns >= w->spin_limit_ns) {
+        w->started_ns = UINT64_MAX; /* spun long enough: block from now on */
+        return block_until(w, word, seen, sleepers, deadline_ns, cancel);
       }
-      syncq_pr_relax();
-      return SYNCQ_OK;
     }
-    default: /* SYNCQ_WAIT_SPIN */
-      if (timed && clock_turn && passed(deadline_ns)) return SYNCQ_ETIMEDOUT;
-      syncq_pr_relax();
-      return SYNCQ_OK;
+    syncq_pr_relax();
+    return SYNCQ_OK;
+  }
+  default: /* SYNCQ_WAIT_SPIN */
+    if (timed && clock_turn && passed(deadline_ns)) return SYNCQ_ETIMEDOUT;
+    syncq_pr_relax();
+    return SYNCQ_OK;
   }
 }

@@ -45,12 +45,12 @@
 #endif
 
 #define STALE_NS 1000000ull /* 1 ms: the plain-send bound is the floor */
-#define BOUND_NS \
+#define BOUND_NS                                                                                         \
   (STALE_NS * SYNCQ_AM_LOCK_WAIT_STALE > SYNCQ_AM_LOCK_WAIT_MIN_NS ? STALE_NS * SYNCQ_AM_LOCK_WAIT_STALE \
                                                                    : SYNCQ_AM_LOCK_WAIT_MIN_NS)
-#define SLACK_NS 3000000000ull                              /* a loaded (sanitized, shared) machine's scheduling */
-#define NOWAIT_MAX_NS 1000000000ull                         /* "at once", with the same slack for the scheduler */
-#define CHILD_ALARM_S 20                                    /* a hang past this fails the case (SIGALRM) */
+#define SLACK_NS 3000000000ull      /* a loaded (sanitized, shared) machine's scheduling */
+#define NOWAIT_MAX_NS 1000000000ull /* "at once", with the same slack for the scheduler */
+#define CHILD_ALARM_S 20            /* a hang past this fails the case (SIGALRM) */
 #define PACKETS 8u
 #define BLOCKS 2u
 #define BULK 128u
@@ -179,13 +179,15 @@ static unsigned expected(int kind, int claim, bool plain, bool bulk, bool *make)
   bool tas = claim == SYNCQ_AM_CLAIM_TAS || claim == SYNCQ_AM_CLAIM_TTAS;
   *make = true;
   switch (kind) {
-  case K_GEOM: return S(SYNCQ_EINVAL);
+  case K_GEOM:
+    return S(SYNCQ_EINVAL);
   case K_STATE_BAD: /* lock-free: the plain short send took the bad position, the bulk one gets the next */
     return S(SYNCQ_EINVAL) | (!locking && plain && bulk ? S(SYNCQ_OK) : 0u);
-  case K_BULK_BAD: return bulk ? S(SYNCQ_EINVAL) : S(SYNCQ_OK);
+  case K_BULK_BAD:
+    return bulk ? S(SYNCQ_EINVAL) : S(SYNCQ_OK);
   case K_TAIL:
     if (locking) return S(SYNCQ_EINVAL) | S(SYNCQ_OK); /* bulk_tail: short sends still work */
-    *make = !plain; /* lock-free: positions far ahead of the head are a full queue */
+    *make = !plain;                                    /* lock-free: positions far ahead of the head are a full queue */
     return S(SYNCQ_FULL) | S(SYNCQ_OK);
   case K_LOCK_LIVE:
     if (!locking) return S(SYNCQ_OK);
@@ -205,7 +207,8 @@ static unsigned expected(int kind, int claim, bool plain, bool bulk, bool *make)
   case K_NEXT:
     if (!spin || tas) return S(SYNCQ_OK);
     return plain ? S(SYNCQ_ETIMEDOUT) : S(SYNCQ_EBUSY);
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
@@ -213,8 +216,8 @@ static unsigned expected(int kind, int claim, bool plain, bool bulk, bool *make)
  * number (with the status printed). */
 static void run_case(int claim, const hcase *hc) {
   alarm(CHILD_ALARM_S);
-  syncq_am_config cfg = {.claim = claim, .packets = PACKETS, .bulk_blocks = BLOCKS, .bulk_size = BULK,
-                         .stale_claim_ns = STALE_NS};
+  syncq_am_config cfg = {
+    .claim = claim, .packets = PACKETS, .bulk_blocks = BLOCKS, .bulk_size = BULK, .stale_claim_ns = STALE_NS};
   syncq_am_endpoint *ep;
   if (syncq_am_create(seg_name, &cfg, &ep) != SYNCQ_OK) _exit(2);
   if (syncq_am_register(ep, H_SINK, "sink", h_sink, NULL) != SYNCQ_OK) _exit(3);
@@ -274,10 +277,9 @@ static void test_corrupt_fields(void **state) {
       if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
       failures++;
       if (WIFSIGNALED(st))
-        printf("FAIL %s, %s: the sender died of signal %d (%s)\n", syncq_am_claim_name(c), cases[k].name,
-               WTERMSIG(st), WTERMSIG(st) == SIGALRM ? "hung" : strsignal(WTERMSIG(st)));
-      else
-        printf("FAIL %s, %s: exit %d\n", syncq_am_claim_name(c), cases[k].name, WEXITSTATUS(st));
+        printf("FAIL %s, %s: the sender died of signal %d (%s)\n", syncq_am_claim_name(c), cases[k].name, WTERMSIG(st),
+               WTERMSIG(st) == SIGALRM ? "hung" : strsignal(WTERMSIG(st)));
+      else printf("FAIL %s, %s: exit %d\n", syncq_am_claim_name(c), cases[k].name, WEXITSTATUS(st));
     }
   assert_int_equal(failures, 0);
 }
@@ -292,8 +294,8 @@ static void test_stopped_holder(void **state) {
   (void)state;
   for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
     snprintf(seg_name, sizeof seg_name, "syncq-amhostile-%d-stop-%d", (int)getpid(), c);
-    syncq_am_config cfg = {.claim = c, .packets = PACKETS, .bulk_blocks = BLOCKS, .bulk_size = BULK,
-                           .stale_claim_ns = STALE_NS};
+    syncq_am_config cfg = {
+      .claim = c, .packets = PACKETS, .bulk_blocks = BLOCKS, .bulk_size = BULK, .stale_claim_ns = STALE_NS};
     syncq_am_endpoint *ep;
     assert_int_equal(syncq_am_create(seg_name, &cfg, &ep), SYNCQ_OK);
     assert_int_equal(syncq_am_register(ep, H_SINK, "sink", h_sink, NULL), SYNCQ_OK);
@@ -319,8 +321,8 @@ static void test_stopped_holder(void **state) {
     uint64_t t0 = syncq_now_ns();
     int r = syncq_am_request(peer, H_SINK, args, 1, SYNCQ_AM_NOWAIT);
     uint64_t took = syncq_now_ns() - t0;
-    printf("  %s: NOWAIT send beside a stopped holder: %s in %llu us\n", syncq_am_claim_name(c),
-           syncq_strerror(r), (unsigned long long)(took / 1000u));
+    printf("  %s: NOWAIT send beside a stopped holder: %s in %llu us\n", syncq_am_claim_name(c), syncq_strerror(r),
+           (unsigned long long)(took / 1000u));
     assert_int_equal(r, locking ? SYNCQ_EBUSY : SYNCQ_OK);
     assert_true(took < NOWAIT_MAX_NS);
     t0 = syncq_now_ns();

@@ -45,15 +45,15 @@
 #define SANITIZED 0
 #endif
 
-#define CHILD_ALARM_S 60                       /* a child that hangs this long dies and fails its test */
-#define PARENT_DEADLINE_NS 60000000000ull      /* the parent gives up waiting after this */
-#define RPC_COUNT (SANITIZED ? 150u : 400u)   /* round trips of the request/reply test */
+#define CHILD_ALARM_S 60                    /* a child that hangs this long dies and fails its test */
+#define PARENT_DEADLINE_NS 60000000000ull   /* the parent gives up waiting after this */
+#define RPC_COUNT (SANITIZED ? 150u : 400u) /* round trips of the request/reply test */
 #define WRITERS 4
 #define PER_WRITER (SANITIZED ? 200u : 400u)
 #define CYCLIC_PROCS 3
 #define CYCLIC_ROUNDS (SANITIZED ? 100u : 200u)
-#define KILL_AT 5u                             /* the killed writer dies claiming its 6th message */
-#define STALE_NS 5000000ull                    /* 5 ms: reclaim quickly in tests */
+#define KILL_AT 5u          /* the killed writer dies claiming its 6th message */
+#define STALE_NS 5000000ull /* 5 ms: reclaim quickly in tests */
 #define POLL_BUDGET 32u
 
 enum { H_ECHO = 1, H_ECHO_REPLY = 2, H_COUNT = 3, H_RING = 4, H_RING_REPLY = 5, H_UNREGISTERED = 200 };
@@ -377,8 +377,7 @@ typedef struct reader_state {
   uint32_t bad;
 } reader_state;
 
-static void h_count(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len,
-                    void *ctx) {
+static void h_count(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
   (void)t;
   reader_state *rs = ctx;
   if (nargs != 2 || args[0] > WRITERS) {
@@ -430,8 +429,7 @@ static void many_writers(int c, bool kill_one) {
     for (int w = 0; w < WRITERS; w++) all_in = all_in && rs.next[w] == PER_WRITER;
     if (left == 0 && all_in && (!kill_one || cnt.lost >= 1)) break;
     if (syncq_now_ns() > deadline) {
-      print_error("claim %s: stuck (left %d, lost %llu)\n", syncq_am_claim_name(c), left,
-                  (unsigned long long)cnt.lost);
+      print_error("claim %s: stuck (left %d, lost %llu)\n", syncq_am_claim_name(c), left, (unsigned long long)cnt.lost);
       for (int w = 0; w < nw; w++)
         if (!done[w]) kill(pids[w], SIGKILL), reap(pids[w]);
       fail();
@@ -446,8 +444,8 @@ static void many_writers(int c, bool kill_one) {
   assert_int_equal(rs.bad, 0);
   if (kill_one) {
     assert_int_equal(codes[WRITERS], 128 + SIGKILL);
-    assert_int_equal(rs.next[WRITERS], KILL_AT);      /* everything before the claim arrived, in order */
-    assert_int_equal(cnt.lost, 1);                    /* the claimed message is accounted for */
+    assert_int_equal(rs.next[WRITERS], KILL_AT); /* everything before the claim arrived, in order */
+    assert_int_equal(cnt.lost, 1);               /* the claimed message is accounted for */
     assert_int_equal(cnt.delivered, WRITERS * PER_WRITER + KILL_AT);
   } else {
     assert_int_equal(cnt.delivered, WRITERS * PER_WRITER);

@@ -57,35 +57,35 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "am/am_crash.h" /* the named crash points of the send protocol */
+#include "am/am_crash.h"    /* the named crash points of the send protocol */
 #include "am/am_internal.h" /* the claim hook: to die inside a claim */
 #include "syncq/am.h"
 #include "syncq/clock.h"
 
-#define CHILD_ALARM_S 30                   /* a child that hangs this long dies and fails the cell */
-#define CELL_DEADLINE_NS 20000000000ull    /* 20 s: the whole cell, a hang past it fails */
-#define STALE_NS 5000000ull                /* 5 ms: dead claims and locks are taken back quickly */
-#define PACKETS 4u                         /* tiny queues: survivors wait on the victim's leftovers */
+#define CHILD_ALARM_S 30                /* a child that hangs this long dies and fails the cell */
+#define CELL_DEADLINE_NS 20000000000ull /* 20 s: the whole cell, a hang past it fails */
+#define STALE_NS 5000000ull             /* 5 ms: dead claims and locks are taken back quickly */
+#define PACKETS 4u                      /* tiny queues: survivors wait on the victim's leftovers */
 #define BULK_BLOCKS 2u
-#define BULK_BYTES 512u                    /* bytes per bulk message */
+#define BULK_BYTES 512u /* bytes per bulk message */
 #define SURVIVORS 2
 #define PER_SURVIVOR 40u
-#define VICTIM_MSGS 8u                     /* messages the victim means to send */
-#define KILL_AT 3u                         /* the victim dies on its 4th message */
-#define RANDOM_KILL_MAX_US 3000            /* random cell: kill within this many us of the start */
-#define RANDOM_ROUNDS 10                  /* random cell: kills per claim */
-#define RECEIVER_KILL_AT 5u                /* receiver cell: the receiver dies in its 6th handler */
+#define VICTIM_MSGS 8u          /* messages the victim means to send */
+#define KILL_AT 3u              /* the victim dies on its 4th message */
+#define RANDOM_KILL_MAX_US 3000 /* random cell: kill within this many us of the start */
+#define RANDOM_ROUNDS 10        /* random cell: kills per claim */
+#define RECEIVER_KILL_AT 5u     /* receiver cell: the receiver dies in its 6th handler */
 #define POLL_BUDGET 16u
 #define H_MSG 7
-#define VICTIM_ID SURVIVORS                /* writers 0..SURVIVORS-1 survive */
-#define EXIT_EDEAD 42                      /* a sender that saw SYNCQ_EDEAD */
+#define VICTIM_ID SURVIVORS /* writers 0..SURVIVORS-1 survive */
+#define EXIT_EDEAD 42       /* a sender that saw SYNCQ_EDEAD */
 #if defined(__SANITIZE_THREAD__)
-#define STORM_SENDERS 120                  /* killed at once (fixed; fewer under TSan: memory per process) */
+#define STORM_SENDERS 120 /* killed at once (fixed; fewer under TSan: memory per process) */
 #else
 #define STORM_SENDERS 240
 #endif
-#define STORM_PACKETS 256u                 /* the default queue: a lap holds every storm position */
-#define STORM_MSGS 20u                     /* the survivor's messages */
+#define STORM_PACKETS 256u /* the default queue: a lap holds every storm position */
+#define STORM_MSGS 20u     /* the survivor's messages */
 /* Recovery bound, in stale intervals: serial recovery needs one per dead
  * position (STORM_SENDERS; lock-free two), passes a few; half the dead
  * positions' worth leaves room for a loaded machine (the receiver looks at
@@ -97,7 +97,7 @@
  * interval per dead position: 240 x 40 ms = 9.6 s, over the bound's
  * 4.8 s) and not a quiet machine from a busy one. */
 #define STORM_STALE_NS 40000000ull
-#define STORM_SETTLE_NS 20000000ull        /* after the last sender queued: let its record land */
+#define STORM_SETTLE_NS 20000000ull /* after the last sender queued: let its record land */
 
 enum step {
   STEP_BEFORE_CLAIM,
@@ -201,8 +201,7 @@ typedef struct reader {
   int die_at; /* receiver cell: SIGKILL self in this handler call (-1: never) */
 } reader;
 
-static void h_msg(syncq_am_token *tk, const uint32_t *args, unsigned nargs, const void *data, size_t len,
-                  void *ctx) {
+static void h_msg(syncq_am_token *tk, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
   (void)tk;
   reader *r = ctx;
   if (r->die_at >= 0 && r->handled == (unsigned)r->die_at) kill(getpid(), SIGKILL);
@@ -228,8 +227,11 @@ static void run_sender_cell(int claim, int step, unsigned round, cell_result *re
   char name[96];
   name_of(name, sizeof name, claim, step);
   (void)syncq_am_unlink(name);
-  syncq_am_config cfg = {.claim = claim, .packets = PACKETS, .bulk_blocks = BULK_BLOCKS,
-                         .bulk_size = BULK_BYTES, .stale_claim_ns = STALE_NS};
+  syncq_am_config cfg = {.claim = claim,
+                         .packets = PACKETS,
+                         .bulk_blocks = BULK_BLOCKS,
+                         .bulk_size = BULK_BYTES,
+                         .stale_claim_ns = STALE_NS};
   syncq_am_endpoint *ep;
   assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
   reader rd;
@@ -335,8 +337,11 @@ static void run_receiver_cell(int claim, cell_result *res) {
   char name[96];
   name_of(name, sizeof name, claim, STEP_RECEIVER);
   (void)syncq_am_unlink(name);
-  syncq_am_config cfg = {.claim = claim, .packets = PACKETS, .bulk_blocks = BULK_BLOCKS,
-                         .bulk_size = BULK_BYTES, .stale_claim_ns = STALE_NS};
+  syncq_am_config cfg = {.claim = claim,
+                         .packets = PACKETS,
+                         .bulk_blocks = BULK_BLOCKS,
+                         .bulk_size = BULK_BYTES,
+                         .stale_claim_ns = STALE_NS};
   int ready[2];
   assert_int_equal(pipe(ready), 0);
   uint64_t t0 = syncq_now_ns();
@@ -392,10 +397,8 @@ static void test_crash_matrix(void **state) {
                syncq_am_claim_name(claim), step_names[step]);
         continue;
       }
-      if (step == STEP_RECEIVER)
-        run_receiver_cell(claim, &res);
-      else if (step != STEP_RANDOM)
-        run_sender_cell(claim, step, 0, &res);
+      if (step == STEP_RECEIVER) run_receiver_cell(claim, &res);
+      else if (step != STEP_RANDOM) run_sender_cell(claim, step, 0, &res);
       else
         for (unsigned round = 0; round < RANDOM_ROUNDS; round++) { /* sum of the rounds */
           cell_result one;
@@ -407,8 +410,8 @@ static void test_crash_matrix(void **state) {
           res.seen = one.seen;
         }
       printf("  %-12s %-13s delivered %-3u lost %llu skipped %llu %7.1f ms  %s\n", syncq_am_claim_name(claim),
-             step_names[step], res.victim_delivered, (unsigned long long)res.lost,
-             (unsigned long long)res.skipped, res.ms, res.seen);
+             step_names[step], res.victim_delivered, (unsigned long long)res.lost, (unsigned long long)res.skipped,
+             res.ms, res.seen);
       fflush(stdout);
     }
   }
@@ -441,8 +444,7 @@ static void storm_sender(const char *name, bool stop_in_claim, int ready_fd, int
 
 static uint32_t storm_seen;
 static unsigned storm_bad;
-static void h_storm(syncq_am_token *tk, const uint32_t *args, unsigned nargs, const void *data, size_t len,
-                    void *ctx) {
+static void h_storm(syncq_am_token *tk, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
   (void)tk, (void)data, (void)len, (void)ctx;
   if (nargs != 3 || args[0] != 0 || args[1] != storm_seen) storm_bad++; /* only the survivor's, in order */
   else storm_seen++;

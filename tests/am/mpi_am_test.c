@@ -35,10 +35,10 @@
 #include "syncq/clock.h"
 
 #define POLL_BUDGET 32u
-#define ROUNDS 200u            /* short round trips per pair */
-#define BULK_ROUNDS 20u        /* bulk round trips per pair */
-#define FLOOD 1000u            /* one-way requests per pair (many credit windows) */
-#define TEST_DEAD_NS 1000000000ull  /* 1 s: the dead timeout of the fault tests */
+#define ROUNDS 200u                    /* short round trips per pair */
+#define BULK_ROUNDS 20u                /* bulk round trips per pair */
+#define FLOOD 1000u                    /* one-way requests per pair (many credit windows) */
+#define TEST_DEAD_NS 1000000000ull     /* 1 s: the dead timeout of the fault tests */
 #define DETECT_MARGIN_NS 4000000000ull /* detection within timeout + 4 s (a loaded 2-core machine) */
 #define BULK_LEN 6000u
 
@@ -47,12 +47,12 @@ enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NA
 static int g_rank = -1;
 static int failures;
 
-#define CHECK(c)                                                                       \
-  do {                                                                                 \
-    if (!(c)) {                                                                        \
+#define CHECK(c)                                                                             \
+  do {                                                                                       \
+    if (!(c)) {                                                                              \
       fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", g_rank, __FILE__, __LINE__, #c); \
-      failures++;                                                                      \
-    }                                                                                  \
+      failures++;                                                                            \
+    }                                                                                        \
   } while (0)
 
 typedef struct counts {
@@ -220,7 +220,8 @@ static int scenario_basic(void) {
       CHECK(syncq_am_mpi_peer(job, 1, &p1) == SYNCQ_OK);
       uint32_t a[1] = {0};
       int rr;
-      while ((rr = syncq_am_request(p1, H_SINK, a, 1, SYNCQ_AM_NOWAIT)) == SYNCQ_OK && sent <= 10u * SYNCQ_AM_MPI_DEFAULT_CREDITS)
+      while ((rr = syncq_am_request(p1, H_SINK, a, 1, SYNCQ_AM_NOWAIT)) == SYNCQ_OK &&
+             sent <= 10u * SYNCQ_AM_MPI_DEFAULT_CREDITS)
         sent++;
       CHECK(rr == SYNCQ_FULL);
       CHECK(sent == SYNCQ_AM_MPI_DEFAULT_CREDITS);
@@ -347,7 +348,8 @@ static int scenario_leave(bool kill_it) {
   uint32_t i = 0;
   while (r == SYNCQ_OK && syncq_now_ns() - t0 < limit + TEST_DEAD_NS) {
     uint32_t a[3] = {(uint32_t)me, (uint32_t)me * 7u + 1u, ++i};
-    r = (i % 4 == 0) ? syncq_am_request_bulk(pv, H_SINK, blk, BULK_LEN, a, 1, 0) : syncq_am_request(pv, H_PING, a, 3, 0);
+    r =
+      (i % 4 == 0) ? syncq_am_request_bulk(pv, H_SINK, blk, BULK_LEN, a, 1, 0) : syncq_am_request(pv, H_PING, a, 3, 0);
     uint64_t tp = syncq_now_ns();
     CHECK(syncq_am_poll(ep, POLL_BUDGET, NULL) == SYNCQ_OK);
     CHECK(syncq_now_ns() - tp < limit); /* a poll never waits for the dead */
@@ -389,14 +391,10 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   const char *what = argc > 1 ? argv[1] : "basic";
   int rc;
-  if (strcmp(what, "basic") == 0)
-    rc = scenario_basic();
-  else if (strcmp(what, "mismatch") == 0)
-    rc = scenario_mismatch();
-  else if (strcmp(what, "killed") == 0)
-    rc = scenario_leave(true);
-  else if (strcmp(what, "early") == 0)
-    rc = scenario_leave(false);
+  if (strcmp(what, "basic") == 0) rc = scenario_basic();
+  else if (strcmp(what, "mismatch") == 0) rc = scenario_mismatch();
+  else if (strcmp(what, "killed") == 0) rc = scenario_leave(true);
+  else if (strcmp(what, "early") == 0) rc = scenario_leave(false);
   else {
     fprintf(stderr, "usage: %s basic|mismatch|killed|early\n", argv[0]);
     rc = 2;

@@ -27,8 +27,8 @@
 #include "am/am_internal.h"
 #include "syncq/am.h"
 
-#define LOOP_MAX 64       /* messages the loopback holds */
-#define LOOP_BULK 4096u   /* its bulk size: below the queue block's, to test the limit */
+#define LOOP_MAX 64     /* messages the loopback holds */
+#define LOOP_BULK 4096u /* its bulk size: below the queue block's, to test the limit */
 #define POLL_BUDGET 16u
 
 enum { H_REQ = 1, H_REP = 2, H_BULK = 3 };

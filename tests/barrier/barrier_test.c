@@ -84,9 +84,9 @@ typedef struct bar_shared {
   int threads;
   int episodes;
   _Atomic(uint64_t) arrivals;
-  _Atomic(int) early;   /* left before everyone arrived */
-  _Atomic(int) ahead;   /* someone was two episodes ahead */
-  _Atomic(int) stale;   /* a slot did not hold this episode's value */
+  _Atomic(int) early; /* left before everyone arrived */
+  _Atomic(int) ahead; /* someone was two episodes ahead */
+  _Atomic(int) stale; /* a slot did not hold this episode's value */
   _Atomic(int) errors;
   int slot[2][MAX_THREADS]; /* plain: ordered by the barrier only */
 } bar_shared;
@@ -105,7 +105,7 @@ static void *bar_main(void *p) {
   for (int e = 0; e < s->episodes; e++) {
     seed = seed * 1103515245u + 12345u;
     unsigned r = (seed >> 16) % 8u;
-    if (r == 0) syncq_yield();                /* random delays before arriving */
+    if (r == 0) syncq_yield(); /* random delays before arriving */
     else if (r == 1) syncq_delay_ns(2000);
     s->slot[e & 1][t->id] = e;
     atomic_fetch_add(&s->arrivals, 1);
@@ -250,7 +250,7 @@ static void test_every_registered_barrier(void **state) {
       uint64_t t0 = syncq_now_ns();
       int eps = w == SYNCQ_WAIT_SPIN ? EPISODES_SPIN : EPISODES;
       check_episodes(a, w, over, w == SYNCQ_WAIT_SPIN ? EPISODES_SPIN_OVERSUBSCRIBED : EPISODES); /* oversubscribed */
-      check_episodes(a, w, 5, eps);      /* not a power of 2 or 4 */
+      check_episodes(a, w, 5, eps); /* not a power of 2 or 4 */
       check_episodes(a, w, n_pus(), EPISODES * 2);
       uint64_t t1 = syncq_now_ns();
       if (a->props & SYNCQ_PROP_PROCESS_SHARED) check_process_shared(a, w, eps);
@@ -349,7 +349,6 @@ static void test_typed_apis(void **state) {
   assert_int_equal(syncq_barrier_pthread_destroy(&p), SYNCQ_OK);
 }
 
-
 /* ---- timed waits ---- */
 
 /* A hang fails the test after this long (a watchdog, not a measure). */
@@ -366,7 +365,8 @@ static void test_typed_apis(void **state) {
 #endif
 #define RACE_ROUNDS (60 / SCALE / RACE_SCALE)
 #define RACE_ROUNDS_SPIN (12 / SCALE / RACE_SCALE + 1) /* spinners oversubscribed burn their slices */
-#define RACE_TIMEOUT_NS (300000ull * SCALE * SCALE * RACE_SCALE * RACE_SCALE) /* 0.3 ms; 4.8 ms sanitized, 2.7 under qemu */
+#define RACE_TIMEOUT_NS \
+  (300000ull * SCALE * SCALE * RACE_SCALE * RACE_SCALE) /* 0.3 ms; 4.8 ms sanitized, 2.7 under qemu */
 #define TIMED_THREADS 5
 
 static void watchdog_fired(int sig) {
@@ -395,11 +395,11 @@ typedef struct timed_shared {
 typedef struct timed_thread {
   timed_shared *s;
   unsigned id;
-  int timed;            /* wait_timed (else the untimed wait) */
-  uint64_t timeout_ns;  /* of wait_timed */
-  uint64_t delay_ns;    /* before arriving */
+  int timed;           /* wait_timed (else the untimed wait) */
+  uint64_t timeout_ns; /* of wait_timed */
+  uint64_t delay_ns;   /* before arriving */
   int status;
-  int saw_all;          /* an OK waiter saw every slot of this round */
+  int saw_all; /* an OK waiter saw every slot of this round */
 } timed_thread;
 
 static void *timed_main(void *p) {
@@ -477,8 +477,8 @@ static void check_never_arrives(const syncq_algo *a, int wait, int missing, int 
     int st = ts[i].status;
     if (st == SYNCQ_ETIMEDOUT) timedout++;
     if (st != SYNCQ_ETIMEDOUT && st != SYNCQ_EBROKEN)
-      fail_msg("%s/%s, thread %d never arrives: thread %d (%s) returned %s", a->name, syncq_wait_name(wait), missing,
-               i, ts[i].timed ? "timed" : "untimed", syncq_strerror(st));
+      fail_msg("%s/%s, thread %d never arrives: thread %d (%s) returned %s", a->name, syncq_wait_name(wait), missing, i,
+               ts[i].timed ? "timed" : "untimed", syncq_strerror(st));
     if (!ts[i].timed && st != SYNCQ_EBROKEN)
       fail_msg("%s/%s: an untimed waiter returned %s", a->name, syncq_wait_name(wait), syncq_strerror(st));
   }
@@ -664,7 +664,7 @@ static void test_timed_waits(void **state) {
       uint64_t t0 = syncq_now_ns();
       check_never_arrives(a, w, TIMED_THREADS - 1, -1); /* the last leaf (dissemination: the last partner) */
       if (strcmp(a->name, "mcs-tree") == 0) check_never_arrives(a, w, 0, -1); /* its root */
-      check_never_arrives(a, w, 2, 4);                  /* one timed, the others untimed: EBROKEN */
+      check_never_arrives(a, w, 2, 4); /* one timed, the others untimed: EBROKEN */
       check_deadline_races(a, w);
       if (a->props & SYNCQ_PROP_PROCESS_SHARED) {
         check_process_shared_timeout(a, w, PS_VICTIM_EXITS);

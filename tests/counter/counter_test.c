@@ -98,8 +98,8 @@ static void check_linearizable_adds(const syncq_algo *a) {
   qsort(olds, total, sizeof *olds, cmp_i64);
   for (size_t i = 0; i < total; i++) {
     if (olds[i] != (int64_t)i)
-      fail_msg("%s: fetch_add returned %lld where %zu was due (lost or duplicated update)", a->name,
-               (long long)olds[i], i);
+      fail_msg("%s: fetch_add returned %lld where %zu was due (lost or duplicated update)", a->name, (long long)olds[i],
+               i);
   }
   /* a CAS-based counter that claims CAS attempts must account for them */
   if (syncq_stats_enabled() && sum.cas_attempts > 0) assert_true(sum.cas_attempts >= total);

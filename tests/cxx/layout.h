@@ -17,6 +17,7 @@ extern const int syncq_c_nlayouts;
 }
 #endif
 /* X-macro: every type the test compares. */
+/* clang-format off */
 #define SYNCQ_LAYOUT_TYPES(X)                                                                 \
   X(syncq_lock_node) X(syncq_lock_tas) X(syncq_lock_ticket) X(syncq_lock_mcs) X(syncq_lock_clh) \
   X(syncq_lock_anderson) X(syncq_lock_array) X(syncq_lock_futex_mutex) X(syncq_counter_faa)      \
@@ -24,4 +25,5 @@ extern const int syncq_c_nlayouts;
   X(syncq_queue_scq) X(syncq_queue_scq2) X(syncq_stack_treiber) X(syncq_waiter) X(syncq_tagptr)     \
   X(syncq_barrier_central) X(syncq_queue_lcrq) X(syncq_queue_lprq) X(syncq_queue_wcq) X(syncq_queue_wfqueue) \
     X(syncq_queue_loo)
+/* clang-format on */
 #endif

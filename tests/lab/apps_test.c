@@ -208,8 +208,10 @@ static void test_tsp_finds_the_optimum(void **state) {
   uint64_t opt;
   assert_int_equal(app_tsp_held_karp(&in, &opt), SYNCQ_OK);
   /* 001's combinations: lock, preemption-safe lock, non-blocking, hybrid */
-  const char *combos[][3] = {{"skew-lock", "lock", "lock-ttas"}, {"skew-lock-ps", "lock-ps", "lock-ttas-ps"},
-                             {"skew-herlihy", "treiber", "cas"}, {"skew-lock-ps", "treiber", "cas"}};
+  const char *combos[][3] = {{"skew-lock", "lock", "lock-ttas"},
+                             {"skew-lock-ps", "lock-ps", "lock-ttas-ps"},
+                             {"skew-herlihy", "treiber", "cas"},
+                             {"skew-lock-ps", "treiber", "cas"}};
   for (size_t c = 0; c < 4; c++)
     tsp_run_one(&in, opt, t_find(SYNCQ_FAMILY_PQUEUE, combos[c][0]), t_find(SYNCQ_FAMILY_STACK, combos[c][1]),
                 t_find(SYNCQ_FAMILY_COUNTER, combos[c][2]));

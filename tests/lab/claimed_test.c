@@ -40,8 +40,9 @@ static lab_claimed *claimed_of(const lab_claim *claims, size_t n) {
 static void test_max_threads_resolved_by_planning(void **state) {
   (void)state;
   static const lab_claim claims[] = {
-    {"faa beats cas", "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"faa\",\"den\":\"cas\","
-                      "\"where\":{\"work_ns\":0},\"at\":\"max_threads\",\"bound\":1.0}"},
+    {"faa beats cas",
+     "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"faa\",\"den\":\"cas\","
+     "\"where\":{\"work_ns\":0},\"at\":\"max_threads\",\"bound\":1.0}"},
   };
   lab_claimed *c = claimed_of(claims, 1);
   lab_group g1 = group(1, NULL, "time"), g4 = group(4, NULL, "time"), g8 = group(8, NULL, "time");
@@ -71,8 +72,9 @@ static void test_max_threads_resolved_by_planning(void **state) {
 static void test_a_ratio_metric_reads_its_raw_group(void **state) {
   (void)state;
   static const lab_claim claims[] = {
-    {"ratio", "{\"op\":\"ratio_above\",\"metric\":\"throughput_ratio\",\"num\":\"nblfq\",\"den\":\"vyukov\","
-              "\"at\":{\"threads\":1},\"bound\":1.0}"},
+    {"ratio",
+     "{\"op\":\"ratio_above\",\"metric\":\"throughput_ratio\",\"num\":\"nblfq\",\"den\":\"vyukov\","
+     "\"at\":{\"threads\":1},\"bound\":1.0}"},
   };
   lab_claimed *c = claimed_of(claims, 1);
   lab_group raw = group(1, NULL, "throughput"); /* the ratio points come from its samples */
@@ -85,11 +87,12 @@ static void test_a_ratio_metric_reads_its_raw_group(void **state) {
 static void test_explicit_at_strings_peers_and_nesting(void **state) {
   (void)state;
   static const lab_claim claims[] = {
-    {"nblfq vs peers", "{\"op\":\"all\",\"rules\":[{\"op\":\"any\",\"rules\":["
-                       "{\"op\":\"peer_ratio_above\",\"metric\":\"throughput\",\"algo\":\"nblfq\","
-                       "\"where\":{\"phase\":\"stream\"},\"at\":{\"threads\":1},\"bound\":1.0}]},"
-                       "{\"op\":\"value_below\",\"metric\":\"throughput\",\"algo\":\"vyukov\",\"at\":{\"threads\":2},"
-                       "\"bound\":9}]}"},
+    {"nblfq vs peers",
+     "{\"op\":\"all\",\"rules\":[{\"op\":\"any\",\"rules\":["
+     "{\"op\":\"peer_ratio_above\",\"metric\":\"throughput\",\"algo\":\"nblfq\","
+     "\"where\":{\"phase\":\"stream\"},\"at\":{\"threads\":1},\"bound\":1.0}]},"
+     "{\"op\":\"value_below\",\"metric\":\"throughput\",\"algo\":\"vyukov\",\"at\":{\"threads\":2},"
+     "\"bound\":9}]}"},
     {"declared", "{\"op\":\"not_measurable\",\"why\":\"no such hardware\"}"},
     {"broken", "{\"op\":"},
   };
@@ -100,7 +103,7 @@ static void test_explicit_at_strings_peers_and_nesting(void **state) {
   assert_true(lab_claimed_reads(c, &s1, "ck:ring_mpmc", true)); /* every peer of a peer_ratio point */
   assert_false(lab_claimed_reads(c, &s1, "vyukov", false));
   assert_false(lab_claimed_reads(c, &s2, "ck:ring_mpmc", true));
-  assert_false(lab_claimed_reads(c, &p1, "nblfq", false)); /* the string where */
+  assert_false(lab_claimed_reads(c, &p1, "nblfq", false));  /* the string where */
   assert_true(lab_claimed_reads(c, &s2, "vyukov", false));  /* no where: any phase at threads 2 */
   assert_false(lab_claimed_reads(c, &p1, "vyukov", false)); /* at: threads 2 only */
   lab_claimed_free(c);
@@ -109,8 +112,9 @@ static void test_explicit_at_strings_peers_and_nesting(void **state) {
 static void test_at_max_of_a_param_resolved_by_planning(void **state) {
   (void)state;
   static const lab_claim claims[] = {
-    {"tree", "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"fiber:mpsc\",\"den\":\"go\","
-             "\"at\":{\"leaves\":\"max\"},\"bound\":1.0}"},
+    {"tree",
+     "{\"op\":\"ratio_below\",\"metric\":\"time\",\"num\":\"fiber:mpsc\",\"den\":\"go\","
+     "\"at\":{\"leaves\":\"max\"},\"bound\":1.0}"},
   };
   lab_claimed *c = claimed_of(claims, 1);
   lab_group g[3];
@@ -133,10 +137,12 @@ static void test_at_max_of_a_param_resolved_by_planning(void **state) {
 static void test_needs_pus_reads_nothing_short_and_the_fitting_points_above(void **state) {
   (void)state;
   static const lab_claim claims[] = {
-    {"gated", "{\"op\":\"needs_pus\",\"pus\":8,\"pus_per_thread\":2,\"rule\":"
-              "{\"op\":\"in_pack\",\"metric\":\"time\",\"algo\":\"nblfq\",\"factor\":2}}"},
-    {"curve", "{\"op\":\"needs_pus\",\"pus\":2,\"rule\":{\"op\":\"rise_then_plateau\","
-              "\"metric\":\"time\",\"algo\":\"ms\",\"knee\":10,\"factor\":2}}"},
+    {"gated",
+     "{\"op\":\"needs_pus\",\"pus\":8,\"pus_per_thread\":2,\"rule\":"
+     "{\"op\":\"in_pack\",\"metric\":\"time\",\"algo\":\"nblfq\",\"factor\":2}}"},
+    {"curve",
+     "{\"op\":\"needs_pus\",\"pus\":2,\"rule\":{\"op\":\"rise_then_plateau\","
+     "\"metric\":\"time\",\"algo\":\"ms\",\"knee\":10,\"factor\":2}}"},
   };
   lab_experiment e;
   memset(&e, 0, sizeof e);

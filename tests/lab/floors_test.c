@@ -223,8 +223,8 @@ static void test_construct(void **state) {
   syncq_barrier_config bc = {2, SYNCQ_WAIT_DEFAULT, false};
   syncq_stack_config sc = {64, 2, NULL};
   syncq_pqueue_config pc = {64, 2, NULL};
-  lab_object_cfg cfg = {.lock = &lc, .barrier = &bc, .counter_initial = 5, .queue_capacity = 64, .stack = &sc,
-                        .pqueue = &pc};
+  lab_object_cfg cfg = {
+    .lock = &lc, .barrier = &bc, .counter_initial = 5, .queue_capacity = 64, .stack = &sc, .pqueue = &pc};
   int made = 0;
   for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++) {
     const syncq_algo *algos[SYNCQ_REGISTRY_MAX];

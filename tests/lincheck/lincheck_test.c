@@ -10,7 +10,8 @@
 #include "lincheck.h"
 #include "syncq/status.h"
 
-#define OP(t, k, a, r, st, c, d) {t, k, a, r, st, c, d}
+#define OP(t, k, a, r, st, c, d) \
+  { t, k, a, r, st, c, d }
 
 static void test_sequential_queue(void **state) {
   (void)state;
@@ -117,9 +118,12 @@ static void test_malformed(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_sequential_queue),  cmocka_unit_test(test_overlap_allows_either_order),
-    cmocka_unit_test(test_empty_must_be_justified), cmocka_unit_test(test_bounded_full),
-    cmocka_unit_test(test_duplicate_and_lost), cmocka_unit_test(test_many_concurrent_ops_fast),
+    cmocka_unit_test(test_sequential_queue),
+    cmocka_unit_test(test_overlap_allows_either_order),
+    cmocka_unit_test(test_empty_must_be_justified),
+    cmocka_unit_test(test_bounded_full),
+    cmocka_unit_test(test_duplicate_and_lost),
+    cmocka_unit_test(test_many_concurrent_ops_fast),
     cmocka_unit_test(test_malformed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,9 +74,7 @@ static void test_null_node_per_lock(void **state) {
   assert_true(free_of_node >= 8);
 }
 
-static void *unlock_from_other_thread(void *arg) {
-  return (void *)(intptr_t)syncq_lock_unlock(arg, NULL);
-}
+static void *unlock_from_other_thread(void *arg) { return (void *)(intptr_t)syncq_lock_unlock(arg, NULL); }
 
 static void test_pthread_mutex_unlock_not_held(void **state) {
   (void)state;
@@ -91,7 +89,7 @@ static void test_pthread_mutex_unlock_not_held(void **state) {
   assert_int_equal((int)(intptr_t)r, SYNCQ_EINVAL); /* not the holder */
   assert_int_equal(syncq_lock_unlock(l, NULL), SYNCQ_OK);
   assert_int_equal(syncq_lock_unlock(l, NULL), SYNCQ_EINVAL); /* twice */
-  assert_int_equal(syncq_lock_destroy(l), SYNCQ_OK);           /* and still destroyable */
+  assert_int_equal(syncq_lock_destroy(l), SYNCQ_OK);          /* and still destroyable */
   /* the typed API, competitive (glibc's adaptive mutex) too */
   syncq_lock_pthread_mutex m;
   syncq_lock_config cfg = {0, SYNCQ_WAIT_COMPETITIVE, false};

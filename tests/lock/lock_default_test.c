@@ -42,7 +42,6 @@
 #define TEST_WAIT SYNCQ_WAIT_DEFAULT /* -DTEST_WAIT=SYNCQ_WAIT_SPIN shows the collapse */
 #endif
 
-
 static bool gives_up_processor(int d) {
   return d == SYNCQ_WAIT_COMPETITIVE || d == SYNCQ_WAIT_YIELD || d == SYNCQ_WAIT_BLOCK;
 }
@@ -59,10 +58,8 @@ static void test_default_discipline_of_every_lock(void **state) {
     syncq_lock *l = NULL;
     assert_int_equal(syncq_lock_create(a->name, NULL, &l), SYNCQ_OK);
     int d = syncq_lock_discipline(l);
-    if (a->props & SYNCQ_PROP_SLEEPS_BY_DEFAULT)
-      assert_int_equal(d, SYNCQ_WAIT_DEFAULT);
-    else
-      assert_true(gives_up_processor(d));
+    if (a->props & SYNCQ_PROP_SLEEPS_BY_DEFAULT) assert_int_equal(d, SYNCQ_WAIT_DEFAULT);
+    else assert_true(gives_up_processor(d));
     syncq_lock_node node;
     assert_int_equal(syncq_lock_lock(l, &node), SYNCQ_OK);
     assert_int_equal(syncq_lock_trylock(l, &node) == SYNCQ_OK, false);
@@ -78,8 +75,8 @@ static void test_default_discipline_of_every_lock(void **state) {
   assert_true(checked >= 10);
   /* the spin locks of the papers wait competitively by default, the
    * scheduler-conscious ones too (sleeping on their slot's seq word) */
-  const char *const competitive[] = {"tas",       "ttas",      "ticket",    "mcs",      "clh",
-                                     "anderson",  "array-cas", "array-faa", "sc-queue", "hybrid-sc"};
+  const char *const competitive[] = {"tas",      "ttas",      "ticket",    "mcs",      "clh",
+                                     "anderson", "array-cas", "array-faa", "sc-queue", "hybrid-sc"};
   for (size_t i = 0; i < sizeof competitive / sizeof competitive[0]; i++) {
     syncq_lock *l = NULL;
     assert_int_equal(syncq_lock_create(competitive[i], NULL, &l), SYNCQ_OK);

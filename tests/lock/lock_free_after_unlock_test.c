@@ -64,18 +64,18 @@ static const char *const mode_names[] = {"unmap", "heap"};
 /* Child exit codes. */
 enum {
   CASE_OK = 0,
-  CASE_CALL = 10,     /* a lock call did not return SYNCQ_OK */
-  CASE_NOSLEEP = 11,  /* B never slept */
-  CASE_NOPOINT = 12,  /* A's unlock passed no race point */
-  CASE_STUCK = 13,    /* B could not take the lock while A stood at the point */
-  CASE_SETUP = 14,    /* the test's own set-up failed */
-  CASE_SKIP = 15,     /* the lock does not accept the discipline */
+  CASE_CALL = 10,    /* a lock call did not return SYNCQ_OK */
+  CASE_NOSLEEP = 11, /* B never slept */
+  CASE_NOPOINT = 12, /* A's unlock passed no race point */
+  CASE_STUCK = 13,   /* B could not take the lock while A stood at the point */
+  CASE_SETUP = 14,   /* the test's own set-up failed */
+  CASE_SKIP = 15,    /* the lock does not accept the discipline */
 };
 
 /* ---- the child's state (one case per process) ---- */
 static enum free_mode mode;
 static const syncq_lock_ops *ops;
-static void *storage;    /* FREE_UNMAP: the lock, in pages of its own */
+static void *storage; /* FREE_UNMAP: the lock, in pages of its own */
 static size_t map_len;
 static syncq_lock *glock; /* FREE_HEAP */
 static pthread_t b_thread;
@@ -93,9 +93,7 @@ static void fail_child(int code, const char *fmt, ...) {
   _exit(code);
 }
 
-static int do_lock(syncq_lock_node *n) {
-  return mode == FREE_HEAP ? syncq_lock_lock(glock, n) : ops->lock(storage, n);
-}
+static int do_lock(syncq_lock_node *n) { return mode == FREE_HEAP ? syncq_lock_lock(glock, n) : ops->lock(storage, n); }
 static int do_unlock(syncq_lock_node *n) {
   return mode == FREE_HEAP ? syncq_lock_unlock(glock, n) : ops->unlock(storage, n);
 }
@@ -218,20 +216,25 @@ static void run_case(const syncq_algo *a, int wait, enum free_mode m) {
 static const char *describe(int status) {
   static char buf[96];
   if (WIFSIGNALED(status)) {
-    snprintf(buf, sizeof buf, "killed by signal %d (%s): the releaser touched the freed lock",
-             WTERMSIG(status), strsignal(WTERMSIG(status)));
+    snprintf(buf, sizeof buf, "killed by signal %d (%s): the releaser touched the freed lock", WTERMSIG(status),
+             strsignal(WTERMSIG(status)));
     return buf;
   }
   switch (WEXITSTATUS(status)) {
-    case CASE_CALL: return "a lock call failed";
-    case CASE_NOSLEEP: return "B never slept";
-    case CASE_NOPOINT: return "no race point in unlock";
-    case CASE_STUCK: return "B could not take the lock while A stood after its hand-over";
-    case CASE_SETUP: return "test set-up failed";
-    default:
-      snprintf(buf, sizeof buf, "exit status %d (a sanitizer report: the releaser touched the freed lock)",
-               WEXITSTATUS(status));
-      return buf;
+  case CASE_CALL:
+    return "a lock call failed";
+  case CASE_NOSLEEP:
+    return "B never slept";
+  case CASE_NOPOINT:
+    return "no race point in unlock";
+  case CASE_STUCK:
+    return "B could not take the lock while A stood after its hand-over";
+  case CASE_SETUP:
+    return "test set-up failed";
+  default:
+    snprintf(buf, sizeof buf, "exit status %d (a sanitizer report: the releaser touched the freed lock)",
+             WEXITSTATUS(status));
+    return buf;
   }
 }
 

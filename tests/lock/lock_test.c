@@ -74,7 +74,7 @@
 #define ITERS_SPIN (100 / SCALE)
 #define ITERS_FIFO_SPIN_OVERSUBSCRIBED (2 / SCALE + 1)
 #define ITERS_FIFO_SPIN_PER_PU (300 / SCALE)
-#define YIELD_IN_CS 61   /* prime: yields land at varying points */
+#define YIELD_IN_CS 61 /* prime: yields land at varying points */
 #define YIELD_OUTSIDE 7
 
 /* The PUs this process is confined to (test_plan.h), and 8x as many
@@ -105,10 +105,10 @@ static syncq_lock_config cfg_of(int wait) {
 typedef struct mx_shared {
   const syncq_lock_ops *ops;
   void *lock;
-  uint64_t counter;          /* plain: protected by the lock only */
-  _Atomic(int) occupancy;    /* threads inside the critical section */
-  _Atomic(int) violations;   /* times occupancy was seen > 1 */
-  _Atomic(int) errors;       /* non-OK returns */
+  uint64_t counter;        /* plain: protected by the lock only */
+  _Atomic(int) occupancy;  /* threads inside the critical section */
+  _Atomic(int) violations; /* times occupancy was seen > 1 */
+  _Atomic(int) errors;     /* non-OK returns */
   int iters;
 } mx_shared;
 
@@ -172,8 +172,8 @@ static void check_mutual_exclusion(const syncq_algo *a, int wait, int t, int ite
     fail_msg("%s/%s: %d mutual-exclusion violations", a->name, syncq_wait_name(wait), atomic_load(&s.violations));
   assert_int_equal(atomic_load(&s.errors), 0);
   if (s.counter != (uint64_t)t * (uint64_t)s.iters)
-    fail_msg("%s/%s: counter %llu, expected %llu", a->name, syncq_wait_name(wait),
-             (unsigned long long)s.counter, (unsigned long long)t * (unsigned long long)s.iters);
+    fail_msg("%s/%s: counter %llu, expected %llu", a->name, syncq_wait_name(wait), (unsigned long long)s.counter,
+             (unsigned long long)t * (unsigned long long)s.iters);
   assert_int_equal(ops->destroy(s.lock), SYNCQ_OK);
   free(s.lock);
   free(ts);
@@ -202,13 +202,13 @@ static void check_trylock(const syncq_algo *a, int wait) {
   void *l = new_lock_storage(ops);
   syncq_lock_node n1, n2;
   assert_int_equal(ops->init(l, &cfg), SYNCQ_OK);
-  assert_int_equal(ops->trylock(l, &n1), SYNCQ_OK); /* free -> acquired */
+  assert_int_equal(ops->trylock(l, &n1), SYNCQ_OK);    /* free -> acquired */
   assert_int_equal(ops->trylock(l, &n2), SYNCQ_EBUSY); /* held -> busy */
   try_arg t = {ops, l, 12345};
   pthread_t tid;
   assert_int_equal(pthread_create(&tid, NULL, try_from_other_thread, &t), 0);
   pthread_join(tid, NULL);
-  assert_int_equal(t.result, SYNCQ_EBUSY); /* held by another thread -> busy */
+  assert_int_equal(t.result, SYNCQ_EBUSY);        /* held by another thread -> busy */
   assert_int_equal(ops->destroy(l), SYNCQ_EBUSY); /* held: not destroyed */
   assert_int_equal(ops->unlock(l, &n1), SYNCQ_OK);
   t.result = 12345;
@@ -264,8 +264,8 @@ static void check_free_after_rounds(const syncq_algo *a) {
 
 /* The locks with one slot per thread, which must document a limit. */
 static bool has_slots(const syncq_algo *a) {
-  static const char *const slotted[] = {"anderson", "array-cas", "array-faa", "sc-queue", "hybrid-sc",
-                                         "ck:spinlock_anderson"};
+  static const char *const slotted[] = {"anderson", "array-cas", "array-faa",
+                                        "sc-queue", "hybrid-sc", "ck:spinlock_anderson"};
   for (size_t i = 0; i < sizeof slotted / sizeof slotted[0]; i++)
     if (strcmp(a->name, slotted[i]) == 0) return true;
   return false;
@@ -482,7 +482,8 @@ static void check_fifo(const syncq_algo *a, int wait) {
   for (int i = 0; i < FIFO_WAITERS; i++) pthread_join(tids[i], NULL);
   assert_int_equal(s.got, FIFO_WAITERS);
   for (int i = 0; i < FIFO_WAITERS; i++)
-    if (s.order[i] != i) fail_msg("%s/%s: waiter %d got the lock in turn %d", a->name, syncq_wait_name(wait), s.order[i], i);
+    if (s.order[i] != i)
+      fail_msg("%s/%s: waiter %d got the lock in turn %d", a->name, syncq_wait_name(wait), s.order[i], i);
   assert_int_equal(ops->destroy(s.lock), SYNCQ_OK);
   free(s.lock);
   free(ts);
@@ -586,8 +587,7 @@ static void test_every_registered_lock(void **state) {
     unsigned limit = check_thread_limit(a);
     if (limit != 0)
       print_message("lock %s: at most %u threads (max_threads %u: SYNCQ_ELIMIT)\n", a->name, limit, limit + 1);
-    else if (has_slots(a))
-      fail_msg("lock %s: has one slot per thread, yet accepts max_threads %u", a->name, UINT_MAX);
+    else if (has_slots(a)) fail_msg("lock %s: has one slot per thread, yet accepts max_threads %u", a->name, UINT_MAX);
     check_free_after_rounds(a);
     check_trylock_linearizable(a);
     for (int w = 0; w < SYNCQ_WAIT_COUNT; w++) {
@@ -734,7 +734,7 @@ static void test_anderson_thread_limit(void **state) {
   anderson_arg waiter = {l, 12345}, extra = {l, 12345};
   pthread_t tw, te;
   assert_int_equal(pthread_create(&tw, NULL, anderson_locker, &waiter), 0);
-  while (atomic_load(&l->inside) != 2u) syncq_yield(); /* the waiter is in */
+  while (atomic_load(&l->inside) != 2u) syncq_yield();            /* the waiter is in */
   assert_int_equal(syncq_lock_anderson_trylock(l), SYNCQ_ELIMIT); /* a third: beyond the limit */
   assert_int_equal(pthread_create(&te, NULL, anderson_locker, &extra), 0);
   pthread_join(te, NULL);
@@ -850,7 +850,7 @@ static void test_wait_api(void **state) {
   assert_int_equal(syncq_wait_from_name(NULL, &d), SYNCQ_EINVAL);
   assert_int_equal(syncq_wait_from_name("spin", NULL), SYNCQ_EINVAL);
   uint64_t lim = syncq_wait_spin_limit_ns();
-  assert_true(lim >= 1000 && lim <= 200000); /* the documented clamp */
+  assert_true(lim >= 1000 && lim <= 200000);     /* the documented clamp */
   assert_int_equal(syncq_wait_calibrate(), lim); /* measured once */
   print_message("competitive spin limit: %llu ns\n", (unsigned long long)lim);
 }

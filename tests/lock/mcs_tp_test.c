@@ -33,10 +33,10 @@
 
 static syncq_lock_mcs_tp lock;
 static _Atomic(int) calling[2]; /* A, B about to call lock() */
-static int order[2];             /* who got the lock, in turn (written under the lock) */
-static _Atomic(int) got; /* how many got it */
-static _Atomic(int) stopped; /* A is inside the handler */
-static _Atomic(int) thaw;    /* the handler may return */
+static int order[2];            /* who got the lock, in turn (written under the lock) */
+static _Atomic(int) got;        /* how many got it */
+static _Atomic(int) stopped;    /* A is inside the handler */
+static _Atomic(int) thaw;       /* the handler may return */
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};

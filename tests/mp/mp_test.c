@@ -49,8 +49,8 @@
 
 #define US 1000ull
 #define MS 1000000ull
-#define LEVEL 3       /* the papers' highest multiprogramming level */
-#define PROCS 2       /* virtual processors (this machine has 2 cores) */
+#define LEVEL 3 /* the papers' highest multiprogramming level */
+#define PROCS 2 /* virtual processors (this machine has 2 cores) */
 #define NTHREADS (LEVEL * PROCS)
 #define TEST_QUANTUM_NS (1 * MS) /* short quanta: many preemptions in a short test */
 #define LOCK_RUN_NS (60 * MS)    /* each lock's time-bounded run */
@@ -65,8 +65,7 @@ static void sleep_ns(uint64_t ns) {
   nanosleep(&ts, NULL);
 }
 
-static syncq_mp_sched *make_sched(unsigned level, unsigned procs, uint64_t quantum, int policy,
-                                  uint64_t limit) {
+static syncq_mp_sched *make_sched(unsigned level, unsigned procs, uint64_t quantum, int policy, uint64_t limit) {
   syncq_mp_config c;
   syncq_mp_config_default(&c, level, procs);
   c.quantum_ns = quantum;
@@ -117,7 +116,7 @@ static void test_bad_inputs(void **state) {
   assert_null(syncq_mp_self());
   syncq_mp_nopreempt_begin(); /* unregistered: no-ops */
   syncq_mp_nopreempt_end();
-  syncq_mp_nopreempt_end();   /* unmatched: ignored */
+  syncq_mp_nopreempt_end(); /* unmatched: ignored */
   assert_false(syncq_mp_rseq_slice_available());
 
   /* more threads than the configured maximum */
@@ -320,7 +319,7 @@ static void test_nopreempt_honoured_within_bound(void **state) {
   syncq_mp_stats st;
   assert_int_equal(syncq_mp_get_stats(s, &st), SYNCQ_OK);
   assert_int_equal(rq.stops_during, 0); /* never stopped inside the request */
-  assert_true(st.deferrals >= 1);        /* though the scheduler wanted to */
+  assert_true(st.deferrals >= 1);       /* though the scheduler wanted to */
   assert_int_equal(st.forced, 0);
   assert_int_equal(syncq_mp_destroy(s), SYNCQ_OK);
 }
@@ -348,8 +347,11 @@ static void run_spinners(int policy, uint64_t quantum, uint64_t work, int nopree
   spinner sp[NTHREADS];
   pthread_t th[NTHREADS];
   for (int i = 0; i < NTHREADS; i++) {
-    sp[i] = (spinner){.s = s, .app = (unsigned)i / PROCS, .proc = (unsigned)i % PROCS,
-                      .work = work, .nopreempt_every = nopreempt_every};
+    sp[i] = (spinner){.s = s,
+                      .app = (unsigned)i / PROCS,
+                      .proc = (unsigned)i % PROCS,
+                      .work = work,
+                      .nopreempt_every = nopreempt_every};
     assert_int_equal(pthread_create(&th[i], NULL, spinner_main, &sp[i]), 0);
   }
   for (int i = 0; i < NTHREADS; i++) (void)wait_handle(&sp[i]);
@@ -504,7 +506,7 @@ static void test_every_lock_level3(void **state) {
 
 /* ---- every registered queue at level 3 ---- */
 #define PRODUCERS (NTHREADS / 2)
-#define ITEM_SHIFT 4  /* items are tagged-pointer friendly: low bits clear */
+#define ITEM_SHIFT 4 /* items are tagged-pointer friendly: low bits clear */
 #define SEQ_BITS 20
 
 typedef struct queue_run {

@@ -339,7 +339,8 @@ static void test_park_wake_races(void **state) {
     assert_non_null(g.fibers);
     /* more schedulers than processing units: preempted schedulers too */
     g.sys = fiber_system(mbs[b], (uint32_t)(g.nfibers + g.nsenders + 1), 4, 0);
-    for (int f = 0; f < g.nfibers; f++) assert_int_equal(syncq_po_spawn(g.sys, race_receiver, &g, &g.fibers[f]), SYNCQ_OK);
+    for (int f = 0; f < g.nfibers; f++)
+      assert_int_equal(syncq_po_spawn(g.sys, race_receiver, &g, &g.fibers[f]), SYNCQ_OK);
     sender_arg args[RACE_THREADS * 2];
     pthread_t tids[RACE_THREADS];
     syncq_po_pid fsend[RACE_THREADS];
@@ -580,7 +581,8 @@ static void test_map_budget_degrades(void **state) {
     long want = limit - maps_now() - 300;
     if (want > 0) {
       /* pages of alternating protection never merge: one mapping each */
-      char *area = mmap(NULL, (size_t)(want + 1) * (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      char *area =
+        mmap(NULL, (size_t)(want + 1) * (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (area == MAP_FAILED) _exit(11);
       for (long i = 1; i < want; i += 2) mprotect(area + i * page, (size_t)page, PROT_NONE);
     }
@@ -694,8 +696,8 @@ static void test_stack_overflow_reported(void **state) {
     syncq_po_system *s;
     if (syncq_po_create(&cfg, &s) != SYNCQ_OK) _exit(10);
     syncq_po_pid pid;
-    syncq_po_spawn(s, idle, NULL, &pid);   /* pid 0 */
-    syncq_po_spawn(s, idle, NULL, &pid);   /* pid 1 */
+    syncq_po_spawn(s, idle, NULL, &pid);     /* pid 0 */
+    syncq_po_spawn(s, idle, NULL, &pid);     /* pid 1 */
     syncq_po_spawn(s, overflow, NULL, &pid); /* pid 2 */
     syncq_po_join(s, pid);
     _exit(0); /* not reached */
@@ -718,11 +720,17 @@ static void test_stack_overflow_reported(void **state) {
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_backends),          cmocka_unit_test(test_only_the_process_receives),
-    cmocka_unit_test(test_foreign_thread),    cmocka_unit_test(test_yield),
-    cmocka_unit_test(test_park_wake_races),   cmocka_unit_test(test_hundred_thousand),
-    cmocka_unit_test(test_map_budget_degrades), cmocka_unit_test(test_canary_reported),   cmocka_unit_test(test_stack_overflow_reported),
-    cmocka_unit_test(test_fibers_spawn_and_join_fibers), cmocka_unit_test(test_runnext_does_not_starve),
+    cmocka_unit_test(test_backends),
+    cmocka_unit_test(test_only_the_process_receives),
+    cmocka_unit_test(test_foreign_thread),
+    cmocka_unit_test(test_yield),
+    cmocka_unit_test(test_park_wake_races),
+    cmocka_unit_test(test_hundred_thousand),
+    cmocka_unit_test(test_map_budget_degrades),
+    cmocka_unit_test(test_canary_reported),
+    cmocka_unit_test(test_stack_overflow_reported),
+    cmocka_unit_test(test_fibers_spawn_and_join_fibers),
+    cmocka_unit_test(test_runnext_does_not_starve),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,8 +38,8 @@
 typedef struct world {
   syncq_po_system *sys;
   syncq_po_pid ring[RING];
-  bool bracket; /* the blocker announces its call */
-  _Atomic(int) blocking;    /* the blocker is about to sleep */
+  bool bracket;          /* the blocker announces its call */
+  _Atomic(int) blocking; /* the blocker is about to sleep */
   _Atomic(long) hops;
   _Atomic(long) hops_at_wake; /* hops made by the time the blocker woke */
   _Atomic(int) napped_before_wake;
@@ -147,8 +147,8 @@ static void ring_while_blocked(bool bracket, bool idle_first) {
   assert_int_equal(syncq_po_destroy(w.sys), SYNCQ_EBUSY);
   assert_int_equal(syncq_po_join(w.sys, blk), SYNCQ_OK);
   long hops = atomic_load(&w.hops_at_wake);
-  print_message("%s: %ld hops while the blocker slept 1 s; napper woke first: %d\n",
-                bracket ? "bracket" : "monitor", hops, atomic_load(&w.napped_before_wake));
+  print_message("%s: %ld hops while the blocker slept 1 s; napper woke first: %d\n", bracket ? "bracket" : "monitor",
+                hops, atomic_load(&w.napped_before_wake));
   if (hops < MIN_HOPS) fail_msg("the ring made %ld hops while its scheduler was blocked (want >= %d)", hops, MIN_HOPS);
   assert_int_equal(atomic_load(&w.napped_before_wake), 1); /* its 100 ms deadline fired during the 1 s */
   /* The spare retires, handing the ring back: it goes on. */
@@ -187,11 +187,11 @@ typedef struct bad_args {
 
 static void bracket_misuse(syncq_po_proc *self, void *arg) {
   bad_args *b = arg;
-  if (syncq_po_blocking_end(self) != SYNCQ_EINVAL) atomic_fetch_add(&b->errors, 1);    /* no begin */
+  if (syncq_po_blocking_end(self) != SYNCQ_EINVAL) atomic_fetch_add(&b->errors, 1); /* no begin */
   if (syncq_po_blocking_begin(self) != SYNCQ_OK) atomic_fetch_add(&b->errors, 1);
-  if (syncq_po_blocking_begin(self) != SYNCQ_EINVAL) atomic_fetch_add(&b->errors, 1);  /* twice */
+  if (syncq_po_blocking_begin(self) != SYNCQ_EINVAL) atomic_fetch_add(&b->errors, 1); /* twice */
   if (syncq_po_blocking_end(self) != SYNCQ_OK) atomic_fetch_add(&b->errors, 1);
-  if (syncq_po_blocking_end(self) != SYNCQ_EINVAL) atomic_fetch_add(&b->errors, 1);    /* twice */
+  if (syncq_po_blocking_end(self) != SYNCQ_EINVAL) atomic_fetch_add(&b->errors, 1); /* twice */
   if (syncq_po_blocking_begin(self) != SYNCQ_OK || syncq_po_blocking_end(self) != SYNCQ_OK)
     atomic_fetch_add(&b->errors, 1); /* again, after a full bracket */
 }
@@ -239,11 +239,8 @@ static void test_idle_monitor_sleeps(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_monitor_hands_off),
-      cmocka_unit_test(test_bracket_hands_off),
-      cmocka_unit_test(test_twice),
-      cmocka_unit_test(test_bracket_bad_inputs),
-      cmocka_unit_test(test_idle_monitor_sleeps),
+    cmocka_unit_test(test_monitor_hands_off),  cmocka_unit_test(test_bracket_hands_off),   cmocka_unit_test(test_twice),
+    cmocka_unit_test(test_bracket_bad_inputs), cmocka_unit_test(test_idle_monitor_sleeps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,11 +99,20 @@ static void servant(syncq_po_proc *self, void *arg) {
     case CMD_EXIT:
       syncq_po_set_exit_reason(self, (int32_t)a);
       return;
-    case CMD_LINK: r = syncq_po_link(self, (syncq_po_pid)a); break;
-    case CMD_UNLINK: r = syncq_po_unlink(self, (syncq_po_pid)a); break;
-    case CMD_TRAP: r = syncq_po_trap_exits(self, a != 0); break;
-    case CMD_SIGNAL: r = syncq_po_exit(self, a < 0 ? syncq_po_pid_of(self) : (syncq_po_pid)a, (int32_t)b); break;
-    default: break; /* CMD_PING */
+    case CMD_LINK:
+      r = syncq_po_link(self, (syncq_po_pid)a);
+      break;
+    case CMD_UNLINK:
+      r = syncq_po_unlink(self, (syncq_po_pid)a);
+      break;
+    case CMD_TRAP:
+      r = syncq_po_trap_exits(self, a != 0);
+      break;
+    case CMD_SIGNAL:
+      r = syncq_po_exit(self, a < 0 ? syncq_po_pid_of(self) : (syncq_po_pid)a, (int32_t)b);
+      break;
+    default:
+      break; /* CMD_PING */
     }
     if (r == SYNCQ_EKILLED) return;
     if (send_cmd(self, main_pid, REPLY, r, 0) != SYNCQ_OK) return;
@@ -480,10 +489,18 @@ static void doomed(syncq_po_proc *self, void *arg) {
   int r;
   if (send_cmd(self, a->main_pid, REPLY, 0, 0) != SYNCQ_OK) return; /* about to wait */
   switch (a->how) {
-  case 0: r = syncq_po_recv_blocking(self, &m); break;
-  case 1: r = syncq_po_recv_timeout(self, WAIT, &m); break;
-  case 2: r = syncq_po_sleep(self, WAIT); break;
-  case 3: r = syncq_po_recv(self, &m); break;
+  case 0:
+    r = syncq_po_recv_blocking(self, &m);
+    break;
+  case 1:
+    r = syncq_po_recv_timeout(self, WAIT, &m);
+    break;
+  case 2:
+    r = syncq_po_sleep(self, WAIT);
+    break;
+  case 3:
+    r = syncq_po_recv(self, &m);
+    break;
   default:
     while ((r = syncq_po_yield(self)) == SYNCQ_OK) {
     }
@@ -526,8 +543,7 @@ static void test_killed_calls(void **state) {
     syncq_po_free(w.me, m);
     assert_int_equal(syncq_po_exit(w.me, p, 40 + how), SYNCQ_OK);
     expect_down_of(&w, p, 40 + how);
-    if (atomic_load(&da.result) != 1)
-      fail_msg("waiting in mode %d: check %d failed", how, -atomic_load(&da.result));
+    if (atomic_load(&da.result) != 1) fail_msg("waiting in mode %d: check %d failed", how, -atomic_load(&da.result));
   }
   finish(&w);
 }
@@ -636,7 +652,7 @@ static void test_names(void **state) {
   expect_down_of(&w, b, 0);
   assert_int_equal(syncq_po_whereis(w.sys, "beta", &p), SYNCQ_ENOENT);
   assert_int_equal(syncq_po_unregister(w.sys, "beta"), SYNCQ_ENOENT);
-  assert_int_equal(syncq_po_register(w.sys, "beta", b), SYNCQ_EDEAD); /* stale */
+  assert_int_equal(syncq_po_register(w.sys, "beta", b), SYNCQ_EDEAD);   /* stale */
   assert_int_equal(syncq_po_register(w.sys, "beta", 60), SYNCQ_ENOENT); /* never had */
   /* re-register after the exit: a fresh process takes the name */
   syncq_po_pid c = spawn_watched(&w);
@@ -774,8 +790,8 @@ static void test_link_races(void **state) {
   syncq_po_msg *m;
   assert_int_equal(syncq_po_recv_timeout(w.me, 20 * MS, &m), SYNCQ_ETIMEDOUT); /* one each, no more */
   assert_int_equal(reasons + noprocs, ROUNDS);
-  print_message("link racing exit (%s): %d of %d linked in time, %d named in time\n", PO_TEST_BACKEND, reasons,
-                ROUNDS, named);
+  print_message("link racing exit (%s): %d of %d linked in time, %d named in time\n", PO_TEST_BACKEND, reasons, ROUNDS,
+                named);
   finish(&w);
 }
 
@@ -816,12 +832,10 @@ static void test_not_self(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_link_propagation), cmocka_unit_test(test_trap_exits),
-    cmocka_unit_test(test_unlink),           cmocka_unit_test(test_link_to_dead),
-    cmocka_unit_test(test_exit_other),       cmocka_unit_test(test_exit_self),
-    cmocka_unit_test(test_killed_calls),     cmocka_unit_test(test_many_linked),
-    cmocka_unit_test(test_names),            cmocka_unit_test(test_names_destroyed),
-    cmocka_unit_test(test_link_races),       cmocka_unit_test(test_not_self),
+    cmocka_unit_test(test_link_propagation), cmocka_unit_test(test_trap_exits),  cmocka_unit_test(test_unlink),
+    cmocka_unit_test(test_link_to_dead),     cmocka_unit_test(test_exit_other),  cmocka_unit_test(test_exit_self),
+    cmocka_unit_test(test_killed_calls),     cmocka_unit_test(test_many_linked), cmocka_unit_test(test_names),
+    cmocka_unit_test(test_names_destroyed),  cmocka_unit_test(test_link_races),  cmocka_unit_test(test_not_self),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

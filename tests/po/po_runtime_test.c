@@ -139,7 +139,7 @@ static void echo(syncq_po_proc *self, void *arg) {
  * after its slot has a new process, which never sees the stale message. */
 static void test_stale_pids(void **state) {
   (void)state;
-  syncq_po_system *s = new_system(2, 2); /* main and one process */
+  syncq_po_system *s = new_system(2, 2);                         /* main and one process */
   assert_int_equal(syncq_po_pid_generations(s), 1u << (31 - 5)); /* 2 + 16 slots: 5 bits */
   assert_int_equal(syncq_po_pid_generations(NULL), 0);
   assert_int_equal(syncq_po_live(NULL), 0);
@@ -233,10 +233,8 @@ static void *stale_sender(void *arg) {
     int64_t w = to;
     memcpy(m->data, &w, sizeof w);
     int st = syncq_po_send(me, to, m, (w & 1) ? SYNCQ_PO_COPY : SYNCQ_PO_LINK);
-    if (st == SYNCQ_OK)
-      m = NULL;
-    else if (st != SYNCQ_EDEAD)
-      atomic_fetch_add(&r->bad_status, 1); /* cmocka's asserts belong to the main thread */
+    if (st == SYNCQ_OK) m = NULL;
+    else if (st != SYNCQ_EDEAD) atomic_fetch_add(&r->bad_status, 1); /* cmocka's asserts belong to the main thread */
     sched_yield();
   }
   if (m != NULL) syncq_po_free(me, m);
@@ -670,8 +668,8 @@ static void self_timer(syncq_po_proc *self, void *arg) {
    * process descheduled 30 ms between the two calls (a loaded machine,
    * an emulator) armed type 1 after type 2's time. */
   bool ordered = t1 + 10 * MS < t0 + 40 * MS;
-  bool ok = order[0] + order[1] == 3 && (!ordered || (order[0] == 1 && order[1] == 2)) &&
-            syncq_now_ns() - t0 >= 40 * MS;
+  bool ok =
+    order[0] + order[1] == 3 && (!ordered || (order[0] == 1 && order[1] == 2)) && syncq_now_ns() - t0 >= 40 * MS;
   send_word(self, a->main, ok ? 7 : 8, 0);
 }
 
@@ -929,7 +927,7 @@ static void test_monitors(void **state) {
   assert_int_equal(syncq_po_monitor(me, p, &r1), SYNCQ_OK);
   assert_int_equal(syncq_po_monitor(me, p, &r2), SYNCQ_OK);
   assert_int_equal(syncq_po_demonitor(me, p, r1), SYNCQ_OK);
-  assert_int_equal(syncq_po_demonitor(me, p, r1), SYNCQ_ENOENT); /* twice */
+  assert_int_equal(syncq_po_demonitor(me, p, r1), SYNCQ_ENOENT);        /* twice */
   assert_int_equal(syncq_po_demonitor(me, p, r2 + 1000), SYNCQ_ENOENT); /* not a ref of ours */
   assert_int_equal(syncq_po_demonitor(NULL, p, r2), SYNCQ_EINVAL);
   assert_int_equal(syncq_po_demonitor(me, -1, r2), SYNCQ_EINVAL);
@@ -1000,8 +998,7 @@ static void test_detached_many(void **state) {
       uint64_t now = syncq_now_ns();
       if (stuck_since == 0) stuck_since = now;
       if (now - stuck_since > 30000 * MS)
-        fail_msg("after %ld detached spawns, all gone down, the table stays full (%u live)", spawned,
-                 syncq_po_live(s));
+        fail_msg("after %ld detached spawns, all gone down, the table stays full (%u live)", spawned, syncq_po_live(s));
       syncq_yield();
       continue;
     }

@@ -53,24 +53,24 @@ static const char *const backends[] = {"thread", "fiber"};
 static void test_parallel_sort_every_mailbox(void **state) {
   (void)state;
   for (int b = 0; b < 2; b++)
-  for (int i = 0; i < syncq_po_mailbox_count(); i++) {
-    const char *mb;
-    assert_int_equal(syncq_po_mailbox_info(i, &mb, NULL, NULL), SYNCQ_OK);
-    for (size_t s = 0; s < sizeof sorter_counts / sizeof sorter_counts[0]; s++)
-      for (int mode = 0; mode < 2; mode++)
-        for (int empty = 0; empty < 2; empty++) {
-          lf07_params p = {mb, sorter_counts[s], (syncq_po_send_mode)mode, empty != 0, STACK, backends[b]};
-          lf07_result r;
-          memcpy(work, input, sizeof work);
-          int rc = lf07_sort_run(&p, work, LENGTH, &r);
-          if (rc != SYNCQ_OK) fail_msg("%s %s, %d sorters: %s", backends[b], mb, p.sorters, r.why);
-          if (memcmp(work, empty ? input : reference, sizeof work) != 0)
-            fail_msg("%s %s, %d sorters, %s, %s: the array differs from %s", backends[b], mb, p.sorters,
-                     mode ? "copy" : "link", empty ? "empty" : "sort", empty ? "the input" : "qsort's");
-          assert_true(r.stack_kb_per_proc > 0.0); /* each Sorter found its own stack */
-          assert_true(r.sort_ms > 0.0);
-        }
-  }
+    for (int i = 0; i < syncq_po_mailbox_count(); i++) {
+      const char *mb;
+      assert_int_equal(syncq_po_mailbox_info(i, &mb, NULL, NULL), SYNCQ_OK);
+      for (size_t s = 0; s < sizeof sorter_counts / sizeof sorter_counts[0]; s++)
+        for (int mode = 0; mode < 2; mode++)
+          for (int empty = 0; empty < 2; empty++) {
+            lf07_params p = {mb, sorter_counts[s], (syncq_po_send_mode)mode, empty != 0, STACK, backends[b]};
+            lf07_result r;
+            memcpy(work, input, sizeof work);
+            int rc = lf07_sort_run(&p, work, LENGTH, &r);
+            if (rc != SYNCQ_OK) fail_msg("%s %s, %d sorters: %s", backends[b], mb, p.sorters, r.why);
+            if (memcmp(work, empty ? input : reference, sizeof work) != 0)
+              fail_msg("%s %s, %d sorters, %s, %s: the array differs from %s", backends[b], mb, p.sorters,
+                       mode ? "copy" : "link", empty ? "empty" : "sort", empty ? "the input" : "qsort's");
+            assert_true(r.stack_kb_per_proc > 0.0); /* each Sorter found its own stack */
+            assert_true(r.sort_ms > 0.0);
+          }
+    }
 }
 
 static void test_sequential_baseline(void **state) {

@@ -189,8 +189,7 @@ static void test_order_every_mailbox(void **state) {
   assert_int_equal(n_mailboxes(), 6);
   for (int i = 0; i < n_mailboxes(); i++)
     for (int mode = 0; mode < 2; mode++)
-      for (int blocking = 0; blocking < 2; blocking++)
-        check_order(mailbox(i), (syncq_po_send_mode)mode, blocking != 0);
+      for (int blocking = 0; blocking < 2; blocking++) check_order(mailbox(i), (syncq_po_send_mode)mode, blocking != 0);
 }
 
 /* ------------------------------------------------ blocking ping-pong */
@@ -289,7 +288,8 @@ static void test_many_processes(void **state) {
     for (int k = 0; k < MANY_PROCS; k++) {
       syncq_po_pid pid;
       int r = syncq_po_spawn(s, ring_member, &g, &pid);
-      if (r != SYNCQ_OK) fail_msg("spawn %d of %d: %s (%s)", k, MANY_PROCS, syncq_strerror(r), syncq_po_limit_reason(s));
+      if (r != SYNCQ_OK)
+        fail_msg("spawn %d of %d: %s (%s)", k, MANY_PROCS, syncq_strerror(r), syncq_po_limit_reason(s));
       assert_int_equal(pid, g.first + k);
     }
     assert_int_equal(syncq_po_count(s), MANY_PROCS + 1);
@@ -525,7 +525,7 @@ static void test_bad_inputs(void **state) {
     assert_int_equal(syncq_po_detach(NULL), SYNCQ_EINVAL);
     assert_int_equal(syncq_po_detach(other), SYNCQ_OK);
     assert_int_equal(syncq_po_detach(other), SYNCQ_EINVAL); /* twice */
-    assert_int_equal(syncq_po_destroy(s), SYNCQ_EBUSY);    /* me still attached */
+    assert_int_equal(syncq_po_destroy(s), SYNCQ_EBUSY);     /* me still attached */
     assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
     assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
   }
@@ -623,8 +623,8 @@ static void test_rlimit_nproc(void **state) {
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_locks_registered), cmocka_unit_test(test_bad_inputs),
-    cmocka_unit_test(test_rlimit_nproc),     cmocka_unit_test(test_order_every_mailbox),
+    cmocka_unit_test(test_locks_registered),  cmocka_unit_test(test_bad_inputs),
+    cmocka_unit_test(test_rlimit_nproc),      cmocka_unit_test(test_order_every_mailbox),
     cmocka_unit_test(test_blocking_pingpong), cmocka_unit_test(test_linearizable),
     cmocka_unit_test(test_many_processes),
   };

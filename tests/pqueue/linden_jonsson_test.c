@@ -110,7 +110,7 @@ static void test_extreme_and_equal_keys(void **state) {
     assert_true(k == sorted[i]);
     size_t idx = (uintptr_t)p - 1;
     assert_true(idx < n && keys[idx] == k); /* the payload inserted with that key */
-    assert_false(seen & (1u << idx));        /* each item once */
+    assert_false(seen & (1u << idx));       /* each item once */
     seen |= 1u << idx;
   }
   uint64_t k;

@@ -197,8 +197,8 @@ typedef struct delrec {
 typedef struct stress {
   const subject *s;
   void *q;
-  rec *recs;     /* [thread][STRESS_OPS] */
-  delrec *dels;  /* [thread][STRESS_OPS] */
+  rec *recs;    /* [thread][STRESS_OPS] */
+  delrec *dels; /* [thread][STRESS_OPS] */
   int *ndels;
   lc_clock clock;
   _Atomic(int) errors;
@@ -303,11 +303,12 @@ static void check_stress(const subject *s) {
       for (size_t j = 0; j < total && by_key[j]->key < dl->r->key; j++) {
         const rec *u = by_key[j];
         if (u->ins_done != 0 && u->ins_done < dl->call && u->del_call > dl->done)
-          fail_msg("%s (lock %s): delete_min [%llu..%llu] returned key %llu while key %llu was present "
-                   "throughout (inserted by %llu, deleted from %llu)",
-                   s->algo->name, s->lock, (unsigned long long)dl->call, (unsigned long long)dl->done,
-                   (unsigned long long)dl->r->key, (unsigned long long)u->key, (unsigned long long)u->ins_done,
-                   (unsigned long long)u->del_call);
+          fail_msg(
+            "%s (lock %s): delete_min [%llu..%llu] returned key %llu while key %llu was present "
+            "throughout (inserted by %llu, deleted from %llu)",
+            s->algo->name, s->lock, (unsigned long long)dl->call, (unsigned long long)dl->done,
+            (unsigned long long)dl->r->key, (unsigned long long)u->key, (unsigned long long)u->ins_done,
+            (unsigned long long)u->del_call);
       }
       checked++;
     }
@@ -363,7 +364,8 @@ static void *lc_body(void *p) {
         op->status = x->s->ops->delete_min(x->q, &k, &out);
         op->done = lc_tick(&x->clock);
         op->ret = op->status == SYNCQ_OK ? (uint64_t)(uintptr_t)out : 0;
-        if (op->status == SYNCQ_OK && k != lc_pqueue_key(op->ret, LC_DIVISOR)) op->status = SYNCQ_EINVAL; /* key/payload mismatch */
+        if (op->status == SYNCQ_OK && k != lc_pqueue_key(op->ret, LC_DIVISOR))
+          op->status = SYNCQ_EINVAL; /* key/payload mismatch */
       }
       if ((r >> 8) % 3 == 0) syncq_yield();
     }
@@ -395,8 +397,8 @@ static void check_linearizable(const subject *s) {
     const char *err = NULL;
     size_t n = LC_THREADS * LC_OPS_PER_THREAD;
     if (!bad && !lc_check(&spec, x->ops, n, &err)) {
-      print_error("%s (lock %s): round %d is not linearizable%s%s:\n", s->algo->name, s->lock, round,
-                  err ? ": " : "", err ? err : "");
+      print_error("%s (lock %s): round %d is not linearizable%s%s:\n", s->algo->name, s->lock, round, err ? ": " : "",
+                  err ? err : "");
       lc_print(x->ops, n, lc_pqueue_kind_name);
       bad = 1;
     }
@@ -431,7 +433,9 @@ static void test_every_registered_pqueue(void **state) {
       const syncq_algo *la;
       if (syncq_registry_find(SYNCQ_FAMILY_LOCK, locks[l], &la) != SYNCQ_OK) continue;
       if ((algos[i]->progress != SYNCQ_PROGRESS_BLOCKING || TEST_IS_PEER(algos[i])) && l > 0) break;
-      subject s = {algos[i], algos[i]->ops, {0, 0, locks[l]},
+      subject s = {algos[i],
+                   algos[i]->ops,
+                   {0, 0, locks[l]},
                    algos[i]->progress == SYNCQ_PROGRESS_BLOCKING && !TEST_IS_PEER(algos[i]) ? locks[l] : "-"};
       run_subject(&s);
     }
@@ -449,8 +453,10 @@ static void test_default_lock_registered(void **state) {
     int r = ops->init(q, NULL);
     if (r == SYNCQ_ENOENT) {
       free(q);
-      fail_msg("pqueue %s: its default lock \"ttas\" is not registered (SYNCQ_ENOENT); it cannot run "
-               "with its default configuration until the lock family registers it", algos[i]->name);
+      fail_msg(
+        "pqueue %s: its default lock \"ttas\" is not registered (SYNCQ_ENOENT); it cannot run "
+        "with its default configuration until the lock family registers it",
+        algos[i]->name);
     }
     assert_int_equal(r, SYNCQ_OK);
     uint64_t k;
@@ -521,7 +527,8 @@ static void test_typed_apis(void **state) {
 }
 
 /* The checker's pqueue spec itself: known answers. */
-#define OP(t, kd, a, r, st, c, d) {t, kd, a, r, st, c, d}
+#define OP(t, kd, a, r, st, c, d) \
+  { t, kd, a, r, st, c, d }
 static void test_pqueue_spec(void **state) {
   (void)state;
   lc_spec q = lc_spec_pqueue(0, 3);

@@ -81,9 +81,9 @@ static void test_prop(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_exp_doubles_to_cap),  cmocka_unit_test(test_exp_never_exceeds_cap),
+    cmocka_unit_test(test_exp_doubles_to_cap),      cmocka_unit_test(test_exp_never_exceeds_cap),
     cmocka_unit_test(test_exp_defaults_follow_001), cmocka_unit_test(test_exp_bad_inputs),
-    cmocka_unit_test(test_exp_wait_counts),     cmocka_unit_test(test_prop),
+    cmocka_unit_test(test_exp_wait_counts),         cmocka_unit_test(test_prop),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,9 +10,9 @@
 
 static void test_names(void **state) {
   (void)state;
-  const int all[] = {SYNCQ_OK, SYNCQ_EMPTY, SYNCQ_FULL, SYNCQ_EINVAL, SYNCQ_ENOMEM, SYNCQ_ENOTSUP,
-                     SYNCQ_ENOENT, SYNCQ_EEXIST, SYNCQ_ELIMIT, SYNCQ_ETIMEDOUT, SYNCQ_EBUSY, SYNCQ_ESYS, SYNCQ_EDEAD,
-                     SYNCQ_EBROKEN, SYNCQ_EKILLED};
+  const int all[] = {SYNCQ_OK,      SYNCQ_EMPTY,  SYNCQ_FULL,   SYNCQ_EINVAL,  SYNCQ_ENOMEM,
+                     SYNCQ_ENOTSUP, SYNCQ_ENOENT, SYNCQ_EEXIST, SYNCQ_ELIMIT,  SYNCQ_ETIMEDOUT,
+                     SYNCQ_EBUSY,   SYNCQ_ESYS,   SYNCQ_EDEAD,  SYNCQ_EBROKEN, SYNCQ_EKILLED};
   const size_t n = sizeof all / sizeof all[0];
   for (size_t i = 0; i < n; i++) {
     const char *s = syncq_strerror(all[i]);

@@ -303,9 +303,9 @@ static void test_plj_stress(void **state) {
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_valois_bad_inputs),     cmocka_unit_test(test_valois_counts_sequential),
-    cmocka_unit_test(test_valois_nodes_reused),   cmocka_unit_test(test_valois_counts_after_stress),
-    cmocka_unit_test(test_plj_bad_inputs),        cmocka_unit_test(test_plj_fifo_and_growth),
+    cmocka_unit_test(test_valois_bad_inputs),   cmocka_unit_test(test_valois_counts_sequential),
+    cmocka_unit_test(test_valois_nodes_reused), cmocka_unit_test(test_valois_counts_after_stress),
+    cmocka_unit_test(test_plj_bad_inputs),      cmocka_unit_test(test_plj_fifo_and_growth),
     cmocka_unit_test(test_plj_stress),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -264,9 +264,8 @@ static void lr_run_stress(size_t ring) {
     if (atomic_load(&s->items[i].owner) == 0) fail_msg("%s, %zu-cell rings: item %zu lost", RQ_NAME, ring, i);
   void *x;
   assert_int_equal(RQ_DEQUEUE(q, &x), SYNCQ_EMPTY);
-  print_message("%s, %zu-cell rings, %dP/%dC x %d items: %llu rings linked, %llu freed\n", RQ_NAME, ring,
-                LR_PRODUCERS, LR_CONSUMERS, LR_ITEMS, (unsigned long long)RQ_LINKED(q),
-                (unsigned long long)RQ_FREED(q));
+  print_message("%s, %zu-cell rings, %dP/%dC x %d items: %llu rings linked, %llu freed\n", RQ_NAME, ring, LR_PRODUCERS,
+                LR_CONSUMERS, LR_ITEMS, (unsigned long long)RQ_LINKED(q), (unsigned long long)RQ_FREED(q));
   assert_true(RQ_LINKED(q) > 0);
   lr_free(q);
   free(s->items);
@@ -328,9 +327,8 @@ static void test_never_empty_small_ring(void **state) {
   void *x;
   long left = 0;
   while (RQ_DEQUEUE(n.q, &x) == SYNCQ_OK) left++;
-  print_message("%s, 4-cell ring, %d threads x %d enqueue+dequeue: %llu rings linked, %ld EMPTY answers\n",
-                RQ_NAME, LR_NE_THREADS, LR_NE_ITERS, (unsigned long long)RQ_LINKED(n.q),
-                (long)atomic_load(&n.empties));
+  print_message("%s, 4-cell ring, %d threads x %d enqueue+dequeue: %llu rings linked, %ld EMPTY answers\n", RQ_NAME,
+                LR_NE_THREADS, LR_NE_ITERS, (unsigned long long)RQ_LINKED(n.q), (long)atomic_load(&n.empties));
   lr_free(n.q);
   assert_int_equal(atomic_load(&n.errors), 0);
   assert_int_equal(atomic_load(&n.empties), 0);
@@ -456,15 +454,14 @@ static void test_linearizable_across_rings(void **state) {
   pthread_barrier_destroy(&h->done);
   free(h->q);
   free(h);
-  print_message("%s: %d histories through 2-cell rings, %llu rings linked in all, %d rejected\n", RQ_NAME,
-                LR_HISTORIES, (unsigned long long)linked, rejected);
+  print_message("%s: %d histories through 2-cell rings, %llu rings linked in all, %d rejected\n", RQ_NAME, LR_HISTORIES,
+                (unsigned long long)linked, rejected);
   assert_true(linked > (uint64_t)LR_HISTORIES / 2); /* the histories did cross rings */
   assert_int_equal(rejected, 0);
 }
 
-#define LINKED_RINGS_TESTS                                                                          \
-  cmocka_unit_test(test_bad_inputs), cmocka_unit_test(test_ring_turnover),                           \
-    cmocka_unit_test(test_ring_sizes_fifo),                                                         \
-    cmocka_unit_test(test_destroy_non_empty), cmocka_unit_test(test_concurrent_ring2),               \
-    cmocka_unit_test(test_concurrent_ring8), cmocka_unit_test(test_never_empty_small_ring),                \
+#define LINKED_RINGS_TESTS                                                                                         \
+  cmocka_unit_test(test_bad_inputs), cmocka_unit_test(test_ring_turnover), cmocka_unit_test(test_ring_sizes_fifo), \
+    cmocka_unit_test(test_destroy_non_empty), cmocka_unit_test(test_concurrent_ring2),                             \
+    cmocka_unit_test(test_concurrent_ring8), cmocka_unit_test(test_never_empty_small_ring),                        \
     cmocka_unit_test(test_linearizable_across_rings)

@@ -138,7 +138,7 @@ static void test_writer_resumes_scan(void **state) {
     assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
     assert_ptr_equal(out, item_of(i));
   }
-  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY); /* gives the last slot up */
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY);       /* gives the last slot up */
   assert_int_equal(syncq_queue_loo_enqueue(q, item_of(2000)), SYNCQ_OK); /* appends a node */
   assert_int_equal(syncq_queue_loo_nodes_linked(q), 1);
   /* leaves the first node; its scan stops at the given-up slot */
@@ -172,7 +172,7 @@ static void test_reader_resumes_scan(void **state) {
   assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
   assert_ptr_equal(out, item_of(SLOTS));
   assert_int_equal(syncq_queue_loo_nodes_freed(q), 0); /* the stopped dequeuer still uses it */
-  release(t); /* it takes its item, resumes the scan, frees the node */
+  release(t);                                          /* it takes its item, resumes the scan, frees the node */
   assert_int_equal(c.status, SYNCQ_OK);
   assert_ptr_equal(c.item, item_of(SLOTS - 1));
   assert_int_equal(syncq_queue_loo_nodes_freed(q), 1);

@@ -175,9 +175,10 @@ static void test_concurrent(void **state) {
   void *x;
   assert_int_equal(syncq_queue_loo_dequeue(r.q, &x), SYNCQ_EMPTY);
   const uint64_t linked = syncq_queue_loo_nodes_linked(r.q), freed = syncq_queue_loo_nodes_freed(r.q);
-  print_message("%d producers, %d consumers, %d items each: none lost, none twice, in order; "
-                "%llu nodes appended, %llu freed\n",
-                PRODUCERS, CONSUMERS, PER_PRODUCER, (unsigned long long)linked, (unsigned long long)freed);
+  print_message(
+    "%d producers, %d consumers, %d items each: none lost, none twice, in order; "
+    "%llu nodes appended, %llu freed\n",
+    PRODUCERS, CONSUMERS, PER_PRODUCER, (unsigned long long)linked, (unsigned long long)freed);
   assert_true(linked + 1 >= (uint64_t)PRODUCERS * PER_PRODUCER / 128); /* 128 items a node, the first one included */
   assert_int_equal(freed, linked); /* all threads done, queue drained: only Head's node is left */
   free(r.seen);

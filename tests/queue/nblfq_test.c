@@ -56,10 +56,10 @@ static void hook(int where) {
   }
 }
 #define NBLFQ_CHASE_HOOK() hook(HOOK_PAUSE_CHASE)
-#define NBLFQ_BEFORE_CAS_HOOK()                                                                    \
-  do {                                                                                             \
-    hook(HOOK_PAUSE_CAS);                                                                          \
-    hook(HOOK_RAISE_CAS);                                                                          \
+#define NBLFQ_BEFORE_CAS_HOOK() \
+  do {                          \
+    hook(HOOK_PAUSE_CAS);       \
+    hook(HOOK_RAISE_CAS);       \
   } while (0)
 #include "queue/nblfq_core.h"
 
@@ -96,23 +96,32 @@ static void ring_init(ring *r, uint64_t S, unsigned tag_bits) {
 /* The constant tag widths this file instantiates (each call site inlines). */
 static int ring_enq(ring *r, uint64_t v) {
   switch (r->tag_bits) {
-  case 3: return nbl_enqueue(r->cells, r->mask, &r->head, v, 3);
-  case 16: return nbl_enqueue(r->cells, r->mask, &r->head, v, 16);
-  default: return nbl_enqueue(r->cells, r->mask, &r->head, v, 64);
+  case 3:
+    return nbl_enqueue(r->cells, r->mask, &r->head, v, 3);
+  case 16:
+    return nbl_enqueue(r->cells, r->mask, &r->head, v, 16);
+  default:
+    return nbl_enqueue(r->cells, r->mask, &r->head, v, 64);
   }
 }
 static int ring_deq(ring *r, uint64_t *v) {
   switch (r->tag_bits) {
-  case 3: return nbl_dequeue(r->cells, r->mask, &r->tail, v, 3);
-  case 16: return nbl_dequeue(r->cells, r->mask, &r->tail, v, 16);
-  default: return nbl_dequeue(r->cells, r->mask, &r->tail, v, 64);
+  case 3:
+    return nbl_dequeue(r->cells, r->mask, &r->tail, v, 3);
+  case 16:
+    return nbl_dequeue(r->cells, r->mask, &r->tail, v, 16);
+  default:
+    return nbl_dequeue(r->cells, r->mask, &r->tail, v, 64);
   }
 }
 static int64_t ring_check(ring *r) {
   switch (r->tag_bits) {
-  case 3: return nbl_check_invariant(r->cells, r->mask, 3);
-  case 16: return nbl_check_invariant(r->cells, r->mask, 16);
-  default: return nbl_check_invariant(r->cells, r->mask, 64);
+  case 3:
+    return nbl_check_invariant(r->cells, r->mask, 3);
+  case 16:
+    return nbl_check_invariant(r->cells, r->mask, 16);
+  default:
+    return nbl_check_invariant(r->cells, r->mask, 64);
   }
 }
 
@@ -168,8 +177,8 @@ static void check_invariant_after_stress(unsigned tag_bits, uint64_t S) {
     /* quiescent: both properties of the invariant, and the item count */
     int64_t items = ring_check(&r);
     if (items < 0)
-      fail_msg("tag_bits %u, S %llu, round %d: invariant property %d violated", tag_bits, (unsigned long long)S,
-               round, (int)-items);
+      fail_msg("tag_bits %u, S %llu, round %d: invariant property %d violated", tag_bits, (unsigned long long)S, round,
+               (int)-items);
     assert_int_equal(items, atomic_load(&balance));
   }
   /* drain: exactly `balance` items, then empty, invariant still holding */
@@ -488,12 +497,9 @@ static void test_signal_async(void **state) {
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_ambiguous_comparison),
-    cmocka_unit_test(test_invariant_checker_catches_damage),
-    cmocka_unit_test(test_invariant_after_stress),
-    cmocka_unit_test(test_three_bit_wraparound),
-    cmocka_unit_test(test_signal_mid_operation),
-    cmocka_unit_test(test_signal_async),
+    cmocka_unit_test(test_ambiguous_comparison),   cmocka_unit_test(test_invariant_checker_catches_damage),
+    cmocka_unit_test(test_invariant_after_stress), cmocka_unit_test(test_three_bit_wraparound),
+    cmocka_unit_test(test_signal_mid_operation),   cmocka_unit_test(test_signal_async),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

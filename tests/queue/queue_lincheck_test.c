@@ -49,10 +49,10 @@ typedef struct harness {
   void *q;
   lc_clock clock;
   pthread_barrier_t start, done;
-  int threads;      /* this history's thread count (<= MAX_THREADS) */
-  int ops_per;      /* this history's operations per thread */
+  int threads; /* this history's thread count (<= MAX_THREADS) */
+  int ops_per; /* this history's operations per thread */
   bool stop;
-  uint64_t seed;    /* this history's seed */
+  uint64_t seed; /* this history's seed */
   lc_op rec[MAX_THREADS][MAX_OPS_PER_THREAD];
 } harness;
 
@@ -108,8 +108,7 @@ static void *history_thread(void *p) {
  * else a capacity of 32 (more than a history can fill: a bounded queue never
  * answers FULL then) and an unbounded spec. Sets *skipped when the
  * queue cannot be created here (ENOTSUP). */
-static int run_histories(const char *name, const syncq_queue_ops *ops, bool bounded, int histories,
-                         bool *skipped) {
+static int run_histories(const char *name, const syncq_queue_ops *ops, bool bounded, int histories, bool *skipped) {
   harness *h = calloc(1, sizeof *h);
   assert_non_null(h);
   h->ops = ops;
@@ -193,8 +192,10 @@ static void test_every_linearizable_queue(void **state) {
     const syncq_algo *a = algos[i];
     const int histories = (a->props & SYNCQ_PROP_PEER) ? PEER_HISTORIES : HISTORIES;
     if (a->props & SYNCQ_PROP_SPSC) {
-      print_message("queue %s: SKIPPED: single producer, single consumer only (SYNCQ_PROP_SPSC); these "
-                    "histories run 3 or 4 threads on each side\n", a->name);
+      print_message(
+        "queue %s: SKIPPED: single producer, single consumer only (SYNCQ_PROP_SPSC); these "
+        "histories run 3 or 4 threads on each side\n",
+        a->name);
       continue;
     }
     if (!(a->props & SYNCQ_PROP_LINEARIZABLE)) {
@@ -205,11 +206,15 @@ static void test_every_linearizable_queue(void **state) {
       bool skipped;
       int rejected = run_histories(a->name, a->ops, false, histories, &skipped);
       if (except_full)
-        print_message("queue %s: linearizable except at FULL (test_queue_contract.h); %d of %d histories that "
-                      "cannot fill it rejected\n", a->name, rejected, histories);
+        print_message(
+          "queue %s: linearizable except at FULL (test_queue_contract.h); %d of %d histories that "
+          "cannot fill it rejected\n",
+          a->name, rejected, histories);
       else
-        print_message("queue %s: does not promise linearizability; %d of %d histories that cannot fill it "
-                      "rejected (reported, not asserted)\n", a->name, rejected, histories);
+        print_message(
+          "queue %s: does not promise linearizability; %d of %d histories that cannot fill it "
+          "rejected (reported, not asserted)\n",
+          a->name, rejected, histories);
       if (except_full && rejected != 0)
         fail_msg("queue %s: %d histories without FULL are not linearizable", a->name, rejected);
       continue;
@@ -218,10 +223,11 @@ static void test_every_linearizable_queue(void **state) {
     /* FULL is not at an exact capacity: histories that cannot fill it */
     bool loose = (a->props & SYNCQ_PROP_LOOSE_CAPACITY) != 0;
     if (loose)
-      print_message("queue %s: FULL not at an exact capacity (SYNCQ_PROP_LOOSE_CAPACITY): histories that "
-                    "cannot fill it\n", a->name);
-    int rejected = run_histories(a->name, a->ops, (a->props & SYNCQ_PROP_BOUNDED) != 0 && !loose, histories,
-                                 &skipped);
+      print_message(
+        "queue %s: FULL not at an exact capacity (SYNCQ_PROP_LOOSE_CAPACITY): histories that "
+        "cannot fill it\n",
+        a->name);
+    int rejected = run_histories(a->name, a->ops, (a->props & SYNCQ_PROP_BOUNDED) != 0 && !loose, histories, &skipped);
     if (skipped) {
       print_message("queue %s: SKIPPED: not supported on this machine\n", a->name);
       continue;
@@ -281,8 +287,8 @@ static int broken_dequeue(void *q, void **item) {
   pthread_mutex_unlock(&b->m);
   return r;
 }
-static const syncq_queue_ops broken_ops = {broken_bytes, _Alignof(broken), broken_init, broken_destroy,
-                                           broken_enqueue, broken_dequeue};
+static const syncq_queue_ops broken_ops = {broken_bytes,   _Alignof(broken), broken_init,
+                                           broken_destroy, broken_enqueue,   broken_dequeue};
 
 static void test_checker_rejects_a_broken_queue(void **state) {
   (void)state;

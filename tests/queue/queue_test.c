@@ -191,8 +191,7 @@ static void check_bad_inputs(const syncq_algo *a) {
   assert_int_equal(ops->dequeue(NULL, &out), SYNCQ_EINVAL);
   if (is_bounded(a)) {
     const size_t bad[] = {0, 1, 3, 6, 100, SIZE_MAX, (SIZE_MAX >> 1) + 1};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-      assert_int_equal(ops->bytes(bad[i], &bytes), SYNCQ_EINVAL);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) assert_int_equal(ops->bytes(bad[i], &bytes), SYNCQ_EINVAL);
     assert_int_equal(ops->bytes(8, &bytes), SYNCQ_OK);
     void *raw = syncq_alloc_aligned(bytes + ops->align, ops->align);
     assert_non_null(raw);
@@ -326,8 +325,7 @@ static void run_stress(const syncq_algo *a, int producers, int consumers, int pe
     assert_int_equal(pthread_create(&tids[i], NULL, i < producers ? producer : consumer, &ws[i]), 0);
   }
   for (int i = 0; i < n; i++) pthread_join(tids[i], NULL);
-  if (atomic_load(&s->errors) != 0)
-    fail_msg("queue %s, %dP/%dC: %s", a->name, producers, consumers, s->error);
+  if (atomic_load(&s->errors) != 0) fail_msg("queue %s, %dP/%dC: %s", a->name, producers, consumers, s->error);
   /* no loss: every item was taken exactly once, and the queue is empty */
   for (size_t i = 0; i < total; i++)
     if (atomic_load(&s->items[i].owner) == 0)
@@ -399,13 +397,17 @@ static void check_never_empty(const syncq_algo *a) {
   /* FULL cannot come here (capacity far above prefill + threads), so a
    * queue linearizable except at FULL is held to it too. */
   if (!(a->props & SYNCQ_PROP_LINEARIZABLE) && !test_queue_linearizable_except_full(a)) {
-    print_message("queue %s: prefilled, %d threads: %ld EMPTY and %ld FULL answers (not linearizable by "
-                  "contract: reported, not asserted)\n", a->name, t, e, f);
+    print_message(
+      "queue %s: prefilled, %d threads: %ld EMPTY and %ld FULL answers (not linearizable by "
+      "contract: reported, not asserted)\n",
+      a->name, t, e, f);
     return;
   }
   if (e != 0 || f != 0)
-    fail_msg("queue %s: prefilled with %d items, %d threads each enqueue then dequeue: %ld dequeues answered "
-             "EMPTY and %ld enqueues FULL", a->name, NEVER_EMPTY_PREFILL, t, e, f);
+    fail_msg(
+      "queue %s: prefilled with %d items, %d threads each enqueue then dequeue: %ld dequeues answered "
+      "EMPTY and %ld enqueues FULL",
+      a->name, NEVER_EMPTY_PREFILL, t, e, f);
   /* every enqueue was answered OK and every dequeue took one: the prefill is left */
   assert_int_equal(left, NEVER_EMPTY_PREFILL);
 }
@@ -419,12 +421,15 @@ static void test_every_registered_queue(void **state) {
     const syncq_algo *a = algos[i];
     int t = threads_for(a);
     if (t != n_threads())
-      print_message("queue %s: stressed with %d threads, not %d: it may spin without yielding on a "
-                    "preempted thread (spins-on-preempted), which makes 8x oversubscription take unbounded time\n",
-                    a->name, t, n_threads());
+      print_message(
+        "queue %s: stressed with %d threads, not %d: it may spin without yielding on a "
+        "preempted thread (spins-on-preempted), which makes 8x oversubscription take unbounded time\n",
+        a->name, t, n_threads());
     if (is_spsc(a)) {
-      print_message("queue %s: sequential, bad inputs, 1P/1C; multi-producer/consumer runs SKIPPED: "
-                    "single producer, single consumer only (SYNCQ_PROP_SPSC)\n", a->name);
+      print_message(
+        "queue %s: sequential, bad inputs, 1P/1C; multi-producer/consumer runs SKIPPED: "
+        "single producer, single consumer only (SYNCQ_PROP_SPSC)\n",
+        a->name);
       check_bad_inputs(a);
       check_sequential(a);
       run_stress(a, 1, 1, ITEMS_PER_PRODUCER * 2);
@@ -647,8 +652,8 @@ static void test_spins_on_preempted_is_consistent(void **state) {
       /* syncq's own waiting rings (naive-ring, fai-array) yield while they wait: only peers spin */
       if (a->family != SYNCQ_FAMILY_QUEUE || a->progress != SYNCQ_PROGRESS_BLOCKING || !is_bounded(a) || is_spsc(a) ||
           !(a->props & SYNCQ_PROP_PEER))
-        fail_msg("%s %s: spins-on-preempted with progress %s, properties 0x%x", syncq_family_name(a->family),
-                 a->name, syncq_progress_name(a->progress), (unsigned)a->props);
+        fail_msg("%s %s: spins-on-preempted with progress %s, properties 0x%x", syncq_family_name(a->family), a->name,
+                 syncq_progress_name(a->progress), (unsigned)a->props);
     }
   }
   print_message("queue: %d registered entries spin on a preempted thread\n", spinners);
@@ -680,9 +685,12 @@ int main(void) {
 #endif
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_spins_on_preempted_is_consistent),
-    cmocka_unit_test(test_every_registered_queue), cmocka_unit_test(test_generic_api),
-    cmocka_unit_test(test_typed_nblfq),            cmocka_unit_test(test_typed_nblfq2),
-    cmocka_unit_test(test_typed_naive_ring),       cmocka_unit_test(test_nblfq_counts_cas),
+    cmocka_unit_test(test_every_registered_queue),
+    cmocka_unit_test(test_generic_api),
+    cmocka_unit_test(test_typed_nblfq),
+    cmocka_unit_test(test_typed_nblfq2),
+    cmocka_unit_test(test_typed_naive_ring),
+    cmocka_unit_test(test_nblfq_counts_cas),
     cmocka_unit_test(test_typed_others),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

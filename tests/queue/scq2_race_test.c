@@ -76,8 +76,8 @@ static syncq_queue_scq2 *make(size_t c) {
 /* ------------------------------------------------------------ overtaken enqueuer */
 
 static _Thread_local int is_enqueuer;
-static _Atomic(int) in_window;  /* the enqueuer stands inside its double-width CAS */
-static _Atomic(int) deq_done;   /* the dequeuer's call has returned */
+static _Atomic(int) in_window; /* the enqueuer stands inside its double-width CAS */
+static _Atomic(int) deq_done;  /* the dequeuer's call has returned */
 static _Atomic(int) hook_timed_out;
 
 /* Stop the enqueuer inside its first successful double-width CAS until
@@ -150,12 +150,12 @@ static void test_overtaken_enqueuer(void **state) {
 /* ------------------------------------------------------------ ping-pong with yields */
 
 typedef struct pingpong {
-  syncq_queue_scq2 *q[2];   /* q[0]: thread 0 -> thread 1; q[1]: back */
+  syncq_queue_scq2 *q[2];    /* q[0]: thread 0 -> thread 1; q[1]: back */
   _Atomic(uint64_t) sent[2]; /* enqueues into q[i] that have returned */
   _Atomic(int) stop;
-  _Atomic(int) lost;         /* 1 + the queue that lost an item */
-  _Atomic(int) changed;      /* an item came back altered */
-  _Atomic(int) bad_status;   /* a call answered what it may not (no cmocka asserts off the main thread) */
+  _Atomic(int) lost;       /* 1 + the queue that lost an item */
+  _Atomic(int) changed;    /* an item came back altered */
+  _Atomic(int) bad_status; /* a call answered what it may not (no cmocka asserts off the main thread) */
 } pingpong;
 
 static _Atomic(uint64_t) hook_calls;

@@ -257,7 +257,8 @@ static void test_concurrent_small_capacity(void **state) {
       assert_int_equal(atomic_load(&r.bad_order), 0);
       assert_int_equal(atomic_load(&r.taken), (uint64_t)PRODUCERS * PER_PRODUCER);
       for (uint64_t v = 0; v < (uint64_t)PRODUCERS * PER_PRODUCER; v++)
-        if (r.seen[v] != 1) fail_msg("%s capacity %zu: item %llu taken %d times", r.a->name, c, (unsigned long long)v, r.seen[v]);
+        if (r.seen[v] != 1)
+          fail_msg("%s capacity %zu: item %llu taken %d times", r.a->name, c, (unsigned long long)v, r.seen[v]);
       void *x;
       assert_int_equal(r.a->dequeue(r.q, &x), SYNCQ_EMPTY);
       print_message("%s capacity %zu: %d producers, %d consumers, %d items each: none lost, none twice, in order\n",
@@ -274,8 +275,8 @@ typedef struct pingpong {
   void *q[2];                /* q[0]: thread 0 -> thread 1; q[1]: back */
   _Atomic(uint64_t) sent[2]; /* enqueues into q[i] that have returned */
   _Atomic(int) stop;
-  _Atomic(int) lost;         /* 1 + the queue that lost its item */
-  _Atomic(int) bad;          /* a wrong status or a changed item (no cmocka asserts off the main thread) */
+  _Atomic(int) lost; /* 1 + the queue that lost its item */
+  _Atomic(int) bad;  /* a wrong status or a changed item (no cmocka asserts off the main thread) */
 } pingpong;
 
 static void pp_fail(pingpong *pp, _Atomic(int) *flag, int v) {

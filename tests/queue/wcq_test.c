@@ -90,7 +90,8 @@ static void test_bad_inputs(void **state) {
   (void)state;
   size_t b = 0;
   const size_t bad[] = {0, 1, 3, 6, 1000, ((size_t)1 << 41), SIZE_MAX};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) assert_int_equal(syncq_queue_wcq_bytes(bad[i], &b), SYNCQ_EINVAL);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(syncq_queue_wcq_bytes(bad[i], &b), SYNCQ_EINVAL);
   assert_int_equal(syncq_queue_wcq_bytes(4, NULL), SYNCQ_EINVAL);
   assert_int_equal(syncq_queue_wcq_bytes(2, &b), SYNCQ_OK);
   assert_int_equal(syncq_queue_wcq_bytes((size_t)1 << 40, &b), SYNCQ_OK);
@@ -100,7 +101,8 @@ static void test_bad_inputs(void **state) {
   assert_non_null(raw);
   assert_int_equal(syncq_queue_wcq_init(NULL, 4), SYNCQ_EINVAL);
   assert_int_equal(syncq_queue_wcq_init((syncq_queue_wcq *)(void *)(raw + 8), 4), SYNCQ_EINVAL); /* misaligned */
-  for (size_t i = 0; i < 5; i++) assert_int_equal(syncq_queue_wcq_init((syncq_queue_wcq *)(void *)raw, bad[i]), SYNCQ_EINVAL);
+  for (size_t i = 0; i < 5; i++)
+    assert_int_equal(syncq_queue_wcq_init((syncq_queue_wcq *)(void *)raw, bad[i]), SYNCQ_EINVAL);
   memset(raw, 0, b);
   syncq_queue_wcq *z = (syncq_queue_wcq *)(void *)raw;
   void *out = NULL;
@@ -277,10 +279,8 @@ typedef struct stop_ctx {
 static void *stopping_thread(void *p) {
   stop_ctx *c = p;
   stop_at = c->kind;
-  if (c->kind == 1)
-    c->status = syncq_queue_wcq_enqueue(c->q, c->item);
-  else
-    c->status = syncq_queue_wcq_dequeue(c->q, &c->item);
+  if (c->kind == 1) c->status = syncq_queue_wcq_enqueue(c->q, c->item);
+  else c->status = syncq_queue_wcq_dequeue(c->q, &c->item);
   return NULL;
 }
 
@@ -464,15 +464,18 @@ static void producers_consumers(size_t cap, int threads, int mode) {
   assert_int_equal(atomic_load(&s.other_errors), 0);
   assert_int_equal(atomic_load(&s.order_errors), 0);
   for (uint64_t v = 0; v < total; v++)
-    if (atomic_load(&s.seen[v]) != 1) fail_msg("item %llu dequeued %u times", (unsigned long long)v, atomic_load(&s.seen[v]));
+    if (atomic_load(&s.seen[v]) != 1)
+      fail_msg("item %llu dequeued %u times", (unsigned long long)v, atomic_load(&s.seen[v]));
   void *out;
   assert_int_equal(syncq_queue_wcq_dequeue(q, &out), SYNCQ_EMPTY);
   /* every aq enqueue (helping runs depend on the timing: the helping
    * tests above check them deterministically) */
   if (slow) assert_true(syncq_queue_wcq_slow_paths(q) >= total);
   print_message("wcq capacity %zu, %dP/%dC%s: %llu slow paths, %llu helping runs\n", cap, s.producers, s.consumers,
-                mode == 1 ? " (slow path forced)" : mode == 2 ? " (fast and slow mixed)" : "", (unsigned long long)syncq_queue_wcq_slow_paths(q),
-                (unsigned long long)syncq_queue_wcq_helps(q));
+                mode == 1   ? " (slow path forced)"
+                : mode == 2 ? " (fast and slow mixed)"
+                            : "",
+                (unsigned long long)syncq_queue_wcq_slow_paths(q), (unsigned long long)syncq_queue_wcq_helps(q));
   free(s.seen);
   free(s.last);
   drop(q);
@@ -609,16 +612,11 @@ static void test_linearizable_slow(void **state) {
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_bad_inputs),
-    cmocka_unit_test(test_enotsup_without_dwcas),
-    cmocka_unit_test(test_destroy_nonempty),
-    cmocka_unit_test(test_sequential),
-    cmocka_unit_test(test_sequential_slow),
-    cmocka_unit_test(test_thread_limit),
-    cmocka_unit_test(test_helping_enqueue),
-    cmocka_unit_test(test_helping_dequeue),
-    cmocka_unit_test(test_producers_consumers),
-    cmocka_unit_test(test_producers_consumers_slow),
+    cmocka_unit_test(test_bad_inputs),          cmocka_unit_test(test_enotsup_without_dwcas),
+    cmocka_unit_test(test_destroy_nonempty),    cmocka_unit_test(test_sequential),
+    cmocka_unit_test(test_sequential_slow),     cmocka_unit_test(test_thread_limit),
+    cmocka_unit_test(test_helping_enqueue),     cmocka_unit_test(test_helping_dequeue),
+    cmocka_unit_test(test_producers_consumers), cmocka_unit_test(test_producers_consumers_slow),
     cmocka_unit_test(test_linearizable_slow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

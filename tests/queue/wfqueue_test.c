@@ -212,7 +212,7 @@ static void test_enomem(void **state) {
       atomic_store(&syncq_queue_wfqueue_test_fail_segments__, 3);
       assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_OK);
       assert_ptr_equal(out, w_item(expect++));
-      assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_EMPTY); /* none of the refused items */
+      assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_EMPTY);         /* none of the refused items */
       assert_int_equal(atomic_load(&syncq_queue_wfqueue_test_fail_segments__), 0); /* it met the 3 failures */
       for (int k = 0; k < 3; k++) assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(in++)), SYNCQ_OK);
       for (int k = 0; k < 3; k++) {
@@ -235,8 +235,7 @@ static void test_slow_path_forced(void **state) {
   uint64_t enqs = 0, deqs = 0;
   void *out;
   for (int round = 0; round < 20; round++) {
-    for (int i = 0; i <= round; i++, enqs++)
-      assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(in++)), SYNCQ_OK);
+    for (int i = 0; i <= round; i++, enqs++) assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(in++)), SYNCQ_OK);
     for (int i = 0; i <= round; i++, deqs++) {
       assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_OK);
       assert_ptr_equal(out, w_item(out_next++));
@@ -265,7 +264,7 @@ static void test_slow_path_forced(void **state) {
  * until the test lets it go. */
 static struct {
   pthread_t target;
-  _Atomic(int) point;   /* the point to stop at; 0: none */
+  _Atomic(int) point; /* the point to stop at; 0: none */
   _Atomic(bool) fired;
   sem_t reached, go;
 } stop;
@@ -282,7 +281,7 @@ static void stop_hook(int point) {
 typedef struct stopped_op {
   syncq_queue_wfqueue *q;
   pthread_barrier_t *ready; /* the thread's handle exists before it is stopped */
-  void *item;  /* enqueue: the item; dequeue: what it took */
+  void *item;               /* enqueue: the item; dequeue: what it took */
   int status;
   _Atomic(bool) returned;
 } stopped_op;
@@ -497,7 +496,8 @@ static void *w_consumer(void *p) {
 
 static void run_stress(size_t seg, int patience) {
   const int threads = test_plan_oversubscribed(TEST_PLAN_OVERSUBSCRIPTION);
-  const int producers = threads / 2 > 0 ? threads / 2 : 1, consumers = threads - producers > 0 ? threads - producers : 1;
+  const int producers = threads / 2 > 0 ? threads / 2 : 1,
+            consumers = threads - producers > 0 ? threads - producers : 1;
   syncq_queue_wfqueue *q = w_new(seg, (size_t)(producers + consumers) + 1, patience);
   w_stress *s = calloc(1, sizeof *s);
   assert_non_null(s);
@@ -525,13 +525,12 @@ static void run_stress(size_t seg, int patience) {
   void *x;
   assert_int_equal(syncq_queue_wfqueue_dequeue(q, &x), SYNCQ_EMPTY);
   syncq_queue_wfqueue_counts c = w_counts(q);
-  print_message("wfqueue, %zu-cell segments, patience %d, %dP/%dC x %d items: %llu segments linked, %llu freed; "
-                "slow %llu enq / %llu deq, helped %llu enq / %llu deq\n",
-                seg, patience, producers, consumers, W_ITEMS,
-                (unsigned long long)syncq_queue_wfqueue_segments_linked(q),
-                (unsigned long long)syncq_queue_wfqueue_segments_freed(q), (unsigned long long)c.slow_enqueues,
-                (unsigned long long)c.slow_dequeues, (unsigned long long)c.helped_enqueues,
-                (unsigned long long)c.helped_dequeues);
+  print_message(
+    "wfqueue, %zu-cell segments, patience %d, %dP/%dC x %d items: %llu segments linked, %llu freed; "
+    "slow %llu enq / %llu deq, helped %llu enq / %llu deq\n",
+    seg, patience, producers, consumers, W_ITEMS, (unsigned long long)syncq_queue_wfqueue_segments_linked(q),
+    (unsigned long long)syncq_queue_wfqueue_segments_freed(q), (unsigned long long)c.slow_enqueues,
+    (unsigned long long)c.slow_dequeues, (unsigned long long)c.helped_enqueues, (unsigned long long)c.helped_dequeues);
   assert_true(c.handles <= (uint64_t)(producers + consumers) + 1);
   if (patience == 0) { /* every operation took the slow path: counted exactly */
     assert_int_equal(c.slow_enqueues, total);
@@ -785,11 +784,12 @@ static void run_histories(int patience) {
   pthread_barrier_destroy(&h->done);
   free(h->q);
   free(h);
-  print_message("wfqueue: %d histories, 2-cell segments, patience %d: %llu segments linked, slow %llu enq / %llu "
-                "deq, helped %llu enq / %llu deq, %d rejected\n",
-                W_HISTORIES, patience, (unsigned long long)linked, (unsigned long long)all.slow_enqueues,
-                (unsigned long long)all.slow_dequeues, (unsigned long long)all.helped_enqueues,
-                (unsigned long long)all.helped_dequeues, rejected);
+  print_message(
+    "wfqueue: %d histories, 2-cell segments, patience %d: %llu segments linked, slow %llu enq / %llu "
+    "deq, helped %llu enq / %llu deq, %d rejected\n",
+    W_HISTORIES, patience, (unsigned long long)linked, (unsigned long long)all.slow_enqueues,
+    (unsigned long long)all.slow_dequeues, (unsigned long long)all.helped_enqueues,
+    (unsigned long long)all.helped_dequeues, rejected);
   assert_true(linked > (uint64_t)W_HISTORIES); /* the histories did cross segments */
   if (patience == 0) assert_true(all.slow_enqueues > 0 && all.slow_dequeues > 0);
   assert_int_equal(rejected, 0);
@@ -807,20 +807,13 @@ static void test_linearizable_slow_path(void **state) {
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_bad_inputs),
-    cmocka_unit_test(test_segment_turnover),
-    cmocka_unit_test(test_destroy_non_empty),
-    cmocka_unit_test(test_enomem),
-    cmocka_unit_test(test_slow_path_forced),
-    cmocka_unit_test(test_enqueue_helped),
-    cmocka_unit_test(test_dequeue_helped),
-    cmocka_unit_test(test_concurrent_seg2),
-    cmocka_unit_test(test_concurrent_default),
-    cmocka_unit_test(test_concurrent_slow_path),
-    cmocka_unit_test(test_thread_limit),
-    cmocka_unit_test(test_idle_and_exited_handles),
-    cmocka_unit_test(test_linearizable),
-    cmocka_unit_test(test_linearizable_slow_path),
+    cmocka_unit_test(test_bad_inputs),         cmocka_unit_test(test_segment_turnover),
+    cmocka_unit_test(test_destroy_non_empty),  cmocka_unit_test(test_enomem),
+    cmocka_unit_test(test_slow_path_forced),   cmocka_unit_test(test_enqueue_helped),
+    cmocka_unit_test(test_dequeue_helped),     cmocka_unit_test(test_concurrent_seg2),
+    cmocka_unit_test(test_concurrent_default), cmocka_unit_test(test_concurrent_slow_path),
+    cmocka_unit_test(test_thread_limit),       cmocka_unit_test(test_idle_and_exited_handles),
+    cmocka_unit_test(test_linearizable),       cmocka_unit_test(test_linearizable_slow_path),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,7 +41,7 @@
 #define ALIVE UINT64_C(0xa11fe)
 #define POISON UINT64_C(0xdead)
 #define MANY_RETIRES (4 * SYNCQ_EBR_COLLECT_EVERY) /* enough to trigger collections */
-#define SETTLE_ROUNDS 8 /* enter/collect/leave rounds that let the epoch move twice */
+#define SETTLE_ROUNDS 8                            /* enter/collect/leave rounds that let the epoch move twice */
 
 /* 8x the PUs the process is confined to (test_plan.h): 16 threads on 2
  * PUs on any machine with 2 or more. */

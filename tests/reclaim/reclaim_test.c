@@ -79,10 +79,11 @@ static void test_freelist_bad_inputs(void **state) {
   assert_int_equal(syncq_freelist_pop(&fl, NULL), SYNCQ_EINVAL);
   assert_int_equal(syncq_freelist_fill(NULL, nodes, 2, sizeof nodes[0], 0), SYNCQ_EINVAL);
   assert_int_equal(syncq_freelist_fill(&fl, NULL, 2, sizeof nodes[0], 0), SYNCQ_EINVAL);
-  assert_int_equal(syncq_freelist_fill(&fl, nodes, 2, 4, 0), SYNCQ_EINVAL);                 /* stride < link */
-  assert_int_equal(syncq_freelist_fill(&fl, nodes, 2, sizeof nodes[0], sizeof nodes[0]), SYNCQ_EINVAL); /* past the end */
-  assert_int_equal(syncq_freelist_fill(&fl, nodes, 2, sizeof nodes[0], 3), SYNCQ_EINVAL);   /* misaligned */
-  assert_int_equal(syncq_freelist_fill(&fl, NULL, 0, 0, 0), SYNCQ_OK);                      /* nothing to do */
+  assert_int_equal(syncq_freelist_fill(&fl, nodes, 2, 4, 0), SYNCQ_EINVAL); /* stride < link */
+  assert_int_equal(syncq_freelist_fill(&fl, nodes, 2, sizeof nodes[0], sizeof nodes[0]),
+                   SYNCQ_EINVAL);                                                         /* past the end */
+  assert_int_equal(syncq_freelist_fill(&fl, nodes, 2, sizeof nodes[0], 3), SYNCQ_EINVAL); /* misaligned */
+  assert_int_equal(syncq_freelist_fill(&fl, NULL, 0, 0, 0), SYNCQ_OK);                    /* nothing to do */
   assert_int_equal(syncq_freelist_pop(&fl, &l), SYNCQ_EMPTY); /* refused fills pushed nothing */
 }
 

@@ -60,12 +60,16 @@ static void test_list(void **state) {
   assert_int_equal(syncq_registry_list(SYNCQ_FAMILY_COUNT, two, 2), SYNCQ_EINVAL);
 }
 
-static int dummy_init(void *c, int64_t v) { (void)c; (void)v; return SYNCQ_OK; }
+static int dummy_init(void *c, int64_t v) {
+  (void)c;
+  (void)v;
+  return SYNCQ_OK;
+}
 static const syncq_counter_ops dummy_ops = {8, 8, dummy_init, NULL, NULL, NULL};
 
 static void test_add(void **state) {
   (void)state;
-  static const syncq_algo peer = {SYNCQ_FAMILY_COUNTER, "test:peer", "a test entry", "none",
+  static const syncq_algo peer = {SYNCQ_FAMILY_COUNTER,    "test:peer",     "a test entry", "none",
                                   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER, &dummy_ops};
   int before = syncq_registry_list(SYNCQ_FAMILY_COUNTER, NULL, 0);
   assert_int_equal(syncq_registry_add(&peer), SYNCQ_OK);
@@ -75,8 +79,8 @@ static void test_add(void **state) {
   assert_ptr_equal(a, &peer);
   assert_int_equal(syncq_registry_add(&peer), SYNCQ_EEXIST);
   /* the same name in another family is a different entry */
-  static const syncq_algo other = {SYNCQ_FAMILY_QUEUE, "test:peer", "x", "none", SYNCQ_PROGRESS_BLOCKING, 0,
-                                   &dummy_ops};
+  static const syncq_algo other = {SYNCQ_FAMILY_QUEUE,      "test:peer", "x",       "none",
+                                   SYNCQ_PROGRESS_BLOCKING, 0,           &dummy_ops};
   assert_int_equal(syncq_registry_add(&other), SYNCQ_OK);
 }
 
@@ -176,10 +180,14 @@ static void test_props_parse_bad_inputs(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_props_spins_on_preempted), cmocka_unit_test(test_props_parse_bad_inputs),
-    cmocka_unit_test(test_family_names), cmocka_unit_test(test_find_builtin_counters),
-    cmocka_unit_test(test_list),         cmocka_unit_test(test_add),
-    cmocka_unit_test(test_add_bad_inputs), cmocka_unit_test(test_props_format),
+    cmocka_unit_test(test_props_spins_on_preempted),
+    cmocka_unit_test(test_props_parse_bad_inputs),
+    cmocka_unit_test(test_family_names),
+    cmocka_unit_test(test_find_builtin_counters),
+    cmocka_unit_test(test_list),
+    cmocka_unit_test(test_add),
+    cmocka_unit_test(test_add_bad_inputs),
+    cmocka_unit_test(test_props_format),
     cmocka_unit_test(test_add_until_full), /* last: fills the table */
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,8 +43,8 @@
 
 #define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define STRESS_OPS 4000   /* push/pop pairs per thread */
-#define LIFO_ITEMS 1000   /* items per producer */
+#define STRESS_OPS 4000 /* push/pop pairs per thread */
+#define LIFO_ITEMS 1000 /* items per producer */
 #define LC_ROUNDS 300
 #else
 #define STRESS_OPS 40000
@@ -131,7 +131,7 @@ static void check_bad_inputs(const subject *s) {
   st = make(s, 8);
   assert_int_equal(s->ops->push(st, NULL), SYNCQ_EINVAL); /* items are non-NULL */
   assert_int_equal(s->ops->pop(st, NULL), SYNCQ_EINVAL);
-  assert_int_equal(s->ops->pop(st, &out), SYNCQ_EMPTY);   /* the bad calls changed nothing */
+  assert_int_equal(s->ops->pop(st, &out), SYNCQ_EMPTY); /* the bad calls changed nothing */
   unmake(s, st);
 }
 
@@ -153,7 +153,8 @@ static void check_exhaustion(const subject *s) {
     assert_true((uintptr_t)out == 5555);
     for (uintptr_t v = cap - 1; v >= 1; v--) {
       assert_int_equal(s->ops->pop(st, &out), SYNCQ_OK);
-      if ((uintptr_t)out != v) fail_msg("%s cap %u: popped %zu, expected %zu", s->algo->name, cap, (size_t)(uintptr_t)out, (size_t)v);
+      if ((uintptr_t)out != v)
+        fail_msg("%s cap %u: popped %zu, expected %zu", s->algo->name, cap, (size_t)(uintptr_t)out, (size_t)v);
     }
     assert_int_equal(s->ops->pop(st, &out), SYNCQ_EMPTY);
     unmake(s, st);
@@ -241,8 +242,8 @@ static void check_stress(const subject *s) {
     fail_msg("%s (lock %s): %d duplicate or foreign pops", s->algo->name, s->lock, atomic_load(&x.errors));
   uint64_t in = atomic_load(&x.pushed), outn = atomic_load(&x.popped) + drained;
   if (in != outn)
-    fail_msg("%s (lock %s): %llu pushed, %llu popped (lost items)", s->algo->name, s->lock,
-             (unsigned long long)in, (unsigned long long)outn);
+    fail_msg("%s (lock %s): %llu pushed, %llu popped (lost items)", s->algo->name, s->lock, (unsigned long long)in,
+             (unsigned long long)outn);
   for (size_t i = 0; i < total; i++) {
     uint32_t st = atomic_load(&x.items[i].state);
     assert_true(st == FREE || st >= TAKEN); /* nothing left "in the stack" */
@@ -393,8 +394,8 @@ static void check_linearizable(const subject *s) {
     const char *err = NULL;
     size_t n = LC_THREADS * LC_OPS_PER_THREAD;
     if (!bad && !lc_check(&spec, x->ops, n, &err)) {
-      print_error("%s (lock %s): round %d is not linearizable%s%s:\n", s->algo->name, s->lock, round,
-                  err ? ": " : "", err ? err : "");
+      print_error("%s (lock %s): round %d is not linearizable%s%s:\n", s->algo->name, s->lock, round, err ? ": " : "",
+                  err ? err : "");
       lc_print(x->ops, n, NULL);
       bad = 1;
     }
@@ -422,8 +423,13 @@ static const syncq_stack_ops ef_ops = {
   sizeof(syncq_stack_elimination), _Alignof(syncq_stack_elimination), ef_init, ef_destroy, ef_push, ef_pop,
 };
 static const syncq_algo ef_algo = {
-  SYNCQ_FAMILY_STACK, "test-elimination-first", "elimination stack, array visited first (driver's)", "-",
-  SYNCQ_PROGRESS_LOCK_FREE, SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, &ef_ops,
+  SYNCQ_FAMILY_STACK,
+  "test-elimination-first",
+  "elimination stack, array visited first (driver's)",
+  "-",
+  SYNCQ_PROGRESS_LOCK_FREE,
+  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED,
+  &ef_ops,
 };
 
 /* ---- drive every registered stack ---- */
@@ -451,8 +457,12 @@ static void test_every_registered_stack(void **state) {
     for (size_t l = 0; l < sizeof locks / sizeof locks[0]; l++) {
       const syncq_algo *la;
       if (syncq_registry_find(SYNCQ_FAMILY_LOCK, locks[l], &la) != SYNCQ_OK) continue;
-      if ((algos[i]->progress != SYNCQ_PROGRESS_BLOCKING || TEST_IS_PEER(algos[i])) && l > 0) break; /* the lock is ignored */
-      subject s = {algos[i], algos[i]->ops, {0, 0, locks[l]}, algos[i]->progress == SYNCQ_PROGRESS_BLOCKING && !TEST_IS_PEER(algos[i]) ? locks[l] : "-"};
+      if ((algos[i]->progress != SYNCQ_PROGRESS_BLOCKING || TEST_IS_PEER(algos[i])) && l > 0)
+        break; /* the lock is ignored */
+      subject s = {algos[i],
+                   algos[i]->ops,
+                   {0, 0, locks[l]},
+                   algos[i]->progress == SYNCQ_PROGRESS_BLOCKING && !TEST_IS_PEER(algos[i]) ? locks[l] : "-"};
       run_subject(&s);
     }
   }
@@ -471,8 +481,10 @@ static void test_default_lock_registered(void **state) {
     int r = ops->init(st, NULL);
     if (r == SYNCQ_ENOENT) {
       free(st);
-      fail_msg("stack %s: its default lock \"ttas\" is not registered (SYNCQ_ENOENT); it cannot run "
-               "with its default configuration until the lock family registers it", algos[i]->name);
+      fail_msg(
+        "stack %s: its default lock \"ttas\" is not registered (SYNCQ_ENOENT); it cannot run "
+        "with its default configuration until the lock family registers it",
+        algos[i]->name);
     }
     assert_int_equal(r, SYNCQ_OK);
     void *out;
@@ -602,10 +614,13 @@ int main(void) {
   test_plan_confine();
   test_register_peers();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_every_registered_stack), cmocka_unit_test(test_generic_api),
-    cmocka_unit_test(test_typed_apis),             cmocka_unit_test(test_unknown_lock),
+    cmocka_unit_test(test_every_registered_stack),
+    cmocka_unit_test(test_generic_api),
+    cmocka_unit_test(test_typed_apis),
+    cmocka_unit_test(test_unknown_lock),
     cmocka_unit_test(test_typed_treiber_hp_elimination),
-    cmocka_unit_test(test_herlihy_few_blocks),     cmocka_unit_test(test_default_lock_registered),
+    cmocka_unit_test(test_herlihy_few_blocks),
+    cmocka_unit_test(test_default_lock_registered),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,7 +69,7 @@ static void test_reuse_and_exact_capacity(void **state) {
   assert_int_equal(syncq_stack_treiber_push(s, item(2)), SYNCQ_OK);
   uint64_t top2 = atomic_load(&s->top);
   assert_int_equal((uint32_t)top1, (uint32_t)top2); /* same node index */
-  assert_true(top2 >> 32 > top1 >> 32);            /* new version: ABA defence intact */
+  assert_true(top2 >> 32 > top1 >> 32);             /* new version: ABA defence intact */
   assert_int_equal(syncq_stack_treiber_pop(s, &out), SYNCQ_OK);
   assert_ptr_equal(out, item(2));
   for (int round = 0; round < 3; round++) fill_and_check(s, CAP); /* cached nodes count */

@@ -186,18 +186,26 @@ typedef struct lock_shared {
 
 static int do_lock(lock_shared *s, syncq_lock_node *n) {
   switch (s->kind) {
-  case L_MCS: return syncq_lock_mcs_lock_inline(&s->mcs, n);
-  case L_TICKET: return syncq_lock_ticket_lock_inline(&s->ticket);
-  case L_TAS: return syncq_lock_tas_lock_inline(&s->tas);
-  default: return syncq_lock_ttas_lock_inline(&s->tas);
+  case L_MCS:
+    return syncq_lock_mcs_lock_inline(&s->mcs, n);
+  case L_TICKET:
+    return syncq_lock_ticket_lock_inline(&s->ticket);
+  case L_TAS:
+    return syncq_lock_tas_lock_inline(&s->tas);
+  default:
+    return syncq_lock_ttas_lock_inline(&s->tas);
   }
 }
 static int do_unlock(lock_shared *s, syncq_lock_node *n) {
   switch (s->kind) {
-  case L_MCS: return syncq_lock_mcs_unlock_inline(&s->mcs, n);
-  case L_TICKET: return syncq_lock_ticket_unlock_inline(&s->ticket);
-  case L_TAS: return syncq_lock_tas_unlock_inline(&s->tas);
-  default: return syncq_lock_ttas_unlock_inline(&s->tas);
+  case L_MCS:
+    return syncq_lock_mcs_unlock_inline(&s->mcs, n);
+  case L_TICKET:
+    return syncq_lock_ticket_unlock_inline(&s->ticket);
+  case L_TAS:
+    return syncq_lock_tas_unlock_inline(&s->tas);
+  default:
+    return syncq_lock_ttas_unlock_inline(&s->tas);
   }
 }
 
@@ -279,7 +287,7 @@ static void test_inline_counts_nothing_unless_asked(void **state) {
   syncq_stats_reset();
   assert_int_equal(syncq_lock_mcs_trylock_inline(&m, &n), SYNCQ_OK);
   assert_int_equal(syncq_lock_mcs_trylock_inline(&m, &other), SYNCQ_EBUSY);
-  assert_int_equal(syncq_stats_self()->cas_attempts, 0u); /* inline, no SYNCQ_WITH_STATS */
+  assert_int_equal(syncq_stats_self()->cas_attempts, 0u);            /* inline, no SYNCQ_WITH_STATS */
   assert_int_equal(syncq_lock_mcs_trylock(&m, &other), SYNCQ_EBUSY); /* the library's build */
   assert_int_equal(syncq_stats_self()->cas_attempts, syncq_stats_enabled() ? 1u : 0u);
   assert_int_equal(syncq_lock_mcs_unlock_inline(&m, &n), SYNCQ_OK);
@@ -288,12 +296,9 @@ static void test_inline_counts_nothing_unless_asked(void **state) {
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_nblfq_inline_sequential),
-    cmocka_unit_test(test_nblfq_uninitialised_storage),
-    cmocka_unit_test(test_nblfq_inline_concurrent),
-    cmocka_unit_test(test_inline_locks_semantics),
-    cmocka_unit_test(test_inline_locks_mutual_exclusion),
-    cmocka_unit_test(test_inline_counts_nothing_unless_asked),
+    cmocka_unit_test(test_nblfq_inline_sequential),       cmocka_unit_test(test_nblfq_uninitialised_storage),
+    cmocka_unit_test(test_nblfq_inline_concurrent),       cmocka_unit_test(test_inline_locks_semantics),
+    cmocka_unit_test(test_inline_locks_mutual_exclusion), cmocka_unit_test(test_inline_counts_nothing_unless_asked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

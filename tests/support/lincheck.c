@@ -22,7 +22,7 @@
 
 typedef struct memo {
   size_t cap, used, state_size;
-  uint64_t *masks;     /* 0 = empty slot (mask 0 is never stored: the search starts there) */
+  uint64_t *masks; /* 0 = empty slot (mask 0 is never stored: the search starts there) */
   unsigned char *states;
 } memo;
 
@@ -49,8 +49,7 @@ static void memo_free(memo *m) {
 /* Find (mask, state): its slot index, or the empty slot where it goes. */
 static size_t memo_slot(const memo *m, uint64_t mask, const unsigned char *state) {
   size_t i = (size_t)hash_config(mask, state, m->state_size) & (m->cap - 1);
-  while (m->masks[i] != 0 &&
-         !(m->masks[i] == mask && memcmp(m->states + i * m->state_size, state, m->state_size) == 0))
+  while (m->masks[i] != 0 && !(m->masks[i] == mask && memcmp(m->states + i * m->state_size, state, m->state_size) == 0))
     i = (i + 1) & (m->cap - 1);
   return i;
 }
@@ -135,10 +134,14 @@ bool lc_check(const lc_spec *spec, const lc_op *ops, size_t n, const char **erro
 
 const char *lc_kind_name(int kind) {
   switch (kind) {
-  case LC_QUEUE_ENQ: return "enq";
-  case LC_QUEUE_DEQ: return "deq";
-  case LC_STACK_PUSH: return "push";
-  case LC_STACK_POP: return "pop";
+  case LC_QUEUE_ENQ:
+    return "enq";
+  case LC_QUEUE_DEQ:
+    return "deq";
+  case LC_STACK_PUSH:
+    return "push";
+  case LC_STACK_POP:
+    return "pop";
   }
   return "op";
 }
@@ -147,15 +150,15 @@ void lc_print(const lc_op *ops, size_t n, const char *(*kind_name)(int kind)) {
   if (kind_name == NULL) kind_name = lc_kind_name;
   for (size_t i = 0; i < n; i++)
     fprintf(stderr, "  [%llu..%llu] thread %d %s(%llu) -> %s %llu\n", (unsigned long long)ops[i].call,
-            (unsigned long long)ops[i].done, ops[i].thread, kind_name(ops[i].kind),
-            (unsigned long long)ops[i].arg, syncq_strerror(ops[i].status), (unsigned long long)ops[i].ret);
+            (unsigned long long)ops[i].done, ops[i].thread, kind_name(ops[i].kind), (unsigned long long)ops[i].arg,
+            syncq_strerror(ops[i].status), (unsigned long long)ops[i].ret);
 }
 
 /* ---- shared specifications: a bounded sequence, used from either end ---- */
 
 typedef struct seq_state {
-  uint32_t cap;  /* capacity */
-  uint32_t len;  /* values held, in vals[0..len) oldest first; the rest zero */
+  uint32_t cap; /* capacity */
+  uint32_t len; /* values held, in vals[0..len) oldest first; the rest zero */
   uint64_t vals[LC_SPEC_SLOTS];
 } seq_state;
 
@@ -183,16 +186,20 @@ static bool seq_take(seq_state *q, const lc_op *op, bool fifo) {
 
 static bool queue_apply(void *state, const lc_op *op) {
   switch (op->kind) {
-  case LC_QUEUE_ENQ: return seq_insert(state, op);
-  case LC_QUEUE_DEQ: return seq_take(state, op, true);
+  case LC_QUEUE_ENQ:
+    return seq_insert(state, op);
+  case LC_QUEUE_DEQ:
+    return seq_take(state, op, true);
   }
   return false;
 }
 
 static bool stack_apply(void *state, const lc_op *op) {
   switch (op->kind) {
-  case LC_STACK_PUSH: return seq_insert(state, op);
-  case LC_STACK_POP: return seq_take(state, op, false);
+  case LC_STACK_PUSH:
+    return seq_insert(state, op);
+  case LC_STACK_POP:
+    return seq_take(state, op, false);
   }
   return false;
 }

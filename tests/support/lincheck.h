@@ -29,8 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LC_MAX_OPS 64          /* operations in one history (a bit each) */
-#define LC_MAX_STATE 512       /* bytes of a specification's state */
+#define LC_MAX_OPS 64    /* operations in one history (a bit each) */
+#define LC_MAX_STATE 512 /* bytes of a specification's state */
 
 typedef struct lc_clock {
   _Atomic(uint64_t) now;

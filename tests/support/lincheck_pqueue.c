@@ -10,7 +10,7 @@ typedef struct pq_state {
   uint32_t cap;     /* capacity */
   uint32_t divisor; /* key = value / divisor */
   uint32_t len;
-  uint32_t pad;     /* zero: the state is compared byte-wise */
+  uint32_t pad;                 /* zero: the state is compared byte-wise */
   uint64_t vals[LC_SPEC_SLOTS]; /* present values, ascending; the rest zero */
 } pq_state;
 
@@ -55,14 +55,15 @@ static bool pq_apply(void *state, const lc_op *op) {
 }
 
 lc_spec lc_spec_pqueue(unsigned capacity, unsigned key_divisor) {
-  return (lc_spec){"priority-queue", sizeof(pq_state), ((uint64_t)key_divisor << 32) | capacity, pq_init,
-                   pq_apply};
+  return (lc_spec){"priority-queue", sizeof(pq_state), ((uint64_t)key_divisor << 32) | capacity, pq_init, pq_apply};
 }
 
 const char *lc_pqueue_kind_name(int kind) {
   switch (kind) {
-  case LC_PQ_INSERT: return "insert";
-  case LC_PQ_DELETE_MIN: return "delete_min";
+  case LC_PQ_INSERT:
+    return "insert";
+  case LC_PQ_DELETE_MIN:
+    return "delete_min";
   }
   return lc_kind_name(kind);
 }

@@ -52,10 +52,10 @@ typedef void (*syncq_race_hook_fn)(const char *name);
 /* Set before threads start, read only afterwards: no atomics needed. */
 extern syncq_race_hook_fn syncq_race_hook;
 
-#define SYNCQ_RACE_POINT(name)                    \
-  do {                                            \
+#define SYNCQ_RACE_POINT(name)                          \
+  do {                                                  \
     syncq_race_hook_fn syncq_race_h_ = syncq_race_hook; \
-    if (syncq_race_h_ != NULL) syncq_race_h_(name); \
+    if (syncq_race_h_ != NULL) syncq_race_h_(name);     \
   } while (0)
 
 /* The double-width CAS lock (one for every pair, as ThreadSanitizer's)
@@ -63,9 +63,9 @@ extern syncq_race_hook_fn syncq_race_hook;
 extern _Atomic(int) syncq_race_dwcas_lock;
 extern _Atomic(int) syncq_race_dwcas_waiting;
 
-#define SYNCQ_RACE_HOOK_DEFINE                    \
-  syncq_race_hook_fn syncq_race_hook = NULL;      \
-  _Atomic(int) syncq_race_dwcas_lock = 0;         \
+#define SYNCQ_RACE_HOOK_DEFINE               \
+  syncq_race_hook_fn syncq_race_hook = NULL; \
+  _Atomic(int) syncq_race_dwcas_lock = 0;    \
   _Atomic(int) syncq_race_dwcas_waiting = 0
 
 static inline bool syncq_race_dwcas(_Atomic(uint64_t) *lo, _Atomic(uint64_t) *hi, uint64_t *expected_lo,

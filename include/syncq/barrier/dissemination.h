@@ -26,7 +26,7 @@ typedef struct syncq_barrier_dissemination_local syncq_barrier_dissemination_loc
 
 typedef struct syncq_barrier_dissemination {
   SYNCQ_CACHELINE_ALIGNED syncq_barrier_dissemination_flag *flag; /* [threads][2][rounds] */
-  syncq_barrier_dissemination_local *local;                        /* [threads]: parity, sense */
+  syncq_barrier_dissemination_local *local;                       /* [threads]: parity, sense */
   uint32_t threads;
   uint32_t rounds;
   int wait;
@@ -40,8 +40,7 @@ SYNCQ_API int syncq_barrier_dissemination_init(syncq_barrier_dissemination *b, c
 SYNCQ_API int syncq_barrier_dissemination_destroy(syncq_barrier_dissemination *b);
 SYNCQ_API int syncq_barrier_dissemination_wait(syncq_barrier_dissemination *b, unsigned id);
 /* Timed wait and reset: the semantics of syncq/barrier.h. */
-SYNCQ_API int syncq_barrier_dissemination_wait_timed(syncq_barrier_dissemination *b, unsigned id,
-                                                     uint64_t timeout_ns);
+SYNCQ_API int syncq_barrier_dissemination_wait_timed(syncq_barrier_dissemination *b, unsigned id, uint64_t timeout_ns);
 SYNCQ_API int syncq_barrier_dissemination_reset(syncq_barrier_dissemination *b);
 
 #ifdef __cplusplus

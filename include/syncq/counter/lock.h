@@ -40,7 +40,7 @@ typedef struct syncq_counter_lock {
  * (NULL: defaults). SYNCQ_EINVAL for NULL c or lock_name, SYNCQ_ENOENT for
  * an unknown lock, SYNCQ_ENOMEM, or the lock's init status. */
 SYNCQ_API int syncq_counter_lock_init(syncq_counter_lock *c, int64_t initial, const char *lock_name,
-                            const syncq_lock_config *cfg);
+                                      const syncq_lock_config *cfg);
 SYNCQ_API int syncq_counter_lock_destroy(syncq_counter_lock *c); /* frees the lock */
 /* Add delta under the lock; *old (if not NULL) gets the value before. EINVAL for NULL. */
 SYNCQ_API int syncq_counter_lock_fetch_add(syncq_counter_lock *c, int64_t delta, int64_t *old);

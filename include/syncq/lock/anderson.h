@@ -48,7 +48,7 @@ typedef struct syncq_lock_anderson {
  * await the lock. */
 SYNCQ_API int syncq_lock_anderson_init(syncq_lock_anderson *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_anderson_destroy(syncq_lock_anderson *l); /* SYNCQ_EBUSY if held or awaited */
-SYNCQ_API int syncq_lock_anderson_lock(syncq_lock_anderson *l); /* OK, ELIMIT past max_threads, EINVAL */
+SYNCQ_API int syncq_lock_anderson_lock(syncq_lock_anderson *l);    /* OK, ELIMIT past max_threads, EINVAL */
 SYNCQ_API int syncq_lock_anderson_trylock(syncq_lock_anderson *l); /* OK, EBUSY or ELIMIT */
 SYNCQ_API int syncq_lock_anderson_unlock(syncq_lock_anderson *l);  /* SYNCQ_EINVAL if not held */
 

@@ -38,11 +38,11 @@ typedef struct syncq_lock_array {
  * SYNCQ_LOCK_ARRAY_MAX_SLOTS; above it: SYNCQ_ELIMIT). */
 SYNCQ_API int syncq_lock_array_cas_init(syncq_lock_array *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_array_faa_init(syncq_lock_array *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_array_destroy(syncq_lock_array *l); /* SYNCQ_EBUSY if held or awaited */
+SYNCQ_API int syncq_lock_array_destroy(syncq_lock_array *l);  /* SYNCQ_EBUSY if held or awaited */
 SYNCQ_API int syncq_lock_array_cas_lock(syncq_lock_array *l); /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
 SYNCQ_API int syncq_lock_array_faa_lock(syncq_lock_array *l); /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
-SYNCQ_API int syncq_lock_array_trylock(syncq_lock_array *l); /* SYNCQ_OK or SYNCQ_EBUSY (both forms) */
-SYNCQ_API int syncq_lock_array_unlock(syncq_lock_array *l);  /* SYNCQ_EINVAL if not held */
+SYNCQ_API int syncq_lock_array_trylock(syncq_lock_array *l);  /* SYNCQ_OK or SYNCQ_EBUSY (both forms) */
+SYNCQ_API int syncq_lock_array_unlock(syncq_lock_array *l);   /* SYNCQ_EINVAL if not held */
 
 #ifdef __cplusplus
 }

@@ -32,20 +32,20 @@ typedef struct syncq_lock_clh_qnode {
   /* 1: the owner holds or awaits the lock; 2: the same, and its successor
    * may sleep on this flag; 0: released */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) locked;
-  syncq_fl_link link;                               /* on the pool's free list */
+  syncq_fl_link link; /* on the pool's free list */
 } syncq_lock_clh_qnode;
 
 typedef struct syncq_lock_clh {
   SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last qnode (never NULL) */
   int wait;
-  SYNCQ_CACHELINE_ALIGNED syncq_freelist pool;  /* free qnodes */
+  SYNCQ_CACHELINE_ALIGNED syncq_freelist pool; /* free qnodes */
   syncq_lock_clh_qnode node[SYNCQ_LOCK_CLH_POOL];
 } syncq_lock_clh;
 
 /* SYNCQ_ENOTSUP also where the CPU has no double-width CAS (the pool). */
 SYNCQ_API int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_clh_destroy(syncq_lock_clh *l); /* SYNCQ_EBUSY if held or awaited */
-SYNCQ_API int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node); /* OK; EINVAL for NULL */
+SYNCQ_API int syncq_lock_clh_destroy(syncq_lock_clh *l);                        /* SYNCQ_EBUSY if held or awaited */
+SYNCQ_API int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node);    /* OK; EINVAL for NULL */
 SYNCQ_API int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node); /* OK or EBUSY */
 SYNCQ_API int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node);  /* EINVAL: not this node's */
 

@@ -30,7 +30,7 @@ typedef struct syncq_lock_futex_mutex {
  * one context-switch time first); SPIN and YIELD: SYNCQ_ENOTSUP. */
 SYNCQ_API int syncq_lock_futex_mutex_init(syncq_lock_futex_mutex *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_futex_mutex_destroy(syncq_lock_futex_mutex *l); /* SYNCQ_EBUSY if held */
-SYNCQ_API int syncq_lock_futex_mutex_lock(syncq_lock_futex_mutex *l); /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
+SYNCQ_API int syncq_lock_futex_mutex_lock(syncq_lock_futex_mutex *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
 SYNCQ_API int syncq_lock_futex_mutex_trylock(syncq_lock_futex_mutex *l); /* OK or EBUSY */
 SYNCQ_API int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l);  /* EINVAL if free */
 

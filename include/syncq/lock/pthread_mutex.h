@@ -39,9 +39,9 @@ typedef struct syncq_lock_pthread_mutex {
  * (SYNCQ_OK). SYNCQ_ESYS if pthread_mutex_init fails. */
 SYNCQ_API int syncq_lock_pthread_mutex_init(syncq_lock_pthread_mutex *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_pthread_mutex_destroy(syncq_lock_pthread_mutex *l); /* SYNCQ_EBUSY if held */
-SYNCQ_API int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l); /* OK; EBUSY: the caller holds it; ESYS */
+SYNCQ_API int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l);    /* OK; EBUSY: the caller holds it; ESYS */
 SYNCQ_API int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l); /* SYNCQ_OK or SYNCQ_EBUSY */
-SYNCQ_API int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l); /* SYNCQ_EINVAL if not the holder */
+SYNCQ_API int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l);  /* SYNCQ_EINVAL if not the holder */
 
 #ifdef __cplusplus
 }

@@ -47,7 +47,7 @@ typedef struct syncq_lock_sc {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) next_ticket;
   SYNCQ_CACHELINE_ALIGNED uint64_t holder; /* the holder's ticket; only the holder touches it */
   uint32_t nslots;
-  bool faa;  /* take the ticket by fetch-and-add (hybrid-sc) or a CAS loop (sc-queue) */
+  bool faa; /* take the ticket by fetch-and-add (hybrid-sc) or a CAS loop (sc-queue) */
   int wait;
   _Atomic(uint64_t) skips; /* waiters passed over because they were preempted */
   syncq_lock_sc_slot slot[SYNCQ_LOCK_SC_MAX_SLOTS];
@@ -59,10 +59,10 @@ typedef struct syncq_lock_sc {
  * process_shared is SYNCQ_ENOTSUP. */
 SYNCQ_API int syncq_lock_sc_queue_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_hybrid_sc_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_sc_destroy(syncq_lock_sc *l);  /* SYNCQ_EBUSY if held or awaited */
-SYNCQ_API int syncq_lock_sc_lock(syncq_lock_sc *l); /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
-SYNCQ_API int syncq_lock_sc_trylock(syncq_lock_sc *l);  /* SYNCQ_OK or SYNCQ_EBUSY */
-SYNCQ_API int syncq_lock_sc_unlock(syncq_lock_sc *l);   /* SYNCQ_EINVAL if not held */
+SYNCQ_API int syncq_lock_sc_destroy(syncq_lock_sc *l); /* SYNCQ_EBUSY if held or awaited */
+SYNCQ_API int syncq_lock_sc_lock(syncq_lock_sc *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
+SYNCQ_API int syncq_lock_sc_trylock(syncq_lock_sc *l); /* SYNCQ_OK or SYNCQ_EBUSY */
+SYNCQ_API int syncq_lock_sc_unlock(syncq_lock_sc *l);  /* SYNCQ_EINVAL if not held */
 /* Waiters passed over so far. SYNCQ_EINVAL for NULL. */
 SYNCQ_API int syncq_lock_sc_skips(const syncq_lock_sc *l, uint64_t *out);
 

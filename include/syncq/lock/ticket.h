@@ -37,7 +37,7 @@ typedef struct syncq_lock_ticket {
  * SYNCQ_EINVAL: NULL or unknown discipline. */
 SYNCQ_API int syncq_lock_ticket_init(syncq_lock_ticket *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_ticket_destroy(syncq_lock_ticket *l); /* SYNCQ_EBUSY if held or awaited */
-SYNCQ_API int syncq_lock_ticket_lock(syncq_lock_ticket *l); /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
+SYNCQ_API int syncq_lock_ticket_lock(syncq_lock_ticket *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
 SYNCQ_API int syncq_lock_ticket_trylock(syncq_lock_ticket *l); /* SYNCQ_OK or SYNCQ_EBUSY */
 SYNCQ_API int syncq_lock_ticket_unlock(syncq_lock_ticket *l);  /* SYNCQ_EINVAL if not held */
 

@@ -26,7 +26,7 @@ SYNCQ_API extern const syncq_algo syncq_lock_ttas_ps_algo;
  * (the request concerns the calling thread only). */
 SYNCQ_API int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_ttas_ps_destroy(syncq_lock_tas *l); /* SYNCQ_EBUSY if held */
-SYNCQ_API int syncq_lock_ttas_ps_lock(syncq_lock_tas *l); /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
+SYNCQ_API int syncq_lock_ttas_ps_lock(syncq_lock_tas *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
 SYNCQ_API int syncq_lock_ttas_ps_trylock(syncq_lock_tas *l); /* SYNCQ_OK or SYNCQ_EBUSY */
 SYNCQ_API int syncq_lock_ttas_ps_unlock(syncq_lock_tas *l);  /* SYNCQ_EINVAL if not held */
 

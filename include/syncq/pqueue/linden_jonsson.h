@@ -32,8 +32,8 @@ extern "C" {
 struct syncq_pqueue_lj_node;
 
 typedef struct syncq_pqueue_linden_jonsson {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) items; /* inserted and not yet deleted, for the capacity */
-  SYNCQ_CACHELINE_ALIGNED syncq_freelist free;    /* nodes not in the list nor in limbo */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) items;                   /* inserted and not yet deleted, for the capacity */
+  SYNCQ_CACHELINE_ALIGNED syncq_freelist free;                      /* nodes not in the list nor in limbo */
   SYNCQ_CACHELINE_ALIGNED struct syncq_pqueue_lj_node *head, *tail; /* sentinels; read-only after init */
   syncq_ebr_domain *ebr;
   void *pool;        /* every node, allocated at init */

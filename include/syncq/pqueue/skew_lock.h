@@ -26,8 +26,8 @@ typedef struct syncq_pqueue_skew_lock {
   const syncq_lock_ops *lock_ops;
   const syncq_algo *lock_algo;
   struct syncq_pqueue_skew_lock_node *nodes; /* capacity nodes */
-  uint32_t root;      /* index + 1, 0 when empty; guarded by lock */
-  uint32_t free_head; /* free nodes linked through left; guarded by lock */
+  uint32_t root;                             /* index + 1, 0 when empty; guarded by lock */
+  uint32_t free_head;                        /* free nodes linked through left; guarded by lock */
 } syncq_pqueue_skew_lock;
 
 /* SYNCQ_ENOENT when cfg->lock (default "ttas") is not registered. */

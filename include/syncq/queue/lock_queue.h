@@ -35,9 +35,9 @@ typedef struct syncq_queue_lnode syncq_queue_lnode; /* a list node (opaque) */
 typedef struct syncq_queue_two_lock {
   SYNCQ_CACHELINE_ALIGNED unsigned char h_lock[SYNCQ_QUEUE_LOCK_BYTES]; /* dequeuers' lock */
   SYNCQ_CACHELINE_ALIGNED unsigned char t_lock[SYNCQ_QUEUE_LOCK_BYTES]; /* enqueuers' lock */
-  SYNCQ_CACHELINE_ALIGNED syncq_queue_lnode *head; /* the dummy; under h_lock */
-  SYNCQ_CACHELINE_ALIGNED syncq_queue_lnode *tail; /* the last node; under t_lock */
-  SYNCQ_CACHELINE_ALIGNED const void *lock_ops;    /* the lock's syncq_lock_ops, read-only */
+  SYNCQ_CACHELINE_ALIGNED syncq_queue_lnode *head;                      /* the dummy; under h_lock */
+  SYNCQ_CACHELINE_ALIGNED syncq_queue_lnode *tail;                      /* the last node; under t_lock */
+  SYNCQ_CACHELINE_ALIGNED const void *lock_ops;                         /* the lock's syncq_lock_ops, read-only */
   uint64_t magic;
 } syncq_queue_two_lock;
 

@@ -25,10 +25,10 @@ extern "C" {
 #endif
 
 typedef struct syncq_queue_loo {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head; /* node address | dequeue index */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* node address | enqueue index */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head;         /* node address | dequeue index */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail;         /* node address | enqueue index */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) nodes_linked; /* nodes appended after the first */
-  _Atomic(uint64_t) nodes_freed;                  /* nodes given back to the allocator */
+  _Atomic(uint64_t) nodes_freed;                          /* nodes given back to the allocator */
   uint64_t magic;
 } syncq_queue_loo;
 

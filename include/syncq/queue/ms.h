@@ -26,11 +26,11 @@ extern "C" {
 typedef struct syncq_queue_ms_chunk syncq_queue_ms_chunk; /* a block of nodes (opaque) */
 
 typedef struct syncq_queue_ms {
-  SYNCQ_CACHELINE_ALIGNED syncq_pr_dw_atomic head; /* (node, count): the dummy */
-  SYNCQ_CACHELINE_ALIGNED syncq_pr_dw_atomic tail; /* (node, count): last or next to last */
-  SYNCQ_CACHELINE_ALIGNED syncq_freelist free;     /* type-stable nodes not in the queue */
+  SYNCQ_CACHELINE_ALIGNED syncq_pr_dw_atomic head;                /* (node, count): the dummy */
+  SYNCQ_CACHELINE_ALIGNED syncq_pr_dw_atomic tail;                /* (node, count): last or next to last */
+  SYNCQ_CACHELINE_ALIGNED syncq_freelist free;                    /* type-stable nodes not in the queue */
   SYNCQ_CACHELINE_ALIGNED _Atomic(syncq_queue_ms_chunk *) chunks; /* every block, for destroy */
-  size_t grow;    /* nodes per block added when the free list runs dry */
+  size_t grow; /* nodes per block added when the free list runs dry */
   uint64_t magic;
 } syncq_queue_ms;
 
@@ -50,7 +50,7 @@ typedef struct syncq_queue_ms_hp {
   /* void *: the type hazard-pointer protection reads (syncq_hp_protect) */
   SYNCQ_CACHELINE_ALIGNED _Atomic(void *) head; /* the dummy node */
   SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* last or next to last node */
-  SYNCQ_CACHELINE_ALIGNED syncq_hp_domain *hp; /* read-only after init */
+  SYNCQ_CACHELINE_ALIGNED syncq_hp_domain *hp;  /* read-only after init */
   uint64_t magic;
 } syncq_queue_ms_hp;
 
@@ -59,7 +59,7 @@ typedef struct syncq_queue_ms_hp {
 SYNCQ_API int syncq_queue_ms_hp_init(syncq_queue_ms_hp *q, size_t capacity);
 /* Destroy the queue, freeing every node: OK; EINVAL; EBUSY (hazard records in use). */
 SYNCQ_API int syncq_queue_ms_hp_destroy(syncq_queue_ms_hp *q);
-SYNCQ_API int syncq_queue_ms_hp_enqueue(syncq_queue_ms_hp *q, void *item); /* OK, EINVAL, ENOMEM */
+SYNCQ_API int syncq_queue_ms_hp_enqueue(syncq_queue_ms_hp *q, void *item);  /* OK, EINVAL, ENOMEM */
 SYNCQ_API int syncq_queue_ms_hp_dequeue(syncq_queue_ms_hp *q, void **item); /* OK, EMPTY, EINVAL, ENOMEM */
 
 #ifdef __cplusplus

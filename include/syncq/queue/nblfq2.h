@@ -37,13 +37,13 @@ typedef struct syncq_queue_nblfq2 {
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_head_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* hint: where dequeue starts looking */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_tail_[SYNCQ_CACHELINE];
-  SYNCQ_CACHELINE_ALIGNED uint64_t mask;          /* S - 1, read-only after init */
-  uint64_t magic;                                 /* set by init, cleared by destroy */
+  SYNCQ_CACHELINE_ALIGNED uint64_t mask; /* S - 1, read-only after init */
+  uint64_t magic;                        /* set by init, cleared by destroy */
   /* the S cells follow the header */
 } syncq_queue_nblfq2;
 
 /* Bytes of storage (header + ring) for a queue of the given capacity. */
-#define SYNCQ_QUEUE_NBLFQ2_BYTES(capacity) (sizeof(syncq_queue_nblfq2) + (size_t)(capacity) * 16)
+#define SYNCQ_QUEUE_NBLFQ2_BYTES(capacity) (sizeof(syncq_queue_nblfq2) + (size_t)(capacity)*16)
 
 /* The same, checked: SYNCQ_EINVAL for a NULL bytes, a capacity that is not
  * a power of two >= 2, or one whose size overflows size_t. */

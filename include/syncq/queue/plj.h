@@ -37,8 +37,8 @@ typedef struct syncq_queue_plj {
  * free list runs dry). SYNCQ_EINVAL for NULL or misaligned storage or an
  * absurd capacity, SYNCQ_ENOTSUP without double-width CAS, SYNCQ_ENOMEM. */
 SYNCQ_API int syncq_queue_plj_init(syncq_queue_plj *q, size_t capacity);
-SYNCQ_API int syncq_queue_plj_destroy(syncq_queue_plj *q); /* OK, EINVAL */
-SYNCQ_API int syncq_queue_plj_enqueue(syncq_queue_plj *q, void *item); /* OK, EINVAL, ENOMEM */
+SYNCQ_API int syncq_queue_plj_destroy(syncq_queue_plj *q);              /* OK, EINVAL */
+SYNCQ_API int syncq_queue_plj_enqueue(syncq_queue_plj *q, void *item);  /* OK, EINVAL, ENOMEM */
 SYNCQ_API int syncq_queue_plj_dequeue(syncq_queue_plj *q, void **item); /* OK, EMPTY, EINVAL */
 
 /* The registry entry (syncq/registry.h): "plj" by name with syncq_queue_create. */

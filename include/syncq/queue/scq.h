@@ -37,8 +37,8 @@ typedef struct syncq_queue_scq_ring {
 } syncq_queue_scq_ring;
 
 typedef struct syncq_queue_scq {
-  syncq_queue_scq_ring aq; /* indices of slots holding items (first member: alignment) */
-  syncq_queue_scq_ring fq; /* indices of free slots */
+  syncq_queue_scq_ring aq;            /* indices of slots holding items (first member: alignment) */
+  syncq_queue_scq_ring fq;            /* indices of free slots */
   SYNCQ_CACHELINE_ALIGNED uint64_t n; /* capacity, read-only after init */
   uint32_t order;                     /* log2(2n) */
   uint32_t remap_shift;               /* 0: plain; else cache remapping (init_remapped) */
@@ -46,7 +46,7 @@ typedef struct syncq_queue_scq {
   /* follow: aq's 2n entries, fq's 2n entries, n data slots (8 bytes each) */
 } syncq_queue_scq;
 
-#define SYNCQ_QUEUE_SCQ_BYTES(capacity) (sizeof(syncq_queue_scq) + (size_t)(capacity) * 5 * sizeof(uint64_t))
+#define SYNCQ_QUEUE_SCQ_BYTES(capacity) (sizeof(syncq_queue_scq) + (size_t)(capacity)*5 * sizeof(uint64_t))
 
 /* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
 SYNCQ_API int syncq_queue_scq_bytes(size_t capacity, size_t *bytes);
@@ -57,9 +57,9 @@ SYNCQ_API int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity); /* EINV
  * and costs one producer and one consumer their batching (about 3 line
  * transfers an item instead of 3 per 8): registry entry "scq-remap". */
 SYNCQ_API int syncq_queue_scq_init_remapped(syncq_queue_scq *q, size_t capacity);
-SYNCQ_API int syncq_queue_scq_destroy(syncq_queue_scq *q); /* EINVAL for NULL or uninitialised storage */
-SYNCQ_API int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item);   /* OK, FULL, EINVAL */
-SYNCQ_API int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item);  /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_queue_scq_destroy(syncq_queue_scq *q);              /* EINVAL for NULL or uninitialised storage */
+SYNCQ_API int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item);  /* OK, FULL, EINVAL */
+SYNCQ_API int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item); /* OK, EMPTY, EINVAL */
 
 #ifdef __cplusplus
 }

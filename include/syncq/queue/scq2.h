@@ -50,7 +50,7 @@ typedef struct syncq_queue_scq2 {
   /* the n cells (syncq_pr_dw_atomic, 16 bytes each) follow, from a line boundary */
 } syncq_queue_scq2;
 
-#define SYNCQ_QUEUE_SCQ2_BYTES(capacity) (sizeof(syncq_queue_scq2) + (size_t)(capacity) * 16)
+#define SYNCQ_QUEUE_SCQ2_BYTES(capacity) (sizeof(syncq_queue_scq2) + (size_t)(capacity)*16)
 
 /* SYNCQ_EINVAL for a NULL bytes, a capacity not a power of two >= 2, above
  * 2^40, or whose size overflows size_t. */

@@ -22,11 +22,17 @@ typedef syncq_queue_scq syncq_queue_scqd;
 #define SYNCQ_QUEUE_SCQD_BYTES(capacity) SYNCQ_QUEUE_SCQ_BYTES(capacity)
 
 /* The same statuses as the syncq_queue_scq_ functions they call. */
-static inline int syncq_queue_scqd_bytes(size_t capacity, size_t *bytes) { return syncq_queue_scq_bytes(capacity, bytes); }
-static inline int syncq_queue_scqd_init(syncq_queue_scqd *q, size_t capacity) { return syncq_queue_scq_init(q, capacity); }
+static inline int syncq_queue_scqd_bytes(size_t capacity, size_t *bytes) {
+  return syncq_queue_scq_bytes(capacity, bytes);
+}
+static inline int syncq_queue_scqd_init(syncq_queue_scqd *q, size_t capacity) {
+  return syncq_queue_scq_init(q, capacity);
+}
 static inline int syncq_queue_scqd_destroy(syncq_queue_scqd *q) { return syncq_queue_scq_destroy(q); }
 static inline int syncq_queue_scqd_enqueue(syncq_queue_scqd *q, void *item) { return syncq_queue_scq_enqueue(q, item); }
-static inline int syncq_queue_scqd_dequeue(syncq_queue_scqd *q, void **item) { return syncq_queue_scq_dequeue(q, item); }
+static inline int syncq_queue_scqd_dequeue(syncq_queue_scqd *q, void **item) {
+  return syncq_queue_scq_dequeue(q, item);
+}
 
 #ifdef __cplusplus
 }

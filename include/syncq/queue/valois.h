@@ -24,9 +24,9 @@ typedef struct syncq_queue_valois_node syncq_queue_valois_node;   /* opaque */
 typedef struct syncq_queue_valois_chunk syncq_queue_valois_chunk; /* a block of nodes (opaque) */
 
 typedef struct syncq_queue_valois {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(syncq_queue_valois_node *) head; /* the dummy */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(syncq_queue_valois_node *) tail; /* last node, or behind it (even behind head) */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(syncq_queue_valois_node *) free; /* reclaimed nodes */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(syncq_queue_valois_node *) head;    /* the dummy */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(syncq_queue_valois_node *) tail;    /* last node, or behind it (even behind head) */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(syncq_queue_valois_node *) free;    /* reclaimed nodes */
   SYNCQ_CACHELINE_ALIGNED _Atomic(syncq_queue_valois_chunk *) chunks; /* every block, for destroy */
   size_t grow; /* nodes per block added when the free list runs dry */
   uint64_t magic;
@@ -36,17 +36,17 @@ typedef struct syncq_queue_valois {
  * free list runs dry). SYNCQ_EINVAL for NULL or misaligned storage or an
  * absurd capacity, SYNCQ_ENOMEM. */
 SYNCQ_API int syncq_queue_valois_init(syncq_queue_valois *q, size_t capacity);
-SYNCQ_API int syncq_queue_valois_destroy(syncq_queue_valois *q); /* OK, EINVAL */
-SYNCQ_API int syncq_queue_valois_enqueue(syncq_queue_valois *q, void *item); /* OK, EINVAL, ENOMEM */
+SYNCQ_API int syncq_queue_valois_destroy(syncq_queue_valois *q);              /* OK, EINVAL */
+SYNCQ_API int syncq_queue_valois_enqueue(syncq_queue_valois *q, void *item);  /* OK, EINVAL, ENOMEM */
 SYNCQ_API int syncq_queue_valois_dequeue(syncq_queue_valois *q, void **item); /* OK, EMPTY, EINVAL */
 
 /* What an audit of a quiescent queue found (see syncq_queue_valois_audit). */
 typedef struct syncq_queue_valois_audit_result {
-  size_t nodes;       /* nodes in every block */
-  size_t live;        /* nodes reachable from Head or Tail */
-  size_t free;        /* nodes on the free list */
-  size_t items;       /* items in the queue (nodes after Head) */
-  size_t bad_counts;  /* nodes whose count differs from the links to them
+  size_t nodes;      /* nodes in every block */
+  size_t live;       /* nodes reachable from Head or Tail */
+  size_t free;       /* nodes on the free list */
+  size_t items;      /* items in the queue (nodes after Head) */
+  size_t bad_counts; /* nodes whose count differs from the links to them
                        * (live) or is not "no reference, claimed" (free) */
 } syncq_queue_valois_audit_result;
 

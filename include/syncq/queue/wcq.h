@@ -66,8 +66,8 @@ typedef struct syncq_queue_wcq_record {
 } syncq_queue_wcq_record;
 
 typedef struct syncq_queue_wcq {
-  syncq_queue_wcq_ring aq; /* indices of slots holding items (first member: alignment) */
-  syncq_queue_wcq_ring fq; /* indices of free slots */
+  syncq_queue_wcq_ring aq;            /* indices of slots holding items (first member: alignment) */
+  syncq_queue_wcq_ring fq;            /* indices of free slots */
   SYNCQ_CACHELINE_ALIGNED uint64_t n; /* capacity, read-only after init */
   uint32_t order;                     /* log2(2n) */
   uint32_t reserved_;
@@ -79,7 +79,7 @@ typedef struct syncq_queue_wcq {
   /* follow: aq's 2n entries and fq's 2n entries (16 bytes each), n data slots (8 bytes each) */
 } syncq_queue_wcq;
 
-#define SYNCQ_QUEUE_WCQ_BYTES(capacity) (sizeof(syncq_queue_wcq) + (size_t)(capacity) * 9 * sizeof(uint64_t))
+#define SYNCQ_QUEUE_WCQ_BYTES(capacity) (sizeof(syncq_queue_wcq) + (size_t)(capacity)*9 * sizeof(uint64_t))
 
 /* SYNCQ_EINVAL for NULL bytes, capacity not a power of two in [2, 2^40]. */
 SYNCQ_API int syncq_queue_wcq_bytes(size_t capacity, size_t *bytes);

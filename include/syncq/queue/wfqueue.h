@@ -30,17 +30,17 @@ struct syncq_wfq_handle;
 typedef struct syncq_queue_wfqueue {
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) ei; /* the next enqueue index (the paper's T) */
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) di; /* the next dequeue index (the paper's H) */
-  _Atomic(int64_t) ei_seen;                      /* a value ei had once, for the emptiness test */
+  _Atomic(int64_t) ei_seen;                    /* a value ei had once, for the emptiness test */
   /* The id of the oldest segment, or -1 while a cleanup or a new handle
    * holds the list's front (the paper's I). */
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) hi;
-  _Atomic(struct syncq_wfq_segment *) hp; /* the oldest segment (the paper's Q) */
+  _Atomic(struct syncq_wfq_segment *) hp;                             /* the oldest segment (the paper's Q) */
   SYNCQ_CACHELINE_ALIGNED _Atomic(struct syncq_wfq_handle *) handles; /* the ring's entry */
-  _Atomic(uint32_t) nhandles;   /* handles in the ring */
-  uint32_t max_handles;         /* read-only after init */
-  uint32_t seg_order;           /* log2(cells per segment), read-only */
-  uint32_t patience;            /* fast-path tries per operation, read-only */
-  uint64_t id;                  /* the queue's identity for the threads' handle caches */
+  _Atomic(uint32_t) nhandles;                                         /* handles in the ring */
+  uint32_t max_handles;                                               /* read-only after init */
+  uint32_t seg_order;                                                 /* log2(cells per segment), read-only */
+  uint32_t patience;                                                  /* fast-path tries per operation, read-only */
+  uint64_t id;                       /* the queue's identity for the threads' handle caches */
   _Atomic(uint64_t) segments_linked; /* segments appended after the first */
   _Atomic(uint64_t) segments_freed;  /* segments given back to the allocator */
   uint64_t magic;
@@ -56,8 +56,8 @@ typedef struct syncq_queue_wfqueue {
 
 /* Counters of the slow path and of helping, summed over the handles. */
 typedef struct syncq_queue_wfqueue_counts {
-  uint64_t slow_enqueues;  /* enqueues that published a request */
-  uint64_t slow_dequeues;  /* dequeues that published a request */
+  uint64_t slow_enqueues;   /* enqueues that published a request */
+  uint64_t slow_dequeues;   /* dequeues that published a request */
   uint64_t helped_enqueues; /* enqueue requests committed by a peer's dequeue */
   uint64_t helped_dequeues; /* dequeue requests completed by a peer */
   uint64_t handles;         /* handles in the ring */

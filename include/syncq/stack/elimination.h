@@ -29,9 +29,9 @@ typedef struct syncq_stack_elimination_slot {
 } syncq_stack_elimination_slot;
 
 typedef struct syncq_stack_elimination {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) top; /* version << 32 | (node index + 1) */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) top;                      /* version << 32 | (node index + 1) */
   SYNCQ_CACHELINE_ALIGNED struct syncq_stack_elimination_node *nodes; /* read-only after init */
-  syncq_stack_elimination_slot *slots; /* the elimination array */
+  syncq_stack_elimination_slot *slots;                                /* the elimination array */
   uint32_t nslots;
   int eliminate_first; /* visit the array before Top (see below) */
   SYNCQ_CACHELINE_ALIGNED syncq_freelist free;

@@ -26,7 +26,7 @@ struct syncq_stack_herlihy_node;
 struct syncq_stack_herlihy_version;
 
 typedef struct syncq_stack_herlihy {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) shared; /* version << 32 | (block index + 1) */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) shared;               /* version << 32 | (block index + 1) */
   SYNCQ_CACHELINE_ALIGNED struct syncq_stack_herlihy_node *nodes; /* read-only after init */
   struct syncq_stack_herlihy_version *blocks;
   syncq_node_bitmap node_pool;
@@ -38,8 +38,8 @@ typedef struct syncq_stack_herlihy {
  * syncq/stack.h's generic calls. */
 SYNCQ_API int syncq_stack_herlihy_init(syncq_stack_herlihy *s, const syncq_stack_config *cfg);
 SYNCQ_API int syncq_stack_herlihy_destroy(syncq_stack_herlihy *s);
-SYNCQ_API int syncq_stack_herlihy_push(syncq_stack_herlihy *s, void *item);  /* OK, ENOMEM, EINVAL */
-SYNCQ_API int syncq_stack_herlihy_pop(syncq_stack_herlihy *s, void **item);  /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_stack_herlihy_push(syncq_stack_herlihy *s, void *item); /* OK, ENOMEM, EINVAL */
+SYNCQ_API int syncq_stack_herlihy_pop(syncq_stack_herlihy *s, void **item); /* OK, EMPTY, EINVAL */
 
 #ifdef __cplusplus
 }

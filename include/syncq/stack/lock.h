@@ -23,20 +23,20 @@ extern "C" {
 struct syncq_stack_lock_node;
 
 typedef struct syncq_stack_lock {
-  SYNCQ_CACHELINE_ALIGNED void *lock;   /* the lock's storage (aligned allocation) */
+  SYNCQ_CACHELINE_ALIGNED void *lock; /* the lock's storage (aligned allocation) */
   const syncq_lock_ops *lock_ops;
   const syncq_algo *lock_algo;
-  struct syncq_stack_lock_node *nodes;  /* capacity nodes */
-  uint32_t top;                         /* index + 1, 0 when empty; guarded by lock */
-  uint32_t free_head;                   /* free nodes, linked by next; guarded by lock */
+  struct syncq_stack_lock_node *nodes; /* capacity nodes */
+  uint32_t top;                        /* index + 1, 0 when empty; guarded by lock */
+  uint32_t free_head;                  /* free nodes, linked by next; guarded by lock */
 } syncq_stack_lock;
 
 /* SYNCQ_ENOENT when cfg->lock (default "ttas") is not registered. */
 SYNCQ_API int syncq_stack_lock_init(syncq_stack_lock *s, const syncq_stack_config *cfg);
 /* Destroy the stack, freeing its pool: OK; EINVAL for NULL; EBUSY: the lock is held. */
 SYNCQ_API int syncq_stack_lock_destroy(syncq_stack_lock *s);
-SYNCQ_API int syncq_stack_lock_push(syncq_stack_lock *s, void *item);  /* OK, ENOMEM, EINVAL */
-SYNCQ_API int syncq_stack_lock_pop(syncq_stack_lock *s, void **item);  /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_stack_lock_push(syncq_stack_lock *s, void *item); /* OK, ENOMEM, EINVAL */
+SYNCQ_API int syncq_stack_lock_pop(syncq_stack_lock *s, void **item); /* OK, EMPTY, EINVAL */
 
 #ifdef __cplusplus
 }

@@ -35,7 +35,7 @@ typedef struct syncq_stack_treiber {
   SYNCQ_CACHELINE_ALIGNED struct syncq_stack_treiber_node *nodes; /* read-only after init */
   struct syncq_stack_treiber_cache *caches; /* max_threads per-thread node caches; read-only after init */
   uint32_t ncaches;
-  uint64_t id; /* unique per init: tells a thread's cache hint from a stale one */
+  uint64_t id;                                 /* unique per init: tells a thread's cache hint from a stale one */
   SYNCQ_CACHELINE_ALIGNED syncq_freelist free; /* the free nodes (syncq/reclaim.h) */
 } syncq_stack_treiber;
 
@@ -43,8 +43,8 @@ typedef struct syncq_stack_treiber {
  * destroy, push and pop. Statuses and thread-safety: those of syncq/stack.h's generic calls. */
 SYNCQ_API int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack_config *cfg);
 SYNCQ_API int syncq_stack_treiber_destroy(syncq_stack_treiber *s);
-SYNCQ_API int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item);   /* OK, ENOMEM, EINVAL */
-SYNCQ_API int syncq_stack_treiber_pop(syncq_stack_treiber *s, void **item);   /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item); /* OK, ENOMEM, EINVAL */
+SYNCQ_API int syncq_stack_treiber_pop(syncq_stack_treiber *s, void **item); /* OK, EMPTY, EINVAL */
 
 #ifdef __cplusplus
 }

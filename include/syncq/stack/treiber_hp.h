@@ -26,9 +26,9 @@ typedef struct syncq_stack_treiber_hp {
 
 /* cfg->capacity is ignored: the stack is bounded by memory only. */
 SYNCQ_API int syncq_stack_treiber_hp_init(syncq_stack_treiber_hp *s, const syncq_stack_config *cfg);
-SYNCQ_API int syncq_stack_treiber_hp_destroy(syncq_stack_treiber_hp *s);               /* frees held nodes */
-SYNCQ_API int syncq_stack_treiber_hp_push(syncq_stack_treiber_hp *s, void *item);      /* OK, ENOMEM, EINVAL */
-SYNCQ_API int syncq_stack_treiber_hp_pop(syncq_stack_treiber_hp *s, void **item);      /* OK, EMPTY, ENOMEM, EINVAL */
+SYNCQ_API int syncq_stack_treiber_hp_destroy(syncq_stack_treiber_hp *s);          /* frees held nodes */
+SYNCQ_API int syncq_stack_treiber_hp_push(syncq_stack_treiber_hp *s, void *item); /* OK, ENOMEM, EINVAL */
+SYNCQ_API int syncq_stack_treiber_hp_pop(syncq_stack_treiber_hp *s, void **item); /* OK, EMPTY, ENOMEM, EINVAL */
 
 #ifdef __cplusplus
 }

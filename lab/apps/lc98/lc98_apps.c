@@ -62,11 +62,11 @@
 #define POLL_BUDGET 64u
 #define MAX_BUFS 8
 #define MAX_RANKS 64
-#define CC_EDGE_P 0.55          /* "cc": just above the percolation threshold: winding components across ranks */
-#define CC_SPARSE_P 0.30        /* "cc-sparse": small components, mostly within a rank's rows */
-#define SORT_SAMPLES 64u        /* samples per rank (over-sampling for balance) */
-#define SORT_SLACK 3u           /* receive room: 3x the keys per rank */
-#define FFT_TOL 1e-9            /* max |error| / max |value| */
+#define CC_EDGE_P 0.55   /* "cc": just above the percolation threshold: winding components across ranks */
+#define CC_SPARSE_P 0.30 /* "cc-sparse": small components, mostly within a rank's rows */
+#define SORT_SAMPLES 64u /* samples per rank (over-sampling for balance) */
+#define SORT_SLACK 3u    /* receive room: 3x the keys per rank */
+#define FFT_TOL 1e-9     /* max |error| / max |value| */
 #define APP_SEED 0x5eed2026u
 
 /* ------------------------------------------------------------ AM layer */
@@ -84,15 +84,12 @@ typedef struct app_state {
 
 static app_state S;
 
-
 static void h_put(syncq_am_token *t, const uint32_t *a, unsigned na, const void *d, size_t len, void *ctx) {
   (void)ctx;
   if (na == 3 && a[0] < MAX_BUFS) {
     size_t off = (size_t)a[1] | ((size_t)a[2] << 32);
-    if (S.buf[a[0]] != NULL && off + len <= S.cap[a[0]])
-      memcpy(S.buf[a[0]] + off, d, len);
-    else
-      S.overflow = true;
+    if (S.buf[a[0]] != NULL && off + len <= S.cap[a[0]]) memcpy(S.buf[a[0]] + off, d, len);
+    else S.overflow = true;
   }
   (void)syncq_am_reply(t, APP_H_PUT_ACK, NULL, 0, 0);
 }
@@ -271,7 +268,8 @@ static int app_fft(app_ctx *c, size_t n, char *why, size_t wl) {
     return -1;
   }
   size_t np = n / (size_t)P, plane = n * n;
-  double complex *A = malloc(np * plane * sizeof *A), *B = malloc(np * plane * sizeof *B), *tmp = malloc(n * sizeof *tmp);
+  double complex *A = malloc(np * plane * sizeof *A), *B = malloc(np * plane * sizeof *B),
+                 *tmp = malloc(n * sizeof *tmp);
   if (!A || !B || !tmp) {
     fail(why, wl, "fft: out of memory");
     return -1;
@@ -579,7 +577,8 @@ static int app_sort(app_ctx *c, size_t nk, char *why, size_t wl) {
       size_t L = 0, H = nk;
       while (L < H) {
         size_t m = (L + H) / 2;
-        if (keys[m] < split[q - 1]) L = m + 1; else H = m;
+        if (keys[m] < split[q - 1]) L = m + 1;
+        else H = m;
       }
       a = L;
     }
@@ -587,7 +586,8 @@ static int app_sort(app_ctx *c, size_t nk, char *why, size_t wl) {
       size_t L = 0, H = nk;
       while (L < H) {
         size_t m = (L + H) / 2;
-        if (keys[m] < split[q]) L = m + 1; else H = m;
+        if (keys[m] < split[q]) L = m + 1;
+        else H = m;
       }
       b = L;
     }
@@ -639,14 +639,11 @@ int lc98_app_run(app_ctx *c, const char *app, uint64_t size, app_times *t, char 
   memset(&S, 0, sizeof S);
   c->comp_ns = c->comm_ns = 0;
   int r;
-  if (strcmp(app, "fft") == 0)
-    r = app_fft(c, (size_t)size, why, whylen);
+  if (strcmp(app, "fft") == 0) r = app_fft(c, (size_t)size, why, whylen);
   else if (strcmp(app, "cc") == 0 || strcmp(app, "cc-sparse") == 0) {
     cc_p = strcmp(app, "cc") == 0 ? CC_EDGE_P : CC_SPARSE_P;
     r = app_cc(c, (size_t)size, why, whylen);
-  }
-  else if (strcmp(app, "sort") == 0)
-    r = app_sort(c, (size_t)size, why, whylen);
+  } else if (strcmp(app, "sort") == 0) r = app_sort(c, (size_t)size, why, whylen);
   else {
     snprintf(why, whylen, "unknown application '%s'", app);
     r = -1;

@@ -24,9 +24,9 @@
 #include "lc98_mpi.h"
 #include "syncq/clock.h"
 
-#define PP_BYTES 8                /* osu_latency's small message */
-#define BW_BYTES 8192u            /* 8 KB, the AM bulk block */
-#define BW_WINDOW 64              /* osu_bw's window */
+#define PP_BYTES 8     /* osu_latency's small message */
+#define BW_BYTES 8192u /* 8 KB, the AM bulk block */
+#define BW_WINDOW 64   /* osu_bw's window */
 #define POLL_BUDGET 64u
 #define WARMUP_DIVISOR 10u
 #define CACHELINE 64u
@@ -159,17 +159,13 @@ static double mpi_bw(int rank, uint64_t n, unsigned char *blk) {
     int w = (int)(n - i < BW_WINDOW ? n - i : BW_WINDOW);
     for (int k = 0; k < w; k++) {
       unsigned char *b = blk + (size_t)k * BW_BYTES;
-      if (rank == 0)
-        MPI_Isend(b, BW_BYTES, MPI_BYTE, 1, TAG_BW, MPI_COMM_WORLD, &rq[k]);
-      else
-        MPI_Irecv(b, BW_BYTES, MPI_BYTE, 0, TAG_BW, MPI_COMM_WORLD, &rq[k]);
+      if (rank == 0) MPI_Isend(b, BW_BYTES, MPI_BYTE, 1, TAG_BW, MPI_COMM_WORLD, &rq[k]);
+      else MPI_Irecv(b, BW_BYTES, MPI_BYTE, 0, TAG_BW, MPI_COMM_WORLD, &rq[k]);
     }
     MPI_Waitall(w, rq, st);
   }
-  if (rank == 0)
-    MPI_Recv(&ack, 1, MPI_BYTE, 1, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  else
-    MPI_Send(&ack, 1, MPI_BYTE, 0, TAG_ACK, MPI_COMM_WORLD);
+  if (rank == 0) MPI_Recv(&ack, 1, MPI_BYTE, 1, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  else MPI_Send(&ack, 1, MPI_BYTE, 0, TAG_ACK, MPI_COMM_WORLD);
   double sec = (double)(syncq_now_ns() - t0) / 1e9;
   return (double)n * BW_BYTES / 1e6 / sec;
 }
@@ -270,10 +266,8 @@ static int apps(int rank, char *applist, char *sizelist, int nv, char **variants
       }
       int r = lc98_app_run(&c, app[a], size[a], &t, why, sizeof why);
       if (rank == 0) {
-        if (r == 0)
-          printf("%s/%s %.4f %.4f %.4f ok\n", app[a], variants[i], t.total_ms, t.comp_ms, t.comm_ms);
-        else
-          printf("%s/%s 0 0 0 FAIL %s\n", app[a], variants[i], why);
+        if (r == 0) printf("%s/%s %.4f %.4f %.4f ok\n", app[a], variants[i], t.total_ms, t.comp_ms, t.comm_ms);
+        else printf("%s/%s 0 0 0 FAIL %s\n", app[a], variants[i], why);
         fflush(stdout);
       }
       if (r != 0) rc = 1;
@@ -290,10 +284,8 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int rc = 2;
-  if (argc >= 4 && strcmp(argv[1], "logp") == 0)
-    rc = logp(rank, size, argv[2], strtoull(argv[3], NULL, 10));
-  else if (argc >= 5 && strcmp(argv[1], "app") == 0)
-    rc = apps(rank, argv[2], argv[3], argc - 4, argv + 4);
+  if (argc >= 4 && strcmp(argv[1], "logp") == 0) rc = logp(rank, size, argv[2], strtoull(argv[3], NULL, 10));
+  else if (argc >= 5 && strcmp(argv[1], "app") == 0) rc = apps(rank, argv[2], argv[3], argc - 4, argv + 4);
   else if (rank == 0)
     fprintf(stderr, "usage: %s logp rtt|bw N | app fft|cc|cc-sparse|sort[,...] SIZE[,...] VARIANT...\n", argv[0]);
   fflush(stdout);

@@ -60,14 +60,14 @@
 #include "syncq/am_mpi.h"
 #include "syncq/clock.h"
 
-#define AMM_TAG 7103             /* the only tag on the private communicator */
-#define AMM_CTRL_SLACK 8u        /* receives beyond 2C per peer: CREDIT, HB and BYE messages */
-#define AMM_CLOCK_EVERY 64u      /* polls between looks at the clock (heartbeats, silence) */
-#define AMM_HB_DIVISOR 4u        /* heartbeat after dead_timeout / 4 of our silence */
-#define AMM_STALL_YIELD 64u      /* stalled iterations before each sched_yield */
-#define AMM_STALL_BUDGET 16u     /* handlers a stalled sender runs per iteration */
+#define AMM_TAG 7103         /* the only tag on the private communicator */
+#define AMM_CTRL_SLACK 8u    /* receives beyond 2C per peer: CREDIT, HB and BYE messages */
+#define AMM_CLOCK_EVERY 64u  /* polls between looks at the clock (heartbeats, silence) */
+#define AMM_HB_DIVISOR 4u    /* heartbeat after dead_timeout / 4 of our silence */
+#define AMM_STALL_YIELD 64u  /* stalled iterations before each sched_yield */
+#define AMM_STALL_BUDGET 16u /* handlers a stalled sender runs per iteration */
 #define AMM_JOB_NAME_MAX 24
-#define AMM_DESTROY_CAP 10u      /* destroy gives up after this many dead timeouts */      /* "sqm<pid>x<n>" */
+#define AMM_DESTROY_CAP 10u /* destroy gives up after this many dead timeouts */ /* "sqm<pid>x<n>" */
 
 enum { K_REQ = 1, K_REP = 2, K_CREDIT = 3, K_HB = 4, K_BYE = 5 };
 enum { PATH_MPI = 0, PATH_SHM = 1 };
@@ -81,7 +81,7 @@ typedef struct amm_hdr {
   uint16_t pad1;
   uint16_t ret_req; /* request credits returned to the receiver of this header */
   uint16_t pad2;
-  uint32_t len;     /* bulk bytes after the header */
+  uint32_t len; /* bulk bytes after the header */
   uint32_t args[SYNCQ_AM_MAX_ARGS];
 } amm_hdr;
 _Static_assert(sizeof(amm_hdr) == 48, "a 48-byte header");
@@ -121,17 +121,15 @@ struct syncq_am_mpi {
   int *mpi_rank;        /* ... their ranks */
   MPI_Request *scr_req; /* scratch of rx_test_all, nmpi each */
   int *scr_src, *scr_idx;
-  MPI_Status *scr_st;   /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
-  unsigned rr;          /* round-robin start of the next poll */
+  MPI_Status *scr_st; /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
+  unsigned rr;        /* round-robin start of the next poll */
   unsigned clock_count;
-  uint64_t last_check;  /* when liveness() last looked at the clock */
+  uint64_t last_check; /* when liveness() last looked at the clock */
   char job[AMM_JOB_NAME_MAX];
   char why[SYNCQ_AM_MPI_WHY_MAX];
 };
 
-static void ep_name(const syncq_am_mpi *j, int rank, char *out, size_t n) {
-  snprintf(out, n, "%s-%d", j->job, rank);
-}
+static void ep_name(const syncq_am_mpi *j, int rank, char *out, size_t n) { snprintf(out, n, "%s-%d", j->job, rank); }
 
 static unsigned char *ring_buf(const amm_ring *r, uint32_t i, size_t bufsize) {
   return r->buf + (size_t)(i % r->n) * bufsize;
@@ -580,7 +578,7 @@ bool syncq_am_mpi_peer_dead(const syncq_am_mpi *j, int rank) {
 static uint64_t handler_hash(const syncq_am_endpoint *ep, unsigned i) {
   const char *n = syncq_am_handler_name(ep, i);
   if (n == NULL) return 0;
-  uint64_t h = 0xcbf29ce484222325ull; /* FNV offset basis */
+  uint64_t h = 0xcbf29ce484222325ull;                                              /* FNV offset basis */
   for (const char *c = n; *c; c++) h = (h ^ (unsigned char)*c) * 0x100000001b3ull; /* FNV prime */
   return h | 1u; /* registered, even with an empty name */
 }
@@ -609,8 +607,10 @@ int syncq_am_mpi_start(syncq_am_mpi *j) {
                  all[(size_t)s * SYNCQ_AM_MAX_HANDLERS + i] ? "registered under another name" : "unregistered", s,
                  j->rank, mn ? mn : "(none)");
         if (all[i] && all[(size_t)s * SYNCQ_AM_MAX_HANDLERS + i])
-          snprintf(j->why, sizeof j->why, "handler tables differ: index %u has another name on rank %d than on rank 0 "
-                   "(this rank %d: '%s')", i, s, j->rank, mn ? mn : "(none)");
+          snprintf(j->why, sizeof j->why,
+                   "handler tables differ: index %u has another name on rank %d than on rank 0 "
+                   "(this rank %d: '%s')",
+                   i, s, j->rank, mn ? mn : "(none)");
         rc = SYNCQ_EINVAL;
         break;
       }

@@ -46,8 +46,7 @@ static inline bool syncq_lock_tas_take_free_inline(syncq_lock_tas *l) {
   uint32_t z = 0u;
   /* relaxed: a hint; the CAS decides. The CAS is seq_cst: it acquires
    * (pairs with unlock's releasing exchange) */
-  return atomic_load_explicit(&l->word, memory_order_relaxed) == 0u &&
-         atomic_compare_exchange_strong(&l->word, &z, 1u);
+  return atomic_load_explicit(&l->word, memory_order_relaxed) == 0u && atomic_compare_exchange_strong(&l->word, &z, 1u);
 }
 
 /* The wait of the sleeping disciplines (BLOCK, COMPETITIVE), for both
@@ -82,10 +81,8 @@ static inline int syncq_lock_tas_lock_inline(syncq_lock_tas *l) {
   syncq_waiter_init(&w, l->wait, l->process_shared, 0);
   do {
     SYNCQ_STAT_INC(retries);
-    if (l->wait == SYNCQ_WAIT_SPIN)
-      (void)syncq_backoff_exp_wait(&b);
-    else
-      (void)syncq_waiter_step(&w); /* YIELD: yields */
+    if (l->wait == SYNCQ_WAIT_SPIN) (void)syncq_backoff_exp_wait(&b);
+    else (void)syncq_waiter_step(&w); /* YIELD: yields */
   } while (syncq_lock_tas_exchange_inline(l) != 0u);
   return SYNCQ_OK;
 }
@@ -108,10 +105,8 @@ static inline int syncq_lock_ttas_lock_inline(syncq_lock_tas *l) {
     /* relaxed: the test before the test-and-set is only a hint; the
      * acquire exchange orders the critical section. */
     while (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) {
-      if (l->wait == SYNCQ_WAIT_SPIN)
-        syncq_pr_relax();
-      else
-        (void)syncq_waiter_step(&w); /* YIELD: yields */
+      if (l->wait == SYNCQ_WAIT_SPIN) syncq_pr_relax();
+      else (void)syncq_waiter_step(&w); /* YIELD: yields */
     }
     if (syncq_lock_tas_exchange_inline(l) == 0u) return SYNCQ_OK;
     SYNCQ_STAT_INC(retries);

@@ -36,8 +36,8 @@ static inline int syncq_lock_ticket_lock_inline(syncq_lock_ticket *l) {
   syncq_waiter_init(&w, l->wait, l->process_shared, SYNCQ_STATIC_SPIN_LIMIT(l->wait));
   do {
     if (l->wait == SYNCQ_WAIT_SPIN) {
-      (void)syncq_backoff_prop_wait(SYNCQ_LOCK_TICKET_BACKOFF_UNIT_NS,
-                                    (turn - (s & ~SYNCQ_LOCK_TICKET_MARK)) >> 1, SYNCQ_LOCK_TICKET_BACKOFF_CAP_NS);
+      (void)syncq_backoff_prop_wait(SYNCQ_LOCK_TICKET_BACKOFF_UNIT_NS, (turn - (s & ~SYNCQ_LOCK_TICKET_MARK)) >> 1,
+                                    SYNCQ_LOCK_TICKET_BACKOFF_CAP_NS);
     } else if (syncq_waiter_step(&w)) {
       /* mark, then sleep while the word holds the marked value. seq_cst
        * CAS: a read-modify-write of the word, so either the releaser's

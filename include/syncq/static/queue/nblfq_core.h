@@ -94,7 +94,8 @@ SYNCQ_NBL_INLINE syncq_nbl_cell syncq_nbl_load(void *cells, uint64_t i, unsigned
 
 /* The commit: CAS cell i from `expect` to `desire`, seq_cst (a full
  * barrier, as the paper's __sync_bool_compare_and_swap). */
-SYNCQ_NBL_INLINE bool syncq_nbl_cas(void *cells, uint64_t i, syncq_nbl_cell expect, syncq_nbl_cell desire, unsigned tag_bits) {
+SYNCQ_NBL_INLINE bool syncq_nbl_cas(void *cells, uint64_t i, syncq_nbl_cell expect, syncq_nbl_cell desire,
+                                    unsigned tag_bits) {
   if (tag_bits < 64) {
     _Atomic(uint64_t) *a = (_Atomic(uint64_t) *)cells;
     uint64_t e = expect.ptr | (expect.ctr << SYNCQ_NBL_PTR_BITS);
@@ -143,7 +144,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_comp(uint64_t i, syncq_nbl_cell u, uint64_t j, sy
 /* Algorithm 3. `item` is the non-NULL pointer bits (checked by the caller
  * to fit the cell). head is the non-authoritative hint. */
 SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
-                           unsigned tag_bits) {
+                                       unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
   for (;;) {
     /* relaxed: a hint only; whatever it says is validated by the CAS. */
@@ -160,8 +161,8 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
         break;
       }
       int before = syncq_nbl_comp((h + mask) & mask, p, h, u, tag_bits);
-      if (before < 0) break; /* ambiguous: retry */
-      if (!before) {         /* found the step */
+      if (before < 0) break;            /* ambiguous: retry */
+      if (!before) {                    /* found the step */
         if (p.ptr == 0 && u.ptr == 0) { /* empty queue */
           commit = true;
           break;
@@ -187,9 +188,9 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
       SYNCQ_STAT_INC(retries);
       continue;
     }
-    uint64_t c = p.ctr; /* lines 21-27: the counter the head cell holds */
+    uint64_t c = p.ctr;                      /* lines 21-27: the counter the head cell holds */
     if (p.ptr == 0) c = (c + wmask) & wmask; /* empty: p was the last dequeued */
-    if (h == 0) c = (c + 1) & wmask;          /* wrapping around the ring */
+    if (h == 0) c = (c + 1) & wmask;         /* wrapping around the ring */
     NBLFQ_BEFORE_CAS_HOOK();
     SYNCQ_STAT_INC(cas_attempts);
     if (syncq_nbl_cas(cells, h, syncq_nbl_mk(0, c), syncq_nbl_mk(item, c), tag_bits)) {
@@ -202,7 +203,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
 
 /* Algorithm 4. On SYNCQ_OK *item holds the pointer bits. */
 SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
-                           unsigned tag_bits) {
+                                       unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
   for (;;) {
     /* relaxed: a hint only; whatever it says is validated by the CAS. */
