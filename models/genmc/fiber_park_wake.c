@@ -67,7 +67,7 @@ static int po_take(void) {
 static bool fiber_run(void) {
   po_fiber *f = &fiber;
   while (got < MSGS) {
-    /* fiber_recv_blocking */
+    /* fiber_recv_blocking: its first look, then fiber_wait */
     if (po_take() == SYNCQ_OK) {
       got++;
       continue;
@@ -108,10 +108,26 @@ static bool fiber_run(void) {
   return true;
 }
 
-/* po_fiber_wake; the fiber it takes over from PARKED runs on here. */
+/* The fiber taken over from PARKED: a scheduler claims it and jumps to
+ * its context; it runs on here. */
+static void resume_taken(po_fiber *f) {
+  /* ready(), then a scheduler takes it (claim) and jumps to ctx */
+  assert(f->ctx == CTX_SAVED);
+  (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_RUNNING, memory_order_acquire); /* from src/po/fiber_sched.c */
+  (void)fiber_run();
+}
+
+/* po_fiber_wake: the parked receiver's CAS first (a relaxed hint picks
+ * the path), then the RMW that reads any state. */
 static void wake(void) {
   po_fiber *f = &fiber;
-  uint32_t st = atomic_fetch_add_explicit(&f->wstate, 0u, memory_order_acq_rel); /* from src/po/fiber_sched.c */
+  uint32_t st = atomic_load_explicit(&f->wstate, memory_order_relaxed); /* from src/po/fiber_sched.c */
+  if (st == PO_FIBER_PARKED && atomic_compare_exchange_strong_explicit(&f->wstate, &st, PO_FIBER_RUNNABLE,
+                                                                       memory_order_acq_rel, memory_order_acquire)) {
+    resume_taken(f);
+    return;
+  }
+  st = atomic_fetch_add_explicit(&f->wstate, 0u, memory_order_acq_rel); /* from src/po/fiber_sched.c */
   for (;;) {
     if (st == PO_FIBER_BLOCKING) {
       if (atomic_compare_exchange_weak_explicit(&f->wstate, &st, PO_FIBER_WOKEN,
@@ -122,11 +138,7 @@ static void wake(void) {
       if (atomic_compare_exchange_weak_explicit(&f->wstate, &st, PO_FIBER_RUNNABLE,
                                                 memory_order_acq_rel,    /* from src/po/fiber_sched.c */
                                                 memory_order_acquire)) { /* from src/po/fiber_sched.c */
-        /* ready(), then a scheduler takes it (claim) and jumps to ctx */
-        assert(f->ctx == CTX_SAVED);
-        (void)atomic_exchange_explicit(&f->wstate, PO_FIBER_RUNNING,
-                                       memory_order_acquire); /* from src/po/fiber_sched.c */
-        (void)fiber_run();
+        resume_taken(f);
         return;
       }
     } else {
