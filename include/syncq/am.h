@@ -239,7 +239,10 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * async-signal-safe).
  * Progress: wait-free. */
 SYNCQ_API int syncq_am_limits_of(const syncq_am_endpoint *ep, syncq_am_limits *out);
-/* Thread safety: any thread of the creating process, concurrently with
+/* The endpoint's counters (messages delivered and unhandled, claims taken
+ * back from dead senders, lock-free packets skipped) into *out.
+ * SYNCQ_EINVAL for NULL.
+ * Thread safety: any thread of the creating process, concurrently with
  * polls and with every process's sends (each counter is one atomic load:
  * the copy is not one snapshot). Not from a signal handler (syncq/am.h is
  * not async-signal-safe).
@@ -271,7 +274,11 @@ SYNCQ_API int syncq_am_connect(syncq_am_endpoint *self, const char *name, syncq_
  * from a signal handler (syncq/am.h is not async-signal-safe).
  * Progress: not a concurrent operation on the handle: munmap and free. */
 SYNCQ_API int syncq_am_disconnect(syncq_am_peer *peer);
-/* Thread safety: any thread, any time the peer exists (it reads what
+/* The limits a peer sends within into *out: the endpoint's sizes as
+ * validated at connect (a peer through a transport such as MPI: the
+ * transport's words, handlers and bulk size, claim -1). SYNCQ_EINVAL for
+ * NULL.
+ * Thread safety: any thread, any time the peer exists (it reads what
  * connect validated). Not from a signal handler (syncq/am.h is not
  * async-signal-safe).
  * Progress: wait-free. */
@@ -347,7 +354,10 @@ SYNCQ_API int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const
  * first reply to a requester maps its segment (system calls). */
 SYNCQ_API int syncq_am_reply(syncq_am_token *token, unsigned handler, const uint32_t *args, unsigned nargs,
                              unsigned flags);
-/* Thread safety: from a request handler, with its token, on the thread
+/* Reply with a bulk block: as syncq_am_reply, plus len bytes of data
+ * (within the bulk size, as syncq_am_request_bulk) copied into a bulk
+ * block of the requester's reply queue.
+ * Thread safety: from a request handler, with its token, on the thread
  * running that handler (the endpoint's polling thread), at most once per
  * request. Not from a signal handler (syncq/am.h is not async-signal-safe).
  * Progress: as a request's: it waits while the requester's reply queue is

@@ -22,6 +22,7 @@ contract says "no" has no such flag.
 Prints every failure and exits 1; 0 when all hold.
 """
 
+import copy
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -58,6 +59,19 @@ def text_of(node):
     return "".join(node.itertext()).strip() if node is not None else ""
 
 
+def prose_of(node):
+    """A detailed description's text without its titled paragraphs (Thread
+    safety, Progress, Example): what the call does must be said besides."""
+    if node is None:
+        return ""
+    node = copy.deepcopy(node)
+    for parent in list(node.iter()):
+        for child in list(parent):
+            if child.tag == "simplesect" and child.get("kind") == "par":
+                parent.remove(child)
+    return text_of(node)
+
+
 def documented(xml_dir):
     """{name: description} and {name: {paragraph title: text}} of every member."""
     docs, pars = {}, {}
@@ -66,7 +80,7 @@ def documented(xml_dir):
             continue
         for m in ET.parse(f).getroot().iter("memberdef"):
             name = text_of(m.find("name"))
-            desc = text_of(m.find("briefdescription")) + text_of(m.find("detaileddescription"))
+            desc = text_of(m.find("briefdescription")) + prose_of(m.find("detaileddescription"))
             if desc:
                 docs[name] = desc
             else:
