@@ -49,14 +49,20 @@ typedef struct syncq_backoff_exp {
 SYNCQ_API int syncq_backoff_exp_init(syncq_backoff_exp *b, uint32_t initial_ns, uint32_t cap_ns);
 
 /* Initialise with SYNCQ_BACKOFF_EXP_INITIAL_NS and SYNCQ_BACKOFF_EXP_CAP_NS
- * (for hot paths that have a valid b). */
+ * (for hot paths that have a valid b).
+ * Thread safety: any thread on its own syncq_backoff_exp (per-thread state),
+ * from a signal handler too (plain arithmetic, no delay).
+ * Progress: wait-free. */
 static inline void syncq_backoff_exp_init_default(syncq_backoff_exp *b) {
   b->next_ns = b->initial_ns = SYNCQ_BACKOFF_EXP_INITIAL_NS;
   b->cap_ns = SYNCQ_BACKOFF_EXP_CAP_NS;
 }
 
 /* The wait the next syncq_backoff_exp_wait() makes, then double it (capped).
- * Pure: no delay. Exposed so the bounds can be tested. */
+ * Pure: no delay. Exposed so the bounds can be tested.
+ * Thread safety: any thread on its own syncq_backoff_exp (per-thread state),
+ * from a signal handler too (plain arithmetic, no delay).
+ * Progress: wait-free. */
 static inline uint32_t syncq_backoff_exp_step(syncq_backoff_exp *b) {
   uint32_t w = b->next_ns;
   b->next_ns = (w > b->cap_ns / 2u) ? b->cap_ns : w * 2u;
@@ -70,11 +76,17 @@ static inline uint32_t syncq_backoff_exp_step(syncq_backoff_exp *b) {
  * waiting for no other thread. */
 SYNCQ_API uint32_t syncq_backoff_exp_wait(syncq_backoff_exp *b);
 
-/* Start again from the initial wait (after a success). */
+/* Start again from the initial wait (after a success).
+ * Thread safety: any thread on its own syncq_backoff_exp (per-thread state),
+ * from a signal handler too (plain arithmetic, no delay).
+ * Progress: wait-free. */
 static inline void syncq_backoff_exp_reset(syncq_backoff_exp *b) { b->next_ns = b->initial_ns; }
 
 /* Proportional wait for `distance` holders ahead: min(unit*distance, cap).
- * Pure. */
+ * Pure (no delay; saturates instead of overflowing).
+ * Thread safety: any thread, from a signal handler too (a function of its
+ * arguments).
+ * Progress: wait-free. */
 static inline uint64_t syncq_backoff_prop_ns(uint64_t unit_ns, uint64_t distance, uint64_t cap_ns) {
   if (distance != 0 && unit_ns > cap_ns / distance) return cap_ns;
   uint64_t w = unit_ns * distance;

@@ -56,7 +56,10 @@ extern "C" {
 /* ------------------------------------------------------------ relax */
 
 /* Tell the core we are spinning: x86 `pause`, AArch64 `yield`; elsewhere a
- * compiler barrier only. Use in every spin loop. */
+ * compiler barrier only. Use in every spin loop.
+ * Thread safety: any thread, from a signal handler too (it touches no
+ * memory).
+ * Progress: wait-free (one instruction). */
 static inline void syncq_pr_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -70,35 +73,87 @@ static inline void syncq_pr_relax(void) {
 /* ------------------------------------------------------------ single width */
 
 /* CAS: if *p == *expected, store desired and return true; otherwise load *p
- * into *expected and return false. Strong: never fails spuriously. */
+ * into *expected and return false. Strong: never fails spuriously. seq_cst.
+ * Thread safety: any thread, concurrently with every atomic access to *p,
+ * from a signal handler too (a lock-free atomic on 64-bit machines), and on
+ * memory shared between processes.
+ * Progress: wait-free (one atomic instruction; on Armv8.0 without LSE a
+ * load-exclusive/store-exclusive loop, lock-free).
+ * Example: `uint64_t seen = atomic_load(&w); while (!syncq_pr_cas_u64(&w, &seen, seen * 2)) {}` */
 static inline bool syncq_pr_cas_u64(_Atomic(uint64_t) *p, uint64_t *expected, uint64_t desired) {
   return atomic_compare_exchange_strong(p, expected, desired);
 }
+/* syncq_pr_cas_u64 with explicit orders: success for the read-modify-write,
+ * failure (no stronger than success, C11 7.17.7.4) for the load on failure.
+ * Thread safety: any thread, concurrently with every atomic access to *p,
+ * from a signal handler too (a lock-free atomic on 64-bit machines), and on
+ * memory shared between processes.
+ * Progress: wait-free (one atomic instruction; on Armv8.0 without LSE a
+ * load-exclusive/store-exclusive loop, lock-free). */
 static inline bool syncq_pr_cas_u64_explicit(_Atomic(uint64_t) *p, uint64_t *expected, uint64_t desired,
                                              memory_order success, memory_order failure) {
   return atomic_compare_exchange_strong_explicit(p, expected, desired, success, failure);
 }
+/* syncq_pr_cas_u64 on a pointer: if *p == *expected, store desired and
+ * return true; otherwise load *p into *expected and return false. seq_cst.
+ * Thread safety: any thread, concurrently with every atomic access to *p,
+ * from a signal handler too (a lock-free atomic on 64-bit machines), and on
+ * memory shared between processes.
+ * Progress: wait-free (one atomic instruction; on Armv8.0 without LSE a
+ * load-exclusive/store-exclusive loop, lock-free). */
 static inline bool syncq_pr_cas_ptr(_Atomic(void *) *p, void **expected, void *desired) {
   return atomic_compare_exchange_strong(p, expected, desired);
 }
 
-/* Fetch-and-add: add delta, return the value before. */
+/* Fetch-and-add: add delta, return the value before. seq_cst.
+ * Thread safety: any thread, concurrently with every atomic access to *p,
+ * from a signal handler too (a lock-free atomic on 64-bit machines), and on
+ * memory shared between processes.
+ * Progress: wait-free (one atomic instruction; on Armv8.0 without LSE a
+ * load-exclusive/store-exclusive loop, lock-free). */
 static inline uint64_t syncq_pr_faa_u64(_Atomic(uint64_t) *p, uint64_t delta) { return atomic_fetch_add(p, delta); }
+/* Fetch-and-add with an explicit order: add delta, return the value before.
+ * Thread safety: any thread, concurrently with every atomic access to *p,
+ * from a signal handler too (a lock-free atomic on 64-bit machines), and on
+ * memory shared between processes.
+ * Progress: wait-free (one atomic instruction; on Armv8.0 without LSE a
+ * load-exclusive/store-exclusive loop, lock-free). */
 static inline uint64_t syncq_pr_faa_u64_explicit(_Atomic(uint64_t) *p, uint64_t delta, memory_order order) {
   return atomic_fetch_add_explicit(p, delta, order);
 }
 
-/* Swap (fetch-and-store): store v, return the value before. */
+/* Swap (fetch-and-store): store v, return the value before. seq_cst.
+ * Thread safety: any thread, concurrently with every atomic access to *p,
+ * from a signal handler too (a lock-free atomic on 64-bit machines), and on
+ * memory shared between processes.
+ * Progress: wait-free (one atomic instruction; on Armv8.0 without LSE a
+ * load-exclusive/store-exclusive loop, lock-free). */
 static inline uint64_t syncq_pr_swap_u64(_Atomic(uint64_t) *p, uint64_t v) { return atomic_exchange(p, v); }
+/* Swap on a pointer: store v, return the pointer before. seq_cst.
+ * Thread safety: any thread, concurrently with every atomic access to *p,
+ * from a signal handler too (a lock-free atomic on 64-bit machines), and on
+ * memory shared between processes.
+ * Progress: wait-free (one atomic instruction; on Armv8.0 without LSE a
+ * load-exclusive/store-exclusive loop, lock-free). */
 static inline void *syncq_pr_swap_ptr(_Atomic(void *) *p, void *v) { return atomic_exchange(p, v); }
 
 /* Test-and-set on a word (readable, unlike atomic_flag, so TTAS can spin on
  * a plain load): set to 1, return true if it was already set. Acquire: a
  * successful TAS begins a critical section; the release is
- * syncq_pr_tas_clear(). */
+ * syncq_pr_tas_clear().
+ * Thread safety: any thread, concurrently with every atomic access to *p,
+ * from a signal handler too (a lock-free atomic on 64-bit machines), and on
+ * memory shared between processes.
+ * Progress: wait-free (one atomic instruction; on Armv8.0 without LSE a
+ * load-exclusive/store-exclusive loop, lock-free). */
 static inline bool syncq_pr_tas(_Atomic(uint32_t) *p) {
   return atomic_exchange_explicit(p, 1u, memory_order_acquire) != 0u;
 }
+/* Clear a test-and-set word (store 0 with release): ends the critical
+ * section a successful syncq_pr_tas began.
+ * Thread safety: by the holder, concurrently with every atomic access to
+ * *p, from a signal handler too, and on memory shared between processes.
+ * Progress: wait-free (one store). */
 static inline void syncq_pr_tas_clear(_Atomic(uint32_t) *p) {
   /* release: pairs with the acquire exchange in syncq_pr_tas() */
   atomic_store_explicit(p, 0u, memory_order_release);
@@ -133,7 +188,16 @@ typedef struct syncq_pr_dw_atomic {
 SYNCQ_API bool syncq_pr_dwcas_available(void);
 
 /* Double-width CAS, seq_cst. Same contract as syncq_pr_cas_u64 on 16 bytes.
- * Callers must have checked syncq_pr_dwcas_available(). */
+ * Callers must have checked syncq_pr_dwcas_available().
+ * Thread safety: any thread, concurrently with every double-width CAS and
+ * half load of *p (never with a single-width write of a half: see
+ * syncq_pr_dw_atomic); from a signal handler and across processes where
+ * it is an instruction (x86-64 cmpxchg16b, AArch64 CASP or LDAXP/STLXP),
+ * not in sanitizer builds, where it is the compiler's builtin (a lock in
+ * libatomic).
+ * Progress: wait-free where it is one instruction (cmpxchg16b, CASP);
+ * lock-free as an LDAXP/STLXP loop (Armv8.0); blocking in sanitizer
+ * builds (libatomic's lock). */
 static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, syncq_pr_dw desired) {
 #if defined(SYNCQ_PR_DWCAS_OVERRIDE)
   /* Race tests only (tests/support/syncq_race.h): a double-width CAS made
@@ -206,7 +270,10 @@ static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, 
 
 /* Load both halves, low first, each with acquire (pairs with the seq_cst
  * double-width CAS that wrote them). The pair may be torn by a concurrent
- * CAS; algorithms validate it with the CAS they were going to issue. */
+ * CAS; algorithms validate it with the CAS they were going to issue.
+ * Thread safety: any thread, concurrently with every double-width CAS of
+ * *p, from a signal handler too, on memory shared between processes.
+ * Progress: wait-free (two loads). */
 static inline syncq_pr_dw syncq_pr_dw_load(syncq_pr_dw_atomic *p) {
   syncq_pr_dw v;
   v.lo = atomic_load_explicit(&p->lo, memory_order_acquire);
@@ -227,16 +294,31 @@ typedef uint64_t syncq_tagptr;
 #define SYNCQ_TAGPTR_PTR_MASK ((UINT64_C(1) << SYNCQ_TAGPTR_PTR_BITS) - 1)
 
 /* Pack p and tag into *out. SYNCQ_EINVAL if out is NULL or p does not fit in
- * 48 bits (nothing is written then). */
+ * 48 bits (nothing is written then).
+ * Thread safety: any thread, from a signal handler too (a pure function
+ * of its arguments).
+ * Progress: wait-free.
+ * Example: `syncq_tagptr t; if (syncq_tagptr_pack(node, tag + 1, &t) == SYNCQ_OK) ...` */
 static inline int syncq_tagptr_pack(const void *p, uint16_t tag, syncq_tagptr *out) {
   uint64_t bits = (uint64_t)(uintptr_t)p;
   if (out == NULL || (bits & ~SYNCQ_TAGPTR_PTR_MASK) != 0) return SYNCQ_EINVAL;
   *out = ((uint64_t)tag << SYNCQ_TAGPTR_PTR_BITS) | bits;
   return SYNCQ_OK;
 }
+/* The pointer of a packed word (its low 48 bits).
+ * Thread safety: any thread, from a signal handler too (a pure function
+ * of its arguments).
+ * Progress: wait-free. */
 static inline void *syncq_tagptr_ptr(syncq_tagptr t) { return (void *)(uintptr_t)(t & SYNCQ_TAGPTR_PTR_MASK); }
+/* The tag of a packed word (its high 16 bits).
+ * Thread safety: any thread, from a signal handler too (a pure function
+ * of its arguments).
+ * Progress: wait-free. */
 static inline uint16_t syncq_tagptr_tag(syncq_tagptr t) { return (uint16_t)(t >> SYNCQ_TAGPTR_PTR_BITS); }
-/* True when p can be packed (its high 16 bits are zero). */
+/* True when p can be packed (its high 16 bits are zero).
+ * Thread safety: any thread, from a signal handler too (a pure function
+ * of its arguments).
+ * Progress: wait-free. */
 static inline bool syncq_tagptr_fits(const void *p) { return ((uint64_t)(uintptr_t)p & ~SYNCQ_TAGPTR_PTR_MASK) == 0; }
 
 #ifdef __cplusplus

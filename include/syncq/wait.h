@@ -94,7 +94,9 @@ SYNCQ_API const char *syncq_wait_name(int discipline);
 SYNCQ_API int syncq_wait_from_name(const char *name, int *out);
 
 /* True for the disciplines that may sleep (BLOCK, COMPETITIVE): their
- * wakers must call syncq_wait_wake. */
+ * wakers must call syncq_wait_wake.
+ * Thread safety: any thread, from a signal handler too (a comparison).
+ * Progress: wait-free. */
 static inline bool syncq_wait_may_sleep(int discipline) {
   return discipline == SYNCQ_WAIT_BLOCK || discipline == SYNCQ_WAIT_COMPETITIVE;
 }
@@ -126,7 +128,10 @@ typedef struct syncq_waiter {
 } syncq_waiter;
 
 /* Start a wait. spin_limit_ns is used by COMPETITIVE only (pass
- * syncq_wait_spin_limit_ns(), or a multiple of it at barriers). */
+ * syncq_wait_spin_limit_ns(), or a multiple of it at barriers).
+ * Thread safety: any thread on its own syncq_waiter (one wait's state, on
+ * the waiter's stack), from a signal handler too.
+ * Progress: wait-free (it fills w). */
 static inline void syncq_waiter_init(syncq_waiter *w, int discipline, bool process_shared, uint64_t spin_limit_ns) {
   w->discipline = discipline;
   w->process_shared = process_shared;
@@ -219,7 +224,12 @@ SYNCQ_API void syncq_wait_futex_wake(_Atomic(uint32_t) *word, int n, bool proces
 /* After changing *word (with a seq_cst store or read-modify-write): wake up
  * to n (n <= 0: all) threads sleeping on it, if the discipline may sleep
  * and someone does. Reads *sleepers after the change: for barriers, not
- * for a lock's hand-over (see the header comment). */
+ * for a lock's hand-over (see the header comment).
+ * Thread safety: any thread, concurrently with waiters pausing on word;
+ * the object holding word and sleepers must outlive the call; from a
+ * signal handler too (a lock-free load and a futex system call).
+ * Progress: wait-free (one load, and a FUTEX_WAKE system call when
+ * someone sleeps). */
 static inline void syncq_wait_wake(int discipline, _Atomic(uint32_t) *word, _Atomic(uint32_t) *sleepers, int n,
                                    bool process_shared) {
   if (!syncq_wait_may_sleep(discipline)) return;

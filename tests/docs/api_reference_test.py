@@ -31,6 +31,8 @@ from pathlib import Path
 DECL = re.compile(r"SYNCQ_API [^;(]*\b(syncq_[A-Za-z0-9_]+) *[(;]")
 # A function declaration of a syncq_ name at file scope, SYNCQ_API or not.
 FUNC = re.compile(r"^(?:SYNCQ_API\s+)?(?!static\b|typedef\b|return\b|#)[A-Za-z_][\w \t\*]*?\b(syncq_\w+)\s*\(", re.M)
+# A static inline function of a public header (pr.h's primitives, an alias's calls): public API too.
+INLINE = re.compile(r"^static inline [^(;]*?\b(syncq_\w+)\s*\(", re.M)
 PARAGRAPHS = (("Thread safety", "THREAD SAFETY"), ("Progress", "PROGRESS"))
 
 
@@ -51,7 +53,9 @@ def public_names(include):
 def public_functions(include):
     names = set()
     for header in public_headers(include):
-        names.update(FUNC.findall(header.read_text(encoding="utf-8")))
+        text = header.read_text(encoding="utf-8")
+        names.update(FUNC.findall(text))
+        names.update(INLINE.findall(text))
     return names
 
 
