@@ -34,7 +34,8 @@
  * each stopped between its two CASes) are all SIGKILLed at once. A
  * surviving sender then sends STORM_MSGS messages: every one must arrive,
  * in order, and the survivor's sends all succeed, within STORM_INTERVALS
- * stale intervals of the kill: dead positions are found in passes (the
+ * stale intervals of the kill (the lock-free claim, whose serial recovery
+ * needs two per position, STORM_INTERVALS_LOCKFREE): dead positions are found in passes (the
  * waiter records of the queue locks, the receiver's runs of dead claims
  * and abandoned positions), not one stale interval each (which would take
  * STORM_SENDERS of them).
@@ -91,6 +92,9 @@
  * positions' worth leaves room for a loaded machine (the receiver looks at
  * the clock only every so many empty polls, each a sched_yield). */
 #define STORM_INTERVALS (STORM_SENDERS / 2u)
+/* The lock-free claim's serial recovery needs two intervals per position
+ * (an abandoned assignment, then its claim): half of that is one each. */
+#define STORM_INTERVALS_LOCKFREE STORM_SENDERS
 /* The storm's stale interval: long enough that a loaded machine's delays
  * (seconds of scheduling under a load average of hundreds) stay small
  * beside the bound, so the bound tells passes from serial recovery (one
@@ -461,6 +465,7 @@ static void test_storm(void **state) {
       continue;
     }
     const bool lockfree = claim == SYNCQ_AM_CLAIM_LOCKFREE;
+    const unsigned intervals = lockfree ? STORM_INTERVALS_LOCKFREE : STORM_INTERVALS;
     char name[96];
     name_of(name, sizeof name, claim, 99);
     (void)syncq_am_unlink(name);
@@ -532,16 +537,15 @@ static void test_storm(void **state) {
     syncq_am_counters cnt;
     assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
     printf("  %-12s survivor's messages %u/%u in %7.1f ms (bound %u intervals: %.0f ms), lost %llu skipped %llu\n",
-           syncq_am_claim_name(claim), storm_seen, STORM_MSGS, ms, STORM_INTERVALS,
-           (double)(STORM_INTERVALS * STORM_STALE_NS) / 1e6, (unsigned long long)cnt.lost,
-           (unsigned long long)cnt.skipped);
+           syncq_am_claim_name(claim), storm_seen, STORM_MSGS, ms, intervals,
+           (double)(intervals * STORM_STALE_NS) / 1e6, (unsigned long long)cnt.lost, (unsigned long long)cnt.skipped);
     fflush(stdout);
     assert_int_equal(code, 0); /* every survivor send returned SYNCQ_OK */
     assert_int_equal(storm_seen, STORM_MSGS);
     assert_int_equal(storm_bad, 0);
     /* the storm's positions were all abandoned before any was claimed */
     if (lockfree) assert_int_equal(cnt.skipped, STORM_SENDERS + 1);
-    assert_true(ms < (double)(STORM_INTERVALS * STORM_STALE_NS) / 1e6);
+    assert_true(ms < (double)(intervals * STORM_STALE_NS) / 1e6);
     assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
   }
 }
