@@ -125,7 +125,7 @@ typedef syncq_lock_clh_tp_qnode qnode;
 _Static_assert(SYNCQ_LOCK_CLH_TP_POOL <= 255u, "a node index fits in 8 bits of the state word");
 
 enum { TP_AVAILABLE = 0u, TP_WAITING = 1u, TP_TRANSIENT = 2u, TP_REMOVED = 3u, TP_HELD = 4u };
-#define TP_STATE(w) ((w) & 0xffu)
+#define TP_STATE(w) ((w)&0xffu)
 #define TP_PRED(w) (((w) >> 8) & 0xffu)
 #define TP_WORD(state, pred) ((uint32_t)(state) | ((uint32_t)(pred) << 8))
 

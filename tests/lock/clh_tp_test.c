@@ -187,10 +187,8 @@ static void test_disciplines_and_bad_inputs(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_removes_a_stopped_waiter_spin),
-    cmocka_unit_test(test_removes_a_stopped_waiter_yield),
-    cmocka_unit_test(test_removes_two_stopped_waiters_in_a_row),
-    cmocka_unit_test(test_nodes_go_back_to_the_pool),
+    cmocka_unit_test(test_removes_a_stopped_waiter_spin),        cmocka_unit_test(test_removes_a_stopped_waiter_yield),
+    cmocka_unit_test(test_removes_two_stopped_waiters_in_a_row), cmocka_unit_test(test_nodes_go_back_to_the_pool),
     cmocka_unit_test(test_disciplines_and_bad_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
