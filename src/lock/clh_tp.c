@@ -58,7 +58,7 @@
  *   Timestamps:  syncq_now_ns (CLOCK_MONOTONIC), for mcs_tp.c's reasons:
  *                comparable between processors everywhere, read only
  *                while waiting.
- *   Memory:      caller's storage, 66 cache lines (4.2 KB: the lock's
+ *   Memory:      caller's storage, 67 cache lines (4.3 KB: the lock's
  *                node pool, as clh); never allocates. Nodes are reclaimed
  *                by the protocol: a node is read only by its owner and its
  *                one successor; the waiter that takes the lock through its
