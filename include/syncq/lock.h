@@ -193,6 +193,9 @@ typedef struct syncq_lock_ops {
  *   "mcs-tp"        time-published MCS (He, Scherer & Scott 2005):
  *                   passes over waiters whose published time is
  *                   stale (preempted); not FIFO then       syncq/lock/mcs_tp.h
+ *   "clh-tp"        time-published CLH (the same paper): a waiter
+ *                   removes a predecessor whose published time
+ *                   is stale (preempted); not FIFO then      syncq/lock/clh_tp.h
  *   "futex-mutex"   three-state futex mutex (Drepper)           syncq/lock/futex_mutex.h
  *   "pthread-mutex" POSIX mutex, the baseline                   syncq/lock/pthread_mutex.h
  *   "ttas-ps"       001's preemption-safe TTAS (asks syncq/mp.h

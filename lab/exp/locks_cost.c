@@ -569,14 +569,14 @@ static const lab_claim locks_cost_claims[] = {
    "MCS and ticket did not finish in 60 s).",
    "{\"op\":\"all\",\"rules\":[" DEFAULTS("tas") "," DEFAULTS("ttas") "," DEFAULTS("ticket") ","
    DEFAULTS("anderson") "," DEFAULTS("array-cas") "," DEFAULTS("array-faa") "," DEFAULTS("mcs") ","
-   DEFAULTS("mcs-tp") "," DEFAULTS("clh") "," DEFAULTS("futex-mutex") "," DEFAULTS("ttas-ps") ","
+   DEFAULTS("mcs-tp") "," DEFAULTS("clh-tp") "," DEFAULTS("clh") "," DEFAULTS("futex-mutex") "," DEFAULTS("ttas-ps") ","
    DEFAULTS("sc-queue") "," DEFAULTS("hybrid-sc") "]}"},
   {"syncq target: with 4 threads per processing unit, every lock created with the generic API's "
    "defaults is within 2x of pthread mutex (the time-published MCS-TP among them: a FIFO lock "
    "that passes over preempted waiters).",
    "{\"op\":\"all\",\"rules\":[" DEF_OVER("tas") "," DEF_OVER("ttas") "," DEF_OVER("ticket") ","
    DEF_OVER("anderson") "," DEF_OVER("array-cas") "," DEF_OVER("array-faa") "," DEF_OVER("mcs") ","
-   DEF_OVER("mcs-tp") "," DEF_OVER("clh") "," DEF_OVER("futex-mutex") "," DEF_OVER("ttas-ps") ","
+   DEF_OVER("mcs-tp") "," DEF_OVER("clh-tp") "," DEF_OVER("clh") "," DEF_OVER("futex-mutex") "," DEF_OVER("ttas-ps") ","
    DEF_OVER("sc-queue") "," DEF_OVER("hybrid-sc") "]}"},
   {"syncq target: syncq's MCS, CLH, ticket and TTAS locks cost within 1.1x of Concurrency Kit's "
    "counterparts (ck_spinlock_mcs, _clh, _ticket, and _cas, ck's test-and-test-and-set), "

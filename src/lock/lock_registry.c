@@ -5,15 +5,19 @@
  * progress, atomics, memory, limits) is in its own file beside this one.
  * Add an entry here when adding an algorithm to this family.
  */
+#include "syncq/lock/clh_tp.h"
 #include "syncq/lock/mcs_tp.h"
 #include "syncq/lock/sc_queue.h"
 #include "syncq/lock/ttas_ps.h"
 #include "syncq/lock.h"
 
+/* clang-format off */
 const syncq_algo *const syncq_builtin_lock[] = {
   &syncq_lock_tas_algo,         &syncq_lock_ttas_algo,          &syncq_lock_ticket_algo,
   &syncq_lock_anderson_algo,    &syncq_lock_array_cas_algo,     &syncq_lock_array_faa_algo,
   &syncq_lock_mcs_algo,         &syncq_lock_clh_algo,           &syncq_lock_mcs_tp_algo,
   &syncq_lock_futex_mutex_algo, &syncq_lock_pthread_mutex_algo, &syncq_lock_ttas_ps_algo,
-  &syncq_lock_sc_queue_algo,    &syncq_lock_hybrid_sc_algo,     NULL,
+  &syncq_lock_sc_queue_algo,    &syncq_lock_hybrid_sc_algo,     &syncq_lock_clh_tp_algo,
+  NULL,
 };
+/* clang-format on */

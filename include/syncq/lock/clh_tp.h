@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * syncq/lock/clh_tp.h — the time-published CLH queue lock ("clh-tp"; He,
+ * Scherer & Scott, "Preemption Adaptivity in Time-Published Queue-Based
+ * Spin Locks", HiPC 2005). A CLH queue whose waiters publish a timestamp
+ * in their own node while they spin on their predecessor's; a waiter whose
+ * predecessor's timestamp is stale (it is probably preempted) marks that
+ * node removed and spins on the node before it instead, and the removed
+ * waiter queues again at the tail when it runs. FIFO among waiters that
+ * keep running; not FIFO otherwise (registered without SYNCQ_PROP_FIFO).
+ * The queue nodes come from a pool inside the lock, as in "clh" (a
+ * released node is still read by its successor); the caller's
+ * syncq_lock_node remembers which one (SYNCQ_PROP_USES_NODE). Holds
+ * pointers: not process-shared (SYNCQ_ENOTSUP). Waiting disciplines: SPIN
+ * (default here) and YIELD; BLOCK and COMPETITIVE are SYNCQ_ENOTSUP (a
+ * sleeping waiter publishes nothing, so it would always be removed), and
+ * the generic API's safe default is therefore YIELD.
+ */
+#ifndef SYNCQ_LOCK_CLH_TP_H
+#define SYNCQ_LOCK_CLH_TP_H
+
+#include "syncq/export.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/lock.h"
+#include "syncq/pr.h"
+#include "syncq/reclaim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A waiting node whose published timestamp is older than this (ns, on the
+ * monotonic clock) when its successor looks at it is taken for preempted
+ * and removed. The reasoning is SYNCQ_LOCK_MCS_TP_STALE_NS's (syncq/lock/
+ * mcs_tp.h): a running waiter republishes at every poll, well under a
+ * microsecond apart; a preempted one is off the processor for at least
+ * the scheduler's minimum slice (0.75 to 3 ms); 100 us lies between the
+ * two. Mistakes cost fairness only, never safety. */
+#define SYNCQ_LOCK_CLH_TP_STALE_NS 100000u
+
+/* Nodes in the lock's pool: up to SYNCQ_LOCK_CLH_TP_POOL - 1 threads hold
+ * or await the lock without waiting for a node (more wait for one). At
+ * most 255: a node's state word names its predecessor by index. */
+#define SYNCQ_LOCK_CLH_TP_POOL 65u
+
+typedef struct syncq_lock_clh_tp_qnode {
+  /* state (low 8 bits: available, waiting, transient, removed or held)
+   * and, while waiting, the index of the predecessor node (bits 8-15) */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) word;
+  _Atomic(uint64_t) stamp; /* syncq_now_ns at the owner's last poll */
+  syncq_fl_link link;      /* on the pool's free list */
+} syncq_lock_clh_tp_qnode;
+
+typedef struct syncq_lock_clh_tp {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last qnode (never NULL) */
+  int wait;
+  SYNCQ_CACHELINE_ALIGNED syncq_freelist pool; /* free qnodes */
+  syncq_lock_clh_tp_qnode node[SYNCQ_LOCK_CLH_TP_POOL];
+} syncq_lock_clh_tp;
+
+/* Initialise l: cfg may be NULL (defaults: SPIN).
+ * Thread safety: not concurrently with any other call on l.
+ * Progress: wait-free. SYNCQ_EINVAL for NULL or an unknown discipline;
+ * SYNCQ_ENOTSUP for BLOCK, COMPETITIVE, process_shared, or a CPU with no
+ * double-width CAS (the pool). */
+SYNCQ_API int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg);
+/* Check that l is free (it holds nothing to release).
+ * Thread safety: not concurrently with any other call on l.
+ * Progress: wait-free. SYNCQ_EBUSY if held or awaited; SYNCQ_EINVAL for NULL. */
+SYNCQ_API int syncq_lock_clh_tp_destroy(syncq_lock_clh_tp *l);
+/* Acquire l; node is the caller's (pass the same one to unlock).
+ * Thread safety: any number of threads. Progress: blocking (starvation-free
+ * among waiters that keep running). SYNCQ_OK; SYNCQ_EINVAL for NULL. */
+SYNCQ_API int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node);
+/* Acquire l only if it is free.
+ * Thread safety: any number of threads. Progress: blocking in a rare race
+ * (see the contract in src/lock/clh_tp.c), else wait-free.
+ * SYNCQ_OK or SYNCQ_EBUSY; SYNCQ_EINVAL for NULL. */
+SYNCQ_API int syncq_lock_clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node);
+/* Release l, held through node.
+ * Thread safety: the holder only. Progress: wait-free.
+ * SYNCQ_OK; SYNCQ_EINVAL for NULL or a node that does not hold l. */
+SYNCQ_API int syncq_lock_clh_tp_unlock(syncq_lock_clh_tp *l, syncq_lock_node *node);
+
+/* The registry entry (syncq/registry.h) of the time-published CLH lock:
+ * "clh-tp" by name with syncq_lock_create. */
+SYNCQ_API extern const syncq_algo syncq_lock_clh_tp_algo;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

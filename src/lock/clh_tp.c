@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * clh_tp.c — the time-published CLH queue lock ("clh-tp").
+ *
+ * Contract
+ *   Source:      He, Scherer & Scott, "Preemption Adaptivity in
+ *                Time-Published Queue-Based Spin Locks", HiPC 2005:
+ *                CLH-TP (waiters publish a timestamp in their own node
+ *                while they spin on the predecessor's; a waiter whose
+ *                predecessor's timestamp is stale removes that node from
+ *                the queue and spins on the node before it; the removed
+ *                waiter queues again when it runs). No copy of the paper's
+ *                figure was at hand: this follows its published
+ *                description, not its code line by line (see Deviations).
+ *                The queue is CLH (as src/lock/clh.c).
+ *   Algorithm:   node = {word, stamp}; word = state | predecessor index
+ *                << 8; states AVAILABLE (released), WAITING, TRANSIENT
+ *                (its owner is linking it or removing its predecessor:
+ *                not removable), REMOVED, HELD. Waiter: pops a node,
+ *                word = TRANSIENT, swaps it into tail. Predecessor already
+ *                AVAILABLE: word = HELD (nobody CASes a TRANSIENT word),
+ *                it holds the lock. Else stamp = now, word = (WAITING,
+ *                pred), and it polls, storing stamp = now at each poll:
+ *                own word no longer (WAITING, pred): it was removed, and
+ *                queues again with the same node. Predecessor AVAILABLE:
+ *                CAS own word (WAITING, pred) -> HELD; it holds the lock.
+ *                Predecessor WAITING with a stamp older than
+ *                SYNCQ_LOCK_CLH_TP_STALE_NS: CAS own word to TRANSIENT (so
+ *                its own successor cannot remove it meanwhile), CAS the
+ *                predecessor's word (WAITING, pp) -> (REMOVED, pp), and on
+ *                success spin on pp; then store own word (WAITING, new
+ *                pred). Releaser: stores AVAILABLE into its node. Every
+ *                change of a WAITING word is a CAS from the value read, so
+ *                a removal and the owner's grant (or its own removal of
+ *                its predecessor) cannot both happen.
+ *   Progress:    blocking. Starvation-free among waiters that are not
+ *                preempted: one that publishes at least every
+ *                SYNCQ_LOCK_CLH_TP_STALE_NS from its enqueue to its grant
+ *                gets the lock after at most the waiters queued before it
+ *                (FIFO over them). A waiter that is off its processor
+ *                longer than that while a successor polls loses its place
+ *                and queues again at the tail; one preempted every time
+ *                can starve. A preempted holder stops everybody (nothing
+ *                detects it), and so does a waiter preempted while
+ *                TRANSIENT (for the few instructions of a link or a
+ *                removal). A preempted last waiter is removed only when
+ *                somebody queues behind it: until then the lock stays
+ *                idle (nobody else wants it).
+ *   Order:       FIFO among running waiters only; registered without
+ *                SYNCQ_PROP_FIFO.
+ *   Atomics:     uncontended lock: pool pop (1 DWCAS) + 1 swap + 1 load +
+ *                1 store + pool push (1 DWCAS), no clock read (as clh plus
+ *                one store); unlock: 1 load + 1 release store. A queued
+ *                waiter: 1 clock read + 2 stores to link, then per poll 2
+ *                loads + 1 clock read + 1 relaxed store (+ 1 load of the
+ *                predecessor's stamp while it waits), and 1 CAS to take
+ *                the lock. A removal: 2 CASes + 1 store by the remover.
+ *   Timestamps:  syncq_now_ns (CLOCK_MONOTONIC), for mcs_tp.c's reasons:
+ *                comparable between processors everywhere, read only
+ *                while waiting.
+ *   Memory:      caller's storage, 67 cache lines (4.3 KB: the lock's
+ *                node pool, as clh); never allocates. Nodes are reclaimed
+ *                by the protocol: a node is read only by its owner and its
+ *                one successor; the waiter that takes the lock through its
+ *                predecessor's AVAILABLE node (the new holder, by its CAS
+ *                to HELD) pushes that node back to the pool; a removed
+ *                node is handed back to its owner by the remover's CAS
+ *                (the remover took the predecessor index from the CASed
+ *                value and never reads the node again), and its owner
+ *                queues again with it. The caller's syncq_lock_node only
+ *                remembers which pool node it holds, and may be reused
+ *                once unlock returns. With the pool empty (more than 64
+ *                threads in the lock) lock() yields until a node comes
+ *                back and trylock() returns SYNCQ_EBUSY.
+ *   Signal-safe: no (a handler's pool pop could interleave with its
+ *                thread's, as clh). A thread stopped by a signal while it
+ *                waits is passed over like a preempted one.
+ *   Process-shared: no (the queue links nodes by address): SYNCQ_ENOTSUP.
+ *   Waiting:     SPIN (default here): pause between polls; YIELD: yield
+ *                every SYNCQ_LOCK_CLH_TP_POLLS_PER_YIELD polls (the
+ *                generic API's safe default for this lock). BLOCK and
+ *                COMPETITIVE: SYNCQ_ENOTSUP, since a sleeping waiter
+ *                publishes nothing and would be removed by every
+ *                successor (mcs_tp.c measured the variant that keeps
+ *                sleepers and why it was left out).
+ *   Destroy:     the next holder may destroy and free the lock as soon as
+ *                it holds it: the releaser's last access is its AVAILABLE
+ *                store. Removers and removed waiters touch only nodes of
+ *                a lock that some thread still waits for.
+ *   Limits:      SYNCQ_LOCK_CLH_TP_POOL - 1 (64) threads in the lock
+ *                without waiting for a node. trylock: in a race where the
+ *                node it saw released at the tail is recycled and queued
+ *                again between its two reads, it waits for that node's
+ *                release like lock() (correct, rare), and removes nobody
+ *                meanwhile. The staleness threshold:
+ *                SYNCQ_LOCK_CLH_TP_STALE_NS (100 us; reasoning at its
+ *                definition).
+ *   Stats:       cas_attempts, cas_failures (state-word CASes), retries
+ *                (removed waiters that queued again), yields.
+ *   Deviations:  from the paper as described: (1) no timeout / abort (the
+ *                lock API has no timed lock), so only successors change a
+ *                waiting node's state besides its owner; (2) no detection
+ *                of a preempted holder (the paper's critical-section
+ *                stamp): it would add a clock read and a store to every
+ *                uncontended acquisition; (3) nodes come from a pool in
+ *                the lock (as clh), the predecessor named by its index in
+ *                the same word as the state, so that the remover's one
+ *                CAS both removes a node and reads whom to spin on next;
+ *                (4) a removed waiter queues again with its own node
+ *                (handed back by the removal) instead of a fresh one; (5)
+ *                the threshold and clock are mcs_tp.c's, not the paper's.
+ */
+#include "syncq/lock/clh_tp.h"
+
+#include <stddef.h>
+
+#include "../stats_internal.h"
+#include "lock_internal.h"
+#include "syncq/clock.h"
+#include "syncq/platform.h"
+#include "syncq/wait.h"
+
+typedef syncq_lock_clh_tp_qnode qnode;
+
+_Static_assert(SYNCQ_LOCK_CLH_TP_POOL <= 255u, "a node index fits in 8 bits of the state word");
+
+enum { TP_AVAILABLE = 0u, TP_WAITING = 1u, TP_TRANSIENT = 2u, TP_REMOVED = 3u, TP_HELD = 4u };
+#define TP_STATE(w) ((w)&0xffu)
+#define TP_PRED(w) (((w) >> 8) & 0xffu)
+#define TP_WORD(state, pred) ((uint32_t)(state) | ((uint32_t)(pred) << 8))
+
+/* YIELD: yield once every this many polls. */
+#define SYNCQ_LOCK_CLH_TP_POLLS_PER_YIELD 16u
+
+/* What the caller's node keeps between lock and unlock. */
+typedef struct clh_tp_record {
+  qnode *mine;
+} clh_tp_record;
+_Static_assert(sizeof(clh_tp_record) <= sizeof(syncq_lock_node), "fits in syncq_lock_node");
+static inline clh_tp_record *rec(syncq_lock_node *n) { return (clh_tp_record *)(void *)n->opaque; }
+
+static inline uint32_t index_of(const syncq_lock_clh_tp *l, const qnode *q) { return (uint32_t)(q - l->node); }
+
+int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  int wait, ps;
+  int r = lock_parse_config(cfg, SYNCQ_WAIT_SPIN, LOCK_WAIT_BIT(SYNCQ_WAIT_SPIN) | LOCK_WAIT_BIT(SYNCQ_WAIT_YIELD), 0,
+                            &wait, &ps);
+  if (r != SYNCQ_OK) return r;
+  r = syncq_freelist_init(&l->pool);
+  if (r != SYNCQ_OK) return r;
+  for (unsigned i = 0; i < SYNCQ_LOCK_CLH_TP_POOL; i++) {
+    atomic_init(&l->node[i].word, TP_AVAILABLE);
+    atomic_init(&l->node[i].stamp, 0u);
+  }
+  /* node 0 is the initial (released) tail; the others are free */
+  r = syncq_freelist_fill(&l->pool, &l->node[1], SYNCQ_LOCK_CLH_TP_POOL - 1u, sizeof(qnode), offsetof(qnode, link));
+  if (r != SYNCQ_OK) return r;
+  atomic_init(&l->tail, (void *)&l->node[0]);
+  l->wait = wait;
+  return SYNCQ_OK;
+}
+
+int syncq_lock_clh_tp_destroy(syncq_lock_clh_tp *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  qnode *t = atomic_load(&l->tail);
+  return TP_STATE(atomic_load(&t->word)) != TP_AVAILABLE ? SYNCQ_EBUSY : SYNCQ_OK;
+}
+
+static qnode *take_node(syncq_lock_clh_tp *l) {
+  syncq_fl_link *link;
+  while (syncq_freelist_pop(&l->pool, &link) != SYNCQ_OK) {
+    SYNCQ_STAT_INC(yields); /* every node is in the queue: wait for one back */
+    syncq_yield();
+  }
+  return SYNCQ_FL_CONTAINER(link, qnode, link);
+}
+
+static void pause_or_yield(const syncq_lock_clh_tp *l, uint32_t *polls) {
+  if (l->wait == SYNCQ_WAIT_YIELD && ++*polls % SYNCQ_LOCK_CLH_TP_POLLS_PER_YIELD == 0) {
+    SYNCQ_STAT_INC(yields);
+    syncq_yield();
+  } else {
+    syncq_pr_relax();
+  }
+}
+
+/* me is linked as (WAITING, pred). Poll until it holds the lock (true:
+ * pred, released, goes back to the pool) or a successor removed it
+ * (false: me is its owner's alone again). */
+static bool await_grant(syncq_lock_clh_tp *l, qnode *me, qnode *pred) {
+  uint32_t mine = TP_WORD(TP_WAITING, index_of(l, pred));
+  uint32_t polls = 0;
+  for (;;) {
+    /* acquire: pairs with the remover's CAS of our word (after it, pred
+     * may be recycled: we stop reading it) */
+    if (atomic_load_explicit(&me->word, memory_order_acquire) != mine) return false;
+    /* acquire: pairs with the releaser's AVAILABLE store (the critical
+     * section before it) and with the owner's store of (WAITING, pp),
+     * which publishes the stamp we read below */
+    uint32_t pw = atomic_load_explicit(&pred->word, memory_order_acquire);
+    if (TP_STATE(pw) == TP_AVAILABLE) {
+      uint32_t expected = mine;
+      SYNCQ_STAT_INC(cas_attempts);
+      /* seq_cst: against a successor's removing CAS on the same word */
+      if (atomic_compare_exchange_strong(&me->word, &expected, TP_HELD)) {
+        (void)syncq_freelist_push(&l->pool, &pred->link); /* we were its only reader */
+        return true;
+      }
+      SYNCQ_STAT_INC(cas_failures);
+      return false; /* removed just now; our successor spins on pred */
+    }
+    const uint64_t now = syncq_now_ns();
+    /* relaxed: a hint our successor reads (relaxed); a late or early view
+     * of it changes whom it removes, never mutual exclusion */
+    atomic_store_explicit(&me->stamp, now, memory_order_relaxed);
+    if (TP_STATE(pw) == TP_WAITING &&
+        atomic_load_explicit(&pred->stamp, memory_order_relaxed) + SYNCQ_LOCK_CLH_TP_STALE_NS < now) {
+      /* relaxed above: the stamp is a hint, at least the one published
+       * with pw (acquire). The predecessor looks preempted: remove it.
+       * First make ourselves unremovable, so that whom our successor
+       * spins on stays decided by one word. */
+      uint32_t expected = mine;
+      SYNCQ_STAT_INC(cas_attempts);
+      if (!atomic_compare_exchange_strong(&me->word, &expected, TP_TRANSIENT)) {
+        SYNCQ_STAT_INC(cas_failures);
+        return false;
+      }
+      expected = pw;
+      SYNCQ_STAT_INC(cas_attempts);
+      /* seq_cst: against its owner's CAS to HELD or TRANSIENT */
+      if (atomic_compare_exchange_strong(&pred->word, &expected, TP_WORD(TP_REMOVED, TP_PRED(pw)))) {
+        pred = &l->node[TP_PRED(pw)]; /* its owner queues again with it; we never read it again */
+        mine = TP_WORD(TP_WAITING, TP_PRED(pw));
+      } else {
+        SYNCQ_STAT_INC(cas_failures); /* it took the lock or moved on: keep it */
+      }
+      /* release: pairs with our successor's acquire load of this word
+       * (the stamp stored above is published with it) */
+      atomic_store_explicit(&me->word, mine, memory_order_release);
+      continue;
+    }
+    pause_or_yield(l, &polls);
+  }
+}
+
+int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  qnode *me = take_node(l);
+  for (;;) {
+    /* relaxed: published by the acq_rel swap below; TRANSIENT keeps a
+     * successor from removing us before our predecessor is named */
+    atomic_store_explicit(&me->word, TP_TRANSIENT, memory_order_relaxed);
+    /* acq_rel: release publishes our word to the node that swaps after
+     * us; acquire makes the predecessor's initialisation visible */
+    qnode *pred = atomic_exchange_explicit(&l->tail, (void *)me, memory_order_acq_rel);
+    /* acquire: pairs with the releaser's AVAILABLE store */
+    if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) == TP_AVAILABLE) {
+      /* nobody CASes a TRANSIENT word, so a store takes the lock.
+       * relaxed: our successor only tests the state (not removable
+       * either way); the lock is ours by the acquire above */
+      atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed);
+      (void)syncq_freelist_push(&l->pool, &pred->link); /* we were its only reader */
+      rec(node)->mine = me;
+      return SYNCQ_OK;
+    }
+    /* relaxed: published by the release store of our word below */
+    atomic_store_explicit(&me->stamp, syncq_now_ns(), memory_order_relaxed);
+    /* release: pairs with our successor's acquire load of our word */
+    atomic_store_explicit(&me->word, TP_WORD(TP_WAITING, index_of(l, pred)), memory_order_release);
+    if (await_grant(l, me, pred)) {
+      rec(node)->mine = me;
+      return SYNCQ_OK;
+    }
+    SYNCQ_STAT_INC(retries); /* removed while not running: queue again */
+  }
+}
+
+int syncq_lock_clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  qnode *pred = atomic_load(&l->tail);
+  /* acquire: pairs with the releaser's AVAILABLE store */
+  if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE) return SYNCQ_EBUSY;
+  syncq_fl_link *link;
+  if (syncq_freelist_pop(&l->pool, &link) != SYNCQ_OK) return SYNCQ_EBUSY; /* 64 threads in the lock */
+  qnode *me = SYNCQ_FL_CONTAINER(link, qnode, link);
+  atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed); /* relaxed: published by the CAS */
+  void *expected = pred;
+  SYNCQ_STAT_INC(cas_attempts);
+  if (!atomic_compare_exchange_strong(&l->tail, &expected, (void *)me)) {
+    SYNCQ_STAT_INC(cas_failures);
+    (void)syncq_freelist_push(&l->pool, &me->link); /* never published */
+    return SYNCQ_EBUSY;
+  }
+  /* released as seen, unless recycled and queued again meanwhile (see
+   * Limits): then wait for its release; HELD keeps us from removal */
+  uint32_t polls = 0;
+  /* acquire: pairs with the releaser's AVAILABLE store */
+  while (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE) pause_or_yield(l, &polls);
+  (void)syncq_freelist_push(&l->pool, &pred->link);
+  rec(node)->mine = me;
+  return SYNCQ_OK;
+}
+
+int syncq_lock_clh_tp_unlock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  qnode *me = rec(node)->mine;
+  if (me < &l->node[0] || me >= &l->node[SYNCQ_LOCK_CLH_TP_POOL] ||
+      atomic_load_explicit(&me->word, memory_order_relaxed) != TP_HELD) /* relaxed: misuse check */
+    return SYNCQ_EINVAL;
+  /* release: pairs with the successor's acquire load of our word. From
+   * here on the successor may own, destroy and free the lock (the node is
+   * in it): only locals are used after it. */
+  atomic_store_explicit(&me->word, TP_AVAILABLE, memory_order_release);
+  SYNCQ_RACE_POINT("lock.handover");
+  return SYNCQ_OK;
+}
+
+SYNCQ_LOCK_REGISTER(clh_tp, "clh-tp", "time-published CLH queue lock (preempted waiters removed by their successors)",
+                    "He, Scherer & Scott, HiPC 2005 (CLH-TP)", BLOCKING, SYNCQ_PROP_USES_NODE);

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * clh_tp_test.c — what the time-published CLH lock ("clh-tp") adds to
+ * CLH: a waiting node whose owner is not running is removed by its
+ * successor, and the owner queues again when it runs.
+ *
+ * The holder H keeps the lock while waiters A1..Ak queue one after the
+ * other; each is stopped inside its lock() call by a signal whose handler
+ * sleeps until released, so it publishes nothing. Waiter B queues behind
+ * them and keeps polling. B's predecessor's time is tens of milliseconds
+ * old (SYNCQ_LOCK_CLH_TP_STALE_NS is 100 us): B removes it, then the one
+ * before it (k = 2 checks the chain), and spins on H's node; when H
+ * releases, B must get the lock first, although every A queued before it
+ * (plain CLH would wait for A1). Then the A's are released and must all
+ * get the lock (they queue again). The waits below order arrivals; they
+ * measure nothing, and B gets the lock first however late the scheduler
+ * runs anybody, since no A can run until released (the test gives B 20 s).
+ * Also: the disciplines the lock refuses, its bad inputs, a node that
+ * does not hold the lock, and the node pool's reuse over many rounds.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "syncq/lock/clh_tp.h"
+#include "syncq/platform.h"
+#include "syncq/wait.h"
+
+#define MAX_STOPPED 2
+
+static syncq_lock_clh_tp lock;
+static _Atomic(int) calling[MAX_STOPPED + 1]; /* about to call lock() */
+static int order[MAX_STOPPED + 1];            /* who got the lock, in turn (written under the lock) */
+static _Atomic(int) got;                      /* how many got it */
+static _Atomic(int) stopped;                  /* how many are inside the handler */
+static _Atomic(int) thaw;                     /* the handlers may return */
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static void stop_handler(int sig) {
+  (void)sig;
+  atomic_fetch_add(&stopped, 1);
+  while (!atomic_load(&thaw)) {
+    struct timespec ts = {0, 1000000L};
+    nanosleep(&ts, NULL); /* async-signal-safe */
+  }
+}
+
+typedef struct waiter {
+  int id;
+  syncq_lock_node node;
+} waiter;
+
+static void *waiter_main(void *p) {
+  waiter *w = p;
+  atomic_store(&calling[w->id], 1);
+  if (syncq_lock_clh_tp_lock(&lock, &w->node) == SYNCQ_OK) {
+    order[atomic_load(&got)] = w->id;
+    atomic_fetch_add(&got, 1);
+    syncq_lock_clh_tp_unlock(&lock, &w->node);
+  }
+  return NULL;
+}
+
+/* k stopped waiters (ids 0..k-1), then B (id k). */
+static void check_removes_stopped(int wait, int k) {
+  syncq_lock_config cfg = {0, wait, false};
+  assert_int_equal(syncq_lock_clh_tp_init(&lock, &cfg), SYNCQ_OK);
+  for (int i = 0; i <= MAX_STOPPED; i++) atomic_store(&calling[i], 0);
+  atomic_store(&stopped, 0);
+  atomic_store(&thaw, 0);
+  atomic_store(&got, 0);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = stop_handler;
+  sigemptyset(&sa.sa_mask);
+  assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+
+  static waiter ws[MAX_STOPPED + 1];
+  syncq_lock_node mine;
+  pthread_t t[MAX_STOPPED + 1];
+  assert_int_equal(syncq_lock_clh_tp_lock(&lock, &mine), SYNCQ_OK);
+  for (int i = 0; i < k; i++) {
+    ws[i].id = i;
+    assert_int_equal(pthread_create(&t[i], NULL, waiter_main, &ws[i]), 0);
+    while (!atomic_load(&calling[i])) syncq_yield();
+    sleep_ms(30); /* A_i queues */
+    assert_int_equal(pthread_kill(t[i], SIGUSR1), 0);
+    while (atomic_load(&stopped) != i + 1) syncq_yield();
+  }
+  ws[k].id = k;
+  assert_int_equal(pthread_create(&t[k], NULL, waiter_main, &ws[k]), 0);
+  while (!atomic_load(&calling[k])) syncq_yield();
+  sleep_ms(30); /* B queues behind the A's, whose times are 30 ms old or more */
+  assert_int_equal(syncq_lock_clh_tp_unlock(&lock, &mine), SYNCQ_OK);
+  /* B gets the lock past the stopped A's (plain CLH would wait for A1's
+   * release: give up after a generous while) */
+  for (int i = 0; i < 20000 && atomic_load(&got) == 0; i++) sleep_ms(1);
+  if (atomic_load(&got) == 0) {
+    atomic_store(&thaw, 1);
+    fail_msg("%s, %d stopped: the lock waited for a stopped waiter", syncq_wait_name(wait), k);
+  }
+  pthread_join(t[k], NULL);
+  assert_int_equal(atomic_load(&got), 1);
+  assert_int_equal(order[0], k);
+  atomic_store(&thaw, 1);
+  for (int i = 0; i < k; i++) pthread_join(t[i], NULL); /* each queues again and gets it */
+  assert_int_equal(atomic_load(&got), k + 1);
+  assert_int_equal(syncq_lock_clh_tp_destroy(&lock), SYNCQ_OK);
+  signal(SIGUSR1, SIG_DFL);
+}
+
+static void test_removes_a_stopped_waiter_spin(void **state) {
+  (void)state;
+  check_removes_stopped(SYNCQ_WAIT_SPIN, 1);
+}
+
+static void test_removes_a_stopped_waiter_yield(void **state) {
+  (void)state;
+  check_removes_stopped(SYNCQ_WAIT_YIELD, 1);
+}
+
+static void test_removes_two_stopped_waiters_in_a_row(void **state) {
+  (void)state;
+  check_removes_stopped(SYNCQ_WAIT_SPIN, 2);
+}
+
+/* More acquisitions than the pool has nodes, by lock and trylock: every
+ * node goes back to the pool (a lost one would make lock() wait forever
+ * after 64 rounds, trylock() return SYNCQ_EBUSY). */
+static void test_nodes_go_back_to_the_pool(void **state) {
+  (void)state;
+  syncq_lock_clh_tp l;
+  syncq_lock_node n;
+  assert_int_equal(syncq_lock_clh_tp_init(&l, NULL), SYNCQ_OK);
+  for (unsigned i = 0; i < 4u * SYNCQ_LOCK_CLH_TP_POOL; i++) {
+    assert_int_equal(syncq_lock_clh_tp_lock(&l, &n), SYNCQ_OK);
+    assert_int_equal(syncq_lock_clh_tp_unlock(&l, &n), SYNCQ_OK);
+    assert_int_equal(syncq_lock_clh_tp_trylock(&l, &n), SYNCQ_OK);
+    assert_int_equal(syncq_lock_clh_tp_unlock(&l, &n), SYNCQ_OK);
+  }
+  assert_int_equal(syncq_lock_clh_tp_destroy(&l), SYNCQ_OK);
+}
+
+static void test_disciplines_and_bad_inputs(void **state) {
+  (void)state;
+  syncq_lock_clh_tp l;
+  syncq_lock_node n, other;
+  memset(&n, 0, sizeof n);
+  memset(&other, 0, sizeof other);
+  syncq_lock_config cfg = {0, SYNCQ_WAIT_BLOCK, false};
+  assert_int_equal(syncq_lock_clh_tp_init(&l, &cfg), SYNCQ_ENOTSUP);
+  cfg.wait = SYNCQ_WAIT_COMPETITIVE;
+  assert_int_equal(syncq_lock_clh_tp_init(&l, &cfg), SYNCQ_ENOTSUP);
+  cfg.wait = 99;
+  assert_int_equal(syncq_lock_clh_tp_init(&l, &cfg), SYNCQ_EINVAL);
+  cfg.wait = SYNCQ_WAIT_SPIN;
+  cfg.process_shared = true;
+  assert_int_equal(syncq_lock_clh_tp_init(&l, &cfg), SYNCQ_ENOTSUP);
+  assert_int_equal(syncq_lock_clh_tp_init(NULL, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_clh_tp_init(&l, NULL), SYNCQ_OK);
+  assert_int_equal(syncq_lock_clh_tp_lock(NULL, &n), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_clh_tp_lock(&l, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_clh_tp_trylock(NULL, &n), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_clh_tp_trylock(&l, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_clh_tp_unlock(NULL, &n), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_clh_tp_unlock(&l, NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_clh_tp_unlock(&l, &n), SYNCQ_EINVAL); /* never used */
+  assert_int_equal(syncq_lock_clh_tp_destroy(NULL), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_clh_tp_trylock(&l, &n), SYNCQ_OK);
+  assert_int_equal(syncq_lock_clh_tp_trylock(&l, &other), SYNCQ_EBUSY);
+  assert_int_equal(syncq_lock_clh_tp_unlock(&l, &other), SYNCQ_EINVAL); /* does not hold it */
+  assert_int_equal(syncq_lock_clh_tp_destroy(&l), SYNCQ_EBUSY);
+  assert_int_equal(syncq_lock_clh_tp_unlock(&l, &n), SYNCQ_OK);
+  assert_int_equal(syncq_lock_clh_tp_unlock(&l, &n), SYNCQ_EINVAL); /* released already */
+  assert_int_equal(syncq_lock_clh_tp_destroy(&l), SYNCQ_OK);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_removes_a_stopped_waiter_spin),        cmocka_unit_test(test_removes_a_stopped_waiter_yield),
+    cmocka_unit_test(test_removes_two_stopped_waiters_in_a_row), cmocka_unit_test(test_nodes_go_back_to_the_pool),
+    cmocka_unit_test(test_disciplines_and_bad_inputs),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
