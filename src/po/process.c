@@ -16,7 +16,9 @@
  *                allocation; spawning is not a hot path). A detached
  *                process's exit frees its slot under the same mutex
  *                (its thread's last step, or its fiber's scheduler once
- *                the stack is back in the pool).
+ *                the stack is back in the pool). A join takes the mutex
+ *                once when the fiber has exited already, else twice
+ *                (claim, then free after the wait).
  *   Memory:      create maps the table (max_procs + the reserve entries,
  *                one cache-line group each) as zero pages, touched slot
  *                by slot at each one's first use; a slot's first spawn
@@ -672,8 +674,15 @@ int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid) {
     r = SYNCQ_ENOENT; /* not had yet, stale, or claimed by another joiner */
   else if (!p->spawned || p->detached ||
            (p->is_fiber ? po_fiber_current() == &p->fiber : pthread_equal(p->tid, pthread_self())))
-    r = SYNCQ_EINVAL;    /* attached, detached (its exit frees the slot), or the caller itself */
-  else p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
+    r = SYNCQ_EINVAL; /* attached, detached (its exit frees the slot), or the caller itself */
+  else if (p->is_fiber && po_fiber_done(p)) {
+    /* A fiber that is gone already (a parent joining a child whose reply
+     * it has: the common case) is freed under this same lock: one lock
+     * round instead of two. */
+    free_slot(sys, p);
+    pthread_mutex_unlock(&sys->spawn_lock);
+    return SYNCQ_OK;
+  } else p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
   pthread_mutex_unlock(&sys->spawn_lock);
   if (r != SYNCQ_OK) return r;
   if (p->is_fiber) r = po_fiber_join(p);
