@@ -228,7 +228,10 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
     free(s);
     return SYNCQ_ESYS;
   }
-  if (po_slab_init(&s->headers, sizeof(syncq_po_msg), _Alignof(syncq_po_msg)) != SYNCQ_OK) {
+  /* Headers a cache line apart at least: a slab hands consecutive ones to
+   * processes on different schedulers, which must not share a line (malloc
+   * kept them apart by its per-thread arenas). */
+  if (po_slab_init(&s->headers, sizeof(syncq_po_msg), SYNCQ_CACHELINE) != SYNCQ_OK) {
     po_slab_destroy(&s->mailboxes);
     free(s);
     return SYNCQ_ESYS;
