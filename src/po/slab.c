@@ -27,6 +27,8 @@
  *   Process-shared: no.
  *   Limits:      objects of at most 1 MiB, alignment a power of two.
  */
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
