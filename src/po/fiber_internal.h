@@ -127,6 +127,9 @@ const char *po_fiber_rt_short_reason(const po_fiber_rt *rt);
 int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why);
 /* Wait until p's fiber has exited (a fiber caller yields; a thread sleeps). */
 int po_fiber_join(struct syncq_po_proc *p);
+/* Has p's fiber exited, its stack back in the pool (po_fiber_join would
+ * return at once)? Synchronizes with the exit when true. */
+bool po_fiber_done(struct syncq_po_proc *p);
 /* The fiber running on the calling thread, or NULL (a plain thread). */
 po_fiber *po_fiber_current(void);
 /* Park the calling fiber until woken (its state already BLOCKING). */

@@ -1194,6 +1194,10 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   return SYNCQ_OK;
 }
 
+bool po_fiber_done(struct syncq_po_proc *p) {
+  return atomic_load(&p->fiber.done) != 0; /* seq_cst: with after_switch's PO_SW_EXIT store, as join's */
+}
+
 int po_fiber_join(struct syncq_po_proc *p) {
   po_fiber *f = &p->fiber;
   po_fiber *cur = po_fiber_current();
@@ -1303,6 +1307,10 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
 int po_fiber_join(struct syncq_po_proc *p) {
   (void)p;
   return SYNCQ_ENOTSUP;
+}
+bool po_fiber_done(struct syncq_po_proc *p) {
+  (void)p;
+  return false;
 }
 void po_fiber_park(struct syncq_po_proc *self) { (void)self; }
 void po_fiber_yield(struct syncq_po_proc *self) { (void)self; }

@@ -92,6 +92,20 @@ typedef struct po_monitor {
   uint64_t ref;
 } po_monitor;
 
+/* Objects of one size, freed all at once (slab.c). */
+struct po_slab_chunk;
+typedef struct po_slab {
+  size_t stride, align;
+  _Atomic(struct po_slab_chunk *) cur; /* the chunk being carved */
+  struct po_slab_chunk *chunks;        /* all of them (under grow) */
+  size_t next_cap;                     /* the next chunk's objects (under grow) */
+  pthread_mutex_t grow;
+} po_slab;
+
+int po_slab_init(po_slab *s, size_t size, size_t align);
+void *po_slab_alloc(po_slab *s); /* NULL: out of memory */
+void po_slab_destroy(po_slab *s);
+
 struct syncq_po_system {
   const struct po_mailbox_ops *mb;
   bool fibers;                /* the fiber backend: spawned processes are fibers */
@@ -112,6 +126,8 @@ struct syncq_po_system {
   uint32_t *freeq;            /* [nslots] ring of freed slots, oldest first (spawn_lock) */
   uint32_t fq_head, fq_len;
   _Atomic(syncq_po_msg *) all; /* every type-stable header ever allocated (push only) */
+  po_slab mailboxes;           /* the slots' mailboxes (allocated under spawn_lock) */
+  po_slab headers;             /* the type-stable headers (po_header_new) */
   _Atomic(const char *) limit_reason;
   po_timer_thread timers; /* thread backend: send_after's heap and thread */
   po_name **names;        /* registered names: [nnames_buckets] chains (spawn_lock) */

@@ -16,11 +16,15 @@
  *                allocation; spawning is not a hot path). A detached
  *                process's exit frees its slot under the same mutex
  *                (its thread's last step, or its fiber's scheduler once
- *                the stack is back in the pool).
+ *                the stack is back in the pool). A join takes the mutex
+ *                once when the fiber has exited already, else twice
+ *                (claim, then free after the wait).
  *   Memory:      create maps the table (max_procs + the reserve entries,
  *                one cache-line group each) as zero pages, touched slot
  *                by slot at each one's first use; a slot's first spawn
- *                allocates its mailbox.
+ *                takes its mailbox from the system's slab (slab.c), as a
+ *                message header takes its memory from another: both are
+ *                freed with the system, chunk by chunk, not one by one.
  *                A slot is reused once its process is joined (or has
  *                detached), at the next generation (the pid's high bits:
  *                Erlang's and the kernel's answer to a stale pid): never-
@@ -107,7 +111,7 @@ int syncq_po_mailbox_info(int i, const char **name, const char **title, const ch
 }
 
 syncq_po_msg *po_header_new(syncq_po_system *sys) {
-  syncq_po_msg *m = syncq_alloc_aligned(sizeof *m, _Alignof(syncq_po_msg));
+  syncq_po_msg *m = po_slab_alloc(&sys->headers); /* freed with the system */
   if (m == NULL) return NULL;
   memset(m, 0, sizeof *m);
   atomic_init(&m->cnext.lo, 0);
@@ -220,6 +224,18 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (!syncq_pr_dwcas_available()) return SYNCQ_ENOTSUP;
   syncq_po_system *s = calloc(1, sizeof *s);
   if (s == NULL) return SYNCQ_ENOMEM;
+  if (po_slab_init(&s->mailboxes, mb->size, mb->align) != SYNCQ_OK) {
+    free(s);
+    return SYNCQ_ESYS;
+  }
+  /* Headers a cache line apart at least: a slab hands consecutive ones to
+   * processes on different schedulers, which must not share a line (malloc
+   * kept them apart by its per-thread arenas). */
+  if (po_slab_init(&s->headers, sizeof(syncq_po_msg), SYNCQ_CACHELINE) != SYNCQ_OK) {
+    po_slab_destroy(&s->mailboxes);
+    free(s);
+    return SYNCQ_ESYS;
+  }
   uint32_t nslots = max + SYNCQ_PO_ATTACH_RESERVE;
   uint32_t bits = 1;
   while ((1u << bits) < nslots) bits++;
@@ -228,6 +244,8 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (s->procs == NULL || s->freeq == NULL) {
     table_unmap(s, 0);
     free(s->freeq);
+    po_slab_destroy(&s->headers);
+    po_slab_destroy(&s->mailboxes);
     free(s);
     return SYNCQ_ENOMEM;
   }
@@ -237,6 +255,8 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
     table_unmap(s, 0);
     free(s->freeq);
+    po_slab_destroy(&s->headers);
+    po_slab_destroy(&s->mailboxes);
     free(s);
     return SYNCQ_ESYS;
   }
@@ -244,6 +264,8 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
     pthread_mutex_destroy(&s->spawn_lock);
     table_unmap(s, 0);
     free(s->freeq);
+    po_slab_destroy(&s->headers);
+    po_slab_destroy(&s->mailboxes);
     free(s);
     return SYNCQ_ESYS;
   }
@@ -269,6 +291,8 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
       pthread_mutex_destroy(&s->spawn_lock);
       table_unmap(s, 0);
       free(s->freeq);
+      po_slab_destroy(&s->headers);
+      po_slab_destroy(&s->mailboxes);
       free(s);
       return r;
     }
@@ -385,22 +409,20 @@ static int prepare_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_pr
   struct syncq_po_proc *p = &sys->procs[i];
   if (i == high) p->sys = sys; /* its first use: the rest of a fresh record is zero (see table_map) */
   if (p->mailbox == NULL) {    /* a refused spawn leaves its mailbox for the next */
-    p->mailbox = syncq_alloc_aligned(sys->mb->size, sys->mb->align);
-    if (p->mailbox == NULL) return SYNCQ_ENOMEM;
-    memset(p->mailbox, 0, sys->mb->size);
-    int r = sys->mb->init(p->mailbox, sys);
-    if (r != SYNCQ_OK) {
-      free(p->mailbox);
-      p->mailbox = NULL;
-      return r;
-    }
+    /* From the system's slab (under spawn_lock): freed with the system,
+     * as a mailbox lives as long as it. A failed init leaves its object
+     * in the slab until then. */
+    void *box = po_slab_alloc(&sys->mailboxes);
+    if (box == NULL) return SYNCQ_ENOMEM;
+    memset(box, 0, sys->mb->size);
+    int r = sys->mb->init(box, sys);
+    if (r != SYNCQ_OK) return r;
     r = syncq_freelist_init(&p->free);
     if (r != SYNCQ_OK) {
-      sys->mb->destroy(p->mailbox, sys);
-      free(p->mailbox);
-      p->mailbox = NULL;
+      sys->mb->destroy(box, sys);
       return r;
     }
+    p->mailbox = box;
   } else {
     /* A reused slot: what its earlier processes left unread goes back to
      * the free list (the inbox's consumer is gone: joined or detached). A
@@ -655,8 +677,15 @@ int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid) {
     r = SYNCQ_ENOENT; /* not had yet, stale, or claimed by another joiner */
   else if (!p->spawned || p->detached ||
            (p->is_fiber ? po_fiber_current() == &p->fiber : pthread_equal(p->tid, pthread_self())))
-    r = SYNCQ_EINVAL;    /* attached, detached (its exit frees the slot), or the caller itself */
-  else p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
+    r = SYNCQ_EINVAL; /* attached, detached (its exit frees the slot), or the caller itself */
+  else if (p->is_fiber && po_fiber_done(p)) {
+    /* A fiber that is gone already (a parent joining a child whose reply
+     * it has: the common case) is freed under this same lock: one lock
+     * round instead of two. */
+    free_slot(sys, p);
+    pthread_mutex_unlock(&sys->spawn_lock);
+    return SYNCQ_OK;
+  } else p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
   pthread_mutex_unlock(&sys->spawn_lock);
   if (r != SYNCQ_OK) return r;
   if (p->is_fiber) r = po_fiber_join(p);
@@ -739,17 +768,17 @@ int syncq_po_destroy(syncq_po_system *sys) {
         free(m);
       }
     }
-    sys->mb->destroy(p->mailbox, sys);
-    free(p->mailbox);
+    sys->mb->destroy(p->mailbox, sys); /* its memory goes with the slab */
   }
   /* acquire: pairs with po_header_new's release. */
   syncq_po_msg *m = atomic_load_explicit(&sys->all, memory_order_acquire);
   while (m != NULL) {
     syncq_po_msg *next = m->all_next;
     free(m->data);
-    free(m);
     m = next;
   }
+  po_slab_destroy(&sys->headers); /* the headers themselves */
+  po_slab_destroy(&sys->mailboxes);
   po_names_destroy(sys);
   pthread_mutex_destroy(&sys->spawn_lock);
   table_unmap(sys, used);

@@ -117,6 +117,105 @@ static void test_spawn_join_cycles(void **state) {
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
 }
 
+/* Spawn, reply, join from many parents at once on a small table: fiber
+ * parents (threads on the thread backend) and attached threads, each
+ * spawning a child that replies and exits, then joining it (the child
+ * has usually exited by then: the fiber backend's one-lock join) and
+ * joining it again (SYNCQ_ENOENT: the pid is stale). A spawn refused
+ * by the full table is retried. Every pid handed out is distinct (the
+ * generations), and the table ends empty. */
+#define CONC_FIBER_PARENTS 4
+#define CONC_THREAD_PARENTS 2
+#define CONC_PARENTS (CONC_FIBER_PARENTS + CONC_THREAD_PARENTS)
+#define CONC_ROUNDS (SANITIZED ? 150 : 1500)
+#define CONC_TABLE 9u /* the 6 parents and 3 children at once: spawns are refused, and retried */
+
+typedef struct conc_parent {
+  syncq_po_system *sys;
+  syncq_po_proc *self; /* the attached threads' (set by conc_thread) */
+  syncq_po_pid *pids;  /* [CONC_ROUNDS] the children's */
+  int failures;        /* rounds that went wrong (checked by the test) */
+} conc_parent;
+
+static void conc_child(syncq_po_proc *self, void *arg) {
+  syncq_po_pid parent = (syncq_po_pid)(intptr_t)arg;
+  syncq_po_msg *m;
+  if (syncq_po_get(self, sizeof(int64_t), &m) != SYNCQ_OK) return;
+  m->type = 1;
+  int64_t w = syncq_po_pid_of(self);
+  memcpy(m->data, &w, sizeof w);
+  (void)syncq_po_send(self, parent, m, SYNCQ_PO_LINK);
+}
+
+static void conc_rounds(syncq_po_proc *self, conc_parent *c) {
+  for (int i = 0; i < CONC_ROUNDS; i++) {
+    syncq_po_pid child;
+    int r;
+    while ((r = syncq_po_spawn(c->sys, conc_child, (void *)(intptr_t)syncq_po_pid_of(self), &child)) == SYNCQ_ELIMIT)
+      (void)syncq_po_yield(self);
+    if (r != SYNCQ_OK) {
+      fprintf(stderr, "spawn %d: %s\n", i, syncq_strerror(r));
+      c->failures++;
+      return;
+    }
+    c->pids[i] = child;
+    syncq_po_msg *m;
+    if ((r = syncq_po_recv_blocking(self, &m)) != SYNCQ_OK) {
+      fprintf(stderr, "recv %d: %s\n", i, syncq_strerror(r));
+      c->failures++;
+      return;
+    }
+    if (word_of(m) != child) c->failures++; /* the reply names its sender */
+    syncq_po_free(self, m);
+    int j1 = syncq_po_join(c->sys, child), j2 = syncq_po_join(c->sys, child);
+    if (j1 != SYNCQ_OK) c->failures++;
+    if (j2 != SYNCQ_ENOENT) c->failures++; /* stale now */
+    if (j1 != SYNCQ_OK || j2 != SYNCQ_ENOENT) fprintf(stderr, "round %d child %d: %d %d\n", i, child, j1, j2);
+  }
+}
+
+static void conc_fiber(syncq_po_proc *self, void *arg) { conc_rounds(self, arg); }
+
+static void *conc_thread(void *arg) {
+  conc_parent *c = arg;
+  if (syncq_po_attach(c->sys, &c->self) != SYNCQ_OK) { /* attach may use the reserve, spawn may not */
+    c->failures++;
+    return NULL;
+  }
+  conc_rounds(c->self, c);
+  if (syncq_po_detach(c->self) != SYNCQ_OK) c->failures++; /* by its owner, this thread */
+  return NULL;
+}
+
+static void test_concurrent_spawn_join(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(CONC_TABLE, 2);
+  conc_parent par[CONC_PARENTS];
+  syncq_po_pid *all = malloc((size_t)CONC_PARENTS * CONC_ROUNDS * sizeof *all);
+  assert_non_null(all);
+  for (int k = 0; k < CONC_PARENTS; k++) par[k] = (conc_parent){s, NULL, all + (size_t)k * CONC_ROUNDS, 0};
+  syncq_po_pid fp[CONC_FIBER_PARENTS];
+  for (int k = 0; k < CONC_FIBER_PARENTS; k++)
+    assert_int_equal(syncq_po_spawn(s, conc_fiber, &par[k], &fp[k]), SYNCQ_OK);
+  pthread_t t[CONC_THREAD_PARENTS];
+  for (int k = 0; k < CONC_THREAD_PARENTS; k++)
+    assert_int_equal(pthread_create(&t[k], NULL, conc_thread, &par[CONC_FIBER_PARENTS + k]), 0);
+  for (int k = 0; k < CONC_THREAD_PARENTS; k++) assert_int_equal(pthread_join(t[k], NULL), 0);
+  for (int k = 0; k < CONC_FIBER_PARENTS; k++) assert_int_equal(syncq_po_join(s, fp[k]), SYNCQ_OK);
+  for (int k = 0; k < CONC_PARENTS; k++) {
+    if (par[k].failures) fprintf(stderr, "parent %d: %d\n", k, par[k].failures);
+    assert_int_equal(par[k].failures, 0);
+  }
+  assert_int_equal(syncq_po_live(s), 0);
+  assert_int_equal(syncq_po_count(s), CONC_THREAD_PARENTS + CONC_FIBER_PARENTS + CONC_PARENTS * CONC_ROUNDS);
+  size_t n = (size_t)CONC_PARENTS * CONC_ROUNDS;
+  qsort(all, n, sizeof *all, cmp_pid);
+  for (size_t i = 1; i < n; i++)
+    if (all[i] == all[i - 1]) fail_msg("pid %d handed out twice", all[i]);
+  free(all);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
 /* A process that reports each message's word to main, until type 0. */
 typedef struct echo_arg {
   syncq_po_pid main;
@@ -1096,6 +1195,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_spawn_join_cycles),
     cmocka_unit_test(test_stale_pids),
+    cmocka_unit_test(test_concurrent_spawn_join),
     cmocka_unit_test(test_stale_sender_race),
     cmocka_unit_test(test_attach_full_table),
     cmocka_unit_test(test_schedulers_under_rlimit),
