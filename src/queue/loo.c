@@ -46,6 +46,14 @@
  *                128 + P, plus one more pass per thread after SYNCQ_ENOMEM,
  *                Deviation 2) and 128 + 2C for C dequeuers (PROOF.md), and
  *                must stay below 1,024. 64-bit only.
+ *   Status:      not in the queue registry (the typed API, loo_test and
+ *                loo_race_test stay): under ThreadSanitizer the queue
+ *                driver's never-empty run (prefilled with one item, 16
+ *                threads each enqueue then dequeue) once had a dequeue
+ *                answer EMPTY while the queue held items: an EMPTY that is
+ *                not linearizable. The cause is open; the EMPTY decision
+ *                (the slow path's fresh read of Tail, Deviation 4) is the
+ *                first suspect.
  *   Linearizable: yes (PROOF.md §1): an enqueue at its slot's fetch-and-add
  *                when no dequeuer marked the slot first, or at the CAS that
  *                appends the node holding its item; a dequeue at its slot's
