@@ -251,6 +251,18 @@ static int prodcons_run(lab_ctx *ctx) {
 /* clang-format on */
 
 /* clang-format off */
+/* The claims decided on machines of 16 processing units or more, over the
+ * points whose 2N threads fit on them. */
+#define AT_SCALE(rule) "{\"op\":\"needs_pus\",\"pus\":16,\"pus_per_thread\":2,\"rule\":" rule "}"
+#define PEER_AT_SCALE(algo, b)                                                                      \
+  "{\"op\":\"peer_ratio_above\",\"metric\":\"throughput\",\"algo\":\"" algo "\",\"at\":\"max_threads\"," \
+  "\"bound\":" b "}"
+#define HALF_OF_NBLFQ(algo)                                                                          \
+  "{\"op\":\"ratio_above\",\"metric\":\"throughput\",\"num\":\"" algo "\",\"den\":\"nblfq\","          \
+  "\"at\":{\"threads\":1},\"bound\":0.5}"
+/* clang-format on */
+
+/* clang-format off */
 static const lab_claim prodcons_claims[] = {
   {"With one producer and one consumer (N = 1), NBLFQ is the fastest queue (004 §VI-A, "
    "Figures 4-7: 'the best performing queue in this case is our NBLFQ'); checked against "
@@ -280,6 +292,28 @@ static const lab_claim prodcons_claims[] = {
    "here; the verdict shows NBLFQ's rank in it).",
    "{\"op\":\"needs_pus\",\"pus\":16,\"pus_per_thread\":2,\"rule\":"
    "{\"op\":\"in_pack\",\"metric\":\"throughput\",\"algo\":\"nblfq\",\"factor\":2,\"min_panel\":3}}"},
+  {"syncq target: on a machine of 16 processing units or more, at the largest N whose 2N threads fit on "
+   "them, syncq's best MPMC queue (LCRQ, LPRQ, YMC wfqueue, wCQ, SCQ, SCQ2 or NBLFQ) moves at least as many "
+   "items as the best peer library's queue in the same run.",
+   AT_SCALE("{\"op\":\"any\",\"rules\":[" PEER_AT_SCALE("lcrq", "1.0") "," PEER_AT_SCALE("lprq", "1.0") ","
+            PEER_AT_SCALE("wfqueue", "1.0") "," PEER_AT_SCALE("wcq", "1.0") "," PEER_AT_SCALE("scq", "1.0") ","
+            PEER_AT_SCALE("scq2", "1.0") "," PEER_AT_SCALE("nblfq", "1.0") "]}")},
+  {"syncq target: LPRQ (LCRQ's rings without double-width CAS; Romanov & Koval: about LCRQ's speed) "
+   "is within 1.2x of LCRQ either way on a machine of 16 processing units or more, at the largest N "
+   "whose 2N threads fit on them.",
+   AT_SCALE("{\"op\":\"all\",\"rules\":[{\"op\":\"ratio_above\",\"metric\":\"throughput\",\"num\":"
+            "\"lprq\",\"den\":\"lcrq\",\"at\":\"max_threads\",\"bound\":0.8333},{\"op\":\"ratio_below\","
+            "\"metric\":\"throughput\",\"num\":\"lprq\",\"den\":\"lcrq\",\"at\":\"max_threads\","
+            "\"bound\":1.2}]}")},
+  {"syncq target: SCQ moves at least twice the share of the best peer's throughput that it moved when "
+   "first measured on 16 cores (0.33x crossbeam's SegQueue at N = 8): at least 0.66x the best peer "
+   "library's queue on a machine of 16 processing units or more, at the largest N whose 2N threads fit.",
+   AT_SCALE(PEER_AT_SCALE("scq", "0.66"))},
+  {"syncq target: with one producer and one consumer (N = 1), none of 004's competitor panel as syncq "
+   "builds it (LCRQ, LPRQ, wCQ, YMC wfqueue, SCQ2) moves fewer than half the items of NBLFQ, syncq's "
+   "fastest queue there (the first claim above).",
+   "{\"op\":\"all\",\"rules\":[" HALF_OF_NBLFQ("lcrq") "," HALF_OF_NBLFQ("lprq") "," HALF_OF_NBLFQ("wcq") ","
+   HALF_OF_NBLFQ("wfqueue") "," HALF_OF_NBLFQ("scq2") "]}"},
 };
 /* clang-format on */
 

@@ -7,6 +7,7 @@ and dg25-casfail's modelled network round trip.
 Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary; the
 verdicts come from the report's own rule evaluator (report/syncq_report).
 """
+import dataclasses
 import json
 import os
 import subprocess
@@ -112,6 +113,10 @@ def synthetic_points(experiment, rule, threads):
         where = r.get("where", {})
         if r["op"] == "in_pack":
             names += ["q1", "q2", "q3", "q4"]
+        if r["op"].startswith("peer_ratio"):
+            for t in threads:
+                peer = _point(experiment, "peer:q", {**where, "threads": t}, r["metric"])
+                points.setdefault(("peer:q", r["metric"], t), dataclasses.replace(peer, peer=True))
         if r["op"].startswith("along_ratio"):
             for name in names:
                 for at in (r["num"], r["den"]):
@@ -316,3 +321,65 @@ def test_ring_with_main_a_member_against_go_comes_out_either_way():
     assert rules.evaluate(rule, points(None)).status == rules.HELD
     for n in (2, 100, 1000, 6000):  # any one size where main's ring is slower than Go's fails it
         assert rules.evaluate(rule, points(n)).status == rules.FAILED
+
+
+# ---------------------------------------------------------------- queues at scale: verdicts either way
+
+def _q_point(algorithm, threads, median, peer=False):
+    return Point(experiment="dg25-prodcons", algorithm=algorithm, params={"threads": threads}, metric="throughput",
+                 unit="Mops/s", better="higher", median=median, min=median, max=median, samples=[median],
+                 counters={}, line=1, peer=peer, family="queue", props="fifo")
+
+
+def _prodcons_claim(needle):
+    found = [c for c in claims() if c["experiment"] == "dg25-prodcons" and needle in c["text"]]
+    assert len(found) == 1, [c["text"] for c in claims() if c["experiment"] == "dg25-prodcons"]
+    return found[0]["rule"]
+
+
+def _scale_points(values, oversubscribed=1.0):
+    """values: algorithm -> throughput at N = 8 (16 threads on 16 units); N = 16 oversubscribes
+    them and must not be read (its values are `oversubscribed` for every queue)."""
+    pts = []
+    for name, v in values.items():
+        peer = name.startswith("crossbeam")
+        pts += [_q_point(name, 8, v, peer), _q_point(name, 16, oversubscribed, peer), _q_point(name, 1, 5.0, peer)]
+    return pts
+
+
+QUEUES = ("lcrq", "lprq", "wfqueue", "wcq", "scq", "scq2", "nblfq")
+
+
+def test_best_queue_at_scale_against_the_best_peer_comes_out_either_way():
+    rule = _prodcons_claim("syncq's best MPMC queue")
+    behind = {**{q: 10.0 for q in QUEUES}, "crossbeam:seg_queue": 20.0}
+    one_ahead = {**behind, "wfqueue": 25.0}
+    assert rules.evaluate(rule, _scale_points(one_ahead), machine={"pus": 16}).status == rules.HELD
+    assert rules.evaluate(rule, _scale_points(behind), machine={"pus": 16}).status == rules.FAILED
+    # the oversubscribed point is not read, however it comes out
+    assert rules.evaluate(rule, _scale_points(behind, oversubscribed=99.0), machine={"pus": 16}).status == rules.FAILED
+    assert rules.evaluate(rule, _scale_points(one_ahead), machine={"pus": 8}).status == rules.UNMEASURABLE
+
+
+@pytest.mark.parametrize("lprq, status", [(10.0, "held"), (11.9, "held"), (8.4, "held"), (12.5, "did not hold"),
+                                          (8.0, "did not hold")])
+def test_lprq_within_1_2x_of_lcrq_either_way(lprq, status):
+    rule = _prodcons_claim("LPRQ (LCRQ's rings")
+    values = {"lcrq": 10.0, "lprq": lprq, "crossbeam:seg_queue": 20.0}
+    assert rules.evaluate(rule, _scale_points(values), machine={"pus": 16}).status == status
+
+
+@pytest.mark.parametrize("scq, status", [(14.0, "held"), (6.6, "did not hold")])
+def test_scq_share_of_the_best_peer_comes_out_either_way(scq, status):
+    rule = _prodcons_claim("SCQ moves at least twice")
+    values = {"scq": scq, "crossbeam:seg_queue": 20.0}
+    assert rules.evaluate(rule, _scale_points(values), machine={"pus": 16}).status == status
+
+
+def test_the_competitor_panel_at_one_pair_against_nblfq_comes_out_either_way():
+    rule = _prodcons_claim("none of 004's competitor panel")
+    panel = ("lcrq", "lprq", "wcq", "wfqueue", "scq2")
+    fast = [_q_point(q, 1, 60.0) for q in panel] + [_q_point("nblfq", 1, 100.0)]
+    slow = [_q_point(q, 1, 60.0 if q != "wcq" else 30.0) for q in panel] + [_q_point("nblfq", 1, 100.0)]
+    assert rules.evaluate(rule, fast).status == rules.HELD
+    assert rules.evaluate(rule, slow).status == rules.FAILED
