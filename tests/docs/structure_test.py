@@ -10,8 +10,8 @@ arrow from a file to another:
     in the including file's folder, then include/ (so "syncq/..." is
     include/syncq/...), then src/ for files of src/;
   - uses: a name a .c file uses (comments and strings aside) that another
-    .c file defines at file scope and exports (not static): a call or a
-    reference that needs no header to be seen.
+    .c file defines at file scope and exports (not static), so a call is
+    seen even where the header that declares it is not included.
 Files belong to components: src/<folder>/** is <folder>; the top-level
 src/*.c and src/*.h are "core"; include/syncq/<family>.h,
 include/syncq/<family>/** and include/syncq/static/<family>/** belong to
@@ -28,11 +28,16 @@ strictly lower layer. The test fails, printing the path, on:
   - an include that resolves to no file;
   - a circle between files inside one component, unless the component is
     in ACCEPTED_FILE_CYCLES below; an accepted component that no longer
-    has such a circle fails too, so the list can only shrink.
+    has such a circle fails too, so the list can only shrink (and so for
+    the uses in ACCEPTED_USES, left out of the arrows).
+Before the tree, it checks itself on a scratch tree: a circle between two
+folders and one between two files must each fail, the untangled tree pass.
+Needs no build (pure Python).
 """
 
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 # Components whose files still call each other in a circle (their .c
@@ -48,7 +53,9 @@ ACCEPTED_FILE_CYCLES = {
 # the families look names up through it (syncq_registry_find): a circle,
 # at link level, between core and every family. The test fails once one of
 # them is gone, so the list can only shrink.
-ACCEPTED_USES = {("src/registry.c", f"syncq_builtin_{f}") for f in ("lock", "barrier", "counter", "queue", "stack", "pqueue")}
+ACCEPTED_USES = {
+    ("src/registry.c", f"syncq_builtin_{f}") for f in ("lock", "barrier", "counter", "queue", "stack", "pqueue")
+}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
@@ -192,8 +199,9 @@ def cycles(graph):
     return found
 
 
-def main():
-    root = Path(sys.argv[1]).resolve()
+def check(root, accepted_file_cycles, accepted_uses, say):
+    """The failures of the tree at root, and a one-line summary; say()
+    gets each accepted circle or use."""
     layer, explicit = read_layers(root)
     folders = {p.name for p in (root / "src").iterdir() if p.is_dir()}
     files = sorted(p for d in ("src", "include/syncq") for p in (root / d).rglob("*") if p.suffix in (".c", ".h"))
@@ -227,14 +235,14 @@ def main():
         if not a.endswith(".c"):
             continue  # a header declares what a .c file defines: no use
         for word in sorted(set(WORD.findall(code[a]))):
-            if (a, word) in ACCEPTED_USES and owner.get(word):
+            if (a, word) in accepted_uses and owner.get(word):
                 accepted_seen.add((a, word))
-                print(f"accepted (to be removed): {a} uses {word} ({', '.join(sorted(owner[word]))})")
+                say(f"accepted (to be removed): {a} uses {word} ({', '.join(sorted(owner[word]))})")
                 continue
             for b in owner.get(word, ()):
                 if b != a:
                     why.setdefault((a, b), f"uses {word}")
-    for a, word in sorted(ACCEPTED_USES - accepted_seen):
+    for a, word in sorted(accepted_uses - accepted_seen):
         failures.append(f"{a} no longer uses {word}: take it out of ACCEPTED_USES")
 
     # between components
@@ -257,7 +265,8 @@ def main():
             if c not in layer:
                 failures.append(f"component {c} is in no layer of docs/contributing.md ({example})")
         if ca in layer and cb in layer and layer[cb] >= layer[ca]:
-            failures.append(f"arrow {ca} (layer {layer[ca]}) -> {cb} (layer {layer[cb]}) goes up or sideways: {example}")
+            where = f"{ca} (layer {layer[ca]}) -> {cb} (layer {layer[cb]})"
+            failures.append(f"arrow {where} goes up or sideways: {example}")
 
     # between files of one component
     with_cycles = set()
@@ -274,16 +283,61 @@ def main():
             text = f"circle between files of {c}:\n    " + "\n    ".join(steps)
             if len(part) > len(circle) - 1:
                 text += "\n  (tangled with it: " + ", ".join(sorted(part - set(circle))) + ")"
-            if c in ACCEPTED_FILE_CYCLES:
-                print("accepted (to be removed): " + text)
+            if c in accepted_file_cycles:
+                say("accepted (to be removed): " + text)
             else:
                 failures.append(text)
-    for c in sorted(ACCEPTED_FILE_CYCLES - with_cycles):
+    for c in sorted(accepted_file_cycles - with_cycles):
         failures.append(f"{c} has no circle between its files any more: take it out of ACCEPTED_FILE_CYCLES")
 
+    return failures, f"{len(files)} files, {len(graph)} components with arrows, {len(arrows)} arrows"
+
+
+# The check's own test: a scratch tree with a circle between two folders
+# (one of them an arrow up), and one between two files of a folder, must
+# fail with each; the same tree untangled must pass.
+SCRATCH = {
+    "docs/contributing.md": "## Layers\n\n```\n1 core\n2 low\n3 high\n```\n",
+    "include/syncq/status.h": "#define SYNCQ_OK 0\n",
+    "include/syncq/low.h": '#include "syncq/status.h"\nint low_get(void);\n',
+    "include/syncq/high.h": '#include "syncq/low.h"\nint high_get(void);\n',
+    "src/low/low.c": '#include "syncq/low.h"\n#include "syncq/high.h"\nint low_get(void) { return high_get(); }\n',
+    "src/high/high.c": '#include "syncq/high.h"\nint high_get(void) { return high_part(); }\n'
+    "int high_base(void) {\n  return 1;\n}\n",
+    "src/high/part.c": '#include "syncq/high.h"\nint high_part(void) { return high_base() + low_get(); }\n',
+}
+UNTANGLED = {
+    "src/low/low.c": '#include "syncq/low.h"\nint low_get(void) { return SYNCQ_OK; }\n',
+    "src/high/part.c": '#include "syncq/high.h"\nint high_part(void) { return low_get(); }\n',
+}
+EXPECTED = ("circle between folders high -> low -> high", "arrow low (layer 2) -> high (layer 3) goes up",
+            "circle between files of high")
+
+
+def self_check():
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for tree in (SCRATCH, UNTANGLED):
+            for name, text in tree.items():
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                (root / name).write_text(text, encoding="utf-8")
+            failures, _ = check(root, set(), set(), lambda text: None)
+            if tree is SCRATCH:
+                problems += [f"misses '{e}'" for e in EXPECTED if not any(f.startswith(e) for f in failures)]
+                failures = [f for f in failures if not f.startswith(EXPECTED)]
+            problems += [f"reports '{f}'" for f in failures]
+    return ["self-check on a scratch tree " + p for p in problems]
+
+
+def main():
+    root = Path(sys.argv[1]).resolve()
+    failures = self_check()
+    found, summary = check(root, ACCEPTED_FILE_CYCLES, ACCEPTED_USES, print)
+    failures += found
     for f in failures:
         print("FAIL: " + f)
-    print(f"{len(files)} files, {len(graph)} components with arrows, {len(arrows)} arrows; {len(failures)} failures")
+    print(f"{summary}; {len(failures)} failures")
     return 1 if failures else 0
 
 
