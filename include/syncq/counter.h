@@ -84,6 +84,8 @@ SYNCQ_API extern const syncq_algo syncq_counter_cas_backoff_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_mutex_algo;
 /* Lock-based counters over registered locks (syncq/counter/lock.h). */
 SYNCQ_API extern const syncq_algo syncq_counter_lock_ttas_algo;
+/* Its preemption-safe variant (001 §4.4): the lock "ttas-ps" (src/counter/lock_ttas_ps.c). */
+SYNCQ_API extern const syncq_algo syncq_counter_lock_ttas_ps_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_lock_ticket_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_lock_futex_mutex_algo;
 

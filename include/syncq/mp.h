@@ -1,208 +1,27 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * syncq/mp.h — multiprogramming: the pseudo-scheduler of 001 §4 and the
- * kernel interface that preemption-safe and scheduler-conscious locks
- * assume (001 §2, Symunix-style no-preemption requests; 003 §3.4, a
- * readable "preempted" state per thread).
+ * syncq/mp.h — multiprogramming, all of it: the pseudo-scheduler and the
+ * interface the preemption-safe locks use (syncq/mp/sched.h), and the
+ * preemption-safe variants of 001's lock-based structures, which are
+ * registry entries of their families, declared in their families' headers
+ * next to their base algorithms (their lock is "ttas-ps",
+ * syncq/lock/ttas_ps.h):
+ *   queue "single-lock-ps" and "two-lock-ps"   syncq/queue.h
+ *   stack "lock-ps"                            syncq/stack.h
+ *   priority queue "skew-lock-ps"              syncq/pqueue.h
+ *   counter "lock-ttas-ps"                     syncq/counter.h
  *
- * The pseudo-scheduler time-slices the registered threads of m
- * applications ("multiprogramming level" m) over p virtual processors:
- * every quantum (default 10 ms, 001 §4) each processor is given to one
- * application, and the threads of the other applications on that
- * processor are preempted. A preemption is a signal whose handler blocks
- * on a futex until the scheduler resumes the thread, as in 001 (whose
- * handler spun on a flag; blocking leaves the real core to the threads
- * that run). Two policies:
- *   SYNCQ_MP_TIMESHARE  processors rotate independently, staggered: in
- *                       slice s processor c runs application (s + c) mod m
- *   SYNCQ_MP_GANG       co-scheduling: every processor runs application
- *                       s mod m in slice s (003 §3.4, "gang scheduling")
- * An application with no thread registered on a processor stands for one
- * that is not measured (001 measures one application; the other m - 1 are
- * the time its handler spends waiting).
- *
- * The interface the locks use (all async-signal-safe, all cheap no-ops
- * for a thread that is not registered with a running scheduler):
- *   syncq_mp_nopreempt_begin / _end   ask not to be preempted; the
- *       scheduler defers a preemption while the request stands, for at
- *       most nopreempt_limit_ns, and then preempts anyway; at _end a thread
- *       whose preemption was deferred gives up its processor itself.
- *   syncq_mp_self / syncq_mp_is_preempted   who am I; is that thread
- *       stopped in the handler right now.
- *
- * Limits: one signal number (default SIGRTMIN + SYNCQ_MP_SIGNAL_OFFSET) is
- * taken over from the first syncq_mp_create on (the handler stays
- * installed, ignoring threads that are not registered); registered
- * threads must not block it. Handles hold pointers: not process-shared. The Linux rseq time-slice
- * extension, a real kernel no-preemption request, is not used: the
- * kernel headers of the build machine (linux/rseq.h) describe none;
- * syncq_mp_rseq_slice_available() says so at run time.
+ * A header for programs: it includes families, so nothing in the library
+ * below them includes it (docs/contributing.md, "Layers"); the locks and
+ * the families include syncq/mp/sched.h or their own headers.
  */
 #ifndef SYNCQ_MP_H
 #define SYNCQ_MP_H
 
-#include "syncq/export.h"
+#include "syncq/counter.h"
+#include "syncq/mp/sched.h"
+#include "syncq/pqueue.h"
+#include "syncq/queue.h"
+#include "syncq/stack.h"
 
-#include <stdbool.h>
-#include <stdint.h>
-
-#include "syncq/registry.h"
-#include "syncq/status.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#define SYNCQ_MP_DEFAULT_QUANTUM_NS 10000000ull  /* 001 §4: 10 ms */
-#define SYNCQ_MP_DEFAULT_NOPREEMPT_NS 2000000ull /* honour a request for up to 2 ms */
-#define SYNCQ_MP_DEFAULT_MAX_THREADS 64u
-#define SYNCQ_MP_MAX_THREADS 1024u
-#define SYNCQ_MP_MAX_LEVEL 64u
-#define SYNCQ_MP_MAX_PROCS 1024u
-#define SYNCQ_MP_SIGNAL_OFFSET 7 /* default signal: SIGRTMIN + this */
-
-typedef enum syncq_mp_policy { SYNCQ_MP_TIMESHARE = 0, SYNCQ_MP_GANG = 1 } syncq_mp_policy;
-
-typedef struct syncq_mp_config {
-  unsigned level;              /* applications per processor, 1 .. SYNCQ_MP_MAX_LEVEL */
-  unsigned procs;              /* virtual processors, 1 .. SYNCQ_MP_MAX_PROCS */
-  uint64_t quantum_ns;         /* > 0 (0 is SYNCQ_EINVAL) */
-  uint64_t nopreempt_limit_ns; /* bound of a no-preemption request; 0: the default */
-  unsigned max_threads;        /* registrations at once; 0: the default; > MAX: EINVAL */
-  int policy;                  /* syncq_mp_policy */
-  int signo;                   /* preemption signal; 0: SIGRTMIN + SYNCQ_MP_SIGNAL_OFFSET */
-} syncq_mp_config;
-
-/* Fill *cfg with the defaults for level m on p processors.
- * Thread safety: any thread (it writes only *cfg); from a signal handler
- * too.
- * Progress: wait-free. */
-SYNCQ_API void syncq_mp_config_default(syncq_mp_config *cfg, unsigned level, unsigned procs);
-
-typedef struct syncq_mp_sched syncq_mp_sched;
-typedef struct syncq_mp_thread syncq_mp_thread;
-
-/* Counters of a scheduler (since it started). */
-typedef struct syncq_mp_stats {
-  uint64_t slices;           /* quanta elapsed */
-  uint64_t preemptions;      /* preemption signals sent */
-  uint64_t deferrals;        /* preemptions deferred by a no-preemption request */
-  uint64_t forced;           /* requests overrun: preempted at the bound */
-  uint64_t self_preemptions; /* threads that gave up the processor at _end */
-  uint64_t resumes;          /* resumptions */
-} syncq_mp_stats;
-
-/* Create and start a scheduler (its thread runs until syncq_mp_destroy).
- * SYNCQ_EINVAL: NULL arguments, level 0 or above the maximum, procs 0 or
- * above, quantum 0, max_threads above the maximum, unknown policy, a bad
- * signal number; SYNCQ_ENOMEM; SYNCQ_ESYS (thread or sigaction).
- * Thread safety: any thread; not from a signal handler (malloc,
- * pthread_create, sigaction). Schedulers are private to the process.
- * Progress: not a concurrent operation (the scheduler is new); it starts a
- * thread and installs the signal handler.
- * Example: `syncq_mp_config cfg; syncq_mp_config_default(&cfg, 2, 1); syncq_mp_sched *s; syncq_mp_create(&cfg, &s);` */
-SYNCQ_API int syncq_mp_create(const syncq_mp_config *cfg, syncq_mp_sched **out);
-
-/* Stop the scheduler (as syncq_mp_stop) and free it. Every thread must
- * have unregistered first: SYNCQ_EBUSY (and nothing freed) while one is
- * still registered, which is then left running. SYNCQ_EINVAL for NULL.
- * Thread safety: once every registered thread has unregistered, by one
- * thread (another call on s must not run meanwhile); not from a signal
- * handler.
- * Progress: blocking: it stops the scheduler as syncq_mp_stop does (joins
- * its thread, takes its mutex); SYNCQ_EBUSY rather than wait for a
- * registered thread. */
-SYNCQ_API int syncq_mp_destroy(syncq_mp_sched *s);
-
-/* Stop scheduling: the scheduler thread ends and every registered thread
- * is resumed and left running. Idempotent. Registered threads may then
- * unregister and exit. SYNCQ_EINVAL for NULL.
- * Thread safety: any thread, concurrently with other stops and with
- * registered threads' calls (a second stop does not join again); not from a
- * signal handler.
- * Progress: blocking: it joins the scheduler thread and takes the
- * scheduler's mutex to resume the stopped threads. */
-SYNCQ_API int syncq_mp_stop(syncq_mp_sched *s);
-
-/* Register the calling thread as application app's thread on processor
- * proc. From now on it runs only when its application holds its
- * processor: when it does not hold it in the current slice, the call
- * returns only once its turn comes. SYNCQ_EINVAL: NULL s, app >= level, proc >= procs, or the
- * caller already registered; SYNCQ_ELIMIT: max_threads are registered.
- * Thread safety: the calling thread registers itself, concurrently with
- * other threads' register and unregister on the same scheduler; not from a
- * signal handler (a mutex).
- * Progress: blocking: it takes the scheduler's mutex and, when its
- * application does not hold its processor in the current slice, returns
- * only once its turn comes. */
-SYNCQ_API int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_thread **out);
-
-/* Unregister the calling thread (it must be the one that registered t);
- * it is never preempted afterwards. SYNCQ_EINVAL otherwise.
- * Thread safety: by the thread that registered t only, concurrently with
- * other threads' calls; not from a signal handler.
- * Progress: blocking (the scheduler's mutex, held briefly). */
-SYNCQ_API int syncq_mp_unregister(syncq_mp_thread *t);
-
-/* The calling thread's handle, NULL when it is not registered.
- * Thread safety: any thread, for itself; from a signal handler too
- * (src/mp/sched.c: signal-safe).
- * Progress: wait-free (a thread-local load). */
-SYNCQ_API syncq_mp_thread *syncq_mp_self(void);
-
-/* True when t is stopped by the scheduler right now (in the preemption
- * handler, or given up at the end of a request). False for NULL. A hint
- * that may be stale by the time it is used.
- * Thread safety: any thread, concurrently with the scheduler (one load; the
- * answer may be stale at once); from a signal handler too.
- * Progress: wait-free. */
-SYNCQ_API bool syncq_mp_is_preempted(const syncq_mp_thread *t);
-
-/* How many times t has been stopped (preempted or given up); 0 for NULL.
- * Thread safety: any thread, concurrently with the scheduler (one load);
- * from a signal handler too.
- * Progress: wait-free. */
-SYNCQ_API uint64_t syncq_mp_preempt_count(const syncq_mp_thread *t);
-
-/* Ask not to be preempted (nests). No-op for unregistered threads.
- * Thread safety: the calling thread, for itself (requests nest); from a
- * signal handler too (src/mp/sched.c: signal-safe).
- * Progress: wait-free (one fetch-and-add).
- * Example: `syncq_mp_nopreempt_begin(); syncq_lock_lock(l, &n); work(); syncq_lock_unlock(l, &n); syncq_mp_nopreempt_end();` */
-SYNCQ_API void syncq_mp_nopreempt_begin(void);
-/* End the request; when the outermost request ends and the scheduler
- * deferred a preemption meanwhile, stop now until resumed.
- * Thread safety: the calling thread, once per begin; from a signal handler
- * too (src/mp/sched.c: signal-safe).
- * Progress: wait-free unless the scheduler deferred a preemption during the
- * request: then the outermost end stops the thread until the scheduler
- * resumes it (blocking, by design). */
-SYNCQ_API void syncq_mp_nopreempt_end(void);
-
-/* A copy of the scheduler's counters. SYNCQ_EINVAL for NULL arguments.
- * Thread safety: any thread, concurrently with the scheduler (each counter
- * is one atomic load: the copy is not one snapshot); from a signal handler
- * too.
- * Progress: wait-free. */
-SYNCQ_API int syncq_mp_get_stats(const syncq_mp_sched *s, syncq_mp_stats *out);
-
-/* The preemption-safe variants of 001's lock-based structures (registry
- * entries of their families; their lock is "ttas-ps",
- * syncq/lock/ttas_ps.h): queue "single-lock-ps" and "two-lock-ps", stack
- * "lock-ps", priority queue "skew-lock-ps", counter "lock-ttas-ps". */
-SYNCQ_API extern const syncq_algo syncq_queue_single_lock_ps_algo;
-SYNCQ_API extern const syncq_algo syncq_queue_two_lock_ps_algo;
-SYNCQ_API extern const syncq_algo syncq_stack_lock_ps_algo;
-SYNCQ_API extern const syncq_algo syncq_pqueue_skew_lock_ps_algo;
-SYNCQ_API extern const syncq_algo syncq_counter_lock_ttas_ps_algo;
-
-/* True when the running kernel offers the rseq time-slice extension and
- * this build can use it. Always false in this build (see above).
- * Thread safety: any thread, any time, from a signal handler too.
- * Progress: wait-free. */
-SYNCQ_API bool syncq_mp_rseq_slice_available(void);
-
-#ifdef __cplusplus
-}
-#endif
 #endif /* SYNCQ_MP_H */

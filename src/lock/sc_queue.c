@@ -12,7 +12,7 @@
  *                al. 1997, whose passed-over waiters rejoin the queue);
  *                003 §3.1 for the array queue lock and its hybrid form
  *                (the place counter by fetch-and-increment, the queue in
- *                cacheable memory). The preempted state is syncq/mp.h's.
+ *                cacheable memory). The preempted state is syncq/mp/sched.h's.
  *   Algorithm:   waiter: take ticket t, claim slot t mod N by CAS from a
  *                finished state of an older ticket to WAITING(t) (or find
  *                it pre-granted: GRANTED(t)), spin until GRANTED(t); if
@@ -28,7 +28,7 @@
  *                (FIFO over them); a waiter preempted at each hand-over
  *                can be passed over each time.
  *   Order:       FIFO by ticket (registered with SYNCQ_PROP_FIFO), except
- *                that waiters a scheduler reports preempted (syncq/mp.h)
+ *                that waiters a scheduler reports preempted (syncq/mp/sched.h)
  *                are passed over and queue again: 003 §3.4 "sacrifices
  *                the FIFO ordering". Without a pseudo-scheduler nobody is
  *                reported preempted and the order is strictly FIFO.

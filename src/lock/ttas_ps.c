@@ -8,7 +8,7 @@
  *                with exponential backoff, based on the kernel interface of
  *                Edler et al." (Symunix: a process asks the kernel not to
  *                preempt it while it holds a lock, honoured up to a time
- *                limit). The request is syncq/mp.h's
+ *                limit). The request is syncq/mp/sched.h's
  *                syncq_mp_nopreempt_begin/_end. It is made before each
  *                test-and-set and dropped again when the attempt fails, so
  *                a waiter does not hold off preemption while it spins; it
@@ -39,7 +39,7 @@
 #include "../stats_internal.h"
 #include "lock_internal.h"
 #include "syncq/backoff.h"
-#include "syncq/mp.h"
+#include "syncq/mp/sched.h"
 #include "syncq/static/lock/tas.h"
 
 int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg) { return syncq_lock_ttas_init(l, cfg); }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * sched.c — the multiprogramming pseudo-scheduler and the preemption
- * interface of syncq/mp.h.
+ * interface of syncq/mp/sched.h.
  *
  * Contract
  *   Source:      001 §4 (a pseudo-scheduler on its own processor interrupts
@@ -22,7 +22,7 @@
  *                records; nothing after.
  *   Signal-safe: begin / end / self / is_preempted yes (atomics, futex).
  *   Process-shared: no (handles are pointers; threads of one process).
- *   Limits:      SYNCQ_MP_MAX_* in syncq/mp.h; one signal number taken
+ *   Limits:      SYNCQ_MP_MAX_* in syncq/mp/sched.h; one signal number taken
  *                over from the first scheduler's creation on (the handler
  *                stays installed after destroy: schedulers may overlap,
  *                and it ignores threads that are not registered).
@@ -46,7 +46,7 @@
 #include <string.h>
 
 #include "syncq/clock.h"
-#include "syncq/mp.h"
+#include "syncq/mp/sched.h"
 #include "syncq/platform.h"
 #include "syncq/pr.h"
 

@@ -5,7 +5,6 @@
  * progress, atomics, memory, limits) is in its own file beside this one.
  * Add an entry here when adding an algorithm to this family.
  */
-#include "syncq/mp.h"
 #include "syncq/pqueue.h"
 #include "syncq/pqueue/linden_jonsson.h"
 

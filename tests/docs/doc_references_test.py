@@ -30,7 +30,7 @@ from pathlib import Path
 
 TOP_DIRS = (".ci", "src", "include", "tests", "lab", "report", "scripts", "docs", "examples", "cmake", "fuzz", "models")
 # Directories of include/syncq/ a document may name a header from.
-HEADER_DIRS = ("barrier", "counter", "lock", "pqueue", "queue", "stack", "static")
+HEADER_DIRS = ("barrier", "counter", "lock", "mp", "pqueue", "queue", "stack", "static")
 NAME_DIRS = ("include", "src", "lab", "tests", "fuzz", "examples", "cmake", "scripts")
 NAME_FILES = ("CMakeLists.txt", "Makefile")
 SOURCE_SUFFIXES = {".c", ".h", ".cc", ".cpp", ".py", ".txt", ".cmake", ".in", ".sh", ""}

@@ -2,7 +2,7 @@
 /*
  * syncq/lock/sc_queue.h — scheduler-conscious array queue locks (003
  * §3.4, after Kontothanassis, Wisniewski & Scott 1997): the releaser polls
- * the preempted state of the waiters (syncq/mp.h) and hands the lock to
+ * the preempted state of the waiters (syncq/mp/sched.h) and hands the lock to
  * the first one that is not preempted; preempted waiters it passes over
  * take a new place when they run again. FIFO by ticket among waiters not
  * reported preempted (strictly FIFO outside a pseudo-scheduler).
@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "syncq/lock.h"
-#include "syncq/mp.h"
+#include "syncq/mp/sched.h"
 #include "syncq/pr.h"
 
 #ifdef __cplusplus

@@ -2,7 +2,7 @@
 /*
  * syncq/lock/ttas_ps.h — 001's preemption-safe lock ("ttas-ps"): the TTAS
  * lock with bounded exponential backoff (cap 30 us) whose holder asks the
- * scheduler not to preempt it (syncq/mp.h, Symunix-style, 001 §2). Same
+ * scheduler not to preempt it (syncq/mp/sched.h, Symunix-style, 001 §2). Same
  * storage as the TTAS lock. Outside a pseudo-scheduler the request is a
  * no-op and the lock behaves as "ttas".
  */
