@@ -80,6 +80,18 @@
  *                fetch-and-AND); the dequeuer's invalidation and unsafe
  *                marks are double-width CASes too (the authors: a CAS on
  *                the entry word; see "Lost item").
+ *   Full and empty at once: (found on 16 cores and fixed) an enqueuer
+ *                that gives up tickets and answers FULL leaves dead
+ *                tickets between Head and Tail; with the dequeuers'
+ *                Threshold run out, no dequeuer took them and the queue
+ *                answered FULL to every enqueue and EMPTY to every dequeue
+ *                for good while it held nothing (4 producers and 4
+ *                consumers at capacity 2 stalled in the first trial on a
+ *                16-core Xeon; never seen on 2 cores). answer_full gives
+ *                the dequeuers their threshold back;
+ *                tests/queue/scq2_race_test.c builds the state with two
+ *                dequeuers stopped after their tickets and fails on the
+ *                code before.
  *   Measured:    2-core development machine (load average 20-45 from other
  *                work), dg25-prodcons, medians of 15 samples: N = 8 (16
  *                threads) 19-23 Mops/s, level with SCQ. One thread's
@@ -166,6 +178,26 @@ static inline bool full_at(syncq_queue_scq2 *q, uint64_t tail) {
   return tail >= h + q->n;
 }
 
+/* Answer FULL (Tail n tickets past Head). Tickets that enqueuers took and
+ * gave up (their cell still held an older item whose dequeuer had its
+ * ticket but had not consumed it yet) are dead: no item will fill them, yet
+ * they keep Tail ahead of Head until dequeuers take and pass them. If the
+ * dequeuers' Threshold has run out meanwhile, none of them takes a ticket:
+ * the queue is empty, Tail stays n past Head, and every later call
+ * answers FULL or EMPTY for good (8 threads at capacity 2 on 16 cores
+ * reached it within a second; see "Full and empty at once"). So an
+ * enqueuer that answers FULL while Threshold says empty gives the
+ * dequeuers their threshold back, as an enqueue does: they take the dead
+ * tickets (each fails and counts down), Head comes within n of Tail, and
+ * enqueues go through again. Raising Threshold never makes a dequeue
+ * answer EMPTY wrongly; it only lets dequeuers try longer. */
+static int answer_full(syncq_queue_scq2 *q) {
+  /* seq_cst, as the enqueue's own store: a dequeuer that reads the new
+   * value takes a ticket */
+  if (atomic_load(&q->threshold) < 0) atomic_store(&q->threshold, (int64_t)(2 * q->n - 1));
+  return SYNCQ_FULL;
+}
+
 static void catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
   while (!atomic_compare_exchange_strong(&q->tail, &tail, head)) {
     head = atomic_load(&q->head);
@@ -216,7 +248,7 @@ int syncq_queue_scq2_destroy(syncq_queue_scq2 *q) {
 
 int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
   if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
-  if (full_at(q, atomic_load(&q->tail))) return SYNCQ_FULL;
+  if (full_at(q, atomic_load(&q->tail))) return answer_full(q);
   for (;;) {
     uint64_t T = atomic_fetch_add(&q->tail, 1);
     const uint64_t tc = c_cycle(q, T);
@@ -239,7 +271,7 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
       }
       break; /* this cell cannot take it: next ticket */
     }
-    if (full_at(q, T + 1)) return SYNCQ_FULL;
+    if (full_at(q, T + 1)) return answer_full(q);
   }
 }
 
@@ -250,6 +282,7 @@ int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
     uint64_t H = atomic_fetch_add(&q->head, 1);
     const uint64_t hc = c_cycle(q, H);
     syncq_pr_dw_atomic *cell = cell_at(q, H);
+    SYNCQ_RACE_POINT("queue.scq2.dequeue.ticket"); /* between the ticket and the cell: an item held, not yet taken */
     unsigned waited = 0;
     /* acquire (both): pair with the double-width CAS of the cell's last
      * writer. A torn pair is caught by the double-width CAS below. */

@@ -147,6 +147,87 @@ static void test_overtaken_enqueuer(void **state) {
   }
 }
 
+/* ------------------------------------------------------------ full and empty at once */
+
+/* Capacity 2. Two dequeuers take the tickets of the queue's two items and
+ * stop before their cells; the main thread's dequeues answer EMPTY until
+ * Threshold runs out (the items' tickets are taken: EMPTY is right); an
+ * enqueue then finds both cells held, gives its two tickets up and answers
+ * FULL, leaving Tail n past Head. The stopped dequeuers take their items:
+ * the queue is empty, Threshold negative, Tail n past Head. Before the fix
+ * every enqueue answered FULL and every dequeue EMPTY from there on (what
+ * 4 producers and 4 consumers reached on 16 cores). */
+static _Thread_local int is_held_dequeuer;
+static _Atomic(int) held;    /* dequeuers stopped after their ticket */
+static _Atomic(int) release; /* let them go on */
+
+static void hold_hook(const char *name) {
+  if (!is_held_dequeuer || strcmp(name, "queue.scq2.dequeue.ticket") != 0) return;
+  atomic_fetch_add(&held, 1);
+  const uint64_t t0 = now_s();
+  while (!atomic_load(&release) && now_s() - t0 <= PATIENCE_S) sched_yield();
+}
+
+static void *held_dequeuer(void *p) {
+  is_held_dequeuer = 1;
+  void *x = NULL;
+  int st = syncq_queue_scq2_dequeue(p, &x);
+  return st == SYNCQ_OK ? x : NULL;
+}
+
+static void test_full_and_empty_at_once(void **state) {
+  (void)state;
+  syncq_queue_scq2 *q = make(2);
+  if (q == NULL) return;
+  void *x = NULL;
+  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(1)), SYNCQ_OK);
+  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(2)), SYNCQ_OK);
+  atomic_store(&held, 0);
+  atomic_store(&release, 0);
+  syncq_race_hook = hold_hook;
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(pthread_create(&t[i], NULL, held_dequeuer, q), 0);
+    const uint64_t t0 = now_s();
+    while (atomic_load(&held) < i + 1) {
+      if (now_s() - t0 > PATIENCE_S) fail_msg("dequeuer %d never took its ticket", i);
+      sched_yield();
+    }
+  }
+  /* Both items' tickets are taken: EMPTY, each answer counting Threshold down. */
+  int empties = 0;
+  while (atomic_load(&q->threshold) >= 0) {
+    assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
+    assert_true(++empties < 64);
+  }
+  /* Both cells still hold their items: the enqueue gives its tickets up. */
+  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(3)), SYNCQ_FULL);
+  atomic_store(&release, 1);
+  void *got[2];
+  for (int i = 0; i < 2; i++) pthread_join(t[i], &got[i]);
+  syncq_race_hook = NULL;
+  assert_true((got[0] == item_of(1) && got[1] == item_of(2)) || (got[0] == item_of(2) && got[1] == item_of(1)));
+  /* Empty now. A program that retries FULL and EMPTY must get through. */
+  int tries = 0, st;
+  while ((st = syncq_queue_scq2_enqueue(q, item_of(4))) == SYNCQ_FULL) {
+    if (++tries == 1000)
+      fail_msg(
+        "an empty queue answered FULL to 1000 enqueues (and EMPTY to the dequeues between): "
+        "Tail %llu, Head %llu, Threshold %lld",
+        (unsigned long long)atomic_load(&q->tail), (unsigned long long)atomic_load(&q->head),
+        (long long)atomic_load(&q->threshold));
+    assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
+  }
+  assert_int_equal(st, SYNCQ_OK);
+  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
+  assert_ptr_equal(x, item_of(4));
+  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
+  print_message("empty with Tail n past Head and no threshold: the enqueue went through after %d FULL answers\n",
+                tries);
+  assert_int_equal(syncq_queue_scq2_destroy(q), SYNCQ_OK);
+  free(q);
+}
+
 /* ------------------------------------------------------------ ping-pong with yields */
 
 typedef struct pingpong {
@@ -261,6 +342,7 @@ static void test_pingpong_with_yields(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_overtaken_enqueuer),
+    cmocka_unit_test(test_full_and_empty_at_once),
     cmocka_unit_test(test_pingpong_with_yields),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,9 @@
  *                    may destroy and free the lock.
  *   "queue.scq2.ticket"  SCQ2's enqueue, between its Tail ticket and its
  *                    read of the cell (where a dequeuer overtakes it).
+ *   "queue.scq2.dequeue.ticket"  SCQ2's dequeue, between its Head ticket
+ *                    and its read of the cell (an item whose ticket is
+ *                    taken, not yet consumed).
  *   "pr.dwcas.locked"  inside a double-width CAS whose comparison held,
  *                    before it writes (see below).
  *   "queue.loo.enqueue.ticket", "queue.loo.dequeue.ticket"  LOO, between
