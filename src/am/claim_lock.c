@@ -474,7 +474,7 @@ static void queue_unlock(am_queue *q, uint32_t nslots, uint32_t t) {
  * slot[0]; AM_RLOCK_SLOTS for Anderson). */
 static int locked_section(const am_qview *v, am_claim_state *cs, int r, uint32_t nslots, uint32_t pos) {
   if (r != SYNCQ_OK) return r;         /* a locking claim holds nothing when it fails */
-  SYNCQ_RACE_POINT("am.claim.locked"); /* tests: die (or stop) holding the lock */
+  SYNCQ_RACE_POINT("am.claim.inside"); /* tests: die (or stop) holding the lock */
   int got = am_claim_under_lock(v, cs);
   queue_unlock(v->q, nslots, pos);
   return got > 0 ? SYNCQ_OK : got == 0 ? SYNCQ_FULL : got;

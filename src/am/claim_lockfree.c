@@ -116,7 +116,7 @@ static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
       int r = assign(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, nowait, &cs->pkt_pos);
       if (r != SYNCQ_OK) return r;
       cs->pkt_assigned = true;
-      SYNCQ_RACE_POINT("am.claim.locked"); /* tests: die (or stop) assigned, not claimed */
+      SYNCQ_RACE_POINT("am.claim.inside"); /* tests: die (or stop) assigned, not claimed */
     }
     am_packet *p = am_pkt_at(v, cs->pkt_pos);
     bool passed = false;

@@ -153,7 +153,7 @@ static int posix_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
     }
   }
   if (e != 0) return lock_status(e);
-  SYNCQ_RACE_POINT("am.claim.locked"); /* tests: die (or stop) holding the mutex */
+  SYNCQ_RACE_POINT("am.claim.inside"); /* tests: die (or stop) holding the mutex */
   int got = am_claim_under_lock(v, cs);
   e = pthread_mutex_unlock(m);
   if (e != 0) return lock_status(e);

@@ -16,7 +16,7 @@
  * child: a crash (signal) or a hang (alarm) fails the case by name.
  *
  * test_stopped_holder: a sender SIGSTOPped while it holds the claim lock
- * (the race point "am.claim.locked" stops it there). Another sender's NOWAIT send
+ * (the race point "am.claim.inside" stops it there). Another sender's NOWAIT send
  * returns SYNCQ_EBUSY at once, its plain send SYNCQ_ETIMEDOUT within
  * the bound (SYNCQ_AM_LOCK_WAIT_STALE stale intervals, at least
  * SYNCQ_AM_LOCK_WAIT_MIN_NS); after SIGCONT every message
@@ -290,7 +290,7 @@ static void test_corrupt_fields(void **state) {
 SYNCQ_RACE_HOOK_DEFINE;
 
 static void stop_here(const char *name) {
-  if (strcmp(name, "am.claim.locked") == 0) raise(SIGSTOP);
+  if (strcmp(name, "am.claim.inside") == 0) raise(SIGSTOP);
 }
 
 static void test_stopped_holder(void **state) {

@@ -162,7 +162,7 @@ static void writer(const char *name, uint32_t id, unsigned count, int kill_step,
   alarm(CHILD_ALARM_S);
   syncq_am_peer *peer;
   if (syncq_am_connect(NULL, name, &peer) != SYNCQ_OK) _exit(1);
-  if (kill_step == STEP_HOLDING_LOCK) victim_kill_point = "am.claim.locked";
+  if (kill_step == STEP_HOLDING_LOCK) victim_kill_point = "am.claim.inside";
   if (kill_step == STEP_CLAIMED) victim_kill_point = "am.send.claimed";
   if (kill_step == STEP_BULK_COPY) victim_kill_point = "am.send.bulk_copy";
   syncq_race_hook = die_at_point;
@@ -420,7 +420,7 @@ static void test_crash_matrix(void **state) {
 /* ---------------------------------------------------------------- storm */
 
 static void stop_at_lock(const char *name) {
-  if (strcmp(name, "am.claim.locked") == 0) raise(SIGSTOP);
+  if (strcmp(name, "am.claim.inside") == 0) raise(SIGSTOP);
 }
 
 /* A storm sender: stop holding the lock (the first one) or after its

@@ -25,7 +25,7 @@
  *   "queue.loo.enqueue.ticket", "queue.loo.dequeue.ticket"  LOO, between
  *                    an operation's Tail or Head ticket and its
  *                    fetch-and-add on the slot.
- *   "am.claim.locked"  an active-message send inside its claim: a locking
+ *   "am.claim.inside"  an active-message send inside its claim: a locking
  *                    claim holds the queue's lock, nothing claimed yet; the
  *                    lock-free claim has its packet position assigned, not
  *                    claimed (src/am/claim_*.c).
