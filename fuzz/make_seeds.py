@@ -4,7 +4,7 @@
 
 Each seed is a claim byte and patch records (see am_segment_fuzz.c): region,
 offset (LE16), length, bytes; region 0xFF polls. Offsets are those of
-src/am/am_internal.h on an LP64 machine (am_packet: state 0, owner_start 8,
+src/am/am_segment.h on an LP64 machine (am_packet: state 0, owner_start 8,
 handler 16, nargs 18, has_bulk 19, bulk_pos 20, bulk_len 24, src_peer 28,
 args 32; am_header: claim 12, packets 16, packet_shift 20, bulk_blocks 24,
 bulk_size 28, size 40, queue_off 64, peers_off 80). The seeds start the

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * am.c — sending, polling and the handler table of shared-memory active
- * messages; the receiver's reclamation of dead senders' claims.
+ * messages; the receiver's reclamation of dead senders' claims (layer 5
+ * of src/am, see am_segment.h).
  *
  * Contract
  *   Source:      000 §3 (common approach to delivery): a sender claims a
@@ -55,21 +56,18 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "am_crash.h"
+#include "am_claim.h"
+#include "am_core.h"
 #include "am_internal.h"
+#include "am_segment.h"
 #include "syncq/backoff.h"
 #include "syncq/clock.h"
+#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define AM_STALL_POLL_BUDGET 16u  /* messages a stalled sender handles per backoff step */
 #define AM_IDLE_CHECK_EVERY 1024u /* lock-free: empty polls between looks at the clock for an abandoned assignment */
 
-static void (*claim_hook)(void *);
-static void *claim_hook_arg;
-
-void syncq_am_test_set_claim_hook(void (*hook)(void *arg), void *arg) {
-  claim_hook = hook;
-  claim_hook_arg = arg;
-}
+static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /* a stalled sender polls */
 
 /* ---------------------------------------------------------------- handlers */
 
@@ -117,40 +115,7 @@ int syncq_am_counters_of(const syncq_am_endpoint *ep, syncq_am_counters *out) {
 bool syncq_am_token_is_request(const syncq_am_token *token) { return token && token->queue == AM_Q_REQUEST; }
 syncq_am_endpoint *syncq_am_token_endpoint(const syncq_am_token *token) { return token ? token->ep : NULL; }
 
-/* ---------------------------------------------------------------- reclaim */
-
-bool am_bulk_reclaim_dead(const am_qview *v, uint32_t pos) {
-  am_bulk_slot *bs = am_slot_at(v, pos);
-  /* acquire: pairs with the claimer's release/CAS of CLAIMED */
-  uint64_t s = atomic_load_explicit(&bs->state, memory_order_acquire);
-  if (am_state_type(s) != AM_CLAIMED) return false; /* FREE, or READY: its packet will free it */
-  if (!am_owner_dead(am_state_pid(s), atomic_load_explicit(&bs->owner_start, memory_order_relaxed))) return false;
-  /* release: pairs with the next claimer's acquire CAS/load of FREE */
-  return atomic_compare_exchange_strong_explicit(&bs->state, &s, am_state(am_state_pos(s) + v->blocks, 0, AM_FREE),
-                                                 memory_order_release, memory_order_relaxed);
-}
-
-void am_claim_release(const am_qview *v, am_claim_state *cs) {
-  if (cs->has_bulk && !cs->has_pkt) { /* lock-free, NOWAIT: the block was reserved, the packet not */
-    am_bulk_slot *bs = am_slot_at(v, cs->bulk_pos);
-    /* release: pairs with the next claimer's acquire CAS of FREE */
-    atomic_store_explicit(&bs->state, am_state(cs->bulk_pos + v->blocks, 0, AM_FREE), memory_order_release);
-    cs->has_bulk = false;
-  }
-}
-
 /* ---------------------------------------------------------------- send */
-
-static int claim(const am_qview *v, bool nowait, am_claim_state *cs) {
-  switch (v->claim) { /* the validated copy's: the segment's may have been overwritten */
-  case SYNCQ_AM_CLAIM_LOCKFREE:
-    return am_claim_lockfree(v, nowait, cs);
-  case SYNCQ_AM_CLAIM_POSIX:
-    return am_claim_posix(v, nowait, cs);
-  default:
-    return am_claim_locked(v, nowait, cs);
-  }
-}
 
 static int check_msg(unsigned handler, const uint32_t *args, unsigned nargs, unsigned flags) {
   if (handler >= SYNCQ_AM_MAX_HANDLERS || nargs > SYNCQ_AM_MAX_ARGS || (nargs > 0 && args == NULL) ||
@@ -165,8 +130,9 @@ static int check_msg(unsigned handler, const uint32_t *args, unsigned nargs, uns
  * changed, the segment was overwritten, and nothing is followed. Values a
  * sender reads from the segment afterwards (tails, lock words, states) are
  * used masked or compared, never as offsets. */
-static int am_send(void *base, const am_geometry *g, int qi, syncq_am_endpoint *self, uint16_t src, unsigned handler,
-                   const void *data, size_t len, bool bulk, const uint32_t *args, unsigned nargs, unsigned flags) {
+static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, int qi, syncq_am_endpoint *self,
+                   uint16_t src, unsigned handler, const void *data, size_t len, bool bulk, const uint32_t *args,
+                   unsigned nargs, unsigned flags) {
   am_header *h = base;
   int r = check_msg(handler, args, nargs, flags);
   if (r != SYNCQ_OK) return r;
@@ -176,7 +142,6 @@ static int am_send(void *base, const am_geometry *g, int qi, syncq_am_endpoint *
   if (memcmp(&now, g, sizeof now) != 0) return SYNCQ_EINVAL;
   am_qview v;
   am_qview_of(base, g, qi, &v);
-  am_queue *q = v.q;
   am_claim_state cs;
   memset(&cs, 0, sizeof cs);
   cs.want_bulk = bulk;
@@ -186,13 +151,12 @@ static int am_send(void *base, const am_geometry *g, int qi, syncq_am_endpoint *
   syncq_backoff_exp b;
   syncq_backoff_exp_init_default(&b);
   uint64_t next_check = 0;
-  uint64_t bulk_seen = 0; /* lock-free: the state of our assigned block at the last check */
   for (;;) {
     if (atomic_load_explicit(&h->closed, memory_order_relaxed) != 0u) { /* relaxed: a hint; shutdown is final */
       am_claim_release(&v, &cs);
       return SYNCQ_EDEAD;
     }
-    r = claim(&v, nowait, &cs);
+    r = ops->claim(&v, nowait, &cs); /* the validated geometry's claim: the segment's may be overwritten */
     if (r == SYNCQ_OK) break;
     if (r != SYNCQ_FULL) { /* refused (overwritten segment) or timed out: keep nothing */
       am_claim_release(&v, &cs);
@@ -215,12 +179,7 @@ static int am_send(void *base, const am_geometry *g, int qi, syncq_am_endpoint *
     } else if (t >= next_check) {
       next_check = t + g->stale_ns;
       if (am_owner_dead((uint32_t)g->creator_pid, g->creator_start)) return SYNCQ_EDEAD;
-      if (bulk && !cs.has_bulk) {
-        /* relaxed: a hint of which block we wait for */
-        uint32_t bp = cs.bulk_assigned ? cs.bulk_pos : atomic_load_explicit(&q->bulk_tail, memory_order_relaxed);
-        (void)am_bulk_reclaim_dead(&v, bp);
-        if (cs.bulk_assigned) bulk_seen = am_bulk_skip_abandoned(&v, cs.bulk_pos, bulk_seen);
-      }
+      ops->bulk_stalled(&v, &cs); /* a block held by a dead sender, or abandoned */
     }
     /* Back off; once the backoff is at its cap, also yield: on an
      * oversubscribed machine the process that must run next (the
@@ -238,7 +197,7 @@ static int am_send(void *base, const am_geometry *g, int qi, syncq_am_endpoint *
       unsigned char *dst = am_data_at(&v, cs.bulk_pos);
       size_t half = len / 2u; /* tests: die with the block half copied */
       memcpy(dst, data, half);
-      am_crash_point(AM_STEP_BULK_COPY);
+      SYNCQ_RACE_POINT("am.send.bulk_copy");
       memcpy(dst + half, (const unsigned char *)data + half, len - half);
     }
     p->bulk_len = (uint32_t)len;
@@ -249,7 +208,7 @@ static int am_send(void *base, const am_geometry *g, int qi, syncq_am_endpoint *
   } else {
     p->bulk_len = 0;
   }
-  if (claim_hook) claim_hook(claim_hook_arg); /* tests: die between claim and commit */
+  SYNCQ_RACE_POINT("am.send.claimed"); /* tests: die between claim and commit */
   /* release: pairs with the receiver's acquire load of the state (it then
    * reads the fields and the bulk block written above) */
   atomic_store_explicit(&p->state, am_state(cs.pkt_pos, cs.pid, bulk ? AM_READY_BULK : AM_READY), memory_order_release);
@@ -269,8 +228,8 @@ int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args
   if (peer == NULL) return SYNCQ_EINVAL;
   if (peer->tp != NULL)
     return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, NULL, 0, false, args, nargs, flags);
-  return am_send(peer->base, &peer->geo, AM_Q_REQUEST, peer->self, peer->src_index, handler, NULL, 0, false, args,
-                 nargs, flags);
+  return am_send(peer->base, &peer->geo, peer->claim, AM_Q_REQUEST, peer->self, peer->src_index, handler, NULL, 0,
+                 false, args, nargs, flags);
 }
 
 int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
@@ -278,8 +237,8 @@ int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *dat
   if (peer == NULL) return SYNCQ_EINVAL;
   if (peer->tp != NULL)
     return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, data, len, true, args, nargs, flags);
-  return am_send(peer->base, &peer->geo, AM_Q_REQUEST, peer->self, peer->src_index, handler, data, len, true, args,
-                 nargs, flags);
+  return am_send(peer->base, &peer->geo, peer->claim, AM_Q_REQUEST, peer->self, peer->src_index, handler, data, len,
+                 true, args, nargs, flags);
 }
 
 /* The requester's endpoint, connected on the first reply to it. */
@@ -320,7 +279,8 @@ static int reply_common(syncq_am_token *token, unsigned handler, const void *dat
   syncq_am_peer *p;
   r = reply_peer(token->ep, token->src, &p);
   if (r != SYNCQ_OK) return r;
-  r = am_send(p->base, &p->geo, AM_Q_REPLY, token->ep, AM_NO_PEER, handler, data, len, bulk, args, nargs, flags);
+  r = am_send(p->base, &p->geo, p->claim, AM_Q_REPLY, token->ep, AM_NO_PEER, handler, data, len, bulk, args, nargs,
+              flags);
   if (r == SYNCQ_OK) token->replied = true;
   return r;
 }
@@ -402,7 +362,7 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
   am_header *h = ep->base;
   am_queue *q = v->q;
   bool claimed = am_state_pos(s) == hd && am_state_type(s) == AM_CLAIMED;
-  bool free_here = s == am_state(hd, 0, AM_FREE) && v->claim == SYNCQ_AM_CLAIM_LOCKFREE;
+  bool free_here = s == am_state(hd, 0, AM_FREE) && ep->claim->assigns;
   if (!claimed && !free_here) {
     ep->stuck_since[qi] = 0;
     return false; /* empty, or a packet of the previous lap still being freed */
@@ -475,7 +435,8 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
   return true;
 }
 
-unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
+/* Poll one queue of ep; budget messages at most. */
+static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
   if (ep->polling[qi]) return 0; /* a handler further up is in this queue's poll */
   ep->polling[qi] = true;
   am_qview v; /* from the geometry validated at creation, never the segment's copy */
@@ -495,7 +456,7 @@ unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
       deliver(ep, qi, &v, p, s, hd);
       done++;
       recovering = false;
-    } else if (v.claim == SYNCQ_AM_CLAIM_LOCKFREE && am_state_pos(s) == hd + v.packets && type <= AM_READY_BULK) {
+    } else if (ep->claim->assigns && am_state_pos(s) == hd + v.packets && type <= AM_READY_BULK) {
       /* hd was skipped ahead of the head (skip_abandoned_run); the slot
        * already serves the next lap. Exactly one lap: an overwritten head
        * or state cannot walk the head on for more than the n slots. */

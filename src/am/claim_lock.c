@@ -13,7 +13,7 @@
  *                003 §3.1 / 001 §4; the ticket lock; Anderson's array lock,
  *                003 §3.1), written here with one change: every word that
  *                says who may enter or who holds the lock carries the
- *                holder's pid (the am_state encoding of am_internal.h,
+ *                holder's pid (the am_state encoding of am_segment.h,
  *                type GO / HELD / SKIP), and the holder's process start
  *                time sits beside it. The library's own locks
  *                (src/lock/tas.c, ticket.c, anderson.c) keep a bare 0/1 or
@@ -99,10 +99,11 @@
  */
 #include <sched.h>
 
-#include "am_crash.h"
-#include "am_internal.h"
+#include "am_claim.h"
+#include "am_segment.h"
 #include "syncq/backoff.h"
 #include "syncq/clock.h"
+#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 /* Lock word types (bits 7..0 of the am_state encoding). */
 enum { AM_RL_GO = 0, AM_RL_HELD = 1, AM_RL_SKIP = 2 };
@@ -121,65 +122,22 @@ enum { AM_RL_WAITING = 1, AM_RL_LEFT = 2 };
  * a few microseconds in all) before SYNCQ_EBUSY. */
 #define AM_NOWAIT_TRIES 8u
 
-void (*am_step_hook)(int step);
-void am_test_set_step_hook(void (*hook)(int step)) { am_step_hook = hook; }
-
-int am_lock_init(am_queue *q, int claim) {
+/* Every claim of this file starts its lock the same way. */
+static int rl_init(am_queue *q) {
   am_rlock *l = &q->lock.rlock;
-  switch (claim) {
-  case SYNCQ_AM_CLAIM_TAS:
-  case SYNCQ_AM_CLAIM_TTAS:
-  case SYNCQ_AM_CLAIM_TICKET:
-  case SYNCQ_AM_CLAIM_ANDERSON:
-    atomic_init(&l->next, 0u);
-    /* Position 0 may enter; every other slot carries a tag before its
-     * own first position (i - AM_RLOCK_SLOTS, modulo 2^32). */
-    atomic_init(&l->slot[0].word, am_state(0, 0, AM_RL_GO));
-    atomic_init(&l->slot[0].start, 0u);
-    for (uint32_t i = 1; i < AM_RLOCK_SLOTS; i++) {
-      atomic_init(&l->slot[i].word, am_state(i - AM_RLOCK_SLOTS, 0, AM_RL_SKIP));
-      atomic_init(&l->slot[i].start, 0u);
-    }
-    return SYNCQ_OK;
-  case SYNCQ_AM_CLAIM_POSIX:
-    return am_posix_init(q);
-  case SYNCQ_AM_CLAIM_LOCKFREE:
-    return SYNCQ_OK; /* no lock */
-  default:
-    return SYNCQ_EINVAL;
+  atomic_init(&l->next, 0u);
+  /* Position 0 may enter; every other slot carries a tag before its
+   * own first position (i - AM_RLOCK_SLOTS, modulo 2^32). */
+  atomic_init(&l->slot[0].word, am_state(0, 0, AM_RL_GO));
+  atomic_init(&l->slot[0].start, 0u);
+  for (uint32_t i = 1; i < AM_RLOCK_SLOTS; i++) {
+    atomic_init(&l->slot[i].word, am_state(i - AM_RLOCK_SLOTS, 0, AM_RL_SKIP));
+    atomic_init(&l->slot[i].start, 0u);
   }
-}
-
-/* ---------------------------------------------------------------- repair */
-
-void am_claim_repair(const am_qview *v) {
-  am_queue *q = v->q;
-  /* relaxed: we hold the lock, whose acquire orders the tails */
-  uint32_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
-  uint32_t b = atomic_load_explicit(&q->bulk_tail, memory_order_relaxed);
-  am_packet *p = am_pkt_at(v, t);
-  am_bulk_slot *bs = am_slot_at(v, b);
-  /* acquire: pairs with the dead holder's release store of CLAIMED */
-  uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
-  if (am_state_pos(s) == t && am_state_type(s) != AM_FREE) {
-    atomic_store_explicit(&q->tail, t + 1u, memory_order_relaxed); /* under the lock */
-    if (p->has_bulk && p->bulk_pos == b)
-      atomic_store_explicit(&q->bulk_tail, b + 1u, memory_order_relaxed); /* under the lock */
-    return;
-  }
-  uint64_t bstate = atomic_load_explicit(&bs->state, memory_order_acquire); /* pairs as above */
-  if (am_state_pos(bstate) == b && am_state_type(bstate) == AM_CLAIMED)
-    /* release: pairs with the next claimer's acquire load of FREE(b) (the
-     * bulk tail still reads b) */
-    atomic_store_explicit(&bs->state, am_state(b, 0, AM_FREE), memory_order_release);
+  return SYNCQ_OK;
 }
 
 /* ---------------------------------------------------------------- locks */
-
-uint64_t am_lock_patience_ns(uint64_t stale_ns) {
-  uint64_t p = stale_ns > UINT64_MAX / SYNCQ_AM_LOCK_WAIT_STALE ? UINT64_MAX : stale_ns * SYNCQ_AM_LOCK_WAIT_STALE;
-  return p < SYNCQ_AM_LOCK_WAIT_MIN_NS ? SYNCQ_AM_LOCK_WAIT_MIN_NS : p;
-}
 
 typedef struct rl_self {
   uint32_t pid;
@@ -510,98 +468,54 @@ static void queue_unlock(am_queue *q, uint32_t nslots, uint32_t t) {
 
 /* ---------------------------------------------------------------- claim */
 
-/* Under a locking claim, positions are claimed in order, so the slot at
- * tail position t (of n slots) shows FREE(t), or the previous lap's
- * occupant (t - n) still CLAIMED or READY. `busy` lists the types the
- * occupant may have. Anything else was written by no sender or receiver:
- * the tail or the slot was overwritten. */
-static bool slot_state_ok(uint64_t s, uint32_t t, uint32_t n, unsigned busy) {
-  if (s == am_state(t, 0, AM_FREE)) return true;
-  unsigned type = am_state_type(s); /* up to 255 in an overwritten word: test before shifting */
-  return am_state_pos(s) == t - n && type != AM_FREE && type <= AM_READY_BULK && (busy & (1u << type)) != 0;
-}
-
-/* Figure 2's critical section, shared with the POSIX claim: 1 when the
- * tail packet (and, for bulk, the tail block) was FREE and is now ours, 0
- * when not (the queue is full), SYNCQ_EINVAL when a slot shows a state no
- * claim leaves there. The tails are read from the segment but only ever
- * used masked (am_pkt_at, am_slot_at): an overwritten tail misplaces a
- * message or is refused, never moves an access. */
-int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
-  am_queue *q = v->q;
-  /* relaxed: the tails are written only under this lock, whose acquire
-   * orders them */
-  uint32_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
-  am_packet *p = am_pkt_at(v, t);
-  /* acquire: pairs with the receiver's release store of FREE(t), after
-   * which the previous message's bulk block and fields are no longer read */
-  uint64_t ps = atomic_load_explicit(&p->state, memory_order_acquire);
-  if (ps != am_state(t, 0, AM_FREE))
-    return slot_state_ok(ps, t, v->packets, 1u << AM_CLAIMED | 1u << AM_READY | 1u << AM_READY_BULK) ? 0 : SYNCQ_EINVAL;
-  if (cs->want_bulk) {
-    uint32_t b = atomic_load_explicit(&q->bulk_tail, memory_order_relaxed); /* under the lock, as above */
-    am_bulk_slot *bs = am_slot_at(v, b);
-    /* acquire: pairs with the receiver's release store of FREE(b) */
-    uint64_t bst = atomic_load_explicit(&bs->state, memory_order_acquire);
-    if (bst != am_state(b, 0, AM_FREE))
-      return slot_state_ok(bst, b, v->blocks, 1u << AM_CLAIMED | 1u << AM_READY) ? 0 : SYNCQ_EINVAL;
-    atomic_store_explicit(&bs->owner_start, cs->start, memory_order_relaxed); /* published by the store below */
-    /* release: a receiver or waiter that reads CLAIMED(b) also sees owner_start */
-    atomic_store_explicit(&bs->state, am_state(b, cs->pid, AM_CLAIMED), memory_order_release);
-    atomic_store_explicit(&q->bulk_tail, b + 1u, memory_order_relaxed); /* read under the lock only */
-    cs->bulk_pos = b;
-    cs->has_bulk = true;
-  }
-  /* The packet is FREE: nobody else reads its fields, so the bulk link is
-   * written before the claim and a receiver that reclaims the claim of a
-   * dead sender finds it. */
-  p->has_bulk = cs->want_bulk ? 1u : 0u;
-  p->bulk_pos = cs->want_bulk ? cs->bulk_pos : AM_NO_BULK;
-  atomic_store_explicit(&p->owner_start, cs->start, memory_order_relaxed); /* published by the store below */
-  /* release: pairs with the receiver's acquire load of the state (it reads
-   * has_bulk, bulk_pos and owner_start of a CLAIMED packet to reclaim it) */
-  atomic_store_explicit(&p->state, am_state(t, cs->pid, AM_CLAIMED), memory_order_release);
-  atomic_store_explicit(&q->tail, t + 1u, memory_order_relaxed); /* read under the lock only */
-  cs->pkt_pos = t;
-  cs->has_pkt = true;
-  return 1;
-}
-
-int am_claim_locked(const am_qview *v, bool nowait, am_claim_state *cs) {
-  rl_self me = {cs->pid, cs->start, v->stale_ns, am_lock_patience_ns(v->stale_ns)};
-  am_rlock *l = &v->q->lock.rlock;
-  uint32_t pos = 0;
-  int r;
-  switch (v->claim) {
-  case SYNCQ_AM_CLAIM_TAS:
-    r = tas_lock(v, false, nowait, &me, &pos);
-    break;
-  case SYNCQ_AM_CLAIM_TTAS:
-    r = tas_lock(v, true, nowait, &me, &pos);
-    break;
-  case SYNCQ_AM_CLAIM_TICKET:
-    r = nowait ? queue_trylock(l, 1u, &me, &pos) : queue_lock(v, 1u, &me, &pos);
-    break;
-  case SYNCQ_AM_CLAIM_ANDERSON:
-    r = nowait ? queue_trylock(l, AM_RLOCK_SLOTS, &me, &pos) : queue_lock(v, AM_RLOCK_SLOTS, &me, &pos);
-    break;
-  default:
-    return SYNCQ_EINVAL;
-  }
-  if (r != SYNCQ_OK) return r;    /* a locking claim holds nothing when it fails */
-  am_crash_point(AM_STEP_LOCKED); /* tests: die holding the lock */
+/* Figure 2's section under the lock a claim's lock step returned (r:
+ * SYNCQ_OK with position pos held, or why not), then the release of pos
+ * (nslots: 1 for TAS, TTAS and ticket, whose every position uses
+ * slot[0]; AM_RLOCK_SLOTS for Anderson). */
+static int locked_section(const am_qview *v, am_claim_state *cs, int r, uint32_t nslots, uint32_t pos) {
+  if (r != SYNCQ_OK) return r;         /* a locking claim holds nothing when it fails */
+  SYNCQ_RACE_POINT("am.claim.inside"); /* tests: die (or stop) holding the lock */
   int got = am_claim_under_lock(v, cs);
-  switch (v->claim) {
-  case SYNCQ_AM_CLAIM_TAS:
-  case SYNCQ_AM_CLAIM_TTAS:
-    rl_release(&l->slot[0], &l->slot[0], pos);
-    break;
-  case SYNCQ_AM_CLAIM_TICKET:
-    queue_unlock(v->q, 1u, pos);
-    break;
-  default:
-    queue_unlock(v->q, AM_RLOCK_SLOTS, pos);
-    break;
-  }
+  queue_unlock(v->q, nslots, pos);
   return got > 0 ? SYNCQ_OK : got == 0 ? SYNCQ_FULL : got;
 }
+
+static rl_self self_of(const am_qview *v, const am_claim_state *cs) {
+  return (rl_self){cs->pid, cs->start, v->stale_ns, am_lock_patience_ns(v->stale_ns)};
+}
+
+static int tas_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
+  rl_self me = self_of(v, cs);
+  uint32_t pos = 0;
+  int r = tas_lock(v, false, nowait, &me, &pos);
+  return locked_section(v, cs, r, 1u, pos);
+}
+
+static int ttas_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
+  rl_self me = self_of(v, cs);
+  uint32_t pos = 0;
+  int r = tas_lock(v, true, nowait, &me, &pos);
+  return locked_section(v, cs, r, 1u, pos);
+}
+
+static int ticket_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
+  rl_self me = self_of(v, cs);
+  uint32_t pos = 0;
+  int r = nowait ? queue_trylock(&v->q->lock.rlock, 1u, &me, &pos) : queue_lock(v, 1u, &me, &pos);
+  return locked_section(v, cs, r, 1u, pos);
+}
+
+static int anderson_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
+  rl_self me = self_of(v, cs);
+  uint32_t pos = 0;
+  int r =
+    nowait ? queue_trylock(&v->q->lock.rlock, AM_RLOCK_SLOTS, &me, &pos) : queue_lock(v, AM_RLOCK_SLOTS, &me, &pos);
+  return locked_section(v, cs, r, AM_RLOCK_SLOTS, pos);
+}
+
+/* clang-format off */
+const am_claim_ops am_claim_tas      = {"tas",      rl_init, tas_claim,      am_claim_locked_bulk_stalled, false};
+const am_claim_ops am_claim_ttas     = {"ttas",     rl_init, ttas_claim,     am_claim_locked_bulk_stalled, false};
+const am_claim_ops am_claim_ticket   = {"ticket",   rl_init, ticket_claim,   am_claim_locked_bulk_stalled, false};
+const am_claim_ops am_claim_anderson = {"anderson", rl_init, anderson_claim, am_claim_locked_bulk_stalled, false};
+/* clang-format on */

@@ -14,7 +14,7 @@
  *                waiting for a block (§3.2's second deadlock).
  *                Differences: the tails are 32-bit counters, not indexes
  *                mod Q, and a slot's FREE state carries the position it is
- *                free for (am_internal.h), so the claim CAS expects
+ *                free for (am_segment.h), so the claim CAS expects
  *                FREE(position): per-sender order holds even when a sender
  *                is preempted for a lap, and the receiver can skip a
  *                position whose sender died between the two CASes (it
@@ -23,7 +23,7 @@
  *                whose sender died between its two CASes is skipped the
  *                same way by the next sender stalled on that block, once
  *                the block has shown FREE for the dead position through a
- *                whole stale interval (am_bulk_skip_abandoned).
+ *                whole stale interval (bulk_skip_abandoned).
  *   Progress:    lock-free in 000's (Valois's) sense: no locks, but a
  *                sender waits for its assigned packet to be freed by the
  *                receiver; a dead sender cannot block other senders.
@@ -42,8 +42,9 @@
  *                when the slot at the tail is free for it, so it never
  *                leaves an assignment behind when it returns SYNCQ_FULL.
  */
-#include "am_crash.h"
-#include "am_internal.h"
+#include "am_claim.h"
+#include "am_segment.h"
+#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 /* A slot state no sender or receiver writes: an unknown type, or a pid
  * in a FREE state. Only an overwritten segment shows one. */
@@ -89,7 +90,7 @@ static int claim_slot(_Atomic(uint64_t) *st, uint32_t pos, uint32_t pid, bool *p
   return SYNCQ_FULL;
 }
 
-int am_claim_lockfree(const am_qview *v, bool nowait, am_claim_state *cs) {
+static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
   am_queue *q = v->q;
   if (cs->want_bulk && !cs->has_bulk) {
     if (!cs->bulk_assigned) {
@@ -101,7 +102,7 @@ int am_claim_lockfree(const am_qview *v, bool nowait, am_claim_state *cs) {
     bool passed = false;
     int r = claim_slot(&bs->state, cs->bulk_pos, cs->pid, &passed);
     if (r != SYNCQ_OK) {
-      if (passed) cs->bulk_assigned = false; /* skipped as abandoned (am_bulk_skip_abandoned): take a new one */
+      if (passed) cs->bulk_assigned = false; /* skipped as abandoned (bulk_skip_abandoned): take a new one */
       return r;
     }
     /* relaxed: read only by reclaimers that have seen CLAIMED and then
@@ -115,7 +116,7 @@ int am_claim_lockfree(const am_qview *v, bool nowait, am_claim_state *cs) {
       int r = assign(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, nowait, &cs->pkt_pos);
       if (r != SYNCQ_OK) return r;
       cs->pkt_assigned = true;
-      am_crash_point(AM_STEP_LOCKED); /* tests: die assigned, not claimed */
+      SYNCQ_RACE_POINT("am.claim.inside"); /* tests: die (or stop) assigned, not claimed */
     }
     am_packet *p = am_pkt_at(v, cs->pkt_pos);
     bool passed = false;
@@ -135,7 +136,12 @@ int am_claim_lockfree(const am_qview *v, bool nowait, am_claim_state *cs) {
   return SYNCQ_OK;
 }
 
-uint64_t am_bulk_skip_abandoned(const am_qview *v, uint32_t pos, uint64_t seen) {
+/* The block our assigned bulk position pos waits for still shows FREE for
+ * an earlier position, unchanged since the last look (`seen`, one stale
+ * interval ago): that position's sender died between assign and claim.
+ * Skip it (FREE for a lap later; a live late sender then takes a new
+ * position). Returns the state seen now. */
+static uint64_t bulk_skip_abandoned(const am_qview *v, uint32_t pos, uint64_t seen) {
   am_bulk_slot *bs = am_slot_at(v, pos);
   /* relaxed: the CAS below decides; nothing is read through this value */
   uint64_t s = atomic_load_explicit(&bs->state, memory_order_relaxed);
@@ -146,3 +152,22 @@ uint64_t am_bulk_skip_abandoned(const am_qview *v, uint32_t pos, uint64_t seen) 
   (void)atomic_compare_exchange_strong_explicit(&bs->state, &s, next, memory_order_relaxed, memory_order_relaxed);
   return next;
 }
+
+/* A plain send stalled on its bulk block, once per stale interval: the
+ * block is held by a sender that died before its packet (take it back),
+ * or still free for a position whose sender died between its two CASes
+ * (skip that position). */
+static void lockfree_bulk_stalled(const am_qview *v, am_claim_state *cs) {
+  if (!cs->want_bulk || cs->has_bulk) return;
+  /* relaxed: a hint of which block we wait for */
+  uint32_t bp = cs->bulk_assigned ? cs->bulk_pos : atomic_load_explicit(&v->q->bulk_tail, memory_order_relaxed);
+  (void)am_bulk_reclaim_dead(v, bp);
+  if (cs->bulk_assigned) cs->bulk_seen = bulk_skip_abandoned(v, cs->bulk_pos, cs->bulk_seen);
+}
+
+static int lockfree_init(am_queue *q) {
+  (void)q;
+  return SYNCQ_OK; /* no lock: the tails and states were zero-filled and set by creation */
+}
+
+const am_claim_ops am_claim_lockfree = {"lock-free", lockfree_init, lockfree_claim, lockfree_bulk_stalled, true};

@@ -45,8 +45,9 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "am_crash.h"
-#include "am_internal.h"
+#include "am_claim.h"
+#include "am_segment.h"
+#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 /* Initialise m as every claim's mutex: process-shared and robust. */
 static int mutex_make(pthread_mutex_t *m) {
@@ -59,7 +60,7 @@ static int mutex_make(pthread_mutex_t *m) {
   return e;
 }
 
-int am_posix_init(am_queue *q) {
+static int posix_init(am_queue *q) {
   int e = mutex_make(&q->lock.mutex);
   if (e != 0) {
     errno = e;
@@ -115,7 +116,7 @@ static int lock_status(int e) {
   }
 }
 
-int am_claim_posix(const am_qview *v, bool nowait, am_claim_state *cs) {
+static int posix_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
   pthread_mutex_t *m = &v->q->lock.mutex;
   if (!kind_ok(m)) return SYNCQ_EINVAL; /* overwritten: glibc would follow it anywhere */
   int e;
@@ -144,7 +145,7 @@ int am_claim_posix(const am_qview *v, bool nowait, am_claim_state *cs) {
     }
   }
   if (e == EOWNERDEAD) {
-    am_claim_repair(v); /* claim_lock.c */
+    am_claim_repair(v); /* claim_common.c */
     e = pthread_mutex_consistent(m);
     if (e != 0) { /* not a robust mutex after all: overwritten */
       (void)pthread_mutex_unlock(m);
@@ -152,9 +153,11 @@ int am_claim_posix(const am_qview *v, bool nowait, am_claim_state *cs) {
     }
   }
   if (e != 0) return lock_status(e);
-  am_crash_point(AM_STEP_LOCKED); /* tests: die holding the mutex */
+  SYNCQ_RACE_POINT("am.claim.inside"); /* tests: die (or stop) holding the mutex */
   int got = am_claim_under_lock(v, cs);
   e = pthread_mutex_unlock(m);
   if (e != 0) return lock_status(e);
   return got > 0 ? SYNCQ_OK : got == 0 ? SYNCQ_FULL : got;
 }
+
+const am_claim_ops am_claim_posix_mutex = {"posix-mutex", posix_init, posix_claim, am_claim_locked_bulk_stalled, false};

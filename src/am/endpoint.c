@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * endpoint.c — the endpoint segment: creation, attachment by name, the
- * peer table, orderly and crash clean-up, and the process identity that
- * claims record.
+ * endpoint.c — the endpoint segment's life: creation, attachment by name,
+ * the peer table, orderly and crash clean-up; the choice of a segment's
+ * claim (its ops table) for the endpoint and each peer (layer 4 of
+ * src/am, see am_segment.h).
  *
  * Contract
  *   Source:      000 §2, Figure 1 (one queue block per endpoint, statically
@@ -23,7 +24,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,96 +32,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "am_claim.h"
 #include "am_internal.h"
+#include "am_segment.h"
 
 #define AM_PATH_MAX (SYNCQ_AM_NAME_MAX + 2)
 #define AM_ATTACH_WAIT_NS 200000000ull /* a segment being created gets this long to become valid */
 #define AM_ATTACH_POLL_NS 1000000ull
-#define AM_STAT_BUF 1024
-#define AM_STAT_STARTTIME_FIELD 22 /* proc(5): starttime, clock ticks after boot */
-
-/* ---------------------------------------------------------------- identity */
-
-static pthread_once_t identity_once = PTHREAD_ONCE_INIT;
-/* relaxed everywhere: written before fork returns in the child (atfork)
- * or once under pthread_once; each thread reads its own process's values */
-static _Atomic(uint32_t) self_pid;
-static _Atomic(uint64_t) self_start;
-
-/* Read /proc/<pid>/stat: its state letter and start time. 0, or -1 with
- * errno (ENOENT: no such process). */
-static int read_stat_at(const char *path, char *state, uint64_t *start) {
-  char buf[AM_STAT_BUF];
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  int saved = errno;
-  close(fd);
-  if (n <= 0) {
-    errno = n == 0 ? ENOENT : saved; /* a process that vanished while we read */
-    return -1;
-  }
-  buf[n] = '\0';
-  char *rp = strrchr(buf, ')'); /* the command name may hold spaces and ')' */
-  if (rp == NULL || rp[1] == '\0') {
-    errno = EINVAL;
-    return -1;
-  }
-  char *f = rp + 2; /* field 3, the state */
-  *state = *f;
-  for (int field = 3; field < AM_STAT_STARTTIME_FIELD; field++) {
-    f = strchr(f, ' ');
-    if (f == NULL) {
-      errno = EINVAL;
-      return -1;
-    }
-    f++;
-  }
-  *start = strtoull(f, NULL, 10);
-  return 0;
-}
-
-/* Through the main thread's entry first (the process's own start time and
- * state): qemu-user answers /proc/self/stat and /proc/<own pid>/stat itself,
- * with a start time no other process sees, which would make a process
- * judge itself, or be judged, dead. */
-static int read_stat(uint32_t pid, char *state, uint64_t *start) {
-  char path[96];
-  snprintf(path, sizeof path, "/proc/%u/task/%u/stat", (unsigned)pid, (unsigned)pid);
-  if (read_stat_at(path, state, start) == 0) return 0;
-  snprintf(path, sizeof path, "/proc/%u/stat", (unsigned)pid);
-  return read_stat_at(path, state, start);
-}
-
-static void identity_refresh(void) {
-  uint32_t pid = (uint32_t)getpid();
-  char st;
-  uint64_t start = 0;
-  if (read_stat(pid, &st, &start) != 0) start = 0; /* unknown: owners are then judged by pid alone */
-  atomic_store_explicit(&self_pid, pid, memory_order_relaxed);
-  atomic_store_explicit(&self_start, start, memory_order_relaxed);
-}
-
-static void identity_init(void) {
-  identity_refresh();
-  (void)pthread_atfork(NULL, NULL, identity_refresh); /* a forked child gets its own */
-}
-
-void am_self_identity(uint32_t *pid, uint64_t *start) {
-  (void)pthread_once(&identity_once, identity_init);
-  *pid = atomic_load_explicit(&self_pid, memory_order_relaxed);
-  *start = atomic_load_explicit(&self_start, memory_order_relaxed);
-}
-
-bool am_owner_dead(uint32_t pid, uint64_t start) {
-  if (pid == 0) return true; /* never recorded: nobody to wait for */
-  char st;
-  uint64_t now_start;
-  if (read_stat(pid, &st, &now_start) != 0) return errno == ENOENT || errno == ESRCH;
-  if (st == 'Z' || st == 'X') return true;           /* exited, not yet reaped */
-  if (start != 0 && now_start != start) return true; /* the pid names another process now */
-  return false;
-}
 
 /* ---------------------------------------------------------------- names */
 
@@ -139,96 +56,26 @@ bool am_name_ok(const char *name) {
 
 static void shm_path(const char *name, char out[AM_PATH_MAX]) { snprintf(out, AM_PATH_MAX, "/%s", name); }
 
-static const char *const claim_names[SYNCQ_AM_CLAIM_COUNT] = {"tas",      "ttas",        "ticket",
-                                                              "anderson", "posix-mutex", "lock-free"};
+/* The claims' ops tables, by syncq_am_claim: chosen here once, at creation
+ * and at connect, from the geometry this process validated. */
+static const am_claim_ops *const claim_ops[SYNCQ_AM_CLAIM_COUNT] = {
+  [SYNCQ_AM_CLAIM_TAS] = &am_claim_tas,           [SYNCQ_AM_CLAIM_TTAS] = &am_claim_ttas,
+  [SYNCQ_AM_CLAIM_TICKET] = &am_claim_ticket,     [SYNCQ_AM_CLAIM_ANDERSON] = &am_claim_anderson,
+  [SYNCQ_AM_CLAIM_POSIX] = &am_claim_posix_mutex, [SYNCQ_AM_CLAIM_LOCKFREE] = &am_claim_lockfree,
+};
 
 const char *syncq_am_claim_name(int claim) {
-  return claim >= 0 && claim < SYNCQ_AM_CLAIM_COUNT ? claim_names[claim] : NULL;
+  return claim >= 0 && claim < SYNCQ_AM_CLAIM_COUNT ? claim_ops[claim]->name : NULL;
 }
 
 int syncq_am_claim_find(const char *name, syncq_am_claim *out) {
   if (name == NULL || out == NULL) return SYNCQ_EINVAL;
   for (int i = 0; i < SYNCQ_AM_CLAIM_COUNT; i++)
-    if (strcmp(name, claim_names[i]) == 0) {
+    if (strcmp(name, claim_ops[i]->name) == 0) {
       *out = (syncq_am_claim)i;
       return SYNCQ_OK;
     }
   return SYNCQ_ENOENT;
-}
-
-/* ---------------------------------------------------------------- layout */
-
-static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1u) / a * a; }
-static bool pow2(uint32_t x) { return x != 0 && (x & (x - 1u)) == 0; }
-
-typedef struct am_layout {
-  uint64_t peers_off, queue_off[AM_NQUEUES], packets_off[AM_NQUEUES], slots_off[AM_NQUEUES], data_off[AM_NQUEUES];
-  uint64_t size;
-} am_layout;
-
-static void layout(uint32_t packets, uint32_t blocks, uint32_t bsize, am_layout *l) {
-  uint64_t off = round_up(sizeof(am_header), SYNCQ_CACHELINE);
-  l->peers_off = off;
-  off += (uint64_t)SYNCQ_AM_MAX_PEERS * sizeof(am_peer_slot);
-  for (int q = 0; q < AM_NQUEUES; q++) {
-    off = round_up(off, _Alignof(am_queue));
-    l->queue_off[q] = off;
-    off += sizeof(am_queue);
-    off = round_up(off, SYNCQ_CACHELINE);
-    l->packets_off[q] = off;
-    off += (uint64_t)packets * sizeof(am_packet);
-    l->slots_off[q] = off;
-    off += (uint64_t)blocks * sizeof(am_bulk_slot);
-    off = round_up(off, SYNCQ_CACHELINE); /* blocks begin on cache lines (000 §2) */
-    l->data_off[q] = off;
-    off += (uint64_t)blocks * bsize;
-  }
-  long page = sysconf(_SC_PAGESIZE);
-  l->size = round_up(off, page > 0 ? (uint64_t)page : 4096u);
-}
-
-void am_geometry_read(const void *base, size_t mapped, am_geometry *g) {
-  memset(g, 0, sizeof *g);
-  if (mapped < sizeof(am_header)) return;
-  const am_header *h = base;
-  g->claim = h->claim;
-  g->version = h->version;
-  g->stale_ns = h->stale_ns;
-  g->creator_pid = h->creator_pid;
-  g->creator_start = h->creator_start;
-  g->packets = h->packets;
-  g->packet_shift = h->packet_shift;
-  g->bulk_blocks = h->bulk_blocks;
-  g->bulk_size = h->bulk_size;
-  g->size = h->size;
-  g->peers_off = h->peers_off;
-  for (int q = 0; q < AM_NQUEUES; q++) {
-    g->queue_off[q] = h->queue_off[q];
-    if (g->queue_off[q] > mapped || mapped - g->queue_off[q] < sizeof(am_queue) ||
-        g->queue_off[q] % _Alignof(am_queue) != 0)
-      continue; /* invalid (outside, or misaligned): left 0, which no layout has */
-    const am_queue *qq = (const am_queue *)((const unsigned char *)base + g->queue_off[q]);
-    g->packets_off[q] = qq->packets_off;
-    g->slots_off[q] = qq->bulk_slots_off;
-    g->data_off[q] = qq->bulk_data_off;
-  }
-}
-
-bool am_geometry_valid(const am_geometry *g, size_t mapped) {
-  if (g->version != AM_VERSION || g->stale_ns == 0) return false;
-  if (g->claim < 0 || g->claim >= SYNCQ_AM_CLAIM_COUNT) return false;
-  if (!pow2(g->packets) || g->packets < 2 || g->packets > SYNCQ_AM_MAX_PACKETS) return false;
-  if (g->packet_shift != (uint32_t)__builtin_ctz(g->packets)) return false;
-  if (!pow2(g->bulk_blocks) || g->bulk_blocks > SYNCQ_AM_MAX_BULK_BLOCKS) return false;
-  if (g->bulk_size == 0 || g->bulk_size % SYNCQ_CACHELINE != 0 || g->bulk_size > SYNCQ_AM_BULK_MAX) return false;
-  am_layout l;
-  layout(g->packets, g->bulk_blocks, g->bulk_size, &l);
-  if (g->size != l.size || l.size != (uint64_t)mapped || g->peers_off != l.peers_off) return false;
-  for (int q = 0; q < AM_NQUEUES; q++)
-    if (g->queue_off[q] != l.queue_off[q] || g->packets_off[q] != l.packets_off[q] ||
-        g->slots_off[q] != l.slots_off[q] || g->data_off[q] != l.data_off[q])
-      return false;
-  return true;
 }
 
 /* ---------------------------------------------------------------- create */
@@ -241,14 +88,14 @@ int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpo
   if (c.bulk_blocks == 0) c.bulk_blocks = SYNCQ_AM_DEFAULT_BULK_BLOCKS;
   if (c.bulk_size == 0) c.bulk_size = SYNCQ_AM_BULK_MAX;
   if (c.stale_claim_ns == 0) c.stale_claim_ns = SYNCQ_AM_DEFAULT_STALE_NS;
-  if (!pow2(c.packets) || c.packets < 2 || c.packets > SYNCQ_AM_MAX_PACKETS) return SYNCQ_EINVAL;
-  if (!pow2(c.bulk_blocks) || c.bulk_blocks > SYNCQ_AM_MAX_BULK_BLOCKS) return SYNCQ_EINVAL;
+  if (!am_pow2(c.packets) || c.packets < 2 || c.packets > SYNCQ_AM_MAX_PACKETS) return SYNCQ_EINVAL;
+  if (!am_pow2(c.bulk_blocks) || c.bulk_blocks > SYNCQ_AM_MAX_BULK_BLOCKS) return SYNCQ_EINVAL;
   if (c.bulk_size % SYNCQ_CACHELINE != 0 || c.bulk_size > SYNCQ_AM_BULK_MAX) return SYNCQ_EINVAL;
 
   syncq_am_endpoint *ep = calloc(1, sizeof *ep);
   if (ep == NULL) return SYNCQ_ENOMEM;
   am_layout l;
-  layout(c.packets, c.bulk_blocks, c.bulk_size, &l);
+  am_layout_of(c.packets, c.bulk_blocks, c.bulk_size, &l);
   char path[AM_PATH_MAX];
   shm_path(name, path);
   int fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -299,7 +146,7 @@ int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpo
     for (uint32_t i = 0; i < c.packets; i++) atomic_init(&p[i].state, am_state(i, 0, AM_FREE));
     am_bulk_slot *bs = am_bulk_slots(base, q);
     for (uint32_t i = 0; i < c.bulk_blocks; i++) atomic_init(&bs[i].state, am_state(i, 0, AM_FREE));
-    r = am_lock_init(q, c.claim);
+    r = claim_ops[c.claim]->init(q);
   }
   if (r != SYNCQ_OK) {
     munmap(base, l.size);
@@ -313,6 +160,7 @@ int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpo
   ep->base = base;
   ep->size = l.size;
   am_geometry_read(base, l.size, &ep->geo);
+  ep->claim = claim_ops[c.claim];
   ep->owner = (pid_t)pid;
   snprintf(ep->name, sizeof ep->name, "%s", name);
   *out = ep;
@@ -420,6 +268,7 @@ int am_peer_make(syncq_am_endpoint *self, const char *name, syncq_am_peer **out)
     free(p);
     return r;
   }
+  p->claim = claim_ops[p->geo.claim]; /* in range: am_map validated the geometry */
   p->self = self;
   p->src_index = AM_NO_PEER;
   if (self != NULL) {

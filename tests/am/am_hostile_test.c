@@ -16,7 +16,7 @@
  * child: a crash (signal) or a hang (alarm) fails the case by name.
  *
  * test_stopped_holder: a sender SIGSTOPped while it holds the claim lock
- * (the crash-point hook stops it there). Another sender's NOWAIT send
+ * (the race point "am.claim.inside" stops it there). Another sender's NOWAIT send
  * returns SYNCQ_EBUSY at once, its plain send SYNCQ_ETIMEDOUT within
  * the bound (SYNCQ_AM_LOCK_WAIT_STALE stale intervals, at least
  * SYNCQ_AM_LOCK_WAIT_MIN_NS); after SIGCONT every message
@@ -34,10 +34,11 @@
 #include <stdarg.h>
 #include <cmocka.h>
 
-#include "am/am_crash.h"
-#include "am/am_internal.h" /* the layout: the test overwrites its fields */
+#include "am/am_internal.h" /* the endpoint's mapping */
+#include "am/am_segment.h"  /* the layout: the test overwrites its fields */
 #include "syncq/am.h"
 #include "syncq/clock.h"
+#include "syncq_race.h" /* the race point where a sender stops holding the lock */
 
 #ifndef SYNCQ_AM_LOCK_WAIT_STALE /* lets the test build against a tree without the bound (to show the old hang) */
 #define SYNCQ_AM_LOCK_WAIT_STALE 16u
@@ -286,8 +287,10 @@ static void test_corrupt_fields(void **state) {
 
 /* ================================================================ stopped holder */
 
-static void stop_here(int step) {
-  if (step == AM_STEP_LOCKED) raise(SIGSTOP);
+SYNCQ_RACE_HOOK_DEFINE;
+
+static void stop_here(const char *name) {
+  if (strcmp(name, "am.claim.inside") == 0) raise(SIGSTOP);
 }
 
 static void test_stopped_holder(void **state) {
@@ -308,7 +311,7 @@ static void test_stopped_holder(void **state) {
       alarm(CHILD_ALARM_S);
       syncq_am_peer *p;
       if (syncq_am_connect(NULL, seg_name, &p) != SYNCQ_OK) _exit(2);
-      am_test_set_step_hook(stop_here); /* stops holding the claim lock */
+      syncq_race_hook = stop_here; /* stops holding the claim lock */
       _exit(syncq_am_request(p, H_SINK, args, 1, 0) == SYNCQ_OK ? 0 : 3);
     }
     int st = 0;

@@ -5,7 +5,7 @@
  * between a forked client and a server attached by name; many writer
  * processes to one reader with exact per-writer counts and order over
  * tiny queues; cyclic requests among three processes with two-packet
- * queues; a writer SIGKILLed between claim and commit (the test hook)
+ * queues; a writer SIGKILLed between claim and commit (a race point)
  * while others keep writing; sends through endpoints inherited over fork;
  * unregistered handlers; SYNCQ_AM_NOWAIT; orderly shutdown and clean-up
  * of a crashed run's segment; a sender dying inside the claim itself (the
@@ -35,9 +35,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "am/am_internal.h" /* to die inside a claim, where no public hook reaches */
+#include "am/am_internal.h" /* the endpoint's mapping */
+#include "am/am_segment.h"  /* the layout: the test writes a claim into it */
 #include "syncq/am.h"
 #include "syncq/clock.h"
+#include "syncq_race.h" /* the race point where a writer dies between claim and commit */
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
@@ -345,17 +347,18 @@ typedef struct writer_arg {
   bool own_endpoint; /* connect with its own endpoint (polled while stalled) */
 } writer_arg;
 
+SYNCQ_RACE_HOOK_DEFINE;
+
 static uint32_t hook_calls;
-static void kill_hook(void *arg) {
-  (void)arg;
-  if (hook_calls++ == KILL_AT) kill(getpid(), SIGKILL);
+static void kill_hook(const char *name) {
+  if (strcmp(name, "am.send.claimed") == 0 && hook_calls++ == KILL_AT) kill(getpid(), SIGKILL);
 }
 
 static void writer(void *argp) {
   writer_arg *a = argp;
   syncq_am_peer *rd;
   CHILD_CHECK(syncq_am_connect(NULL, a->reader, &rd) == SYNCQ_OK, 20);
-  if (a->die) syncq_am_test_set_claim_hook(kill_hook, NULL);
+  if (a->die) syncq_race_hook = kill_hook;
   unsigned char buf[64];
   for (uint32_t i = 0; i < a->count; i++) {
     uint32_t args[2] = {a->id, i};

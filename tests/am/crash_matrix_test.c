@@ -58,10 +58,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "am/am_crash.h"    /* the named crash points of the send protocol */
-#include "am/am_internal.h" /* the claim hook: to die inside a claim */
 #include "syncq/am.h"
 #include "syncq/clock.h"
+#include "syncq_race.h" /* the send protocol's race points: where a process dies */
 
 #define CHILD_ALARM_S 30                /* a child that hangs this long dies and fails the cell */
 #define CELL_DEADLINE_NS 20000000000ull /* 20 s: the whole cell, a hang past it fails */
@@ -147,17 +146,14 @@ static bool have_robust_futexes(void) {
 
 /* ---------------------------------------------------------------- writers */
 
-static int victim_kill_step = -1; /* am_crash step where the victim dies */
+SYNCQ_RACE_HOOK_DEFINE;
+
+static const char *victim_kill_point; /* the race point where the victim dies (NULL: none) */
 static unsigned victim_seq;
 
-static void die_at_step(int step) {
-  if (step == victim_kill_step && victim_seq == KILL_AT) kill(getpid(), SIGKILL);
-}
-
-/* The public claim hook (between claim and commit). */
-static void claim_hook_kill(void *arg) {
-  (void)arg;
-  if (victim_seq == KILL_AT) kill(getpid(), SIGKILL);
+static void die_at_point(const char *name) {
+  if (victim_kill_point != NULL && strcmp(name, victim_kill_point) == 0 && victim_seq == KILL_AT)
+    kill(getpid(), SIGKILL);
 }
 
 /* Send `count` bulk messages as writer `id`; the victim dies as told.
@@ -166,10 +162,10 @@ static void writer(const char *name, uint32_t id, unsigned count, int kill_step,
   alarm(CHILD_ALARM_S);
   syncq_am_peer *peer;
   if (syncq_am_connect(NULL, name, &peer) != SYNCQ_OK) _exit(1);
-  if (kill_step == STEP_HOLDING_LOCK) victim_kill_step = AM_STEP_LOCKED;
-  if (kill_step == STEP_BULK_COPY) victim_kill_step = AM_STEP_BULK_COPY;
-  am_test_set_step_hook(die_at_step);
-  if (kill_step == STEP_CLAIMED) syncq_am_test_set_claim_hook(claim_hook_kill, NULL);
+  if (kill_step == STEP_HOLDING_LOCK) victim_kill_point = "am.claim.inside";
+  if (kill_step == STEP_CLAIMED) victim_kill_point = "am.send.claimed";
+  if (kill_step == STEP_BULK_COPY) victim_kill_point = "am.send.bulk_copy";
+  syncq_race_hook = die_at_point;
   unsigned char buf[BULK_BYTES];
   for (unsigned s = 0; s < count; s++) {
     if (go_fd >= 0 && s == count / 2u) { /* the second half only after the victim's death */
@@ -423,8 +419,8 @@ static void test_crash_matrix(void **state) {
 
 /* ---------------------------------------------------------------- storm */
 
-static void stop_at_lock(int step) {
-  if (step == AM_STEP_LOCKED) raise(SIGSTOP);
+static void stop_at_lock(const char *name) {
+  if (strcmp(name, "am.claim.inside") == 0) raise(SIGSTOP);
 }
 
 /* A storm sender: stop holding the lock (the first one) or after its
@@ -435,7 +431,7 @@ static void storm_sender(const char *name, bool stop_in_claim, int ready_fd, int
   alarm(CHILD_ALARM_S);
   syncq_am_peer *peer;
   if (syncq_am_connect(NULL, name, &peer) != SYNCQ_OK) _exit(1);
-  if (stop_in_claim) am_test_set_step_hook(stop_at_lock);
+  if (stop_in_claim) syncq_race_hook = stop_at_lock;
   char c = 1;
   if (ready_fd >= 0 && write(ready_fd, &c, 1) != 1) _exit(1);
   if (go_fd >= 0 && read(go_fd, &c, 1) != 1) _exit(1); /* all queue together, after every fork */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "am/am_core.h" /* am_dispatch */
 #include "am/am_internal.h"
 #include "syncq/am.h"
 

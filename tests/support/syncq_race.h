@@ -28,6 +28,15 @@
  *   "queue.loo.enqueue.ticket", "queue.loo.dequeue.ticket"  LOO, between
  *                    an operation's Tail or Head ticket and its
  *                    fetch-and-add on the slot.
+ *   "am.claim.inside"  an active-message send inside its claim: a locking
+ *                    claim holds the queue's lock, nothing claimed yet; the
+ *                    lock-free claim has its packet position assigned, not
+ *                    claimed (src/am/claim_*.c).
+ *   "am.send.bulk_copy"  a bulk send with half its bytes copied into the
+ *                    claimed block (src/am/am.c).
+ *   "am.send.claimed"  a send between its claim and its commit (src/am/am.c).
+ *                    The AM tests kill or stop the process there
+ *                    (tests/am/crash_matrix_test.c).
  *
  * Double-width CAS: in the race library syncq_pr_dwcas (syncq/pr.h) is
  * syncq_race_dwcas below, a lock around a read, a comparison and two

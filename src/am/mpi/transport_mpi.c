@@ -56,6 +56,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "am/am_core.h" /* am_dispatch */
 #include "am/am_internal.h"
 #include "syncq/am_mpi.h"
 #include "syncq/clock.h"
