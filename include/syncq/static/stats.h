@@ -22,6 +22,10 @@
 
 #include "syncq/stats.h"
 
+#if defined(SYNCQ_WITH_STATS)
+#error "SYNCQ_WITH_STATS is gone: define SYNCQ_STATS to 1 (syncq/static/stats.h)"
+#endif
+
 #if defined(SYNCQ_STATS) && SYNCQ_STATS
 /* 1 when this file's algorithms count, 0 when they do not. */
 #define SYNCQ_STATS_COUNTING 1
