@@ -5,11 +5,11 @@
 #include <stddef.h>
 #include <string.h>
 
-_Thread_local syncq_stats syncq_stats_tls__ __attribute__((tls_model("initial-exec")));
+SYNCQ_STATS_TLS_MODEL _Thread_local syncq_stats syncq_stats_tls;
 
-syncq_stats *syncq_stats_self(void) { return &syncq_stats_tls__; }
+syncq_stats *syncq_stats_self(void) { return &syncq_stats_tls; }
 
-void syncq_stats_reset(void) { memset(&syncq_stats_tls__, 0, sizeof syncq_stats_tls__); }
+void syncq_stats_reset(void) { memset(&syncq_stats_tls, 0, sizeof syncq_stats_tls); }
 
 void syncq_stats_add(syncq_stats *into, const syncq_stats *from) {
   if (into == NULL || from == NULL) return;
@@ -22,10 +22,4 @@ void syncq_stats_add(syncq_stats *into, const syncq_stats *from) {
   into->blocks += from->blocks;
 }
 
-int syncq_stats_enabled(void) {
-#if defined(SYNCQ_WITH_STATS)
-  return 1;
-#else
-  return 0;
-#endif
-}
+int syncq_stats_enabled(void) { return SYNCQ_STATS_COUNTING; }

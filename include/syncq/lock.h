@@ -21,26 +21,14 @@
  * that cannot sleep yield instead). It does not collapse when threads
  * outnumber processing units: a FIFO spin lock (ticket, MCS, CLH,
  * Anderson, array) hands the lock to a waiter that may be preempted, and
- * every waiter behind it spins through whole time slices. Measured on 2
- * cores (syncq-lab locks-cost, phase "defaults-busy": 4 threads,
- * not pinned, beside a busy program, 100,000 increments, median of 5;
- * the machine was shared with other jobs): created with SYNCQ_WAIT_SPIN,
- * MCS and ticket did not finish in 60 s; with the default, three runs gave
- * (ns per increment) pthread mutex 15/14/15, ttas-ps 19/18/19, array-faa
- * 18/16/26, array-cas 17/22/37, clh 28/27/30, futex-mutex 31/29/33, tas
- * 28/48/16, ttas 50/40/18, anderson 23/60/23, mcs 117/16/17, ticket
- * 613/16/49, hybrid-sc 462/31/16, sc-queue 66,680/42/17 (then it could
- * only yield; since it sleeps, its samples' 99th percentile went from
- * 669 us to 1.0 us an increment, hybrid-sc's from 642 us to 1.4 us, as
- * the other FIFO queue locks': syncq-lab run locks-cost --quick --where
- * phase=defaults-busy, three runs before, four after). Most are within 3x
- * of the mutex in most runs; a FIFO hand-over to a waiter that is not
- * running still costs a wake-up, and the runs that missed were those. Pinned two to a core,
- * the FIFO queue locks (mcs, clh, array-cas) stay slow even so (16-21 us
- * per increment): prefer a mutex or TTAS where threads outnumber cores
- * and are pinned. Pure spinning stays available by name: pass
- * SYNCQ_WAIT_SPIN in the config (fastest while every waiter has a
- * processor of its own).
+ * every waiter behind it spins through whole time slices. A FIFO
+ * hand-over to a waiter that is not running still costs a wake-up. Pinned
+ * two to a core, the FIFO queue locks (mcs, clh, array-cas) stay slow even
+ * so: prefer a mutex or TTAS where threads outnumber cores and are
+ * pinned. Pure spinning stays available by name: pass SYNCQ_WAIT_SPIN in
+ * the config (fastest while every waiter has a processor of its own).
+ * Measurements: docs/library.md, "Locks when threads outnumber
+ * processors".
  *
  * Preempted waiters and the FIFO locks. A FIFO lock by name stays that
  * algorithm: "mcs" is Mellor-Crummey & Scott's lock, FIFO with every
@@ -50,18 +38,11 @@
  * 100 us old and it queues again), which is FIFO only among waiters that
  * keep running. "mcs-tp" cannot sleep (a sleeper publishes nothing), so
  * its generic default is yielding; a variant that let waiters sleep in
- * the queue convoyed as plain MCS does (src/lock/mcs_tp.c). Measured on 2
- * cores under heavy load from other jobs (8 threads incrementing a
- * counter, 5 interleaved runs, median ns per increment, through this
- * API): tight loop: pthread mutex 24, futex-mutex 22, mcs (competitive)
- * 34 but 8,600 and 10,200 in two runs, mcs-tp (yield) 61 (29-248),
- * mcs-tp with SYNCQ_WAIT_SPIN 51 (13-75); with 200 ns of work between
- * increments: pthread mutex 589, mcs 4,207, ticket 15,103, mcs-tp
- * (yield) 1,838, mcs-tp spinning 1,021 (964-1,370). So "mcs-tp" does not
- * collapse where mcs and ticket do, but stays at 1.7-3.1x the mutex: the
- * default lock remains the futex mutex, and "mcs-tp" (spinning) is the
- * queue lock to name where a FIFO-like queue lock must survive
- * oversubscription.
+ * the queue convoyed as plain MCS does (src/lock/mcs_tp.c). "mcs-tp" does
+ * not collapse where mcs and ticket do, but costs more than the mutex:
+ * the default lock remains the futex mutex, and "mcs-tp" (spinning) is
+ * the queue lock to name where a FIFO-like queue lock must survive
+ * oversubscription (measurements: docs/library.md, as above).
  *
  * Destroying. The next holder may destroy and free a lock right after its
  * own unlock, even while the previous holder is still returning from the

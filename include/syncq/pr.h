@@ -199,12 +199,7 @@ SYNCQ_API bool syncq_pr_dwcas_available(void);
  * lock-free as an LDAXP/STLXP loop (Armv8.0); blocking in sanitizer
  * builds (libatomic's lock). */
 static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, syncq_pr_dw desired) {
-#if defined(SYNCQ_PR_DWCAS_OVERRIDE)
-  /* Race tests only (tests/support/syncq_race.h): a double-width CAS made
-   * of a lock, as ThreadSanitizer's runtime and lock-based libatomic make
-   * it, with a race point between its read and its write. */
-  return SYNCQ_PR_DWCAS_OVERRIDE(&p->lo, &p->hi, &expected->lo, &expected->hi, desired.lo, desired.hi);
-#elif defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(SYNCQ_DWCAS_BUILTIN)
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(SYNCQ_DWCAS_BUILTIN)
   bool ok;
   /* lock-prefixed: a full barrier on x86-64, so seq_cst as documented. */
   __asm__ __volatile__("lock cmpxchg16b %1"

@@ -6,7 +6,8 @@
  * CAS attempts and failures, retries of a whole operation, backoff waits,
  * yields and blocks. Counting is a plain increment of a thread-local
  * variable (no atomics, no sharing); builds with -DSYNCQ_STATS=OFF compile
- * it out. These counts are always available, unlike hardware counters.
+ * it out (the one switch: syncq/static/stats.h). These counts are always
+ * available, unlike hardware counters.
  */
 #ifndef SYNCQ_STATS_H
 #define SYNCQ_STATS_H
@@ -19,6 +20,16 @@
 extern "C" {
 #endif
 
+/* C++ spells C11's _Thread_local thread_local, and its extern thread_local
+ * objects are reached through an initialisation wrapper; GNU __thread is
+ * the plain storage class in both. */
+#ifdef __cplusplus
+#define SYNCQ_STATS_THREAD_LOCAL __thread
+#else
+#define SYNCQ_STATS_THREAD_LOCAL _Thread_local
+#endif
+#define SYNCQ_STATS_TLS_MODEL __attribute__((tls_model("initial-exec")))
+
 typedef struct syncq_stats {
   uint64_t cas_attempts; /* CAS (single or double width) issued */
   uint64_t cas_failures; /* ... of which failed */
@@ -28,6 +39,19 @@ typedef struct syncq_stats {
   uint64_t yields;       /* sched_yield calls */
   uint64_t blocks;       /* futex or condition-variable sleeps */
 } syncq_stats;
+
+/* The calling thread's counters themselves: the variable that
+ * syncq_stats_self() returns the address of, and that the algorithms add
+ * to when built with SYNCQ_STATS (syncq/static/stats.h: the static inline
+ * bodies of a program that defines SYNCQ_STATS count here too). Read and
+ * reset them through syncq_stats_self() and syncq_stats_reset().
+ * Initial-exec thread-local storage: one thread-pointer-relative access,
+ * no call; like libsyncq's own, it needs the library loaded at start-up
+ * (or static TLS room left for dlopen).
+ * Thread safety: each thread has its own; plain words, written only by
+ * their thread (and by a signal handler that interrupts it).
+ * Progress: wait-free (one add). */
+SYNCQ_API extern SYNCQ_STATS_TLS_MODEL SYNCQ_STATS_THREAD_LOCAL syncq_stats syncq_stats_tls;
 
 /* The calling thread's counters (never NULL).
  * Thread safety: any thread: each gets its own counters (thread-local

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nblfq.pml — NBLFQ (004 Algorithms 1-4) as syncq implements it
- * (src/queue/nblfq_core.h: nbl_comp, nbl_enqueue, nbl_dequeue), for SPIN.
+ * (include/syncq/static/queue/nblfq.h: syncq_nbl_comp, syncq_nbl_enqueue,
+ * syncq_nbl_dequeue), for SPIN.
  *
  * Every shared access of the C code is one atomic step here: a cell load
  * (one 64-bit atomic word: pointer and counter together), the commit CAS,
@@ -84,7 +85,7 @@ byte next_seq[NPROD]; /* per-producer FIFO */
 byte version; /* successful commit CASes so far */
 bit sleeping; /* SLEEPY: producer 0 has read its cells and paused before its CAS */
 
-/* nbl_comp(i, u, j, v): 1 before, 0 not before, 2 ambiguous (C: -1) */
+/* syncq_nbl_comp(i, u, j, v): 1 before, 0 not before, 2 ambiguous (C: -1) */
 inline comp(ci, cup, cuc, cj, cvp, cvc, cres) {
   if
   :: cuc == cvc -> cres = (ci < cj)
@@ -110,7 +111,7 @@ inline hint(hvar, hout) {
   fi
 }
 
-/* nbl_enqueue */
+/* syncq_nbl_enqueue */
 /* Lock-freedom (004 §V-B: "a CAS fails only because another operation's
  * CAS succeeded"): an attempt may end without a result only if some commit
  * CAS succeeded while it ran. */
@@ -183,7 +184,7 @@ inline enqueue(eitem, eres) {
   od
 }
 
-/* nbl_dequeue */
+/* syncq_nbl_dequeue */
 inline dequeue(dres, ditem) {
   do
   :: seen = version;

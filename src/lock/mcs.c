@@ -35,7 +35,7 @@
  */
 #include "syncq/lock/mcs.h"
 
-#include "../stats_internal.h" /* before the static header: the library's counters */
+#include "../stats_internal.h"
 #include "lock_internal.h"
 #include "syncq/platform.h"
 #include "syncq/static/lock/mcs.h"

@@ -37,7 +37,7 @@
  */
 #include "syncq/lock/tas.h"
 
-#include "../stats_internal.h" /* before the static header: the library's counters */
+#include "../stats_internal.h"
 #include "lock_internal.h"
 #include "syncq/backoff.h"
 #include "syncq/static/lock/tas.h"

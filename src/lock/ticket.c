@@ -35,7 +35,7 @@
  */
 #include "syncq/lock/ticket.h"
 
-#include "../stats_internal.h" /* before the static header: the library's counters */
+#include "../stats_internal.h"
 #include "lock_internal.h"
 #include "syncq/backoff.h"
 #include "syncq/static/lock/ticket.h"

@@ -6,7 +6,7 @@
  *   Source:      Denis & Goedefroit, NBLFQ (004): Algorithm 1 (init),
  *                Algorithm 2 (COMP), Algorithm 3 (enqueue), Algorithm 4
  *                (dequeue); invariant and proofs §V. Written once in
- *                src/queue/nblfq_core.h for both cell widths.
+ *                syncq/static/queue/nblfq.h for both cell widths.
  *   Progress:    lock-free (004 §V-B): a CAS fails only because another
  *                operation's CAS succeeded.
  *   Atomics:     uncontended, with the head/tail hints right: enqueue 2
@@ -62,15 +62,14 @@
  *                beyond the paper's (the hints), and its hints no longer
  *                share a 128-byte pair of lines.
  *   Inline:      enqueue and dequeue are static inline in syncq/static/
- *                queue/nblfq.h (the algorithm in syncq/static/queue/
- *                nblfq_core.h); this file exports them and builds the ops
+ *                queue/nblfq.h (with the algorithm, syncq_nbl_*); this
+ *                file exports them and builds the ops
  *                table from them (SYNCQ_QUEUE_REGISTER_FNS). Never-initialised or
  *                destroyed storage: SYNCQ_EINVAL (a magic word read beside
  *                the mask).
  */
 #include "syncq/queue/nblfq.h"
 
-#include "nblfq_core.h" /* the library's counters, then the static core */
 #include "syncq/queue.h"
 #include "syncq/static/queue/nblfq.h"
 
@@ -94,7 +93,7 @@ int syncq_queue_nblfq_init(syncq_queue_nblfq *q, size_t capacity) {
   atomic_init(&q->tail, 0);
   q->mask = (uint64_t)capacity - 1;
   q->magic = NBLFQ_MAGIC;
-  nbl_init_cells(cells_of(q), (uint64_t)capacity, NBLFQ_TAG_BITS);
+  syncq_nbl_init_cells(cells_of(q), (uint64_t)capacity, NBLFQ_TAG_BITS);
   return SYNCQ_OK;
 }
 

@@ -6,7 +6,7 @@
  *   Source:      Denis & Goedefroit, NBLFQ (004) §IV-B: "an alternate
  *                implementation that stores the pair in two consecutive
  *                words" with a double-width CAS, W = 2^64; otherwise the
- *                same Algorithms 1-4 (src/queue/nblfq_core.h).
+ *                same Algorithms 1-4 (syncq/static/queue/nblfq.h).
  *   Progress:    lock-free (004 §V-B).
  *   Atomics:     uncontended: enqueue 2 cell reads + 1 double-width CAS,
  *                dequeue the same. A cell read is 3 loads (counter,
@@ -27,7 +27,7 @@
  */
 #include "syncq/queue/nblfq2.h"
 
-#include "nblfq_core.h"
+#include "syncq/static/queue/nblfq.h"
 #include "syncq/queue.h"
 
 #define NBLFQ2_TAG_BITS 64                        /* W = 2^64: the counter is a whole word */
@@ -51,7 +51,7 @@ int syncq_queue_nblfq2_init(syncq_queue_nblfq2 *q, size_t capacity) {
   atomic_init(&q->tail, 0);
   q->mask = (uint64_t)capacity - 1;
   q->magic = NBLFQ2_MAGIC;
-  nbl_init_cells(cells_of(q), (uint64_t)capacity, NBLFQ2_TAG_BITS);
+  syncq_nbl_init_cells(cells_of(q), (uint64_t)capacity, NBLFQ2_TAG_BITS);
   return SYNCQ_OK;
 }
 
@@ -64,13 +64,13 @@ int syncq_queue_nblfq2_destroy(syncq_queue_nblfq2 *q) {
 int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item) {
   uint64_t bits = (uint64_t)(uintptr_t)item;
   if (q == NULL || bits == 0) return SYNCQ_EINVAL;
-  return nbl_enqueue(cells_of(q), q->mask, &q->head, bits, NBLFQ2_TAG_BITS);
+  return syncq_nbl_enqueue(cells_of(q), q->mask, &q->head, bits, NBLFQ2_TAG_BITS);
 }
 
 int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
   uint64_t bits;
-  int r = nbl_dequeue(cells_of(q), q->mask, &q->tail, &bits, NBLFQ2_TAG_BITS);
+  int r = syncq_nbl_dequeue(cells_of(q), q->mask, &q->tail, &bits, NBLFQ2_TAG_BITS);
   if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
   return r;
 }

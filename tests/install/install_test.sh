@@ -3,7 +3,8 @@
 # The installed package, as a downstream project sees it:
 #  1. the "library" component alone: libsyncq.a, libsyncq.so with the
 #     soname of the version policy (libsyncq.so.MAJOR.MINOR), headers, the
-#     CMake package and syncq.pc, and nothing of the lab;
+#     CMake package and syncq.pc, nothing of the lab, and nothing test-only
+#     in the headers; the consumer also counts in the inline bodies
 #  2. a consumer and every example (examples/) built with find_package(syncq)
 #     (syncq::syncq, static) and run;
 #  3. the same examples built with pkg-config against the shared library,
@@ -45,6 +46,11 @@ if [ -d "$build/docs/api/man/man3" ]; then
   if [ -z "$man3" ] || [ ! -f "$man3/syncq_queue_create.3" ]; then echo "FAIL: man pages not installed"; exit 1; fi
   if ls "$man3" | grep -qv '^syncq_'; then echo "FAIL: a man page not named syncq_*: $(ls "$man3" | grep -v '^syncq_' | head -3)"; exit 1; fi
   echo "man pages: $(ls "$man3" | wc -l) in share/man/man3"
+fi
+# nothing test-only in the installed headers (invariant checkers, hooks and
+# stand-in primitives live in tests/support)
+if grep -rlE '_HOOK\b|OVERRIDE|check_invariant' "$tmp/prefix/include"; then
+  echo "FAIL: test-only names in the installed headers (above)"; exit 1
 fi
 echo "library component: libsyncq $version, soname $soname, no lab"
 

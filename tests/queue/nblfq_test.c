@@ -14,11 +14,12 @@
  *   - 004 §V's invariant (both properties) checked on the quiescent ring
  *     after stress, for the 16-bit, 3-bit and double-width instantiations.
  *
- * The algorithm is instantiated here from src/queue/nblfq_core.h (the same
- * code the library's "nblfq" and "nblfq2" compile) with test hooks and a
- * 3-bit tag; the asynchronous signal test uses the library's typed API.
+ * The algorithm is instantiated here from syncq/static/queue/nblfq.h (the
+ * same code the library's "nblfq" and "nblfq2" compile) with its named
+ * delay points compiled in and a 3-bit tag; the asynchronous signal test
+ * uses the library's typed API.
  */
-#define SYNCQ_WITH_STATS 1 /* count in this file's instantiation too */
+#define SYNCQ_STATS 1 /* count in this file's instantiation too */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,10 +37,9 @@
 #include "test_plan.h"
 
 #include "syncq/platform.h"
-#include "syncq/queue/nblfq.h"
 #include "syncq/stats.h"
 
-/* ---- the hooks: pause (semaphores) or raise a signal, when armed for this thread */
+/* ---- the delay points: pause (semaphores) or raise a signal, when armed for this thread */
 enum { HOOK_NONE, HOOK_PAUSE_CHASE, HOOK_PAUSE_CAS, HOOK_RAISE_CAS };
 static _Thread_local int hook_armed = HOOK_NONE;
 static sem_t paused, resume;
@@ -55,13 +55,21 @@ static void hook(int where) {
     }
   }
 }
-#define NBLFQ_CHASE_HOOK() hook(HOOK_PAUSE_CHASE)
-#define NBLFQ_BEFORE_CAS_HOOK() \
-  do {                          \
-    hook(HOOK_PAUSE_CAS);       \
-    hook(HOOK_RAISE_CAS);       \
-  } while (0)
-#include "queue/nblfq_core.h"
+
+/* The algorithm's SYNCQ_RACE_POINTs: "queue.nblfq.chase" between the two
+ * cell reads of a chase step, "queue.nblfq.commit" before the commit CAS. */
+static void point(const char *name) {
+  if (hook_armed == HOOK_NONE) return; /* the common case, without a strcmp */
+  if (strcmp(name, "queue.nblfq.chase") == 0) {
+    hook(HOOK_PAUSE_CHASE);
+  } else if (strcmp(name, "queue.nblfq.commit") == 0) {
+    hook(HOOK_PAUSE_CAS);
+    hook(HOOK_RAISE_CAS);
+  }
+}
+#define SYNCQ_RACE_POINT(name) point(name)
+#include "nblfq_invariant.h"
+#include "syncq/static/queue/nblfq.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define STRESS_ITEMS 3000
@@ -89,39 +97,39 @@ static void ring_init(ring *r, uint64_t S, unsigned tag_bits) {
   r->tag_bits = tag_bits;
   r->cells = syncq_alloc_aligned(S * (tag_bits >= 64 ? 16 : 8), 64);
   assert_non_null(r->cells);
-  if (tag_bits >= 64) nbl_init_cells(r->cells, S, 64);
-  else nbl_init_cells(r->cells, S, tag_bits);
+  if (tag_bits >= 64) syncq_nbl_init_cells(r->cells, S, 64);
+  else syncq_nbl_init_cells(r->cells, S, tag_bits);
 }
 
 /* The constant tag widths this file instantiates (each call site inlines). */
 static int ring_enq(ring *r, uint64_t v) {
   switch (r->tag_bits) {
   case 3:
-    return nbl_enqueue(r->cells, r->mask, &r->head, v, 3);
+    return syncq_nbl_enqueue(r->cells, r->mask, &r->head, v, 3);
   case 16:
-    return nbl_enqueue(r->cells, r->mask, &r->head, v, 16);
+    return syncq_nbl_enqueue(r->cells, r->mask, &r->head, v, 16);
   default:
-    return nbl_enqueue(r->cells, r->mask, &r->head, v, 64);
+    return syncq_nbl_enqueue(r->cells, r->mask, &r->head, v, 64);
   }
 }
 static int ring_deq(ring *r, uint64_t *v) {
   switch (r->tag_bits) {
   case 3:
-    return nbl_dequeue(r->cells, r->mask, &r->tail, v, 3);
+    return syncq_nbl_dequeue(r->cells, r->mask, &r->tail, v, 3);
   case 16:
-    return nbl_dequeue(r->cells, r->mask, &r->tail, v, 16);
+    return syncq_nbl_dequeue(r->cells, r->mask, &r->tail, v, 16);
   default:
-    return nbl_dequeue(r->cells, r->mask, &r->tail, v, 64);
+    return syncq_nbl_dequeue(r->cells, r->mask, &r->tail, v, 64);
   }
 }
 static int64_t ring_check(ring *r) {
   switch (r->tag_bits) {
   case 3:
-    return nbl_check_invariant(r->cells, r->mask, 3);
+    return nblfq_check_invariant(r->cells, r->mask, 3);
   case 16:
-    return nbl_check_invariant(r->cells, r->mask, 16);
+    return nblfq_check_invariant(r->cells, r->mask, 16);
   default:
-    return nbl_check_invariant(r->cells, r->mask, 64);
+    return nblfq_check_invariant(r->cells, r->mask, 64);
   }
 }
 
@@ -211,7 +219,7 @@ static void test_invariant_checker_catches_damage(void **state) {
   _Atomic(uint64_t) *cells = r.cells;
   atomic_store(&cells[5], (uint64_t)0x50); /* an item after a gap: property 2 */
   assert_int_equal(ring_check(&r), -2);
-  atomic_store(&cells[5], (uint64_t)3 << NBL_PTR_BITS); /* a counter out of step: property 1 */
+  atomic_store(&cells[5], (uint64_t)3 << SYNCQ_NBL_PTR_BITS); /* a counter out of step: property 1 */
   assert_int_equal(ring_check(&r), -1);
   free(r.cells);
 }
@@ -319,19 +327,19 @@ static void test_ambiguous_comparison(void **state) {
   (void)state;
   /* COMP on neighbours whose counters differ by W/2 (or anything but 0 and
    * +-1) cannot order them: -1, never a guess */
-  nbl_cell u = {0, 0}, v = {0, 4};
-  assert_int_equal(nbl_comp(0, u, 1, v, 3), -1);
+  syncq_nbl_cell u = {0, 0}, v = {0, 4};
+  assert_int_equal(syncq_nbl_comp(0, u, 1, v, 3), -1);
   v.ctr = 1;
-  assert_int_equal(nbl_comp(0, u, 1, v, 3), 1);
+  assert_int_equal(syncq_nbl_comp(0, u, 1, v, 3), 1);
   v.ctr = 7; /* -1 mod 8 */
-  assert_int_equal(nbl_comp(0, u, 1, v, 3), 0);
+  assert_int_equal(syncq_nbl_comp(0, u, 1, v, 3), 0);
   v.ctr = 0;
-  assert_int_equal(nbl_comp(0, u, 1, v, 3), 1);
-  assert_int_equal(nbl_comp(1, u, 0, v, 3), 0);
+  assert_int_equal(syncq_nbl_comp(0, u, 1, v, 3), 1);
+  assert_int_equal(syncq_nbl_comp(1, u, 0, v, 3), 0);
   /* 64-bit counters: wrap of the difference still works */
   u.ctr = UINT64_MAX;
   v.ctr = 0;
-  assert_int_equal(nbl_comp(0, u, 1, v, 64), 1);
+  assert_int_equal(syncq_nbl_comp(0, u, 1, v, 64), 1);
 }
 
 /* ------------------------------------------------------------- signals */

@@ -32,7 +32,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "syncq_race.h" /* first: its SYNCQ_RACE_POINT and double-width CAS, not the library's */
+#include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, and it brings syncq/pr.h with its own double-width CAS */
 
 #include "syncq/platform.h"
 #include "syncq/pr.h"

@@ -11,7 +11,7 @@
  *    2x as many threads as processing units (of the test plan's confined
  *    set, tests/support/test_plan.h), trylock/unlock semantics,
  *    bad inputs;
- *  - no statistics are counted by the inline bodies (SYNCQ_WITH_STATS is
+ *  - no statistics are counted by the inline bodies (SYNCQ_STATS is
  *    not defined here), while the library's own build counts.
  */
 #include <setjmp.h>
@@ -287,7 +287,7 @@ static void test_inline_counts_nothing_unless_asked(void **state) {
   syncq_stats_reset();
   assert_int_equal(syncq_lock_mcs_trylock_inline(&m, &n), SYNCQ_OK);
   assert_int_equal(syncq_lock_mcs_trylock_inline(&m, &other), SYNCQ_EBUSY);
-  assert_int_equal(syncq_stats_self()->cas_attempts, 0u);            /* inline, no SYNCQ_WITH_STATS */
+  assert_int_equal(syncq_stats_self()->cas_attempts, 0u);            /* inline, no SYNCQ_STATS */
   assert_int_equal(syncq_lock_mcs_trylock(&m, &other), SYNCQ_EBUSY); /* the library's build */
   assert_int_equal(syncq_stats_self()->cas_attempts, syncq_stats_enabled() ? 1u : 0u);
   assert_int_equal(syncq_lock_mcs_unlock_inline(&m, &n), SYNCQ_OK);

@@ -38,10 +38,13 @@
  *                    The AM tests kill or stop the process there
  *                    (tests/am/crash_matrix_test.c).
  *
- * Double-width CAS: in the race library syncq_pr_dwcas (syncq/pr.h) is
- * syncq_race_dwcas below, a lock around a read, a comparison and two
- * stores, which is how ThreadSanitizer's runtime and lock-based libatomic
- * implement a 16-byte CAS. A test can stall a thread inside it
+ * Double-width CAS: in the race library syncq_pr_dwcas is the one defined
+ * below, a lock around a read, a comparison and two stores, which is how
+ * ThreadSanitizer's runtime and lock-based libatomic implement a 16-byte
+ * CAS. This header includes syncq/pr.h itself with pr.h's own body renamed
+ * (never called), as models/genmc/genmc_shim.h does, so it must come
+ * before syncq/pr.h: included after it, the second definition is a
+ * compile error, never a silent use of the instruction. A test can stall a thread inside it
  * ("pr.dwcas.locked") and see whether anything writes the pair meanwhile
  * without the lock, i.e. with a single-width operation on one half.
  * syncq_race_dwcas_waiting counts the threads queued for the lock.
@@ -54,6 +57,12 @@
 #include <stdint.h>
 
 #include "syncq/atomic.h"
+
+/* pr.h's double-width CAS, compiled under another name and never called:
+ * every syncq_pr_dwcas after this header is the lock-based one below. */
+#define syncq_pr_dwcas syncq_pr_dwcas_instruction_
+#include "syncq/pr.h"
+#undef syncq_pr_dwcas
 
 #ifdef __cplusplus
 extern "C" {
@@ -100,7 +109,9 @@ static inline bool syncq_race_dwcas(_Atomic(uint64_t) *lo, _Atomic(uint64_t) *hi
   atomic_store(&syncq_race_dwcas_lock, 0);
   return ok;
 }
-#define SYNCQ_PR_DWCAS_OVERRIDE syncq_race_dwcas
+static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, syncq_pr_dw desired) {
+  return syncq_race_dwcas(&p->lo, &p->hi, &expected->lo, &expected->hi, desired.lo, desired.hi);
+}
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,8 @@
  *
  * Never allocates; async-signal-safe; the storage holds no internal pointers,
  * so it may live in memory shared between processes. Contract and details:
- * src/queue/nblfq.c.
+ * src/queue/nblfq.c. The same operations as static inline bodies (the
+ * whole algorithm): syncq/static/queue/nblfq.h.
  */
 #ifndef SYNCQ_QUEUE_NBLFQ_H
 #define SYNCQ_QUEUE_NBLFQ_H

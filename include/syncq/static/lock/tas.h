@@ -3,7 +3,7 @@
  * syncq/static/lock/tas.h — the TAS and TTAS locks as static inline
  * bodies (liburcu's model: include this header to have lock, trylock and
  * unlock compiled into the caller, with no call, no indirect call and no
- * statistics unless SYNCQ_WITH_STATS is defined; syncq/lock/tas.h's
+ * statistics unless SYNCQ_STATS is 1, syncq/static/stats.h; syncq/lock/tas.h's
  * exported functions and the registry's ops tables are built from these
  * same bodies in src/lock/tas.c, whose contract block applies).
  *

@@ -1,30 +1,263 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * syncq/static/queue/nblfq.h — NBLFQ (004 Algorithms 1-4, 48+16-bit tagged
- * cells) as static inline enqueue and dequeue: liburcu's model, for
- * programs that opt in by including this header (no call, no indirect
- * call, no statistics unless SYNCQ_WITH_STATS is defined). syncq/queue/
- * nblfq.h's exported functions and the registry's "nblfq" ops table are
- * built from these same bodies (src/queue/nblfq.c, whose contract block
+ * syncq/static/queue/nblfq.h — NBLFQ (004 Algorithms 1-4) as static inline
+ * bodies: liburcu's model, for programs that opt in by including this
+ * header (no call, no indirect call; statistics only when SYNCQ_STATS is
+ * 1, syncq/static/stats.h). syncq/queue/nblfq.h holds the declarations;
+ * its exported functions and the registry's "nblfq" ops table are built
+ * from these same bodies (src/queue/nblfq.c, whose contract block
  * applies: lock-free, one CAS per operation, async-signal-safe,
- * process-shared).
+ * process-shared), and so is "nblfq2" (src/queue/nblfq2.c, double-width
+ * cells).
  *
- * Storage: syncq_queue_nblfq_bytes(capacity) bytes initialised by
+ * The algorithm (syncq_nbl_*) is written once for both cell
+ * representations and every tag width: every function takes `tag_bits`
+ * (2..16 for tagged cells, 64 for double-width cells) and is always
+ * inlined into a caller that passes a constant, so the modular arithmetic
+ * folds away. A cell is the pair (ptr, counter) of 004 §IV-B; ptr 0 is
+ * NIL. The counter of a cell counts how many times it has been dequeued
+ * (incremented only when a dequeue writes NIL, 004 §IV-C), modulo
+ * W = 2^tag_bits.
+ *
+ * The typed queue (syncq_queue_nblfq_*_inline): 48+16-bit tagged cells on
+ * storage of syncq_queue_nblfq_bytes(capacity) bytes initialised by
  * syncq_queue_nblfq_init (out of line). Storage that was never
  * initialised, or was destroyed, is refused with SYNCQ_EINVAL: init sets
  * a magic word beside the ring's mask, which every operation reads anyway
- * (one load of a line already being read). Bytes that happen to equal
- * the magic cannot be told apart.
+ * (one load of a line already being read). Bytes that happen to equal the
+ * magic cannot be told apart.
+ *
+ * Two named delay points, SYNCQ_RACE_POINT of syncq/wait.h (nothing,
+ * as in every lock body, unless a race test's build defines the macro):
+ * "queue.nblfq.chase" between the two cell reads of a chase step and
+ * "queue.nblfq.commit" between the end of the chase and the commit CAS.
  */
 #ifndef SYNCQ_STATIC_QUEUE_NBLFQ_H
 #define SYNCQ_STATIC_QUEUE_NBLFQ_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/atomic.h"
+#include "syncq/pr.h"
 #include "syncq/queue/nblfq.h"
-#include "syncq/static/queue/nblfq_core.h"
+#include "syncq/static/stats.h"
+#include "syncq/status.h"
+#include "syncq/wait.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define SYNCQ_NBL_INLINE static inline __attribute__((always_inline))
+
+/* Tagged cells keep the pointer in the low 48 bits, the counter above. */
+#define SYNCQ_NBL_PTR_BITS 48
+#define SYNCQ_NBL_PTR_MASK ((UINT64_C(1) << SYNCQ_NBL_PTR_BITS) - 1)
+
+typedef struct syncq_nbl_cell {
+  uint64_t ptr; /* 0: NIL */
+  uint64_t ctr; /* counter, < W */
+} syncq_nbl_cell;
+
+SYNCQ_NBL_INLINE syncq_nbl_cell syncq_nbl_mk(uint64_t ptr, uint64_t ctr) {
+  syncq_nbl_cell c = {ptr, ctr};
+  return c;
+}
+
+/* W - 1: the counter mask. */
+SYNCQ_NBL_INLINE uint64_t syncq_nbl_wmask(unsigned tag_bits) {
+  return tag_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << tag_bits) - 1;
+}
+
+SYNCQ_NBL_INLINE bool syncq_nbl_same(syncq_nbl_cell a, syncq_nbl_cell b) { return a.ptr == b.ptr && a.ctr == b.ctr; }
+
+/* Read cell i. The value is only a candidate: the commit CAS validates it.
+ * Double-width cells are read counter, pointer, counter and re-read until
+ * both counter reads agree: under one counter value a cell's pointer only
+ * goes NIL -> item (a dequeue changes both words at once), so an agreeing
+ * read is a pair that was in memory at the time of the pointer read. */
+SYNCQ_NBL_INLINE syncq_nbl_cell syncq_nbl_load(void *cells, uint64_t i, unsigned tag_bits) {
+  if (tag_bits < 64) {
+    _Atomic(uint64_t) *a = (_Atomic(uint64_t) *)cells;
+    /* acquire: pairs with the seq_cst CAS (syncq_nbl_cas) that wrote the cell, so
+     * an item read here was published before it was enqueued. */
+    uint64_t w = atomic_load_explicit(&a[i], memory_order_acquire);
+    return syncq_nbl_mk(w & SYNCQ_NBL_PTR_MASK, w >> SYNCQ_NBL_PTR_BITS);
+  }
+  syncq_pr_dw_atomic *a = (syncq_pr_dw_atomic *)cells;
+  for (;;) {
+    /* acquire (all three): pair with the seq_cst double-width CAS that wrote
+     * the cell; acquire also keeps the three reads in program order. */
+    uint64_t c1 = atomic_load_explicit(&a[i].hi, memory_order_acquire);
+    uint64_t p = atomic_load_explicit(&a[i].lo, memory_order_acquire);
+    uint64_t c2 = atomic_load_explicit(&a[i].hi, memory_order_acquire);
+    if (c1 == c2) return syncq_nbl_mk(p, c1);
+  }
+}
+
+/* The commit: CAS cell i from `expect` to `desire`, seq_cst (a full
+ * barrier, as the paper's __sync_bool_compare_and_swap). */
+SYNCQ_NBL_INLINE bool syncq_nbl_cas(void *cells, uint64_t i, syncq_nbl_cell expect, syncq_nbl_cell desire,
+                                    unsigned tag_bits) {
+  if (tag_bits < 64) {
+    _Atomic(uint64_t) *a = (_Atomic(uint64_t) *)cells;
+    uint64_t e = expect.ptr | (expect.ctr << SYNCQ_NBL_PTR_BITS);
+    uint64_t d = desire.ptr | (desire.ctr << SYNCQ_NBL_PTR_BITS);
+    return atomic_compare_exchange_strong(&a[i], &e, d);
+  }
+  syncq_pr_dw_atomic *a = (syncq_pr_dw_atomic *)cells;
+  syncq_pr_dw e = {expect.ptr, expect.ctr};
+  syncq_pr_dw d = {desire.ptr, desire.ctr};
+  return syncq_pr_dwcas(&a[i], &e, d);
+}
+
+/* Initialise S cells to (NIL, 0) (Algorithm 1). Plain initialisation: the
+ * queue is published to other threads by whatever hands them its address. */
+SYNCQ_NBL_INLINE void syncq_nbl_init_cells(void *cells, uint64_t S, unsigned tag_bits) {
+  if (tag_bits < 64) {
+    _Atomic(uint64_t) *a = (_Atomic(uint64_t) *)cells;
+    for (uint64_t i = 0; i < S; i++) atomic_init(&a[i], 0);
+  } else {
+    syncq_pr_dw_atomic *a = (syncq_pr_dw_atomic *)cells;
+    for (uint64_t i = 0; i < S; i++) {
+      atomic_init(&a[i].lo, 0);
+      atomic_init(&a[i].hi, 0);
+    }
+  }
+}
+
+/* Algorithm 2, COMP(i, u, j, v): is cell u (index i) logically before cell
+ * v (index j)? 1 yes, 0 no, -1 ambiguous.
+ *
+ * In a consistent ring the counters of two neighbours differ by 0 or +-1
+ * (004 §V-A invariant: s_k = k + c_k S rises by one per cell except at the
+ * tail). The paper's test ((v - u) mod W) < W/2 is exact for those; any
+ * other distance means the two reads were made at different times across
+ * several rounds (a stale read; with a small tag, possibly a wrap-around),
+ * and no order can be trusted: the caller retries from scratch and counts
+ * it (stats: retries). */
+SYNCQ_NBL_INLINE int syncq_nbl_comp(uint64_t i, syncq_nbl_cell u, uint64_t j, syncq_nbl_cell v, unsigned tag_bits) {
+  if (u.ctr == v.ctr) return i < j;
+  uint64_t d = (v.ctr - u.ctr) & syncq_nbl_wmask(tag_bits);
+  if (d == 1) return 1;
+  if (d == syncq_nbl_wmask(tag_bits)) return 0;
+  return -1;
+}
+
+/* Algorithm 3. `item` is the non-NULL pointer bits (checked by the caller
+ * to fit the cell). head is the non-authoritative hint. */
+SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
+                                       unsigned tag_bits) {
+  const uint64_t wmask = syncq_nbl_wmask(tag_bits);
+  for (;;) {
+    /* relaxed: a hint only; whatever it says is validated by the CAS. */
+    uint64_t h = atomic_load_explicit(head, memory_order_relaxed) & mask;
+    syncq_nbl_cell u, p;
+    uint64_t steps = 0;
+    bool commit = false;
+    for (;;) { /* chase head (lines 4-20) */
+      u = syncq_nbl_load(cells, h, tag_bits);
+      SYNCQ_RACE_POINT("queue.nblfq.chase");
+      p = syncq_nbl_load(cells, (h + mask) & mask, tag_bits);
+      if (p.ptr != 0 && u.ptr == 0) { /* empty cell after a non-empty one */
+        commit = true;
+        break;
+      }
+      int before = syncq_nbl_comp((h + mask) & mask, p, h, u, tag_bits);
+      if (before < 0) break;            /* ambiguous: retry */
+      if (!before) {                    /* found the step */
+        if (p.ptr == 0 && u.ptr == 0) { /* empty queue */
+          commit = true;
+          break;
+        }
+        if (p.ptr != 0 && u.ptr != 0) {
+          /* Full, if p and u were in memory together: u unchanged after p
+           * was read means they were (a deviation from line 16, which trusts
+           * two reads made at different times; without it a FULL could be
+           * returned that no linearization explains). */
+          if (syncq_nbl_same(syncq_nbl_load(cells, h, tag_bits), u)) {
+            atomic_store_explicit(head, h, memory_order_relaxed); /* relaxed: hint */
+            return SYNCQ_FULL;
+          }
+          break; /* changed under us: retry */
+        }
+        /* p non-empty and u empty here is impossible (caught above); p
+         * empty, u non-empty: the tail of the data, walk on to its end. */
+      }
+      h = (h + 1) & mask;
+      if (++steps > 2 * (mask + 1)) break; /* the ring moved under us: retry */
+    }
+    if (!commit) {
+      SYNCQ_STAT_INC(retries);
+      continue;
+    }
+    uint64_t c = p.ctr;                      /* lines 21-27: the counter the head cell holds */
+    if (p.ptr == 0) c = (c + wmask) & wmask; /* empty: p was the last dequeued */
+    if (h == 0) c = (c + 1) & wmask;         /* wrapping around the ring */
+    SYNCQ_RACE_POINT("queue.nblfq.commit");
+    SYNCQ_STAT_INC(cas_attempts);
+    if (syncq_nbl_cas(cells, h, syncq_nbl_mk(0, c), syncq_nbl_mk(item, c), tag_bits)) {
+      atomic_store_explicit(head, (h + 1) & mask, memory_order_relaxed); /* relaxed: hint */
+      return SYNCQ_OK;
+    }
+    SYNCQ_STAT_INC(cas_failures); /* the CAS was a full barrier: retry from scratch */
+  }
+}
+
+/* Algorithm 4. On SYNCQ_OK *item holds the pointer bits. */
+SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
+                                       unsigned tag_bits) {
+  const uint64_t wmask = syncq_nbl_wmask(tag_bits);
+  for (;;) {
+    /* relaxed: a hint only; whatever it says is validated by the CAS. */
+    uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
+    syncq_nbl_cell p = syncq_nbl_load(cells, (t + mask) & mask, tag_bits);
+    SYNCQ_RACE_POINT("queue.nblfq.chase");
+    syncq_nbl_cell u = syncq_nbl_load(cells, t, tag_bits);
+    uint64_t steps = 0;
+    bool ok = true;
+    for (;;) { /* chase tail (lines 6-10): find the counter's step down */
+      int before = syncq_nbl_comp((t + mask) & mask, p, t, u, tag_bits);
+      if (before < 0 || ++steps > 2 * (mask + 1)) {
+        ok = false; /* ambiguous, or the ring moved under us: retry */
+        break;
+      }
+      if (!before) break;
+      t = (t + 1) & mask;
+      p = u;
+      SYNCQ_RACE_POINT("queue.nblfq.chase");
+      u = syncq_nbl_load(cells, t, tag_bits);
+    }
+    if (ok && u.ptr == 0) {
+      /* Lines 11-13, empty. Validated like FULL: p unchanged after u was
+       * read means both were in memory together, and a consistent step
+       * with an empty tail cell is an empty queue. An empty u under a
+       * non-empty p is an inconsistent read (the paper would CAS an empty
+       * cell here): retry. */
+      if (p.ptr == 0 && syncq_nbl_same(syncq_nbl_load(cells, (t + mask) & mask, tag_bits), p)) {
+        atomic_store_explicit(tail, t, memory_order_relaxed); /* relaxed: hint */
+        return SYNCQ_EMPTY;
+      }
+      ok = false;
+    }
+    if (!ok) {
+      SYNCQ_STAT_INC(retries);
+      continue;
+    }
+    syncq_nbl_cell nil = {0, (u.ctr + 1) & wmask}; /* line 14 */
+    SYNCQ_RACE_POINT("queue.nblfq.commit");
+    SYNCQ_STAT_INC(cas_attempts);
+    if (syncq_nbl_cas(cells, t, u, nil, tag_bits)) {
+      atomic_store_explicit(tail, (t + 1) & mask, memory_order_relaxed); /* relaxed: hint */
+      *item = u.ptr;
+      return SYNCQ_OK;
+    }
+    SYNCQ_STAT_INC(cas_failures);
+  }
+}
+
+/* ------------------------------------------------- the typed queue */
 
 /* Counter bits of a cell: 64 - SYNCQ_NBL_PTR_BITS. */
 #define SYNCQ_QUEUE_NBLFQ_TAG_BITS 16
