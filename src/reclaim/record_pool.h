@@ -52,10 +52,11 @@ typedef struct rpool {
   size_t offset;
 } rpool;
 
-#define RPOOL_INIT(type, member) {PTHREAD_MUTEX_INITIALIZER, NULL, sizeof(type), offsetof(type, member)}
+#define RPOOL_INIT(type, member) \
+  { PTHREAD_MUTEX_INITIALIZER, NULL, sizeof(type), offsetof(type, member) }
 
 /* The record of type `type` whose rpool_record `member` is at ptr. */
-#define RPOOL_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define RPOOL_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 /* A domain's records. */
 typedef struct rpool_domain {

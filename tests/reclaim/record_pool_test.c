@@ -125,7 +125,7 @@ static void test_drain_to_pool(void **state) {
   int cleaned = 0;
   rpool_domain_drain(&pool, &a, count_clean, &cleaned);
   assert_int_equal(cleaned, 2);
-  assert_false(rpool_is_held(x)); /* taken from its keeper */
+  assert_false(rpool_is_held(x));        /* taken from its keeper */
   assert_false(rpool_try_take(x, a.id)); /* a stale hint matches nothing */
   assert_false(rpool_try_take(y, a.id));
   assert_false(rpool_begin_release(x, a.id)); /* the keeper finds it gone */
