@@ -118,6 +118,40 @@ SYNCQ_API uint64_t syncq_wait_calibrate(void);
  * Progress: as syncq_wait_calibrate. */
 SYNCQ_API uint64_t syncq_wait_spin_limit_ns(void);
 
+/* The spin limit a waiter of `discipline` passes to syncq_waiter_init:
+ * syncq_wait_spin_limit_ns() for COMPETITIVE (calibrating on the first
+ * call), 0 for every other discipline, an unknown one included (only
+ * COMPETITIVE reads the limit). The one place the limit is computed for
+ * locks; barriers multiply it by the threads not yet arrived.
+ * Thread safety: as syncq_wait_calibrate for COMPETITIVE; any thread, from
+ * a signal handler too, for the others (a comparison).
+ * Progress: as syncq_wait_calibrate for COMPETITIVE; wait-free otherwise. */
+SYNCQ_API uint64_t syncq_wait_spin_limit_for(int discipline);
+
+/* Give the processor to another runnable thread (sched_yield) and count
+ * the yield in the calling thread's syncq_stats: the yield of a poll loop
+ * that waits for something other than one word's change (a free node, a
+ * successor's link, a preempted operation's end).
+ * Thread safety: any thread, concurrently with anything, from a signal
+ * handler too (a system call and a thread-local add).
+ * Progress: wait-free as far as syncq goes (one sched_yield). */
+SYNCQ_API void syncq_wait_yield(void);
+
+/* One pause of a poll loop that spins, then yields: relaxes the core
+ * (syncq_pr_relax), except every yield_every-th call, counted in *pauses
+ * (start it at 0; one counter per wait), which yields instead
+ * (syncq_wait_yield). yield_every 0 never yields (a pure spin: *pauses is
+ * then left alone). For waits on something a preempted thread must finish
+ * (a ticket's item, a successor's link), where blocking on a word does not
+ * apply: the yields let that thread run on an oversubscribed machine.
+ * Thread safety: by the thread that owns *pauses; from a signal handler
+ * too (a pause or a yield).
+ * Progress: wait-free: one pause or one yield. */
+static inline void syncq_wait_spin_yield(uint32_t *pauses, uint32_t yield_every) {
+  if (yield_every != 0u && ++*pauses % yield_every == 0u) syncq_wait_yield();
+  else syncq_pr_relax();
+}
+
 /* The state of one wait (one acquisition attempt, one barrier episode). */
 typedef struct syncq_waiter {
   int discipline;         /* SPIN .. COMPETITIVE (DEFAULT is not allowed here) */

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "syncq/po.h"
+
 #define PEER_MAX_ARGS 6
 
 const char *po_peer_absent(const char *peer, const char *erl_script, const char *go_bin) {
@@ -65,4 +67,45 @@ int po_peer_run(const char *peer, const char *erl_script, const char *go_bin, co
     return -1;
   }
   return 0;
+}
+
+/* ---------------------------------------------------------------- lines */
+
+const char *const po_peer_lines[] = {
+  "fiber:mpsc", "fiber:nonblocking", "fiber:mutex", "thread:mpsc", "erlang", "go", NULL,
+};
+
+bool po_have_fibers(void) {
+  for (int i = 0; i < syncq_po_backend_count(); i++) {
+    const char *name;
+    if (syncq_po_backend_info(i, &name, NULL) == SYNCQ_OK && strcmp(name, "fiber") == 0) return true;
+  }
+  return false;
+}
+
+bool po_line_parse(const char *name, const po_peers *peers, bool fibers, po_line *out) {
+  const char *colon = strchr(name, ':');
+  *out = (po_line){name, NULL, NULL, NULL};
+  if (colon == NULL) {
+    out->peer = name;
+    return po_peer_absent(name, peers->erl_script, peers->go_bin) == NULL;
+  }
+  out->backend = strncmp(name, "fiber", 5) == 0 ? "fiber" : "thread";
+  out->mailbox = colon + 1;
+  return fibers || strcmp(out->backend, "fiber") != 0;
+}
+
+void po_peer_notes(lab_ctx *ctx, const po_peers *peers, bool fibers) {
+  if (lab_planning(ctx)) return;
+  if (!fibers) lab_note(ctx, "The fiber backend is not in this build (libboost-context-dev missing).");
+  const char *why;
+  if ((why = po_peer_absent("erlang", peers->erl_script, peers->go_bin)) != NULL)
+    lab_note(ctx, "Peer erlang absent: %s.", why);
+  else lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, peers->erl_script);
+  if ((why = po_peer_absent("go", peers->erl_script, peers->go_bin)) != NULL) lab_note(ctx, "Peer go absent: %s.", why);
+  else lab_note(ctx, "Peer go: %s (built from %s).", peers->go_bin, peers->go_source);
+}
+
+const char *po_peer_normalize_to(const po_peers *peers) {
+  return po_peer_absent("go", peers->erl_script, peers->go_bin) == NULL ? "go" : NULL;
 }

@@ -50,10 +50,10 @@ enum { SERVER_REQUEST = 1, SERVER_REPLY, SERVER_QUIT };
 #define SERVER_DESTROY_WAIT_NS 2000000000ull /* the last detached worker's exit, at most */
 #define NS_PER_US 1e3
 
+static const po_peers server_peers = {SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO, "lab/peers/server/server.go"};
+
 typedef struct server_point {
-  const char *backend; /* NULL: a peer */
-  const char *mailbox;
-  const char *peer;
+  po_line line;
   long requests;
 } server_point;
 
@@ -137,10 +137,10 @@ static int server_client(syncq_po_proc *self, void *arg) {
 }
 
 static int syncq_server(const server_point *pt, double *us, char *why, size_t whylen) {
-  syncq_po_config cfg = {pt->mailbox, 8, 0, 0, pt->backend, 0, false};
+  syncq_po_config cfg = {pt->line.mailbox, 8, 0, 0, pt->line.backend, 0, false};
   int r = syncq_po_create(&cfg, &server_sys);
   if (r != SYNCQ_OK) {
-    snprintf(why, whylen, "creating a %s:%s postoffice: %s", pt->backend, pt->mailbox, syncq_strerror(r));
+    snprintf(why, whylen, "creating a %s postoffice: %s", pt->line.name, syncq_strerror(r));
     return r;
   }
   atomic_store(&server_errors, 0);
@@ -179,10 +179,10 @@ static int peer_server(const server_point *pt, double *us, char *why, size_t why
   char n[32], out[256];
   snprintf(n, sizeof n, "%ld", pt->requests);
   const char *args[] = {n, NULL};
-  if (po_peer_run(pt->peer, SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO, args, out, sizeof out, why, whylen) != 0)
+  if (po_peer_run(pt->line.peer, server_peers.erl_script, server_peers.go_bin, args, out, sizeof out, why, whylen) != 0)
     return SYNCQ_ESYS;
   if (sscanf(out, "us_per_request=%lf", us) != 1) {
-    snprintf(why, whylen, "the %s server answered %.120s", pt->peer, out);
+    snprintf(why, whylen, "the %s server answered %.120s", pt->line.peer, out);
     return SYNCQ_EINVAL;
   }
   return SYNCQ_OK;
@@ -192,10 +192,9 @@ static int server_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const server_point *pt = arg;
   char why[256] = "";
   double us = 0;
-  int r = pt->peer ? peer_server(pt, &us, why, sizeof why) : syncq_server(pt, &us, why, sizeof why);
+  int r = pt->line.peer ? peer_server(pt, &us, why, sizeof why) : syncq_server(pt, &us, why, sizeof why);
   if (r != SYNCQ_OK) {
-    lab_fail(ctx, "po-server %s%s%s, %ld requests: %s", pt->peer ? pt->peer : pt->backend, pt->peer ? "" : ":",
-             pt->peer ? "" : pt->mailbox, pt->requests, why);
+    lab_fail(ctx, "po-server %s, %ld requests: %s", pt->line.name, pt->requests, why);
     return -1;
   }
   out->value = us;
@@ -203,21 +202,9 @@ static int server_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   return 0;
 }
 
-static const char *const server_algos[] = {
-  "fiber:mpsc", "fiber:nonblocking", "fiber:mutex", "thread:mpsc", "erlang", "go", NULL,
-};
-
-static bool have_fibers(void) {
-  for (int i = 0; i < syncq_po_backend_count(); i++) {
-    const char *name;
-    if (syncq_po_backend_info(i, &name, NULL) == SYNCQ_OK && strcmp(name, "fiber") == 0) return true;
-  }
-  return false;
-}
-
 static int server_run(lab_ctx *ctx) {
   long requests = (long)lab_by_size(ctx, 1000, 100000, 100000, 100000);
-  bool fibers = have_fibers();
+  bool fibers = po_have_fibers();
   lab_begin(ctx,
             "A client sends %ld requests, one at a time, to one server process, which spawns a process "
             "per request; that process replies to the client with the request's number and exits. "
@@ -228,16 +215,7 @@ static int server_run(lab_ctx *ctx) {
             "in the same run, the same server in Erlang (escript, spawn and receive) and Go (a goroutine "
             "per request, channels).",
             requests, requests / SERVER_THREAD_SHARE);
-  if (!lab_planning(ctx)) {
-    if (!fibers) lab_note(ctx, "The fiber backend is not in this build (libboost-context-dev missing).");
-    const char *why;
-    if ((why = po_peer_absent("erlang", SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO)) != NULL)
-      lab_note(ctx, "Peer erlang absent: %s.", why);
-    else lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, SYNCQ_SERVER_ERL);
-    if ((why = po_peer_absent("go", SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO)) != NULL)
-      lab_note(ctx, "Peer go absent: %s.", why);
-    else lab_note(ctx, "Peer go: %s (built from lab/peers/server/server.go).", SYNCQ_SERVER_GO);
-  }
+  po_peer_notes(ctx, &server_peers, fibers);
   static server_point pts[LAB_MAX_VARIANTS];
   lab_group g;
   memset(&g, 0, sizeof g);
@@ -246,27 +224,15 @@ static int server_run(lab_ctx *ctx) {
   g.metric = "request";
   g.unit = "us";
   g.sample = server_sample;
-  for (int a = 0; server_algos[a] != NULL; a++) {
-    const char *algo = server_algos[a];
-    const char *colon = strchr(algo, ':');
-    server_point pt = {NULL, NULL, NULL, requests};
-    if (colon == NULL) {
-      if (po_peer_absent(algo, SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO) != NULL) continue;
-      pt.peer = algo;
-    } else {
-      pt.backend = strncmp(algo, "fiber", 5) == 0 ? "fiber" : "thread";
-      pt.mailbox = colon + 1;
-      if (strcmp(pt.backend, "fiber") == 0) {
-        if (!fibers) continue;
-      } else {
-        pt.requests = requests / SERVER_THREAD_SHARE;
-      }
-    }
+  for (int a = 0; po_peer_lines[a] != NULL; a++) {
+    server_point pt = {.requests = requests};
+    if (!po_line_parse(po_peer_lines[a], &server_peers, fibers, &pt.line)) continue;
+    if (pt.line.backend != NULL && strcmp(pt.line.backend, "thread") == 0) pt.requests = requests / SERVER_THREAD_SHARE;
     pts[g.nvariants] = pt;
-    g.variants[g.nvariants] = (lab_variant){algo, &pts[g.nvariants]};
+    g.variants[g.nvariants] = (lab_variant){pt.line.name, &pts[g.nvariants]};
     g.nvariants++;
   }
-  g.normalize_to = po_peer_absent("go", SYNCQ_SERVER_ERL, SYNCQ_SERVER_GO) == NULL ? "go" : NULL;
+  g.normalize_to = po_peer_normalize_to(&server_peers);
   return g.nvariants > 0 ? lab_run_group(ctx, &g) : 0;
 }
 
@@ -299,6 +265,6 @@ const lab_experiment lab_exp_po_server = {
   .claims = server_claims,
   .nclaims = sizeof server_claims / sizeof server_claims[0],
   .uses_registry = false,
-  .fixed_algos = server_algos,
+  .fixed_algos = po_peer_lines,
   .run = server_run,
 };

@@ -58,10 +58,10 @@ enum { SKYNET_FANOUT = 10, SKYNET_REPLY = 1 };
 
 _Static_assert(sizeof(uintptr_t) >= 8, "skynet packs num, level and parent into a pointer-sized argument");
 
+static const po_peers skynet_peers = {SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO, "lab/peers/skynet/skynet.go"};
+
 typedef struct skynet_point {
-  const char *backend; /* NULL: a peer */
-  const char *mailbox;
-  const char *peer;
+  po_line line;
   int level; /* leaves = 10^level */
 } skynet_point;
 
@@ -171,10 +171,10 @@ static int syncq_skynet(const skynet_point *pt, double *ms, char *why, size_t wh
   int64_t leaves = pow10i(pt->level);
   int64_t procs = (SKYNET_FANOUT * leaves - 1) / (SKYNET_FANOUT - 1) + 1; /* the tree and main */
   uint32_t max_procs = procs > (int64_t)SYNCQ_PO_MAX_PROCS ? SYNCQ_PO_MAX_PROCS : (uint32_t)procs;
-  syncq_po_config cfg = {pt->mailbox, max_procs, 0, 0, pt->backend, 0, false};
+  syncq_po_config cfg = {pt->line.mailbox, max_procs, 0, 0, pt->line.backend, 0, false};
   int r = syncq_po_create(&cfg, &skynet_sys);
   if (r != SYNCQ_OK) {
-    snprintf(why, whylen, "creating a %s:%s postoffice: %s", pt->backend, pt->mailbox, syncq_strerror(r));
+    snprintf(why, whylen, "creating a %s postoffice: %s", pt->line.name, syncq_strerror(r));
     return r;
   }
   atomic_store(&skynet_errors, 0);
@@ -208,10 +208,10 @@ static int peer_skynet(const skynet_point *pt, double *ms, char *why, size_t why
   long long want = (long long)(pow10i(pt->level) * (pow10i(pt->level) - 1) / 2), sum = -1;
   snprintf(leaves, sizeof leaves, "%lld", (long long)pow10i(pt->level));
   const char *args[] = {leaves, NULL};
-  if (po_peer_run(pt->peer, SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO, args, out, sizeof out, why, whylen) != 0)
+  if (po_peer_run(pt->line.peer, skynet_peers.erl_script, skynet_peers.go_bin, args, out, sizeof out, why, whylen) != 0)
     return SYNCQ_ESYS;
   if (sscanf(out, "time_ms=%lf sum=%lld", ms, &sum) != 2 || sum != want) {
-    snprintf(why, whylen, "the %s tree answered %.120s (sum wanted: %lld)", pt->peer, out, want);
+    snprintf(why, whylen, "the %s tree answered %.120s (sum wanted: %lld)", pt->line.peer, out, want);
     return SYNCQ_EINVAL;
   }
   return SYNCQ_OK;
@@ -221,10 +221,9 @@ static int skynet_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const skynet_point *pt = arg;
   char why[256] = "";
   double ms = 0;
-  int r = pt->peer ? peer_skynet(pt, &ms, why, sizeof why) : syncq_skynet(pt, &ms, why, sizeof why);
+  int r = pt->line.peer ? peer_skynet(pt, &ms, why, sizeof why) : syncq_skynet(pt, &ms, why, sizeof why);
   if (r != SYNCQ_OK) {
-    lab_fail(ctx, "po-skynet %s%s%s, %lld leaves: %s", pt->peer ? pt->peer : pt->backend, pt->peer ? "" : ":",
-             pt->peer ? "" : pt->mailbox, (long long)pow10i(pt->level), why);
+    lab_fail(ctx, "po-skynet %s, %lld leaves: %s", pt->line.name, (long long)pow10i(pt->level), why);
     return -1;
   }
   out->value = ms;
@@ -232,24 +231,12 @@ static int skynet_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   return 0;
 }
 
-static const char *const skynet_algos[] = {
-  "fiber:mpsc", "fiber:nonblocking", "fiber:mutex", "thread:mpsc", "erlang", "go", NULL,
-};
-
-static bool have_fibers(void) {
-  for (int i = 0; i < syncq_po_backend_count(); i++) {
-    const char *name;
-    if (syncq_po_backend_info(i, &name, NULL) == SYNCQ_OK && strcmp(name, "fiber") == 0) return true;
-  }
-  return false;
-}
-
 static int skynet_run(lab_ctx *ctx) {
   static const int smoke[] = {3}, quick[] = {5}, dflt[] = {4, 5, 6};
   lab_size size = lab_get_size(ctx);
   const int *levels = size == LAB_SIZE_SMOKE ? smoke : size == LAB_SIZE_QUICK ? quick : dflt;
   int nlevels = size == LAB_SIZE_SMOKE || size == LAB_SIZE_QUICK ? 1 : 3;
-  bool fibers = have_fibers();
+  bool fibers = po_have_fibers();
   lab_begin(
     ctx,
     "skynet: a tree of processes, each internal one spawning 10 children and summing their "
@@ -262,21 +249,12 @@ static int skynet_run(lab_ctx *ctx) {
     "run by the lab in the same run, the same tree in Erlang (escript, spawn and receive) and "
     "Go (goroutines and channels).",
     SKYNET_THREAD_MAX_LEAVES);
-  if (!lab_planning(ctx)) {
-    if (!fibers) lab_note(ctx, "The fiber backend is not in this build (libboost-context-dev missing).");
-    const char *why;
-    if ((why = po_peer_absent("erlang", SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO)) != NULL)
-      lab_note(ctx, "Peer erlang absent: %s.", why);
-    else lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, SYNCQ_SKYNET_ERL);
-    if ((why = po_peer_absent("go", SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO)) != NULL)
-      lab_note(ctx, "Peer go absent: %s.", why);
-    else lab_note(ctx, "Peer go: %s (built from lab/peers/skynet/skynet.go).", SYNCQ_SKYNET_GO);
-    if (pow10i(levels[nlevels - 1]) > SKYNET_THREAD_MAX_LEAVES)
-      lab_note(ctx,
-               "Kernel threads skipped past %d leaves: a tree of 100,000 leaves is 111,111 threads at "
-               "once, past this machine's task limits (RLIMIT_NPROC, kernel.threads-max) or its memory.",
-               SKYNET_THREAD_MAX_LEAVES);
-  }
+  po_peer_notes(ctx, &skynet_peers, fibers);
+  if (!lab_planning(ctx) && pow10i(levels[nlevels - 1]) > SKYNET_THREAD_MAX_LEAVES)
+    lab_note(ctx,
+             "Kernel threads skipped past %d leaves: a tree of 100,000 leaves is 111,111 threads at "
+             "once, past this machine's task limits (RLIMIT_NPROC, kernel.threads-max) or its memory.",
+             SKYNET_THREAD_MAX_LEAVES);
   static skynet_point pts[3][LAB_MAX_VARIANTS];
   atomic_store(&skynet_waits, 0);
   for (int i = 0; i < nlevels; i++) {
@@ -288,23 +266,17 @@ static int skynet_run(lab_ctx *ctx) {
     g.unit = "ms";
     g.sample = skynet_sample;
     skynet_point *p = pts[i];
-    for (int a = 0; skynet_algos[a] != NULL; a++) {
-      const char *algo = skynet_algos[a];
-      const char *colon = strchr(algo, ':');
-      skynet_point pt = {NULL, NULL, NULL, levels[i]};
-      if (colon == NULL) {
-        if (po_peer_absent(algo, SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO) != NULL) continue;
-        pt.peer = algo;
-      } else {
-        pt.backend = strncmp(algo, "fiber", 5) == 0 ? "fiber" : "thread";
-        pt.mailbox = colon + 1;
-        if (strcmp(pt.backend, "fiber") == 0 ? !fibers : pow10i(levels[i]) > SKYNET_THREAD_MAX_LEAVES) continue;
-      }
+    for (int a = 0; po_peer_lines[a] != NULL; a++) {
+      skynet_point pt = {.level = levels[i]};
+      if (!po_line_parse(po_peer_lines[a], &skynet_peers, fibers, &pt.line)) continue;
+      if (pt.line.backend != NULL && strcmp(pt.line.backend, "thread") == 0 &&
+          pow10i(levels[i]) > SKYNET_THREAD_MAX_LEAVES)
+        continue;
       p[g.nvariants] = pt;
-      g.variants[g.nvariants] = (lab_variant){algo, &p[g.nvariants]};
+      g.variants[g.nvariants] = (lab_variant){pt.line.name, &p[g.nvariants]};
       g.nvariants++;
     }
-    g.normalize_to = po_peer_absent("go", SYNCQ_SKYNET_ERL, SYNCQ_SKYNET_GO) == NULL ? "go" : NULL;
+    g.normalize_to = po_peer_normalize_to(&skynet_peers);
     if (g.nvariants > 0 && lab_run_group(ctx, &g) != 0) return -1;
   }
   uint64_t waits = atomic_load(&skynet_waits);
@@ -346,6 +318,6 @@ const lab_experiment lab_exp_po_skynet = {
   .claims = skynet_claims,
   .nclaims = sizeof skynet_claims / sizeof skynet_claims[0],
   .uses_registry = false,
-  .fixed_algos = skynet_algos,
+  .fixed_algos = po_peer_lines,
   .run = skynet_run,
 };

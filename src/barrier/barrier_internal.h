@@ -28,8 +28,7 @@ static inline int barrier_parse_config(const syncq_barrier_config *cfg, int dflt
 
 /* Competitive spin time for `missing` threads not yet arrived. */
 static inline uint64_t barrier_spin_limit(int wait, unsigned missing) {
-  if (wait != SYNCQ_WAIT_COMPETITIVE) return 0;
-  return syncq_wait_spin_limit_ns() * (missing == 0 ? 1u : missing);
+  return syncq_wait_spin_limit_for(wait) * (missing == 0 ? 1u : missing);
 }
 
 /* Or'ed into every word a waiter may wait on when the barrier breaks: the

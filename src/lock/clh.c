@@ -84,8 +84,7 @@ int syncq_lock_clh_destroy(syncq_lock_clh *l) {
 static qnode *take_node(syncq_lock_clh *l) {
   syncq_fl_link *link;
   while (syncq_freelist_pop(&l->pool, &link) != SYNCQ_OK) {
-    SYNCQ_STAT_INC(yields); /* every node is in the queue: wait for one back */
-    syncq_yield();
+    syncq_wait_yield(); /* every node is in the queue: wait for one back */
   }
   return SYNCQ_FL_CONTAINER(link, qnode, link);
 }

@@ -170,19 +170,13 @@ int syncq_lock_clh_tp_destroy(syncq_lock_clh_tp *l) {
 static qnode *take_node(syncq_lock_clh_tp *l) {
   syncq_fl_link *link;
   while (syncq_freelist_pop(&l->pool, &link) != SYNCQ_OK) {
-    SYNCQ_STAT_INC(yields); /* every node is in the queue: wait for one back */
-    syncq_yield();
+    syncq_wait_yield(); /* every node is in the queue: wait for one back */
   }
   return SYNCQ_FL_CONTAINER(link, qnode, link);
 }
 
 static void pause_or_yield(const syncq_lock_clh_tp *l, uint32_t *polls) {
-  if (l->wait == SYNCQ_WAIT_YIELD && ++*polls % SYNCQ_LOCK_CLH_TP_POLLS_PER_YIELD == 0) {
-    SYNCQ_STAT_INC(yields);
-    syncq_yield();
-  } else {
-    syncq_pr_relax();
-  }
+  syncq_wait_spin_yield(polls, l->wait == SYNCQ_WAIT_YIELD ? SYNCQ_LOCK_CLH_TP_POLLS_PER_YIELD : 0u);
 }
 
 /* me is linked as (WAITING, pred). Poll until it holds the lock (true:

@@ -31,9 +31,8 @@ static inline int lock_parse_config(const syncq_lock_config *cfg, int dflt, unsi
   return SYNCQ_OK;
 }
 
-/* The competitive spin limit when the discipline needs it (0 otherwise). */
-static inline uint64_t lock_spin_limit(int wait) {
-  return wait == SYNCQ_WAIT_COMPETITIVE ? syncq_wait_spin_limit_ns() : 0;
-}
+/* The competitive spin limit when the discipline needs it (0 otherwise):
+ * computed by syncq_wait_spin_limit_for, for every lock. */
+static inline uint64_t lock_spin_limit(int wait) { return syncq_wait_spin_limit_for(wait); }
 
 #endif

@@ -139,12 +139,7 @@ static tp_qnode *await_link(const syncq_lock_mcs_tp *l, tp_qnode *n) {
   /* acquire: pairs with the successor's release store of n->next, which
    * publishes its stamp */
   while ((next = atomic_load_explicit(&n->next, memory_order_acquire)) == NULL) {
-    if (l->wait != SYNCQ_WAIT_SPIN && (++k % SYNCQ_LOCK_MCS_TP_LINK_PAUSES_PER_YIELD) == 0) {
-      SYNCQ_STAT_INC(yields);
-      syncq_yield();
-    } else {
-      syncq_pr_relax();
-    }
+    syncq_wait_spin_yield(&k, l->wait == SYNCQ_WAIT_SPIN ? 0u : SYNCQ_LOCK_MCS_TP_LINK_PAUSES_PER_YIELD);
   }
   return next;
 }
@@ -189,12 +184,7 @@ int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
       uint32_t s = atomic_load_explicit(&me->status, memory_order_acquire);
       if (s == TP_GRANTED) return SYNCQ_OK;
       if (s == TP_REMOVED) break;
-      if (l->wait == SYNCQ_WAIT_YIELD && ++polls % SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD == 0) {
-        SYNCQ_STAT_INC(yields);
-        syncq_yield();
-      } else {
-        syncq_pr_relax();
-      }
+      syncq_wait_spin_yield(&polls, l->wait == SYNCQ_WAIT_YIELD ? SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD : 0u);
       /* relaxed: a hint the releaser reads (relaxed); a late or early
        * view of it changes whom it grants, never mutual exclusion */
       atomic_store_explicit(&me->stamp, syncq_now_ns(), memory_order_relaxed);

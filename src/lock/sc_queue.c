@@ -192,12 +192,7 @@ int syncq_lock_sc_lock(syncq_lock_sc *l) {
       w = f == SC_FLAG(t, SC_GRANTED) ? granted : SC_WORD(t, SC_SKIPPED);
     } else {
       while ((w = atomic_load_explicit(&s->word, memory_order_acquire)) == mine) { /* pairs with the grant */
-        if (l->wait == SYNCQ_WAIT_YIELD && ++polls % SC_POLLS_PER_YIELD == 0) {
-          SYNCQ_STAT_INC(yields);
-          syncq_yield();
-        } else {
-          syncq_pr_relax();
-        }
+        syncq_wait_spin_yield(&polls, l->wait == SYNCQ_WAIT_YIELD ? SC_POLLS_PER_YIELD : 0u);
       }
     }
     if (w == granted) {

@@ -39,25 +39,17 @@
 
 #include "../stats_internal.h"
 #include "syncq/platform.h"
+#include "syncq/wait.h"
 #include "syncq/queue.h"
 
 #define FAI_MAGIC UINT64_C(0x4641494152524159)
 #define PTR_BITS 48
 #define PTR_MASK ((UINT64_C(1) << PTR_BITS) - 1)
-#define SPINS_BEFORE_YIELD 64
+#define SPINS_BEFORE_YIELD 64u
 
 static inline _Atomic(uint64_t) *cells_of(syncq_queue_fai_array *q) { return (_Atomic(uint64_t) *)(void *)(q + 1); }
 static inline uint64_t round_of(const syncq_queue_fai_array *q, uint64_t ticket) {
   return (ticket >> q->shift) & 0xffff;
-}
-
-static inline void wait_a_little(unsigned *spins) {
-  if (++*spins % SPINS_BEFORE_YIELD == 0) {
-    SYNCQ_STAT_INC(yields);
-    syncq_yield();
-  } else {
-    syncq_pr_relax();
-  }
 }
 
 int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes) {
@@ -111,7 +103,7 @@ int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item) {
 
 int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
-  unsigned spins = 0;
+  uint32_t spins = 0;
   for (;;) {
     uint64_t t = atomic_load(&q->tail); /* seq_cst, tail before head: empty when head is read */
     if (atomic_load(&q->head) == t) return SYNCQ_EMPTY;
@@ -127,7 +119,7 @@ int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item) {
       }
       SYNCQ_STAT_INC(cas_failures);
     } else {
-      wait_a_little(&spins); /* the item of ticket t is not stored yet, or tail moved */
+      syncq_wait_spin_yield(&spins, SPINS_BEFORE_YIELD); /* the item of ticket t is not stored yet, or tail moved */
     }
   }
 }

@@ -33,10 +33,11 @@
 
 #include "../stats_internal.h"
 #include "syncq/platform.h"
+#include "syncq/wait.h"
 #include "syncq/queue.h"
 
 #define NAIVE_MAGIC UINT64_C(0x4e41495645524e47)
-#define SPINS_BEFORE_YIELD 64
+#define SPINS_BEFORE_YIELD 64u
 
 static inline syncq_queue_naive_ring_cell *cells_of(syncq_queue_naive_ring *q) {
   return (syncq_queue_naive_ring_cell *)(void *)(q + 1);
@@ -71,15 +72,6 @@ int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q) {
   return SYNCQ_OK;
 }
 
-static inline void wait_a_little(unsigned *spins) {
-  if (++*spins % SPINS_BEFORE_YIELD == 0) {
-    SYNCQ_STAT_INC(yields);
-    syncq_yield();
-  } else {
-    syncq_pr_relax();
-  }
-}
-
 int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
   uint64_t h;
@@ -93,10 +85,11 @@ int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item) {
     SYNCQ_STAT_INC(cas_failures);
   }
   syncq_queue_naive_ring_cell *cell = &cells_of(q)[h & q->mask];
-  unsigned spins = 0;
+  uint32_t spins = 0;
   /* acquire: pairs with the release store of turn by the dequeue of index
    * h - S, which may still be halfway (reserved, not yet emptied). */
-  while (atomic_load_explicit(&cell->turn, memory_order_acquire) != h) wait_a_little(&spins);
+  while (atomic_load_explicit(&cell->turn, memory_order_acquire) != h)
+    syncq_wait_spin_yield(&spins, SPINS_BEFORE_YIELD);
   cell->data = item;
   /* release: pairs with the dequeuer's acquire load of turn; publishes data. */
   atomic_store_explicit(&cell->turn, h + 1, memory_order_release);
@@ -115,10 +108,11 @@ int syncq_queue_naive_ring_dequeue(syncq_queue_naive_ring *q, void **item) {
     SYNCQ_STAT_INC(cas_failures);
   }
   syncq_queue_naive_ring_cell *cell = &cells_of(q)[t & q->mask];
-  unsigned spins = 0;
+  uint32_t spins = 0;
   /* acquire: pairs with the enqueuer's release store of turn, which may
    * still be halfway (index reserved, item not yet written). */
-  while (atomic_load_explicit(&cell->turn, memory_order_acquire) != t + 1) wait_a_little(&spins);
+  while (atomic_load_explicit(&cell->turn, memory_order_acquire) != t + 1)
+    syncq_wait_spin_yield(&spins, SPINS_BEFORE_YIELD);
   *item = cell->data;
   /* release: pairs with the acquire load of turn by the enqueuer of t + S. */
   atomic_store_explicit(&cell->turn, t + q->mask + 1, memory_order_release);

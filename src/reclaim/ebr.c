@@ -17,8 +17,8 @@
  *                was unlinked (not the retiring thread's announced epoch,
  *                which may be one behind): a critical section that saw the
  *                node announced at most that epoch.
- *   Records:     a critical section owns a record (like the hazard-pointer
- *                records of hazard.c: a thread-local hint makes enter one
+ *   Records:     a critical section owns a record (record_pool.h, shared
+ *                with hazard.c: a thread-local hint makes enter one
  *                uncontended CAS; records are never freed while the process
  *                lives, so a stale hint is readable). Limbo lists belong to
  *                records: they are freed by whoever enters that record
@@ -42,17 +42,16 @@
  *                section of the same record would corrupt its lists).
  *   Process-shared: no.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "record_pool.h"
 #include "syncq/platform.h"
 #include "syncq/reclaim.h"
 
 #define LIMBO_LISTS 3        /* epochs e-2, e-1, e: Fraser's three lists */
 #define SAFE_DISTANCE 2      /* a list of epoch e is free at global epoch e+2 */
 #define HINTS 4              /* records a thread remembers, for 4 domains */
-#define OWNER_ACTIVE 1ull    /* low bit of owner: the record is entered */
 #define ANNOUNCE_ACTIVE 1ull /* low bit of announce: inside a critical section */
 
 typedef struct limbo {
@@ -64,11 +63,9 @@ struct syncq_ebr_record {
   /* (epoch << 1) | ANNOUNCE_ACTIVE inside a critical section, 0 outside.
    * Read by every collector. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) announce;
-  /* (domain id << 1) | OWNER_ACTIVE while entered; (id << 1) when free in
-   * that domain; 0 in the global pool. */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) owner;
-  syncq_ebr_record *domain_next; /* set before the record is published */
-  syncq_ebr_record *pool_next;   /* under pool_lock */
+  /* held (owner ACTIVE) while entered, free in its domain between
+   * critical sections */
+  rpool_record rec;
   syncq_ebr_domain *domain;
   limbo lists[LIMBO_LISTS]; /* owned by whoever has the record entered */
   /* nodes in the lists; read by collectors to find records worth adopting */
@@ -78,15 +75,12 @@ struct syncq_ebr_record {
 
 struct syncq_ebr_domain {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) epoch;
-  SYNCQ_CACHELINE_ALIGNED _Atomic(syncq_ebr_record *) records; /* push-only list */
-  uint64_t id;
+  SYNCQ_CACHELINE_ALIGNED rpool_domain recs;
   syncq_ebr_free_fn free_fn;
   void *ctx;
 };
 
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static syncq_ebr_record *pool; /* records of destroyed domains */
-static _Atomic(uint64_t) next_domain_id = 1;
+static rpool pool = RPOOL_INIT(syncq_ebr_record, rec); /* records of destroyed domains */
 static _Thread_local syncq_ebr_record *hints[HINTS];
 static _Thread_local unsigned hint_next;
 
@@ -97,8 +91,7 @@ int syncq_ebr_domain_create(syncq_ebr_free_fn free_fn, void *ctx, syncq_ebr_doma
   memset(d, 0, sizeof *d);
   /* start past SAFE_DISTANCE so "epoch + 2 <= global" needs no underflow care */
   atomic_init(&d->epoch, SAFE_DISTANCE + 1);
-  atomic_init(&d->records, NULL);
-  d->id = atomic_fetch_add(&next_domain_id, 1);
+  rpool_domain_init(&d->recs);
   d->free_fn = free_fn;
   d->ctx = ctx;
   *out = d;
@@ -135,10 +128,7 @@ static size_t free_safe(syncq_ebr_record *r, uint64_t g) {
   return freed;
 }
 
-static bool try_take(syncq_ebr_record *r, uint64_t id) {
-  uint64_t want = id << 1;
-  return atomic_compare_exchange_strong(&r->owner, &want, (id << 1) | OWNER_ACTIVE);
-}
+static inline syncq_ebr_record *ebr_of(rpool_record *x) { return RPOOL_CONTAINER(x, syncq_ebr_record, rec); }
 
 static void remember(syncq_ebr_record *r) {
   for (unsigned i = 0; i < HINTS; i++)
@@ -147,39 +137,23 @@ static void remember(syncq_ebr_record *r) {
 }
 
 static syncq_ebr_record *new_record(syncq_ebr_domain *d) {
-  pthread_mutex_lock(&pool_lock);
-  syncq_ebr_record *r = pool;
-  if (r != NULL) pool = r->pool_next;
-  pthread_mutex_unlock(&pool_lock);
-  if (r == NULL) {
-    r = syncq_alloc_aligned(sizeof *r, SYNCQ_CACHELINE);
-    if (r == NULL) return NULL;
-    memset(r, 0, sizeof *r);
-  }
+  rpool_record *x = rpool_alloc(&pool);
+  if (x == NULL) return NULL;
+  syncq_ebr_record *r = ebr_of(x);
   atomic_store(&r->announce, 0);
   r->domain = d;
   for (unsigned i = 0; i < LIMBO_LISTS; i++) r->lists[i] = (limbo){NULL, 0};
   atomic_store(&r->pending, 0);
   r->since_collect = 0;
-  atomic_store(&r->owner, (d->id << 1) | OWNER_ACTIVE);
-  /* publish: the seq_cst CAS orders the fields above before any collector
-   * that finds the record through the list */
-  syncq_ebr_record *head = atomic_load(&d->records);
-  do r->domain_next = head;
-  while (!atomic_compare_exchange_weak(&d->records, &head, r));
+  rpool_publish(&d->recs, x); /* orders the fields above before any collector that finds it */
   return r;
 }
 
 static syncq_ebr_record *take_record(syncq_ebr_domain *d) {
   for (unsigned i = 0; i < HINTS; i++)
-    if (hints[i] != NULL && try_take(hints[i], d->id)) return hints[i];
-  for (syncq_ebr_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next) {
-    if (try_take(r, d->id)) {
-      remember(r);
-      return r;
-    }
-  }
-  syncq_ebr_record *r = new_record(d);
+    if (hints[i] != NULL && rpool_try_take(&hints[i]->rec, d->recs.id)) return hints[i];
+  rpool_record *x = rpool_take_free(&d->recs);
+  syncq_ebr_record *r = x != NULL ? ebr_of(x) : new_record(d);
   if (r != NULL) remember(r);
   return r;
 }
@@ -210,15 +184,15 @@ void syncq_ebr_leave(syncq_ebr_record *rec) {
   /* seq_cst (both): every read of the critical section happens before a
    * collector can see us quiescent */
   atomic_store(&rec->announce, 0);
-  atomic_store(&rec->owner, rec->domain->id << 1);
+  rpool_give_back(&rec->rec, rec->domain->recs.id);
 }
 
 /* Advance the epoch from g to g+1 if every open critical section has
  * announced g. Returns the epoch after the attempt. */
 static uint64_t try_advance(syncq_ebr_domain *d) {
   uint64_t g = atomic_load(&d->epoch);
-  for (syncq_ebr_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next) {
-    uint64_t a = atomic_load(&r->announce);
+  for (rpool_record *x = rpool_first(&d->recs); x != NULL; x = x->domain_next) {
+    uint64_t a = atomic_load(&ebr_of(x)->announce);
     if ((a & ANNOUNCE_ACTIVE) && (a >> 1) != g) return g; /* someone is still in an older epoch */
   }
   /* failure is fine: someone else advanced it */
@@ -231,23 +205,24 @@ static uint64_t try_advance(syncq_ebr_domain *d) {
  * has nodes waiting (taking it exactly as enter does, so nobody else
  * touches its lists meanwhile) and frees what is safe. */
 size_t syncq_ebr_collect(syncq_ebr_record *rec) {
-  if (rec == NULL || (atomic_load(&rec->owner) & OWNER_ACTIVE) == 0) return 0;
+  if (rec == NULL || !rpool_is_held(&rec->rec)) return 0;
   rec->since_collect = 0;
   syncq_ebr_domain *d = rec->domain;
   uint64_t g = try_advance(d);
   size_t freed = free_safe(rec, g);
-  for (syncq_ebr_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next) {
-    /* relaxed: only a hint; try_take is the real hand-over */
+  for (rpool_record *x = rpool_first(&d->recs); x != NULL; x = x->domain_next) {
+    syncq_ebr_record *r = ebr_of(x);
+    /* relaxed: only a hint; rpool_try_take is the real hand-over */
     if (r == rec || atomic_load_explicit(&r->pending, memory_order_relaxed) == 0) continue;
-    if (!try_take(r, d->id)) continue; /* in use: its owner frees its lists */
+    if (!rpool_try_take(x, d->recs.id)) continue; /* in use: its owner frees its lists */
     freed += free_safe(r, g);
-    atomic_store(&r->owner, d->id << 1);
+    rpool_give_back(x, d->recs.id);
   }
   return freed;
 }
 
 int syncq_ebr_retire(syncq_ebr_record *rec, syncq_ebr_link *node) {
-  if (rec == NULL || node == NULL || (atomic_load(&rec->owner) & OWNER_ACTIVE) == 0) return SYNCQ_EINVAL;
+  if (rec == NULL || node == NULL || !rpool_is_held(&rec->rec)) return SYNCQ_EINVAL;
   /* The epoch read after the unlink: every critical section that can
    * still see the node announced at most e. */
   uint64_t e = atomic_load(&rec->domain->epoch);
@@ -266,22 +241,18 @@ int syncq_ebr_retire(syncq_ebr_record *rec, syncq_ebr_link *node) {
   return SYNCQ_OK;
 }
 
+/* Destroy: free a record's limbo lists (no thread can take it now). */
+static void free_all_lists(rpool_record *x, void *ctx) {
+  syncq_ebr_record *r = ebr_of(x);
+  size_t freed = 0;
+  for (unsigned i = 0; i < LIMBO_LISTS; i++) free_list(ctx, &r->lists[i], &freed);
+}
+
 int syncq_ebr_domain_destroy(syncq_ebr_domain *d) {
   if (d == NULL) return SYNCQ_EINVAL;
-  for (syncq_ebr_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next)
-    if (atomic_load(&r->owner) & OWNER_ACTIVE) return SYNCQ_EBUSY;
-  syncq_ebr_record *r = atomic_load(&d->records);
-  while (r != NULL) {
-    syncq_ebr_record *next = r->domain_next;
-    size_t freed = 0;
-    for (unsigned i = 0; i < LIMBO_LISTS; i++) free_list(d, &r->lists[i], &freed);
-    atomic_store(&r->owner, 0); /* no id is 0: stale hints cannot take it */
-    pthread_mutex_lock(&pool_lock);
-    r->pool_next = pool;
-    pool = r;
-    pthread_mutex_unlock(&pool_lock);
-    r = next;
-  }
+  for (rpool_record *x = rpool_first(&d->recs); x != NULL; x = x->domain_next)
+    if (rpool_is_held(x)) return SYNCQ_EBUSY;
+  rpool_domain_drain(&pool, &d->recs, free_all_lists, d);
   free(d);
   return SYNCQ_OK;
 }

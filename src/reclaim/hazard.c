@@ -23,8 +23,9 @@
  *                retire: a scan every R retirements. A nested enter (the
  *                thread's cached record is entered already) or a cache
  *                miss costs 1 CAS, and its leave 1 more store.
- *   Memory:      records from a process-wide pool (never freed: a stale
- *                cache entry is always readable); retired lists grow by
+ *   Memory:      records from a process-wide pool (record_pool.h, shared
+ *                with ebr.c; never freed: a stale cache entry is always
+ *                readable); retired lists grow by
  *                realloc up to R entries, R = max(2 * K * records, 32). A
  *                slot kept across operations (leave_keep) keeps its node
  *                from being freed until the thread's next protect on that
@@ -41,39 +42,31 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "record_pool.h"
 #include "syncq/platform.h"
 #include "syncq/reclaim.h"
 
 #define RETIRE_MIN_THRESHOLD 32 /* R never below this: amortise the scans */
 #define HP_CACHE 8              /* domains whose record a thread keeps */
-#define OWNER_ACTIVE 1ull       /* owner bit: a thread holds the record */
-#define OWNER_RELEASING 2ull    /* owner bit: its holder is clearing it to give it back */
-#define OWNER_SHIFT 2
 
 struct syncq_hp_record {
   SYNCQ_CACHELINE_ALIGNED _Atomic(void *) slot[SYNCQ_HP_MAX_SLOTS];
-  /* (domain id << 2) | OWNER_ACTIVE while a thread holds it (between
-   * enter and leave, or kept in its cache); (id << 2) when free in that
-   * domain; 0 in the global pool. */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) owner;
-  _Atomic(unsigned) entered;    /* 1 between enter and leave; written by the holder only */
-  bool cached;                  /* holder only: kept in the holder's cache across operations */
-  syncq_hp_record *domain_next; /* set before the record is published */
-  syncq_hp_record *pool_next;   /* under pool_lock */
+  /* held while a thread holds it (between enter and leave, or kept in
+   * its cache), RELEASING while a thread exit clears it */
+  rpool_record rec;
+  _Atomic(unsigned) entered; /* 1 between enter and leave; written by the holder only */
+  bool cached;               /* holder only: kept in the holder's cache across operations */
   syncq_hp_domain *domain;
   void **retired; /* owned by whoever holds the record */
   size_t nretired, capretired;
 };
 
 struct syncq_hp_domain {
-  uint64_t id;
+  rpool_domain recs;
   unsigned slots;
   syncq_hp_free_fn free_fn;
   void *ctx;
-  _Atomic(syncq_hp_record *) records; /* lock-free push-only list */
-  _Atomic(size_t) nrecords;
 };
 
 /* A thread's kept records, one per domain, found by the domain's id (ids
@@ -88,9 +81,7 @@ typedef struct hp_cache {
   bool registered; /* the thread-exit hook will give the records back */
 } hp_cache;
 
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static syncq_hp_record *pool; /* records of destroyed domains */
-static _Atomic(uint64_t) next_domain_id = 1;
+static rpool pool = RPOOL_INIT(syncq_hp_record, rec); /* records of destroyed domains */
 /* initial-exec: enter's lookup is a TLS-relative access, no
  * __tls_get_addr call (as the stats' TLS; the library is not dlopen'ed) */
 static _Thread_local hp_cache tcache __attribute__((tls_model("initial-exec")));
@@ -102,44 +93,27 @@ int syncq_hp_domain_create(unsigned slots, syncq_hp_free_fn free_fn, void *ctx, 
   if (slots == 0 || slots > SYNCQ_HP_MAX_SLOTS || free_fn == NULL || out == NULL) return SYNCQ_EINVAL;
   syncq_hp_domain *d = calloc(1, sizeof *d);
   if (d == NULL) return SYNCQ_ENOMEM;
-  d->id = atomic_fetch_add(&next_domain_id, 1);
+  rpool_domain_init(&d->recs);
   d->slots = slots;
   d->free_fn = free_fn;
   d->ctx = ctx;
-  atomic_init(&d->records, NULL);
-  atomic_init(&d->nrecords, 0);
   *out = d;
   return SYNCQ_OK;
 }
 
-static bool try_take(syncq_hp_record *r, uint64_t id) {
-  uint64_t want = id << OWNER_SHIFT;
-  return atomic_compare_exchange_strong(&r->owner, &want, (id << OWNER_SHIFT) | OWNER_ACTIVE);
-}
+static inline syncq_hp_record *hp_of(rpool_record *x) { return RPOOL_CONTAINER(x, syncq_hp_record, rec); }
 
 static syncq_hp_record *new_record(syncq_hp_domain *d) {
-  pthread_mutex_lock(&pool_lock);
-  syncq_hp_record *r = pool;
-  if (r != NULL) pool = r->pool_next;
-  pthread_mutex_unlock(&pool_lock);
-  if (r == NULL) {
-    r = syncq_alloc_aligned(sizeof *r, SYNCQ_CACHELINE);
-    if (r == NULL) return NULL;
-    memset(r, 0, sizeof *r);
-  }
+  rpool_record *x = rpool_alloc(&pool);
+  if (x == NULL) return NULL;
+  syncq_hp_record *r = hp_of(x);
   for (unsigned i = 0; i < SYNCQ_HP_MAX_SLOTS; i++) atomic_store(&r->slot[i], NULL);
   r->domain = d;
   r->retired = NULL;
   r->nretired = r->capretired = 0;
   r->cached = false;
   atomic_store(&r->entered, 0);
-  atomic_store(&r->owner, (d->id << OWNER_SHIFT) | OWNER_ACTIVE);
-  /* publish: the seq_cst CAS orders the fields above before any scan that
-   * finds the record through the list. */
-  syncq_hp_record *head = atomic_load(&d->records);
-  do r->domain_next = head;
-  while (!atomic_compare_exchange_weak(&d->records, &head, r));
-  atomic_fetch_add(&d->nrecords, 1);
+  rpool_publish(&d->recs, x); /* orders the fields above before any scan that finds it */
   return r;
 }
 
@@ -149,13 +123,12 @@ static syncq_hp_record *new_record(syncq_hp_domain *d) {
  * we clear its slots: a slot cleared after the record changed hands would
  * drop someone else's hazard. */
 static void release_kept(uint64_t id, syncq_hp_record *r) {
-  uint64_t held = (id << OWNER_SHIFT) | OWNER_ACTIVE;
-  if (!atomic_compare_exchange_strong(&r->owner, &held, held | OWNER_RELEASING)) return;
+  if (!rpool_begin_release(&r->rec, id)) return;
   for (unsigned i = 0; i < r->domain->slots; i++)
     atomic_store_explicit(&r->slot[i], NULL,
                           memory_order_release); /* release: pairs with the scan's seq_cst slot load */
   r->cached = false;
-  atomic_store(&r->owner, id << OWNER_SHIFT); /* free in its domain; seq_cst: publishes the cleared slots to try_take */
+  rpool_give_back(&r->rec, id); /* free in its domain; seq_cst: publishes the cleared slots to rpool_try_take */
 }
 
 static void cache_release_all(void *p) {
@@ -184,7 +157,7 @@ static bool cache_insert(hp_cache *c, uint64_t id, syncq_hp_record *r) {
     hp_cache_entry *e = &c->e[i];
     /* unused, or stale: its domain was destroyed (the record is no longer
      * held under that id). */
-    if (e->id == 0 || atomic_load(&e->rec->owner) != ((e->id << OWNER_SHIFT) | OWNER_ACTIVE)) pick = i;
+    if (e->id == 0 || !rpool_held_in(&e->rec->rec, e->id)) pick = i;
   }
   for (unsigned k = 0; k < HP_CACHE && pick == HP_CACHE; k++) {
     unsigned i = c->victim++ % HP_CACHE;
@@ -204,7 +177,7 @@ static bool cache_insert(hp_cache *c, uint64_t id, syncq_hp_record *r) {
 int syncq_hp_enter(syncq_hp_domain *d, syncq_hp_record **out) {
   if (d == NULL || out == NULL) return SYNCQ_EINVAL;
   hp_cache *c = &tcache;
-  const uint64_t id = d->id;
+  const uint64_t id = d->recs.id;
   bool kept = false;
   for (unsigned i = 0; i < HP_CACHE; i++) {
     if (c->e[i].id != id) continue;
@@ -217,10 +190,8 @@ int syncq_hp_enter(syncq_hp_domain *d, syncq_hp_record **out) {
     *out = r;
     return SYNCQ_OK;
   }
-  syncq_hp_record *r = NULL;
-  for (syncq_hp_record *f = atomic_load(&d->records); f != NULL && r == NULL; f = f->domain_next)
-    if (try_take(f, id)) r = f;
-  if (r == NULL) r = new_record(d);
+  rpool_record *x = rpool_take_free(&d->recs);
+  syncq_hp_record *r = x != NULL ? hp_of(x) : new_record(d);
   if (r == NULL) return SYNCQ_ENOMEM;
   r->cached = false;
   if (!kept) (void)cache_insert(c, id, r);
@@ -233,7 +204,7 @@ int syncq_hp_enter(syncq_hp_domain *d, syncq_hp_record **out) {
 static void finish(syncq_hp_record *rec) {
   /* release: pairs with destroy's acquire load (its EBUSY test) */
   atomic_store_explicit(&rec->entered, 0, memory_order_release);
-  if (!rec->cached) atomic_store(&rec->owner, rec->domain->id << OWNER_SHIFT);
+  if (!rec->cached) rpool_give_back(&rec->rec, rec->domain->recs.id);
 }
 
 void syncq_hp_leave(syncq_hp_record *rec) {
@@ -294,13 +265,14 @@ static int cmp_ptr(const void *a, const void *b) {
 /* Every non-NULL slot of the domain, sorted; NULL (and *n = 0) if the
  * snapshot cannot be allocated. */
 static void **snapshot_hazards(syncq_hp_domain *d, size_t *n) {
-  size_t cap = atomic_load(&d->nrecords) * d->slots + 1, k = 0;
+  size_t cap = atomic_load(&d->recs.nrecords) * d->slots + 1, k = 0;
   void **h = malloc(cap * sizeof *h);
   if (h == NULL) {
     *n = 0;
     return NULL;
   }
-  for (syncq_hp_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next) {
+  for (rpool_record *x = rpool_first(&d->recs); x != NULL; x = x->domain_next) {
+    syncq_hp_record *r = hp_of(x);
     for (unsigned i = 0; i < d->slots; i++) {
       void *p = atomic_load(&r->slot[i]);
       if (p != NULL && k < cap) h[k++] = p;
@@ -334,8 +306,8 @@ size_t syncq_hp_scan(syncq_hp_record *rec) {
   return freed;
 }
 
-static size_t threshold(const syncq_hp_domain *d) {
-  size_t r = 2 * d->slots * atomic_load(&d->nrecords);
+static size_t threshold(syncq_hp_domain *d) {
+  size_t r = 2 * d->slots * atomic_load(&d->recs.nrecords);
   return r < RETIRE_MIN_THRESHOLD ? RETIRE_MIN_THRESHOLD : r;
 }
 
@@ -366,33 +338,24 @@ int syncq_hp_retire(syncq_hp_record *rec, void *node) {
   return SYNCQ_OK;
 }
 
+/* Destroy: free a record's retired nodes. rpool_domain_drain has taken
+ * it from whoever kept it (a thread's cache entry for this domain then
+ * matches nothing) and waited out a thread exit that was clearing it. */
+static void free_retired(rpool_record *x, void *ctx) {
+  syncq_hp_domain *d = ctx;
+  syncq_hp_record *r = hp_of(x);
+  for (size_t i = 0; i < r->nretired; i++) d->free_fn(r->retired[i], d->ctx);
+  free(r->retired);
+  r->retired = NULL;
+  r->nretired = r->capretired = 0;
+}
+
 int syncq_hp_domain_destroy(syncq_hp_domain *d) {
   if (d == NULL) return SYNCQ_EINVAL;
-  for (syncq_hp_record *r = atomic_load(&d->records); r != NULL; r = r->domain_next)
-    if (atomic_load_explicit(&r->entered, memory_order_acquire)) return SYNCQ_EBUSY; /* acquire: pairs with finish() */
-  syncq_hp_record *r = atomic_load(&d->records);
-  while (r != NULL) {
-    syncq_hp_record *next = r->domain_next;
-    /* Take it from whoever keeps it (a thread's cache entry for this id
-     * then matches nothing); wait out a thread exit that is clearing it. */
-    for (;;) {
-      uint64_t o = atomic_load(&r->owner);
-      if (o & OWNER_RELEASING) {
-        syncq_yield();
-        continue;
-      }
-      if (atomic_compare_exchange_strong(&r->owner, &o, 0)) break; /* no id is 0: no cache entry matches */
-    }
-    for (size_t i = 0; i < r->nretired; i++) d->free_fn(r->retired[i], d->ctx);
-    free(r->retired);
-    r->retired = NULL;
-    r->nretired = r->capretired = 0;
-    pthread_mutex_lock(&pool_lock);
-    r->pool_next = pool;
-    pool = r;
-    pthread_mutex_unlock(&pool_lock);
-    r = next;
-  }
+  for (rpool_record *x = rpool_first(&d->recs); x != NULL; x = x->domain_next)
+    /* acquire: pairs with finish()'s release store of entered */
+    if (atomic_load_explicit(&hp_of(x)->entered, memory_order_acquire)) return SYNCQ_EBUSY;
+  rpool_domain_drain(&pool, &d->recs, free_retired, d);
   free(d);
   return SYNCQ_OK;
 }

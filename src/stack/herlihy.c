@@ -40,6 +40,7 @@
 #include "node_pool.h"
 #include "syncq/backoff.h"
 #include "syncq/platform.h"
+#include "syncq/wait.h"
 
 struct syncq_stack_herlihy_node {
   _Atomic(uint32_t) next; /* index + 1 of the node below, 0 for none */
@@ -98,10 +99,7 @@ int syncq_stack_herlihy_destroy(syncq_stack_herlihy *s) {
 /* Claim a private version block; yield while every block is taken. */
 static uint32_t claim_block(syncq_stack_herlihy *s) {
   uint32_t b;
-  while ((b = npool_get(&s->block_pool)) == NPOOL_NONE) {
-    SYNCQ_STAT_INC(yields);
-    syncq_yield();
-  }
+  while ((b = npool_get(&s->block_pool)) == NPOOL_NONE) syncq_wait_yield();
   return b;
 }
 

@@ -132,6 +132,15 @@ uint64_t syncq_wait_calibrate(void) {
 
 uint64_t syncq_wait_spin_limit_ns(void) { return syncq_wait_calibrate(); }
 
+uint64_t syncq_wait_spin_limit_for(int discipline) {
+  return discipline == SYNCQ_WAIT_COMPETITIVE ? syncq_wait_spin_limit_ns() : 0u;
+}
+
+void syncq_wait_yield(void) {
+  SYNCQ_STAT_INC(yields);
+  syncq_yield();
+}
+
 /* ------------------------------------------------------------ waiting */
 
 static void block_on(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen, _Atomic(uint32_t) *sleepers) {
@@ -150,8 +159,7 @@ void syncq_waiter_pause(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen,
   uint32_t k = w->pauses++;
   switch (w->discipline) {
   case SYNCQ_WAIT_YIELD:
-    SYNCQ_STAT_INC(yields);
-    syncq_yield();
+    syncq_wait_yield();
     return;
   case SYNCQ_WAIT_BLOCK:
     block_on(w, word, seen, sleepers);
@@ -178,8 +186,7 @@ bool syncq_waiter_step(syncq_waiter *w) {
   uint32_t k = w->pauses++;
   switch (w->discipline) {
   case SYNCQ_WAIT_YIELD:
-    SYNCQ_STAT_INC(yields);
-    syncq_yield();
+    syncq_wait_yield();
     return false;
   case SYNCQ_WAIT_BLOCK:
     return true;
@@ -244,8 +251,7 @@ int syncq_waiter_pause_until(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t 
   switch (w->discipline) {
   case SYNCQ_WAIT_YIELD:
     if (timed && passed(deadline_ns)) return SYNCQ_ETIMEDOUT;
-    SYNCQ_STAT_INC(yields);
-    syncq_yield();
+    syncq_wait_yield();
     return SYNCQ_OK;
   case SYNCQ_WAIT_BLOCK:
     return block_until(w, word, seen, sleepers, deadline_ns, cancel);

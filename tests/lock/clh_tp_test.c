@@ -20,103 +20,47 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 #include <cmocka.h>
 
 #include "syncq/lock/clh_tp.h"
 #include "syncq/platform.h"
 #include "syncq/wait.h"
 
+#include "stopped_waiter.h"
+
 #define MAX_STOPPED 2
 
 static syncq_lock_clh_tp lock;
-static _Atomic(int) calling[MAX_STOPPED + 1]; /* about to call lock() */
-static int order[MAX_STOPPED + 1];            /* who got the lock, in turn (written under the lock) */
-static _Atomic(int) got;                      /* how many got it */
-static _Atomic(int) stopped;                  /* how many are inside the handler */
-static _Atomic(int) thaw;                     /* the handlers may return */
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static void stop_handler(int sig) {
-  (void)sig;
-  atomic_fetch_add(&stopped, 1);
-  while (!atomic_load(&thaw)) {
-    struct timespec ts = {0, 1000000L};
-    nanosleep(&ts, NULL); /* async-signal-safe */
-  }
-}
-
-typedef struct waiter {
-  int id;
-  syncq_lock_node node;
-} waiter;
-
-static void *waiter_main(void *p) {
-  waiter *w = p;
-  atomic_store(&calling[w->id], 1);
-  if (syncq_lock_clh_tp_lock(&lock, &w->node) == SYNCQ_OK) {
-    order[atomic_load(&got)] = w->id;
-    atomic_fetch_add(&got, 1);
-    syncq_lock_clh_tp_unlock(&lock, &w->node);
-  }
-  return NULL;
-}
+static int lock_fn(void *l, syncq_lock_node *n) { return syncq_lock_clh_tp_lock(l, n); }
+static int unlock_fn(void *l, syncq_lock_node *n) { return syncq_lock_clh_tp_unlock(l, n); }
 
 /* k stopped waiters (ids 0..k-1), then B (id k). */
 static void check_removes_stopped(int wait, int k) {
   syncq_lock_config cfg = {0, wait, false};
   assert_int_equal(syncq_lock_clh_tp_init(&lock, &cfg), SYNCQ_OK);
-  for (int i = 0; i <= MAX_STOPPED; i++) atomic_store(&calling[i], 0);
-  atomic_store(&stopped, 0);
-  atomic_store(&thaw, 0);
-  atomic_store(&got, 0);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = stop_handler;
-  sigemptyset(&sa.sa_mask);
-  assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
-
-  static waiter ws[MAX_STOPPED + 1];
+  sw_setup(&lock, lock_fn, unlock_fn);
   syncq_lock_node mine;
   pthread_t t[MAX_STOPPED + 1];
   assert_int_equal(syncq_lock_clh_tp_lock(&lock, &mine), SYNCQ_OK);
-  for (int i = 0; i < k; i++) {
-    ws[i].id = i;
-    assert_int_equal(pthread_create(&t[i], NULL, waiter_main, &ws[i]), 0);
-    while (!atomic_load(&calling[i])) syncq_yield();
-    sleep_ms(30); /* A_i queues */
-    assert_int_equal(pthread_kill(t[i], SIGUSR1), 0);
-    while (atomic_load(&stopped) != i + 1) syncq_yield();
-  }
-  ws[k].id = k;
-  assert_int_equal(pthread_create(&t[k], NULL, waiter_main, &ws[k]), 0);
-  while (!atomic_load(&calling[k])) syncq_yield();
-  sleep_ms(30); /* B queues behind the A's, whose times are 30 ms old or more */
+  for (int i = 0; i < k; i++) t[i] = sw_start_stopped(i); /* A_i queues, then stops */
+  t[k] = sw_start(k); /* B queues behind the A's, whose times are 30 ms old or more */
   assert_int_equal(syncq_lock_clh_tp_unlock(&lock, &mine), SYNCQ_OK);
   /* B gets the lock past the stopped A's (plain CLH would wait for A1's
    * release: give up after a generous while) */
-  for (int i = 0; i < 20000 && atomic_load(&got) == 0; i++) sleep_ms(1);
-  if (atomic_load(&got) == 0) {
-    atomic_store(&thaw, 1);
-    fail_msg("%s, %d stopped: the lock waited for a stopped waiter", syncq_wait_name(wait), k);
-  }
+  if (!sw_await_first()) fail_msg("%s, %d stopped: the lock waited for a stopped waiter", syncq_wait_name(wait), k);
   pthread_join(t[k], NULL);
-  assert_int_equal(atomic_load(&got), 1);
-  assert_int_equal(order[0], k);
-  atomic_store(&thaw, 1);
+  assert_int_equal(atomic_load(&sw.got), 1);
+  assert_int_equal(sw.order[0], k);
+  sw_thaw();
   for (int i = 0; i < k; i++) pthread_join(t[i], NULL); /* each queues again and gets it */
-  assert_int_equal(atomic_load(&got), k + 1);
+  assert_int_equal(atomic_load(&sw.got), k + 1);
   assert_int_equal(syncq_lock_clh_tp_destroy(&lock), SYNCQ_OK);
-  signal(SIGUSR1, SIG_DFL);
+  sw_teardown();
 }
 
 static void test_removes_a_stopped_waiter_spin(void **state) {

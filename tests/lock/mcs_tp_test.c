@@ -19,100 +19,43 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
-#include <time.h>
 #include <cmocka.h>
 
 #include "syncq/lock/mcs_tp.h"
 #include "syncq/platform.h"
 #include "syncq/wait.h"
 
+#include "stopped_waiter.h"
+
 static syncq_lock_mcs_tp lock;
-static _Atomic(int) calling[2]; /* A, B about to call lock() */
-static int order[2];            /* who got the lock, in turn (written under the lock) */
-static _Atomic(int) got;        /* how many got it */
-static _Atomic(int) stopped;    /* A is inside the handler */
-static _Atomic(int) thaw;       /* the handler may return */
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static void stop_handler(int sig) {
-  (void)sig;
-  atomic_store(&stopped, 1);
-  while (!atomic_load(&thaw)) {
-    struct timespec ts = {0, 1000000L};
-    nanosleep(&ts, NULL); /* async-signal-safe */
-  }
-}
-
-typedef struct waiter {
-  int id;
-  syncq_lock_node node;
-} waiter;
-
-static void *waiter_main(void *p) {
-  waiter *w = p;
-  atomic_store(&calling[w->id], 1);
-  if (syncq_lock_mcs_tp_lock(&lock, &w->node) == SYNCQ_OK) {
-    order[atomic_load(&got)] = w->id;
-    atomic_fetch_add(&got, 1);
-    syncq_lock_mcs_tp_unlock(&lock, &w->node);
-  }
-  return NULL;
-}
+static int lock_fn(void *l, syncq_lock_node *n) { return syncq_lock_mcs_tp_lock(l, n); }
+static int unlock_fn(void *l, syncq_lock_node *n) { return syncq_lock_mcs_tp_unlock(l, n); }
 
 static void check_passes_over(int wait) {
   syncq_lock_config cfg = {0, wait, false};
   assert_int_equal(syncq_lock_mcs_tp_init(&lock, &cfg), SYNCQ_OK);
-  atomic_store(&calling[0], 0);
-  atomic_store(&calling[1], 0);
-  atomic_store(&stopped, 0);
-  atomic_store(&thaw, 0);
-  atomic_store(&got, 0);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = stop_handler;
-  sigemptyset(&sa.sa_mask);
-  assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
-
-  static waiter ws[2];
+  sw_setup(&lock, lock_fn, unlock_fn);
   syncq_lock_node mine;
-  pthread_t a, b;
   assert_int_equal(syncq_lock_mcs_tp_lock(&lock, &mine), SYNCQ_OK);
-  ws[0].id = 0;
-  ws[1].id = 1;
-  assert_int_equal(pthread_create(&a, NULL, waiter_main, &ws[0]), 0);
-  while (!atomic_load(&calling[0])) syncq_yield();
-  sleep_ms(30); /* A queues */
-  assert_int_equal(pthread_kill(a, SIGUSR1), 0);
-  while (!atomic_load(&stopped)) syncq_yield();
-  assert_int_equal(pthread_create(&b, NULL, waiter_main, &ws[1]), 0);
-  while (!atomic_load(&calling[1])) syncq_yield();
-  sleep_ms(30); /* B queues behind A; A's time is 30 ms old, far past the threshold */
+  pthread_t a = sw_start_stopped(0); /* A queues, then stops */
+  pthread_t b = sw_start(1);         /* B queues behind A; A's time is 30 ms old, far past the threshold */
   assert_int_equal(syncq_lock_mcs_tp_unlock(&lock, &mine), SYNCQ_OK);
   /* B gets the lock past the stopped A (plain MCS would hand it to A and
    * B would wait for A's release: give up after a generous while) */
-  for (int i = 0; i < 20000 && atomic_load(&got) == 0; i++) sleep_ms(1);
-  if (atomic_load(&got) == 0) {
-    atomic_store(&thaw, 1);
-    fail_msg("%s: the lock waited for a stopped waiter", syncq_wait_name(wait));
-  }
+  if (!sw_await_first()) fail_msg("%s: the lock waited for a stopped waiter", syncq_wait_name(wait));
   pthread_join(b, NULL);
-  assert_int_equal(atomic_load(&got), 1);
-  assert_int_equal(order[0], 1);
-  atomic_store(&thaw, 1);
+  assert_int_equal(atomic_load(&sw.got), 1);
+  assert_int_equal(sw.order[0], 1);
+  sw_thaw();
   pthread_join(a, NULL); /* A queues again and gets it */
-  assert_int_equal(atomic_load(&got), 2);
-  assert_int_equal(order[1], 0);
+  assert_int_equal(atomic_load(&sw.got), 2);
+  assert_int_equal(sw.order[1], 0);
   assert_int_equal(syncq_lock_mcs_tp_destroy(&lock), SYNCQ_OK);
-  signal(SIGUSR1, SIG_DFL);
+  sw_teardown();
 }
 
 static void test_passes_over_a_stopped_waiter_spin(void **state) {

@@ -34,6 +34,7 @@
 #include <cmocka.h>
 
 #include "lincheck.h"
+#include "queue_history.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
 
@@ -337,123 +338,30 @@ static void test_never_empty_small_ring(void **state) {
 
 /* ------------------------------------------------------------ linearizability */
 
-#define LR_THREADS 3
-#define LR_OPS 4
-#define LR_PREFILL 3
-
-typedef struct lr_hist {
-  RQ *q;
-  lc_clock clock;
-  pthread_barrier_t start, done;
-  bool stop;
-  uint64_t seed;
-  lc_op rec[LR_THREADS][LR_OPS];
-} lr_hist;
-
-typedef struct lr_hctx {
-  lr_hist *h;
-  int id;
-} lr_hctx;
-
-static uint64_t lr_random(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
-static void *lr_history_thread(void *p) {
-  lr_hctx *c = p;
-  lr_hist *h = c->h;
-  for (;;) {
-    pthread_barrier_wait(&h->start);
-    if (h->stop) return NULL;
-    uint64_t s = h->seed * 0x9e3779b97f4a7c15ull + (uint64_t)c->id * 7919 + 1;
-    for (int k = 0; k < LR_OPS; k++) {
-      lc_op *op = &h->rec[c->id][k];
-      uint64_t r = lr_random(&s);
-      if (r % 3 == 0) syncq_yield();
-      op->thread = c->id;
-      if ((r >> 8) % 2 == 0) {
-        op->kind = LC_QUEUE_ENQ;
-        op->arg = (uint64_t)(100 + c->id * 10 + k);
-        op->call = lc_tick(&h->clock);
-        op->status = RQ_ENQUEUE(h->q, (void *)(uintptr_t)op->arg);
-        op->done = lc_tick(&h->clock);
-        op->ret = 0;
-      } else {
-        void *out = NULL;
-        op->kind = LC_QUEUE_DEQ;
-        op->arg = 0;
-        op->call = lc_tick(&h->clock);
-        op->status = RQ_DEQUEUE(h->q, &out);
-        op->done = lc_tick(&h->clock);
-        op->ret = op->status == SYNCQ_OK ? (uint64_t)(uintptr_t)out : 0;
-      }
-    }
-    pthread_barrier_wait(&h->done);
-  }
-}
+/* The recorder's queue operations on an RQ. */
+static int lr_hist_enqueue(void *q, void *item) { return RQ_ENQUEUE((RQ *)q, item); }
+static int lr_hist_dequeue(void *q, void **item) { return RQ_DEQUEUE((RQ *)q, item); }
 
 static void test_linearizable_across_rings(void **state) {
   (void)state;
   RQ *q = lr_new(2);
   if (q == NULL) skip();
   assert_int_equal(RQ_DESTROY(q), SYNCQ_OK); /* storage reused: initialised per history */
-  lr_hist *h = calloc(1, sizeof *h);
-  assert_non_null(h);
-  h->q = q;
-  pthread_barrier_init(&h->start, NULL, LR_THREADS + 1);
-  pthread_barrier_init(&h->done, NULL, LR_THREADS + 1);
-  pthread_t tids[LR_THREADS];
-  lr_hctx ctx[LR_THREADS];
-  for (int i = 0; i < LR_THREADS; i++) {
-    ctx[i] = (lr_hctx){h, i};
-    assert_int_equal(pthread_create(&tids[i], NULL, lr_history_thread, &ctx[i]), 0);
-  }
+  qh_hist *h = qh_start(q, lr_hist_enqueue, lr_hist_dequeue);
   int rejected = 0;
   uint64_t seed = 2024, linked = 0;
   for (int n = 0; n < LR_HISTORIES; n++) {
-    uint64_t r0 = lr_random(&seed);
-    assert_int_equal(RQ_INIT_RING(h->q, 2), SYNCQ_OK);
-    lc_clock_init(&h->clock);
-    h->seed = r0;
-    lc_op all[LR_THREADS * LR_OPS + LR_PREFILL];
-    size_t nops = 0;
-    unsigned prefill = (unsigned)((r0 >> 24) % (LR_PREFILL + 1));
-    for (unsigned i = 0; i < prefill; i++) { /* recorded as an extra thread's completed operations */
-      lc_op *op = &all[nops++];
-      op->thread = LR_THREADS;
-      op->kind = LC_QUEUE_ENQ;
-      op->arg = 10 + i;
-      op->ret = 0;
-      op->call = lc_tick(&h->clock);
-      op->status = RQ_ENQUEUE(h->q, (void *)(uintptr_t)op->arg);
-      op->done = lc_tick(&h->clock);
+    uint64_t r0 = qh_random(&seed);
+    assert_int_equal(RQ_INIT_RING(q, 2), SYNCQ_OK);
+    if (!qh_run(h, r0) && rejected++ == 0) {
+      fprintf(stderr, "%s: history %d (2-cell rings) is not linearizable:\n", RQ_NAME, n);
+      lc_print(h->all, h->nops, lc_kind_name);
     }
-    pthread_barrier_wait(&h->start);
-    pthread_barrier_wait(&h->done);
-    for (int t = 0; t < LR_THREADS; t++)
-      for (int k = 0; k < LR_OPS; k++) all[nops++] = h->rec[t][k];
-    lc_spec spec = lc_spec_queue(0);
-    const char *err = NULL;
-    if (!lc_check(&spec, all, nops, &err)) {
-      assert_null(err);
-      if (rejected++ == 0) {
-        fprintf(stderr, "%s: history %d (2-cell rings) is not linearizable:\n", RQ_NAME, n);
-        lc_print(all, nops, lc_kind_name);
-      }
-    }
-    linked += RQ_LINKED(h->q);
-    assert_int_equal(RQ_DESTROY(h->q), SYNCQ_OK);
+    linked += RQ_LINKED(q);
+    assert_int_equal(RQ_DESTROY(q), SYNCQ_OK);
   }
-  h->stop = true;
-  pthread_barrier_wait(&h->start);
-  for (int i = 0; i < LR_THREADS; i++) pthread_join(tids[i], NULL);
-  pthread_barrier_destroy(&h->start);
-  pthread_barrier_destroy(&h->done);
-  free(h->q);
-  free(h);
+  qh_stop(h);
+  free(q);
   print_message("%s: %d histories through 2-cell rings, %llu rings linked in all, %d rejected\n", RQ_NAME, LR_HISTORIES,
                 (unsigned long long)linked, rejected);
   assert_true(linked > (uint64_t)LR_HISTORIES / 2); /* the histories did cross rings */

@@ -40,6 +40,7 @@
 #include <cmocka.h>
 
 #include "lincheck.h"
+#include "queue_history.h"
 #include "test_plan.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
@@ -662,128 +663,36 @@ static void test_idle_and_exited_handles(void **state) {
 
 /* ------------------------------------------------------------ linearizability */
 
-#define LH_THREADS 3
-#define LH_OPS 4
-#define LH_PREFILL 3
-
-typedef struct lh_hist {
-  syncq_queue_wfqueue *q;
-  lc_clock clock;
-  pthread_barrier_t start, done;
-  bool stop;
-  uint64_t seed;
-  lc_op rec[LH_THREADS][LH_OPS];
-} lh_hist;
-
-typedef struct lh_ctx {
-  lh_hist *h;
-  int id;
-} lh_ctx;
-
-static uint64_t lh_random(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
-static void *lh_thread(void *p) {
-  lh_ctx *c = p;
-  lh_hist *h = c->h;
-  for (;;) {
-    pthread_barrier_wait(&h->start);
-    if (h->stop) return NULL;
-    uint64_t s = h->seed * 0x9e3779b97f4a7c15ull + (uint64_t)c->id * 7919 + 1;
-    for (int k = 0; k < LH_OPS; k++) {
-      lc_op *op = &h->rec[c->id][k];
-      uint64_t r = lh_random(&s);
-      if (r % 3 == 0) syncq_yield();
-      op->thread = c->id;
-      if ((r >> 8) % 2 == 0) {
-        op->kind = LC_QUEUE_ENQ;
-        op->arg = (uint64_t)(100 + c->id * 10 + k);
-        op->call = lc_tick(&h->clock);
-        op->status = syncq_queue_wfqueue_enqueue(h->q, (void *)(uintptr_t)op->arg);
-        op->done = lc_tick(&h->clock);
-        op->ret = 0;
-      } else {
-        void *out = NULL;
-        op->kind = LC_QUEUE_DEQ;
-        op->arg = 0;
-        op->call = lc_tick(&h->clock);
-        op->status = syncq_queue_wfqueue_dequeue(h->q, &out);
-        op->done = lc_tick(&h->clock);
-        op->ret = op->status == SYNCQ_OK ? (uint64_t)(uintptr_t)out : 0;
-      }
-    }
-    pthread_barrier_wait(&h->done);
-  }
-}
+/* The recorder's queue operations on a wfqueue. */
+static int lh_enqueue(void *q, void *item) { return syncq_queue_wfqueue_enqueue(q, item); }
+static int lh_dequeue(void *q, void **item) { return syncq_queue_wfqueue_dequeue(q, item); }
 
 static void run_histories(int patience) {
-  lh_hist *h = calloc(1, sizeof *h);
-  assert_non_null(h);
-  h->q = syncq_alloc_aligned(sizeof *h->q, _Alignof(syncq_queue_wfqueue));
-  assert_non_null(h->q);
-  pthread_barrier_init(&h->start, NULL, LH_THREADS + 1);
-  pthread_barrier_init(&h->done, NULL, LH_THREADS + 1);
-  pthread_t tids[LH_THREADS];
-  lh_ctx ctx[LH_THREADS];
-  for (int i = 0; i < LH_THREADS; i++) {
-    ctx[i] = (lh_ctx){h, i};
-    assert_int_equal(pthread_create(&tids[i], NULL, lh_thread, &ctx[i]), 0);
-  }
+  syncq_queue_wfqueue *q = syncq_alloc_aligned(sizeof *q, _Alignof(syncq_queue_wfqueue));
+  assert_non_null(q);
+  qh_hist *h = qh_start(q, lh_enqueue, lh_dequeue);
   int rejected = 0;
   uint64_t seed = 2016, linked = 0;
   syncq_queue_wfqueue_counts all = {0};
   for (int n = 0; n < W_HISTORIES; n++) {
-    uint64_t r0 = lh_random(&seed);
+    uint64_t r0 = qh_random(&seed);
     atomic_store(&syncq_queue_wfqueue_test_patience__, patience);
-    assert_int_equal(syncq_queue_wfqueue_init_ex(h->q, 2, LH_THREADS + 1), SYNCQ_OK);
+    assert_int_equal(syncq_queue_wfqueue_init_ex(q, 2, QH_THREADS + 1), SYNCQ_OK);
     atomic_store(&syncq_queue_wfqueue_test_patience__, -1);
-    lc_clock_init(&h->clock);
-    h->seed = r0;
-    lc_op ops[LH_THREADS * LH_OPS + LH_PREFILL];
-    size_t nops = 0;
-    unsigned prefill = (unsigned)((r0 >> 24) % (LH_PREFILL + 1));
-    for (unsigned i = 0; i < prefill; i++) {
-      lc_op *op = &ops[nops++];
-      op->thread = LH_THREADS;
-      op->kind = LC_QUEUE_ENQ;
-      op->arg = 10 + i;
-      op->ret = 0;
-      op->call = lc_tick(&h->clock);
-      op->status = syncq_queue_wfqueue_enqueue(h->q, (void *)(uintptr_t)op->arg);
-      op->done = lc_tick(&h->clock);
+    if (!qh_run(h, r0) && rejected++ == 0) {
+      fprintf(stderr, "wfqueue: history %d (2-cell segments, patience %d) is not linearizable:\n", n, patience);
+      lc_print(h->all, h->nops, lc_kind_name);
     }
-    pthread_barrier_wait(&h->start);
-    pthread_barrier_wait(&h->done);
-    for (int t = 0; t < LH_THREADS; t++)
-      for (int k = 0; k < LH_OPS; k++) ops[nops++] = h->rec[t][k];
-    lc_spec spec = lc_spec_queue(0);
-    const char *err = NULL;
-    if (!lc_check(&spec, ops, nops, &err)) {
-      assert_null(err);
-      if (rejected++ == 0) {
-        fprintf(stderr, "wfqueue: history %d (2-cell segments, patience %d) is not linearizable:\n", n, patience);
-        lc_print(ops, nops, lc_kind_name);
-      }
-    }
-    linked += syncq_queue_wfqueue_segments_linked(h->q);
-    syncq_queue_wfqueue_counts c = w_counts(h->q);
+    linked += syncq_queue_wfqueue_segments_linked(q);
+    syncq_queue_wfqueue_counts c = w_counts(q);
     all.slow_enqueues += c.slow_enqueues;
     all.slow_dequeues += c.slow_dequeues;
     all.helped_enqueues += c.helped_enqueues;
     all.helped_dequeues += c.helped_dequeues;
-    assert_int_equal(syncq_queue_wfqueue_destroy(h->q), SYNCQ_OK);
+    assert_int_equal(syncq_queue_wfqueue_destroy(q), SYNCQ_OK);
   }
-  h->stop = true;
-  pthread_barrier_wait(&h->start);
-  for (int i = 0; i < LH_THREADS; i++) pthread_join(tids[i], NULL);
-  pthread_barrier_destroy(&h->start);
-  pthread_barrier_destroy(&h->done);
-  free(h->q);
-  free(h);
+  qh_stop(h);
+  free(q);
   print_message(
     "wfqueue: %d histories, 2-cell segments, patience %d: %llu segments linked, slow %llu enq / %llu "
     "deq, helped %llu enq / %llu deq, %d rejected\n",
