@@ -34,11 +34,12 @@
 #include <stdarg.h>
 #include <cmocka.h>
 
+#include "syncq_race.h" /* first (it brings syncq/pr.h): the race point where a sender stops holding the lock */
+
 #include "am/am_internal.h" /* the endpoint's mapping */
 #include "am/am_segment.h"  /* the layout: the test overwrites its fields */
 #include "syncq/am.h"
 #include "syncq/clock.h"
-#include "syncq_race.h" /* the race point where a sender stops holding the lock */
 
 #ifndef SYNCQ_AM_LOCK_WAIT_STALE /* lets the test build against a tree without the bound (to show the old hang) */
 #define SYNCQ_AM_LOCK_WAIT_STALE 16u

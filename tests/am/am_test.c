@@ -35,11 +35,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "syncq_race.h" /* first (it brings syncq/pr.h): the race point where a writer dies between claim and commit */
+
 #include "am/am_internal.h" /* the endpoint's mapping */
 #include "am/am_segment.h"  /* the layout: the test writes a claim into it */
 #include "syncq/am.h"
 #include "syncq/clock.h"
-#include "syncq_race.h" /* the race point where a writer dies between claim and commit */
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1

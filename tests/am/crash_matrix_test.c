@@ -58,9 +58,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "syncq_race.h" /* first (it brings syncq/pr.h): the send protocol's race points, where a process dies */
+
 #include "syncq/am.h"
 #include "syncq/clock.h"
-#include "syncq_race.h" /* the send protocol's race points: where a process dies */
 
 #define CHILD_ALARM_S 30                /* a child that hangs this long dies and fails the cell */
 #define CELL_DEADLINE_NS 20000000000ull /* 20 s: the whole cell, a hang past it fails */
