@@ -16,7 +16,14 @@
  *   - the reader resumes the scan: a dequeuer is stopped before reading
  *     the last slot of a node (its item is there); the scan stops at that
  *     slot and the node stays until the dequeuer takes the item and
- *     resumes the scan.
+ *     resumes the scan;
+ *   - Head's node reused under a stalled EMPTY test: a dequeuer is
+ *     stopped between its Head load and its Tail load (the test before
+ *     its ticket); meanwhile that node is drained and freed, and the
+ *     next node appended gets its address (the test's allocator hands
+ *     the freed block out again, as any allocator may). The dequeuer
+ *     then sees Tail in "Head's node" behind Head's index: it must not
+ *     answer EMPTY, the queue holds 128 items; it takes the first.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -36,6 +43,12 @@
 #include "syncq/queue/loo.h"
 
 SYNCQ_RACE_HOOK_DEFINE;
+
+/* LOO's test hooks (src/queue/loo.c, not public): node memory from here. */
+typedef void *(*loo_alloc_fn)(size_t size, size_t align);
+typedef void (*loo_free_fn)(void *p);
+extern _Atomic(loo_alloc_fn) syncq_queue_loo_test_alloc__;
+extern _Atomic(loo_free_fn) syncq_queue_loo_test_free__;
 
 #define SLOTS 128 /* LOO's slots per node */
 /* How long the main thread waits for the stopped thread to reach its point
@@ -181,11 +194,88 @@ static void test_reader_resumes_scan(void **state) {
   free(q);
 }
 
+/* Node memory that hands a freed block out again at once (last freed,
+ * first out), as glibc may; ASan's quarantine would not, hence a hook. */
+#define POOL_MAX 8
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *pool[POOL_MAX];
+static int pool_n, pool_reused;
+
+static void *pool_alloc(size_t size, size_t align) {
+  pthread_mutex_lock(&pool_lock);
+  void *p = pool_n > 0 ? pool[--pool_n] : NULL;
+  if (p != NULL) pool_reused++;
+  pthread_mutex_unlock(&pool_lock);
+  return p != NULL ? p : syncq_alloc_aligned(size, align);
+}
+
+static void pool_free(void *p) {
+  pthread_mutex_lock(&pool_lock);
+  if (pool_n < POOL_MAX) {
+    pool[pool_n++] = p;
+    p = NULL;
+  }
+  pthread_mutex_unlock(&pool_lock);
+  free(p);
+}
+
+static void pool_drain(void) {
+  while (pool_n > 0) free(pool[--pool_n]);
+  pool_reused = 0;
+}
+
+static uintptr_t node_addr(uint64_t word) { return (uintptr_t)(word & ~(uint64_t)1023); }
+
+static void test_empty_test_under_node_reuse(void **state) {
+  (void)state;
+  atomic_store(&syncq_queue_loo_test_alloc__, pool_alloc);
+  atomic_store(&syncq_queue_loo_test_free__, pool_free);
+  syncq_queue_loo *q = make();
+  const uintptr_t first = node_addr(atomic_load(&q->head));
+  void *out = NULL;
+  uint64_t in = 0, expect = 0;
+  for (; in < SLOTS; in++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(in)), SYNCQ_OK);
+  for (; expect < 100; expect++) {
+    assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(expect));
+  }
+  call c = {q, NULL, -1};
+  pthread_t t;
+  start_stopped(&t, stopped_dequeue, &c, "queue.loo.dequeue.snapshot"); /* read Head: first node, index 100 */
+  for (; expect < SLOTS; expect++) {
+    assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(expect));
+  }
+  assert_int_equal(syncq_queue_loo_enqueue(q, item_of(in++)), SYNCQ_OK); /* appends a second node */
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);          /* leaves the first: freed */
+  assert_ptr_equal(out, item_of(expect++));
+  assert_int_equal(syncq_queue_loo_nodes_freed(q), 1);
+  for (; in < 2 * SLOTS + 1; in++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(in)), SYNCQ_OK);
+  /* the third node has the first one's address; Tail is at its index 1 */
+  assert_int_equal(syncq_queue_loo_nodes_linked(q), 2);
+  assert_int_equal(pool_reused, 1);
+  assert_true(node_addr(atomic_load(&q->tail)) == first);
+  release(t); /* reads Tail: "Head's node", index 1, behind Head's 100 */
+  assert_int_equal(c.status, SYNCQ_OK);
+  assert_ptr_equal(c.item, item_of(expect++));
+  for (; expect < in; expect++) {
+    assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(expect));
+  }
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY);
+  assert_int_equal(syncq_queue_loo_destroy(q), SYNCQ_OK);
+  free(q);
+  atomic_store(&syncq_queue_loo_test_alloc__, NULL);
+  atomic_store(&syncq_queue_loo_test_free__, NULL);
+  pool_drain();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_dequeuer_overtakes_enqueuer),
     cmocka_unit_test(test_writer_resumes_scan),
     cmocka_unit_test(test_reader_resumes_scan),
+    cmocka_unit_test(test_empty_test_under_node_reuse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,8 @@
  *   "queue.loo.enqueue.ticket", "queue.loo.dequeue.ticket"  LOO, between
  *                    an operation's Tail or Head ticket and its
  *                    fetch-and-add on the slot.
+ *   "queue.loo.dequeue.snapshot"  LOO's dequeue, between its Head load
+ *                    and its Tail load (the EMPTY test before the ticket).
  *
  * Double-width CAS: in the race library syncq_pr_dwcas (syncq/pr.h) is
  * syncq_race_dwcas below, a lock around a read, a comparison and two
