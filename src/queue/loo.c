@@ -304,6 +304,7 @@ int syncq_queue_loo_enqueue(syncq_queue_loo *q, void *item) {
       spare = node_new(q);
       if (spare == NULL) return SYNCQ_ENOMEM;
     }
+    SYNCQ_RACE_POINT("queue.loo.enqueue.checked");
     const uint64_t cur = atomic_fetch_add(&q->tail, 1);
     loo_node *t = node_of(cur);
     const uint64_t i = idx_of(cur);

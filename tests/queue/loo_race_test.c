@@ -23,7 +23,11 @@
  *     next node appended gets its address (the test's allocator hands
  *     the freed block out again, as any allocator may). The dequeuer
  *     then sees Tail in "Head's node" behind Head's index: it must not
- *     answer EMPTY, the queue holds 128 items; it takes the first.
+ *     answer EMPTY, the queue holds 128 items; it takes the first;
+ *   - memory short past a node's end: an enqueuer stopped between its
+ *     full-node test and its ticket gets a ticket past the end and no
+ *     node: SYNCQ_ENOMEM, its item never comes out, the node is still
+ *     freed.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -42,13 +46,9 @@
 #include "syncq/platform.h"
 #include "syncq/queue/loo.h"
 
-SYNCQ_RACE_HOOK_DEFINE;
+#include "loo_hooks.h"
 
-/* LOO's test hooks (src/queue/loo.c, not public): node memory from here. */
-typedef void *(*loo_alloc_fn)(size_t size, size_t align);
-typedef void (*loo_free_fn)(void *p);
-extern _Atomic(loo_alloc_fn) syncq_queue_loo_test_alloc__;
-extern _Atomic(loo_free_fn) syncq_queue_loo_test_free__;
+SYNCQ_RACE_HOOK_DEFINE;
 
 #define SLOTS 128 /* LOO's slots per node */
 /* How long the main thread waits for the stopped thread to reach its point
@@ -228,8 +228,7 @@ static uintptr_t node_addr(uint64_t word) { return (uintptr_t)(word & ~(uint64_t
 
 static void test_empty_test_under_node_reuse(void **state) {
   (void)state;
-  atomic_store(&syncq_queue_loo_test_alloc__, pool_alloc);
-  atomic_store(&syncq_queue_loo_test_free__, pool_free);
+  loo_hooks_set(pool_alloc, pool_free);
   syncq_queue_loo *q = make();
   const uintptr_t first = node_addr(atomic_load(&q->head));
   void *out = NULL;
@@ -265,17 +264,49 @@ static void test_empty_test_under_node_reuse(void **state) {
   assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY);
   assert_int_equal(syncq_queue_loo_destroy(q), SYNCQ_OK);
   free(q);
-  atomic_store(&syncq_queue_loo_test_alloc__, NULL);
-  atomic_store(&syncq_queue_loo_test_free__, NULL);
+  loo_hooks_clear();
   pool_drain();
+}
+
+/* Memory short past a node's end: an enqueuer that found room in Tail's
+ * node (so allocated nothing beforehand) is stopped before its ticket;
+ * the last slot goes to another enqueue, and node allocations fail. The
+ * stopped one's ticket is past the end and it cannot append: it answers
+ * SYNCQ_ENOMEM, its item never comes out, and its pass past the end is
+ * counted finished (Deviation 2): the node is still freed once the queue
+ * moves on (LeakSanitizer would see it otherwise). */
+static void test_enomem_past_the_end(void **state) {
+  (void)state;
+  loo_hooks_set(loo_failing_alloc, free);
+  syncq_queue_loo *q = make();
+  void *out = NULL;
+  for (uint64_t i = 0; i < SLOTS - 1; i++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(i)), SYNCQ_OK);
+  call c = {q, item_of(1000), -1};
+  pthread_t t;
+  start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.checked");        /* saw room: index 127 */
+  assert_int_equal(syncq_queue_loo_enqueue(q, item_of(SLOTS - 1)), SYNCQ_OK); /* takes the last slot */
+  atomic_store(&loo_fail_nodes, 1000000);
+  release(t); /* its ticket is 128: no node, none to be had */
+  assert_int_equal(c.status, SYNCQ_ENOMEM);
+  atomic_store(&loo_fail_nodes, 0);
+  assert_int_equal(syncq_queue_loo_enqueue(q, item_of(SLOTS)), SYNCQ_OK); /* appends */
+  assert_int_equal(syncq_queue_loo_nodes_linked(q), 1);
+  for (uint64_t i = 0; i <= SLOTS; i++) {
+    assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(i));
+  }
+  assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY); /* not item 1000 */
+  assert_int_equal(syncq_queue_loo_nodes_freed(q), 1);             /* both passes past the end counted */
+  assert_int_equal(syncq_queue_loo_destroy(q), SYNCQ_OK);
+  free(q);
+  loo_hooks_clear();
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_dequeuer_overtakes_enqueuer),
-    cmocka_unit_test(test_writer_resumes_scan),
-    cmocka_unit_test(test_reader_resumes_scan),
-    cmocka_unit_test(test_empty_test_under_node_reuse),
+    cmocka_unit_test(test_dequeuer_overtakes_enqueuer), cmocka_unit_test(test_writer_resumes_scan),
+    cmocka_unit_test(test_reader_resumes_scan),         cmocka_unit_test(test_empty_test_under_node_reuse),
+    cmocka_unit_test(test_enomem_past_the_end),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,8 @@
 #include "syncq/queue.h"
 #include "syncq/queue/loo.h"
 
+#include "loo_hooks.h"
+
 #define PRODUCERS 4
 #define CONSUMERS 4
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -185,11 +187,51 @@ static void test_concurrent(void **state) {
   drop(r.q);
 }
 
+static void test_enomem(void **state) {
+  (void)state;
+  loo_hooks_set(loo_failing_alloc, free);
+  syncq_queue_loo *q = syncq_alloc_aligned(sizeof *q, _Alignof(syncq_queue_loo));
+  assert_non_null(q);
+  atomic_store(&loo_fail_nodes, 1);
+  assert_int_equal(syncq_queue_loo_init(q, 0), SYNCQ_ENOMEM); /* its first node */
+  assert_int_equal(atomic_load(&loo_fail_nodes), 0);
+  assert_int_equal(syncq_queue_loo_init(q, 0), SYNCQ_OK);
+  void *out = NULL;
+  uint64_t in = 0, expect = 0;
+  for (int round = 0; round < 5; round++) {
+    /* no node to be had: Tail's node fills (128 slots, 127 after the
+     * first: the appending enqueue took slot 0), then enqueues fail */
+    atomic_store(&loo_fail_nodes, 1000000);
+    uint64_t fitted = 0;
+    int st;
+    while ((st = syncq_queue_loo_enqueue(q, item_of(in))) == SYNCQ_OK) in++, fitted++;
+    assert_int_equal(st, SYNCQ_ENOMEM);
+    assert_int_equal(fitted, round == 0 ? 128 : 127);
+    for (uint64_t k = 0; k < 3; k++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(1000000 + k)), SYNCQ_ENOMEM);
+    atomic_store(&loo_fail_nodes, 2); /* the next two allocations fail: two more ENOMEM, one try each */
+    for (uint64_t k = 0; k < 2; k++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(2000000 + k)), SYNCQ_ENOMEM);
+    assert_int_equal(atomic_load(&loo_fail_nodes), 0);
+    assert_int_equal(syncq_queue_loo_enqueue(q, item_of(in++)), SYNCQ_OK); /* appends a node */
+    atomic_store(&loo_fail_nodes, 1000000);                                /* dequeues allocate nothing */
+    for (; expect < in; expect++) {
+      assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+      assert_int_equal(value_of(out), expect);
+    }
+    assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY); /* none of the refused items */
+    assert_int_equal(syncq_queue_loo_nodes_linked(q), (uint64_t)round + 1);
+    assert_int_equal(syncq_queue_loo_nodes_freed(q), (uint64_t)round + 1);
+  }
+  atomic_store(&loo_fail_nodes, 0);
+  drop(q);
+  loo_hooks_clear();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_sequential_reclamation),
     cmocka_unit_test(test_concurrent),
+    cmocka_unit_test(test_enomem),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,8 @@
  *                    fetch-and-add on the slot.
  *   "queue.loo.dequeue.snapshot"  LOO's dequeue, between its Head load
  *                    and its Tail load (the EMPTY test before the ticket).
+ *   "queue.loo.enqueue.checked"  LOO's enqueue, between its test for a
+ *                    full Tail node (a node allocated if so) and its ticket.
  *
  * Double-width CAS: in the race library syncq_pr_dwcas (syncq/pr.h) is
  * syncq_race_dwcas below, a lock around a read, a comparison and two
