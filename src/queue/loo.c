@@ -17,7 +17,8 @@
  *                Written from that pseudo-code; see Deviations.
  *   Progress:    lock-free (PROOF.md §3: a slot can be abandoned by its
  *                enqueuer and dequeuer at most N times in a row before the
- *                node is drained and an enqueuer appends).
+ *                node is drained and an enqueuer appends; Deviation 5's
+ *                retry follows a move of Head to another node).
  *   Atomics:     uncontended enqueue: 1 FAA (Tail) + 1 FAA (its slot);
  *                dequeue: loads of Head's swing count, Head and Tail (the
  *                EMPTY test; the count again before answering EMPTY) + 1
@@ -359,7 +360,7 @@ int syncq_queue_loo_dequeue(syncq_queue_loo *q, void **item) {
      * been freed and its address be Tail's node now) */
     if ((idx_of(h0) >= LOO_SLOTS || idx_of(h0) >= idx_of(t0)) && node_of(h0) == node_of(t0)) {
       if (atomic_load(&q->head_swings) == swings) return SYNCQ_EMPTY;
-      continue;
+      continue; /* Head moved to another node meanwhile (progress): read both again */
     }
     const uint64_t cur = atomic_fetch_add(&q->head, 1);
     loo_node *h = node_of(cur);
