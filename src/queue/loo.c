@@ -20,9 +20,10 @@
  *                node is drained and an enqueuer appends; Deviation 5's
  *                retry follows a move of Head to another node).
  *   Atomics:     uncontended enqueue: 1 FAA (Tail) + 1 FAA (its slot);
- *                dequeue: loads of Head's swing count, Head and Tail (the
- *                EMPTY test; the count again before answering EMPTY) + 1
- *                FAA (Head) + 1 FAA (its slot). Every 128th operation of each
+ *                dequeue: loads of Head and Tail (the EMPTY test) + 1 FAA
+ *                (Head) + 1 FAA (its slot); EMPTY: 2 loads of Head's
+ *                swing count and a second load of Head and of Tail
+ *                (Deviation 5). Every 128th operation of each
  *                side takes the slow path: a CAS appending a node (enqueue)
  *                or swinging Head (dequeue, then a FAA on the swing
  *                count), bounded CAS loops on Tail or Head, and a
@@ -64,8 +65,9 @@
  *                when no dequeuer marked the slot first, or at the CAS that
  *                appends the node holding its item; a dequeue at its slot's
  *                fetch-and-add when the slot held an item, EMPTY at its
- *                Tail load (with Head's swing count unchanged around it,
- *                Deviation 5) or its read of the head node's successor.
+ *                second Tail load (Head's swing count unchanged around
+ *                it, Deviation 5) or its read of the head node's
+ *                successor.
  *   Slots:       item | READER (2) | RESUME (1), starting at 0. The enqueuer
  *                adds the item, the dequeuer adds READER, each with one
  *                fetch-and-add, in either order: a dequeuer first finds no
@@ -92,15 +94,18 @@
  *                same reuse threatens D6 (see ABA): the queue counts
  *                Head's moves to a successor node (head_swings, bumped by
  *                the CAS's winner before it counts its dequeue finished,
- *                so before the node can be freed); a dequeuer reads the
- *                count before Head and answers D6's EMPTY only if the
- *                count is unchanged after its Tail load. Then Head's node
- *                was not freed before that load, so a Tail naming its
- *                address names that node, and Head is still in it (Head
- *                leaves a node only after Tail has): the two loads are a
- *                snapshot. Otherwise it reads both again. Cost: one load
- *                of a word on Head's cache line per dequeue, one more per
- *                EMPTY, one fetch-and-add per 128 dequeues. (6) Test hooks
+ *                so before the node can be freed). D6's loads only decide
+ *                to take a ticket; when they look empty the dequeuer
+ *                reads the count, Head and Tail again, and answers EMPTY
+ *                only if those look empty too and the count is unchanged
+ *                after the Tail load. Then Head's node was not freed
+ *                before that load, so a Tail naming its address names
+ *                that node, and Head is still in it (Head leaves a node
+ *                only after Tail has): the two loads are a snapshot.
+ *                Otherwise it starts again. Cost: nothing on a dequeue
+ *                that takes a ticket; three loads on Head's cache line and
+ *                one of Tail per EMPTY; one fetch-and-add per 128
+ *                dequeues. (6) Test hooks
  *                (not public): node memory can come from a test's
  *                functions, to fail allocations or to hand a freed node's
  *                address out again at once.
@@ -347,20 +352,31 @@ static bool advance_head(syncq_queue_loo *q, uint64_t cur, loo_node *h) {
   return true;
 }
 
+/* D6's test: Head at or past Tail, or past the end, in Tail's node. */
+static inline bool looks_empty(uint64_t head, uint64_t tail) {
+  return (idx_of(head) >= LOO_SLOTS || idx_of(head) >= idx_of(tail)) && node_of(head) == node_of(tail);
+}
+
 int syncq_queue_loo_dequeue(syncq_queue_loo *q, void **item) {
   if (q == NULL || item == NULL || q->magic != LOO_MAGIC) return SYNCQ_EINVAL;
   for (;;) {
-    /* Deviation 5: Head's swings counted before Head is read */
-    const uint64_t swings = atomic_load(&q->head_swings);
-    const uint64_t h0 = atomic_load(&q->head);
+    uint64_t h0 = atomic_load(&q->head);
     SYNCQ_RACE_POINT("queue.loo.dequeue.snapshot");
-    const uint64_t t0 = atomic_load(&q->tail);
-    /* D6: EMPTY before taking a ticket, so idle polls do not move Head;
-     * only if Head has not left h0's node since (else that node may have
-     * been freed and its address be Tail's node now) */
-    if ((idx_of(h0) >= LOO_SLOTS || idx_of(h0) >= idx_of(t0)) && node_of(h0) == node_of(t0)) {
-      if (atomic_load(&q->head_swings) == swings) return SYNCQ_EMPTY;
-      continue; /* Head moved to another node meanwhile (progress): read both again */
+    uint64_t t0 = atomic_load(&q->tail);
+    /* D6: EMPTY before taking a ticket, so idle polls do not move Head.
+     * These loads only decide to take a ticket: h0's node may have been
+     * freed and its address be Tail's node now (Deviation 5). */
+    if (looks_empty(h0, t0)) {
+      /* Deviation 5: EMPTY from a snapshot that Head's swing count,
+       * unchanged around it, shows to be one */
+      const uint64_t swings = atomic_load(&q->head_swings);
+      h0 = atomic_load(&q->head);
+      SYNCQ_RACE_POINT("queue.loo.dequeue.confirm");
+      t0 = atomic_load(&q->tail);
+      if (looks_empty(h0, t0)) {
+        if (atomic_load(&q->head_swings) == swings) return SYNCQ_EMPTY;
+        continue; /* Head moved to another node meanwhile (progress): read again */
+      }
     }
     const uint64_t cur = atomic_fetch_add(&q->head, 1);
     loo_node *h = node_of(cur);

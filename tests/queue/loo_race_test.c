@@ -19,11 +19,13 @@
  *     resumes the scan;
  *   - Head's node reused under a stalled EMPTY test: a dequeuer is
  *     stopped between its Head load and its Tail load (the test before
- *     its ticket); meanwhile that node is drained and freed, and the
- *     next node appended gets its address (the test's allocator hands
- *     the freed block out again, as any allocator may). The dequeuer
- *     then sees Tail in "Head's node" behind Head's index: it must not
- *     answer EMPTY, the queue holds 128 items; it takes the first;
+ *     its ticket, and again in the guarded second test it makes when the
+ *     first looks empty); meanwhile that node is drained and freed, and
+ *     the next node appended gets its address (the test's allocator
+ *     hands the freed block out again, as any allocator may). The
+ *     dequeuer then sees Tail in "Head's node" behind Head's index: it
+ *     must not answer EMPTY, the queue holds 128 items; it takes the
+ *     first;
  *   - memory short past a node's end: an enqueuer stopped between its
  *     full-node test and its ticket gets a ticket past the end and no
  *     node: SYNCQ_ENOMEM, its item never comes out, the node is still
@@ -226,21 +228,25 @@ static void pool_drain(void) {
 
 static uintptr_t node_addr(uint64_t word) { return (uintptr_t)(word & ~(uint64_t)1023); }
 
-static void test_empty_test_under_node_reuse(void **state) {
-  (void)state;
+/* The dequeuer is stopped right after its Head load at `point`, Head in
+ * the first node at index 100, with `filled` items enqueued in all (128:
+ * the queue holds 28, "snapshot" comes first; 100: it is empty, so the
+ * dequeuer goes on to the second, guarded snapshot, "confirm"). */
+static void node_reuse_under(const char *point, uint64_t filled) {
   loo_hooks_set(pool_alloc, pool_free);
   syncq_queue_loo *q = make();
   const uintptr_t first = node_addr(atomic_load(&q->head));
   void *out = NULL;
   uint64_t in = 0, expect = 0;
-  for (; in < SLOTS; in++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(in)), SYNCQ_OK);
+  for (; in < filled; in++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(in)), SYNCQ_OK);
   for (; expect < 100; expect++) {
     assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
     assert_ptr_equal(out, item_of(expect));
   }
   call c = {q, NULL, -1};
   pthread_t t;
-  start_stopped(&t, stopped_dequeue, &c, "queue.loo.dequeue.snapshot"); /* read Head: first node, index 100 */
+  start_stopped(&t, stopped_dequeue, &c, point); /* read Head: first node, index 100 */
+  for (; in < SLOTS; in++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(in)), SYNCQ_OK);
   for (; expect < SLOTS; expect++) {
     assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
     assert_ptr_equal(out, item_of(expect));
@@ -266,6 +272,16 @@ static void test_empty_test_under_node_reuse(void **state) {
   free(q);
   loo_hooks_clear();
   pool_drain();
+}
+
+static void test_empty_test_under_node_reuse(void **state) {
+  (void)state;
+  node_reuse_under("queue.loo.dequeue.snapshot", SLOTS);
+}
+
+static void test_empty_confirmation_under_node_reuse(void **state) {
+  (void)state;
+  node_reuse_under("queue.loo.dequeue.confirm", 100);
 }
 
 /* Memory short past a node's end: an enqueuer that found room in Tail's
@@ -304,8 +320,11 @@ static void test_enomem_past_the_end(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_dequeuer_overtakes_enqueuer), cmocka_unit_test(test_writer_resumes_scan),
-    cmocka_unit_test(test_reader_resumes_scan),         cmocka_unit_test(test_empty_test_under_node_reuse),
+    cmocka_unit_test(test_dequeuer_overtakes_enqueuer),
+    cmocka_unit_test(test_writer_resumes_scan),
+    cmocka_unit_test(test_reader_resumes_scan),
+    cmocka_unit_test(test_empty_test_under_node_reuse),
+    cmocka_unit_test(test_empty_confirmation_under_node_reuse),
     cmocka_unit_test(test_enomem_past_the_end),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

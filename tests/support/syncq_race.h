@@ -25,8 +25,10 @@
  *   "queue.loo.enqueue.ticket", "queue.loo.dequeue.ticket"  LOO, between
  *                    an operation's Tail or Head ticket and its
  *                    fetch-and-add on the slot.
- *   "queue.loo.dequeue.snapshot"  LOO's dequeue, between its Head load
- *                    and its Tail load (the EMPTY test before the ticket).
+ *   "queue.loo.dequeue.snapshot", "queue.loo.dequeue.confirm"  LOO's
+ *                    dequeue, between its Head load and its Tail load: in
+ *                    the EMPTY test before the ticket, and in the guarded
+ *                    second one it makes when the first looks empty.
  *   "queue.loo.enqueue.checked"  LOO's enqueue, between its test for a
  *                    full Tail node (a node allocated if so) and its ticket.
  *
