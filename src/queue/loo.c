@@ -105,10 +105,9 @@
  *                Otherwise it starts again. Cost: nothing on a dequeue
  *                that takes a ticket; three loads on Head's cache line and
  *                one of Tail per EMPTY; one fetch-and-add per 128
- *                dequeues. (6) Test hooks
- *                (not public): node memory can come from a test's
- *                functions, to fail allocations or to hand a freed node's
- *                address out again at once.
+ *                dequeues. (6) Test hooks (not public): node memory can
+ *                come from a test's functions, to fail allocations or to
+ *                hand a freed node's address out again at once.
  *   Stats:       cas_attempts, cas_failures (Head, Tail and next CASes).
  */
 #include "syncq/queue/loo.h"
