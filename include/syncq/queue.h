@@ -40,8 +40,8 @@
  *                  (queue/lprq.h)
  *   "wfqueue"      YMC wfqueue, Yang & Mellor-Crummey 2016: wait-free, FAA on an
  *                  infinite array of linked segments, slow path helped (queue/wfqueue.h)
- *   (LOO, Giersch & Nolte 2022, has a typed API in queue/loo.h and no
- *   registry entry: its status is in src/queue/loo.c)
+ *   "loo"          LOO, Giersch & Nolte 2022: linked nodes of FAA slots, freed
+ *                  deterministically (queue/loo.h)
  *   "single-lock"  linked queue behind one lock from the registry ("ttas")
  *   "two-lock"     Michael & Scott's two-lock queue               001 Figure 2
  *   "ms"           Michael & Scott non-blocking, counted pointers + free list  001 §4.1

@@ -17,13 +17,17 @@
  *                Written from that pseudo-code; see Deviations.
  *   Progress:    lock-free (PROOF.md §3: a slot can be abandoned by its
  *                enqueuer and dequeuer at most N times in a row before the
- *                node is drained and an enqueuer appends).
+ *                node is drained and an enqueuer appends; Deviation 5's
+ *                retry follows a move of Head to another node).
  *   Atomics:     uncontended enqueue: 1 FAA (Tail) + 1 FAA (its slot);
  *                dequeue: loads of Head and Tail (the EMPTY test) + 1 FAA
- *                (Head) + 1 FAA (its slot). Every 128th operation of each
+ *                (Head) + 1 FAA (its slot); EMPTY: 2 loads of Head's
+ *                swing count and a second load of Head and of Tail
+ *                (Deviation 5). Every 128th operation of each
  *                side takes the slow path: a CAS appending a node (enqueue)
- *                or swinging Head (dequeue), bounded CAS loops on Tail or
- *                Head, and a fetch-and-add on the node's operation count.
+ *                or swinging Head (dequeue, then a FAA on the swing
+ *                count), bounded CAS loops on Tail or Head, and a
+ *                fetch-and-add on the node's operation count.
  *   Memory:      allocates: one node of 128 slots (1,024-aligned, 2 KB) per
  *                128 items enqueued; a node is freed by the operation that
  *                completes the last of three conditions: every slot taken
@@ -46,19 +50,24 @@
  *                128 + P, plus one more pass per thread after SYNCQ_ENOMEM,
  *                Deviation 2) and 128 + 2C for C dequeuers (PROOF.md), and
  *                must stay below 1,024. 64-bit only.
- *   Status:      not in the queue registry (the typed API, loo_test and
- *                loo_race_test stay): under ThreadSanitizer the queue
- *                driver's never-empty run (prefilled with one item, 16
- *                threads each enqueue then dequeue) once had a dequeue
- *                answer EMPTY while the queue held items: an EMPTY that is
- *                not linearizable. The cause is open; the EMPTY decision
- *                (the slow path's fresh read of Tail, Deviation 4) is the
- *                first suspect.
+ *   ABA:         the EMPTY test before the ticket (D6) compares the node
+ *                of a Head load with the node of a later Tail load, and
+ *                holds no ticket on it: between the two loads that node
+ *                can be drained, freed, and its address handed out again
+ *                for a node that Tail then names. The paper's test then
+ *                sees "Head and Tail in one node, Head's index past
+ *                Tail's" while the queue holds items (a dequeuer stalled
+ *                there while the queue moved a node on and appended one:
+ *                seen under ThreadSanitizer, whose delays are long, in
+ *                the queue driver's never-empty run; forced in
+ *                loo_race_test). Deviation 5 closes it.
  *   Linearizable: yes (PROOF.md §1): an enqueue at its slot's fetch-and-add
  *                when no dequeuer marked the slot first, or at the CAS that
  *                appends the node holding its item; a dequeue at its slot's
  *                fetch-and-add when the slot held an item, EMPTY at its
- *                Tail load or its read of the head node's successor.
+ *                second Tail load (Head's swing count unchanged around
+ *                it, Deviation 5) or its read of the head node's
+ *                successor.
  *   Slots:       item | READER (2) | RESUME (1), starting at 0. The enqueuer
  *                adds the item, the dequeuer adds READER, each with one
  *                fetch-and-add, in either order: a dequeuer first finds no
@@ -81,7 +90,24 @@
  *                Head's node with Tail's node read then, not with the one
  *                read before the ticket: that node may have been freed
  *                and its address reused by the node now at Head, which
- *                would make a queue that moved on look empty.
+ *                would make a queue that moved on look empty. (5) The
+ *                same reuse threatens D6 (see ABA): the queue counts
+ *                Head's moves to a successor node (head_swings, bumped by
+ *                the CAS's winner before it counts its dequeue finished,
+ *                so before the node can be freed). D6's loads only decide
+ *                to take a ticket; when they look empty the dequeuer
+ *                reads the count, Head and Tail again, and answers EMPTY
+ *                only if those look empty too and the count is unchanged
+ *                after the Tail load. Then Head's node was not freed
+ *                before that load, so a Tail naming its address names
+ *                that node, and Head is still in it (Head leaves a node
+ *                only after Tail has): the two loads are a snapshot.
+ *                Otherwise it starts again. Cost: nothing on a dequeue
+ *                that takes a ticket; three loads on Head's cache line and
+ *                one of Tail per EMPTY; one fetch-and-add per 128
+ *                dequeues. (6) Test hooks (not public): node memory can
+ *                come from a test's functions, to fail allocations or to
+ *                hand a freed node's address out again at once.
  *   Stats:       cas_attempts, cas_failures (Head, Tail and next CASes).
  */
 #include "syncq/queue/loo.h"
@@ -122,8 +148,29 @@ static inline loo_node *node_of(uint64_t word) { return (loo_node *)(uintptr_t)(
 static inline uint64_t idx_of(uint64_t word) { return word & LOO_IDX_MASK; }
 static inline uint64_t word_of(loo_node *n, uint64_t idx) { return (uint64_t)(uintptr_t)n | idx; }
 
+/* Test hooks (tests/queue/loo_test.c, loo_race_test.c); not in the public
+ * header. Both set or both NULL: a test sets them before it initialises a
+ * queue and clears them after destroying it. */
+typedef void *(*syncq_loo_test_alloc_fn)(size_t size, size_t align);
+typedef void (*syncq_loo_test_free_fn)(void *p);
+extern _Atomic(syncq_loo_test_alloc_fn) syncq_queue_loo_test_alloc__;
+_Atomic(syncq_loo_test_alloc_fn) syncq_queue_loo_test_alloc__;
+extern _Atomic(syncq_loo_test_free_fn) syncq_queue_loo_test_free__;
+_Atomic(syncq_loo_test_free_fn) syncq_queue_loo_test_free__;
+
+static void *node_alloc(void) {
+  syncq_loo_test_alloc_fn f = atomic_load(&syncq_queue_loo_test_alloc__);
+  return f != NULL ? f(sizeof(loo_node), LOO_NODE_ALIGN) : syncq_alloc_aligned(sizeof(loo_node), LOO_NODE_ALIGN);
+}
+
+static void node_dealloc(loo_node *n) {
+  syncq_loo_test_free_fn f = atomic_load(&syncq_queue_loo_test_free__);
+  if (f != NULL) f(n);
+  else free(n);
+}
+
 static loo_node *node_new(syncq_queue_loo *q) {
-  loo_node *n = syncq_alloc_aligned(sizeof(loo_node), LOO_NODE_ALIGN);
+  loo_node *n = node_alloc();
   if (n == NULL) return NULL;
   for (size_t i = 0; i < LOO_SLOTS; i++) atomic_init(&n->slots[i], 0);
   atomic_init(&n->next, NULL);
@@ -136,7 +183,7 @@ static loo_node *node_new(syncq_queue_loo *q) {
 
 static void node_free(loo_node *n) {
   atomic_fetch_add(&n->q->nodes_freed, 1);
-  free(n);
+  node_dealloc(n);
 }
 
 /* A slot is done when both its enqueuer (item bits) and its dequeuer
@@ -184,6 +231,7 @@ static bool cas_while_node(_Atomic(uint64_t) *word, uint64_t *expect, uint64_t d
 int syncq_queue_loo_init(syncq_queue_loo *q, size_t capacity) {
   (void)capacity;
   if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_loo)) != 0) return SYNCQ_EINVAL;
+  atomic_init(&q->head_swings, 0);
   atomic_init(&q->nodes_linked, 0);
   atomic_init(&q->nodes_freed, 0);
   loo_node *n = node_new(q);
@@ -202,7 +250,7 @@ int syncq_queue_loo_destroy(syncq_queue_loo *q) {
   loo_node *n = node_of(atomic_load(&q->head));
   while (n != NULL) {
     loo_node *next = atomic_load(&n->next);
-    free(n);
+    node_dealloc(n);
     n = next;
   }
   return SYNCQ_OK;
@@ -261,6 +309,7 @@ int syncq_queue_loo_enqueue(syncq_queue_loo *q, void *item) {
       spare = node_new(q);
       if (spare == NULL) return SYNCQ_ENOMEM;
     }
+    SYNCQ_RACE_POINT("queue.loo.enqueue.checked");
     const uint64_t cur = atomic_fetch_add(&q->tail, 1);
     loo_node *t = node_of(cur);
     const uint64_t i = idx_of(cur);
@@ -280,7 +329,7 @@ int syncq_queue_loo_enqueue(syncq_queue_loo *q, void *item) {
       break;
     }
   }
-  if (spare != NULL) free(spare); /* never linked: not counted */
+  if (spare != NULL) node_dealloc(spare); /* never linked: not counted */
   return st;
 }
 
@@ -294,19 +343,40 @@ static bool advance_head(syncq_queue_loo *q, uint64_t cur, loo_node *h) {
     return false;
   }
   cur += 1; /* Head's value after our ticket */
-  if (cas_while_node(&q->head, &cur, word_of(next, 0), h))
+  if (cas_while_node(&q->head, &cur, word_of(next, 0), h)) {
+    /* Deviation 5: counted before our count can free h */
+    atomic_fetch_add(&q->head_swings, 1);
     count_finished(h, &h->deq_count, (uint32_t)(idx_of(cur) - LOO_SLOTS), R_DEQ);
-  else count_finished(h, &h->deq_count, 0, R_DEQ);
+  } else count_finished(h, &h->deq_count, 0, R_DEQ);
   return true;
+}
+
+/* D6's test: Head at or past Tail, or past the end, in Tail's node. */
+static inline bool looks_empty(uint64_t head, uint64_t tail) {
+  return (idx_of(head) >= LOO_SLOTS || idx_of(head) >= idx_of(tail)) && node_of(head) == node_of(tail);
 }
 
 int syncq_queue_loo_dequeue(syncq_queue_loo *q, void **item) {
   if (q == NULL || item == NULL || q->magic != LOO_MAGIC) return SYNCQ_EINVAL;
   for (;;) {
-    const uint64_t h0 = atomic_load(&q->head);
-    const uint64_t t0 = atomic_load(&q->tail);
-    /* D6: EMPTY before taking a ticket, so idle polls do not move Head */
-    if ((idx_of(h0) >= LOO_SLOTS || idx_of(h0) >= idx_of(t0)) && node_of(h0) == node_of(t0)) return SYNCQ_EMPTY;
+    uint64_t h0 = atomic_load(&q->head);
+    SYNCQ_RACE_POINT("queue.loo.dequeue.snapshot");
+    uint64_t t0 = atomic_load(&q->tail);
+    /* D6: EMPTY before taking a ticket, so idle polls do not move Head.
+     * These loads only decide to take a ticket: h0's node may have been
+     * freed and its address be Tail's node now (Deviation 5). */
+    if (looks_empty(h0, t0)) {
+      /* Deviation 5: EMPTY from a snapshot that Head's swing count,
+       * unchanged around it, shows to be one */
+      const uint64_t swings = atomic_load(&q->head_swings);
+      h0 = atomic_load(&q->head);
+      SYNCQ_RACE_POINT("queue.loo.dequeue.confirm");
+      t0 = atomic_load(&q->tail);
+      if (looks_empty(h0, t0)) {
+        if (atomic_load(&q->head_swings) == swings) return SYNCQ_EMPTY;
+        continue; /* Head moved to another node meanwhile (progress): read again */
+      }
+    }
     const uint64_t cur = atomic_fetch_add(&q->head, 1);
     loo_node *h = node_of(cur);
     const uint64_t i = idx_of(cur);

@@ -14,13 +14,16 @@
 #include "syncq/queue/wcq.h"
 #include "syncq/queue/wfqueue.h"
 
-/* syncq_queue_loo_algo is not listed: see the status in src/queue/loo.c. */
 const syncq_algo *const syncq_builtin_queue[] = {
-  &syncq_queue_nblfq_algo,          &syncq_queue_nblfq2_algo,      &syncq_queue_naive_ring_algo,
-  &syncq_queue_vyukov_algo,         &syncq_queue_scq_algo,         &syncq_queue_lcrq_algo,
-  &syncq_queue_lprq_algo,           &syncq_queue_wcq_algo,         &syncq_queue_wfqueue_algo,
-  &syncq_queue_scq_remap_algo,      &syncq_queue_scq2_algo,        &syncq_queue_single_lock_algo,
-  &syncq_queue_two_lock_algo,       &syncq_queue_ms_algo,          &syncq_queue_ms_hp_algo,
-  &syncq_queue_fai_array_algo,      &syncq_queue_plj_algo,         &syncq_queue_valois_algo,
-  &syncq_queue_single_lock_ps_algo, &syncq_queue_two_lock_ps_algo, NULL,
+  &syncq_queue_nblfq_algo,       &syncq_queue_nblfq2_algo,
+  &syncq_queue_naive_ring_algo,  &syncq_queue_vyukov_algo,
+  &syncq_queue_scq_algo,         &syncq_queue_lcrq_algo,
+  &syncq_queue_lprq_algo,        &syncq_queue_wcq_algo,
+  &syncq_queue_wfqueue_algo,     &syncq_queue_loo_algo,
+  &syncq_queue_scq_remap_algo,   &syncq_queue_scq2_algo,
+  &syncq_queue_single_lock_algo, &syncq_queue_two_lock_algo,
+  &syncq_queue_ms_algo,          &syncq_queue_ms_hp_algo,
+  &syncq_queue_fai_array_algo,   &syncq_queue_plj_algo,
+  &syncq_queue_valois_algo,      &syncq_queue_single_lock_ps_algo,
+  &syncq_queue_two_lock_ps_algo, NULL,
 };

@@ -28,6 +28,9 @@
 #include "syncq/queue.h"
 #include "syncq/queue/loo.h"
 
+#include "loo_hooks.h"
+#include "test_mpmc.h"
+
 #define PRODUCERS 4
 #define CONSUMERS 4
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -109,9 +112,8 @@ static void test_sequential_reclamation(void **state) {
 
 typedef struct run {
   syncq_queue_loo *q;
-  _Atomic(uint64_t) taken;
-  _Atomic(int) bad;
-  uint8_t *seen; /* PRODUCERS * PER_PRODUCER flags */
+  _Atomic(int) bad; /* an enqueue's status other than OK */
+  test_mpmc m;
 } run;
 
 typedef struct worker {
@@ -127,30 +129,11 @@ static void *producer(void *p) {
   return NULL;
 }
 
+static int loo_dequeue(void *q, void **item) { return syncq_queue_loo_dequeue(q, item); }
+
 static void *consumer(void *p) {
   worker *w = p;
-  run *r = w->r;
-  uint64_t last[PRODUCERS];
-  for (int i = 0; i < PRODUCERS; i++) last[i] = UINT64_MAX;
-  unsigned spins = 0;
-  while (atomic_load(&r->taken) < (uint64_t)PRODUCERS * PER_PRODUCER) {
-    void *x;
-    int st = syncq_queue_loo_dequeue(r->q, &x);
-    if (st != SYNCQ_OK) {
-      if (st != SYNCQ_EMPTY) atomic_store(&r->bad, 1);
-      if (++spins % 64 == 0) syncq_yield();
-      continue;
-    }
-    atomic_fetch_add(&r->taken, 1);
-    uint64_t v = value_of(x), prod = v / PER_PRODUCER, seq = v % PER_PRODUCER;
-    if (prod >= PRODUCERS) {
-      atomic_store(&r->bad, 1);
-      continue;
-    }
-    if (last[prod] != UINT64_MAX && seq <= last[prod]) atomic_store(&r->bad, 1); /* FIFO per producer */
-    last[prod] = seq;
-    r->seen[v]++; /* each value is taken once, by one consumer: no race */
-  }
+  test_mpmc_consume(&w->r->m, loo_dequeue, w->r->q, value_of, 64);
   return NULL;
 }
 
@@ -159,8 +142,7 @@ static void test_concurrent(void **state) {
   run r;
   memset(&r, 0, sizeof r);
   r.q = make();
-  r.seen = calloc((size_t)PRODUCERS * PER_PRODUCER, 1);
-  assert_non_null(r.seen);
+  test_mpmc_init(&r.m, PRODUCERS, PER_PRODUCER);
   pthread_t t[PRODUCERS + CONSUMERS];
   worker w[PRODUCERS + CONSUMERS];
   for (int i = 0; i < PRODUCERS + CONSUMERS; i++) {
@@ -169,9 +151,7 @@ static void test_concurrent(void **state) {
   }
   for (int i = 0; i < PRODUCERS + CONSUMERS; i++) pthread_join(t[i], NULL);
   assert_int_equal(atomic_load(&r.bad), 0);
-  assert_int_equal(atomic_load(&r.taken), (uint64_t)PRODUCERS * PER_PRODUCER);
-  for (uint64_t v = 0; v < (uint64_t)PRODUCERS * PER_PRODUCER; v++)
-    if (r.seen[v] != 1) fail_msg("item %llu taken %d times", (unsigned long long)v, r.seen[v]);
+  test_mpmc_check(&r.m, "loo");
   void *x;
   assert_int_equal(syncq_queue_loo_dequeue(r.q, &x), SYNCQ_EMPTY);
   const uint64_t linked = syncq_queue_loo_nodes_linked(r.q), freed = syncq_queue_loo_nodes_freed(r.q);
@@ -181,8 +161,46 @@ static void test_concurrent(void **state) {
     PRODUCERS, CONSUMERS, PER_PRODUCER, (unsigned long long)linked, (unsigned long long)freed);
   assert_true(linked + 1 >= (uint64_t)PRODUCERS * PER_PRODUCER / 128); /* 128 items a node, the first one included */
   assert_int_equal(freed, linked); /* all threads done, queue drained: only Head's node is left */
-  free(r.seen);
   drop(r.q);
+}
+
+static void test_enomem(void **state) {
+  (void)state;
+  loo_hooks_set(loo_failing_alloc, free);
+  syncq_queue_loo *q = syncq_alloc_aligned(sizeof *q, _Alignof(syncq_queue_loo));
+  assert_non_null(q);
+  atomic_store(&loo_fail_nodes, 1);
+  assert_int_equal(syncq_queue_loo_init(q, 0), SYNCQ_ENOMEM); /* its first node */
+  assert_int_equal(atomic_load(&loo_fail_nodes), 0);
+  assert_int_equal(syncq_queue_loo_init(q, 0), SYNCQ_OK);
+  void *out = NULL;
+  uint64_t in = 0, expect = 0;
+  for (int round = 0; round < 5; round++) {
+    /* no node to be had: Tail's node fills (128 slots, 127 after the
+     * first: the appending enqueue took slot 0), then enqueues fail */
+    atomic_store(&loo_fail_nodes, 1000000);
+    uint64_t fitted = 0;
+    int st;
+    while ((st = syncq_queue_loo_enqueue(q, item_of(in))) == SYNCQ_OK) in++, fitted++;
+    assert_int_equal(st, SYNCQ_ENOMEM);
+    assert_int_equal(fitted, round == 0 ? 128 : 127);
+    for (uint64_t k = 0; k < 3; k++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(1000000 + k)), SYNCQ_ENOMEM);
+    atomic_store(&loo_fail_nodes, 2); /* the next two allocations fail: two more ENOMEM, one try each */
+    for (uint64_t k = 0; k < 2; k++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(2000000 + k)), SYNCQ_ENOMEM);
+    assert_int_equal(atomic_load(&loo_fail_nodes), 0);
+    assert_int_equal(syncq_queue_loo_enqueue(q, item_of(in++)), SYNCQ_OK); /* appends a node */
+    atomic_store(&loo_fail_nodes, 1000000);                                /* dequeues allocate nothing */
+    for (; expect < in; expect++) {
+      assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
+      assert_int_equal(value_of(out), expect);
+    }
+    assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY); /* none of the refused items */
+    assert_int_equal(syncq_queue_loo_nodes_linked(q), (uint64_t)round + 1);
+    assert_int_equal(syncq_queue_loo_nodes_freed(q), (uint64_t)round + 1);
+  }
+  atomic_store(&loo_fail_nodes, 0);
+  drop(q);
+  loo_hooks_clear();
 }
 
 int main(void) {
@@ -190,6 +208,7 @@ int main(void) {
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_sequential_reclamation),
     cmocka_unit_test(test_concurrent),
+    cmocka_unit_test(test_enomem),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,6 +35,8 @@
 #include "syncq/queue/scq2.h"
 #include "syncq/queue/scqd.h"
 
+#include "test_mpmc.h"
+
 #define PRODUCERS 4
 #define CONSUMERS 4
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -191,9 +193,7 @@ static void test_sequential_wraparound(void **state) {
 typedef struct run {
   const api *a;
   void *q;
-  _Atomic(uint64_t) taken;
-  _Atomic(int) bad_order;
-  uint8_t *seen; /* PRODUCERS * PER_PRODUCER flags */
+  test_mpmc m;
 } run;
 
 typedef struct worker {
@@ -211,28 +211,8 @@ static void *producer(void *p) {
 }
 
 static void *consumer(void *p) {
-  worker *w = p;
-  run *r = w->r;
-  uint64_t last[PRODUCERS];
-  for (int i = 0; i < PRODUCERS; i++) last[i] = UINT64_MAX;
-  unsigned spins = 0;
-  while (atomic_load(&r->taken) < (uint64_t)PRODUCERS * PER_PRODUCER) {
-    void *x;
-    if (r->a->dequeue(r->q, &x) != SYNCQ_OK) {
-      if (++spins % 16 == 0) syncq_yield();
-      continue;
-    }
-    atomic_fetch_add(&r->taken, 1);
-    uint64_t v = value_of(x), prod = v / PER_PRODUCER, seq = v % PER_PRODUCER;
-    if (prod >= PRODUCERS) {
-      atomic_store(&r->bad_order, 1);
-      continue;
-    }
-    /* one consumer sees each producer's items in increasing order */
-    if (last[prod] != UINT64_MAX && seq <= last[prod]) atomic_store(&r->bad_order, 1);
-    last[prod] = seq;
-    r->seen[v]++; /* each value is taken once, by one consumer: no race */
-  }
+  worker *w = p; /* one consumer sees each producer's items in order */
+  test_mpmc_consume(&w->r->m, w->r->a->dequeue, w->r->q, value_of, 16);
   return NULL;
 }
 
@@ -245,8 +225,7 @@ static void test_concurrent_small_capacity(void **state) {
       r.a = &apis[k];
       r.q = make(r.a, c);
       if (r.q == NULL) continue;
-      r.seen = calloc((size_t)PRODUCERS * PER_PRODUCER, 1);
-      assert_non_null(r.seen);
+      test_mpmc_init(&r.m, PRODUCERS, PER_PRODUCER);
       pthread_t t[PRODUCERS + CONSUMERS];
       worker w[PRODUCERS + CONSUMERS];
       for (int i = 0; i < PRODUCERS + CONSUMERS; i++) {
@@ -254,16 +233,13 @@ static void test_concurrent_small_capacity(void **state) {
         assert_int_equal(pthread_create(&t[i], NULL, i < PRODUCERS ? producer : consumer, &w[i]), 0);
       }
       for (int i = 0; i < PRODUCERS + CONSUMERS; i++) pthread_join(t[i], NULL);
-      assert_int_equal(atomic_load(&r.bad_order), 0);
-      assert_int_equal(atomic_load(&r.taken), (uint64_t)PRODUCERS * PER_PRODUCER);
-      for (uint64_t v = 0; v < (uint64_t)PRODUCERS * PER_PRODUCER; v++)
-        if (r.seen[v] != 1)
-          fail_msg("%s capacity %zu: item %llu taken %d times", r.a->name, c, (unsigned long long)v, r.seen[v]);
+      char what[64];
+      snprintf(what, sizeof what, "%s capacity %zu", r.a->name, c);
+      test_mpmc_check(&r.m, what);
       void *x;
       assert_int_equal(r.a->dequeue(r.q, &x), SYNCQ_EMPTY);
       print_message("%s capacity %zu: %d producers, %d consumers, %d items each: none lost, none twice, in order\n",
                     r.a->name, c, PRODUCERS, CONSUMERS, PER_PRODUCER);
-      free(r.seen);
       assert_int_equal(r.a->destroy(r.q), SYNCQ_OK);
       free(r.q);
     }

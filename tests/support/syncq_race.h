@@ -37,6 +37,12 @@
  *   "am.send.claimed"  a send between its claim and its commit (src/am/am.c).
  *                    The AM tests kill or stop the process there
  *                    (tests/am/crash_matrix_test.c).
+ *   "queue.loo.dequeue.snapshot", "queue.loo.dequeue.confirm"  LOO's
+ *                    dequeue, between its Head load and its Tail load: in
+ *                    the EMPTY test before the ticket, and in the guarded
+ *                    second one it makes when the first looks empty.
+ *   "queue.loo.enqueue.checked"  LOO's enqueue, between its test for a
+ *                    full Tail node (a node allocated if so) and its ticket.
  *
  * Double-width CAS: in the race library syncq_pr_dwcas is the one defined
  * below, a lock around a read, a comparison and two stores, which is how

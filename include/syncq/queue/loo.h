@@ -26,6 +26,7 @@ extern "C" {
 
 typedef struct syncq_queue_loo {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head;         /* node address | dequeue index */
+  _Atomic(uint64_t) head_swings;                          /* Head's moves to a successor node */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail;         /* node address | enqueue index */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) nodes_linked; /* nodes appended after the first */
   _Atomic(uint64_t) nodes_freed;                          /* nodes given back to the allocator */
