@@ -193,10 +193,15 @@ typedef enum syncq_po_send_mode {
  * cannot jump it). */
 #define SYNCQ_PO_DEFAULT_FIBER_GUARD (64u * 1024u)
 /* Fiber stacks of destroyed systems are kept for the next system with the
- * same stack and guard sizes (as glibc keeps thread stacks), up to this
- * many bytes of stacks (guards not counted: they are address space only);
- * only the pages fibers touched stay resident. */
+ * same stack and guard sizes (as glibc keeps thread stacks), up to the
+ * larger of this many bytes of stacks (guards not counted: they are
+ * address space only) and all the stacks of the system destroyed last
+ * (its peak), at most SYNCQ_PO_STACK_CACHE_MAX_BYTES; the oldest past
+ * that are unmapped. Kept stacks are given MADV_FREE: only the pages
+ * fibers touched stay, and the kernel takes those back when memory runs
+ * short (a later first touch then faults in a fresh page). */
 #define SYNCQ_PO_STACK_CACHE_BYTES ((size_t)256 << 20)
+#define SYNCQ_PO_STACK_CACHE_MAX_BYTES ((size_t)4 << 30)
 #define SYNCQ_PO_DEFAULT_MAX_PROCS 8192u
 #define SYNCQ_PO_MAX_PROCS (1u << 20) /* largest process table */
 /* Slots beyond max_procs that only syncq_po_attach may take: a thread can
