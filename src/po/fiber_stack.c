@@ -22,7 +22,7 @@
  *                PO_CHUNK_MIN, one mprotect per stack). Stacks return
  *                to the pool when their fiber exits; a destroyed
  *                system's chunks are kept for the next system of the
- *                same geometry (MADV_FREE'd, guards in place), up to the
+ *                same geometry (guards in place), up to the
  *                larger of SYNCQ_PO_STACK_CACHE_BYTES and the last
  *                destroyed system's peak, at most
  *                SYNCQ_PO_STACK_CACHE_MAX_BYTES (see "the stack cache").
@@ -177,15 +177,16 @@ static void budget_give(long n, bool exhausted) {
  *     SYNCQ_PO_STACK_CACHE_MAX_BYTES. A program that repeats a large
  *     system keeps all its stacks; once a smaller one is destroyed the
  *     bound falls back and the excess is unmapped, oldest chunks first.
- *   - Memory: each kept chunk is given MADV_FREE: while memory is
- *     plentiful its pages stay (a reused stack's first touch is no fault:
- *     the CPU sets the dirty bit again); under memory pressure the kernel
- *     takes them back without writing them anywhere, and a later first
- *     touch faults in a zero page, as a fresh stack's does. Guards stay
- *     installed (markers survive MADV_FREE; mprotect'ed ones are
- *     mappings).
- * Kept chunks are the program's until a later system takes them or the
- * bound falls. */
+ *   - Memory: a kept chunk stays as it is, guards installed and the
+ *     pages its fibers touched resident (typically a stack's top page or
+ *     two), so a reused stack costs no fault. Not MADV_FREE: the kernel
+ *     could then take the pages back under pressure, but the advice
+ *     walked every page at each destroy and each reuse set the pages'
+ *     dirty bits again, about 12% more CPU in a repeated 111,111-process
+ *     tree (po-skynet) for memory the next system touches anyway.
+ *   - Release: kept chunks go when a later system takes them, when a
+ *     smaller system's destroy lowers the bound, or at
+ *     syncq_po_stack_cache_trim (all of them at once). */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static po_stack_chunk *cache; /* newest first */
 static size_t cache_bytes;    /* stacks' bytes in cache */
@@ -232,9 +233,6 @@ static void cache_keep(po_stack_chunk *list) {
   po_stack_chunk *last = NULL;
   size_t pool_bytes = 0;
   for (po_stack_chunk *c = list; c != NULL; c = c->next) {
-#ifdef MADV_FREE
-    (void)madvise(c->base, c->len, MADV_FREE); /* advice: a kernel without it keeps the pages */
-#endif
     pool_bytes += chunk_bytes(c);
     last = c;
   }
@@ -263,6 +261,21 @@ static void cache_keep(po_stack_chunk *list) {
     chunk_unmap(drop);
     drop = next;
   }
+}
+
+size_t syncq_po_stack_cache_trim(void) {
+  pthread_mutex_lock(&cache_lock);
+  po_stack_chunk *drop = cache;
+  size_t bytes = cache_bytes;
+  cache = NULL;
+  cache_bytes = 0;
+  pthread_mutex_unlock(&cache_lock);
+  while (drop != NULL) {
+    po_stack_chunk *next = drop->next;
+    chunk_unmap(drop);
+    drop = next;
+  }
+  return bytes;
 }
 
 void po_stack_cache_stats(size_t *bytes, size_t *limit, size_t *mapped) {
@@ -674,5 +687,9 @@ void po_altstack_leave(void *mem) {
   (void)sigaltstack(&ss, NULL);
   free(mem);
 }
+
+#else /* !SYNCQ_HAVE_FIBERS */
+
+size_t syncq_po_stack_cache_trim(void) { return 0; } /* no fiber stacks are ever kept */
 
 #endif /* SYNCQ_HAVE_FIBERS */
