@@ -186,7 +186,10 @@ static void budget_give(long n, bool exhausted) {
  *     tree (po-skynet) for memory the next system touches anyway.
  *   - Release: kept chunks go when a later system takes them, when a
  *     smaller system's destroy lowers the bound, or at
- *     syncq_po_stack_cache_trim (all of them at once). */
+ *     syncq_po_stack_cache_trim (all of them at once); kept chunks with
+ *     mprotect'ed guards also when a pool of another geometry needs
+ *     guards and the mapping budget is spent (their mappings are
+ *     counted in it). */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static po_stack_chunk *cache; /* newest first */
 static size_t cache_bytes;    /* stacks' bytes in cache */
@@ -261,6 +264,34 @@ static void cache_keep(po_stack_chunk *list) {
     chunk_unmap(drop);
     drop = next;
   }
+}
+
+/* Unmap every kept chunk whose guards split its mapping (mprotect'ed):
+ * a pool that needs guards and finds the budget spent gets it back from
+ * stacks nobody uses. Returns how many were unmapped. */
+static int cache_drop_split(void) {
+  pthread_mutex_lock(&cache_lock);
+  po_stack_chunk **pp = &cache, *drop = NULL;
+  while (*pp != NULL) {
+    po_stack_chunk *c = *pp;
+    if (c->split) {
+      *pp = c->next;
+      cache_bytes -= chunk_bytes(c);
+      c->next = drop;
+      drop = c;
+    } else {
+      pp = &c->next;
+    }
+  }
+  pthread_mutex_unlock(&cache_lock);
+  int n = 0;
+  while (drop != NULL) {
+    po_stack_chunk *next = drop->next;
+    chunk_unmap(drop);
+    drop = next;
+    n++;
+  }
+  return n;
 }
 
 size_t syncq_po_stack_cache_trim(void) {
@@ -469,6 +500,8 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
   }
   /* mprotect'ed guards come PO_CHUNK_MIN at a time: the budget's steps */
   bool guarded = pool->guard_size > 0 && budget_take(PO_CHUNK_MIN);
+  if (!guarded && pool->guard_size > 0 && cache_drop_split() > 0) /* kept guards of another geometry */
+    guarded = budget_take(PO_CHUNK_MIN);
   if (!guarded && pool->guard_size > 0 &&
       (c = cache_take(pool->stack_size, pool->guard_size, false, (int)pool->next_count)) != NULL) {
     (void)next_count(pool); /* as if mapped */
