@@ -173,10 +173,11 @@ static void budget_give(long n, bool exhausted) {
  *   - Bound: bytes of stacks (guards are address space only, never
  *     resident): the larger of SYNCQ_PO_STACK_CACHE_BYTES and the whole
  *     pool of the system destroyed last (its live peak: a pool never
- *     shrinks while its system lives), at most
- *     SYNCQ_PO_STACK_CACHE_MAX_BYTES. A program that repeats a large
- *     system keeps all its stacks; once a smaller one is destroyed the
- *     bound falls back and the excess is unmapped, oldest chunks first.
+ *     shrinks while its system lives; one that spawned nothing leaves
+ *     the bound as it was), at most SYNCQ_PO_STACK_CACHE_MAX_BYTES. A
+ *     program that repeats a large system keeps all its stacks; once a
+ *     smaller one is destroyed the bound falls back and the excess is
+ *     unmapped, oldest chunks first.
  *   - Memory: a kept chunk stays as it is, guards installed and the
  *     pages its fibers touched resident (typically a stack's top page or
  *     two), so a reused stack costs no fault. Not MADV_FREE: the kernel
@@ -233,6 +234,7 @@ static void chunk_unmap(po_stack_chunk *c) {
  * takes a chunk only when its free list is empty) under the policy
  * above; unmap what the bound leaves out. */
 static void cache_keep(po_stack_chunk *list) {
+  if (list == NULL) return; /* a system that spawned nothing says nothing of the peak */
   po_stack_chunk *last = NULL;
   size_t pool_bytes = 0;
   for (po_stack_chunk *c = list; c != NULL; c = c->next) {
@@ -243,11 +245,9 @@ static void cache_keep(po_stack_chunk *list) {
   if (limit > SYNCQ_PO_STACK_CACHE_MAX_BYTES) limit = SYNCQ_PO_STACK_CACHE_MAX_BYTES;
   pthread_mutex_lock(&cache_lock);
   cache_limit = limit;
-  if (last != NULL) {
-    last->next = cache;
-    cache = list;
-    cache_bytes += pool_bytes;
-  }
+  last->next = cache;
+  cache = list;
+  cache_bytes += pool_bytes;
   /* The newest that fit stay; from the first that does not, all go. */
   po_stack_chunk **pp = &cache, *drop = NULL;
   size_t kept = 0;

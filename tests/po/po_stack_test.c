@@ -106,6 +106,13 @@ static void test_bound_follows_peak(void **state) {
   assert_true(limit >= big * stack); /* the pool destroyed last sets it */
   assert_true(bytes >= big * stack); /* ... and all of that pool is kept */
   assert_true(bytes <= limit);
+  po_stack_pool idle; /* a pool that hands out nothing leaves the bound as it is */
+  assert_int_equal(po_stack_pool_init(&idle, stack, guard), SYNCQ_OK);
+  po_stack_pool_destroy(&idle);
+  size_t bytes1, limit1;
+  po_stack_cache_stats(&bytes1, &limit1, NULL);
+  assert_int_equal(bytes1, bytes);
+  assert_int_equal(limit1, limit);
   cycle(stack, guard, big); /* the same again: every chunk from the cache */
   po_stack_cache_stats(&bytes, &limit, &mapped1);
   assert_int_equal(mapped1, mapped0);
