@@ -193,10 +193,16 @@ typedef enum syncq_po_send_mode {
  * cannot jump it). */
 #define SYNCQ_PO_DEFAULT_FIBER_GUARD (64u * 1024u)
 /* Fiber stacks of destroyed systems are kept for the next system with the
- * same stack and guard sizes (as glibc keeps thread stacks), up to this
- * many bytes of stacks (guards not counted: they are address space only);
- * only the pages fibers touched stay resident. */
+ * same stack and guard sizes (as glibc keeps thread stacks), up to the
+ * larger of this many bytes of stacks (guards not counted: they are
+ * address space only) and all the stacks of the system destroyed last
+ * (its peak), at most SYNCQ_PO_STACK_CACHE_MAX_BYTES; the oldest past
+ * that are unmapped. Kept stacks keep their guards and the pages their
+ * fibers touched (resident: a reused stack costs no page fault); they go
+ * when a later system takes them, when a smaller system's destroy lowers
+ * the bound, or at syncq_po_stack_cache_trim(). */
 #define SYNCQ_PO_STACK_CACHE_BYTES ((size_t)256 << 20)
+#define SYNCQ_PO_STACK_CACHE_MAX_BYTES ((size_t)2 << 30)
 #define SYNCQ_PO_DEFAULT_MAX_PROCS 8192u
 #define SYNCQ_PO_MAX_PROCS (1u << 20) /* largest process table */
 /* Slots beyond max_procs that only syncq_po_attach may take: a thread can
@@ -325,6 +331,16 @@ SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out)
  * system's schedulers; it does not wait for a running process
  * (SYNCQ_EBUSY). */
 SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
+
+/* Unmap every fiber stack kept from destroyed systems (see
+ * SYNCQ_PO_STACK_CACHE_BYTES), returning its memory to the kernel; the
+ * next fiber system maps fresh stacks. Returns the bytes of stacks
+ * released (guards not counted); 0 when none were kept or the fiber
+ * backend is not built. Stacks of live systems are not touched.
+ * Thread safety: any thread, at any time (the cache has its own lock).
+ * Not from a signal handler.
+ * Progress: blocking: takes the cache's mutex, then unmaps. */
+SYNCQ_API size_t syncq_po_stack_cache_trim(void);
 
 /* Start a process running fn(self, arg); its pid in *pid (may be NULL).
  * SYNCQ_EINVAL for NULL sys or fn; SYNCQ_ENOMEM; SYNCQ_ELIMIT when

@@ -2,6 +2,7 @@
 /* po_peer.c — run an Erlang or Go peer of the postoffice experiments (po_peer.h). */
 #include "po_peer.h"
 
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "syncq/po.h"
+extern char **environ;
 
 #define PEER_MAX_ARGS 6
 
@@ -39,17 +41,24 @@ int po_peer_run(const char *peer, const char *erl_script, const char *go_bin, co
     return -1;
   }
   fflush(NULL);
-  pid_t child = fork();
-  if (child < 0) {
+  /* posix_spawn, not fork: glibc starts the child on the parent's memory
+   * (CLONE_VM | CLONE_VFORK) without copying its page tables. A fork
+   * would write-protect every page the lab's process has (a postoffice's
+   * kept stacks and tables: hundreds of MB after a large tree), and the
+   * syncq sample after the peer's would then take a fault at each first
+   * write. */
+  posix_spawn_file_actions_t fa;
+  pid_t child;
+  int err = posix_spawn_file_actions_init(&fa);
+  if (err == 0) err = posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+  if (err == 0) err = posix_spawn_file_actions_addclose(&fa, fds[0]);
+  if (err == 0) err = posix_spawn_file_actions_addclose(&fa, fds[1]);
+  if (err == 0) err = posix_spawn(&child, erlang ? SYNCQ_ESCRIPT : go_bin, &fa, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (err != 0) {
     close(fds[0]), close(fds[1]);
-    snprintf(why, whylen, "fork failed");
+    snprintf(why, whylen, "posix_spawn failed: %s", strerror(err));
     return -1;
-  }
-  if (child == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    close(fds[0]), close(fds[1]);
-    execv(erlang ? SYNCQ_ESCRIPT : go_bin, (char *const *)argv);
-    _exit(127);
   }
   close(fds[1]);
   size_t got = 0;

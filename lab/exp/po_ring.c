@@ -44,7 +44,9 @@
  * in recv, then exits. Kernel threads are measured the same way (glibc's
  * own cache of thread stacks comes with the fork). The peers start a
  * fresh runtime for every run: their spawn is cold, and spawn_cold
- * repeats it.
+ * repeats it. A ring of more processes than the stack cache's fixed
+ * part keeps (SYNCQ_PO_STACK_CACHE_BYTES) starts from an empty cache,
+ * so that rss counts its stacks' pages: its spawn is cold too.
  *
  * Kernel threads are not run where they cannot finish: 100,000 threads
  * exceed this machine's task limits, and a yielding thread at 1,000 or more
@@ -167,6 +169,12 @@ static int round_trip(syncq_po_proc *me, syncq_po_pid pid, uint32_t type, int64_
 static int syncq_ring(const ring_point *pt, ring_result *res) {
   syncq_po_config cfg = {pt->mailbox, (uint32_t)pt->n + 1, 0, 0, pt->backend, 0, false};
   syncq_po_system *sys;
+  /* rss counts the stacks' pages only when they are fresh: the
+   * postoffice keeps a destroyed system's stacks, resident, up to its
+   * peak, so a ring larger than the cache's fixed part would get the last
+   * repetition's back and its VmRSS would not grow. Such a ring starts
+   * from an empty cache (its spawn is then cold). */
+  if ((size_t)pt->n * SYNCQ_PO_DEFAULT_FIBER_STACK > SYNCQ_PO_STACK_CACHE_BYTES) (void)syncq_po_stack_cache_trim();
   int r = syncq_po_create(&cfg, &sys);
   if (r != SYNCQ_OK) {
     snprintf(res->why, sizeof res->why, "creating a %s:%s postoffice: %s", pt->backend, pt->mailbox, syncq_strerror(r));

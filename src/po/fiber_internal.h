@@ -56,6 +56,10 @@ void po_stack_pool_destroy(po_stack_pool *pool);
  * "memory") when no mapping could be had. */
 int po_stack_get(po_stack_pool *pool, po_stack **out, const char **why);
 void po_stack_put(po_stack_pool *pool, po_stack *s);
+/* The stack cache of destroyed systems' chunks (fiber_stack.c, "the
+ * stack cache"): bytes of stacks kept now, the bound in force, and the
+ * chunks the program has mapped so far (for tests and measurements). */
+void po_stack_cache_stats(size_t *bytes, size_t *limit, size_t *mapped);
 /* A stack without a guard (the pool's, or past the mapping budget) gets
  * a canary word at its lowest usable address, written at spawn (returned;
  * NULL for a guarded stack) and checked at every switch out of its fiber.

@@ -22,8 +22,10 @@
  *                PO_CHUNK_MIN, one mprotect per stack). Stacks return
  *                to the pool when their fiber exits; a destroyed
  *                system's chunks are kept for the next system of the
- *                same geometry, up to
- *                SYNCQ_PO_STACK_CACHE_BYTES of address space in all.
+ *                same geometry (guards in place), up to the
+ *                larger of SYNCQ_PO_STACK_CACHE_BYTES and the last
+ *                destroyed system's peak, at most
+ *                SYNCQ_PO_STACK_CACHE_MAX_BYTES (see "the stack cache").
  *   Guards:      page-table markers where the kernel has them (see "guard
  *                markers": no mapping split, a chunk's in one call), else
  *                mprotect'ed:
@@ -163,44 +165,156 @@ static void budget_give(long n, bool exhausted) {
   pthread_mutex_unlock(&budget_lock);
 }
 
-/* Chunks of destroyed systems, kept for the next system with the same
+/* ---- the stack cache ----
+ * Chunks of destroyed systems, kept for the next system with the same
  * geometry (glibc keeps thread stacks the same way): a new system's
- * spawns then cost no mmap and no mprotect per guard page. Bounded by
- * SYNCQ_PO_STACK_CACHE_BYTES of address space (MAP_NORESERVE: only the
- * pages fibers touched are resident); past it chunks are unmapped. */
+ * spawns then cost no mmap, no guard marker and no page fault (the
+ * pages its stacks touched are still there). Policy:
+ *   - Bound: bytes of stacks (guards are address space only, never
+ *     resident): the larger of SYNCQ_PO_STACK_CACHE_BYTES and the whole
+ *     pool of the system destroyed last (its live peak: a pool never
+ *     shrinks while its system lives; one that spawned nothing leaves
+ *     the bound as it was), at most SYNCQ_PO_STACK_CACHE_MAX_BYTES. A
+ *     program that repeats a large system keeps all its stacks; once a
+ *     smaller one is destroyed the bound falls back and the excess is
+ *     unmapped, oldest chunks first.
+ *   - Memory: a kept chunk stays as it is, guards installed and the
+ *     pages its fibers touched resident (typically a stack's top page or
+ *     two), so a reused stack costs no fault. Not MADV_FREE: the kernel
+ *     could then take the pages back under pressure, but the advice
+ *     walked every page at each destroy and each reuse set the pages'
+ *     dirty bits again, about 12% more CPU in a repeated 111,111-process
+ *     tree (po-skynet) for memory the next system touches anyway.
+ *   - Release: kept chunks go when a later system takes them, when a
+ *     smaller system's destroy lowers the bound, or at
+ *     syncq_po_stack_cache_trim (all of them at once); kept chunks with
+ *     mprotect'ed guards also when a pool of another geometry needs
+ *     guards and the mapping budget is spent (their mappings are
+ *     counted in it). */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static po_stack_chunk *cache;
-static size_t cache_bytes;
+static po_stack_chunk *cache; /* newest first */
+static size_t cache_bytes;    /* stacks' bytes in cache */
+static size_t cache_limit = SYNCQ_PO_STACK_CACHE_BYTES;
+static _Atomic(size_t) chunks_mapped; /* relaxed: a tally for po_stack_cache_stats */
 
-static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size, bool guarded) {
+static size_t chunk_bytes(const po_stack_chunk *c) { return c->stack_size * (size_t)c->count; }
+
+/* A kept chunk of this geometry for a pool whose next chunk would have
+ * `count` stacks: the largest kept one of at most that many (the newest
+ * of those), so a pool grows from the cache as it would by mapping (and
+ * a small system does not take a large chunk, whose size would then set
+ * the bound). NULL: none. */
+static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size, bool guarded, int count) {
   pthread_mutex_lock(&cache_lock);
-  po_stack_chunk **pp = &cache, *c;
-  while ((c = *pp) != NULL && (c->stack_size != stack_size || c->guard_size != guard_size || c->guarded != guarded))
-    pp = &c->next;
-  if (c != NULL) {
-    *pp = c->next;
-    cache_bytes -= c->stack_size * (size_t)c->count;
+  po_stack_chunk **best = NULL;
+  for (po_stack_chunk **pp = &cache; *pp != NULL; pp = &(*pp)->next) {
+    po_stack_chunk *c = *pp;
+    if (c->stack_size != stack_size || c->guard_size != guard_size || c->guarded != guarded || c->count > count)
+      continue;
+    if (best == NULL || c->count > (*best)->count) best = pp;
+    if (c->count == count) break;
+  }
+  po_stack_chunk *c = NULL;
+  if (best != NULL) {
+    c = *best;
+    *best = c->next;
+    cache_bytes -= chunk_bytes(c);
   }
   pthread_mutex_unlock(&cache_lock);
   return c;
 }
 
-/* Keep c for a later system, or unmap it when the cache is full. */
-static void cache_put(po_stack_chunk *c) {
+static void chunk_unmap(po_stack_chunk *c) {
+  munmap(c->base, c->len);
+  if (c->split) budget_give(c->count, false);
+  free(c);
+}
+
+/* Keep a destroyed pool's chunks (`list`: the pool's peak, as a pool
+ * takes a chunk only when its free list is empty) under the policy
+ * above; unmap what the bound leaves out. */
+static void cache_keep(po_stack_chunk *list) {
+  if (list == NULL) return; /* a system that spawned nothing says nothing of the peak */
+  po_stack_chunk *last = NULL;
+  size_t pool_bytes = 0;
+  for (po_stack_chunk *c = list; c != NULL; c = c->next) {
+    pool_bytes += chunk_bytes(c);
+    last = c;
+  }
+  size_t limit = pool_bytes > SYNCQ_PO_STACK_CACHE_BYTES ? pool_bytes : SYNCQ_PO_STACK_CACHE_BYTES;
+  if (limit > SYNCQ_PO_STACK_CACHE_MAX_BYTES) limit = SYNCQ_PO_STACK_CACHE_MAX_BYTES;
   pthread_mutex_lock(&cache_lock);
-  /* stacks' bytes: guards are address space only, never resident */
-  bool keep = cache_bytes + c->stack_size * (size_t)c->count <= SYNCQ_PO_STACK_CACHE_BYTES;
-  if (keep) {
-    c->next = cache;
-    cache = c;
-    cache_bytes += c->stack_size * (size_t)c->count;
+  cache_limit = limit;
+  last->next = cache;
+  cache = list;
+  cache_bytes += pool_bytes;
+  /* The newest that fit stay; from the first that does not, all go. */
+  po_stack_chunk **pp = &cache, *drop = NULL;
+  size_t kept = 0;
+  while (*pp != NULL && kept + chunk_bytes(*pp) <= limit) {
+    kept += chunk_bytes(*pp);
+    pp = &(*pp)->next;
+  }
+  drop = *pp;
+  *pp = NULL;
+  cache_bytes = kept;
+  pthread_mutex_unlock(&cache_lock);
+  while (drop != NULL) {
+    po_stack_chunk *next = drop->next;
+    chunk_unmap(drop);
+    drop = next;
+  }
+}
+
+/* Unmap every kept chunk whose guards split its mapping (mprotect'ed):
+ * a pool that needs guards and finds the budget spent gets it back from
+ * stacks nobody uses. Returns how many were unmapped. */
+static int cache_drop_split(void) {
+  pthread_mutex_lock(&cache_lock);
+  po_stack_chunk **pp = &cache, *drop = NULL;
+  while (*pp != NULL) {
+    po_stack_chunk *c = *pp;
+    if (c->split) {
+      *pp = c->next;
+      cache_bytes -= chunk_bytes(c);
+      c->next = drop;
+      drop = c;
+    } else {
+      pp = &c->next;
+    }
   }
   pthread_mutex_unlock(&cache_lock);
-  if (!keep) {
-    munmap(c->base, c->len);
-    if (c->split) budget_give(c->count, false);
-    free(c);
+  int n = 0;
+  while (drop != NULL) {
+    po_stack_chunk *next = drop->next;
+    chunk_unmap(drop);
+    drop = next;
+    n++;
   }
+  return n;
+}
+
+size_t syncq_po_stack_cache_trim(void) {
+  pthread_mutex_lock(&cache_lock);
+  po_stack_chunk *drop = cache;
+  size_t bytes = cache_bytes;
+  cache = NULL;
+  cache_bytes = 0;
+  pthread_mutex_unlock(&cache_lock);
+  while (drop != NULL) {
+    po_stack_chunk *next = drop->next;
+    chunk_unmap(drop);
+    drop = next;
+  }
+  return bytes;
+}
+
+void po_stack_cache_stats(size_t *bytes, size_t *limit, size_t *mapped) {
+  pthread_mutex_lock(&cache_lock);
+  if (bytes != NULL) *bytes = cache_bytes;
+  if (limit != NULL) *limit = cache_limit;
+  pthread_mutex_unlock(&cache_lock);
+  if (mapped != NULL) *mapped = atomic_load_explicit(&chunks_mapped, memory_order_relaxed); /* a tally */
 }
 
 static size_t page_size(void) {
@@ -225,12 +339,7 @@ int po_stack_pool_init(po_stack_pool *pool, size_t stack_size, size_t guard_size
 }
 
 void po_stack_pool_destroy(po_stack_pool *pool) {
-  po_stack_chunk *c = pool->chunks;
-  while (c != NULL) {
-    po_stack_chunk *next = c->next;
-    cache_put(c); /* every fiber of the pool has exited: its stacks are free */
-    c = next;
-  }
+  cache_keep(pool->chunks); /* every fiber of the pool has exited: its stacks are free */
   pool->chunks = NULL;
   pthread_mutex_destroy(&pool->grow);
 }
@@ -347,7 +456,9 @@ static bool carve(po_stack_pool *pool, po_stack_chunk *c, bool guarded, bool mar
 
 static void *map_chunk(size_t len) {
   void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return base == MAP_FAILED ? NULL : base;
+  if (base == MAP_FAILED) return NULL;
+  atomic_fetch_add_explicit(&chunks_mapped, 1, memory_order_relaxed); /* a tally, read by the stats */
+  return base;
 }
 
 /* The next chunk's size: PO_CHUNK_MIN, then twice the last, up to
@@ -361,8 +472,9 @@ static int next_count(po_stack_pool *pool) {
 static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
   /* A kept chunk first, guarded if the pool has guards: its mappings are
    * counted already. */
-  po_stack_chunk *c = cache_take(pool->stack_size, pool->guard_size, pool->guard_size > 0);
+  po_stack_chunk *c = cache_take(pool->stack_size, pool->guard_size, pool->guard_size > 0, (int)pool->next_count);
   if (c != NULL) {
+    (void)next_count(pool); /* as if mapped */
     adopt(pool, c, out);
     return SYNCQ_OK;
   }
@@ -388,8 +500,12 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
   }
   /* mprotect'ed guards come PO_CHUNK_MIN at a time: the budget's steps */
   bool guarded = pool->guard_size > 0 && budget_take(PO_CHUNK_MIN);
-  if (!guarded && pool->guard_size > 0 && (c = cache_take(pool->stack_size, pool->guard_size, false)) != NULL) {
-    adopt(pool, c, out); /* past the budget: a kept chunk with canaries */
+  if (!guarded && pool->guard_size > 0 && cache_drop_split() > 0) /* kept guards of another geometry */
+    guarded = budget_take(PO_CHUNK_MIN);
+  if (!guarded && pool->guard_size > 0 &&
+      (c = cache_take(pool->stack_size, pool->guard_size, false, (int)pool->next_count)) != NULL) {
+    (void)next_count(pool); /* as if mapped */
+    adopt(pool, c, out);    /* past the budget: a kept chunk with canaries */
     return SYNCQ_OK;
   }
   c = chunk_new(guarded ? PO_CHUNK_MIN : (int)pool->next_count);
@@ -604,5 +720,9 @@ void po_altstack_leave(void *mem) {
   (void)sigaltstack(&ss, NULL);
   free(mem);
 }
+
+#else /* !SYNCQ_HAVE_FIBERS */
+
+size_t syncq_po_stack_cache_trim(void) { return 0; } /* no fiber stacks are ever kept */
 
 #endif /* SYNCQ_HAVE_FIBERS */

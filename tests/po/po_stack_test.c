@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * po_stack_test.c — the fiber stacks' cache of destroyed systems
+ * (src/po/fiber_stack.c, "the stack cache"): a kept stack is writable and
+ * keeps its guard; the bound follows the pool destroyed last (a pool larger than
+ * SYNCQ_PO_STACK_CACHE_BYTES is kept whole, and a like pool after it maps
+ * nothing), falls back after a small pool (the excess is unmapped), and
+ * never passes SYNCQ_PO_STACK_CACHE_MAX_BYTES; syncq_po_stack_cache_trim
+ * unmaps every kept stack (the next pool maps again); a fiber system that
+ * repeats a large one spawns without mapping a chunk.
+ *
+ * Each test uses a stack and guard size of its own, so what another test
+ * kept does not count for it. Counts are fixed numbers.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "po/po_internal.h"
+
+enum { KIB = 1024, TOUCHED = 200 };
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+/* Does reading `p` fault (a guard)? A system call that reads it says so
+ * without a signal: EFAULT. */
+static bool faults(const char *p) {
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  ssize_t n = write(fds[1], p, 1);
+  int err = errno;
+  close(fds[0]);
+  close(fds[1]);
+  return n < 0 && err == EFAULT;
+}
+
+/* Take n stacks from a fresh pool of this geometry, write the top and
+ * bottom of the first TOUCHED (pages only those make resident), give
+ * them back and destroy the pool (its chunks go to the cache). */
+static void cycle(size_t stack, size_t guard, size_t n) {
+  po_stack_pool pool;
+  assert_int_equal(po_stack_pool_init(&pool, stack, guard), SYNCQ_OK);
+  po_stack **s = calloc(n, sizeof *s);
+  assert_non_null(s);
+  const char *why = NULL;
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal(po_stack_get(&pool, &s[i], &why), SYNCQ_OK);
+    if (i >= TOUCHED) continue;
+    s[i]->lo[s[i]->size - 1] = (char)i;
+    s[i]->lo[0] = (char)i;
+  }
+  for (size_t i = 0; i < n; i++) po_stack_put(&pool, s[i]);
+  free(s);
+  po_stack_pool_destroy(&pool);
+}
+
+static void test_kept_stack_keeps_guard(void **state) {
+  (void)state;
+  const size_t stack = 12 * KIB, guard = 20 * KIB;
+  cycle(stack, guard, 100);
+  size_t mapped0;
+  po_stack_cache_stats(NULL, NULL, &mapped0);
+  po_stack_pool pool;
+  assert_int_equal(po_stack_pool_init(&pool, stack, guard), SYNCQ_OK);
+  po_stack *s;
+  const char *why = NULL;
+  assert_int_equal(po_stack_get(&pool, &s, &why), SYNCQ_OK);
+  size_t mapped1;
+  po_stack_cache_stats(NULL, NULL, &mapped1);
+  assert_int_equal(mapped1, mapped0); /* a kept chunk, not a new one */
+  memset(s->lo, 0x5a, s->size);       /* every byte writable */
+  assert_int_equal((unsigned char)s->lo[s->size - 1], 0x5a);
+  if (s->guard != NULL) {
+    assert_int_equal(s->guard_size, pool.guard_size);
+    assert_true(faults(s->guard));
+    assert_true(faults(s->lo - 1));
+  }
+  po_stack_put(&pool, s);
+  po_stack_pool_destroy(&pool);
+}
+
+static void test_bound_follows_peak(void **state) {
+  (void)state;
+  const size_t stack = 16 * KIB, guard = 8 * KIB;
+  const size_t big = SYNCQ_PO_STACK_CACHE_BYTES / stack + 4000; /* past the fixed bound */
+  cycle(stack, guard, big);
+  size_t bytes, limit, mapped0, mapped1;
+  po_stack_cache_stats(&bytes, &limit, &mapped0);
+  assert_true(limit >= big * stack); /* the pool destroyed last sets it */
+  assert_true(bytes >= big * stack); /* ... and all of that pool is kept */
+  assert_true(bytes <= limit);
+  po_stack_pool idle; /* a pool that hands out nothing leaves the bound as it is */
+  assert_int_equal(po_stack_pool_init(&idle, stack, guard), SYNCQ_OK);
+  po_stack_pool_destroy(&idle);
+  size_t bytes1, limit1;
+  po_stack_cache_stats(&bytes1, &limit1, NULL);
+  assert_int_equal(bytes1, bytes);
+  assert_int_equal(limit1, limit);
+  cycle(stack, guard, big); /* the same again: every chunk from the cache */
+  po_stack_cache_stats(&bytes, &limit, &mapped1);
+  assert_int_equal(mapped1, mapped0);
+  assert_true(bytes >= big * stack);
+  cycle(stack, guard, 1); /* a small pool: the bound falls back, the excess goes */
+  po_stack_cache_stats(&bytes, &limit, NULL);
+  assert_int_equal(limit, SYNCQ_PO_STACK_CACHE_BYTES);
+  assert_true(bytes <= SYNCQ_PO_STACK_CACHE_BYTES);
+}
+
+static void test_bound_capped(void **state) {
+  (void)state;
+  const size_t stack = 4096 * KIB, guard = 4 * KIB;
+  const size_t n = SYNCQ_PO_STACK_CACHE_MAX_BYTES / stack + 100; /* past the cap (address space only) */
+  cycle(stack, guard, n);
+  size_t bytes, limit;
+  po_stack_cache_stats(&bytes, &limit, NULL);
+  assert_int_equal(limit, SYNCQ_PO_STACK_CACHE_MAX_BYTES);
+  assert_true(bytes <= SYNCQ_PO_STACK_CACHE_MAX_BYTES);
+  cycle(stack, guard, 1); /* back to the fixed bound: the rest is unmapped */
+  po_stack_cache_stats(&bytes, &limit, NULL);
+  assert_true(bytes <= SYNCQ_PO_STACK_CACHE_BYTES);
+}
+
+static void test_trim(void **state) {
+  (void)state;
+  const size_t stack = 20 * KIB, guard = 4 * KIB;
+  cycle(stack, guard, 3000);
+  size_t bytes, mapped0, mapped1;
+  po_stack_cache_stats(&bytes, NULL, &mapped0);
+  assert_true(bytes >= 3000 * stack);
+  assert_int_equal(syncq_po_stack_cache_trim(), bytes);
+  po_stack_cache_stats(&bytes, NULL, NULL);
+  assert_int_equal(bytes, 0);
+  assert_int_equal(syncq_po_stack_cache_trim(), 0); /* nothing left */
+  cycle(stack, guard, 1);                           /* maps again */
+  po_stack_cache_stats(&bytes, NULL, &mapped1);
+  assert_int_equal(mapped1, mapped0 + 1);
+  assert_true(bytes > 0);
+}
+
+/* mprotect'ed guards (as on a kernel before 6.13, or under qemu-user):
+ * each costs mappings of vm.max_map_count's budget, and kept chunks hold
+ * theirs. A pool of another geometry that finds the budget spent by kept
+ * stacks gets guards all the same (the kept guarded chunks give their
+ * mappings back). In a child: the guard mode and budget are the
+ * process's. */
+static void test_kept_guards_yield_budget(void **state) {
+  (void)state;
+  if (SANITIZED) {
+    print_message("skipped under a sanitizer: its runtime needs mappings of its own, and using them up kills it\n");
+    skip();
+  }
+  fflush(NULL);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    if (setenv("SYNCQ_PO_GUARD", "mprotect", 1) != 0) _exit(9);
+    /* 70,000 stacks: more than 65,530 mappings' worth of guards (two
+     * each), so the budget is spent and the rest carry canaries. */
+    const size_t stack = 16 * KIB, guard = 16 * KIB;
+    cycle(stack, guard, 70000);
+    po_stack_pool pool;
+    if (po_stack_pool_init(&pool, 24 * KIB, guard) != SYNCQ_OK) _exit(10);
+    po_stack *s;
+    const char *why = NULL;
+    if (po_stack_get(&pool, &s, &why) != SYNCQ_OK) _exit(11);
+    if (s->guard == NULL) _exit(12); /* a canary: the kept chunks kept the budget */
+    if (!faults(s->guard)) _exit(13);
+    po_stack_put(&pool, s);
+    po_stack_pool_destroy(&pool);
+    _exit(0);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void waiter(syncq_po_proc *self, void *arg) {
+  (void)arg;
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(self, &m) == SYNCQ_OK) syncq_po_free(self, m);
+}
+
+/* n processes live at once (each waits for a message), then released
+ * and joined. */
+static void one_system(size_t stack, size_t guard, uint32_t n) {
+  syncq_po_config cfg = {"mpsc", n + 1, stack, guard, "fiber", 2, false}; /* and the attached main */
+  syncq_po_system *sys;
+  assert_int_equal(syncq_po_create(&cfg, &sys), SYNCQ_OK);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(sys, &me), SYNCQ_OK);
+  syncq_po_pid *pids = malloc(n * sizeof *pids);
+  assert_non_null(pids);
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(syncq_po_spawn(sys, waiter, NULL, &pids[i]), SYNCQ_OK);
+  for (uint32_t i = 0; i < n; i++) {
+    syncq_po_msg *m;
+    assert_int_equal(syncq_po_get(me, 0, &m), SYNCQ_OK);
+    assert_int_equal(syncq_po_send(me, pids[i], m, SYNCQ_PO_LINK), SYNCQ_OK);
+  }
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(syncq_po_join(sys, pids[i]), SYNCQ_OK);
+  free(pids);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(sys), SYNCQ_OK);
+}
+
+static void test_system_repeats_without_mapping(void **state) {
+  (void)state;
+  /* Large stacks (the sanitizers' frames need them), so that few fibers
+   * (ThreadSanitizer keeps a thread state for each) pass the fixed bound. */
+  const size_t stack = 256 * KIB, guard = 12 * KIB;
+  const uint32_t n = (uint32_t)(SYNCQ_PO_STACK_CACHE_BYTES / stack) + 1000; /* more than the fixed bound keeps */
+  one_system(stack, guard, n);
+  size_t mapped0, mapped1;
+  po_stack_cache_stats(NULL, NULL, &mapped0);
+  one_system(stack, guard, n);
+  po_stack_cache_stats(NULL, NULL, &mapped1);
+  assert_int_equal(mapped1, mapped0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_kept_stack_keeps_guard),
+    cmocka_unit_test(test_bound_follows_peak),
+    cmocka_unit_test(test_bound_capped),
+    cmocka_unit_test(test_trim),
+    cmocka_unit_test(test_kept_guards_yield_budget),
+    cmocka_unit_test(test_system_repeats_without_mapping),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
