@@ -254,8 +254,11 @@ static int scenario_basic(void) {
     for (uint32_t i = 0; i < FLOOD; i++) {
       uint32_t a[1] = {i};
       int rr;
-      while ((rr = syncq_am_request(p, H_SINK, a, 1, SYNCQ_AM_NOWAIT)) == SYNCQ_FULL)
+      /* NOWAIT: FULL while the queue is full, EBUSY while another sender
+       * holds the claim lock (am.h); both are "try again" */
+      while ((rr = syncq_am_request(p, H_SINK, a, 1, SYNCQ_AM_NOWAIT)) == SYNCQ_FULL || rr == SYNCQ_EBUSY)
         (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+      if (rr != SYNCQ_OK) fprintf(stderr, "rank %d: flood send %u: %s\n", me, i, syncq_strerror(rr));
       CHECK(rr == SYNCQ_OK);
     }
   }
