@@ -36,8 +36,9 @@
 #endif
 #define SYNCQ_STAT_INC(field) SYNCQ_STAT_ADD(field, 1)
 
-/* The competitive spin limit when the discipline needs it (0 otherwise;
- * syncq/wait.h, which the lock bodies include). */
-#define SYNCQ_STATIC_SPIN_LIMIT(wait) ((wait) == SYNCQ_WAIT_COMPETITIVE ? syncq_wait_spin_limit_ns() : 0u)
+/* The competitive spin limit when the discipline needs it, from the one
+ * place it is computed (syncq_wait_spin_limit_for); 0 otherwise without a
+ * call (syncq/wait.h, which the lock bodies include). */
+#define SYNCQ_STATIC_SPIN_LIMIT(wait) ((wait) == SYNCQ_WAIT_COMPETITIVE ? syncq_wait_spin_limit_for(wait) : 0u)
 
 #endif /* SYNCQ_STATIC_STATS_H */

@@ -100,14 +100,9 @@ static inline int syncq_lock_mcs_unlock_inline(syncq_lock_mcs *l, syncq_lock_nod
     SYNCQ_STAT_INC(cas_failures);
     /* a successor swapped itself in but has not linked yet */
     uint32_t k = 0;
-    while ((succ = atomic_load_explicit(&me->next, memory_order_acquire)) == NULL) { /* pairs as above */
-      if (l->wait != SYNCQ_WAIT_SPIN && (++k % SYNCQ_LOCK_MCS_LINK_PAUSES_PER_YIELD) == 0) {
-        SYNCQ_STAT_INC(yields);
-        syncq_yield();
-      } else {
-        syncq_pr_relax();
-      }
-    }
+    const uint32_t every = l->wait != SYNCQ_WAIT_SPIN ? SYNCQ_LOCK_MCS_LINK_PAUSES_PER_YIELD : 0u;
+    while ((succ = atomic_load_explicit(&me->next, memory_order_acquire)) == NULL) /* pairs as above */
+      syncq_wait_spin_yield(&k, every);
   }
   /* From the hand-over on, the successor may own, destroy and free the
    * lock, and leave with its node: only locals are used after it. */
