@@ -12,7 +12,8 @@
  * driver or models/genmc/run (-D) sets:
  *
  *   thread A   puts 1, then 2 (CHECK_A_PUTS: 1 or 2, default 2), then
- *              takes once with CHECK_LIFO (stacks)
+ *              takes once with CHECK_LIFO (stacks); with CHECK_A_MID_TAKE
+ *              (queues) it takes once between its two puts instead
  *   thread B   puts 3            (only with CHECK_THREAD_B)
  *   thread D   takes once        (only with CHECK_THREAD_D: a second
  *                                 consumer)
@@ -50,6 +51,9 @@
 
 #if CHECK_A_PUTS < 1 || CHECK_A_PUTS > 2 || CHECK_C_TAKES < 0 || CHECK_C_TAKES > 2
 #error "check.h: CHECK_A_PUTS is 1 or 2, CHECK_C_TAKES 0 to 2"
+#endif
+#if defined(CHECK_A_MID_TAKE) && (defined(CHECK_LIFO) || CHECK_A_PUTS != 2)
+#error "check.h: CHECK_A_MID_TAKE is for queues, with CHECK_A_PUTS 2"
 #endif
 
 static int put(uint64_t v);
@@ -95,7 +99,12 @@ static inline uint64_t check_take(void) {
 
 static void *check_thread_a(void *arg) {
   (void)arg;
-  for (uint64_t v = 1; v <= CHECK_A_PUTS; v++) check_put(v);
+  for (uint64_t v = 1; v <= CHECK_A_PUTS; v++) {
+    check_put(v);
+#ifdef CHECK_A_MID_TAKE
+    if (v == 1) check_a_got = check_take();
+#endif
+  }
 #ifdef CHECK_LIFO
   check_a_got = check_take();
 #endif
