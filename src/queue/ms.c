@@ -118,12 +118,19 @@ int syncq_queue_ms_enqueue(syncq_queue_ms *q, void *item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
   ms_node *node = new_node(q);
   if (node == NULL) return SYNCQ_ENOMEM;
-  /* relaxed (both): the node is private until the seq_cst CAS that links
-   * it, which publishes them. Only the pointer half of next is reset: its
-   * count must keep growing, or a stalled enqueuer's CAS on this node's
-   * previous life could succeed. */
+  /* value, relaxed: published by the seq_cst CAS that links the node.
+   * next.lo, release: a dequeuer that read head before this node's last
+   * dequeue may still read its next (nodes are type-stable); the release
+   * pairs with that dequeuer's acquire load of next, so its re-read of head
+   * (the consistency check) sees the head CAS that retired the node, which
+   * happened before our pop of it from the free list. Relaxed, the stale
+   * dequeuer could pass its check with next 0 and a tail past head, and
+   * dereference node 0 (found by GenMC under RC11 and IMM:
+   * models/genmc/ms_queue.c -DGENMC_BEFORE_FIX). Only the pointer half is
+   * reset: its count must keep growing, or a stalled enqueuer's CAS on
+   * this node's previous life could succeed. */
   atomic_store_explicit(&node->value, item, memory_order_relaxed);
-  atomic_store_explicit(&node->next.lo, 0, memory_order_relaxed);
+  atomic_store_explicit(&node->next.lo, 0, memory_order_release);
   syncq_backoff_exp b;
   syncq_backoff_exp_init_default(&b);
   syncq_pr_dw tail;
