@@ -14,21 +14,22 @@
  *                the overflow handler calls it).  Process-shared: no.
  *
  * Read and written only through these two functions, which are never
- * inlined: a fiber may resume on another thread, and a compiler that kept
- * a thread-local address across a jump would use the old thread's. A
+ * inlined (noinline on their declarations in fiber_internal.h): a fiber
+ * may resume on another thread, and a compiler that kept a thread-local
+ * address across a jump would use the old thread's. A
  * build without fibers never writes it: po_fiber_current is then NULL.
  */
 #include "fiber_internal.h"
 
 static _Thread_local po_fiber *tls_running __attribute__((tls_model("initial-exec")));
 
-__attribute__((noinline)) po_fiber *po_fiber_current(void) {
+po_fiber *po_fiber_current(void) {
   po_fiber *f = tls_running;
   __asm__ volatile("" ::: "memory");
   return f;
 }
 
-__attribute__((noinline)) void po_fiber_set_current(po_fiber *f) {
+void po_fiber_set_current(po_fiber *f) {
   tls_running = f;
   __asm__ volatile("" ::: "memory");
 }

@@ -108,11 +108,11 @@ typedef struct po_fiber {
 } po_fiber;
 
 /* The fiber running on the calling thread, or NULL (a plain thread)
- * (fiber_current.c). */
-po_fiber *po_fiber_current(void);
+ * (fiber_current.c). Never inlined, as its writer: see there. */
+__attribute__((noinline)) po_fiber *po_fiber_current(void);
 /* The scheduler's, at each switch: f runs on this thread now (NULL: the
  * scheduler's own context). */
-void po_fiber_set_current(po_fiber *f);
+__attribute__((noinline)) void po_fiber_set_current(po_fiber *f);
 
 /* ---- the runtime of one system ---- */
 

@@ -97,4 +97,3 @@ const char *po_limit_of(int err) {
                                         "unknown (errno other)"};
   return err == 0 ? unknown[0] : err == EINVAL ? unknown[1] : err == EPERM ? unknown[2] : unknown[3];
 }
-
