@@ -107,6 +107,13 @@ typedef struct po_fiber {
   struct po_sched *blocking_on;               /* the fiber's own: its scheduler between blocking_begin and _end */
 } po_fiber;
 
+/* The fiber running on the calling thread, or NULL (a plain thread)
+ * (fiber_current.c). Never inlined, as its writer: see there. */
+__attribute__((noinline)) po_fiber *po_fiber_current(void);
+/* The scheduler's, at each switch: f runs on this thread now (NULL: the
+ * scheduler's own context). */
+__attribute__((noinline)) void po_fiber_set_current(po_fiber *f);
+
 /* ---- the runtime of one system ---- */
 
 typedef struct po_fiber_rt po_fiber_rt;
@@ -134,8 +141,6 @@ int po_fiber_join(struct syncq_po_proc *p);
 /* Has p's fiber exited, its stack back in the pool (po_fiber_join would
  * return at once)? Synchronizes with the exit when true. */
 bool po_fiber_done(struct syncq_po_proc *p);
-/* The fiber running on the calling thread, or NULL (a plain thread). */
-po_fiber *po_fiber_current(void);
 /* Park the calling fiber until woken (its state already BLOCKING). */
 void po_fiber_park(struct syncq_po_proc *self);
 /* Let the other runnable fibers of this scheduler run first. */

@@ -209,22 +209,8 @@ struct po_fiber_rt {
 #endif
 };
 
-/* ---- the fiber running on this thread ----
- * Read and written only through these two functions, which are never
- * inlined: a fiber may resume on another thread, and a compiler that kept
- * a thread-local address across a jump would use the old thread's. */
-static _Thread_local po_fiber *tls_running __attribute__((tls_model("initial-exec")));
-
-__attribute__((noinline)) po_fiber *po_fiber_current(void) {
-  po_fiber *f = tls_running;
-  __asm__ volatile("" ::: "memory");
-  return f;
-}
-
-__attribute__((noinline)) static void set_current(po_fiber *f) {
-  tls_running = f;
-  __asm__ volatile("" ::: "memory");
-}
+/* The fiber running on this thread: po_fiber_current and
+ * po_fiber_set_current (fiber_current.c). */
 
 static struct syncq_po_proc *proc_of(po_fiber *f) { return SYNCQ_FL_CONTAINER(f, struct syncq_po_proc, fiber); }
 
@@ -484,7 +470,8 @@ static po_sched *after_switch(po_transfer t) {
     from->stack = NULL;
     if (detached) {
       /* Its stack is back: the slot may go to the next process now. */
-      po_release_detached(proc_of(from));
+      struct syncq_po_proc *gone = proc_of(from);
+      gone->sys->up->release_detached(gone); /* process.c: an upper layer */
       break;
     }
     /* seq_cst, with the joiner's seq_cst increment of join_waiters and
@@ -523,7 +510,7 @@ static po_sched *switch_to(po_sched *s, po_fiber *from, int action, po_fiber *to
     to->ctx = make_fcontext(to->stack->lo + to->stack->size, to->stack->size,
                             fiber_entry); /* stack's first page fault is the scheduler's */
   po_fctx target = to != NULL ? to->ctx : s->ctx;
-  set_current(to);
+  po_fiber_set_current(to);
   /* relaxed: a stamp that thieves and the monitor read as a hint (a late
    * view costs at most a needless spare or a later steal). */
   uint64_t stamp = atomic_load_explicit(&s->switches, memory_order_relaxed);
@@ -542,7 +529,7 @@ static void fiber_entry(po_transfer t) {
   /* release: pairs with the senders' acquire load of state (SYNCQ_EDEAD)
    * and destroy's. */
   atomic_store_explicit(&p->state, PO_WORD(po_gen_of(p->sys, p->pid), PO_EXITED), memory_order_release);
-  po_exit_notify(p);
+  p->sys->up->exit_notify(p); /* process.c: an upper layer */
   s = f->sched;
   switch_to(s, f, PO_SW_EXIT, take_local(s));
   /* never resumed */
@@ -716,7 +703,7 @@ static void thread_enter(po_sched *s, void **alt) {
     pthread_attr_destroy(&attr);
   }
   po_san_thread_init(&s->san, lo, size);
-  set_current(NULL);
+  po_fiber_set_current(NULL);
 }
 
 static void *sched_main(void *arg) {
@@ -1273,7 +1260,6 @@ int syncq_po_blocking_end(syncq_po_proc *self) {
 int syncq_po_blocking_begin(syncq_po_proc *self) { return self == NULL ? SYNCQ_EINVAL : SYNCQ_OK; }
 int syncq_po_blocking_end(syncq_po_proc *self) { return self == NULL ? SYNCQ_EINVAL : SYNCQ_OK; }
 
-po_fiber *po_fiber_current(void) { return NULL; }
 int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, size_t stack_size, size_t guard_size,
                        po_fiber_rt **out) {
   (void)sys, (void)nsched, (void)pin, (void)stack_size, (void)guard_size, (void)out;

@@ -1,6 +1,29 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* po_internal.h — the postoffice's private structures: processes, the
- * system, and the mailbox algorithms' ops table. */
+ * system, and the mailbox algorithms' ops table.
+ *
+ * The files of src/po in layers, bottom first: a file calls functions of
+ * its own layer's helpers and of the layers below, never of one above
+ * (tests/docs/structure_test.py checks that no two files call each other
+ * in a circle). Where a lower layer must act on an upper one's data (a
+ * timer fires a delivery, a fiber's exit notifies its monitors) it calls
+ * through the system's upcalls (po_upcalls below), set by process.c.
+ *
+ *   1  limit.c          which system limit refused a thread or mapping
+ *      slab.c           objects of one size, freed all at once
+ *      fiber_current.c  the fiber running on this thread
+ *   2  header.c         the type-stable message headers (on slab.c)
+ *      fiber_stack.c    pooled fiber stacks, the overflow report
+ *      timer.c          deadline heaps and the thread system's timer thread
+ *   3  mbox_mutex.c     the single-lock mailbox; mbox_ttas.c and
+ *                       mbox_mutex_nofree.c on it; mbox_nonblocking.c,
+ *                       mbox_two_lock.c, mbox_mpsc.c
+ *      fiber_sched.c    schedulers, park and wake, fiber spawn and join
+ *   4  postoffice.c     send, receive, wake, send_after, monitors
+ *   5  links.c          links and exit signals
+ *      names.c          registered names
+ *   6  process.c        the system, its process table, spawn and exit
+ */
 #ifndef SYNCQ_PO_INTERNAL_H
 #define SYNCQ_PO_INTERNAL_H
 
@@ -106,8 +129,25 @@ int po_slab_init(po_slab *s, size_t size, size_t align);
 void *po_slab_alloc(po_slab *s); /* NULL: out of memory */
 void po_slab_destroy(po_slab *s);
 
+/* The entry points of upper layers that a lower file calls on their
+ * data (see the layers above): set by process.c when it creates the
+ * system; a call through them is off the message hop's path (a timer's
+ * firing, a fiber's exit). */
+typedef struct po_upcalls {
+  /* A WAKE timer's deadline has come (timer.c): po_fiber_wake. */
+  void (*wake)(struct syncq_po_proc *waker, struct syncq_po_proc *dst);
+  /* A SEND timer's message is due (timer.c): po_deliver. */
+  void (*deliver)(struct syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg);
+  /* A fiber has stored PO_EXITED (fiber_sched.c): po_exit_notify. */
+  void (*exit_notify)(struct syncq_po_proc *p);
+  /* A detached fiber's stack is back in the pool (fiber_sched.c):
+   * po_release_detached. */
+  void (*release_detached)(struct syncq_po_proc *p);
+} po_upcalls;
+
 struct syncq_po_system {
   const struct po_mailbox_ops *mb;
+  const po_upcalls *up;       /* the upper layers' entry points (process.c) */
   bool fibers;                /* the fiber backend: spawned processes are fibers */
   po_fiber_rt *fiber_rt;      /* its schedulers (NULL: thread backend) */
   const syncq_lock_ops *lock; /* the mailbox's lock, from the lock registry (NULL: none) */
@@ -187,11 +227,11 @@ int po_take(struct syncq_po_proc *self, syncq_po_msg **out);
 void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m);
 
 /* A process has just stored PO_EXITED: tell its monitors and links, drop
- * its name (process.c). */
+ * its name (process.c; the scheduler calls it through sys->up). */
 void po_exit_notify(struct syncq_po_proc *p);
 /* A detached process is gone for good (its thread returns next; its
  * fiber's stack is back in the pool): free its slot for reuse
- * (process.c; takes spawn_lock). */
+ * (process.c; takes spawn_lock; the scheduler calls it through sys->up). */
 void po_release_detached(struct syncq_po_proc *p);
 
 /* Is the caller the process `self` (the only one allowed to take from its
@@ -232,11 +272,11 @@ void po_post(syncq_po_system *sys, struct syncq_po_proc *from, syncq_po_pid to, 
              size_t len, syncq_po_pid sender);
 
 /* The limit behind a failed thread or mapping creation (errno err): the
- * names of syncq_po_limit_reason(). */
+ * names of syncq_po_limit_reason() (limit.c). */
 const char *po_limit_of(int err);
 
 /* A new type-stable header of sys (payload empty), recorded for destroy;
- * NULL when memory is short. */
+ * NULL when memory is short (header.c). */
 syncq_po_msg *po_header_new(syncq_po_system *sys);
 
 /* The single-lock queue of 002 Algorithms 3-4, shared by "mutex", "ttas" and

@@ -2,7 +2,9 @@
 /*
  * process.c — the postoffice's lightweight processes (002 §4 "Processes"):
  * a system with a process table sized at creation; spawn, join, attach,
- * detach on either backend; which system limit refused a process.
+ * detach on either backend. The top of src/po's layers (po_internal.h):
+ * it sets the upcalls through which the scheduler and the timers reach
+ * it and the postoffice.
  *
  * Contract
  *   Source:      002 §4: each process is a thread with a small stack
@@ -41,19 +43,26 @@
  *   Limits:      max_procs live processes (SYNCQ_PO_ATTACH_RESERVE more
  *                for attach); each thread needs its stack, guard mapping
  *                and kernel task: when pthread_create fails,
- *                limit_reason() names the limit.
+ *                limit_reason() names the limit (limit.c).
  *   Signal-safe: no.  Process-shared: no.
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "po_internal.h"
+
+/* What the layers below call on this one's data and the postoffice's
+ * (po_internal.h: the layers). */
+static const po_upcalls upcalls = {
+  .wake = po_fiber_wake,
+  .deliver = po_deliver,
+  .exit_notify = po_exit_notify,
+  .release_detached = po_release_detached,
+};
 
 static const po_mailbox_ops *const mailboxes[] = {
   &po_mailbox_mutex,    &po_mailbox_nonblocking,  &po_mailbox_ttas,
@@ -108,23 +117,6 @@ int syncq_po_mailbox_info(int i, const char **name, const char **title, const ch
   if (title) *title = mailboxes[i]->title;
   if (paper) *paper = mailboxes[i]->paper;
   return SYNCQ_OK;
-}
-
-syncq_po_msg *po_header_new(syncq_po_system *sys) {
-  syncq_po_msg *m = po_slab_alloc(&sys->headers); /* freed with the system */
-  if (m == NULL) return NULL;
-  memset(m, 0, sizeof *m);
-  atomic_init(&m->cnext.lo, 0);
-  atomic_init(&m->cnext.hi, 0);
-  atomic_init(&m->next, NULL);
-  atomic_init(&m->fl.next, 0);
-  /* Push-only list: release publishes the header's initialisation to
-   * syncq_po_destroy (which runs after every process has been joined). */
-  syncq_po_msg *top = atomic_load_explicit(&sys->all, memory_order_relaxed);
-  do {
-    m->all_next = top;
-  } while (!atomic_compare_exchange_weak_explicit(&sys->all, &top, m, memory_order_release, memory_order_relaxed));
-  return m;
 }
 
 /* The process table: one anonymous mapping of zero pages, so a record
@@ -270,6 +262,7 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
     return SYNCQ_ESYS;
   }
   s->mb = mb;
+  s->up = &upcalls;
   s->lock = lock;
   s->stack_size = stack;
   s->guard_size = guard;
@@ -299,87 +292,6 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   }
   *out = s;
   return SYNCQ_OK;
-}
-
-/* ---- which limit stopped pthread_create ---- */
-
-static long read_long(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return -1;
-  long v = -1;
-  if (fscanf(f, "%ld", &v) != 1) v = -1;
-  fclose(f);
-  return v;
-}
-
-/* Tasks on the whole system: the 4th field of /proc/loadavg, "running/total". */
-static long system_tasks(void) {
-  FILE *f = fopen("/proc/loadavg", "r");
-  if (f == NULL) return -1;
-  double a, b, c;
-  long run, total = -1;
-  if (fscanf(f, "%lf %lf %lf %ld/%ld", &a, &b, &c, &run, &total) != 5) total = -1;
-  fclose(f);
-  return total;
-}
-
-static long count_lines(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return -1;
-  long n = 0;
-  int ch;
-  while ((ch = fgetc(f)) != EOF)
-    if (ch == '\n') n++;
-  fclose(f);
-  return n;
-}
-
-/* The cgroup v2 pids controller of this process: pids.max and pids.current. */
-static bool cgroup_pids_full(void) {
-  FILE *f = fopen("/proc/self/cgroup", "r");
-  if (f == NULL) return false;
-  char line[512], path[640];
-  bool full = false;
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "0::", 3) != 0) continue;
-    line[strcspn(line, "\n")] = '\0';
-    snprintf(path, sizeof path, "/sys/fs/cgroup%s/pids.max", line + 3);
-    long max = read_long(path); /* "max" does not parse: -1, no limit */
-    snprintf(path, sizeof path, "/sys/fs/cgroup%s/pids.current", line + 3);
-    long cur = read_long(path);
-    full = max > 0 && cur >= 0 && cur + 2 >= max;
-  }
-  fclose(f);
-  return full;
-}
-
-#define NEAR(cur, max) ((max) > 0 && (cur) >= 0 && (cur) + 16 >= (max))
-
-const char *po_limit_of(int err) {
-  if (err == ENOMEM) {
-    long maps = count_lines("/proc/self/maps");
-    if (NEAR(maps, read_long("/proc/sys/vm/max_map_count"))) return "vm.max_map_count";
-    return "memory";
-  }
-  if (err == EAGAIN) {
-    struct rlimit rl;
-    long tasks = system_tasks();
-    if (cgroup_pids_full()) return "cgroup pids.max";
-    if (NEAR(tasks, read_long("/proc/sys/kernel/threads-max"))) return "kernel.threads-max";
-    if (NEAR(tasks, read_long("/proc/sys/kernel/pid_max"))) return "kernel.pid_max";
-    if (getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-      /* RLIMIT_NPROC counts every task of the user, which this process
-       * cannot see cheaply: a finite limit with nothing else full is the
-       * cause. */
-      return "RLIMIT_NPROC";
-    }
-    long maps = count_lines("/proc/self/maps");
-    if (NEAR(maps, read_long("/proc/sys/vm/max_map_count"))) return "vm.max_map_count";
-    return "memory";
-  }
-  static const char *const unknown[] = {"unknown (errno 0)", "unknown (errno EINVAL)", "unknown (errno EPERM)",
-                                        "unknown (errno other)"};
-  return err == 0 ? unknown[0] : err == EINVAL ? unknown[1] : err == EPERM ? unknown[2] : unknown[3];
 }
 
 /* ---- slots ---- */

@@ -146,10 +146,10 @@ int po_timers_fire(po_timers *h, uint64_t now) {
     fired++;
     if (kind == PO_TIMER_WAKE) {
       /* A spurious wake is harmless: the process looks at its deadline. */
-      po_fiber_wake(NULL, p);
+      p->sys->up->wake(NULL, p); /* the scheduler's, a layer above */
     } else {
       free(t);
-      po_deliver(p->sys, to, m);
+      p->sys->up->deliver(p->sys, to, m); /* the postoffice's, a layer above */
     }
   }
 }
