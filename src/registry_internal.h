@@ -19,8 +19,7 @@
 /* The entry of family f named name: first in builtin, then among the added
  * entries. SYNCQ_OK with *out set, SYNCQ_ENOENT, or SYNCQ_EINVAL for a bad
  * family or a NULL name or out. builtin may be NULL (none). Wait-free. */
-int syncq_registry_find_in(const syncq_algo *const *builtin, syncq_family f, const char *name,
-                           const syncq_algo **out);
+int syncq_registry_find_in(const syncq_algo *const *builtin, syncq_family f, const char *name, const syncq_algo **out);
 
 /* Family f's entries, builtin first and then the added ones, as
  * syncq_registry_list answers. */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* registry_test.c — lookup, listing, registration and their errors. */
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +97,69 @@ static void test_add(void **state) {
   assert_int_equal(syncq_registry_add(&faa_again), SYNCQ_EEXIST);
   assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_COUNTER, "faa", &a), SYNCQ_OK);
   assert_ptr_not_equal(a, &faa_again);
+}
+
+/* Adds from several threads at once while others look names up and list:
+ * every add lands once, a reader sees only whole entries of its family
+ * (run under TSan: the count's release/acquire publishes each entry). */
+enum { ADDERS = 4, ADDS_EACH = 8 };
+static syncq_algo concurrent[ADDERS][ADDS_EACH];
+static char concurrent_names[ADDERS][ADDS_EACH][16];
+static atomic_int adders_done;
+
+static void *adder(void *arg) {
+  int t = (int)(intptr_t)arg;
+  for (int i = 0; i < ADDS_EACH; i++) {
+    if (syncq_registry_add(&concurrent[t][i]) != SYNCQ_OK) return (void *)1;
+  }
+  atomic_fetch_add(&adders_done, 1);
+  return NULL;
+}
+
+static void *reader(void *arg) {
+  (void)arg;
+  const syncq_algo *all[SYNCQ_REGISTRY_MAX], *a;
+  while (atomic_load(&adders_done) < ADDERS) {
+    int n = syncq_registry_list(SYNCQ_FAMILY_PQUEUE, all, SYNCQ_REGISTRY_MAX);
+    for (int i = 0; i < n; i++) {
+      if (all[i]->family != SYNCQ_FAMILY_PQUEUE || all[i]->ops == NULL) return (void *)1;
+      if (syncq_pqueue_find(all[i]->name, &a) != SYNCQ_OK || a != all[i]) return (void *)1;
+    }
+  }
+  return NULL;
+}
+
+static void test_concurrent_add(void **state) {
+  (void)state;
+  int before = syncq_registry_list(SYNCQ_FAMILY_PQUEUE, NULL, 0);
+  for (int t = 0; t < ADDERS; t++) {
+    for (int i = 0; i < ADDS_EACH; i++) {
+      snprintf(concurrent_names[t][i], sizeof concurrent_names[t][i], "conc%d-%d", t, i);
+      concurrent[t][i] =
+        (syncq_algo){SYNCQ_FAMILY_PQUEUE, concurrent_names[t][i], "", "", SYNCQ_PROGRESS_BLOCKING, 0, &dummy_ops};
+    }
+  }
+  pthread_t add[ADDERS], rd[2];
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&rd[i], NULL, reader, NULL), 0);
+  for (int t = 0; t < ADDERS; t++) assert_int_equal(pthread_create(&add[t], NULL, adder, (void *)(intptr_t)t), 0);
+  for (int t = 0; t < ADDERS; t++) {
+    void *r;
+    assert_int_equal(pthread_join(add[t], &r), 0);
+    assert_null(r);
+  }
+  for (int i = 0; i < 2; i++) {
+    void *r;
+    assert_int_equal(pthread_join(rd[i], &r), 0);
+    assert_null(r);
+  }
+  assert_int_equal(syncq_registry_list(SYNCQ_FAMILY_PQUEUE, NULL, 0), before + ADDERS * ADDS_EACH);
+  const syncq_algo *a;
+  for (int t = 0; t < ADDERS; t++) {
+    for (int i = 0; i < ADDS_EACH; i++) {
+      assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_PQUEUE, concurrent_names[t][i], &a), SYNCQ_OK);
+      assert_ptr_equal(a, &concurrent[t][i]);
+    }
+  }
 }
 
 /* Each family's own lookup (syncq_<family>_find) answers as
@@ -229,6 +294,7 @@ int main(void) {
     cmocka_unit_test(test_list),
     cmocka_unit_test(test_add),
     cmocka_unit_test(test_family_lookups),
+    cmocka_unit_test(test_concurrent_add),
     cmocka_unit_test(test_add_bad_inputs),
     cmocka_unit_test(test_props_format),
     cmocka_unit_test(test_add_until_full), /* last: fills the table */
