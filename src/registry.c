@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * registry.c — name -> algorithm tables (syncq/registry.h).
+ * registry.c — name -> algorithm tables (syncq/registry.h), below the
+ * families: the names of families, progress guarantees and properties,
+ * and the store of the entries syncq_registry_add puts in. It knows no
+ * family's built-in list: each lookup is handed the list to search
+ * (registry_internal.h), by the family itself (syncq_<family>_find) or by
+ * the lookups across families above them (src/registry_families.c).
  *
- * Entries live in one array; the built-in ones are placed there once, on
- * first use. Writers (syncq_registry_add) serialise on a mutex and publish
- * an entry by a release store of the count; readers load the count with
- * acquire and then read only entries below it, so they never take the
- * mutex.
+ * Added entries live in one array. Writers (syncq_registry_add_in)
+ * serialise on a mutex and publish an entry by a release store of the
+ * count; readers load the count with acquire and then read only entries
+ * below it, so they never take the mutex.
  */
 #include "syncq/registry.h"
 
@@ -15,25 +19,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The built-in lists, one per family (src/<family>/<family>_registry.c),
- * each NULL-terminated, in family order. */
-extern const syncq_algo *const syncq_builtin_lock[];
-extern const syncq_algo *const syncq_builtin_barrier[];
-extern const syncq_algo *const syncq_builtin_counter[];
-extern const syncq_algo *const syncq_builtin_queue[];
-extern const syncq_algo *const syncq_builtin_stack[];
-extern const syncq_algo *const syncq_builtin_pqueue[];
+#include "registry_internal.h"
 
-static const syncq_algo *const *const builtin[SYNCQ_FAMILY_COUNT] = {
-  [SYNCQ_FAMILY_LOCK] = syncq_builtin_lock,       [SYNCQ_FAMILY_BARRIER] = syncq_builtin_barrier,
-  [SYNCQ_FAMILY_COUNTER] = syncq_builtin_counter, [SYNCQ_FAMILY_QUEUE] = syncq_builtin_queue,
-  [SYNCQ_FAMILY_STACK] = syncq_builtin_stack,     [SYNCQ_FAMILY_PQUEUE] = syncq_builtin_pqueue,
-};
-
-static const syncq_algo *entries[SYNCQ_REGISTRY_MAX];
-static _Atomic(size_t) n_entries;
+static const syncq_algo *added[SYNCQ_REGISTRY_MAX];
+static _Atomic(size_t) n_added;
 static pthread_mutex_t add_mutex = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
 static const char *const family_names[SYNCQ_FAMILY_COUNT] = {
   "lock", "barrier", "counter", "queue", "stack", "pqueue",
@@ -105,64 +95,78 @@ int syncq_props_parse(const char *text, uint32_t *out) {
   return SYNCQ_OK;
 }
 
-static int add_locked(const syncq_algo *a) {
-  size_t n = atomic_load_explicit(&n_entries, memory_order_relaxed); /* writers hold add_mutex */
-  for (size_t i = 0; i < n; i++) {
-    if (entries[i]->family == a->family && strcmp(entries[i]->name, a->name) == 0) return SYNCQ_EEXIST;
-  }
-  if (n == SYNCQ_REGISTRY_MAX) return SYNCQ_ELIMIT;
-  entries[n] = a;
-  /* release: publishes entries[n]; pairs with the acquire loads in
-   * syncq_registry_find/list. */
-  atomic_store_explicit(&n_entries, n + 1, memory_order_release);
-  return SYNCQ_OK;
-}
-
-static void add_builtin(void) {
-  pthread_mutex_lock(&add_mutex);
-  for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++)
-    for (size_t i = 0; builtin[f][i] != NULL; i++) (void)add_locked(builtin[f][i]);
-  pthread_mutex_unlock(&add_mutex);
-}
-
-static size_t published(void) {
-  pthread_once(&builtin_once, add_builtin);
-  /* acquire: pairs with the release store in add_locked(). */
-  return atomic_load_explicit(&n_entries, memory_order_acquire);
-}
-
 static int valid_algo(const syncq_algo *a) {
   return a != NULL && (unsigned)a->family < SYNCQ_FAMILY_COUNT && a->name != NULL && a->name[0] != '\0' &&
          a->ops != NULL && syncq_progress_name(a->progress) != NULL;
 }
 
-int syncq_registry_add(const syncq_algo *algo) {
+static int same(const syncq_algo *e, syncq_family f, const char *name) {
+  return e->family == f && strcmp(e->name, name) == 0;
+}
+
+static size_t published(void) {
+  /* acquire: pairs with the release store in syncq_registry_add_in(), so
+   * added[i] below the count is the entry it published. */
+  return atomic_load_explicit(&n_added, memory_order_acquire);
+}
+
+int syncq_registry_add_in(const syncq_algo *const *const builtin[SYNCQ_FAMILY_COUNT], const syncq_algo *algo) {
   if (!valid_algo(algo)) return SYNCQ_EINVAL;
-  (void)published();
+  /* The built-in entries count toward SYNCQ_REGISTRY_MAX; a name one of
+   * them holds in the family is taken. The lists are constant. */
+  size_t n_builtin = 0;
+  for (unsigned f = 0; f < SYNCQ_FAMILY_COUNT; f++) {
+    for (size_t i = 0; builtin[f] != NULL && builtin[f][i] != NULL; i++, n_builtin++) {
+      if (same(builtin[f][i], algo->family, algo->name)) return SYNCQ_EEXIST;
+    }
+  }
   pthread_mutex_lock(&add_mutex);
-  int r = add_locked(algo);
+  size_t n = atomic_load_explicit(&n_added, memory_order_relaxed); /* writers hold add_mutex */
+  int r = SYNCQ_OK;
+  for (size_t i = 0; i < n && r == SYNCQ_OK; i++) {
+    if (same(added[i], algo->family, algo->name)) r = SYNCQ_EEXIST;
+  }
+  if (r == SYNCQ_OK && n_builtin + n >= SYNCQ_REGISTRY_MAX) r = SYNCQ_ELIMIT;
+  if (r == SYNCQ_OK) {
+    added[n] = algo;
+    /* release: publishes added[n]; pairs with the acquire load in
+     * published(). */
+    atomic_store_explicit(&n_added, n + 1, memory_order_release);
+  }
   pthread_mutex_unlock(&add_mutex);
   return r;
 }
 
-int syncq_registry_find(syncq_family f, const char *name, const syncq_algo **out) {
+int syncq_registry_find_in(const syncq_algo *const *builtin, syncq_family f, const char *name, const syncq_algo **out) {
   if ((unsigned)f >= SYNCQ_FAMILY_COUNT || name == NULL || out == NULL) return SYNCQ_EINVAL;
+  for (size_t i = 0; builtin != NULL && builtin[i] != NULL; i++) {
+    if (same(builtin[i], f, name)) {
+      *out = builtin[i];
+      return SYNCQ_OK;
+    }
+  }
   size_t n = published();
   for (size_t i = 0; i < n; i++) {
-    if (entries[i]->family == f && strcmp(entries[i]->name, name) == 0) {
-      *out = entries[i];
+    if (same(added[i], f, name)) {
+      *out = added[i];
       return SYNCQ_OK;
     }
   }
   return SYNCQ_ENOENT;
 }
 
-int syncq_registry_list(syncq_family f, const syncq_algo **out, size_t cap) {
+int syncq_registry_list_in(const syncq_algo *const *builtin, syncq_family f, const syncq_algo **out, size_t cap) {
   if ((unsigned)f >= SYNCQ_FAMILY_COUNT || (out == NULL && cap > 0)) return SYNCQ_EINVAL;
-  size_t n = published(), k = 0;
+  size_t k = 0;
+  for (size_t i = 0; builtin != NULL && builtin[i] != NULL; i++) {
+    if (builtin[i]->family != f) continue;
+    if (k < cap) out[k] = builtin[i];
+    k++;
+  }
+  size_t n = published();
   for (size_t i = 0; i < n; i++) {
-    if (entries[i]->family != f) continue;
-    if (k < cap) out[k] = entries[i];
+    if (added[i]->family != f) continue;
+    if (k < cap) out[k] = added[i];
     k++;
   }
   return (int)k;

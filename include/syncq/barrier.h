@@ -160,12 +160,11 @@ typedef struct syncq_barrier syncq_barrier;
  * status. Created barriers are private to the process.
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a barrier of its own; the name is looked up as syncq_registry_find
- * does); not from a signal handler (malloc, and the registry's first use).
+ * does); not from a signal handler (malloc).
  * The barrier it makes lives in this process's heap: it cannot be shared
  * between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
- * (malloc) and runs the algorithm's init; the process's first registry call
- * waits while the built-in entries are put in.
+ * (malloc) and runs the algorithm's init.
  * Example: `syncq_barrier_config cfg = {4, 0, false}; syncq_barrier *b; syncq_barrier_create("dissemination", &cfg, &b);` */
 SYNCQ_API int syncq_barrier_create(const char *algo, const syncq_barrier_config *cfg, syncq_barrier **out);
 /* Thread safety: once no thread is inside a wait on the barrier (every

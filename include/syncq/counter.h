@@ -97,12 +97,11 @@ typedef struct syncq_counter syncq_counter;
  * SYNCQ_ENOMEM when allocation fails, or the algorithm's init status.
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a counter of its own; the name is looked up as syncq_registry_find
- * does); not from a signal handler (malloc, and the registry's first use).
+ * does); not from a signal handler (malloc).
  * The counter it makes lives in this process's heap: it cannot be shared
  * between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
- * (malloc) and runs the algorithm's init; the process's first registry call
- * waits while the built-in entries are put in.
+ * (malloc) and runs the algorithm's init.
  * Example: `syncq_counter *c; int r = syncq_counter_create("faa", 0, &c);` */
 SYNCQ_API int syncq_counter_create(const char *algo, int64_t initial, syncq_counter **out);
 

@@ -218,12 +218,11 @@ typedef struct syncq_lock syncq_lock;
  * created lock is private to the process (its storage is malloc'ed).
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a lock of its own; the name is looked up as syncq_registry_find
- * does); not from a signal handler (malloc, and the registry's first use).
+ * does); not from a signal handler (malloc).
  * The lock it makes lives in this process's heap: it cannot be shared
  * between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
- * (malloc) and runs the algorithm's init; the process's first registry call
- * waits while the built-in entries are put in.
+ * (malloc) and runs the algorithm's init.
  * Example: `syncq_lock *l; int r = syncq_lock_create(SYNCQ_LOCK_DEFAULT, NULL, &l);` */
 SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out);
 /* Destroy and free (must not be held or awaited). SYNCQ_EINVAL for NULL.

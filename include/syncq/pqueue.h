@@ -108,12 +108,11 @@ typedef struct syncq_pqueue syncq_pqueue;
  * SYNCQ_ENOMEM, or the algorithm's init status.
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a priority queue of its own; the name is looked up as
- * syncq_registry_find does); not from a signal handler (malloc, and the
- * registry's first use). The priority queue it makes lives in this
- * process's heap: it cannot be shared between processes.
+ * syncq_registry_find does); not from a signal handler (malloc). The
+ * priority queue it makes lives in this process's heap: it cannot be
+ * shared between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
- * (malloc) and runs the algorithm's init; the process's first registry call
- * waits while the built-in entries are put in.
+ * (malloc) and runs the algorithm's init.
  * Example: `syncq_pqueue *q; int r = syncq_pqueue_create("linden-jonsson", NULL, &q);` */
 SYNCQ_API int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *cfg, syncq_pqueue **out);
 /* Thread safety: once every other call on the priority queue has returned,

@@ -174,12 +174,11 @@ typedef struct syncq_queue syncq_queue;
  * init status (e.g. SYNCQ_ENOTSUP).
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a queue of its own; the name is looked up as syncq_registry_find
- * does); not from a signal handler (malloc, and the registry's first use).
+ * does); not from a signal handler (malloc).
  * The queue it makes lives in this process's heap: it cannot be shared
  * between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
- * (malloc) and runs the algorithm's init; the process's first registry call
- * waits while the built-in entries are put in.
+ * (malloc) and runs the algorithm's init.
  * Example: `syncq_queue *q; int r = syncq_queue_create("scq", 1024, &q);` */
 SYNCQ_API int syncq_queue_create(const char *algo, size_t capacity, syncq_queue **out);
 

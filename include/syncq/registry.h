@@ -134,11 +134,9 @@ SYNCQ_API int syncq_props_parse(const char *text, uint32_t *out);
  * has no such name; SYNCQ_EINVAL for a NULL argument or a bad family.
  * Thread safety: any thread, concurrently with other lookups, listings and
  * syncq_registry_add (an entry added meanwhile may or may not be seen);
- * not from a signal handler (the process's first registry call runs
- * pthread_once, which puts the built-in entries in under a mutex).
- * Progress: wait-free once the built-in entries are in (a scan of at most
- * SYNCQ_REGISTRY_MAX entries, no lock); the process's first registry call
- * blocks while they are put in.
+ * not from a signal handler.
+ * Progress: wait-free (a scan of at most SYNCQ_REGISTRY_MAX entries, no
+ * lock).
  * Example: `const syncq_algo *a; syncq_registry_find(SYNCQ_FAMILY_QUEUE, "scq", &a);` */
 SYNCQ_API int syncq_registry_find(syncq_family f, const char *name, const syncq_algo **out);
 

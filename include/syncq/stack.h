@@ -122,12 +122,11 @@ typedef struct syncq_stack syncq_stack;
  * algorithm's init status.
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a stack of its own; the name is looked up as syncq_registry_find
- * does); not from a signal handler (malloc, and the registry's first use).
+ * does); not from a signal handler (malloc).
  * The stack it makes lives in this process's heap: it cannot be shared
  * between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
- * (malloc) and runs the algorithm's init; the process's first registry call
- * waits while the built-in entries are put in.
+ * (malloc) and runs the algorithm's init.
  * Example: `syncq_stack *s; int r = syncq_stack_create("treiber", NULL, &s);` */
 SYNCQ_API int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_stack **out);
 /* Thread safety: once every other call on the stack has returned, by one

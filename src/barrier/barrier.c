@@ -6,6 +6,7 @@
  */
 #include "syncq/barrier.h"
 #include "../generic_internal.h"
+#include "../registry_internal.h"
 
 struct syncq_barrier {
   syncq_generic g; /* first: the entry and the storage */
@@ -20,7 +21,7 @@ static int init_storage(const syncq_algo *a, void *storage, const void *arg) {
 int syncq_barrier_create(const char *algo, const syncq_barrier_config *cfg, syncq_barrier **out) {
   if (algo == NULL || cfg == NULL || out == NULL) return SYNCQ_EINVAL;
   const syncq_algo *a;
-  int r = syncq_registry_find(SYNCQ_FAMILY_BARRIER, algo, &a);
+  int r = syncq_barrier_find(algo, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_barrier_ops *ops = a->ops;
   syncq_generic *g;

@@ -7,6 +7,7 @@
 #include "syncq/counter.h"
 
 #include "../generic_internal.h"
+#include "../registry_internal.h"
 
 struct syncq_counter {
   syncq_generic g; /* first: the entry and the storage */
@@ -21,7 +22,7 @@ static int init_storage(const syncq_algo *a, void *storage, const void *arg) {
 int syncq_counter_create(const char *algo, int64_t initial, syncq_counter **out) {
   if (algo == NULL || out == NULL) return SYNCQ_EINVAL;
   const syncq_algo *a;
-  int r = syncq_registry_find(SYNCQ_FAMILY_COUNTER, algo, &a);
+  int r = syncq_counter_find(algo, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_counter_ops *ops = a->ops;
   syncq_generic *g;

@@ -6,6 +6,7 @@
  * Add an entry here when adding an algorithm to this family.
  */
 #include "syncq/counter.h"
+#include "../registry_internal.h"
 
 const syncq_algo *const syncq_builtin_counter[] = {
   &syncq_counter_faa_algo,
@@ -18,3 +19,9 @@ const syncq_algo *const syncq_builtin_counter[] = {
   &syncq_counter_lock_ttas_ps_algo,
   NULL,
 };
+
+/* The family's own lookups go through its own list and the added entries,
+ * never through the lookups across families above it. */
+int syncq_counter_find(const char *name, const syncq_algo **out) {
+  return syncq_registry_find_in(syncq_builtin_counter, SYNCQ_FAMILY_COUNTER, name, out);
+}

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "syncq/counter.h"
+#include "../registry_internal.h"
 #include "syncq/platform.h"
 #include "syncq/wait.h"
 
@@ -27,7 +28,7 @@ int syncq_counter_lock_init(syncq_counter_lock *c, int64_t initial, const char *
                             const syncq_lock_config *cfg) {
   if (c == NULL || lock_name == NULL) return SYNCQ_EINVAL;
   const syncq_algo *a;
-  int r = syncq_registry_find(SYNCQ_FAMILY_LOCK, lock_name, &a);
+  int r = syncq_lock_find(lock_name, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_lock_ops *ops = a->ops;
   void *l = syncq_alloc_aligned(ops->size, ops->align);

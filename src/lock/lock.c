@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../generic_internal.h"
+#include "../registry_internal.h"
 #include "syncq/lock.h"
 #include "syncq/wait.h"
 
@@ -69,7 +70,7 @@ int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock
   if (out == NULL) return SYNCQ_EINVAL;
   if (algo == NULL || strcmp(algo, SYNCQ_LOCK_DEFAULT) == 0) algo = SYNCQ_LOCK_DEFAULT_ALGO;
   const syncq_algo *a;
-  int r = syncq_registry_find(SYNCQ_FAMILY_LOCK, algo, &a);
+  int r = syncq_lock_find(algo, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_lock_ops *ops = a->ops;
   lock_init_arg arg = {cfg, SYNCQ_WAIT_DEFAULT};

@@ -10,6 +10,7 @@
 #include "syncq/lock/sc_queue.h"
 #include "syncq/lock/ttas_ps.h"
 #include "syncq/lock.h"
+#include "../registry_internal.h"
 
 /* clang-format off */
 const syncq_algo *const syncq_builtin_lock[] = {
@@ -21,3 +22,9 @@ const syncq_algo *const syncq_builtin_lock[] = {
   NULL,
 };
 /* clang-format on */
+
+/* The family's own lookups go through its own list and the added entries,
+ * never through the lookups across families above it. */
+int syncq_lock_find(const char *name, const syncq_algo **out) {
+  return syncq_registry_find_in(syncq_builtin_lock, SYNCQ_FAMILY_LOCK, name, out);
+}

@@ -7,6 +7,7 @@
 #include "syncq/pqueue.h"
 
 #include "../generic_internal.h"
+#include "../registry_internal.h"
 
 struct syncq_pqueue {
   syncq_generic g; /* first: the entry and the storage */
@@ -21,7 +22,7 @@ static int init_storage(const syncq_algo *a, void *storage, const void *arg) {
 int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *cfg, syncq_pqueue **out) {
   if (algo == NULL || out == NULL) return SYNCQ_EINVAL;
   const syncq_algo *a;
-  int r = syncq_registry_find(SYNCQ_FAMILY_PQUEUE, algo, &a);
+  int r = syncq_pqueue_find(algo, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_pqueue_ops *ops = a->ops;
   syncq_generic *g;

@@ -7,6 +7,7 @@
  */
 #include "syncq/pqueue.h"
 #include "syncq/pqueue/linden_jonsson.h"
+#include "../registry_internal.h"
 
 const syncq_algo *const syncq_builtin_pqueue[] = {
   &syncq_pqueue_skew_lock_algo,
@@ -15,3 +16,9 @@ const syncq_algo *const syncq_builtin_pqueue[] = {
   &syncq_pqueue_skew_lock_ps_algo,
   NULL,
 };
+
+/* The family's own lookups go through its own list and the added entries,
+ * never through the lookups across families above it. */
+int syncq_pqueue_find(const char *name, const syncq_algo **out) {
+  return syncq_registry_find_in(syncq_builtin_pqueue, SYNCQ_FAMILY_PQUEUE, name, out);
+}

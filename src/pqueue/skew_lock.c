@@ -25,6 +25,7 @@
 
 #include <stdlib.h>
 
+#include "../registry_internal.h"
 #include "syncq/platform.h"
 
 struct syncq_pqueue_skew_lock_node {
@@ -41,7 +42,7 @@ int syncq_pqueue_skew_lock_init(syncq_pqueue_skew_lock *q, const syncq_pqueue_co
     return SYNCQ_EINVAL;
   uint32_t cap = cfg && cfg->capacity ? cfg->capacity : SYNCQ_PQUEUE_DEFAULT_CAPACITY;
   const char *name = cfg && cfg->lock ? cfg->lock : "ttas";
-  int r = syncq_registry_find(SYNCQ_FAMILY_LOCK, name, &q->lock_algo);
+  int r = syncq_lock_find(name, &q->lock_algo);
   if (r != SYNCQ_OK) return r;
   q->lock_ops = q->lock_algo->ops;
   q->lock = syncq_alloc_aligned(q->lock_ops->size, q->lock_ops->align);

@@ -10,6 +10,8 @@
 #include "syncq/lock.h"
 #include "syncq/queue/lock_queue.h"
 
+#include "../registry_internal.h"
+
 struct syncq_queue_lnode {
   _Atomic(struct syncq_queue_lnode *) next; /* atomic: see two_lock.c (tail writer vs head reader) */
   void *value;
@@ -18,7 +20,7 @@ struct syncq_queue_lnode {
 /* Find the named lock (NULL: the default) and check it fits our storage. */
 static inline int lockq_find(const char *name, const syncq_lock_ops **out) {
   const syncq_algo *a;
-  int r = syncq_registry_find(SYNCQ_FAMILY_LOCK, name ? name : SYNCQ_QUEUE_DEFAULT_LOCK, &a);
+  int r = syncq_lock_find(name ? name : SYNCQ_QUEUE_DEFAULT_LOCK, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_lock_ops *ops = a->ops;
   if (ops->size > SYNCQ_QUEUE_LOCK_BYTES || ops->align > SYNCQ_CACHELINE) return SYNCQ_ENOTSUP;

@@ -7,6 +7,7 @@
 #include "syncq/queue.h"
 
 #include "../generic_internal.h"
+#include "../registry_internal.h"
 
 struct syncq_queue {
   syncq_generic g; /* first: the entry and its ops->bytes(capacity) bytes of storage */
@@ -21,7 +22,7 @@ static int init_storage(const syncq_algo *a, void *storage, const void *arg) {
 int syncq_queue_create(const char *algo, size_t capacity, syncq_queue **out) {
   if (algo == NULL || out == NULL) return SYNCQ_EINVAL;
   const syncq_algo *a;
-  int r = syncq_registry_find(SYNCQ_FAMILY_QUEUE, algo, &a);
+  int r = syncq_queue_find(algo, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_queue_ops *ops = a->ops;
   size_t bytes;

@@ -13,6 +13,7 @@
 #include "syncq/queue/valois.h"
 #include "syncq/queue/wcq.h"
 #include "syncq/queue/wfqueue.h"
+#include "../registry_internal.h"
 
 const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_nblfq_algo,       &syncq_queue_nblfq2_algo,
@@ -27,3 +28,9 @@ const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_valois_algo,      &syncq_queue_single_lock_ps_algo,
   &syncq_queue_two_lock_ps_algo, NULL,
 };
+
+/* The family's own lookups go through its own list and the added entries,
+ * never through the lookups across families above it. */
+int syncq_queue_find(const char *name, const syncq_algo **out) {
+  return syncq_registry_find_in(syncq_builtin_queue, SYNCQ_FAMILY_QUEUE, name, out);
+}

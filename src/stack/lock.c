@@ -22,6 +22,7 @@
 
 #include <stdlib.h>
 
+#include "../registry_internal.h"
 #include "syncq/platform.h"
 
 struct syncq_stack_lock_node {
@@ -35,7 +36,7 @@ int syncq_stack_lock_init(syncq_stack_lock *s, const syncq_stack_config *cfg) {
     return SYNCQ_EINVAL;
   uint32_t cap = cfg && cfg->capacity ? cfg->capacity : SYNCQ_STACK_DEFAULT_CAPACITY;
   const char *name = cfg && cfg->lock ? cfg->lock : "ttas";
-  int r = syncq_registry_find(SYNCQ_FAMILY_LOCK, name, &s->lock_algo);
+  int r = syncq_lock_find(name, &s->lock_algo);
   if (r != SYNCQ_OK) return r;
   s->lock_ops = s->lock_algo->ops;
   s->lock = syncq_alloc_aligned(s->lock_ops->size, s->lock_ops->align);

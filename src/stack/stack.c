@@ -7,6 +7,7 @@
 #include "syncq/stack.h"
 
 #include "../generic_internal.h"
+#include "../registry_internal.h"
 
 struct syncq_stack {
   syncq_generic g; /* first: the entry and the storage */
@@ -21,7 +22,7 @@ static int init_storage(const syncq_algo *a, void *storage, const void *arg) {
 int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_stack **out) {
   if (algo == NULL || out == NULL) return SYNCQ_EINVAL;
   const syncq_algo *a;
-  int r = syncq_registry_find(SYNCQ_FAMILY_STACK, algo, &a);
+  int r = syncq_stack_find(algo, &a);
   if (r != SYNCQ_OK) return r;
   const syncq_stack_ops *ops = a->ops;
   syncq_generic *g;

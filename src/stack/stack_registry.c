@@ -6,6 +6,7 @@
  * Add an entry here when adding an algorithm to this family.
  */
 #include "syncq/stack.h"
+#include "../registry_internal.h"
 
 const syncq_algo *const syncq_builtin_stack[] = {
   &syncq_stack_lock_algo,
@@ -16,3 +17,9 @@ const syncq_algo *const syncq_builtin_stack[] = {
   &syncq_stack_lock_ps_algo,
   NULL,
 };
+
+/* The family's own lookups go through its own list and the added entries,
+ * never through the lookups across families above it. */
+int syncq_stack_find(const char *name, const syncq_algo **out) {
+  return syncq_registry_find_in(syncq_builtin_stack, SYNCQ_FAMILY_STACK, name, out);
+}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* registry_test.c — lookup, listing, registration and their errors. */
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +12,7 @@
 
 #include "syncq/counter.h"
 #include "syncq/registry.h"
+#include "registry_internal.h" /* each family's own lookup */
 
 static void test_family_names(void **state) {
   (void)state;
@@ -82,6 +85,107 @@ static void test_add(void **state) {
   static const syncq_algo other = {SYNCQ_FAMILY_QUEUE,      "test:peer", "x",       "none",
                                    SYNCQ_PROGRESS_BLOCKING, 0,           &dummy_ops};
   assert_int_equal(syncq_registry_add(&other), SYNCQ_OK);
+  /* each family's own lookup sees the added entries of its family only */
+  assert_int_equal(syncq_counter_find("test:peer", &a), SYNCQ_OK);
+  assert_ptr_equal(a, &peer);
+  assert_int_equal(syncq_queue_find("test:peer", &a), SYNCQ_OK);
+  assert_ptr_equal(a, &other);
+  assert_int_equal(syncq_stack_find("test:peer", &a), SYNCQ_ENOENT);
+  /* a built-in name is taken in its family */
+  static const syncq_algo faa_again = {SYNCQ_FAMILY_COUNTER,    "faa", "x",       "none",
+                                       SYNCQ_PROGRESS_BLOCKING, 0,     &dummy_ops};
+  assert_int_equal(syncq_registry_add(&faa_again), SYNCQ_EEXIST);
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_COUNTER, "faa", &a), SYNCQ_OK);
+  assert_ptr_not_equal(a, &faa_again);
+}
+
+/* Adds from several threads at once while others look names up and list:
+ * every add lands once, a reader sees only whole entries of its family
+ * (run under TSan: the count's release/acquire publishes each entry). */
+enum { ADDERS = 4, ADDS_EACH = 8 };
+static syncq_algo concurrent[ADDERS][ADDS_EACH];
+static char concurrent_names[ADDERS][ADDS_EACH][16];
+static atomic_int adders_done;
+
+static void *adder(void *arg) {
+  int t = (int)(intptr_t)arg;
+  for (int i = 0; i < ADDS_EACH; i++) {
+    if (syncq_registry_add(&concurrent[t][i]) != SYNCQ_OK) return (void *)1;
+  }
+  atomic_fetch_add(&adders_done, 1);
+  return NULL;
+}
+
+static void *reader(void *arg) {
+  (void)arg;
+  const syncq_algo *all[SYNCQ_REGISTRY_MAX], *a;
+  while (atomic_load(&adders_done) < ADDERS) {
+    int n = syncq_registry_list(SYNCQ_FAMILY_PQUEUE, all, SYNCQ_REGISTRY_MAX);
+    for (int i = 0; i < n; i++) {
+      if (all[i]->family != SYNCQ_FAMILY_PQUEUE || all[i]->ops == NULL) return (void *)1;
+      if (syncq_pqueue_find(all[i]->name, &a) != SYNCQ_OK || a != all[i]) return (void *)1;
+    }
+  }
+  return NULL;
+}
+
+static void test_concurrent_add(void **state) {
+  (void)state;
+  int before = syncq_registry_list(SYNCQ_FAMILY_PQUEUE, NULL, 0);
+  for (int t = 0; t < ADDERS; t++) {
+    for (int i = 0; i < ADDS_EACH; i++) {
+      snprintf(concurrent_names[t][i], sizeof concurrent_names[t][i], "conc%d-%d", t, i);
+      concurrent[t][i] =
+        (syncq_algo){SYNCQ_FAMILY_PQUEUE, concurrent_names[t][i], "", "", SYNCQ_PROGRESS_BLOCKING, 0, &dummy_ops};
+    }
+  }
+  pthread_t add[ADDERS], rd[2];
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&rd[i], NULL, reader, NULL), 0);
+  for (int t = 0; t < ADDERS; t++) assert_int_equal(pthread_create(&add[t], NULL, adder, (void *)(intptr_t)t), 0);
+  for (int t = 0; t < ADDERS; t++) {
+    void *r;
+    assert_int_equal(pthread_join(add[t], &r), 0);
+    assert_null(r);
+  }
+  for (int i = 0; i < 2; i++) {
+    void *r;
+    assert_int_equal(pthread_join(rd[i], &r), 0);
+    assert_null(r);
+  }
+  assert_int_equal(syncq_registry_list(SYNCQ_FAMILY_PQUEUE, NULL, 0), before + ADDERS * ADDS_EACH);
+  const syncq_algo *a;
+  for (int t = 0; t < ADDERS; t++) {
+    for (int i = 0; i < ADDS_EACH; i++) {
+      assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_PQUEUE, concurrent_names[t][i], &a), SYNCQ_OK);
+      assert_ptr_equal(a, &concurrent[t][i]);
+    }
+  }
+}
+
+/* Each family's own lookup (syncq_<family>_find) answers as
+ * syncq_registry_find does for that family. */
+static void test_family_lookups(void **state) {
+  (void)state;
+  int (*const find[SYNCQ_FAMILY_COUNT])(const char *, const syncq_algo **) = {
+    [SYNCQ_FAMILY_LOCK] = syncq_lock_find,       [SYNCQ_FAMILY_BARRIER] = syncq_barrier_find,
+    [SYNCQ_FAMILY_COUNTER] = syncq_counter_find, [SYNCQ_FAMILY_QUEUE] = syncq_queue_find,
+    [SYNCQ_FAMILY_STACK] = syncq_stack_find,     [SYNCQ_FAMILY_PQUEUE] = syncq_pqueue_find,
+  };
+  for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++) {
+    const syncq_algo *all[SYNCQ_REGISTRY_MAX], *a;
+    int n = syncq_registry_list((syncq_family)f, all, SYNCQ_REGISTRY_MAX);
+    assert_true(n > 0);
+    for (int i = 0; i < n; i++) {
+      assert_int_equal(all[i]->family, f);
+      assert_int_equal(find[f](all[i]->name, &a), SYNCQ_OK);
+      assert_ptr_equal(a, all[i]);
+    }
+    assert_int_equal(find[f]("nope", &a), SYNCQ_ENOENT);
+    assert_int_equal(find[f](NULL, &a), SYNCQ_EINVAL);
+    assert_int_equal(find[f](all[0]->name, NULL), SYNCQ_EINVAL);
+  }
+  const syncq_algo *a;
+  assert_int_equal(syncq_lock_find("faa", &a), SYNCQ_ENOENT); /* a counter's name */
 }
 
 static void test_add_bad_inputs(void **state) {
@@ -103,7 +207,8 @@ static void test_add_until_full(void **state) {
   (void)state;
   static syncq_algo many[SYNCQ_REGISTRY_MAX];
   static char names[SYNCQ_REGISTRY_MAX][16];
-  int ok = 0, limit = 0;
+  int ok = 0, limit = 0, before = 0;
+  for (int f = 0; f < SYNCQ_FAMILY_COUNT; f++) before += syncq_registry_list((syncq_family)f, NULL, 0);
   for (int i = 0; i < SYNCQ_REGISTRY_MAX; i++) {
     snprintf(names[i], sizeof names[i], "fill%d", i);
     many[i] = (syncq_algo){SYNCQ_FAMILY_STACK, names[i], "", "", SYNCQ_PROGRESS_BLOCKING, 0, &dummy_ops};
@@ -113,6 +218,8 @@ static void test_add_until_full(void **state) {
     else fail_msg("unexpected status %d", r);
   }
   assert_true(limit > 0); /* the table filled up and said so */
+  /* built-in and added entries count together toward the limit */
+  assert_int_equal(ok, SYNCQ_REGISTRY_MAX - before);
   /* still consistent: earlier entries findable */
   const syncq_algo *a;
   assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_STACK, "fill0", &a), SYNCQ_OK);
@@ -186,6 +293,8 @@ int main(void) {
     cmocka_unit_test(test_find_builtin_counters),
     cmocka_unit_test(test_list),
     cmocka_unit_test(test_add),
+    cmocka_unit_test(test_family_lookups),
+    cmocka_unit_test(test_concurrent_add),
     cmocka_unit_test(test_add_bad_inputs),
     cmocka_unit_test(test_props_format),
     cmocka_unit_test(test_add_until_full), /* last: fills the table */
