@@ -212,7 +212,7 @@ static void acquired(lock_gcr *g, bool placed) {
     room = true;
   }
   if (room && atomic_load(&g->head_asleep) != 0u) { /* seq_cst: the other half */
-    atomic_fetch_add(&g->gate, 1u);                  /* seq_cst: the head's futex wait sees the change */
+    atomic_fetch_add(&g->gate, 1u);                 /* seq_cst: the head's futex wait sees the change */
     syncq_wait_futex_wake(&g->gate, 1, false);
   }
 }
