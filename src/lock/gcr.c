@@ -38,8 +38,14 @@
  *                held: give the place back (admitted - 1), count the
  *                acquisition and set promote every
  *                SYNCQ_LOCK_GCR_PROMOTE_EVERY-th, and wake the passive head
- *                if it sleeps. unlock and trylock are the inner lock's,
- *                untouched.
+ *                if it sleeps and either no admitted waiter is left or
+ *                it was just promoted. A sleeping head is not woken for
+ *                room while admitted waiters remain: the wake-up is a
+ *                system call inside the critical section, and arriving
+ *                threads usually fill the room first; the last admitted
+ *                waiter's acquisition wakes it, so the lock never idles
+ *                with a passive waiter asleep. unlock and trylock are the
+ *                inner lock's, untouched.
  *   Progress:    blocking (the inner lock's). Starvation-free when the
  *                inner lock is: the passive queue is FIFO, and its head
  *                enters at the latest at the next promotion, within
@@ -199,12 +205,13 @@ static void wait_passive(lock_gcr *g) {
 }
 
 /* The inner lock is held: give the place back (if one was taken), count
- * the acquisition, promote, wake the passive head if it sleeps. */
+ * the acquisition, promote, wake the passive head if it sleeps and nobody
+ * admitted is left or it was promoted (contract: Algorithm). */
 static void acquired(lock_gcr *g, bool placed) {
   bool room = false;
   if (placed) {
     /* seq_cst: Dekker's pair with the head's seq_cst store of head_asleep */
-    room = atomic_fetch_sub(&g->admitted, 1u) <= SYNCQ_LOCK_GCR_ADMITTED;
+    room = atomic_fetch_sub(&g->admitted, 1u) == 1u;
   }
   /* plain: only the holder of the inner lock touches it */
   if (++g->acquisitions % SYNCQ_LOCK_GCR_PROMOTE_EVERY == 0u) {
@@ -227,7 +234,7 @@ int lock_gcr_lock(lock_gcr *g, const syncq_lock_ops *ops, void *storage, syncq_l
   int r = ops->lock(storage, node);
   if (r == SYNCQ_OK) {
     acquired(g, true);
-  } else if (atomic_fetch_sub(&g->admitted, 1u) <= SYNCQ_LOCK_GCR_ADMITTED && /* seq_cst: as in acquired() */
+  } else if (atomic_fetch_sub(&g->admitted, 1u) == 1u && /* seq_cst: as in acquired() */
              atomic_load(&g->head_asleep) != 0u) {
     /* the inner lock refused (e.g. SYNCQ_ELIMIT): the place goes back */
     atomic_fetch_add(&g->gate, 1u);
