@@ -55,17 +55,22 @@
  *                passes the passive waiters. Bound: a thread k-th in the
  *                passive queue is admitted within (k + 1) *
  *                SYNCQ_LOCK_GCR_PROMOTE_EVERY acquisitions, then waits in
- *                the inner FIFO lock behind at most
- *                SYNCQ_LOCK_GCR_ADMITTED + 1 admitted waiters and the
- *                holder (plus any trylock that wins a free lock). The
- *                admitted waiters are served in the inner lock's order.
+ *                the inner lock behind the other admitted waiters (at most
+ *                SYNCQ_LOCK_GCR_ADMITTED + 1 with a FIFO inner lock, whose
+ *                admitted waiters are all served between two promotions)
+ *                and any trylock that wins a free lock, in the inner
+ *                lock's order (sc-queue and hybrid-sc pass over preempted
+ *                waiters).
  *   Atomics:     lock, nobody admitted and the lock free: 1 load + the
- *                inner trylock + 1 load (the sleeping head) + the holder's
- *                counter; contended, admitted: + 1 CAS and 1
- *                fetch-and-sub; passive: + 1 swap and 1 store (link), the
- *                head 1 CAS (or 1 exchange of promote and 1 fetch-and-add)
- *                and its hand-over (1 load, 1 exchange, or 1 CAS of the
- *                tail). unlock: the inner lock's alone.
+ *                inner trylock + the holder's plain counter (every
+ *                SYNCQ_LOCK_GCR_PROMOTE_EVERY-th acquisition also 1 store
+ *                of promote and 1 load of head_asleep); contended,
+ *                admitted: + 1 CAS and 1 fetch-and-sub (and 1 load of
+ *                head_asleep when it leaves none admitted); passive: + 1
+ *                swap and 1 store (link), the head 1 CAS (or 1 exchange of
+ *                promote and 1 fetch-and-add) and its hand-over (1 load, 1
+ *                exchange, or 1 CAS of the tail). unlock: the inner lock's
+ *                alone.
  *   Memory:      the passive node is on the waiting thread's stack (it
  *                lives while its lock() call does); the state is a few
  *                words beside the inner lock; never allocates.
