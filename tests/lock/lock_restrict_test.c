@@ -13,6 +13,9 @@
  *    would fail while P is stopped). Then P is released and gets the lock.
  *    The same with a named discipline shows the FIFO lock alone: the
  *    trylock fails;
+ *  - bad inputs leave the restriction's count alone: a NULL node (mcs,
+ *    clh use one) and an unlock of a lock nobody holds are SYNCQ_EINVAL,
+ *    and the lock then still admits and serves waiters;
  *  - many threads (16 on the test plan's 2 confined PUs, on any machine)
  *    keep mutual exclusion and all finish: the passive set's waiters are
  *    admitted (room or promotion), none starves.
@@ -100,6 +103,30 @@ static void test_named_discipline_stays_fifo(void **state) {
   }
 }
 
+static void test_bad_inputs_keep_the_count(void **state) {
+  (void)state;
+  const char *const names[] = {"mcs", "clh", "ticket"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    syncq_lock *l = NULL;
+    assert_int_equal(syncq_lock_create(names[i], NULL, &l), SYNCQ_OK);
+    syncq_lock_node mine;
+    if (syncq_lock_algo(l)->props & SYNCQ_PROP_USES_NODE) assert_int_equal(syncq_lock_lock(l, NULL), SYNCQ_EINVAL);
+    assert_int_equal(syncq_lock_unlock(l, &mine), SYNCQ_EINVAL); /* nobody holds it */
+    assert_int_equal(syncq_lock_lock(NULL, &mine), SYNCQ_EINVAL);
+    /* still admits: H, two admitted waiters and a passive one all get it */
+    sw_setup(l, lock_fn, unlock_fn);
+    assert_int_equal(syncq_lock_lock(l, &mine), SYNCQ_OK);
+    pthread_t t[3];
+    for (int k = 0; k < 3; k++) t[k] = sw_start(k);
+    assert_int_equal(syncq_lock_unlock(l, &mine), SYNCQ_OK);
+    for (int k = 0; k < 3; k++) pthread_join(t[k], NULL);
+    assert_int_equal(atomic_load(&sw.got), 3);
+    for (int k = 0; k < 3; k++) assert_int_equal(sw.order[k], k); /* FIFO here: each arrived in turn */
+    assert_int_equal(syncq_lock_destroy(l), SYNCQ_OK);
+    sw_teardown();
+  }
+}
+
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define INCREMENTS 1000 /* per thread */
 #else
@@ -156,6 +183,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_passive_waiter_is_outside_the_fifo_queue),
     cmocka_unit_test(test_named_discipline_stays_fifo),
+    cmocka_unit_test(test_bad_inputs_keep_the_count),
     cmocka_unit_test(test_many_threads_finish),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
