@@ -17,6 +17,10 @@ struct syncq_lock {
   const syncq_lock_ops *ops;
   int wait;        /* the discipline in use; SYNCQ_WAIT_DEFAULT: the algorithm's own */
   bool restricted; /* lock goes through the concurrency restriction (gcr.c) */
+  /* the restriction's words are written at every contended acquisition:
+   * a cache line's distance keeps them off the line of the fields above,
+   * which every call reads (the handle is malloc'ed: no alignment) */
+  char pad[SYNCQ_CACHELINE];
   lock_gcr gcr;
 };
 
