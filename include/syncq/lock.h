@@ -22,7 +22,19 @@
  * outnumber processing units: a FIFO spin lock (ticket, MCS, CLH,
  * Anderson, array) hands the lock to a waiter that may be preempted, and
  * every waiter behind it spins through whole time slices. A FIFO
- * hand-over to a waiter that is not running still costs a wake-up. Pinned
+ * hand-over to a waiter that is not running still costs a wake-up, so
+ * a FIFO lock (SYNCQ_PROP_FIFO) left to this default also restricts
+ * concurrency (Dice & Kogan 2019, generic concurrency restriction;
+ * src/lock/gcr.c): at most two threads wait in the FIFO lock itself
+ * (three when the passive head is promoted), the others wait in a FIFO
+ * passive set, spinning briefly and then sleeping, and enter as room
+ * appears, its head at the latest every 256 acquisitions. The holder's
+ * successor is then a recent, running waiter. Such a lock is FIFO among
+ * the threads admitted to it, not overall: a thread that arrives while
+ * there is room passes the passive waiters (a thread k-th in the passive
+ * set is admitted within (k + 1) * 256 acquisitions). Its unlock and
+ * trylock are the algorithm's own; lock() costs one more load
+ * uncontended. A named discipline gets the algorithm alone. Pinned
  * two to a core, the FIFO queue locks (mcs, clh, array-cas) stay slow even
  * so: prefer a mutex or TTAS where threads outnumber cores and are
  * pinned. Pure spinning stays available by name: pass SYNCQ_WAIT_SPIN in
@@ -32,17 +44,21 @@
  *
  * Preempted waiters and the FIFO locks. A FIFO lock by name stays that
  * algorithm: "mcs" is Mellor-Crummey & Scott's lock, FIFO with every
- * discipline, and the generic API never swaps in the time-published
+ * named discipline (with the safe default, FIFO among the admitted
+ * threads, above), and the generic API never swaps in the time-published
  * variant "mcs-tp" (He, Scherer & Scott 2005: waiters publish the time
  * while they poll, a release passes over a waiter whose time is more than
  * 100 us old and it queues again), which is FIFO only among waiters that
  * keep running. "mcs-tp" cannot sleep (a sleeper publishes nothing), so
  * its generic default is yielding; a variant that let waiters sleep in
  * the queue convoyed as plain MCS does (src/lock/mcs_tp.c). "mcs-tp" does
- * not collapse where mcs and ticket do, but costs more than the mutex:
- * the default lock remains the futex mutex, and "mcs-tp" (spinning) is
- * the queue lock to name where a FIFO-like queue lock must survive
- * oversubscription (measurements: docs/library.md, as above).
+ * not collapse where unrestricted mcs and ticket do, but costs more than
+ * the mutex, and it is not restricted (it is not FIFO, and its yielding
+ * default must not sleep, as the passive set does). The default lock
+ * remains the futex mutex; where a FIFO queue lock must survive
+ * oversubscription, take a FIFO lock with the safe default
+ * (measurements: docs/library.md, as above; docs/reliability.md, "At 16
+ * cores").
  *
  * Destroying. The next holder may destroy and free a lock right after its
  * own unlock, even while the previous holder is still returning from the
@@ -265,7 +281,9 @@ SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
  * Progress: blocking: every lock is SYNCQ_PROGRESS_BLOCKING
  * (syncq_lock_algo(l)->progress); a preempted holder stops every waiter.
  * Starvation freedom, FIFO order (SYNCQ_PROP_FIFO) and how a waiter waits
- * (spin, yield, sleep: syncq_lock_discipline) are the algorithm's.
+ * (spin, yield, sleep: syncq_lock_discipline) are the algorithm's; a FIFO
+ * lock left to the safe default adds the concurrency restriction above
+ * (FIFO among the admitted threads, starvation-free).
  * Example: `syncq_lock_node n; syncq_lock_lock(l, &n); work(); syncq_lock_unlock(l, &n);` */
 SYNCQ_API int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
 /* Try to acquire without waiting for the holder: SYNCQ_OK (held) or

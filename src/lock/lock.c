@@ -8,14 +8,30 @@
 
 #include "../generic_internal.h"
 #include "../registry_internal.h"
+#include "gcr_internal.h"
 #include "syncq/lock.h"
 #include "syncq/wait.h"
 
 struct syncq_lock {
   syncq_generic g; /* first: the entry and the storage */
   const syncq_lock_ops *ops;
-  int wait; /* the discipline in use; SYNCQ_WAIT_DEFAULT: the algorithm's own */
+  int wait;        /* the discipline in use; SYNCQ_WAIT_DEFAULT: the algorithm's own */
+  bool restricted; /* lock goes through the concurrency restriction (gcr.c) */
+  /* the restriction's words are written at every contended acquisition:
+   * a cache line's distance keeps them off the line of the fields above,
+   * which every call reads (the handle is malloc'ed: no alignment) */
+  char pad[SYNCQ_CACHELINE];
+  lock_gcr gcr;
 };
+
+/* A FIFO lock left to the safe default (competitive) is restricted: with
+ * more threads than processing units its successor is otherwise often
+ * preempted or asleep at the hand-over (gcr.c, "Why"). Named disciplines
+ * and the other locks keep the algorithm alone. */
+static bool restricts(const syncq_algo *a, const syncq_lock_config *cfg, int used) {
+  return (cfg == NULL || cfg->wait == SYNCQ_WAIT_DEFAULT) && (a->props & SYNCQ_PROP_FIFO) != 0 &&
+         used == SYNCQ_WAIT_COMPETITIVE;
+}
 
 /* The safe default of the generic API, in order of preference: the first
  * discipline the algorithm accepts is used when the caller names none.
@@ -80,6 +96,8 @@ int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock
   syncq_lock *l = (syncq_lock *)g;
   l->ops = ops;
   l->wait = arg.used;
+  l->restricted = restricts(a, cfg, arg.used);
+  if (l->restricted) lock_gcr_init(&l->gcr);
   *out = l;
   return SYNCQ_OK;
 }
@@ -97,6 +115,7 @@ int syncq_lock_destroy(syncq_lock *l) {
 int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node) {
   syncq_lock_node scratch;
   if (l == NULL || (node = NODE_OR_SCRATCH(l, node, &scratch)) == NULL) return SYNCQ_EINVAL;
+  if (l->restricted) return lock_gcr_lock(&l->gcr, l->ops, l->g.storage, node);
   return l->ops->lock(l->g.storage, node);
 }
 int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node) {

@@ -6,7 +6,8 @@
  * address (syncq/lock.h).
  *
  * For every registered lock (peers aside) and every waiting discipline it
- * accepts: A holds the lock; B calls lock() and waits (BLOCK, COMPETITIVE
+ * accepts (and, created by the generic API, with none named: its safe
+ * default, concurrency restriction included, src/lock/gcr.c): A holds the lock; B calls lock() and waits (BLOCK, COMPETITIVE
  * and the mutexes: until the kernel reports it asleep); A unlocks, and the
  * race point "lock.handover" (tests/support/syncq_race.h) stalls A right
  * after its hand-over, while B is kicked by a signal (a spurious return
@@ -191,6 +192,7 @@ static void run_case(const syncq_algo *a, int wait, enum free_mode m) {
   }
   if (r == SYNCQ_ENOTSUP) _exit(CASE_SKIP);
   if (r != SYNCQ_OK) fail_child(CASE_CALL, "init returned %d", r);
+  if (wait == SYNCQ_WAIT_DEFAULT) wait = syncq_lock_discipline(glock); /* the safe default chosen */
   syncq_lock_node node;
   r = do_lock(&node);
   if (r != SYNCQ_OK) fail_child(CASE_CALL, "A: lock returned %d", r);
@@ -248,10 +250,11 @@ static void test_free_after_unlock_every_lock(void **state) {
     const syncq_algo *a = algos[i];
     if (a->props & SYNCQ_PROP_PEER) continue;
     int disciplines = 0;
-    for (int w = SYNCQ_WAIT_SPIN; w < SYNCQ_WAIT_COUNT; w++) {
+    for (int w = SYNCQ_WAIT_DEFAULT; w < SYNCQ_WAIT_COUNT; w++) {
       /* the children probe the discipline: init in this process could
-       * calibrate COMPETITIVE with a thread, and we fork */
-      for (int m = FREE_UNMAP; m <= FREE_HEAP; m++) {
+       * calibrate COMPETITIVE with a thread, and we fork. DEFAULT: the
+       * generic API's safe default, through syncq_lock_create only */
+      for (int m = w == SYNCQ_WAIT_DEFAULT ? FREE_HEAP : FREE_UNMAP; m <= FREE_HEAP; m++) {
         fflush(NULL);
         pid_t pid = fork();
         assert_true(pid >= 0);

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * lock_restrict_test.c — the generic API's concurrency restriction around
+ * the FIFO locks left to their safe default (src/lock/gcr.c).
+ *
+ *  - a waiter beyond the admitted ones waits outside the FIFO lock: the
+ *    holder H keeps the lock while waiters A0 and A1 queue (admitted: the
+ *    limit is 2) and P arrives; P is then stopped inside its lock() call
+ *    (a signal whose handler sleeps until released). H releases; A0 and A1
+ *    take the lock in turn; then a trylock must succeed although P, who
+ *    called lock() before, is stopped: P waits in the passive set, not in
+ *    the FIFO queue (unrestricted, P would be queued next and the trylock
+ *    would fail while P is stopped). Then P is released and gets the lock.
+ *    The same with a named discipline shows the FIFO lock alone: the
+ *    trylock fails;
+ *  - bad inputs leave the restriction's count alone: a NULL node (mcs,
+ *    clh use one) and an unlock of a lock nobody holds are SYNCQ_EINVAL,
+ *    and the lock then still admits and serves waiters;
+ *  - many threads (16 on the test plan's 2 confined PUs, on any machine)
+ *    keep mutual exclusion and all finish: the passive set's waiters are
+ *    admitted (room or promotion), none starves.
+ * The waits order arrivals; they measure nothing.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "test_plan.h"
+
+#include "syncq/lock.h"
+#include "syncq/platform.h"
+#include "syncq/wait.h"
+
+#include "stopped_waiter.h"
+
+/* The FIFO locks whose generic default is restricted. */
+static const char *const fifo_locks[] = {"mcs",       "clh",       "ticket",   "anderson",
+                                         "array-cas", "array-faa", "sc-queue", "hybrid-sc"};
+#define NFIFO (sizeof fifo_locks / sizeof fifo_locks[0])
+
+static int lock_fn(void *l, syncq_lock_node *n) { return syncq_lock_lock(l, n); }
+static int unlock_fn(void *l, syncq_lock_node *n) { return syncq_lock_unlock(l, n); }
+
+/* H, A0, A1, stopped P, as the header says; returns whether the trylock
+ * after A0 and A1 succeeded while P was stopped. */
+static bool trylock_passes_stopped_waiter(const char *name, const syncq_lock_config *cfg) {
+  syncq_lock *l = NULL;
+  assert_int_equal(syncq_lock_create(name, cfg, &l), SYNCQ_OK);
+  sw_setup(l, lock_fn, unlock_fn);
+  syncq_lock_node mine;
+  assert_int_equal(syncq_lock_lock(l, &mine), SYNCQ_OK);
+  pthread_t a0 = sw_start(0);
+  pthread_t a1 = sw_start(1);
+  pthread_t p = sw_start_stopped(2);
+  assert_int_equal(syncq_lock_unlock(l, &mine), SYNCQ_OK);
+  bool passed = false;
+  assert_true(sw_await_first()); /* A0 got it: the first hand-over is never to P */
+  /* A0 and A1 take the lock in turn (unrestricted, P comes between them
+   * or before the trylock below; give up after a generous while) */
+  for (int i = 0; i < 2000 && atomic_load(&sw.got) < 2; i++) sleep_ms(1);
+  if (atomic_load(&sw.got) == 2) {
+    for (int i = 0; i < 100 && !passed; i++) { /* A1's unlock may still be returning */
+      if (syncq_lock_trylock(l, &mine) == SYNCQ_OK) {
+        passed = true;
+        assert_int_equal(syncq_lock_unlock(l, &mine), SYNCQ_OK);
+      } else {
+        sleep_ms(1);
+      }
+    }
+  }
+  sw_thaw();
+  pthread_join(a0, NULL);
+  pthread_join(a1, NULL);
+  pthread_join(p, NULL); /* P gets the lock once it runs */
+  assert_int_equal(atomic_load(&sw.got), 3);
+  if (passed) {
+    assert_int_equal(sw.order[0] + sw.order[1], 0 + 1); /* A0 and A1 first */
+    assert_int_equal(sw.order[2], 2);
+  }
+  assert_int_equal(syncq_lock_destroy(l), SYNCQ_OK);
+  sw_teardown();
+  return passed;
+}
+
+static void test_passive_waiter_is_outside_the_fifo_queue(void **state) {
+  (void)state;
+  for (size_t i = 0; i < NFIFO; i++) {
+    if (!trylock_passes_stopped_waiter(fifo_locks[i], NULL))
+      fail_msg("%s (generic default): a stopped waiter beyond the admitted ones held the lock up", fifo_locks[i]);
+  }
+}
+
+static void test_named_discipline_stays_fifo(void **state) {
+  (void)state;
+  syncq_lock_config cfg = {0, SYNCQ_WAIT_COMPETITIVE, false};
+  for (size_t i = 0; i < NFIFO; i++) {
+    if (trylock_passes_stopped_waiter(fifo_locks[i], &cfg))
+      fail_msg("%s (competitive by name): the trylock passed a queued waiter", fifo_locks[i]);
+  }
+}
+
+static void test_bad_inputs_keep_the_count(void **state) {
+  (void)state;
+  const char *const names[] = {"mcs", "clh", "ticket"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    syncq_lock *l = NULL;
+    assert_int_equal(syncq_lock_create(names[i], NULL, &l), SYNCQ_OK);
+    syncq_lock_node mine;
+    if (syncq_lock_algo(l)->props & SYNCQ_PROP_USES_NODE) assert_int_equal(syncq_lock_lock(l, NULL), SYNCQ_EINVAL);
+    assert_int_equal(syncq_lock_unlock(l, &mine), SYNCQ_EINVAL); /* nobody holds it */
+    assert_int_equal(syncq_lock_lock(NULL, &mine), SYNCQ_EINVAL);
+    /* still admits: H, two admitted waiters and a passive one all get it */
+    sw_setup(l, lock_fn, unlock_fn);
+    assert_int_equal(syncq_lock_lock(l, &mine), SYNCQ_OK);
+    pthread_t t[3];
+    for (int k = 0; k < 3; k++) t[k] = sw_start(k);
+    assert_int_equal(syncq_lock_unlock(l, &mine), SYNCQ_OK);
+    for (int k = 0; k < 3; k++) pthread_join(t[k], NULL);
+    assert_int_equal(atomic_load(&sw.got), 3);
+    for (int k = 0; k < 3; k++) assert_int_equal(sw.order[k], k); /* FIFO here: each arrived in turn */
+    assert_int_equal(syncq_lock_destroy(l), SYNCQ_OK);
+    sw_teardown();
+  }
+}
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define INCREMENTS 1000 /* per thread */
+#else
+#define INCREMENTS 10000
+#endif
+#define MANY_THREADS 16
+
+typedef struct many {
+  syncq_lock *lock;
+  pthread_barrier_t start;
+  uint64_t counter; /* plain: protected by the lock */
+  _Atomic(int) errors;
+} many;
+
+static void *incrementer(void *arg) {
+  many *m = arg;
+  syncq_lock_node node;
+  pthread_barrier_wait(&m->start);
+  for (int i = 0; i < INCREMENTS; i++) {
+    if (syncq_lock_lock(m->lock, &node) != SYNCQ_OK) {
+      atomic_fetch_add(&m->errors, 1);
+      continue;
+    }
+    m->counter++;
+    if (syncq_lock_unlock(m->lock, &node) != SYNCQ_OK) atomic_fetch_add(&m->errors, 1);
+  }
+  return NULL;
+}
+
+static void test_many_threads_finish(void **state) {
+  (void)state;
+  for (size_t i = 0; i < NFIFO; i++) {
+    many *m = syncq_alloc_aligned(sizeof *m, SYNCQ_CACHELINE);
+    assert_non_null(m);
+    m->counter = 0;
+    atomic_init(&m->errors, 0);
+    syncq_lock_config cfg = {MANY_THREADS, SYNCQ_WAIT_DEFAULT, false}; /* anderson, array: slots */
+    assert_int_equal(syncq_lock_create(fifo_locks[i], &cfg, &m->lock), SYNCQ_OK);
+    assert_int_equal(syncq_lock_discipline(m->lock), SYNCQ_WAIT_COMPETITIVE);
+    pthread_t t[MANY_THREADS];
+    assert_int_equal(pthread_barrier_init(&m->start, NULL, MANY_THREADS), 0);
+    for (int k = 0; k < MANY_THREADS; k++) assert_int_equal(pthread_create(&t[k], NULL, incrementer, m), 0);
+    for (int k = 0; k < MANY_THREADS; k++) pthread_join(t[k], NULL);
+    assert_int_equal(atomic_load(&m->errors), 0);
+    assert_int_equal(m->counter, (uint64_t)MANY_THREADS * INCREMENTS);
+    assert_int_equal(syncq_lock_destroy(m->lock), SYNCQ_OK);
+    pthread_barrier_destroy(&m->start);
+    free(m);
+  }
+}
+
+int main(void) {
+  test_plan_confine();
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_passive_waiter_is_outside_the_fifo_queue),
+    cmocka_unit_test(test_named_discipline_stays_fifo),
+    cmocka_unit_test(test_bad_inputs_keep_the_count),
+    cmocka_unit_test(test_many_threads_finish),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
