@@ -153,6 +153,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
   for (;;) {
     /* relaxed: a hint only; whatever it says is validated by the CAS. */
     uint64_t h = atomic_load_explicit(head, memory_order_relaxed) & mask;
+    const uint64_t h0 = h; /* the hint as read: FULL writes it back only if the chase moved */
     syncq_nbl_cell u, p;
     uint64_t steps = 0;
     bool commit = false;
@@ -177,7 +178,11 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
            * two reads made at different times; without it a FULL could be
            * returned that no linearization explains). */
           if (syncq_nbl_same(syncq_nbl_load(cells, h, tag_bits), u)) {
-            atomic_store_explicit(head, h, memory_order_relaxed); /* relaxed: hint */
+            /* Line 15, only when the chase moved: producers polling a full
+             * queue would otherwise each take the hint's line exclusive on
+             * every try (a store storm that slows the enqueue that
+             * succeeds once a consumer frees a cell). */
+            if (h != h0) atomic_store_explicit(head, h, memory_order_relaxed); /* relaxed: hint */
             return SYNCQ_FULL;
           }
           break; /* changed under us: retry */
@@ -212,6 +217,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
   for (;;) {
     /* relaxed: a hint only; whatever it says is validated by the CAS. */
     uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
+    const uint64_t t0 = t; /* the hint as read: EMPTY writes it back only if the chase moved */
     syncq_nbl_cell p = syncq_nbl_load(cells, (t + mask) & mask, tag_bits);
     SYNCQ_RACE_POINT("queue.nblfq.chase");
     syncq_nbl_cell u = syncq_nbl_load(cells, t, tag_bits);
@@ -236,7 +242,11 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
        * non-empty p is an inconsistent read (the paper would CAS an empty
        * cell here): retry. */
       if (p.ptr == 0 && syncq_nbl_same(syncq_nbl_load(cells, (t + mask) & mask, tag_bits), p)) {
-        atomic_store_explicit(tail, t, memory_order_relaxed); /* relaxed: hint */
+        /* 004 writes nothing here (Algorithm 4, line 12); the hint is
+         * written when the chase moved, so the next poll starts at the
+         * tail, never on a poll that found it in place: consumers polling
+         * an empty queue read the hint's line and leave it shared. */
+        if (t != t0) atomic_store_explicit(tail, t, memory_order_relaxed); /* relaxed: hint */
         return SYNCQ_EMPTY;
       }
       ok = false;
