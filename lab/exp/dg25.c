@@ -40,6 +40,7 @@
 #include "syncq/pr.h"
 #include "syncq/queue.h"
 #include "syncq/static/queue/nblfq.h"
+#include "syncq/wait.h"
 #include "nblfq_reference.h"
 #if defined(SYNCQ_LAB_HAVE_CK)
 #include <ck_ring.h>
@@ -69,19 +70,19 @@ static void *make_queue(const syncq_algo *a, int *status) {
 static void drop_queue(const syncq_algo *a, void *q) { lab_object_free(a, q); }
 
 /* Wait politely: spin a little, then give the core away (the threads
- * outnumber the cores past N = 1). */
-static inline void backoff_wait(unsigned *spins) {
-  if (++*spins % SPINS_BEFORE_YIELD == 0) syncq_yield();
-  else syncq_pr_relax();
-}
+ * outnumber the cores past N = 1; with two threads on a processing unit a
+ * consumer that only spun on EMPTY would hold its unit's producer off).
+ * syncq_wait_spin_yield counts each yield in the thread's statistics, so
+ * every point records its waiting (yields_per_op) for every queue alike. */
+static inline void backoff_wait(uint32_t *spins) { syncq_wait_spin_yield(spins, SPINS_BEFORE_YIELD); }
 
 static inline void enqueue_wait(const syncq_queue_ops *ops, void *q, void *item) {
-  unsigned spins = 0;
+  uint32_t spins = 0;
   while (ops->enqueue(q, item) == SYNCQ_FULL) backoff_wait(&spins);
 }
 
 static inline void *dequeue_wait(const syncq_queue_ops *ops, void *q) {
-  unsigned spins = 0;
+  uint32_t spins = 0;
   void *x;
   while (ops->dequeue(q, &x) != SYNCQ_OK) backoff_wait(&spins);
   return x;
@@ -674,7 +675,7 @@ static void mt_worker(lab_worker *w) {
     }
     atomic_fetch_sub(&r->pingers_left, 1);
   } else { /* answerer: until every pinger is done */
-    unsigned spins = 0;
+    uint32_t spins = 0;
     while (atomic_load_explicit(&r->pingers_left, memory_order_relaxed) > 0) { /* relaxed: a stop flag */
       void *x;
       if (ops->dequeue(r->req, &x) == SYNCQ_OK) {
