@@ -52,9 +52,10 @@
  *                    linked queues (ms, ms-hp as "queue.ms.*", plj,
  *                    valois): a node linked, Tail not yet swung (the
  *                    others must help); Head read, not yet swung.
- *   "queue.nblfq.chase", "queue.nblfq.commit"  NBLFQ and NBLFQ2
- *                    (syncq/static/queue/nblfq.h): inside a chase, and
- *                    between the chase and the commit CAS.
+ *   "queue.nblfq.chase", "queue.nblfq.commit", "queue.nblfq.committed"
+ *                    NBLFQ and NBLFQ2 (syncq/static/queue/nblfq.h):
+ *                    inside a chase, between the chase and the commit CAS,
+ *                    and between the commit and the hint write.
  *   "queue.vyukov.enqueue.claimed", "queue.vyukov.dequeue.claimed"
  *                    Vyukov's blocking ring: a position claimed, its cell
  *                    not yet published or freed (queue_progress_test's

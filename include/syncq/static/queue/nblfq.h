@@ -27,10 +27,12 @@
  * (one load of a line already being read). Bytes that happen to equal the
  * magic cannot be told apart.
  *
- * Two named delay points, SYNCQ_RACE_POINT of syncq/wait.h (nothing,
+ * Three named delay points, SYNCQ_RACE_POINT of syncq/wait.h (nothing,
  * as in every lock body, unless a race test's build defines the macro):
- * "queue.nblfq.chase" between the two cell reads of a chase step and
- * "queue.nblfq.commit" between the end of the chase and the commit CAS.
+ * "queue.nblfq.chase" between the two cell reads of a chase step,
+ * "queue.nblfq.commit" between the end of the chase and the commit CAS,
+ * and "queue.nblfq.committed" between a successful commit and the hint
+ * write (a thread preempted there writes a stale hint when it resumes).
  */
 #ifndef SYNCQ_STATIC_QUEUE_NBLFQ_H
 #define SYNCQ_STATIC_QUEUE_NBLFQ_H
@@ -203,6 +205,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
     SYNCQ_RACE_POINT("queue.nblfq.commit");
     SYNCQ_STAT_INC(cas_attempts);
     if (syncq_nbl_cas(cells, h, syncq_nbl_mk(0, c), syncq_nbl_mk(item, c), tag_bits)) {
+      SYNCQ_RACE_POINT("queue.nblfq.committed");
       atomic_store_explicit(head, (h + 1) & mask, memory_order_relaxed); /* relaxed: hint */
       return SYNCQ_OK;
     }
@@ -259,6 +262,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
     SYNCQ_RACE_POINT("queue.nblfq.commit");
     SYNCQ_STAT_INC(cas_attempts);
     if (syncq_nbl_cas(cells, t, u, nil, tag_bits)) {
+      SYNCQ_RACE_POINT("queue.nblfq.committed");
       atomic_store_explicit(tail, (t + 1) & mask, memory_order_relaxed); /* relaxed: hint */
       *item = u.ptr;
       return SYNCQ_OK;
