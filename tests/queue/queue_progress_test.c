@@ -15,10 +15,13 @@
  * WORKERS other threads then each run PAIRS enqueue/dequeue pairs
  * (retrying FULL and EMPTY, yielding), which they must finish within
  * BOUND_S seconds: a bound that catches waiting on the stopped thread,
- * never a speed check (they need milliseconds). The queue is filled with
- * PREFILL items first, so a victim stopped after taking an item's ticket
- * leaves the others items to take. After the victim is let go, every
- * item enqueued comes out once (a checksum).
+ * never a speed check (they need milliseconds). Each case runs twice: on
+ * a queue holding PREFILL items (near empty: a victim stopped after
+ * taking an item's ticket still leaves the others items to take) and on
+ * one holding FULL_PREFILL (near full: FULL answers and wrapping rings,
+ * with room left for every thread's item and a cell the victim holds).
+ * After the victim is let go, every item enqueued comes out once (a
+ * checksum).
  *
  * Points of the emulated double-width CAS ("pr.") are left out: the race
  * library's double-width CAS is a lock, and a thread stopped inside it
@@ -49,6 +52,7 @@ SYNCQ_RACE_HOOK_DEFINE;
 
 #define CAPACITY 64
 #define PREFILL 8 /* items in the queue before anyone starts */
+#define FULL_PREFILL (CAPACITY - WORKERS - 4)
 #define WORKERS 3 /* running threads besides the stopped one */
 #define PAIRS 2000
 #define STOP_AT 3     /* the victim's arrival at the point that stops it */
@@ -221,8 +225,9 @@ static void drain(void) {
   if (st != SYNCQ_EMPTY) note_error(st);
 }
 
-/* One case; returns a failure message into msg (empty: passed). */
-static void run_case(const syncq_algo *a, int op, const char *point, char *msg, size_t msgn) {
+/* One case, on a queue holding `fill` items; returns a failure message
+ * into msg (empty: passed). */
+static void run_case(const syncq_algo *a, int op, const char *point, uint64_t fill, char *msg, size_t msgn) {
   msg[0] = 0;
   memset(&c, 0, sizeof c);
   c.ops = a->ops;
@@ -230,7 +235,7 @@ static void run_case(const syncq_algo *a, int op, const char *point, char *msg, 
   c.op = op;
   c.q = new_queue(a);
   if (c.q == NULL) return;
-  for (uint64_t i = 0; i < PREFILL; i++)
+  for (uint64_t i = 0; i < fill; i++)
     if (!put(i, NULL)) fail_msg("queue %s: prefill enqueue %llu failed", a->name, (unsigned long long)i);
   syncq_race_hook = stop_hook;
   pthread_t v, w[WORKERS];
@@ -241,7 +246,10 @@ static void run_case(const syncq_algo *a, int op, const char *point, char *msg, 
     atomic_store(&c.release, 1);
     pthread_join(v, NULL);
     syncq_race_hook = NULL;
-    snprintf(msg, msgn, "the victim never reached %s inside %s", point, op_name(op));
+    snprintf(msg, msgn, "the victim never reached %s inside %s (%llu items in the queue)", point, op_name(op),
+             (unsigned long long)fill);
+    assert_int_equal(c.ops->destroy(c.q), SYNCQ_OK);
+    free(c.q);
     return;
   }
   for (int i = 0; i < WORKERS; i++) assert_int_equal(pthread_create(&w[i], NULL, worker_main, (void *)(uintptr_t)i), 0);
@@ -257,18 +265,22 @@ static void run_case(const syncq_algo *a, int op, const char *point, char *msg, 
   drain();
   if (stuck)
     snprintf(msg, msgn,
-             "with a thread stopped at %s inside %s, the other %d threads did %llu of %d pairs in %.0f s: "
-             "they wait for the stopped thread",
-             point, op_name(op), WORKERS, (unsigned long long)pairs_then, WORKERS * PAIRS, took);
+             "with a thread stopped at %s inside %s (%llu items in the queue), the other %d threads did %llu of "
+             "%d pairs in %.0f s: they wait for the stopped thread",
+             point, op_name(op), (unsigned long long)fill, WORKERS, (unsigned long long)pairs_then, WORKERS * PAIRS,
+             took);
   else if (atomic_load(&c.errors) != 0)
-    snprintf(msg, msgn, "stopped at %s inside %s: %d operations answered %s", point, op_name(op),
-             atomic_load(&c.errors), syncq_strerror(atomic_load(&c.last_error)));
+    snprintf(msg, msgn, "stopped at %s inside %s (%llu items in the queue): %d operations answered %s", point,
+             op_name(op), (unsigned long long)fill, atomic_load(&c.errors), syncq_strerror(atomic_load(&c.last_error)));
   else if (atomic_load(&c.sum_in) != atomic_load(&c.sum_out) || atomic_load(&c.n_in) != atomic_load(&c.n_out))
-    snprintf(msg, msgn, "stopped at %s inside %s: %llu items in, %llu out (checksums differ: lost or duplicated)",
-             point, op_name(op), (unsigned long long)atomic_load(&c.n_in), (unsigned long long)atomic_load(&c.n_out));
+    snprintf(msg, msgn,
+             "stopped at %s inside %s (%llu items in the queue): %llu items in, %llu out (checksums differ: lost "
+             "or duplicated)",
+             point, op_name(op), (unsigned long long)fill, (unsigned long long)atomic_load(&c.n_in),
+             (unsigned long long)atomic_load(&c.n_out));
   else
-    print_message("  %-10s %-7s stopped at %-28s: others did %d pairs in %.3f s\n", a->name, op_name(op), point,
-                  WORKERS * PAIRS, took);
+    print_message("  %-10s %-7s stopped at %-28s %2llu items: others did %d pairs in %.3f s\n", a->name, op_name(op),
+                  point, (unsigned long long)fill, WORKERS * PAIRS, took);
   assert_int_equal(c.ops->destroy(c.q), SYNCQ_OK);
   free(c.q);
 }
@@ -318,13 +330,14 @@ static void test_queues_move_past_a_stopped_thread(void **state) {
     memcpy(pts, found, sizeof pts);
     memcpy(npts, nfound, sizeof npts);
     for (int op = OP_ENQ; op <= OP_DEQ; op++)
-      for (int k = 0; k < npts[op]; k++) {
-        run_case(a, op, pts[op][k], msg, sizeof msg);
-        if (msg[0] != 0) {
-          print_message("FAIL %s: %s\n", a->name, msg);
-          failures++;
+      for (int k = 0; k < npts[op]; k++)
+        for (int f = 0; f < 2; f++) {
+          run_case(a, op, pts[op][k], f == 0 ? PREFILL : FULL_PREFILL, msg, sizeof msg);
+          if (msg[0] != 0) {
+            print_message("FAIL %s: %s\n", a->name, msg);
+            failures++;
+          }
         }
-      }
   }
   assert_true(tested > 0);
   if (failures != 0) fail_msg("%d case(s) failed (above)", failures);
@@ -348,7 +361,7 @@ static void test_a_blocking_queue_is_caught(void **state) {
   bound_s = SELF_CHECK_S;
   for (int op = OP_ENQ; op <= OP_DEQ; op++)
     for (int k = 0; k < npts[op]; k++) {
-      run_case(a, op, pts[op][k], msg, sizeof msg);
+      run_case(a, op, pts[op][k], PREFILL, msg, sizeof msg);
       if (strstr(msg, "they wait for the stopped thread") == NULL) {
         bound_s = BOUND_S;
         fail_msg("vyukov, stopped at %s inside %s: not caught (%s)", pts[op][k], op_name(op),
