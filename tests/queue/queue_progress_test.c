@@ -114,6 +114,7 @@ static struct {
   int arrivals;
   _Atomic(int) stopped; /* the victim stands at the point */
   _Atomic(int) release; /* it may go on */
+  _Atomic(int) abandon; /* the workers give up (still stuck after the victim went on) */
   _Atomic(int) victim_done;
   _Atomic(int) workers_done;
   _Atomic(uint64_t) pairs_done; /* the workers' completed pairs, all together */
@@ -191,7 +192,7 @@ static void *victim_main(void *arg) {
 static void *worker_main(void *arg) {
   uint64_t id = (uint64_t)(uintptr_t)arg;
   for (uint64_t i = 0; i < PAIRS; i++) {
-    if (!put((id + 2) << 40 | i, NULL) || !take(NULL)) break;
+    if (!put((id + 2) << 40 | i, &c.abandon) || !take(&c.abandon)) break;
     atomic_fetch_add(&c.pairs_done, 1);
   }
   atomic_fetch_add(&c.workers_done, 1);
@@ -259,11 +260,21 @@ static void run_case(const syncq_algo *a, int op, const char *point, uint64_t fi
   bool stuck = atomic_load(&c.workers_done) < WORKERS;
   uint64_t pairs_then = atomic_load(&c.pairs_done);
   atomic_store(&c.release, 1); /* let the victim go; the others can end now */
+  t0 = now_s();
+  while (atomic_load(&c.workers_done) < WORKERS && now_s() - t0 < bound_s) sleep_ms(1);
+  bool abandoned = atomic_load(&c.workers_done) < WORKERS; /* stuck for good: a failure, not a hang */
+  atomic_store(&c.abandon, 1);
   for (int i = 0; i < WORKERS; i++) pthread_join(w[i], NULL);
   pthread_join(v, NULL);
   syncq_race_hook = NULL;
   drain();
-  if (stuck)
+  if (abandoned)
+    snprintf(msg, msgn,
+             "stopped at %s inside %s (%llu items in the queue): the other threads did %llu of %d pairs, and "
+             "were still stuck %.0f s after the stopped thread went on",
+             point, op_name(op), (unsigned long long)fill, (unsigned long long)atomic_load(&c.pairs_done),
+             WORKERS * PAIRS, bound_s);
+  else if (stuck)
     snprintf(msg, msgn,
              "with a thread stopped at %s inside %s (%llu items in the queue), the other %d threads did %llu of "
              "%d pairs in %.0f s: they wait for the stopped thread",
