@@ -40,6 +40,7 @@
 #include "syncq/pr.h"
 #include "syncq/queue.h"
 #include "syncq/static/queue/nblfq.h"
+#include "syncq/wait.h"
 #include "nblfq_reference.h"
 #if defined(SYNCQ_LAB_HAVE_CK)
 #include <ck_ring.h>
@@ -69,21 +70,60 @@ static void *make_queue(const syncq_algo *a, int *status) {
 static void drop_queue(const syncq_algo *a, void *q) { lab_object_free(a, q); }
 
 /* Wait politely: spin a little, then give the core away (the threads
- * outnumber the cores past N = 1). */
-static inline void backoff_wait(unsigned *spins) {
-  if (++*spins % SPINS_BEFORE_YIELD == 0) syncq_yield();
-  else syncq_pr_relax();
+ * outnumber the cores past N = 1; with two threads on a processing unit a
+ * consumer that only spun on EMPTY would hold its unit's producer off).
+ * syncq_wait_spin_yield counts each yield in the thread's statistics, so
+ * every point records its waiting (yields_per_op) for every queue alike. */
+static inline void backoff_wait(uint32_t *spins) { syncq_wait_spin_yield(spins, SPINS_BEFORE_YIELD); }
+
+/* The first answer of a team's queue that is neither success nor FULL or
+ * EMPTY (SYNCQ_ENOMEM from a node pool, SYNCQ_ELIMIT from a thread table,
+ * ...): retried, it would keep its thread, and every thread waiting for its
+ * item, waiting for good. Every wait gives up once it is set, and the
+ * sample fails naming it. Cleared before each team (samples run one at a
+ * time). */
+static _Atomic(int) wait_error;
+
+static void wait_error_note(int st) {
+  int none = SYNCQ_OK;
+  (void)atomic_compare_exchange_strong(&wait_error, &none, st);
+}
+
+static bool wait_given_up(void) {
+  return atomic_load_explicit(&wait_error, memory_order_relaxed) != SYNCQ_OK; /* relaxed: a stop flag */
+}
+
+/* Before a team: no error yet. */
+static void wait_error_clear(void) { atomic_store(&wait_error, SYNCQ_OK); }
+
+/* After a team: 0, or -1 with the sample failed (algo's name in the message). */
+static int wait_error_check(lab_ctx *ctx, const char *algo) {
+  int st = atomic_load(&wait_error);
+  if (st == SYNCQ_OK) return 0;
+  lab_fail(ctx, "%s answered %s during the run (neither FULL nor EMPTY): the sample stopped", algo, syncq_strerror(st));
+  return -1;
 }
 
 static inline void enqueue_wait(const syncq_queue_ops *ops, void *q, void *item) {
-  unsigned spins = 0;
-  while (ops->enqueue(q, item) == SYNCQ_FULL) backoff_wait(&spins);
+  uint32_t spins = 0;
+  int st;
+  while ((st = ops->enqueue(q, item)) != SYNCQ_OK) {
+    if (st != SYNCQ_FULL) wait_error_note(st);
+    if (wait_given_up()) return;
+    backoff_wait(&spins);
+  }
 }
 
+/* The item, or NULL once the team has given up. */
 static inline void *dequeue_wait(const syncq_queue_ops *ops, void *q) {
-  unsigned spins = 0;
-  void *x;
-  while (ops->dequeue(q, &x) != SYNCQ_OK) backoff_wait(&spins);
+  uint32_t spins = 0;
+  void *x = NULL;
+  int st;
+  while ((st = ops->dequeue(q, &x)) != SYNCQ_OK) {
+    if (st != SYNCQ_EMPTY) wait_error_note(st);
+    if (wait_given_up()) return NULL;
+    backoff_wait(&spins);
+  }
   return x;
 }
 
@@ -193,11 +233,12 @@ static int pc_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     return -1;
   }
   uint64_t ns;
+  wait_error_clear();
   int rc = lab_team_run(ctx, 2 * pt->n, pc_worker, &r, NULL, &ns, &out->stats);
   void *left;
   bool empty = r.ops->dequeue(r.q, &left) == SYNCQ_EMPTY;
   drop_queue(pt->algo, r.q);
-  if (rc != 0) return -1;
+  if (rc != 0 || wait_error_check(ctx, pt->algo->name) != 0) return -1;
   uint64_t want = 0;
   for (int p = 0; p < pt->n; p++) want += (uint64_t)p * pt->items * (1ull << 20) + pt->items * (pt->items - 1) / 2;
   if (!empty || atomic_load(&r.count) != (uint64_t)pt->n * pt->items || atomic_load(&r.sum) != want) {
@@ -517,13 +558,14 @@ static int lat_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   }
   const int apart[2] = {0, 1};
   uint64_t ns;
+  wait_error_clear();
   int rc = lab_team_run(ctx, pt->mode == LAT_PINGPONG ? 2 : 1, lat_worker, r, apart, &ns, &out->stats);
   if (pt->algo != NULL) {
     drop_queue(pt->algo, r->q1);
     drop_queue(pt->algo, r->q2);
   }
   free(r);
-  if (rc != 0) return -1;
+  if (rc != 0 || (pt->algo != NULL && wait_error_check(ctx, pt->algo->name) != 0)) return -1;
   out->value = (double)ns / (double)pt->rtts;
   out->ops = pt->algo ? pt->rtts * (pt->mode == LAT_PAIR ? 2 : 4) : 0;
   return 0;
@@ -676,16 +718,18 @@ static void mt_worker(lab_worker *w) {
     }
     atomic_fetch_sub(&r->pingers_left, 1);
   } else { /* answerer: until every pinger is done */
-    unsigned spins = 0;
+    uint32_t spins = 0;
     while (atomic_load_explicit(&r->pingers_left, memory_order_relaxed) > 0) { /* relaxed: a stop flag */
       void *x;
-      if (ops->dequeue(r->req, &x) == SYNCQ_OK) {
+      int st = ops->dequeue(r->req, &x);
+      if (st == SYNCQ_OK) {
         /* The request crosses the network and its answer comes back: a
          * busy wait, as NewMadeleine's progress engine polls the board. */
         if (pt->rtt_ns) syncq_delay_ns(pt->rtt_ns);
         enqueue_wait(ops, r->rep, x);
         spins = 0;
       } else {
+        if (st != SYNCQ_EMPTY) wait_error_note(st); /* the pingers give up, and leave */
         backoff_wait(&spins);
       }
     }
@@ -710,12 +754,13 @@ static int mt_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   uint64_t ns;
   syncq_stats stats;
   memset(&stats, 0, sizeof stats);
+  wait_error_clear();
   int rc = lab_team_run(ctx, 2 * pt->n, mt_worker, &r, NULL, &ns, &stats);
   void *x;
   bool clean = r.ops->dequeue(r.req, &x) == SYNCQ_EMPTY && r.ops->dequeue(r.rep, &x) == SYNCQ_EMPTY;
   drop_queue(pt->algo, r.req);
   drop_queue(pt->algo, r.rep);
-  if (rc != 0) return -1;
+  if (rc != 0 || wait_error_check(ctx, pt->algo->name) != 0) return -1;
   if (!clean) {
     lab_fail(ctx, "%s: messages left in the queues after the run", pt->algo->name);
     return -1;

@@ -130,6 +130,7 @@ static inline int crq_enqueue(lr_ring *r, void *item) {
   syncq_pr_dw_atomic *cells = cells_of(r);
   for (unsigned tries = 0;; tries++) {
     uint64_t t = atomic_fetch_add(&r->tail, 1);
+    SYNCQ_RACE_POINT("queue.lcrq.enqueue.ticket"); /* a ticket held, its cell not yet written */
     if (t & LR_CLOSED) return LR_RING_CLOSED;
     syncq_pr_dw_atomic *cell = &cells[lr_slot(r, t)];
     syncq_pr_dw v = syncq_pr_dw_load(cell); /* may be torn: the CAS validates it */
@@ -154,6 +155,7 @@ static inline bool crq_dequeue(lr_ring *r, void **item) {
   syncq_pr_dw_atomic *cells = cells_of(r);
   for (;;) {
     uint64_t h = atomic_fetch_add(&r->head, 1);
+    SYNCQ_RACE_POINT("queue.lcrq.dequeue.ticket"); /* a ticket held, its cell not yet read */
     syncq_pr_dw_atomic *cell = &cells[lr_slot(r, h)];
     bool waited = false;
     for (;;) {

@@ -150,6 +150,7 @@ static inline int prq_enqueue(lr_ring *r, void *item) {
   cell *cells = cells_of(r);
   for (unsigned tries = 0;; tries++) {
     uint64_t t = atomic_fetch_add(&r->tail, 1);
+    SYNCQ_RACE_POINT("queue.lprq.enqueue.ticket"); /* a ticket held, its cell not yet written */
     if (t & LR_CLOSED) return LR_RING_CLOSED;
     cell *c = &cells[lr_slot(r, t)];
     uint64_t cyc = cycle_of(r, t);
@@ -158,6 +159,7 @@ static inline int prq_enqueue(lr_ring *r, void *item) {
     if (is_bottom(v) && (se & IDX) < cyc && ((se & SAFE) || atomic_load(&r->head) <= t)) {
       SYNCQ_STAT_INC(cas_attempts);
       if (atomic_compare_exchange_strong(&c->val, &v, mark)) { /* 1: mark */
+        SYNCQ_RACE_POINT("queue.lprq.enqueue.marked");         /* the cell holds our mark, not yet claimed */
         SYNCQ_STAT_INC(cas_attempts);
         if (atomic_compare_exchange_strong(&c->se, &se, SAFE | cyc)) { /* 2: claim */
           uint64_t m = mark;
@@ -181,6 +183,7 @@ static inline bool prq_dequeue(lr_ring *r, void **item) {
   cell *cells = cells_of(r);
   for (;;) {
     uint64_t h = atomic_fetch_add(&r->head, 1);
+    SYNCQ_RACE_POINT("queue.lprq.dequeue.ticket"); /* a ticket held, its cell not yet read */
     cell *c = &cells[lr_slot(r, h)];
     uint64_t cyc = cycle_of(r, h);
     bool waited = false;

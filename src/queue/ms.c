@@ -36,6 +36,7 @@
 #include "syncq/backoff.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
+#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define MS_MAGIC UINT64_C(0x4d535155455545a1)
 #define MS_MIN_NODES 64
@@ -148,6 +149,7 @@ int syncq_queue_ms_enqueue(syncq_queue_ms *q, void *item) {
       if (!syncq_pr_dwcas(&q->tail, &tail, (syncq_pr_dw){next.lo, tail.hi + 1})) SYNCQ_STAT_INC(cas_failures);
     }
   }
+  SYNCQ_RACE_POINT("queue.ms.enqueue.linked"); /* linked, Tail not swung: others must help */
   /* swing tail to our node; failure means someone helped */
   SYNCQ_STAT_INC(cas_attempts);
   if (!syncq_pr_dwcas(&q->tail, &tail, (syncq_pr_dw){(uint64_t)(uintptr_t)node, tail.hi + 1}))
@@ -175,6 +177,7 @@ int syncq_queue_ms_dequeue(syncq_queue_ms *q, void **item) {
     /* read the value before the CAS: afterwards another dequeue may free
      * the node. relaxed: pairs with the enqueuer's linking CAS through the
      * acquire load of next; a stale value is rejected by the CAS below. */
+    SYNCQ_RACE_POINT("queue.ms.dequeue.read"); /* Head read, not yet swung */
     value = atomic_load_explicit(&node_of(next.lo)->value, memory_order_relaxed);
     SYNCQ_STAT_INC(cas_attempts);
     if (syncq_pr_dwcas(&q->head, &head, (syncq_pr_dw){next.lo, head.hi + 1})) break;

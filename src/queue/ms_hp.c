@@ -27,6 +27,7 @@
 #include "../stats_internal.h"
 #include "syncq/backoff.h"
 #include "syncq/queue.h"
+#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define MS_HP_MAGIC UINT64_C(0x4d5348505155455a)
 enum { HP_NODE = 0, HP_NEXT = 1 };
@@ -106,6 +107,7 @@ int syncq_queue_ms_hp_enqueue(syncq_queue_ms_hp *q, void *item) {
       if (!atomic_compare_exchange_strong(&q->tail, &tail, next)) SYNCQ_STAT_INC(cas_failures);
     }
   }
+  SYNCQ_RACE_POINT("queue.ms.enqueue.linked"); /* linked, Tail not swung: others must help */
   SYNCQ_STAT_INC(cas_attempts);
   if (!atomic_compare_exchange_strong(&q->tail, &tail, node)) SYNCQ_STAT_INC(cas_failures);
   syncq_hp_leave(rec);
@@ -135,7 +137,8 @@ int syncq_queue_ms_hp_dequeue(syncq_queue_ms_hp *q, void **item) {
       if (!atomic_compare_exchange_strong(&q->tail, &tail, next)) SYNCQ_STAT_INC(cas_failures);
       continue;
     }
-    value = next->value; /* next is protected; its value was published by the linking CAS */
+    SYNCQ_RACE_POINT("queue.ms.dequeue.read"); /* Head and next protected, Head not yet swung */
+    value = next->value;                       /* next is protected; its value was published by the linking CAS */
     SYNCQ_STAT_INC(cas_attempts);
     if (atomic_compare_exchange_strong(&q->head, &head, next)) break;
     SYNCQ_STAT_INC(cas_failures);

@@ -40,19 +40,28 @@
  *                (4) the head and tail hints are two lines apart (an
  *                unused line between; they were on neighbouring lines,
  *                which x86's adjacent-line prefetcher moves as a pair:
- *                producers write one, consumers the other).
- *   Tried, not kept: (a) a bounded exponential pause (1..64 pauses) after
- *                a failed commit CAS, where 004 retries at once; (b) EMPTY
- *                and FULL writing the hint only when it moved (004 writes
- *                it on every answer, so N consumers polling an empty queue
- *                each take its line exclusive on every try). Both aim at
- *                many threads on one end of the ring; on the 2-core
- *                development machine each, alone, took NBLFQ2's
- *                dg25-prodcons N = 1 median from about 50-85 to 15-25
- *                Mops/s (15 samples each, interleaved with the unchanged
- *                build, load average 20-45): a cheaper failed poll makes
- *                the lab's spin-then-yield consumer give its core away
- *                sooner. They are worth measuring on a many-core machine.
+ *                producers write one, consumers the other); (5) FULL
+ *                writes the head hint (Algorithm 3, line 15) and EMPTY the
+ *                tail hint (Algorithm 4 writes none there) only when the
+ *                chase moved it: threads polling a full or empty queue
+ *                then only read the hint's line, where a write on every
+ *                answer had each of them take the line exclusive on every
+ *                try, a storm the operation that then succeeds must wait
+ *                through (most with more pollers than processing units).
+ *   Preemption:  nothing in an operation waits for another thread's step:
+ *                the ring is consistent after every CAS, a stopped thread
+ *                holds no ticket or cell, and a chase only reads.
+ *                tests/queue/queue_progress_test.c stops a thread for
+ *                good at each race point of syncq/static/queue/nblfq.h,
+ *                and the others finish their work. A thread stopped
+ *                between its commit and its hint write leaves a stale
+ *                hint behind: the next chase from it walks at most S
+ *                cells, and the next commit rewrites it.
+ *   Tried, not kept: a bounded exponential pause (1..64 pauses) after a
+ *                failed commit CAS, where 004 retries at once (on the
+ *                2-core development machine it took NBLFQ2's dg25-prodcons
+ *                N = 1 median from about 50-85 to 15-25 Mops/s). Worth
+ *                measuring on a many-core machine.
  *   Scaling:     NBLFQ falls behind the FAA queues past a few threads by
  *                design (004 §II-C, §VI-D: built for low contention): every
  *                enqueue CASes the one cell after the last item and every

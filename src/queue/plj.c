@@ -54,6 +54,7 @@
 #include "syncq/backoff.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
+#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define PLJ_MAGIC UINT64_C(0x504c4a51554555a1)
 #define PLJ_MIN_NODES 64 /* nodes made at init at least */
@@ -184,6 +185,7 @@ int syncq_queue_plj_enqueue(syncq_queue_plj *q, void *item) {
     SYNCQ_STAT_INC(cas_failures);
     syncq_backoff_exp_wait(&b);
   }
+  SYNCQ_RACE_POINT("queue.plj.enqueue.linked"); /* linked, Tail not swung: others must help */
   /* second step: swing Tail; failure means another operation completed it */
   SYNCQ_STAT_INC(cas_attempts);
   if (!syncq_pr_dwcas(&q->tail, &s.tail, (syncq_pr_dw){word_of(node), s.tail.hi + 1})) SYNCQ_STAT_INC(cas_failures);
@@ -213,6 +215,7 @@ int syncq_queue_plj_dequeue(syncq_queue_plj *q, void **item) {
     /* read the value before the CAS: afterwards the node may be recycled.
      * relaxed: pairs with the enqueuer's seq_cst linking CAS through the
      * acquire loads of next; a stale value is rejected by the CAS below. */
+    SYNCQ_RACE_POINT("queue.plj.dequeue.read"); /* a snapshot taken, Head not yet swung */
     value = atomic_load_explicit(&node_of(first.lo)->value, memory_order_relaxed);
     SYNCQ_STAT_INC(cas_attempts);
     if (syncq_pr_dwcas(&q->head, &s.head, (syncq_pr_dw){first.lo, s.head.hi + 1})) break;

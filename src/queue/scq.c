@@ -150,6 +150,7 @@ static void ring_init(ring_view *v) {
 static void ring_enqueue(ring_view *v, uint64_t index) {
   for (;;) {
     uint64_t T = atomic_fetch_add(&v->r->tail, 1);
+    SYNCQ_RACE_POINT("queue.scq.enqueue.ticket"); /* a ticket held, its entry not yet written */
     _Atomic(uint64_t) *ent = &v->e[remap(T, v->order, v->shift)];
     /* acquire: pairs with the CAS/OR of the last writer of the entry. */
     uint64_t E = atomic_load_explicit(ent, memory_order_acquire);
@@ -187,6 +188,7 @@ static uint64_t ring_dequeue(ring_view *v) {
   if (atomic_load(&v->r->threshold) < 0) return bottom(v);
   for (;;) {
     uint64_t H = atomic_fetch_add(&v->r->head, 1);
+    SYNCQ_RACE_POINT("queue.scq.dequeue.ticket"); /* a ticket held, its entry not yet read */
     _Atomic(uint64_t) *ent = &v->e[remap(H, v->order, v->shift)];
     unsigned waited = 0;
     /* acquire: pairs with the enqueuer's CAS that put an index here. */

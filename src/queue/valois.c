@@ -63,6 +63,7 @@
 #include "syncq/backoff.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
+#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define VALOIS_MAGIC UINT64_C(0x56414c4f49535141)
 #define VALOIS_MIN_NODES 64
@@ -252,7 +253,8 @@ int syncq_queue_valois_enqueue(syncq_queue_valois *q, void *item) {
     SYNCQ_STAT_INC(retries);
     syncq_backoff_exp_wait(&b);
   }
-  (void)swing(q, &q->tail, p, node); /* failure: someone helped */
+  SYNCQ_RACE_POINT("queue.valois.enqueue.linked"); /* linked, Tail not swung: others must help */
+  (void)swing(q, &q->tail, p, node);               /* failure: someone helped */
   release(q, p);
   release(q, node); /* New's reference */
   return SYNCQ_OK;
@@ -265,6 +267,7 @@ int syncq_queue_valois_dequeue(syncq_queue_valois *q, void **item) {
   vnode *p, *n;
   for (;;) {
     p = safe_read(q, &q->head);
+    SYNCQ_RACE_POINT("queue.valois.dequeue.read"); /* Head read and referenced */
     n = safe_read(q, &p->next);
     if (n == NULL) {
       /* p was Head when read, and a Head's next never goes back to NULL:

@@ -32,6 +32,7 @@
 
 #include "../stats_internal.h"
 #include "syncq/queue.h"
+#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define VYUKOV_MAGIC UINT64_C(0x5659554b4f564d50)
 
@@ -93,6 +94,7 @@ int syncq_queue_vyukov_enqueue(syncq_queue_vyukov *q, void *item) {
       pos = atomic_load_explicit(&q->enqueue_pos, memory_order_relaxed); /* relaxed: a fresh guess */
     }
   }
+  SYNCQ_RACE_POINT("queue.vyukov.enqueue.claimed"); /* a position claimed, its cell not yet published */
   c->data = item;
   /* release: pairs with the dequeuer's acquire load of seq; publishes data. */
   atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
@@ -122,6 +124,7 @@ int syncq_queue_vyukov_dequeue(syncq_queue_vyukov *q, void **item) {
       pos = atomic_load_explicit(&q->dequeue_pos, memory_order_relaxed); /* relaxed: a fresh guess */
     }
   }
+  SYNCQ_RACE_POINT("queue.vyukov.dequeue.claimed"); /* a position claimed, its cell not yet freed */
   *item = c->data;
   /* release: pairs with the acquire load of seq by the enqueuer of pos + S. */
   atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);

@@ -502,6 +502,7 @@ static void ring_enqueue(ring_view *v, uint32_t tid, uint64_t index) {
   uint64_t T = 0;
   for (unsigned k = 0; k < tries; k++) {
     T = atomic_fetch_add(&v->r->tail.lo, 1);
+    SYNCQ_RACE_POINT("queue.wcq.enqueue.ticket"); /* a ticket held, its entry not yet written */
     if ((drop == 0 || T % drop != 0) && try_enq(v, T, index)) return;
   }
   syncq_queue_wcq_record *r = &v->rec[tid];
@@ -519,6 +520,7 @@ static uint64_t ring_dequeue(ring_view *v, uint32_t tid) {
   uint64_t H = 0, idx;
   for (unsigned k = 0; k < tries; k++) {
     H = atomic_fetch_add(&v->r->head.lo, 1);
+    SYNCQ_RACE_POINT("queue.wcq.dequeue.ticket"); /* a ticket held, its entry not yet read */
     int st = try_deq(v, H, &idx);
     if (st == 1) return idx;
     if (st == 0) return bot(v);

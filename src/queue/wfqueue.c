@@ -126,6 +126,7 @@
 #include "../stats_internal.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
+#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define WFQ_MAGIC UINT64_C(0x5746515545554531)
 #define WFQ_PATIENCE 10         /* fast-path tries before the slow path (the paper's PATIENCE) */
@@ -370,6 +371,7 @@ static void cleanup(syncq_queue_wfqueue *q, wfq_handle *th, int64_t th_seg_id) {
 /* 1: done; 0: the cell was taken (*id = its index); -1: no segment. */
 static int enq_fast(syncq_queue_wfqueue *q, wfq_handle *h, void *v, int64_t *id) {
   int64_t i = atomic_fetch_add(&q->ei, 1);
+  SYNCQ_RACE_POINT("queue.wfqueue.enqueue.ticket"); /* a cell index held, not yet written */
   wfq_cell *c = find_own_cell(q, h, &h->ep, i, true);
   if (c == NULL) return -1; /* index i is left to the dequeuers, who mark it ⊤ */
   void *bot = NULL;
@@ -472,6 +474,7 @@ static void *help_enq(syncq_queue_wfqueue *q, wfq_handle *th, wfq_cell *c, int64
 /* An item; NULL: empty; TOP_VAL: lost the cell (*id = its index). */
 static void *deq_fast(syncq_queue_wfqueue *q, wfq_handle *h, int64_t *id) {
   int64_t i = atomic_fetch_add(&q->di, 1);
+  SYNCQ_RACE_POINT("queue.wfqueue.dequeue.ticket"); /* a cell index held, not yet read */
   wfq_cell *c = find_own_cell(q, h, &h->dp, i, false);
   void *v = help_enq(q, h, c, i);
   if (v == NULL) return NULL;
@@ -571,6 +574,7 @@ static inline bool seems_empty(syncq_queue_wfqueue *q) {
  * were examined) complete this one at the previous candidate. */
 static void *deq_forced(syncq_queue_wfqueue *q, wfq_handle *h) {
   int64_t i = atomic_fetch_add(&q->di, 1);
+  SYNCQ_RACE_POINT("queue.wfqueue.dequeue.ticket"); /* a cell index held, not yet read */
   wfq_cell *c = find_own_cell(q, h, &h->dp, i, false);
   void *v = help_enq(q, h, c, i);
   if (v == TOP_VAL || (v != NULL && atomic_load(&c->deq) != NULL)) return deq_slow(q, h, i, i);

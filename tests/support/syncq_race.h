@@ -7,9 +7,9 @@
  * The library marks the instants a test may want to stretch with
  * SYNCQ_RACE_POINT("name"). In the installed library and in syncq_static
  * the macro is nothing (the fallback in syncq/wait.h). The test library
- * syncq_race (tests/CMakeLists.txt) compiles the lock sources with this
- * header forced in first, so each point calls syncq_race_hook when a test
- * has set one. A test that links syncq_race defines the hook variable with
+ * syncq_race (tests/CMakeLists.txt) compiles the lock, queue and active
+ * message sources with this header forced in first, so each point calls
+ * syncq_race_hook when a test has set one. A test that links syncq_race defines the hook variable with
  * SYNCQ_RACE_HOOK_DEFINE (at file scope, once) and sets it before it
  * starts threads; the hook decides by name and by thread whom to stall.
  *
@@ -43,6 +43,23 @@
  *                    second one it makes when the first looks empty.
  *   "queue.loo.enqueue.checked"  LOO's enqueue, between its test for a
  *                    full Tail node (a node allocated if so) and its ticket.
+ *   "queue.<algo>.enqueue.ticket", "queue.<algo>.dequeue.ticket"  the
+ *                    fetch-and-add queues (scq, wcq, lcrq, lprq, wfqueue):
+ *                    a ticket (cell index) taken, its cell not yet
+ *                    touched; "queue.lprq.enqueue.marked": a PRQ cell
+ *                    holding the enqueuer's mark, not yet claimed.
+ *   "queue.<algo>.enqueue.linked", "queue.<algo>.dequeue.read"  the
+ *                    linked queues (ms, ms-hp as "queue.ms.*", plj,
+ *                    valois): a node linked, Tail not yet swung (the
+ *                    others must help); Head read, not yet swung.
+ *   "queue.nblfq.chase", "queue.nblfq.commit", "queue.nblfq.committed"
+ *                    NBLFQ and NBLFQ2 (syncq/static/queue/nblfq.h):
+ *                    inside a chase, between the chase and the commit CAS,
+ *                    and between the commit and the hint write.
+ *   "queue.vyukov.enqueue.claimed", "queue.vyukov.dequeue.claimed"
+ *                    Vyukov's blocking ring: a position claimed, its cell
+ *                    not yet published or freed (queue_progress_test's
+ *                    check that a waiting queue is caught).
  *
  * Double-width CAS: in the race library syncq_pr_dwcas is the one defined
  * below, a lock around a read, a comparison and two stores, which is how

@@ -27,10 +27,12 @@
  * (one load of a line already being read). Bytes that happen to equal the
  * magic cannot be told apart.
  *
- * Two named delay points, SYNCQ_RACE_POINT of syncq/wait.h (nothing,
+ * Three named delay points, SYNCQ_RACE_POINT of syncq/wait.h (nothing,
  * as in every lock body, unless a race test's build defines the macro):
- * "queue.nblfq.chase" between the two cell reads of a chase step and
- * "queue.nblfq.commit" between the end of the chase and the commit CAS.
+ * "queue.nblfq.chase" between the two cell reads of a chase step,
+ * "queue.nblfq.commit" between the end of the chase and the commit CAS,
+ * and "queue.nblfq.committed" between a successful commit and the hint
+ * write (a thread preempted there writes a stale hint when it resumes).
  */
 #ifndef SYNCQ_STATIC_QUEUE_NBLFQ_H
 #define SYNCQ_STATIC_QUEUE_NBLFQ_H
@@ -153,6 +155,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
   for (;;) {
     /* relaxed: a hint only; whatever it says is validated by the CAS. */
     uint64_t h = atomic_load_explicit(head, memory_order_relaxed) & mask;
+    const uint64_t h0 = h; /* the hint as read: FULL writes it back only if the chase moved */
     syncq_nbl_cell u, p;
     uint64_t steps = 0;
     bool commit = false;
@@ -177,7 +180,11 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
            * two reads made at different times; without it a FULL could be
            * returned that no linearization explains). */
           if (syncq_nbl_same(syncq_nbl_load(cells, h, tag_bits), u)) {
-            atomic_store_explicit(head, h, memory_order_relaxed); /* relaxed: hint */
+            /* Line 15, only when the chase moved: producers polling a full
+             * queue would otherwise each take the hint's line exclusive on
+             * every try (a store storm that slows the enqueue that
+             * succeeds once a consumer frees a cell). */
+            if (h != h0) atomic_store_explicit(head, h, memory_order_relaxed); /* relaxed: hint */
             return SYNCQ_FULL;
           }
           break; /* changed under us: retry */
@@ -198,6 +205,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
     SYNCQ_RACE_POINT("queue.nblfq.commit");
     SYNCQ_STAT_INC(cas_attempts);
     if (syncq_nbl_cas(cells, h, syncq_nbl_mk(0, c), syncq_nbl_mk(item, c), tag_bits)) {
+      SYNCQ_RACE_POINT("queue.nblfq.committed");
       atomic_store_explicit(head, (h + 1) & mask, memory_order_relaxed); /* relaxed: hint */
       return SYNCQ_OK;
     }
@@ -212,6 +220,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
   for (;;) {
     /* relaxed: a hint only; whatever it says is validated by the CAS. */
     uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
+    const uint64_t t0 = t; /* the hint as read: EMPTY writes it back only if the chase moved */
     syncq_nbl_cell p = syncq_nbl_load(cells, (t + mask) & mask, tag_bits);
     SYNCQ_RACE_POINT("queue.nblfq.chase");
     syncq_nbl_cell u = syncq_nbl_load(cells, t, tag_bits);
@@ -236,7 +245,11 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
        * non-empty p is an inconsistent read (the paper would CAS an empty
        * cell here): retry. */
       if (p.ptr == 0 && syncq_nbl_same(syncq_nbl_load(cells, (t + mask) & mask, tag_bits), p)) {
-        atomic_store_explicit(tail, t, memory_order_relaxed); /* relaxed: hint */
+        /* 004 writes nothing here (Algorithm 4, line 12); the hint is
+         * written when the chase moved, so the next poll starts at the
+         * tail, never on a poll that found it in place: consumers polling
+         * an empty queue read the hint's line and leave it shared. */
+        if (t != t0) atomic_store_explicit(tail, t, memory_order_relaxed); /* relaxed: hint */
         return SYNCQ_EMPTY;
       }
       ok = false;
@@ -249,6 +262,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
     SYNCQ_RACE_POINT("queue.nblfq.commit");
     SYNCQ_STAT_INC(cas_attempts);
     if (syncq_nbl_cas(cells, t, u, nil, tag_bits)) {
+      SYNCQ_RACE_POINT("queue.nblfq.committed");
       atomic_store_explicit(tail, (t + 1) & mask, memory_order_relaxed); /* relaxed: hint */
       *item = u.ptr;
       return SYNCQ_OK;
