@@ -8,8 +8,9 @@
  *                of a few hundred bytes; Capriccio's user-level threads).
  *                The scheduler follows the M:N runtimes that do this today:
  *                a run queue per scheduler, a "runnext" slot so a process
- *                woken by a message runs next on the waker's scheduler (Go's
- *                runnext, BEAM's locality), stealing only by idle
+ *                woken by a message, or spawned by a fiber, runs next on
+ *                the waker's (spawner's) scheduler (Go's runnext and
+ *                newproc, BEAM's locality), stealing only by idle
  *                schedulers, idle schedulers spinning briefly and then
  *                sleeping on a futex (Go's spinning Ms), so a hop between
  *                busy processes never pays a futex wake-up.
@@ -1172,9 +1173,23 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   f->canary = po_stack_canary_set(st); /* after ASan forgot the stack's old redzones */
   f->ctx = NULL;                       /* made by the scheduler that first runs it (switch_to) */
   atomic_store_explicit(&f->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* as above */
-  /* Round robin over the schedulers, from threads and fibers alike: a
-   * process that spawns many (a controller and its workers) spreads them
-   * at once instead of waiting for steals. */
+  po_fiber *cur = po_fiber_current();
+  if (cur != NULL && cur->sched != NULL && cur->sched->rt == rt) {
+    /* A fiber's child runs next on its scheduler (Go's newproc): the
+     * child it displaces goes to the run queue, where idle schedulers
+     * steal it. A tree that spawns as it goes (skynet) then runs depth
+     * first: few processes live at once, and the stacks freed last, hot
+     * in the cache, are the next ones spawned on. ready() publishes f
+     * (release exchange of runnext). The wake-up lets an idle scheduler
+     * look for work while the parent goes on running (it may take the
+     * child from runnext once the parent has run on: steal). */
+    ready(rt, f, cur->sched);
+    wakep(rt);
+    return SYNCQ_OK;
+  }
+  /* A plain thread's spawns: round robin over the schedulers, so a
+   * controller that spawns many spreads them at once instead of waiting
+   * for steals. */
   po_sched *s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
   push_to(rt, s, f);
   wakep(rt);
