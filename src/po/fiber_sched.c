@@ -1178,13 +1178,13 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
     /* A fiber's child runs next on its scheduler (Go's newproc): the
      * child it displaces goes to the run queue, where idle schedulers
      * steal it. A tree that spawns as it goes (skynet) then runs depth
-     * first: few processes live at once, and the stacks freed last, hot
-     * in the cache, are the next ones spawned on. ready() publishes f
-     * (release exchange of runnext). The wake-up lets an idle scheduler
-     * look for work while the parent goes on running (it may take the
-     * child from runnext once the parent has run on: steal). */
-    ready(rt, f, cur->sched);
-    wakep(rt);
+     * first along its newest children: fewer processes live at once, and
+     * the stacks freed last are the next ones spawned on. acq_rel: as in
+     * ready(), whose first half this is (its wake-up is
+     * po_fiber_spawned's). */
+    po_sched *here = cur->sched;
+    po_fiber *old = atomic_exchange_explicit(&here->runnext, f, memory_order_acq_rel);
+    if (old != NULL) push_to(rt, here, old); /* displaced: anyone may take it */
     return SYNCQ_OK;
   }
   /* A plain thread's spawns: round robin over the schedulers, so a
@@ -1192,8 +1192,14 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
    * for steals. */
   po_sched *s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
   push_to(rt, s, f);
-  wakep(rt);
   return SYNCQ_OK;
+}
+
+void po_fiber_spawned(po_fiber_rt *rt) {
+  /* Whether or not the spawn displaced a child: an idle scheduler looks
+   * for work while the parent goes on running (it may take the child from
+   * runnext once the parent has run on: steal). */
+  wakep(rt);
 }
 
 bool po_fiber_done(struct syncq_po_proc *p) {
@@ -1305,6 +1311,7 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   (void)rt, (void)p, (void)why;
   return SYNCQ_ENOTSUP;
 }
+void po_fiber_spawned(po_fiber_rt *rt) { (void)rt; }
 int po_fiber_join(struct syncq_po_proc *p) {
   (void)p;
   return SYNCQ_ENOTSUP;
