@@ -348,7 +348,10 @@ SYNCQ_API size_t syncq_po_stack_cache_trim(void);
  * limit stopped the thread or the fiber's stack: then
  * syncq_po_limit_reason() names the limit. The slot of a spawned process
  * is freed by syncq_po_join (or destroy): a process nobody joins keeps it
- * (spawn it detached instead).
+ * (spawn it detached instead). Fiber system: a fiber's child runs next on
+ * the spawner's scheduler (the child it displaces is queued there, for
+ * any idle scheduler to take); a plain thread's children are spread
+ * round robin over the schedulers.
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).

@@ -16,10 +16,11 @@
  * fiber system), spawns the root and waits for its sum. A parent joins
  * each child as its reply arrives (the postoffice frees a slot at join;
  * Erlang's and Go's processes need none), so slots are recycled while
- * the tree runs. The run queues are FIFO: every internal process spawns
- * its children before any leaf runs, so the whole tree is live at once,
- * more than the largest process table (SYNCQ_PO_MAX_PROCS, 1,048,576)
- * for a million leaves: a spawn refused because the table is full waits
+ * the tree runs. A fiber's child runs next on its scheduler and the ones
+ * it displaces queue FIFO, so much of the tree is live at once (a third
+ * to a half of 111,111 processes at 100,000 leaves), and for a million
+ * leaves it can be more than the largest process table
+ * (SYNCQ_PO_MAX_PROCS, 1,048,576): a spawn refused because the table is full waits
  * (for one of its own children's replies, whose join frees a slot, or,
  * with none outstanding, yields) and tries again. A note counts those
  * waits. Leaves never spawn, so the tree always finishes.

@@ -136,6 +136,10 @@ const char *po_fiber_rt_short_reason(const po_fiber_rt *rt);
 /* Start p (its fn/arg set, state RUNNING published) as a fiber. SYNCQ_OK;
  * SYNCQ_ELIMIT with *why; SYNCQ_ENOMEM. */
 int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why);
+/* After a successful po_fiber_spawn, outside the caller's locks: wake an
+ * idle scheduler for it if one sleeps (a futex wake-up, kept out of the
+ * spawn lock's hold time). */
+void po_fiber_spawned(po_fiber_rt *rt);
 /* Wait until p's fiber has exited (a fiber caller yields; a thread sleeps). */
 int po_fiber_join(struct syncq_po_proc *p);
 /* Has p's fiber exited, its stack back in the pool (po_fiber_join would

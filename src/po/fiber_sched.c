@@ -8,8 +8,9 @@
  *                of a few hundred bytes; Capriccio's user-level threads).
  *                The scheduler follows the M:N runtimes that do this today:
  *                a run queue per scheduler, a "runnext" slot so a process
- *                woken by a message runs next on the waker's scheduler (Go's
- *                runnext, BEAM's locality), stealing only by idle
+ *                woken by a message, or spawned by a fiber, runs next on
+ *                the waker's (spawner's) scheduler (Go's runnext and
+ *                newproc, BEAM's locality), stealing only by idle
  *                schedulers, idle schedulers spinning briefly and then
  *                sleeping on a futex (Go's spinning Ms), so a hop between
  *                busy processes never pays a futex wake-up.
@@ -1172,13 +1173,33 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   f->canary = po_stack_canary_set(st); /* after ASan forgot the stack's old redzones */
   f->ctx = NULL;                       /* made by the scheduler that first runs it (switch_to) */
   atomic_store_explicit(&f->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* as above */
-  /* Round robin over the schedulers, from threads and fibers alike: a
-   * process that spawns many (a controller and its workers) spreads them
-   * at once instead of waiting for steals. */
+  po_fiber *cur = po_fiber_current();
+  if (cur != NULL && cur->sched != NULL && cur->sched->rt == rt) {
+    /* A fiber's child runs next on its scheduler (Go's newproc): the
+     * child it displaces goes to the run queue, where idle schedulers
+     * steal it. A tree that spawns as it goes (skynet) then runs depth
+     * first along its newest children: fewer processes live at once, and
+     * the stacks freed last are the next ones spawned on. acq_rel: as in
+     * ready(), whose first half this is (its wake-up is
+     * po_fiber_spawned's). */
+    po_sched *here = cur->sched;
+    po_fiber *old = atomic_exchange_explicit(&here->runnext, f, memory_order_acq_rel);
+    if (old != NULL) push_to(rt, here, old); /* displaced: anyone may take it */
+    return SYNCQ_OK;
+  }
+  /* A plain thread's spawns: round robin over the schedulers, so a
+   * controller that spawns many spreads them at once instead of waiting
+   * for steals. */
   po_sched *s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
   push_to(rt, s, f);
-  wakep(rt);
   return SYNCQ_OK;
+}
+
+void po_fiber_spawned(po_fiber_rt *rt) {
+  /* Whether or not the spawn displaced a child: an idle scheduler looks
+   * for work while the parent goes on running (it may take the child from
+   * runnext once the parent has run on: steal). */
+  wakep(rt);
 }
 
 bool po_fiber_done(struct syncq_po_proc *p) {
@@ -1290,6 +1311,7 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
   (void)rt, (void)p, (void)why;
   return SYNCQ_ENOTSUP;
 }
+void po_fiber_spawned(po_fiber_rt *rt) { (void)rt; }
 int po_fiber_join(struct syncq_po_proc *p) {
   (void)p;
   return SYNCQ_ENOTSUP;

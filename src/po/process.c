@@ -487,6 +487,7 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
     commit_slot(sys, p);
     if (detached) sys->detached_held++;
     pthread_mutex_unlock(&sys->spawn_lock);
+    po_fiber_spawned(sys->fiber_rt); /* the wake-up, out of the lock */
     if (pid) *pid = self_pid;
     return SYNCQ_OK;
   }

@@ -323,6 +323,34 @@ def test_ring_with_main_a_member_against_go_comes_out_either_way():
         assert rules.evaluate(rule, points(n)).status == rules.FAILED
 
 
+def test_cold_spawn_against_erlang_comes_out_either_way():
+    """The best fiber mailbox's spawn_cold at or below Erlang's spawn at 1,000 and 6,000 processes:
+    held when one mailbox is below at both sizes, not held when every one is above at either; the warm
+    spawn metric and the other sizes are not read."""
+    rule = _po_claim("po-ring", "cold spawn")
+
+    def points(slow_at, warm=0.1):
+        pts = []
+        for n in (2, 100, 1000, 6000):
+            pts.append(_po_point("po-ring", "erlang", "spawn_cold", 1.5, recv="blocking", main="outside", processes=n))
+            pts.append(_po_point("po-ring", "erlang", "spawn", 1.5, recv="blocking", main="outside", processes=n))
+            for mb, factor in (("mpsc", 1.0), ("nonblocking", 1.3), ("mutex", 2.0)):
+                cold = (3.0 if n == slow_at else 1.0) * factor
+                if n in (2, 100):
+                    cold = 40.0  # small rings: the first chunk's mapping dominates, never read
+                pts.append(_po_point("po-ring", f"fiber:{mb}", "spawn_cold", cold, recv="blocking", main="outside",
+                                     processes=n))
+                pts.append(_po_point("po-ring", f"fiber:{mb}", "spawn", warm, recv="blocking", main="outside",
+                                     processes=n))
+        return pts
+
+    assert rules.evaluate(rule, points(None)).status == rules.HELD
+    assert rules.evaluate(rule, points(None, warm=9.0)).status == rules.HELD  # warm spawn is not read
+    for n in (1000, 6000):
+        assert rules.evaluate(rule, points(n)).status == rules.FAILED
+        assert rules.evaluate(rule, points(n, warm=0.01)).status == rules.FAILED
+
+
 # ---------------------------------------------------------------- queues at scale: verdicts either way
 
 def _q_point(algorithm, threads, median, peer=False):

@@ -31,6 +31,7 @@
 
 #include "test_plan.h"
 
+#include "syncq/clock.h"
 #include "syncq/platform.h"
 #include "syncq/po.h"
 
@@ -524,6 +525,88 @@ static void test_fibers_spawn_and_join_fibers(void **state) {
   assert_int_equal(syncq_po_destroy(t.sys), SYNCQ_OK);
 }
 
+/* ------------------------------------------------ a fiber's children run next */
+
+typedef struct order {
+  syncq_po_system *sys;
+  _Atomic(int) seq[3]; /* which child ran first, second, third */
+  _Atomic(int) ran, errors;
+  _Atomic(int) flag;
+} order;
+
+typedef struct order_child {
+  order *o;
+  int id;
+} order_child;
+
+static void order_kid(syncq_po_proc *self, void *arg) {
+  (void)self;
+  order_child *c = arg;
+  int at = atomic_fetch_add(&c->o->ran, 1);
+  if (at < 3) atomic_store(&c->o->seq[at], c->id);
+}
+
+/* Spawns children 0, 1, 2 and joins them: the last spawned runs first (it
+ * took runnext), the ones it displaced after it in spawn order. */
+static int order_parent(syncq_po_proc *self, void *arg) {
+  (void)self;
+  order *o = arg;
+  static order_child kids[3];
+  syncq_po_pid pid[3];
+  for (int i = 0; i < 3; i++) {
+    kids[i] = (order_child){o, i};
+    if (syncq_po_spawn(o->sys, order_kid, &kids[i], &pid[i]) != SYNCQ_OK) return SYNCQ_EINVAL;
+  }
+  for (int i = 0; i < 3; i++)
+    if (syncq_po_join(o->sys, pid[i]) != SYNCQ_OK) return SYNCQ_EINVAL;
+  return SYNCQ_OK;
+}
+
+static void test_a_fibers_child_runs_next(void **state) {
+  (void)state;
+  order o;
+  memset(&o, 0, sizeof o);
+  o.sys = fiber_system("mpsc", 8, 1, 0);
+  int result = SYNCQ_EINVAL;
+  assert_int_equal(syncq_po_run(o.sys, order_parent, &o, &result), SYNCQ_OK);
+  assert_int_equal(result, SYNCQ_OK);
+  assert_int_equal(atomic_load(&o.ran), 3);
+  assert_int_equal(atomic_load(&o.seq[0]), 2);
+  assert_int_equal(atomic_load(&o.seq[1]), 0);
+  assert_int_equal(atomic_load(&o.seq[2]), 1);
+  assert_int_equal(syncq_po_destroy(o.sys), SYNCQ_OK);
+}
+
+static void flag_kid(syncq_po_proc *self, void *arg) {
+  (void)self;
+  atomic_store(&((order *)arg)->flag, 1);
+}
+
+/* A parent that spawns and goes on running without a switch (here: it
+ * waits for its child without yielding) does not keep the child, which
+ * sits in its scheduler's runnext: an idle scheduler takes it. */
+static int busy_parent(syncq_po_proc *self, void *arg) {
+  (void)self;
+  order *o = arg;
+  syncq_po_pid pid;
+  if (syncq_po_spawn(o->sys, flag_kid, o, &pid) != SYNCQ_OK) return SYNCQ_EINVAL;
+  uint64_t t0 = syncq_now_ns();
+  while (atomic_load(&o->flag) == 0)
+    if (syncq_now_ns() - t0 > 30ull * 1000000000ull) return SYNCQ_ETIMEDOUT; /* never taken */
+  return syncq_po_join(o->sys, pid);
+}
+
+static void test_a_busy_parents_child_is_taken(void **state) {
+  (void)state;
+  order o;
+  memset(&o, 0, sizeof o);
+  o.sys = fiber_system("mpsc", 8, 2, 0);
+  int result = SYNCQ_EINVAL;
+  assert_int_equal(syncq_po_run(o.sys, busy_parent, &o, &result), SYNCQ_OK);
+  assert_int_equal(result, SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(o.sys), SYNCQ_OK);
+}
+
 /* ------------------------------------------------ limits in a child */
 
 static void idle(syncq_po_proc *self, void *arg) {
@@ -731,6 +814,8 @@ int main(void) {
     cmocka_unit_test(test_stack_overflow_reported),
     cmocka_unit_test(test_fibers_spawn_and_join_fibers),
     cmocka_unit_test(test_runnext_does_not_starve),
+    cmocka_unit_test(test_a_fibers_child_runs_next),
+    cmocka_unit_test(test_a_busy_parents_child_is_taken),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
