@@ -86,8 +86,8 @@ typedef struct syncq_stack_ops {
                                  pop_fn)                                                                          \
   static int syncq_stack_##algo##_init_(void *o, const syncq_stack_config *cfg) { return init_fn((T *)o, cfg); }  \
   static int syncq_stack_##algo##_destroy_(void *o) { return destroy_fn((T *)o); }                                \
-  static int syncq_stack_##algo##_push_(void *o, void *item) { return push_fn((T *)o, item); }                    \
-  static int syncq_stack_##algo##_pop_(void *o, void **item) { return pop_fn((T *)o, item); }                     \
+  static int syncq_stack_##algo##_push_(void *o, void *item_) { return push_fn((T *)o, item_); }                  \
+  static int syncq_stack_##algo##_pop_(void *o, void **item_) { return pop_fn((T *)o, item_); }                   \
   static const syncq_stack_ops syncq_stack_##algo##_ops_ = {                                                      \
     .size = sizeof(T),                                                                                            \
     .align = SYNCQ_ALIGNOF_(T),                                                                                   \

@@ -155,20 +155,18 @@ static int broken_bytes(size_t c, size_t *b) {
   *b = sizeof(broken);
   return SYNCQ_OK;
 }
-static int broken_init(void *q, size_t c) {
-  broken *b = q;
+static int broken_init(broken *b, size_t c) {
   if (b == NULL || c < 2 || c > 32) return SYNCQ_EINVAL;
   pthread_mutex_init(&b->m, NULL);
   b->cap = c;
   b->n = 0;
   return SYNCQ_OK;
 }
-static int broken_destroy(void *q) {
-  pthread_mutex_destroy(&((broken *)q)->m);
+static int broken_destroy(broken *b) {
+  pthread_mutex_destroy(&b->m);
   return SYNCQ_OK;
 }
-static int broken_enqueue(void *q, void *item) {
-  broken *b = q;
+static int broken_enqueue(broken *b, void *item) {
   int r = SYNCQ_FULL;
   pthread_mutex_lock(&b->m);
   if (b->n < b->cap) {
@@ -178,8 +176,7 @@ static int broken_enqueue(void *q, void *item) {
   pthread_mutex_unlock(&b->m);
   return r;
 }
-static int broken_dequeue(void *q, void **item) {
-  broken *b = q;
+static int broken_dequeue(broken *b, void **item) {
   int r = SYNCQ_EMPTY;
   pthread_mutex_lock(&b->m);
   if (b->n > 0) {
@@ -189,8 +186,7 @@ static int broken_dequeue(void *q, void **item) {
   pthread_mutex_unlock(&b->m);
   return r;
 }
-static const syncq_queue_ops broken_ops = {broken_bytes,   _Alignof(broken), broken_init,
-                                           broken_destroy, broken_enqueue,   broken_dequeue};
+SYNCQ_QUEUE_OPS(broken_ops, broken, broken_bytes, broken_init, broken_destroy, broken_enqueue, broken_dequeue);
 
 static void test_checker_rejects_a_broken_queue(void **state) {
   (void)state;
