@@ -117,28 +117,40 @@ typedef struct syncq_barrier_ops {
  *     syncq_barrier_<algo>_init, _destroy, _wait, _wait_timed, _reset.
  *   SYNCQ_BARRIER_REGISTER_FNS: the type and functions named explicitly,
  *     for variants that share a type.
- * For C translation units. */
-#define SYNCQ_BARRIER_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn, wait_fn,  \
-                                   wait_timed_fn, reset_fn)                                                          \
-  static int syncq_barrier_##algo##_init_(void *o, const syncq_barrier_config *cfg) { return init_fn((T *)o, cfg); } \
-  static int syncq_barrier_##algo##_destroy_(void *o) { return destroy_fn((T *)o); }                                 \
-  static int syncq_barrier_##algo##_wait_(void *o, unsigned id) { return wait_fn((T *)o, id); }                      \
-  static int syncq_barrier_##algo##_wait_timed_(void *o, unsigned id, uint64_t timeout_ns) {                         \
-    return wait_timed_fn((T *)o, id, timeout_ns);                                                                    \
-  }                                                                                                                  \
-  static int syncq_barrier_##algo##_reset_(void *o) { return reset_fn((T *)o); }                                     \
+ *   SYNCQ_BARRIER_REGISTER_UNTIMED_FNS: the same without wait_timed and
+ *     reset (both NULL in the table, so the generic API answers
+ *     SYNCQ_ENOTSUP): for barriers with no deadline, the lab's peers.
+ * For C and C++ translation units. */
+#define SYNCQ_BARRIER_ENTRY_(algo, name_, title_, paper_, progress_, props_, T, timed_, reset_)                      \
   static const syncq_barrier_ops syncq_barrier_##algo##_ops_ = {                                                     \
     .size = sizeof(T),                                                                                               \
-    .align = _Alignof(T),                                                                                            \
+    .align = SYNCQ_ALIGNOF_(T),                                                                                      \
     .init = syncq_barrier_##algo##_init_,                                                                            \
     .destroy = syncq_barrier_##algo##_destroy_,                                                                      \
     .wait = syncq_barrier_##algo##_wait_,                                                                            \
-    .wait_timed = syncq_barrier_##algo##_wait_timed_,                                                                \
-    .reset = syncq_barrier_##algo##_reset_,                                                                          \
+    .wait_timed = timed_,                                                                                            \
+    .reset = reset_,                                                                                                 \
   };                                                                                                                 \
   const syncq_algo syncq_barrier_##algo##_algo = {                                                                   \
     SYNCQ_FAMILY_BARRIER, name_, title_, paper_, SYNCQ_PROGRESS_##progress_, (props_), &syncq_barrier_##algo##_ops_, \
   }
+#define SYNCQ_BARRIER_WRAPPERS_(algo, T, init_fn, destroy_fn, wait_fn)                                               \
+  static int syncq_barrier_##algo##_init_(void *o, const syncq_barrier_config *cfg) { return init_fn((T *)o, cfg); } \
+  static int syncq_barrier_##algo##_destroy_(void *o) { return destroy_fn((T *)o); }                                 \
+  static int syncq_barrier_##algo##_wait_(void *o, unsigned id) { return wait_fn((T *)o, id); }
+#define SYNCQ_BARRIER_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn, wait_fn, \
+                                   wait_timed_fn, reset_fn)                                                         \
+  SYNCQ_BARRIER_WRAPPERS_(algo, T, init_fn, destroy_fn, wait_fn)                                                    \
+  static int syncq_barrier_##algo##_wait_timed_(void *o, unsigned id, uint64_t timeout_ns) {                        \
+    return wait_timed_fn((T *)o, id, timeout_ns);                                                                   \
+  }                                                                                                                 \
+  static int syncq_barrier_##algo##_reset_(void *o) { return reset_fn((T *)o); }                                    \
+  SYNCQ_BARRIER_ENTRY_(algo, name_, title_, paper_, progress_, props_, T, syncq_barrier_##algo##_wait_timed_,       \
+                       syncq_barrier_##algo##_reset_)
+#define SYNCQ_BARRIER_REGISTER_UNTIMED_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn, \
+                                           wait_fn)                                                                \
+  SYNCQ_BARRIER_WRAPPERS_(algo, T, init_fn, destroy_fn, wait_fn)                                                   \
+  SYNCQ_BARRIER_ENTRY_(algo, name_, title_, paper_, progress_, props_, T, NULL, NULL)
 #define SYNCQ_BARRIER_REGISTER(algo, name_, title_, paper_, progress_, props_)                                         \
   SYNCQ_BARRIER_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, syncq_barrier_##algo,                     \
                              syncq_barrier_##algo##_init, syncq_barrier_##algo##_destroy, syncq_barrier_##algo##_wait, \

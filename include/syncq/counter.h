@@ -51,7 +51,7 @@ typedef struct syncq_counter_ops {
  *     syncq_counter_<algo>_init, _destroy, _fetch_add, _load.
  *   SYNCQ_COUNTER_REGISTER_FNS: the type and functions named explicitly,
  *     for variants that share a type.
- * For C translation units. */
+ * For C and C++ translation units. */
 #define SYNCQ_COUNTER_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn,           \
                                    fetch_add_fn, load_fn)                                                            \
   static int syncq_counter_##algo##_init_(void *o, int64_t initial) { return init_fn((T *)o, initial); }             \
@@ -62,7 +62,7 @@ typedef struct syncq_counter_ops {
   static int syncq_counter_##algo##_load_(void *o, int64_t *value) { return load_fn((T *)o, value); }                \
   static const syncq_counter_ops syncq_counter_##algo##_ops_ = {                                                     \
     .size = sizeof(T),                                                                                               \
-    .align = _Alignof(T),                                                                                            \
+    .align = SYNCQ_ALIGNOF_(T),                                                                                      \
     .init = syncq_counter_##algo##_init_,                                                                            \
     .destroy = syncq_counter_##algo##_destroy_,                                                                      \
     .fetch_add = syncq_counter_##algo##_fetch_add_,                                                                  \

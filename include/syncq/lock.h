@@ -115,14 +115,14 @@ typedef struct syncq_lock_ops {
  * syncq/static/lock/<algo>.h) become the registry's table `name`.
  * SYNCQ_LOCK_OPS: typed lock/trylock/unlock take (T *, syncq_lock_node *).
  * SYNCQ_LOCK_OPS_NODELESS: they take (T *) only; the table still refuses
- * a NULL node, as syncq_lock_ops promises. For C translation units. */
+ * a NULL node, as syncq_lock_ops promises. For C and C++ translation units. */
 #define SYNCQ_LOCK_OPS_COMMON_(name, T, init_fn, destroy_fn)                                  \
   static int name##_init_(void *l, const syncq_lock_config *c) { return init_fn((T *)l, c); } \
   static int name##_destroy_(void *l) { return destroy_fn((T *)l); }
 #define SYNCQ_LOCK_OPS_TABLE_(name, T) \
   static const syncq_lock_ops name = { \
     .size = sizeof(T),                 \
-    .align = _Alignof(T),              \
+    .align = SYNCQ_ALIGNOF_(T),        \
     .init = name##_init_,              \
     .destroy = name##_destroy_,        \
     .lock = name##_lock_,              \
@@ -156,7 +156,7 @@ typedef struct syncq_lock_ops {
  *                                 functions named explicitly, for locks that
  *                                 share a type (tas and ttas) or call the
  *                                 static inline bodies.
- * For C translation units. */
+ * For C and C++ translation units. */
 #define SYNCQ_LOCK_ENTRY_(algo, name_, title_, paper_, progress_, props_)                                      \
   const syncq_algo syncq_lock_##algo##_algo = {                                                                \
     SYNCQ_FAMILY_LOCK, name_, title_, paper_, SYNCQ_PROGRESS_##progress_, (props_), &syncq_lock_##algo##_ops_, \

@@ -67,7 +67,7 @@ typedef struct syncq_pqueue_ops {
  *     syncq_pqueue_<algo>_init, _destroy, _insert, _delete_min.
  *   SYNCQ_PQUEUE_REGISTER_FNS: the type and functions named explicitly,
  *     for variants that share a type.
- * For C translation units. */
+ * For C and C++ translation units. */
 #define SYNCQ_PQUEUE_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn, insert_fn, \
                                   delete_min_fn)                                                                     \
   static int syncq_pqueue_##algo##_init_(void *o, const syncq_pqueue_config *cfg) { return init_fn((T *)o, cfg); }   \
@@ -80,7 +80,7 @@ typedef struct syncq_pqueue_ops {
   }                                                                                                                  \
   static const syncq_pqueue_ops syncq_pqueue_##algo##_ops_ = {                                                       \
     .size = sizeof(T),                                                                                               \
-    .align = _Alignof(T),                                                                                            \
+    .align = SYNCQ_ALIGNOF_(T),                                                                                      \
     .init = syncq_pqueue_##algo##_init_,                                                                             \
     .destroy = syncq_pqueue_##algo##_destroy_,                                                                       \
     .insert = syncq_pqueue_##algo##_insert_,                                                                         \

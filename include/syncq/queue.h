@@ -87,7 +87,7 @@ typedef struct syncq_queue_ops {
 
 /* One macro per queue builds its ops table from the typed functions
  * (themselves the static inline bodies of syncq/static/queue/<algo>.h
- * where one exists), with designated initialisers. For C translation units. */
+ * where one exists), with designated initialisers. For C and C++ translation units. */
 #define SYNCQ_QUEUE_OPS(name, T, bytes_fn, init_fn, destroy_fn, enqueue_fn, dequeue_fn) \
   static int name##_bytes_(size_t c, size_t *b) { return bytes_fn(c, b); }              \
   static int name##_init_(void *q, size_t c) { return init_fn((T *)q, c); }             \
@@ -96,7 +96,7 @@ typedef struct syncq_queue_ops {
   static int name##_dequeue_(void *q, void **item) { return dequeue_fn((T *)q, item); } \
   static const syncq_queue_ops name = {                                                 \
     .bytes = name##_bytes_,                                                             \
-    .align = _Alignof(T),                                                               \
+    .align = SYNCQ_ALIGNOF_(T),                                                         \
     .init = name##_init_,                                                               \
     .destroy = name##_destroy_,                                                         \
     .enqueue = name##_enqueue_,                                                         \
@@ -119,7 +119,7 @@ typedef struct syncq_queue_ops {
  *                              functions named explicitly, for entries that
  *                              share functions (scq and scq-remap) or call
  *                              the static inline bodies.
- * For C translation units. */
+ * For C and C++ translation units. */
 #define SYNCQ_QUEUE_ENTRY_(algo, name_, title_, paper_, progress_, props_)                                       \
   const syncq_algo syncq_queue_##algo##_algo = {                                                                 \
     SYNCQ_FAMILY_QUEUE, name_, title_, paper_, SYNCQ_PROGRESS_##progress_, (props_), &syncq_queue_##algo##_ops_, \

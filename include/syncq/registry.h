@@ -81,6 +81,14 @@ enum {
   SYNCQ_PROP_USES_NODE = 1u << 11
 };
 
+/* The alignment of a type, for the family headers' registration macros,
+ * which C and C++ translation units both expand (the lab's C++ peers). */
+#ifdef __cplusplus
+#define SYNCQ_ALIGNOF_(T) alignof(T)
+#else
+#define SYNCQ_ALIGNOF_(T) _Alignof(T)
+#endif
+
 typedef struct syncq_algo {
   syncq_family family;
   const char *name;  /* unique within the family, e.g. "faa" */

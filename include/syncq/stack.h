@@ -81,16 +81,16 @@ typedef struct syncq_stack_ops {
  *     syncq_stack_<algo>_init, _destroy, _push, _pop.
  *   SYNCQ_STACK_REGISTER_FNS: the type and functions named explicitly,
  *     for variants that share a type.
- * For C translation units. */
+ * For C and C++ translation units. */
 #define SYNCQ_STACK_REGISTER_FNS(algo, name_, title_, paper_, progress_, props_, T, init_fn, destroy_fn, push_fn, \
                                  pop_fn)                                                                          \
   static int syncq_stack_##algo##_init_(void *o, const syncq_stack_config *cfg) { return init_fn((T *)o, cfg); }  \
   static int syncq_stack_##algo##_destroy_(void *o) { return destroy_fn((T *)o); }                                \
-  static int syncq_stack_##algo##_push_(void *o, void *item) { return push_fn((T *)o, item); }                    \
-  static int syncq_stack_##algo##_pop_(void *o, void **item) { return pop_fn((T *)o, item); }                     \
+  static int syncq_stack_##algo##_push_(void *o, void *item_) { return push_fn((T *)o, item_); }                  \
+  static int syncq_stack_##algo##_pop_(void *o, void **item_) { return pop_fn((T *)o, item_); }                   \
   static const syncq_stack_ops syncq_stack_##algo##_ops_ = {                                                      \
     .size = sizeof(T),                                                                                            \
-    .align = _Alignof(T),                                                                                         \
+    .align = SYNCQ_ALIGNOF_(T),                                                                                   \
     .init = syncq_stack_##algo##_init_,                                                                           \
     .destroy = syncq_stack_##algo##_destroy_,                                                                     \
     .push = syncq_stack_##algo##_push_,                                                                           \

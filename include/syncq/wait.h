@@ -58,12 +58,6 @@
 extern "C" {
 #endif
 
-/* Named delay points for race tests (tests/support/syncq_race.h): nothing,
- * unless the library is compiled for such a test (the syncq_race copy). */
-#ifndef SYNCQ_RACE_POINT
-#define SYNCQ_RACE_POINT(name) ((void)0)
-#endif
-
 typedef enum syncq_wait_discipline {
   SYNCQ_WAIT_DEFAULT = 0, /* the algorithm's own default (in configs) */
   SYNCQ_WAIT_SPIN = 1,

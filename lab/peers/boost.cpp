@@ -40,8 +40,7 @@ using spsc_t = boost::lockfree::spsc_queue<void *>;
 using stack_t_ = boost::lockfree::stack<void *>;
 
 template <class T>
-T *obj(void *p) {
-  peer_box *b = static_cast<peer_box *>(p);
+T *obj(peer_box *b) {
   return (b != nullptr && b->magic == PEER_MAGIC_LIVE) ? static_cast<T *>(b->obj) : nullptr;
 }
 
@@ -54,8 +53,7 @@ int q_bytes(size_t c, size_t *b) {
 }
 
 template <class T>
-int q_init(void *q, size_t c) {
-  peer_box *b = static_cast<peer_box *>(q);
+int q_init(peer_box *b, size_t c) {
   if (b == nullptr || !aligned(b) || !peer_pow2(c) || c > PEER_MAX_CAPACITY) return SYNCQ_EINVAL;
   T *x = nullptr;
   try {
@@ -70,45 +68,39 @@ int q_init(void *q, size_t c) {
 }
 
 template <class T>
-int q_destroy(void *q) {
+int q_destroy(peer_box *q) {
   T *x = obj<T>(q);
   if (x == nullptr) return SYNCQ_EINVAL;
-  static_cast<peer_box *>(q)->magic = 0;
+  q->magic = 0;
   delete x;
   return SYNCQ_OK;
 }
 
-int queue_enqueue(void *q, void *item) {
+int queue_enqueue(peer_box *q, void *item) {
   queue_t *x = obj<queue_t>(q);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   return x->bounded_push(item) ? SYNCQ_OK : SYNCQ_FULL;
 }
 
-int queue_dequeue(void *q, void **item) {
+int queue_dequeue(peer_box *q, void **item) {
   queue_t *x = obj<queue_t>(q);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   return x->pop(*item) ? SYNCQ_OK : SYNCQ_EMPTY;
 }
 
-int spsc_enqueue(void *q, void *item) {
+int spsc_enqueue(peer_box *q, void *item) {
   spsc_t *x = obj<spsc_t>(q);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   return x->push(item) ? SYNCQ_OK : SYNCQ_FULL;
 }
 
-int spsc_dequeue(void *q, void **item) {
+int spsc_dequeue(peer_box *q, void **item) {
   spsc_t *x = obj<spsc_t>(q);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   return x->pop(*item) ? SYNCQ_OK : SYNCQ_EMPTY;
 }
 
-const syncq_queue_ops queue_ops = {q_bytes,       alignof(peer_box), q_init<queue_t>, q_destroy<queue_t>,
-                                   queue_enqueue, queue_dequeue};
-const syncq_queue_ops spsc_ops = {q_bytes,           alignof(peer_box), q_init<spsc_t>,
-                                  q_destroy<spsc_t>, spsc_enqueue,      spsc_dequeue};
-
-int s_init(void *s, const syncq_stack_config *cfg) {
-  peer_box *b = static_cast<peer_box *>(s);
+int s_init(peer_box *b, const syncq_stack_config *cfg) {
   if (b == nullptr || !aligned(b)) return SYNCQ_EINVAL;
   if (cfg != nullptr && (cfg->capacity > SYNCQ_STACK_MAX_CAPACITY || cfg->max_threads > SYNCQ_STACK_MAX_THREADS))
     return SYNCQ_EINVAL;
@@ -125,19 +117,17 @@ int s_init(void *s, const syncq_stack_config *cfg) {
   return SYNCQ_OK;
 }
 
-int s_push(void *s, void *item) {
+int s_push(peer_box *s, void *item) {
   stack_t_ *x = obj<stack_t_>(s);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   return x->bounded_push(item) ? SYNCQ_OK : SYNCQ_ENOMEM;
 }
 
-int s_pop(void *s, void **item) {
+int s_pop(peer_box *s, void **item) {
   stack_t_ *x = obj<stack_t_>(s);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   return x->pop(*item) ? SYNCQ_OK : SYNCQ_EMPTY;
 }
-
-const syncq_stack_ops stack_ops = {sizeof(peer_box), alignof(peer_box), s_init, q_destroy<stack_t_>, s_push, s_pop};
 
 #define BOOST_SOURCE "Boost 1.74 boost.lockfree (libboost-dev)"
 
@@ -149,40 +139,23 @@ const syncq_stack_ops stack_ops = {sizeof(peer_box), alignof(peer_box), s_init, 
  * old dummy has not given it back (pool.destruct after the head CAS).
  * Taking a push at its link CAS and a pop at its head CAS (Michael &
  * Scott), OK and EMPTY are linearizable; FULL alone is not. */
-const syncq_algo boost_queue_algo = {
-  SYNCQ_FAMILY_QUEUE,
-  "boost:queue",
-  "boost::lockfree::queue (Michael & Scott, fixed node pool)",
-  BOOST_SOURCE,
-  SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED,
-  &queue_ops,
-};
-const syncq_algo boost_spsc_algo = {
-  SYNCQ_FAMILY_QUEUE,
-  "boost:spsc_queue",
-  "boost::lockfree::spsc_queue (one producer, one consumer)",
-  BOOST_SOURCE,
-  SYNCQ_PROGRESS_WAIT_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SPSC,
-  &spsc_ops,
-};
-const syncq_algo boost_stack_algo = {
-  SYNCQ_FAMILY_STACK,
-  "boost:stack",
-  "boost::lockfree::stack (Treiber, fixed node pool)",
-  BOOST_SOURCE,
-  SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED,
-  &stack_ops,
-};
+SYNCQ_QUEUE_REGISTER_FNS(boost_queue, "boost:queue", "boost::lockfree::queue (Michael & Scott, fixed node pool)",
+                         BOOST_SOURCE, LOCK_FREE, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED, peer_box,
+                         q_bytes, q_init<queue_t>, q_destroy<queue_t>, queue_enqueue, queue_dequeue);
+SYNCQ_QUEUE_REGISTER_FNS(boost_spsc, "boost:spsc_queue", "boost::lockfree::spsc_queue (one producer, one consumer)",
+                         BOOST_SOURCE, WAIT_FREE,
+                         SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SPSC, peer_box, q_bytes,
+                         q_init<spsc_t>, q_destroy<spsc_t>, spsc_enqueue, spsc_dequeue);
+SYNCQ_STACK_REGISTER_FNS(boost_stack, "boost:stack", "boost::lockfree::stack (Treiber, fixed node pool)", BOOST_SOURCE,
+                         LOCK_FREE, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, peer_box, s_init,
+                         q_destroy<stack_t_>, s_push, s_pop);
 
 } // namespace
 
 extern "C" int lab_peer_boost_register(unsigned flags, char *why, size_t len) {
   int st = SYNCQ_OK;
-  int n = peer_add(&boost_queue_algo, &st) + peer_add(&boost_stack_algo, &st);
-  if ((flags & LAB_PEERS_SPSC) != 0) n += peer_add(&boost_spsc_algo, &st);
+  int n = peer_add(&syncq_queue_boost_queue_algo, &st) + peer_add(&syncq_stack_boost_stack_algo, &st);
+  if ((flags & LAB_PEERS_SPSC) != 0) n += peer_add(&syncq_queue_boost_spsc_algo, &st);
   if (n == 0) snprintf(why, len, "registry refused: %s", syncq_strerror(st));
   return n;
 }

@@ -86,8 +86,7 @@ static int ring_bytes(size_t c, size_t *b) {
   return SYNCQ_OK;
 }
 
-static int ring_init(void *q, size_t c) {
-  ck_ring_box *r = q;
+static int ring_init(ck_ring_box *r, size_t c) {
   if (r == NULL || (uintptr_t)r % _Alignof(ck_ring_box) != 0 || !peer_pow2(c) || c > PEER_MAX_CAPACITY)
     return SYNCQ_EINVAL;
   /* ck keeps one slot empty: 2 x capacity slots hold at least capacity */
@@ -98,44 +97,32 @@ static int ring_init(void *q, size_t c) {
   return SYNCQ_OK;
 }
 
-static int ring_destroy(void *q) {
-  ck_ring_box *r = q;
+static int ring_destroy(ck_ring_box *r) {
   if (r == NULL || r->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
   r->magic = 0;
   free(r->buf);
   return SYNCQ_OK;
 }
 
-static int ring_enq_mpmc(void *q, void *item) {
-  ck_ring_box *r = q;
+static int ring_enq_mpmc(ck_ring_box *r, void *item) {
   if (r == NULL || item == NULL) return SYNCQ_EINVAL;
   return ck_ring_enqueue_mpmc(&r->ring, r->buf, item) ? SYNCQ_OK : SYNCQ_FULL;
 }
 
-static int ring_deq_mpmc(void *q, void **item) {
-  ck_ring_box *r = q;
+static int ring_deq_mpmc(ck_ring_box *r, void **item) {
   if (r == NULL || item == NULL) return SYNCQ_EINVAL;
   return ck_ring_dequeue_mpmc(&r->ring, r->buf, item) ? SYNCQ_OK : SYNCQ_EMPTY;
 }
 
-static int ring_enq_spsc(void *q, void *item) {
-  ck_ring_box *r = q;
+static int ring_enq_spsc(ck_ring_box *r, void *item) {
   if (r == NULL || item == NULL) return SYNCQ_EINVAL;
   return ck_ring_enqueue_spsc(&r->ring, r->buf, item) ? SYNCQ_OK : SYNCQ_FULL;
 }
 
-static int ring_deq_spsc(void *q, void **item) {
-  ck_ring_box *r = q;
+static int ring_deq_spsc(ck_ring_box *r, void **item) {
   if (r == NULL || item == NULL) return SYNCQ_EINVAL;
   return ck_ring_dequeue_spsc(&r->ring, r->buf, item) ? SYNCQ_OK : SYNCQ_EMPTY;
 }
-
-static const syncq_queue_ops ring_mpmc_ops = {
-  ring_bytes, _Alignof(ck_ring_box), ring_init, ring_destroy, ring_enq_mpmc, ring_deq_mpmc,
-};
-static const syncq_queue_ops ring_spsc_ops = {
-  ring_bytes, _Alignof(ck_ring_box), ring_init, ring_destroy, ring_enq_spsc, ring_deq_spsc,
-};
 
 /* SYNCQ_PROP_SPINS_ON_PREEMPTED: ck_ring_enqueue_mpmc claims a slot by CAS
  * on p_head, writes it, then loops `while (p_tail != producer)
@@ -152,26 +139,16 @@ static const syncq_queue_ops ring_spsc_ops = {
  * dequeue is one CAS on c_head after reading its slot, so taking an
  * enqueue at its p_tail store and a dequeue at that CAS, OK and EMPTY are
  * linearizable; FULL alone is not. */
-static const syncq_algo ck_ring_mpmc_algo = {
-  SYNCQ_FAMILY_QUEUE,
-  "ck:ring_mpmc",
-  "Concurrency Kit ck_ring, MPMC",
-  CK_SOURCE,
-  SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_LOOSE_CAPACITY | SYNCQ_PROP_SPINS_ON_PREEMPTED,
-  &ring_mpmc_ops,
-};
+SYNCQ_QUEUE_REGISTER_FNS(ck_ring_mpmc, "ck:ring_mpmc", "Concurrency Kit ck_ring, MPMC", CK_SOURCE, BLOCKING,
+                         SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_LOOSE_CAPACITY |
+                           SYNCQ_PROP_SPINS_ON_PREEMPTED,
+                         ck_ring_box, ring_bytes, ring_init, ring_destroy, ring_enq_mpmc, ring_deq_mpmc);
 /* Not SPINS_ON_PREEMPTED: one producer and one consumer, neither ever
  * waits for the other (FULL/EMPTY come back at once). */
-static const syncq_algo ck_ring_spsc_algo = {
-  SYNCQ_FAMILY_QUEUE,
-  "ck:ring_spsc",
-  "Concurrency Kit ck_ring, SPSC",
-  CK_SOURCE,
-  SYNCQ_PROGRESS_WAIT_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_LOOSE_CAPACITY | SYNCQ_PROP_SPSC,
-  &ring_spsc_ops,
-};
+SYNCQ_QUEUE_REGISTER_FNS(ck_ring_spsc, "ck:ring_spsc", "Concurrency Kit ck_ring, SPSC", CK_SOURCE, WAIT_FREE,
+                         SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_LOOSE_CAPACITY |
+                           SYNCQ_PROP_SPSC,
+                         ck_ring_box, ring_bytes, ring_init, ring_destroy, ring_enq_spsc, ring_deq_spsc);
 
 /* ================================================================ fifo_mpmc */
 
@@ -209,9 +186,8 @@ static fifo_node *fifo_node_new(void) {
   return n;
 }
 
-static int fifo_init(void *q, size_t c) {
+static int fifo_init(ck_fifo_box *f, size_t c) {
   (void)c;
-  ck_fifo_box *f = q;
   if (f == NULL || (uintptr_t)f % _Alignof(ck_fifo_box) != 0) return SYNCQ_EINVAL;
   memset(f, 0, sizeof *f);
   ck_stack_init(&f->garbage);
@@ -222,10 +198,9 @@ static int fifo_init(void *q, size_t c) {
   return SYNCQ_OK;
 }
 
-static int fifo_dequeue(void *q, void **item);
+static int fifo_dequeue(ck_fifo_box *f, void **item);
 
-static int fifo_destroy(void *q) {
-  ck_fifo_box *f = q;
+static int fifo_destroy(ck_fifo_box *f) {
   if (f == NULL || f->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
   void *x;
   while (fifo_dequeue(f, &x) == SYNCQ_OK) {
@@ -239,8 +214,7 @@ static int fifo_destroy(void *q) {
   return SYNCQ_OK;
 }
 
-static int fifo_enqueue(void *q, void *item) {
-  ck_fifo_box *f = q;
+static int fifo_enqueue(ck_fifo_box *f, void *item) {
   if (f == NULL || item == NULL) return SYNCQ_EINVAL;
   fifo_node *n = fifo_node_new();
   if (n == NULL) return SYNCQ_ENOMEM;
@@ -248,8 +222,7 @@ static int fifo_enqueue(void *q, void *item) {
   return SYNCQ_OK;
 }
 
-static int fifo_dequeue(void *q, void **item) {
-  ck_fifo_box *f = q;
+static int fifo_dequeue(ck_fifo_box *f, void **item) {
   if (f == NULL || item == NULL) return SYNCQ_EINVAL;
   ck_fifo_mpmc_entry_t *garbage;
   if (!ck_fifo_mpmc_dequeue(&f->fifo, item, &garbage)) return SYNCQ_EMPTY;
@@ -258,19 +231,10 @@ static int fifo_dequeue(void *q, void **item) {
   return SYNCQ_OK;
 }
 
-static const syncq_queue_ops fifo_ops = {
-  fifo_bytes, _Alignof(ck_fifo_box), fifo_init, fifo_destroy, fifo_enqueue, fifo_dequeue,
-};
-
-static const syncq_algo ck_fifo_mpmc_algo = {
-  SYNCQ_FAMILY_QUEUE,
-  "ck:fifo_mpmc",
-  "Concurrency Kit ck_fifo_mpmc (Michael & Scott, generation counters)",
-  CK_SOURCE,
-  SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &fifo_ops,
-};
+SYNCQ_QUEUE_REGISTER_FNS(ck_fifo_mpmc, "ck:fifo_mpmc",
+                         "Concurrency Kit ck_fifo_mpmc (Michael & Scott, generation counters)", CK_SOURCE, LOCK_FREE,
+                         SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
+                         ck_fifo_box, fifo_bytes, fifo_init, fifo_destroy, fifo_enqueue, fifo_dequeue);
 
 /* ================================================================ stack */
 
@@ -288,8 +252,7 @@ typedef struct ck_stack_box {
 
 CK_STACK_CONTAINER(stack_node, link, stack_node_of)
 
-static int stack_init(void *s, const syncq_stack_config *cfg) {
-  ck_stack_box *b = s;
+static int stack_init(ck_stack_box *b, const syncq_stack_config *cfg) {
   if (b == NULL || (uintptr_t)b % _Alignof(ck_stack_box) != 0) return SYNCQ_EINVAL;
   uint32_t cap = cfg && cfg->capacity ? cfg->capacity : SYNCQ_STACK_DEFAULT_CAPACITY;
   if (cfg && (cfg->capacity > SYNCQ_STACK_MAX_CAPACITY || cfg->max_threads > SYNCQ_STACK_MAX_THREADS))
@@ -303,16 +266,14 @@ static int stack_init(void *s, const syncq_stack_config *cfg) {
   return SYNCQ_OK;
 }
 
-static int stack_destroy(void *s) {
-  ck_stack_box *b = s;
+static int stack_destroy(ck_stack_box *b) {
   if (b == NULL || b->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
   b->magic = 0;
   free(b->pool);
   return SYNCQ_OK;
 }
 
-static int stack_push(void *s, void *item) {
-  ck_stack_box *b = s;
+static int stack_push(ck_stack_box *b, void *item) {
   if (b == NULL || item == NULL) return SYNCQ_EINVAL;
   ck_stack_entry_t *e = ck_stack_pop_mpmc(&b->free);
   if (e == NULL) return SYNCQ_ENOMEM;
@@ -322,8 +283,7 @@ static int stack_push(void *s, void *item) {
   return SYNCQ_OK;
 }
 
-static int stack_pop(void *s, void **item) {
-  ck_stack_box *b = s;
+static int stack_pop(ck_stack_box *b, void **item) {
   if (b == NULL || item == NULL) return SYNCQ_EINVAL;
   ck_stack_entry_t *e = ck_stack_pop_mpmc(&b->stack);
   if (e == NULL) return SYNCQ_EMPTY;
@@ -333,19 +293,9 @@ static int stack_pop(void *s, void **item) {
   return SYNCQ_OK;
 }
 
-static const syncq_stack_ops stack_ops = {
-  sizeof(ck_stack_box), _Alignof(ck_stack_box), stack_init, stack_destroy, stack_push, stack_pop,
-};
-
-static const syncq_algo ck_stack_algo = {
-  SYNCQ_FAMILY_STACK,
-  "ck:stack",
-  "Concurrency Kit ck_stack (Treiber, generation-counted pop)",
-  CK_SOURCE,
-  SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED,
-  &stack_ops,
-};
+SYNCQ_STACK_REGISTER_FNS(ck_stack, "ck:stack", "Concurrency Kit ck_stack (Treiber, generation-counted pop)", CK_SOURCE,
+                         LOCK_FREE, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, ck_stack_box,
+                         stack_init, stack_destroy, stack_push, stack_pop);
 
 /* ================================================================ locks */
 
@@ -369,60 +319,41 @@ typedef struct ck_simple_lock {
   uint64_t magic;
 } ck_simple_lock;
 
-#define SIMPLE_LOCK(kind)                                                                                       \
-  static int kind##_init(void *l, const syncq_lock_config *cfg) {                                               \
-    ck_simple_lock *k = l;                                                                                      \
-    if (k == NULL) return SYNCQ_EINVAL;                                                                         \
-    int r = lock_cfg(cfg);                                                                                      \
-    if (r != SYNCQ_OK) return r;                                                                                \
-    ck_spinlock_##kind##_init(&k->u.kind);                                                                      \
-    k->magic = PEER_MAGIC_LIVE;                                                                                 \
-    return SYNCQ_OK;                                                                                            \
-  }                                                                                                             \
-  static int kind##_destroy(void *l) {                                                                          \
-    ck_simple_lock *k = l;                                                                                      \
-    if (k == NULL || k->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;                                          \
-    if (ck_spinlock_##kind##_locked(&k->u.kind)) return SYNCQ_EBUSY;                                            \
-    k->magic = 0;                                                                                               \
-    return SYNCQ_OK;                                                                                            \
-  }                                                                                                             \
-  static int kind##_lock(void *l, syncq_lock_node *n) {                                                         \
-    if (l == NULL || n == NULL) return SYNCQ_EINVAL;                                                            \
-    ck_spinlock_##kind##_lock(&((ck_simple_lock *)l)->u.kind);                                                  \
-    return SYNCQ_OK;                                                                                            \
-  }                                                                                                             \
-  static int kind##_trylock(void *l, syncq_lock_node *n) {                                                      \
-    if (l == NULL || n == NULL) return SYNCQ_EINVAL;                                                            \
-    return ck_spinlock_##kind##_trylock(&((ck_simple_lock *)l)->u.kind) ? SYNCQ_OK : SYNCQ_EBUSY;               \
-  }                                                                                                             \
-  static int kind##_unlock(void *l, syncq_lock_node *n) {                                                       \
-    if (l == NULL || n == NULL) return SYNCQ_EINVAL;                                                            \
-    ck_spinlock_##kind##_unlock(&((ck_simple_lock *)l)->u.kind);                                                \
-    return SYNCQ_OK;                                                                                            \
-  }                                                                                                             \
-  static const syncq_lock_ops kind##_ops = {                                                                    \
-    sizeof(ck_simple_lock), _Alignof(ck_simple_lock), kind##_init, kind##_destroy, kind##_lock, kind##_trylock, \
-    kind##_unlock};
+#define SIMPLE_LOCK(kind, title, props)                                                                           \
+  static int kind##_init(ck_simple_lock *k, const syncq_lock_config *cfg) {                                       \
+    if (k == NULL) return SYNCQ_EINVAL;                                                                           \
+    int r = lock_cfg(cfg);                                                                                        \
+    if (r != SYNCQ_OK) return r;                                                                                  \
+    ck_spinlock_##kind##_init(&k->u.kind);                                                                        \
+    k->magic = PEER_MAGIC_LIVE;                                                                                   \
+    return SYNCQ_OK;                                                                                              \
+  }                                                                                                               \
+  static int kind##_destroy(ck_simple_lock *k) {                                                                  \
+    if (k == NULL || k->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;                                            \
+    if (ck_spinlock_##kind##_locked(&k->u.kind)) return SYNCQ_EBUSY;                                              \
+    k->magic = 0;                                                                                                 \
+    return SYNCQ_OK;                                                                                              \
+  }                                                                                                               \
+  static int kind##_lock(ck_simple_lock *k, syncq_lock_node *n) {                                                 \
+    if (k == NULL || n == NULL) return SYNCQ_EINVAL;                                                              \
+    ck_spinlock_##kind##_lock(&k->u.kind);                                                                        \
+    return SYNCQ_OK;                                                                                              \
+  }                                                                                                               \
+  static int kind##_trylock(ck_simple_lock *k, syncq_lock_node *n) {                                              \
+    if (k == NULL || n == NULL) return SYNCQ_EINVAL;                                                              \
+    return ck_spinlock_##kind##_trylock(&k->u.kind) ? SYNCQ_OK : SYNCQ_EBUSY;                                     \
+  }                                                                                                               \
+  static int kind##_unlock(ck_simple_lock *k, syncq_lock_node *n) {                                               \
+    if (k == NULL || n == NULL) return SYNCQ_EINVAL;                                                              \
+    ck_spinlock_##kind##_unlock(&k->u.kind);                                                                      \
+    return SYNCQ_OK;                                                                                              \
+  }                                                                                                               \
+  SYNCQ_LOCK_REGISTER_FNS(ck_##kind, "ck:spinlock_" #kind, title, CK_SOURCE, BLOCKING, SYNCQ_PROP_PEER | (props), \
+                          ck_simple_lock, kind##_init, kind##_destroy, kind##_lock, kind##_trylock, kind##_unlock)
 
-SIMPLE_LOCK(fas)
-SIMPLE_LOCK(cas)
-SIMPLE_LOCK(ticket)
-
-static const syncq_algo ck_fas_algo = {
-  SYNCQ_FAMILY_LOCK, "ck:spinlock_fas",       "Concurrency Kit ck_spinlock_fas (test-and-set by swap)",
-  CK_SOURCE,         SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE,
-  &fas_ops,
-};
-static const syncq_algo ck_cas_algo = {
-  SYNCQ_FAMILY_LOCK, "ck:spinlock_cas",       "Concurrency Kit ck_spinlock_cas (test-and-test-and-set by CAS)",
-  CK_SOURCE,         SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE,
-  &cas_ops,
-};
-static const syncq_algo ck_ticket_algo = {
-  SYNCQ_FAMILY_LOCK, "ck:spinlock_ticket",    "Concurrency Kit ck_spinlock_ticket",
-  CK_SOURCE,         SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO,
-  &ticket_ops,
-};
+SIMPLE_LOCK(fas, "Concurrency Kit ck_spinlock_fas (test-and-set by swap)", SYNCQ_PROP_LINEARIZABLE);
+SIMPLE_LOCK(cas, "Concurrency Kit ck_spinlock_cas (test-and-test-and-set by CAS)", SYNCQ_PROP_LINEARIZABLE);
+SIMPLE_LOCK(ticket, "Concurrency Kit ck_spinlock_ticket", SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO);
 
 /* ---- MCS: ck's queue node lives in the caller's syncq_lock_node */
 
@@ -433,8 +364,7 @@ typedef struct ck_mcs_lock {
 
 _Static_assert(sizeof(struct ck_spinlock_mcs) <= sizeof(syncq_lock_node), "MCS node fits a syncq_lock_node");
 
-static int mcs_init(void *l, const syncq_lock_config *cfg) {
-  ck_mcs_lock *k = l;
+static int mcs_init(ck_mcs_lock *k, const syncq_lock_config *cfg) {
   if (k == NULL) return SYNCQ_EINVAL;
   int r = lock_cfg(cfg);
   if (r != SYNCQ_OK) return r;
@@ -443,44 +373,33 @@ static int mcs_init(void *l, const syncq_lock_config *cfg) {
   return SYNCQ_OK;
 }
 
-static int mcs_destroy(void *l) {
-  ck_mcs_lock *k = l;
+static int mcs_destroy(ck_mcs_lock *k) {
   if (k == NULL || k->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
   if (ck_spinlock_mcs_locked(&k->tail)) return SYNCQ_EBUSY;
   k->magic = 0;
   return SYNCQ_OK;
 }
 
-static int mcs_lock(void *l, syncq_lock_node *n) {
-  if (l == NULL || n == NULL) return SYNCQ_EINVAL;
-  ck_spinlock_mcs_lock(&((ck_mcs_lock *)l)->tail, (struct ck_spinlock_mcs *)(void *)n->opaque);
+static int mcs_lock(ck_mcs_lock *k, syncq_lock_node *n) {
+  if (k == NULL || n == NULL) return SYNCQ_EINVAL;
+  ck_spinlock_mcs_lock(&k->tail, (struct ck_spinlock_mcs *)(void *)n->opaque);
   return SYNCQ_OK;
 }
 
-static int mcs_trylock(void *l, syncq_lock_node *n) {
-  if (l == NULL || n == NULL) return SYNCQ_EINVAL;
-  return ck_spinlock_mcs_trylock(&((ck_mcs_lock *)l)->tail, (struct ck_spinlock_mcs *)(void *)n->opaque) ? SYNCQ_OK
-                                                                                                         : SYNCQ_EBUSY;
+static int mcs_trylock(ck_mcs_lock *k, syncq_lock_node *n) {
+  if (k == NULL || n == NULL) return SYNCQ_EINVAL;
+  return ck_spinlock_mcs_trylock(&k->tail, (struct ck_spinlock_mcs *)(void *)n->opaque) ? SYNCQ_OK : SYNCQ_EBUSY;
 }
 
-static int mcs_unlock(void *l, syncq_lock_node *n) {
-  if (l == NULL || n == NULL) return SYNCQ_EINVAL;
-  ck_spinlock_mcs_unlock(&((ck_mcs_lock *)l)->tail, (struct ck_spinlock_mcs *)(void *)n->opaque);
+static int mcs_unlock(ck_mcs_lock *k, syncq_lock_node *n) {
+  if (k == NULL || n == NULL) return SYNCQ_EINVAL;
+  ck_spinlock_mcs_unlock(&k->tail, (struct ck_spinlock_mcs *)(void *)n->opaque);
   return SYNCQ_OK;
 }
 
-static const syncq_lock_ops mcs_ops = {
-  sizeof(ck_mcs_lock), _Alignof(ck_mcs_lock), mcs_init, mcs_destroy, mcs_lock, mcs_trylock, mcs_unlock,
-};
-static const syncq_algo ck_mcs_algo = {
-  SYNCQ_FAMILY_LOCK,
-  "ck:spinlock_mcs",
-  "Concurrency Kit ck_spinlock_mcs",
-  CK_SOURCE,
-  SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE,
-  &mcs_ops,
-};
+SYNCQ_LOCK_REGISTER_FNS(ck_mcs, "ck:spinlock_mcs", "Concurrency Kit ck_spinlock_mcs", CK_SOURCE, BLOCKING,
+                        SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE, ck_mcs_lock,
+                        mcs_init, mcs_destroy, mcs_lock, mcs_trylock, mcs_unlock);
 
 /* ---- Anderson: the slot ck hands back is kept in the caller's node */
 
@@ -490,8 +409,7 @@ typedef struct ck_anderson_lock {
   uint64_t magic;
 } ck_anderson_lock;
 
-static int anderson_init(void *l, const syncq_lock_config *cfg) {
-  ck_anderson_lock *k = l;
+static int anderson_init(ck_anderson_lock *k, const syncq_lock_config *cfg) {
   if (k == NULL) return SYNCQ_EINVAL;
   int r = lock_cfg(cfg);
   if (r != SYNCQ_OK) return r;
@@ -509,8 +427,7 @@ static int anderson_init(void *l, const syncq_lock_config *cfg) {
   return SYNCQ_OK;
 }
 
-static int anderson_destroy(void *l) {
-  ck_anderson_lock *k = l;
+static int anderson_destroy(ck_anderson_lock *k) {
   if (k == NULL || k->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
   if (ck_spinlock_anderson_locked(&k->lock)) return SYNCQ_EBUSY;
   k->magic = 0;
@@ -518,42 +435,32 @@ static int anderson_destroy(void *l) {
   return SYNCQ_OK;
 }
 
-static int anderson_lock(void *l, syncq_lock_node *n) {
-  if (l == NULL || n == NULL) return SYNCQ_EINVAL;
+static int anderson_lock(ck_anderson_lock *k, syncq_lock_node *n) {
+  if (k == NULL || n == NULL) return SYNCQ_EINVAL;
   ck_spinlock_anderson_thread_t *slot;
-  ck_spinlock_anderson_lock(&((ck_anderson_lock *)l)->lock, &slot);
+  ck_spinlock_anderson_lock(&k->lock, &slot);
   memcpy(n->opaque, &slot, sizeof slot);
   return SYNCQ_OK;
 }
 
-static int anderson_trylock(void *l, syncq_lock_node *n) {
-  if (l == NULL || n == NULL) return SYNCQ_EINVAL;
-  if (ck_spinlock_anderson_locked(&((ck_anderson_lock *)l)->lock)) return SYNCQ_EBUSY;
-  return anderson_lock(l, n); /* ck has no trylock: see the contract */
+static int anderson_trylock(ck_anderson_lock *k, syncq_lock_node *n) {
+  if (k == NULL || n == NULL) return SYNCQ_EINVAL;
+  if (ck_spinlock_anderson_locked(&k->lock)) return SYNCQ_EBUSY;
+  return anderson_lock(k, n); /* ck has no trylock: see the contract */
 }
 
-static int anderson_unlock(void *l, syncq_lock_node *n) {
-  if (l == NULL || n == NULL) return SYNCQ_EINVAL;
+static int anderson_unlock(ck_anderson_lock *k, syncq_lock_node *n) {
+  if (k == NULL || n == NULL) return SYNCQ_EINVAL;
   ck_spinlock_anderson_thread_t *slot;
   memcpy(&slot, n->opaque, sizeof slot);
-  ck_spinlock_anderson_unlock(&((ck_anderson_lock *)l)->lock, slot);
+  ck_spinlock_anderson_unlock(&k->lock, slot);
   return SYNCQ_OK;
 }
 
-static const syncq_lock_ops anderson_ops = {
-  sizeof(ck_anderson_lock),
-  _Alignof(ck_anderson_lock),
-  anderson_init,
-  anderson_destroy,
-  anderson_lock,
-  anderson_trylock,
-  anderson_unlock,
-};
-static const syncq_algo ck_anderson_algo = {
-  SYNCQ_FAMILY_LOCK, "ck:spinlock_anderson",  "Concurrency Kit ck_spinlock_anderson",
-  CK_SOURCE,         SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE,
-  &anderson_ops, /* the slot */
-};
+/* SYNCQ_PROP_USES_NODE: the slot */
+SYNCQ_LOCK_REGISTER_FNS(ck_anderson, "ck:spinlock_anderson", "Concurrency Kit ck_spinlock_anderson", CK_SOURCE,
+                        BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE, ck_anderson_lock,
+                        anderson_init, anderson_destroy, anderson_lock, anderson_trylock, anderson_unlock);
 
 /* ---- CLH: a per-thread cache of ck nodes (see the contract) */
 
@@ -605,8 +512,7 @@ typedef struct ck_clh_lock {
   uint64_t magic;
 } ck_clh_lock;
 
-static int clh_init(void *l, const syncq_lock_config *cfg) {
-  ck_clh_lock *k = l;
+static int clh_init(ck_clh_lock *k, const syncq_lock_config *cfg) {
   if (k == NULL) return SYNCQ_EINVAL;
   int r = lock_cfg(cfg);
   if (r != SYNCQ_OK) return r;
@@ -617,8 +523,7 @@ static int clh_init(void *l, const syncq_lock_config *cfg) {
   return SYNCQ_OK;
 }
 
-static int clh_destroy(void *l) {
-  ck_clh_lock *k = l;
+static int clh_destroy(ck_clh_lock *k) {
   if (k == NULL || k->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
   if (ck_spinlock_clh_locked(&k->tail)) return SYNCQ_EBUSY;
   k->magic = 0;
@@ -626,23 +531,23 @@ static int clh_destroy(void *l) {
   return SYNCQ_OK;
 }
 
-static int clh_lock(void *l, syncq_lock_node *n) {
-  if (l == NULL || n == NULL) return SYNCQ_EINVAL;
+static int clh_lock(ck_clh_lock *k, syncq_lock_node *n) {
+  if (k == NULL || n == NULL) return SYNCQ_EINVAL;
   ck_spinlock_clh_t *mine = clh_node_get();
   if (mine == NULL) return SYNCQ_ENOMEM;
-  ck_spinlock_clh_lock(&((ck_clh_lock *)l)->tail, mine);
+  ck_spinlock_clh_lock(&k->tail, mine);
   memcpy(n->opaque, &mine, sizeof mine);
   return SYNCQ_OK;
 }
 
-static int clh_trylock(void *l, syncq_lock_node *n) {
-  if (l == NULL || n == NULL) return SYNCQ_EINVAL;
-  if (ck_spinlock_clh_locked(&((ck_clh_lock *)l)->tail)) return SYNCQ_EBUSY;
-  return clh_lock(l, n); /* ck has no trylock: see the contract */
+static int clh_trylock(ck_clh_lock *k, syncq_lock_node *n) {
+  if (k == NULL || n == NULL) return SYNCQ_EINVAL;
+  if (ck_spinlock_clh_locked(&k->tail)) return SYNCQ_EBUSY;
+  return clh_lock(k, n); /* ck has no trylock: see the contract */
 }
 
-static int clh_unlock(void *l, syncq_lock_node *n) {
-  if (l == NULL || n == NULL) return SYNCQ_EINVAL;
+static int clh_unlock(ck_clh_lock *k, syncq_lock_node *n) {
+  if (k == NULL || n == NULL) return SYNCQ_EINVAL;
   ck_spinlock_clh_t *mine;
   memcpy(&mine, n->opaque, sizeof mine);
   ck_spinlock_clh_unlock(&mine); /* mine is now the predecessor's node */
@@ -650,18 +555,9 @@ static int clh_unlock(void *l, syncq_lock_node *n) {
   return SYNCQ_OK;
 }
 
-static const syncq_lock_ops clh_ops = {
-  sizeof(ck_clh_lock), _Alignof(ck_clh_lock), clh_init, clh_destroy, clh_lock, clh_trylock, clh_unlock,
-};
-static const syncq_algo ck_clh_algo = {
-  SYNCQ_FAMILY_LOCK,
-  "ck:spinlock_clh",
-  "Concurrency Kit ck_spinlock_clh",
-  CK_SOURCE,
-  SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES | SYNCQ_PROP_USES_NODE,
-  &clh_ops,
-};
+SYNCQ_LOCK_REGISTER_FNS(ck_clh, "ck:spinlock_clh", "Concurrency Kit ck_spinlock_clh", CK_SOURCE, BLOCKING,
+                        SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES | SYNCQ_PROP_USES_NODE, ck_clh_lock,
+                        clh_init, clh_destroy, clh_lock, clh_trylock, clh_unlock);
 
 /* ================================================================ barriers */
 
@@ -703,8 +599,7 @@ static void barrier_free(ck_barrier_box *b) {
   b->state = NULL;
 }
 
-static int barrier_init_kind(void *p, const syncq_barrier_config *cfg, barrier_kind kind) {
-  ck_barrier_box *b = p;
+static int barrier_init_kind(ck_barrier_box *b, const syncq_barrier_config *cfg, barrier_kind kind) {
   if (b == NULL || cfg == NULL || cfg->threads == 0) return SYNCQ_EINVAL;
   if (cfg->threads > SYNCQ_BARRIER_MAX_THREADS) return SYNCQ_ELIMIT;
   if (cfg->wait < 0 || cfg->wait >= SYNCQ_WAIT_COUNT) return SYNCQ_EINVAL;
@@ -771,90 +666,55 @@ nomem:
   return SYNCQ_ENOMEM;
 }
 
-static int barrier_destroy(void *p) {
-  ck_barrier_box *b = p;
+static int barrier_destroy(ck_barrier_box *b) {
   if (b == NULL || b->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
   b->magic = 0;
   barrier_free(b);
   return SYNCQ_OK;
 }
 
-static ck_barrier_box *barrier_arg(void *p, unsigned id) {
-  ck_barrier_box *b = p;
+static ck_barrier_box *barrier_arg(ck_barrier_box *b, unsigned id) {
   return (b == NULL || b->magic != PEER_MAGIC_LIVE || id >= b->threads) ? NULL : b;
 }
 
-static int central_init(void *p, const syncq_barrier_config *c) { return barrier_init_kind(p, c, BK_CENTRAL); }
-static int central_wait(void *p, unsigned id) {
-  ck_barrier_box *b = barrier_arg(p, id);
-  if (b == NULL) return SYNCQ_EINVAL;
-  ck_barrier_centralized(&b->central, &b->state[id].central, b->threads);
-  return SYNCQ_OK;
-}
-static int combining_init(void *p, const syncq_barrier_config *c) { return barrier_init_kind(p, c, BK_COMBINING); }
-static int combining_wait(void *p, unsigned id) {
-  ck_barrier_box *b = barrier_arg(p, id);
-  if (b == NULL) return SYNCQ_EINVAL;
-  ck_barrier_combining(&b->combining, &b->groups[1 + id / COMBINING_FAN_IN], &b->state[id].combining);
-  return SYNCQ_OK;
-}
-static int dissemination_init(void *p, const syncq_barrier_config *c) {
-  return barrier_init_kind(p, c, BK_DISSEMINATION);
-}
-static int dissemination_wait(void *p, unsigned id) {
-  ck_barrier_box *b = barrier_arg(p, id);
-  if (b == NULL) return SYNCQ_EINVAL;
-  ck_barrier_dissemination(b->shared, &b->state[id].dissemination);
-  return SYNCQ_OK;
-}
-static int tournament_init(void *p, const syncq_barrier_config *c) { return barrier_init_kind(p, c, BK_TOURNAMENT); }
-static int tournament_wait(void *p, unsigned id) {
-  ck_barrier_box *b = barrier_arg(p, id);
-  if (b == NULL) return SYNCQ_EINVAL;
-  ck_barrier_tournament(b->shared, &b->state[id].tournament);
-  return SYNCQ_OK;
-}
-static int bmcs_init(void *p, const syncq_barrier_config *c) { return barrier_init_kind(p, c, BK_MCS); }
-static int bmcs_wait(void *p, unsigned id) {
-  ck_barrier_box *b = barrier_arg(p, id);
-  if (b == NULL) return SYNCQ_EINVAL;
-  ck_barrier_mcs(b->shared, &b->state[id].mcs);
-  return SYNCQ_OK;
-}
+/* One barrier of ck: its init (the kind) and wait (ck's call on the
+ * thread's state), then the registry entry. No deadline in ck: untimed. */
+#define CK_BARRIER(kind, name, title, props, KIND, call)                                                             \
+  static int kind##_init(ck_barrier_box *p, const syncq_barrier_config *c) { return barrier_init_kind(p, c, KIND); } \
+  static int kind##_wait(ck_barrier_box *p, unsigned id) {                                                           \
+    ck_barrier_box *b = barrier_arg(p, id);                                                                          \
+    if (b == NULL) return SYNCQ_EINVAL;                                                                              \
+    call;                                                                                                            \
+    return SYNCQ_OK;                                                                                                 \
+  }                                                                                                                  \
+  SYNCQ_BARRIER_REGISTER_UNTIMED_FNS(ck_##kind, name, title, CK_SOURCE, BLOCKING, SYNCQ_PROP_PEER | (props),         \
+                                     ck_barrier_box, kind##_init, barrier_destroy, kind##_wait)
 
-#define BARRIER_OPS(name)                                                                                      \
-  static const syncq_barrier_ops name##_bops = {sizeof(ck_barrier_box), _Alignof(ck_barrier_box), name##_init, \
-                                                barrier_destroy, name##_wait};
-BARRIER_OPS(central)
-BARRIER_OPS(combining)
-BARRIER_OPS(dissemination)
-BARRIER_OPS(tournament)
-BARRIER_OPS(bmcs)
-
-static const syncq_algo ck_barrier_algos[] = {
-  {SYNCQ_FAMILY_BARRIER, "ck:barrier_centralized", "Concurrency Kit ck_barrier_centralized (sense-reversing)",
-   CK_SOURCE, SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER, &central_bops},
-  {SYNCQ_FAMILY_BARRIER, "ck:barrier_combining", "Concurrency Kit ck_barrier_combining (groups of 4)", CK_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_ALLOCATES, &combining_bops},
-  {SYNCQ_FAMILY_BARRIER, "ck:barrier_dissemination", "Concurrency Kit ck_barrier_dissemination", CK_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_ALLOCATES, &dissemination_bops},
-  {SYNCQ_FAMILY_BARRIER, "ck:barrier_tournament", "Concurrency Kit ck_barrier_tournament", CK_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_ALLOCATES, &tournament_bops},
-  {SYNCQ_FAMILY_BARRIER, "ck:barrier_mcs", "Concurrency Kit ck_barrier_mcs (MCS tree)", CK_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_ALLOCATES, &bmcs_bops},
-};
+CK_BARRIER(central, "ck:barrier_centralized", "Concurrency Kit ck_barrier_centralized (sense-reversing)", 0, BK_CENTRAL,
+           ck_barrier_centralized(&b->central, &b->state[id].central, b->threads));
+CK_BARRIER(combining, "ck:barrier_combining", "Concurrency Kit ck_barrier_combining (groups of 4)",
+           SYNCQ_PROP_ALLOCATES, BK_COMBINING,
+           ck_barrier_combining(&b->combining, &b->groups[1 + id / COMBINING_FAN_IN], &b->state[id].combining));
+CK_BARRIER(dissemination, "ck:barrier_dissemination", "Concurrency Kit ck_barrier_dissemination", SYNCQ_PROP_ALLOCATES,
+           BK_DISSEMINATION, ck_barrier_dissemination(b->shared, &b->state[id].dissemination));
+CK_BARRIER(tournament, "ck:barrier_tournament", "Concurrency Kit ck_barrier_tournament", SYNCQ_PROP_ALLOCATES,
+           BK_TOURNAMENT, ck_barrier_tournament(b->shared, &b->state[id].tournament));
+CK_BARRIER(bmcs, "ck:barrier_mcs", "Concurrency Kit ck_barrier_mcs (MCS tree)", SYNCQ_PROP_ALLOCATES, BK_MCS,
+           ck_barrier_mcs(b->shared, &b->state[id].mcs));
 
 /* ================================================================ register */
 
 int lab_peer_ck_register(unsigned flags, char *why, size_t len) {
   const syncq_algo *const all[] = {
-    &ck_ring_mpmc_algo,   &ck_fifo_mpmc_algo,   &ck_stack_algo,       &ck_fas_algo,         &ck_cas_algo,
-    &ck_ticket_algo,      &ck_anderson_algo,    &ck_mcs_algo,         &ck_clh_algo,         &ck_barrier_algos[0],
-    &ck_barrier_algos[1], &ck_barrier_algos[2], &ck_barrier_algos[3], &ck_barrier_algos[4],
+    &syncq_queue_ck_ring_mpmc_algo,    &syncq_queue_ck_fifo_mpmc_algo,   &syncq_stack_ck_stack_algo,
+    &syncq_lock_ck_fas_algo,           &syncq_lock_ck_cas_algo,          &syncq_lock_ck_ticket_algo,
+    &syncq_lock_ck_anderson_algo,      &syncq_lock_ck_mcs_algo,          &syncq_lock_ck_clh_algo,
+    &syncq_barrier_ck_central_algo,    &syncq_barrier_ck_combining_algo, &syncq_barrier_ck_dissemination_algo,
+    &syncq_barrier_ck_tournament_algo, &syncq_barrier_ck_bmcs_algo,
   };
   int n = 0, st = SYNCQ_OK;
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) n += peer_add(all[i], &st);
-  if ((flags & LAB_PEERS_SPSC) != 0) n += peer_add(&ck_ring_spsc_algo, &st);
+  if ((flags & LAB_PEERS_SPSC) != 0) n += peer_add(&syncq_queue_ck_ring_spsc_algo, &st);
   if (n == 0) snprintf(why, len, "registry refused: %s", syncq_strerror(st));
   return n;
 }

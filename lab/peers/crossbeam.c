@@ -39,10 +39,7 @@ int syncq_cb_seg_pop(void *q, void **out);
 
 #define CB_OK 0
 
-static void *obj(void *q) {
-  peer_box *b = q;
-  return (b != NULL && b->magic == PEER_MAGIC_LIVE) ? b->obj : NULL;
-}
+static void *obj(peer_box *b) { return (b != NULL && b->magic == PEER_MAGIC_LIVE) ? b->obj : NULL; }
 
 static int array_bytes(size_t c, size_t *b) {
   if (b == NULL || !peer_pow2(c) || c > PEER_MAX_CAPACITY) return SYNCQ_EINVAL;
@@ -57,8 +54,7 @@ static int seg_bytes(size_t c, size_t *b) {
   return SYNCQ_OK;
 }
 
-static int array_init(void *q, size_t c) {
-  peer_box *b = q;
+static int array_init(peer_box *b, size_t c) {
   if (b == NULL || (uintptr_t)b % _Alignof(peer_box) != 0 || !peer_pow2(c) || c > PEER_MAX_CAPACITY)
     return SYNCQ_EINVAL;
   if ((b->obj = syncq_cb_array_new(c)) == NULL) return SYNCQ_ENOMEM;
@@ -67,8 +63,7 @@ static int array_init(void *q, size_t c) {
   return SYNCQ_OK;
 }
 
-static int seg_init(void *q, size_t c) {
-  peer_box *b = q;
+static int seg_init(peer_box *b, size_t c) {
   if (b == NULL || (uintptr_t)b % _Alignof(peer_box) != 0) return SYNCQ_EINVAL;
   if ((b->obj = syncq_cb_seg_new()) == NULL) return SYNCQ_ENOMEM;
   b->capacity = c;
@@ -76,72 +71,66 @@ static int seg_init(void *q, size_t c) {
   return SYNCQ_OK;
 }
 
-static int array_destroy(void *q) {
+static int array_destroy(peer_box *q) {
   void *x = obj(q);
   if (x == NULL) return SYNCQ_EINVAL;
-  ((peer_box *)q)->magic = 0;
+  q->magic = 0;
   syncq_cb_array_free(x);
   return SYNCQ_OK;
 }
 
-static int seg_destroy(void *q) {
+static int seg_destroy(peer_box *q) {
   void *x = obj(q);
   if (x == NULL) return SYNCQ_EINVAL;
-  ((peer_box *)q)->magic = 0;
+  q->magic = 0;
   syncq_cb_seg_free(x);
   return SYNCQ_OK;
 }
 
-static int array_enqueue(void *q, void *item) {
+static int array_enqueue(peer_box *q, void *item) {
   void *x = obj(q);
   if (x == NULL || item == NULL) return SYNCQ_EINVAL;
   return syncq_cb_array_push(x, item) == CB_OK ? SYNCQ_OK : SYNCQ_FULL;
 }
 
-static int array_dequeue(void *q, void **item) {
+static int array_dequeue(peer_box *q, void **item) {
   void *x = obj(q);
   if (x == NULL || item == NULL) return SYNCQ_EINVAL;
   return syncq_cb_array_pop(x, item) == CB_OK ? SYNCQ_OK : SYNCQ_EMPTY;
 }
 
-static int seg_enqueue(void *q, void *item) {
+static int seg_enqueue(peer_box *q, void *item) {
   void *x = obj(q);
   if (x == NULL || item == NULL) return SYNCQ_EINVAL;
   return syncq_cb_seg_push(x, item) == CB_OK ? SYNCQ_OK : SYNCQ_EINVAL;
 }
 
-static int seg_dequeue(void *q, void **item) {
+static int seg_dequeue(peer_box *q, void **item) {
   void *x = obj(q);
   if (x == NULL || item == NULL) return SYNCQ_EINVAL;
   return syncq_cb_seg_pop(x, item) == CB_OK ? SYNCQ_OK : SYNCQ_EMPTY;
 }
 
-static const syncq_queue_ops array_ops = {
-  array_bytes, _Alignof(peer_box), array_init, array_destroy, array_enqueue, array_dequeue,
-};
-static const syncq_queue_ops seg_ops = {
-  seg_bytes, _Alignof(peer_box), seg_init, seg_destroy, seg_enqueue, seg_dequeue,
-};
-
 #define CB_SOURCE "crossbeam-queue 0.3 (Debian librust-crossbeam-queue-dev, Rust, via cargo)"
 
-static const syncq_algo cb_algos[] = {
-  /* Neither is SPINS_ON_PREEMPTED: both wait for a claimed, unwritten
-   * slot, but with crossbeam's Backoff::snooze(), which yields the thread
-   * once its short spin limit is passed, so a preempted claimer gets the
-   * processor back. */
-  {SYNCQ_FAMILY_QUEUE, "crossbeam:array_queue", "crossbeam ArrayQueue (bounded ring with stamps)", CB_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED,
-   &array_ops},
-  {SYNCQ_FAMILY_QUEUE, "crossbeam:seg_queue", "crossbeam SegQueue (unbounded list of segments)", CB_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-   &seg_ops},
-};
+/* Neither is SPINS_ON_PREEMPTED: both wait for a claimed, unwritten
+ * slot, but with crossbeam's Backoff::snooze(), which yields the thread
+ * once its short spin limit is passed, so a preempted claimer gets the
+ * processor back. */
+SYNCQ_QUEUE_REGISTER_FNS(cb_array, "crossbeam:array_queue", "crossbeam ArrayQueue (bounded ring with stamps)",
+                         CB_SOURCE, BLOCKING,
+                         SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED, peer_box,
+                         array_bytes, array_init, array_destroy, array_enqueue, array_dequeue);
+SYNCQ_QUEUE_REGISTER_FNS(cb_seg, "crossbeam:seg_queue", "crossbeam SegQueue (unbounded list of segments)", CB_SOURCE,
+                         BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
+                         peer_box, seg_bytes, seg_init, seg_destroy, seg_enqueue, seg_dequeue);
+
+static const syncq_algo *const cb_algos[] = {&syncq_queue_cb_array_algo, &syncq_queue_cb_seg_algo};
 
 int lab_peer_crossbeam_register(unsigned flags, char *why, size_t len) {
   (void)flags;
   int n = 0, st = SYNCQ_OK;
-  for (size_t i = 0; i < sizeof cb_algos / sizeof cb_algos[0]; i++) n += peer_add(&cb_algos[i], &st);
+  for (size_t i = 0; i < sizeof cb_algos / sizeof cb_algos[0]; i++) n += peer_add(cb_algos[i], &st);
   if (n == 0) snprintf(why, len, "registry refused: %s", syncq_strerror(st));
   return n;
 }

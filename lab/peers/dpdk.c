@@ -49,8 +49,7 @@ static int box_bytes(size_t c, size_t *b) {
   return SYNCQ_OK;
 }
 
-static int box_init(void *q, size_t c, unsigned flags) {
-  dpdk_box *d = q;
+static int box_init(dpdk_box *d, size_t c, unsigned flags) {
   if (d == NULL || (uintptr_t)d % _Alignof(dpdk_box) != 0 || !peer_pow2(c) || c > PEER_MAX_CAPACITY)
     return SYNCQ_EINVAL;
   /* EXACT_SZ: DPDK sizes the slot array to the power of two above c */
@@ -67,34 +66,26 @@ static int box_init(void *q, size_t c, unsigned flags) {
   return SYNCQ_OK;
 }
 
-static int init_mpmc(void *q, size_t c) { return box_init(q, c, 0); }
-static int init_rts(void *q, size_t c) { return box_init(q, c, RING_F_MP_RTS_ENQ | RING_F_MC_RTS_DEQ); }
-static int init_hts(void *q, size_t c) { return box_init(q, c, RING_F_MP_HTS_ENQ | RING_F_MC_HTS_DEQ); }
+static int init_mpmc(dpdk_box *d, size_t c) { return box_init(d, c, 0); }
+static int init_rts(dpdk_box *d, size_t c) { return box_init(d, c, RING_F_MP_RTS_ENQ | RING_F_MC_RTS_DEQ); }
+static int init_hts(dpdk_box *d, size_t c) { return box_init(d, c, RING_F_MP_HTS_ENQ | RING_F_MC_HTS_DEQ); }
 
-static int box_destroy(void *q) {
-  dpdk_box *d = q;
+static int box_destroy(dpdk_box *d) {
   if (d == NULL || d->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
   d->magic = 0;
   free(d->ring);
   return SYNCQ_OK;
 }
 
-static int box_enqueue(void *q, void *item) {
-  dpdk_box *d = q;
+static int box_enqueue(dpdk_box *d, void *item) {
   if (d == NULL || item == NULL) return SYNCQ_EINVAL;
   return rte_ring_enqueue(d->ring, item) == 0 ? SYNCQ_OK : SYNCQ_FULL;
 }
 
-static int box_dequeue(void *q, void **item) {
-  dpdk_box *d = q;
+static int box_dequeue(dpdk_box *d, void **item) {
   if (d == NULL || item == NULL) return SYNCQ_EINVAL;
   return rte_ring_dequeue(d->ring, item) == 0 ? SYNCQ_OK : SYNCQ_EMPTY;
 }
-
-static const syncq_queue_ops mpmc_ops = {box_bytes,   _Alignof(dpdk_box), init_mpmc,
-                                         box_destroy, box_enqueue,        box_dequeue};
-static const syncq_queue_ops rts_ops = {box_bytes, _Alignof(dpdk_box), init_rts, box_destroy, box_enqueue, box_dequeue};
-static const syncq_queue_ops hts_ops = {box_bytes, _Alignof(dpdk_box), init_hts, box_destroy, box_enqueue, box_dequeue};
 
 /* SYNCQ_PROP_SPINS_ON_PREEMPTED on every mode (rte_ring_*_pvt.h), each
  * waiting with rte_pause(), never yielding:
@@ -108,64 +99,70 @@ static const syncq_queue_ops hts_ops = {box_bytes, _Alignof(dpdk_box), init_hts,
  *          the one operation in flight on that side completes. */
 #define DPDK_PROPS (SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_SPINS_ON_PREEMPTED)
 
-static const syncq_algo dpdk_algos[] = {
-  /* MP/MC: linearizable except at FULL, so not SYNCQ_PROP_LINEARIZABLE
-   * (tests/support/test_queue_contract.h: checked on runs that cannot
-   * fill it). Each side has a head (claims) and a tail (publications,
-   * in claim order): __rte_ring_move_prod_head counts free room as
-   * capacity + cons.tail - prod.head, __rte_ring_move_cons_head counts
-   * entries as prod.tail - cons.head. A producer that has claimed a slot
-   * (prod.head) but not yet moved prod.tail takes room other producers
-   * see as used while consumers do not see its item (so, capacity 1: an
-   * enqueue answers FULL, then a dequeue answers EMPTY, both while that
-   * producer is in flight: no order of the three explains both); a
-   * consumer between cons.head and cons.tail does the same from the
-   * other side. Taking an enqueue at its prod.tail store and a dequeue at
-   * its cons.head CAS, every OK and every EMPTY is linearizable (the
-   * entries count is read against exactly those two counters, and a
-   * producer's slot is written before its tail moves); FULL alone reads
-   * the other two. The linearizability runs saw it on a 16-PU machine
-   * (1 of 1,250 histories at capacity 2 or 4). */
-  {SYNCQ_FAMILY_QUEUE, "dpdk:ring_mpmc", "DPDK rte_ring, multi-producer/multi-consumer", DPDK_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, DPDK_PROPS, &mpmc_ops},
-  /* RTS moves the tail only when the last of the concurrent producers
-   * (consumers) is done, so a completed enqueue can stay invisible to a
-   * dequeue that then answers EMPTY on a non-empty ring (the driver's
-   * prefilled run saw it): not linearizable at EMPTY and FULL. */
-  {SYNCQ_FAMILY_QUEUE, "dpdk:ring_rts", "DPDK rte_ring, relaxed tail sync (RTS)", DPDK_SOURCE, SYNCQ_PROGRESS_BLOCKING,
-   DPDK_PROPS, &rts_ops},
-  /* HTS: linearizable. __rte_ring_hts_move_{prod,cons}_head first wait
-   * for head == tail on their side, so at most one operation per side is
-   * between claim and publication, and the side that counts its room or
-   * its entries is never in flight itself: FULL reads prod.head ==
-   * prod.tail against cons.tail, EMPTY reads cons.head == cons.tail
-   * against prod.tail; taking each operation at its tail store, both
-   * read exactly the abstract queue [cons.tail, prod.tail). */
-  {SYNCQ_FAMILY_QUEUE, "dpdk:ring_hts", "DPDK rte_ring, head/tail sync (HTS)", DPDK_SOURCE, SYNCQ_PROGRESS_BLOCKING,
-   DPDK_PROPS | SYNCQ_PROP_LINEARIZABLE, &hts_ops},
+/* One entry per mode: only its init (the ring's flags) differs. */
+#define DPDK_RING(mode, title, props)                                                                           \
+  SYNCQ_QUEUE_REGISTER_FNS(dpdk_ring_##mode, "dpdk:ring_" #mode, title, DPDK_SOURCE, BLOCKING, props, dpdk_box, \
+                           box_bytes, init_##mode, box_destroy, box_enqueue, box_dequeue)
+
+/* MP/MC: linearizable except at FULL, so not SYNCQ_PROP_LINEARIZABLE
+ * (tests/support/test_queue_contract.h: checked on runs that cannot
+ * fill it). Each side has a head (claims) and a tail (publications,
+ * in claim order): __rte_ring_move_prod_head counts free room as
+ * capacity + cons.tail - prod.head, __rte_ring_move_cons_head counts
+ * entries as prod.tail - cons.head. A producer that has claimed a slot
+ * (prod.head) but not yet moved prod.tail takes room other producers
+ * see as used while consumers do not see its item (so, capacity 1: an
+ * enqueue answers FULL, then a dequeue answers EMPTY, both while that
+ * producer is in flight: no order of the three explains both); a
+ * consumer between cons.head and cons.tail does the same from the
+ * other side. Taking an enqueue at its prod.tail store and a dequeue at
+ * its cons.head CAS, every OK and every EMPTY is linearizable (the
+ * entries count is read against exactly those two counters, and a
+ * producer's slot is written before its tail moves); FULL alone reads
+ * the other two. The linearizability runs saw it on a 16-PU machine
+ * (1 of 1,250 histories at capacity 2 or 4). */
+DPDK_RING(mpmc, "DPDK rte_ring, multi-producer/multi-consumer", DPDK_PROPS);
+/* RTS moves the tail only when the last of the concurrent producers
+ * (consumers) is done, so a completed enqueue can stay invisible to a
+ * dequeue that then answers EMPTY on a non-empty ring (the driver's
+ * prefilled run saw it): not linearizable at EMPTY and FULL. */
+DPDK_RING(rts, "DPDK rte_ring, relaxed tail sync (RTS)", DPDK_PROPS);
+/* HTS: linearizable. __rte_ring_hts_move_{prod,cons}_head first wait
+ * for head == tail on their side, so at most one operation per side is
+ * between claim and publication, and the side that counts its room or
+ * its entries is never in flight itself: FULL reads prod.head ==
+ * prod.tail against cons.tail, EMPTY reads cons.head == cons.tail
+ * against prod.tail; taking each operation at its tail store, both
+ * read exactly the abstract queue [cons.tail, prod.tail). */
+DPDK_RING(hts, "DPDK rte_ring, head/tail sync (HTS)", DPDK_PROPS | SYNCQ_PROP_LINEARIZABLE);
+
+static const syncq_algo *const dpdk_algos[] = {
+  &syncq_queue_dpdk_ring_mpmc_algo,
+  &syncq_queue_dpdk_ring_rts_algo,
+  &syncq_queue_dpdk_ring_hts_algo,
 };
 
 int lab_peer_dpdk_register(unsigned flags, char *why, size_t len) {
   (void)flags;
   /* can rte_ring run here without the EAL? one round trip per mode */
   for (size_t i = 0; i < sizeof dpdk_algos / sizeof dpdk_algos[0]; i++) {
-    const syncq_queue_ops *ops = dpdk_algos[i].ops;
+    const syncq_queue_ops *ops = dpdk_algos[i]->ops;
     dpdk_box b;
     void *out = NULL;
     int st = ops->init(&b, 4);
     if (st != SYNCQ_OK) {
-      snprintf(why, len, "rte_ring_init() without EAL failed for %s: %s", dpdk_algos[i].name, syncq_strerror(st));
+      snprintf(why, len, "rte_ring_init() without EAL failed for %s: %s", dpdk_algos[i]->name, syncq_strerror(st));
       return 0;
     }
     int ok = ops->enqueue(&b, &b) == SYNCQ_OK && ops->dequeue(&b, &out) == SYNCQ_OK && out == &b;
     ops->destroy(&b);
     if (!ok) {
-      snprintf(why, len, "rte_ring without EAL: a round trip through %s failed", dpdk_algos[i].name);
+      snprintf(why, len, "rte_ring without EAL: a round trip through %s failed", dpdk_algos[i]->name);
       return 0;
     }
   }
   int n = 0, st = SYNCQ_OK;
-  for (size_t i = 0; i < sizeof dpdk_algos / sizeof dpdk_algos[0]; i++) n += peer_add(&dpdk_algos[i], &st);
+  for (size_t i = 0; i < sizeof dpdk_algos / sizeof dpdk_algos[0]; i++) n += peer_add(dpdk_algos[i], &st);
   if (n == 0) snprintf(why, len, "registry refused: %s", syncq_strerror(st));
   return n;
 }

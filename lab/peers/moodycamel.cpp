@@ -32,8 +32,7 @@ namespace {
 
 using queue_t = moodycamel::ConcurrentQueue<void *>;
 
-queue_t *obj(void *q) {
-  peer_box *b = static_cast<peer_box *>(q);
+queue_t *obj(peer_box *b) {
   return (b != nullptr && b->magic == PEER_MAGIC_LIVE) ? static_cast<queue_t *>(b->obj) : nullptr;
 }
 
@@ -43,8 +42,7 @@ int mc_bytes(size_t, size_t *b) {
   return SYNCQ_OK;
 }
 
-int mc_init(void *q, size_t c) {
-  peer_box *b = static_cast<peer_box *>(q);
+int mc_init(peer_box *b, size_t c) {
   if (b == nullptr || reinterpret_cast<uintptr_t>(b) % alignof(peer_box) != 0) return SYNCQ_EINVAL;
   /* the capacity is a sizing hint: the initial block allocation */
   queue_t *x = new (std::nothrow) queue_t(c > 0 && c <= PEER_MAX_CAPACITY ? c : 32);
@@ -55,43 +53,37 @@ int mc_init(void *q, size_t c) {
   return SYNCQ_OK;
 }
 
-int mc_destroy(void *q) {
+int mc_destroy(peer_box *q) {
   queue_t *x = obj(q);
   if (x == nullptr) return SYNCQ_EINVAL;
-  static_cast<peer_box *>(q)->magic = 0;
+  q->magic = 0;
   delete x;
   return SYNCQ_OK;
 }
 
-int mc_enqueue(void *q, void *item) {
+int mc_enqueue(peer_box *q, void *item) {
   queue_t *x = obj(q);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   return x->enqueue(item) ? SYNCQ_OK : SYNCQ_ENOMEM;
 }
 
-int mc_dequeue(void *q, void **item) {
+int mc_dequeue(peer_box *q, void **item) {
   queue_t *x = obj(q);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   return x->try_dequeue(*item) ? SYNCQ_OK : SYNCQ_EMPTY;
 }
 
-const syncq_queue_ops mc_ops = {mc_bytes, alignof(peer_box), mc_init, mc_destroy, mc_enqueue, mc_dequeue};
-
-const syncq_algo mc_algo = {
-  SYNCQ_FAMILY_QUEUE,
-  "moodycamel:concurrentqueue",
-  "moodycamel::ConcurrentQueue (per-producer sub-queues, no total order)",
-  "moodycamel ConcurrentQueue 1.0 (libconcurrentqueue-dev)",
-  SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_ALLOCATES,
-  &mc_ops,
-};
+SYNCQ_QUEUE_REGISTER_FNS(moodycamel, "moodycamel:concurrentqueue",
+                         "moodycamel::ConcurrentQueue (per-producer sub-queues, no total order)",
+                         "moodycamel ConcurrentQueue 1.0 (libconcurrentqueue-dev)", LOCK_FREE,
+                         SYNCQ_PROP_PEER | SYNCQ_PROP_ALLOCATES, peer_box, mc_bytes, mc_init, mc_destroy, mc_enqueue,
+                         mc_dequeue);
 
 } // namespace
 
 extern "C" int lab_peer_moodycamel_register(unsigned, char *why, size_t len) {
   int st = SYNCQ_OK;
-  int n = peer_add(&mc_algo, &st);
+  int n = peer_add(&syncq_queue_moodycamel_algo, &st);
   if (n == 0) snprintf(why, len, "registry refused: %s", syncq_strerror(st));
   return n;
 }

@@ -2,7 +2,11 @@
 /*
  * peer_adapter.h — what the adapters in lab/peers/ share: their entry
  * points (called by peers.c) and the small helpers every adapter uses to
- * put a peer structure behind a syncq ops table. Not a public header.
+ * put a peer structure behind a syncq ops table. Each peer structure is
+ * one statement of its family's registration macro
+ * (SYNCQ_QUEUE_REGISTER_FNS and the others, in C and C++ alike) after its
+ * typed operations; its register function hands the entries to
+ * peer_add(). Not a public header.
  */
 #ifndef LAB_PEER_ADAPTER_H
 #define LAB_PEER_ADAPTER_H

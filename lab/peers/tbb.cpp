@@ -51,8 +51,7 @@ namespace {
 #define TBB_SOURCE "oneTBB 2021 (libtbb-dev)"
 
 template <class T>
-T *obj(void *p) {
-  peer_box *b = static_cast<peer_box *>(p);
+T *obj(peer_box *b) {
   return (b != nullptr && b->magic == PEER_MAGIC_LIVE) ? static_cast<T *>(b->obj) : nullptr;
 }
 
@@ -75,8 +74,7 @@ int bq_bytes(size_t c, size_t *b) {
   return SYNCQ_OK;
 }
 
-int cq_init(void *q, size_t c) {
-  peer_box *b = static_cast<peer_box *>(q);
+int cq_init(peer_box *b, size_t c) {
   if (b == nullptr || !aligned(b, alignof(peer_box))) return SYNCQ_EINVAL;
   cq_t *x = new (std::nothrow) cq_t();
   if (x == nullptr) return SYNCQ_ENOMEM;
@@ -86,8 +84,7 @@ int cq_init(void *q, size_t c) {
   return SYNCQ_OK;
 }
 
-int bq_init(void *q, size_t c) {
-  peer_box *b = static_cast<peer_box *>(q);
+int bq_init(peer_box *b, size_t c) {
   if (b == nullptr || !aligned(b, alignof(peer_box)) || !peer_pow2(c) || c > PEER_MAX_CAPACITY) return SYNCQ_EINVAL;
   bq_t *x = new (std::nothrow) bq_t();
   if (x == nullptr) return SYNCQ_ENOMEM;
@@ -99,15 +96,15 @@ int bq_init(void *q, size_t c) {
 }
 
 template <class T>
-int destroy(void *q) {
+int destroy(peer_box *q) {
   T *x = obj<T>(q);
   if (x == nullptr) return SYNCQ_EINVAL;
-  static_cast<peer_box *>(q)->magic = 0;
+  q->magic = 0;
   delete x;
   return SYNCQ_OK;
 }
 
-int cq_enqueue(void *q, void *item) {
+int cq_enqueue(peer_box *q, void *item) {
   cq_t *x = obj<cq_t>(q);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   try {
@@ -118,13 +115,13 @@ int cq_enqueue(void *q, void *item) {
   return SYNCQ_OK;
 }
 
-int cq_dequeue(void *q, void **item) {
+int cq_dequeue(peer_box *q, void **item) {
   cq_t *x = obj<cq_t>(q);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   return x->try_pop(*item) ? SYNCQ_OK : SYNCQ_EMPTY;
 }
 
-int bq_enqueue(void *q, void *item) {
+int bq_enqueue(peer_box *q, void *item) {
   bq_t *x = obj<bq_t>(q);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   try {
@@ -134,14 +131,11 @@ int bq_enqueue(void *q, void *item) {
   }
 }
 
-int bq_dequeue(void *q, void **item) {
+int bq_dequeue(peer_box *q, void **item) {
   bq_t *x = obj<bq_t>(q);
   if (x == nullptr || item == nullptr) return SYNCQ_EINVAL;
   return x->try_pop(*item) ? SYNCQ_OK : SYNCQ_EMPTY;
 }
-
-const syncq_queue_ops cq_ops = {cq_bytes, alignof(peer_box), cq_init, destroy<cq_t>, cq_enqueue, cq_dequeue};
-const syncq_queue_ops bq_ops = {bq_bytes, alignof(peer_box), bq_init, destroy<bq_t>, bq_enqueue, bq_dequeue};
 
 /* ---------------------------------------------------------------- priority queue */
 
@@ -160,8 +154,7 @@ struct pq_t {
   uint64_t capacity;
 };
 
-int pq_init(void *p, const syncq_pqueue_config *cfg) {
-  peer_box *b = static_cast<peer_box *>(p);
+int pq_init(peer_box *b, const syncq_pqueue_config *cfg) {
   if (b == nullptr || !aligned(b, alignof(peer_box))) return SYNCQ_EINVAL;
   if (cfg != nullptr && (cfg->capacity > SYNCQ_PQUEUE_MAX_CAPACITY || cfg->max_threads > SYNCQ_PQUEUE_MAX_THREADS))
     return SYNCQ_EINVAL;
@@ -174,7 +167,7 @@ int pq_init(void *p, const syncq_pqueue_config *cfg) {
   return SYNCQ_OK;
 }
 
-int pq_insert(void *p, uint64_t key, void *payload) {
+int pq_insert(peer_box *p, uint64_t key, void *payload) {
   pq_t *x = obj<pq_t>(p);
   if (x == nullptr) return SYNCQ_EINVAL;
   /* relaxed: the count only bounds the size; TBB's own synchronisation
@@ -192,7 +185,7 @@ int pq_insert(void *p, uint64_t key, void *payload) {
   return SYNCQ_OK;
 }
 
-int pq_delete_min(void *p, uint64_t *key, void **payload) {
+int pq_delete_min(peer_box *p, uint64_t *key, void **payload) {
   pq_t *x = obj<pq_t>(p);
   if (x == nullptr || key == nullptr || payload == nullptr) return SYNCQ_EINVAL;
   pq_item it;
@@ -202,8 +195,6 @@ int pq_delete_min(void *p, uint64_t *key, void **payload) {
   *payload = it.payload;
   return SYNCQ_OK;
 }
-
-const syncq_pqueue_ops pq_ops = {sizeof(peer_box), alignof(peer_box), pq_init, destroy<pq_t>, pq_insert, pq_delete_min};
 
 /* ---------------------------------------------------------------- locks */
 
@@ -221,15 +212,16 @@ struct lock_box {
   M *m;
 };
 
+using spin_box = lock_box<tbb::spin_mutex>;
+using queuing_box = lock_box<tbb::queuing_mutex>;
+
 template <class M>
-M *lock_of(void *l) {
-  auto *b = static_cast<lock_box<M> *>(l);
+M *lock_of(lock_box<M> *b) {
   return (b != nullptr && b->magic == PEER_MAGIC_LIVE) ? b->m : nullptr;
 }
 
 template <class M>
-int lk_init(void *l, const syncq_lock_config *cfg) {
-  auto *b = static_cast<lock_box<M> *>(l);
+int lk_init(lock_box<M> *b, const syncq_lock_config *cfg) {
   if (b == nullptr) return SYNCQ_EINVAL;
   int r = lock_cfg(cfg);
   if (r != SYNCQ_OK) return r;
@@ -243,37 +235,37 @@ using qlock_t = tbb::queuing_mutex::scoped_lock;
 static_assert(sizeof(qlock_t) <= sizeof(syncq_lock_node), "a queuing_mutex scoped_lock fits a syncq_lock_node");
 static_assert(alignof(qlock_t) <= alignof(syncq_lock_node), "and is aligned by it");
 
-int spin_destroy(void *l) {
+int spin_destroy(spin_box *l) {
   tbb::spin_mutex *m = lock_of<tbb::spin_mutex>(l);
   if (m == nullptr) return SYNCQ_EINVAL;
   if (!m->try_lock()) return SYNCQ_EBUSY; /* held: refuse, as syncq's locks do */
   m->unlock();
-  static_cast<lock_box<tbb::spin_mutex> *>(l)->magic = 0;
+  l->magic = 0;
   delete m;
   return SYNCQ_OK;
 }
 
-int spin_lock(void *l, syncq_lock_node *n) {
+int spin_lock(spin_box *l, syncq_lock_node *n) {
   tbb::spin_mutex *m = lock_of<tbb::spin_mutex>(l);
   if (m == nullptr || n == nullptr) return SYNCQ_EINVAL;
   m->lock();
   return SYNCQ_OK;
 }
 
-int spin_trylock(void *l, syncq_lock_node *n) {
+int spin_trylock(spin_box *l, syncq_lock_node *n) {
   tbb::spin_mutex *m = lock_of<tbb::spin_mutex>(l);
   if (m == nullptr || n == nullptr) return SYNCQ_EINVAL;
   return m->try_lock() ? SYNCQ_OK : SYNCQ_EBUSY;
 }
 
-int spin_unlock(void *l, syncq_lock_node *n) {
+int spin_unlock(spin_box *l, syncq_lock_node *n) {
   tbb::spin_mutex *m = lock_of<tbb::spin_mutex>(l);
   if (m == nullptr || n == nullptr) return SYNCQ_EINVAL;
   m->unlock();
   return SYNCQ_OK;
 }
 
-int queuing_destroy(void *l) {
+int queuing_destroy(queuing_box *l) {
   tbb::queuing_mutex *m = lock_of<tbb::queuing_mutex>(l);
   if (m == nullptr) return SYNCQ_EINVAL;
   {
@@ -281,12 +273,12 @@ int queuing_destroy(void *l) {
     if (!probe.try_acquire(*m)) return SYNCQ_EBUSY;
     probe.release();
   }
-  static_cast<lock_box<tbb::queuing_mutex> *>(l)->magic = 0;
+  l->magic = 0;
   delete m;
   return SYNCQ_OK;
 }
 
-int queuing_lock(void *l, syncq_lock_node *n) {
+int queuing_lock(queuing_box *l, syncq_lock_node *n) {
   tbb::queuing_mutex *m = lock_of<tbb::queuing_mutex>(l);
   if (m == nullptr || n == nullptr) return SYNCQ_EINVAL;
   qlock_t *s = new (n->opaque) qlock_t();
@@ -294,7 +286,7 @@ int queuing_lock(void *l, syncq_lock_node *n) {
   return SYNCQ_OK;
 }
 
-int queuing_trylock(void *l, syncq_lock_node *n) {
+int queuing_trylock(queuing_box *l, syncq_lock_node *n) {
   tbb::queuing_mutex *m = lock_of<tbb::queuing_mutex>(l);
   if (m == nullptr || n == nullptr) return SYNCQ_EINVAL;
   qlock_t *s = new (n->opaque) qlock_t();
@@ -303,7 +295,7 @@ int queuing_trylock(void *l, syncq_lock_node *n) {
   return SYNCQ_EBUSY;
 }
 
-int queuing_unlock(void *l, syncq_lock_node *n) {
+int queuing_unlock(queuing_box *l, syncq_lock_node *n) {
   tbb::queuing_mutex *m = lock_of<tbb::queuing_mutex>(l);
   if (m == nullptr || n == nullptr) return SYNCQ_EINVAL;
   qlock_t *s = std::launder(reinterpret_cast<qlock_t *>(n->opaque));
@@ -312,46 +304,41 @@ int queuing_unlock(void *l, syncq_lock_node *n) {
   return SYNCQ_OK;
 }
 
-const syncq_lock_ops spin_ops = {sizeof(lock_box<tbb::spin_mutex>),
-                                 alignof(lock_box<tbb::spin_mutex>),
-                                 lk_init<tbb::spin_mutex>,
-                                 spin_destroy,
-                                 spin_lock,
-                                 spin_trylock,
-                                 spin_unlock};
-const syncq_lock_ops queuing_ops = {sizeof(lock_box<tbb::queuing_mutex>),
-                                    alignof(lock_box<tbb::queuing_mutex>),
-                                    lk_init<tbb::queuing_mutex>,
-                                    queuing_destroy,
-                                    queuing_lock,
-                                    queuing_trylock,
-                                    queuing_unlock};
+/* Neither queue is SPINS_ON_PREEMPTED: a push (pop) waits for the
+ * earlier ticket of its micro-queue (spin_wait_until_my_turn,
+ * spin_wait_until_eq in _concurrent_queue_base.h), but TBB's
+ * atomic_backoff yields after LOOPS_BEFORE_YIELD pauses. */
+SYNCQ_QUEUE_REGISTER_FNS(tbb_cq, "tbb:concurrent_queue", "oneTBB concurrent_queue (unbounded)", TBB_SOURCE, BLOCKING,
+                         SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, peer_box, cq_bytes, cq_init,
+                         destroy<cq_t>, cq_enqueue, cq_dequeue);
+SYNCQ_QUEUE_REGISTER_FNS(tbb_bq, "tbb:concurrent_bounded_queue", "oneTBB concurrent_bounded_queue (try_push/try_pop)",
+                         TBB_SOURCE, BLOCKING,
+                         SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_ALLOCATES, peer_box,
+                         bq_bytes, bq_init, destroy<bq_t>, bq_enqueue, bq_dequeue);
+SYNCQ_PQUEUE_REGISTER_FNS(tbb_pq, "tbb:concurrent_priority_queue", "oneTBB concurrent_priority_queue (aggregator)",
+                          TBB_SOURCE, BLOCKING,
+                          SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_ALLOCATES,
+                          peer_box, pq_init, destroy<pq_t>, pq_insert, pq_delete_min);
+SYNCQ_LOCK_REGISTER_FNS(tbb_spin, "tbb:spin_mutex", "oneTBB spin_mutex (test-and-set, backoff)", TBB_SOURCE, BLOCKING,
+                        SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE, spin_box, lk_init<tbb::spin_mutex>, spin_destroy,
+                        spin_lock, spin_trylock, spin_unlock);
+SYNCQ_LOCK_REGISTER_FNS(tbb_queuing, "tbb:queuing_mutex", "oneTBB queuing_mutex (MCS-style queue lock)", TBB_SOURCE,
+                        BLOCKING,
+                        SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES |
+                          SYNCQ_PROP_USES_NODE,
+                        queuing_box, lk_init<tbb::queuing_mutex>, queuing_destroy, queuing_lock, queuing_trylock,
+                        queuing_unlock);
 
-const syncq_algo tbb_algos[] = {
-  /* Neither queue is SPINS_ON_PREEMPTED: a push (pop) waits for the
-   * earlier ticket of its micro-queue (spin_wait_until_my_turn,
-   * spin_wait_until_eq in _concurrent_queue_base.h), but TBB's
-   * atomic_backoff yields after LOOPS_BEFORE_YIELD pauses. */
-  {SYNCQ_FAMILY_QUEUE, "tbb:concurrent_queue", "oneTBB concurrent_queue (unbounded)", TBB_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, &cq_ops},
-  {SYNCQ_FAMILY_QUEUE, "tbb:concurrent_bounded_queue", "oneTBB concurrent_bounded_queue (try_push/try_pop)", TBB_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_FIFO | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_ALLOCATES, &bq_ops},
-  {SYNCQ_FAMILY_PQUEUE, "tbb:concurrent_priority_queue", "oneTBB concurrent_priority_queue (aggregator)", TBB_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED | SYNCQ_PROP_ALLOCATES,
-   &pq_ops},
-  {SYNCQ_FAMILY_LOCK, "tbb:spin_mutex", "oneTBB spin_mutex (test-and-set, backoff)", TBB_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE, &spin_ops},
-  {SYNCQ_FAMILY_LOCK, "tbb:queuing_mutex", "oneTBB queuing_mutex (MCS-style queue lock)", TBB_SOURCE,
-   SYNCQ_PROGRESS_BLOCKING,
-   SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES | SYNCQ_PROP_USES_NODE,
-   &queuing_ops},
+const syncq_algo *const tbb_algos[] = {
+  &syncq_queue_tbb_cq_algo,  &syncq_queue_tbb_bq_algo,     &syncq_pqueue_tbb_pq_algo,
+  &syncq_lock_tbb_spin_algo, &syncq_lock_tbb_queuing_algo,
 };
 
 } // namespace
 
 extern "C" int lab_peer_tbb_register(unsigned, char *why, size_t len) {
   int n = 0, st = SYNCQ_OK;
-  for (const syncq_algo &a : tbb_algos) n += peer_add(&a, &st);
+  for (const syncq_algo *a : tbb_algos) n += peer_add(a, &st);
   if (n == 0) snprintf(why, len, "registry refused: %s", syncq_strerror(st));
   return n;
 }

@@ -60,19 +60,17 @@ static int wfcq_bytes(size_t c, size_t *b) {
   return SYNCQ_OK;
 }
 
-static int wfcq_init(void *q, size_t c) {
+static int wfcq_init(wfcq_box *w, size_t c) {
   (void)c;
-  wfcq_box *w = q;
   if (w == NULL || (uintptr_t)w % _Alignof(wfcq_box) != 0) return SYNCQ_EINVAL;
   cds_wfcq_init(&w->head, &w->tail);
   w->magic = PEER_MAGIC_LIVE;
   return SYNCQ_OK;
 }
 
-static int wfcq_dequeue(void *q, void **item);
+static int wfcq_dequeue(wfcq_box *w, void **item);
 
-static int wfcq_destroy(void *q) {
-  wfcq_box *w = q;
+static int wfcq_destroy(wfcq_box *w) {
   if (w == NULL || w->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
   void *x;
   while (wfcq_dequeue(w, &x) == SYNCQ_OK) {
@@ -82,8 +80,7 @@ static int wfcq_destroy(void *q) {
   return SYNCQ_OK;
 }
 
-static int wfcq_enqueue(void *q, void *item) {
-  wfcq_box *w = q;
+static int wfcq_enqueue(wfcq_box *w, void *item) {
   if (w == NULL || item == NULL) return SYNCQ_EINVAL;
   wfcq_node *n = malloc(sizeof *n);
   if (n == NULL) return SYNCQ_ENOMEM;
@@ -93,8 +90,7 @@ static int wfcq_enqueue(void *q, void *item) {
   return SYNCQ_OK;
 }
 
-static int wfcq_dequeue(void *q, void **item) {
-  wfcq_box *w = q;
+static int wfcq_dequeue(wfcq_box *w, void **item) {
   if (w == NULL || item == NULL) return SYNCQ_EINVAL;
   struct cds_wfcq_node *n = cds_wfcq_dequeue_blocking(&w->head, &w->tail);
   if (n == NULL) return SYNCQ_EMPTY;
@@ -104,21 +100,13 @@ static int wfcq_dequeue(void *q, void **item) {
   return SYNCQ_OK;
 }
 
-static const syncq_queue_ops wfcq_ops = {
-  wfcq_bytes, _Alignof(wfcq_box), wfcq_init, wfcq_destroy, wfcq_enqueue, wfcq_dequeue,
-};
 /* Not SYNCQ_PROP_SPINS_ON_PREEMPTED: a dequeue that finds an enqueuer's
  * node not yet linked (___cds_wfcq_node_sync_next) spins WFCQ_ADAPT_ATTEMPTS
  * times, then sleeps (poll) until it is; the dequeuers' mutex sleeps. */
-static const syncq_algo urcu_wfcq_algo = {
-  SYNCQ_FAMILY_QUEUE,
-  "urcu:wfcqueue",
-  "liburcu wait-free concurrent queue (dequeue under a mutex)",
-  URCU_SOURCE,
-  SYNCQ_PROGRESS_BLOCKING,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &wfcq_ops,
-};
+SYNCQ_QUEUE_REGISTER_FNS(urcu_wfcq, "urcu:wfcqueue", "liburcu wait-free concurrent queue (dequeue under a mutex)",
+                         URCU_SOURCE, BLOCKING,
+                         SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, wfcq_box,
+                         wfcq_bytes, wfcq_init, wfcq_destroy, wfcq_enqueue, wfcq_dequeue);
 
 /* ================================================================ rculfqueue */
 
@@ -169,9 +157,8 @@ static int lfq_bytes(size_t c, size_t *b) {
   return SYNCQ_OK;
 }
 
-static int lfq_init(void *q, size_t c) {
+static int lfq_init(lfq_box *l, size_t c) {
   (void)c;
-  lfq_box *l = q;
   if (l == NULL || (uintptr_t)l % _Alignof(lfq_box) != 0) return SYNCQ_EINVAL;
   int r = rcu_me();
   if (r != SYNCQ_OK) return r;
@@ -180,10 +167,9 @@ static int lfq_init(void *q, size_t c) {
   return SYNCQ_OK;
 }
 
-static int lfq_dequeue(void *q, void **item);
+static int lfq_dequeue(lfq_box *l, void **item);
 
-static int lfq_destroy(void *q) {
-  lfq_box *l = q;
+static int lfq_destroy(lfq_box *l) {
   if (l == NULL || l->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
   void *x;
   while (lfq_dequeue(l, &x) == SYNCQ_OK) {
@@ -196,8 +182,7 @@ static int lfq_destroy(void *q) {
   return SYNCQ_OK;
 }
 
-static int lfq_enqueue(void *q, void *item) {
-  lfq_box *l = q;
+static int lfq_enqueue(lfq_box *l, void *item) {
   if (l == NULL || item == NULL) return SYNCQ_EINVAL;
   int r = rcu_me();
   if (r != SYNCQ_OK) return r;
@@ -211,8 +196,7 @@ static int lfq_enqueue(void *q, void *item) {
   return SYNCQ_OK;
 }
 
-static int lfq_dequeue(void *q, void **item) {
-  lfq_box *l = q;
+static int lfq_dequeue(lfq_box *l, void **item) {
   if (l == NULL || item == NULL) return SYNCQ_EINVAL;
   int r = rcu_me();
   if (r != SYNCQ_OK) return r;
@@ -226,18 +210,10 @@ static int lfq_dequeue(void *q, void **item) {
   return SYNCQ_OK;
 }
 
-static const syncq_queue_ops lfq_ops = {
-  lfq_bytes, _Alignof(lfq_box), lfq_init, lfq_destroy, lfq_enqueue, lfq_dequeue,
-};
-static const syncq_algo urcu_lfq_algo = {
-  SYNCQ_FAMILY_QUEUE,
-  "urcu:rculfqueue",
-  "liburcu RCU lock-free queue (Michael & Scott, RCU reclamation)",
-  URCU_SOURCE,
-  SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
-  &lfq_ops,
-};
+SYNCQ_QUEUE_REGISTER_FNS(urcu_lfq, "urcu:rculfqueue", "liburcu RCU lock-free queue (Michael & Scott, RCU reclamation)",
+                         URCU_SOURCE, LOCK_FREE,
+                         SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES, lfq_box,
+                         lfq_bytes, lfq_init, lfq_destroy, lfq_enqueue, lfq_dequeue);
 
 /* ================================================================ lfstack */
 
@@ -251,8 +227,7 @@ typedef struct lfs_box {
   uint64_t magic;
 } lfs_box;
 
-static int lfs_init(void *p, const syncq_stack_config *cfg) {
-  lfs_box *b = p;
+static int lfs_init(lfs_box *b, const syncq_stack_config *cfg) {
   if (b == NULL || (uintptr_t)b % _Alignof(lfs_box) != 0) return SYNCQ_EINVAL;
   if (cfg && (cfg->capacity > SYNCQ_STACK_MAX_CAPACITY || cfg->max_threads > SYNCQ_STACK_MAX_THREADS))
     return SYNCQ_EINVAL;
@@ -261,10 +236,9 @@ static int lfs_init(void *p, const syncq_stack_config *cfg) {
   return SYNCQ_OK;
 }
 
-static int lfs_pop(void *p, void **item);
+static int lfs_pop(lfs_box *b, void **item);
 
-static int lfs_destroy(void *p) {
-  lfs_box *b = p;
+static int lfs_destroy(lfs_box *b) {
   if (b == NULL || b->magic != PEER_MAGIC_LIVE) return SYNCQ_EINVAL;
   void *x;
   while (lfs_pop(b, &x) == SYNCQ_OK) {
@@ -274,8 +248,7 @@ static int lfs_destroy(void *p) {
   return SYNCQ_OK;
 }
 
-static int lfs_push(void *p, void *item) {
-  lfs_box *b = p;
+static int lfs_push(lfs_box *b, void *item) {
   if (b == NULL || item == NULL) return SYNCQ_EINVAL;
   lfs_node *n = malloc(sizeof *n);
   if (n == NULL) return SYNCQ_ENOMEM;
@@ -285,8 +258,7 @@ static int lfs_push(void *p, void *item) {
   return SYNCQ_OK;
 }
 
-static int lfs_pop(void *p, void **item) {
-  lfs_box *b = p;
+static int lfs_pop(lfs_box *b, void **item) {
   if (b == NULL || item == NULL) return SYNCQ_EINVAL;
   struct cds_lfs_node *n = cds_lfs_pop_blocking(&b->s);
   if (n == NULL) return SYNCQ_EMPTY;
@@ -296,21 +268,16 @@ static int lfs_pop(void *p, void **item) {
   return SYNCQ_OK;
 }
 
-static const syncq_stack_ops lfs_ops = {
-  sizeof(lfs_box), _Alignof(lfs_box), lfs_init, lfs_destroy, lfs_push, lfs_pop,
-};
-static const syncq_algo urcu_lfs_algo = {
-  SYNCQ_FAMILY_STACK, "urcu:lfstack",          "liburcu lock-free stack (pop under a mutex)",
-  URCU_SOURCE,        SYNCQ_PROGRESS_BLOCKING, SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_ALLOCATES,
-  &lfs_ops,
-};
+SYNCQ_STACK_REGISTER_FNS(urcu_lfs, "urcu:lfstack", "liburcu lock-free stack (pop under a mutex)", URCU_SOURCE, BLOCKING,
+                         SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_ALLOCATES, lfs_box, lfs_init,
+                         lfs_destroy, lfs_push, lfs_pop);
 
 int lab_peer_urcu_register(unsigned flags, char *why, size_t len) {
   (void)flags;
   int n = 0, st = SYNCQ_OK;
-  n += peer_add(&urcu_wfcq_algo, &st);
-  n += peer_add(&urcu_lfq_algo, &st);
-  n += peer_add(&urcu_lfs_algo, &st);
+  n += peer_add(&syncq_queue_urcu_wfcq_algo, &st);
+  n += peer_add(&syncq_queue_urcu_lfq_algo, &st);
+  n += peer_add(&syncq_stack_urcu_lfs_algo, &st);
   if (n == 0) snprintf(why, len, "registry refused: %s", syncq_strerror(st));
   return n;
 }

@@ -62,7 +62,7 @@
 #include "am_segment.h"
 #include "syncq/backoff.h"
 #include "syncq/clock.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define AM_STALL_POLL_BUDGET 16u  /* messages a stalled sender handles per backoff step */
 #define AM_IDLE_CHECK_EVERY 1024u /* lock-free: empty polls between looks at the clock for an abandoned assignment */

@@ -22,7 +22,7 @@
  *                     attach, connect), which picks the claim's ops table
  *   5. am_core.h      am.c: send, poll, dispatch
  *   6. mpi/transport_mpi.c (its own library, syncq_am_mpi)
- * Test hooks: SYNCQ_RACE_POINT (syncq/wait.h), compiled in only in the
+ * Test hooks: SYNCQ_RACE_POINT (src/race_internal.h), compiled in only in the
  * test library syncq_race (tests/support/syncq_race.h lists the points).
  *
  * Everything in the segment is an offset or a number, never a pointer:

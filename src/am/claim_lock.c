@@ -103,7 +103,7 @@
 #include "am_segment.h"
 #include "syncq/backoff.h"
 #include "syncq/clock.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 /* Lock word types (bits 7..0 of the am_state encoding). */
 enum { AM_RL_GO = 0, AM_RL_HELD = 1, AM_RL_SKIP = 2 };

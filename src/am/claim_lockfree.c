@@ -44,7 +44,7 @@
  */
 #include "am_claim.h"
 #include "am_segment.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 /* A slot state no sender or receiver writes: an unknown type, or a pid
  * in a FREE state. Only an overwritten segment shows one. */

@@ -47,7 +47,7 @@
 
 #include "am_claim.h"
 #include "am_segment.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 /* Initialise m as every claim's mutex: process-shared and robust. */
 static int mutex_make(pthread_mutex_t *m) {

@@ -8,6 +8,8 @@
 #include "syncq/lock.h"
 #include "syncq/wait.h"
 
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+
 /* Bit of a discipline in an "allowed" mask. */
 #define LOCK_WAIT_BIT(d) (1u << (unsigned)(d))
 #define LOCK_WAIT_ALL                                                                                   \

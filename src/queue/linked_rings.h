@@ -41,7 +41,7 @@
 #include "syncq/pr.h"
 #include "syncq/reclaim.h"
 #include "syncq/status.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define LR_CLOSED (UINT64_C(1) << 63) /* tail's CLOSED bit */
 #define LR_PATIENCE 16                /* failed tickets before an enqueuer closes the ring */

@@ -117,7 +117,7 @@
 #include "../stats_internal.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define LOO_MAGIC UINT64_C(0x4c4f4f5155455545)
 #define LOO_SLOTS 128   /* N: slots per node */

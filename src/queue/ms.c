@@ -36,7 +36,7 @@
 #include "syncq/backoff.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define MS_MAGIC UINT64_C(0x4d535155455545a1)
 #define MS_MIN_NODES 64

@@ -27,7 +27,7 @@
 #include "../stats_internal.h"
 #include "syncq/backoff.h"
 #include "syncq/queue.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define MS_HP_MAGIC UINT64_C(0x4d5348505155455a)
 enum { HP_NODE = 0, HP_NEXT = 1 };

@@ -54,7 +54,7 @@
 #include "syncq/backoff.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define PLJ_MAGIC UINT64_C(0x504c4a51554555a1)
 #define PLJ_MIN_NODES 64 /* nodes made at init at least */

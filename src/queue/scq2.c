@@ -134,7 +134,7 @@
 #include "../stats_internal.h"
 #include "scq_common.h"
 #include "syncq/queue.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define SCQ2_MAGIC UINT64_C(0x5343513251554532)
 #define SCQ2_LINE_SHIFT SYNCQ_SCQ_LINE_SHIFT(sizeof(syncq_pr_dw_atomic))

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "syncq/pr.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 /* Nikolaev's cache remapping (DISC'19 §5): position i of a ring of 2^bits
  * cells, its bits rotated so that consecutive positions land 2^line_shift

@@ -63,7 +63,7 @@
 #include "syncq/backoff.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define VALOIS_MAGIC UINT64_C(0x56414c4f49535141)
 #define VALOIS_MIN_NODES 64

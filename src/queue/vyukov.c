@@ -32,7 +32,7 @@
 
 #include "../stats_internal.h"
 #include "syncq/queue.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define VYUKOV_MAGIC UINT64_C(0x5659554b4f564d50)
 

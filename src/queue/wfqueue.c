@@ -126,7 +126,7 @@
 #include "../stats_internal.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
-#include "syncq/wait.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define WFQ_MAGIC UINT64_C(0x5746515545554531)
 #define WFQ_PATIENCE 10         /* fast-path tries before the slow path (the paper's PATIENCE) */

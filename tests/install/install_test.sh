@@ -49,7 +49,7 @@ if [ -d "$build/docs/api/man/man3" ]; then
 fi
 # nothing test-only in the installed headers (invariant checkers, hooks and
 # stand-in primitives live in tests/support)
-if grep -rlE '_HOOK\b|OVERRIDE|check_invariant' "$tmp/prefix/include"; then
+if grep -rlE '_HOOK\b|OVERRIDE|check_invariant|define[[:space:]]+SYNCQ_RACE|syncq_race' "$tmp/prefix/include"; then
   echo "FAIL: test-only names in the installed headers (above)"; exit 1
 fi
 echo "library component: libsyncq $version, soname $soname, no lab"

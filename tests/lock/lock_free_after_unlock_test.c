@@ -44,7 +44,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, not syncq/wait.h's */
+#include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, before any static body */
 
 #include "syncq/lock.h"
 #include "syncq/platform.h"

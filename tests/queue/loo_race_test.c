@@ -43,7 +43,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, not syncq/wait.h's */
+#include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, before any static body */
 
 #include "syncq/platform.h"
 #include "syncq/queue/loo.h"

@@ -11,8 +11,8 @@
  * items by the main thread (recorded as completed operations), then 3 or 4
  * threads each run 3 or 4 random enqueues (unique values) and dequeues,
  * yielding at random points; every operation is stamped with lc_tick()
- * just before its call and just after its return. Threads are kept across
- * histories and released together by a barrier.
+ * just before its call and just after its return. The recorder is
+ * queue_history.h's, its threads kept across histories.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +29,7 @@
 #include "test_queue_contract.h"
 
 #include "lincheck.h"
+#include "queue_history.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
 
@@ -40,68 +41,6 @@
 /* Peer structures (SYNCQ_PROP_PEER) are many and not ours: a quarter as
  * many histories each keeps this file near its old running time. */
 #define PEER_HISTORIES (HISTORIES / 4)
-#define MAX_THREADS TEST_PLAN_HISTORY_THREADS
-#define MAX_OPS_PER_THREAD 4
-#define MAX_PREFILL 4
-
-typedef struct harness {
-  const syncq_queue_ops *ops;
-  void *q;
-  lc_clock clock;
-  pthread_barrier_t start, done;
-  int threads; /* this history's thread count (<= MAX_THREADS) */
-  int ops_per; /* this history's operations per thread */
-  bool stop;
-  uint64_t seed; /* this history's seed */
-  lc_op rec[MAX_THREADS][MAX_OPS_PER_THREAD];
-} harness;
-
-typedef struct tctx {
-  harness *h;
-  int id;
-} tctx;
-
-static inline uint64_t next_random(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
-static void *history_thread(void *p) {
-  tctx *c = p;
-  harness *h = c->h;
-  for (;;) {
-    pthread_barrier_wait(&h->start);
-    if (h->stop) return NULL;
-    if (c->id < h->threads) {
-      uint64_t s = h->seed * 0x9e3779b97f4a7c15ull + (uint64_t)c->id * 7919 + 1;
-      for (int k = 0; k < h->ops_per; k++) {
-        lc_op *op = &h->rec[c->id][k];
-        uint64_t r = next_random(&s);
-        if (r % 4 == 0) syncq_yield(); /* widen the race windows at varying points */
-        op->thread = c->id;
-        if ((r >> 8) % 2 == 0) {
-          op->kind = LC_QUEUE_ENQ;
-          op->arg = (uint64_t)(100 + c->id * 10 + k) << 4; /* unique in the history; low bits clear (loo's marks) */
-          op->call = lc_tick(&h->clock);
-          op->status = h->ops->enqueue(h->q, (void *)(uintptr_t)op->arg);
-          op->done = lc_tick(&h->clock);
-          op->ret = 0;
-        } else {
-          void *out = NULL;
-          op->kind = LC_QUEUE_DEQ;
-          op->arg = 0;
-          op->call = lc_tick(&h->clock);
-          op->status = h->ops->dequeue(h->q, &out);
-          op->done = lc_tick(&h->clock);
-          op->ret = op->status == SYNCQ_OK ? (uint64_t)(uintptr_t)out : 0;
-        }
-      }
-    }
-    pthread_barrier_wait(&h->done);
-  }
-}
 
 /* Run `histories` histories; return how many the checker rejected (the
  * first one is printed). bounded: capacities 2 and 4 with FULL checked;
@@ -109,77 +48,40 @@ static void *history_thread(void *p) {
  * answers FULL then) and an unbounded spec. Sets *skipped when the
  * queue cannot be created here (ENOTSUP). */
 static int run_histories(const char *name, const syncq_queue_ops *ops, bool bounded, int histories, bool *skipped) {
-  harness *h = calloc(1, sizeof *h);
-  assert_non_null(h);
-  h->ops = ops;
   size_t bytes;
   assert_int_equal(ops->bytes(32, &bytes), SYNCQ_OK);
-  h->q = syncq_alloc_aligned(bytes, ops->align);
-  assert_non_null(h->q);
+  void *q = syncq_alloc_aligned(bytes, ops->align);
+  assert_non_null(q);
   *skipped = false;
-  int r = ops->init(h->q, 32);
+  int r = ops->init(q, 32);
   if (r == SYNCQ_ENOTSUP) {
     *skipped = true;
-    free(h->q);
-    free(h);
+    free(q);
     return 0;
   }
   assert_int_equal(r, SYNCQ_OK);
-  assert_int_equal(ops->destroy(h->q), SYNCQ_OK);
-  pthread_barrier_init(&h->start, NULL, MAX_THREADS + 1);
-  pthread_barrier_init(&h->done, NULL, MAX_THREADS + 1);
-  pthread_t tids[MAX_THREADS];
-  tctx ctx[MAX_THREADS];
-  for (int i = 0; i < MAX_THREADS; i++) {
-    ctx[i] = (tctx){h, i};
-    assert_int_equal(pthread_create(&tids[i], NULL, history_thread, &ctx[i]), 0);
-  }
+  assert_int_equal(ops->destroy(q), SYNCQ_OK);
+  /* a yield before one operation in four widens the race windows at
+   * varying points; values shifted clear of loo's mark bits */
+  qh_hist *h = qh_start_with(q, ops->enqueue, ops->dequeue, (qh_config){QH_MAX_THREADS, 4, 4});
   int rejected = 0;
   uint64_t seed = 12345;
   for (int n = 0; n < histories; n++) {
-    uint64_t r0 = next_random(&seed);
+    uint64_t r0 = qh_random(&seed);
     unsigned cap = bounded ? (r0 % 2 ? 4u : 2u) : 32u;
-    assert_int_equal(ops->init(h->q, cap), SYNCQ_OK);
-    lc_clock_init(&h->clock);
-    h->threads = 3 + (int)((r0 >> 8) % 2);
-    h->ops_per = 3 + (int)((r0 >> 16) % 2);
-    h->seed = r0;
-    lc_op all[MAX_THREADS * MAX_OPS_PER_THREAD + MAX_PREFILL];
-    size_t nops = 0;
-    /* prefill, recorded as completed operations of an extra thread */
-    unsigned prefill = (unsigned)((r0 >> 24) % ((bounded ? cap : MAX_PREFILL) + 1));
-    for (unsigned i = 0; i < prefill; i++) {
-      lc_op *op = &all[nops++];
-      op->thread = MAX_THREADS;
-      op->kind = LC_QUEUE_ENQ;
-      op->arg = (uint64_t)(10 + i) << 4;
-      op->ret = 0;
-      op->call = lc_tick(&h->clock);
-      op->status = ops->enqueue(h->q, (void *)(uintptr_t)op->arg);
-      op->done = lc_tick(&h->clock);
+    assert_int_equal(ops->init(q, cap), SYNCQ_OK);
+    /* 3 or 4 threads of 3 or 4 operations, after 0 .. cap (bounded) or
+     * 0 .. QH_MAX_PREFILL items */
+    qh_shape shape = {3 + (int)((r0 >> 8) % 2), 3 + (int)((r0 >> 16) % 2),
+                      (unsigned)((r0 >> 24) % ((bounded ? cap : QH_MAX_PREFILL) + 1)), bounded ? cap : 0};
+    if (!qh_run_shape(h, r0, shape) && rejected++ == 0) {
+      fprintf(stderr, "queue %s: history %d (capacity %u) is not linearizable:\n", name, n, cap);
+      lc_print(h->all, h->nops, lc_kind_name);
     }
-    pthread_barrier_wait(&h->start);
-    pthread_barrier_wait(&h->done);
-    for (int t = 0; t < h->threads; t++)
-      for (int k = 0; k < h->ops_per; k++) all[nops++] = h->rec[t][k];
-    lc_spec spec = lc_spec_queue(bounded ? cap : 0);
-    const char *err = NULL;
-    if (!lc_check(&spec, all, nops, &err)) {
-      assert_null(err); /* a malformed history is the harness's bug */
-      if (rejected++ == 0) {
-        fprintf(stderr, "queue %s: history %d (capacity %u) is not linearizable:\n", name, n, cap);
-        lc_print(all, nops, lc_kind_name);
-      }
-    }
-    assert_int_equal(ops->destroy(h->q), SYNCQ_OK);
+    assert_int_equal(ops->destroy(q), SYNCQ_OK);
   }
-  h->stop = true;
-  pthread_barrier_wait(&h->start);
-  for (int i = 0; i < MAX_THREADS; i++) pthread_join(tids[i], NULL);
-  pthread_barrier_destroy(&h->start);
-  pthread_barrier_destroy(&h->done);
-  free(h->q);
-  free(h);
+  qh_stop(h);
+  free(q);
   return rejected;
 }
 
@@ -253,20 +155,18 @@ static int broken_bytes(size_t c, size_t *b) {
   *b = sizeof(broken);
   return SYNCQ_OK;
 }
-static int broken_init(void *q, size_t c) {
-  broken *b = q;
+static int broken_init(broken *b, size_t c) {
   if (b == NULL || c < 2 || c > 32) return SYNCQ_EINVAL;
   pthread_mutex_init(&b->m, NULL);
   b->cap = c;
   b->n = 0;
   return SYNCQ_OK;
 }
-static int broken_destroy(void *q) {
-  pthread_mutex_destroy(&((broken *)q)->m);
+static int broken_destroy(broken *b) {
+  pthread_mutex_destroy(&b->m);
   return SYNCQ_OK;
 }
-static int broken_enqueue(void *q, void *item) {
-  broken *b = q;
+static int broken_enqueue(broken *b, void *item) {
   int r = SYNCQ_FULL;
   pthread_mutex_lock(&b->m);
   if (b->n < b->cap) {
@@ -276,8 +176,7 @@ static int broken_enqueue(void *q, void *item) {
   pthread_mutex_unlock(&b->m);
   return r;
 }
-static int broken_dequeue(void *q, void **item) {
-  broken *b = q;
+static int broken_dequeue(broken *b, void **item) {
   int r = SYNCQ_EMPTY;
   pthread_mutex_lock(&b->m);
   if (b->n > 0) {
@@ -287,8 +186,7 @@ static int broken_dequeue(void *q, void **item) {
   pthread_mutex_unlock(&b->m);
   return r;
 }
-static const syncq_queue_ops broken_ops = {broken_bytes,   _Alignof(broken), broken_init,
-                                           broken_destroy, broken_enqueue,   broken_dequeue};
+SYNCQ_QUEUE_OPS(broken_ops, broken, broken_bytes, broken_init, broken_destroy, broken_enqueue, broken_dequeue);
 
 static void test_checker_rejects_a_broken_queue(void **state) {
   (void)state;

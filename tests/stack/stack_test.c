@@ -411,26 +411,15 @@ static void check_linearizable(const subject *s) {
 
 /* ---- the elimination stack with eliminate-first, registered by the
  * driver so that every check runs through its exchanges ---- */
-static int ef_init(void *st, const syncq_stack_config *c) {
+static int ef_init(syncq_stack_elimination *st, const syncq_stack_config *c) {
   int r = syncq_stack_elimination_init(st, c);
   if (r == SYNCQ_OK) syncq_stack_elimination_set_eliminate_first(st, 1);
   return r;
 }
-static int ef_destroy(void *st) { return syncq_stack_elimination_destroy(st); }
-static int ef_push(void *st, void *it) { return syncq_stack_elimination_push(st, it); }
-static int ef_pop(void *st, void **it) { return syncq_stack_elimination_pop(st, it); }
-static const syncq_stack_ops ef_ops = {
-  sizeof(syncq_stack_elimination), _Alignof(syncq_stack_elimination), ef_init, ef_destroy, ef_push, ef_pop,
-};
-static const syncq_algo ef_algo = {
-  SYNCQ_FAMILY_STACK,
-  "test-elimination-first",
-  "elimination stack, array visited first (driver's)",
-  "-",
-  SYNCQ_PROGRESS_LOCK_FREE,
-  SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED,
-  &ef_ops,
-};
+SYNCQ_STACK_REGISTER_FNS(test_elimination_first, "test-elimination-first",
+                         "elimination stack, array visited first (driver's)", "-", LOCK_FREE,
+                         SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_BOUNDED, syncq_stack_elimination, ef_init,
+                         syncq_stack_elimination_destroy, syncq_stack_elimination_push, syncq_stack_elimination_pop);
 
 /* ---- drive every registered stack ---- */
 static void run_subject(const subject *s) {
@@ -448,7 +437,8 @@ static void test_every_registered_stack(void **state) {
   (void)state;
   test_lock_register();
   const syncq_algo *found;
-  if (syncq_registry_find(SYNCQ_FAMILY_STACK, ef_algo.name, &found) != SYNCQ_OK) syncq_registry_add(&ef_algo);
+  if (syncq_registry_find(SYNCQ_FAMILY_STACK, syncq_stack_test_elimination_first_algo.name, &found) != SYNCQ_OK)
+    syncq_registry_add(&syncq_stack_test_elimination_first_algo);
   const syncq_algo *algos[SYNCQ_REGISTRY_MAX];
   int n = syncq_registry_list(SYNCQ_FAMILY_STACK, algos, SYNCQ_REGISTRY_MAX);
   assert_true(n >= 5);

@@ -16,44 +16,39 @@ typedef struct test_mutex {
   pthread_mutex_t m;
 } test_mutex;
 
-static int tm_init(void *l, const syncq_lock_config *cfg) {
+static int tm_init(test_mutex *l, const syncq_lock_config *cfg) {
   (void)cfg;
   if (l == NULL) return SYNCQ_EINVAL;
-  return pthread_mutex_init(&((test_mutex *)l)->m, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
+  return pthread_mutex_init(&l->m, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
 }
-static int tm_destroy(void *l) {
+static int tm_destroy(test_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
-  return pthread_mutex_destroy(&((test_mutex *)l)->m) == 0 ? SYNCQ_OK : SYNCQ_EBUSY;
+  return pthread_mutex_destroy(&l->m) == 0 ? SYNCQ_OK : SYNCQ_EBUSY;
 }
-static int tm_lock(void *l, syncq_lock_node *n) {
+static int tm_lock(test_mutex *l, syncq_lock_node *n) {
   (void)n;
   if (l == NULL) return SYNCQ_EINVAL;
-  return pthread_mutex_lock(&((test_mutex *)l)->m) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
+  return pthread_mutex_lock(&l->m) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
 }
-static int tm_trylock(void *l, syncq_lock_node *n) {
+static int tm_trylock(test_mutex *l, syncq_lock_node *n) {
   (void)n;
   if (l == NULL) return SYNCQ_EINVAL;
-  return pthread_mutex_trylock(&((test_mutex *)l)->m) == 0 ? SYNCQ_OK : SYNCQ_EBUSY;
+  return pthread_mutex_trylock(&l->m) == 0 ? SYNCQ_OK : SYNCQ_EBUSY;
 }
-static int tm_unlock(void *l, syncq_lock_node *n) {
+static int tm_unlock(test_mutex *l, syncq_lock_node *n) {
   (void)n;
   if (l == NULL) return SYNCQ_EINVAL;
-  return pthread_mutex_unlock(&((test_mutex *)l)->m) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
+  return pthread_mutex_unlock(&l->m) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
 }
 
-static const syncq_lock_ops test_mutex_ops = {
-  sizeof(test_mutex), _Alignof(test_mutex), tm_init, tm_destroy, tm_lock, tm_trylock, tm_unlock,
-};
-
-static const syncq_algo test_mutex_algo = {
-  SYNCQ_FAMILY_LOCK, "test-mutex", "pthread mutex (test driver's own lock)", "-", SYNCQ_PROGRESS_BLOCKING, 0,
-  &test_mutex_ops,
-};
+SYNCQ_LOCK_REGISTER_FNS(test_mutex, "test-mutex", "pthread mutex (test driver's own lock)", "-", BLOCKING, 0,
+                        test_mutex, tm_init, tm_destroy, tm_lock, tm_trylock, tm_unlock);
 
 /* Register "test-mutex" (idempotent). */
 static inline void test_lock_register(void) {
   const syncq_algo *a;
-  if (syncq_registry_find(SYNCQ_FAMILY_LOCK, "test-mutex", &a) != SYNCQ_OK) syncq_registry_add(&test_mutex_algo);
+  if (syncq_registry_find(SYNCQ_FAMILY_LOCK, "test-mutex", &a) != SYNCQ_OK)
+    syncq_registry_add(&syncq_lock_test_mutex_algo);
 }
 
 #endif

@@ -6,10 +6,14 @@
  *
  * The library marks the instants a test may want to stretch with
  * SYNCQ_RACE_POINT("name"). In the installed library and in syncq_static
- * the macro is nothing (the fallback in syncq/wait.h). The test library
- * syncq_race (tests/CMakeLists.txt) compiles the lock, queue and active
- * message sources with this header forced in first, so each point calls
- * syncq_race_hook when a test has set one. A test that links syncq_race defines the hook variable with
+ * the macro is nothing: the library's sources take the empty one of
+ * src/race_internal.h (not installed), and the installed static bodies
+ * (include/syncq/static/) define none and compile a point only inside
+ * `#ifdef SYNCQ_RACE_POINT`, so a program that includes them gets no
+ * hook (tests/install checks that no installed header defines one). The test library
+ * syncq_race (tests/CMakeLists.txt) compiles the lock, queue and active message sources with this
+ * header forced in first, so each point calls syncq_race_hook when a test
+ * has set one. A test that links syncq_race defines the hook variable with
  * SYNCQ_RACE_HOOK_DEFINE (at file scope, once) and sets it before it
  * starts threads; the hook decides by name and by thread whom to stall.
  *

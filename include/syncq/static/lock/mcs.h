@@ -94,7 +94,9 @@ static inline int syncq_lock_mcs_unlock_inline(syncq_lock_mcs *l, syncq_lock_nod
     SYNCQ_STAT_INC(cas_attempts);
     /* seq_cst (release half used): pairs with the acquire swap in lock() */
     if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL)) {
+#ifdef SYNCQ_RACE_POINT
       SYNCQ_RACE_POINT("lock.handover");
+#endif
       return SYNCQ_OK;
     }
     SYNCQ_STAT_INC(cas_failures);
@@ -110,13 +112,17 @@ static inline int syncq_lock_mcs_unlock_inline(syncq_lock_mcs *l, syncq_lock_nod
     /* release: pairs with the successor's acquire loads of locked; a
      * read-modify-write, so it reads the successor's mark */
     uint32_t old = atomic_exchange_explicit(&succ->locked, 0u, memory_order_release);
+#ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("lock.handover");
+#endif
     /* the node's address only (the futex key): a stale wake-up of a
      * reused node is one of the spurious returns waiters allow */
     if (old == SYNCQ_LOCK_MCS_ASLEEP) syncq_wait_futex_wake(&succ->locked, 1, false);
   } else {
     atomic_store_explicit(&succ->locked, 0u, memory_order_release); /* pairs with lock()'s acquire */
+#ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("lock.handover");
+#endif
   }
   return SYNCQ_OK;
 }

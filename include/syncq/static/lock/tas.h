@@ -140,11 +140,15 @@ static inline int syncq_lock_tas_unlock_inline(syncq_lock_tas *l) {
     /* release: pairs with the acquiring exchange or CAS of the next
      * holder; a read-modify-write, so it reads any mark set before it */
     uint32_t c = atomic_exchange_explicit(word, 0u, memory_order_release);
+#ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("lock.handover");
+#endif
     if (c == SYNCQ_LOCK_TAS_MARKED) syncq_wait_futex_wake(word, 1, pshared);
   } else {
     syncq_pr_tas_clear(&l->word); /* release: pairs with the acquire exchange */
+#ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("lock.handover");
+#endif
   }
   return SYNCQ_OK;
 }

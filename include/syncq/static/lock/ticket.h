@@ -80,13 +80,17 @@ static inline int syncq_lock_ticket_unlock_inline(syncq_lock_ticket *l) {
     /* release: pairs with the acquire loads of now_serving in lock(); a
      * read-modify-write, so it reads a mark set before it */
     uint32_t old = atomic_exchange_explicit(word, s + 2u, memory_order_release);
+#ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("lock.handover");
+#endif
     /* all: the next ticket's owner is not known */
     if ((old & SYNCQ_LOCK_TICKET_MARK) != 0u) syncq_wait_futex_wake(word, 0, pshared);
   } else {
     /* release: pairs with the acquire loads of now_serving in lock() */
     atomic_store_explicit(&l->now_serving, s + 2u, memory_order_release);
+#ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("lock.handover");
+#endif
   }
   return SYNCQ_OK;
 }

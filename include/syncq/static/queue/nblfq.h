@@ -27,12 +27,13 @@
  * (one load of a line already being read). Bytes that happen to equal the
  * magic cannot be told apart.
  *
- * Three named delay points, SYNCQ_RACE_POINT of syncq/wait.h (nothing,
- * as in every lock body, unless a race test's build defines the macro):
- * "queue.nblfq.chase" between the two cell reads of a chase step,
- * "queue.nblfq.commit" between the end of the chase and the commit CAS,
- * and "queue.nblfq.committed" between a successful commit and the hint
- * write (a thread preempted there writes a stale hint when it resumes).
+ * Three named delay points, SYNCQ_RACE_POINT, each compiled only where a
+ * race test's build defines that macro (as in every lock body; no
+ * installed header defines it): "queue.nblfq.chase" between the two cell
+ * reads of a chase step, "queue.nblfq.commit" between the end of the chase
+ * and the commit CAS, and "queue.nblfq.committed" between a successful
+ * commit and the hint write (a thread preempted there writes a stale hint
+ * when it resumes).
  */
 #ifndef SYNCQ_STATIC_QUEUE_NBLFQ_H
 #define SYNCQ_STATIC_QUEUE_NBLFQ_H
@@ -161,7 +162,9 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
     bool commit = false;
     for (;;) { /* chase head (lines 4-20) */
       u = syncq_nbl_load(cells, h, tag_bits);
+#ifdef SYNCQ_RACE_POINT
       SYNCQ_RACE_POINT("queue.nblfq.chase");
+#endif
       p = syncq_nbl_load(cells, (h + mask) & mask, tag_bits);
       if (p.ptr != 0 && u.ptr == 0) { /* empty cell after a non-empty one */
         commit = true;
@@ -202,10 +205,14 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
     uint64_t c = p.ctr;                      /* lines 21-27: the counter the head cell holds */
     if (p.ptr == 0) c = (c + wmask) & wmask; /* empty: p was the last dequeued */
     if (h == 0) c = (c + 1) & wmask;         /* wrapping around the ring */
+#ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("queue.nblfq.commit");
+#endif
     SYNCQ_STAT_INC(cas_attempts);
     if (syncq_nbl_cas(cells, h, syncq_nbl_mk(0, c), syncq_nbl_mk(item, c), tag_bits)) {
+#ifdef SYNCQ_RACE_POINT
       SYNCQ_RACE_POINT("queue.nblfq.committed");
+#endif
       atomic_store_explicit(head, (h + 1) & mask, memory_order_relaxed); /* relaxed: hint */
       return SYNCQ_OK;
     }
@@ -222,7 +229,9 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
     uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
     const uint64_t t0 = t; /* the hint as read: EMPTY writes it back only if the chase moved */
     syncq_nbl_cell p = syncq_nbl_load(cells, (t + mask) & mask, tag_bits);
+#ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("queue.nblfq.chase");
+#endif
     syncq_nbl_cell u = syncq_nbl_load(cells, t, tag_bits);
     uint64_t steps = 0;
     bool ok = true;
@@ -235,7 +244,9 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
       if (!before) break;
       t = (t + 1) & mask;
       p = u;
+#ifdef SYNCQ_RACE_POINT
       SYNCQ_RACE_POINT("queue.nblfq.chase");
+#endif
       u = syncq_nbl_load(cells, t, tag_bits);
     }
     if (ok && u.ptr == 0) {
@@ -259,10 +270,14 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
       continue;
     }
     syncq_nbl_cell nil = {0, (u.ctr + 1) & wmask}; /* line 14 */
+#ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("queue.nblfq.commit");
+#endif
     SYNCQ_STAT_INC(cas_attempts);
     if (syncq_nbl_cas(cells, t, u, nil, tag_bits)) {
+#ifdef SYNCQ_RACE_POINT
       SYNCQ_RACE_POINT("queue.nblfq.committed");
+#endif
       atomic_store_explicit(tail, (t + 1) & mask, memory_order_relaxed); /* relaxed: hint */
       *item = u.ptr;
       return SYNCQ_OK;
