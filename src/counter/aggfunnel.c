@@ -8,7 +8,8 @@
  *                Fatourou, Siddhartha Jayanti, Julian Shun, "Aggregating
  *                Funnels for Faster Fetch&Add and Queues", PPoPP 2025
  *                (arXiv 2411.14420), the Aggregating Funnel's Fetch&Add
- *                (§3): a thread fetch-and-adds its delta into its
+ *                (the paper's algorithm; its figure numbers not checked):
+ *                a thread fetch-and-adds its delta into its
  *                aggregator; the thread whose add starts a batch (the
  *                delegate: its old aggregator value equals the end of the
  *                last batch sent on) reads the aggregator, applies the
@@ -93,7 +94,7 @@ _Atomic(bool) syncq_aggfunnel_test_widen__;
 extern _Atomic(uint64_t) syncq_aggfunnel_test_members__;
 _Atomic(uint64_t) syncq_aggfunnel_test_members__;
 
-static _Atomic(uint32_t) af_threads;  /* thread indices handed out so far */
+static _Atomic(uint32_t) af_threads;   /* thread indices handed out so far */
 static _Thread_local uint32_t af_self; /* 1 + this thread's index; 0 before its first add */
 
 /* The thread's aggregator: a fixed thread-local index, never the core
@@ -143,16 +144,18 @@ static uint64_t af_deliver(syncq_aggfunnel_agg *a, _Atomic(uint64_t) *main, uint
   syncq_aggfunnel_batch *b = &a->log[j];
   /* relaxed: from and to are written by earlier delegates only, ordered
    * before this one by the same chain of sent */
-  uint64_t span = atomic_load_explicit(&b->to, memory_order_relaxed) - atomic_load_explicit(&b->from, memory_order_relaxed);
+  uint64_t span =
+    atomic_load_explicit(&b->to, memory_order_relaxed) - atomic_load_explicit(&b->from, memory_order_relaxed);
   unsigned spins = 0;
   /* acquire: pairs with each member's release add to acked, made after it
    * read the record: none of them reads it once we rewrite it */
   while (atomic_load_explicit(&b->acked, memory_order_acquire) != span) af_pause(&spins);
-  if (atomic_load_explicit(&syncq_aggfunnel_test_widen__, memory_order_relaxed)) sched_yield(); /* relaxed: a test's switch */
+  if (atomic_load_explicit(&syncq_aggfunnel_test_widen__, memory_order_relaxed))
+    sched_yield();                      /* relaxed: a test's switch */
   uint64_t to = atomic_load(&a->count); /* the batch: every add in [x, to) */
   uint64_t base = atomic_fetch_add(main, to - x);
   uint64_t seq = atomic_load_explicit(&b->seq, memory_order_relaxed); /* relaxed: only delegates write it */
-  atomic_store_explicit(&b->seq, seq + 1, memory_order_relaxed); /* relaxed: ordered by the release stores below */
+  atomic_store_explicit(&b->seq, seq + 1, memory_order_relaxed);      /* relaxed: ordered by the release stores below */
   /* release (each): a reader whose acquire load sees one of these values
    * also sees the odd seq, and rejects what it read; pairs with the
    * readers' acquire loads of the fields (no fences: TSan models these) */
@@ -241,5 +244,5 @@ int syncq_counter_aggfunnel_load(syncq_counter_aggfunnel *c, int64_t *value) {
 }
 
 SYNCQ_COUNTER_REGISTER(aggfunnel, "aggfunnel", "aggregating funnel: batched fetch-and-add through 4 aggregators",
-                       "Roh, Wei, Ruppert, Fatourou, Jayanti, Shun 2025 (PPoPP), Aggregating Funnels §3", BLOCKING,
+                       "Roh, Wei, Ruppert, Fatourou, Jayanti, Shun 2025 (PPoPP; arXiv 2411.14420)", BLOCKING,
                        SYNCQ_PROP_LINEARIZABLE);

@@ -58,7 +58,8 @@ int syncq_queue_lcrq_af_init(syncq_queue_lcrq *q, size_t capacity) {
   return syncq_queue_lcrq_af_init_ring(q, lr_ring_size_for(capacity));
 }
 
-SYNCQ_QUEUE_REGISTER_FIXED_FNS(lcrq_af, "lcrq-af", "LCRQ with its rings' head and tail tickets from aggregating funnels",
+SYNCQ_QUEUE_REGISTER_FIXED_FNS(lcrq_af, "lcrq-af",
+                               "LCRQ with its rings' head and tail tickets from aggregating funnels",
                                "Roh, Wei, Ruppert, Fatourou, Jayanti, Shun 2025 (PPoPP); Morrison & Afek 2013",
                                BLOCKING, SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
                                syncq_queue_lcrq, syncq_queue_lcrq_af_init, syncq_queue_lcrq_destroy,

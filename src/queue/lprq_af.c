@@ -59,7 +59,8 @@ int syncq_queue_lprq_af_init(syncq_queue_lprq *q, size_t capacity) {
   return syncq_queue_lprq_af_init_ring(q, lr_ring_size_for(capacity));
 }
 
-SYNCQ_QUEUE_REGISTER_FIXED_FNS(lprq_af, "lprq-af", "LPRQ with its rings' head and tail tickets from aggregating funnels",
+SYNCQ_QUEUE_REGISTER_FIXED_FNS(lprq_af, "lprq-af",
+                               "LPRQ with its rings' head and tail tickets from aggregating funnels",
                                "Roh, Wei, Ruppert, Fatourou, Jayanti, Shun 2025 (PPoPP); Romanov & Koval 2023",
                                BLOCKING, SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES,
                                syncq_queue_lprq, syncq_queue_lprq_af_init, syncq_queue_lprq_destroy,

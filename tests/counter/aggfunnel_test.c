@@ -29,7 +29,7 @@
 #define THREADS 8
 #define ADDS 40000
 #define ADDS_WIDENED 5000 /* each batch costs its delegate a yield */
-#define YIELD_EVERY 101 /* prime: yields land at varying points of batches */
+#define YIELD_EVERY 101   /* prime: yields land at varying points of batches */
 
 /* The library's test hooks (src/counter/aggfunnel.c; not public symbols). */
 extern _Atomic(bool) syncq_aggfunnel_test_widen__;
@@ -38,7 +38,7 @@ extern _Atomic(uint64_t) syncq_aggfunnel_test_members__;
 typedef struct arg {
   syncq_counter_aggfunnel *c;
   int id;
-  int n; /* adds */
+  int n;        /* adds */
   bool mixed;   /* deltas 1..5, with a direct add now and then */
   int64_t *old; /* [n] */
   int64_t *delta;

@@ -70,7 +70,8 @@ static void *af_thread(void *p) {
       }
       if (seq <= last[prod]) atomic_fetch_add(r->disorder, 1);
       last[prod] = seq;
-      atomic_fetch_add_explicit((_Atomic(uint64_t) *)&r->seen[v], 1, memory_order_relaxed); /* relaxed: read after join */
+      atomic_fetch_add_explicit((_Atomic(uint64_t) *)&r->seen[v], 1,
+                                memory_order_relaxed); /* relaxed: read after join */
     }
     if (i % LR_YIELD_EVERY == 0) syncq_yield();
   }
