@@ -23,9 +23,9 @@
  *                aggregator have read their results: a thread stopped
  *                between its aggregator add and its return stops the
  *                others on its aggregator (never those on the others, nor
- *                direct adds). Waiters spin AF_SPIN relaxes, then yield at
- *                each try. Deltas outside [1, 2^32] and load: wait-free
- *                (one instruction on Main).
+ *                direct adds). Waiters relax the core and yield every
+ *                32nd pause (syncq_wait_spin_yield). Deltas outside
+ *                [1, 2^32] and load: wait-free (one instruction on Main).
  *   Atomics:     per add through an aggregator, 2 locked instructions: a
  *                delegate 1 fetch-and-add on its aggregator + 1 on Main
  *                (for the whole batch), then plain stores of the record
@@ -64,23 +64,34 @@
  *                instruction and the delegate's wait above. (2) The
  *                paper's 2*floor(sqrt(p)) aggregators for p threads is the
  *                caller's choice here (init_aggs); the counter registry's
- *                entry and the queues use 4. (3) No Fetch&AddDirect
- *                switch: only deltas outside [1, 2^32] bypass the funnel.
- *   Stats:       yields (waits past AF_SPIN relaxes).
+ *                entry and the queues use 4. (3) The paper's
+ *                Fetch&AddDirect (an add made on Main itself), used
+ *                adaptively: a thread whose wait in a funnel lasted long
+ *                enough to yield (AF_YIELD_EVERY pauses: the thread it
+ *                waited for was most likely descheduled) makes its next
+ *                AF_DIRECT (64) adds, on any funnel, directly on Main, so
+ *                that oversubscribed threads stop queueing behind
+ *                preempted delegates (measured: 8 threads on 2 cores,
+ *                np99-counter, 738 ms for 100,000 adds without it; see
+ *                docs/queues.md); deltas outside [1, 2^32] always go
+ *                there. Direct adds are linearizable with the batches
+ *                (each is one fetch-and-add on Main, as a batch is).
+ *   Stats:       yields (every 32nd pause of a wait).
  */
 #include "syncq/counter/aggfunnel.h"
 
-#include <sched.h>
 #include <stdbool.h>
 #include <stdatomic.h>
 
 #include "../stats_internal.h"
 #include "aggfunnel_internal.h"
 #include "syncq/counter.h"
+#include "syncq/wait.h"
 
 #define AF_LOG SYNCQ_COUNTER_AGGFUNNEL_LOG
 #define AF_DELTA_MAX (UINT64_C(1) << 32) /* larger adds go to Main: keeps aggregator spans far below 2^63 */
-#define AF_SPIN 128                      /* relaxes before a waiter yields at each try */
+#define AF_YIELD_EVERY 32                /* a waiter yields every 32nd pause: oversubscribed, the awaited thread runs */
+#define AF_DIRECT 64                     /* adds a thread makes directly on Main after a wait that had to yield */
 
 _Static_assert((AF_LOG & (AF_LOG - 1)) == 0, "record index arithmetic assumes a power of two");
 
@@ -94,8 +105,9 @@ _Atomic(bool) syncq_aggfunnel_test_widen__;
 extern _Atomic(uint64_t) syncq_aggfunnel_test_members__;
 _Atomic(uint64_t) syncq_aggfunnel_test_members__;
 
-static _Atomic(uint32_t) af_threads;   /* thread indices handed out so far */
-static _Thread_local uint32_t af_self; /* 1 + this thread's index; 0 before its first add */
+static _Atomic(uint32_t) af_threads;     /* thread indices handed out so far */
+static _Thread_local uint32_t af_self;   /* 1 + this thread's index; 0 before its first add */
+static _Thread_local uint32_t af_direct; /* adds left that go to Main directly after a stall */
 
 /* The thread's aggregator: a fixed thread-local index, never the core
  * count, so a test plans the same batching on any machine. */
@@ -109,14 +121,11 @@ static inline unsigned af_pick(unsigned naggs) {
   return (s - 1) % naggs;
 }
 
-static inline void af_pause(unsigned *spins) {
-  if (*spins < AF_SPIN) {
-    (*spins)++;
-    syncq_pr_relax();
-  } else {
-    SYNCQ_STAT_INC(yields);
-    sched_yield(); /* oversubscribed: let the delegate or the reader run */
-  }
+/* A wait had to yield: go to Main directly for a while (Deviations (3)),
+ * except under the test hook, whose runs want every add in a batch. */
+static void af_stalled(void) {
+  if (!atomic_load_explicit(&syncq_aggfunnel_test_widen__, memory_order_relaxed)) /* relaxed: a test's switch */
+    af_direct = AF_DIRECT;
 }
 
 void syncq_aggfunnel_aggs_init_(syncq_aggfunnel_agg *aggs, unsigned naggs) {
@@ -146,12 +155,13 @@ static uint64_t af_deliver(syncq_aggfunnel_agg *a, _Atomic(uint64_t) *main, uint
    * before this one by the same chain of sent */
   uint64_t span =
     atomic_load_explicit(&b->to, memory_order_relaxed) - atomic_load_explicit(&b->from, memory_order_relaxed);
-  unsigned spins = 0;
+  uint32_t pauses = 0;
   /* acquire: pairs with each member's release add to acked, made after it
    * read the record: none of them reads it once we rewrite it */
-  while (atomic_load_explicit(&b->acked, memory_order_acquire) != span) af_pause(&spins);
+  while (atomic_load_explicit(&b->acked, memory_order_acquire) != span) syncq_wait_spin_yield(&pauses, AF_YIELD_EVERY);
+  if (pauses >= AF_YIELD_EVERY) af_stalled(); /* a reader was stopped: see Deviations (3) */
   if (atomic_load_explicit(&syncq_aggfunnel_test_widen__, memory_order_relaxed))
-    sched_yield();                      /* relaxed: a test's switch */
+    syncq_wait_yield();                 /* relaxed: a test's switch */
   uint64_t to = atomic_load(&a->count); /* the batch: every add in [x, to) */
   uint64_t base = atomic_fetch_add(main, to - x);
   uint64_t seq = atomic_load_explicit(&b->seq, memory_order_relaxed); /* relaxed: only delegates write it */
@@ -205,12 +215,18 @@ static uint64_t af_collect(syncq_aggfunnel_agg *a, uint64_t x, uint64_t d) {
 uint64_t syncq_aggfunnel_fetch_add_(syncq_aggfunnel_agg *aggs, unsigned naggs, _Atomic(uint64_t) *main,
                                     uint64_t delta) {
   if (delta - 1 >= AF_DELTA_MAX) return atomic_fetch_add(main, delta); /* 0 wraps to a large value */
+  if (af_direct != 0) {                                                /* after a stall: Deviations (3) */
+    af_direct--;
+    return atomic_fetch_add(main, delta);
+  }
   syncq_aggfunnel_agg *a = &aggs[af_pick(naggs)];
   uint64_t x = atomic_fetch_add(&a->count, delta);
-  unsigned spins = 0;
+  uint32_t pauses = 0;
   uint64_t s;
   /* acquire: pairs with the delegate's release store of sent */
-  while ((int64_t)(x - (s = atomic_load_explicit(&a->sent, memory_order_acquire))) > 0) af_pause(&spins);
+  while ((int64_t)(x - (s = atomic_load_explicit(&a->sent, memory_order_acquire))) > 0)
+    syncq_wait_spin_yield(&pauses, AF_YIELD_EVERY);
+  if (pauses >= AF_YIELD_EVERY) af_stalled(); /* the delegate was stopped: Deviations (3) */
   return s == x ? af_deliver(a, main, x, delta) : af_collect(a, x, delta);
 }
 
