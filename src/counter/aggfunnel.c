@@ -105,9 +105,11 @@ _Atomic(bool) syncq_aggfunnel_test_widen__;
 extern _Atomic(uint64_t) syncq_aggfunnel_test_members__;
 _Atomic(uint64_t) syncq_aggfunnel_test_members__;
 
-static _Atomic(uint32_t) af_threads;     /* thread indices handed out so far */
-static _Thread_local uint32_t af_self;   /* 1 + this thread's index; 0 before its first add */
-static _Thread_local uint32_t af_direct; /* adds left that go to Main directly after a stall */
+static _Atomic(uint32_t) af_threads; /* thread indices handed out so far */
+/* initial-exec: a TLS-relative load per add, no __tls_get_addr call in the
+ * shared library (as LPRQ's mark and the stats' TLS) */
+static _Thread_local uint32_t af_self __attribute__((tls_model("initial-exec")));   /* 1 + index; 0 before */
+static _Thread_local uint32_t af_direct __attribute__((tls_model("initial-exec"))); /* adds left for Main */
 
 /* The thread's aggregator: a fixed thread-local index, never the core
  * count, so a test plans the same batching on any machine. */
