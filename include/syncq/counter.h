@@ -8,6 +8,7 @@
  *   "faa"          one fetch-and-add                    syncq/counter/faa.h
  *   "cas"          load, then CAS until it succeeds      syncq/counter/cas.h
  *   "cas-backoff"  the same, with exponential backoff    syncq/counter/cas.h
+ *   "aggfunnel"    adds batched through aggregators      syncq/counter/aggfunnel.h
  *   "mutex"        a pthread mutex around a plain add    syncq/counter/mutex.h
  *   "lock-*"       a plain add under a registered lock    syncq/counter/lock.h
  *
@@ -81,6 +82,7 @@ typedef struct syncq_counter_ops {
 SYNCQ_API extern const syncq_algo syncq_counter_faa_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_cas_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_cas_backoff_algo;
+SYNCQ_API extern const syncq_algo syncq_counter_aggfunnel_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_mutex_algo;
 /* Lock-based counters over registered locks (syncq/counter/lock.h). */
 SYNCQ_API extern const syncq_algo syncq_counter_lock_ttas_algo;

@@ -38,6 +38,8 @@
  *                  double-width CAS (queue/wcq.h) (not linearizable at FULL)
  *   "lprq"         LPRQ, Romanov & Koval 2023: LCRQ with single-width CAS rings
  *                  (queue/lprq.h)
+ *   "lcrq-af"      LCRQ whose rings take head and tail tickets through aggregating
+ *   "lprq-af"      funnels (Roh et al. 2025), LPRQ likewise (queue/lcrq_af.h, lprq_af.h)
  *   "wfqueue"      YMC wfqueue, Yang & Mellor-Crummey 2016: wait-free, FAA on an
  *                  infinite array of linked segments, slow path helped (queue/wfqueue.h)
  *   "loo"          LOO, Giersch & Nolte 2022: linked nodes of FAA slots, freed

@@ -336,9 +336,11 @@ static const lab_claim prodcons_claims[] = {
    "{\"op\":\"needs_pus\",\"pus\":16,\"pus_per_thread\":2,\"rule\":"
    "{\"op\":\"in_pack\",\"metric\":\"throughput\",\"algo\":\"nblfq\",\"factor\":2,\"min_panel\":3}}"},
   {"syncq target: on a machine of 16 processing units or more, at the largest N whose 2N threads fit on "
-   "them, syncq's best MPMC queue (LCRQ, LPRQ, YMC wfqueue, wCQ, SCQ, SCQ2 or NBLFQ) moves at least as many "
-   "items as the best peer library's queue in the same run.",
+   "them, syncq's best MPMC queue (LCRQ, LPRQ, the two with aggregating funnels for their tickets: lcrq-af "
+   "and lprq-af, YMC wfqueue, wCQ, SCQ, SCQ2 or NBLFQ) moves at least as many items as the best peer "
+   "library's queue in the same run.",
    AT_SCALE("{\"op\":\"any\",\"rules\":[" PEER_AT_SCALE("lcrq", "1.0") "," PEER_AT_SCALE("lprq", "1.0") ","
+            PEER_AT_SCALE("lcrq-af", "1.0") "," PEER_AT_SCALE("lprq-af", "1.0") ","
             PEER_AT_SCALE("wfqueue", "1.0") "," PEER_AT_SCALE("wcq", "1.0") "," PEER_AT_SCALE("scq", "1.0") ","
             PEER_AT_SCALE("scq2", "1.0") "," PEER_AT_SCALE("nblfq", "1.0") "]}")},
   {"syncq target: LPRQ (LCRQ's rings without double-width CAS; Romanov & Koval: about LCRQ's speed) "

@@ -9,15 +9,11 @@
 #include "../registry_internal.h"
 
 const syncq_algo *const syncq_builtin_counter[] = {
-  &syncq_counter_faa_algo,
-  &syncq_counter_cas_algo,
-  &syncq_counter_cas_backoff_algo,
-  &syncq_counter_mutex_algo,
-  &syncq_counter_lock_ttas_algo,
-  &syncq_counter_lock_ticket_algo,
-  &syncq_counter_lock_futex_mutex_algo,
-  &syncq_counter_lock_ttas_ps_algo,
-  NULL,
+  &syncq_counter_faa_algo,          &syncq_counter_cas_algo,
+  &syncq_counter_cas_backoff_algo,  &syncq_counter_aggfunnel_algo,
+  &syncq_counter_mutex_algo,        &syncq_counter_lock_ttas_algo,
+  &syncq_counter_lock_ticket_algo,  &syncq_counter_lock_futex_mutex_algo,
+  &syncq_counter_lock_ttas_ps_algo, NULL,
 };
 
 /* The family's own lookups go through its own list and the added entries,

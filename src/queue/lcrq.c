@@ -96,6 +96,7 @@
 #include <stdatomic.h>
 
 #include "linked_rings.h"
+#include "rings_af.h"
 #include "syncq/queue.h"
 
 #define LCRQ_MAGIC UINT64_C(0x4c43525155455545)
@@ -110,8 +111,8 @@ _Atomic(bool) syncq_queue_lcrq_test_no_dwcas__;
 _Static_assert(sizeof(syncq_pr_dw_atomic) == LR_CELL_BYTES, "lr_slot's map assumes 16-byte cells");
 static inline syncq_pr_dw_atomic *cells_of(lr_ring *r) { return lr_cells(r); }
 
-static lr_ring *crq_make(uint64_t R, void *first) {
-  lr_ring *r = lr_ring_alloc(R, sizeof(syncq_pr_dw_atomic));
+static lr_ring *crq_make(uint64_t R, void *first, bool funnels) {
+  lr_ring *r = lr_ring_alloc(R, sizeof(syncq_pr_dw_atomic), funnels);
   if (r == NULL) return NULL;
   syncq_pr_dw_atomic *c = cells_of(r);
   for (uint64_t i = 0; i < R; i++) {
@@ -129,7 +130,7 @@ static lr_ring *crq_make(uint64_t R, void *first) {
 static inline int crq_enqueue(lr_ring *r, void *item) {
   syncq_pr_dw_atomic *cells = cells_of(r);
   for (unsigned tries = 0;; tries++) {
-    uint64_t t = atomic_fetch_add(&r->tail, 1);
+    uint64_t t = lr_tail_ticket(r);
     SYNCQ_RACE_POINT("queue.lcrq.enqueue.ticket"); /* a ticket held, its cell not yet written */
     if (t & LR_CLOSED) return LR_RING_CLOSED;
     syncq_pr_dw_atomic *cell = &cells[lr_slot(r, t)];
@@ -154,7 +155,7 @@ static inline bool crq_dequeue(lr_ring *r, void **item) {
   const uint64_t R = r->size;
   syncq_pr_dw_atomic *cells = cells_of(r);
   for (;;) {
-    uint64_t h = atomic_fetch_add(&r->head, 1);
+    uint64_t h = lr_head_ticket(r);
     SYNCQ_RACE_POINT("queue.lcrq.dequeue.ticket"); /* a ticket held, its cell not yet read */
     syncq_pr_dw_atomic *cell = &cells[lr_slot(r, h)];
     bool waited = false;
@@ -201,16 +202,18 @@ static inline bool crq_dequeue(lr_ring *r, void **item) {
 }
 
 static inline lr_queue view(syncq_queue_lcrq *q) {
-  return (lr_queue){&q->head, &q->tail, q->hp, q->ring_size, &q->rings_linked};
+  return (lr_queue){&q->head, &q->tail, q->hp, q->ring_size, &q->rings_linked, q->funnels != 0};
 }
 
-int syncq_queue_lcrq_init_ring(syncq_queue_lcrq *q, size_t ring_size) {
+/* init_ring with the ticket source: fetch-and-add, or funnels (the
+ * "-af" variant, src/queue/lcrq_af.c). */
+int syncq_queue_lcrq_init_tickets_(syncq_queue_lcrq *q, size_t ring_size, bool funnels) {
   if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_lcrq)) != 0 || !lr_ring_size_ok(ring_size)) return SYNCQ_EINVAL;
   if (!syncq_pr_dwcas_available() || atomic_load_explicit(&syncq_queue_lcrq_test_no_dwcas__, memory_order_relaxed))
     return SYNCQ_ENOTSUP; /* relaxed: a test sets the hook before it initialises */
   atomic_init(&q->rings_linked, 0);
   atomic_init(&q->rings_freed, 0);
-  lr_ring *r = crq_make(ring_size, NULL);
+  lr_ring *r = crq_make(ring_size, NULL, funnels);
   if (r == NULL) return SYNCQ_ENOMEM;
   int st = syncq_hp_domain_create(LR_HP_SLOTS, lr_free_ring, &q->rings_freed, &q->hp);
   if (st != SYNCQ_OK) {
@@ -220,8 +223,13 @@ int syncq_queue_lcrq_init_ring(syncq_queue_lcrq *q, size_t ring_size) {
   q->ring_size = ring_size;
   atomic_init(&q->head, r);
   atomic_init(&q->tail, r);
+  q->funnels = funnels;
   q->magic = LCRQ_MAGIC;
   return SYNCQ_OK;
+}
+
+int syncq_queue_lcrq_init_ring(syncq_queue_lcrq *q, size_t ring_size) {
+  return syncq_queue_lcrq_init_tickets_(q, ring_size, false);
 }
 
 int syncq_queue_lcrq_init(syncq_queue_lcrq *q, size_t capacity) {

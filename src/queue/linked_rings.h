@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "../counter/aggfunnel_internal.h"
 #include "../stats_internal.h"
 #include "syncq/platform.h"
 #include "syncq/pr.h"
@@ -59,9 +60,10 @@ typedef struct lr_ring {
   _Atomic(uint64_t) tail_seen;
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* bit 63: CLOSED */
   SYNCQ_CACHELINE_ALIGNED _Atomic(struct lr_ring *) next;
-  uint64_t size;       /* R, a power of two; read-only */
-  uint32_t order;      /* log2(R); read-only */
-  uint32_t line_order; /* log2 of the cache lines the cells fill; read-only */
+  uint64_t size;              /* R, a power of two; read-only */
+  uint32_t order;             /* log2(R); read-only */
+  uint32_t line_order;        /* log2 of the cache lines the cells fill; read-only */
+  struct lr_funnels *funnels; /* NULL: tickets by fetch-and-add (lr_tail_ticket); read-only */
   /* R cells follow, from the next cache line */
 } lr_ring;
 
@@ -99,11 +101,41 @@ static inline lr_ring *lr_protect(syncq_hp_record *rec, unsigned slot, _Atomic(v
 /* The cells, after the header (a multiple of the cache line). */
 static inline void *lr_cells(lr_ring *r) { return (void *)(r + 1); }
 
-/* An empty ring of R cells of cell_bytes each, head = tail = 0; the caller
- * initialises the cells. NULL when memory is short. */
-static inline lr_ring *lr_ring_alloc(uint64_t R, size_t cell_bytes) {
-  lr_ring *r = syncq_alloc_aligned(sizeof(lr_ring) + (size_t)R * cell_bytes, SYNCQ_CACHELINE);
+/* The ticket sources of the "-af" variants ("lcrq-af", "lprq-af"): an
+ * aggregating funnel (src/counter/aggfunnel.c) in front of head and one
+ * in front of tail, after the cells. The funnels' Main is the ring's own
+ * head or tail word, so everything else (the CLOSED bit's fetch-and-or,
+ * fixState's CAS, the emptiness test's loads) acts on it as before, and
+ * a ticket is Main's value before the batch plus the offset in it: a
+ * closed tail's bit 63 comes back in every ticket of the batch. */
+#define LR_FUNNEL_AGGS 4 /* per funnel: the paper's 2*floor(sqrt(p)) for p = 4 to 8 threads on each end */
+typedef struct lr_funnels {
+  syncq_aggfunnel_agg head[LR_FUNNEL_AGGS];
+  syncq_aggfunnel_agg tail[LR_FUNNEL_AGGS];
+} lr_funnels;
+
+static inline uint64_t lr_tail_ticket(lr_ring *r) {
+  if (r->funnels == NULL) return atomic_fetch_add(&r->tail, 1);
+  return syncq_aggfunnel_fetch_add_(r->funnels->tail, LR_FUNNEL_AGGS, &r->tail, 1);
+}
+static inline uint64_t lr_head_ticket(lr_ring *r) {
+  if (r->funnels == NULL) return atomic_fetch_add(&r->head, 1);
+  return syncq_aggfunnel_fetch_add_(r->funnels->head, LR_FUNNEL_AGGS, &r->head, 1);
+}
+
+/* An empty ring of R cells of cell_bytes each, head = tail = 0, with
+ * funnels in front of head and tail when asked; the caller initialises
+ * the cells. NULL when memory is short. */
+static inline lr_ring *lr_ring_alloc(uint64_t R, size_t cell_bytes, bool funnels) {
+  size_t cells = ((size_t)R * cell_bytes + SYNCQ_CACHELINE - 1) & ~(size_t)(SYNCQ_CACHELINE - 1);
+  lr_ring *r = syncq_alloc_aligned(sizeof(lr_ring) + cells + (funnels ? sizeof(lr_funnels) : 0), SYNCQ_CACHELINE);
   if (r == NULL) return NULL;
+  r->funnels = NULL;
+  if (funnels) {
+    r->funnels = (lr_funnels *)((char *)lr_cells(r) + cells);
+    syncq_aggfunnel_aggs_init_(r->funnels->head, LR_FUNNEL_AGGS);
+    syncq_aggfunnel_aggs_init_(r->funnels->tail, LR_FUNNEL_AGGS);
+  }
   atomic_init(&r->head, 0);
   atomic_init(&r->tail, 0);
   atomic_init(&r->next, NULL);
@@ -181,11 +213,12 @@ typedef struct lr_queue {
   syncq_hp_domain *hp;
   uint64_t ring_size;
   _Atomic(uint64_t) *rings_linked; /* rings appended after the first */
+  bool funnels;                    /* rings take tickets through funnels (lr_tail_ticket) */
 } lr_queue;
 
-typedef int (*lr_ring_enqueue_fn)(lr_ring *r, void *item);    /* LR_OK or LR_RING_CLOSED */
-typedef bool (*lr_ring_dequeue_fn)(lr_ring *r, void **item);  /* true: *item taken */
-typedef lr_ring *(*lr_ring_make_fn)(uint64_t R, void *first); /* ring holding first in cell 0 */
+typedef int (*lr_ring_enqueue_fn)(lr_ring *r, void *item);                  /* LR_OK or LR_RING_CLOSED */
+typedef bool (*lr_ring_dequeue_fn)(lr_ring *r, void **item);                /* true: *item taken */
+typedef lr_ring *(*lr_ring_make_fn)(uint64_t R, void *first, bool funnels); /* ring holding first in cell 0 */
 
 /* LCRQ enqueue (Figure 6): enqueue into the tail ring; when it is closed,
  * link a new ring holding the item after it (MS-queue style). */
@@ -204,7 +237,7 @@ static inline int lr_enqueue(const lr_queue *q, void *item, lr_ring_enqueue_fn r
       continue;
     }
     if (ring_enqueue(r, item) == LR_OK) break;
-    lr_ring *fresh = ring_make(q->ring_size, item);
+    lr_ring *fresh = ring_make(q->ring_size, item, q->funnels);
     if (fresh == NULL) {
       status = SYNCQ_ENOMEM;
       break;

@@ -95,6 +95,7 @@
 #include <stdatomic.h>
 
 #include "linked_rings.h"
+#include "rings_af.h"
 #include "syncq/queue.h"
 
 #define LPRQ_MAGIC UINT64_C(0x4c50525155455545)
@@ -125,8 +126,8 @@ static inline uint64_t mark_of_this_thread(void) {
   return my_mark;
 }
 
-static lr_ring *prq_make(uint64_t R, void *first) {
-  lr_ring *r = lr_ring_alloc(R, sizeof(cell));
+static lr_ring *prq_make(uint64_t R, void *first, bool funnels) {
+  lr_ring *r = lr_ring_alloc(R, sizeof(cell), funnels);
   if (r == NULL) return NULL;
   cell *c = cells_of(r);
   for (uint64_t i = 0; i < R; i++) {
@@ -149,7 +150,7 @@ static inline int prq_enqueue(lr_ring *r, void *item) {
   const uint64_t mark = mark_of_this_thread();
   cell *cells = cells_of(r);
   for (unsigned tries = 0;; tries++) {
-    uint64_t t = atomic_fetch_add(&r->tail, 1);
+    uint64_t t = lr_tail_ticket(r);
     SYNCQ_RACE_POINT("queue.lprq.enqueue.ticket"); /* a ticket held, its cell not yet written */
     if (t & LR_CLOSED) return LR_RING_CLOSED;
     cell *c = &cells[lr_slot(r, t)];
@@ -182,7 +183,7 @@ static inline bool prq_dequeue(lr_ring *r, void **item) {
   if (lr_ring_seems_empty(r)) return false; /* Deviation (1) */
   cell *cells = cells_of(r);
   for (;;) {
-    uint64_t h = atomic_fetch_add(&r->head, 1);
+    uint64_t h = lr_head_ticket(r);
     SYNCQ_RACE_POINT("queue.lprq.dequeue.ticket"); /* a ticket held, its cell not yet read */
     cell *c = &cells[lr_slot(r, h)];
     uint64_t cyc = cycle_of(r, h);
@@ -241,14 +242,16 @@ static inline bool prq_dequeue(lr_ring *r, void **item) {
 }
 
 static inline lr_queue view(syncq_queue_lprq *q) {
-  return (lr_queue){&q->head, &q->tail, q->hp, q->ring_size, &q->rings_linked};
+  return (lr_queue){&q->head, &q->tail, q->hp, q->ring_size, &q->rings_linked, q->funnels != 0};
 }
 
-int syncq_queue_lprq_init_ring(syncq_queue_lprq *q, size_t ring_size) {
+/* init_ring with the ticket source: fetch-and-add, or funnels (the
+ * "-af" variant, src/queue/lprq_af.c). */
+int syncq_queue_lprq_init_tickets_(syncq_queue_lprq *q, size_t ring_size, bool funnels) {
   if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_lprq)) != 0 || !lr_ring_size_ok(ring_size)) return SYNCQ_EINVAL;
   atomic_init(&q->rings_linked, 0);
   atomic_init(&q->rings_freed, 0);
-  lr_ring *r = prq_make(ring_size, NULL);
+  lr_ring *r = prq_make(ring_size, NULL, funnels);
   if (r == NULL) return SYNCQ_ENOMEM;
   int st = syncq_hp_domain_create(LR_HP_SLOTS, lr_free_ring, &q->rings_freed, &q->hp);
   if (st != SYNCQ_OK) {
@@ -258,8 +261,13 @@ int syncq_queue_lprq_init_ring(syncq_queue_lprq *q, size_t ring_size) {
   q->ring_size = ring_size;
   atomic_init(&q->head, r);
   atomic_init(&q->tail, r);
+  q->funnels = funnels;
   q->magic = LPRQ_MAGIC;
   return SYNCQ_OK;
+}
+
+int syncq_queue_lprq_init_ring(syncq_queue_lprq *q, size_t ring_size) {
+  return syncq_queue_lprq_init_tickets_(q, ring_size, false);
 }
 
 int syncq_queue_lprq_init(syncq_queue_lprq *q, size_t capacity) {

@@ -7,8 +7,10 @@
  */
 #include "syncq/queue.h"
 #include "syncq/queue/lcrq.h"
+#include "syncq/queue/lcrq_af.h"
 #include "syncq/queue/loo.h"
 #include "syncq/queue/lprq.h"
+#include "syncq/queue/lprq_af.h"
 #include "syncq/queue/plj.h"
 #include "syncq/queue/valois.h"
 #include "syncq/queue/wcq.h"
@@ -26,7 +28,8 @@ const syncq_algo *const syncq_builtin_queue[] = {
   &syncq_queue_ms_algo,          &syncq_queue_ms_hp_algo,
   &syncq_queue_fai_array_algo,   &syncq_queue_plj_algo,
   &syncq_queue_valois_algo,      &syncq_queue_single_lock_ps_algo,
-  &syncq_queue_two_lock_ps_algo, NULL,
+  &syncq_queue_two_lock_ps_algo, &syncq_queue_lcrq_af_algo,
+  &syncq_queue_lprq_af_algo,     NULL,
 };
 
 /* The family's own lookups go through its own list and the added entries,

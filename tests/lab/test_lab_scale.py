@@ -375,7 +375,7 @@ def _scale_points(values, oversubscribed=1.0):
     return pts
 
 
-QUEUES = ("lcrq", "lprq", "wfqueue", "wcq", "scq", "scq2", "nblfq")
+QUEUES = ("lcrq", "lprq", "lcrq-af", "lprq-af", "wfqueue", "wcq", "scq", "scq2", "nblfq")
 
 
 def test_best_queue_at_scale_against_the_best_peer_comes_out_either_way():
@@ -384,6 +384,8 @@ def test_best_queue_at_scale_against_the_best_peer_comes_out_either_way():
     one_ahead = {**behind, "wfqueue": 25.0}
     assert rules.evaluate(rule, _scale_points(one_ahead), machine={"pus": 16}).status == rules.HELD
     assert rules.evaluate(rule, _scale_points(behind), machine={"pus": 16}).status == rules.FAILED
+    funnel_ahead = {**behind, "lprq-af": 25.0}  # a funnel variant counts as syncq's best too
+    assert rules.evaluate(rule, _scale_points(funnel_ahead), machine={"pus": 16}).status == rules.HELD
     # the oversubscribed point is not read, however it comes out
     assert rules.evaluate(rule, _scale_points(behind, oversubscribed=99.0), machine={"pus": 16}).status == rules.FAILED
     assert rules.evaluate(rule, _scale_points(one_ahead), machine={"pus": 8}).status == rules.UNMEASURABLE

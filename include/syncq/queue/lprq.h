@@ -34,6 +34,7 @@ typedef struct syncq_queue_lprq {
   _Atomic(uint64_t) rings_linked;               /* rings appended after the first */
   _Atomic(uint64_t) rings_freed;                /* emptied rings given back to the allocator */
   uint64_t magic;
+  uint32_t funnels; /* 1: tickets through aggregating funnels ("lprq-af"); read-only after init */
 } syncq_queue_lprq;
 
 /* Smallest and largest ring (cells, a power of two). */
