@@ -17,7 +17,9 @@
  *   Atomics:     uncontended enqueue: 1 FAA (Tail) + 1 double-width CAS,
  *                + loads of Tail, the Head hint and the cell; dequeue: 1
  *                FAA (Head) + 1 double-width CAS (consume), + loads of
- *                Threshold and the cell (and Tail when it waits).
+ *                Threshold, Head, Tail and the cell. EMPTY: 3 loads
+ *                (Threshold, Head, Tail), no write (Deviation 5), or
+ *                Threshold alone once it has run out.
  *   Memory:      caller's storage: a header of 9 cache lines + 16 bytes per
  *                cell; never allocates; nothing to reclaim.
  *   Signal-safe: yes: no locks, no allocation; a dequeuer's wait for an
@@ -79,7 +81,19 @@
  *                pair the dequeuer read (the authors: a double-width
  *                fetch-and-AND); the dequeuer's invalidation and unsafe
  *                marks are double-width CASes too (the authors: a CAS on
- *                the entry word; see "Lost item").
+ *                the entry word; see "Lost item"); (5) dequeue first
+ *                reads Head, then Tail, and answers EMPTY without a
+ *                ticket when Head >= Tail: Figure 8's test after the
+ *                fetch-and-add (Tail <= H + 1), made before it, so the
+ *                same argument makes the EMPTY linearizable (when Tail is
+ *                read, every ticket an enqueuer holds is held by a
+ *                dequeuer too). Threshold alone let a consumer polling an
+ *                empty queue take a ticket per poll while the last
+ *                enqueue's reset lasts (2n - 1 polls): a Head FAA, a CAS
+ *                on the cell the producer fills next, a catchup CAS on
+ *                Tail and a Threshold FAA (tests/queue/scq2_race_test.c
+ *                counts the tickets polls take: 300 for 100 items with 3
+ *                polls after each before, none now).
  *   Full and empty at once: (found on 16 cores and fixed) an enqueuer
  *                that gives up tickets and answers FULL leaves dead
  *                tickets between Head and Tail; with the dequeuers'
@@ -126,7 +140,10 @@
  *                about two remains, open. Counted there, over half of the
  *                consumer's EMPTY answers took a ticket (Head FAA, cell
  *                CAS, Tail catchup CAS, Threshold FAA: lines the producer
- *                writes) where most of SCQ's came from Threshold alone.
+ *                writes) where most of SCQ's came from Threshold alone;
+ *                Deviation 5 now answers those polls from Head and Tail
+ *                with no write (see docs/queues.md, "One producer, one
+ *                consumer", for the figures after it).
  *   Stats:       cas_attempts, cas_failures.
  */
 #include "syncq/queue/scq2.h"
@@ -196,6 +213,20 @@ static int answer_full(syncq_queue_scq2 *q) {
    * value takes a ticket */
   if (atomic_load(&q->threshold) < 0) atomic_store(&q->threshold, (int64_t)(2 * q->n - 1));
   return SYNCQ_FULL;
+}
+
+/* Deviation 5: the queue is empty now when Head has reached Tail. Head
+ * is read first: when Tail is read, every ticket an enqueuer holds is
+ * below it, hence below the Head read or at most equal to it, so a
+ * dequeuer already holds each (it takes that item, or makes its enqueuer
+ * give the ticket up): Figure 8's test "Tail <= H + 1" after the
+ * fetch-and-add, made before it. Without it, a consumer polling an empty
+ * queue whose Threshold an enqueue has just reset takes a ticket per
+ * poll: a Head FAA, a CAS on the cell the producer fills next, a catchup
+ * CAS on Tail and a Threshold FAA, all on lines the producer writes. */
+static inline bool seems_empty(syncq_queue_scq2 *q) {
+  uint64_t h = atomic_load(&q->head);
+  return h >= atomic_load(&q->tail);
 }
 
 static void catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
@@ -278,6 +309,8 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
 int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
   if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
   if (atomic_load(&q->threshold) < 0) return SYNCQ_EMPTY;
+  if (seems_empty(q)) return SYNCQ_EMPTY;         /* Deviation 5 */
+  SYNCQ_RACE_POINT("queue.scq2.dequeue.checked"); /* past the emptiness test, before the ticket */
   for (;;) {
     uint64_t H = atomic_fetch_add(&q->head, 1);
     const uint64_t hc = c_cycle(q, H);

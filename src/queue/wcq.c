@@ -36,7 +36,9 @@
  *                Head, 1 entry load, 1 OR to consume) + aq enqueue (1 FAA
  *                on Tail, 1 entry load, 1 CAS, Threshold load): SCQ's
  *                count; dequeue mirrored. Every WCQ_HELP_DELAY operations
- *                one load of another record's pending flag. The slow path
+ *                one load of another record's pending flag. EMPTY (and
+ *                FULL): 3 loads (Threshold, Head, Tail), no write
+ *                (Deviation 7). The slow path
  *                uses double-width CAS (entries with their Note; Head and
  *                Tail with their phase-2 word).
  *   Memory:      caller's storage, bounded, never allocates: the header
@@ -93,6 +95,19 @@
  *                (5) No cache remapping (as "scq"): entry of ticket t at
  *                t mod 2n.
  *                (6) enqueue and dequeue check the magic word.
+ *                (7) A ring dequeue first reads Head, then Tail, and
+ *                answers empty without a ticket when Head >= Tail:
+ *                try_deq's test after the fetch-and-add (Tail <= H + 1),
+ *                made before it, so the same argument makes the answer
+ *                linearizable. In the pointer queue this is EMPTY from aq
+ *                and FULL from fq. Threshold alone let a consumer polling
+ *                an empty queue (a producer polling a full one) take a
+ *                ticket per poll while the last reset lasts (3n - 1
+ *                polls): a Head FAA, a CAS on the entry the other side
+ *                fills next, a catchup CAS on Tail and a Threshold FAA
+ *                (tests/queue/wcq_test.c counts the tickets polls take:
+ *                300 for 100 items with 3 polls after each before, none
+ *                now).
  *   Test hooks:  (not public) force every fast path to this many tickets,
  *                make the fast enqueue leave some or all of its tickets unused, shorten
  *                the help delay, stop a thread once its request is
@@ -512,8 +527,24 @@ static void ring_enqueue(ring_view *v, uint32_t tid, uint64_t index) {
   atomic_store(&r->seq1, seq + 1);
 }
 
+/* Deviation 7: the ring is empty now when Head has reached Tail (their
+ * counters). Head is read first: when Tail is read, every ticket an
+ * enqueuer (or a helper of its request) holds is below it, hence at most
+ * the Head read, so a dequeuer already holds each (it takes that index,
+ * or makes the enqueuer give the ticket up): try_deq's test "Tail <= H +
+ * 1" after the fetch-and-add, made before it. Without it, a consumer
+ * polling an empty ring whose Threshold an enqueue has just reset takes a
+ * ticket per poll: a Head FAA, a CAS on the entry the producer fills
+ * next, a catchup CAS on Tail and a Threshold FAA, all on lines the
+ * producer writes. */
+static inline bool ring_seems_empty(ring_view *v) {
+  uint64_t h = atomic_load(&v->r->head.lo);
+  return h >= atomic_load(&v->r->tail.lo);
+}
+
 static uint64_t ring_dequeue(ring_view *v, uint32_t tid) {
   if (atomic_load(&v->r->threshold) < 0) return bot(v);
+  if (ring_seems_empty(v)) return bot(v); /* Deviation 7 */
   help_threads(v, tid);
   const unsigned tries = patience(WCQ_PATIENCE_DEQ);
   uint64_t H = 0, idx;
