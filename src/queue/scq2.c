@@ -223,10 +223,20 @@ static int answer_full(syncq_queue_scq2 *q) {
  * fetch-and-add, made before it. Without it, a consumer polling an empty
  * queue whose Threshold an enqueue has just reset takes a ticket per
  * poll: a Head FAA, a CAS on the cell the producer fills next, a catchup
- * CAS on Tail and a Threshold FAA, all on lines the producer writes. */
+ * CAS on Tail and a Threshold FAA, all on lines the producer writes.
+ * Tail only grows (fetch-and-add, catchup), so a Head below a value Tail
+ * once had is below Tail now: "not empty" without reading Tail's line,
+ * which the producers write at every enqueue. Only a dequeuer that has
+ * caught up with tail_seen reads Tail, and leaves what it read there. */
 static inline bool seems_empty(syncq_queue_scq2 *q) {
   uint64_t h = atomic_load(&q->head);
-  return h >= atomic_load(&q->tail);
+  /* relaxed: a hint; whatever value is read was Tail's at some time, and
+   * the answer it gives ("go on to the fetch-and-add") is always safe */
+  if (h < atomic_load_explicit(&q->tail_seen, memory_order_relaxed)) return false;
+  uint64_t t = atomic_load(&q->tail);
+  if (h >= t) return true;
+  atomic_store_explicit(&q->tail_seen, t, memory_order_relaxed); /* relaxed: a hint, as above */
+  return false;
 }
 
 static void catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
@@ -256,6 +266,7 @@ static int scq2_init(syncq_queue_scq2 *q, size_t capacity, uint32_t remap_shift)
   atomic_init(&q->tail, (uint64_t)capacity); /* cycle 1: cells start at cycle 0 */
   atomic_init(&q->head, (uint64_t)capacity);
   atomic_init(&q->head_hint, (uint64_t)capacity);
+  atomic_init(&q->tail_seen, (uint64_t)capacity);
   atomic_init(&q->threshold, -1);
   syncq_pr_dw_atomic *c = cells_of(q);
   for (size_t i = 0; i < capacity; i++) {

@@ -539,7 +539,16 @@ static void ring_enqueue(ring_view *v, uint32_t tid, uint64_t index) {
  * producer writes. */
 static inline bool ring_seems_empty(ring_view *v) {
   uint64_t h = atomic_load(&v->r->head.lo);
-  return h >= atomic_load(&v->r->tail.lo);
+  /* Tail's counter only grows (fetch-and-add, slow_F&A, catchup): a Head
+   * below a value it once had is below it now, so the test reads Tail's
+   * line, which enqueuers write at every ticket, only once Head has caught
+   * up with tail_seen. relaxed: a hint; any value read was Tail's once,
+   * and "not empty" (go on to the fetch-and-add) is always a safe answer */
+  if (h < atomic_load_explicit(&v->r->tail_seen, memory_order_relaxed)) return false;
+  uint64_t t = atomic_load(&v->r->tail.lo);
+  if (h >= t) return true;
+  atomic_store_explicit(&v->r->tail_seen, t, memory_order_relaxed); /* relaxed: a hint, as above */
+  return false;
 }
 
 static uint64_t ring_dequeue(ring_view *v, uint32_t tid) {
@@ -599,6 +608,7 @@ static void ring_init(ring_view *v, bool full) {
   atomic_init(&v->r->tail.hi, 0);
   atomic_init(&v->r->head.lo, two_n);
   atomic_init(&v->r->head.hi, 0);
+  atomic_init(&v->r->tail_seen, full ? 3 * v->n : two_n);
   atomic_init(&v->r->threshold, full ? threshold3(v) : -1);
   for (uint32_t t = 0; t < THREADS; t++) {
     syncq_queue_wcq_record *r = &v->rec[t];
