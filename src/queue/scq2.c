@@ -87,7 +87,11 @@
  *                fetch-and-add (Tail <= H + 1), made before it, so the
  *                same argument makes the EMPTY linearizable (when Tail is
  *                read, every ticket an enqueuer holds is held by a
- *                dequeuer too). Threshold alone let a consumer polling an
+ *                dequeuer too). Tail is read only once Head has caught
+ *                up with tail_seen, a value Tail had, kept on Head's
+ *                line (as LCRQ's lr_ring_seems_empty), so a consumer that
+ *                trails the producer does not pull Tail's line at every
+ *                item. Threshold alone let a consumer polling an
  *                empty queue take a ticket per poll while the last
  *                enqueue's reset lasts (2n - 1 polls): a Head FAA, a CAS
  *                on the cell the producer fills next, a catchup CAS on

@@ -99,8 +99,12 @@
  *                answers empty without a ticket when Head >= Tail:
  *                try_deq's test after the fetch-and-add (Tail <= H + 1),
  *                made before it, so the same argument makes the answer
- *                linearizable. In the pointer queue this is EMPTY from aq
- *                and FULL from fq. Threshold alone let a consumer polling
+ *                linearizable. Tail is read only once Head has caught up
+ *                with tail_seen (a value Tail had, on Head's line), so a
+ *                consumer that trails the producer does not pull Tail's
+ *                line at every item. In the pointer queue this is EMPTY
+ *                from aq and FULL from fq. Threshold alone let a consumer
+ *                polling
  *                an empty queue (a producer polling a full one) take a
  *                ticket per poll while the last reset lasts (3n - 1
  *                polls): a Head FAA, a CAS on the entry the other side
