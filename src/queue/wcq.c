@@ -36,9 +36,7 @@
  *                Head, 1 entry load, 1 OR to consume) + aq enqueue (1 FAA
  *                on Tail, 1 entry load, 1 CAS, Threshold load): SCQ's
  *                count; dequeue mirrored. Every WCQ_HELP_DELAY operations
- *                one load of another record's pending flag. EMPTY (and
- *                FULL): 3 loads (Threshold, Head, Tail), no write
- *                (Deviation 7). The slow path
+ *                one load of another record's pending flag. The slow path
  *                uses double-width CAS (entries with their Note; Head and
  *                Tail with their phase-2 word).
  *   Memory:      caller's storage, bounded, never allocates: the header
@@ -95,23 +93,29 @@
  *                (5) No cache remapping (as "scq"): entry of ticket t at
  *                t mod 2n.
  *                (6) enqueue and dequeue check the magic word.
- *                (7) A ring dequeue first reads Head, then Tail, and
- *                answers empty without a ticket when Head >= Tail:
- *                try_deq's test after the fetch-and-add (Tail <= H + 1),
- *                made before it, so the same argument makes the answer
- *                linearizable. Tail is read only once Head has caught up
- *                with tail_seen (a value Tail had, on Head's line), so a
- *                consumer that trails the producer does not pull Tail's
- *                line at every item. In the pointer queue this is EMPTY
- *                from aq and FULL from fq. Threshold alone let a consumer
- *                polling
- *                an empty queue (a producer polling a full one) take a
- *                ticket per poll while the last reset lasts (3n - 1
- *                polls): a Head FAA, a CAS on the entry the other side
- *                fills next, a catchup CAS on Tail and a Threshold FAA
- *                (tests/queue/wcq_test.c counts the tickets polls take:
- *                300 for 100 items with 3 polls after each before, none
- *                now).
+ *   Tried, not kept: answering EMPTY (aq) and FULL (fq) from a Head/Tail
+ *                comparison before the fetch-and-add (try_deq's test Tail
+ *                <= H + 1, made before taking a ticket; the Tail read
+ *                cached on Head's line, as LCRQ's lr_ring_seems_empty).
+ *                Correct (linearizability runs and ThreadSanitizer
+ *                passed), and an empty poll then writes nothing, where
+ *                the figure's poll makes a Head FAA, an entry CAS, a
+ *                catchup CAS on Tail and a Threshold FAA. But one producer
+ *                and one consumer, pinned, 20,000 items through capacity
+ *                1024, dg25-prodcons's waiting (a pause per failed poll,
+ *                a yield every 32), 40 runs each interleaved, 2-core VM:
+ *                median 7.3-8.9 Mops/s before against 1.6-2.9 with it,
+ *                best run 30.6-34.2 against 9.9-22.2; with no yield at all
+ *                3.0 against 1.1 (best 31.0 against 6.2), so not the
+ *                waiting policy. The best runs before had no EMPTY and no
+ *                FULL answer at all; with the test the consumer, whose
+ *                failed poll became cheap, keeps up with the producer and
+ *                polls 0.03-2.4 times an item. Likely (this VM has no
+ *                hardware counters): it then works on the entry line the
+ *                producer is writing (16-byte entries, four to a line, no
+ *                remap), where the figure's heavy poll set it back a few
+ *                entries. The same test pays in LCRQ, whose map puts
+ *                consecutive tickets on different lines.
  *   Test hooks:  (not public) force every fast path to this many tickets,
  *                make the fast enqueue leave some or all of its tickets unused, shorten
  *                the help delay, stop a thread once its request is
@@ -531,33 +535,8 @@ static void ring_enqueue(ring_view *v, uint32_t tid, uint64_t index) {
   atomic_store(&r->seq1, seq + 1);
 }
 
-/* Deviation 7: the ring is empty now when Head has reached Tail (their
- * counters). Head is read first: when Tail is read, every ticket an
- * enqueuer (or a helper of its request) holds is below it, hence at most
- * the Head read, so a dequeuer already holds each (it takes that index,
- * or makes the enqueuer give the ticket up): try_deq's test "Tail <= H +
- * 1" after the fetch-and-add, made before it. Without it, a consumer
- * polling an empty ring whose Threshold an enqueue has just reset takes a
- * ticket per poll: a Head FAA, a CAS on the entry the producer fills
- * next, a catchup CAS on Tail and a Threshold FAA, all on lines the
- * producer writes. */
-static inline bool ring_seems_empty(ring_view *v) {
-  uint64_t h = atomic_load(&v->r->head.lo);
-  /* Tail's counter only grows (fetch-and-add, slow_F&A, catchup): a Head
-   * below a value it once had is below it now, so the test reads Tail's
-   * line, which enqueuers write at every ticket, only once Head has caught
-   * up with tail_seen. relaxed: a hint; any value read was Tail's once,
-   * and "not empty" (go on to the fetch-and-add) is always a safe answer */
-  if (h < atomic_load_explicit(&v->r->tail_seen, memory_order_relaxed)) return false;
-  uint64_t t = atomic_load(&v->r->tail.lo);
-  if (h >= t) return true;
-  atomic_store_explicit(&v->r->tail_seen, t, memory_order_relaxed); /* relaxed: a hint, as above */
-  return false;
-}
-
 static uint64_t ring_dequeue(ring_view *v, uint32_t tid) {
   if (atomic_load(&v->r->threshold) < 0) return bot(v);
-  if (ring_seems_empty(v)) return bot(v); /* Deviation 7 */
   help_threads(v, tid);
   const unsigned tries = patience(WCQ_PATIENCE_DEQ);
   uint64_t H = 0, idx;
@@ -612,7 +591,6 @@ static void ring_init(ring_view *v, bool full) {
   atomic_init(&v->r->tail.hi, 0);
   atomic_init(&v->r->head.lo, two_n);
   atomic_init(&v->r->head.hi, 0);
-  atomic_init(&v->r->tail_seen, full ? 3 * v->n : two_n);
   atomic_init(&v->r->threshold, full ? threshold3(v) : -1);
   for (uint32_t t = 0; t < THREADS; t++) {
     syncq_queue_wcq_record *r = &v->rec[t];

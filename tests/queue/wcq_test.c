@@ -15,8 +15,6 @@
  *     has it completed by another thread's helping (its item is in the
  *     queue / its item is taken for it) before it runs again;
  *   - sequential FIFO, FULL at exactly the capacity, EMPTY, both ways;
- *   - polls of an empty (a full) queue take no ticket: Head of aq (fq)
- *     moves once per item, however often the other side polls;
  *   - producers and consumers (thread count from test_plan.h: the same on
  *     any machine) as built, with the slow path forced, and with fast and
  *     slow operations mixed: no loss, no duplicate, each producer's items
@@ -193,48 +191,6 @@ static void test_sequential(void **state) {
 static void test_sequential_slow(void **state) {
   (void)state;
   sequential(true);
-}
-
-/* One producer and one consumer in lockstep, polling between items: each
- * enqueue resets aq's Threshold (each dequeue fq's), so Threshold alone
- * does not stop a poll of the empty queue (of the full one) from taking a
- * Head ticket of aq (of fq) and writing the entry the other side fills
- * next and its Tail. The emptiness test before the fetch-and-add
- * (Deviation 7) answers every such poll with both counters untouched:
- * aq's Head moves once per item, fq's once per enqueue. */
-static void test_polls_take_no_ticket(void **state) {
-  (void)state;
-  enum { ITEMS = 100, POLLS = 3, CAP = 4 };
-  syncq_queue_wcq *q = make(CAP);
-  if (q == NULL) skip();
-  const uint64_t aq0 = atomic_load(&q->aq.head.lo), fq0 = atomic_load(&q->fq.head.lo);
-  uint64_t wasted = 0;
-  void *x;
-  for (uint64_t i = 0; i < ITEMS; i++) {
-    assert_int_equal(syncq_queue_wcq_enqueue(q, item_of(i)), SYNCQ_OK);
-    assert_int_equal(syncq_queue_wcq_dequeue(q, &x), SYNCQ_OK);
-    assert_int_equal(value_of(x), i);
-    for (int p = 0; p < POLLS; p++) {
-      const uint64_t h = atomic_load(&q->aq.head.lo);
-      assert_int_equal(syncq_queue_wcq_dequeue(q, &x), SYNCQ_EMPTY);
-      wasted += atomic_load(&q->aq.head.lo) - h;
-    }
-  }
-  assert_int_equal(atomic_load(&q->aq.head.lo) - aq0, ITEMS);
-  /* full: FULL polls take no fq ticket */
-  for (uint64_t i = 0; i < CAP; i++) assert_int_equal(syncq_queue_wcq_enqueue(q, item_of(i)), SYNCQ_OK);
-  const uint64_t f = atomic_load(&q->fq.head.lo);
-  for (int p = 0; p < POLLS; p++) assert_int_equal(syncq_queue_wcq_enqueue(q, item_of(999)), SYNCQ_FULL);
-  wasted += atomic_load(&q->fq.head.lo) - f;
-  assert_int_equal(f - fq0, ITEMS + CAP);
-  print_message("%d items, %d empty polls after each, %d full polls: %llu Head tickets taken by polls\n", ITEMS, POLLS,
-                POLLS, (unsigned long long)wasted);
-  assert_int_equal(wasted, 0);
-  for (uint64_t i = 0; i < CAP; i++) {
-    assert_int_equal(syncq_queue_wcq_dequeue(q, &x), SYNCQ_OK);
-    assert_int_equal(value_of(x), i);
-  }
-  drop(q);
 }
 
 /* ---------------------------------------------------------- thread limit */
@@ -661,7 +617,7 @@ int main(void) {
     cmocka_unit_test(test_sequential_slow),     cmocka_unit_test(test_thread_limit),
     cmocka_unit_test(test_helping_enqueue),     cmocka_unit_test(test_helping_dequeue),
     cmocka_unit_test(test_producers_consumers), cmocka_unit_test(test_producers_consumers_slow),
-    cmocka_unit_test(test_linearizable_slow),   cmocka_unit_test(test_polls_take_no_ticket),
+    cmocka_unit_test(test_linearizable_slow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

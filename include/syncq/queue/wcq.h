@@ -43,7 +43,6 @@ typedef struct syncq_queue_wcq_ring {
   SYNCQ_CACHELINE_ALIGNED syncq_pr_dw_atomic tail;
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_tail_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED syncq_pr_dw_atomic head;
-  _Atomic(uint64_t) tail_seen; /* a value Tail's counter had, on Head's line: the empty test's cache */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_head_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) threshold; /* < 0: empty */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_threshold_[SYNCQ_CACHELINE];
