@@ -17,7 +17,9 @@
  *   Atomics:     uncontended enqueue: 1 FAA (Tail) + 1 double-width CAS,
  *                + loads of Tail, the Head hint and the cell; dequeue: 1
  *                FAA (Head) + 1 double-width CAS (consume), + loads of
- *                Threshold and the cell (and Tail when it waits).
+ *                Threshold, Head, Tail and the cell. EMPTY: 3 loads
+ *                (Threshold, Head, Tail), no write (Deviation 5), or
+ *                Threshold alone once it has run out.
  *   Memory:      caller's storage: a header of 9 cache lines + 16 bytes per
  *                cell; never allocates; nothing to reclaim.
  *   Signal-safe: yes: no locks, no allocation; a dequeuer's wait for an
@@ -79,7 +81,23 @@
  *                pair the dequeuer read (the authors: a double-width
  *                fetch-and-AND); the dequeuer's invalidation and unsafe
  *                marks are double-width CASes too (the authors: a CAS on
- *                the entry word; see "Lost item").
+ *                the entry word; see "Lost item"); (5) dequeue first
+ *                reads Head, then Tail, and answers EMPTY without a
+ *                ticket when Head >= Tail: Figure 8's test after the
+ *                fetch-and-add (Tail <= H + 1), made before it, so the
+ *                same argument makes the EMPTY linearizable (when Tail is
+ *                read, every ticket an enqueuer holds is held by a
+ *                dequeuer too). Tail is read only once Head has caught
+ *                up with tail_seen, a value Tail had, kept on Head's
+ *                line (as LCRQ's lr_ring_seems_empty), so a consumer that
+ *                trails the producer does not pull Tail's line at every
+ *                item. Threshold alone let a consumer polling an
+ *                empty queue take a ticket per poll while the last
+ *                enqueue's reset lasts (2n - 1 polls): a Head FAA, a CAS
+ *                on the cell the producer fills next, a catchup CAS on
+ *                Tail and a Threshold FAA (tests/queue/scq2_race_test.c
+ *                counts the tickets polls take: 300 for 100 items with 3
+ *                polls after each before, none now).
  *   Full and empty at once: (found on 16 cores and fixed) an enqueuer
  *                that gives up tickets and answers FULL leaves dead
  *                tickets between Head and Tail; with the dequeuers'
@@ -126,7 +144,10 @@
  *                about two remains, open. Counted there, over half of the
  *                consumer's EMPTY answers took a ticket (Head FAA, cell
  *                CAS, Tail catchup CAS, Threshold FAA: lines the producer
- *                writes) where most of SCQ's came from Threshold alone.
+ *                writes) where most of SCQ's came from Threshold alone;
+ *                Deviation 5 now answers those polls from Head and Tail
+ *                with no write (see docs/queues.md, "One producer, one
+ *                consumer", for the figures after it).
  *   Stats:       cas_attempts, cas_failures.
  */
 #include "syncq/queue/scq2.h"
@@ -198,6 +219,30 @@ static int answer_full(syncq_queue_scq2 *q) {
   return SYNCQ_FULL;
 }
 
+/* Deviation 5: the queue is empty now when Head has reached Tail. Head
+ * is read first: when Tail is read, every ticket an enqueuer holds is
+ * below it, hence below the Head read or at most equal to it, so a
+ * dequeuer already holds each (it takes that item, or makes its enqueuer
+ * give the ticket up): Figure 8's test "Tail <= H + 1" after the
+ * fetch-and-add, made before it. Without it, a consumer polling an empty
+ * queue whose Threshold an enqueue has just reset takes a ticket per
+ * poll: a Head FAA, a CAS on the cell the producer fills next, a catchup
+ * CAS on Tail and a Threshold FAA, all on lines the producer writes.
+ * Tail only grows (fetch-and-add, catchup), so a Head below a value Tail
+ * once had is below Tail now: "not empty" without reading Tail's line,
+ * which the producers write at every enqueue. Only a dequeuer that has
+ * caught up with tail_seen reads Tail, and leaves what it read there. */
+static inline bool seems_empty(syncq_queue_scq2 *q) {
+  uint64_t h = atomic_load(&q->head);
+  /* relaxed: a hint; whatever value is read was Tail's at some time, and
+   * the answer it gives ("go on to the fetch-and-add") is always safe */
+  if (h < atomic_load_explicit(&q->tail_seen, memory_order_relaxed)) return false;
+  uint64_t t = atomic_load(&q->tail);
+  if (h >= t) return true;
+  atomic_store_explicit(&q->tail_seen, t, memory_order_relaxed); /* relaxed: a hint, as above */
+  return false;
+}
+
 static void catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
   while (!atomic_compare_exchange_strong(&q->tail, &tail, head)) {
     head = atomic_load(&q->head);
@@ -225,6 +270,7 @@ static int scq2_init(syncq_queue_scq2 *q, size_t capacity, uint32_t remap_shift)
   atomic_init(&q->tail, (uint64_t)capacity); /* cycle 1: cells start at cycle 0 */
   atomic_init(&q->head, (uint64_t)capacity);
   atomic_init(&q->head_hint, (uint64_t)capacity);
+  atomic_init(&q->tail_seen, (uint64_t)capacity);
   atomic_init(&q->threshold, -1);
   syncq_pr_dw_atomic *c = cells_of(q);
   for (size_t i = 0; i < capacity; i++) {
@@ -278,6 +324,8 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
 int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
   if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
   if (atomic_load(&q->threshold) < 0) return SYNCQ_EMPTY;
+  if (seems_empty(q)) return SYNCQ_EMPTY;         /* Deviation 5 */
+  SYNCQ_RACE_POINT("queue.scq2.dequeue.checked"); /* past the emptiness test, before the ticket */
   for (;;) {
     uint64_t H = atomic_fetch_add(&q->head, 1);
     const uint64_t hc = c_cycle(q, H);

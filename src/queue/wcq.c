@@ -93,6 +93,29 @@
  *                (5) No cache remapping (as "scq"): entry of ticket t at
  *                t mod 2n.
  *                (6) enqueue and dequeue check the magic word.
+ *   Tried, not kept: answering EMPTY (aq) and FULL (fq) from a Head/Tail
+ *                comparison before the fetch-and-add (try_deq's test Tail
+ *                <= H + 1, made before taking a ticket; the Tail read
+ *                cached on Head's line, as LCRQ's lr_ring_seems_empty).
+ *                Correct (linearizability runs and ThreadSanitizer
+ *                passed), and an empty poll then writes nothing, where
+ *                the figure's poll makes a Head FAA, an entry CAS, a
+ *                catchup CAS on Tail and a Threshold FAA. But one producer
+ *                and one consumer, pinned, 20,000 items through capacity
+ *                1024, dg25-prodcons's waiting (a pause per failed poll,
+ *                a yield every 32), 40 runs each interleaved, 2-core VM:
+ *                median 7.3-8.9 Mops/s before against 1.6-2.9 with it,
+ *                best run 30.6-34.2 against 9.9-22.2; with no yield at all
+ *                3.0 against 1.1 (best 31.0 against 6.2), so not the
+ *                waiting policy. The best runs before had no EMPTY and no
+ *                FULL answer at all; with the test the consumer, whose
+ *                failed poll became cheap, keeps up with the producer and
+ *                polls 0.03-2.4 times an item. Likely (this VM has no
+ *                hardware counters): it then works on the entry line the
+ *                producer is writing (16-byte entries, four to a line, no
+ *                remap), where the figure's heavy poll set it back a few
+ *                entries. The same test pays in LCRQ, whose map puts
+ *                consecutive tickets on different lines.
  *   Test hooks:  (not public) force every fast path to this many tickets,
  *                make the fast enqueue leave some or all of its tickets unused, shorten
  *                the help delay, stop a thread once its request is

@@ -16,6 +16,8 @@
  *     order, no loss, no duplicate, ownership stamping, rings linked;
  *   - a queue that is never empty (each thread enqueues, then dequeues)
  *     through a 4-cell ring that turns over many cycles: no EMPTY answer;
+ *   - empty polls, deterministic: a consumer polling the empty queue
+ *     between items takes no ticket (the ring's head moves once per item);
  *   - linearizability of short histories (tests/support/lincheck.h)
  *     through 2-cell rings, so that histories cross ring boundaries.
  *
@@ -34,6 +36,7 @@
 #include <cmocka.h>
 
 #include "lincheck.h"
+#include "queue/linked_rings.h" /* the ring's head and tail counters, for the empty-poll count */
 #include "queue_history.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
@@ -336,6 +339,42 @@ static void test_never_empty_small_ring(void **state) {
   assert_int_equal(left, 1); /* every enqueue was matched by one dequeue: the prefill is left */
 }
 
+/* ------------------------------------------------------------ empty polls */
+
+/* One producer and one consumer in lockstep, the consumer polling the
+ * empty queue between items (dg25-prodcons at N = 1 when the consumer is
+ * the faster side). A poll must answer EMPTY from head and tail alone
+ * (Deviation (1) of the ring files): a poll that took a ticket would run
+ * head past tail, write the cell the producer fills next and make
+ * fixState pull tail up, all on the producer's lines. The ring's head
+ * moves once per item. */
+static void test_empty_polls_take_no_ticket(void **state) {
+  (void)state;
+  enum { ITEMS = 100, POLLS = 3 };
+  RQ *q = lr_new(1024);
+  if (q == NULL) skip();
+  lr_ring *ring = atomic_load(&q->head);
+  uint64_t wasted = 0;
+  for (uintptr_t i = 0; i < ITEMS; i++) {
+    void *x = NULL;
+    assert_int_equal(RQ_ENQUEUE(q, lr_item(i + 1)), SYNCQ_OK);
+    assert_int_equal(RQ_DEQUEUE(q, &x), SYNCQ_OK);
+    assert_ptr_equal(x, lr_item(i + 1));
+    for (int p = 0; p < POLLS; p++) {
+      const uint64_t h = atomic_load(&ring->head);
+      assert_int_equal(RQ_DEQUEUE(q, &x), SYNCQ_EMPTY);
+      wasted += atomic_load(&ring->head) - h;
+    }
+  }
+  print_message("%s: %d items, %d empty polls after each: %llu tickets taken by empty polls\n", RQ_NAME, ITEMS, POLLS,
+                (unsigned long long)wasted);
+  assert_ptr_equal(atomic_load(&q->head), ring); /* one ring throughout */
+  assert_int_equal(wasted, 0);
+  assert_int_equal(atomic_load(&ring->head), ITEMS);
+  assert_int_equal(atomic_load(&ring->tail), ITEMS);
+  lr_free(q);
+}
+
 /* ------------------------------------------------------------ linearizability */
 
 /* The recorder's queue operations on an RQ. */
@@ -372,4 +411,4 @@ static void test_linearizable_across_rings(void **state) {
   cmocka_unit_test(test_bad_inputs), cmocka_unit_test(test_ring_turnover), cmocka_unit_test(test_ring_sizes_fifo), \
     cmocka_unit_test(test_destroy_non_empty), cmocka_unit_test(test_concurrent_ring2),                             \
     cmocka_unit_test(test_concurrent_ring8), cmocka_unit_test(test_never_empty_small_ring),                        \
-    cmocka_unit_test(test_linearizable_across_rings)
+    cmocka_unit_test(test_linearizable_across_rings), cmocka_unit_test(test_empty_polls_take_no_ticket)

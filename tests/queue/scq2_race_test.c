@@ -13,6 +13,13 @@
  *     have its write overwritten by the enqueuer's, answer EMPTY, and the
  *     item would sit in a cell Head has passed: lost for good (what
  *     queue-1p1c's ping-pong once saw under ThreadSanitizer).
+ *   - empty polls, deterministic: a consumer polling the empty queue
+ *     between items takes no Head ticket (the emptiness test before the
+ *     fetch-and-add; without it each poll wrote Head, the producer's next
+ *     cell and Tail).
+ *   - full and empty at once: dequeuers stopped past the emptiness test
+ *     and after their tickets build the state where Tail is n past Head
+ *     in an empty queue with Threshold run out; enqueues must get through.
  *   - ping-pong with yields injected at the enqueuer's ticket and inside
  *     the double-width CAS: one item bounced through two queues; a
  *     dequeue that answers EMPTY after the matching enqueue returned (each
@@ -147,25 +154,74 @@ static void test_overtaken_enqueuer(void **state) {
   }
 }
 
+/* ------------------------------------------------------------ empty polls take no ticket */
+
+/* One producer and one consumer in lockstep, the consumer polling between
+ * items: each enqueue resets Threshold, so Threshold alone does not stop a
+ * poll of the empty queue from taking a Head ticket (and writing the
+ * producer's next cell and Tail). The emptiness test (Deviation 5) must
+ * answer every such poll with Head and Tail untouched: Head moves exactly
+ * once per item. */
+static void test_empty_poll_takes_no_ticket(void **state) {
+  (void)state;
+  enum { ITEMS = 100, POLLS = 3 };
+  syncq_queue_scq2 *q = make(8);
+  if (q == NULL) return;
+  const uint64_t head0 = atomic_load(&q->head), tail0 = atomic_load(&q->tail);
+  uint64_t wasted = 0;
+  for (uint64_t i = 0; i < ITEMS; i++) {
+    void *x = NULL;
+    assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(i)), SYNCQ_OK);
+    assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
+    assert_ptr_equal(x, item_of(i));
+    for (int p = 0; p < POLLS; p++) {
+      const uint64_t h = atomic_load(&q->head);
+      assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
+      wasted += atomic_load(&q->head) - h;
+    }
+  }
+  print_message("%d items, %d empty polls after each: %llu Head tickets taken by empty polls\n", ITEMS, POLLS,
+                (unsigned long long)wasted);
+  assert_int_equal(wasted, 0);
+  assert_int_equal(atomic_load(&q->head) - head0, ITEMS);
+  assert_int_equal(atomic_load(&q->tail) - tail0, ITEMS);
+  assert_int_equal(syncq_queue_scq2_destroy(q), SYNCQ_OK);
+  free(q);
+}
+
 /* ------------------------------------------------------------ full and empty at once */
 
-/* Capacity 2. Two dequeuers take the tickets of the queue's two items and
- * stop before their cells; the main thread's dequeues answer EMPTY until
- * Threshold runs out (the items' tickets are taken: EMPTY is right); an
- * enqueue then finds both cells held, gives its two tickets up and answers
- * FULL, leaving Tail n past Head. The stopped dequeuers take their items:
- * the queue is empty, Threshold negative, Tail n past Head. Before the fix
- * every enqueue answered FULL and every dequeue EMPTY from there on (what
- * 4 producers and 4 consumers reached on 16 cores). */
-static _Thread_local int is_held_dequeuer;
-static _Atomic(int) held;    /* dequeuers stopped after their ticket */
-static _Atomic(int) release; /* let them go on */
+/* Capacity 2. Four late dequeuers pass the emptiness test while the
+ * queue holds its two items and stop before their tickets; two dequeuers
+ * take the tickets of the two items and stop before their cells. The late
+ * four go on: the items' tickets are taken, so each answers EMPTY (right),
+ * counting Threshold down past zero. An enqueue then finds both cells
+ * held, gives its two tickets up and answers FULL, leaving Tail n past
+ * Head. The stopped dequeuers take their items: the queue is empty,
+ * Threshold negative, Tail n past Head. Before the fix every enqueue
+ * answered FULL and every dequeue EMPTY from there on (what 4 producers
+ * and 4 consumers reached on 16 cores). */
+#define LATE_DEQUEUERS 4
+static _Thread_local int is_held_dequeuer; /* 1: stop after the ticket; 2: stop before it */
+static _Atomic(int) held;                  /* dequeuers stopped after their ticket */
+static _Atomic(int) held_late;             /* dequeuers stopped past the emptiness test */
+static _Atomic(int) release;               /* let the first go on */
+static _Atomic(int) release_late;          /* let the late ones go on */
 
 static void hold_hook(const char *name) {
-  if (!is_held_dequeuer || strcmp(name, "queue.scq2.dequeue.ticket") != 0) return;
-  atomic_fetch_add(&held, 1);
+  _Atomic(int) *count, *go;
+  if (is_held_dequeuer == 1 && strcmp(name, "queue.scq2.dequeue.ticket") == 0) {
+    count = &held;
+    go = &release;
+  } else if (is_held_dequeuer == 2 && strcmp(name, "queue.scq2.dequeue.checked") == 0) {
+    count = &held_late;
+    go = &release_late;
+  } else {
+    return;
+  }
+  atomic_fetch_add(count, 1);
   const uint64_t t0 = now_s();
-  while (!atomic_load(&release) && now_s() - t0 <= PATIENCE_S) sched_yield();
+  while (!atomic_load(go) && now_s() - t0 <= PATIENCE_S) sched_yield();
 }
 
 static void *held_dequeuer(void *p) {
@@ -173,6 +229,20 @@ static void *held_dequeuer(void *p) {
   void *x = NULL;
   int st = syncq_queue_scq2_dequeue(p, &x);
   return st == SYNCQ_OK ? x : NULL;
+}
+
+static void *late_dequeuer(void *p) {
+  is_held_dequeuer = 2;
+  void *x = NULL;
+  return (void *)(intptr_t)syncq_queue_scq2_dequeue(p, &x);
+}
+
+static void wait_for(_Atomic(int) *count, int n, const char *what) {
+  const uint64_t t0 = now_s();
+  while (atomic_load(count) < n) {
+    if (now_s() - t0 > PATIENCE_S) fail_msg("%s: %d of %d arrived", what, atomic_load(count), n);
+    sched_yield();
+  }
 }
 
 static void test_full_and_empty_at_once(void **state) {
@@ -183,23 +253,28 @@ static void test_full_and_empty_at_once(void **state) {
   assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(1)), SYNCQ_OK);
   assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(2)), SYNCQ_OK);
   atomic_store(&held, 0);
+  atomic_store(&held_late, 0);
   atomic_store(&release, 0);
+  atomic_store(&release_late, 0);
   syncq_race_hook = hold_hook;
-  pthread_t t[2];
+  pthread_t late[LATE_DEQUEUERS], t[2];
+  for (int i = 0; i < LATE_DEQUEUERS; i++) assert_int_equal(pthread_create(&late[i], NULL, late_dequeuer, q), 0);
+  wait_for(&held_late, LATE_DEQUEUERS, "late dequeuers past the emptiness test");
   for (int i = 0; i < 2; i++) {
     assert_int_equal(pthread_create(&t[i], NULL, held_dequeuer, q), 0);
-    const uint64_t t0 = now_s();
-    while (atomic_load(&held) < i + 1) {
-      if (now_s() - t0 > PATIENCE_S) fail_msg("dequeuer %d never took its ticket", i);
-      sched_yield();
-    }
+    wait_for(&held, i + 1, "dequeuers holding the items' tickets");
   }
-  /* Both items' tickets are taken: EMPTY, each answer counting Threshold down. */
-  int empties = 0;
-  while (atomic_load(&q->threshold) >= 0) {
-    assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
-    assert_true(++empties < 64);
+  /* Both items' tickets are taken: the late dequeuers answer EMPTY, each
+   * counting Threshold down (2n - 1 = 3 to start with). */
+  atomic_store(&release_late, 1);
+  for (int i = 0; i < LATE_DEQUEUERS; i++) {
+    void *st;
+    pthread_join(late[i], &st);
+    assert_int_equal((int)(intptr_t)st, SYNCQ_EMPTY);
   }
+  assert_true(atomic_load(&q->threshold) < 0);
+  /* An empty poll now answers from Threshold. */
+  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
   /* Both cells still hold their items: the enqueue gives its tickets up. */
   assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(3)), SYNCQ_FULL);
   atomic_store(&release, 1);
@@ -342,6 +417,7 @@ static void test_pingpong_with_yields(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_overtaken_enqueuer),
+    cmocka_unit_test(test_empty_poll_takes_no_ticket),
     cmocka_unit_test(test_full_and_empty_at_once),
     cmocka_unit_test(test_pingpong_with_yields),
   };

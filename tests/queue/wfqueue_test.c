@@ -25,6 +25,8 @@
  *   - handles: the thread limit (SYNCQ_ELIMIT past it, a handle reused
  *     after its thread exits); threads that exit, or stay idle, holding a
  *     handle do not stop segments from being freed;
+ *   - empty polls, deterministic: a consumer polling the empty queue
+ *     between items takes no index (H moves once per item);
  *   - linearizability of short histories (tests/support/lincheck.h)
  *     through 2-cell segments, with the fast path on and off.
  */
@@ -190,6 +192,37 @@ static void test_destroy_non_empty(void **state) {
     assert_ptr_equal(out, w_item(i));
   }
   assert_true(syncq_queue_wfqueue_segments_linked(q) >= 1000 / 4 - 1);
+  w_free(q);
+}
+
+/* One producer and one consumer in lockstep, the consumer polling the
+ * empty queue between items (dg25-prodcons at N = 1 when the consumer is
+ * the faster side). A poll must answer EMPTY from H and T alone
+ * (Deviation (6)): a poll that took an index would spend it, mark its cell
+ * ⊤ (the cell the producer's next index names) and run H past T, making
+ * that many enqueue indices fail. H moves once per item. */
+static void test_empty_polls_take_no_index(void **state) {
+  (void)state;
+  enum { ITEMS = 100, POLLS = 3 };
+  syncq_queue_wfqueue *q = w_new(1024, 4, -1);
+  const int64_t d0 = atomic_load(&q->di), e0 = atomic_load(&q->ei);
+  int64_t wasted = 0;
+  for (uintptr_t i = 1; i <= ITEMS; i++) {
+    void *x = NULL;
+    assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(i)), SYNCQ_OK);
+    assert_int_equal(syncq_queue_wfqueue_dequeue(q, &x), SYNCQ_OK);
+    assert_ptr_equal(x, w_item(i));
+    for (int p = 0; p < POLLS; p++) {
+      const int64_t d = atomic_load(&q->di);
+      assert_int_equal(syncq_queue_wfqueue_dequeue(q, &x), SYNCQ_EMPTY);
+      wasted += atomic_load(&q->di) - d;
+    }
+  }
+  print_message("%d items, %d empty polls after each: %lld indices taken by empty polls\n", ITEMS, POLLS,
+                (long long)wasted);
+  assert_int_equal(wasted, 0);
+  assert_int_equal(atomic_load(&q->di) - d0, ITEMS);
+  assert_int_equal(atomic_load(&q->ei) - e0, ITEMS); /* no enqueue index failed */
   w_free(q);
 }
 
@@ -716,13 +749,21 @@ static void test_linearizable_slow_path(void **state) {
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_bad_inputs),         cmocka_unit_test(test_segment_turnover),
-    cmocka_unit_test(test_destroy_non_empty),  cmocka_unit_test(test_enomem),
-    cmocka_unit_test(test_slow_path_forced),   cmocka_unit_test(test_enqueue_helped),
-    cmocka_unit_test(test_dequeue_helped),     cmocka_unit_test(test_concurrent_seg2),
-    cmocka_unit_test(test_concurrent_default), cmocka_unit_test(test_concurrent_slow_path),
-    cmocka_unit_test(test_thread_limit),       cmocka_unit_test(test_idle_and_exited_handles),
-    cmocka_unit_test(test_linearizable),       cmocka_unit_test(test_linearizable_slow_path),
+    cmocka_unit_test(test_bad_inputs),
+    cmocka_unit_test(test_segment_turnover),
+    cmocka_unit_test(test_destroy_non_empty),
+    cmocka_unit_test(test_enomem),
+    cmocka_unit_test(test_slow_path_forced),
+    cmocka_unit_test(test_enqueue_helped),
+    cmocka_unit_test(test_dequeue_helped),
+    cmocka_unit_test(test_concurrent_seg2),
+    cmocka_unit_test(test_concurrent_default),
+    cmocka_unit_test(test_concurrent_slow_path),
+    cmocka_unit_test(test_thread_limit),
+    cmocka_unit_test(test_idle_and_exited_handles),
+    cmocka_unit_test(test_linearizable),
+    cmocka_unit_test(test_linearizable_slow_path),
+    cmocka_unit_test(test_empty_polls_take_no_index),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,7 @@ typedef struct syncq_queue_scq2 {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* producers' ticket counter */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_tail_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head; /* consumers' ticket counter */
+  _Atomic(uint64_t) tail_seen;                    /* a value Tail had, on Head's line: the EMPTY test's cache */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_head_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) threshold; /* < 0: empty (livelock bound) */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_threshold_[SYNCQ_CACHELINE];
