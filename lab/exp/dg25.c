@@ -350,6 +350,11 @@ static const lab_claim prodcons_claims[] = {
             "\"lprq\",\"den\":\"lcrq\",\"at\":\"max_threads\",\"bound\":0.8333},{\"op\":\"ratio_below\","
             "\"metric\":\"throughput\",\"num\":\"lprq\",\"den\":\"lcrq\",\"at\":\"max_threads\","
             "\"bound\":1.2}]}")},
+  {"Aggregating funnels for the ring tickets pay at scale (Roh et al., PPoPP 2025: LCRQ with funnels ahead of "
+   "LCRQ past 16 to 32 threads): on a machine of 16 processing units or more, at the largest N whose 2N "
+   "threads fit on them, lcrq-af moves more items than LCRQ in the same run.",
+   AT_SCALE("{\"op\":\"ratio_above\",\"metric\":\"throughput\",\"num\":\"lcrq-af\",\"den\":\"lcrq\","
+            "\"at\":\"max_threads\",\"bound\":1.0}")},
   {"syncq target: SCQ moves at least twice the share of the best peer's throughput that it moved when "
    "first measured on 16 cores (0.33x crossbeam's SegQueue at N = 8): at least 0.66x the best peer "
    "library's queue on a machine of 16 processing units or more, at the largest N whose 2N threads fit.",

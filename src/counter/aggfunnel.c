@@ -162,8 +162,8 @@ static uint64_t af_deliver(syncq_aggfunnel_agg *a, _Atomic(uint64_t) *main, uint
    * read the record: none of them reads it once we rewrite it */
   while (atomic_load_explicit(&b->acked, memory_order_acquire) != span) syncq_wait_spin_yield(&pauses, AF_YIELD_EVERY);
   if (pauses >= AF_YIELD_EVERY) af_stalled(); /* a reader was stopped: see Deviations (3) */
-  if (atomic_load_explicit(&syncq_aggfunnel_test_widen__, memory_order_relaxed))
-    syncq_wait_yield();                 /* relaxed: a test's switch */
+  /* relaxed: a test's switch (widen: let more adds join the batch) */
+  if (atomic_load_explicit(&syncq_aggfunnel_test_widen__, memory_order_relaxed)) syncq_wait_yield();
   uint64_t to = atomic_load(&a->count); /* the batch: every add in [x, to) */
   uint64_t base = atomic_fetch_add(main, to - x);
   uint64_t seq = atomic_load_explicit(&b->seq, memory_order_relaxed); /* relaxed: only delegates write it */

@@ -399,6 +399,14 @@ def test_lprq_within_1_2x_of_lcrq_either_way(lprq, status):
     assert rules.evaluate(rule, _scale_points(values), machine={"pus": 16}).status == status
 
 
+@pytest.mark.parametrize("af, status", [(12.0, "held"), (8.0, "did not hold")])
+def test_funnels_against_lcrq_at_scale_come_out_either_way(af, status):
+    rule = _prodcons_claim("Aggregating funnels for the ring tickets")
+    values = {"lcrq": 10.0, "lcrq-af": af, "crossbeam:seg_queue": 20.0}
+    assert rules.evaluate(rule, _scale_points(values), machine={"pus": 16}).status == status
+    assert rules.evaluate(rule, _scale_points(values), machine={"pus": 8}).status == rules.UNMEASURABLE
+
+
 @pytest.mark.parametrize("scq, status", [(14.0, "held"), (6.6, "did not hold")])
 def test_scq_share_of_the_best_peer_comes_out_either_way(scq, status):
     rule = _prodcons_claim("SCQ moves at least twice")
