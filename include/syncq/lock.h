@@ -36,9 +36,13 @@
  * trylock are the algorithm's own; lock() costs one more load
  * uncontended. A FIFO lock made with SYNCQ_WAIT_BLOCK or
  * SYNCQ_WAIT_COMPETITIVE named is restricted the same way (a waiter that
- * may sleep anyway sleeps in the passive set), the discipline still
- * saying how every waiter, admitted or passive, waits: sleep at once, or
- * spin about one context switch first. SYNCQ_WAIT_SPIN and
+ * may sleep anyway sleeps in the passive set), with the same order. The
+ * discipline says how the passive waiters wait: sleep at once (BLOCK),
+ * or spin about one context switch first (COMPETITIVE); the two or three
+ * admitted waiters, next in line, spin about one context switch before
+ * they sleep under both, as a FIFO hand-over to a waiter that slept at
+ * once idles the lock for its wake-up (syncq_lock_discipline still
+ * reports BLOCK). SYNCQ_WAIT_SPIN and
  * SYNCQ_WAIT_YIELD, which promise waiters that never sleep, and the
  * locks that are not FIFO get the algorithm alone. Pinned
  * two to a core, the FIFO queue locks (mcs, clh, array-cas) stay slow even

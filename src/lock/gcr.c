@@ -24,12 +24,18 @@
  *                take the processors the successor needs. Restricted, the
  *                inner lock sees the holder and at most
  *                SYNCQ_LOCK_GCR_ADMITTED (+1) waiters, which wait briefly
- *                and so are running (or, blocking, were woken last); the
- *                others sleep outside it and cost no processor. The
- *                lock's discipline still says how every waiter waits: the
- *                inner lock's admitted waiters and the passive ones alike
- *                sleep at once (BLOCK) or after about one context switch
- *                of spinning (COMPETITIVE).
+ *                and so are running; the others sleep outside it and cost no processor. The
+ *                lock's discipline says how a waiter waits: passive
+ *                waiters sleep at once (BLOCK) or after about one context
+ *                switch of spinning (COMPETITIVE); the admitted ones (at
+ *                most SYNCQ_LOCK_GCR_ADMITTED + 1) wait competitively
+ *                under both (lock.c makes the inner lock COMPETITIVE when
+ *                BLOCK is named): each is next in line within a few
+ *                critical sections, and a FIFO hand-over to a waiter that
+ *                slept at once idles the lock for its wake-up (locks-cost,
+ *                oversubscribed, 64 threads on 2 cores: block named at
+ *                2.0-3.2x pthread mutex with admitted waiters that slept
+ *                at once, 1.0-2.5x with spinning ones; docs/reliability.md).
  *   Algorithm:   lock: (1) nobody admitted: try the inner lock once (its
  *                trylock); (2) admitted < SYNCQ_LOCK_GCR_ADMITTED: take a
  *                place by CAS and call the inner lock; (3) else join the
@@ -84,8 +90,8 @@
  *   Process-shared: no (the generic API's locks are private).
  *   Waiting:     passive waiters wait by the lock's discipline: BLOCK
  *                sleeps at once, COMPETITIVE spins about one measured
- *                context switch (syncq_wait_spin_limit_ns) first; asleep,
- *                a non-head sleeps on its
+ *                context switch (syncq_wait_spin_limit_ns) first (admitted
+ *                waiters: see Why); asleep, a non-head sleeps on its
  *                node's word (the sleep mark of syncq/wait.h: 0 -> 2 by
  *                CAS; the hand-over exchange reads it and wakes), the head
  *                on the gate sequence after announcing itself in

@@ -50,6 +50,16 @@ static int init_with_safe_default(const syncq_algo *a, void *storage, const sync
   const syncq_lock_ops *ops = a->ops;
   if (cfg != NULL && cfg->wait != SYNCQ_WAIT_DEFAULT) {
     *used = cfg->wait;
+    if (cfg->wait == SYNCQ_WAIT_BLOCK && (a->props & SYNCQ_PROP_FIFO) != 0) {
+      /* restricted (restricts()): the passive waiters sleep at once; the
+       * few admitted ones, next in line, spin about one context switch
+       * before they sleep, as a FIFO hand-over to a sleeper idles the
+       * lock for a wake-up (gcr.c, "Waiting") */
+      syncq_lock_config c = *cfg;
+      c.wait = SYNCQ_WAIT_COMPETITIVE;
+      int r = ops->init(storage, &c);
+      if (r != SYNCQ_ENOTSUP) return r;
+    }
     return ops->init(storage, cfg);
   }
   if (a->props & SYNCQ_PROP_SLEEPS_BY_DEFAULT) { /* a mutex: its own default sleeps */
