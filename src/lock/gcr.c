@@ -34,8 +34,8 @@
  *                critical sections, and a FIFO hand-over to a waiter that
  *                slept at once idles the lock for its wake-up (locks-cost,
  *                oversubscribed, 64 threads on 2 cores: block named at
- *                2.0-3.2x pthread mutex with admitted waiters that slept
- *                at once, 1.0-2.5x with spinning ones; docs/reliability.md).
+ *                1.7-3.7x pthread mutex with admitted waiters that slept
+ *                at once, 0.97-1.74x with spinning ones; docs/reliability.md).
  *   Algorithm:   lock: (1) nobody admitted: try the inner lock once (its
  *                trylock); (2) admitted < SYNCQ_LOCK_GCR_ADMITTED: take a
  *                place by CAS and call the inner lock; (3) else join the
