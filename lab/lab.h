@@ -242,7 +242,9 @@ int lab_threads_plan(int pus, int *out, int cap);
 int lab_pus(const lab_ctx *ctx);
 /* The machine's own processing units, whatever the plan. */
 int lab_real_pus(const lab_ctx *ctx);
-/* True when --algos did not exclude the algorithm. */
+/* True when --algos did not exclude the algorithm; a variant named
+ * "<algo>@<discipline>" (locks-cost's "mcs@block") is selected with its
+ * algorithm. */
 bool lab_selected(const lab_ctx *ctx, const char *algo);
 /* Write the experiment record; description is printf-formatted. */
 void lab_begin(lab_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

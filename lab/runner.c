@@ -127,8 +127,11 @@ int lab_threads_plan(int pus, int *out, int cap) {
 
 bool lab_selected(const lab_ctx *ctx, const char *algo) {
   if (ctx->opt->nalgos == 0) return true;
-  for (int i = 0; i < ctx->opt->nalgos; i++)
-    if (strcmp(ctx->opt->algos[i], algo) == 0) return true;
+  size_t base = strcspn(algo, "@"); /* "mcs@block" goes with "mcs" */
+  for (int i = 0; i < ctx->opt->nalgos; i++) {
+    const char *s = ctx->opt->algos[i];
+    if (strcmp(s, algo) == 0 || (algo[base] == '@' && strlen(s) == base && strncmp(s, algo, base) == 0)) return true;
+  }
   return false;
 }
 

@@ -34,7 +34,17 @@
  * there is room passes the passive waiters (a thread k-th in the passive
  * set is admitted within (k + 1) * 256 acquisitions). Its unlock and
  * trylock are the algorithm's own; lock() costs one more load
- * uncontended. A named discipline gets the algorithm alone. Pinned
+ * uncontended. A FIFO lock made with SYNCQ_WAIT_BLOCK or
+ * SYNCQ_WAIT_COMPETITIVE named is restricted the same way (a waiter that
+ * may sleep anyway sleeps in the passive set), with the same order. The
+ * discipline says how the passive waiters wait: sleep at once (BLOCK),
+ * or spin about one context switch first (COMPETITIVE); the two or three
+ * admitted waiters, next in line, spin about one context switch before
+ * they sleep under both, as a FIFO hand-over to a waiter that slept at
+ * once idles the lock for its wake-up (syncq_lock_discipline still
+ * reports BLOCK). SYNCQ_WAIT_SPIN and
+ * SYNCQ_WAIT_YIELD, which promise waiters that never sleep, and the
+ * locks that are not FIFO get the algorithm alone. Pinned
  * two to a core, the FIFO queue locks (mcs, clh, array-cas) stay slow even
  * so: prefer a mutex or TTAS where threads outnumber cores and are
  * pinned. Pure spinning stays available by name: pass SYNCQ_WAIT_SPIN in
@@ -43,9 +53,9 @@
  * processors".
  *
  * Preempted waiters and the FIFO locks. A FIFO lock by name stays that
- * algorithm: "mcs" is Mellor-Crummey & Scott's lock, FIFO with every
- * named discipline (with the safe default, FIFO among the admitted
- * threads, above), and the generic API never swaps in the time-published
+ * algorithm: "mcs" is Mellor-Crummey & Scott's lock, FIFO when spinning
+ * or yielding (with block, competitive or the safe default, FIFO among
+ * the admitted threads, above), and the generic API never swaps in the time-published
  * variant "mcs-tp" (He, Scherer & Scott 2005: waiters publish the time
  * while they poll, a release passes over a waiter whose time is more than
  * 100 us old and it queues again), which is FIFO only among waiters that
@@ -65,8 +75,9 @@
  * unlock that handed the lock over (see syncq_lock_destroy).
  *
  * The typed APIs (syncq/lock/<algo>.h) and the ops tables keep each
- * algorithm's own default (SPIN for the spin locks, as in the papers):
- * pass SYNCQ_WAIT_COMPETITIVE there when threads may outnumber processors.
+ * algorithm's own default (SPIN for the spin locks, as in the papers)
+ * and are never restricted: pass SYNCQ_WAIT_COMPETITIVE there when threads
+ * may outnumber processors, or take the generic API.
  */
 #ifndef SYNCQ_LOCK_H
 #define SYNCQ_LOCK_H
@@ -282,8 +293,9 @@ SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
  * (syncq_lock_algo(l)->progress); a preempted holder stops every waiter.
  * Starvation freedom, FIFO order (SYNCQ_PROP_FIFO) and how a waiter waits
  * (spin, yield, sleep: syncq_lock_discipline) are the algorithm's; a FIFO
- * lock left to the safe default adds the concurrency restriction above
- * (FIFO among the admitted threads, starvation-free).
+ * lock that blocks or competes (named, or the safe default) adds the
+ * concurrency restriction above (FIFO among the admitted threads,
+ * starvation-free).
  * Example: `syncq_lock_node n; syncq_lock_lock(l, &n); work(); syncq_lock_unlock(l, &n);` */
 SYNCQ_API int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
 /* Try to acquire without waiting for the holder: SYNCQ_OK (held) or

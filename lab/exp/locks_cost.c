@@ -13,8 +13,11 @@
  *    lock changes hands rather than staying with one thread);
  *  - oversubscribed: 4x as many threads as processing units, the same
  *    loop, every lock with every blocking discipline it accepts (block,
- *    competitive) as "<lock>@<discipline>"; busy-waiting is left out here
- *    (a FIFO spin lock convoys behind preempted threads for seconds);
+ *    competitive) as "<lock>@<discipline>", syncq's made by
+ *    syncq_lock_create(name, {discipline}) and driven through the generic
+ *    API (the FIFO ones restricted, src/lock/gcr.c), the peers' through
+ *    their ops tables; busy-waiting is left out here (a FIFO spin lock
+ *    convoys behind preempted threads for seconds);
  *  - defaults-oversubscribed: 4x as many threads as processing units,
  *    every syncq lock created through the generic API with no discipline
  *    named, threads not pinned, nothing beside (as defaults-busy below,
@@ -72,6 +75,7 @@ typedef struct cost_point {
   bool generic;         /* created by syncq_lock_create(name, NULL), driven by the generic API */
   int inl;              /* an inline row (cost_inline), 0: through the ops table */
   uint64_t deadline_ns; /* generic only: a sample stops after this long (0: never) */
+  bool named;           /* syncq_lock_create(name, {wait}) with the point's discipline (oversubscribed) */
 } cost_point;
 
 /* The inline rows of the uncontended and two-threads phases: the lock's
@@ -318,7 +322,11 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     cost_run *run = syncq_alloc_aligned(sizeof *run, _Alignof(cost_run));
     syncq_lock_config cfg = {(unsigned)pt->threads, pt->wait, false};
     void *l = NULL;
-    if (run == NULL || lab_object_new(pt->algo, &(lab_object_cfg){.lock = &cfg}, &l) != SYNCQ_OK) {
+    syncq_lock *gl = NULL;
+    int made_st = run == NULL ? SYNCQ_ENOMEM
+                  : pt->named ? syncq_lock_create(pt->algo->name, &cfg, &gl)
+                              : lab_object_new(pt->algo, &(lab_object_cfg){.lock = &cfg}, &l);
+    if (made_st != SYNCQ_OK) {
       free(run);
       lab_fail(ctx, "cannot create a %s lock (%s)", pt->algo->name, syncq_wait_name(pt->wait));
       return -1;
@@ -326,12 +334,15 @@ static int cost_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     run->pt = pt;
     run->ops = ops;
     run->lock = l;
-    run->generic = NULL;
+    run->generic = gl; /* named: driven through the generic API, as an application would */
+    run->deadline = 0;
+    atomic_init(&run->made, 0);
     run->counter = 0;
     atomic_init(&run->errors, 0);
     int rc = lab_team_run(ctx, pt->threads, lock_worker, run, NULL, &ns, &out->stats);
     bool ok = atomic_load(&run->errors) == 0 && run->counter == pt->ops;
-    lab_object_free(pt->algo, l);
+    if (gl != NULL) syncq_lock_destroy(gl);
+    else lab_object_free(pt->algo, l);
     free(run);
     if (rc != 0) return -1;
     if (!ok) {
@@ -445,7 +456,8 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
             "per pair). two-threads: 2 threads, N=%llu operations (acquire, increment a shared "
             "counter, release, %u ns of busy work). oversubscribed: %d threads (4x the "
             "processing units), N=%llu of the same operations, each lock with each blocking "
-            "discipline it accepts (\"<lock>@block\", \"<lock>@competitive\"). time_per_op is the "
+            "discipline it accepts (\"<lock>@block\", \"<lock>@competitive\"; syncq's made by "
+            "syncq_lock_create with that discipline and driven through the generic API). time_per_op is the "
             "team's wall time divided by N.",
             (unsigned long long)n_unc, (unsigned long long)n_two, OUTSIDE_NS, over, (unsigned long long)n_over);
   lab_note(ctx, "competitive spin limit (one measured context switch): %llu ns",
@@ -508,6 +520,7 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
     if (strcmp(algos[a]->name, "pthread-mutex") == 0) { /* the reference, by its own name */
       int v = g.nvariants++;
       pts[v] = (cost_point){algos[a], over, SYNCQ_WAIT_DEFAULT, n_over, OUTSIDE_NS};
+      pts[v].named = true; /* through the generic API, as the others */
       g.variants[v] = (lab_variant){algos[a]->name, &pts[v]};
     }
     for (size_t d = 0; d < sizeof disciplines / sizeof disciplines[0]; d++) {
@@ -515,6 +528,10 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
       int v = g.nvariants++;
       snprintf(names[v], sizeof names[v], "%s@%s", algos[a]->name, syncq_wait_name(disciplines[d]));
       pts[v] = (cost_point){algos[a], over, disciplines[d], n_over, OUTSIDE_NS};
+      /* syncq's locks by syncq_lock_create(name, {discipline}): what a
+       * program naming the discipline gets (the FIFO locks restricted,
+       * src/lock/gcr.c); the peers through their ops tables */
+      pts[v].named = (algos[a]->props & SYNCQ_PROP_PEER) == 0;
       g.variants[v] = (lab_variant){names[v], &pts[v]};
     }
   }

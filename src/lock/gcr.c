@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * gcr.c — generic concurrency restriction around a FIFO lock: what the
- * generic API (lock.c) puts around a FIFO lock created with no discipline
- * named.
+ * generic API (lock.c) puts around a FIFO lock whose waiters may sleep
+ * (created with no discipline named, or with SYNCQ_WAIT_BLOCK or
+ * SYNCQ_WAIT_COMPETITIVE; spinning and yielding keep the lock alone).
  *
  * Contract
  *   Source:      Dice & Kogan, "Avoiding Scalability Collapse by
@@ -23,8 +24,18 @@
  *                take the processors the successor needs. Restricted, the
  *                inner lock sees the holder and at most
  *                SYNCQ_LOCK_GCR_ADMITTED (+1) waiters, which wait briefly
- *                and so are running; the others sleep outside it and cost
- *                no processor.
+ *                and so are running; the others sleep outside it and cost no processor. The
+ *                lock's discipline says how a waiter waits: passive
+ *                waiters sleep at once (BLOCK) or after about one context
+ *                switch of spinning (COMPETITIVE); the admitted ones (at
+ *                most SYNCQ_LOCK_GCR_ADMITTED + 1) wait competitively
+ *                under both (lock.c makes the inner lock COMPETITIVE when
+ *                BLOCK is named): each is next in line within a few
+ *                critical sections, and a FIFO hand-over to a waiter that
+ *                slept at once idles the lock for its wake-up (locks-cost,
+ *                oversubscribed, 64 threads on 2 cores: block named at
+ *                1.7-3.7x pthread mutex with admitted waiters that slept
+ *                at once, 0.97-1.74x with spinning ones; docs/reliability.md).
  *   Algorithm:   lock: (1) nobody admitted: try the inner lock once (its
  *                trylock); (2) admitted < SYNCQ_LOCK_GCR_ADMITTED: take a
  *                place by CAS and call the inner lock; (3) else join the
@@ -74,11 +85,13 @@
  *   Memory:      the passive node is on the waiting thread's stack (it
  *                lives while its lock() call does); the state is a few
  *                words beside the inner lock; never allocates.
- *   Signal-safe: no (passive waiters sleep on futexes), as the generic
- *                default it applies to (COMPETITIVE).
+ *   Signal-safe: no (passive waiters sleep on futexes), as the
+ *                disciplines it applies to (BLOCK, COMPETITIVE).
  *   Process-shared: no (the generic API's locks are private).
- *   Waiting:     passive waiters spin about one measured context switch
- *                (syncq_wait_spin_limit_ns), then sleep: a non-head on its
+ *   Waiting:     passive waiters wait by the lock's discipline: BLOCK
+ *                sleeps at once, COMPETITIVE spins about one measured
+ *                context switch (syncq_wait_spin_limit_ns) first (admitted
+ *                waiters: see Why); asleep, a non-head sleeps on its
  *                node's word (the sleep mark of syncq/wait.h: 0 -> 2 by
  *                CAS; the hand-over exchange reads it and wakes), the head
  *                on the gate sequence after announcing itself in
@@ -119,13 +132,14 @@ enum { PN_WAITING = 0u, PN_HEAD = 1u, PN_ASLEEP = 2u };
 /* Pauses between yields of a head waiting for its successor's link. */
 #define GCR_LINK_PAUSES_PER_YIELD 64u
 
-void lock_gcr_init(lock_gcr *g) {
+void lock_gcr_init(lock_gcr *g, int wait) {
   atomic_init(&g->admitted, 0u);
   atomic_init(&g->promote, 0u);
   atomic_init(&g->gate, 0u);
   atomic_init(&g->head_asleep, 0u);
   g->acquisitions = 0;
-  g->spin_limit_ns = syncq_wait_spin_limit_ns();
+  g->wait = wait;
+  g->spin_limit_ns = syncq_wait_spin_limit_for(wait);
   atomic_init(&g->passive, NULL);
 }
 
@@ -166,7 +180,7 @@ static void wait_passive(lock_gcr *g) {
   if (pred != NULL) {
     /* release: pairs with the acquire load of next by the departing head */
     atomic_store_explicit(&pred->next, &me, memory_order_release);
-    syncq_waiter_init(&w, SYNCQ_WAIT_COMPETITIVE, false, g->spin_limit_ns);
+    syncq_waiter_init(&w, g->wait, false, g->spin_limit_ns);
     uint32_t v;
     /* acquire: pairs with the predecessor's release exchange of PN_HEAD */
     while ((v = atomic_load_explicit(&me.state, memory_order_acquire)) != PN_HEAD) {
@@ -178,7 +192,7 @@ static void wait_passive(lock_gcr *g) {
     }
   }
   /* the head: wait for room or promotion */
-  syncq_waiter_init(&w, SYNCQ_WAIT_COMPETITIVE, false, g->spin_limit_ns);
+  syncq_waiter_init(&w, g->wait, false, g->spin_limit_ns);
   while (!head_may_enter(g)) {
     if (!syncq_waiter_step(&w)) continue;
     uint32_t seq = atomic_load(&g->gate); /* seq_cst: read before announcing ourselves */

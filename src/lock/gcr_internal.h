@@ -30,12 +30,15 @@ typedef struct lock_gcr {
   _Atomic(uint32_t) gate;     /* a sequence the passive head sleeps on */
   _Atomic(uint32_t) head_asleep;
   uint32_t acquisitions;               /* by the inner lock's holder only */
-  uint64_t spin_limit_ns;              /* passive waiters: spin this long, then sleep */
+  int wait;                            /* passive waiters' discipline: BLOCK or COMPETITIVE */
+  uint64_t spin_limit_ns;              /* COMPETITIVE passive waiters: spin this long, then sleep */
   _Atomic(struct gcr_pnode *) passive; /* the passive queue's tail (NULL: empty) */
 } lock_gcr;
 
-/* Start with nobody admitted and an empty passive set. */
-void lock_gcr_init(lock_gcr *g);
+/* Start with nobody admitted and an empty passive set; passive waiters
+ * wait by `wait`, the lock's discipline (SYNCQ_WAIT_BLOCK: sleep at once;
+ * SYNCQ_WAIT_COMPETITIVE: spin about one context switch, then sleep). */
+void lock_gcr_init(lock_gcr *g, int wait);
 
 /* Acquire the inner lock (its ops on storage, with node) through the
  * restriction: directly while nobody is admitted and the lock is free, as

@@ -24,13 +24,14 @@ struct syncq_lock {
   lock_gcr gcr;
 };
 
-/* A FIFO lock left to the safe default (competitive) is restricted: with
+/* A FIFO lock whose waiters may sleep (the safe default, competitive, or
+ * a named SYNCQ_WAIT_BLOCK or SYNCQ_WAIT_COMPETITIVE) is restricted: with
  * more threads than processing units its successor is otherwise often
- * preempted or asleep at the hand-over (gcr.c, "Why"). Named disciplines
- * and the other locks keep the algorithm alone. */
-static bool restricts(const syncq_algo *a, const syncq_lock_config *cfg, int used) {
-  return (cfg == NULL || cfg->wait == SYNCQ_WAIT_DEFAULT) && (a->props & SYNCQ_PROP_FIFO) != 0 &&
-         used == SYNCQ_WAIT_COMPETITIVE;
+ * preempted or asleep at the hand-over (gcr.c, "Why"). Spinning and
+ * yielding (which must not sleep) and the other locks keep the algorithm
+ * alone. */
+static bool restricts(const syncq_algo *a, int used) {
+  return (a->props & SYNCQ_PROP_FIFO) != 0 && (used == SYNCQ_WAIT_COMPETITIVE || used == SYNCQ_WAIT_BLOCK);
 }
 
 /* The safe default of the generic API, in order of preference: the first
@@ -49,6 +50,16 @@ static int init_with_safe_default(const syncq_algo *a, void *storage, const sync
   const syncq_lock_ops *ops = a->ops;
   if (cfg != NULL && cfg->wait != SYNCQ_WAIT_DEFAULT) {
     *used = cfg->wait;
+    if (cfg->wait == SYNCQ_WAIT_BLOCK && (a->props & SYNCQ_PROP_FIFO) != 0) {
+      /* restricted (restricts()): the passive waiters sleep at once; the
+       * few admitted ones, next in line, spin about one context switch
+       * before they sleep, as a FIFO hand-over to a sleeper idles the
+       * lock for a wake-up (gcr.c, "Waiting") */
+      syncq_lock_config c = *cfg;
+      c.wait = SYNCQ_WAIT_COMPETITIVE;
+      int r = ops->init(storage, &c);
+      if (r != SYNCQ_ENOTSUP) return r;
+    }
     return ops->init(storage, cfg);
   }
   if (a->props & SYNCQ_PROP_SLEEPS_BY_DEFAULT) { /* a mutex: its own default sleeps */
@@ -96,8 +107,8 @@ int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock
   syncq_lock *l = (syncq_lock *)g;
   l->ops = ops;
   l->wait = arg.used;
-  l->restricted = restricts(a, cfg, arg.used);
-  if (l->restricted) lock_gcr_init(&l->gcr);
+  l->restricted = restricts(a, arg.used);
+  if (l->restricted) lock_gcr_init(&l->gcr, arg.used);
   *out = l;
   return SYNCQ_OK;
 }

@@ -276,6 +276,15 @@ def test_algos_filter(tmp_path):
     assert {p["params"]["threads"] for p in pts} == {2}
 
 
+def test_algos_selects_a_locks_discipline_variants(tmp_path):
+    # locks-cost's "<lock>@<discipline>" variants go with their lock's name
+    lab("run", "locks-cost", "--size", "smoke", "--where", "phase=oversubscribed",
+        "--algos", "mcs,pthread-mutex", "--quiet", "--out", str(tmp_path), check=0)
+    algos = {p["algorithm"] for p in records(tmp_path) if p["type"] == "point"}
+    assert {"mcs@block", "mcs@competitive", "pthread-mutex"} <= algos
+    assert all(a.split("@")[0] in ("mcs", "pthread-mutex") for a in algos)
+
+
 def test_where_keeps_only_the_matching_points(tmp_path):
     # numbers compare numerically ("2.0" is 2), strings exactly, every --where must hold
     lab("run", "np99-counter", "--size", "smoke", "--threads", "1,2", "--where", "threads=2.0",

@@ -7,7 +7,9 @@
  *
  * For every registered lock (peers aside) and every waiting discipline it
  * accepts (and, created by the generic API, with none named: its safe
- * default, concurrency restriction included, src/lock/gcr.c): A holds the lock; B calls lock() and waits (BLOCK, COMPETITIVE
+ * default; the generic API restricts the FIFO locks under block,
+ * competitive and that default, src/lock/gcr.c, and the "heap" cases go
+ * through it): A holds the lock; B calls lock() and waits (BLOCK, COMPETITIVE
  * and the mutexes: until the kernel reports it asleep); A unlocks, and the
  * race point "lock.handover" (tests/support/syncq_race.h) stalls A right
  * after its hand-over, while B is kicked by a signal (a spurious return

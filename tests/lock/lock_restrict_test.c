@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lock_restrict_test.c — the generic API's concurrency restriction around
- * the FIFO locks left to their safe default (src/lock/gcr.c).
+ * the FIFO locks whose waiters may sleep: left to their safe default, or
+ * made with SYNCQ_WAIT_BLOCK or SYNCQ_WAIT_COMPETITIVE (src/lock/gcr.c).
  *
  *  - a waiter beyond the admitted ones waits outside the FIFO lock: the
  *    holder H keeps the lock while waiters A0 and A1 queue (admitted: the
@@ -11,14 +12,15 @@
  *    called lock() before, is stopped: P waits in the passive set, not in
  *    the FIFO queue (unrestricted, P would be queued next and the trylock
  *    would fail while P is stopped). Then P is released and gets the lock.
- *    The same with a named discipline shows the FIFO lock alone: the
- *    trylock fails;
+ *    The same holds with block and competitive named; with spinning or
+ *    yielding named the FIFO lock is alone: the trylock fails;
  *  - bad inputs leave the restriction's count alone: a NULL node (mcs,
  *    clh use one) and an unlock of a lock nobody holds are SYNCQ_EINVAL,
  *    and the lock then still admits and serves waiters;
  *  - many threads (16 on the test plan's 2 confined PUs, on any machine)
- *    keep mutual exclusion and all finish: the passive set's waiters are
- *    admitted (room or promotion), none starves.
+ *    keep mutual exclusion and all finish, with the default, block and
+ *    competitive: the passive set's waiters are admitted (room or
+ *    promotion), none starves.
  * The waits order arrivals; they measure nothing.
  */
 #include <pthread.h>
@@ -86,29 +88,57 @@ static bool trylock_passes_stopped_waiter(const char *name, const syncq_lock_con
   return passed;
 }
 
+/* The disciplines under which a FIFO lock is restricted (DEFAULT: the
+ * safe default, competitive) and those under which it is not. */
+static const int restricted_waits[] = {SYNCQ_WAIT_DEFAULT, SYNCQ_WAIT_BLOCK, SYNCQ_WAIT_COMPETITIVE};
+static const int unrestricted_waits[] = {SYNCQ_WAIT_SPIN, SYNCQ_WAIT_YIELD};
+#define NWAITS(a) (sizeof(a) / sizeof(a)[0])
+
+/* Whether the lock accepts the discipline (sc-queue and hybrid-sc never
+ * block; anderson and the array locks take any). */
+static bool accepts(const char *name, int wait) {
+  syncq_lock_config cfg = {0, wait, false};
+  syncq_lock *l = NULL;
+  int r = syncq_lock_create(name, &cfg, &l);
+  if (r == SYNCQ_ENOTSUP) return false;
+  assert_int_equal(r, SYNCQ_OK);
+  assert_int_equal(syncq_lock_destroy(l), SYNCQ_OK);
+  return true;
+}
+
 static void test_passive_waiter_is_outside_the_fifo_queue(void **state) {
   (void)state;
   for (size_t i = 0; i < NFIFO; i++) {
-    if (!trylock_passes_stopped_waiter(fifo_locks[i], NULL))
-      fail_msg("%s (generic default): a stopped waiter beyond the admitted ones held the lock up", fifo_locks[i]);
+    for (size_t w = 0; w < NWAITS(restricted_waits); w++) {
+      if (!accepts(fifo_locks[i], restricted_waits[w])) continue;
+      syncq_lock_config cfg = {0, restricted_waits[w], false};
+      if (!trylock_passes_stopped_waiter(fifo_locks[i], &cfg))
+        fail_msg("%s (%s): a stopped waiter beyond the admitted ones held the lock up", fifo_locks[i],
+                 syncq_wait_name(restricted_waits[w]));
+    }
   }
 }
 
-static void test_named_discipline_stays_fifo(void **state) {
+static void test_spinning_and_yielding_stay_fifo(void **state) {
   (void)state;
-  syncq_lock_config cfg = {0, SYNCQ_WAIT_COMPETITIVE, false};
   for (size_t i = 0; i < NFIFO; i++) {
-    if (trylock_passes_stopped_waiter(fifo_locks[i], &cfg))
-      fail_msg("%s (competitive by name): the trylock passed a queued waiter", fifo_locks[i]);
+    for (size_t w = 0; w < NWAITS(unrestricted_waits); w++) {
+      if (!accepts(fifo_locks[i], unrestricted_waits[w])) continue;
+      syncq_lock_config cfg = {0, unrestricted_waits[w], false};
+      if (trylock_passes_stopped_waiter(fifo_locks[i], &cfg))
+        fail_msg("%s (%s by name): the trylock passed a queued waiter", fifo_locks[i],
+                 syncq_wait_name(unrestricted_waits[w]));
+    }
   }
 }
 
 static void test_bad_inputs_keep_the_count(void **state) {
   (void)state;
   const char *const names[] = {"mcs", "clh", "ticket"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+  for (size_t i = 0; i < 2 * (sizeof names / sizeof names[0]); i++) {
     syncq_lock *l = NULL;
-    assert_int_equal(syncq_lock_create(names[i], NULL, &l), SYNCQ_OK);
+    syncq_lock_config block = {0, SYNCQ_WAIT_BLOCK, false}; /* the second round: block by name */
+    assert_int_equal(syncq_lock_create(names[i / 2], i % 2 ? &block : NULL, &l), SYNCQ_OK);
     syncq_lock_node mine;
     if (syncq_lock_algo(l)->props & SYNCQ_PROP_USES_NODE) assert_int_equal(syncq_lock_lock(l, NULL), SYNCQ_EINVAL);
     assert_int_equal(syncq_lock_unlock(l, &mine), SYNCQ_EINVAL); /* nobody holds it */
@@ -158,14 +188,17 @@ static void *incrementer(void *arg) {
 
 static void test_many_threads_finish(void **state) {
   (void)state;
-  for (size_t i = 0; i < NFIFO; i++) {
+  for (size_t j = 0; j < NFIFO * NWAITS(restricted_waits); j++) {
+    size_t i = j / NWAITS(restricted_waits);
+    int wait = restricted_waits[j % NWAITS(restricted_waits)];
+    if (!accepts(fifo_locks[i], wait)) continue;
     many *m = syncq_alloc_aligned(sizeof *m, SYNCQ_CACHELINE);
     assert_non_null(m);
     m->counter = 0;
     atomic_init(&m->errors, 0);
-    syncq_lock_config cfg = {MANY_THREADS, SYNCQ_WAIT_DEFAULT, false}; /* anderson, array: slots */
+    syncq_lock_config cfg = {MANY_THREADS, wait, false}; /* anderson, array: slots */
     assert_int_equal(syncq_lock_create(fifo_locks[i], &cfg, &m->lock), SYNCQ_OK);
-    assert_int_equal(syncq_lock_discipline(m->lock), SYNCQ_WAIT_COMPETITIVE);
+    assert_int_equal(syncq_lock_discipline(m->lock), wait == SYNCQ_WAIT_DEFAULT ? SYNCQ_WAIT_COMPETITIVE : wait);
     pthread_t t[MANY_THREADS];
     assert_int_equal(pthread_barrier_init(&m->start, NULL, MANY_THREADS), 0);
     for (int k = 0; k < MANY_THREADS; k++) assert_int_equal(pthread_create(&t[k], NULL, incrementer, m), 0);
@@ -182,7 +215,7 @@ int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_passive_waiter_is_outside_the_fifo_queue),
-    cmocka_unit_test(test_named_discipline_stays_fifo),
+    cmocka_unit_test(test_spinning_and_yielding_stay_fifo),
     cmocka_unit_test(test_bad_inputs_keep_the_count),
     cmocka_unit_test(test_many_threads_finish),
   };
