@@ -312,22 +312,27 @@ static void test_full_and_empty_at_once(void **state) {
 /* Capacity 2. A dequeuer takes the first item's ticket and stops before
  * its cell: the item stays in its cell. Enqueue/dequeue rounds meanwhile
  * carry Tail round the ring, and every enqueue whose ticket lands on that
- * cell gives it up (a dead ticket: no item will fill it). Enqueues then
- * fill the queue, the stopped dequeuer takes its item, and the queue is
- * quiescent with fewer than n items: enqueues alone must fill it to n.
+ * cell gives it up (a dead ticket: no item will fill it). The rounds end
+ * with Tail on that cell again (a multiple of 2n tickets past the item's,
+ * whether the ring has n cells or 2n), so the enqueues that then fill the
+ * queue leave a dead ticket between Head and Tail. The stopped dequeuer
+ * takes its item, and the queue is quiescent with fewer than n items:
+ * enqueues alone must fill it to n.
  * Before the fix FULL came when Tail was n tickets past Head, dead ones
  * included, so here every enqueue answered FULL for good with one item of
  * two present (three threads putting then getting, capacity 64, stalled
  * the same way: queue_progress_test's near-full case). */
-#define DEAD_ROUNDS 8
+#define DEAD_ROUNDS 8      /* at least */
+#define DEAD_ROUNDS_MAX 64 /* at most, looking for Tail on the item's cell */
 static void test_dead_tickets_leave_no_room_unused(void **state) {
   (void)state;
   enum { N = 2 };
   syncq_queue_scq2 *q = make(N);
   if (q == NULL) return;
-  uint64_t fifo[DEAD_ROUNDS + 4 * N]; /* items present, oldest first (one thread: the model) */
+  uint64_t fifo[DEAD_ROUNDS_MAX + 4 * N]; /* items present, oldest first (one thread: the model) */
   size_t lo = 0, hi = 0;
   void *x = NULL;
+  const uint64_t first_ticket = atomic_load(&q->tail);
   assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(1000)), SYNCQ_OK);
   assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(1001)), SYNCQ_OK);
   fifo[hi++] = 1001; /* 1000 is the stopped dequeuer's */
@@ -337,7 +342,8 @@ static void test_dead_tickets_leave_no_room_unused(void **state) {
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, held_dequeuer, q), 0);
   wait_for(&held, 1, "the dequeuer holding the first item's ticket");
-  for (uint64_t i = 0; i < DEAD_ROUNDS; i++) {
+  for (uint64_t i = 0;
+       i < DEAD_ROUNDS || (i < DEAD_ROUNDS_MAX && (atomic_load(&q->tail) - first_ticket) % (2 * N) != 0); i++) {
     int st = syncq_queue_scq2_enqueue(q, item_of(i));
     if (st == SYNCQ_OK) fifo[hi++] = i;
     else assert_int_equal(st, SYNCQ_FULL);
@@ -359,6 +365,9 @@ static void test_dead_tickets_leave_no_room_unused(void **state) {
   /* Quiescent now, hi - lo items present: enqueues alone must fill it. */
   const uint64_t present = hi - lo;
   const uint64_t spread = atomic_load(&q->tail) - atomic_load(&q->head);
+  if (spread <= present)
+    fail_msg("the state was not built: Tail %llu tickets past Head with %llu items present, no dead ticket between",
+             (unsigned long long)spread, (unsigned long long)present);
   for (uint64_t i = 200; hi - lo < N; i++) {
     int tries = 0, st;
     while ((st = syncq_queue_scq2_enqueue(q, item_of(i))) == SYNCQ_FULL)
