@@ -141,10 +141,12 @@
  *                (thread CPU time, best of 7 x 2M pairs, 12 runs
  *                interleaved with the code before; docs/queues.md); the
  *                figures under "Measured" and "N = 1" are of the code
- *                before (n cells, FULL from Head). Not tried: a count
- *                split in a producers' and a consumers' half, read
- *                through a hint as Head once was, to keep the consumers
- *                off the producers' line. tests/queue/scq2_race_test.c builds
+ *                before (n cells, FULL from Head). Tried, not kept: the
+ *                count split into a producers' half on Tail's line (a CAS
+ *                admits an item) and a consumers' half on Head's line,
+ *                read through a hint: the same pair cost (32.6 ns) and
+ *                the same one producer/one consumer rate on 2 cores; the
+ *                cost is the two read-modify-writes, not a shared line. tests/queue/scq2_race_test.c builds
  *                both states deterministically (two dequeuers stopped
  *                after their tickets; one dequeuer stopped while enqueues
  *                pass its cell) and fails on the code before each fix.
