@@ -11,23 +11,28 @@
  *                double-width variant and its authors' SCQ2 code do; 004
  *                §VI measures it as "SCQ2" (among the best at scale).
  *                Written from the paper; see Deviations.
- *   Progress:    lock-free (the threshold, 2n - 1 for n cells holding at
- *                most n items, bounds a dequeuer's tries after the last
- *                enqueue).
- *   Atomics:     uncontended enqueue: 1 FAA (Tail) + 1 double-width CAS,
- *                + loads of Tail, the Head hint and the cell; dequeue: 1
- *                FAA (Head) + 1 double-width CAS (consume), + loads of
- *                Threshold, Head, Tail and the cell. EMPTY: 3 loads
- *                (Threshold, Head, Tail), no write (Deviation 5), or
- *                Threshold alone once it has run out.
- *   Memory:      caller's storage: a header of 9 cache lines + 16 bytes per
- *                cell; never allocates; nothing to reclaim.
+ *   Progress:    lock-free (Figure 8 on 2n cells holding at most n items:
+ *                an enqueue's tickets fail only for cells held by the
+ *                other items or taken by dequeuers that overtook it; the
+ *                threshold, 3n - 1, bounds a dequeuer's tries after the
+ *                last enqueue).
+ *   Atomics:     uncontended enqueue: 2 FAA (the item count, Tail) + 1
+ *                double-width CAS, + loads of the count, Threshold and the
+ *                cell; dequeue: 2 FAA (Head, the item count) + 1
+ *                double-width CAS (consume), + loads of Threshold, Head,
+ *                Tail and the cell. EMPTY: 3 loads (Threshold, Head,
+ *                Tail), no write (Deviation 5), or Threshold alone once it
+ *                has run out. FULL: 1 load (the count), or 2 FAA when the
+ *                last room goes to another enqueue meanwhile.
+ *   Memory:      caller's storage: a header of 9 cache lines + 32 bytes per
+ *                item of capacity (2 cells of 16); never allocates;
+ *                nothing to reclaim.
  *   Signal-safe: yes: no locks, no allocation; a dequeuer's wait for an
  *                enqueuer it overtook is bounded (SYNCQ_SCQ_DEQ_WAIT
  *                pauses), so a handler that interrupts an enqueue and
  *                dequeues the same queue carries on.
  *   Process-shared: yes (no internal pointers; items are opaque words).
- *   Limits:      capacity n (= cells) a power of two, 2 <= n <= 2^40; items
+ *   Limits:      capacity n a power of two, 2 <= n <= 2^40 (2n cells); items
  *                non-NULL; cycles are 62 bits wide, compared modulo 2^62
  *                (a thread would have to sleep for 2^61 rounds to be
  *                confused). SYNCQ_ENOTSUP at init without a double-width
@@ -54,14 +59,19 @@
  *                lock-based double-width CAS while its dequeuer overtakes
  *                it, which lost the item every time before.
  *   Linearizable: items come out FIFO, EMPTY is linearizable; FULL is not:
- *                it is answered when Tail - Head reaches n tickets, and a
- *                dequeuer that has taken its ticket but not yet its item
- *                still counts, so a concurrent enqueue can see FULL with
- *                fewer than n items present (sequentially FULL comes at
- *                exactly n). The linearizability runs check it on
+ *                it is answered when the item count is n, and the count
+ *                holds an item from the enqueue's reservation (before its
+ *                ticket) to the end of its dequeuer's consume, so an
+ *                enqueue concurrent with enqueues in flight, or with a
+ *                dequeuer that has its item's ticket but has not consumed
+ *                it, can see FULL with fewer than n items present. Only
+ *                operations in flight count beyond the items: whenever
+ *                none is, the count is the number of items present, so
+ *                FULL never outlasts them (sequentially FULL comes at
+ *                exactly n). The linearizability runs check the rest on
  *                histories that cannot fill it.
  *   Cells:       lo = the item; hi = cycle (62 bits) << 2 | is-safe << 1 |
- *                occupied. Head and Tail start at n (cycle 1), cells at
+ *                occupied. Head and Tail start at 2n (cycle 1), cells at
  *                cycle 0, safe, empty.
  *   Deviations:  (1) cells are remapped (consecutive tickets on different
  *                lines, scq_common.h), as the authors' code always does,
@@ -74,9 +84,10 @@
  *                re-reads it up to SYNCQ_SCQ_DEQ_WAIT times before
  *                invalidating it (the authors' SCQ2, lfring_cas2.h,
  *                invalidates at once); (3)
- *                the FULL test reads a per-queue hint of Head (a value
- *                Head once had) and reads Head itself only when the hint
- *                says full (the authors keep it per thread); (4) consume
+ *                FULL is counted in items, on 2n cells (see "Dead
+ *                tickets"); the authors' SCQ2 has n cells and answers
+ *                FULL when Tail reaches n tickets past Head (a per-thread
+ *                hint of Head); (4) consume
  *                is a double-width CAS that clears the occupied bit of the
  *                pair the dequeuer read (the authors: a double-width
  *                fetch-and-AND); the dequeuer's invalidation and unsafe
@@ -98,18 +109,47 @@
  *                Tail and a Threshold FAA (tests/queue/scq2_race_test.c
  *                counts the tickets polls take: 300 for 100 items with 3
  *                polls after each before, none now).
- *   Full and empty at once: (found on 16 cores and fixed) an enqueuer
- *                that gives up tickets and answers FULL leaves dead
- *                tickets between Head and Tail; with the dequeuers'
- *                Threshold run out, no dequeuer took them and the queue
+ *   Dead tickets: (found twice, fixed) a ticket whose enqueuer gave it up
+ *                (its cell still held an older item whose dequeuer had its
+ *                ticket but had not consumed it, or was unsafe) is dead:
+ *                no item will fill it, yet it kept Tail ahead of Head until
+ *                a dequeuer passed it. FULL used to be answered when Tail
+ *                was n tickets past Head on n cells, as the authors' SCQ2
+ *                does, dead tickets included. (a) With the dequeuers'
+ *                Threshold run out, no dequeuer passed them: the queue
  *                answered FULL to every enqueue and EMPTY to every dequeue
  *                for good while it held nothing (4 producers and 4
- *                consumers at capacity 2 stalled in the first trial on a
- *                16-core Xeon; never seen on 2 cores). answer_full gives
- *                the dequeuers their threshold back;
- *                tests/queue/scq2_race_test.c builds the state with two
- *                dequeuers stopped after their tickets and fails on the
- *                code before.
+ *                consumers at capacity 2 on a 16-core Xeon). (b) With
+ *                every thread in an enqueue, no dequeuer passed them
+ *                either: FULL for good with room free (3 threads putting
+ *                then getting at capacity 64 with 57 items, on 2 and on 16
+ *                cores: queue_progress_test's near-full case; a work pool
+ *                whose threads put then get could deadlock so under
+ *                preemption alone). Room is now counted in items, which a
+ *                dead ticket never holds: an enqueue reserves one in the
+ *                count before its ticket (FULL when n are held) and the
+ *                dequeue that consumes the item releases it. The ring has
+ *                2n cells, as SCQ's rings do for n indices (Figure 8's
+ *                Threshold, 3n - 1, is for that ring): with at most n
+ *                items in 2n cells an enqueue always finds a cell ahead,
+ *                so its loop takes tickets until one takes the item, and
+ *                never answers FULL from tickets. The price: 16 more
+ *                bytes per item of capacity and a fetch-and-add on the
+ *                count in each operation, a line producers and consumers
+ *                share (the authors' SCQ2 has neither): one thread's
+ *                enqueue+dequeue pair went from 22.4-23.7 ns to 31.4-33.2
+ *                (thread CPU time, best of 7 x 2M pairs, 12 runs
+ *                interleaved with the code before; docs/queues.md); the
+ *                figures under "Measured" and "N = 1" are of the code
+ *                before (n cells, FULL from Head). Tried, not kept: the
+ *                count split into a producers' half on Tail's line (a CAS
+ *                admits an item) and a consumers' half on Head's line,
+ *                read through a hint: the same pair cost (32.6 ns) and
+ *                the same one producer/one consumer rate on 2 cores; the
+ *                cost is the two read-modify-writes, not a shared line. tests/queue/scq2_race_test.c builds
+ *                both states deterministically (two dequeuers stopped
+ *                after their tickets; one dequeuer stopped while enqueues
+ *                pass its cell) and fails on the code before each fix.
  *   Measured:    2-core development machine (load average 20-45 from other
  *                work), dg25-prodcons, medians of 15 samples: N = 8 (16
  *                threads) 19-23 Mops/s, level with SCQ. One thread's
@@ -129,8 +169,8 @@
  *                the lab's pinning off (--no-pin) SCQ2 gave 58, 1.4, 34
  *                and 29 Mops/s against SCQ's 34, 30, 35 and 36 in the
  *                same runs. What is SCQ2's own: its failed polls are
- *                cheap (FULL from the Head hint before any ticket, as in
- *                the authors' code; EMPTY from Threshold), so the lab's
+ *                cheap (FULL then from a Head hint, now from the item
+ *                count, before any ticket; EMPTY from Threshold), so the lab's
  *                waiters, which yield after a count of polls, give their
  *                core away sooner than SCQ's, whose failed polls take
  *                fetch-and-adds and CASes on the other ring; a build that
@@ -184,39 +224,16 @@ static inline syncq_pr_dw_atomic *cell_at(syncq_queue_scq2 *q, uint64_t counter)
   return &cells_of(q)[syncq_scq_remap(counter, q->order, q->remap_shift)];
 }
 
-/* FULL when `tail` tickets reach n past Head. The hint is a value Head
- * once had (Head only grows), so a test that passes on it passes on Head;
- * Head itself is read only when the hint says full. */
-static inline bool full_at(syncq_queue_scq2 *q, uint64_t tail) {
-  /* relaxed: a hint; any value it holds is a lower bound of Head. */
-  const uint64_t hint = atomic_load_explicit(&q->head_hint, memory_order_relaxed);
-  if (tail < hint + q->n) return false;
-  uint64_t h = atomic_load(&q->head);
-  /* relaxed: a hint (see above); a stale store only lowers the bound.
-   * Written only when Head moved, so producers polling a full queue share
-   * the line instead of taking it in turn. */
-  if (h != hint) atomic_store_explicit(&q->head_hint, h, memory_order_relaxed);
-  return tail >= h + q->n;
-}
-
-/* Answer FULL (Tail n tickets past Head). Tickets that enqueuers took and
- * gave up (their cell still held an older item whose dequeuer had its
- * ticket but had not consumed it yet) are dead: no item will fill them, yet
- * they keep Tail ahead of Head until dequeuers take and pass them. If the
- * dequeuers' Threshold has run out meanwhile, none of them takes a ticket:
- * the queue is empty, Tail stays n past Head, and every later call
- * answers FULL or EMPTY for good (8 threads at capacity 2 on 16 cores
- * reached it within a second; see "Full and empty at once"). So an
- * enqueuer that answers FULL while Threshold says empty gives the
- * dequeuers their threshold back, as an enqueue does: they take the dead
- * tickets (each fails and counts down), Head comes within n of Tail, and
- * enqueues go through again. Raising Threshold never makes a dequeue
- * answer EMPTY wrongly; it only lets dequeuers try longer. */
-static int answer_full(syncq_queue_scq2 *q) {
-  /* seq_cst, as the enqueue's own store: a dequeuer that reads the new
-   * value takes a ticket */
-  if (atomic_load(&q->threshold) < 0) atomic_store(&q->threshold, (int64_t)(2 * q->n - 1));
-  return SYNCQ_FULL;
+/* Reserve room for one item: false (FULL) when n items are held or on
+ * their way in. Counted in items, never in tickets: a ticket an enqueuer
+ * gave up (a dead ticket) holds no room, so FULL cannot outlast the items
+ * (see "Dead tickets"). The load first keeps producers polling a full
+ * queue off the fetch-and-add; they share the line until it changes. */
+static inline bool reserve(syncq_queue_scq2 *q) {
+  if (atomic_load(&q->count) >= q->n) return false;
+  if (atomic_fetch_add(&q->count, 1) < q->n) return true;
+  atomic_fetch_sub(&q->count, 1); /* over: give the reservation back */
+  return false;
 }
 
 /* Deviation 5: the queue is empty now when Head has reached Tail. Head
@@ -253,7 +270,7 @@ static void catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
 
 int syncq_queue_scq2_bytes(size_t capacity, size_t *bytes) {
   if (bytes == NULL || capacity < 2 || (capacity & (capacity - 1)) != 0) return SYNCQ_EINVAL;
-  if (capacity > ((size_t)1 << 40) || capacity > (SIZE_MAX - sizeof(syncq_queue_scq2)) / 16) return SYNCQ_EINVAL;
+  if (capacity > ((size_t)1 << 40) || capacity > (SIZE_MAX - sizeof(syncq_queue_scq2)) / 32) return SYNCQ_EINVAL;
   *bytes = SYNCQ_QUEUE_SCQ2_BYTES(capacity);
   return SYNCQ_OK;
 }
@@ -266,14 +283,15 @@ static int scq2_init(syncq_queue_scq2 *q, size_t capacity, uint32_t remap_shift)
   q->n = capacity;
   q->remap_shift = remap_shift;
   q->order = 0;
-  while ((UINT64_C(1) << q->order) < (uint64_t)capacity) q->order++;
-  atomic_init(&q->tail, (uint64_t)capacity); /* cycle 1: cells start at cycle 0 */
-  atomic_init(&q->head, (uint64_t)capacity);
-  atomic_init(&q->head_hint, (uint64_t)capacity);
-  atomic_init(&q->tail_seen, (uint64_t)capacity);
+  const uint64_t cells = 2 * (uint64_t)capacity; /* SCQ's 2n entries for n items */
+  while ((UINT64_C(1) << q->order) < cells) q->order++;
+  atomic_init(&q->tail, cells); /* cycle 1: cells start at cycle 0 */
+  atomic_init(&q->head, cells);
+  atomic_init(&q->tail_seen, cells);
+  atomic_init(&q->count, 0);
   atomic_init(&q->threshold, -1);
   syncq_pr_dw_atomic *c = cells_of(q);
-  for (size_t i = 0; i < capacity; i++) {
+  for (uint64_t i = 0; i < cells; i++) {
     atomic_init(&c[i].lo, 0);
     atomic_init(&c[i].hi, make_entry(0, SAFE));
   }
@@ -294,7 +312,9 @@ int syncq_queue_scq2_destroy(syncq_queue_scq2 *q) {
 
 int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
   if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
-  if (full_at(q, atomic_load(&q->tail))) return answer_full(q);
+  if (!reserve(q)) return SYNCQ_FULL;
+  /* At most n items in 2n cells: some ticket ahead finds its cell free,
+   * so the loop needs no FULL exit (Figure 8's enqueue; "Dead tickets"). */
   for (;;) {
     uint64_t T = atomic_fetch_add(&q->tail, 1);
     const uint64_t tc = c_cycle(q, T);
@@ -308,7 +328,7 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
           SYNCQ_STAT_INC(cas_failures);
           continue; /* E holds the cell's value now */
         }
-        const int64_t want = (int64_t)(2 * q->n - 1);
+        const int64_t want = (int64_t)(3 * q->n - 1); /* Figure 8: 2n entries, at most n items */
         /* Written only when it differs (Figure 8). seq_cst: visible before
          * this enqueue returns, or a later dequeue could read a negative
          * threshold and answer EMPTY over this item. */
@@ -317,7 +337,6 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
       }
       break; /* this cell cannot take it: next ticket */
     }
-    if (full_at(q, T + 1)) return answer_full(q);
   }
 }
 
@@ -348,6 +367,7 @@ int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
           continue; /* E holds the cell's value now */
         }
         *item = (void *)(uintptr_t)E.lo;
+        atomic_fetch_sub(&q->count, 1); /* its room is free: after the consume, so never more than n held */
         return SYNCQ_OK;
       }
       if (!(E.hi & OCCUPIED) && (E.hi & SAFE) && cycle_lt(e_cycle(E.hi), hc) && waited < SYNCQ_SCQ_DEQ_WAIT &&

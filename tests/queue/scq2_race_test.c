@@ -18,8 +18,12 @@
  *     fetch-and-add; without it each poll wrote Head, the producer's next
  *     cell and Tail).
  *   - full and empty at once: dequeuers stopped past the emptiness test
- *     and after their tickets build the state where Tail is n past Head
- *     in an empty queue with Threshold run out; enqueues must get through.
+ *     and after their tickets build an empty queue with Threshold run out
+ *     after a FULL answer; enqueues must get through.
+ *   - dead tickets leave no room unused, deterministic: a dequeuer stopped
+ *     after its ticket keeps its item's cell held while enqueues pass it
+ *     and give their tickets up; once it goes on, the quiescent queue
+ *     holds fewer than n items and enqueues alone must fill it to n.
  *   - ping-pong with yields injected at the enqueuer's ticket and inside
  *     the double-width CAS: one item bounced through two queues; a
  *     dequeue that answers EMPTY after the matching enqueue returned (each
@@ -191,17 +195,18 @@ static void test_empty_poll_takes_no_ticket(void **state) {
 
 /* ------------------------------------------------------------ full and empty at once */
 
-/* Capacity 2. Four late dequeuers pass the emptiness test while the
+/* Capacity 2. Six late dequeuers pass the emptiness test while the
  * queue holds its two items and stop before their tickets; two dequeuers
  * take the tickets of the two items and stop before their cells. The late
- * four go on: the items' tickets are taken, so each answers EMPTY (right),
- * counting Threshold down past zero. An enqueue then finds both cells
- * held, gives its two tickets up and answers FULL, leaving Tail n past
- * Head. The stopped dequeuers take their items: the queue is empty,
- * Threshold negative, Tail n past Head. Before the fix every enqueue
- * answered FULL and every dequeue EMPTY from there on (what 4 producers
- * and 4 consumers reached on 16 cores). */
-#define LATE_DEQUEUERS 4
+ * six go on: the items' tickets are taken, so each answers EMPTY (right),
+ * counting Threshold (3n - 1 = 5) down past zero. An enqueue then answers
+ * FULL: both items are still held. (When FULL was counted in tickets,
+ * it took two tickets whose cells held the items, gave them up and left
+ * Tail n past Head.) The stopped dequeuers take their items: the queue is
+ * empty, Threshold negative. Before the first fix every enqueue answered
+ * FULL and every dequeue EMPTY from there on (what 4 producers and 4
+ * consumers reached on 16 cores). */
+#define LATE_DEQUEUERS 6
 static _Thread_local int is_held_dequeuer; /* 1: stop after the ticket; 2: stop before it */
 static _Atomic(int) held;                  /* dequeuers stopped after their ticket */
 static _Atomic(int) held_late;             /* dequeuers stopped past the emptiness test */
@@ -265,7 +270,7 @@ static void test_full_and_empty_at_once(void **state) {
     wait_for(&held, i + 1, "dequeuers holding the items' tickets");
   }
   /* Both items' tickets are taken: the late dequeuers answer EMPTY, each
-   * counting Threshold down (2n - 1 = 3 to start with). */
+   * counting Threshold down (3n - 1 = 5 to start with). */
   atomic_store(&release_late, 1);
   for (int i = 0; i < LATE_DEQUEUERS; i++) {
     void *st;
@@ -275,7 +280,7 @@ static void test_full_and_empty_at_once(void **state) {
   assert_true(atomic_load(&q->threshold) < 0);
   /* An empty poll now answers from Threshold. */
   assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
-  /* Both cells still hold their items: the enqueue gives its tickets up. */
+  /* Both items are still held (their dequeuers have not taken them): FULL. */
   assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(3)), SYNCQ_FULL);
   atomic_store(&release, 1);
   void *got[2];
@@ -297,8 +302,96 @@ static void test_full_and_empty_at_once(void **state) {
   assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
   assert_ptr_equal(x, item_of(4));
   assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
-  print_message("empty with Tail n past Head and no threshold: the enqueue went through after %d FULL answers\n",
-                tries);
+  print_message("empty with no threshold left: the enqueue went through after %d FULL answers\n", tries);
+  assert_int_equal(syncq_queue_scq2_destroy(q), SYNCQ_OK);
+  free(q);
+}
+
+/* ------------------------------------------------------------ dead tickets leave no room unused */
+
+/* Capacity 2. A dequeuer takes the first item's ticket and stops before
+ * its cell: the item stays in its cell. Enqueue/dequeue rounds meanwhile
+ * carry Tail round the ring, and every enqueue whose ticket lands on that
+ * cell gives it up (a dead ticket: no item will fill it). The rounds end
+ * with Tail on that cell again (a multiple of 2n tickets past the item's,
+ * whether the ring has n cells or 2n), so the enqueues that then fill the
+ * queue leave a dead ticket between Head and Tail. The stopped dequeuer
+ * takes its item, and the queue is quiescent with fewer than n items:
+ * enqueues alone must fill it to n.
+ * Before the fix FULL came when Tail was n tickets past Head, dead ones
+ * included, so here every enqueue answered FULL for good with one item of
+ * two present (three threads putting then getting, capacity 64, stalled
+ * the same way: queue_progress_test's near-full case). */
+#define DEAD_ROUNDS 8      /* at least */
+#define DEAD_ROUNDS_MAX 64 /* at most, looking for Tail on the item's cell */
+static void test_dead_tickets_leave_no_room_unused(void **state) {
+  (void)state;
+  enum { N = 2 };
+  syncq_queue_scq2 *q = make(N);
+  if (q == NULL) return;
+  uint64_t fifo[DEAD_ROUNDS_MAX + 4 * N]; /* items present, oldest first (one thread: the model) */
+  size_t lo = 0, hi = 0;
+  void *x = NULL;
+  const uint64_t first_ticket = atomic_load(&q->tail);
+  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(1000)), SYNCQ_OK);
+  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(1001)), SYNCQ_OK);
+  fifo[hi++] = 1001; /* 1000 is the stopped dequeuer's */
+  atomic_store(&held, 0);
+  atomic_store(&release, 0);
+  syncq_race_hook = hold_hook;
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, held_dequeuer, q), 0);
+  wait_for(&held, 1, "the dequeuer holding the first item's ticket");
+  for (uint64_t i = 0;
+       i < DEAD_ROUNDS || (i < DEAD_ROUNDS_MAX && (atomic_load(&q->tail) - first_ticket) % (2 * N) != 0); i++) {
+    int st = syncq_queue_scq2_enqueue(q, item_of(i));
+    if (st == SYNCQ_OK) fifo[hi++] = i;
+    else assert_int_equal(st, SYNCQ_FULL);
+    st = syncq_queue_scq2_dequeue(q, &x);
+    if (lo < hi) { /* one thread: a present item must come out, the oldest */
+      assert_int_equal(st, SYNCQ_OK);
+      assert_ptr_equal(x, item_of(fifo[lo]));
+      lo++;
+    } else {
+      assert_int_equal(st, SYNCQ_EMPTY);
+    }
+  }
+  for (uint64_t i = 100; syncq_queue_scq2_enqueue(q, item_of(i)) == SYNCQ_OK; i++) fifo[hi++] = i;
+  atomic_store(&release, 1);
+  void *got;
+  pthread_join(t, &got);
+  syncq_race_hook = NULL;
+  assert_ptr_equal(got, item_of(1000));
+  /* Quiescent now, hi - lo items present: enqueues alone must fill it. */
+  const uint64_t present = hi - lo;
+  const uint64_t spread = atomic_load(&q->tail) - atomic_load(&q->head);
+  if (spread <= present)
+    fail_msg("the state was not built: Tail %llu tickets past Head with %llu items present, no dead ticket between",
+             (unsigned long long)spread, (unsigned long long)present);
+  for (uint64_t i = 200; hi - lo < N; i++) {
+    int tries = 0, st;
+    while ((st = syncq_queue_scq2_enqueue(q, item_of(i))) == SYNCQ_FULL)
+      if (++tries == 1000)
+        fail_msg(
+          "a quiescent queue holding %llu of %d items answered FULL to 1000 enqueues (Tail %llu tickets past "
+          "Head with %llu items present when the stopped dequeuer went on: the rest are dead tickets)",
+          (unsigned long long)(hi - lo), N, (unsigned long long)(atomic_load(&q->tail) - atomic_load(&q->head)),
+          (unsigned long long)present);
+    assert_int_equal(st, SYNCQ_OK);
+    fifo[hi++] = i;
+  }
+  /* n items present: FULL, exactly as sequentially. */
+  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(300)), SYNCQ_FULL);
+  while (lo < hi) {
+    assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
+    assert_ptr_equal(x, item_of(fifo[lo]));
+    lo++;
+  }
+  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
+  print_message(
+    "%llu of %d items present after the stopped dequeuer went on, Tail %llu tickets past Head: "
+    "enqueues alone filled it to %d\n",
+    (unsigned long long)present, N, (unsigned long long)spread, N);
   assert_int_equal(syncq_queue_scq2_destroy(q), SYNCQ_OK);
   free(q);
 }
@@ -416,9 +509,8 @@ static void test_pingpong_with_yields(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_overtaken_enqueuer),
-    cmocka_unit_test(test_empty_poll_takes_no_ticket),
-    cmocka_unit_test(test_full_and_empty_at_once),
+    cmocka_unit_test(test_overtaken_enqueuer),     cmocka_unit_test(test_empty_poll_takes_no_ticket),
+    cmocka_unit_test(test_full_and_empty_at_once), cmocka_unit_test(test_dead_tickets_leave_no_room_unused),
     cmocka_unit_test(test_pingpong_with_yields),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,7 +21,7 @@ static const char *const test_queues_linearizable_except_full[] = {
   "scq",            /* src/queue/scq.c: FULL counts indices taken from aq, not yet back in fq */
   "scq-remap",      /* the same code, with the cache remapping */
   "wcq",            /* src/queue/wcq.c: as scq (its two rings of indices) */
-  "scq2",           /* src/queue/scq2.c: FULL counts a dequeuer's ticket before its item is taken */
+  "scq2",           /* src/queue/scq2.c: FULL counts items being enqueued, and taken but not yet consumed */
   "dpdk:ring_mpmc", /* lab/peers/dpdk.c: FULL counts claimed, unpublished slots */
   "ck:ring_mpmc",   /* lab/peers/ck.c: the same in ck_ring's MPMC enqueue */
   "boost:queue",    /* lab/peers/boost.cpp: FULL counts nodes in flight */

@@ -2,10 +2,11 @@
 /*
  * syncq/queue/scq2.h — SCQ2, Nikolaev's scalable circular queue holding
  * pointers directly in double-width cells (DISC 2019, the form 004 §VI
- * calls SCQ2): a ring of `capacity` 16-byte cells, each an item pointer
- * beside a (cycle, is-safe, occupied) word, taken with fetch-and-add on
- * Head and Tail; double-width CAS to publish an item, one atomic AND to
- * consume it.
+ * calls SCQ2): a ring of 2 x `capacity` 16-byte cells (SCQ's 2n entries
+ * for n items), each an item pointer beside a (cycle, is-safe, occupied)
+ * word, taken with fetch-and-add on Head and Tail; a count of the items
+ * held bounds them to `capacity`; double-width CAS to publish an item and
+ * to consume it.
  *
  * Typed API on caller-provided storage: a header followed by the cells.
  * Size it with syncq_queue_scq2_bytes() or SYNCQ_QUEUE_SCQ2_BYTES(capacity),
@@ -42,16 +43,16 @@ typedef struct syncq_queue_scq2 {
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_head_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) threshold; /* < 0: empty (livelock bound) */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_threshold_[SYNCQ_CACHELINE];
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head_hint; /* a value Head had: the FULL test's cache */
-  SYNCQ_CACHELINE_ALIGNED unsigned char pad_hint_[SYNCQ_CACHELINE];
-  SYNCQ_CACHELINE_ALIGNED uint64_t n; /* capacity = cells, read-only after init */
-  uint32_t order;                     /* log2(n) */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) count; /* items held or on their way in: the FULL test */
+  SYNCQ_CACHELINE_ALIGNED unsigned char pad_count_[SYNCQ_CACHELINE];
+  SYNCQ_CACHELINE_ALIGNED uint64_t n; /* capacity (items); 2n cells; read-only after init */
+  uint32_t order;                     /* log2(2n) */
   uint32_t remap_shift;               /* 0: plain; else cache remapping (init_remapped) */
   uint64_t magic;                     /* set by init, cleared by destroy */
-  /* the n cells (syncq_pr_dw_atomic, 16 bytes each) follow, from a line boundary */
+  /* the 2n cells (syncq_pr_dw_atomic, 16 bytes each) follow, from a line boundary */
 } syncq_queue_scq2;
 
-#define SYNCQ_QUEUE_SCQ2_BYTES(capacity) (sizeof(syncq_queue_scq2) + (size_t)(capacity)*16)
+#define SYNCQ_QUEUE_SCQ2_BYTES(capacity) (sizeof(syncq_queue_scq2) + (size_t)(capacity)*32)
 
 /* SYNCQ_EINVAL for a NULL bytes, a capacity not a power of two >= 2, above
  * 2^40, or whose size overflows size_t. */
