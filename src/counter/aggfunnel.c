@@ -249,7 +249,9 @@ int syncq_counter_aggfunnel_init(syncq_counter_aggfunnel *c, int64_t initial) {
 int syncq_counter_aggfunnel_destroy(syncq_counter_aggfunnel *c) { return c == NULL ? SYNCQ_EINVAL : SYNCQ_OK; }
 
 int syncq_counter_aggfunnel_fetch_add(syncq_counter_aggfunnel *c, int64_t delta, int64_t *old) {
-  if (c == NULL) return SYNCQ_EINVAL;
+  /* naggs outside [1, AGGS_MAX]: storage never initialised (zeroed: a
+   * division by zero in af_pick) or overwritten (an aggregator past agg[]) */
+  if (c == NULL || c->naggs - 1u >= SYNCQ_COUNTER_AGGFUNNEL_AGGS_MAX) return SYNCQ_EINVAL;
   uint64_t prev = syncq_aggfunnel_fetch_add_(c->agg, c->naggs, &c->main, (uint64_t)delta);
   if (old != NULL) *old = (int64_t)prev;
   return SYNCQ_OK;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <pthread.h>
 #include <cmocka.h>
 
@@ -174,6 +175,13 @@ static void test_bad_inputs(void **state) {
   assert_int_equal(syncq_counter_aggfunnel_init(c, 0), SYNCQ_OK);
   assert_int_equal(syncq_counter_aggfunnel_load(c, NULL), SYNCQ_EINVAL);
   assert_int_equal(syncq_counter_aggfunnel_destroy(c), SYNCQ_OK);
+  /* storage init never made: zeroed (no aggregator to pick: a division by
+   * zero before the check) or with more aggregators than it has room for */
+  memset(c, 0, sizeof *c);
+  assert_int_equal(syncq_counter_aggfunnel_fetch_add(c, 1, &v), SYNCQ_EINVAL);
+  assert_int_equal(syncq_counter_aggfunnel_fetch_add(c, -1, &v), SYNCQ_EINVAL);
+  c->naggs = SYNCQ_COUNTER_AGGFUNNEL_AGGS_MAX + 1;
+  assert_int_equal(syncq_counter_aggfunnel_fetch_add(c, 1, &v), SYNCQ_EINVAL);
   free(c);
 }
 

@@ -63,7 +63,8 @@ typedef struct syncq_counter_aggfunnel {
  * SYNCQ_COUNTER_AGGFUNNEL_AGGS_DEFAULT aggregators; init_aggs takes the
  * number, in [1, SYNCQ_COUNTER_AGGFUNNEL_AGGS_MAX] (else SYNCQ_EINVAL).
  * fetch_add stores the value before the add in *old (old may be NULL).
- * SYNCQ_EINVAL for NULL counters and misaligned storage.
+ * SYNCQ_EINVAL for NULL counters and misaligned storage, and from
+ * fetch_add on storage that init never made (a zeroed counter).
  * Thread safety: any number of threads may call fetch_add and load at the
  * same time, never concurrently with init or destroy; not from a signal
  * handler that interrupted a fetch_add on the same counter (it would wait
