@@ -32,7 +32,8 @@
  * successor is then a recent, running waiter. Such a lock is FIFO among
  * the threads admitted to it, not overall: a thread that arrives while
  * there is room passes the passive waiters (a thread k-th in the passive
- * set is admitted within (k + 1) * 256 acquisitions). Its unlock and
+ * set is admitted within (k + 1) * 256 acquisitions while each passive
+ * head gets to run). Its unlock and
  * trylock are the algorithm's own; lock() costs one more load
  * uncontended. A FIFO lock made with SYNCQ_WAIT_BLOCK or
  * SYNCQ_WAIT_COMPETITIVE named is restricted the same way (a waiter that

@@ -55,7 +55,12 @@
  *                system call inside the critical section, and arriving
  *                threads usually fill the room first; the last admitted
  *                waiter's acquisition wakes it, so the lock never idles
- *                with a passive waiter asleep. unlock and trylock are the
+ *                with the passive head asleep. A waiter behind the head
+ *                may sleep while the lock is free: when the head itself
+ *                is preempted inside its spin (competitive) and the
+ *                admitted waiters finish meanwhile, the queue behind it
+ *                waits for the head to run again (as any queue of
+ *                passive waiters does). unlock and trylock are the
  *                inner lock's, untouched.
  *   Progress:    blocking (the inner lock's). Starvation-free when the
  *                inner lock is: the passive queue is FIFO, and its head
@@ -65,7 +70,11 @@
  *   Order:       not FIFO: a thread that arrives while there is room
  *                passes the passive waiters. Bound: a thread k-th in the
  *                passive queue is admitted within (k + 1) *
- *                SYNCQ_LOCK_GCR_PROMOTE_EVERY acquisitions, then waits in
+ *                SYNCQ_LOCK_GCR_PROMOTE_EVERY acquisitions provided each
+ *                head runs between promotions (promote is one flag: two
+ *                promotions made while the head is off its processor
+ *                count as one, so the bound is in acquisitions during
+ *                which the heads run), then waits in
  *                the inner lock behind the other admitted waiters (at most
  *                SYNCQ_LOCK_GCR_ADMITTED + 1 with a FIFO inner lock, whose
  *                admitted waiters are all served between two promotions)
