@@ -17,26 +17,19 @@
  *                itself into tail; none before it: it holds the lock.
  *                Else it stores stamp = now, links behind its predecessor
  *                (the release store that publishes the stamp), and polls
- *                its status, storing stamp = now at every poll (after a
- *                pause, or a yield every
- *                SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD polls under YIELD; a
- *                waiter told NEXT pauses without yielding for up to the
- *                staleness bound after the hint): GRANTED:
+ *                its status, storing stamp = now at every poll: GRANTED:
  *                it holds the lock; REMOVED: it was passed over, and
  *                queues again with the same node. Releaser: as MCS's to
  *                find its successor s (CAS tail to NULL when it has none),
  *                reads the clock once, then: s's stamp within
  *                the lock's staleness bound of that time (or later):
- *                it stores NEXT into the status of the node after s (if
- *                linked: a hint that it comes next, so it spins rather
- *                than yields), then GRANTED into s's, the hand-over. Stale: it waits for s's
+ *                status GRANTED, the hand-over. Stale: it waits for s's
  *                link to its own successor (or, s being the tail, CASes
  *                tail from s to NULL: the lock is free), stores REMOVED in
  *                s's status (from then on s's owner may reuse the node:
  *                nothing of it is read again) and goes on with the next
  *                node. Only the holder grants or removes, so the status
- *                changes once per queueing (twice with the hint) and
- *                needs no CAS.
+ *                changes once per queueing and needs no CAS.
  *   Progress:    blocking. Starvation-free among waiters that are not
  *                preempted: a waiter that publishes at least every
  *                staleness bound from its enqueue until its
@@ -58,7 +51,6 @@
  *                A queued waiter: 1 clock read + 1 swap + 1 store to link,
  *                then per poll 1 load + 1 clock read + 1 relaxed store.
  *                A hand-over: 1 clock read + 1 load of the stamp + 1
- *                load of its next + 1 relaxed store of the hint + 1
  *                release store; each waiter passed over: 2 loads + 1
  *                store (+ 1 CAS when it is the tail).
  *   Timestamps:  syncq_now_ns (CLOCK_MONOTONIC, a vDSO call of some 20 ns)
@@ -98,7 +90,15 @@
  *   Limits:      none. The staleness bound: one context switch as
  *                measured by syncq_wait_spin_limit_ns (at the lock's
  *                init), at most SYNCQ_LOCK_MCS_TP_STALE_NS (100 us); the
- *                reasoning is at its definition.
+ *                reasoning is at its definition. When nearly every waiter
+ *                is off its processor a release passes over all of them
+ *                and frees the lock, and the first thread to run takes it
+ *                (a cap of 4 passes followed by a grant to a stale waiter
+ *                was measured and left out: 126-206x pthread mutex beside
+ *                a busy program on 2 cores with 32 threads), and so was a
+ *                hint that made the next waiter spin instead of yield (as
+ *                clh_tp.c's does): 2.5-4.0x there, against 1.3-2.0x
+ *                without it.
  *   Stats:       cas_attempts, cas_failures (tail CASes), retries
  *                (waiters passed over that queued again), yields.
  *   Deviations:  from the paper as described: (1) no timeout / abort: the
@@ -112,8 +112,7 @@
  *                releaser stops reading before it stores REMOVED, instead
  *                of a node reclaimed later; (4) the bound is the measured
  *                context switch (at most 100 us), not a value taken from
- *                the paper, and the NEXT hint (a waiter that comes next
- *                spins instead of yielding) is this file's; (5) the clock is CLOCK_MONOTONIC, whatever the
+ *                the paper; (5) the clock is CLOCK_MONOTONIC, whatever the
  *                paper's machines used.
  */
 #include "syncq/lock/mcs_tp.h"
@@ -128,14 +127,12 @@
 typedef struct tp_qnode {
   _Atomic(struct tp_qnode *) next;
   _Atomic(uint64_t) stamp;  /* syncq_now_ns at the waiter's last poll */
-  _Atomic(uint32_t) status; /* TP_WAITING, TP_NEXT, TP_GRANTED, TP_REMOVED */
+  _Atomic(uint32_t) status; /* TP_WAITING, TP_GRANTED, TP_REMOVED */
 } tp_qnode;
 
 _Static_assert(sizeof(tp_qnode) <= sizeof(syncq_lock_node), "an MCS-TP node fits in syncq_lock_node");
 
-/* TP_NEXT: still waiting, told by the holder that it comes next unless
- * passed over (a hint: it spins rather than yields). */
-enum { TP_GRANTED = 0u, TP_WAITING = 1u, TP_REMOVED = 2u, TP_NEXT = 3u };
+enum { TP_GRANTED = 0u, TP_WAITING = 1u, TP_REMOVED = 2u };
 
 /* YIELD: yield once every this many polls of the own status. */
 #define SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD 16u
@@ -199,27 +196,16 @@ int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
      * unlock (its own node's, or a passed-over node's in await_link) */
     atomic_store_explicit(&pred->next, me, memory_order_release);
     uint32_t polls = 0;
-    uint64_t now = 0, next_since = 0; /* when we first saw TP_NEXT, 0: not */
     for (;;) {
       /* acquire: pairs with the releaser's release store of GRANTED or
        * REMOVED (after its last read of our node) */
       uint32_t s = atomic_load_explicit(&me->status, memory_order_acquire);
       if (s == TP_GRANTED) return SYNCQ_OK;
       if (s == TP_REMOVED) break;
-      if (s == TP_NEXT && next_since == 0) next_since = now != 0 ? now : syncq_now_ns();
-      if (next_since != 0 && now - next_since < l->stale_ns) {
-        /* Next in line: a yield now would likely leave us off our
-         * processor at the hand-over and the lock idle for a context
-         * switch. Spin while the holder is within one context switch of
-         * the hint; past that it may share our processor: yield as usual. */
-        syncq_pr_relax();
-      } else {
-        syncq_wait_spin_yield(&polls, l->wait == SYNCQ_WAIT_YIELD ? SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD : 0u);
-      }
-      now = syncq_now_ns();
+      syncq_wait_spin_yield(&polls, l->wait == SYNCQ_WAIT_YIELD ? SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD : 0u);
       /* relaxed: a hint the releaser reads (relaxed); a late or early
        * view of it changes whom it grants, never mutual exclusion */
-      atomic_store_explicit(&me->stamp, now, memory_order_relaxed);
+      atomic_store_explicit(&me->stamp, syncq_now_ns(), memory_order_relaxed);
     }
     SYNCQ_STAT_INC(retries); /* passed over while not running: queue again */
   }
@@ -263,16 +249,7 @@ int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
     uint64_t stamp = atomic_load_explicit(&succ->stamp, memory_order_relaxed);
     if (stamp + l->stale_ns >= now) {
       /* running (or published after we read the clock): the hand-over.
-       * First tell the waiter after it that it comes next. Its node is
-       * alive (it waits) and only the holder writes a waiting status: we
-       * now, succ after our grant, which orders its later store after
-       * ours. acquire: pairs with that waiter's release store of
-       * succ->next (its status WAITING is published with it). */
-      tp_qnode *after = atomic_load_explicit(&succ->next, memory_order_acquire);
-      /* relaxed: a hint; the next store to that status is succ's, after
-       * it holds the lock, so after our grant below */
-      if (after != NULL) atomic_store_explicit(&after->status, TP_NEXT, memory_order_relaxed);
-      /* release: pairs with the waiter's acquire load of its status. From
+       * release: pairs with the waiter's acquire load of its status. From
        * here on the successor may own, destroy and free the lock and leave
        * with its node: only locals are used after it. */
       atomic_store_explicit(&succ->status, TP_GRANTED, memory_order_release);
