@@ -24,18 +24,21 @@
  *                own word no longer (WAITING, pred): it was removed, and
  *                queues again with the same node. Predecessor AVAILABLE:
  *                CAS own word (WAITING, pred) -> HELD; it holds the lock.
- *                Predecessor WAITING with a stamp older than
- *                SYNCQ_LOCK_CLH_TP_STALE_NS: CAS own word to TRANSIENT (so
+ *                Predecessor WAITING with a stamp older than the
+ *                lock's staleness bound: CAS own word to TRANSIENT (so
  *                its own successor cannot remove it meanwhile), CAS the
  *                predecessor's word (WAITING, pp) -> (REMOVED, pp), and on
  *                success spin on pp; then store own word (WAITING, new
- *                pred). Releaser: stores AVAILABLE into its node. Every
+ *                pred). Predecessor HELD (we come next): pause without
+ *                yielding for up to the staleness bound from when we
+ *                first saw it so, then poll as before. Releaser: stores
+ *                AVAILABLE into its node. Every
  *                change of a WAITING word is a CAS from the value read, so
  *                a removal and the owner's grant (or its own removal of
  *                its predecessor) cannot both happen.
  *   Progress:    blocking. Starvation-free among waiters that are not
  *                preempted: one that publishes at least every
- *                SYNCQ_LOCK_CLH_TP_STALE_NS from its enqueue to its grant
+ *                staleness bound from its enqueue to its grant
  *                gets the lock after at most the waiters queued before it
  *                (FIFO over them). A waiter that is off its processor
  *                longer than that while a successor polls loses its place
@@ -92,9 +95,10 @@
  *                node it saw released at the tail is recycled and queued
  *                again between its two reads, it waits for that node's
  *                release like lock() (correct, rare), and removes nobody
- *                meanwhile. The staleness threshold:
- *                SYNCQ_LOCK_CLH_TP_STALE_NS (100 us; reasoning at its
- *                definition).
+ *                meanwhile. The staleness bound: one context
+ *                switch as measured by syncq_wait_spin_limit_ns (at the
+ *                lock's init), at most SYNCQ_LOCK_CLH_TP_STALE_NS (100
+ *                us; reasoning at mcs_tp.h's).
  *   Stats:       cas_attempts, cas_failures (state-word CASes), retries
  *                (removed waiters that queued again), yields.
  *   Deviations:  from the paper as described: (1) no timeout / abort (the
@@ -108,7 +112,8 @@
  *                CAS both removes a node and reads whom to spin on next;
  *                (4) a removed waiter queues again with its own node
  *                (handed back by the removal) instead of a fresh one; (5)
- *                the threshold and clock are mcs_tp.c's, not the paper's.
+ *                the bound, the clock and the next waiter that does not
+ *                yield are mcs_tp.c's, not the paper's.
  */
 #include "syncq/lock/clh_tp.h"
 
@@ -158,6 +163,8 @@ int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg) {
   if (r != SYNCQ_OK) return r;
   atomic_init(&l->tail, (void *)&l->node[0]);
   l->wait = wait;
+  const uint64_t cs = syncq_wait_spin_limit_ns(); /* the bound: SYNCQ_LOCK_CLH_TP_STALE_NS's reasoning */
+  l->stale_ns = cs < SYNCQ_LOCK_CLH_TP_STALE_NS ? cs : SYNCQ_LOCK_CLH_TP_STALE_NS;
   return SYNCQ_OK;
 }
 
@@ -185,6 +192,7 @@ static void pause_or_yield(const syncq_lock_clh_tp *l, uint32_t *polls) {
 static bool await_grant(syncq_lock_clh_tp *l, qnode *me, qnode *pred) {
   uint32_t mine = TP_WORD(TP_WAITING, index_of(l, pred));
   uint32_t polls = 0;
+  uint64_t next_since = 0; /* when we last saw pred HELD (we are next), 0: not */
   for (;;) {
     /* acquire: pairs with the remover's CAS of our word (after it, pred
      * may be recycled: we stop reading it) */
@@ -208,8 +216,7 @@ static bool await_grant(syncq_lock_clh_tp *l, qnode *me, qnode *pred) {
     /* relaxed: a hint our successor reads (relaxed); a late or early view
      * of it changes whom it removes, never mutual exclusion */
     atomic_store_explicit(&me->stamp, now, memory_order_relaxed);
-    if (TP_STATE(pw) == TP_WAITING &&
-        atomic_load_explicit(&pred->stamp, memory_order_relaxed) + SYNCQ_LOCK_CLH_TP_STALE_NS < now) {
+    if (TP_STATE(pw) == TP_WAITING && atomic_load_explicit(&pred->stamp, memory_order_relaxed) + l->stale_ns < now) {
       /* relaxed above: the stamp is a hint, at least the one published
        * with pw (acquire). The predecessor looks preempted: remove it.
        * First make ourselves unremovable, so that whom our successor
@@ -233,6 +240,19 @@ static bool await_grant(syncq_lock_clh_tp *l, qnode *me, qnode *pred) {
        * (the stamp stored above is published with it) */
       atomic_store_explicit(&me->word, mine, memory_order_release);
       continue;
+    }
+    if (TP_STATE(pw) == TP_HELD) {
+      /* Next in line: a yield now would likely leave us off our processor
+       * at the hand-over, and the lock idle for a context switch. Spin
+       * while the holder is within one context switch of its grant as we
+       * saw it; past that it may share our processor, so yield as usual. */
+      if (next_since == 0) next_since = now;
+      if (now - next_since < l->stale_ns) {
+        syncq_pr_relax();
+        continue;
+      }
+    } else {
+      next_since = 0;
     }
     pause_or_yield(l, &polls);
   }

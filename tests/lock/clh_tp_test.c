@@ -8,7 +8,7 @@
  * other; each is stopped inside its lock() call by a signal whose handler
  * sleeps until released, so it publishes nothing. Waiter B queues behind
  * them and keeps polling. B's predecessor's time is tens of milliseconds
- * old (SYNCQ_LOCK_CLH_TP_STALE_NS is 100 us): B removes it, then the one
+ * old (the bound is at most SYNCQ_LOCK_CLH_TP_STALE_NS, 100 us): B removes it, then the one
  * before it (k = 2 checks the chain), and spins on H's node; when H
  * releases, B must get the lock first, although every A queued before it
  * (plain CLH would wait for A1). Then the A's are released and must all
@@ -112,6 +112,10 @@ static void test_disciplines_and_bad_inputs(void **state) {
   assert_int_equal(syncq_lock_clh_tp_init(&l, &cfg), SYNCQ_ENOTSUP);
   assert_int_equal(syncq_lock_clh_tp_init(NULL, NULL), SYNCQ_EINVAL);
   assert_int_equal(syncq_lock_clh_tp_init(&l, NULL), SYNCQ_OK);
+  /* the staleness bound: one measured context switch, capped */
+  const uint64_t cs = syncq_wait_spin_limit_ns();
+  assert_true(l.stale_ns == (cs < SYNCQ_LOCK_CLH_TP_STALE_NS ? cs : SYNCQ_LOCK_CLH_TP_STALE_NS));
+  assert_true(l.stale_ns > 0);
   assert_int_equal(syncq_lock_clh_tp_lock(NULL, &n), SYNCQ_EINVAL);
   assert_int_equal(syncq_lock_clh_tp_lock(&l, NULL), SYNCQ_EINVAL);
   assert_int_equal(syncq_lock_clh_tp_trylock(NULL, &n), SYNCQ_EINVAL);

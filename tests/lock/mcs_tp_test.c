@@ -8,7 +8,7 @@
  * inside its lock() call by a signal whose handler sleeps until released
  * (the lock is signal-safe with SPIN and YIELD), so A publishes nothing.
  * Waiter B queues behind A and keeps polling. H releases well after A's
- * last published time (SYNCQ_LOCK_MCS_TP_STALE_NS is 100 us; A stays
+ * last published time (the bound is at most SYNCQ_LOCK_MCS_TP_STALE_NS, 100 us; A stays
  * stopped for tens of milliseconds): B must get the lock first, although
  * A queued first (plain MCS would hand it to A and wait for it). Then A is
  * released and must still get the lock (it queues again). The waits below
@@ -83,6 +83,10 @@ static void test_disciplines_and_bad_inputs(void **state) {
   assert_int_equal(syncq_lock_mcs_tp_init(&l, &cfg), SYNCQ_ENOTSUP);
   assert_int_equal(syncq_lock_mcs_tp_init(NULL, NULL), SYNCQ_EINVAL);
   assert_int_equal(syncq_lock_mcs_tp_init(&l, NULL), SYNCQ_OK);
+  /* the staleness bound: one measured context switch, capped */
+  const uint64_t cs = syncq_wait_spin_limit_ns();
+  assert_true(l.stale_ns == (cs < SYNCQ_LOCK_MCS_TP_STALE_NS ? cs : SYNCQ_LOCK_MCS_TP_STALE_NS));
+  assert_true(l.stale_ns > 0);
   assert_int_equal(syncq_lock_mcs_tp_lock(NULL, &n), SYNCQ_EINVAL);
   assert_int_equal(syncq_lock_mcs_tp_lock(&l, NULL), SYNCQ_EINVAL);
   assert_int_equal(syncq_lock_mcs_tp_trylock(NULL, &n), SYNCQ_EINVAL);

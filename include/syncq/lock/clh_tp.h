@@ -32,13 +32,12 @@
 extern "C" {
 #endif
 
-/* A waiting node whose published timestamp is older than this (ns, on the
- * monotonic clock) when its successor looks at it is taken for preempted
- * and removed. The reasoning is SYNCQ_LOCK_MCS_TP_STALE_NS's (syncq/lock/
- * mcs_tp.h): a running waiter republishes at every poll, well under a
- * microsecond apart; a preempted one is off the processor for at least
- * the scheduler's minimum slice (0.75 to 3 ms); 100 us lies between the
- * two. Mistakes cost fairness only, never safety. */
+/* The most a waiting node's published timestamp may lag (ns, on the
+ * monotonic clock) when its successor looks at it before it is taken for
+ * off its processor and removed. Each lock uses the measured cost of one
+ * context switch (syncq_wait_spin_limit_ns, 1-200 us), at most this; the
+ * reasoning is SYNCQ_LOCK_MCS_TP_STALE_NS's (syncq/lock/mcs_tp.h).
+ * Mistakes cost fairness only, never safety. */
 #define SYNCQ_LOCK_CLH_TP_STALE_NS 100000u
 
 /* Nodes in the lock's pool: up to SYNCQ_LOCK_CLH_TP_POOL - 1 threads hold
@@ -57,13 +56,16 @@ typedef struct syncq_lock_clh_tp_qnode {
 typedef struct syncq_lock_clh_tp {
   SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last qnode (never NULL) */
   int wait;
+  uint64_t stale_ns;                           /* min(SYNCQ_LOCK_CLH_TP_STALE_NS, one context switch) */
   SYNCQ_CACHELINE_ALIGNED syncq_freelist pool; /* free qnodes */
   syncq_lock_clh_tp_qnode node[SYNCQ_LOCK_CLH_TP_POOL];
 } syncq_lock_clh_tp;
 
 /* Initialise l: cfg may be NULL (defaults: SPIN).
  * Thread safety: not concurrently with any other call on l.
- * Progress: wait-free. SYNCQ_EINVAL for NULL or an unknown discipline;
+ * Progress: blocking on the process's first init of a time-published
+ * lock (it measures one context switch, syncq_wait_calibrate), wait-free
+ * afterwards. SYNCQ_EINVAL for NULL or an unknown discipline;
  * SYNCQ_ENOTSUP for BLOCK, COMPETITIVE, process_shared, or a CPU with no
  * double-width CAS (the pool). */
 SYNCQ_API int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg);

@@ -28,26 +28,30 @@
 extern "C" {
 #endif
 
-/* A waiter whose published timestamp is older than this (ns, on the
- * monotonic clock) when the lock is released is taken for preempted and
- * passed over. A running waiter republishes at every poll of its flag
- * (well under a microsecond apart; an interrupt or a page fault stretches
- * that to some microseconds), while a preempted one stays off the
- * processor for at least the scheduler's minimum slice (Linux CFS: 0.75 to
- * 3 ms). 100 us sits between the two with an order of magnitude on each
- * side. Mistakes cost fairness only, never safety: a running waiter passed
- * over queues again; a preempted one granted is plain MCS's convoy. */
+/* The most a waiter's published timestamp may lag (ns, on the monotonic
+ * clock) when the lock is released before the waiter is taken for off its
+ * processor and passed over. Each lock uses the measured cost of one
+ * context switch (syncq_wait_spin_limit_ns, 1-200 us), at most this: a
+ * waiter that has not published for that long is not running (it yielded
+ * to a thread that kept the processor, or was preempted), and granting it
+ * would idle the lock for at least one context switch, the price at which
+ * the competitive discipline stops waiting too. A running waiter
+ * republishes at every poll (well under a microsecond apart). Mistakes
+ * cost fairness only, never safety: a running waiter passed over queues
+ * again; a preempted one granted is plain MCS's convoy. */
 #define SYNCQ_LOCK_MCS_TP_STALE_NS 100000u
 
 typedef struct syncq_lock_mcs_tp {
   SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last node in the queue, NULL when free */
   int wait;
+  uint64_t stale_ns; /* min(SYNCQ_LOCK_MCS_TP_STALE_NS, one context switch) */
 } syncq_lock_mcs_tp;
 
 /* The typed API of the time-published MCS lock: cfg may be NULL
  * (defaults); lock, trylock and unlock take the caller's node (the same
  * node for a lock and its unlock). Statuses and thread-safety: those of
- * syncq/lock.h's generic calls. */
+ * syncq/lock.h's generic calls; init's first call in a process measures
+ * one context switch (syncq_wait_calibrate) for the staleness bound. */
 SYNCQ_API int syncq_lock_mcs_tp_init(syncq_lock_mcs_tp *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_mcs_tp_destroy(syncq_lock_mcs_tp *l); /* SYNCQ_EBUSY if held or awaited */
 SYNCQ_API int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node);
