@@ -14,13 +14,9 @@
 #include "syncq/lock.h"
 
 /* Admitted waiters of the inner lock at most (the passive head may add one
- * when it is promoted): the holder and this one keep the lock busy while
- * the others wait in the passive set. One, not two: on a 16-core machine
- * (docs/reliability.md, "One admitted waiter") one admitted waiter put the
- * FIFO locks at 0.31-0.56x pthread mutex beside a busy program and
- * 0.79-1.27x with 4 threads per unit, where two gave 1.3-4.6x and
- * 1.1-2.0x: the second admitted waiter is often the one preempted. */
-#define SYNCQ_LOCK_GCR_ADMITTED 1u
+ * when it is promoted): the holder and these keep the lock busy while the
+ * others sleep in the passive set. */
+#define SYNCQ_LOCK_GCR_ADMITTED 2u
 /* Every this many acquisitions the passive set's head may enter whatever
  * the count of admitted waiters says (long-term fairness). */
 #define SYNCQ_LOCK_GCR_PROMOTE_EVERY 256u

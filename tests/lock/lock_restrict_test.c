@@ -143,7 +143,7 @@ static void test_bad_inputs_keep_the_count(void **state) {
     if (syncq_lock_algo(l)->props & SYNCQ_PROP_USES_NODE) assert_int_equal(syncq_lock_lock(l, NULL), SYNCQ_EINVAL);
     assert_int_equal(syncq_lock_unlock(l, &mine), SYNCQ_EINVAL); /* nobody holds it */
     assert_int_equal(syncq_lock_lock(NULL, &mine), SYNCQ_EINVAL);
-    /* still admits: H, then the admitted waiter and the passive ones all get it */
+    /* still admits: H, two admitted waiters and a passive one all get it */
     sw_setup(l, lock_fn, unlock_fn);
     assert_int_equal(syncq_lock_lock(l, &mine), SYNCQ_OK);
     pthread_t t[3];
