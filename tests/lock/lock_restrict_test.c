@@ -160,7 +160,7 @@ static void test_bad_inputs_keep_the_count(void **state) {
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define INCREMENTS 1000 /* per thread */
 #else
-#define INCREMENTS 10000
+#define INCREMENTS 2000
 #endif
 #define MANY_THREADS 16
 
