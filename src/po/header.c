@@ -18,14 +18,18 @@
 
 #include "po_internal.h"
 
-syncq_po_msg *po_header_new(syncq_po_system *sys) {
-  syncq_po_msg *m = po_slab_alloc(&sys->headers); /* freed with the system */
-  if (m == NULL) return NULL;
+void po_header_clear(syncq_po_msg *m) {
   memset(m, 0, sizeof *m);
   atomic_init(&m->cnext.lo, 0);
   atomic_init(&m->cnext.hi, 0);
   atomic_init(&m->next, NULL);
   atomic_init(&m->fl.next, 0);
+}
+
+syncq_po_msg *po_header_new(syncq_po_system *sys) {
+  syncq_po_msg *m = po_slab_alloc(&sys->headers); /* freed with the system */
+  if (m == NULL) return NULL;
+  po_header_clear(m);
   /* Push-only list: release publishes the header's initialisation to
    * syncq_po_destroy (which runs after every process has been joined). */
   syncq_po_msg *top = atomic_load_explicit(&sys->all, memory_order_relaxed);

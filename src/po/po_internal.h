@@ -278,6 +278,9 @@ const char *po_limit_of(int err);
 /* A new type-stable header of sys (payload empty), recorded for destroy;
  * NULL when memory is short (header.c). */
 syncq_po_msg *po_header_new(syncq_po_system *sys);
+/* Zero a header and initialise its atomic links (every header's first
+ * state, whichever allocator gave it). */
+void po_header_clear(syncq_po_msg *m);
 
 /* The single-lock queue of 002 Algorithms 3-4, shared by "mutex", "ttas" and
  * "mutex-nofree" (which differ in their lock and in the free list). */

@@ -43,11 +43,7 @@
 static syncq_po_msg *nofree_new(void) {
   syncq_po_msg *m = syncq_alloc_aligned(sizeof *m, _Alignof(syncq_po_msg));
   if (m == NULL) return NULL;
-  memset(m, 0, sizeof *m);
-  atomic_init(&m->cnext.lo, 0);
-  atomic_init(&m->cnext.hi, 0);
-  atomic_init(&m->next, NULL);
-  atomic_init(&m->fl.next, 0);
+  po_header_clear(m);
   return m;
 }
 
