@@ -15,7 +15,13 @@
  *                loop); the last also 2 stores.
  *   Memory:      caller's storage, two cache lines; never allocates.
  *   Signal-safe: no (a barrier waits for other threads).
- *   Process-shared: yes (no pointers; shared futex when blocking).
+ *   Process-shared: yes (no pointers; shared futex when blocking). A
+ *                wait reads the participant count once and checks it (1
+ *                .. SYNCQ_BARRIER_MAX_THREADS), else SYNCQ_EINVAL; an
+ *                arrival count above it (written by another process, or a
+ *                participant arriving twice) breaks the barrier
+ *                (SYNCQ_EBROKEN to every waiter) instead of leaving all
+ *                of them to wait for a last arrival that never comes.
  *   Waiting:     SPIN (default) pauses on the sense; YIELD, BLOCK,
  *                COMPETITIVE (spin limit x threads not yet arrived) via
  *                syncq/wait.h.
@@ -84,23 +90,40 @@ static int enter(syncq_barrier_central *b, uint32_t *s) {
   return (*s & BAR_BROKEN_BIT) != 0u ? SYNCQ_EBROKEN : SYNCQ_OK;
 }
 
+/* The participant count, read once and checked (1 ..
+ * SYNCQ_BARRIER_MAX_THREADS, as init writes it); 0 otherwise. Another
+ * process may write the shared barrier, and the count decides who is the
+ * last arrival, so a wait uses only this copy. */
+static inline uint32_t checked_threads(const syncq_barrier_central *b) {
+  const uint32_t threads = b->threads;
+  return threads - 1u < SYNCQ_BARRIER_MAX_THREADS ? threads : 0u;
+}
+
 /* After arriving as the `arrived`-th thread of the episode whose sense
- * was `s`. */
-static int finish(syncq_barrier_central *b, uint32_t s, uint32_t arrived, bar_deadline *deadline) {
-  if (arrived == b->threads) {
+ * was `s`, in a barrier of `threads` participants. */
+static int finish(syncq_barrier_central *b, uint32_t s, uint32_t arrived, uint32_t threads, bar_deadline *deadline) {
+  if (arrived > threads) {
+    /* More arrivals than participants: the count was written by someone
+     * else (another process) or a participant came twice. No arrival of
+     * this episode would ever be the last and every waiter would wait for
+     * good: break the barrier instead (reset repairs it). */
+    central_break(b);
+    return SYNCQ_EBROKEN;
+  }
+  if (arrived == threads) {
     /* relaxed: the next episode's arrivals read it only after they see the
      * new sense (the release/seq_cst store below) */
     atomic_store_explicit(&b->count, 0u, memory_order_relaxed);
     barrier_signal(&b->sense, s ^ 1u, b->wait, b->process_shared, &b->sleepers);
     return SYNCQ_OK;
   }
-  int r = barrier_await_change(&b->sense, s, b->wait, b->process_shared,
-                               barrier_spin_limit(b->wait, b->threads - arrived), &b->sleepers, &b->broken, deadline);
+  int r = barrier_await_change(&b->sense, s, b->wait, b->process_shared, barrier_spin_limit(b->wait, threads - arrived),
+                               &b->sleepers, &b->broken, deadline);
   if (r != SYNCQ_OK) BAR_FAIL(r, central_break, b);
   return SYNCQ_OK;
 }
 
-static int faa_wait(syncq_barrier_central *b, unsigned id, bar_deadline *deadline) {
+static int faa_wait(syncq_barrier_central *b, unsigned id, uint32_t threads, bar_deadline *deadline) {
   (void)id;
   uint32_t s;
   int r = enter(b, &s);
@@ -109,10 +132,10 @@ static int faa_wait(syncq_barrier_central *b, unsigned id, bar_deadline *deadlin
    * arrival; acquire gives the last arrival everyone's (it then releases
    * it to all through the sense) */
   uint32_t arrived = atomic_fetch_add_explicit(&b->count, 1u, memory_order_acq_rel) + 1u;
-  return finish(b, s, arrived, deadline);
+  return finish(b, s, arrived, threads, deadline);
 }
 
-static int cas_wait(syncq_barrier_central *b, unsigned id, bar_deadline *deadline) {
+static int cas_wait(syncq_barrier_central *b, unsigned id, uint32_t threads, bar_deadline *deadline) {
   (void)id;
   uint32_t s;
   int r = enter(b, &s); /* as in the FAA form */
@@ -125,27 +148,31 @@ static int cas_wait(syncq_barrier_central *b, unsigned id, bar_deadline *deadlin
     SYNCQ_STAT_INC(cas_failures);
     SYNCQ_STAT_INC(cas_attempts);
   }
-  return finish(b, s, c + 1u, deadline);
+  return finish(b, s, c + 1u, threads, deadline);
 }
 
 int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id) {
-  if (b == NULL || id >= b->threads) return SYNCQ_EINVAL;
-  return faa_wait(b, id, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
+  const uint32_t threads = b == NULL ? 0u : checked_threads(b);
+  if (id >= threads) return SYNCQ_EINVAL; /* also NULL, and a count init cannot have written */
+  return faa_wait(b, id, threads, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
 }
 
 int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id) {
-  if (b == NULL || id >= b->threads) return SYNCQ_EINVAL;
-  return cas_wait(b, id, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
+  const uint32_t threads = b == NULL ? 0u : checked_threads(b);
+  if (id >= threads) return SYNCQ_EINVAL; /* also NULL, and a count init cannot have written */
+  return cas_wait(b, id, threads, &(bar_deadline){SYNCQ_BARRIER_NO_TIMEOUT, 0});
 }
 
 int syncq_barrier_central_faa_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns) {
-  if (b == NULL || id >= b->threads || timeout_ns == 0) return SYNCQ_EINVAL;
-  return faa_wait(b, id, &(bar_deadline){timeout_ns, 0});
+  const uint32_t threads = b == NULL ? 0u : checked_threads(b);
+  if (id >= threads || timeout_ns == 0) return SYNCQ_EINVAL; /* also NULL, and a bad count */
+  return faa_wait(b, id, threads, &(bar_deadline){timeout_ns, 0});
 }
 
 int syncq_barrier_central_cas_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns) {
-  if (b == NULL || id >= b->threads || timeout_ns == 0) return SYNCQ_EINVAL;
-  return cas_wait(b, id, &(bar_deadline){timeout_ns, 0});
+  const uint32_t threads = b == NULL ? 0u : checked_threads(b);
+  if (id >= threads || timeout_ns == 0) return SYNCQ_EINVAL; /* also NULL, and a bad count */
+  return cas_wait(b, id, threads, &(bar_deadline){timeout_ns, 0});
 }
 
 SYNCQ_BARRIER_REGISTER_FNS(central_faa, "central-faa", "sense-reversing centralized barrier, fetch-and-add arrival",

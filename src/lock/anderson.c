@@ -16,6 +16,12 @@
  *                lines (4.2 KB); never allocates.
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
  *   Process-shared: yes (the array is inside the lock, no pointers).
+ *                Lock, trylock and unlock read the mask and max_threads
+ *                once and check them (mask = slots - 1 for a power of two
+ *                within the array, max_threads <= slots), and unlock
+ *                checks the holder's place is below slots: another
+ *                process writing the lock gets SYNCQ_EINVAL, never an
+ *                index past the array.
  *   Waiting:     SPIN (default): pause on the own slot (it is local: no
  *                backoff needed); YIELD/BLOCK/COMPETITIVE via syncq/wait.h.
  *                A waiter that will sleep marks its slot (MUST_WAIT ->
@@ -69,10 +75,24 @@ int syncq_lock_anderson_destroy(syncq_lock_anderson *l) {
   return atomic_load(&l->inside) != 0u ? SYNCQ_EBUSY : SYNCQ_OK;
 }
 
+/* The mask, read once from the lock and checked: slots - 1 for a power of
+ * two no larger than the array, and max_threads at most slots (more
+ * threads than places would share a slot). Another process may write the
+ * shared lock; the mask indexes the array and max_threads keeps the
+ * places apart, so only these copies are used. SYNCQ_EINVAL when they are
+ * not what init writes. */
+static inline int checked_geometry(const syncq_lock_anderson *l, uint32_t *mask, uint32_t *max_threads) {
+  *mask = l->mask;
+  *max_threads = l->max_threads;
+  if (*mask >= SYNCQ_LOCK_ARRAY_MAX_SLOTS || (*mask & (*mask + 1u)) != 0 || *max_threads - 1u > *mask)
+    return SYNCQ_EINVAL;
+  return SYNCQ_OK;
+}
+
 /* Count ourselves in; SYNCQ_ELIMIT (and out again) past max_threads. */
-static inline int admit(syncq_lock_anderson *l) {
+static inline int admit(syncq_lock_anderson *l, uint32_t max_threads) {
   /* seq_cst: the count must never let max_threads + 1 threads in */
-  if (atomic_fetch_add(&l->inside, 1u) >= l->max_threads) {
+  if (atomic_fetch_add(&l->inside, 1u) >= max_threads) {
     atomic_fetch_sub(&l->inside, 1u);
     return SYNCQ_ELIMIT;
   }
@@ -81,10 +101,12 @@ static inline int admit(syncq_lock_anderson *l) {
 
 int syncq_lock_anderson_lock(syncq_lock_anderson *l) {
   if (l == NULL) return SYNCQ_EINVAL;
-  int r = admit(l);
+  uint32_t mask, max_threads;
+  int r = checked_geometry(l, &mask, &max_threads);
+  if (r == SYNCQ_OK) r = admit(l, max_threads);
   if (r != SYNCQ_OK) return r;
   /* relaxed: the place orders nothing; the acquire load of our slot does */
-  uint32_t place = atomic_fetch_add_explicit(&l->next_slot, 1u, memory_order_relaxed) & l->mask;
+  uint32_t place = atomic_fetch_add_explicit(&l->next_slot, 1u, memory_order_relaxed) & mask;
   _Atomic(uint32_t) *flag = &l->slot[place].word;
   /* acquire: pairs with the release store or exchange of HAS_LOCK in unlock */
   uint32_t v = atomic_load_explicit(flag, memory_order_acquire);
@@ -107,16 +129,18 @@ int syncq_lock_anderson_lock(syncq_lock_anderson *l) {
 
 int syncq_lock_anderson_trylock(syncq_lock_anderson *l) {
   if (l == NULL) return SYNCQ_EINVAL;
-  int r = admit(l);
+  uint32_t mask, max_threads;
+  int r = checked_geometry(l, &mask, &max_threads);
+  if (r == SYNCQ_OK) r = admit(l, max_threads);
   if (r != SYNCQ_OK) return r;
   /* relaxed: a guess that the CAS below validates */
   uint32_t t = atomic_load_explicit(&l->next_slot, memory_order_relaxed);
   /* acquire: pairs with unlock's release store; HAS_LOCK at place t means
    * place t-1 was released (admission rules out a stale flag) */
-  if (atomic_load_explicit(&l->slot[t & l->mask].word, memory_order_acquire) == HAS_LOCK) {
+  if (atomic_load_explicit(&l->slot[t & mask].word, memory_order_acquire) == HAS_LOCK) {
     SYNCQ_STAT_INC(cas_attempts);
     if (atomic_compare_exchange_strong(&l->next_slot, &t, t + 1u)) {
-      l->holder_place = t & l->mask;
+      l->holder_place = t & mask;
       return SYNCQ_OK;
     }
     SYNCQ_STAT_INC(cas_failures);
@@ -127,13 +151,16 @@ int syncq_lock_anderson_trylock(syncq_lock_anderson *l) {
 
 int syncq_lock_anderson_unlock(syncq_lock_anderson *l) {
   if (l == NULL) return SYNCQ_EINVAL;
+  uint32_t mask, max_threads;
+  if (checked_geometry(l, &mask, &max_threads) != SYNCQ_OK) return SYNCQ_EINVAL;
   if (atomic_load(&l->inside) == 0u) return SYNCQ_EINVAL; /* nobody holds it */
   uint32_t place = l->holder_place;
+  if (place > mask) return SYNCQ_EINVAL; /* a place no holder took: written by someone else */
   /* relaxed: our own flag; its next reader (the holder of place + slots)
    * can get there only through later release stores of the chain */
   atomic_store_explicit(&l->slot[place].word, MUST_WAIT, memory_order_relaxed);
   atomic_fetch_sub(&l->inside, 1u); /* seq_cst: admission count */
-  _Atomic(uint32_t) *next = &l->slot[(place + 1u) & l->mask].word;
+  _Atomic(uint32_t) *next = &l->slot[(place + 1u) & mask].word;
   /* From the hand-over on, the next holder may destroy and free the lock:
    * only locals are used after it. */
   if (syncq_wait_may_sleep(l->wait)) {

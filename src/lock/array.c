@@ -21,7 +21,10 @@
  *   Memory:      caller's storage: 3 + 64 cache lines (4.2 KB); never
  *                allocates.
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
- *   Process-shared: yes (no pointers).
+ *   Process-shared: yes (no pointers). Every operation reads the mask
+ *                once and checks it (slots - 1 for a power of two within
+ *                the array), else SYNCQ_EINVAL: another process writing
+ *                the lock cannot make an index past the array.
  *   Waiting:     SPIN (default): pause on the own slot; YIELD, BLOCK,
  *                COMPETITIVE via syncq/wait.h. A slot holds its ticket
  *                << 1 and, in bit 0, the sleep mark: a waiter that will
@@ -77,9 +80,18 @@ int syncq_lock_array_destroy(syncq_lock_array *l) {
   return atomic_load(&l->next_ticket) != atomic_load(&l->served) ? SYNCQ_EBUSY : SYNCQ_OK;
 }
 
+/* The mask, read once from the lock and checked: slots - 1 for a power of
+ * two no larger than the array, as init writes it. Another process may
+ * write the shared lock and the mask indexes the array, so only this copy
+ * is used. False when it is not. */
+static inline bool checked_mask(const syncq_lock_array *l, uint32_t *mask) {
+  *mask = l->mask;
+  return *mask < SYNCQ_LOCK_ARRAY_MAX_SLOTS && (*mask & (*mask + 1u)) == 0;
+}
+
 /* Wait for our turn at our place. */
-static inline void await_turn(syncq_lock_array *l, uint32_t my) {
-  _Atomic(uint32_t) *slot = &l->slot[my & l->mask].word;
+static inline void await_turn(syncq_lock_array *l, uint32_t mask, uint32_t my) {
+  _Atomic(uint32_t) *slot = &l->slot[my & mask].word;
   uint32_t turn = turn_of(my);
   /* acquire: pairs with the hand-over store or exchange in unlock */
   uint32_t seen = atomic_load_explicit(slot, memory_order_acquire);
@@ -100,14 +112,16 @@ static inline void await_turn(syncq_lock_array *l, uint32_t my) {
 }
 
 int syncq_lock_array_faa_lock(syncq_lock_array *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
+  uint32_t mask;
+  if (l == NULL || !checked_mask(l, &mask)) return SYNCQ_EINVAL;
   /* relaxed: the ticket orders nothing; await_turn's acquire does */
-  await_turn(l, atomic_fetch_add_explicit(&l->next_ticket, 1u, memory_order_relaxed));
+  await_turn(l, mask, atomic_fetch_add_explicit(&l->next_ticket, 1u, memory_order_relaxed));
   return SYNCQ_OK;
 }
 
 int syncq_lock_array_cas_lock(syncq_lock_array *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
+  uint32_t mask;
+  if (l == NULL || !checked_mask(l, &mask)) return SYNCQ_EINVAL;
   /* relaxed: a guess that the CAS validates; the CAS orders nothing
    * either (await_turn's acquire does) */
   uint32_t my = atomic_load_explicit(&l->next_ticket, memory_order_relaxed);
@@ -117,17 +131,17 @@ int syncq_lock_array_cas_lock(syncq_lock_array *l) {
     SYNCQ_STAT_INC(cas_failures);
     SYNCQ_STAT_INC(cas_attempts);
   }
-  await_turn(l, my);
+  await_turn(l, mask, my);
   return SYNCQ_OK;
 }
 
 int syncq_lock_array_trylock(syncq_lock_array *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
+  uint32_t mask;
+  if (l == NULL || !checked_mask(l, &mask)) return SYNCQ_EINVAL;
   /* relaxed: a guess that the CAS below validates */
   uint32_t t = atomic_load_explicit(&l->next_ticket, memory_order_relaxed);
   /* acquire: pairs with unlock's hand-over; slot == t means t-1 released */
-  if ((atomic_load_explicit(&l->slot[t & l->mask].word, memory_order_acquire) & ~MARK) != turn_of(t))
-    return SYNCQ_EBUSY;
+  if ((atomic_load_explicit(&l->slot[t & mask].word, memory_order_acquire) & ~MARK) != turn_of(t)) return SYNCQ_EBUSY;
   SYNCQ_STAT_INC(cas_attempts);
   if (atomic_compare_exchange_strong(&l->next_ticket, &t, t + 1u)) return SYNCQ_OK;
   SYNCQ_STAT_INC(cas_failures);
@@ -135,14 +149,15 @@ int syncq_lock_array_trylock(syncq_lock_array *l) {
 }
 
 int syncq_lock_array_unlock(syncq_lock_array *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
+  uint32_t mask;
+  if (l == NULL || !checked_mask(l, &mask)) return SYNCQ_EINVAL;
   /* relaxed: served is written only by holders, and the previous holder's
    * write reached us through the hand-over we acquired */
   uint32_t t = atomic_load_explicit(&l->served, memory_order_relaxed);
   if (atomic_load_explicit(&l->next_ticket, memory_order_relaxed) == t) return SYNCQ_EINVAL; /* not held */
   /* relaxed: published to the next holder by the hand-over store below */
   atomic_store_explicit(&l->served, t + 1u, memory_order_relaxed);
-  _Atomic(uint32_t) *next = &l->slot[(t + 1u) & l->mask].word;
+  _Atomic(uint32_t) *next = &l->slot[(t + 1u) & mask].word;
   /* From the hand-over on, the next holder may destroy and free the lock:
    * only locals are used after it. */
   if (syncq_wait_may_sleep(l->wait)) {

@@ -19,7 +19,13 @@
  *   Atomics:     uncontended enqueue: 2 loads + 1 CAS + 1 store; dequeue:
  *                3 loads + 1 CAS + 1 fetch-and-add.
  *   Memory:      caller's storage; never allocates.
- *   Signal-safe: no (waits for other threads). Process-shared: yes.
+ *   Signal-safe: no (waits for other threads).
+ *   Process-shared: yes. Each operation reads the header's mask and shift
+ *                once and checks them (the magic, shift = log2(S), mask
+ *                = S - 1, S within what init accepts), else
+ *                SYNCQ_EINVAL; only those copies index the cells and
+ *                shift the tickets. The caller guarantees the mapping
+ *                holds SYNCQ_QUEUE_FAI_ARRAY_BYTES(S).
  *   Limits:      capacity a power of two >= 2; items non-NULL, within 48
  *                bits.
  *   Deviations:  the paper's array is unbounded (slot = ticket); a ring of
@@ -48,8 +54,21 @@
 #define SPINS_BEFORE_YIELD 64u
 
 static inline _Atomic(uint64_t) *cells_of(syncq_queue_fai_array *q) { return (_Atomic(uint64_t) *)(void *)(q + 1); }
-static inline uint64_t round_of(const syncq_queue_fai_array *q, uint64_t ticket) {
-  return (ticket >> q->shift) & 0xffff;
+/* shift: the checked log2(S) (checked_geometry), never re-read */
+static inline uint64_t round_of(uint32_t shift, uint64_t ticket) { return (ticket >> shift) & 0xffff; }
+
+/* The most cells syncq_queue_fai_array_bytes accepts. */
+#define FAI_MAX_CELLS ((uint64_t)((SIZE_MAX - sizeof(syncq_queue_fai_array)) / sizeof(uint64_t)))
+
+/* The mask and shift, read once from the header and checked: false unless
+ * the magic is init's, shift = log2(S) and mask = S - 1 for a power of two
+ * 2 <= S <= FAI_MAX_CELLS. Another process may write the shared header;
+ * the shift is a shift count and the mask bounds every cell index, so only
+ * these copies are used. */
+static inline bool checked_geometry(const syncq_queue_fai_array *q, uint64_t *mask, uint32_t *shift) {
+  *mask = q->mask;
+  *shift = q->shift;
+  return q->magic == FAI_MAGIC && *shift - 1u < 63u && *mask == (UINT64_C(1) << *shift) - 1u && *mask < FAI_MAX_CELLS;
 }
 
 int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes) {
@@ -83,12 +102,15 @@ int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q) {
 int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item) {
   uint64_t bits = (uint64_t)(uintptr_t)item;
   if (q == NULL || bits == 0 || (bits & ~PTR_MASK) != 0) return SYNCQ_EINVAL;
+  uint64_t mask;
+  uint32_t shift;
+  if (!checked_geometry(q, &mask, &shift)) return SYNCQ_EINVAL;
   uint64_t h;
   for (;;) {                   /* the ticket: a fetch-and-increment of head that refuses to pass a full ring */
     h = atomic_load(&q->head); /* seq_cst loads, head before tail: if full when tail is read, full then */
     uint64_t t = atomic_load(&q->tail);
     if (t > h) continue; /* head went stale while we read tail: again */
-    if (h - t > q->mask) return SYNCQ_FULL;
+    if (h - t > mask) return SYNCQ_FULL;
     SYNCQ_STAT_INC(cas_attempts);
     if (atomic_compare_exchange_weak(&q->head, &h, h + 1)) break;
     SYNCQ_STAT_INC(cas_failures);
@@ -97,20 +119,23 @@ int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item) {
    * emptied our cell and moved tail on (its seq_cst fetch-and-add on tail,
    * read by our seq_cst load, orders its CAS on the cell before our store). */
   /* release: pairs with the dequeuer's acquire load of the cell. */
-  atomic_store_explicit(&cells_of(q)[h & q->mask], bits | (round_of(q, h) << PTR_BITS), memory_order_release);
+  atomic_store_explicit(&cells_of(q)[h & mask], bits | (round_of(shift, h) << PTR_BITS), memory_order_release);
   return SYNCQ_OK;
 }
 
 int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  uint64_t mask;
+  uint32_t shift;
+  if (!checked_geometry(q, &mask, &shift)) return SYNCQ_EINVAL;
   uint32_t spins = 0;
   for (;;) {
     uint64_t t = atomic_load(&q->tail); /* seq_cst, tail before head: empty when head is read */
     if (atomic_load(&q->head) == t) return SYNCQ_EMPTY;
-    _Atomic(uint64_t) *cell = &cells_of(q)[t & q->mask];
+    _Atomic(uint64_t) *cell = &cells_of(q)[t & mask];
     /* acquire: pairs with the enqueuer's release store of the item. */
     uint64_t w = atomic_load_explicit(cell, memory_order_acquire);
-    if (w != 0 && (w >> PTR_BITS) == round_of(q, t)) {
+    if (w != 0 && (w >> PTR_BITS) == round_of(shift, t)) {
       SYNCQ_STAT_INC(cas_attempts);
       if (atomic_compare_exchange_strong(cell, &w, 0)) { /* Figure 1: atomic_clear(q->nodes[slot]) */
         atomic_fetch_add(&q->tail, 1);                   /* Figure 1: atomic_increment(q->tail) */

@@ -23,7 +23,13 @@
  *   Memory:      caller's storage; never allocates.
  *   Signal-safe: no: a handler that interrupts a halfway operation and
  *                waits for its cell deadlocks (the reason 004 replaces it).
- *   Process-shared: yes (no internal pointers).
+ *   Process-shared: yes (no internal pointers). Each operation reads the
+ *                header's mask once and checks it (the magic, S - 1 for a
+ *                power of two S init accepts), else SYNCQ_EINVAL; only
+ *                that copy indexes the cells. The caller guarantees the
+ *                mapping holds SYNCQ_QUEUE_NAIVE_RING_BYTES(S). A process
+ *                that writes a cell's turn can make an operation wait for
+ *                it without end (as a halfway operation does).
  *   Limits:      capacity a power of two >= 2; items non-NULL; indices are
  *                64-bit counters (no wrap in practice).
  *   Stats:       cas_attempts, cas_failures, yields (while waiting for a
@@ -41,6 +47,19 @@
 
 static inline syncq_queue_naive_ring_cell *cells_of(syncq_queue_naive_ring *q) {
   return (syncq_queue_naive_ring_cell *)(void *)(q + 1);
+}
+
+/* The most cells syncq_queue_naive_ring_bytes accepts. */
+#define NAIVE_MAX_CELLS ((uint64_t)((SIZE_MAX - sizeof(syncq_queue_naive_ring)) / sizeof(syncq_queue_naive_ring_cell)))
+
+/* The mask, read once from the header and checked: 0 (no initialised
+ * ring has it) unless the magic is init's and the mask is S - 1 for a
+ * power of two 2 <= S <= NAIVE_MAX_CELLS. Another process may write the
+ * shared header; the mask bounds every cell index, so only this copy is
+ * used. */
+static inline uint64_t checked_mask(const syncq_queue_naive_ring *q) {
+  const uint64_t mask = q->mask;
+  return q->magic == NAIVE_MAGIC && mask - 1u < NAIVE_MAX_CELLS - 1u && (mask & (mask + 1u)) == 0 ? mask : 0;
 }
 
 int syncq_queue_naive_ring_bytes(size_t capacity, size_t *bytes) {
@@ -74,17 +93,19 @@ int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q) {
 
 int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  const uint64_t mask = checked_mask(q);
+  if (mask == 0) return SYNCQ_EINVAL;
   uint64_t h;
   for (;;) { /* reserve index h (seq_cst loads: head is read before tail) */
     h = atomic_load(&q->head);
     uint64_t t = atomic_load(&q->tail);
-    if (t > h) continue;                    /* head went stale while we read tail: again */
-    if (h - t > q->mask) return SYNCQ_FULL; /* tail read after head: if full then, full now */
+    if (t > h) continue;                 /* head went stale while we read tail: again */
+    if (h - t > mask) return SYNCQ_FULL; /* tail read after head: if full then, full now */
     SYNCQ_STAT_INC(cas_attempts);
     if (atomic_compare_exchange_strong(&q->head, &h, h + 1)) break;
     SYNCQ_STAT_INC(cas_failures);
   }
-  syncq_queue_naive_ring_cell *cell = &cells_of(q)[h & q->mask];
+  syncq_queue_naive_ring_cell *cell = &cells_of(q)[h & mask];
   uint32_t spins = 0;
   /* acquire: pairs with the release store of turn by the dequeue of index
    * h - S, which may still be halfway (reserved, not yet emptied). */
@@ -98,6 +119,8 @@ int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item) {
 
 int syncq_queue_naive_ring_dequeue(syncq_queue_naive_ring *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  const uint64_t mask = checked_mask(q);
+  if (mask == 0) return SYNCQ_EINVAL;
   uint64_t t;
   for (;;) { /* reserve index t (seq_cst loads: tail is read before head) */
     t = atomic_load(&q->tail);
@@ -107,7 +130,7 @@ int syncq_queue_naive_ring_dequeue(syncq_queue_naive_ring *q, void **item) {
     if (atomic_compare_exchange_strong(&q->tail, &t, t + 1)) break;
     SYNCQ_STAT_INC(cas_failures);
   }
-  syncq_queue_naive_ring_cell *cell = &cells_of(q)[t & q->mask];
+  syncq_queue_naive_ring_cell *cell = &cells_of(q)[t & mask];
   uint32_t spins = 0;
   /* acquire: pairs with the enqueuer's release store of turn, which may
    * still be halfway (index reserved, item not yet written). */
@@ -115,7 +138,7 @@ int syncq_queue_naive_ring_dequeue(syncq_queue_naive_ring *q, void **item) {
     syncq_wait_spin_yield(&spins, SPINS_BEFORE_YIELD);
   *item = cell->data;
   /* release: pairs with the acquire load of turn by the enqueuer of t + S. */
-  atomic_store_explicit(&cell->turn, t + q->mask + 1, memory_order_release);
+  atomic_store_explicit(&cell->turn, t + mask + 1, memory_order_release);
   return SYNCQ_OK;
 }
 

@@ -16,7 +16,12 @@
  *   Memory:      caller's storage (5 cache lines + 16 bytes per cell);
  *                never allocates.
  *   Signal-safe: yes (as nblfq.c).
- *   Process-shared: yes (no internal pointers).
+ *   Process-shared: yes (no internal pointers). Each operation reads the
+ *                header's mask once, checks it (the magic, S - 1 for a
+ *                power of two S within what init accepts) and uses only
+ *                that copy: a header another process overwrote is
+ *                SYNCQ_EINVAL, never an index past the cells. The caller
+ *                guarantees the mapping holds SYNCQ_QUEUE_NBLFQ2_BYTES(S).
  *   Limits:      capacity a power of two >= 2; items any non-NULL pointer
  *                (all 64 bits); 64-bit counters never wrap in practice
  *                (004 §IV-B: centuries). SYNCQ_ENOTSUP at init where the CPU
@@ -32,6 +37,8 @@
 
 #define NBLFQ2_TAG_BITS 64                        /* W = 2^64: the counter is a whole word */
 #define NBLFQ2_MAGIC UINT64_C(0x4e424c4651320000) /* "NBLFQ2" */
+/* The most cells syncq_queue_nblfq2_bytes accepts. */
+#define NBLFQ2_MAX_CELLS ((uint64_t)((SIZE_MAX - sizeof(syncq_queue_nblfq2)) / sizeof(syncq_pr_dw_atomic)))
 
 static inline void *cells_of(syncq_queue_nblfq2 *q) { return (void *)(q + 1); }
 
@@ -61,16 +68,28 @@ int syncq_queue_nblfq2_destroy(syncq_queue_nblfq2 *q) {
   return SYNCQ_OK;
 }
 
+/* The mask, read once from the header and checked (syncq_nbl_mask_ok):
+ * 0, which no initialised queue has, when the header is not one init
+ * wrote (the magic) or the mask is not S - 1 for a size init accepts. */
+static inline uint64_t checked_mask(const syncq_queue_nblfq2 *q) {
+  const uint64_t mask = q->mask;
+  return q->magic == NBLFQ2_MAGIC && syncq_nbl_mask_ok(mask, NBLFQ2_MAX_CELLS) ? mask : 0;
+}
+
 int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item) {
   uint64_t bits = (uint64_t)(uintptr_t)item;
   if (q == NULL || bits == 0) return SYNCQ_EINVAL;
-  return syncq_nbl_enqueue(cells_of(q), q->mask, &q->head, bits, NBLFQ2_TAG_BITS);
+  const uint64_t mask = checked_mask(q);
+  if (mask == 0) return SYNCQ_EINVAL;
+  return syncq_nbl_enqueue(cells_of(q), mask, &q->head, bits, NBLFQ2_TAG_BITS);
 }
 
 int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  const uint64_t mask = checked_mask(q);
+  if (mask == 0) return SYNCQ_EINVAL;
   uint64_t bits;
-  int r = syncq_nbl_dequeue(cells_of(q), q->mask, &q->tail, &bits, NBLFQ2_TAG_BITS);
+  int r = syncq_nbl_dequeue(cells_of(q), mask, &q->tail, &bits, NBLFQ2_TAG_BITS);
   if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
   return r;
 }

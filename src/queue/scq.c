@@ -26,7 +26,20 @@
  *                dequeuer's wait for an enqueuer it overtook is bounded
  *                (SYNCQ_SCQ_DEQ_WAIT pauses), so a handler that interrupts
  *                an enqueue and dequeues the same queue carries on.
- *   Process-shared: yes (no internal pointers).
+ *   Process-shared: yes (no internal pointers). Each operation reads the
+ *                header's geometry (n, order, remap_shift) once into a
+ *                local copy and checks it is one init writes (n = 2^k,
+ *                2 <= n <= 2^40, order = log2(2n), remap_shift 0 or the
+ *                line shift), else SYNCQ_EINVAL; only the copy is used,
+ *                so a header another process rewrites meanwhile cannot
+ *                make a shift of 64 or an index past the rings. An index
+ *                taken from a ring that is neither a slot (< n) nor
+ *                bottom is SYNCQ_EINVAL too (one compare: bottom >= n).
+ *                The caller guarantees the mapping holds
+ *                SYNCQ_QUEUE_SCQ_BYTES(n) for the n in the header. A
+ *                process that writes the entries can still make
+ *                operations retry without end (as one that holds a lock
+ *                blocks it), never reach outside the storage.
  *   Limits:      capacity n a power of two, 2 <= n <= 2^40; items non-NULL.
  *   Linearizable: the index rings are; the pointer queue is not at FULL: a
  *                dequeue that has taken its index from aq but not yet given
@@ -106,10 +119,11 @@
 
 #define SCQ_LINE_SHIFT SYNCQ_SCQ_LINE_SHIFT(sizeof(uint64_t))
 
+/* n: the checked capacity (scq_geometry), never re-read from the header */
 static inline _Atomic(uint64_t) *entries_aq(syncq_queue_scq *q) { return (_Atomic(uint64_t) *)(void *)(q + 1); }
-static inline _Atomic(uint64_t) *entries_fq(syncq_queue_scq *q) { return entries_aq(q) + 2 * q->n; }
-static inline _Atomic(void *) *slots_of(syncq_queue_scq *q) {
-  return (_Atomic(void *) *)(void *)(entries_fq(q) + 2 * q->n);
+static inline _Atomic(uint64_t) *entries_fq(syncq_queue_scq *q, uint64_t n) { return entries_aq(q) + 2 * n; }
+static inline _Atomic(void *) *slots_of(syncq_queue_scq *q, uint64_t n) {
+  return (_Atomic(void *) *)(void *)(entries_fq(q, n) + 2 * n);
 }
 
 typedef struct ring_view {
@@ -233,11 +247,32 @@ static uint64_t ring_dequeue(ring_view *v) {
   }
 }
 
-static inline ring_view view_aq(syncq_queue_scq *q) {
-  return (ring_view){&q->aq, entries_aq(q), q->n, q->order, q->remap_shift};
+/* The geometry of a queue, read once from its header: the shared storage
+ * may be written by another process, so the words that are shifts (order),
+ * bounds (n) and rotations (remap_shift) are copied and checked here and
+ * only the copy is used (Process-shared, in the contract). */
+typedef struct scq_geometry {
+  uint64_t n;
+  uint32_t order, shift;
+} scq_geometry;
+
+/* False unless the header is one that init writes: 2 <= n <= 2^40 a power
+ * of two, order = log2(2n), remap_shift 0 or SCQ_LINE_SHIFT. Whether the
+ * storage really holds SYNCQ_QUEUE_SCQ_BYTES(n) bytes the callee cannot
+ * know: the caller guarantees it (the mapping is the one init was given). */
+static inline bool scq_geometry_read(const syncq_queue_scq *q, scq_geometry *g) {
+  g->n = q->n;
+  g->order = q->order;
+  g->shift = q->remap_shift;
+  return g->order - 2u <= 39u && g->n == UINT64_C(1) << (g->order - 1u) &&
+         (g->shift == 0 || g->shift == SCQ_LINE_SHIFT);
 }
-static inline ring_view view_fq(syncq_queue_scq *q) {
-  return (ring_view){&q->fq, entries_fq(q), q->n, q->order, q->remap_shift};
+
+static inline ring_view view_aq(syncq_queue_scq *q, const scq_geometry *g) {
+  return (ring_view){&q->aq, entries_aq(q), g->n, g->order, g->shift};
+}
+static inline ring_view view_fq(syncq_queue_scq *q, const scq_geometry *g) {
+  return (ring_view){&q->fq, entries_fq(q, g->n), g->n, g->order, g->shift};
 }
 
 int syncq_queue_scq_bytes(size_t capacity, size_t *bytes) {
@@ -252,15 +287,16 @@ static int scq_init(syncq_queue_scq *q, size_t capacity, uint32_t remap_shift) {
   size_t bytes;
   if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_scq)) != 0) return SYNCQ_EINVAL;
   if (syncq_queue_scq_bytes(capacity, &bytes) != SYNCQ_OK) return SYNCQ_EINVAL;
-  q->n = capacity;
-  q->remap_shift = remap_shift;
-  q->order = 0;
-  while ((UINT64_C(1) << q->order) < 2 * (uint64_t)capacity) q->order++;
-  ring_view aq = view_aq(q), fq = view_fq(q);
+  scq_geometry g = {capacity, 0, remap_shift};
+  while ((UINT64_C(1) << g.order) < 2 * (uint64_t)capacity) g.order++;
+  q->n = g.n;
+  q->order = g.order;
+  q->remap_shift = g.shift;
+  ring_view aq = view_aq(q, &g), fq = view_fq(q, &g);
   ring_init(&aq);
   ring_init(&fq);
-  _Atomic(void *) *slots = slots_of(q);
-  uint32_t slot_bits = q->order - 1; /* log2(n) */
+  _Atomic(void *) *slots = slots_of(q, g.n);
+  uint32_t slot_bits = g.order - 1; /* log2(n) */
   for (size_t i = 0; i < capacity; i++) atomic_init(&slots[i], NULL);
   /* Every slot starts free. Remapped queues hand them out in remapped
    * order: consecutive enqueuers get slots on different cache lines, and
@@ -280,26 +316,42 @@ int syncq_queue_scq_destroy(syncq_queue_scq *q) {
   return SYNCQ_OK;
 }
 
+/* An index taken from a ring: below n, a slot; bottom, none (EMPTY or
+ * FULL for the caller); anything else was written into the shared entries
+ * by someone else than this queue's operations. One compare on the fast
+ * path: bottom is 2n - 1 >= n. */
+#define SCQ_INDEX_OK 0
+#define SCQ_INDEX_NONE 1
+#define SCQ_INDEX_BAD 2
+static inline int index_kind(const ring_view *v, uint64_t i) {
+  if (i < v->n) return SCQ_INDEX_OK;
+  return i == bottom(v) ? SCQ_INDEX_NONE : SCQ_INDEX_BAD;
+}
+
 int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item) {
-  if (q == NULL || item == NULL || q->magic != SCQ_MAGIC) return SYNCQ_EINVAL;
-  ring_view fq = view_fq(q), aq = view_aq(q);
+  scq_geometry g;
+  if (q == NULL || item == NULL || q->magic != SCQ_MAGIC || !scq_geometry_read(q, &g)) return SYNCQ_EINVAL;
+  ring_view fq = view_fq(q, &g), aq = view_aq(q, &g);
   uint64_t i = ring_dequeue(&fq);
-  if (i == bottom(&fq)) return SYNCQ_FULL;
+  int k = index_kind(&fq, i);
+  if (k != SCQ_INDEX_OK) return k == SCQ_INDEX_NONE ? SYNCQ_FULL : SYNCQ_EINVAL;
   /* relaxed: published by the seq_cst CAS that puts i into aq, which the
    * dequeuer reads with acquire before reading the slot. */
-  atomic_store_explicit(&slots_of(q)[i], item, memory_order_relaxed);
+  atomic_store_explicit(&slots_of(q, g.n)[i], item, memory_order_relaxed);
   ring_enqueue(&aq, i);
   return SYNCQ_OK;
 }
 
 int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item) {
-  if (q == NULL || item == NULL || q->magic != SCQ_MAGIC) return SYNCQ_EINVAL;
-  ring_view fq = view_fq(q), aq = view_aq(q);
+  scq_geometry g;
+  if (q == NULL || item == NULL || q->magic != SCQ_MAGIC || !scq_geometry_read(q, &g)) return SYNCQ_EINVAL;
+  ring_view fq = view_fq(q, &g), aq = view_aq(q, &g);
   uint64_t i = ring_dequeue(&aq);
-  if (i == bottom(&aq)) return SYNCQ_EMPTY;
+  int k = index_kind(&aq, i);
+  if (k != SCQ_INDEX_OK) return k == SCQ_INDEX_NONE ? SYNCQ_EMPTY : SYNCQ_EINVAL;
   /* relaxed: ordered after the enqueuer's store by the acquire load of the
    * aq entry that gave us i; before our fq enqueue (seq_cst) hands the slot on. */
-  *item = atomic_load_explicit(&slots_of(q)[i], memory_order_relaxed);
+  *item = atomic_load_explicit(&slots_of(q, g.n)[i], memory_order_relaxed);
   ring_enqueue(&fq, i);
   return SYNCQ_OK;
 }

@@ -32,6 +32,17 @@
  *                pauses), so a handler that interrupts an enqueue and
  *                dequeues the same queue carries on.
  *   Process-shared: yes (no internal pointers; items are opaque words).
+ *                Each operation first checks the header's geometry (n,
+ *                order, remap_shift) is one init writes (header_ok), else
+ *                SYNCQ_EINVAL: a header another process overwrote cannot
+ *                make a shift of 64 or an index past the cells. The
+ *                caller guarantees the mapping holds
+ *                SYNCQ_QUEUE_SCQ2_BYTES(n) for the n in the header. The
+ *                body re-reads the header after the check (it does not
+ *                take a copy), so a process that rewrites it during an
+ *                operation is not covered; one that writes the cells can
+ *                make operations retry without end, never reach outside
+ *                them.
  *   Limits:      capacity n a power of two, 2 <= n <= 2^40 (2n cells); items
  *                non-NULL; cycles are 62 bits wide, compared modulo 2^62
  *                (a thread would have to sleep for 2^61 rounds to be
@@ -268,6 +279,18 @@ static void catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
   }
 }
 
+/* The header is one init writes: 2 <= n <= 2^40 a power of two, order =
+ * log2(2n), remap_shift 0 or SCQ2_LINE_SHIFT. Another process may write
+ * the shared header; order is a shift count and, with n, the bound of the
+ * cell index, so every operation checks them before its first use (one
+ * line, read anyway). That the storage holds SYNCQ_QUEUE_SCQ2_BYTES(n)
+ * bytes the callee cannot know: the caller guarantees it. */
+static inline bool header_ok(const syncq_queue_scq2 *q) {
+  const uint64_t n = q->n;
+  const uint32_t order = q->order, shift = q->remap_shift;
+  return order - 2u <= 39u && n == UINT64_C(1) << (order - 1u) && (shift == 0 || shift == SCQ2_LINE_SHIFT);
+}
+
 int syncq_queue_scq2_bytes(size_t capacity, size_t *bytes) {
   if (bytes == NULL || capacity < 2 || (capacity & (capacity - 1)) != 0) return SYNCQ_EINVAL;
   if (capacity > ((size_t)1 << 40) || capacity > (SIZE_MAX - sizeof(syncq_queue_scq2)) / 32) return SYNCQ_EINVAL;
@@ -311,7 +334,7 @@ int syncq_queue_scq2_destroy(syncq_queue_scq2 *q) {
 }
 
 int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
-  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
+  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC || !header_ok(q)) return SYNCQ_EINVAL;
   if (!reserve(q)) return SYNCQ_FULL;
   /* At most n items in 2n cells: some ticket ahead finds its cell free,
    * so the loop needs no FULL exit (Figure 8's enqueue; "Dead tickets"). */
@@ -341,7 +364,7 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
 }
 
 int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
-  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
+  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC || !header_ok(q)) return SYNCQ_EINVAL;
   if (atomic_load(&q->threshold) < 0) return SYNCQ_EMPTY;
   if (seems_empty(q)) return SYNCQ_EMPTY;         /* Deviation 5 */
   SYNCQ_RACE_POINT("queue.scq2.dequeue.checked"); /* past the emptiness test, before the ticket */

@@ -24,7 +24,11 @@
  *                never allocates.
  *   Signal-safe: no (a handler interrupting a claimed, unpublished cell
  *                would see FULL/EMPTY forever if it waited for it).
- *   Process-shared: yes (no internal pointers).
+ *   Process-shared: yes (no internal pointers). Each operation reads the
+ *                header's mask once and checks it (the magic, S - 1 for a
+ *                power of two S init accepts), else SYNCQ_EINVAL; only
+ *                that copy indexes the cells. The caller guarantees the
+ *                mapping holds SYNCQ_QUEUE_VYUKOV_BYTES(S).
  *   Limits:      capacity a power of two >= 2; items non-NULL.
  *   Stats:       cas_attempts, cas_failures.
  */
@@ -38,6 +42,19 @@
 
 static inline syncq_queue_vyukov_cell *cells_of(syncq_queue_vyukov *q) {
   return (syncq_queue_vyukov_cell *)(void *)(q + 1);
+}
+
+/* The most cells syncq_queue_vyukov_bytes accepts. */
+#define VYUKOV_MAX_CELLS ((uint64_t)((SIZE_MAX - sizeof(syncq_queue_vyukov)) / sizeof(syncq_queue_vyukov_cell)))
+
+/* The mask, read once from the header and checked: 0 (no initialised
+ * queue has it) unless the magic is init's and the mask is S - 1 for a
+ * power of two 2 <= S <= VYUKOV_MAX_CELLS. Another process may write the
+ * shared header; the mask bounds every cell index, so only this copy is
+ * used. */
+static inline uint64_t checked_mask(const syncq_queue_vyukov *q) {
+  const uint64_t mask = q->mask;
+  return q->magic == VYUKOV_MAGIC && mask - 1u < VYUKOV_MAX_CELLS - 1u && (mask & (mask + 1u)) == 0 ? mask : 0;
 }
 
 int syncq_queue_vyukov_bytes(size_t capacity, size_t *bytes) {
@@ -71,11 +88,13 @@ int syncq_queue_vyukov_destroy(syncq_queue_vyukov *q) {
 
 int syncq_queue_vyukov_enqueue(syncq_queue_vyukov *q, void *item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  const uint64_t mask = checked_mask(q);
+  if (mask == 0) return SYNCQ_EINVAL;
   syncq_queue_vyukov_cell *c;
   /* relaxed: a guess validated by the CAS below. */
   uint64_t pos = atomic_load_explicit(&q->enqueue_pos, memory_order_relaxed);
   for (;;) {
-    c = &cells_of(q)[pos & q->mask];
+    c = &cells_of(q)[pos & mask];
     /* acquire: pairs with the release store of seq by the dequeue that
      * emptied this cell (its read of data happens before our write). */
     uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
@@ -103,11 +122,13 @@ int syncq_queue_vyukov_enqueue(syncq_queue_vyukov *q, void *item) {
 
 int syncq_queue_vyukov_dequeue(syncq_queue_vyukov *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  const uint64_t mask = checked_mask(q);
+  if (mask == 0) return SYNCQ_EINVAL;
   syncq_queue_vyukov_cell *c;
   /* relaxed: a guess validated by the CAS below. */
   uint64_t pos = atomic_load_explicit(&q->dequeue_pos, memory_order_relaxed);
   for (;;) {
-    c = &cells_of(q)[pos & q->mask];
+    c = &cells_of(q)[pos & mask];
     /* acquire: pairs with the enqueuer's release store of seq (data). */
     uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
     int64_t dif = (int64_t)(seq - (pos + 1));
@@ -127,7 +148,7 @@ int syncq_queue_vyukov_dequeue(syncq_queue_vyukov *q, void **item) {
   SYNCQ_RACE_POINT("queue.vyukov.dequeue.claimed"); /* a position claimed, its cell not yet freed */
   *item = c->data;
   /* release: pairs with the acquire load of seq by the enqueuer of pos + S. */
-  atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+  atomic_store_explicit(&c->seq, pos + mask + 1, memory_order_release);
   return SYNCQ_OK;
 }
 

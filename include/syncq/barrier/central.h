@@ -27,8 +27,8 @@ typedef struct syncq_barrier_central {
   _Atomic(uint32_t) sleepers;
   _Atomic(uint32_t) broken; /* 1 after a timed wait ran out, until reset */
   uint32_t threads;
-  int wait; /* default SPIN */
-  bool process_shared;
+  int wait;               /* default SPIN */
+  uint8_t process_shared; /* 0 or 1; a byte, not bool: other processes can write any value into it */
 } syncq_barrier_central;
 
 /* The typed API of the centralized barrier: init (cfg as syncq_barrier_create's; SYNCQ_EINVAL for NULL or a
@@ -38,7 +38,11 @@ SYNCQ_API int syncq_barrier_central_init(syncq_barrier_central *b, const syncq_b
 SYNCQ_API int syncq_barrier_central_destroy(syncq_barrier_central *b);
 SYNCQ_API int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id);
 SYNCQ_API int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id);
-/* Timed waits and reset: the semantics of syncq/barrier.h. */
+/* Timed waits and reset: the semantics of syncq/barrier.h. Every wait
+ * answers SYNCQ_EINVAL for a participant count init cannot have written,
+ * and breaks the barrier (SYNCQ_EBROKEN) when more threads arrive in one
+ * episode than it has participants: another process wrote over the
+ * shared barrier, or a participant came twice. */
 SYNCQ_API int syncq_barrier_central_faa_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns);
 SYNCQ_API int syncq_barrier_central_cas_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns);
 SYNCQ_API int syncq_barrier_central_reset(syncq_barrier_central *b);

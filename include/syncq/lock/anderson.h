@@ -37,7 +37,7 @@ typedef struct syncq_lock_anderson {
   uint32_t max_threads;                                /* <= slots */
   uint32_t mask;                                       /* slots - 1 (slots: a power of two) */
   int wait;
-  bool process_shared;
+  uint8_t process_shared; /* 0 or 1; a byte, not bool: other processes can write any value into it */
   /* 1 HAS_LOCK, 0 MUST_WAIT, 2 MUST_WAIT and its waiter may sleep on it */
   syncq_lock_array_slot slot[SYNCQ_LOCK_ARRAY_MAX_SLOTS];
 } syncq_lock_anderson;
@@ -48,9 +48,15 @@ typedef struct syncq_lock_anderson {
  * await the lock. */
 SYNCQ_API int syncq_lock_anderson_init(syncq_lock_anderson *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_anderson_destroy(syncq_lock_anderson *l); /* SYNCQ_EBUSY if held or awaited */
-SYNCQ_API int syncq_lock_anderson_lock(syncq_lock_anderson *l);    /* OK, ELIMIT past max_threads, EINVAL */
-SYNCQ_API int syncq_lock_anderson_trylock(syncq_lock_anderson *l); /* OK, EBUSY or ELIMIT */
-SYNCQ_API int syncq_lock_anderson_unlock(syncq_lock_anderson *l);  /* SYNCQ_EINVAL if not held */
+/* OK, ELIMIT past max_threads; SYNCQ_EINVAL for NULL or a lock whose mask
+ * or max_threads init cannot have written (another process wrote over
+ * the shared lock). */
+SYNCQ_API int syncq_lock_anderson_lock(syncq_lock_anderson *l);
+/* OK, EBUSY or ELIMIT; SYNCQ_EINVAL as for lock. */
+SYNCQ_API int syncq_lock_anderson_trylock(syncq_lock_anderson *l);
+/* SYNCQ_EINVAL if not held, and as for lock, or when the holder's place is
+ * past the slots (written by someone else than the holder). */
+SYNCQ_API int syncq_lock_anderson_unlock(syncq_lock_anderson *l);
 
 #ifdef __cplusplus
 }

@@ -28,7 +28,7 @@ typedef struct syncq_lock_array {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) served;      /* the holder's ticket; holder writes */
   uint32_t mask;                                         /* slots - 1 */
   int wait;
-  bool process_shared;
+  uint8_t process_shared; /* 0 or 1; a byte, not bool: other processes can write any value into it */
   /* slot[t & mask] == t << 1: ticket t may enter (tickets modulo 2^31);
    * bit 0: a waiter may sleep on the slot */
   syncq_lock_array_slot slot[SYNCQ_LOCK_ARRAY_MAX_SLOTS];
@@ -38,11 +38,16 @@ typedef struct syncq_lock_array {
  * SYNCQ_LOCK_ARRAY_MAX_SLOTS; above it: SYNCQ_ELIMIT). */
 SYNCQ_API int syncq_lock_array_cas_init(syncq_lock_array *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_array_faa_init(syncq_lock_array *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_array_destroy(syncq_lock_array *l);  /* SYNCQ_EBUSY if held or awaited */
-SYNCQ_API int syncq_lock_array_cas_lock(syncq_lock_array *l); /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
-SYNCQ_API int syncq_lock_array_faa_lock(syncq_lock_array *l); /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
-SYNCQ_API int syncq_lock_array_trylock(syncq_lock_array *l);  /* SYNCQ_OK or SYNCQ_EBUSY (both forms) */
-SYNCQ_API int syncq_lock_array_unlock(syncq_lock_array *l);   /* SYNCQ_EINVAL if not held */
+SYNCQ_API int syncq_lock_array_destroy(syncq_lock_array *l); /* SYNCQ_EBUSY if held or awaited */
+/* SYNCQ_OK; SYNCQ_EINVAL for NULL or a lock whose mask init cannot have
+ * written (another process wrote over the shared lock). */
+SYNCQ_API int syncq_lock_array_cas_lock(syncq_lock_array *l);
+/* SYNCQ_OK; SYNCQ_EINVAL as for syncq_lock_array_cas_lock. */
+SYNCQ_API int syncq_lock_array_faa_lock(syncq_lock_array *l);
+/* SYNCQ_OK or SYNCQ_EBUSY (both forms); SYNCQ_EINVAL as for the locks. */
+SYNCQ_API int syncq_lock_array_trylock(syncq_lock_array *l);
+/* SYNCQ_EINVAL if not held, and as for the locks. */
+SYNCQ_API int syncq_lock_array_unlock(syncq_lock_array *l);
 
 #ifdef __cplusplus
 }

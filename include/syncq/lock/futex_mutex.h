@@ -23,7 +23,7 @@ extern "C" {
 typedef struct syncq_lock_futex_mutex {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) word; /* 0 free, 1 held, 2 held and contended */
   int wait;                                       /* BLOCK or COMPETITIVE */
-  bool process_shared;
+  uint8_t process_shared; /* 0 or 1; a byte, not bool: other processes can write any value into it */
 } syncq_lock_futex_mutex;
 
 /* Disciplines: BLOCK (default: immediate blocking) and COMPETITIVE (spin

@@ -28,7 +28,7 @@ extern "C" {
 typedef struct syncq_lock_tas {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) word; /* 0 free, 1 held, 2 held and a waiter may sleep */
   int wait;                                       /* syncq_wait_discipline */
-  bool process_shared;
+  uint8_t process_shared; /* 0 or 1; a byte, not bool: other processes can write any value into it */
 } syncq_lock_tas;
 
 /* cfg may be NULL (defaults: SPIN, private). SYNCQ_EINVAL: NULL lock or

@@ -30,7 +30,7 @@ typedef struct syncq_lock_ticket {
   /* the holder's ticket << 1; bit 0: a waiter may sleep on the word */
   _Atomic(uint32_t) now_serving;
   int wait;
-  bool process_shared;
+  uint8_t process_shared; /* 0 or 1; a byte, not bool: other processes can write any value into it */
 } syncq_lock_ticket;
 
 /* cfg NULL: SPIN, private. Every discipline; process_shared allowed.

@@ -35,9 +35,14 @@ SYNCQ_API int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes);
 /* SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity. */
 SYNCQ_API int syncq_queue_fai_array_init(syncq_queue_fai_array *q, size_t capacity);
 SYNCQ_API int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q); /* EINVAL for NULL or uninitialised storage */
-/* SYNCQ_OK, SYNCQ_FULL; SYNCQ_EINVAL for NULL or an item wider than 48 bits. */
+/* SYNCQ_OK, SYNCQ_FULL; SYNCQ_EINVAL for NULL, an item wider than 48 bits,
+ * storage never initialised or destroyed, or a header init cannot have
+ * written (another process wrote over the shared mask or shift). The
+ * caller guarantees the storage holds SYNCQ_QUEUE_FAI_ARRAY_BYTES(capacity)
+ * for the mask in the header. */
 SYNCQ_API int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item);
-SYNCQ_API int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item); /* OK, EMPTY, EINVAL */
+/* SYNCQ_OK, SYNCQ_EMPTY; SYNCQ_EINVAL as for enqueue. */
+SYNCQ_API int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item);
 
 #ifdef __cplusplus
 }

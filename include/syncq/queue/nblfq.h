@@ -59,11 +59,15 @@ SYNCQ_API int syncq_queue_nblfq_init(syncq_queue_nblfq *q, size_t capacity);
 SYNCQ_API int syncq_queue_nblfq_destroy(syncq_queue_nblfq *q);
 
 /* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL queue or item,
- * or an item whose address does not fit in 48 bits
+ * or an item whose address does not fit in 48 bits, storage never
+ * initialised or destroyed, or a mask init cannot have written (another
+ * process wrote over the shared header). The caller guarantees the
+ * storage holds SYNCQ_QUEUE_NBLFQ_BYTES(capacity) for that mask.
  */
 SYNCQ_API int syncq_queue_nblfq_enqueue(syncq_queue_nblfq *q, void *item);
 
-/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL. */
+/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL, storage
+ * never initialised or destroyed, or a corrupted mask (as enqueue). */
 SYNCQ_API int syncq_queue_nblfq_dequeue(syncq_queue_nblfq *q, void **item);
 
 /* The capacity given to init (0 for NULL). */

@@ -58,11 +58,15 @@ SYNCQ_API int syncq_queue_nblfq2_init(syncq_queue_nblfq2 *q, size_t capacity);
 /* SYNCQ_EINVAL for NULL or a queue that was not initialised. */
 SYNCQ_API int syncq_queue_nblfq2_destroy(syncq_queue_nblfq2 *q);
 
-/* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL queue or item
+/* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL queue or item, storage
+ * never initialised or destroyed, or a mask init cannot have written
+ * (another process wrote over the shared header). The caller guarantees
+ * the storage holds SYNCQ_QUEUE_NBLFQ2_BYTES(capacity) for that mask.
  */
 SYNCQ_API int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item);
 
-/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL. */
+/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL, storage
+ * never initialised or destroyed, or a corrupted mask (as enqueue). */
 SYNCQ_API int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item);
 
 /* The capacity given to init (0 for NULL). */

@@ -57,9 +57,16 @@ SYNCQ_API int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity); /* EINV
  * and costs one producer and one consumer their batching (about 3 line
  * transfers an item instead of 3 per 8): registry entry "scq-remap". */
 SYNCQ_API int syncq_queue_scq_init_remapped(syncq_queue_scq *q, size_t capacity);
-SYNCQ_API int syncq_queue_scq_destroy(syncq_queue_scq *q);              /* EINVAL for NULL or uninitialised storage */
-SYNCQ_API int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item);  /* OK, FULL, EINVAL */
-SYNCQ_API int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item); /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_queue_scq_destroy(syncq_queue_scq *q); /* EINVAL for NULL or uninitialised storage */
+/* Enqueue item (non-NULL): OK or FULL. SYNCQ_EINVAL for NULL arguments,
+ * uninitialised or destroyed storage, and a header or ring entry that
+ * init and the operations cannot have written (another process wrote over
+ * the shared storage: the geometry is checked before it is used as a
+ * shift or a bound). The caller guarantees the storage holds
+ * SYNCQ_QUEUE_SCQ_BYTES(capacity) for the capacity in the header. */
+SYNCQ_API int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item);
+/* Dequeue into *item: OK or EMPTY; SYNCQ_EINVAL as for enqueue. */
+SYNCQ_API int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item);
 
 #ifdef __cplusplus
 }

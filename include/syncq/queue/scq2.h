@@ -65,9 +65,12 @@ SYNCQ_API int syncq_queue_scq2_init(syncq_queue_scq2 *q, size_t capacity);
 SYNCQ_API int syncq_queue_scq2_init_remapped(syncq_queue_scq2 *q, size_t capacity);
 /* SYNCQ_EINVAL for NULL or a queue that was not initialised. */
 SYNCQ_API int syncq_queue_scq2_destroy(syncq_queue_scq2 *q);
-/* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL or uninitialised queue or a NULL item. */
+/* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL or uninitialised queue or a NULL item,
+ * and for a header whose geometry init cannot have written (another process wrote over it).
+ * The caller guarantees the storage holds SYNCQ_QUEUE_SCQ2_BYTES(capacity). */
 SYNCQ_API int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item);
-/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL or an uninitialised queue. */
+/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL, an uninitialised queue or
+ * a header init cannot have written (as for enqueue). */
 SYNCQ_API int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item);
 
 #ifdef __cplusplus

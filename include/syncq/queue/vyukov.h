@@ -40,9 +40,14 @@ typedef struct syncq_queue_vyukov {
 SYNCQ_API int syncq_queue_vyukov_bytes(size_t capacity, size_t *bytes);
 /* SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity. */
 SYNCQ_API int syncq_queue_vyukov_init(syncq_queue_vyukov *q, size_t capacity);
-SYNCQ_API int syncq_queue_vyukov_destroy(syncq_queue_vyukov *q);              /* EINVAL: NULL */
-SYNCQ_API int syncq_queue_vyukov_enqueue(syncq_queue_vyukov *q, void *item);  /* OK, FULL, EINVAL */
-SYNCQ_API int syncq_queue_vyukov_dequeue(syncq_queue_vyukov *q, void **item); /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_queue_vyukov_destroy(syncq_queue_vyukov *q); /* EINVAL: NULL */
+/* OK or FULL; SYNCQ_EINVAL for NULL arguments, storage never initialised or
+ * destroyed, or a header init cannot have written (another process wrote
+ * over the shared mask). The caller guarantees the storage holds
+ * SYNCQ_QUEUE_VYUKOV_BYTES(capacity) for the mask in the header. */
+SYNCQ_API int syncq_queue_vyukov_enqueue(syncq_queue_vyukov *q, void *item);
+/* OK or EMPTY; SYNCQ_EINVAL as for enqueue. */
+SYNCQ_API int syncq_queue_vyukov_dequeue(syncq_queue_vyukov *q, void **item);
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,10 @@
  * initialised, or was destroyed, is refused with SYNCQ_EINVAL: init sets
  * a magic word beside the ring's mask, which every operation reads anyway
  * (one load of a line already being read). Bytes that happen to equal the
- * magic cannot be told apart.
+ * magic cannot be told apart. Beside it, the mask (S - 1) is read once per
+ * operation and checked (syncq_nbl_mask_ok) before it bounds an index:
+ * storage shared between processes can have its header written by
+ * another one; a mask init cannot have written is SYNCQ_EINVAL.
  *
  * Three named delay points, SYNCQ_RACE_POINT, each compiled only where a
  * race test's build defines that macro (as in every lock body; no
@@ -128,6 +131,15 @@ SYNCQ_NBL_INLINE void syncq_nbl_init_cells(void *cells, uint64_t S, unsigned tag
       atomic_init(&a[i].hi, 0);
     }
   }
+}
+
+/* Is `mask` one that init writes, S - 1 for a power of two 2 <= S <=
+ * max_cells? The ring's storage may be shared with other processes, which
+ * can write its header: the mask bounds every cell index and the chase
+ * loops, so each operation reads it once, checks it here and passes only
+ * that copy on. One compare and a test of the same word. */
+SYNCQ_NBL_INLINE bool syncq_nbl_mask_ok(uint64_t mask, uint64_t max_cells) {
+  return mask - 1u < max_cells - 1u && (mask & (mask + 1u)) == 0;
 }
 
 /* Algorithm 2, COMP(i, u, j, v): is cell u (index i) logically before cell
@@ -293,23 +305,32 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
 /* Set by init in syncq_queue_nblfq.magic, cleared by destroy: "NBLFQ16". */
 #define SYNCQ_QUEUE_NBLFQ_MAGIC UINT64_C(0x4e424c4651313600)
 
+/* The most cells syncq_queue_nblfq_bytes accepts (its size fits size_t). */
+#define SYNCQ_QUEUE_NBLFQ_MAX_CELLS ((uint64_t)((SIZE_MAX - sizeof(syncq_queue_nblfq)) / sizeof(uint64_t)))
+
 static inline void *syncq_queue_nblfq_cells_inline(syncq_queue_nblfq *q) { return (void *)(q + 1); }
 
 /* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL or uninitialised queue,
- * a NULL item or one beyond 48 bits. */
+ * a NULL item or one beyond 48 bits, or a mask init cannot have written
+ * (another process wrote over the shared header). The caller guarantees
+ * the storage holds SYNCQ_QUEUE_NBLFQ_BYTES(capacity) for that mask. */
 static inline int syncq_queue_nblfq_enqueue_inline(syncq_queue_nblfq *q, void *item) {
   uint64_t bits = (uint64_t)(uintptr_t)item;
   if (q == NULL || bits == 0 || (bits & ~SYNCQ_NBL_PTR_MASK) != 0 || q->magic != SYNCQ_QUEUE_NBLFQ_MAGIC)
     return SYNCQ_EINVAL;
-  return syncq_nbl_enqueue(syncq_queue_nblfq_cells_inline(q), q->mask, &q->head, bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  const uint64_t mask = q->mask; /* read once: the checked copy is the only one used */
+  if (!syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS)) return SYNCQ_EINVAL;
+  return syncq_nbl_enqueue(syncq_queue_nblfq_cells_inline(q), mask, &q->head, bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
 }
 
-/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL or an
- * uninitialised queue. */
+/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL, an
+ * uninitialised queue or a mask init cannot have written (as enqueue). */
 static inline int syncq_queue_nblfq_dequeue_inline(syncq_queue_nblfq *q, void **item) {
   if (q == NULL || item == NULL || q->magic != SYNCQ_QUEUE_NBLFQ_MAGIC) return SYNCQ_EINVAL;
+  const uint64_t mask = q->mask; /* read once, as in enqueue */
+  if (!syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS)) return SYNCQ_EINVAL;
   uint64_t bits;
-  int r = syncq_nbl_dequeue(syncq_queue_nblfq_cells_inline(q), q->mask, &q->tail, &bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  int r = syncq_nbl_dequeue(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
   if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
   return r;
 }
