@@ -46,10 +46,10 @@ typedef struct lock_api {
   int wait; /* the discipline it is made with (a sleeping one where allowed: the shared futex path) */
 } lock_api;
 
-#define WRAP(name, type)                                                                             \
+#define WRAP(name, type)                                                                                           \
   static int name##_init_w(void *l, const syncq_lock_config *c) { return syncq_lock_##name##_init((type *)l, c); } \
-  static int name##_lock_w(void *l) { return syncq_lock_##name##_lock((type *)l); }                  \
-  static int name##_trylock_w(void *l) { return syncq_lock_##name##_trylock((type *)l); }            \
+  static int name##_lock_w(void *l) { return syncq_lock_##name##_lock((type *)l); }                                \
+  static int name##_trylock_w(void *l) { return syncq_lock_##name##_trylock((type *)l); }                          \
   static int name##_unlock_w(void *l) { return syncq_lock_##name##_unlock((type *)l); }
 
 WRAP(tas, syncq_lock_tas)
@@ -177,12 +177,12 @@ static void test_anderson_geometry(void **state) {
   const lock_api *api = &apis[5];
   assert_string_equal(api->name, "anderson");
   const size_t mask = offsetof(syncq_lock_anderson, mask), max = offsetof(syncq_lock_anderson, max_threads);
-  check_word(api, mask, 1000u, false);                           /* past the array */
-  check_word(api, mask, 5u, false);                              /* not slots - 1 */
-  check_word(api, mask, SYNCQ_LOCK_ARRAY_MAX_SLOTS, false);      /* one past */
-  check_word(api, max, 100u, false);                             /* more threads than slots */
-  check_word(api, max, 0u, false);                               /* none */
-  check_word(api, mask, 1000u, true);                            /* while held */
+  check_word(api, mask, 1000u, false);                      /* past the array */
+  check_word(api, mask, 5u, false);                         /* not slots - 1 */
+  check_word(api, mask, SYNCQ_LOCK_ARRAY_MAX_SLOTS, false); /* one past */
+  check_word(api, max, 100u, false);                        /* more threads than slots */
+  check_word(api, max, 0u, false);                          /* none */
+  check_word(api, mask, 1000u, true);                       /* while held */
   check_word(api, offsetof(syncq_lock_anderson, holder_place), 5000u, true);
 }
 

@@ -55,9 +55,9 @@ typedef struct queue_api {
   size_t ncases;
 } queue_api;
 
-#define WRAP(algo, initfn)                                                                                          \
-  static int algo##_init_w(void *q, size_t c) { return initfn((syncq_queue_##algo *)q, c); }                          \
-  static int algo##_destroy_w(void *q) { return syncq_queue_##algo##_destroy((syncq_queue_##algo *)q); }              \
+#define WRAP(algo, initfn)                                                                                           \
+  static int algo##_init_w(void *q, size_t c) { return initfn((syncq_queue_##algo *)q, c); }                         \
+  static int algo##_destroy_w(void *q) { return syncq_queue_##algo##_destroy((syncq_queue_##algo *)q); }             \
   static int algo##_enqueue_w(void *q, void *i) { return syncq_queue_##algo##_enqueue((syncq_queue_##algo *)q, i); } \
   static int algo##_dequeue_w(void *q, void **i) { return syncq_queue_##algo##_dequeue((syncq_queue_##algo *)q, i); }
 
@@ -91,12 +91,12 @@ static const corruption scq2_cases[] = {
   {"n 9", F(syncq_queue_scq2, n), 9},
   {"remap_shift 63", F(syncq_queue_scq2, remap_shift), 63},
 };
-#define MASK_CASES(type)                                               \
-  {"mask 0", F(type, mask), 0},                                        \
-  {"mask 6 (not S - 1)", F(type, mask), 6},                            \
-  {"mask 2^62 - 1 (past any size)", F(type, mask), (UINT64_C(1) << 62) - 1}, \
-  {"mask all ones", F(type, mask), UINT64_MAX},                        \
-  {"magic cleared", F(type, magic), 0}
+#define MASK_CASES(type)                                                       \
+  {"mask 0", F(type, mask), 0}, {"mask 6 (not S - 1)", F(type, mask), 6},      \
+    {"mask 2^62 - 1 (past any size)", F(type, mask), (UINT64_C(1) << 62) - 1}, \
+    {"mask all ones", F(type, mask), UINT64_MAX}, {                            \
+    "magic cleared", F(type, magic), 0                                         \
+  }
 static const corruption nblfq_cases[] = {MASK_CASES(syncq_queue_nblfq)};
 static const corruption nblfq2_cases[] = {MASK_CASES(syncq_queue_nblfq2)};
 static const corruption naive_cases[] = {MASK_CASES(syncq_queue_naive_ring)};
@@ -113,8 +113,8 @@ static const corruption fai_cases[] = {
 static const queue_api apis[] = {
   {"scq", syncq_queue_scq_bytes, scq_init_w, scq_destroy_w, scq_enqueue_w, scq_dequeue_w, false, scq_cases,
    N_OF(scq_cases)},
-  {"scq-remap", syncq_queue_scq_bytes, scq_remap_init_w, scq_destroy_w, scq_enqueue_w, scq_dequeue_w, false,
-   scq_cases, N_OF(scq_cases)},
+  {"scq-remap", syncq_queue_scq_bytes, scq_remap_init_w, scq_destroy_w, scq_enqueue_w, scq_dequeue_w, false, scq_cases,
+   N_OF(scq_cases)},
   {"scq2", syncq_queue_scq2_bytes, scq2_init_w, scq2_destroy_w, scq2_enqueue_w, scq2_dequeue_w, true, scq2_cases,
    N_OF(scq2_cases)},
   {"nblfq", syncq_queue_nblfq_bytes, nblfq_init_w, nblfq_destroy_w, nblfq_enqueue_w, nblfq_dequeue_w, false,

@@ -44,9 +44,9 @@ static inline void corrupt_from_child(void *dst, const void *src, size_t n) {
 }
 
 /* The usual case: one word (any width) set to a value. */
-#define CORRUPT(field, value)                          \
-  do {                                                 \
-    __typeof__(field) corrupt_v_ = (value);            \
+#define CORRUPT(field, value)                                     \
+  do {                                                            \
+    __typeof__(field) corrupt_v_ = (value);                       \
     corrupt_from_child(&(field), &corrupt_v_, sizeof corrupt_v_); \
   } while (0)
 
