@@ -318,7 +318,7 @@ int syncq_queue_scq_destroy(syncq_queue_scq *q) {
 
 /* An index taken from a ring: below n, a slot; bottom, none (EMPTY or
  * FULL for the caller); anything else was written into the shared entries
- * by someone else than this queue's operations. One compare on the fast
+ * by something other than this queue's operations. One compare on the fast
  * path: bottom is 2n - 1 >= n. */
 #define SCQ_INDEX_OK 0
 #define SCQ_INDEX_NONE 1

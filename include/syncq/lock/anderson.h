@@ -55,7 +55,7 @@ SYNCQ_API int syncq_lock_anderson_lock(syncq_lock_anderson *l);
 /* OK, EBUSY or ELIMIT; SYNCQ_EINVAL as for lock. */
 SYNCQ_API int syncq_lock_anderson_trylock(syncq_lock_anderson *l);
 /* SYNCQ_EINVAL if not held, and as for lock, or when the holder's place is
- * past the slots (written by someone else than the holder). */
+ * past the slots (written by something other than the holder). */
 SYNCQ_API int syncq_lock_anderson_unlock(syncq_lock_anderson *l);
 
 #ifdef __cplusplus
