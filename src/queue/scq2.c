@@ -334,7 +334,8 @@ int syncq_queue_scq2_destroy(syncq_queue_scq2 *q) {
 }
 
 int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
-  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC || !header_ok(q)) return SYNCQ_EINVAL;
+  if (q != NULL && !header_ok(q)) return SYNCQ_EINVAL; /* Process-shared: a geometry init never wrote */
+  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
   if (!reserve(q)) return SYNCQ_FULL;
   /* At most n items in 2n cells: some ticket ahead finds its cell free,
    * so the loop needs no FULL exit (Figure 8's enqueue; "Dead tickets"). */
@@ -364,7 +365,8 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
 }
 
 int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
-  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC || !header_ok(q)) return SYNCQ_EINVAL;
+  if (q != NULL && !header_ok(q)) return SYNCQ_EINVAL; /* as in enqueue */
+  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
   if (atomic_load(&q->threshold) < 0) return SYNCQ_EMPTY;
   if (seems_empty(q)) return SYNCQ_EMPTY;         /* Deviation 5 */
   SYNCQ_RACE_POINT("queue.scq2.dequeue.checked"); /* past the emptiness test, before the ticket */
