@@ -43,11 +43,4 @@ static inline void corrupt_from_child(void *dst, const void *src, size_t n) {
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-/* The usual case: one word (any width) set to a value. */
-#define CORRUPT(field, value)                                     \
-  do {                                                            \
-    __typeof__(field) corrupt_v_ = (value);                       \
-    corrupt_from_child(&(field), &corrupt_v_, sizeof corrupt_v_); \
-  } while (0)
-
 #endif
