@@ -24,7 +24,8 @@
  *   Signal-safe: no: a handler that interrupts a halfway operation and
  *                waits for its cell deadlocks (the reason 004 replaces it).
  *   Process-shared: yes (no internal pointers). Each operation reads the
- *                header's mask once and checks it (the magic, S - 1 for a
+ *                header's mask once and checks it (the magic, stored XOR
+ *                the mask by init, so a mask changed alone fails; S - 1 for a
  *                power of two S init accepts), else SYNCQ_EINVAL; only
  *                that copy indexes the cells. The caller guarantees the
  *                mapping holds SYNCQ_QUEUE_NAIVE_RING_BYTES(S). A process
@@ -53,13 +54,15 @@ static inline syncq_queue_naive_ring_cell *cells_of(syncq_queue_naive_ring *q) {
 #define NAIVE_MAX_CELLS ((uint64_t)((SIZE_MAX - sizeof(syncq_queue_naive_ring)) / sizeof(syncq_queue_naive_ring_cell)))
 
 /* The mask, read once from the header and checked: 0 (no initialised
- * ring has it) unless the magic is init's and the mask is S - 1 for a
- * power of two 2 <= S <= NAIVE_MAX_CELLS. Another process may write the
+ * ring has it) unless the mask is S - 1 for a power of two
+ * 2 <= S <= NAIVE_MAX_CELLS and the magic, which init stores XOR the mask, is
+ * init's (a mask changed alone, even into another well-formed size past
+ * the storage, no longer matches it). Another process may write the
  * shared header; the mask bounds every cell index, so only this copy is
  * used. */
 static inline uint64_t checked_mask(const syncq_queue_naive_ring *q) {
   const uint64_t mask = q->mask;
-  return q->magic == NAIVE_MAGIC && mask - 1u < NAIVE_MAX_CELLS - 1u && (mask & (mask + 1u)) == 0 ? mask : 0;
+  return (q->magic ^ mask) == NAIVE_MAGIC && mask - 1u < NAIVE_MAX_CELLS - 1u && (mask & (mask + 1u)) == 0 ? mask : 0;
 }
 
 int syncq_queue_naive_ring_bytes(size_t capacity, size_t *bytes) {
@@ -76,7 +79,7 @@ int syncq_queue_naive_ring_init(syncq_queue_naive_ring *q, size_t capacity) {
   atomic_init(&q->head, 0);
   atomic_init(&q->tail, 0);
   q->mask = (uint64_t)capacity - 1;
-  q->magic = NAIVE_MAGIC;
+  q->magic = NAIVE_MAGIC ^ q->mask; /* bound to the mask: see checked_mask */
   syncq_queue_naive_ring_cell *cells = cells_of(q);
   for (size_t i = 0; i < capacity; i++) {
     atomic_init(&cells[i].turn, (uint64_t)i);
@@ -86,7 +89,7 @@ int syncq_queue_naive_ring_init(syncq_queue_naive_ring *q, size_t capacity) {
 }
 
 int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q) {
-  if (q == NULL || q->magic != NAIVE_MAGIC) return SYNCQ_EINVAL;
+  if (q == NULL || (q->magic ^ q->mask) != NAIVE_MAGIC) return SYNCQ_EINVAL;
   q->magic = 0;
   return SYNCQ_OK;
 }

@@ -21,7 +21,9 @@
  *   Process-shared: yes (no internal pointers; items are opaque words).
  *                Each operation reads the mask once, checks it
  *                (syncq_nbl_mask_ok: S - 1 for a power of two S within
- *                what init accepts) and uses only that copy, so a header
+ *                what init accepts; the magic, which init stores XOR the
+ *                mask, so a mask changed alone fails) and uses only that
+ *                copy, so a header
  *                another process overwrote is SYNCQ_EINVAL, never an
  *                index past the cells or an endless chase; the caller
  *                guarantees the mapping holds SYNCQ_QUEUE_NBLFQ_BYTES(S).
@@ -107,13 +109,13 @@ int syncq_queue_nblfq_init(syncq_queue_nblfq *q, size_t capacity) {
   atomic_init(&q->head, 0);
   atomic_init(&q->tail, 0);
   q->mask = (uint64_t)capacity - 1;
-  q->magic = NBLFQ_MAGIC;
+  q->magic = NBLFQ_MAGIC ^ q->mask; /* bound to the mask (syncq/static/queue/nblfq.h) */
   syncq_nbl_init_cells(cells_of(q), (uint64_t)capacity, NBLFQ_TAG_BITS);
   return SYNCQ_OK;
 }
 
 int syncq_queue_nblfq_destroy(syncq_queue_nblfq *q) {
-  if (q == NULL || q->magic != NBLFQ_MAGIC) return SYNCQ_EINVAL;
+  if (q == NULL || (q->magic ^ q->mask) != NBLFQ_MAGIC) return SYNCQ_EINVAL;
   q->magic = 0;
   return SYNCQ_OK;
 }

@@ -17,7 +17,8 @@
  *                never allocates.
  *   Signal-safe: yes (as nblfq.c).
  *   Process-shared: yes (no internal pointers). Each operation reads the
- *                header's mask once, checks it (the magic, S - 1 for a
+ *                header's mask once, checks it (the magic, stored XOR
+ *                the mask by init, so a mask changed alone fails; S - 1 for a
  *                power of two S within what init accepts) and uses only
  *                that copy: a header another process overwrote is
  *                SYNCQ_EINVAL, never an index past the cells. The caller
@@ -57,23 +58,25 @@ int syncq_queue_nblfq2_init(syncq_queue_nblfq2 *q, size_t capacity) {
   atomic_init(&q->head, 0);
   atomic_init(&q->tail, 0);
   q->mask = (uint64_t)capacity - 1;
-  q->magic = NBLFQ2_MAGIC;
+  q->magic = NBLFQ2_MAGIC ^ q->mask; /* bound to the mask: see checked_mask */
   syncq_nbl_init_cells(cells_of(q), (uint64_t)capacity, NBLFQ2_TAG_BITS);
   return SYNCQ_OK;
 }
 
 int syncq_queue_nblfq2_destroy(syncq_queue_nblfq2 *q) {
-  if (q == NULL || q->magic != NBLFQ2_MAGIC) return SYNCQ_EINVAL;
+  if (q == NULL || (q->magic ^ q->mask) != NBLFQ2_MAGIC) return SYNCQ_EINVAL;
   q->magic = 0;
   return SYNCQ_OK;
 }
 
 /* The mask, read once from the header and checked (syncq_nbl_mask_ok):
  * 0, which no initialised queue has, when the header is not one init
- * wrote (the magic) or the mask is not S - 1 for a size init accepts. */
+ * wrote or the mask is not S - 1 for a size init accepts. Init stores the
+ * magic XOR the mask, so a mask changed alone (a bit flipped into another
+ * well-formed size, past the storage) no longer matches it. */
 static inline uint64_t checked_mask(const syncq_queue_nblfq2 *q) {
   const uint64_t mask = q->mask;
-  return q->magic == NBLFQ2_MAGIC && syncq_nbl_mask_ok(mask, NBLFQ2_MAX_CELLS) ? mask : 0;
+  return (q->magic ^ mask) == NBLFQ2_MAGIC && syncq_nbl_mask_ok(mask, NBLFQ2_MAX_CELLS) ? mask : 0;
 }
 
 int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item) {

@@ -25,7 +25,8 @@
  *   Signal-safe: no (a handler interrupting a claimed, unpublished cell
  *                would see FULL/EMPTY forever if it waited for it).
  *   Process-shared: yes (no internal pointers). Each operation reads the
- *                header's mask once and checks it (the magic, S - 1 for a
+ *                header's mask once and checks it (the magic, stored XOR
+ *                the mask by init, so a mask changed alone fails; S - 1 for a
  *                power of two S init accepts), else SYNCQ_EINVAL; only
  *                that copy indexes the cells. The caller guarantees the
  *                mapping holds SYNCQ_QUEUE_VYUKOV_BYTES(S).
@@ -48,13 +49,15 @@ static inline syncq_queue_vyukov_cell *cells_of(syncq_queue_vyukov *q) {
 #define VYUKOV_MAX_CELLS ((uint64_t)((SIZE_MAX - sizeof(syncq_queue_vyukov)) / sizeof(syncq_queue_vyukov_cell)))
 
 /* The mask, read once from the header and checked: 0 (no initialised
- * queue has it) unless the magic is init's and the mask is S - 1 for a
- * power of two 2 <= S <= VYUKOV_MAX_CELLS. Another process may write the
+ * queue has it) unless the mask is S - 1 for a power of two
+ * 2 <= S <= VYUKOV_MAX_CELLS and the magic, which init stores XOR the mask, is
+ * init's (a mask changed alone, even into another well-formed size past
+ * the storage, no longer matches it). Another process may write the
  * shared header; the mask bounds every cell index, so only this copy is
  * used. */
 static inline uint64_t checked_mask(const syncq_queue_vyukov *q) {
   const uint64_t mask = q->mask;
-  return q->magic == VYUKOV_MAGIC && mask - 1u < VYUKOV_MAX_CELLS - 1u && (mask & (mask + 1u)) == 0 ? mask : 0;
+  return (q->magic ^ mask) == VYUKOV_MAGIC && mask - 1u < VYUKOV_MAX_CELLS - 1u && (mask & (mask + 1u)) == 0 ? mask : 0;
 }
 
 int syncq_queue_vyukov_bytes(size_t capacity, size_t *bytes) {
@@ -71,7 +74,7 @@ int syncq_queue_vyukov_init(syncq_queue_vyukov *q, size_t capacity) {
   atomic_init(&q->enqueue_pos, 0);
   atomic_init(&q->dequeue_pos, 0);
   q->mask = (uint64_t)capacity - 1;
-  q->magic = VYUKOV_MAGIC;
+  q->magic = VYUKOV_MAGIC ^ q->mask; /* bound to the mask: see checked_mask */
   syncq_queue_vyukov_cell *c = cells_of(q);
   for (size_t i = 0; i < capacity; i++) {
     atomic_init(&c[i].seq, (uint64_t)i);
@@ -81,7 +84,7 @@ int syncq_queue_vyukov_init(syncq_queue_vyukov *q, size_t capacity) {
 }
 
 int syncq_queue_vyukov_destroy(syncq_queue_vyukov *q) {
-  if (q == NULL || q->magic != VYUKOV_MAGIC) return SYNCQ_EINVAL;
+  if (q == NULL || (q->magic ^ q->mask) != VYUKOV_MAGIC) return SYNCQ_EINVAL;
   q->magic = 0;
   return SYNCQ_OK;
 }

@@ -6,7 +6,8 @@
  * and holds one item; a forked child then writes a value init never
  * writes into one header word (a shift count of 64 or more, a capacity
  * that does not match its shift, a mask that is not S - 1 or lies past
- * any size init accepts, a rotation init never uses). Enqueue and dequeue
+ * any size init accepts, a well-formed mask one bit larger than init's,
+ * a rotation init never uses). Enqueue and dequeue
  * must answer SYNCQ_EINVAL without touching the storage (under ASan and
  * UBSan: no shift past the word, no index past the cells). Once the child
  * puts the word back, the queue works and still holds its item.
@@ -91,12 +92,15 @@ static const corruption scq2_cases[] = {
   {"n 9", F(syncq_queue_scq2, n), 9},
   {"remap_shift 63", F(syncq_queue_scq2, remap_shift), 63},
 };
-#define MASK_CASES(type)                                                       \
-  {"mask 0", F(type, mask), 0}, {"mask 6 (not S - 1)", F(type, mask), 6},      \
-    {"mask 2^62 - 1 (past any size)", F(type, mask), (UINT64_C(1) << 62) - 1}, \
-    {"mask all ones", F(type, mask), UINT64_MAX}, {                            \
-    "magic cleared", F(type, magic), 0                                         \
-  }
+/* clang-format off */
+#define MASK_CASES(type)                                                        \
+  {"mask 0", F(type, mask), 0},                                                 \
+  {"mask 6 (not S - 1)", F(type, mask), 6},                                     \
+  {"mask 15 (one bit more: well formed, past the storage)", F(type, mask), 15}, \
+  {"mask 2^62 - 1 (past any size)", F(type, mask), (UINT64_C(1) << 62) - 1},    \
+  {"mask all ones", F(type, mask), UINT64_MAX},                                 \
+  {"magic cleared", F(type, magic), 0}
+/* clang-format on */
 static const corruption nblfq_cases[] = {MASK_CASES(syncq_queue_nblfq)};
 static const corruption nblfq2_cases[] = {MASK_CASES(syncq_queue_nblfq2)};
 static const corruption naive_cases[] = {MASK_CASES(syncq_queue_naive_ring)};

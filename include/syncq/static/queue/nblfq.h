@@ -26,9 +26,10 @@
  * a magic word beside the ring's mask, which every operation reads anyway
  * (one load of a line already being read). Bytes that happen to equal the
  * magic cannot be told apart. Beside it, the mask (S - 1) is read once per
- * operation and checked (syncq_nbl_mask_ok) before it bounds an index:
- * storage shared between processes can have its header written by
- * another one; a mask init cannot have written is SYNCQ_EINVAL.
+ * operation and checked (syncq_nbl_mask_ok, and the magic, which init
+ * stores XOR the mask) before it bounds an index: storage shared between
+ * processes can have its header written by another one; a mask init
+ * cannot have written, or one changed without the magic, is SYNCQ_EINVAL.
  *
  * Three named delay points, SYNCQ_RACE_POINT, each compiled only where a
  * race test's build defines that macro (as in every lock body; no
@@ -302,7 +303,9 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
 
 /* Counter bits of a cell: 64 - SYNCQ_NBL_PTR_BITS. */
 #define SYNCQ_QUEUE_NBLFQ_TAG_BITS 16
-/* Set by init in syncq_queue_nblfq.magic, cleared by destroy: "NBLFQ16". */
+/* "NBLFQ16": init sets syncq_queue_nblfq.magic to it XOR the mask, destroy
+ * clears it. Bound to the mask, so a mask changed alone (one bit flipped
+ * into another well-formed size, past the storage) no longer matches. */
 #define SYNCQ_QUEUE_NBLFQ_MAGIC UINT64_C(0x4e424c4651313600)
 
 /* The most cells syncq_queue_nblfq_bytes accepts (its size fits size_t). */
@@ -316,19 +319,20 @@ static inline void *syncq_queue_nblfq_cells_inline(syncq_queue_nblfq *q) { retur
  * the storage holds SYNCQ_QUEUE_NBLFQ_BYTES(capacity) for that mask. */
 static inline int syncq_queue_nblfq_enqueue_inline(syncq_queue_nblfq *q, void *item) {
   uint64_t bits = (uint64_t)(uintptr_t)item;
-  if (q == NULL || bits == 0 || (bits & ~SYNCQ_NBL_PTR_MASK) != 0 || q->magic != SYNCQ_QUEUE_NBLFQ_MAGIC)
-    return SYNCQ_EINVAL;
+  if (q == NULL || bits == 0 || (bits & ~SYNCQ_NBL_PTR_MASK) != 0) return SYNCQ_EINVAL;
   const uint64_t mask = q->mask; /* read once: the checked copy is the only one used */
-  if (!syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS)) return SYNCQ_EINVAL;
+  if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
+    return SYNCQ_EINVAL;
   return syncq_nbl_enqueue(syncq_queue_nblfq_cells_inline(q), mask, &q->head, bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
 }
 
 /* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL, an
  * uninitialised queue or a mask init cannot have written (as enqueue). */
 static inline int syncq_queue_nblfq_dequeue_inline(syncq_queue_nblfq *q, void **item) {
-  if (q == NULL || item == NULL || q->magic != SYNCQ_QUEUE_NBLFQ_MAGIC) return SYNCQ_EINVAL;
+  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
   const uint64_t mask = q->mask; /* read once, as in enqueue */
-  if (!syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS)) return SYNCQ_EINVAL;
+  if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
+    return SYNCQ_EINVAL;
   uint64_t bits;
   int r = syncq_nbl_dequeue(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
   if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
