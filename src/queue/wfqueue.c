@@ -36,9 +36,10 @@
  *                preempted); a dequeuer that holds an index whose segment
  *                cannot be allocated retries the allocation (yielding)
  *                rather than abandon a cell an item may land in.
- *   Atomics:     uncontended enqueue: 1 seq_cst store (the hazard id:
- *                xchg on x86) + 1 FAA (T) + 1 CAS (the cell's value) + 1
- *                release store (hazard cleared); dequeue: the same with
+ *   Atomics:     uncontended enqueue: 1 relaxed store (the hazard id,
+ *                Deviation (7)) + 1 FAA (T) + 1 CAS (the cell's value) +
+ *                1 release store (hazard cleared): the paper's FAA and
+ *                CAS; dequeue: the same with
  *                1 FAA (H) + 1 CAS (the cell's deq, taking the item) and
  *                the read of the next handle's dequeue request (helping
  *                it, when it is pending). An EMPTY dequeue that finds
@@ -47,12 +48,16 @@
  *                raced an enqueue past that test: 1 FAA + 2 CAS (val to
  *                ⊤, enq to ⊤) after WFQ_SPIN (100) relaxes. Once per
  *                segment, 1 CAS (link) and 1 store (the handle's segment
- *                pointer); a cleanup every 2n segments.
+ *                pointer); a cleanup every 2n segments (4 FAA of 0 with
+ *                its CAS).
  *   Memory:      the queue header lives in the caller's storage; segments
  *                of N cells (64 bytes each: val, enq, deq and padding, as
  *                the paper pads cells to a line) are malloc'ed as indices
  *                reach them (a handle keeps one it failed to link, as
- *                its spare). Reclamation is
+ *                its spare), or taken back from the queue's stock of
+ *                SYNCQ_QUEUE_WFQUEUE_STOCK (4) reclaimed segments
+ *                (Deviation (8)): a queue holds at most that many
+ *                segments beyond its live ones. Reclamation is
  *                the paper's: a handle publishes the id of the oldest
  *                segment it may touch (its hazard id) for the length of
  *                an operation; a dequeuer whose segment is 2n past the
@@ -114,7 +119,43 @@
  *                seems_empty; LCRQ's lr_ring_seems_empty makes the same
  *                test): otherwise each dequeue polling an empty queue
  *                spends an index, WFQ_SPIN relaxes and two CAS, runs H
- *                past T, and makes enqueuers fail that many cells.
+ *                past T, and makes enqueuers fail that many cells. (7)
+ *                An operation publishes its hazard id with a relaxed
+ *                store where the paper's pseudo-code needs it ordered
+ *                before the segment pointer's read (the authors' code:
+ *                a plain store that x86's locked FAA orders): the FAA on
+ *                T or H that follows orders it, against the cleaner's
+ *                FAA of 0 on both words before and after its updates
+ *                (the argument at order_hazards). It was a seq_cst
+ *                store, an xchg on x86: one locked instruction more per
+ *                operation. (8) Cleanup puts the segments it takes off
+ *                the list into the queue's stock (4 slots, an exchange
+ *                each) and an append takes one from there before it
+ *                calls malloc; the paper frees them. A fresh segment of
+ *                1024 64-byte cells cost 7 to 14 page faults (glibc trims
+ *                the producer's arena when the consumer frees), about 4
+ *                us each on the loaded 2-core VM.
+ *   Measured:    one thread, CPU time (2-core AMD EPYC VM, interleaved
+ *                runs): enqueue+dequeue pair 42.5 -> 34.0 ns with (7)
+ *                (lcrq 31.3); enqueue 21.0 -> 16.6 ns, dequeue 22.2 ->
+ *                18.0 ns in batches of 512 (lcrq 16.0, 17.1). One
+ *                producer and one consumer (1,000,000 items, the
+ *                producer slowed to let the consumer keep up): 8.9 page
+ *                faults per segment before (8), 5.5 after; the consumer
+ *                fell behind by more than the stock on this loaded VM
+ *                in many runs, and then every append is a malloc. The
+ *                lockstep run of tests/queue/wfqueue_test.c takes every
+ *                append from the stock. dg25-prodcons --size quick at
+ *                N = 1 (16 segments a sample), page faults a sample: 235
+ *                to 265 before, 159 to 229 after in runs where the
+ *                threads seldom ran side by side (3-6 Mops/s), about 75
+ *                after in runs near 35 Mops/s (lcrq: 30 to 70, the
+ *                harness's own).
+ *   Tried, not kept: a process-wide cache (1 MiB, 64 slots) of the
+ *                segments a stock cannot hold and of destroyed queues'
+ *                segments, for dg25's fresh queue a sample: 75 -> 64 page
+ *                faults a sample near 35 Mops/s, 198 -> 135 in the slow
+ *                runs; process-wide state for a few percent.
  */
 #include "syncq/queue/wfqueue.h"
 
@@ -211,14 +252,28 @@ static inline void call_hook(int point) {
 
 static inline wfq_cell *cells_of(wfq_segment *s) { return (wfq_cell *)(void *)(s + 1); }
 
-static wfq_segment *seg_new(const syncq_queue_wfqueue *q) {
+/* A segment to append: one from the queue's stock of reclaimed segments
+ * (Deviation (8)), else a fresh one; its cells empty. NULL when memory is
+ * short. */
+static wfq_segment *seg_new(syncq_queue_wfqueue *q) {
   /* relaxed: a test sets the hook while no other thread allocates */
   if (atomic_load_explicit(&syncq_queue_wfqueue_test_fail_segments__, memory_order_relaxed) > 0 &&
       atomic_fetch_sub(&syncq_queue_wfqueue_test_fail_segments__, 1) > 0)
     return NULL; /* test hook: memory is short */
   size_t n = (size_t)1 << q->seg_order;
-  wfq_segment *s = syncq_alloc_aligned(sizeof *s + n * sizeof(wfq_cell), SYNCQ_CACHELINE);
-  if (s == NULL) return NULL;
+  wfq_segment *s = NULL;
+  for (unsigned k = 0; k < SYNCQ_QUEUE_WFQUEUE_STOCK && s == NULL; k++)
+    /* relaxed: a hint, the exchange decides; acquire: pairs with
+     * seg_reclaim's release, after which no user of the segment is left
+     * (the cleaner saw each one's hazard id released) */
+    if (atomic_load_explicit(&q->stock[k], memory_order_relaxed) != NULL)
+      s = atomic_exchange_explicit(&q->stock[k], NULL, memory_order_acquire);
+  if (s != NULL) {
+    atomic_fetch_add_explicit(&q->segments_reused, 1, memory_order_relaxed); /* relaxed: a statistic */
+  } else {
+    s = syncq_alloc_aligned(sizeof *s + n * sizeof(wfq_cell), SYNCQ_CACHELINE);
+    if (s == NULL) return NULL;
+  }
   atomic_init(&s->next, NULL);
   s->id = 0;
   wfq_cell *c = cells_of(s);
@@ -269,8 +324,9 @@ static wfq_cell *find_cell(syncq_queue_wfqueue *q, wfq_handle *h, wfq_segment **
  * stores back only when it moved (once per segment). */
 static wfq_cell *find_own_cell(syncq_queue_wfqueue *q, wfq_handle *h, _Atomic(wfq_segment *) *own, int64_t i,
                                bool may_fail) {
-  /* seq_cst: pairs with the hazard id's seq_cst store before it and a
-   * cleaner's update CAS on this pointer (see cleanup) */
+  /* Read after the operation's first fetch-and-add: a cleaner either
+   * sees the hazard id or its updates of this pointer are visible here
+   * (Deviation (7), order_hazards) */
   wfq_segment *s0 = atomic_load(own), *s = s0;
   wfq_cell *c = find_cell(q, h, &s, i, may_fail);
   if (c != NULL && s != s0) atomic_store(own, s);
@@ -288,7 +344,9 @@ static inline void advance_end(_Atomic(int64_t) *end, int64_t i) {
 
 /* The segment a hazard id covers, if it is older than cur. */
 static wfq_segment *check(wfq_handle *ph, wfq_segment *cur, wfq_segment *old) {
-  int64_t hz = atomic_load(&ph->hzd); /* seq_cst: pairs with the holder's seq_cst hazard store */
+  /* seq_cst: pairs with a helper's seq_cst hazard store (help_deq); an
+   * operation's own, relaxed, is ordered by order_hazards */
+  int64_t hz = atomic_load(&ph->hzd);
   if (hz < cur->id) {
     wfq_segment *s = old;
     while (s->id < hz) s = atomic_load(&s->next);
@@ -318,6 +376,48 @@ static inline int64_t garbage_limit(const syncq_queue_wfqueue *q) {
   return 2 * (int64_t)(n == 0 ? 1 : n);
 }
 
+/* Deviation (7): an operation publishes its hazard id with a relaxed
+ * store (the authors' code: a plain store, ordered on x86 by the locked
+ * fetch-and-add after it), then takes its index by a fetch-and-add on ei
+ * (enqueue) or di (dequeue), and only then reads its segment pointer; a
+ * helper that lowers its hazard id makes a fetch-and-add of 0 on di
+ * before it reads the peer's pointer (help_deq). The cleaner makes a
+ * read-modify-write on both words before its first pass (R1) and after
+ * its updates (R2). ei and di change by read-modify-writes only, so an
+ * operation's fetch-and-add and R1, R2 are ordered in the word's
+ * modification order, and the later one reads from the earlier one's
+ * release sequence (synchronizes with it). An operation whose
+ * fetch-and-add comes
+ *   before R1: its hazard id happens-before the first pass, whose check
+ *     of its handle sees it (or a later value) before any update, so no
+ *     pointer of the handle moves past it and nothing it covers is freed;
+ *   between R1 and R2: its index is past every index the cleaner used
+ *     (advance_end raised ei to di before R1), so no update moves its
+ *     pointer past its cell, and its hazard id happens-before the second
+ *     pass, which sees it;
+ *   after R2: it acquired the updates, so the pointer it reads is one the
+ *     cleaner kept (or a later one).
+ * This replaces a seq_cst store (xchg on x86) per operation with four
+ * read-modify-writes per cleanup, one cleanup every 2n segments. */
+static inline void order_hazards(syncq_queue_wfqueue *q) {
+  (void)atomic_fetch_add(&q->ei, 0);
+  (void)atomic_fetch_add(&q->di, 0);
+}
+
+/* A segment cleanup took off the list: into the stock when a slot is
+ * free (Deviation (8)), else back to the allocator. */
+static void seg_reclaim(syncq_queue_wfqueue *q, wfq_segment *s) {
+  bool kept = false;
+  for (unsigned k = 0; k < SYNCQ_QUEUE_WFQUEUE_STOCK && !kept; k++) {
+    wfq_segment *none = NULL;
+    /* relaxed: a hint; release: pairs with seg_new's acquire exchange */
+    kept = atomic_load_explicit(&q->stock[k], memory_order_relaxed) == NULL &&
+           atomic_compare_exchange_strong_explicit(&q->stock[k], &none, s, memory_order_release, memory_order_relaxed);
+  }
+  if (!kept) free(s);
+  atomic_fetch_add_explicit(&q->segments_freed, 1, memory_order_relaxed); /* relaxed: a statistic */
+}
+
 /* cleanup (§5): free the segments before every handle's segments and
  * hazard. One cleaner at a time: it holds the front (hi = -1). */
 static void cleanup(syncq_queue_wfqueue *q, wfq_handle *th, int64_t th_seg_id) {
@@ -335,6 +435,7 @@ static void cleanup(syncq_queue_wfqueue *q, wfq_handle *th, int64_t th_seg_id) {
    * no operation that starts after a handle's pointers moved needs a cell
    * before them. */
   advance_end(&q->ei, atomic_load(&q->di));
+  order_hazards(q); /* R1 */
   wfq_segment *old = atomic_load(&q->hp);
   wfq_handle *ph = th;
   unsigned visited = 0;
@@ -345,6 +446,7 @@ static void cleanup(syncq_queue_wfqueue *q, wfq_handle *th, int64_t th_seg_id) {
     visited++;
     ph = atomic_load(&ph->next);
   } while (nw->id > oid && ph != th);
+  order_hazards(q); /* R2 */
   /* Again over the same handles (no handle joins while the front is
    * held): a hazard published after its first check pulls nw back. */
   ph = th;
@@ -360,8 +462,7 @@ static void cleanup(syncq_queue_wfqueue *q, wfq_handle *th, int64_t th_seg_id) {
   atomic_store(&q->hi, nw->id);
   while (old != nw) {
     wfq_segment *next = atomic_load(&old->next);
-    free(old);
-    atomic_fetch_add_explicit(&q->segments_freed, 1, memory_order_relaxed); /* relaxed: a statistic */
+    seg_reclaim(q, old);
     old = next;
   }
 }
@@ -494,13 +595,20 @@ static void help_deq(syncq_queue_wfqueue *q, wfq_handle *th, wfq_handle *ph) {
   int64_t idx = atomic_load(&r->idx);
   int64_t id = atomic_load(&r->id);
   if (idx < id) return; /* nothing pending */
-  wfq_segment *dp = atomic_load(&ph->dp);
   /* Cover the peer's segments with our hazard id (Deviation (2)), then
-   * check that the request is still pending: its holder's hazard id
-   * covered dp until then, ours does from then on. */
-  int64_t ph_h = atomic_load(&ph->hzd);
-  if (ph_h < atomic_load_explicit(&th->hzd, memory_order_relaxed)) /* relaxed: our own word */
-    atomic_store(&th->hzd, ph_h);
+   * read its pointer and check that the request is still pending: its
+   * holder's hazard id covered dp until then, ours does from then on. The
+   * request's publication, read above, made the peer's hazard id visible
+   * here; the fetch-and-add of 0 orders ours for a cleaner (Deviation
+   * (7), order_hazards). Our own request is covered by our own id. */
+  if (th != ph) {
+    int64_t ph_h = atomic_load(&ph->hzd);
+    if (ph_h < atomic_load_explicit(&th->hzd, memory_order_relaxed)) { /* relaxed: our own word */
+      atomic_store(&th->hzd, ph_h);
+      (void)atomic_fetch_add(&q->di, 0);
+    }
+  }
+  wfq_segment *dp = atomic_load(&ph->dp);
   idx = atomic_load(&r->idx);
   const bool own = th == ph;
   int64_t i = id + 1, old = id, cand = 0;
@@ -738,6 +846,7 @@ int syncq_queue_wfqueue_init_ex(syncq_queue_wfqueue *q, size_t segment_cells, si
     return SYNCQ_EINVAL;
   if (max_threads == 0 || max_threads > SYNCQ_QUEUE_WFQUEUE_THREADS_MAX) return SYNCQ_EINVAL;
   q->seg_order = (uint32_t)__builtin_ctzll((unsigned long long)segment_cells);
+  for (unsigned k = 0; k < SYNCQ_QUEUE_WFQUEUE_STOCK; k++) atomic_init(&q->stock[k], NULL);
   wfq_segment *s = seg_new(q);
   if (s == NULL) return SYNCQ_ENOMEM;
   atomic_init(&q->ei, 1); /* index 0 is never used: a request id 0 means none, and -i needs i > 0 */
@@ -749,6 +858,7 @@ int syncq_queue_wfqueue_init_ex(syncq_queue_wfqueue *q, size_t segment_cells, si
   atomic_init(&q->nhandles, 0);
   atomic_init(&q->segments_linked, 0);
   atomic_init(&q->segments_freed, 0);
+  atomic_init(&q->segments_reused, 0);
   q->max_handles = (uint32_t)max_threads;
   /* relaxed: a test sets the hook before it initialises the queue */
   int p = atomic_load_explicit(&syncq_queue_wfqueue_test_patience__, memory_order_relaxed);
@@ -796,6 +906,7 @@ int syncq_queue_wfqueue_destroy(syncq_queue_wfqueue *q) {
     next = atomic_load_explicit(&s->next, memory_order_relaxed); /* relaxed: no concurrent user at destroy */
     free(s);
   }
+  for (unsigned k = 0; k < SYNCQ_QUEUE_WFQUEUE_STOCK; k++) free(atomic_exchange(&q->stock[k], NULL));
   q->magic = 0;
   return SYNCQ_OK;
 }
@@ -806,7 +917,9 @@ int syncq_queue_wfqueue_enqueue(syncq_queue_wfqueue *q, void *item) {
   bool kept;
   int st = handle_get(q, &h, &kept);
   if (st != SYNCQ_OK) return st;
-  atomic_store(&h->hzd, h->enq_seg_id); /* seq_cst: before ep is read (see find_own_cell) */
+  /* relaxed: the fetch-and-add on ei after it orders it for a cleaner
+   * (Deviation (7), order_hazards) */
+  atomic_store_explicit(&h->hzd, h->enq_seg_id, memory_order_relaxed);
   int r = 0;
   int64_t id = 0;
   for (uint32_t p = 0; p < q->patience && r == 0; p++) r = enq_fast(q, h, item, &id);
@@ -832,7 +945,9 @@ int syncq_queue_wfqueue_dequeue(syncq_queue_wfqueue *q, void **item) {
     if (!kept) handle_release(q->id, h);
     return SYNCQ_EMPTY;
   }
-  atomic_store(&h->hzd, h->deq_seg_id); /* seq_cst: before dp is read (see find_own_cell) */
+  /* relaxed: the fetch-and-add on di after it orders it for a cleaner
+   * (Deviation (7), order_hazards) */
+  atomic_store_explicit(&h->hzd, h->deq_seg_id, memory_order_relaxed);
   void *v = TOP_VAL;
   int64_t id = 0;
   for (uint32_t p = 0; p < q->patience && v == TOP_VAL; p++) v = deq_fast(q, h, &id);

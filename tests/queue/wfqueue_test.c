@@ -226,6 +226,52 @@ static void test_empty_polls_take_no_index(void **state) {
   w_free(q);
 }
 
+/* A consumer that keeps up with its producer (dg25-prodcons at N = 1):
+ * cleanup puts the segments it reclaims into the queue's stock and the
+ * next appends take them back (Deviation (8)), where each append used to
+ * take fresh memory from the allocator (16 page faults per default
+ * segment, measured). A reused segment's cells are empty again: the items
+ * come out in order, each once, and the queue ends empty. */
+static void test_segments_reused(void **state) {
+  (void)state;
+  syncq_queue_wfqueue *q = w_new(2, 4, -1);
+  void *out;
+  for (uintptr_t i = 1; i <= 2000; i++) {
+    assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(i)), SYNCQ_OK);
+    if (i % 3 == 0) assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(i)), SYNCQ_OK); /* a backlog of a few */
+  }
+  for (uintptr_t i = 1; i <= 2000; i++) {
+    int times = i % 3 == 0 ? 2 : 1;
+    for (int k = 0; k < times; k++) {
+      assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_OK);
+      assert_ptr_equal(out, w_item(i));
+    }
+  }
+  assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_EMPTY);
+  uint64_t linked0 = syncq_queue_wfqueue_segments_linked(q), reused0 = atomic_load(&q->segments_reused);
+  assert_int_equal(reused0, 0); /* enqueued all at once: nothing was reclaimed before the appends */
+  uintptr_t in = 1, next = 1;
+  for (int k = 0; k < 3; k++) assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(in++)), SYNCQ_OK);
+  for (int k = 0; k < 2000; k++) { /* three items behind the producer */
+    assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(in++)), SYNCQ_OK);
+    assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, w_item(next++));
+  }
+  while (next < in) {
+    assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, w_item(next++));
+  }
+  assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_EMPTY);
+  uint64_t linked = syncq_queue_wfqueue_segments_linked(q) - linked0;
+  uint64_t reused = atomic_load(&q->segments_reused) - reused0;
+  print_message("wfqueue: 2-cell segments, a consumer that keeps up: %llu appended, %llu from the stock\n",
+                (unsigned long long)linked, (unsigned long long)reused);
+  assert_true(linked >= 1000);       /* 2000 indices, 2 cells a segment */
+  assert_true(reused + 8 >= linked); /* all but the first few: the stock refills at each cleanup */
+  assert_true(reused <= linked);
+  w_free(q); /* frees the stock too (LeakSanitizer in the ASan build) */
+}
+
 /* Segment allocations fail: enqueue answers SYNCQ_ENOMEM without queuing
  * the item (fast path: its index is left to the dequeuers; PATIENCE 0:
  * its published request is withdrawn). A dequeue that must cross the
@@ -752,6 +798,7 @@ int main(void) {
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_segment_turnover),
     cmocka_unit_test(test_destroy_non_empty),
+    cmocka_unit_test(test_segments_reused),
     cmocka_unit_test(test_enomem),
     cmocka_unit_test(test_slow_path_forced),
     cmocka_unit_test(test_enqueue_helped),

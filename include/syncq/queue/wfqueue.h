@@ -5,9 +5,10 @@
  * of segments, indices taken by fetch-and-add; an operation tries a fast
  * path a bounded number of times (PATIENCE), then publishes a request in
  * its thread's handle that peers, visiting the handles in a ring, help to
- * complete. Segments every handle has passed are freed by the paper's own
- * scheme. Each thread gets a handle on its first operation on a queue and
- * keeps it until it exits. Contract: src/queue/wfqueue.c.
+ * complete. Segments every handle has passed are reclaimed by the paper's
+ * own scheme, and kept (up to SYNCQ_QUEUE_WFQUEUE_STOCK) for the next
+ * appends or freed. Each thread gets a handle on its first operation on a
+ * queue and keeps it until it exits. Contract: src/queue/wfqueue.c.
  */
 #ifndef SYNCQ_QUEUE_WFQUEUE_H
 #define SYNCQ_QUEUE_WFQUEUE_H
@@ -27,6 +28,9 @@ extern "C" {
 struct syncq_wfq_segment;
 struct syncq_wfq_handle;
 
+/* Reclaimed segments a queue keeps for reuse (the size of stock[]). */
+#define SYNCQ_QUEUE_WFQUEUE_STOCK 4
+
 typedef struct syncq_queue_wfqueue {
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) ei; /* the next enqueue index (the paper's T) */
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) di; /* the next dequeue index (the paper's H) */
@@ -42,7 +46,10 @@ typedef struct syncq_queue_wfqueue {
   uint32_t patience;                                                  /* fast-path tries per operation, read-only */
   uint64_t id;                       /* the queue's identity for the threads' handle caches */
   _Atomic(uint64_t) segments_linked; /* segments appended after the first */
-  _Atomic(uint64_t) segments_freed;  /* segments given back to the allocator */
+  _Atomic(uint64_t) segments_freed;  /* segments reclaimed (freed, or kept in the stock) */
+  _Atomic(uint64_t) segments_reused; /* segments appended from the stock */
+  /* Reclaimed segments kept for the next appends (NULL: an empty slot) */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(struct syncq_wfq_segment *) stock[SYNCQ_QUEUE_WFQUEUE_STOCK];
   uint64_t magic;
 } syncq_queue_wfqueue;
 
@@ -86,7 +93,8 @@ SYNCQ_API int syncq_queue_wfqueue_enqueue(syncq_queue_wfqueue *q, void *item);
  * holds an index whose segment cannot be allocated retries the allocation,
  * yielding, until it succeeds. */
 SYNCQ_API int syncq_queue_wfqueue_dequeue(syncq_queue_wfqueue *q, void **item);
-/* Segments linked after the first, and segments freed, so far (0 for NULL). */
+/* Segments linked after the first, and segments reclaimed (freed, or kept
+ * for reuse), so far (0 for NULL). */
 SYNCQ_API uint64_t syncq_queue_wfqueue_segments_linked(const syncq_queue_wfqueue *q);
 SYNCQ_API uint64_t syncq_queue_wfqueue_segments_freed(const syncq_queue_wfqueue *q);
 /* The slow-path and helping counters (a snapshot while threads run).
