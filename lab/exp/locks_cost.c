@@ -401,7 +401,7 @@ static int lab_run_defaults(lab_ctx *ctx, const syncq_algo *const *algos, int na
              "%s: %d threads (%dx the processing units), N=%llu increments or %llu ms "
              "(whichever ends first; time_per_op is the wall time over the increments made), every syncq "
              "lock made by syncq_lock_create(name, NULL) (the safe default: competitive spinning, "
-             "the FIFO locks restricted to two admitted waiters, src/lock/gcr.c; the mutexes' own "
+             "the FIFO locks restricted to one admitted waiter, src/lock/gcr.c; the mutexes' own "
              "blocking), a busy child "
              "process spinning beside the team, threads not pinned. Pinned two to a core, the FIFO "
              "queue locks (mcs, clh, array-cas) are not safe even so: each hand-over to a waiter "

@@ -83,14 +83,15 @@
  *                waiters).
  *   Atomics:     lock, nobody admitted and the lock free: 1 load + the
  *                inner trylock + the holder's plain counter (every
- *                SYNCQ_LOCK_GCR_PROMOTE_EVERY-th acquisition also 1 store
- *                of promote and 1 load of head_asleep); contended,
+ *                SYNCQ_LOCK_GCR_PROMOTE_EVERY-th acquisition also 1
+ *                exchange of promote and 1 load of head_asleep); contended,
  *                admitted: + 1 CAS and 1 fetch-and-sub (and 1 load of
  *                head_asleep when it leaves none admitted); passive: + 1
  *                swap and 1 store (link), the head 1 CAS (or 1 exchange of
- *                promote and 1 fetch-and-add) and its hand-over (1 load, 1
- *                exchange, or 1 CAS of the tail). unlock: the inner lock's
- *                alone.
+ *                promote and 1 fetch-and-add; + 1 load of the gate and 1
+ *                exchange of head_asleep before each sleep) and its
+ *                hand-over (1 load, 1 exchange, or 1 CAS of the tail).
+ *                unlock: the inner lock's alone.
  *   Memory:      the passive node is on the waiting thread's stack (it
  *                lives while its lock() call does); the state is a few
  *                words beside the inner lock; never allocates.
@@ -107,12 +108,29 @@
  *                head_asleep (Dekker's pair with the holder's seq_cst
  *                decrement or promotion and its load of head_asleep; the
  *                holder bumps the gate before its wake, so the head's
- *                futex wait cannot miss it).
+ *                futex wait cannot miss it). Both announcements (the
+ *                head's in head_asleep, the holder's promotion) are
+ *                exchanges, not seq_cst stores: C11 orders a seq_cst
+ *                store before a later seq_cst load, but qemu-user (7.2,
+ *                x86-64 host) emulates AArch64's STLR and LDAR with a
+ *                barrier before the store and after the load only, so
+ *                the head's announcement could pass its load of admitted
+ *                (a store buffer): it read 1, the last admitted waiter
+ *                read head_asleep 0, and the head slept with the lock
+ *                free and nobody admitted (lock_restrict_test's 16
+ *                threads stopped for good). A read-modify-write is a full
+ *                barrier there and on any processor, as syncq/wait.h's
+ *                sleepers counters and the locks' sleep marks are.
  *   Destroy:     unlock is the inner lock's (its free-after-unlock
  *                promise holds unchanged): everything of this file runs
  *                inside lock(), while the caller still waits for or holds
  *                the lock, which therefore cannot be destroyed.
  *   Limits:      2^32 - 1 threads at once (admitted counts fewer).
+ *   Admitted:    SYNCQ_LOCK_GCR_ADMITTED is 1: on 16 cores (locks-cost,
+ *                2 and 4 threads a unit) every restricted FIFO lock
+ *                measured 0.31-0.56x pthread mutex beside a busy program
+ *                with 1, 1.34-4.63x with 2 (docs/reliability.md, "One
+ *                admitted waiter").
  *   Stats:       blocks (sleeps of passive waiters), as syncq/wait.h counts.
  *   Deviations:  from the papers as described: (1) the place is given back
  *                when the inner lock is acquired rather than at unlock, so
@@ -205,7 +223,10 @@ static void wait_passive(lock_gcr *g) {
   while (!head_may_enter(g)) {
     if (!syncq_waiter_step(&w)) continue;
     uint32_t seq = atomic_load(&g->gate); /* seq_cst: read before announcing ourselves */
-    atomic_store(&g->head_asleep, 1u);    /* seq_cst: Dekker's pair with acquired()'s decrement */
+    /* seq_cst read-modify-write, not a store: Dekker's pair with
+     * acquired()'s decrement or promotion and its load of head_asleep
+     * (contract: Waiting, why an exchange) */
+    (void)atomic_exchange(&g->head_asleep, 1u);
     if (head_may_enter(g)) {
       atomic_store_explicit(&g->head_asleep, 0u, memory_order_relaxed); /* relaxed: a hint; only we set it */
       break;
@@ -243,7 +264,8 @@ static void acquired(lock_gcr *g, bool placed) {
   }
   /* plain: only the holder of the inner lock touches it */
   if (++g->acquisitions % SYNCQ_LOCK_GCR_PROMOTE_EVERY == 0u) {
-    atomic_store(&g->promote, 1u); /* seq_cst: Dekker's pair as above */
+    /* seq_cst read-modify-write, not a store: Dekker's pair as above */
+    (void)atomic_exchange(&g->promote, 1u);
     room = true;
   }
   if (room && atomic_load(&g->head_asleep) != 0u) { /* seq_cst: the other half */

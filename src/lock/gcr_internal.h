@@ -16,7 +16,7 @@
 /* Admitted waiters of the inner lock at most (the passive head may add one
  * when it is promoted): the holder and these keep the lock busy while the
  * others sleep in the passive set. */
-#define SYNCQ_LOCK_GCR_ADMITTED 2u
+#define SYNCQ_LOCK_GCR_ADMITTED 1u
 /* Every this many acquisitions the passive set's head may enter whatever
  * the count of admitted waiters says (long-term fairness). */
 #define SYNCQ_LOCK_GCR_PROMOTE_EVERY 256u

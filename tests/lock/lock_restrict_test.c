@@ -5,12 +5,13 @@
  * made with SYNCQ_WAIT_BLOCK or SYNCQ_WAIT_COMPETITIVE (src/lock/gcr.c).
  *
  *  - a waiter beyond the admitted ones waits outside the FIFO lock: the
- *    holder H keeps the lock while waiters A0 and A1 queue (admitted: the
- *    limit is 2) and P arrives; P is then stopped inside its lock() call
- *    (a signal whose handler sleeps until released). H releases; A0 and A1
- *    take the lock in turn; then a trylock must succeed although P, who
- *    called lock() before, is stopped: P waits in the passive set, not in
- *    the FIFO queue (unrestricted, P would be queued next and the trylock
+ *    holder H keeps the lock while waiters A0 and A1 queue (A0 admitted,
+ *    A1 first in the passive set: SYNCQ_LOCK_GCR_ADMITTED is 1) and P
+ *    arrives behind A1; P is then stopped inside its lock() call (a signal
+ *    whose handler sleeps until released). H releases; A0 and A1 take the
+ *    lock in turn; then a trylock must succeed although P, who called
+ *    lock() before, is stopped: P waits in the passive set, not in the
+ *    FIFO queue (unrestricted, P would be queued next and the trylock
  *    would fail while P is stopped). Then P is released and gets the lock.
  *    The same holds with block and competitive named; with spinning or
  *    yielding named the FIFO lock is alone: the trylock fails;
@@ -20,7 +21,10 @@
  *  - many threads (16 on the test plan's 2 confined PUs, on any machine)
  *    keep mutual exclusion and all finish, with the default, block and
  *    competitive: the passive set's waiters are admitted (room or
- *    promotion), none starves.
+ *    promotion), none starves. A passive head left asleep with nobody to
+ *    wake it (a lost wake-up: the lock free, nobody admitted) stops every
+ *    thread: the test fails, naming the lock, once no acquisition has been
+ *    made for STALL_S seconds, instead of hanging.
  * The waits order arrivals; they measure nothing.
  */
 #include <pthread.h>
@@ -143,7 +147,7 @@ static void test_bad_inputs_keep_the_count(void **state) {
     if (syncq_lock_algo(l)->props & SYNCQ_PROP_USES_NODE) assert_int_equal(syncq_lock_lock(l, NULL), SYNCQ_EINVAL);
     assert_int_equal(syncq_lock_unlock(l, &mine), SYNCQ_EINVAL); /* nobody holds it */
     assert_int_equal(syncq_lock_lock(NULL, &mine), SYNCQ_EINVAL);
-    /* still admits: H, two admitted waiters and a passive one all get it */
+    /* still admits: H, an admitted waiter and two passive ones all get it */
     sw_setup(l, lock_fn, unlock_fn);
     assert_int_equal(syncq_lock_lock(l, &mine), SYNCQ_OK);
     pthread_t t[3];
@@ -164,10 +168,17 @@ static void test_bad_inputs_keep_the_count(void **state) {
 #endif
 #define MANY_THREADS 16
 
+/* No acquisition for this long: the threads wait for a wake-up that will
+ * not come (generous: qemu-user on a loaded host makes a few thousand a
+ * second). */
+#define STALL_S 120
+
 typedef struct many {
   syncq_lock *lock;
   pthread_barrier_t start;
-  uint64_t counter; /* plain: protected by the lock */
+  uint64_t counter;       /* plain: protected by the lock */
+  _Atomic(uint64_t) made; /* acquisitions so far, read by the test's thread */
+  _Atomic(int) finished;  /* incrementers that returned */
   _Atomic(int) errors;
 } many;
 
@@ -182,8 +193,27 @@ static void *incrementer(void *arg) {
     }
     m->counter++;
     if (syncq_lock_unlock(m->lock, &node) != SYNCQ_OK) atomic_fetch_add(&m->errors, 1);
+    atomic_fetch_add_explicit(&m->made, 1u, memory_order_relaxed); /* relaxed: a progress count only */
   }
+  atomic_fetch_add(&m->finished, 1);
   return NULL;
+}
+
+/* Wait until the incrementers return, or fail once none has made an
+ * acquisition for STALL_S seconds (they are left stuck: the process ends
+ * with the failure). */
+static void await_incrementers(many *m, const char *name, int wait) {
+  uint64_t seen = 0;
+  int still = 0;
+  while (atomic_load(&m->finished) < MANY_THREADS) {
+    sleep_ms(100);
+    uint64_t now = atomic_load_explicit(&m->made, memory_order_relaxed); /* relaxed: as above */
+    still = now == seen ? still + 1 : 0;
+    seen = now;
+    if (still == STALL_S * 10)
+      fail_msg("%s (%s): no acquisition for %d s after %llu of %d (a waiter is never woken)", name,
+               syncq_wait_name(wait), STALL_S, (unsigned long long)now, MANY_THREADS * INCREMENTS);
+  }
 }
 
 static void test_many_threads_finish(void **state) {
@@ -195,6 +225,8 @@ static void test_many_threads_finish(void **state) {
     many *m = syncq_alloc_aligned(sizeof *m, SYNCQ_CACHELINE);
     assert_non_null(m);
     m->counter = 0;
+    atomic_init(&m->made, 0u);
+    atomic_init(&m->finished, 0);
     atomic_init(&m->errors, 0);
     syncq_lock_config cfg = {MANY_THREADS, wait, false}; /* anderson, array: slots */
     assert_int_equal(syncq_lock_create(fifo_locks[i], &cfg, &m->lock), SYNCQ_OK);
@@ -202,6 +234,7 @@ static void test_many_threads_finish(void **state) {
     pthread_t t[MANY_THREADS];
     assert_int_equal(pthread_barrier_init(&m->start, NULL, MANY_THREADS), 0);
     for (int k = 0; k < MANY_THREADS; k++) assert_int_equal(pthread_create(&t[k], NULL, incrementer, m), 0);
+    await_incrementers(m, fifo_locks[i], wait);
     for (int k = 0; k < MANY_THREADS; k++) pthread_join(t[k], NULL);
     assert_int_equal(atomic_load(&m->errors), 0);
     assert_int_equal(m->counter, (uint64_t)MANY_THREADS * INCREMENTS);
