@@ -45,7 +45,8 @@
  * once idles the lock for its wake-up (syncq_lock_discipline still
  * reports BLOCK). SYNCQ_WAIT_SPIN and
  * SYNCQ_WAIT_YIELD, which promise waiters that never sleep, and the
- * locks that are not FIFO get the algorithm alone. Pinned
+ * locks that are not FIFO (but the time-published ones left to the safe
+ * default, below) get the algorithm alone. Pinned
  * two to a core, the FIFO queue locks (mcs, clh, array-cas) stay slow even
  * so: prefer a mutex or TTAS where threads outnumber cores and are
  * pinned. Pure spinning stays available by name: pass SYNCQ_WAIT_SPIN in
@@ -60,12 +61,15 @@
  * variant "mcs-tp" (He, Scherer & Scott 2005: waiters publish the time
  * while they poll, a release passes over a waiter whose time is more than
  * 100 us old and it queues again), which is FIFO only among waiters that
- * keep running. "mcs-tp" cannot sleep (a sleeper publishes nothing), so
- * its generic default is yielding; a variant that let waiters sleep in
- * the queue convoyed as plain MCS does (src/lock/mcs_tp.c). "mcs-tp" does
- * not collapse where unrestricted mcs and ticket do, but costs more than
- * the mutex, and it is not restricted (it is not FIFO, and its yielding
- * default must not sleep, as the passive set does). The default lock
+ * keep running. "mcs-tp" cannot sleep in its queue (a sleeper publishes
+ * nothing), so its waiters there yield; a variant that let waiters sleep
+ * in the queue convoyed as plain MCS does (src/lock/mcs_tp.c). Left to
+ * the safe default, "mcs-tp" and "clh-tp" are restricted as the FIFO
+ * locks are: the two or three admitted waiters yield in the queue and
+ * publish their time, the others spin about one context switch and sleep
+ * in the passive set, outside the queue, where no time of theirs goes
+ * stale (syncq_lock_discipline reports COMPETITIVE); yielding or spinning
+ * named keeps the algorithm alone. The default lock
  * remains the futex mutex; where a FIFO queue lock must survive
  * oversubscription, take a FIFO lock with the safe default
  * (measurements: docs/library.md, as above; docs/reliability.md, "At 16

@@ -80,8 +80,9 @@
  *                waits is passed over like a preempted one.
  *   Process-shared: no (the queue links nodes by address): SYNCQ_ENOTSUP.
  *   Waiting:     SPIN (default here): pause between polls; YIELD: yield
- *                every SYNCQ_LOCK_CLH_TP_POLLS_PER_YIELD polls (the
- *                generic API's safe default for this lock). BLOCK and
+ *                every SYNCQ_LOCK_CLH_TP_POLLS_PER_YIELD polls (how the
+ *                generic API's safe default runs this lock, restricted
+ *                as mcs_tp.c says). BLOCK and
  *                COMPETITIVE: SYNCQ_ENOTSUP, since a sleeping waiter
  *                publishes nothing and would be removed by every
  *                successor (mcs_tp.c measured the variant that keeps

@@ -130,7 +130,13 @@
  *                2 and 4 threads a unit) every restricted FIFO lock
  *                measured 0.31-0.56x pthread mutex beside a busy program
  *                with 1, 1.34-4.63x with 2 (docs/reliability.md, "One
- *                admitted waiter").
+ *                admitted waiter"). The time-published locks (mcs-tp,
+ *                clh-tp) keep SYNCQ_LOCK_GCR_ADMITTED_TP (2): their
+ *                admitted waiters yield, and with one the passive head
+ *                is woken at nearly every hand-over (7.9x and 5.2x
+ *                pthread mutex oversubscribed, on 2 cores). The limit is
+ *                the lock's (lock_gcr_init); SYNCQ_LOCK_GCR_ADMITTED
+ *                below stands for it.
  *   Stats:       blocks (sleeps of passive waiters), as syncq/wait.h counts.
  *   Deviations:  from the papers as described: (1) the place is given back
  *                when the inner lock is acquired rather than at unlock, so
@@ -159,7 +165,8 @@ enum { PN_WAITING = 0u, PN_HEAD = 1u, PN_ASLEEP = 2u };
 /* Pauses between yields of a head waiting for its successor's link. */
 #define GCR_LINK_PAUSES_PER_YIELD 64u
 
-void lock_gcr_init(lock_gcr *g, int wait) {
+void lock_gcr_init(lock_gcr *g, int wait, uint32_t limit) {
+  g->limit = limit == 0u ? 1u : limit;
   atomic_init(&g->admitted, 0u);
   atomic_init(&g->promote, 0u);
   atomic_init(&g->gate, 0u);
@@ -175,7 +182,7 @@ static bool take_place(lock_gcr *g) {
   /* seq_cst: for the passive head, the load after its announcement in
    * head_asleep (Dekker's pair with acquired()) */
   uint32_t a = atomic_load(&g->admitted);
-  while (a < SYNCQ_LOCK_GCR_ADMITTED) {
+  while (a < g->limit) {
     /* seq_cst: the head's CAS here is half of the Dekker pair with
      * head_asleep (see acquired()); for others a count only */
     if (atomic_compare_exchange_weak(&g->admitted, &a, a + 1u)) return true;

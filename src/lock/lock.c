@@ -34,6 +34,17 @@ static bool restricts(const syncq_algo *a, int used) {
   return (a->props & SYNCQ_PROP_FIFO) != 0 && (used == SYNCQ_WAIT_COMPETITIVE || used == SYNCQ_WAIT_BLOCK);
 }
 
+/* A queue lock whose waiters cannot sleep in its queue (the time-published
+ * ones: a sleeper publishes no time and is passed over) falls back to
+ * yielding under the safe default. Left to that default it is restricted
+ * too: its admitted waiters wait in it by yielding (and publishing), the
+ * others sleep competitively in the passive set, outside its queue, so no
+ * sleeper's time goes stale in it (src/lock/mcs_tp.c, "Waiting"). */
+static bool restricts_tp(const syncq_algo *a, const syncq_lock_config *cfg, int used) {
+  return (a->props & (SYNCQ_PROP_USES_NODE | SYNCQ_PROP_FIFO | SYNCQ_PROP_PEER)) == SYNCQ_PROP_USES_NODE &&
+         used == SYNCQ_WAIT_YIELD && (cfg == NULL || cfg->wait == SYNCQ_WAIT_DEFAULT);
+}
+
 /* The safe default of the generic API, in order of preference: the first
  * discipline the algorithm accepts is used when the caller names none.
  * Competitive spinning first (spin about one context switch, then sleep:
@@ -108,7 +119,12 @@ int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock
   l->ops = ops;
   l->wait = arg.used;
   l->restricted = restricts(a, arg.used);
-  if (l->restricted) lock_gcr_init(&l->gcr, arg.used);
+  if (l->restricted) lock_gcr_init(&l->gcr, arg.used, SYNCQ_LOCK_GCR_ADMITTED);
+  if (restricts_tp(a, cfg, arg.used)) {
+    l->restricted = true;
+    l->wait = SYNCQ_WAIT_COMPETITIVE;
+    lock_gcr_init(&l->gcr, SYNCQ_WAIT_COMPETITIVE, SYNCQ_LOCK_GCR_ADMITTED_TP);
+  }
   *out = l;
   return SYNCQ_OK;
 }

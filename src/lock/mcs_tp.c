@@ -64,8 +64,12 @@
  *   Signal-safe: trylock and unlock yes; lock yes (SPIN and YIELD only).
  *   Process-shared: no (the queue links nodes by address): SYNCQ_ENOTSUP.
  *   Waiting:     SPIN (default here): pause between polls; YIELD: yield
- *                every SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD polls (the
- *                generic API's safe default for this lock). BLOCK and
+ *                every SYNCQ_LOCK_MCS_TP_POLLS_PER_YIELD polls (how the
+ *                generic API's safe default runs this lock, restricted:
+ *                src/lock/lock.c puts src/lock/gcr.c around it, so only
+ *                the two or three admitted waiters yield in the queue
+ *                and the others sleep in the passive set, outside it,
+ *                where no stamp of theirs can go stale). BLOCK and
  *                COMPETITIVE: SYNCQ_ENOTSUP, since a sleeping waiter
  *                publishes nothing and would be passed over at every
  *                release. A variant that kept sleepers queued in place,

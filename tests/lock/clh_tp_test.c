@@ -15,6 +15,8 @@
  * get the lock (they queue again). The waits below order arrivals; they
  * measure nothing, and B gets the lock first however late the scheduler
  * runs anybody, since no A can run until released (the test gives B 20 s).
+ * Through the generic API with its safe default, a waiter beyond the
+ * admitted ones sleeps outside the queue (tp_restricted.h).
  * Also: the disciplines the lock refuses, its bad inputs, a node that
  * does not hold the lock, and the node pool's reuse over many rounds.
  */
@@ -31,6 +33,7 @@
 #include "syncq/wait.h"
 
 #include "stopped_waiter.h"
+#include "tp_restricted.h"
 
 #define MAX_STOPPED 2
 
@@ -95,6 +98,11 @@ static void test_nodes_go_back_to_the_pool(void **state) {
   assert_int_equal(syncq_lock_clh_tp_destroy(&l), SYNCQ_OK);
 }
 
+static void test_generic_default_sleeps_beyond_the_admitted(void **state) {
+  (void)state;
+  tp_check_restricted_default("clh-tp");
+}
+
 static void test_disciplines_and_bad_inputs(void **state) {
   (void)state;
   syncq_lock_clh_tp l;
@@ -135,9 +143,12 @@ static void test_disciplines_and_bad_inputs(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_removes_a_stopped_waiter_spin),        cmocka_unit_test(test_removes_a_stopped_waiter_yield),
-    cmocka_unit_test(test_removes_two_stopped_waiters_in_a_row), cmocka_unit_test(test_nodes_go_back_to_the_pool),
+    cmocka_unit_test(test_removes_a_stopped_waiter_spin),
+    cmocka_unit_test(test_removes_a_stopped_waiter_yield),
+    cmocka_unit_test(test_removes_two_stopped_waiters_in_a_row),
+    cmocka_unit_test(test_nodes_go_back_to_the_pool),
     cmocka_unit_test(test_disciplines_and_bad_inputs),
+    cmocka_unit_test(test_generic_default_sleeps_beyond_the_admitted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,6 +195,11 @@ static void run_case(const syncq_algo *a, int wait, enum free_mode m) {
   if (r == SYNCQ_ENOTSUP) _exit(CASE_SKIP);
   if (r != SYNCQ_OK) fail_child(CASE_CALL, "init returned %d", r);
   if (wait == SYNCQ_WAIT_DEFAULT) wait = syncq_lock_discipline(glock); /* the safe default chosen */
+  /* the time-published locks (queue locks, not FIFO) restricted by that
+   * default: B, alone, is admitted and yields in the lock's queue; only
+   * waiters beyond the admitted ones sleep */
+  bool b_sleeps =
+    syncq_wait_may_sleep(wait) && (a->props & (SYNCQ_PROP_USES_NODE | SYNCQ_PROP_FIFO)) != SYNCQ_PROP_USES_NODE;
   syncq_lock_node node;
   r = do_lock(&node);
   if (r != SYNCQ_OK) fail_child(CASE_CALL, "A: lock returned %d", r);
@@ -202,7 +207,7 @@ static void run_case(const syncq_algo *a, int wait, enum free_mode m) {
   if (pthread_create(&b_thread, NULL, b_main, NULL) != 0) fail_child(CASE_SETUP, "pthread_create");
   int tid;
   while ((tid = atomic_load(&b_tid)) == 0) sched_yield();
-  if (syncq_wait_may_sleep(wait)) {
+  if (b_sleeps) {
     wait_until_asleep(tid);
   } else {
     struct timespec d = {0, SPIN_HEAD_START_NS};

@@ -15,6 +15,8 @@
  * order arrivals; they measure nothing, and B gets the lock first however
  * late the scheduler runs anybody, since A cannot run until released
  * (the test gives B 20 s).
+ * Through the generic API with its safe default, a waiter beyond the
+ * admitted ones sleeps outside the queue (tp_restricted.h).
  * Also: the disciplines the lock refuses, and its bad inputs.
  */
 #include <pthread.h>
@@ -29,6 +31,7 @@
 #include "syncq/wait.h"
 
 #include "stopped_waiter.h"
+#include "tp_restricted.h"
 
 static syncq_lock_mcs_tp lock;
 
@@ -66,6 +69,11 @@ static void test_passes_over_a_stopped_waiter_spin(void **state) {
 static void test_passes_over_a_stopped_waiter_yield(void **state) {
   (void)state;
   check_passes_over(SYNCQ_WAIT_YIELD);
+}
+
+static void test_generic_default_sleeps_beyond_the_admitted(void **state) {
+  (void)state;
+  tp_check_restricted_default("mcs-tp");
 }
 
 static void test_disciplines_and_bad_inputs(void **state) {
@@ -108,6 +116,7 @@ int main(void) {
     cmocka_unit_test(test_passes_over_a_stopped_waiter_spin),
     cmocka_unit_test(test_passes_over_a_stopped_waiter_yield),
     cmocka_unit_test(test_disciplines_and_bad_inputs),
+    cmocka_unit_test(test_generic_default_sleeps_beyond_the_admitted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,8 +13,10 @@
  * syncq_lock_node remembers which one (SYNCQ_PROP_USES_NODE). Holds
  * pointers: not process-shared (SYNCQ_ENOTSUP). Waiting disciplines: SPIN
  * (default here) and YIELD; BLOCK and COMPETITIVE are SYNCQ_ENOTSUP (a
- * sleeping waiter publishes nothing, so it would always be removed), and
- * the generic API's safe default is therefore YIELD.
+ * sleeping waiter publishes nothing, so it would always be removed).
+ * The generic API's safe default restricts it (src/lock/gcr.c): the
+ * admitted waiters yield in its queue, the others sleep outside it
+ * (syncq/lock.h).
  */
 #ifndef SYNCQ_LOCK_CLH_TP_H
 #define SYNCQ_LOCK_CLH_TP_H

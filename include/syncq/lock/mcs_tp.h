@@ -10,8 +10,10 @@
  * own node (the caller's syncq_lock_node: SYNCQ_PROP_USES_NODE). Holds
  * pointers: not process-shared (SYNCQ_ENOTSUP). Waiting disciplines: SPIN
  * (default here) and YIELD; BLOCK and COMPETITIVE are SYNCQ_ENOTSUP (a
- * sleeping waiter publishes nothing, so it would always be passed over),
- * and the generic API's safe default is therefore YIELD.
+ * sleeping waiter publishes nothing, so it would always be passed over).
+ * The generic API's safe default restricts it (src/lock/gcr.c): the
+ * admitted waiters yield in its queue, the others sleep outside it
+ * (syncq/lock.h).
  */
 #ifndef SYNCQ_LOCK_MCS_TP_H
 #define SYNCQ_LOCK_MCS_TP_H
