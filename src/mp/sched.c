@@ -146,7 +146,11 @@ static void wake_thread(syncq_mp_sched *s, syncq_mp_thread *t) {
 }
 
 static void preempt_thread(syncq_mp_sched *s, syncq_mp_thread *t, uint64_t now) {
-  atomic_store(&t->gate, GATE_STOP); /* seq_cst: Dekker pair with nopreempt_end */
+  /* seq_cst: Dekker pair with nopreempt_end. An exchange, not a store:
+   * qemu-user's AArch64 translation lets a store-release pass a later
+   * load-acquire on a x86-64 host (docs/reliability.md, the restriction's
+   * lost wake-up); a read-modify-write orders them there too. */
+  (void)atomic_exchange(&t->gate, GATE_STOP);
   if (atomic_load(&t->nopreempt) != 0u) {
     t->defer_deadline = now + s->cfg.nopreempt_limit_ns;
     atomic_fetch_add_explicit(&s->deferrals, 1, memory_order_relaxed); /* relaxed: a statistic */

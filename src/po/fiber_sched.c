@@ -856,7 +856,10 @@ static void scan(po_fiber_rt *rt) {
  * or a waker's, and then loads mon_dozing; if we read its 1 here, that
  * RMW comes after our store, and its load sees the doze and wakes us). */
 static bool monitor_may_doze(po_fiber_rt *rt) {
-  atomic_store(&rt->mon_dozing, 1u);                                      /* seq_cst: before the loads of sleeping */
+  /* seq_cst: before the loads of sleeping; an exchange, not a store, so
+   * that qemu-user's AArch64 translation cannot let those loads pass it
+   * (docs/reliability.md, "Where qemu shows a reordering...") */
+  (void)atomic_exchange(&rt->mon_dozing, 1u);
   uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_relaxed); /* written under the lock */
   for (uint32_t i = 0; i < n; i++) {
     po_sched *v = &rt->sched[i];
