@@ -224,16 +224,22 @@ static inline syncq_pr_dw_atomic *cell_at(syncq_queue_scq2 *q, uint64_t counter)
   return &cells_of(q)[syncq_scq_remap(counter, q->order, q->remap_shift)];
 }
 
-/* Reserve room for one item: false (FULL) when n items are held or on
- * their way in. Counted in items, never in tickets: a ticket an enqueuer
- * gave up (a dead ticket) holds no room, so FULL cannot outlast the items
- * (see "Dead tickets"). The load first keeps producers polling a full
- * queue off the fetch-and-add; they share the line until it changes. */
-static inline bool reserve(syncq_queue_scq2 *q) {
-  if (atomic_load(&q->count) >= q->n) return false;
-  if (atomic_fetch_add(&q->count, 1) < q->n) return true;
-  atomic_fetch_sub(&q->count, 1); /* over: give the reservation back */
-  return false;
+/* Room the tickets before ticket t hold, less `own` tickets the caller
+ * took and gave up but has not yet taken off `adjust`: Tail - Head counts
+ * every ticket between them, and `adjust` takes off the ones that hold no
+ * item (see "Room"). Head is read through head_seen, a value Head had, on
+ * Tail's line: an older Head only overstates the room used, so only a
+ * caller that looks full reads Head's line, about once in n enqueues when
+ * the consumers keep up. */
+static inline int64_t room_used(syncq_queue_scq2 *q, uint64_t t, int64_t own) {
+  const int64_t adjust = atomic_load(&q->adjust);
+  /* relaxed: a hint; every value it held was Head's once, and Head only
+   * grows, so it is at most Head now (pairs with the relaxed stores below) */
+  uint64_t h = atomic_load_explicit(&q->head_seen, memory_order_relaxed);
+  if ((int64_t)(t - h) + adjust - own < (int64_t)q->n) return (int64_t)(t - h) + adjust - own;
+  h = atomic_load(&q->head);
+  atomic_store_explicit(&q->head_seen, h, memory_order_relaxed); /* relaxed: a hint, as above */
+  return (int64_t)(t - h) + adjust - own;
 }
 
 /* Deviation 5: the queue is empty now when Head has reached Tail. Head
@@ -260,12 +266,16 @@ static inline bool seems_empty(syncq_queue_scq2 *q) {
   return false;
 }
 
-static void catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
+/* Figure 8's catchup: Tail moved up to Head. Returns the tickets it
+ * jumped, which no enqueuer will take (their dequeuers count them as
+ * finding no item: "Room"). */
+static uint64_t catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
   while (!atomic_compare_exchange_strong(&q->tail, &tail, head)) {
     head = atomic_load(&q->head);
     tail = atomic_load(&q->tail);
-    if (tail >= head) break;
+    if (tail >= head) return 0;
   }
+  return head - tail;
 }
 
 int syncq_queue_scq2_bytes(size_t capacity, size_t *bytes) {
@@ -288,7 +298,8 @@ static int scq2_init(syncq_queue_scq2 *q, size_t capacity, uint32_t remap_shift)
   atomic_init(&q->tail, cells); /* cycle 1: cells start at cycle 0 */
   atomic_init(&q->head, cells);
   atomic_init(&q->tail_seen, cells);
-  atomic_init(&q->count, 0);
+  atomic_init(&q->head_seen, cells);
+  atomic_init(&q->adjust, 0);
   atomic_init(&q->threshold, -1);
   syncq_pr_dw_atomic *c = cells_of(q);
   for (uint64_t i = 0; i < cells; i++) {
@@ -312,11 +323,22 @@ int syncq_queue_scq2_destroy(syncq_queue_scq2 *q) {
 
 int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
   if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
-  if (!reserve(q)) return SYNCQ_FULL;
-  /* At most n items in 2n cells: some ticket ahead finds its cell free,
-   * so the loop needs no FULL exit (Figure 8's enqueue; "Dead tickets"). */
+  const int64_t n = (int64_t)q->n;
+  /* FULL before a ticket, with loads alone: a producer polling a full
+   * queue leaves no ticket for the dequeuers to pass. */
+  if (room_used(q, atomic_load(&q->tail), 0) >= n) return SYNCQ_FULL;
+  int64_t given_up = 0; /* tickets taken and given up, not yet taken off adjust */
+  uint64_t blocked = 0; /* of those, cells held by older items at or past Head */
   for (;;) {
     uint64_t T = atomic_fetch_add(&q->tail, 1);
+    /* This ticket's room: n tickets at most before it hold items or
+     * enqueues on their way (ours given up excepted). Over it (another
+     * enqueue took the last room since the test above, or dequeuers
+     * overtook this one): FULL, and this ticket is given up too. */
+    if (room_used(q, T, given_up) >= n) {
+      atomic_fetch_sub(&q->adjust, given_up + 1);
+      return SYNCQ_FULL;
+    }
     const uint64_t tc = c_cycle(q, T);
     syncq_pr_dw_atomic *cell = cell_at(q, T);
     SYNCQ_RACE_POINT("queue.scq2.ticket"); /* between the ticket and the cell: where a dequeuer overtakes */
@@ -328,14 +350,35 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
           SYNCQ_STAT_INC(cas_failures);
           continue; /* E holds the cell's value now */
         }
-        const int64_t want = (int64_t)(3 * q->n - 1); /* Figure 8: 2n entries, at most n items */
-        /* Written only when it differs (Figure 8). seq_cst: visible before
-         * this enqueue returns, or a later dequeue could read a negative
-         * threshold and answer EMPTY over this item. */
-        if (atomic_load(&q->threshold) != want) atomic_store(&q->threshold, want);
+        if (given_up != 0) atomic_fetch_sub(&q->adjust, given_up); /* they hold no item */
+        /* Figure 8's reset, 3n - 1 on 2n cells, or more when this item
+         * lies further past Head (Head through its hint, at most Head:
+         * "Room"). Only raised, never lowered, so a lower reset cannot
+         * overwrite a higher one. seq_cst: visible before this enqueue
+         * returns, or a later dequeue could read a negative threshold and
+         * answer EMPTY over this item. */
+        /* relaxed: a hint, as in room_used; Head itself only when the
+         * hint says the item lies 2n or more past it */
+        uint64_t h = atomic_load_explicit(&q->head_seen, memory_order_relaxed);
+        if (T - h >= 2 * (uint64_t)n && (int64_t)(T - h) > 0) h = atomic_load(&q->head);
+        const int64_t past = (int64_t)(T - h) + n;
+        const int64_t want = past > 3 * n - 1 ? past : 3 * n - 1;
+        int64_t th = atomic_load(&q->threshold);
+        while (th < want && !atomic_compare_exchange_weak(&q->threshold, &th, want)) {
+        }
         return SYNCQ_OK;
       }
       break; /* this cell cannot take it: next ticket */
+    }
+    given_up++;
+    /* Lock-free when more items than n are in the ring (dequeuers that
+     * hold their items' tickets have given their room back): a whole lap
+     * of cells held by items, at or past Head, answers FULL. Never when
+     * no other operation runs: n items at most would be there then. */
+    if ((E.hi & OCCUPIED) && cycle_lt(e_cycle(E.hi), tc) && atomic_load(&q->head) <= T &&
+        ++blocked >= 2 * (uint64_t)n) {
+      atomic_fetch_sub(&q->adjust, given_up);
+      return SYNCQ_FULL;
     }
   }
 }
@@ -345,6 +388,7 @@ int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
   if (atomic_load(&q->threshold) < 0) return SYNCQ_EMPTY;
   if (seems_empty(q)) return SYNCQ_EMPTY;         /* Deviation 5 */
   SYNCQ_RACE_POINT("queue.scq2.dequeue.checked"); /* past the emptiness test, before the ticket */
+  int64_t no_item = 0;                            /* tickets taken that held no item, not yet added to adjust */
   for (;;) {
     uint64_t H = atomic_fetch_add(&q->head, 1);
     const uint64_t hc = c_cycle(q, H);
@@ -367,7 +411,7 @@ int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
           continue; /* E holds the cell's value now */
         }
         *item = (void *)(uintptr_t)E.lo;
-        atomic_fetch_sub(&q->count, 1); /* its room is free: after the consume, so never more than n held */
+        if (no_item != 0) atomic_fetch_add(&q->adjust, no_item);
         return SYNCQ_OK;
       }
       if (!(E.hi & OCCUPIED) && (E.hi & SAFE) && cycle_lt(e_cycle(E.hi), hc) && waited < SYNCQ_SCQ_DEQ_WAIT &&
@@ -390,13 +434,18 @@ int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
       }
       break;
     }
+    no_item++; /* ticket H holds no item: its enqueuer gave it up, or none will take it */
     uint64_t T = atomic_load(&q->tail);
     if (T <= H + 1) {
-      catchup(q, T, H + 1);
+      const int64_t add = no_item - (int64_t)catchup(q, T, H + 1);
+      if (add != 0) atomic_fetch_add(&q->adjust, add);
       atomic_fetch_sub(&q->threshold, 1);
       return SYNCQ_EMPTY;
     }
-    if (atomic_fetch_sub(&q->threshold, 1) <= 0) return SYNCQ_EMPTY;
+    if (atomic_fetch_sub(&q->threshold, 1) <= 0) {
+      atomic_fetch_add(&q->adjust, no_item);
+      return SYNCQ_EMPTY;
+    }
   }
 }
 
