@@ -11,19 +11,23 @@
  *                double-width variant and its authors' SCQ2 code do; 004
  *                §VI measures it as "SCQ2" (among the best at scale).
  *                Written from the paper; see Deviations.
- *   Progress:    lock-free (Figure 8 on 2n cells holding at most n items:
- *                an enqueue's tickets fail only for cells held by the
- *                other items or taken by dequeuers that overtook it; the
- *                threshold, 3n - 1, bounds a dequeuer's tries after the
- *                last enqueue).
- *   Atomics:     uncontended enqueue: 2 FAA (the item count, Tail) + 1
- *                double-width CAS, + loads of the count, Threshold and the
- *                cell; dequeue: 2 FAA (Head, the item count) + 1
- *                double-width CAS (consume), + loads of Threshold, Head,
- *                Tail and the cell. EMPTY: 3 loads (Threshold, Head,
+ *   Progress:    lock-free (Figure 8 on 2n cells: an enqueue's tickets
+ *                fail only for cells held by older items or taken by
+ *                dequeuers that overtook it, and a whole lap of cells held
+ *                by items at or past Head answers FULL, see "Room"; the
+ *                threshold, 3n - 1 or more, bounds a dequeuer's tries
+ *                after the last enqueue).
+ *   Atomics:     uncontended enqueue: 1 FAA (Tail) + 1 double-width CAS,
+ *                + loads of Tail, the room adjustment, a Head hint on
+ *                Tail's line, Threshold and the cell; dequeue: 1 FAA
+ *                (Head) + 1 double-width CAS (consume), + loads of
+ *                Threshold, Head, Tail and the cell. A ticket that holds
+ *                no item adds one FAA on the room adjustment to the
+ *                operation that finds so. EMPTY: 3 loads (Threshold, Head,
  *                Tail), no write (Deviation 5), or Threshold alone once it
- *                has run out. FULL: 1 load (the count), or 2 FAA when the
- *                last room goes to another enqueue meanwhile.
+ *                has run out. FULL: 4 loads (Tail, the adjustment, the
+ *                hint, Head), no write, or FAAs on Tail and the adjustment
+ *                when another enqueue takes the last room meanwhile.
  *   Memory:      caller's storage: a header of 9 cache lines + 32 bytes per
  *                item of capacity (2 cells of 16); never allocates;
  *                nothing to reclaim.
@@ -59,17 +63,20 @@
  *                lock-based double-width CAS while its dequeuer overtakes
  *                it, which lost the item every time before.
  *   Linearizable: items come out FIFO, EMPTY is linearizable; FULL is not:
- *                it is answered when the item count is n, and the count
- *                holds an item from the enqueue's reservation (before its
- *                ticket) to the end of its dequeuer's consume, so an
- *                enqueue concurrent with enqueues in flight, or with a
- *                dequeuer that has its item's ticket but has not consumed
- *                it, can see FULL with fewer than n items present. Only
- *                operations in flight count beyond the items: whenever
- *                none is, the count is the number of items present, so
- *                FULL never outlasts them (sequentially FULL comes at
- *                exactly n). The linearizability runs check the rest on
- *                histories that cannot fill it.
+ *                it is answered when the tickets before the enqueue's,
+ *                less those that hold no item, hold n items or enqueues
+ *                on their way ("Room"), so an enqueue concurrent with
+ *                enqueues in flight, or with operations that have not yet
+ *                taken a ticket that holds no item off the count, can see
+ *                FULL with fewer than n items present; and a dequeue gives
+ *                its item's room back with its Head ticket, before it
+ *                consumes, so while dequeues are in flight the cells can
+ *                hold more than n items (n and the items of those
+ *                dequeues, which may take effect first). Whenever no
+ *                operation is in flight the count is the number of items
+ *                present, so FULL never outlasts them (sequentially FULL
+ *                comes at exactly n). The linearizability runs check the
+ *                rest on histories that cannot fill it.
  *   Cells:       lo = the item; hi = cycle (62 bits) << 2 | is-safe << 1 |
  *                occupied. Head and Tail start at 2n (cycle 1), cells at
  *                cycle 0, safe, empty.
@@ -84,9 +91,10 @@
  *                re-reads it up to SYNCQ_SCQ_DEQ_WAIT times before
  *                invalidating it (the authors' SCQ2, lfring_cas2.h,
  *                invalidates at once); (3)
- *                FULL is counted in items, on 2n cells (see "Dead
- *                tickets"); the authors' SCQ2 has n cells and answers
- *                FULL when Tail reaches n tickets past Head (a per-thread
+ *                FULL is counted from tickets less those that hold no
+ *                item, on 2n cells (see "Dead tickets" and "Room"); the
+ *                authors' SCQ2 has n cells and answers FULL when Tail
+ *                reaches n tickets past Head (a per-thread
  *                hint of Head); (4) consume
  *                is a double-width CAS that clears the occupied bit of the
  *                pair the dequeuer read (the authors: a double-width
@@ -125,32 +133,68 @@
  *                then getting at capacity 64 with 57 items, on 2 and on 16
  *                cores: queue_progress_test's near-full case; a work pool
  *                whose threads put then get could deadlock so under
- *                preemption alone). Room is now counted in items, which a
- *                dead ticket never holds: an enqueue reserves one in the
- *                count before its ticket (FULL when n are held) and the
- *                dequeue that consumes the item releases it. The ring has
- *                2n cells, as SCQ's rings do for n indices (Figure 8's
- *                Threshold, 3n - 1, is for that ring): with at most n
- *                items in 2n cells an enqueue always finds a cell ahead,
- *                so its loop takes tickets until one takes the item, and
- *                never answers FULL from tickets. The price: 16 more
- *                bytes per item of capacity and a fetch-and-add on the
- *                count in each operation, a line producers and consumers
- *                share (the authors' SCQ2 has neither): one thread's
+ *                preemption alone). The first fix counted room in items,
+ *                which a dead ticket never holds: an enqueue reserved one
+ *                in a count before its ticket and the dequeue that
+ *                consumed the item released it, on 2n cells, as SCQ's
+ *                rings have for n indices. Its price, a fetch-and-add on
+ *                a line both sides share in every operation: one thread's
  *                enqueue+dequeue pair went from 22.4-23.7 ns to 31.4-33.2
  *                (thread CPU time, best of 7 x 2M pairs, 12 runs
- *                interleaved with the code before; docs/queues.md); the
- *                figures under "Measured" and "N = 1" are of the code
- *                before (n cells, FULL from Head). Tried, not kept: the
- *                count split into a producers' half on Tail's line (a CAS
- *                admits an item) and a consumers' half on Head's line,
- *                read through a hint: the same pair cost (32.6 ns) and
- *                the same one producer/one consumer rate on 2 cores; the
- *                cost is the two read-modify-writes, not a shared line. tests/queue/scq2_race_test.c builds
+ *                interleaved with the code before; docs/queues.md), and
+ *                on 16 cores dg25-prodcons at N = 8 and 16 from 15.6-19.1
+ *                to 9.2-9.5 Mops/s. Tried, not kept: that count split
+ *                into a producers' half on Tail's line (a CAS admits an
+ *                item) and a consumers' half on Head's line, read through
+ *                a hint: the same pair cost (32.6 ns); the cost was the
+ *                two read-modify-writes. Now "Room" below: 24.5 ns a
+ *                pair against the item count's 32.5 in the same
+ *                interleaved runs. tests/queue/scq2_race_test.c builds
  *                both states deterministically (two dequeuers stopped
  *                after their tickets; one dequeuer stopped while enqueues
  *                pass its cell) and fails on the code before each fix.
- *   Measured:    2-core development machine (load average 20-45 from other
+ *   Room:        FULL from tickets, with the dead ones taken off, and no
+ *                per-operation count. Every ticket below Tail is taken by
+ *                one enqueuer or jumped by a catchup; every ticket below
+ *                Head by one dequeuer; so Tail - Head + adjust, where
+ *                adjust adds one for each dequeuer's ticket that held no
+ *                item and takes one off for each enqueuer's ticket given
+ *                up and each ticket a catchup jumped, counts the tickets
+ *                that hold an item or an enqueue on its way, not yet taken
+ *                by a dequeuer: with no operation in flight, the items
+ *                present. Those events are the slow paths (a cell that
+ *                could not take the item, a dequeue that found none), so
+ *                the common enqueue and dequeue add nothing; each
+ *                operation adds its own once, before it returns. An
+ *                enqueue takes a ticket only when the tickets before
+ *                Tail hold fewer than n (FULL with loads alone
+ *                otherwise), and keeps it only when the tickets before it,
+ *                less those it gave up itself, hold fewer than n: a race
+ *                for the last room is decided by the ticket order, and
+ *                the loser gives its ticket up and answers FULL. Head is
+ *                read through head_seen, a value Head had, on Tail's line
+ *                (an older Head overstates the room used, never the
+ *                reverse): producers read Head's line about once in n
+ *                items while consumers keep up. A dequeue gives its
+ *                item's room back with its Head ticket, before it
+ *                consumes, so the cells can hold more than n items while
+ *                dequeues are in flight; with more such dequeues than n
+ *                every cell can hold one, so an enqueue that finds 2n
+ *                cells held by older items for tickets at or past Head
+ *                gives up and answers FULL (it cannot with no other
+ *                operation in flight: then at most n items are there, and
+ *                the first lap past Head finds a free cell).
+ *                tests/queue/scq2_race_test.c builds that lap (three
+ *                dequeuers stopped after their tickets); without the exit
+ *                the enqueue took tickets for ever. An item may lie
+ *                further than Figure 8's 2n - 1 tickets past Head there,
+ *                so an enqueue raises Threshold to its distance past Head
+ *                + n when that is above 3n - 1, and only ever raises it
+ *                (a CAS when it is below what the enqueue wants, where
+ *                Figure 8 stores 3n - 1 whenever it differs): a lower
+ *                reset may not overwrite a higher one.
+ *   Measured:    (the code with n cells and FULL from Head) 2-core
+ *                development machine (load average 20-45 from other
  *                work), dg25-prodcons, medians of 15 samples: N = 8 (16
  *                threads) 19-23 Mops/s, level with SCQ. One thread's
  *                enqueue+dequeue pair (thread CPU time, best of 7 x 2M):

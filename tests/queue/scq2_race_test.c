@@ -328,8 +328,11 @@ static void test_full_and_empty_at_once(void **state) {
  * with Tail on that cell again (a multiple of 2n tickets past the item's,
  * whether the ring has n cells or 2n), so the enqueues that then fill the
  * queue leave a dead ticket between Head and Tail. The stopped dequeuer
- * takes its item, and the queue is quiescent with fewer than n items:
- * enqueues alone must fill it to n.
+ * takes its item, and the queue is quiescent with at most n items (n
+ * when the fill counted the stopped dequeuer's room as given back with
+ * its ticket, fewer when it counted the item): enqueues alone must fill it
+ * to n, and Tail - Head with the dead tickets taken off must count the
+ * items present.
  * Before the fix FULL came when Tail was n tickets past Head, dead ones
  * included, so here every enqueue answered FULL for good with one item of
  * two present (three threads putting then getting, capacity 64, stalled
@@ -377,6 +380,7 @@ static void test_dead_tickets_leave_no_room_unused(void **state) {
   /* Quiescent now, hi - lo items present: enqueues alone must fill it. */
   const uint64_t present = hi - lo;
   const uint64_t spread = atomic_load(&q->tail) - atomic_load(&q->head);
+  assert_int_equal((int64_t)spread + atomic_load(&q->adjust), (int64_t)present);
   if (spread <= present)
     fail_msg("the state was not built: Tail %llu tickets past Head with %llu items present, no dead ticket between",
              (unsigned long long)spread, (unsigned long long)present);
@@ -459,7 +463,9 @@ static void test_lap_of_held_cells_answers_full(void **state) {
     assert_ptr_equal(got, item_of((uint64_t)i + 1));
   }
   syncq_race_hook = NULL;
-  /* Quiescent with item 4 alone: one more goes in, then FULL. */
+  /* Quiescent with item 4 alone: the room count says one, one more goes
+   * in, then FULL. */
+  assert_int_equal((int64_t)(atomic_load(&q->tail) - atomic_load(&q->head)) + atomic_load(&q->adjust), 1);
   assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(6)), SYNCQ_OK);
   assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(7)), SYNCQ_FULL);
   assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
