@@ -27,6 +27,8 @@
  *   - a lap of held cells, deterministic: dequeuers stopped after their
  *     tickets hold three items' cells and a fourth item fills the ring;
  *     an enqueue must answer FULL instead of taking tickets for ever.
+ *   - room sum after churn: four threads at random with yields injected;
+ *     quiescent, Tail - Head + adjust must equal the items a drain finds.
  *   - ping-pong with yields injected at the enqueuer's ticket and inside
  *     the double-width CAS: one item bounced through two queues; a
  *     dequeue that answers EMPTY after the matching enqueue returned (each
@@ -589,6 +591,79 @@ static void test_pingpong_with_yields(void **state) {
   }
 }
 
+/* ------------------------------------------------------------ room sum after churn */
+
+/* Four threads each enqueue or dequeue at random (one try each, FULL and
+ * EMPTY allowed) on capacity 2 and 8, with yields injected at the
+ * tickets and inside the double-width CAS so that tickets are given up,
+ * overtaken and caught up with. Quiescent afterwards: Tail - Head +
+ * adjust must be the number of items a drain then takes out, and the
+ * drained queue must take exactly n items. A ticket that holds no item
+ * and is left out of adjust (or counted twice) shows as a wrong sum. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define CHURN_OPS 3000
+#else
+#define CHURN_OPS 20000
+#endif
+#define CHURN_THREADS 4
+static void churn_hook(const char *name) {
+  uint64_t k = atomic_fetch_add(&hook_calls, 1);
+  if (k % 7 == 0 && (strcmp(name, "queue.scq2.ticket") == 0 || strcmp(name, "queue.scq2.dequeue.ticket") == 0 ||
+                     strcmp(name, "pr.dwcas.locked") == 0))
+    sched_yield();
+}
+
+static _Atomic(int) churn_bad; /* a call answered what it may not */
+static void *churner(void *p) {
+  syncq_queue_scq2 *q = p;
+  uint64_t x = (uint64_t)(uintptr_t)&x | 1; /* per-thread seed */
+  for (int i = 0; i < CHURN_OPS; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    void *it;
+    int st = (x & 1) ? syncq_queue_scq2_enqueue(q, item_of(x >> 8)) : syncq_queue_scq2_dequeue(q, &it);
+    if (st != SYNCQ_OK && st != SYNCQ_FULL && st != SYNCQ_EMPTY) atomic_store(&churn_bad, 1);
+  }
+  return NULL;
+}
+
+static void test_room_sum_after_churn(void **state) {
+  (void)state;
+  const size_t caps[] = {2, 8};
+  for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
+    const size_t c = caps[k];
+    syncq_queue_scq2 *q = make(c);
+    if (q == NULL) return;
+    atomic_store(&churn_bad, 0);
+    syncq_race_hook = churn_hook;
+    pthread_t t[CHURN_THREADS];
+    for (int i = 0; i < CHURN_THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, churner, q), 0);
+    for (int i = 0; i < CHURN_THREADS; i++) pthread_join(t[i], NULL);
+    syncq_race_hook = NULL;
+    assert_int_equal(atomic_load(&churn_bad), 0);
+    const int64_t sum = (int64_t)(atomic_load(&q->tail) - atomic_load(&q->head)) + atomic_load(&q->adjust);
+    int64_t drained = 0;
+    void *x;
+    while (syncq_queue_scq2_dequeue(q, &x) == SYNCQ_OK) drained++;
+    if (sum != drained)
+      fail_msg("capacity %zu: Tail - Head + adjust = %lld with %lld items present (adjust %lld)", c, (long long)sum,
+               (long long)drained, (long long)atomic_load(&q->adjust));
+    for (size_t i = 0; i < c; i++) assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(i)), SYNCQ_OK);
+    assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(c)), SYNCQ_FULL);
+    for (size_t i = 0; i < c; i++) {
+      assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
+      assert_ptr_equal(x, item_of(i));
+    }
+    assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
+    print_message(
+      "capacity %zu: %d threads x %d random operations, then %lld items present and counted; filled to %zu\n", c,
+      CHURN_THREADS, CHURN_OPS, (long long)drained, c);
+    assert_int_equal(syncq_queue_scq2_destroy(q), SYNCQ_OK);
+    free(q);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_overtaken_enqueuer),
@@ -597,6 +672,7 @@ int main(void) {
     cmocka_unit_test(test_dead_tickets_leave_no_room_unused),
     cmocka_unit_test(test_lap_of_held_cells_answers_full),
     cmocka_unit_test(test_pingpong_with_yields),
+    cmocka_unit_test(test_room_sum_after_churn),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
