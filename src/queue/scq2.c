@@ -375,10 +375,11 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
   uint64_t blocked = 0; /* of those, cells held by older items at or past Head */
   for (;;) {
     uint64_t T = atomic_fetch_add(&q->tail, 1);
-    /* This ticket's room: n tickets at most before it hold items or
-     * enqueues on their way (ours given up excepted). Over it (another
-     * enqueue took the last room since the test above, or dequeuers
-     * overtook this one): FULL, and this ticket is given up too. */
+    /* This ticket's room: fewer than n tickets before it may hold items
+     * or enqueues on their way (ours given up excepted). Not so when
+     * other enqueues took the last room since the test above: the ticket
+     * order settles the race, and this one gives its ticket up too and
+     * answers FULL. */
     if (room_used(q, T, given_up) >= n) {
       atomic_fetch_sub(&q->adjust, given_up + 1);
       return SYNCQ_FULL;
