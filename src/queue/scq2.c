@@ -11,19 +11,23 @@
  *                double-width variant and its authors' SCQ2 code do; 004
  *                §VI measures it as "SCQ2" (among the best at scale).
  *                Written from the paper; see Deviations.
- *   Progress:    lock-free (Figure 8 on 2n cells holding at most n items:
- *                an enqueue's tickets fail only for cells held by the
- *                other items or taken by dequeuers that overtook it; the
- *                threshold, 3n - 1, bounds a dequeuer's tries after the
- *                last enqueue).
- *   Atomics:     uncontended enqueue: 2 FAA (the item count, Tail) + 1
- *                double-width CAS, + loads of the count, Threshold and the
- *                cell; dequeue: 2 FAA (Head, the item count) + 1
- *                double-width CAS (consume), + loads of Threshold, Head,
- *                Tail and the cell. EMPTY: 3 loads (Threshold, Head,
+ *   Progress:    lock-free (Figure 8 on 2n cells: an enqueue's tickets
+ *                fail only for cells held by older items or taken by
+ *                dequeuers that overtook it, and a whole lap of cells held
+ *                by items at or past Head answers FULL, see "Room"; the
+ *                threshold, 3n - 1 or more, bounds a dequeuer's tries
+ *                after the last enqueue).
+ *   Atomics:     uncontended enqueue: 1 FAA (Tail) + 1 double-width CAS,
+ *                + loads of Tail, the room adjustment, a Head hint on
+ *                Tail's line, Threshold and the cell; dequeue: 1 FAA
+ *                (Head) + 1 double-width CAS (consume), + loads of
+ *                Threshold, Head, Tail and the cell. A ticket that holds
+ *                no item adds one FAA on the room adjustment to the
+ *                operation that finds so. EMPTY: 3 loads (Threshold, Head,
  *                Tail), no write (Deviation 5), or Threshold alone once it
- *                has run out. FULL: 1 load (the count), or 2 FAA when the
- *                last room goes to another enqueue meanwhile.
+ *                has run out. FULL: 4 loads (Tail, the adjustment, the
+ *                hint, Head), no write, or FAAs on Tail and the adjustment
+ *                when another enqueue takes the last room meanwhile.
  *   Memory:      caller's storage: a header of 9 cache lines + 32 bytes per
  *                item of capacity (2 cells of 16); never allocates;
  *                nothing to reclaim.
@@ -70,17 +74,20 @@
  *                lock-based double-width CAS while its dequeuer overtakes
  *                it, which lost the item every time before.
  *   Linearizable: items come out FIFO, EMPTY is linearizable; FULL is not:
- *                it is answered when the item count is n, and the count
- *                holds an item from the enqueue's reservation (before its
- *                ticket) to the end of its dequeuer's consume, so an
- *                enqueue concurrent with enqueues in flight, or with a
- *                dequeuer that has its item's ticket but has not consumed
- *                it, can see FULL with fewer than n items present. Only
- *                operations in flight count beyond the items: whenever
- *                none is, the count is the number of items present, so
- *                FULL never outlasts them (sequentially FULL comes at
- *                exactly n). The linearizability runs check the rest on
- *                histories that cannot fill it.
+ *                it is answered when the tickets before the enqueue's,
+ *                less those that hold no item, hold n items or enqueues
+ *                on their way ("Room"), so an enqueue concurrent with
+ *                enqueues in flight, or with operations that have not yet
+ *                taken a ticket that holds no item off the count, can see
+ *                FULL with fewer than n items present; and a dequeue gives
+ *                its item's room back with its Head ticket, before it
+ *                consumes, so while dequeues are in flight the cells can
+ *                hold more than n items (n and the items of those
+ *                dequeues, which may take effect first). Whenever no
+ *                operation is in flight the count is the number of items
+ *                present, so FULL never outlasts them (sequentially FULL
+ *                comes at exactly n). The linearizability runs check the
+ *                rest on histories that cannot fill it.
  *   Cells:       lo = the item; hi = cycle (62 bits) << 2 | is-safe << 1 |
  *                occupied. Head and Tail start at 2n (cycle 1), cells at
  *                cycle 0, safe, empty.
@@ -95,9 +102,10 @@
  *                re-reads it up to SYNCQ_SCQ_DEQ_WAIT times before
  *                invalidating it (the authors' SCQ2, lfring_cas2.h,
  *                invalidates at once); (3)
- *                FULL is counted in items, on 2n cells (see "Dead
- *                tickets"); the authors' SCQ2 has n cells and answers
- *                FULL when Tail reaches n tickets past Head (a per-thread
+ *                FULL is counted from tickets less those that hold no
+ *                item, on 2n cells (see "Dead tickets" and "Room"); the
+ *                authors' SCQ2 has n cells and answers FULL when Tail
+ *                reaches n tickets past Head (a per-thread
  *                hint of Head); (4) consume
  *                is a double-width CAS that clears the occupied bit of the
  *                pair the dequeuer read (the authors: a double-width
@@ -136,32 +144,68 @@
  *                then getting at capacity 64 with 57 items, on 2 and on 16
  *                cores: queue_progress_test's near-full case; a work pool
  *                whose threads put then get could deadlock so under
- *                preemption alone). Room is now counted in items, which a
- *                dead ticket never holds: an enqueue reserves one in the
- *                count before its ticket (FULL when n are held) and the
- *                dequeue that consumes the item releases it. The ring has
- *                2n cells, as SCQ's rings do for n indices (Figure 8's
- *                Threshold, 3n - 1, is for that ring): with at most n
- *                items in 2n cells an enqueue always finds a cell ahead,
- *                so its loop takes tickets until one takes the item, and
- *                never answers FULL from tickets. The price: 16 more
- *                bytes per item of capacity and a fetch-and-add on the
- *                count in each operation, a line producers and consumers
- *                share (the authors' SCQ2 has neither): one thread's
+ *                preemption alone). The first fix counted room in items,
+ *                which a dead ticket never holds: an enqueue reserved one
+ *                in a count before its ticket and the dequeue that
+ *                consumed the item released it, on 2n cells, as SCQ's
+ *                rings have for n indices. Its price, a fetch-and-add on
+ *                a line both sides share in every operation: one thread's
  *                enqueue+dequeue pair went from 22.4-23.7 ns to 31.4-33.2
  *                (thread CPU time, best of 7 x 2M pairs, 12 runs
- *                interleaved with the code before; docs/queues.md); the
- *                figures under "Measured" and "N = 1" are of the code
- *                before (n cells, FULL from Head). Tried, not kept: the
- *                count split into a producers' half on Tail's line (a CAS
- *                admits an item) and a consumers' half on Head's line,
- *                read through a hint: the same pair cost (32.6 ns) and
- *                the same one producer/one consumer rate on 2 cores; the
- *                cost is the two read-modify-writes, not a shared line. tests/queue/scq2_race_test.c builds
+ *                interleaved with the code before; docs/queues.md), and
+ *                on 16 cores dg25-prodcons at N = 8 and 16 from 15.6-19.1
+ *                to 9.2-9.5 Mops/s. Tried, not kept: that count split
+ *                into a producers' half on Tail's line (a CAS admits an
+ *                item) and a consumers' half on Head's line, read through
+ *                a hint: the same pair cost (32.6 ns); the cost was the
+ *                two read-modify-writes. Now "Room" below: 24.5 ns a
+ *                pair against the item count's 32.5 in the same
+ *                interleaved runs. tests/queue/scq2_race_test.c builds
  *                both states deterministically (two dequeuers stopped
  *                after their tickets; one dequeuer stopped while enqueues
  *                pass its cell) and fails on the code before each fix.
- *   Measured:    2-core development machine (load average 20-45 from other
+ *   Room:        FULL from tickets, with the dead ones taken off, and no
+ *                per-operation count. Every ticket below Tail is taken by
+ *                one enqueuer or jumped by a catchup; every ticket below
+ *                Head by one dequeuer; so Tail - Head + adjust, where
+ *                adjust adds one for each dequeuer's ticket that held no
+ *                item and takes one off for each enqueuer's ticket given
+ *                up and each ticket a catchup jumped, counts the tickets
+ *                that hold an item or an enqueue on its way, not yet taken
+ *                by a dequeuer: with no operation in flight, the items
+ *                present. Those events are the slow paths (a cell that
+ *                could not take the item, a dequeue that found none), so
+ *                the common enqueue and dequeue add nothing; each
+ *                operation adds its own once, before it returns. An
+ *                enqueue takes a ticket only when the tickets before
+ *                Tail hold fewer than n (FULL with loads alone
+ *                otherwise), and keeps it only when the tickets before it,
+ *                less those it gave up itself, hold fewer than n: a race
+ *                for the last room is decided by the ticket order, and
+ *                the loser gives its ticket up and answers FULL. Head is
+ *                read through head_seen, a value Head had, on Tail's line
+ *                (an older Head overstates the room used, never the
+ *                reverse): producers read Head's line about once in n
+ *                items while consumers keep up. A dequeue gives its
+ *                item's room back with its Head ticket, before it
+ *                consumes, so the cells can hold more than n items while
+ *                dequeues are in flight; with more such dequeues than n
+ *                every cell can hold one, so an enqueue that finds 2n
+ *                cells held by older items for tickets at or past Head
+ *                gives up and answers FULL (it cannot with no other
+ *                operation in flight: then at most n items are there, and
+ *                the first lap past Head finds a free cell).
+ *                tests/queue/scq2_race_test.c builds that lap (three
+ *                dequeuers stopped after their tickets); without the exit
+ *                the enqueue took tickets for ever. An item may lie
+ *                further than Figure 8's 2n - 1 tickets past Head there,
+ *                so an enqueue raises Threshold to its distance past Head
+ *                + n when that is above 3n - 1, and only ever raises it
+ *                (a CAS when it is below what the enqueue wants, where
+ *                Figure 8 stores 3n - 1 whenever it differs): a lower
+ *                reset may not overwrite a higher one.
+ *   Measured:    (the code with n cells and FULL from Head) 2-core
+ *                development machine (load average 20-45 from other
  *                work), dg25-prodcons, medians of 15 samples: N = 8 (16
  *                threads) 19-23 Mops/s, level with SCQ. One thread's
  *                enqueue+dequeue pair (thread CPU time, best of 7 x 2M):
@@ -235,16 +279,22 @@ static inline syncq_pr_dw_atomic *cell_at(syncq_queue_scq2 *q, uint64_t counter)
   return &cells_of(q)[syncq_scq_remap(counter, q->order, q->remap_shift)];
 }
 
-/* Reserve room for one item: false (FULL) when n items are held or on
- * their way in. Counted in items, never in tickets: a ticket an enqueuer
- * gave up (a dead ticket) holds no room, so FULL cannot outlast the items
- * (see "Dead tickets"). The load first keeps producers polling a full
- * queue off the fetch-and-add; they share the line until it changes. */
-static inline bool reserve(syncq_queue_scq2 *q) {
-  if (atomic_load(&q->count) >= q->n) return false;
-  if (atomic_fetch_add(&q->count, 1) < q->n) return true;
-  atomic_fetch_sub(&q->count, 1); /* over: give the reservation back */
-  return false;
+/* Room the tickets before ticket t hold, less `own` tickets the caller
+ * took and gave up but has not yet taken off `adjust`: Tail - Head counts
+ * every ticket between them, and `adjust` takes off the ones that hold no
+ * item (see "Room"). Head is read through head_seen, a value Head had, on
+ * Tail's line: an older Head only overstates the room used, so only a
+ * caller that looks full reads Head's line, about once in n enqueues when
+ * the consumers keep up. */
+static inline int64_t room_used(syncq_queue_scq2 *q, uint64_t t, int64_t own) {
+  const int64_t adjust = atomic_load(&q->adjust);
+  /* relaxed: a hint; every value it held was Head's once, and Head only
+   * grows, so it is at most Head now (pairs with the relaxed stores below) */
+  uint64_t h = atomic_load_explicit(&q->head_seen, memory_order_relaxed);
+  if ((int64_t)(t - h) + adjust - own < (int64_t)q->n) return (int64_t)(t - h) + adjust - own;
+  h = atomic_load(&q->head);
+  atomic_store_explicit(&q->head_seen, h, memory_order_relaxed); /* relaxed: a hint, as above */
+  return (int64_t)(t - h) + adjust - own;
 }
 
 /* Deviation 5: the queue is empty now when Head has reached Tail. Head
@@ -271,12 +321,16 @@ static inline bool seems_empty(syncq_queue_scq2 *q) {
   return false;
 }
 
-static void catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
+/* Figure 8's catchup: Tail moved up to Head. Returns the tickets it
+ * jumped, which no enqueuer will take (their dequeuers count them as
+ * finding no item: "Room"). */
+static uint64_t catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
   while (!atomic_compare_exchange_strong(&q->tail, &tail, head)) {
     head = atomic_load(&q->head);
     tail = atomic_load(&q->tail);
-    if (tail >= head) break;
+    if (tail >= head) return 0;
   }
+  return head - tail;
 }
 
 /* The header is one init writes: 2 <= n <= 2^40 a power of two, order =
@@ -311,7 +365,8 @@ static int scq2_init(syncq_queue_scq2 *q, size_t capacity, uint32_t remap_shift)
   atomic_init(&q->tail, cells); /* cycle 1: cells start at cycle 0 */
   atomic_init(&q->head, cells);
   atomic_init(&q->tail_seen, cells);
-  atomic_init(&q->count, 0);
+  atomic_init(&q->head_seen, cells);
+  atomic_init(&q->adjust, 0);
   atomic_init(&q->threshold, -1);
   syncq_pr_dw_atomic *c = cells_of(q);
   for (uint64_t i = 0; i < cells; i++) {
@@ -336,11 +391,23 @@ int syncq_queue_scq2_destroy(syncq_queue_scq2 *q) {
 int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
   if (q != NULL && !header_ok(q)) return SYNCQ_EINVAL; /* Process-shared: a geometry init never wrote */
   if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
-  if (!reserve(q)) return SYNCQ_FULL;
-  /* At most n items in 2n cells: some ticket ahead finds its cell free,
-   * so the loop needs no FULL exit (Figure 8's enqueue; "Dead tickets"). */
+  const int64_t n = (int64_t)q->n;
+  /* FULL before a ticket, with loads alone: a producer polling a full
+   * queue leaves no ticket for the dequeuers to pass. */
+  if (room_used(q, atomic_load(&q->tail), 0) >= n) return SYNCQ_FULL;
+  int64_t given_up = 0; /* tickets taken and given up, not yet taken off adjust */
+  uint64_t blocked = 0; /* of those, cells held by older items at or past Head */
   for (;;) {
     uint64_t T = atomic_fetch_add(&q->tail, 1);
+    /* This ticket's room: fewer than n tickets before it may hold items
+     * or enqueues on their way (ours given up excepted). Not so when
+     * other enqueues took the last room since the test above: the ticket
+     * order settles the race, and this one gives its ticket up too and
+     * answers FULL. */
+    if (room_used(q, T, given_up) >= n) {
+      atomic_fetch_sub(&q->adjust, given_up + 1);
+      return SYNCQ_FULL;
+    }
     const uint64_t tc = c_cycle(q, T);
     syncq_pr_dw_atomic *cell = cell_at(q, T);
     SYNCQ_RACE_POINT("queue.scq2.ticket"); /* between the ticket and the cell: where a dequeuer overtakes */
@@ -352,14 +419,35 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
           SYNCQ_STAT_INC(cas_failures);
           continue; /* E holds the cell's value now */
         }
-        const int64_t want = (int64_t)(3 * q->n - 1); /* Figure 8: 2n entries, at most n items */
-        /* Written only when it differs (Figure 8). seq_cst: visible before
-         * this enqueue returns, or a later dequeue could read a negative
-         * threshold and answer EMPTY over this item. */
-        if (atomic_load(&q->threshold) != want) atomic_store(&q->threshold, want);
+        if (given_up != 0) atomic_fetch_sub(&q->adjust, given_up); /* they hold no item */
+        /* Figure 8's reset, 3n - 1 on 2n cells, or more when this item
+         * lies further past Head (Head through its hint, at most Head:
+         * "Room"). Only raised, never lowered, so a lower reset cannot
+         * overwrite a higher one. seq_cst: visible before this enqueue
+         * returns, or a later dequeue could read a negative threshold and
+         * answer EMPTY over this item. */
+        /* relaxed: a hint, as in room_used; Head itself only when the
+         * hint says the item lies 2n or more past it */
+        uint64_t h = atomic_load_explicit(&q->head_seen, memory_order_relaxed);
+        if (T - h >= 2 * (uint64_t)n && (int64_t)(T - h) > 0) h = atomic_load(&q->head);
+        const int64_t past = (int64_t)(T - h) + n;
+        const int64_t want = past > 3 * n - 1 ? past : 3 * n - 1;
+        int64_t th = atomic_load(&q->threshold);
+        while (th < want && !atomic_compare_exchange_weak(&q->threshold, &th, want)) {
+        }
         return SYNCQ_OK;
       }
       break; /* this cell cannot take it: next ticket */
+    }
+    given_up++;
+    /* Lock-free when more items than n are in the ring (dequeuers that
+     * hold their items' tickets have given their room back): a whole lap
+     * of cells held by items, at or past Head, answers FULL. Never when
+     * no other operation runs: n items at most would be there then. */
+    if ((E.hi & OCCUPIED) && cycle_lt(e_cycle(E.hi), tc) && atomic_load(&q->head) <= T &&
+        ++blocked >= 2 * (uint64_t)n) {
+      atomic_fetch_sub(&q->adjust, given_up);
+      return SYNCQ_FULL;
     }
   }
 }
@@ -370,6 +458,7 @@ int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
   if (atomic_load(&q->threshold) < 0) return SYNCQ_EMPTY;
   if (seems_empty(q)) return SYNCQ_EMPTY;         /* Deviation 5 */
   SYNCQ_RACE_POINT("queue.scq2.dequeue.checked"); /* past the emptiness test, before the ticket */
+  int64_t no_item = 0;                            /* tickets taken that held no item, not yet added to adjust */
   for (;;) {
     uint64_t H = atomic_fetch_add(&q->head, 1);
     const uint64_t hc = c_cycle(q, H);
@@ -392,7 +481,7 @@ int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
           continue; /* E holds the cell's value now */
         }
         *item = (void *)(uintptr_t)E.lo;
-        atomic_fetch_sub(&q->count, 1); /* its room is free: after the consume, so never more than n held */
+        if (no_item != 0) atomic_fetch_add(&q->adjust, no_item);
         return SYNCQ_OK;
       }
       if (!(E.hi & OCCUPIED) && (E.hi & SAFE) && cycle_lt(e_cycle(E.hi), hc) && waited < SYNCQ_SCQ_DEQ_WAIT &&
@@ -415,13 +504,18 @@ int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
       }
       break;
     }
+    no_item++; /* ticket H holds no item: its enqueuer gave it up, or none will take it */
     uint64_t T = atomic_load(&q->tail);
     if (T <= H + 1) {
-      catchup(q, T, H + 1);
+      const int64_t add = no_item - (int64_t)catchup(q, T, H + 1);
+      if (add != 0) atomic_fetch_add(&q->adjust, add);
       atomic_fetch_sub(&q->threshold, 1);
       return SYNCQ_EMPTY;
     }
-    if (atomic_fetch_sub(&q->threshold, 1) <= 0) return SYNCQ_EMPTY;
+    if (atomic_fetch_sub(&q->threshold, 1) <= 0) {
+      atomic_fetch_add(&q->adjust, no_item);
+      return SYNCQ_EMPTY;
+    }
   }
 }
 

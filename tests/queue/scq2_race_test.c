@@ -24,6 +24,11 @@
  *     after its ticket keeps its item's cell held while enqueues pass it
  *     and give their tickets up; once it goes on, the quiescent queue
  *     holds fewer than n items and enqueues alone must fill it to n.
+ *   - a lap of held cells, deterministic: dequeuers stopped after their
+ *     tickets hold three items' cells and a fourth item fills the ring;
+ *     an enqueue must answer FULL instead of taking tickets for ever.
+ *   - room sum after churn: four threads at random with yields injected;
+ *     quiescent, Tail - Head + adjust must equal the items a drain finds.
  *   - ping-pong with yields injected at the enqueuer's ticket and inside
  *     the double-width CAS: one item bounced through two queues; a
  *     dequeue that answers EMPTY after the matching enqueue returned (each
@@ -200,10 +205,11 @@ static void test_empty_poll_takes_no_ticket(void **state) {
  * take the tickets of the two items and stop before their cells. The late
  * six go on: the items' tickets are taken, so each answers EMPTY (right),
  * counting Threshold (3n - 1 = 5) down past zero. An enqueue then answers
- * FULL: both items are still held. (When FULL was counted in tickets,
- * it took two tickets whose cells held the items, gave them up and left
- * Tail n past Head.) The stopped dequeuers take their items: the queue is
- * empty, Threshold negative. Before the first fix every enqueue answered
+ * FULL, or goes in past the two held cells: their dequeuers gave the room
+ * back with their tickets. (When FULL was counted in tickets alone, it
+ * took two tickets whose cells held the items, gave them up and left Tail
+ * n past Head.) The stopped dequeuers take their items: the queue holds
+ * at most the third, and enqueues must get through. Before the first fix every enqueue answered
  * FULL and every dequeue EMPTY from there on (what 4 producers and 4
  * consumers reached on 16 cores). */
 #define LATE_DEQUEUERS 6
@@ -280,13 +286,21 @@ static void test_full_and_empty_at_once(void **state) {
   assert_true(atomic_load(&q->threshold) < 0);
   /* An empty poll now answers from Threshold. */
   assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
-  /* Both items are still held (their dequeuers have not taken them): FULL. */
-  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(3)), SYNCQ_FULL);
+  /* Both items are in their cells, but their dequeuers hold their
+   * tickets: the room is theirs to give back (the two dequeues may take
+   * effect first), so the enqueue may go in, past the two held cells; it
+   * may not be lost, nor come out before them. */
+  const int third = syncq_queue_scq2_enqueue(q, item_of(3));
+  assert_true(third == SYNCQ_OK || third == SYNCQ_FULL);
   atomic_store(&release, 1);
   void *got[2];
   for (int i = 0; i < 2; i++) pthread_join(t[i], &got[i]);
   syncq_race_hook = NULL;
   assert_true((got[0] == item_of(1) && got[1] == item_of(2)) || (got[0] == item_of(2) && got[1] == item_of(1)));
+  if (third == SYNCQ_OK) {
+    assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
+    assert_ptr_equal(x, item_of(3));
+  }
   /* Empty now. A program that retries FULL and EMPTY must get through. */
   int tries = 0, st;
   while ((st = syncq_queue_scq2_enqueue(q, item_of(4))) == SYNCQ_FULL) {
@@ -316,8 +330,11 @@ static void test_full_and_empty_at_once(void **state) {
  * with Tail on that cell again (a multiple of 2n tickets past the item's,
  * whether the ring has n cells or 2n), so the enqueues that then fill the
  * queue leave a dead ticket between Head and Tail. The stopped dequeuer
- * takes its item, and the queue is quiescent with fewer than n items:
- * enqueues alone must fill it to n.
+ * takes its item, and the queue is quiescent with at most n items (n
+ * when the fill counted the stopped dequeuer's room as given back with
+ * its ticket, fewer when it counted the item): enqueues alone must fill it
+ * to n, and Tail - Head with the dead tickets taken off must count the
+ * items present.
  * Before the fix FULL came when Tail was n tickets past Head, dead ones
  * included, so here every enqueue answered FULL for good with one item of
  * two present (three threads putting then getting, capacity 64, stalled
@@ -365,6 +382,7 @@ static void test_dead_tickets_leave_no_room_unused(void **state) {
   /* Quiescent now, hi - lo items present: enqueues alone must fill it. */
   const uint64_t present = hi - lo;
   const uint64_t spread = atomic_load(&q->tail) - atomic_load(&q->head);
+  assert_int_equal((int64_t)spread + atomic_load(&q->adjust), (int64_t)present);
   if (spread <= present)
     fail_msg("the state was not built: Tail %llu tickets past Head with %llu items present, no dead ticket between",
              (unsigned long long)spread, (unsigned long long)present);
@@ -392,6 +410,72 @@ static void test_dead_tickets_leave_no_room_unused(void **state) {
     "%llu of %d items present after the stopped dequeuer went on, Tail %llu tickets past Head: "
     "enqueues alone filled it to %d\n",
     (unsigned long long)present, N, (unsigned long long)spread, N);
+  assert_int_equal(syncq_queue_scq2_destroy(q), SYNCQ_OK);
+  free(q);
+}
+
+/* ------------------------------------------------------------ a lap of held cells */
+
+/* Capacity 2, 4 cells. Three dequeuers take the tickets of items 1, 2
+ * and 3 and stop before their cells; item 4 goes in: all four cells hold
+ * items, yet only item 4 counts as room used (the three dequeues may take
+ * effect first). An enqueue finds a whole lap of held cells at or past
+ * Head: it must answer FULL, not take tickets for ever (lock-free with
+ * every other thread stopped). Once the three take their items, the
+ * quiescent queue holds one item and enqueues fill it to exactly two. */
+static _Atomic(int) lap_enqueue_done;
+static void *lap_enqueuer(void *p) {
+  int st = syncq_queue_scq2_enqueue(p, item_of(5));
+  atomic_store(&lap_enqueue_done, 1);
+  return (void *)(intptr_t)st;
+}
+
+static void test_lap_of_held_cells_answers_full(void **state) {
+  (void)state;
+  syncq_queue_scq2 *q = make(2);
+  if (q == NULL) return;
+  void *x = NULL;
+  atomic_store(&held, 0);
+  atomic_store(&release, 0);
+  atomic_store(&lap_enqueue_done, 0);
+  syncq_race_hook = hold_hook;
+  pthread_t t[3];
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(syncq_queue_scq2_enqueue(q, item_of((uint64_t)i + 1)), SYNCQ_OK);
+    assert_int_equal(pthread_create(&t[i], NULL, held_dequeuer, q), 0);
+    wait_for(&held, i + 1, "dequeuers holding the items' tickets");
+  }
+  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(4)), SYNCQ_OK);
+  pthread_t e;
+  assert_int_equal(pthread_create(&e, NULL, lap_enqueuer, q), 0);
+  const uint64_t t0 = now_s();
+  while (!atomic_load(&lap_enqueue_done)) {
+    if (now_s() - t0 > PATIENCE_S)
+      fail_msg("an enqueue facing four held cells has not returned in %d s (Tail %llu tickets past Head)", PATIENCE_S,
+               (unsigned long long)(atomic_load(&q->tail) - atomic_load(&q->head)));
+    sched_yield();
+  }
+  void *st;
+  pthread_join(e, &st);
+  assert_int_equal((int)(intptr_t)st, SYNCQ_FULL);
+  atomic_store(&release, 1);
+  for (int i = 0; i < 3; i++) {
+    void *got;
+    pthread_join(t[i], &got);
+    assert_ptr_equal(got, item_of((uint64_t)i + 1));
+  }
+  syncq_race_hook = NULL;
+  /* Quiescent with item 4 alone: the room count says one, one more goes
+   * in, then FULL. */
+  assert_int_equal((int64_t)(atomic_load(&q->tail) - atomic_load(&q->head)) + atomic_load(&q->adjust), 1);
+  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(6)), SYNCQ_OK);
+  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(7)), SYNCQ_FULL);
+  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
+  assert_ptr_equal(x, item_of(4));
+  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
+  assert_ptr_equal(x, item_of(6));
+  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
+  print_message("four held cells, one item counted: FULL; afterwards exactly two went in\n");
   assert_int_equal(syncq_queue_scq2_destroy(q), SYNCQ_OK);
   free(q);
 }
@@ -507,11 +591,88 @@ static void test_pingpong_with_yields(void **state) {
   }
 }
 
+/* ------------------------------------------------------------ room sum after churn */
+
+/* Four threads each enqueue or dequeue at random (one try each, FULL and
+ * EMPTY allowed) on capacity 2 and 8, with yields injected at the
+ * tickets and inside the double-width CAS so that tickets are given up,
+ * overtaken and caught up with. Quiescent afterwards: Tail - Head +
+ * adjust must be the number of items a drain then takes out, and the
+ * drained queue must take exactly n items. A ticket that holds no item
+ * and is left out of adjust (or counted twice) shows as a wrong sum. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define CHURN_OPS 3000
+#else
+#define CHURN_OPS 20000
+#endif
+#define CHURN_THREADS 4
+static void churn_hook(const char *name) {
+  uint64_t k = atomic_fetch_add(&hook_calls, 1);
+  if (k % 7 == 0 && (strcmp(name, "queue.scq2.ticket") == 0 || strcmp(name, "queue.scq2.dequeue.ticket") == 0 ||
+                     strcmp(name, "pr.dwcas.locked") == 0))
+    sched_yield();
+}
+
+static _Atomic(int) churn_bad; /* a call answered what it may not */
+static void *churner(void *p) {
+  syncq_queue_scq2 *q = p;
+  uint64_t x = (uint64_t)(uintptr_t)&x | 1; /* per-thread seed */
+  for (int i = 0; i < CHURN_OPS; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    void *it;
+    int st = (x & 1) ? syncq_queue_scq2_enqueue(q, item_of(x >> 8)) : syncq_queue_scq2_dequeue(q, &it);
+    if (st != SYNCQ_OK && st != SYNCQ_FULL && st != SYNCQ_EMPTY) atomic_store(&churn_bad, 1);
+  }
+  return NULL;
+}
+
+static void test_room_sum_after_churn(void **state) {
+  (void)state;
+  const size_t caps[] = {2, 8};
+  for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
+    const size_t c = caps[k];
+    syncq_queue_scq2 *q = make(c);
+    if (q == NULL) return;
+    atomic_store(&churn_bad, 0);
+    syncq_race_hook = churn_hook;
+    pthread_t t[CHURN_THREADS];
+    for (int i = 0; i < CHURN_THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, churner, q), 0);
+    for (int i = 0; i < CHURN_THREADS; i++) pthread_join(t[i], NULL);
+    syncq_race_hook = NULL;
+    assert_int_equal(atomic_load(&churn_bad), 0);
+    const int64_t sum = (int64_t)(atomic_load(&q->tail) - atomic_load(&q->head)) + atomic_load(&q->adjust);
+    int64_t drained = 0;
+    void *x;
+    while (syncq_queue_scq2_dequeue(q, &x) == SYNCQ_OK) drained++;
+    if (sum != drained)
+      fail_msg("capacity %zu: Tail - Head + adjust = %lld with %lld items present (adjust %lld)", c, (long long)sum,
+               (long long)drained, (long long)atomic_load(&q->adjust));
+    for (size_t i = 0; i < c; i++) assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(i)), SYNCQ_OK);
+    assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(c)), SYNCQ_FULL);
+    for (size_t i = 0; i < c; i++) {
+      assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
+      assert_ptr_equal(x, item_of(i));
+    }
+    assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
+    print_message(
+      "capacity %zu: %d threads x %d random operations, then %lld items present and counted; filled to %zu\n", c,
+      CHURN_THREADS, CHURN_OPS, (long long)drained, c);
+    assert_int_equal(syncq_queue_scq2_destroy(q), SYNCQ_OK);
+    free(q);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_overtaken_enqueuer),     cmocka_unit_test(test_empty_poll_takes_no_ticket),
-    cmocka_unit_test(test_full_and_empty_at_once), cmocka_unit_test(test_dead_tickets_leave_no_room_unused),
+    cmocka_unit_test(test_overtaken_enqueuer),
+    cmocka_unit_test(test_empty_poll_takes_no_ticket),
+    cmocka_unit_test(test_full_and_empty_at_once),
+    cmocka_unit_test(test_dead_tickets_leave_no_room_unused),
+    cmocka_unit_test(test_lap_of_held_cells_answers_full),
     cmocka_unit_test(test_pingpong_with_yields),
+    cmocka_unit_test(test_room_sum_after_churn),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,9 +4,10 @@
  * pointers directly in double-width cells (DISC 2019, the form 004 §VI
  * calls SCQ2): a ring of 2 x `capacity` 16-byte cells (SCQ's 2n entries
  * for n items), each an item pointer beside a (cycle, is-safe, occupied)
- * word, taken with fetch-and-add on Head and Tail; a count of the items
- * held bounds them to `capacity`; double-width CAS to publish an item and
- * to consume it.
+ * word, taken with fetch-and-add on Head and Tail; Tail - Head, less the
+ * tickets that hold no item (counted only when one is given up), bounds
+ * the items to `capacity`; double-width CAS to publish an item and to
+ * consume it.
  *
  * Typed API on caller-provided storage: a header followed by the cells.
  * Size it with syncq_queue_scq2_bytes() or SYNCQ_QUEUE_SCQ2_BYTES(capacity),
@@ -37,14 +38,15 @@ extern "C" {
  * adjacent-line prefetcher moves 128-byte pairs of lines. */
 typedef struct syncq_queue_scq2 {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* producers' ticket counter */
+  _Atomic(uint64_t) head_seen;                    /* a value Head had, on Tail's line: the FULL test's cache */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_tail_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head; /* consumers' ticket counter */
   _Atomic(uint64_t) tail_seen;                    /* a value Tail had, on Head's line: the EMPTY test's cache */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_head_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) threshold; /* < 0: empty (livelock bound) */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_threshold_[SYNCQ_CACHELINE];
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) count; /* items held or on their way in: the FULL test */
-  SYNCQ_CACHELINE_ALIGNED unsigned char pad_count_[SYNCQ_CACHELINE];
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) adjust; /* added to Tail - Head to count items: the FULL test */
+  SYNCQ_CACHELINE_ALIGNED unsigned char pad_adjust_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED uint64_t n; /* capacity (items); 2n cells; read-only after init */
   uint32_t order;                     /* log2(2n) */
   uint32_t remap_shift;               /* 0: plain; else cache remapping (init_remapped) */
