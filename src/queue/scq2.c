@@ -36,15 +36,14 @@
  *                pauses), so a handler that interrupts an enqueue and
  *                dequeues the same queue carries on.
  *   Process-shared: yes (no internal pointers; items are opaque words).
- *                Each operation first checks the header's geometry (n,
- *                order, remap_shift) is one init writes (header_ok), else
- *                SYNCQ_EINVAL: a header another process overwrote cannot
- *                make a shift of 64 or an index past the cells. The
- *                caller guarantees the mapping holds
- *                SYNCQ_QUEUE_SCQ2_BYTES(n) for the n in the header. The
- *                body re-reads the header after the check (it does not
- *                take a copy), so a process that rewrites it during an
- *                operation is not covered; one that writes the cells can
+ *                Each operation reads the header's geometry (n, order,
+ *                remap_shift) once into a local copy, checks it is one
+ *                init writes (scq2_geometry_read), else SYNCQ_EINVAL, and
+ *                uses only the copy: a header another process overwrote,
+ *                before or during the operation, cannot make a shift of
+ *                64 or an index past the cells. The caller guarantees
+ *                the mapping holds SYNCQ_QUEUE_SCQ2_BYTES(n) for the n in
+ *                the header. A process that writes the cells can
  *                make operations retry without end, never reach outside
  *                them.
  *   Limits:      capacity n a power of two, 2 <= n <= 2^40 (2n cells); items
@@ -262,9 +261,16 @@ static inline syncq_pr_dw_atomic *cells_of(syncq_queue_scq2 *q) { return (syncq_
 
 static inline uint64_t cyc_mask(void) { return UINT64_MAX >> 2; }
 static inline uint64_t e_cycle(uint64_t e) { return e >> 2; }
-static inline uint64_t c_cycle(const syncq_queue_scq2 *q, uint64_t counter) {
-  return (counter >> q->order) & cyc_mask();
-}
+/* The geometry of a queue, read once per operation from its header: the
+ * shared storage may be written by another process, so the words that are
+ * a shift (order), a bound (n) and a rotation (remap_shift) are copied and
+ * checked (scq2_geometry_read) and only the copy is used. */
+typedef struct scq2_geometry {
+  uint64_t n;
+  uint32_t order, shift;
+} scq2_geometry;
+
+static inline uint64_t c_cycle(const scq2_geometry *g, uint64_t counter) { return (counter >> g->order) & cyc_mask(); }
 static inline uint64_t make_entry(uint64_t cycle, uint64_t flags) { return (cycle << 2) | flags; }
 /* a < b for cycles modulo 2^62 */
 static inline bool cycle_lt(uint64_t a, uint64_t b) { return (int64_t)((a - b) << 2) < 0; }
@@ -275,8 +281,8 @@ static inline bool cycle_lt(uint64_t a, uint64_t b) { return (int64_t)((a - b) <
  * acts on it. */
 static inline syncq_pr_dw load_cell(syncq_pr_dw_atomic *cell) { return syncq_pr_dw_load(cell); }
 
-static inline syncq_pr_dw_atomic *cell_at(syncq_queue_scq2 *q, uint64_t counter) {
-  return &cells_of(q)[syncq_scq_remap(counter, q->order, q->remap_shift)];
+static inline syncq_pr_dw_atomic *cell_at(syncq_queue_scq2 *q, const scq2_geometry *g, uint64_t counter) {
+  return &cells_of(q)[syncq_scq_remap(counter, g->order, g->shift)];
 }
 
 /* Room the tickets before ticket t hold, less `own` tickets the caller
@@ -286,12 +292,12 @@ static inline syncq_pr_dw_atomic *cell_at(syncq_queue_scq2 *q, uint64_t counter)
  * Tail's line: an older Head only overstates the room used, so only a
  * caller that looks full reads Head's line, about once in n enqueues when
  * the consumers keep up. */
-static inline int64_t room_used(syncq_queue_scq2 *q, uint64_t t, int64_t own) {
+static inline int64_t room_used(syncq_queue_scq2 *q, int64_t n, uint64_t t, int64_t own) {
   const int64_t adjust = atomic_load(&q->adjust);
   /* relaxed: a hint; every value it held was Head's once, and Head only
    * grows, so it is at most Head now (pairs with the relaxed stores below) */
   uint64_t h = atomic_load_explicit(&q->head_seen, memory_order_relaxed);
-  if ((int64_t)(t - h) + adjust - own < (int64_t)q->n) return (int64_t)(t - h) + adjust - own;
+  if ((int64_t)(t - h) + adjust - own < n) return (int64_t)(t - h) + adjust - own;
   h = atomic_load(&q->head);
   atomic_store_explicit(&q->head_seen, h, memory_order_relaxed); /* relaxed: a hint, as above */
   return (int64_t)(t - h) + adjust - own;
@@ -333,16 +339,16 @@ static uint64_t catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
   return head - tail;
 }
 
-/* The header is one init writes: 2 <= n <= 2^40 a power of two, order =
- * log2(2n), remap_shift 0 or SCQ2_LINE_SHIFT. Another process may write
- * the shared header; order is a shift count and, with n, the bound of the
- * cell index, so every operation checks them before its first use (one
- * line, read anyway). That the storage holds SYNCQ_QUEUE_SCQ2_BYTES(n)
- * bytes the callee cannot know: the caller guarantees it. */
-static inline bool header_ok(const syncq_queue_scq2 *q) {
-  const uint64_t n = q->n;
-  const uint32_t order = q->order, shift = q->remap_shift;
-  return order - 2u <= 39u && n == UINT64_C(1) << (order - 1u) && (shift == 0 || shift == SCQ2_LINE_SHIFT);
+/* False unless the header is one init writes: 2 <= n <= 2^40 a power of
+ * two, order = log2(2n), remap_shift 0 or SCQ2_LINE_SHIFT (one line, read
+ * anyway). That the storage holds SYNCQ_QUEUE_SCQ2_BYTES(n) bytes the
+ * callee cannot know: the caller guarantees it. */
+static inline bool scq2_geometry_read(const syncq_queue_scq2 *q, scq2_geometry *g) {
+  g->n = q->n;
+  g->order = q->order;
+  g->shift = q->remap_shift;
+  return g->order - 2u <= 39u && g->n == UINT64_C(1) << (g->order - 1u) &&
+         (g->shift == 0 || g->shift == SCQ2_LINE_SHIFT);
 }
 
 int syncq_queue_scq2_bytes(size_t capacity, size_t *bytes) {
@@ -389,12 +395,12 @@ int syncq_queue_scq2_destroy(syncq_queue_scq2 *q) {
 }
 
 int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
-  if (q != NULL && !header_ok(q)) return SYNCQ_EINVAL; /* Process-shared: a geometry init never wrote */
-  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
-  const int64_t n = (int64_t)q->n;
+  scq2_geometry g; /* Process-shared: a geometry init never wrote is refused */
+  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC || !scq2_geometry_read(q, &g)) return SYNCQ_EINVAL;
+  const int64_t n = (int64_t)g.n;
   /* FULL before a ticket, with loads alone: a producer polling a full
    * queue leaves no ticket for the dequeuers to pass. */
-  if (room_used(q, atomic_load(&q->tail), 0) >= n) return SYNCQ_FULL;
+  if (room_used(q, n, atomic_load(&q->tail), 0) >= n) return SYNCQ_FULL;
   int64_t given_up = 0; /* tickets taken and given up, not yet taken off adjust */
   uint64_t blocked = 0; /* of those, cells held by older items at or past Head */
   for (;;) {
@@ -404,12 +410,12 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
      * other enqueues took the last room since the test above: the ticket
      * order settles the race, and this one gives its ticket up too and
      * answers FULL. */
-    if (room_used(q, T, given_up) >= n) {
+    if (room_used(q, n, T, given_up) >= n) {
       atomic_fetch_sub(&q->adjust, given_up + 1);
       return SYNCQ_FULL;
     }
-    const uint64_t tc = c_cycle(q, T);
-    syncq_pr_dw_atomic *cell = cell_at(q, T);
+    const uint64_t tc = c_cycle(&g, T);
+    syncq_pr_dw_atomic *cell = cell_at(q, &g, T);
     SYNCQ_RACE_POINT("queue.scq2.ticket"); /* between the ticket and the cell: where a dequeuer overtakes */
     syncq_pr_dw E = load_cell(cell);       /* a torn pair fails the CAS below */
     for (;;) {
@@ -453,16 +459,16 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
 }
 
 int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
-  if (q != NULL && !header_ok(q)) return SYNCQ_EINVAL; /* as in enqueue */
-  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
+  scq2_geometry g; /* as in enqueue */
+  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC || !scq2_geometry_read(q, &g)) return SYNCQ_EINVAL;
   if (atomic_load(&q->threshold) < 0) return SYNCQ_EMPTY;
   if (seems_empty(q)) return SYNCQ_EMPTY;         /* Deviation 5 */
   SYNCQ_RACE_POINT("queue.scq2.dequeue.checked"); /* past the emptiness test, before the ticket */
   int64_t no_item = 0;                            /* tickets taken that held no item, not yet added to adjust */
   for (;;) {
     uint64_t H = atomic_fetch_add(&q->head, 1);
-    const uint64_t hc = c_cycle(q, H);
-    syncq_pr_dw_atomic *cell = cell_at(q, H);
+    const uint64_t hc = c_cycle(&g, H);
+    syncq_pr_dw_atomic *cell = cell_at(q, &g, H);
     SYNCQ_RACE_POINT("queue.scq2.dequeue.ticket"); /* between the ticket and the cell: an item held, not yet taken */
     unsigned waited = 0;
     /* acquire (both): pair with the double-width CAS of the cell's last
