@@ -84,7 +84,7 @@ static inline qnode *node_of(syncq_lock_clh *l, uint64_t word) { return &l->node
  * that read an older one fails). Its owner alone touches it here; the
  * release that publishes its tail word (the swap or CAS of tail, or the
  * store of a holder's spare) publishes these writes. */
-static uint64_t prepare(syncq_lock_clh *l, qnode *n) {
+static inline uint64_t prepare(syncq_lock_clh *l, qnode *n) {
   n->gen++;
   atomic_store_explicit(&n->locked, 1u, memory_order_relaxed); /* published as said above */
   atomic_store_explicit(&n->spare, 0u, memory_order_relaxed);  /* the same */
@@ -170,6 +170,28 @@ static void adopt(syncq_lock_clh *l, qnode *me, qnode *pred, bool took_spare) {
   atomic_store_explicit(&me->spare, s, memory_order_release);
 }
 
+/* Out of line (the uncontended path keeps no stack frame): wait for pred,
+ * then take over its node (and the spare, see adopt()). */
+static __attribute__((noinline)) int wait_and_adopt(syncq_lock_clh *l, syncq_lock_node *node, qnode *me, qnode *pred,
+                                                    bool took_spare) {
+  await_pred(l, pred);
+  adopt(l, me, pred, took_spare);
+  rec(node)->mine = me;
+  return SYNCQ_OK;
+}
+
+/* Out of line: no spare to take, or the CAS lost: enqueue a node from the
+ * pool by swap (wait-free), then wait. */
+static __attribute__((noinline)) int enqueue_from_pool(syncq_lock_clh *l, syncq_lock_node *node) {
+  uint64_t w;
+  qnode *me = take_node(l, &w);
+  /* acq_rel: release publishes our node's preparation to the successor
+   * that swaps or CASes after us; acquire makes the predecessor's node
+   * visible */
+  qnode *pred = node_of(l, atomic_exchange_explicit(&l->tail, w, memory_order_acq_rel));
+  return wait_and_adopt(l, node, me, pred, false);
+}
+
 int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   /* acquire: pairs with the release of the swap or CAS that wrote the word,
@@ -178,30 +200,23 @@ int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node) {
   /* acquire: pairs with adopt()'s release store, which published the
    * spare's preparation */
   uint64_t s = atomic_load_explicit(&node_of(l, t)->spare, memory_order_acquire);
-  qnode *me, *pred;
-  bool took_spare = false;
-  if (s != 0u) {
-    /* acq_rel: release publishes the spare (prepared, then acquired above)
-     * to the successor that reads tail after us; acquire as the swap
-     * below. Tail words never repeat, so tail still read t means nobody
-     * enqueued after t's node, whose spare is then ours alone. */
-    took_spare = atomic_compare_exchange_strong_explicit(&l->tail, &t, s, memory_order_acq_rel, memory_order_relaxed);
-    SYNCQ_STAT_INC(cas_attempts); /* counted after the CAS: no store waits ahead of it */
-    if (!took_spare) SYNCQ_STAT_INC(cas_failures);
+  if (s == 0u) return enqueue_from_pool(l, node);
+  /* acq_rel: release publishes the spare (prepared, then acquired above)
+   * to the successor that reads tail after us; acquire as the swap in
+   * enqueue_from_pool. Tail words never repeat, so tail still reading t
+   * means nobody enqueued after t's node, whose spare is then ours alone. */
+  bool took = atomic_compare_exchange_strong_explicit(&l->tail, &t, s, memory_order_acq_rel, memory_order_relaxed);
+  SYNCQ_STAT_INC(cas_attempts); /* counted after the CAS: no store waits ahead of it */
+  if (!took) {
+    SYNCQ_STAT_INC(cas_failures);
+    return enqueue_from_pool(l, node);
   }
-  if (took_spare) {
-    me = node_of(l, s);
-    pred = node_of(l, t);
-  } else {
-    uint64_t w;
-    me = take_node(l, &w);
-    /* acq_rel: release publishes our node's preparation to the successor
-     * that swaps or CASes after us; acquire makes the predecessor's
-     * node visible */
-    pred = node_of(l, atomic_exchange_explicit(&l->tail, w, memory_order_acq_rel));
-  }
-  await_pred(l, pred);
-  adopt(l, me, pred, took_spare);
+  qnode *me = node_of(l, s), *pred = node_of(l, t);
+  /* acquire: pairs with the releasing store or exchange in unlock */
+  if (atomic_load_explicit(&pred->locked, memory_order_acquire) != 0u) return wait_and_adopt(l, node, me, pred, true);
+  /* adopt(), having taken the spare: pred becomes me's spare. release:
+   * pairs with the next arrival's acquire load of the field */
+  atomic_store_explicit(&me->spare, prepare(l, pred), memory_order_release);
   rec(node)->mine = me;
   return SYNCQ_OK;
 }

@@ -51,6 +51,9 @@ static inline syncq_lock_mcs_qnode *syncq_lock_mcs_qnode_of(syncq_lock_node *n) 
  * uncontended path keeps no frame. */
 SYNCQ_LOCK_SLOW_PATH_ int syncq_lock_mcs_wait_inline_(syncq_lock_mcs *l, syncq_lock_mcs_qnode *me,
                                                       syncq_lock_mcs_qnode *pred) {
+  /* relaxed: only the predecessor writes our flag, after it reads the
+   * link below, whose release store publishes this one */
+  atomic_store_explicit(&me->locked, 1u, memory_order_relaxed);
   /* release: pairs with the acquire load of next in the predecessor's unlock */
   atomic_store_explicit(&pred->next, me, memory_order_release);
   /* acquire: pairs with the hand-over store or exchange of locked in unlock */
@@ -74,9 +77,11 @@ SYNCQ_LOCK_SLOW_PATH_ int syncq_lock_mcs_wait_inline_(syncq_lock_mcs *l, syncq_l
 static inline int syncq_lock_mcs_lock_inline(syncq_lock_mcs *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   syncq_lock_mcs_qnode *me = syncq_lock_mcs_qnode_of(node);
-  /* relaxed: published by the acq_rel swap below */
+  /* relaxed: published by the acq_rel swap below (a successor links
+   * itself here). The flag is set only when there is a predecessor (in
+   * syncq_lock_mcs_wait_inline_, before linking): one store less before
+   * the swap's locked instruction when the lock is free. */
   atomic_store_explicit(&me->next, (syncq_lock_mcs_qnode *)NULL, memory_order_relaxed);
-  atomic_store_explicit(&me->locked, 1u, memory_order_relaxed);
   /* acq_rel: release publishes our node to the successor that swaps after
    * us; acquire pairs with the releasing CAS of tail to NULL in unlock */
   syncq_lock_mcs_qnode *pred =
