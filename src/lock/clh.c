@@ -25,13 +25,15 @@
  *   Progress:    blocking; starvation-free (FIFO: the order of the swaps and
  *                CASes of tail). The pool is lock-free.
  *   Atomics:     uncontended lock: 2 loads (tail, its spare) + 1 CAS + 1
- *                load (the predecessor's flag) + 1 release store (the new
- *                spare), no pool operation; a contended arrival without a
- *                spare: pool pop (1 DWCAS) + 1 swap, and possibly 1 push
- *                later. trylock: the same as an uncontended lock, or
- *                EBUSY after 2 loads. unlock: 3 loads + 1 release store
- *                (BLOCK/COMPETITIVE: 3 loads + 1 release exchange, which
- *                reads the sleep mark).
+ *                load (the predecessor's flag) + 2 relaxed stores
+ *                (preparing the new spare) + 1 release store (publishing
+ *                it), no pool operation; on x86 the CAS is the one locked
+ *                instruction. A contended arrival without a spare: pool
+ *                pop (1 DWCAS) + 1 swap, and possibly 1 push later.
+ *                trylock: the same as an uncontended lock, or EBUSY after
+ *                2 loads. unlock: 2 loads (misuse checks) + 1 release
+ *                store (BLOCK/COMPETITIVE: 2 loads + 1 release exchange,
+ *                which reads the sleep mark).
  *   Memory:      caller's storage, 68 cache lines (4.4 KB); never allocates.
  *   Signal-safe: no (a handler's pop could interleave with its thread's).
  *   Process-shared: no (the queue links nodes by address): SYNCQ_ENOTSUP.
