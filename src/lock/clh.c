@@ -9,16 +9,32 @@
  *                on the predecessor's flag; release clears own flag. 003
  *                §3.1 (the linked-list form of the queue lock).
  *   Deviation:   CLH recycles nodes (a thread leaves with its predecessor's
- *                node). Here nodes come from a pool inside the lock: lock()
- *                pops one, and the new holder pushes its predecessor's node
- *                back, so the caller's syncq_lock_node only remembers which
- *                pool node it used and may be reused once unlock returns.
- *   Progress:    blocking; starvation-free (FIFO). The pool is lock-free.
- *   Atomics:     uncontended lock: pool pop (1 DWCAS) + 1 swap + 1 load +
- *                pool push (1 DWCAS); unlock: 1 load + 1 release store
- *                (BLOCK/COMPETITIVE: 1 load + 1 release exchange, which
- *                reads the sleep mark).
- *   Memory:      caller's storage, 67 cache lines (4.3 KB); never allocates.
+ *                node). Here the nodes live in the lock: the new holder owns
+ *                its released predecessor's node and prepares one node (that
+ *                one, or one the predecessor left) as its own node's spare,
+ *                which the next arrival takes with its one CAS of tail (still
+ *                reading the holder's tail word: nobody else can have taken
+ *                it). An arrival that finds no spare (the tail's owner does
+ *                not hold the lock yet) or loses the CAS takes a node from a
+ *                pool inside the lock and swaps it in. The caller's
+ *                syncq_lock_node only remembers which node it used and may
+ *                be reused once unlock returns. Tail words hold a node's
+ *                index and its generation (one more at each enqueue), so a
+ *                CAS on tail never mistakes a reused node for the one it
+ *                read.
+ *   Progress:    blocking; starvation-free (FIFO: the order of the swaps and
+ *                CASes of tail). The pool is lock-free.
+ *   Atomics:     uncontended lock: 2 loads (tail, its spare) + 1 CAS + 1
+ *                load (the predecessor's flag) + 2 relaxed stores
+ *                (preparing the new spare) + 1 release store (publishing
+ *                it), no pool operation; on x86 the CAS is the one locked
+ *                instruction. A contended arrival without a spare: pool
+ *                pop (1 DWCAS) + 1 swap, and possibly 1 push later.
+ *                trylock: the same as an uncontended lock, or EBUSY after
+ *                2 loads. unlock: 2 loads (misuse checks) + 1 release
+ *                store (BLOCK/COMPETITIVE: 2 loads + 1 release exchange,
+ *                which reads the sleep mark).
+ *   Memory:      caller's storage, 68 cache lines (4.4 KB); never allocates.
  *   Signal-safe: no (a handler's pop could interleave with its thread's).
  *   Process-shared: no (the queue links nodes by address): SYNCQ_ENOTSUP.
  *   Waiting:     SPIN (default): pause on the predecessor's flag; YIELD,
@@ -32,10 +48,11 @@
  *                its node's flag. With the pool empty
  *                (more than 64 threads in the lock) a thread yields until a
  *                node comes back.
- *   Limits:      none on threads. trylock: in a race where the node it saw
- *                at the tail is freed, reused and enqueued again between its
- *                two reads, it waits like lock() (still correct, rare).
- *   Stats:       cas_attempts, cas_failures (pool), yields, blocks.
+ *   Limits:      none on threads. A node's generation has 56 bits: a CAS
+ *                could mistake a node enqueued 2^56 times while one arrival
+ *                sits between its two reads of tail for the one it read.
+ *   Stats:       cas_attempts, cas_failures (the CAS of tail; the pool's
+ *                DWCAS), yields, blocks.
  */
 #include "syncq/lock/clh.h"
 
@@ -48,8 +65,12 @@
 typedef syncq_lock_clh_qnode qnode;
 
 /* A node's flag while its owner holds or awaits the lock and the successor
- * may sleep on it (the sleep mark of syncq/wait.h). */
+ * may sleep on this flag (the sleep mark of syncq/wait.h). */
 #define ASLEEP 2u
+
+/* A tail word: the node's generation above its index in node[]. */
+#define INDEX_BITS 8u
+_Static_assert(SYNCQ_LOCK_CLH_POOL <= (1u << INDEX_BITS), "a node's index fits a tail word");
 
 /* What the caller's node keeps between lock and unlock. */
 typedef struct clh_record {
@@ -58,6 +79,20 @@ typedef struct clh_record {
 _Static_assert(sizeof(clh_record) <= sizeof(syncq_lock_node), "fits in syncq_lock_node");
 static inline clh_record *rec(syncq_lock_node *n) { return (clh_record *)(void *)n->opaque; }
 
+static inline qnode *node_of(syncq_lock_clh *l, uint64_t word) { return &l->node[word & ((1u << INDEX_BITS) - 1u)]; }
+
+/* Make a node its owner is about to enqueue: held (locked 1), nothing
+ * spare, and a tail word no earlier enqueue of it had (so a CAS on tail
+ * that read an older one fails). Its owner alone touches it here; the
+ * release that publishes its tail word (the swap or CAS of tail, or the
+ * store of a holder's spare) publishes these writes. */
+static inline uint64_t prepare(syncq_lock_clh *l, qnode *n) {
+  n->gen++;
+  atomic_store_explicit(&n->locked, 1u, memory_order_relaxed); /* published as said above */
+  atomic_store_explicit(&n->spare, 0u, memory_order_relaxed);  /* the same */
+  return n->gen << INDEX_BITS | (uint64_t)(n - l->node);
+}
+
 int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg) {
   if (l == NULL) return SYNCQ_EINVAL;
   int wait, ps;
@@ -65,11 +100,19 @@ int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg) {
   if (r != SYNCQ_OK) return r;
   r = syncq_freelist_init(&l->pool);
   if (r != SYNCQ_OK) return r;
-  for (unsigned i = 0; i < SYNCQ_LOCK_CLH_POOL; i++) atomic_init(&l->node[i].locked, 0u);
-  /* node 0 is the initial (released) tail; the others are free */
-  r = syncq_freelist_fill(&l->pool, &l->node[1], SYNCQ_LOCK_CLH_POOL - 1u, sizeof(qnode), offsetof(qnode, link));
+  for (unsigned i = 0; i < SYNCQ_LOCK_CLH_POOL; i++) {
+    atomic_init(&l->node[i].locked, 0u);
+    atomic_init(&l->node[i].spare, 0u);
+    l->node[i].gen = 0;
+  }
+  /* node 0 is the initial (released) tail, node 1 its spare (the first
+   * arrival's), the others are free */
+  r = syncq_freelist_fill(&l->pool, &l->node[2], SYNCQ_LOCK_CLH_POOL - 2u, sizeof(qnode), offsetof(qnode, link));
   if (r != SYNCQ_OK) return r;
-  atomic_init(&l->tail, (void *)&l->node[0]);
+  uint64_t first = prepare(l, &l->node[0]);
+  atomic_init(&l->node[0].locked, 0u);
+  atomic_init(&l->node[0].spare, prepare(l, &l->node[1]));
+  atomic_init(&l->tail, first);
   l->wait = wait;
   if (wait == SYNCQ_WAIT_COMPETITIVE) (void)syncq_wait_calibrate();
   return SYNCQ_OK;
@@ -77,19 +120,22 @@ int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg) {
 
 int syncq_lock_clh_destroy(syncq_lock_clh *l) {
   if (l == NULL) return SYNCQ_EINVAL;
-  qnode *t = atomic_load(&l->tail);
+  qnode *t = node_of(l, atomic_load(&l->tail));
   return atomic_load(&t->locked) != 0u ? SYNCQ_EBUSY : SYNCQ_OK;
 }
 
-static qnode *take_node(syncq_lock_clh *l) {
+/* A node from the pool, prepared; *word gets its tail word. */
+static qnode *take_node(syncq_lock_clh *l, uint64_t *word) {
   syncq_fl_link *link;
   while (syncq_freelist_pop(&l->pool, &link) != SYNCQ_OK) {
     syncq_wait_yield(); /* every node is in the queue: wait for one back */
   }
-  return SYNCQ_FL_CONTAINER(link, qnode, link);
+  qnode *n = SYNCQ_FL_CONTAINER(link, qnode, link);
+  *word = prepare(l, n);
+  return n;
 }
 
-/* Wait until pred is released, then recycle it: we are its only reader. */
+/* Wait until pred is released. */
 static void await_pred(syncq_lock_clh *l, qnode *pred) {
   /* acquire: pairs with the releasing store or exchange in unlock */
   uint32_t v = atomic_load_explicit(&pred->locked, memory_order_acquire);
@@ -106,38 +152,95 @@ static void await_pred(syncq_lock_clh *l, qnode *pred) {
       }
     } while ((v = atomic_load_explicit(&pred->locked, memory_order_acquire)) != 0u); /* pairs as above */
   }
-  (void)syncq_freelist_push(&l->pool, &pred->link);
+}
+
+/* The new holder (node me) owns its released predecessor, and, when it
+ * enqueued a node of its own (not pred's spare), pred's spare if pred's
+ * owner left one: one of them becomes me's spare, ready for the next
+ * arrival, the other goes back to the pool. */
+static void adopt(syncq_lock_clh *l, qnode *me, qnode *pred, bool took_spare) {
+  /* relaxed: pred's owner set it before its release of pred->locked, which
+   * await_pred's acquire load read */
+  uint64_t s = took_spare ? 0u : atomic_load_explicit(&pred->spare, memory_order_relaxed);
+  if (s != 0u) {
+    (void)syncq_freelist_push(&l->pool, &pred->link);
+  } else {
+    s = prepare(l, pred);
+  }
+  /* release: publishes the spare's preparation to the arrival whose
+   * acquire load of this field reads it (lock()'s fast path) */
+  atomic_store_explicit(&me->spare, s, memory_order_release);
+}
+
+/* Out of line (the uncontended path keeps no stack frame): wait for pred,
+ * then take over its node (and the spare, see adopt()). */
+static __attribute__((noinline)) int wait_and_adopt(syncq_lock_clh *l, syncq_lock_node *node, qnode *me, qnode *pred,
+                                                    bool took_spare) {
+  await_pred(l, pred);
+  adopt(l, me, pred, took_spare);
+  rec(node)->mine = me;
+  return SYNCQ_OK;
+}
+
+/* Out of line: no spare to take, or the CAS lost: enqueue a node from the
+ * pool by swap (wait-free), then wait. */
+static __attribute__((noinline)) int enqueue_from_pool(syncq_lock_clh *l, syncq_lock_node *node) {
+  uint64_t w;
+  qnode *me = take_node(l, &w);
+  /* acq_rel: release publishes our node's preparation to the successor
+   * that swaps or CASes after us; acquire makes the predecessor's node
+   * visible */
+  qnode *pred = node_of(l, atomic_exchange_explicit(&l->tail, w, memory_order_acq_rel));
+  return wait_and_adopt(l, node, me, pred, false);
 }
 
 int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
-  qnode *me = take_node(l);
-  /* relaxed: published by the acq_rel swap below */
-  atomic_store_explicit(&me->locked, 1u, memory_order_relaxed);
-  /* acq_rel: release publishes our flag to the successor that swaps after
-   * us; acquire makes the predecessor's node initialisation visible */
-  qnode *pred = atomic_exchange_explicit(&l->tail, (void *)me, memory_order_acq_rel);
-  await_pred(l, pred);
+  /* acquire: pairs with the release of the swap or CAS that wrote the word,
+   * so the tail node's spare field is the one its owner last wrote */
+  uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
+  /* acquire: pairs with adopt()'s release store, which published the
+   * spare's preparation */
+  uint64_t s = atomic_load_explicit(&node_of(l, t)->spare, memory_order_acquire);
+  if (s == 0u) return enqueue_from_pool(l, node);
+  /* acq_rel: release publishes the spare (prepared, then acquired above)
+   * to the successor that reads tail after us; acquire as the swap in
+   * enqueue_from_pool. Tail words never repeat, so tail still reading t
+   * means nobody enqueued after t's node, whose spare is then ours alone. */
+  bool took = atomic_compare_exchange_strong_explicit(&l->tail, &t, s, memory_order_acq_rel, memory_order_relaxed);
+  SYNCQ_STAT_INC(cas_attempts); /* counted after the CAS: no store waits ahead of it */
+  if (!took) {
+    SYNCQ_STAT_INC(cas_failures);
+    return enqueue_from_pool(l, node);
+  }
+  qnode *me = node_of(l, s), *pred = node_of(l, t);
+  /* acquire: pairs with the releasing store or exchange in unlock */
+  if (atomic_load_explicit(&pred->locked, memory_order_acquire) != 0u) return wait_and_adopt(l, node, me, pred, true);
+  /* adopt(), having taken the spare: pred becomes me's spare. release:
+   * pairs with the next arrival's acquire load of the field */
+  atomic_store_explicit(&me->spare, prepare(l, pred), memory_order_release);
   rec(node)->mine = me;
   return SYNCQ_OK;
 }
 
 int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
-  qnode *pred = atomic_load(&l->tail);
+  uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire); /* pairs as in lock() */
+  qnode *pred = node_of(l, t);
   /* acquire: pairs with the clear in unlock */
   if (atomic_load_explicit(&pred->locked, memory_order_acquire) != 0u) return SYNCQ_EBUSY;
-  qnode *me = take_node(l);
-  atomic_store_explicit(&me->locked, 1u, memory_order_relaxed); /* published by the CAS */
-  void *expected = pred;
+  uint64_t s = atomic_load_explicit(&pred->spare, memory_order_acquire); /* pairs as in lock() */
+  bool took_spare = s != 0u;
+  qnode *me = took_spare ? node_of(l, s) : take_node(l, &s);
   SYNCQ_STAT_INC(cas_attempts);
-  if (!atomic_compare_exchange_strong(&l->tail, &expected, (void *)me)) {
+  /* acq_rel as in lock(). Tail words never repeat: success means t's node
+   * stayed the tail since we read it released, so the lock is ours now */
+  if (!atomic_compare_exchange_strong_explicit(&l->tail, &t, s, memory_order_acq_rel, memory_order_relaxed)) {
     SYNCQ_STAT_INC(cas_failures);
-    atomic_store_explicit(&me->locked, 0u, memory_order_relaxed); /* never published */
-    (void)syncq_freelist_push(&l->pool, &me->link);
+    if (!took_spare) (void)syncq_freelist_push(&l->pool, &me->link); /* never published */
     return SYNCQ_EBUSY;
   }
-  await_pred(l, pred); /* released as seen, unless recycled meanwhile (see Limits) */
+  adopt(l, me, pred, took_spare);
   rec(node)->mine = me;
   return SYNCQ_OK;
 }
@@ -145,8 +248,12 @@ int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node) {
 int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   qnode *me = rec(node)->mine;
+  /* relaxed: misuse checks. Only the holder's node is held (locked) with
+   * a spare set (adopt()): a released node is not held, a waiting or a
+   * prepared one has no spare. */
   if (me < &l->node[0] || me >= &l->node[SYNCQ_LOCK_CLH_POOL] ||
-      atomic_load_explicit(&me->locked, memory_order_relaxed) == 0u) /* relaxed: misuse check */
+      atomic_load_explicit(&me->locked, memory_order_relaxed) == 0u ||
+      atomic_load_explicit(&me->spare, memory_order_relaxed) == 0u)
     return SYNCQ_EINVAL;
   /* From the release on, the successor may own, destroy and free the lock
    * (the node is in it): only locals are used after it. */
@@ -165,6 +272,6 @@ int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node) {
   return SYNCQ_OK;
 }
 
-SYNCQ_LOCK_REGISTER(clh, "clh", "CLH list-based queue lock (nodes from a pool in the lock)",
+SYNCQ_LOCK_REGISTER(clh, "clh", "CLH list-based queue lock (nodes kept in the lock)",
                     "Craig 1993; Magnusson, Landin & Hagersten 1994; 003 §3.1", BLOCKING,
                     SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE);

@@ -10,9 +10,16 @@
  *                (the linked-list queue lock, "costly atomic operations,
  *                namely compare-and-swap and fetch-and-store").
  *   Progress:    blocking; starvation-free (FIFO).
- *   Atomics:     uncontended lock: 1 swap; unlock: 2 loads + 1 CAS. A
+ *   Atomics:     uncontended lock: 1 swap; unlock: 2 loads + 1 CAS (the
+ *                CAS is skipped when tail already names another node: a
+ *                successor has swapped in, as in Concurrency Kit). A
  *                hand-over to a successor: 1 release store (BLOCK /
  *                COMPETITIVE: 1 release exchange, which reads the mark).
+ *                No seq_cst store and no fence: on x86 the swap and the
+ *                CAS are the only locked instructions, and nothing is
+ *                stored between the statistics' counting and them. The
+ *                waiting and the hand-over to a late-linking successor are
+ *                out of line (the uncontended path keeps no stack frame).
  *   Memory:      the caller's syncq_lock_node per acquisition (it must stay
  *                untouched until unlock returns); never allocates.
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.

@@ -11,8 +11,11 @@
  *                (SYNCQ_LOCK_TAS_BACKOFF_*).
  *   Progress:    blocking (deadlock-free, not starvation-free; no FIFO).
  *   Atomics:     uncontended lock: 1 exchange (TTAS: 1 load + 1 exchange);
- *                unlock: 1 release store (BLOCK/COMPETITIVE: 1 release
- *                exchange, which reads the sleep mark).
+ *                unlock: 1 load + 1 release store (BLOCK/COMPETITIVE: 1
+ *                load + 1 release exchange, which reads the sleep mark).
+ *                On x86 the exchange is the one locked instruction, as
+ *                Concurrency Kit's CAS; the waiting is out of line (the
+ *                uncontended path keeps no stack frame).
  *   Memory:      caller's storage, one cache line; never allocates.
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes (a
  *                handler that waits for a lock its thread holds deadlocks).

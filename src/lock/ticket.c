@@ -11,7 +11,9 @@
  *   Atomics:     uncontended lock: 1 fetch-and-add + 1 load; unlock: 2
  *                loads + 1 release store (BLOCK/COMPETITIVE: 2 loads + 1
  *                release exchange, which reads the sleep mark). trylock:
- *                2 loads + 1 CAS.
+ *                2 loads + 1 CAS. On x86 the fetch-and-add is the one
+ *                locked instruction of a pair; the waiting is out of line
+ *                (the uncontended path keeps no stack frame).
  *   Memory:      caller's storage, one cache line; never allocates.
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
  *   Process-shared: yes (no pointers; shared futex when blocking).

@@ -2,10 +2,12 @@
 /*
  * syncq/lock/clh.h — the CLH list-based queue lock ("clh"; Craig 1993,
  * Magnusson, Landin & Hagersten 1994). FIFO; each waiter spins on its
- * predecessor's node. The queue nodes come from a pool inside the lock
- * (a syncq_freelist, syncq/reclaim.h): in CLH a released node is still
- * read by the successor, so it cannot live in the caller's
- * syncq_lock_node, which the caller may reuse as soon as unlock returns.
+ * predecessor's node. The queue nodes live inside the lock: in CLH a
+ * released node is still read by the successor, so it cannot live in the
+ * caller's syncq_lock_node, which the caller may reuse as soon as unlock
+ * returns. Each holder leaves a node ready for the next arrival beside
+ * its own, so an uncontended acquisition takes it with its one CAS; the
+ * others come from a pool (a syncq_freelist, syncq/reclaim.h).
  * Holds pointers: not process-shared (SYNCQ_ENOTSUP).
  */
 #ifndef SYNCQ_LOCK_CLH_H
@@ -24,19 +26,25 @@
 extern "C" {
 #endif
 
-/* Nodes in the lock's pool: up to SYNCQ_LOCK_CLH_POOL - 1 threads hold or
- * await the lock without waiting for a node (more wait for one). */
-#define SYNCQ_LOCK_CLH_POOL 65u
+/* Nodes in the lock's pool: up to SYNCQ_LOCK_CLH_POOL - 2 threads hold or
+ * await the lock without waiting for a node (more wait for one); at most
+ * 256 (a tail word's index). */
+#define SYNCQ_LOCK_CLH_POOL 66u
 
 typedef struct syncq_lock_clh_qnode {
   /* 1: the owner holds or awaits the lock; 2: the same, and its successor
    * may sleep on this flag; 0: released */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) locked;
+  /* the tail word of a node prepared for this node's successor to enqueue
+   * (set by the owner once it holds the lock); 0: none */
+  _Atomic(uint64_t) spare;
+  uint64_t gen;       /* times the node was prepared: its tail words never repeat */
   syncq_fl_link link; /* on the pool's free list */
 } syncq_lock_clh_qnode;
 
 typedef struct syncq_lock_clh {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last qnode (never NULL) */
+  /* the last qnode's tail word: its generation << 8 | its index in node[] */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail;
   int wait;
   SYNCQ_CACHELINE_ALIGNED syncq_freelist pool; /* free qnodes */
   syncq_lock_clh_qnode node[SYNCQ_LOCK_CLH_POOL];

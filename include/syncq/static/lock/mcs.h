@@ -34,21 +34,26 @@ typedef struct syncq_lock_mcs_qnode {
  * (disciplines other than SPIN: the linker may be preempted). */
 #define SYNCQ_LOCK_MCS_LINK_PAUSES_PER_YIELD 64u
 
+/* The waiting out of line (syncq/static/lock/tas.h says why). */
+#ifndef SYNCQ_LOCK_SLOW_PATH_
+#if defined(__GNUC__) || defined(__clang__)
+#define SYNCQ_LOCK_SLOW_PATH_ static __attribute__((noinline, cold, unused))
+#else
+#define SYNCQ_LOCK_SLOW_PATH_ static inline
+#endif
+#endif
+
 static inline syncq_lock_mcs_qnode *syncq_lock_mcs_qnode_of(syncq_lock_node *n) {
   return (syncq_lock_mcs_qnode *)(void *)n->opaque;
 }
 
-static inline int syncq_lock_mcs_lock_inline(syncq_lock_mcs *l, syncq_lock_node *node) {
-  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
-  syncq_lock_mcs_qnode *me = syncq_lock_mcs_qnode_of(node);
-  /* relaxed: published by the acq_rel swap below */
-  atomic_store_explicit(&me->next, (syncq_lock_mcs_qnode *)NULL, memory_order_relaxed);
+/* Link behind pred and wait for the hand-over: out of line, so the
+ * uncontended path keeps no frame. */
+SYNCQ_LOCK_SLOW_PATH_ int syncq_lock_mcs_wait_inline_(syncq_lock_mcs *l, syncq_lock_mcs_qnode *me,
+                                                      syncq_lock_mcs_qnode *pred) {
+  /* relaxed: only the predecessor writes our flag, after it reads the
+   * link below, whose release store publishes this one */
   atomic_store_explicit(&me->locked, 1u, memory_order_relaxed);
-  /* acq_rel: release publishes our node to the successor that swaps after
-   * us; acquire pairs with the releasing CAS of tail to NULL in unlock */
-  syncq_lock_mcs_qnode *pred =
-    (syncq_lock_mcs_qnode *)atomic_exchange_explicit(&l->tail, (void *)me, memory_order_acq_rel);
-  if (pred == NULL) return SYNCQ_OK;
   /* release: pairs with the acquire load of next in the predecessor's unlock */
   atomic_store_explicit(&pred->next, me, memory_order_release);
   /* acquire: pairs with the hand-over store or exchange of locked in unlock */
@@ -69,6 +74,22 @@ static inline int syncq_lock_mcs_lock_inline(syncq_lock_mcs *l, syncq_lock_node 
   return SYNCQ_OK;
 }
 
+static inline int syncq_lock_mcs_lock_inline(syncq_lock_mcs *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  syncq_lock_mcs_qnode *me = syncq_lock_mcs_qnode_of(node);
+  /* relaxed: published by the acq_rel swap below (a successor links
+   * itself here). The flag is set only when there is a predecessor (in
+   * syncq_lock_mcs_wait_inline_, before linking): one store less before
+   * the swap's locked instruction when the lock is free. */
+  atomic_store_explicit(&me->next, (syncq_lock_mcs_qnode *)NULL, memory_order_relaxed);
+  /* acq_rel: release publishes our node to the successor that swaps after
+   * us; acquire pairs with the releasing CAS of tail to NULL in unlock */
+  syncq_lock_mcs_qnode *pred =
+    (syncq_lock_mcs_qnode *)atomic_exchange_explicit(&l->tail, (void *)me, memory_order_acq_rel);
+  if (pred == NULL) return SYNCQ_OK;
+  return syncq_lock_mcs_wait_inline_(l, me, pred);
+}
+
 static inline int syncq_lock_mcs_trylock_inline(syncq_lock_mcs *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   syncq_lock_mcs_qnode *me = syncq_lock_mcs_qnode_of(node);
@@ -83,28 +104,17 @@ static inline int syncq_lock_mcs_trylock_inline(syncq_lock_mcs *l, syncq_lock_no
   return SYNCQ_EBUSY;
 }
 
-static inline int syncq_lock_mcs_unlock_inline(syncq_lock_mcs *l, syncq_lock_node *node) {
-  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
-  if (atomic_load(&l->tail) == NULL) return SYNCQ_EINVAL; /* nobody holds it */
-  syncq_lock_mcs_qnode *me = syncq_lock_mcs_qnode_of(node);
-  /* acquire: pairs with the successor's release store of our next */
-  syncq_lock_mcs_qnode *succ = atomic_load_explicit(&me->next, memory_order_acquire);
+/* The release's rarer half, out of line (the uncontended release keeps no
+ * frame): wait for a successor that swapped itself in but has not linked
+ * yet (succ NULL), then hand over to it; with a sleeping discipline the
+ * hand-over exchanges and may wake. */
+SYNCQ_LOCK_SLOW_PATH_ int syncq_lock_mcs_handover_inline_(syncq_lock_mcs *l, syncq_lock_mcs_qnode *me,
+                                                          syncq_lock_mcs_qnode *succ) {
   if (succ == NULL) {
-    void *expected = (void *)me;
-    SYNCQ_STAT_INC(cas_attempts);
-    /* seq_cst (release half used): pairs with the acquire swap in lock() */
-    if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL)) {
-#ifdef SYNCQ_RACE_POINT
-      SYNCQ_RACE_POINT("lock.handover");
-#endif
-      return SYNCQ_OK;
-    }
-    SYNCQ_STAT_INC(cas_failures);
-    /* a successor swapped itself in but has not linked yet */
     uint32_t k = 0;
     const uint32_t every = l->wait != SYNCQ_WAIT_SPIN ? SYNCQ_LOCK_MCS_LINK_PAUSES_PER_YIELD : 0u;
-    while ((succ = atomic_load_explicit(&me->next, memory_order_acquire)) == NULL) /* pairs as above */
-      syncq_wait_spin_yield(&k, every);
+    /* acquire: pairs with the successor's release store of our next */
+    while ((succ = atomic_load_explicit(&me->next, memory_order_acquire)) == NULL) syncq_wait_spin_yield(&k, every);
   }
   /* From the hand-over on, the successor may own, destroy and free the
    * lock, and leave with its node: only locals are used after it. */
@@ -124,6 +134,38 @@ static inline int syncq_lock_mcs_unlock_inline(syncq_lock_mcs *l, syncq_lock_nod
     SYNCQ_RACE_POINT("lock.handover");
 #endif
   }
+  return SYNCQ_OK;
+}
+
+static inline int syncq_lock_mcs_unlock_inline(syncq_lock_mcs *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  void *tail = atomic_load(&l->tail);
+  if (tail == NULL) return SYNCQ_EINVAL; /* nobody holds it */
+  syncq_lock_mcs_qnode *me = syncq_lock_mcs_qnode_of(node);
+  /* acquire: pairs with the successor's release store of our next */
+  syncq_lock_mcs_qnode *succ = atomic_load_explicit(&me->next, memory_order_acquire);
+  if (succ == NULL && tail == (void *)me) {
+    /* no successor seen (tail read other than us: one has swapped in, and
+     * the CAS would fail: skip it, as Concurrency Kit's unlock does) */
+    void *expected = (void *)me;
+    /* seq_cst (release half used): pairs with the acquire swap in lock() */
+    bool released = atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL);
+    /* counted after the CAS: a store before it would wait in the store
+     * buffer ahead of the locked instruction */
+    SYNCQ_STAT_INC(cas_attempts);
+    if (released) {
+#ifdef SYNCQ_RACE_POINT
+      SYNCQ_RACE_POINT("lock.handover");
+#endif
+      return SYNCQ_OK;
+    }
+    SYNCQ_STAT_INC(cas_failures);
+  }
+  if (succ == NULL || syncq_wait_may_sleep(l->wait)) return syncq_lock_mcs_handover_inline_(l, me, succ);
+  atomic_store_explicit(&succ->locked, 0u, memory_order_release); /* pairs with lock()'s acquire */
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("lock.handover");
+#endif
   return SYNCQ_OK;
 }
 

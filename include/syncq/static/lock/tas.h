@@ -28,6 +28,19 @@ extern "C" {
  * the lock after its hand-over but a futex wake on the word's address. */
 #define SYNCQ_LOCK_TAS_MARKED 2u
 
+/* A lock's waiting, out of line: the uncontended path that branches to it
+ * then needs no stack frame (no callee-saved registers pushed before and
+ * popped after its one atomic), and the waiting code stays out of the
+ * caller's instruction cache lines. Shared by the lock headers of this
+ * folder. */
+#ifndef SYNCQ_LOCK_SLOW_PATH_
+#if defined(__GNUC__) || defined(__clang__)
+#define SYNCQ_LOCK_SLOW_PATH_ static __attribute__((noinline, cold, unused))
+#else
+#define SYNCQ_LOCK_SLOW_PATH_ static inline
+#endif
+#endif
+
 /* One test-and-set; 0 when it took the lock. An exchange that wrote 1
  * over a sleeper's mark puts the mark back at once (taking the lock, still
  * marked, if it was released meanwhile): the next release must see it.
@@ -68,31 +81,13 @@ static inline void syncq_lock_tas_wait_sleeping_inline(syncq_lock_tas *l) {
   }
 }
 
-static inline int syncq_lock_tas_lock_inline(syncq_lock_tas *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
-  if (syncq_lock_tas_exchange_inline(l) == 0u) return SYNCQ_OK;
-  if (syncq_wait_may_sleep(l->wait)) {
-    syncq_lock_tas_wait_sleeping_inline(l);
-    return SYNCQ_OK;
-  }
-  syncq_backoff_exp b;
-  (void)syncq_backoff_exp_init(&b, SYNCQ_LOCK_TAS_BACKOFF_INITIAL_NS, SYNCQ_LOCK_TAS_BACKOFF_CAP_NS);
-  syncq_waiter w;
-  syncq_waiter_init(&w, l->wait, l->process_shared, 0);
-  do {
-    SYNCQ_STAT_INC(retries);
-    if (l->wait == SYNCQ_WAIT_SPIN) (void)syncq_backoff_exp_wait(&b);
-    else (void)syncq_waiter_step(&w); /* YIELD: yields */
-  } while (syncq_lock_tas_exchange_inline(l) != 0u);
-  return SYNCQ_OK;
-}
-
-static inline int syncq_lock_ttas_lock_inline(syncq_lock_tas *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
-  /* uncontended fast path: test, then test-and-set (relaxed test: a hint,
-   * the acquire exchange decides) */
-  if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u && syncq_lock_tas_exchange_inline(l) == 0u)
-    return SYNCQ_OK;
+/* The waiting of both locks after a failed first attempt: SPIN backs off
+ * (TAS: exponential backoff between test-and-sets; TTAS: reads until the
+ * word is free, then a test-and-set, backing off after a failed one),
+ * YIELD yields while the word is held, BLOCK and COMPETITIVE sleep
+ * (syncq_lock_tas_wait_sleeping_inline). Out of line (SYNCQ_LOCK_SLOW_PATH_):
+ * the uncontended path that calls it keeps no frame. */
+SYNCQ_LOCK_SLOW_PATH_ int syncq_lock_tas_wait_inline_(syncq_lock_tas *l, bool test_first) {
   if (syncq_wait_may_sleep(l->wait)) { /* its spinning phase tests before its CAS */
     syncq_lock_tas_wait_sleeping_inline(l);
     return SYNCQ_OK;
@@ -101,6 +96,14 @@ static inline int syncq_lock_ttas_lock_inline(syncq_lock_tas *l) {
   (void)syncq_backoff_exp_init(&b, SYNCQ_LOCK_TAS_BACKOFF_INITIAL_NS, SYNCQ_LOCK_TAS_BACKOFF_CAP_NS);
   syncq_waiter w;
   syncq_waiter_init(&w, l->wait, l->process_shared, 0);
+  if (!test_first) {
+    do {
+      SYNCQ_STAT_INC(retries);
+      if (l->wait == SYNCQ_WAIT_SPIN) (void)syncq_backoff_exp_wait(&b);
+      else (void)syncq_waiter_step(&w); /* YIELD: yields */
+    } while (syncq_lock_tas_exchange_inline(l) != 0u);
+    return SYNCQ_OK;
+  }
   for (;;) {
     /* relaxed: the test before the test-and-set is only a hint; the
      * acquire exchange orders the critical section. */
@@ -112,6 +115,21 @@ static inline int syncq_lock_ttas_lock_inline(syncq_lock_tas *l) {
     SYNCQ_STAT_INC(retries);
     if (l->wait == SYNCQ_WAIT_SPIN) (void)syncq_backoff_exp_wait(&b);
   }
+}
+
+static inline int syncq_lock_tas_lock_inline(syncq_lock_tas *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  if (syncq_lock_tas_exchange_inline(l) == 0u) return SYNCQ_OK;
+  return syncq_lock_tas_wait_inline_(l, false);
+}
+
+static inline int syncq_lock_ttas_lock_inline(syncq_lock_tas *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  /* uncontended fast path: test, then test-and-set (relaxed test: a hint,
+   * the acquire exchange decides) */
+  if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u && syncq_lock_tas_exchange_inline(l) == 0u)
+    return SYNCQ_OK;
+  return syncq_lock_tas_wait_inline_(l, true);
 }
 
 static inline int syncq_lock_tas_trylock_inline(syncq_lock_tas *l) {

@@ -24,14 +24,18 @@ extern "C" {
  * lock after its hand-over but a futex wake on the word's address. */
 #define SYNCQ_LOCK_TICKET_MARK 1u
 
-static inline int syncq_lock_ticket_lock_inline(syncq_lock_ticket *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
-  /* relaxed: taking a ticket orders nothing; the acquire load of
-   * now_serving below (pairing with the release in unlock) does. */
-  uint32_t turn = atomic_fetch_add_explicit(&l->next_ticket, 1u, memory_order_relaxed) << 1;
-  /* acquire: pairs with the release store or exchange of now_serving in unlock */
-  uint32_t s = atomic_load_explicit(&l->now_serving, memory_order_acquire);
-  if ((s & ~SYNCQ_LOCK_TICKET_MARK) == turn) return SYNCQ_OK;
+/* The waiting out of line (syncq/static/lock/tas.h says why). */
+#ifndef SYNCQ_LOCK_SLOW_PATH_
+#if defined(__GNUC__) || defined(__clang__)
+#define SYNCQ_LOCK_SLOW_PATH_ static __attribute__((noinline, cold, unused))
+#else
+#define SYNCQ_LOCK_SLOW_PATH_ static inline
+#endif
+#endif
+
+/* The wait for ticket `turn` after the first read of now_serving (s) did
+ * not show it: out of line, so the uncontended path keeps no frame. */
+SYNCQ_LOCK_SLOW_PATH_ int syncq_lock_ticket_wait_inline_(syncq_lock_ticket *l, uint32_t turn, uint32_t s) {
   syncq_waiter w;
   syncq_waiter_init(&w, l->wait, l->process_shared, SYNCQ_STATIC_SPIN_LIMIT(l->wait));
   do {
@@ -49,6 +53,17 @@ static inline int syncq_lock_ticket_lock_inline(syncq_lock_ticket *l) {
     s = atomic_load_explicit(&l->now_serving, memory_order_acquire); /* pairs with unlock's release */
   } while ((s & ~SYNCQ_LOCK_TICKET_MARK) != turn);
   return SYNCQ_OK;
+}
+
+static inline int syncq_lock_ticket_lock_inline(syncq_lock_ticket *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  /* relaxed: taking a ticket orders nothing; the acquire load of
+   * now_serving below (pairing with the release in unlock) does. */
+  uint32_t turn = atomic_fetch_add_explicit(&l->next_ticket, 1u, memory_order_relaxed) << 1;
+  /* acquire: pairs with the release store or exchange of now_serving in unlock */
+  uint32_t s = atomic_load_explicit(&l->now_serving, memory_order_acquire);
+  if ((s & ~SYNCQ_LOCK_TICKET_MARK) == turn) return SYNCQ_OK;
+  return syncq_lock_ticket_wait_inline_(l, turn, s);
 }
 
 static inline int syncq_lock_ticket_trylock_inline(syncq_lock_ticket *l) {
