@@ -210,7 +210,9 @@ typedef enum syncq_po_send_mode {
  * same stack and guard sizes (as glibc keeps thread stacks), up to the
  * larger of this many bytes of stacks (guards not counted: they are
  * address space only) and all the stacks of the system destroyed last
- * (its peak), at most SYNCQ_PO_STACK_CACHE_MAX_BYTES; the oldest past
+ * (its peak) half again (a system repeated with a peak that varies from
+ * run to run keeps the stacks of its larger runs), at most
+ * SYNCQ_PO_STACK_CACHE_MAX_BYTES; the oldest past
  * that are unmapped. Kept stacks keep their guards and the pages their
  * fibers touched (resident: a reused stack costs no page fault); they go
  * when a later system takes them, when a smaller system's destroy lowers
