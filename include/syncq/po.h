@@ -122,8 +122,10 @@
  * each message carries its recipient's pid, and a receive drops those
  * addressed to an earlier generation.
  *
- * Messages: a header (the fields below) and a separately allocated payload
- * buffer (`data`, `cap` bytes, `len` used). Headers are type-stable: while
+ * Messages: a header (the fields below) and a payload buffer (`data`,
+ * `cap` bytes, `len` used): inside the header for up to
+ * SYNCQ_PO_INLINE_MSG bytes, else allocated separately (kept with the
+ * header for its next use). Headers are type-stable: while
  * the system lives a header is only ever a header of this system (recycled
  * through the processes' free lists, never returned to malloc), so a
  * sender that still holds a stale pointer into a mailbox may read it
@@ -162,6 +164,10 @@ typedef int32_t syncq_po_pid;
 typedef struct syncq_po_system syncq_po_system;
 typedef struct syncq_po_proc syncq_po_proc;
 
+/* Payload bytes a message header holds inline (syncq_po_msg's data
+ * points into the header for a payload this small). */
+#define SYNCQ_PO_INLINE_MSG 16u
+
 /* A message. Allocate with syncq_po_get(), never by hand. */
 typedef struct syncq_po_msg {
   /* -- the postoffice's (do not touch) -- */
@@ -176,6 +182,14 @@ typedef struct syncq_po_msg {
   size_t len;          /* payload bytes in use (<= cap) */
   size_t cap;          /* payload capacity */
   void *data;          /* payload buffer */
+  /* -- the postoffice's (do not touch) -- */
+  /* A payload of up to SYNCQ_PO_INLINE_MSG bytes lives here (data points
+   * at it): no allocation, and it shares the header's cache line. The
+   * long double aligns it as malloc would. */
+  union {
+    long double align;
+    unsigned char bytes[SYNCQ_PO_INLINE_MSG];
+  } inline_payload;
 } syncq_po_msg;
 
 typedef enum syncq_po_send_mode {
@@ -196,7 +210,9 @@ typedef enum syncq_po_send_mode {
  * same stack and guard sizes (as glibc keeps thread stacks), up to the
  * larger of this many bytes of stacks (guards not counted: they are
  * address space only) and all the stacks of the system destroyed last
- * (its peak), at most SYNCQ_PO_STACK_CACHE_MAX_BYTES; the oldest past
+ * (its peak) half again (a system repeated with a peak that varies from
+ * run to run keeps the stacks of its larger runs), at most
+ * SYNCQ_PO_STACK_CACHE_MAX_BYTES; the oldest past
  * that are unmapped. Kept stacks keep their guards and the pages their
  * fibers touched (resident: a reused stack costs no page fault); they go
  * when a later system takes them, when a smaller system's destroy lowers

@@ -14,6 +14,7 @@
  *                memory.
  *   Signal-safe: no.  Process-shared: no.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "po_internal.h"
@@ -24,6 +25,14 @@ void po_header_clear(syncq_po_msg *m) {
   atomic_init(&m->cnext.hi, 0);
   atomic_init(&m->next, NULL);
   atomic_init(&m->fl.next, 0);
+  m->data = m->inline_payload.bytes;
+  m->cap = sizeof m->inline_payload.bytes;
+}
+
+void po_payload_free(syncq_po_msg *m) {
+  if (m->data != m->inline_payload.bytes) free(m->data);
+  m->data = NULL;
+  m->cap = 0;
 }
 
 syncq_po_msg *po_header_new(syncq_po_system *sys) {

@@ -28,6 +28,8 @@
 #define SYNCQ_PO_INTERNAL_H
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
 
 #include "fiber_internal.h"
 #include "timer.h"
@@ -279,8 +281,10 @@ const char *po_limit_of(int err);
  * NULL when memory is short (header.c). */
 syncq_po_msg *po_header_new(syncq_po_system *sys);
 /* Zero a header and initialise its atomic links (every header's first
- * state, whichever allocator gave it). */
+ * state, whichever allocator gave it); its payload is the inline one. */
 void po_header_clear(syncq_po_msg *m);
+/* Free a header's payload buffer unless it is the inline one. */
+void po_payload_free(syncq_po_msg *m);
 
 /* The single-lock queue of 002 Algorithms 3-4, shared by "mutex", "ttas" and
  * "mutex-nofree" (which differ in their lock and in the free list). */
@@ -297,16 +301,26 @@ int po_lock1_dequeue(void *mb, syncq_po_msg **out);
 
 /* Copy-out of the dummy-node queues: `fresh` (the old dummy, now out of
  * the queue) takes the holder's fields of `node` (the new dummy), and the
- * two exchange payload buffers, so the payload bytes are not copied. */
+ * two exchange payload buffers, so the payload bytes are not copied;
+ * but a buffer inside a header stays with its header: an inline payload
+ * (at most SYNCQ_PO_INLINE_MSG bytes) is copied into fresh's, and a
+ * separate buffer of fresh's passes to node. */
 static inline void po_copy_out(syncq_po_msg *fresh, syncq_po_msg *node) {
   fresh->type = node->type;
   fresh->sender = node->sender;
   fresh->to = node->to;
   fresh->len = node->len;
-  void *d = fresh->data;
-  size_t c = fresh->cap;
-  fresh->data = node->data;
-  fresh->cap = node->cap;
+  bool fresh_inline = fresh->data == fresh->inline_payload.bytes;
+  void *d = fresh_inline ? node->inline_payload.bytes : fresh->data;
+  size_t c = fresh_inline ? sizeof node->inline_payload.bytes : fresh->cap;
+  if (node->data == node->inline_payload.bytes) {
+    memcpy(fresh->inline_payload.bytes, node->inline_payload.bytes, node->len);
+    fresh->data = fresh->inline_payload.bytes;
+    fresh->cap = sizeof fresh->inline_payload.bytes;
+  } else {
+    fresh->data = node->data;
+    fresh->cap = node->cap;
+  }
   node->data = d;
   node->cap = c;
   node->len = 0;

@@ -25,7 +25,8 @@
  *                send COPY: + 1 pop and 1 push.
  *   Memory:      headers are type-stable (po.h); get and COPY allocate a
  *                header only when the free list is empty and (re)allocate a
- *                payload only when the message's buffer is too small.
+ *                payload only when the message's buffer is too small (a
+ *                header's inline bytes hold SYNCQ_PO_INLINE_MSG).
  *                "mutex-nofree": malloc/free per message.
  *   Signal-safe: no.  Process-shared: no.
  *   Limits:      payload up to SYNCQ_PO_MAX_MSG bytes.
@@ -57,19 +58,21 @@ static syncq_po_msg *take_header(syncq_po_system *sys, struct syncq_po_proc *fro
 
 static void give_header(syncq_po_system *sys, struct syncq_po_proc *to, syncq_po_msg *m) {
   if (!sys->mb->free_list) {
-    free(m->data);
+    po_payload_free(m);
     free(m);
     return;
   }
   (void)syncq_freelist_push(&to->free, &m->fl);
 }
 
-/* Make room for len payload bytes (the holder owns the buffer). */
+/* Make room for len payload bytes (the holder owns the buffer): the
+ * header's inline bytes hold a small payload, so a header allocates a
+ * buffer only for its first message larger than those. */
 static int reserve(syncq_po_msg *m, size_t len) {
   if (m->cap >= len && m->data != NULL) return SYNCQ_OK;
   void *d = malloc(len ? len : 1);
   if (d == NULL) return SYNCQ_ENOMEM;
-  free(m->data);
+  po_payload_free(m);
   m->data = d;
   m->cap = len;
   return SYNCQ_OK;

@@ -677,7 +677,7 @@ int syncq_po_destroy(syncq_po_system *sys) {
     if (!sys->mb->free_list) { /* no type-stable headers: drain the inbox */
       syncq_po_msg *m;
       while (sys->mb->dequeue(p->mailbox, &m) == SYNCQ_OK) {
-        free(m->data);
+        po_payload_free(m);
         free(m);
       }
     }
@@ -687,7 +687,7 @@ int syncq_po_destroy(syncq_po_system *sys) {
   syncq_po_msg *m = atomic_load_explicit(&sys->all, memory_order_acquire);
   while (m != NULL) {
     syncq_po_msg *next = m->all_next;
-    free(m->data);
+    po_payload_free(m);
     m = next;
   }
   po_slab_destroy(&sys->headers); /* the headers themselves */

@@ -159,7 +159,7 @@ void po_timers_destroy(po_timers *h, struct syncq_po_system *sys) {
     po_timer *t = h->a[i];
     if (t->kind == PO_TIMER_SEND) {
       if (!sys->mb->free_list) { /* type-stable headers are freed with the system */
-        free(t->msg->data);
+        po_payload_free(t->msg);
         free(t->msg);
       }
       free(t);
