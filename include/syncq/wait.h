@@ -269,4 +269,15 @@ static inline void syncq_wait_wake(int discipline, _Atomic(uint32_t) *word, _Ato
 #ifdef __cplusplus
 }
 #endif
+/* The waiting of the static inline lock bodies (syncq/static/lock/),
+ * out of line: the uncontended path that branches to it then needs no
+ * stack frame (no callee-saved registers pushed before and popped after
+ * its one atomic), and the waiting code stays out of the caller's
+ * instruction cache lines. Internal to those headers. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SYNCQ_LOCK_SLOW_PATH_ static __attribute__((noinline, cold, unused))
+#else
+#define SYNCQ_LOCK_SLOW_PATH_ static inline
+#endif
+
 #endif /* SYNCQ_WAIT_H */

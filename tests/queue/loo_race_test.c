@@ -44,6 +44,7 @@
 #include <cmocka.h>
 
 #include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, before any static body */
+#include "stopped_thread.h"
 
 #include "syncq/platform.h"
 #include "syncq/queue/loo.h"
@@ -59,29 +60,11 @@ SYNCQ_RACE_HOOK_DEFINE;
 
 static void *item_of(uint64_t v) { return (void *)(uintptr_t)((v + 1) << 2); }
 
-static uint64_t now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec;
-}
-
 static syncq_queue_loo *make(void) {
   syncq_queue_loo *q = syncq_alloc_aligned(sizeof *q, _Alignof(syncq_queue_loo));
   assert_non_null(q);
   assert_int_equal(syncq_queue_loo_init(q, 0), SYNCQ_OK);
   return q;
-}
-
-/* The stopped thread: it halts at `point` the first time it passes it,
- * until released. */
-static _Thread_local int is_stopped_thread;
-static const char *stop_point;
-static _Atomic(int) at_point, released;
-
-static void stop_hook(const char *name) {
-  if (!is_stopped_thread || strcmp(name, stop_point) != 0 || atomic_load(&at_point)) return;
-  atomic_store(&at_point, 1);
-  while (!atomic_load(&released)) sched_yield();
 }
 
 typedef struct call {
@@ -92,35 +75,16 @@ typedef struct call {
 
 static void *stopped_enqueue(void *p) {
   call *c = p;
-  is_stopped_thread = 1;
+  stopped_thread_is_me = 1;
   c->status = syncq_queue_loo_enqueue(c->q, c->item);
   return NULL;
 }
 
 static void *stopped_dequeue(void *p) {
   call *c = p;
-  is_stopped_thread = 1;
+  stopped_thread_is_me = 1;
   c->status = syncq_queue_loo_dequeue(c->q, &c->item);
   return NULL;
-}
-
-static void start_stopped(pthread_t *t, void *(*fn)(void *), call *c, const char *point) {
-  stop_point = point;
-  atomic_store(&at_point, 0);
-  atomic_store(&released, 0);
-  syncq_race_hook = stop_hook;
-  assert_int_equal(pthread_create(t, NULL, fn, c), 0);
-  const uint64_t t0 = now_s();
-  while (!atomic_load(&at_point)) {
-    if (now_s() - t0 > PATIENCE_S) fail_msg("the stopped thread never reached %s", point);
-    sched_yield();
-  }
-}
-
-static void release(pthread_t t) {
-  atomic_store(&released, 1);
-  pthread_join(t, NULL);
-  syncq_race_hook = NULL;
 }
 
 static void test_dequeuer_overtakes_enqueuer(void **state) {
@@ -128,11 +92,11 @@ static void test_dequeuer_overtakes_enqueuer(void **state) {
   syncq_queue_loo *q = make();
   call c = {q, item_of(7), -1};
   pthread_t t;
-  start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.ticket"); /* holds ticket 0 */
+  start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.ticket", PATIENCE_S); /* holds ticket 0 */
   void *out = NULL;
   /* our ticket is 0 too: no item yet, the slot is given up */
   assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_EMPTY);
-  release(t);
+  release_stopped(t);
   assert_int_equal(c.status, SYNCQ_OK);
   assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
   assert_ptr_equal(out, item_of(7));
@@ -148,7 +112,7 @@ static void test_writer_resumes_scan(void **state) {
   for (uint64_t i = 0; i < SLOTS - 1; i++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(i)), SYNCQ_OK);
   call c = {q, item_of(1000), -1};
   pthread_t t;
-  start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.ticket"); /* holds the last slot */
+  start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.ticket", PATIENCE_S); /* holds the last slot */
   for (uint64_t i = 0; i < SLOTS - 1; i++) {
     assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
     assert_ptr_equal(out, item_of(i));
@@ -160,7 +124,7 @@ static void test_writer_resumes_scan(void **state) {
   assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
   assert_ptr_equal(out, item_of(2000));
   assert_int_equal(syncq_queue_loo_nodes_freed(q), 0); /* the stopped enqueuer still uses it */
-  release(t); /* it finds its slot given up, resumes the scan, frees the node, enqueues anew */
+  release_stopped(t); /* it finds its slot given up, resumes the scan, frees the node, enqueues anew */
   assert_int_equal(c.status, SYNCQ_OK);
   assert_int_equal(syncq_queue_loo_nodes_freed(q), 1);
   assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
@@ -182,12 +146,12 @@ static void test_reader_resumes_scan(void **state) {
   }
   call c = {q, NULL, -1};
   pthread_t t;
-  start_stopped(&t, stopped_dequeue, &c, "queue.loo.dequeue.ticket"); /* holds the last slot of node 1 */
+  start_stopped(&t, stopped_dequeue, &c, "queue.loo.dequeue.ticket", PATIENCE_S); /* holds the last slot of node 1 */
   /* past the end: the scan stops at the unread last slot; Head moves on */
   assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
   assert_ptr_equal(out, item_of(SLOTS));
   assert_int_equal(syncq_queue_loo_nodes_freed(q), 0); /* the stopped dequeuer still uses it */
-  release(t);                                          /* it takes its item, resumes the scan, frees the node */
+  release_stopped(t);                                  /* it takes its item, resumes the scan, frees the node */
   assert_int_equal(c.status, SYNCQ_OK);
   assert_ptr_equal(c.item, item_of(SLOTS - 1));
   assert_int_equal(syncq_queue_loo_nodes_freed(q), 1);
@@ -245,7 +209,7 @@ static void node_reuse_under(const char *point, uint64_t filled) {
   }
   call c = {q, NULL, -1};
   pthread_t t;
-  start_stopped(&t, stopped_dequeue, &c, point); /* read Head: first node, index 100 */
+  start_stopped(&t, stopped_dequeue, &c, point, PATIENCE_S); /* read Head: first node, index 100 */
   for (; in < SLOTS; in++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(in)), SYNCQ_OK);
   for (; expect < SLOTS; expect++) {
     assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
@@ -260,7 +224,7 @@ static void node_reuse_under(const char *point, uint64_t filled) {
   assert_int_equal(syncq_queue_loo_nodes_linked(q), 2);
   assert_int_equal(pool_reused, 1);
   assert_true(node_addr(atomic_load(&q->tail)) == first);
-  release(t); /* reads Tail: "Head's node", index 1, behind Head's 100 */
+  release_stopped(t); /* reads Tail: "Head's node", index 1, behind Head's 100 */
   assert_int_equal(c.status, SYNCQ_OK);
   assert_ptr_equal(c.item, item_of(expect++));
   for (; expect < in; expect++) {
@@ -299,10 +263,10 @@ static void test_enomem_past_the_end(void **state) {
   for (uint64_t i = 0; i < SLOTS - 1; i++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(i)), SYNCQ_OK);
   call c = {q, item_of(1000), -1};
   pthread_t t;
-  start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.checked");        /* saw room: index 127 */
-  assert_int_equal(syncq_queue_loo_enqueue(q, item_of(SLOTS - 1)), SYNCQ_OK); /* takes the last slot */
+  start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.checked", PATIENCE_S); /* saw room: index 127 */
+  assert_int_equal(syncq_queue_loo_enqueue(q, item_of(SLOTS - 1)), SYNCQ_OK);      /* takes the last slot */
   atomic_store(&loo_fail_nodes, 1000000);
-  release(t); /* its ticket is 128: no node, none to be had */
+  release_stopped(t); /* its ticket is 128: no node, none to be had */
   assert_int_equal(c.status, SYNCQ_ENOMEM);
   atomic_store(&loo_fail_nodes, 0);
   assert_int_equal(syncq_queue_loo_enqueue(q, item_of(SLOTS)), SYNCQ_OK); /* appends */

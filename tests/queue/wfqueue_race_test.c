@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, before any static body */
+#include "stopped_thread.h"
 
 #include "syncq/platform.h"
 #include "syncq/queue/wfqueue.h"
@@ -43,24 +44,6 @@ SYNCQ_RACE_HOOK_DEFINE;
 
 static void *w_item(uintptr_t v) { return (void *)(v << 4); }
 
-static uint64_t now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec;
-}
-
-/* The stopped thread: it halts at `point` the first time it passes it,
- * until released. */
-static _Thread_local int is_stopped_thread;
-static const char *stop_point;
-static _Atomic(int) at_point, released;
-
-static void stop_hook(const char *name) {
-  if (!is_stopped_thread || strcmp(name, stop_point) != 0 || atomic_load(&at_point)) return;
-  atomic_store(&at_point, 1);
-  while (!atomic_load(&released)) sched_yield();
-}
-
 typedef struct call {
   syncq_queue_wfqueue *q;
   void *item; /* enqueue: the item; dequeue: what came out */
@@ -69,35 +52,16 @@ typedef struct call {
 
 static void *stopped_enqueue(void *p) {
   call *c = p;
-  is_stopped_thread = 1;
+  stopped_thread_is_me = 1;
   c->status = syncq_queue_wfqueue_enqueue(c->q, c->item);
   return NULL;
 }
 
 static void *stopped_dequeue(void *p) {
   call *c = p;
-  is_stopped_thread = 1;
+  stopped_thread_is_me = 1;
   c->status = syncq_queue_wfqueue_dequeue(c->q, &c->item);
   return NULL;
-}
-
-static void start_stopped(pthread_t *t, void *(*fn)(void *), call *c, const char *point) {
-  stop_point = point;
-  atomic_store(&at_point, 0);
-  atomic_store(&released, 0);
-  syncq_race_hook = stop_hook;
-  assert_int_equal(pthread_create(t, NULL, fn, c), 0);
-  const uint64_t t0 = now_s();
-  while (!atomic_load(&at_point)) {
-    if (now_s() - t0 > PATIENCE_S) fail_msg("the stopped thread never reached %s", point);
-    sched_yield();
-  }
-}
-
-static void release(pthread_t t) {
-  atomic_store(&released, 1);
-  pthread_join(t, NULL);
-  syncq_race_hook = NULL;
 }
 
 static syncq_queue_wfqueue *make(void) {
@@ -124,14 +88,14 @@ static void test_dequeue_held_after_its_index(void **state) {
   assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(1)), SYNCQ_OK);
   call c = {q, NULL, -1};
   pthread_t t;
-  start_stopped(&t, stopped_dequeue, &c, "queue.wfqueue.dequeue.ticket"); /* holds index of item 1 */
+  start_stopped(&t, stopped_dequeue, &c, "queue.wfqueue.dequeue.ticket", PATIENCE_S); /* holds index of item 1 */
   const uint64_t freed0 = syncq_queue_wfqueue_segments_freed(q);
   pairs(q, 100); /* cleanups run: none may pass the stopped dequeuer's hazard id */
   const uint64_t freed_held = syncq_queue_wfqueue_segments_freed(q) - freed0;
   print_message("wfqueue: %d pairs beside a dequeue stopped after its index: %llu linked, %llu reclaimed\n", PAIRS,
                 (unsigned long long)syncq_queue_wfqueue_segments_linked(q), (unsigned long long)freed_held);
   assert_int_equal(freed_held, 0); /* its hazard id covers the front segment */
-  release(t);
+  release_stopped(t);
   assert_int_equal(c.status, SYNCQ_OK);
   assert_ptr_equal(c.item, w_item(1));
   void *out;
@@ -150,7 +114,8 @@ static void test_enqueue_held_after_its_index(void **state) {
   syncq_queue_wfqueue *q = make();
   call c = {q, w_item(1), -1};
   pthread_t t;
-  start_stopped(&t, stopped_enqueue, &c, "queue.wfqueue.enqueue.ticket"); /* holds index 1, cell unwritten */
+  start_stopped(&t, stopped_enqueue, &c, "queue.wfqueue.enqueue.ticket",
+                PATIENCE_S); /* holds index 1, cell unwritten */
   const uint64_t freed0 = syncq_queue_wfqueue_segments_freed(q);
   /* our first dequeue meets the stopped enqueuer's empty cell: it waits
    * WFQ_SPIN relaxes, gives the cell up (⊤) and takes the next index */
@@ -159,7 +124,7 @@ static void test_enqueue_held_after_its_index(void **state) {
   print_message("wfqueue: %d pairs beside an enqueue stopped after its index: %llu linked, %llu reclaimed\n", PAIRS,
                 (unsigned long long)syncq_queue_wfqueue_segments_linked(q), (unsigned long long)freed_held);
   assert_int_equal(freed_held, 0);
-  release(t); /* its cell is ⊤: it takes another index and lands there */
+  release_stopped(t); /* its cell is ⊤: it takes another index and lands there */
   assert_int_equal(c.status, SYNCQ_OK);
   void *out;
   assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_OK);

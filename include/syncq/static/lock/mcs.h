@@ -34,15 +34,6 @@ typedef struct syncq_lock_mcs_qnode {
  * (disciplines other than SPIN: the linker may be preempted). */
 #define SYNCQ_LOCK_MCS_LINK_PAUSES_PER_YIELD 64u
 
-/* The waiting out of line (syncq/static/lock/tas.h says why). */
-#ifndef SYNCQ_LOCK_SLOW_PATH_
-#if defined(__GNUC__) || defined(__clang__)
-#define SYNCQ_LOCK_SLOW_PATH_ static __attribute__((noinline, cold, unused))
-#else
-#define SYNCQ_LOCK_SLOW_PATH_ static inline
-#endif
-#endif
-
 static inline syncq_lock_mcs_qnode *syncq_lock_mcs_qnode_of(syncq_lock_node *n) {
   return (syncq_lock_mcs_qnode *)(void *)n->opaque;
 }

@@ -28,19 +28,6 @@ extern "C" {
  * the lock after its hand-over but a futex wake on the word's address. */
 #define SYNCQ_LOCK_TAS_MARKED 2u
 
-/* A lock's waiting, out of line: the uncontended path that branches to it
- * then needs no stack frame (no callee-saved registers pushed before and
- * popped after its one atomic), and the waiting code stays out of the
- * caller's instruction cache lines. Shared by the lock headers of this
- * folder. */
-#ifndef SYNCQ_LOCK_SLOW_PATH_
-#if defined(__GNUC__) || defined(__clang__)
-#define SYNCQ_LOCK_SLOW_PATH_ static __attribute__((noinline, cold, unused))
-#else
-#define SYNCQ_LOCK_SLOW_PATH_ static inline
-#endif
-#endif
-
 /* One test-and-set; 0 when it took the lock. An exchange that wrote 1
  * over a sleeper's mark puts the mark back at once (taking the lock, still
  * marked, if it was released meanwhile): the next release must see it.

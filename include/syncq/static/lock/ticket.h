@@ -24,15 +24,6 @@ extern "C" {
  * lock after its hand-over but a futex wake on the word's address. */
 #define SYNCQ_LOCK_TICKET_MARK 1u
 
-/* The waiting out of line (syncq/static/lock/tas.h says why). */
-#ifndef SYNCQ_LOCK_SLOW_PATH_
-#if defined(__GNUC__) || defined(__clang__)
-#define SYNCQ_LOCK_SLOW_PATH_ static __attribute__((noinline, cold, unused))
-#else
-#define SYNCQ_LOCK_SLOW_PATH_ static inline
-#endif
-#endif
-
 /* The wait for ticket `turn` after the first read of now_serving (s) did
  * not show it: out of line, so the uncontended path keeps no frame. */
 SYNCQ_LOCK_SLOW_PATH_ int syncq_lock_ticket_wait_inline_(syncq_lock_ticket *l, uint32_t turn, uint32_t s) {
