@@ -25,8 +25,8 @@
  * hand-over to a waiter that is not running still costs a wake-up, so
  * a FIFO lock (SYNCQ_PROP_FIFO) left to this default also restricts
  * concurrency (Dice & Kogan 2019, generic concurrency restriction;
- * src/lock/gcr.c): at most two threads wait in the FIFO lock itself
- * (three when the passive head is promoted), the others wait in a FIFO
+ * src/lock/gcr.c): at most one thread waits in the FIFO lock itself
+ * (two when the passive head is promoted), the others wait in a FIFO
  * passive set, spinning briefly and then sleeping, and enter as room
  * appears, its head at the latest every 256 acquisitions. The holder's
  * successor is then a recent, running waiter. Such a lock is FIFO among
@@ -39,7 +39,7 @@
  * SYNCQ_WAIT_COMPETITIVE named is restricted the same way (a waiter that
  * may sleep anyway sleeps in the passive set), with the same order. The
  * discipline says how the passive waiters wait: sleep at once (BLOCK),
- * or spin about one context switch first (COMPETITIVE); the two or three
+ * or spin about one context switch first (COMPETITIVE); the one or two
  * admitted waiters, next in line, spin about one context switch before
  * they sleep under both, as a FIFO hand-over to a waiter that slept at
  * once idles the lock for its wake-up (syncq_lock_discipline still
