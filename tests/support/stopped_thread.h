@@ -21,8 +21,7 @@ static const char *stopped_thread_point;
 static _Atomic(int) stopped_thread_at_point, stopped_thread_released;
 
 static void stopped_thread_hook(const char *name) {
-  if (!stopped_thread_is_me || strcmp(name, stopped_thread_point) != 0 || atomic_load(&stopped_thread_at_point))
-    return;
+  if (!stopped_thread_is_me || strcmp(name, stopped_thread_point) != 0 || atomic_load(&stopped_thread_at_point)) return;
   atomic_store(&stopped_thread_at_point, 1);
   while (!atomic_load(&stopped_thread_released)) sched_yield();
 }
