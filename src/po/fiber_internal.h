@@ -46,8 +46,9 @@ typedef struct po_stack_pool {
   size_t guard_size;      /* 0: no guard pages */
   syncq_freelist free;    /* released stacks (lock-free: released on scheduler threads) */
   pthread_mutex_t grow;   /* serialises mapping new chunks */
-  po_stack_chunk *chunks; /* every chunk, for destroy */
-  uint32_t next_count;    /* stacks in the next chunk mapped (doubles up to a limit; under grow) */
+  po_stack_chunk *chunks; /* every chunk, for destroy; the newest first */
+  uint32_t next_count;    /* slots in the next chunk mapped (doubles up to a limit; under grow) */
+  uint32_t stacks;        /* stacks carved so far, guards made (under grow): sizes the next batch */
 } po_stack_pool;
 
 int po_stack_pool_init(po_stack_pool *pool, size_t stack_size, size_t guard_size);
