@@ -11,7 +11,10 @@
  * repeats a large one spawns without mapping a chunk; guards are made
  * batch by batch as stacks are taken (a pool makes few more than it hands
  * out, each handed-out stack guarded), and a kept chunk made in part goes
- * on being carved by the next pool without a new mapping.
+ * on being carved by the next pool without a new mapping; spawners that
+ * race for a fiber table's last slots (a stack taken before the spawn
+ * lock) give back the stacks of the spawns refused, so the pool does not
+ * grow round after round.
  *
  * Each test uses a stack and guard size of its own, so what another test
  * kept does not count for it. Counts are fixed numbers.
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -312,6 +316,65 @@ static void test_system_repeats_without_mapping(void **state) {
   assert_int_equal(mapped1, mapped0);
 }
 
+/* Spawners racing for the last slots of a fiber table: each takes its
+ * stack before the spawn lock, and a spawn the full table refuses gives
+ * it back. Every round exactly max_procs spawns succeed; over the rounds
+ * the pool needs no more than the live processes' stacks and the
+ * spawners' in flight: two chunks (a stack lost per refusal would need a
+ * new chunk every few rounds). */
+enum { RACE_PROCS = 64, RACE_SPAWNERS = 4, RACE_TRIES = 32, RACE_ROUNDS = 200 };
+
+static void quit_at_once(syncq_po_proc *self, void *arg) { (void)self, (void)arg; }
+
+typedef struct race_spawner {
+  syncq_po_system *sys;
+  syncq_po_pid pids[RACE_TRIES];
+  int ok, refused, other;
+} race_spawner;
+
+static void *race_spawn(void *arg) {
+  race_spawner *r = arg;
+  r->ok = r->refused = r->other = 0;
+  for (int i = 0; i < RACE_TRIES; i++) {
+    int e = syncq_po_spawn(r->sys, quit_at_once, NULL, &r->pids[r->ok]);
+    if (e == SYNCQ_OK) r->ok++;
+    else if (e == SYNCQ_ELIMIT) r->refused++;
+    else r->other++;
+  }
+  return NULL;
+}
+
+static void test_full_table_returns_stacks(void **state) {
+  (void)state;
+  syncq_po_config cfg = {"mpsc", RACE_PROCS, 48 * KIB, 20 * KIB, "fiber", 2, false};
+  syncq_po_system *sys;
+  assert_int_equal(syncq_po_create(&cfg, &sys), SYNCQ_OK);
+  static race_spawner sp[RACE_SPAWNERS];
+  size_t mapped0, mapped1;
+  po_stack_cache_stats(NULL, NULL, &mapped0);
+  for (int round = 0; round < RACE_ROUNDS; round++) {
+    pthread_t t[RACE_SPAWNERS];
+    for (int i = 0; i < RACE_SPAWNERS; i++) {
+      sp[i].sys = sys;
+      assert_int_equal(pthread_create(&t[i], NULL, race_spawn, &sp[i]), 0);
+    }
+    int ok = 0, refused = 0;
+    for (int i = 0; i < RACE_SPAWNERS; i++) {
+      assert_int_equal(pthread_join(t[i], NULL), 0);
+      assert_int_equal(sp[i].other, 0);
+      ok += sp[i].ok;
+      refused += sp[i].refused;
+    }
+    assert_int_equal(ok, RACE_PROCS);
+    assert_int_equal(refused, RACE_SPAWNERS * RACE_TRIES - RACE_PROCS);
+    for (int i = 0; i < RACE_SPAWNERS; i++)
+      for (int k = 0; k < sp[i].ok; k++) assert_int_equal(syncq_po_join(sys, sp[i].pids[k]), SYNCQ_OK);
+  }
+  po_stack_cache_stats(NULL, NULL, &mapped1);
+  assert_true(mapped1 - mapped0 <= 2); /* 64 + 128 slots hold the 64 processes and the spawners' 4 in flight */
+  assert_int_equal(syncq_po_destroy(sys), SYNCQ_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_kept_stack_keeps_guard),
@@ -321,6 +384,7 @@ int main(void) {
     cmocka_unit_test(test_trim),
     cmocka_unit_test(test_kept_guards_yield_budget),
     cmocka_unit_test(test_guards_follow_use),
+    cmocka_unit_test(test_full_table_returns_stacks),
     cmocka_unit_test(test_system_repeats_without_mapping),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
