@@ -11,8 +11,10 @@
  *                layout is the usual one of M:N runtimes: stacks carved
  *                from large mappings, a PROT_NONE guard below each.
  *   Progress:    get/put are lock-free on the pool's free list (counted
- *                pointers, syncq/reclaim.h); growing the pool maps a new
- *                chunk under a mutex (not a hot path: stacks are reused).
+ *                pointers, syncq/reclaim.h); growing the pool makes a
+ *                batch of guards or maps a new chunk under a mutex (not
+ *                a hot path: stacks are reused; the postoffice takes a
+ *                stack before its spawn lock).
  *   Memory:      chunks of stacks mapped with MAP_NORESERVE (only the
  *                pages a fiber touches become resident), each chunk
  *                twice the last, from PO_CHUNK_MIN to PO_CHUNK_MAX
