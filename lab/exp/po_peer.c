@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* po_peer.c — run an Erlang or Go peer of the postoffice experiments (po_peer.h). */
+/* po_peer.c — run an Erlang or Go peer of the postoffice experiments, or
+ * another program of theirs (po_peer.h). */
 #include "po_peer.h"
 
 #include <spawn.h>
@@ -35,6 +36,13 @@ int po_peer_run(const char *peer, const char *erl_script, const char *go_bin, co
   if (erlang) argv[n++] = erl_script;
   for (int i = 0; i < PEER_MAX_ARGS && args[i] != NULL; i++) argv[n++] = args[i];
   argv[n] = NULL;
+  char name[64];
+  snprintf(name, sizeof name, "the %s peer", peer);
+  return po_program_run(name, erlang ? SYNCQ_ESCRIPT : go_bin, argv, out, cap, why, whylen);
+}
+
+int po_program_run(const char *name, const char *path, const char *const argv[], char *out, size_t cap, char *why,
+                   size_t whylen) {
   int fds[2];
   if (pipe(fds) != 0) {
     snprintf(why, whylen, "pipe failed");
@@ -53,7 +61,7 @@ int po_peer_run(const char *peer, const char *erl_script, const char *go_bin, co
   if (err == 0) err = posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
   if (err == 0) err = posix_spawn_file_actions_addclose(&fa, fds[0]);
   if (err == 0) err = posix_spawn_file_actions_addclose(&fa, fds[1]);
-  if (err == 0) err = posix_spawn(&child, erlang ? SYNCQ_ESCRIPT : go_bin, &fa, NULL, (char *const *)argv, environ);
+  if (err == 0) err = posix_spawn(&child, path, &fa, NULL, (char *const *)argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   if (err != 0) {
     close(fds[0]), close(fds[1]);
@@ -72,7 +80,7 @@ int po_peer_run(const char *peer, const char *erl_script, const char *go_bin, co
   int status = 0;
   waitpid(child, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    snprintf(why, whylen, "the %s peer failed (status %d): %.120s", peer, status, out);
+    snprintf(why, whylen, "%s failed (status %d): %.120s", name, status, out);
     return -1;
   }
   return 0;

@@ -33,6 +33,13 @@ const char *po_peer_absent(const char *peer, const char *erl_script, const char 
 int po_peer_run(const char *peer, const char *erl_script, const char *go_bin, const char *const args[], char *out,
                 size_t cap, char *why, size_t whylen);
 
+/* Run the program at path with argv (NULL-terminated, argv[0] first) the
+ * same way (posix_spawn: the lab's pages are not write-protected as a
+ * fork's would be), its stdout in out. 0 when it exited with status 0;
+ * -1 otherwise, why naming it by `name` ("the Go peer"). */
+int po_program_run(const char *name, const char *path, const char *const argv[], char *out, size_t cap, char *why,
+                   size_t whylen);
+
 /* ---------------------------------------------------------------- lines */
 
 /* An experiment's peer programs: the Erlang script, the built Go program

@@ -34,17 +34,20 @@
  * "member"). H is rounded up to whole laps. The other panels have
  * main=outside: the controller only starts and ends the rounds.
  *
- * Cold spawn: spawn_cold is the spawn metric from a fresh system whose
- * stack cache is cold. The postoffice keeps the fiber stacks of destroyed
- * systems for the next system of the same stack and guard sizes, so
- * after the first repetition `spawn` measures warm stacks; spawn_cold is
- * measured in a child process (fork) that creates a system with a guard
- * one page larger than the default (a geometry nothing in the process
- * has used: no kept stack fits) and spawns the N processes, which park
- * in recv, then exits. Kernel threads are measured the same way (glibc's
- * own cache of thread stacks comes with the fork). The peers start a
- * fresh runtime for every run: their spawn is cold, and spawn_cold
- * repeats it. A ring of more processes than the stack cache's fixed
+ * Cold spawn: spawn_cold is the spawn metric from a program's first
+ * system, nothing cached. The postoffice keeps the fiber stacks, the
+ * process table and slab chunks of destroyed systems for the next
+ * system, so after the first repetition `spawn` measures warm memory;
+ * spawn_cold is measured in syncq-lab-po-cold (lab/exp/po_cold.c), a
+ * fresh program started for each sample, which creates a system with the
+ * default geometry and spawns the N processes, which park in recv, then
+ * exits; kernel threads the same way. Where that program is absent, in a
+ * forked child of the lab instead, on a guard one page larger than the
+ * default (a geometry nothing in the process has used: no kept stack
+ * fits; the kept table and slabs come with the fork, copied at each
+ * first write, and glibc's own cache of thread stacks too). The peers
+ * start a fresh runtime for every run: their spawn is cold, and
+ * spawn_cold repeats it. A ring of more processes than the stack cache's fixed
  * part keeps (SYNCQ_PO_STACK_CACHE_BYTES) starts from an empty cache,
  * so that rss counts its stacks' pages: its spawn is cold too.
  *
@@ -64,6 +67,7 @@
 #include <unistd.h>
 
 #include "../lab.h"
+#include "po_cold.h"
 #include "po_peer.h"
 #include "syncq/clock.h"
 #include "syncq/po.h"
@@ -73,6 +77,9 @@
 #endif
 #ifndef SYNCQ_RING_GO
 #define SYNCQ_RING_GO ""
+#endif
+#ifndef SYNCQ_PO_COLD
+#define SYNCQ_PO_COLD "" /* syncq-lab-po-cold (lab/CMakeLists.txt) */
 #endif
 
 enum { RING_TOKEN = 1, RING_DONE, RING_QUIT };
@@ -399,16 +406,28 @@ static int syncq_member_ring(const ring_point *pt, ring_result *res) {
 
 /* ------------------------------------------------------------ cold spawn */
 
-static void cold_member(syncq_po_proc *self, void *arg) {
-  (void)arg;
-  syncq_po_msg *m;
-  if (syncq_po_recv_blocking(self, &m) == SYNCQ_OK) syncq_po_free(self, m);
+/* Where spawn_cold runs: syncq-lab-po-cold, a fresh program per sample,
+ * when it is there; else a forked child (see po_cold.c for what a fork
+ * inherits). */
+static bool cold_helper(void) { return SYNCQ_PO_COLD[0] != '\0' && access(SYNCQ_PO_COLD, X_OK) == 0; }
+
+static int cold_spawn_helper(const ring_point *pt, ring_result *res) {
+  char n[32], out[128];
+  snprintf(n, sizeof n, "%d", pt->n);
+  const char *argv[] = {"syncq-lab-po-cold", pt->backend, pt->mailbox, n, NULL};
+  if (po_program_run("syncq-lab-po-cold", SYNCQ_PO_COLD, argv, out, sizeof out, res->why, sizeof res->why) != 0)
+    return SYNCQ_ESYS;
+  if (sscanf(out, "spawn_cold_us=%lf", &res->spawn_cold_us) != 1 || res->spawn_cold_us <= 0) {
+    snprintf(res->why, sizeof res->why, "syncq-lab-po-cold answered %.120s", out);
+    return SYNCQ_ESYS;
+  }
+  return SYNCQ_OK;
 }
 
 /* The spawn loop over N in a child process, on a system whose stack
  * geometry nothing in this process has used (the guard one page larger
  * than the default): no kept stack fits, every stack is mapped afresh. */
-static int cold_spawn(const ring_point *pt, ring_result *res) {
+static int cold_spawn_fork(const ring_point *pt, ring_result *res) {
   int fds[2];
   if (pipe(fds) != 0) {
     snprintf(res->why, sizeof res->why, "pipe failed");
@@ -425,17 +444,7 @@ static int cold_spawn(const ring_point *pt, ring_result *res) {
     close(fds[0]);
     long page = sysconf(_SC_PAGESIZE);
     size_t guard = strcmp(pt->backend, "fiber") == 0 ? SYNCQ_PO_DEFAULT_FIBER_GUARD : (size_t)page;
-    syncq_po_config cfg = {pt->mailbox, (uint32_t)pt->n, 0, guard + (size_t)page, pt->backend, 0, false};
-    syncq_po_system *sys;
-    double us = -1;
-    if (syncq_po_create(&cfg, &sys) == SYNCQ_OK) {
-      uint64_t t0 = syncq_now_ns();
-      int i = 0;
-      while (i < pt->n && syncq_po_spawn(sys, cold_member, NULL, NULL) == SYNCQ_OK) i++;
-      uint64_t t1 = syncq_now_ns();
-      if (i == pt->n) us = (double)(t1 - t0) / NS_PER_US / pt->n;
-    }
-    /* the processes park for ever: the child's exit ends them */
+    double us = po_cold_spawn_us(pt->backend, pt->mailbox, pt->n, guard + (size_t)page);
     _exit(write(fds[1], &us, sizeof us) == (ssize_t)sizeof us ? 0 : 1);
   }
   close(fds[1]);
@@ -450,6 +459,10 @@ static int cold_spawn(const ring_point *pt, ring_result *res) {
   }
   res->spawn_cold_us = us;
   return SYNCQ_OK;
+}
+
+static int cold_spawn(const ring_point *pt, ring_result *res) {
+  return cold_helper() ? cold_spawn_helper(pt, res) : cold_spawn_fork(pt, res);
 }
 
 /* ------------------------------------------------------------ the peers */
@@ -600,9 +613,9 @@ static int ring_run(lab_ctx *ctx) {
             "A ring of N processes passes a token: each receives it and sends it to the next, %ld hops "
             "(fibers and peers; kernel threads: %ld hops blocking, %ld yielding) after one warm-up round. "
             "hop: ns per hop; spawn: us per process (the spawn loop, on a system whose stack cache the "
-            "previous repetition warmed); spawn_cold: the same loop in a fresh child process on a "
-            "system whose stacks nothing has used (the peers start a fresh runtime every run: their "
-            "spawn is cold, and spawn_cold repeats it); rss: KB of resident memory per process (VmRSS "
+            "previous repetition warmed); spawn_cold: the same loop in a fresh program's first system "
+            "(syncq-lab-po-cold, started for each sample; the peers start a fresh runtime every run: "
+            "their spawn is cold, and spawn_cold repeats it); rss: KB of resident memory per process (VmRSS "
             "growth from before spawning to after the warm-up round). Lines: the postoffice's six "
             "mailboxes on the fiber backend (user-level contexts, M:N on one scheduler thread per "
             "processing unit) and on the thread backend (a kernel thread each, 002's design), and, run "
@@ -630,6 +643,12 @@ static int ring_run(lab_ctx *ctx) {
     else lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, SYNCQ_RING_ERL);
     if ((why = peer_absent("go")) != NULL) lab_note(ctx, "Peer go absent: %s.", why);
     else lab_note(ctx, "Peer go: %s (built from lab/peers/ring/ring.go).", SYNCQ_RING_GO);
+    if (cold_helper()) lab_note(ctx, "Cold spawn: %s, a fresh program per sample.", SYNCQ_PO_COLD);
+    else
+      lab_note(ctx,
+               "Cold spawn: syncq-lab-po-cold is absent (%s): measured in a forked child of the lab "
+               "instead, which copies the pages the lab's earlier systems kept at its first write to each.",
+               SYNCQ_PO_COLD[0] != '\0' ? SYNCQ_PO_COLD : "not built");
     struct utsname u;
     lab_note(ctx,
              "Guards: every fiber ring, 100,000 processes included, runs with the postoffice's default "

@@ -46,8 +46,9 @@ typedef struct po_stack_pool {
   size_t guard_size;      /* 0: no guard pages */
   syncq_freelist free;    /* released stacks (lock-free: released on scheduler threads) */
   pthread_mutex_t grow;   /* serialises mapping new chunks */
-  po_stack_chunk *chunks; /* every chunk, for destroy */
-  uint32_t next_count;    /* stacks in the next chunk mapped (doubles up to a limit; under grow) */
+  po_stack_chunk *chunks; /* every chunk, for destroy; the newest first */
+  uint32_t next_count;    /* slots in the next chunk mapped (doubles up to a limit; under grow) */
+  uint32_t stacks;        /* stacks carved so far, guards made (under grow): sizes the next batch */
 } po_stack_pool;
 
 int po_stack_pool_init(po_stack_pool *pool, size_t stack_size, size_t guard_size);
@@ -133,9 +134,17 @@ uint64_t po_fiber_rt_monitor_wakeups(po_fiber_rt *rt);
  * processing unit (po_limit_of's names), or NULL. */
 const char *po_fiber_rt_short_reason(const po_fiber_rt *rt);
 
-/* Start p (its fn/arg set, state RUNNING published) as a fiber. SYNCQ_OK;
- * SYNCQ_ELIMIT with *why; SYNCQ_ENOMEM. */
-int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why);
+/* A stack for a fiber about to be spawned, taken before the spawn lock
+ * (a pool that grows maps a chunk or makes a batch of guards: no other
+ * spawn or exit waits for that). SYNCQ_OK; SYNCQ_ELIMIT with *why;
+ * SYNCQ_ENOMEM. po_fiber_stack_return gives back one a spawn did not
+ * use (the table was full). */
+int po_fiber_stack_take(po_fiber_rt *rt, po_stack **out, const char **why);
+void po_fiber_stack_return(po_fiber_rt *rt, po_stack *st);
+/* Start p (its fn/arg set, state RUNNING published) as a fiber on stack
+ * st (from po_fiber_stack_take; NULL: taken here). SYNCQ_OK; with a
+ * NULL st also SYNCQ_ELIMIT with *why, SYNCQ_ENOMEM. */
+int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, po_stack *st, const char **why);
 /* After a successful po_fiber_spawn, outside the caller's locks: wake an
  * idle scheduler for it if one sleeps (a futex wake-up, kept out of the
  * spawn lock's hold time). */

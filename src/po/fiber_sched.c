@@ -1161,11 +1161,16 @@ int po_fiber_timer_add_remote(po_fiber_rt *rt, po_timer *t) {
   return r;
 }
 
-int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
+int po_fiber_stack_take(po_fiber_rt *rt, po_stack **out, const char **why) { return po_stack_get(&rt->pool, out, why); }
+
+void po_fiber_stack_return(po_fiber_rt *rt, po_stack *st) { po_stack_put(&rt->pool, st); }
+
+int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, po_stack *st, const char **why) {
   po_fiber *f = &p->fiber;
-  po_stack *st;
-  int r = po_stack_get(&rt->pool, &st, why);
-  if (r != SYNCQ_OK) return r;
+  if (st == NULL) {
+    int r = po_stack_get(&rt->pool, &st, why);
+    if (r != SYNCQ_OK) return r;
+  }
   f->stack = st;
   f->sched = NULL;
   f->last = NULL;
@@ -1310,8 +1315,14 @@ int po_fiber_timer_add_remote(po_fiber_rt *rt, struct po_timer *t) {
   (void)rt, (void)t;
   return SYNCQ_ENOTSUP;
 }
-int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, const char **why) {
-  (void)rt, (void)p, (void)why;
+int po_fiber_stack_take(po_fiber_rt *rt, po_stack **out, const char **why) {
+  (void)rt, (void)why;
+  *out = NULL;
+  return SYNCQ_ENOTSUP;
+}
+void po_fiber_stack_return(po_fiber_rt *rt, po_stack *st) { (void)rt, (void)st; }
+int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, po_stack *st, const char **why) {
+  (void)rt, (void)p, (void)st, (void)why;
   return SYNCQ_ENOTSUP;
 }
 void po_fiber_spawned(po_fiber_rt *rt) { (void)rt; }

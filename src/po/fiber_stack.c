@@ -11,15 +11,26 @@
  *                layout is the usual one of M:N runtimes: stacks carved
  *                from large mappings, a PROT_NONE guard below each.
  *   Progress:    get/put are lock-free on the pool's free list (counted
- *                pointers, syncq/reclaim.h); growing the pool maps a new
- *                chunk under a mutex (not a hot path: stacks are reused).
+ *                pointers, syncq/reclaim.h); growing the pool makes a
+ *                batch of guards or maps a new chunk under a mutex (not
+ *                a hot path: stacks are reused; the postoffice takes a
+ *                stack before its spawn lock).
  *   Memory:      chunks of stacks mapped with MAP_NORESERVE (only the
  *                pages a fiber touches become resident), each chunk
  *                twice the last, from PO_CHUNK_MIN to PO_CHUNK_MAX
- *                stacks (their guards at once: one process_madvise), so
- *                a pool of N stacks costs O(log N + N / PO_CHUNK_MAX)
- *                system calls (mprotect'ed guards: chunks of
- *                PO_CHUNK_MIN, one mprotect per stack). Stacks return
+ *                slots; with guard markers a chunk's slots become
+ *                stacks a batch at a time as the pool runs out (one
+ *                process_madvise per batch of at least PO_ARM_MIN and a
+ *                PO_ARM_DIV-th of the pool: guards made ahead of use
+ *                stay below that share), so a pool of N stacks costs
+ *                O(log N + N / PO_CHUNK_MAX) system calls (mprotect'ed
+ *                guards: chunks of PO_CHUNK_MIN, one mprotect per
+ *                stack). Cost, cold (Linux 6.18, this project's 2-core
+ *                VM): the kernel's ~0.4 us per guard range and 25 ns
+ *                per guard page (0.8 us for the default 64 KB guard),
+ *                and a fresh page's fault (1.0-1.5 us) at a fiber's
+ *                first frame; no system call per stack once stacks are
+ *                reused. Stacks return
  *                to the pool when their fiber exits; a destroyed
  *                system's chunks are kept for the next system of the
  *                same geometry (guards in place), up to the
@@ -75,13 +86,16 @@ struct po_stack_chunk {
   size_t stack_size, guard_size; /* its geometry, to be reused by a like pool */
   bool guarded;                  /* its stacks have their guards (else canaries) */
   bool split;                    /* the guards split the mapping (mprotect): counted in the budget */
-  int count;                     /* its stacks */
-  po_stack desc[];               /* [count] */
+  int slots;                     /* the mapping's [guard][stack] slots */
+  int count;                     /* its stacks: the first `count` slots, carved, guards made */
+  po_stack desc[];               /* [slots] */
 };
 
-static po_stack_chunk *chunk_new(int count) {
-  po_stack_chunk *c = calloc(1, sizeof *c + (size_t)count * sizeof(po_stack));
-  if (c != NULL) c->count = count;
+/* A chunk of `slots` slots, all of them stacks unless its guards are
+ * markers made batch by batch (see "guard markers": count then grows). */
+static po_stack_chunk *chunk_new(int slots) {
+  po_stack_chunk *c = calloc(1, sizeof *c + (size_t)slots * sizeof(po_stack));
+  if (c != NULL) c->slots = c->count = slots;
   return c;
 }
 
@@ -207,19 +221,22 @@ static _Atomic(size_t) chunks_mapped; /* relaxed: a tally for po_stack_cache_sta
 static size_t chunk_bytes(const po_stack_chunk *c) { return c->stack_size * (size_t)c->count; }
 
 /* A kept chunk of this geometry for a pool whose next chunk would have
- * `count` stacks: the largest kept one of at most that many (the newest
- * of those), so a pool grows from the cache as it would by mapping (and
- * a small system does not take a large chunk, whose size would then set
- * the bound). NULL: none. */
+ * `count` slots: the largest kept one of at most that many (of those,
+ * the one with the most stacks carved, then the newest), so a pool grows
+ * from the cache as it would by mapping (and a small system does not
+ * take a large chunk, whose size would then set the bound), and a chunk
+ * whose guards were made only in part is taken last (its other slots
+ * would cost guards). NULL: none. */
 static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size, bool guarded, int count) {
   pthread_mutex_lock(&cache_lock);
   po_stack_chunk **best = NULL;
   for (po_stack_chunk **pp = &cache; *pp != NULL; pp = &(*pp)->next) {
     po_stack_chunk *c = *pp;
-    if (c->stack_size != stack_size || c->guard_size != guard_size || c->guarded != guarded || c->count > count)
+    if (c->stack_size != stack_size || c->guard_size != guard_size || c->guarded != guarded || c->slots > count)
       continue;
-    if (best == NULL || c->count > (*best)->count) best = pp;
-    if (c->count == count) break;
+    if (best == NULL || c->slots > (*best)->slots || (c->slots == (*best)->slots && c->count > (*best)->count))
+      best = pp;
+    if (c->slots == count && c->count == c->slots) break;
   }
   po_stack_chunk *c = NULL;
   if (best != NULL) {
@@ -352,27 +369,47 @@ void po_stack_pool_destroy(po_stack_pool *pool) {
   pthread_mutex_destroy(&pool->grow);
 }
 
-/* Map a chunk and put all its stacks but one on the free list. */
-/* Put a chunk's stacks but the first on the pool's free list; the first
- * in *out. */
+/* Hand out a chunk's stacks from `from` on (those carved since): all but
+ * the first to the pool's free list, the first in *out. */
+static void hand_out(po_stack_pool *pool, po_stack_chunk *c, int from, po_stack **out) {
+  for (int i = from + 1; i < c->count; i++) (void)syncq_freelist_push(&pool->free, &c->desc[i].fl);
+  *out = &c->desc[from];
+  pool->stacks += (uint32_t)(c->count - from);
+}
+
+/* A chunk joins the pool (the newest: the one whose next slots a batch
+ * of guards may carve) and hands out its stacks. */
 static void adopt(po_stack_pool *pool, po_stack_chunk *c, po_stack **out) {
   c->next = pool->chunks;
   pool->chunks = c;
-  for (int i = 1; i < c->count; i++) (void)syncq_freelist_push(&pool->free, &c->desc[i].fl);
-  *out = &c->desc[0];
+  hand_out(pool, c, 0, out);
 }
 
 /* ---- guard markers ----
  * Linux 6.13 and later install guard regions as page-table markers
  * (madvise MADV_GUARD_INSTALL): a touch faults as PROT_NONE would, but the
  * mapping is not split, so guards cost none of vm.max_map_count; and
- * process_madvise installs a whole chunk's in one system call. Older
- * kernels say EINVAL and guards are mprotect'ed, within the budget.
+ * process_madvise installs many in one system call. Older kernels say
+ * EINVAL and guards are mprotect'ed, within the budget.
+ *
+ * A marker chunk is mapped whole but its guards are made batch by batch
+ * as the pool runs out of stacks, and only the slots of a batch become
+ * stacks: a stack is never handed out before its guard is in place, and
+ * guards are not made for stacks nobody takes. The kernel's cost is per
+ * guard range, not per call: about 0.4 us of page-table walk and VMA
+ * lookup per range plus 25 ns per guard page (measured with 1-, 4-, 16-
+ * and 17-page guards, 1,024 to a call; a 64-guard call costs 4 us more
+ * in all), so a chunk's guards made at once for a pool that used a
+ * twentieth of them cost more than all the pool's spawns. A batch is the
+ * larger of PO_ARM_MIN and a PO_ARM_DIV-th of the pool's stacks, within
+ * the chunk: guards made ahead of use stay below that share, and a pool
+ * of N stacks still makes O(log N + N / PO_CHUNK_MAX) calls.
  * SYNCQ_PO_GUARD=mprotect in the environment chooses the latter anyway (to test the budget and canaries where markers exist). */
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
 #endif
 enum { GUARD_UNKNOWN = 0, GUARD_MARKERS, GUARD_MPROTECT };
+enum { PO_ARM_MIN = PO_CHUNK_MIN, PO_ARM_DIV = 16 };
 static _Atomic(int) guard_mode; /* relaxed: every thread computes the same answer */
 
 /* Does the marker just installed at `guard` fault? qemu-user (7.2)
@@ -400,53 +437,70 @@ static bool use_markers(void) {
   return atomic_load_explicit(&guard_mode, memory_order_relaxed) != GUARD_MPROTECT; /* see guard_mode */
 }
 
-/* Install the guards of a chunk of `count` slots of `slot` bytes (guard
- * at each slot's start) as markers: true, or false with none left
- * half-made mattering (the caller unmaps or falls back to mprotect on a
- * fresh chunk). */
-static bool install_markers(char *base, size_t slot, size_t guard, int count) {
-  if (madvise(base, guard, MADV_GUARD_INSTALL) != 0) { /* the first: does the kernel have them? */
-    atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed); /* see guard_mode */
-    return false;
+/* Install the guards of slots [from, to) of a chunk of slots of `slot`
+ * bytes (guard at each slot's start) as markers: true, or false with
+ * none left half-made mattering (those slots never become stacks: the
+ * caller unmaps a fresh chunk and falls back to mprotect, or carves no
+ * more of a chunk in use). */
+static bool install_markers(char *base, size_t slot, size_t guard, int from, int to) {
+  int done = from;
+  /* relaxed: see guard_mode */
+  if (atomic_load_explicit(&guard_mode, memory_order_relaxed) != GUARD_MARKERS) {
+    char *first = base + (size_t)from * slot;
+    if (madvise(first, guard, MADV_GUARD_INSTALL) != 0) { /* the first: does the kernel have them? */
+      atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed); /* see guard_mode */
+      return false;
+    }
+    if (!marker_faults(first)) {
+      /* said yes, did nothing (qemu-user): mprotect'ed guards from now on */
+      atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed); /* see guard_mode */
+      return false;
+    }
+    atomic_store_explicit(&guard_mode, GUARD_MARKERS, memory_order_relaxed); /* see guard_mode */
+    done++;
   }
-  if (atomic_load_explicit(&guard_mode, memory_order_relaxed) == GUARD_UNKNOWN && !marker_faults(base)) {
-    /* said yes, did nothing (qemu-user): mprotect'ed guards from now on */
-    atomic_store_explicit(&guard_mode, GUARD_MPROTECT, memory_order_relaxed); /* see guard_mode */
-    return false;
-  }
-  atomic_store_explicit(&guard_mode, GUARD_MARKERS, memory_order_relaxed); /* see guard_mode */
-  int done = 1;
 #if defined(SYS_pidfd_open) && defined(SYS_process_madvise)
   /* The rest in one call, through a pidfd of our own opened for it (a
    * kept one would name the parent in a forked child). The vector on the
    * heap: a fiber that spawns has a small stack. */
-  struct iovec *iov = count > 1 ? malloc((size_t)(count - 1) * sizeof *iov) : NULL;
+  int n_iov = to - done;
+  struct iovec *iov = n_iov > 1 ? malloc((size_t)n_iov * sizeof *iov) : NULL;
   long fd = iov != NULL ? syscall(SYS_pidfd_open, (long)getpid(), 0L) : -1;
   if (fd >= 0) {
-    for (int i = 1; i < count; i++) {
-      iov[i - 1].iov_base = base + (size_t)i * slot;
-      iov[i - 1].iov_len = guard;
+    for (int i = 0; i < n_iov; i++) {
+      iov[i].iov_base = base + (size_t)(done + i) * slot;
+      iov[i].iov_len = guard;
     }
-    long n = syscall(SYS_process_madvise, fd, iov, (size_t)(count - 1), (long)MADV_GUARD_INSTALL, 0L);
+    long n = syscall(SYS_process_madvise, fd, iov, (size_t)n_iov, (long)MADV_GUARD_INSTALL, 0L);
     close((int)fd);
     /* n bytes advised, in iovec order: whole guards done */
     if (n > 0) done += (int)((size_t)n / guard);
   }
   free(iov);
 #endif
-  for (int i = done; i < count; i++) /* what the one call did not do */
+  for (int i = done; i < to; i++) /* what the one call did not do */
     if (madvise(base + (size_t)i * slot, guard, MADV_GUARD_INSTALL) != 0) return false;
   return true;
 }
 
-/* Carve the chunk's stacks: [guard][stack] slots, or, unguarded, plain
- * stacks with a canary at each one's lowest word. False: an mprotect or
- * a marker failed (the mapping count ran out under us). `markers`: the
- * guards are installed as markers already. */
-static bool carve(po_stack_pool *pool, po_stack_chunk *c, bool guarded, bool markers) {
+/* Slots in the pool's next batch of guards in chunk c (see "guard
+ * markers"): at least PO_ARM_MIN and a PO_ARM_DIV-th of the pool's
+ * stacks, at most what c has left. */
+static int batch_of(const po_stack_pool *pool, const po_stack_chunk *c) {
+  uint32_t n = pool->stacks / PO_ARM_DIV;
+  if (n < PO_ARM_MIN) n = PO_ARM_MIN;
+  uint32_t left = (uint32_t)(c->slots - c->count);
+  return (int)(n < left ? n : left);
+}
+
+/* Carve the chunk's stacks from slot `from` to its count: [guard][stack]
+ * slots, or, unguarded, plain stacks with a canary at each one's lowest
+ * word. False: an mprotect or a marker failed (the mapping count ran out
+ * under us). `markers`: the guards are installed as markers already. */
+static bool carve(po_stack_pool *pool, po_stack_chunk *c, int from, bool guarded, bool markers) {
   size_t guard = guarded ? pool->guard_size : 0;
   size_t slot = guard + pool->stack_size;
-  for (int i = 0; i < c->count; i++) {
+  for (int i = from; i < c->count; i++) {
     char *s = c->base + (size_t)i * slot;
     if (guard > 0 && !markers && mprotect(s, guard, PROT_NONE) != 0) return false;
     c->desc[i].guard = guard > 0 ? s : NULL;
@@ -458,7 +512,7 @@ static bool carve(po_stack_pool *pool, po_stack_chunk *c, bool guarded, bool mar
   c->guarded = guard > 0;
   c->split = guard > 0 && !markers;
   c->guard_size = pool->guard_size; /* the pool's geometry, guarded or not */
-  c->len = slot * (size_t)c->count;
+  c->len = slot * (size_t)c->slots;
   return true;
 }
 
@@ -478,9 +532,22 @@ static int next_count(po_stack_pool *pool) {
 }
 
 static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
+  /* The next batch of the newest chunk's slots, while it has some (only
+   * a marker chunk is carved in part): no mapping. */
+  po_stack_chunk *c = pool->chunks;
+  if (c != NULL && c->count < c->slots) {
+    int from = c->count, n = batch_of(pool, c);
+    if (install_markers(c->base, pool->guard_size + pool->stack_size, pool->guard_size, from, from + n)) {
+      c->count = from + n;
+      (void)carve(pool, c, from, true, true);
+      hand_out(pool, c, from, out);
+      return SYNCQ_OK;
+    }
+    c->slots = c->count; /* no more of it (its mapping stays as long): a new chunk below */
+  }
   /* A kept chunk first, guarded if the pool has guards: its mappings are
    * counted already. */
-  po_stack_chunk *c = cache_take(pool->stack_size, pool->guard_size, pool->guard_size > 0, (int)pool->next_count);
+  c = cache_take(pool->stack_size, pool->guard_size, pool->guard_size > 0, (int)pool->next_count);
   if (c != NULL) {
     (void)next_count(pool); /* as if mapped */
     adopt(pool, c, out);
@@ -495,9 +562,12 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
     if (c != NULL && base != NULL) {
       c->base = base;
       c->stack_size = pool->stack_size;
-      if (install_markers(base, slot, pool->guard_size, count)) {
+      c->count = 0;
+      int n = batch_of(pool, c); /* the first batch of its slots */
+      if (install_markers(base, slot, pool->guard_size, 0, n)) {
+        c->count = n;
         (void)next_count(pool);
-        (void)carve(pool, c, true, true);
+        (void)carve(pool, c, 0, true, true);
         adopt(pool, c, out);
         return SYNCQ_OK;
       }
@@ -526,7 +596,7 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
   if (guarded) {
     size_t len = (pool->guard_size + pool->stack_size) * PO_CHUNK_MIN;
     c->base = map_chunk(len);
-    if (c->base != NULL && !carve(pool, c, true, false)) {
+    if (c->base != NULL && !carve(pool, c, 0, true, false)) {
       /* The kernel's count ran out before ours (another part of the
        * program maps too): this chunk and the next go without guards. */
       munmap(c->base, len);
@@ -555,7 +625,7 @@ static int grow(po_stack_pool *pool, po_stack **out, const char **why) {
       return SYNCQ_ELIMIT;
     }
     (void)next_count(pool);
-    (void)carve(pool, c, false, false);
+    (void)carve(pool, c, 0, false, false);
   }
   adopt(pool, c, out);
   return SYNCQ_OK;

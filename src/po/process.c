@@ -15,7 +15,9 @@
  *                pids and the postoffices, and runs each process as a
  *                user-level context instead of a thread.
  *   Progress:    spawn/attach/join are blocking (a mutex serialises slot
- *                allocation; spawning is not a hot path). A detached
+ *                allocation; spawning is not a hot path; a fiber's stack
+ *                is taken before it, so a growing stack pool holds no
+ *                other spawn or exit up). A detached
  *                process's exit frees its slot under the same mutex
  *                (its thread's last step, or its fiber's scheduler once
  *                the stack is back in the pool). A join takes the mutex
@@ -446,11 +448,25 @@ static void *trampoline(void *arg) {
 
 static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid, bool detached) {
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
+  /* A fiber's stack before the lock: a pool that grows (a chunk mapped, a
+   * batch of guards made: a millisecond for 1,024) then stalls no other
+   * spawn, exit or monitor. A spawn the full table refuses gives it back
+   * (two CASes on the pool's free list). */
+  po_stack *st = NULL;
+  if (sys->fibers) {
+    const char *why = NULL;
+    int r = po_fiber_stack_take(sys->fiber_rt, &st, &why);
+    if (r != SYNCQ_OK) {
+      if (why != NULL) set_limit(sys, why);
+      return r;
+    }
+  }
   pthread_mutex_lock(&sys->spawn_lock);
   struct syncq_po_proc *p;
   int r = prepare_slot(sys, sys->max_procs, &p);
   if (r != SYNCQ_OK) {
     pthread_mutex_unlock(&sys->spawn_lock);
+    if (st != NULL) po_fiber_stack_return(sys->fiber_rt, st);
     return r;
   }
   uint32_t gen = po_gen_of(sys, p->pid);
@@ -472,7 +488,7 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
   atomic_store_explicit(&p->state, PO_WORD(gen, PO_RUNNING), memory_order_release);
   if (sys->fibers) {
     const char *why = NULL;
-    r = po_fiber_spawn(sys->fiber_rt, p, &why);
+    r = po_fiber_spawn(sys->fiber_rt, p, st, &why);
     if (r != SYNCQ_OK) {
       atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_relaxed); /* never published */
       p->spawned = false;

@@ -394,6 +394,24 @@ def test_po_ring_main_member_panel_and_cold_spawn(smoke_run):
             assert (peer, "hop", "blocking", "member", 2) in by
     notes = " ".join(r["text"] for r in recs if r["type"] == "note" and r["experiment"] == "po-ring")
     assert "default guards" in notes and "vm.max_map_count" in notes
+    assert "Cold spawn: " in notes and "a fresh program per sample" in notes
+
+
+def test_po_cold_helper():
+    """syncq-lab-po-cold, spawn_cold's fresh program: one line per run on either backend; a bad
+    argument or a refused system is an exit status, never a figure."""
+    helper = Path(LAB).parent / "syncq-lab-po-cold"
+    assert helper.exists()
+    for backend in ("fiber", "thread"):
+        r = subprocess.run([str(helper), backend, "mpsc", "50"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        key, value = r.stdout.strip().split("=")
+        assert key == "spawn_cold_us" and float(value) > 0
+    for args, status in ((["fiber", "mpsc"], 2), (["fiber", "mpsc", "0"], 2), (["fiber", "mpsc", "9x"], 2),
+                         (["fiber", "mpsc", str(2**20 + 1)], 2), (["fiber", "no-such-mailbox", "10"], 1),
+                         (["no-such-backend", "mpsc", "10"], 1)):
+        r = subprocess.run([str(helper), *args], capture_output=True, text=True, timeout=120)
+        assert r.returncode == status and r.stdout == "", (args, r.returncode, r.stdout)
 
 
 def test_po_skynet_sums_the_tree_on_every_runtime(smoke_run):

@@ -8,7 +8,13 @@
  * one), falls back after a small pool (the excess is unmapped), and
  * never passes SYNCQ_PO_STACK_CACHE_MAX_BYTES; syncq_po_stack_cache_trim
  * unmaps every kept stack (the next pool maps again); a fiber system that
- * repeats a large one spawns without mapping a chunk.
+ * repeats a large one spawns without mapping a chunk; guards are made
+ * batch by batch as stacks are taken (a pool makes few more than it hands
+ * out, each handed-out stack guarded), and a kept chunk made in part goes
+ * on being carved by the next pool without a new mapping; spawners that
+ * race for a fiber table's last slots (a stack taken before the spawn
+ * lock) give back the stacks of the spawns refused, so the pool does not
+ * grow round after round.
  *
  * Each test uses a stack and guard size of its own, so what another test
  * kept does not count for it. Counts are fixed numbers.
@@ -21,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -216,6 +223,57 @@ static void test_kept_guards_yield_budget(void **state) {
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* Take n stacks from `pool`: each distinct, writable top and bottom, and
+ * guarded below (a fault) when the pool has guards. */
+static po_stack **take_checked(po_stack_pool *pool, size_t n) {
+  po_stack **s = calloc(n, sizeof *s);
+  assert_non_null(s);
+  const char *why = NULL;
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal(po_stack_get(pool, &s[i], &why), SYNCQ_OK);
+    s[i]->lo[s[i]->size - 1] = 1;
+    s[i]->lo[0] = 1;
+    if (s[i]->guard != NULL) {
+      assert_true(faults(s[i]->guard));
+      assert_true(faults(s[i]->lo - 1));
+    }
+    for (size_t j = 0; j < i; j++) assert_ptr_not_equal(s[j], s[i]);
+  }
+  return s;
+}
+
+static void give_back(po_stack_pool *pool, po_stack **s, size_t n) {
+  for (size_t i = 0; i < n; i++) po_stack_put(pool, s[i]);
+  free(s);
+  po_stack_pool_destroy(pool);
+}
+
+/* Guards are made for the stacks a pool hands out, a batch at a time:
+ * 1,000 stacks cost at most a batch (64, or a sixteenth of the pool)
+ * more, where whole chunks (64, 128, ..., 1,024 stacks) would make 1,984;
+ * and the next pool of the geometry takes the kept chunks, carving the
+ * rest of the one made in part, without mapping a new one. */
+static void test_guards_follow_use(void **state) {
+  (void)state;
+  const size_t stack = 8 * KIB, guard = 28 * KIB, n = 1000, more = 1500;
+  po_stack_pool pool;
+  assert_int_equal(po_stack_pool_init(&pool, stack, guard), SYNCQ_OK);
+  po_stack **s = take_checked(&pool, n);
+  assert_true(pool.stacks >= n);
+  assert_true(pool.stacks <= n + 64);
+  give_back(&pool, s, n);
+  size_t mapped0, mapped1;
+  po_stack_cache_stats(NULL, NULL, &mapped0);
+  assert_int_equal(po_stack_pool_init(&pool, stack, guard), SYNCQ_OK);
+  s = take_checked(&pool, more);
+  po_stack_cache_stats(NULL, NULL, &mapped1);
+  assert_int_equal(mapped1, mapped0); /* 64 + ... + 512 + 1,024 slots kept: enough */
+  assert_true(pool.stacks >= more);
+  assert_true(pool.stacks <= more + more / 16 + 64);
+  give_back(&pool, s, more);
+  (void)syncq_po_stack_cache_trim();
+}
+
 static void waiter(syncq_po_proc *self, void *arg) {
   (void)arg;
   syncq_po_msg *m;
@@ -258,6 +316,65 @@ static void test_system_repeats_without_mapping(void **state) {
   assert_int_equal(mapped1, mapped0);
 }
 
+/* Spawners racing for the last slots of a fiber table: each takes its
+ * stack before the spawn lock, and a spawn the full table refuses gives
+ * it back. Every round exactly max_procs spawns succeed; over the rounds
+ * the pool needs no more than the live processes' stacks and the
+ * spawners' in flight: two chunks (a stack lost per refusal would need a
+ * new chunk every few rounds). */
+enum { RACE_PROCS = 64, RACE_SPAWNERS = 4, RACE_TRIES = 32, RACE_ROUNDS = 200 };
+
+static void quit_at_once(syncq_po_proc *self, void *arg) { (void)self, (void)arg; }
+
+typedef struct race_spawner {
+  syncq_po_system *sys;
+  syncq_po_pid pids[RACE_TRIES];
+  int ok, refused, other;
+} race_spawner;
+
+static void *race_spawn(void *arg) {
+  race_spawner *r = arg;
+  r->ok = r->refused = r->other = 0;
+  for (int i = 0; i < RACE_TRIES; i++) {
+    int e = syncq_po_spawn(r->sys, quit_at_once, NULL, &r->pids[r->ok]);
+    if (e == SYNCQ_OK) r->ok++;
+    else if (e == SYNCQ_ELIMIT) r->refused++;
+    else r->other++;
+  }
+  return NULL;
+}
+
+static void test_full_table_returns_stacks(void **state) {
+  (void)state;
+  syncq_po_config cfg = {"mpsc", RACE_PROCS, 48 * KIB, 20 * KIB, "fiber", 2, false};
+  syncq_po_system *sys;
+  assert_int_equal(syncq_po_create(&cfg, &sys), SYNCQ_OK);
+  static race_spawner sp[RACE_SPAWNERS];
+  size_t mapped0, mapped1;
+  po_stack_cache_stats(NULL, NULL, &mapped0);
+  for (int round = 0; round < RACE_ROUNDS; round++) {
+    pthread_t t[RACE_SPAWNERS];
+    for (int i = 0; i < RACE_SPAWNERS; i++) {
+      sp[i].sys = sys;
+      assert_int_equal(pthread_create(&t[i], NULL, race_spawn, &sp[i]), 0);
+    }
+    int ok = 0, refused = 0;
+    for (int i = 0; i < RACE_SPAWNERS; i++) {
+      assert_int_equal(pthread_join(t[i], NULL), 0);
+      assert_int_equal(sp[i].other, 0);
+      ok += sp[i].ok;
+      refused += sp[i].refused;
+    }
+    assert_int_equal(ok, RACE_PROCS);
+    assert_int_equal(refused, RACE_SPAWNERS * RACE_TRIES - RACE_PROCS);
+    for (int i = 0; i < RACE_SPAWNERS; i++)
+      for (int k = 0; k < sp[i].ok; k++) assert_int_equal(syncq_po_join(sys, sp[i].pids[k]), SYNCQ_OK);
+  }
+  po_stack_cache_stats(NULL, NULL, &mapped1);
+  assert_true(mapped1 - mapped0 <= 2); /* 64 + 128 slots hold the 64 processes and the spawners' 4 in flight */
+  assert_int_equal(syncq_po_destroy(sys), SYNCQ_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_kept_stack_keeps_guard),
@@ -266,6 +383,8 @@ int main(void) {
     cmocka_unit_test(test_bound_capped),
     cmocka_unit_test(test_trim),
     cmocka_unit_test(test_kept_guards_yield_budget),
+    cmocka_unit_test(test_guards_follow_use),
+    cmocka_unit_test(test_full_table_returns_stacks),
     cmocka_unit_test(test_system_repeats_without_mapping),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
