@@ -20,7 +20,7 @@ static const struct {
     "exponential backoff as crossbeam-utils' Backoff::snooze: 1, 2, 4, ..., 64 pauses at the first "
     "seven failed polls of a wait, then a yield at each"},
   [LAB_QUEUE_WAIT_YIELD] = {"yield",
-    "a yield at every failed poll (no spinning)"},
+    "a yield at every failed poll, no spinning"},
 };
 /* clang-format on */
 
