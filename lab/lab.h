@@ -29,6 +29,17 @@
 
 typedef enum lab_size { LAB_SIZE_SMOKE, LAB_SIZE_QUICK, LAB_SIZE_DEFAULT, LAB_SIZE_FULL } lab_size;
 
+/* How dg25's queue drivers wait after a failed poll (FULL or EMPTY), the
+ * same for every queue and peer (--queue-wait; lab/exp/dg25.c implements
+ * them). One per run: the machine record names it, and the report reads
+ * each experiment from one run, so no verdict mixes two. */
+typedef enum lab_queue_wait {
+  LAB_QUEUE_WAIT_PAUSE = 0, /* one pause, a yield every 32nd poll (the default) */
+  LAB_QUEUE_WAIT_BACKOFF,   /* 1, 2, 4, ..., 64 pauses, then a yield each time */
+  LAB_QUEUE_WAIT_YIELD,     /* a yield at every failed poll */
+  LAB_QUEUE_WAIT_COUNT
+} lab_queue_wait;
+
 #define LAB_MAX_PARAMS 8
 #define LAB_MAX_VARIANTS 64
 #define LAB_MAX_THREADS_LIST 64
@@ -218,6 +229,8 @@ typedef struct lab_options {
     int nvals;
   } where[LAB_MAX_PARAMS];
   int nwhere; /* 0: every point */
+
+  lab_queue_wait queue_wait; /* dg25's waiting after a failed poll (--queue-wait) */
 } lab_options;
 
 /* Run the experiments (NULL-terminated list) in this process (one launch).
@@ -229,6 +242,14 @@ const char *lab_git_revision(void);
 /* ---- for experiments ---- */
 bool lab_planning(const lab_ctx *ctx);
 lab_size lab_get_size(const lab_ctx *ctx);
+/* The run's --queue-wait. */
+lab_queue_wait lab_get_queue_wait(const lab_ctx *ctx);
+/* "pause", "backoff", "yield"; NULL for an unknown value. */
+const char *lab_queue_wait_name(lab_queue_wait w);
+/* The policy named s into *out: 0, or -1 for an unknown name (*out untouched). */
+int lab_queue_wait_from_name(const char *s, lab_queue_wait *out);
+/* One sentence saying how the policy waits and where it comes from. */
+const char *lab_queue_wait_text(lab_queue_wait w);
 /* Pick by size: smoke, quick, default, full. */
 uint64_t lab_by_size(const lab_ctx *ctx, uint64_t smoke, uint64_t quick, uint64_t dflt, uint64_t full);
 /* The thread counts to sweep: --threads, or lab_threads_plan(lab_pus(ctx)). */

@@ -88,6 +88,11 @@ static const char run_options_text[] =
   "  --out DIR        where results.jsonl goes (default " DEFAULT_OUT
   ")\n"
   "  --no-pin         do not pin threads to processing units\n"
+  "  --queue-wait W   how the queue experiments (dg25-*) wait after a failed poll, the same\n"
+  "                   for every queue and peer: pause (default: one pause, a yield every\n"
+  "                   32nd poll), backoff (crossbeam's snooze: 1, 2, ..., 64 pauses, then a\n"
+  "                   yield each time) or yield (a yield each time); the machine record and\n"
+  "                   the report name it\n"
   "  --quiet          no progress lines\n";
 
 /* The command a usage error belongs to (NULL: none recognised yet). */
@@ -412,7 +417,7 @@ static int cmd_run(int argc, char **argv, char *command) {
              strcmp(a, "--where") == 0 || strcmp(a, "--reps") == 0 || strcmp(a, "--max-reps") == 0 ||
              strcmp(a, "--out") == 0 || strcmp(a, "--claim-budget") == 0 || strcmp(a, "--suite-budget") == 0 ||
              strcmp(a, "--pus") == 0 || strcmp(a, "--launches") == 0 || strcmp(a, "--launch") == 0 ||
-             strcmp(a, "--run-id") == 0) {
+             strcmp(a, "--run-id") == 0 || strcmp(a, "--queue-wait") == 0) {
       if (val == NULL) return usage_error("%s needs a value", a);
       i++;
       if (strcmp(a, "--size") == 0) {
@@ -470,6 +475,9 @@ static int cmd_run(int argc, char **argv, char *command) {
           opt.launches = r[0];
           launches_given = true;
         }
+      } else if (strcmp(a, "--queue-wait") == 0) {
+        if (lab_queue_wait_from_name(val, &opt.queue_wait) != 0)
+          return usage_error("unknown --queue-wait '%s' (pause, backoff, yield)", val);
       } else if (strcmp(a, "--run-id") == 0) {
         if (val[0] == '\0' || strlen(val) >= LAB_RUN_ID_MAX)
           return usage_error("--run-id wants a short id (got '%s')", val);

@@ -68,6 +68,7 @@ static const char *const size_names[] = SIZE_NAMES_INIT;
 
 bool lab_planning(const lab_ctx *ctx) { return ctx->planning; }
 lab_size lab_get_size(const lab_ctx *ctx) { return ctx->opt->size; }
+lab_queue_wait lab_get_queue_wait(const lab_ctx *ctx) { return ctx->opt->queue_wait; }
 lab_topo *lab_ctx_topo(lab_ctx *ctx) { return ctx->topo; }
 bool lab_pinning_enabled(const lab_ctx *ctx) { return ctx->opt->pin && ctx->topo != NULL && !ctx->pin_refused; }
 int lab_real_pus(const lab_ctx *ctx) { return ctx->topo ? lab_topo_pus(ctx->topo) : 1; }
@@ -617,6 +618,9 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "claim_max_reps", json_integer(ctx->opt->claim_max_reps));
   json_object_set_new(o, "launches", json_integer(ctx->opt->launches > 1 ? ctx->opt->launches : 1));
   json_object_set_new(o, "pinning", json_string(pinning));
+  /* dg25's waiting between failed polls: one per run, so the report, which
+   * reads each experiment from one run, never mixes two in a verdict. */
+  json_object_set_new(o, "queue_wait", json_string(lab_queue_wait_name(ctx->opt->queue_wait)));
   json_object_set_new(o, "perf_counters", json_string(lab_perf_counters_probe(perf, sizeof perf)));
   json_object_set_new(o, "command", json_string(ctx->opt->command ? ctx->opt->command : ""));
   json_t *peers = json_array();

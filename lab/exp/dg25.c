@@ -56,6 +56,7 @@
 #define DG25_NET_RTT_MIN_NS 1000u
 #define DG25_NET_RTT_MAX_NS 3000u
 #define SPINS_BEFORE_YIELD 32
+#define BACKOFF_SPIN_LIMIT 6u /* crossbeam-utils' SPIN_LIMIT: at most 2^6 pauses a poll */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -69,12 +70,34 @@ static void *make_queue(const syncq_algo *a, int *status) {
 
 static void drop_queue(const syncq_algo *a, void *q) { lab_object_free(a, q); }
 
-/* Wait politely: spin a little, then give the core away (the threads
- * outnumber the cores past N = 1; with two threads on a processing unit a
- * consumer that only spun on EMPTY would hold its unit's producer off).
- * syncq_wait_spin_yield counts each yield in the thread's statistics, so
- * every point records its waiting (yields_per_op) for every queue alike. */
-static inline void backoff_wait(uint32_t *spins) { syncq_wait_spin_yield(spins, SPINS_BEFORE_YIELD); }
+/* The wait after one failed poll (FULL or EMPTY), as the run's
+ * --queue-wait says (lab.h, lab_queue_wait), the same for every queue and
+ * peer. *polls counts the failed polls of this wait (start it at 0). Every
+ * policy yields sooner or later: past N = 1 the threads outnumber the cores
+ * on a small machine, and a consumer that only spun on EMPTY would hold its
+ * unit's producer off. syncq_wait_yield and syncq_wait_spin_yield count
+ * each yield in the thread's statistics, so every point records its
+ * waiting (yields_per_op) for every queue alike. */
+static inline void backoff_wait(lab_queue_wait policy, uint32_t *polls) {
+  switch (policy) {
+  case LAB_QUEUE_WAIT_BACKOFF:
+    /* crossbeam-utils' Backoff::snooze (backoff.rs), which crossbeam's
+     * channels wait with: step k spins 2^k pauses up to k = SPIN_LIMIT
+     * (6), then every later step yields. */
+    if (*polls <= BACKOFF_SPIN_LIMIT) {
+      for (uint32_t i = 0; i < 1u << *polls; i++) syncq_pr_relax();
+      ++*polls;
+    } else syncq_wait_yield();
+    break;
+  case LAB_QUEUE_WAIT_YIELD:
+    syncq_wait_yield();
+    break;
+  case LAB_QUEUE_WAIT_PAUSE: /* the lab's waiting since dg25 was first run */
+  default:
+    syncq_wait_spin_yield(polls, SPINS_BEFORE_YIELD);
+    break;
+  }
+}
 
 /* The first answer of a team's queue that is neither success nor FULL or
  * EMPTY (SYNCQ_ENOMEM from a node pool, SYNCQ_ELIMIT from a thread table,
@@ -104,25 +127,37 @@ static int wait_error_check(lab_ctx *ctx, const char *algo) {
   return -1;
 }
 
-static inline void enqueue_wait(const syncq_queue_ops *ops, void *q, void *item) {
+/* A run whose waiting is not the default says so beside its figures and
+ * verdicts (the report shows the notes with the claims): the waiting moves
+ * queues by 2x and more, both ways (docs/queues.md). */
+static void note_queue_wait(lab_ctx *ctx) {
+  lab_queue_wait w = lab_get_queue_wait(ctx);
+  if (lab_planning(ctx) || w == LAB_QUEUE_WAIT_PAUSE) return;
+  lab_note(ctx,
+           "the queues wait after a failed poll as --queue-wait %s says (%s), not as the lab's default "
+           "(%s): these figures and verdicts are that waiting's, comparable only with runs of the same",
+           lab_queue_wait_name(w), lab_queue_wait_text(w), lab_queue_wait_name(LAB_QUEUE_WAIT_PAUSE));
+}
+
+static inline void enqueue_wait(const syncq_queue_ops *ops, void *q, void *item, lab_queue_wait policy) {
   uint32_t spins = 0;
   int st;
   while ((st = ops->enqueue(q, item)) != SYNCQ_OK) {
     if (st != SYNCQ_FULL) wait_error_note(st);
     if (wait_given_up()) return;
-    backoff_wait(&spins);
+    backoff_wait(policy, &spins);
   }
 }
 
 /* The item, or NULL once the team has given up. */
-static inline void *dequeue_wait(const syncq_queue_ops *ops, void *q) {
+static inline void *dequeue_wait(const syncq_queue_ops *ops, void *q, lab_queue_wait policy) {
   uint32_t spins = 0;
   void *x = NULL;
   int st;
   while ((st = ops->dequeue(q, &x)) != SYNCQ_OK) {
     if (st != SYNCQ_EMPTY) wait_error_note(st);
     if (wait_given_up()) return NULL;
-    backoff_wait(&spins);
+    backoff_wait(policy, &spins);
   }
   return x;
 }
@@ -202,6 +237,7 @@ typedef struct pc_point {
 typedef struct pc_run {
   const pc_point *pt;
   const syncq_queue_ops *ops;
+  lab_queue_wait wait; /* the run's --queue-wait */
   void *q;
   _Atomic(uint64_t) sum;
   _Atomic(uint64_t) count;
@@ -211,10 +247,10 @@ static void pc_worker(lab_worker *w) {
   pc_run *r = w->arg;
   const pc_point *pt = r->pt;
   if (w->id < pt->n) { /* producer w->id */
-    for (uint64_t i = 0; i < pt->items; i++) enqueue_wait(r->ops, r->q, item_of((uint64_t)w->id << 20 | i));
+    for (uint64_t i = 0; i < pt->items; i++) enqueue_wait(r->ops, r->q, item_of((uint64_t)w->id << 20 | i), r->wait);
   } else {
     uint64_t sum = 0;
-    for (uint64_t i = 0; i < pt->items; i++) sum += value_of(dequeue_wait(r->ops, r->q));
+    for (uint64_t i = 0; i < pt->items; i++) sum += value_of(dequeue_wait(r->ops, r->q, r->wait));
     atomic_fetch_add(&r->sum, sum);
     atomic_fetch_add(&r->count, pt->items);
   }
@@ -227,6 +263,7 @@ static int pc_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   memset(&r, 0, sizeof r);
   r.pt = pt;
   r.ops = pt->algo->ops;
+  r.wait = lab_get_queue_wait(ctx);
   r.q = make_queue(pt->algo, &st);
   if (r.q == NULL) {
     lab_fail(ctx, "cannot create a %s queue: %s", pt->algo->name, syncq_strerror(st));
@@ -263,9 +300,11 @@ static int prodcons_run(lab_ctx *ctx) {
             "through one queue of capacity %d; each thread produces or consumes %llu items "
             "(004 §VI-A: 65,536). Throughput is all enqueues and dequeues over the time "
             "from the start barrier to the last thread's end, in M ops/s. A full or empty "
-            "queue is retried (spinning, then yielding). Every registered queue runs; a "
-            "checksum proves each item came out once.",
-            DG25_CAPACITY, (unsigned long long)items);
+            "queue is retried after a wait, the same for every queue (--queue-wait %s: %s). "
+            "Every registered queue runs; a checksum proves each item came out once.",
+            DG25_CAPACITY, (unsigned long long)items, lab_queue_wait_name(lab_get_queue_wait(ctx)),
+            lab_queue_wait_text(lab_get_queue_wait(ctx)));
+  note_queue_wait(ctx);
   pc_point pts[LAB_MAX_VARIANTS];
   note_peer_threads(ctx, algos, na, threads, nt);
   for (int t = 0; t < nt; t++) {
@@ -406,6 +445,7 @@ typedef struct lat_point {
 typedef struct lat_run {
   const lat_point *pt;
   const syncq_queue_ops *ops;
+  lab_queue_wait wait; /* the run's --queue-wait (pingpong) */
   void *q1, *q2;
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) word; /* floors */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) word2;
@@ -497,10 +537,10 @@ static void lat_worker(lab_worker *w) {
   case LAT_PINGPONG:
     for (uint64_t i = 0; i < n; i++) {
       if (w->id == 0) {
-        enqueue_wait(ops, r->q1, item_of(i));
-        (void)dequeue_wait(ops, r->q2);
+        enqueue_wait(ops, r->q1, item_of(i), r->wait);
+        (void)dequeue_wait(ops, r->q2, r->wait);
       } else {
-        enqueue_wait(ops, r->q2, dequeue_wait(ops, r->q1));
+        enqueue_wait(ops, r->q2, dequeue_wait(ops, r->q1, r->wait), r->wait);
       }
     }
     break;
@@ -516,6 +556,7 @@ static int lat_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   }
   memset(r, 0, sizeof *r);
   r->pt = pt;
+  r->wait = lab_get_queue_wait(ctx);
   int st = SYNCQ_OK;
   if (pt->inl == LAT_NBLFQ_INLINE) {
     r->q1 = make_queue(&syncq_queue_nblfq_algo, &st);
@@ -593,8 +634,12 @@ static int latency_run(lab_ctx *ctx) {
             "it (%llu per batch); pair = one enqueue + one dequeue on one queue (%llu), with "
             "the floor 'two-cas' = two uncontended CAS; pingpong = two threads on different "
             "cores bounce one item through two queues (%llu), with the floor "
-            "'cacheline-pingpong' = the raw round trip of a cache line. Queues of capacity %d.",
-            (unsigned long long)rtts, (unsigned long long)rtts, (unsigned long long)pp_rtts, DG25_CAPACITY);
+            "'cacheline-pingpong' = the raw round trip of a cache line; a ping-pong thread that "
+            "finds its queue empty or full waits before it polls again (--queue-wait %s: %s). "
+            "Queues of capacity %d.",
+            (unsigned long long)rtts, (unsigned long long)rtts, (unsigned long long)pp_rtts,
+            lab_queue_wait_name(lab_get_queue_wait(ctx)), lab_queue_wait_text(lab_get_queue_wait(ctx)), DG25_CAPACITY);
+  note_queue_wait(ctx);
   lat_point pts[LAB_MAX_VARIANTS];
   for (int m = LAT_SUBMIT; m <= LAT_PINGPONG; m++) {
     if (m == LAT_PINGPONG && !two_pus) {
@@ -710,6 +755,7 @@ typedef struct mt_point {
 typedef struct mt_run {
   const mt_point *pt;
   const syncq_queue_ops *ops;
+  lab_queue_wait wait; /* the run's --queue-wait */
   void *req, *rep;
   _Atomic(int) pingers_left;
 } mt_run;
@@ -720,8 +766,8 @@ static void mt_worker(lab_worker *w) {
   const syncq_queue_ops *ops = r->ops;
   if (w->id < pt->n) { /* pinger: a one-item message out, any reply back */
     for (uint64_t i = 0; i < pt->rtts; i++) {
-      enqueue_wait(ops, r->req, item_of((uint64_t)w->id << 20 | i));
-      (void)dequeue_wait(ops, r->rep);
+      enqueue_wait(ops, r->req, item_of((uint64_t)w->id << 20 | i), r->wait);
+      (void)dequeue_wait(ops, r->rep, r->wait);
     }
     atomic_fetch_sub(&r->pingers_left, 1);
   } else { /* answerer: until every pinger is done */
@@ -733,11 +779,11 @@ static void mt_worker(lab_worker *w) {
         /* The request crosses the network and its answer comes back: a
          * busy wait, as NewMadeleine's progress engine polls the board. */
         if (pt->rtt_ns) syncq_delay_ns(pt->rtt_ns);
-        enqueue_wait(ops, r->rep, x);
+        enqueue_wait(ops, r->rep, x, r->wait);
         spins = 0;
       } else {
         if (st != SYNCQ_EMPTY) wait_error_note(st); /* the pingers give up, and leave */
-        backoff_wait(&spins);
+        backoff_wait(r->wait, &spins);
       }
     }
   }
@@ -750,6 +796,7 @@ static int mt_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   memset(&r, 0, sizeof r);
   r.pt = pt;
   r.ops = pt->algo->ops;
+  r.wait = lab_get_queue_wait(ctx);
   r.req = make_queue(pt->algo, &st);
   r.rep = r.req ? make_queue(pt->algo, &st) : NULL;
   if (r.rep == NULL) {
@@ -803,8 +850,10 @@ static int mt_common(lab_ctx *ctx, bool casfail) {
             "request queue and a reply queue of capacity %d, as the threads of one "
             "NewMadeleine process share its submission and completion queues (004 §VI-C "
             "runs N thread pairs across two nodes through the network). Each pinger sends a "
-            "one-item message and waits for a reply, %llu times. %s%s",
-            DG25_CAPACITY, (unsigned long long)rtts,
+            "one-item message and waits for a reply, %llu times; a thread that finds its queue "
+            "empty or full waits before it polls again (--queue-wait %s: %s). %s%s",
+            DG25_CAPACITY, (unsigned long long)rtts, lab_queue_wait_name(lab_get_queue_wait(ctx)),
+            lab_queue_wait_text(lab_get_queue_wait(ctx)),
             casfail ? "The network is modelled: an answerer, having taken a request, busy-waits "
                       "rtt_ns (a calibrated delay loop, as NewMadeleine's progress engine polls "
                       "the board) before it posts the reply; 004 gives the base round trip of "
@@ -816,6 +865,7 @@ static int mt_common(lab_ctx *ctx, bool casfail) {
                       "queues that count CAS are shown."
                     : "The figure is the time per round trip of one pinger, in us (the "
                       "repetitions' median; the paper takes the median of 1000 round trips).");
+  note_queue_wait(ctx);
   mt_point pts[LAB_MAX_VARIANTS];
   if (!casfail) note_peer_threads(ctx, algos, na, threads, nt);
   /* casfail: 004's workload (a network round trip in every exchange,

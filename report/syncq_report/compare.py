@@ -44,6 +44,8 @@ class Comparison:
     only_before: list  # (experiment, claim)
     only_after: list
     run_to_run: object = None  # (spread, ratios compared): see run_to_run()
+    before_wait: str = "pause"  # the queue experiments' waiting (--queue-wait)
+    after_wait: str = "pause"
 
     @property
     def share(self):
@@ -67,6 +69,11 @@ def _size(results):
     return ", ".join(sorted({str(m.fields.get("size")) for m in results.machines}))
 
 
+def _wait(results):
+    """The runs' queue waiting; results from before --queue-wait waited as "pause" does."""
+    return ", ".join(sorted({str(m.fields.get("queue_wait", "pause")) for m in results.machines}))
+
+
 def compare(before, after):
     """Compare two loaded results (load.Results)."""
     a, b = verdicts(before), verdicts(after)
@@ -83,6 +90,8 @@ def compare(before, after):
         only_before=[key for key in a if key not in b],
         only_after=[key for key in b if key not in a],
         run_to_run=run_to_run(before, after),
+        before_wait=_wait(before),
+        after_wait=_wait(after),
     )
 
 
@@ -155,6 +164,11 @@ def text(comparison):
     lines = [f"before: run {c.before_run} ({c.before_size}); after: run {c.after_run} ({c.after_size})"]
     if c.before_size != c.after_size:
         lines.append("warning: the runs measured different sizes; their verdicts need not agree")
+    if c.before_wait != c.after_wait:
+        lines.append(
+            f"warning: the queue experiments waited differently after a failed poll ({c.before_wait} "
+            f"before, {c.after_wait} after: --queue-wait); their verdicts need not agree"
+        )
     if c.compared:
         lines.append(f"{c.same} of {c.compared} verdicts identical ({100.0 * c.share:.1f}%)")
     else:

@@ -23,6 +23,7 @@ MACHINE_LABELS = [
     ("launches", "Launches"),
     ("suite_budget_s", "Suite budget (s)"),
     ("pinning", "Pinning"),
+    ("queue_wait", "Queue waiting (dg25)"),
     ("perf_counters", "Perf counters"),
     ("command", "Command"),
 ]
@@ -384,9 +385,12 @@ def _papers_table():
 
 
 def _machine_default(key, machine):
-    """A field older results lack: a run planned for its own PUs, no suite budget, one launch."""
+    """A field older results lack: a run planned for its own PUs, no suite budget, one launch,
+    the queue waiting the lab had before --queue-wait."""
     if key == "planned_pus":
         return machine.fields.get("pus", 1)
+    if key == "queue_wait":
+        return "pause"
     return 0 if key == "suite_budget_s" else 1
 
 

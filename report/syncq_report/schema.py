@@ -132,6 +132,7 @@ OPTIONAL_FIELDS = {
         "claim_max_reps": LAUNCH,
         "planned_pus": LAUNCH,
         "suite_budget_s": INTEGER,
+        "queue_wait": STRING,
     },
     "experiment": {"also_x": ALSO_X, "launch": LAUNCH},
     "point": {"peer": BOOLEAN, "family": STRING, "props": STRING, "launch": LAUNCH},

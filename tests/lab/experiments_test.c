@@ -73,8 +73,35 @@ static void test_knows(void **state) {
   }
 }
 
+/* --queue-wait's names and descriptions (lab/queue_wait.c): every policy
+ * round-trips through its name, and bad input is refused, not read. */
+static void test_queue_wait_names(void **state) {
+  (void)state;
+  assert_int_equal(LAB_QUEUE_WAIT_PAUSE, 0); /* a zeroed lab_options waits as before */
+  assert_string_equal(lab_queue_wait_name(LAB_QUEUE_WAIT_PAUSE), "pause");
+  for (int i = 0; i < LAB_QUEUE_WAIT_COUNT; i++) {
+    const char *name = lab_queue_wait_name((lab_queue_wait)i);
+    assert_non_null(name);
+    assert_true(strlen(lab_queue_wait_text((lab_queue_wait)i)) > 20);
+    lab_queue_wait w = LAB_QUEUE_WAIT_COUNT;
+    assert_int_equal(lab_queue_wait_from_name(name, &w), 0);
+    assert_int_equal(w, i);
+  }
+  assert_null(lab_queue_wait_name(LAB_QUEUE_WAIT_COUNT));
+  assert_null(lab_queue_wait_name((lab_queue_wait)-1));
+  assert_null(lab_queue_wait_text(LAB_QUEUE_WAIT_COUNT));
+  lab_queue_wait w = LAB_QUEUE_WAIT_YIELD;
+  assert_int_equal(lab_queue_wait_from_name("spin", &w), -1);
+  assert_int_equal(lab_queue_wait_from_name("", &w), -1);
+  assert_int_equal(lab_queue_wait_from_name("PAUSE", &w), -1);
+  assert_int_equal(lab_queue_wait_from_name(NULL, &w), -1);
+  assert_int_equal(w, LAB_QUEUE_WAIT_YIELD); /* untouched on refusal */
+  assert_int_equal(lab_queue_wait_from_name("pause", NULL), -1);
+}
+
 int main(void) {
   test_register_peers();
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_declarations), cmocka_unit_test(test_knows)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_declarations), cmocka_unit_test(test_knows),
+                                     cmocka_unit_test(test_queue_wait_names)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
