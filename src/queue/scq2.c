@@ -298,9 +298,32 @@ static inline int64_t room_used(syncq_queue_scq2 *q, int64_t n, uint64_t t, int6
    * grows, so it is at most Head now (pairs with the relaxed stores below) */
   uint64_t h = atomic_load_explicit(&q->head_seen, memory_order_relaxed);
   if ((int64_t)(t - h) + adjust - own < n) return (int64_t)(t - h) + adjust - own;
+  const uint64_t seen = h;
   h = atomic_load(&q->head);
-  atomic_store_explicit(&q->head_seen, h, memory_order_relaxed); /* relaxed: a hint, as above */
+  /* Only a newer Head is written: a producer polling a full queue would
+   * otherwise write Tail's line at every poll. */
+  if (h != seen) atomic_store_explicit(&q->head_seen, h, memory_order_relaxed); /* relaxed: a hint, as above */
   return (int64_t)(t - h) + adjust - own;
+}
+
+/* Ticket t dies: its enqueuer gives it up for want of room without
+ * looking at its cell. Its dequeuer would find the cell empty, of an
+ * older cycle, with Tail past t, and take it for an enqueuer on its way:
+ * it would pause SYNCQ_SCQ_DEQ_WAIT times (Deviation 2) before moving on.
+ * So the enqueuer moves the cell to t's cycle, empty, as that dequeuer
+ * would: it then passes at once. Only from the lap just before t's
+ * (empty: that lap's item is consumed or its ticket dead), where no other
+ * ticket can still want the cell; a cell of an older lap is left alone,
+ * its own enqueuer may yet come. */
+static void ticket_dead(syncq_queue_scq2 *q, const scq2_geometry *g, uint64_t t) {
+  syncq_pr_dw_atomic *cell = cell_at(q, g, t);
+  const uint64_t tc = c_cycle(g, t);
+  syncq_pr_dw E = load_cell(cell); /* a torn pair fails the CAS */
+  while (!(E.hi & OCCUPIED) && e_cycle(E.hi) == ((tc - 1) & cyc_mask())) {
+    SYNCQ_STAT_INC(cas_attempts);
+    if (syncq_pr_dwcas(cell, &E, (syncq_pr_dw){E.lo, make_entry(tc, E.hi & SAFE)})) return;
+    SYNCQ_STAT_INC(cas_failures); /* E holds the cell's value now */
+  }
 }
 
 /* Deviation 5: the queue is empty now when Head has reached Tail. Head
@@ -410,7 +433,18 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
      * other enqueues took the last room since the test above: the ticket
      * order settles the race, and this one gives its ticket up too and
      * answers FULL. */
-    if (room_used(q, n, T, given_up) >= n) {
+    int64_t used = room_used(q, n, T, given_up);
+    /* Near full, several producers pass the test above at once and only
+     * the first fits; the others would leave dead tickets for the
+     * consumers to pass. A dequeue gives room back with its Head ticket,
+     * so a short wait usually finds it: bounded, as the dequeuer's wait
+     * for a late enqueuer (Deviation 2), so lock-freedom stands. */
+    for (unsigned w = 0; used >= n && w < SYNCQ_SCQ_DEQ_WAIT; w++) {
+      syncq_pr_relax();
+      used = room_used(q, n, T, given_up);
+    }
+    if (used >= n) {
+      ticket_dead(q, &g, T);
       atomic_fetch_sub(&q->adjust, given_up + 1);
       return SYNCQ_FULL;
     }
