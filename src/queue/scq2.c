@@ -424,8 +424,9 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
   /* FULL before a ticket, with loads alone: a producer polling a full
    * queue leaves no ticket for the dequeuers to pass. */
   if (room_used(q, n, atomic_load(&q->tail), 0) >= n) return SYNCQ_FULL;
-  int64_t given_up = 0; /* tickets taken and given up, not yet taken off adjust */
-  uint64_t blocked = 0; /* of those, cells held by older items at or past Head */
+  SYNCQ_RACE_POINT("queue.scq2.enqueue.checked"); /* past the FULL test, before the ticket */
+  int64_t given_up = 0;                           /* tickets taken and given up, not yet taken off adjust */
+  uint64_t blocked = 0;                           /* of those, cells held by older items at or past Head */
   for (;;) {
     uint64_t T = atomic_fetch_add(&q->tail, 1);
     /* This ticket's room: fewer than n tickets before it may hold items
