@@ -298,12 +298,14 @@ static inline int64_t room_used(syncq_queue_scq2 *q, int64_t n, uint64_t t, int6
    * grows, so it is at most Head now (pairs with the relaxed stores below) */
   uint64_t h = atomic_load_explicit(&q->head_seen, memory_order_relaxed);
   if ((int64_t)(t - h) + adjust - own < n) return (int64_t)(t - h) + adjust - own;
-  const uint64_t seen = h;
   h = atomic_load(&q->head);
-  /* Only a newer Head is written: a producer polling a full queue would
-   * otherwise write Tail's line at every poll. */
-  if (h != seen) atomic_store_explicit(&q->head_seen, h, memory_order_relaxed); /* relaxed: a hint, as above */
-  return (int64_t)(t - h) + adjust - own;
+  const int64_t used = (int64_t)(t - h) + adjust - own;
+  /* Written only when the newer Head finds room: a producer polling a
+   * full queue would otherwise write Tail's line, which every producer's
+   * fetch-and-add needs, at every poll; a FULL answer leaves the hint
+   * stale, and the next caller reads Head again anyway. */
+  if (used < n) atomic_store_explicit(&q->head_seen, h, memory_order_relaxed); /* relaxed: a hint, as above */
+  return used;
 }
 
 /* Ticket t dies: its enqueuer gives it up for want of room without
