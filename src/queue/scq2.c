@@ -26,8 +26,12 @@
  *                operation that finds so. EMPTY: 3 loads (Threshold, Head,
  *                Tail), no write (Deviation 5), or Threshold alone once it
  *                has run out. FULL: 4 loads (Tail, the adjustment, the
- *                hint, Head), no write, or FAAs on Tail and the adjustment
- *                when another enqueue takes the last room meanwhile.
+ *                hint, Head), no write, or, when other enqueues take the
+ *                last room meanwhile, FAAs on Tail and the adjustment and
+ *                a double-width CAS on the dead ticket's cell, after up
+ *                to SYNCQ_SCQ_DEQ_WAIT pauses re-reading Head ("Near
+ *                full"). Head's hint is written only when a Head read
+ *                finds room.
  *   Memory:      caller's storage: a header of 9 cache lines + 32 bytes per
  *                item of capacity (2 cells of 16); never allocates;
  *                nothing to reclaim.
@@ -181,7 +185,9 @@
  *                otherwise), and keeps it only when the tickets before it,
  *                less those it gave up itself, hold fewer than n: a race
  *                for the last room is decided by the ticket order, and
- *                the loser gives its ticket up and answers FULL. Head is
+ *                the loser waits a bounded moment for a dequeue to give
+ *                room back, else gives its ticket up and answers FULL
+ *                ("Near full"). Head is
  *                read through head_seen, a value Head had, on Tail's line
  *                (an older Head overstates the room used, never the
  *                reverse): producers read Head's line about once in n
@@ -203,6 +209,39 @@
  *                (a CAS when it is below what the enqueue wants, where
  *                Figure 8 stores 3n - 1 whenever it differs): a lower
  *                reset may not overwrite a higher one.
+ *   Near full:   (commits after "Room"; dg25-prodcons at N = 8 on 16
+ *                cores had fallen from the item count's 9.2 to 4.9
+ *                Mops/s, with 1.136 CASes an operation where the common
+ *                paths make 1: about a quarter of a ticket with no item
+ *                per item, each a dequeuer's extra CAS.) With the queue
+ *                full, many producers pass the loads-only FULL test at
+ *                the last unit of room; each takes a ticket, one fits.
+ *                Three changes: (a) a ticket that finds no room re-reads
+ *                the room up to SYNCQ_SCQ_DEQ_WAIT times, a pause apart,
+ *                before it is given up (a dequeue gives room back with
+ *                its Head ticket, so a dequeue or a few usually free
+ *                it): bounded like Deviation 2's wait, so lock-free
+ *                still, and a FULL answered after it was FULL at the
+ *                last read. (b) A ticket given up so moves its cell to
+ *                its own cycle, empty, when the cell is empty at the lap
+ *                before (ticket_dead): its dequeuer, with Tail past the
+ *                ticket, used to take the empty cell for a late enqueuer
+ *                and pause SYNCQ_SCQ_DEQ_WAIT times before moving on
+ *                (about 9,000 cycles where a pause is 140, as on
+ *                Sapphire Rapids). (c) head_seen, on Tail's line, is
+ *                written only when the Head read finds room: every FULL
+ *                poll of a full queue wrote it, so producers polling
+ *                FULL kept taking Tail's line from the producers'
+ *                fetch-and-adds. Counted on 2 cores (8 producers + 8
+ *                consumers, 65,536 items each, capacity 1024, the
+ *                dequeuers' and enqueuers' events per item,
+ *                docs/queues.md): head_seen writes fell from 0.17-10.5
+ *                to 0.001-0.08 an item, tickets given up for room were
+ *                already under 0.006 an item there (2 cores seldom run
+ *                two producers between the test and the ticket), and
+ *                the pair cost is unchanged (26.2-27.5 ns against
+ *                27.0-27.4). What 16 cores gain is for a 16-core run to
+ *                say. scq2_race_test checks (b) deterministically.
  *   Measured:    (the code with n cells and FULL from Head) 2-core
  *                development machine (load average 20-45 from other
  *                work), dg25-prodcons, medians of 15 samples: N = 8 (16
