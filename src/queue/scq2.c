@@ -241,7 +241,7 @@
  *                two producers between the test and the ticket), and
  *                the pair cost is unchanged (26.2-27.5 ns against
  *                27.0-27.4). What 16 cores gain is for a 16-core run to
- *                say. scq2_race_test checks (b) deterministically.
+ *                say. scq2_race_test checks (a) and (b) deterministically.
  *   Measured:    (the code with n cells and FULL from Head) 2-core
  *                development machine (load average 20-45 from other
  *                work), dg25-prodcons, medians of 15 samples: N = 8 (16
@@ -482,6 +482,7 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
      * so a short wait usually finds it: bounded, as the dequeuer's wait
      * for a late enqueuer (Deviation 2), so lock-freedom stands. */
     for (unsigned w = 0; used >= n && w < SYNCQ_SCQ_DEQ_WAIT; w++) {
+      SYNCQ_RACE_POINT("queue.scq2.enqueue.room_wait"); /* a ticket held, waiting for room */
       syncq_pr_relax();
       used = room_used(q, n, T, given_up);
     }
