@@ -37,7 +37,7 @@
  *
  * What the rows execute: the registry's rows (syncq's and the peers') call
  * the lock's ops table, two indirect calls per pair, as does two-atomics;
- * the ":inline" rows (syncq/static/lock/*.h, ck's headers) and
+ * the ":inline" rows (syncq/static/lock/<algo>.h, ck's headers) and
  * two-atomics:inline compile the bodies into their loop, no call. syncq's
  * ops-table rows run the lab's copy of the library, syncq_static, built
  * with SYNCQ_STATS=1 (the lab records cas_per_op and the like from it; the
