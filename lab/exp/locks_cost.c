@@ -514,18 +514,20 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
   uint64_t n_over = lab_by_size(ctx, 2000, 20000, 200000, 1000000);
   int over = OVER_THREADS_PER_PU * pus;
 
-  lab_begin(
-    ctx,
-    "Cost of each lock, as a ratio to pthread-mutex in the same run. uncontended: 1 "
-    "thread, N=%llu acquire+release pairs, plus two-atomics (two seq_cst fetch-and-adds "
-    "per pair, each called through an ops table as the lock rows' acquire and release are) "
-    "and two-atomics:inline (the two in the loop of the inline rows, which call nothing). two-threads: 2 threads, N=%llu operations (acquire, increment a shared "
-    "counter, release, %u ns of busy work). oversubscribed: %d threads (4x the "
-    "processing units), N=%llu of the same operations, each lock with each blocking "
-    "discipline it accepts (\"<lock>@block\", \"<lock>@competitive\"; syncq's made by "
-    "syncq_lock_create with that discipline and driven through the generic API). time_per_op is the "
-    "team's wall time divided by N.",
-    (unsigned long long)n_unc, (unsigned long long)n_two, OUTSIDE_NS, over, (unsigned long long)n_over);
+  lab_begin(ctx,
+            "Cost of each lock, as a ratio to pthread-mutex in the same run. uncontended: 1 "
+            "thread, N=%llu acquire+release pairs, plus two-atomics (two seq_cst fetch-and-adds "
+            "per pair, each called through an ops table as the lock rows' acquire and release are) "
+            "and two-atomics:inline (the two in the loop of the inline rows, which call nothing). "
+            "two-threads: 2 threads, N=%llu operations (acquire, increment a shared "
+            "counter, release, %u ns of busy work). oversubscribed: %d threads (4x the "
+            "processing units), N=%llu of the same operations, each lock with each blocking "
+            "discipline it accepts (\"<lock>@block\", \"<lock>@competitive\"; syncq's made by "
+            "syncq_lock_create with that discipline and driven through the generic API). time_per_op is the "
+            "team's wall time divided by N. syncq's rows run the lab's counting copy of the library "
+            "(statistics compiled in: a note gives what they add); the inline rows, the floors and the "
+            "peers' rows count nothing.",
+            (unsigned long long)n_unc, (unsigned long long)n_two, OUTSIDE_NS, over, (unsigned long long)n_over);
   lab_note(ctx, "competitive spin limit (one measured context switch): %llu ns",
            (unsigned long long)syncq_wait_spin_limit_ns());
   lab_note(ctx,
