@@ -235,13 +235,15 @@ static qnode *take_node(syncq_lock_clh_tp *l) {
  * spare pred's owner left in it unless me took that one (took_spare):
  * one of them becomes me's spare, ready for the next arrival, the other
  * goes back to the pool. An arrival that took pred's spare and had to
- * wait cleared the field (link_and_wait), so a successor that removed it
- * and took the lock through pred reads 0 here, not a node in use. */
+ * wait cleared the field (wait_on_spare_giver), so it, or a successor
+ * that removed it and took the lock through pred, reads 0 here, not a
+ * node in use. */
 static void adopt(syncq_lock_clh_tp *l, qnode *me, qnode *pred, bool took_spare) {
-  /* relaxed: pred's owner set it before its AVAILABLE release store, and
-   * the arrival that took it cleared it before its release store of its
-   * WAITING word; the caller read both by acquire (the second directly,
-   * or through the removers' CASes and words after it) */
+  /* relaxed: pred's owner set it before its AVAILABLE release store, which
+   * the caller read by acquire; the arrival that took it cleared it before
+   * its release store of its WAITING word, which the caller either is or
+   * read by acquire (its own load of a removed waiter's word, or the
+   * removers' CASes and release stores of their words after it) */
   uint64_t s = took_spare ? 0u : atomic_load_explicit(&pred->spare, memory_order_relaxed);
   if (s != 0u) {
     (void)syncq_freelist_push(&l->pool, &pred->link);
