@@ -694,6 +694,13 @@ static const lab_claim locks_cost_claims[] = {
    "uncontended.",
    "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"ticket\",\"den\":\"pthread-mutex\","
    "\"where\":{\"phase\":\"uncontended\"},\"at\":\"max_threads\",\"bound\":0.8}"},
+  {"syncq target: the time-published locks (mcs-tp, clh-tp) uncontended within 1.1x of plain MCS "
+   "measured in the same run (no clock read and no pool operation without a predecessor).",
+   "{\"op\":\"all\",\"rules\":["
+   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"mcs-tp\",\"den\":\"mcs\","
+   "\"where\":{\"phase\":\"uncontended\"},\"at\":\"max_threads\",\"bound\":1.1},"
+   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"clh-tp\",\"den\":\"mcs\","
+   "\"where\":{\"phase\":\"uncontended\"},\"at\":\"max_threads\",\"bound\":1.1}]}"},
 };
 /* clang-format on */
 

@@ -16,11 +16,16 @@
  *   Algorithm:   node = {word, stamp}; word = state | predecessor index
  *                << 8; states AVAILABLE (released), WAITING, TRANSIENT
  *                (its owner is linking it or removing its predecessor:
- *                not removable), REMOVED, HELD. Waiter: pops a node,
- *                word = TRANSIENT, swaps it into tail. Predecessor already
- *                AVAILABLE: word = HELD (nobody CASes a TRANSIENT word),
- *                it holds the lock. Else stamp = now, word = (WAITING,
- *                pred), and it polls, storing stamp = now at each poll:
+ *                not removable), REMOVED, HELD. Waiter: takes the spare
+ *                node (word TRANSIENT) that the tail node's owner left
+ *                once it held the lock, by one CAS of the tail word (as
+ *                clh.c), or, with none there or the CAS lost, pops a
+ *                node, word = TRANSIENT, and swaps it into tail.
+ *                Predecessor already AVAILABLE: word = HELD (nobody CASes
+ *                a TRANSIENT word), it holds the lock. Else stamp = now,
+ *                word = (WAITING, pred) (having taken pred's spare, it
+ *                first clears pred's spare field: see Memory), and it
+ *                polls, storing stamp = now at each poll:
  *                own word no longer (WAITING, pred): it was removed, and
  *                queues again with the same node. Predecessor AVAILABLE:
  *                CAS own word (WAITING, pred) -> HELD; it holds the lock.
@@ -31,8 +36,11 @@
  *                success spin on pp; then store own word (WAITING, new
  *                pred). Predecessor HELD (we come next): pause without
  *                yielding for up to the staleness bound from when we
- *                first saw it so, then poll as before. Releaser: stores
- *                AVAILABLE into its node. Every
+ *                first saw it so, then poll as before. The new holder
+ *                owns its released predecessor and prepares the spare
+ *                for the next arrival (that node, or the spare its owner
+ *                left, if nobody took it). Releaser: stores AVAILABLE
+ *                into its node. Every
  *                change of a WAITING word is a CAS from the value read, so
  *                a removal and the owner's grant (or its own removal of
  *                its predecessor) cannot both happen.
@@ -51,9 +59,15 @@
  *                idle (nobody else wants it).
  *   Order:       FIFO among running waiters only; registered without
  *                SYNCQ_PROP_FIFO.
- *   Atomics:     uncontended lock: pool pop (1 DWCAS) + 1 swap + 1 load +
- *                1 store + pool push (1 DWCAS), no clock read (as clh plus
- *                one store); unlock: 1 load + 1 release store. A queued
+ *   Atomics:     uncontended lock: 2 loads (tail, its spare) + 1 CAS + 1
+ *                load (the predecessor's word) + 3 relaxed stores (HELD;
+ *                preparing the new spare) + 1 release store (publishing
+ *                it), no pool operation, no clock read (as clh plus one
+ *                store); on x86 the CAS is the one locked instruction.
+ *                trylock: the same, or EBUSY after 2 loads. unlock: 1
+ *                load + 1 release store. A contended arrival without a
+ *                spare: pool pop (1 DWCAS) + 1 swap, and possibly 1 push
+ *                later. A queued
  *                waiter: 1 clock read + 2 stores to link, then per poll 2
  *                loads + 1 clock read + 1 relaxed store (+ 1 load of the
  *                predecessor's stamp while it waits), and 1 CAS to take
@@ -61,20 +75,29 @@
  *   Timestamps:  syncq_now_ns (CLOCK_MONOTONIC), for mcs_tp.c's reasons:
  *                comparable between processors everywhere, read only
  *                while waiting.
- *   Memory:      caller's storage, 67 cache lines (4.3 KB: the lock's
- *                node pool, as clh); never allocates. Nodes are reclaimed
+ *   Memory:      caller's storage, 68 cache lines (4.4 KB: the lock's
+ *                nodes, as clh); never allocates. Nodes are reclaimed
  *                by the protocol: a node is read only by its owner and its
  *                one successor; the waiter that takes the lock through its
  *                predecessor's AVAILABLE node (the new holder, by its CAS
- *                to HELD) pushes that node back to the pool; a removed
+ *                to HELD or its store) owns that node and the spare left
+ *                in it: one becomes its own spare, the other goes back to
+ *                the pool. The arrival that took a spare and must wait
+ *                clears the predecessor's spare field before it publishes
+ *                its WAITING word, so a successor that removes it and
+ *                takes the lock through that predecessor never hands out
+ *                the node the removed waiter queues again with; a removed
  *                node is handed back to its owner by the remover's CAS
  *                (the remover took the predecessor index from the CASed
  *                value and never reads the node again), and its owner
  *                queues again with it. The caller's syncq_lock_node only
  *                remembers which pool node it holds, and may be reused
- *                once unlock returns. With the pool empty (more than 64
- *                threads in the lock) lock() yields until a node comes
- *                back and trylock() returns SYNCQ_EBUSY.
+ *                once unlock returns. Tail words hold a node's index and
+ *                its generation (one more at each enqueue), so a CAS on
+ *                tail never mistakes a reused node for the one it read.
+ *                With the pool empty (more than 64 threads in the lock)
+ *                lock() yields until a node comes back and trylock()
+ *                returns SYNCQ_EBUSY.
  *   Signal-safe: no (a handler's pool pop could interleave with its
  *                thread's, as clh). A thread stopped by a signal while it
  *                waits is passed over like a preempted one.
@@ -91,16 +114,15 @@
  *                it holds it: the releaser's last access is its AVAILABLE
  *                store. Removers and removed waiters touch only nodes of
  *                a lock that some thread still waits for.
- *   Limits:      SYNCQ_LOCK_CLH_TP_POOL - 1 (64) threads in the lock
- *                without waiting for a node. trylock: in a race where the
- *                node it saw released at the tail is recycled and queued
- *                again between its two reads, it waits for that node's
- *                release like lock() (correct, rare), and removes nobody
- *                meanwhile. The staleness bound: one context
+ *   Limits:      SYNCQ_LOCK_CLH_TP_POOL - 2 (64) threads in the lock
+ *                without waiting for a node. A node's generation has 56
+ *                bits: a CAS could mistake a node enqueued 2^56 times
+ *                while one arrival sits between its two reads of tail
+ *                for the one it read. The staleness bound: one context
  *                switch as measured by syncq_wait_spin_limit_ns (at the
  *                lock's init), at most SYNCQ_LOCK_CLH_TP_STALE_NS (100
  *                us; reasoning at mcs_tp.h's).
- *   Stats:       cas_attempts, cas_failures (state-word CASes), retries
+ *   Stats:       cas_attempts, cas_failures (state-word and tail CASes), retries
  *                (removed waiters that queued again), yields.
  *   Deviations:  from the paper as described: (1) no timeout / abort (the
  *                lock API has no timed lock), so only successors change a
@@ -112,7 +134,9 @@
  *                the same word as the state, so that the remover's one
  *                CAS both removes a node and reads whom to spin on next;
  *                (4) a removed waiter queues again with its own node
- *                (handed back by the removal) instead of a fresh one; (5)
+ *                (handed back by the removal) instead of a fresh one, and
+ *                an uncontended arrival takes the spare its predecessor's
+ *                owner prepared (clh.c's deviation); (5)
  *                the bound, the clock and the next waiter that does not
  *                yield are mcs_tp.c's, not the paper's.
  */
@@ -135,6 +159,9 @@ enum { TP_AVAILABLE = 0u, TP_WAITING = 1u, TP_TRANSIENT = 2u, TP_REMOVED = 3u, T
 #define TP_PRED(w) (((w) >> 8) & 0xffu)
 #define TP_WORD(state, pred) ((uint32_t)(state) | ((uint32_t)(pred) << 8))
 
+/* A tail word: the node's generation above its index in node[]. */
+#define INDEX_BITS 8u
+
 /* YIELD: yield once every this many polls. */
 #define SYNCQ_LOCK_CLH_TP_POLLS_PER_YIELD 16u
 
@@ -147,6 +174,21 @@ static inline clh_tp_record *rec(syncq_lock_node *n) { return (clh_tp_record *)(
 
 static inline uint32_t index_of(const syncq_lock_clh_tp *l, const qnode *q) { return (uint32_t)(q - l->node); }
 
+static inline qnode *node_of(syncq_lock_clh_tp *l, uint64_t word) { return &l->node[word & ((1u << INDEX_BITS) - 1u)]; }
+
+/* Make a node its owner is about to enqueue: TRANSIENT (a successor
+ * cannot remove it before its owner names its predecessor), nothing
+ * spare, and a tail word no earlier enqueue of it had (so a CAS on tail
+ * that read an older one fails). Its owner alone touches it here; the
+ * release that publishes its tail word (the swap or CAS of tail, or the
+ * store of a holder's spare) publishes these writes. */
+static inline uint64_t prepare(syncq_lock_clh_tp *l, qnode *n) {
+  n->gen++;
+  atomic_store_explicit(&n->word, TP_TRANSIENT, memory_order_relaxed); /* published as said above */
+  atomic_store_explicit(&n->spare, 0u, memory_order_relaxed);          /* the same */
+  return n->gen << INDEX_BITS | index_of(l, n);
+}
+
 int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg) {
   if (l == NULL) return SYNCQ_EINVAL;
   int wait, ps;
@@ -158,11 +200,17 @@ int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg) {
   for (unsigned i = 0; i < SYNCQ_LOCK_CLH_TP_POOL; i++) {
     atomic_init(&l->node[i].word, TP_AVAILABLE);
     atomic_init(&l->node[i].stamp, 0u);
+    atomic_init(&l->node[i].spare, 0u);
+    l->node[i].gen = 0;
   }
-  /* node 0 is the initial (released) tail; the others are free */
-  r = syncq_freelist_fill(&l->pool, &l->node[1], SYNCQ_LOCK_CLH_TP_POOL - 1u, sizeof(qnode), offsetof(qnode, link));
+  /* node 0 is the initial (released) tail, node 1 its spare (the first
+   * arrival's), the others are free */
+  r = syncq_freelist_fill(&l->pool, &l->node[2], SYNCQ_LOCK_CLH_TP_POOL - 2u, sizeof(qnode), offsetof(qnode, link));
   if (r != SYNCQ_OK) return r;
-  atomic_init(&l->tail, (void *)&l->node[0]);
+  uint64_t first = prepare(l, &l->node[0]);
+  atomic_init(&l->node[0].word, TP_AVAILABLE);
+  atomic_init(&l->node[0].spare, prepare(l, &l->node[1]));
+  atomic_init(&l->tail, first);
   l->wait = wait;
   const uint64_t cs = syncq_wait_spin_limit_ns(); /* the bound: SYNCQ_LOCK_CLH_TP_STALE_NS's reasoning */
   l->stale_ns = cs < SYNCQ_LOCK_CLH_TP_STALE_NS ? cs : SYNCQ_LOCK_CLH_TP_STALE_NS;
@@ -171,7 +219,7 @@ int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg) {
 
 int syncq_lock_clh_tp_destroy(syncq_lock_clh_tp *l) {
   if (l == NULL) return SYNCQ_EINVAL;
-  qnode *t = atomic_load(&l->tail);
+  qnode *t = node_of(l, atomic_load(&l->tail));
   return TP_STATE(atomic_load(&t->word)) != TP_AVAILABLE ? SYNCQ_EBUSY : SYNCQ_OK;
 }
 
@@ -181,6 +229,30 @@ static qnode *take_node(syncq_lock_clh_tp *l) {
     syncq_wait_yield(); /* every node is in the queue: wait for one back */
   }
   return SYNCQ_FL_CONTAINER(link, qnode, link);
+}
+
+/* The new holder (node me) owns its released predecessor pred, and the
+ * spare pred's owner left in it unless me took that one (took_spare):
+ * one of them becomes me's spare, ready for the next arrival, the other
+ * goes back to the pool. An arrival that took pred's spare and had to
+ * wait cleared the field (wait_on_spare_giver), so it, or a successor
+ * that removed it and took the lock through pred, reads 0 here, not a
+ * node in use. */
+static void adopt(syncq_lock_clh_tp *l, qnode *me, qnode *pred, bool took_spare) {
+  /* relaxed: pred's owner set it before its AVAILABLE release store, which
+   * the caller read by acquire; the arrival that took it cleared it before
+   * its release store of its WAITING word, which the caller either is or
+   * read by acquire (its own load of a removed waiter's word, or the
+   * removers' CASes and release stores of their words after it) */
+  uint64_t s = took_spare ? 0u : atomic_load_explicit(&pred->spare, memory_order_relaxed);
+  if (s != 0u) {
+    (void)syncq_freelist_push(&l->pool, &pred->link);
+  } else {
+    s = prepare(l, pred);
+  }
+  /* release: publishes the spare's preparation to the arrival whose
+   * acquire load of this field reads it (lock()'s fast path) */
+  atomic_store_explicit(&me->spare, s, memory_order_release);
 }
 
 static void pause_or_yield(const syncq_lock_clh_tp *l, uint32_t *polls) {
@@ -207,7 +279,7 @@ static bool await_grant(syncq_lock_clh_tp *l, qnode *me, qnode *pred) {
       SYNCQ_STAT_INC(cas_attempts);
       /* seq_cst: against a successor's removing CAS on the same word */
       if (atomic_compare_exchange_strong(&me->word, &expected, TP_HELD)) {
-        (void)syncq_freelist_push(&l->pool, &pred->link); /* we were its only reader */
+        adopt(l, me, pred, false); /* we were its only reader */
         return true;
       }
       SYNCQ_STAT_INC(cas_failures);
@@ -259,60 +331,124 @@ static bool await_grant(syncq_lock_clh_tp *l, qnode *me, qnode *pred) {
   }
 }
 
-int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
-  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
-  qnode *me = take_node(l);
+/* me is enqueued behind pred, which was not released when we looked:
+ * publish our stamp and link, wait, and queue again with the same node
+ * each time a successor removes us. Out of line (the uncontended path
+ * keeps no stack frame). */
+static __attribute__((noinline)) int link_and_wait(syncq_lock_clh_tp *l, syncq_lock_node *node, qnode *me,
+                                                   qnode *pred) {
   for (;;) {
-    /* relaxed: published by the acq_rel swap below; TRANSIENT keeps a
-     * successor from removing us before our predecessor is named */
-    atomic_store_explicit(&me->word, TP_TRANSIENT, memory_order_relaxed);
-    /* acq_rel: release publishes our word to the node that swaps after
-     * us; acquire makes the predecessor's initialisation visible */
-    qnode *pred = atomic_exchange_explicit(&l->tail, (void *)me, memory_order_acq_rel);
-    /* acquire: pairs with the releaser's AVAILABLE store */
-    if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) == TP_AVAILABLE) {
-      /* nobody CASes a TRANSIENT word, so a store takes the lock.
-       * relaxed: our successor only tests the state (not removable
-       * either way); the lock is ours by the acquire above */
-      atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed);
-      (void)syncq_freelist_push(&l->pool, &pred->link); /* we were its only reader */
-      rec(node)->mine = me;
-      return SYNCQ_OK;
-    }
     /* relaxed: published by the release store of our word below */
     atomic_store_explicit(&me->stamp, syncq_now_ns(), memory_order_relaxed);
     /* release: pairs with our successor's acquire load of our word */
     atomic_store_explicit(&me->word, TP_WORD(TP_WAITING, index_of(l, pred)), memory_order_release);
-    if (await_grant(l, me, pred)) {
-      rec(node)->mine = me;
-      return SYNCQ_OK;
-    }
+    if (await_grant(l, me, pred)) break;
     SYNCQ_STAT_INC(retries); /* removed while not running: queue again */
+    /* acq_rel: release publishes our node's preparation to the node that
+     * enqueues after us; acquire makes the predecessor's node visible */
+    pred = node_of(l, atomic_exchange_explicit(&l->tail, prepare(l, me), memory_order_acq_rel));
+    /* acquire: pairs with the releaser's AVAILABLE store */
+    if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) == TP_AVAILABLE) {
+      /* relaxed: nobody CASes a TRANSIENT word, so a store takes the
+       * lock; our successor only tests the state (not removable either
+       * way) */
+      atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed);
+      adopt(l, me, pred, false);
+      break;
+    }
   }
+  rec(node)->mine = me;
+  return SYNCQ_OK;
+}
+
+/* No spare to take, or the CAS lost: enqueue a node from the pool by swap
+ * (wait-free), then take the lock or wait. Out of line, as above. */
+static __attribute__((noinline)) int enqueue_from_pool(syncq_lock_clh_tp *l, syncq_lock_node *node) {
+  qnode *me = take_node(l);
+  /* acq_rel as in link_and_wait */
+  qnode *pred = node_of(l, atomic_exchange_explicit(&l->tail, prepare(l, me), memory_order_acq_rel));
+  /* acquire: pairs with the releaser's AVAILABLE store */
+  if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE)
+    return link_and_wait(l, node, me, pred);
+  atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed); /* relaxed: as in link_and_wait */
+  adopt(l, me, pred, false);
+  rec(node)->mine = me;
+  return SYNCQ_OK;
+}
+
+/* We took pred's spare (me) and must wait for pred: clear the spare
+ * field first, so that whoever takes the lock through pred (we, or a
+ * successor that removed us) does not adopt me, which stays ours.
+ * relaxed: published by the release store of our WAITING word in
+ * link_and_wait (adopt()'s comment). Out of line, as above. */
+static __attribute__((noinline)) int wait_on_spare_giver(syncq_lock_clh_tp *l, syncq_lock_node *node, qnode *me,
+                                                         qnode *pred) {
+  atomic_store_explicit(&pred->spare, 0u, memory_order_relaxed);
+  return link_and_wait(l, node, me, pred);
+}
+
+int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  /* acquire: pairs with the release of the swap or CAS that wrote the word,
+   * so the tail node's spare field is the one its owner last wrote */
+  uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
+  /* acquire: pairs with adopt()'s release store, which published the
+   * spare's preparation */
+  uint64_t s = atomic_load_explicit(&node_of(l, t)->spare, memory_order_acquire);
+  if (s == 0u) return enqueue_from_pool(l, node);
+  /* acq_rel: release publishes the spare (prepared, then acquired above)
+   * to the arrival that reads tail after us; acquire as the swap in
+   * enqueue_from_pool. Tail words never repeat, so tail still reading t
+   * means nobody enqueued after t's node, whose spare is then ours alone. */
+  bool took = atomic_compare_exchange_strong_explicit(&l->tail, &t, s, memory_order_acq_rel, memory_order_relaxed);
+  SYNCQ_STAT_INC(cas_attempts); /* counted after the CAS: no store waits ahead of it */
+  if (!took) {
+    SYNCQ_STAT_INC(cas_failures);
+    return enqueue_from_pool(l, node);
+  }
+  qnode *me = node_of(l, s), *pred = node_of(l, t);
+  /* acquire: pairs with the releaser's AVAILABLE store */
+  if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE)
+    return wait_on_spare_giver(l, node, me, pred);
+  /* relaxed: nobody CASes a TRANSIENT word, so a store takes the lock;
+   * our successor only tests the state (not removable either way) */
+  atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed);
+  /* adopt(), having taken the spare: pred becomes me's spare. release:
+   * pairs with the next arrival's acquire load of the field */
+  atomic_store_explicit(&me->spare, prepare(l, pred), memory_order_release);
+  rec(node)->mine = me;
+  return SYNCQ_OK;
 }
 
 int syncq_lock_clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
-  qnode *pred = atomic_load(&l->tail);
+  uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire); /* pairs as in lock() */
+  qnode *pred = node_of(l, t);
   /* acquire: pairs with the releaser's AVAILABLE store */
   if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE) return SYNCQ_EBUSY;
-  syncq_fl_link *link;
-  if (syncq_freelist_pop(&l->pool, &link) != SYNCQ_OK) return SYNCQ_EBUSY; /* 64 threads in the lock */
-  qnode *me = SYNCQ_FL_CONTAINER(link, qnode, link);
-  atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed); /* relaxed: published by the CAS */
-  void *expected = pred;
+  uint64_t s = atomic_load_explicit(&pred->spare, memory_order_acquire); /* pairs as in lock() */
+  bool took_spare = s != 0u;
+  qnode *me;
+  if (took_spare) {
+    me = node_of(l, s);
+  } else {
+    syncq_fl_link *link;
+    if (syncq_freelist_pop(&l->pool, &link) != SYNCQ_OK) return SYNCQ_EBUSY; /* every node in the queue */
+    me = SYNCQ_FL_CONTAINER(link, qnode, link);
+    s = prepare(l, me);
+  }
   SYNCQ_STAT_INC(cas_attempts);
-  if (!atomic_compare_exchange_strong(&l->tail, &expected, (void *)me)) {
+  /* acq_rel as in lock(). Tail words never repeat: success means t's node
+   * stayed the tail since we read it released (an enqueued node is
+   * released once, and prepared again only after a successor enqueued),
+   * so the lock is ours now */
+  if (!atomic_compare_exchange_strong_explicit(&l->tail, &t, s, memory_order_acq_rel, memory_order_relaxed)) {
     SYNCQ_STAT_INC(cas_failures);
-    (void)syncq_freelist_push(&l->pool, &me->link); /* never published */
+    if (!took_spare) (void)syncq_freelist_push(&l->pool, &me->link); /* never published */
     return SYNCQ_EBUSY;
   }
-  /* released as seen, unless recycled and queued again meanwhile (see
-   * Limits): then wait for its release; HELD keeps us from removal */
-  uint32_t polls = 0;
-  /* acquire: pairs with the releaser's AVAILABLE store */
-  while (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE) pause_or_yield(l, &polls);
-  (void)syncq_freelist_push(&l->pool, &pred->link);
+  atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed); /* relaxed: as in lock() */
+  adopt(l, me, pred, took_spare);
   rec(node)->mine = me;
   return SYNCQ_OK;
 }

@@ -13,9 +13,9 @@
  *                Deviations). The queue itself is MCS91 Figure 5 (as
  *                src/lock/mcs.c).
  *   Algorithm:   node = {next, stamp, status}; status WAITING, GRANTED or
- *                REMOVED. Waiter: next = NULL, status = WAITING; swap
- *                itself into tail; none before it: it holds the lock.
- *                Else it stores stamp = now, links behind its predecessor
+ *                REMOVED. Waiter: next = NULL; swap itself into tail;
+ *                none before it: it holds the lock. Else it stores status
+ *                = WAITING and stamp = now, links behind its predecessor
  *                (the release store that publishes the stamp), and polls
  *                its status, storing stamp = now at every poll: GRANTED:
  *                it holds the lock; REMOVED: it was passed over, and
@@ -46,8 +46,13 @@
  *   Order:       FIFO among running waiters only; registered without
  *                SYNCQ_PROP_FIFO (on an oversubscribed machine waiters are
  *                passed over, which is the point).
- *   Atomics:     uncontended lock: 1 swap (+ 2 relaxed stores to the own
- *                node), no clock read; unlock: 2 loads + 1 CAS, as MCS.
+ *   Atomics:     uncontended lock: 1 relaxed store (next) + 1 swap, no
+ *                clock read, as MCS (a waiter sets its status only once
+ *                it has a predecessor); unlock: 2 loads + 1 CAS, as MCS
+ *                (skipping the CAS when tail already names a successor);
+ *                trylock: 1 relaxed store + 1 CAS. The waiting and the
+ *                hand-over are out of line, so the uncontended calls keep
+ *                no stack frame.
  *                A queued waiter: 1 clock read + 1 swap + 1 store to link,
  *                then per poll 1 load + 1 clock read + 1 relaxed store.
  *                A hand-over: 1 clock read + 1 load of the stamp + 1
@@ -182,17 +187,16 @@ int syncq_lock_mcs_tp_destroy(syncq_lock_mcs_tp *l) {
   return atomic_load(&l->tail) != NULL ? SYNCQ_EBUSY : SYNCQ_OK;
 }
 
-int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
-  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
-  tp_qnode *me = qnode_of(node);
+/* There is a predecessor: publish our stamp, link behind pred, poll, and
+ * queue again each time a releaser passes us over. Out of line (the
+ * uncontended path keeps no stack frame). */
+static __attribute__((noinline)) int link_and_wait(syncq_lock_mcs_tp *l, tp_qnode *me, tp_qnode *pred) {
   for (;;) {
-    /* relaxed: published by the acq_rel swap below */
-    atomic_store_explicit(&me->next, (tp_qnode *)NULL, memory_order_relaxed);
+    /* relaxed: only the releaser that finds us writes our status, after
+     * its acquire load of the link below, whose release store publishes
+     * this one (set here, not before the swap: one store less on the
+     * uncontended path, whose holder's status nobody reads) */
     atomic_store_explicit(&me->status, TP_WAITING, memory_order_relaxed);
-    /* acq_rel: release publishes our node to the node that swaps after us;
-     * acquire pairs with the releasing CAS of tail to NULL in unlock */
-    tp_qnode *pred = atomic_exchange_explicit(&l->tail, (void *)me, memory_order_acq_rel);
-    if (pred == NULL) return SYNCQ_OK;
     /* relaxed: published to the releaser by the release store of
      * pred->next below (the releaser finds us only through it) */
     atomic_store_explicit(&me->stamp, syncq_now_ns(), memory_order_relaxed);
@@ -212,43 +216,50 @@ int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
       atomic_store_explicit(&me->stamp, syncq_now_ns(), memory_order_relaxed);
     }
     SYNCQ_STAT_INC(retries); /* passed over while not running: queue again */
+    /* relaxed: published by the acq_rel swap below */
+    atomic_store_explicit(&me->next, (tp_qnode *)NULL, memory_order_relaxed);
+    /* acq_rel: as in syncq_lock_mcs_tp_lock */
+    pred = atomic_exchange_explicit(&l->tail, (void *)me, memory_order_acq_rel);
+    if (pred == NULL) return SYNCQ_OK;
   }
+}
+
+int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  tp_qnode *me = qnode_of(node);
+  /* relaxed: published by the acq_rel swap below (a successor links
+   * itself here) */
+  atomic_store_explicit(&me->next, (tp_qnode *)NULL, memory_order_relaxed);
+  /* acq_rel: release publishes our node to the node that swaps after us;
+   * acquire pairs with the releasing CAS of tail to NULL in unlock */
+  tp_qnode *pred = atomic_exchange_explicit(&l->tail, (void *)me, memory_order_acq_rel);
+  if (pred == NULL) return SYNCQ_OK;
+  return link_and_wait(l, me, pred);
 }
 
 int syncq_lock_mcs_tp_trylock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   tp_qnode *me = qnode_of(node);
-  /* relaxed: published by the CAS below */
+  /* relaxed: published by the CAS below (the holder's status is not read) */
   atomic_store_explicit(&me->next, (tp_qnode *)NULL, memory_order_relaxed);
-  atomic_store_explicit(&me->status, TP_GRANTED, memory_order_relaxed);
   void *expected = NULL;
-  SYNCQ_STAT_INC(cas_attempts);
   /* seq_cst: acquires the lock (pairs with unlock's CAS to NULL) */
-  if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)me)) return SYNCQ_OK;
+  bool took = atomic_compare_exchange_strong(&l->tail, &expected, (void *)me);
+  SYNCQ_STAT_INC(cas_attempts); /* counted after the CAS: no store waits ahead of it */
+  if (took) return SYNCQ_OK;
   SYNCQ_STAT_INC(cas_failures);
   return SYNCQ_EBUSY;
 }
 
-int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
-  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
-  if (atomic_load(&l->tail) == NULL) return SYNCQ_EINVAL; /* nobody holds it */
-  tp_qnode *me = qnode_of(node);
-  /* acquire: pairs with the successor's release store of our next */
-  tp_qnode *succ = atomic_load_explicit(&me->next, memory_order_acquire);
-  if (succ == NULL) {
-    void *expected = (void *)me;
-    SYNCQ_STAT_INC(cas_attempts);
-    /* seq_cst (release half used): pairs with the acquire swap in lock() */
-    if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL)) {
-      SYNCQ_RACE_POINT("lock.handover");
-      return SYNCQ_OK;
-    }
-    SYNCQ_STAT_INC(cas_failures);
-    succ = await_link(l, me); /* a successor swapped itself in but has not linked yet */
-  }
+/* The release with a successor (succ, or NULL: one swapped itself in but
+ * has not linked yet): hand over to the first waiter whose stamp is
+ * fresh, passing over the stale ones. Out of line (the uncontended
+ * release keeps no stack frame). */
+static __attribute__((noinline)) int hand_over(syncq_lock_mcs_tp *l, tp_qnode *me, tp_qnode *succ) {
+  if (succ == NULL) succ = await_link(l, me);
   const uint64_t now = syncq_now_ns();
   for (;;) {
-    /* relaxed: the stamp is a hint (see lock()); the one the waiter
+    /* relaxed: the stamp is a hint (see link_and_wait); the one the waiter
      * stored before linking is visible through the acquire of its link */
     uint64_t stamp = atomic_load_explicit(&succ->stamp, memory_order_relaxed);
     if (stamp + l->stale_ns >= now) {
@@ -266,7 +277,7 @@ int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
     if (next == NULL) {
       void *expected = (void *)succ;
       SYNCQ_STAT_INC(cas_attempts);
-      /* seq_cst (release half used): frees the lock, as the CAS above */
+      /* seq_cst (release half used): frees the lock, as the CAS in unlock */
       if (atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL)) {
         /* The lock is free; succ's owner is still inside lock() (on this
          * lock, with this node), so both are alive. release: pairs with
@@ -283,6 +294,30 @@ int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
     atomic_store_explicit(&succ->status, TP_REMOVED, memory_order_release);
     succ = next;
   }
+}
+
+int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  void *tail = atomic_load(&l->tail);
+  if (tail == NULL) return SYNCQ_EINVAL; /* nobody holds it */
+  tp_qnode *me = qnode_of(node);
+  /* acquire: pairs with the successor's release store of our next */
+  tp_qnode *succ = atomic_load_explicit(&me->next, memory_order_acquire);
+  if (succ == NULL && tail == (void *)me) {
+    /* no successor seen (tail read other than us: one has swapped in, as
+     * only the holder moves tail back to NULL, and the CAS would fail:
+     * skip it, as syncq/static/lock/mcs.h does) */
+    void *expected = (void *)me;
+    /* seq_cst (release half used): pairs with the acquire swap in lock() */
+    bool released = atomic_compare_exchange_strong(&l->tail, &expected, (void *)NULL);
+    SYNCQ_STAT_INC(cas_attempts); /* counted after the CAS: no store waits ahead of it */
+    if (released) {
+      SYNCQ_RACE_POINT("lock.handover");
+      return SYNCQ_OK;
+    }
+    SYNCQ_STAT_INC(cas_failures);
+  }
+  return hand_over(l, me, succ);
 }
 
 SYNCQ_LOCK_REGISTER(mcs_tp, "mcs-tp", "time-published MCS queue lock (passes over preempted waiters)",

@@ -8,8 +8,10 @@
  * node removed and spins on the node before it instead, and the removed
  * waiter queues again at the tail when it runs. FIFO among waiters that
  * keep running; not FIFO otherwise (registered without SYNCQ_PROP_FIFO).
- * The queue nodes come from a pool inside the lock, as in "clh" (a
- * released node is still read by its successor); the caller's
+ * The queue nodes live in the lock, as in "clh" (a released node is
+ * still read by its successor): each holder leaves a node ready for the
+ * next arrival beside its own, so an uncontended acquisition takes it
+ * with its one CAS; the others come from a pool. The caller's
  * syncq_lock_node remembers which one (SYNCQ_PROP_USES_NODE). Holds
  * pointers: not process-shared (SYNCQ_ENOTSUP). Waiting disciplines: SPIN
  * (default here) and YIELD; BLOCK and COMPETITIVE are SYNCQ_ENOTSUP (a
@@ -42,21 +44,26 @@ extern "C" {
  * Mistakes cost fairness only, never safety. */
 #define SYNCQ_LOCK_CLH_TP_STALE_NS 100000u
 
-/* Nodes in the lock's pool: up to SYNCQ_LOCK_CLH_TP_POOL - 1 threads hold
+/* Nodes in the lock's pool: up to SYNCQ_LOCK_CLH_TP_POOL - 2 threads hold
  * or await the lock without waiting for a node (more wait for one). At
  * most 255: a node's state word names its predecessor by index. */
-#define SYNCQ_LOCK_CLH_TP_POOL 65u
+#define SYNCQ_LOCK_CLH_TP_POOL 66u
 
 typedef struct syncq_lock_clh_tp_qnode {
   /* state (low 8 bits: available, waiting, transient, removed or held)
    * and, while waiting, the index of the predecessor node (bits 8-15) */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) word;
   _Atomic(uint64_t) stamp; /* syncq_now_ns at the owner's last poll */
-  syncq_fl_link link;      /* on the pool's free list */
+  /* the tail word of a node prepared for this node's successor to enqueue
+   * (set by the owner once it holds the lock); 0: none */
+  _Atomic(uint64_t) spare;
+  uint64_t gen;       /* times the node was prepared: its tail words never repeat */
+  syncq_fl_link link; /* on the pool's free list */
 } syncq_lock_clh_tp_qnode;
 
 typedef struct syncq_lock_clh_tp {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(void *) tail; /* the last qnode (never NULL) */
+  /* the last qnode's tail word: its generation << 8 | its index in node[] */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail;
   int wait;
   uint64_t stale_ns;                           /* min(SYNCQ_LOCK_CLH_TP_STALE_NS, one context switch) */
   SYNCQ_CACHELINE_ALIGNED syncq_freelist pool; /* free qnodes */
@@ -80,8 +87,9 @@ SYNCQ_API int syncq_lock_clh_tp_destroy(syncq_lock_clh_tp *l);
  * among waiters that keep running). SYNCQ_OK; SYNCQ_EINVAL for NULL. */
 SYNCQ_API int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node);
 /* Acquire l only if it is free.
- * Thread safety: any number of threads. Progress: blocking in a rare race
- * (see the contract in src/lock/clh_tp.c), else wait-free.
+ * Thread safety: any number of threads. Progress: wait-free when the
+ * holder's prepared spare is there to take (one CAS), else lock-free (a
+ * pop from the lock's pool, then that CAS); it never waits for a thread.
  * SYNCQ_OK or SYNCQ_EBUSY; SYNCQ_EINVAL for NULL. */
 SYNCQ_API int syncq_lock_clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node);
 /* Release l, held through node.
