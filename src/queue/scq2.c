@@ -26,12 +26,8 @@
  *                operation that finds so. EMPTY: 3 loads (Threshold, Head,
  *                Tail), no write (Deviation 5), or Threshold alone once it
  *                has run out. FULL: 4 loads (Tail, the adjustment, the
- *                hint, Head), no write, or, when other enqueues take the
- *                last room meanwhile, FAAs on Tail and the adjustment and
- *                a double-width CAS on the dead ticket's cell, after up
- *                to SYNCQ_SCQ_DEQ_WAIT pauses re-reading Head ("Near
- *                full"). Head's hint is written only when a Head read
- *                finds room.
+ *                hint, Head), no write, or FAAs on Tail and the adjustment
+ *                when another enqueue takes the last room meanwhile.
  *   Memory:      caller's storage: a header of 9 cache lines + 32 bytes per
  *                item of capacity (2 cells of 16); never allocates;
  *                nothing to reclaim.
@@ -185,9 +181,7 @@
  *                otherwise), and keeps it only when the tickets before it,
  *                less those it gave up itself, hold fewer than n: a race
  *                for the last room is decided by the ticket order, and
- *                the loser waits a bounded moment for a dequeue to give
- *                room back, else gives its ticket up and answers FULL
- *                ("Near full"). Head is
+ *                the loser gives its ticket up and answers FULL. Head is
  *                read through head_seen, a value Head had, on Tail's line
  *                (an older Head overstates the room used, never the
  *                reverse): producers read Head's line about once in n
@@ -209,39 +203,6 @@
  *                (a CAS when it is below what the enqueue wants, where
  *                Figure 8 stores 3n - 1 whenever it differs): a lower
  *                reset may not overwrite a higher one.
- *   Near full:   (commits after "Room"; dg25-prodcons at N = 8 on 16
- *                cores had fallen from the item count's 9.2 to 4.9
- *                Mops/s, with 1.136 CASes an operation where the common
- *                paths make 1: about a quarter of a ticket with no item
- *                per item, each a dequeuer's extra CAS.) With the queue
- *                full, many producers pass the loads-only FULL test at
- *                the last unit of room; each takes a ticket, one fits.
- *                Three changes: (a) a ticket that finds no room re-reads
- *                the room up to SYNCQ_SCQ_DEQ_WAIT times, a pause apart,
- *                before it is given up (a dequeue gives room back with
- *                its Head ticket, so a dequeue or a few usually free
- *                it): bounded like Deviation 2's wait, so lock-free
- *                still, and a FULL answered after it was FULL at the
- *                last read. (b) A ticket given up so moves its cell to
- *                its own cycle, empty, when the cell is empty at the lap
- *                before (ticket_dead): its dequeuer, with Tail past the
- *                ticket, used to take the empty cell for a late enqueuer
- *                and pause SYNCQ_SCQ_DEQ_WAIT times before moving on
- *                (about 9,000 cycles where a pause is 140, as on
- *                Sapphire Rapids). (c) head_seen, on Tail's line, is
- *                written only when the Head read finds room: every FULL
- *                poll of a full queue wrote it, so producers polling
- *                FULL kept taking Tail's line from the producers'
- *                fetch-and-adds. Counted on 2 cores (8 producers + 8
- *                consumers, 65,536 items each, capacity 1024, the
- *                dequeuers' and enqueuers' events per item,
- *                docs/queues.md): head_seen writes fell from 0.17-10.5
- *                to 0.001-0.08 an item, tickets given up for room were
- *                already under 0.006 an item there (2 cores seldom run
- *                two producers between the test and the ticket), and
- *                the pair cost is unchanged (26.2-27.5 ns against
- *                27.0-27.4). What 16 cores gain is for a 16-core run to
- *                say. scq2_race_test checks (a) and (b) deterministically.
  *   Measured:    (the code with n cells and FULL from Head) 2-core
  *                development machine (load average 20-45 from other
  *                work), dg25-prodcons, medians of 15 samples: N = 8 (16
@@ -338,33 +299,8 @@ static inline int64_t room_used(syncq_queue_scq2 *q, int64_t n, uint64_t t, int6
   uint64_t h = atomic_load_explicit(&q->head_seen, memory_order_relaxed);
   if ((int64_t)(t - h) + adjust - own < n) return (int64_t)(t - h) + adjust - own;
   h = atomic_load(&q->head);
-  const int64_t used = (int64_t)(t - h) + adjust - own;
-  /* Written only when the newer Head finds room: a producer polling a
-   * full queue would otherwise write Tail's line, which every producer's
-   * fetch-and-add needs, at every poll; a FULL answer leaves the hint
-   * stale, and the next caller reads Head again anyway. */
-  if (used < n) atomic_store_explicit(&q->head_seen, h, memory_order_relaxed); /* relaxed: a hint, as above */
-  return used;
-}
-
-/* Ticket t dies: its enqueuer gives it up for want of room without
- * looking at its cell. Its dequeuer would find the cell empty, of an
- * older cycle, with Tail past t, and take it for an enqueuer on its way:
- * it would pause SYNCQ_SCQ_DEQ_WAIT times (Deviation 2) before moving on.
- * So the enqueuer moves the cell to t's cycle, empty, as that dequeuer
- * would: it then passes at once. Only from the lap just before t's
- * (empty: that lap's item is consumed or its ticket dead), where no other
- * ticket can still want the cell; a cell of an older lap is left alone,
- * its own enqueuer may yet come. */
-static void ticket_dead(syncq_queue_scq2 *q, const scq2_geometry *g, uint64_t t) {
-  syncq_pr_dw_atomic *cell = cell_at(q, g, t);
-  const uint64_t tc = c_cycle(g, t);
-  syncq_pr_dw E = load_cell(cell); /* a torn pair fails the CAS */
-  while (!(E.hi & OCCUPIED) && e_cycle(E.hi) == ((tc - 1) & cyc_mask())) {
-    SYNCQ_STAT_INC(cas_attempts);
-    if (syncq_pr_dwcas(cell, &E, (syncq_pr_dw){E.lo, make_entry(tc, E.hi & SAFE)})) return;
-    SYNCQ_STAT_INC(cas_failures); /* E holds the cell's value now */
-  }
+  atomic_store_explicit(&q->head_seen, h, memory_order_relaxed); /* relaxed: a hint, as above */
+  return (int64_t)(t - h) + adjust - own;
 }
 
 /* Deviation 5: the queue is empty now when Head has reached Tail. Head
@@ -465,9 +401,8 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
   /* FULL before a ticket, with loads alone: a producer polling a full
    * queue leaves no ticket for the dequeuers to pass. */
   if (room_used(q, n, atomic_load(&q->tail), 0) >= n) return SYNCQ_FULL;
-  SYNCQ_RACE_POINT("queue.scq2.enqueue.checked"); /* past the FULL test, before the ticket */
-  int64_t given_up = 0;                           /* tickets taken and given up, not yet taken off adjust */
-  uint64_t blocked = 0;                           /* of those, cells held by older items at or past Head */
+  int64_t given_up = 0; /* tickets taken and given up, not yet taken off adjust */
+  uint64_t blocked = 0; /* of those, cells held by older items at or past Head */
   for (;;) {
     uint64_t T = atomic_fetch_add(&q->tail, 1);
     /* This ticket's room: fewer than n tickets before it may hold items
@@ -475,19 +410,7 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
      * other enqueues took the last room since the test above: the ticket
      * order settles the race, and this one gives its ticket up too and
      * answers FULL. */
-    int64_t used = room_used(q, n, T, given_up);
-    /* Near full, several producers pass the test above at once and only
-     * the first fits; the others would leave dead tickets for the
-     * consumers to pass. A dequeue gives room back with its Head ticket,
-     * so a short wait usually finds it: bounded, as the dequeuer's wait
-     * for a late enqueuer (Deviation 2), so lock-freedom stands. */
-    for (unsigned w = 0; used >= n && w < SYNCQ_SCQ_DEQ_WAIT; w++) {
-      SYNCQ_RACE_POINT("queue.scq2.enqueue.room_wait"); /* a ticket held, waiting for room */
-      syncq_pr_relax();
-      used = room_used(q, n, T, given_up);
-    }
-    if (used >= n) {
-      ticket_dead(q, &g, T);
+    if (room_used(q, n, T, given_up) >= n) {
       atomic_fetch_sub(&q->adjust, given_up + 1);
       return SYNCQ_FULL;
     }

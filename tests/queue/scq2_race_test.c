@@ -321,130 +321,6 @@ static void test_full_and_empty_at_once(void **state) {
   free(q);
 }
 
-/* ------------------------------------------------------------ a ticket given up for room is marked */
-
-static _Thread_local int is_held_enqueuer;
-static _Atomic(int) enq_held, enq_release;
-
-static _Atomic(int) room_waiting, room_given;
-
-/* Stop the enqueuer past its FULL test, before its ticket; and, once it
- * holds a ticket that finds no room, at its first wait for room until the
- * test has dequeued. */
-static void enq_hold_hook(const char *name) {
-  if (!is_held_enqueuer) return;
-  _Atomic(int) *count, *go;
-  if (strcmp(name, "queue.scq2.enqueue.checked") == 0) {
-    count = &enq_held;
-    go = &enq_release;
-  } else if (strcmp(name, "queue.scq2.enqueue.room_wait") == 0 && atomic_load(&room_waiting) == 0) {
-    count = &room_waiting;
-    go = &room_given;
-  } else {
-    return;
-  }
-  atomic_fetch_add(count, 1);
-  const uint64_t t0 = now_s();
-  while (!atomic_load(go) && now_s() - t0 <= PATIENCE_S) sched_yield();
-}
-
-static void *held_enqueuer(void *p) {
-  is_held_enqueuer = 1;
-  return (void *)(intptr_t)syncq_queue_scq2_enqueue(p, item_of(2));
-}
-
-/* Capacity 2 with one item. An enqueuer passes the FULL test and stops
- * before its ticket; another enqueue takes the last room. The stopped
- * one's ticket then finds no room, waits its bounded moment with no
- * dequeue to give any back, and gives the ticket up (FULL). Its cell must
- * be moved to the ticket's cycle, empty: the dequeuer of that ticket,
- * with Tail past it, would otherwise take it for an enqueuer on its way
- * and pause SYNCQ_SCQ_DEQ_WAIT times before moving on (near full, with
- * many producers, a pause per dead ticket on every consumer). The items
- * still come out in order past the dead ticket, and the room counts. */
-static void test_ticket_given_up_marks_its_cell(void **state) {
-  (void)state;
-  syncq_queue_scq2 *q = make(2);
-  if (q == NULL) return;
-  void *x = NULL;
-  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(1)), SYNCQ_OK);
-  atomic_store(&enq_held, 0);
-  atomic_store(&enq_release, 0);
-  atomic_store(&room_waiting, 1); /* no stop in the wait for room: it runs out */
-  syncq_race_hook = enq_hold_hook;
-  pthread_t t;
-  assert_int_equal(pthread_create(&t, NULL, held_enqueuer, q), 0);
-  wait_for(&enq_held, 1, "enqueuer past the FULL test");
-  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(3)), SYNCQ_OK);
-  const uint64_t ticket = atomic_load(&q->tail); /* the stopped enqueuer's, next */
-  atomic_store(&enq_release, 1);
-  void *st;
-  pthread_join(t, &st);
-  syncq_race_hook = NULL;
-  assert_int_equal((int)(intptr_t)st, SYNCQ_FULL);
-  assert_int_equal(atomic_load(&q->tail), ticket + 1);
-  const syncq_pr_dw_atomic *cells = (const syncq_pr_dw_atomic *)(const void *)(q + 1);
-  const uint64_t hi = atomic_load(&cells[ticket & 3].hi); /* 4 cells, not remapped */
-  if ((hi >> 2) != ticket >> 2 || (hi & 1) != 0)
-    fail_msg("the cell of the ticket given up holds cycle %llu%s; want cycle %llu, empty",
-             (unsigned long long)(hi >> 2), (hi & 1) ? ", occupied" : "", (unsigned long long)(ticket >> 2));
-  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
-  assert_ptr_equal(x, item_of(1));
-  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(4)), SYNCQ_OK); /* Tail past the dead ticket */
-  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
-  assert_ptr_equal(x, item_of(3));
-  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
-  assert_ptr_equal(x, item_of(4));
-  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
-  assert_int_equal((int64_t)(atomic_load(&q->tail) - atomic_load(&q->head)) + atomic_load(&q->adjust), 0);
-  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(5)), SYNCQ_OK);
-  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(6)), SYNCQ_OK);
-  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(7)), SYNCQ_FULL);
-  assert_int_equal(syncq_queue_scq2_destroy(q), SYNCQ_OK);
-  free(q);
-}
-
-/* Capacity 2 with one item, as above, but a dequeue gives room back while
- * the stopped enqueuer's ticket waits for it: the enqueue goes in (the
- * code before gave the ticket up at once and answered FULL, leaving a
- * dead ticket for the consumers), behind the item that took the last
- * room, and no ticket is lost to the room count. */
-static void test_ticket_waits_for_room(void **state) {
-  (void)state;
-  syncq_queue_scq2 *q = make(2);
-  if (q == NULL) return;
-  void *x = NULL;
-  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(1)), SYNCQ_OK);
-  atomic_store(&enq_held, 0);
-  atomic_store(&enq_release, 0);
-  atomic_store(&room_waiting, 0);
-  atomic_store(&room_given, 0);
-  syncq_race_hook = enq_hold_hook;
-  pthread_t t;
-  assert_int_equal(pthread_create(&t, NULL, held_enqueuer, q), 0);
-  wait_for(&enq_held, 1, "enqueuer past the FULL test");
-  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(3)), SYNCQ_OK);
-  atomic_store(&enq_release, 1);
-  wait_for(&room_waiting, 1, "enqueuer waiting for room with its ticket");
-  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
-  assert_ptr_equal(x, item_of(1));
-  atomic_store(&room_given, 1);
-  void *st;
-  pthread_join(t, &st);
-  syncq_race_hook = NULL;
-  assert_int_equal((int)(intptr_t)st, SYNCQ_OK);
-  assert_int_equal(atomic_load(&q->adjust), 0); /* no ticket given up */
-  assert_int_equal(syncq_queue_scq2_enqueue(q, item_of(4)), SYNCQ_FULL);
-  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
-  assert_ptr_equal(x, item_of(3));
-  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_OK);
-  assert_ptr_equal(x, item_of(2));
-  assert_int_equal(syncq_queue_scq2_dequeue(q, &x), SYNCQ_EMPTY);
-  assert_int_equal((int64_t)(atomic_load(&q->tail) - atomic_load(&q->head)) + atomic_load(&q->adjust), 0);
-  assert_int_equal(syncq_queue_scq2_destroy(q), SYNCQ_OK);
-  free(q);
-}
-
 /* ------------------------------------------------------------ dead tickets leave no room unused */
 
 /* Capacity 2. A dequeuer takes the first item's ticket and stops before
@@ -793,8 +669,6 @@ int main(void) {
     cmocka_unit_test(test_overtaken_enqueuer),
     cmocka_unit_test(test_empty_poll_takes_no_ticket),
     cmocka_unit_test(test_full_and_empty_at_once),
-    cmocka_unit_test(test_ticket_given_up_marks_its_cell),
-    cmocka_unit_test(test_ticket_waits_for_room),
     cmocka_unit_test(test_dead_tickets_leave_no_room_unused),
     cmocka_unit_test(test_lap_of_held_cells_answers_full),
     cmocka_unit_test(test_pingpong_with_yields),
