@@ -201,10 +201,12 @@ static bool peer_skips(lab_ctx *ctx, const syncq_algo *a, const int *threads, in
   return lab_get_size(ctx) == LAB_SIZE_QUICK && t != 0 && t != nt - 1;
 }
 
+/* Notes only for the peers --algos selected (a run without them says
+ * nothing of them). */
 static void note_peer_threads(lab_ctx *ctx, const syncq_algo *const *algos, int na, const int *threads, int nt) {
   if (lab_planning(ctx) || nt < 1) return;
   for (int a = 0; a < na && nt > 2 && lab_get_size(ctx) == LAB_SIZE_QUICK; a++)
-    if (algos[a]->props & SYNCQ_PROP_PEER) {
+    if ((algos[a]->props & SYNCQ_PROP_PEER) && lab_selected(ctx, algos[a]->name)) {
       lab_note(ctx,
                "quick size: the peer libraries' queues run at threads=%d and threads=%d only "
                "(the quick suite's time budget); syncq's queues at every thread count",
@@ -213,7 +215,7 @@ static void note_peer_threads(lab_ctx *ctx, const syncq_algo *const *algos, int 
     }
   if (lab_planning(ctx) || nt < 1 || 2 * threads[nt - 1] <= lab_pus(ctx)) return;
   for (int a = 0; a < na; a++)
-    if (spins_on_preempted(algos[a]) && (algos[a]->props & SYNCQ_PROP_PEER)) {
+    if (spins_on_preempted(algos[a]) && (algos[a]->props & SYNCQ_PROP_PEER) && lab_selected(ctx, algos[a]->name)) {
       lab_note(ctx,
                "%s is not run where the 2N threads outnumber the %d processing units: its "
                "operations spin, without yielding, until a preempted thread publishes the slot it "

@@ -421,3 +421,25 @@ def test_the_competitor_panel_at_one_pair_against_nblfq_comes_out_either_way():
     slow = [_q_point(q, 1, 60.0 if q != "wcq" else 30.0) for q in panel] + [_q_point("nblfq", 1, 100.0)]
     assert rules.evaluate(rule, fast).status == rules.HELD
     assert rules.evaluate(rule, slow).status == rules.FAILED
+
+
+# ---------------------------------------------------------------- notes name only the selected peers
+
+def test_the_left_out_peer_note_names_only_peers_the_run_selected(tmp_path):
+    """dg25 leaves the rings that spin on a preempted thread out where the 2N
+    threads outnumber the units, and says so; a run whose --algos did not
+    select such a ring says nothing of it."""
+    queues = lab("algos", "queue", check=0).stdout
+    if "dpdk:ring_mpmc" not in queues:
+        pytest.skip("dpdk:ring_mpmc is not built here (DPDK absent)")
+
+    def notes(algos, out):
+        lab("run", "dg25-prodcons", "--size", "smoke", "--threads", "2", "--pus", "2", "--algos", algos, "--quiet",
+            "--out", str(out), check=0)
+        recs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        return [r["text"] for r in recs if r.get("type") == "note"]
+
+    with_ring = notes("lcrq,dpdk:ring_mpmc", tmp_path / "with")
+    assert any(t.startswith("dpdk:ring_mpmc is not run where") for t in with_ring), with_ring
+    without = notes("lcrq", tmp_path / "without")
+    assert not any("is not run where" in t for t in without), without
