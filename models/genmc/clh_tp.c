@@ -15,7 +15,7 @@
  * releases and queues again behind the waiting B, finds B's stamp
  * stale, removes B and takes the lock through its own old node; B
  * queues again with the node it took. That state space gave no verdict
- * in 10 minutes here (the waits' unrolled polls), so run leaves it out;
+ * in 30 minutes here (the waits' unrolled polls), so run leaves it out;
  * tests/lock/clh_tp_test.c checks the removal's bookkeeping.
  *
  * The clock: syncq_now_ns counts the calling thread's calls (10 ns a
