@@ -640,12 +640,14 @@ static int locks_cost_run_exp(lab_ctx *ctx) {
   "\"where\":{\"phase\":\"oversubscribed\"},\"at\":\"max_threads\",\"bound\":2.0}"
 /* clang-format on */
 
-/* Ours against Concurrency Kit's counterpart, same phase, same run. */
+/* One lock's time within 1.1x of another's, same phase, same run. */
 /* clang-format off */
-#define VS_CK(ours, ck, phase)                                                                         \
-  "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" ours "\",\"den\":\"" ck "\","          \
+#define WITHIN_1_1(num, den, phase)                                                                    \
+  "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"" num "\",\"den\":\"" den "\","          \
   "\"where\":{\"phase\":\"" phase "\"},\"at\":\"max_threads\",\"bound\":1.1}"
 /* clang-format on */
+/* Ours against Concurrency Kit's counterpart. */
+#define VS_CK(ours, ck, phase) WITHIN_1_1(ours, ck, phase)
 #define VS_CK_BOTH(ours, ck) VS_CK(ours, ck, "uncontended") "," VS_CK(ours, ck, "two-threads")
 
 #define INL_BOTH(ours, ck) VS_CK(ours, ck, "uncontended") "," VS_CK(ours, ck, "two-threads")
@@ -696,11 +698,8 @@ static const lab_claim locks_cost_claims[] = {
    "\"where\":{\"phase\":\"uncontended\"},\"at\":\"max_threads\",\"bound\":0.8}"},
   {"syncq target: the time-published locks (mcs-tp, clh-tp) uncontended within 1.1x of plain MCS "
    "measured in the same run (no clock read and no pool operation without a predecessor).",
-   "{\"op\":\"all\",\"rules\":["
-   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"mcs-tp\",\"den\":\"mcs\","
-   "\"where\":{\"phase\":\"uncontended\"},\"at\":\"max_threads\",\"bound\":1.1},"
-   "{\"op\":\"ratio_below\",\"metric\":\"time_per_op\",\"num\":\"clh-tp\",\"den\":\"mcs\","
-   "\"where\":{\"phase\":\"uncontended\"},\"at\":\"max_threads\",\"bound\":1.1}]}"},
+   "{\"op\":\"all\",\"rules\":[" WITHIN_1_1("mcs-tp", "mcs", "uncontended") ","
+   WITHIN_1_1("clh-tp", "mcs", "uncontended") "]}"},
 };
 /* clang-format on */
 
