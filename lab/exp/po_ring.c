@@ -59,6 +59,7 @@
  * kernel's vm.max_map_count allows, else canaries); a note names the
  * kernel and the map count.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,15 +408,29 @@ static int syncq_member_ring(const ring_point *pt, ring_result *res) {
 /* ------------------------------------------------------------ cold spawn */
 
 /* Where spawn_cold runs: syncq-lab-po-cold, a fresh program per sample,
- * when it is there; else a forked child (see po_cold.c for what a fork
- * inherits). */
-static bool cold_helper(void) { return SYNCQ_PO_COLD[0] != '\0' && access(SYNCQ_PO_COLD, X_OK) == 0; }
+ * when it is there (at the path it was built at, else beside the running
+ * syncq-lab: an installed lab or the portable folder); else a forked
+ * child (see po_cold.c for what a fork inherits). "" when absent. */
+static const char *cold_helper_path(void) {
+  static char beside[PATH_MAX];
+  if (SYNCQ_PO_COLD[0] != '\0' && access(SYNCQ_PO_COLD, X_OK) == 0) return SYNCQ_PO_COLD;
+  ssize_t n = readlink("/proc/self/exe", beside, sizeof beside - 1);
+  if (n <= 0) return "";
+  beside[n] = '\0';
+  char *slash = strrchr(beside, '/');
+  static const char name[] = "syncq-lab-po-cold";
+  if (slash == NULL || (size_t)(slash + 1 - beside) + sizeof name > sizeof beside) return "";
+  memcpy(slash + 1, name, sizeof name);
+  return access(beside, X_OK) == 0 ? beside : "";
+}
+
+static bool cold_helper(void) { return cold_helper_path()[0] != '\0'; }
 
 static int cold_spawn_helper(const ring_point *pt, ring_result *res) {
   char n[32], out[128];
   snprintf(n, sizeof n, "%d", pt->n);
   const char *argv[] = {"syncq-lab-po-cold", pt->backend, pt->mailbox, n, NULL};
-  if (po_program_run("syncq-lab-po-cold", SYNCQ_PO_COLD, argv, out, sizeof out, res->why, sizeof res->why) != 0)
+  if (po_program_run("syncq-lab-po-cold", cold_helper_path(), argv, out, sizeof out, res->why, sizeof res->why) != 0)
     return SYNCQ_ESYS;
   if (sscanf(out, "spawn_cold_us=%lf", &res->spawn_cold_us) != 1 || res->spawn_cold_us <= 0) {
     snprintf(res->why, sizeof res->why, "syncq-lab-po-cold answered %.120s", out);
@@ -643,7 +658,7 @@ static int ring_run(lab_ctx *ctx) {
     else lab_note(ctx, "Peer erlang: %s running %s.", SYNCQ_ESCRIPT, SYNCQ_RING_ERL);
     if ((why = peer_absent("go")) != NULL) lab_note(ctx, "Peer go absent: %s.", why);
     else lab_note(ctx, "Peer go: %s (built from lab/peers/ring/ring.go).", SYNCQ_RING_GO);
-    if (cold_helper()) lab_note(ctx, "Cold spawn: %s, a fresh program per sample.", SYNCQ_PO_COLD);
+    if (cold_helper()) lab_note(ctx, "Cold spawn: %s, a fresh program per sample.", cold_helper_path());
     else
       lab_note(ctx,
                "Cold spawn: syncq-lab-po-cold is absent (%s): measured in a forked child of the lab "
