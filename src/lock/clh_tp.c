@@ -62,10 +62,11 @@
  *   Atomics:     uncontended lock: 2 loads (tail, its spare) + 1 CAS + 1
  *                load (the predecessor's word) + 3 relaxed stores (HELD;
  *                preparing the new spare) + 1 release store (publishing
- *                it), no pool operation, no clock read (as clh plus one
+ *                it), and the generation's relaxed load and store
+ *                (preparing) and load (remembering it), no pool operation, no clock read (as clh plus one
  *                store); on x86 the CAS is the one locked instruction.
- *                trylock: the same, or EBUSY after 2 loads. unlock: 1
- *                load + 1 release store. A contended arrival without a
+ *                trylock: the same, or EBUSY after 2 loads. unlock: 2
+ *                relaxed loads (word, generation) + 1 release store. A contended arrival without a
  *                spare: pool pop (1 DWCAS) + 1 swap, and possibly 1 push
  *                later. A queued
  *                waiter: 1 clock read + 2 stores to link, then per poll 2
@@ -91,8 +92,10 @@
  *                (the remover took the predecessor index from the CASed
  *                value and never reads the node again), and its owner
  *                queues again with it. The caller's syncq_lock_node only
- *                remembers which pool node it holds, and may be reused
- *                once unlock returns. Tail words hold a node's index and
+ *                remembers which pool node it holds and that node's
+ *                generation (so unlock refuses a record whose node was
+ *                released and has been taken again, by another record),
+ *                and may be reused once unlock returns. Tail words hold a node's index and
  *                its generation (one more at each enqueue), so a CAS on
  *                tail never mistakes a reused node for the one it read.
  *                With the pool empty (more than 64 threads in the lock)
@@ -168,9 +171,21 @@ enum { TP_AVAILABLE = 0u, TP_WAITING = 1u, TP_TRANSIENT = 2u, TP_REMOVED = 3u, T
 /* What the caller's node keeps between lock and unlock. */
 typedef struct clh_tp_record {
   qnode *mine;
+  uint64_t gen; /* mine's generation when it took the lock */
 } clh_tp_record;
 _Static_assert(sizeof(clh_tp_record) <= sizeof(syncq_lock_node), "fits in syncq_lock_node");
 static inline clh_tp_record *rec(syncq_lock_node *n) { return (clh_tp_record *)(void *)n->opaque; }
+
+/* Remember that node holds the lock through me. The generation tells
+ * unlock this acquisition from a later one of the same pool node: a
+ * thread alone alternates between two nodes, so a node released two
+ * acquisitions ago is HELD again, by another syncq_lock_node. */
+static inline void remember(syncq_lock_node *node, qnode *me) {
+  rec(node)->mine = me;
+  /* relaxed: we own me (we prepared it, or our acquisition ordered us
+   * after the thread that did) */
+  rec(node)->gen = atomic_load_explicit(&me->gen, memory_order_relaxed);
+}
 
 static inline uint32_t index_of(const syncq_lock_clh_tp *l, const qnode *q) { return (uint32_t)(q - l->node); }
 
@@ -183,10 +198,13 @@ static inline qnode *node_of(syncq_lock_clh_tp *l, uint64_t word) { return &l->n
  * release that publishes its tail word (the swap or CAS of tail, or the
  * store of a holder's spare) publishes these writes. */
 static inline uint64_t prepare(syncq_lock_clh_tp *l, qnode *n) {
-  n->gen++;
+  /* relaxed: its owner's alone (an atomic only for unlock's misuse check,
+   * which may read it from a thread that does not own the node) */
+  const uint64_t gen = atomic_load_explicit(&n->gen, memory_order_relaxed) + 1u;
+  atomic_store_explicit(&n->gen, gen, memory_order_relaxed);           /* the same */
   atomic_store_explicit(&n->word, TP_TRANSIENT, memory_order_relaxed); /* published as said above */
   atomic_store_explicit(&n->spare, 0u, memory_order_relaxed);          /* the same */
-  return n->gen << INDEX_BITS | index_of(l, n);
+  return gen << INDEX_BITS | index_of(l, n);
 }
 
 int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg) {
@@ -201,7 +219,7 @@ int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg) {
     atomic_init(&l->node[i].word, TP_AVAILABLE);
     atomic_init(&l->node[i].stamp, 0u);
     atomic_init(&l->node[i].spare, 0u);
-    l->node[i].gen = 0;
+    atomic_init(&l->node[i].gen, 0u);
   }
   /* node 0 is the initial (released) tail, node 1 its spare (the first
    * arrival's), the others are free */
@@ -357,7 +375,7 @@ static __attribute__((noinline)) int link_and_wait(syncq_lock_clh_tp *l, syncq_l
       break;
     }
   }
-  rec(node)->mine = me;
+  remember(node, me);
   return SYNCQ_OK;
 }
 
@@ -372,7 +390,7 @@ static __attribute__((noinline)) int enqueue_from_pool(syncq_lock_clh_tp *l, syn
     return link_and_wait(l, node, me, pred);
   atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed); /* relaxed: as in link_and_wait */
   adopt(l, me, pred, false);
-  rec(node)->mine = me;
+  remember(node, me);
   return SYNCQ_OK;
 }
 
@@ -390,7 +408,10 @@ static __attribute__((noinline)) int wait_on_spare_giver(syncq_lock_clh_tp *l, s
 int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   /* acquire: pairs with the release of the swap or CAS that wrote the word,
-   * so the tail node's spare field is the one its owner last wrote */
+   * so the spare field read next is no older than the prepare() that
+   * zeroed it for this enqueue of the node (a spare its owner stored
+   * since, it reads through its own acquire, or reads 0 and uses the
+   * pool) */
   uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
   /* acquire: pairs with adopt()'s release store, which published the
    * spare's preparation */
@@ -416,7 +437,7 @@ int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
   /* adopt(), having taken the spare: pred becomes me's spare. release:
    * pairs with the next arrival's acquire load of the field */
   atomic_store_explicit(&me->spare, prepare(l, pred), memory_order_release);
-  rec(node)->mine = me;
+  remember(node, me);
   return SYNCQ_OK;
 }
 
@@ -449,15 +470,18 @@ int syncq_lock_clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
   }
   atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed); /* relaxed: as in lock() */
   adopt(l, me, pred, took_spare);
-  rec(node)->mine = me;
+  remember(node, me);
   return SYNCQ_OK;
 }
 
 int syncq_lock_clh_tp_unlock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   qnode *me = rec(node)->mine;
+  /* relaxed: misuse checks. A node HELD under another generation holds
+   * the lock for a later acquisition, not for this record. */
   if (me < &l->node[0] || me >= &l->node[SYNCQ_LOCK_CLH_TP_POOL] ||
-      atomic_load_explicit(&me->word, memory_order_relaxed) != TP_HELD) /* relaxed: misuse check */
+      atomic_load_explicit(&me->word, memory_order_relaxed) != TP_HELD ||
+      atomic_load_explicit(&me->gen, memory_order_relaxed) != rec(node)->gen)
     return SYNCQ_EINVAL;
   /* release: pairs with the successor's acquire load of our word. From
    * here on the successor may own, destroy and free the lock (the node is

@@ -236,6 +236,21 @@ static void test_disciplines_and_bad_inputs(void **state) {
   assert_int_equal(syncq_lock_clh_tp_destroy(&l), SYNCQ_EBUSY);
   assert_int_equal(syncq_lock_clh_tp_unlock(&l, &n), SYNCQ_OK);
   assert_int_equal(syncq_lock_clh_tp_unlock(&l, &n), SYNCQ_EINVAL); /* released already */
+  /* Released two acquisitions ago: one thread alone alternates between
+   * two pool nodes, so n's node is held again, through third; n's unlock
+   * must not release third's hold (trylock would then take the lock from
+   * under it). */
+  syncq_lock_node third;
+  memset(&third, 0, sizeof third);
+  assert_int_equal(syncq_lock_clh_tp_lock(&l, &n), SYNCQ_OK);
+  assert_int_equal(syncq_lock_clh_tp_unlock(&l, &n), SYNCQ_OK);
+  assert_int_equal(syncq_lock_clh_tp_lock(&l, &other), SYNCQ_OK);
+  assert_int_equal(syncq_lock_clh_tp_unlock(&l, &other), SYNCQ_OK);
+  assert_int_equal(syncq_lock_clh_tp_lock(&l, &third), SYNCQ_OK);
+  assert_ptr_equal(*(void **)(void *)third.opaque, *(void **)(void *)n.opaque); /* the same pool node */
+  assert_int_equal(syncq_lock_clh_tp_unlock(&l, &n), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_clh_tp_trylock(&l, &other), SYNCQ_EBUSY);
+  assert_int_equal(syncq_lock_clh_tp_unlock(&l, &third), SYNCQ_OK);
   assert_int_equal(syncq_lock_clh_tp_destroy(&l), SYNCQ_OK);
 }
 

@@ -14,7 +14,8 @@
  * on being carved by the next pool without a new mapping; spawners that
  * race for a fiber table's last slots (a stack taken before the spawn
  * lock) give back the stacks of the spawns refused, so the pool does not
- * grow round after round.
+ * grow round after round; threads taking stacks from one pool at once
+ * each get distinct stacks whose guards are in place.
  *
  * Each test uses a stack and guard size of its own, so what another test
  * kept does not count for it. Counts are fixed numbers.
@@ -274,6 +275,68 @@ static void test_guards_follow_use(void **state) {
   (void)syncq_po_stack_cache_trim();
 }
 
+/* Threads taking stacks from one pool at once (the pool grows by
+ * batches of guards and by chunks while they race): each stack a taker
+ * gets has its guard already (a fault below it; where the pool has
+ * guards, as take_checked), is writable, and no two takers get the same
+ * one. */
+enum { TAKERS = 4, TAKES = 300 };
+
+typedef struct taker {
+  po_stack_pool *pool;
+  po_stack *got[TAKES];
+  _Atomic(int) *errors;
+} taker;
+
+static void *take_concurrently(void *arg) {
+  taker *t = arg;
+  const char *why = NULL;
+  for (int i = 0; i < TAKES; i++) {
+    if (po_stack_get(t->pool, &t->got[i], &why) != SYNCQ_OK) {
+      atomic_fetch_add(t->errors, 1);
+      t->got[i] = NULL;
+      continue;
+    }
+    po_stack *st = t->got[i];
+    if (st->guard != NULL && (!faults(st->guard) || !faults(st->lo - 1))) atomic_fetch_add(t->errors, 1);
+    st->lo[st->size - 1] = 1;
+    st->lo[0] = 1;
+  }
+  return NULL;
+}
+
+static int by_address(const void *a, const void *b) {
+  const po_stack *x = *(po_stack *const *)a, *y = *(po_stack *const *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void test_concurrent_takers_get_guarded_stacks(void **state) {
+  (void)state;
+  po_stack_pool pool;
+  assert_int_equal(po_stack_pool_init(&pool, 28 * KIB, 8 * KIB), SYNCQ_OK);
+  _Atomic(int) errors = 0;
+  static taker tk[TAKERS];
+  pthread_t th[TAKERS];
+  for (int i = 0; i < TAKERS; i++) {
+    tk[i].pool = &pool;
+    tk[i].errors = &errors;
+    assert_int_equal(pthread_create(&th[i], NULL, take_concurrently, &tk[i]), 0);
+  }
+  for (int i = 0; i < TAKERS; i++) assert_int_equal(pthread_join(th[i], NULL), 0);
+  assert_int_equal(atomic_load(&errors), 0);
+  po_stack **all = malloc(sizeof *all * TAKERS * TAKES);
+  assert_non_null(all);
+  for (int i = 0; i < TAKERS; i++)
+    for (int k = 0; k < TAKES; k++) all[i * TAKES + k] = tk[i].got[k];
+  qsort(all, TAKERS * TAKES, sizeof *all, by_address);
+  for (int i = 1; i < TAKERS * TAKES; i++) assert_ptr_not_equal(all[i - 1], all[i]);
+  assert_true(pool.stacks >= TAKERS * TAKES);
+  for (int i = 0; i < TAKERS * TAKES; i++) po_stack_put(&pool, all[i]);
+  free(all);
+  po_stack_pool_destroy(&pool);
+  (void)syncq_po_stack_cache_trim();
+}
+
 static void waiter(syncq_po_proc *self, void *arg) {
   (void)arg;
   syncq_po_msg *m;
@@ -384,6 +447,7 @@ int main(void) {
     cmocka_unit_test(test_trim),
     cmocka_unit_test(test_kept_guards_yield_budget),
     cmocka_unit_test(test_guards_follow_use),
+    cmocka_unit_test(test_concurrent_takers_get_guarded_stacks),
     cmocka_unit_test(test_full_table_returns_stacks),
     cmocka_unit_test(test_system_repeats_without_mapping),
   };
