@@ -25,14 +25,16 @@
  *   Progress:    blocking; starvation-free (FIFO: the order of the swaps and
  *                CASes of tail). The pool is lock-free.
  *   Atomics:     uncontended lock: 2 loads (tail, its spare) + 1 CAS + 1
- *                load (the predecessor's flag) + 2 relaxed stores
- *                (preparing the new spare) + 1 release store (publishing
- *                it), no pool operation; on x86 the CAS is the one locked
+ *                load (the predecessor's flag) + 3 relaxed stores
+ *                (preparing the new spare, its generation) + 1 release
+ *                store (publishing it) + 2 relaxed loads (generations),
+ *                no pool operation; on x86 the CAS is the one locked
  *                instruction. A contended arrival without a spare: pool
  *                pop (1 DWCAS) + 1 swap, and possibly 1 push later.
  *                trylock: the same as an uncontended lock, or EBUSY after
- *                2 loads. unlock: 2 loads (misuse checks) + 1 release
- *                store (BLOCK/COMPETITIVE: 2 loads + 1 release exchange,
+ *                2 loads. unlock: 3 loads (misuse checks: held, spare,
+ *                generation) + 1 release store (BLOCK/COMPETITIVE: 3
+ *                loads + 1 release exchange,
  *                which reads the sleep mark).
  *   Memory:      caller's storage, 68 cache lines (4.4 KB); never allocates.
  *   Signal-safe: no (a handler's pop could interleave with its thread's).
@@ -75,9 +77,22 @@ _Static_assert(SYNCQ_LOCK_CLH_POOL <= (1u << INDEX_BITS), "a node's index fits a
 /* What the caller's node keeps between lock and unlock. */
 typedef struct clh_record {
   qnode *mine;
+  uint64_t gen; /* mine's generation when it took the lock */
 } clh_record;
 _Static_assert(sizeof(clh_record) <= sizeof(syncq_lock_node), "fits in syncq_lock_node");
 static inline clh_record *rec(syncq_lock_node *n) { return (clh_record *)(void *)n->opaque; }
+
+/* Remember that node holds the lock through me. The generation tells
+ * unlock this acquisition from a later one of the same node: a thread
+ * alone alternates between two nodes, so a node released two
+ * acquisitions ago is held again, through another syncq_lock_node. */
+static inline void remember(syncq_lock_node *node, qnode *me) {
+  rec(node)->mine = me;
+  /* relaxed: prepare() wrote it before the release that published me's
+   * tail word, which this acquisition read (acquire); nobody changes it
+   * while we hold me */
+  rec(node)->gen = atomic_load_explicit(&me->gen, memory_order_relaxed);
+}
 
 static inline qnode *node_of(syncq_lock_clh *l, uint64_t word) { return &l->node[word & ((1u << INDEX_BITS) - 1u)]; }
 
@@ -87,10 +102,13 @@ static inline qnode *node_of(syncq_lock_clh *l, uint64_t word) { return &l->node
  * release that publishes its tail word (the swap or CAS of tail, or the
  * store of a holder's spare) publishes these writes. */
 static inline uint64_t prepare(syncq_lock_clh *l, qnode *n) {
-  n->gen++;
+  /* relaxed: its owner's alone (an atomic only for unlock's misuse check,
+   * which may read it from a thread that does not own the node) */
+  const uint64_t gen = atomic_load_explicit(&n->gen, memory_order_relaxed) + 1u;
+  atomic_store_explicit(&n->gen, gen, memory_order_relaxed);   /* the same */
   atomic_store_explicit(&n->locked, 1u, memory_order_relaxed); /* published as said above */
   atomic_store_explicit(&n->spare, 0u, memory_order_relaxed);  /* the same */
-  return n->gen << INDEX_BITS | (uint64_t)(n - l->node);
+  return gen << INDEX_BITS | (uint64_t)(n - l->node);
 }
 
 int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg) {
@@ -103,7 +121,7 @@ int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg) {
   for (unsigned i = 0; i < SYNCQ_LOCK_CLH_POOL; i++) {
     atomic_init(&l->node[i].locked, 0u);
     atomic_init(&l->node[i].spare, 0u);
-    l->node[i].gen = 0;
+    atomic_init(&l->node[i].gen, 0u);
   }
   /* node 0 is the initial (released) tail, node 1 its spare (the first
    * arrival's), the others are free */
@@ -178,7 +196,7 @@ static __attribute__((noinline)) int wait_and_adopt(syncq_lock_clh *l, syncq_loc
                                                     bool took_spare) {
   await_pred(l, pred);
   adopt(l, me, pred, took_spare);
-  rec(node)->mine = me;
+  remember(node, me);
   return SYNCQ_OK;
 }
 
@@ -219,7 +237,7 @@ int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node) {
   /* adopt(), having taken the spare: pred becomes me's spare. release:
    * pairs with the next arrival's acquire load of the field */
   atomic_store_explicit(&me->spare, prepare(l, pred), memory_order_release);
-  rec(node)->mine = me;
+  remember(node, me);
   return SYNCQ_OK;
 }
 
@@ -241,7 +259,7 @@ int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node) {
     return SYNCQ_EBUSY;
   }
   adopt(l, me, pred, took_spare);
-  rec(node)->mine = me;
+  remember(node, me);
   return SYNCQ_OK;
 }
 
@@ -250,10 +268,12 @@ int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node) {
   qnode *me = rec(node)->mine;
   /* relaxed: misuse checks. Only the holder's node is held (locked) with
    * a spare set (adopt()): a released node is not held, a waiting or a
-   * prepared one has no spare. */
+   * prepared one has no spare; and a node released and held again since
+   * (through another record) has a later generation than this record's. */
   if (me < &l->node[0] || me >= &l->node[SYNCQ_LOCK_CLH_POOL] ||
       atomic_load_explicit(&me->locked, memory_order_relaxed) == 0u ||
-      atomic_load_explicit(&me->spare, memory_order_relaxed) == 0u)
+      atomic_load_explicit(&me->spare, memory_order_relaxed) == 0u ||
+      atomic_load_explicit(&me->gen, memory_order_relaxed) != rec(node)->gen)
     return SYNCQ_EINVAL;
   /* From the release on, the successor may own, destroy and free the lock
    * (the node is in it): only locals are used after it. */

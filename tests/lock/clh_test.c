@@ -191,6 +191,21 @@ static void test_unlock_refuses_other_nodes(void **state) {
   assert_int_equal(syncq_lock_clh_destroy(l), SYNCQ_EBUSY);
   assert_int_equal(syncq_lock_clh_unlock(l, &mine), SYNCQ_OK);
   assert_int_equal(syncq_lock_clh_unlock(l, &mine), SYNCQ_EINVAL); /* twice */
+  /* Released two acquisitions ago: a thread alone alternates between two
+   * nodes, so mine's node is held again, through third; mine's unlock must
+   * not release third's hold (a trylock would then take the lock from
+   * under it). */
+  syncq_lock_node third;
+  memset(&third, 0, sizeof third);
+  assert_int_equal(syncq_lock_clh_lock(l, &mine), SYNCQ_OK);
+  assert_int_equal(syncq_lock_clh_unlock(l, &mine), SYNCQ_OK);
+  assert_int_equal(syncq_lock_clh_lock(l, &other), SYNCQ_OK);
+  assert_int_equal(syncq_lock_clh_unlock(l, &other), SYNCQ_OK);
+  assert_int_equal(syncq_lock_clh_lock(l, &third), SYNCQ_OK);
+  assert_ptr_equal(*(void **)(void *)third.opaque, *(void **)(void *)mine.opaque); /* the same node */
+  assert_int_equal(syncq_lock_clh_unlock(l, &mine), SYNCQ_EINVAL);
+  assert_int_equal(syncq_lock_clh_trylock(l, &other), SYNCQ_EBUSY);
+  assert_int_equal(syncq_lock_clh_unlock(l, &third), SYNCQ_OK);
   check_accounted(l, "refusals");
   free(l);
 }

@@ -38,8 +38,8 @@ typedef struct syncq_lock_clh_qnode {
   /* the tail word of a node prepared for this node's successor to enqueue
    * (set by the owner once it holds the lock); 0: none */
   _Atomic(uint64_t) spare;
-  uint64_t gen;       /* times the node was prepared: its tail words never repeat */
-  syncq_fl_link link; /* on the pool's free list */
+  _Atomic(uint64_t) gen; /* times the node was prepared: its tail words never repeat */
+  syncq_fl_link link;    /* on the pool's free list */
 } syncq_lock_clh_qnode;
 
 typedef struct syncq_lock_clh {
