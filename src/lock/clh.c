@@ -215,7 +215,10 @@ static __attribute__((noinline)) int enqueue_from_pool(syncq_lock_clh *l, syncq_
 int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   /* acquire: pairs with the release of the swap or CAS that wrote the word,
-   * so the tail node's spare field is the one its owner last wrote */
+   * so the spare field read next is no older than the prepare() that
+   * zeroed it for this enqueue of the node (a spare its owner stored
+   * since, it reads through its own acquire, or reads 0 and uses the
+   * pool) */
   uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
   /* acquire: pairs with adopt()'s release store, which published the
    * spare's preparation */
