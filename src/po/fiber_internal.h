@@ -61,6 +61,11 @@ void po_stack_put(po_stack_pool *pool, po_stack *s);
  * stack cache"): bytes of stacks kept now, the bound in force, and the
  * chunks the program has mapped so far (for tests and measurements). */
 void po_stack_cache_stats(size_t *bytes, size_t *limit, size_t *mapped);
+/* Whether guards are page-table markers (chunks mapped whole, guards made
+ * a batch at a time) rather than mprotect'ed (chunks of PO_CHUNK_MIN
+ * stacks): known once a guarded stack has been handed out (for tests:
+ * qemu-user and kernels before 6.13 have no markers). */
+bool po_stack_guards_are_markers(void);
 /* A stack without a guard (the pool's, or past the mapping budget) gets
  * a canary word at its lowest usable address, written at spawn (returned;
  * NULL for a guarded stack) and checked at every switch out of its fiber.

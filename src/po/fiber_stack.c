@@ -437,6 +437,11 @@ static bool use_markers(void) {
   return atomic_load_explicit(&guard_mode, memory_order_relaxed) != GUARD_MPROTECT; /* see guard_mode */
 }
 
+bool po_stack_guards_are_markers(void) {
+  /* relaxed: see guard_mode */
+  return use_markers() && atomic_load_explicit(&guard_mode, memory_order_relaxed) == GUARD_MARKERS;
+}
+
 /* Install the guards of slots [from, to) of a chunk of slots of `slot`
  * bytes (guard at each slot's start) as markers: true, or false with
  * none left half-made mattering (those slots never become stacks: the

@@ -268,7 +268,14 @@ static void test_guards_follow_use(void **state) {
   assert_int_equal(po_stack_pool_init(&pool, stack, guard), SYNCQ_OK);
   s = take_checked(&pool, more);
   po_stack_cache_stats(NULL, NULL, &mapped1);
-  assert_int_equal(mapped1, mapped0); /* 64 + ... + 512 + 1,024 slots kept: enough */
+  if (po_stack_guards_are_markers()) {
+    assert_int_equal(mapped1, mapped0); /* 64 + ... + 512 + 1,024 slots kept: enough */
+  } else {
+    /* mprotect'ed guards (qemu-user, kernels before 6.13): chunks of 64
+     * stacks, each guarded whole; the kept 1,024 are not enough */
+    print_message("guards are mprotect'ed here: chunks of 64, the second pool maps more\n");
+    assert_true(mapped1 > mapped0);
+  }
   assert_true(pool.stacks >= more);
   assert_true(pool.stacks <= more + more / 16 + 64);
   give_back(&pool, s, more);
