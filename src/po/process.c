@@ -15,9 +15,9 @@
  *                pids and the postoffices, and runs each process as a
  *                user-level context instead of a thread.
  *   Progress:    spawn/attach/join are blocking (a mutex serialises slot
- *                allocation; spawning is not a hot path; a fiber's stack
- *                is taken before it, so a growing stack pool holds no
- *                other spawn or exit up). A detached
+ *                allocation; spawning is not a hot path; a fiber takes
+ *                its stack when it first runs, so a growing stack pool
+ *                holds no spawn or exit up). A detached
  *                process's exit frees its slot under the same mutex
  *                (its thread's last step, or its fiber's scheduler once
  *                the stack is back in the pool). A join takes the mutex
@@ -448,25 +448,11 @@ static void *trampoline(void *arg) {
 
 static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid, bool detached) {
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
-  /* A fiber's stack before the lock: a pool that grows (a chunk mapped, a
-   * batch of guards made: a millisecond for 1,024) then stalls no other
-   * spawn, exit or monitor. A spawn the full table refuses gives it back
-   * (two CASes on the pool's free list). */
-  po_stack *st = NULL;
-  if (sys->fibers) {
-    const char *why = NULL;
-    int r = po_fiber_stack_take(sys->fiber_rt, &st, &why);
-    if (r != SYNCQ_OK) {
-      if (why != NULL) set_limit(sys, why);
-      return r;
-    }
-  }
   pthread_mutex_lock(&sys->spawn_lock);
   struct syncq_po_proc *p;
   int r = prepare_slot(sys, sys->max_procs, &p);
   if (r != SYNCQ_OK) {
     pthread_mutex_unlock(&sys->spawn_lock);
-    if (st != NULL) po_fiber_stack_return(sys->fiber_rt, st);
     return r;
   }
   uint32_t gen = po_gen_of(sys, p->pid);
@@ -487,17 +473,10 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
    * load of state in send). */
   atomic_store_explicit(&p->state, PO_WORD(gen, PO_RUNNING), memory_order_release);
   if (sys->fibers) {
-    const char *why = NULL;
-    r = po_fiber_spawn(sys->fiber_rt, p, st, &why);
-    if (r != SYNCQ_OK) {
-      atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_relaxed); /* never published */
-      p->spawned = false;
-      p->detached = false;
-      p->is_fiber = false;
-      if (why != NULL) set_limit(sys, why);
-      pthread_mutex_unlock(&sys->spawn_lock);
-      return r;
-    }
+    /* No stack yet: the scheduler that first runs it takes one (a
+     * growing pool then stalls no spawn), and a process that cannot have
+     * one exits with SYNCQ_PO_EXIT_NOMEM (fiber_sched.c, first_run). */
+    po_fiber_spawn(sys->fiber_rt, p);
     /* Under the lock the fiber's exit waits for (po_release_detached):
      * the slot is counted taken before it can be freed. */
     commit_slot(sys, p);
@@ -629,20 +608,23 @@ typedef struct po_run_frame {
   syncq_po_main_fn fn;
   void *arg;
   int result; /* written by the process, read after join (which orders it) */
+  bool ran;   /* as result: false when the fiber could not start (SYNCQ_PO_EXIT_NOMEM) */
 } po_run_frame;
 
 static void run_body(syncq_po_proc *self, void *arg) {
   po_run_frame *f = arg;
+  f->ran = true;
   f->result = f->fn(self, f->arg);
 }
 
 int syncq_po_run(syncq_po_system *sys, syncq_po_main_fn fn, void *arg, int *result) {
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
-  po_run_frame f = {fn, arg, 0};
+  po_run_frame f = {fn, arg, 0, false};
   syncq_po_pid pid;
   int r = syncq_po_spawn(sys, run_body, &f, &pid);
   if (r != SYNCQ_OK) return r;
   r = syncq_po_join(sys, pid);
+  if (r == SYNCQ_OK && !f.ran) return SYNCQ_ENOMEM;
   if (r == SYNCQ_OK && result != NULL) *result = f.result;
   return r;
 }
