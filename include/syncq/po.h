@@ -367,9 +367,10 @@ SYNCQ_API size_t syncq_po_stack_cache_trim(void);
  * SYNCQ_PO_EXIT_NOMEM (its monitors and links are told; join returns). The slot of a spawned process
  * is freed by syncq_po_join (or destroy): a process nobody joins keeps it
  * (spawn it detached instead). Fiber system: a fiber's child runs next on
- * the spawner's scheduler (the child it displaces is queued there, for
- * any idle scheduler to take); a plain thread's children are spread
- * round robin over the schedulers.
+ * the spawner's scheduler; the children it displaces wait there and run
+ * newest first (a tree of processes is walked depth first), while an idle
+ * scheduler takes the oldest; a plain thread's children are spread round
+ * robin over the schedulers.
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).
