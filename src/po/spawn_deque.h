@@ -48,7 +48,7 @@
 enum { PO_DEQUE_CAP = 256 };
 
 typedef struct po_deque {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) top; /* thieves' end: the oldest */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) top;    /* thieves' end: the oldest */
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) bottom; /* owner's end: the newest */
   _Atomic(void *) cell[PO_DEQUE_CAP];
 } po_deque;

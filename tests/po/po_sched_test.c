@@ -81,9 +81,9 @@ static void test_deque_order_and_room(void **state) {
   assert_null(po_deque_take(&dq));
   assert_null(po_deque_steal(&dq));
   for (uintptr_t i = 1; i <= PO_DEQUE_CAP; i++) assert_true(po_deque_push(&dq, (void *)i));
-  assert_false(po_deque_push(&dq, (void *)(uintptr_t)999)); /* full */
+  assert_false(po_deque_push(&dq, (void *)(uintptr_t)999));              /* full */
   assert_ptr_equal(po_deque_take(&dq), (void *)(uintptr_t)PO_DEQUE_CAP); /* the newest */
-  assert_ptr_equal(po_deque_steal(&dq), (void *)(uintptr_t)1);            /* the oldest */
+  assert_ptr_equal(po_deque_steal(&dq), (void *)(uintptr_t)1);           /* the oldest */
   assert_true(po_deque_push(&dq, (void *)(uintptr_t)1000));              /* room again */
   int n = 0;
   while (po_deque_take(&dq) != NULL) n++;
