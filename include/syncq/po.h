@@ -174,7 +174,6 @@ typedef struct syncq_po_msg {
   syncq_pr_dw_atomic cnext;            /* "nonblocking": counted next (lo: address, hi: count) */
   _Atomic(struct syncq_po_msg *) next; /* the other mailboxes' queue link */
   syncq_fl_link fl;                    /* free-list link */
-  struct syncq_po_msg *all_next;       /* the system's list of every header */
   syncq_po_pid to;                     /* the recipient's pid (a stale one's message is dropped) */
   /* -- the holder's -- */
   uint32_t type;       /* the application's message type */

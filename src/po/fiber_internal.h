@@ -172,6 +172,13 @@ bool po_fiber_yield_local(struct syncq_po_proc *self);
  * or parked. `waker` is the sending process (NULL: unknown / a thread). */
 void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst);
 
+/* The header cache (header.c) of the scheduler running the calling
+ * fiber, when that fiber is a process of sys; NULL on a plain thread, on
+ * a scheduler between fibers, or for another system's headers. The
+ * caller may use it until its fiber next switches. */
+struct po_header_cache;
+struct po_header_cache *po_fiber_header_cache(const struct syncq_po_system *sys);
+
 struct po_timers;
 struct po_timer;
 /* The timer heap of the scheduler running the calling fiber `self`. */
