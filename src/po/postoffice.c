@@ -19,12 +19,14 @@
  *                to free lists that are lock-free (counted pointers,
  *                syncq/reclaim.h: several copying senders pop from one
  *                recipient's list at once, so ABA matters).
- *   Atomics:     get: 1 double-width CAS (pop); free: 1 (push); send LINK:
- *                the mailbox's enqueue + 1 fetch-and-add(0) of the
- *                recipient's sleeping flag;
- *                send COPY: + 1 pop and 1 push.
+ *   Atomics:     get: 1 double-width CAS (pop); free: 1 (push); none for
+ *                a fiber whose scheduler's header cache (header.c) has a
+ *                header, or room for one; send LINK: the mailbox's
+ *                enqueue + 1 fetch-and-add(0) of the recipient's sleeping
+ *                flag; send COPY: + a get and a free.
  *   Memory:      headers are type-stable (po.h); get and COPY allocate a
- *                header only when the free list is empty and (re)allocate a
+ *                header only when the cache and the free list are empty
+ *                (a fiber's from its scheduler's slab chunk) and (re)allocate a
  *                payload only when the message's buffer is too small (a
  *                header's inline bytes hold SYNCQ_PO_INLINE_MSG).
  *                "mutex-nofree": malloc/free per message.

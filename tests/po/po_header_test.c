@@ -106,7 +106,8 @@ typedef struct exchange {
 } exchange;
 
 static void error(exchange *x, const char *what, int a, int b) {
-  if (atomic_fetch_add(&x->error_once, 1) == 0) snprintf(x->first_error, sizeof x->first_error, "%s (%d, %d)", what, a, b);
+  if (atomic_fetch_add(&x->error_once, 1) == 0)
+    snprintf(x->first_error, sizeof x->first_error, "%s (%d, %d)", what, a, b);
   atomic_fetch_add(&x->errors, 1);
 }
 
@@ -231,7 +232,8 @@ static void run_exchange(const char *mb, const char *backend) {
   pthread_barrier_init(&x->attached, NULL, THREADS + 1);
   pthread_barrier_init(&x->started, NULL, THREADS + 1);
   pthread_t tid[THREADS];
-  for (int t = 0; t < THREADS; t++) assert_int_equal(pthread_create(&tid[t], NULL, thread_part, (void *)(intptr_t)t), 0);
+  for (int t = 0; t < THREADS; t++)
+    assert_int_equal(pthread_create(&tid[t], NULL, thread_part, (void *)(intptr_t)t), 0);
   pthread_barrier_wait(&x->attached);
   syncq_po_proc *me;
   assert_int_equal(syncq_po_attach(x->sys, &me), SYNCQ_OK);
