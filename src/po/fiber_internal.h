@@ -26,6 +26,7 @@
 struct syncq_po_system;
 struct syncq_po_proc;
 struct po_sched;
+struct po_header_cache;
 
 /* ---- stacks ---- */
 
@@ -100,10 +101,11 @@ enum { PO_FIBER_RUNNING = 0, PO_FIBER_BLOCKING, PO_FIBER_WOKEN, PO_FIBER_PARKED,
 
 /* Hot fields first: the process keeps them in its first cache line. */
 typedef struct po_fiber {
-  _Atomic(uint32_t) wstate; /* written by senders and schedulers */
-  po_fctx ctx;              /* the saved context while not running */
-  struct po_sched *sched;   /* the scheduler it runs on (valid while running) */
-  struct po_sched *last;    /* where it ran last (a plain thread's wake-up queues it there) */
+  _Atomic(uint32_t) wstate;     /* written by senders and schedulers */
+  po_fctx ctx;                  /* the saved context while not running */
+  struct po_sched *sched;       /* the scheduler it runs on (valid while running) */
+  struct po_sched *last;        /* where it ran last (a plain thread's wake-up queues it there) */
+  struct po_header_cache *hdrs; /* its scheduler's header cache (valid while running) */
   po_stack *stack;
   uint64_t *canary; /* the stack's canary word (NULL: it has a guard) */
   po_san san;
@@ -171,13 +173,6 @@ bool po_fiber_yield_local(struct syncq_po_proc *self);
 /* After a message was queued for dst (a fiber): wake it if it is blocking
  * or parked. `waker` is the sending process (NULL: unknown / a thread). */
 void po_fiber_wake(struct syncq_po_proc *waker, struct syncq_po_proc *dst);
-
-/* The header cache (header.c) of the scheduler running the calling
- * fiber, when that fiber is a process of sys; NULL on a plain thread, on
- * a scheduler between fibers, or for another system's headers. The
- * caller may use it until its fiber next switches. */
-struct po_header_cache;
-struct po_header_cache *po_fiber_header_cache(const struct syncq_po_system *sys);
 
 struct po_timers;
 struct po_timer;

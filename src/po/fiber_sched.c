@@ -417,6 +417,7 @@ static po_sched *after_switch(po_transfer t) {
   if (me != NULL) {
     me->sched = s;
     me->last = s;
+    me->hdrs = &s->hdrs;
   }
   po_fiber *from = s->sw_from;
   int action = s->sw_action;
@@ -1151,13 +1152,6 @@ const char *po_fiber_rt_short_reason(const po_fiber_rt *rt) { return rt != NULL 
 
 po_timers *po_fiber_timers(struct syncq_po_proc *self) { return &self->fiber.sched->timers; }
 
-struct po_header_cache *po_fiber_header_cache(const struct syncq_po_system *sys) {
-  po_fiber *f = po_fiber_current();
-  if (f == NULL) return NULL; /* a plain thread, or a scheduler between fibers */
-  po_sched *s = f->sched;     /* this thread's: set when f landed here */
-  return s->rt->sys == sys ? &s->hdrs : NULL;
-}
-
 int po_fiber_timer_add_remote(po_fiber_rt *rt, po_timer *t) {
   po_sched *s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
   bool earliest = false;
@@ -1315,10 +1309,6 @@ uint64_t po_fiber_rt_monitor_wakeups(po_fiber_rt *rt) {
 }
 const char *po_fiber_rt_short_reason(const po_fiber_rt *rt) {
   (void)rt;
-  return NULL;
-}
-struct po_header_cache *po_fiber_header_cache(const struct syncq_po_system *sys) {
-  (void)sys;
   return NULL;
 }
 struct po_timers *po_fiber_timers(struct syncq_po_proc *self) {

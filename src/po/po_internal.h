@@ -308,6 +308,15 @@ typedef struct po_header_cache {
 /* A free header from c, else a new one from c's slab chunk (payload
  * empty); NULL when memory is short. */
 syncq_po_msg *po_header_take(syncq_po_system *sys, po_header_cache *c);
+/* The header cache of the scheduler running the calling fiber, when that
+ * fiber is a process of sys; NULL on a plain thread, on a scheduler
+ * between fibers, or for another system's headers. Valid until the
+ * fiber next switches (the scheduler's after_switch sets hdrs). */
+static inline po_header_cache *po_header_cache_here(const syncq_po_system *sys) {
+  po_fiber *f = po_fiber_current();
+  if (f == NULL) return NULL;
+  return SYNCQ_FL_CONTAINER(f, struct syncq_po_proc, fiber)->sys == sys ? f->hdrs : NULL;
+}
 /* Keep a free header of sys in c: false when c is full. */
 bool po_header_keep(po_header_cache *c, syncq_po_msg *m);
 /* At destroy, every process joined and every scheduler stopped: free

@@ -58,7 +58,7 @@ static syncq_po_msg *nofree_new(void) {
  * freed are there, still in cache. */
 static syncq_po_msg *take_header(syncq_po_system *sys, struct syncq_po_proc *from) {
   if (!sys->mb->free_list) return nofree_new();
-  po_header_cache *c = po_fiber_header_cache(sys);
+  po_header_cache *c = po_header_cache_here(sys);
   if (c != NULL && c->n != 0) return c->free[--c->n];
   syncq_fl_link *l;
   if (syncq_freelist_pop(&from->free, &l) == SYNCQ_OK) return SYNCQ_FL_CONTAINER(l, syncq_po_msg, fl);
@@ -73,7 +73,7 @@ static void give_header(syncq_po_system *sys, struct syncq_po_proc *to, syncq_po
     free(m);
     return;
   }
-  po_header_cache *c = po_fiber_header_cache(sys);
+  po_header_cache *c = po_header_cache_here(sys);
   if (c != NULL && po_header_keep(c, m)) return;
   (void)syncq_freelist_push(&to->free, &m->fl);
 }
