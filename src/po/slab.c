@@ -16,8 +16,9 @@
  *                A cursor (po_slab_cursor) is a caller's own chunk, carved
  *                with no shared word: a fiber scheduler thread keeps one,
  *                so the schedulers do not share the current chunk's index
- *                (as a per-CPU slab cache, Bonwick and Adams, "Magazines
- *                and Vmem", USENIX 2001, §3, without the magazines).
+ *                (as each processor of Go's runtime allocates from a span
+ *                of its own, its mcache, and goes to the shared mcentral
+ *                only for a new span).
  *   Progress:    alloc is lock-free while the current chunk has room (one
  *                fetch-and-add); a full chunk is replaced under a mutex
  *                (once per chunk: chunks grow from PO_SLAB_MIN objects
