@@ -173,6 +173,9 @@ typedef struct po_sched {
   uint64_t seed;           /* victim choice */
   uint32_t runnext_streak; /* runnext taken in a row (PO_RUNNEXT_BUDGET) */
   uint32_t fair_tick;      /* takes since the run queue last went first (PO_FAIR_TICK) */
+  /* Message headers freed and made by the fibers running here (header.c):
+   * touched with no atomics, by this thread only (a spare has its own). */
+  po_header_cache hdrs;
   pthread_t tid;
   bool started;
   /* Spares (index >= nsched): started by the monitor when a scheduler is
@@ -465,6 +468,7 @@ static po_sched *after_switch(po_transfer t) {
   if (me != NULL) {
     me->sched = s;
     me->last = s;
+    me->hdrs = &s->hdrs;
   }
   po_fiber *from = s->sw_from;
   int action = s->sw_action;
