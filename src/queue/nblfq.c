@@ -56,18 +56,21 @@
  *                answer had each of them take the line exclusive on every
  *                try, a storm the operation that then succeeds must wait
  *                through (most with more pollers than processing units);
- *                (6) after a lost commit CAS the operation waits 2^k
- *                pauses (k-th loss of this call, at most 64 pauses) and
- *                chases on from the cell it lost, where 004 retries at
- *                once from the hint: the winner holds that cell's line and
- *                goes on to the next cell on it, and the hint may not be
- *                written yet (or be rewound by a writer that was
- *                descheduled before its hint write, which cost a chase of
- *                up to S cells on every retry). Two threads of one side on
- *                two cores moved items about 4x slower than crossbeam's
- *                ArrayQueue, which waits so (docs/queues.md, "Under
- *                preemption"); tests/queue/nblfq_race_test.c checks the
- *                chase after a lost CAS.
+ *                (6) after a lost commit CAS the operation waits
+ *                8 * 2^k pauses (k-th loss of this call from 0, at most
+ *                512; syncq_nbl_backoff) and chases on from the cell it
+ *                lost, where 004 retries at once from the hint: the winner
+ *                holds that cell's line and goes on to the next cell on
+ *                it, and the hint may not be written yet (or be rewound by
+ *                a writer that was descheduled before its hint write,
+ *                which cost a chase of up to S cells on every retry). Two
+ *                threads of one side on two cores moved items about 4x
+ *                slower than crossbeam's ArrayQueue, which waits 1..64
+ *                pauses after a lost CAS; NBLFQ's loser also reads the
+ *                winner's line in its chase, and needs the longer first
+ *                wait to match it (docs/queues.md, "Under preemption").
+ *                tests/queue/nblfq_race_test.c checks the chase after a
+ *                lost CAS.
  *   Preemption:  nothing in an operation waits for another thread's step:
  *                the ring is consistent after every CAS, a stopped thread
  *                holds no ticket or cell, and a chase only reads.
@@ -82,7 +85,7 @@
  *                inline in the retry loop, took NBLFQ2's dg25-prodcons
  *                N = 1 median from about 50-85 to 15-25 Mops/s, where no
  *                CAS fails (the loop's code, not the pause, changed); the
- *                pause of deviation 6 is out of line and cold, and N = 1
+ *                wait of deviation 6 is out of line and cold, and N = 1
  *                moved within the noise (docs/queues.md).
  *   Scaling:     NBLFQ falls behind the FAA queues past a few threads by
  *                design (004 §II-C, §VI-D: built for low contention): every

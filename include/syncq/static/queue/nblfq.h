@@ -161,18 +161,25 @@ SYNCQ_NBL_INLINE int syncq_nbl_comp(uint64_t i, syncq_nbl_cell u, uint64_t j, sy
   return -1;
 }
 
-/* After a lost commit CAS: 2^k pauses for the k-th loss of this operation,
- * at most 2^6 (the bounds of crossbeam-utils' Backoff::spin, which
- * crossbeam's ArrayQueue waits with after a lost CAS). The winner has just
- * taken the line of the cell and goes on to the next cell, on the same
- * line: a loser that retried at once took that line back from it on
- * every operation, so two threads of one side on two cores moved items at
- * a fraction of one thread's rate (docs/queues.md, "Under preemption").
- * Pauses only: signal-safe, no clock. Out of line and cold: only a lost
- * CAS calls it, and the operations' fast path keeps its code. */
+/* After a lost commit CAS: 8 * 2^k pauses for the k-th loss of this
+ * operation (k from 0), at most 512: crossbeam-utils' Backoff::spin
+ * schedule (1, 2, ..., 64 pauses, which crossbeam's ArrayQueue waits with
+ * after a lost CAS) times 8. The winner has just taken the line of the
+ * cell and goes on to the next cell, on the same line; the loser's retry
+ * reads that line (its chase) before its CAS, so each retry takes the line
+ * from the winner twice. A loser that waited 1 pause first still had two
+ * threads of one side on two cores move items at 24 ns each, against 9
+ * with 8 pauses (and 40 with none): the winner needs the time of a few
+ * operations with its lines to itself (docs/queues.md, "Under
+ * preemption"). Pauses only: signal-safe, no clock; the wait in time
+ * depends on the processor's pause (about 23 ns on the development
+ * machine's AMD EPYC). Out of line and cold: only a lost CAS calls it,
+ * and the operations' fast path keeps its code. */
+#define SYNCQ_NBL_BACKOFF_FIRST_LOG2 3 /* first wait: 8 pauses */
+#define SYNCQ_NBL_BACKOFF_STEPS 6      /* doubled at most 6 times: 512 pauses */
 static __attribute__((noinline, cold, unused)) void syncq_nbl_backoff(uint32_t *k) {
-  for (uint32_t i = 0; i < (UINT32_C(1) << *k); i++) syncq_pr_relax();
-  if (*k < 6) ++*k;
+  for (uint32_t i = 0; i < (UINT32_C(1) << (*k + SYNCQ_NBL_BACKOFF_FIRST_LOG2)); i++) syncq_pr_relax();
+  if (*k < SYNCQ_NBL_BACKOFF_STEPS) ++*k;
 }
 
 /* Algorithm 3. `item` is the non-NULL pointer bits (checked by the caller
