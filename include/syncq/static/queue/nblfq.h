@@ -168,9 +168,9 @@ SYNCQ_NBL_INLINE int syncq_nbl_comp(uint64_t i, syncq_nbl_cell u, uint64_t j, sy
  * cell and goes on to the next cell, on the same line; the loser's retry
  * reads that line (its chase) before its CAS, so each retry takes the line
  * from the winner twice. A loser that waited 1 pause first still had two
- * threads of one side on two cores move items at 24 ns each, against 9
- * with 8 pauses (and 40 with none): the winner needs the time of a few
- * operations with its lines to itself (docs/queues.md, "Under
+ * threads of one side on two cores move items at 24 ns each, against 11
+ * with 8 pauses (40 with none; ArrayQueue 9-13): the winner needs the
+ * time of a few operations with its lines to itself (docs/queues.md, "Under
  * preemption"). Pauses only: signal-safe, no clock; the wait in time
  * depends on the processor's pause (about 23 ns on the development
  * machine's AMD EPYC). Out of line and cold: only a lost CAS calls it,
