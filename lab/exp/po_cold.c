@@ -20,15 +20,23 @@
  */
 #include "po_cold.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "syncq/clock.h"
+#include "syncq/platform.h"
 #include "syncq/po.h"
+
+/* Members that have run: a fiber takes its stack at its first run, so
+ * the timed window lasts until every member has run once (a spawn loop
+ * alone would leave the stacks, their guards and first page faults out). */
+static _Atomic(int) cold_started;
 
 static void cold_member(syncq_po_proc *self, void *arg) {
   (void)arg;
+  atomic_fetch_add_explicit(&cold_started, 1, memory_order_relaxed); /* a count, read by the spawner's loop */
   syncq_po_msg *m;
   if (syncq_po_recv_blocking(self, &m) == SYNCQ_OK) syncq_po_free(self, m);
 }
@@ -69,9 +77,11 @@ double po_cold_spawn_us(const char *backend, const char *mailbox, int n, size_t 
     free(pids);
     return -1;
   }
+  atomic_store(&cold_started, 0);
   uint64_t t0 = syncq_now_ns();
   int i = 0;
   while (i < n && syncq_po_spawn(sys, cold_member, NULL, &pids[i]) == SYNCQ_OK) i++;
+  while (atomic_load_explicit(&cold_started, memory_order_relaxed) < i) syncq_yield(); /* a count: see cold_member */
   uint64_t t1 = syncq_now_ns();
   int torn = cold_teardown(sys, pids, i); /* untimed: every process gets its message and exits */
   free(pids);

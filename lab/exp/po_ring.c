@@ -40,8 +40,10 @@
  * system, so after the first repetition `spawn` measures warm memory;
  * spawn_cold is measured in syncq-lab-po-cold (lab/exp/po_cold.c), a
  * fresh program started for each sample, which creates a system with the
- * default geometry and spawns the N processes, which park in recv, then
- * exits; kernel threads the same way. Where that program is absent, in a
+ * default geometry and spawns the N processes, timed until every one has
+ * run (a fiber takes its stack, with its guard and first page, at its
+ * first run, not at spawn) and each parks in recv, then exits; kernel
+ * threads the same way. Where that program is absent, in a
  * forked child of the lab instead, on a guard one page larger than the
  * default (a geometry nothing in the process has used: no kept stack
  * fits; the kept table and slabs come with the fork, copied at each
