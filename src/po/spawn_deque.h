@@ -21,13 +21,18 @@
  *                caller queues the fiber on its run queue instead (Go's
  *                local run queue of 256 spills to the global one). The
  *                paper's fence(release) + relaxed store of bottom in push
- *                is a release store (the same on x86-64 and arm64, and
- *                ThreadSanitizer models it).
+ *                is a release store, and so is every store of bottom in
+ *                take: a thief's acquire load that reads take's store
+ *                must still see what the pushes before it published (the
+ *                paper's fence covers later relaxed stores of bottom; a
+ *                release store covers only itself: GenMC found the race,
+ *                models/genmc/spawn_deque.c). Plain stores on x86-64,
+ *                and ThreadSanitizer models them, as it does no fence.
  *   Progress:    push and take: wait-free for the owner (take makes one
  *                CAS when it meets a thief over the last fiber); steal:
  *                lock-free (a CAS on top, false when it loses).
  *   Atomics:     push: 2 loads + 1 store; take: 1 store, 1 seq_cst fence,
- *                2 loads (+1 CAS for the last fiber); steal: 2 loads, 1
+ *                2 loads, 1 more store when empty (+1 CAS for the last fiber); steal: 2 loads, 1
  *                seq_cst fence, 1 CAS.
  *   Memory:      none: PO_DEQUE_CAP pointers inside the scheduler.
  *   Owner:       push and take only by the scheduler's own thread; steal by
@@ -77,11 +82,13 @@ static inline bool po_deque_push(po_deque *q, void *x) {
 /* Owner: the newest fiber, or NULL. */
 static inline void *po_deque_take(po_deque *q) {
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1; /* the owner's own index */
-  /* relaxed, then the seq_cst fence: the claim of cell b is ordered before
-   * the load of top, against steal's fence between its loads of top and
+  /* Then the seq_cst fence: the claim of cell b is ordered before the
+   * load of top, against steal's fence between its loads of top and
    * bottom (Dekker): a thief and the owner never both take one fiber
-   * without meeting at the CAS below. */
-  atomic_store_explicit(&q->bottom, b, memory_order_relaxed);
+   * without meeting at the CAS below. release: pairs with steal's acquire
+   * load of bottom, which may read this store instead of a push's (see
+   * the contract). */
+  atomic_store_explicit(&q->bottom, b, memory_order_release);
   atomic_thread_fence(memory_order_seq_cst);
   int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed); /* ordered by the fence */
   void *x = NULL;
@@ -92,10 +99,10 @@ static inline void *po_deque_take(po_deque *q) {
        * as steal's CAS. */
       if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst, memory_order_relaxed))
         x = NULL;
-      atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed); /* empty again; the owner's index */
+      atomic_store_explicit(&q->bottom, b + 1, memory_order_release); /* empty again; release: as above */
     }
   } else {
-    atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed); /* it was empty: undo; the owner's index */
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_release); /* it was empty: undo; release: as above */
   }
   return x;
 }
