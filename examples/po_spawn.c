@@ -11,7 +11,8 @@
  * live at once, as a ring's are), then sends each one, joins them and is
  * destroyed. Printed: microseconds per spawn, from the first spawn to the
  * last one's return, and the program's CPU time (all threads) over the
- * same span per spawn; and the program's page faults per process from the
+ * same span per spawn (a fiber takes its stack when it first runs, on its
+ * scheduler: in the span only as far as the schedulers ran meanwhile); and the program's page faults per process from the
  * first spawn to the last join (by then every process has run: its stack's
  * first touch is counted); for the first system and the medians of the
  * next reps; and what creating the first system cost (elapsed, page
