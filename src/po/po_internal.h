@@ -12,6 +12,7 @@
  *   1  limit.c          which system limit refused a thread or mapping
  *      slab.c           objects of one size, freed all at once
  *      fiber_current.c  the fiber running on this thread
+ *      slot_ring.c      the process table's free slots, oldest first
  *   2  header.c         the type-stable message headers (on slab.c)
  *      fiber_stack.c    pooled fiber stacks, the overflow report
  *      timer.c          deadline heaps and the thread system's timer thread
@@ -32,6 +33,7 @@
 #include <string.h>
 
 #include "fiber_internal.h"
+#include "slot_ring.h"
 #include "timer.h"
 #include "syncq/lock.h"
 #include "syncq/platform.h"
@@ -40,12 +42,18 @@
 struct po_mailbox_ops;
 
 /* A slot's state word: its generation (the high bits of the pids it has
- * handed out) times 4, plus one of these. One word, so a sender reads
- * "this generation, running" in one load. */
+ * handed out) times 32, three flags, and one of the states. One word, so
+ * a sender reads "this generation, running" in one load, and a join
+ * checks the generation and claims the process in one CAS. It fits: a
+ * table has at least SYNCQ_PO_ATTACH_RESERVE + 1 slots, so the slot
+ * takes at least 5 of a pid's 31 bits and the generation at most 26. */
 enum { PO_FREE = 0, PO_RUNNING = 1, PO_EXITED = 2 };
-#define PO_WORD(gen, st) ((uint32_t)(gen) << 2 | (uint32_t)(st))
+#define PO_JOINABLE 4u /* spawned, not detached (set with RUNNING at spawn) */
+#define PO_MADE 8u     /* ... and its thread or fiber is made: join may read it */
+#define PO_CLAIMED 16u /* ... and a joiner has it (a second one gets SYNCQ_ENOENT) */
+#define PO_WORD(gen, st) ((uint32_t)(gen) << 5 | (uint32_t)(st))
 #define PO_ST(w) ((w)&3u)
-#define PO_GEN(w) ((w) >> 2)
+#define PO_GEN(w) ((w) >> 5)
 
 struct syncq_po_proc {
   /* The first cache line holds what a message hop touches: the state and
@@ -58,9 +66,11 @@ struct syncq_po_proc {
    * spawn/attach only; a plain load on x86) because a late sender holding
    * a stale pid reads it while the slot is being reused. */
   _Atomic(bool) is_fiber;
+  /* Written by the spawn or attach that takes the slot, before the state's
+   * release store of RUNNING; read by the process itself, its scheduler
+   * and destroy (join reads the state word's flags instead). */
   bool spawned;
-  bool joined;
-  bool detached; /* spawned detached: its exit frees the slot (written at spawn, under spawn_lock) */
+  bool detached; /* spawned detached: its exit frees the slot */
   void *mailbox; /* the inbox, of sys->mb's algorithm */
   syncq_po_system *sys;
   /* A fiber process's park state, context and stack (fiber backend). */
@@ -155,21 +165,25 @@ struct syncq_po_system {
   const syncq_lock_ops *lock; /* the mailbox's lock, from the lock registry (NULL: none) */
   size_t stack_size;
   size_t guard_size;
-  uint32_t max_procs;         /* most live processes (spawn's limit) */
-  uint32_t nslots;            /* max_procs + SYNCQ_PO_ATTACH_RESERVE (attach's limit) */
-  uint32_t slot_bits;         /* a pid's low bits: its slot */
-  uint32_t gen_mask;          /* generations wrap at gen_mask + 1 */
-  pthread_mutex_t spawn_lock; /* serialises spawn/attach/join/detach's slot work (not a hot path) */
-  _Atomic(uint32_t) high;     /* slots ever used, 0 .. nslots (written under spawn_lock) */
-  _Atomic(uint32_t) live;     /* slots taken now (written under spawn_lock) */
-  _Atomic(uint32_t) started;  /* processes started over the system's life (saturating) */
-  uint32_t detached_held;     /* detached processes whose slot is not yet freed (spawn_lock) */
-  _Atomic(uint64_t) next_ref; /* monitor references */
-  uint32_t *freeq;            /* [nslots] ring of freed slots, oldest first (spawn_lock) */
-  uint32_t fq_head, fq_len;
-  _Atomic(syncq_po_msg *) all; /* every type-stable header ever allocated (push only) */
-  po_slab mailboxes;           /* the slots' mailboxes (allocated under spawn_lock) */
-  po_slab headers;             /* the type-stable headers (po_header_new) */
+  uint32_t max_procs; /* most live processes (spawn's limit) */
+  uint32_t nslots;    /* max_procs + SYNCQ_PO_ATTACH_RESERVE (attach's limit) */
+  uint32_t slot_bits; /* a pid's low bits: its slot */
+  uint32_t gen_mask;  /* generations wrap at gen_mask + 1 */
+  /* Monitors, links, names and exit signals (not spawn's or join's slot
+   * work: that is lock-free, process.c). */
+  pthread_mutex_t spawn_lock;
+  _Atomic(uint32_t) high; /* slots ever taken, 0 .. nslots (claimed by CAS) */
+  /* What every spawn and join updates, on one line: slots reserved now
+   * (spawn and attach reserve before they take one, a free gives it
+   * back after its slot is in free_slots) and processes started. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) live;
+  _Atomic(uint64_t) started;       /* over the system's life (syncq_po_count saturates it) */
+  _Atomic(uint32_t) detached_held; /* detached processes whose slot is not yet freed */
+  _Atomic(uint64_t) next_ref;      /* monitor references */
+  po_slot_ring free_slots;         /* freed slots, oldest first (slot_ring.c) */
+  _Atomic(syncq_po_msg *) all;     /* every type-stable header ever allocated (push only) */
+  po_slab mailboxes;               /* the slots' mailboxes (taken at a slot's first use) */
+  po_slab headers;                 /* the type-stable headers (po_header_new) */
   _Atomic(const char *) limit_reason;
   po_timer_thread timers; /* thread backend: send_after's heap and thread */
   po_name **names;        /* registered names: [nnames_buckets] chains (spawn_lock) */
@@ -228,12 +242,20 @@ int po_take(struct syncq_po_proc *self, syncq_po_msg **out);
  * freed: "mutex-nofree"). */
 void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m);
 
+/* The process p (running) has returned: RUNNING becomes EXITED, its flags
+ * kept (a joiner may be setting PO_CLAIMED, the spawner PO_MADE, at the
+ * same time: an add, not a store). release: pairs with the senders'
+ * acquire load of the state (SYNCQ_EDEAD), a joiner's and destroy's. */
+static inline void po_state_exit(struct syncq_po_proc *p) {
+  atomic_fetch_add_explicit(&p->state, (uint32_t)(PO_EXITED - PO_RUNNING), memory_order_release);
+}
+
 /* A process has just stored PO_EXITED: tell its monitors and links, drop
  * its name (process.c; the scheduler calls it through sys->up). */
 void po_exit_notify(struct syncq_po_proc *p);
 /* A detached process is gone for good (its thread returns next; its
  * fiber's stack is back in the pool): free its slot for reuse
- * (process.c; takes spawn_lock; the scheduler calls it through sys->up). */
+ * (process.c; lock-free; the scheduler calls it through sys->up). */
 void po_release_detached(struct syncq_po_proc *p);
 
 /* Is the caller the process `self` (the only one allowed to take from its
