@@ -34,6 +34,8 @@
 
 #include <stdlib.h>
 
+#include "../race_internal.h"
+
 int po_slot_ring_init(po_slot_ring *r, uint32_t n) {
   if (r == NULL || n == 0 || n > (1u << 31)) return SYNCQ_EINVAL;
   uint64_t cap = 1;
@@ -74,6 +76,7 @@ void po_slot_ring_put(po_slot_ring *r, uint32_t slot) {
       pos = atomic_load_explicit(&r->tail, memory_order_relaxed); /* relaxed: another put took pos */
     }
   }
+  SYNCQ_RACE_POINT("po.slot_ring.put.claimed");
   c->slot = slot;
   /* release: pairs with take's acquire load of the cell (it reads slot). */
   atomic_store_explicit(&c->seq, pos + 1 - (pos & r->mask), memory_order_release);

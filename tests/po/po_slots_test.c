@@ -379,8 +379,7 @@ static void churn_parent(syncq_po_proc *self, void *arg) {
   syncq_po_pid pid;
   if (spawn_retry(j->c, churn_leaf, &g, &pid, false) != SYNCQ_OK || syncq_po_join(j->c->s, pid) != SYNCQ_OK)
     atomic_fetch_add(&j->c->errors, 1);
-  else if (g.seen != pid)
-    atomic_fetch_add(&j->c->wrong_pid, 1);
+  else if (g.seen != pid) atomic_fetch_add(&j->c->wrong_pid, 1);
   vacate(j->c, self);
 }
 
