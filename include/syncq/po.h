@@ -361,8 +361,10 @@ SYNCQ_API size_t syncq_po_stack_cache_trim(void);
 /* Start a process running fn(self, arg); its pid in *pid (may be NULL).
  * SYNCQ_EINVAL for NULL sys or fn; SYNCQ_ENOMEM; SYNCQ_ELIMIT when
  * max_procs processes are live (not yet joined or detached) or a system
- * limit stopped the thread or the fiber's stack: then
- * syncq_po_limit_reason() names the limit. The slot of a spawned process
+ * limit stopped the thread: then syncq_po_limit_reason() names the limit.
+ * A fiber takes its stack when a scheduler first runs it: a process that
+ * cannot have one then exits without running, with reason
+ * SYNCQ_PO_EXIT_NOMEM (its monitors and links are told; join returns). The slot of a spawned process
  * is freed by syncq_po_join (or destroy): a process nobody joins keeps it
  * (spawn it detached instead). Fiber system: a fiber's child runs next on
  * the spawner's scheduler (the child it displaces is queued there, for
@@ -373,8 +375,7 @@ SYNCQ_API size_t syncq_po_stack_cache_trim(void);
  * postoffice is not async-signal-safe).
  * Progress: blocking: no lock (its count and slot are taken by CAS,
  * src/po/process.c), but it may wait (yielding) for a concurrent exit
- * that is putting its slot back, and a fiber system may map stacks; a
- * thread system starts a thread.
+ * that is putting its slot back; a thread system starts a thread.
  * Example: `syncq_po_pid pid; syncq_po_spawn(sys, worker, arg, &pid); syncq_po_join(sys, pid);` */
 SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
@@ -457,7 +458,8 @@ typedef int (*syncq_po_main_fn)(syncq_po_proc *self, void *arg);
  * fiber caller yields, as in join). The process may spawn, send, receive
  * and join like any other; what it spawns may outlive it (join or destroy
  * as usual). SYNCQ_OK once it has exited; SYNCQ_EINVAL for NULL sys or
- * fn; SYNCQ_ELIMIT, SYNCQ_ENOMEM as spawn (fn did not run). Any thread may
+ * fn; SYNCQ_ELIMIT, SYNCQ_ENOMEM as spawn, and SYNCQ_ENOMEM when the
+ * fiber could not start (SYNCQ_PO_EXIT_NOMEM): fn did not run. Any thread may
  * call it, several at once.
  * Thread safety: any thread, several at once (see above); from a fiber too
  * (it yields, as join). Not from a signal handler (the postoffice is not
@@ -607,6 +609,12 @@ SYNCQ_API int syncq_po_set_exit_reason(syncq_po_proc *self, int32_t reason);
 #define SYNCQ_PO_EXIT_NORMAL 0
 #define SYNCQ_PO_EXIT_KILL (INT32_MIN + 1)   /* an untrappable signal (syncq_po_exit only) */
 #define SYNCQ_PO_EXIT_KILLED (INT32_MIN + 2) /* the reason of a process a KILL signal killed */
+/* The reason of a fiber process that could not start: a fiber takes its
+ * stack when a scheduler first runs it, not at spawn (a spawned process
+ * still queued holds none), and when no memory could be had for one the
+ * process exits there without running its body; syncq_po_limit_reason()
+ * then names the limit. */
+#define SYNCQ_PO_EXIT_NOMEM (INT32_MIN + 3)
 
 typedef struct syncq_po_exit_msg {
   syncq_po_pid pid; /* the signal's sender: the linked process that exited, or exit's caller */

@@ -8,7 +8,8 @@
  *
  * Threads and checks: lock_driver.h (A takes the lock GENMC_ROUNDS
  * times; B tries, then locks); afterwards every node is accounted for
- * (the released tail, its spare, the pool's nodes: clh_tp_after). One
+ * (the released tail, its spare, the pool's nodes: clh_tp_after,
+ * clh_nodes.h). One
  * round (models/genmc/run): B takes the spare A's acquisition left and
  * waits on A's node, clearing that node's spare field, or takes the lock
  * first and A waits. Two rounds (the default here) add the removal: A
@@ -69,16 +70,13 @@ uint64_t syncq_wait_spin_limit_ns(void) { return 1u; }
 #include "lock/clh_tp.c"
 #include "reclaim/freelist.c"
 
+#include "clh_nodes.h"
+
 /* every node accounted for: the released tail, its spare, the pool */
 static void clh_tp_after(syncq_lock_clh_tp *l) {
   uint64_t tail = atomic_load(&l->tail);
   assert(TP_STATE(atomic_load(&l->node[tail & 0xffu].word)) == TP_AVAILABLE);
-  uint64_t spare = atomic_load(&l->node[tail & 0xffu].spare);
-  assert(spare != 0 && (spare & 0xffu) != (tail & 0xffu));
-  unsigned pooled = 0;
-  syncq_fl_link *link;
-  while (syncq_freelist_pop(&l->pool, &link) == SYNCQ_OK) pooled++;
-  assert(pooled == SYNCQ_LOCK_CLH_TP_POOL - 2u);
+  clh_nodes_accounted(tail, atomic_load(&l->node[tail & 0xffu].spare), &l->pool, SYNCQ_LOCK_CLH_TP_POOL);
 }
 
 #define LOCK_DRIVER_T syncq_lock_clh_tp

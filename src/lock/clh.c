@@ -23,7 +23,7 @@
  *                CAS on tail never mistakes a reused node for the one it
  *                read.
  *   Progress:    blocking; starvation-free (FIFO: the order of the swaps and
- *                CASes of tail). The pool is lock-free.
+ *                CASes of tail). trylock: wait-free. The pool is lock-free.
  *   Atomics:     uncontended lock: 2 loads (tail, its spare) + 1 CAS + 1
  *                load (the predecessor's flag) + 3 relaxed stores
  *                (preparing the new spare, its generation) + 1 release
@@ -32,7 +32,8 @@
  *                instruction. A contended arrival without a spare: pool
  *                pop (1 DWCAS) + 1 swap, and possibly 1 push later.
  *                trylock: the same as an uncontended lock, or EBUSY after
- *                2 loads. unlock: 3 loads (misuse checks: held, spare,
+ *                2 loads (held), 3 (no spare: the tail moved on) or the
+ *                lost CAS; never a pool operation. unlock: 3 loads (misuse checks: held, spare,
  *                generation) + 1 release store (BLOCK/COMPETITIVE: 3
  *                loads + 1 release exchange,
  *                which reads the sleep mark).
@@ -48,8 +49,8 @@
  *                it holds it: after its releasing store or exchange an
  *                unlock touches nothing of the lock but a futex wake on
  *                its node's flag. With the pool empty
- *                (more than 64 threads in the lock) a thread yields until a
- *                node comes back.
+ *                (more than 64 threads in the lock) lock() yields until a
+ *                node comes back; trylock() never takes from the pool.
  *   Limits:      none on threads. A node's generation has 56 bits: a CAS
  *                could mistake a node enqueued 2^56 times while one arrival
  *                sits between its two reads of tail for the one it read.
@@ -61,6 +62,7 @@
 #include <stddef.h>
 
 #include "../stats_internal.h"
+#include "clh_spare_internal.h"
 #include "lock_internal.h"
 #include "syncq/platform.h"
 
@@ -175,7 +177,10 @@ static void await_pred(syncq_lock_clh *l, qnode *pred) {
 /* The new holder (node me) owns its released predecessor, and, when it
  * enqueued a node of its own (not pred's spare), pred's spare if pred's
  * owner left one: one of them becomes me's spare, ready for the next
- * arrival, the other goes back to the pool. */
+ * arrival, the other goes back to the pool. clh_tp.c's adopt() has the
+ * same steps but stays there: it prepares its own node type, and there
+ * the field may have been cleared by a waiter that a successor removed
+ * (its reasoning for the relaxed load differs). */
 static void adopt(syncq_lock_clh *l, qnode *me, qnode *pred, bool took_spare) {
   /* relaxed: pred's owner set it before its release of pred->locked, which
    * await_pred's acquire load read */
@@ -214,26 +219,11 @@ static __attribute__((noinline)) int enqueue_from_pool(syncq_lock_clh *l, syncq_
 
 int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
-  /* acquire: pairs with the release of the swap or CAS that wrote the word,
-   * so the spare field read next is no older than the prepare() that
-   * zeroed it for this enqueue of the node (a spare its owner stored
-   * since, it reads through its own acquire, or reads 0 and uses the
-   * pool) */
+  /* acquire: pairs with the release of the swap or CAS that wrote the word
+   * (clh_spare_take's read of the spare field relies on it) */
   uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
-  /* acquire: pairs with adopt()'s release store, which published the
-   * spare's preparation */
-  uint64_t s = atomic_load_explicit(&node_of(l, t)->spare, memory_order_acquire);
-  if (s == 0u) return enqueue_from_pool(l, node);
-  /* acq_rel: release publishes the spare (prepared, then acquired above)
-   * to the successor that reads tail after us; acquire as the swap in
-   * enqueue_from_pool. Tail words never repeat, so tail still reading t
-   * means nobody enqueued after t's node, whose spare is then ours alone. */
-  bool took = atomic_compare_exchange_strong_explicit(&l->tail, &t, s, memory_order_acq_rel, memory_order_relaxed);
-  SYNCQ_STAT_INC(cas_attempts); /* counted after the CAS: no store waits ahead of it */
-  if (!took) {
-    SYNCQ_STAT_INC(cas_failures);
-    return enqueue_from_pool(l, node);
-  }
+  uint64_t s = clh_spare_take(&l->tail, t, &node_of(l, t)->spare);
+  if (s == 0u) return enqueue_from_pool(l, node); /* no spare, or another arrival came first */
   qnode *me = node_of(l, s), *pred = node_of(l, t);
   /* acquire: pairs with the releasing store or exchange in unlock */
   if (atomic_load_explicit(&pred->locked, memory_order_acquire) != 0u) return wait_and_adopt(l, node, me, pred, true);
@@ -244,25 +234,24 @@ int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node) {
   return SYNCQ_OK;
 }
 
+/* Wait-free: the spare of a released tail node, or SYNCQ_EBUSY. The pool
+ * cannot help here: a released tail node keeps the spare its owner left
+ * (set before the release that trylock read) until an arrival enqueues
+ * after it, so reading no spare there means the tail has moved, and a
+ * pool node's CAS from t would fail too. */
 int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire); /* pairs as in lock() */
   qnode *pred = node_of(l, t);
   /* acquire: pairs with the clear in unlock */
   if (atomic_load_explicit(&pred->locked, memory_order_acquire) != 0u) return SYNCQ_EBUSY;
-  uint64_t s = atomic_load_explicit(&pred->spare, memory_order_acquire); /* pairs as in lock() */
-  bool took_spare = s != 0u;
-  qnode *me = took_spare ? node_of(l, s) : take_node(l, &s);
-  SYNCQ_STAT_INC(cas_attempts);
-  /* acq_rel as in lock(). Tail words never repeat: success means t's node
-   * stayed the tail since we read it released, so the lock is ours now */
-  if (!atomic_compare_exchange_strong_explicit(&l->tail, &t, s, memory_order_acq_rel, memory_order_relaxed)) {
-    SYNCQ_STAT_INC(cas_failures);
-    if (!took_spare) (void)syncq_freelist_push(&l->pool, &me->link); /* never published */
-    return SYNCQ_EBUSY;
-  }
-  adopt(l, me, pred, took_spare);
-  remember(node, me);
+  SYNCQ_RACE_POINT("lock.clh.trylock.released");
+  /* Tail words never repeat: taking the spare means t's node stayed the
+   * tail since we read it released, so the lock is ours now */
+  uint64_t s = clh_spare_take(&l->tail, t, &pred->spare);
+  if (s == 0u) return SYNCQ_EBUSY;
+  adopt(l, node_of(l, s), pred, true);
+  remember(node, node_of(l, s));
   return SYNCQ_OK;
 }
 

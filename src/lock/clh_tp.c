@@ -56,7 +56,7 @@
  *                TRANSIENT (for the few instructions of a link or a
  *                removal). A preempted last waiter is removed only when
  *                somebody queues behind it: until then the lock stays
- *                idle (nobody else wants it).
+ *                idle (nobody else wants it). trylock: wait-free.
  *   Order:       FIFO among running waiters only; registered without
  *                SYNCQ_PROP_FIFO.
  *   Atomics:     uncontended lock: 2 loads (tail, its spare) + 1 CAS + 1
@@ -65,7 +65,9 @@
  *                it), and the generation's relaxed load and store
  *                (preparing) and load (remembering it), no pool operation, no clock read (as clh plus one
  *                store); on x86 the CAS is the one locked instruction.
- *                trylock: the same, or EBUSY after 2 loads. unlock: 2
+ *                trylock: the same, or EBUSY after 2 loads (held), 3
+ *                (no spare: the tail moved on) or the lost CAS; never a
+ *                pool operation. unlock: 2
  *                relaxed loads (word, generation) + 1 release store. A contended arrival without a
  *                spare: pool pop (1 DWCAS) + 1 swap, and possibly 1 push
  *                later. A queued
@@ -99,8 +101,8 @@
  *                its generation (one more at each enqueue), so a CAS on
  *                tail never mistakes a reused node for the one it read.
  *                With the pool empty (more than 64 threads in the lock)
- *                lock() yields until a node comes back and trylock()
- *                returns SYNCQ_EBUSY.
+ *                lock() yields until a node comes back; trylock()
+ *                never takes from the pool.
  *   Signal-safe: no (a handler's pool pop could interleave with its
  *                thread's, as clh). A thread stopped by a signal while it
  *                waits is passed over like a preempted one.
@@ -148,6 +150,7 @@
 #include <stddef.h>
 
 #include "../stats_internal.h"
+#include "clh_spare_internal.h"
 #include "lock_internal.h"
 #include "syncq/clock.h"
 #include "syncq/platform.h"
@@ -255,7 +258,8 @@ static qnode *take_node(syncq_lock_clh_tp *l) {
  * goes back to the pool. An arrival that took pred's spare and had to
  * wait cleared the field (wait_on_spare_giver), so it, or a successor
  * that removed it and took the lock through pred, reads 0 here, not a
- * node in use. */
+ * node in use. clh.c's adopt() has the same steps, for its own node type
+ * and without removals (nobody clears the field there). */
 static void adopt(syncq_lock_clh_tp *l, qnode *me, qnode *pred, bool took_spare) {
   /* relaxed: pred's owner set it before its AVAILABLE release store, which
    * the caller read by acquire; the arrival that took it cleared it before
@@ -407,26 +411,11 @@ static __attribute__((noinline)) int wait_on_spare_giver(syncq_lock_clh_tp *l, s
 
 int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
-  /* acquire: pairs with the release of the swap or CAS that wrote the word,
-   * so the spare field read next is no older than the prepare() that
-   * zeroed it for this enqueue of the node (a spare its owner stored
-   * since, it reads through its own acquire, or reads 0 and uses the
-   * pool) */
+  /* acquire: pairs with the release of the swap or CAS that wrote the word
+   * (clh_spare_take's read of the spare field relies on it) */
   uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
-  /* acquire: pairs with adopt()'s release store, which published the
-   * spare's preparation */
-  uint64_t s = atomic_load_explicit(&node_of(l, t)->spare, memory_order_acquire);
-  if (s == 0u) return enqueue_from_pool(l, node);
-  /* acq_rel: release publishes the spare (prepared, then acquired above)
-   * to the arrival that reads tail after us; acquire as the swap in
-   * enqueue_from_pool. Tail words never repeat, so tail still reading t
-   * means nobody enqueued after t's node, whose spare is then ours alone. */
-  bool took = atomic_compare_exchange_strong_explicit(&l->tail, &t, s, memory_order_acq_rel, memory_order_relaxed);
-  SYNCQ_STAT_INC(cas_attempts); /* counted after the CAS: no store waits ahead of it */
-  if (!took) {
-    SYNCQ_STAT_INC(cas_failures);
-    return enqueue_from_pool(l, node);
-  }
+  uint64_t s = clh_spare_take(&l->tail, t, &node_of(l, t)->spare);
+  if (s == 0u) return enqueue_from_pool(l, node); /* no spare, or another arrival came first */
   qnode *me = node_of(l, s), *pred = node_of(l, t);
   /* acquire: pairs with the releaser's AVAILABLE store */
   if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE)
@@ -441,35 +430,28 @@ int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
   return SYNCQ_OK;
 }
 
+/* Wait-free: the spare of a released tail node, or SYNCQ_EBUSY. The pool
+ * cannot help here: a released tail node keeps the spare its owner left
+ * (set before the AVAILABLE release that trylock read; only an arrival
+ * that enqueued after it clears or prepares it again), so reading no
+ * spare there means the tail has moved, and a pool node's CAS from t
+ * would fail too. */
 int syncq_lock_clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire); /* pairs as in lock() */
   qnode *pred = node_of(l, t);
   /* acquire: pairs with the releaser's AVAILABLE store */
   if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE) return SYNCQ_EBUSY;
-  uint64_t s = atomic_load_explicit(&pred->spare, memory_order_acquire); /* pairs as in lock() */
-  bool took_spare = s != 0u;
-  qnode *me;
-  if (took_spare) {
-    me = node_of(l, s);
-  } else {
-    syncq_fl_link *link;
-    if (syncq_freelist_pop(&l->pool, &link) != SYNCQ_OK) return SYNCQ_EBUSY; /* every node in the queue */
-    me = SYNCQ_FL_CONTAINER(link, qnode, link);
-    s = prepare(l, me);
-  }
-  SYNCQ_STAT_INC(cas_attempts);
-  /* acq_rel as in lock(). Tail words never repeat: success means t's node
-   * stayed the tail since we read it released (an enqueued node is
-   * released once, and prepared again only after a successor enqueued),
-   * so the lock is ours now */
-  if (!atomic_compare_exchange_strong_explicit(&l->tail, &t, s, memory_order_acq_rel, memory_order_relaxed)) {
-    SYNCQ_STAT_INC(cas_failures);
-    if (!took_spare) (void)syncq_freelist_push(&l->pool, &me->link); /* never published */
-    return SYNCQ_EBUSY;
-  }
+  SYNCQ_RACE_POINT("lock.clh.trylock.released");
+  /* Tail words never repeat: taking the spare means t's node stayed the
+   * tail since we read it released (an enqueued node is released once,
+   * and prepared again only after a successor enqueued), so the lock is
+   * ours now */
+  uint64_t s = clh_spare_take(&l->tail, t, &pred->spare);
+  if (s == 0u) return SYNCQ_EBUSY;
+  qnode *me = node_of(l, s);
   atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed); /* relaxed: as in lock() */
-  adopt(l, me, pred, took_spare);
+  adopt(l, me, pred, true);
   remember(node, me);
   return SYNCQ_OK;
 }

@@ -104,8 +104,8 @@ typedef struct po_fiber {
   po_fctx ctx;              /* the saved context while not running */
   struct po_sched *sched;   /* the scheduler it runs on (valid while running) */
   struct po_sched *last;    /* where it ran last (a plain thread's wake-up queues it there) */
-  po_stack *stack;
-  uint64_t *canary; /* the stack's canary word (NULL: it has a guard) */
+  po_stack *stack;          /* from its first run to its exit (NULL before: fiber_sched.c, give_stack) */
+  uint64_t *canary;         /* the stack's canary word (NULL: it has a guard) */
   po_san san;
   _Atomic(uint32_t) done;                     /* 1 once it has exited and its stack is back in the pool */
   _Atomic(uint32_t) join_waiters;             /* threads sleeping on done */
@@ -139,18 +139,12 @@ uint64_t po_fiber_rt_monitor_wakeups(po_fiber_rt *rt);
  * processing unit (po_limit_of's names), or NULL. */
 const char *po_fiber_rt_short_reason(const po_fiber_rt *rt);
 
-/* A stack for a fiber about to be spawned, taken before the spawn lock
- * (a pool that grows maps a chunk or makes a batch of guards: no other
- * spawn or exit waits for that). SYNCQ_OK; SYNCQ_ELIMIT with *why;
- * SYNCQ_ENOMEM. po_fiber_stack_return gives back one a spawn did not
- * use (the table was full). */
-int po_fiber_stack_take(po_fiber_rt *rt, po_stack **out, const char **why);
-void po_fiber_stack_return(po_fiber_rt *rt, po_stack *st);
-/* Start p (its fn/arg set, state RUNNING published) as a fiber on stack
- * st (from po_fiber_stack_take; NULL: taken here). SYNCQ_OK; with a
- * NULL st also SYNCQ_ELIMIT with *why, SYNCQ_ENOMEM. */
-int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, po_stack *st, const char **why);
-/* After a successful po_fiber_spawn, outside the caller's locks: wake an
+/* Queue p (its fn/arg set, state RUNNING published) as a fiber. It has
+ * no stack yet: the scheduler that first runs it takes one from the pool;
+ * if none can be had (no memory), p exits there without running, with
+ * reason SYNCQ_PO_EXIT_NOMEM (fiber_sched.c, first_run). */
+void po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p);
+/* After po_fiber_spawn, outside the caller's locks: wake an
  * idle scheduler for it if one sleeps (a futex wake-up, kept out of the
  * spawn lock's hold time). */
 void po_fiber_spawned(po_fiber_rt *rt);

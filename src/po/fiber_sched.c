@@ -402,6 +402,29 @@ static po_fiber *steal(po_sched *s, const uint64_t *seen) {
   return NULL;
 }
 
+/* The last step of a process's life, once its fiber will never run again
+ * and holds no stack: free a detached one's slot, or tell its joiners. */
+static void buried(po_fiber *f) {
+  /* Written at spawn before the fiber was queued (the queue's
+   * acquire/release publish it); nobody joins a detached one. */
+  struct syncq_po_proc *gone = proc_of(f);
+  if (gone->detached) {
+    /* Its stack is back: the slot may go to the next process now. */
+    gone->sys->up->release_detached(gone); /* process.c: an upper layer */
+    return;
+  }
+  /* seq_cst, with the joiner's seq_cst increment of join_waiters and
+   * load of done: either it sees done, or we see it waiting. */
+  atomic_store(&f->done, 1u);
+  if (atomic_load(&f->join_waiters) != 0) (void)syncq_futex_wake(&f->done, -1, false);
+  /* seq_cst, with the joining fiber's seq_cst store of join_fiber and
+   * load of done: either it sees done, or we see it and wake it (a wake
+   * before it parks is read by its exchange to BLOCKING, which then
+   * sees done: po_fiber_join). */
+  struct syncq_po_proc *joiner = atomic_load(&f->join_fiber);
+  if (joiner != NULL) po_fiber_wake(NULL, joiner);
+}
+
 /* ---- switching ---- */
 
 /* Right after a jump lands: save the context that jumped, and finish what
@@ -462,31 +485,12 @@ static po_sched *after_switch(po_transfer t) {
                                    memory_order_acquire); /* ours until queued; acquire RMW: see the contract */
     push_to(s->rt, s, from);
     break;
-  case PO_SW_EXIT: {
-    /* Written at spawn before the fiber was queued (the queue's
-     * acquire/release publish it); nobody joins a detached one. */
-    bool detached = proc_of(from)->detached;
+  case PO_SW_EXIT:
     po_san_fiber_destroy(&from->san);
     po_stack_put(&s->rt->pool, from->stack);
     from->stack = NULL;
-    if (detached) {
-      /* Its stack is back: the slot may go to the next process now. */
-      struct syncq_po_proc *gone = proc_of(from);
-      gone->sys->up->release_detached(gone); /* process.c: an upper layer */
-      break;
-    }
-    /* seq_cst, with the joiner's seq_cst increment of join_waiters and
-     * load of done: either it sees done, or we see it waiting. */
-    atomic_store(&from->done, 1u);
-    if (atomic_load(&from->join_waiters) != 0) (void)syncq_futex_wake(&from->done, -1, false);
-    /* seq_cst, with the joining fiber's seq_cst store of join_fiber and
-     * load of done: either it sees done, or we see it and wake it (a wake
-     * before it parks is read by its exchange to BLOCKING, which then
-     * sees done: po_fiber_join). */
-    struct syncq_po_proc *joiner = atomic_load(&from->join_fiber);
-    if (joiner != NULL) po_fiber_wake(NULL, joiner);
+    buried(from);
     break;
-  }
   default:
     break;
   }
@@ -494,6 +498,52 @@ static po_sched *after_switch(po_transfer t) {
 }
 
 static void fiber_entry(po_transfer t);
+
+/* A fiber's stack is taken when a scheduler first runs it, not at spawn:
+ * a process spawned and still queued holds none. A tree that spawns ahead
+ * of what it runs (skynet: most of its live processes wait in run queues,
+ * never run yet) then touches the stacks of the processes that have run
+ * and not exited, which the pool's free list hands round warm (the last
+ * freed first), rather than one per live process; and the guards are made
+ * for that many stacks. The context is made here too, so the stack's
+ * first page fault is the scheduler's. False: no stack could be had
+ * (*why names the limit: memory). */
+static bool give_stack(po_sched *s, po_fiber *f, const char **why) {
+  po_stack *st;
+  if (po_stack_get(&s->rt->pool, &st, why) != SYNCQ_OK) return false;
+  f->stack = st;
+  po_san_fiber_init(&f->san, st->lo, st->size);
+  f->canary = po_stack_canary_set(st); /* after ASan forgot the stack's old redzones */
+  f->ctx = make_fcontext(st->lo + st->size, st->size, fiber_entry);
+  return true;
+}
+
+/* A process that cannot start (no memory for its stack) exits with
+ * SYNCQ_PO_EXIT_NOMEM without running: its monitors and links learn it as
+ * any exit, its joiner returns, and the system's limit reason names the
+ * limit. It runs here, on the scheduler that took it (which may be in the
+ * middle of parking or ending another fiber: nothing here switches). */
+static void stillborn(po_fiber *f, const char *why) {
+  struct syncq_po_proc *p = proc_of(f);
+  /* release: pairs with syncq_po_limit_reason's acquire load (the string
+   * is static). */
+  atomic_store_explicit(&p->sys->limit_reason, why != NULL ? why : "memory", memory_order_release);
+  p->exit_reason = SYNCQ_PO_EXIT_NOMEM;
+  po_state_exit(p);           /* RUNNING -> EXITED, a joiner's claim kept (po_internal.h) */
+  p->sys->up->exit_notify(p); /* process.c: an upper layer */
+  buried(f);
+}
+
+/* `to`, given its first run's stack; or, if it cannot have one, the next
+ * fiber that can run (NULL: none queued here) once `to` is buried. */
+static po_fiber *first_run(po_sched *s, po_fiber *to) {
+  const char *why = NULL;
+  while (to != NULL && to->ctx == NULL && !give_stack(s, to, &why)) {
+    stillborn(to, why);
+    to = take_local(s);
+  }
+  return to;
+}
 
 /* Jump from the running context (fiber `from`, or s's own loop when NULL)
  * to `to` (a fiber, or s's loop when NULL). Returns, when `from` is
@@ -503,13 +553,14 @@ static po_sched *switch_to(po_sched *s, po_fiber *from, int action, po_fiber *to
     po_stack_canary_report((unsigned long long)proc_of(from)->pid, from->stack);
     abort(); /* its frames, and maybe a neighbour's, are gone: as a guard's fault, the program stops */
   }
+  if (to != NULL && to->ctx == NULL) {
+    to = first_run(s, to);
+    if (to == NULL && from == NULL) return s; /* the loop had nothing else to run: no switch */
+  }
   s->sw_from = from;
   s->sw_action = action;
   po_san *from_san = from != NULL ? &from->san : &s->san;
   po_san *to_san = to != NULL ? &to->san : &s->san;
-  if (to != NULL && to->ctx == NULL) /* its first run: the context is made here, not at spawn, so the */
-    to->ctx = make_fcontext(to->stack->lo + to->stack->size, to->stack->size,
-                            fiber_entry); /* stack's first page fault is the scheduler's */
   po_fctx target = to != NULL ? to->ctx : s->ctx;
   po_fiber_set_current(to);
   /* relaxed: a stamp that thieves and the monitor read as a hint (a late
@@ -1159,25 +1210,16 @@ int po_fiber_timer_add_remote(po_fiber_rt *rt, po_timer *t) {
   return r;
 }
 
-int po_fiber_stack_take(po_fiber_rt *rt, po_stack **out, const char **why) { return po_stack_get(&rt->pool, out, why); }
-
-void po_fiber_stack_return(po_fiber_rt *rt, po_stack *st) { po_stack_put(&rt->pool, st); }
-
-int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, po_stack *st, const char **why) {
+void po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p) {
   po_fiber *f = &p->fiber;
-  if (st == NULL) {
-    int r = po_stack_get(&rt->pool, &st, why);
-    if (r != SYNCQ_OK) return r;
-  }
-  f->stack = st;
+  f->stack = NULL; /* taken when a scheduler first runs it (give_stack) */
+  f->canary = NULL;
+  f->ctx = NULL; /* made then too */
   f->sched = NULL;
   f->last = NULL;
-  atomic_store_explicit(&f->done, 0u, memory_order_relaxed);         /* published by the push below */
-  atomic_store_explicit(&f->join_waiters, 0u, memory_order_relaxed); /* as above */
-  atomic_store_explicit(&f->join_fiber, NULL, memory_order_relaxed); /* as above */
-  po_san_fiber_init(&f->san, st->lo, st->size);
-  f->canary = po_stack_canary_set(st); /* after ASan forgot the stack's old redzones */
-  f->ctx = NULL;                       /* made by the scheduler that first runs it (switch_to) */
+  atomic_store_explicit(&f->done, 0u, memory_order_relaxed);                  /* published by the push below */
+  atomic_store_explicit(&f->join_waiters, 0u, memory_order_relaxed);          /* as above */
+  atomic_store_explicit(&f->join_fiber, NULL, memory_order_relaxed);          /* as above */
   atomic_store_explicit(&f->wstate, PO_FIBER_RUNNABLE, memory_order_relaxed); /* as above */
   po_fiber *cur = po_fiber_current();
   if (cur != NULL && cur->sched != NULL && cur->sched->rt == rt) {
@@ -1191,14 +1233,13 @@ int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, po_stack *st, const
     po_sched *here = cur->sched;
     po_fiber *old = atomic_exchange_explicit(&here->runnext, f, memory_order_acq_rel);
     if (old != NULL) push_to(rt, here, old); /* displaced: anyone may take it */
-    return SYNCQ_OK;
+    return;
   }
   /* A plain thread's spawns: round robin over the schedulers, so a
    * controller that spawns many spreads them at once instead of waiting
    * for steals. */
   po_sched *s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
   push_to(rt, s, f);
-  return SYNCQ_OK;
 }
 
 void po_fiber_spawned(po_fiber_rt *rt) {
@@ -1313,16 +1354,7 @@ int po_fiber_timer_add_remote(po_fiber_rt *rt, struct po_timer *t) {
   (void)rt, (void)t;
   return SYNCQ_ENOTSUP;
 }
-int po_fiber_stack_take(po_fiber_rt *rt, po_stack **out, const char **why) {
-  (void)rt, (void)why;
-  *out = NULL;
-  return SYNCQ_ENOTSUP;
-}
-void po_fiber_stack_return(po_fiber_rt *rt, po_stack *st) { (void)rt, (void)st; }
-int po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p, po_stack *st, const char **why) {
-  (void)rt, (void)p, (void)st, (void)why;
-  return SYNCQ_ENOTSUP;
-}
+void po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p) { (void)rt, (void)p; }
 void po_fiber_spawned(po_fiber_rt *rt) { (void)rt; }
 int po_fiber_join(struct syncq_po_proc *p) {
   (void)p;

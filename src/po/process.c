@@ -21,9 +21,9 @@
  *                (slot_ring.c, Vyukov's bounded MPMC queue); a free puts
  *                its slot back, then gives its count back, so a spawn
  *                that reserved always finds a slot, at worst after
- *                waiting out a put in flight (it yields). A fiber's stack
- *                is taken after the reservation (a full table answers
- *                "max_procs" whatever else is short), before the slot.
+ *                waiting out a put in flight (it yields). A fiber takes
+ *                its stack when it first runs (fiber_sched.c), so a
+ *                growing stack pool holds no spawn up.
  *                A join claims the process in its state word (one CAS
  *                that checks the generation: PO_CLAIMED); the common case,
  *                a fiber that is done, frees the slot with one CAS (EXITED
@@ -514,22 +514,9 @@ static void unspawn(syncq_po_system *sys, struct syncq_po_proc *p, bool detached
 
 static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid, bool detached) {
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
-  /* The count first: a full table answers "max_procs" whatever else is
-   * short (a stack pool at its limit too). */
   if (!reserve(sys, sys->max_procs)) {
     set_limit(sys, "max_procs");
     return SYNCQ_ELIMIT;
-  }
-  po_stack *st = NULL;
-  if (sys->fibers) {
-    const char *why = NULL;
-    int r = po_fiber_stack_take(sys->fiber_rt, &st, &why);
-    if (r != SYNCQ_OK) {
-      /* relaxed: a count (no slot taken). */
-      atomic_fetch_sub_explicit(&sys->live, 1u, memory_order_relaxed);
-      if (why != NULL) set_limit(sys, why);
-      return r;
-    }
   }
   bool fresh;
   uint32_t i = take_slot(sys, &fresh);
@@ -537,7 +524,6 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
   int r = prepare_slot(sys, i, fresh, &p);
   if (r != SYNCQ_OK) {
     give_back(sys, i);
-    if (st != NULL) po_fiber_stack_return(sys->fiber_rt, st);
     return r;
   }
   /* The pid, read while the slot is surely this process's: a detached
@@ -559,13 +545,10 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
   atomic_store_explicit(&p->state, PO_WORD(po_gen_of(sys, self_pid), PO_RUNNING) | (detached ? 0u : PO_JOINABLE),
                         memory_order_release);
   if (sys->fibers) {
-    const char *why = NULL;
-    r = po_fiber_spawn(sys->fiber_rt, p, st, &why);
-    if (r != SYNCQ_OK) {
-      unspawn(sys, p, detached);
-      if (why != NULL) set_limit(sys, why);
-      return r;
-    }
+    /* No stack yet: the scheduler that first runs it takes one (a
+     * growing pool then stalls no spawn), and a process that cannot have
+     * one exits with SYNCQ_PO_EXIT_NOMEM (fiber_sched.c, first_run). */
+    po_fiber_spawn(sys->fiber_rt, p);
   } else {
     pthread_attr_t attr;
     pthread_t detached_tid; /* nobody joins it: not in the record, which its exit may hand on */
@@ -726,20 +709,23 @@ typedef struct po_run_frame {
   syncq_po_main_fn fn;
   void *arg;
   int result; /* written by the process, read after join (which orders it) */
+  bool ran;   /* as result: false when the fiber could not start (SYNCQ_PO_EXIT_NOMEM) */
 } po_run_frame;
 
 static void run_body(syncq_po_proc *self, void *arg) {
   po_run_frame *f = arg;
+  f->ran = true;
   f->result = f->fn(self, f->arg);
 }
 
 int syncq_po_run(syncq_po_system *sys, syncq_po_main_fn fn, void *arg, int *result) {
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
-  po_run_frame f = {fn, arg, 0};
+  po_run_frame f = {fn, arg, 0, false};
   syncq_po_pid pid;
   int r = syncq_po_spawn(sys, run_body, &f, &pid);
   if (r != SYNCQ_OK) return r;
   r = syncq_po_join(sys, pid);
+  if (r == SYNCQ_OK && !f.ran) return SYNCQ_ENOMEM;
   if (r == SYNCQ_OK && result != NULL) *result = f.result;
   return r;
 }

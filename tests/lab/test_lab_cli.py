@@ -4,13 +4,12 @@
 Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary.
 """
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from labrun import LAB, lab, records
 
-LAB = os.environ.get("SYNCQ_LAB", "")
 FLOORS = {"uncontended-cas", "uncontended-faa", "cacheline-pingpong",
           "futex-wake-rtt", "context-switch", "sched-yield",
           "cross-core-copy", "cross-process-rtt"}
@@ -21,20 +20,6 @@ MACHINE_FIELDS = {"cpu_model", "cores", "pus", "kernel", "compiler", "flags", "b
                   "git_revision", "date", "size", "reps", "pinning", "perf_counters", "command"}
 POINT_FIELDS = {"experiment", "algorithm", "params", "metric", "unit", "better",
                 "median", "min", "max", "samples", "counters"}
-
-
-def lab(*args, check=None):
-    assert LAB and Path(LAB).exists(), "set SYNCQ_LAB to the syncq-lab binary"
-    r = subprocess.run([LAB, *args], capture_output=True, text=True, timeout=600)
-    if check is not None:
-        assert r.returncode == check, (r.returncode, r.stdout, r.stderr)
-    return r
-
-
-def records(out_dir):
-    lines = (Path(out_dir) / "results.jsonl").read_text().splitlines()
-    assert lines, "empty results file"
-    return [json.loads(line) for line in lines]
 
 
 # ---------------------------------------------------------------- usage errors
@@ -147,8 +132,7 @@ def test_report_without_its_python_packages_says_what_to_install(tmp_path):
     py = tmp_path / "bare-python"
     py.write_text('#!/bin/sh\nexec python3 -S "$@"\n')
     py.chmod(0o755)
-    r = subprocess.run([LAB, "report", str(tmp_path)], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "SYNCQ_PYTHON": str(py)})
+    r = lab("report", str(tmp_path), timeout=60, env={"SYNCQ_PYTHON": str(py)})
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "numpy" in lines[0] and "requirements.txt" in lines[0], r.stderr
@@ -311,10 +295,8 @@ def test_a_failed_point_is_kept_and_the_run_goes_on(tmp_path):
     # one variant's samples fail (SYNCQ_LAB_FAIL): its failure is on stderr
     # and in a note, the other variants and the next experiment are
     # measured, the report is written, and the exit status says it failed
-    env = dict(os.environ, SYNCQ_LAB_FAIL="np99-counter:faa")
-    r = subprocess.run([LAB, "run", "np99-counter,phys", "--size", "smoke", "--threads", "2",
-                        "--out", str(tmp_path)],
-                       capture_output=True, text=True, timeout=600, env=env)
+    r = lab("run", "np99-counter,phys", "--size", "smoke", "--threads", "2", "--out", str(tmp_path),
+            env={"SYNCQ_LAB_FAIL": "np99-counter:faa"})
     assert r.returncode == 1, (r.returncode, r.stderr)
     assert "np99-counter: faa" in r.stderr and "FAILED: injected failure" in r.stderr
     assert "point(s) failed" in r.stderr

@@ -9,28 +9,12 @@ and compare's warning when two runs waited differently.
 
 Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary.
 """
-import json
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
 
-LAB = os.environ.get("SYNCQ_LAB", "")
+from labrun import lab, records
+
 POLICIES = ("pause", "backoff", "yield")
 QUEUE_EXPERIMENTS = ("dg25-prodcons", "dg25-latency", "dg25-mt-pingpong", "dg25-casfail")
-
-
-def lab(*args, check=None):
-    assert LAB and Path(LAB).exists(), "set SYNCQ_LAB to the syncq-lab binary"
-    r = subprocess.run([LAB, *args], capture_output=True, text=True, timeout=600)
-    if check is not None:
-        assert r.returncode == check, (r.returncode, r.stdout, r.stderr)
-    return r
-
-
-def records(out_dir):
-    return [json.loads(line) for line in (Path(out_dir) / "results.jsonl").read_text().splitlines()]
 
 
 def queue_run(out, *extra):

@@ -9,8 +9,6 @@ verdicts come from the report's own rule evaluator (report/syncq_report).
 """
 import dataclasses
 import json
-import os
-import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -20,17 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "report"))
 from syncq_report import rules  # noqa: E402
 from syncq_report.load import Point  # noqa: E402
-
-LAB = os.environ.get("SYNCQ_LAB", "")
-
-
-def lab(*args, check=None, env=None):
-    assert LAB and Path(LAB).exists(), "set SYNCQ_LAB to the syncq-lab binary"
-    r = subprocess.run([LAB, *args], capture_output=True, text=True, timeout=600,
-                       env={**os.environ, **(env or {})})
-    if check is not None:
-        assert r.returncode == check, (r.returncode, r.stdout, r.stderr)
-    return r
+from labrun import lab, records  # noqa: E402
 
 
 def claims():
@@ -253,7 +241,7 @@ def test_machine_record_keeps_the_real_and_the_planned_units(tmp_path):
 def test_casfail_measures_the_delayed_curve_beside_the_zero_delay_one(tmp_path):
     lab("run", "dg25-casfail", "--size", "smoke", "--threads", "1,2", "--algos", "nblfq,ms", "--out",
         str(tmp_path), check=0)
-    recs = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    recs = records(tmp_path)
     points = [r for r in recs if r["type"] == "point"]
     seen = {(p["algorithm"], p["params"]["threads"], p["params"]["rtt_ns"]) for p in points}
     for algo in ("nblfq", "ms"):
@@ -436,7 +424,7 @@ def test_the_left_out_peer_note_names_only_peers_the_run_selected(tmp_path):
     def notes(algos, out):
         lab("run", "dg25-prodcons", "--size", "smoke", "--threads", "2", "--pus", "2", "--algos", algos, "--quiet",
             "--out", str(out), check=0)
-        recs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        recs = records(out)
         return [r["text"] for r in recs if r.get("type") == "note"]
 
     with_ring = notes("lcrq,dpdk:ring_mpmc", tmp_path / "with")

@@ -12,10 +12,13 @@
  * batch by batch as stacks are taken (a pool makes few more than it hands
  * out, each handed-out stack guarded), and a kept chunk made in part goes
  * on being carved by the next pool without a new mapping; spawners that
- * race for a fiber table's last slots (a stack taken before the spawn
- * lock) give back the stacks of the spawns refused, so the pool does not
- * grow round after round; threads taking stacks from one pool at once
- * each get distinct stacks whose guards are in place.
+ * race for a fiber table's last slots hold no stack when refused (a fiber
+ * takes its stack at its first run), so the pool does not grow round
+ * after round; processes spawned and still queued hold no stack; a
+ * process that cannot have a stack when it first runs exits with
+ * SYNCQ_PO_EXIT_NOMEM without running (its monitor told, its join and
+ * destroy clean); threads taking stacks from one pool at once each get
+ * distinct stacks whose guards are in place.
  *
  * Each test uses a stack and guard size of its own, so what another test
  * kept does not count for it. Counts are fixed numbers.
@@ -29,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -344,14 +349,18 @@ static void test_concurrent_takers_get_guarded_stacks(void **state) {
   (void)syncq_po_stack_cache_trim();
 }
 
+/* Tells main (arg: its pid) that it runs, so holds its stack, then waits
+ * for a message. */
 static void waiter(syncq_po_proc *self, void *arg) {
-  (void)arg;
   syncq_po_msg *m;
+  if (syncq_po_get(self, 0, &m) != SYNCQ_OK) return;
+  if (syncq_po_send(self, (syncq_po_pid)(intptr_t)arg, m, SYNCQ_PO_LINK) != SYNCQ_OK) syncq_po_free(self, m);
   if (syncq_po_recv_blocking(self, &m) == SYNCQ_OK) syncq_po_free(self, m);
 }
 
-/* n processes live at once (each waits for a message), then released
- * and joined. */
+/* n processes live and running at once (each has told main it runs, and
+ * waits for a message: a fiber takes its stack when it first runs), then
+ * released and joined. */
 static void one_system(size_t stack, size_t guard, uint32_t n) {
   syncq_po_config cfg = {"mpsc", n + 1, stack, guard, "fiber", 2, false}; /* and the attached main */
   syncq_po_system *sys;
@@ -360,7 +369,13 @@ static void one_system(size_t stack, size_t guard, uint32_t n) {
   assert_int_equal(syncq_po_attach(sys, &me), SYNCQ_OK);
   syncq_po_pid *pids = malloc(n * sizeof *pids);
   assert_non_null(pids);
-  for (uint32_t i = 0; i < n; i++) assert_int_equal(syncq_po_spawn(sys, waiter, NULL, &pids[i]), SYNCQ_OK);
+  void *main_pid = (void *)(intptr_t)syncq_po_pid_of(me);
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(syncq_po_spawn(sys, waiter, main_pid, &pids[i]), SYNCQ_OK);
+  for (uint32_t i = 0; i < n; i++) {
+    syncq_po_msg *m;
+    assert_int_equal(syncq_po_recv_blocking(me, &m), SYNCQ_OK);
+    assert_int_equal(syncq_po_free(me, m), SYNCQ_OK);
+  }
   for (uint32_t i = 0; i < n; i++) {
     syncq_po_msg *m;
     assert_int_equal(syncq_po_get(me, 0, &m), SYNCQ_OK);
@@ -386,15 +401,17 @@ static void test_system_repeats_without_mapping(void **state) {
   assert_int_equal(mapped1, mapped0);
 }
 
-/* Spawners racing for the last slots of a fiber table: each takes its
- * stack before the spawn lock, and a spawn the full table refuses gives
- * it back. Every round exactly max_procs spawns succeed; over the rounds
- * the pool needs no more than the live processes' stacks and the
- * spawners' in flight: two chunks (a stack lost per refusal would need a
- * new chunk every few rounds). */
+/* Spawners racing for the last slots of a fiber table: a spawn takes no
+ * stack (its fiber takes one when it first runs), so a spawn the full
+ * table refuses holds none. Every round exactly max_procs spawns succeed;
+ * over the rounds the pool needs no more than the live processes' stacks:
+ * two chunks (a stack lost per refusal would need a new chunk every few
+ * rounds). */
 enum { RACE_PROCS = 64, RACE_SPAWNERS = 4, RACE_TRIES = 32, RACE_ROUNDS = 200 };
 
 static void quit_at_once(syncq_po_proc *self, void *arg) { (void)self, (void)arg; }
+
+static syncq_po_system *queued_sys;
 
 typedef struct race_spawner {
   syncq_po_system *sys;
@@ -441,8 +458,132 @@ static void test_full_table_returns_stacks(void **state) {
       for (int k = 0; k < sp[i].ok; k++) assert_int_equal(syncq_po_join(sys, sp[i].pids[k]), SYNCQ_OK);
   }
   po_stack_cache_stats(NULL, NULL, &mapped1);
-  assert_true(mapped1 - mapped0 <= 2); /* 64 + 128 slots hold the 64 processes and the spawners' 4 in flight */
+  assert_true(mapped1 - mapped0 <= 2); /* 64 + 128 slots hold the 64 processes */
   assert_int_equal(syncq_po_destroy(sys), SYNCQ_OK);
+}
+
+/* A fiber's stack is taken when a scheduler first runs it: 2,000
+ * processes spawned by a fiber that has not let them run (one scheduler)
+ * hold no stack, so the pool maps nothing past the spawner's own chunk;
+ * run and joined one by one (each exits at once), they reuse one stack
+ * after another. */
+enum { QUEUED = 2000 };
+
+typedef struct queued_run {
+  size_t mapped_before, mapped_queued;
+  int errors;
+} queued_run;
+
+static int spawn_queued(syncq_po_proc *self, void *arg) {
+  (void)self;
+  queued_run *q = arg;
+  syncq_po_system *sys = queued_sys;
+  static syncq_po_pid pids[QUEUED];
+  for (int i = 0; i < QUEUED; i++)
+    if (syncq_po_spawn(sys, quit_at_once, NULL, &pids[i]) != SYNCQ_OK) q->errors++;
+  po_stack_cache_stats(NULL, NULL, &q->mapped_queued);
+  for (int i = 0; i < QUEUED; i++)
+    if (syncq_po_join(sys, pids[i]) != SYNCQ_OK) q->errors++;
+  return 0;
+}
+
+static void test_queued_processes_hold_no_stack(void **state) {
+  (void)state;
+  syncq_po_config cfg = {"mpsc", QUEUED + 1, 40 * KIB, 24 * KIB, "fiber", 1, false}; /* a geometry of its own */
+  assert_int_equal(syncq_po_create(&cfg, &queued_sys), SYNCQ_OK);
+  queued_run q = {0, 0, 0};
+  po_stack_cache_stats(NULL, NULL, &q.mapped_before);
+  int result = -1;
+  assert_int_equal(syncq_po_run(queued_sys, spawn_queued, &q, &result), SYNCQ_OK);
+  assert_int_equal(result, 0);
+  assert_int_equal(q.errors, 0);
+  assert_int_equal(q.mapped_queued - q.mapped_before, 1); /* the spawner's chunk; 2,000 stacks would be 5 more */
+  size_t mapped_after;
+  po_stack_cache_stats(NULL, NULL, &mapped_after);
+  assert_int_equal(mapped_after - q.mapped_before, 1);
+  assert_int_equal(syncq_po_destroy(queued_sys), SYNCQ_OK);
+  queued_sys = NULL;
+}
+
+/* A process that cannot have a stack when a scheduler first runs it (no
+ * memory: here the address space limit, below what the pool's next chunk
+ * of 1 GiB stacks maps) exits with SYNCQ_PO_EXIT_NOMEM without running
+ * its body: a monitor gets its "down" with that reason, join returns,
+ * the limit reason names memory, syncq_po_run answers SYNCQ_ENOMEM, and
+ * destroy is clean. In a child process (the limit stays there). The
+ * sanitizers reserve terabytes of shadow memory: no address space limit
+ * can be set under them. */
+enum { STILLBORN_UNLIMITED = 77 };
+
+static _Atomic(int) body_ran;
+
+static void mark_ran(syncq_po_proc *self, void *arg) {
+  (void)self, (void)arg;
+  atomic_store(&body_ran, 1);
+}
+
+static int main_ran(syncq_po_proc *self, void *arg) {
+  (void)self, (void)arg;
+  atomic_store(&body_ran, 1);
+  return 7;
+}
+
+static int stillborn_child(void) {
+  syncq_po_config cfg = {"mpsc", 8, (size_t)1 << 30, 64 * KIB, "fiber", 1, false};
+  syncq_po_system *sys;
+  if (syncq_po_create(&cfg, &sys) != SYNCQ_OK) return 10;
+  syncq_po_proc *me;
+  if (syncq_po_attach(sys, &me) != SYNCQ_OK) return 11;
+  struct rlimit lim = {(rlim_t)16 << 30, (rlim_t)16 << 30}; /* far below 64 stacks of 1 GiB */
+  if (setrlimit(RLIMIT_AS, &lim) != 0) return 12;
+  /* Where the limit does not bind mappings (an emulator that reserved the
+   * guest's address space up front), there is nothing to test. */
+  void *probe =
+    mmap(NULL, (size_t)32 << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (probe != MAP_FAILED) {
+    munmap(probe, (size_t)32 << 30);
+    return STILLBORN_UNLIMITED;
+  }
+  syncq_po_pid pid;
+  if (syncq_po_spawn(sys, mark_ran, NULL, &pid) != SYNCQ_OK) return 13; /* a slot, no stack */
+  uint64_t ref;
+  int r = syncq_po_monitor(me, pid, &ref);
+  if (r != SYNCQ_OK) return 14;
+  syncq_po_msg *m;
+  if (syncq_po_recv_blocking(me, &m) != SYNCQ_OK) return 15;
+  syncq_po_down d;
+  if (m->type != SYNCQ_PO_DOWN || m->len != sizeof d) return 16;
+  memcpy(&d, m->data, sizeof d);
+  syncq_po_free(me, m);
+  if (d.pid != pid || d.ref != ref || d.reason != SYNCQ_PO_EXIT_NOMEM) return 17;
+  if (syncq_po_join(sys, pid) != SYNCQ_OK) return 18;
+  const char *why = syncq_po_limit_reason(sys);
+  if (why == NULL) return 19;
+  int result = -1;
+  if (syncq_po_run(sys, main_ran, NULL, &result) != SYNCQ_ENOMEM || result != -1) return 20;
+  if (atomic_load(&body_ran) != 0) return 21;
+  if (syncq_po_detach(me) != SYNCQ_OK) return 22;
+  if (syncq_po_destroy(sys) != SYNCQ_OK) return 23;
+  return 0;
+}
+
+static void test_stillborn_exits_nomem(void **state) {
+  (void)state;
+  if (SANITIZED) {
+    print_message("skipped under a sanitizer: its shadow memory needs an unlimited address space\n");
+    return;
+  }
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) _exit(stillborn_child());
+  int status;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == STILLBORN_UNLIMITED) {
+    print_message("skipped: the address space limit does not bind mappings here\n");
+    return;
+  }
+  assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 int main(void) {
@@ -457,6 +598,8 @@ int main(void) {
     cmocka_unit_test(test_concurrent_takers_get_guarded_stacks),
     cmocka_unit_test(test_full_table_returns_stacks),
     cmocka_unit_test(test_system_repeats_without_mapping),
+    cmocka_unit_test(test_queued_processes_hold_no_stack),
+    cmocka_unit_test(test_stillborn_exits_nomem),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,9 @@
  *                    exchange that releases the lock (to a waiter, or to
  *                    whoever comes next): from there on the next holder
  *                    may destroy and free the lock.
+ *   "lock.clh.trylock.released"  the trylock of "clh" and "clh-tp",
+ *                    between its read of a released tail node and its
+ *                    read of that node's spare (where the tail moves on).
  *   "queue.scq2.ticket"  SCQ2's enqueue, between its Tail ticket and its
  *                    read of the cell (where a dequeuer overtakes it).
  *   "queue.scq2.dequeue.ticket"  SCQ2's dequeue, between its Head ticket

@@ -87,9 +87,10 @@ SYNCQ_API int syncq_lock_clh_tp_destroy(syncq_lock_clh_tp *l);
  * among waiters that keep running). SYNCQ_OK; SYNCQ_EINVAL for NULL. */
 SYNCQ_API int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node);
 /* Acquire l only if it is free.
- * Thread safety: any number of threads. Progress: wait-free when the
- * holder's prepared spare is there to take (one CAS), else lock-free (a
- * pop from the lock's pool, then that CAS); it never waits for a thread.
+ * Thread safety: any number of threads. Progress: wait-free: it takes
+ * the prepared spare that a released lock's last holder left, with one
+ * CAS, or answers SYNCQ_EBUSY (held, or the lock moved on meanwhile); it
+ * never takes from the lock's pool and never waits for a thread.
  * SYNCQ_OK or SYNCQ_EBUSY; SYNCQ_EINVAL for NULL. */
 SYNCQ_API int syncq_lock_clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node);
 /* Release l, held through node.
