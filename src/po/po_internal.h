@@ -62,9 +62,9 @@ struct syncq_po_proc {
    * every hop touches all of it anyway: one line, not three. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) state; /* PO_WORD(generation, PO_FREE/RUNNING/EXITED) */
   syncq_po_pid pid;                                /* of the slot's current (or last) process: slot | generation */
-  /* A spawned process of a fiber system. Atomic (seq_cst: written at
-   * spawn/attach only; a plain load on x86) because a late sender holding
-   * a stale pid reads it while the slot is being reused. */
+  /* A spawned process of a fiber system. Atomic because a late sender
+   * holding a stale pid reads it while the slot is being reused; written
+   * (relaxed) by spawn and attach before the state's release store. */
   _Atomic(bool) is_fiber;
   /* Written by the spawn or attach that takes the slot, before the state's
    * release store of RUNNING; read by the process itself, its scheduler
@@ -172,11 +172,12 @@ struct syncq_po_system {
   /* Monitors, links, names and exit signals (not spawn's or join's slot
    * work: that is lock-free, process.c). */
   pthread_mutex_t spawn_lock;
-  _Atomic(uint32_t) high; /* slots ever taken, 0 .. nslots (claimed by CAS) */
-  /* What every spawn and join updates, on one line: slots reserved now
-   * (spawn and attach reserve before they take one, a free gives it
-   * back after its slot is in free_slots) and processes started. */
+  /* What every spawn and join updates, on a line of its own (not the
+   * fields above, which every send reads): slots reserved now (spawn and
+   * attach reserve before they take one, a free gives it back after its
+   * slot is in free_slots), slots ever taken, processes started. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) live;
+  _Atomic(uint32_t) high;          /* slots ever taken, 0 .. nslots (claimed by CAS) */
   _Atomic(uint64_t) started;       /* over the system's life (syncq_po_count saturates it) */
   _Atomic(uint32_t) detached_held; /* detached processes whose slot is not yet freed */
   _Atomic(uint64_t) next_ref;      /* monitor references */

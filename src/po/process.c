@@ -505,7 +505,7 @@ static void *trampoline(void *arg) {
 static void unspawn(syncq_po_system *sys, struct syncq_po_proc *p, bool detached) {
   p->spawned = false;
   p->detached = false;
-  p->is_fiber = false;
+  atomic_store_explicit(&p->is_fiber, false, memory_order_relaxed); /* relaxed: ordered by the store below */
   /* release: as in po_release_detached. */
   atomic_store_explicit(&p->state, next_free(sys, p->pid), memory_order_release);
   if (detached) atomic_fetch_sub_explicit(&sys->detached_held, 1u, memory_order_relaxed); /* ours: counted above */
@@ -534,7 +534,8 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
   p->exit_reason = 0;
   p->spawned = true;
   p->detached = detached;
-  p->is_fiber = sys->fibers;
+  /* relaxed: published by the state's release store below. */
+  atomic_store_explicit(&p->is_fiber, sys->fibers, memory_order_relaxed);
   /* Before its exit can release it (destroy waits for the count). */
   if (detached) atomic_fetch_add_explicit(&sys->detached_held, 1u, memory_order_relaxed);
   /* The state is RUNNING before the process starts, so a process that
@@ -601,7 +602,7 @@ int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
   }
   p->spawned = false;
   p->detached = false;
-  p->is_fiber = false;
+  atomic_store_explicit(&p->is_fiber, false, memory_order_relaxed); /* relaxed: as in spawn */
   p->exit_reason = 0;
   p->owner = pthread_self();
   atomic_fetch_add_explicit(&sys->started, 1u, memory_order_relaxed); /* relaxed: a count */
