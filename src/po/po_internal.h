@@ -173,12 +173,13 @@ struct syncq_po_system {
    * work: that is lock-free, process.c). */
   pthread_mutex_t spawn_lock;
   /* What every spawn and join updates, on a line of its own (not the
-   * fields above, which every send reads): slots reserved now (spawn and
-   * attach reserve before they take one, a free gives it back after its
-   * slot is in free_slots), slots ever taken, processes started. */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) live;
-  _Atomic(uint32_t) high;          /* slots ever taken, 0 .. nslots (claimed by CAS) */
-  _Atomic(uint64_t) started;       /* over the system's life (syncq_po_count saturates it) */
+   * fields above, which every send reads). `counts`: the slots reserved
+   * now (live: the low 32 bits) and the slots ever taken (high: the high
+   * 32 bits, 0 .. nslots), so a spawn reserves and takes a never-used
+   * slot in one CAS; a free gives its count back after its slot is in
+   * free_slots. Processes started are high + free_slots' takes - failed. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) counts;
+  _Atomic(uint64_t) failed;        /* slots taken by spawns or attaches that then failed */
   _Atomic(uint32_t) detached_held; /* detached processes whose slot is not yet freed */
   _Atomic(uint64_t) next_ref;      /* monitor references */
   po_slot_ring free_slots;         /* freed slots, oldest first (slot_ring.c) */

@@ -15,10 +15,11 @@
  *                pids and the postoffices, and runs each process as a
  *                user-level context instead of a thread.
  *   Progress:    spawn, attach, join and exit take and give slots
- *                without a lock: a reservation of the live count (a CAS
- *                against the limit), then a never-used slot (a CAS of
- *                `high`) or the oldest freed one from free_slots
- *                (slot_ring.c, Vyukov's bounded MPMC queue); a free puts
+ *                without a lock: a reservation of the live count against
+ *                the limit and, while there is one, a never-used slot, in
+ *                one CAS (live and `high` share a word), else the oldest
+ *                freed slot from free_slots (slot_ring.c, Vyukov's
+ *                bounded MPMC queue); a free puts
  *                its slot back, then gives its count back, so a spawn
  *                that reserved always finds a slot, at worst after
  *                waiting out a put in flight (it yields). A fiber takes
@@ -34,11 +35,12 @@
  *                to monitors, links, names and exit signals, which count
  *                themselves in the target's nwatch so its exit takes the
  *                lock after them (the slot is freed only after that).
- *   Atomics:     uncontended spawn: a CAS of live, a take (CAS) from
- *                free_slots, the state's release store, an RMW setting
- *                PO_MADE (joinable ones), an add to started; join of a
- *                done fiber: a CAS of the state, a put (CAS) to free_slots,
- *                a sub from live.
+ *   Atomics:     uncontended spawn: a CAS of the counts (live and
+ *                high), plus a take (CAS) from free_slots once every slot
+ *                has been used, the state's release store, an RMW setting
+ *                PO_MADE (joinable ones); join of a done fiber: a CAS of
+ *                the state, a put (CAS) to free_slots, a sub from the
+ *                counts.
  *   Memory:      create maps the table (max_procs + the reserve entries,
  *                one cache-line group each) as zero pages, touched slot
  *                by slot at each one's first use; a slot's first spawn
@@ -299,9 +301,8 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   s->slot_bits = bits;
   s->gen_mask = (1u << (31 - bits)) - 1u;
   s->fibers = fibers;
-  atomic_init(&s->high, 0);
-  atomic_init(&s->live, 0);
-  atomic_init(&s->started, 0);
+  atomic_init(&s->counts, 0);
+  atomic_init(&s->failed, 0);
   atomic_init(&s->detached_held, 0);
   atomic_init(&s->next_ref, 0);
   atomic_init(&s->all, NULL);
@@ -331,57 +332,50 @@ static void set_limit(syncq_po_system *sys, const char *why) {
   atomic_store_explicit(&sys->limit_reason, why, memory_order_release);
 }
 
-/* Count one more live process against `limit` (max_procs for spawn,
- * nslots for attach), or refuse. A CAS loop, not an add undone on
- * refusal: a refused spawn never counts, so a spawn is refused only while
- * `limit` processes are live or on their way in. */
-static bool reserve(syncq_po_system *sys, uint32_t limit) {
-  /* relaxed: a first guess, checked by the CAS. */
-  uint32_t n = atomic_load_explicit(&sys->live, memory_order_relaxed);
-  do {
-    if (n >= limit) return false;
-    /* acquire: pairs with release_slot's release decrement, so the slot
-     * that free gave back is in free_slots for take_slot. */
-  } while (!atomic_compare_exchange_weak_explicit(&sys->live, &n, n + 1, memory_order_acquire, memory_order_relaxed));
-  return true;
-}
+#define COUNT_LIVE(c) ((uint32_t)(c))
+#define COUNT_HIGH(c) ((uint32_t)((c) >> 32))
 
-/* A slot for a reserved process: the next never-used one while there is
- * one (a fresh system hands out pids 0, 1, 2, ...), else the one freed
- * longest ago, so a pid value repeats as late as the table allows. The
- * reservation leaves one: every slot out of free_slots is counted in
- * live (a free puts its slot back before it gives its count back), so
- * the wait below only outlasts a put still in flight. */
-static uint32_t take_slot(syncq_po_system *sys, bool *fresh) {
-  for (;;) {
-    /* relaxed: the CAS hands each never-used slot out once; its record is
-     * zero (table_map) and the taker's alone. */
-    uint32_t high = atomic_load_explicit(&sys->high, memory_order_relaxed);
-    while (high < sys->nslots) {
-      if (atomic_compare_exchange_weak_explicit(&sys->high, &high, high + 1, memory_order_relaxed,
-                                                memory_order_relaxed)) {
-        *fresh = true;
-        return high;
-      }
-    }
-    uint32_t i;
-    if (po_slot_ring_take(&sys->free_slots, &i) == SYNCQ_OK) {
-      *fresh = false;
-      return i;
-    }
-    syncq_yield(); /* the oldest free slot's put is in flight */
+/* Count one more live process against `limit` (max_procs for spawn,
+ * nslots for attach) and take a slot for it, or refuse: the next
+ * never-used slot while there is one (a fresh system hands out pids 0,
+ * 1, 2, ...), in the same CAS as the count, else the one freed longest
+ * ago, so a pid value repeats as late as the table allows. A CAS loop,
+ * not an add undone on refusal: a refused spawn never counts, so a spawn
+ * is refused only while `limit` processes are live or on their way in.
+ * Every slot out of free_slots is counted (a free puts its slot back
+ * before it gives its count back), so one that counted finds a slot; the
+ * wait below only outlasts a put still in flight. */
+static bool reserve_slot(syncq_po_system *sys, uint32_t limit, uint32_t *slot, bool *fresh) {
+  /* relaxed: a first guess, checked by the CAS. */
+  uint64_t c = atomic_load_explicit(&sys->counts, memory_order_relaxed);
+  bool f;
+  do {
+    if (COUNT_LIVE(c) >= limit) return false;
+    f = COUNT_HIGH(c) < sys->nslots;
+    /* acquire: pairs with release_slot's release decrement, so the slot
+     * that free gave back is in free_slots for the take below. A fresh
+     * slot's record is zero (table_map) and the taker's alone. */
+  } while (!atomic_compare_exchange_weak_explicit(&sys->counts, &c, c + 1u + (f ? (uint64_t)1 << 32 : 0u),
+                                                  memory_order_acquire, memory_order_relaxed));
+  *fresh = f;
+  if (f) {
+    *slot = COUNT_HIGH(c);
+    return true;
   }
+  while (po_slot_ring_take(&sys->free_slots, slot) != SYNCQ_OK) syncq_yield(); /* its put is in flight */
+  return true;
 }
 
 /* The slot i's process is gone (joined, exited detached, or detached) and
  * its state word says FREE at the next generation, so its pid is stale:
  * the slot goes to the back of free_slots, then its count goes back (in
- * that order: see take_slot). */
+ * that order: see reserve_slot). */
 static void release_slot(syncq_po_system *sys, uint32_t i) {
   po_slot_ring_put(&sys->free_slots, i);
   SYNCQ_RACE_POINT("po.slot.freed");
-  /* release: pairs with reserve's acquire CAS. */
-  atomic_fetch_sub_explicit(&sys->live, 1u, memory_order_release);
+  /* release: pairs with reserve_slot's acquire CAS. live is at least 1
+   * (this slot's), so the high half is untouched. */
+  atomic_fetch_sub_explicit(&sys->counts, 1u, memory_order_release);
 }
 
 /* The state word that frees p's slot: FREE, one generation on. */
@@ -389,7 +383,7 @@ static uint32_t next_free(const syncq_po_system *sys, syncq_po_pid pid) {
   return PO_WORD((po_gen_of(sys, pid) + 1) & sys->gen_mask, PO_FREE);
 }
 
-/* Ready slot i (taken by take_slot; `fresh`: never used) for a new process:
+/* Ready slot i (taken by reserve_slot; `fresh`: never used) for a new process:
  * its mailbox, its pid. On failure the caller gives the slot back. */
 static int prepare_slot(syncq_po_system *sys, uint32_t i, bool fresh, struct syncq_po_proc **out) {
   struct syncq_po_proc *p = &sys->procs[i];
@@ -433,9 +427,13 @@ static int prepare_slot(syncq_po_system *sys, uint32_t i, bool fresh, struct syn
   return SYNCQ_OK;
 }
 
-/* A refusal after reserve and take_slot, before the state was published:
- * the slot goes back at its generation (no process had its pid). */
-static void give_back(syncq_po_system *sys, uint32_t i) { release_slot(sys, i); }
+/* A refusal after reserve_slot, before the state was published: the slot
+ * goes back at its generation (no process had its pid), and it does not
+ * count as started. relaxed: a count. */
+static void give_back(syncq_po_system *sys, uint32_t i) {
+  atomic_fetch_add_explicit(&sys->failed, 1u, memory_order_relaxed);
+  release_slot(sys, i);
+}
 
 void po_exit_notify(struct syncq_po_proc *p) {
   syncq_po_system *sys = p->sys;
@@ -509,17 +507,17 @@ static void unspawn(syncq_po_system *sys, struct syncq_po_proc *p, bool detached
   /* release: as in po_release_detached. */
   atomic_store_explicit(&p->state, next_free(sys, p->pid), memory_order_release);
   if (detached) atomic_fetch_sub_explicit(&sys->detached_held, 1u, memory_order_relaxed); /* ours: counted above */
-  release_slot(sys, po_slot_of(sys, p->pid));
+  give_back(sys, po_slot_of(sys, p->pid));
 }
 
 static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid, bool detached) {
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
-  if (!reserve(sys, sys->max_procs)) {
+  uint32_t i;
+  bool fresh;
+  if (!reserve_slot(sys, sys->max_procs, &i, &fresh)) {
     set_limit(sys, "max_procs");
     return SYNCQ_ELIMIT;
   }
-  bool fresh;
-  uint32_t i = take_slot(sys, &fresh);
   struct syncq_po_proc *p;
   int r = prepare_slot(sys, i, fresh, &p);
   if (r != SYNCQ_OK) {
@@ -571,8 +569,6 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
    * joiner's acquire load of the word (the fiber's done word and join
    * fields as po_fiber_spawn left them, the thread's id). */
   if (!detached) atomic_fetch_or_explicit(&p->state, PO_MADE, memory_order_release);
-  /* relaxed: a count (syncq_po_count). */
-  atomic_fetch_add_explicit(&sys->started, 1u, memory_order_relaxed);
   if (sys->fibers) po_fiber_spawned(sys->fiber_rt); /* the wake-up */
   if (pid) *pid = self_pid;
   return SYNCQ_OK;
@@ -588,12 +584,12 @@ int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void *arg, syn
 
 int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
   if (sys == NULL || self == NULL || po_fiber_current() != NULL) return SYNCQ_EINVAL;
-  if (!reserve(sys, sys->nslots)) {
+  uint32_t i;
+  bool fresh;
+  if (!reserve_slot(sys, sys->nslots, &i, &fresh)) {
     set_limit(sys, "max_procs");
     return SYNCQ_ELIMIT;
   }
-  bool fresh;
-  uint32_t i = take_slot(sys, &fresh);
   struct syncq_po_proc *p;
   int r = prepare_slot(sys, i, fresh, &p);
   if (r != SYNCQ_OK) {
@@ -605,7 +601,6 @@ int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
   atomic_store_explicit(&p->is_fiber, false, memory_order_relaxed); /* relaxed: as in spawn */
   p->exit_reason = 0;
   p->owner = pthread_self();
-  atomic_fetch_add_explicit(&sys->started, 1u, memory_order_relaxed); /* relaxed: a count */
   /* release: pairs with the senders' acquire load of the state. No
    * PO_JOINABLE: join answers SYNCQ_EINVAL. */
   atomic_store_explicit(&p->state, PO_WORD(po_gen_of(sys, p->pid), PO_RUNNING), memory_order_release);
@@ -639,15 +634,20 @@ const char *syncq_po_limit_reason(const syncq_po_system *sys) {
 
 uint32_t syncq_po_count(const syncq_po_system *sys) {
   if (sys == NULL) return 0;
-  /* relaxed: a count. */
-  uint64_t n = atomic_load_explicit(&((syncq_po_system *)sys)->started, memory_order_relaxed);
+  /* relaxed: counts (every process started took one slot, fresh or from
+   * free_slots; one that then failed is counted in failed). */
+  syncq_po_system *s = (syncq_po_system *)sys;
+  uint64_t taken =
+    COUNT_HIGH(atomic_load_explicit(&s->counts, memory_order_relaxed)) + po_slot_ring_taken(&s->free_slots);
+  uint64_t failed = atomic_load_explicit(&s->failed, memory_order_relaxed);
+  uint64_t n = taken > failed ? taken - failed : 0;
   return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 uint32_t syncq_po_live(const syncq_po_system *sys) {
   if (sys == NULL) return 0;
   /* relaxed: a count (with the slots of spawns under way). */
-  return atomic_load_explicit(&((syncq_po_system *)sys)->live, memory_order_relaxed);
+  return COUNT_LIVE(atomic_load_explicit(&((syncq_po_system *)sys)->counts, memory_order_relaxed));
 }
 
 uint32_t syncq_po_pid_generations(const syncq_po_system *sys) { return sys != NULL ? sys->gen_mask + 1 : 0; }
@@ -735,7 +735,7 @@ int syncq_po_destroy(syncq_po_system *sys) {
   if (sys == NULL) return SYNCQ_EINVAL;
   /* relaxed: the caller has seen every spawn return (destroy follows
    * them), which orders the slots they took. */
-  uint32_t n = atomic_load_explicit(&sys->high, memory_order_relaxed);
+  uint32_t n = COUNT_HIGH(atomic_load_explicit(&sys->counts, memory_order_relaxed));
   for (uint32_t i = 0; i < n; i++) /* acquire: pairs with the release store of PO_EXITED. */
     if (PO_ST(atomic_load_explicit(&sys->procs[i].state, memory_order_acquire)) == PO_RUNNING) return SYNCQ_EBUSY;
   /* Detached processes that have exited are on their way out (their

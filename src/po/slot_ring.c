@@ -107,3 +107,8 @@ int po_slot_ring_take(po_slot_ring *r, uint32_t *slot) {
   atomic_store_explicit(&c->seq, pos + r->mask + 1 - (pos & r->mask), memory_order_release);
   return SYNCQ_OK;
 }
+
+uint64_t po_slot_ring_taken(const po_slot_ring *r) {
+  /* relaxed: a count (each take advances head once). */
+  return atomic_load_explicit(&((po_slot_ring *)r)->head, memory_order_relaxed);
+}

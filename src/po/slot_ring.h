@@ -38,5 +38,7 @@ void po_slot_ring_put(po_slot_ring *r, uint32_t slot);
 /* The oldest slot: SYNCQ_OK with *slot, or SYNCQ_EMPTY (none, or the
  * oldest one's enqueue is still in flight). */
 int po_slot_ring_take(po_slot_ring *r, uint32_t *slot);
+/* Takes so far (a count: relaxed). */
+uint64_t po_slot_ring_taken(const po_slot_ring *r);
 
 #endif
