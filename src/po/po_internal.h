@@ -95,10 +95,14 @@ struct syncq_po_proc {
   struct po_link *links;
   struct po_name *name;
   _Atomic(uint32_t) nwatch;
-  bool trap; /* traps exit signals (syncq_po_trap_exits; under spawn_lock) */
+  /* trap and doom: written under spawn_lock, and reset by the spawn or
+   * attach that takes the slot before it publishes the process (no signal
+   * to the slot's last process is still being decided then: a signaller
+   * counts itself in nwatch, so that exit took the lock after it). */
+  bool trap; /* traps exit signals (syncq_po_trap_exits) */
   /* An exit signal that kills: 0, or PO_DOOM_SET | (uint32_t)reason.
-   * Written under spawn_lock by the signal's sender (once per process:
-   * the first one wins), read by the owner at its postoffice calls. */
+   * Written by the signal's sender (once per process: the first one
+   * wins), read by the owner at its postoffice calls. */
   _Atomic(uint64_t) doom;
   int32_t exit_reason; /* the owner's; read by its exit */
 };
@@ -270,7 +274,8 @@ static inline bool po_is_caller(const struct syncq_po_proc *self) {
 
 /* Has an exit signal killed the process? Its owner asks at every
  * postoffice call that waits or acts on others (and signallers under
- * spawn_lock, where every store of doom is made). relaxed: the word
+ * spawn_lock, where every store of doom is made but a new process's
+ * reset to 0, before it is published). relaxed: the word
  * carries its reason itself; an owner asleep or parked sees it through
  * the wake-up's RMW that follows the store (po_wake), as it sees a
  * message. */
