@@ -80,12 +80,14 @@
  *             not a fiber's overflow go to the handler it replaced.
  *             Processes attached with syncq_po_attach stay threads.
  *
- *   get(self, len)           a free message with room for len bytes (from
- *                            the own free list, or allocated)
+ *   get(self, len)           a free message with room for len bytes (a
+ *                            fiber's from its scheduler's cache first; else
+ *                            from the own free list, or allocated)
  *   send(self, pid, msg, m)  SYNCQ_PO_LINK: links msg into pid's inbox;
- *                            SYNCQ_PO_COPY: copies it into one of pid's free
- *                            messages, links that, and frees msg to the
- *                            sender's free list (002 §4 "Sending/Receiving")
+ *                            SYNCQ_PO_COPY: copies it into a free message
+ *                            (the scheduler's cached one, else one of pid's),
+ *                            links that, and frees msg as free() does
+ *                            (002 §4 "Sending/Receiving")
  *   recv(self)               dequeue, yielding while the inbox is empty (002)
  *   recv_blocking(self)      dequeue, sleeping on a futex while empty; the
  *                            sender wakes it (beyond 002)
@@ -93,7 +95,9 @@
  *   recv_timeout(self, ns)   dequeue, waiting at most ns (SYNCQ_ETIMEDOUT)
  *   sleep(self, ns)          a fiber parks, its scheduler runs the others
  *   send_after(self, pid, msg, ns)  delivered ns from now
- *   free(self, msg)          give a message back to the own free list
+ *   free(self, msg)          give a message back: a fiber's to its
+ *                            scheduler's cache while it has room, else to
+ *                            the own free list
  *   monitor(self, pid, &ref) one SYNCQ_PO_DOWN message when pid exits
  *                            (demonitor(self, pid, ref) takes it back)
  *   exit(self, pid, reason)  an exit signal (Erlang's exit/2)
@@ -127,7 +131,8 @@
  * SYNCQ_PO_INLINE_MSG bytes, else allocated separately (kept with the
  * header for its next use). Headers are type-stable: while
  * the system lives a header is only ever a header of this system (recycled
- * through the processes' free lists, never returned to malloc), so a
+ * through the processes' free lists and a bounded cache per fiber
+ * scheduler, never returned to malloc), so a
  * sender that still holds a stale pointer into a mailbox may read it
  * safely; every header is freed by syncq_po_destroy(). The exception is the
  * "mutex-nofree" mailbox (002's "no free list" variant), where get
@@ -174,7 +179,6 @@ typedef struct syncq_po_msg {
   syncq_pr_dw_atomic cnext;            /* "nonblocking": counted next (lo: address, hi: count) */
   _Atomic(struct syncq_po_msg *) next; /* the other mailboxes' queue link */
   syncq_fl_link fl;                    /* free-list link */
-  struct syncq_po_msg *all_next;       /* the system's list of every header */
   syncq_po_pid to;                     /* the recipient's pid (a stale one's message is dropped) */
   /* -- the holder's -- */
   uint32_t type;       /* the application's message type */
@@ -367,9 +371,10 @@ SYNCQ_API size_t syncq_po_stack_cache_trim(void);
  * SYNCQ_PO_EXIT_NOMEM (its monitors and links are told; join returns). The slot of a spawned process
  * is freed by syncq_po_join (or destroy): a process nobody joins keeps it
  * (spawn it detached instead). Fiber system: a fiber's child runs next on
- * the spawner's scheduler (the child it displaces is queued there, for
- * any idle scheduler to take); a plain thread's children are spread
- * round robin over the schedulers.
+ * the spawner's scheduler; the children it displaces wait there and run
+ * newest first (a tree of processes is walked depth first), while an idle
+ * scheduler takes the oldest; a plain thread's children are spread round
+ * robin over the schedulers.
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).
@@ -730,8 +735,9 @@ SYNCQ_API int syncq_po_unregister(syncq_po_system *sys, const char *name);
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
- * Progress: lock-free: a pop from self's free list (src/po/postoffice.c);
- * it allocates when the list is empty or the payload buffer is too small
+ * Progress: lock-free: a fiber takes a message its scheduler cached (no
+ * atomics), else a pop from self's free list (src/po/postoffice.c); it
+ * allocates when both are empty or the payload buffer is too small
  * ("mutex-nofree": every time).
  * Example: `syncq_po_msg *m; syncq_po_get(self, 8, &m); memcpy(m->data, "ping", 5); syncq_po_send(self, to, m, SYNCQ_PO_LINK);` */
 SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
@@ -898,12 +904,14 @@ SYNCQ_API int syncq_po_yield(syncq_po_proc *self);
  * (pthread_getattr_np). */
 SYNCQ_API int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size);
 
-/* Give a message back to the own free list. SYNCQ_EINVAL for NULL.
+/* Give a message back for reuse (the calling fiber's scheduler's cache or
+ * the own free list). SYNCQ_EINVAL for NULL.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
- * Progress: lock-free: a push onto self's free list ("mutex-nofree":
- * free()). */
+ * Progress: lock-free: a fiber's message goes to its scheduler's cache
+ * while it has room (no atomics), else a push onto self's free list
+ * ("mutex-nofree": free()). */
 SYNCQ_API int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg);
 
 #ifdef __cplusplus

@@ -26,6 +26,7 @@
 struct syncq_po_system;
 struct syncq_po_proc;
 struct po_sched;
+struct po_header_cache;
 
 /* ---- stacks ---- */
 
@@ -100,12 +101,13 @@ enum { PO_FIBER_RUNNING = 0, PO_FIBER_BLOCKING, PO_FIBER_WOKEN, PO_FIBER_PARKED,
 
 /* Hot fields first: the process keeps them in its first cache line. */
 typedef struct po_fiber {
-  _Atomic(uint32_t) wstate; /* written by senders and schedulers */
-  po_fctx ctx;              /* the saved context while not running */
-  struct po_sched *sched;   /* the scheduler it runs on (valid while running) */
-  struct po_sched *last;    /* where it ran last (a plain thread's wake-up queues it there) */
-  po_stack *stack;          /* from its first run to its exit (NULL before: fiber_sched.c, give_stack) */
-  uint64_t *canary;         /* the stack's canary word (NULL: it has a guard) */
+  _Atomic(uint32_t) wstate;     /* written by senders and schedulers */
+  po_fctx ctx;                  /* the saved context while not running */
+  struct po_sched *sched;       /* the scheduler it runs on (valid while running) */
+  struct po_sched *last;        /* where it ran last (a plain thread's wake-up queues it there) */
+  struct po_header_cache *hdrs; /* its scheduler's header cache (valid while running) */
+  po_stack *stack;              /* from its first run to its exit (NULL before: fiber_sched.c, give_stack) */
+  uint64_t *canary;             /* the stack's canary word (NULL: it has a guard) */
   po_san san;
   _Atomic(uint32_t) done;                     /* 1 once it has exited and its stack is back in the pool */
   _Atomic(uint32_t) join_waiters;             /* threads sleeping on done */

@@ -10,7 +10,13 @@
  *                a run queue per scheduler, a "runnext" slot so a process
  *                woken by a message, or spawned by a fiber, runs next on
  *                the waker's (spawner's) scheduler (Go's runnext and
- *                newproc, BEAM's locality), stealing only by idle
+ *                newproc, BEAM's locality), the children a fiber's spawns
+ *                displace kept on a work-stealing deque (Chase & Lev;
+ *                spawn_deque.h) and run newest first, Cilk's work-first
+ *                order (a tree of processes is walked depth first), the
+ *                run queue's head first every PO_FAIR_TICK-th pick (Go's
+ *                global-queue check), stealing (run queue, then the
+ *                oldest spawned child) only by idle
  *                schedulers, idle schedulers spinning briefly and then
  *                sleeping on a futex (Go's spinning Ms), so a hop between
  *                busy processes never pays a futex wake-up.
@@ -93,6 +99,7 @@
 
 #include "fiber_internal.h"
 #include "po_internal.h"
+#include "spawn_deque.h"
 #include "timer.h"
 
 #if SYNCQ_HAVE_FIBERS
@@ -119,6 +126,11 @@
  * that keep waking each other must not starve the queued ones (Go gives
  * runnext the waker's time slice; BEAM counts reductions). */
 #define PO_RUNNEXT_BUDGET 64u
+/* Every this many fibers a scheduler takes from its own queues, the run
+ * queue's head goes before the spawned children (spawn_deque.h): a fiber
+ * that spawns without end must not starve the woken and yielding ones
+ * (Go looks at its global queue every 61st schedule for the same reason). */
+#define PO_FAIR_TICK 61u
 /* Run queues never smaller than this: NBLFQ's 16-bit tags repeat after
  * capacity x 65,536 operations on the ring, which a preempted scheduler
  * must not sleep through (at 4,096: hundreds of millions). */
@@ -160,6 +172,10 @@ typedef struct po_sched {
   uint32_t index;
   uint64_t seed;           /* victim choice */
   uint32_t runnext_streak; /* runnext taken in a row (PO_RUNNEXT_BUDGET) */
+  uint32_t fair_tick;      /* takes since the run queue last went first (PO_FAIR_TICK) */
+  /* Message headers freed and made by the fibers running here (header.c):
+   * touched with no atomics, by this thread only (a spare has its own). */
+  po_header_cache hdrs;
   pthread_t tid;
   bool started;
   /* Spares (index >= nsched): started by the monitor when a scheduler is
@@ -170,6 +186,9 @@ typedef struct po_sched {
   _Atomic(uint32_t) active;         /* spare: 1 while it runs as a scheduler (written under the lock) */
   _Atomic(uint32_t) spare_word;     /* futex a retired spare sleeps on */
   syncq_queue_nblfq *runq;
+  /* Children a fiber's spawns displaced from runnext: the owner runs the
+   * newest first, others steal the oldest (spawn_deque.h). */
+  po_deque spawned;
   /* Deadlines of the fibers that wait here, and send_after's (timer.c):
    * fired between fibers (take_local), bounding the idle sleep. */
   po_timers timers;
@@ -324,6 +343,8 @@ static bool take_over(po_sched *sp) {
   }
   void *item;
   while (syncq_queue_nblfq_dequeue(v->runq, &item) == SYNCQ_OK) push_to(sp->rt, sp, item);
+  while (po_deque_busy(&v->spawned))
+    if ((item = po_deque_steal(&v->spawned)) != NULL) push_to(sp->rt, sp, item);
   if (atomic_load_explicit(&v->runnext, memory_order_relaxed) != NULL) { /* a peek, as take_runnext's */
     /* acquire: as take_runnext. */
     po_fiber *f = atomic_exchange_explicit(&v->runnext, NULL, memory_order_acquire);
@@ -333,7 +354,9 @@ static bool take_over(po_sched *sp) {
 }
 
 /* runnext first (locality: the fiber a message just woke), but after
- * PO_RUNNEXT_BUDGET of those in a row the queue's head goes first. */
+ * PO_RUNNEXT_BUDGET of those in a row the queue's head goes first; then
+ * the newest spawned child (depth first), except every PO_FAIR_TICK-th
+ * take, when the run queue's head goes first; then the run queue. */
 static po_fiber *take_local(po_sched *s) {
   void *item;
   /* a branch on a field of the owner's line: free for the others. A
@@ -352,6 +375,11 @@ static po_fiber *take_local(po_sched *s) {
     }
   }
   s->runnext_streak = 0;
+  if (++s->fair_tick >= PO_FAIR_TICK) {
+    s->fair_tick = 0;
+    if (syncq_queue_nblfq_dequeue(s->runq, &item) == SYNCQ_OK) return claim(item);
+  }
+  if ((item = po_deque_take(&s->spawned)) != NULL) return claim(item);
   if (syncq_queue_nblfq_dequeue(s->runq, &item) == SYNCQ_OK) return claim(item);
   return take_runnext(s);
 }
@@ -390,6 +418,9 @@ static po_fiber *steal(po_sched *s, const uint64_t *seen) {
       if (moved > 0) wakep(rt); /* more than we run now: another idle scheduler may share them */
       return claim(item);
     }
+    /* Its oldest spawned child: in a tree, the root of the largest
+     * subtree waiting there (Cilk's steal). */
+    if ((item = po_deque_steal(&v->spawned)) != NULL) return claim(item);
     /* relaxed: hints; the exchange decides who takes the fiber. */
     bool blocked = atomic_load_explicit(&v->stuck, memory_order_relaxed) != 0;
     if (atomic_load_explicit(&v->runnext, memory_order_relaxed) != NULL &&
@@ -437,6 +468,7 @@ static po_sched *after_switch(po_transfer t) {
   if (me != NULL) {
     me->sched = s;
     me->last = s;
+    me->hdrs = &s->hdrs;
   }
   po_fiber *from = s->sw_from;
   int action = s->sw_action;
@@ -791,7 +823,7 @@ static void *sched_main(void *arg) {
  * scheduler sleeps in idle no fiber runs, so none can block: the monitor
  * then sleeps without a deadline until a scheduler wakes (monitor_wake). */
 
-/* Queue sp's fibers (run queue and runnext) on the normal schedulers
+/* Queue sp's fibers (run queue, spawned children and runnext) on the normal schedulers
  * (round robin: rr is a relaxed counter, as in spawn; any spread will do). */
 static void drain_spare(po_fiber_rt *rt, po_sched *sp) {
   void *item;
@@ -800,6 +832,11 @@ static void drain_spare(po_fiber_rt *rt, po_sched *sp) {
     push_to(rt, &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched], item);
     any = true;
   }
+  while (po_deque_busy(&sp->spawned)) /* its own children: it spawns no more while retired */
+    if ((item = po_deque_steal(&sp->spawned)) != NULL) {
+      push_to(rt, &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched], item);
+      any = true;
+    }
   /* acquire: as take_runnext. */
   po_fiber *f = atomic_exchange_explicit(&sp->runnext, NULL, memory_order_acquire);
   if (f != NULL) {
@@ -815,7 +852,7 @@ static bool has_work(po_sched *v) {
   /* relaxed: hints (a miss is seen at the next scan). */
   uint64_t h = atomic_load_explicit(&v->runq->head, memory_order_relaxed);
   uint64_t t = atomic_load_explicit(&v->runq->tail, memory_order_relaxed);
-  return h != t || atomic_load_explicit(&v->runnext, memory_order_relaxed) != NULL ||
+  return h != t || po_deque_busy(&v->spawned) || atomic_load_explicit(&v->runnext, memory_order_relaxed) != NULL ||
          po_timers_next(&v->timers) != UINT64_MAX;
 }
 
@@ -1133,6 +1170,8 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
     atomic_init(&s->active, 0);
     atomic_init(&s->spare_word, 0);
     atomic_init(&s->cover, NULL);
+    po_deque_init(&s->spawned);
+    s->fair_tick = 0;
     s->rt = rt;
     s->index = i;
     s->seed = 0x9e3779b97f4a7c15ull * (i + 1);
@@ -1224,15 +1263,17 @@ void po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p) {
   po_fiber *cur = po_fiber_current();
   if (cur != NULL && cur->sched != NULL && cur->sched->rt == rt) {
     /* A fiber's child runs next on its scheduler (Go's newproc): the
-     * child it displaces goes to the run queue, where idle schedulers
-     * steal it. A tree that spawns as it goes (skynet) then runs depth
-     * first along its newest children: fewer processes live at once, and
-     * the stacks freed last are the next ones spawned on. acq_rel: as in
-     * ready(), whose first half this is (its wake-up is
-     * po_fiber_spawned's). */
+     * child it displaces goes on the scheduler's spawn deque, which it
+     * runs newest first while idle schedulers steal the oldest (past the
+     * deque's room, the run queue). A tree that spawns as it goes
+     * (skynet) then runs depth first: few of its processes are live at
+     * once (a FIFO run queue walked it breadth first: a third to a half of
+     * 111,111 processes live), and the stacks freed last are the next ones
+     * taken. acq_rel: as in ready(), whose first half this is (its
+     * wake-up is po_fiber_spawned's). */
     po_sched *here = cur->sched;
     po_fiber *old = atomic_exchange_explicit(&here->runnext, f, memory_order_acq_rel);
-    if (old != NULL) push_to(rt, here, old); /* displaced: anyone may take it */
+    if (old != NULL && !po_deque_push(&here->spawned, old)) push_to(rt, here, old);
     return;
   }
   /* A plain thread's spawns: round robin over the schedulers, so a

@@ -141,8 +141,25 @@ typedef struct po_slab {
   pthread_mutex_t grow;
 } po_slab;
 
+/* A chunk of one caller's own (a scheduler thread's), carved with no
+ * shared word: objs[next .. cap) are still free. Zeroed by
+ * po_slab_cursor_init; valid for one slab, until its destroy. */
+typedef struct po_slab_cursor {
+  struct po_slab_chunk *chunk;
+  char *objs;
+  size_t next, cap;
+} po_slab_cursor;
+
 int po_slab_init(po_slab *s, size_t size, size_t align);
 void *po_slab_alloc(po_slab *s); /* NULL: out of memory */
+void po_slab_cursor_init(po_slab_cursor *cur);
+/* An object from cur's chunk, or from a new chunk that becomes cur's
+ * (NULL: out of memory). One thread at a time per cursor. */
+void *po_slab_alloc_local(po_slab *s, po_slab_cursor *cur);
+/* Call fn on every object s has handed out (no allocation may run
+ * meanwhile, and every allocator's writes must be visible: a joined
+ * thread's). */
+void po_slab_each(po_slab *s, void (*fn)(void *obj));
 void po_slab_destroy(po_slab *s);
 
 /* The entry points of upper layers that a lower file calls on their
@@ -187,7 +204,6 @@ struct syncq_po_system {
   _Atomic(uint32_t) detached_held; /* detached processes whose slot is not yet freed */
   _Atomic(uint64_t) next_ref;      /* monitor references */
   po_slot_ring free_slots;         /* freed slots, oldest first (slot_ring.c) */
-  _Atomic(syncq_po_msg *) all;     /* every type-stable header ever allocated (push only) */
   po_slab mailboxes;               /* the slots' mailboxes (taken at a slot's first use) */
   po_slab headers;                 /* the type-stable headers (po_header_new) */
   _Atomic(const char *) limit_reason;
@@ -306,9 +322,35 @@ void po_post(syncq_po_system *sys, struct syncq_po_proc *from, syncq_po_pid to, 
  * names of syncq_po_limit_reason() (limit.c). */
 const char *po_limit_of(int err);
 
-/* A new type-stable header of sys (payload empty), recorded for destroy;
- * NULL when memory is short (header.c). */
+/* A new type-stable header of sys (payload empty), from the shared slab
+ * (any thread); NULL when memory is short (header.c). */
 syncq_po_msg *po_header_new(syncq_po_system *sys);
+/* A fiber scheduler's headers (header.c), its thread's alone: free ones
+ * (a bounded LIFO, the newest last) and its own slab chunk. Zero bytes
+ * are an empty cache. */
+enum { PO_HDR_CACHE = 64 };
+typedef struct po_header_cache {
+  po_slab_cursor slab;
+  uint32_t n;
+  syncq_po_msg *free[PO_HDR_CACHE];
+} po_header_cache;
+/* A free header from c, else a new one from c's slab chunk (payload
+ * empty); NULL when memory is short. */
+syncq_po_msg *po_header_take(syncq_po_system *sys, po_header_cache *c);
+/* The header cache of the scheduler running the calling fiber, when that
+ * fiber is a process of sys; NULL on a plain thread, on a scheduler
+ * between fibers, or for another system's headers. Valid until the
+ * fiber next switches (the scheduler's after_switch sets hdrs). */
+static inline po_header_cache *po_header_cache_here(const syncq_po_system *sys) {
+  po_fiber *f = po_fiber_current();
+  if (f == NULL) return NULL;
+  return SYNCQ_FL_CONTAINER(f, struct syncq_po_proc, fiber)->sys == sys ? f->hdrs : NULL;
+}
+/* Keep a free header of sys in c: false when c is full. */
+bool po_header_keep(po_header_cache *c, syncq_po_msg *m);
+/* At destroy, every process joined and every scheduler stopped: free
+ * the payload buffers of every header sys has had, then the headers. */
+void po_headers_destroy(syncq_po_system *sys);
 /* Zero a header and initialise its atomic links (every header's first
  * state, whichever allocator gave it); its payload is the inline one. */
 void po_header_clear(syncq_po_msg *m);

@@ -19,12 +19,14 @@
  *                to free lists that are lock-free (counted pointers,
  *                syncq/reclaim.h: several copying senders pop from one
  *                recipient's list at once, so ABA matters).
- *   Atomics:     get: 1 double-width CAS (pop); free: 1 (push); send LINK:
- *                the mailbox's enqueue + 1 fetch-and-add(0) of the
- *                recipient's sleeping flag;
- *                send COPY: + 1 pop and 1 push.
+ *   Atomics:     get: 1 double-width CAS (pop); free: 1 (push); none for
+ *                a fiber whose scheduler's header cache (header.c) has a
+ *                header, or room for one; send LINK: the mailbox's
+ *                enqueue + 1 fetch-and-add(0) of the recipient's sleeping
+ *                flag; send COPY: + a get and a free.
  *   Memory:      headers are type-stable (po.h); get and COPY allocate a
- *                header only when the free list is empty and (re)allocate a
+ *                header only when the cache and the free list are empty
+ *                (a fiber's from its scheduler's slab chunk) and (re)allocate a
  *                payload only when the message's buffer is too small (a
  *                header's inline bytes hold SYNCQ_PO_INLINE_MSG).
  *                "mutex-nofree": malloc/free per message.
@@ -48,20 +50,31 @@ static syncq_po_msg *nofree_new(void) {
   return m;
 }
 
-/* A header from `from`'s free list, or a new one; NULL when memory is short. */
+/* A header from the calling fiber's scheduler cache, else from `from`'s
+ * free list, else a new one (from the scheduler's own slab chunk when
+ * there is a cache); NULL when memory is short. The cache first: it
+ * costs no atomics, and a process that has never received (a new leaf)
+ * finds its own list empty while headers its scheduler's processes
+ * freed are there, still in cache. */
 static syncq_po_msg *take_header(syncq_po_system *sys, struct syncq_po_proc *from) {
   if (!sys->mb->free_list) return nofree_new();
+  po_header_cache *c = po_header_cache_here(sys);
+  if (c != NULL && c->n != 0) return c->free[--c->n];
   syncq_fl_link *l;
   if (syncq_freelist_pop(&from->free, &l) == SYNCQ_OK) return SYNCQ_FL_CONTAINER(l, syncq_po_msg, fl);
-  return po_header_new(sys);
+  return c != NULL ? po_header_take(sys, c) : po_header_new(sys);
 }
 
+/* A free header goes to the calling fiber's scheduler cache while it has
+ * room, else to `to`'s free list (a plain thread's always). */
 static void give_header(syncq_po_system *sys, struct syncq_po_proc *to, syncq_po_msg *m) {
   if (!sys->mb->free_list) {
     po_payload_free(m);
     free(m);
     return;
   }
+  po_header_cache *c = po_header_cache_here(sys);
+  if (c != NULL && po_header_keep(c, m)) return;
   (void)syncq_freelist_push(&to->free, &m->fl);
 }
 

@@ -305,7 +305,6 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   atomic_init(&s->failed, 0);
   atomic_init(&s->detached_held, 0);
   atomic_init(&s->next_ref, 0);
-  atomic_init(&s->all, NULL);
   atomic_init(&s->limit_reason, NULL);
   if (fibers) {
     int r = po_fiber_rt_create(s, c.schedulers, c.pin, stack, guard, &s->fiber_rt);
@@ -781,14 +780,7 @@ int syncq_po_destroy(syncq_po_system *sys) {
     }
     sys->mb->destroy(p->mailbox, sys); /* its memory goes with the slab */
   }
-  /* acquire: pairs with po_header_new's release. */
-  syncq_po_msg *m = atomic_load_explicit(&sys->all, memory_order_acquire);
-  while (m != NULL) {
-    syncq_po_msg *next = m->all_next;
-    po_payload_free(m);
-    m = next;
-  }
-  po_slab_destroy(&sys->headers); /* the headers themselves */
+  po_headers_destroy(sys); /* their payloads, then the headers themselves */
   po_slab_destroy(&sys->mailboxes);
   po_names_destroy(sys);
   pthread_mutex_destroy(&sys->spawn_lock);

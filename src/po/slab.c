@@ -13,16 +13,29 @@
  *                Why here: a malloc'd, cache-line-aligned mailbox per slot
  *                and a header per process made glibc split and coalesce
  *                chunks (unlink_chunk) at every spawn and again at destroy.
+ *                A cursor (po_slab_cursor) is a caller's own chunk, carved
+ *                with no shared word: a fiber scheduler thread keeps one,
+ *                so the schedulers do not share the current chunk's index
+ *                (as each processor of Go's runtime allocates from a span
+ *                of its own, its mcache, and goes to the shared mcentral
+ *                only for a new span).
  *   Progress:    alloc is lock-free while the current chunk has room (one
  *                fetch-and-add); a full chunk is replaced under a mutex
  *                (once per chunk: chunks grow from PO_SLAB_MIN objects
- *                to PO_SLAB_MAX_BYTES).
- *   Atomics:     alloc: 1 load (acquire) + 1 FAA (relaxed).
+ *                to PO_SLAB_MAX_BYTES). alloc_local is wait-free while
+ *                its cursor's chunk has room, and takes the mutex for a
+ *                new chunk of its own.
+ *   Atomics:     alloc: 1 load (acquire) + 1 FAA (relaxed); alloc_local:
+ *                1 store (relaxed) of the chunk's count, no RMW.
  *   Memory:      chunks from syncq_alloc_aligned, each object at a multiple
  *                of the object's alignment; nothing is freed before
  *                po_slab_destroy, which keeps the chunks (up to
  *                PO_SLAB_KEEP_BYTES in all) for later slabs of the same
- *                geometry. The objects are not zeroed.
+ *                geometry. The objects are not zeroed. po_slab_each
+ *                visits every object handed out (the first min(used,
+ *                cap) of each chunk: a cursor's chunk counts what its
+ *                owner carved), for a caller that must free what its
+ *                objects own.
  *   Signal-safe: no (the refill takes a mutex and allocates).
  *   Process-shared: no.
  *   Limits:      objects of at most 1 MiB, alignment a power of two.
@@ -45,8 +58,11 @@ struct po_slab_chunk {
   struct po_slab_chunk *next; /* every chunk of the slab (under grow) */
   char *objs;                 /* [cap] objects of the slab's stride */
   size_t cap;
-  size_t bytes, align;  /* the allocation, to be reused by a like refill */
-  _Atomic(size_t) used; /* indices handed out; past cap once it is full */
+  size_t bytes, align; /* the allocation, to be reused by a like refill */
+  /* Indices handed out; past cap once it is full. The shared chunk's
+   * (cur) by fetch-and-add; a cursor's chunk's written by its owner
+   * alone. */
+  _Atomic(size_t) used;
 };
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
@@ -96,6 +112,26 @@ int po_slab_init(po_slab *s, size_t size, size_t align) {
   return SYNCQ_OK;
 }
 
+/* A new chunk of s, on s->chunks (the caller holds grow); NULL when
+ * memory is short. */
+static struct po_slab_chunk *chunk_new_locked(po_slab *s) {
+  size_t cap = s->next_cap;
+  size_t head = round_up(sizeof(struct po_slab_chunk), s->align);
+  size_t bytes = head + cap * s->stride;
+  struct po_slab_chunk *n = kept_take(bytes, s->align);
+  if (n == NULL) n = syncq_alloc_aligned(bytes, s->align);
+  if (n == NULL) return NULL;
+  n->bytes = bytes;
+  n->align = s->align;
+  n->objs = (char *)n + head;
+  n->cap = cap;
+  atomic_init(&n->used, 0);
+  n->next = s->chunks;
+  s->chunks = n;
+  if (cap * 2 * s->stride <= PO_SLAB_MAX_BYTES) s->next_cap = cap * 2;
+  return n;
+}
+
 void *po_slab_alloc(po_slab *s) {
   for (;;) {
     /* acquire: pairs with the release store of cur below (the chunk's
@@ -110,27 +146,42 @@ void *po_slab_alloc(po_slab *s) {
     pthread_mutex_lock(&s->grow);
     /* relaxed: cur is written under this lock only. */
     if (atomic_load_explicit(&s->cur, memory_order_relaxed) == c) { /* nobody refilled it meanwhile */
-      size_t cap = s->next_cap;
-      size_t head = round_up(sizeof(struct po_slab_chunk), s->align);
-      size_t bytes = head + cap * s->stride;
-      struct po_slab_chunk *n = kept_take(bytes, s->align);
-      if (n == NULL) n = syncq_alloc_aligned(bytes, s->align);
+      struct po_slab_chunk *n = chunk_new_locked(s);
       if (n == NULL) {
         pthread_mutex_unlock(&s->grow);
         return NULL;
       }
-      n->bytes = bytes;
-      n->align = s->align;
-      n->objs = (char *)n + head;
-      n->cap = cap;
-      atomic_init(&n->used, 0);
-      n->next = s->chunks;
-      s->chunks = n;
-      if (cap * 2 * s->stride <= PO_SLAB_MAX_BYTES) s->next_cap = cap * 2;
       /* release: pairs with the acquire load above. */
       atomic_store_explicit(&s->cur, n, memory_order_release);
     }
     pthread_mutex_unlock(&s->grow);
+  }
+}
+
+void po_slab_cursor_init(po_slab_cursor *cur) { *cur = (po_slab_cursor){NULL, NULL, 0, 0}; }
+
+void *po_slab_alloc_local(po_slab *s, po_slab_cursor *cur) {
+  if (cur->next == cur->cap) {
+    pthread_mutex_lock(&s->grow);
+    struct po_slab_chunk *n = chunk_new_locked(s);
+    pthread_mutex_unlock(&s->grow);
+    if (n == NULL) return NULL;
+    *cur = (po_slab_cursor){n, n->objs, 0, n->cap};
+  }
+  void *o = cur->objs + cur->next * s->stride;
+  cur->next++;
+  /* relaxed: only this cursor's owner writes the count; po_slab_each
+   * reads it after the owner's thread has been joined. */
+  atomic_store_explicit(&cur->chunk->used, cur->next, memory_order_relaxed);
+  return o;
+}
+
+void po_slab_each(po_slab *s, void (*fn)(void *obj)) {
+  for (struct po_slab_chunk *c = s->chunks; c != NULL; c = c->next) {
+    /* relaxed: every allocator has finished (the caller's contract). */
+    size_t n = atomic_load_explicit(&c->used, memory_order_relaxed);
+    if (n > c->cap) n = c->cap; /* a full shared chunk's failed increments */
+    for (size_t i = 0; i < n; i++) fn(c->objs + i * s->stride);
   }
 }
 

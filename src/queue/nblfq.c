@@ -55,7 +55,22 @@
  *                then only read the hint's line, where a write on every
  *                answer had each of them take the line exclusive on every
  *                try, a storm the operation that then succeeds must wait
- *                through (most with more pollers than processing units).
+ *                through (most with more pollers than processing units);
+ *                (6) after a lost commit CAS the operation waits
+ *                8 * 2^k pauses (k-th loss of this call from 0, at most
+ *                512; syncq_nbl_backoff) and chases on from the cell it
+ *                lost, where 004 retries at once from the hint: the winner
+ *                holds that cell's line and goes on to the next cell on
+ *                it, and the hint may not be written yet (or be rewound by
+ *                a writer that was descheduled before its hint write,
+ *                which cost a chase of up to S cells on every retry). Two
+ *                threads of one side on two cores moved items about 4x
+ *                slower than crossbeam's ArrayQueue, which waits 1..64
+ *                pauses after a lost CAS; NBLFQ's loser also reads the
+ *                winner's line in its chase, and needs the longer first
+ *                wait to match it (docs/queues.md, "Under preemption").
+ *                tests/queue/nblfq_race_test.c checks the chase after a
+ *                lost CAS.
  *   Preemption:  nothing in an operation waits for another thread's step:
  *                the ring is consistent after every CAS, a stopped thread
  *                holds no ticket or cell, and a chase only reads.
@@ -64,20 +79,23 @@
  *                and the others finish their work. A thread stopped
  *                between its commit and its hint write leaves a stale
  *                hint behind: the next chase from it walks at most S
- *                cells, and the next commit rewrites it.
- *   Tried, not kept: a bounded exponential pause (1..64 pauses) after a
- *                failed commit CAS, where 004 retries at once (on the
- *                2-core development machine it took NBLFQ2's dg25-prodcons
- *                N = 1 median from about 50-85 to 15-25 Mops/s). Worth
- *                measuring on a many-core machine.
+ *                cells, and the next commit rewrites it; a retry after a
+ *                lost CAS does not read it (deviation 6).
+ *   Backoff history: a first bounded pause after a failed commit CAS,
+ *                inline in the retry loop, took NBLFQ2's dg25-prodcons
+ *                N = 1 median from about 50-85 to 15-25 Mops/s, where no
+ *                CAS fails (the loop's code, not the pause, changed); the
+ *                wait of deviation 6 is out of line and cold, and N = 1
+ *                moved within the noise (docs/queues.md).
  *   Scaling:     NBLFQ falls behind the FAA queues past a few threads by
  *                design (004 §II-C, §VI-D: built for low contention): every
  *                enqueue CASes the one cell after the last item and every
  *                dequeue the first item's cell, so N producers serialise on
  *                one line, and a loser restarts its chase. That is the
  *                algorithm's; the implementation adds no shared write
- *                beyond the paper's (the hints), and its hints no longer
- *                share a 128-byte pair of lines.
+ *                beyond the paper's (the hints), its hints no longer
+ *                share a 128-byte pair of lines, and a loser waits a
+ *                little before it retries (deviation 6).
  *   Inline:      enqueue and dequeue are static inline in syncq/static/
  *                queue/nblfq.h (with the algorithm, syncq_nbl_*); this
  *                file exports them and builds the ops

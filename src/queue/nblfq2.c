@@ -28,7 +28,7 @@
  *                (004 §IV-B: centuries). SYNCQ_ENOTSUP at init where the CPU
  *                has no double-width CAS (syncq_pr_dwcas_available()).
  *   Stats:       as nblfq.c (cas_attempts, cas_failures, retries).
- *   Deviations:  as nblfq.c (1)-(4); plus the 3-load cell read, since two
+ *   Deviations:  as nblfq.c (1)-(6); plus the 3-load cell read, since two
  *                64-bit loads of a 16-byte cell can be torn.
  */
 #include "syncq/queue/nblfq2.h"

@@ -547,7 +547,8 @@ static void order_kid(syncq_po_proc *self, void *arg) {
 }
 
 /* Spawns children 0, 1, 2 and joins them: the last spawned runs first (it
- * took runnext), the ones it displaced after it in spawn order. */
+ * took runnext), the ones it displaced after it, newest first (a tree is
+ * walked depth first: src/po/spawn_deque.h). */
 static int order_parent(syncq_po_proc *self, void *arg) {
   (void)self;
   order *o = arg;
@@ -572,8 +573,8 @@ static void test_a_fibers_child_runs_next(void **state) {
   assert_int_equal(result, SYNCQ_OK);
   assert_int_equal(atomic_load(&o.ran), 3);
   assert_int_equal(atomic_load(&o.seq[0]), 2);
-  assert_int_equal(atomic_load(&o.seq[1]), 0);
-  assert_int_equal(atomic_load(&o.seq[2]), 1);
+  assert_int_equal(atomic_load(&o.seq[1]), 1);
+  assert_int_equal(atomic_load(&o.seq[2]), 0);
   assert_int_equal(syncq_po_destroy(o.sys), SYNCQ_OK);
 }
 

@@ -4,12 +4,16 @@
  * alignments refused; objects from threads allocating at once (across
  * many chunk refills) are distinct, aligned, do not overlap (each keeps
  * what its owner wrote), and the slab frees them all at destroy (ASan's
- * leak check sees it).
+ * leak check sees it). The same with threads carving chunks of their own
+ * (po_slab_alloc_local) beside the shared ones, and po_slab_each visits
+ * exactly the objects handed out, each once, also in a slab whose chunks
+ * were kept from an earlier one.
  *
  * Thread and object counts are fixed numbers.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,12 +46,15 @@ typedef struct {
   po_slab *slab;
   unsigned id;
   unsigned char **objs; /* [PER_THREAD] */
+  bool local;           /* carve from a cursor of its own */
 } worker;
 
 static void *alloc_many(void *arg) {
   worker *w = arg;
+  po_slab_cursor cur;
+  po_slab_cursor_init(&cur);
   for (unsigned i = 0; i < PER_THREAD; i++) {
-    unsigned char *o = po_slab_alloc(w->slab);
+    unsigned char *o = w->local ? po_slab_alloc_local(w->slab, &cur) : po_slab_alloc(w->slab);
     if (o == NULL) return NULL;
     memset(o, (int)(w->id * 31u + i) & 0xff, SIZE); /* the whole object: an overlap would show */
     memcpy(o, &w->id, sizeof w->id);
@@ -62,16 +69,37 @@ static int cmp_ptr(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void test_concurrent_alloc(void **state) {
-  (void)state;
-  po_slab s;
-  assert_int_equal(po_slab_init(&s, SIZE, ALIGN), SYNCQ_OK);
+static size_t visited;
+static void count_only(void *obj) {
+  assert_non_null(obj);
+  visited++;
+}
+
+/* po_slab_each's visit: the object's (id, index) tag found, counted. */
+static worker *visit_workers;
+static void visit(void *obj) {
+  unsigned char *o = obj;
+  unsigned id, idx;
+  memcpy(&id, o, sizeof id);
+  memcpy(&idx, o + sizeof id, sizeof idx);
+  assert_true(id < THREADS);
+  assert_true(idx < PER_THREAD);
+  assert_ptr_equal(visit_workers[id].objs[idx], o); /* an object handed out, to that owner */
+  visit_workers[id].objs[idx] = NULL;               /* a second visit would fail above */
+  visited++;
+}
+
+/* THREADS threads allocate at once, those with an odd id from cursors of
+ * their own; then every object is checked and visited once. */
+static void run_workers(po_slab *s) {
   pthread_t t[THREADS];
   worker w[THREADS];
   unsigned char **all = malloc((size_t)THREADS * PER_THREAD * sizeof *all);
+  unsigned char **keep = malloc((size_t)THREADS * PER_THREAD * sizeof *keep);
   assert_non_null(all);
+  assert_non_null(keep);
   for (unsigned k = 0; k < THREADS; k++) {
-    w[k] = (worker){&s, k, all + (size_t)k * PER_THREAD};
+    w[k] = (worker){s, k, all + (size_t)k * PER_THREAD, k % 2 == 1};
     assert_int_equal(pthread_create(&t[k], NULL, alloc_many, &w[k]), 0);
   }
   for (unsigned k = 0; k < THREADS; k++) {
@@ -91,9 +119,48 @@ static void test_concurrent_alloc(void **state) {
       assert_int_equal((uintptr_t)o % ALIGN, 0);
     }
   size_t n = (size_t)THREADS * PER_THREAD;
-  qsort(all, n, sizeof *all, cmp_ptr);
-  for (size_t i = 1; i < n; i++) assert_true((uintptr_t)all[i] - (uintptr_t)all[i - 1] >= SIZE); /* disjoint */
+  memcpy(keep, all, n * sizeof *all);
+  qsort(keep, n, sizeof *keep, cmp_ptr);
+  for (size_t i = 1; i < n; i++) assert_true((uintptr_t)keep[i] - (uintptr_t)keep[i - 1] >= SIZE); /* disjoint */
+  visited = 0;
+  visit_workers = w;
+  po_slab_each(s, visit);
+  assert_int_equal(visited, n);
+  for (size_t i = 0; i < n; i++) assert_null(all[i]); /* every one visited */
+  free(keep);
   free(all);
+}
+
+static void test_concurrent_alloc(void **state) {
+  (void)state;
+  po_slab s;
+  assert_int_equal(po_slab_init(&s, SIZE, ALIGN), SYNCQ_OK);
+  run_workers(&s);
+  po_slab_destroy(&s);
+  /* A second slab of the geometry takes the first one's chunks, whose
+   * unused tails hold the first run's tags: each must not visit them. */
+  assert_int_equal(po_slab_init(&s, SIZE, ALIGN), SYNCQ_OK);
+  run_workers(&s);
+  po_slab_destroy(&s);
+}
+
+static void test_each_empty_and_small(void **state) {
+  (void)state;
+  po_slab s;
+  assert_int_equal(po_slab_init(&s, 64, 64), SYNCQ_OK);
+  visited = 0;
+  po_slab_each(&s, count_only);
+  assert_int_equal(visited, 0);
+  po_slab_cursor cur;
+  po_slab_cursor_init(&cur);
+  void *a = po_slab_alloc_local(&s, &cur), *b = po_slab_alloc(&s), *c = po_slab_alloc_local(&s, &cur);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_non_null(c);
+  assert_ptr_equal((char *)c, (char *)a + 64); /* the cursor's chunk, carved in order */
+  assert_true(b != a && b != c);
+  po_slab_each(&s, count_only);
+  assert_int_equal(visited, 3);
   po_slab_destroy(&s);
 }
 
@@ -101,6 +168,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_concurrent_alloc),
+    cmocka_unit_test(test_each_empty_and_small),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,15 +161,37 @@ SYNCQ_NBL_INLINE int syncq_nbl_comp(uint64_t i, syncq_nbl_cell u, uint64_t j, sy
   return -1;
 }
 
+/* After a lost commit CAS: 8 * 2^k pauses for the k-th loss of this
+ * operation (k from 0), at most 512: crossbeam-utils' Backoff::spin
+ * schedule (1, 2, ..., 64 pauses, which crossbeam's ArrayQueue waits with
+ * after a lost CAS) times 8. The winner has just taken the line of the
+ * cell and goes on to the next cell, on the same line; the loser's retry
+ * reads that line (its chase) before its CAS, so each retry takes the line
+ * from the winner twice. A loser that waited 1 pause first still had two
+ * threads of one side on two cores move items at 24 ns each, against 11
+ * with 8 pauses (40 with none; ArrayQueue 9-13): the winner needs the
+ * time of a few operations with its lines to itself (docs/queues.md, "Under
+ * preemption"). Pauses only: signal-safe, no clock; the wait in time
+ * depends on the processor's pause (about 23 ns on the development
+ * machine's AMD EPYC). Out of line and cold: only a lost CAS calls it,
+ * and the operations' fast path keeps its code. */
+#define SYNCQ_NBL_BACKOFF_FIRST_LOG2 3 /* first wait: 8 pauses */
+#define SYNCQ_NBL_BACKOFF_STEPS 6      /* doubled at most 6 times: 512 pauses */
+static __attribute__((noinline, cold, unused)) void syncq_nbl_backoff(uint32_t *k) {
+  for (uint32_t i = 0; i < (UINT32_C(1) << (*k + SYNCQ_NBL_BACKOFF_FIRST_LOG2)); i++) syncq_pr_relax();
+  if (*k < SYNCQ_NBL_BACKOFF_STEPS) ++*k;
+}
+
 /* Algorithm 3. `item` is the non-NULL pointer bits (checked by the caller
  * to fit the cell). head is the non-authoritative hint. */
 SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
                                        unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
+  uint32_t backoff = 0;
+  /* relaxed: a hint only; whatever it says is validated by the CAS. */
+  uint64_t h = atomic_load_explicit(head, memory_order_relaxed) & mask;
   for (;;) {
-    /* relaxed: a hint only; whatever it says is validated by the CAS. */
-    uint64_t h = atomic_load_explicit(head, memory_order_relaxed) & mask;
-    const uint64_t h0 = h; /* the hint as read: FULL writes it back only if the chase moved */
+    const uint64_t h0 = h; /* where this chase starts: FULL writes the hint only if it moved */
     syncq_nbl_cell u, p;
     uint64_t steps = 0;
     bool commit = false;
@@ -213,6 +235,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
     }
     if (!commit) {
       SYNCQ_STAT_INC(retries);
+      h = atomic_load_explicit(head, memory_order_relaxed) & mask; /* relaxed: hint, as above */
       continue;
     }
     uint64_t c = p.ctr;                      /* lines 21-27: the counter the head cell holds */
@@ -229,7 +252,11 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
       atomic_store_explicit(head, (h + 1) & mask, memory_order_relaxed); /* relaxed: hint */
       return SYNCQ_OK;
     }
-    SYNCQ_STAT_INC(cas_failures); /* the CAS was a full barrier: retry from scratch */
+    /* Lost to another enqueue, which filled cell h: chase on from h, not
+     * from the hint (its writer may not have moved it yet), after a
+     * bounded pause (deviation 6, see src/queue/nblfq.c). */
+    SYNCQ_STAT_INC(cas_failures);
+    syncq_nbl_backoff(&backoff);
   }
 }
 
@@ -237,10 +264,11 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
 SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
                                        unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
+  uint32_t backoff = 0;
+  /* relaxed: a hint only; whatever it says is validated by the CAS. */
+  uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
   for (;;) {
-    /* relaxed: a hint only; whatever it says is validated by the CAS. */
-    uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
-    const uint64_t t0 = t; /* the hint as read: EMPTY writes it back only if the chase moved */
+    const uint64_t t0 = t; /* where this chase starts: EMPTY writes the hint only if it moved */
     syncq_nbl_cell p = syncq_nbl_load(cells, (t + mask) & mask, tag_bits);
 #ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("queue.nblfq.chase");
@@ -280,6 +308,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
     }
     if (!ok) {
       SYNCQ_STAT_INC(retries);
+      t = atomic_load_explicit(tail, memory_order_relaxed) & mask; /* relaxed: hint, as above */
       continue;
     }
     syncq_nbl_cell nil = {0, (u.ctr + 1) & wmask}; /* line 14 */
@@ -295,7 +324,10 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
       *item = u.ptr;
       return SYNCQ_OK;
     }
+    /* Lost to another dequeue, which took cell t: chase on from t after a
+     * bounded pause (deviation 6, as in enqueue). */
     SYNCQ_STAT_INC(cas_failures);
+    syncq_nbl_backoff(&backoff);
   }
 }
 

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * spawn_deque.h — a scheduler's children in waiting: the fibers a fiber's
+ * spawns displaced from runnext, taken newest first by their scheduler
+ * and oldest first by the others (fiber_sched.c).
+ *
+ * Contract
+ *   Source:      Chase & Lev, "Dynamic Circular Work-Stealing Deque"
+ *                (SPAA 2005), Figure 1 (push, take, steal on a circular
+ *                array, top and bottom indices that only grow), with the
+ *                C11 memory orders of Lê, Pop, Cohen and Zappa Nardelli,
+ *                "Correct and Efficient Work-Stealing for Weak Memory
+ *                Models" (PPoPP 2013), Figure 1. Why: Cilk's work-first
+ *                order for what a process spawns: the scheduler runs the
+ *                newest waiting child, so a tree of processes is walked
+ *                depth first and few of its processes are live at once
+ *                (their records, mailboxes and stacks stay in cache), while
+ *                an idle scheduler takes the oldest, a large subtree.
+ *   Deviation:   a fixed array (PO_DEQUE_CAP), not the paper's growing
+ *                one: a push that finds it full answers false and the
+ *                caller queues the fiber on its run queue instead (Go's
+ *                local run queue of 256 spills to the global one). The
+ *                paper's fence(release) + relaxed store of bottom in push
+ *                is a release store (the same on x86-64 and arm64, and
+ *                ThreadSanitizer models it).
+ *   Progress:    push and take: wait-free for the owner (take makes one
+ *                CAS when it meets a thief over the last fiber); steal:
+ *                lock-free (a CAS on top, false when it loses).
+ *   Atomics:     push: 2 loads + 1 store; take: 1 store, 1 seq_cst fence,
+ *                2 loads (+1 CAS for the last fiber); steal: 2 loads, 1
+ *                seq_cst fence, 1 CAS.
+ *   Memory:      none: PO_DEQUE_CAP pointers inside the scheduler.
+ *   Owner:       push and take only by the scheduler's own thread; steal by
+ *                any thread.
+ *   Signal-safe: no.  Process-shared: no.
+ */
+#ifndef SYNCQ_PO_SPAWN_DEQUE_H
+#define SYNCQ_PO_SPAWN_DEQUE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/pr.h"
+
+/* Go's local run queue holds 256 goroutines; past that, what a scheduler
+ * spawns waits in its FIFO run queue. */
+enum { PO_DEQUE_CAP = 256 };
+
+typedef struct po_deque {
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) top;    /* thieves' end: the oldest */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) bottom; /* owner's end: the newest */
+  _Atomic(void *) cell[PO_DEQUE_CAP];
+} po_deque;
+
+static inline void po_deque_init(po_deque *q) {
+  atomic_init(&q->top, 0);
+  atomic_init(&q->bottom, 0);
+  for (int i = 0; i < PO_DEQUE_CAP; i++) atomic_init(&q->cell[i], NULL);
+}
+
+/* Owner: x at the bottom; false when the deque is full. */
+static inline bool po_deque_push(po_deque *q, void *x) {
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed); /* the owner's own index */
+  /* acquire: pairs with a thief's CAS of top (seq_cst): the cell it took
+   * is free to reuse. */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+  if (b - t >= PO_DEQUE_CAP) return false;
+  /* relaxed: published by the release store of bottom below. */
+  atomic_store_explicit(&q->cell[b % PO_DEQUE_CAP], x, memory_order_relaxed);
+  /* release: pairs with steal's acquire load of bottom: a thief that sees
+   * b + 1 sees the cell and what x points to. */
+  atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
+  return true;
+}
+
+/* Owner: the newest fiber, or NULL. */
+static inline void *po_deque_take(po_deque *q) {
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1; /* the owner's own index */
+  /* relaxed, then the seq_cst fence: the claim of cell b is ordered before
+   * the load of top, against steal's fence between its loads of top and
+   * bottom (Dekker): a thief and the owner never both take one fiber
+   * without meeting at the CAS below. */
+  atomic_store_explicit(&q->bottom, b, memory_order_relaxed);
+  atomic_thread_fence(memory_order_seq_cst);
+  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed); /* ordered by the fence */
+  void *x = NULL;
+  if (t <= b) {
+    x = atomic_load_explicit(&q->cell[b % PO_DEQUE_CAP], memory_order_relaxed); /* the owner's own write */
+    if (t == b) {
+      /* The last one: the owner and a thief race for it on top. seq_cst:
+       * as steal's CAS. */
+      if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst, memory_order_relaxed))
+        x = NULL;
+      atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed); /* empty again; the owner's index */
+    }
+  } else {
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed); /* it was empty: undo; the owner's index */
+  }
+  return x;
+}
+
+/* Any thread: the oldest fiber, or NULL (empty, or another taker won it:
+ * the caller looks elsewhere). */
+static inline void *po_deque_steal(po_deque *q) {
+  /* acquire: pairs with the CAS of top by other takers (a cell they took
+   * is not taken again). */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+  atomic_thread_fence(memory_order_seq_cst); /* see take */
+  /* acquire: pairs with push's release store of bottom. */
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
+  if (t >= b) return NULL;
+  void *x = atomic_load_explicit(&q->cell[t % PO_DEQUE_CAP], memory_order_relaxed); /* published by bottom */
+  /* seq_cst: the paper's; the winner of t owns x. */
+  if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst, memory_order_relaxed))
+    return NULL;
+  return x;
+}
+
+/* Any thread: does it look non-empty (a hint)? */
+static inline bool po_deque_busy(po_deque *q) {
+  /* relaxed: a hint, as the run queue's head and tail in has_work. */
+  return atomic_load_explicit(&q->bottom, memory_order_relaxed) > atomic_load_explicit(&q->top, memory_order_relaxed);
+}
+
+#endif
