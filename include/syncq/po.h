@@ -378,8 +378,9 @@ SYNCQ_API size_t syncq_po_stack_cache_trim(void);
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).
- * Progress: blocking: the system's process-table mutex (src/po/process.c:
- * spawning is not a hot path); a thread system starts a thread.
+ * Progress: blocking: no lock (its count and slot are taken by CAS,
+ * src/po/process.c), but it may wait (yielding) for a concurrent exit
+ * that is putting its slot back; a thread system starts a thread.
  * Example: `syncq_po_pid pid; syncq_po_spawn(sys, worker, arg, &pid); syncq_po_join(sys, pid);` */
 SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
@@ -401,8 +402,8 @@ SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, sy
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).
- * Progress: blocking, as syncq_po_spawn: the system's process-table mutex;
- * a thread system starts a thread.
+ * Progress: blocking, as syncq_po_spawn: no lock, but it may wait for a
+ * slot being put back; a thread system starts a thread.
  * Example: `syncq_po_spawn_detached(sys, handle_request, req, NULL);` */
 SYNCQ_API int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
@@ -419,7 +420,10 @@ SYNCQ_API int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void
  * postoffice is not async-signal-safe). From a fiber: yes, it parks (its
  * scheduler runs the other fibers).
  * Progress: blocking by purpose: it waits for the process to exit (a thread
- * sleeps, a fiber parks), then takes the process-table mutex. */
+ * sleeps, a fiber parks; a fiber that has exited is freed at once, with
+ * one CAS), for a spawn of the pid still under way, and for a spawn still
+ * reading the ring cell the freed slot goes to; it takes no lock
+ * (src/po/process.c). */
 SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
 
 /* Make the calling thread a process of sys (it gets a pid, an inbox and a
@@ -432,8 +436,8 @@ SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
  * Thread safety: a thread that is not a process yet, for itself (not from a
  * fiber: SYNCQ_EINVAL), concurrently with every other call on sys. Not from
  * a signal handler (the postoffice is not async-signal-safe).
- * Progress: blocking: the system's process-table mutex (src/po/process.c:
- * spawning is not a hot path). */
+ * Progress: blocking, as syncq_po_spawn: no lock, but it may wait for a
+ * slot being put back (src/po/process.c). */
 SYNCQ_API int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
 
 /* The attached thread leaves: its pid is dead from now on (sends get
@@ -442,8 +446,10 @@ SYNCQ_API int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
  * already detached.
  * Thread safety: the attached thread itself, once. Not from a signal
  * handler (the postoffice is not async-signal-safe).
- * Progress: blocking: the system's process-table mutex (src/po/process.c:
- * spawning is not a hot path). */
+ * Progress: blocking: the process-table mutex only if a monitor, link or
+ * name watches it (its exit's notices); its slot goes back without a lock,
+ * possibly waiting (yielding) for a spawn still reading the ring cell it
+ * needs (src/po/process.c). */
 SYNCQ_API int syncq_po_detach(syncq_po_proc *self);
 
 /* The body of a system's first process under syncq_po_run: its return

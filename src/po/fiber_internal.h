@@ -146,9 +146,8 @@ const char *po_fiber_rt_short_reason(const po_fiber_rt *rt);
  * if none can be had (no memory), p exits there without running, with
  * reason SYNCQ_PO_EXIT_NOMEM (fiber_sched.c, first_run). */
 void po_fiber_spawn(po_fiber_rt *rt, struct syncq_po_proc *p);
-/* After po_fiber_spawn, outside the caller's locks: wake an
- * idle scheduler for it if one sleeps (a futex wake-up, kept out of the
- * spawn lock's hold time). */
+/* After po_fiber_spawn (and once the process is joinable): wake an
+ * idle scheduler for it if one sleeps (a futex wake-up). */
 void po_fiber_spawned(po_fiber_rt *rt);
 /* Wait until p's fiber has exited (a fiber caller yields; a thread sleeps). */
 int po_fiber_join(struct syncq_po_proc *p);

@@ -561,8 +561,7 @@ static void stillborn(po_fiber *f, const char *why) {
    * is static). */
   atomic_store_explicit(&p->sys->limit_reason, why != NULL ? why : "memory", memory_order_release);
   p->exit_reason = SYNCQ_PO_EXIT_NOMEM;
-  /* release: as fiber_entry's store of PO_EXITED. */
-  atomic_store_explicit(&p->state, PO_WORD(po_gen_of(p->sys, p->pid), PO_EXITED), memory_order_release);
+  po_state_exit(p);           /* RUNNING -> EXITED, a joiner's claim kept (po_internal.h) */
   p->sys->up->exit_notify(p); /* process.c: an upper layer */
   buried(f);
 }
@@ -611,9 +610,7 @@ static void fiber_entry(po_transfer t) {
   po_fiber *f = po_fiber_current();
   struct syncq_po_proc *p = proc_of(f);
   p->fn(p, p->arg);
-  /* release: pairs with the senders' acquire load of state (SYNCQ_EDEAD)
-   * and destroy's. */
-  atomic_store_explicit(&p->state, PO_WORD(po_gen_of(p->sys, p->pid), PO_EXITED), memory_order_release);
+  po_state_exit(p);           /* RUNNING -> EXITED, a joiner's claim kept (po_internal.h) */
   p->sys->up->exit_notify(p); /* process.c: an upper layer */
   s = f->sched;
   switch_to(s, f, PO_SW_EXIT, take_local(s));
@@ -1303,7 +1300,7 @@ int po_fiber_join(struct syncq_po_proc *p) {
   if (cur != NULL) {
     /* A fiber must not sleep its scheduler: it parks, and the exit wakes
      * it (after_switch's PO_SW_EXIT). One joiner per process (join claims
-     * it under spawn_lock). */
+     * it in the state word: PO_CLAIMED). */
     struct syncq_po_proc *me = proc_of(cur);
     atomic_store(&f->join_fiber, me); /* seq_cst: see after_switch */
     while (atomic_load(&f->done) == 0) {

@@ -13,8 +13,8 @@
  *   Progress:    get/put are lock-free on the pool's free list (counted
  *                pointers, syncq/reclaim.h); growing the pool makes a
  *                batch of guards or maps a new chunk under a mutex (not
- *                a hot path: stacks are reused; the postoffice takes a
- *                stack before its spawn lock).
+ *                a hot path: stacks are reused; a fiber takes its stack
+ *                when it first runs, not in spawn).
  *   Memory:      chunks of stacks mapped with MAP_NORESERVE (only the
  *                pages a fiber touches become resident), each chunk
  *                twice the last, from PO_CHUNK_MIN to PO_CHUNK_MAX

@@ -20,15 +20,20 @@
  *                trapping? link still there?) is taken under the system's
  *                spawn_lock, where links, trap flags and doom words
  *                change, so an unlink that returns has no effect later and
- *                two exits racing each other are ordered.
+ *                two exits racing each other are ordered. A signaller is
+ *                counted in its target's nwatch meanwhile (a link's end,
+ *                or exit's own count), so the target's exit takes the lock
+ *                after it: spawn and join reuse slots without the lock,
+ *                and the slot cannot pass to a new process mid-decision.
  *                Messages and wake-ups happen after the lock is released.
  *   Progress:    blocking (spawn_lock); an exit signals its N links in
  *                O(N) plus one partner-list scan each, and never waits for
  *                a partner (a chain or star of hundreds dies without any
  *                exit waiting on another).
  *   Atomics:     per link: one seq_cst RMW of the partner's nwatch
- *                (ordered with its exit's RMW, as monitors are); per kill:
- *                one relaxed store of doom and the wake-up's RMW.
+ *                (ordered with its exit's RMW, as monitors are); per exit
+ *                signal: two RMWs of the target's nwatch; per kill: one
+ *                relaxed store of doom and the wake-up's RMW.
  *   Memory:      one node per end of a link (malloc), freed by unlink or
  *                the exit; an exit message per trapping partner.
  *   Signal-safe: no.  Process-shared: no.
@@ -42,9 +47,10 @@
 
 enum { PO_SIG_NONE = 0, PO_SIG_KILL, PO_SIG_MSG };
 
-/* Under spawn_lock: the effect of an exit signal (from, reason) on the
- * process `to` (po.h's rules). PO_SIG_KILL: its doom is set now (wake it
- * after the unlock); PO_SIG_MSG: post it a SYNCQ_PO_EXIT message. */
+/* Under spawn_lock, counted in `to`'s nwatch (a link's end, or
+ * syncq_po_exit's count): the effect of an exit signal (from, reason) on
+ * the process `to` (po.h's rules). PO_SIG_KILL: its doom is set now (wake
+ * it after the unlock); PO_SIG_MSG: post it a SYNCQ_PO_EXIT message. */
 static int signal_locked(syncq_po_system *sys, syncq_po_pid from, syncq_po_pid to, int32_t reason) {
   if (to < 0 || po_slot_of(sys, to) >= sys->nslots) return PO_SIG_NONE;
   struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, to)];
@@ -126,9 +132,15 @@ int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reason) {
   syncq_po_system *sys = self->sys;
   struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, pid)];
   pthread_mutex_lock(&sys->spawn_lock);
-  /* acquire: as in signal_locked. */
-  r = po_pid_status(sys, pid, atomic_load_explicit(&p->state, memory_order_acquire));
+  /* Counted in pid's nwatch while we decide, as a monitor is: its exit
+   * then takes this lock after us (or we see it exited), and its slot,
+   * freed only after that exit without the lock, cannot pass to a new
+   * process whose doom and trap we would be reading and writing.
+   * seq_cst: as in syncq_po_monitor. */
+  atomic_fetch_add(&p->nwatch, 1u);
+  r = po_pid_status(sys, pid, atomic_load(&p->state));
   int action = r == SYNCQ_OK ? signal_locked(sys, self->pid, pid, reason) : PO_SIG_NONE;
+  atomic_fetch_sub(&p->nwatch, 1u); /* seq_cst: as above */
   pthread_mutex_unlock(&sys->spawn_lock);
   if (r != SYNCQ_OK) return r;
   signal_finish(self, pid, reason, action);

@@ -12,6 +12,7 @@
  *   1  limit.c          which system limit refused a thread or mapping
  *      slab.c           objects of one size, freed all at once
  *      fiber_current.c  the fiber running on this thread
+ *      slot_ring.c      the process table's free slots, oldest first
  *   2  header.c         the type-stable message headers (on slab.c)
  *      fiber_stack.c    pooled fiber stacks, the overflow report
  *      timer.c          deadline heaps and the thread system's timer thread
@@ -32,6 +33,7 @@
 #include <string.h>
 
 #include "fiber_internal.h"
+#include "slot_ring.h"
 #include "timer.h"
 #include "syncq/lock.h"
 #include "syncq/platform.h"
@@ -40,12 +42,18 @@
 struct po_mailbox_ops;
 
 /* A slot's state word: its generation (the high bits of the pids it has
- * handed out) times 4, plus one of these. One word, so a sender reads
- * "this generation, running" in one load. */
+ * handed out) times 32, three flags, and one of the states. One word, so
+ * a sender reads "this generation, running" in one load, and a join
+ * checks the generation and claims the process in one CAS. It fits: a
+ * table has at least SYNCQ_PO_ATTACH_RESERVE + 1 slots, so the slot
+ * takes at least 5 of a pid's 31 bits and the generation at most 26. */
 enum { PO_FREE = 0, PO_RUNNING = 1, PO_EXITED = 2 };
-#define PO_WORD(gen, st) ((uint32_t)(gen) << 2 | (uint32_t)(st))
+#define PO_JOINABLE 4u /* spawned, not detached (set with RUNNING at spawn) */
+#define PO_MADE 8u     /* ... and its thread or fiber is made: join may read it */
+#define PO_CLAIMED 16u /* ... and a joiner has it (a second one gets SYNCQ_ENOENT) */
+#define PO_WORD(gen, st) ((uint32_t)(gen) << 5 | (uint32_t)(st))
 #define PO_ST(w) ((w)&3u)
-#define PO_GEN(w) ((w) >> 2)
+#define PO_GEN(w) ((w) >> 5)
 
 struct syncq_po_proc {
   /* The first cache line holds what a message hop touches: the state and
@@ -54,13 +62,15 @@ struct syncq_po_proc {
    * every hop touches all of it anyway: one line, not three. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) state; /* PO_WORD(generation, PO_FREE/RUNNING/EXITED) */
   syncq_po_pid pid;                                /* of the slot's current (or last) process: slot | generation */
-  /* A spawned process of a fiber system. Atomic (seq_cst: written at
-   * spawn/attach only; a plain load on x86) because a late sender holding
-   * a stale pid reads it while the slot is being reused. */
+  /* A spawned process of a fiber system. Atomic because a late sender
+   * holding a stale pid reads it while the slot is being reused; written
+   * (relaxed) by spawn and attach before the state's release store. */
   _Atomic(bool) is_fiber;
+  /* Written by the spawn or attach that takes the slot, before the state's
+   * release store of RUNNING; read by the process itself, its scheduler
+   * and destroy (join reads the state word's flags instead). */
   bool spawned;
-  bool joined;
-  bool detached; /* spawned detached: its exit frees the slot (written at spawn, under spawn_lock) */
+  bool detached; /* spawned detached: its exit frees the slot */
   void *mailbox; /* the inbox, of sys->mb's algorithm */
   syncq_po_system *sys;
   /* A fiber process's park state, context and stack (fiber backend). */
@@ -85,10 +95,14 @@ struct syncq_po_proc {
   struct po_link *links;
   struct po_name *name;
   _Atomic(uint32_t) nwatch;
-  bool trap; /* traps exit signals (syncq_po_trap_exits; under spawn_lock) */
+  /* trap and doom: written under spawn_lock, and reset by the spawn or
+   * attach that takes the slot before it publishes the process (no signal
+   * to the slot's last process is still being decided then: a signaller
+   * counts itself in nwatch, so that exit took the lock after it). */
+  bool trap; /* traps exit signals (syncq_po_trap_exits) */
   /* An exit signal that kills: 0, or PO_DOOM_SET | (uint32_t)reason.
-   * Written under spawn_lock by the signal's sender (once per process:
-   * the first one wins), read by the owner at its postoffice calls. */
+   * Written by the signal's sender (once per process: the first one
+   * wins), read by the owner at its postoffice calls. */
   _Atomic(uint64_t) doom;
   int32_t exit_reason; /* the owner's; read by its exit */
 };
@@ -172,20 +186,26 @@ struct syncq_po_system {
   const syncq_lock_ops *lock; /* the mailbox's lock, from the lock registry (NULL: none) */
   size_t stack_size;
   size_t guard_size;
-  uint32_t max_procs;         /* most live processes (spawn's limit) */
-  uint32_t nslots;            /* max_procs + SYNCQ_PO_ATTACH_RESERVE (attach's limit) */
-  uint32_t slot_bits;         /* a pid's low bits: its slot */
-  uint32_t gen_mask;          /* generations wrap at gen_mask + 1 */
-  pthread_mutex_t spawn_lock; /* serialises spawn/attach/join/detach's slot work (not a hot path) */
-  _Atomic(uint32_t) high;     /* slots ever used, 0 .. nslots (written under spawn_lock) */
-  _Atomic(uint32_t) live;     /* slots taken now (written under spawn_lock) */
-  _Atomic(uint32_t) started;  /* processes started over the system's life (saturating) */
-  uint32_t detached_held;     /* detached processes whose slot is not yet freed (spawn_lock) */
-  _Atomic(uint64_t) next_ref; /* monitor references */
-  uint32_t *freeq;            /* [nslots] ring of freed slots, oldest first (spawn_lock) */
-  uint32_t fq_head, fq_len;
-  po_slab mailboxes; /* the slots' mailboxes (allocated under spawn_lock) */
-  po_slab headers;   /* the type-stable headers (po_header_new) */
+  uint32_t max_procs; /* most live processes (spawn's limit) */
+  uint32_t nslots;    /* max_procs + SYNCQ_PO_ATTACH_RESERVE (attach's limit) */
+  uint32_t slot_bits; /* a pid's low bits: its slot */
+  uint32_t gen_mask;  /* generations wrap at gen_mask + 1 */
+  /* Monitors, links, names and exit signals (not spawn's or join's slot
+   * work: that is lock-free, process.c). */
+  pthread_mutex_t spawn_lock;
+  /* What every spawn and join updates, on a line of its own (not the
+   * fields above, which every send reads). `counts`: the slots reserved
+   * now (live: the low 32 bits) and the slots ever taken (high: the high
+   * 32 bits, 0 .. nslots), so a spawn reserves and takes a never-used
+   * slot in one CAS; a free gives its count back after its slot is in
+   * free_slots. Processes started are high + free_slots' takes - failed. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) counts;
+  _Atomic(uint64_t) failed;        /* slots taken by spawns or attaches that then failed */
+  _Atomic(uint32_t) detached_held; /* detached processes whose slot is not yet freed */
+  _Atomic(uint64_t) next_ref;      /* monitor references */
+  po_slot_ring free_slots;         /* freed slots, oldest first (slot_ring.c) */
+  po_slab mailboxes;               /* the slots' mailboxes (taken at a slot's first use) */
+  po_slab headers;                 /* the type-stable headers (po_header_new) */
   _Atomic(const char *) limit_reason;
   po_timer_thread timers; /* thread backend: send_after's heap and thread */
   po_name **names;        /* registered names: [nnames_buckets] chains (spawn_lock) */
@@ -244,12 +264,20 @@ int po_take(struct syncq_po_proc *self, syncq_po_msg **out);
  * freed: "mutex-nofree"). */
 void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m);
 
+/* The process p (running) has returned: RUNNING becomes EXITED, its flags
+ * kept (a joiner may be setting PO_CLAIMED, the spawner PO_MADE, at the
+ * same time: an add, not a store). release: pairs with the senders'
+ * acquire load of the state (SYNCQ_EDEAD), a joiner's and destroy's. */
+static inline void po_state_exit(struct syncq_po_proc *p) {
+  atomic_fetch_add_explicit(&p->state, (uint32_t)(PO_EXITED - PO_RUNNING), memory_order_release);
+}
+
 /* A process has just stored PO_EXITED: tell its monitors and links, drop
  * its name (process.c; the scheduler calls it through sys->up). */
 void po_exit_notify(struct syncq_po_proc *p);
 /* A detached process is gone for good (its thread returns next; its
  * fiber's stack is back in the pool): free its slot for reuse
- * (process.c; takes spawn_lock; the scheduler calls it through sys->up). */
+ * (process.c; lock-free; the scheduler calls it through sys->up). */
 void po_release_detached(struct syncq_po_proc *p);
 
 /* Is the caller the process `self` (the only one allowed to take from its
@@ -262,7 +290,8 @@ static inline bool po_is_caller(const struct syncq_po_proc *self) {
 
 /* Has an exit signal killed the process? Its owner asks at every
  * postoffice call that waits or acts on others (and signallers under
- * spawn_lock, where every store of doom is made). relaxed: the word
+ * spawn_lock, where every store of doom is made but a new process's
+ * reset to 0, before it is published). relaxed: the word
  * carries its reason itself; an owner asleep or parked sees it through
  * the wake-up's RMW that follows the store (po_wake), as it sees a
  * message. */

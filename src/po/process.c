@@ -14,15 +14,33 @@
  *                "fiber" backend (fiber_sched.c) keeps the table, the
  *                pids and the postoffices, and runs each process as a
  *                user-level context instead of a thread.
- *   Progress:    spawn/attach/join are blocking (a mutex serialises slot
- *                allocation; spawning is not a hot path; a fiber takes
- *                its stack when it first runs, so a growing stack pool
- *                holds no spawn or exit up). A detached
- *                process's exit frees its slot under the same mutex
- *                (its thread's last step, or its fiber's scheduler once
- *                the stack is back in the pool). A join takes the mutex
- *                once when the fiber has exited already, else twice
- *                (claim, then free after the wait).
+ *   Progress:    spawn, attach, join and exit take and give slots
+ *                without a lock: a reservation of the live count against
+ *                the limit and, while there is one, a never-used slot, in
+ *                one CAS (live and `high` share a word), else the oldest
+ *                freed slot from free_slots (slot_ring.c, Vyukov's
+ *                bounded MPMC queue); a free puts
+ *                its slot back, then gives its count back, so a spawn
+ *                that reserved always finds a slot, at worst after
+ *                waiting out a put in flight (it yields). A fiber takes
+ *                its stack when it first runs (fiber_sched.c), so a
+ *                growing stack pool holds no spawn up.
+ *                A join claims the process in its state word (one CAS
+ *                that checks the generation: PO_CLAIMED); the common case,
+ *                a fiber that is done, frees the slot with one CAS (EXITED
+ *                of its generation -> FREE of the next) instead. A joiner
+ *                of a process whose spawn is still making its fiber or
+ *                thread waits (yielding) for PO_MADE; a join is blocking
+ *                in any case (it waits for the exit). spawn_lock is left
+ *                to monitors, links, names and exit signals, which count
+ *                themselves in the target's nwatch so its exit takes the
+ *                lock after them (the slot is freed only after that).
+ *   Atomics:     uncontended spawn: a CAS of the counts (live and
+ *                high), plus a take (CAS) from free_slots once every slot
+ *                has been used, the state's release store, an RMW setting
+ *                PO_MADE (joinable ones); join of a done fiber: a CAS of
+ *                the state, a put (CAS) to free_slots, a sub from the
+ *                counts.
  *   Memory:      create maps the table (max_procs + the reserve entries,
  *                one cache-line group each) as zero pages, touched slot
  *                by slot at each one's first use; a slot's first spawn
@@ -30,10 +48,13 @@
  *                message header takes its memory from another: both are
  *                freed with the system, chunk by chunk, not one by one.
  *                A slot is reused once its process is joined (or has
- *                detached), at the next generation (the pid's high bits:
+ *                exited detached, or detached), at the next generation
+ *                (the pid's high bits:
  *                Erlang's and the kernel's answer to a stale pid): never-
- *                used slots first, then the one freed longest ago, so a
- *                pid value repeats as late as the table allows. Mailboxes
+ *                used slots first, then the one freed longest ago (a
+ *                ring of 16-byte cells, capacity nslots rounded up to a
+ *                power of two, zero pages until used), so a pid value
+ *                repeats as late as the table allows. Mailboxes
  *                live as long as the system, so a late sender's stale pid
  *                still reaches valid memory; the message carries the pid
  *                it was sent to and a receive drops it (po_take).
@@ -47,6 +68,12 @@
  *                and kernel task: when pthread_create fails,
  *                limit_reason() names the limit (limit.c).
  *   Signal-safe: no.  Process-shared: no.
+ *   Linearizability: a spawn or attach refused for the table takes
+ *                effect at its load of live (limit processes live or
+ *                reserved); a join at its CAS of the state word (the
+ *                generation checked and the process claimed or freed in
+ *                one step: of two joiners one gets SYNCQ_OK, the other
+ *                SYNCQ_ENOENT).
  */
 #include <errno.h>
 #include <limits.h>
@@ -55,6 +82,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../race_internal.h"
 #include "po_internal.h"
 
 /* What the layers below call on this one's data and the postoffice's
@@ -234,10 +262,10 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   uint32_t bits = 1;
   while ((1u << bits) < nslots) bits++;
   s->procs = table_map(nslots, &s->procs_len);
-  s->freeq = malloc((size_t)nslots * sizeof *s->freeq);
-  if (s->procs == NULL || s->freeq == NULL) {
+  int ring = po_slot_ring_init(&s->free_slots, nslots);
+  if (s->procs == NULL || ring != SYNCQ_OK) {
     table_unmap(s, 0);
-    free(s->freeq);
+    if (ring == SYNCQ_OK) po_slot_ring_destroy(&s->free_slots);
     po_slab_destroy(&s->headers);
     po_slab_destroy(&s->mailboxes);
     free(s);
@@ -248,7 +276,7 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
    * prepare_slot gives a slot the rest at its first use. */
   if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
     table_unmap(s, 0);
-    free(s->freeq);
+    po_slot_ring_destroy(&s->free_slots);
     po_slab_destroy(&s->headers);
     po_slab_destroy(&s->mailboxes);
     free(s);
@@ -257,7 +285,7 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (po_timer_thread_init(&s->timers) != SYNCQ_OK) {
     pthread_mutex_destroy(&s->spawn_lock);
     table_unmap(s, 0);
-    free(s->freeq);
+    po_slot_ring_destroy(&s->free_slots);
     po_slab_destroy(&s->headers);
     po_slab_destroy(&s->mailboxes);
     free(s);
@@ -273,9 +301,9 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   s->slot_bits = bits;
   s->gen_mask = (1u << (31 - bits)) - 1u;
   s->fibers = fibers;
-  atomic_init(&s->high, 0);
-  atomic_init(&s->live, 0);
-  atomic_init(&s->started, 0);
+  atomic_init(&s->counts, 0);
+  atomic_init(&s->failed, 0);
+  atomic_init(&s->detached_held, 0);
   atomic_init(&s->next_ref, 0);
   atomic_init(&s->limit_reason, NULL);
   if (fibers) {
@@ -284,7 +312,7 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
       po_timer_thread_destroy(&s->timers, s);
       pthread_mutex_destroy(&s->spawn_lock);
       table_unmap(s, 0);
-      free(s->freeq);
+      po_slot_ring_destroy(&s->free_slots);
       po_slab_destroy(&s->headers);
       po_slab_destroy(&s->mailboxes);
       free(s);
@@ -303,28 +331,66 @@ static void set_limit(syncq_po_system *sys, const char *why) {
   atomic_store_explicit(&sys->limit_reason, why, memory_order_release);
 }
 
-/* Under spawn_lock: a slot for a new process (its mailbox ready), not yet
- * taken: the next never-used slot while there is one (a fresh system hands
- * out pids 0, 1, 2, ...; a slot is reused as late as possible), else the
- * one freed longest ago. `limit`: live processes allowed (max_procs for
- * spawn, nslots for attach). */
-static int prepare_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_proc **out) {
-  /* relaxed: live and high are written under spawn_lock only. */
-  if (atomic_load_explicit(&sys->live, memory_order_relaxed) >= limit) {
-    set_limit(sys, "max_procs");
-    return SYNCQ_ELIMIT;
+#define COUNT_LIVE(c) ((uint32_t)(c))
+#define COUNT_HIGH(c) ((uint32_t)((c) >> 32))
+
+/* Count one more live process against `limit` (max_procs for spawn,
+ * nslots for attach) and take a slot for it, or refuse: the next
+ * never-used slot while there is one (a fresh system hands out pids 0,
+ * 1, 2, ...), in the same CAS as the count, else the one freed longest
+ * ago, so a pid value repeats as late as the table allows. A CAS loop,
+ * not an add undone on refusal: a refused spawn never counts, so a spawn
+ * is refused only while `limit` processes are live or on their way in.
+ * Every slot out of free_slots is counted (a free puts its slot back
+ * before it gives its count back), so one that counted finds a slot; the
+ * wait below only outlasts a put still in flight. */
+static bool reserve_slot(syncq_po_system *sys, uint32_t limit, uint32_t *slot, bool *fresh) {
+  /* relaxed: a first guess, checked by the CAS. */
+  uint64_t c = atomic_load_explicit(&sys->counts, memory_order_relaxed);
+  bool f;
+  do {
+    if (COUNT_LIVE(c) >= limit) return false;
+    f = COUNT_HIGH(c) < sys->nslots;
+    /* acquire: pairs with release_slot's release decrement, so the slot
+     * that free gave back is in free_slots for the take below. A fresh
+     * slot's record is zero (table_map) and the taker's alone. */
+  } while (!atomic_compare_exchange_weak_explicit(&sys->counts, &c, c + 1u + (f ? (uint64_t)1 << 32 : 0u),
+                                                  memory_order_acquire, memory_order_relaxed));
+  *fresh = f;
+  if (f) {
+    *slot = COUNT_HIGH(c);
+    return true;
   }
-  uint32_t high = atomic_load_explicit(&sys->high, memory_order_relaxed);
-  uint32_t i;
-  if (high < sys->nslots) i = high;
-  else if (sys->fq_len > 0) i = sys->freeq[sys->fq_head];
-  else return SYNCQ_ELIMIT; /* unreachable: live < nslots leaves a free slot */
+  while (po_slot_ring_take(&sys->free_slots, slot) != SYNCQ_OK) syncq_yield(); /* its put is in flight */
+  return true;
+}
+
+/* The slot i's process is gone (joined, exited detached, or detached) and
+ * its state word says FREE at the next generation, so its pid is stale:
+ * the slot goes to the back of free_slots, then its count goes back (in
+ * that order: see reserve_slot). */
+static void release_slot(syncq_po_system *sys, uint32_t i) {
+  po_slot_ring_put(&sys->free_slots, i);
+  SYNCQ_RACE_POINT("po.slot.freed");
+  /* release: pairs with reserve_slot's acquire CAS. live is at least 1
+   * (this slot's), so the high half is untouched. */
+  atomic_fetch_sub_explicit(&sys->counts, 1u, memory_order_release);
+}
+
+/* The state word that frees p's slot: FREE, one generation on. */
+static uint32_t next_free(const syncq_po_system *sys, syncq_po_pid pid) {
+  return PO_WORD((po_gen_of(sys, pid) + 1) & sys->gen_mask, PO_FREE);
+}
+
+/* Ready slot i (taken by reserve_slot; `fresh`: never used) for a new process:
+ * its mailbox, its pid. On failure the caller gives the slot back. */
+static int prepare_slot(syncq_po_system *sys, uint32_t i, bool fresh, struct syncq_po_proc **out) {
   struct syncq_po_proc *p = &sys->procs[i];
-  if (i == high) p->sys = sys; /* its first use: the rest of a fresh record is zero (see table_map) */
-  if (p->mailbox == NULL) {    /* a refused spawn leaves its mailbox for the next */
-    /* From the system's slab (under spawn_lock): freed with the system,
-     * as a mailbox lives as long as it. A failed init leaves its object
-     * in the slab until then. */
+  if (fresh) p->sys = sys;  /* its first use: the rest of a fresh record is zero (see table_map) */
+  if (p->mailbox == NULL) { /* a first use, or a refused one's (its mailbox failed) */
+    /* From the system's slab: freed with the system, as a mailbox lives
+     * as long as it. A failed init leaves its object in the slab until
+     * then. */
     void *box = po_slab_alloc(&sys->mailboxes);
     if (box == NULL) return SYNCQ_ENOMEM;
     memset(box, 0, sys->mb->size);
@@ -343,52 +409,29 @@ static int prepare_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_pr
     syncq_po_msg *m;
     while (sys->mb->dequeue(p->mailbox, &m) == SYNCQ_OK) po_drop(sys, p, m);
   }
-  /* relaxed: the slot is FREE; the generation changes only under spawn_lock. */
+  /* relaxed: the slot is FREE and ours; the word's last store (its free)
+   * is ordered before by free_slots (or it is a fresh zero word). */
   uint32_t gen = PO_GEN(atomic_load_explicit(&p->state, memory_order_relaxed));
   p->pid = (syncq_po_pid)(gen << sys->slot_bits | i);
   /* A new process neither traps exits nor has been killed. Signals are
    * decided under spawn_lock, and only for a RUNNING pid: none reaches
-   * the slot before the state's release store publishes these.
-   * relaxed: published by that store (and the lock). */
+   * the slot before the state's release store publishes these, and a
+   * signal to the slot's last process was decided before that process's
+   * exit finished (syncq_po_exit and links count themselves in nwatch, so
+   * the exit takes the lock after them), which the free follows.
+   * relaxed: published by that store. */
   p->trap = false;
   atomic_store_explicit(&p->doom, 0u, memory_order_relaxed);
   *out = p;
   return SYNCQ_OK;
 }
 
-/* Count the slot as taken. A spawned process's state was set before its
- * thread started (and may be PO_EXITED already); never overwrite it here. */
-static void commit_slot(syncq_po_system *sys, struct syncq_po_proc *p) {
-  uint32_t i = po_slot_of(sys, p->pid);
-  uint32_t high = atomic_load_explicit(&sys->high, memory_order_relaxed); /* spawn_lock */
-  if (i == high) {
-    /* release: destroy's acquire load of high sees the slot's mailbox. */
-    atomic_store_explicit(&sys->high, high + 1, memory_order_release);
-  } else {
-    sys->fq_head = (sys->fq_head + 1) % sys->nslots; /* it was the oldest freed */
-    sys->fq_len--;
-  }
-  /* relaxed: counts, read as such (live's readers only want a number). */
-  atomic_store_explicit(&sys->live, atomic_load_explicit(&sys->live, memory_order_relaxed) + 1, memory_order_relaxed);
-  uint32_t n = atomic_load_explicit(&sys->started, memory_order_relaxed);
-  if (n != UINT32_MAX) atomic_store_explicit(&sys->started, n + 1, memory_order_relaxed);
-}
-
-/* Under spawn_lock: the slot's process is gone (joined, or detached) and
- * the slot is free for reuse at the next generation: from now on its pid
- * is stale. */
-static void free_slot(syncq_po_system *sys, struct syncq_po_proc *p) {
-  uint32_t gen = (po_gen_of(sys, p->pid) + 1) & sys->gen_mask;
-  p->spawned = false;
-  p->joined = false;
-  p->detached = false;
-  /* release: pairs with a sender's acquire load (it then reads nothing of
-   * the old process; ordering only for the word's own sake). */
-  atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_release);
-  sys->freeq[(sys->fq_head + sys->fq_len) % sys->nslots] = po_slot_of(sys, p->pid);
-  sys->fq_len++;
-  atomic_store_explicit(&sys->live, atomic_load_explicit(&sys->live, memory_order_relaxed) - 1,
-                        memory_order_relaxed); /* a count, as in commit_slot */
+/* A refusal after reserve_slot, before the state was published: the slot
+ * goes back at its generation (no process had its pid), and it does not
+ * count as started. relaxed: a count. */
+static void give_back(syncq_po_system *sys, uint32_t i) {
+  atomic_fetch_add_explicit(&sys->failed, 1u, memory_order_relaxed);
+  release_slot(sys, i);
 }
 
 void po_exit_notify(struct syncq_po_proc *p) {
@@ -423,86 +466,109 @@ void po_exit_notify(struct syncq_po_proc *p) {
 
 void po_release_detached(struct syncq_po_proc *p) {
   syncq_po_system *sys = p->sys;
-  pthread_mutex_lock(&sys->spawn_lock);
-  free_slot(sys, p);
-  sys->detached_held--;
-  pthread_mutex_unlock(&sys->spawn_lock);
+  /* release: pairs with a sender's acquire load (it then reads nothing of
+   * the old process). Nobody else writes a detached process's word. */
+  atomic_store_explicit(&p->state, next_free(sys, p->pid), memory_order_release);
+  release_slot(sys, po_slot_of(sys, p->pid));
+  /* release: pairs with destroy's acquire load (the slot's last writes). */
+  atomic_fetch_sub_explicit(&sys->detached_held, 1u, memory_order_release);
 }
+
+/* The thread backend's process running on this thread (join refuses a
+ * process joining itself by it: the id in its record may be a later
+ * process's while join looks). */
+static _Thread_local struct syncq_po_proc *thread_self;
 
 static void *trampoline(void *arg) {
   struct syncq_po_proc *p = arg;
   p->owner = pthread_self();
+  thread_self = p;
   /* Written before pthread_create, which orders it for this thread; read
    * before the exit, after which a joiner (not a detached one's) may free
    * and reuse the slot. */
   bool detached = p->detached;
   p->fn(p, p->arg);
-  /* release: pairs with the acquire load of state by senders (EDEAD) and
-   * by destroy. */
-  atomic_store_explicit(&p->state, PO_WORD(po_gen_of(p->sys, p->pid), PO_EXITED), memory_order_release);
+  po_state_exit(p); /* RUNNING -> EXITED, a joiner's claim kept */
   po_exit_notify(p);
+  thread_self = NULL;
   if (detached) po_release_detached(p); /* the thread was created detached: nothing else to wait for */
   return NULL;
 }
 
+/* A spawn whose thread or fiber could not be made, after its RUNNING
+ * store: a sender may have seen the pid (and a joiner guessing it claimed
+ * it: it sees the word move on and answers SYNCQ_ENOENT), so the slot
+ * moves on a generation, as after an exit. */
+static void unspawn(syncq_po_system *sys, struct syncq_po_proc *p, bool detached) {
+  p->spawned = false;
+  p->detached = false;
+  atomic_store_explicit(&p->is_fiber, false, memory_order_relaxed); /* relaxed: ordered by the store below */
+  /* release: as in po_release_detached. */
+  atomic_store_explicit(&p->state, next_free(sys, p->pid), memory_order_release);
+  if (detached) atomic_fetch_sub_explicit(&sys->detached_held, 1u, memory_order_relaxed); /* ours: counted above */
+  give_back(sys, po_slot_of(sys, p->pid));
+}
+
 static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid, bool detached) {
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
-  pthread_mutex_lock(&sys->spawn_lock);
+  uint32_t i;
+  bool fresh;
+  if (!reserve_slot(sys, sys->max_procs, &i, &fresh)) {
+    set_limit(sys, "max_procs");
+    return SYNCQ_ELIMIT;
+  }
   struct syncq_po_proc *p;
-  int r = prepare_slot(sys, sys->max_procs, &p);
+  int r = prepare_slot(sys, i, fresh, &p);
   if (r != SYNCQ_OK) {
-    pthread_mutex_unlock(&sys->spawn_lock);
+    give_back(sys, i);
     return r;
   }
-  uint32_t gen = po_gen_of(sys, p->pid);
   /* The pid, read while the slot is surely this process's: a detached
-   * one may exit and its slot be reused once the lock is released. */
+   * one may exit and its slot be reused once it is made. */
   syncq_po_pid self_pid = p->pid;
   p->fn = fn;
   p->arg = arg;
   p->exit_reason = 0;
   p->spawned = true;
-  p->joined = false;
   p->detached = detached;
-  p->is_fiber = sys->fibers;
+  /* relaxed: published by the state's release store below. */
+  atomic_store_explicit(&p->is_fiber, sys->fibers, memory_order_relaxed);
+  /* Before its exit can release it (destroy waits for the count). */
+  if (detached) atomic_fetch_add_explicit(&sys->detached_held, 1u, memory_order_relaxed);
   /* The state is RUNNING before the process starts, so a process that
-   * sends to itself (or is sent to) right away finds itself alive. */
-  /* release: with pthread_create (or the run queue's push), publishes the
+   * sends to itself (or is sent to) right away finds itself alive.
+   * release: with pthread_create (or the run queue's push), publishes the
    * mailbox to the child and to whoever learns the pid from it (acquire
    * load of state in send). */
-  atomic_store_explicit(&p->state, PO_WORD(gen, PO_RUNNING), memory_order_release);
+  atomic_store_explicit(&p->state, PO_WORD(po_gen_of(sys, self_pid), PO_RUNNING) | (detached ? 0u : PO_JOINABLE),
+                        memory_order_release);
   if (sys->fibers) {
     /* No stack yet: the scheduler that first runs it takes one (a
      * growing pool then stalls no spawn), and a process that cannot have
      * one exits with SYNCQ_PO_EXIT_NOMEM (fiber_sched.c, first_run). */
     po_fiber_spawn(sys->fiber_rt, p);
-    /* Under the lock the fiber's exit waits for (po_release_detached):
-     * the slot is counted taken before it can be freed. */
-    commit_slot(sys, p);
-    if (detached) sys->detached_held++;
-    pthread_mutex_unlock(&sys->spawn_lock);
-    po_fiber_spawned(sys->fiber_rt); /* the wake-up, out of the lock */
-    if (pid) *pid = self_pid;
-    return SYNCQ_OK;
+  } else {
+    pthread_attr_t attr;
+    pthread_t detached_tid; /* nobody joins it: not in the record, which its exit may hand on */
+    int e = pthread_attr_init(&attr);
+    if (e == 0) e = pthread_attr_setstacksize(&attr, sys->stack_size);
+    if (e == 0) e = pthread_attr_setguardsize(&attr, sys->guard_size);
+    if (e == 0 && detached) e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (e == 0) e = pthread_create(detached ? &detached_tid : &p->tid, &attr, trampoline, p);
+    pthread_attr_destroy(&attr);
+    if (e != 0) {
+      unspawn(sys, p, detached);
+      set_limit(sys, po_limit_of(e));
+      return e == EINVAL ? SYNCQ_EINVAL : SYNCQ_ELIMIT;
+    }
   }
-  pthread_attr_t attr;
-  int e = pthread_attr_init(&attr);
-  if (e == 0) e = pthread_attr_setstacksize(&attr, sys->stack_size);
-  if (e == 0) e = pthread_attr_setguardsize(&attr, sys->guard_size);
-  if (e == 0 && detached) e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  if (e == 0) e = pthread_create(&p->tid, &attr, trampoline, p);
-  pthread_attr_destroy(&attr);
-  if (e != 0) {
-    atomic_store_explicit(&p->state, PO_WORD(gen, PO_FREE), memory_order_relaxed); /* never published */
-    p->spawned = false;
-    p->detached = false;
-    set_limit(sys, po_limit_of(e));
-    pthread_mutex_unlock(&sys->spawn_lock);
-    return e == EINVAL ? SYNCQ_EINVAL : SYNCQ_ELIMIT;
-  }
-  commit_slot(sys, p); /* before the thread's exit can free the slot: it takes this lock */
-  if (detached) sys->detached_held++;
-  pthread_mutex_unlock(&sys->spawn_lock);
+  /* A joinable process's slot stays its own until a joiner frees it, and
+   * no joiner reads its fiber or thread before PO_MADE: an RMW (its exit
+   * may be storing EXITED, a joiner PO_CLAIMED). release: pairs with the
+   * joiner's acquire load of the word (the fiber's done word and join
+   * fields as po_fiber_spawn left them, the thread's id). */
+  if (!detached) atomic_fetch_or_explicit(&p->state, PO_MADE, memory_order_release);
+  if (sys->fibers) po_fiber_spawned(sys->fiber_rt); /* the wake-up */
   if (pid) *pid = self_pid;
   return SYNCQ_OK;
 }
@@ -517,21 +583,28 @@ int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void *arg, syn
 
 int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
   if (sys == NULL || self == NULL || po_fiber_current() != NULL) return SYNCQ_EINVAL;
-  pthread_mutex_lock(&sys->spawn_lock);
-  struct syncq_po_proc *p;
-  int r = prepare_slot(sys, sys->nslots, &p);
-  if (r == SYNCQ_OK) {
-    p->spawned = false;
-    p->is_fiber = false;
-    p->exit_reason = 0;
-    p->owner = pthread_self();
-    /* release: pairs with the senders' acquire load of the state. */
-    atomic_store_explicit(&p->state, PO_WORD(po_gen_of(sys, p->pid), PO_RUNNING), memory_order_release);
-    commit_slot(sys, p);
-    *self = p;
+  uint32_t i;
+  bool fresh;
+  if (!reserve_slot(sys, sys->nslots, &i, &fresh)) {
+    set_limit(sys, "max_procs");
+    return SYNCQ_ELIMIT;
   }
-  pthread_mutex_unlock(&sys->spawn_lock);
-  return r;
+  struct syncq_po_proc *p;
+  int r = prepare_slot(sys, i, fresh, &p);
+  if (r != SYNCQ_OK) {
+    give_back(sys, i);
+    return r;
+  }
+  p->spawned = false;
+  p->detached = false;
+  atomic_store_explicit(&p->is_fiber, false, memory_order_relaxed); /* relaxed: as in spawn */
+  p->exit_reason = 0;
+  p->owner = pthread_self();
+  /* release: pairs with the senders' acquire load of the state. No
+   * PO_JOINABLE: join answers SYNCQ_EINVAL. */
+  atomic_store_explicit(&p->state, PO_WORD(po_gen_of(sys, p->pid), PO_RUNNING), memory_order_release);
+  *self = p;
+  return SYNCQ_OK;
 }
 
 int syncq_po_detach(syncq_po_proc *self) {
@@ -539,14 +612,14 @@ int syncq_po_detach(syncq_po_proc *self) {
   syncq_po_system *sys = self->sys;
   uint32_t expect = PO_WORD(po_gen_of(sys, self->pid), PO_RUNNING);
   /* release: as in trampoline. Only the owner detaches: no other thread
-   * changes the word while it is RUNNING. */
+   * changes the word while it is RUNNING (no flags: attached). */
   if (!atomic_compare_exchange_strong_explicit(&self->state, &expect, PO_WORD(PO_GEN(expect), PO_EXITED),
                                                memory_order_release, memory_order_relaxed))
     return SYNCQ_EINVAL;
   po_exit_notify(self); /* before the slot can be reused */
-  pthread_mutex_lock(&sys->spawn_lock);
-  free_slot(sys, self);
-  pthread_mutex_unlock(&sys->spawn_lock);
+  /* release: as in po_release_detached. */
+  atomic_store_explicit(&self->state, next_free(sys, self->pid), memory_order_release);
+  release_slot(sys, po_slot_of(sys, self->pid));
   return SYNCQ_OK;
 }
 
@@ -560,46 +633,75 @@ const char *syncq_po_limit_reason(const syncq_po_system *sys) {
 
 uint32_t syncq_po_count(const syncq_po_system *sys) {
   if (sys == NULL) return 0;
-  /* relaxed: a count (written under spawn_lock). */
-  return atomic_load_explicit(&((syncq_po_system *)sys)->started, memory_order_relaxed);
+  /* relaxed: counts (every process started took one slot, fresh or from
+   * free_slots; one that then failed is counted in failed). */
+  syncq_po_system *s = (syncq_po_system *)sys;
+  uint64_t taken =
+    COUNT_HIGH(atomic_load_explicit(&s->counts, memory_order_relaxed)) + po_slot_ring_taken(&s->free_slots);
+  uint64_t failed = atomic_load_explicit(&s->failed, memory_order_relaxed);
+  uint64_t n = taken > failed ? taken - failed : 0;
+  return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 uint32_t syncq_po_live(const syncq_po_system *sys) {
   if (sys == NULL) return 0;
-  /* relaxed: a count (written under spawn_lock). */
-  return atomic_load_explicit(&((syncq_po_system *)sys)->live, memory_order_relaxed);
+  /* relaxed: a count (with the slots of spawns under way). */
+  return COUNT_LIVE(atomic_load_explicit(&((syncq_po_system *)sys)->counts, memory_order_relaxed));
 }
 
 uint32_t syncq_po_pid_generations(const syncq_po_system *sys) { return sys != NULL ? sys->gen_mask + 1 : 0; }
 
+/* Is the caller the process p (it cannot join itself)? Addresses only:
+ * p's fields may be a later process's while join looks. */
+static bool is_self(const syncq_po_system *sys, const struct syncq_po_proc *p) {
+  return sys->fibers ? po_fiber_current() == &p->fiber : thread_self == p;
+}
+
 int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid) {
   if (sys == NULL || pid < 0 || po_slot_of(sys, pid) >= sys->nslots) return SYNCQ_EINVAL;
-  pthread_mutex_lock(&sys->spawn_lock);
-  struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, pid)];
-  /* relaxed: the word changes generation only under spawn_lock, and we
-   * only need its generation and whether it is FREE. */
-  uint32_t w = atomic_load_explicit(&p->state, memory_order_relaxed);
-  int r = SYNCQ_OK;
-  if (PO_GEN(w) != po_gen_of(sys, pid) || PO_ST(w) == PO_FREE || p->joined)
-    r = SYNCQ_ENOENT; /* not had yet, stale, or claimed by another joiner */
-  else if (!p->spawned || p->detached ||
-           (p->is_fiber ? po_fiber_current() == &p->fiber : pthread_equal(p->tid, pthread_self())))
-    r = SYNCQ_EINVAL; /* attached, detached (its exit frees the slot), or the caller itself */
-  else if (p->is_fiber && po_fiber_done(p)) {
-    /* A fiber that is gone already (a parent joining a child whose reply
-     * it has: the common case) is freed under this same lock: one lock
-     * round instead of two. */
-    free_slot(sys, p);
-    pthread_mutex_unlock(&sys->spawn_lock);
-    return SYNCQ_OK;
-  } else p->joined = true; /* claimed: a second joiner gets SYNCQ_ENOENT */
-  pthread_mutex_unlock(&sys->spawn_lock);
-  if (r != SYNCQ_OK) return r;
-  if (p->is_fiber) r = po_fiber_join(p);
+  uint32_t i = po_slot_of(sys, pid), g = po_gen_of(sys, pid);
+  struct syncq_po_proc *p = &sys->procs[i];
+  uint32_t freed = next_free(sys, pid);
+  /* acquire: pairs with the spawner's release of PO_MADE (what
+   * po_fiber_done and po_fiber_join read) and the exit's release. */
+  uint32_t w = atomic_load_explicit(&p->state, memory_order_acquire);
+  for (;;) {
+    /* Every answer is decided on w, a word the CAS below checks is still
+     * there (a generation comes back only after gen_mask + 1 reuses, when
+     * the pid's value names the slot's process again). */
+    if (PO_GEN(w) != g || PO_ST(w) == PO_FREE || (w & PO_CLAIMED) != 0)
+      return SYNCQ_ENOENT; /* not had yet, stale, or claimed by another joiner */
+    if ((w & PO_JOINABLE) == 0 || is_self(sys, p))
+      return SYNCQ_EINVAL; /* attached, detached (its exit frees the slot), or the caller itself */
+    if (sys->fibers && (w & PO_MADE) != 0 && PO_ST(w) == PO_EXITED && po_fiber_done(p)) {
+      /* A fiber that is gone already (a parent joining a child whose reply
+       * it has: the common case): one CAS frees the slot, a concurrent
+       * joiner's CAS then fails and it sees the next generation.
+       * release: pairs with the senders' acquire load (they read nothing
+       * of the old process); acquire on failure: as the load above. */
+      if (atomic_compare_exchange_strong_explicit(&p->state, &w, freed, memory_order_release, memory_order_acquire)) {
+        release_slot(sys, i);
+        return SYNCQ_OK;
+      }
+      /* acquire (both): as the load above. */
+    } else if (atomic_compare_exchange_strong_explicit(&p->state, &w, w | PO_CLAIMED, memory_order_acquire,
+                                                       memory_order_acquire)) {
+      break; /* claimed: a second joiner gets SYNCQ_ENOENT; only we free the slot */
+    }
+  }
+  SYNCQ_RACE_POINT("po.join.claimed");
+  while ((w & PO_MADE) == 0) { /* its spawn is still making the fiber or thread */
+    syncq_yield();
+    w = atomic_load_explicit(&p->state, memory_order_acquire);      /* acquire: as above */
+    if (PO_GEN(w) != g || PO_ST(w) == PO_FREE) return SYNCQ_ENOENT; /* that failed: no process had the pid */
+  }
+  int r;
+  if (sys->fibers) r = po_fiber_join(p);
   else r = pthread_join(p->tid, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
-  pthread_mutex_lock(&sys->spawn_lock);
-  free_slot(sys, p);
-  pthread_mutex_unlock(&sys->spawn_lock);
+  /* release: as the CAS above. Ours alone now: the process has exited
+   * and its spawner set PO_MADE. */
+  atomic_store_explicit(&p->state, freed, memory_order_release);
+  release_slot(sys, i);
   return r;
 }
 
@@ -630,24 +732,22 @@ int syncq_po_run(syncq_po_system *sys, syncq_po_main_fn fn, void *arg, int *resu
 
 int syncq_po_destroy(syncq_po_system *sys) {
   if (sys == NULL) return SYNCQ_EINVAL;
-  /* acquire: pairs with commit_slot's release (the slots' mailboxes). */
-  uint32_t n = atomic_load_explicit(&sys->high, memory_order_acquire);
+  /* relaxed: the caller has seen every spawn return (destroy follows
+   * them), which orders the slots they took. */
+  uint32_t n = COUNT_HIGH(atomic_load_explicit(&sys->counts, memory_order_relaxed));
   for (uint32_t i = 0; i < n; i++) /* acquire: pairs with the release store of PO_EXITED. */
     if (PO_ST(atomic_load_explicit(&sys->procs[i].state, memory_order_acquire)) == PO_RUNNING) return SYNCQ_EBUSY;
   /* Detached processes that have exited are on their way out (their
    * thread's last steps, their fiber's stack going back to the pool):
-   * wait until every one has freed its slot (they take spawn_lock to). */
-  for (;;) {
-    pthread_mutex_lock(&sys->spawn_lock);
-    uint32_t held = sys->detached_held;
-    pthread_mutex_unlock(&sys->spawn_lock);
-    if (held == 0) break;
-    syncq_yield();
-  }
+   * wait until every one has freed its slot. acquire: pairs with
+   * po_release_detached's release decrement. */
+  while (atomic_load_explicit(&sys->detached_held, memory_order_acquire) != 0) syncq_yield();
   for (uint32_t i = 0; i < n; i++) {
     struct syncq_po_proc *p = &sys->procs[i];
-    if (p->spawned && !p->joined && PO_ST(atomic_load_explicit(&p->state, memory_order_relaxed)) == PO_EXITED) {
-      p->joined = true;                        /* relaxed above: read after the acquire loop, nothing else to see */
+    /* relaxed: read after the acquire loop, nothing else to see. */
+    uint32_t w = atomic_load_explicit(&p->state, memory_order_relaxed);
+    if ((w & PO_JOINABLE) != 0 && (w & PO_CLAIMED) == 0 && PO_ST(w) == PO_EXITED) { /* exited, never joined */
+      atomic_store_explicit(&p->state, w | PO_CLAIMED, memory_order_relaxed);       /* relaxed: nobody else looks now */
       if (p->is_fiber) (void)po_fiber_join(p); /* it has exited: waits only for its stack to be released */
       else pthread_join(p->tid, NULL);
     }
@@ -655,9 +755,9 @@ int syncq_po_destroy(syncq_po_system *sys) {
   /* every fiber is done: stop the schedulers (their pending timers go too) */
   if (sys->fibers) po_fiber_rt_destroy(sys->fiber_rt);
   po_timer_thread_destroy(&sys->timers, sys); /* send_after's pending messages of a thread system */
-  /* Slots up to `high` (that one too: a refused spawn's mailbox); the
-   * others were never touched. */
-  uint32_t used = n < sys->nslots ? n + 1 : sys->nslots;
+  /* Slots below `high` (a refused spawn's too: taken, then given back);
+   * the others were never touched. */
+  uint32_t used = n;
   for (uint32_t i = 0; i < used; i++) {
     struct syncq_po_proc *p = &sys->procs[i];
     while (p->monitors != NULL) { /* none normally: an exit takes its monitors */
@@ -685,7 +785,7 @@ int syncq_po_destroy(syncq_po_system *sys) {
   po_names_destroy(sys);
   pthread_mutex_destroy(&sys->spawn_lock);
   table_unmap(sys, used);
-  free(sys->freeq);
+  po_slot_ring_destroy(&sys->free_slots);
   free(sys);
   return SYNCQ_OK;
 }

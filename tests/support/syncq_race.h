@@ -67,6 +67,14 @@
  *                    Vyukov's blocking ring: a position claimed, its cell
  *                    not yet published or freed (queue_progress_test's
  *                    check that a waiting queue is caught).
+ *   "po.join.claimed"  syncq_po_join with the process claimed in its
+ *                    state word (PO_CLAIMED), before it waits for the exit
+ *                    and frees the slot (src/po/process.c).
+ *   "po.slot.freed"  a freed slot back in the free ring, its count not yet
+ *                    given back to live (src/po/process.c).
+ *   "po.slot_ring.put.claimed"  the free ring's put with its position
+ *                    claimed, the cell not yet published: a take of that
+ *                    position waits (src/po/slot_ring.c).
  *
  * Double-width CAS: in the race library syncq_pr_dwcas is the one defined
  * below, a lock around a read, a comparison and two stores, which is how

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * slot_ring.c — the process table's free slots (process.c), oldest first:
+ * Vyukov's bounded MPMC queue of slot indices, so a spawn takes the slot
+ * freed longest ago and a join or exit gives one back without a lock.
+ *
+ * Contract
+ *   Source:      Dmitry Vyukov, "Bounded MPMC queue" (1024cores.net,
+ *                2010): an array of cells, each with a sequence number
+ *                that says whose turn it is (the enqueue of position pos
+ *                finds pos, the dequeue finds pos + 1), and two positions
+ *                claimed by CAS. Here a cell stores its sequence number
+ *                less its own index, so zero bytes are the empty ring's
+ *                first lap and init touches no cell.
+ *   Progress:    take is lock-free and answers SYNCQ_EMPTY rather than
+ *                wait; put waits (yielding) while the cell it claimed is
+ *                still being read by the dequeue of the lap before (the
+ *                ring never holds more than the table's slots, so a full
+ *                cell is always one in flight), else lock-free.
+ *   Atomics:     uncontended put or take: 1 CAS (its position) + a load
+ *                and a store of the cell's sequence number.
+ *   Memory:      16 bytes a cell, capacity n rounded up to a power of
+ *                two, from calloc (zero pages for a large table: touched
+ *                as used).
+ *   Limits:      n <= 2^31 slots; 64-bit positions never wrap in practice.
+ *   Signal-safe: no (put may wait for another thread).
+ *   Process-shared: no.
+ *   Linearizability: a FIFO queue: a take linearizes at its position's
+ *                CAS, a put at its position's CAS (its slot is seen once
+ *                its cell's release store is done: until then a take of
+ *                that position answers SYNCQ_EMPTY).
+ */
+#include "slot_ring.h"
+
+#include <stdlib.h>
+
+#include "../race_internal.h"
+
+int po_slot_ring_init(po_slot_ring *r, uint32_t n) {
+  if (r == NULL || n == 0 || n > (1u << 31)) return SYNCQ_EINVAL;
+  uint64_t cap = 1;
+  while (cap < n) cap <<= 1;
+  r->cells = calloc((size_t)cap, sizeof *r->cells);
+  if (r->cells == NULL) return SYNCQ_ENOMEM;
+  r->mask = cap - 1;
+  atomic_init(&r->tail, 0);
+  atomic_init(&r->head, 0);
+  return SYNCQ_OK;
+}
+
+void po_slot_ring_destroy(po_slot_ring *r) {
+  free(r->cells);
+  r->cells = NULL;
+}
+
+void po_slot_ring_put(po_slot_ring *r, uint32_t slot) {
+  /* relaxed: a guess at the position, checked against the cell. */
+  uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  po_slot_cell *c;
+  for (;;) {
+    uint64_t i = pos & r->mask;
+    c = &r->cells[i];
+    /* acquire: pairs with take's release store of the cell (the slot it
+     * read is read before we write ours). */
+    uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire) + i;
+    int64_t dif = (int64_t)(seq - pos);
+    if (dif == 0) {
+      /* relaxed: the cell's sequence number orders the slot, not tail. */
+      if (atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1, memory_order_relaxed, memory_order_relaxed))
+        break;
+    } else if (dif < 0) {
+      /* The dequeue of the lap before is still reading this cell. */
+      syncq_yield();
+      pos = atomic_load_explicit(&r->tail, memory_order_relaxed); /* relaxed: as above */
+    } else {
+      pos = atomic_load_explicit(&r->tail, memory_order_relaxed); /* relaxed: another put took pos */
+    }
+  }
+  SYNCQ_RACE_POINT("po.slot_ring.put.claimed");
+  c->slot = slot;
+  /* release: pairs with take's acquire load of the cell (it reads slot). */
+  atomic_store_explicit(&c->seq, pos + 1 - (pos & r->mask), memory_order_release);
+}
+
+int po_slot_ring_take(po_slot_ring *r, uint32_t *slot) {
+  uint64_t pos = atomic_load_explicit(&r->head, memory_order_relaxed); /* relaxed: as put's tail */
+  po_slot_cell *c;
+  for (;;) {
+    uint64_t i = pos & r->mask;
+    c = &r->cells[i];
+    /* acquire: pairs with put's release store (the slot it wrote). */
+    uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire) + i;
+    int64_t dif = (int64_t)(seq - (pos + 1));
+    if (dif == 0) {
+      /* relaxed: as in put. */
+      if (atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + 1, memory_order_relaxed, memory_order_relaxed))
+        break;
+    } else if (dif < 0) {
+      return SYNCQ_EMPTY; /* nothing there yet (or its put is in flight) */
+    } else {
+      pos = atomic_load_explicit(&r->head, memory_order_relaxed); /* relaxed: another take took pos */
+    }
+  }
+  *slot = c->slot;
+  /* release: pairs with put's acquire load of the cell one lap on (our
+   * read of slot comes before its write). */
+  atomic_store_explicit(&c->seq, pos + r->mask + 1 - (pos & r->mask), memory_order_release);
+  return SYNCQ_OK;
+}
+
+uint64_t po_slot_ring_taken(const po_slot_ring *r) {
+  /* relaxed: a count (each take advances head once). */
+  return atomic_load_explicit(&((po_slot_ring *)r)->head, memory_order_relaxed);
+}
