@@ -42,11 +42,7 @@
 #include "syncq/am.h"
 #include "syncq/clock.h"
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#else
-#define SANITIZED 0
-#endif
+#include "test_sanitizer.h"
 
 #define CHILD_ALARM_S 60                    /* a child that hangs this long dies and fails its test */
 #define PARENT_DEADLINE_NS 60000000000ull   /* the parent gives up waiting after this */

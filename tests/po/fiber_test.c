@@ -35,16 +35,7 @@
 #include "syncq/platform.h"
 #include "syncq/po.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define TSAN 1
-#else
-#define TSAN 0
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#else
-#define ASAN 0
-#endif
+#include "test_sanitizer.h"
 /* Sanitizers keep state per fiber (TSan: a thread state each) and need
  * deeper stacks. */
 #define BIG_RING (TSAN ? 2000 : ASAN ? 20000 : 100000)

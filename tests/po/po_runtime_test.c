@@ -32,11 +32,7 @@
 #include "syncq/platform.h"
 #include "syncq/po.h"
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#else
-#define SANITIZED 0
-#endif
+#include "test_sanitizer.h"
 #ifndef PO_TEST_BACKEND
 #define PO_TEST_BACKEND "thread"
 #endif

@@ -22,11 +22,7 @@
 #include "po/spawn_deque.h"
 #include "syncq/po.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define TSAN 1
-#else
-#define TSAN 0
-#endif
+#include "test_sanitizer.h"
 
 /* ---- the deque alone ---- */
 

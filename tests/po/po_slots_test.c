@@ -18,6 +18,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,16 +32,7 @@
 #endif
 #define FIBERS (strcmp(PO_TEST_BACKEND, "fiber") == 0)
 
-#if defined(__SANITIZE_THREAD__)
-#define TSAN 1
-#else
-#define TSAN 0
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#else
-#define ASAN 0
-#endif
+#include "test_sanitizer.h"
 /* Sanitizers need deeper stacks, and run a tenth of the churn (a
  * thread's creation costs them far more than a process's work). */
 #define TEST_STACK ((TSAN || ASAN) ? 256u * 1024u : 0u)
@@ -266,6 +258,8 @@ static long vm_bytes(void) {
  * which cannot have its stack when it first runs, exits without running
  * (SYNCQ_PO_EXIT_NOMEM: join returns, the reason names the limit). In a
  * child: the limit is the whole process's. */
+enum { UNLIMITED_HERE = 77 };
+
 static void test_full_table_answers_before_stacks(void **state) {
   (void)state;
   if (!FIBERS) {
@@ -289,6 +283,14 @@ static void test_full_table_answers_before_stacks(void **state) {
     if (now <= 0) _exit(12);
     struct rlimit rl = {(rlim_t)now + ((rlim_t)16 << 20), (rlim_t)now + ((rlim_t)16 << 20)};
     if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(13);
+    /* Where the limit does not bind mappings (an emulator that reserved
+     * the guest's address space up front: qemu-user), nothing to test. */
+    void *probe =
+      mmap(NULL, (size_t)1 << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (probe != MAP_FAILED) {
+      munmap(probe, (size_t)1 << 30);
+      _exit(UNLIMITED_HERE);
+    }
     syncq_po_pid pid;
     int r = syncq_po_spawn(s, nothing, NULL, &pid);
     const char *why = syncq_po_limit_reason(s);
@@ -311,6 +313,10 @@ static void test_full_table_answers_before_stacks(void **state) {
   int status = 0;
   assert_int_equal(waitpid(child, &status, 0), child);
   assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == UNLIMITED_HERE) {
+    print_message("skipped: the address space limit does not bind mappings here\n");
+    skip();
+  }
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 

@@ -42,16 +42,7 @@
 
 enum { KIB = 1024, TOUCHED = 200 };
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#include "test_sanitizer.h"
 
 /* Does reading `p` fault (a guard)? A system call that reads it says so
  * without a signal: EFAULT. */
