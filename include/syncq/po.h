@@ -111,8 +111,13 @@
  * exited (spawned detached) or has detached (attached), and each reuse takes the next generation, so a pid
  * kept after its process is gone never reaches the slot's next process
  * (as Erlang's and the kernel's pids). A fresh system hands out slots
- * 0, 1, 2, ... in order (generation 0: pids 0, 1, 2, ...); once every
- * slot has been used, the slot freed longest ago is reused first. The
+ * 0, 1, 2, ... in order (generation 0: pids 0, 1, 2, ...) until more than
+ * SYNCQ_PO_REUSE_DISTANCE freed slots wait to be reused (or every slot
+ * has been used), and from then on the slot freed longest ago. So a
+ * freed slot comes back only after at least SYNCQ_PO_REUSE_DISTANCE later
+ * frees (fewer only on a table with fewer free slots than that), and the
+ * records a system touches follow its live processes plus that distance,
+ * not max_procs. The
  * slot takes ceil(log2(max_procs + SYNCQ_PO_ATTACH_RESERVE)) bits and the
  * generation the rest of the 31: a slot has 2^(31 - those bits)
  * generations before a pid value repeats (131,072 with the default table
@@ -229,6 +234,9 @@ typedef enum syncq_po_send_mode {
  * still join a system whose spawned processes fill max_procs (to send
  * what the parked ones wait for, so they can exit and be joined). */
 #define SYNCQ_PO_ATTACH_RESERVE 16u
+/* Freed slots that wait before never-used ones stop being handed out (see
+ * "Pids" above): each reuse of a slot follows at least this many frees. */
+#define SYNCQ_PO_REUSE_DISTANCE 4096u
 #define SYNCQ_PO_MAX_MSG ((size_t)1 << 30) /* largest payload */
 #define SYNCQ_PO_MAX_SCHEDULERS 1024u      /* most scheduler threads of a fiber system */
 

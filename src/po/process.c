@@ -19,7 +19,8 @@
  *                the limit and, while there is one, a never-used slot, in
  *                one CAS (live and `high` share a word), else the oldest
  *                freed slot from free_slots (slot_ring.c, Vyukov's
- *                bounded MPMC queue); a free puts
+ *                bounded MPMC queue) first once more than
+ *                SYNCQ_PO_REUSE_DISTANCE freed slots wait; a free puts
  *                its slot back, then gives its count back, so a spawn
  *                that reserved always finds a slot, at worst after
  *                waiting out a put in flight (it yields). A fiber takes
@@ -51,10 +52,14 @@
  *                exited detached, or detached), at the next generation
  *                (the pid's high bits:
  *                Erlang's and the kernel's answer to a stale pid): never-
- *                used slots first, then the one freed longest ago (a
+ *                used slots first until more than SYNCQ_PO_REUSE_DISTANCE
+ *                freed ones wait, then the one freed longest ago (a
  *                ring of 16-byte cells, capacity nslots rounded up to a
- *                power of two, zero pages until used), so a pid value
- *                repeats as late as the table allows. Mailboxes
+ *                power of two, zero pages until used), so the records
+ *                touched follow the live processes (plus the distance),
+ *                not max_procs, and a pid value repeats only after its
+ *                slot's every generation, each reuse at least the
+ *                distance of frees after the last. Mailboxes
  *                live as long as the system, so a late sender's stale pid
  *                still reaches valid memory; the message carries the pid
  *                it was sent to and a receive drops it (po_take).
@@ -335,10 +340,17 @@ static void set_limit(syncq_po_system *sys, const char *why) {
 #define COUNT_HIGH(c) ((uint32_t)((c) >> 32))
 
 /* Count one more live process against `limit` (max_procs for spawn,
- * nslots for attach) and take a slot for it, or refuse: the next
- * never-used slot while there is one (a fresh system hands out pids 0,
- * 1, 2, ...), in the same CAS as the count, else the one freed longest
- * ago, so a pid value repeats as late as the table allows. A CAS loop,
+ * nslots for attach) and take a slot for it, or refuse: the one freed
+ * longest ago once more than SYNCQ_PO_REUSE_DISTANCE freed slots wait
+ * (high - live of the counts: every slot ever taken is live or waits in
+ * free_slots), else the next never-used slot while there is one (a fresh
+ * system hands out pids 0, 1, 2, ...), in the same CAS as the count, else
+ * the oldest freed one. So a slot comes back only after at least
+ * SYNCQ_PO_REUSE_DISTANCE later frees (or once every slot has been used),
+ * and the records a system touches follow its live processes, not
+ * max_procs: a million-process tree on a table of a million slots, 60,000
+ * of them live at most, touched every slot's record and mailbox (about
+ * 600 MB) when never-used slots came first. A CAS loop,
  * not an add undone on refusal: a refused spawn never counts, so a spawn
  * is refused only while `limit` processes are live or on their way in.
  * Every slot out of free_slots is counted (a free puts its slot back
@@ -350,7 +362,7 @@ static bool reserve_slot(syncq_po_system *sys, uint32_t limit, uint32_t *slot, b
   bool f;
   do {
     if (COUNT_LIVE(c) >= limit) return false;
-    f = COUNT_HIGH(c) < sys->nslots;
+    f = COUNT_HIGH(c) < sys->nslots && COUNT_HIGH(c) - COUNT_LIVE(c) <= SYNCQ_PO_REUSE_DISTANCE;
     /* acquire: pairs with release_slot's release decrement, so the slot
      * that free gave back is in free_slots for the take below. A fresh
      * slot's record is zero (table_map) and the taker's alone. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * po_slots_test.c — the process table without a lock (src/po/process.c,
- * slot_ring.c): the order slots are reused in, two joiners of one pid,
+ * slot_ring.c): the order slots are reused in (and the reuse distance on
+ * a large table), two joiners of one pid,
  * spawns refused exactly when the table is full (the table answers even
  * when no stack could be had), and threads and fibers spawning, joining,
  * detaching and exiting 100,000 processes through a table of a few dozen
@@ -107,6 +108,32 @@ static void test_fifo_reuse_order(void **state) {
     assert_int_equal(slot_of(s, pid), freed[k]);
     assert_int_equal(syncq_po_join(s, pid), SYNCQ_OK);
   }
+  assert_int_equal(syncq_po_live(s), 0);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* On a table larger than SYNCQ_PO_REUSE_DISTANCE, a spawn/join loop
+ * takes never-used slots only until more than the distance of freed ones
+ * wait: slots 0 .. SYNCQ_PO_REUSE_DISTANCE, then the oldest freed, so
+ * the loop keeps to SYNCQ_PO_REUSE_DISTANCE + 1 slots (their records and
+ * mailboxes) however large max_procs is, and each slot comes back after
+ * exactly that many others. */
+static void test_reuse_distance(void **state) {
+  (void)state;
+  const uint32_t ring = SYNCQ_PO_REUSE_DISTANCE + 1;
+  syncq_po_system *s = new_system(4 * SYNCQ_PO_REUSE_DISTANCE, 2);
+  syncq_po_pid first = -1;
+  for (uint32_t k = 0; k < 3 * ring; k++) {
+    syncq_po_pid pid;
+    assert_int_equal(syncq_po_spawn(s, nothing, NULL, &pid), SYNCQ_OK);
+    if (slot_of(s, pid) != k % ring || gen_of(s, pid) != k / ring)
+      fail_msg("spawn %u got slot %u generation %u, not slot %u generation %u", k, slot_of(s, pid), gen_of(s, pid),
+               k % ring, k / ring);
+    assert_int_equal(syncq_po_join(s, pid), SYNCQ_OK);
+    if (k == 0) first = pid;
+  }
+  assert_int_equal(syncq_po_join(s, first), SYNCQ_ENOENT); /* stale, its slot twice reused */
+  assert_int_equal(syncq_po_count(s), 3 * ring);
   assert_int_equal(syncq_po_live(s), 0);
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
 }
@@ -463,6 +490,7 @@ static void test_churn(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fifo_reuse_order),
+    cmocka_unit_test(test_reuse_distance),
     cmocka_unit_test(test_two_joiners_one_wins),
     cmocka_unit_test(test_refused_only_when_full),
     cmocka_unit_test(test_full_table_answers_before_stacks),
