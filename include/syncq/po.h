@@ -111,18 +111,23 @@
  * exited (spawned detached) or has detached (attached), and each reuse takes the next generation, so a pid
  * kept after its process is gone never reaches the slot's next process
  * (as Erlang's and the kernel's pids). A fresh system hands out slots
- * 0, 1, 2, ... in order (generation 0: pids 0, 1, 2, ...) until more than
+ * 0, 1, 2, ... in order (generation 0: pids 0, 1, 2, ...). A spawn or
+ * attach takes the slot freed longest ago whenever more than
  * SYNCQ_PO_REUSE_DISTANCE freed slots wait to be reused (or every slot
- * has been used), and from then on the slot freed longest ago. So a
- * freed slot comes back only after at least SYNCQ_PO_REUSE_DISTANCE later
- * frees (fewer only on a table with fewer free slots than that), and the
- * records a system touches follow its live processes plus that distance,
- * not max_procs. The
+ * has been used), else the next never-used slot: the two alternate as
+ * the live count moves. So a freed slot comes back only after at least
+ * SYNCQ_PO_REUSE_DISTANCE later frees (fewer only once every slot has
+ * been used and fewer than that are free), and the records a system
+ * touches follow its most live processes plus that distance, not
+ * max_procs. The
  * slot takes ceil(log2(max_procs + SYNCQ_PO_ATTACH_RESERVE)) bits and the
  * generation the rest of the 31: a slot has 2^(31 - those bits)
  * generations before a pid value repeats (131,072 with the default table
  * of 8,192 + 16 slots, 1,024 with SYNCQ_PO_MAX_PROCS); syncq_po_pid_generations()
- * gives a system's number. A pid whose slot lies outside the table is
+ * gives a system's number. A pid value therefore comes back after at
+ * least that many times SYNCQ_PO_REUSE_DISTANCE + 1 frees, however large
+ * the table (some 537 million with the default table, 4.2 million with
+ * SYNCQ_PO_MAX_PROCS). A pid whose slot lies outside the table is
  * SYNCQ_EINVAL; a pid no process has had yet is SYNCQ_ENOENT; the pid of
  * a process that has exited (returned from fn, or detached), joined or
  * not, is SYNCQ_EDEAD for send and SYNCQ_ENOENT for join once joined.
@@ -234,7 +239,7 @@ typedef enum syncq_po_send_mode {
  * still join a system whose spawned processes fill max_procs (to send
  * what the parked ones wait for, so they can exit and be joined). */
 #define SYNCQ_PO_ATTACH_RESERVE 16u
-/* Freed slots that wait before never-used ones stop being handed out (see
+/* Freed slots that may wait while never-used ones are handed out (see
  * "Pids" above): each reuse of a slot follows at least this many frees. */
 #define SYNCQ_PO_REUSE_DISTANCE 4096u
 #define SYNCQ_PO_MAX_MSG ((size_t)1 << 30) /* largest payload */

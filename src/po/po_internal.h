@@ -197,7 +197,8 @@ struct syncq_po_system {
    * fields above, which every send reads). `counts`: the slots reserved
    * now (live: the low 32 bits) and the slots ever taken (high: the high
    * 32 bits, 0 .. nslots), so a spawn reserves and takes a never-used
-   * slot in one CAS; a free gives its count back after its slot is in
+   * slot in one CAS, and high - live slots wait in free_slots (or in a
+   * put in flight); a free gives its count back after its slot is in
    * free_slots. Processes started are high + free_slots' takes - failed. */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) counts;
   _Atomic(uint64_t) failed;        /* slots taken by spawns or attaches that then failed */

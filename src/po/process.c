@@ -16,11 +16,11 @@
  *                user-level context instead of a thread.
  *   Progress:    spawn, attach, join and exit take and give slots
  *                without a lock: a reservation of the live count against
- *                the limit and, while there is one, a never-used slot, in
- *                one CAS (live and `high` share a word), else the oldest
- *                freed slot from free_slots (slot_ring.c, Vyukov's
- *                bounded MPMC queue) first once more than
- *                SYNCQ_PO_REUSE_DISTANCE freed slots wait; a free puts
+ *                the limit and, while there is one and no more than
+ *                SYNCQ_PO_REUSE_DISTANCE freed slots wait, a never-used
+ *                slot, in one CAS (live and `high` share a word), else
+ *                the oldest freed slot from free_slots (slot_ring.c,
+ *                Vyukov's bounded MPMC queue); a free puts
  *                its slot back, then gives its count back, so a spawn
  *                that reserved always finds a slot, at worst after
  *                waiting out a put in flight (it yields). A fiber takes
@@ -37,8 +37,8 @@
  *                themselves in the target's nwatch so its exit takes the
  *                lock after them (the slot is freed only after that).
  *   Atomics:     uncontended spawn: a CAS of the counts (live and
- *                high), plus a take (CAS) from free_slots once every slot
- *                has been used, the state's release store, an RMW setting
+ *                high), plus a take (CAS) from free_slots when it reuses
+ *                a slot, the state's release store, an RMW setting
  *                PO_MADE (joinable ones); join of a done fiber: a CAS of
  *                the state, a put (CAS) to free_slots, a sub from the
  *                counts.
@@ -52,8 +52,8 @@
  *                exited detached, or detached), at the next generation
  *                (the pid's high bits:
  *                Erlang's and the kernel's answer to a stale pid): never-
- *                used slots first until more than SYNCQ_PO_REUSE_DISTANCE
- *                freed ones wait, then the one freed longest ago (a
+ *                used slots while no more than SYNCQ_PO_REUSE_DISTANCE
+ *                freed ones wait, else the one freed longest ago (a
  *                ring of 16-byte cells, capacity nslots rounded up to a
  *                power of two, zero pages until used), so the records
  *                touched follow the live processes (plus the distance),
@@ -346,16 +346,20 @@ static void set_limit(syncq_po_system *sys, const char *why) {
  * free_slots), else the next never-used slot while there is one (a fresh
  * system hands out pids 0, 1, 2, ...), in the same CAS as the count, else
  * the oldest freed one. So a slot comes back only after at least
- * SYNCQ_PO_REUSE_DISTANCE later frees (or once every slot has been used),
- * and the records a system touches follow its live processes, not
+ * SYNCQ_PO_REUSE_DISTANCE later frees (fewer once every slot has been
+ * used; never-used ones come again whenever no more than that many
+ * wait), and the records a system touches follow its live processes, not
  * max_procs: a million-process tree on a table of a million slots, 60,000
  * of them live at most, touched every slot's record and mailbox (about
  * 600 MB) when never-used slots came first. A CAS loop,
  * not an add undone on refusal: a refused spawn never counts, so a spawn
  * is refused only while `limit` processes are live or on their way in.
  * Every slot out of free_slots is counted (a free puts its slot back
- * before it gives its count back), so one that counted finds a slot; the
- * wait below only outlasts a put still in flight. */
+ * before it gives its count back), so one that counted finds a slot: it
+ * takes from free_slots only where high > live (high - live above the
+ * distance, or high = nslots >= limit > live), one more waiting slot
+ * than reservations still to take one; the wait below only outlasts a
+ * put still in flight. */
 static bool reserve_slot(syncq_po_system *sys, uint32_t limit, uint32_t *slot, bool *fresh) {
   /* relaxed: a first guess, checked by the CAS. */
   uint64_t c = atomic_load_explicit(&sys->counts, memory_order_relaxed);

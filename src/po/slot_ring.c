@@ -18,7 +18,9 @@
  *                ring never holds more than the table's slots, so a full
  *                cell is always one in flight), else lock-free.
  *   Atomics:     uncontended put or take: 1 CAS (its position) + a load
- *                and a store of the cell's sequence number.
+ *                and a store of the cell's sequence number (and, once
+ *                a page of a first lap, a plain store to the next page:
+ *                see put).
  *   Memory:      16 bytes a cell, capacity n rounded up to a power of
  *                two, from calloc (zero pages for a large table: touched
  *                as used, each page first by a write; see put).
@@ -89,10 +91,14 @@ void po_slot_ring_put(po_slot_ring *r, uint32_t slot) {
    * it copies that page and flushes the other processors' TLBs (an
    * interprocessor interrupt per page of the ring): in a tree of a
    * million processes on 2 schedulers those flushes took a fifth of the
-   * time. A +0 RMW: the cell's value is unchanged (its position is a
-   * page of puts away); relaxed: it orders nothing. */
+   * time. A plain store to the cell's pad, which nothing else reads or
+   * writes (no race with the cell's own put, a page of puts away). Not an
+   * RMW of its sequence number: clang compiles an idempotent one (a
+   * fetch_add of 0) to a load, and an LL/SC one (Armv8.0, qemu-user's
+   * emulation of a one-thread program) loads before it stores, a read
+   * first all the same. volatile: the store is all it is for. */
   if (pos + PO_SLOT_RING_PAGE_CELLS <= r->mask && (pos & (PO_SLOT_RING_PAGE_CELLS - 1)) == 0)
-    (void)atomic_fetch_add_explicit(&r->cells[pos + PO_SLOT_RING_PAGE_CELLS].seq, 0, memory_order_relaxed);
+    *(volatile uint32_t *)&r->cells[pos + PO_SLOT_RING_PAGE_CELLS].pad = 0;
   c->slot = slot;
   /* release: pairs with take's acquire load of the cell (it reads slot). */
   atomic_store_explicit(&c->seq, pos + 1 - (pos & r->mask), memory_order_release);

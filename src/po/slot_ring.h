@@ -17,7 +17,7 @@
 typedef struct po_slot_cell {
   _Atomic(uint64_t) seq;
   uint32_t slot;
-  uint32_t pad;
+  uint32_t pad; /* written once, by the put a page of cells before (its first touch of the page) */
 } po_slot_cell;
 
 typedef struct po_slot_ring {

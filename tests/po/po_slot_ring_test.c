@@ -64,8 +64,9 @@ static void test_oldest_first_across_laps(void **state) {
 /* Puts over PAGES fresh pages of a large ring fault about once a page. A
  * control region read then written page by page shows what a read-first
  * page costs here: where it is not about two faults a page (no zero page
- * for reads, or a host that counts otherwise: qemu-user), there is
- * nothing to tell apart and the test skips; under the sanitizers their
+ * for reads, or a host that counts otherwise), there is nothing to tell
+ * apart and the test skips (qemu-user counts as a kernel does: the ring's
+ * store must be a plain one there, where an RMW is a load and a store); under the sanitizers their
  * shadow memory's faults blur the count, so it skips there too. */
 static void test_each_page_first_touched_by_a_write(void **state) {
   (void)state;

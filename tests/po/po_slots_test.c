@@ -138,6 +138,96 @@ static void test_reuse_distance(void **state) {
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
 }
 
+/* The distance is a count of waiting slots, not a phase: once fewer
+ * than SYNCQ_PO_REUSE_DISTANCE + 1 freed slots wait again (live processes
+ * took the rest), never-used slots are handed out again while there are
+ * any. Attached processes: no thread to make. */
+static void test_reuse_by_waiting_count(void **state) {
+  (void)state;
+  enum { EXTRA = 3, HELD = EXTRA + 3 };
+  const uint32_t ring = SYNCQ_PO_REUSE_DISTANCE + 1 + EXTRA;
+  syncq_po_system *s = new_system(2 * SYNCQ_PO_REUSE_DISTANCE, 2);
+  syncq_po_proc **p = calloc(ring, sizeof *p);
+  assert_non_null(p);
+  for (uint32_t k = 0; k < ring; k++) {
+    assert_int_equal(syncq_po_attach(s, &p[k]), SYNCQ_OK);
+    assert_int_equal(slot_of(s, syncq_po_pid_of(p[k])), k);
+  }
+  for (uint32_t k = 0; k < ring; k++) assert_int_equal(syncq_po_detach(p[k]), SYNCQ_OK);
+  /* `ring` freed slots wait: the oldest EXTRA + 1 come back (until
+   * SYNCQ_PO_REUSE_DISTANCE wait), then never-used ones follow. */
+  syncq_po_proc *h[HELD];
+  for (uint32_t k = 0; k < HELD; k++) {
+    assert_int_equal(syncq_po_attach(s, &h[k]), SYNCQ_OK);
+    uint32_t want = k <= EXTRA ? k : ring + (k - EXTRA - 1);
+    if (slot_of(s, syncq_po_pid_of(h[k])) != want)
+      fail_msg("attach %u with %u live got slot %u, not %u", k, k, slot_of(s, syncq_po_pid_of(h[k])), want);
+  }
+  for (uint32_t k = 0; k < HELD; k++) assert_int_equal(syncq_po_detach(h[k]), SYNCQ_OK);
+  assert_int_equal(syncq_po_live(s), 0);
+  free(p);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
+/* Threads attaching and detaching at once on a table larger than the
+ * distance, their live count rising and falling across the point where
+ * never-used and freed slots alternate: every reservation finds a slot
+ * (none refused, none waits for good), no slot is held twice, and the
+ * slots ever taken stay below the most live plus the distance. */
+#define REUSE_HOLD 16
+typedef struct reuse_churn {
+  syncq_po_system *sys;
+  _Atomic(uint8_t) *held;         /* [nslots]: 1 while a process of ours has the slot */
+  _Atomic(uint32_t) top;          /* highest slot seen */
+  _Atomic(long) refused, doubles; /* counted here, checked by the test's thread (cmocka's) */
+  uint32_t rounds;
+} reuse_churn;
+
+static void *reuse_worker(void *arg) {
+  reuse_churn *c = arg;
+  syncq_po_proc *p[REUSE_HOLD];
+  for (uint32_t r = 0; r < c->rounds; r++) {
+    uint32_t n = 1 + r % REUSE_HOLD; /* live counts that rise and fall */
+    for (uint32_t k = 0; k < n; k++) {
+      if (syncq_po_attach(c->sys, &p[k]) != SYNCQ_OK) { /* with at most WORKERS * REUSE_HOLD live */
+        atomic_fetch_add(&c->refused, 1);
+        n = k;
+        break;
+      }
+      uint32_t i = slot_of(c->sys, syncq_po_pid_of(p[k]));
+      if (atomic_exchange(&c->held[i], 1) != 0) atomic_fetch_add(&c->doubles, 1);
+      uint32_t t = atomic_load(&c->top);
+      while (i > t && !atomic_compare_exchange_weak(&c->top, &t, i)) {
+      }
+    }
+    for (uint32_t k = 0; k < n; k++) {
+      atomic_store(&c->held[slot_of(c->sys, syncq_po_pid_of(p[k]))], 0);
+      if (syncq_po_detach(p[k]) != SYNCQ_OK) atomic_fetch_add(&c->refused, 1);
+    }
+  }
+  return NULL;
+}
+
+static void test_reuse_distance_concurrent(void **state) {
+  (void)state;
+  const uint32_t max = 2 * SYNCQ_PO_REUSE_DISTANCE, nslots = max + SYNCQ_PO_ATTACH_RESERVE;
+  reuse_churn c = {new_system(max, 2), calloc(nslots, 1), 0, 0, 0, (uint32_t)SCALE(4000)};
+  assert_non_null(c.held);
+  /* The first SYNCQ_PO_REUSE_DISTANCE or so attaches take never-used
+   * slots (fewer freed ones wait); from then on the two alternate as the
+   * live count moves (tens of thousands of attaches in all). */
+  pthread_t t[WORKERS];
+  for (int k = 0; k < WORKERS; k++) assert_int_equal(pthread_create(&t[k], NULL, reuse_worker, &c), 0);
+  for (int k = 0; k < WORKERS; k++) assert_int_equal(pthread_join(t[k], NULL), 0);
+  assert_int_equal(atomic_load(&c.refused), 0);
+  assert_int_equal(atomic_load(&c.doubles), 0);
+  assert_int_equal(syncq_po_live(c.sys), 0);
+  if (atomic_load(&c.top) >= SYNCQ_PO_REUSE_DISTANCE + WORKERS * REUSE_HOLD)
+    fail_msg("slot %u taken with at most %d live", atomic_load(&c.top), WORKERS * REUSE_HOLD);
+  free((void *)c.held);
+  assert_int_equal(syncq_po_destroy(c.sys), SYNCQ_OK);
+}
+
 /* ------------------------------------------------------- two joiners, one pid */
 
 typedef struct joiners {
@@ -491,6 +581,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fifo_reuse_order),
     cmocka_unit_test(test_reuse_distance),
+    cmocka_unit_test(test_reuse_by_waiting_count),
+    cmocka_unit_test(test_reuse_distance_concurrent),
     cmocka_unit_test(test_two_joiners_one_wins),
     cmocka_unit_test(test_refused_only_when_full),
     cmocka_unit_test(test_full_table_answers_before_stacks),
