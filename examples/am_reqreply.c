@@ -6,7 +6,9 @@
  * The parent creates the "server" endpoint, whose handler 0 replies with
  * the square of its argument. A forked child creates its own endpoint
  * (only an endpoint's creator polls it), connects to the server naming
- * its endpoint for replies, sends requests and polls for the replies.
+ * its endpoint for replies, sends requests and waits for the replies
+ * (syncq_am_wait: it yields the processor while nothing arrives, so the
+ * two processes also share one processor well).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +18,8 @@
 #include <syncq/am.h>
 
 #define REQUESTS 100
+#define WAIT_NS 10000000000ull    /* a reply that takes 10 s means the server is gone */
+#define SERVE_SLICE_NS 1000000ull /* the server looks at its child every 1 ms */
 enum { H_SQUARE = 0, H_RESULT = 1 };
 
 static void on_square(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len,
@@ -46,7 +50,8 @@ static int client(const char *server, const char *self_name) {
   if (syncq_am_connect(self, server, &peer) != SYNCQ_OK) return 1;
   for (uint32_t i = 1; i <= REQUESTS; i++) {
     if (syncq_am_request(peer, H_SQUARE, &i, 1, 0) != SYNCQ_OK) return 1;
-    while (r.got < i) syncq_am_poll(self, 1, NULL); /* one at a time: a request, its reply */
+    while (r.got < i) /* one at a time: a request, its reply */
+      if (syncq_am_wait(self, 1, WAIT_NS, NULL) != SYNCQ_OK) return 1;
   }
   syncq_am_disconnect(peer);
   syncq_am_destroy(self);
@@ -73,8 +78,8 @@ int main(void) {
     _exit(rc); /* not exit(): the parent's endpoint is the parent's to destroy */
   }
   int status = 0;
-  for (;;) { /* serve until the client is done */
-    syncq_am_poll(ep, 16, NULL);
+  for (;;) { /* serve until the client is done; a wait yields the processor when idle */
+    syncq_am_wait(ep, 16, SERVE_SLICE_NS, NULL);
     pid_t w = waitpid(child, &status, WNOHANG);
     if (w == child) break;
   }

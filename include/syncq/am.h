@@ -15,7 +15,7 @@
  * Use, in the shape of GASNet-EX:
  *   - the receiving process creates its endpoint by name
  *     (syncq_am_create), registers handlers by index (syncq_am_register)
- *     and polls (syncq_am_poll);
+ *     and polls (syncq_am_poll) or waits for messages (syncq_am_wait);
  *   - a sending process connects to an endpoint by name (syncq_am_connect),
  *     optionally naming its own endpoint so that handlers can reply, and
  *     sends short (syncq_am_request) or bulk (syncq_am_request_bulk)
@@ -29,6 +29,14 @@
  * process-shared POSIX mutex, or 000's lock-free claim (Figure 3). A sender
  * that finds the queue full backs off and polls its own endpoint, so cyclic
  * requests cannot deadlock, or returns SYNCQ_FULL with SYNCQ_AM_NOWAIT.
+ *
+ * More processes than processors: a sender waiting on a full queue and a
+ * receiver in syncq_am_wait spin for a few microseconds, then yield the
+ * processor at every further try, so the process they wait for (the
+ * receiver, or a sender preempted between its claim and its commit) gets
+ * to run. A receiver that loops on syncq_am_poll instead holds its
+ * processor for a whole time slice whenever the message at the head of
+ * its queue belongs to a sender waiting for that processor.
  *
  * Robustness: a claimed packet records its owner (pid and process start
  * time); a claim whose owner has died is reclaimed by the receiver after
@@ -230,6 +238,33 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * taking back a dead sender's claim is bounded by the queue's length.
  * Example: `unsigned n; while (running) syncq_am_poll(ep, 64, &n);` */
 SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled);
+
+/* syncq_am_wait's timeout_ns for no limit. */
+#define SYNCQ_AM_WAIT_FOREVER UINT64_MAX
+/* How long syncq_am_wait polls with pauses only before it yields the
+ * processor between polls. */
+#define SYNCQ_AM_WAIT_SPIN_NS 4000u
+
+/* Poll as syncq_am_poll does until it has handled at least one message or
+ * timeout_ns has passed (0: poll once; SYNCQ_AM_WAIT_FOREVER: no limit).
+ * Between polls that handle nothing it pauses (a few nanoseconds) for the
+ * first SYNCQ_AM_WAIT_SPIN_NS, then yields the processor (sched_yield) at
+ * every poll: on a machine with more processes than processors the sender
+ * whose message is at the head of the queue may be waiting for this
+ * processor. It never sleeps in the kernel: an idle waiter keeps polling,
+ * yielding its processor to whatever else is runnable there.
+ * *handled (may be NULL) gets the number handled by the poll that ended
+ * the wait (at most budget). Returns SYNCQ_OK when that is at least one,
+ * SYNCQ_ETIMEDOUT when nothing arrived within timeout_ns (*handled 0), and
+ * SYNCQ_EINVAL as syncq_am_poll (NULL ep, budget 0, a process that did not
+ * create ep, an overwritten segment).
+ * Thread safety: as syncq_am_poll (the endpoint's one polling thread).
+ * Not from a signal handler; not from a postoffice fiber (it yields the
+ * thread, not the fiber: poll there instead).
+ * Progress: blocking by design (it waits for senders), bounded by
+ * timeout_ns plus one poll.
+ * Example: `while (acks < sent) if (syncq_am_wait(ep, 64, 1000000000, NULL) != SYNCQ_OK) break;` */
+SYNCQ_API int syncq_am_wait(syncq_am_endpoint *ep, unsigned budget, uint64_t timeout_ns, unsigned *handled);
 
 /* The endpoint's limits (sizes it was created with) and its counters (messages, claims, retries) into
  * *out. SYNCQ_EINVAL for NULL. Any thread; the counters are read without stopping the endpoint.

@@ -29,8 +29,8 @@
  * thread that initialised MPI; syncq_am_mpi_create refuses another thread.
  * (A forked child must not use the job.)
  *
- * Progress: messages through MPI move only inside syncq_am_poll and the
- * send calls of this process. A rank must enter one of them at least once
+ * Progress: messages through MPI move only inside syncq_am_poll (and so
+ * syncq_am_wait) and the send calls of this process. A rank must enter one of them at least once
  * every dead_timeout_ns / 4: a silent rank is declared dead by the others.
  *
  * Faults (ULFM-free; what MPI itself allows is documented in

@@ -12,9 +12,10 @@
  *                names, then marks packet and block FREE. Senders stalled
  *                on a full queue back off exponentially and poll their own
  *                endpoint (§3.1: cyclic requests cannot deadlock); at the
- *                backoff's cap (30 us) they also yield the processor, so an
- *                oversubscribed machine still runs the receiver and the
- *                sender assigned the head packet. API in
+ *                backoff's cap (AM_FULL_BACKOFF_CAP_NS, 1.6 us) they also
+ *                yield the processor, so an oversubscribed machine still
+ *                runs the receiver and the sender assigned the head packet;
+ *                syncq_am_wait does the same for the receiver. API in
  *                the shape of GASNet-EX (handler table by index, short and
  *                bulk requests, at most one reply from a request handler).
  *   Progress:    delivery is FIFO per queue; a poll never waits (it returns
@@ -62,9 +63,22 @@
 #include "am_segment.h"
 #include "syncq/backoff.h"
 #include "syncq/clock.h"
+#include "syncq/pr.h"
 #include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
-#define AM_STALL_POLL_BUDGET 16u  /* messages a stalled sender handles per backoff step */
+#define AM_STALL_POLL_BUDGET 16u /* messages a stalled sender handles per backoff step */
+/* A sender stalled on a full queue waits 100 ns, doubling up to this cap
+ * (3.1 us in all), then yields the processor before each further wait of
+ * the cap. With more processes than processors, the receiver or the
+ * sender that holds the head packet may be waiting for this processor:
+ * lc98-stress with 3 writers to one reader on 2 processors took 15 s for
+ * 1,000,000 messages when senders spun up to 30 us between yields (and the
+ * reader never yielded), 0.48 s with the reader yielding, 0.09 s with both
+ * (one writer alone: 0.04-0.15 s). On dedicated processors a yield
+ * returns at once, and the cap keeps a stalled sender's tries (a CAS or
+ * lock attempt on the queue's lines) about 2 us apart. */
+#define AM_FULL_BACKOFF_INITIAL_NS 100u
+#define AM_FULL_BACKOFF_CAP_NS 1600u
 #define AM_IDLE_CHECK_EVERY 1024u /* lock-free: empty polls between looks at the clock for an abandoned assignment */
 
 static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /* a stalled sender polls */
@@ -149,7 +163,7 @@ static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, in
   bool may_poll = self != NULL && self->owner == (pid_t)cs.pid; /* a forked child must not poll its parent's */
   const bool nowait = (flags & SYNCQ_AM_NOWAIT) != 0;
   syncq_backoff_exp b;
-  syncq_backoff_exp_init_default(&b);
+  (void)syncq_backoff_exp_init(&b, AM_FULL_BACKOFF_INITIAL_NS, AM_FULL_BACKOFF_CAP_NS);
   uint64_t next_check = 0;
   for (;;) {
     if (atomic_load_explicit(&h->closed, memory_order_relaxed) != 0u) { /* relaxed: a hint; shutdown is final */
@@ -184,7 +198,7 @@ static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, in
     /* Back off; once the backoff is at its cap, also yield: on an
      * oversubscribed machine the process that must run next (the
      * receiver, or the sender assigned the head packet) may be waiting
-     * for this CPU. */
+     * for this CPU (AM_FULL_BACKOFF_CAP_NS). */
     if (syncq_backoff_exp_wait(&b) >= b.cap_ns) sched_yield();
   }
   am_packet *p = am_pkt_at(&v, cs.pkt_pos);
@@ -486,4 +500,24 @@ int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
   if (n < budget && ep->tp != NULL) n += ep->tp->poll(ep->tp->ctx, budget - n);
   if (handled) *handled = n;
   return SYNCQ_OK;
+}
+
+int syncq_am_wait(syncq_am_endpoint *ep, unsigned budget, uint64_t timeout_ns, unsigned *handled) {
+  if (handled) *handled = 0;
+  uint64_t start = 0;
+  for (;;) {
+    unsigned n = 0;
+    int r = syncq_am_poll(ep, budget, &n); /* checks ep, budget, owner and segment each time */
+    if (r != SYNCQ_OK) return r;
+    if (n > 0) {
+      if (handled) *handled = n;
+      return SYNCQ_OK;
+    }
+    uint64_t now = syncq_now_ns();
+    if (start == 0) start = now;
+    uint64_t waited = now - start;
+    if (waited >= timeout_ns) return SYNCQ_ETIMEDOUT;
+    if (waited < SYNCQ_AM_WAIT_SPIN_NS) syncq_pr_relax();
+    else sched_yield(); /* the sender of the head packet may be waiting for this processor */
+  }
 }

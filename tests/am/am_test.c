@@ -10,7 +10,9 @@
  * unregistered handlers; SYNCQ_AM_NOWAIT; orderly shutdown and clean-up
  * of a crashed run's segment; a sender dying inside the claim itself (the
  * robust POSIX mutex's repair, the lock-free claim's skipped position);
- * every bad input.
+ * syncq_am_wait (its timeout, and writers and reader confined to one
+ * processor, where a spinning reader would hold up the writer it waits
+ * for); every bad input.
  *
  * Children are forked from this single-threaded process, run only library
  * code and _exit with a code the parent checks; each arms alarm() so a hang
@@ -54,6 +56,8 @@
 #define KILL_AT 5u          /* the killed writer dies claiming its 6th message */
 #define STALE_NS 5000000ull /* 5 ms: reclaim quickly in tests */
 #define POLL_BUDGET 32u
+#define WAIT_SLICE_NS 1000000ull  /* 1 ms: a waiting reader looks at its children this often */
+#define WAIT_EMPTY_NS 20000000ull /* 20 ms: the wait on an empty queue */
 
 enum { H_ECHO = 1, H_ECHO_REPLY = 2, H_COUNT = 3, H_RING = 4, H_RING_REPLY = 5, H_UNREGISTERED = 200 };
 
@@ -394,11 +398,29 @@ static void h_count(syncq_am_token *t, const uint32_t *args, unsigned nargs, con
   }
 }
 
+/* Confine this process (and the children it forks next) to the first
+ * processor it may run on; *saved gets the set to restore. False where the
+ * set cannot be read or changed. */
+static bool confine_to_one_cpu(cpu_set_t *saved) {
+  if (sched_getaffinity(0, sizeof *saved, saved) != 0) return false;
+  for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+    if (CPU_ISSET(cpu, saved)) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      return sched_setaffinity(0, sizeof one, &one) == 0;
+    }
+  return false;
+}
+
 /* Run WRITERS writers (+1 that dies, if kill_one) against a tiny-queued
- * reader; return after checking counts. */
-static void many_writers(int c, bool kill_one) {
+ * reader; return after checking counts. one_cpu: writers and reader share
+ * one processor, and the reader waits with syncq_am_wait. */
+static void many_writers(int c, bool kill_one, bool one_cpu) {
   char rname[96];
-  name_of(rname, sizeof rname, kill_one ? "kill" : "many", c);
+  name_of(rname, sizeof rname, kill_one ? "kill" : one_cpu ? "onecpu" : "many", c);
+  cpu_set_t saved;
+  if (one_cpu) assert_true(confine_to_one_cpu(&saved));
   syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
   syncq_am_endpoint *rd;
   assert_int_equal(syncq_am_create(rname, &cfg, &rd), SYNCQ_OK);
@@ -418,7 +440,12 @@ static void many_writers(int c, bool kill_one) {
   uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
   syncq_am_counters cnt = {0};
   for (;;) {
-    assert_int_equal(poll_or_yield(rd), SYNCQ_OK);
+    if (one_cpu) {
+      int r = syncq_am_wait(rd, POLL_BUDGET, WAIT_SLICE_NS, NULL);
+      assert_true(r == SYNCQ_OK || r == SYNCQ_ETIMEDOUT);
+    } else {
+      assert_int_equal(poll_or_yield(rd), SYNCQ_OK);
+    }
     for (int w = 0; w < nw; w++)
       if (!done[w] && child_done(pids[w], &codes[w])) {
         done[w] = true;
@@ -452,16 +479,68 @@ static void many_writers(int c, bool kill_one) {
     assert_int_equal(cnt.lost, 0);
   }
   assert_int_equal(syncq_am_destroy(rd), SYNCQ_OK);
+  if (one_cpu) assert_int_equal(sched_setaffinity(0, sizeof saved, &saved), 0);
 }
 
 static void test_many_writers(void **state) {
   (void)state;
-  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) many_writers(c, false);
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) many_writers(c, false, false);
 }
 
 static void test_killed_writer(void **state) {
   (void)state;
-  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) many_writers(c, true);
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) many_writers(c, true, false);
+}
+
+/* ================================================================ waiting */
+
+/* syncq_am_wait: a timeout is never cut short, a queued message ends the
+ * wait at once, and bad inputs are refused. */
+static void test_wait(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "wait", 0);
+  syncq_am_config cfg = {.packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  reader_state rs;
+  memset(&rs, 0, sizeof rs);
+  assert_int_equal(syncq_am_register(ep, H_COUNT, "count", h_count, &rs), SYNCQ_OK);
+  unsigned handled = 99;
+  assert_int_equal(syncq_am_wait(NULL, 1, 0, &handled), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_wait(ep, 0, 0, &handled), SYNCQ_EINVAL);
+  handled = 99;
+  assert_int_equal(syncq_am_wait(ep, 1, 0, &handled), SYNCQ_ETIMEDOUT); /* 0: one poll */
+  assert_int_equal(handled, 0);
+  uint64_t t0 = syncq_now_ns();
+  assert_int_equal(syncq_am_wait(ep, 1, WAIT_EMPTY_NS, NULL), SYNCQ_ETIMEDOUT);
+  assert_true(syncq_now_ns() - t0 >= WAIT_EMPTY_NS); /* the whole timeout (a lower bound only) */
+  syncq_am_peer *peer;
+  assert_int_equal(syncq_am_connect(NULL, name, &peer), SYNCQ_OK);
+  for (uint32_t i = 0; i < 3; i++) {
+    uint32_t args[2] = {0, i};
+    assert_int_equal(syncq_am_request(peer, H_COUNT, args, 2, 0), SYNCQ_OK);
+  }
+  assert_int_equal(syncq_am_wait(ep, 2, SYNCQ_AM_WAIT_FOREVER, &handled), SYNCQ_OK); /* at most the budget */
+  assert_int_equal(handled, 2);
+  assert_int_equal(syncq_am_wait(ep, 8, 0, &handled), SYNCQ_OK); /* one poll finds the third */
+  assert_int_equal(handled, 1);
+  assert_int_equal(rs.next[0], 3);
+  assert_int_equal(rs.bad, 0);
+  /* only in the creating process */
+  pid_t p = fork();
+  if (p == 0) _exit(syncq_am_wait(ep, 1, 0, NULL) == SYNCQ_EINVAL ? 0 : 1);
+  assert_int_equal(reap(p), 0);
+  assert_int_equal(syncq_am_disconnect(peer), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+/* Every claim, the writers and the reader on one processor: the reader
+ * waits with syncq_am_wait, the writers stall on a queue of four packets;
+ * everything arrives, in order, once. */
+static void test_wait_one_cpu(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) many_writers(c, false, true);
 }
 
 /* ================================================================ cyclic requests */
@@ -789,6 +868,8 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_request_reply),
     cmocka_unit_test(test_many_writers),
     cmocka_unit_test(test_killed_writer),
+    cmocka_unit_test(test_wait),
+    cmocka_unit_test(test_wait_one_cpu),
     cmocka_unit_test(test_cyclic),
     cmocka_unit_test(test_inherit_unhandled_nowait),
     cmocka_unit_test(test_shutdown_and_cleanup),

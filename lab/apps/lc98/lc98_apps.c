@@ -60,6 +60,7 @@
 #endif
 
 #define POLL_BUDGET 64u
+#define APP_WAIT_NS 30000000000ull /* a rank that hears nothing for 30 s fails */
 #define MAX_BUFS 8
 #define MAX_RANKS 64
 #define CC_EDGE_P 0.55   /* "cc": just above the percolation threshold: winding components across ranks */
@@ -143,7 +144,10 @@ static void set_buf(int id, void *p, size_t cap) {
   S.fill[id] = 0;
 }
 
-static int poll1(app_ctx *c) { return syncq_am_poll(c->ep, POLL_BUDGET, NULL) == SYNCQ_OK ? 0 : -1; }
+/* Wait for at least one message. syncq_am_wait, not a loop of polls: with
+ * more ranks than processors (4 on 2) a spinning rank would keep the rank
+ * whose message it waits for off its processor for a time slice. */
+static int wait1(app_ctx *c) { return syncq_am_wait(c->ep, POLL_BUDGET, APP_WAIT_NS, NULL) == SYNCQ_OK ? 0 : -1; }
 
 /* Bulk store of len bytes (any length: split in bulk blocks). */
 static int put(app_ctx *c, int dest, int id, size_t off, const void *data, size_t len, bool append) {
@@ -178,7 +182,7 @@ static int put(app_ctx *c, int dest, int id, size_t off, const void *data, size_
 
 static int put_sync(app_ctx *c) {
   while (S.acks < S.puts)
-    if (poll1(c) != 0) return -1;
+    if (wait1(c) != 0) return -1;
   return 0;
 }
 
@@ -193,7 +197,7 @@ static int allreduce(app_ctx *c, uint64_t v, uint64_t *out) {
     S.acc += v;
     S.arrived++;
     while (S.arrived < (uint32_t)c->size)
-      if (poll1(c) != 0) return -1;
+      if (wait1(c) != 0) return -1;
     uint64_t r = S.acc;
     S.acc = 0;
     S.arrived = 0;
@@ -211,7 +215,7 @@ static int allreduce(app_ctx *c, uint64_t v, uint64_t *out) {
   if (syncq_am_mpi_peer(c->job, 0, &p0) != SYNCQ_OK || syncq_am_request(p0, APP_H_ARRIVE, a, 3, 0) != SYNCQ_OK)
     return -1;
   while (S.released != ep)
-    if (poll1(c) != 0) return -1;
+    if (wait1(c) != 0) return -1;
   *out = S.result;
   return 0;
 }
