@@ -36,11 +36,11 @@
 
 #include <stdlib.h>
 
+#include "../race_internal.h"
+
 /* Cells in a 4 KB page (the smallest page size of the kernels syncq runs
  * on; a larger page is only touched sooner). */
 #define PO_SLOT_RING_PAGE_CELLS (4096 / sizeof(po_slot_cell))
-
-#include "../race_internal.h"
 
 int po_slot_ring_init(po_slot_ring *r, uint32_t n) {
   if (r == NULL || n == 0 || n > (1u << 31)) return SYNCQ_EINVAL;

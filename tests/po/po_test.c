@@ -600,12 +600,11 @@ static void test_locks_registered(void **state) {
  * The fiber system gets one scheduler per PU of the plan
  * (test_plan_pus(): the machine's, or SYNCQ_TEST_PUS), as the default
  * would on that machine, so SYNCQ_TEST_PUS=16 reproduces a 16-PU machine
- * anywhere: there the scheduler threads alone (16, and the main thread)
- * pass the limit of 8, and syncq_po_create() answers SYNCQ_ELIMIT
- * ("fiber system's scheduler threads could not start", po.h): exit 12.
- * That is the postoffice's to settle (start the schedulers the limit
- * allows, or fail cleanly with the reason), not this test's: until it
- * does, this test fails with 12 at 8 PUs or more. */
+ * anywhere: there the scheduler threads asked for by number (16, and the
+ * main thread) pass the limit of 8, and syncq_po_create() must answer
+ * SYNCQ_ELIMIT with nothing left behind (exit 12 when it does not); the
+ * default count (0) starts as many schedulers as the limit allows
+ * (exit 15 when it fails instead). */
 static void test_rlimit_nproc(void **state) {
   (void)state;
   fflush(NULL);
