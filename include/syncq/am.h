@@ -252,7 +252,9 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * every poll: on a machine with more processes than processors the sender
  * whose message is at the head of the queue may be waiting for this
  * processor. It never sleeps in the kernel: an idle waiter keeps polling,
- * yielding its processor to whatever else is runnable there.
+ * yielding its processor to whatever else is runnable there. It cannot
+ * tell that the senders it waits for are gone: where they may exit or
+ * die, give a timeout rather than SYNCQ_AM_WAIT_FOREVER.
  * *handled (may be NULL) gets the number handled by the poll that ended
  * the wait (at most budget). Returns SYNCQ_OK when that is at least one,
  * SYNCQ_ETIMEDOUT when nothing arrived within timeout_ns (*handled 0), and
