@@ -133,12 +133,17 @@ static void register_all(syncq_am_endpoint *ep, counts *c, bool odd_name) {
   CHECK(syncq_am_register(ep, H_SINK, "sink", h_sink, c) == SYNCQ_OK);
 }
 
-/* Poll until *v reaches want, or the deadline. */
+/* Wait (syncq_am_wait, through the transport too) until *v reaches want,
+ * or the deadline. A wait, not a loop of polls: with more ranks than
+ * processors (np4 on 2) a spinning rank keeps the rank it waits for off
+ * its processor. */
 static bool poll_until(syncq_am_endpoint *ep, const uint64_t *v, uint64_t want, uint64_t ns) {
   uint64_t end = syncq_now_ns() + ns;
   while (*v < want) {
-    if (syncq_am_poll(ep, POLL_BUDGET, NULL) != SYNCQ_OK) return false;
-    if (syncq_now_ns() > end) return false;
+    uint64_t now = syncq_now_ns();
+    if (now > end) return false;
+    int r = syncq_am_wait(ep, POLL_BUDGET, end - now, NULL);
+    if (r != SYNCQ_OK && r != SYNCQ_ETIMEDOUT) return false;
   }
   return true;
 }
