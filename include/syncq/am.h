@@ -252,17 +252,25 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * every poll: on a machine with more processes than processors the sender
  * whose message is at the head of the queue may be waiting for this
  * processor. It never sleeps in the kernel: an idle waiter keeps polling,
- * yielding its processor to whatever else is runnable there.
+ * yielding its processor to whatever else is runnable there. It cannot
+ * tell that the senders it waits for are gone: where they may exit or
+ * die, give a timeout rather than SYNCQ_AM_WAIT_FOREVER.
  * *handled (may be NULL) gets the number handled by the poll that ended
  * the wait (at most budget). Returns SYNCQ_OK when that is at least one,
  * SYNCQ_ETIMEDOUT when nothing arrived within timeout_ns (*handled 0), and
  * SYNCQ_EINVAL as syncq_am_poll (NULL ep, budget 0, a process that did not
- * create ep, an overwritten segment).
+ * create ep, an overwritten segment; *handled 0).
+ * From a handler of ep, the queue being polled further up is skipped as in
+ * syncq_am_poll: a nested wait for a message that only that queue can
+ * bring (a request handler waiting for a request) lasts its whole timeout
+ * (for ever with SYNCQ_AM_WAIT_FOREVER); a request handler may wait for a
+ * reply.
  * Thread safety: as syncq_am_poll (the endpoint's one polling thread).
  * Not from a signal handler; not from a postoffice fiber (it yields the
  * thread, not the fiber: poll there instead).
  * Progress: blocking by design (it waits for senders), bounded by
- * timeout_ns plus one poll.
+ * timeout_ns plus its first poll and its last yield and poll (a yield on
+ * a loaded processor may last a time slice).
  * Example: `while (acks < sent) if (syncq_am_wait(ep, 64, 1000000000, NULL) != SYNCQ_OK) break;` */
 SYNCQ_API int syncq_am_wait(syncq_am_endpoint *ep, unsigned budget, uint64_t timeout_ns, unsigned *handled);
 

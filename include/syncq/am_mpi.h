@@ -87,7 +87,8 @@ typedef struct syncq_am_mpi syncq_am_mpi;
  * comm has joined). */
 int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_mpi **out);
 /* This rank's endpoint: register handlers on it before syncq_am_mpi_start,
- * poll it with syncq_am_poll. NULL for NULL.
+ * poll it with syncq_am_poll or wait on it with syncq_am_wait. NULL for
+ * NULL.
  * Thread safety: from the thread that initialised MPI only (the threading
  * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
  * signal handler.

@@ -73,10 +73,11 @@
  * sender that holds the head packet may be waiting for this processor:
  * lc98-stress with 3 writers to one reader on 2 processors took 15 s for
  * 1,000,000 messages when senders spun up to 30 us between yields (and the
- * reader never yielded), 0.48 s with the reader yielding, 0.09 s with both
- * (one writer alone: 0.04-0.15 s). On dedicated processors a yield
- * returns at once, and the cap keeps a stalled sender's tries (a CAS or
- * lock attempt on the queue's lines) about 2 us apart. */
+ * reader never yielded), 0.44-0.48 s with the reader yielding, 0.058 s with
+ * both (one writer alone: 0.038 s; docs/reliability.md, "Active messages:
+ * senders and receivers that are not running"). On dedicated processors a
+ * yield returns at once, and the cap keeps a stalled sender's tries (a CAS
+ * or lock attempt on the queue's lines) about 2 us apart. */
 #define AM_FULL_BACKOFF_INITIAL_NS 100u
 #define AM_FULL_BACKOFF_CAP_NS 1600u
 #define AM_IDLE_CHECK_EVERY 1024u /* lock-free: empty polls between looks at the clock for an abandoned assignment */

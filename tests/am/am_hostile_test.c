@@ -252,6 +252,10 @@ static void run_case(int claim, const hcase *hc) {
     }
   int pr = syncq_am_poll(ep, 8, NULL);
   if (hc->kind == K_GEOM ? pr != SYNCQ_EINVAL : pr != SYNCQ_OK) _exit(20);
+  if (hc->kind == K_GEOM) { /* a wait without limit ends too, at its first poll */
+    unsigned handled = 99;
+    if (syncq_am_wait(ep, 8, SYNCQ_AM_WAIT_FOREVER, &handled) != SYNCQ_EINVAL || handled != 0) _exit(21);
+  }
   (void)syncq_am_disconnect(peer);
   (void)syncq_am_destroy(ep);
   _exit(0);

@@ -10,9 +10,9 @@
  * unregistered handlers; SYNCQ_AM_NOWAIT; orderly shutdown and clean-up
  * of a crashed run's segment; a sender dying inside the claim itself (the
  * robust POSIX mutex's repair, the lock-free claim's skipped position);
- * syncq_am_wait (its timeout, and writers and reader confined to one
- * processor, where a spinning reader would hold up the writer it waits
- * for); every bad input.
+ * syncq_am_wait (its timeout, a wait nested in a handler, and writers and
+ * reader confined to one processor, where a spinning reader would hold up
+ * the writer it waits for); every bad input.
  *
  * Children are forked from this single-threaded process, run only library
  * code and _exit with a code the parent checks; each arms alarm() so a hang
@@ -60,6 +60,7 @@
 #define WAIT_EMPTY_NS 20000000ull /* 20 ms: the wait on an empty queue */
 
 enum { H_ECHO = 1, H_ECHO_REPLY = 2, H_COUNT = 3, H_RING = 4, H_RING_REPLY = 5, H_UNREGISTERED = 200 };
+enum { H_NEST = 6, H_BOUNCE = 7, H_BOUNCED = 8 }; /* a wait nested in a handler */
 
 static void name_of(char *out, size_t n, const char *tag, int i) {
   snprintf(out, n, "syncq-amtest-%d-%s-%d", (int)getpid(), tag, i);
@@ -508,7 +509,10 @@ static void test_wait(void **state) {
   assert_int_equal(syncq_am_register(ep, H_COUNT, "count", h_count, &rs), SYNCQ_OK);
   unsigned handled = 99;
   assert_int_equal(syncq_am_wait(NULL, 1, 0, &handled), SYNCQ_EINVAL);
-  assert_int_equal(syncq_am_wait(ep, 0, 0, &handled), SYNCQ_EINVAL);
+  assert_int_equal(handled, 0);
+  handled = 99;
+  assert_int_equal(syncq_am_wait(ep, 0, SYNCQ_AM_WAIT_FOREVER, &handled), SYNCQ_EINVAL); /* at once, not for ever */
+  assert_int_equal(handled, 0);
   handled = 99;
   assert_int_equal(syncq_am_wait(ep, 1, 0, &handled), SYNCQ_ETIMEDOUT); /* 0: one poll */
   assert_int_equal(handled, 0);
@@ -541,6 +545,95 @@ static void test_wait(void **state) {
 static void test_wait_one_cpu(void **state) {
   (void)state;
   for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) many_writers(c, false, true);
+}
+
+/* A request handler that waits on its own endpoint (nested in the poll
+ * that runs it): first for a reply, which its request to `srv` brings to
+ * the reply queue, then with the request queue being polled further up,
+ * which the nested wait skips as syncq_am_poll does. */
+typedef struct nest_state {
+  syncq_am_endpoint *srv; /* a second endpoint of this process, which bounces requests back as replies */
+  syncq_am_peer *to_srv;  /* connected with the waiting endpoint as self */
+  reader_state *rs;       /* H_COUNT's */
+  unsigned bounced;       /* H_BOUNCED replies handled */
+  int reply_r, request_r; /* what the two nested waits returned */
+  unsigned reply_n, request_n;
+  uint64_t request_took; /* how long the wait for a request lasted */
+  uint32_t count_then;   /* H_COUNT messages delivered when the handler returned */
+} nest_state;
+
+static void h_bounce(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)data, (void)len, (void)ctx;
+  (void)syncq_am_reply(t, H_BOUNCED, args, nargs, 0);
+}
+
+static void h_bounced(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len,
+                      void *ctx) {
+  (void)t, (void)args, (void)nargs, (void)data, (void)len;
+  ((nest_state *)ctx)->bounced++;
+}
+
+static void h_nest(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)args, (void)nargs, (void)data, (void)len;
+  nest_state *ns = ctx;
+  syncq_am_endpoint *ep = syncq_am_token_endpoint(t);
+  uint32_t a[1] = {7};
+  if (syncq_am_request(ns->to_srv, H_BOUNCE, a, 1, 0) == SYNCQ_OK && syncq_am_poll(ns->srv, 1, NULL) == SYNCQ_OK)
+    ns->reply_r = syncq_am_wait(ep, 8, SYNCQ_AM_WAIT_FOREVER, &ns->reply_n); /* the reply queue: not skipped */
+  ns->request_n = 99;
+  uint64_t t0 = syncq_now_ns();
+  ns->request_r = syncq_am_wait(ep, 8, WAIT_EMPTY_NS, &ns->request_n); /* the queued H_COUNT: skipped */
+  ns->request_took = syncq_now_ns() - t0;
+  ns->count_then = ns->rs->next[0];
+}
+
+/* syncq_am_wait nested in a handler: it handles what the queues not being
+ * polled further up bring, and waits its whole timeout for what only the
+ * skipped queue holds, which the outer poll then delivers, once. */
+static void test_wait_nested(void **state) {
+  (void)state;
+  char name[96], sname[96];
+  name_of(name, sizeof name, "nest", 0);
+  name_of(sname, sizeof sname, "nest", 1);
+  syncq_am_config cfg = {.packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+  syncq_am_endpoint *ep, *srv;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_create(sname, &cfg, &srv), SYNCQ_OK);
+  reader_state rs;
+  memset(&rs, 0, sizeof rs);
+  nest_state ns;
+  memset(&ns, 0, sizeof ns);
+  ns.srv = srv;
+  ns.rs = &rs;
+  ns.reply_r = ns.request_r = -1;
+  assert_int_equal(syncq_am_connect(ep, sname, &ns.to_srv), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(srv, H_BOUNCE, "bounce", h_bounce, NULL), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(ep, H_BOUNCED, "bounced", h_bounced, &ns), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(ep, H_NEST, "nest", h_nest, &ns), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(ep, H_COUNT, "count", h_count, &rs), SYNCQ_OK);
+  syncq_am_peer *peer;
+  assert_int_equal(syncq_am_connect(NULL, name, &peer), SYNCQ_OK);
+  uint32_t args[2] = {0, 0};
+  assert_int_equal(syncq_am_request(peer, H_NEST, NULL, 0, 0), SYNCQ_OK);
+  assert_int_equal(syncq_am_request(peer, H_COUNT, args, 2, 0), SYNCQ_OK);
+  unsigned handled = 0;
+  assert_int_equal(syncq_am_wait(ep, 8, SYNCQ_AM_WAIT_FOREVER, &handled), SYNCQ_OK);
+  assert_int_equal(ns.reply_r, SYNCQ_OK);
+  assert_int_equal(ns.reply_n, 1);
+  assert_int_equal(ns.bounced, 1);
+  assert_int_equal(ns.request_r, SYNCQ_ETIMEDOUT);
+  assert_int_equal(ns.request_n, 0);
+  assert_true(ns.request_took >= WAIT_EMPTY_NS);
+  assert_int_equal(ns.count_then, 0); /* the nested wait did not deliver it */
+  assert_int_equal(handled, 2);       /* H_NEST, then H_COUNT by the outer poll */
+  assert_int_equal(rs.next[0], 1);
+  assert_int_equal(rs.bad, 0);
+  assert_int_equal(syncq_am_wait(ep, 8, 0, &handled), SYNCQ_ETIMEDOUT); /* nothing delivered twice */
+  assert_int_equal(handled, 0);
+  assert_int_equal(syncq_am_disconnect(peer), SYNCQ_OK);
+  assert_int_equal(syncq_am_disconnect(ns.to_srv), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(srv), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
 /* ================================================================ cyclic requests */
@@ -870,6 +963,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_killed_writer),
     cmocka_unit_test(test_wait),
     cmocka_unit_test(test_wait_one_cpu),
+    cmocka_unit_test(test_wait_nested),
     cmocka_unit_test(test_cyclic),
     cmocka_unit_test(test_inherit_unhandled_nowait),
     cmocka_unit_test(test_shutdown_and_cleanup),

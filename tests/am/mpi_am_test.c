@@ -21,14 +21,21 @@
  *                         dead rank without ULFM).
  *   mpi_am_test early     the last rank leaves (syncq_am_mpi_destroy) after
  *                         the first exchange; the others get SYNCQ_EDEAD.
+ *   mpi_am_test waiter    2 ranks through MPI, a short dead timeout: rank 0
+ *                         waits (syncq_am_wait) on a processor it shares
+ *                         with busy processes, rank 1 polls; rank 0's
+ *                         heartbeats must keep it alive in rank 1's eyes.
  *
  * Every rank checks; a failed check prints rank, line and condition and
  * the rank exits 1 (mpirun then fails).
  */
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "syncq/am_mpi.h"
@@ -41,6 +48,9 @@
 #define TEST_DEAD_NS 1000000000ull     /* 1 s: the dead timeout of the fault tests */
 #define DETECT_MARGIN_NS 4000000000ull /* detection within timeout + 4 s (a loaded 2-core machine) */
 #define BULK_LEN 6000u
+#define WAITER_DEAD_NS 200000000ull   /* 200 ms: the waiter scenario's dead timeout */
+#define WAITER_QUIET_NS 1500000000ull /* rank 1 polls this long before it sends */
+#define WAITER_BUSY 4                 /* busy processes beside the waiting rank */
 
 enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NAME = 6 };
 
@@ -133,12 +143,17 @@ static void register_all(syncq_am_endpoint *ep, counts *c, bool odd_name) {
   CHECK(syncq_am_register(ep, H_SINK, "sink", h_sink, c) == SYNCQ_OK);
 }
 
-/* Poll until *v reaches want, or the deadline. */
+/* Wait (syncq_am_wait, through the transport too) until *v reaches want,
+ * or the deadline. A wait, not a loop of polls: with more ranks than
+ * processors (np4 on 2) a spinning rank keeps the rank it waits for off
+ * its processor. */
 static bool poll_until(syncq_am_endpoint *ep, const uint64_t *v, uint64_t want, uint64_t ns) {
   uint64_t end = syncq_now_ns() + ns;
   while (*v < want) {
-    if (syncq_am_poll(ep, POLL_BUDGET, NULL) != SYNCQ_OK) return false;
-    if (syncq_now_ns() > end) return false;
+    uint64_t now = syncq_now_ns();
+    if (now > end) return false;
+    int r = syncq_am_wait(ep, POLL_BUDGET, end - now, NULL);
+    if (r != SYNCQ_OK && r != SYNCQ_ETIMEDOUT) return false;
   }
   return true;
 }
@@ -388,6 +403,67 @@ static int scenario_leave(bool kill_it) {
   return failures ? 1 : 0;
 }
 
+/* Confine this process to the first (which 0) or last CPU it may use. */
+static void pin_to(int which) {
+  cpu_set_t s;
+  if (sched_getaffinity(0, sizeof s, &s) != 0) return;
+  int cpu = -1;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &s) && (cpu < 0 || which != 0)) cpu = c;
+  if (cpu < 0) return;
+  CPU_ZERO(&s);
+  CPU_SET(cpu, &s);
+  (void)sched_setaffinity(0, sizeof s, &s);
+}
+
+/* waiter: a rank in syncq_am_wait yields its processor at every poll, and
+ * beside busy processes each yield can last a time slice, so a liveness
+ * that counted polls sent its heartbeats late: rank 1 must not find rank 0
+ * silent, and its request after WAITER_QUIET_NS must reach rank 0. */
+static int scenario_waiter(void) {
+  syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = WAITER_DEAD_NS};
+  syncq_am_mpi *job;
+  counts c;
+  memset(&c, 0, sizeof c);
+  if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  int me = syncq_am_mpi_rank(job);
+  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+  register_all(ep, &c, false);
+  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
+  CHECK(syncq_am_mpi_size(job) == 2);
+  if (failures) return 1;
+  if (me == 0) {
+    pin_to(0);
+    pid_t busy[WAITER_BUSY];
+    for (int i = 0; i < WAITER_BUSY; i++) {
+      busy[i] = fork();
+      if (busy[i] == 0) { /* inherits the pin; dies with us at the latest */
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        alarm(60);
+        for (volatile unsigned long x = 0;; x++) {
+        }
+      }
+    }
+    CHECK(poll_until(ep, &c.sunk, 1, WAIT_NS)); /* waits with syncq_am_wait */
+    for (int i = 0; i < WAITER_BUSY; i++)
+      if (busy[i] > 0) kill(busy[i], SIGKILL), waitpid(busy[i], NULL, 0);
+  } else {
+    pin_to(1);
+    uint64_t t0 = syncq_now_ns();
+    while (syncq_now_ns() - t0 < WAITER_QUIET_NS) CHECK(syncq_am_poll(ep, POLL_BUDGET, NULL) == SYNCQ_OK);
+    if (syncq_am_mpi_peer_dead(job, 0)) fprintf(stderr, "rank 1: %s\n", syncq_am_mpi_why(job));
+    CHECK(!syncq_am_mpi_peer_dead(job, 0));
+    syncq_am_peer *p0;
+    CHECK(syncq_am_mpi_peer(job, 0, &p0) == SYNCQ_OK);
+    uint32_t a[1] = {1};
+    CHECK(syncq_am_request(p0, H_SINK, a, 1, 0) == SYNCQ_OK);
+  }
+  if (failures) return 1; /* a dead peer would never join the barrier */
+  poll_barrier(ep);
+  CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -398,8 +474,9 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "mismatch") == 0) rc = scenario_mismatch();
   else if (strcmp(what, "killed") == 0) rc = scenario_leave(true);
   else if (strcmp(what, "early") == 0) rc = scenario_leave(false);
+  else if (strcmp(what, "waiter") == 0) rc = scenario_waiter();
   else {
-    fprintf(stderr, "usage: %s basic|mismatch|killed|early\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter\n", argv[0]);
     rc = 2;
   }
   if (rc == 0 && g_rank == 0) printf("%s: passed\n", what);

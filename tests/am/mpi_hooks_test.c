@@ -11,8 +11,9 @@
  * reply handler; at most one reply; a reply handler cannot reply; the
  * send calls' bad inputs (handler index, words, flags, oversize bulk
  * beyond the transport's bulk size) are refused before the transport
- * sees them; syncq_am_poll's budget covers transport messages; a
- * transport peer's limits; disconnect.
+ * sees them; syncq_am_poll's budget covers transport messages; a message
+ * in the transport alone ends a syncq_am_wait; a transport peer's limits;
+ * disconnect.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@
 #define LOOP_MAX 64     /* messages the loopback holds */
 #define LOOP_BULK 4096u /* its bulk size: below the queue block's, to test the limit */
 #define POLL_BUDGET 16u
+#define WAIT_LIMIT_NS 1000000000ull /* 1 s: a wait blind to the transport times out */
 
 enum { H_REQ = 1, H_REP = 2, H_BULK = 3 };
 
@@ -180,6 +182,28 @@ static void request_reply_through_transport(void **state) {
   assert_int_equal(c.delivered, 40);
 }
 
+/* syncq_am_wait counts what the transport's poll handled: a message there
+ * alone ends the wait, and the budget bounds it (the request, then the
+ * reply its handler sent through the transport, one wait each). */
+static void wait_through_transport(void **state) {
+  fixture *f = *state;
+  unsigned handled = 99;
+  assert_int_equal(syncq_am_wait(f->ep, POLL_BUDGET, 0, &handled), SYNCQ_ETIMEDOUT);
+  assert_int_equal(handled, 0);
+  uint32_t a[2] = {1, 2};
+  assert_int_equal(syncq_am_request(f->peer, H_REQ, a, 2, 0), SYNCQ_OK);
+  assert_int_equal(syncq_am_wait(f->ep, 1, WAIT_LIMIT_NS, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 1);
+  assert_int_equal(f->s.reqs, 1);
+  assert_int_equal(f->s.reps, 0);
+  assert_int_equal(syncq_am_wait(f->ep, 1, WAIT_LIMIT_NS, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 1);
+  assert_int_equal(f->s.reps, 1);
+  assert_int_equal(f->s.bad, 0);
+  assert_int_equal(syncq_am_wait(f->ep, POLL_BUDGET, 0, &handled), SYNCQ_ETIMEDOUT); /* nothing left */
+  assert_int_equal(handled, 0);
+}
+
 static void bulk_and_limits(void **state) {
   fixture *f = *state;
   static unsigned char blk[SYNCQ_AM_BULK_MAX];
@@ -224,6 +248,7 @@ static void bad_inputs_never_reach_the_transport(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(request_reply_through_transport, setup, teardown),
+    cmocka_unit_test_setup_teardown(wait_through_transport, setup, teardown),
     cmocka_unit_test_setup_teardown(bulk_and_limits, setup, teardown),
     cmocka_unit_test_setup_teardown(bad_inputs_never_reach_the_transport, setup, teardown),
   };

@@ -65,6 +65,7 @@
 #define AMM_CTRL_SLACK 8u    /* receives beyond 2C per peer: CREDIT, HB and BYE messages */
 #define AMM_CLOCK_EVERY 64u  /* polls between looks at the clock (heartbeats, silence) */
 #define AMM_HB_DIVISOR 4u    /* heartbeat after dead_timeout / 4 of our silence */
+#define AMM_IDLE_DIVISOR 16u /* an idle poll acts on the clock at most every dead_timeout / 16 */
 #define AMM_STALL_YIELD 64u  /* stalled iterations before each sched_yield */
 #define AMM_STALL_BUDGET 16u /* handlers a stalled sender runs per iteration */
 #define AMM_JOB_NAME_MAX 24
@@ -297,10 +298,18 @@ static void rx_dispatch(syncq_am_mpi *j, int s) {
   credit_back(j, s);
 }
 
-/* Heartbeats and the silence check, every AMM_CLOCK_EVERY polls. */
-static void liveness(syncq_am_mpi *j) {
-  if (++j->clock_count % AMM_CLOCK_EVERY != 0) return;
+/* Heartbeats and the silence check, every AMM_CLOCK_EVERY polls and, on
+ * a poll that handled nothing (idle), whenever dead_timeout /
+ * AMM_IDLE_DIVISOR has passed: time, not a count of polls, for a rank in
+ * syncq_am_wait, which yields its processor at every poll. Beside busy
+ * processes a yield can last a time slice (64 yields beside two took 180
+ * ms on the 2-core VM), and its heartbeats went so late that a peer with
+ * a 100 ms dead timeout declared the waiting rank dead. */
+static void liveness(syncq_am_mpi *j, bool idle) {
+  bool counted = ++j->clock_count % AMM_CLOCK_EVERY == 0;
+  if (!counted && !idle) return;
   uint64_t now = syncq_now_ns();
+  if (!counted && now - j->last_check < j->dead_ns / AMM_IDLE_DIVISOR) return;
   if (now - j->last_check > j->dead_ns / AMM_HB_DIVISOR) {
     /* We were away (computing, or blocked in MPI) for a while: we could
      * not hear anyone then, so their silence is not evidence; give every
@@ -326,7 +335,7 @@ static void liveness(syncq_am_mpi *j) {
 static void harvest(syncq_am_mpi *j) {
   while (rx_test_all(j) > 0) {
   }
-  liveness(j);
+  liveness(j, false);
 }
 
 static unsigned amm_poll(void *ctx, unsigned budget) {
@@ -355,7 +364,7 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
     amm_peer *p = &j->peer[j->mpi_rank[k]];
     if (p->tx.tail - p->tx.head > p->tx.n / 2) tx_reap(j, j->mpi_rank[k]);
   }
-  liveness(j);
+  liveness(j, done == 0);
   j->polling = false;
   return done;
 }
@@ -385,7 +394,7 @@ static int amm_send(void *ctx, int d, int qi, unsigned handler, const void *data
     } else {
       (void)syncq_am_poll(j->ep, AMM_STALL_BUDGET, NULL);
       j->clock_count = AMM_CLOCK_EVERY - 1u; /* look at the silence on each stalled round */
-      liveness(j);
+      liveness(j, false);
     }
     if (++spins % AMM_STALL_YIELD == 0) sched_yield(); /* oversubscribed: let the receiver run */
   }
