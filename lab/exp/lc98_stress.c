@@ -118,13 +118,15 @@ static int stress_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   /* syncq_am_wait, not a loop of polls: with more processes than
    * processors a writer preempted between its claim and its commit may be
    * waiting for the reader's processor */
-  while (rd->got < pt->total && syncq_am_wait(ep, LC98_POLL_BUDGET, LC98_STALL_NS, NULL) == SYNCQ_OK) {
+  int wr = SYNCQ_OK;
+  while (rd->got < pt->total && (wr = syncq_am_wait(ep, LC98_POLL_BUDGET, LC98_STALL_NS, NULL)) == SYNCQ_OK) {
   }
   uint64_t t1 = syncq_now_ns();
   lab_proc_unpin(team.topo);
   if (rd->got < pt->total) {
-    lab_fail(ctx, "%s, %d writers: no progress for 30 s (%llu of %llu)", syncq_am_claim_name(pt->claim), pt->writers,
-             (unsigned long long)rd->got, (unsigned long long)pt->total);
+    lab_fail(ctx, "%s, %d writers: %s (%llu of %llu)", syncq_am_claim_name(pt->claim), pt->writers,
+             wr == SYNCQ_ETIMEDOUT ? "no progress for 30 s" : syncq_strerror(wr), (unsigned long long)rd->got,
+             (unsigned long long)pt->total);
     goto out;
   }
   if (rd->bad != 0) {

@@ -415,13 +415,12 @@ static bool confine_to_one_cpu(cpu_set_t *saved) {
 }
 
 /* Run WRITERS writers (+1 that dies, if kill_one) against a tiny-queued
- * reader; return after checking counts. one_cpu: writers and reader share
- * one processor, and the reader waits with syncq_am_wait. */
+ * reader; return after checking counts. one_cpu: the reader waits with
+ * syncq_am_wait (the test's setup confines writers and reader to one
+ * processor). */
 static void many_writers(int c, bool kill_one, bool one_cpu) {
   char rname[96];
   name_of(rname, sizeof rname, kill_one ? "kill" : one_cpu ? "onecpu" : "many", c);
-  cpu_set_t saved;
-  if (one_cpu) assert_true(confine_to_one_cpu(&saved));
   syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
   syncq_am_endpoint *rd;
   assert_int_equal(syncq_am_create(rname, &cfg, &rd), SYNCQ_OK);
@@ -480,7 +479,6 @@ static void many_writers(int c, bool kill_one, bool one_cpu) {
     assert_int_equal(cnt.lost, 0);
   }
   assert_int_equal(syncq_am_destroy(rd), SYNCQ_OK);
-  if (one_cpu) assert_int_equal(sched_setaffinity(0, sizeof saved, &saved), 0);
 }
 
 static void test_many_writers(void **state) {
@@ -545,6 +543,18 @@ static void test_wait(void **state) {
 static void test_wait_one_cpu(void **state) {
   (void)state;
   for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) many_writers(c, false, true);
+}
+
+/* The processors this process ran on before test_wait_one_cpu: restored
+ * by its teardown, which runs even when the test fails part-way. */
+static cpu_set_t saved_cpus;
+static int one_cpu_setup(void **state) {
+  (void)state;
+  return confine_to_one_cpu(&saved_cpus) ? 0 : -1;
+}
+static int one_cpu_teardown(void **state) {
+  (void)state;
+  return sched_setaffinity(0, sizeof saved_cpus, &saved_cpus) == 0 ? 0 : -1;
 }
 
 /* A request handler that waits on its own endpoint (nested in the poll
@@ -962,7 +972,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_many_writers),
     cmocka_unit_test(test_killed_writer),
     cmocka_unit_test(test_wait),
-    cmocka_unit_test(test_wait_one_cpu),
+    cmocka_unit_test_setup_teardown(test_wait_one_cpu, one_cpu_setup, one_cpu_teardown),
     cmocka_unit_test(test_wait_nested),
     cmocka_unit_test(test_cyclic),
     cmocka_unit_test(test_inherit_unhandled_nowait),
