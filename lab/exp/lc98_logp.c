@@ -581,7 +581,9 @@ static int logp_run(lab_ctx *ctx) {
     if (apart != NULL) lab_note(ctx, "cross-core-copy: %s", apart);
   }
   if (lab_pus(ctx) < 2)
-    lab_note(ctx, "one processing unit: client and server share it, so round trips include context switches");
+    lab_note(ctx,
+             "one processing unit: client and server share it and poll without yielding (000 measured on "
+             "dedicated processors), so a round trip can last the rest of a time slice");
   int claims[SYNCQ_AM_CLAIM_COUNT];
   int nc = lc98_claims_selected(ctx, claims);
   static logp_point pts[M_COUNT][SYNCQ_AM_CLAIM_COUNT + 2];

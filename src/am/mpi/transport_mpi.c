@@ -659,6 +659,7 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
       while (!(p->dead && !p->left) && p->tx.tail - p->tx.head >= p->tx.n && syncq_now_ns() < deadline) {
         harvest(j);
         tx_reap(j, s);
+        sched_yield(); /* the peer that must take our sends may be waiting for this processor */
       }
       if (!(p->dead && !p->left) && p->tx.tail - p->tx.head < p->tx.n)
         (void)post(j, s, K_BYE, 0, NULL, 0, false, NULL, 0);
@@ -704,7 +705,10 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
     for (int s = 0; s < j->size; s++) {
       amm_peer *p = &j->peer[s];
       if (p->path != PATH_MPI) continue;
-      while (p->tx.head != p->tx.tail && syncq_now_ns() < deadline) tx_reap(j, s);
+      while (p->tx.head != p->tx.tail && syncq_now_ns() < deadline) {
+        tx_reap(j, s);
+        if (p->tx.head != p->tx.tail) sched_yield(); /* as above: the receiver may need this processor */
+      }
       if (p->tx.head != p->tx.tail || (p->dead && !p->left && s != j->rank)) mpi_ok = false;
     }
   }
