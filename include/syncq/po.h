@@ -230,7 +230,7 @@ typedef enum syncq_po_send_mode {
  * that are unmapped. Kept stacks keep their guards and the pages their
  * fibers touched (resident: a reused stack costs no page fault); they go
  * when a later system takes them, when a smaller system's destroy lowers
- * the bound, or at syncq_po_stack_cache_trim(). */
+ * the bound, or at syncq_po_stack_cache_trim() or syncq_po_cache_trim(). */
 #define SYNCQ_PO_STACK_CACHE_BYTES ((size_t)256 << 20)
 #define SYNCQ_PO_STACK_CACHE_MAX_BYTES ((size_t)2 << 30)
 #define SYNCQ_PO_DEFAULT_MAX_PROCS 8192u
@@ -374,6 +374,20 @@ SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
  * Not from a signal handler.
  * Progress: blocking: takes the cache's mutex, then unmaps. */
 SYNCQ_API size_t syncq_po_stack_cache_trim(void);
+
+/* Unmap everything the postoffice keeps from destroyed systems for the
+ * next one: the fiber stacks (as syncq_po_stack_cache_trim) and the
+ * process table of the last destroyed system (kept zeroed, with its
+ * touched records resident, when those are at most 64 MB). Returns the
+ * bytes released: the stacks' (guards not counted) and the table
+ * mapping's length; 0 when nothing was kept. A program that has run a
+ * large system and goes on to other work (or to fork(): a child copies
+ * the page tables of every kept mapping and frees them at its exit) calls
+ * it once the systems are destroyed. Live systems are not touched.
+ * Thread safety: any thread, at any time (each cache has its own lock).
+ * Not from a signal handler.
+ * Progress: blocking: takes the caches' mutexes, then unmaps. */
+SYNCQ_API size_t syncq_po_cache_trim(void);
 
 /* Start a process running fn(self, arg); its pid in *pid (may be NULL).
  * SYNCQ_EINVAL for NULL sys or fn; SYNCQ_ENOMEM; SYNCQ_ELIMIT when

@@ -164,7 +164,7 @@ int syncq_po_mailbox_info(int i, const char **name, const char **title, const ch
  * stacks are): the records it used are zeroed again (no page fault
  * then), so a program that creates systems one after another pays its
  * records' faults once. One table is kept, if its zeroed, resident part
- * is at most TABLE_KEEP_BYTES. */
+ * is at most TABLE_KEEP_BYTES, until syncq_po_cache_trim. */
 #define TABLE_KEEP_BYTES ((size_t)64 << 20)
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *table_kept; /* a zeroed table mapping, or NULL */
@@ -209,6 +209,21 @@ static void table_unmap(syncq_po_system *s, uint32_t used) {
   }
   if (drop != NULL) munmap(drop, drop_len);
   s->procs = NULL;
+}
+
+size_t syncq_po_cache_trim(void) {
+  size_t bytes = syncq_po_stack_cache_trim();
+  pthread_mutex_lock(&table_lock);
+  void *m = table_kept;
+  size_t len = table_kept_len;
+  table_kept = NULL;
+  table_kept_len = 0;
+  pthread_mutex_unlock(&table_lock);
+  if (m != NULL) {
+    munmap(m, len);
+    bytes += len;
+  }
+  return bytes;
 }
 
 int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {

@@ -593,6 +593,23 @@ static void test_locks_registered(void **state) {
   }
 }
 
+/* syncq_po_cache_trim gives back what destroyed systems left for the
+ * next one (at least the process table of the one destroyed last), and
+ * then has nothing left; a system made afterwards maps afresh and works. */
+static void test_cache_trim(void **state) {
+  (void)state;
+  syncq_po_system *s = new_system(mailbox(0), 1);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+  assert_true(syncq_po_cache_trim() > 0);
+  assert_int_equal(syncq_po_cache_trim(), 0);
+  assert_int_equal(syncq_po_stack_cache_trim(), 0);
+  s = new_system(mailbox(0), 1);
+  syncq_po_proc *me;
+  assert_int_equal(syncq_po_attach(s, &me), SYNCQ_OK);
+  assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+}
+
 /* Spawning past RLIMIT_NPROC, in a forked child (as root the limit does
  * not apply, so the child first becomes an unprivileged user). Threads
  * are refused at the limit, named; fibers are not kernel tasks, so the
@@ -673,10 +690,11 @@ static void test_rlimit_nproc(void **state) {
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_locks_registered),  cmocka_unit_test(test_bad_inputs),
-    cmocka_unit_test(test_rlimit_nproc),      cmocka_unit_test(test_order_every_mailbox),
-    cmocka_unit_test(test_blocking_pingpong), cmocka_unit_test(test_linearizable),
-    cmocka_unit_test(test_many_processes),    cmocka_unit_test(test_inline_payload),
+    cmocka_unit_test(test_locks_registered),    cmocka_unit_test(test_bad_inputs),
+    cmocka_unit_test(test_cache_trim),          cmocka_unit_test(test_rlimit_nproc),
+    cmocka_unit_test(test_order_every_mailbox), cmocka_unit_test(test_blocking_pingpong),
+    cmocka_unit_test(test_linearizable),        cmocka_unit_test(test_many_processes),
+    cmocka_unit_test(test_inline_payload),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
