@@ -69,6 +69,10 @@
 #include "fiber_internal.h"
 #include "po_internal.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #if SYNCQ_HAVE_FIBERS
 
 /* A pool's first chunk has PO_CHUNK_MIN stacks, each next one twice the
@@ -249,6 +253,12 @@ static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size, bool gua
 }
 
 static void chunk_unmap(po_stack_chunk *c) {
+#if defined(__SANITIZE_ADDRESS__)
+  /* AddressSanitizer's shadow outlives the mapping: a fiber's frames left
+   * their redzones poisoned there, and whatever is mapped at these
+   * addresses next (a process table) would read as a stack overflow. */
+  ASAN_UNPOISON_MEMORY_REGION(c->base, c->len);
+#endif
   munmap(c->base, c->len);
   if (c->split) budget_give(c->count, false);
   free(c);
