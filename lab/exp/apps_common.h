@@ -36,7 +36,7 @@ static inline int apps_measure(lab_ctx *ctx, const mp_bench *b, const void *arg,
       return -1;
     }
     if (rc != 0) return -1;
-  } else if (mp_measure(ctx, b, arg, threads, level, mode, policy, napps, &ns, &out->stats) != 0) {
+  } else if (mp_measure(ctx, b, arg, threads, level, mode, policy, napps, &ns, &out->stats, NULL) != 0) {
     return -1;
   }
   out->value = (double)ns / APPS_NS_PER_MS;

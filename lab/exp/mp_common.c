@@ -122,7 +122,7 @@ typedef struct mp_child_report {
 } mp_child_report;
 
 int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int level, mp_mode mode, int policy, int napps,
-               uint64_t *ns_out, syncq_stats *stats) {
+               uint64_t *ns_out, syncq_stats *stats, syncq_mp_stats *sched_out) {
   char why[MP_WHY] = "";
   if (p < 1 || napps < 1 || napps > MP_MAX_APPS || p * napps > MP_MAX_THREADS) {
     lab_fail(ctx, "multiprogramming point out of range (p=%d, copies=%d)", p, napps);
@@ -131,6 +131,7 @@ int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int leve
   lab_topo *topo = lab_pinning_enabled(ctx) ? lab_ctx_topo(ctx) : NULL;
   uint64_t ns[MP_MAX_APPS];
   if (stats) memset(stats, 0, sizeof *stats);
+  if (sched_out) memset(sched_out, 0, sizeof *sched_out);
   if (mode == MP_MODE_PSEUDO) {
     void *states[MP_MAX_APPS];
     int made = 0;
@@ -150,6 +151,7 @@ int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int leve
       else rc = mp_run_copies(b, states, napps, p, sched, topo, ns, stats, why, sizeof why);
       if (sched) {
         (void)syncq_mp_stop(sched);
+        if (sched_out) (void)syncq_mp_get_stats(sched, sched_out);
         (void)syncq_mp_destroy(sched);
       }
     }
@@ -216,6 +218,43 @@ int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int leve
   return 0;
 }
 
+/* The "-ps" runs' counters of the sweep under way, per level (index 0
+ * unused). The lab measures one point at a time, from one thread. */
+static struct mp_tally { uint64_t runs, preemptions, deferrals; } mp_tally[4];
+
+void mp_tally_ps_run(int level, const syncq_mp_stats *sched) {
+  if (level < 1 || level > 3 || sched == NULL) return;
+  mp_tally[level].runs++;
+  mp_tally[level].preemptions += sched->preemptions;
+  mp_tally[level].deferrals += sched->deferrals;
+}
+
+bool mp_is_preemption_safe(const char *algorithm) {
+  size_t n = strlen(algorithm);
+  return n > 3 && strcmp(algorithm + n - 3, "-ps") == 0;
+}
+
+/* The note of the sweep's "-ps" runs (see mp_tally_ps_run). A deferred
+ * preemption is counted once as a deferral and, if the request outlasts
+ * its bound, again as a (forced) preemption: the share is of the
+ * scheduler's decisions to preempt, deferrals included. */
+static void mp_tally_note(lab_ctx *ctx) {
+  for (int level = 2; level <= 3; level++) {
+    const struct mp_tally *t = &mp_tally[level];
+    if (t->runs == 0) continue;
+    uint64_t decisions = t->preemptions + t->deferrals;
+    lab_note(ctx,
+             "Level %d, mode=pseudo: the preemption-safe (-ps) variants' threads were inside a "
+             "no-preemption request at %llu of the pseudo-scheduler's %llu preemptions (%.2f%%, over "
+             "%llu runs). An ordinary lock's holder is preempted inside its critical section about as "
+             "often or less (the request spans the lock's acquisition too), and only then does an "
+             "ordinary lock lose time to multiprogramming (001 §4: the others wait for the holder's "
+             "next quantum).",
+             level, (unsigned long long)t->deferrals, (unsigned long long)decisions,
+             decisions ? 100.0 * (double)t->deferrals / (double)decisions : 0.0, (unsigned long long)t->runs);
+  }
+}
+
 int mp_pick_algos(const syncq_algo *const *algos, int na, const char *const *names, const syncq_algo **out) {
   int n = 0;
   for (int i = 0; names[i] != NULL; i++)
@@ -228,6 +267,7 @@ int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, l
                     const char *normalize_to, mp_variants_fn variants, void *arg) {
   bool quick = lab_get_size(ctx) <= LAB_SIZE_QUICK;
   int t_first = quick && nt > 0 ? nt - 1 : 0;
+  memset(mp_tally, 0, sizeof mp_tally);
   if (quick && !lab_planning(ctx))
     lab_note(ctx,
              "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
@@ -250,5 +290,6 @@ int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, l
       }
     }
   }
+  if (!lab_planning(ctx)) mp_tally_note(ctx);
   return 0;
 }

@@ -27,6 +27,7 @@
 #ifndef SYNCQ_LAB_MP_COMMON_H
 #define SYNCQ_LAB_MP_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,9 +62,26 @@ typedef struct mp_bench {
 
 /* Measure one point: see the header comment. *ns_out is the mean time of
  * the copies; *stats (pseudo mode only; zero in real mode) the summed
- * algorithm events. 0, or -1 after lab_fail. */
+ * algorithm events; *sched (NULL: not wanted) the pseudo-scheduler's
+ * counters of the run (zero in real mode). 0, or -1 after lab_fail. */
 int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int level, mp_mode mode, int policy, int napps,
-               uint64_t *ns_out, syncq_stats *stats);
+               uint64_t *ns_out, syncq_stats *stats, syncq_mp_stats *sched);
+
+/* How often a lock holder is preempted. 001's ordinary locks degrade
+ * under multiprogramming only when the pseudo-scheduler preempts a thread
+ * inside its critical section: the others then wait for its next quantum.
+ * An ordinary lock does not tell the scheduler when that happens; a
+ * preemption-safe variant ("-ps") does, by a no-preemption request around
+ * its lock, which the scheduler counts as a deferral. The ms98
+ * experiments add each "-ps" run's counters here (mp_tally_ps_run), and
+ * mp_sweep_levels writes, per level, the share of preemptions that found
+ * the thread inside a request: about how often an ordinary lock's holder
+ * is preempted holding it in the same loop (the request spans the lock's
+ * acquisition too, so the share bounds it from above). */
+void mp_tally_ps_run(int level, const syncq_mp_stats *sched);
+
+/* True for the name of a preemption-safe variant (ending in "-ps"). */
+bool mp_is_preemption_safe(const char *algorithm);
 
 /* The registered algorithms named in names (NULL-terminated), in the order
  * of names, into out (room for LAB_MAX_VARIANTS). Returns how many. */

@@ -207,9 +207,11 @@ static int ms98_mp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   /* pseudo: one measured application, the others emulated (001 §4);
    * real: `level` copies as processes */
   int napps = pt->mode == MP_MODE_PSEUDO ? 1 : pt->level;
-  if (mp_measure(ctx, &ms98_bench, pt, pt->threads, pt->level, pt->mode, SYNCQ_MP_TIMESHARE, napps, &ns, &out->stats) !=
-      0)
+  syncq_mp_stats sched;
+  if (mp_measure(ctx, &ms98_bench, pt, pt->threads, pt->level, pt->mode, SYNCQ_MP_TIMESHARE, napps, &ns, &out->stats,
+                 &sched) != 0)
     return -1;
+  if (pt->mode == MP_MODE_PSEUDO && mp_is_preemption_safe(pt->algo->name)) mp_tally_ps_run(pt->level, &sched);
   out->value = (double)ns / NS_PER_MS;
   out->ops = pt->mode != MP_MODE_PSEUDO ? 0 : pt->kind == MS98_COUNTER ? pt->pairs : 2 * pt->pairs;
   return 0;

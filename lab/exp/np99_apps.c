@@ -119,7 +119,7 @@ static int npa_mp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const npa_point *pt = arg;
   uint64_t ns;
   if (mp_measure(ctx, pt->kernel == K_LU ? &npa_lu_bench : &npa_tq_bench, pt, pt->threads, pt->level, pt->mode,
-                 pt->policy, pt->level, &ns, &out->stats) != 0)
+                 pt->policy, pt->level, &ns, &out->stats, NULL) != 0)
     return -1;
   out->value = (double)ns / APPS_NS_PER_MS;
   out->ops = 0;

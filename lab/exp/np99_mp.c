@@ -231,7 +231,7 @@ static int np99mp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   uint64_t ns;
   mp_mode mode = pt->sched == S_LINUX ? MP_MODE_REAL : MP_MODE_PSEUDO;
   int policy = pt->sched == S_GANG ? SYNCQ_MP_GANG : SYNCQ_MP_TIMESHARE;
-  if (mp_measure(ctx, &np99mp_bench, pt, pt->threads, pt->level, mode, policy, pt->level, &ns, &out->stats) != 0)
+  if (mp_measure(ctx, &np99mp_bench, pt, pt->threads, pt->level, mode, policy, pt->level, &ns, &out->stats, NULL) != 0)
     return -1;
   out->value = (double)ns / NS_PER_MS;
   out->ops = 0; /* per-copy counts are not summed across processes */

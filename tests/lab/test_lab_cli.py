@@ -4,6 +4,7 @@
 Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary.
 """
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -562,6 +563,29 @@ def test_pseudo_scheduler_claims_get_a_dozen_repetitions_past_a_small_budget(tmp
     lab("run", "ms98-stack", "--size", "smoke", "--claim-budget", "0", "--where", "mode=pseudo",
         "--where", "level=3", "--out", str(out0), check=0)
     assert {len(x["samples"]) for x in records(out0) if x["type"] == "point"} == {1}
+
+
+def test_pseudo_scheduler_notes_how_often_a_preemption_safe_thread_was_preempted_in_its_request(tmp_path):
+    """The ms98 experiments note, per level, the share of the pseudo-scheduler's
+    preemptions that found a -ps variant's thread inside its no-preemption
+    request, over every -ps run; a run without -ps variants writes none."""
+    out = tmp_path / "tally"
+    lab("run", "ms98-stack", "--size", "smoke", "--claim-budget", "0", "--where", "mode=pseudo",
+        "--where", "level=3", "--out", str(out), check=0)
+    recs = records(out)
+    notes = [x["text"] for x in recs if x["type"] == "note" and "no-preemption request" in x["text"]]
+    assert len(notes) == 1 and notes[0].startswith("Level 3, mode=pseudo:")
+    m = re.search(r"at (\d+) of the pseudo-scheduler's (\d+) preemptions \(([\d.]+)%, over (\d+) runs\)", notes[0])
+    assert m, notes[0]
+    deferred, decisions, runs = int(m.group(1)), int(m.group(2)), int(m.group(4))
+    assert deferred <= decisions
+    ps_samples = sum(len(x["samples"]) for x in recs if x["type"] == "point" and x["algorithm"] == "lock-ps"
+                     and x["unit"] != "x")
+    assert runs >= ps_samples >= 1  # warm-up runs count too
+    out2 = tmp_path / "tally-none"
+    lab("run", "ms98-stack", "--size", "smoke", "--claim-budget", "0", "--where", "mode=pseudo",
+        "--where", "level=3", "--algos", "lock,treiber", "--out", str(out2), check=0)
+    assert not [x for x in records(out2) if x["type"] == "note" and "no-preemption request" in x["text"]]
 
 
 def test_smoke_and_reps_alone_give_claims_nothing_more(tmp_path):
