@@ -44,7 +44,8 @@ done
 # 2. run it where the build's libraries cannot be found
 cd "$tmp"
 set +e
-"${clean_env[@]}" "$top/run" --out "$tmp/res" --tests "$tests" --lab np99-counter --size smoke --threads 1,2 --launches 2 \
+"${clean_env[@]}" "$top/run" --out "$tmp/res" --tests "$tests" --lab np99-counter --size smoke --threads 1,2 \
+  --algos faa,cas --launches 2 \
   >"$tmp/run.log" 2>&1
 rc=$?
 set -e
@@ -64,6 +65,9 @@ for l in 1 2; do
     { grep -o '"launch": *[0-9]*' "$tmp/res/lab/results.jsonl" | sort | uniq -c; tail -n 20 "$tmp/run.log"
       fail "no np99-counter record of launch $l in results.jsonl"; }
 done
+# --algos reaches syncq-lab: the points are faa's and cas's only.
+algos=$(grep '"type": *"point"' "$tmp/res/lab/results.jsonl" | sed -n 's/.*"algorithm": *"\([^"]*\)".*/\1/p' | sort -u | tr '\n' ' ')
+[ "$algos" = "cas faa " ] || fail "--algos faa,cas measured: $algos"
 grep -q 'syncq-lab report' "$tmp/run.log" || fail "the run did not say how to make the report"
 [ "$(readelf -l "$top/bin/syncq-lab" | sed -n 's/.*interpreter: \(.*\)]/\1/p')" = "$top/lib/ld-linux-x86-64.so.2" ] ||
   fail "syncq-lab's interpreter is not the folder's loader"
