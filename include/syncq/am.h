@@ -244,6 +244,12 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
 /* How long syncq_am_wait polls with pauses only before it yields the
  * processor between polls. */
 #define SYNCQ_AM_WAIT_SPIN_NS 4000u
+/* How long syncq_am_wait polls (spinning, then yielding) before it sleeps
+ * in the kernel between polls. */
+#define SYNCQ_AM_WAIT_YIELD_NS 50000u
+/* The longest one sleep of syncq_am_wait lasts before it polls again: the
+ * bound on what a lost wake-up costs. */
+#define SYNCQ_AM_WAIT_SLEEP_SLICE_NS 10000000u
 
 /* Poll as syncq_am_poll does until it has handled at least one message or
  * timeout_ns has passed (0: poll once; SYNCQ_AM_WAIT_FOREVER: no limit).
