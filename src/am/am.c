@@ -15,14 +15,19 @@
  *                backoff's cap (AM_FULL_BACKOFF_CAP_NS, 1.6 us) they also
  *                yield the processor, so an oversubscribed machine still
  *                runs the receiver and the sender assigned the head packet;
- *                syncq_am_wait does the same for the receiver. API in
- *                the shape of GASNet-EX (handler table by index, short and
- *                bulk requests, at most one reply from a request handler).
+ *                syncq_am_wait does the same for the receiver, and
+ *                sleeps on a futex in the segment once its queues have
+ *                stayed empty for SYNCQ_AM_WAIT_YIELD_NS ("Sleeping"
+ *                below). API in the shape of GASNet-EX (handler table by
+ *                index, short and bulk requests, at most one reply from a
+ *                request handler).
  *   Progress:    delivery is FIFO per queue; a poll never waits (it returns
  *                when the head packet is not ready); a send waits on a
  *                full queue (or returns SYNCQ_FULL with NOWAIT) and on the
  *                claim lock within its bound (claim_lock.c, claim_posix.c).
- *   Atomics:     send = the claim + 1 release store (commit); poll of one
+ *   Atomics:     send = the claim + 1 release store (commit) + 1 seq_cst
+ *                fence + 1 relaxed load (the doorbell; + 1 fetch-and-add
+ *                and a FUTEX_WAKE when the receiver sleeps); poll of one
  *                message = 1 acquire load + 1-2 release stores (free
  *                packet, block) + 1 store of the head + 1 relaxed
  *                fetch-and-add (counter).
