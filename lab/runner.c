@@ -792,7 +792,10 @@ static int run_forked(lab_ctx *ctx, char *why, size_t len) {
    * twice (the results file flushes each record already). */
   (void)fflush(NULL);
   pid_t parent = getpid();
+  lab_peers_before_fork(); /* liburcu's call_rcu thread, for the child's use of it */
   pid_t pid = fork();
+  if (pid == 0) lab_peers_after_fork_child();
+  else lab_peers_after_fork_parent();
   if (pid < 0) {
     snprintf(why, len, "could not start its process: %s", strerror(errno));
     return -1;

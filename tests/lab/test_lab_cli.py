@@ -379,6 +379,20 @@ def test_progress_counts_every_point_across_the_experiments(clean_suite):
     assert last.startswith(f"[{counts[-1]}/{counts[-1]} 100%]"), last
 
 
+def test_a_peer_library_thread_serves_the_experiments_process(tmp_path):
+    # liburcu's rculfqueue frees through a call_rcu thread; the lab's own
+    # process starts it when its planning pass probes the queue, and a fork
+    # copies no thread: without liburcu's fork protocol (lab/peers/urcu.c)
+    # np99-locks' first rcu_barrier in its process waited forever
+    if "urcu:rculfqueue" not in lab("algos", "queue", check=0).stdout:
+        pytest.skip("liburcu is not registered in this build")
+    lab("run", "all", "--size", "smoke", "--threads", "2", "--reps", "1", "--algos", "urcu:rculfqueue",
+        "--quiet", "--out", str(tmp_path), check=0, timeout=120)
+    measured = {p["experiment"] for p in records(tmp_path)
+                if p["type"] == "point" and p["algorithm"] == "urcu:rculfqueue"}
+    assert {"ms98-queue", "np99-locks", "queue-1p1c"} <= measured, measured
+
+
 def test_no_fork_runs_the_suite_in_one_process(tmp_path, clean_suite):
     # --no-fork: the experiments run in the lab's own process, so the
     # injected crash ends the whole run and the experiment after it never
