@@ -220,6 +220,11 @@ typedef struct lab_options {
   const char *out_dir;
   const char *command; /* the command line, for the machine record */
   bool quiet;          /* no progress lines */
+  /* Run every experiment in this process, one after another (--no-fork),
+   * instead of each in a child forked for it (lab_run): one process for a
+   * debugger or a profiler, at the price of one experiment's leftovers
+   * under the next one's timing and a crash ending the run. */
+  bool no_fork;
   /* --where KEY=V1,V2 (repeatable): only the points whose parameter KEY
    * is one of the values (numbers compare numerically, strings exactly),
    * for every KEY given. */
@@ -233,8 +238,11 @@ typedef struct lab_options {
   lab_queue_wait queue_wait; /* dg25's waiting after a failed poll (--queue-wait) */
 } lab_options;
 
-/* Run the experiments (NULL-terminated list) in this process (one launch).
- * Returns 0, or 1 after printing why to stderr. */
+/* Run the experiments (NULL-terminated list): one launch. This process
+ * plans them; each is then measured in a child process forked for it
+ * (opt->no_fork: in this process), so a crash ends that experiment only,
+ * noted as FAILED in the results. Returns 0, or 1 after printing why to
+ * stderr (an experiment that failed or crashed, a point that failed). */
 int lab_run(const lab_options *opt, const lab_experiment *const *exps);
 /* The build's source revision (git describe), as the machine record shows it. */
 const char *lab_git_revision(void);

@@ -88,6 +88,10 @@ static const char run_options_text[] =
   "  --out DIR        where results.jsonl goes (default " DEFAULT_OUT
   ")\n"
   "  --no-pin         do not pin threads to processing units\n"
+  "  --no-fork        run every experiment in this one process, one after another (for a\n"
+  "                   debugger or a profiler), instead of each in a process of its own; a\n"
+  "                   crash then ends the run, and one experiment's leftovers (heap, a\n"
+  "                   peer's threads) sit under the next one's timing\n"
   "  --queue-wait W   how the queue experiments (dg25-*) wait after a failed poll, the same\n"
   "                   for every queue and peer: pause (default: one pause, a yield every\n"
   "                   32nd poll), backoff (crossbeam's snooze: 1, 2, ..., 64 pauses, then a\n"
@@ -411,6 +415,7 @@ static int cmd_run(int argc, char **argv, char *command) {
     if (strcmp(a, "--quick") == 0) opt.size = LAB_SIZE_QUICK;
     else if (strcmp(a, "--full") == 0) opt.size = LAB_SIZE_FULL;
     else if (strcmp(a, "--no-pin") == 0) opt.pin = false;
+    else if (strcmp(a, "--no-fork") == 0) opt.no_fork = true;
     else if (strcmp(a, "--quiet") == 0) opt.quiet = true;
     else if (strcmp(a, "--plan") == 0) opt.plan_only = true;
     else if (strcmp(a, "--size") == 0 || strcmp(a, "--threads") == 0 || strcmp(a, "--algos") == 0 ||

@@ -7,11 +7,15 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +43,22 @@
 #define SIZE_NAMES_INIT \
   { "smoke", "quick", "default", "full" }
 
+/* What an experiment's process hands back to the runner's (lab_run: each
+ * experiment runs in a child forked for it). It lives in a shared anonymous
+ * mapping, so the counters the child moves as it measures are the parent's
+ * too, up to the last point before a crash. Plain fields, no atomics: only
+ * the one child writes them while it runs, and the parent reads them after
+ * waitpid() has reaped it (a grandchild an experiment forks never touches
+ * them). Without a fork (--no-fork) it is the runner's own memory. */
+typedef struct lab_shared {
+  long done;          /* variant-points measured so far, the whole run (progress) */
+  long failed_points; /* variant-points whose sample failed: recorded, the run went on */
+  /* the experiment's outcome, set by its child just before it exits */
+  bool reported;     /* the child finished the experiment and wrote what follows */
+  bool failed;       /* it stopped early (run() returned an error or lab_fail) */
+  char failure[512]; /* why, when failed */
+} lab_shared;
+
 struct lab_ctx {
   const lab_options *opt;
   const lab_experiment *exp;
@@ -46,8 +66,8 @@ struct lab_ctx {
   lab_results results;
   bool planning;
   bool failed;
-  long failed_points;       /* variant-points whose sample failed: recorded, the run went on */
-  int failed_experiments;   /* experiments that stopped early */
+  lab_shared *shared;       /* counters an experiment's process hands back (above) */
+  int failed_experiments;   /* experiments that stopped early or died */
   bool pin_refused;         /* the probe could not pin: run unpinned */
   lab_claimed **claimed;    /* per experiment of the run: the points its claims read */
   lab_claimed *cur_claimed; /* the running experiment's */
@@ -59,8 +79,7 @@ struct lab_ctx {
   int exp_nthreads;
   lab_budget budget; /* the per-variant budgets fitted to the plan (budget.h) */
   /* progress */
-  long planned; /* variant-points in the whole run */
-  long done;    /* variant-points measured so far */
+  long planned; /* variant-points in the whole run (shared->done: measured so far) */
   uint64_t t_start;
   char failure[512];
 };
@@ -418,16 +437,39 @@ static void count_group(lab_ctx *ctx, const lab_group *g, const int *idx, int nv
   }
 }
 
+/* True when the environment variable `var` names this point's variant as
+ * <experiment>:<algorithm>. */
+static bool injected(const lab_ctx *ctx, const char *var, const char *algorithm) {
+  const char *spec = getenv(var);
+  if (spec == NULL) return false;
+  size_t n = strlen(ctx->exp->name);
+  return strncmp(spec, ctx->exp->name, n) == 0 && spec[n] == ':' && strcmp(spec + n + 1, algorithm) == 0;
+}
+
 /* SYNCQ_LAB_FAIL=<experiment>:<algorithm>: that variant's samples fail, as
  * a failed check would, so the lab's tests can see a run go on past a
  * failed point (tests/lab/test_lab_cli.py). Not for measuring. */
 static bool injected_failure(lab_ctx *ctx, const char *algorithm) {
-  const char *spec = getenv("SYNCQ_LAB_FAIL");
-  if (spec == NULL) return false;
-  size_t n = strlen(ctx->exp->name);
-  if (strncmp(spec, ctx->exp->name, n) != 0 || spec[n] != ':' || strcmp(spec + n + 1, algorithm) != 0) return false;
-  lab_fail(ctx, "injected failure (SYNCQ_LAB_FAIL=%s)", spec);
+  if (!injected(ctx, "SYNCQ_LAB_FAIL", algorithm)) return false;
+  lab_fail(ctx, "injected failure (SYNCQ_LAB_FAIL=%s)", getenv("SYNCQ_LAB_FAIL"));
   return true;
+}
+
+/* SYNCQ_LAB_CRASH=<experiment>:<algorithm>: that variant's first sample
+ * kills the experiment's process with SIGSEGV, as a peer library's bad
+ * access would, so the lab's tests can see a suite go on past an
+ * experiment that crashed. The default action is restored first: a
+ * sanitizer's handler would turn the signal into an exit. Not for
+ * measuring. */
+static void injected_crash(const lab_ctx *ctx, const char *algorithm) {
+  if (injected(ctx, "SYNCQ_LAB_CRASH", algorithm)) {
+    (void)fflush(NULL);
+    (void)signal(SIGSEGV, SIG_DFL);
+    (void)raise(SIGSEGV);
+  }
+  /* SYNCQ_LAB_EXIT=<experiment>:<algorithm>: the same sample calls
+   * exit(3) instead, as a library that gives up on an error would. */
+  if (injected(ctx, "SYNCQ_LAB_EXIT", algorithm)) exit(3);
 }
 
 /* A variant's sample failed (the experiment's sample returned an error or
@@ -440,7 +482,7 @@ static void point_failed(lab_ctx *ctx, const char *algorithm, const char *pbuf, 
   fprintf(stderr, "syncq-lab: %s: %s %s: FAILED: %s\n", ctx->exp->name, algorithm, pbuf, ctx->failure);
   lab_note(ctx, "FAILED: %s%s%s (%s %d): %s; not measured further in this run", algorithm, pbuf[0] ? " " : "", pbuf,
            rep < 0 ? "warm-up sample" : "repetition", rep < 0 ? -rep : rep + 1, ctx->failure);
-  ctx->failed_points++;
+  ctx->shared->failed_points++;
   ctx->failed = false;
   ctx->failure[0] = '\0';
 }
@@ -522,6 +564,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       memset(&s, 0, sizeof s);
       uint64_t csw0 = process_ctx_switches();
       uint64_t t_sample = syncq_now_ns();
+      injected_crash(ctx, v->algorithm);
       int sampled = injected_failure(ctx, v->algorithm) ? -1 : g->sample(ctx, v->arg, &s);
       if (r < 0 && k == 0) last_warmup = (int64_t)(syncq_now_ns() - t_sample);
       uint64_t csw = process_ctx_switches() - csw0;
@@ -560,15 +603,14 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
         rc = -1;
       }
     if (rc != 0) break;
-    ctx->done++;
+    long done = ++ctx->shared->done;
     if (!ctx->opt->quiet) {
       double el = (double)(syncq_now_ns() - ctx->t_start) / NS_PER_S;
       char eta[32];
-      format_eta(ctx->done ? el / (double)ctx->done * (double)(ctx->planned - ctx->done) : -1, eta, sizeof eta);
-      fprintf(stderr, "[%ld/%ld %3.0f%%] %s: %s%s%s: %s %.4g %s (median of %d) - about %s left\n", ctx->done,
-              ctx->planned, 100.0 * (double)ctx->done / (double)(ctx->planned ? ctx->planned : 1), ctx->exp->name,
-              v->algorithm, pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], count[k]), g->unit, count[k],
-              eta);
+      format_eta(done ? el / (double)done * (double)(ctx->planned - done) : -1, eta, sizeof eta);
+      fprintf(stderr, "[%ld/%ld %3.0f%%] %s: %s%s%s: %s %.4g %s (median of %d) - about %s left\n", done, ctx->planned,
+              100.0 * (double)done / (double)(ctx->planned ? ctx->planned : 1), ctx->exp->name, v->algorithm,
+              pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], count[k]), g->unit, count[k], eta);
     }
   }
   if (rc == 0 && g->normalize_to != NULL)
@@ -726,6 +768,69 @@ static int count_plan(lab_ctx *ctx, const lab_experiment *const *exps, size_t ne
   return print_json(json_pack("{s:o}", "plan", o)) ? 0 : -1;
 }
 
+/* Run the current experiment (ctx->exp) in this process and leave its
+ * outcome in ctx->shared. */
+static void run_here(lab_ctx *ctx) {
+  lab_shared *sh = ctx->shared;
+  int r = ctx->exp->run(ctx);
+  sh->failed = r != 0 || ctx->failed;
+  snprintf(sh->failure, sizeof sh->failure, "%s", ctx->failure);
+  sh->reported = true;
+}
+
+/* Run the current experiment in a child of its own, forked now, and wait
+ * for it: it starts from this process's state, in which nothing was
+ * measured, so no experiment runs beside what an earlier one left (a heap
+ * grown by its samples, a peer's runtime and thread pool, fiber stacks a
+ * postoffice keeps), and a crash ends only that experiment. Its counters
+ * and outcome come back through ctx->shared. 0 when the child reported;
+ * -1 with why ("ended by signal 11 (Segmentation fault)") when it died
+ * or exited without reporting, or could not start. */
+static int run_forked(lab_ctx *ctx, char *why, size_t len) {
+  ctx->shared->reported = false;
+  /* Nothing buffered may be copied into the child, or it would be written
+   * twice (the results file flushes each record already). */
+  (void)fflush(NULL);
+  pid_t parent = getpid();
+  lab_peers_before_fork(); /* liburcu's call_rcu thread, for the child's use of it */
+  pid_t pid = fork();
+  if (pid == 0) lab_peers_after_fork_child();
+  else lab_peers_after_fork_parent();
+  if (pid < 0) {
+    snprintf(why, len, "could not start its process: %s", strerror(errno));
+    return -1;
+  }
+  if (pid == 0) {
+    /* A lab stopped from outside (timeout(1), a kill of its pid) takes
+     * the experiment with it rather than leave it measuring and writing
+     * alone; the check covers a parent gone before the call. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
+    run_here(ctx);
+    /* _exit: no atexit handler of this program or of a peer library runs
+     * in the child (they belong to the parent's exit); flush by hand. */
+    (void)fflush(NULL);
+    _exit(0);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      snprintf(why, len, "was lost: waiting for its process: %s", strerror(errno));
+      return -1;
+    }
+  }
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    snprintf(why, len, "ended by signal %d (%s)", sig, strsignal(sig));
+    return -1;
+  }
+  if (!ctx->shared->reported) {
+    snprintf(why, len, "exited with status %d before it reported its outcome",
+             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return -1;
+  }
+  return 0;
+}
+
 int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   lab_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
@@ -776,11 +881,28 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
     lab_topo_free(ctx.topo);
     return planned_rc == 0 ? 0 : 1;
   }
+  /* Where an experiment's process leaves its counters and outcome: a
+   * mapping its child shares, or (--no-fork) this frame. */
+  lab_shared local;
+  memset(&local, 0, sizeof local);
+  ctx.shared = &local;
+  if (!opt->no_fork) {
+    void *m = mmap(NULL, sizeof *ctx.shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+      fprintf(stderr, "syncq-lab: cannot map the experiments' shared record: %s\n", strerror(errno));
+      free_claimed(&ctx, nexps);
+      lab_results_close(&ctx.results);
+      lab_topo_free(ctx.topo);
+      return 1;
+    }
+    ctx.shared = m; /* zero-filled */
+  }
   if (opt->launch <= 1) write_machine(&ctx, pinning); /* once per run: the first launch */
   ctx.t_start = syncq_now_ns();
   int rc = 0;
   for (size_t i = 0; exps[i] && rc == 0; i++) {
     ctx.failed = false;
+    ctx.failure[0] = '\0';
     ctx.exp = exps[i];
     ctx.cur_claimed = ctx.claimed[i];
     if (!opt->quiet) {
@@ -790,38 +912,51 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
       else fprintf(stderr, "syncq-lab: running %s (%s)\n", exps[i]->name, exps[i]->title);
     }
     uint64_t t_exp = syncq_now_ns();
-    if (exps[i]->run(&ctx) != 0 || ctx.failed) {
+    char died[256] = "";
+    if (opt->no_fork) {
+      run_here(&ctx);
+      /* In one process the next experiment starts without the fiber
+       * stacks and the process table this one's postoffice systems kept:
+       * an experiment that forks (lc98-*) would copy their page tables
+       * into every child and tear them down at each child's exit, inside
+       * its timing. A child of its own per experiment needs none of it. */
+      (void)syncq_po_cache_trim();
+    } else {
+      (void)run_forked(&ctx, died, sizeof died);
+    }
+    if (died[0] != '\0') {
+      /* the experiment's process crashed or vanished: what it wrote before
+       * is kept, the others still run; the exit status says it */
+      fprintf(stderr, "syncq-lab: %s failed: %s\n", exps[i]->name, died);
+      lab_note(&ctx, "FAILED: %s %s", exps[i]->name, died);
+      ctx.failed_experiments++;
+    } else if (ctx.shared->failed) {
       /* the experiment stopped early (a failed setup, a write error): the
        * others still run; the exit status says it */
-      const char *reason = ctx.failure[0] ? ctx.failure : "(no reason given)";
+      const char *reason = ctx.shared->failure[0] ? ctx.shared->failure : "(no reason given)";
       fprintf(stderr, "syncq-lab: %s failed: %s\n", exps[i]->name, reason);
       if (strncmp(reason, "writing results", 15) == 0) {
         rc = 1; /* the results file itself: nothing more can be kept */
       } else {
         lab_note(&ctx, "FAILED: the experiment stopped early: %s", reason);
         ctx.failed_experiments++;
-        ctx.failure[0] = '\0';
       }
     } else if (!opt->quiet) {
       fprintf(stderr, "syncq-lab: %s done in %.1f s\n", exps[i]->name, (double)(syncq_now_ns() - t_exp) / NS_PER_S);
     }
-    /* The next experiment starts without the fiber stacks and the process
-     * table this one's postoffice systems kept (syncq_po_cache_trim): an
-     * experiment that forks (lc98-*) would copy their page tables into
-     * every child and tear them down at each child's exit, inside its
-     * timing (lc98-stress's 7 writers read 30-37 ms after po-ring, 1.8-2.2
-     * ms alone). */
-    (void)syncq_po_cache_trim();
   }
+  long failed_points = ctx.shared->failed_points;
+  if (ctx.shared != &local) (void)munmap(ctx.shared, sizeof *ctx.shared);
+  ctx.shared = NULL;
   free_claimed(&ctx, nexps);
   lab_results_close(&ctx.results);
   lab_topo_free(ctx.topo);
   if (rc == 0 && !opt->quiet) fprintf(stderr, "syncq-lab: results in %s/%s\n", opt->out_dir, LAB_RESULTS_FILE);
-  if (rc == 0 && (ctx.failed_points > 0 || ctx.failed_experiments > 0)) {
+  if (rc == 0 && (failed_points > 0 || ctx.failed_experiments > 0)) {
     fprintf(stderr,
             "syncq-lab: %ld point(s) failed and %d experiment(s) stopped early (FAILED above, and in "
             "the results' notes); the rest was measured\n",
-            ctx.failed_points, ctx.failed_experiments);
+            failed_points, ctx.failed_experiments);
     rc = 1;
   }
   return rc;

@@ -28,6 +28,10 @@ extern "C" {
  * why[len] (it cannot run here). */
 int lab_peer_ck_register(unsigned flags, char *why, size_t len);
 int lab_peer_urcu_register(unsigned flags, char *why, size_t len);
+/* liburcu's call_rcu threads around a fork (lab_peers_before_fork). */
+void lab_peer_urcu_before_fork(void);
+void lab_peer_urcu_after_fork_parent(void);
+void lab_peer_urcu_after_fork_child(void);
 int lab_peer_dpdk_register(unsigned flags, char *why, size_t len);
 int lab_peer_boost_register(unsigned flags, char *why, size_t len);
 int lab_peer_tbb_register(unsigned flags, char *why, size_t len);

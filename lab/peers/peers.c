@@ -116,6 +116,26 @@ int lab_peers_register(unsigned flags) {
   return err < 0 ? err : total;
 }
 
+/* liburcu is the one library with threads of its own that a child needs
+ * back (peers.h); the others keep no thread between calls. */
+void lab_peers_before_fork(void) {
+#if SYNCQ_PEER_URCU
+  lab_peer_urcu_before_fork();
+#endif
+}
+
+void lab_peers_after_fork_parent(void) {
+#if SYNCQ_PEER_URCU
+  lab_peer_urcu_after_fork_parent();
+#endif
+}
+
+void lab_peers_after_fork_child(void) {
+#if SYNCQ_PEER_URCU
+  lab_peer_urcu_after_fork_child();
+#endif
+}
+
 const char *lab_peers_spsc_note(void) {
   if (registered_flags & LAB_PEERS_SPSC) return NULL;
   return "SPSC peers are validated by the test drivers but not measured: this program registered the peers "

@@ -54,6 +54,16 @@ typedef struct lab_peer_status {
   char why[200];       /* empty when registered > 0; else the reason */
 } lab_peer_status;
 
+/* Around a fork() whose child goes on using the peer libraries (syncq-lab
+ * forks a process per experiment): call before_fork just before it, then
+ * after_fork_parent in the parent and after_fork_child in the child.
+ * liburcu asks for it (its call_rcu threads are not copied into a child);
+ * the other libraries need nothing. Not meant for a fork followed by exec
+ * or _exit alone. */
+void lab_peers_before_fork(void);
+void lab_peers_after_fork_parent(void);
+void lab_peers_after_fork_child(void);
+
 size_t lab_peers_status_count(void);
 const lab_peer_status *lab_peers_status_at(size_t i); /* NULL past the end */
 

@@ -272,6 +272,15 @@ SYNCQ_STACK_REGISTER_FNS(urcu_lfs, "urcu:lfstack", "liburcu lock-free stack (pop
                          SYNCQ_PROP_PEER | SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_ALLOCATES, lfs_box, lfs_init,
                          lfs_destroy, lfs_push, lfs_pop);
 
+/* A forked child has no call_rcu thread (fork copies only the caller), so
+ * its first rcu_barrier() (lfq_destroy) would wait forever for callbacks
+ * nobody runs; liburcu's fork protocol pauses the threads around the fork
+ * and gives the child a new one (liburcu's README, "Interaction with
+ * fork()"). Nothing to do where call_rcu was never used. */
+void lab_peer_urcu_before_fork(void) { call_rcu_before_fork(); }
+void lab_peer_urcu_after_fork_parent(void) { call_rcu_after_fork_parent(); }
+void lab_peer_urcu_after_fork_child(void) { call_rcu_after_fork_child(); }
+
 int lab_peer_urcu_register(unsigned flags, char *why, size_t len) {
   (void)flags;
   int n = 0, st = SYNCQ_OK;

@@ -312,6 +312,106 @@ def test_a_failed_point_is_kept_and_the_run_goes_on(tmp_path):
     assert "FAILED: faa" in (tmp_path / "report.html").read_text()
 
 
+# ---------------------------------------------------------------- one process per experiment
+
+SUITE = "phys,np99-counter,queue-1p1c"  # a crash injected into the middle one
+
+
+def _keys(recs, experiment):
+    """The points of one experiment, as (algorithm, metric, params)."""
+    return {(p["algorithm"], p["metric"], json.dumps(p["params"], sort_keys=True))
+            for p in recs if p["type"] == "point" and p["experiment"] == experiment}
+
+
+def _progress_counts(stderr):
+    """The measured-point counts of the progress lines ("[12/40  30%] ..."), in order."""
+    return [int(line[1:line.index("/")]) for line in stderr.splitlines()
+            if line.startswith("[") and "/" in line and "%]" in line]
+
+
+@pytest.fixture(scope="module")
+def clean_suite(tmp_path_factory):
+    out = tmp_path_factory.mktemp("clean")
+    r = lab("run", SUITE, "--size", "smoke", "--threads", "1,2", "--out", str(out), check=0)
+    return records(out), r.stderr
+
+
+@pytest.mark.parametrize("hook,ended", [
+    ("SYNCQ_LAB_CRASH", "ended by signal 11 ("),
+    # 3, or a sanitizer's own status where its exit-time check found something
+    ("SYNCQ_LAB_EXIT", "exited with status "),
+])
+def test_an_experiment_that_dies_is_noted_and_the_suite_goes_on(tmp_path, clean_suite, hook, ended):
+    # np99-counter's process dies at its mutex variant's first sample (by a
+    # signal, or by exit() as a library that gives up would): the runner
+    # notes it as FAILED, the experiments before and after it are measured
+    # in full, the progress count goes on from the points measured before
+    # the death, the report is written, and the exit status says it failed
+    clean, clean_err = clean_suite
+    r = lab("run", SUITE, "--size", "smoke", "--threads", "1,2", "--out", str(tmp_path),
+            env={hook: "np99-counter:mutex"})
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert f"np99-counter failed: {ended}" in r.stderr, r.stderr
+    assert "1 experiment(s) stopped early" in r.stderr, r.stderr
+    recs = records(tmp_path)
+    notes = [x for x in recs if x["type"] == "note"]
+    assert any(n["experiment"] == "np99-counter" and n["text"].startswith(f"FAILED: np99-counter {ended}")
+               for n in notes), notes
+    for e in ("phys", "queue-1p1c"):
+        assert _keys(recs, e) and _keys(recs, e) == _keys(clean, e), e
+    assert not any(p["type"] == "point" and p["experiment"] == "np99-counter" and p["algorithm"] == "mutex"
+                   for p in recs)
+    assert [x["name"] for x in recs if x["type"] == "experiment"] == SUITE.split(",")
+    counts = _progress_counts(r.stderr)
+    assert counts == list(range(1, len(counts) + 1)), counts
+    assert len(counts) < len(_progress_counts(clean_err))
+    lab("report", str(tmp_path), check=0)
+    assert f"FAILED: np99-counter {ended}" in (tmp_path / "report.html").read_text()
+
+
+def test_progress_counts_every_point_across_the_experiments(clean_suite):
+    # each experiment measures in a process of its own, and the count of
+    # points measured comes back to the runner: the lines count on from one
+    # experiment to the next and end at the planned total
+    _, err = clean_suite
+    counts = _progress_counts(err)
+    assert counts == list(range(1, len(counts) + 1)), counts
+    last = [line for line in err.splitlines() if line.startswith("[")][-1]
+    assert last.startswith(f"[{counts[-1]}/{counts[-1]} 100%]"), last
+
+
+def test_a_peer_library_thread_serves_the_experiments_process(tmp_path):
+    # liburcu's rculfqueue frees through a call_rcu thread; the lab's own
+    # process starts it when its planning pass probes the queue, and a fork
+    # copies no thread: without liburcu's fork protocol (lab/peers/urcu.c)
+    # np99-locks' first rcu_barrier in its process waited forever
+    if "urcu:rculfqueue" not in lab("algos", "queue", check=0).stdout:
+        pytest.skip("liburcu is not registered in this build")
+    lab("run", "all", "--size", "smoke", "--threads", "2", "--reps", "1", "--algos", "urcu:rculfqueue",
+        "--quiet", "--out", str(tmp_path), check=0, timeout=120)
+    measured = {p["experiment"] for p in records(tmp_path)
+                if p["type"] == "point" and p["algorithm"] == "urcu:rculfqueue"}
+    assert {"ms98-queue", "np99-locks", "queue-1p1c"} <= measured, measured
+
+
+def test_no_fork_runs_the_suite_in_one_process(tmp_path, clean_suite):
+    # --no-fork: the experiments run in the lab's own process, so the
+    # injected crash ends the whole run and the experiment after it never
+    # starts
+    r = lab("run", SUITE, "--size", "smoke", "--threads", "1,2", "--no-fork", "--out", str(tmp_path),
+            env={"SYNCQ_LAB_CRASH": "np99-counter:mutex"})
+    assert r.returncode == -11, (r.returncode, r.stderr)
+    recs = records(tmp_path)
+    assert _keys(recs, "phys") and not _keys(recs, "queue-1p1c")
+    # and without a crash it measures what the forked run measures
+    lab("run", SUITE, "--size", "smoke", "--threads", "1,2", "--no-fork", "--quiet",
+        "--out", str(tmp_path / "whole"), check=0)
+    recs = records(tmp_path / "whole")
+    clean, _ = clean_suite
+    for e in SUITE.split(","):
+        assert _keys(recs, e) and _keys(recs, e) == _keys(clean, e), e
+
+
 def test_runs_append_with_distinct_ids(tmp_path):
     for _ in range(2):
         lab("run", "phys", "--size", "smoke", "--quiet", "--out", str(tmp_path), check=0)
