@@ -96,7 +96,8 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /
  * SYNCQ_AM_WAIT_YIELD_NS: a futex wait on the segment's `bell` (shared,
  * not private: senders are other processes). Dekker's protocol between
  * the receiver (am_sleep) and each sender (am_ring):
- *   receiver: read bell; set asleep; seq_cst fence; look at its queues
+ *   receiver: (if its queues are not idle, yield instead of all this)
+ *             read bell; set asleep; seq_cst fence; look at its queues
  *             (am_queue_idle); futex-wait on bell while it holds what was
  *             read, if they are idle; clear asleep;
  *   sender:   commit the packet (after advancing the tail); seq_cst
@@ -135,7 +136,9 @@ static bool am_queue_idle(syncq_am_endpoint *ep, int qi) {
   am_qview_of(ep->base, &ep->geo, qi, &v);
   /* relaxed: only this process writes the head */
   uint32_t hd = atomic_load_explicit(&v.q->head, memory_order_relaxed);
-  /* relaxed: ordered after asleep's store by am_sleep's fence */
+  /* relaxed: in am_sleep's look after the flag, ordered after asleep's
+   * store by its fence (pairs with am_ring's); its first look, before the
+   * flag, is a hint: "not idle" there only makes the wait yield */
   if (atomic_load_explicit(&v.q->tail, memory_order_relaxed) != hd) return false;
   /* relaxed: as the tail's */
   return atomic_load_explicit(&am_pkt_at(&v, hd)->state, memory_order_relaxed) == am_state(hd, 0, AM_FREE);

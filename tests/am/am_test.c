@@ -959,38 +959,42 @@ static void dying_sender(void *argp) {
   CHILD_CHECK(syncq_am_connect(NULL, a->name, &p) == SYNCQ_OK, 70);
   while (atomic_load(&a->h->asleep) == 0u) usleep(1000); /* the alarm fails a receiver that never sleeps */
   usleep(5000);                                          /* well inside its futex wait */
-  race_stop_at = "am.send.claimed";
-  syncq_race_hook = kill_self_hook;
+  syncq_race_hook = kill_self_hook;                      /* at race_stop_at, set by the parent */
   uint32_t args[1] = {1};
   (void)syncq_am_request(p, H_TALLY, args, 1, 0);
   _exit(71); /* not reached: it dies claiming */
 }
 
-/* Every claim: a sender dies holding a claim while the receiver sleeps.
- * A claim rings no bell, so the sleep lasts its slice; after it the wait
- * sees the claim, stays awake and takes it back once it is stale. A
- * message sent after it then arrives. */
+/* Every claim: a sender dies holding a claim while the receiver sleeps
+ * (and, lock-free, one dies with a position assigned, not claimed). A
+ * claim or an assignment rings no bell, so the sleep lasts its slice;
+ * after it the wait sees the queue is not idle, stays awake and takes the
+ * claim back (skips the position) once it is stale. A message sent after
+ * it then arrives. */
 static void test_wait_dead_claim(void **state) {
   (void)state;
-  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+  for (int c = 0; c <= SYNCQ_AM_CLAIM_COUNT; c++) {
+    bool assigned = c == SYNCQ_AM_CLAIM_COUNT; /* the extra round: lock-free, dead between its two CASes */
+    int claim = assigned ? SYNCQ_AM_CLAIM_LOCKFREE : c;
     char name[96];
     name_of(name, sizeof name, "deadclaim", c);
-    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+    syncq_am_config cfg = {.claim = claim, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
     syncq_am_endpoint *ep;
     assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
     ep->sleep_after_ns = 0; /* the default slice: the bound on the sleep over a dead claim */
     uint32_t got = 0;
     assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
     woken_arg a = {name, doorbell_of(ep), NULL, false};
+    race_stop_at = assigned ? "am.claim.inside" : "am.send.claimed";
     pid_t child = spawn(dying_sender, &a);
     syncq_am_counters cnt = {0};
     uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
-    while (cnt.lost == 0 && syncq_now_ns() < deadline) {
+    while ((assigned ? cnt.skipped : cnt.lost) == 0 && syncq_now_ns() < deadline) {
       assert_int_equal(syncq_am_wait(ep, 8, WAIT_EMPTY_NS, NULL), SYNCQ_ETIMEDOUT);
       assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
     }
     assert_int_equal(reap(child), 128 + SIGKILL);
-    assert_int_equal(cnt.lost, 1);
+    assert_int_equal(assigned ? cnt.skipped : cnt.lost, 1);
     syncq_am_peer *p;
     assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
     uint32_t args[1] = {2};
