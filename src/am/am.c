@@ -152,11 +152,13 @@ static bool am_idle(syncq_am_endpoint *ep) {
          (ep->polling[AM_Q_REQUEST] || am_queue_idle(ep, AM_Q_REQUEST));
 }
 
-/* Sleep up to ns unless a queue of ep has something (see above); false
- * when it did not sleep, and the wait yields instead: a queue that is not
- * idle holds a message on its way (a sender between its assignment and
- * its commit may be waiting for this processor) or one the poll must take
- * back, and no send may ring for it. Only the endpoint's polling thread
+/* Sleep up to ns unless a queue of ep has something (see above). False
+ * when a queue was not idle at the first look, and the wait yields
+ * instead: such a queue holds a message on its way (a sender between its
+ * assignment and its commit may be waiting for this processor) or one the
+ * poll must take back, and no send may ring for it. True when it slept,
+ * or when the look after the fence found a message just committed (the
+ * wait polls at once). Only the endpoint's polling thread
  * sleeps here, and never while a handler runs (handlers run in
  * syncq_am_poll), so asleep is a flag that thread sets and clears, not a
  * count. */
@@ -172,15 +174,15 @@ static bool am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
   /* seq_cst: the StoreLoad between asleep and the look at the queues;
    * pairs with the fence in am_ring */
   atomic_thread_fence(memory_order_seq_cst);
-  bool slept = false;
+  bool poll_now = true; /* slept, or something came in */
   if (am_idle(ep)) {
     SYNCQ_RACE_POINT("am.wait.sleep"); /* tests: count the sleeps */
     /* no futex on this system: yield instead */
-    slept = syncq_futex_wait(&h->bell, seen, ns > INT64_MAX ? INT64_MAX : (int64_t)ns, true) != SYNCQ_ENOTSUP;
+    poll_now = syncq_futex_wait(&h->bell, seen, ns > INT64_MAX ? INT64_MAX : (int64_t)ns, true) != SYNCQ_ENOTSUP;
   }
   /* relaxed: a sender that still sees 1 makes one wake-up too many */
   atomic_store_explicit(&h->asleep, 0u, memory_order_relaxed);
-  return slept;
+  return poll_now;
 }
 
 /* ---------------------------------------------------------------- handlers */
