@@ -9,7 +9,8 @@
  * while others keep writing; sends through endpoints inherited over fork;
  * unregistered handlers; SYNCQ_AM_NOWAIT; orderly shutdown and clean-up
  * of a crashed run's segment; a sender dying inside the claim itself (the
- * robust POSIX mutex's repair, the lock-free claim's skipped position);
+ * robust POSIX mutex's repair, the lock-free claim's skipped position, a
+ * locking claim's holder dying before it advanced the tail);
  * syncq_am_wait (its timeout, a wait nested in a handler, and writers and
  * reader confined to one processor, where a spinning reader would hold up
  * the writer it waits for; an idle wait that sleeps, woken by a sender
@@ -1008,6 +1009,70 @@ static void test_wait_dead_claim(void **state) {
   }
 }
 
+static void tail_dying_sender(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 80);
+  syncq_race_hook = kill_self_hook; /* at race_stop_at, set by the parent */
+  unsigned char blk[64];
+  fill(blk, sizeof blk, 1);
+  uint32_t args[1] = {1};
+  (void)syncq_am_request_bulk(p, H_TALLY, blk, sizeof blk, args, 1, 0);
+  _exit(81); /* not reached: it dies claiming */
+}
+
+/* Every locking claim: a sender dies inside the claim's critical section
+ * with its packet (and bulk block) claimed and the tail not yet advanced
+ * ("am.claim.tail"), and the receiver takes the claim back (after the
+ * stale interval) before any sender comes for the lock. The next sender
+ * repairs the dead holder's lock: its sends succeed and arrive (the
+ * repair once left the tail behind, and every later send was refused as
+ * SYNCQ_EINVAL: the slot at the tail showed FREE a lap on). */
+static void test_claim_dead_before_tail(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    if (c == SYNCQ_AM_CLAIM_LOCKFREE) continue; /* no critical section */
+    char name[96];
+    name_of(name, sizeof name, "deadtail", c);
+    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 2, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    race_stop_at = "am.claim.tail";
+    pid_t child = spawn(tail_dying_sender, name);
+    assert_int_equal(reap(child), 128 + SIGKILL);
+    syncq_am_counters cnt = {0};
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (cnt.lost == 0 && syncq_now_ns() < deadline) {
+      assert_int_equal(poll_or_yield(ep), SYNCQ_OK);
+      assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    }
+    assert_int_equal(cnt.lost, 1);
+    syncq_am_peer *p;
+    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+    unsigned char blk[64];
+    fill(blk, sizeof blk, 2);
+    uint32_t args[1] = {2};
+    int r = syncq_am_request(p, H_TALLY, args, 1, 0);
+    if (r != SYNCQ_OK) print_error("claim %s: the send after the repair returned %d\n", syncq_am_claim_name(c), r);
+    assert_int_equal(r, SYNCQ_OK);
+    assert_int_equal(syncq_am_request_bulk(p, H_TALLY, blk, sizeof blk, args, 1, 0), SYNCQ_OK);
+    for (uint32_t i = 2; i < 2u + 2u * cfg.packets; i++) { /* two laps on, one message at a time */
+      deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+      while (got < i && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+      assert_int_equal(got, i);
+      assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK);
+    }
+    deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (got < 2u + 2u * cfg.packets && syncq_now_ns() < deadline)
+      assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    assert_int_equal(got, 2u + 2u * cfg.packets);
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 /* ================================================================ cyclic requests */
 
 typedef struct ring_arg {
@@ -1342,6 +1407,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_wait_doorbell_corrupt),
     cmocka_unit_test(test_wait_message_on_its_way),
     cmocka_unit_test(test_wait_dead_claim),
+    cmocka_unit_test(test_claim_dead_before_tail),
     cmocka_unit_test(test_cyclic),
     cmocka_unit_test(test_inherit_unhandled_nowait),
     cmocka_unit_test(test_shutdown_and_cleanup),
