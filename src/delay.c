@@ -19,6 +19,7 @@
 #define CALIB_ROUNDS 11       /* odd, for a true median */
 #define CALIB_ITERS 400000ull /* about 1-2 ms a round on current cores */
 #define VEC_LEN 8             /* local vector the loop updates */
+#define CLOCK_READS 64        /* clock reads per calibration round of the clock's cost */
 
 uint64_t syncq_now_ns(void) {
   struct timespec ts;
@@ -36,7 +37,8 @@ void syncq_delay_iters(uint64_t n) {
   }
 }
 
-static double iters_per_ns; /* written once under pthread_once */
+static double iters_per_ns;    /* written once under pthread_once */
+static uint64_t clock_read_ns; /* what one syncq_now_ns costs; written once under pthread_once */
 static pthread_once_t calib_once = PTHREAD_ONCE_INIT;
 
 static int cmp_double(const void *a, const void *b) {
@@ -55,6 +57,18 @@ static void calibrate(void) {
   }
   qsort(rate, CALIB_ROUNDS, sizeof rate[0], cmp_double);
   iters_per_ns = rate[CALIB_ROUNDS / 2];
+  /* The clock's own cost, which the delay below pays after every step:
+   * about 20-30 ns through the vDSO on a bare core, two to four times that
+   * in some guests, and a system call's worth where the clock source has
+   * no vDSO path. The median round, as for the rate. */
+  double cost[CALIB_ROUNDS];
+  for (int r = 0; r < CALIB_ROUNDS; r++) {
+    uint64_t t0 = syncq_now_ns();
+    for (int k = 0; k < CLOCK_READS; k++) (void)syncq_now_ns();
+    cost[r] = (double)(syncq_now_ns() - t0) / CLOCK_READS;
+  }
+  qsort(cost, CALIB_ROUNDS, sizeof cost[0], cmp_double);
+  clock_read_ns = (uint64_t)cost[CALIB_ROUNDS / 2];
 }
 
 double syncq_delay_calibrate(void) {
@@ -65,20 +79,33 @@ double syncq_delay_calibrate(void) {
 /* syncq_delay_ns runs the loop in steps of at most half the time left (by
  * the calibrated rate), reading the clock between steps, so the loop's own
  * speed drifting from the calibration (frequency changes, a busy sibling)
- * costs accuracy only in the last step. A gap between two clock reads far
- * longer than the step it covered means the thread was preempted: the
- * excess is added to the deadline, so the delay stays CPU work, as the
- * papers' loops are, rather than wall time that passes while descheduled. */
+ * costs accuracy only in the last step. Each read costs clock_read_ns of
+ * the time left, so a step is half of what is left after its read, and
+ * once too little is left for a step and a read, the rest runs as one last
+ * step with no read after it: otherwise every delay overran its request by
+ * about one read (+4% at 1 us where a read costs 24 ns, +11% on a
+ * virtual machine whose reads cost more). A gap between two clock reads far longer than the step it
+ * covered means the thread was preempted: the excess is added to the
+ * deadline, so the delay stays CPU work, as the papers' loops are, rather
+ * than wall time that passes while descheduled. */
 #define STEP_MAX_NS 1000.0     /* longest step between clock reads */
-#define STEP_MIN_NS 40         /* below this left, stop: a clock read costs ~25 ns */
+#define STEP_MIN_NS 40         /* the shortest step worth a read after it */
 #define PREEMPT_SLACK_NS 20000 /* a step this much over its length was preempted */
 
 void syncq_delay_ns(uint64_t ns) {
   if (ns == 0) return;
   pthread_once(&calib_once, calibrate);
-  uint64_t now = syncq_now_ns(), deadline = now + ns;
-  while (deadline > now && deadline - now >= STEP_MIN_NS) {
-    double step_ns = (double)(deadline - now) / 2;
+  /* The first read is part of the delay too, and its time stamp falls
+   * about halfway through it: the deadline counts from the call. */
+  uint64_t half_read = clock_read_ns / 2;
+  uint64_t now = syncq_now_ns(), deadline = now + ns - (ns > half_read ? half_read : ns);
+  while (deadline > now) {
+    uint64_t left = deadline - now;
+    if (left < 2 * clock_read_ns + STEP_MIN_NS) { /* the last step: no read after it */
+      syncq_delay_iters((uint64_t)((double)left * iters_per_ns));
+      return;
+    }
+    double step_ns = (double)(left - clock_read_ns) / 2;
     if (step_ns > STEP_MAX_NS) step_ns = STEP_MAX_NS;
     uint64_t iters = (uint64_t)(step_ns * iters_per_ns) + 1;
     syncq_delay_iters(iters);

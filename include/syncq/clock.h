@@ -10,8 +10,11 @@
  * would, instead of finding its delay already elapsed.
  *
  * Accuracy: within 10% of the request for 1..100 us on an unloaded core
- * (tests/pr/delay_test.c checks the median). Calibration runs once, on first
- * use or on syncq_delay_calibrate(), and takes about 20 ms.
+ * (tests/pr/delay_test.c checks the median), the delay's own clock reads
+ * included: calibration measures what a read costs (from 20 ns through the
+ * vDSO to several times that in some virtual machines) and the delay
+ * leaves room for its reads. Calibration runs once, on first use or on
+ * syncq_delay_calibrate(), and takes about 20 ms.
  */
 #ifndef SYNCQ_CLOCK_H
 #define SYNCQ_CLOCK_H
