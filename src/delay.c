@@ -83,10 +83,9 @@ double syncq_delay_calibrate(void) {
  * the time left, so a step is half of what is left after its read, and
  * once too little is left for a step and a read, the rest runs as one last
  * step with no read after it: otherwise every delay overran its request by
- * about one read (+4% at 1 us where a read costs 24 ns, +11% on a
- * virtual machine whose reads cost more). A gap between two clock reads far longer than the step it
- * covered means the thread was preempted: the excess is added to the
- * deadline, so the delay stays CPU work, as the papers' loops are, rather
+ * about one read, a tenth of a microsecond's delay where reads are slow.
+ * A gap between two clock reads far longer than the step it covered means
+ * the thread was preempted: the excess is added to the deadline, so the delay stays CPU work, as the papers' loops are, rather
  * than wall time that passes while descheduled. */
 #define STEP_MAX_NS 1000.0     /* longest step between clock reads */
 #define STEP_MIN_NS 40         /* the shortest step worth a read after it */
