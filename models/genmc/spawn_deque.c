@@ -12,11 +12,12 @@
  * push's release store of bottom, read by steal's acquire load, orders the
  * payload's write before the thief's read).
  *
- * GENMC_SEED_BUG (a control): the seq_cst fences of take and steal
- * removed. The owner's claim of the last item (its store of bottom, then
- * its load of top) and a thief's (its load of top, then of bottom) are
- * then a store-buffering pattern: both may take the last item (main's
- * assertion fails).
+ * GENMC_SEED_BUG (a control): the seq_cst loads and stores of take and
+ * steal (the paper's fences, as orders on the accesses) weakened to
+ * acquire and release. The owner's claim of the last item (its store of
+ * bottom, then its load of top) and a thief's (its load of top, then of
+ * bottom) are then a store-buffering pattern: both may take the last item
+ * (main's assertion fails).
  * GENMC_SEED_BUG_PUBLISH (the other): the stores of bottom relaxed. A
  * thief then reads an item's payload without order after the push (a
  * race under RC11). With only push's store release, take's relaxed store
@@ -29,7 +30,12 @@
 #include <stdatomic.h>
 
 #ifdef GENMC_SEED_BUG
-#define atomic_thread_fence(order) ((void)(order))
+#undef atomic_store_explicit
+#define atomic_store_explicit(obj, desired, order) \
+  __c11_atomic_store(obj, desired, (order) == memory_order_seq_cst ? memory_order_release : (order))
+#undef atomic_load_explicit
+#define atomic_load_explicit(obj, order) \
+  __c11_atomic_load(obj, (order) == memory_order_seq_cst ? memory_order_acquire : (order))
 #endif
 #ifdef GENMC_SEED_BUG_PUBLISH
 #undef atomic_store_explicit

@@ -28,12 +28,24 @@
  *                release store covers only itself: GenMC found the race,
  *                models/genmc/spawn_deque.c). Plain stores on x86-64,
  *                and ThreadSanitizer models them, as it does no fence.
+ *                The paper's seq_cst fences of take (between its store of
+ *                bottom and its load of top) and steal (between its loads
+ *                of top and bottom) are seq_cst orders on those accesses
+ *                instead: with every CAS of top seq_cst too, the owner's
+ *                claim and a thief's are then a Dekker pair in C11's total
+ *                order of seq_cst accesses (store buffering forbidden), the
+ *                SC deque of Chase and Lev's paper. ThreadSanitizer draws
+ *                no happens-before from a standalone fence; it does from
+ *                these accesses. The same instructions on x86-64 (take's
+ *                seq_cst store is the store and the fence; seq_cst loads
+ *                are plain loads, so steal loses its fence) and fewer on
+ *                AArch64 (stlr/ldar for str, dmb and ldr).
  *   Progress:    push and take: wait-free for the owner (take makes one
  *                CAS when it meets a thief over the last fiber); steal:
  *                lock-free (a CAS on top, false when it loses).
- *   Atomics:     push: 2 loads + 1 store; take: 1 store, 1 seq_cst fence,
- *                2 loads, 1 more store when empty (+1 CAS for the last fiber); steal: 2 loads, 1
- *                seq_cst fence, 1 CAS.
+ *   Atomics:     push: 2 loads + 1 store; take: 1 seq_cst store, 2 loads
+ *                (1 seq_cst), 1 more store when empty (+1 CAS for the last
+ *                fiber); steal: 2 seq_cst loads, 1 CAS.
  *   Memory:      none: PO_DEQUE_CAP pointers inside the scheduler.
  *   Owner:       push and take only by the scheduler's own thread; steal by
  *                any thread.
@@ -82,15 +94,15 @@ static inline bool po_deque_push(po_deque *q, void *x) {
 /* Owner: the newest fiber, or NULL. */
 static inline void *po_deque_take(po_deque *q) {
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1; /* the owner's own index */
-  /* Then the seq_cst fence: the claim of cell b is ordered before the
-   * load of top, against steal's fence between its loads of top and
-   * bottom (Dekker): a thief and the owner never both take one fiber
-   * without meeting at the CAS below. release: pairs with steal's acquire
-   * load of bottom, which may read this store instead of a push's (see
-   * the contract). */
-  atomic_store_explicit(&q->bottom, b, memory_order_release);
-  atomic_thread_fence(memory_order_seq_cst);
-  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed); /* ordered by the fence */
+  /* seq_cst store, then seq_cst load of top (the paper's fence between
+   * them, on the accesses; see the contract): the claim of cell b comes
+   * before the load of top in the total order, against steal's seq_cst
+   * loads of top and then bottom (Dekker): a thief and the owner never
+   * both take one fiber without meeting at the CAS below. Its release
+   * half pairs with steal's load of bottom, which may read this store
+   * instead of a push's (see the contract). */
+  atomic_store_explicit(&q->bottom, b, memory_order_seq_cst);
+  int64_t t = atomic_load_explicit(&q->top, memory_order_seq_cst);
   void *x = NULL;
   if (t <= b) {
     x = atomic_load_explicit(&q->cell[b % PO_DEQUE_CAP], memory_order_relaxed); /* the owner's own write */
@@ -110,12 +122,13 @@ static inline void *po_deque_take(po_deque *q) {
 /* Any thread: the oldest fiber, or NULL (empty, or another taker won it:
  * the caller looks elsewhere). */
 static inline void *po_deque_steal(po_deque *q) {
-  /* acquire: pairs with the CAS of top by other takers (a cell they took
-   * is not taken again). */
-  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
-  atomic_thread_fence(memory_order_seq_cst); /* see take */
-  /* acquire: pairs with push's release store of bottom. */
-  int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
+  /* seq_cst: the Dekker pair with take's seq_cst store of bottom and load
+   * of top (see take); its acquire half pairs with the CAS of top by other
+   * takers (a cell they took is not taken again). */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_seq_cst);
+  /* seq_cst: after the load of top in the total order (see take); its
+   * acquire half pairs with push's release store of bottom. */
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_seq_cst);
   if (t >= b) return NULL;
   void *x = atomic_load_explicit(&q->cell[t % PO_DEQUE_CAP], memory_order_relaxed); /* published by bottom */
   /* seq_cst: the paper's; the winner of t owns x. */
