@@ -44,6 +44,11 @@
 
 #include <stdatomic.h>
 
+/* src/po/fiber_sched.c's order of the accesses its fences order, as in a
+ * build without ThreadSanitizer (where they are seq_cst): the orders
+ * checked here. */
+#define PO_FENCED(order) (order)
+
 #ifndef NSCHED
 #define NSCHED 1 /* 1 or 2: two take 5.2 million executions (docs/reliability.md) */
 #endif
@@ -82,9 +87,11 @@ static void wakep(po_fiber_rt *rt) {
 #ifndef GENMC_SEED_BUG
   atomic_thread_fence(memory_order_seq_cst); /* from src/po/fiber_sched.c */
 #endif
-  if (atomic_load_explicit(&rt->nspinning, memory_order_relaxed) != 0) return; /* from src/po/fiber_sched.c */
-  if (atomic_load_explicit(&rt->nsleeping, memory_order_relaxed) == 0) return; /* from src/po/fiber_sched.c */
-  uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_acquire);      /* from src/po/fiber_sched.c */
+  if (atomic_load_explicit(&rt->nspinning, PO_FENCED(memory_order_relaxed)) != 0)
+    return; /* from src/po/fiber_sched.c */
+  if (atomic_load_explicit(&rt->nsleeping, PO_FENCED(memory_order_relaxed)) == 0)
+    return;                                                               /* from src/po/fiber_sched.c */
+  uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_acquire); /* from src/po/fiber_sched.c */
   for (uint32_t i = 0; i < n; i++) {
     po_sched *s = &rt->sched[i]; /* from src/po/fiber_sched.c */
     uint32_t one = 1;            /* from src/po/fiber_sched.c */
@@ -92,9 +99,9 @@ static void wakep(po_fiber_rt *rt) {
     /* clang-format off */
     if (atomic_compare_exchange_strong_explicit(&s->sleeping, &one, 0, memory_order_acq_rel, memory_order_relaxed)) { /* from src/po/fiber_sched.c */
       /* clang-format on */
-      atomic_fetch_sub_explicit(&rt->nsleeping, 1, memory_order_relaxed); /* from src/po/fiber_sched.c */
-      atomic_fetch_add_explicit(&s->wake_word, 1, memory_order_release);  /* from src/po/fiber_sched.c */
-      return;                                                             /* futex_wake: it wakes */
+      atomic_fetch_sub_explicit(&rt->nsleeping, 1, PO_FENCED(memory_order_relaxed)); /* from src/po/fiber_sched.c */
+      atomic_fetch_add_explicit(&s->wake_word, 1, memory_order_release);             /* from src/po/fiber_sched.c */
+      return;                                                                        /* futex_wake: it wakes */
     }
   }
 }
@@ -121,10 +128,10 @@ static void idle(po_sched *s) {
     slept_on[s->index] = word;
     return;
   }
-  uint32_t one = 1;                                                     /* from src/po/fiber_sched.c */
-  if (atomic_compare_exchange_strong(&s->sleeping, &one, 0))            /* from src/po/fiber_sched.c */
-    atomic_fetch_sub_explicit(&rt->nsleeping, 1, memory_order_relaxed); /* from src/po/fiber_sched.c */
-  if (f) wakep(rt);                                                     /* run(s, f) */
+  uint32_t one = 1;                                                                /* from src/po/fiber_sched.c */
+  if (atomic_compare_exchange_strong(&s->sleeping, &one, 0))                       /* from src/po/fiber_sched.c */
+    atomic_fetch_sub_explicit(&rt->nsleeping, 1, PO_FENCED(memory_order_relaxed)); /* from src/po/fiber_sched.c */
+  if (f) wakep(rt);                                                                /* run(s, f) */
 }
 
 static void *scheduler0(void *arg) {

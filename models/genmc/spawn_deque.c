@@ -12,11 +12,16 @@
  * push's release store of bottom, read by steal's acquire load, orders the
  * payload's write before the thief's read).
  *
+ * Both forms of the header: the paper's seq_cst fences (PO_DEQUE_FENCES
+ * 1, the default here as in a normal build) and the TSan form
+ * (-DPO_DEQUE_FENCES=0: seq_cst orders on the accesses instead).
+ *
  * GENMC_SEED_BUG (a control): the seq_cst fences of take and steal
- * removed. The owner's claim of the last item (its store of bottom, then
- * its load of top) and a thief's (its load of top, then of bottom) are
- * then a store-buffering pattern: both may take the last item (main's
- * assertion fails).
+ * removed; in the TSan form, take's seq_cst exchange of bottom and the
+ * seq_cst loads of take and steal weakened to acq_rel and acquire. The owner's claim of the last item (its store of
+ * bottom, then its load of top) and a thief's (its load of top, then of
+ * bottom) are then a store-buffering pattern: both may take the last item
+ * (main's assertion fails).
  * GENMC_SEED_BUG_PUBLISH (the other): the stores of bottom relaxed. A
  * thief then reads an item's payload without order after the push (a
  * race under RC11). With only push's store release, take's relaxed store
@@ -30,6 +35,12 @@
 
 #ifdef GENMC_SEED_BUG
 #define atomic_thread_fence(order) ((void)(order))
+#undef atomic_exchange_explicit
+#define atomic_exchange_explicit(obj, desired, order) \
+  __c11_atomic_exchange(obj, desired, (order) == memory_order_seq_cst ? memory_order_acq_rel : (order))
+#undef atomic_load_explicit
+#define atomic_load_explicit(obj, order) \
+  __c11_atomic_load(obj, (order) == memory_order_seq_cst ? memory_order_acquire : (order))
 #endif
 #ifdef GENMC_SEED_BUG_PUBLISH
 #undef atomic_store_explicit

@@ -234,6 +234,18 @@ struct po_fiber_rt {
 
 static struct syncq_po_proc *proc_of(po_fiber *f) { return SYNCQ_FL_CONTAINER(f, struct syncq_po_proc, fiber); }
 
+/* The order of an access that one of this file's seq_cst fences orders
+ * (the Dekker pairs of a scheduler's sleep and wakep, and of a spare's
+ * retirement and ready): relaxed in a normal build, where the fence does
+ * the work. ThreadSanitizer draws no happens-before from a standalone
+ * fence (its runtime executes it and records nothing), so under TSan the
+ * access is seq_cst itself: a load of a pair then synchronizes with the
+ * seq_cst write it reads, and a count that the fence before it releases
+ * (C11's fence rule) is a release itself, both where TSan sees them. The
+ * fences stay in both builds: they also order the pushes before them
+ * (NBLFQ's, runnext's, the deque's), whose orders are the queues' own. */
+#define PO_FENCED(order) (PO_TSAN ? memory_order_seq_cst : (order))
+
 /* ---- run queues ---- */
 
 static void push_to(po_fiber_rt *rt, po_sched *s, po_fiber *f) {
@@ -252,8 +264,10 @@ static void wakep(po_fiber_rt *rt) {
   /* seq_cst fence: orders the push before these loads, against the
    * sleeper's fence between its announcement and its last look. */
   atomic_thread_fence(memory_order_seq_cst);
-  if (atomic_load_explicit(&rt->nspinning, memory_order_relaxed) != 0) return; /* ordered by the fence */
-  if (atomic_load_explicit(&rt->nsleeping, memory_order_relaxed) == 0) return; /* ordered by the fence */
+  /* PO_FENCED(relaxed): ordered by the fence; pairs with idle's seq_cst
+   * RMWs of nspinning and nsleeping before its fence. */
+  if (atomic_load_explicit(&rt->nspinning, PO_FENCED(memory_order_relaxed)) != 0) return;
+  if (atomic_load_explicit(&rt->nsleeping, PO_FENCED(memory_order_relaxed)) == 0) return;
   /* acquire: pairs with start_spare's release: the spares' words exist. */
   uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_acquire);
   for (uint32_t i = 0; i < n; i++) {
@@ -262,7 +276,9 @@ static void wakep(po_fiber_rt *rt) {
     /* acq_rel: the winner of 1 -> 0 (waker or the sleeper itself) owns
      * the nsleeping decrement. */
     if (atomic_compare_exchange_strong_explicit(&s->sleeping, &one, 0, memory_order_acq_rel, memory_order_relaxed)) {
-      atomic_fetch_sub_explicit(&rt->nsleeping, 1, memory_order_relaxed); /* a count, read after fences */
+      /* PO_FENCED(relaxed): a count, read after fences (the fence above
+       * releases it to idle's seq_cst RMWs of nsleeping). */
+      atomic_fetch_sub_explicit(&rt->nsleeping, 1, PO_FENCED(memory_order_relaxed));
       /* release: the sleeper's futex_wait compares the word it read before
        * announcing itself; the change makes it return. */
       atomic_fetch_add_explicit(&s->wake_word, 1, memory_order_release);
@@ -295,7 +311,9 @@ static void ready(po_fiber_rt *rt, po_fiber *f, po_sched *here) {
      * retire's seq_cst store of 0 before its drain (Dekker): either the
      * spare's drain sees the push, or we see it retired and drain. */
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&s->active, memory_order_relaxed) == 0) drain_spare(rt, s); /* ordered by the fence */
+    /* PO_FENCED(relaxed): ordered by the fence; pairs with retire's
+     * seq_cst store of 0. */
+    if (atomic_load_explicit(&s->active, PO_FENCED(memory_order_relaxed)) == 0) drain_spare(rt, s);
   }
   wakep(rt);
 }
@@ -756,7 +774,9 @@ static void idle(po_sched *s) {
    * mon_dozing below, against the monitor's store of it before its loads
    * of sleeping (see monitor_may_doze). */
   if (atomic_compare_exchange_strong(&s->sleeping, &one, 0))
-    atomic_fetch_sub_explicit(&rt->nsleeping, 1, memory_order_relaxed); /* a count, read after fences */
+    /* PO_FENCED(relaxed): a count, read after fences (the fence above
+     * releases it to the next sleeper's seq_cst RMW of nsleeping). */
+    atomic_fetch_sub_explicit(&rt->nsleeping, 1, PO_FENCED(memory_order_relaxed));
   monitor_wake(rt);
   if (f != NULL) {
     wakep(rt); /* found on the last look: a push may have trusted us to wake the others */

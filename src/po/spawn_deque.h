@@ -28,12 +28,31 @@
  *                release store covers only itself: GenMC found the race,
  *                models/genmc/spawn_deque.c). Plain stores on x86-64,
  *                and ThreadSanitizer models them, as it does no fence.
+ *   TSan form:   ThreadSanitizer draws no happens-before from a
+ *                standalone fence, so under TSan (PO_DEQUE_FENCES 0) the
+ *                paper's seq_cst fences of take (between its store of
+ *                bottom and its load of top) and steal (between its loads
+ *                of top and bottom) are seq_cst orders on those accesses
+ *                instead: with every CAS of top seq_cst too, the owner's
+ *                claim and a thief's are then a Dekker pair in C11's total
+ *                order of seq_cst accesses (store buffering forbidden), the
+ *                SC deque of Chase and Lev's paper, and TSan sees each
+ *                access's acquire or release. Take's claim is then an
+ *                exchange, not a seq_cst store: qemu-user lets a seq_cst
+ *                load pass an earlier seq_cst store (docs/reliability.md,
+ *                "Where qemu shows a reordering..."), not a
+ *                read-modify-write. Other builds keep the fences: the
+ *                exchange on bottom's line cost more per hop than a store
+ *                and a fence (docs/reliability.md, "Weak memory: GenMC").
+ *                GenMC checks both forms.
  *   Progress:    push and take: wait-free for the owner (take makes one
  *                CAS when it meets a thief over the last fiber); steal:
  *                lock-free (a CAS on top, false when it loses).
  *   Atomics:     push: 2 loads + 1 store; take: 1 store, 1 seq_cst fence,
- *                2 loads, 1 more store when empty (+1 CAS for the last fiber); steal: 2 loads, 1
- *                seq_cst fence, 1 CAS.
+ *                2 loads, 1 more store when empty (+1 CAS for the last
+ *                fiber); steal: 2 loads, 1 seq_cst fence, 1 CAS. (TSan
+ *                form: take's store and fence an exchange, steal's fence
+ *                gone, the loads around them seq_cst.)
  *   Memory:      none: PO_DEQUE_CAP pointers inside the scheduler.
  *   Owner:       push and take only by the scheduler's own thread; steal by
  *                any thread.
@@ -47,6 +66,23 @@
 #include <stdint.h>
 
 #include "syncq/pr.h"
+
+/* 1: take and steal order their Dekker pair with the paper's seq_cst
+ * fences; 0: with seq_cst orders on the accesses (see the contract). 0
+ * under ThreadSanitizer (GCC says so with __SANITIZE_THREAD__, Clang with
+ * __has_feature), else 1; models/genmc/spawn_deque.c sets it. */
+#ifndef PO_DEQUE_FENCES
+#if defined(__SANITIZE_THREAD__)
+#define PO_DEQUE_FENCES 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PO_DEQUE_FENCES 0
+#endif
+#endif
+#endif
+#ifndef PO_DEQUE_FENCES
+#define PO_DEQUE_FENCES 1
+#endif
 
 /* Go's local run queue holds 256 goroutines; past that, what a scheduler
  * spawns waits in its FIFO run queue. */
@@ -82,15 +118,24 @@ static inline bool po_deque_push(po_deque *q, void *x) {
 /* Owner: the newest fiber, or NULL. */
 static inline void *po_deque_take(po_deque *q) {
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1; /* the owner's own index */
-  /* Then the seq_cst fence: the claim of cell b is ordered before the
-   * load of top, against steal's fence between its loads of top and
-   * bottom (Dekker): a thief and the owner never both take one fiber
-   * without meeting at the CAS below. release: pairs with steal's acquire
-   * load of bottom, which may read this store instead of a push's (see
-   * the contract). */
+  /* The claim of cell b comes before the load of top, against steal's
+   * loads of top and then bottom (Dekker): a thief and the owner never
+   * both take one fiber without meeting at the CAS below. */
+#if PO_DEQUE_FENCES
+  /* release: pairs with steal's acquire load of bottom, which may read
+   * this store instead of a push's (see the contract). Then the seq_cst
+   * fence, against steal's fence between its loads. */
   atomic_store_explicit(&q->bottom, b, memory_order_release);
   atomic_thread_fence(memory_order_seq_cst);
   int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed); /* ordered by the fence */
+#else
+  /* seq_cst exchange (a store; an RMW for qemu's sake, see the contract),
+   * then a seq_cst load: ordered in the total order, against steal's
+   * seq_cst loads. The exchange's release half pairs with steal's load of
+   * bottom, as the store's above. */
+  (void)atomic_exchange_explicit(&q->bottom, b, memory_order_seq_cst);
+  int64_t t = atomic_load_explicit(&q->top, memory_order_seq_cst);
+#endif
   void *x = NULL;
   if (t <= b) {
     x = atomic_load_explicit(&q->cell[b % PO_DEQUE_CAP], memory_order_relaxed); /* the owner's own write */
@@ -110,12 +155,22 @@ static inline void *po_deque_take(po_deque *q) {
 /* Any thread: the oldest fiber, or NULL (empty, or another taker won it:
  * the caller looks elsewhere). */
 static inline void *po_deque_steal(po_deque *q) {
+#if PO_DEQUE_FENCES
   /* acquire: pairs with the CAS of top by other takers (a cell they took
    * is not taken again). */
   int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
   atomic_thread_fence(memory_order_seq_cst); /* see take */
   /* acquire: pairs with push's release store of bottom. */
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
+#else
+  /* seq_cst: the Dekker pair with take's exchange of bottom and load of
+   * top (see take); the acquire half pairs with the CAS of top by other
+   * takers, as above. */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_seq_cst);
+  /* seq_cst: after the load of top in the total order (see take); the
+   * acquire half pairs with push's release store of bottom. */
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_seq_cst);
+#endif
   if (t >= b) return NULL;
   void *x = atomic_load_explicit(&q->cell[t % PO_DEQUE_CAP], memory_order_relaxed); /* published by bottom */
   /* seq_cst: the paper's; the winner of t owns x. */

@@ -165,7 +165,10 @@ int syncq_ebr_enter(syncq_ebr_domain *d, syncq_ebr_record **out) {
   /* Announce the current epoch. The fence orders the announcement before
    * every read of the structure in the critical section: a collector that
    * missed it scanned before it, hence before any node we will read was
-   * retired... or we re-read the epoch and announce the newer one. */
+   * retired... or we re-read the epoch and announce the newer one. The
+   * fence orders a store before loads, nothing ThreadSanitizer checks (it
+   * draws no happens-before from a fence); what a collector needs to see
+   * happen before a free is leave's seq_cst store, which TSan sees. */
   uint64_t e = atomic_load(&d->epoch);
   for (;;) {
     atomic_store(&r->announce, (e << 1) | ANNOUNCE_ACTIVE);

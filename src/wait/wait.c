@@ -228,7 +228,12 @@ static int block_until(syncq_waiter *w, _Atomic(uint32_t) *word, uint32_t seen, 
    * barrier resetting its own flag) and the increment below before the
    * load of *cancel, so a canceller's seq_cst store of *cancel is either
    * seen here or precedes our increment's visibility to its load of
-   * *sleepers (the Dekker pair of syncq_waiter_pause_until's comment). */
+   * *sleepers (the Dekker pair of syncq_waiter_pause_until's comment).
+   * It stays under ThreadSanitizer, which draws no happens-before from a
+   * fence: none is needed from it, the increment and the load it orders
+   * being seq_cst themselves (TSan sees their release and acquire), and
+   * the earlier stores to *word the caller's, published by their own
+   * orders. */
   if (cancel != NULL) atomic_thread_fence(memory_order_seq_cst);
   /* seq_cst: the Dekker pair with the waker's load in syncq_wait_wake. */
   atomic_fetch_add(sleepers, 1u);
