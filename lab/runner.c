@@ -864,8 +864,10 @@ static void forward_stop(int sig) {
 }
 
 /* Install forward_stop for the stop signals this process does not ignore
- * (nohup's SIGHUP stays ignored); old[] keeps what to put back. */
-static void forward_stops(pid_t pgid, struct sigaction *old) {
+ * (nohup's SIGHUP stays ignored); old[] keeps what to put back. Returns
+ * the set installed (bit k: stop_signals[k]). */
+static unsigned forward_stops(pid_t pgid, struct sigaction *old) {
+  unsigned installed = 0;
   watched_pgid = (sig_atomic_t)pgid;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -874,12 +876,14 @@ static void forward_stops(pid_t pgid, struct sigaction *old) {
   sigemptyset(&sa.sa_mask);
   for (size_t k = 0; k < N_STOP_SIGNALS; k++) {
     if (sigaction(stop_signals[k], NULL, &old[k]) != 0 || old[k].sa_handler == SIG_IGN) continue;
-    (void)sigaction(stop_signals[k], &sa, NULL);
+    if (sigaction(stop_signals[k], &sa, NULL) == 0) installed |= 1u << k;
   }
+  return installed;
 }
 
-static void restore_stops(const struct sigaction *old) {
-  for (size_t k = 0; k < N_STOP_SIGNALS; k++) (void)sigaction(stop_signals[k], &old[k], NULL);
+static void restore_stops(unsigned installed, const struct sigaction *old) {
+  for (size_t k = 0; k < N_STOP_SIGNALS; k++)
+    if (installed & (1u << k)) (void)sigaction(stop_signals[k], &old[k], NULL);
   watched_pgid = 0;
 }
 
@@ -1035,11 +1039,11 @@ static int run_forked(lab_ctx *ctx, size_t i, char *why, size_t len) {
   }
   (void)setpgid(pid, pid);
   struct sigaction old[N_STOP_SIGNALS];
-  forward_stops(pid, old);
+  unsigned forwarded = forward_stops(pid, old);
   int status = 0;
   int64_t limit = 0;
   int watched = watch(ctx, i, pid, done0, t_exp, &status, &limit);
-  restore_stops(old);
+  restore_stops(forwarded, old);
   if (watched < 0) {
     snprintf(why, len, "was lost: waiting for its process: %s", strerror(errno));
     return -1;
