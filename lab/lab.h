@@ -93,6 +93,21 @@ typedef enum lab_queue_wait {
  * together; 0: no cap (the default and full sizes). */
 #define LAB_QUICK_SUITE_BUDGET_S 360
 #define LAB_MAX_PLAN_PUS 4096
+/* The watchdog over each experiment's process (lab_run): unless
+ * --experiment-timeout sets it, an experiment may take the floor plus the
+ * factor times its estimate, the largest of: its planned budgets (points x
+ * point budget + claimed points x claim budget, after fitting), its points
+ * at the run's seconds per point so far (the rate behind the progress
+ * line's "about Xs left"), and its points at its own rate over the points
+ * it has finished. The factor leaves room over the largest ratio of an
+ * experiment's time to that estimate measured under load (the figures are
+ * in docs/lab-internals.md, "The watchdog"). The floor is the life a
+ * process team's children get (LAB_PROC_CHILD_ALARM_S): a slow first group
+ * is not stopped before an estimate exists. A hang waits out the floor; a
+ * run with a hard time limit sets its own deadline. */
+#define LAB_WATCHDOG_FACTOR 10
+#define LAB_WATCHDOG_FLOOR_S 600
+#define LAB_MAX_EXPERIMENT_TIMEOUT_S 86400
 
 typedef struct lab_ctx lab_ctx;
 
@@ -225,6 +240,10 @@ typedef struct lab_options {
    * debugger or a profiler, at the price of one experiment's leftovers
    * under the next one's timing and a crash ending the run. */
   bool no_fork;
+  /* The watchdog's deadline per experiment, in seconds (--experiment-timeout):
+   * > 0 that, 0 none, < 0 derived from the plan (LAB_WATCHDOG_FACTOR). Only
+   * with a process per experiment: under no_fork there is no watchdog. */
+  int experiment_timeout_s;
   /* --where KEY=V1,V2 (repeatable): only the points whose parameter KEY
    * is one of the values (numbers compare numerically, strings exactly),
    * for every KEY given. */
@@ -241,7 +260,8 @@ typedef struct lab_options {
 /* Run the experiments (NULL-terminated list): one launch. This process
  * plans them; each is then measured in a child process forked for it
  * (opt->no_fork: in this process), so a crash ends that experiment only,
- * noted as FAILED in the results. Returns 0, or 1 after printing why to
+ * noted as FAILED in the results, and a watchdog stops one that outlives
+ * its deadline (opt->experiment_timeout_s), noted the same way. Returns 0, or 1 after printing why to
  * stderr (an experiment that failed or crashed, a point that failed). */
 int lab_run(const lab_options *opt, const lab_experiment *const *exps);
 /* The build's source revision (git describe), as the machine record shows it. */

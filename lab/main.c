@@ -88,10 +88,15 @@ static const char run_options_text[] =
   "  --out DIR        where results.jsonl goes (default " DEFAULT_OUT
   ")\n"
   "  --no-pin         do not pin threads to processing units\n"
+  "  --experiment-timeout S\n"
+  "                   stop an experiment's process (and the processes it started) that has\n"
+  "                   run S seconds, note it FAILED and go on with the next (0: never;\n"
+  "                   default: 10 minutes plus 10x the experiment's estimated time)\n"
   "  --no-fork        run every experiment in this one process, one after another (for a\n"
   "                   debugger or a profiler), instead of each in a process of its own; a\n"
-  "                   crash then ends the run, and one experiment's leftovers (heap, a\n"
-  "                   peer's threads) sit under the next one's timing\n"
+  "                   crash then ends the run, one experiment's leftovers (heap, a peer's\n"
+  "                   threads) sit under the next one's timing, and there is no watchdog:\n"
+  "                   an experiment that hangs hangs the run\n"
   "  --queue-wait W   how the queue experiments (dg25-*) wait after a failed poll, the same\n"
   "                   for every queue and peer: pause (default: one pause, a yield every\n"
   "                   32nd poll), backoff (crossbeam's snooze: 1, 2, ..., 64 pauses, then a\n"
@@ -400,9 +405,10 @@ static int cmd_run(int argc, char **argv, char *command) {
   opt.out_dir = DEFAULT_OUT;
   opt.command = command;
   bool reps_given = false, launches_given = false;
-  int max_reps = 0;         /* 0: the size's default */
-  int claim_budget_ms = -1; /* -1: the size's default */
-  int suite_budget_s = -1;  /* -1: the size's default */
+  int max_reps = 0;              /* 0: the size's default */
+  int claim_budget_ms = -1;      /* -1: the size's default */
+  int suite_budget_s = -1;       /* -1: the size's default */
+  opt.experiment_timeout_s = -1; /* derived from the plan (lab.h, LAB_WATCHDOG_FACTOR) */
   const char *env_pus = getenv("SYNCQ_LAB_PUS");
   if (env_pus != NULL && env_pus[0] != '\0') {
     opt.plan_pus = parse_pus(env_pus);
@@ -422,7 +428,7 @@ static int cmd_run(int argc, char **argv, char *command) {
              strcmp(a, "--where") == 0 || strcmp(a, "--reps") == 0 || strcmp(a, "--max-reps") == 0 ||
              strcmp(a, "--out") == 0 || strcmp(a, "--claim-budget") == 0 || strcmp(a, "--suite-budget") == 0 ||
              strcmp(a, "--pus") == 0 || strcmp(a, "--launches") == 0 || strcmp(a, "--launch") == 0 ||
-             strcmp(a, "--run-id") == 0 || strcmp(a, "--queue-wait") == 0) {
+             strcmp(a, "--run-id") == 0 || strcmp(a, "--queue-wait") == 0 || strcmp(a, "--experiment-timeout") == 0) {
       if (val == NULL) return usage_error("%s needs a value", a);
       i++;
       if (strcmp(a, "--size") == 0) {
@@ -468,6 +474,11 @@ static int cmd_run(int argc, char **argv, char *command) {
         if (parse_int_list(val, r, 1, 0, 86400) != 1)
           return usage_error("--suite-budget wants seconds 0..86400 (got '%s')", val);
         suite_budget_s = r[0];
+      } else if (strcmp(a, "--experiment-timeout") == 0) {
+        int r[1];
+        if (parse_int_list(val, r, 1, 0, LAB_MAX_EXPERIMENT_TIMEOUT_S) != 1)
+          return usage_error("--experiment-timeout wants seconds 0..86400, 0 for none (got '%s')", val);
+        opt.experiment_timeout_s = r[0];
       } else if (strcmp(a, "--pus") == 0) {
         opt.plan_pus = parse_pus(val);
         if (opt.plan_pus < 0) return usage_error("--pus wants a number 1..4096 (got '%s')", val);
@@ -502,6 +513,8 @@ static int cmd_run(int argc, char **argv, char *command) {
   if (suite_budget_s < 0) suite_budget_s = opt.size == LAB_SIZE_QUICK ? LAB_QUICK_SUITE_BUDGET_S : 0;
   opt.suite_budget_ns = (int64_t)suite_budget_s * 1000000000;
   if (opt.max_reps < opt.reps) return usage_error("%s", "--max-reps must be at least --reps");
+  if (opt.no_fork && opt.experiment_timeout_s > 0)
+    return usage_error("%s", "--experiment-timeout needs a process per experiment: not with --no-fork");
   if (opt.launch > 0 && (opt.run_id == NULL || opt.launch > opt.launches))
     return usage_error("%s", "--launch is for the launches of a run: it needs --run-id and at most --launches");
   if (opt.launch > 0) {

@@ -5,15 +5,21 @@
  * the results (see lab.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,18 +52,32 @@
 /* What an experiment's process hands back to the runner's (lab_run: each
  * experiment runs in a child forked for it). It lives in a shared anonymous
  * mapping, so the counters the child moves as it measures are the parent's
- * too, up to the last point before a crash. Plain fields, no atomics: only
- * the one child writes them while it runs, and the parent reads them after
- * waitpid() has reaped it (a grandchild an experiment forks never touches
- * them). Without a fork (--no-fork) it is the runner's own memory. */
+ * too, up to the last point before a crash. Only the one child writes them
+ * while it runs (a grandchild an experiment forks never touches them), and
+ * the parent writes them only between two children. The parent reads the
+ * plain fields after waitpid() has reaped the child; `done` and
+ * `last_point_ns` its watchdog reads while the child runs (lab_run), so
+ * they are atomics, lock-free and so address-free in a shared mapping.
+ * Without a fork (--no-fork) it is the runner's own memory. */
 typedef struct lab_shared {
-  long done;          /* variant-points measured so far, the whole run (progress) */
-  long failed_points; /* variant-points whose sample failed: recorded, the run went on */
+  _Atomic long done;              /* variant-points measured so far, the whole run (progress) */
+  _Atomic uint64_t last_point_ns; /* syncq_now_ns() when the latest of them was measured */
+  long failed_points;             /* variant-points whose sample failed: recorded, the run went on */
+  long dropped;                   /* planned variant-points never to be measured: a failed variant's,
+                                     the rest of an experiment that stopped (the progress line's total) */
   /* the experiment's outcome, set by its child just before it exits */
   bool reported;     /* the child finished the experiment and wrote what follows */
   bool failed;       /* it stopped early (run() returned an error or lab_fail) */
   char failure[512]; /* why, when failed */
 } lab_shared;
+_Static_assert(ATOMIC_LONG_LOCK_FREE == 2 && ATOMIC_LLONG_LOCK_FREE == 2,
+               "lab_shared's atomics are shared between processes");
+
+/* An experiment's share of the plan (the counting pass): its variant-points
+ * and those a claim reads, for its watchdog's estimate. */
+typedef struct lab_exp_plan {
+  long points, claimed;
+} lab_exp_plan;
 
 struct lab_ctx {
   const lab_options *opt;
@@ -71,6 +91,7 @@ struct lab_ctx {
   bool pin_refused;         /* the probe could not pin: run unpinned */
   lab_claimed **claimed;    /* per experiment of the run: the points its claims read */
   lab_claimed *cur_claimed; /* the running experiment's */
+  lab_exp_plan *plan_of;    /* per experiment of the run: its share of the plan */
   /* the plan: a second planning pass counts what the claims read */
   bool counting;
   long claimed_points;                      /* variant-points a claim reads, whole run */
@@ -470,6 +491,15 @@ static void injected_crash(const lab_ctx *ctx, const char *algorithm) {
   /* SYNCQ_LAB_EXIT=<experiment>:<algorithm>: the same sample calls
    * exit(3) instead, as a library that gives up on an error would. */
   if (injected(ctx, "SYNCQ_LAB_EXIT", algorithm)) exit(3);
+  /* SYNCQ_LAB_HANG=<experiment>:<algorithm>: the same sample never
+   * returns, as a lost wake-up would leave it, and forks a process that
+   * waits forever too, as an experiment's own processes (lc98-*) would: the
+   * watchdog must stop both. */
+  if (injected(ctx, "SYNCQ_LAB_HANG", algorithm)) {
+    (void)fflush(NULL);
+    (void)fork(); /* parent and child alike wait below; failing to fork leaves the parent's hang */
+    for (;;) (void)pause();
+  }
 }
 
 /* A variant's sample failed (the experiment's sample returned an error or
@@ -483,6 +513,7 @@ static void point_failed(lab_ctx *ctx, const char *algorithm, const char *pbuf, 
   lab_note(ctx, "FAILED: %s%s%s (%s %d): %s; not measured further in this run", algorithm, pbuf[0] ? " " : "", pbuf,
            rep < 0 ? "warm-up sample" : "repetition", rep < 0 ? -rep : rep + 1, ctx->failure);
   ctx->shared->failed_points++;
+  ctx->shared->dropped++; /* the variant's point of this group is never written */
   ctx->failed = false;
   ctx->failure[0] = '\0';
 }
@@ -603,14 +634,22 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
         rc = -1;
       }
     if (rc != 0) break;
-    long done = ++ctx->shared->done;
+    uint64_t t_point = syncq_now_ns();
+    /* relaxed: published by the release increment of done just below */
+    atomic_store_explicit(&ctx->shared->last_point_ns, t_point, memory_order_relaxed);
+    /* release: pairs with the acquire load of done in watchdog_limit_ns,
+     * which then reads this point's last_point_ns or a later one */
+    long done = atomic_fetch_add_explicit(&ctx->shared->done, 1, memory_order_release) + 1;
     if (!ctx->opt->quiet) {
-      double el = (double)(syncq_now_ns() - ctx->t_start) / NS_PER_S;
+      /* the plan less what will never be measured (failed variants, the
+       * rest of experiments that stopped): the estimate counts what is left */
+      long total = ctx->planned - ctx->shared->dropped;
+      double el = (double)(t_point - ctx->t_start) / NS_PER_S;
       char eta[32];
-      format_eta(done ? el / (double)done * (double)(ctx->planned - done) : -1, eta, sizeof eta);
-      fprintf(stderr, "[%ld/%ld %3.0f%%] %s: %s%s%s: %s %.4g %s (median of %d) - about %s left\n", done, ctx->planned,
-              100.0 * (double)done / (double)(ctx->planned ? ctx->planned : 1), ctx->exp->name, v->algorithm,
-              pbuf[0] ? " " : "", pbuf, g->metric, median_of(values[k], count[k]), g->unit, count[k], eta);
+      format_eta(done ? el / (double)done * (double)(total - done) : -1, eta, sizeof eta);
+      fprintf(stderr, "[%ld/%ld %3.0f%%] %s: %s%s%s: %s %.4g %s (median of %d) - about %s left\n", done, total,
+              100.0 * (double)done / (double)(total > 0 ? total : 1), ctx->exp->name, v->algorithm, pbuf[0] ? " " : "",
+              pbuf, g->metric, median_of(values[k], count[k]), g->unit, count[k], eta);
     }
   }
   if (rc == 0 && g->normalize_to != NULL)
@@ -701,10 +740,12 @@ static void probe_pinning(lab_ctx *ctx, char *buf, size_t len) {
 }
 
 static void free_claimed(lab_ctx *ctx, size_t nexps) {
-  for (size_t i = 0; i < nexps; i++) lab_claimed_free(ctx->claimed[i]);
+  for (size_t i = 0; i < nexps && ctx->claimed != NULL; i++) lab_claimed_free(ctx->claimed[i]);
   free(ctx->claimed);
+  free(ctx->plan_of);
   ctx->claimed = NULL;
   ctx->cur_claimed = NULL;
+  ctx->plan_of = NULL;
 }
 
 /* Print one JSON line on stdout (the plan); false when it cannot be written. */
@@ -731,6 +772,7 @@ static int count_plan(lab_ctx *ctx, const lab_experiment *const *exps, size_t ne
     ctx->exp_points = ctx->exp_claimed = 0;
     ctx->exp_nthreads = 0;
     exps[i]->run(ctx);
+    ctx->plan_of[i] = (lab_exp_plan){ctx->exp_points, ctx->exp_claimed};
     if (!opt->plan_only) continue;
     double *t = ctx->exp_threads; /* increasing */
     for (int a = 1; a < ctx->exp_nthreads; a++)
@@ -778,20 +820,202 @@ static void run_here(lab_ctx *ctx) {
   sh->reported = true;
 }
 
-/* Run the current experiment in a child of its own, forked now, and wait
+/* The watchdog's limit for experiment i, in ns from its start t_exp, as
+ * it stands now (0: none): --experiment-timeout's, or the floor plus the
+ * factor times its estimate (lab.h, LAB_WATCHDOG_FACTOR). The estimate
+ * grows as the experiment finishes points at a slower rate than planned,
+ * and stops growing when none finishes: a hang meets a fixed limit. done0:
+ * the run's measured points when it started. */
+static int64_t watchdog_limit_ns(const lab_ctx *ctx, size_t i, long done0, uint64_t t_exp) {
+  int fixed = ctx->opt->experiment_timeout_s;
+  if (fixed >= 0) return (int64_t)fixed * 1000000000;
+  const lab_exp_plan *p = &ctx->plan_of[i];
+  double points = (double)p->points;
+  double est = points * (double)ctx->budget.point_ns + (double)p->claimed * (double)ctx->budget.claim_ns;
+  if (done0 > 0) est = fmax(est, (double)(t_exp - ctx->t_start) / (double)done0 * points);
+  /* acquire: pairs with the release increment in lab_run_group, so
+   * last_point_ns is that of the done-th point or a later one */
+  long done = atomic_load_explicit(&ctx->shared->done, memory_order_acquire);
+  /* relaxed: ordered by the acquire load of done above */
+  uint64_t last = atomic_load_explicit(&ctx->shared->last_point_ns, memory_order_relaxed);
+  if (done > done0 && last > t_exp) est = fmax(est, (double)(last - t_exp) / (double)(done - done0) * points);
+  double limit = (double)LAB_WATCHDOG_FLOOR_S * NS_PER_S + LAB_WATCHDOG_FACTOR * est;
+  return limit < 1e18 ? (int64_t)limit : (int64_t)1e18;
+}
+
+/* The process group of the experiment being waited for, for the stop
+ * signals' handler (forward_stop). */
+static volatile sig_atomic_t watched_pgid;
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define N_STOP_SIGNALS (sizeof stop_signals / sizeof stop_signals[0])
+
+/* The experiment's process leads a process group of its own (so that the
+ * watchdog stops the processes it started with it), which a terminal's ^C
+ * or timeout(1)'s kill of the lab's group no longer reaches: a stop
+ * signal to the lab takes that group with it, then the lab ends by the
+ * signal's default action as before (SA_RESETHAND; raised again, it is
+ * delivered once this handler returns). */
+static void forward_stop(int sig) {
+  int saved = errno;
+  pid_t g = (pid_t)watched_pgid;
+  if (g > 0) (void)kill(-g, SIGKILL);
+  (void)raise(sig);
+  errno = saved;
+}
+
+/* Install forward_stop for the stop signals this process does not ignore
+ * (nohup's SIGHUP stays ignored); old[] keeps what to put back. Returns
+ * the set installed (bit k: stop_signals[k]). */
+static unsigned forward_stops(pid_t pgid, struct sigaction *old) {
+  unsigned installed = 0;
+  watched_pgid = (sig_atomic_t)pgid;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = forward_stop;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  for (size_t k = 0; k < N_STOP_SIGNALS; k++) {
+    if (sigaction(stop_signals[k], NULL, &old[k]) != 0 || old[k].sa_handler == SIG_IGN) continue;
+    if (sigaction(stop_signals[k], &sa, NULL) == 0) installed |= 1u << k;
+  }
+  return installed;
+}
+
+static void restore_stops(unsigned installed, const struct sigaction *old) {
+  for (size_t k = 0; k < N_STOP_SIGNALS; k++)
+    if (installed & (1u << k)) (void)sigaction(stop_signals[k], &old[k], NULL);
+  watched_pgid = 0;
+}
+
+/* The experiment's process, reaped by a thread of its own (reap) that then
+ * writes to a pipe, so that the runner can wait for it with a deadline:
+ * poll() on the pipe. No call waits for a child with a timeout; waiting
+ * for SIGCHLD with sigtimedwait loses the signal to any thread that leaves
+ * it unblocked (a peer library's), and pidfd_open needs Linux 5.3, newer
+ * than the portable run's floor. status and err are read after the join. */
+typedef struct reaper {
+  pid_t pid;
+  int status; /* waitpid()'s, once it returned */
+  int err;    /* its errno where it failed, else 0 */
+  int fd;     /* the pipe's write end */
+} reaper;
+
+static void *reap(void *arg) {
+  reaper *r = arg;
+  while (waitpid(r->pid, &r->status, 0) < 0)
+    if (errno != EINTR) {
+      r->err = errno;
+      break;
+    }
+  char c = 0;
+  while (write(r->fd, &c, 1) < 0 && errno == EINTR) continue;
+  return NULL;
+}
+
+/* Wait for experiment i's process (pid, started at t_exp with done0 points
+ * measured) until it ends or outlives the watchdog's limit; then stop it
+ * and its process group with SIGKILL, and reap it. 1 when the watchdog
+ * stopped it (*limit_ns: the limit it outlived), 0 when it ended first,
+ * -1 when the wait failed (errno); *status: waitpid()'s. Without a limit,
+ * or without the thread and pipe the timed wait needs (then said on
+ * stderr), it is a plain waitpid(). */
+static int watch(lab_ctx *ctx, size_t i, pid_t pid, long done0, uint64_t t_exp, int *status, int64_t *limit_ns) {
+  int fds[2] = {-1, -1};
+  reaper r = {pid, 0, 0, -1};
+  pthread_t thread;
+  bool timed = watchdog_limit_ns(ctx, i, done0, t_exp) > 0;
+  if (timed && pipe2(fds, O_CLOEXEC) != 0) {
+    fprintf(stderr, "syncq-lab: warning: no watchdog over %s: %s\n", ctx->exp->name, strerror(errno));
+    timed = false;
+  }
+  r.fd = fds[1];
+  if (timed) {
+    int err = pthread_create(&thread, NULL, reap, &r);
+    if (err != 0) {
+      fprintf(stderr, "syncq-lab: warning: no watchdog over %s: %s\n", ctx->exp->name, strerror(err));
+      (void)close(fds[0]), (void)close(fds[1]);
+      timed = false;
+    }
+  }
+  if (!timed) {
+    while (waitpid(pid, status, 0) < 0)
+      if (errno != EINTR) return -1;
+    return 0;
+  }
+  bool stopped = false;
+  for (;;) {
+    int64_t limit = watchdog_limit_ns(ctx, i, done0, t_exp);
+    int64_t left = limit - (int64_t)(syncq_now_ns() - t_exp);
+    if (left <= 0) {
+      /* the group, with whatever the experiment started; the process
+       * alone where it has no group yet (setpgid in its first steps) */
+      if (kill(-pid, SIGKILL) != 0) (void)kill(pid, SIGKILL);
+      stopped = true;
+      *limit_ns = limit;
+      break;
+    }
+    struct pollfd p = {fds[0], POLLIN, 0};
+    int64_t ms = left / 1000000 + 1;
+    int n = poll(&p, 1, ms < INT_MAX ? (int)ms : INT_MAX);
+    if (n > 0 || (n < 0 && errno != EINTR)) break; /* reaped (or no way left to wait but the join) */
+    /* n == 0: the limit as it stood; it may have grown since */
+  }
+  (void)pthread_join(thread, NULL);
+  (void)close(fds[0]), (void)close(fds[1]);
+  if (r.err != 0) {
+    errno = r.err;
+    return -1;
+  }
+  *status = r.status;
+  return stopped ? 1 : 0;
+}
+
+/* A process killed while it wrote a record may have left part of one at
+ * the end of the results file, which the next record would join into a
+ * line no reader parses: cut the file back to its last whole line. */
+static void cut_partial_record(lab_ctx *ctx) {
+  if (ctx->results.f == NULL || fflush(ctx->results.f) != 0) return;
+  int fd = fileno(ctx->results.f);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) return;
+  char buf[4096];
+  off_t end = st.st_size;
+  while (end > 0) {
+    size_t n = end < (off_t)sizeof buf ? (size_t)end : sizeof buf;
+    if (pread(fd, buf, n, end - (off_t)n) != (ssize_t)n) return;
+    size_t k = n;
+    while (k > 0 && buf[k - 1] != '\n') k--;
+    if (k > 0) {
+      end -= (off_t)(n - k);
+      break;
+    }
+    end -= (off_t)n;
+  }
+  if (end == st.st_size) return;
+  fprintf(stderr, "syncq-lab: %s: its last record was cut short (%lld bytes): dropped\n", ctx->exp->name,
+          (long long)(st.st_size - end));
+  (void)ftruncate(fd, end);
+}
+
+/* Run experiment i (ctx->exp) in a child of its own, forked now, and wait
  * for it: it starts from this process's state, in which nothing was
  * measured, so no experiment runs beside what an earlier one left (a heap
  * grown by its samples, a peer's runtime and thread pool, fiber stacks a
- * postoffice keeps), and a crash ends only that experiment. Its counters
- * and outcome come back through ctx->shared. 0 when the child reported;
- * -1 with why ("ended by signal 11 (Segmentation fault)") when it died
- * or exited without reporting, or could not start. */
-static int run_forked(lab_ctx *ctx, char *why, size_t len) {
+ * postoffice keeps), and a crash ends only that experiment. It leads a
+ * process group, which the watchdog stops whole past its limit (watch).
+ * Its counters and outcome come back through ctx->shared. 0 when the
+ * child reported; -1 with why ("ended by signal 11 (Segmentation
+ * fault)", "did not finish within 600s: stopped") when it died, exited
+ * without reporting, was stopped, or could not start. */
+static int run_forked(lab_ctx *ctx, size_t i, char *why, size_t len) {
   ctx->shared->reported = false;
+  /* relaxed: no child runs now; the fork orders it for the next one */
+  long done0 = atomic_load_explicit(&ctx->shared->done, memory_order_relaxed);
   /* Nothing buffered may be copied into the child, or it would be written
    * twice (the results file flushes each record already). */
   (void)fflush(NULL);
   pid_t parent = getpid();
+  uint64_t t_exp = syncq_now_ns();
   lab_peers_before_fork(); /* liburcu's call_rcu thread, for the child's use of it */
   pid_t pid = fork();
   if (pid == 0) lab_peers_after_fork_child();
@@ -801,9 +1025,11 @@ static int run_forked(lab_ctx *ctx, char *why, size_t len) {
     return -1;
   }
   if (pid == 0) {
-    /* A lab stopped from outside (timeout(1), a kill of its pid) takes
-     * the experiment with it rather than leave it measuring and writing
-     * alone; the check covers a parent gone before the call. */
+    /* A group of its own, for the watchdog (set by both sides: whichever
+     * runs first). A lab stopped from outside (timeout(1), a kill of its
+     * pid) takes the experiment with it rather than leave it measuring
+     * and writing alone; the check covers a parent gone before the call. */
+    (void)setpgid(0, 0);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
     run_here(ctx);
     /* _exit: no atexit handler of this program or of a peer library runs
@@ -811,14 +1037,25 @@ static int run_forked(lab_ctx *ctx, char *why, size_t len) {
     (void)fflush(NULL);
     _exit(0);
   }
-  int status;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      snprintf(why, len, "was lost: waiting for its process: %s", strerror(errno));
-      return -1;
-    }
+  (void)setpgid(pid, pid);
+  struct sigaction old[N_STOP_SIGNALS];
+  unsigned forwarded = forward_stops(pid, old);
+  int status = 0;
+  int64_t limit = 0;
+  int watched = watch(ctx, i, pid, done0, t_exp, &status, &limit);
+  restore_stops(forwarded, old);
+  if (watched < 0) {
+    snprintf(why, len, "was lost: waiting for its process: %s", strerror(errno));
+    return -1;
+  }
+  if (watched == 1 && ctx->shared->reported) return 0; /* the watchdog met it on its way out */
+  if (watched == 1) {
+    cut_partial_record(ctx);
+    snprintf(why, len, "did not finish within %llds: stopped", (long long)((limit + 500000000) / 1000000000));
+    return -1;
   }
   if (WIFSIGNALED(status)) {
+    cut_partial_record(ctx);
     int sig = WTERMSIG(status);
     snprintf(why, len, "ended by signal %d (%s)", sig, strsignal(sig));
     return -1;
@@ -852,8 +1089,10 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   size_t nexps = 0;
   while (exps[nexps]) nexps++;
   ctx.claimed = calloc(nexps ? nexps : 1, sizeof *ctx.claimed);
-  if (ctx.claimed == NULL) {
+  ctx.plan_of = calloc(nexps ? nexps : 1, sizeof *ctx.plan_of);
+  if (ctx.claimed == NULL || ctx.plan_of == NULL) {
     fprintf(stderr, "syncq-lab: out of memory\n");
+    free_claimed(&ctx, 0);
     lab_results_close(&ctx.results);
     lab_topo_free(ctx.topo);
     return 1;
@@ -912,6 +1151,9 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
       else fprintf(stderr, "syncq-lab: running %s (%s)\n", exps[i]->name, exps[i]->title);
     }
     uint64_t t_exp = syncq_now_ns();
+    /* relaxed: no experiment runs now (the fork or the call orders it) */
+    long done0 = atomic_load_explicit(&ctx.shared->done, memory_order_relaxed);
+    long dropped0 = ctx.shared->dropped;
     char died[256] = "";
     if (opt->no_fork) {
       run_here(&ctx);
@@ -922,11 +1164,12 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
        * its timing. A child of its own per experiment needs none of it. */
       (void)syncq_po_cache_trim();
     } else {
-      (void)run_forked(&ctx, died, sizeof died);
+      (void)run_forked(&ctx, i, died, sizeof died);
     }
     if (died[0] != '\0') {
-      /* the experiment's process crashed or vanished: what it wrote before
-       * is kept, the others still run; the exit status says it */
+      /* the experiment's process crashed, vanished or was stopped by the
+       * watchdog: what it wrote before is kept, the others still run; the
+       * exit status says it */
       fprintf(stderr, "syncq-lab: %s failed: %s\n", exps[i]->name, died);
       lab_note(&ctx, "FAILED: %s %s", exps[i]->name, died);
       ctx.failed_experiments++;
@@ -943,6 +1186,13 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
       }
     } else if (!opt->quiet) {
       fprintf(stderr, "syncq-lab: %s done in %.1f s\n", exps[i]->name, (double)(syncq_now_ns() - t_exp) / NS_PER_S);
+    }
+    if (died[0] != '\0' || ctx.shared->failed) {
+      /* The points it never measured will not be: off the progress line's
+       * total, so that its "about Xs left" counts what the run has left. */
+      long measured = atomic_load_explicit(&ctx.shared->done, memory_order_relaxed) - done0; /* relaxed: reaped */
+      long unmeasured = ctx.plan_of[i].points - measured - (ctx.shared->dropped - dropped0);
+      if (unmeasured > 0) ctx.shared->dropped += unmeasured;
     }
   }
   long failed_points = ctx.shared->failed_points;

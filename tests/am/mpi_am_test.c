@@ -24,18 +24,27 @@
  *   mpi_am_test waiter    2 ranks through MPI, a short dead timeout: rank 0
  *                         waits (syncq_am_wait) on a processor it shares
  *                         with busy processes, rank 1 polls; rank 0's
- *                         heartbeats must keep it alive in rank 1's eyes.
+ *                         heartbeats must keep it alive in rank 1's eyes
+ *                         (and rank 1's in rank 0's), unless the silent
+ *                         rank's processor was taken from it altogether
+ *                         meanwhile (the run is then made again:
+ *                         mpi_run.sh, $SYNCQ_TEST_OUT/inconclusive).
  *
  * Every rank checks; a failed check prints rank, line and condition and
  * the rank exits 1 (mpirun then fails).
  */
+#include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "syncq/am_mpi.h"
@@ -51,6 +60,7 @@
 #define WAITER_DEAD_NS 200000000ull   /* 200 ms: the waiter scenario's dead timeout */
 #define WAITER_QUIET_NS 1500000000ull /* rank 1 polls this long before it sends */
 #define WAITER_BUSY 4                 /* busy processes beside the waiting rank */
+#define WITNESS_TICK_NS 5000000ull    /* the waiter's witness sleeps 5 ms at a time */
 
 enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NAME = 6 };
 
@@ -416,10 +426,152 @@ static void pin_to(int which) {
   (void)sched_setaffinity(0, sizeof s, &s);
 }
 
+/* The waiter's witnesses: a thread of each rank, on that rank's processor,
+ * that sleeps WITNESS_TICK_NS at a time and keeps, in a file both ranks
+ * map ($SYNCQ_TEST_OUT/witness.<rank>), the longest its rank's main thread
+ * was seen off the processor at once (its run time in
+ * /proc/self/task/<tid>/schedstat did not move) and the longest the
+ * witness itself woke up late (the whole process off it). A rank's main
+ * thread polls, and the time-kept liveness sends a heartbeat at its first
+ * poll past a quarter of the dead timeout of silence: a rank kept off its
+ * processor for half the dead timeout at once (the machine's other work,
+ * a CPU quota) could not keep up however it kept time, and its silence
+ * says nothing about its liveness. A liveness that counted polls was late
+ * with the rank on its processor every few milliseconds (each of its
+ * yields lasted one busy process's time slice): that stays a failure. */
+typedef struct witness {
+  _Atomic uint64_t late_ns;   /* the witness's longest lateness */
+  _Atomic uint64_t frozen_ns; /* the main thread's longest time seen off the processor */
+  _Atomic uint64_t awake_ns;  /* the witness's latest wake-up (a lateness that lasts yet) */
+  _Atomic int stop;
+  int tid; /* the main thread, set before the witness starts */
+} witness;
+
+static witness *witness_map(int rank, bool create) {
+  const char *dir = getenv("SYNCQ_TEST_OUT");
+  char path[4096];
+  if (dir == NULL || snprintf(path, sizeof path, "%s/witness.%d", dir, rank) >= (int)sizeof path) return NULL;
+  int fd = open(path, create ? O_RDWR | O_CREAT | O_TRUNC : O_RDWR, 0600);
+  if (fd < 0) return NULL;
+  void *m = MAP_FAILED;
+  if (!create || ftruncate(fd, sizeof(witness)) == 0)
+    m = mmap(NULL, sizeof(witness), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  return m == MAP_FAILED ? NULL : m;
+}
+
+/* The main thread's run time (ns, schedstat's first field); 0 where it
+ * cannot be read (fd < 0, no CONFIG_SCHED_INFO). */
+static uint64_t run_time_ns(int fd) {
+  char buf[128];
+  if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  return strtoull(buf, NULL, 10);
+}
+
+static void *witness_main(void *arg) {
+  witness *w = arg;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", w->tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  uint64_t prev = syncq_now_ns(), ran = run_time_ns(fd), ran_at = prev;
+  /* relaxed: each of the witness's values is read alone, by the other rank after the fact */
+  atomic_store_explicit(&w->awake_ns, prev, memory_order_relaxed);
+  /* relaxed: a flag alone; nothing is published with it */
+  while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+    struct timespec ts = {0, (long)WITNESS_TICK_NS};
+    (void)nanosleep(&ts, NULL);
+    uint64_t now = syncq_now_ns(), r = run_time_ns(fd);
+    uint64_t late = now - prev > WITNESS_TICK_NS ? now - prev - WITNESS_TICK_NS : 0;
+    /* relaxed: as above; only this thread writes them */
+    atomic_store_explicit(&w->awake_ns, now, memory_order_relaxed);
+    if (late > atomic_load_explicit(&w->late_ns, memory_order_relaxed))
+      atomic_store_explicit(&w->late_ns, late, memory_order_relaxed);
+    if (r != ran) {
+      ran = r, ran_at = now; /* it ran since the last look */
+    } else if (fd >= 0 && now - ran_at > atomic_load_explicit(&w->frozen_ns, memory_order_relaxed)) {
+      atomic_store_explicit(&w->frozen_ns, now - ran_at, memory_order_relaxed); /* off since ran_at at least */
+    }
+    prev = now;
+  }
+  if (fd >= 0) close(fd);
+  return NULL;
+}
+
+/* Start this rank's witness on its processor (the thread inherits the
+ * pin); NULL where it cannot, and the other rank then judges as without. */
+static witness *witness_start(int rank, pthread_t *t) {
+  witness *w = witness_map(rank, true);
+  if (w != NULL) w->tid = (int)gettid(); /* the thread's creation orders it before the thread's reads */
+  if (w != NULL && pthread_create(t, NULL, witness_main, w) != 0) {
+    munmap(w, sizeof *w);
+    w = NULL;
+  }
+  return w;
+}
+
+static void witness_stop(int rank, witness *w, pthread_t t) {
+  if (w == NULL) return;
+  atomic_store_explicit(&w->stop, 1, memory_order_relaxed); /* relaxed: see witness_main */
+  pthread_join(t, NULL);
+  /* relaxed: written by the thread joined above */
+  fprintf(stderr, "rank %d: kept off its processor for %.1f ms at most (its witness: late by %.1f ms at most)\n", rank,
+          (double)atomic_load_explicit(&w->frozen_ns, memory_order_relaxed) / 1e6,
+          (double)atomic_load_explicit(&w->late_ns, memory_order_relaxed) / 1e6);
+  munmap(w, sizeof *w);
+}
+
+/* The longest rank `rank` was seen kept off its processor at once (its
+ * witness: the main thread off, or the whole process off), counting a
+ * time off that lasts yet; 0 without a witness. */
+static uint64_t kept_off_ns(int rank) {
+  witness *w = witness_map(rank, false);
+  if (w == NULL) return 0;
+  /* relaxed: the witness stores each value alone */
+  uint64_t late = atomic_load_explicit(&w->late_ns, memory_order_relaxed);
+  uint64_t frozen = atomic_load_explicit(&w->frozen_ns, memory_order_relaxed);
+  uint64_t awake = atomic_load_explicit(&w->awake_ns, memory_order_relaxed), now = syncq_now_ns();
+  munmap(w, sizeof *w);
+  if (frozen > late) late = frozen;
+  if (awake != 0 && now - awake > WITNESS_TICK_NS && now - awake - WITNESS_TICK_NS > late)
+    late = now - awake - WITNESS_TICK_NS;
+  return late;
+}
+
+/* This rank found rank `peer` silent: true (said, and marked for
+ * mpi_run.sh) when the peer, or this rank, which hears it only while it
+ * runs, was kept off its processor for half the dead timeout or more at
+ * once: the run judged nothing. */
+static bool waiter_inconclusive(int peer) {
+  int who = peer;
+  uint64_t off = kept_off_ns(peer), self = kept_off_ns(g_rank);
+  if (self > off) off = self, who = g_rank;
+  if (off < WAITER_DEAD_NS / 2) return false;
+  fprintf(stderr, "rank %d: inconclusive: rank %d was kept off its processor for %.0f ms at once\n", g_rank, who,
+          (double)off / 1e6);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/inconclusive", getenv("SYNCQ_TEST_OUT"));
+  FILE *f = fopen(path, "w");
+  if (f != NULL) fprintf(f, "rank %d kept off its processor for %.0f ms at once\n", who, (double)off / 1e6), fclose(f);
+  return true;
+}
+
+/* The waiter's end beside a peer marked dead or a failed check: no
+ * MPI_Finalize and no barrier, which wait for the peer; mpirun then ends
+ * the other rank at once rather than after WAIT_NS and its own timeout. */
+static void waiter_leave(void) {
+  fflush(NULL);
+  _exit(1);
+}
+
 /* waiter: a rank in syncq_am_wait yields its processor at every poll, and
  * beside busy processes each yield can last a time slice, so a liveness
  * that counted polls sent its heartbeats late: rank 1 must not find rank 0
- * silent, and its request after WAITER_QUIET_NS must reach rank 0. */
+ * silent, and its request after WAITER_QUIET_NS must reach rank 0. Either
+ * rank that finds the other silent while the other's witness saw its
+ * processor taken from it judges nothing (waiter_inconclusive). */
 static int scenario_waiter(void) {
   syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = WAITER_DEAD_NS};
   syncq_am_mpi *job;
@@ -432,6 +584,8 @@ static int scenario_waiter(void) {
   CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
   CHECK(syncq_am_mpi_size(job) == 2);
   if (failures) return 1;
+  pthread_t wt;
+  witness *w = NULL;
   if (me == 0) {
     pin_to(0);
     pid_t busy[WAITER_BUSY];
@@ -444,22 +598,39 @@ static int scenario_waiter(void) {
         }
       }
     }
-    CHECK(poll_until(ep, &c.sunk, 1, WAIT_NS)); /* waits with syncq_am_wait */
+    w = witness_start(0, &wt); /* after the forks: a fork copies this thread only */
+    /* waits with syncq_am_wait, a dead timeout at a time, to see whether rank 1 went silent */
+    uint64_t end = syncq_now_ns() + WAIT_NS;
+    while (c.sunk < 1 && syncq_now_ns() < end && !syncq_am_mpi_peer_dead(job, 1))
+      (void)poll_until(ep, &c.sunk, 1, WAITER_DEAD_NS);
+    bool dead = syncq_am_mpi_peer_dead(job, 1);
+    if (dead) fprintf(stderr, "rank 0: %s\n", syncq_am_mpi_why(job));
+    bool judged = !(dead && waiter_inconclusive(1));
+    if (judged) {
+      CHECK(!dead);
+      CHECK(c.sunk == 1);
+    }
+    witness_stop(0, w, wt);
     for (int i = 0; i < WAITER_BUSY; i++)
       if (busy[i] > 0) kill(busy[i], SIGKILL), waitpid(busy[i], NULL, 0);
+    if (!judged || failures) waiter_leave();
   } else {
     pin_to(1);
+    w = witness_start(1, &wt);
     uint64_t t0 = syncq_now_ns();
     while (syncq_now_ns() - t0 < WAITER_QUIET_NS) CHECK(syncq_am_poll(ep, POLL_BUDGET, NULL) == SYNCQ_OK);
-    if (syncq_am_mpi_peer_dead(job, 0)) fprintf(stderr, "rank 1: %s\n", syncq_am_mpi_why(job));
-    CHECK(!syncq_am_mpi_peer_dead(job, 0));
+    bool dead = syncq_am_mpi_peer_dead(job, 0);
+    if (dead) fprintf(stderr, "rank 1: %s\n", syncq_am_mpi_why(job));
+    if (dead && waiter_inconclusive(0)) waiter_leave();
+    CHECK(!dead);
     syncq_am_peer *p0;
     CHECK(syncq_am_mpi_peer(job, 0, &p0) == SYNCQ_OK);
     uint32_t a[1] = {1};
     CHECK(syncq_am_request(p0, H_SINK, a, 1, 0) == SYNCQ_OK);
+    if (failures) waiter_leave();
   }
-  if (failures) return 1; /* a dead peer would never join the barrier */
   poll_barrier(ep);
+  if (me == 1) witness_stop(1, w, wt); /* after the barrier: rank 0 may still judge rank 1 */
   CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
   return failures ? 1 : 0;
 }

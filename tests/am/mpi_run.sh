@@ -31,8 +31,23 @@ mpich)
 *) echo "unknown MPI $impl"; exit 2 ;;
 esac
 # A bound on the whole run: a hang fails the test instead of stalling CI.
-timeout -k 5 120 "$mpirun" $opts -n "$np" "$exe" "$scenario"
-rc=$?
+# waiter: a run in which the rank found silent had been kept off its
+# processor for half the dead timeout at once judged nothing (the other
+# rank then writes $out/inconclusive, see mpi_am_test.c): it runs again,
+# three times at most.
+attempt=1
+while :; do
+  timeout -k 5 120 "$mpirun" $opts -n "$np" "$exe" "$scenario"
+  rc=$?
+  [ $rc -ne 0 ] && [ -e "$out/inconclusive" ] || break
+  echo "$scenario: run $attempt judged nothing: $(cat "$out/inconclusive")"
+  rm -f "$out/inconclusive"
+  if [ $attempt -ge 3 ]; then
+    echo "SKIP: $scenario: a rank was kept off its processor in every run: the machine is too busy to judge"
+    exit 77
+  fi
+  attempt=$((attempt + 1))
+done
 if [ "$scenario" = killed ]; then
   # mpirun reports the killed rank (non-zero): judge by the survivors' files
   last=$((np - 1)); i=0; bad=0

@@ -4,8 +4,13 @@
 Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary.
 """
 import json
+import math
+import os
 import re
+import signal
 import subprocess
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -42,11 +47,30 @@ POINT_FIELDS = {"experiment", "algorithm", "params", "metric", "unit", "better",
     ["run", "phys", "--max-reps"], ["run", "phys", "--reps", "5", "--max-reps", "3"],
     ["run", "phys", "--claim-budget"], ["run", "phys", "--claim-budget", "-1"],
     ["run", "phys", "--claim-budget", "60001"], ["run", "phys", "--claim-budget", "x"],
+    ["run", "phys", "--experiment-timeout"], ["run", "phys", "--experiment-timeout", "-1"],
+    ["run", "phys", "--experiment-timeout", "x"], ["run", "phys", "--experiment-timeout", "1.5"],
+    ["run", "phys", "--experiment-timeout", ""], ["run", "phys", "--experiment-timeout", "86401"],
+    ["run", "phys", "--no-fork", "--experiment-timeout", "5"],
 ])
 def test_bad_usage_exits_2_with_usage(args):
     r = lab(*args, check=2)
     assert "usage: syncq-lab" in r.stderr
     assert r.stdout == ""
+
+
+@pytest.mark.parametrize("value", ["-1", "x", "1.5", "10s"])
+def test_a_bad_experiment_timeout_says_what_it_wants(value):
+    err = lab("run", "phys", "--experiment-timeout", value, check=2).stderr
+    assert err.startswith("syncq-lab: --experiment-timeout wants seconds 0..86400, 0 for none "
+                          f"(got '{value}')"), err
+
+
+def test_no_fork_has_no_watchdog(tmp_path):
+    # the watchdog stops an experiment's process: with --no-fork there is
+    # none to stop, so a limit is refused and "none" (0) is accepted
+    err = lab("run", "phys", "--no-fork", "--experiment-timeout", "5", check=2).stderr
+    assert "--experiment-timeout needs a process per experiment: not with --no-fork" in err, err
+    lab("run", "phys", "--no-fork", "--experiment-timeout", "0", "--plan", check=0)
 
 
 def test_unknown_experiment_names_the_valid_ones():
@@ -102,6 +126,7 @@ def test_help():
 def test_run_help_shows_the_run_options():
     out = lab("run", "--help", check=0).stdout
     assert "syncq-lab run" in out and "--threads LIST" in out
+    assert "--experiment-timeout S" in out and "there is no watchdog" in out
     assert lab("run", "phys", "-h", check=0).stdout == out
 
 
@@ -323,10 +348,14 @@ def _keys(recs, experiment):
             for p in recs if p["type"] == "point" and p["experiment"] == experiment}
 
 
+def _progress_lines(stderr):
+    """The progress lines ("[12/40  30%] ... - about 3s left"), in order."""
+    return [line for line in stderr.splitlines() if line.startswith("[") and "/" in line and "%]" in line]
+
+
 def _progress_counts(stderr):
-    """The measured-point counts of the progress lines ("[12/40  30%] ..."), in order."""
-    return [int(line[1:line.index("/")]) for line in stderr.splitlines()
-            if line.startswith("[") and "/" in line and "%]" in line]
+    """The measured-point counts of the progress lines, in order."""
+    return [int(line[1:line.index("/")]) for line in _progress_lines(stderr)]
 
 
 @pytest.fixture(scope="module")
@@ -365,8 +394,110 @@ def test_an_experiment_that_dies_is_noted_and_the_suite_goes_on(tmp_path, clean_
     counts = _progress_counts(r.stderr)
     assert counts == list(range(1, len(counts) + 1)), counts
     assert len(counts) < len(_progress_counts(clean_err))
+    # the points the dead experiment never measured leave the total: the
+    # last line reads 100% and "about 0s left"
+    last = _progress_lines(r.stderr)[-1]
+    assert last.startswith(f"[{counts[-1]}/{counts[-1]} 100%]") and last.endswith("about 0s left"), last
     lab("report", str(tmp_path), check=0)
     assert f"FAILED: np99-counter {ended}" in (tmp_path / "report.html").read_text()
+
+
+def _processes_marked(mark):
+    """The live processes whose environment holds mark (a zombie's is empty)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if mark.encode() in (d / "environ").read_bytes():
+                    pids.append(int(d.name))
+            except OSError:
+                pass  # gone, or not ours
+    return pids
+
+
+def _none_left(mark, wait_s=10):
+    """True once no process carries mark (SIGKILLed ones are reaped by init in a moment)."""
+    deadline = time.monotonic() + wait_s
+    while _processes_marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not _processes_marked(mark)
+
+
+def _kill_marked(mark):
+    """Stop what a failed test left waiting forever."""
+    for pid in _processes_marked(mark):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def test_a_hung_experiment_is_stopped_and_the_suite_goes_on(tmp_path, clean_suite):
+    # np99-counter's mutex sample never returns and the process it forks
+    # waits forever too (SYNCQ_LAB_HANG): the watchdog stops the
+    # experiment's process group at --experiment-timeout, notes it as
+    # FAILED, and the experiments before and after it are measured in full.
+    # Without the watchdog the run never ends (the lab() call times out).
+    # The limit leaves each experiment 10x what it took in the clean run,
+    # so a slow build (a sanitizer's) is not stopped where it should not be.
+    clean, clean_err = clean_suite
+    took = [float(m) for m in re.findall(r"done in ([0-9.]+) s", clean_err)]
+    limit = max(10, math.ceil(10 * max(took)))
+    mark = uuid.uuid4().hex
+    t0 = time.monotonic()
+    try:
+        r = lab("run", SUITE, "--size", "smoke", "--threads", "1,2", "--experiment-timeout", str(limit),
+                "--out", str(tmp_path), env={"SYNCQ_LAB_HANG": "np99-counter:mutex", "SYNCQ_LAB_TEST_MARK": mark},
+                timeout=limit + 120)
+        assert _none_left(mark), "a process of the stopped experiment outlived it"
+    finally:
+        _kill_marked(mark)
+    assert time.monotonic() - t0 >= limit
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    stopped = f"did not finish within {limit}s: stopped"
+    assert f"np99-counter failed: {stopped}" in r.stderr, r.stderr
+    assert "1 experiment(s) stopped early" in r.stderr, r.stderr
+    recs = records(tmp_path)
+    notes = [x for x in recs if x["type"] == "note"]
+    assert any(n["experiment"] == "np99-counter" and n["text"] == f"FAILED: np99-counter {stopped}"
+               for n in notes), notes
+    for e in ("phys", "queue-1p1c"):
+        assert _keys(recs, e) and _keys(recs, e) == _keys(clean, e), e
+    assert not any(p["type"] == "point" and p["experiment"] == "np99-counter" and p["algorithm"] == "mutex"
+                   for p in recs)
+    assert [x["name"] for x in recs if x["type"] == "experiment"] == SUITE.split(",")
+    counts = _progress_counts(r.stderr)
+    assert counts == list(range(1, len(counts) + 1)), counts
+    assert _progress_lines(r.stderr)[-1].startswith(f"[{counts[-1]}/{counts[-1]} 100%]")
+    lab("report", str(tmp_path), check=0)
+    assert f"FAILED: np99-counter {stopped}" in (tmp_path / "report.html").read_text()
+
+
+def test_a_stopped_lab_takes_the_experiments_processes_with_it(tmp_path):
+    # the experiment's process leads a process group of its own (for the
+    # watchdog), which a terminal's ^C or timeout(1)'s kill of the lab's
+    # group does not reach: a SIGTERM to the lab stops that group too, and
+    # the lab ends by the signal as before
+    mark = uuid.uuid4().hex
+    err = tmp_path / "stderr"
+    with err.open("w") as f:
+        p = subprocess.Popen([LAB, "run", "np99-counter", "--size", "smoke", "--threads", "1",
+                              "--out", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=f,
+                             env={**os.environ, "SYNCQ_LAB_HANG": "np99-counter:mutex",
+                                  "SYNCQ_LAB_TEST_MARK": mark})
+    try:
+        # the lab, its experiment's process and the process the hung sample forked
+        deadline = time.monotonic() + 120
+        while len(_processes_marked(mark)) < 3 and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_processes_marked(mark)) == 3, err.read_text()
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=60) == -signal.SIGTERM, err.read_text()
+        assert _none_left(mark), "a process of the experiment outlived the lab"
+    finally:
+        p.kill()
+        p.wait()
+        _kill_marked(mark)
 
 
 def test_progress_counts_every_point_across_the_experiments(clean_suite):
