@@ -30,6 +30,7 @@
  */
 #include "am_claim.h"
 #include "am_segment.h"
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 uint64_t am_lock_patience_ns(uint64_t stale_ns) {
   uint64_t p = stale_ns > UINT64_MAX / SYNCQ_AM_LOCK_WAIT_STALE ? UINT64_MAX : stale_ns * SYNCQ_AM_LOCK_WAIT_STALE;
@@ -89,6 +90,7 @@ int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
   /* release: pairs with the receiver's acquire load of the state (it reads
    * has_bulk, bulk_pos and owner_start of a CLAIMED packet to reclaim it) */
   atomic_store_explicit(&p->state, am_state(t, cs->pid, AM_CLAIMED), memory_order_release);
+  SYNCQ_RACE_POINT("am.claim.tail"); /* tests: die with the packet claimed, the tail not advanced */
   atomic_store_explicit(&q->tail, t + 1u, memory_order_relaxed); /* read under the lock only */
   cs->pkt_pos = t;
   cs->has_pkt = true;
@@ -97,7 +99,12 @@ int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
 
 /* The dead holder stopped somewhere inside am_claim_under_lock: after
  * claiming the packet (advance the tails it left behind), or after
- * claiming only the block (give the block back). */
+ * claiming only the block (give the block back). The receiver may have
+ * taken the dead holder's claim back already (after the stale interval,
+ * before any sender came for the lock): the packet at the tail then shows
+ * FREE a lap on, which only a claim of that position leaves there, and
+ * the tails are advanced all the same (else every later claim would find
+ * a state no claim leaves at the tail and refuse). */
 void am_claim_repair(const am_qview *v) {
   am_queue *q = v->q;
   /* relaxed: we hold the lock, whose acquire orders the tails */
@@ -107,7 +114,7 @@ void am_claim_repair(const am_qview *v) {
   am_bulk_slot *bs = am_slot_at(v, b);
   /* acquire: pairs with the dead holder's release store of CLAIMED */
   uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
-  if (am_state_pos(s) == t && am_state_type(s) != AM_FREE) {
+  if ((am_state_pos(s) == t && am_state_type(s) != AM_FREE) || s == am_state(t + v->packets, 0, AM_FREE)) {
     atomic_store_explicit(&q->tail, t + 1u, memory_order_relaxed); /* under the lock */
     if (p->has_bulk && p->bulk_pos == b)
       atomic_store_explicit(&q->bulk_tail, b + 1u, memory_order_relaxed); /* under the lock */

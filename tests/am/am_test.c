@@ -9,7 +9,8 @@
  * while others keep writing; sends through endpoints inherited over fork;
  * unregistered handlers; SYNCQ_AM_NOWAIT; orderly shutdown and clean-up
  * of a crashed run's segment; a sender dying inside the claim itself (the
- * robust POSIX mutex's repair, the lock-free claim's skipped position);
+ * robust POSIX mutex's repair, the lock-free claim's skipped position, a
+ * locking claim's holder dying before it advanced the tail);
  * syncq_am_wait (its timeout, a wait nested in a handler, and writers and
  * reader confined to one processor, where a spinning reader would hold up
  * the writer it waits for); every bad input.
@@ -61,6 +62,7 @@
 
 enum { H_ECHO = 1, H_ECHO_REPLY = 2, H_COUNT = 3, H_RING = 4, H_RING_REPLY = 5, H_UNREGISTERED = 200 };
 enum { H_NEST = 6, H_BOUNCE = 7, H_BOUNCED = 8 }; /* a wait nested in a handler */
+enum { H_TALLY = 9 };                             /* counts messages */
 
 static void name_of(char *out, size_t n, const char *tag, int i) {
   snprintf(out, n, "syncq-amtest-%d-%s-%d", (int)getpid(), tag, i);
@@ -964,6 +966,92 @@ static void test_dead_inside_claim(void **state) {
   }
 }
 
+static void h_tally(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)args, (void)nargs, (void)data, (void)len;
+  (*(uint32_t *)ctx)++;
+}
+
+/* Robust futexes (the kernel's list that makes a dead holder's POSIX mutex
+ * report EOWNERDEAD): qemu-user does not implement them, so there a holder
+ * that dies holding the posix-mutex claim blocks the others for good (as
+ * in crash_matrix_test.c). */
+static bool have_robust_futexes(void) {
+  void *head = NULL;
+  size_t len = 0;
+  return syscall(SYS_get_robust_list, 0, &head, &len) == 0;
+}
+
+static void tail_kill_hook(const char *name) {
+  if (strcmp(name, "am.claim.tail") == 0) kill(getpid(), SIGKILL);
+}
+
+static void tail_dying_sender(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 80);
+  syncq_race_hook = tail_kill_hook;
+  unsigned char blk[64];
+  fill(blk, sizeof blk, 1);
+  uint32_t args[1] = {1};
+  (void)syncq_am_request_bulk(p, H_TALLY, blk, sizeof blk, args, 1, 0);
+  _exit(81); /* not reached: it dies claiming */
+}
+
+/* Every locking claim: a sender dies inside the claim's critical section
+ * with its packet (and bulk block) claimed and the tail not yet advanced
+ * ("am.claim.tail"), and the receiver takes the claim back (after the
+ * stale interval) before any sender comes for the lock. The next sender
+ * repairs the dead holder's lock: its sends succeed and arrive (the
+ * repair once left the tail behind, and every later send was refused as
+ * SYNCQ_EINVAL: the slot at the tail showed FREE a lap on). */
+static void test_claim_dead_before_tail(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    if (c == SYNCQ_AM_CLAIM_LOCKFREE) continue; /* no critical section */
+    if (c == SYNCQ_AM_CLAIM_POSIX && !have_robust_futexes()) {
+      print_message("  posix-mutex: SKIPPED: no robust futexes here (get_robust_list: ENOSYS, e.g. qemu-user)\n");
+      continue;
+    }
+    char name[96];
+    name_of(name, sizeof name, "deadtail", c);
+    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 2, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    pid_t child = spawn(tail_dying_sender, name);
+    assert_int_equal(reap(child), 128 + SIGKILL);
+    syncq_am_counters cnt = {0};
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (cnt.lost == 0 && syncq_now_ns() < deadline) {
+      assert_int_equal(poll_or_yield(ep), SYNCQ_OK);
+      assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    }
+    assert_int_equal(cnt.lost, 1);
+    syncq_am_peer *p;
+    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+    unsigned char blk[64];
+    fill(blk, sizeof blk, 2);
+    uint32_t args[1] = {2};
+    int r = syncq_am_request(p, H_TALLY, args, 1, 0);
+    if (r != SYNCQ_OK) print_error("claim %s: the send after the repair returned %d\n", syncq_am_claim_name(c), r);
+    assert_int_equal(r, SYNCQ_OK);
+    assert_int_equal(syncq_am_request_bulk(p, H_TALLY, blk, sizeof blk, args, 1, 0), SYNCQ_OK);
+    for (uint32_t i = 2; i < 2u + 2u * cfg.packets; i++) { /* two laps on, one message at a time */
+      deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+      while (got < i && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+      assert_int_equal(got, i);
+      assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK);
+    }
+    deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (got < 2u + 2u * cfg.packets && syncq_now_ns() < deadline)
+      assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    assert_int_equal(got, 2u + 2u * cfg.packets);
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
@@ -978,6 +1066,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_inherit_unhandled_nowait),
     cmocka_unit_test(test_shutdown_and_cleanup),
     cmocka_unit_test(test_dead_inside_claim),
+    cmocka_unit_test(test_claim_dead_before_tail),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

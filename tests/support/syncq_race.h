@@ -44,6 +44,9 @@
  *   "am.send.claimed"  a send between its claim and its commit (src/am/am.c).
  *                    The AM tests kill or stop the process there
  *                    (tests/am/crash_matrix_test.c).
+ *   "am.claim.tail"  a locking claim's critical section with the packet
+ *                    (and block) claimed, the tail not yet advanced
+ *                    (src/am/claim_common.c): am_test kills a sender there.
  *   "queue.loo.dequeue.snapshot", "queue.loo.dequeue.confirm"  LOO's
  *                    dequeue, between its Head load and its Tail load: in
  *                    the EMPTY test before the ticket, and in the guarded
