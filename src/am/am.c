@@ -24,7 +24,8 @@
  *                claim lock within its bound (claim_lock.c, claim_posix.c).
  *   Atomics:     send = the claim + 1 release store (commit); poll of one
  *                message = 1 acquire load + 1-2 release stores (free
- *                packet, block) + 1 store of the head + 1 relaxed
+ *                packet, block; each after a relaxed store of 0 in its
+ *                start time) + 1 store of the head + 1 relaxed
  *                fetch-and-add (counter).
  *   Memory:      never allocates on the send/poll paths; the first reply
  *                to a given requester maps its segment (malloc + mmap).
@@ -338,10 +339,15 @@ static void deliver(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
   am_dispatch(ep, &tk, p->handler, args, nargs, data, len);
   if (bulk) {
     am_bulk_slot *bs = am_slot_at(v, bpos);
+    /* relaxed: published by the release store of FREE below (0 while FREE,
+     * am_segment.h) */
+    atomic_store_explicit(&bs->owner_start, 0u, memory_order_relaxed);
     /* release: pairs with the next claimer's acquire load/CAS of FREE
      * (our reads of the block happen before its writes) */
     atomic_store_explicit(&bs->state, am_state(bpos + v->blocks, 0, AM_FREE), memory_order_release);
   }
+  /* relaxed: published by the release store of FREE below (0 while FREE) */
+  atomic_store_explicit(&p->owner_start, 0u, memory_order_relaxed);
   /* release: pairs with the next claimer's acquire of FREE(hd + n) */
   atomic_store_explicit(&p->state, am_state(hd + v->packets, 0, AM_FREE), memory_order_release);
 }
@@ -424,14 +430,25 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
   } else {
     ep->stuck_since[qi] = t; /* if the owner lives: look again after another interval */
     uint32_t pid = am_state_pid(s);
+    /* relaxed: a locking claimer's start time is published by its release
+     * store of CLAIMED (read above with acquire); a lock-free claimer's
+     * reads 0 until it writes it after its claim CAS (0 while FREE,
+     * am_segment.h), and the owner is then judged by its pid alone */
     if (!am_owner_dead(pid, atomic_load_explicit(&p->owner_start, memory_order_relaxed))) return false;
     bool has_bulk = p->has_bulk != 0;
     uint32_t bpos = p->bulk_pos;
+    /* relaxed: published by the release CAS below (0 while FREE,
+     * am_segment.h); nobody else writes it while the dead claim stands */
+    atomic_store_explicit(&p->owner_start, 0u, memory_order_relaxed);
     /* release: pairs with the next claimer's acquire of FREE */
     if (!atomic_compare_exchange_strong_explicit(&p->state, &s, freed, memory_order_release, memory_order_relaxed))
       return false;
     if (has_bulk) { /* its block, if the dead sender still holds it */
       am_bulk_slot *bs = am_slot_at(v, bpos);
+      /* relaxed: published by the release CAS below; where that CAS fails
+       * (the block is no longer the dead sender's), a 0 in a live claim's
+       * word only has it judged by its pid alone */
+      atomic_store_explicit(&bs->owner_start, 0u, memory_order_relaxed);
       uint64_t bs_expect = am_state(bpos, pid, AM_CLAIMED);
       /* release: as above */
       if (!atomic_compare_exchange_strong_explicit(&bs->state, &bs_expect, am_state(bpos + v->blocks, 0, AM_FREE),

@@ -77,8 +77,13 @@ static inline bool am_pos_after(uint32_t a, uint32_t b) { return (int32_t)(a - b
 
 /* One packet: exactly one cache line (000 §2). */
 typedef struct am_packet {
-  _Atomic(uint64_t) state;       /* see above */
-  _Atomic(uint64_t) owner_start; /* claimer's process start time (clock ticks after boot); 0: not yet written */
+  _Atomic(uint64_t) state; /* see above */
+  /* The claimer's process start time (clock ticks after boot). 0 while the
+   * slot is FREE: every free clears it before the release store or CAS of
+   * FREE, so a lock-free claimer, which can write it only after its claim
+   * CAS, is read as 0 until it does (am_owner_dead: judged by its pid
+   * alone), never as the previous claimer's start time. */
+  _Atomic(uint64_t) owner_start;
   uint16_t handler;
   uint8_t nargs;
   uint8_t has_bulk;
@@ -93,7 +98,7 @@ _Static_assert(sizeof(am_packet) == 64, "one packet per cache line");
 /* The "claimed flag" of a bulk block (000 §2), on its own cache line. */
 typedef struct am_bulk_slot {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) state; /* same encoding; READY once its packet commits */
-  _Atomic(uint64_t) owner_start;
+  _Atomic(uint64_t) owner_start;                   /* as the packet's: 0 while FREE */
 } am_bulk_slot;
 
 /* The spin-lock claims' locks, made recoverable (claim_lock.c): each word

@@ -10,7 +10,9 @@
  * unregistered handlers; SYNCQ_AM_NOWAIT; orderly shutdown and clean-up
  * of a crashed run's segment; a sender dying inside the claim itself (the
  * robust POSIX mutex's repair, the lock-free claim's skipped position, a
- * locking claim's holder dying before it advanced the tail);
+ * locking claim's holder dying before it advanced the tail); a live
+ * lock-free sender stopped between its claim and the record of its start
+ * time, whose claim is not taken for a dead one's;
  * syncq_am_wait (its timeout, a wait nested in a handler, and writers and
  * reader confined to one processor, where a spinning reader would hold up
  * the writer it waits for); every bad input.
@@ -1052,6 +1054,122 @@ static void test_claim_dead_before_tail(void **state) {
   }
 }
 
+/* ================================================================ a claim not yet stamped */
+
+static unsigned owner_calls, owner_stop_at; /* stop at the owner_stop_at-th claim (0: the first) */
+static void stop_at_owner_hook(const char *name) {
+  if (strcmp(name, "am.claim.owner") == 0 && owner_calls++ == owner_stop_at) raise(SIGSTOP);
+}
+
+typedef struct stamp_arg {
+  const char *name;
+  uint32_t id, count;
+  bool stop; /* stop (SIGSTOP) right after a claim CAS (owner_stop_at) */
+} stamp_arg;
+
+/* Send `count` bulk messages as writer `id`, h_count's way. */
+static void stamp_sender(void *argp) {
+  stamp_arg *a = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, a->name, &p) == SYNCQ_OK, 90);
+  if (a->stop) syncq_race_hook = stop_at_owner_hook;
+  unsigned char buf[64];
+  for (uint32_t i = 0; i < a->count; i++) {
+    uint32_t args[2] = {a->id, i};
+    fill(buf, sizeof buf, a->id * 100000u + i);
+    CHILD_CHECK(syncq_am_request_bulk(p, H_COUNT, buf, sizeof buf, args, 2, 0) == SYNCQ_OK, 91);
+  }
+  CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 92);
+}
+
+/* Stopped (SIGSTOP) by its hook: wait until it is. */
+static void wait_stopped(pid_t child) {
+  int st = 0;
+  assert_int_equal(waitpid(child, &st, WUNTRACED), child);
+  assert_true(WIFSTOPPED(st));
+}
+
+/* The lock-free claim: a live sender stopped right after its claim CAS,
+ * before it records its start time ("am.claim.owner"), on a slot whose
+ * previous claimer was another process. Its packet (first round) or its
+ * bulk block (second round, which another sender stalls on) must not be
+ * taken for a dead sender's: the start time in the slot once was the
+ * previous claimer's, the pid's start time differs from it, and the
+ * receiver took the live claim back (lost 1), the sender then committed
+ * into a slot a lap on and the queue hung; a stalled sender took the block
+ * back and wrote into it beside its owner. */
+static void test_lockfree_claim_unstamped(void **state) {
+  (void)state;
+  for (int bulk_round = 0; bulk_round < 2; bulk_round++) {
+    char name[96];
+    name_of(name, sizeof name, "unstamped", bulk_round);
+    syncq_am_config cfg = {
+      .claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 4, .bulk_blocks = 2, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    reader_state rs;
+    memset(&rs, 0, sizeof rs);
+    assert_int_equal(syncq_am_register(ep, H_COUNT, "count", h_count, &rs), SYNCQ_OK);
+    /* a lap of packets and blocks claimed by this process (writer 0), one
+     * message at a time: every slot last held this process's start time */
+    syncq_am_peer *self_peer;
+    assert_int_equal(syncq_am_connect(NULL, name, &self_peer), SYNCQ_OK);
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    for (uint32_t i = 0; i < cfg.packets; i++) {
+      unsigned char buf[64];
+      uint32_t args[2] = {0, i};
+      fill(buf, sizeof buf, i);
+      assert_int_equal(syncq_am_request_bulk(self_peer, H_COUNT, buf, sizeof buf, args, 2, 0), SYNCQ_OK);
+      while (rs.next[0] <= i && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    }
+    assert_int_equal(syncq_am_disconnect(self_peer), SYNCQ_OK);
+    assert_int_equal(rs.next[0], cfg.packets);
+    /* writer 1 stops claimed: its packet (first round: its second claim,
+     * after its block) or its block (second round: the first claim) */
+    owner_calls = 0;
+    owner_stop_at = bulk_round ? 0u : 1u; /* inherited by the child */
+    /* writer 1's start time (clock ticks, proc(5)) must differ from this
+     * process's: two ticks later at least */
+    usleep((useconds_t)(2000000 / sysconf(_SC_CLK_TCK)));
+    stamp_arg stopped = {name, 1, 1, true};
+    pid_t s1 = spawn(stamp_sender, &stopped);
+    wait_stopped(s1);
+    pid_t s2 = -1;
+    stamp_arg stalled = {name, 2, 2, false};
+    if (bulk_round) s2 = spawn(stamp_sender, &stalled); /* its second block is writer 1's */
+    /* twenty stale intervals: the receiver (and writer 2, stalled on the
+     * block) look at the claim and must find its owner alive */
+    uint64_t until = syncq_now_ns() + 20u * STALE_NS;
+    while (syncq_now_ns() < until) assert_int_equal(poll_or_yield(ep), SYNCQ_OK);
+    syncq_am_counters cnt;
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    /* writer 2's second message waits for writer 1's block */
+    if (cnt.lost != 0 || rs.next[2] > 1u || rs.next[1] != 0) {
+      print_error("%s round: a live claim taken back (lost %llu, writer 2 delivered %u)\n",
+                  bulk_round ? "bulk" : "packet", (unsigned long long)cnt.lost, rs.next[2]);
+      kill(s1, SIGKILL); /* a stopped child would outlive the test */
+      (void)reap(s1);
+      if (bulk_round) {
+        kill(s2, SIGKILL);
+        (void)reap(s2);
+      }
+      fail();
+    }
+    assert_int_equal(kill(s1, SIGCONT), 0);
+    deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while ((rs.next[1] < 1 || (bulk_round && rs.next[2] < 2)) && syncq_now_ns() < deadline)
+      assert_int_equal(poll_or_yield(ep), SYNCQ_OK);
+    assert_int_equal(reap(s1), 0);
+    if (bulk_round) assert_int_equal(reap(s2), 0);
+    assert_int_equal(rs.next[1], 1);
+    assert_int_equal(rs.next[2], bulk_round ? 2u : 0u);
+    assert_int_equal(rs.bad, 0); /* in order, bytes intact */
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    assert_int_equal(cnt.lost + cnt.skipped, 0);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
@@ -1067,6 +1185,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_shutdown_and_cleanup),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_claim_dead_before_tail),
+    cmocka_unit_test(test_lockfree_claim_unstamped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,9 @@
  *   "am.send.claimed"  a send between its claim and its commit (src/am/am.c).
  *                    The AM tests kill or stop the process there
  *                    (tests/am/crash_matrix_test.c).
+ *   "am.claim.owner"  the lock-free claim with its block or packet CLAIMED
+ *                    by its CAS, its start time not yet written
+ *                    (src/am/claim_lockfree.c): am_test stops a sender there.
  *   "am.claim.tail"  a locking claim's critical section with the packet
  *                    (and block) claimed, the tail not yet advanced
  *                    (src/am/claim_common.c): am_test kills a sender there.
