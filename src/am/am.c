@@ -15,14 +15,19 @@
  *                backoff's cap (AM_FULL_BACKOFF_CAP_NS, 1.6 us) they also
  *                yield the processor, so an oversubscribed machine still
  *                runs the receiver and the sender assigned the head packet;
- *                syncq_am_wait does the same for the receiver. API in
- *                the shape of GASNet-EX (handler table by index, short and
- *                bulk requests, at most one reply from a request handler).
+ *                syncq_am_wait does the same for the receiver, and
+ *                sleeps on a futex in the segment once its queues have
+ *                stayed empty for SYNCQ_AM_WAIT_YIELD_NS ("Sleeping"
+ *                below). API in the shape of GASNet-EX (handler table by
+ *                index, short and bulk requests, at most one reply from a
+ *                request handler).
  *   Progress:    delivery is FIFO per queue; a poll never waits (it returns
  *                when the head packet is not ready); a send waits on a
  *                full queue (or returns SYNCQ_FULL with NOWAIT) and on the
  *                claim lock within its bound (claim_lock.c, claim_posix.c).
- *   Atomics:     send = the claim + 1 release store (commit); poll of one
+ *   Atomics:     send = the claim + 1 release store (commit) + 1 seq_cst
+ *                fence + 1 relaxed load (the doorbell; + 1 fetch-and-add
+ *                and a FUTEX_WAKE when the receiver sleeps); poll of one
  *                message = 1 acquire load + 1-2 release stores (free
  *                packet, block; each after a relaxed store of 0 in its
  *                start time) + 1 store of the head + 1 relaxed
@@ -64,6 +69,7 @@
 #include "am_segment.h"
 #include "syncq/backoff.h"
 #include "syncq/clock.h"
+#include "syncq/platform.h"
 #include "syncq/pr.h"
 #include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
@@ -84,6 +90,78 @@
 #define AM_IDLE_CHECK_EVERY 1024u /* lock-free: empty polls between looks at the clock for an abandoned assignment */
 
 static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /* a stalled sender polls */
+
+/* ---------------------------------------------------------------- sleeping
+ *
+ * syncq_am_wait sleeps in the kernel once it has spun and yielded for
+ * SYNCQ_AM_WAIT_YIELD_NS: a futex wait on the segment's `bell` (shared,
+ * not private: senders are other processes). Dekker's protocol between
+ * the receiver (am_sleep) and each sender (am_ring):
+ *   receiver: read bell; set asleep; seq_cst fence; look at its queues
+ *             (am_queue_idle); futex-wait on bell while it holds what was
+ *             read, if they are idle; clear asleep;
+ *   sender:   commit the packet (after advancing the tail); seq_cst
+ *             fence; read asleep; if set, bump bell and futex-wake it.
+ * The two fences are ordered one way or the other: the receiver's look
+ * sees the tail and commit, so it does not sleep, or the sender sees
+ * asleep and wakes it (a bump before the futex wait makes the kernel's
+ * check of bell fail, one after finds the receiver queued on it). A
+ * receiver that read the bumped bell synchronises with the bump (release,
+ * acquire) and so sees the commit before it looks.
+ * A lost wake-up (a doorbell word overwritten by another process, a sender
+ * killed between its commit and its wake) costs at most one slice: every
+ * futex wait lasts at most SYNCQ_AM_WAIT_SLEEP_SLICE_NS, after which the
+ * receiver polls again. */
+
+/* After a commit into the segment of h: wake its receiver if it sleeps. */
+static void am_ring(am_header *h) {
+  /* seq_cst: the StoreLoad between our commit (and tail) and the load of
+   * asleep; pairs with the fence in am_sleep (see above). */
+  atomic_thread_fence(memory_order_seq_cst);
+  /* relaxed: ordered after the commit by the fence above */
+  if (atomic_load_explicit(&h->asleep, memory_order_relaxed) == 0u) return;
+  /* release: pairs with am_sleep's acquire load of bell (a receiver that
+   * reads this bump sees the commit) */
+  atomic_fetch_add_explicit(&h->bell, 1u, memory_order_release);
+  (void)syncq_futex_wake(&h->bell, 0, true); /* all: whoever waits on the word, however it got there */
+}
+
+/* Queue qi holds nothing assigned beyond what this process delivered: its
+ * tail is its head and the head slot is free for it. Anything else (a
+ * message, a sender between its assignment and its commit, a dead
+ * sender's claim or an abandoned position the poll must take back, an
+ * overwritten tail) is not idle, and the wait keeps yielding instead. */
+static bool am_queue_idle(syncq_am_endpoint *ep, int qi) {
+  am_qview v; /* from the validated geometry, as the poll's */
+  am_qview_of(ep->base, &ep->geo, qi, &v);
+  /* relaxed: only this process writes the head */
+  uint32_t hd = atomic_load_explicit(&v.q->head, memory_order_relaxed);
+  /* relaxed: ordered after asleep's store by am_sleep's fence */
+  if (atomic_load_explicit(&v.q->tail, memory_order_relaxed) != hd) return false;
+  /* relaxed: as the tail's */
+  return atomic_load_explicit(&am_pkt_at(&v, hd)->state, memory_order_relaxed) == am_state(hd, 0, AM_FREE);
+}
+
+/* Sleep up to ns unless a queue of ep has something (see above). A queue
+ * being polled further up this thread's stack is not looked at: this wait
+ * cannot deliver from it (a message there rings the bell all the same, a
+ * spurious wake-up). Only the endpoint's polling thread sleeps here, and
+ * never while a handler runs (handlers run in syncq_am_poll), so asleep is
+ * a flag that thread sets and clears, not a count. */
+static void am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
+  am_header *h = ep->base;
+  /* acquire: pairs with am_ring's release bump */
+  uint32_t seen = atomic_load_explicit(&h->bell, memory_order_acquire);
+  atomic_store_explicit(&h->asleep, 1u, memory_order_relaxed); /* relaxed: the fence below orders it */
+  /* seq_cst: the StoreLoad between asleep and the look at the queues;
+   * pairs with the fence in am_ring */
+  atomic_thread_fence(memory_order_seq_cst);
+  if ((ep->polling[AM_Q_REPLY] || am_queue_idle(ep, AM_Q_REPLY)) &&
+      (ep->polling[AM_Q_REQUEST] || am_queue_idle(ep, AM_Q_REQUEST)))
+    (void)syncq_futex_wait(&h->bell, seen, ns > INT64_MAX ? INT64_MAX : (int64_t)ns, true);
+  /* relaxed: a sender that still sees 1 makes one wake-up too many */
+  atomic_store_explicit(&h->asleep, 0u, memory_order_relaxed);
+}
 
 /* ---------------------------------------------------------------- handlers */
 
@@ -228,6 +306,7 @@ static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, in
   /* release: pairs with the receiver's acquire load of the state (it then
    * reads the fields and the bulk block written above) */
   atomic_store_explicit(&p->state, am_state(cs.pkt_pos, cs.pid, bulk ? AM_READY_BULK : AM_READY), memory_order_release);
+  am_ring(h);
   return SYNCQ_OK;
 }
 
@@ -535,7 +614,14 @@ int syncq_am_wait(syncq_am_endpoint *ep, unsigned budget, uint64_t timeout_ns, u
     if (start == 0) start = now;
     uint64_t waited = now - start;
     if (waited >= timeout_ns) return SYNCQ_ETIMEDOUT;
-    if (waited < SYNCQ_AM_WAIT_SPIN_NS) syncq_pr_relax();
-    else sched_yield(); /* the sender of the head packet may be waiting for this processor */
+    if (waited >= ep->sleep_after_ns && ep->tp == NULL) {
+      /* with a transport attached, its messages ring no bell: keep yielding */
+      uint64_t left = timeout_ns - waited;
+      am_sleep(ep, left < ep->sleep_slice_ns ? left : ep->sleep_slice_ns);
+    } else if (waited < SYNCQ_AM_WAIT_SPIN_NS) {
+      syncq_pr_relax();
+    } else {
+      sched_yield(); /* the sender of the head packet may be waiting for this processor */
+    }
   }
 }

@@ -56,7 +56,7 @@
 #include "syncq/pr.h"
 
 #define AM_MAGIC 0x73796e6371414d31ull /* "syncqAM1" */
-#define AM_VERSION 1u
+#define AM_VERSION 2u                  /* 2: the doorbell (am_header.asleep, .bell) */
 
 enum { AM_FREE = 0, AM_CLAIMED = 1, AM_READY = 2, AM_READY_BULK = 3 };
 enum { AM_Q_REQUEST = 0, AM_Q_REPLY = 1, AM_NQUEUES = 2 };
@@ -161,6 +161,14 @@ typedef struct am_header {
   uint64_t peers_off;
   char name[SYNCQ_AM_NAME_MAX + 1];
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) closed; /* set by an orderly shutdown */
+  /* The doorbell of syncq_am_wait's sleep (am.c, "Sleeping"), on the line
+   * every send reads for `closed` already: the receiver sets `asleep`
+   * around its futex wait on `bell`; a sender that finds it set after its
+   * commit bumps `bell` and wakes. Any value another process writes here
+   * costs a wake-up that was not needed or a sleep cut off by its time
+   * slice, never an access: neither word is an offset or a count. */
+  _Atomic(uint32_t) asleep; /* 1: the receiver may be in (or entering) its futex wait */
+  _Atomic(uint32_t) bell;   /* the futex word: bumped by a sender that found asleep set */
   /* counters (syncq_am_counters) */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) delivered;
   _Atomic(uint64_t) unhandled;

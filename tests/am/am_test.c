@@ -15,7 +15,9 @@
  * time, whose claim is not taken for a dead one's;
  * syncq_am_wait (its timeout, a wait nested in a handler, and writers and
  * reader confined to one processor, where a spinning reader would hold up
- * the writer it waits for); every bad input.
+ * the writer it waits for; an idle wait that sleeps, woken by a sender
+ * in another process, thousands of sleeping request/reply rounds, and
+ * overwritten doorbell words); every bad input.
  *
  * Children are forked from this single-threaded process, run only library
  * code and _exit with a code the parent checks; each arms alarm() so a hang
@@ -650,6 +652,223 @@ static void test_wait_nested(void **state) {
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
+/* ================================================================ sleeping */
+
+#define IDLE_WAIT_NS 200000000ull       /* 200 ms: an idle wait whose processor time is measured */
+#define WOKEN_TIMEOUT_NS 10000000000ull /* 10 s: a wait that a sender must end */
+#define WOKEN_BOUND_NS 1000000000ull    /* 1 s: how soon after the send it must end (generous) */
+#define PINGPONG_ROUNDS (SANITIZED ? 500u : 3000u)
+#define NEVER_NS UINT64_MAX /* a sleep slice longer than any wait: only a wake-up ends the sleep */
+
+enum { H_TALLY = 9, H_PING = 10, H_PONG = 11 };
+
+static uint64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static am_header *doorbell_of(syncq_am_endpoint *ep) { return ep->base; }
+
+static void h_tally(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)args, (void)nargs, (void)data, (void)len;
+  (*(uint32_t *)ctx)++;
+}
+
+/* A wait on an idle endpoint sleeps: the thread's processor time over the
+ * whole timeout stays far below the time waited (a polling wait, spinning
+ * or yielding, spends most of it on the processor). */
+static void test_wait_sleeps(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "idle", 0);
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  uint64_t w0 = syncq_now_ns(), c0 = thread_cpu_ns();
+  assert_int_equal(syncq_am_wait(ep, 8, IDLE_WAIT_NS, NULL), SYNCQ_ETIMEDOUT);
+  uint64_t cpu = thread_cpu_ns() - c0, wall = syncq_now_ns() - w0;
+  assert_true(wall >= IDLE_WAIT_NS);
+  if (cpu * 10u >= wall)
+    print_error("idle wait: %llu ns on the processor in %llu ns\n", (unsigned long long)cpu, (unsigned long long)wall);
+  assert_true(cpu * 10u < wall);
+  assert_int_equal(atomic_load(&doorbell_of(ep)->asleep), 0); /* cleared once awake */
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+typedef struct woken_arg {
+  const char *name;
+  am_header *h;               /* the receiver's segment (inherited mapping) */
+  _Atomic(uint64_t) *sent_at; /* shared: when the send was made */
+  bool clear_asleep;          /* hostile: clear the receiver's flag before sending (the wake-up is lost) */
+} woken_arg;
+
+/* Once the receiver is asleep, send it one message. */
+static void woken_sender(void *argp) {
+  woken_arg *a = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, a->name, &p) == SYNCQ_OK, 40);
+  while (atomic_load(&a->h->asleep) == 0u) usleep(1000); /* the alarm fails a receiver that never sleeps */
+  usleep(5000);                                          /* well inside its futex wait */
+  if (a->clear_asleep) atomic_store(&a->h->asleep, 0u);
+  atomic_store(a->sent_at, syncq_now_ns());
+  uint32_t args[1] = {1};
+  CHILD_CHECK(syncq_am_request(p, H_TALLY, args, 1, 0) == SYNCQ_OK, 41);
+  CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 42);
+}
+
+/* A sleeping receiver and a sender in another process: lost (true) or
+ * not, the wait ends with the message, soon after the send. */
+static void woken(bool lost) {
+  char name[96];
+  name_of(name, sizeof name, lost ? "lost" : "woken", 0);
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  /* A wake-up the receiver must get: its sleep lasts until one comes
+   * (or the wait's timeout). A lost one: the default slice bounds it. */
+  if (!lost) ep->sleep_slice_ns = NEVER_NS;
+  uint32_t got = 0;
+  assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+  _Atomic(uint64_t) *sent_at = mmap(NULL, sizeof *sent_at, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  assert_true(sent_at != MAP_FAILED);
+  atomic_store(sent_at, 0u);
+  am_header *h = doorbell_of(ep);
+  uint32_t bell0 = atomic_load(&h->bell);
+  woken_arg a = {name, h, sent_at, lost};
+  pid_t child = spawn(woken_sender, &a);
+  unsigned handled = 0;
+  uint64_t c0 = thread_cpu_ns(), w0 = syncq_now_ns();
+  int r = syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, &handled);
+  uint64_t end = syncq_now_ns(), cpu = thread_cpu_ns() - c0;
+  assert_int_equal(reap(child), 0);
+  assert_int_equal(r, SYNCQ_OK);
+  assert_int_equal(handled, 1);
+  assert_int_equal(got, 1);
+  uint64_t sent = atomic_load(sent_at);
+  assert_true(sent != 0 && end >= sent);
+  if (end - sent >= WOKEN_BOUND_NS)
+    print_error("%s wake-up: the wait ended %llu ns after the send\n", lost ? "lost" : "a",
+                (unsigned long long)(end - sent));
+  assert_true(end - sent < WOKEN_BOUND_NS);
+  assert_true(cpu * 10u < end - w0);                             /* it slept while the sender waited for it to */
+  if (!lost) assert_int_not_equal(atomic_load(&h->bell), bell0); /* the sender rang */
+  assert_int_equal(munmap(sent_at, sizeof *sent_at), 0);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+static void test_wait_woken(void **state) {
+  (void)state;
+  woken(false);
+}
+
+typedef struct pingpong_state {
+  uint32_t pongs, served, bad;
+} pingpong_state;
+
+static void h_ping(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)data, (void)len;
+  pingpong_state *ps = ctx;
+  if (nargs != 1 || args[0] != ps->served || syncq_am_reply(t, H_PONG, args, 1, 0) != SYNCQ_OK) ps->bad++;
+  ps->served++;
+}
+
+static void h_pong(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)data, (void)len;
+  pingpong_state *ps = ctx;
+  if (nargs != 1 || args[0] != ps->pongs) ps->bad++;
+  ps->pongs++;
+}
+
+/* Both sides sleep at every empty poll, and only a wake-up ends a sleep:
+ * a lost one fails the round's wait (SYNCQ_ETIMEDOUT) instead of costing
+ * a slice. */
+static void sleep_at_once(syncq_am_endpoint *ep) {
+  ep->sleep_after_ns = 0;
+  ep->sleep_slice_ns = NEVER_NS;
+}
+
+static void pingpong_server(void *argp) {
+  const char *name = argp;
+  syncq_am_endpoint *ep;
+  CHILD_CHECK(syncq_am_create(name, NULL, &ep) == SYNCQ_OK, 50);
+  sleep_at_once(ep);
+  pingpong_state ps = {0};
+  CHILD_CHECK(syncq_am_register(ep, H_PING, "ping", h_ping, &ps) == SYNCQ_OK, 51);
+  uint32_t bell0 = atomic_load(&doorbell_of(ep)->bell);
+  while (ps.served < PINGPONG_ROUNDS) CHILD_CHECK(syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, NULL) == SYNCQ_OK, 52);
+  CHILD_CHECK(ps.bad == 0, 53);
+  CHILD_CHECK(atomic_load(&doorbell_of(ep)->bell) != bell0, 54); /* it slept, and was rung awake */
+  CHILD_CHECK(syncq_am_destroy(ep) == SYNCQ_OK, 55);
+}
+
+/* Requests and replies between two processes that sleep whenever their
+ * queues are empty, thousands of rounds: every wake-up arrives. */
+static void test_wait_pingpong(void **state) {
+  (void)state;
+  char name[96], sname[96];
+  name_of(name, sizeof name, "pp", 0);
+  name_of(sname, sizeof sname, "pp", 1);
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  sleep_at_once(ep);
+  pingpong_state ps = {0};
+  assert_int_equal(syncq_am_register(ep, H_PONG, "pong", h_pong, &ps), SYNCQ_OK);
+  pid_t child = spawn(pingpong_server, sname);
+  syncq_am_peer *srv = NULL;
+  uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+  int r;
+  while ((r = syncq_am_connect(ep, sname, &srv)) == SYNCQ_ENOENT && syncq_now_ns() < deadline) sched_yield();
+  assert_int_equal(r, SYNCQ_OK);
+  uint32_t bell0 = atomic_load(&doorbell_of(ep)->bell);
+  for (uint32_t i = 0; i < PINGPONG_ROUNDS; i++) {
+    uint32_t args[1] = {i};
+    assert_int_equal(syncq_am_request(srv, H_PING, args, 1, 0), SYNCQ_OK);
+    while (ps.pongs == i) {
+      r = syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, NULL);
+      if (r != SYNCQ_OK) {
+        print_error("round %u: the wait for the reply returned %d\n", i, r);
+        kill(child, SIGKILL);
+        (void)reap(child);
+        fail();
+      }
+    }
+  }
+  assert_int_equal(reap(child), 0);
+  assert_int_equal(ps.pongs, PINGPONG_ROUNDS);
+  assert_int_equal(ps.bad, 0);
+  assert_int_not_equal(atomic_load(&doorbell_of(ep)->bell), bell0); /* the replies rang this side awake */
+  assert_int_equal(syncq_am_disconnect(srv), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+/* Doorbell words overwritten by another process: senders take any value
+ * of the flag for "maybe asleep" and ring; a flag cleared under a
+ * sleeping receiver loses the wake-up, which costs at most one slice. */
+static void test_wait_doorbell_corrupt(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "bell", 0);
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  uint32_t got = 0;
+  assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+  am_header *h = doorbell_of(ep);
+  atomic_store(&h->asleep, 0xA5A5A5A5u);
+  atomic_store(&h->bell, UINT32_MAX);
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+  uint32_t args[1] = {0};
+  for (int i = 0; i < 3; i++) assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK);
+  assert_int_equal(atomic_load(&h->bell), 2u); /* three rings, wrapping */
+  unsigned handled = 0;
+  assert_int_equal(syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 3);
+  assert_int_equal(syncq_am_wait(ep, 8, WAIT_EMPTY_NS, NULL), SYNCQ_ETIMEDOUT); /* it sleeps over the garbage */
+  assert_int_equal(atomic_load(&h->asleep), 0);                                 /* and leaves the flag clear */
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  woken(true);
+}
+
 /* ================================================================ cyclic requests */
 
 typedef struct ring_arg {
@@ -1180,6 +1399,10 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_wait),
     cmocka_unit_test_setup_teardown(test_wait_one_cpu, one_cpu_setup, one_cpu_teardown),
     cmocka_unit_test(test_wait_nested),
+    cmocka_unit_test(test_wait_sleeps),
+    cmocka_unit_test(test_wait_woken),
+    cmocka_unit_test(test_wait_pingpong),
+    cmocka_unit_test(test_wait_doorbell_corrupt),
     cmocka_unit_test(test_cyclic),
     cmocka_unit_test(test_inherit_unhandled_nowait),
     cmocka_unit_test(test_shutdown_and_cleanup),
