@@ -281,7 +281,9 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * SYNCQ_AM_WAIT_SLEEP_SLICE_NS (10 ms), then the wait polls again. A
  * wake-up is lost only when another process overwrites the doorbell words
  * or a sender dies between its commit and its wake; either delays the
- * wait by at most one slice. Any value in those words is safe: a sender
+ * wait by at most one slice. A sender that dies holding a claim rings
+ * nothing either: the wait sees the claim after its slice, stays awake
+ * and takes it back as syncq_am_poll does (stale_claim_ns). Any value in those words is safe: a sender
  * takes a set flag of any value for "maybe asleep" and wakes.
  * It cannot tell that the senders it waits for are gone: where they may
  * exit or die, give a timeout rather than SYNCQ_AM_WAIT_FOREVER.

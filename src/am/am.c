@@ -97,7 +97,8 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /
  * SYNCQ_AM_WAIT_YIELD_NS: a futex wait on the segment's `bell` (shared,
  * not private: senders are other processes). Dekker's protocol between
  * the receiver (am_sleep) and each sender (am_ring):
- *   receiver: read bell; set asleep; seq_cst fence; look at its queues
+ *   receiver: (if its queues are not idle, yield instead of all this)
+ *             read bell; set asleep; seq_cst fence; look at its queues
  *             (am_queue_idle); futex-wait on bell while it holds what was
  *             read, if they are idle; clear asleep;
  *   sender:   commit the packet (after advancing the tail); seq_cst
@@ -136,19 +137,37 @@ static bool am_queue_idle(syncq_am_endpoint *ep, int qi) {
   am_qview_of(ep->base, &ep->geo, qi, &v);
   /* relaxed: only this process writes the head */
   uint32_t hd = atomic_load_explicit(&v.q->head, memory_order_relaxed);
-  /* relaxed: ordered after asleep's store by am_sleep's fence */
+  /* relaxed: in am_sleep's look after the flag, ordered after asleep's
+   * store by its fence (pairs with am_ring's); its first look, before the
+   * flag, is a hint: "not idle" there only makes the wait yield */
   if (atomic_load_explicit(&v.q->tail, memory_order_relaxed) != hd) return false;
   /* relaxed: as the tail's */
   return atomic_load_explicit(&am_pkt_at(&v, hd)->state, memory_order_relaxed) == am_state(hd, 0, AM_FREE);
 }
 
-/* Sleep up to ns unless a queue of ep has something (see above). A queue
- * being polled further up this thread's stack is not looked at: this wait
- * cannot deliver from it (a message there rings the bell all the same, a
- * spurious wake-up). Only the endpoint's polling thread sleeps here, and
- * never while a handler runs (handlers run in syncq_am_poll), so asleep is
- * a flag that thread sets and clears, not a count. */
-static void am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
+/* Both queues of ep are idle, but for one being polled further up this
+ * thread's stack: this wait cannot deliver from it (a message there rings
+ * the bell all the same, a spurious wake-up). */
+static bool am_idle(syncq_am_endpoint *ep) {
+  return (ep->polling[AM_Q_REPLY] || am_queue_idle(ep, AM_Q_REPLY)) &&
+         (ep->polling[AM_Q_REQUEST] || am_queue_idle(ep, AM_Q_REQUEST));
+}
+
+/* Sleep up to ns unless a queue of ep has something (see above). False
+ * when a queue was not idle at the first look, and the wait yields
+ * instead: such a queue holds a message on its way (a sender between its
+ * assignment and its commit may be waiting for this processor) or one the
+ * poll must take back, and no send may ring for it. True when it slept,
+ * or when the look after the fence found a message just committed (the
+ * wait polls at once). Only the endpoint's polling thread
+ * sleeps here, and never while a handler runs (handlers run in
+ * syncq_am_poll), so asleep is a flag that thread sets and clears, not a
+ * count. */
+static bool am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
+  /* A first look without the flag: a queue that is not idle now needs no
+   * wake-up, and senders are spared a flag that would send them into
+   * FUTEX_WAKE for nothing at every poll of a busy wait. */
+  if (!am_idle(ep)) return false;
   am_header *h = ep->base;
   /* acquire: pairs with am_ring's release bump */
   uint32_t seen = atomic_load_explicit(&h->bell, memory_order_acquire);
@@ -156,11 +175,15 @@ static void am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
   /* seq_cst: the StoreLoad between asleep and the look at the queues;
    * pairs with the fence in am_ring */
   atomic_thread_fence(memory_order_seq_cst);
-  if ((ep->polling[AM_Q_REPLY] || am_queue_idle(ep, AM_Q_REPLY)) &&
-      (ep->polling[AM_Q_REQUEST] || am_queue_idle(ep, AM_Q_REQUEST)))
-    (void)syncq_futex_wait(&h->bell, seen, ns > INT64_MAX ? INT64_MAX : (int64_t)ns, true);
+  bool poll_now = true; /* slept, or something came in */
+  if (am_idle(ep)) {
+    SYNCQ_RACE_POINT("am.wait.sleep"); /* tests: count the sleeps */
+    /* no futex on this system: yield instead */
+    poll_now = syncq_futex_wait(&h->bell, seen, ns > INT64_MAX ? INT64_MAX : (int64_t)ns, true) != SYNCQ_ENOTSUP;
+  }
   /* relaxed: a sender that still sees 1 makes one wake-up too many */
   atomic_store_explicit(&h->asleep, 0u, memory_order_relaxed);
+  return poll_now;
 }
 
 /* ---------------------------------------------------------------- handlers */
@@ -614,14 +637,16 @@ int syncq_am_wait(syncq_am_endpoint *ep, unsigned budget, uint64_t timeout_ns, u
     if (start == 0) start = now;
     uint64_t waited = now - start;
     if (waited >= timeout_ns) return SYNCQ_ETIMEDOUT;
-    if (waited >= ep->sleep_after_ns && ep->tp == NULL) {
-      /* with a transport attached, its messages ring no bell: keep yielding */
-      uint64_t left = timeout_ns - waited;
-      am_sleep(ep, left < ep->sleep_slice_ns ? left : ep->sleep_slice_ns);
-    } else if (waited < SYNCQ_AM_WAIT_SPIN_NS) {
+    uint64_t left = timeout_ns - waited;
+    /* with a transport attached, its messages ring no bell: keep yielding */
+    if (waited >= ep->sleep_after_ns && ep->tp == NULL &&
+        am_sleep(ep, left < ep->sleep_slice_ns ? left : ep->sleep_slice_ns))
+      continue;
+    if (waited < SYNCQ_AM_WAIT_SPIN_NS) {
       syncq_pr_relax();
     } else {
-      sched_yield(); /* the sender of the head packet may be waiting for this processor */
+      SYNCQ_RACE_POINT("am.wait.yield"); /* tests: count the yields */
+      sched_yield();                     /* the sender of the head packet may be waiting for this processor */
     }
   }
 }

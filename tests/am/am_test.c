@@ -16,8 +16,11 @@
  * syncq_am_wait (its timeout, a wait nested in a handler, and writers and
  * reader confined to one processor, where a spinning reader would hold up
  * the writer it waits for; an idle wait that sleeps, woken by a sender
- * in another process, thousands of sleeping request/reply rounds, and
- * overwritten doorbell words); every bad input.
+ * in another process, thousands of sleeping request/reply rounds,
+ * overwritten doorbell words, a wait that yields instead of sleeping while
+ * a stopped sender holds a claim or an assigned position, and the
+ * take-back of a claim whose sender died while the wait slept); every bad
+ * input.
  *
  * Children are forked from this single-threaded process, run only library
  * code and _exit with a code the parent checks; each arms alarm() so a hang
@@ -66,7 +69,6 @@
 
 enum { H_ECHO = 1, H_ECHO_REPLY = 2, H_COUNT = 3, H_RING = 4, H_RING_REPLY = 5, H_UNREGISTERED = 200 };
 enum { H_NEST = 6, H_BOUNCE = 7, H_BOUNCED = 8 }; /* a wait nested in a handler */
-enum { H_TALLY = 9 };                             /* counts messages */
 
 static void name_of(char *out, size_t n, const char *tag, int i) {
   snprintf(out, n, "syncq-amtest-%d-%s-%d", (int)getpid(), tag, i);
@@ -869,6 +871,224 @@ static void test_wait_doorbell_corrupt(void **state) {
   woken(true);
 }
 
+/* A sender stopped at a race point (race_stop_at) with its message on the
+ * way, while the receiver waits; the receiver counts its sleeps and
+ * yields (race points "am.wait.sleep", "am.wait.yield"). */
+static const char *race_stop_at;
+static uint32_t wait_sleeps, wait_yields;
+
+static void stop_hook(const char *name) {
+  if (strcmp(name, race_stop_at) == 0) raise(SIGSTOP);
+}
+
+static void kill_self_hook(const char *name) {
+  if (strcmp(name, race_stop_at) == 0) kill(getpid(), SIGKILL);
+}
+
+static void count_hook(const char *name) {
+  if (strcmp(name, "am.wait.sleep") == 0) wait_sleeps++;
+  else if (strcmp(name, "am.wait.yield") == 0) wait_yields++;
+}
+
+static void stopped_sender(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 60);
+  syncq_race_hook = stop_hook;
+  uint32_t args[1] = {1};
+  CHILD_CHECK(syncq_am_request(p, H_TALLY, args, 1, 0) == SYNCQ_OK, 61);
+  CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 62);
+}
+
+/* Every claim, a sender stopped with its message on the way: between its
+ * claim and its commit ("am.send.claimed"), or inside the claim
+ * ("am.claim.inside": the lock-free claim has the position assigned, a
+ * locking claim holds the lock with nothing claimed yet). A queue holding
+ * an assigned or claimed position is not idle: the wait, told to sleep at
+ * once, never sleeps and yields the processor at every poll (the stopped
+ * sender may be waiting for it); a locking claim has assigned nothing, so
+ * the wait sleeps. Once the sender goes on, its commit ends the wait,
+ * whose sleeps only a wake-up ends. */
+static void test_wait_message_on_its_way(void **state) {
+  (void)state;
+  static const char *const points[] = {"am.send.claimed", "am.claim.inside"};
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++)
+    for (size_t k = 0; k < sizeof points / sizeof points[0]; k++) {
+      char name[96];
+      name_of(name, sizeof name, "onway", c * 2 + (int)k);
+      syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+      syncq_am_endpoint *ep;
+      assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+      sleep_at_once(ep);
+      uint32_t got = 0;
+      assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+      race_stop_at = points[k];
+      pid_t child = spawn(stopped_sender, name);
+      int st = 0;
+      assert_int_equal(waitpid(child, &st, WUNTRACED), child);
+      assert_true(WIFSTOPPED(st));
+      bool on_its_way = k == 0 || c == SYNCQ_AM_CLAIM_LOCKFREE;
+      wait_sleeps = wait_yields = 0;
+      syncq_race_hook = count_hook;
+      int r = syncq_am_wait(ep, 8, WAIT_EMPTY_NS, NULL);
+      syncq_race_hook = NULL;
+      if (on_its_way ? wait_sleeps != 0 || wait_yields == 0 : wait_sleeps == 0) {
+        print_error("claim %s, stopped at %s: the wait slept %u times and yielded %u times\n", syncq_am_claim_name(c),
+                    points[k], wait_sleeps, wait_yields);
+        kill(child, SIGKILL); /* a stopped child would outlive the test */
+        (void)reap(child);
+        fail();
+      }
+      assert_int_equal(r, SYNCQ_ETIMEDOUT);
+      if (on_its_way) {
+        assert_int_equal(wait_sleeps, 0);
+        assert_true(wait_yields > 0);
+      } else {
+        assert_true(wait_sleeps > 0);
+      }
+      assert_int_equal(kill(child, SIGCONT), 0);
+      unsigned handled = 0;
+      assert_int_equal(syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, &handled), SYNCQ_OK);
+      assert_int_equal(handled, 1);
+      assert_int_equal(got, 1);
+      assert_int_equal(reap(child), 0);
+      assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+    }
+}
+
+static void dying_sender(void *argp) {
+  woken_arg *a = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, a->name, &p) == SYNCQ_OK, 70);
+  while (atomic_load(&a->h->asleep) == 0u) usleep(1000); /* the alarm fails a receiver that never sleeps */
+  usleep(5000);                                          /* well inside its futex wait */
+  syncq_race_hook = kill_self_hook;                      /* at race_stop_at, set by the parent */
+  uint32_t args[1] = {1};
+  (void)syncq_am_request(p, H_TALLY, args, 1, 0);
+  _exit(71); /* not reached: it dies claiming */
+}
+
+/* Every claim: a sender dies holding a claim while the receiver sleeps
+ * (and, lock-free, one dies with a position assigned, not claimed). A
+ * claim or an assignment rings no bell, so the sleep lasts its slice;
+ * after it the wait sees the queue is not idle, stays awake and takes the
+ * claim back (skips the position) once it is stale. A message sent after
+ * it then arrives. */
+static void test_wait_dead_claim(void **state) {
+  (void)state;
+  for (int c = 0; c <= SYNCQ_AM_CLAIM_COUNT; c++) {
+    bool assigned = c == SYNCQ_AM_CLAIM_COUNT; /* the extra round: lock-free, dead between its two CASes */
+    int claim = assigned ? SYNCQ_AM_CLAIM_LOCKFREE : c;
+    char name[96];
+    name_of(name, sizeof name, "deadclaim", c);
+    syncq_am_config cfg = {.claim = claim, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    ep->sleep_after_ns = 0; /* the default slice: the bound on the sleep over a dead claim */
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    woken_arg a = {name, doorbell_of(ep), NULL, false};
+    race_stop_at = assigned ? "am.claim.inside" : "am.send.claimed";
+    pid_t child = spawn(dying_sender, &a);
+    syncq_am_counters cnt = {0};
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while ((assigned ? cnt.skipped : cnt.lost) == 0 && syncq_now_ns() < deadline) {
+      assert_int_equal(syncq_am_wait(ep, 8, WAIT_EMPTY_NS, NULL), SYNCQ_ETIMEDOUT);
+      assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    }
+    assert_int_equal(reap(child), 128 + SIGKILL);
+    assert_int_equal(assigned ? cnt.skipped : cnt.lost, 1);
+    syncq_am_peer *p;
+    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+    uint32_t args[1] = {2};
+    assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK);
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, &handled), SYNCQ_OK);
+    assert_int_equal(handled, 1);
+    assert_int_equal(got, 1);
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
+/* Robust futexes (the kernel's list that makes a dead holder's POSIX mutex
+ * report EOWNERDEAD): qemu-user does not implement them, so there a holder
+ * that dies holding the posix-mutex claim blocks the others for good (as
+ * in crash_matrix_test.c). */
+static bool have_robust_futexes(void) {
+  void *head = NULL;
+  size_t len = 0;
+  return syscall(SYS_get_robust_list, 0, &head, &len) == 0;
+}
+
+static void tail_dying_sender(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 80);
+  syncq_race_hook = kill_self_hook; /* at race_stop_at, set by the parent */
+  unsigned char blk[64];
+  fill(blk, sizeof blk, 1);
+  uint32_t args[1] = {1};
+  (void)syncq_am_request_bulk(p, H_TALLY, blk, sizeof blk, args, 1, 0);
+  _exit(81); /* not reached: it dies claiming */
+}
+
+/* Every locking claim: a sender dies inside the claim's critical section
+ * with its packet (and bulk block) claimed and the tail not yet advanced
+ * ("am.claim.tail"), and the receiver takes the claim back (after the
+ * stale interval) before any sender comes for the lock. The next sender
+ * repairs the dead holder's lock: its sends succeed and arrive (the
+ * repair once left the tail behind, and every later send was refused as
+ * SYNCQ_EINVAL: the slot at the tail showed FREE a lap on). */
+static void test_claim_dead_before_tail(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    if (c == SYNCQ_AM_CLAIM_LOCKFREE) continue; /* no critical section */
+    if (c == SYNCQ_AM_CLAIM_POSIX && !have_robust_futexes()) {
+      print_message("  posix-mutex: SKIPPED: no robust futexes here (get_robust_list: ENOSYS, e.g. qemu-user)\n");
+      continue;
+    }
+    char name[96];
+    name_of(name, sizeof name, "deadtail", c);
+    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 2, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    race_stop_at = "am.claim.tail";
+    pid_t child = spawn(tail_dying_sender, name);
+    assert_int_equal(reap(child), 128 + SIGKILL);
+    syncq_am_counters cnt = {0};
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (cnt.lost == 0 && syncq_now_ns() < deadline) {
+      assert_int_equal(poll_or_yield(ep), SYNCQ_OK);
+      assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    }
+    assert_int_equal(cnt.lost, 1);
+    syncq_am_peer *p;
+    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+    unsigned char blk[64];
+    fill(blk, sizeof blk, 2);
+    uint32_t args[1] = {2};
+    int r = syncq_am_request(p, H_TALLY, args, 1, 0);
+    if (r != SYNCQ_OK) print_error("claim %s: the send after the repair returned %d\n", syncq_am_claim_name(c), r);
+    assert_int_equal(r, SYNCQ_OK);
+    assert_int_equal(syncq_am_request_bulk(p, H_TALLY, blk, sizeof blk, args, 1, 0), SYNCQ_OK);
+    for (uint32_t i = 2; i < 2u + 2u * cfg.packets; i++) { /* two laps on, one message at a time */
+      deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+      while (got < i && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+      assert_int_equal(got, i);
+      assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK);
+    }
+    deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (got < 2u + 2u * cfg.packets && syncq_now_ns() < deadline)
+      assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    assert_int_equal(got, 2u + 2u * cfg.packets);
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 /* ================================================================ cyclic requests */
 
 typedef struct ring_arg {
@@ -1187,92 +1407,6 @@ static void test_dead_inside_claim(void **state) {
   }
 }
 
-static void h_tally(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
-  (void)t, (void)args, (void)nargs, (void)data, (void)len;
-  (*(uint32_t *)ctx)++;
-}
-
-/* Robust futexes (the kernel's list that makes a dead holder's POSIX mutex
- * report EOWNERDEAD): qemu-user does not implement them, so there a holder
- * that dies holding the posix-mutex claim blocks the others for good (as
- * in crash_matrix_test.c). */
-static bool have_robust_futexes(void) {
-  void *head = NULL;
-  size_t len = 0;
-  return syscall(SYS_get_robust_list, 0, &head, &len) == 0;
-}
-
-static void tail_kill_hook(const char *name) {
-  if (strcmp(name, "am.claim.tail") == 0) kill(getpid(), SIGKILL);
-}
-
-static void tail_dying_sender(void *argp) {
-  const char *name = argp;
-  syncq_am_peer *p;
-  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 80);
-  syncq_race_hook = tail_kill_hook;
-  unsigned char blk[64];
-  fill(blk, sizeof blk, 1);
-  uint32_t args[1] = {1};
-  (void)syncq_am_request_bulk(p, H_TALLY, blk, sizeof blk, args, 1, 0);
-  _exit(81); /* not reached: it dies claiming */
-}
-
-/* Every locking claim: a sender dies inside the claim's critical section
- * with its packet (and bulk block) claimed and the tail not yet advanced
- * ("am.claim.tail"), and the receiver takes the claim back (after the
- * stale interval) before any sender comes for the lock. The next sender
- * repairs the dead holder's lock: its sends succeed and arrive (the
- * repair once left the tail behind, and every later send was refused as
- * SYNCQ_EINVAL: the slot at the tail showed FREE a lap on). */
-static void test_claim_dead_before_tail(void **state) {
-  (void)state;
-  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
-    if (c == SYNCQ_AM_CLAIM_LOCKFREE) continue; /* no critical section */
-    if (c == SYNCQ_AM_CLAIM_POSIX && !have_robust_futexes()) {
-      print_message("  posix-mutex: SKIPPED: no robust futexes here (get_robust_list: ENOSYS, e.g. qemu-user)\n");
-      continue;
-    }
-    char name[96];
-    name_of(name, sizeof name, "deadtail", c);
-    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 2, .bulk_size = 64, .stale_claim_ns = STALE_NS};
-    syncq_am_endpoint *ep;
-    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
-    uint32_t got = 0;
-    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
-    pid_t child = spawn(tail_dying_sender, name);
-    assert_int_equal(reap(child), 128 + SIGKILL);
-    syncq_am_counters cnt = {0};
-    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
-    while (cnt.lost == 0 && syncq_now_ns() < deadline) {
-      assert_int_equal(poll_or_yield(ep), SYNCQ_OK);
-      assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
-    }
-    assert_int_equal(cnt.lost, 1);
-    syncq_am_peer *p;
-    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
-    unsigned char blk[64];
-    fill(blk, sizeof blk, 2);
-    uint32_t args[1] = {2};
-    int r = syncq_am_request(p, H_TALLY, args, 1, 0);
-    if (r != SYNCQ_OK) print_error("claim %s: the send after the repair returned %d\n", syncq_am_claim_name(c), r);
-    assert_int_equal(r, SYNCQ_OK);
-    assert_int_equal(syncq_am_request_bulk(p, H_TALLY, blk, sizeof blk, args, 1, 0), SYNCQ_OK);
-    for (uint32_t i = 2; i < 2u + 2u * cfg.packets; i++) { /* two laps on, one message at a time */
-      deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
-      while (got < i && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
-      assert_int_equal(got, i);
-      assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK);
-    }
-    deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
-    while (got < 2u + 2u * cfg.packets && syncq_now_ns() < deadline)
-      assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
-    assert_int_equal(got, 2u + 2u * cfg.packets);
-    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
-    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
-  }
-}
-
 /* ================================================================ a claim not yet stamped */
 
 static unsigned owner_calls, owner_stop_at; /* stop at the owner_stop_at-th claim (0: the first) */
@@ -1403,11 +1537,13 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_wait_woken),
     cmocka_unit_test(test_wait_pingpong),
     cmocka_unit_test(test_wait_doorbell_corrupt),
+    cmocka_unit_test(test_wait_message_on_its_way),
+    cmocka_unit_test(test_wait_dead_claim),
+    cmocka_unit_test(test_claim_dead_before_tail),
     cmocka_unit_test(test_cyclic),
     cmocka_unit_test(test_inherit_unhandled_nowait),
     cmocka_unit_test(test_shutdown_and_cleanup),
     cmocka_unit_test(test_dead_inside_claim),
-    cmocka_unit_test(test_claim_dead_before_tail),
     cmocka_unit_test(test_lockfree_claim_unstamped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
