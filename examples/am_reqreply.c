@@ -7,8 +7,9 @@
  * the square of its argument. A forked child creates its own endpoint
  * (only an endpoint's creator polls it), connects to the server naming
  * its endpoint for replies, sends requests and waits for the replies
- * (syncq_am_wait: it yields the processor while nothing arrives, so the
- * two processes also share one processor well).
+ * (syncq_am_wait: it yields the processor while nothing arrives, then
+ * sleeps until a sender wakes it, so the two processes also share one
+ * processor well).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -78,7 +79,7 @@ int main(void) {
     _exit(rc); /* not exit(): the parent's endpoint is the parent's to destroy */
   }
   int status = 0;
-  for (;;) { /* serve until the client is done; a wait yields the processor when idle */
+  for (;;) { /* serve until the client is done; a wait yields, then sleeps, when idle */
     syncq_am_wait(ep, 16, SERVE_SLICE_NS, NULL);
     pid_t w = waitpid(child, &status, WNOHANG);
     if (w == child) break;

@@ -26,7 +26,9 @@
  * its bulk slots, its bulk data. Region 0xFF polls once (so patches and
  * polls interleave); 0xFE | handler sends a short NOWAIT request of two
  * words; 0xFD | handler | length a bulk NOWAIT request of `length` bytes;
- * other region values are ignored. At the end the segment is attached by
+ * 0xFC waits (syncq_am_wait, told to sleep at once on the segment's
+ * doorbell words, for FUZZ_WAIT_NS: it must end by then whatever the
+ * queues and those words hold); other region values are ignored. At the end the segment is attached by
  * name and polled again.
  *
  * The magic word is put back after every patch: an attacher waits
@@ -59,6 +61,8 @@
 #define FUZZ_POLL_REGION 0xFFu
 #define FUZZ_SEND_REGION 0xFEu
 #define FUZZ_SEND_BULK_REGION 0xFDu
+#define FUZZ_WAIT_REGION 0xFCu
+#define FUZZ_WAIT_NS 50000u   /* 50 us: one short sleep (or a few yields) per wait record */
 #define FUZZ_REPLY_HANDLER 3u /* replies (NOWAIT) to requests: the reply path sends too */
 #define FUZZ_HANDLERS 4u      /* handlers 0..3 registered; the rest go to the default */
 #define FUZZ_REGIONS (2 + 4 * AM_NQUEUES)
@@ -108,6 +112,7 @@ static int one_input(const uint8_t *in, size_t n) {
                          .stale_claim_ns = FUZZ_STALE_NS};
   syncq_am_endpoint *ep;
   if (syncq_am_create(name, &cfg, &ep) != SYNCQ_OK) return 0;
+  ep->sleep_after_ns = 0; /* a wait record sleeps at its first empty poll */
   for (unsigned i = 0; i < FUZZ_HANDLERS; i++)
     (void)syncq_am_register(ep, i, "read", i == FUZZ_REPLY_HANDLER ? h_reply : h_read, NULL);
   (void)syncq_am_set_default_handler(ep, h_read, NULL);
@@ -123,6 +128,10 @@ static int one_input(const uint8_t *in, size_t n) {
     unsigned reg = in[i++];
     if (reg == FUZZ_POLL_REGION) {
       (void)syncq_am_poll(ep, FUZZ_POLL_BUDGET, NULL);
+      continue;
+    }
+    if (reg == FUZZ_WAIT_REGION) {
+      (void)syncq_am_wait(ep, FUZZ_POLL_BUDGET, FUZZ_WAIT_NS, NULL);
       continue;
     }
     if (reg == FUZZ_SEND_REGION || reg == FUZZ_SEND_BULK_REGION) {

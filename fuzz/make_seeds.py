@@ -7,7 +7,8 @@ offset (LE16), length, bytes; region 0xFF polls. Offsets are those of
 src/am/am_segment.h on an LP64 machine (am_packet: state 0, owner_start 8,
 handler 16, nargs 18, has_bulk 19, bulk_pos 20, bulk_len 24, src_peer 28,
 args 32; am_header: claim 12, packets 16, packet_shift 20, bulk_blocks 24,
-bulk_size 28, size 40, queue_off 64, peers_off 80). The seeds start the
+bulk_size 28, size 40, queue_off 64, peers_off 80, the doorbell's asleep
+196 and bell 200). The seeds start the
 fuzzer at the states a crashed or buggy peer leaves: READY packets with
 out-of-range fields, dead and live claims, a garbage peer table, a header
 whose geometry lies; and, sent to (records 0xFE: a NOWAIT short request,
@@ -22,6 +23,7 @@ import struct
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus")
 POLL = b"\xff"
+WAIT = b"\xfc"
 
 
 def send(handler=1):
@@ -109,6 +111,15 @@ seeds["send-posix-mutex-held-pid1"] = bytes([POSIX]) + rec(REQ_Q, 0, struct.pack
 seeds["send-reply-queue-garbage"] = bytes([TICKET]) + rec(REP_Q, 4160, struct.pack("<I", 0x12345)) + send(3) + POLL
 seeds["send-reply-pkt-garbage"] = bytes([LOCKFREE]) + rec(REP_PKT, 0, struct.pack("<Q", 0xAB)) + send(3) + POLL + POLL
 seeds["send-lockfree-dead-assign"] = bytes([LOCKFREE]) + rec(REQ_Q, 4160, struct.pack("<I", 3)) + send() + POLL + POLL
+# wait-*: syncq_am_wait (record 0xFC) over an empty queue, a message, a
+# position assigned ahead of the head, a dead claim, and doorbell words of
+# any value.
+seeds["wait-empty"] = bytes([0]) + WAIT
+seeds["wait-ready"] = bytes([1]) + rec(REQ_PKT, 0, packet(0, READY)) + WAIT + WAIT
+seeds["wait-lockfree-tail-ahead"] = bytes([LOCKFREE]) + rec(REQ_Q, 4160, struct.pack("<I", 3)) + WAIT + WAIT
+seeds["wait-claimed-dead-pid"] = bytes([2]) + rec(REQ_PKT, 0, packet(0, CLAIMED, pid=0x3FFFFF)) + WAIT + WAIT + WAIT
+seeds["wait-doorbell-garbage"] = bytes([LOCKFREE]) + rec(HDR, 196, struct.pack("<II", 0xA5A5A5A5, 0xFFFFFFFF)) + \
+    send() + WAIT + rec(HDR, 200, struct.pack("<I", 7)) + WAIT
 
 # found-send-*: inputs AFL++ found (not written here; kept as found): an
 # UBSan shift in the slot check, and glibc following an overwritten POSIX

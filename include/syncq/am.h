@@ -36,7 +36,9 @@
  * receiver, or a sender preempted between its claim and its commit) gets
  * to run. A receiver that loops on syncq_am_poll instead holds its
  * processor for a whole time slice whenever the message at the head of
- * its queue belongs to a sender waiting for that processor.
+ * its queue belongs to a sender waiting for that processor. A receiver
+ * whose queues stay empty sleeps in syncq_am_wait (a futex in the
+ * segment, which every send rings when the receiver sleeps).
  *
  * Robustness: a claimed packet records its owner (pid and process start
  * time); a claim whose owner has died is reclaimed by the receiver after
@@ -244,6 +246,12 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
 /* How long syncq_am_wait polls with pauses only before it yields the
  * processor between polls. */
 #define SYNCQ_AM_WAIT_SPIN_NS 4000u
+/* How long syncq_am_wait polls (pausing, then yielding) before it sleeps
+ * in the kernel between polls. */
+#define SYNCQ_AM_WAIT_YIELD_NS 50000u
+/* The longest one sleep of syncq_am_wait lasts before it polls again: the
+ * bound on what a lost wake-up costs (10 ms). */
+#define SYNCQ_AM_WAIT_SLEEP_SLICE_NS 10000000u
 
 /* Poll as syncq_am_poll does until it has handled at least one message or
  * timeout_ns has passed (0: poll once; SYNCQ_AM_WAIT_FOREVER: no limit).
@@ -251,10 +259,34 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * first SYNCQ_AM_WAIT_SPIN_NS, then yields the processor (sched_yield) at
  * every poll: on a machine with more processes than processors the sender
  * whose message is at the head of the queue may be waiting for this
- * processor. It never sleeps in the kernel: an idle waiter keeps polling,
- * yielding its processor to whatever else is runnable there. It cannot
- * tell that the senders it waits for are gone: where they may exit or
- * die, give a timeout rather than SYNCQ_AM_WAIT_FOREVER.
+ * processor. Once it has waited SYNCQ_AM_WAIT_YIELD_NS it sleeps in the
+ * kernel between polls: a futex wait on a word of the endpoint's segment
+ * (a shared futex: senders are other processes), so an idle receiver uses
+ * no processor.
+ * When it sleeps: only when both queues are empty, with nothing assigned
+ * beyond what was delivered (the tail is the head and the head packet is
+ * free). While a sender is between its claim and its commit, while a dead
+ * sender's claim or an abandoned lock-free position waits at the head to
+ * be taken back, or while its segment's tail was overwritten, it keeps
+ * yielding instead. It never sleeps on an endpoint with a transport
+ * attached (syncq/am_mpi.h): messages through the transport wake no one,
+ * so it yields at every poll there as before.
+ * The wake-up: a sender (a request, or a reply to this endpoint), after
+ * committing its message, looks (after a full fence) at the receiver's
+ * sleep flag in the segment and, if it is set, bumps the futex word and
+ * wakes it; the receiver sets the flag, fences, and looks at its queues
+ * once more before it sleeps (Dekker's protocol), so a message committed
+ * while it goes to sleep is seen by one side or the other.
+ * The bound on a lost wake-up: each sleep lasts at most
+ * SYNCQ_AM_WAIT_SLEEP_SLICE_NS (10 ms), then the wait polls again. A
+ * wake-up is lost only when another process overwrites the doorbell words
+ * or a sender dies between its commit and its wake; either delays the
+ * wait by at most one slice. A sender that dies holding a claim rings
+ * nothing either: the wait sees the claim after its slice, stays awake
+ * and takes it back as syncq_am_poll does (stale_claim_ns). Any value in those words is safe: a sender
+ * takes a set flag of any value for "maybe asleep" and wakes.
+ * It cannot tell that the senders it waits for are gone: where they may
+ * exit or die, give a timeout rather than SYNCQ_AM_WAIT_FOREVER.
  * *handled (may be NULL) gets the number handled by the poll that ended
  * the wait (at most budget). Returns SYNCQ_OK when that is at least one,
  * SYNCQ_ETIMEDOUT when nothing arrived within timeout_ns (*handled 0), and
@@ -263,11 +295,12 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * From a handler of ep, the queue being polled further up is skipped as in
  * syncq_am_poll: a nested wait for a message that only that queue can
  * bring (a request handler waiting for a request) lasts its whole timeout
- * (for ever with SYNCQ_AM_WAIT_FOREVER); a request handler may wait for a
- * reply.
+ * (for ever with SYNCQ_AM_WAIT_FOREVER), asleep for most of it (a message
+ * to the skipped queue wakes it, and it sleeps again); a request handler
+ * may wait for a reply, and sleeps until it comes.
  * Thread safety: as syncq_am_poll (the endpoint's one polling thread).
- * Not from a signal handler; not from a postoffice fiber (it yields the
- * thread, not the fiber: poll there instead).
+ * Not from a signal handler; not from a postoffice fiber (it yields and
+ * sleeps the thread, not the fiber: poll there instead).
  * Progress: blocking by design (it waits for senders), bounded by
  * timeout_ns plus its first poll and its last yield and poll (a yield on
  * a loaded processor may last a time slice).

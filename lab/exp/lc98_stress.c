@@ -158,8 +158,9 @@ static int stress_run(lab_ctx *ctx) {
     lab_note(ctx,
              "%d processing units for up to 8 processes: writers and reader are time-shared, which 000 "
              "(one process per processor) did not do; a stalled writer and the waiting reader yield the "
-             "processor after a few microseconds, and the time includes the switches between them",
-             lab_pus(ctx));
+             "processor after a few microseconds (the reader sleeps once its queues stay empty for %u us, "
+             "until a writer's send wakes it), and the time includes the switches between them",
+             lab_pus(ctx), (unsigned)(SYNCQ_AM_WAIT_YIELD_NS / 1000u));
   int claims[SYNCQ_AM_CLAIM_COUNT];
   int nc = lc98_claims_selected(ctx, claims);
   static stress_point pts[3][SYNCQ_AM_CLAIM_COUNT + 1];

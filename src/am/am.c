@@ -15,16 +15,22 @@
  *                backoff's cap (AM_FULL_BACKOFF_CAP_NS, 1.6 us) they also
  *                yield the processor, so an oversubscribed machine still
  *                runs the receiver and the sender assigned the head packet;
- *                syncq_am_wait does the same for the receiver. API in
- *                the shape of GASNet-EX (handler table by index, short and
- *                bulk requests, at most one reply from a request handler).
+ *                syncq_am_wait does the same for the receiver, and
+ *                sleeps on a futex in the segment once its queues have
+ *                stayed empty for SYNCQ_AM_WAIT_YIELD_NS ("Sleeping"
+ *                below). API in the shape of GASNet-EX (handler table by
+ *                index, short and bulk requests, at most one reply from a
+ *                request handler).
  *   Progress:    delivery is FIFO per queue; a poll never waits (it returns
  *                when the head packet is not ready); a send waits on a
  *                full queue (or returns SYNCQ_FULL with NOWAIT) and on the
  *                claim lock within its bound (claim_lock.c, claim_posix.c).
- *   Atomics:     send = the claim + 1 release store (commit); poll of one
+ *   Atomics:     send = the claim + 1 release store (commit) + 1 seq_cst
+ *                fence + 1 relaxed load (the doorbell; + 1 fetch-and-add
+ *                and a FUTEX_WAKE when the receiver sleeps); poll of one
  *                message = 1 acquire load + 1-2 release stores (free
- *                packet, block) + 1 store of the head + 1 relaxed
+ *                packet, block; each after a relaxed store of 0 in its
+ *                start time) + 1 store of the head + 1 relaxed
  *                fetch-and-add (counter).
  *   Memory:      never allocates on the send/poll paths; the first reply
  *                to a given requester maps its segment (malloc + mmap).
@@ -63,6 +69,7 @@
 #include "am_segment.h"
 #include "syncq/backoff.h"
 #include "syncq/clock.h"
+#include "syncq/platform.h"
 #include "syncq/pr.h"
 #include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
@@ -83,6 +90,101 @@
 #define AM_IDLE_CHECK_EVERY 1024u /* lock-free: empty polls between looks at the clock for an abandoned assignment */
 
 static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /* a stalled sender polls */
+
+/* ---------------------------------------------------------------- sleeping
+ *
+ * syncq_am_wait sleeps in the kernel once it has spun and yielded for
+ * SYNCQ_AM_WAIT_YIELD_NS: a futex wait on the segment's `bell` (shared,
+ * not private: senders are other processes). Dekker's protocol between
+ * the receiver (am_sleep) and each sender (am_ring):
+ *   receiver: (if its queues are not idle, yield instead of all this)
+ *             read bell; set asleep; seq_cst fence; look at its queues
+ *             (am_queue_idle); futex-wait on bell while it holds what was
+ *             read, if they are idle; clear asleep;
+ *   sender:   commit the packet (after advancing the tail); seq_cst
+ *             fence; read asleep; if set, bump bell and futex-wake it.
+ * The two fences are ordered one way or the other: the receiver's look
+ * sees the tail and commit, so it does not sleep, or the sender sees
+ * asleep and wakes it (a bump before the futex wait makes the kernel's
+ * check of bell fail, one after finds the receiver queued on it). A
+ * receiver that read the bumped bell synchronises with the bump (release,
+ * acquire) and so sees the commit before it looks.
+ * A lost wake-up (a doorbell word overwritten by another process, a sender
+ * killed between its commit and its wake) costs at most one slice: every
+ * futex wait lasts at most SYNCQ_AM_WAIT_SLEEP_SLICE_NS, after which the
+ * receiver polls again. */
+
+/* After a commit into the segment of h: wake its receiver if it sleeps. */
+static void am_ring(am_header *h) {
+  /* seq_cst: the StoreLoad between our commit (and tail) and the load of
+   * asleep; pairs with the fence in am_sleep (see above). */
+  atomic_thread_fence(memory_order_seq_cst);
+  /* relaxed: ordered after the commit by the fence above */
+  if (atomic_load_explicit(&h->asleep, memory_order_relaxed) == 0u) return;
+  /* release: pairs with am_sleep's acquire load of bell (a receiver that
+   * reads this bump sees the commit) */
+  atomic_fetch_add_explicit(&h->bell, 1u, memory_order_release);
+  (void)syncq_futex_wake(&h->bell, 0, true); /* all: whoever waits on the word, however it got there */
+}
+
+/* Queue qi holds nothing assigned beyond what this process delivered: its
+ * tail is its head and the head slot is free for it. Anything else (a
+ * message, a sender between its assignment and its commit, a dead
+ * sender's claim or an abandoned position the poll must take back, an
+ * overwritten tail) is not idle, and the wait keeps yielding instead. */
+static bool am_queue_idle(syncq_am_endpoint *ep, int qi) {
+  am_qview v; /* from the validated geometry, as the poll's */
+  am_qview_of(ep->base, &ep->geo, qi, &v);
+  /* relaxed: only this process writes the head */
+  uint32_t hd = atomic_load_explicit(&v.q->head, memory_order_relaxed);
+  /* relaxed: in am_sleep's look after the flag, ordered after asleep's
+   * store by its fence (pairs with am_ring's); its first look, before the
+   * flag, is a hint: "not idle" there only makes the wait yield */
+  if (atomic_load_explicit(&v.q->tail, memory_order_relaxed) != hd) return false;
+  /* relaxed: as the tail's */
+  return atomic_load_explicit(&am_pkt_at(&v, hd)->state, memory_order_relaxed) == am_state(hd, 0, AM_FREE);
+}
+
+/* Both queues of ep are idle, but for one being polled further up this
+ * thread's stack: this wait cannot deliver from it (a message there rings
+ * the bell all the same, a spurious wake-up). */
+static bool am_idle(syncq_am_endpoint *ep) {
+  return (ep->polling[AM_Q_REPLY] || am_queue_idle(ep, AM_Q_REPLY)) &&
+         (ep->polling[AM_Q_REQUEST] || am_queue_idle(ep, AM_Q_REQUEST));
+}
+
+/* Sleep up to ns unless a queue of ep has something (see above). False
+ * when a queue was not idle at the first look, and the wait yields
+ * instead: such a queue holds a message on its way (a sender between its
+ * assignment and its commit may be waiting for this processor) or one the
+ * poll must take back, and no send may ring for it. True when it slept,
+ * or when the look after the fence found a message just committed (the
+ * wait polls at once). Only the endpoint's polling thread
+ * sleeps here, and never while a handler runs (handlers run in
+ * syncq_am_poll), so asleep is a flag that thread sets and clears, not a
+ * count. */
+static bool am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
+  /* A first look without the flag: a queue that is not idle now needs no
+   * wake-up, and senders are spared a flag that would send them into
+   * FUTEX_WAKE for nothing at every poll of a busy wait. */
+  if (!am_idle(ep)) return false;
+  am_header *h = ep->base;
+  /* acquire: pairs with am_ring's release bump */
+  uint32_t seen = atomic_load_explicit(&h->bell, memory_order_acquire);
+  atomic_store_explicit(&h->asleep, 1u, memory_order_relaxed); /* relaxed: the fence below orders it */
+  /* seq_cst: the StoreLoad between asleep and the look at the queues;
+   * pairs with the fence in am_ring */
+  atomic_thread_fence(memory_order_seq_cst);
+  bool poll_now = true; /* slept, or something came in */
+  if (am_idle(ep)) {
+    SYNCQ_RACE_POINT("am.wait.sleep"); /* tests: count the sleeps */
+    /* no futex on this system: yield instead */
+    poll_now = syncq_futex_wait(&h->bell, seen, ns > INT64_MAX ? INT64_MAX : (int64_t)ns, true) != SYNCQ_ENOTSUP;
+  }
+  /* relaxed: a sender that still sees 1 makes one wake-up too many */
+  atomic_store_explicit(&h->asleep, 0u, memory_order_relaxed);
+  return poll_now;
+}
 
 /* ---------------------------------------------------------------- handlers */
 
@@ -227,6 +329,7 @@ static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, in
   /* release: pairs with the receiver's acquire load of the state (it then
    * reads the fields and the bulk block written above) */
   atomic_store_explicit(&p->state, am_state(cs.pkt_pos, cs.pid, bulk ? AM_READY_BULK : AM_READY), memory_order_release);
+  am_ring(h);
   return SYNCQ_OK;
 }
 
@@ -338,10 +441,15 @@ static void deliver(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
   am_dispatch(ep, &tk, p->handler, args, nargs, data, len);
   if (bulk) {
     am_bulk_slot *bs = am_slot_at(v, bpos);
+    /* relaxed: published by the release store of FREE below (0 while FREE,
+     * am_segment.h) */
+    atomic_store_explicit(&bs->owner_start, 0u, memory_order_relaxed);
     /* release: pairs with the next claimer's acquire load/CAS of FREE
      * (our reads of the block happen before its writes) */
     atomic_store_explicit(&bs->state, am_state(bpos + v->blocks, 0, AM_FREE), memory_order_release);
   }
+  /* relaxed: published by the release store of FREE below (0 while FREE) */
+  atomic_store_explicit(&p->owner_start, 0u, memory_order_relaxed);
   /* release: pairs with the next claimer's acquire of FREE(hd + n) */
   atomic_store_explicit(&p->state, am_state(hd + v->packets, 0, AM_FREE), memory_order_release);
 }
@@ -424,14 +532,25 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
   } else {
     ep->stuck_since[qi] = t; /* if the owner lives: look again after another interval */
     uint32_t pid = am_state_pid(s);
+    /* relaxed: a locking claimer's start time is published by its release
+     * store of CLAIMED (read above with acquire); a lock-free claimer's
+     * reads 0 until it writes it after its claim CAS (0 while FREE,
+     * am_segment.h), and the owner is then judged by its pid alone */
     if (!am_owner_dead(pid, atomic_load_explicit(&p->owner_start, memory_order_relaxed))) return false;
     bool has_bulk = p->has_bulk != 0;
     uint32_t bpos = p->bulk_pos;
+    /* relaxed: published by the release CAS below (0 while FREE,
+     * am_segment.h); nobody else writes it while the dead claim stands */
+    atomic_store_explicit(&p->owner_start, 0u, memory_order_relaxed);
     /* release: pairs with the next claimer's acquire of FREE */
     if (!atomic_compare_exchange_strong_explicit(&p->state, &s, freed, memory_order_release, memory_order_relaxed))
       return false;
     if (has_bulk) { /* its block, if the dead sender still holds it */
       am_bulk_slot *bs = am_slot_at(v, bpos);
+      /* relaxed: published by the release CAS below; where that CAS fails
+       * (the block is no longer the dead sender's), a 0 in a live claim's
+       * word only has it judged by its pid alone */
+      atomic_store_explicit(&bs->owner_start, 0u, memory_order_relaxed);
       uint64_t bs_expect = am_state(bpos, pid, AM_CLAIMED);
       /* release: as above */
       if (!atomic_compare_exchange_strong_explicit(&bs->state, &bs_expect, am_state(bpos + v->blocks, 0, AM_FREE),
@@ -518,7 +637,16 @@ int syncq_am_wait(syncq_am_endpoint *ep, unsigned budget, uint64_t timeout_ns, u
     if (start == 0) start = now;
     uint64_t waited = now - start;
     if (waited >= timeout_ns) return SYNCQ_ETIMEDOUT;
-    if (waited < SYNCQ_AM_WAIT_SPIN_NS) syncq_pr_relax();
-    else sched_yield(); /* the sender of the head packet may be waiting for this processor */
+    uint64_t left = timeout_ns - waited;
+    /* with a transport attached, its messages ring no bell: keep yielding */
+    if (waited >= ep->sleep_after_ns && ep->tp == NULL &&
+        am_sleep(ep, left < ep->sleep_slice_ns ? left : ep->sleep_slice_ns))
+      continue;
+    if (waited < SYNCQ_AM_WAIT_SPIN_NS) {
+      syncq_pr_relax();
+    } else {
+      SYNCQ_RACE_POINT("am.wait.yield"); /* tests: count the yields */
+      sched_yield();                     /* the sender of the head packet may be waiting for this processor */
+    }
   }
 }

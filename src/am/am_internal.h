@@ -70,6 +70,12 @@ struct syncq_am_endpoint {
   uint64_t unclaimed_since[AM_NQUEUES];          /* lock-free: head assigned but not claimed since */
   uint32_t unclaimed_tail[AM_NQUEUES];           /* lock-free: the tail then (positions before it were assigned) */
   const am_transport *tp;                        /* also polled by syncq_am_poll (may be NULL) */
+  /* syncq_am_wait (am.c, "Sleeping"): SYNCQ_AM_WAIT_YIELD_NS and
+   * SYNCQ_AM_WAIT_SLEEP_SLICE_NS; tests change them (am_test.c: a wait
+   * that sleeps at once, a slice longer than the wait's timeout, so that
+   * a lost wake-up fails instead of costing one slice). */
+  uint64_t sleep_after_ns; /* a wait sleeps between polls once it has waited this long */
+  uint64_t sleep_slice_ns; /* the longest one futex wait lasts */
 };
 
 struct syncq_am_token {

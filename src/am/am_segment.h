@@ -56,7 +56,7 @@
 #include "syncq/pr.h"
 
 #define AM_MAGIC 0x73796e6371414d31ull /* "syncqAM1" */
-#define AM_VERSION 1u
+#define AM_VERSION 2u                  /* 2: the doorbell (am_header.asleep, .bell) */
 
 enum { AM_FREE = 0, AM_CLAIMED = 1, AM_READY = 2, AM_READY_BULK = 3 };
 enum { AM_Q_REQUEST = 0, AM_Q_REPLY = 1, AM_NQUEUES = 2 };
@@ -77,8 +77,13 @@ static inline bool am_pos_after(uint32_t a, uint32_t b) { return (int32_t)(a - b
 
 /* One packet: exactly one cache line (000 §2). */
 typedef struct am_packet {
-  _Atomic(uint64_t) state;       /* see above */
-  _Atomic(uint64_t) owner_start; /* claimer's process start time (clock ticks after boot); 0: not yet written */
+  _Atomic(uint64_t) state; /* see above */
+  /* The claimer's process start time (clock ticks after boot). 0 while the
+   * slot is FREE: every free clears it before the release store or CAS of
+   * FREE, so a lock-free claimer, which can write it only after its claim
+   * CAS, is read as 0 until it does (am_owner_dead: judged by its pid
+   * alone), never as the previous claimer's start time. */
+  _Atomic(uint64_t) owner_start;
   uint16_t handler;
   uint8_t nargs;
   uint8_t has_bulk;
@@ -93,7 +98,7 @@ _Static_assert(sizeof(am_packet) == 64, "one packet per cache line");
 /* The "claimed flag" of a bulk block (000 §2), on its own cache line. */
 typedef struct am_bulk_slot {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) state; /* same encoding; READY once its packet commits */
-  _Atomic(uint64_t) owner_start;
+  _Atomic(uint64_t) owner_start;                   /* as the packet's: 0 while FREE */
 } am_bulk_slot;
 
 /* The spin-lock claims' locks, made recoverable (claim_lock.c): each word
@@ -156,6 +161,14 @@ typedef struct am_header {
   uint64_t peers_off;
   char name[SYNCQ_AM_NAME_MAX + 1];
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) closed; /* set by an orderly shutdown */
+  /* The doorbell of syncq_am_wait's sleep (am.c, "Sleeping"), on the line
+   * every send reads for `closed` already: the receiver sets `asleep`
+   * around its futex wait on `bell`; a sender that finds it set after its
+   * commit bumps `bell` and wakes. Any value another process writes here
+   * costs a wake-up that was not needed or a sleep cut off by its time
+   * slice, never an access: neither word is an offset or a count. */
+  _Atomic(uint32_t) asleep; /* 1: the receiver may be in (or entering) its futex wait */
+  _Atomic(uint32_t) bell;   /* the futex word: bumped by a sender that found asleep set */
   /* counters (syncq_am_counters) */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) delivered;
   _Atomic(uint64_t) unhandled;

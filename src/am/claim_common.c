@@ -18,8 +18,9 @@
  *   Atomics:     the section: 1 acquire load and 1 release store of the
  *                packet state, 1 relaxed store of the tail; bulk + 1
  *                acquire load and 1 release store of the block state.
- *                Repair: 2-3 loads, 1-2 stores. Take-back of a dead
- *                block: 1 load, 1 CAS (and a /proc read).
+ *                Repair: 2-3 loads, 1-3 stores. Take-back of a dead
+ *                block: 1 load, 1 store (its start time), 1 CAS (and a
+ *                /proc read).
  *   Memory:      in the segment; never allocates. Tails read from the
  *                segment are only ever used masked (am_pkt_at, am_slot_at).
  *   Signal-safe: no (the library as a whole is not).
@@ -30,6 +31,7 @@
  */
 #include "am_claim.h"
 #include "am_segment.h"
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 uint64_t am_lock_patience_ns(uint64_t stale_ns) {
   uint64_t p = stale_ns > UINT64_MAX / SYNCQ_AM_LOCK_WAIT_STALE ? UINT64_MAX : stale_ns * SYNCQ_AM_LOCK_WAIT_STALE;
@@ -89,6 +91,7 @@ int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
   /* release: pairs with the receiver's acquire load of the state (it reads
    * has_bulk, bulk_pos and owner_start of a CLAIMED packet to reclaim it) */
   atomic_store_explicit(&p->state, am_state(t, cs->pid, AM_CLAIMED), memory_order_release);
+  SYNCQ_RACE_POINT("am.claim.tail"); /* tests: die with the packet claimed, the tail not advanced */
   atomic_store_explicit(&q->tail, t + 1u, memory_order_relaxed); /* read under the lock only */
   cs->pkt_pos = t;
   cs->has_pkt = true;
@@ -97,7 +100,12 @@ int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
 
 /* The dead holder stopped somewhere inside am_claim_under_lock: after
  * claiming the packet (advance the tails it left behind), or after
- * claiming only the block (give the block back). */
+ * claiming only the block (give the block back). The receiver may have
+ * taken the dead holder's claim back already (after the stale interval,
+ * before any sender came for the lock): the packet at the tail then shows
+ * FREE a lap on, which only a claim of that position leaves there, and
+ * the tails are advanced all the same (else every later claim would find
+ * a state no claim leaves at the tail and refuse). */
 void am_claim_repair(const am_qview *v) {
   am_queue *q = v->q;
   /* relaxed: we hold the lock, whose acquire orders the tails */
@@ -107,17 +115,21 @@ void am_claim_repair(const am_qview *v) {
   am_bulk_slot *bs = am_slot_at(v, b);
   /* acquire: pairs with the dead holder's release store of CLAIMED */
   uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
-  if (am_state_pos(s) == t && am_state_type(s) != AM_FREE) {
+  if ((am_state_pos(s) == t && am_state_type(s) != AM_FREE) || s == am_state(t + v->packets, 0, AM_FREE)) {
     atomic_store_explicit(&q->tail, t + 1u, memory_order_relaxed); /* under the lock */
     if (p->has_bulk && p->bulk_pos == b)
       atomic_store_explicit(&q->bulk_tail, b + 1u, memory_order_relaxed); /* under the lock */
     return;
   }
   uint64_t bstate = atomic_load_explicit(&bs->state, memory_order_acquire); /* pairs as above */
-  if (am_state_pos(bstate) == b && am_state_type(bstate) == AM_CLAIMED)
+  if (am_state_pos(bstate) == b && am_state_type(bstate) == AM_CLAIMED) {
+    /* relaxed: published by the release store below (0 while FREE,
+     * am_segment.h) */
+    atomic_store_explicit(&bs->owner_start, 0u, memory_order_relaxed);
     /* release: pairs with the next claimer's acquire load of FREE(b) (the
      * bulk tail still reads b) */
     atomic_store_explicit(&bs->state, am_state(b, 0, AM_FREE), memory_order_release);
+  }
 }
 
 /* ---------------------------------------------------------------- give back, take back */
@@ -125,6 +137,9 @@ void am_claim_repair(const am_qview *v) {
 void am_claim_release(const am_qview *v, am_claim_state *cs) {
   if (cs->has_bulk && !cs->has_pkt) { /* lock-free, NOWAIT: the block was reserved, the packet not */
     am_bulk_slot *bs = am_slot_at(v, cs->bulk_pos);
+    /* relaxed: published by the release store below (0 while FREE,
+     * am_segment.h) */
+    atomic_store_explicit(&bs->owner_start, 0u, memory_order_relaxed);
     /* release: pairs with the next claimer's acquire CAS of FREE */
     atomic_store_explicit(&bs->state, am_state(cs->bulk_pos + v->blocks, 0, AM_FREE), memory_order_release);
     cs->has_bulk = false;
@@ -136,7 +151,14 @@ bool am_bulk_reclaim_dead(const am_qview *v, uint32_t pos) {
   /* acquire: pairs with the claimer's release/CAS of CLAIMED */
   uint64_t s = atomic_load_explicit(&bs->state, memory_order_acquire);
   if (am_state_type(s) != AM_CLAIMED) return false; /* FREE, or READY: its packet will free it */
+  /* relaxed: 0 (judged by the pid alone) until the claimer writes it
+   * after its claim; every free clears it before its release (am_segment.h) */
   if (!am_owner_dead(am_state_pid(s), atomic_load_explicit(&bs->owner_start, memory_order_relaxed))) return false;
+  /* relaxed: published by the release CAS below; where that CAS fails
+   * (another stalled sender took the block back first, and it may be
+   * claimed again), a 0 in a live claim's word only has it judged by its
+   * pid alone */
+  atomic_store_explicit(&bs->owner_start, 0u, memory_order_relaxed);
   /* release: pairs with the next claimer's acquire CAS/load of FREE */
   return atomic_compare_exchange_strong_explicit(&bs->state, &s, am_state(am_state_pos(s) + v->blocks, 0, AM_FREE),
                                                  memory_order_release, memory_order_relaxed);

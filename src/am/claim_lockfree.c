@@ -105,8 +105,12 @@ static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
       if (passed) cs->bulk_assigned = false; /* skipped as abandoned (bulk_skip_abandoned): take a new one */
       return r;
     }
+    SYNCQ_RACE_POINT("am.claim.owner"); /* tests: stop claimed, the start time not yet written */
     /* relaxed: read only by reclaimers that have seen CLAIMED and then
-     * check the owner; 0 means "not yet known" to them */
+     * check the owner. Until this store they read 0 (every free clears
+     * it, am_segment.h) and judge the owner by its pid alone: never the
+     * start time of the block's previous claimer, which would make a live
+     * claimer look dead (its pid's start time differs) */
     atomic_store_explicit(&bs->owner_start, cs->start, memory_order_relaxed);
     cs->bulk_assigned = false;
     cs->has_bulk = true;
@@ -125,8 +129,13 @@ static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
       if (passed) cs->pkt_assigned = false; /* skipped by the receiver: take a new position */
       return r;
     }
+    SYNCQ_RACE_POINT("am.claim.owner"); /* tests: stop claimed, the start time not yet written */
     /* Ours now. The receiver reads these only after seeing CLAIMED and
-     * deciding the owner is dead, or after READY (release in am.c). */
+     * deciding the owner is dead, or after READY (release in am.c).
+     * relaxed: until this store the receiver reads owner_start as 0 (every
+     * free clears it, am_segment.h) and judges us by our pid alone, never
+     * by the previous claimer's start time (which made a live sender here
+     * look dead, and its claim was taken back under it) */
     atomic_store_explicit(&p->owner_start, cs->start, memory_order_relaxed);
     p->has_bulk = cs->want_bulk ? 1u : 0u;
     p->bulk_pos = cs->want_bulk ? cs->bulk_pos : AM_NO_BULK;

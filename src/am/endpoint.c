@@ -162,6 +162,8 @@ int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpo
   am_geometry_read(base, l.size, &ep->geo);
   ep->claim = claim_ops[c.claim];
   ep->owner = (pid_t)pid;
+  ep->sleep_after_ns = SYNCQ_AM_WAIT_YIELD_NS;
+  ep->sleep_slice_ns = SYNCQ_AM_WAIT_SLEEP_SLICE_NS;
   snprintf(ep->name, sizeof ep->name, "%s", name);
   *out = ep;
   return SYNCQ_OK;

@@ -6,14 +6,17 @@
  *
  * test_corrupt_fields: for every claim algorithm and every field a sender
  * reads from the segment (the header's fixed fields, the queue's offsets,
- * its tails, the slot states at the tails, the claim lock's words), the
- * field is overwritten the way a crashed or hostile process could, then
- * short and bulk sends are made, SYNCQ_AM_NOWAIT and plain. Each must
- * return the status this case calls for (SYNCQ_EINVAL for a layout or
- * state no process writes, SYNCQ_EBUSY / SYNCQ_ETIMEDOUT for a lock that
- * never frees, SYNCQ_FULL for a queue that never drains) within the
- * documented bound, never crash or hang. Each case runs in its own forked
- * child: a crash (signal) or a hang (alarm) fails the case by name.
+ * its tails, the slot states at the tails, the claim lock's words, the
+ * doorbell words of syncq_am_wait's sleep), the field is overwritten the
+ * way a crashed or hostile process could, then short and bulk sends are
+ * made, SYNCQ_AM_NOWAIT and plain. Each must return the status this case
+ * calls for (SYNCQ_EINVAL for a layout or state no process writes,
+ * SYNCQ_EBUSY / SYNCQ_ETIMEDOUT for a lock that never frees, SYNCQ_FULL
+ * for a queue that never drains, SYNCQ_OK over doorbell words of any
+ * value) within the documented bound, never crash or hang. The receiver
+ * then polls, and waits (told to sleep at once) for a short timeout, which
+ * must end in time whatever the segment holds. Each case runs in its own
+ * forked child: a crash (signal) or a hang (alarm) fails the case by name.
  *
  * test_stopped_holder: a sender SIGSTOPped while it holds the claim lock
  * (the race point "am.claim.inside" stops it there). Another sender's NOWAIT send
@@ -52,6 +55,7 @@
                                                                    : SYNCQ_AM_LOCK_WAIT_MIN_NS)
 #define SLACK_NS 3000000000ull      /* a loaded (sanitized, shared) machine's scheduling */
 #define NOWAIT_MAX_NS 1000000000ull /* "at once", with the same slack for the scheduler */
+#define WAIT_NS 20000000ull         /* 20 ms: the receiver's wait after the sends */
 #define CHILD_ALARM_S 20            /* a hang past this fails the case (SIGALRM) */
 #define PACKETS 8u
 #define BLOCKS 2u
@@ -70,7 +74,7 @@ static void h_sink(syncq_am_token *tk, const uint32_t *args, unsigned nargs, con
 #define S(x) (1u << ((x) + 16))
 static bool in_set(int r, unsigned set) { return r >= -16 && r < 16 && (set & S(r)) != 0; }
 
-enum { K_GEOM, K_STATE_BAD, K_BULK_BAD, K_TAIL, K_LOCK_LIVE, K_LOCK_GARBAGE, K_NEXT, K_MUTEX_KIND };
+enum { K_GEOM, K_STATE_BAD, K_BULK_BAD, K_TAIL, K_LOCK_LIVE, K_LOCK_GARBAGE, K_NEXT, K_MUTEX_KIND, K_DOORBELL };
 
 typedef struct hcase {
   const char *name;
@@ -104,6 +108,8 @@ static void c_bulk_state(syncq_am_endpoint *ep) {
   am_bulk_slot *s = am_bulk_slots(ep->base, req(ep));
   atomic_store(&s[0].state, am_state(0, 12345, 0x77));
 }
+static void c_asleep(syncq_am_endpoint *ep) { atomic_store(&hdr(ep)->asleep, 0xA5A5A5A5u); }
+static void c_bell(syncq_am_endpoint *ep) { atomic_store(&hdr(ep)->bell, UINT32_MAX); }
 static void c_tail(syncq_am_endpoint *ep) { atomic_store(&req(ep)->tail, 0x77777777u); }
 static void c_bulk_tail(syncq_am_endpoint *ep) { atomic_store(&req(ep)->bulk_tail, 0x66666665u); }
 
@@ -169,6 +175,8 @@ static const hcase cases[] = {
   {"lock words garbage", K_LOCK_GARBAGE, c_lock_garbage},
   {"lock.next ahead", K_NEXT, c_next},
   {"POSIX mutex kind word", K_MUTEX_KIND, c_mutex_kind},
+  {"header.asleep (doorbell)", K_DOORBELL, c_asleep},
+  {"header.bell (doorbell)", K_DOORBELL, c_bell},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
@@ -206,6 +214,8 @@ static unsigned expected(int kind, int claim, bool plain, bool bulk, bool *make)
 #else
     return S(SYNCQ_OK);
 #endif
+  case K_DOORBELL: /* any value: a wake-up too many, or a sleep cut off by its slice */
+    return S(SYNCQ_OK);
   case K_NEXT:
     if (!spin || tas) return S(SYNCQ_OK);
     return plain ? S(SYNCQ_ETIMEDOUT) : S(SYNCQ_EBUSY);
@@ -255,6 +265,18 @@ static void run_case(int claim, const hcase *hc) {
   if (hc->kind == K_GEOM) { /* a wait without limit ends too, at its first poll */
     unsigned handled = 99;
     if (syncq_am_wait(ep, 8, SYNCQ_AM_WAIT_FOREVER, &handled) != SYNCQ_EINVAL || handled != 0) _exit(21);
+  } else { /* a wait that would sleep at once ends within its timeout, whatever it sleeps or yields over */
+    ep->sleep_after_ns = 0;
+    uint64_t t0 = syncq_now_ns();
+    int wr = syncq_am_wait(ep, 8, WAIT_NS, NULL);
+    uint64_t took = syncq_now_ns() - t0;
+    if ((wr != SYNCQ_OK && wr != SYNCQ_ETIMEDOUT) || took > WAIT_NS + SLACK_NS) {
+      printf("  %s, %s: a wait of %llu us returned %s after %llu us\n", syncq_am_claim_name(claim), hc->name,
+             (unsigned long long)(WAIT_NS / 1000u), syncq_strerror(wr), (unsigned long long)(took / 1000u));
+      fflush(stdout);
+      _exit(22);
+    }
+    if (hc->kind == K_DOORBELL && atomic_load(&hdr(ep)->asleep) != 0u) _exit(23); /* cleared once awake */
   }
   (void)syncq_am_disconnect(peer);
   (void)syncq_am_destroy(ep);

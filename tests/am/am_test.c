@@ -9,10 +9,18 @@
  * while others keep writing; sends through endpoints inherited over fork;
  * unregistered handlers; SYNCQ_AM_NOWAIT; orderly shutdown and clean-up
  * of a crashed run's segment; a sender dying inside the claim itself (the
- * robust POSIX mutex's repair, the lock-free claim's skipped position);
+ * robust POSIX mutex's repair, the lock-free claim's skipped position, a
+ * locking claim's holder dying before it advanced the tail); a live
+ * lock-free sender stopped between its claim and the record of its start
+ * time, whose claim is not taken for a dead one's;
  * syncq_am_wait (its timeout, a wait nested in a handler, and writers and
  * reader confined to one processor, where a spinning reader would hold up
- * the writer it waits for); every bad input.
+ * the writer it waits for; an idle wait that sleeps, woken by a sender
+ * in another process, thousands of sleeping request/reply rounds,
+ * overwritten doorbell words, a wait that yields instead of sleeping while
+ * a stopped sender holds a claim or an assigned position, and the
+ * take-back of a claim whose sender died while the wait slept); every bad
+ * input.
  *
  * Children are forked from this single-threaded process, run only library
  * code and _exit with a code the parent checks; each arms alarm() so a hang
@@ -646,6 +654,441 @@ static void test_wait_nested(void **state) {
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
+/* ================================================================ sleeping */
+
+#define IDLE_WAIT_NS 200000000ull       /* 200 ms: an idle wait whose processor time is measured */
+#define WOKEN_TIMEOUT_NS 10000000000ull /* 10 s: a wait that a sender must end */
+#define WOKEN_BOUND_NS 1000000000ull    /* 1 s: how soon after the send it must end (generous) */
+#define PINGPONG_ROUNDS (SANITIZED ? 500u : 3000u)
+#define NEVER_NS UINT64_MAX /* a sleep slice longer than any wait: only a wake-up ends the sleep */
+
+enum { H_TALLY = 9, H_PING = 10, H_PONG = 11 };
+
+static uint64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static am_header *doorbell_of(syncq_am_endpoint *ep) { return ep->base; }
+
+static void h_tally(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)args, (void)nargs, (void)data, (void)len;
+  (*(uint32_t *)ctx)++;
+}
+
+/* A wait on an idle endpoint sleeps: the thread's processor time over the
+ * whole timeout stays far below the time waited (a polling wait, spinning
+ * or yielding, spends most of it on the processor). */
+static void test_wait_sleeps(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "idle", 0);
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  uint64_t w0 = syncq_now_ns(), c0 = thread_cpu_ns();
+  assert_int_equal(syncq_am_wait(ep, 8, IDLE_WAIT_NS, NULL), SYNCQ_ETIMEDOUT);
+  uint64_t cpu = thread_cpu_ns() - c0, wall = syncq_now_ns() - w0;
+  assert_true(wall >= IDLE_WAIT_NS);
+  if (cpu * 10u >= wall)
+    print_error("idle wait: %llu ns on the processor in %llu ns\n", (unsigned long long)cpu, (unsigned long long)wall);
+  assert_true(cpu * 10u < wall);
+  assert_int_equal(atomic_load(&doorbell_of(ep)->asleep), 0); /* cleared once awake */
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+typedef struct woken_arg {
+  const char *name;
+  am_header *h;               /* the receiver's segment (inherited mapping) */
+  _Atomic(uint64_t) *sent_at; /* shared: when the send was made */
+  bool clear_asleep;          /* hostile: clear the receiver's flag before sending (the wake-up is lost) */
+} woken_arg;
+
+/* Once the receiver is asleep, send it one message. */
+static void woken_sender(void *argp) {
+  woken_arg *a = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, a->name, &p) == SYNCQ_OK, 40);
+  while (atomic_load(&a->h->asleep) == 0u) usleep(1000); /* the alarm fails a receiver that never sleeps */
+  usleep(5000);                                          /* well inside its futex wait */
+  if (a->clear_asleep) atomic_store(&a->h->asleep, 0u);
+  atomic_store(a->sent_at, syncq_now_ns());
+  uint32_t args[1] = {1};
+  CHILD_CHECK(syncq_am_request(p, H_TALLY, args, 1, 0) == SYNCQ_OK, 41);
+  CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 42);
+}
+
+/* A sleeping receiver and a sender in another process: lost (true) or
+ * not, the wait ends with the message, soon after the send. */
+static void woken(bool lost) {
+  char name[96];
+  name_of(name, sizeof name, lost ? "lost" : "woken", 0);
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  /* A wake-up the receiver must get: its sleep lasts until one comes
+   * (or the wait's timeout). A lost one: the default slice bounds it. */
+  if (!lost) ep->sleep_slice_ns = NEVER_NS;
+  uint32_t got = 0;
+  assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+  _Atomic(uint64_t) *sent_at = mmap(NULL, sizeof *sent_at, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  assert_true(sent_at != MAP_FAILED);
+  atomic_store(sent_at, 0u);
+  am_header *h = doorbell_of(ep);
+  uint32_t bell0 = atomic_load(&h->bell);
+  woken_arg a = {name, h, sent_at, lost};
+  pid_t child = spawn(woken_sender, &a);
+  unsigned handled = 0;
+  uint64_t c0 = thread_cpu_ns(), w0 = syncq_now_ns();
+  int r = syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, &handled);
+  uint64_t end = syncq_now_ns(), cpu = thread_cpu_ns() - c0;
+  assert_int_equal(reap(child), 0);
+  assert_int_equal(r, SYNCQ_OK);
+  assert_int_equal(handled, 1);
+  assert_int_equal(got, 1);
+  uint64_t sent = atomic_load(sent_at);
+  assert_true(sent != 0 && end >= sent);
+  if (end - sent >= WOKEN_BOUND_NS)
+    print_error("%s wake-up: the wait ended %llu ns after the send\n", lost ? "lost" : "a",
+                (unsigned long long)(end - sent));
+  assert_true(end - sent < WOKEN_BOUND_NS);
+  assert_true(cpu * 10u < end - w0);                             /* it slept while the sender waited for it to */
+  if (!lost) assert_int_not_equal(atomic_load(&h->bell), bell0); /* the sender rang */
+  assert_int_equal(munmap(sent_at, sizeof *sent_at), 0);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+static void test_wait_woken(void **state) {
+  (void)state;
+  woken(false);
+}
+
+typedef struct pingpong_state {
+  uint32_t pongs, served, bad;
+} pingpong_state;
+
+static void h_ping(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)data, (void)len;
+  pingpong_state *ps = ctx;
+  if (nargs != 1 || args[0] != ps->served || syncq_am_reply(t, H_PONG, args, 1, 0) != SYNCQ_OK) ps->bad++;
+  ps->served++;
+}
+
+static void h_pong(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)data, (void)len;
+  pingpong_state *ps = ctx;
+  if (nargs != 1 || args[0] != ps->pongs) ps->bad++;
+  ps->pongs++;
+}
+
+/* Both sides sleep at every empty poll, and only a wake-up ends a sleep:
+ * a lost one fails the round's wait (SYNCQ_ETIMEDOUT) instead of costing
+ * a slice. */
+static void sleep_at_once(syncq_am_endpoint *ep) {
+  ep->sleep_after_ns = 0;
+  ep->sleep_slice_ns = NEVER_NS;
+}
+
+static void pingpong_server(void *argp) {
+  const char *name = argp;
+  syncq_am_endpoint *ep;
+  CHILD_CHECK(syncq_am_create(name, NULL, &ep) == SYNCQ_OK, 50);
+  sleep_at_once(ep);
+  pingpong_state ps = {0};
+  CHILD_CHECK(syncq_am_register(ep, H_PING, "ping", h_ping, &ps) == SYNCQ_OK, 51);
+  uint32_t bell0 = atomic_load(&doorbell_of(ep)->bell);
+  while (ps.served < PINGPONG_ROUNDS) CHILD_CHECK(syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, NULL) == SYNCQ_OK, 52);
+  CHILD_CHECK(ps.bad == 0, 53);
+  CHILD_CHECK(atomic_load(&doorbell_of(ep)->bell) != bell0, 54); /* it slept, and was rung awake */
+  CHILD_CHECK(syncq_am_destroy(ep) == SYNCQ_OK, 55);
+}
+
+/* Requests and replies between two processes that sleep whenever their
+ * queues are empty, thousands of rounds: every wake-up arrives. */
+static void test_wait_pingpong(void **state) {
+  (void)state;
+  char name[96], sname[96];
+  name_of(name, sizeof name, "pp", 0);
+  name_of(sname, sizeof sname, "pp", 1);
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  sleep_at_once(ep);
+  pingpong_state ps = {0};
+  assert_int_equal(syncq_am_register(ep, H_PONG, "pong", h_pong, &ps), SYNCQ_OK);
+  pid_t child = spawn(pingpong_server, sname);
+  syncq_am_peer *srv = NULL;
+  uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+  int r;
+  while ((r = syncq_am_connect(ep, sname, &srv)) == SYNCQ_ENOENT && syncq_now_ns() < deadline) sched_yield();
+  assert_int_equal(r, SYNCQ_OK);
+  uint32_t bell0 = atomic_load(&doorbell_of(ep)->bell);
+  for (uint32_t i = 0; i < PINGPONG_ROUNDS; i++) {
+    uint32_t args[1] = {i};
+    assert_int_equal(syncq_am_request(srv, H_PING, args, 1, 0), SYNCQ_OK);
+    while (ps.pongs == i) {
+      r = syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, NULL);
+      if (r != SYNCQ_OK) {
+        print_error("round %u: the wait for the reply returned %d\n", i, r);
+        kill(child, SIGKILL);
+        (void)reap(child);
+        fail();
+      }
+    }
+  }
+  assert_int_equal(reap(child), 0);
+  assert_int_equal(ps.pongs, PINGPONG_ROUNDS);
+  assert_int_equal(ps.bad, 0);
+  assert_int_not_equal(atomic_load(&doorbell_of(ep)->bell), bell0); /* the replies rang this side awake */
+  assert_int_equal(syncq_am_disconnect(srv), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+/* Doorbell words overwritten by another process: senders take any value
+ * of the flag for "maybe asleep" and ring; a flag cleared under a
+ * sleeping receiver loses the wake-up, which costs at most one slice. */
+static void test_wait_doorbell_corrupt(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "bell", 0);
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  uint32_t got = 0;
+  assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+  am_header *h = doorbell_of(ep);
+  atomic_store(&h->asleep, 0xA5A5A5A5u);
+  atomic_store(&h->bell, UINT32_MAX);
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+  uint32_t args[1] = {0};
+  for (int i = 0; i < 3; i++) assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK);
+  assert_int_equal(atomic_load(&h->bell), 2u); /* three rings, wrapping */
+  unsigned handled = 0;
+  assert_int_equal(syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 3);
+  assert_int_equal(syncq_am_wait(ep, 8, WAIT_EMPTY_NS, NULL), SYNCQ_ETIMEDOUT); /* it sleeps over the garbage */
+  assert_int_equal(atomic_load(&h->asleep), 0);                                 /* and leaves the flag clear */
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  woken(true);
+}
+
+/* A sender stopped at a race point (race_stop_at) with its message on the
+ * way, while the receiver waits; the receiver counts its sleeps and
+ * yields (race points "am.wait.sleep", "am.wait.yield"). */
+static const char *race_stop_at;
+static uint32_t wait_sleeps, wait_yields;
+
+static void stop_hook(const char *name) {
+  if (strcmp(name, race_stop_at) == 0) raise(SIGSTOP);
+}
+
+static void kill_self_hook(const char *name) {
+  if (strcmp(name, race_stop_at) == 0) kill(getpid(), SIGKILL);
+}
+
+static void count_hook(const char *name) {
+  if (strcmp(name, "am.wait.sleep") == 0) wait_sleeps++;
+  else if (strcmp(name, "am.wait.yield") == 0) wait_yields++;
+}
+
+static void stopped_sender(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 60);
+  syncq_race_hook = stop_hook;
+  uint32_t args[1] = {1};
+  CHILD_CHECK(syncq_am_request(p, H_TALLY, args, 1, 0) == SYNCQ_OK, 61);
+  CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 62);
+}
+
+/* Every claim, a sender stopped with its message on the way: between its
+ * claim and its commit ("am.send.claimed"), or inside the claim
+ * ("am.claim.inside": the lock-free claim has the position assigned, a
+ * locking claim holds the lock with nothing claimed yet). A queue holding
+ * an assigned or claimed position is not idle: the wait, told to sleep at
+ * once, never sleeps and yields the processor at every poll (the stopped
+ * sender may be waiting for it); a locking claim has assigned nothing, so
+ * the wait sleeps. Once the sender goes on, its commit ends the wait,
+ * whose sleeps only a wake-up ends. */
+static void test_wait_message_on_its_way(void **state) {
+  (void)state;
+  static const char *const points[] = {"am.send.claimed", "am.claim.inside"};
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++)
+    for (size_t k = 0; k < sizeof points / sizeof points[0]; k++) {
+      char name[96];
+      name_of(name, sizeof name, "onway", c * 2 + (int)k);
+      syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+      syncq_am_endpoint *ep;
+      assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+      sleep_at_once(ep);
+      uint32_t got = 0;
+      assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+      race_stop_at = points[k];
+      pid_t child = spawn(stopped_sender, name);
+      int st = 0;
+      assert_int_equal(waitpid(child, &st, WUNTRACED), child);
+      assert_true(WIFSTOPPED(st));
+      bool on_its_way = k == 0 || c == SYNCQ_AM_CLAIM_LOCKFREE;
+      wait_sleeps = wait_yields = 0;
+      syncq_race_hook = count_hook;
+      int r = syncq_am_wait(ep, 8, WAIT_EMPTY_NS, NULL);
+      syncq_race_hook = NULL;
+      if (on_its_way ? wait_sleeps != 0 || wait_yields == 0 : wait_sleeps == 0) {
+        print_error("claim %s, stopped at %s: the wait slept %u times and yielded %u times\n", syncq_am_claim_name(c),
+                    points[k], wait_sleeps, wait_yields);
+        kill(child, SIGKILL); /* a stopped child would outlive the test */
+        (void)reap(child);
+        fail();
+      }
+      assert_int_equal(r, SYNCQ_ETIMEDOUT);
+      if (on_its_way) {
+        assert_int_equal(wait_sleeps, 0);
+        assert_true(wait_yields > 0);
+      } else {
+        assert_true(wait_sleeps > 0);
+      }
+      assert_int_equal(kill(child, SIGCONT), 0);
+      unsigned handled = 0;
+      assert_int_equal(syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, &handled), SYNCQ_OK);
+      assert_int_equal(handled, 1);
+      assert_int_equal(got, 1);
+      assert_int_equal(reap(child), 0);
+      assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+    }
+}
+
+static void dying_sender(void *argp) {
+  woken_arg *a = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, a->name, &p) == SYNCQ_OK, 70);
+  while (atomic_load(&a->h->asleep) == 0u) usleep(1000); /* the alarm fails a receiver that never sleeps */
+  usleep(5000);                                          /* well inside its futex wait */
+  syncq_race_hook = kill_self_hook;                      /* at race_stop_at, set by the parent */
+  uint32_t args[1] = {1};
+  (void)syncq_am_request(p, H_TALLY, args, 1, 0);
+  _exit(71); /* not reached: it dies claiming */
+}
+
+/* Every claim: a sender dies holding a claim while the receiver sleeps
+ * (and, lock-free, one dies with a position assigned, not claimed). A
+ * claim or an assignment rings no bell, so the sleep lasts its slice;
+ * after it the wait sees the queue is not idle, stays awake and takes the
+ * claim back (skips the position) once it is stale. A message sent after
+ * it then arrives. */
+static void test_wait_dead_claim(void **state) {
+  (void)state;
+  for (int c = 0; c <= SYNCQ_AM_CLAIM_COUNT; c++) {
+    bool assigned = c == SYNCQ_AM_CLAIM_COUNT; /* the extra round: lock-free, dead between its two CASes */
+    int claim = assigned ? SYNCQ_AM_CLAIM_LOCKFREE : c;
+    char name[96];
+    name_of(name, sizeof name, "deadclaim", c);
+    syncq_am_config cfg = {.claim = claim, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    ep->sleep_after_ns = 0; /* the default slice: the bound on the sleep over a dead claim */
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    woken_arg a = {name, doorbell_of(ep), NULL, false};
+    race_stop_at = assigned ? "am.claim.inside" : "am.send.claimed";
+    pid_t child = spawn(dying_sender, &a);
+    syncq_am_counters cnt = {0};
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while ((assigned ? cnt.skipped : cnt.lost) == 0 && syncq_now_ns() < deadline) {
+      assert_int_equal(syncq_am_wait(ep, 8, WAIT_EMPTY_NS, NULL), SYNCQ_ETIMEDOUT);
+      assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    }
+    assert_int_equal(reap(child), 128 + SIGKILL);
+    assert_int_equal(assigned ? cnt.skipped : cnt.lost, 1);
+    syncq_am_peer *p;
+    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+    uint32_t args[1] = {2};
+    assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK);
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, &handled), SYNCQ_OK);
+    assert_int_equal(handled, 1);
+    assert_int_equal(got, 1);
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
+/* Robust futexes (the kernel's list that makes a dead holder's POSIX mutex
+ * report EOWNERDEAD): qemu-user does not implement them, so there a holder
+ * that dies holding the posix-mutex claim blocks the others for good (as
+ * in crash_matrix_test.c). */
+static bool have_robust_futexes(void) {
+  void *head = NULL;
+  size_t len = 0;
+  return syscall(SYS_get_robust_list, 0, &head, &len) == 0;
+}
+
+static void tail_dying_sender(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 80);
+  syncq_race_hook = kill_self_hook; /* at race_stop_at, set by the parent */
+  unsigned char blk[64];
+  fill(blk, sizeof blk, 1);
+  uint32_t args[1] = {1};
+  (void)syncq_am_request_bulk(p, H_TALLY, blk, sizeof blk, args, 1, 0);
+  _exit(81); /* not reached: it dies claiming */
+}
+
+/* Every locking claim: a sender dies inside the claim's critical section
+ * with its packet (and bulk block) claimed and the tail not yet advanced
+ * ("am.claim.tail"), and the receiver takes the claim back (after the
+ * stale interval) before any sender comes for the lock. The next sender
+ * repairs the dead holder's lock: its sends succeed and arrive (the
+ * repair once left the tail behind, and every later send was refused as
+ * SYNCQ_EINVAL: the slot at the tail showed FREE a lap on). */
+static void test_claim_dead_before_tail(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    if (c == SYNCQ_AM_CLAIM_LOCKFREE) continue; /* no critical section */
+    if (c == SYNCQ_AM_CLAIM_POSIX && !have_robust_futexes()) {
+      print_message("  posix-mutex: SKIPPED: no robust futexes here (get_robust_list: ENOSYS, e.g. qemu-user)\n");
+      continue;
+    }
+    char name[96];
+    name_of(name, sizeof name, "deadtail", c);
+    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 2, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    race_stop_at = "am.claim.tail";
+    pid_t child = spawn(tail_dying_sender, name);
+    assert_int_equal(reap(child), 128 + SIGKILL);
+    syncq_am_counters cnt = {0};
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (cnt.lost == 0 && syncq_now_ns() < deadline) {
+      assert_int_equal(poll_or_yield(ep), SYNCQ_OK);
+      assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    }
+    assert_int_equal(cnt.lost, 1);
+    syncq_am_peer *p;
+    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+    unsigned char blk[64];
+    fill(blk, sizeof blk, 2);
+    uint32_t args[1] = {2};
+    int r = syncq_am_request(p, H_TALLY, args, 1, 0);
+    if (r != SYNCQ_OK) print_error("claim %s: the send after the repair returned %d\n", syncq_am_claim_name(c), r);
+    assert_int_equal(r, SYNCQ_OK);
+    assert_int_equal(syncq_am_request_bulk(p, H_TALLY, blk, sizeof blk, args, 1, 0), SYNCQ_OK);
+    for (uint32_t i = 2; i < 2u + 2u * cfg.packets; i++) { /* two laps on, one message at a time */
+      deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+      while (got < i && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+      assert_int_equal(got, i);
+      assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK);
+    }
+    deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (got < 2u + 2u * cfg.packets && syncq_now_ns() < deadline)
+      assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    assert_int_equal(got, 2u + 2u * cfg.packets);
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 /* ================================================================ cyclic requests */
 
 typedef struct ring_arg {
@@ -964,6 +1407,122 @@ static void test_dead_inside_claim(void **state) {
   }
 }
 
+/* ================================================================ a claim not yet stamped */
+
+static unsigned owner_calls, owner_stop_at; /* stop at the owner_stop_at-th claim (0: the first) */
+static void stop_at_owner_hook(const char *name) {
+  if (strcmp(name, "am.claim.owner") == 0 && owner_calls++ == owner_stop_at) raise(SIGSTOP);
+}
+
+typedef struct stamp_arg {
+  const char *name;
+  uint32_t id, count;
+  bool stop; /* stop (SIGSTOP) right after a claim CAS (owner_stop_at) */
+} stamp_arg;
+
+/* Send `count` bulk messages as writer `id`, h_count's way. */
+static void stamp_sender(void *argp) {
+  stamp_arg *a = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, a->name, &p) == SYNCQ_OK, 90);
+  if (a->stop) syncq_race_hook = stop_at_owner_hook;
+  unsigned char buf[64];
+  for (uint32_t i = 0; i < a->count; i++) {
+    uint32_t args[2] = {a->id, i};
+    fill(buf, sizeof buf, a->id * 100000u + i);
+    CHILD_CHECK(syncq_am_request_bulk(p, H_COUNT, buf, sizeof buf, args, 2, 0) == SYNCQ_OK, 91);
+  }
+  CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 92);
+}
+
+/* Stopped (SIGSTOP) by its hook: wait until it is. */
+static void wait_stopped(pid_t child) {
+  int st = 0;
+  assert_int_equal(waitpid(child, &st, WUNTRACED), child);
+  assert_true(WIFSTOPPED(st));
+}
+
+/* The lock-free claim: a live sender stopped right after its claim CAS,
+ * before it records its start time ("am.claim.owner"), on a slot whose
+ * previous claimer was another process. Its packet (first round) or its
+ * bulk block (second round, which another sender stalls on) must not be
+ * taken for a dead sender's: the start time in the slot once was the
+ * previous claimer's, the pid's start time differs from it, and the
+ * receiver took the live claim back (lost 1), the sender then committed
+ * into a slot a lap on and the queue hung; a stalled sender took the block
+ * back and wrote into it beside its owner. */
+static void test_lockfree_claim_unstamped(void **state) {
+  (void)state;
+  for (int bulk_round = 0; bulk_round < 2; bulk_round++) {
+    char name[96];
+    name_of(name, sizeof name, "unstamped", bulk_round);
+    syncq_am_config cfg = {
+      .claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 4, .bulk_blocks = 2, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    reader_state rs;
+    memset(&rs, 0, sizeof rs);
+    assert_int_equal(syncq_am_register(ep, H_COUNT, "count", h_count, &rs), SYNCQ_OK);
+    /* a lap of packets and blocks claimed by this process (writer 0), one
+     * message at a time: every slot last held this process's start time */
+    syncq_am_peer *self_peer;
+    assert_int_equal(syncq_am_connect(NULL, name, &self_peer), SYNCQ_OK);
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    for (uint32_t i = 0; i < cfg.packets; i++) {
+      unsigned char buf[64];
+      uint32_t args[2] = {0, i};
+      fill(buf, sizeof buf, i);
+      assert_int_equal(syncq_am_request_bulk(self_peer, H_COUNT, buf, sizeof buf, args, 2, 0), SYNCQ_OK);
+      while (rs.next[0] <= i && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    }
+    assert_int_equal(syncq_am_disconnect(self_peer), SYNCQ_OK);
+    assert_int_equal(rs.next[0], cfg.packets);
+    /* writer 1 stops claimed: its packet (first round: its second claim,
+     * after its block) or its block (second round: the first claim) */
+    owner_calls = 0;
+    owner_stop_at = bulk_round ? 0u : 1u; /* inherited by the child */
+    /* writer 1's start time (clock ticks, proc(5)) must differ from this
+     * process's: two ticks later at least */
+    usleep((useconds_t)(2000000 / sysconf(_SC_CLK_TCK)));
+    stamp_arg stopped = {name, 1, 1, true};
+    pid_t s1 = spawn(stamp_sender, &stopped);
+    wait_stopped(s1);
+    pid_t s2 = -1;
+    stamp_arg stalled = {name, 2, 2, false};
+    if (bulk_round) s2 = spawn(stamp_sender, &stalled); /* its second block is writer 1's */
+    /* twenty stale intervals: the receiver (and writer 2, stalled on the
+     * block) look at the claim and must find its owner alive */
+    uint64_t until = syncq_now_ns() + 20u * STALE_NS;
+    while (syncq_now_ns() < until) assert_int_equal(poll_or_yield(ep), SYNCQ_OK);
+    syncq_am_counters cnt;
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    /* writer 2's second message waits for writer 1's block */
+    if (cnt.lost != 0 || rs.next[2] > 1u || rs.next[1] != 0) {
+      print_error("%s round: a live claim taken back (lost %llu, writer 2 delivered %u)\n",
+                  bulk_round ? "bulk" : "packet", (unsigned long long)cnt.lost, rs.next[2]);
+      kill(s1, SIGKILL); /* a stopped child would outlive the test */
+      (void)reap(s1);
+      if (bulk_round) {
+        kill(s2, SIGKILL);
+        (void)reap(s2);
+      }
+      fail();
+    }
+    assert_int_equal(kill(s1, SIGCONT), 0);
+    deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while ((rs.next[1] < 1 || (bulk_round && rs.next[2] < 2)) && syncq_now_ns() < deadline)
+      assert_int_equal(poll_or_yield(ep), SYNCQ_OK);
+    assert_int_equal(reap(s1), 0);
+    if (bulk_round) assert_int_equal(reap(s2), 0);
+    assert_int_equal(rs.next[1], 1);
+    assert_int_equal(rs.next[2], bulk_round ? 2u : 0u);
+    assert_int_equal(rs.bad, 0); /* in order, bytes intact */
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    assert_int_equal(cnt.lost + cnt.skipped, 0);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
@@ -974,10 +1533,18 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_wait),
     cmocka_unit_test_setup_teardown(test_wait_one_cpu, one_cpu_setup, one_cpu_teardown),
     cmocka_unit_test(test_wait_nested),
+    cmocka_unit_test(test_wait_sleeps),
+    cmocka_unit_test(test_wait_woken),
+    cmocka_unit_test(test_wait_pingpong),
+    cmocka_unit_test(test_wait_doorbell_corrupt),
+    cmocka_unit_test(test_wait_message_on_its_way),
+    cmocka_unit_test(test_wait_dead_claim),
+    cmocka_unit_test(test_claim_dead_before_tail),
     cmocka_unit_test(test_cyclic),
     cmocka_unit_test(test_inherit_unhandled_nowait),
     cmocka_unit_test(test_shutdown_and_cleanup),
     cmocka_unit_test(test_dead_inside_claim),
+    cmocka_unit_test(test_lockfree_claim_unstamped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,9 @@
  * send calls' bad inputs (handler index, words, flags, oversize bulk
  * beyond the transport's bulk size) are refused before the transport
  * sees them; syncq_am_poll's budget covers transport messages; a message
- * in the transport alone ends a syncq_am_wait; a transport peer's limits;
+ * in the transport alone ends a syncq_am_wait, and one arriving during a
+ * wait ends it too (with a transport attached the wait never sleeps); a
+ * transport peer's limits;
  * disconnect.
  */
 #include <setjmp.h>
@@ -52,7 +54,9 @@ typedef struct loopback {
   syncq_am_endpoint *ep;
   loop_msg q[LOOP_MAX];
   unsigned head, tail;
-  unsigned sends; /* calls that reached the transport */
+  unsigned sends;     /* calls that reached the transport */
+  unsigned polls;     /* calls of its poll */
+  unsigned arrive_at; /* a request arrives at this poll (0: none) */
 } loopback;
 
 static int loop_send(void *ctx, int dest, int qi, unsigned handler, const void *data, size_t len, bool bulk,
@@ -77,6 +81,10 @@ static int loop_send(void *ctx, int dest, int qi, unsigned handler, const void *
 static unsigned loop_poll(void *ctx, unsigned budget) {
   loopback *l = ctx;
   unsigned n = 0;
+  if (++l->polls == l->arrive_at) { /* a message comes in from the network, ringing no bell */
+    uint32_t a[2] = {5, 6};
+    (void)loop_send(l, 0, AM_Q_REQUEST, H_REQ, NULL, 0, false, a, 2, 0);
+  }
   while (n < budget && l->head != l->tail) {
     loop_msg m = l->q[l->head++ % LOOP_MAX]; /* a copy: the handler may send more */
     syncq_am_token tk = {l->ep, m.qi, AM_NO_PEER, false, &l->tp, m.src};
@@ -204,6 +212,25 @@ static void wait_through_transport(void **state) {
   assert_int_equal(handled, 0);
 }
 
+/* A wait on an endpoint with a transport never sleeps: it keeps polling
+ * the transport, whose messages wake nobody. Here it is told to sleep at
+ * once and for good (a sleep only a wake-up ends), and a request arrives
+ * in the transport at its 50th poll: the wait must end with it. */
+static void wait_with_transport_keeps_polling(void **state) {
+  fixture *f = *state;
+  f->ep->sleep_after_ns = 0;
+  f->ep->sleep_slice_ns = UINT64_MAX;
+  f->l->arrive_at = f->l->polls + 50u;
+  unsigned handled = 0;
+  assert_int_equal(syncq_am_wait(f->ep, 1, WAIT_LIMIT_NS, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 1);
+  assert_int_equal(f->s.reqs, 1);
+  assert_true(f->l->polls >= f->l->arrive_at);
+  assert_int_equal(syncq_am_poll(f->ep, POLL_BUDGET, &handled), SYNCQ_OK); /* the reply */
+  assert_int_equal(f->s.reps, 1);
+  assert_int_equal(f->s.bad, 0);
+}
+
 static void bulk_and_limits(void **state) {
   fixture *f = *state;
   static unsigned char blk[SYNCQ_AM_BULK_MAX];
@@ -249,6 +276,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(request_reply_through_transport, setup, teardown),
     cmocka_unit_test_setup_teardown(wait_through_transport, setup, teardown),
+    cmocka_unit_test_setup_teardown(wait_with_transport_keeps_polling, setup, teardown),
     cmocka_unit_test_setup_teardown(bulk_and_limits, setup, teardown),
     cmocka_unit_test_setup_teardown(bad_inputs_never_reach_the_transport, setup, teardown),
   };

@@ -44,6 +44,16 @@
  *   "am.send.claimed"  a send between its claim and its commit (src/am/am.c).
  *                    The AM tests kill or stop the process there
  *                    (tests/am/crash_matrix_test.c).
+ *   "am.claim.owner"  the lock-free claim with its block or packet CLAIMED
+ *                    by its CAS, its start time not yet written
+ *                    (src/am/claim_lockfree.c): am_test stops a sender there.
+ *   "am.claim.tail"  a locking claim's critical section with the packet
+ *                    (and block) claimed, the tail not yet advanced
+ *                    (src/am/claim_common.c): am_test kills a sender there.
+ *   "am.wait.sleep", "am.wait.yield"  syncq_am_wait about to sleep on its
+ *                    doorbell (its queues looked idle after its fence), or
+ *                    to yield the processor between polls (src/am/am.c):
+ *                    am_test counts them.
  *   "queue.loo.dequeue.snapshot", "queue.loo.dequeue.confirm"  LOO's
  *                    dequeue, between its Head load and its Tail load: in
  *                    the EMPTY test before the ticket, and in the guarded
