@@ -38,6 +38,14 @@
  *                is SYNCQ_EINVAL. A plain claim waits while the queue is
  *                full, as a full queue is waited on (am.c).
  *   Limits:      2^31 positions may be outstanding at once (counter wrap).
+ *                A sender killed between its claim CAS and the store of
+ *                its start time leaves a claim that reads start time 0
+ *                (judged by its pid alone, so a live sender in that window
+ *                is never taken for dead); if its pid is then reused, the
+ *                claim is taken for the new process's until that process
+ *                exits, and the receiver waits at it (as the locking
+ *                claims' lock word, claim_lock.c; models/spin/am_claim.pml,
+ *                am-claim-pid-reused-lives-on, shows it).
  *                With SYNCQ_AM_NOWAIT a sender takes an assignment only
  *                when the slot at the tail is free for it, so it never
  *                leaves an assignment behind when it returns SYNCQ_FULL.
