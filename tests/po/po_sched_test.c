@@ -184,9 +184,18 @@ static void test_tree_depth_first_and_fair(void **state) {
   assert_true(when >= 64);
   /* Not starved until the tree ended: counted from the send, not from
    * the tree's start, as a loaded machine may keep the waker's thread off
-   * a processor for much of the tree (a few milliseconds of it). */
+   * a processor for much of the tree (the send came after 20,000 of the
+   * 32,767 once). The woken process waits behind whatever its run queue
+   * holds, one taken every PO_FAIR_TICK picks, and how much that is
+   * depends on timing (a spare scheduler started on a loaded machine,
+   * displaced runnexts): 70 to 1,600 finished meanwhile under TSan on a
+   * loaded 2-core machine, once 5,938. A scheduler that starves the run
+   * queue wakes it only when the tree is done: so it must run before half
+   * of what was left at the send has finished. A send in the tree's last
+   * quarter leaves too little to tell the two apart: said, not judged. */
   assert_true(sent >= 64);
-  assert_true(when - sent < TREE / 8);
+  if (TREE - sent >= TREE / 4) assert_true(when - sent < (TREE - sent) / 2);
+  else print_message("sent after %d of %d: too late to judge the wake's fairness\n", sent, TREE);
   assert_int_equal(syncq_po_destroy(sys), SYNCQ_OK);
 }
 
