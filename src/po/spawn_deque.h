@@ -45,6 +45,16 @@
  *                exchange on bottom's line cost more per hop than a store
  *                and a fence (docs/reliability.md, "Weak memory: GenMC").
  *                GenMC checks both forms.
+ *   Empty take:  take claims before it looks, even on an empty deque.
+ *                A test first (bottom <= top, with top read relaxed: only
+ *                the owner moves bottom and top only grows, each step a
+ *                taken fiber, so a top even stale that reaches bottom says
+ *                every fiber pushed is taken) would answer the same NULL
+ *                without the store and the fence, and GenMC holds it
+ *                (models/genmc/spawn_deque.c checks that a NULL take
+ *                leaves nothing pushed before it), but po-ring's hops were
+ *                slower with it (docs/reliability.md, "Weak memory:
+ *                GenMC").
  *   Progress:    push and take: wait-free for the owner (take makes one
  *                CAS when it meets a thief over the last fiber); steal:
  *                lock-free (a CAS on top, false when it loses).
