@@ -3,6 +3,8 @@
 #include "results.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -56,13 +58,70 @@ void lab_results_close(lab_results *r) {
   r->f = NULL;
 }
 
+/* A growing buffer that json_dump_callback fills: the whole record is
+ * built in memory before any byte of it reaches the file. */
+typedef struct record_buf {
+  char *p;
+  size_t len, cap;
+} record_buf;
+
+static int record_append(const char *buffer, size_t size, void *data) {
+  record_buf *b = data;
+  if (size > b->cap - b->len) {
+    size_t cap = b->cap != 0 ? b->cap : 4096;
+    while (size > cap - b->len) {
+      if (cap > SIZE_MAX / 2) return -1;
+      cap *= 2;
+    }
+    char *p = realloc(b->p, cap);
+    if (p == NULL) return -1;
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, buffer, size);
+  b->len += size;
+  return 0;
+}
+
+/* All of buf at the end of fd (O_APPEND) with one write() where the kernel
+ * takes it whole, as Linux does a regular file's under the file's lock: a
+ * record of another process appending to the same file lands before or
+ * after it, never inside it (stdio would split a record longer than its
+ * buffer into several writes). A short write (a full disk, a signal) is followed by the
+ * rest; a fatal signal inside the write can still leave part of the
+ * record, which the runner cuts off (cut_partial_record, runner.c). */
+static int write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, buf, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    buf += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
 int lab_results_write(lab_results *r, const char *type, json_t *obj) {
   json_object_set_new(obj, "type", json_string(type));
   json_object_set_new(obj, "schema", json_integer(LAB_RESULTS_SCHEMA));
   json_object_set_new(obj, "run_id", json_string(r->run_id));
   if (r->launch > 0) json_object_set_new(obj, "launch", json_integer(r->launch));
-  int rc = json_dumpf(obj, r->f, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10));
+  record_buf b = {0};
+  int rc = json_dump_callback(obj, record_append, &b, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10));
   json_decref(obj);
-  if (rc != 0 || fputc('\n', r->f) == EOF || fflush(r->f) != 0) return -1;
-  return 0;
+  if (rc != 0 || record_append("\n", 1, &b) != 0) {
+    free(b.p);
+    errno = ENOMEM;
+    return -1;
+  }
+  /* Nothing of this file goes through r->f's buffer (the runner flushes it
+   * before it reads the file's end), so writing under it keeps the order. */
+  int fd = fileno(r->f);
+  rc = fd < 0 ? -1 : write_all(fd, b.p, b.len);
+  int err = errno;
+  free(b.p);
+  errno = err;
+  return rc;
 }

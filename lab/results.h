@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * results.h — the JSON Lines results writer (format: docs/results-format.md).
- * One record per call, flushed, so an interrupted run keeps what it measured.
+ * One record per call, one line built in memory and appended with one
+ * write(), so an interrupted run keeps what it measured and writers
+ * appending to one file do not interleave pieces of their records.
  */
 #ifndef SYNCQ_LAB_RESULTS_H
 #define SYNCQ_LAB_RESULTS_H
@@ -29,8 +31,10 @@ int lab_results_open(lab_results *r, const char *dir, const char *run_id, int la
 void lab_results_new_run_id(char *out, size_t len);
 void lab_results_close(lab_results *r);
 
-/* Write obj (stealing the reference) after adding type, schema and run_id.
- * 0 or -1 (errno set). */
+/* Write obj (stealing the reference) after adding type, schema and run_id
+ * (and launch), with one write() to r->f's descriptor (more only after a
+ * short write); nothing goes through r->f's stdio buffer. 0 or -1 (errno
+ * set). */
 int lab_results_write(lab_results *r, const char *type, json_t *obj);
 
 #endif

@@ -10,7 +10,10 @@
  * owner again) takes what is left. Property: every item comes out exactly
  * once, and whoever takes it reads its payload without a data race (the
  * push's release store of bottom, read by steal's acquire load, orders the
- * payload's write before the thief's read).
+ * payload's write before the thief's read); and a take of the owner that
+ * answers NULL leaves no item pushed before it for main: every one was
+ * taken already (the property an empty test before take's claim must
+ * keep: docs/reliability.md, "Weak memory: GenMC").
  *
  * Both forms of the header: the paper's seq_cst fences (PO_DEQUE_FENCES
  * 1, the default here as in a normal build) and the TSan form
@@ -28,6 +31,9 @@
  * of bottom, read by a thief, orders nothing either (the paper's
  * fence(release) in push covers it, a release store does not): GenMC
  * found that race in the first version of spawn_deque.h.
+ * GENMC_SEED_BUG_EMPTY (the third): the owner's takes answer NULL when
+ * one item is left (an empty test off by one): main then finds an item
+ * pushed before that NULL (its assertion fails).
  */
 #include "genmc_shim.h"
 
@@ -58,6 +64,8 @@ typedef struct item {
 static po_deque q; /* zero: an empty deque (po_deque_init's state) */
 static item items[ITEMS];
 static _Atomic(int) got[ITEMS];
+static int pushed;     /* the owner's: items it pushed */
+static int empty_upto; /* the owner's: items pushed before its last take that answered NULL */
 
 static void took(void *x) {
   item *it = x;
@@ -70,17 +78,30 @@ static void put(int i) {
   items[i].payload = 10 + i;
   bool ok = po_deque_push(&q, &items[i]);
   assert(ok);
+  pushed = i + 1;
+}
+
+/* The owner's take: what it took, or NULL, after which no item pushed so
+ * far may be left. */
+static void take(void) {
+#ifdef GENMC_SEED_BUG_EMPTY
+  if (atomic_load_explicit(&q.bottom, memory_order_relaxed) - 1 <= atomic_load_explicit(&q.top, memory_order_relaxed)) {
+    empty_upto = pushed;
+    return;
+  }
+#endif
+  void *x = po_deque_take(&q);
+  if (x != NULL) took(x);
+  else empty_upto = pushed;
 }
 
 static void *owner(void *arg) {
   (void)arg;
   put(0);
   put(1);
-  void *x = po_deque_take(&q);
-  if (x != NULL) took(x);
+  take();
   put(2);
-  x = po_deque_take(&q);
-  if (x != NULL) took(x);
+  take();
   return NULL;
 }
 
@@ -97,7 +118,10 @@ int main(void) {
   void *(*fn[])(void *) = {owner, thief};
   genmc_run(fn, 2);
   void *x;
-  while ((x = po_deque_take(&q)) != NULL) took(x);
+  while ((x = po_deque_take(&q)) != NULL) {
+    assert((item *)x - items >= empty_upto); /* not left behind by a NULL take */
+    took(x);
+  }
   for (int i = 0; i < ITEMS; i++) assert(atomic_load(&got[i]) == 1);
   return 0;
 }

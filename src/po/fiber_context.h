@@ -23,18 +23,14 @@
 
 #include <stddef.h>
 
-#if defined(__SANITIZE_THREAD__)
+#include "sanitizer.h" /* PO_TSAN, PO_ASAN */
+
+#if PO_TSAN
 #include <sanitizer/tsan_interface.h>
-#define PO_TSAN 1
-#else
-#define PO_TSAN 0
 #endif
-#if defined(__SANITIZE_ADDRESS__)
+#if PO_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
-#define PO_ASAN 1
-#else
-#define PO_ASAN 0
 #endif
 
 /* A suspended context: an opaque pointer into its own stack. */

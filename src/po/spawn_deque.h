@@ -45,6 +45,16 @@
  *                exchange on bottom's line cost more per hop than a store
  *                and a fence (docs/reliability.md, "Weak memory: GenMC").
  *                GenMC checks both forms.
+ *   Empty take:  take claims before it looks, even on an empty deque.
+ *                A test first (bottom <= top, with top read relaxed: only
+ *                the owner moves bottom and top only grows, each step a
+ *                taken fiber, so a top even stale that reaches bottom says
+ *                every fiber pushed is taken) would answer the same NULL
+ *                without the store and the fence, and GenMC holds it
+ *                (models/genmc/spawn_deque.c checks that a NULL take
+ *                leaves nothing pushed before it), but po-ring's hops were
+ *                slower with it (docs/reliability.md, "Weak memory:
+ *                GenMC").
  *   Progress:    push and take: wait-free for the owner (take makes one
  *                CAS when it meets a thief over the last fiber); steal:
  *                lock-free (a CAS on top, false when it loses).
@@ -65,23 +75,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sanitizer.h" /* PO_TSAN */
 #include "syncq/pr.h"
 
 /* 1: take and steal order their Dekker pair with the paper's seq_cst
  * fences; 0: with seq_cst orders on the accesses (see the contract). 0
- * under ThreadSanitizer (GCC says so with __SANITIZE_THREAD__, Clang with
- * __has_feature), else 1; models/genmc/spawn_deque.c sets it. */
+ * under ThreadSanitizer (PO_TSAN, the detection the fiber switch's hooks
+ * and PO_FENCED use too), else 1; models/genmc/spawn_deque.c sets it. */
 #ifndef PO_DEQUE_FENCES
-#if defined(__SANITIZE_THREAD__)
-#define PO_DEQUE_FENCES 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PO_DEQUE_FENCES 0
-#endif
-#endif
-#endif
-#ifndef PO_DEQUE_FENCES
-#define PO_DEQUE_FENCES 1
+#define PO_DEQUE_FENCES (!PO_TSAN)
 #endif
 
 /* Go's local run queue holds 256 goroutines; past that, what a scheduler

@@ -24,6 +24,12 @@
 
 #include "test_sanitizer.h"
 
+/* The postoffice's one detection of a sanitizer (src/po/sanitizer.h: the
+ * deque's form, the fiber switch's hooks, PO_FENCED) sees what the tests'
+ * sees, under GCC and Clang alike. */
+_Static_assert(PO_TSAN == TSAN && PO_ASAN == ASAN, "src/po/sanitizer.h disagrees with test_sanitizer.h");
+_Static_assert(PO_DEQUE_FENCES == !TSAN, "the spawn deque's form does not follow ThreadSanitizer");
+
 /* ---- the deque alone ---- */
 
 enum { DQ_ITEMS = TSAN ? 20000 : 400000, DQ_THIEVES = 3 };
