@@ -3,6 +3,8 @@
  * multiplexed M:N onto one scheduler thread per processing unit.
  *
  *   fiber_context.h   fcontext jumps and the sanitizers' fiber hooks
+ *   sanitizer.h       PO_TSAN, PO_ASAN: which sanitizer, GCC's and Clang's spellings
+ *   spawn_deque.h     each scheduler's deque of spawned fibers (Chase-Lev)
  *   fiber_stack.c     pooled stacks with guard pages; the overflow report
  *   fiber_sched.c     schedulers, run queues, park and wake, spawn and join
  *
