@@ -17,7 +17,7 @@ typedef struct leaf {
   int nalgo;
   bool peers;          /* peer_ratio_*: every peer of the point too */
   bool panel;          /* in_pack: every variant of the point too */
-  bool every_count;    /* rise_then_plateau, along_ratio_*: every thread count, not the largest */
+  bool every_count;    /* rise_then_plateau, along_ratio_*, oversubscribed_*: every thread count */
   double threads_cap;  /* needs_pus: only points up to this many threads (0: no cap) */
   bool planned;        /* a group ran one of algo[] under where */
   double max_threads;  /* the largest threads of those groups */
@@ -112,7 +112,8 @@ static int add_leaf(lab_claimed *c, const json_t *rule, double threads_cap) {
   if (l.nalgo == 0) return 0; /* not_measurable, or an op that reads no point */
   l.peers = strncmp(op, "peer_", 5) == 0;
   l.panel = strcmp(op, "in_pack") == 0;
-  l.every_count = strcmp(op, "rise_then_plateau") == 0 || strncmp(op, "along_ratio_", 12) == 0;
+  l.every_count = strcmp(op, "rise_then_plateau") == 0 || strncmp(op, "along_ratio_", 12) == 0 ||
+                  strcmp(op, "oversubscribed_ratio_above") == 0;
   l.threads_cap = threads_cap;
   l.metric = json_string_value(json_object_get(rule, "metric"));
   json_t *where = json_object_get(rule, "where");

@@ -341,6 +341,9 @@ static int prodcons_run(lab_ctx *ctx) {
 #define PEER_AT_SCALE(algo, b)                                                                      \
   "{\"op\":\"peer_ratio_above\",\"metric\":\"throughput\",\"algo\":\"" algo "\",\"at\":\"max_threads\"," \
   "\"bound\":" b "}"
+#define KEEPS_HALF_PAST_THE_PUS(algo)                                                                \
+  "{\"op\":\"oversubscribed_ratio_above\",\"metric\":\"throughput\",\"algo\":\"" algo "\","           \
+  "\"pus_per_thread\":2,\"over\":2,\"bound\":0.5}"
 #define HALF_OF_NBLFQ(algo)                                                                          \
   "{\"op\":\"ratio_above\",\"metric\":\"throughput\",\"num\":\"" algo "\",\"den\":\"nblfq\","          \
   "\"at\":{\"threads\":1},\"bound\":0.5}"
@@ -405,6 +408,14 @@ static const lab_claim prodcons_claims[] = {
    "fastest queue there (the first claim above).",
    "{\"op\":\"all\",\"rules\":[" HALF_OF_NBLFQ("lcrq") "," HALF_OF_NBLFQ("lprq") "," HALF_OF_NBLFQ("wcq") ","
    HALF_OF_NBLFQ("wfqueue") "," HALF_OF_NBLFQ("scq2") "]}"},
+  {"syncq target: none of the competitor panel as syncq builds it (LCRQ, LPRQ, their aggregating-funnel "
+   "forms lcrq-af and lprq-af, wCQ, YMC wfqueue, SCQ2, LOO) collapses when its threads outnumber the "
+   "processing units: with twice as many threads as units (N = the units), each moves at least half of "
+   "what it moves when its threads fill the units once (N = half the units).",
+   "{\"op\":\"all\",\"rules\":[" KEEPS_HALF_PAST_THE_PUS("lcrq") "," KEEPS_HALF_PAST_THE_PUS("lprq") ","
+   KEEPS_HALF_PAST_THE_PUS("lcrq-af") "," KEEPS_HALF_PAST_THE_PUS("lprq-af") "," KEEPS_HALF_PAST_THE_PUS("wcq") ","
+   KEEPS_HALF_PAST_THE_PUS("wfqueue") "," KEEPS_HALF_PAST_THE_PUS("scq2") "," KEEPS_HALF_PAST_THE_PUS("loo")
+   "]}"},
 };
 /* clang-format on */
 

@@ -537,6 +537,52 @@ def _along_ratio(rule, points, above):
     )
 
 
+def _oversubscribed_ratio_above(rule, points, depth, machine):
+    """One algorithm against itself once its threads outnumber the machine's
+    processing units M: median at the fewest `threads` measured whose running
+    threads (threads x pus_per_thread) are at least `over` x M, over the median
+    at the most `threads` measured whose running threads fit on M. Held when the
+    ratio's interval is wholly above B: a queue that keeps B of its rate when
+    every unit runs `over` threads has not collapsed."""
+    metric = _field(rule, "metric", _is_text, "a string")
+    algorithm = _field(rule, "algo", _is_text, "a string")
+    per = _field(rule, "pus_per_thread", is_number, "a number", default=1)
+    over = _field(rule, "over", is_number, "a number", default=2)
+    bound = _field(rule, "bound", is_number, "a number")
+    where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
+    if per <= 0:
+        raise _Unmeasurable("malformed rule: 'pus_per_thread' must be positive")
+    if over <= 1:
+        raise _Unmeasurable("malformed rule: 'over' must be above 1")
+    have = _machine_pus(machine)
+    found = _matching(points, algorithm, metric, where)
+    measured = sorted(_threads_measured(found))
+    fit = [t for t in measured if t * per <= have]
+    past = [t for t in measured if t * per >= over * have]
+    if not fit or not past:
+        raise _Unmeasurable(
+            f"needs {algorithm} with its threads fitting on the {fmt.param_value(have)} processing units and with "
+            f"{fmt.param_value(over)}x as many (threads x {fmt.param_value(per)}); measured threads: "
+            f"{', '.join(fmt.param_value(t) for t in measured) or 'none'}"
+        )
+    full, crowded = max(fit), min(past)
+    top = _one_at(found, algorithm, crowded)
+    bottom = _one_at(found, algorithm, full)
+    if bottom.median == 0:
+        raise _Unmeasurable(f"median of {algorithm} is 0 at threads={fmt.param_value(full)}")
+    ratio = top.median / bottom.median
+    interval = intervals.resolved_ratio_interval(top, bottom, resolution_of(points))
+    condition = f", {fmt.params(where)}" if where else ""
+    return Verdict(
+        _decide(interval, bound, True),
+        f"{algorithm} at threads={fmt.param_value(crowded)} ({fmt.param_value(crowded * per)} threads on "
+        f"{fmt.param_value(have)} processing units) / at threads={fmt.param_value(full)} "
+        f"({fmt.param_value(full * per)}) = {fmt.num(ratio)}{_ci(interval)}{condition} (bound > {bound}; {metric} "
+        f"{fmt.num(top.median)} {top.unit} / {fmt.num(bottom.median)} {bottom.unit})",
+        interval,
+    )
+
+
 def _not_measurable(rule, points, depth, machine):
     why = rule.get("why")
     raise _Unmeasurable(why if isinstance(why, str) and why else "declared not measurable (no reason given)")
@@ -556,5 +602,6 @@ _OPS = {
     "rise_then_plateau": _rise_then_plateau,
     "along_ratio_below": _along_ratio_below,
     "along_ratio_above": _along_ratio_above,
+    "oversubscribed_ratio_above": _oversubscribed_ratio_above,
     "not_measurable": _not_measurable,
 }

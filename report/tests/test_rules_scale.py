@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The rule ops that decide claims on any machine size (docs/results-format.md):
-needs_pus, in_pack, rise_then_plateau, along_ratio_below/above."""
+needs_pus, in_pack, rise_then_plateau, along_ratio_below/above,
+oversubscribed_ratio_above."""
 
 import pytest
 
@@ -233,4 +234,61 @@ def test_along_ratio_where_must_fix_the_rest():
 @pytest.mark.parametrize("bad", [{"along": 3}, {"num": "100"}, {"bound": None}, {"where": {"sorters": 10, "send": "link"}}])
 def test_malformed_along_ratio(bad):
     v = rules.evaluate({**along("along_ratio_below", 100, 10, 1.0), **bad}, SORT)
+    assert v.status == rules.UNMEASURABLE and "malformed" in v.explanation
+
+
+# ---------------------------------------------------------------- oversubscribed_ratio_above
+
+# A queue's throughput over threads = N (N producers + N consumers): "keeps" holds
+# its rate past the units, "falls" loses nine tenths of it there.
+CROWD = [pt("keeps", v, better="higher", threads=t) for t, v in {1: 40.0, 2: 30.0, 4: 36.0, 8: 20.0, 16: 19.0}.items()]
+CROWD += [pt("falls", v, better="higher", threads=t) for t, v in {1: 90.0, 2: 9.0, 4: 3.0, 8: 22.0, 16: 2.0}.items()]
+
+
+def crowd(algo, **extra):
+    return {"op": "oversubscribed_ratio_above", "metric": "m", "algo": algo, "pus_per_thread": 2, "bound": 0.5,
+            **extra}
+
+
+@pytest.mark.parametrize("have,full,crowded", [(2, 1, 2), (16, 8, 16), (4, 2, 4)])
+def test_oversubscribed_ratio_reads_the_machine_filled_once_and_twice(have, full, crowded):
+    v = rules.evaluate(crowd("keeps"), CROWD, machine=machine(have))
+    assert v.status == rules.HELD
+    assert v.explanation.startswith(
+        f"keeps at threads={crowded} ({2 * crowded} threads on {have} processing units) / at threads={full} ({2 * full})")
+    assert rules.evaluate(crowd("falls"), CROWD, machine=machine(have)).status == rules.FAILED
+
+
+def test_oversubscribed_ratio_between_measured_counts():
+    # 12 units: threads=4 (8 running) is the most that fits, threads=16 (32) the fewest at 2x
+    v = rules.evaluate(crowd("keeps"), CROWD, machine=machine(12))
+    assert "at threads=16 (32 threads on 12 processing units) / at threads=4 (8)" in v.explanation
+    v = rules.evaluate(crowd("keeps", over=4), CROWD, machine=machine(4))
+    assert "at threads=8 (16 threads on 4 processing units) / at threads=2 (4)" in v.explanation
+
+
+@pytest.mark.parametrize("have", [32, 64])
+def test_oversubscribed_ratio_without_the_crowded_point_says_what_it_needs(have):
+    v = rules.evaluate(crowd("keeps"), CROWD, machine=machine(have))
+    assert v.status == rules.UNMEASURABLE
+    assert f"fitting on the {have} processing units and with 2x as many" in v.explanation
+    assert "measured threads: 1, 2, 4, 8, 16" in v.explanation
+
+
+def test_oversubscribed_ratio_without_a_point_that_fits():
+    points = [pt("keeps", 1.0, better="higher", threads=4)]
+    v = rules.evaluate(crowd("keeps"), points, machine=machine(2))
+    assert v.status == rules.UNMEASURABLE and "measured threads: 4" in v.explanation
+
+
+@pytest.mark.parametrize("record", [None, {}, {"pus": 0}])
+def test_oversubscribed_ratio_needs_the_machine_record(record):
+    v = rules.evaluate(crowd("keeps"), CROWD, machine=record)
+    assert v.status == rules.UNMEASURABLE
+    assert "processing-unit count" in v.explanation or "machine record" in v.explanation
+
+
+@pytest.mark.parametrize("bad", [{"algo": 3}, {"bound": "0.5"}, {"over": 1}, {"pus_per_thread": 0}, {"where": []}])
+def test_malformed_oversubscribed_ratio(bad):
+    v = rules.evaluate({**crowd("keeps"), **bad}, CROWD, machine=machine(2))
     assert v.status == rules.UNMEASURABLE and "malformed" in v.explanation

@@ -155,6 +155,20 @@ def test_pu_gated_claims_are_decided_where_the_units_suffice(pus):
             assert verdict.explanation == f"needs {need} processing units, this machine has {pus}", where
 
 
+@pytest.mark.parametrize("pus", [2, 16, 64])
+def test_oversubscription_claims_are_decided_on_every_machine_size(pus):
+    """A claim about a queue past the processing units reads the thread counts that
+    fill them once and twice; the plan of any machine must measure both."""
+    crowd = [c for c in claims() if any(r.get("op") == "oversubscribed_ratio_above" for r in subrules(c["rule"]))]
+    assert ("dg25-prodcons" in {c["experiment"] for c in crowd}), crowd
+    plans, _ = plan(*sorted({c["experiment"] for c in crowd}), pus=pus)
+    for claim in crowd:
+        threads = plans[claim["experiment"]]["threads"]
+        points = synthetic_points(claim["experiment"], claim["rule"], threads)
+        verdict = rules.evaluate(claim["rule"], points, machine={"pus": pus})
+        assert verdict.status != rules.UNMEASURABLE, (pus, claim["text"][:50], threads, verdict)
+
+
 def test_a_gate_without_a_machine_record_is_not_measurable():
     claim, _ = gated_claims()[0]
     verdict = rules.evaluate(claim["rule"], [], machine=None)
@@ -409,6 +423,25 @@ def test_the_competitor_panel_at_one_pair_against_nblfq_comes_out_either_way():
     slow = [_q_point(q, 1, 60.0 if q != "wcq" else 30.0) for q in panel] + [_q_point("nblfq", 1, 100.0)]
     assert rules.evaluate(rule, fast).status == rules.HELD
     assert rules.evaluate(rule, slow).status == rules.FAILED
+
+
+@pytest.mark.parametrize("pus,full,crowded", [(2, 1, 2), (16, 8, 16)])
+def test_the_panel_past_the_units_comes_out_either_way(pus, full, crowded):
+    """The panel keeps half its rate with its threads twice the units, or one collapses;
+    the counts between (N = 4 on 16 units) and beyond (N = 32) are not read."""
+    rule = _prodcons_claim("collapses when its threads outnumber")
+    panel = ("lcrq", "lprq", "lcrq-af", "lprq-af", "wcq", "wfqueue", "scq2", "loo")
+
+    def points(crowded_rate):
+        out = []
+        for q in panel:
+            out += [_q_point(q, full, 20.0), _q_point(q, crowded, crowded_rate(q)), _q_point(q, 4, 1.0),
+                    _q_point(q, 32, 1.0)]
+        return out
+
+    assert rules.evaluate(rule, points(lambda q: 12.0), machine={"pus": pus}).status == rules.HELD
+    collapsed = rules.evaluate(rule, points(lambda q: 12.0 if q != "loo" else 4.0), machine={"pus": pus})
+    assert collapsed.status == rules.FAILED and "loo at threads=" in collapsed.explanation
 
 
 # ---------------------------------------------------------------- notes name only the selected peers
