@@ -61,13 +61,12 @@
 #include "syncq/am_mpi.h"
 #include "syncq/clock.h"
 
-#define AMM_TAG 7103         /* the only tag on the private communicator */
-#define AMM_CTRL_SLACK 8u    /* receives beyond 2C per peer: CREDIT, HB and BYE messages */
-#define AMM_CLOCK_EVERY 64u  /* polls between looks at the clock (heartbeats, silence) */
-#define AMM_HB_DIVISOR 4u    /* heartbeat after dead_timeout / 4 of our silence */
-#define AMM_IDLE_DIVISOR 16u /* an idle poll acts on the clock at most every dead_timeout / 16 */
-#define AMM_STALL_YIELD 64u  /* stalled iterations before each sched_yield */
-#define AMM_STALL_BUDGET 16u /* handlers a stalled sender runs per iteration */
+#define AMM_TAG 7103          /* the only tag on the private communicator */
+#define AMM_CTRL_SLACK 8u     /* receives beyond 2C per peer: CREDIT, HB and BYE messages */
+#define AMM_HB_DIVISOR 4u     /* heartbeat after dead_timeout / 4 of our silence */
+#define AMM_CHECK_DIVISOR 16u /* a poll acts on the clock at most every dead_timeout / 16 */
+#define AMM_STALL_YIELD 64u   /* stalled iterations before each sched_yield */
+#define AMM_STALL_BUDGET 16u  /* handlers a stalled sender runs per iteration */
 #define AMM_JOB_NAME_MAX 24
 #define AMM_DESTROY_CAP 10u /* destroy gives up after this many dead timeouts */ /* "sqm<pid>x<n>" */
 
@@ -123,10 +122,9 @@ struct syncq_am_mpi {
   int *mpi_rank;        /* ... their ranks */
   MPI_Request *scr_req; /* scratch of rx_test_all, nmpi each */
   int *scr_src, *scr_idx;
-  MPI_Status *scr_st; /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
-  unsigned rr;        /* round-robin start of the next poll */
-  unsigned clock_count;
-  uint64_t last_check; /* when liveness() last looked at the clock */
+  MPI_Status *scr_st;  /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
+  unsigned rr;         /* round-robin start of the next poll */
+  uint64_t last_check; /* when liveness() last acted on the clock */
   char job[AMM_JOB_NAME_MAX];
   char why[SYNCQ_AM_MPI_WHY_MAX];
 };
@@ -298,22 +296,32 @@ static void rx_dispatch(syncq_am_mpi *j, int s) {
   credit_back(j, s);
 }
 
-/* Heartbeats and the silence check, every AMM_CLOCK_EVERY polls and, on
- * a poll that handled nothing (idle), whenever dead_timeout /
- * AMM_IDLE_DIVISOR has passed: time, not a count of polls, for a rank in
- * syncq_am_wait, which yields its processor at every poll. Beside busy
- * processes a yield can last a time slice (64 yields beside two took 180
- * ms on the 2-core VM), and its heartbeats went so late that a peer with
- * a 100 ms dead timeout declared the waiting rank dead. */
-static void liveness(syncq_am_mpi *j, bool idle) {
-  bool counted = ++j->clock_count % AMM_CLOCK_EVERY == 0;
-  if (!counted && !idle) return;
+/* Heartbeats and the silence check, on every poll (and every stalled
+ * round of a send) once dead_timeout / AMM_CHECK_DIVISOR has passed since
+ * the last: time, never a count of polls. A count was late both ways: a
+ * rank in syncq_am_wait yields its processor at every poll, and beside
+ * busy processes a yield can last a time slice (64 yields beside two took
+ * 180 ms on the 2-core VM); a rank that computes between its polls, each
+ * of which handles a message, went 64 polls (8 dead timeouts at one poll
+ * per dead_timeout / 8) without a heartbeat, and its peer declared it
+ * dead (mpi_am_test waiter and slowpoll). One clock read per poll is
+ * small beside the MPI_Testsome the poll makes anyway.
+ *
+ * What a silence proves: MPI keeps what a peer sends while we are away
+ * and the poll that calls us has tested the receives first, so a gap of
+ * ours shorter than dead_timeout / 4 only delays by that gap what we hear;
+ * a silence of dead_timeout then means the peer sent nothing for 3/4 of
+ * it, three heartbeat intervals. A longer gap of ours restarts every
+ * peer's window (below). */
+static void liveness(syncq_am_mpi *j) {
   uint64_t now = syncq_now_ns();
-  if (!counted && now - j->last_check < j->dead_ns / AMM_IDLE_DIVISOR) return;
+  if (now - j->last_check < j->dead_ns / AMM_CHECK_DIVISOR) return;
   if (now - j->last_check > j->dead_ns / AMM_HB_DIVISOR) {
-    /* We were away (computing, or blocked in MPI) for a while: we could
-     * not hear anyone then, so their silence is not evidence; give every
-     * peer a fresh window, counted from now. */
+    /* We were away (computing, or blocked in MPI) for a while: what the
+     * peers sent meanwhile may not have reached our receives yet (a
+     * rendezvous waits for both sides), and a peer's sends to us may have
+     * waited for our progress, so their silence is not evidence; give
+     * every peer a fresh window, counted from now. */
     for (int s = 0; s < j->size; s++) j->peer[s].last_heard = now;
   }
   j->last_check = now;
@@ -335,7 +343,7 @@ static void liveness(syncq_am_mpi *j, bool idle) {
 static void harvest(syncq_am_mpi *j) {
   while (rx_test_all(j) > 0) {
   }
-  liveness(j, false);
+  liveness(j);
 }
 
 static unsigned amm_poll(void *ctx, unsigned budget) {
@@ -364,7 +372,7 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
     amm_peer *p = &j->peer[j->mpi_rank[k]];
     if (p->tx.tail - p->tx.head > p->tx.n / 2) tx_reap(j, j->mpi_rank[k]);
   }
-  liveness(j, done == 0);
+  liveness(j);
   j->polling = false;
   return done;
 }
@@ -393,8 +401,7 @@ static int amm_send(void *ctx, int d, int qi, unsigned handler, const void *data
       harvest(j);
     } else {
       (void)syncq_am_poll(j->ep, AMM_STALL_BUDGET, NULL);
-      j->clock_count = AMM_CLOCK_EVERY - 1u; /* look at the silence on each stalled round */
-      liveness(j, false);
+      liveness(j); /* also when the poll did not reach the transport (node-local work filled its budget) */
     }
     if (++spins % AMM_STALL_YIELD == 0) sched_yield(); /* oversubscribed: let the receiver run */
   }
