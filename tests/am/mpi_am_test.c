@@ -29,6 +29,10 @@
  *                         rank's processor was taken from it altogether
  *                         meanwhile (the run is then made again:
  *                         mpi_run.sh, $SYNCQ_TEST_OUT/inconclusive).
+ *   mpi_am_test stopped   2 ranks through MPI: rank 1 keeps sending pings
+ *                         while its child stops rank 0 (SIGSTOP) for a
+ *                         fifth of the dead timeout at a time, 12 times;
+ *                         neither may find the other dead.
  *   mpi_am_test slowpoll  2 ranks through MPI: rank 1 computes an eighth of
  *                         the dead timeout between polls that each handle
  *                         one request of rank 0's; its heartbeats must
@@ -72,6 +76,9 @@
 #define SLOW_CREDITS 64u                /* slowpoll: a CREDIT message is owed after 32 handled */
 #define SLOW_POLLS 30u                  /* slowpoll: rank 1's slow polls (3.75 dead timeouts) */
 #define SLOW_GAP_NS (TEST_DEAD_NS / 8u) /* slowpoll: rank 1 computes this long between polls */
+#define STOP_NS (TEST_DEAD_NS / 5u)     /* stopped: rank 0 is stopped this long at a time ... */
+#define STOP_RUN_NS 50000000ull         /* ... and runs 50 ms between its stops ... */
+#define STOP_ROUNDS 12u                 /* ... this many times (3 s, 3 dead timeouts) */
 
 enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NAME = 6 };
 
@@ -727,6 +734,105 @@ static int scenario_slowpoll(void) {
   return 0;
 }
 
+static void sleep_ns(uint64_t ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* stopped: rank 1's child stops rank 0 (SIGSTOP) for a fifth of the dead
+ * timeout at a time, STOP_ROUNDS times, letting it run 50 ms in between:
+ * a judge away in many gaps shorter than a quarter of the dead timeout,
+ * none of which restarts its silence windows. For the first half rank 1
+ * keeps sending requests (pings, which rank 0 answers), and its credits
+ * run out in each stop; for the second half it only polls, and each
+ * rank hears the other only through heartbeats. Neither rank may find the
+ * other dead: rank 0 hears, at each return, what rank 1 sent while it was
+ * stopped (MPI kept it), and rank 1 hears rank 0's replies and heartbeats
+ * each time rank 0 runs. A run in which a rank found silent was away from
+ * its polls for half the dead timeout at once (the machine's load on top
+ * of the stops) judges nothing. */
+static int scenario_stopped(void) {
+  syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = TEST_DEAD_NS};
+  syncq_am_mpi *job;
+  counts c;
+  memset(&c, 0, sizeof c);
+  if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  int me = syncq_am_mpi_rank(job);
+  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+  register_all(ep, &c, false);
+  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
+  CHECK(syncq_am_mpi_size(job) == 2);
+  syncq_am_peer *peer;
+  CHECK(syncq_am_mpi_peer(job, 1 - me, &peer) == SYNCQ_OK);
+  int pid0 = (int)getpid();
+  CHECK(MPI_Bcast(&pid0, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+  uint64_t gap = 0, prev = syncq_now_ns(), sent = 0, end = prev + WAIT_NS;
+  if (me == 0) {
+    /* poll until rank 1's closing request; the stops show as gaps */
+    while (c.sunk < 1 && !syncq_am_mpi_peer_dead(job, 1) && syncq_now_ns() < end) {
+      CHECK(syncq_am_poll(ep, POLL_BUDGET, NULL) == SYNCQ_OK);
+      sched_yield();
+      uint64_t now = syncq_now_ns();
+      if (now - prev > gap) gap = now - prev;
+      prev = now;
+    }
+  } else {
+    pid_t stopper = fork();
+    if (stopper == 0) { /* rank 1's child: no MPI here */
+      (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+      alarm(60);
+      for (unsigned i = 0; i < STOP_ROUNDS; i++) {
+        kill(pid0, SIGSTOP);
+        sleep_ns(STOP_NS);
+        kill(pid0, SIGCONT);
+        sleep_ns(STOP_RUN_NS);
+      }
+      _exit(0);
+    }
+    CHECK(stopper > 0);
+    /* send for the first half, then only poll, until the stops are over:
+     * NOWAIT, so that this loop sees its own gaps; SYNCQ_FULL while rank
+     * 0 is stopped (no credits) */
+    uint64_t quiet = prev + STOP_ROUNDS / 2u * (STOP_NS + STOP_RUN_NS);
+    while (waitpid(stopper, NULL, WNOHANG) == 0 && !syncq_am_mpi_peer_dead(job, 0) && syncq_now_ns() < end) {
+      uint32_t a[3] = {1u, 8u, (uint32_t)sent};
+      int r = syncq_now_ns() < quiet ? syncq_am_request(peer, H_PING, a, 3, SYNCQ_AM_NOWAIT) : SYNCQ_FULL;
+      CHECK(r == SYNCQ_OK || r == SYNCQ_FULL || r == SYNCQ_EDEAD);
+      if (r == SYNCQ_OK) sent++;
+      CHECK(syncq_am_poll(ep, POLL_BUDGET, NULL) == SYNCQ_OK);
+      if (r == SYNCQ_FULL) sched_yield();
+      uint64_t now = syncq_now_ns();
+      if (now - prev > gap) gap = now - prev;
+      prev = now;
+    }
+    if (syncq_am_mpi_peer_dead(job, 0)) {
+      kill(stopper, SIGKILL), waitpid(stopper, NULL, 0);
+      kill(pid0, SIGCONT);
+    }
+  }
+  bool dead = syncq_am_mpi_peer_dead(job, 1 - me);
+  if (dead) fprintf(stderr, "rank %d: %s\n", me, syncq_am_mpi_why(job));
+  if (me == 1 && !dead) {
+    uint32_t a[1] = {1};
+    CHECK(syncq_am_request(peer, H_SINK, a, 1, 0) == SYNCQ_OK);
+    CHECK(poll_until(ep, &c.pongs, sent, WAIT_NS)); /* every ping answered */
+  }
+  /* each rank's longest gap between its polls, for the other's verdict */
+  uint64_t gaps[2];
+  CHECK(MPI_Allgather(&gap, 1, MPI_UINT64_T, gaps, 1, MPI_UINT64_T, MPI_COMM_WORLD) == MPI_SUCCESS);
+  fprintf(stderr, "rank %d: away from its polls for %.0f ms at most%s\n", me, (double)gap / 1e6,
+          me == 1 ? "" : " (its stops included)");
+  if (dead && gaps[1 - me] >= TEST_DEAD_NS / 2) inconclusive(1 - me, gaps[1 - me]);
+  CHECK(!dead);
+  if (me == 0) CHECK(c.sunk == 1);
+  if (me == 1) CHECK(sent > 0 && c.pongs == sent);
+  poll_barrier(ep);
+  CHECK(c.bad == 0);
+  CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -739,8 +845,9 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "early") == 0) rc = scenario_leave(false);
   else if (strcmp(what, "waiter") == 0) rc = scenario_waiter();
   else if (strcmp(what, "slowpoll") == 0) rc = scenario_slowpoll();
+  else if (strcmp(what, "stopped") == 0) rc = scenario_stopped();
   else {
-    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped\n", argv[0]);
     rc = 2;
   }
   if (rc != 0) {
