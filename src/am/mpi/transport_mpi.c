@@ -41,9 +41,30 @@
  *   Progress:    only inside syncq_am_poll and the send calls.
  *   Faults:      MPI_ERRORS_RETURN on the private communicator; a peer
  *                whose MPI operation fails, that says BYE, or that stays
- *                silent for dead_timeout_ns (heartbeats every
- *                dead_timeout_ns / 4 of our own silence) is dead. See
+ *                silent for dead_timeout_ns (D) is dead. See
  *                docs/am-mpi.md for what each MPI allows after a kill.
+ *   Silence:     every poll (and every stalled round of a send) looks at
+ *                the clock, acting at most every D/16: it sends a heartbeat
+ *                to each MPI peer it has sent nothing for D/4, and finds
+ *                dead a peer it has heard nothing from for D. A heartbeat
+ *                spends no credit, and its buffer is always there while
+ *                the peer makes progress (the send ring holds 2C + 8: at
+ *                most C requests and C replies wait for the peer), so a
+ *                rank out of credits still heartbeats. Our own absence is
+ *                not the peer's silence: MPI keeps what arrives meanwhile,
+ *                so a gap of ours between polls shorter than D/4 only
+ *                delays by that gap what we hear, and a longer one gives
+ *                every peer a fresh window of D from our return. Hence a
+ *                peer is found dead only if it sent nothing we could
+ *                receive for more than 3D/4, which a peer that polls at
+ *                least every D/2 (a poll whose budget node-local messages
+ *                used up does not reach this transport) never does. Not
+ *                promised: a rank more than D/4 away between every two
+ *                polls finds no peer dead by silence (a blocking send to
+ *                a dead peer still returns SYNCQ_EDEAD once the credits
+ *                are spent: the stalled send polls without a gap);
+ *                detection takes D to D + D/16 of polling after the
+ *                peer's last message.
  *   Threading:   MPI_THREAD_FUNNELED: every call from the main thread.
  *   Memory:      allocates at create; nothing on the send/poll paths.
  *   Signal-safe: no.
@@ -305,14 +326,8 @@ static void rx_dispatch(syncq_am_mpi *j, int s) {
  * of which handles a message, went 64 polls (8 dead timeouts at one poll
  * per dead_timeout / 8) without a heartbeat, and its peer declared it
  * dead (mpi_am_test waiter and slowpoll). One clock read per poll is
- * small beside the MPI_Testsome the poll makes anyway.
- *
- * What a silence proves: MPI keeps what a peer sends while we are away
- * and the poll that calls us has tested the receives first, so a gap of
- * ours shorter than dead_timeout / 4 only delays by that gap what we hear;
- * a silence of dead_timeout then means the peer sent nothing for 3/4 of
- * it, three heartbeat intervals. A longer gap of ours restarts every
- * peer's window (below). */
+ * small beside the MPI_Testsome the poll makes anyway. What a silence
+ * proves: the contract's "Silence". */
 static void liveness(syncq_am_mpi *j) {
   uint64_t now = syncq_now_ns();
   if (now - j->last_check < j->dead_ns / AMM_CHECK_DIVISOR) return;
