@@ -723,11 +723,14 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
         }
       }
     }
-    /* Our own BYEs: wait for them to leave, bounded. */
+    /* Our own BYEs: wait for them to leave, bounded. Not to a peer that
+     * failed: a send to it (a bulk one, which needs the receiver) may
+     * never complete, and waiting for it held every survivor here until
+     * the cap (10 dead timeouts); its requests stay with MPI. */
     for (int s = 0; s < j->size; s++) {
       amm_peer *p = &j->peer[s];
       if (p->path != PATH_MPI) continue;
-      while (p->tx.head != p->tx.tail && syncq_now_ns() < deadline) {
+      while (p->tx.head != p->tx.tail && !(p->dead && !p->left && s != j->rank) && syncq_now_ns() < deadline) {
         tx_reap(j, s);
         if (p->tx.head != p->tx.tail) sched_yield(); /* as above: the receiver may need this processor */
       }
