@@ -155,9 +155,10 @@ static void ep_name(const syncq_am_mpi *j, int rank, char *out, size_t n) { snpr
 
 /* The failure detector's clock, read on every poll and at every message
  * sent or received: CLOCK_MONOTONIC_COARSE where the system has it. Its
- * tick (1 to 4 ms) is far below the detector's finest step (dead_timeout
- * / 16 >= 6.25 ms), and a read costs a fifth of a precise one (13 against
- * 60 ns on the loaded 2-core VM). Every stamp it compares (last_heard,
+ * tick (the kernel's, 1 to 10 ms; 4 ms on the 2-core VM) errs by less
+ * than the detector's steps (dead_timeout / 16 >= 6.25 ms, / 4 >= 25 ms)
+ * and in both directions alike, and a read costs a fifth of a precise
+ * one (13 against 60 ns on the loaded 2-core VM). Every stamp it compares (last_heard,
  * last_sent, last_check) comes from here: a precise reading may be a tick
  * ahead of a coarse one, and the unsigned differences must not wrap. */
 static uint64_t amm_now(void) {
@@ -341,9 +342,9 @@ static void rx_dispatch(syncq_am_mpi *j, int s) {
  * 180 ms on the 2-core VM); a rank that computes between its polls, each
  * of which handles a message, went 64 polls (8 dead timeouts at one poll
  * per dead_timeout / 8) without a heartbeat, and its peer declared it
- * dead (mpi_am_test waiter and slowpoll). One coarse clock read per poll
- * (amm_now) is small beside the MPI_Testsome the poll makes anyway. What a silence
- * proves: the contract's "Silence". */
+ * dead (mpi_am_test waiter and slowpoll). One coarse clock read per
+ * poll (amm_now) is small beside the MPI_Testsome the poll makes anyway.
+ * What a silence proves: the contract's "Silence". */
 static void liveness(syncq_am_mpi *j) {
   uint64_t now = amm_now();
   if (now - j->last_check < j->dead_ns / AMM_CHECK_DIVISOR) return;
