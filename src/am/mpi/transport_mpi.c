@@ -155,10 +155,11 @@ static void ep_name(const syncq_am_mpi *j, int rank, char *out, size_t n) { snpr
 
 /* The failure detector's clock, read on every poll and at every message
  * sent or received: CLOCK_MONOTONIC_COARSE where the system has it. Its
- * tick (the kernel's, 1 to 10 ms; 4 ms on the 2-core VM) errs by less
- * than the detector's steps (dead_timeout / 16 >= 6.25 ms, / 4 >= 25 ms)
- * and in both directions alike, and a read costs a fifth of a precise
- * one (13 against 60 ns on the loaded 2-core VM). Every stamp it compares (last_heard,
+ * tick (the kernel's, 1 to 10 ms; 4 ms on the 2-core VM) is small
+ * beside the detector's windows (dead_timeout >= 100 ms, a heartbeat
+ * after a quarter of it), a stamp is late by at most one, and a read
+ * costs a fifth of a precise one (13 against 60 ns on the loaded 2-core
+ * VM). Every stamp it compares (last_heard,
  * last_sent, last_check) comes from here: a precise reading may be a tick
  * ahead of a coarse one, and the unsigned differences must not wrap. */
 static uint64_t amm_now(void) {
