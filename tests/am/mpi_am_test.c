@@ -771,8 +771,14 @@ static int scenario_stopped(void) {
   CHECK(syncq_am_mpi_size(job) == 2);
   syncq_am_peer *peer;
   CHECK(syncq_am_mpi_peer(job, 1 - me, &peer) == SYNCQ_OK);
-  int pid0 = (int)getpid();
+  int pid0 = (int)getpid(), len = 0;
   CHECK(MPI_Bcast(&pid0, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+  /* rank 1's child signals rank 0 by its pid: both must be on one host */
+  char host[MPI_MAX_PROCESSOR_NAME], host0[MPI_MAX_PROCESSOR_NAME];
+  CHECK(MPI_Get_processor_name(host, &len) == MPI_SUCCESS);
+  memcpy(host0, host, sizeof host);
+  CHECK(MPI_Bcast(host0, (int)sizeof host0, MPI_CHAR, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(strcmp(host, host0) == 0);
   uint64_t gap = 0, prev = syncq_now_ns(), sent = 0, end = prev + WAIT_NS;
   if (me == 0) {
     /* poll until rank 1's closing request; the stops show as gaps */
