@@ -749,7 +749,8 @@ static void sleep_ns(uint64_t ns) {
 /* stopped: rank 1's child stops rank 0 (SIGSTOP) for a fifth of the dead
  * timeout at a time, STOP_ROUNDS times, letting it run 50 ms in between:
  * a judge away in many gaps shorter than a quarter of the dead timeout,
- * none of which restarts its silence windows. For the first half rank 1
+ * none of which restarts its silence windows (unless the machine's load
+ * adds 50 ms to a stop). For the first half rank 1
  * keeps sending requests (pings, which rank 0 answers), and its credits
  * run out in each stop; for the second half it only polls, and each
  * rank hears the other only through heartbeats. Neither rank may find the
