@@ -29,9 +29,21 @@
  *                         rank's processor was taken from it altogether
  *                         meanwhile (the run is then made again:
  *                         mpi_run.sh, $SYNCQ_TEST_OUT/inconclusive).
+ *   mpi_am_test stopped   2 ranks through MPI: rank 1 keeps sending pings
+ *                         while its child stops rank 0 (SIGSTOP) for a
+ *                         fifth of the dead timeout at a time, 12 times;
+ *                         neither may find the other dead.
+ *   mpi_am_test slowpoll  2 ranks through MPI: rank 1 computes an eighth of
+ *                         the dead timeout between polls that each handle
+ *                         one request of rank 0's; its heartbeats must
+ *                         keep it alive in rank 0's eyes (a run in which
+ *                         it was away from its polls for half the dead
+ *                         timeout at once is made again, as above).
  *
  * Every rank checks; a failed check prints rank, line and condition and
- * the rank exits 1 (mpirun then fails).
+ * ends the whole job at once (MPI_Abort): the other ranks would otherwise
+ * wait for the failed one in a barrier or in MPI_Finalize until
+ * mpi_run.sh's timeout.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -57,21 +69,38 @@
 #define TEST_DEAD_NS 1000000000ull     /* 1 s: the dead timeout of the fault tests */
 #define DETECT_MARGIN_NS 4000000000ull /* detection within timeout + 4 s (a loaded 2-core machine) */
 #define BULK_LEN 6000u
-#define WAITER_DEAD_NS 200000000ull   /* 200 ms: the waiter scenario's dead timeout */
-#define WAITER_QUIET_NS 1500000000ull /* rank 1 polls this long before it sends */
-#define WAITER_BUSY 4                 /* busy processes beside the waiting rank */
-#define WITNESS_TICK_NS 5000000ull    /* the waiter's witness sleeps 5 ms at a time */
+#define WAITER_DEAD_NS 200000000ull     /* 200 ms: the waiter scenario's dead timeout */
+#define WAITER_QUIET_NS 1500000000ull   /* rank 1 polls this long before it sends */
+#define WAITER_BUSY 4                   /* busy processes beside the waiting rank */
+#define WITNESS_TICK_NS 5000000ull      /* the waiter's witness sleeps 5 ms at a time */
+#define SLOW_CREDITS 64u                /* slowpoll: a CREDIT message is owed after 32 handled */
+#define SLOW_POLLS 30u                  /* slowpoll: rank 1's slow polls (3.75 dead timeouts) */
+#define SLOW_GAP_NS (TEST_DEAD_NS / 8u) /* slowpoll: rank 1 computes this long between polls */
+#define STOP_NS (TEST_DEAD_NS / 5u)     /* stopped: rank 0 is stopped this long at a time ... */
+#define STOP_RUN_NS 50000000ull         /* ... and runs 50 ms between its stops ... */
+#define STOP_ROUNDS 12u                 /* ... this many times (3 s, 3 dead timeouts) */
 
 enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NAME = 6 };
 
 static int g_rank = -1;
-static int failures;
+
+/* End the whole job now, failed: a rank that stopped here and returned
+ * would leave the others waiting for it (in a barrier, an exchange or
+ * MPI_Finalize) until mpi_run.sh's timeout. MPI_Abort ends every rank,
+ * also under --enable-recovery; the alarm ends this one should the abort
+ * itself hang, and mpirun then ends the others. */
+static _Noreturn void leave_now(void) {
+  fflush(NULL);
+  alarm(10);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  _exit(1);
+}
 
 #define CHECK(c)                                                                             \
   do {                                                                                       \
     if (!(c)) {                                                                              \
       fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", g_rank, __FILE__, __LINE__, #c); \
-      failures++;                                                                            \
+      leave_now();                                                                           \
     }                                                                                        \
   } while (0)
 
@@ -168,7 +197,7 @@ static bool poll_until(syncq_am_endpoint *ep, const uint64_t *v, uint64_t want, 
   return true;
 }
 
-#define WAIT_NS 20000000000ull /* 60 s: a hung exchange fails instead of stalling */
+#define WAIT_NS 20000000000ull /* 20 s: a hung exchange fails instead of stalling */
 
 /* A barrier that keeps handling messages (a rank blocked in MPI_Barrier
  * would leave the others' requests unanswered). */
@@ -297,7 +326,7 @@ static int scenario_basic(void) {
   r = syncq_am_mpi_destroy(job);
   if (r != SYNCQ_OK) fprintf(stderr, "rank %d: destroy: %s\n", me, syncq_strerror(r));
   CHECK(r == SYNCQ_OK);
-  return failures ? 1 : 0;
+  return 0;
 }
 
 static int scenario_mismatch(void) {
@@ -318,7 +347,7 @@ static int scenario_mismatch(void) {
     CHECK(r == SYNCQ_OK);
   }
   CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
-  return failures ? 1 : 0;
+  return 0;
 }
 
 static void write_result(const char *what) {
@@ -347,7 +376,7 @@ static int scenario_leave(bool kill_it) {
   int n = syncq_am_mpi_size(job), me = syncq_am_mpi_rank(job), victim = n - 1;
   if (n < 2) {
     CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
-    return failures ? 1 : 0;
+    return 0;
   }
   syncq_am_peer *pv;
   CHECK(syncq_am_mpi_peer(job, victim, &pv) == SYNCQ_OK);
@@ -365,9 +394,9 @@ static int scenario_leave(bool kill_it) {
     if (kill_it) raise(SIGKILL);
     int r = syncq_am_mpi_destroy(job); /* the others are not leaving: bounded by the timeout */
     CHECK(r == SYNCQ_OK || r == SYNCQ_ETIMEDOUT);
-    write_result(failures ? "fail" : "ok");
+    write_result("ok");
     MPI_Finalize();
-    exit(failures ? 1 : 0);
+    exit(0);
   }
   /* survivors: keep sending (short and bulk) until SYNCQ_EDEAD */
   uint64_t t0 = syncq_now_ns(), limit = TEST_DEAD_NS + DETECT_MARGIN_NS;
@@ -403,14 +432,20 @@ static int scenario_leave(bool kill_it) {
   for (int s = 0; s < victim; s++)
     if (s != me) CHECK(poll_until(ep, &c.pings_from[s], 2u, WAIT_NS)); /* the first exchange's ping, and this one */
   CHECK(c.bad == 0);
+  uint64_t td = syncq_now_ns();
   int d = syncq_am_mpi_destroy(job);
+  td = syncq_now_ns() - td;
   CHECK(d == SYNCQ_OK || d == SYNCQ_ETIMEDOUT);
-  write_result(failures ? "fail" : "ok");
+  /* the survivors' BYEs reach each other at once, and nothing waits for
+   * sends to the dead rank (its bulk ones never complete) */
+  if (td >= limit) fprintf(stderr, "rank %d: destroy took %.0f ms\n", me, (double)td / 1e6);
+  CHECK(td < limit);
+  write_result("ok");
   if (kill_it) {
     fflush(NULL);
-    _exit(failures ? 1 : 0); /* no MPI_Finalize with a dead rank (no ULFM) */
+    _exit(0); /* no MPI_Finalize with a dead rank (no ULFM) */
   }
-  return failures ? 1 : 0;
+  return 0;
 }
 
 /* Confine this process to the first (which 0) or last CPU it may use. */
@@ -540,30 +575,29 @@ static uint64_t kept_off_ns(int rank) {
   return late;
 }
 
-/* This rank found rank `peer` silent: true (said, and marked for
- * mpi_run.sh) when the peer, or this rank, which hears it only while it
- * runs, was kept off its processor for half the dead timeout or more at
- * once: the run judged nothing. */
-static bool waiter_inconclusive(int peer) {
+/* The run judged nothing: rank `who` was away from its processor or its
+ * polls for `off` at once. Say so, mark it for mpi_run.sh (which runs the
+ * scenario again) and end the job. */
+static _Noreturn void inconclusive(int who, uint64_t off) {
+  fprintf(stderr, "rank %d: inconclusive: rank %d was away for %.0f ms at once\n", g_rank, who, (double)off / 1e6);
+  const char *dir = getenv("SYNCQ_TEST_OUT");
+  char path[4096];
+  if (dir != NULL && snprintf(path, sizeof path, "%s/inconclusive", dir) < (int)sizeof path) {
+    FILE *f = fopen(path, "w");
+    if (f != NULL) fprintf(f, "rank %d away for %.0f ms at once\n", who, (double)off / 1e6), fclose(f);
+  }
+  leave_now();
+}
+
+/* This rank found rank `peer` silent: the run judged nothing (and ends,
+ * inconclusive) when the peer, or this rank, which hears it only while
+ * it runs, was kept off its processor for half the dead timeout or more
+ * at once. */
+static void waiter_inconclusive(int peer) {
   int who = peer;
   uint64_t off = kept_off_ns(peer), self = kept_off_ns(g_rank);
   if (self > off) off = self, who = g_rank;
-  if (off < WAITER_DEAD_NS / 2) return false;
-  fprintf(stderr, "rank %d: inconclusive: rank %d was kept off its processor for %.0f ms at once\n", g_rank, who,
-          (double)off / 1e6);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/inconclusive", getenv("SYNCQ_TEST_OUT"));
-  FILE *f = fopen(path, "w");
-  if (f != NULL) fprintf(f, "rank %d kept off its processor for %.0f ms at once\n", who, (double)off / 1e6), fclose(f);
-  return true;
-}
-
-/* The waiter's end beside a peer marked dead or a failed check: no
- * MPI_Finalize and no barrier, which wait for the peer; mpirun then ends
- * the other rank at once rather than after WAIT_NS and its own timeout. */
-static void waiter_leave(void) {
-  fflush(NULL);
-  _exit(1);
+  if (off >= WAITER_DEAD_NS / 2) inconclusive(who, off);
 }
 
 /* waiter: a rank in syncq_am_wait yields its processor at every poll, and
@@ -583,7 +617,6 @@ static int scenario_waiter(void) {
   register_all(ep, &c, false);
   CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
   CHECK(syncq_am_mpi_size(job) == 2);
-  if (failures) return 1;
   pthread_t wt;
   witness *w = NULL;
   if (me == 0) {
@@ -605,15 +638,12 @@ static int scenario_waiter(void) {
       (void)poll_until(ep, &c.sunk, 1, WAITER_DEAD_NS);
     bool dead = syncq_am_mpi_peer_dead(job, 1);
     if (dead) fprintf(stderr, "rank 0: %s\n", syncq_am_mpi_why(job));
-    bool judged = !(dead && waiter_inconclusive(1));
-    if (judged) {
-      CHECK(!dead);
-      CHECK(c.sunk == 1);
-    }
+    if (dead) waiter_inconclusive(1);
+    CHECK(!dead);
+    CHECK(c.sunk == 1);
     witness_stop(0, w, wt);
     for (int i = 0; i < WAITER_BUSY; i++)
       if (busy[i] > 0) kill(busy[i], SIGKILL), waitpid(busy[i], NULL, 0);
-    if (!judged || failures) waiter_leave();
   } else {
     pin_to(1);
     w = witness_start(1, &wt);
@@ -621,18 +651,199 @@ static int scenario_waiter(void) {
     while (syncq_now_ns() - t0 < WAITER_QUIET_NS) CHECK(syncq_am_poll(ep, POLL_BUDGET, NULL) == SYNCQ_OK);
     bool dead = syncq_am_mpi_peer_dead(job, 0);
     if (dead) fprintf(stderr, "rank 1: %s\n", syncq_am_mpi_why(job));
-    if (dead && waiter_inconclusive(0)) waiter_leave();
+    if (dead) waiter_inconclusive(0);
     CHECK(!dead);
     syncq_am_peer *p0;
     CHECK(syncq_am_mpi_peer(job, 0, &p0) == SYNCQ_OK);
     uint32_t a[1] = {1};
     CHECK(syncq_am_request(p0, H_SINK, a, 1, 0) == SYNCQ_OK);
-    if (failures) waiter_leave();
   }
   poll_barrier(ep);
   if (me == 1) witness_stop(1, w, wt); /* after the barrier: rank 0 may still judge rank 1 */
   CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
-  return failures ? 1 : 0;
+  return 0;
+}
+
+/* slowpoll: rank 1 computes between its polls (it sleeps SLOW_GAP_NS, an
+ * eighth of the dead timeout) and each poll handles one of rank 0's
+ * requests, which need no reply; rank 0 sent all its credits' worth at the
+ * start, so rank 1 owes no CREDIT message before its last poll. Rank 1's
+ * heartbeats alone tell rank 0 that it lives: they must go at its first
+ * poll past a quarter of the dead timeout of silence, busy poll or not.
+ * A run in which rank 1 was away from its polls for half the dead timeout
+ * at once (it measures its own gaps) judges nothing: the rank was then
+ * really silent for long stretches. */
+static int scenario_slowpoll(void) {
+  syncq_am_mpi_config cfg = {.force_mpi = true, .credits = SLOW_CREDITS, .dead_timeout_ns = TEST_DEAD_NS};
+  syncq_am_mpi *job;
+  counts c;
+  memset(&c, 0, sizeof c);
+  if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  int me = syncq_am_mpi_rank(job);
+  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+  register_all(ep, &c, false);
+  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
+  CHECK(syncq_am_mpi_size(job) == 2);
+  syncq_am_peer *peer;
+  CHECK(syncq_am_mpi_peer(job, 1 - me, &peer) == SYNCQ_OK);
+  uint64_t gap = 0; /* rank 1: the longest time between two of its polls */
+  bool dead = false;
+  if (me == 0) {
+    for (uint32_t i = 0; i < SLOW_CREDITS; i++) { /* all its credits: none is missing, so none waits */
+      uint32_t a[1] = {i};
+      CHECK(syncq_am_request(peer, H_SINK, a, 1, SYNCQ_AM_NOWAIT) == SYNCQ_OK);
+    }
+    CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+    /* wait for rank 1's request after its slow polls, watching its silence */
+    uint64_t end = syncq_now_ns() + WAIT_NS;
+    while (c.sunk < 1 && syncq_now_ns() < end && !syncq_am_mpi_peer_dead(job, 1))
+      (void)poll_until(ep, &c.sunk, 1, TEST_DEAD_NS / 8);
+    dead = syncq_am_mpi_peer_dead(job, 1);
+    if (dead) fprintf(stderr, "rank 0: %s\n", syncq_am_mpi_why(job));
+  } else {
+    /* Rank 0's requests went before its barrier message: after the
+     * barrier, MPI has matched them to this rank's posted receives, so
+     * each poll below finds one complete (a poll that found none would
+     * be idle). */
+    CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+    unsigned n = 0;
+    uint64_t end = syncq_now_ns() + WAIT_NS;
+    while (n == 0 && syncq_now_ns() < end) CHECK(syncq_am_poll(ep, 1, &n) == SYNCQ_OK); /* the first arrived */
+    uint64_t prev = syncq_now_ns();
+    for (unsigned i = 0; i < SLOW_POLLS; i++) {
+      struct timespec ts = {0, (long)SLOW_GAP_NS};
+      (void)nanosleep(&ts, NULL); /* "computing" */
+      uint64_t now = syncq_now_ns();
+      if (now - prev > gap) gap = now - prev;
+      prev = now;
+      CHECK(syncq_am_poll(ep, 1, &n) == SYNCQ_OK);
+      CHECK(n == 1); /* a busy poll each time: rank 0's requests wait */
+    }
+    CHECK(c.sunk == SLOW_POLLS + 1u);
+    dead = syncq_am_mpi_peer_dead(job, 0);
+    if (dead) fprintf(stderr, "rank 1: %s\n", syncq_am_mpi_why(job));
+    CHECK(!dead); /* rank 0 waited in syncq_am_wait: it heartbeats */
+    uint32_t a[1] = {1};
+    CHECK(syncq_am_request(peer, H_SINK, a, 1, 0) == SYNCQ_OK);
+  }
+  /* rank 1's longest gap, for rank 0's verdict (both left their polls) */
+  CHECK(MPI_Bcast(&gap, 1, MPI_UINT64_T, 1, MPI_COMM_WORLD) == MPI_SUCCESS);
+  if (me == 0) {
+    fprintf(stderr, "rank 0: rank 1 polled every %.0f ms at most\n", (double)gap / 1e6);
+    if (dead && gap >= TEST_DEAD_NS / 2) inconclusive(1, gap);
+    CHECK(!dead);
+    CHECK(c.sunk == 1);
+  }
+  poll_barrier(ep);
+  CHECK(c.bad == 0);
+  CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
+  return 0;
+}
+
+static void sleep_ns(uint64_t ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* stopped: rank 1's child stops rank 0 (SIGSTOP) for a fifth of the dead
+ * timeout at a time, STOP_ROUNDS times, letting it run 50 ms in between:
+ * a judge away in many gaps shorter than a quarter of the dead timeout,
+ * none of which restarts its silence windows (unless the machine's load
+ * adds 50 ms to a stop). For the first half rank 1
+ * keeps sending requests (pings, which rank 0 answers), and its credits
+ * run out in each stop; for the second half it only polls, and each
+ * rank hears the other only through heartbeats. Neither rank may find the
+ * other dead: rank 0 hears, at each return, what rank 1 sent while it was
+ * stopped (MPI kept it), and rank 1 hears rank 0's replies and heartbeats
+ * each time rank 0 runs. A run in which a rank found silent was away from
+ * its polls for half the dead timeout at once (the machine's load on top
+ * of the stops) judges nothing. */
+static int scenario_stopped(void) {
+  syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = TEST_DEAD_NS};
+  syncq_am_mpi *job;
+  counts c;
+  memset(&c, 0, sizeof c);
+  if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  int me = syncq_am_mpi_rank(job);
+  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+  register_all(ep, &c, false);
+  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
+  CHECK(syncq_am_mpi_size(job) == 2);
+  syncq_am_peer *peer;
+  CHECK(syncq_am_mpi_peer(job, 1 - me, &peer) == SYNCQ_OK);
+  int pid0 = (int)getpid(), len = 0;
+  CHECK(MPI_Bcast(&pid0, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+  /* rank 1's child signals rank 0 by its pid: both must be on one host */
+  char host[MPI_MAX_PROCESSOR_NAME], host0[MPI_MAX_PROCESSOR_NAME];
+  CHECK(MPI_Get_processor_name(host, &len) == MPI_SUCCESS);
+  memcpy(host0, host, sizeof host);
+  CHECK(MPI_Bcast(host0, (int)sizeof host0, MPI_CHAR, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(strcmp(host, host0) == 0);
+  uint64_t gap = 0, prev = syncq_now_ns(), sent = 0, end = prev + WAIT_NS;
+  if (me == 0) {
+    /* poll until rank 1's closing request; the stops show as gaps */
+    while (c.sunk < 1 && !syncq_am_mpi_peer_dead(job, 1) && syncq_now_ns() < end) {
+      CHECK(syncq_am_poll(ep, POLL_BUDGET, NULL) == SYNCQ_OK);
+      sched_yield();
+      uint64_t now = syncq_now_ns();
+      if (now - prev > gap) gap = now - prev;
+      prev = now;
+    }
+  } else {
+    pid_t stopper = fork();
+    if (stopper == 0) { /* rank 1's child: no MPI here */
+      (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+      alarm(60);
+      for (unsigned i = 0; i < STOP_ROUNDS; i++) {
+        kill(pid0, SIGSTOP);
+        sleep_ns(STOP_NS);
+        kill(pid0, SIGCONT);
+        sleep_ns(STOP_RUN_NS);
+      }
+      _exit(0);
+    }
+    CHECK(stopper > 0);
+    /* send for the first half, then only poll, until the stops are over:
+     * NOWAIT, so that this loop sees its own gaps; SYNCQ_FULL while rank
+     * 0 is stopped (no credits) */
+    uint64_t quiet = prev + STOP_ROUNDS / 2u * (STOP_NS + STOP_RUN_NS);
+    while (waitpid(stopper, NULL, WNOHANG) == 0 && !syncq_am_mpi_peer_dead(job, 0) && syncq_now_ns() < end) {
+      uint32_t a[3] = {1u, 8u, (uint32_t)sent};
+      int r = syncq_now_ns() < quiet ? syncq_am_request(peer, H_PING, a, 3, SYNCQ_AM_NOWAIT) : SYNCQ_FULL;
+      CHECK(r == SYNCQ_OK || r == SYNCQ_FULL || r == SYNCQ_EDEAD);
+      if (r == SYNCQ_OK) sent++;
+      CHECK(syncq_am_poll(ep, POLL_BUDGET, NULL) == SYNCQ_OK);
+      if (r == SYNCQ_FULL) sched_yield();
+      uint64_t now = syncq_now_ns();
+      if (now - prev > gap) gap = now - prev;
+      prev = now;
+    }
+    if (syncq_am_mpi_peer_dead(job, 0)) {
+      kill(stopper, SIGKILL), waitpid(stopper, NULL, 0);
+      kill(pid0, SIGCONT);
+    }
+  }
+  bool dead = syncq_am_mpi_peer_dead(job, 1 - me);
+  if (dead) fprintf(stderr, "rank %d: %s\n", me, syncq_am_mpi_why(job));
+  if (me == 1 && !dead) {
+    uint32_t a[1] = {1};
+    CHECK(syncq_am_request(peer, H_SINK, a, 1, 0) == SYNCQ_OK);
+    CHECK(poll_until(ep, &c.pongs, sent, WAIT_NS)); /* every ping answered */
+  }
+  /* each rank's longest gap between its polls, for the other's verdict */
+  uint64_t gaps[2];
+  CHECK(MPI_Allgather(&gap, 1, MPI_UINT64_T, gaps, 1, MPI_UINT64_T, MPI_COMM_WORLD) == MPI_SUCCESS);
+  fprintf(stderr, "rank %d: away from its polls for %.0f ms at most%s\n", me, (double)gap / 1e6,
+          me == 1 ? "" : " (its stops included)");
+  if (dead && gaps[1 - me] >= TEST_DEAD_NS / 2) inconclusive(1 - me, gaps[1 - me]);
+  CHECK(!dead);
+  if (me == 0) CHECK(c.sunk == 1);
+  if (me == 1) CHECK(sent > 0 && c.pongs == sent);
+  poll_barrier(ep);
+  CHECK(c.bad == 0);
+  CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -646,11 +857,17 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "killed") == 0) rc = scenario_leave(true);
   else if (strcmp(what, "early") == 0) rc = scenario_leave(false);
   else if (strcmp(what, "waiter") == 0) rc = scenario_waiter();
+  else if (strcmp(what, "slowpoll") == 0) rc = scenario_slowpoll();
+  else if (strcmp(what, "stopped") == 0) rc = scenario_stopped();
   else {
-    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped\n", argv[0]);
     rc = 2;
   }
-  if (rc == 0 && g_rank == 0) printf("%s: passed\n", what);
+  if (rc != 0) {
+    fprintf(stderr, "rank %d: %s: failed\n", g_rank, what);
+    leave_now();
+  }
+  if (g_rank == 0) printf("%s: passed\n", what);
   MPI_Finalize();
   return rc;
 }

@@ -31,10 +31,12 @@ mpich)
 *) echo "unknown MPI $impl"; exit 2 ;;
 esac
 # A bound on the whole run: a hang fails the test instead of stalling CI.
-# waiter: a run in which the rank found silent had been kept off its
-# processor for half the dead timeout at once judged nothing (the other
-# rank then writes $out/inconclusive, see mpi_am_test.c): it runs again,
-# three times at most.
+# waiter, slowpoll, stopped: a run in which the rank found silent had been kept
+# off its processor (or away from its polls) for half the dead timeout at
+# once judged nothing (the other rank then writes $out/inconclusive, see
+# mpi_am_test.c): it runs again, three times at most. A failed check ends
+# the whole job at once (MPI_Abort), so a failure takes no longer than the
+# check that found it.
 attempt=1
 while :; do
   timeout -k 5 120 "$mpirun" $opts -n "$np" "$exe" "$scenario"

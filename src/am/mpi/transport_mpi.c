@@ -41,9 +41,30 @@
  *   Progress:    only inside syncq_am_poll and the send calls.
  *   Faults:      MPI_ERRORS_RETURN on the private communicator; a peer
  *                whose MPI operation fails, that says BYE, or that stays
- *                silent for dead_timeout_ns (heartbeats every
- *                dead_timeout_ns / 4 of our own silence) is dead. See
+ *                silent for dead_timeout_ns (D) is dead. See
  *                docs/am-mpi.md for what each MPI allows after a kill.
+ *   Silence:     every poll (and every stalled round of a send) looks at
+ *                the clock, acting at most every D/16: it sends a heartbeat
+ *                to each MPI peer it has sent nothing for D/4, and finds
+ *                dead a peer it has heard nothing from for D. A heartbeat
+ *                spends no credit, and its buffer is always there while
+ *                the peer makes progress (the send ring holds 2C + 8: at
+ *                most C requests and C replies wait for the peer), so a
+ *                rank out of credits still heartbeats. Our own absence is
+ *                not the peer's silence: MPI keeps what arrives meanwhile,
+ *                so a gap of ours between polls shorter than D/4 only
+ *                delays by that gap what we hear, and a longer one gives
+ *                every peer a fresh window of D from our return. Hence a
+ *                peer is found dead only if it sent nothing we could
+ *                receive for more than 3D/4, which a peer that polls at
+ *                least every D/2 (a poll whose budget node-local messages
+ *                used up does not reach this transport) never does. Not
+ *                promised: a rank more than D/4 away between every two
+ *                polls finds no peer dead by silence (a blocking send to
+ *                a dead peer still returns SYNCQ_EDEAD once the credits
+ *                are spent: the stalled send polls without a gap);
+ *                detection takes D to D + D/16 of polling after the
+ *                peer's last message.
  *   Threading:   MPI_THREAD_FUNNELED: every call from the main thread.
  *   Memory:      allocates at create; nothing on the send/poll paths.
  *   Signal-safe: no.
@@ -54,6 +75,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "am/am_core.h" /* am_dispatch */
@@ -61,13 +83,12 @@
 #include "syncq/am_mpi.h"
 #include "syncq/clock.h"
 
-#define AMM_TAG 7103         /* the only tag on the private communicator */
-#define AMM_CTRL_SLACK 8u    /* receives beyond 2C per peer: CREDIT, HB and BYE messages */
-#define AMM_CLOCK_EVERY 64u  /* polls between looks at the clock (heartbeats, silence) */
-#define AMM_HB_DIVISOR 4u    /* heartbeat after dead_timeout / 4 of our silence */
-#define AMM_IDLE_DIVISOR 16u /* an idle poll acts on the clock at most every dead_timeout / 16 */
-#define AMM_STALL_YIELD 64u  /* stalled iterations before each sched_yield */
-#define AMM_STALL_BUDGET 16u /* handlers a stalled sender runs per iteration */
+#define AMM_TAG 7103          /* the only tag on the private communicator */
+#define AMM_CTRL_SLACK 8u     /* receives beyond 2C per peer: CREDIT, HB and BYE messages */
+#define AMM_HB_DIVISOR 4u     /* heartbeat after dead_timeout / 4 of our silence */
+#define AMM_CHECK_DIVISOR 16u /* a poll acts on the clock at most every dead_timeout / 16 */
+#define AMM_STALL_YIELD 64u   /* stalled iterations before each sched_yield */
+#define AMM_STALL_BUDGET 16u  /* handlers a stalled sender runs per iteration */
 #define AMM_JOB_NAME_MAX 24
 #define AMM_DESTROY_CAP 10u /* destroy gives up after this many dead timeouts */ /* "sqm<pid>x<n>" */
 
@@ -123,15 +144,31 @@ struct syncq_am_mpi {
   int *mpi_rank;        /* ... their ranks */
   MPI_Request *scr_req; /* scratch of rx_test_all, nmpi each */
   int *scr_src, *scr_idx;
-  MPI_Status *scr_st; /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
-  unsigned rr;        /* round-robin start of the next poll */
-  unsigned clock_count;
-  uint64_t last_check; /* when liveness() last looked at the clock */
+  MPI_Status *scr_st;  /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
+  unsigned rr;         /* round-robin start of the next poll */
+  uint64_t last_check; /* when liveness() last acted on the clock */
   char job[AMM_JOB_NAME_MAX];
   char why[SYNCQ_AM_MPI_WHY_MAX];
 };
 
 static void ep_name(const syncq_am_mpi *j, int rank, char *out, size_t n) { snprintf(out, n, "%s-%d", j->job, rank); }
+
+/* The failure detector's clock, read on every poll and at every message
+ * sent or received: CLOCK_MONOTONIC_COARSE where the system has it. Its
+ * tick (the kernel's, 1 to 10 ms; 4 ms on the 2-core VM) is small
+ * beside the detector's windows (dead_timeout >= 100 ms, a heartbeat
+ * after a quarter of it), a stamp is late by at most one, and a read
+ * costs a fifth of a precise one (13 against 60 ns on the loaded 2-core
+ * VM). Every stamp it compares (last_heard,
+ * last_sent, last_check) comes from here: a precise reading may be a tick
+ * ahead of a coarse one, and the unsigned differences must not wrap. */
+static uint64_t amm_now(void) {
+#ifdef CLOCK_MONOTONIC_COARSE
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0) return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+  return syncq_now_ns(); /* (a clock that fails once fails every time: never mixed) */
+}
 
 static unsigned char *ring_buf(const amm_ring *r, uint32_t i, size_t bufsize) {
   return r->buf + (size_t)(i % r->n) * bufsize;
@@ -191,7 +228,7 @@ static int post(syncq_am_mpi *j, int d, unsigned kind, unsigned handler, const v
   }
   p->owed = 0;
   t->tail++;
-  p->last_sent = syncq_now_ns();
+  p->last_sent = amm_now();
   return SYNCQ_OK;
 }
 
@@ -216,7 +253,7 @@ static void rx_completed(syncq_am_mpi *j, int s) {
   r->req[r->tested % r->n] = MPI_REQUEST_NULL; /* MPI freed it on completion */
   r->tested++;
   p->credits += h->ret_req;
-  p->last_heard = syncq_now_ns();
+  p->last_heard = amm_now();
   if (h->kind == K_BYE) {
     p->left = true;
     mark_dead(j, s, "left the job");
@@ -298,22 +335,26 @@ static void rx_dispatch(syncq_am_mpi *j, int s) {
   credit_back(j, s);
 }
 
-/* Heartbeats and the silence check, every AMM_CLOCK_EVERY polls and, on
- * a poll that handled nothing (idle), whenever dead_timeout /
- * AMM_IDLE_DIVISOR has passed: time, not a count of polls, for a rank in
- * syncq_am_wait, which yields its processor at every poll. Beside busy
- * processes a yield can last a time slice (64 yields beside two took 180
- * ms on the 2-core VM), and its heartbeats went so late that a peer with
- * a 100 ms dead timeout declared the waiting rank dead. */
-static void liveness(syncq_am_mpi *j, bool idle) {
-  bool counted = ++j->clock_count % AMM_CLOCK_EVERY == 0;
-  if (!counted && !idle) return;
-  uint64_t now = syncq_now_ns();
-  if (!counted && now - j->last_check < j->dead_ns / AMM_IDLE_DIVISOR) return;
+/* Heartbeats and the silence check, on every poll (and every stalled
+ * round of a send) once dead_timeout / AMM_CHECK_DIVISOR has passed since
+ * the last: time, never a count of polls. A count was late both ways: a
+ * rank in syncq_am_wait yields its processor at every poll, and beside
+ * busy processes a yield can last a time slice (64 yields beside two took
+ * 180 ms on the 2-core VM); a rank that computes between its polls, each
+ * of which handles a message, went 64 polls (8 dead timeouts at one poll
+ * per dead_timeout / 8) without a heartbeat, and its peer declared it
+ * dead (mpi_am_test waiter and slowpoll). One coarse clock read per
+ * poll (amm_now) is small beside the MPI_Testsome the poll makes anyway.
+ * What a silence proves: the contract's "Silence". */
+static void liveness(syncq_am_mpi *j) {
+  uint64_t now = amm_now();
+  if (now - j->last_check < j->dead_ns / AMM_CHECK_DIVISOR) return;
   if (now - j->last_check > j->dead_ns / AMM_HB_DIVISOR) {
-    /* We were away (computing, or blocked in MPI) for a while: we could
-     * not hear anyone then, so their silence is not evidence; give every
-     * peer a fresh window, counted from now. */
+    /* We were away (computing, or blocked in MPI) for a while: what the
+     * peers sent meanwhile may not have reached our receives yet (a
+     * rendezvous waits for both sides), and a peer's sends to us may have
+     * waited for our progress, so their silence is not evidence; give
+     * every peer a fresh window, counted from now. */
     for (int s = 0; s < j->size; s++) j->peer[s].last_heard = now;
   }
   j->last_check = now;
@@ -335,7 +376,7 @@ static void liveness(syncq_am_mpi *j, bool idle) {
 static void harvest(syncq_am_mpi *j) {
   while (rx_test_all(j) > 0) {
   }
-  liveness(j, false);
+  liveness(j);
 }
 
 static unsigned amm_poll(void *ctx, unsigned budget) {
@@ -364,7 +405,7 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
     amm_peer *p = &j->peer[j->mpi_rank[k]];
     if (p->tx.tail - p->tx.head > p->tx.n / 2) tx_reap(j, j->mpi_rank[k]);
   }
-  liveness(j, done == 0);
+  liveness(j);
   j->polling = false;
   return done;
 }
@@ -393,8 +434,7 @@ static int amm_send(void *ctx, int d, int qi, unsigned handler, const void *data
       harvest(j);
     } else {
       (void)syncq_am_poll(j->ep, AMM_STALL_BUDGET, NULL);
-      j->clock_count = AMM_CLOCK_EVERY - 1u; /* look at the silence on each stalled round */
-      liveness(j, false);
+      liveness(j); /* also when the poll did not reach the transport (node-local work filled its budget) */
     }
     if (++spins % AMM_STALL_YIELD == 0) sched_yield(); /* oversubscribed: let the receiver run */
   }
@@ -626,7 +666,7 @@ int syncq_am_mpi_start(syncq_am_mpi *j) {
       }
   free(all);
   if (rc != SYNCQ_OK) return rc;
-  uint64_t now = syncq_now_ns();
+  uint64_t now = amm_now();
   for (int s = 0; s < j->size; s++) j->peer[s].last_heard = j->peer[s].last_sent = now;
   j->last_check = now;
   j->started = true;
@@ -701,11 +741,14 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
         }
       }
     }
-    /* Our own BYEs: wait for them to leave, bounded. */
+    /* Our own BYEs: wait for them to leave, bounded. Not to a peer that
+     * failed: a send to it (a bulk one, which needs the receiver) may
+     * never complete, and waiting for it held every survivor here until
+     * the cap (10 dead timeouts); its requests stay with MPI. */
     for (int s = 0; s < j->size; s++) {
       amm_peer *p = &j->peer[s];
       if (p->path != PATH_MPI) continue;
-      while (p->tx.head != p->tx.tail && syncq_now_ns() < deadline) {
+      while (p->tx.head != p->tx.tail && !(p->dead && !p->left && s != j->rank) && syncq_now_ns() < deadline) {
         tx_reap(j, s);
         if (p->tx.head != p->tx.tail) sched_yield(); /* as above: the receiver may need this processor */
       }
