@@ -607,6 +607,29 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
   return done;
 }
 
+/* syncq_am_poll with a transport attached: the node-local queues and the
+ * transport take the first go in turn, one call each. Local queues first
+ * on every call starved the transport of a rank whose local traffic
+ * filled each budget: it received nothing from its MPI peers and sent
+ * them no heartbeat, so they found it dead. The budget is still shared:
+ * whichever goes second gets what the first left. Alternating per call
+ * (rather than reserving a share) keeps a budget of 1 meaningful and
+ * holds both ways, also against a transport that fills every budget.
+ * Every call flips the turn, nested ones included (a handler that polls),
+ * so of any two calls entered one after the other, one polls the
+ * transport first. */
+static int am_poll_shared(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
+  const am_transport *tp = ep->tp;
+  bool tp_first = ep->tp_first;
+  ep->tp_first = !tp_first;
+  unsigned n = tp_first ? tp->poll(tp->ctx, budget) : 0;
+  if (n < budget) n += am_poll_queue(ep, AM_Q_REPLY, budget - n);
+  if (n < budget) n += am_poll_queue(ep, AM_Q_REQUEST, budget - n);
+  if (n < budget && !tp_first) n += tp->poll(tp->ctx, budget - n);
+  if (handled) *handled = n;
+  return SYNCQ_OK;
+}
+
 int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
   if (ep == NULL || budget == 0 || !own(ep)) return SYNCQ_EINVAL;
   /* Every offset and size the poll follows comes from the header and the
@@ -615,9 +638,9 @@ int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
   am_geometry g;
   am_geometry_read(ep->base, ep->size, &g);
   if (memcmp(&g, &ep->geo, sizeof g) != 0) return SYNCQ_EINVAL;
+  if (ep->tp != NULL) return am_poll_shared(ep, budget, handled);
   unsigned n = am_poll_queue(ep, AM_Q_REPLY, budget);
   if (n < budget) n += am_poll_queue(ep, AM_Q_REQUEST, budget - n);
-  if (n < budget && ep->tp != NULL) n += ep->tp->poll(ep->tp->ctx, budget - n);
   if (handled) *handled = n;
   return SYNCQ_OK;
 }

@@ -70,6 +70,7 @@ struct syncq_am_endpoint {
   uint64_t unclaimed_since[AM_NQUEUES];          /* lock-free: head assigned but not claimed since */
   uint32_t unclaimed_tail[AM_NQUEUES];           /* lock-free: the tail then (positions before it were assigned) */
   const am_transport *tp;                        /* also polled by syncq_am_poll (may be NULL) */
+  bool tp_first;                                 /* the next syncq_am_poll runs tp's messages first */
   /* syncq_am_wait (am.c, "Sleeping"): SYNCQ_AM_WAIT_YIELD_NS and
    * SYNCQ_AM_WAIT_SLEEP_SLICE_NS; tests change them (am_test.c: a wait
    * that sleeps at once, a slice longer than the wait's timeout, so that

@@ -1523,6 +1523,163 @@ static void test_lockfree_claim_unstamped(void **state) {
   }
 }
 
+/* ================================================================ a transport beside full local queues */
+
+/* A transport of the test's own (the table of am_internal.h, as the MPI
+ * transport installs it): its poll counts its calls and, with `flood`,
+ * reports a full budget of messages handled, as a transport with traffic
+ * that never runs dry would. */
+typedef struct fake_transport {
+  am_transport tp;
+  unsigned polls;      /* calls of poll */
+  unsigned handled;    /* messages it reported */
+  unsigned max_budget; /* the largest budget it was given */
+  bool flood;
+  syncq_am_endpoint *drain; /* polled from poll once polls reach drain_at (NULL: none) */
+  unsigned drain_at;
+} fake_transport;
+
+static int fake_send(void *ctx, int dest, int qi, unsigned handler, const void *data, size_t len, bool bulk,
+                     const uint32_t *args, unsigned nargs, unsigned flags) {
+  (void)ctx, (void)dest, (void)qi, (void)handler, (void)data, (void)len, (void)bulk, (void)args, (void)nargs;
+  (void)flags;
+  return SYNCQ_EINVAL; /* never called: the test connects no peer through it */
+}
+
+static unsigned fake_poll(void *ctx, unsigned budget) {
+  fake_transport *f = ctx;
+  f->polls++;
+  if (budget > f->max_budget) f->max_budget = budget;
+  if (f->drain != NULL && f->polls >= f->drain_at) (void)syncq_am_poll(f->drain, 64, NULL);
+  unsigned n = f->flood ? budget : 0;
+  f->handled += n;
+  return n;
+}
+
+static void fake_install(fake_transport *f, syncq_am_endpoint *ep) {
+  memset(f, 0, sizeof *f);
+  f->tp = (am_transport){fake_send, fake_poll, 64, f};
+  ep->tp = &f->tp;
+}
+
+static unsigned local_calls;
+static void h_local(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)args, (void)nargs, (void)data, (void)len, (void)ctx;
+  local_calls++;
+}
+
+/* Fill ep's request queue through peer until it is full. */
+static void fill_local(syncq_am_peer *peer) {
+  uint32_t a[1] = {0};
+  int r;
+  do {
+    r = syncq_am_request(peer, H_COUNT, a, 1, SYNCQ_AM_NOWAIT);
+  } while (r == SYNCQ_OK);
+  assert_int_equal(r, SYNCQ_FULL);
+}
+
+#define FAIR_PACKETS 8u /* the local request queue */
+#define FAIR_BUDGET 4u  /* less than the queue holds: local traffic alone fills every poll */
+#define FAIR_CALLS 32u
+#define FAIR_GAP 2u /* the transport, and the local queues, go first at least once every this many polls */
+
+/* A rank whose node-local queues are full at every poll must still poll
+ * its transport (its MPI peers, their heartbeats): before syncq_am_poll
+ * gave the transport its turn, it reached the transport only with budget
+ * left over, and here never did. The other way too: a transport that
+ * fills every budget must not shut out the local queues. And a sender
+ * stalled on a full local queue polls the transport while it waits. */
+static void test_transport_turn(void **state) {
+  (void)state;
+  char name[96], other[96];
+  name_of(name, sizeof name, "fair", 0);
+  name_of(other, sizeof other, "fair", 1);
+  syncq_am_config cfg = {.packets = FAIR_PACKETS, .bulk_blocks = 1, .bulk_size = 64};
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(ep, H_COUNT, "local", h_local, NULL), SYNCQ_OK);
+  syncq_am_peer *self_peer;
+  assert_int_equal(syncq_am_connect(ep, name, &self_peer), SYNCQ_OK);
+  fake_transport f;
+  fake_install(&f, ep);
+
+  /* local queues full at every call, a transport with nothing to do */
+  local_calls = 0;
+  unsigned since_tp = 0, total = 0;
+  for (unsigned i = 0; i < FAIR_CALLS; i++) {
+    fill_local(self_peer);
+    unsigned before = f.polls, handled = 0;
+    assert_int_equal(syncq_am_poll(ep, FAIR_BUDGET, &handled), SYNCQ_OK);
+    assert_int_equal(handled, FAIR_BUDGET); /* the transport had none, so the local queues got the whole budget */
+    total += handled;
+    since_tp = f.polls > before ? 0 : since_tp + 1;
+    if (since_tp >= FAIR_GAP) print_error("call %u: no transport poll in the last %u calls\n", i, since_tp);
+    assert_true(since_tp < FAIR_GAP);
+  }
+  assert_int_equal(local_calls, total);
+  assert_true(f.max_budget <= FAIR_BUDGET);
+
+  /* a transport that fills every budget, the local queues full as well */
+  f.flood = true;
+  f.handled = 0;
+  f.max_budget = 0;
+  local_calls = 0;
+  unsigned since_local = 0;
+  total = 0;
+  for (unsigned i = 0; i < FAIR_CALLS; i++) {
+    fill_local(self_peer);
+    unsigned before = local_calls, handled = 0;
+    assert_int_equal(syncq_am_poll(ep, FAIR_BUDGET, &handled), SYNCQ_OK);
+    assert_int_equal(handled, FAIR_BUDGET); /* never more than the budget between them */
+    total += handled;
+    since_local = local_calls > before ? 0 : since_local + 1;
+    assert_true(since_local < FAIR_GAP);
+  }
+  assert_int_equal(local_calls + f.handled, total);
+  assert_true(f.max_budget <= FAIR_BUDGET);
+
+  /* a budget of one: each side gets every other call */
+  local_calls = 0;
+  f.handled = 0;
+  for (unsigned i = 0; i < FAIR_CALLS; i++) {
+    fill_local(self_peer);
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_poll(ep, 1, &handled), SYNCQ_OK);
+    assert_int_equal(handled, 1);
+  }
+  assert_int_equal(local_calls, FAIR_CALLS / 2);
+  assert_int_equal(f.handled, FAIR_CALLS / 2);
+  f.flood = false;
+  for (unsigned handled = 1; handled > 0;) /* empty the queue for what follows */
+    assert_int_equal(syncq_am_poll(ep, 64, &handled), SYNCQ_OK);
+
+  /* A request from ep to a full endpoint nobody polls stalls; while it
+   * waits it polls ep's queues (full when it starts) and its transport,
+   * whose fourth poll empties the full endpoint (standing for the MPI
+   * peer whose messages free the sender): the request returns only if
+   * the stalled sender kept polling the transport. */
+  syncq_am_endpoint *full;
+  assert_int_equal(syncq_am_create(other, &cfg, &full), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(full, H_COUNT, "local", h_local, NULL), SYNCQ_OK);
+  syncq_am_peer *to_full;
+  assert_int_equal(syncq_am_connect(ep, other, &to_full), SYNCQ_OK);
+  fill_local(to_full);
+  fill_local(self_peer);
+  f.polls = 0;
+  f.drain = full;
+  f.drain_at = 4;
+  uint32_t a[1] = {0};
+  assert_int_equal(syncq_am_request(to_full, H_COUNT, a, 1, 0), SYNCQ_OK);
+  assert_true(f.polls >= f.drain_at);
+  f.drain = NULL;
+
+  ep->tp = NULL; /* before destroy: the table is the test's */
+  assert_int_equal(syncq_am_disconnect(to_full), SYNCQ_OK);
+  assert_int_equal(syncq_am_disconnect(self_peer), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(full), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
@@ -1545,6 +1702,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_shutdown_and_cleanup),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
+    cmocka_unit_test(test_transport_turn),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,9 +56,11 @@
  *                delays by that gap what we hear, and a longer one gives
  *                every peer a fresh window of D from our return. Hence a
  *                peer is found dead only if it sent nothing we could
- *                receive for more than 3D/4, which a peer that polls at
- *                least every D/2 (a poll whose budget node-local messages
- *                used up does not reach this transport) never does. Not
+ *                receive for more than 3D/4, which a peer that polls
+ *                this transport at least every D/2 never does; one that
+ *                calls syncq_am_poll at least every D/4 does, whatever
+ *                its node-local traffic (every second call polls the
+ *                transport first). Not
  *                promised: a rank more than D/4 away between every two
  *                polls finds no peer dead by silence (a blocking send to
  *                a dead peer still returns SYNCQ_EDEAD once the credits
@@ -434,7 +436,12 @@ static int amm_send(void *ctx, int d, int qi, unsigned handler, const void *data
       harvest(j);
     } else {
       (void)syncq_am_poll(j->ep, AMM_STALL_BUDGET, NULL);
-      liveness(j); /* also when the poll did not reach the transport (node-local work filled its budget) */
+      /* Receive before judging silence, on every round: a poll that ran
+       * the local queues first and filled its budget there did not reach
+       * this transport, and liveness alone would then judge our peers on
+       * what we had not yet received (and leave the credits they returned
+       * unseen). */
+      harvest(j);
     }
     if (++spins % AMM_STALL_YIELD == 0) sched_yield(); /* oversubscribed: let the receiver run */
   }
