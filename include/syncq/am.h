@@ -219,7 +219,11 @@ SYNCQ_API const char *syncq_am_handler_name(const syncq_am_endpoint *ep, unsigne
 SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handler fn, void *ctx);
 
 /* Run handlers for at most `budget` ready messages (replies first, then
- * requests); *handled (may be NULL) gets how many. Also takes back stale
+ * requests); *handled (may be NULL) gets how many. On an endpoint with a
+ * transport attached (syncq/am_mpi.h), the transport's messages share the
+ * budget: every second call runs them first and the queues with what is
+ * left, the others run the queues first, so neither kind of traffic can
+ * keep the other from its turn. Also takes back stale
  * claims of dead senders at the queue heads. SYNCQ_OK (even with nothing
  * to do), SYNCQ_EINVAL (NULL ep, budget 0, or a process that did not
  * create ep; or the segment's fixed fields, header and queue offsets,
