@@ -69,18 +69,22 @@
 #define TEST_DEAD_NS 1000000000ull     /* 1 s: the dead timeout of the fault tests */
 #define DETECT_MARGIN_NS 4000000000ull /* detection within timeout + 4 s (a loaded 2-core machine) */
 #define BULK_LEN 6000u
-#define WAITER_DEAD_NS 200000000ull     /* 200 ms: the waiter scenario's dead timeout */
-#define WAITER_QUIET_NS 1500000000ull   /* rank 1 polls this long before it sends */
-#define WAITER_BUSY 4                   /* busy processes beside the waiting rank */
-#define WITNESS_TICK_NS 5000000ull      /* the waiter's witness sleeps 5 ms at a time */
-#define SLOW_CREDITS 64u                /* slowpoll: a CREDIT message is owed after 32 handled */
-#define SLOW_POLLS 30u                  /* slowpoll: rank 1's slow polls (3.75 dead timeouts) */
-#define SLOW_GAP_NS (TEST_DEAD_NS / 8u) /* slowpoll: rank 1 computes this long between polls */
-#define STOP_NS (TEST_DEAD_NS / 5u)     /* stopped: rank 0 is stopped this long at a time ... */
-#define STOP_RUN_NS 50000000ull         /* ... and runs 50 ms between its stops ... */
-#define STOP_ROUNDS 12u                 /* ... this many times (3 s, 3 dead timeouts) */
+#define WAITER_DEAD_NS 200000000ull        /* 200 ms: the waiter scenario's dead timeout */
+#define WAITER_QUIET_NS 1500000000ull      /* rank 1 polls this long before it sends */
+#define WAITER_BUSY 4                      /* busy processes beside the waiting rank */
+#define WITNESS_TICK_NS 5000000ull         /* the waiter's witness sleeps 5 ms at a time */
+#define SLOW_CREDITS 64u                   /* slowpoll: a CREDIT message is owed after 32 handled */
+#define SLOW_POLLS 30u                     /* slowpoll: rank 1's slow polls (3.75 dead timeouts) */
+#define SLOW_GAP_NS (TEST_DEAD_NS / 8u)    /* slowpoll: rank 1 computes this long between polls */
+#define STOP_NS (TEST_DEAD_NS / 5u)        /* stopped: rank 0 is stopped this long at a time ... */
+#define STOP_RUN_NS 50000000ull            /* ... and runs 50 ms between its stops ... */
+#define STOP_ROUNDS 12u                    /* ... this many times (3 s, 3 dead timeouts) */
+#define CROWD_LOCAL 16u                    /* crowded: node-local messages always in rank 0's queue ... */
+#define CROWD_BUDGET 4u                    /* ... more than each of its polls handles */
+#define CROWD_CREDITS 8u                   /* crowded: rank 0's pings outrun these at once */
+#define CROWD_PHASE_NS (2u * TEST_DEAD_NS) /* crowded: each phase lasts two dead timeouts */
 
-enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NAME = 6 };
+enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NAME = 6, H_LOCAL = 7 };
 
 static int g_rank = -1;
 
@@ -846,6 +850,109 @@ static int scenario_stopped(void) {
   return 0;
 }
 
+/* crowded: rank 0's node-local queue is never empty, and holds more
+ * than a poll's budget: a handler of its own sends the next local
+ * message each time it runs. A poll that served the local queues first
+ * every time never reached the MPI transport: the rank sent no heartbeat
+ * (rank 1 found it dead after one dead timeout), and a send of its stalled
+ * on credits judged rank 1 on receives it had not tested (rank 0 found
+ * rank 1 dead, and the send returned SYNCQ_EDEAD). For two dead timeouts
+ * rank 0 only polls; for two more it also sends blocking pings to rank 1,
+ * more than its credits, so its sends stall while the local traffic goes
+ * on. Neither rank may find the other dead, every ping must be answered,
+ * and every poll of rank 0's must have had its budget filled by local
+ * messages. A rank found silent that was away from its polls for half the
+ * dead timeout at once judges nothing. */
+typedef struct crowd {
+  syncq_am_peer *self; /* rank 0's connection to its own endpoint */
+  bool stop;           /* the next local message sends no other */
+  uint64_t refused;    /* local sends that failed */
+} crowd;
+
+static void h_local(syncq_am_token *t, const uint32_t *a, unsigned na, const void *d, size_t len, void *ctx) {
+  (void)t, (void)a, (void)na, (void)d, (void)len;
+  crowd *cw = ctx;
+  uint32_t x[1] = {0};
+  if (cw->self != NULL && !cw->stop && syncq_am_request(cw->self, H_LOCAL, x, 1, SYNCQ_AM_NOWAIT) != SYNCQ_OK)
+    cw->refused++;
+}
+
+static int scenario_crowded(void) {
+  syncq_am_mpi_config cfg = {.force_mpi = true, .credits = CROWD_CREDITS, .dead_timeout_ns = TEST_DEAD_NS};
+  syncq_am_mpi *job;
+  counts c;
+  crowd cw = {0};
+  memset(&c, 0, sizeof c);
+  if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  int me = syncq_am_mpi_rank(job);
+  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+  register_all(ep, &c, false);
+  CHECK(syncq_am_register(ep, H_LOCAL, "local", h_local, &cw) == SYNCQ_OK);
+  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
+  CHECK(syncq_am_mpi_size(job) == 2);
+  syncq_am_peer *peer;
+  CHECK(syncq_am_mpi_peer(job, 1 - me, &peer) == SYNCQ_OK);
+  uint64_t gap = 0, prev = syncq_now_ns(), end = prev + WAIT_NS, pings = 0;
+  if (me == 0) {
+    CHECK(syncq_am_connect(NULL, syncq_am_name(ep), &cw.self) == SYNCQ_OK);
+    for (uint32_t i = 0; i < CROWD_LOCAL; i++) {
+      uint32_t x[1] = {i};
+      CHECK(syncq_am_request(cw.self, H_LOCAL, x, 1, SYNCQ_AM_NOWAIT) == SYNCQ_OK);
+    }
+    uint64_t t0 = prev;
+    for (uint64_t now = t0; now - t0 < 2u * CROWD_PHASE_NS && !syncq_am_mpi_peer_dead(job, 1);) {
+      if (now - t0 >= CROWD_PHASE_NS) { /* the second phase: a blocking ping, which stalls without credits */
+        uint32_t a[3] = {0u, 1u, (uint32_t)pings};
+        int r = syncq_am_request(peer, H_PING, a, 3, 0);
+        if (r == SYNCQ_EDEAD) break;
+        CHECK(r == SYNCQ_OK);
+        pings++;
+      }
+      unsigned n = 0;
+      CHECK(syncq_am_poll(ep, CROWD_BUDGET, &n) == SYNCQ_OK);
+      CHECK(n == CROWD_BUDGET); /* the local messages alone fill every poll */
+      now = syncq_now_ns();
+      if (now - prev > gap) gap = now - prev;
+      prev = now;
+    }
+    if (!syncq_am_mpi_peer_dead(job, 1)) {
+      uint32_t a[1] = {0};
+      CHECK(syncq_am_request(peer, H_SINK, a, 1, 0) == SYNCQ_OK);
+      CHECK(poll_until(ep, &c.pongs, pings, WAIT_NS)); /* every ping answered, the local traffic going on */
+    }
+  } else {
+    /* poll until rank 0's closing request */
+    while (c.sunk < 1 && !syncq_am_mpi_peer_dead(job, 0) && syncq_now_ns() < end) {
+      int r = syncq_am_wait(ep, POLL_BUDGET, TEST_DEAD_NS / 8u, NULL);
+      CHECK(r == SYNCQ_OK || r == SYNCQ_ETIMEDOUT);
+      uint64_t now = syncq_now_ns();
+      if (now - prev > gap) gap = now - prev;
+      prev = now;
+    }
+  }
+  bool dead = syncq_am_mpi_peer_dead(job, 1 - me);
+  if (dead) fprintf(stderr, "rank %d: %s\n", me, syncq_am_mpi_why(job));
+  /* each rank's longest gap between its polls (a stalled send polls), for the other's verdict */
+  uint64_t gaps[2];
+  CHECK(MPI_Allgather(&gap, 1, MPI_UINT64_T, gaps, 1, MPI_UINT64_T, MPI_COMM_WORLD) == MPI_SUCCESS);
+  fprintf(stderr, "rank %d: away from its polls for %.0f ms at most\n", me, (double)gap / 1e6);
+  if (dead && gaps[1 - me] >= TEST_DEAD_NS / 2) inconclusive(1 - me, gaps[1 - me]);
+  CHECK(!dead);
+  if (me == 0) {
+    fprintf(stderr, "rank 0: %llu pings answered beside the local traffic\n", (unsigned long long)pings);
+    CHECK(pings > 2u * CROWD_CREDITS && c.pongs == pings); /* past the credits: sends stalled */
+    CHECK(cw.refused == 0);
+  } else {
+    CHECK(c.sunk == 1);
+  }
+  cw.stop = true; /* the local messages left are handled by the barrier's polls */
+  poll_barrier(ep);
+  if (cw.self != NULL) CHECK(syncq_am_disconnect(cw.self) == SYNCQ_OK);
+  CHECK(c.bad == 0);
+  CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -859,8 +966,9 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "waiter") == 0) rc = scenario_waiter();
   else if (strcmp(what, "slowpoll") == 0) rc = scenario_slowpoll();
   else if (strcmp(what, "stopped") == 0) rc = scenario_stopped();
+  else if (strcmp(what, "crowded") == 0) rc = scenario_crowded();
   else {
-    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded\n", argv[0]);
     rc = 2;
   }
   if (rc != 0) {
