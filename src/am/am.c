@@ -617,8 +617,9 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
  * holds both ways, also against a transport that fills every budget.
  * Every call flips the turn, nested ones included (a handler that polls),
  * so of any two calls entered one after the other, one polls the
- * transport first. */
-static int am_poll_shared(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
+ * transport first. Not inlined: the poll of an endpoint without a
+ * transport keeps its former code (no register more to save). */
+__attribute__((noinline)) static int am_poll_shared(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
   const am_transport *tp = ep->tp;
   bool tp_first = ep->tp_first;
   ep->tp_first = !tp_first;
