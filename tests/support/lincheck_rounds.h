@@ -42,7 +42,7 @@ typedef struct lc_rounds {
   lc_spec spec;
   const char *(*kind_name)(int kind); /* for lc_print; NULL: lc_kind_name */
   const void *ctx;                    /* the driver's, passed to the three calls below */
-  void *(*make)(const void *ctx);           /* a fresh object for one round */
+  void *(*make)(const void *ctx);     /* a fresh object for one round */
   void (*unmake)(const void *ctx, void *obj);
   /* Thread `thread` runs its operation number i on obj, chosen by r, and
    * records it in op (kind, arg, ret, status, call and done ticks). */
