@@ -465,6 +465,21 @@ static void give_back(syncq_po_system *sys, uint32_t i) {
   release_slot(sys, i);
 }
 
+/* A prepared slot for a new process, spawned or attached, while fewer
+ * than `limit` are live: SYNCQ_ELIMIT ("max_procs") at the limit, or
+ * prepare_slot's failure with the slot given back. */
+static int take_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_proc **out) {
+  uint32_t i;
+  bool fresh;
+  if (!reserve_slot(sys, limit, &i, &fresh)) {
+    set_limit(sys, "max_procs");
+    return SYNCQ_ELIMIT;
+  }
+  int r = prepare_slot(sys, i, fresh, out);
+  if (r != SYNCQ_OK) give_back(sys, i);
+  return r;
+}
+
 void po_exit_notify(struct syncq_po_proc *p) {
   syncq_po_system *sys = p->sys;
   /* seq_cst RMW (writing back what it reads) after the caller's store of
@@ -542,18 +557,9 @@ static void unspawn(syncq_po_system *sys, struct syncq_po_proc *p, bool detached
 
 static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid, bool detached) {
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
-  uint32_t i;
-  bool fresh;
-  if (!reserve_slot(sys, sys->max_procs, &i, &fresh)) {
-    set_limit(sys, "max_procs");
-    return SYNCQ_ELIMIT;
-  }
   struct syncq_po_proc *p;
-  int r = prepare_slot(sys, i, fresh, &p);
-  if (r != SYNCQ_OK) {
-    give_back(sys, i);
-    return r;
-  }
+  int r = take_slot(sys, sys->max_procs, &p);
+  if (r != SYNCQ_OK) return r;
   /* The pid, read while the slot is surely this process's: a detached
    * one may exit and its slot be reused once it is made. */
   syncq_po_pid self_pid = p->pid;
@@ -614,18 +620,9 @@ int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void *arg, syn
 
 int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
   if (sys == NULL || self == NULL || po_fiber_current() != NULL) return SYNCQ_EINVAL;
-  uint32_t i;
-  bool fresh;
-  if (!reserve_slot(sys, sys->nslots, &i, &fresh)) {
-    set_limit(sys, "max_procs");
-    return SYNCQ_ELIMIT;
-  }
   struct syncq_po_proc *p;
-  int r = prepare_slot(sys, i, fresh, &p);
-  if (r != SYNCQ_OK) {
-    give_back(sys, i);
-    return r;
-  }
+  int r = take_slot(sys, sys->nslots, &p);
+  if (r != SYNCQ_OK) return r;
   p->spawned = false;
   p->detached = false;
   atomic_store_explicit(&p->is_fiber, false, memory_order_relaxed); /* relaxed: as in spawn */
