@@ -305,15 +305,18 @@ int mp_micro_sample(lab_ctx *ctx, const mp_bench *b, const void *arg, const sync
   return 0;
 }
 
+void mp_note_quick_levels(lab_ctx *ctx) {
+  lab_note(ctx,
+           "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
+           "(the claims are at level 3); the default size measures every p at both levels.");
+}
+
 int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, lab_sample_fn sample,
                     const char *normalize_to, mp_variants_fn variants, void *arg) {
   bool quick = lab_get_size(ctx) <= LAB_SIZE_QUICK;
   int t_first = quick && nt > 0 ? nt - 1 : 0;
   memset(mp_tally, 0, sizeof mp_tally);
-  if (quick && !lab_planning(ctx))
-    lab_note(ctx,
-             "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
-             "(the claims are at level 3); the default size measures every p at both levels.");
+  if (quick && !lab_planning(ctx)) mp_note_quick_levels(ctx);
   for (int level = quick ? 3 : 2; level <= 3; level++) {
     for (int m = MP_MODE_PSEUDO; m <= MP_MODE_REAL; m++) {
       for (int t = t_first; t < nt; t++) {

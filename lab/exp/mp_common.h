@@ -113,6 +113,11 @@ void mp_note_dedicated_threads(lab_ctx *ctx, int nlisted, int nt);
  * "time" (ms), params threads, delay_ns, level 1 and mode=dedicated. */
 void mp_dedicated_group(lab_group *g, int threads, double delay_ns, lab_sample_fn sample, const char *normalize_to);
 
+/* The note of a --quick sweep that measures levels 2 and 3 at the
+ * largest p only and level 2 not at all (mp_sweep_levels, and the
+ * applications' sweeps that do the same). */
+void mp_note_quick_levels(lab_ctx *ctx);
+
 /* One sample of 001's micro-benchmarks at level 2 or 3, time-shared: in
  * pseudo mode one measured application (the others emulated, 001 §4), in
  * real mode `level` copies as processes; a preemption-safe algorithm's
