@@ -266,18 +266,12 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (!syncq_pr_dwcas_available()) return SYNCQ_ENOTSUP;
   syncq_po_system *s = calloc(1, sizeof *s);
   if (s == NULL) return SYNCQ_ENOMEM;
-  if (po_slab_init(&s->mailboxes, mb->size, mb->align) != SYNCQ_OK) {
-    free(s);
-    return SYNCQ_ESYS;
-  }
+  int r = SYNCQ_ESYS;
+  if (po_slab_init(&s->mailboxes, mb->size, mb->align) != SYNCQ_OK) goto undo_system;
   /* Headers a cache line apart at least: a slab hands consecutive ones to
    * processes on different schedulers, which must not share a line (malloc
    * kept them apart by its per-thread arenas). */
-  if (po_slab_init(&s->headers, sizeof(syncq_po_msg), SYNCQ_CACHELINE) != SYNCQ_OK) {
-    po_slab_destroy(&s->mailboxes);
-    free(s);
-    return SYNCQ_ESYS;
-  }
+  if (po_slab_init(&s->headers, sizeof(syncq_po_msg), SYNCQ_CACHELINE) != SYNCQ_OK) goto undo_mailboxes;
   uint32_t nslots = max + SYNCQ_PO_ATTACH_RESERVE;
   uint32_t bits = 1;
   while ((1u << bits) < nslots) bits++;
@@ -286,31 +280,14 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (s->procs == NULL || ring != SYNCQ_OK) {
     table_unmap(s, 0);
     if (ring == SYNCQ_OK) po_slot_ring_destroy(&s->free_slots);
-    po_slab_destroy(&s->headers);
-    po_slab_destroy(&s->mailboxes);
-    free(s);
-    return SYNCQ_ENOMEM;
+    r = SYNCQ_ENOMEM;
+    goto undo_headers;
   }
   /* No slot is initialised here: zero bytes are a slot nobody has had
    * (state PO_WORD(0, PO_FREE), no mailbox, no watchers), and
    * prepare_slot gives a slot the rest at its first use. */
-  if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
-    table_unmap(s, 0);
-    po_slot_ring_destroy(&s->free_slots);
-    po_slab_destroy(&s->headers);
-    po_slab_destroy(&s->mailboxes);
-    free(s);
-    return SYNCQ_ESYS;
-  }
-  if (po_timer_thread_init(&s->timers) != SYNCQ_OK) {
-    pthread_mutex_destroy(&s->spawn_lock);
-    table_unmap(s, 0);
-    po_slot_ring_destroy(&s->free_slots);
-    po_slab_destroy(&s->headers);
-    po_slab_destroy(&s->mailboxes);
-    free(s);
-    return SYNCQ_ESYS;
-  }
+  if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) goto undo_table;
+  if (po_timer_thread_init(&s->timers) != SYNCQ_OK) goto undo_spawn_lock;
   s->mb = mb;
   s->up = &upcalls;
   s->lock = lock;
@@ -327,20 +304,26 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   atomic_init(&s->next_ref, 0);
   atomic_init(&s->limit_reason, NULL);
   if (fibers) {
-    int r = po_fiber_rt_create(s, c.schedulers, c.pin, stack, guard, &s->fiber_rt);
-    if (r != SYNCQ_OK) {
-      po_timer_thread_destroy(&s->timers, s);
-      pthread_mutex_destroy(&s->spawn_lock);
-      table_unmap(s, 0);
-      po_slot_ring_destroy(&s->free_slots);
-      po_slab_destroy(&s->headers);
-      po_slab_destroy(&s->mailboxes);
-      free(s);
-      return r;
-    }
+    r = po_fiber_rt_create(s, c.schedulers, c.pin, stack, guard, &s->fiber_rt);
+    if (r != SYNCQ_OK) goto undo_timers;
   }
   *out = s;
   return SYNCQ_OK;
+  /* A failed step undoes the ones before it, last first. */
+undo_timers:
+  po_timer_thread_destroy(&s->timers, s);
+undo_spawn_lock:
+  pthread_mutex_destroy(&s->spawn_lock);
+undo_table:
+  table_unmap(s, 0);
+  po_slot_ring_destroy(&s->free_slots);
+undo_headers:
+  po_slab_destroy(&s->headers);
+undo_mailboxes:
+  po_slab_destroy(&s->mailboxes);
+undo_system:
+  free(s);
+  return r;
 }
 
 /* ---- slots ---- */
