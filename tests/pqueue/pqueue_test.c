@@ -29,6 +29,7 @@
 
 #include "test_plan.h"
 #include "test_random.h"
+#include "test_team.h"
 
 #include "test_peers.h"
 
@@ -198,11 +199,6 @@ typedef struct stress {
   _Atomic(int) errors;
 } stress;
 
-typedef struct worker {
-  stress *x;
-  int id;
-} worker;
-
 static void take(stress *x, rec *r, int who, uint64_t call, uint64_t done) {
   uint32_t old = atomic_exchange(&r->state, 2u + (uint32_t)who);
   if (old != 1u) atomic_fetch_add(&x->errors, 1); /* a duplicate, or never inserted */
@@ -211,8 +207,8 @@ static void take(stress *x, rec *r, int who, uint64_t call, uint64_t done) {
 }
 
 static void *stress_body(void *p) {
-  worker *w = p;
-  stress *x = w->x;
+  test_member *w = p;
+  stress *x = w->ctx;
   uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
   int nd = 0;
   for (int i = 0; i < STRESS_OPS; i++) {
@@ -263,13 +259,7 @@ static void check_stress(const subject *s) {
   x.dels = calloc(total, sizeof *x.dels);
   x.ndels = calloc((size_t)t, sizeof *x.ndels);
   lc_clock_init(&x.clock);
-  pthread_t *tids = calloc((size_t)t, sizeof *tids);
-  worker *ws = calloc((size_t)t, sizeof *ws);
-  for (int i = 0; i < t; i++) {
-    ws[i] = (worker){&x, i};
-    assert_int_equal(pthread_create(&tids[i], NULL, stress_body, &ws[i]), 0);
-  }
-  for (int i = 0; i < t; i++) pthread_join(tids[i], NULL);
+  test_team_run(t, stress_body, &x);
   /* drain: sorted, and accounts for the rest */
   uint64_t k, prev = 0;
   void *out;
@@ -313,8 +303,6 @@ static void check_stress(const subject *s) {
   free(x.recs);
   free(x.dels);
   free(x.ndels);
-  free(tids);
-  free(ws);
 }
 
 /* ---- linearizability of short histories ---- */

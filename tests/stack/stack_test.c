@@ -29,6 +29,7 @@
 
 #include "test_plan.h"
 #include "test_random.h"
+#include "test_team.h"
 
 #include "test_peers.h"
 
@@ -170,19 +171,14 @@ typedef struct stress {
   _Atomic(uint64_t) pushed, popped;
 } stress;
 
-typedef struct worker {
-  stress *x;
-  int id;
-} worker;
-
 static void claim(stress *x, item *it, int popper) {
   uint32_t old = atomic_exchange(&it->state, TAKEN + (uint32_t)popper);
   if (old != IN_STACK) atomic_fetch_add(&x->errors, 1); /* duplicate, or never pushed */
 }
 
 static void *stress_body(void *p) {
-  worker *w = p;
-  stress *x = w->x;
+  test_member *w = p;
+  stress *x = w->ctx;
   uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
   uint64_t pushed = 0, popped = 0;
   for (int i = 0; i < STRESS_OPS; i++) {
@@ -218,13 +214,7 @@ static void check_stress(const subject *s) {
   size_t total = (size_t)t * STRESS_OPS;
   stress x = {s, make(s, (uint32_t)(total / 4 + 16)), calloc(total, sizeof(item)), 0, 0, 0};
   assert_non_null(x.items);
-  pthread_t *tids = calloc((size_t)t, sizeof *tids);
-  worker *ws = calloc((size_t)t, sizeof *ws);
-  for (int i = 0; i < t; i++) {
-    ws[i] = (worker){&x, i};
-    assert_int_equal(pthread_create(&tids[i], NULL, stress_body, &ws[i]), 0);
-  }
-  for (int i = 0; i < t; i++) pthread_join(tids[i], NULL);
+  test_team_run(t, stress_body, &x);
   void *out;
   uint64_t drained = 0;
   while (s->ops->pop(x.st, &out) == SYNCQ_OK) {
@@ -243,8 +233,6 @@ static void check_stress(const subject *s) {
   }
   unmake(s, x.st);
   free(x.items);
-  free(tids);
-  free(ws);
 }
 
 /* ---- LIFO per producer ---- */
@@ -257,14 +245,9 @@ typedef struct lifo {
   _Atomic(uint64_t) popped;
 } lifo;
 
-typedef struct lifo_worker {
-  lifo *x;
-  int id, n;
-} lifo_worker;
-
 static void *lifo_body(void *p) {
-  lifo_worker *w = p;
-  lifo *x = w->x;
+  test_member *w = p;
+  lifo *x = w->ctx;
   uint64_t seed = 0x51ed2701ull * (uint64_t)(w->id + 7);
   for (int i = 0; i < LIFO_ITEMS; i++) {
     uintptr_t v = ((uintptr_t)w->id << 20 | (uintptr_t)i) + 1u;
@@ -299,21 +282,13 @@ static void check_lifo_per_producer(const subject *s) {
   x.s = s;
   x.st = make(s, (uint32_t)(t * LIFO_ITEMS));
   pthread_barrier_init(&x.bar, NULL, (unsigned)t);
-  pthread_t *tids = calloc((size_t)t, sizeof *tids);
-  lifo_worker *ws = calloc((size_t)t, sizeof *ws);
-  for (int i = 0; i < t; i++) {
-    ws[i] = (lifo_worker){&x, i, t};
-    assert_int_equal(pthread_create(&tids[i], NULL, lifo_body, &ws[i]), 0);
-  }
-  for (int i = 0; i < t; i++) pthread_join(tids[i], NULL);
+  test_team_run(t, lifo_body, &x);
   pthread_barrier_destroy(&x.bar);
   if (atomic_load(&x.errors) != 0)
     fail_msg("%s (lock %s): %d pops out of LIFO order per producer (or failed pushes)", s->algo->name, s->lock,
              atomic_load(&x.errors));
   assert_int_equal(atomic_load(&x.popped), (uint64_t)t * LIFO_ITEMS);
   unmake(s, x.st);
-  free(tids);
-  free(ws);
 }
 
 /* ---- linearizability of short histories ---- */
