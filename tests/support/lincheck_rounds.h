@@ -6,8 +6,9 @@
  * checks each history against a sequential specification.
  *
  * The threads live across rounds and meet the test's thread at a start
- * barrier and twice at an end barrier per round: the checker runs and the
- * object is replaced between the two end barriers, while no thread
+ * barrier and twice at an end barrier per round: the test's thread makes
+ * the round's object before the start, and checks the history and
+ * destroys the object between the two end barriers, while no thread
  * touches it. Each thread runs ops_per_thread operations a round; the
  * driver's `op` callback picks one from a random number, runs it and
  * stamps it (lc_tick before the call and after the return). A yield after
