@@ -13,6 +13,8 @@
 #ifndef SYNCQ_LAB_APPS_COMMON_H
 #define SYNCQ_LAB_APPS_COMMON_H
 
+#include <string.h>
+
 #include "../lab.h"
 #include "mp_common.h"
 
@@ -42,6 +44,23 @@ static inline int apps_measure(lab_ctx *ctx, const mp_bench *b, const void *arg,
   out->value = (double)ns / APPS_NS_PER_MS;
   out->ops = 0; /* an application's time, not per-operation counts */
   return 0;
+}
+
+/* A group of an application's times, without its variants: metric "time"
+ * (ms), params key=value (the structures it runs over), threads, level
+ * and mode (level 1: "dedicated"; levels 2 and 3: mp_group_mode). */
+static inline void apps_group(lab_group *g, const char *key, const char *value, int threads, int level, mp_mode mode,
+                              lab_sample_fn sample, const char *normalize_to) {
+  memset(g, 0, sizeof *g);
+  lab_group_param_str(g, key, value);
+  lab_group_param(g, "threads", threads);
+  lab_group_param(g, "level", level);
+  if (level == 1) lab_group_param_str(g, "mode", "dedicated");
+  else mp_group_mode(g, mode);
+  g->metric = "time";
+  g->unit = "ms";
+  g->sample = sample;
+  g->normalize_to = normalize_to;
 }
 
 /* Thread counts for the dedicated panel: the sweep up to the processing

@@ -263,15 +263,60 @@ int mp_pick_algos(const syncq_algo *const *algos, int na, const char *const *nam
   return n;
 }
 
+int mp_dedicated_threads(lab_ctx *ctx, int *threads, int *nlisted) {
+  int listed[LAB_MAX_THREADS_LIST], nt = 0;
+  int nl = lab_threads(ctx, listed, LAB_MAX_THREADS_LIST);
+  int pus = lab_pus(ctx);
+  for (int i = 0; i < nl; i++)
+    if (listed[i] <= pus) threads[nt++] = listed[i];
+  *nlisted = nl;
+  return nt;
+}
+
+void mp_note_dedicated_threads(lab_ctx *ctx, int nlisted, int nt) {
+  if (nlisted > nt)
+    lab_note(
+      ctx,
+      "Thread counts above the %d processing units were left out: multiprogramming comes from the levels, one thread per processor per application.",
+      lab_pus(ctx));
+}
+
+void mp_dedicated_group(lab_group *g, int threads, double delay_ns, lab_sample_fn sample, const char *normalize_to) {
+  memset(g, 0, sizeof *g);
+  lab_group_param(g, "threads", threads);
+  lab_group_param(g, "delay_ns", delay_ns);
+  g->metric = "time";
+  g->unit = "ms";
+  g->sample = sample;
+  lab_group_param(g, "level", 1);
+  lab_group_param_str(g, "mode", "dedicated");
+  g->normalize_to = normalize_to;
+}
+
+int mp_micro_sample(lab_ctx *ctx, const mp_bench *b, const void *arg, const syncq_algo *algo, int threads, int level,
+                    mp_mode mode, lab_sample *out) {
+  uint64_t ns;
+  int napps = mode == MP_MODE_PSEUDO ? 1 : level;
+  syncq_mp_stats sched;
+  if (mp_measure(ctx, b, arg, threads, level, mode, SYNCQ_MP_TIMESHARE, napps, &ns, &out->stats, &sched) != 0)
+    return -1;
+  if (mode == MP_MODE_PSEUDO && mp_is_preemption_safe(algo->name)) mp_tally_ps_run(level, &sched);
+  out->value = (double)ns / 1e6; /* ms */
+  return 0;
+}
+
+void mp_note_quick_levels(lab_ctx *ctx) {
+  lab_note(ctx,
+           "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
+           "(the claims are at level 3); the default size measures every p at both levels.");
+}
+
 int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, lab_sample_fn sample,
                     const char *normalize_to, mp_variants_fn variants, void *arg) {
   bool quick = lab_get_size(ctx) <= LAB_SIZE_QUICK;
   int t_first = quick && nt > 0 ? nt - 1 : 0;
   memset(mp_tally, 0, sizeof mp_tally);
-  if (quick && !lab_planning(ctx))
-    lab_note(ctx,
-             "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
-             "(the claims are at level 3); the default size measures every p at both levels.");
+  if (quick && !lab_planning(ctx)) mp_note_quick_levels(ctx);
   for (int level = quick ? 3 : 2; level <= 3; level++) {
     for (int m = MP_MODE_PSEUDO; m <= MP_MODE_REAL; m++) {
       for (int t = t_first; t < nt; t++) {

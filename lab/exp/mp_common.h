@@ -99,6 +99,33 @@ typedef void (*mp_variants_fn)(lab_group *g, int level, mp_mode mode, int thread
 int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, lab_sample_fn sample,
                     const char *normalize_to, mp_variants_fn variants, void *arg);
 
+/* The p of level 1 (a dedicated machine: at most one thread per
+ * processing unit, multiprogramming comes from the levels): the listed
+ * thread counts up to the processing units, into threads (room for
+ * LAB_MAX_THREADS_LIST). Returns how many; *nlisted: how many were listed. */
+int mp_dedicated_threads(lab_ctx *ctx, int *threads, int *nlisted);
+
+/* The note that says mp_dedicated_threads left counts out (none when
+ * nt == nlisted). */
+void mp_note_dedicated_threads(lab_ctx *ctx, int nlisted, int nt);
+
+/* A level-1 group of 001's micro-benchmarks, without its variants: metric
+ * "time" (ms), params threads, delay_ns, level 1 and mode=dedicated. */
+void mp_dedicated_group(lab_group *g, int threads, double delay_ns, lab_sample_fn sample, const char *normalize_to);
+
+/* The note of a --quick sweep that measures levels 2 and 3 at the
+ * largest p only and level 2 not at all (mp_sweep_levels, and the
+ * applications' sweeps that do the same). */
+void mp_note_quick_levels(lab_ctx *ctx);
+
+/* One sample of 001's micro-benchmarks at level 2 or 3, time-shared: in
+ * pseudo mode one measured application (the others emulated, 001 §4), in
+ * real mode `level` copies as processes; a preemption-safe algorithm's
+ * pseudo run goes to mp_tally_ps_run. Sets out->value (ms) and
+ * out->stats, not out->ops. 0, or -1 after lab_fail. */
+int mp_micro_sample(lab_ctx *ctx, const mp_bench *b, const void *arg, const syncq_algo *algo, int threads, int level,
+                    mp_mode mode, lab_sample *out);
+
 static inline const char *mp_mode_name(mp_mode m) { return m == MP_MODE_PSEUDO ? "pseudo" : "real"; }
 
 /* Under the pseudo-scheduler a run's time is a whole number of quanta (at

@@ -150,16 +150,7 @@ static const mp_bench ms98q_bench = {ms98q_setup, ms98q_worker, ms98q_finish};
 
 static int ms98q_mp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const ms98q_point *pt = arg;
-  uint64_t ns;
-  /* pseudo: one measured application, the others emulated (001 §4);
-   * real: `level` copies as processes */
-  int napps = pt->mode == MP_MODE_PSEUDO ? 1 : pt->level;
-  syncq_mp_stats sched;
-  if (mp_measure(ctx, &ms98q_bench, pt, pt->threads, pt->level, pt->mode, SYNCQ_MP_TIMESHARE, napps, &ns, &out->stats,
-                 &sched) != 0)
-    return -1;
-  if (pt->mode == MP_MODE_PSEUDO && mp_is_preemption_safe(pt->algo->name)) mp_tally_ps_run(pt->level, &sched);
-  out->value = (double)ns / NS_PER_MS;
+  if (mp_micro_sample(ctx, &ms98q_bench, pt, pt->algo, pt->threads, pt->level, pt->mode, out) != 0) return -1;
   out->ops = pt->mode == MP_MODE_PSEUDO ? 2 * pt->pairs : 0;
   return 0;
 }
@@ -194,11 +185,9 @@ static int ms98_queue_run(lab_ctx *ctx) {
     if (lab_object_can_make(all[i], &ms98q_cfg, &st)) algos[na++] = all[i];
     else if (!lab_planning(ctx)) lab_note(ctx, "%s not measured: init says %s", all[i]->name, syncq_strerror(st));
   }
-  int listed[LAB_MAX_THREADS_LIST], threads[LAB_MAX_THREADS_LIST], nt = 0;
-  int nl = lab_threads(ctx, listed, LAB_MAX_THREADS_LIST);
+  int threads[LAB_MAX_THREADS_LIST], nl;
+  int nt = mp_dedicated_threads(ctx, threads, &nl);
   int pus = lab_pus(ctx);
-  for (int i = 0; i < nl; i++)
-    if (listed[i] <= pus) threads[nt++] = listed[i];
   /* A delayed pair costs ~12 us of one thread's time: --quick takes 10,000
    * pairs (~0.12 s a run on one thread), default and --full the paper's
    * million. Without delay a pair costs well under a microsecond. */
@@ -225,11 +214,7 @@ static int ms98_queue_run(lab_ctx *ctx) {
             "(no failed operation, the queue ends empty, checksums of items in and out agree).",
             MS98Q_DELAY_JITTER_PCT, (unsigned long long)pairs, (unsigned long long)pairs0, pus,
             (unsigned long long)mp_pairs, (unsigned long long)(mp_quantum_ns(ctx) / 1000000u), MS98Q_CAPACITY);
-  if (nl > nt)
-    lab_note(
-      ctx,
-      "Thread counts above the %d processing units were left out: multiprogramming comes from the levels, one thread per processor per application.",
-      pus);
+  mp_note_dedicated_threads(ctx, nl, nt);
   if (!lab_planning(ctx))
     lab_note(ctx,
              "No real no-preemption request was available: the kernel headers (linux/rseq.h) "
@@ -240,15 +225,7 @@ static int ms98_queue_run(lab_ctx *ctx) {
   for (size_t d = 0; d < sizeof delays / sizeof delays[0]; d++) {
     for (int t = 0; t < nt; t++) {
       lab_group g;
-      memset(&g, 0, sizeof g);
-      lab_group_param(&g, "threads", threads[t]);
-      lab_group_param(&g, "delay_ns", (double)delays[d]);
-      g.metric = "time";
-      g.unit = "ms";
-      g.sample = ms98q_sample;
-      lab_group_param(&g, "level", 1);
-      lab_group_param_str(&g, "mode", "dedicated");
-      g.normalize_to = "single-lock-ps";
+      mp_dedicated_group(&g, threads[t], (double)delays[d], ms98q_sample, "single-lock-ps");
       for (int a = 0; a < na; a++) {
         pts[a] = (ms98q_point){algos[a], threads[t], delays[d] ? pairs : pairs0, delays[d], 1, MP_MODE_PSEUDO};
         g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};

@@ -16,7 +16,6 @@
  * (sorted, a permutation of the input): a wrong sort fails the experiment.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "../apps/quicksort.h"
 #include "apps_common.h"
@@ -112,15 +111,7 @@ static int ms98_quicksort_run(lab_ctx *ctx) {
       if (qsx_usable(ctx, all[i], keys)) algos[na++] = all[i];
     for (int t = 0; t < nt; t++) {
       lab_group g;
-      memset(&g, 0, sizeof g);
-      lab_group_param_str(&g, "pool", kinds[f]);
-      lab_group_param(&g, "threads", threads[t]);
-      lab_group_param(&g, "level", 1);
-      lab_group_param_str(&g, "mode", "dedicated");
-      g.metric = "time";
-      g.unit = "ms";
-      g.sample = qsx_sample;
-      g.normalize_to = norms[f];
+      apps_group(&g, "pool", kinds[f], threads[t], 1, MP_MODE_PSEUDO, qsx_sample, norms[f]);
       for (int a = 0; a < na; a++) {
         pts[a] = (qsx_point){algos[a], threads[t], 1, MP_MODE_PSEUDO, keys};
         g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};
@@ -129,23 +120,12 @@ static int ms98_quicksort_run(lab_ctx *ctx) {
     }
     /* levels 2 and 3 (--quick: level 3 at the largest p, where the claims are) */
     const syncq_algo *mp[LAB_MAX_VARIANTS];
-    int nmp = 0;
-    for (int i = 0; mp_names[f][i] != NULL; i++)
-      for (int a = 0; a < na; a++)
-        if (strcmp(algos[a]->name, mp_names[f][i]) == 0) mp[nmp++] = algos[a];
+    int nmp = mp_pick_algos(algos, na, mp_names[f], mp);
     for (int level = quick ? 3 : 2; level <= 3; level++)
       for (int m = MP_MODE_PSEUDO; m <= MP_MODE_REAL; m++)
         for (int t = quick ? nt - 1 : 0; t < nt; t++) {
           lab_group g;
-          memset(&g, 0, sizeof g);
-          lab_group_param_str(&g, "pool", kinds[f]);
-          lab_group_param(&g, "threads", threads[t]);
-          lab_group_param(&g, "level", level);
-          mp_group_mode(&g, (mp_mode)m);
-          g.metric = "time";
-          g.unit = "ms";
-          g.sample = qsx_sample;
-          g.normalize_to = norms[f];
+          apps_group(&g, "pool", kinds[f], threads[t], level, (mp_mode)m, qsx_sample, norms[f]);
           for (int a = 0; a < nmp; a++) {
             pts[a] = (qsx_point){mp[a], threads[t], level, (mp_mode)m, keys};
             g.variants[g.nvariants++] = (lab_variant){mp[a]->name, &pts[a]};
@@ -154,10 +134,7 @@ static int ms98_quicksort_run(lab_ctx *ctx) {
         }
   }
   if (!lab_planning(ctx)) {
-    if (quick)
-      lab_note(ctx,
-               "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
-               "(the claims are at level 3); the default size measures every p at both levels.");
+    if (quick) mp_note_quick_levels(ctx);
     lab_note(ctx,
              "Differences from 001 and why: 001 ran 1 to 11 processors of an SGI Challenge; "
              "here at most %d processing units, so the pool is contended by few threads and a "

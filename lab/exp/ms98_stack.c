@@ -203,16 +203,7 @@ static const mp_bench ms98_bench = {ms98_setup, ms98_worker, ms98_finish};
 
 static int ms98_mp_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const ms98_point *pt = arg;
-  uint64_t ns;
-  /* pseudo: one measured application, the others emulated (001 §4);
-   * real: `level` copies as processes */
-  int napps = pt->mode == MP_MODE_PSEUDO ? 1 : pt->level;
-  syncq_mp_stats sched;
-  if (mp_measure(ctx, &ms98_bench, pt, pt->threads, pt->level, pt->mode, SYNCQ_MP_TIMESHARE, napps, &ns, &out->stats,
-                 &sched) != 0)
-    return -1;
-  if (pt->mode == MP_MODE_PSEUDO && mp_is_preemption_safe(pt->algo->name)) mp_tally_ps_run(pt->level, &sched);
-  out->value = (double)ns / NS_PER_MS;
+  if (mp_micro_sample(ctx, &ms98_bench, pt, pt->algo, pt->threads, pt->level, pt->mode, out) != 0) return -1;
   out->ops = pt->mode != MP_MODE_PSEUDO ? 0 : pt->kind == MS98_COUNTER ? pt->pairs : 2 * pt->pairs;
   return 0;
 }
@@ -246,12 +237,9 @@ static int ms98_run_kind(lab_ctx *ctx, ms98_kind kind, syncq_family family, cons
   const syncq_algo *algos[LAB_MAX_VARIANTS];
   int nalgos = syncq_registry_list(family, algos, LAB_MAX_VARIANTS);
   if (nalgos > LAB_MAX_VARIANTS) nalgos = LAB_MAX_VARIANTS;
-  int all[LAB_MAX_THREADS_LIST], threads[LAB_MAX_THREADS_LIST], nt = 0;
-  int na = lab_threads(ctx, all, LAB_MAX_THREADS_LIST);
+  int threads[LAB_MAX_THREADS_LIST], nl;
+  int nt = mp_dedicated_threads(ctx, threads, &nl);
   int pus = lab_pus(ctx);
-  for (int i = 0; i < na; i++) {
-    if (all[i] <= pus) threads[nt++] = all[i];
-  }
   /* The delayed loops cost ~12 us a pair per thread: --quick takes 20,000
    * pairs (~0.25 s a run on one thread; the quick suite's budget pays for
    * two launches), default and --full the paper's million. Without delay a
@@ -283,25 +271,13 @@ static int ms98_run_kind(lab_ctx *ctx, ms98_kind kind, syncq_family family, cons
                                 : "4",
             MS98_DELAY_JITTER_PCT, (unsigned long long)pairs, (unsigned long long)pairs0, pus,
             (unsigned long long)mp_pairs, (unsigned long long)(mp_quantum_ns(ctx) / 1000000u), norm);
-  if (na > nt)
-    lab_note(
-      ctx,
-      "Thread counts above the %d processing units were left out: multiprogramming comes from the levels, one thread per processor per application.",
-      pus);
+  mp_note_dedicated_threads(ctx, nl, nt);
 
   ms98_point pts[LAB_MAX_VARIANTS];
   for (size_t d = 0; d < sizeof delays / sizeof delays[0]; d++) {
     for (int t = 0; t < nt; t++) {
       lab_group g;
-      memset(&g, 0, sizeof g);
-      lab_group_param(&g, "threads", threads[t]);
-      lab_group_param(&g, "delay_ns", (double)delays[d]);
-      g.metric = "time";
-      g.unit = "ms";
-      g.sample = ms98_sample;
-      lab_group_param(&g, "level", 1);
-      lab_group_param_str(&g, "mode", "dedicated");
-      g.normalize_to = norm;
+      mp_dedicated_group(&g, threads[t], (double)delays[d], ms98_sample, norm);
       for (int a = 0; a < nalgos; a++) {
         pts[a] = (ms98_point){kind, algos[a], threads[t], delays[d] ? pairs : pairs0, delays[d], 1, MP_MODE_PSEUDO};
         g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};

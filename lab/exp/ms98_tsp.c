@@ -26,7 +26,6 @@
  * fails.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "../apps/tsp.h"
 #include "apps_common.h"
@@ -174,16 +173,7 @@ static int ms98_tsp_run(lab_ctx *ctx) {
     for (int m = MP_MODE_PSEUDO; m <= last_mode; m++)
       for (int t = level > 1 && quick ? nt - 1 : 0; t < nt; t++) {
         lab_group g;
-        memset(&g, 0, sizeof g);
-        lab_group_param_str(&g, "set", "programs");
-        lab_group_param(&g, "threads", threads[t]);
-        lab_group_param(&g, "level", level);
-        if (level == 1) lab_group_param_str(&g, "mode", "dedicated");
-        else mp_group_mode(&g, (mp_mode)m);
-        g.metric = "time";
-        g.unit = "ms";
-        g.sample = tspx_sample;
-        g.normalize_to = "ps-locks";
+        apps_group(&g, "set", "programs", threads[t], level, (mp_mode)m, tspx_sample, "ps-locks");
         for (int c = 0; c < nc; c++) {
           pts[c] = combos[c];
           pts[c].threads = threads[t];
@@ -200,15 +190,7 @@ static int ms98_tsp_run(lab_ctx *ctx) {
                              tspx_find(SYNCQ_FAMILY_COUNTER, tspx_combos[TSPX_HYBRID][3])};
   for (int t = 0; t < nt && hy.pq && hy.stack && hy.counter; t++) {
     lab_group g;
-    memset(&g, 0, sizeof g);
-    lab_group_param_str(&g, "set", "every-structure");
-    lab_group_param(&g, "threads", threads[t]);
-    lab_group_param(&g, "level", 1);
-    lab_group_param_str(&g, "mode", "dedicated");
-    g.metric = "time";
-    g.unit = "ms";
-    g.sample = tspx_sample;
-    g.normalize_to = "hybrid";
+    apps_group(&g, "set", "every-structure", threads[t], 1, MP_MODE_PSEUDO, tspx_sample, "hybrid");
     pts[g.nvariants] = (tspx_point){hy, &tspx_instance, tspx_optimum, threads[t], 1, MP_MODE_PSEUDO};
     g.variants[g.nvariants] = (lab_variant){"hybrid", &pts[g.nvariants]};
     g.nvariants++;
@@ -233,10 +215,7 @@ static int ms98_tsp_run(lab_ctx *ctx) {
     if (lab_run_group(ctx, &g) != 0) return -1;
   }
   if (!lab_planning(ctx)) {
-    if (quick)
-      lab_note(ctx,
-               "--quick measures levels 2 and 3 at the largest p only, and level 2 not at all "
-               "(the claims are at level 3); the default size measures every p at both levels.");
+    if (quick) mp_note_quick_levels(ctx);
     lab_note(ctx,
              "Held-Karp optimum of the %d-city instance: %llu (every run found it, with a valid "
              "tour).",

@@ -97,10 +97,5 @@ const po_mailbox_ops po_mailbox_mutex = {
   .paper = "002 §4 Pthread Mutex, Algorithms 3-4",
   .lock_name = "pthread-mutex",
   .free_list = true,
-  .size = sizeof(po_lock1_mailbox),
-  .align = _Alignof(po_lock1_mailbox),
-  .init = po_lock1_init,
-  .destroy = po_lock1_destroy,
-  .enqueue = po_lock1_enqueue,
-  .dequeue = po_lock1_dequeue,
+  PO_LOCK1_MAILBOX_OPS,
 };

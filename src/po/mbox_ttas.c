@@ -28,10 +28,5 @@ const po_mailbox_ops po_mailbox_ttas = {
   .paper = "002 §4 Test-and-Test-and-Set, Algorithms 3-4",
   .lock_name = "ttas",
   .free_list = true,
-  .size = sizeof(po_lock1_mailbox),
-  .align = _Alignof(po_lock1_mailbox),
-  .init = po_lock1_init,
-  .destroy = po_lock1_destroy,
-  .enqueue = po_lock1_enqueue,
-  .dequeue = po_lock1_dequeue,
+  PO_LOCK1_MAILBOX_OPS,
 };

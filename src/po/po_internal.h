@@ -370,6 +370,11 @@ int po_lock1_init(void *mb, syncq_po_system *sys);
 void po_lock1_destroy(void *mb, syncq_po_system *sys);
 void po_lock1_enqueue(void *mb, syncq_po_msg *m);
 int po_lock1_dequeue(void *mb, syncq_po_msg **out);
+/* The storage and queue functions of a po_mailbox_ops built on it: the
+ * three differ only in name, lock and free list. */
+#define PO_LOCK1_MAILBOX_OPS                                                                    \
+  .size = sizeof(po_lock1_mailbox), .align = _Alignof(po_lock1_mailbox), .init = po_lock1_init, \
+  .destroy = po_lock1_destroy, .enqueue = po_lock1_enqueue, .dequeue = po_lock1_dequeue
 
 /* Copy-out of the dummy-node queues: `fresh` (the old dummy, now out of
  * the queue) takes the holder's fields of `node` (the new dummy), and the

@@ -266,18 +266,12 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (!syncq_pr_dwcas_available()) return SYNCQ_ENOTSUP;
   syncq_po_system *s = calloc(1, sizeof *s);
   if (s == NULL) return SYNCQ_ENOMEM;
-  if (po_slab_init(&s->mailboxes, mb->size, mb->align) != SYNCQ_OK) {
-    free(s);
-    return SYNCQ_ESYS;
-  }
+  int r = SYNCQ_ESYS;
+  if (po_slab_init(&s->mailboxes, mb->size, mb->align) != SYNCQ_OK) goto undo_system;
   /* Headers a cache line apart at least: a slab hands consecutive ones to
    * processes on different schedulers, which must not share a line (malloc
    * kept them apart by its per-thread arenas). */
-  if (po_slab_init(&s->headers, sizeof(syncq_po_msg), SYNCQ_CACHELINE) != SYNCQ_OK) {
-    po_slab_destroy(&s->mailboxes);
-    free(s);
-    return SYNCQ_ESYS;
-  }
+  if (po_slab_init(&s->headers, sizeof(syncq_po_msg), SYNCQ_CACHELINE) != SYNCQ_OK) goto undo_mailboxes;
   uint32_t nslots = max + SYNCQ_PO_ATTACH_RESERVE;
   uint32_t bits = 1;
   while ((1u << bits) < nslots) bits++;
@@ -286,31 +280,14 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   if (s->procs == NULL || ring != SYNCQ_OK) {
     table_unmap(s, 0);
     if (ring == SYNCQ_OK) po_slot_ring_destroy(&s->free_slots);
-    po_slab_destroy(&s->headers);
-    po_slab_destroy(&s->mailboxes);
-    free(s);
-    return SYNCQ_ENOMEM;
+    r = SYNCQ_ENOMEM;
+    goto undo_headers;
   }
   /* No slot is initialised here: zero bytes are a slot nobody has had
    * (state PO_WORD(0, PO_FREE), no mailbox, no watchers), and
    * prepare_slot gives a slot the rest at its first use. */
-  if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
-    table_unmap(s, 0);
-    po_slot_ring_destroy(&s->free_slots);
-    po_slab_destroy(&s->headers);
-    po_slab_destroy(&s->mailboxes);
-    free(s);
-    return SYNCQ_ESYS;
-  }
-  if (po_timer_thread_init(&s->timers) != SYNCQ_OK) {
-    pthread_mutex_destroy(&s->spawn_lock);
-    table_unmap(s, 0);
-    po_slot_ring_destroy(&s->free_slots);
-    po_slab_destroy(&s->headers);
-    po_slab_destroy(&s->mailboxes);
-    free(s);
-    return SYNCQ_ESYS;
-  }
+  if (pthread_mutex_init(&s->spawn_lock, NULL) != 0) goto undo_table;
+  if (po_timer_thread_init(&s->timers) != SYNCQ_OK) goto undo_spawn_lock;
   s->mb = mb;
   s->up = &upcalls;
   s->lock = lock;
@@ -327,20 +304,26 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   atomic_init(&s->next_ref, 0);
   atomic_init(&s->limit_reason, NULL);
   if (fibers) {
-    int r = po_fiber_rt_create(s, c.schedulers, c.pin, stack, guard, &s->fiber_rt);
-    if (r != SYNCQ_OK) {
-      po_timer_thread_destroy(&s->timers, s);
-      pthread_mutex_destroy(&s->spawn_lock);
-      table_unmap(s, 0);
-      po_slot_ring_destroy(&s->free_slots);
-      po_slab_destroy(&s->headers);
-      po_slab_destroy(&s->mailboxes);
-      free(s);
-      return r;
-    }
+    r = po_fiber_rt_create(s, c.schedulers, c.pin, stack, guard, &s->fiber_rt);
+    if (r != SYNCQ_OK) goto undo_timers;
   }
   *out = s;
   return SYNCQ_OK;
+  /* A failed step undoes the ones before it, last first. */
+undo_timers:
+  po_timer_thread_destroy(&s->timers, s);
+undo_spawn_lock:
+  pthread_mutex_destroy(&s->spawn_lock);
+undo_table:
+  table_unmap(s, 0);
+  po_slot_ring_destroy(&s->free_slots);
+undo_headers:
+  po_slab_destroy(&s->headers);
+undo_mailboxes:
+  po_slab_destroy(&s->mailboxes);
+undo_system:
+  free(s);
+  return r;
 }
 
 /* ---- slots ---- */
@@ -465,6 +448,21 @@ static void give_back(syncq_po_system *sys, uint32_t i) {
   release_slot(sys, i);
 }
 
+/* A prepared slot for a new process, spawned or attached, while fewer
+ * than `limit` are live: SYNCQ_ELIMIT ("max_procs") at the limit, or
+ * prepare_slot's failure with the slot given back. */
+static int take_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_proc **out) {
+  uint32_t i;
+  bool fresh;
+  if (!reserve_slot(sys, limit, &i, &fresh)) {
+    set_limit(sys, "max_procs");
+    return SYNCQ_ELIMIT;
+  }
+  int r = prepare_slot(sys, i, fresh, out);
+  if (r != SYNCQ_OK) give_back(sys, i);
+  return r;
+}
+
 void po_exit_notify(struct syncq_po_proc *p) {
   syncq_po_system *sys = p->sys;
   /* seq_cst RMW (writing back what it reads) after the caller's store of
@@ -542,18 +540,9 @@ static void unspawn(syncq_po_system *sys, struct syncq_po_proc *p, bool detached
 
 static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid, bool detached) {
   if (sys == NULL || fn == NULL) return SYNCQ_EINVAL;
-  uint32_t i;
-  bool fresh;
-  if (!reserve_slot(sys, sys->max_procs, &i, &fresh)) {
-    set_limit(sys, "max_procs");
-    return SYNCQ_ELIMIT;
-  }
   struct syncq_po_proc *p;
-  int r = prepare_slot(sys, i, fresh, &p);
-  if (r != SYNCQ_OK) {
-    give_back(sys, i);
-    return r;
-  }
+  int r = take_slot(sys, sys->max_procs, &p);
+  if (r != SYNCQ_OK) return r;
   /* The pid, read while the slot is surely this process's: a detached
    * one may exit and its slot be reused once it is made. */
   syncq_po_pid self_pid = p->pid;
@@ -614,18 +603,9 @@ int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void *arg, syn
 
 int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self) {
   if (sys == NULL || self == NULL || po_fiber_current() != NULL) return SYNCQ_EINVAL;
-  uint32_t i;
-  bool fresh;
-  if (!reserve_slot(sys, sys->nslots, &i, &fresh)) {
-    set_limit(sys, "max_procs");
-    return SYNCQ_ELIMIT;
-  }
   struct syncq_po_proc *p;
-  int r = prepare_slot(sys, i, fresh, &p);
-  if (r != SYNCQ_OK) {
-    give_back(sys, i);
-    return r;
-  }
+  int r = take_slot(sys, sys->nslots, &p);
+  if (r != SYNCQ_OK) return r;
   p->spawned = false;
   p->detached = false;
   atomic_store_explicit(&p->is_fiber, false, memory_order_relaxed); /* relaxed: as in spawn */

@@ -211,18 +211,9 @@ int syncq_queue_lcrq_init_tickets_(syncq_queue_lcrq *q, size_t ring_size, bool f
   if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_lcrq)) != 0 || !lr_ring_size_ok(ring_size)) return SYNCQ_EINVAL;
   if (!syncq_pr_dwcas_available() || atomic_load_explicit(&syncq_queue_lcrq_test_no_dwcas__, memory_order_relaxed))
     return SYNCQ_ENOTSUP; /* relaxed: a test sets the hook before it initialises */
-  atomic_init(&q->rings_linked, 0);
-  atomic_init(&q->rings_freed, 0);
-  lr_ring *r = crq_make(ring_size, NULL, funnels);
-  if (r == NULL) return SYNCQ_ENOMEM;
-  int st = syncq_hp_domain_create(LR_HP_SLOTS, lr_free_ring, &q->rings_freed, &q->hp);
-  if (st != SYNCQ_OK) {
-    free(r);
-    return st;
-  }
+  int st = lr_init(crq_make(ring_size, NULL, funnels), &q->head, &q->tail, &q->hp, &q->rings_linked, &q->rings_freed);
+  if (st != SYNCQ_OK) return st;
   q->ring_size = ring_size;
-  atomic_init(&q->head, r);
-  atomic_init(&q->tail, r);
   q->funnels = funnels;
   q->magic = LCRQ_MAGIC;
   return SYNCQ_OK;

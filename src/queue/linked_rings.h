@@ -320,6 +320,25 @@ static inline void lr_free_ring(void *ring, void *ctx) {
   atomic_fetch_add((_Atomic(uint64_t) *)ctx, 1);
 }
 
+/* init: the list starts as one ring, first (the ring's make; NULL when it
+ * could not be allocated), at both ends, with the counters at zero and a
+ * hazard domain whose frees count in rings_freed. On failure nothing is
+ * left allocated. */
+static inline int lr_init(lr_ring *first, _Atomic(void *) *head, _Atomic(void *) *tail, syncq_hp_domain **hp,
+                          _Atomic(uint64_t) *rings_linked, _Atomic(uint64_t) *rings_freed) {
+  atomic_init(rings_linked, 0);
+  atomic_init(rings_freed, 0);
+  if (first == NULL) return SYNCQ_ENOMEM;
+  int st = syncq_hp_domain_create(LR_HP_SLOTS, lr_free_ring, rings_freed, hp);
+  if (st != SYNCQ_OK) {
+    free(first);
+    return st;
+  }
+  atomic_init(head, first);
+  atomic_init(tail, first);
+  return SYNCQ_OK;
+}
+
 /* destroy: free the retired rings (the domain), then the list. */
 static inline int lr_destroy(const lr_queue *q) {
   int r = syncq_hp_domain_destroy(q->hp);

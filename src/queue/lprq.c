@@ -265,18 +265,9 @@ static inline lr_queue view(syncq_queue_lprq *q) {
  * "-af" variant, src/queue/lprq_af.c). */
 int syncq_queue_lprq_init_tickets_(syncq_queue_lprq *q, size_t ring_size, bool funnels) {
   if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_lprq)) != 0 || !lr_ring_size_ok(ring_size)) return SYNCQ_EINVAL;
-  atomic_init(&q->rings_linked, 0);
-  atomic_init(&q->rings_freed, 0);
-  lr_ring *r = prq_make(ring_size, NULL, funnels);
-  if (r == NULL) return SYNCQ_ENOMEM;
-  int st = syncq_hp_domain_create(LR_HP_SLOTS, lr_free_ring, &q->rings_freed, &q->hp);
-  if (st != SYNCQ_OK) {
-    free(r);
-    return st;
-  }
+  int st = lr_init(prq_make(ring_size, NULL, funnels), &q->head, &q->tail, &q->hp, &q->rings_linked, &q->rings_freed);
+  if (st != SYNCQ_OK) return st;
   q->ring_size = ring_size;
-  atomic_init(&q->head, r);
-  atomic_init(&q->tail, r);
   q->funnels = funnels;
   q->magic = LPRQ_MAGIC;
   return SYNCQ_OK;

@@ -154,19 +154,35 @@ static void check_episodes(const syncq_algo *a, int wait, int threads, int episo
 /* ---- across processes ---- */
 #define PS_PROCS 4
 
+/* Shared by the processes of a run: the barrier (b) and what they count. */
 typedef struct ps_region {
   _Atomic(uint64_t) arrivals;
   _Atomic(int) early;
+  _Atomic(int) arrived_victim; /* the timed runs' victim counted its arrival */
   SYNCQ_CACHELINE_ALIGNED unsigned char b[];
 } ps_region;
 
-static void check_process_shared(const syncq_algo *a, int wait, int episodes) {
-  const syncq_barrier_ops *ops = a->ops;
-  size_t bytes = sizeof(ps_region) + ops->size + 4096;
-  ps_region *r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+/* A region shared with the children forked later (zero bytes), its
+ * barrier initialised process-shared for PS_PROCS with this wait; *bytes
+ * for ps_unmap. */
+static ps_region *ps_map(const syncq_barrier_ops *ops, int wait, size_t *bytes) {
+  *bytes = sizeof(ps_region) + ops->size + 4096;
+  ps_region *r = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   assert_true(r != MAP_FAILED);
   syncq_barrier_config cfg = {PS_PROCS, wait, true};
   assert_int_equal(ops->init(r->b, &cfg), SYNCQ_OK);
+  return r;
+}
+
+static void ps_unmap(const syncq_barrier_ops *ops, ps_region *r, size_t bytes) {
+  assert_int_equal(ops->destroy(r->b), SYNCQ_OK);
+  munmap(r, bytes);
+}
+
+static void check_process_shared(const syncq_algo *a, int wait, int episodes) {
+  const syncq_barrier_ops *ops = a->ops;
+  size_t bytes;
+  ps_region *r = ps_map(ops, wait, &bytes);
   pid_t pids[PS_PROCS];
   for (int p = 0; p < PS_PROCS; p++) {
     pids[p] = fork();
@@ -189,8 +205,7 @@ static void check_process_shared(const syncq_algo *a, int wait, int episodes) {
   }
   assert_int_equal(atomic_load(&r->early), 0);
   assert_int_equal(atomic_load(&r->arrivals), (uint64_t)PS_PROCS * (uint64_t)episodes);
-  assert_int_equal(ops->destroy(r->b), SYNCQ_OK);
-  munmap(r, bytes);
+  ps_unmap(ops, r, bytes);
 }
 
 static void check_bad_inputs(const syncq_algo *a) {
@@ -552,19 +567,10 @@ static void check_deadline_races(const syncq_algo *a, int wait) {
  * others, and the next one times out). */
 enum { PS_VICTIM_EXITS, PS_VICTIM_KILLED_BEFORE, PS_VICTIM_KILLED_WAITING };
 
-typedef struct ps_timed_region {
-  _Atomic(int) arrived_victim;
-  SYNCQ_CACHELINE_ALIGNED unsigned char b[];
-} ps_timed_region;
-
 static void check_process_shared_timeout(const syncq_algo *a, int wait, int how) {
   const syncq_barrier_ops *ops = a->ops;
-  size_t bytes = sizeof(ps_timed_region) + ops->size + 4096;
-  ps_timed_region *r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  assert_true(r != MAP_FAILED);
-  syncq_barrier_config cfg = {PS_PROCS, wait, true};
-  assert_int_equal(ops->init(r->b, &cfg), SYNCQ_OK);
-  atomic_init(&r->arrived_victim, 0);
+  size_t bytes;
+  ps_region *r = ps_map(ops, wait, &bytes);
   const unsigned victim = PS_PROCS - 1;
   pid_t vp = fork();
   assert_true(vp >= 0);
@@ -609,8 +615,7 @@ static void check_process_shared_timeout(const syncq_algo *a, int wait, int how)
   }
   assert_int_equal(ops->wait(r->b, 0), SYNCQ_EBROKEN);
   assert_int_equal(ops->reset(r->b), SYNCQ_OK);
-  assert_int_equal(ops->destroy(r->b), SYNCQ_OK);
-  munmap(r, bytes);
+  ps_unmap(ops, r, bytes);
 }
 
 static void check_timed_bad_inputs(const syncq_algo *a) {

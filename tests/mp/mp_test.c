@@ -306,39 +306,40 @@ static void *requester_main(void *arg) {
   return NULL;
 }
 
-static void test_nopreempt_honoured_within_bound(void **state) {
-  (void)state;
-  /* quantum 1 ms at level 2: the scheduler wants the processor back every
-   * 2 ms; the bound (2 s) is far longer than the 30 ms request */
-  syncq_mp_sched *s = make_sched(2, 1, 1 * MS, SYNCQ_MP_TIMESHARE, 2000 * MS);
-  requester rq = {.s = s, .hold_ns = 30 * MS};
+/* One requester alone at level 2 on one processor, with this quantum and
+ * request bound, holding its request hold_ns (0: until stopped): the
+ * schedule's counters into *st; returns the stops inside the request. */
+static uint64_t run_requester(uint64_t quantum, uint64_t limit, uint64_t hold_ns, syncq_mp_stats *st) {
+  syncq_mp_sched *s = make_sched(2, 1, quantum, SYNCQ_MP_TIMESHARE, limit);
+  requester rq = {.s = s, .hold_ns = hold_ns};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, requester_main, &rq), 0);
   pthread_join(th, NULL);
   assert_int_equal(rq.rc, SYNCQ_OK);
-  syncq_mp_stats st;
-  assert_int_equal(syncq_mp_get_stats(s, &st), SYNCQ_OK);
-  assert_int_equal(rq.stops_during, 0); /* never stopped inside the request */
-  assert_true(st.deferrals >= 1);       /* though the scheduler wanted to */
-  assert_int_equal(st.forced, 0);
+  assert_int_equal(syncq_mp_get_stats(s, st), SYNCQ_OK);
   assert_int_equal(syncq_mp_destroy(s), SYNCQ_OK);
+  return rq.stops_during;
+}
+
+static void test_nopreempt_honoured_within_bound(void **state) {
+  (void)state;
+  /* quantum 1 ms at level 2: the scheduler wants the processor back every
+   * 2 ms; the bound (2 s) is far longer than the 30 ms request */
+  syncq_mp_stats st;
+  uint64_t stops = run_requester(1 * MS, 2000 * MS, 30 * MS, &st);
+  assert_int_equal(stops, 0);     /* never stopped inside the request */
+  assert_true(st.deferrals >= 1); /* though the scheduler wanted to */
+  assert_int_equal(st.forced, 0);
 }
 
 static void test_nopreempt_not_honoured_past_bound(void **state) {
   (void)state;
   /* the bound (1 ms) is shorter than the time the thread would be away
    * (a 5 ms quantum), so the deferral runs out */
-  syncq_mp_sched *s = make_sched(2, 1, 5 * MS, SYNCQ_MP_TIMESHARE, 1 * MS);
-  requester rq = {.s = s, .hold_ns = 0}; /* holds the request until stopped */
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, requester_main, &rq), 0);
-  pthread_join(th, NULL);
-  assert_int_equal(rq.rc, SYNCQ_OK);
   syncq_mp_stats st;
-  assert_int_equal(syncq_mp_get_stats(s, &st), SYNCQ_OK);
-  assert_true(rq.stops_during >= 1); /* stopped despite the request */
+  uint64_t stops = run_requester(5 * MS, 1 * MS, 0, &st); /* holds the request until stopped */
+  assert_true(stops >= 1);                                /* stopped despite the request */
   assert_true(st.forced >= 1);
-  assert_int_equal(syncq_mp_destroy(s), SYNCQ_OK);
 }
 
 /* ---- no lost resume; clean shutdown ---- */
@@ -389,6 +390,21 @@ static void test_clean_shutdown(void **state) {
 }
 
 /* ---- every registered lock at level 3 ---- */
+/* A worker of a level-3 run: thread id is application id / PROCS on
+ * processor id % PROCS. */
+typedef struct team_arg {
+  void *run;
+  int id;
+} team_arg;
+
+/* The NTHREADS workers of a level-3 run, fn(&args[i]) with args[i] = {run, i}. */
+static void start_team(pthread_t *th, team_arg *args, void *(*fn)(void *), void *run) {
+  for (int i = 0; i < NTHREADS; i++) {
+    args[i] = (team_arg){run, i};
+    assert_int_equal(pthread_create(&th[i], NULL, fn, &args[i]), 0);
+  }
+}
+
 typedef struct lock_run {
   syncq_mp_sched *s;
   const syncq_lock_ops *ops;
@@ -399,13 +415,8 @@ typedef struct lock_run {
   int errors[NTHREADS];
 } lock_run;
 
-typedef struct lock_worker_arg {
-  lock_run *run;
-  int id;
-} lock_worker_arg;
-
 static void *lock_worker(void *arg) {
-  lock_worker_arg *a = arg;
+  team_arg *a = arg;
   lock_run *run = a->run;
   syncq_mp_thread *t;
   if (syncq_mp_register(run->s, (unsigned)a->id / PROCS, (unsigned)a->id % PROCS, &t) != SYNCQ_OK) {
@@ -449,11 +460,8 @@ static void lock_under_sched(const syncq_algo *algo, int policy, int wait) {
   run->ops = ops;
   run->lock = lock;
   pthread_t th[NTHREADS];
-  lock_worker_arg args[NTHREADS];
-  for (int i = 0; i < NTHREADS; i++) {
-    args[i] = (lock_worker_arg){run, i};
-    assert_int_equal(pthread_create(&th[i], NULL, lock_worker, &args[i]), 0);
-  }
+  team_arg args[NTHREADS];
+  start_team(th, args, lock_worker, run);
   while (atomic_load(&run->registered) < NTHREADS) sleep_ns(100 * US);
   sleep_ns(LOCK_RUN_NS);
   atomic_store(&run->stop, 1);
@@ -518,13 +526,8 @@ typedef struct queue_run {
   _Atomic(uint8_t) seen[PRODUCERS][QUEUE_ITEMS];
 } queue_run;
 
-typedef struct queue_worker_arg {
-  queue_run *run;
-  int id;
-} queue_worker_arg;
-
 static void *queue_worker(void *arg) {
-  queue_worker_arg *a = arg;
+  team_arg *a = arg;
   queue_run *run = a->run;
   syncq_mp_thread *t;
   int rr = syncq_mp_register(run->s, (unsigned)a->id / PROCS, (unsigned)a->id % PROCS, &t);
@@ -590,11 +593,8 @@ static void queue_under_sched(const syncq_algo *algo, int policy) {
   run->ops = ops;
   run->q = q;
   pthread_t th[NTHREADS];
-  queue_worker_arg args[NTHREADS];
-  for (int i = 0; i < NTHREADS; i++) {
-    args[i] = (queue_worker_arg){run, i};
-    assert_int_equal(pthread_create(&th[i], NULL, queue_worker, &args[i]), 0);
-  }
+  team_arg args[NTHREADS];
+  start_team(th, args, queue_worker, run);
   for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
   assert_int_equal(syncq_mp_stop(run->s), SYNCQ_OK);
   syncq_mp_stats st;

@@ -698,12 +698,9 @@ static void smash(syncq_po_proc *self, void *arg) {
   __asm__ volatile("" : : "r"(buf) : "memory"); /* the writes stay */
 }
 
-static void test_canary_reported(void **state) {
-  (void)state;
-  if (ASAN) {
-    print_message("skipped under AddressSanitizer: it reports the overrun itself\n");
-    skip();
-  }
+/* Runs body in a forked child with its stderr captured: the child must
+ * die of signal sig, and its stderr hold report. */
+static void child_dies_reporting(void (*body)(void), int sig, const char *report) {
   int fds[2];
   assert_int_equal(pipe(fds), 0);
   fflush(NULL);
@@ -712,13 +709,7 @@ static void test_canary_reported(void **state) {
   if (child == 0) {
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);
-    syncq_po_config cfg = {"mpsc", 8, 16 * 1024, SYNCQ_PO_NO_GUARD, "fiber", 1, false};
-    syncq_po_system *s;
-    if (syncq_po_create(&cfg, &s) != SYNCQ_OK) _exit(10);
-    syncq_po_pid pid;
-    syncq_po_spawn(s, idle, NULL, &pid);  /* pid 0: the chunk's lowest stack */
-    syncq_po_spawn(s, smash, NULL, &pid); /* pid 1: above free stacks, which it overruns */
-    syncq_po_join(s, pid);
+    body();
     _exit(0); /* not reached */
   }
   close(fds[1]);
@@ -731,9 +722,27 @@ static void test_canary_reported(void **state) {
   int status = 0;
   assert_int_equal(waitpid(child, &status, 0), child);
   assert_true(WIFSIGNALED(status));
-  assert_int_equal(WTERMSIG(status), SIGABRT);
-  if (strstr(buf, "syncq po: process 1 overran its fiber stack") == NULL)
-    fail_msg("the overrun was not reported by pid; stderr: %s", buf);
+  assert_int_equal(WTERMSIG(status), sig);
+  if (strstr(buf, report) == NULL) fail_msg("no report \"%s\" by pid; stderr: %s", report, buf);
+}
+
+static void canary_child(void) {
+  syncq_po_config cfg = {"mpsc", 8, 16 * 1024, SYNCQ_PO_NO_GUARD, "fiber", 1, false};
+  syncq_po_system *s;
+  if (syncq_po_create(&cfg, &s) != SYNCQ_OK) _exit(10);
+  syncq_po_pid pid;
+  syncq_po_spawn(s, idle, NULL, &pid);  /* pid 0: the chunk's lowest stack */
+  syncq_po_spawn(s, smash, NULL, &pid); /* pid 1: above free stacks, which it overruns */
+  syncq_po_join(s, pid);
+}
+
+static void test_canary_reported(void **state) {
+  (void)state;
+  if (ASAN) {
+    print_message("skipped under AddressSanitizer: it reports the overrun itself\n");
+    skip();
+  }
+  child_dies_reporting(canary_child, SIGABRT, "syncq po: process 1 overran its fiber stack");
 }
 
 static volatile int sink;
@@ -751,6 +760,17 @@ static void overflow(syncq_po_proc *self, void *arg) {
   sink = recurse(0);
 }
 
+static void overflow_child(void) {
+  syncq_po_config cfg = {"mpsc", 8, 16 * 1024, 0, "fiber", 1, false};
+  syncq_po_system *s;
+  if (syncq_po_create(&cfg, &s) != SYNCQ_OK) _exit(10);
+  syncq_po_pid pid;
+  syncq_po_spawn(s, idle, NULL, &pid);     /* pid 0 */
+  syncq_po_spawn(s, idle, NULL, &pid);     /* pid 1 */
+  syncq_po_spawn(s, overflow, NULL, &pid); /* pid 2 */
+  syncq_po_join(s, pid);
+}
+
 /* A fiber that overflows its stack: the child dies of SIGSEGV, and stderr
  * names the process. */
 static void test_stack_overflow_reported(void **state) {
@@ -759,37 +779,7 @@ static void test_stack_overflow_reported(void **state) {
     print_message("skipped under a sanitizer: it reports the overflow itself, before our handler\n");
     skip();
   }
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  fflush(NULL);
-  pid_t child = fork();
-  assert_true(child >= 0);
-  if (child == 0) {
-    dup2(fds[1], STDERR_FILENO);
-    close(fds[0]);
-    syncq_po_config cfg = {"mpsc", 8, 16 * 1024, 0, "fiber", 1, false};
-    syncq_po_system *s;
-    if (syncq_po_create(&cfg, &s) != SYNCQ_OK) _exit(10);
-    syncq_po_pid pid;
-    syncq_po_spawn(s, idle, NULL, &pid);     /* pid 0 */
-    syncq_po_spawn(s, idle, NULL, &pid);     /* pid 1 */
-    syncq_po_spawn(s, overflow, NULL, &pid); /* pid 2 */
-    syncq_po_join(s, pid);
-    _exit(0); /* not reached */
-  }
-  close(fds[1]);
-  char buf[1024];
-  size_t got = 0;
-  ssize_t k;
-  while (got < sizeof buf - 1 && (k = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)k;
-  buf[got] = '\0';
-  close(fds[0]);
-  int status = 0;
-  assert_int_equal(waitpid(child, &status, 0), child);
-  assert_true(WIFSIGNALED(status));
-  assert_int_equal(WTERMSIG(status), SIGSEGV);
-  if (strstr(buf, "syncq po: process 2 overflowed its fiber stack") == NULL)
-    fail_msg("the overflow was not reported by pid; stderr: %s", buf);
+  child_dies_reporting(overflow_child, SIGSEGV, "syncq po: process 2 overflowed its fiber stack");
 }
 
 int main(void) {

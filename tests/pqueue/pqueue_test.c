@@ -28,12 +28,15 @@
 #include <cmocka.h>
 
 #include "test_plan.h"
+#include "test_random.h"
+#include "test_team.h"
 
 #include "test_peers.h"
 
 #include "../stack/test_lock.h"
 #include "lincheck.h"
 #include "lincheck_pqueue.h"
+#include "lincheck_rounds.h"
 #include "syncq/platform.h"
 #include "syncq/pqueue.h"
 #include "syncq/pqueue/skew_herlihy.h"
@@ -48,20 +51,12 @@
 #define LC_ROUNDS 1500
 #endif
 #define KEY_RANGE 512 /* stress keys: many ties */
-#define LC_THREADS TEST_PLAN_HISTORY_THREADS
 #define LC_OPS_PER_THREAD 6
 #define LC_DIVISOR 3 /* lincheck values v have key v / 3: ties */
 
 /* 8x the PUs the process is confined to (test_plan.h): 16 threads on 2
  * PUs on any machine with 2 or more. */
 static int n_threads(void) { return test_plan_oversubscribed(OVERSUBSCRIPTION); }
-
-static uint64_t rnd(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
 
 typedef struct subject {
   const syncq_algo *algo;
@@ -94,7 +89,7 @@ static void check_sequential(const subject *s) {
   uint64_t seed = 12345;
   assert_int_equal(s->ops->delete_min(q, &k, &p), SYNCQ_EMPTY);
   for (int i = 0; i < N; i++) {
-    keys[i] = i % 5 == 0 ? UINT64_MAX - rnd(&seed) % 3 : rnd(&seed) % 300; /* ties and extremes */
+    keys[i] = i % 5 == 0 ? UINT64_MAX - test_random(&seed) % 3 : test_random(&seed) % 300; /* ties and extremes */
     /* payload: the key's slot, so it can be checked against the key */
     assert_int_equal(s->ops->insert(q, keys[i], &keys[i]), SYNCQ_OK);
     if (i % 7 == 3) { /* interleave some deletions */
@@ -204,11 +199,6 @@ typedef struct stress {
   _Atomic(int) errors;
 } stress;
 
-typedef struct worker {
-  stress *x;
-  int id;
-} worker;
-
 static void take(stress *x, rec *r, int who, uint64_t call, uint64_t done) {
   uint32_t old = atomic_exchange(&r->state, 2u + (uint32_t)who);
   if (old != 1u) atomic_fetch_add(&x->errors, 1); /* a duplicate, or never inserted */
@@ -217,13 +207,13 @@ static void take(stress *x, rec *r, int who, uint64_t call, uint64_t done) {
 }
 
 static void *stress_body(void *p) {
-  worker *w = p;
-  stress *x = w->x;
+  test_member *w = p;
+  stress *x = w->ctx;
   uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
   int nd = 0;
   for (int i = 0; i < STRESS_OPS; i++) {
     rec *r = &x->recs[(size_t)w->id * STRESS_OPS + (size_t)i];
-    r->key = rnd(&seed) % KEY_RANGE;
+    r->key = test_random(&seed) % KEY_RANGE;
     atomic_store(&r->state, 1u); /* stamped before the insert publishes it */
     r->ins_call = lc_tick(&x->clock);
     int st = x->s->ops->insert(x->q, r->key, r);
@@ -233,8 +223,8 @@ static void *stress_body(void *p) {
       r->ins_done = 0;
       atomic_fetch_add(&x->errors, 1);
     }
-    if (rnd(&seed) % 5 == 0) syncq_yield();
-    if (rnd(&seed) % 8 != 0) { /* delete a bit less often than insert: the heap grows */
+    if (test_random(&seed) % 5 == 0) syncq_yield();
+    if (test_random(&seed) % 8 != 0) { /* delete a bit less often than insert: the heap grows */
       uint64_t k;
       void *out;
       uint64_t call = lc_tick(&x->clock);
@@ -246,7 +236,7 @@ static void *stress_body(void *p) {
         take(x, got, w->id, call, done);
         x->dels[(size_t)w->id * STRESS_OPS + (size_t)nd++] = (delrec){got, call, done};
       } else if (st != SYNCQ_EMPTY) atomic_fetch_add(&x->errors, 1);
-      if (rnd(&seed) % 9 == 0) syncq_yield();
+      if (test_random(&seed) % 9 == 0) syncq_yield();
     }
   }
   x->ndels[w->id] = nd;
@@ -269,13 +259,7 @@ static void check_stress(const subject *s) {
   x.dels = calloc(total, sizeof *x.dels);
   x.ndels = calloc((size_t)t, sizeof *x.ndels);
   lc_clock_init(&x.clock);
-  pthread_t *tids = calloc((size_t)t, sizeof *tids);
-  worker *ws = calloc((size_t)t, sizeof *ws);
-  for (int i = 0; i < t; i++) {
-    ws[i] = (worker){&x, i};
-    assert_int_equal(pthread_create(&tids[i], NULL, stress_body, &ws[i]), 0);
-  }
-  for (int i = 0; i < t; i++) pthread_join(tids[i], NULL);
+  test_team_run(t, stress_body, &x);
   /* drain: sorted, and accounts for the rest */
   uint64_t k, prev = 0;
   void *out;
@@ -319,97 +303,42 @@ static void check_stress(const subject *s) {
   free(x.recs);
   free(x.dels);
   free(x.ndels);
-  free(tids);
-  free(ws);
 }
 
 /* ---- linearizability of short histories ---- */
-typedef struct lc_round {
-  const subject *s;
-  void *q;
-  lc_clock clock;
-  lc_op ops[LC_THREADS * LC_OPS_PER_THREAD];
-  pthread_barrier_t start, end;
-} lc_round;
+static void *lc_make(const void *s) { return make(s, 64); }
 
-typedef struct lc_worker {
-  lc_round *x;
-  int id;
-} lc_worker;
+static void lc_unmake(const void *s, void *q) { unmake(s, q); }
 
-static void *lc_body(void *p) {
-  lc_worker *w = p;
-  lc_round *x = w->x;
-  uint64_t seed = 0xfeedull * (uint64_t)(w->id + 1);
-  for (int round = 0; round < LC_ROUNDS; round++) {
-    pthread_barrier_wait(&x->start);
-    for (int i = 0; i < LC_OPS_PER_THREAD; i++) {
-      lc_op *op = &x->ops[w->id * LC_OPS_PER_THREAD + i];
-      uint64_t r = rnd(&seed);
-      op->thread = w->id;
-      if (r % 5 < 3) {
-        uint64_t v = (r >> 16) % 30 * 100 + (uint64_t)(w->id * 10 + i); /* unique per history */
-        op->kind = LC_PQ_INSERT;
-        op->arg = v;
-        op->ret = 0;
-        op->call = lc_tick(&x->clock);
-        op->status = x->s->ops->insert(x->q, lc_pqueue_key(v, LC_DIVISOR), (void *)(uintptr_t)v);
-        op->done = lc_tick(&x->clock);
-      } else {
-        uint64_t k = 0;
-        void *out = NULL;
-        op->kind = LC_PQ_DELETE_MIN;
-        op->arg = 0;
-        op->call = lc_tick(&x->clock);
-        op->status = x->s->ops->delete_min(x->q, &k, &out);
-        op->done = lc_tick(&x->clock);
-        op->ret = op->status == SYNCQ_OK ? (uint64_t)(uintptr_t)out : 0;
-        if (op->status == SYNCQ_OK && k != lc_pqueue_key(op->ret, LC_DIVISOR))
-          op->status = SYNCQ_EINVAL; /* key/payload mismatch */
-      }
-      if ((r >> 8) % 3 == 0) syncq_yield();
-    }
-    pthread_barrier_wait(&x->end);
-    pthread_barrier_wait(&x->end);
+static void lc_one_op(const void *ctx, void *q, lc_clock *clock, lc_op *op, int thread, int i, uint64_t r) {
+  const subject *s = ctx;
+  if (r % 5 < 3) {
+    uint64_t v = (r >> 16) % 30 * 100 + (uint64_t)(thread * 10 + i); /* unique per history */
+    op->kind = LC_PQ_INSERT;
+    op->arg = v;
+    op->ret = 0;
+    op->call = lc_tick(clock);
+    op->status = s->ops->insert(q, lc_pqueue_key(v, LC_DIVISOR), (void *)(uintptr_t)v);
+    op->done = lc_tick(clock);
+  } else {
+    uint64_t k = 0;
+    void *out = NULL;
+    op->kind = LC_PQ_DELETE_MIN;
+    op->arg = 0;
+    op->call = lc_tick(clock);
+    op->status = s->ops->delete_min(q, &k, &out);
+    op->done = lc_tick(clock);
+    op->ret = op->status == SYNCQ_OK ? (uint64_t)(uintptr_t)out : 0;
+    if (op->status == SYNCQ_OK && k != lc_pqueue_key(op->ret, LC_DIVISOR))
+      op->status = SYNCQ_EINVAL; /* key/payload mismatch */
   }
-  return NULL;
 }
 
 static void check_linearizable(const subject *s) {
-  lc_round *x = calloc(1, sizeof *x);
-  assert_non_null(x);
-  x->s = s;
-  pthread_barrier_init(&x->start, NULL, LC_THREADS + 1);
-  pthread_barrier_init(&x->end, NULL, LC_THREADS + 1);
-  pthread_t tids[LC_THREADS];
-  lc_worker ws[LC_THREADS];
-  lc_spec spec = lc_spec_pqueue(0, LC_DIVISOR);
-  for (int i = 0; i < LC_THREADS; i++) {
-    ws[i] = (lc_worker){x, i};
-    assert_int_equal(pthread_create(&tids[i], NULL, lc_body, &ws[i]), 0);
-  }
-  int bad = 0;
-  for (int round = 0; round < LC_ROUNDS; round++) {
-    x->q = make(s, 64);
-    lc_clock_init(&x->clock);
-    pthread_barrier_wait(&x->start);
-    pthread_barrier_wait(&x->end);
-    const char *err = NULL;
-    size_t n = LC_THREADS * LC_OPS_PER_THREAD;
-    if (!bad && !lc_check(&spec, x->ops, n, &err)) {
-      print_error("%s (lock %s): round %d is not linearizable%s%s:\n", s->algo->name, s->lock, round, err ? ": " : "",
-                  err ? err : "");
-      lc_print(x->ops, n, lc_pqueue_kind_name);
-      bad = 1;
-    }
-    unmake(s, x->q);
-    pthread_barrier_wait(&x->end);
-  }
-  for (int i = 0; i < LC_THREADS; i++) pthread_join(tids[i], NULL);
-  pthread_barrier_destroy(&x->start);
-  pthread_barrier_destroy(&x->end);
-  free(x);
-  if (bad) fail_msg("%s: a recorded history has no linearization", s->algo->name);
+  const lc_rounds cfg = {
+    s->algo->name,       s->lock, LC_ROUNDS, LC_OPS_PER_THREAD, 0xfeedull, lc_spec_pqueue(0, LC_DIVISOR),
+    lc_pqueue_kind_name, s,       lc_make,   lc_unmake,         lc_one_op};
+  lc_rounds_check(&cfg);
 }
 
 static void run_subject(const subject *s) {
@@ -421,25 +350,18 @@ static void run_subject(const subject *s) {
   check_linearizable(s);
 }
 
+static void run_algo(const syncq_algo *a, const char *lock, const char *label) {
+  subject s = {a, a->ops, {0, 0, lock}, label};
+  run_subject(&s);
+}
+
 static void test_every_registered_pqueue(void **state) {
   (void)state;
   test_lock_register();
   const syncq_algo *algos[SYNCQ_REGISTRY_MAX];
   int n = syncq_registry_list(SYNCQ_FAMILY_PQUEUE, algos, SYNCQ_REGISTRY_MAX);
   assert_true(n >= 2);
-  const char *locks[] = {"test-mutex", "ttas"};
-  for (int i = 0; i < n; i++) {
-    for (size_t l = 0; l < sizeof locks / sizeof locks[0]; l++) {
-      const syncq_algo *la;
-      if (syncq_registry_find(SYNCQ_FAMILY_LOCK, locks[l], &la) != SYNCQ_OK) continue;
-      if ((algos[i]->progress != SYNCQ_PROGRESS_BLOCKING || TEST_IS_PEER(algos[i])) && l > 0) break;
-      subject s = {algos[i],
-                   algos[i]->ops,
-                   {0, 0, locks[l]},
-                   algos[i]->progress == SYNCQ_PROGRESS_BLOCKING && !TEST_IS_PEER(algos[i]) ? locks[l] : "-"};
-      run_subject(&s);
-    }
-  }
+  test_lock_each_algo(algos, n, run_algo);
 }
 
 static void test_default_lock_registered(void **state) {

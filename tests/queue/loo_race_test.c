@@ -67,30 +67,10 @@ static syncq_queue_loo *make(void) {
   return q;
 }
 
-typedef struct call {
-  syncq_queue_loo *q;
-  void *item; /* enqueue: the item; dequeue: what came out */
-  int status;
-} call;
-
-static void *stopped_enqueue(void *p) {
-  call *c = p;
-  stopped_thread_is_me = 1;
-  c->status = syncq_queue_loo_enqueue(c->q, c->item);
-  return NULL;
-}
-
-static void *stopped_dequeue(void *p) {
-  call *c = p;
-  stopped_thread_is_me = 1;
-  c->status = syncq_queue_loo_dequeue(c->q, &c->item);
-  return NULL;
-}
-
 static void test_dequeuer_overtakes_enqueuer(void **state) {
   (void)state;
   syncq_queue_loo *q = make();
-  call c = {q, item_of(7), -1};
+  stopped_call c = {syncq_queue_loo_algo.ops, q, item_of(7), -1};
   pthread_t t;
   start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.ticket", PATIENCE_S); /* holds ticket 0 */
   void *out = NULL;
@@ -110,7 +90,7 @@ static void test_writer_resumes_scan(void **state) {
   syncq_queue_loo *q = make();
   void *out = NULL;
   for (uint64_t i = 0; i < SLOTS - 1; i++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(i)), SYNCQ_OK);
-  call c = {q, item_of(1000), -1};
+  stopped_call c = {syncq_queue_loo_algo.ops, q, item_of(1000), -1};
   pthread_t t;
   start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.ticket", PATIENCE_S); /* holds the last slot */
   for (uint64_t i = 0; i < SLOTS - 1; i++) {
@@ -144,7 +124,7 @@ static void test_reader_resumes_scan(void **state) {
     assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
     assert_ptr_equal(out, item_of(i));
   }
-  call c = {q, NULL, -1};
+  stopped_call c = {syncq_queue_loo_algo.ops, q, NULL, -1};
   pthread_t t;
   start_stopped(&t, stopped_dequeue, &c, "queue.loo.dequeue.ticket", PATIENCE_S); /* holds the last slot of node 1 */
   /* past the end: the scan stops at the unread last slot; Head moves on */
@@ -207,7 +187,7 @@ static void node_reuse_under(const char *point, uint64_t filled) {
     assert_int_equal(syncq_queue_loo_dequeue(q, &out), SYNCQ_OK);
     assert_ptr_equal(out, item_of(expect));
   }
-  call c = {q, NULL, -1};
+  stopped_call c = {syncq_queue_loo_algo.ops, q, NULL, -1};
   pthread_t t;
   start_stopped(&t, stopped_dequeue, &c, point, PATIENCE_S); /* read Head: first node, index 100 */
   for (; in < SLOTS; in++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(in)), SYNCQ_OK);
@@ -261,7 +241,7 @@ static void test_enomem_past_the_end(void **state) {
   syncq_queue_loo *q = make();
   void *out = NULL;
   for (uint64_t i = 0; i < SLOTS - 1; i++) assert_int_equal(syncq_queue_loo_enqueue(q, item_of(i)), SYNCQ_OK);
-  call c = {q, item_of(1000), -1};
+  stopped_call c = {syncq_queue_loo_algo.ops, q, item_of(1000), -1};
   pthread_t t;
   start_stopped(&t, stopped_enqueue, &c, "queue.loo.enqueue.checked", PATIENCE_S); /* saw room: index 127 */
   assert_int_equal(syncq_queue_loo_enqueue(q, item_of(SLOTS - 1)), SYNCQ_OK);      /* takes the last slot */

@@ -44,26 +44,6 @@ SYNCQ_RACE_HOOK_DEFINE;
 
 static void *w_item(uintptr_t v) { return (void *)(v << 4); }
 
-typedef struct call {
-  syncq_queue_wfqueue *q;
-  void *item; /* enqueue: the item; dequeue: what came out */
-  int status;
-} call;
-
-static void *stopped_enqueue(void *p) {
-  call *c = p;
-  stopped_thread_is_me = 1;
-  c->status = syncq_queue_wfqueue_enqueue(c->q, c->item);
-  return NULL;
-}
-
-static void *stopped_dequeue(void *p) {
-  call *c = p;
-  stopped_thread_is_me = 1;
-  c->status = syncq_queue_wfqueue_dequeue(c->q, &c->item);
-  return NULL;
-}
-
 static syncq_queue_wfqueue *make(void) {
   syncq_queue_wfqueue *q = syncq_alloc_aligned(sizeof *q, _Alignof(syncq_queue_wfqueue));
   assert_non_null(q);
@@ -86,7 +66,7 @@ static void test_dequeue_held_after_its_index(void **state) {
   (void)state;
   syncq_queue_wfqueue *q = make();
   assert_int_equal(syncq_queue_wfqueue_enqueue(q, w_item(1)), SYNCQ_OK);
-  call c = {q, NULL, -1};
+  stopped_call c = {syncq_queue_wfqueue_algo.ops, q, NULL, -1};
   pthread_t t;
   start_stopped(&t, stopped_dequeue, &c, "queue.wfqueue.dequeue.ticket", PATIENCE_S); /* holds index of item 1 */
   const uint64_t freed0 = syncq_queue_wfqueue_segments_freed(q);
@@ -112,7 +92,7 @@ static void test_dequeue_held_after_its_index(void **state) {
 static void test_enqueue_held_after_its_index(void **state) {
   (void)state;
   syncq_queue_wfqueue *q = make();
-  call c = {q, w_item(1), -1};
+  stopped_call c = {syncq_queue_wfqueue_algo.ops, q, w_item(1), -1};
   pthread_t t;
   start_stopped(&t, stopped_enqueue, &c, "queue.wfqueue.enqueue.ticket",
                 PATIENCE_S); /* holds index 1, cell unwritten */

@@ -169,11 +169,18 @@ static hp_node *make_node(uint64_t v) {
   return n;
 }
 
+/* A domain of `slots` hazard slots that frees through free_node, with
+ * n_freed back at 0. */
+static syncq_hp_domain *fresh_domain(unsigned slots) {
+  syncq_hp_domain *d;
+  assert_int_equal(syncq_hp_domain_create(slots, free_node, NULL, &d), SYNCQ_OK);
+  atomic_store(&n_freed, 0);
+  return d;
+}
+
 static void test_hp_protected_node_survives_scan(void **state) {
   (void)state;
-  syncq_hp_domain *d;
-  assert_int_equal(syncq_hp_domain_create(2, free_node, NULL, &d), SYNCQ_OK);
-  atomic_store(&n_freed, 0);
+  syncq_hp_domain *d = fresh_domain(2);
   hp_node *a = make_node(1);
   _Atomic(void *) src = a;
   syncq_hp_record *reader, *writer;
@@ -266,9 +273,7 @@ static void *hp_writer(void *p) {
 
 static void test_hp_stress_no_use_after_free(void **state) {
   (void)state;
-  syncq_hp_domain *d;
-  assert_int_equal(syncq_hp_domain_create(1, free_node, NULL, &d), SYNCQ_OK);
-  atomic_store(&n_freed, 0);
+  syncq_hp_domain *d = fresh_domain(1);
   _Atomic(void *) cur = make_node(0);
   int t = n_threads(), writers = t / 4 ? t / 4 : 1;
   pthread_t tid[256];
@@ -309,9 +314,7 @@ static void test_hp_records_reused_across_domains(void **state) {
  * survives a scan) and held() reports it; a later leave clears it. */
 static void test_hp_leave_keep_holds_across_operations(void **state) {
   (void)state;
-  syncq_hp_domain *d;
-  assert_int_equal(syncq_hp_domain_create(2, free_node, NULL, &d), SYNCQ_OK);
-  atomic_store(&n_freed, 0);
+  syncq_hp_domain *d = fresh_domain(2);
   hp_node *a = make_node(1);
   _Atomic(void *) src = a;
   syncq_hp_record *r, *w;
@@ -371,9 +374,7 @@ static void *hp_keep_and_exit(void *p) {
  * (the node it kept can be freed) and another thread takes the record. */
 static void test_hp_thread_exit_gives_record_back(void **state) {
   (void)state;
-  syncq_hp_domain *d;
-  assert_int_equal(syncq_hp_domain_create(1, free_node, NULL, &d), SYNCQ_OK);
-  atomic_store(&n_freed, 0);
+  syncq_hp_domain *d = fresh_domain(1);
   hp_node *a = make_node(1);
   _Atomic(void *) src = a;
   hp_exit_arg arg = {d, &src, NULL};

@@ -28,10 +28,13 @@
 #include <cmocka.h>
 
 #include "test_plan.h"
+#include "test_random.h"
+#include "test_team.h"
 
 #include "test_peers.h"
 
 #include "lincheck.h"
+#include "lincheck_rounds.h"
 #include "syncq/platform.h"
 #include "syncq/stack.h"
 #include "syncq/stack/herlihy.h"
@@ -51,20 +54,11 @@
 #define LIFO_ITEMS 10000
 #define LC_ROUNDS 1500
 #endif
-#define LC_THREADS TEST_PLAN_HISTORY_THREADS
 #define LC_OPS_PER_THREAD 6
 
 /* 8x the PUs the process is confined to (test_plan.h): 16 threads on 2
  * PUs on any machine with 2 or more. */
 static int n_threads(void) { return test_plan_oversubscribed(OVERSUBSCRIPTION); }
-
-/* xorshift64*: per-thread randomness for yields and operation mixes. */
-static uint64_t rnd(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
 
 /* ---- one algorithm with one configuration ---- */
 typedef struct subject {
@@ -177,19 +171,14 @@ typedef struct stress {
   _Atomic(uint64_t) pushed, popped;
 } stress;
 
-typedef struct worker {
-  stress *x;
-  int id;
-} worker;
-
 static void claim(stress *x, item *it, int popper) {
   uint32_t old = atomic_exchange(&it->state, TAKEN + (uint32_t)popper);
   if (old != IN_STACK) atomic_fetch_add(&x->errors, 1); /* duplicate, or never pushed */
 }
 
 static void *stress_body(void *p) {
-  worker *w = p;
-  stress *x = w->x;
+  test_member *w = p;
+  stress *x = w->ctx;
   uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
   uint64_t pushed = 0, popped = 0;
   for (int i = 0; i < STRESS_OPS; i++) {
@@ -203,8 +192,8 @@ static void *stress_body(void *p) {
       atomic_store(&it->state, FREE);
       if (r != SYNCQ_ENOMEM) atomic_fetch_add(&x->errors, 1);
     }
-    if (rnd(&seed) % 7 == 0) syncq_yield();
-    int pops = (int)(rnd(&seed) % 3); /* 0..2 pops: the stack grows and shrinks */
+    if (test_random(&seed) % 7 == 0) syncq_yield();
+    int pops = (int)(test_random(&seed) % 3); /* 0..2 pops: the stack grows and shrinks */
     for (int k = 0; k < pops; k++) {
       void *out;
       r = x->s->ops->pop(x->st, &out);
@@ -212,7 +201,7 @@ static void *stress_body(void *p) {
         claim(x, out, w->id);
         popped++;
       } else if (r != SYNCQ_EMPTY) atomic_fetch_add(&x->errors, 1);
-      if (rnd(&seed) % 11 == 0) syncq_yield();
+      if (test_random(&seed) % 11 == 0) syncq_yield();
     }
   }
   atomic_fetch_add(&x->pushed, pushed);
@@ -225,13 +214,7 @@ static void check_stress(const subject *s) {
   size_t total = (size_t)t * STRESS_OPS;
   stress x = {s, make(s, (uint32_t)(total / 4 + 16)), calloc(total, sizeof(item)), 0, 0, 0};
   assert_non_null(x.items);
-  pthread_t *tids = calloc((size_t)t, sizeof *tids);
-  worker *ws = calloc((size_t)t, sizeof *ws);
-  for (int i = 0; i < t; i++) {
-    ws[i] = (worker){&x, i};
-    assert_int_equal(pthread_create(&tids[i], NULL, stress_body, &ws[i]), 0);
-  }
-  for (int i = 0; i < t; i++) pthread_join(tids[i], NULL);
+  test_team_run(t, stress_body, &x);
   void *out;
   uint64_t drained = 0;
   while (s->ops->pop(x.st, &out) == SYNCQ_OK) {
@@ -250,8 +233,6 @@ static void check_stress(const subject *s) {
   }
   unmake(s, x.st);
   free(x.items);
-  free(tids);
-  free(ws);
 }
 
 /* ---- LIFO per producer ---- */
@@ -264,19 +245,14 @@ typedef struct lifo {
   _Atomic(uint64_t) popped;
 } lifo;
 
-typedef struct lifo_worker {
-  lifo *x;
-  int id, n;
-} lifo_worker;
-
 static void *lifo_body(void *p) {
-  lifo_worker *w = p;
-  lifo *x = w->x;
+  test_member *w = p;
+  lifo *x = w->ctx;
   uint64_t seed = 0x51ed2701ull * (uint64_t)(w->id + 7);
   for (int i = 0; i < LIFO_ITEMS; i++) {
     uintptr_t v = ((uintptr_t)w->id << 20 | (uintptr_t)i) + 1u;
     if (x->s->ops->push(x->st, (void *)v) != SYNCQ_OK) atomic_fetch_add(&x->errors, 1);
-    if (rnd(&seed) % 13 == 0) syncq_yield();
+    if (test_random(&seed) % 13 == 0) syncq_yield();
   }
   pthread_barrier_wait(&x->bar);
   /* Pops only now: each producer's items lie in reverse push order, and
@@ -292,7 +268,7 @@ static void *lifo_body(void *p) {
     if (prod >= w->n || seq >= last[prod]) atomic_fetch_add(&x->errors, 1);
     else last[prod] = seq;
     popped++;
-    if (rnd(&seed) % 13 == 0) syncq_yield();
+    if (test_random(&seed) % 13 == 0) syncq_yield();
   }
   free(last);
   atomic_fetch_add(&x->popped, popped);
@@ -306,107 +282,44 @@ static void check_lifo_per_producer(const subject *s) {
   x.s = s;
   x.st = make(s, (uint32_t)(t * LIFO_ITEMS));
   pthread_barrier_init(&x.bar, NULL, (unsigned)t);
-  pthread_t *tids = calloc((size_t)t, sizeof *tids);
-  lifo_worker *ws = calloc((size_t)t, sizeof *ws);
-  for (int i = 0; i < t; i++) {
-    ws[i] = (lifo_worker){&x, i, t};
-    assert_int_equal(pthread_create(&tids[i], NULL, lifo_body, &ws[i]), 0);
-  }
-  for (int i = 0; i < t; i++) pthread_join(tids[i], NULL);
+  test_team_run(t, lifo_body, &x);
   pthread_barrier_destroy(&x.bar);
   if (atomic_load(&x.errors) != 0)
     fail_msg("%s (lock %s): %d pops out of LIFO order per producer (or failed pushes)", s->algo->name, s->lock,
              atomic_load(&x.errors));
   assert_int_equal(atomic_load(&x.popped), (uint64_t)t * LIFO_ITEMS);
   unmake(s, x.st);
-  free(tids);
-  free(ws);
 }
 
 /* ---- linearizability of short histories ---- */
-typedef struct lc_round {
-  const subject *s;
-  void *st;
-  lc_clock clock;
-  lc_op ops[LC_THREADS * LC_OPS_PER_THREAD];
-  pthread_barrier_t start, end;
-  int round;
-} lc_round;
+static void *lc_make(const void *s) { return make(s, 64); }
 
-typedef struct lc_worker {
-  lc_round *x;
-  int id;
-} lc_worker;
+static void lc_unmake(const void *s, void *st) { unmake(s, st); }
 
-static void *lc_body(void *p) {
-  lc_worker *w = p;
-  lc_round *x = w->x;
-  uint64_t seed = 0xabcdefull * (uint64_t)(w->id + 1);
-  for (int round = 0; round < LC_ROUNDS; round++) {
-    pthread_barrier_wait(&x->start);
-    for (int i = 0; i < LC_OPS_PER_THREAD; i++) {
-      lc_op *op = &x->ops[w->id * LC_OPS_PER_THREAD + i];
-      uint64_t r = rnd(&seed);
-      op->thread = w->id;
-      if (r % 2 == 0) {
-        op->kind = LC_STACK_PUSH;
-        op->arg = (uint64_t)(w->id * 100 + i + 1);
-        op->call = lc_tick(&x->clock);
-        op->status = x->s->ops->push(x->st, (void *)(uintptr_t)op->arg);
-        op->done = lc_tick(&x->clock);
-        op->ret = 0;
-      } else {
-        void *out = NULL;
-        op->kind = LC_STACK_POP;
-        op->arg = 0;
-        op->call = lc_tick(&x->clock);
-        op->status = x->s->ops->pop(x->st, &out);
-        op->done = lc_tick(&x->clock);
-        op->ret = op->status == SYNCQ_OK ? (uint64_t)(uintptr_t)out : 0;
-      }
-      if ((r >> 8) % 3 == 0) syncq_yield();
-    }
-    pthread_barrier_wait(&x->end);
-    pthread_barrier_wait(&x->end); /* the checker runs between the two */
+static void lc_one_op(const void *ctx, void *st, lc_clock *clock, lc_op *op, int thread, int i, uint64_t r) {
+  const subject *s = ctx;
+  if (r % 2 == 0) {
+    op->kind = LC_STACK_PUSH;
+    op->arg = (uint64_t)(thread * 100 + i + 1);
+    op->call = lc_tick(clock);
+    op->status = s->ops->push(st, (void *)(uintptr_t)op->arg);
+    op->done = lc_tick(clock);
+    op->ret = 0;
+  } else {
+    void *out = NULL;
+    op->kind = LC_STACK_POP;
+    op->arg = 0;
+    op->call = lc_tick(clock);
+    op->status = s->ops->pop(st, &out);
+    op->done = lc_tick(clock);
+    op->ret = op->status == SYNCQ_OK ? (uint64_t)(uintptr_t)out : 0;
   }
-  return NULL;
 }
 
 static void check_linearizable(const subject *s) {
-  lc_round *x = calloc(1, sizeof *x);
-  assert_non_null(x);
-  x->s = s;
-  pthread_barrier_init(&x->start, NULL, LC_THREADS + 1);
-  pthread_barrier_init(&x->end, NULL, LC_THREADS + 1);
-  pthread_t tids[LC_THREADS];
-  lc_worker ws[LC_THREADS];
-  lc_spec spec = lc_spec_stack(0);
-  for (int i = 0; i < LC_THREADS; i++) {
-    ws[i] = (lc_worker){x, i};
-    assert_int_equal(pthread_create(&tids[i], NULL, lc_body, &ws[i]), 0);
-  }
-  int bad = 0;
-  for (int round = 0; round < LC_ROUNDS; round++) {
-    x->st = make(s, 64);
-    lc_clock_init(&x->clock);
-    pthread_barrier_wait(&x->start);
-    pthread_barrier_wait(&x->end);
-    const char *err = NULL;
-    size_t n = LC_THREADS * LC_OPS_PER_THREAD;
-    if (!bad && !lc_check(&spec, x->ops, n, &err)) {
-      print_error("%s (lock %s): round %d is not linearizable%s%s:\n", s->algo->name, s->lock, round, err ? ": " : "",
-                  err ? err : "");
-      lc_print(x->ops, n, NULL);
-      bad = 1;
-    }
-    unmake(s, x->st);
-    pthread_barrier_wait(&x->end);
-  }
-  for (int i = 0; i < LC_THREADS; i++) pthread_join(tids[i], NULL);
-  pthread_barrier_destroy(&x->start);
-  pthread_barrier_destroy(&x->end);
-  free(x);
-  if (bad) fail_msg("%s: a recorded history has no linearization", s->algo->name);
+  const lc_rounds cfg = {s->algo->name, s->lock, LC_ROUNDS, LC_OPS_PER_THREAD, 0xabcdefull, lc_spec_stack(0),
+                         NULL,          s,       lc_make,   lc_unmake,         lc_one_op};
+  lc_rounds_check(&cfg);
 }
 
 /* ---- the elimination stack with eliminate-first, registered by the
@@ -433,6 +346,11 @@ static void run_subject(const subject *s) {
   check_linearizable(s);
 }
 
+static void run_algo(const syncq_algo *a, const char *lock, const char *label) {
+  subject s = {a, a->ops, {0, 0, lock}, label};
+  run_subject(&s);
+}
+
 static void test_every_registered_stack(void **state) {
   (void)state;
   test_lock_register();
@@ -442,20 +360,7 @@ static void test_every_registered_stack(void **state) {
   const syncq_algo *algos[SYNCQ_REGISTRY_MAX];
   int n = syncq_registry_list(SYNCQ_FAMILY_STACK, algos, SYNCQ_REGISTRY_MAX);
   assert_true(n >= 5);
-  const char *locks[] = {"test-mutex", "ttas"};
-  for (int i = 0; i < n; i++) {
-    for (size_t l = 0; l < sizeof locks / sizeof locks[0]; l++) {
-      const syncq_algo *la;
-      if (syncq_registry_find(SYNCQ_FAMILY_LOCK, locks[l], &la) != SYNCQ_OK) continue;
-      if ((algos[i]->progress != SYNCQ_PROGRESS_BLOCKING || TEST_IS_PEER(algos[i])) && l > 0)
-        break; /* the lock is ignored */
-      subject s = {algos[i],
-                   algos[i]->ops,
-                   {0, 0, locks[l]},
-                   algos[i]->progress == SYNCQ_PROGRESS_BLOCKING && !TEST_IS_PEER(algos[i]) ? locks[l] : "-"};
-      run_subject(&s);
-    }
-  }
+  test_lock_each_algo(algos, n, run_algo);
 }
 
 /* Lock-based stacks default to 001's TTAS lock; without it they cannot be

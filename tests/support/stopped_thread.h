@@ -6,6 +6,8 @@
  *
  * The thread that is to stop sets stopped_thread_is_me = 1 before its
  * call; it halts the first time it passes the point start_stopped named.
+ * A queue's enqueue or dequeue as that thread: stopped_enqueue and
+ * stopped_dequeue on a stopped_call.
  */
 #ifndef SYNCQ_TEST_STOPPED_THREAD_H
 #define SYNCQ_TEST_STOPPED_THREAD_H
@@ -15,6 +17,8 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+
+#include "syncq/queue.h"
 
 static _Thread_local int stopped_thread_is_me;
 static const char *stopped_thread_point;
@@ -30,6 +34,29 @@ static inline double stopped_thread_now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One queue operation for the stopped thread, through the queue's ops
+ * table (its algorithm's registry entry). */
+typedef struct stopped_call {
+  const syncq_queue_ops *ops;
+  void *q;
+  void *item; /* enqueue: the item; dequeue: what came out */
+  int status;
+} stopped_call;
+
+static inline void *stopped_enqueue(void *p) {
+  stopped_call *c = p;
+  stopped_thread_is_me = 1;
+  c->status = c->ops->enqueue(c->q, c->item);
+  return NULL;
+}
+
+static inline void *stopped_dequeue(void *p) {
+  stopped_call *c = p;
+  stopped_thread_is_me = 1;
+  c->status = c->ops->dequeue(c->q, &c->item);
+  return NULL;
 }
 
 /* Start fn(arg) on *t and return once it halts at `point`; fails the test
