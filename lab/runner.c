@@ -502,6 +502,21 @@ static void injected_crash(const lab_ctx *ctx, const char *algorithm) {
   }
 }
 
+/* SYNCQ_LAB_SLOW=<experiment>:<algorithm>: the first sample of that
+ * variant in the experiment's process starts 1 s late, slept in 10 ms
+ * steps, so that the time the process spends stopped (^Z) hardly
+ * shortens it: the lab's tests can stop an experiment that is still
+ * running and see it run on once continued. Not for measuring. */
+static void injected_delay(const lab_ctx *ctx, const char *algorithm) {
+  static bool slept; /* per process: each experiment's is forked afresh */
+  if (slept || !injected(ctx, "SYNCQ_LAB_SLOW", algorithm)) return;
+  slept = true;
+  for (int k = 0; k < 100; k++) {
+    struct timespec step = {0, 10000000};
+    (void)nanosleep(&step, NULL); /* a step cut short by a signal is not made up: 10 ms at most */
+  }
+}
+
 /* A variant's sample failed (the experiment's sample returned an error or
  * called lab_fail: a failed check, a status the structure returned, a
  * non-finite value): say so on stderr and in a note of the results, and go
@@ -596,6 +611,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       uint64_t csw0 = process_ctx_switches();
       uint64_t t_sample = syncq_now_ns();
       injected_crash(ctx, v->algorithm);
+      injected_delay(ctx, v->algorithm);
       int sampled = injected_failure(ctx, v->algorithm) ? -1 : g->sample(ctx, v->arg, &s);
       if (r < 0 && k == 0) last_warmup = (int64_t)(syncq_now_ns() - t_sample);
       uint64_t csw = process_ctx_switches() - csw0;
@@ -887,6 +903,93 @@ static void restore_stops(unsigned installed, const struct sigaction *old) {
   watched_pgid = 0;
 }
 
+/* Job control. The terminal's ^Z (SIGTSTP), and SIGTTIN/SIGTTOU for a
+ * lab in the background, go to the foreground group, the lab's, not to
+ * the experiment's group: alone, the lab would stop and the experiment
+ * measure on. So the lab stops that group first (SIGSTOP: its processes
+ * catch nothing), then itself by the signal's default action, where the
+ * shell sees the stop it expects; continued (fg, bg, a SIGCONT), it
+ * continues the group. The watchdog does not count the time between
+ * (pause_began, paused_ns: lock-free atomics, which a handler may use). */
+static const int pause_signals[] = {SIGTSTP, SIGTTIN, SIGTTOU};
+#define N_PAUSE_SIGNALS (sizeof pause_signals / sizeof pause_signals[0])
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the pause's clock is written from a signal handler");
+static _Atomic(unsigned long long) pause_began; /* when the ongoing pause began (ns), else 0 */
+static _Atomic(unsigned long long) paused_ns;   /* the experiment's pauses that ended, in all */
+
+static unsigned long long handler_now_ns(void) {
+  struct timespec ts; /* clock_gettime, unlike syncq_now_ns, is async-signal-safe by name; the same clock */
+  (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+static void pause_experiment(int sig) {
+  int saved = errno;
+  pid_t g = (pid_t)watched_pgid;
+  unsigned long long t0 = handler_now_ns();
+  /* seq_cst: the watchdog reads pause_began before paused_ns (paused) */
+  atomic_store(&pause_began, t0);
+  if (g > 0) (void)kill(-g, SIGSTOP);
+  /* The default action, here and now: sig is blocked in its handler, so
+   * raise it to this thread, then unblock it; the thread (and the lab)
+   * stops in that call and returns from it once continued. In an orphaned
+   * process group, whose stop no shell would ever continue, the kernel
+   * drops the signal instead, and the group is continued at once. */
+  struct sigaction dfl, mine;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  if (sigaction(sig, &dfl, &mine) == 0) {
+    sigset_t set, was;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    (void)raise(sig);
+    (void)pthread_sigmask(SIG_UNBLOCK, &set, &was);
+    (void)pthread_sigmask(SIG_SETMASK, &was, NULL);
+    (void)sigaction(sig, &mine, NULL);
+  }
+  atomic_fetch_add(&paused_ns, handler_now_ns() - t0); /* before pause_began's 0: never counted short */
+  atomic_store(&pause_began, 0ull);
+  if (g > 0) (void)kill(-g, SIGCONT);
+  errno = saved;
+}
+
+/* The time the experiment has been paused since pauses() began counting,
+ * an ongoing pause up to now (a syncq_now_ns() reading). Read in this
+ * order, a pause that ends meanwhile is counted twice at worst (the
+ * watchdog waits longer), never left out. */
+static uint64_t paused(uint64_t now) {
+  unsigned long long began = atomic_load(&pause_began);
+  unsigned long long total = atomic_load(&paused_ns);
+  return (uint64_t)(total + (began != 0 && now > began ? now - began : 0));
+}
+
+/* Install pause_experiment for the job-control signals this process does
+ * not ignore (one ignored stops neither the lab nor the experiment), and
+ * start counting pauses from 0. Returns the set installed (bit k:
+ * pause_signals[k]); restore_pauses puts old[] back. */
+static unsigned pauses(struct sigaction *old) {
+  unsigned installed = 0;
+  atomic_store(&paused_ns, 0ull);
+  atomic_store(&pause_began, 0ull);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = pause_experiment;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (size_t k = 0; k < N_PAUSE_SIGNALS; k++) sigaddset(&sa.sa_mask, pause_signals[k]); /* one pause at a time */
+  for (size_t k = 0; k < N_PAUSE_SIGNALS; k++) {
+    if (sigaction(pause_signals[k], NULL, &old[k]) != 0 || old[k].sa_handler == SIG_IGN) continue;
+    if (sigaction(pause_signals[k], &sa, NULL) == 0) installed |= 1u << k;
+  }
+  return installed;
+}
+
+static void restore_pauses(unsigned installed, const struct sigaction *old) {
+  for (size_t k = 0; k < N_PAUSE_SIGNALS; k++)
+    if (installed & (1u << k)) (void)sigaction(pause_signals[k], &old[k], NULL);
+}
+
 /* The experiment's process, reaped by a thread of its own (reap) that then
  * writes to a pipe, so that the runner can wait for it with a deadline:
  * poll() on the pipe. No call waits for a child with a timeout; waiting
@@ -945,7 +1048,9 @@ static int watch(lab_ctx *ctx, size_t i, pid_t pid, long done0, uint64_t t_exp, 
   bool stopped = false;
   for (;;) {
     int64_t limit = watchdog_limit_ns(ctx, i, done0, t_exp);
-    int64_t left = limit - (int64_t)(syncq_now_ns() - t_exp);
+    uint64_t now = syncq_now_ns();
+    uint64_t ran = now - t_exp, held = paused(now); /* a paused experiment's time stands still */
+    int64_t left = limit - (int64_t)(ran > held ? ran - held : 0);
     if (left <= 0) {
       /* the group, with whatever the experiment started; the process
        * alone where it has no group yet (setpgid in its first steps) */
@@ -1038,11 +1143,13 @@ static int run_forked(lab_ctx *ctx, size_t i, char *why, size_t len) {
     _exit(0);
   }
   (void)setpgid(pid, pid);
-  struct sigaction old[N_STOP_SIGNALS];
+  struct sigaction old[N_STOP_SIGNALS], old_pause[N_PAUSE_SIGNALS];
   unsigned forwarded = forward_stops(pid, old);
+  unsigned pausing = pauses(old_pause);
   int status = 0;
   int64_t limit = 0;
   int watched = watch(ctx, i, pid, done0, t_exp, &status, &limit);
+  restore_pauses(pausing, old_pause);
   restore_stops(forwarded, old);
   if (watched < 0) {
     snprintf(why, len, "was lost: waiting for its process: %s", strerror(errno));

@@ -44,10 +44,24 @@
 
 #include <stdatomic.h>
 
-/* src/po/fiber_sched.c's order of the accesses its fences order, as in a
- * build without ThreadSanitizer (where they are seq_cst): the orders
- * checked here. */
+/* src/po/fiber_sched.c's fences and the orders of the accesses they
+ * order, as in a build without ThreadSanitizer; with -DGENMC_TSAN_FORM,
+ * as under TSan: no fence, the pair's loads seq_cst RMWs that add 0, the
+ * counts seq_cst (its control, with GENMC_SEED_BUG: the loads plain
+ * seq_cst loads, the form before the RMWs). */
+#ifdef GENMC_TSAN_FORM
+#define PO_FENCED(order) memory_order_seq_cst
+#define PO_FENCE() ((void)0)
+#ifdef GENMC_SEED_BUG
+#define PO_FENCED_LOAD(obj) atomic_load(obj)
+#else
+#define PO_FENCED_LOAD(obj) atomic_fetch_add((obj), 0u)
+#endif
+#else
 #define PO_FENCED(order) (order)
+#define PO_FENCE() atomic_thread_fence(memory_order_seq_cst)
+#define PO_FENCED_LOAD(obj) atomic_load_explicit((obj), memory_order_relaxed)
+#endif
 
 #ifndef NSCHED
 #define NSCHED 1 /* 1 or 2: two take 5.2 million executions (docs/reliability.md) */
@@ -85,12 +99,10 @@ static bool look(void) {
 
 static void wakep(po_fiber_rt *rt) {
 #ifndef GENMC_SEED_BUG
-  atomic_thread_fence(memory_order_seq_cst); /* from src/po/fiber_sched.c */
+  PO_FENCE(); /* from src/po/fiber_sched.c */
 #endif
-  if (atomic_load_explicit(&rt->nspinning, PO_FENCED(memory_order_relaxed)) != 0)
-    return; /* from src/po/fiber_sched.c */
-  if (atomic_load_explicit(&rt->nsleeping, PO_FENCED(memory_order_relaxed)) == 0)
-    return;                                                               /* from src/po/fiber_sched.c */
+  if (PO_FENCED_LOAD(&rt->nspinning) != 0) return;                        /* from src/po/fiber_sched.c */
+  if (PO_FENCED_LOAD(&rt->nsleeping) == 0) return;                        /* from src/po/fiber_sched.c */
   uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_acquire); /* from src/po/fiber_sched.c */
   for (uint32_t i = 0; i < n; i++) {
     po_sched *s = &rt->sched[i]; /* from src/po/fiber_sched.c */
@@ -121,7 +133,7 @@ static void idle(po_sched *s) {
   atomic_store(&s->sleeping, 1u);                                            /* from src/po/fiber_sched.c */
   atomic_fetch_add(&rt->nsleeping, 1u);                                      /* from src/po/fiber_sched.c */
   if (spin) atomic_fetch_sub(&rt->nspinning, 1u);                            /* from src/po/fiber_sched.c */
-  atomic_thread_fence(memory_order_seq_cst);                                 /* from src/po/fiber_sched.c */
+  PO_FENCE();                                                                /* from src/po/fiber_sched.c */
   f = look();                                                                /* take_local, steal */
   if (!f && atomic_load_explicit(&s->wake_word, memory_order_acquire) == word) {
     slept[s->index] = 1; /* futex_wait(&s->wake_word, word): sleeps until a bump */

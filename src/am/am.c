@@ -26,7 +26,8 @@
  *                full queue (or returns SYNCQ_FULL with NOWAIT) and on the
  *                claim lock within its bound (claim_lock.c, claim_posix.c).
  *   Atomics:     send = the claim + 1 release store (commit) + 1 seq_cst
- *                fence + 1 relaxed load (the doorbell; + 1 fetch-and-add
+ *                fence + 1 relaxed load (the doorbell, under TSan 1
+ *                seq_cst fetch-and-add of 0 instead; + 1 fetch-and-add
  *                and a FUTEX_WAKE when the receiver sleeps); poll of one
  *                message = 1 acquire load + 1-2 release stores (free
  *                packet, block; each after a relaxed store of 0 in its
@@ -71,6 +72,7 @@
 #include "syncq/clock.h"
 #include "syncq/platform.h"
 #include "syncq/pr.h"
+#include "../po/sanitizer.h"  /* PO_TSAN: ThreadSanitizer, detected as for the postoffice */
 #include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define AM_STALL_POLL_BUDGET 16u /* messages a stalled sender handles per backoff step */
@@ -109,6 +111,14 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /
  * check of bell fail, one after finds the receiver queued on it). A
  * receiver that read the bumped bell synchronises with the bump (release,
  * acquire) and so sees the commit before it looks.
+ * ThreadSanitizer does not model a fence (GCC warns -Wtsan) and would
+ * draw no order from these; under TSan (PO_TSAN) the receiver sets asleep
+ * with a seq_cst exchange and the sender reads it with a seq_cst RMW that
+ * adds 0, both in their fences' place: the two RMWs of asleep are ordered
+ * by its modification order, and the later one reads the earlier's value
+ * and synchronizes with it, so either the sender reads 1 or the
+ * receiver's look sees its commit, as with the fences. A normal build's
+ * machine code is the fences'.
  * A lost wake-up (a doorbell word overwritten by another process, a sender
  * killed between its commit and its wake) costs at most one slice: every
  * futex wait lasts at most SYNCQ_AM_WAIT_SLEEP_SLICE_NS, after which the
@@ -116,11 +126,17 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /
 
 /* After a commit into the segment of h: wake its receiver if it sleeps. */
 static void am_ring(am_header *h) {
+#if PO_TSAN
+  /* seq_cst RMW that writes back what it reads (adds 0), in the fence's
+   * and the load's place: pairs with am_sleep's exchange (see above). */
+  if (atomic_fetch_add(&h->asleep, 0u) == 0u) return;
+#else
   /* seq_cst: the StoreLoad between our commit (and tail) and the load of
    * asleep; pairs with the fence in am_sleep (see above). */
   atomic_thread_fence(memory_order_seq_cst);
   /* relaxed: ordered after the commit by the fence above */
   if (atomic_load_explicit(&h->asleep, memory_order_relaxed) == 0u) return;
+#endif
   /* release: pairs with am_sleep's acquire load of bell (a receiver that
    * reads this bump sees the commit) */
   atomic_fetch_add_explicit(&h->bell, 1u, memory_order_release);
@@ -171,10 +187,16 @@ static bool am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
   am_header *h = ep->base;
   /* acquire: pairs with am_ring's release bump */
   uint32_t seen = atomic_load_explicit(&h->bell, memory_order_acquire);
+#if PO_TSAN
+  /* seq_cst exchange in the store's and the fence's place: pairs with
+   * am_ring's RMW (see above) */
+  (void)atomic_exchange(&h->asleep, 1u);
+#else
   atomic_store_explicit(&h->asleep, 1u, memory_order_relaxed); /* relaxed: the fence below orders it */
   /* seq_cst: the StoreLoad between asleep and the look at the queues;
    * pairs with the fence in am_ring */
   atomic_thread_fence(memory_order_seq_cst);
+#endif
   bool poll_now = true; /* slept, or something came in */
   if (am_idle(ep)) {
     SYNCQ_RACE_POINT("am.wait.sleep"); /* tests: count the sleeps */

@@ -50,7 +50,9 @@
  *   Sleep/wake of schedulers: a scheduler about to sleep counts itself in
  *                nsleeping, fences, and looks at every queue once more; a
  *                producer pushes, fences, and wakes a sleeper if any
- *                (Dekker through seq_cst fences: one sees the other).
+ *                (Dekker through seq_cst fences: one sees the other;
+ *                under TSan through seq_cst RMWs of the same words, see
+ *                PO_FENCE).
  *   Timers:      a deadline heap per scheduler (timer.c), fired by
  *                take_local between fibers and bounding the idle futex
  *                sleep; a fiber's recv_timeout and sleep park on it.
@@ -242,9 +244,37 @@ static struct syncq_po_proc *proc_of(po_fiber *f) { return SYNCQ_FL_CONTAINER(f,
  * access is seq_cst itself: a load of a pair then synchronizes with the
  * seq_cst write it reads, and a count that the fence before it releases
  * (C11's fence rule) is a release itself, both where TSan sees them. The
- * fences stay in both builds: they also order the pushes before them
- * (NBLFQ's, runnext's, the deque's), whose orders are the queues' own. */
+ * fences themselves go under TSan (PO_FENCE): they also order the pushes
+ * before them (NBLFQ's, runnext's, the deque's), whose orders are the
+ * queues' own, so there each pair's load is a read-modify-write instead
+ * (PO_FENCED_LOAD, PO_FENCED_STORE). */
 #define PO_FENCED(order) (PO_TSAN ? memory_order_seq_cst : (order))
+
+/* The Dekker pairs themselves: a seq_cst fence between a side's writes
+ * and its load of the other side's word in a normal build. TSan does not
+ * model the fence (GCC warns -Wtsan), and no order on the load alone can
+ * stand in for it: the writes before it are a queue's push, with the
+ * queue's orders. So under TSan the fence goes, the load is a seq_cst
+ * read-modify-write that writes back what it reads (adds 0), and the
+ * other side's write of that word is a seq_cst read-modify-write too
+ * (idle's counts already are; retire's store of active becomes an
+ * exchange). Two RMWs of one word are ordered by its modification order:
+ * the later one reads the earlier's value (or that of an RMW after it)
+ * and so synchronizes with it, and the later side sees everything the
+ * earlier wrote before its RMW: either the waker's load reads the
+ * sleeper's announcement, or the sleeper's last look sees the push. In a
+ * normal build the machine code is the fence and the relaxed load as
+ * before. */
+#if PO_TSAN
+#define PO_FENCE() ((void)0)
+#define PO_FENCED_LOAD(obj) atomic_fetch_add((obj), 0u)
+#define PO_FENCED_STORE(obj, v) ((void)atomic_exchange((obj), (v)))
+#else
+#define PO_FENCE() atomic_thread_fence(memory_order_seq_cst)
+/* relaxed: ordered by the PO_FENCE() before it (see above) */
+#define PO_FENCED_LOAD(obj) atomic_load_explicit((obj), memory_order_relaxed)
+#define PO_FENCED_STORE(obj, v) atomic_store((obj), (v))
+#endif
 
 /* ---- run queues ---- */
 
@@ -263,11 +293,12 @@ static void push_to(po_fiber_rt *rt, po_sched *s, po_fiber *f) {
 static void wakep(po_fiber_rt *rt) {
   /* seq_cst fence: orders the push before these loads, against the
    * sleeper's fence between its announcement and its last look. */
-  atomic_thread_fence(memory_order_seq_cst);
-  /* PO_FENCED(relaxed): ordered by the fence; pairs with idle's seq_cst
-   * RMWs of nspinning and nsleeping before its fence. */
-  if (atomic_load_explicit(&rt->nspinning, PO_FENCED(memory_order_relaxed)) != 0) return;
-  if (atomic_load_explicit(&rt->nsleeping, PO_FENCED(memory_order_relaxed)) == 0) return;
+  PO_FENCE();
+  /* PO_FENCED_LOAD (relaxed; a seq_cst RMW under TSan): ordered by the
+   * fence; pairs with idle's seq_cst RMWs of nspinning and nsleeping
+   * before its fence. */
+  if (PO_FENCED_LOAD(&rt->nspinning) != 0) return;
+  if (PO_FENCED_LOAD(&rt->nsleeping) == 0) return;
   /* acquire: pairs with start_spare's release: the spares' words exist. */
   uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_acquire);
   for (uint32_t i = 0; i < n; i++) {
@@ -310,10 +341,10 @@ static void ready(po_fiber_rt *rt, po_fiber *f, po_sched *here) {
     /* seq_cst fence: the push before the load of active, against
      * retire's seq_cst store of 0 before its drain (Dekker): either the
      * spare's drain sees the push, or we see it retired and drain. */
-    atomic_thread_fence(memory_order_seq_cst);
-    /* PO_FENCED(relaxed): ordered by the fence; pairs with retire's
-     * seq_cst store of 0. */
-    if (atomic_load_explicit(&s->active, PO_FENCED(memory_order_relaxed)) == 0) drain_spare(rt, s);
+    PO_FENCE();
+    /* PO_FENCED_LOAD (relaxed; a seq_cst RMW under TSan): ordered by the
+     * fence; pairs with retire's seq_cst store of 0 (PO_FENCED_STORE). */
+    if (PO_FENCED_LOAD(&s->active) == 0) drain_spare(rt, s);
   }
   wakep(rt);
 }
@@ -749,8 +780,9 @@ static void idle(po_sched *s) {
   atomic_store(&s->sleeping, 1u);
   atomic_fetch_add(&rt->nsleeping, 1u);
   if (spin) atomic_fetch_sub(&rt->nspinning, 1u); /* after counting ourselves asleep: wakep sees one or the other */
-  /* seq_cst fence: the announcement before the last look (see wakep). */
-  atomic_thread_fence(memory_order_seq_cst);
+  /* seq_cst fence: the announcement before the last look (see wakep;
+   * under TSan the RMWs above and wakep's PO_FENCED_LOAD order them). */
+  PO_FENCE();
   f = take_local(s);
   if (f == NULL) f = steal(s, NULL);
   if (f == NULL && !stopping(rt)) {
@@ -1026,8 +1058,9 @@ static bool retire(po_sched *sp) {
   if (v != NULL) v->covered_by = NULL;
   atomic_store_explicit(&sp->cover, NULL, memory_order_relaxed); /* under the lock */
   /* seq_cst: before the drain, against ready()'s fence after its push
-   * here (see there). */
-  atomic_store(&sp->active, 0u);
+   * here (see there); an exchange under TSan, for ready's RMW of active
+   * to be ordered with (PO_FENCED_STORE). */
+  PO_FENCED_STORE(&sp->active, 0u);
   pthread_mutex_unlock(&rt->spare_lock);
   drain_spare(rt, sp);
   return true;

@@ -6,7 +6,8 @@
  * (PO_FENCED in fiber_sched.c) and the spawn deque's form
  * (PO_DEQUE_FENCES in spawn_deque.h). Were they to disagree, TSan would
  * run fibers it was not told of, or miss the orders it cannot draw from
- * a fence.
+ * a fence. The active messages' doorbell (src/am/am.c) takes its TSan
+ * form from PO_TSAN too.
  *
  * GCC says so with __SANITIZE_THREAD__ / __SANITIZE_ADDRESS__; Clang (14
  * defines neither) with __has_feature. PO_TSAN and PO_ASAN: 0 or 1.

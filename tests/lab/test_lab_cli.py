@@ -495,6 +495,67 @@ def test_a_stopped_lab_takes_the_experiments_processes_with_it(tmp_path):
         _kill_marked(mark)
 
 
+def _state(pid):
+    """The state letter of a process ('T': stopped), None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2]  # after "pid (comm) ", whatever comm holds
+
+
+def _within(wait_s, ready):
+    """True once ready() is, within wait_s."""
+    deadline = time.monotonic() + wait_s
+    while not ready() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return ready()
+
+
+def test_a_paused_lab_pauses_its_experiment_and_the_watchdog(tmp_path, clean_suite):
+    # ^Z (SIGTSTP) reaches the lab's process group, not the group its
+    # experiment's process leads: the lab stops that group, then itself;
+    # continued (SIGCONT, as fg and bg send), it continues the group. The
+    # time stopped does not count towards --experiment-timeout: a pause
+    # longer than the limit ends in a complete run. The experiment's first
+    # mutex sample starts 1 s late (SYNCQ_LAB_SLOW), so it is still running
+    # when the stop comes, and still has that second to run once continued.
+    clean, clean_err = clean_suite
+    took = [float(m) for m in re.findall(r"done in ([0-9.]+) s", clean_err)]
+    limit = max(5, math.ceil(1 + 5 * max(took)))
+    mark = uuid.uuid4().hex
+    err = tmp_path / "stderr"
+    with err.open("w") as f:
+        # a process group of its own, as a shell gives a job: in an orphaned
+        # group (one whose parents are all outside the session, as under a
+        # session leader that CI may run the tests in) the kernel drops a
+        # SIGTSTP that would stop the process
+        p = subprocess.Popen([LAB, "run", "np99-counter", "--size", "smoke", "--threads", "1",
+                              "--experiment-timeout", str(limit), "--out", str(tmp_path)],
+                             stdout=subprocess.DEVNULL, stderr=f, preexec_fn=os.setpgrp,
+                             env={**os.environ, "SYNCQ_LAB_SLOW": "np99-counter:mutex",
+                                  "SYNCQ_LAB_TEST_MARK": mark})
+    try:
+        assert _within(120, lambda: [q for q in _processes_marked(mark) if q != p.pid] or p.poll() is not None)
+        experiment = [q for q in _processes_marked(mark) if q != p.pid]
+        assert experiment, err.read_text()
+        p.send_signal(signal.SIGTSTP)
+        stopped = lambda: _state(p.pid) == "T" and all(_state(q) == "T" for q in experiment)
+        assert _within(10, stopped), (_state(p.pid), [_state(q) for q in experiment], err.read_text())
+        time.sleep(limit + 1)
+        assert stopped(), (_state(p.pid), [_state(q) for q in experiment])
+        p.send_signal(signal.SIGCONT)
+        assert p.wait(timeout=limit + 120) == 0, err.read_text()
+    finally:
+        p.kill()
+        p.wait()
+        _kill_marked(mark)
+    assert "did not finish" not in err.read_text(), err.read_text()
+    recs = records(tmp_path)
+    assert not any(n["type"] == "note" and n["text"].startswith("FAILED") for n in recs), recs
+    assert any(x["type"] == "point" and x["experiment"] == "np99-counter" and x["algorithm"] == "mutex" for x in recs)
+
+
 def test_progress_counts_every_point_across_the_experiments(clean_suite):
     # each experiment measures in a process of its own, and the count of
     # points measured comes back to the runner: the lines count on from one
