@@ -76,6 +76,7 @@
 #define SLOW_CREDITS 64u                   /* slowpoll: a CREDIT message is owed after 32 handled */
 #define SLOW_POLLS 30u                     /* slowpoll: rank 1's slow polls (3.75 dead timeouts) */
 #define SLOW_GAP_NS (TEST_DEAD_NS / 8u)    /* slowpoll: rank 1 computes this long between polls */
+#define BACKLOG_POLLS 24u                  /* backlog: rank 0's slow polls (3 dead timeouts) */
 #define STOP_NS (TEST_DEAD_NS / 5u)        /* stopped: rank 0 is stopped this long at a time ... */
 #define STOP_RUN_NS 50000000ull            /* ... and runs 50 ms between its stops ... */
 #define STOP_ROUNDS 12u                    /* ... this many times (3 s, 3 dead timeouts) */
@@ -953,6 +954,73 @@ static int scenario_crowded(void) {
   return 0;
 }
 
+/* backlog: a send that finds no credit tests every MPI receive that has
+ * completed (harvest), which can leave more of them tested than the next
+ * polls run. Each rank sends the other all its credits' worth of requests
+ * at once; then rank 0's next send, without a credit, harvests rank 1's,
+ * and rank 0 polls with a budget of 1 every eighth of the dead timeout
+ * for BACKLOG_POLLS polls, each running one of that backlog, while rank 1
+ * polls all the time and heartbeats. Rank 0 must not find rank 1 dead: a
+ * poll tests its receives before it judges silence, also one whose budget
+ * the backlog filled. A run in which rank 1 was away from its polls for
+ * half the dead timeout at once judges nothing. */
+static int scenario_backlog(void) {
+  syncq_am_mpi_config cfg = {.force_mpi = true, .credits = SLOW_CREDITS, .dead_timeout_ns = TEST_DEAD_NS};
+  syncq_am_mpi *job;
+  counts c;
+  memset(&c, 0, sizeof c);
+  if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  int me = syncq_am_mpi_rank(job);
+  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+  register_all(ep, &c, false);
+  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
+  CHECK(syncq_am_mpi_size(job) == 2);
+  syncq_am_peer *peer;
+  CHECK(syncq_am_mpi_peer(job, 1 - me, &peer) == SYNCQ_OK);
+  uint32_t a[1] = {0};
+  for (uint32_t i = 0; i < SLOW_CREDITS; i++) CHECK(syncq_am_request(peer, H_SINK, a, 1, SYNCQ_AM_NOWAIT) == SYNCQ_OK);
+  /* both ranks' requests went before their barrier messages (as in slowpoll) */
+  CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+  uint64_t gap = 0, prev = syncq_now_ns();
+  bool dead = false;
+  if (me == 0) {
+    /* no credit came back yet (nothing was received since start): the send
+     * harvests, testing every request of rank 1's that arrived */
+    CHECK(syncq_am_request(peer, H_SINK, a, 1, SYNCQ_AM_NOWAIT) == SYNCQ_FULL);
+    for (unsigned i = 0; i < BACKLOG_POLLS && !dead; i++) {
+      sleep_ns(SLOW_GAP_NS); /* "computing" */
+      unsigned n = 0;
+      CHECK(syncq_am_poll(ep, 1, &n) == SYNCQ_OK);
+      CHECK(n == 1); /* one of the backlog each time */
+      dead = syncq_am_mpi_peer_dead(job, 1);
+    }
+    if (dead) fprintf(stderr, "rank 0: %s\n", syncq_am_mpi_why(job));
+  }
+  /* rank 1 polls until rank 0 is done judging (the barrier's polls) */
+  MPI_Request b;
+  int done = 0;
+  CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &b) == MPI_SUCCESS);
+  while (!done) {
+    CHECK(MPI_Test(&b, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(syncq_am_poll(ep, POLL_BUDGET, NULL) == SYNCQ_OK);
+    sched_yield();
+    uint64_t now = syncq_now_ns();
+    if (me == 1 && now - prev > gap) gap = now - prev;
+    prev = now;
+  }
+  CHECK(MPI_Bcast(&gap, 1, MPI_UINT64_T, 1, MPI_COMM_WORLD) == MPI_SUCCESS);
+  if (me == 0) {
+    fprintf(stderr, "rank 0: rank 1 was away from its polls for %.0f ms at most\n", (double)gap / 1e6);
+    if (dead && gap >= TEST_DEAD_NS / 2) inconclusive(1, gap);
+    CHECK(!dead);
+  }
+  CHECK(poll_until(ep, &c.sunk, SLOW_CREDITS, WAIT_NS)); /* every request of the other's ran */
+  poll_barrier(ep);
+  CHECK(c.bad == 0);
+  CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -967,8 +1035,9 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "slowpoll") == 0) rc = scenario_slowpoll();
   else if (strcmp(what, "stopped") == 0) rc = scenario_stopped();
   else if (strcmp(what, "crowded") == 0) rc = scenario_crowded();
+  else if (strcmp(what, "backlog") == 0) rc = scenario_backlog();
   else {
-    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded|backlog\n", argv[0]);
     rc = 2;
   }
   if (rc != 0) {

@@ -31,7 +31,7 @@ mpich)
 *) echo "unknown MPI $impl"; exit 2 ;;
 esac
 # A bound on the whole run: a hang fails the test instead of stalling CI.
-# waiter, slowpoll, stopped, crowded: a run in which the rank found silent had been kept
+# waiter, slowpoll, stopped, crowded, backlog: a run in which the rank found silent had been kept
 # off its processor (or away from its polls) for half the dead timeout at
 # once judged nothing (the other rank then writes $out/inconclusive, see
 # mpi_am_test.c): it runs again, three times at most. A failed check ends
