@@ -39,6 +39,13 @@
  *                         keep it alive in rank 0's eyes (a run in which
  *                         it was away from its polls for half the dead
  *                         timeout at once is made again, as above).
+ *   mpi_am_test crowded   2 ranks through MPI: rank 0's node-local queue
+ *                         fills every poll's budget; neither rank may find
+ *                         the other dead, every ping is answered.
+ *   mpi_am_test backlog   2 ranks through MPI: rank 0 polls with a budget
+ *                         of 1 every eighth of the dead timeout through a
+ *                         backlog of received requests that a send without
+ *                         credits tested; it must not find rank 1 dead.
  *
  * Every rank checks; a failed check prints rank, line and condition and
  * ends the whole job at once (MPI_Abort): the other ranks would otherwise
