@@ -55,18 +55,20 @@
  *                so a gap of ours between polls shorter than D/4 only
  *                delays by that gap what we hear, and a longer one gives
  *                every peer a fresh window of D from our return. Hence a
- *                peer is found dead only if it sent nothing we could
- *                receive for more than 3D/4, which a peer that polls
- *                this transport at least every D/2 never does; one that
- *                calls syncq_am_poll at least every D/4 does, whatever
- *                its node-local traffic (every second call polls the
- *                transport first). Not
+ *                peer is found dead only after D of silence while we were
+ *                present; a peer that polls this transport at least every
+ *                D/2 sends at least every D/4 + D/16 + D/2 = 13D/16, its
+ *                stamps and ours late by a clock tick each (<= D/32,
+ *                amm_now), so never (while MPI's transit takes less than
+ *                D/8); one that calls syncq_am_poll at least every D/4
+ *                polls the transport every D/2, whatever its node-local
+ *                traffic (every second call polls it first). Not
  *                promised: a rank more than D/4 away between every two
  *                polls finds no peer dead by silence (a blocking send to
  *                a dead peer still returns SYNCQ_EDEAD once the credits
  *                are spent: the stalled send polls without a gap);
  *                detection takes D to D + D/16 of polling after the
- *                peer's last message.
+ *                peer's last message (a clock tick either way).
  *   Threading:   MPI_THREAD_FUNNELED: every call from the main thread.
  *   Memory:      allocates at create; nothing on the send/poll paths.
  *   Signal-safe: no.
@@ -85,12 +87,13 @@
 #include "syncq/am_mpi.h"
 #include "syncq/clock.h"
 
-#define AMM_TAG 7103          /* the only tag on the private communicator */
-#define AMM_CTRL_SLACK 8u     /* receives beyond 2C per peer: CREDIT, HB and BYE messages */
-#define AMM_HB_DIVISOR 4u     /* heartbeat after dead_timeout / 4 of our silence */
-#define AMM_CHECK_DIVISOR 16u /* a poll acts on the clock at most every dead_timeout / 16 */
-#define AMM_STALL_YIELD 64u   /* stalled iterations before each sched_yield */
-#define AMM_STALL_BUDGET 16u  /* handlers a stalled sender runs per iteration */
+#define AMM_TAG 7103           /* the only tag on the private communicator */
+#define AMM_CTRL_SLACK 8u      /* receives beyond 2C per peer: CREDIT, HB and BYE messages */
+#define AMM_HB_DIVISOR 4u      /* heartbeat after dead_timeout / 4 of our silence */
+#define AMM_CHECK_DIVISOR 16u  /* a poll acts on the clock at most every dead_timeout / 16 */
+#define AMM_COARSE_DIVISOR 32u /* the coarse clock only with a tick <= dead_timeout / 32 (amm_now) */
+#define AMM_STALL_YIELD 64u    /* stalled iterations before each sched_yield */
+#define AMM_STALL_BUDGET 16u   /* handlers a stalled sender runs per iteration */
 #define AMM_JOB_NAME_MAX 24
 #define AMM_DESTROY_CAP 10u /* destroy gives up after this many dead timeouts */ /* "sqm<pid>x<n>" */
 
@@ -149,6 +152,7 @@ struct syncq_am_mpi {
   MPI_Status *scr_st;  /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
   unsigned rr;         /* round-robin start of the next poll */
   uint64_t last_check; /* when liveness() last acted on the clock */
+  bool coarse;         /* the detector's clock is CLOCK_MONOTONIC_COARSE (amm_now) */
   char job[AMM_JOB_NAME_MAX];
   char why[SYNCQ_AM_MPI_WHY_MAX];
 };
@@ -156,20 +160,43 @@ struct syncq_am_mpi {
 static void ep_name(const syncq_am_mpi *j, int rank, char *out, size_t n) { snprintf(out, n, "%s-%d", j->job, rank); }
 
 /* The failure detector's clock, read on every poll and at every message
- * sent or received: CLOCK_MONOTONIC_COARSE where the system has it. Its
- * tick (the kernel's, 1 to 10 ms; 4 ms on the 2-core VM) is small
- * beside the detector's windows (dead_timeout >= 100 ms, a heartbeat
- * after a quarter of it), a stamp is late by at most one, and a read
+ * sent or received: CLOCK_MONOTONIC_COARSE where its tick (the kernel's,
+ * 1 to 10 ms; 4 ms on the 2-core VM) is at most dead_timeout /
+ * AMM_COARSE_DIVISOR, else the precise clock. A read of the coarse one
  * costs a fifth of a precise one (13 against 60 ns on the loaded 2-core
- * VM). Every stamp it compares (last_heard,
- * last_sent, last_check) comes from here: a precise reading may be a tick
- * ahead of a coarse one, and the unsigned differences must not wrap. */
-static uint64_t amm_now(void) {
+ * VM), and a stamp is late by at most a tick. The detector's margin is
+ * 3D/16 (a peer polling every D/2 heartbeats at least every 13D/16,
+ * docs/am-mpi.md), and two stamps' lateness (the peer's send, the judge's
+ * check) must stay well inside it: two ticks of at most D/32 leave D/8 for
+ * MPI's transit. With the minimum D of 100 ms the coarse clock is taken
+ * on kernels of HZ >= 320 (1,000 is common); a kernel of HZ = 100 or 250
+ * gets the precise one. Chosen once per job (`coarse`): every stamp it
+ * compares (last_heard, last_sent, last_check) comes from one clock, as a
+ * precise reading may be a tick ahead of a coarse one and the unsigned
+ * differences must not wrap. */
+static bool amm_coarse_fits(uint64_t dead_ns) {
 #ifdef CLOCK_MONOTONIC_COARSE
-  struct timespec ts;
-  if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0) return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  struct timespec res, ts;
+  if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0 || clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0) return false;
+  uint64_t tick = (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
+  return tick > 0 && tick <= dead_ns / AMM_COARSE_DIVISOR;
+#else
+  (void)dead_ns;
+  return false;
 #endif
-  return syncq_now_ns(); /* (a clock that fails once fails every time: never mixed) */
+}
+
+static uint64_t amm_now(const syncq_am_mpi *j) {
+#ifdef CLOCK_MONOTONIC_COARSE
+  if (j->coarse) {
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* it answered at create: it does every time */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  }
+#else
+  (void)j;
+#endif
+  return syncq_now_ns();
 }
 
 static unsigned char *ring_buf(const amm_ring *r, uint32_t i, size_t bufsize) {
@@ -230,7 +257,7 @@ static int post(syncq_am_mpi *j, int d, unsigned kind, unsigned handler, const v
   }
   p->owed = 0;
   t->tail++;
-  p->last_sent = amm_now();
+  p->last_sent = amm_now(j);
   return SYNCQ_OK;
 }
 
@@ -255,7 +282,7 @@ static void rx_completed(syncq_am_mpi *j, int s) {
   r->req[r->tested % r->n] = MPI_REQUEST_NULL; /* MPI freed it on completion */
   r->tested++;
   p->credits += h->ret_req;
-  p->last_heard = amm_now();
+  p->last_heard = amm_now(j);
   if (h->kind == K_BYE) {
     p->left = true;
     mark_dead(j, s, "left the job");
@@ -349,7 +376,7 @@ static void rx_dispatch(syncq_am_mpi *j, int s) {
  * poll (amm_now) is small beside the MPI_Testsome the poll makes anyway.
  * What a silence proves: the contract's "Silence". */
 static void liveness(syncq_am_mpi *j) {
-  uint64_t now = amm_now();
+  uint64_t now = amm_now(j);
   if (now - j->last_check < j->dead_ns / AMM_CHECK_DIVISOR) return;
   if (now - j->last_check > j->dead_ns / AMM_HB_DIVISOR) {
     /* We were away (computing, or blocked in MPI) for a while: what the
@@ -513,6 +540,7 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
   MPI_Comm_size(j->comm, &j->size);
   j->credits = cfg && cfg->credits ? cfg->credits : SYNCQ_AM_MPI_DEFAULT_CREDITS;
   j->dead_ns = cfg && cfg->dead_timeout_ns ? cfg->dead_timeout_ns : SYNCQ_AM_MPI_DEFAULT_DEAD_NS;
+  j->coarse = amm_coarse_fits(j->dead_ns);
   bool force = (cfg && cfg->force_mpi) || force_from_env();
   int rc = SYNCQ_ESYS;
 
@@ -678,7 +706,7 @@ int syncq_am_mpi_start(syncq_am_mpi *j) {
       }
   free(all);
   if (rc != SYNCQ_OK) return rc;
-  uint64_t now = amm_now();
+  uint64_t now = amm_now(j);
   for (int s = 0; s < j->size; s++) j->peer[s].last_heard = j->peer[s].last_sent = now;
   j->last_check = now;
   j->started = true;
