@@ -24,8 +24,9 @@
  * __SANITIZE_ADDRESS__; Clang (14 at least) defines neither and answers
  * __has_feature(thread_sanitizer) / __has_feature(address_sanitizer).
  * Every syncq file that chooses by sanitizer asks these two, so that GCC
- * and Clang builds take the same paths: syncq/pr.h's double-width CAS,
- * which must be the compiler's builtin where TSan is to see it, above all.
+ * and Clang builds take the same paths: above all syncq/pr.h's
+ * double-width CAS, which under TSan must not be inline assembly (TSan
+ * sees none of it).
  * Reserved: a program does not define them itself. */
 #if defined(__has_feature)
 #define SYNCQ_HAS_FEATURE_(x) __has_feature(x)

@@ -18,11 +18,12 @@
  * LDAXP/STLXP loop otherwise (GCC 12's libatomic takes a lock for 16 bytes,
  * which lock-free loads of the halves would race with). ThreadSanitizer
  * builds (SYNCQ_TSAN, GCC or Clang: TSan cannot see inline assembly) use
- * the TSan runtime's 16-byte CAS (GCC's builtin becomes it; Clang's is
- * called by name); builds defining SYNCQ_DWCAS_BUILTIN and other machines
- * use the compiler's 16-byte builtin and link libatomic. Whether the running CPU has it is a
- * run-time question: syncq_pr_dwcas_available(). Structures built on it check
- * at initialisation and return SYNCQ_ENOTSUP where it is missing.
+ * the TSan runtime's 16-byte CAS (GCC's TSan makes the builtin that call;
+ * under Clang it is called by name); builds defining SYNCQ_DWCAS_BUILTIN
+ * and other machines use the compiler's 16-byte builtin and link
+ * libatomic. Whether the running CPU has it is a run-time question:
+ * syncq_pr_dwcas_available(). Structures built on it check at
+ * initialisation and return SYNCQ_ENOTSUP where it is missing.
  */
 #ifndef SYNCQ_PR_H
 #define SYNCQ_PR_H
@@ -279,8 +280,8 @@ static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, 
   unsigned __int128 d = ((unsigned __int128)desired.hi << 64) | desired.lo;
 #if defined(__clang__)
   /* Clang warns (-Watomic-alignment) that a 16-byte atomic is not
-   * lock-free without -mcx16: it is chosen here as the call it becomes
-   * (the TSan runtime's, or libatomic's), as the comment above says. */
+   * lock-free without -mcx16: here it is chosen as the libatomic call it
+   * becomes (SYNCQ_DWCAS_BUILTIN, or a machine without an inline form). */
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Watomic-alignment"
 #endif
