@@ -94,7 +94,7 @@ TSAN_CLANG_TESTS ?= pr_test reclaim_test record_pool_test stack_test treiber_cac
   queue_test queue_lincheck_test nblfq_test nblfq_race_test linked_queue_test plj_help_test \
   lcrq_test lprq_test lcrq_af_test lprq_af_test scq_test wcq_test scq2_race_test \
   pqueue_test linden_jonsson_test static_inline_test am_test am_hostile_test crash_matrix_test \
-  po_fibers_test po_blocking_test po_stack_test po_sched_test po_sort_test po_runtime_test \
+  po_test po_fiber_test po_fibers_test po_blocking_test po_stack_test po_sched_test po_sort_test po_runtime_test \
   po_runtime_fiber_test po_links_test po_links_fiber_test po_slots_test po_slots_fiber_test \
   po_slots_race_test po_slab_test po_slot_ring_test po_header_test
 empty :=
