@@ -16,11 +16,14 @@
  * libatomic for 16-byte builtins, a function call per CAS); AArch64 uses
  * inline CASPAL when built for LSE (-march=armv8.1-a or later) and an
  * LDAXP/STLXP loop otherwise (GCC 12's libatomic takes a lock for 16 bytes,
- * which lock-free loads of the halves would race with); sanitizer builds
- * (TSan cannot see inline assembly) and other machines use the compiler's
- * 16-byte builtin and link libatomic. Whether the running CPU has it is a
- * run-time question: syncq_pr_dwcas_available(). Structures built on it check
- * at initialisation and return SYNCQ_ENOTSUP where it is missing.
+ * which lock-free loads of the halves would race with). ThreadSanitizer
+ * builds (SYNCQ_TSAN, GCC or Clang: TSan cannot see inline assembly) use
+ * the TSan runtime's 16-byte CAS (GCC's TSan makes the builtin that call;
+ * under Clang it is called by name); builds defining SYNCQ_DWCAS_BUILTIN
+ * and other machines use the compiler's 16-byte builtin and link
+ * libatomic. Whether the running CPU has it is a run-time question:
+ * syncq_pr_dwcas_available(). Structures built on it check at
+ * initialisation and return SYNCQ_ENOTSUP where it is missing.
  */
 #ifndef SYNCQ_PR_H
 #define SYNCQ_PR_H
@@ -33,6 +36,12 @@
 #include <stdint.h>
 
 #include "syncq/status.h"
+
+#if SYNCQ_TSAN && defined(__clang__)
+/* __tsan_atomic128_compare_exchange_strong: syncq_pr_dwcas under Clang's
+ * ThreadSanitizer. */
+#include <sanitizer/tsan_interface_atomic.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -193,13 +202,28 @@ SYNCQ_API bool syncq_pr_dwcas_available(void);
  * half load of *p (never with a single-width write of a half: see
  * syncq_pr_dw_atomic); from a signal handler and across processes where
  * it is an instruction (x86-64 cmpxchg16b, AArch64 CASP or LDAXP/STLXP),
- * not in sanitizer builds, where it is the compiler's builtin (a lock in
+ * not in ThreadSanitizer builds (SYNCQ_TSAN), where it is the TSan
+ * runtime's (a lock), nor where it is the compiler's builtin (a lock in
  * libatomic).
  * Progress: wait-free where it is one instruction (cmpxchg16b, CASP);
- * lock-free as an LDAXP/STLXP loop (Armv8.0); blocking in sanitizer
- * builds (libatomic's lock). */
+ * lock-free as an LDAXP/STLXP loop (Armv8.0); blocking in ThreadSanitizer
+ * builds and through libatomic (their locks). */
 static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, syncq_pr_dw desired) {
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(SYNCQ_DWCAS_BUILTIN)
+#if SYNCQ_TSAN && defined(__clang__) && __TSAN_HAS_INT128
+  /* The TSan runtime's 16-byte CAS, called by name: Clang makes the
+   * 16-byte builtin below a call to libatomic's generic
+   * __atomic_compare_exchange unless the target has cmpxchg16b
+   * (-mcx16), and TSan sees nothing of that call: every node handed over
+   * by the CAS would be reported as a race. (GCC's TSan turns the builtin
+   * into this same call itself.) */
+  __tsan_atomic128 e = (__tsan_atomic128)(((unsigned __int128)expected->hi << 64) | expected->lo);
+  __tsan_atomic128 d = (__tsan_atomic128)(((unsigned __int128)desired.hi << 64) | desired.lo);
+  bool ok = __tsan_atomic128_compare_exchange_strong((volatile __tsan_atomic128 *)(void *)p, &e, d,
+                                                     __tsan_memory_order_seq_cst, __tsan_memory_order_seq_cst) != 0;
+  expected->lo = (uint64_t)(unsigned __int128)e;
+  expected->hi = (uint64_t)((unsigned __int128)e >> 64);
+  return ok;
+#elif defined(__x86_64__) && !SYNCQ_TSAN && !defined(SYNCQ_DWCAS_BUILTIN)
   bool ok;
   /* lock-prefixed: a full barrier on x86-64, so seq_cst as documented. */
   __asm__ __volatile__("lock cmpxchg16b %1"
@@ -207,8 +231,7 @@ static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, 
                        : "b"(desired.lo), "c"(desired.hi)
                        : "memory");
   return ok;
-#elif defined(__aarch64__) && defined(__ARM_FEATURE_ATOMICS) && !defined(__SANITIZE_THREAD__) && \
-  !defined(SYNCQ_DWCAS_BUILTIN)
+#elif defined(__aarch64__) && defined(__ARM_FEATURE_ATOMICS) && !SYNCQ_TSAN && !defined(SYNCQ_DWCAS_BUILTIN)
   /* Armv8.1 LSE: CASPAL (acquire + release: seq_cst as the other paths).
    * Not libatomic's 16-byte CAS: GCC 12's libatomic implements it with a
    * lock, which the lock-free 64-bit loads of the halves
@@ -227,7 +250,7 @@ static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, 
   expected->lo = c_lo;
   expected->hi = c_hi;
   return ok;
-#elif defined(__aarch64__) && !defined(__SANITIZE_THREAD__) && !defined(SYNCQ_DWCAS_BUILTIN)
+#elif defined(__aarch64__) && !SYNCQ_TSAN && !defined(SYNCQ_DWCAS_BUILTIN)
   /* Armv8.0: LDAXP/STLXP loop (acquire + release exclusives: seq_cst). On
    * a mismatch the loaded pair is stored back, because LDAXP alone is not
    * a single-copy-atomic 128-bit read until a store-exclusive succeeds.
@@ -255,8 +278,18 @@ static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, 
 #else
   unsigned __int128 e = ((unsigned __int128)expected->hi << 64) | expected->lo;
   unsigned __int128 d = ((unsigned __int128)desired.hi << 64) | desired.lo;
+#if defined(__clang__)
+  /* Clang warns (-Watomic-alignment) that a 16-byte atomic is not
+   * lock-free without -mcx16: here it is chosen as the libatomic call it
+   * becomes (SYNCQ_DWCAS_BUILTIN, or a machine without an inline form). */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Watomic-alignment"
+#endif
   bool ok =
     __atomic_compare_exchange_n((unsigned __int128 *)(void *)p, &e, d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
   expected->lo = (uint64_t)e;
   expected->hi = (uint64_t)(e >> 64);
   return ok;

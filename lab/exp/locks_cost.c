@@ -245,16 +245,7 @@ INLINE_WORKER(inl_ck_cas_worker, ck_spinlock_cas_lock(&l->ck_cas), ck_spinlock_c
 
 /* ThreadSanitizer cannot see ck's inline-assembly atomics (as for every
  * peer in that build): its inline locks would be reported as races. */
-#if defined(__SANITIZE_THREAD__)
-#define LAB_CK_INLINE_UNDER_TSAN 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define LAB_CK_INLINE_UNDER_TSAN 0
-#endif
-#endif
-#ifndef LAB_CK_INLINE_UNDER_TSAN
-#define LAB_CK_INLINE_UNDER_TSAN 1
-#endif
+#define LAB_CK_INLINE_UNDER_TSAN (!SYNCQ_TSAN) /* syncq/export.h */
 
 static bool inline_available(int inl) {
   if (inl == INL_ATOMICS) return true;

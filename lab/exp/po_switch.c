@@ -30,11 +30,7 @@
 #define SWITCH_STACK (64 * 1024)
 /* Raw context switches that no sanitizer is told about confuse them
  * (ASan and TSan track one stack per thread): measured without one. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SWITCH_SANITIZED 1
-#else
-#define SWITCH_SANITIZED 0
-#endif
+#define SWITCH_SANITIZED (SYNCQ_ASAN || SYNCQ_TSAN) /* syncq/export.h */
 
 typedef struct switch_point {
   const char *what;

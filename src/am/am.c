@@ -72,7 +72,7 @@
 #include "syncq/clock.h"
 #include "syncq/platform.h"
 #include "syncq/pr.h"
-#include "../po/sanitizer.h"  /* PO_TSAN: ThreadSanitizer, detected as for the postoffice */
+#include "syncq/export.h"     /* SYNCQ_TSAN: the project's ThreadSanitizer detection */
 #include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define AM_STALL_POLL_BUDGET 16u /* messages a stalled sender handles per backoff step */
@@ -112,7 +112,7 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /
  * receiver that read the bumped bell synchronises with the bump (release,
  * acquire) and so sees the commit before it looks.
  * ThreadSanitizer does not model a fence (GCC warns -Wtsan) and would
- * draw no order from these; under TSan (PO_TSAN) the receiver sets asleep
+ * draw no order from these; under TSan (SYNCQ_TSAN) the receiver sets asleep
  * with a seq_cst exchange and the sender reads it with a seq_cst RMW that
  * adds 0, both in their fences' place: the two RMWs of asleep are ordered
  * by its modification order, and the later one reads the earlier's value
@@ -126,7 +126,7 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /
 
 /* After a commit into the segment of h: wake its receiver if it sleeps. */
 static void am_ring(am_header *h) {
-#if PO_TSAN
+#if SYNCQ_TSAN
   /* seq_cst RMW that writes back what it reads (adds 0), in the fence's
    * and the load's place: pairs with am_sleep's exchange (see above). */
   if (atomic_fetch_add(&h->asleep, 0u) == 0u) return;
@@ -187,7 +187,7 @@ static bool am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
   am_header *h = ep->base;
   /* acquire: pairs with am_ring's release bump */
   uint32_t seen = atomic_load_explicit(&h->bell, memory_order_acquire);
-#if PO_TSAN
+#if SYNCQ_TSAN
   /* seq_cst exchange in the store's and the fence's place: pairs with
    * am_ring's RMW (see above) */
   (void)atomic_exchange(&h->asleep, 1u);

@@ -39,11 +39,13 @@
  *   Limits:      none beyond the queue's.
  */
 #include <errno.h>
-#if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
-#endif
 #include <stdint.h>
 #include <time.h>
+
+#include "syncq/export.h" /* SYNCQ_TSAN */
+#if SYNCQ_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
 
 #include "am_claim.h"
 #include "am_segment.h"
@@ -134,7 +136,7 @@ static int posix_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
     e = pthread_mutex_trylock(m); /* the common case; and TSan knows an EOWNERDEAD of trylock as a lock */
     if (e == EBUSY) {
       e = pthread_mutex_timedlock(m, &until);
-#if defined(__SANITIZE_THREAD__)
+#if SYNCQ_TSAN
       /* TSan's timedlock interceptor records a lock only on 0: tell it
        * that EOWNERDEAD (the dead holder's mutex is ours) is one too */
       if (e == EOWNERDEAD) {

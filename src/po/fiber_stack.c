@@ -67,9 +67,10 @@
 #include <unistd.h>
 
 #include "fiber_internal.h"
+#include "sanitizer.h" /* PO_ASAN */
 #include "po_internal.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if PO_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
 
@@ -253,7 +254,7 @@ static po_stack_chunk *cache_take(size_t stack_size, size_t guard_size, bool gua
 }
 
 static void chunk_unmap(po_stack_chunk *c) {
-#if defined(__SANITIZE_ADDRESS__)
+#if PO_ASAN
   /* AddressSanitizer's shadow outlives the mapping: a fiber's frames left
    * their redzones poisoned there, and whatever is mapped at these
    * addresses next (a process table) would read as a stack overflow. */

@@ -62,6 +62,7 @@
 
 #include "syncq/am.h"
 #include "syncq/clock.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define CHILD_ALARM_S 30                /* a child that hangs this long dies and fails the cell */
 #define CELL_DEADLINE_NS 20000000000ull /* 20 s: the whole cell, a hang past it fails */
@@ -80,7 +81,7 @@
 #define H_MSG 7
 #define VICTIM_ID SURVIVORS /* writers 0..SURVIVORS-1 survive */
 #define EXIT_EDEAD 42       /* a sender that saw SYNCQ_EDEAD */
-#if defined(__SANITIZE_THREAD__)
+#if TSAN
 #define STORM_SENDERS 120 /* killed at once (fixed; fewer under TSan: memory per process) */
 #else
 #define STORM_SENDERS 240

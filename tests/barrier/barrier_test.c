@@ -58,9 +58,10 @@
 #include "syncq/clock.h"
 #include "syncq/platform.h"
 #include "syncq/wait.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define SCALE 4
 #else
 #define SCALE 1

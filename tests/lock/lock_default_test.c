@@ -31,8 +31,9 @@
 #include "syncq/lock.h"
 #include "syncq/platform.h"
 #include "syncq/wait.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define INCREMENTS 2000 /* per thread */
 #else
 #define INCREMENTS 20000

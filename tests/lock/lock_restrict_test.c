@@ -42,6 +42,7 @@
 #include "syncq/wait.h"
 
 #include "stopped_waiter.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 /* The FIFO locks whose generic default is restricted. */
 static const char *const fifo_locks[] = {"mcs",       "clh",       "ticket",   "anderson",
@@ -161,7 +162,7 @@ static void test_bad_inputs_keep_the_count(void **state) {
   }
 }
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define INCREMENTS 1000 /* per thread */
 #else
 #define INCREMENTS 2000

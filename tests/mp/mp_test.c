@@ -46,6 +46,7 @@
 #include "syncq/queue.h"
 #include "syncq/registry.h"
 #include "syncq/wait.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define US 1000ull
 #define MS 1000000ull
@@ -694,7 +695,7 @@ static void test_sc_passes_over_preempted_waiter(void **state) {
 
 static void test_sc_passes_over_preempted_sleeping_waiter(void **state) {
   (void)state;
-#if defined(__SANITIZE_THREAD__)
+#if TSAN
   /* ThreadSanitizer holds an asynchronous signal back until the thread
    * enters an intercepted call; a thread asleep in the futex system call
    * (then back in it after EINTR) never does, so the pseudo-scheduler's

@@ -16,8 +16,9 @@
 #include <cmocka.h>
 
 #include "syncq/po.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define LENGTH 1500
 #define STACK (256u * 1024u)
 #else
@@ -42,7 +43,7 @@ static int setup(void **state) {
   return 0;
 }
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 static const int sorter_counts[] = {1, 5, 24};
 #else
 static const int sorter_counts[] = {1, 7, 64};

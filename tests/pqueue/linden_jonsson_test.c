@@ -22,9 +22,10 @@
 
 #include "syncq/platform.h"
 #include "syncq/pqueue/linden_jonsson.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define OPS_PER_THREAD 2000
 #else
 #define OPS_PER_THREAD 15000

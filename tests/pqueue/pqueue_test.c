@@ -41,9 +41,10 @@
 #include "syncq/pqueue.h"
 #include "syncq/pqueue/skew_herlihy.h"
 #include "syncq/pqueue/skew_lock.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define STRESS_OPS 500
 #define LC_ROUNDS 300
 #else

@@ -118,6 +118,54 @@ static void test_dwcas_concurrent(void **state) {
   assert_int_equal(end.hi, DW_THREADS * DW_INCREMENTS);
 }
 
+/* A record written with plain stores and handed over by one DWCAS: the
+ * taker that reads its address from the pair (acquire load, then its own
+ * DWCAS to take it) sees the record's contents. Under ThreadSanitizer
+ * this also checks that TSan sees the DWCAS's order: where it did not
+ * (Clang's TSan running the inline cmpxchg16b, or Clang's 16-byte builtin,
+ * a libatomic call TSan does not see) it reported the taker's reads as
+ * a race with the writer's stores, and the test failed on the report. */
+#define HANDOVERS 2000
+typedef struct handed {
+  uint64_t a, b; /* plain: ordered only by the DWCAS */
+} handed;
+static syncq_pr_dw_atomic handover;
+static handed records[HANDOVERS];
+
+static void *handover_giver(void *arg) {
+  (void)arg;
+  for (uint64_t i = 0; i < HANDOVERS; i++) {
+    records[i].a = i * 3 + 1;
+    records[i].b = ~i;
+    syncq_pr_dw empty = {0, 2 * i}; /* the taker's DWCAS left the count at 2i */
+    while (!syncq_pr_dwcas(&handover, &empty, (syncq_pr_dw){(uint64_t)(uintptr_t)&records[i], 2 * i + 1})) {
+      empty = (syncq_pr_dw){0, 2 * i}; /* not taken yet */
+      syncq_yield();
+    }
+  }
+  return NULL;
+}
+
+static void test_dwcas_hands_over_plain_writes(void **state) {
+  (void)state;
+  if (!syncq_pr_dwcas_available()) fail_msg("this CPU has no double-width CAS");
+  pthread_t giver;
+  assert_int_equal(pthread_create(&giver, NULL, handover_giver, NULL), 0);
+  int wrong = 0;
+  for (uint64_t i = 0; i < HANDOVERS; i++) {
+    syncq_pr_dw seen;
+    for (;;) {
+      seen = syncq_pr_dw_load(&handover);
+      if (seen.lo != 0 && seen.hi == 2 * i + 1 && syncq_pr_dwcas(&handover, &seen, (syncq_pr_dw){0, 2 * i + 2})) break;
+      syncq_yield();
+    }
+    const handed *r = (const handed *)(uintptr_t)seen.lo;
+    if (r != &records[i] || r->a != i * 3 + 1 || r->b != ~i) wrong++;
+  }
+  pthread_join(giver, NULL);
+  assert_int_equal(wrong, 0);
+}
+
 static void test_tagptr_round_trip(void **state) {
   (void)state;
   int *obj = malloc(sizeof *obj);
@@ -185,6 +233,7 @@ int main(void) {
     cmocka_unit_test(test_faa_wraps),
     cmocka_unit_test(test_dwcas),
     cmocka_unit_test(test_dwcas_concurrent),
+    cmocka_unit_test(test_dwcas_hands_over_plain_writes),
     cmocka_unit_test(test_tagptr_round_trip),
     cmocka_unit_test(test_tagptr_refuses_wide_pointers),
     cmocka_unit_test(test_cacheline_alignment),

@@ -28,9 +28,10 @@
 #include "syncq/queue.h"
 #include "syncq/queue/plj.h"
 #include "syncq/queue/valois.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define OPS_PER_THREAD 3000
 #else
 #define OPS_PER_THREAD 20000

@@ -40,8 +40,9 @@
 #include "queue_history.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define LR_ITEMS 3000
 #define LR_HISTORIES 800
 #else
@@ -293,7 +294,7 @@ static void test_concurrent_ring8(void **state) {
  * so the same ring turns over many cycles (cells reused, overtaken,
  * marked unsafe) between the closings that a burst of enqueues causes. */
 #define LR_NE_THREADS 6
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define LR_NE_ITERS 4000
 #else
 #define LR_NE_ITERS 30000

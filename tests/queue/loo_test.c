@@ -30,10 +30,11 @@
 
 #include "loo_hooks.h"
 #include "test_mpmc.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define PRODUCERS 4
 #define CONSUMERS 4
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define PER_PRODUCER 20000
 #else
 #define PER_PRODUCER 200000

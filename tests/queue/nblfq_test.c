@@ -70,8 +70,9 @@ static void point(const char *name) {
 #define SYNCQ_RACE_POINT(name) point(name)
 #include "nblfq_invariant.h"
 #include "syncq/static/queue/nblfq.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define STRESS_ITEMS 3000
 #define SIGNAL_ITEMS 3000
 #define SIGNALS 2000

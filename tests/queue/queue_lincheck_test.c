@@ -32,8 +32,9 @@
 #include "queue_history.h"
 #include "syncq/platform.h"
 #include "syncq/queue.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define HISTORIES 1500
 #else
 #define HISTORIES 5000

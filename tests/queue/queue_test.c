@@ -46,9 +46,10 @@
 #include "syncq/queue/scq.h"
 #include "syncq/queue/vyukov.h"
 #include "syncq/stats.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define ITEMS_PER_PRODUCER 1500
 #else
 #define ITEMS_PER_PRODUCER 12000

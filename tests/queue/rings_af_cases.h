@@ -24,9 +24,10 @@
 #include <string.h>
 
 #include "syncq/queue.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define AF_THREADS 16
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define AF_ITERS 1500
 #else
 #define AF_ITERS 6000

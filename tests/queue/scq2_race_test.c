@@ -53,10 +53,11 @@
 #include "syncq/platform.h"
 #include "syncq/pr.h"
 #include "syncq/queue/scq2.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 SYNCQ_RACE_HOOK_DEFINE;
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define PINGPONG_ROUNDS 4000
 #else
 #define PINGPONG_ROUNDS 20000
@@ -600,7 +601,7 @@ static void test_pingpong_with_yields(void **state) {
  * adjust must be the number of items a drain then takes out, and the
  * drained queue must take exactly n items. A ticket that holds no item
  * and is left out of adjust (or counted twice) shows as a wrong sum. */
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define CHURN_OPS 3000
 #else
 #define CHURN_OPS 20000

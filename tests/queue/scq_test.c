@@ -36,10 +36,11 @@
 #include "syncq/queue/scqd.h"
 
 #include "test_mpmc.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define PRODUCERS 4
 #define CONSUMERS 4
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define PER_PRODUCER 5000
 #define PINGPONG_ROUNDS 5000
 #else

@@ -38,8 +38,9 @@
 #include "syncq/queue.h"
 #include "syncq/queue/wcq.h"
 #include "test_plan.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define PER_PRODUCER 3000
 #define HISTORIES 600
 #else

@@ -47,8 +47,9 @@
 #include "syncq/platform.h"
 #include "syncq/queue.h"
 #include "syncq/queue/wfqueue.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define W_ITEMS 1500
 #define W_HISTORIES 500
 #else

@@ -30,9 +30,10 @@
 
 #include "syncq/platform.h"
 #include "syncq/reclaim.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define ROUNDS 3000
 #else
 #define ROUNDS 20000

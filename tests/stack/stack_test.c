@@ -43,9 +43,10 @@
 #include "syncq/stack/treiber_hp.h"
 #include "syncq/stack/elimination.h"
 #include "test_lock.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define OVERSUBSCRIPTION TEST_PLAN_OVERSUBSCRIPTION
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define STRESS_OPS 4000 /* push/pop pairs per thread */
 #define LIFO_ITEMS 1000 /* items per producer */
 #define LC_ROUNDS 300

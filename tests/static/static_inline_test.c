@@ -33,8 +33,9 @@
 #include "syncq/static/lock/tas.h"
 #include "syncq/static/lock/ticket.h"
 #include "syncq/static/queue/nblfq.h"
+#include "test_sanitizer.h" /* SANITIZED, TSAN */
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if SANITIZED
 #define SCALE 10
 #else
 #define SCALE 1
