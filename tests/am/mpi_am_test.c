@@ -259,6 +259,27 @@ static void bad_inputs(syncq_am_mpi *job, syncq_am_peer *p) {
   CHECK(syncq_am_request_bulk(p, H_SINK, NULL, 10, a, 1, 0) == SYNCQ_EINVAL);
 }
 
+/* The detector scenarios' job of two ranks through MPI (cfg): pair_create
+ * makes it and registers the test's handlers on its endpoint; a scenario
+ * registers its own next, then pair_start starts the job and gives the
+ * other rank's peer. */
+static syncq_am_mpi *pair_create(const syncq_am_mpi_config *cfg, counts *c, syncq_am_endpoint **ep) {
+  syncq_am_mpi *job = NULL;
+  memset(c, 0, sizeof *c);
+  CHECK(syncq_am_mpi_create(MPI_COMM_WORLD, cfg, &job) == SYNCQ_OK);
+  *ep = syncq_am_mpi_endpoint(job);
+  register_all(*ep, c, false);
+  return job;
+}
+
+static syncq_am_peer *pair_start(syncq_am_mpi *job) {
+  syncq_am_peer *peer = NULL;
+  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
+  CHECK(syncq_am_mpi_size(job) == 2);
+  CHECK(syncq_am_mpi_peer(job, 1 - syncq_am_mpi_rank(job), &peer) == SYNCQ_OK);
+  return peer;
+}
+
 static int scenario_basic(void) {
   syncq_am_mpi *job;
   counts c;
@@ -620,15 +641,11 @@ static void waiter_inconclusive(int peer) {
  * processor taken from it judges nothing (waiter_inconclusive). */
 static int scenario_waiter(void) {
   syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = WAITER_DEAD_NS};
-  syncq_am_mpi *job;
   counts c;
-  memset(&c, 0, sizeof c);
-  if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  syncq_am_endpoint *ep;
+  syncq_am_mpi *job = pair_create(&cfg, &c, &ep);
   int me = syncq_am_mpi_rank(job);
-  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
-  register_all(ep, &c, false);
-  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
-  CHECK(syncq_am_mpi_size(job) == 2);
+  (void)pair_start(job);
   pthread_t wt;
   witness *w = NULL;
   if (me == 0) {
@@ -687,17 +704,11 @@ static int scenario_waiter(void) {
  * really silent for long stretches. */
 static int scenario_slowpoll(void) {
   syncq_am_mpi_config cfg = {.force_mpi = true, .credits = SLOW_CREDITS, .dead_timeout_ns = TEST_DEAD_NS};
-  syncq_am_mpi *job;
   counts c;
-  memset(&c, 0, sizeof c);
-  if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  syncq_am_endpoint *ep;
+  syncq_am_mpi *job = pair_create(&cfg, &c, &ep);
   int me = syncq_am_mpi_rank(job);
-  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
-  register_all(ep, &c, false);
-  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
-  CHECK(syncq_am_mpi_size(job) == 2);
-  syncq_am_peer *peer;
-  CHECK(syncq_am_mpi_peer(job, 1 - me, &peer) == SYNCQ_OK);
+  syncq_am_peer *peer = pair_start(job);
   uint64_t gap = 0; /* rank 1: the longest time between two of its polls */
   bool dead = false;
   if (me == 0) {
@@ -773,17 +784,11 @@ static void sleep_ns(uint64_t ns) {
  * of the stops) judges nothing. */
 static int scenario_stopped(void) {
   syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = TEST_DEAD_NS};
-  syncq_am_mpi *job;
   counts c;
-  memset(&c, 0, sizeof c);
-  if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  syncq_am_endpoint *ep;
+  syncq_am_mpi *job = pair_create(&cfg, &c, &ep);
   int me = syncq_am_mpi_rank(job);
-  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
-  register_all(ep, &c, false);
-  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
-  CHECK(syncq_am_mpi_size(job) == 2);
-  syncq_am_peer *peer;
-  CHECK(syncq_am_mpi_peer(job, 1 - me, &peer) == SYNCQ_OK);
+  syncq_am_peer *peer = pair_start(job);
   int pid0 = (int)getpid(), len = 0;
   CHECK(MPI_Bcast(&pid0, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
   /* rank 1's child signals rank 0 by its pid: both must be on one host */
@@ -887,19 +892,13 @@ static void h_local(syncq_am_token *t, const uint32_t *a, unsigned na, const voi
 
 static int scenario_crowded(void) {
   syncq_am_mpi_config cfg = {.force_mpi = true, .credits = CROWD_CREDITS, .dead_timeout_ns = TEST_DEAD_NS};
-  syncq_am_mpi *job;
-  counts c;
   crowd cw = {0};
-  memset(&c, 0, sizeof c);
-  if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  counts c;
+  syncq_am_endpoint *ep;
+  syncq_am_mpi *job = pair_create(&cfg, &c, &ep);
   int me = syncq_am_mpi_rank(job);
-  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
-  register_all(ep, &c, false);
   CHECK(syncq_am_register(ep, H_LOCAL, "local", h_local, &cw) == SYNCQ_OK);
-  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
-  CHECK(syncq_am_mpi_size(job) == 2);
-  syncq_am_peer *peer;
-  CHECK(syncq_am_mpi_peer(job, 1 - me, &peer) == SYNCQ_OK);
+  syncq_am_peer *peer = pair_start(job);
   uint64_t gap = 0, prev = syncq_now_ns(), end = prev + WAIT_NS, pings = 0;
   if (me == 0) {
     CHECK(syncq_am_connect(NULL, syncq_am_name(ep), &cw.self) == SYNCQ_OK);
@@ -973,17 +972,11 @@ static int scenario_crowded(void) {
  * half the dead timeout at once judges nothing. */
 static int scenario_backlog(void) {
   syncq_am_mpi_config cfg = {.force_mpi = true, .credits = SLOW_CREDITS, .dead_timeout_ns = TEST_DEAD_NS};
-  syncq_am_mpi *job;
   counts c;
-  memset(&c, 0, sizeof c);
-  if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  syncq_am_endpoint *ep;
+  syncq_am_mpi *job = pair_create(&cfg, &c, &ep);
   int me = syncq_am_mpi_rank(job);
-  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
-  register_all(ep, &c, false);
-  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
-  CHECK(syncq_am_mpi_size(job) == 2);
-  syncq_am_peer *peer;
-  CHECK(syncq_am_mpi_peer(job, 1 - me, &peer) == SYNCQ_OK);
+  syncq_am_peer *peer = pair_start(job);
   uint32_t a[1] = {0};
   for (uint32_t i = 0; i < SLOW_CREDITS; i++) CHECK(syncq_am_request(peer, H_SINK, a, 1, SYNCQ_AM_NOWAIT) == SYNCQ_OK);
   /* both ranks' requests went before their barrier messages (as in slowpoll) */
