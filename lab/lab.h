@@ -125,6 +125,8 @@ typedef struct lab_sample {
   double value;                /* the group's metric */
   uint64_t ops;                /* operations made, to turn stats into per-op counts (0: none) */
   syncq_stats stats;           /* algorithm events, summed over the team */
+  uint64_t empty_polls;        /* dequeues answered EMPTY and retried, summed over the team */
+  uint64_t full_polls;         /* enqueues answered FULL and retried, summed over the team */
   double extra[LAB_MAX_EXTRA]; /* the group's extra metrics, in the order of lab_group.extra */
 } lab_sample;
 

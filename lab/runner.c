@@ -266,13 +266,29 @@ static const struct {
   {"yields_per_op", offsetof(syncq_stats, yields)},    {"blocks_per_op", offsetof(syncq_stats, blocks)},
 };
 #define N_STAT_COUNTERS (sizeof counter_fields / sizeof counter_fields[0])
-#define CTX_COUNTER N_STAT_COUNTERS /* the slot after the syncq_stats ones */
-#define N_COUNTERS (N_STAT_COUNTERS + 1)
+/* After the syncq_stats ones: the OS's count, then the experiment's own
+ * (lab_sample's empty_polls and full_polls; 0 where it keeps none). */
+#define CTX_COUNTER N_STAT_COUNTERS
+#define EMPTY_POLL_COUNTER (N_STAT_COUNTERS + 1)
+#define FULL_POLL_COUNTER (N_STAT_COUNTERS + 2)
+#define N_COUNTERS (N_STAT_COUNTERS + 3)
 
-static const char *counter_name(size_t c) { return c == CTX_COUNTER ? "ctx_switches_per_op" : counter_fields[c].name; }
+static const char *counter_name(size_t c) {
+  if (c == CTX_COUNTER) return "ctx_switches_per_op";
+  if (c == EMPTY_POLL_COUNTER) return "empty_polls_per_op";
+  if (c == FULL_POLL_COUNTER) return "full_polls_per_op";
+  return counter_fields[c].name;
+}
 
 static uint64_t stat_field(const syncq_stats *s, size_t off) {
   return *(const uint64_t *)(const void *)((const char *)s + off);
+}
+
+static uint64_t sample_counter(const lab_sample *s, size_t c, uint64_t csw) {
+  if (c == CTX_COUNTER) return csw;
+  if (c == EMPTY_POLL_COUNTER) return s->empty_polls;
+  if (c == FULL_POLL_COUNTER) return s->full_polls;
+  return stat_field(&s->stats, counter_fields[c].off);
 }
 
 /* Context switches (voluntary and involuntary) of the whole process so
@@ -628,7 +644,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       values[k][r] = s.value;
       for (int e = 0; e < g->nextra; e++) xvalues[e][k][r] = s.extra[e];
       for (size_t c = 0; c < N_COUNTERS; c++) {
-        uint64_t x = c == CTX_COUNTER ? csw : stat_field(&s.stats, counter_fields[c].off);
+        uint64_t x = sample_counter(&s, c, csw);
         if (x && s.ops) has[k][c] = true; /* per-op counts need a count of ops */
         counters[k][c][r] = s.ops ? (double)x / (double)s.ops : 0.0;
       }

@@ -139,24 +139,31 @@ static void note_queue_wait(lab_ctx *ctx) {
            lab_queue_wait_name(w), lab_queue_wait_text(w), lab_queue_wait_name(LAB_QUEUE_WAIT_PAUSE));
 }
 
-static inline void enqueue_wait(const syncq_queue_ops *ops, void *q, void *item, lab_queue_wait policy) {
+/* *failed counts the answers FULL (enqueue) or EMPTY (dequeue) that were
+ * retried: the points' full_polls_per_op and empty_polls_per_op, which say
+ * which side waited for the other (a queue that runs empty sets its pace by
+ * its producers, one that runs full by its consumers). */
+static inline void enqueue_wait(const syncq_queue_ops *ops, void *q, void *item, lab_queue_wait policy,
+                                uint64_t *failed) {
   uint32_t spins = 0;
   int st;
   while ((st = ops->enqueue(q, item)) != SYNCQ_OK) {
     if (st != SYNCQ_FULL) wait_error_note(st);
     if (wait_given_up()) return;
+    ++*failed;
     backoff_wait(policy, &spins);
   }
 }
 
 /* The item, or NULL once the team has given up. */
-static inline void *dequeue_wait(const syncq_queue_ops *ops, void *q, lab_queue_wait policy) {
+static inline void *dequeue_wait(const syncq_queue_ops *ops, void *q, lab_queue_wait policy, uint64_t *failed) {
   uint32_t spins = 0;
   void *x = NULL;
   int st;
   while ((st = ops->dequeue(q, &x)) != SYNCQ_OK) {
     if (st != SYNCQ_EMPTY) wait_error_note(st);
     if (wait_given_up()) return NULL;
+    ++*failed;
     backoff_wait(policy, &spins);
   }
   return x;
@@ -243,18 +250,23 @@ typedef struct pc_run {
   void *q;
   _Atomic(uint64_t) sum;
   _Atomic(uint64_t) count;
+  _Atomic(uint64_t) empty_polls, full_polls; /* the team's retried EMPTY and FULL answers */
 } pc_run;
 
 static void pc_worker(lab_worker *w) {
   pc_run *r = w->arg;
   const pc_point *pt = r->pt;
+  uint64_t failed = 0;
   if (w->id < pt->n) { /* producer w->id */
-    for (uint64_t i = 0; i < pt->items; i++) enqueue_wait(r->ops, r->q, item_of((uint64_t)w->id << 20 | i), r->wait);
+    for (uint64_t i = 0; i < pt->items; i++)
+      enqueue_wait(r->ops, r->q, item_of((uint64_t)w->id << 20 | i), r->wait, &failed);
+    atomic_fetch_add(&r->full_polls, failed);
   } else {
     uint64_t sum = 0;
-    for (uint64_t i = 0; i < pt->items; i++) sum += value_of(dequeue_wait(r->ops, r->q, r->wait));
+    for (uint64_t i = 0; i < pt->items; i++) sum += value_of(dequeue_wait(r->ops, r->q, r->wait, &failed));
     atomic_fetch_add(&r->sum, sum);
     atomic_fetch_add(&r->count, pt->items);
+    atomic_fetch_add(&r->empty_polls, failed);
   }
 }
 
@@ -288,6 +300,8 @@ static int pc_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   uint64_t ops = 2 * (uint64_t)pt->n * pt->items;
   out->value = (double)ops / ((double)ns / 1e3); /* ops per us = M ops/s */
   out->ops = ops;
+  out->empty_polls = atomic_load(&r.empty_polls);
+  out->full_polls = atomic_load(&r.full_polls);
   return 0;
 }
 
@@ -547,16 +561,18 @@ static void lat_worker(lab_worker *w) {
       ops->dequeue(r->q2, &x);
     }
     break;
-  case LAT_PINGPONG:
+  case LAT_PINGPONG: {
+    uint64_t failed = 0; /* not reported: the latency is the point */
     for (uint64_t i = 0; i < n; i++) {
       if (w->id == 0) {
-        enqueue_wait(ops, r->q1, item_of(i), r->wait);
-        (void)dequeue_wait(ops, r->q2, r->wait);
+        enqueue_wait(ops, r->q1, item_of(i), r->wait, &failed);
+        (void)dequeue_wait(ops, r->q2, r->wait, &failed);
       } else {
-        enqueue_wait(ops, r->q2, dequeue_wait(ops, r->q1, r->wait), r->wait);
+        enqueue_wait(ops, r->q2, dequeue_wait(ops, r->q1, r->wait, &failed), r->wait, &failed);
       }
     }
     break;
+  }
   }
 }
 
@@ -777,10 +793,11 @@ static void mt_worker(lab_worker *w) {
   mt_run *r = w->arg;
   const mt_point *pt = r->pt;
   const syncq_queue_ops *ops = r->ops;
+  uint64_t failed = 0; /* not reported: the time per round trip is the point */
   if (w->id < pt->n) { /* pinger: a one-item message out, any reply back */
     for (uint64_t i = 0; i < pt->rtts; i++) {
-      enqueue_wait(ops, r->req, item_of((uint64_t)w->id << 20 | i), r->wait);
-      (void)dequeue_wait(ops, r->rep, r->wait);
+      enqueue_wait(ops, r->req, item_of((uint64_t)w->id << 20 | i), r->wait, &failed);
+      (void)dequeue_wait(ops, r->rep, r->wait, &failed);
     }
     atomic_fetch_sub(&r->pingers_left, 1);
   } else { /* answerer: until every pinger is done */
@@ -792,7 +809,7 @@ static void mt_worker(lab_worker *w) {
         /* The request crosses the network and its answer comes back: a
          * busy wait, as NewMadeleine's progress engine polls the board. */
         if (pt->rtt_ns) syncq_delay_ns(pt->rtt_ns);
-        enqueue_wait(ops, r->rep, x, r->wait);
+        enqueue_wait(ops, r->rep, x, r->wait, &failed);
         spins = 0;
       } else {
         if (st != SYNCQ_EMPTY) wait_error_note(st); /* the pingers give up, and leave */

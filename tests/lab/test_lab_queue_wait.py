@@ -9,9 +9,12 @@ and compare's warning when two runs waited differently.
 
 Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary.
 """
+import os
+import subprocess
+
 import pytest
 
-from labrun import lab, records
+from labrun import LAB, lab, records
 
 POLICIES = ("pause", "backoff", "yield")
 QUEUE_EXPERIMENTS = ("dg25-prodcons", "dg25-latency", "dg25-mt-pingpong", "dg25-casfail")
@@ -115,3 +118,26 @@ def test_the_report_shows_the_policy_and_compare_warns_across_policies(tmp_path)
     r = lab("compare", str(pause / "results.jsonl"), str(pause / "results.jsonl"))
     assert r.returncode == 0, r.stderr
     assert "waited differently" not in r.stdout
+
+
+def test_points_count_the_polls_that_waited(tmp_path):
+    """One producer and one consumer confined to one processing unit, 16,384
+    items each through a queue of 1,024 slots: the producer cannot put every
+    item before the consumer takes some, nor the consumer take one before it
+    is put, and each runs a whole time slice (milliseconds: thousands of
+    operations) at a turn, so one side finds the queue full or empty and
+    polls again; the points say how often. LCRQ is unbounded: it never
+    answers FULL, so its points never count a full poll."""
+    cpu = min(os.sched_getaffinity(0))
+    r = subprocess.run([LAB, "run", "dg25-prodcons", "--size", "quick", "--threads", "1", "--algos", "vyukov,lcrq",
+                        "--reps", "3", "--max-reps", "3", "--claim-budget", "0", "--no-pin", "--quiet",
+                        "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300,
+                       preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    assert r.returncode == 0, r.stderr
+    points = {p["algorithm"]: p for p in records(tmp_path)
+              if p["type"] == "point" and p["metric"] == "throughput"}
+    assert set(points) == {"vyukov", "lcrq"}
+    waits = points["vyukov"]["counters"]
+    assert waits.get("empty_polls_per_op", 0) + waits.get("full_polls_per_op", 0) > 0, waits
+    assert "full_polls_per_op" not in points["lcrq"]["counters"], points["lcrq"]["counters"]
