@@ -312,12 +312,14 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * to the skipped queue wakes it, and it sleeps again); a request handler
  * may wait for a reply, and sleeps until it comes.
  * Thread safety: as syncq_am_poll: any thread of the creating process,
- * several at once (each message is delivered once). A queue another
- * thread is polling counts as idle for this wait, and the sleep flag is
- * one per endpoint (a waiter that wakes clears it under another that
- * sleeps): with several threads waiting, one may sleep up to
- * SYNCQ_AM_WAIT_SLEEP_SLICE_NS past a message that the others leave to
- * it. Not from a signal handler; not from a postoffice fiber (it yields and
+ * several at once (each message is delivered once). A queue that another
+ * thread is polling (syncq_am_poll, a stalled send through a peer with
+ * this endpoint as self) is looked at as any other: while it holds a
+ * message the wait yields instead of sleeping, until that poll has
+ * delivered it. The sleep flag is one per endpoint (a waiter that wakes
+ * clears it under another that sleeps): with several threads waiting,
+ * one may sleep up to SYNCQ_AM_WAIT_SLEEP_SLICE_NS past a message that
+ * the others leave to it. Not from a signal handler; not from a postoffice fiber (it yields and
  * sleeps the thread, not the fiber: poll there instead).
  * Progress: blocking by design (it waits for senders), bounded by
  * timeout_ns plus its first poll and its last yield and poll (a yield on

@@ -34,8 +34,8 @@
  *                start time) + 1 store of the head + 1 relaxed
  *                fetch-and-add (counter); every poll of a queue, empty
  *                or not, also takes the queue with 1 relaxed load + 1
- *                acquire CAS of a process-local flag and gives it back
- *                with 1 release store (am_queue_take: threads of the
+ *                acquire CAS of a process-local word (the polling
+ *                thread's mark) and gives it back with 1 release store (am_queue_take: threads of the
  *                creating process that poll one endpoint at once, or
  *                stalled senders polling it, each poll a queue nobody
  *                else is in).
@@ -167,20 +167,25 @@ static bool am_queue_idle(syncq_am_endpoint *ep, int qi) {
   return atomic_load_explicit(&am_pkt_at(&v, hd)->state, memory_order_relaxed) == am_state(hd, 0, AM_FREE);
 }
 
-/* Queue qi is being polled further up this thread's stack or by another
- * thread: this wait cannot deliver from it (a message there rings the
- * bell all the same, a spurious wake-up), and the poll under way delivers
- * what it holds. */
-static bool am_busy(syncq_am_endpoint *ep, int qi) {
-  /* relaxed: a look, as am_queue_idle's; a poll on another thread that
-   * ended unseen leaves this wait asleep for at most one slice */
-  return atomic_load_explicit(&ep->polling[qi], memory_order_relaxed);
+/* The caller's mark in ep->polling: nonzero, one per live thread. */
+static inline uintptr_t am_poller_self(void) { return (uintptr_t)pthread_self(); }
+
+/* Queue qi is being polled further up this thread's stack: this wait
+ * cannot deliver from it (a message there rings the bell all the same, a
+ * spurious wake-up). A queue another thread is polling is looked at as
+ * any other: a message there keeps this wait yielding, not sleeping,
+ * until that poll has delivered it (it may have read the head before the
+ * message came, and a message committed before our flag rings nothing). */
+static bool am_polled_here(syncq_am_endpoint *ep, int qi) {
+  /* relaxed: only this thread writes its own mark, and it reads it back */
+  return atomic_load_explicit(&ep->polling[qi], memory_order_relaxed) == am_poller_self();
 }
 
-/* Both queues of ep are idle, but for one with a poll under way (am_busy). */
+/* Both queues of ep are idle, but for one polled further up this thread's
+ * stack (am_polled_here). */
 static bool am_idle(syncq_am_endpoint *ep) {
-  return (am_busy(ep, AM_Q_REPLY) || am_queue_idle(ep, AM_Q_REPLY)) &&
-         (am_busy(ep, AM_Q_REQUEST) || am_queue_idle(ep, AM_Q_REQUEST));
+  return (am_polled_here(ep, AM_Q_REPLY) || am_queue_idle(ep, AM_Q_REPLY)) &&
+         (am_polled_here(ep, AM_Q_REQUEST) || am_queue_idle(ep, AM_Q_REQUEST));
 }
 
 /* Sleep up to ns unless a queue of ep has something (see above). False
@@ -618,13 +623,13 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
  * not pull the line from the poller with a failing CAS each time). */
 static inline bool am_queue_take(syncq_am_endpoint *ep, int qi) {
   /* relaxed: a hint; the CAS below decides */
-  if (atomic_load_explicit(&ep->polling[qi], memory_order_relaxed)) return false;
-  bool idle = false;
+  if (atomic_load_explicit(&ep->polling[qi], memory_order_relaxed) != 0u) return false;
+  uintptr_t idle = 0;
   /* acquire: pairs with the release store in am_poll_queue of the poll
    * before ours, on whatever thread (its head store, its recovery state
    * and its handlers' writes happen before our reads); relaxed on
    * failure: we touch nothing of the queue then */
-  return atomic_compare_exchange_strong_explicit(&ep->polling[qi], &idle, true, memory_order_acquire,
+  return atomic_compare_exchange_strong_explicit(&ep->polling[qi], &idle, am_poller_self(), memory_order_acquire,
                                                  memory_order_relaxed);
 }
 
@@ -668,7 +673,7 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
   }
   /* release: pairs with the acquire CAS in am_queue_take of the next poll
    * of this queue, on whatever thread */
-  atomic_store_explicit(&ep->polling[qi], false, memory_order_release);
+  atomic_store_explicit(&ep->polling[qi], 0u, memory_order_release);
   return done;
 }
 

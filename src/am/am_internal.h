@@ -64,13 +64,14 @@ struct syncq_am_endpoint {
   syncq_am_handler default_fn;
   void *default_ctx;
   syncq_am_peer *reply_peer[SYNCQ_AM_MAX_PEERS]; /* connected on the first reply */
-  /* A poll of that queue is under way, on this thread further up its
-   * stack (a handler that polls) or on another thread of this process (a
-   * second polling thread, a send stalled on a full queue): taken with a
-   * CAS and given back with a release store by am_poll_queue, so one
-   * thread at a time reads and writes the queue's head and the recovery
-   * state below (their plain accesses are ordered by it). */
-  _Atomic(bool) polling[AM_NQUEUES];
+  /* Nonzero while a poll of that queue is under way: the mark of the
+   * thread polling it (am.c, am_poller_self), further up its stack (a
+   * handler that polls) or on another thread of this process (a second
+   * polling thread, a send stalled on a full queue). Taken with a CAS
+   * and given back with a release store by am_poll_queue, so one thread
+   * at a time reads and writes the queue's head and the recovery state
+   * below (their plain accesses are ordered by it). */
+  _Atomic(uintptr_t) polling[AM_NQUEUES];
   uint32_t stuck_pos[AM_NQUEUES];       /* head position the receiver is waiting at */
   uint64_t stuck_since[AM_NQUEUES];     /* since when (0: not waiting) */
   uint32_t idle_polls[AM_NQUEUES];      /* lock-free: empty polls, to look at the clock rarely */

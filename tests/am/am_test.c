@@ -1715,6 +1715,7 @@ typedef struct mt_state {
   _Atomic(uint32_t) stop;               /* pollers end */
   _Atomic(uint32_t) stalls[MT_SENDERS]; /* stalled rounds of each sender */
   _Atomic(uint32_t) sent_full;          /* messages delivered at the full endpoint */
+  _Atomic(uint32_t) slept, yielded;     /* sleeps and yields of syncq_am_wait */
   syncq_am_endpoint *ep;                /* the endpoint polled by several threads */
   syncq_am_peer *to_full[MT_SENDERS];   /* senders: to the full endpoint, self = ep */
   unsigned polled[2];                   /* messages each polling thread handled */
@@ -1736,6 +1737,8 @@ static void mt_done(void) {
 }
 
 static void mt_hook(const char *name) {
+  if (strcmp(name, "am.wait.sleep") == 0) atomic_fetch_add(&mt->slept, 1u);
+  if (strcmp(name, "am.wait.yield") == 0) atomic_fetch_add(&mt->yielded, 1u);
   if (strcmp(name, "am.send.stalled") == 0) {
     if (mt_sender >= 0) atomic_fetch_add(&mt->stalls[mt_sender], 1u);
     mt_done();
@@ -1899,6 +1902,42 @@ static void test_poll_two_threads(void **state) {
   mt_check_once(s, MT_IDS, fed ? MT_IDS : 0);
   assert_true(fed);
   assert_int_equal(s->polled[0] + s->polled[1], MT_IDS);
+  assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
+  mt_free(s);
+}
+
+/* syncq_am_wait beside another thread's poll: that poll holds the request
+ * queue (taken, its head not yet read) when a message comes in. The wait
+ * cannot deliver it, and must not sleep on it either (nothing rings for a
+ * message committed before the sleep flag, and the other poll may have
+ * read the head before it came): it yields until its timeout; the other
+ * poll then delivers the message, once. */
+static void test_wait_beside_poll(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "mtwait", 0);
+  mt_state *s = mt_new();
+  assert_int_equal(syncq_am_create(name, NULL, &s->ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(s->ep, H_ID, "id", h_id, s), SYNCQ_OK);
+  s->ep->sleep_after_ns = 0; /* sleep at once wherever it may */
+  syncq_am_peer *in;
+  assert_int_equal(syncq_am_connect(NULL, name, &in), SYNCQ_OK);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, mt_poll_first, s), 0);
+  mt_wait_for(&s->first_held, NULL);
+  assert_int_equal(atomic_load(&s->first_held), 1);
+  assert_true(mt_feed(in, 1, syncq_now_ns() + MT_DEADLINE_NS));
+  unsigned n = 99;
+  assert_int_equal(syncq_am_wait(s->ep, 8, WAIT_EMPTY_NS, &n), SYNCQ_ETIMEDOUT);
+  assert_int_equal(n, 0);
+  uint32_t slept = atomic_load(&s->slept), yielded = atomic_load(&s->yielded);
+  atomic_store(&s->second_done, 1u); /* the held poll goes on */
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(slept, 0);
+  assert_true(yielded > 0);
+  assert_int_equal(s->polled[0], 1);
+  mt_check_once(s, 1, 1);
   assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
   assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
   mt_free(s);
@@ -2072,6 +2111,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_lockfree_claim_unstamped),
     cmocka_unit_test(test_transport_turn),
     cmocka_unit_test(test_poll_two_threads),
+    cmocka_unit_test(test_wait_beside_poll),
     cmocka_unit_test(test_stalled_senders_self),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
