@@ -240,13 +240,14 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * endpoint as self, so every message is delivered once. The handlers of
  * one queue run one at a time, each seeing the writes of those before it;
  * a request handler and a reply handler may run at once on two threads.
- * A thread that polls in a loop until something arrives may find a busy
- * queue for a while: what it holds is the other thread's to handle. An
- * endpoint with a transport attached (syncq/am_mpi.h) keeps one polling
- * thread: the transport's poll is not guarded between threads, and sends
+ * A thread that polls in a loop may find a queue busy for a while and
+ * handle nothing from it; what is left there goes to whichever poll
+ * takes the queue next. An endpoint with a transport attached
+ * (syncq/am_mpi.h) keeps one polling thread, the one its threading rule
+ * names: the transport's poll is not guarded between threads, and sends
  * through peers connected with that endpoint as self belong to that
- * thread too. Senders of any process and thread run concurrently with it.
- * Not from a signal handler (syncq/am.h is not async-signal-safe). From a
+ * thread too. Senders of any process and thread run concurrently with
+ * the polls. Not from a signal handler (syncq/am.h is not async-signal-safe). From a
  * postoffice fiber: yes (it never waits for a sender or another poll).
  * Progress: it never waits for a sender: a head packet that is not ready
  * ends the poll; it runs at most budget handlers, whose own time it adds;

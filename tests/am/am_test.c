@@ -19,10 +19,13 @@
  * in another process, thousands of sleeping request/reply rounds,
  * overwritten doorbell words, a wait that yields instead of sleeping while
  * a stopped sender holds a claim or an assigned position, and the
- * take-back of a claim whose sender died while the wait slept); every bad
- * input.
+ * take-back of a claim whose sender died while the wait slept); threads
+ * of one process polling one endpoint at once, sending through peers with
+ * it as self into a full queue, and waiting beside another thread's poll:
+ * each message delivered exactly once; every bad input.
  *
- * Children are forked from this single-threaded process, run only library
+ * Children are forked from this process while it is single-threaded (the
+ * thread tests join their threads before they return), run only library
  * code and _exit with a code the parent checks; each arms alarm() so a hang
  * fails (SIGALRM) instead of blocking the suite. Segment names carry the
  * test's pid, so parallel runs and other worktrees never collide, and
