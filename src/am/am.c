@@ -35,10 +35,10 @@
  *                fetch-and-add (counter); every poll of a queue, empty
  *                or not, also takes the queue with 1 relaxed load + 1
  *                acquire CAS of a process-local word (the polling
- *                thread's mark) and gives it back with 1 release store (am_queue_take: threads of the
- *                creating process that poll one endpoint at once, or
- *                stalled senders polling it, each poll a queue nobody
- *                else is in).
+ *                thread's mark) and gives it back with 1 release store
+ *                (am_queue_take: of the threads of the creating process
+ *                that poll one endpoint at once, stalled senders
+ *                included, one at a time is in a queue).
  *   Memory:      never allocates on the send/poll paths; the first reply
  *                to a given requester maps its segment (malloc + mmap).
  *   Robustness:  a packet CLAIMED by a process that has died (pid gone,
