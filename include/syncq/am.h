@@ -191,29 +191,29 @@ SYNCQ_API int syncq_am_unlink(const char *name);
 
 /* Register handler `index` (< SYNCQ_AM_MAX_HANDLERS) under `name` (may be
  * NULL); fn NULL unregisters. Handlers are per process. SYNCQ_EINVAL.
- * Thread safety: in the creating process, from the thread that polls the
- * endpoint (a handler may call it) or before any thread polls it: the
- * handler table is plain memory that a poll reads without synchronisation.
- * Handlers are per process. Not from a signal handler (syncq/am.h is not
+ * Thread safety: in the creating process, before any thread polls the
+ * endpoint or sends through a peer connected with it as self, or from a
+ * handler while no other thread does: the handler table is plain memory
+ * that a poll reads without synchronisation. Handlers are per process. Not from a signal handler (syncq/am.h is not
  * async-signal-safe).
  * Progress: wait-free (a few stores).
  * Example: `syncq_am_register(ep, 1, "ping", on_ping, NULL);` */
 SYNCQ_API int syncq_am_register(syncq_am_endpoint *ep, unsigned index, const char *name, syncq_am_handler fn,
                                 void *ctx);
 /* The name a handler was registered with (NULL if none or bad input).
- * Thread safety: in the creating process, from the thread that polls the
- * endpoint (a handler may call it) or before any thread polls it: the
- * handler table is plain memory that a poll reads without synchronisation.
- * Handlers are per process. Not from a signal handler (syncq/am.h is not
+ * Thread safety: in the creating process, before any thread polls the
+ * endpoint or sends through a peer connected with it as self, or from a
+ * handler while no other thread does: the handler table is plain memory
+ * that a poll reads without synchronisation. Handlers are per process. Not from a signal handler (syncq/am.h is not
  * async-signal-safe).
  * Progress: wait-free. */
 SYNCQ_API const char *syncq_am_handler_name(const syncq_am_endpoint *ep, unsigned index);
 /* Called (after counting) for messages to unregistered indexes; NULL: count
  * only.
- * Thread safety: in the creating process, from the thread that polls the
- * endpoint (a handler may call it) or before any thread polls it: the
- * handler table is plain memory that a poll reads without synchronisation.
- * Handlers are per process. Not from a signal handler (syncq/am.h is not
+ * Thread safety: in the creating process, before any thread polls the
+ * endpoint or sends through a peer connected with it as self, or from a
+ * handler while no other thread does: the handler table is plain memory
+ * that a poll reads without synchronisation. Handlers are per process. Not from a signal handler (syncq/am.h is not
  * async-signal-safe).
  * Progress: wait-free (two stores). */
 SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handler fn, void *ctx);
@@ -227,18 +227,28 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * claims of dead senders at the queue heads. SYNCQ_OK (even with nothing
  * to do), SYNCQ_EINVAL (NULL ep, budget 0, or a process that did not
  * create ep; or the segment's fixed fields, header and queue offsets,
- * were overwritten since creation: nothing is followed then). Polling a
- * queue already being polled further up this process's stack (a handler
- * that polls) skips that queue.
- * Thread safety: only in the creating process (SYNCQ_EINVAL elsewhere) and
- * by one thread at a time per endpoint: two threads polling one endpoint
- * would deliver one message twice. That thread is also the one that may
- * send through peers connected with this endpoint as self, since a stalled
- * send polls it; a handler may poll again (the queue being polled further
- * up is skipped). Senders of any process and thread run concurrently with
- * it. Not from a signal handler (syncq/am.h is not async-signal-safe). From
- * a postoffice fiber: yes (it never waits for a sender), if that fiber is
- * the endpoint's only poller.
+ * were overwritten since creation: nothing is followed then). A queue
+ * that another poll is in, further up this thread's stack (a handler that
+ * polls) or on another thread of the process, is skipped: this poll
+ * handles nothing from it, whatever it holds, and goes on to the other
+ * queue (it never waits for the other poll).
+ * Thread safety: only in the creating process (SYNCQ_EINVAL elsewhere), by
+ * any of its threads at once: each queue is polled by one thread at a time
+ * (taken with one CAS per queue per poll, given back with a release
+ * store), whether the others call syncq_am_poll or syncq_am_wait or are
+ * sends stalled on a full queue through peers connected with this
+ * endpoint as self, so every message is delivered once. The handlers of
+ * one queue run one at a time, each seeing the writes of those before it;
+ * a request handler and a reply handler may run at once on two threads.
+ * A thread that polls in a loop may find a queue busy for a while and
+ * handle nothing from it; what is left there goes to whichever poll
+ * takes the queue next. An endpoint with a transport attached
+ * (syncq/am_mpi.h) keeps one polling thread, the one its threading rule
+ * names: the transport's poll is not guarded between threads, and sends
+ * through peers connected with that endpoint as self belong to that
+ * thread too. Senders of any process and thread run concurrently with
+ * the polls. Not from a signal handler (syncq/am.h is not async-signal-safe). From a
+ * postoffice fiber: yes (it never waits for a sender or another poll).
  * Progress: it never waits for a sender: a head packet that is not ready
  * ends the poll; it runs at most budget handlers, whose own time it adds;
  * taking back a dead sender's claim is bounded by the queue's length.
@@ -302,8 +312,15 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * (for ever with SYNCQ_AM_WAIT_FOREVER), asleep for most of it (a message
  * to the skipped queue wakes it, and it sleeps again); a request handler
  * may wait for a reply, and sleeps until it comes.
- * Thread safety: as syncq_am_poll (the endpoint's one polling thread).
- * Not from a signal handler; not from a postoffice fiber (it yields and
+ * Thread safety: as syncq_am_poll: any thread of the creating process,
+ * several at once (each message is delivered once). A queue that another
+ * thread is polling (syncq_am_poll, a stalled send through a peer with
+ * this endpoint as self) is looked at as any other: while it holds a
+ * message the wait yields instead of sleeping, until that poll has
+ * delivered it. The sleep flag is one per endpoint (a waiter that wakes
+ * clears it under another that sleeps): with several threads waiting,
+ * one may sleep up to SYNCQ_AM_WAIT_SLEEP_SLICE_NS past a message that
+ * the others leave to it. Not from a signal handler; not from a postoffice fiber (it yields and
  * sleeps the thread, not the fiber: poll there instead).
  * Progress: blocking by design (it waits for senders), bounded by
  * timeout_ns plus its first poll and its last yield and poll (a yield on
@@ -343,7 +360,9 @@ SYNCQ_API const char *syncq_am_name(const syncq_am_endpoint *ep);
  * SYNCQ_ELIMIT (its table of repliable peers is full), SYNCQ_ESYS.
  * Thread safety: any thread of any process, concurrently with the
  * endpoint's polls and other processes' connects and sends (the
- * repliable-peer table is claimed by CAS). Not from a signal handler
+ * repliable-peer table is claimed by CAS). One self may serve many peers
+ * and the threads sending through them, and those threads may poll self
+ * too (syncq_am_poll, syncq_am_request). Not from a signal handler
  * (syncq/am.h is not async-signal-safe).
  * Progress: system calls (shm_open, mmap) and an allocation; the peer-table
  * claim is lock-free; it never waits for the endpoint's process.
@@ -385,8 +404,12 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  * included), concurrently with every other sender to the same endpoint: the
  * endpoint's claim algorithm arbitrates them, whichever processes they run
  * in. A peer connected with its own endpoint (self) polls self while the
- * send is stalled, so sends through it belong to the thread that polls self
- * (see syncq_am_poll); a peer connected with self NULL has no such rule.
+ * send is stalled, in the creating process only (not in a forked child),
+ * skipping a queue of self that another thread is polling
+ * (syncq_am_poll): any thread of the creating process may send through
+ * it, several at once, beside the threads that poll self; on a self with
+ * a transport attached (syncq/am_mpi.h), only self's one polling thread.
+ * A peer connected with self NULL polls nothing.
  * Not from a signal handler (syncq/am.h is not async-signal-safe). From a
  * postoffice fiber: with SYNCQ_AM_NOWAIT yes; a plain send that waits holds
  * the fiber's scheduler thread.
@@ -406,8 +429,12 @@ SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint
  * included), concurrently with every other sender to the same endpoint: the
  * endpoint's claim algorithm arbitrates them, whichever processes they run
  * in. A peer connected with its own endpoint (self) polls self while the
- * send is stalled, so sends through it belong to the thread that polls self
- * (see syncq_am_poll); a peer connected with self NULL has no such rule.
+ * send is stalled, in the creating process only (not in a forked child),
+ * skipping a queue of self that another thread is polling
+ * (syncq_am_poll): any thread of the creating process may send through
+ * it, several at once, beside the threads that poll self; on a self with
+ * a transport attached (syncq/am_mpi.h), only self's one polling thread.
+ * A peer connected with self NULL polls nothing.
  * Not from a signal handler (syncq/am.h is not async-signal-safe). From a
  * postoffice fiber: with SYNCQ_AM_NOWAIT yes; a plain send that waits holds
  * the fiber's scheduler thread.
@@ -427,8 +454,7 @@ SYNCQ_API int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const
  * requester's endpoint is gone. While its reply queue is full the replier
  * polls its own reply queue.
  * Thread safety: from a request handler, with its token, on the thread
- * running that handler (the endpoint's polling thread), at most once per
- * request. Not from a signal handler (syncq/am.h is not async-signal-safe).
+ * running that handler, at most once per request. Not from a signal handler (syncq/am.h is not async-signal-safe).
  * Progress: as a request's: it waits while the requester's reply queue is
  * full (polling its own reply queue meanwhile) unless SYNCQ_AM_NOWAIT; the
  * first reply to a requester maps its segment (system calls). */
@@ -438,8 +464,7 @@ SYNCQ_API int syncq_am_reply(syncq_am_token *token, unsigned handler, const uint
  * (within the bulk size, as syncq_am_request_bulk) copied into a bulk
  * block of the requester's reply queue.
  * Thread safety: from a request handler, with its token, on the thread
- * running that handler (the endpoint's polling thread), at most once per
- * request. Not from a signal handler (syncq/am.h is not async-signal-safe).
+ * running that handler, at most once per request. Not from a signal handler (syncq/am.h is not async-signal-safe).
  * Progress: as a request's: it waits while the requester's reply queue is
  * full (polling its own reply queue meanwhile) unless SYNCQ_AM_NOWAIT; the
  * first reply to a requester maps its segment (system calls). */

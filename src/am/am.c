@@ -32,7 +32,13 @@
  *                message = 1 acquire load + 1-2 release stores (free
  *                packet, block; each after a relaxed store of 0 in its
  *                start time) + 1 store of the head + 1 relaxed
- *                fetch-and-add (counter).
+ *                fetch-and-add (counter); every poll of a queue, empty
+ *                or not, also takes the queue with 1 relaxed load + 1
+ *                acquire CAS of a process-local word (the polling
+ *                thread's mark) and gives it back with 1 release store
+ *                (am_queue_take: of the threads of the creating process
+ *                that poll one endpoint at once, stalled senders
+ *                included, one at a time is in a queue).
  *   Memory:      never allocates on the send/poll paths; the first reply
  *                to a given requester maps its segment (malloc + mmap).
  *   Robustness:  a packet CLAIMED by a process that has died (pid gone,
@@ -161,12 +167,25 @@ static bool am_queue_idle(syncq_am_endpoint *ep, int qi) {
   return atomic_load_explicit(&am_pkt_at(&v, hd)->state, memory_order_relaxed) == am_state(hd, 0, AM_FREE);
 }
 
-/* Both queues of ep are idle, but for one being polled further up this
- * thread's stack: this wait cannot deliver from it (a message there rings
- * the bell all the same, a spurious wake-up). */
+/* The caller's mark in ep->polling: nonzero, one per live thread. */
+static inline uintptr_t am_poller_self(void) { return (uintptr_t)pthread_self(); }
+
+/* Queue qi is being polled further up this thread's stack: this wait
+ * cannot deliver from it (a message there rings the bell all the same, a
+ * spurious wake-up). A queue another thread is polling is looked at as
+ * any other: a message there keeps this wait yielding, not sleeping,
+ * until that poll has delivered it (it may have read the head before the
+ * message came, and a message committed before our flag rings nothing). */
+static bool am_polled_here(syncq_am_endpoint *ep, int qi) {
+  /* relaxed: only this thread writes its own mark, and it reads it back */
+  return atomic_load_explicit(&ep->polling[qi], memory_order_relaxed) == am_poller_self();
+}
+
+/* Both queues of ep are idle, but for one polled further up this thread's
+ * stack (am_polled_here). */
 static bool am_idle(syncq_am_endpoint *ep) {
-  return (ep->polling[AM_Q_REPLY] || am_queue_idle(ep, AM_Q_REPLY)) &&
-         (ep->polling[AM_Q_REQUEST] || am_queue_idle(ep, AM_Q_REQUEST));
+  return (am_polled_here(ep, AM_Q_REPLY) || am_queue_idle(ep, AM_Q_REPLY)) &&
+         (am_polled_here(ep, AM_Q_REQUEST) || am_queue_idle(ep, AM_Q_REQUEST));
 }
 
 /* Sleep up to ns unless a queue of ep has something (see above). False
@@ -175,10 +194,11 @@ static bool am_idle(syncq_am_endpoint *ep) {
  * assignment and its commit may be waiting for this processor) or one the
  * poll must take back, and no send may ring for it. True when it slept,
  * or when the look after the fence found a message just committed (the
- * wait polls at once). Only the endpoint's polling thread
- * sleeps here, and never while a handler runs (handlers run in
- * syncq_am_poll), so asleep is a flag that thread sets and clears, not a
- * count. */
+ * wait polls at once). asleep is a flag, not a count: the
+ * waiting thread sets and clears it. Where several threads wait on one
+ * endpoint, one that wakes clears it while another may sleep on: that
+ * one's wake-ups are lost, each costing at most its slice (am.h,
+ * syncq_am_wait). */
 static bool am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
   /* A first look without the flag: a queue that is not idle now needs no
    * wake-up, and senders are spared a flag that would send them into
@@ -305,12 +325,15 @@ static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, in
       am_claim_release(&v, &cs);
       return SYNCQ_FULL;
     }
-    /* stalled: make room in our own queues (000 §3.1) */
+    /* stalled: make room in our own queues (000 §3.1); a queue another
+     * thread of this process is polling is skipped (am_queue_take): that
+     * poll makes the room */
     if (may_poll) {
       (void)am_poll_queue(self, AM_Q_REPLY, AM_STALL_POLL_BUDGET);
       if (qi == AM_Q_REQUEST) (void)am_poll_queue(self, AM_Q_REQUEST, AM_STALL_POLL_BUDGET);
       /* and the transport's, so a job mixing both paths cannot deadlock */
       if (self->tp != NULL) (void)self->tp->poll(self->tp->ctx, AM_STALL_POLL_BUDGET);
+      SYNCQ_RACE_POINT("am.send.stalled"); /* tests: count the stalled sender's polls */
     }
     uint64_t t = syncq_now_ns();
     if (next_check == 0) {
@@ -591,14 +614,35 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
   return true;
 }
 
+/* Take queue qi of ep for one poll: false when a poll of it is under way,
+ * further up this thread's stack (a handler that polls: 000's handlers
+ * must not re-enter the queue they were called from) or on another thread
+ * of this process (a second polling thread, a send stalled on a full
+ * queue). One uncontended CAS per queue per poll; a queue found busy
+ * costs a load (a stalled sender retries every few microseconds and must
+ * not pull the line from the poller with a failing CAS each time). */
+static inline bool am_queue_take(syncq_am_endpoint *ep, int qi) {
+  /* relaxed: a hint; the CAS below decides */
+  if (atomic_load_explicit(&ep->polling[qi], memory_order_relaxed) != 0u) return false;
+  uintptr_t idle = 0;
+  /* acquire: pairs with the release store in am_poll_queue of the poll
+   * before ours, on whatever thread (its head store, its recovery state
+   * and its handlers' writes happen before our reads); relaxed on
+   * failure: we touch nothing of the queue then */
+  return atomic_compare_exchange_strong_explicit(&ep->polling[qi], &idle, am_poller_self(), memory_order_acquire,
+                                                 memory_order_relaxed);
+}
+
 /* Poll one queue of ep; budget messages at most. */
 static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
-  if (ep->polling[qi]) return 0; /* a handler further up is in this queue's poll */
-  ep->polling[qi] = true;
+  if (!am_queue_take(ep, qi)) return 0; /* polled further up this stack or on another thread */
+  /* tests: hold a poll with its queue taken while another thread polls */
+  SYNCQ_RACE_POINT(qi == AM_Q_REQUEST ? "am.poll.taken.request" : "am.poll.taken.reply");
   am_qview v; /* from the geometry validated at creation, never the segment's copy */
   am_qview_of(ep->base, &ep->geo, qi, &v);
   am_queue *q = v.q;
-  /* relaxed: only this process writes the head */
+  /* relaxed: only this process writes the head, and the last poll's store
+   * is ordered before this load by polling[qi] (am_queue_take) */
   uint32_t hd = atomic_load_explicit(&q->head, memory_order_relaxed);
   unsigned done = 0;
   bool recovering = false;
@@ -608,6 +652,7 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
     uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
     unsigned type = am_state_type(s);
     if (am_state_pos(s) == hd && (type == AM_READY || type == AM_READY_BULK)) {
+      SYNCQ_RACE_POINT("am.poll.ready"); /* tests: a poll that found its head packet ready */
       ep->stuck_since[qi] = 0;
       deliver(ep, qi, &v, p, s, hd);
       done++;
@@ -622,10 +667,13 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
       break;
     }
     hd++;
-    /* relaxed: read by this process only (diagnostics elsewhere) */
+    /* relaxed: read by this process only (diagnostics elsewhere), and by
+     * the next poll after polling[qi]'s release and acquire */
     atomic_store_explicit(&q->head, hd, memory_order_relaxed);
   }
-  ep->polling[qi] = false;
+  /* release: pairs with the acquire CAS in am_queue_take of the next poll
+   * of this queue, on whatever thread */
+  atomic_store_explicit(&ep->polling[qi], 0u, memory_order_release);
   return done;
 }
 

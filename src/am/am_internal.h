@@ -7,6 +7,7 @@
 #ifndef SYNCQ_AM_INTERNAL_H
 #define SYNCQ_AM_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,14 +64,21 @@ struct syncq_am_endpoint {
   syncq_am_handler default_fn;
   void *default_ctx;
   syncq_am_peer *reply_peer[SYNCQ_AM_MAX_PEERS]; /* connected on the first reply */
-  bool polling[AM_NQUEUES];                      /* a poll of that queue is further up the stack */
-  uint32_t stuck_pos[AM_NQUEUES];                /* head position the receiver is waiting at */
-  uint64_t stuck_since[AM_NQUEUES];              /* since when (0: not waiting) */
-  uint32_t idle_polls[AM_NQUEUES];               /* lock-free: empty polls, to look at the clock rarely */
-  uint64_t unclaimed_since[AM_NQUEUES];          /* lock-free: head assigned but not claimed since */
-  uint32_t unclaimed_tail[AM_NQUEUES];           /* lock-free: the tail then (positions before it were assigned) */
-  const am_transport *tp;                        /* also polled by syncq_am_poll (may be NULL) */
-  bool tp_first;                                 /* the next syncq_am_poll runs tp's messages first */
+  /* Nonzero while a poll of that queue is under way: the mark of the
+   * thread polling it (am.c, am_poller_self), further up its stack (a
+   * handler that polls) or on another thread of this process (a second
+   * polling thread, a send stalled on a full queue). Taken with a CAS
+   * and given back with a release store by am_poll_queue, so one thread
+   * at a time reads and writes the queue's head and the recovery state
+   * below (their plain accesses are ordered by it). */
+  _Atomic(uintptr_t) polling[AM_NQUEUES];
+  uint32_t stuck_pos[AM_NQUEUES];       /* head position the receiver is waiting at */
+  uint64_t stuck_since[AM_NQUEUES];     /* since when (0: not waiting) */
+  uint32_t idle_polls[AM_NQUEUES];      /* lock-free: empty polls, to look at the clock rarely */
+  uint64_t unclaimed_since[AM_NQUEUES]; /* lock-free: head assigned but not claimed since */
+  uint32_t unclaimed_tail[AM_NQUEUES];  /* lock-free: the tail then (positions before it were assigned) */
+  const am_transport *tp;               /* also polled by syncq_am_poll (may be NULL) */
+  bool tp_first;                        /* the next syncq_am_poll runs tp's messages first */
   /* syncq_am_wait (am.c, "Sleeping"): SYNCQ_AM_WAIT_YIELD_NS and
    * SYNCQ_AM_WAIT_SLEEP_SLICE_NS; tests change them (am_test.c: a wait
    * that sleeps at once, a slice longer than the wait's timeout, so that

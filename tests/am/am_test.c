@@ -19,10 +19,13 @@
  * in another process, thousands of sleeping request/reply rounds,
  * overwritten doorbell words, a wait that yields instead of sleeping while
  * a stopped sender holds a claim or an assigned position, and the
- * take-back of a claim whose sender died while the wait slept); every bad
- * input.
+ * take-back of a claim whose sender died while the wait slept); threads
+ * of one process polling one endpoint at once, sending through peers with
+ * it as self into a full queue, and waiting beside another thread's poll:
+ * each message delivered exactly once; every bad input.
  *
- * Children are forked from this single-threaded process, run only library
+ * Children are forked from this process while it is single-threaded (the
+ * thread tests join their threads before they return), run only library
  * code and _exit with a code the parent checks; each arms alarm() so a hang
  * fails (SIGALRM) instead of blocking the suite. Segment names carry the
  * test's pid, so parallel runs and other worktrees never collide, and
@@ -31,11 +34,13 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -1680,6 +1685,411 @@ static void test_transport_turn(void **state) {
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
+/* ================================================================ threads of one endpoint */
+
+/* Threads of the creating process that poll one endpoint at once, or send
+ * through peers connected with it as self (a send stalled on a full queue
+ * polls self): each queue is polled by one of them at a time, so every
+ * message is delivered exactly once. The held cases stop one poll with
+ * its request queue taken (race point "am.poll.taken.request") until a
+ * second thread's poll has found the head packet ready ("am.poll.ready")
+ * or has returned; the second then waits at that point until the first
+ * has delivered. A second poll that got into the queue delivers the
+ * message twice; one that finds the queue busy returns without it.
+ * Threads here are joined before the test returns (the tests after it
+ * fork). */
+#define MT_IDS (SANITIZED ? 3000u : 20000u) /* messages of the streams into the polled endpoint */
+#define MT_SENDERS 3                        /* threads sending through peers with self = the polled endpoint */
+#define MT_PER_SENDER (SANITIZED ? 300u : 2000u)
+#define MT_DEADLINE_NS 30000000000ull /* 30 s: a stream not done by then has lost or stuck a message */
+#define MT_HOLD_NS 10000000000ull     /* 10 s: the longest a held thread waits for the other */
+
+enum { H_ID = 12 };
+enum { MT_NONE = 0, MT_FIRST = 1, MT_SECOND = 2 }; /* a thread's part in a held case */
+
+typedef struct mt_state {
+  _Atomic(uint32_t) count[MT_IDS];      /* deliveries of each id */
+  _Atomic(uint32_t) delivered;          /* deliveries of every id */
+  _Atomic(uint32_t) bad;                /* ids out of range */
+  _Atomic(uint32_t) first_held;         /* the first thread stopped with the request queue taken */
+  _Atomic(uint32_t) first_done;         /* its poll (or stalled round) is over */
+  _Atomic(uint32_t) second_ready;       /* the second thread found the head ready */
+  _Atomic(uint32_t) second_done;        /* its poll (or stalled round) is over */
+  _Atomic(uint32_t) stop;               /* pollers end */
+  _Atomic(uint32_t) stalls[MT_SENDERS]; /* stalled rounds of each sender */
+  _Atomic(uint32_t) sent_full;          /* messages delivered at the full endpoint */
+  _Atomic(uint32_t) slept, yielded;     /* sleeps and yields of syncq_am_wait */
+  syncq_am_endpoint *ep;                /* the endpoint polled by several threads */
+  syncq_am_peer *to_full[MT_SENDERS];   /* senders: to the full endpoint, self = ep */
+  unsigned polled[2];                   /* messages each polling thread handled */
+} mt_state;
+
+static mt_state *mt; /* the race hook's view of the running test */
+static _Thread_local int mt_sender = -1;
+static _Thread_local int mt_part = MT_NONE;
+
+static void mt_wait_for(_Atomic(uint32_t) *a, _Atomic(uint32_t) *b) {
+  uint64_t t0 = syncq_now_ns();
+  while (atomic_load(a) == 0 && (b == NULL || atomic_load(b) == 0) && syncq_now_ns() - t0 < MT_HOLD_NS) sched_yield();
+}
+
+/* A held thread's poll or stalled round is over. */
+static void mt_done(void) {
+  if (mt_part == MT_FIRST && atomic_load(&mt->first_held)) atomic_store(&mt->first_done, 1u);
+  if (mt_part == MT_SECOND) atomic_store(&mt->second_done, 1u);
+}
+
+static void mt_hook(const char *name) {
+  if (strcmp(name, "am.wait.sleep") == 0) atomic_fetch_add(&mt->slept, 1u);
+  if (strcmp(name, "am.wait.yield") == 0) atomic_fetch_add(&mt->yielded, 1u);
+  if (strcmp(name, "am.send.stalled") == 0) {
+    if (mt_sender >= 0) atomic_fetch_add(&mt->stalls[mt_sender], 1u);
+    mt_done();
+  } else if (mt_part == MT_FIRST && strcmp(name, "am.poll.taken.request") == 0 &&
+             atomic_exchange(&mt->first_held, 1u) == 0u) {
+    mt_wait_for(&mt->second_ready, &mt->second_done);
+  } else if (mt_part == MT_SECOND && strcmp(name, "am.poll.ready") == 0 &&
+             atomic_exchange(&mt->second_ready, 1u) == 0u) {
+    mt_wait_for(&mt->first_done, NULL);
+  }
+}
+
+static void mt_reset(mt_state *s) { /* no other thread runs */
+  memset(s->count, 0, sizeof s->count);
+  atomic_store(&s->delivered, 0u);
+  atomic_store(&s->first_held, 0u);
+  atomic_store(&s->first_done, 0u);
+  atomic_store(&s->second_ready, 0u);
+  atomic_store(&s->second_done, 0u);
+  atomic_store(&s->stop, 0u);
+  atomic_store(&s->sent_full, 0u);
+  s->polled[0] = s->polled[1] = 0;
+}
+
+static void h_id(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)data, (void)len;
+  mt_state *s = ctx;
+  if (nargs != 1 || args[0] >= MT_IDS) {
+    atomic_fetch_add(&s->bad, 1u);
+    return;
+  }
+  atomic_fetch_add(&s->count[args[0]], 1u);
+  atomic_fetch_add(&s->delivered, 1u);
+}
+
+static void h_full(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)args, (void)nargs, (void)data, (void)len;
+  atomic_fetch_add(&((mt_state *)ctx)->sent_full, 1u);
+}
+
+/* Ids [0, ids) were each delivered at most once, and those below `all`
+ * exactly once. */
+static void mt_check_once(mt_state *s, uint32_t ids, uint32_t all) {
+  uint32_t dup = 0, missing = 0;
+  for (uint32_t i = 0; i < ids; i++) {
+    uint32_t c = atomic_load(&s->count[i]);
+    if (c > 1u) dup++;
+    if (c == 0u && i < all) missing++;
+  }
+  if (dup || missing || atomic_load(&s->bad))
+    print_error("ids delivered twice or more: %u, never: %u, bad: %u\n", dup, missing, atomic_load(&s->bad));
+  assert_int_equal(dup, 0);
+  assert_int_equal(missing, 0);
+  assert_int_equal(atomic_load(&s->bad), 0);
+}
+
+/* Send ids [0, n) to peer without waiting (NOWAIT, retried): a test whose
+ * pollers broke the queue fails at its deadline instead of hanging here. */
+static bool mt_feed(syncq_am_peer *peer, uint32_t n, uint64_t deadline) {
+  for (uint32_t i = 0; i < n; i++) {
+    int r;
+    while ((r = syncq_am_request(peer, H_ID, &i, 1, SYNCQ_AM_NOWAIT)) == SYNCQ_FULL || r == SYNCQ_EBUSY) {
+      if (syncq_now_ns() > deadline) return false;
+      sched_yield();
+    }
+    if (r != SYNCQ_OK) return false;
+  }
+  return true;
+}
+
+typedef struct mt_poller {
+  mt_state *s;
+  int index;
+} mt_poller;
+
+static void *mt_poll_loop(void *arg) {
+  mt_poller *p = arg;
+  while (atomic_load(&p->s->stop) == 0) {
+    unsigned n = 0;
+    if (syncq_am_poll(p->s->ep, 2, &n) != SYNCQ_OK) break;
+    p->s->polled[p->index] += n;
+    if (n == 0) sched_yield();
+  }
+  return NULL;
+}
+
+/* The first thread of a held case: one poll. */
+static void *mt_poll_first(void *arg) {
+  mt_state *s = arg;
+  mt_part = MT_FIRST;
+  unsigned n = 0;
+  (void)syncq_am_poll(s->ep, 1, &n);
+  s->polled[0] = n;
+  mt_done();
+  return NULL;
+}
+
+/* The second thread of a held case, on the calling thread: one poll once
+ * the first is held. */
+static unsigned mt_poll_second(mt_state *s) {
+  mt_wait_for(&s->first_held, NULL);
+  assert_int_equal(atomic_load(&s->first_held), 1);
+  mt_part = MT_SECOND;
+  unsigned n = 99;
+  assert_int_equal(syncq_am_poll(s->ep, 8, &n), SYNCQ_OK);
+  mt_done();
+  mt_part = MT_NONE;
+  return n;
+}
+
+static mt_state *mt_new(void) {
+  mt_state *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  mt = s;
+  syncq_race_hook = mt_hook; /* before the threads start */
+  return s;
+}
+
+static void mt_free(mt_state *s) {
+  syncq_race_hook = NULL; /* after the joins */
+  mt = NULL;
+  free(s);
+}
+
+/* Two threads call syncq_am_poll on one endpoint. Held: the first stops
+ * with the request queue taken; the second poll handles nothing from it,
+ * and the first delivers id 0 once. Then a stream, both polling in a
+ * loop: each id delivered exactly once. */
+static void test_poll_two_threads(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "mtpoll", 0);
+  syncq_am_config cfg = {.packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+  mt_state *s = mt_new();
+  assert_int_equal(syncq_am_create(name, &cfg, &s->ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(s->ep, H_ID, "id", h_id, s), SYNCQ_OK);
+  syncq_am_peer *in;
+  assert_int_equal(syncq_am_connect(NULL, name, &in), SYNCQ_OK);
+
+  /* held */
+  assert_true(mt_feed(in, 1, syncq_now_ns() + MT_DEADLINE_NS));
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, mt_poll_first, s), 0);
+  unsigned n = mt_poll_second(s);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  mt_check_once(s, 1, 1);
+  assert_int_equal(n, 0);            /* the queue was the first thread's */
+  assert_int_equal(s->polled[0], 1); /* which delivered id 0 */
+  assert_int_equal(atomic_load(&s->second_ready), 0);
+
+  /* a stream */
+  mt_reset(s);
+  mt_poller pl[2] = {{s, 0}, {s, 1}};
+  pthread_t pt[2];
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&pt[i], NULL, mt_poll_loop, &pl[i]), 0);
+  uint64_t deadline = syncq_now_ns() + MT_DEADLINE_NS;
+  bool fed = mt_feed(in, MT_IDS, deadline);
+  while (fed && atomic_load(&s->delivered) < MT_IDS && syncq_now_ns() < deadline) usleep(1000);
+  atomic_store(&s->stop, 1u);
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_join(pt[i], NULL), 0);
+  mt_check_once(s, MT_IDS, fed ? MT_IDS : 0);
+  assert_true(fed);
+  assert_int_equal(s->polled[0] + s->polled[1], MT_IDS);
+  assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
+  mt_free(s);
+}
+
+/* syncq_am_wait beside another thread's poll: that poll holds the request
+ * queue (taken, its head not yet read) when a message comes in. The wait
+ * cannot deliver it, and must not sleep on it either (nothing rings for a
+ * message committed before the sleep flag, and the other poll may have
+ * read the head before it came): it yields until its timeout; the other
+ * poll then delivers the message, once. */
+static void test_wait_beside_poll(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "mtwait", 0);
+  mt_state *s = mt_new();
+  assert_int_equal(syncq_am_create(name, NULL, &s->ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(s->ep, H_ID, "id", h_id, s), SYNCQ_OK);
+  s->ep->sleep_after_ns = 0; /* sleep at once wherever it may */
+  syncq_am_peer *in;
+  assert_int_equal(syncq_am_connect(NULL, name, &in), SYNCQ_OK);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, mt_poll_first, s), 0);
+  mt_wait_for(&s->first_held, NULL);
+  assert_int_equal(atomic_load(&s->first_held), 1);
+  assert_true(mt_feed(in, 1, syncq_now_ns() + MT_DEADLINE_NS));
+  unsigned n = 99;
+  assert_int_equal(syncq_am_wait(s->ep, 8, WAIT_EMPTY_NS, &n), SYNCQ_ETIMEDOUT);
+  assert_int_equal(n, 0);
+  uint32_t slept = atomic_load(&s->slept), yielded = atomic_load(&s->yielded);
+  atomic_store(&s->second_done, 1u); /* the held poll goes on */
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(slept, 0);
+  assert_true(yielded > 0);
+  assert_int_equal(s->polled[0], 1);
+  mt_check_once(s, 1, 1);
+  assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
+  mt_free(s);
+}
+
+typedef struct mt_sender_arg {
+  mt_state *s;
+  int index;
+  int part;       /* in a held case: MT_FIRST or MT_SECOND */
+  uint32_t count; /* messages to send to the full endpoint */
+  int result;     /* SYNCQ_OK if every send went through */
+} mt_sender_arg;
+
+static void *mt_send_loop(void *arg) {
+  mt_sender_arg *a = arg;
+  mt_sender = a->index;
+  mt_part = a->part;
+  a->result = SYNCQ_OK;
+  for (uint32_t i = 0; i < a->count && a->result == SYNCQ_OK; i++) {
+    uint32_t w = (uint32_t)a->index;
+    a->result = syncq_am_request(a->s->to_full[a->index], H_ID, &w, 1, 0); /* blocking: stalls, polls ep */
+  }
+  return NULL;
+}
+
+/* Drain the full endpoint one message at a time, yielding between polls,
+ * so the senders keep finding it full; until `total` came or the
+ * deadline. */
+static void mt_drain(syncq_am_endpoint *full, mt_state *s, uint32_t total) {
+  uint64_t deadline = syncq_now_ns() + 2u * MT_DEADLINE_NS;
+  while (atomic_load(&s->sent_full) < total && syncq_now_ns() < deadline) {
+    if (syncq_am_poll(full, 1, NULL) != SYNCQ_OK) break;
+    sched_yield();
+  }
+}
+
+typedef struct mt_drainer {
+  syncq_am_endpoint *full;
+  mt_state *s;
+  uint32_t total;
+} mt_drainer;
+
+static void *mt_drain_loop(void *arg) {
+  mt_drainer *d = arg;
+  mt_drain(d->full, d->s, d->total);
+  return NULL;
+}
+
+/* Fill the endpoint of peer (NOWAIT until it refuses): how many went in. */
+static uint32_t mt_fill(syncq_am_peer *peer) {
+  uint32_t filled = 0, zero = 0;
+  while (syncq_am_request(peer, H_ID, &zero, 1, SYNCQ_AM_NOWAIT) == SYNCQ_OK) filled++;
+  return filled;
+}
+
+/* Threads that send through peers connected with self = ep, into an
+ * endpoint whose queue is full, poll ep while they stall (000 §3.1).
+ * Held, twice: a stalled sender stopped with ep's request queue taken
+ * while the main thread polls ep, then a polling thread stopped so while
+ * a sender stalls; the other poll handles nothing from the queue, and id
+ * 0 is delivered once. Then a stream: a polling thread and three stalled
+ * senders all poll ep while the main thread feeds it: each id delivered
+ * exactly once. */
+static void test_stalled_senders_self(void **state) {
+  (void)state;
+  char name[96], fname[96];
+  name_of(name, sizeof name, "mtself", 0);
+  name_of(fname, sizeof fname, "mtself", 1);
+  syncq_am_config cfg = {.packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+  syncq_am_config fcfg = {.packets = 2, .bulk_blocks = 1, .bulk_size = 64};
+  mt_state *s = mt_new();
+  syncq_am_endpoint *full;
+  assert_int_equal(syncq_am_create(name, &cfg, &s->ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_create(fname, &fcfg, &full), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(s->ep, H_ID, "id", h_id, s), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(full, H_ID, "full", h_full, s), SYNCQ_OK);
+  syncq_am_peer *in, *filler;
+  assert_int_equal(syncq_am_connect(NULL, name, &in), SYNCQ_OK);
+  assert_int_equal(syncq_am_connect(NULL, fname, &filler), SYNCQ_OK);
+  for (int i = 0; i < MT_SENDERS; i++) assert_int_equal(syncq_am_connect(s->ep, fname, &s->to_full[i]), SYNCQ_OK);
+
+  /* held: the stalled sender first, then the polling thread first */
+  mt_sender_arg sa[MT_SENDERS];
+  pthread_t st[MT_SENDERS];
+  for (int first_is_sender = 1; first_is_sender >= 0; first_is_sender--) {
+    mt_reset(s);
+    uint32_t filled = mt_fill(filler);
+    assert_true(filled > 0);
+    assert_true(mt_feed(in, 1, syncq_now_ns() + MT_DEADLINE_NS));
+    sa[0] = (mt_sender_arg){s, 0, first_is_sender ? MT_FIRST : MT_SECOND, 1, -1};
+    unsigned n = 99;
+    if (first_is_sender) {
+      assert_int_equal(pthread_create(&st[0], NULL, mt_send_loop, &sa[0]), 0);
+      n = mt_poll_second(s);
+      assert_int_equal(n, 0); /* the queue was the stalled sender's */
+    } else {
+      pthread_t pt;
+      assert_int_equal(pthread_create(&pt, NULL, mt_poll_first, s), 0);
+      mt_wait_for(&s->first_held, NULL);
+      assert_int_equal(pthread_create(&st[0], NULL, mt_send_loop, &sa[0]), 0);
+      mt_wait_for(&s->second_done, &s->second_ready); /* the sender's stalled round */
+      atomic_store(&s->first_done, 1u);               /* lets a sender that got in go on (a failure) */
+      assert_int_equal(pthread_join(pt, NULL), 0);
+      assert_int_equal(s->polled[0], 1); /* the polling thread delivered id 0 */
+    }
+    mt_drain(full, s, filled + 1u);
+    assert_int_equal(pthread_join(st[0], NULL), 0);
+    assert_int_equal(sa[0].result, SYNCQ_OK);
+    assert_int_equal(atomic_load(&s->first_held), 1);
+    assert_int_equal(atomic_load(&s->second_ready), 0);
+    mt_check_once(s, 1, 1);
+  }
+
+  /* a stream */
+  mt_reset(s);
+  mt_poller pl = {s, 0};
+  pthread_t pt, dt;
+  mt_drainer dr = {full, s, MT_SENDERS * MT_PER_SENDER};
+  assert_int_equal(pthread_create(&pt, NULL, mt_poll_loop, &pl), 0);
+  assert_int_equal(pthread_create(&dt, NULL, mt_drain_loop, &dr), 0);
+  for (int i = 0; i < MT_SENDERS; i++) {
+    atomic_store(&s->stalls[i], 0u);
+    sa[i] = (mt_sender_arg){s, i, MT_NONE, MT_PER_SENDER, -1};
+    assert_int_equal(pthread_create(&st[i], NULL, mt_send_loop, &sa[i]), 0);
+  }
+  uint64_t deadline = syncq_now_ns() + MT_DEADLINE_NS;
+  bool fed = mt_feed(in, MT_IDS, deadline);
+  while (fed && atomic_load(&s->delivered) < MT_IDS && syncq_now_ns() < deadline) usleep(1000);
+  for (int i = 0; i < MT_SENDERS; i++) assert_int_equal(pthread_join(st[i], NULL), 0); /* the drain ends them */
+  atomic_store(&s->stop, 1u);
+  assert_int_equal(pthread_join(pt, NULL), 0);
+  assert_int_equal(pthread_join(dt, NULL), 0);
+  uint32_t stalled = 0;
+  for (int i = 0; i < MT_SENDERS; i++) {
+    assert_int_equal(sa[i].result, SYNCQ_OK);
+    stalled += atomic_load(&s->stalls[i]);
+  }
+  mt_check_once(s, MT_IDS, fed ? MT_IDS : 0);
+  assert_true(fed);
+  assert_int_equal(atomic_load(&s->sent_full), MT_SENDERS * MT_PER_SENDER);
+  assert_true(stalled > 0); /* the senders did poll ep */
+  for (int i = 0; i < MT_SENDERS; i++) assert_int_equal(syncq_am_disconnect(s->to_full[i]), SYNCQ_OK);
+  assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
+  assert_int_equal(syncq_am_disconnect(filler), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(full), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
+  mt_free(s);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
@@ -1703,6 +2113,9 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
     cmocka_unit_test(test_transport_turn),
+    cmocka_unit_test(test_poll_two_threads),
+    cmocka_unit_test(test_wait_beside_poll),
+    cmocka_unit_test(test_stalled_senders_self),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,6 +50,14 @@
  *   "am.claim.tail"  a locking claim's critical section with the packet
  *                    (and block) claimed, the tail not yet advanced
  *                    (src/am/claim_common.c): am_test kills a sender there.
+ *   "am.send.stalled"  a send stalled on a full queue, right after it polled
+ *                    its own endpoint (src/am/am.c): am_test counts them.
+ *   "am.poll.taken.request", "am.poll.taken.reply"  a poll of that queue
+ *                    that has taken it (nobody else polls it until it
+ *                    returns), its head not yet read; "am.poll.ready": a
+ *                    poll that found its head packet ready, not yet
+ *                    delivered (src/am/am.c): am_test holds one poll there
+ *                    while another thread polls the endpoint.
  *   "am.wait.sleep", "am.wait.yield"  syncq_am_wait about to sleep on its
  *                    doorbell (its queues looked idle after its fence), or
  *                    to yield the processor between polls (src/am/am.c):
