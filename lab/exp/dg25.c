@@ -140,9 +140,9 @@ static void note_queue_wait(lab_ctx *ctx) {
 }
 
 /* *failed counts the answers FULL (enqueue) or EMPTY (dequeue) that were
- * retried: the points' full_polls_per_op and empty_polls_per_op, which say
- * which side waited for the other (a queue that runs empty sets its pace by
- * its producers, one that runs full by its consumers). */
+ * retried: the points' full_polls_per_op and empty_polls_per_op, the
+ * waiting the driver saw. A queue's own waiting inside an operation (a
+ * dequeue whose ticket's item is not written yet) is not among them. */
 static inline void enqueue_wait(const syncq_queue_ops *ops, void *q, void *item, lab_queue_wait policy,
                                 uint64_t *failed) {
   uint32_t spins = 0;
