@@ -320,7 +320,12 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * delivered it. The sleep flag is one per endpoint (a waiter that wakes
  * clears it under another that sleeps): with several threads waiting,
  * one may sleep up to SYNCQ_AM_WAIT_SLEEP_SLICE_NS past a message that
- * the others leave to it. Not from a signal handler; not from a postoffice fiber (it yields and
+ * the others leave to it. A message that another thread's poll delivers
+ * does not end this wait (it ends on what it handled itself): where other
+ * threads poll the endpoint, a wait for one particular message (a request
+ * handler's wait for its reply) may see it handled elsewhere and run to
+ * its timeout, so give one and check what the handler recorded rather
+ * than use SYNCQ_AM_WAIT_FOREVER. Not from a signal handler; not from a postoffice fiber (it yields and
  * sleeps the thread, not the fiber: poll there instead).
  * Progress: blocking by design (it waits for senders), bounded by
  * timeout_ns plus its first poll and its last yield and poll (a yield on

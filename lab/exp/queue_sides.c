@@ -21,7 +21,9 @@
  * item of a ticket already taken, cells moving between the two sides'
  * caches). The threads are placed as dg25-prodcons places them: producers
  * on the first N slots of the pinning order, consumers on the next N, so
- * the drain reads cells the fill wrote on other cores.
+ * the drain reads cells the fill wrote on other cores (while 2N slots fit
+ * the processing units; past them the slots wrap, as dg25-prodcons's do,
+ * and consumers share the producers' units).
  *
  * The queue must hold every item at once: the unbounded queues get
  * dg25-prodcons's capacity (1,024: the size of their rings or blocks, as

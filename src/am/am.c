@@ -157,7 +157,9 @@ static void am_ring(am_header *h) {
 static bool am_queue_idle(syncq_am_endpoint *ep, int qi) {
   am_qview v; /* from the validated geometry, as the poll's */
   am_qview_of(ep->base, &ep->geo, qi, &v);
-  /* relaxed: only this process writes the head */
+  /* relaxed: only this process's polls write the head, maybe another
+   * thread's here, without polling[qi]'s acquire: a stale head is behind
+   * the tail, so it only makes the queue look busy (the wait yields) */
   uint32_t hd = atomic_load_explicit(&v.q->head, memory_order_relaxed);
   /* relaxed: in am_sleep's look after the flag, ordered after asleep's
    * store by its fence (pairs with am_ring's); its first look, before the
