@@ -69,7 +69,8 @@ static inline uint64_t qs_value(void *p) { return ((uint64_t)(uintptr_t)p >> 4) 
 
 /* The first unexpected status stops every thread of the sample. */
 static bool qs_failed(qs_run *r, int st, int expected) {
-  if (st == expected) return atomic_load_explicit(&r->error, memory_order_relaxed) != SYNCQ_OK; /* relaxed: a stop flag */
+  if (st == expected)
+    return atomic_load_explicit(&r->error, memory_order_relaxed) != SYNCQ_OK; /* relaxed: a stop flag */
   int none = SYNCQ_OK;
   (void)atomic_compare_exchange_strong(&r->error, &none, st);
   return true;
@@ -216,8 +217,9 @@ static int queue_sides_run(lab_ctx *ctx) {
        * claimer is left out only where the N threads outnumber the units */
       if ((algo->props & SYNCQ_PROP_SPINS_ON_PREEMPTED) && threads[t] > lab_pus(ctx)) {
         if (!lab_planning(ctx) && !spinners_noted && lab_selected(ctx, algo->name))
-          lab_note(ctx, "the queues whose operations spin on a preempted claimer (spins-on-preempted, as %s) "
-                        "are not run where the N threads of a side outnumber the %d processing units",
+          lab_note(ctx,
+                   "the queues whose operations spin on a preempted claimer (spins-on-preempted, as %s) "
+                   "are not run where the N threads of a side outnumber the %d processing units",
                    algo->name, lab_pus(ctx));
         spinners_noted = spinners_noted || !lab_planning(ctx);
         continue;
@@ -229,7 +231,8 @@ static int queue_sides_run(lab_ctx *ctx) {
         int st = cap ? SYNCQ_OK : SYNCQ_EINVAL;
         void *q = cap ? qs_make(&pts[a], &st) : NULL;
         if (q == NULL) {
-          lab_note(ctx, "%s not measured at threads=%d: a queue of capacity %zu (every item at once) cannot be made: %s",
+          lab_note(ctx,
+                   "%s not measured at threads=%d: a queue of capacity %zu (every item at once) cannot be made: %s",
                    algo->name, threads[t], cap, syncq_strerror(st));
           continue;
         }
