@@ -30,8 +30,8 @@
  * there), the bounded ones a capacity of N * items rounded up to a power
  * of two (a queue that cannot be that large is named in a note and left
  * out of that point). A FULL during the fill or an EMPTY during the drain
- * is retried after a pause (a yield every 32nd), as dg25-prodcons's
- * default waiting, and counted (full_polls_per_op, empty_polls_per_op).
+ * is retried after the run's --queue-wait, as in dg25-prodcons, and
+ * counted (full_polls_per_op, empty_polls_per_op).
  * Validation: the drain's checksum is the fill's, and the queue ends
  * empty.
  */
@@ -42,11 +42,10 @@
 #include "../lab.h"
 #include "syncq/pr.h"
 #include "syncq/queue.h"
-#include "syncq/wait.h"
+#include "queue_items.h"
 
-#define QS_UNBOUNDED_CAPACITY 1024 /* dg25-prodcons's: the rings' and blocks' size hint */
-#define QS_SPINS_BEFORE_YIELD 32   /* dg25-prodcons's default waiting (--queue-wait pause) */
-#define QS_ITEMS_FULL 65536ull     /* dg25-prodcons's (004 §VI-A) items per thread */
+#define QS_UNBOUNDED_CAPACITY LAB_QUEUE_CAPACITY /* dg25-prodcons's: the rings' and blocks' size hint */
+#define QS_ITEMS_FULL 65536ull                   /* dg25-prodcons's (004 §VI-A) items per thread */
 
 typedef struct qs_point {
   const syncq_algo *algo;
@@ -58,14 +57,12 @@ typedef struct qs_point {
 typedef struct qs_run {
   const qs_point *pt;
   const syncq_queue_ops *ops;
+  lab_queue_wait wait; /* the run's --queue-wait */
   void *q;
   _Atomic(uint64_t) sum;
   _Atomic(uint64_t) polls; /* FULL during the fill, EMPTY during the drain */
   _Atomic(int) error;      /* the first answer that was neither success nor FULL/EMPTY */
 } qs_run;
-
-static inline void *qs_item(uint64_t v) { return (void *)(uintptr_t)((v + 1) << 4); }
-static inline uint64_t qs_value(void *p) { return ((uint64_t)(uintptr_t)p >> 4) - 1; }
 
 /* The first unexpected status stops every thread of the sample. */
 static bool qs_failed(qs_run *r, int st, int expected) {
@@ -82,10 +79,10 @@ static void qs_fill(lab_worker *w) {
   for (uint64_t i = 0; i < r->pt->items; i++) {
     uint32_t spins = 0;
     int st;
-    while ((st = r->ops->enqueue(r->q, qs_item((uint64_t)w->id << 20 | i))) != SYNCQ_OK) {
+    while ((st = r->ops->enqueue(r->q, lab_queue_item(lab_queue_number(w->id, i)))) != SYNCQ_OK) {
       if (qs_failed(r, st, SYNCQ_FULL)) return;
       polls++;
-      syncq_wait_spin_yield(&spins, QS_SPINS_BEFORE_YIELD);
+      lab_queue_wait_poll(r->wait, &spins);
     }
   }
   atomic_fetch_add(&r->polls, polls);
@@ -101,9 +98,9 @@ static void qs_drain(lab_worker *w) {
     while ((st = r->ops->dequeue(r->q, &x)) != SYNCQ_OK) {
       if (qs_failed(r, st, SYNCQ_EMPTY)) return;
       polls++;
-      syncq_wait_spin_yield(&spins, QS_SPINS_BEFORE_YIELD);
+      lab_queue_wait_poll(r->wait, &spins);
     }
-    sum += qs_value(x);
+    sum += lab_queue_value(x);
   }
   atomic_fetch_add(&r->sum, sum);
   atomic_fetch_add(&r->polls, polls);
@@ -121,6 +118,7 @@ static int qs_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   memset(&r, 0, sizeof r);
   r.pt = pt;
   r.ops = pt->algo->ops;
+  r.wait = lab_get_queue_wait(ctx);
   atomic_init(&r.error, SYNCQ_OK);
   int st;
   r.q = qs_make(pt, &st);
@@ -151,8 +149,7 @@ static int qs_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
              syncq_strerror(atomic_load(&r.error)));
     return -1;
   }
-  uint64_t want = 0;
-  for (int p = 0; p < pt->n; p++) want += (uint64_t)p * pt->items * (1ull << 20) + pt->items * (pt->items - 1) / 2;
+  uint64_t want = lab_queue_checksum(pt->n, pt->items);
   if (!empty || atomic_load(&r.sum) != want) {
     lab_fail(ctx, "%s lost or duplicated items: checksum %llu, expected %llu%s", pt->algo->name,
              (unsigned long long)atomic_load(&r.sum), (unsigned long long)want, empty ? "" : ", items left");
@@ -187,6 +184,7 @@ static int queue_sides_run(lab_ctx *ctx) {
   int threads[LAB_MAX_THREADS_LIST];
   int nt = lab_threads(ctx, threads, LAB_MAX_THREADS_LIST);
   uint64_t items = lab_by_size(ctx, 1000, 16384, QS_ITEMS_FULL, QS_ITEMS_FULL);
+  lab_queue_wait wait = lab_get_queue_wait(ctx);
   lab_begin(ctx,
             "Each side of dg25-prodcons alone, one after the other on one queue: N producer threads "
             "enqueue %llu items each into the empty queue (the fill), then N consumer threads dequeue "
@@ -195,9 +193,10 @@ static int queue_sides_run(lab_ctx *ctx) {
             "M ops/s. Producers take dg25-prodcons's producer slots of the pinning order, consumers its "
             "consumer slots. The unbounded queues have dg25-prodcons's capacity (%d: their rings' or "
             "blocks' size), the bounded ones N * items rounded up to a power of two, so that every "
-            "item fits. A FULL or EMPTY is retried after a pause (a yield every %d), as "
-            "dg25-prodcons's default waiting, and counted. A checksum proves each item came out once.",
-            (unsigned long long)items, QS_UNBOUNDED_CAPACITY, QS_SPINS_BEFORE_YIELD);
+            "item fits. A FULL or EMPTY is retried after a wait, as in dg25-prodcons (--queue-wait %s: "
+            "%s), and counted. A checksum proves each item came out once.",
+            (unsigned long long)items, QS_UNBOUNDED_CAPACITY, lab_queue_wait_name(wait), lab_queue_wait_text(wait));
+  lab_note_queue_wait(ctx);
   qs_point pts[LAB_MAX_VARIANTS];
   bool spinners_noted = false;
   for (int t = 0; t < nt; t++) {
