@@ -124,7 +124,8 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /
  * with the bump (release, acquire) and so sees the commit before it
  * looks. A count, not a flag: with a flag that each waiter set and
  * cleared, the first of two sleepers to wake (a timeout, a message it
- * then took) cleared it under the other, whose wake-ups were lost.
+ * then took) cleared it under the other, whose wake-ups were lost
+ * (models/spin/am_wait.pml checks both forms).
  * The count itself lives in the endpoint (ep->waiters), which no other
  * process can write; each change of it, under a lock in the same word,
  * writes the new count to the segment's asleep (am_waiters_add), so
