@@ -262,6 +262,7 @@ static bool am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
    * no wake-up, and senders are spared a count that would send them into
    * FUTEX_WAKE for nothing at every poll of a busy wait. */
   if (!am_idle(ep)) return false;
+  SYNCQ_RACE_POINT("am.wait.looked"); /* tests: hold a waiter between its first look and its count */
   am_header *h = ep->base;
   /* acquire: pairs with am_ring's release bump */
   uint32_t seen = atomic_load_explicit(&h->bell, memory_order_acquire);
@@ -272,11 +273,13 @@ static bool am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
    * exchange stands in its place) */
   atomic_thread_fence(memory_order_seq_cst);
 #endif
-  bool poll_now = true; /* slept, or something came in */
+  SYNCQ_RACE_POINT("am.wait.counted"); /* tests: hold a counted waiter before its look */
+  bool poll_now = true;                /* slept, or something came in */
   if (am_idle(ep)) {
     SYNCQ_RACE_POINT("am.wait.sleep"); /* tests: count the sleeps */
     /* no futex on this system: yield instead */
     poll_now = syncq_futex_wait(&h->bell, seen, ns > INT64_MAX ? INT64_MAX : (int64_t)ns, true) != SYNCQ_ENOTSUP;
+    SYNCQ_RACE_POINT("am.wait.woken"); /* tests: hold a woken waiter before it leaves the count */
   }
   am_waiters_add(ep, UINT32_MAX); /* -1: a sender that read the count before makes one wake-up too many */
   return poll_now;
