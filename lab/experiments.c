@@ -23,6 +23,7 @@ extern const lab_experiment lab_exp_dg25_latency;
 extern const lab_experiment lab_exp_dg25_mt_pingpong;
 extern const lab_experiment lab_exp_dg25_casfail;
 extern const lab_experiment lab_exp_queue_1p1c;
+extern const lab_experiment lab_exp_queue_sides;
 extern const lab_experiment lab_exp_lc98_logp;
 extern const lab_experiment lab_exp_lc98_stress;
 extern const lab_experiment lab_exp_lc98_apps;
@@ -35,13 +36,35 @@ extern const lab_experiment lab_exp_np99_apps_dedicated;
 
 /* phys first: every report shows the machine's floors before the rest. */
 static const lab_experiment *const all[] = {
-  &lab_exp_phys,           &lab_exp_np99_counter,    &lab_exp_np99_locks,       &lab_exp_np99_barrier,
-  &lab_exp_np99_mp_queue,  &lab_exp_np99_mp_barrier, &lab_exp_locks_cost,       &lab_exp_lf07_sort,
-  &lab_exp_po_switch,      &lab_exp_po_ring,         &lab_exp_po_skynet,        &lab_exp_po_server,
-  &lab_exp_ms98_stack,     &lab_exp_ms98_heap,       &lab_exp_ms98_counter,     &lab_exp_ms98_queue,
-  &lab_exp_dg25_prodcons,  &lab_exp_dg25_latency,    &lab_exp_dg25_mt_pingpong, &lab_exp_dg25_casfail,
-  &lab_exp_queue_1p1c,     &lab_exp_lc98_logp,       &lab_exp_lc98_stress,      &lab_exp_lc98_apps,
-  &lab_exp_ms98_quicksort, &lab_exp_ms98_tsp,        &lab_exp_np99_apps,        &lab_exp_np99_apps_dedicated,
+  &lab_exp_phys,
+  &lab_exp_np99_counter,
+  &lab_exp_np99_locks,
+  &lab_exp_np99_barrier,
+  &lab_exp_np99_mp_queue,
+  &lab_exp_np99_mp_barrier,
+  &lab_exp_locks_cost,
+  &lab_exp_lf07_sort,
+  &lab_exp_po_switch,
+  &lab_exp_po_ring,
+  &lab_exp_po_skynet,
+  &lab_exp_po_server,
+  &lab_exp_ms98_stack,
+  &lab_exp_ms98_heap,
+  &lab_exp_ms98_counter,
+  &lab_exp_ms98_queue,
+  &lab_exp_dg25_prodcons,
+  &lab_exp_dg25_latency,
+  &lab_exp_dg25_mt_pingpong,
+  &lab_exp_dg25_casfail,
+  &lab_exp_queue_1p1c,
+  &lab_exp_queue_sides,
+  &lab_exp_lc98_logp,
+  &lab_exp_lc98_stress,
+  &lab_exp_lc98_apps,
+  &lab_exp_ms98_quicksort,
+  &lab_exp_ms98_tsp,
+  &lab_exp_np99_apps,
+  &lab_exp_np99_apps_dedicated,
 };
 
 size_t lab_experiment_count(void) { return sizeof all / sizeof all[0]; }

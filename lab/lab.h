@@ -280,6 +280,13 @@ const char *lab_queue_wait_name(lab_queue_wait w);
 int lab_queue_wait_from_name(const char *s, lab_queue_wait *out);
 /* One sentence saying how the policy waits and where it comes from. */
 const char *lab_queue_wait_text(lab_queue_wait w);
+/* The wait after one failed poll (FULL or EMPTY) under policy, the same
+ * for every queue and peer; *polls counts this wait's failed polls (start
+ * it at 0 for each operation). */
+void lab_queue_wait_poll(lab_queue_wait policy, uint32_t *polls);
+/* A note, when the run's --queue-wait is not the default, that the
+ * experiment's figures are that waiting's. */
+void lab_note_queue_wait(lab_ctx *ctx);
 /* Pick by size: smoke, quick, default, full. */
 uint64_t lab_by_size(const lab_ctx *ctx, uint64_t smoke, uint64_t quick, uint64_t dflt, uint64_t full);
 /* The thread counts to sweep: --threads, or lab_threads_plan(lab_pus(ctx)). */

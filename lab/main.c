@@ -97,11 +97,11 @@ static const char run_options_text[] =
   "                   crash then ends the run, one experiment's leftovers (heap, a peer's\n"
   "                   threads) sit under the next one's timing, and there is no watchdog:\n"
   "                   an experiment that hangs hangs the run\n"
-  "  --queue-wait W   how the queue experiments (dg25-*) wait after a failed poll, the same\n"
-  "                   for every queue and peer: pause (default: one pause, a yield every\n"
-  "                   32nd poll), backoff (crossbeam's snooze: 1, 2, ..., 64 pauses, then a\n"
-  "                   yield each time) or yield (a yield each time); the machine record and\n"
-  "                   the report name it\n"
+  "  --queue-wait W   how the queue experiments (dg25-*, queue-sides) wait after a failed\n"
+  "                   poll, the same for every queue and peer: pause (default: one pause, a\n"
+  "                   yield every 32nd poll), backoff (crossbeam's snooze: 1, 2, ..., 64\n"
+  "                   pauses, then a yield each time) or yield (a yield each time); the\n"
+  "                   machine record and the report name it\n"
   "  --quiet          no progress lines\n";
 
 /* The command a usage error belongs to (NULL: none recognised yet). */

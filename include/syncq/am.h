@@ -324,7 +324,12 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * delivered it. Several threads may sleep at once: each counts itself
  * among the sleepers while it sleeps, and a sender wakes them all, so one
  * that wakes and leaves (its message, its timeout) leaves the others
- * counted and woken by the next message. Not from a signal handler; not from a postoffice fiber (it yields and
+ * counted and woken by the next message. A message that another thread's
+ * poll delivers does not end this wait (it ends on what it handled
+ * itself): where other threads poll the endpoint, a wait for one
+ * particular message (a request handler's wait for its reply) may see it
+ * handled elsewhere and run to its timeout, so give one and check what
+ * the handler recorded rather than use SYNCQ_AM_WAIT_FOREVER. Not from a signal handler; not from a postoffice fiber (it yields and
  * sleeps the thread, not the fiber: poll there instead).
  * Progress: blocking by design (it waits for senders), bounded by
  * timeout_ns plus its first poll and its last yield and poll (a yield on

@@ -42,11 +42,12 @@
 #include "syncq/static/queue/nblfq.h"
 #include "syncq/wait.h"
 #include "nblfq_reference.h"
+#include "queue_items.h"
 #if defined(SYNCQ_LAB_HAVE_CK)
 #include <ck_ring.h>
 #endif
 
-#define DG25_CAPACITY 1024
+#define DG25_CAPACITY LAB_QUEUE_CAPACITY
 #define DG25_ITEMS_FULL 65536ull    /* §VI-A: each thread produces or consumes 64k entries */
 #define DG25_LAT_RTTS_FULL 10000ull /* §VI-B: median of 10000 round trips */
 #define DG25_MT_RTTS_FULL 1000ull   /* §VI-C: median of 1000 round trips */
@@ -55,8 +56,6 @@
 #define DG25_NET_RTT_NS 2000u
 #define DG25_NET_RTT_MIN_NS 1000u
 #define DG25_NET_RTT_MAX_NS 3000u
-#define SPINS_BEFORE_YIELD 32
-#define BACKOFF_SPIN_LIMIT 6u /* crossbeam-utils' SPIN_LIMIT: at most 2^6 pauses a poll */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -69,35 +68,6 @@ static void *make_queue(const syncq_algo *a, int *status) {
 }
 
 static void drop_queue(const syncq_algo *a, void *q) { lab_object_free(a, q); }
-
-/* The wait after one failed poll (FULL or EMPTY), as the run's
- * --queue-wait says (lab.h, lab_queue_wait), the same for every queue and
- * peer. *polls counts the failed polls of this wait (start it at 0). Every
- * policy yields sooner or later: past N = 1 the threads outnumber the cores
- * on a small machine, and a consumer that only spun on EMPTY would hold its
- * unit's producer off. syncq_wait_yield and syncq_wait_spin_yield count
- * each yield in the thread's statistics, so every point records its
- * waiting (yields_per_op) for every queue alike. */
-static inline void backoff_wait(lab_queue_wait policy, uint32_t *polls) {
-  switch (policy) {
-  case LAB_QUEUE_WAIT_BACKOFF:
-    /* crossbeam-utils' Backoff::snooze (backoff.rs), which crossbeam's
-     * channels wait with: step k spins 2^k pauses up to k = SPIN_LIMIT
-     * (6), then every later step yields. */
-    if (*polls <= BACKOFF_SPIN_LIMIT) {
-      for (uint32_t i = 0; i < 1u << *polls; i++) syncq_pr_relax();
-      ++*polls;
-    } else syncq_wait_yield();
-    break;
-  case LAB_QUEUE_WAIT_YIELD:
-    syncq_wait_yield();
-    break;
-  case LAB_QUEUE_WAIT_PAUSE: /* the lab's waiting since dg25 was first run */
-  default:
-    syncq_wait_spin_yield(polls, SPINS_BEFORE_YIELD);
-    break;
-  }
-}
 
 /* The first answer of a team's queue that is neither success nor FULL or
  * EMPTY (SYNCQ_ENOMEM from a node pool, SYNCQ_ELIMIT from a thread table,
@@ -127,22 +97,10 @@ static int wait_error_check(lab_ctx *ctx, const char *algo) {
   return -1;
 }
 
-/* A run whose waiting is not the default says so beside its figures and
- * verdicts (the report shows the notes with the claims): the waiting moves
- * queues by 2x and more, both ways (docs/queues.md). */
-static void note_queue_wait(lab_ctx *ctx) {
-  lab_queue_wait w = lab_get_queue_wait(ctx);
-  if (lab_planning(ctx) || w == LAB_QUEUE_WAIT_PAUSE) return;
-  lab_note(ctx,
-           "the queues wait after a failed poll as --queue-wait %s says (%s), not as the lab's default "
-           "(%s): these figures and verdicts are that waiting's, comparable only with runs of the same",
-           lab_queue_wait_name(w), lab_queue_wait_text(w), lab_queue_wait_name(LAB_QUEUE_WAIT_PAUSE));
-}
-
 /* *failed counts the answers FULL (enqueue) or EMPTY (dequeue) that were
- * retried: the points' full_polls_per_op and empty_polls_per_op, which say
- * which side waited for the other (a queue that runs empty sets its pace by
- * its producers, one that runs full by its consumers). */
+ * retried: the points' full_polls_per_op and empty_polls_per_op, the
+ * waiting the driver saw. A queue's own waiting inside an operation (a
+ * dequeue whose ticket's item is not written yet) is not among them. */
 static inline void enqueue_wait(const syncq_queue_ops *ops, void *q, void *item, lab_queue_wait policy,
                                 uint64_t *failed) {
   uint32_t spins = 0;
@@ -151,7 +109,7 @@ static inline void enqueue_wait(const syncq_queue_ops *ops, void *q, void *item,
     if (st != SYNCQ_FULL) wait_error_note(st);
     if (wait_given_up()) return;
     ++*failed;
-    backoff_wait(policy, &spins);
+    lab_queue_wait_poll(policy, &spins);
   }
 }
 
@@ -164,7 +122,7 @@ static inline void *dequeue_wait(const syncq_queue_ops *ops, void *q, lab_queue_
     if (st != SYNCQ_EMPTY) wait_error_note(st);
     if (wait_given_up()) return NULL;
     ++*failed;
-    backoff_wait(policy, &spins);
+    lab_queue_wait_poll(policy, &spins);
   }
   return x;
 }
@@ -232,9 +190,6 @@ static void note_peer_threads(lab_ctx *ctx, const syncq_algo *const *algos, int 
     }
 }
 
-static inline void *item_of(uint64_t v) { return (void *)(uintptr_t)((v + 1) << 4); }
-static inline uint64_t value_of(void *p) { return ((uint64_t)(uintptr_t)p >> 4) - 1; }
-
 /* ------------------------------------------------------------ dg25-prodcons */
 
 typedef struct pc_point {
@@ -259,11 +214,11 @@ static void pc_worker(lab_worker *w) {
   uint64_t failed = 0;
   if (w->id < pt->n) { /* producer w->id */
     for (uint64_t i = 0; i < pt->items; i++)
-      enqueue_wait(r->ops, r->q, item_of((uint64_t)w->id << 20 | i), r->wait, &failed);
+      enqueue_wait(r->ops, r->q, lab_queue_item(lab_queue_number(w->id, i)), r->wait, &failed);
     atomic_fetch_add(&r->full_polls, failed);
   } else {
     uint64_t sum = 0;
-    for (uint64_t i = 0; i < pt->items; i++) sum += value_of(dequeue_wait(r->ops, r->q, r->wait, &failed));
+    for (uint64_t i = 0; i < pt->items; i++) sum += lab_queue_value(dequeue_wait(r->ops, r->q, r->wait, &failed));
     atomic_fetch_add(&r->sum, sum);
     atomic_fetch_add(&r->count, pt->items);
     atomic_fetch_add(&r->empty_polls, failed);
@@ -290,8 +245,7 @@ static int pc_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   bool empty = r.ops->dequeue(r.q, &left) == SYNCQ_EMPTY;
   drop_queue(pt->algo, r.q);
   if (rc != 0 || wait_error_check(ctx, pt->algo->name) != 0) return -1;
-  uint64_t want = 0;
-  for (int p = 0; p < pt->n; p++) want += (uint64_t)p * pt->items * (1ull << 20) + pt->items * (pt->items - 1) / 2;
+  uint64_t want = lab_queue_checksum(pt->n, pt->items);
   if (!empty || atomic_load(&r.count) != (uint64_t)pt->n * pt->items || atomic_load(&r.sum) != want) {
     lab_fail(ctx, "%s lost or duplicated items: checksum %llu, expected %llu", pt->algo->name,
              (unsigned long long)atomic_load(&r.sum), (unsigned long long)want);
@@ -320,7 +274,7 @@ static int prodcons_run(lab_ctx *ctx) {
             "Every registered queue runs; a checksum proves each item came out once.",
             DG25_CAPACITY, (unsigned long long)items, lab_queue_wait_name(lab_get_queue_wait(ctx)),
             lab_queue_wait_text(lab_get_queue_wait(ctx)));
-  note_queue_wait(ctx);
+  lab_note_queue_wait(ctx);
   pc_point pts[LAB_MAX_VARIANTS];
   note_peer_threads(ctx, algos, na, threads, nt);
   for (int t = 0; t < nt; t++) {
@@ -491,20 +445,20 @@ static void lat_inline_pairs(lat_run *r) {
   switch (r->pt->inl) {
   case LAT_NBLFQ_INLINE:
     for (uint64_t i = 0; i < n; i++) {
-      syncq_queue_nblfq_enqueue_inline(r->q1, item_of(i));
+      syncq_queue_nblfq_enqueue_inline(r->q1, lab_queue_item(i));
       syncq_queue_nblfq_dequeue_inline(r->q1, &x);
     }
     break;
   case LAT_NBLFQ_REF:
     for (uint64_t i = 0; i < n; i++) {
-      nblref_enqueue(&r->ref, item_of(i));
+      nblref_enqueue(&r->ref, lab_queue_item(i));
       x = nblref_dequeue(&r->ref);
     }
     break;
   case LAT_CK_RING:
 #if defined(SYNCQ_LAB_HAVE_CK)
     for (uint64_t i = 0; i < n; i++) {
-      ck_ring_enqueue_mpmc(&r->ring, r->ring_buf, item_of(i));
+      ck_ring_enqueue_mpmc(&r->ring, r->ring_buf, lab_queue_item(i));
       ck_ring_dequeue_mpmc(&r->ring, r->ring_buf, &x);
     }
 #endif
@@ -549,13 +503,13 @@ static void lat_worker(lab_worker *w) {
   switch (pt->mode) {
   case LAT_PAIR:
     for (uint64_t i = 0; i < n; i++) {
-      ops->enqueue(r->q1, item_of(i));
+      ops->enqueue(r->q1, lab_queue_item(i));
       ops->dequeue(r->q1, &x);
     }
     break;
   case LAT_SUBMIT: /* request submitted, picked up, completed, completion seen */
     for (uint64_t i = 0; i < n; i++) {
-      ops->enqueue(r->q1, item_of(i));
+      ops->enqueue(r->q1, lab_queue_item(i));
       ops->dequeue(r->q1, &x);
       ops->enqueue(r->q2, x);
       ops->dequeue(r->q2, &x);
@@ -565,7 +519,7 @@ static void lat_worker(lab_worker *w) {
     uint64_t failed = 0; /* not reported: the latency is the point */
     for (uint64_t i = 0; i < n; i++) {
       if (w->id == 0) {
-        enqueue_wait(ops, r->q1, item_of(i), r->wait, &failed);
+        enqueue_wait(ops, r->q1, lab_queue_item(i), r->wait, &failed);
         (void)dequeue_wait(ops, r->q2, r->wait, &failed);
       } else {
         enqueue_wait(ops, r->q2, dequeue_wait(ops, r->q1, r->wait, &failed), r->wait, &failed);
@@ -668,7 +622,7 @@ static int latency_run(lab_ctx *ctx) {
             "Queues of capacity %d.",
             (unsigned long long)rtts, (unsigned long long)rtts, (unsigned long long)pp_rtts,
             lab_queue_wait_name(lab_get_queue_wait(ctx)), lab_queue_wait_text(lab_get_queue_wait(ctx)), DG25_CAPACITY);
-  note_queue_wait(ctx);
+  lab_note_queue_wait(ctx);
   lat_point pts[LAB_MAX_VARIANTS];
   for (int m = LAT_SUBMIT; m <= LAT_PINGPONG; m++) {
     if (m == LAT_PINGPONG && !two_pus) {
@@ -796,7 +750,7 @@ static void mt_worker(lab_worker *w) {
   uint64_t failed = 0; /* not reported: the time per round trip is the point */
   if (w->id < pt->n) { /* pinger: a one-item message out, any reply back */
     for (uint64_t i = 0; i < pt->rtts; i++) {
-      enqueue_wait(ops, r->req, item_of((uint64_t)w->id << 20 | i), r->wait, &failed);
+      enqueue_wait(ops, r->req, lab_queue_item(lab_queue_number(w->id, i)), r->wait, &failed);
       (void)dequeue_wait(ops, r->rep, r->wait, &failed);
     }
     atomic_fetch_sub(&r->pingers_left, 1);
@@ -813,7 +767,7 @@ static void mt_worker(lab_worker *w) {
         spins = 0;
       } else {
         if (st != SYNCQ_EMPTY) wait_error_note(st); /* the pingers give up, and leave */
-        backoff_wait(r->wait, &spins);
+        lab_queue_wait_poll(r->wait, &spins);
       }
     }
   }
@@ -895,7 +849,7 @@ static int mt_common(lab_ctx *ctx, bool casfail) {
                       "queues that count CAS are shown."
                     : "The figure is the time per round trip of one pinger, in us (the "
                       "repetitions' median; the paper takes the median of 1000 round trips).");
-  note_queue_wait(ctx);
+  lab_note_queue_wait(ctx);
   mt_point pts[LAB_MAX_VARIANTS];
   if (!casfail) note_peer_threads(ctx, algos, na, threads, nt);
   /* casfail: 004's workload (a network round trip in every exchange,

@@ -38,8 +38,9 @@
 #include "syncq/platform.h"
 #include "syncq/pr.h"
 #include "syncq/queue.h"
+#include "queue_items.h"
 
-#define Q1P1C_CAPACITY 1024 /* dg25's capacity, NewMadeleine's typical size (004 §IV-C) */
+#define Q1P1C_CAPACITY LAB_QUEUE_CAPACITY /* dg25's capacity, NewMadeleine's typical size (004 §IV-C) */
 #define Q1P1C_SPINS_BEFORE_YIELD 64
 #define Q1P1C_NS_PER_US 1e3
 #define Q1P1C_REFERENCE "nblfq" /* syncq's default queue: every ratio is against it */
@@ -77,10 +78,6 @@ static inline void q1_wait(unsigned *spins) {
   else syncq_pr_relax();
 }
 
-/* Items are non-NULL and keep their low bits clear (some peers tag them). */
-static inline void *q1_item(uint64_t v) { return (void *)(uintptr_t)((v + 1) << 4); }
-static inline uint64_t q1_value(void *p) { return ((uint64_t)(uintptr_t)p >> 4) - 1; }
-
 static inline void q1_enqueue(const syncq_queue_ops *ops, void *q, void *item) {
   unsigned spins = 0;
   while (ops->enqueue(q, item) == SYNCQ_FULL) q1_wait(&spins);
@@ -99,13 +96,13 @@ static void q1_worker(lab_worker *w) {
   const syncq_queue_ops *ops = r->ops;
   if (pt->mode == Q1_STREAM) {
     if (w->id == 0) {
-      for (uint64_t i = 0; i < pt->n; i++) q1_enqueue(ops, r->q1, q1_item(i));
+      for (uint64_t i = 0; i < pt->n; i++) q1_enqueue(ops, r->q1, lab_queue_item(i));
       return;
     }
     bool fifo = (pt->algo->props & SYNCQ_PROP_FIFO) != 0;
     uint64_t sum = 0, errors = 0;
     for (uint64_t i = 0; i < pt->n; i++) {
-      uint64_t v = q1_value(q1_dequeue(ops, r->q1));
+      uint64_t v = lab_queue_value(q1_dequeue(ops, r->q1));
       errors += fifo && v != i;
       sum += v;
     }
@@ -117,8 +114,8 @@ static void q1_worker(lab_worker *w) {
   uint64_t errors = 0;
   for (uint64_t i = 0; i < pt->n; i++) {
     if (w->id == 0) {
-      q1_enqueue(ops, r->q1, q1_item(i));
-      errors += q1_value(q1_dequeue(ops, r->q2)) != i;
+      q1_enqueue(ops, r->q1, lab_queue_item(i));
+      errors += lab_queue_value(q1_dequeue(ops, r->q2)) != i;
     } else {
       q1_enqueue(ops, r->q2, q1_dequeue(ops, r->q1));
     }

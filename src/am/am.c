@@ -217,7 +217,9 @@ static void am_ring(am_header *h) {
 static bool am_queue_idle(syncq_am_endpoint *ep, int qi) {
   am_qview v; /* from the validated geometry, as the poll's */
   am_qview_of(ep->base, &ep->geo, qi, &v);
-  /* relaxed: only this process writes the head */
+  /* relaxed: only this process's polls write the head, maybe another
+   * thread's here, without polling[qi]'s acquire: a stale head is behind
+   * the tail, so it only makes the queue look busy (the wait yields) */
   uint32_t hd = atomic_load_explicit(&v.q->head, memory_order_relaxed);
   /* relaxed: in am_sleep's look after its count, ordered after asleep's
    * write by its fence (pairs with am_ring's); its first look, before the
@@ -235,7 +237,7 @@ static inline uintptr_t am_poller_self(void) { return (uintptr_t)pthread_self();
  * spurious wake-up). A queue another thread is polling is looked at as
  * any other: a message there keeps this wait yielding, not sleeping,
  * until that poll has delivered it (it may have read the head before the
- * message came, and a message committed before our flag rings nothing). */
+ * message came, and a message committed before our count rings nothing). */
 static bool am_polled_here(syncq_am_endpoint *ep, int qi) {
   /* relaxed: only this thread writes its own mark, and it reads it back */
   return atomic_load_explicit(&ep->polling[qi], memory_order_relaxed) == am_poller_self();

@@ -141,3 +141,4 @@ def test_points_count_the_polls_that_waited(tmp_path):
     waits = points["vyukov"]["counters"]
     assert waits.get("empty_polls_per_op", 0) + waits.get("full_polls_per_op", 0) > 0, waits
     assert "full_polls_per_op" not in points["lcrq"]["counters"], points["lcrq"]["counters"]
+

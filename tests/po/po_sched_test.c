@@ -24,10 +24,8 @@
 
 #include "test_sanitizer.h"
 
-/* The postoffice's one detection of a sanitizer (src/po/sanitizer.h: the
- * deque's form, the fiber switch's hooks, PO_FENCED) sees what the tests'
- * sees, under GCC and Clang alike. */
-_Static_assert(PO_TSAN == TSAN && PO_ASAN == ASAN, "src/po/sanitizer.h disagrees with test_sanitizer.h");
+/* The spawn deque takes its ThreadSanitizer form exactly under TSan (both
+ * read syncq/export.h's SYNCQ_TSAN, under GCC and Clang alike). */
 _Static_assert(PO_DEQUE_FENCES == !TSAN, "the spawn deque's form does not follow ThreadSanitizer");
 
 /* ---- the deque alone ---- */

@@ -391,7 +391,7 @@ static void test_linearizable_across_rings(void **state) {
   int rejected = 0;
   uint64_t seed = 2024, linked = 0;
   for (int n = 0; n < LR_HISTORIES; n++) {
-    uint64_t r0 = qh_random(&seed);
+    uint64_t r0 = test_random(&seed);
     assert_int_equal(RQ_INIT_RING(q, 2), SYNCQ_OK);
     if (!qh_run(h, r0) && rejected++ == 0) {
       fprintf(stderr, "%s: history %d (2-cell rings) is not linearizable:\n", RQ_NAME, n);

@@ -19,7 +19,7 @@
  *
  * Use (include after cmocka.h, in one test file):
  *   qh_hist *h = qh_start(q, enqueue_fn, dequeue_fn);
- *   for each history: r0 = qh_random(&seed); initialise the queue;
+ *   for each history: r0 = test_random(&seed); initialise the queue;
  *     if (!qh_run(h, r0)) report h->all[0 .. h->nops);
  *   qh_stop(h);
  * qh_run is the default shape (QH_THREADS threads of QH_OPS operations, up
@@ -39,6 +39,7 @@
 #include "syncq/platform.h"
 #include "syncq/status.h"
 #include "test_plan.h"
+#include "test_random.h" /* the histories' random numbers */
 
 /* The default shape. */
 #define QH_THREADS 3
@@ -91,14 +92,6 @@ struct qh_hist {
   size_t nops;
 };
 
-/* xorshift64*: the histories' random numbers. */
-static inline uint64_t qh_random(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
 static void *qh_thread(void *p) {
   qh_ctx *c = p;
   qh_hist *h = c->h;
@@ -108,7 +101,7 @@ static void *qh_thread(void *p) {
     uint64_t s = h->seed * 0x9e3779b97f4a7c15ull + (uint64_t)c->id * 7919 + 1;
     for (int k = 0; c->id < h->shape.threads && k < h->shape.ops_per; k++) {
       lc_op *op = &h->rec[c->id][k];
-      uint64_t r = qh_random(&s);
+      uint64_t r = test_random(&s);
       if (r % h->cfg.yield_every == 0) syncq_yield();
       op->thread = c->id;
       if ((r >> 8) % 2 == 0) {

@@ -68,7 +68,7 @@ static int run_histories(const char *name, const syncq_queue_ops *ops, bool boun
   int rejected = 0;
   uint64_t seed = 12345;
   for (int n = 0; n < histories; n++) {
-    uint64_t r0 = qh_random(&seed);
+    uint64_t r0 = test_random(&seed);
     unsigned cap = bounded ? (r0 % 2 ? 4u : 2u) : 32u;
     assert_int_equal(ops->init(q, cap), SYNCQ_OK);
     /* 3 or 4 threads of 3 or 4 operations, after 0 .. cap (bounded) or

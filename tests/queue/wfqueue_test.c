@@ -755,7 +755,7 @@ static void run_histories(int patience) {
   uint64_t seed = 2016, linked = 0;
   syncq_queue_wfqueue_counts all = {0};
   for (int n = 0; n < W_HISTORIES; n++) {
-    uint64_t r0 = qh_random(&seed);
+    uint64_t r0 = test_random(&seed);
     atomic_store(&syncq_queue_wfqueue_test_patience__, patience);
     assert_int_equal(syncq_queue_wfqueue_init_ex(q, 2, QH_THREADS + 1), SYNCQ_OK);
     atomic_store(&syncq_queue_wfqueue_test_patience__, -1);
