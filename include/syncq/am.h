@@ -286,11 +286,13 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * attached (syncq/am_mpi.h): messages through the transport wake no one,
  * so it yields at every poll there as before.
  * The wake-up: a sender (a request, or a reply to this endpoint), after
- * committing its message, looks (after a full fence) at the receiver's
- * sleep flag in the segment and, if it is set, bumps the futex word and
- * wakes it; the receiver sets the flag, fences, and looks at its queues
- * once more before it sleeps (Dekker's protocol), so a message committed
- * while it goes to sleep is seen by one side or the other.
+ * committing its message, looks (after a full fence) at the count of the
+ * receiver's sleeping threads in the segment and, if it is nonzero,
+ * bumps the futex word and wakes every thread waiting on it; a waiting
+ * thread adds itself to the count, fences, and looks at its queues once
+ * more before it sleeps, and takes itself off the count when it wakes
+ * (Dekker's protocol), so a message committed while it goes to sleep is
+ * seen by one side or the other.
  * The bound on a lost wake-up: each sleep lasts at most
  * SYNCQ_AM_WAIT_SLEEP_SLICE_NS (10 ms), then the wait polls again. A
  * wake-up is lost only when another process overwrites the doorbell words
@@ -298,7 +300,9 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * wait by at most one slice. A sender that dies holding a claim rings
  * nothing either: the wait sees the claim after its slice, stays awake
  * and takes it back as syncq_am_poll does (stale_claim_ns). Any value in those words is safe: a sender
- * takes a set flag of any value for "maybe asleep" and wakes.
+ * takes any nonzero count for "maybe asleep" and wakes, and the receiver
+ * keeps its own count (the segment's is a copy it rewrites at the start
+ * and end of every sleep, never reads back).
  * It cannot tell that the senders it waits for are gone: where they may
  * exit or die, give a timeout rather than SYNCQ_AM_WAIT_FOREVER.
  * *handled (may be NULL) gets the number handled by the poll that ended
@@ -317,15 +321,15 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * thread is polling (syncq_am_poll, a stalled send through a peer with
  * this endpoint as self) is looked at as any other: while it holds a
  * message the wait yields instead of sleeping, until that poll has
- * delivered it. The sleep flag is one per endpoint (a waiter that wakes
- * clears it under another that sleeps): with several threads waiting,
- * one may sleep up to SYNCQ_AM_WAIT_SLEEP_SLICE_NS past a message that
- * the others leave to it. A message that another thread's poll delivers
- * does not end this wait (it ends on what it handled itself): where other
- * threads poll the endpoint, a wait for one particular message (a request
- * handler's wait for its reply) may see it handled elsewhere and run to
- * its timeout, so give one and check what the handler recorded rather
- * than use SYNCQ_AM_WAIT_FOREVER. Not from a signal handler; not from a postoffice fiber (it yields and
+ * delivered it. Several threads may sleep at once: each counts itself
+ * among the sleepers while it sleeps, and a sender wakes them all, so one
+ * that wakes and leaves (its message, its timeout) leaves the others
+ * counted and woken by the next message. A message that another thread's
+ * poll delivers does not end this wait (it ends on what it handled
+ * itself): where other threads poll the endpoint, a wait for one
+ * particular message (a request handler's wait for its reply) may see it
+ * handled elsewhere and run to its timeout, so give one and check what
+ * the handler recorded rather than use SYNCQ_AM_WAIT_FOREVER. Not from a signal handler; not from a postoffice fiber (it yields and
  * sleeps the thread, not the fiber: poll there instead).
  * Progress: blocking by design (it waits for senders), bounded by
  * timeout_ns plus its first poll and its last yield and poll (a yield on

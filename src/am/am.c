@@ -103,44 +103,104 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /
  *
  * syncq_am_wait sleeps in the kernel once it has spun and yielded for
  * SYNCQ_AM_WAIT_YIELD_NS: a futex wait on the segment's `bell` (shared,
- * not private: senders are other processes). Dekker's protocol between
- * the receiver (am_sleep) and each sender (am_ring):
- *   receiver: (if its queues are not idle, yield instead of all this)
- *             read bell; set asleep; seq_cst fence; look at its queues
- *             (am_queue_idle); futex-wait on bell while it holds what was
- *             read, if they are idle; clear asleep;
- *   sender:   commit the packet (after advancing the tail); seq_cst
- *             fence; read asleep; if set, bump bell and futex-wake it.
- * The two fences are ordered one way or the other: the receiver's look
- * sees the tail and commit, so it does not sleep, or the sender sees
- * asleep and wakes it (a bump before the futex wait makes the kernel's
- * check of bell fail, one after finds the receiver queued on it). A
- * receiver that read the bumped bell synchronises with the bump (release,
- * acquire) and so sees the commit before it looks.
+ * not private: senders are other processes). `asleep` counts the threads
+ * of the receiving process that may be in (or entering) that wait; a
+ * sender reads it as "maybe asleep" when it is nonzero. Dekker's protocol
+ * between each waiting thread (am_sleep) and each sender (am_ring):
+ *   waiter: (if its queues are not idle, yield instead of all this)
+ *           read bell; add 1 to asleep; seq_cst fence; look at its
+ *           queues (am_queue_idle); futex-wait on bell while it holds
+ *           what was read, if they are idle; subtract 1 from asleep;
+ *   sender: commit the packet (after advancing the tail); seq_cst
+ *           fence; read asleep; if nonzero, bump bell and futex-wake
+ *           every thread waiting on it.
+ * The two fences are ordered one way or the other: the waiter's look
+ * sees the tail and commit, so it does not sleep, or the sender reads
+ * asleep at or after the waiter's write of it (fence to fence), and every
+ * write of asleep from then until the waiter subtracts its 1 still counts
+ * it: the sender sees a nonzero count and wakes it (a bump before the
+ * futex wait makes the kernel's check of bell fail, one after finds the
+ * waiter queued on it). A waiter that read the bumped bell synchronises
+ * with the bump (release, acquire) and so sees the commit before it
+ * looks. A count, not a flag: with a flag that each waiter set and
+ * cleared, the first of two sleepers to wake (a timeout, a message it
+ * then took) cleared it under the other, whose wake-ups were lost
+ * (models/spin/am_wait.pml checks both forms).
+ * The count itself lives in the endpoint (ep->waiters), which no other
+ * process can write; each change of it, under a lock in the same word,
+ * writes the new count to the segment's asleep (am_waiters_add), so
+ * the threads' writes of asleep follow one another in the lock's order
+ * and the last one is the count. The receiver never reads asleep back:
+ * what another process writes there cannot overflow or wrap the count,
+ * and lasts only until the next sleep begins or ends (a value too high
+ * costs wake-ups no one needed; zero under a sleeper loses its
+ * wake-ups, a slice each, see below). When the receiving process dies
+ * in its sleep, asleep keeps its count: senders to the dead endpoint ring
+ * a bell no one waits on, and a new endpoint of that name is a new,
+ * zero-filled segment.
  * ThreadSanitizer does not model a fence (GCC warns -Wtsan) and would
- * draw no order from these; under TSan (SYNCQ_TSAN) the receiver sets asleep
- * with a seq_cst exchange and the sender reads it with a seq_cst RMW that
- * adds 0, both in their fences' place: the two RMWs of asleep are ordered
- * by its modification order, and the later one reads the earlier's value
- * and synchronizes with it, so either the sender reads 1 or the
- * receiver's look sees its commit, as with the fences. A normal build's
- * machine code is the fences'.
+ * draw no order from these; under TSan (SYNCQ_TSAN) every write of asleep
+ * is a seq_cst exchange (the waiter's first one in its fence's place) and
+ * the sender reads it with a seq_cst RMW that adds 0, in its fence's and
+ * load's place: RMWs of asleep follow its modification order, each
+ * reading the one before it, so either the sender's comes after the
+ * waiter's add and reads a count that includes it, or the waiter's add
+ * reads the sender's write or a later RMW in its release sequence and
+ * synchronizes with it, and its look sees the commit, as with the
+ * fences. A normal build's machine code is the fences'.
  * A lost wake-up (a doorbell word overwritten by another process, a sender
  * killed between its commit and its wake) costs at most one slice: every
  * futex wait lasts at most SYNCQ_AM_WAIT_SLEEP_SLICE_NS, after which the
- * receiver polls again. */
+ * waiter polls again. */
+
+#define AM_WAITERS_LOCK 0x80000000u /* ep->waiters: a thread is changing the count and its copy */
+
+/* Add delta (1 or -1) to the count of ep's sleeping threads and write the
+ * result to the segment's asleep, under the lock bit of ep->waiters (see
+ * above). The holder has two stores to make, and the lock is taken only
+ * by threads about to sleep or just woken: a thread that finds it held
+ * yields to it. */
+static void am_waiters_add(syncq_am_endpoint *ep, uint32_t delta) {
+  uint32_t v;
+  for (;;) {
+    /* relaxed: a guess that the CAS below validates */
+    v = atomic_load_explicit(&ep->waiters, memory_order_relaxed);
+    /* acquire: pairs with the release store that ends the last holder's
+     * change (its count and its write of asleep come first) */
+    if ((v & AM_WAITERS_LOCK) == 0u &&
+        atomic_compare_exchange_weak_explicit(&ep->waiters, &v, v | AM_WAITERS_LOCK, memory_order_acquire,
+                                              memory_order_relaxed))
+      break;
+    sched_yield(); /* the holder may be waiting for this processor */
+  }
+  uint32_t n = v + delta; /* at most the threads of this process: never near the lock bit */
+  am_header *h = ep->base;
+#if SYNCQ_TSAN
+  /* seq_cst exchange: pairs with am_ring's RMW (see above); adding, it
+   * stands in the place of the fence that follows in am_sleep */
+  (void)atomic_exchange(&h->asleep, n);
+#else
+  /* relaxed: the lock orders it after this process's earlier writes of
+   * asleep; adding, am_sleep's fence orders it before the look (pairs
+   * with am_ring's fence) */
+  atomic_store_explicit(&h->asleep, n, memory_order_relaxed);
+#endif
+  /* release: pairs with the acquire CAS that takes the lock next */
+  atomic_store_explicit(&ep->waiters, n, memory_order_release);
+}
 
 /* After a commit into the segment of h: wake its receiver if it sleeps. */
 static void am_ring(am_header *h) {
 #if SYNCQ_TSAN
   /* seq_cst RMW that writes back what it reads (adds 0), in the fence's
-   * and the load's place: pairs with am_sleep's exchange (see above). */
+   * and the load's place: pairs with am_waiters_add's exchange (see above). */
   if (atomic_fetch_add(&h->asleep, 0u) == 0u) return;
 #else
   /* seq_cst: the StoreLoad between our commit (and tail) and the load of
    * asleep; pairs with the fence in am_sleep (see above). */
   atomic_thread_fence(memory_order_seq_cst);
-  /* relaxed: ordered after the commit by the fence above */
+  /* relaxed: ordered after the commit by the fence above; any nonzero
+   * count, or value, is "maybe asleep" */
   if (atomic_load_explicit(&h->asleep, memory_order_relaxed) == 0u) return;
 #endif
   /* release: pairs with am_sleep's acquire load of bell (a receiver that
@@ -161,9 +221,9 @@ static bool am_queue_idle(syncq_am_endpoint *ep, int qi) {
    * thread's here, without polling[qi]'s acquire: a stale head is behind
    * the tail, so it only makes the queue look busy (the wait yields) */
   uint32_t hd = atomic_load_explicit(&v.q->head, memory_order_relaxed);
-  /* relaxed: in am_sleep's look after the flag, ordered after asleep's
-   * store by its fence (pairs with am_ring's); its first look, before the
-   * flag, is a hint: "not idle" there only makes the wait yield */
+  /* relaxed: in am_sleep's look after its count, ordered after asleep's
+   * write by its fence (pairs with am_ring's); its first look, before the
+   * count, is a hint: "not idle" there only makes the wait yield */
   if (atomic_load_explicit(&v.q->tail, memory_order_relaxed) != hd) return false;
   /* relaxed: as the tail's */
   return atomic_load_explicit(&am_pkt_at(&v, hd)->state, memory_order_relaxed) == am_state(hd, 0, AM_FREE);
@@ -177,7 +237,7 @@ static inline uintptr_t am_poller_self(void) { return (uintptr_t)pthread_self();
  * spurious wake-up). A queue another thread is polling is looked at as
  * any other: a message there keeps this wait yielding, not sleeping,
  * until that poll has delivered it (it may have read the head before the
- * message came, and a message committed before our flag rings nothing). */
+ * message came, and a message committed before our count rings nothing). */
 static bool am_polled_here(syncq_am_endpoint *ep, int qi) {
   /* relaxed: only this thread writes its own mark, and it reads it back */
   return atomic_load_explicit(&ep->polling[qi], memory_order_relaxed) == am_poller_self();
@@ -196,37 +256,34 @@ static bool am_idle(syncq_am_endpoint *ep) {
  * assignment and its commit may be waiting for this processor) or one the
  * poll must take back, and no send may ring for it. True when it slept,
  * or when the look after the fence found a message just committed (the
- * wait polls at once). asleep is a flag, not a count: the
- * waiting thread sets and clears it. Where several threads wait on one
- * endpoint, one that wakes clears it while another may sleep on: that
- * one's wake-ups are lost, each costing at most its slice (am.h,
- * syncq_am_wait). */
+ * wait polls at once). Several threads may sleep here at once: each adds
+ * itself to the count of sleepers and takes itself off, so one that
+ * wakes leaves the others counted, and senders ring for them. */
 static bool am_sleep(syncq_am_endpoint *ep, uint64_t ns) {
-  /* A first look without the flag: a queue that is not idle now needs no
-   * wake-up, and senders are spared a flag that would send them into
+  /* A first look without the count: a queue that is not idle now needs
+   * no wake-up, and senders are spared a count that would send them into
    * FUTEX_WAKE for nothing at every poll of a busy wait. */
   if (!am_idle(ep)) return false;
+  SYNCQ_RACE_POINT("am.wait.looked"); /* tests: hold a waiter between its first look and its count */
   am_header *h = ep->base;
   /* acquire: pairs with am_ring's release bump */
   uint32_t seen = atomic_load_explicit(&h->bell, memory_order_acquire);
-#if SYNCQ_TSAN
-  /* seq_cst exchange in the store's and the fence's place: pairs with
-   * am_ring's RMW (see above) */
-  (void)atomic_exchange(&h->asleep, 1u);
-#else
-  atomic_store_explicit(&h->asleep, 1u, memory_order_relaxed); /* relaxed: the fence below orders it */
+  am_waiters_add(ep, 1u);
+#if !SYNCQ_TSAN
   /* seq_cst: the StoreLoad between asleep and the look at the queues;
-   * pairs with the fence in am_ring */
+   * pairs with the fence in am_ring (under TSan, am_waiters_add's
+   * exchange stands in its place) */
   atomic_thread_fence(memory_order_seq_cst);
 #endif
-  bool poll_now = true; /* slept, or something came in */
+  SYNCQ_RACE_POINT("am.wait.counted"); /* tests: hold a counted waiter before its look */
+  bool poll_now = true;                /* slept, or something came in */
   if (am_idle(ep)) {
     SYNCQ_RACE_POINT("am.wait.sleep"); /* tests: count the sleeps */
     /* no futex on this system: yield instead */
     poll_now = syncq_futex_wait(&h->bell, seen, ns > INT64_MAX ? INT64_MAX : (int64_t)ns, true) != SYNCQ_ENOTSUP;
+    SYNCQ_RACE_POINT("am.wait.woken"); /* tests: hold a woken waiter before it leaves the count */
   }
-  /* relaxed: a sender that still sees 1 makes one wake-up too many */
-  atomic_store_explicit(&h->asleep, 0u, memory_order_relaxed);
+  am_waiters_add(ep, UINT32_MAX); /* -1: a sender that read the count before makes one wake-up too many */
   return poll_now;
 }
 

@@ -85,6 +85,11 @@ struct syncq_am_endpoint {
    * a lost wake-up fails instead of costing one slice). */
   uint64_t sleep_after_ns; /* a wait sleeps between polls once it has waited this long */
   uint64_t sleep_slice_ns; /* the longest one futex wait lasts */
+  /* The threads of this process in syncq_am_wait's sleep (am.c,
+   * am_sleep), with a lock bit while one of them changes the count and
+   * writes it to the segment's `asleep`: the count lives here, where no
+   * other process writes, and the segment holds a copy for senders. */
+  _Atomic(uint32_t) waiters;
 };
 
 struct syncq_am_token {

@@ -162,13 +162,19 @@ typedef struct am_header {
   char name[SYNCQ_AM_NAME_MAX + 1];
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) closed; /* set by an orderly shutdown */
   /* The doorbell of syncq_am_wait's sleep (am.c, "Sleeping"), on the line
-   * every send reads for `closed` already: the receiver sets `asleep`
-   * around its futex wait on `bell`; a sender that finds it set after its
-   * commit bumps `bell` and wakes. Any value another process writes here
-   * costs a wake-up that was not needed or a sleep cut off by its time
-   * slice, never an access: neither word is an offset or a count. */
-  _Atomic(uint32_t) asleep; /* 1: the receiver may be in (or entering) its futex wait */
-  _Atomic(uint32_t) bell;   /* the futex word: bumped by a sender that found asleep set */
+   * every send reads for `closed` already: `asleep` is the number of the
+   * receiver's threads in (or entering) their futex wait on `bell`, a copy
+   * the receiver writes at each sleep's start and end from its own count
+   * (the endpoint's `waiters`); a sender that finds it nonzero after its
+   * commit bumps `bell` and wakes them all. A sender of version 2 reads
+   * any nonzero value as "maybe asleep", so a count and the former flag
+   * (1) mean the same to it. The receiver never reads `asleep` back, so
+   * any value another process writes here costs a wake-up that was not
+   * needed or a sleep cut off by its time slice, never an access nor a
+   * count gone wrong: neither word is an offset, and the next sleep's
+   * start or end rewrites `asleep`. */
+  _Atomic(uint32_t) asleep; /* nonzero: a receiver's thread may be in (or entering) its futex wait */
+  _Atomic(uint32_t) bell;   /* the futex word: bumped by a sender that found asleep nonzero */
   /* counters (syncq_am_counters) */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) delivered;
   _Atomic(uint64_t) unhandled;

@@ -22,7 +22,10 @@
  * take-back of a claim whose sender died while the wait slept); threads
  * of one process polling one endpoint at once, sending through peers with
  * it as self into a full queue, and waiting beside another thread's poll:
- * each message delivered exactly once; every bad input.
+ * each message delivered exactly once; threads asleep in one endpoint's
+ * wait while another wait times out and leaves, or one rung awake takes
+ * a message and leaves while another goes to sleep: each message woken
+ * for within half a slice; every bad input.
  *
  * Children are forked from this process while it is single-threaded (the
  * thread tests join their threads before they return), run only library
@@ -706,7 +709,7 @@ typedef struct woken_arg {
   const char *name;
   am_header *h;               /* the receiver's segment (inherited mapping) */
   _Atomic(uint64_t) *sent_at; /* shared: when the send was made */
-  bool clear_asleep;          /* hostile: clear the receiver's flag before sending (the wake-up is lost) */
+  bool clear_asleep;          /* hostile: zero the receiver's sleep count before sending (the wake-up is lost) */
 } woken_arg;
 
 /* Once the receiver is asleep, send it one message. */
@@ -847,9 +850,10 @@ static void test_wait_pingpong(void **state) {
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
-/* Doorbell words overwritten by another process: senders take any value
- * of the flag for "maybe asleep" and ring; a flag cleared under a
- * sleeping receiver loses the wake-up, which costs at most one slice. */
+/* Doorbell words overwritten by another process: senders take any
+ * nonzero sleep count for "maybe asleep" and ring, and the wait rewrites
+ * it from its own count; a count zeroed under a sleeping receiver loses
+ * the wake-up, which costs at most one slice. */
 static void test_wait_doorbell_corrupt(void **state) {
   (void)state;
   char name[96];
@@ -870,7 +874,7 @@ static void test_wait_doorbell_corrupt(void **state) {
   assert_int_equal(syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, &handled), SYNCQ_OK);
   assert_int_equal(handled, 3);
   assert_int_equal(syncq_am_wait(ep, 8, WAIT_EMPTY_NS, NULL), SYNCQ_ETIMEDOUT); /* it sleeps over the garbage */
-  assert_int_equal(atomic_load(&h->asleep), 0);                                 /* and leaves the flag clear */
+  assert_int_equal(atomic_load(&h->asleep), 0);                                 /* and rewrites the count: 0 */
   assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
   woken(true);
@@ -1914,7 +1918,7 @@ static void test_poll_two_threads(void **state) {
 /* syncq_am_wait beside another thread's poll: that poll holds the request
  * queue (taken, its head not yet read) when a message comes in. The wait
  * cannot deliver it, and must not sleep on it either (nothing rings for a
- * message committed before the sleep flag, and the other poll may have
+ * message committed before the sleep count, and the other poll may have
  * read the head before it came): it yields until its timeout; the other
  * poll then delivers the message, once. */
 static void test_wait_beside_poll(void **state) {
@@ -1949,6 +1953,223 @@ static void test_wait_beside_poll(void **state) {
   assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
   assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
   mt_free(s);
+}
+
+/* Threads of one process asleep in syncq_am_wait on one endpoint, while
+ * another thread's wait ends (its timeout) and leaves: the messages sent
+ * after it, one at a time, must still wake a sleeper. The slice is long
+ * (TW_SLICE_NS) so that a lost wake-up shows as a delay of about a slice,
+ * and each message must be handled within half of it after its send: a
+ * bound on a lost wake-up, far above any scheduling delay, not a speed. */
+#define TW_WAITERS 3
+#define TW_SLICE_NS 2000000000ull    /* 2 s: the sleepers' slice */
+#define TW_TIMEOUT_NS 30000000000ull /* 30 s: each sleeper's wait */
+#define TW_LEAVE_NS 20000000ull      /* 20 ms: the wait that times out and leaves */
+#define TW_SETTLE_US 5000            /* the sleepers are well inside their futex waits */
+
+enum { H_STAMP = 13 };
+
+typedef struct tw_state {
+  syncq_am_endpoint *ep;
+  _Atomic(uint32_t) handled;        /* messages handled */
+  _Atomic(uint64_t) at[TW_WAITERS]; /* when message i was handled */
+  int result[TW_WAITERS];           /* each sleeper's syncq_am_wait */
+  unsigned count[TW_WAITERS];       /* and what it handled */
+} tw_state;
+
+typedef struct tw_waiter {
+  tw_state *s;
+  int index;
+} tw_waiter;
+
+static void h_stamp(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)data, (void)len;
+  tw_state *s = ctx;
+  if (nargs == 1 && args[0] < TW_WAITERS) atomic_store(&s->at[args[0]], syncq_now_ns());
+  atomic_fetch_add(&s->handled, 1u);
+}
+
+static void *tw_wait(void *arg) {
+  tw_waiter *w = arg;
+  w->s->result[w->index] = syncq_am_wait(w->s->ep, 1, TW_TIMEOUT_NS, &w->s->count[w->index]);
+  return NULL;
+}
+
+/* Wait until the sleep count (race point "am.wait.sleep") reaches n. */
+static void tw_slept(mt_state *m, uint32_t n) {
+  uint64_t t0 = syncq_now_ns();
+  while (atomic_load(&m->slept) < n && syncq_now_ns() - t0 < MT_HOLD_NS) usleep(1000);
+  usleep(TW_SETTLE_US);
+}
+
+/* TW_WAITERS threads each wait once (budget 1, a long timeout, sleeping
+ * at once). Each round, once the remaining ones sleep, this thread waits
+ * too and times out (a waiter that wakes and leaves while others sleep),
+ * then sends one message: a sleeper must be woken for it. With a sleep
+ * flag that each waiter sets and clears, the leaving wait cleared it under
+ * the sleepers and the message waited for a slice. */
+static void test_wait_threads_sleep(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "mtsleep", 0);
+  mt_state *m = mt_new(); /* its race hook counts the sleeps */
+  tw_state *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  assert_int_equal(syncq_am_create(name, NULL, &s->ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(s->ep, H_STAMP, "stamp", h_stamp, s), SYNCQ_OK);
+  s->ep->sleep_after_ns = 0;
+  s->ep->sleep_slice_ns = TW_SLICE_NS;
+  syncq_am_peer *in;
+  assert_int_equal(syncq_am_connect(NULL, name, &in), SYNCQ_OK);
+  tw_waiter w[TW_WAITERS];
+  pthread_t th[TW_WAITERS];
+  for (int i = 0; i < TW_WAITERS; i++) {
+    w[i] = (tw_waiter){s, i};
+    assert_int_equal(pthread_create(&th[i], NULL, tw_wait, &w[i]), 0);
+  }
+  uint64_t sent[TW_WAITERS] = {0};
+  int left_r[TW_WAITERS];
+  uint32_t sleeps = TW_WAITERS;
+  for (uint32_t k = 0; k < TW_WAITERS; k++) {
+    tw_slept(m, sleeps); /* the TW_WAITERS - k waiters left are asleep */
+    left_r[k] = syncq_am_wait(s->ep, 1, TW_LEAVE_NS, NULL);
+    uint32_t s0 = atomic_load(&m->slept);
+    sent[k] = syncq_now_ns();
+    if (syncq_am_request(in, H_STAMP, &k, 1, 0) != SYNCQ_OK) break;
+    uint64_t deadline = sent[k] + MT_DEADLINE_NS;
+    while (atomic_load(&s->handled) <= k && syncq_now_ns() < deadline) usleep(100);
+    sleeps = s0 + (TW_WAITERS - 1 - k); /* the others, rung awake, sleep again */
+  }
+  for (int i = 0; i < TW_WAITERS; i++) assert_int_equal(pthread_join(th[i], NULL), 0);
+  assert_int_equal(atomic_load(&s->handled), TW_WAITERS);
+  for (int i = 0; i < TW_WAITERS; i++) {
+    uint64_t at = atomic_load(&s->at[i]);
+    assert_int_equal(left_r[i], SYNCQ_ETIMEDOUT);
+    assert_true(sent[i] != 0 && at >= sent[i]);
+    if (at - sent[i] >= TW_SLICE_NS / 2)
+      print_error("message %d: handled %llu ns after its send\n", i, (unsigned long long)(at - sent[i]));
+    assert_true(at - sent[i] < TW_SLICE_NS / 2);
+    assert_int_equal(s->result[i], SYNCQ_OK);
+    assert_int_equal(s->count[i], 1);
+  }
+  assert_int_equal(atomic_load(&doorbell_of(s->ep)->asleep), 0); /* no one waits */
+  assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
+  free(s);
+  mt_free(m);
+}
+
+/* Two threads, one rung awake by a message while the other goes to
+ * sleep, held in this order at race points: waiter 0 sleeps; waiter 1
+ * looks (idle) and is held ("am.wait.looked"); message 0 rings waiter 0
+ * awake, held before it leaves the count ("am.wait.woken"); waiter 1
+ * reads the bell (after the ring) and counts itself, held before its look
+ * ("am.wait.counted"); waiter 0 takes message 0 and returns; waiter 1
+ * looks (idle again) and sleeps. Message 1 must wake it. With a sleep
+ * flag, waiter 0 cleared it under waiter 1, and message 1 rang nothing. */
+typedef struct tr_state {
+  syncq_am_endpoint *ep;
+  _Atomic(uint32_t) handled;
+  _Atomic(uint64_t) at[2];                  /* when message i was handled */
+  _Atomic(uint32_t) slept[2];               /* each waiter's sleeps */
+  _Atomic(uint32_t) looked, counted, woken; /* reached: waiter 1, waiter 1, waiter 0 */
+  _Atomic(uint32_t) go_looked, go_counted, go_woken;
+  int result[2];
+  unsigned count[2];
+} tr_state;
+
+static tr_state *tr;
+static _Thread_local int tr_role = -1;
+
+static void tr_hold(_Atomic(uint32_t) *reached, _Atomic(uint32_t) *go) {
+  if (atomic_exchange(reached, 1u) != 0u) return; /* the first time only */
+  mt_wait_for(go, NULL);
+}
+
+static void tr_hook(const char *name) {
+  if (tr_role < 0) return;
+  if (strcmp(name, "am.wait.sleep") == 0) atomic_fetch_add(&tr->slept[tr_role], 1u);
+  if (tr_role == 1 && strcmp(name, "am.wait.looked") == 0) tr_hold(&tr->looked, &tr->go_looked);
+  if (tr_role == 1 && strcmp(name, "am.wait.counted") == 0 && atomic_load(&tr->go_looked))
+    tr_hold(&tr->counted, &tr->go_counted);
+  if (tr_role == 0 && strcmp(name, "am.wait.woken") == 0) tr_hold(&tr->woken, &tr->go_woken);
+}
+
+static void h_rung(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)data, (void)len;
+  tr_state *s = ctx;
+  if (nargs == 1 && args[0] < 2) atomic_store(&s->at[args[0]], syncq_now_ns());
+  atomic_fetch_add(&s->handled, 1u);
+}
+
+static void *tr_wait(void *arg) {
+  int i = (int)(intptr_t)arg;
+  tr_role = i;
+  tr->result[i] = syncq_am_wait(tr->ep, 1, TW_TIMEOUT_NS, &tr->count[i]);
+  return NULL;
+}
+
+/* Wait (bounded) until *a is at least n. */
+static bool tr_until(_Atomic(uint32_t) *a, uint32_t n) {
+  uint64_t t0 = syncq_now_ns();
+  while (atomic_load(a) < n && syncq_now_ns() - t0 < MT_HOLD_NS) usleep(1000);
+  return atomic_load(a) >= n;
+}
+
+static void test_wait_threads_rung(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "mtrung", 0);
+  tr_state *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  tr = s;
+  assert_int_equal(syncq_am_create(name, NULL, &s->ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(s->ep, H_STAMP, "rung", h_rung, s), SYNCQ_OK);
+  s->ep->sleep_after_ns = 0;
+  s->ep->sleep_slice_ns = TW_SLICE_NS;
+  syncq_am_peer *in;
+  assert_int_equal(syncq_am_connect(NULL, name, &in), SYNCQ_OK);
+  syncq_race_hook = tr_hook; /* before the threads start */
+  pthread_t th[2];
+  uint64_t sent[2] = {0};
+  bool order = true; /* every hold was reached in its turn */
+  assert_int_equal(pthread_create(&th[0], NULL, tr_wait, (void *)(intptr_t)0), 0);
+  order = order && tr_until(&s->slept[0], 1);
+  usleep(TW_SETTLE_US); /* waiter 0 inside its futex wait */
+  assert_int_equal(pthread_create(&th[1], NULL, tr_wait, (void *)(intptr_t)1), 0);
+  order = order && tr_until(&s->looked, 1);
+  uint32_t k = 0;
+  sent[0] = syncq_now_ns();
+  assert_int_equal(syncq_am_request(in, H_STAMP, &k, 1, 0), SYNCQ_OK);
+  order = order && tr_until(&s->woken, 1);
+  atomic_store(&s->go_looked, 1u);
+  order = order && tr_until(&s->counted, 1);
+  atomic_store(&s->go_woken, 1u);
+  assert_int_equal(pthread_join(th[0], NULL), 0); /* it took message 0 and returned */
+  atomic_store(&s->go_counted, 1u);
+  order = order && tr_until(&s->slept[1], 1);
+  usleep(TW_SETTLE_US); /* waiter 1 inside its futex wait */
+  k = 1;
+  sent[1] = syncq_now_ns();
+  assert_int_equal(syncq_am_request(in, H_STAMP, &k, 1, 0), SYNCQ_OK);
+  assert_int_equal(pthread_join(th[1], NULL), 0);
+  syncq_race_hook = NULL; /* after the joins */
+  assert_true(order);
+  assert_int_equal(atomic_load(&s->handled), 2);
+  for (int i = 0; i < 2; i++) {
+    uint64_t at = atomic_load(&s->at[i]);
+    assert_int_equal(s->result[i], SYNCQ_OK);
+    assert_int_equal(s->count[i], 1);
+    assert_true(at >= sent[i]);
+    if (at - sent[i] >= TW_SLICE_NS / 2)
+      print_error("message %d: handled %llu ns after its send\n", i, (unsigned long long)(at - sent[i]));
+    assert_true(at - sent[i] < TW_SLICE_NS / 2);
+  }
+  assert_int_equal(atomic_load(&doorbell_of(s->ep)->asleep), 0); /* no one waits */
+  assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
+  tr = NULL;
+  free(s);
 }
 
 typedef struct mt_sender_arg {
@@ -2120,6 +2341,8 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_transport_turn),
     cmocka_unit_test(test_poll_two_threads),
     cmocka_unit_test(test_wait_beside_poll),
+    cmocka_unit_test(test_wait_threads_sleep),
+    cmocka_unit_test(test_wait_threads_rung),
     cmocka_unit_test(test_stalled_senders_self),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
