@@ -1151,6 +1151,11 @@ static int run_forked(lab_ctx *ctx, size_t i, char *why, size_t len) {
      * pid) takes the experiment with it rather than leave it measuring
      * and writing alone; the check covers a parent gone before the call. */
     (void)setpgid(0, 0);
+    /* Outside the terminal's foreground group, a write to the terminal
+     * under `stty tostop` would stop this group (SIGTTOU) while the
+     * watchdog counts on; ignored, the write goes through (POSIX), as the
+     * lab's own would. */
+    (void)signal(SIGTTOU, SIG_IGN);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
     run_here(ctx);
     /* _exit: no atexit handler of this program or of a peer library runs

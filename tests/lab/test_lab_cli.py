@@ -556,6 +556,49 @@ def test_a_paused_lab_pauses_its_experiment_and_the_watchdog(tmp_path, clean_sui
     assert any(x["type"] == "point" and x["experiment"] == "np99-counter" and x["algorithm"] == "mutex" for x in recs)
 
 
+def test_an_experiment_writes_to_a_terminal_set_to_stop_background_writes(tmp_path):
+    # `stty tostop`: a process outside the terminal's foreground group that
+    # writes to the terminal gets SIGTTOU, which stops it. The experiment's
+    # process leads a group of its own (for the watchdog) and writes its
+    # progress lines to the terminal: they must go through, not stop it
+    # until the watchdog gives the experiment up. pty.fork: the lab leads
+    # a session whose controlling terminal is the pty, in its foreground.
+    import pty
+    import termios
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: straight into the lab
+        try:
+            attrs = termios.tcgetattr(0)
+            attrs[3] |= termios.TOSTOP
+            termios.tcsetattr(0, termios.TCSANOW, attrs)
+            os.execv(LAB, [LAB, "run", "np99-counter", "--size", "smoke", "--threads", "1",
+                           "--experiment-timeout", "30", "--out", str(tmp_path)])
+        finally:
+            os._exit(127)
+    out = b""
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # EIO: every writer closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        if time.monotonic() >= deadline:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    text = out.decode(errors="replace")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (status, text)
+    assert "did not finish" not in text, text
+    assert re.search(r"np99-counter: \S+ threads=1", text), text  # a progress line of the experiment's
+    assert any(x["type"] == "point" and x["experiment"] == "np99-counter" for x in records(tmp_path))
+
+
 def test_progress_counts_every_point_across_the_experiments(clean_suite):
     # each experiment measures in a process of its own, and the count of
     # points measured comes back to the runner: the lines count on from one
