@@ -533,6 +533,18 @@ static void injected_delay(const lab_ctx *ctx, const char *algorithm) {
   }
 }
 
+/* SYNCQ_LAB_FORK_WAIT=<experiment>: the lab waits 2 s between starting
+ * that experiment's process and installing its signal handlers for it,
+ * and the process 4 s before it runs, so that the lab's tests can send a
+ * job-control stop into that window. Not for measuring. */
+static void injected_fork_wait(const lab_ctx *ctx, int seconds) {
+  const char *spec = getenv("SYNCQ_LAB_FORK_WAIT");
+  if (spec == NULL || strcmp(spec, ctx->exp->name) != 0) return;
+  struct timespec left = {seconds, 0};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
+
 /* A variant's sample failed (the experiment's sample returned an error or
  * called lab_fail: a failed check, a status the structure returned, a
  * non-finite value): say so on stderr and in a note of the results, and go
@@ -1137,12 +1149,24 @@ static int run_forked(lab_ctx *ctx, size_t i, char *why, size_t len) {
   (void)fflush(NULL);
   pid_t parent = getpid();
   uint64_t t_exp = syncq_now_ns();
+  /* The stop and job-control signals wait, blocked, from before the fork
+   * until the lab's handlers for this experiment are in place: one that
+   * came in between would end or stop the lab by its default action and
+   * leave the experiment's group (not the terminal's foreground one)
+   * measuring alone. The child unblocks them once in its own group. */
+  sigset_t held, was;
+  sigemptyset(&held);
+  for (size_t k = 0; k < N_STOP_SIGNALS; k++) sigaddset(&held, stop_signals[k]);
+  for (size_t k = 0; k < N_PAUSE_SIGNALS; k++) sigaddset(&held, pause_signals[k]);
+  (void)pthread_sigmask(SIG_BLOCK, &held, &was);
   lab_peers_before_fork(); /* liburcu's call_rcu thread, for the child's use of it */
   pid_t pid = fork();
   if (pid == 0) lab_peers_after_fork_child();
   else lab_peers_after_fork_parent();
   if (pid < 0) {
-    snprintf(why, len, "could not start its process: %s", strerror(errno));
+    int err = errno;
+    (void)pthread_sigmask(SIG_SETMASK, &was, NULL);
+    snprintf(why, len, "could not start its process: %s", strerror(err));
     return -1;
   }
   if (pid == 0) {
@@ -1156,7 +1180,9 @@ static int run_forked(lab_ctx *ctx, size_t i, char *why, size_t len) {
      * watchdog counts on; ignored, the write goes through (POSIX), as the
      * lab's own would. */
     (void)signal(SIGTTOU, SIG_IGN);
+    (void)pthread_sigmask(SIG_SETMASK, &was, NULL);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
+    injected_fork_wait(ctx, 4);
     run_here(ctx);
     /* _exit: no atexit handler of this program or of a peer library runs
      * in the child (they belong to the parent's exit); flush by hand. */
@@ -1164,9 +1190,11 @@ static int run_forked(lab_ctx *ctx, size_t i, char *why, size_t len) {
     _exit(0);
   }
   (void)setpgid(pid, pid);
+  injected_fork_wait(ctx, 2);
   struct sigaction old[N_STOP_SIGNALS], old_pause[N_PAUSE_SIGNALS];
   unsigned forwarded = forward_stops(pid, old);
   unsigned pausing = pauses(old_pause);
+  (void)pthread_sigmask(SIG_SETMASK, &was, NULL); /* one held meanwhile is handled now */
   int status = 0;
   int64_t limit = 0;
   int watched = watch(ctx, i, pid, done0, t_exp, &status, &limit);

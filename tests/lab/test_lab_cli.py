@@ -599,6 +599,37 @@ def test_an_experiment_writes_to_a_terminal_set_to_stop_background_writes(tmp_pa
     assert any(x["type"] == "point" and x["experiment"] == "np99-counter" for x in records(tmp_path))
 
 
+def test_a_pause_between_the_fork_and_the_handlers_pauses_the_experiment_too(tmp_path):
+    # A ^Z that reaches the lab after it started an experiment's process
+    # but before it installed its handlers for it waits, blocked, for
+    # them: the lab then stops the experiment's group and itself, as at
+    # any other time, instead of stopping alone by the default action and
+    # leaving the experiment measuring. SYNCQ_LAB_FORK_WAIT holds that
+    # window open for 2 s (and the experiment's process for 4 s).
+    mark = uuid.uuid4().hex
+    err = tmp_path / "stderr"
+    with err.open("w") as f:
+        p = subprocess.Popen([LAB, "run", "np99-counter", "--size", "smoke", "--threads", "1",
+                              "--out", str(tmp_path)],
+                             stdout=subprocess.DEVNULL, stderr=f, preexec_fn=os.setpgrp,
+                             env={**os.environ, "SYNCQ_LAB_FORK_WAIT": "np99-counter",
+                                  "SYNCQ_LAB_TEST_MARK": mark})
+    try:
+        assert _within(60, lambda: [q for q in _processes_marked(mark) if q != p.pid] or p.poll() is not None)
+        experiment = [q for q in _processes_marked(mark) if q != p.pid]
+        assert experiment, err.read_text()
+        p.send_signal(signal.SIGTSTP)
+        stopped = lambda: _state(p.pid) == "T" and all(_state(q) == "T" for q in experiment)
+        assert _within(10, stopped), (_state(p.pid), [_state(q) for q in experiment], err.read_text())
+        p.send_signal(signal.SIGCONT)
+        assert p.wait(timeout=120) == 0, err.read_text()
+    finally:
+        p.kill()
+        p.wait()
+        _kill_marked(mark)
+    assert any(x["type"] == "point" and x["experiment"] == "np99-counter" for x in records(tmp_path))
+
+
 def test_progress_counts_every_point_across_the_experiments(clean_suite):
     # each experiment measures in a process of its own, and the count of
     # points measured comes back to the runner: the lines count on from one
