@@ -332,8 +332,12 @@ static bool rx_test(syncq_am_mpi *j, int s) {
 
 /* Test the next receive of every MPI peer with one MPI_Testsome (one turn
  * of MPI's progress engine, where a MPI_Test per peer would turn it once
- * per peer). Returns how many completed. */
-static int rx_test_all(syncq_am_mpi *j) {
+ * per peer). `again`: under Open MPI, look once more when nothing had
+ * completed (below); a poll that has just run handlers does not, as the
+ * next poll looks anyway, and the requester that ran a reply's handler
+ * would otherwise spend that turn before its next request. Returns how
+ * many completed. */
+static int rx_test_all(syncq_am_mpi *j, bool again) {
   int m = 0;
   for (int k = 0; k < j->nmpi; k++) {
     int s = j->mpi_rank[k];
@@ -360,7 +364,9 @@ static int rx_test_all(syncq_am_mpi *j) {
    * progress engine, not after: what that turn completed would wait for
    * the next poll. Look once more (a failure here is found, request by
    * request, by the next poll's first call). */
-  if (outc == 0 && MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st) != MPI_SUCCESS) outc = 0;
+  if (again && outc == 0 && MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st) != MPI_SUCCESS) outc = 0;
+#else
+  (void)again;
 #endif
   if (outc == MPI_UNDEFINED) return 0;
   for (int i = 0; i < outc; i++) rx_completed(j, j->scr_src[j->scr_idx[i]]);
@@ -443,7 +449,7 @@ static void rx_repost_all(syncq_am_mpi *j) {
 /* Progress without running handlers: for a send stalled inside a handler. */
 static void harvest(syncq_am_mpi *j) {
   rx_repost_all(j);
-  while (rx_test_all(j) > 0) {
+  while (rx_test_all(j, true) > 0) {
   }
   liveness(j);
 }
@@ -454,6 +460,7 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
   j->polling = true;
   rx_repost_all(j); /* the receives of the last poll's handlers, before anything is tested */
   unsigned done = 0;
+  bool ran = false; /* this poll has run a handler */
   for (;;) {
     /* run the handlers of completed receives, a peer at a time in turn */
     bool any = false;
@@ -465,11 +472,11 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
       const amm_hdr *h = (const amm_hdr *)(const void *)ring_buf(&p->rx, p->rx.head, j->bufsize);
       if (h->kind == K_REQ || h->kind == K_REP) done++;
       rx_dispatch(j, s);
-      any = true;
+      any = ran = true;
     }
     if (j->nmpi > 0) j->rr = j->rr + 1u < (unsigned)j->nmpi ? j->rr + 1u : 0u;
     if (done >= budget) break;
-    if (!any && rx_test_all(j) == 0) break;
+    if (!any && rx_test_all(j, !ran) == 0) break;
   }
   /* retire finished sends lazily: only rings more than half in flight */
   for (int k = 0; k < j->nmpi; k++) {
@@ -480,7 +487,7 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
    * harvest tests all that arrived) tested nothing: test once before
    * judging silence, or a backlog of one peer's would hide every peer's
    * heartbeats for as many polls as it holds (mpi_am_test backlog). */
-  if (done >= budget) (void)rx_test_all(j);
+  if (done >= budget) (void)rx_test_all(j, true);
   liveness(j);
   j->polling = false;
   return done;
