@@ -460,7 +460,7 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
   j->polling = true;
   rx_repost_all(j); /* the receives of the last poll's handlers, before anything is tested */
   unsigned done = 0;
-  bool ran = false; /* this poll has run a handler */
+  bool ran = false, replies_only = true; /* this poll has run a handler; every one it ran a reply's */
   for (;;) {
     /* run the handlers of completed receives, a peer at a time in turn */
     bool any = false;
@@ -471,12 +471,16 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
       if (p->rx.head == p->rx.tested) continue;
       const amm_hdr *h = (const amm_hdr *)(const void *)ring_buf(&p->rx, p->rx.head, j->bufsize);
       if (h->kind == K_REQ || h->kind == K_REP) done++;
+      if (h->kind != K_REP) replies_only = false;
       rx_dispatch(j, s);
       any = ran = true;
     }
     if (j->nmpi > 0) j->rr = j->rr + 1u < (unsigned)j->nmpi ? j->rr + 1u : 0u;
     if (done >= budget) break;
-    if (!any && rx_test_all(j, !ran) == 0) break;
+    /* After replies alone, return at once: the requester that waits for
+     * them acts on them before anything else arrives. After requests (a
+     * flood, or a peer's calls), test for more, up to the budget. */
+    if (!any && ((ran && replies_only) || rx_test_all(j, !ran) == 0)) break;
   }
   /* retire finished sends lazily: only rings more than half in flight */
   for (int k = 0; k < j->nmpi; k++) {
