@@ -461,6 +461,7 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
   rx_repost_all(j); /* the receives of the last poll's handlers, before anything is tested */
   unsigned done = 0;
   bool ran = false, replies_only = true; /* this poll has run a handler; every one it ran a reply's */
+  bool tested = false;                   /* this poll has tested the receives */
   for (;;) {
     /* run the handlers of completed receives, a peer at a time in turn */
     bool any = false;
@@ -477,10 +478,15 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
     }
     if (j->nmpi > 0) j->rr = j->rr + 1u < (unsigned)j->nmpi ? j->rr + 1u : 0u;
     if (done >= budget) break;
+    if (any) continue;
     /* After replies alone, return at once: the requester that waits for
      * them acts on them before anything else arrives. After requests (a
-     * flood, or a peer's calls), test for more, up to the budget. */
-    if (!any && ((ran && replies_only) || rx_test_all(j, !ran) == 0)) break;
+     * flood, or a peer's calls), test for more, up to the budget. Not
+     * before this poll has tested once: replies a stalled send received
+     * earlier are no news of the peers' liveness (mpi_am_test backlog). */
+    if (ran && replies_only && tested) break;
+    tested = true;
+    if (rx_test_all(j, !ran) == 0) break;
   }
   /* retire finished sends lazily: only rings more than half in flight */
   for (int k = 0; k < j->nmpi; k++) {
