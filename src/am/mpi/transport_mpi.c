@@ -391,8 +391,10 @@ static void rx_dispatch(syncq_am_mpi *j, int s) {
   const unsigned char *b = ring_buf(r, r->head, j->bufsize);
   const amm_hdr *h = (const amm_hdr *)(const void *)b;
   if (h->kind == K_REQ || h->kind == K_REP) {
-    /* The credit is owed from now: the buffer is reposted as soon as the
-     * handler returns, so the reply the handler sends may carry it. */
+    /* The credit is owed from now, so the reply the handler sends may
+     * carry it. The buffer is posted again at our next poll (rx_repost):
+     * a request the credit lets through before that waits in MPI, and
+     * every path that waits for it polls. */
     if (h->kind == K_REQ) p->owed++;
     uint32_t args[SYNCQ_AM_MAX_ARGS];
     unsigned nargs = h->nargs <= SYNCQ_AM_MAX_ARGS ? h->nargs : SYNCQ_AM_MAX_ARGS;
