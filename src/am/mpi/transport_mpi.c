@@ -21,7 +21,9 @@
  *                k-th message from a peer completes the k-th posted
  *                receive: a poll tests only the head of each ring (one
  *                MPI_Test per peer), not the whole pool. A receive is
- *                posted again once its handler has returned.
+ *                posted again, in ring order, at the start of the next
+ *                poll after its handler has returned (rx_repost): never
+ *                between a reply's arrival and the requester's next send.
  *   Credits:     a sender holds C request credits per peer; each request
  *                spends one, and the receiver returns it in the header of
  *                its next message to the sender (the reply, typically), or
@@ -121,7 +123,8 @@ typedef struct amm_ring {
   uint32_t n;
   uint32_t head;   /* recv: next to dispatch; send: oldest possibly in flight */
   uint32_t tested; /* recv: next to test (head..tested are complete) */
-  uint32_t tail;   /* send: next free */
+  uint32_t tail;   /* send: next free; recv: next to post (tested..tail are posted) */
+  uint32_t tslot;  /* recv: tested % n, kept by hand (every poll tests it: no division there) */
 } amm_ring;
 
 typedef struct amm_peer {
@@ -150,7 +153,7 @@ struct syncq_am_mpi {
   MPI_Request *scr_req; /* scratch of rx_test_all, nmpi each */
   int *scr_src, *scr_idx;
   MPI_Status *scr_st;  /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
-  unsigned rr;         /* round-robin start of the next poll */
+  unsigned rr;         /* round-robin start of the next poll, < nmpi */
   uint64_t last_check; /* when liveness() last acted on the clock */
   bool coarse;         /* the detector's clock is CLOCK_MONOTONIC_COARSE (amm_now) */
   char job[AMM_JOB_NAME_MAX];
@@ -278,9 +281,10 @@ static int rx_post(syncq_am_mpi *j, int s, uint32_t i) {
 static void rx_completed(syncq_am_mpi *j, int s) {
   amm_peer *p = &j->peer[s];
   amm_ring *r = &p->rx;
-  const amm_hdr *h = (const amm_hdr *)(const void *)ring_buf(r, r->tested, j->bufsize);
-  r->req[r->tested % r->n] = MPI_REQUEST_NULL; /* MPI freed it on completion */
+  const amm_hdr *h = (const amm_hdr *)(const void *)(r->buf + (size_t)r->tslot * j->bufsize);
+  r->req[r->tslot] = MPI_REQUEST_NULL; /* MPI freed it on completion */
   r->tested++;
+  r->tslot = r->tslot + 1u < r->n ? r->tslot + 1u : 0u;
   p->credits += h->ret_req;
   p->last_heard = amm_now(j);
   if (h->kind == K_BYE) {
@@ -289,42 +293,81 @@ static void rx_completed(syncq_am_mpi *j, int s) {
   }
 }
 
+/* Post again, in ring order, the receives of s whose handlers have run.
+ * Deferred from rx_dispatch to the start of the next poll (or stalled
+ * round): an MPI_Irecv costs about as much as a whole idle poll
+ * (docs/am-mpi.md), and posted right after a reply's handler it delayed
+ * the requester's next request by that much; at the next poll it runs
+ * while that request travels.
+ * Ring order keeps "the k-th message completes the k-th posted receive";
+ * a message that arrives meanwhile waits in MPI (eager) or holds its
+ * sender (rendezvous) until the next poll, which every path that waits
+ * for it makes. Inside a poll that keeps finding messages (a flood), the
+ * ring is topped up once fewer than half its receives are posted, so a
+ * long poll never leaves the sender without posted receives. */
+static void rx_repost(syncq_am_mpi *j, int s) {
+  amm_peer *p = &j->peer[s];
+  amm_ring *r = &p->rx;
+  while (!p->left && !p->dead && r->tail - r->head < r->n) {
+    if (rx_post(j, s, r->tail) != SYNCQ_OK) return;
+    r->tail++;
+  }
+}
+
 /* Test the next receive from s alone; true if it completed. */
 static bool rx_test(syncq_am_mpi *j, int s) {
   amm_peer *p = &j->peer[s];
   amm_ring *r = &p->rx;
-  if (p->dead || r->tested - r->head >= r->n) return false; /* every buffer awaits its handler */
+  if (p->dead || r->tested == r->tail) return false; /* none posted: every buffer awaits its handler */
   int done = 0;
-  if (MPI_Test(&r->req[r->tested % r->n], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+  if (MPI_Test(&r->req[r->tslot], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
     mark_dead(j, s, "an MPI receive failed");
     return false;
   }
   if (done) {
-    r->req[r->tested % r->n] = MPI_REQUEST_NULL; /* (MPI_Test set our copy already) */
-    rx_completed(j, s);
+    rx_completed(j, s); /* (MPI_Test set our copy of the request to null already) */
   }
   return done != 0;
 }
 
 /* Test the next receive of every MPI peer with one MPI_Testsome (one turn
  * of MPI's progress engine, where a MPI_Test per peer would turn it once
- * per peer). Returns how many completed. */
-static int rx_test_all(syncq_am_mpi *j) {
+ * per peer). `again`: under Open MPI, look once more when nothing had
+ * completed (below); a poll that has just run handlers does not, as the
+ * next poll looks anyway, and the requester that ran a reply's handler
+ * would otherwise spend that turn before its next request. Returns how
+ * many completed. */
+static int rx_test_all(syncq_am_mpi *j, bool again) {
   int m = 0;
   for (int k = 0; k < j->nmpi; k++) {
     int s = j->mpi_rank[k];
     amm_peer *p = &j->peer[s];
-    if (p->dead || p->rx.tested - p->rx.head >= p->rx.n) continue;
-    j->scr_req[m] = p->rx.req[p->rx.tested % p->rx.n];
+    if (p->rx.tail - p->rx.tested < p->rx.n / 2u) rx_repost(j, s); /* a flood: see rx_repost */
+    if (p->dead || p->rx.tested == p->rx.tail) continue;
+    j->scr_req[m] = p->rx.req[p->rx.tslot];
     j->scr_src[m++] = s;
   }
   if (m == 0) return 0;
+  /* One peer (two ranks, or all but one dead or full): MPI_Test, which is
+   * cheaper than MPI_Testsome under both MPIs and, under Open MPI, looks
+   * at the request again after its turn of the progress engine, where
+   * MPI_Testsome reports what that turn completed only at the next poll. */
+  if (m == 1) return rx_test(j, j->scr_src[0]) ? 1 : 0;
   int outc = 0;
   if (MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st) != MPI_SUCCESS) {
     int n = 0; /* one of them failed: find it one by one */
     for (int i = 0; i < m; i++) n += rx_test(j, j->scr_src[i]) ? 1 : 0;
     return n;
   }
+#ifdef OPEN_MPI
+  /* Open MPI's MPI_Testsome looks at the requests before its turn of the
+   * progress engine, not after: what that turn completed would wait for
+   * the next poll. Look once more (a failure here is found, request by
+   * request, by the next poll's first call). */
+  if (again && outc == 0 && MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st) != MPI_SUCCESS) outc = 0;
+#else
+  (void)again;
+#endif
   if (outc == MPI_UNDEFINED) return 0;
   for (int i = 0; i < outc; i++) rx_completed(j, j->scr_src[j->scr_idx[i]]);
   return outc;
@@ -345,12 +388,13 @@ static void credit_back(syncq_am_mpi *j, int s) {
 static void rx_dispatch(syncq_am_mpi *j, int s) {
   amm_peer *p = &j->peer[s];
   amm_ring *r = &p->rx;
-  uint32_t i = r->head;
-  const unsigned char *b = ring_buf(r, i, j->bufsize);
+  const unsigned char *b = ring_buf(r, r->head, j->bufsize);
   const amm_hdr *h = (const amm_hdr *)(const void *)b;
   if (h->kind == K_REQ || h->kind == K_REP) {
-    /* The credit is owed from now: the buffer is reposted as soon as the
-     * handler returns, so the reply the handler sends may carry it. */
+    /* The credit is owed from now, so the reply the handler sends may
+     * carry it. The buffer is posted again at our next poll (rx_repost):
+     * a request the credit lets through before that waits in MPI, and
+     * every path that waits for it polls. */
     if (h->kind == K_REQ) p->owed++;
     uint32_t args[SYNCQ_AM_MAX_ARGS];
     unsigned nargs = h->nargs <= SYNCQ_AM_MAX_ARGS ? h->nargs : SYNCQ_AM_MAX_ARGS;
@@ -359,8 +403,7 @@ static void rx_dispatch(syncq_am_mpi *j, int s) {
     syncq_am_token tk = {j->ep, h->kind == K_REQ ? AM_Q_REQUEST : AM_Q_REPLY, AM_NO_PEER, false, &j->tp, s};
     am_dispatch(j->ep, &tk, h->handler, args, nargs, h->bulk ? b + sizeof *h : NULL, len);
   }
-  r->head++;
-  if (!p->left) (void)rx_post(j, s, i);
+  r->head++; /* posted again by the next rx_repost */
   credit_back(j, s);
 }
 
@@ -401,9 +444,14 @@ static void liveness(syncq_am_mpi *j) {
   }
 }
 
+static void rx_repost_all(syncq_am_mpi *j) {
+  for (int k = 0; k < j->nmpi; k++) rx_repost(j, j->mpi_rank[k]);
+}
+
 /* Progress without running handlers: for a send stalled inside a handler. */
 static void harvest(syncq_am_mpi *j) {
-  while (rx_test_all(j) > 0) {
+  rx_repost_all(j);
+  while (rx_test_all(j, true) > 0) {
   }
   liveness(j);
 }
@@ -412,22 +460,35 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
   syncq_am_mpi *j = ctx;
   if (j->polling || !j->started) return 0; /* a handler further up is in this poll */
   j->polling = true;
+  rx_repost_all(j); /* the receives of the last poll's handlers, before anything is tested */
   unsigned done = 0;
+  bool ran = false, replies_only = true; /* this poll has run a handler; every one it ran a reply's */
+  bool tested = false;                   /* this poll has tested the receives */
   for (;;) {
     /* run the handlers of completed receives, a peer at a time in turn */
     bool any = false;
-    for (int k = 0; k < j->nmpi && done < budget; k++) {
-      int s = j->mpi_rank[(j->rr + (unsigned)k) % (unsigned)j->nmpi];
+    unsigned at = j->rr; /* < nmpi: wrapped by hand, a division per peer cost more than the test of its ring */
+    for (int k = 0; k < j->nmpi && done < budget; k++, at = at + 1u < (unsigned)j->nmpi ? at + 1u : 0u) {
+      int s = j->mpi_rank[at];
       amm_peer *p = &j->peer[s];
       if (p->rx.head == p->rx.tested) continue;
       const amm_hdr *h = (const amm_hdr *)(const void *)ring_buf(&p->rx, p->rx.head, j->bufsize);
       if (h->kind == K_REQ || h->kind == K_REP) done++;
+      if (h->kind != K_REP) replies_only = false;
       rx_dispatch(j, s);
-      any = true;
+      any = ran = true;
     }
-    j->rr++;
+    if (j->nmpi > 0) j->rr = j->rr + 1u < (unsigned)j->nmpi ? j->rr + 1u : 0u;
     if (done >= budget) break;
-    if (!any && rx_test_all(j) == 0) break;
+    if (any) continue;
+    /* After replies alone, return at once: the requester that waits for
+     * them acts on them before anything else arrives. After requests (a
+     * flood, or a peer's calls), test for more, up to the budget. Not
+     * before this poll has tested once: replies a stalled send received
+     * earlier are no news of the peers' liveness (mpi_am_test backlog). */
+    if (ran && replies_only && tested) break;
+    tested = true;
+    if (rx_test_all(j, !ran) == 0) break;
   }
   /* retire finished sends lazily: only rings more than half in flight */
   for (int k = 0; k < j->nmpi; k++) {
@@ -438,7 +499,7 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
    * harvest tests all that arrived) tested nothing: test once before
    * judging silence, or a backlog of one peer's would hide every peer's
    * heartbeats for as many polls as it holds (mpi_am_test backlog). */
-  if (done >= budget) (void)rx_test_all(j);
+  if (done >= budget) (void)rx_test_all(j, true);
   liveness(j);
   j->polling = false;
   return done;
@@ -616,7 +677,7 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
         MPI_Comm_free(&node);
         goto fail_comm;
       }
-    p->rx.tail = p->rx.n; /* unused for receives */
+    p->rx.tail = p->rx.n; /* every receive posted */
   }
   /* Every node-local endpoint exists once the node has passed this barrier. */
   if (MPI_Barrier(node) != MPI_SUCCESS) {
