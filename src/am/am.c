@@ -532,6 +532,8 @@ void am_dispatch(syncq_am_endpoint *ep, syncq_am_token *tk, unsigned idx, const 
   }
 }
 
+static void am_free_delivered(const am_qview *v, am_packet *p, uint32_t hd, bool bulk, uint32_t bpos);
+
 static void deliver(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet *p, uint64_t s, uint32_t hd) {
   uint32_t args[SYNCQ_AM_MAX_ARGS];
   unsigned nargs = p->nargs <= SYNCQ_AM_MAX_ARGS ? p->nargs : SYNCQ_AM_MAX_ARGS;
@@ -542,7 +544,18 @@ static void deliver(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
   uint32_t blen = p->bulk_len; /* read once: a hostile sender may change it under us */
   size_t len = bulk ? (blen <= v->bulk_size ? blen : v->bulk_size) : 0;
   syncq_am_token tk = {ep, qi, p->src_peer, false, NULL, 0};
+  /* process-local, under polling[qi] as the head: a handler that never
+   * returns leaves them for the take-back (am_finish_abandoned) */
+  ep->handling[qi] = s;
+  ep->handling_bulk[qi] = bpos;
   am_dispatch(ep, &tk, p->handler, args, nargs, data, len);
+  ep->handling[qi] = 0u;
+  am_free_delivered(v, p, hd, bulk, bpos);
+}
+
+/* Free the delivered head packet hd (and its bulk block at bpos) for the
+ * next lap. */
+static void am_free_delivered(const am_qview *v, am_packet *p, uint32_t hd, bool bulk, uint32_t bpos) {
   if (bulk) {
     am_bulk_slot *bs = am_slot_at(v, bpos);
     /* relaxed: published by the release store of FREE below (0 while FREE,
@@ -673,28 +686,115 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
   return true;
 }
 
-/* Take queue qi of ep for one poll: false when a poll of it is under way,
- * further up this thread's stack (a handler that polls: 000's handlers
- * must not re-enter the queue they were called from) or on another thread
- * of this process (a second polling thread, a send stalled on a full
- * queue). One uncontended CAS per queue per poll; a queue found busy
- * costs a load (a stalled sender retries every few microseconds and must
- * not pull the line from the poller with a failing CAS each time). */
-static inline bool am_queue_take(syncq_am_endpoint *ep, int qi) {
-  /* relaxed: a hint; the CAS below decides */
-  if (atomic_load_explicit(&ep->polling[qi], memory_order_relaxed) != 0u) return false;
+/* ---------------------------------------------------------------- a poll that never returned
+ *
+ * A handler that leaves its poll without returning (longjmp or
+ * siglongjmp to a point before the poll) leaves the queue it was called
+ * from taken: polling[qi] keeps its thread's mark, and every poll skips
+ * the queue as one under way. Its own thread can tell: a poll still under
+ * way on its stack lies above (is an ancestor of) every call its handlers
+ * make, so a poll of the queue from a frame that is not below the frame
+ * that took it (taken_frame) cannot be nested in it: the frame was left
+ * for good, and the thread takes the queue back (am_take_back). Stacks
+ * grow down on every target the project builds for. Only on the thread's
+ * own stack (pthread_getattr_np, read once per thread when first needed):
+ * a postoffice fiber runs on a stack of its own, where two addresses say
+ * nothing about nesting, so another fiber of the thread that finds the
+ * mark skips the queue as before. A poll made again from a frame deeper
+ * than the one left cannot tell the left poll from one up its stack and
+ * skips the queue too; the next poll from that depth or above takes it
+ * back. A thread that exits holding a queue leaves its mark for good (no
+ * cheap test tells whether a pthread_t still runs): syncq/am.h says what
+ * a handler must not do. */
+
+#if defined(__GNUC__)
+#define AM_FRAME() ((uintptr_t)__builtin_frame_address(0))
+#else
+#define AM_FRAME() ((uintptr_t)0) /* no frame address: no take-back (0 is on no stack) */
+#endif
+
+static _Thread_local bool am_stack_read;                 /* am_stack_lo and am_stack_hi are set */
+static _Thread_local uintptr_t am_stack_lo, am_stack_hi; /* this thread's own stack; both 0: unknown */
+
+/* Address a lies on the calling thread's own stack (not a fiber's). */
+static bool am_own_stack(uintptr_t a) {
+  if (!am_stack_read) {
+    am_stack_read = true;
+    pthread_attr_t at;
+    if (pthread_getattr_np(pthread_self(), &at) == 0) {
+      void *lo = NULL;
+      size_t size = 0;
+      if (pthread_attr_getstack(&at, &lo, &size) == 0) {
+        am_stack_lo = (uintptr_t)lo;
+        am_stack_hi = am_stack_lo + size;
+      }
+      (void)pthread_attr_destroy(&at);
+    }
+  }
+  return a >= am_stack_lo && a < am_stack_hi;
+}
+
+/* The caller's own mark is on queue qi: take the queue back if the poll
+ * that took it is no longer on this stack (see above). Out of line: only
+ * a nested poll (or one after a longjmp) comes here. */
+__attribute__((noinline)) static bool am_take_back(syncq_am_endpoint *ep, int qi, uintptr_t frame) {
+  uintptr_t taken = ep->taken_frame[qi]; /* written by this thread when it took the queue */
+  if (frame < taken || !am_own_stack(taken) || !am_own_stack(frame)) return false; /* nested, or cannot tell */
+  ep->taken_frame[qi] = frame;
+  return true;
+}
+
+/* Take queue qi of ep for one poll from the frame `frame`: false when a
+ * poll of it is under way, further up this thread's stack (a handler that
+ * polls: 000's handlers must not re-enter the queue they were called
+ * from) or on another thread of this process (a second polling thread, a
+ * send stalled on a full queue). One uncontended CAS per queue per poll;
+ * a queue found busy costs a load (a stalled sender retries every few
+ * microseconds and must not pull the line from the poller with a failing
+ * CAS each time). */
+static inline bool am_queue_take(syncq_am_endpoint *ep, int qi, uintptr_t frame) {
+  /* relaxed: a hint where it is another thread's or 0 (the CAS below
+   * decides); our own mark was stored by this thread, and no other
+   * thread writes the word while it is there */
+  uintptr_t mark = atomic_load_explicit(&ep->polling[qi], memory_order_relaxed);
+  if (mark != 0u) return mark == am_poller_self() && am_take_back(ep, qi, frame);
   uintptr_t idle = 0;
   /* acquire: pairs with the release store in am_poll_queue of the poll
    * before ours, on whatever thread (its head store, its recovery state
    * and its handlers' writes happen before our reads); relaxed on
    * failure: we touch nothing of the queue then */
-  return atomic_compare_exchange_strong_explicit(&ep->polling[qi], &idle, am_poller_self(), memory_order_acquire,
-                                                 memory_order_relaxed);
+  if (!atomic_compare_exchange_strong_explicit(&ep->polling[qi], &idle, am_poller_self(), memory_order_acquire,
+                                               memory_order_relaxed))
+    return false;
+  ep->taken_frame[qi] = frame;
+  return true;
+}
+
+/* A queue taken back (am_take_back) whose head packet's handler never
+ * returned: free that packet and its block as the handler's return would
+ * have, and step the head over it (it is not delivered again: a handler
+ * that left by longjmp would most likely leave again). Counted as
+ * delivered when a handler was registered for its index, as a return
+ * would have counted it. The new head. */
+__attribute__((noinline)) static uint32_t am_finish_abandoned(syncq_am_endpoint *ep, int qi, const am_qview *v,
+                                                              uint32_t hd) {
+  uint64_t s = ep->handling[qi];
+  ep->handling[qi] = 0u;
+  if (am_state_pos(s) != hd) return hd; /* the head moves only once its handler has returned */
+  am_packet *p = am_pkt_at(v, hd);
+  unsigned idx = p->handler;
+  if (idx < SYNCQ_AM_MAX_HANDLERS && ep->handlers[idx].fn != NULL)
+    atomic_fetch_add_explicit(&((am_header *)ep->base)->delivered, 1u, memory_order_relaxed); /* a statistic */
+  am_free_delivered(v, p, hd, am_state_type(s) == AM_READY_BULK, ep->handling_bulk[qi]);
+  hd++;
+  /* relaxed: as am_poll_queue's store of the head */
+  atomic_store_explicit(&v->q->head, hd, memory_order_relaxed);
+  return hd;
 }
 
 /* Poll one queue of ep; budget messages at most. */
 static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
-  if (!am_queue_take(ep, qi)) return 0; /* polled further up this stack or on another thread */
+  if (!am_queue_take(ep, qi, AM_FRAME())) return 0; /* polled further up this stack or on another thread */
   /* tests: hold a poll with its queue taken while another thread polls */
   SYNCQ_RACE_POINT(qi == AM_Q_REQUEST ? "am.poll.taken.request" : "am.poll.taken.reply");
   am_qview v; /* from the geometry validated at creation, never the segment's copy */
@@ -703,6 +803,7 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
   /* relaxed: only this process writes the head, and the last poll's store
    * is ordered before this load by polling[qi] (am_queue_take) */
   uint32_t hd = atomic_load_explicit(&q->head, memory_order_relaxed);
+  if (ep->handling[qi] != 0u) hd = am_finish_abandoned(ep, qi, &v, hd); /* taken back from a handler that left */
   unsigned done = 0;
   bool recovering = false;
   while (done < budget) {

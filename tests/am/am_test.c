@@ -50,6 +50,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -2316,6 +2317,146 @@ static void test_stalled_senders_self(void **state) {
   mt_free(s);
 }
 
+/* A handler that leaves its poll by longjmp: the same thread's next poll,
+ * made from the frame that poll was made from, takes the queue back,
+ * frees the left message and its bulk block without running its handler
+ * again, and delivers the next message. Before the take-back, the queue
+ * stayed taken by the left poll's mark and every later poll skipped it. */
+enum { H_LEAVE = 14 };
+#define LJ_IDS 4u
+
+typedef struct lj_state {
+  jmp_buf back;          /* where h_leave returns to */
+  unsigned seen[LJ_IDS]; /* runs of each id */
+  unsigned fiber_handled;
+  int fiber_result;
+  syncq_am_endpoint *ep;
+  ucontext_t main_ctx, fiber_ctx; /* test_poll_fiber_suspended */
+} lj_state;
+
+static void h_leave(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)data, (void)len;
+  lj_state *s = ctx;
+  if (nargs != 1 || args[0] >= LJ_IDS) return;
+  s->seen[args[0]]++;
+  if (args[0] == 0) longjmp(s->back, 1); /* id 0 leaves */
+}
+
+/* One poll of budget 1; *left: its handler left by longjmp. */
+static unsigned lj_poll(lj_state *s, bool *left) {
+  unsigned n = 99;
+  *left = false;
+  if (setjmp(s->back) != 0) {
+    *left = true;
+    return 0;
+  }
+  assert_int_equal(syncq_am_poll(s->ep, 1, &n), SYNCQ_OK);
+  return n;
+}
+
+static void test_handler_longjmp(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "leave", 0);
+  syncq_am_config cfg = {.packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+  lj_state *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  assert_int_equal(syncq_am_create(name, &cfg, &s->ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(s->ep, H_LEAVE, "leave", h_leave, s), SYNCQ_OK);
+  syncq_am_peer *in;
+  assert_int_equal(syncq_am_connect(NULL, name, &in), SYNCQ_OK);
+  unsigned char buf[16] = {1, 2, 3};
+  uint32_t id = 0;
+  assert_int_equal(syncq_am_request_bulk(in, H_LEAVE, buf, sizeof buf, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  id = 1;
+  assert_int_equal(syncq_am_request(in, H_LEAVE, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  bool left = false;
+  unsigned n = lj_poll(s, &left);
+  assert_true(left);
+  assert_int_equal(s->seen[0], 1);
+  /* the same thread polls again: id 1 comes, id 0 is not run again */
+  n = lj_poll(s, &left);
+  assert_false(left);
+  if (n != 1) print_error("the poll after a handler's longjmp handled %u messages, not 1\n", n);
+  assert_int_equal(n, 1);
+  assert_int_equal(s->seen[1], 1);
+  assert_int_equal(s->seen[0], 1);
+  /* the left message's block was freed: the only block takes a new one */
+  id = 2;
+  assert_int_equal(syncq_am_request_bulk(in, H_LEAVE, buf, sizeof buf, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  n = lj_poll(s, &left);
+  assert_false(left);
+  assert_int_equal(n, 1);
+  assert_int_equal(s->seen[2], 1);
+  syncq_am_counters c;
+  assert_int_equal(syncq_am_counters_of(s->ep, &c), SYNCQ_OK);
+  assert_int_equal(c.delivered, 3); /* the left one counts: its handler was called */
+  assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
+  free(s);
+}
+
+/* A poll on a stack of its own (a fiber: makecontext) whose handler
+ * switches back to the thread's stack before it returns: the thread's
+ * poll there finds its own mark on the queue from a frame that is no
+ * evidence of a poll left for good (another stack), so it must skip the
+ * queue, not take it back; the fiber's poll then ends normally, and each
+ * message is run once. */
+#define LJ_FIBER_STACK (256u * 1024u)
+static lj_state *lj_fiber; /* makecontext passes no pointer portably */
+
+static void h_switch(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)data, (void)len;
+  lj_state *s = ctx;
+  if (nargs != 1 || args[0] >= LJ_IDS) return;
+  s->seen[args[0]]++;
+  if (args[0] == 0) assert_int_equal(swapcontext(&s->fiber_ctx, &s->main_ctx), 0); /* suspended in its handler */
+}
+
+static void lj_fiber_run(void) { lj_fiber->fiber_result = syncq_am_poll(lj_fiber->ep, 1, &lj_fiber->fiber_handled); }
+
+static void test_poll_fiber_suspended(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "leave", 1);
+  lj_state *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  void *stack = malloc(LJ_FIBER_STACK);
+  assert_non_null(stack);
+  lj_fiber = s;
+  s->fiber_result = -1;
+  assert_int_equal(syncq_am_create(name, NULL, &s->ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(s->ep, H_LEAVE, "switch", h_switch, s), SYNCQ_OK);
+  syncq_am_peer *in;
+  assert_int_equal(syncq_am_connect(NULL, name, &in), SYNCQ_OK);
+  uint32_t id = 0;
+  assert_int_equal(syncq_am_request(in, H_LEAVE, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  id = 1;
+  assert_int_equal(syncq_am_request(in, H_LEAVE, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  assert_int_equal(getcontext(&s->fiber_ctx), 0);
+  s->fiber_ctx.uc_stack.ss_sp = stack;
+  s->fiber_ctx.uc_stack.ss_size = LJ_FIBER_STACK;
+  s->fiber_ctx.uc_link = &s->main_ctx;
+  makecontext(&s->fiber_ctx, lj_fiber_run, 0);
+  assert_int_equal(swapcontext(&s->main_ctx, &s->fiber_ctx), 0); /* back when id 0's handler switches */
+  assert_int_equal(s->seen[0], 1);
+  unsigned n = 99;
+  assert_int_equal(syncq_am_poll(s->ep, 8, &n), SYNCQ_OK);
+  assert_int_equal(n, 0);                                        /* the request queue is the suspended fiber's */
+  assert_int_equal(swapcontext(&s->main_ctx, &s->fiber_ctx), 0); /* back when the fiber's poll returns */
+  assert_int_equal(s->fiber_result, SYNCQ_OK);
+  assert_int_equal(s->fiber_handled, 1);
+  assert_int_equal(syncq_am_poll(s->ep, 8, &n), SYNCQ_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(s->seen[0], 1);
+  assert_int_equal(s->seen[1], 1);
+  assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
+  lj_fiber = NULL;
+  free(stack);
+  free(s);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
@@ -2344,6 +2485,8 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_wait_threads_sleep),
     cmocka_unit_test(test_wait_threads_rung),
     cmocka_unit_test(test_stalled_senders_self),
+    cmocka_unit_test(test_handler_longjmp),
+    cmocka_unit_test(test_poll_fiber_suspended),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
