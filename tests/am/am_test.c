@@ -1709,6 +1709,7 @@ static void test_transport_turn(void **state) {
 #define MT_DEADLINE_NS 30000000000ull /* 30 s: a stream not done by then has lost or stuck a message */
 #define MT_WAIT_TRIES 10              /* test_wait_beside_poll: waits until one got past its spin */
 #define MT_HOLD_NS 10000000000ull     /* 10 s: the longest a held thread waits for the other */
+#define MT_JOIN_S 10                  /* s: the longest a join waits, once the thread should be done */
 
 enum { H_ID = 12 };
 enum { MT_NONE = 0, MT_FIRST = 1, MT_SECOND = 2 }; /* a thread's part in a held case */
@@ -2216,6 +2217,25 @@ static void *mt_drain_loop(void *arg) {
   return NULL;
 }
 
+/* Join th within MT_JOIN_S seconds: false if it has not ended by then
+ * (a blocking send still waiting on a full queue because a message was
+ * lost, or a loop waiting for a count that never comes). The caller
+ * fails and leaves the thread, and the state it uses, as they are. */
+static bool mt_join(pthread_t th) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return false;
+  ts.tv_sec += MT_JOIN_S;
+  return pthread_timedjoin_np(th, NULL, &ts) == 0;
+}
+
+/* Fail unless th ends within MT_JOIN_S, saying how many messages came of
+ * how many were sent, at the full endpoint and at ep. */
+static void mt_join_or_fail(pthread_t th, const char *what, mt_state *s, uint32_t to_full, uint32_t to_ep) {
+  if (mt_join(th)) return;
+  fail_msg("%s did not end within %d s: %u of %u messages arrived at the full endpoint, %u of %u at ep", what,
+           MT_JOIN_S, atomic_load(&s->sent_full), to_full, atomic_load(&s->delivered), to_ep);
+}
+
 /* Fill the endpoint of peer (NOWAIT until it refuses): how many went in. */
 static uint32_t mt_fill(syncq_am_peer *peer) {
   uint32_t filled = 0, zero = 0;
@@ -2270,11 +2290,11 @@ static void test_stalled_senders_self(void **state) {
       assert_int_equal(pthread_create(&st[0], NULL, mt_send_loop, &sa[0]), 0);
       mt_wait_for(&s->second_done, &s->second_ready); /* the sender's stalled round */
       atomic_store(&s->first_done, 1u);               /* lets a sender that got in go on (a failure) */
-      assert_int_equal(pthread_join(pt, NULL), 0);
+      mt_join_or_fail(pt, "the held polling thread", s, filled + 1u, 1u);
       assert_int_equal(s->polled[0], 1); /* the polling thread delivered id 0 */
     }
     mt_drain(full, s, filled + 1u);
-    assert_int_equal(pthread_join(st[0], NULL), 0);
+    mt_join_or_fail(st[0], "the held sender", s, filled + 1u, 1u);
     assert_int_equal(sa[0].result, SYNCQ_OK);
     assert_int_equal(atomic_load(&s->first_held), 1);
     assert_int_equal(atomic_load(&s->second_ready), 0);
@@ -2296,10 +2316,12 @@ static void test_stalled_senders_self(void **state) {
   uint64_t deadline = syncq_now_ns() + MT_DEADLINE_NS;
   bool fed = mt_feed(in, MT_IDS, deadline);
   while (fed && atomic_load(&s->delivered) < MT_IDS && syncq_now_ns() < deadline) usleep(1000);
-  for (int i = 0; i < MT_SENDERS; i++) assert_int_equal(pthread_join(st[i], NULL), 0); /* the drain ends them */
+  const uint32_t to_full = MT_SENDERS * MT_PER_SENDER;
+  for (int i = 0; i < MT_SENDERS; i++)
+    mt_join_or_fail(st[i], "a stalled sender", s, to_full, MT_IDS); /* the drain ends them */
+  mt_join_or_fail(dt, "the drain", s, to_full, MT_IDS);
   atomic_store(&s->stop, 1u);
-  assert_int_equal(pthread_join(pt, NULL), 0);
-  assert_int_equal(pthread_join(dt, NULL), 0);
+  mt_join_or_fail(pt, "the polling thread", s, to_full, MT_IDS);
   uint32_t stalled = 0;
   for (int i = 0; i < MT_SENDERS; i++) {
     assert_int_equal(sa[i].result, SYNCQ_OK);
