@@ -165,6 +165,10 @@ typedef struct syncq_am_token syncq_am_token;       /* the message a handler run
  *     Until then, polls on other threads, and deeper ones on this
  *     thread, skip the queue. On a stack other than the thread's own (a
  *     postoffice fiber's) nothing is taken back: the queue stays taken.
+ *   - Suspended (a switch to another context) only onto another stack:
+ *     a context that runs on the thread's own stack where the suspended
+ *     poll was (a coroutine that shares the thread's stack) and polls
+ *     the endpoint would take the queue from under the suspended poll.
  *   - Never returning at all (its thread exits: pthread_exit, a
  *     cancellation, or it blocks for ever): the queue stays taken for
  *     good. Nothing tells a thread that is gone from one that is

@@ -25,7 +25,10 @@
  * each message delivered exactly once; threads asleep in one endpoint's
  * wait while another wait times out and leaves, or one rung awake takes
  * a message and leaves while another goes to sleep: each message woken
- * for within half a slice; every bad input.
+ * for within half a slice; a handler that leaves its poll by longjmp (its
+ * thread's next poll takes the queue back) and one suspended on a
+ * fiber's stack (the thread's poll leaves the queue to it); every bad
+ * input.
  *
  * Children are forked from this process while it is single-threaded (the
  * thread tests join their threads before they return), run only library
@@ -2376,6 +2379,16 @@ static unsigned lj_poll(lj_state *s, bool *left) {
   return n;
 }
 
+/* A poll from a frame well below lj_poll's. */
+#define LJ_DEEPER 4096u
+__attribute__((noinline)) static unsigned lj_poll_deeper(lj_state *s) {
+  volatile unsigned char pad[LJ_DEEPER]; /* the frame is at least this much deeper */
+  pad[0] = 0;
+  unsigned n = 99;
+  assert_int_equal(syncq_am_poll(s->ep, 1, &n), SYNCQ_OK);
+  return n + pad[0];
+}
+
 static void test_handler_longjmp(void **state) {
   (void)state;
   char name[96];
@@ -2396,6 +2409,10 @@ static void test_handler_longjmp(void **state) {
   unsigned n = lj_poll(s, &left);
   assert_true(left);
   assert_int_equal(s->seen[0], 1);
+  /* from deeper down its stack the thread cannot tell the left poll from
+   * one further up: it skips the queue, as syncq/am.h says */
+  assert_int_equal(lj_poll_deeper(s), 0);
+  assert_int_equal(s->seen[1], 0);
   /* the same thread polls again: id 1 comes, id 0 is not run again */
   n = lj_poll(s, &left);
   assert_false(left);
