@@ -750,42 +750,6 @@ static bool am_own_stack(uintptr_t a) {
   return a >= am_stack_lo && a < am_stack_hi;
 }
 
-/* The caller's own mark is on queue qi: take the queue back if the poll
- * that took it is no longer on this stack (see above). Out of line: only
- * a nested poll (or one after a longjmp) comes here. */
-__attribute__((noinline)) static bool am_take_back(syncq_am_endpoint *ep, int qi, uintptr_t frame) {
-  uintptr_t taken = ep->taken_frame[qi]; /* written by this thread, before the handler it left */
-  return frame >= taken && am_own_stack(taken) && am_own_stack(frame); /* else nested, or cannot tell */
-}
-
-enum { AM_BUSY = 0, AM_TAKEN = 1, AM_TAKEN_BACK = 2 }; /* am_queue_take */
-
-/* Take queue qi of ep for one poll from the frame `frame`: AM_TAKEN, or
- * AM_TAKEN_BACK from a poll of this thread's that a handler left (see
- * above); AM_BUSY when a poll of it is under way, further up this
- * thread's stack (a handler that polls: 000's handlers must not re-enter
- * the queue they were called from) or on another thread of this process
- * (a second polling thread, a send stalled on a full queue). One uncontended CAS per queue per poll;
- * a queue found busy costs a load (a stalled sender retries every few
- * microseconds and must not pull the line from the poller with a failing
- * CAS each time). */
-static inline int am_queue_take(syncq_am_endpoint *ep, int qi, uintptr_t frame) {
-  /* relaxed: a hint where it is another thread's or 0 (the CAS below
-   * decides); our own mark was stored by this thread, and no other
-   * thread writes the word while it is there */
-  uintptr_t mark = atomic_load_explicit(&ep->polling[qi], memory_order_relaxed);
-  if (mark != 0u) return mark == am_poller_self() && am_take_back(ep, qi, frame) ? AM_TAKEN_BACK : AM_BUSY;
-  uintptr_t idle = 0;
-  /* acquire: pairs with the release store in am_poll_queue of the poll
-   * before ours, on whatever thread (its head store, its recovery state
-   * and its handlers' writes happen before our reads); relaxed on
-   * failure: we touch nothing of the queue then */
-  if (!atomic_compare_exchange_strong_explicit(&ep->polling[qi], &idle, am_poller_self(), memory_order_acquire,
-                                               memory_order_relaxed))
-    return AM_BUSY;
-  return AM_TAKEN;
-}
-
 /* A queue taken back (am_take_back): the poll that left it was in the
  * handler of its head packet (a poll runs no other code of the program
  * while it holds the queue, and moves the head only once the handler
@@ -793,29 +757,64 @@ static inline int am_queue_take(syncq_am_endpoint *ep, int qi, uintptr_t frame) 
  * its block as the handler's return would have, and step the head over
  * it: it is not run again (a handler that left by longjmp would most
  * likely leave again). Counted as delivered when a handler is registered
- * for its index, as a return would have counted it. The new head. */
-__attribute__((noinline)) static uint32_t am_finish_abandoned(syncq_am_endpoint *ep, const am_qview *v, uint32_t hd) {
-  am_packet *p = am_pkt_at(v, hd);
+ * for its index, as a return would have counted it. */
+static void am_finish_abandoned(syncq_am_endpoint *ep, int qi) {
+  am_qview v; /* from the validated geometry, as the poll's */
+  am_qview_of(ep->base, &ep->geo, qi, &v);
+  /* relaxed: only this thread has written the head since its mark went in */
+  uint32_t hd = atomic_load_explicit(&v.q->head, memory_order_relaxed);
+  am_packet *p = am_pkt_at(&v, hd);
   /* acquire: as am_poll_queue's load of the head packet (pairs with the
    * sender's release store of READY) */
   uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
   unsigned type = am_state_type(s);
-  if (am_state_pos(s) != hd || (type != AM_READY && type != AM_READY_BULK)) return hd; /* overwritten: poll on */
+  if (am_state_pos(s) != hd || (type != AM_READY && type != AM_READY_BULK)) return; /* overwritten: poll on */
   unsigned idx = p->handler;
   if (idx < SYNCQ_AM_MAX_HANDLERS && ep->handlers[idx].fn != NULL)
     atomic_fetch_add_explicit(&((am_header *)ep->base)->delivered, 1u, memory_order_relaxed); /* a statistic */
-  am_free_delivered(v, p, hd, type == AM_READY_BULK, p->bulk_pos);
-  hd++;
+  am_free_delivered(&v, p, hd, type == AM_READY_BULK, p->bulk_pos);
   /* relaxed: as am_poll_queue's store of the head */
-  atomic_store_explicit(&v->q->head, hd, memory_order_relaxed);
-  return hd;
+  atomic_store_explicit(&v.q->head, hd + 1u, memory_order_relaxed);
+}
+
+/* The caller's own mark is on queue qi: take the queue back if the poll
+ * that took it is no longer on this stack (see above). Out of line: only
+ * a nested poll (or one after a longjmp) comes here. */
+__attribute__((noinline)) static bool am_take_back(syncq_am_endpoint *ep, int qi, uintptr_t frame) {
+  uintptr_t taken = ep->taken_frame[qi]; /* written by this thread, before the handler it left */
+  if (frame < taken || !am_own_stack(taken) || !am_own_stack(frame)) return false; /* nested, or cannot tell */
+  am_finish_abandoned(ep, qi);
+  return true;
+}
+
+/* Take queue qi of ep for one poll from the frame `frame` (or take it
+ * back from a poll of this thread's that a handler left, see above):
+ * false when a poll of it is under way, further up this thread's stack
+ * (a handler that polls: 000's handlers must not re-enter the queue they
+ * were called from) or on another thread of this process (a second
+ * polling thread, a send stalled on a full queue). One uncontended CAS
+ * per queue per poll; a queue found busy costs a load (a stalled sender
+ * retries every few microseconds and must not pull the line from the
+ * poller with a failing CAS each time). */
+static inline bool am_queue_take(syncq_am_endpoint *ep, int qi, uintptr_t frame) {
+  /* relaxed: a hint where it is another thread's or 0 (the CAS below
+   * decides); our own mark was stored by this thread, and no other
+   * thread writes the word while it is there */
+  uintptr_t mark = atomic_load_explicit(&ep->polling[qi], memory_order_relaxed);
+  if (mark != 0u) return mark == am_poller_self() && am_take_back(ep, qi, frame);
+  uintptr_t idle = 0;
+  /* acquire: pairs with the release store in am_poll_queue of the poll
+   * before ours, on whatever thread (its head store, its recovery state
+   * and its handlers' writes happen before our reads); relaxed on
+   * failure: we touch nothing of the queue then */
+  return atomic_compare_exchange_strong_explicit(&ep->polling[qi], &idle, am_poller_self(), memory_order_acquire,
+                                                 memory_order_relaxed);
 }
 
 /* Poll one queue of ep; budget messages at most. */
 static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
   const uintptr_t frame = am_frame();
-  int taken = am_queue_take(ep, qi, frame);
-  if (taken == AM_BUSY) return 0; /* polled further up this stack or on another thread */
+  if (!am_queue_take(ep, qi, frame)) return 0; /* polled further up this stack or on another thread */
   /* tests: hold a poll with its queue taken while another thread polls */
   SYNCQ_RACE_POINT(qi == AM_Q_REQUEST ? "am.poll.taken.request" : "am.poll.taken.reply");
   am_qview v; /* from the geometry validated at creation, never the segment's copy */
@@ -824,7 +823,6 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
   /* relaxed: only this process writes the head, and the last poll's store
    * is ordered before this load by polling[qi] (am_queue_take) */
   uint32_t hd = atomic_load_explicit(&q->head, memory_order_relaxed);
-  if (taken == AM_TAKEN_BACK) hd = am_finish_abandoned(ep, &v, hd); /* from a handler that left */
   unsigned done = 0;
   bool recovering = false;
   while (done < budget) {
