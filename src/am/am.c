@@ -695,11 +695,12 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
  * the queue as one under way. Its own thread can tell: a poll still under
  * way on its stack lies above (is an ancestor of) every call its handlers
  * make, so a poll of the queue from a frame that is not below the frame
- * that took it (taken_frame, stored before each handler's call: a poll
- * that calls no handler runs none of the program's code and cannot be
- * left) cannot be nested in it: the frame was left
- * for good, and the thread takes the queue back (am_take_back). Stacks
- * grow down on every target the project builds for. Only on the thread's
+ * of the poll holding it (taken_frame, stored before each handler's
+ * call: a poll that calls no handler runs none of the program's code and
+ * cannot be left) cannot be nested in it: that frame was left for good,
+ * and the thread takes the queue back (am_take_back), finishing the
+ * message whose handler left (am_finish_abandoned). Stacks grow down on
+ * every target the project builds for. Only on the thread's
  * own stack (pthread_getattr_np, read once per thread when first needed):
  * a postoffice fiber runs on a stack of its own, where two addresses say
  * nothing about nesting, so another fiber of the thread that finds the
