@@ -157,8 +157,8 @@ typedef struct syncq_am_token syncq_am_token;       /* the message a handler run
  * queue skips it (syncq_am_poll).
  *   - Left by longjmp or siglongjmp to a point before the poll: the
  *     queue stays taken until the same thread polls the endpoint again
- *     from a stack frame no deeper than the poll it left (a loop around
- *     setjmp and syncq_am_poll, or around a send that polls, does). That
+ *     from a stack frame no deeper than the poll it left (a loop that
+ *     calls setjmp, then syncq_am_poll or syncq_am_wait, does). That
  *     poll takes the queue back and frees the message whose handler
  *     left, without running it again (counted in `delivered` if a
  *     handler was registered for it), then delivers the next ones.
