@@ -2379,6 +2379,19 @@ static unsigned lj_poll(lj_state *s, bool *left) {
   return n;
 }
 
+/* As lj_poll, through syncq_am_wait (a short timeout: the message is
+ * there). */
+static unsigned lj_wait(lj_state *s, bool *left) {
+  unsigned n = 99;
+  *left = false;
+  if (setjmp(s->back) != 0) {
+    *left = true;
+    return 0;
+  }
+  assert_int_equal(syncq_am_wait(s->ep, 1, WAIT_EMPTY_NS, &n), SYNCQ_OK);
+  return n;
+}
+
 /* A poll from a frame well below lj_poll's. */
 #define LJ_DEEPER 4096u
 __attribute__((noinline)) static unsigned lj_poll_deeper(lj_state *s) {
@@ -2427,9 +2440,22 @@ static void test_handler_longjmp(void **state) {
   assert_false(left);
   assert_int_equal(n, 1);
   assert_int_equal(s->seen[2], 1);
+  /* the same through syncq_am_wait: id 0 leaves again, id 3 comes */
+  id = 0;
+  assert_int_equal(syncq_am_request(in, H_LEAVE, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  id = 3;
+  assert_int_equal(syncq_am_request(in, H_LEAVE, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  n = lj_wait(s, &left);
+  assert_true(left);
+  assert_int_equal(s->seen[0], 2);
+  n = lj_wait(s, &left);
+  assert_false(left);
+  assert_int_equal(n, 1);
+  assert_int_equal(s->seen[3], 1);
+  assert_int_equal(s->seen[0], 2);
   syncq_am_counters c;
   assert_int_equal(syncq_am_counters_of(s->ep, &c), SYNCQ_OK);
-  assert_int_equal(c.delivered, 3); /* the left one counts: its handler was called */
+  assert_int_equal(c.delivered, 5); /* the left ones count: their handler was called */
   assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
   assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
   free(s);
