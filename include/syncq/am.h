@@ -150,7 +150,33 @@ typedef struct syncq_am_peer syncq_am_peer;         /* a connection to an endpoi
 typedef struct syncq_am_token syncq_am_token;       /* the message a handler runs for */
 
 /* A handler: args[0..nargs) are the message's words; data/len the bulk
- * block (NULL/0 for a short message), valid only during the call. */
+ * block (NULL/0 for a short message), valid only during the call.
+ * A handler returns to the poll that called it. While it runs, the queue
+ * it was called from (requests for a request handler, replies for a
+ * reply handler) is taken by its thread, and every other poll of that
+ * queue skips it (syncq_am_poll).
+ *   - Left by longjmp or siglongjmp to a point before the poll: the
+ *     queue stays taken until the same thread polls the endpoint again
+ *     from a stack frame no deeper than the poll it left (a loop that
+ *     calls setjmp, then syncq_am_poll or syncq_am_wait, does). That
+ *     poll takes the queue back and frees the message whose handler
+ *     left, without running it again (counted in `delivered` if a
+ *     handler was registered for it), then delivers the next ones.
+ *     Until then, polls on other threads, and deeper ones on this
+ *     thread, skip the queue. On a stack other than the thread's own (a
+ *     postoffice fiber's) nothing is taken back: the queue stays taken.
+ *   - Suspended (a switch to another context) only onto another stack:
+ *     a context that runs on the thread's own stack where the suspended
+ *     poll was (a coroutine that shares the thread's stack) and polls
+ *     the endpoint would take the queue from under the suspended poll.
+ *   - Never returning at all (its thread exits: pthread_exit, a
+ *     cancellation, or it blocks for ever): the queue stays taken for
+ *     good. Nothing tells a thread that is gone from one that is
+ *     polling, so every poll of the endpoint skips that queue, its
+ *     messages wait there, and once it is full sends to it find it full
+ *     (SYNCQ_FULL with SYNCQ_AM_NOWAIT; a plain send waits). A program
+ *     can tell: `delivered` (syncq_am_counters_of) stops growing while
+ *     its sends report SYNCQ_FULL. The other queue is still delivered. */
 typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, unsigned nargs, const void *data,
                                  size_t len, void *ctx);
 
@@ -231,7 +257,9 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * that another poll is in, further up this thread's stack (a handler that
  * polls) or on another thread of the process, is skipped: this poll
  * handles nothing from it, whatever it holds, and goes on to the other
- * queue (it never waits for the other poll).
+ * queue (it never waits for the other poll). A queue still taken by a
+ * poll of this thread that a handler left by longjmp is taken back
+ * (syncq_am_handler says when).
  * Thread safety: only in the creating process (SYNCQ_EINVAL elsewhere), by
  * any of its threads at once: each queue is polled by one thread at a time
  * (taken with one CAS per queue per poll, given back with a release
@@ -303,6 +331,14 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * takes any nonzero count for "maybe asleep" and wakes, and the receiver
  * keeps its own count (the segment's is a copy it rewrites at the start
  * and end of every sleep, never reads back).
+ * When the receiving process dies in its sleep, the segment's count of
+ * sleepers stays nonzero: each send that commits to the dead endpoint
+ * then makes a futex wake-up system call no one needs, until its queue
+ * is full (at most its packets' number of sends; after that a send
+ * commits nothing and rings nothing: SYNCQ_FULL with SYNCQ_AM_NOWAIT,
+ * SYNCQ_EDEAD from a plain send once it finds the creator dead). The
+ * same count written by another process costs every send that wake-up
+ * until this endpoint's next sleep starts or ends and rewrites it.
  * It cannot tell that the senders it waits for are gone: where they may
  * exit or die, give a timeout rather than SYNCQ_AM_WAIT_FOREVER.
  * *handled (may be NULL) gets the number handled by the poll that ended

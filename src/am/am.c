@@ -40,7 +40,10 @@
  *                that poll one endpoint at once, stalled senders
  *                included, one at a time is in a queue).
  *   Memory:      never allocates on the send/poll paths; the first reply
- *                to a given requester maps its segment (malloc + mmap).
+ *                to a given requester maps its segment (malloc + mmap);
+ *                the first time a thread finds its own mark on a queue
+ *                outside a poll of it, it reads its stack's bounds
+ *                (pthread_getattr_np, which may allocate).
  *   Robustness:  a packet CLAIMED by a process that has died (pid gone,
  *                zombie, or pid reused: start time differs) and blocking
  *                the head for the endpoint's stale_claim_ns is taken back
@@ -54,7 +57,10 @@
  *                back, the dead claims right after it are taken back in
  *                the same poll, and once one abandoned lock-free position
  *                is skipped, every position of that lap assigned as long
- *                ago and still unclaimed is skipped with it.
+ *                ago and still unclaimed is skipped with it. A queue whose
+ *                handler left its poll by longjmp is taken back by its
+ *                thread's next poll from no deeper a frame ("a poll that
+ *                never returned" below).
  *   Hostile segment: every address a send or a poll follows is computed
  *                from the geometry this process validated (the endpoint's
  *                at creation, a peer's at connect), never from the
@@ -532,6 +538,8 @@ void am_dispatch(syncq_am_endpoint *ep, syncq_am_token *tk, unsigned idx, const 
   }
 }
 
+static inline void am_free_delivered(const am_qview *v, am_packet *p, uint32_t hd, bool bulk, uint32_t bpos);
+
 static void deliver(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet *p, uint64_t s, uint32_t hd) {
   uint32_t args[SYNCQ_AM_MAX_ARGS];
   unsigned nargs = p->nargs <= SYNCQ_AM_MAX_ARGS ? p->nargs : SYNCQ_AM_MAX_ARGS;
@@ -543,6 +551,12 @@ static void deliver(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
   size_t len = bulk ? (blen <= v->bulk_size ? blen : v->bulk_size) : 0;
   syncq_am_token tk = {ep, qi, p->src_peer, false, NULL, 0};
   am_dispatch(ep, &tk, p->handler, args, nargs, data, len);
+  am_free_delivered(v, p, hd, bulk, bpos);
+}
+
+/* Free the delivered head packet hd (and its bulk block at bpos) for the
+ * next lap. */
+static inline void am_free_delivered(const am_qview *v, am_packet *p, uint32_t hd, bool bulk, uint32_t bpos) {
   if (bulk) {
     am_bulk_slot *bs = am_slot_at(v, bpos);
     /* relaxed: published by the release store of FREE below (0 while FREE,
@@ -673,16 +687,122 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
   return true;
 }
 
-/* Take queue qi of ep for one poll: false when a poll of it is under way,
- * further up this thread's stack (a handler that polls: 000's handlers
- * must not re-enter the queue they were called from) or on another thread
- * of this process (a second polling thread, a send stalled on a full
- * queue). One uncontended CAS per queue per poll; a queue found busy
- * costs a load (a stalled sender retries every few microseconds and must
- * not pull the line from the poller with a failing CAS each time). */
-static inline bool am_queue_take(syncq_am_endpoint *ep, int qi) {
-  /* relaxed: a hint; the CAS below decides */
-  if (atomic_load_explicit(&ep->polling[qi], memory_order_relaxed) != 0u) return false;
+/* ---------------------------------------------------------------- a poll that never returned
+ *
+ * A handler that leaves its poll without returning (longjmp or
+ * siglongjmp to a point before the poll) leaves the queue it was called
+ * from taken: polling[qi] keeps its thread's mark, and every poll skips
+ * the queue as one under way. Its own thread can tell: a poll still under
+ * way on its stack lies above (is an ancestor of) every call its handlers
+ * make, so a poll of the queue from a frame that is not below the frame
+ * of the poll holding it (taken_frame, stored before each handler's
+ * call: a poll that calls no handler runs none of the program's code and
+ * cannot be left) cannot be nested in it: that frame was left for good,
+ * and the thread takes the queue back (am_take_back), finishing the
+ * message whose handler left (am_finish_abandoned). Stacks grow down on
+ * every target the project builds for. Only on the thread's
+ * own stack (pthread_getattr_np, read once per thread when first needed):
+ * a postoffice fiber runs on a stack of its own, where two addresses say
+ * nothing about nesting, so another fiber of the thread that finds the
+ * mark skips the queue as before. A poll made again from a frame deeper
+ * than the one left cannot tell the left poll from one up its stack and
+ * skips the queue too; the next poll from that depth or above takes it
+ * back. A thread that exits holding a queue leaves its mark for good (no
+ * cheap test tells whether a pthread_t still runs): syncq/am.h says what
+ * a handler must not do. */
+
+/* The caller's stack pointer: where its frame ends, and below it every
+ * call it makes. The register itself where we know its name (a frame
+ * address would cost the poll a frame pointer, docs/reliability.md). */
+static inline __attribute__((always_inline)) uintptr_t am_frame(void) {
+#if defined(__GNUC__) && defined(__x86_64__)
+  uintptr_t sp;
+  __asm__("mov %%rsp, %0" : "=r"(sp));
+  return sp;
+#elif defined(__GNUC__) && defined(__aarch64__)
+  uintptr_t sp;
+  __asm__("mov %0, sp" : "=r"(sp));
+  return sp;
+#elif defined(__GNUC__)
+  return (uintptr_t)__builtin_frame_address(0);
+#else
+  return 0; /* no frame address: no take-back (0 is on no stack) */
+#endif
+}
+
+static _Thread_local bool am_stack_read;                 /* am_stack_lo and am_stack_hi are set */
+static _Thread_local uintptr_t am_stack_lo, am_stack_hi; /* this thread's own stack; both 0: unknown */
+
+/* Address a lies on the calling thread's own stack (not a fiber's). */
+static bool am_own_stack(uintptr_t a) {
+  if (!am_stack_read) {
+    am_stack_read = true;
+    pthread_attr_t at;
+    if (pthread_getattr_np(pthread_self(), &at) == 0) {
+      void *lo = NULL;
+      size_t size = 0;
+      if (pthread_attr_getstack(&at, &lo, &size) == 0) {
+        am_stack_lo = (uintptr_t)lo;
+        am_stack_hi = am_stack_lo + size;
+      }
+      (void)pthread_attr_destroy(&at);
+    }
+  }
+  return a >= am_stack_lo && a < am_stack_hi;
+}
+
+/* A queue taken back (am_take_back): the poll that left it was in the
+ * handler of its head packet (a poll runs no other code of the program
+ * while it holds the queue, and moves the head only once the handler
+ * has returned), which is still READY for the head. Free that packet and
+ * its block as the handler's return would have, and step the head over
+ * it: it is not run again (a handler that left by longjmp would most
+ * likely leave again). Counted as delivered when a handler is registered
+ * for its index, as a return would have counted it. */
+static void am_finish_abandoned(syncq_am_endpoint *ep, int qi) {
+  am_qview v; /* from the validated geometry, as the poll's */
+  am_qview_of(ep->base, &ep->geo, qi, &v);
+  /* relaxed: only this thread has written the head since its mark went in */
+  uint32_t hd = atomic_load_explicit(&v.q->head, memory_order_relaxed);
+  am_packet *p = am_pkt_at(&v, hd);
+  /* acquire: as am_poll_queue's load of the head packet (pairs with the
+   * sender's release store of READY) */
+  uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
+  unsigned type = am_state_type(s);
+  if (am_state_pos(s) != hd || (type != AM_READY && type != AM_READY_BULK)) return; /* overwritten: poll on */
+  unsigned idx = p->handler;
+  if (idx < SYNCQ_AM_MAX_HANDLERS && ep->handlers[idx].fn != NULL)
+    atomic_fetch_add_explicit(&((am_header *)ep->base)->delivered, 1u, memory_order_relaxed); /* a statistic */
+  am_free_delivered(&v, p, hd, type == AM_READY_BULK, p->bulk_pos);
+  /* relaxed: as am_poll_queue's store of the head */
+  atomic_store_explicit(&v.q->head, hd + 1u, memory_order_relaxed);
+}
+
+/* The caller's own mark is on queue qi: take the queue back if the poll
+ * that took it is no longer on this stack (see above). Out of line: only
+ * a nested poll (or one after a longjmp) comes here. */
+__attribute__((noinline)) static bool am_take_back(syncq_am_endpoint *ep, int qi, uintptr_t frame) {
+  uintptr_t taken = ep->taken_frame[qi]; /* written by this thread, before the handler it left */
+  if (frame < taken || !am_own_stack(taken) || !am_own_stack(frame)) return false; /* nested, or cannot tell */
+  am_finish_abandoned(ep, qi);
+  return true;
+}
+
+/* Take queue qi of ep for one poll from the frame `frame` (or take it
+ * back from a poll of this thread's that a handler left, see above):
+ * false when a poll of it is under way, further up this thread's stack
+ * (a handler that polls: 000's handlers must not re-enter the queue they
+ * were called from) or on another thread of this process (a second
+ * polling thread, a send stalled on a full queue). One uncontended CAS
+ * per queue per poll; a queue found busy costs a load (a stalled sender
+ * retries every few microseconds and must not pull the line from the
+ * poller with a failing CAS each time). */
+static inline bool am_queue_take(syncq_am_endpoint *ep, int qi, uintptr_t frame) {
+  /* relaxed: a hint where it is another thread's or 0 (the CAS below
+   * decides); our own mark was stored by this thread, and no other
+   * thread writes the word while it is there */
+  uintptr_t mark = atomic_load_explicit(&ep->polling[qi], memory_order_relaxed);
+  if (mark != 0u) return mark == am_poller_self() && am_take_back(ep, qi, frame);
   uintptr_t idle = 0;
   /* acquire: pairs with the release store in am_poll_queue of the poll
    * before ours, on whatever thread (its head store, its recovery state
@@ -694,7 +814,8 @@ static inline bool am_queue_take(syncq_am_endpoint *ep, int qi) {
 
 /* Poll one queue of ep; budget messages at most. */
 static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
-  if (!am_queue_take(ep, qi)) return 0; /* polled further up this stack or on another thread */
+  const uintptr_t frame = am_frame();
+  if (!am_queue_take(ep, qi, frame)) return 0; /* polled further up this stack or on another thread */
   /* tests: hold a poll with its queue taken while another thread polls */
   SYNCQ_RACE_POINT(qi == AM_Q_REQUEST ? "am.poll.taken.request" : "am.poll.taken.reply");
   am_qview v; /* from the geometry validated at creation, never the segment's copy */
@@ -713,6 +834,7 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
     if (am_state_pos(s) == hd && (type == AM_READY || type == AM_READY_BULK)) {
       SYNCQ_RACE_POINT("am.poll.ready"); /* tests: a poll that found its head packet ready */
       ep->stuck_since[qi] = 0;
+      ep->taken_frame[qi] = frame; /* before the handler's call: am_take_back */
       deliver(ep, qi, &v, p, s, hd);
       done++;
       recovering = false;

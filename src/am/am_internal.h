@@ -70,8 +70,18 @@ struct syncq_am_endpoint {
    * polling thread, a send stalled on a full queue). Taken with a CAS
    * and given back with a release store by am_poll_queue, so one thread
    * at a time reads and writes the queue's head and the recovery state
-   * below (their plain accesses are ordered by it). */
-  _Atomic(uintptr_t) polling[AM_NQUEUES];
+   * below (their plain accesses are ordered by it). On a line of its
+   * own: threads that find a queue busy read it (a stalled sender every
+   * few microseconds) while the holder writes the state below for every
+   * message; process-local, so the segment's layout is untouched. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uintptr_t) polling[AM_NQUEUES];
+  /* The stack pointer of the poll holding the queue, stored before each
+   * handler's call (am.c, "a poll that never returned"), read only by
+   * the thread whose mark is in polling[qi]: a mark of its own with no
+   * poll of that frame left on its stack is one a handler left by never
+   * returning (longjmp), and that thread takes the queue back. On the
+   * line after polling's, with the rest of the holder's state. */
+  SYNCQ_CACHELINE_ALIGNED uintptr_t taken_frame[AM_NQUEUES];
   uint32_t stuck_pos[AM_NQUEUES];       /* head position the receiver is waiting at */
   uint64_t stuck_since[AM_NQUEUES];     /* since when (0: not waiting) */
   uint32_t idle_polls[AM_NQUEUES];      /* lock-free: empty polls, to look at the clock rarely */

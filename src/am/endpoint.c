@@ -92,8 +92,11 @@ int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpo
   if (!am_pow2(c.bulk_blocks) || c.bulk_blocks > SYNCQ_AM_MAX_BULK_BLOCKS) return SYNCQ_EINVAL;
   if (c.bulk_size % SYNCQ_CACHELINE != 0 || c.bulk_size > SYNCQ_AM_BULK_MAX) return SYNCQ_EINVAL;
 
-  syncq_am_endpoint *ep = calloc(1, sizeof *ep);
+  /* aligned: its polling words have a cache line of their own
+   * (am_internal.h); the size is a multiple of the alignment */
+  syncq_am_endpoint *ep = aligned_alloc(SYNCQ_CACHELINE, sizeof *ep);
   if (ep == NULL) return SYNCQ_ENOMEM;
+  memset(ep, 0, sizeof *ep);
   am_layout l;
   am_layout_of(c.packets, c.bulk_blocks, c.bulk_size, &l);
   char path[AM_PATH_MAX];

@@ -25,7 +25,10 @@
  * each message delivered exactly once; threads asleep in one endpoint's
  * wait while another wait times out and leaves, or one rung awake takes
  * a message and leaves while another goes to sleep: each message woken
- * for within half a slice; every bad input.
+ * for within half a slice; a handler that leaves its poll by longjmp (its
+ * thread's next poll takes the queue back) and one suspended on a
+ * fiber's stack (the thread's poll leaves the queue to it); every bad
+ * input.
  *
  * Children are forked from this process while it is single-threaded (the
  * thread tests join their threads before they return), run only library
@@ -50,6 +53,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -1708,6 +1712,7 @@ static void test_transport_turn(void **state) {
 #define MT_DEADLINE_NS 30000000000ull /* 30 s: a stream not done by then has lost or stuck a message */
 #define MT_WAIT_TRIES 10              /* test_wait_beside_poll: waits until one got past its spin */
 #define MT_HOLD_NS 10000000000ull     /* 10 s: the longest a held thread waits for the other */
+#define MT_JOIN_S 10                  /* s: the longest a join waits, once the thread should be done */
 
 enum { H_ID = 12 };
 enum { MT_NONE = 0, MT_FIRST = 1, MT_SECOND = 2 }; /* a thread's part in a held case */
@@ -2215,6 +2220,25 @@ static void *mt_drain_loop(void *arg) {
   return NULL;
 }
 
+/* Join th within MT_JOIN_S seconds: false if it has not ended by then
+ * (a blocking send still waiting on a full queue because a message was
+ * lost, or a loop waiting for a count that never comes). The caller
+ * fails and leaves the thread, and the state it uses, as they are. */
+static bool mt_join(pthread_t th) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return false;
+  ts.tv_sec += MT_JOIN_S;
+  return pthread_timedjoin_np(th, NULL, &ts) == 0;
+}
+
+/* Fail unless th ends within MT_JOIN_S, saying how many messages came of
+ * how many were sent, at the full endpoint and at ep. */
+static void mt_join_or_fail(pthread_t th, const char *what, mt_state *s, uint32_t to_full, uint32_t to_ep) {
+  if (mt_join(th)) return;
+  fail_msg("%s did not end within %d s: %u of %u messages arrived at the full endpoint, %u of %u at ep", what,
+           MT_JOIN_S, atomic_load(&s->sent_full), to_full, atomic_load(&s->delivered), to_ep);
+}
+
 /* Fill the endpoint of peer (NOWAIT until it refuses): how many went in. */
 static uint32_t mt_fill(syncq_am_peer *peer) {
   uint32_t filled = 0, zero = 0;
@@ -2269,11 +2293,11 @@ static void test_stalled_senders_self(void **state) {
       assert_int_equal(pthread_create(&st[0], NULL, mt_send_loop, &sa[0]), 0);
       mt_wait_for(&s->second_done, &s->second_ready); /* the sender's stalled round */
       atomic_store(&s->first_done, 1u);               /* lets a sender that got in go on (a failure) */
-      assert_int_equal(pthread_join(pt, NULL), 0);
+      mt_join_or_fail(pt, "the held polling thread", s, filled + 1u, 1u);
       assert_int_equal(s->polled[0], 1); /* the polling thread delivered id 0 */
     }
     mt_drain(full, s, filled + 1u);
-    assert_int_equal(pthread_join(st[0], NULL), 0);
+    mt_join_or_fail(st[0], "the held sender", s, filled + 1u, 1u);
     assert_int_equal(sa[0].result, SYNCQ_OK);
     assert_int_equal(atomic_load(&s->first_held), 1);
     assert_int_equal(atomic_load(&s->second_ready), 0);
@@ -2295,10 +2319,12 @@ static void test_stalled_senders_self(void **state) {
   uint64_t deadline = syncq_now_ns() + MT_DEADLINE_NS;
   bool fed = mt_feed(in, MT_IDS, deadline);
   while (fed && atomic_load(&s->delivered) < MT_IDS && syncq_now_ns() < deadline) usleep(1000);
-  for (int i = 0; i < MT_SENDERS; i++) assert_int_equal(pthread_join(st[i], NULL), 0); /* the drain ends them */
+  const uint32_t to_full = MT_SENDERS * MT_PER_SENDER;
+  for (int i = 0; i < MT_SENDERS; i++)
+    mt_join_or_fail(st[i], "a stalled sender", s, to_full, MT_IDS); /* the drain ends them */
+  mt_join_or_fail(dt, "the drain", s, to_full, MT_IDS);
   atomic_store(&s->stop, 1u);
-  assert_int_equal(pthread_join(pt, NULL), 0);
-  assert_int_equal(pthread_join(dt, NULL), 0);
+  mt_join_or_fail(pt, "the polling thread", s, to_full, MT_IDS);
   uint32_t stalled = 0;
   for (int i = 0; i < MT_SENDERS; i++) {
     assert_int_equal(sa[i].result, SYNCQ_OK);
@@ -2314,6 +2340,186 @@ static void test_stalled_senders_self(void **state) {
   assert_int_equal(syncq_am_destroy(full), SYNCQ_OK);
   assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
   mt_free(s);
+}
+
+/* A handler that leaves its poll by longjmp: the same thread's next poll,
+ * made from the frame that poll was made from, takes the queue back,
+ * frees the left message and its bulk block without running its handler
+ * again, and delivers the next message. Before the take-back, the queue
+ * stayed taken by the left poll's mark and every later poll skipped it. */
+enum { H_LEAVE = 14 };
+#define LJ_IDS 4u
+
+typedef struct lj_state {
+  jmp_buf back;          /* where h_leave returns to */
+  unsigned seen[LJ_IDS]; /* runs of each id */
+  unsigned fiber_handled;
+  int fiber_result;
+  syncq_am_endpoint *ep;
+  ucontext_t main_ctx, fiber_ctx; /* test_poll_fiber_suspended */
+} lj_state;
+
+static void h_leave(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)data, (void)len;
+  lj_state *s = ctx;
+  if (nargs != 1 || args[0] >= LJ_IDS) return;
+  s->seen[args[0]]++;
+  if (args[0] == 0) longjmp(s->back, 1); /* id 0 leaves */
+}
+
+/* One poll of budget 1; *left: its handler left by longjmp. Never
+ * inlined: its frame is where the test's polls are made from. */
+__attribute__((noinline)) static unsigned lj_poll(lj_state *s, bool *left) {
+  unsigned n = 99;
+  *left = false;
+  if (setjmp(s->back) != 0) {
+    *left = true;
+    return 0;
+  }
+  assert_int_equal(syncq_am_poll(s->ep, 1, &n), SYNCQ_OK);
+  return n;
+}
+
+/* As lj_poll, through syncq_am_wait (a short timeout: the message is
+ * there). */
+__attribute__((noinline)) static unsigned lj_wait(lj_state *s, bool *left) {
+  unsigned n = 99;
+  *left = false;
+  if (setjmp(s->back) != 0) {
+    *left = true;
+    return 0;
+  }
+  assert_int_equal(syncq_am_wait(s->ep, 1, WAIT_EMPTY_NS, &n), SYNCQ_OK);
+  return n;
+}
+
+/* lj_poll, called one frame further down the stack than the test's
+ * own call of it. */
+__attribute__((noinline)) static unsigned lj_poll_deeper(lj_state *s) {
+  bool left = false;
+  unsigned n = lj_poll(s, &left);
+  assert_false(left);
+  return n;
+}
+
+static void test_handler_longjmp(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "leave", 0);
+  syncq_am_config cfg = {.packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+  lj_state *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  assert_int_equal(syncq_am_create(name, &cfg, &s->ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(s->ep, H_LEAVE, "leave", h_leave, s), SYNCQ_OK);
+  syncq_am_peer *in;
+  assert_int_equal(syncq_am_connect(NULL, name, &in), SYNCQ_OK);
+  unsigned char buf[16] = {1, 2, 3};
+  uint32_t id = 0;
+  assert_int_equal(syncq_am_request_bulk(in, H_LEAVE, buf, sizeof buf, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  id = 1;
+  assert_int_equal(syncq_am_request(in, H_LEAVE, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  bool left = false;
+  unsigned n = lj_poll(s, &left);
+  assert_true(left);
+  assert_int_equal(s->seen[0], 1);
+  /* from deeper down its stack the thread cannot tell the left poll from
+   * one further up: it skips the queue, as syncq/am.h says */
+  assert_int_equal(lj_poll_deeper(s), 0);
+  assert_int_equal(s->seen[1], 0);
+  /* the same thread polls again: id 1 comes, id 0 is not run again */
+  n = lj_poll(s, &left);
+  assert_false(left);
+  if (n != 1) print_error("the poll after a handler's longjmp handled %u messages, not 1\n", n);
+  assert_int_equal(n, 1);
+  assert_int_equal(s->seen[1], 1);
+  assert_int_equal(s->seen[0], 1);
+  /* the left message's block was freed: the only block takes a new one */
+  id = 2;
+  assert_int_equal(syncq_am_request_bulk(in, H_LEAVE, buf, sizeof buf, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  n = lj_poll(s, &left);
+  assert_false(left);
+  assert_int_equal(n, 1);
+  assert_int_equal(s->seen[2], 1);
+  /* the same through syncq_am_wait: id 0 leaves again, id 3 comes */
+  id = 0;
+  assert_int_equal(syncq_am_request(in, H_LEAVE, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  id = 3;
+  assert_int_equal(syncq_am_request(in, H_LEAVE, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  n = lj_wait(s, &left);
+  assert_true(left);
+  assert_int_equal(s->seen[0], 2);
+  n = lj_wait(s, &left);
+  assert_false(left);
+  assert_int_equal(n, 1);
+  assert_int_equal(s->seen[3], 1);
+  assert_int_equal(s->seen[0], 2);
+  syncq_am_counters c;
+  assert_int_equal(syncq_am_counters_of(s->ep, &c), SYNCQ_OK);
+  assert_int_equal(c.delivered, 5); /* the left ones count: their handler was called */
+  assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
+  free(s);
+}
+
+/* A poll on a stack of its own (a fiber: makecontext) whose handler
+ * switches back to the thread's stack before it returns: the thread's
+ * poll there finds its own mark on the queue from a frame that is no
+ * evidence of a poll left for good (another stack), so it must skip the
+ * queue, not take it back; the fiber's poll then ends normally, and each
+ * message is run once. */
+#define LJ_FIBER_STACK (256u * 1024u)
+static lj_state *lj_fiber; /* makecontext passes no pointer portably */
+
+static void h_switch(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)data, (void)len;
+  lj_state *s = ctx;
+  if (nargs != 1 || args[0] >= LJ_IDS) return;
+  s->seen[args[0]]++;
+  if (args[0] == 0) assert_int_equal(swapcontext(&s->fiber_ctx, &s->main_ctx), 0); /* suspended in its handler */
+}
+
+static void lj_fiber_run(void) { lj_fiber->fiber_result = syncq_am_poll(lj_fiber->ep, 1, &lj_fiber->fiber_handled); }
+
+static void test_poll_fiber_suspended(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "leave", 1);
+  lj_state *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  void *stack = malloc(LJ_FIBER_STACK);
+  assert_non_null(stack);
+  lj_fiber = s;
+  s->fiber_result = -1;
+  assert_int_equal(syncq_am_create(name, NULL, &s->ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(s->ep, H_LEAVE, "switch", h_switch, s), SYNCQ_OK);
+  syncq_am_peer *in;
+  assert_int_equal(syncq_am_connect(NULL, name, &in), SYNCQ_OK);
+  uint32_t id = 0;
+  assert_int_equal(syncq_am_request(in, H_LEAVE, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  id = 1;
+  assert_int_equal(syncq_am_request(in, H_LEAVE, &id, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  assert_int_equal(getcontext(&s->fiber_ctx), 0);
+  s->fiber_ctx.uc_stack.ss_sp = stack;
+  s->fiber_ctx.uc_stack.ss_size = LJ_FIBER_STACK;
+  s->fiber_ctx.uc_link = &s->main_ctx;
+  makecontext(&s->fiber_ctx, lj_fiber_run, 0);
+  assert_int_equal(swapcontext(&s->main_ctx, &s->fiber_ctx), 0); /* back when id 0's handler switches */
+  assert_int_equal(s->seen[0], 1);
+  unsigned n = 99;
+  assert_int_equal(syncq_am_poll(s->ep, 8, &n), SYNCQ_OK);
+  assert_int_equal(n, 0);                                        /* the request queue is the suspended fiber's */
+  assert_int_equal(swapcontext(&s->main_ctx, &s->fiber_ctx), 0); /* back when the fiber's poll returns */
+  assert_int_equal(s->fiber_result, SYNCQ_OK);
+  assert_int_equal(s->fiber_handled, 1);
+  assert_int_equal(syncq_am_poll(s->ep, 8, &n), SYNCQ_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(s->seen[0], 1);
+  assert_int_equal(s->seen[1], 1);
+  assert_int_equal(syncq_am_disconnect(in), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(s->ep), SYNCQ_OK);
+  lj_fiber = NULL;
+  free(stack);
+  free(s);
 }
 
 int main(int argc, char **argv) {
@@ -2344,6 +2550,8 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_wait_threads_sleep),
     cmocka_unit_test(test_wait_threads_rung),
     cmocka_unit_test(test_stalled_senders_self),
+    cmocka_unit_test(test_handler_longjmp),
+    cmocka_unit_test(test_poll_fiber_suspended),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
