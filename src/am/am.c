@@ -361,9 +361,7 @@ static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, in
   int r = check_msg(handler, args, nargs, flags);
   if (r != SYNCQ_OK) return r;
   if (bulk && (len > g->bulk_size || (len > 0 && data == NULL))) return SYNCQ_EINVAL;
-  am_geometry now;
-  am_geometry_read(base, g->size, &now);
-  if (memcmp(&now, g, sizeof now) != 0) return SYNCQ_EINVAL;
+  if (!am_geometry_same(base, g->size, g)) return SYNCQ_EINVAL;
   am_qview v;
   am_qview_of(base, g, qi, &v);
   am_claim_state cs;
@@ -887,9 +885,7 @@ int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
   /* Every offset and size the poll follows comes from the header and the
    * queues' fixed fields: refuse a segment whose copy of them was
    * overwritten (by a crashed or hostile process) since creation. */
-  am_geometry g;
-  am_geometry_read(ep->base, ep->size, &g);
-  if (memcmp(&g, &ep->geo, sizeof g) != 0) return SYNCQ_EINVAL;
+  if (!am_geometry_same(ep->base, ep->size, &ep->geo)) return SYNCQ_EINVAL;
   if (ep->tp != NULL) return am_poll_shared(ep, budget, handled);
   unsigned n = am_poll_queue(ep, AM_Q_REPLY, budget);
   if (n < budget) n += am_poll_queue(ep, AM_Q_REQUEST, budget - n);

@@ -228,6 +228,30 @@ void am_geometry_read(const void *base, size_t mapped, am_geometry *g);
 /* True when g is a layout syncq_am_create makes, of exactly `mapped` bytes. */
 bool am_geometry_valid(const am_geometry *g, size_t mapped);
 
+/* The segment at base (a mapping of `mapped` bytes) still says what the
+ * validated geometry g says: what am_geometry_read and a memcmp with g
+ * would answer, field by field with an early exit and nothing copied
+ * (every poll and send asks it). The queues' fields are read at g's
+ * offsets, which g's validation put inside the mapping, once the
+ * header's offsets are found equal to them. */
+static inline bool am_geometry_same(const void *base, size_t mapped, const am_geometry *g) {
+  if (mapped < sizeof(am_header)) return false;
+  const am_header *h = base;
+  if (h->version != g->version || h->claim != g->claim || h->packets != g->packets ||
+      h->packet_shift != g->packet_shift || h->bulk_blocks != g->bulk_blocks || h->bulk_size != g->bulk_size ||
+      h->stale_ns != g->stale_ns || h->size != g->size || h->creator_pid != g->creator_pid ||
+      h->creator_start != g->creator_start || h->peers_off != g->peers_off)
+    return false;
+  for (int q = 0; q < AM_NQUEUES; q++) {
+    if (h->queue_off[q] != g->queue_off[q]) return false;
+    const am_queue *qq = (const am_queue *)((const unsigned char *)base + g->queue_off[q]);
+    if (qq->packets_off != g->packets_off[q] || qq->bulk_slots_off != g->slots_off[q] ||
+        qq->bulk_data_off != g->data_off[q])
+      return false;
+  }
+  return true;
+}
+
 /* One queue of a mapping, every address computed from a validated
  * geometry: indexes read from the segment (positions, tails) are masked
  * with these sizes, so no value another process writes can move an access
