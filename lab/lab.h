@@ -290,8 +290,8 @@ void lab_queue_wait_poll(lab_queue_wait policy, uint32_t *polls);
 void lab_note_queue_wait(lab_ctx *ctx);
 
 /* A queue that loses an item (lab/queue_wait.c). The queue drivers that
- * drain a known count (dg25-prodcons, dg25-latency's and
- * dg25-mt-pingpong's ping-pongs, queue-sides's drain, queue-1p1c) would
+ * drain a known count (dg25-prodcons, dg25-latency's ping-pong,
+ * dg25-mt-pingpong and dg25-casfail, queue-sides's drain, queue-1p1c) would
  * otherwise retry EMPTY for ever, until the runner's watchdog. A sample's
  * threads share one lab_queue_watch: a thread counts itself quiet when it
  * has finished (its last enqueue returned, it will not wait again) or when
@@ -332,15 +332,29 @@ void lab_queue_watch_init(lab_queue_watch *w, int threads);
 /* The calling thread has finished: it will neither enqueue nor wait
  * again. Once per thread. */
 void lab_queue_watch_finished(lab_queue_watch *w);
+/* The watch reads the clock, and the stop flag, at the first and then
+ * every 16th EMPTY poll of a wait, not at each: a clock read (~20 ns) or
+ * a call beside a pause would slow a waiting thread's polls, and so its
+ * pick-up of the next item, which is what the ping-pongs measure. 16
+ * polls are microseconds, or 16 yields. */
+#define LAB_QUEUE_WATCH_EVERY 16u
+/* lab_queue_watch_empty's reading (every LAB_QUEUE_WATCH_EVERY-th poll). */
+bool lab_queue_watch_read(lab_queue_watch *w, lab_queue_streak *s);
 /* After a poll that found EMPTY (and its wait): true when the wait must
  * give up, because this thread found items lost or another did. */
-bool lab_queue_watch_empty(lab_queue_watch *w, lab_queue_streak *s);
+static inline bool lab_queue_watch_empty(lab_queue_watch *w, lab_queue_streak *s) {
+  return s->polls++ % LAB_QUEUE_WATCH_EVERY == 0 && lab_queue_watch_read(w, s);
+}
 /* A wait that went through lab_queue_watch_empty ended (an item, or it
  * gave up): the thread is no longer quiet by it. */
 void lab_queue_watch_end(lab_queue_watch *w, lab_queue_streak *s);
 /* True once the sample's items were found lost (a stop flag for waits
  * that are not on EMPTY, e.g. on FULL). */
-bool lab_queue_watch_lost(lab_queue_watch *w);
+static inline bool lab_queue_watch_lost(lab_queue_watch *w) {
+  /* relaxed: a stop flag; it publishes nothing (the sample reads the
+   * counts after the team joined) */
+  return atomic_load_explicit(&w->lost, memory_order_relaxed);
+}
 /* After the team: 0, or -1 after lab_fail("<algo> lost K of M items: every
  * producer had finished and the queue answered EMPTY for T ms"). */
 int lab_queue_watch_check(lab_ctx *ctx, lab_queue_watch *w, const char *algo, uint64_t lost, uint64_t total);

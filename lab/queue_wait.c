@@ -16,11 +16,6 @@
 
 #define SPINS_BEFORE_YIELD 32 /* pause: a yield at every 32nd failed poll */
 #define BACKOFF_SPIN_LIMIT 6u /* crossbeam-utils' SPIN_LIMIT: at most 2^6 pauses a poll */
-/* The watch reads the clock at every 16th EMPTY poll of a wait, not at
- * each: a clock read (~20 ns) beside a pause would slow a waiting
- * thread's polls, and so its pick-up of the next item, in the ping-pongs
- * whose figure is that pick-up. 16 polls are microseconds, or 16 yields. */
-#define LAB_QUEUE_WATCH_EVERY 16u
 #define NS_PER_MS 1000000ull
 
 /* clang-format off */
@@ -103,18 +98,11 @@ void lab_queue_watch_init(lab_queue_watch *w, int threads) {
 
 void lab_queue_watch_finished(lab_queue_watch *w) { atomic_fetch_add(&w->quiet, 1); }
 
-bool lab_queue_watch_lost(lab_queue_watch *w) {
-  /* relaxed: a stop flag; it publishes nothing (the sample reads the
-   * counts after the team joined) */
-  return atomic_load_explicit(&w->lost, memory_order_relaxed);
-}
-
-bool lab_queue_watch_empty(lab_queue_watch *w, lab_queue_streak *s) {
+bool lab_queue_watch_read(lab_queue_watch *w, lab_queue_streak *s) {
   if (lab_queue_watch_lost(w)) {
     atomic_fetch_add(&w->gave_up, 1);
     return true;
   }
-  if (s->polls++ % LAB_QUEUE_WATCH_EVERY != 0) return false;
   uint64_t now = syncq_now_ns();
   if (s->since == 0 || now - s->last > LAB_QUEUE_LOST_MS * NS_PER_MS / 2) {
     /* the wait's first reading, or one after a gap in which this thread

@@ -40,7 +40,7 @@ def run(tmp_path, exp, extra, fault, algo, check):
                "--out", str(tmp_path), *extra, env={"SYNCQ_LAB_QUEUE_FAULT": fault}, check=check, timeout=120)
 
 
-@pytest.mark.parametrize("exp,extra,k,lost,total", LOSSES)
+@pytest.mark.parametrize("exp,extra,k,lost,total", LOSSES, ids=[f"{l[0]}-{l[1][-1]}" for l in LOSSES])
 def test_a_lost_item_fails_the_sample_naming_the_count(exp, extra, k, lost, total, tmp_path):
     r = run(tmp_path, exp, extra, f"lose:{k}", "faulty:lose", 1)
     assert "did not finish within" not in r.stderr, r.stderr
@@ -65,7 +65,7 @@ DUPS = [
 ]
 
 
-@pytest.mark.parametrize("exp,extra,message", DUPS)
+@pytest.mark.parametrize("exp,extra,message", DUPS, ids=[f"{d[0]}-{d[1][-1]}" for d in DUPS])
 def test_a_duplicated_item_fails_the_sample_saying_so(exp, extra, message, tmp_path):
     r = run(tmp_path, exp, extra, "dup:50", "faulty:dup", 1)
     assert message in r.stderr, r.stderr
