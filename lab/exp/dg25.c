@@ -121,29 +121,32 @@ static inline void enqueue_wait(const syncq_queue_ops *ops, void *q, void *item,
   }
 }
 
-/* dequeue_wait after its first poll failed with status st: the waiting,
- * and the watch for lost items, off the path of a dequeue that succeeds
- * at once. */
-static void *dequeue_waiting(const syncq_queue_ops *ops, void *q, lab_queue_wait policy, uint64_t *failed, int st) {
+/* The item, or NULL once the team has given up (an error, or items lost).
+ * The watch runs in the wait only. The wait stays inside the loop, as it
+ * was before the watch, at the price of two stores and a test of locals
+ * around a dequeue that succeeds: moved to a function of its own called
+ * at the first EMPTY (as queue-sides and queue-1p1c do), with nothing
+ * added, it changed the consumer loop's code layout, and that alone
+ * lowered dg25-prodcons's NBLFQ figures (docs/lab.md, "The watch's
+ * cost"). */
+static inline void *dequeue_wait(const syncq_queue_ops *ops, void *q, lab_queue_wait policy, uint64_t *failed) {
   uint32_t spins = 0;
-  lab_queue_streak streak = {0};
+  lab_queue_streak streak;
+  streak.polls = 0; /* the rest is set at the wait's first EMPTY */
+  streak.counted = false;
   void *x = NULL;
-  do {
+  int st;
+  while ((st = ops->dequeue(q, &x)) != SYNCQ_OK) {
     if (st != SYNCQ_EMPTY) wait_error_note(st);
+    x = NULL;
     if (wait_given_up()) break;
     ++*failed;
     lab_queue_wait_poll(policy, &spins);
+    if (streak.polls == 0) streak = (lab_queue_streak){0};
     if (lab_queue_watch_empty(&queue_watch, &streak)) break;
-  } while ((st = ops->dequeue(q, &x)) != SYNCQ_OK);
-  lab_queue_watch_end(&queue_watch, &streak);
-  return st == SYNCQ_OK ? x : NULL;
-}
-
-/* The item, or NULL once the team has given up (an error, or items lost). */
-static inline void *dequeue_wait(const syncq_queue_ops *ops, void *q, lab_queue_wait policy, uint64_t *failed) {
-  void *x = NULL;
-  int st = ops->dequeue(q, &x);
-  return st == SYNCQ_OK ? x : dequeue_waiting(ops, q, policy, failed, st);
+  }
+  if (streak.counted) lab_queue_watch_end(&queue_watch, &streak);
+  return x;
 }
 
 /* The registered queues that can run here; notes the others. */
