@@ -19,6 +19,7 @@
 #ifndef SYNCQ_LAB_H
 #define SYNCQ_LAB_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -287,6 +288,85 @@ void lab_queue_wait_poll(lab_queue_wait policy, uint32_t *polls);
 /* A note, when the run's --queue-wait is not the default, that the
  * experiment's figures are that waiting's. */
 void lab_note_queue_wait(lab_ctx *ctx);
+
+/* A queue that loses an item (lab/queue_wait.c). The queue drivers that
+ * drain a known count (dg25-prodcons, dg25-latency's ping-pong,
+ * dg25-mt-pingpong and dg25-casfail, queue-sides's drain, queue-1p1c) would
+ * otherwise retry EMPTY for ever, until the runner's watchdog. A sample's
+ * threads share one lab_queue_watch: a thread counts itself quiet when it
+ * has finished (its last enqueue returned, it will not wait again) or when
+ * its current wait has found only EMPTY for LAB_QUEUE_QUIET_MS. Once every
+ * thread is quiet, no enqueue is in flight, so a queue whose EMPTY is
+ * spurious while one is (Vyukov's, the rings') is not suspected; a waiting
+ * thread that then still finds only EMPTY for LAB_QUEUE_LOST_MS, every
+ * thread staying quiet, decides that items are lost: every wait of the
+ * sample gives up, and the sample fails naming the count. Both bounds are
+ * wall-clock times, far above any wait of a queue that works (a preempted
+ * thread holds an item for a scheduler quantum, milliseconds); a wait
+ * whose polls are more than LAB_QUEUE_LOST_MS / 2 apart (a descheduled
+ * thread, a stopped experiment) did not watch the queue and starts over.
+ * Only the waits read it: a dequeue that succeeds at its first poll never
+ * does. */
+#define LAB_QUEUE_QUIET_MS 100
+#define LAB_QUEUE_LOST_MS 1000
+
+typedef struct lab_queue_watch {
+  _Atomic(int) quiet;        /* threads finished or in a wait quiet for LAB_QUEUE_QUIET_MS */
+  _Atomic(bool) lost;        /* set once: every wait gives up */
+  _Atomic(uint64_t) gave_up; /* the waits that gave up because of it */
+  int threads;               /* the sample's threads */
+} lab_queue_watch;
+
+/* One wait of one thread, on its stack: zero it at the wait's first
+ * failed poll ({0}). */
+typedef struct lab_queue_streak {
+  uint64_t since;       /* the first EMPTY this wait watched (ns; 0: none yet) */
+  uint64_t last;        /* the previous clock read */
+  uint64_t quiet_since; /* since when this thread has seen every thread quiet (0: not) */
+  uint32_t polls;       /* the wait's EMPTY polls (the clock is read at every LAB_QUEUE_WATCH_EVERY-th) */
+  bool counted;         /* counted in quiet */
+} lab_queue_streak;
+
+/* Before a team of `threads` threads: nothing lost, nobody quiet. */
+void lab_queue_watch_init(lab_queue_watch *w, int threads);
+/* The calling thread has finished: it will neither enqueue nor wait
+ * again. Once per thread. */
+void lab_queue_watch_finished(lab_queue_watch *w);
+/* The watch reads the clock, and the stop flag, at the first and then
+ * every 16th EMPTY poll of a wait, not at each: a clock read (~20 ns) or
+ * a call beside a pause would slow a waiting thread's polls, and so its
+ * pick-up of the next item, which is what the ping-pongs measure. 16
+ * polls are microseconds, or 16 yields. */
+#define LAB_QUEUE_WATCH_EVERY 16u
+/* lab_queue_watch_empty's reading (every LAB_QUEUE_WATCH_EVERY-th poll). */
+bool lab_queue_watch_read(lab_queue_watch *w, lab_queue_streak *s);
+/* After a poll that found EMPTY (and its wait): true when the wait must
+ * give up, because this thread found items lost or another did. */
+static inline bool lab_queue_watch_empty(lab_queue_watch *w, lab_queue_streak *s) {
+  return s->polls++ % LAB_QUEUE_WATCH_EVERY == 0 && lab_queue_watch_read(w, s);
+}
+/* A wait that went through lab_queue_watch_empty ended (an item, or it
+ * gave up): the thread is no longer quiet by it. */
+void lab_queue_watch_end(lab_queue_watch *w, lab_queue_streak *s);
+/* True once the sample's items were found lost (a stop flag for waits
+ * that are not on EMPTY, e.g. on FULL). */
+static inline bool lab_queue_watch_lost(lab_queue_watch *w) {
+  /* relaxed: a stop flag; it publishes nothing (the sample reads the
+   * counts after the team joined) */
+  return atomic_load_explicit(&w->lost, memory_order_relaxed);
+}
+/* After the team: 0, or -1 after lab_fail("<algo> lost K of M items: every
+ * producer had finished and the queue answered EMPTY for T ms"). */
+int lab_queue_watch_check(lab_ctx *ctx, lab_queue_watch *w, const char *algo, uint64_t lost, uint64_t total);
+/* After the team: how many items are still in queue q, taken out (at
+ * most max, so a queue that never answers EMPTY ends too): a queue that
+ * gave out a duplicate has more left than its consumers owed. */
+uint64_t lab_queue_leftovers(int (*dequeue)(void *q, void **item), void *q, uint64_t max);
+/* SYNCQ_LAB_QUEUE_FAULT=lose:K or dup:K registers the queue "faulty:lose"
+ * or "faulty:dup", whose K-th enqueue loses or duplicates its item, for
+ * the lab's own tests (lab/queue_faults.c). 1 when it registered one, 0
+ * without the variable, -1 for a bad value or a refused registration. */
+int lab_queue_faults_register(void);
 /* Pick by size: smoke, quick, default, full. */
 uint64_t lab_by_size(const lab_ctx *ctx, uint64_t smoke, uint64_t quick, uint64_t dflt, uint64_t full);
 /* The thread counts to sweep: --threads, or lab_threads_plan(lab_pus(ctx)). */

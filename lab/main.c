@@ -645,6 +645,11 @@ int main(int argc, char **argv) {
    * LAB_PEERS_IN_LAB. A refused registration is not fatal: the machine
    * record says which peers are missing and why. */
   (void)lab_peers_register(LAB_PEERS_IN_LAB);
+  /* The lab's tests' faulty queue, only when SYNCQ_LAB_QUEUE_FAULT asks for it. */
+  if (lab_queue_faults_register() < 0) {
+    fprintf(stderr, "syncq-lab: SYNCQ_LAB_QUEUE_FAULT must be lose:K or dup:K with K >= 1\n");
+    return 2;
+  }
   const char *cmd = argv[1];
   char command[1024];
   size_t k = 0;

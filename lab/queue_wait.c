@@ -3,16 +3,20 @@
  * queue_wait.c — the waiting policies of the queue drivers between failed
  * polls (lab.h, lab_queue_wait; --queue-wait): their names and
  * descriptions, the waiting itself (dg25-*, queue-sides) and the note a
- * run with a policy other than the default writes.
+ * run with a policy other than the default writes; and the watch over
+ * those waits that finds a queue that lost items (lab_queue_watch).
  */
 #include <string.h>
 
 #include "lab.h"
+#include "syncq/clock.h"
 #include "syncq/pr.h"
+#include "syncq/status.h"
 #include "syncq/wait.h"
 
 #define SPINS_BEFORE_YIELD 32 /* pause: a yield at every 32nd failed poll */
 #define BACKOFF_SPIN_LIMIT 6u /* crossbeam-utils' SPIN_LIMIT: at most 2^6 pauses a poll */
+#define NS_PER_MS 1000000ull
 
 /* clang-format off */
 static const struct {
@@ -83,4 +87,66 @@ void lab_note_queue_wait(lab_ctx *ctx) {
            "the queues wait after a failed poll as --queue-wait %s says (%s), not as the lab's default "
            "(%s): these figures and verdicts are that waiting's, comparable only with runs of the same",
            lab_queue_wait_name(w), lab_queue_wait_text(w), lab_queue_wait_name(LAB_QUEUE_WAIT_PAUSE));
+}
+
+void lab_queue_watch_init(lab_queue_watch *w, int threads) {
+  atomic_init(&w->quiet, 0);
+  atomic_init(&w->lost, false);
+  atomic_init(&w->gave_up, 0);
+  w->threads = threads;
+}
+
+void lab_queue_watch_finished(lab_queue_watch *w) { atomic_fetch_add(&w->quiet, 1); }
+
+bool lab_queue_watch_read(lab_queue_watch *w, lab_queue_streak *s) {
+  if (lab_queue_watch_lost(w)) {
+    atomic_fetch_add(&w->gave_up, 1);
+    return true;
+  }
+  uint64_t now = syncq_now_ns();
+  if (s->since == 0 || now - s->last > LAB_QUEUE_LOST_MS * NS_PER_MS / 2) {
+    /* the wait's first reading, or one after a gap in which this thread
+     * did not poll: the EMPTY streak it watched starts here */
+    s->since = now;
+    s->quiet_since = 0;
+  }
+  s->last = now;
+  if (!s->counted) {
+    if (now - s->since < LAB_QUEUE_QUIET_MS * NS_PER_MS) return false;
+    s->counted = true;
+    atomic_fetch_add(&w->quiet, 1);
+  }
+  /* seq_cst: read after this thread's own count, as every other thread
+   * counts itself before it reads (no two quiet threads both miss the
+   * other) */
+  if (atomic_load(&w->quiet) < w->threads) {
+    s->quiet_since = 0;
+    return false;
+  }
+  if (s->quiet_since == 0) s->quiet_since = now;
+  if (now - s->quiet_since < LAB_QUEUE_LOST_MS * NS_PER_MS) return false;
+  atomic_store(&w->lost, true);
+  atomic_fetch_add(&w->gave_up, 1);
+  return true;
+}
+
+void lab_queue_watch_end(lab_queue_watch *w, lab_queue_streak *s) {
+  /* before the thread's next enqueue: while it counts as quiet, no other
+   * thread may take the queue's EMPTY as final */
+  if (s->counted) atomic_fetch_sub(&w->quiet, 1);
+  s->counted = false;
+}
+
+int lab_queue_watch_check(lab_ctx *ctx, lab_queue_watch *w, const char *algo, uint64_t lost, uint64_t total) {
+  if (!atomic_load(&w->lost)) return 0;
+  lab_fail(ctx, "%s lost %llu of %llu items: every producer had finished and the queue answered EMPTY for %d ms", algo,
+           (unsigned long long)lost, (unsigned long long)total, LAB_QUEUE_LOST_MS);
+  return -1;
+}
+
+uint64_t lab_queue_leftovers(int (*dequeue)(void *q, void **item), void *q, uint64_t max) {
+  uint64_t n = 0;
+  void *x;
+  while (n < max && dequeue(q, &x) == SYNCQ_OK) n++;
+  return n;
 }

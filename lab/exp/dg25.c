@@ -86,8 +86,16 @@ static bool wait_given_up(void) {
   return atomic_load_explicit(&wait_error, memory_order_relaxed) != SYNCQ_OK; /* relaxed: a stop flag */
 }
 
-/* Before a team: no error yet. */
-static void wait_error_clear(void) { atomic_store(&wait_error, SYNCQ_OK); }
+/* A queue that loses an item (lab.h, lab_queue_watch): every wait of the
+ * team gives up once it is set, as for an error above. Set up before each
+ * team for its threads. */
+static lab_queue_watch queue_watch;
+
+/* Before a team of `threads` threads: no error yet, nothing lost. */
+static void wait_error_clear(int threads) {
+  atomic_store(&wait_error, SYNCQ_OK);
+  lab_queue_watch_init(&queue_watch, threads);
+}
 
 /* After a team: 0, or -1 with the sample failed (algo's name in the message). */
 static int wait_error_check(lab_ctx *ctx, const char *algo) {
@@ -107,23 +115,37 @@ static inline void enqueue_wait(const syncq_queue_ops *ops, void *q, void *item,
   int st;
   while ((st = ops->enqueue(q, item)) != SYNCQ_OK) {
     if (st != SYNCQ_FULL) wait_error_note(st);
-    if (wait_given_up()) return;
+    if (wait_given_up() || lab_queue_watch_lost(&queue_watch)) return;
     ++*failed;
     lab_queue_wait_poll(policy, &spins);
   }
 }
 
-/* The item, or NULL once the team has given up. */
+/* The item, or NULL once the team has given up (an error, or items lost).
+ * The watch runs in the wait only. The wait stays inside the loop, as it
+ * was before the watch, at the price of two stores and a test of locals
+ * around a dequeue that succeeds: moved to a function of its own called
+ * at the first EMPTY (as queue-sides and queue-1p1c do), with nothing
+ * added, it changed the consumer loop's code layout, and that alone
+ * lowered dg25-prodcons's NBLFQ figures (docs/lab.md, "The watch's
+ * cost"). */
 static inline void *dequeue_wait(const syncq_queue_ops *ops, void *q, lab_queue_wait policy, uint64_t *failed) {
   uint32_t spins = 0;
+  lab_queue_streak streak;
+  streak.polls = 0; /* the rest is set at the wait's first EMPTY */
+  streak.counted = false;
   void *x = NULL;
   int st;
   while ((st = ops->dequeue(q, &x)) != SYNCQ_OK) {
     if (st != SYNCQ_EMPTY) wait_error_note(st);
-    if (wait_given_up()) return NULL;
+    x = NULL;
+    if (wait_given_up()) break;
     ++*failed;
     lab_queue_wait_poll(policy, &spins);
+    if (streak.polls == 0) streak = (lab_queue_streak){0};
+    if (lab_queue_watch_empty(&queue_watch, &streak)) break;
   }
+  if (streak.counted) lab_queue_watch_end(&queue_watch, &streak);
   return x;
 }
 
@@ -217,12 +239,16 @@ static void pc_worker(lab_worker *w) {
       enqueue_wait(r->ops, r->q, lab_queue_item(lab_queue_number(w->id, i)), r->wait, &failed);
     atomic_fetch_add(&r->full_polls, failed);
   } else {
+    /* Once the team gives up, each dequeue_wait left answers NULL at its
+     * first EMPTY (the sum is then not read), and the watch counts each:
+     * the items this consumer was still owed. */
     uint64_t sum = 0;
     for (uint64_t i = 0; i < pt->items; i++) sum += lab_queue_value(dequeue_wait(r->ops, r->q, r->wait, &failed));
     atomic_fetch_add(&r->sum, sum);
     atomic_fetch_add(&r->count, pt->items);
     atomic_fetch_add(&r->empty_polls, failed);
   }
+  lab_queue_watch_finished(&queue_watch);
 }
 
 static int pc_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
@@ -239,16 +265,27 @@ static int pc_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     return -1;
   }
   uint64_t ns;
-  wait_error_clear();
+  wait_error_clear(2 * pt->n);
   int rc = lab_team_run(ctx, 2 * pt->n, pc_worker, &r, NULL, &ns, &out->stats);
-  void *left;
-  bool empty = r.ops->dequeue(r.q, &left) == SYNCQ_EMPTY;
+  uint64_t total = (uint64_t)pt->n * pt->items;
+  uint64_t left = lab_queue_leftovers(r.ops->dequeue, r.q, total);
   drop_queue(pt->algo, r.q);
   if (rc != 0 || wait_error_check(ctx, pt->algo->name) != 0) return -1;
+  if (lab_queue_watch_check(ctx, &queue_watch, pt->algo->name, atomic_load(&queue_watch.gave_up), total) != 0)
+    return -1;
+  if (left != 0) {
+    lab_fail(ctx,
+             "%s gave out more items than were enqueued: every consumer took its share of the %llu and %llu %s left "
+             "in the queue (a duplicate)",
+             pt->algo->name, (unsigned long long)total, (unsigned long long)left, left == 1 ? "was" : "were");
+    return -1;
+  }
   uint64_t want = lab_queue_checksum(pt->n, pt->items);
-  if (!empty || atomic_load(&r.count) != (uint64_t)pt->n * pt->items || atomic_load(&r.sum) != want) {
-    lab_fail(ctx, "%s lost or duplicated items: checksum %llu, expected %llu", pt->algo->name,
-             (unsigned long long)atomic_load(&r.sum), (unsigned long long)want);
+  if (atomic_load(&r.count) != total || atomic_load(&r.sum) != want) {
+    lab_fail(
+      ctx,
+      "%s gave out other items than were enqueued (one lost and another duplicated, or changed): checksum %llu, expected %llu",
+      pt->algo->name, (unsigned long long)atomic_load(&r.sum), (unsigned long long)want);
     return -1;
   }
   uint64_t ops = 2 * (uint64_t)pt->n * pt->items;
@@ -520,11 +557,13 @@ static void lat_worker(lab_worker *w) {
     for (uint64_t i = 0; i < n; i++) {
       if (w->id == 0) {
         enqueue_wait(ops, r->q1, lab_queue_item(i), r->wait, &failed);
-        (void)dequeue_wait(ops, r->q2, r->wait, &failed);
+        if (dequeue_wait(ops, r->q2, r->wait, &failed) == NULL) break; /* the team gave up */
       } else {
-        enqueue_wait(ops, r->q2, dequeue_wait(ops, r->q1, r->wait, &failed), r->wait, &failed);
+        if ((x = dequeue_wait(ops, r->q1, r->wait, &failed)) == NULL) break;
+        enqueue_wait(ops, r->q2, x, r->wait, &failed);
       }
     }
+    lab_queue_watch_finished(&queue_watch);
     break;
   }
   }
@@ -589,14 +628,27 @@ static int lat_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   }
   const int apart[2] = {0, 1};
   uint64_t ns;
-  wait_error_clear();
-  int rc = lab_team_run(ctx, pt->mode == LAT_PINGPONG ? 2 : 1, lat_worker, r, apart, &ns, &out->stats);
+  int team = pt->mode == LAT_PINGPONG ? 2 : 1;
+  wait_error_clear(team);
+  int rc = lab_team_run(ctx, team, lat_worker, r, apart, &ns, &out->stats);
+  uint64_t left = 0; /* the ping-pong's queues end empty; the other modes do not check theirs */
+  if (pt->algo != NULL && pt->mode == LAT_PINGPONG)
+    left =
+      lab_queue_leftovers(r->ops->dequeue, r->q1, pt->rtts) + lab_queue_leftovers(r->ops->dequeue, r->q2, pt->rtts);
   if (pt->algo != NULL) {
     drop_queue(pt->algo, r->q1);
     drop_queue(pt->algo, r->q2);
   }
   free(r);
   if (rc != 0 || (pt->algo != NULL && wait_error_check(ctx, pt->algo->name) != 0)) return -1;
+  /* the ping-pong's one item, lost on its way through one of the queues */
+  if (pt->algo != NULL && lab_queue_watch_check(ctx, &queue_watch, pt->algo->name, 1, 2 * pt->rtts) != 0) return -1;
+  if (left != 0) {
+    lab_fail(ctx,
+             "%s gave out more items than were enqueued (pingpong): %llu left in the queues after the %llu round trips",
+             pt->algo->name, (unsigned long long)left, (unsigned long long)pt->rtts);
+    return -1;
+  }
   out->value = (double)ns / (double)pt->rtts;
   out->ops = pt->algo ? pt->rtts * (pt->mode == LAT_PAIR ? 2 : 4) : 0;
   return 0;
@@ -741,7 +793,35 @@ typedef struct mt_run {
   lab_queue_wait wait; /* the run's --queue-wait */
   void *req, *rep;
   _Atomic(int) pingers_left;
+  _Atomic(uint64_t) unanswered; /* pingers that gave up waiting for a reply: a message each */
 } mt_run;
+
+static bool mt_pingers_left(mt_run *r) {
+  return atomic_load_explicit(&r->pingers_left, memory_order_relaxed) > 0; /* relaxed: a stop flag */
+}
+
+/* An answerer's next request after its first poll found none (status
+ * st), or NULL once every pinger is done or the team gave up: its
+ * waiting, and the watch for lost messages, off the path of a request
+ * taken at once. */
+static void *mt_next_request_waiting(mt_run *r, int st) {
+  uint32_t spins = 0;
+  lab_queue_streak streak = {0};
+  void *x = NULL;
+  do {
+    if (st != SYNCQ_EMPTY) wait_error_note(st); /* the pingers give up, and leave */
+    lab_queue_wait_poll(r->wait, &spins);
+    if (!mt_pingers_left(r) || lab_queue_watch_empty(&queue_watch, &streak)) break;
+  } while ((st = r->ops->dequeue(r->req, &x)) != SYNCQ_OK);
+  lab_queue_watch_end(&queue_watch, &streak);
+  return st == SYNCQ_OK ? x : NULL;
+}
+
+static inline void *mt_next_request(mt_run *r) {
+  void *x = NULL;
+  int st = r->ops->dequeue(r->req, &x);
+  return st == SYNCQ_OK ? x : mt_next_request_waiting(r, st);
+}
 
 static void mt_worker(lab_worker *w) {
   mt_run *r = w->arg;
@@ -751,26 +831,22 @@ static void mt_worker(lab_worker *w) {
   if (w->id < pt->n) { /* pinger: a one-item message out, any reply back */
     for (uint64_t i = 0; i < pt->rtts; i++) {
       enqueue_wait(ops, r->req, lab_queue_item(lab_queue_number(w->id, i)), r->wait, &failed);
-      (void)dequeue_wait(ops, r->rep, r->wait, &failed);
+      if (dequeue_wait(ops, r->rep, r->wait, &failed) == NULL) { /* the team gave up */
+        atomic_fetch_add(&r->unanswered, 1);
+        break;
+      }
     }
     atomic_fetch_sub(&r->pingers_left, 1);
   } else { /* answerer: until every pinger is done */
-    uint32_t spins = 0;
-    while (atomic_load_explicit(&r->pingers_left, memory_order_relaxed) > 0) { /* relaxed: a stop flag */
-      void *x;
-      int st = ops->dequeue(r->req, &x);
-      if (st == SYNCQ_OK) {
-        /* The request crosses the network and its answer comes back: a
-         * busy wait, as NewMadeleine's progress engine polls the board. */
-        if (pt->rtt_ns) syncq_delay_ns(pt->rtt_ns);
-        enqueue_wait(ops, r->rep, x, r->wait, &failed);
-        spins = 0;
-      } else {
-        if (st != SYNCQ_EMPTY) wait_error_note(st); /* the pingers give up, and leave */
-        lab_queue_wait_poll(r->wait, &spins);
-      }
+    void *x;
+    while (mt_pingers_left(r) && (x = mt_next_request(r)) != NULL) {
+      /* The request crosses the network and its answer comes back: a
+       * busy wait, as NewMadeleine's progress engine polls the board. */
+      if (pt->rtt_ns) syncq_delay_ns(pt->rtt_ns);
+      enqueue_wait(ops, r->rep, x, r->wait, &failed);
     }
   }
+  lab_queue_watch_finished(&queue_watch);
 }
 
 static int mt_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
@@ -792,15 +868,17 @@ static int mt_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   uint64_t ns;
   syncq_stats stats;
   memset(&stats, 0, sizeof stats);
-  wait_error_clear();
+  wait_error_clear(2 * pt->n);
   int rc = lab_team_run(ctx, 2 * pt->n, mt_worker, &r, NULL, &ns, &stats);
-  void *x;
-  bool clean = r.ops->dequeue(r.req, &x) == SYNCQ_EMPTY && r.ops->dequeue(r.rep, &x) == SYNCQ_EMPTY;
+  uint64_t total = 2 * (uint64_t)pt->n * pt->rtts; /* a request and a reply per round trip */
+  uint64_t left = lab_queue_leftovers(r.ops->dequeue, r.req, total) + lab_queue_leftovers(r.ops->dequeue, r.rep, total);
   drop_queue(pt->algo, r.req);
   drop_queue(pt->algo, r.rep);
   if (rc != 0 || wait_error_check(ctx, pt->algo->name) != 0) return -1;
-  if (!clean) {
-    lab_fail(ctx, "%s: messages left in the queues after the run", pt->algo->name);
+  if (lab_queue_watch_check(ctx, &queue_watch, pt->algo->name, atomic_load(&r.unanswered), total) != 0) return -1;
+  if (left != 0) {
+    lab_fail(ctx, "%s: %llu message%s left in the queues after every pinger had its replies (a duplicate)",
+             pt->algo->name, (unsigned long long)left, left == 1 ? "" : "s");
     return -1;
   }
   out->stats = stats;

@@ -61,6 +61,7 @@ typedef struct q1_run {
   void *q1, *q2;
   uint64_t out_sum, out_count; /* written by the consumer only, read after the team joined */
   uint64_t errors;             /* idem (order or ping-pong mismatches) */
+  lab_queue_watch watch;       /* a queue that lost the items owed (lab.h) */
 } q1_run;
 
 /* A queue of algorithm a, capacity Q1P1C_CAPACITY, in fresh storage
@@ -78,52 +79,76 @@ static inline void q1_wait(unsigned *spins) {
   else syncq_pr_relax();
 }
 
-static inline void q1_enqueue(const syncq_queue_ops *ops, void *q, void *item) {
+static inline void q1_enqueue(const syncq_queue_ops *ops, lab_queue_watch *watch, void *q, void *item) {
   unsigned spins = 0;
-  while (ops->enqueue(q, item) == SYNCQ_FULL) q1_wait(&spins);
+  while (ops->enqueue(q, item) == SYNCQ_FULL && !lab_queue_watch_lost(watch)) q1_wait(&spins);
 }
 
-static inline void *q1_dequeue(const syncq_queue_ops *ops, void *q) {
+/* q1_dequeue after its first poll failed: the waiting, and the watch for
+ * lost items, off the path of a dequeue that succeeds at once. */
+static void *q1_dequeue_waiting(const syncq_queue_ops *ops, lab_queue_watch *watch, void *q) {
   unsigned spins = 0;
+  lab_queue_streak streak = {0};
   void *x = NULL;
-  while (ops->dequeue(q, &x) != SYNCQ_OK) q1_wait(&spins);
-  return x;
+  bool took = false;
+  do {
+    q1_wait(&spins);
+    if (lab_queue_watch_empty(watch, &streak)) break;
+  } while (!(took = ops->dequeue(q, &x) == SYNCQ_OK));
+  lab_queue_watch_end(watch, &streak);
+  return took ? x : NULL;
+}
+
+/* The item, or NULL once the items owed were found lost. */
+static inline void *q1_dequeue(const syncq_queue_ops *ops, lab_queue_watch *watch, void *q) {
+  void *x = NULL;
+  return ops->dequeue(q, &x) == SYNCQ_OK ? x : q1_dequeue_waiting(ops, watch, q);
 }
 
 static void q1_worker(lab_worker *w) {
   q1_run *r = w->arg;
   const q1_point *pt = r->pt;
   const syncq_queue_ops *ops = r->ops;
+  lab_queue_watch *watch = &r->watch;
   if (pt->mode == Q1_STREAM) {
     if (w->id == 0) {
-      for (uint64_t i = 0; i < pt->n; i++) q1_enqueue(ops, r->q1, lab_queue_item(i));
+      for (uint64_t i = 0; i < pt->n; i++) q1_enqueue(ops, watch, r->q1, lab_queue_item(i));
+      lab_queue_watch_finished(watch);
       return;
     }
+    /* Once the items are found lost each q1_dequeue left answers NULL at
+     * its first EMPTY (the sum and order are then not read), and the
+     * watch counts each: the items still owed. */
     bool fifo = (pt->algo->props & SYNCQ_PROP_FIFO) != 0;
     uint64_t sum = 0, errors = 0;
     for (uint64_t i = 0; i < pt->n; i++) {
-      uint64_t v = lab_queue_value(q1_dequeue(ops, r->q1));
+      uint64_t v = lab_queue_value(q1_dequeue(ops, watch, r->q1));
       errors += fifo && v != i;
       sum += v;
     }
     r->out_sum = sum;
     r->out_count = pt->n;
     r->errors = errors;
+    lab_queue_watch_finished(watch);
     return;
   }
   uint64_t errors = 0;
   for (uint64_t i = 0; i < pt->n; i++) {
+    void *x;
     if (w->id == 0) {
-      q1_enqueue(ops, r->q1, lab_queue_item(i));
-      errors += lab_queue_value(q1_dequeue(ops, r->q2)) != i;
+      q1_enqueue(ops, watch, r->q1, lab_queue_item(i));
+      if ((x = q1_dequeue(ops, watch, r->q2)) == NULL) break; /* the item was lost */
+      errors += lab_queue_value(x) != i;
     } else {
-      q1_enqueue(ops, r->q2, q1_dequeue(ops, r->q1));
+      if ((x = q1_dequeue(ops, watch, r->q1)) == NULL) break;
+      q1_enqueue(ops, watch, r->q2, x);
     }
   }
   if (w->id == 0) {
     r->errors = errors;
     r->out_count = pt->n;
   }
+  lab_queue_watch_finished(watch);
 }
 
 static int q1_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
@@ -143,12 +168,24 @@ static int q1_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   /* slots 0 and 1 of the pinning order: two cores where there are two */
   const int apart[Q1P1C_WORKERS] = {0, 1};
   uint64_t ns = 0;
+  lab_queue_watch_init(&r.watch, Q1P1C_WORKERS);
   int rc = lab_team_run(ctx, Q1P1C_WORKERS, q1_worker, &r, apart, &ns, &out->stats);
-  void *x;
-  bool empty = r.ops->dequeue(r.q1, &x) == SYNCQ_EMPTY && (r.q2 == NULL || r.ops->dequeue(r.q2, &x) == SYNCQ_EMPTY);
+  uint64_t left = lab_queue_leftovers(r.ops->dequeue, r.q1, pt->n);
+  if (r.q2 != NULL) left += lab_queue_leftovers(r.ops->dequeue, r.q2, pt->n);
+  bool empty = left == 0;
   q1_drop(pt->algo, r.q1);
   q1_drop(pt->algo, r.q2);
   if (rc != 0) return -1;
+  /* stream: the items the consumer was still owed; pingpong: its one item */
+  uint64_t lost = pt->mode == Q1_STREAM ? atomic_load(&r.watch.gave_up) : 1;
+  uint64_t total = pt->mode == Q1_STREAM ? pt->n : 2 * pt->n;
+  if (lab_queue_watch_check(ctx, &r.watch, pt->algo->name, lost, total) != 0) return -1;
+  if (!empty) {
+    lab_fail(ctx, "%s gave out more items than were enqueued (%s): %llu left in the queue%s after the %llu %s",
+             pt->algo->name, q1_mode_name[pt->mode], (unsigned long long)left, r.q2 ? "s" : "",
+             (unsigned long long)pt->n, pt->mode == Q1_STREAM ? "items were taken" : "round trips");
+    return -1;
+  }
   /* 0 + 1 + ... + (n - 1) */
   uint64_t want_sum = pt->n * (pt->n - 1) / 2;
   bool sum_ok = pt->mode == Q1_PINGPONG || r.out_sum == want_sum;

@@ -62,6 +62,7 @@ typedef struct qs_run {
   _Atomic(uint64_t) sum;
   _Atomic(uint64_t) polls; /* FULL during the fill, EMPTY during the drain */
   _Atomic(int) error;      /* the first answer that was neither success nor FULL/EMPTY */
+  lab_queue_watch watch;   /* the drain's: a queue that lost items (lab.h) */
 } qs_run;
 
 /* The first unexpected status stops every thread of the sample. */
@@ -88,22 +89,37 @@ static void qs_fill(lab_worker *w) {
   atomic_fetch_add(&r->polls, polls);
 }
 
+/* A drain's dequeue after its first poll failed with status st: the
+ * waiting, and the watch for lost items, off the path of a dequeue that
+ * succeeds at once. False when the drain stops (an error, or items lost). */
+static bool qs_take_waiting(qs_run *r, void **x, uint64_t *polls, int st) {
+  uint32_t spins = 0;
+  lab_queue_streak streak = {0};
+  do {
+    if (qs_failed(r, st, SYNCQ_EMPTY)) break;
+    ++*polls;
+    lab_queue_wait_poll(r->wait, &spins);
+    if (lab_queue_watch_empty(&r->watch, &streak)) break;
+  } while ((st = r->ops->dequeue(r->q, x)) != SYNCQ_OK);
+  lab_queue_watch_end(&r->watch, &streak);
+  return st == SYNCQ_OK;
+}
+
 static void qs_drain(lab_worker *w) {
   qs_run *r = w->arg;
   uint64_t polls = 0, sum = 0;
   for (uint64_t i = 0; i < r->pt->items; i++) {
-    uint32_t spins = 0;
     void *x = NULL;
-    int st;
-    while ((st = r->ops->dequeue(r->q, &x)) != SYNCQ_OK) {
-      if (qs_failed(r, st, SYNCQ_EMPTY)) return;
-      polls++;
-      lab_queue_wait_poll(r->wait, &spins);
-    }
+    int st = r->ops->dequeue(r->q, &x);
+    /* Once the drain stops each dequeue left gives up at its first
+     * EMPTY (the sum is then not read); the watch counts those of a loss:
+     * the items this consumer was still owed. */
+    if (st != SYNCQ_OK && !qs_take_waiting(r, &x, &polls, st)) continue;
     sum += lab_queue_value(x);
   }
   atomic_fetch_add(&r->sum, sum);
   atomic_fetch_add(&r->polls, polls);
+  lab_queue_watch_finished(&r->watch);
 }
 
 static void *qs_make(const qs_point *pt, int *status) {
@@ -137,10 +153,11 @@ static int qs_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   syncq_stats fill_stats, drain_stats;
   int rc = lab_team_run(ctx, pt->n, qs_fill, &r, NULL, &fill_ns, &fill_stats);
   uint64_t full_polls = atomic_exchange(&r.polls, 0);
+  lab_queue_watch_init(&r.watch, pt->n);
   if (rc == 0 && atomic_load(&r.error) == SYNCQ_OK)
     rc = lab_team_run(ctx, pt->n, qs_drain, &r, slots, &drain_ns, &drain_stats);
-  void *left;
-  bool empty = r.ops->dequeue(r.q, &left) == SYNCQ_EMPTY;
+  uint64_t total = (uint64_t)pt->n * pt->items;
+  uint64_t left = lab_queue_leftovers(r.ops->dequeue, r.q, total);
   lab_object_free(pt->algo, r.q);
   free(slots);
   if (rc != 0) return -1;
@@ -149,10 +166,20 @@ static int qs_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
              syncq_strerror(atomic_load(&r.error)));
     return -1;
   }
+  if (lab_queue_watch_check(ctx, &r.watch, pt->algo->name, atomic_load(&r.watch.gave_up), total) != 0) return -1;
+  if (left != 0) {
+    lab_fail(ctx,
+             "%s gave out more items than were enqueued: every consumer took its share of the %llu and %llu %s left "
+             "in the queue (a duplicate)",
+             pt->algo->name, (unsigned long long)total, (unsigned long long)left, left == 1 ? "was" : "were");
+    return -1;
+  }
   uint64_t want = lab_queue_checksum(pt->n, pt->items);
-  if (!empty || atomic_load(&r.sum) != want) {
-    lab_fail(ctx, "%s lost or duplicated items: checksum %llu, expected %llu%s", pt->algo->name,
-             (unsigned long long)atomic_load(&r.sum), (unsigned long long)want, empty ? "" : ", items left");
+  if (atomic_load(&r.sum) != want) {
+    lab_fail(
+      ctx,
+      "%s gave out other items than were enqueued (one lost and another duplicated, or changed): checksum %llu, expected %llu",
+      pt->algo->name, (unsigned long long)atomic_load(&r.sum), (unsigned long long)want);
     return -1;
   }
   uint64_t side_ops = (uint64_t)pt->n * pt->items;
