@@ -362,6 +362,11 @@ int lab_queue_watch_check(lab_ctx *ctx, lab_queue_watch *w, const char *algo, ui
  * most max, so a queue that never answers EMPTY ends too): a queue that
  * gave out a duplicate has more left than its consumers owed. */
 uint64_t lab_queue_leftovers(int (*dequeue)(void *q, void **item), void *q, uint64_t max);
+/* After the team of a driver whose consumers each took a fixed share of
+ * `total`: 0 when `left` (lab_queue_leftovers) is 0, else -1 after
+ * lab_fail("<algo> gave out more items than were enqueued ... (a
+ * duplicate)"). */
+int lab_queue_duplicate_check(lab_ctx *ctx, const char *algo, uint64_t total, uint64_t left);
 /* SYNCQ_LAB_QUEUE_FAULT=lose:K or dup:K registers the queue "faulty:lose"
  * or "faulty:dup", whose K-th enqueue loses or duplicates its item, for
  * the lab's own tests (lab/queue_faults.c). 1 when it registered one, 0

@@ -144,6 +144,15 @@ int lab_queue_watch_check(lab_ctx *ctx, lab_queue_watch *w, const char *algo, ui
   return -1;
 }
 
+int lab_queue_duplicate_check(lab_ctx *ctx, const char *algo, uint64_t total, uint64_t left) {
+  if (left == 0) return 0;
+  lab_fail(ctx,
+           "%s gave out more items than were enqueued: every consumer took its share of the %llu and %llu %s left "
+           "in the queue (a duplicate)",
+           algo, (unsigned long long)total, (unsigned long long)left, left == 1 ? "was" : "were");
+  return -1;
+}
+
 uint64_t lab_queue_leftovers(int (*dequeue)(void *q, void **item), void *q, uint64_t max) {
   uint64_t n = 0;
   void *x;

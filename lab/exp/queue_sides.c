@@ -167,13 +167,7 @@ static int qs_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
     return -1;
   }
   if (lab_queue_watch_check(ctx, &r.watch, pt->algo->name, atomic_load(&r.watch.gave_up), total) != 0) return -1;
-  if (left != 0) {
-    lab_fail(ctx,
-             "%s gave out more items than were enqueued: every consumer took its share of the %llu and %llu %s left "
-             "in the queue (a duplicate)",
-             pt->algo->name, (unsigned long long)total, (unsigned long long)left, left == 1 ? "was" : "were");
-    return -1;
-  }
+  if (lab_queue_duplicate_check(ctx, pt->algo->name, total, left) != 0) return -1;
   uint64_t want = lab_queue_checksum(pt->n, pt->items);
   if (atomic_load(&r.sum) != want) {
     lab_fail(
