@@ -1223,6 +1223,55 @@ static void inherit_child(void *argp) {
   CHILD_CHECK(syncq_am_request(a->peer, H_UNREGISTERED, one, 1, 0) == SYNCQ_OK, 41);
 }
 
+/* Every bulk block of a queue can be in flight at once: a sender with
+ * nothing polled fills all of them (each NOWAIT send is SYNCQ_OK), the next
+ * bulk send is SYNCQ_FULL while packets remain, and one poll delivers them
+ * all, in order and intact. A claim that let fewer blocks be outstanding
+ * (a sender waiting for the handler to free each block before the next)
+ * would pipeline bulk transfers through fewer blocks than the segment has,
+ * and fails here. The second round reuses every block after its free. */
+#define INFLIGHT_BLOCKS 8u
+static void test_bulk_blocks_in_flight(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    char name[96];
+    name_of(name, sizeof name, "inflight", c);
+    syncq_am_config cfg = {
+      .claim = c, .packets = 4u * INFLIGHT_BLOCKS, .bulk_blocks = INFLIGHT_BLOCKS, .bulk_size = 64};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    reader_state rs;
+    memset(&rs, 0, sizeof rs);
+    assert_int_equal(syncq_am_register(ep, H_COUNT, "count", h_count, &rs), SYNCQ_OK);
+    syncq_am_peer *self_peer;
+    assert_int_equal(syncq_am_connect(ep, name, &self_peer), SYNCQ_OK);
+    unsigned char blk[64];
+    uint32_t args[2] = {0, 0};
+    for (uint32_t round = 0; round < 2; round++) {
+      for (uint32_t i = 0; i < INFLIGHT_BLOCKS; i++) {
+        args[1] = round * (INFLIGHT_BLOCKS + 1u) + i;
+        fill(blk, sizeof blk, args[1]);
+        int r = syncq_am_request_bulk(self_peer, H_COUNT, blk, sizeof blk, args, 2, SYNCQ_AM_NOWAIT);
+        if (r != SYNCQ_OK) print_error("claim %s: block %u of %u: %d\n", syncq_am_claim_name(c), i, INFLIGHT_BLOCKS, r);
+        assert_int_equal(r, SYNCQ_OK);
+      }
+      uint32_t more[2] = {0, 999};
+      assert_int_equal(syncq_am_request_bulk(self_peer, H_COUNT, blk, sizeof blk, more, 2, SYNCQ_AM_NOWAIT),
+                       SYNCQ_FULL);
+      args[1] = round * (INFLIGHT_BLOCKS + 1u) + INFLIGHT_BLOCKS; /* packets remain for a short message */
+      assert_int_equal(syncq_am_request(self_peer, H_COUNT, args, 2, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+      unsigned handled = 0;
+      assert_int_equal(syncq_am_poll(ep, 100, &handled), SYNCQ_OK);
+      assert_int_equal(handled, INFLIGHT_BLOCKS + 1u);
+      assert_int_equal(rs.next[0], (round + 1u) * (INFLIGHT_BLOCKS + 1u));
+      assert_int_equal(rs.bulk[0], (round + 1u) * INFLIGHT_BLOCKS);
+      assert_int_equal(rs.bad, 0);
+    }
+    assert_int_equal(syncq_am_disconnect(self_peer), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 static void test_inherit_unhandled_nowait(void **state) {
   (void)state;
   for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
@@ -2541,6 +2590,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_claim_dead_before_tail),
     cmocka_unit_test(test_cyclic),
     cmocka_unit_test(test_inherit_unhandled_nowait),
+    cmocka_unit_test(test_bulk_blocks_in_flight),
     cmocka_unit_test(test_shutdown_and_cleanup),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
