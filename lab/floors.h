@@ -12,6 +12,12 @@
  *               not timed). This is the "copy bandwidth between
  *               processors" 000 (Lumetta & Culler, §4.1) judges bulk
  *               transfers by ("about 80% of memcpy").
+ *   cross-core transfer   the same rounds, both halves timed: from the
+ *               second round on the writer's stores take each line back
+ *               from the copier's cache, as a sender that reuses its
+ *               buffers must (an AM bulk stream's 16 blocks); bandwidth =
+ *               bytes / (write time + copy time). The writer's first touch
+ *               of its buffer is made before the first round, untimed.
  *   cross-process round trip   two processes (fork) pinned to slots a and b
  *               bounce a counter in one cache line of a MAP_SHARED
  *               anonymous mapping; the result is the mean round trip.
@@ -56,11 +62,13 @@ size_t lab_floor_copy_bytes(lab_size size);
 const char *lab_floor_slots(const lab_topo *topo, int *slot_a, int *slot_b);
 
 /* The cross-core copy: `rounds` times, a writes `bytes` and b copies them
- * out; *gb_per_s = total bytes copied / total copy time (GB = 1e9 bytes).
+ * out; *gb_per_s = total bytes copied / total copy time (GB = 1e9 bytes);
+ * the cross-core transfer, when transfer_gb_per_s is not NULL: total bytes /
+ * (total write time + total copy time) over the same rounds.
  * 0, or -1 with why (bad input, out of memory, a thread could not start,
  * a stalled peer, a wrong copy). */
 int lab_floor_cross_core_copy(lab_topo *topo, int slot_a, int slot_b, size_t bytes, unsigned rounds, double *gb_per_s,
-                              char *why, size_t len);
+                              double *transfer_gb_per_s, char *why, size_t len);
 
 /* The cross-process round trip: n round trips of a cache line between the
  * calling process (slot a) and a forked child (slot b); *ns = mean round

@@ -137,7 +137,7 @@ static int cross_floor_sample(lab_ctx *ctx, const floor_point *pt, lab_sample *o
   (void)lab_floor_slots(topo, &a, &b);
   char why[LAB_FLOOR_WHY];
   int rc = pt->def->kind == F_COPY
-             ? lab_floor_cross_core_copy(topo, a, b, pt->bytes, (unsigned)pt->n, &out->value, why, sizeof why)
+             ? lab_floor_cross_core_copy(topo, a, b, pt->bytes, (unsigned)pt->n, &out->value, NULL, why, sizeof why)
              : lab_floor_cross_process_rtt(topo, a, b, pt->n, &out->value, why, sizeof why);
   if (rc != 0) lab_fail(ctx, "%s", why);
   return rc;

@@ -105,21 +105,27 @@ static void test_median(void **state) {
 static void test_copy_bad_inputs(void **state) {
   (void)state;
   char why[T_WHY];
-  double v = -1;
+  double v = -1, t = -1;
   why[0] = 0;
-  assert_int_equal(lab_floor_cross_core_copy(NULL, 0, 1, LAB_FLOOR_COPY_MIN_BYTES - 1, 1, &v, why, sizeof why), -1);
+  assert_int_equal(lab_floor_cross_core_copy(NULL, 0, 1, LAB_FLOOR_COPY_MIN_BYTES - 1, 1, &v, &t, why, sizeof why), -1);
   assert_true(strlen(why) > 0);
-  assert_int_equal(lab_floor_cross_core_copy(NULL, 0, 1, T_COPY_BYTES, 0, &v, why, sizeof why), -1);
-  assert_int_equal(lab_floor_cross_core_copy(NULL, 0, 1, T_COPY_BYTES, 1, NULL, why, sizeof why), -1);
-  assert_int_equal(lab_floor_cross_core_copy(NULL, -1, 1, T_COPY_BYTES, 1, &v, why, sizeof why), -1);
-  assert_true(v == -1); /* untouched on failure */
+  assert_int_equal(lab_floor_cross_core_copy(NULL, 0, 1, T_COPY_BYTES, 0, &v, &t, why, sizeof why), -1);
+  assert_int_equal(lab_floor_cross_core_copy(NULL, 0, 1, T_COPY_BYTES, 1, NULL, &t, why, sizeof why), -1);
+  assert_int_equal(lab_floor_cross_core_copy(NULL, -1, 1, T_COPY_BYTES, 1, &v, &t, why, sizeof why), -1);
+  assert_true(v == -1 && t == -1); /* untouched on failure */
 }
 
 static void test_copy_measures(void **state) {
   (void)state;
   char why[T_WHY] = "";
-  double v = -1;
-  int rc = lab_floor_cross_core_copy(NULL, 0, 1, T_COPY_BYTES, 3, &v, why, sizeof why);
+  double v = -1, t = -1;
+  int rc = lab_floor_cross_core_copy(NULL, 0, 1, T_COPY_BYTES, 3, &v, &t, why, sizeof why);
+  if (rc != 0) fail_msg("%s", why);
+  assert_true(v > 0 && isfinite(v));
+  /* the transfer times the copy and the writes: never above the copy alone */
+  assert_true(t > 0 && isfinite(t) && t <= v);
+  v = -1;
+  rc = lab_floor_cross_core_copy(NULL, 0, 1, T_COPY_BYTES, 2, &v, NULL, why, sizeof why); /* copy figure only */
   if (rc != 0) fail_msg("%s", why);
   assert_true(v > 0 && isfinite(v));
 }
