@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lc98_mpi.h"
 #include "syncq/clock.h"
@@ -231,6 +232,27 @@ static double unit(uint64_t h) { return (double)(lab_mix64(h) >> LAB_PRNG_DOUBLE
 
 static void fail(char *why, size_t n, const char *msg) { snprintf(why, n, "%s", msg); }
 
+/* Working memory, every page of it written once before the timed run.
+ * Whether malloc's pages are mapped yet depends on what the process
+ * allocated and freed before (glibc serves large blocks by mmap, below a
+ * threshold that moves with the frees, and trims its heap), and that
+ * history differs from one variant of a launch to the next: a first
+ * write inside the timed run cost a page fault per 4 KB page in some
+ * variants and none in others, enough to decide which path looked faster
+ * (docs/am-mpi.md, "The applications' page faults"). One write per page,
+ * not a memset: the pages get mapped without the whole block also being
+ * put in the cache for the timed run. */
+static void *alloc_touched(size_t n) {
+  unsigned char *p = malloc(n);
+  if (p == NULL) return NULL;
+  long pg = sysconf(_SC_PAGESIZE);
+  size_t step = pg > 0 ? (size_t)pg : 4096u;
+  volatile unsigned char *v = p; /* a store the compiler keeps (a memset of 0 may become calloc) */
+  for (size_t i = 0; i < n; i += step) v[i] = 0;
+  if (n > 0) v[n - 1] = 0;
+  return p;
+}
+
 /* ------------------------------------------------------------ 3-D FFT */
 
 /* In-place radix-2 forward FFT of n (a power of two) values, FFTW's sign. */
@@ -272,8 +294,8 @@ static int app_fft(app_ctx *c, size_t n, char *why, size_t wl) {
     return -1;
   }
   size_t np = n / (size_t)P, plane = n * n;
-  double complex *A = malloc(np * plane * sizeof *A), *B = malloc(np * plane * sizeof *B),
-                 *tmp = malloc(n * sizeof *tmp);
+  double complex *A = alloc_touched(np * plane * sizeof *A), *B = alloc_touched(np * plane * sizeof *B),
+                 *tmp = alloc_touched(n * sizeof *tmp);
   if (!A || !B || !tmp) {
     fail(why, wl, "fft: out of memory");
     return -1;
@@ -412,9 +434,9 @@ static int app_cc(app_ctx *c, size_t n, char *why, size_t wl) {
     fail(why, wl, "cc: bad size");
     return -1;
   }
-  size_t *par = malloc(nv * sizeof *par);
-  uint64_t *lab = malloc(nv * sizeof *lab), *mn = malloc(nv * sizeof *mn);
-  uint64_t *ga = malloc(n * sizeof *ga), *gb = malloc(n * sizeof *gb);
+  size_t *par = alloc_touched(nv * sizeof *par);
+  uint64_t *lab = alloc_touched(nv * sizeof *lab), *mn = alloc_touched(nv * sizeof *mn);
+  uint64_t *ga = alloc_touched(n * sizeof *ga), *gb = alloc_touched(n * sizeof *gb);
   if (!par || !lab || !mn || !ga || !gb) {
     fail(why, wl, "cc: out of memory");
     return -1;
@@ -535,8 +557,8 @@ static int app_sort(app_ctx *c, size_t nk, char *why, size_t wl) {
     fail(why, wl, "sort: too few keys per rank");
     return -1;
   }
-  uint32_t *keys = malloc(nk * sizeof *keys), *recv = malloc(SORT_SLACK * nk * sizeof *recv);
-  uint32_t *samples = malloc((size_t)P * SORT_SAMPLES * sizeof *samples), split[MAX_RANKS];
+  uint32_t *keys = alloc_touched(nk * sizeof *keys), *recv = alloc_touched(SORT_SLACK * nk * sizeof *recv);
+  uint32_t *samples = alloc_touched((size_t)P * SORT_SAMPLES * sizeof *samples), split[MAX_RANKS];
   if (!keys || !recv || !samples) {
     fail(why, wl, "sort: out of memory");
     return -1;
