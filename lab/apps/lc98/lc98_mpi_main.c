@@ -17,12 +17,19 @@
  *   am-mpi        N bulk requests of 8 KB (the handler reads one word per
  *                 cache line), then one round trip.
  */
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
+#endif
+#ifdef __linux__
+#include <sys/prctl.h>
 #endif
 
 #include "lc98_mpi.h"
@@ -300,8 +307,65 @@ static int apps(int rank, char *applist, char *sizelist, int nv, char **variants
   return rc;
 }
 
+/* ------------------------------------------------------------ own session
+ *
+ * Every rank of the applications runs in a session of its own, under
+ * either MPI. MPICH's launcher gives each rank one (hydra calls setsid);
+ * Open MPI's leaves its ranks in mpirun's. On a kernel that shares the
+ * processors between sessions first (CONFIG_SCHED_AUTOGROUP, on by
+ * default in most distributions' kernels), two Open MPI ranks in one
+ * session got together what each MPICH rank got alone whenever other
+ * sessions had work: beside other load their computation ran slower than
+ * the same code under MPICH's launcher, and lc98-apps compares the
+ * shared-memory claims, measured in Open MPI's launch, with
+ * mpi-forced@mpich (docs/am-mpi.md, "The launchers' sessions"). A rank
+ * that does not lead its session forks before MPI_Init: the child makes
+ * a session of its own and runs the launch; the parent, which mpirun
+ * started and watches, passes on the signals a launcher sends and exits
+ * as the child did. The child dies with the parent (PR_SET_PDEATHSIG):
+ * a parent killed outright leaves no rank behind. */
+
+static volatile sig_atomic_t session_child; /* the child's pid, in the parent */
+
+static void pass_signal(int sig) {
+  if (session_child > 0) (void)kill((pid_t)session_child, sig);
+}
+
+/* Returns in the process that runs the launch: this one if it leads its
+ * session or cannot fork, else the child. The parent never returns. */
+static void own_session(void) {
+  if (getsid(0) == getpid()) return;
+  pid_t parent = getpid();
+  pid_t c = fork();
+  if (c < 0) return; /* run in mpirun's session: slower beside other load, not wrong */
+  if (c == 0) {
+#ifdef __linux__
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if (getppid() != parent) _exit(EXIT_FAILURE); /* the parent died before the line above */
+    (void)setsid();                               /* a child leads no process group: it cannot fail */
+    return;
+  }
+  session_child = c;
+  static const int passed[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT};
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = pass_signal;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++) (void)sigaction(passed[i], &sa, NULL);
+  int st = 0;
+  while (waitpid(c, &st, 0) < 0)
+    if (errno != EINTR) _exit(EXIT_FAILURE);
+  if (WIFEXITED(st)) _exit(WEXITSTATUS(st));
+  int sig = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL; /* end as the child ended */
+  (void)signal(sig, SIG_DFL);
+  (void)raise(sig);
+  _exit(EXIT_FAILURE);
+}
+
 int main(int argc, char **argv) {
   int provided, rank, size;
+  if (argc >= 2 && strcmp(argv[1], "app") == 0) own_session(); /* before MPI_Init: no threads yet */
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
