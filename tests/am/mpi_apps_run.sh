@@ -5,15 +5,17 @@
 # ranks under IMPL's mpirun, small sizes, with the lock-free and ticket
 # claims over shared memory and with every peer forced through MPI. The
 # helper checks each result (FFTW, a sequential union-find, sorted and a
-# permutation) and prints FAIL and exits non-zero on a wrong one.
+# permutation) and prints FAIL and exits non-zero on a wrong one. Then:
+# every rank runs in a session of its own.
 set -u
 impl=$1 mpirun=$2 np=$3 helper=$4
 [ -x "$mpirun" ] || { echo "SKIP: $mpirun not found"; exit 77; }
 case $impl in
 openmpi)
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  opts="--oversubscribe --mca btl_vader_single_copy_mechanism none" ;;
-*) opts="" ;;
+  opts="--oversubscribe --mca btl_vader_single_copy_mechanism none"
+  pass_env="-x SYNCQ_LC98_SAY_SESSIONS" ;;
+*) opts="" pass_env="" ;;
 esac
 rc=0
 for spec in "fft 16" "cc 64" "cc-sparse 64" "sort 4096"; do
@@ -25,4 +27,12 @@ for spec in "fft 16" "cc 64" "cc-sparse 64" "sort 4096"; do
     echo "  -> failed (exit $st)"; rc=1
   fi
 done
+# Every rank runs in a session of its own (the helper's own_session): under
+# Open MPI, whose ranks share mpirun's otherwise, and under MPICH.
+out=$(SYNCQ_LC98_SAY_SESSIONS=1 timeout -k 5 120 "$mpirun" $opts $pass_env -n "$np" "$helper" app cc 64 lock-free 2>&1)
+echo "sessions on $np ranks ($impl):"
+echo "$out" | sed 's/^/  /'
+if ! echo "$out" | grep -q "^sessions $np of $np\$"; then
+  echo "  -> a rank shares its session"; rc=1
+fi
 exit $rc

@@ -44,7 +44,8 @@
 #define TAG_PP 1
 #define TAG_BW 2
 #define TAG_ACK 3
-#define KEEP_MAPPED_MAX (32u << 20) /* glibc's largest mmap threshold on 64-bit (4 Mi * sizeof(long)) */
+#define SESSIONS_ENV "SYNCQ_LC98_SAY_SESSIONS" /* tests/am/mpi_apps_run.sh: print how many ranks lead their session */
+#define KEEP_MAPPED_MAX (32u << 20)            /* glibc's largest mmap threshold on 64-bit (4 Mi * sizeof(long)) */
 
 enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_SINK_LAST = 4, H_STOP = 5 };
 
@@ -239,6 +240,12 @@ static int apps(int rank, char *applist, char *sizelist, int nv, char **variants
   if (na == 0 || ns != na) {
     if (rank == 0) printf("args 0 0 0 FAIL one size per application\n");
     return 1;
+  }
+  if (getenv(SESSIONS_ENV) != NULL) { /* "sessions K of N": K ranks lead their session (own_session) */
+    int mine = getsid(0) == getpid(), leaders = 0, ranks = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    MPI_Allreduce(&mine, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("sessions %d of %d\n", leaders, ranks);
   }
 #ifdef __GLIBC__
   /* Keep what the applications free mapped for their next run: blocks up
