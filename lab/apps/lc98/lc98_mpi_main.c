@@ -45,6 +45,7 @@
 #define TAG_BW 2
 #define TAG_ACK 3
 #define SESSIONS_ENV "SYNCQ_LC98_SAY_SESSIONS" /* tests/am/mpi_apps_run.sh: print how many ranks lead their session */
+#define FAULTS_ENV "SYNCQ_LC98_SAY_FAULTS"     /* tests/am/mpi_apps_run.sh: print each timed run's page faults */
 #define KEEP_MAPPED_MAX (32u << 20)            /* glibc's largest mmap threshold on 64-bit (4 Mi * sizeof(long)) */
 
 enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_SINK_LAST = 4, H_STOP = 5 };
@@ -304,6 +305,8 @@ static int apps(int rank, char *applist, char *sizelist, int nv, char **variants
       if (rank == 0) {
         if (r == 0) printf("%s/%s %.4f %.4f %.4f ok\n", app[a], variants[i], t.total_ms, t.comp_ms, t.comm_ms);
         else printf("%s/%s 0 0 0 FAIL %s\n", app[a], variants[i], why);
+        if (r == 0 && getenv(FAULTS_ENV) != NULL) /* the most minor page faults a rank took in the timed run */
+          printf("faults %s/%s %llu\n", app[a], variants[i], (unsigned long long)t.faults);
         fflush(stdout);
       }
       if (r != 0) rc = 1;
