@@ -43,13 +43,16 @@
  *
  * Time: total from a common start to the last rank's end; comp = local
  * computation, comm = sends, polls and waits (000 Table 4's split); the
- * maximum over ranks of each.
+ * maximum over ranks of each. Every block an application works in is
+ * mapped before its timed run (alloc_touched).
  */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "lc98_mpi.h"
 #include "syncq/clock.h"
@@ -69,6 +72,7 @@
 #define SORT_SLACK 3u    /* receive room: 3x the keys per rank */
 #define FFT_TOL 1e-9     /* max |error| / max |value| */
 #define APP_SEED 0x5eed2026u
+#define PAGE_GUESS 4096u /* alloc_touched's stride where sysconf cannot tell the page size */
 
 /* ------------------------------------------------------------ AM layer */
 
@@ -131,6 +135,13 @@ void lc98_app_register(syncq_am_endpoint *ep) {
   syncq_am_register(ep, APP_H_ARRIVE, "app-arrive", h_arrive, NULL);
   syncq_am_register(ep, APP_H_RELEASE, "app-release", h_release, NULL);
   syncq_am_register(ep, APP_H_APPEND, "app-append", h_append, NULL);
+}
+
+/* This process's minor page faults so far (0 where getrusage fails): the
+ * applications record how many their timed run took (app_ctx.faults). */
+static uint64_t minor_faults(void) {
+  struct rusage ru;
+  return getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_minflt > 0 ? (uint64_t)ru.ru_minflt : 0u;
 }
 
 static void comp_begin(app_ctx *c) { c->phase_start = syncq_now_ns(); }
@@ -231,6 +242,27 @@ static double unit(uint64_t h) { return (double)(lab_mix64(h) >> LAB_PRNG_DOUBLE
 
 static void fail(char *why, size_t n, const char *msg) { snprintf(why, n, "%s", msg); }
 
+/* Working memory, every page of it written once before the timed run.
+ * Whether malloc's pages are mapped yet depends on what the process
+ * allocated and freed before (glibc serves large blocks by mmap, below a
+ * threshold that moves with the frees, and trims its heap), and that
+ * history differs from one variant of a launch to the next: a first
+ * write inside the timed run cost a page fault per 4 KB page in some
+ * variants and none in others, enough to decide which path looked faster
+ * (docs/am-mpi.md, "The applications' page faults"). One write per page,
+ * not a memset: the pages get mapped without the whole block also being
+ * put in the cache for the timed run. */
+static void *alloc_touched(size_t n) {
+  unsigned char *p = malloc(n);
+  if (p == NULL) return NULL;
+  long pg = sysconf(_SC_PAGESIZE);
+  size_t step = pg > 0 ? (size_t)pg : PAGE_GUESS;
+  volatile unsigned char *v = p; /* a store the compiler keeps (a memset of 0 may become calloc) */
+  for (size_t i = 0; i < n; i += step) v[i] = 0;
+  if (n > 0) v[n - 1] = 0;
+  return p;
+}
+
 /* ------------------------------------------------------------ 3-D FFT */
 
 /* In-place radix-2 forward FFT of n (a power of two) values, FFTW's sign. */
@@ -272,8 +304,8 @@ static int app_fft(app_ctx *c, size_t n, char *why, size_t wl) {
     return -1;
   }
   size_t np = n / (size_t)P, plane = n * n;
-  double complex *A = malloc(np * plane * sizeof *A), *B = malloc(np * plane * sizeof *B),
-                 *tmp = malloc(n * sizeof *tmp);
+  double complex *A = alloc_touched(np * plane * sizeof *A), *B = alloc_touched(np * plane * sizeof *B),
+                 *tmp = alloc_touched(n * sizeof *tmp);
   if (!A || !B || !tmp) {
     fail(why, wl, "fft: out of memory");
     return -1;
@@ -284,7 +316,7 @@ static int app_fft(app_ctx *c, size_t n, char *why, size_t wl) {
   set_buf(0, B, np * plane * sizeof *B);
   int rc = -1;
   if (barrier(c) != 0) goto out;
-  uint64_t t0 = syncq_now_ns();
+  uint64_t t0 = syncq_now_ns(), f0 = minor_faults();
   comp_begin(c); /* 2-D FFTs of the local planes: x, then y */
   for (size_t zl = 0; zl < np; zl++) {
     double complex *pl = A + zl * plane;
@@ -324,6 +356,7 @@ static int app_fft(app_ctx *c, size_t n, char *why, size_t wl) {
   {
     uint64_t total_ns = syncq_now_ns() - t0;
     c->phase_start = total_ns;
+    c->faults = minor_faults() - f0;
     double complex *all = r == 0 ? malloc(n * plane * sizeof *all) : NULL;
     MPI_Gather(B, (int)(np * plane * 2), MPI_DOUBLE, all, (int)(np * plane * 2), MPI_DOUBLE, 0, MPI_COMM_WORLD);
     int ok = 1;
@@ -412,9 +445,9 @@ static int app_cc(app_ctx *c, size_t n, char *why, size_t wl) {
     fail(why, wl, "cc: bad size");
     return -1;
   }
-  size_t *par = malloc(nv * sizeof *par);
-  uint64_t *lab = malloc(nv * sizeof *lab), *mn = malloc(nv * sizeof *mn);
-  uint64_t *ga = malloc(n * sizeof *ga), *gb = malloc(n * sizeof *gb);
+  size_t *par = alloc_touched(nv * sizeof *par);
+  uint64_t *lab = alloc_touched(nv * sizeof *lab), *mn = alloc_touched(nv * sizeof *mn);
+  uint64_t *ga = alloc_touched(n * sizeof *ga), *gb = alloc_touched(n * sizeof *gb);
   if (!par || !lab || !mn || !ga || !gb) {
     fail(why, wl, "cc: out of memory");
     return -1;
@@ -423,7 +456,7 @@ static int app_cc(app_ctx *c, size_t n, char *why, size_t wl) {
   set_buf(1, gb, n * sizeof *gb); /* ghost row below (owned by r+1) */
   int rc = -1;
   if (barrier(c) != 0) goto comm_fail;
-  uint64_t t0 = syncq_now_ns();
+  uint64_t t0 = syncq_now_ns(), f0 = minor_faults();
   comp_begin(c); /* local union-find; label = smallest global id of the local component */
   for (size_t i = 0; i < nv; i++) par[i] = i;
   for (size_t y = 0; y < rows; y++)
@@ -463,6 +496,7 @@ static int app_cc(app_ctx *c, size_t n, char *why, size_t wl) {
     if (!any) break;
   }
   c->phase_start = syncq_now_ns() - t0;
+  c->faults = minor_faults() - f0;
   {
     /* check: gather the labels, sequential union-find of the whole graph */
     int *counts = malloc((size_t)P * sizeof(int)), *displs = malloc((size_t)P * sizeof(int));
@@ -535,8 +569,8 @@ static int app_sort(app_ctx *c, size_t nk, char *why, size_t wl) {
     fail(why, wl, "sort: too few keys per rank");
     return -1;
   }
-  uint32_t *keys = malloc(nk * sizeof *keys), *recv = malloc(SORT_SLACK * nk * sizeof *recv);
-  uint32_t *samples = malloc((size_t)P * SORT_SAMPLES * sizeof *samples), split[MAX_RANKS];
+  uint32_t *keys = alloc_touched(nk * sizeof *keys), *recv = alloc_touched(SORT_SLACK * nk * sizeof *recv);
+  uint32_t *samples = alloc_touched((size_t)P * SORT_SAMPLES * sizeof *samples), split[MAX_RANKS];
   if (!keys || !recv || !samples) {
     fail(why, wl, "sort: out of memory");
     return -1;
@@ -549,7 +583,7 @@ static int app_sort(app_ctx *c, size_t nk, char *why, size_t wl) {
   set_buf(2, recv, SORT_SLACK * nk * sizeof *recv);
   int rc = -1;
   if (barrier(c) != 0) goto comm_fail;
-  uint64_t t0 = syncq_now_ns();
+  uint64_t t0 = syncq_now_ns(), f0 = minor_faults();
   comp_begin(c);
   qsort(keys, nk, sizeof *keys, cmp_u32);
   uint32_t mine[SORT_SAMPLES];
@@ -609,6 +643,7 @@ static int app_sort(app_ctx *c, size_t nk, char *why, size_t wl) {
   qsort(recv, got, sizeof *recv, cmp_u32);
   comp_end(c);
   c->phase_start = syncq_now_ns() - t0;
+  c->faults = minor_faults() - f0;
   {
     int ok = lo == nk;
     for (size_t i = 1; i < got; i++)
@@ -641,7 +676,7 @@ out:
 
 int lc98_app_run(app_ctx *c, const char *app, uint64_t size, app_times *t, char *why, size_t whylen) {
   memset(&S, 0, sizeof S);
-  c->comp_ns = c->comm_ns = 0;
+  c->comp_ns = c->comm_ns = c->faults = 0;
   int r;
   if (strcmp(app, "fft") == 0) r = app_fft(c, (size_t)size, why, whylen);
   else if (strcmp(app, "cc") == 0 || strcmp(app, "cc-sparse") == 0) {
@@ -653,10 +688,11 @@ int lc98_app_run(app_ctx *c, const char *app, uint64_t size, app_times *t, char 
     r = -1;
   }
   /* each app leaves its total run time (ns) in phase_start */
-  uint64_t mine[3] = {r == 0 ? c->phase_start : 0, c->comp_ns, c->comm_ns}, mx[3];
-  MPI_Allreduce(mine, mx, 3, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  uint64_t mine[4] = {r == 0 ? c->phase_start : 0, c->comp_ns, c->comm_ns, r == 0 ? c->faults : 0}, mx[4];
+  MPI_Allreduce(mine, mx, 4, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
   t->total_ms = (double)mx[0] / 1e6;
   t->comp_ms = (double)mx[1] / 1e6;
   t->comm_ms = (double)mx[2] / 1e6;
+  t->faults = mx[3];
   return r;
 }

@@ -34,6 +34,7 @@ enum {
 /* A run's split of time (000 Table 4). */
 typedef struct app_times {
   double total_ms, comp_ms, comm_ms;
+  uint64_t faults; /* the most minor page faults a rank took in the timed run */
 } app_times;
 
 /* The AM context every application runs on. */
@@ -43,6 +44,7 @@ typedef struct app_ctx {
   int rank, size;
   uint64_t comp_ns, comm_ns; /* accumulated by app_comp / app_comm */
   uint64_t phase_start;
+  uint64_t faults; /* minor page faults of this rank's timed run */
 } app_ctx;
 
 /* Run application `app` ("fft", "cc", "sort") at size `size` over the job;

@@ -17,9 +17,20 @@
  *   am-mpi        N bulk requests of 8 KB (the handler reads one word per
  *                 cache line), then one round trip.
  */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "lc98_mpi.h"
 #include "syncq/clock.h"
@@ -33,6 +44,9 @@
 #define TAG_PP 1
 #define TAG_BW 2
 #define TAG_ACK 3
+#define SESSIONS_ENV "SYNCQ_LC98_SAY_SESSIONS" /* tests/am/mpi_apps_run.sh: print how many ranks lead their session */
+#define FAULTS_ENV "SYNCQ_LC98_SAY_FAULTS"     /* tests/am/mpi_apps_run.sh: print each timed run's page faults */
+#define KEEP_MAPPED_MAX (32u << 20)            /* glibc's largest mmap threshold on 64-bit (4 Mi * sizeof(long)) */
 
 enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_SINK_LAST = 4, H_STOP = 5 };
 
@@ -228,6 +242,24 @@ static int apps(int rank, char *applist, char *sizelist, int nv, char **variants
     if (rank == 0) printf("args 0 0 0 FAIL one size per application\n");
     return 1;
   }
+  if (getenv(SESSIONS_ENV) != NULL) { /* "sessions K of N": K ranks lead their session (own_session) */
+    int mine = getsid(0) == getpid(), leaders = 0, ranks = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    MPI_Allreduce(&mine, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("sessions %d of %d\n", leaders, ranks);
+  }
+#ifdef __GLIBC__
+  /* Keep what the applications free mapped for their next run: blocks up
+   * to KEEP_MAPPED_MAX from the heap, never trimmed. Otherwise the pages
+   * of a block freed by one run (qsort's scratch, the checks' gathers)
+   * may go back to the kernel or stay, by the allocator's history, and
+   * the next run's first writes to them fault in its timed part in some
+   * variants and not in others (lc98_apps.c, alloc_touched, does the same
+   * for the applications' own blocks, whatever their size). After the
+   * launch's untimed first run, every later run reuses mapped pages. */
+  (void)mallopt(M_MMAP_THRESHOLD, (int)KEEP_MAPPED_MAX);
+  (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
   int rc = 0;
   for (int i = 0; i < nv; i++) {
     bool forced = strcmp(variants[i], "mpi-forced") == 0;
@@ -256,10 +288,15 @@ static int apps(int rank, char *applist, char *sizelist, int nv, char **variants
     for (int a = 0; a < na; a++) {
       app_times t;
       char why[256] = "";
-      /* The first variant of a launch would pay for the process's first
-       * touch of its memory and code: one untimed run of each application
-       * first, so every variant starts warm. */
-      if (i == 0 && lc98_app_run(&c, app[a], size[a], &t, why, sizeof why) != 0) {
+      /* One untimed run of each application first, in every variant: the
+       * first variant of a launch would pay for the process's first touch
+       * of its code and memory, and every variant for its new job's (the
+       * endpoint's segment, and with mpi-forced the MPI rings and MPI's
+       * own buffers), first written by the sends of its first timed run.
+       * With the first variant alone warmed, the later variants' first
+       * applications took page faults that the first's did not
+       * (docs/am-mpi.md, "The applications' page faults"). */
+      if (lc98_app_run(&c, app[a], size[a], &t, why, sizeof why) != 0) {
         if (rank == 0) printf("%s/%s 0 0 0 FAIL %s\n", app[a], variants[i], why);
         rc = 1;
         continue;
@@ -268,6 +305,8 @@ static int apps(int rank, char *applist, char *sizelist, int nv, char **variants
       if (rank == 0) {
         if (r == 0) printf("%s/%s %.4f %.4f %.4f ok\n", app[a], variants[i], t.total_ms, t.comp_ms, t.comm_ms);
         else printf("%s/%s 0 0 0 FAIL %s\n", app[a], variants[i], why);
+        if (r == 0 && getenv(FAULTS_ENV) != NULL) /* the most minor page faults a rank took in the timed run */
+          printf("faults %s/%s %llu\n", app[a], variants[i], (unsigned long long)t.faults);
         fflush(stdout);
       }
       if (r != 0) rc = 1;
@@ -278,8 +317,65 @@ static int apps(int rank, char *applist, char *sizelist, int nv, char **variants
   return rc;
 }
 
+/* ------------------------------------------------------------ own session
+ *
+ * Every rank of the applications runs in a session of its own, under
+ * either MPI. MPICH's launcher gives each rank one (hydra calls setsid);
+ * Open MPI's leaves its ranks in mpirun's. On a kernel that shares the
+ * processors between sessions first (CONFIG_SCHED_AUTOGROUP, on by
+ * default in most distributions' kernels), two Open MPI ranks in one
+ * session got together what each MPICH rank got alone whenever other
+ * sessions had work: beside other load their computation ran slower than
+ * the same code under MPICH's launcher, and lc98-apps compares the
+ * shared-memory claims, measured in Open MPI's launch, with
+ * mpi-forced@mpich (docs/am-mpi.md, "The launchers' sessions"). A rank
+ * that does not lead its session forks before MPI_Init: the child makes
+ * a session of its own and runs the launch; the parent, which mpirun
+ * started and watches, passes on the signals a launcher sends and exits
+ * as the child did. The child dies with the parent (PR_SET_PDEATHSIG):
+ * a parent killed outright leaves no rank behind. */
+
+static volatile sig_atomic_t session_child; /* the child's pid, in the parent */
+
+static void pass_signal(int sig) {
+  if (session_child > 0) (void)kill((pid_t)session_child, sig);
+}
+
+/* Returns in the process that runs the launch: this one if it leads its
+ * session or cannot fork, else the child. The parent never returns. */
+static void own_session(void) {
+  if (getsid(0) == getpid()) return;
+  pid_t parent = getpid();
+  pid_t c = fork();
+  if (c < 0) return; /* run in mpirun's session: slower beside other load, not wrong */
+  if (c == 0) {
+#ifdef __linux__
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if (getppid() != parent) _exit(EXIT_FAILURE); /* the parent died before the line above */
+    (void)setsid();                               /* a child leads no process group: it cannot fail */
+    return;
+  }
+  session_child = c;
+  static const int passed[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT};
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = pass_signal;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++) (void)sigaction(passed[i], &sa, NULL);
+  int st = 0;
+  while (waitpid(c, &st, 0) < 0)
+    if (errno != EINTR) _exit(EXIT_FAILURE);
+  if (WIFEXITED(st)) _exit(WEXITSTATUS(st));
+  int sig = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL; /* end as the child ended */
+  (void)signal(sig, SIG_DFL);
+  (void)raise(sig);
+  _exit(EXIT_FAILURE);
+}
+
 int main(int argc, char **argv) {
   int provided, rank, size;
+  if (argc >= 2 && strcmp(argv[1], "app") == 0) own_session(); /* before MPI_Init: no threads yet */
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
