@@ -192,6 +192,10 @@ typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, un
  * (syncq/am.h is not async-signal-safe).
  * Progress: not a concurrent operation on the new endpoint: it makes system
  * calls (shm_open, ftruncate, mmap) and allocates.
+ * Memory: the whole segment (its packets and bulk blocks) is faulted in
+ * here (madvise MADV_POPULATE_WRITE, Linux 5.14 and later), so the first
+ * sends and polls take no page fault; connect does the same for its own
+ * mapping. Elsewhere the pages are faulted in at their first use.
  * Example: `syncq_am_endpoint *ep; int r = syncq_am_create("server", NULL, &ep);` */
 SYNCQ_API int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out);
 /* Orderly shutdown: mark the endpoint closed (senders get SYNCQ_EDEAD),
@@ -409,8 +413,9 @@ SYNCQ_API const char *syncq_am_name(const syncq_am_endpoint *ep);
  * and the threads sending through them, and those threads may poll self
  * too (syncq_am_poll, syncq_am_request). Not from a signal handler
  * (syncq/am.h is not async-signal-safe).
- * Progress: system calls (shm_open, mmap) and an allocation; the peer-table
- * claim is lock-free; it never waits for the endpoint's process.
+ * Progress: system calls (shm_open, mmap, madvise: the segment is faulted
+ * in, as at create) and an allocation; the peer-table claim is lock-free;
+ * it never waits for the endpoint's process.
  * Example: `syncq_am_peer *p; int r = syncq_am_connect(my_ep, "server", &p);` */
 SYNCQ_API int syncq_am_connect(syncq_am_endpoint *self, const char *name, syncq_am_peer **out);
 /* Unmap and free a connection. SYNCQ_EINVAL for NULL.
