@@ -79,6 +79,14 @@ SYNCQ_NBL_INLINE uint64_t syncq_nbl_wmask(unsigned tag_bits) {
 
 SYNCQ_NBL_INLINE bool syncq_nbl_same(syncq_nbl_cell a, syncq_nbl_cell b) { return a.ptr == b.ptr && a.ctr == b.ctr; }
 
+/* syncq_nbl_same, written for the compiler: a tagged cell compares as the
+ * one word it is stored as (the pair, rebuilt from a load, folds back to
+ * the word loaded), one compare and no register for the fields. */
+SYNCQ_NBL_INLINE bool syncq_nbl_eq(syncq_nbl_cell a, syncq_nbl_cell b, unsigned tag_bits) {
+  if (tag_bits < 64) return (a.ptr | (a.ctr << SYNCQ_NBL_PTR_BITS)) == (b.ptr | (b.ctr << SYNCQ_NBL_PTR_BITS));
+  return syncq_nbl_same(a, b);
+}
+
 /* Read cell i. The value is only a candidate: the commit CAS validates it.
  * Double-width cells are read counter, pointer, counter and re-read until
  * both counter reads agree: under one counter value a cell's pointer only
@@ -182,14 +190,31 @@ static __attribute__((noinline, cold, unused)) void syncq_nbl_backoff(uint32_t *
   if (*k < SYNCQ_NBL_BACKOFF_STEPS) ++*k;
 }
 
-/* Algorithm 3. `item` is the non-NULL pointer bits (checked by the caller
- * to fit the cell). head is the non-authoritative hint. */
-SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
-                                       unsigned tag_bits) {
+/* The general paths of Algorithms 3 and 4 are out of line (noinline, and
+ * GCC clones them for the constant tag width of their callers): only a
+ * chase that moves, a FULL, a lost CAS, an ambiguous or inconsistent read
+ * reaches them. The operations (syncq_nbl_enqueue, syncq_nbl_dequeue)
+ * first try the common case inline, with the hint right: one step, two
+ * cell reads, the CAS, the hint write; their fast path then needs no
+ * callee-saved register, stack slot or backoff counter, which the general
+ * loop's code cost every call (docs/queues.md, "NBLFQ's one-thread
+ * latency"). The fast path draws only conclusions the general path draws
+ * from the same two reads; anything else goes to the general path, which
+ * starts the chase at the same cell, as if the fast path had not run. */
+#define SYNCQ_NBL_SLOW static __attribute__((noinline, unused))
+
+/* Algorithm 3 from cell `h` (the hint, or after a lost CAS the cell lost:
+ * `lost`, which first waits, deviation 6). `item` is the non-NULL pointer
+ * bits (checked by the caller to fit the cell). head is the
+ * non-authoritative hint. */
+SYNCQ_NBL_SLOW int syncq_nbl_enqueue_slow(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
+                                          uint64_t h, bool lost, unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
   uint32_t backoff = 0;
-  /* relaxed: a hint only; whatever it says is validated by the CAS. */
-  uint64_t h = atomic_load_explicit(head, memory_order_relaxed) & mask;
+  if (lost) {
+    SYNCQ_STAT_INC(cas_failures);
+    syncq_nbl_backoff(&backoff);
+  }
   for (;;) {
     const uint64_t h0 = h; /* where this chase starts: FULL writes the hint only if it moved */
     syncq_nbl_cell u, p;
@@ -260,13 +285,77 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
   }
 }
 
-/* Algorithm 4. On SYNCQ_OK *item holds the pointer bits. */
-SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
+/* Algorithm 3: the first step of the chase inline, at the hint h. It
+ * commits only where the general path's first step would (u empty and
+ * holding the counter lines 21-27 compute from p; with the hint right, p
+ * holds the last item, or is the last dequeued cell of an empty queue)
+ * and with the same expected cell; a u holding another counter goes to
+ * the general path, where the CAS would have failed. Written out: u.ptr
+ * is NIL and u.ctr == p.ctr - [p.ptr NIL] + [h == 0] (mod W). With p
+ * empty, that u is exactly the step COMP finds (Algorithm 2: u.ctr ==
+ * p.ctr - 1, or equal counters across the wrap at h = 0). */
+SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
                                        unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
-  uint32_t backoff = 0;
   /* relaxed: a hint only; whatever it says is validated by the CAS. */
-  uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
+  const uint64_t h = atomic_load_explicit(head, memory_order_relaxed) & mask;
+  const syncq_nbl_cell u = syncq_nbl_load(cells, h, tag_bits);
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.chase");
+#endif
+  const syncq_nbl_cell p = syncq_nbl_load(cells, (h + mask) & mask, tag_bits);
+  const uint64_t c = (p.ctr - (p.ptr == 0) + (h == 0)) & wmask;
+  if (__builtin_expect(!syncq_nbl_eq(u, syncq_nbl_mk(0, c), tag_bits), 0)) {
+    /* An ambiguous pair is a retry from the hint read again, counted, as
+     * in the general path (line 7's test first: it commits regardless). */
+    uint64_t from = h;
+    if (!(p.ptr != 0 && u.ptr == 0) && syncq_nbl_comp((h + mask) & mask, p, h, u, tag_bits) < 0) {
+      SYNCQ_STAT_INC(retries);
+      from = atomic_load_explicit(head, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+    }
+    return syncq_nbl_enqueue_slow(cells, mask, head, item, from, false, tag_bits);
+  }
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.commit");
+#endif
+  SYNCQ_STAT_INC(cas_attempts);
+  if (__builtin_expect(!syncq_nbl_cas(cells, h, syncq_nbl_mk(0, c), syncq_nbl_mk(item, c), tag_bits), 0))
+    return syncq_nbl_enqueue_slow(cells, mask, head, item, h, true, tag_bits); /* lost cell h */
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.committed");
+#endif
+  atomic_store_explicit(head, (h + 1) & mask, memory_order_relaxed); /* relaxed: hint */
+  return SYNCQ_OK;
+}
+
+/* A dequeue's answer, returned by value (two registers): SYNCQ_OK with
+ * the item's pointer bits, or SYNCQ_EMPTY; from the inline first step
+ * (syncq_nbl_take_first) also SYNCQ_NBL_CHASE or SYNCQ_NBL_CHASE_LOST,
+ * "the general path goes on from cell `bits`" (after a lost CAS there),
+ * so that a caller can make its call of the general path its last act
+ * and keep no register across it (syncq_queue_nblfq_dequeue_inline). */
+#define SYNCQ_NBL_CHASE 100
+#define SYNCQ_NBL_CHASE_LOST 101
+typedef struct syncq_nbl_took {
+  int status;
+  uint64_t bits;
+} syncq_nbl_took;
+
+SYNCQ_NBL_INLINE syncq_nbl_took syncq_nbl_mk_took(int status, uint64_t bits) {
+  syncq_nbl_took r = {status, bits};
+  return r;
+}
+
+/* Algorithm 4 from cell `t` (the hint, or after a lost CAS the cell lost:
+ * `lost`, which first waits). */
+SYNCQ_NBL_SLOW syncq_nbl_took syncq_nbl_dequeue_slow(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t t,
+                                                     bool lost, unsigned tag_bits) {
+  const uint64_t wmask = syncq_nbl_wmask(tag_bits);
+  uint32_t backoff = 0;
+  if (lost) {
+    SYNCQ_STAT_INC(cas_failures);
+    syncq_nbl_backoff(&backoff);
+  }
   for (;;) {
     const uint64_t t0 = t; /* where this chase starts: EMPTY writes the hint only if it moved */
     syncq_nbl_cell p = syncq_nbl_load(cells, (t + mask) & mask, tag_bits);
@@ -302,7 +391,7 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
          * tail, never on a poll that found it in place: consumers polling
          * an empty queue read the hint's line and leave it shared. */
         if (t != t0) atomic_store_explicit(tail, t, memory_order_relaxed); /* relaxed: hint */
-        return SYNCQ_EMPTY;
+        return syncq_nbl_mk_took(SYNCQ_EMPTY, 0);
       }
       ok = false;
     }
@@ -321,14 +410,76 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
       SYNCQ_RACE_POINT("queue.nblfq.committed");
 #endif
       atomic_store_explicit(tail, (t + 1) & mask, memory_order_relaxed); /* relaxed: hint */
-      *item = u.ptr;
-      return SYNCQ_OK;
+      return syncq_nbl_mk_took(SYNCQ_OK, u.ptr);
     }
     /* Lost to another dequeue, which took cell t: chase on from t after a
      * bounded pause (deviation 6, as in enqueue). */
     SYNCQ_STAT_INC(cas_failures);
     syncq_nbl_backoff(&backoff);
   }
+}
+
+/* Algorithm 4: the first step of the chase inline, at the hint t. The
+ * step is where COMP(t - 1, p, t, u) answers "not before" (Algorithm 2):
+ * u.ctr == p.ctr - 1, or equal counters across the wrap at t = 0, here
+ * u.ctr + [t != 0] == p.ctr (mod W). A step at a full u commits (lines
+ * 14-15); a step at an empty u under an empty p is EMPTY once p reads
+ * the same again (the validation of the general path; the chase did not
+ * move, so no hint write). Anything else: SYNCQ_NBL_CHASE from t (from
+ * the hint read again after an inconsistent read, as the general path
+ * retries), or SYNCQ_NBL_CHASE_LOST from t after a lost CAS. */
+SYNCQ_NBL_INLINE syncq_nbl_took syncq_nbl_take_first(void *cells, uint64_t mask, _Atomic(uint64_t) *tail,
+                                                     unsigned tag_bits) {
+  const uint64_t wmask = syncq_nbl_wmask(tag_bits);
+  /* relaxed: a hint only; whatever it says is validated by the CAS. */
+  const uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
+  const syncq_nbl_cell p = syncq_nbl_load(cells, (t + mask) & mask, tag_bits);
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.chase");
+#endif
+  const syncq_nbl_cell u = syncq_nbl_load(cells, t, tag_bits);
+  if (__builtin_expect(((u.ctr + (t != 0)) & wmask) != p.ctr, 0)) {
+    /* An ambiguous pair: a retry from the hint read again, counted, as
+     * in the general path. */
+    if (syncq_nbl_comp((t + mask) & mask, p, t, u, tag_bits) >= 0) return syncq_nbl_mk_took(SYNCQ_NBL_CHASE, t);
+    SYNCQ_STAT_INC(retries);
+    /* relaxed: hint, as above */
+    return syncq_nbl_mk_took(SYNCQ_NBL_CHASE, atomic_load_explicit(tail, memory_order_relaxed) & mask);
+  }
+  if (__builtin_expect(u.ptr == 0, 0)) {
+    if (p.ptr == 0 && syncq_nbl_eq(syncq_nbl_load(cells, (t + mask) & mask, tag_bits), p, tag_bits))
+      return syncq_nbl_mk_took(SYNCQ_EMPTY, 0);
+    SYNCQ_STAT_INC(retries); /* inconsistent: retry from the hint, as the general path */
+    /* relaxed: hint, as above */
+    return syncq_nbl_mk_took(SYNCQ_NBL_CHASE, atomic_load_explicit(tail, memory_order_relaxed) & mask);
+  }
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.commit");
+#endif
+  SYNCQ_STAT_INC(cas_attempts);
+  if (__builtin_expect(!syncq_nbl_cas(cells, t, u, syncq_nbl_mk(0, (u.ctr + 1) & wmask), tag_bits), 0))
+    return syncq_nbl_mk_took(SYNCQ_NBL_CHASE_LOST, t);
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.committed");
+#endif
+  atomic_store_explicit(tail, (t + 1) & mask, memory_order_relaxed); /* relaxed: hint */
+  return syncq_nbl_mk_took(SYNCQ_OK, u.ptr);
+}
+
+/* Algorithm 4: the first step inline, the general path if it answers
+ * neither OK nor EMPTY. */
+SYNCQ_NBL_INLINE syncq_nbl_took syncq_nbl_take(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, unsigned tag_bits) {
+  const syncq_nbl_took r = syncq_nbl_take_first(cells, mask, tail, tag_bits);
+  if (__builtin_expect(r.status < SYNCQ_NBL_CHASE, 1)) return r;
+  return syncq_nbl_dequeue_slow(cells, mask, tail, r.bits, r.status == SYNCQ_NBL_CHASE_LOST, tag_bits);
+}
+
+/* Algorithm 4. On SYNCQ_OK *item holds the pointer bits. */
+SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
+                                       unsigned tag_bits) {
+  const syncq_nbl_took r = syncq_nbl_take(cells, mask, tail, tag_bits);
+  if (r.status == SYNCQ_OK) *item = r.bits;
+  return r.status;
 }
 
 /* ------------------------------------------------- the typed queue */
@@ -351,11 +502,21 @@ static inline void *syncq_queue_nblfq_cells_inline(syncq_queue_nblfq *q) { retur
  * the storage holds SYNCQ_QUEUE_NBLFQ_BYTES(capacity) for that mask. */
 static inline int syncq_queue_nblfq_enqueue_inline(syncq_queue_nblfq *q, void *item) {
   uint64_t bits = (uint64_t)(uintptr_t)item;
-  if (q == NULL || bits == 0 || (bits & ~SYNCQ_NBL_PTR_MASK) != 0) return SYNCQ_EINVAL;
+  if (q == NULL || bits - 1u >= SYNCQ_NBL_PTR_MASK) return SYNCQ_EINVAL; /* NULL, or beyond 48 bits */
   const uint64_t mask = q->mask; /* read once: the checked copy is the only one used */
   if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
     return SYNCQ_EINVAL;
   return syncq_nbl_enqueue(syncq_queue_nblfq_cells_inline(q), mask, &q->head, bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+}
+
+/* The general path of a dequeue from cell t (syncq_nbl_take_first's
+ * SYNCQ_NBL_CHASE*), *item set here: the inline dequeue's last act. */
+static __attribute__((noinline, unused)) int syncq_queue_nblfq_dequeue_chase_(syncq_queue_nblfq *q, void **item,
+                                                                              uint64_t mask, syncq_nbl_took first) {
+  const syncq_nbl_took r = syncq_nbl_dequeue_slow(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, first.bits,
+                                                  first.status == SYNCQ_NBL_CHASE_LOST, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  if (r.status == SYNCQ_OK) *item = (void *)(uintptr_t)r.bits;
+  return r.status;
 }
 
 /* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL, an
@@ -365,10 +526,11 @@ static inline int syncq_queue_nblfq_dequeue_inline(syncq_queue_nblfq *q, void **
   const uint64_t mask = q->mask; /* read once, as in enqueue */
   if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
     return SYNCQ_EINVAL;
-  uint64_t bits;
-  int r = syncq_nbl_dequeue(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
-  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
-  return r;
+  const syncq_nbl_took r =
+    syncq_nbl_take_first(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  if (__builtin_expect(r.status >= SYNCQ_NBL_CHASE, 0)) return syncq_queue_nblfq_dequeue_chase_(q, item, mask, r);
+  if (r.status == SYNCQ_OK) *item = (void *)(uintptr_t)r.bits;
+  return r.status;
 }
 
 #ifdef __cplusplus
