@@ -90,22 +90,24 @@ int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item) {
 /* The general path of a dequeue from the cell syncq_nbl_take_first
  * names, *item set here: out of line, the dequeue's last act (as
  * syncq_queue_nblfq_dequeue_chase_). */
-static __attribute__((noinline)) int dequeue_chase(syncq_queue_nblfq2 *q, void **item, uint64_t mask,
-                                                   syncq_nbl_took first) {
-  const syncq_nbl_took r = syncq_nbl_dequeue_slow(cells_of(q), mask, &q->tail, first.bits,
-                                                  first.status == SYNCQ_NBL_CHASE_LOST, NBLFQ2_TAG_BITS);
-  if (r.status == SYNCQ_OK) *item = (void *)(uintptr_t)r.bits;
-  return r.status;
+static __attribute__((noinline)) int dequeue_chase(syncq_queue_nblfq2 *q, void **item, uint64_t mask, int first,
+                                                   uint64_t from) {
+  uint64_t bits;
+  const int r =
+    syncq_nbl_dequeue_slow(cells_of(q), mask, &q->tail, &bits, from, first == SYNCQ_NBL_CHASE_LOST, NBLFQ2_TAG_BITS);
+  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
+  return r;
 }
 
 int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
   const uint64_t mask = checked_mask(q);
   if (mask == 0) return SYNCQ_EINVAL;
-  const syncq_nbl_took r = syncq_nbl_take_first(cells_of(q), mask, &q->tail, NBLFQ2_TAG_BITS);
-  if (__builtin_expect(r.status >= SYNCQ_NBL_CHASE, 0)) return dequeue_chase(q, item, mask, r);
-  if (r.status == SYNCQ_OK) *item = (void *)(uintptr_t)r.bits;
-  return r.status;
+  uint64_t bits;
+  const int r = syncq_nbl_take_first(cells_of(q), mask, &q->tail, &bits, NBLFQ2_TAG_BITS);
+  if (__builtin_expect(r >= SYNCQ_NBL_CHASE, 0)) return dequeue_chase(q, item, mask, r, bits);
+  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
+  return r;
 }
 
 size_t syncq_queue_nblfq2_capacity(const syncq_queue_nblfq2 *q) { return q == NULL ? 0 : (size_t)q->mask + 1; }

@@ -306,8 +306,9 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
   const syncq_nbl_cell p = syncq_nbl_load(cells, (h + mask) & mask, tag_bits);
   const uint64_t c = (p.ctr - (p.ptr == 0) + (h == 0)) & wmask;
   if (__builtin_expect(!syncq_nbl_eq(u, syncq_nbl_mk(0, c), tag_bits), 0)) {
-    /* An ambiguous pair is a retry from the hint read again, counted, as
-     * in the general path (line 7's test first: it commits regardless). */
+    /* The general path goes on from h; from the hint read again after an
+     * ambiguous pair (a retry, counted as there; line 7's test first: it
+     * commits whatever the counters say). */
     uint64_t from = h;
     if (!(p.ptr != 0 && u.ptr == 0) && syncq_nbl_comp((h + mask) & mask, p, h, u, tag_bits) < 0) {
       SYNCQ_STAT_INC(retries);
@@ -328,28 +329,20 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
   return SYNCQ_OK;
 }
 
-/* A dequeue's answer, returned by value (two registers): SYNCQ_OK with
- * the item's pointer bits, or SYNCQ_EMPTY; from the inline first step
- * (syncq_nbl_take_first) also SYNCQ_NBL_CHASE or SYNCQ_NBL_CHASE_LOST,
- * "the general path goes on from cell `bits`" (after a lost CAS there),
- * so that a caller can make its call of the general path its last act
- * and keep no register across it (syncq_queue_nblfq_dequeue_inline). */
+/* The inline first step of a dequeue (syncq_nbl_take_first) answers
+ * SYNCQ_OK (the item's pointer bits in *bits), SYNCQ_EMPTY, or one of
+ * these: the general path goes on from cell *bits (after a lost CAS
+ * there), so that a caller can make its call of the general path its last
+ * act and keep no register across it (syncq_queue_nblfq_dequeue_inline).
+ * Status and bits, not a struct returned by value: GenMC's interpreter
+ * (models/genmc) has no constants of structure type. */
 #define SYNCQ_NBL_CHASE 100
 #define SYNCQ_NBL_CHASE_LOST 101
-typedef struct syncq_nbl_took {
-  int status;
-  uint64_t bits;
-} syncq_nbl_took;
-
-SYNCQ_NBL_INLINE syncq_nbl_took syncq_nbl_mk_took(int status, uint64_t bits) {
-  syncq_nbl_took r = {status, bits};
-  return r;
-}
 
 /* Algorithm 4 from cell `t` (the hint, or after a lost CAS the cell lost:
- * `lost`, which first waits). */
-SYNCQ_NBL_SLOW syncq_nbl_took syncq_nbl_dequeue_slow(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t t,
-                                                     bool lost, unsigned tag_bits) {
+ * `lost`, which first waits). On SYNCQ_OK *item holds the pointer bits. */
+SYNCQ_NBL_SLOW int syncq_nbl_dequeue_slow(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
+                                          uint64_t t, bool lost, unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
   uint32_t backoff = 0;
   if (lost) {
@@ -391,7 +384,7 @@ SYNCQ_NBL_SLOW syncq_nbl_took syncq_nbl_dequeue_slow(void *cells, uint64_t mask,
          * tail, never on a poll that found it in place: consumers polling
          * an empty queue read the hint's line and leave it shared. */
         if (t != t0) atomic_store_explicit(tail, t, memory_order_relaxed); /* relaxed: hint */
-        return syncq_nbl_mk_took(SYNCQ_EMPTY, 0);
+        return SYNCQ_EMPTY;
       }
       ok = false;
     }
@@ -410,7 +403,8 @@ SYNCQ_NBL_SLOW syncq_nbl_took syncq_nbl_dequeue_slow(void *cells, uint64_t mask,
       SYNCQ_RACE_POINT("queue.nblfq.committed");
 #endif
       atomic_store_explicit(tail, (t + 1) & mask, memory_order_relaxed); /* relaxed: hint */
-      return syncq_nbl_mk_took(SYNCQ_OK, u.ptr);
+      *item = u.ptr;
+      return SYNCQ_OK;
     }
     /* Lost to another dequeue, which took cell t: chase on from t after a
      * bounded pause (deviation 6, as in enqueue). */
@@ -428,8 +422,8 @@ SYNCQ_NBL_SLOW syncq_nbl_took syncq_nbl_dequeue_slow(void *cells, uint64_t mask,
  * move, so no hint write). Anything else: SYNCQ_NBL_CHASE from t (from
  * the hint read again after an inconsistent read, as the general path
  * retries), or SYNCQ_NBL_CHASE_LOST from t after a lost CAS. */
-SYNCQ_NBL_INLINE syncq_nbl_took syncq_nbl_take_first(void *cells, uint64_t mask, _Atomic(uint64_t) *tail,
-                                                     unsigned tag_bits) {
+SYNCQ_NBL_INLINE int syncq_nbl_take_first(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *bits,
+                                          unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
   /* relaxed: a hint only; whatever it says is validated by the CAS. */
   const uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
@@ -439,47 +433,47 @@ SYNCQ_NBL_INLINE syncq_nbl_took syncq_nbl_take_first(void *cells, uint64_t mask,
 #endif
   const syncq_nbl_cell u = syncq_nbl_load(cells, t, tag_bits);
   if (__builtin_expect(((u.ctr + (t != 0)) & wmask) != p.ctr, 0)) {
-    /* An ambiguous pair: a retry from the hint read again, counted, as
-     * in the general path. */
-    if (syncq_nbl_comp((t + mask) & mask, p, t, u, tag_bits) >= 0) return syncq_nbl_mk_took(SYNCQ_NBL_CHASE, t);
-    SYNCQ_STAT_INC(retries);
-    /* relaxed: hint, as above */
-    return syncq_nbl_mk_took(SYNCQ_NBL_CHASE, atomic_load_explicit(tail, memory_order_relaxed) & mask);
+    /* No step at t: the general path goes on from t; from the hint read
+     * again after an ambiguous pair (a retry, counted as there). */
+    *bits = t;
+    if (syncq_nbl_comp((t + mask) & mask, p, t, u, tag_bits) < 0) {
+      SYNCQ_STAT_INC(retries);
+      *bits = atomic_load_explicit(tail, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+    }
+    return SYNCQ_NBL_CHASE;
   }
   if (__builtin_expect(u.ptr == 0, 0)) {
-    if (p.ptr == 0 && syncq_nbl_eq(syncq_nbl_load(cells, (t + mask) & mask, tag_bits), p, tag_bits))
-      return syncq_nbl_mk_took(SYNCQ_EMPTY, 0);
+    if (p.ptr == 0 && syncq_nbl_eq(syncq_nbl_load(cells, (t + mask) & mask, tag_bits), p, tag_bits)) return SYNCQ_EMPTY;
     SYNCQ_STAT_INC(retries); /* inconsistent: retry from the hint, as the general path */
-    /* relaxed: hint, as above */
-    return syncq_nbl_mk_took(SYNCQ_NBL_CHASE, atomic_load_explicit(tail, memory_order_relaxed) & mask);
+    *bits = atomic_load_explicit(tail, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+    return SYNCQ_NBL_CHASE;
   }
 #ifdef SYNCQ_RACE_POINT
   SYNCQ_RACE_POINT("queue.nblfq.commit");
 #endif
   SYNCQ_STAT_INC(cas_attempts);
-  if (__builtin_expect(!syncq_nbl_cas(cells, t, u, syncq_nbl_mk(0, (u.ctr + 1) & wmask), tag_bits), 0))
-    return syncq_nbl_mk_took(SYNCQ_NBL_CHASE_LOST, t);
+  if (__builtin_expect(!syncq_nbl_cas(cells, t, u, syncq_nbl_mk(0, (u.ctr + 1) & wmask), tag_bits), 0)) {
+    *bits = t;
+    return SYNCQ_NBL_CHASE_LOST;
+  }
 #ifdef SYNCQ_RACE_POINT
   SYNCQ_RACE_POINT("queue.nblfq.committed");
 #endif
   atomic_store_explicit(tail, (t + 1) & mask, memory_order_relaxed); /* relaxed: hint */
-  return syncq_nbl_mk_took(SYNCQ_OK, u.ptr);
+  *bits = u.ptr;
+  return SYNCQ_OK;
 }
 
 /* Algorithm 4: the first step inline, the general path if it answers
- * neither OK nor EMPTY. */
-SYNCQ_NBL_INLINE syncq_nbl_took syncq_nbl_take(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, unsigned tag_bits) {
-  const syncq_nbl_took r = syncq_nbl_take_first(cells, mask, tail, tag_bits);
-  if (__builtin_expect(r.status < SYNCQ_NBL_CHASE, 1)) return r;
-  return syncq_nbl_dequeue_slow(cells, mask, tail, r.bits, r.status == SYNCQ_NBL_CHASE_LOST, tag_bits);
-}
-
-/* Algorithm 4. On SYNCQ_OK *item holds the pointer bits. */
+ * neither OK nor EMPTY. On SYNCQ_OK *item holds the pointer bits. */
 SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
                                        unsigned tag_bits) {
-  const syncq_nbl_took r = syncq_nbl_take(cells, mask, tail, tag_bits);
-  if (r.status == SYNCQ_OK) *item = r.bits;
-  return r.status;
+  uint64_t bits;
+  const int r = syncq_nbl_take_first(cells, mask, tail, &bits, tag_bits);
+  if (__builtin_expect(r >= SYNCQ_NBL_CHASE, 0))
+    return syncq_nbl_dequeue_slow(cells, mask, tail, item, bits, r == SYNCQ_NBL_CHASE_LOST, tag_bits);
+  if (r == SYNCQ_OK) *item = bits;
+  return r;
 }
 
 /* ------------------------------------------------- the typed queue */
@@ -509,14 +503,16 @@ static inline int syncq_queue_nblfq_enqueue_inline(syncq_queue_nblfq *q, void *i
   return syncq_nbl_enqueue(syncq_queue_nblfq_cells_inline(q), mask, &q->head, bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
 }
 
-/* The general path of a dequeue from cell t (syncq_nbl_take_first's
- * SYNCQ_NBL_CHASE*), *item set here: the inline dequeue's last act. */
+/* The general path of a dequeue from cell `from` (syncq_nbl_take_first's
+ * SYNCQ_NBL_CHASE*: `first`), *item set here: the inline dequeue's last
+ * act. */
 static __attribute__((noinline, unused)) int syncq_queue_nblfq_dequeue_chase_(syncq_queue_nblfq *q, void **item,
-                                                                              uint64_t mask, syncq_nbl_took first) {
-  const syncq_nbl_took r = syncq_nbl_dequeue_slow(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, first.bits,
-                                                  first.status == SYNCQ_NBL_CHASE_LOST, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
-  if (r.status == SYNCQ_OK) *item = (void *)(uintptr_t)r.bits;
-  return r.status;
+                                                                              uint64_t mask, int first, uint64_t from) {
+  uint64_t bits;
+  const int r = syncq_nbl_dequeue_slow(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, from,
+                                       first == SYNCQ_NBL_CHASE_LOST, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
+  return r;
 }
 
 /* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL, an
@@ -526,11 +522,12 @@ static inline int syncq_queue_nblfq_dequeue_inline(syncq_queue_nblfq *q, void **
   const uint64_t mask = q->mask; /* read once, as in enqueue */
   if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
     return SYNCQ_EINVAL;
-  const syncq_nbl_took r =
-    syncq_nbl_take_first(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
-  if (__builtin_expect(r.status >= SYNCQ_NBL_CHASE, 0)) return syncq_queue_nblfq_dequeue_chase_(q, item, mask, r);
-  if (r.status == SYNCQ_OK) *item = (void *)(uintptr_t)r.bits;
-  return r.status;
+  uint64_t bits;
+  const int r =
+    syncq_nbl_take_first(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  if (__builtin_expect(r >= SYNCQ_NBL_CHASE, 0)) return syncq_queue_nblfq_dequeue_chase_(q, item, mask, r, bits);
+  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
+  return r;
 }
 
 #ifdef __cplusplus
