@@ -306,13 +306,22 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
   const syncq_nbl_cell p = syncq_nbl_load(cells, (h + mask) & mask, tag_bits);
   const uint64_t c = (p.ctr - (p.ptr == 0) + (h == 0)) & wmask;
   if (__builtin_expect(!syncq_nbl_eq(u, syncq_nbl_mk(0, c), tag_bits), 0)) {
-    /* The general path goes on from h; from the hint read again after an
-     * ambiguous pair (a retry, counted as there; line 7's test first: it
-     * commits whatever the counters say). */
+    /* Line 7's test first (it commits whatever the counters say, in the
+     * general path); then a full ring at the step is FULL once u reads the
+     * same again (the general path's validation; the chase did not move:
+     * no hint write), so that producers polling a full ring read three
+     * cells, not five. Otherwise the general path goes on from h; from the
+     * hint read again after an ambiguous pair or a FULL that did not
+     * validate (a retry, counted as there). */
     uint64_t from = h;
-    if (!(p.ptr != 0 && u.ptr == 0) && syncq_nbl_comp((h + mask) & mask, p, h, u, tag_bits) < 0) {
-      SYNCQ_STAT_INC(retries);
-      from = atomic_load_explicit(head, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+    if (!(p.ptr != 0 && u.ptr == 0)) {
+      const int before = syncq_nbl_comp((h + mask) & mask, p, h, u, tag_bits);
+      if (before == 0 && p.ptr != 0 && u.ptr != 0 && syncq_nbl_eq(syncq_nbl_load(cells, h, tag_bits), u, tag_bits))
+        return SYNCQ_FULL;
+      if (before < 0 || (before == 0 && p.ptr != 0 && u.ptr != 0)) {
+        SYNCQ_STAT_INC(retries);
+        from = atomic_load_explicit(head, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+      }
     }
     return syncq_nbl_enqueue_slow(cells, mask, head, item, from, false, tag_bits);
   }
