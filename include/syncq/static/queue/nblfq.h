@@ -190,17 +190,19 @@ static __attribute__((noinline, cold, unused)) void syncq_nbl_backoff(uint32_t *
   if (*k < SYNCQ_NBL_BACKOFF_STEPS) ++*k;
 }
 
-/* The general paths of Algorithms 3 and 4 are out of line (noinline, and
+/* The general paths of Algorithms 3 and 4 are out of line (noinline;
  * GCC clones them for the constant tag width of their callers): only a
- * chase that moves, a FULL, a lost CAS, an ambiguous or inconsistent read
- * reaches them. The operations (syncq_nbl_enqueue, syncq_nbl_dequeue)
- * first try the common case inline, with the hint right: one step, two
- * cell reads, the CAS, the hint write; their fast path then needs no
- * callee-saved register, stack slot or backoff counter, which the general
- * loop's code cost every call (docs/queues.md, "NBLFQ's one-thread
- * latency"). The fast path draws only conclusions the general path draws
- * from the same two reads; anything else goes to the general path, which
- * starts the chase at the same cell, as if the fast path had not run. */
+ * chase that moves, a lost CAS, an ambiguous or inconsistent read reaches
+ * them. The operations (syncq_nbl_enqueue, syncq_nbl_dequeue) first take
+ * the chase's first step inline at the hint: two cell reads, and where
+ * that step is the last (the hint right) the CAS and the hint write, or
+ * the validated FULL or EMPTY. That code needs few registers and no
+ * stack slot or backoff counter, which the general loop's code, inlined,
+ * made every call pay (docs/queues.md, "NBLFQ's one-thread latency").
+ * The first step draws only the conclusions the general path draws from
+ * the same two reads, and counts what it counts; otherwise the general
+ * path goes on from the same cell (reading it again), or from the hint
+ * read again where the general path would retry. */
 #define SYNCQ_NBL_SLOW static __attribute__((noinline, unused))
 
 /* Algorithm 3 from cell `h` (the hint, or after a lost CAS the cell lost:
