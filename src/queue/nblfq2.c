@@ -87,12 +87,25 @@ int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item) {
   return syncq_nbl_enqueue(cells_of(q), mask, &q->head, bits, NBLFQ2_TAG_BITS);
 }
 
+/* The general path of a dequeue from the cell syncq_nbl_take_first
+ * names, *item set here: out of line, the dequeue's last act (as
+ * syncq_queue_nblfq_dequeue_chase_). */
+static __attribute__((noinline)) int dequeue_chase(syncq_queue_nblfq2 *q, void **item, uint64_t mask, int first,
+                                                   uint64_t from) {
+  uint64_t bits;
+  const int r =
+    syncq_nbl_dequeue_slow(cells_of(q), mask, &q->tail, &bits, from, first == SYNCQ_NBL_CHASE_LOST, NBLFQ2_TAG_BITS);
+  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
+  return r;
+}
+
 int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
   const uint64_t mask = checked_mask(q);
   if (mask == 0) return SYNCQ_EINVAL;
   uint64_t bits;
-  int r = syncq_nbl_dequeue(cells_of(q), mask, &q->tail, &bits, NBLFQ2_TAG_BITS);
+  const int r = syncq_nbl_take_first(cells_of(q), mask, &q->tail, &bits, NBLFQ2_TAG_BITS);
+  if (__builtin_expect(r >= SYNCQ_NBL_CHASE, 0)) return dequeue_chase(q, item, mask, r, bits);
   if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
   return r;
 }

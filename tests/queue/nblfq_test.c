@@ -58,7 +58,9 @@ static void hook(int where) {
 
 /* The algorithm's SYNCQ_RACE_POINTs: "queue.nblfq.chase" between the two
  * cell reads of a chase step, "queue.nblfq.commit" before the commit CAS. */
+static _Thread_local uint64_t points_passed; /* race points this thread passed */
 static void point(const char *name) {
+  points_passed++;
   if (hook_armed == HOOK_NONE) return; /* the common case, without a strcmp */
   if (strcmp(name, "queue.nblfq.chase") == 0) {
     hook(HOOK_PAUSE_CHASE);
@@ -223,6 +225,83 @@ static void test_invariant_checker_catches_damage(void **state) {
   atomic_store(&cells[5], (uint64_t)3 << SYNCQ_NBL_PTR_BITS); /* a counter out of step: property 1 */
   assert_int_equal(ring_check(&r), -1);
   free(r.cells);
+}
+
+/* ------------------------------------------------------------- one thread */
+
+/* One thread on rings of S = 2, 4, 8 cells with 3-, 16- and 64-bit
+ * counters, through every position of the ring and, with the 3-bit tag,
+ * through several wraps of every cell's counter: enqueue/dequeue pairs
+ * (the hint right, the queue empty between them), then fills of 1..S
+ * items and their drains (FULL at S, EMPTY after), then a hint set
+ * behind before each operation (the chase walks). The inline first step
+ * (syncq_nbl_enqueue, syncq_nbl_take_first) computes its expected
+ * counter from p alone (p.ctr - [p empty] + [h == 0], and u.ctr + [t !=
+ * 0] against p.ctr for a dequeue, mod W): every answer and item must be
+ * FIFO's, the hints where the operations left them, the ring consistent,
+ * and no operation of one thread may lose a CAS or restart. With the
+ * hint right, an operation is one step: its race points are one chase
+ * step, the commit and the committed write (FULL, EMPTY: the chase step
+ * only);
+ * a first step that misjudged the counters would hand over to the
+ * general path, which reads the cells again (another chase point). */
+static void one_step(ring *r, bool dequeue, uint64_t want, int status) {
+  uint64_t before = points_passed, v = 0;
+  assert_int_equal(dequeue ? ring_deq(r, &v) : ring_enq(r, want), status);
+  if (dequeue && status == SYNCQ_OK) assert_int_equal(v, want);
+  assert_int_equal(points_passed - before, status == SYNCQ_OK ? 3 : 1);
+}
+
+static void one_thread_ring(uint64_t S, unsigned tag_bits) {
+  ring r;
+  ring_init(&r, S, tag_bits);
+  const uint64_t rounds = 3 * 8 * S; /* 3-bit counters wrap 3 times per cell */
+  uint64_t in = 0, out = 0, ops = 0, v;
+  syncq_stats_reset();
+  for (uint64_t k = 0; k < rounds; k++) { /* pairs */
+    one_step(&r, false, (++in) << 4, SYNCQ_OK);
+    assert_int_equal(atomic_load(&r.head), in & r.mask);
+    one_step(&r, true, (++out) << 4, SYNCQ_OK);
+    assert_int_equal(atomic_load(&r.tail), out & r.mask);
+    one_step(&r, true, 0, SYNCQ_EMPTY);
+    ops += 2;
+  }
+  for (uint64_t k = 0; k < rounds; k++) { /* fill n = 1..S, drain */
+    uint64_t n = 1 + k % S;
+    for (uint64_t i = 0; i < n; i++, ops++) one_step(&r, false, (++in) << 4, SYNCQ_OK);
+    if (n == S) one_step(&r, false, UINT64_C(1) << 4, SYNCQ_FULL);
+    for (uint64_t i = 0; i < n; i++, ops++) one_step(&r, true, (++out) << 4, SYNCQ_OK);
+    one_step(&r, true, 0, SYNCQ_EMPTY);
+    assert_int_equal(atomic_load(&r.tail), out & r.mask);
+  }
+  syncq_stats st = *syncq_stats_self();
+  assert_int_equal(st.cas_attempts, ops);
+  assert_int_equal(st.cas_failures, 0);
+  assert_int_equal(st.retries, 0);
+  assert_int_equal(ring_check(&r), 0);
+  for (uint64_t k = 0; k < rounds; k++) { /* hints behind: the chase walks */
+    uint64_t n = 1 + k % (S - 1);         /* items in the ring, < S */
+    for (uint64_t i = 0; i < n; i++) {
+      atomic_store(&r.head, (in - i) & r.mask); /* up to n - 1 cells behind */
+      assert_int_equal(ring_enq(&r, (++in) << 4), SYNCQ_OK);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+      atomic_store(&r.tail, (out - i % 2) & r.mask); /* on the cell before the tail, or right */
+      assert_int_equal(ring_deq(&r, &v), SYNCQ_OK);
+      assert_int_equal(v, (++out) << 4);
+    }
+    assert_int_equal(ring_deq(&r, &v), SYNCQ_EMPTY);
+  }
+  assert_int_equal(syncq_stats_self()->cas_failures, 0);
+  assert_int_equal(ring_check(&r), 0);
+  free(r.cells);
+}
+
+static void test_one_thread_every_position(void **state) {
+  (void)state;
+  static const unsigned tags[] = {3, 16, 64};
+  for (size_t t = 0; t < sizeof tags / sizeof tags[0]; t++)
+    for (uint64_t S = 2; S <= 8; S *= 2) one_thread_ring(S, tags[t]);
 }
 
 /* ------------------------------------------------------------- 3-bit wrap-around */
@@ -506,9 +585,10 @@ static void test_signal_async(void **state) {
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_ambiguous_comparison),   cmocka_unit_test(test_invariant_checker_catches_damage),
-    cmocka_unit_test(test_invariant_after_stress), cmocka_unit_test(test_three_bit_wraparound),
-    cmocka_unit_test(test_signal_mid_operation),   cmocka_unit_test(test_signal_async),
+    cmocka_unit_test(test_ambiguous_comparison),      cmocka_unit_test(test_invariant_checker_catches_damage),
+    cmocka_unit_test(test_invariant_after_stress),    cmocka_unit_test(test_three_bit_wraparound),
+    cmocka_unit_test(test_signal_mid_operation),      cmocka_unit_test(test_signal_async),
+    cmocka_unit_test(test_one_thread_every_position),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,6 +79,14 @@ SYNCQ_NBL_INLINE uint64_t syncq_nbl_wmask(unsigned tag_bits) {
 
 SYNCQ_NBL_INLINE bool syncq_nbl_same(syncq_nbl_cell a, syncq_nbl_cell b) { return a.ptr == b.ptr && a.ctr == b.ctr; }
 
+/* syncq_nbl_same, written for the compiler: a tagged cell compares as the
+ * one word it is stored as (the pair, rebuilt from a load, folds back to
+ * the word loaded), one compare and no register for the fields. */
+SYNCQ_NBL_INLINE bool syncq_nbl_eq(syncq_nbl_cell a, syncq_nbl_cell b, unsigned tag_bits) {
+  if (tag_bits < 64) return (a.ptr | (a.ctr << SYNCQ_NBL_PTR_BITS)) == (b.ptr | (b.ctr << SYNCQ_NBL_PTR_BITS));
+  return syncq_nbl_same(a, b);
+}
+
 /* Read cell i. The value is only a candidate: the commit CAS validates it.
  * Double-width cells are read counter, pointer, counter and re-read until
  * both counter reads agree: under one counter value a cell's pointer only
@@ -182,14 +190,33 @@ static __attribute__((noinline, cold, unused)) void syncq_nbl_backoff(uint32_t *
   if (*k < SYNCQ_NBL_BACKOFF_STEPS) ++*k;
 }
 
-/* Algorithm 3. `item` is the non-NULL pointer bits (checked by the caller
- * to fit the cell). head is the non-authoritative hint. */
-SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
-                                       unsigned tag_bits) {
+/* The general paths of Algorithms 3 and 4 are out of line (noinline;
+ * GCC clones them for the constant tag width of their callers): only a
+ * chase that moves, a lost CAS, an ambiguous or inconsistent read reaches
+ * them. The operations (syncq_nbl_enqueue, syncq_nbl_dequeue) first take
+ * the chase's first step inline at the hint: two cell reads, and where
+ * that step is the last (the hint right) the CAS and the hint write, or
+ * the validated FULL or EMPTY. That code needs few registers and no
+ * stack slot or backoff counter, which the general loop's code, inlined,
+ * made every call pay (docs/queues.md, "NBLFQ's one-thread latency").
+ * The first step draws only the conclusions the general path draws from
+ * the same two reads, and counts what it counts; otherwise the general
+ * path goes on from the same cell (reading it again), or from the hint
+ * read again where the general path would retry. */
+#define SYNCQ_NBL_SLOW static __attribute__((noinline, unused))
+
+/* Algorithm 3 from cell `h` (the hint, or after a lost CAS the cell lost:
+ * `lost`, which first waits, deviation 6). `item` is the non-NULL pointer
+ * bits (checked by the caller to fit the cell). head is the
+ * non-authoritative hint. */
+SYNCQ_NBL_SLOW int syncq_nbl_enqueue_slow(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
+                                          uint64_t h, bool lost, unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
   uint32_t backoff = 0;
-  /* relaxed: a hint only; whatever it says is validated by the CAS. */
-  uint64_t h = atomic_load_explicit(head, memory_order_relaxed) & mask;
+  if (lost) {
+    SYNCQ_STAT_INC(cas_failures);
+    syncq_nbl_backoff(&backoff);
+  }
   for (;;) {
     const uint64_t h0 = h; /* where this chase starts: FULL writes the hint only if it moved */
     syncq_nbl_cell u, p;
@@ -260,13 +287,79 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
   }
 }
 
-/* Algorithm 4. On SYNCQ_OK *item holds the pointer bits. */
-SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
+/* Algorithm 3: the first step of the chase inline, at the hint h. It
+ * commits only where the general path's first step would (u empty and
+ * holding the counter lines 21-27 compute from p; with the hint right, p
+ * holds the last item, or is the last dequeued cell of an empty queue)
+ * and with the same expected cell; a u holding another counter goes to
+ * the general path, where the CAS would have failed. Written out: u.ptr
+ * is NIL and u.ctr == p.ctr - [p.ptr NIL] + [h == 0] (mod W). With p
+ * empty, that u is exactly the step COMP finds (Algorithm 2: u.ctr ==
+ * p.ctr - 1, or equal counters across the wrap at h = 0). */
+SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
                                        unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
-  uint32_t backoff = 0;
   /* relaxed: a hint only; whatever it says is validated by the CAS. */
-  uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
+  const uint64_t h = atomic_load_explicit(head, memory_order_relaxed) & mask;
+  const syncq_nbl_cell u = syncq_nbl_load(cells, h, tag_bits);
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.chase");
+#endif
+  const syncq_nbl_cell p = syncq_nbl_load(cells, (h + mask) & mask, tag_bits);
+  const uint64_t c = (p.ctr - (p.ptr == 0) + (h == 0)) & wmask;
+  if (__builtin_expect(!syncq_nbl_eq(u, syncq_nbl_mk(0, c), tag_bits), 0)) {
+    /* Line 7's test first (it commits whatever the counters say, in the
+     * general path); then a full ring at the step is FULL once u reads the
+     * same again (the general path's validation; the chase did not move:
+     * no hint write), so that producers polling a full ring read three
+     * cells, not five. Otherwise the general path goes on from h; from the
+     * hint read again after an ambiguous pair or a FULL that did not
+     * validate (a retry, counted as there). */
+    uint64_t from = h;
+    if (!(p.ptr != 0 && u.ptr == 0)) {
+      const int before = syncq_nbl_comp((h + mask) & mask, p, h, u, tag_bits);
+      if (before == 0 && p.ptr != 0 && u.ptr != 0 && syncq_nbl_eq(syncq_nbl_load(cells, h, tag_bits), u, tag_bits))
+        return SYNCQ_FULL;
+      if (before < 0 || (before == 0 && p.ptr != 0 && u.ptr != 0)) {
+        SYNCQ_STAT_INC(retries);
+        from = atomic_load_explicit(head, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+      }
+    }
+    return syncq_nbl_enqueue_slow(cells, mask, head, item, from, false, tag_bits);
+  }
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.commit");
+#endif
+  SYNCQ_STAT_INC(cas_attempts);
+  if (__builtin_expect(!syncq_nbl_cas(cells, h, syncq_nbl_mk(0, c), syncq_nbl_mk(item, c), tag_bits), 0))
+    return syncq_nbl_enqueue_slow(cells, mask, head, item, h, true, tag_bits); /* lost cell h */
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.committed");
+#endif
+  atomic_store_explicit(head, (h + 1) & mask, memory_order_relaxed); /* relaxed: hint */
+  return SYNCQ_OK;
+}
+
+/* The inline first step of a dequeue (syncq_nbl_take_first) answers
+ * SYNCQ_OK (the item's pointer bits in *bits), SYNCQ_EMPTY, or one of
+ * these: the general path goes on from cell *bits (after a lost CAS
+ * there), so that a caller can make its call of the general path its last
+ * act and keep no register across it (syncq_queue_nblfq_dequeue_inline).
+ * Status and bits, not a struct returned by value: GenMC's interpreter
+ * (models/genmc) has no constants of structure type. */
+#define SYNCQ_NBL_CHASE 100
+#define SYNCQ_NBL_CHASE_LOST 101
+
+/* Algorithm 4 from cell `t` (the hint, or after a lost CAS the cell lost:
+ * `lost`, which first waits). On SYNCQ_OK *item holds the pointer bits. */
+SYNCQ_NBL_SLOW int syncq_nbl_dequeue_slow(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
+                                          uint64_t t, bool lost, unsigned tag_bits) {
+  const uint64_t wmask = syncq_nbl_wmask(tag_bits);
+  uint32_t backoff = 0;
+  if (lost) {
+    SYNCQ_STAT_INC(cas_failures);
+    syncq_nbl_backoff(&backoff);
+  }
   for (;;) {
     const uint64_t t0 = t; /* where this chase starts: EMPTY writes the hint only if it moved */
     syncq_nbl_cell p = syncq_nbl_load(cells, (t + mask) & mask, tag_bits);
@@ -331,6 +424,69 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
   }
 }
 
+/* Algorithm 4: the first step of the chase inline, at the hint t. The
+ * step is where COMP(t - 1, p, t, u) answers "not before" (Algorithm 2):
+ * u.ctr == p.ctr - 1, or equal counters across the wrap at t = 0, here
+ * u.ctr + [t != 0] == p.ctr (mod W). A step at a full u commits (lines
+ * 14-15); a step at an empty u under an empty p is EMPTY once p reads
+ * the same again (the validation of the general path; the chase did not
+ * move, so no hint write). Anything else: SYNCQ_NBL_CHASE from t (from
+ * the hint read again after an inconsistent read, as the general path
+ * retries), or SYNCQ_NBL_CHASE_LOST from t after a lost CAS. */
+SYNCQ_NBL_INLINE int syncq_nbl_take_first(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *bits,
+                                          unsigned tag_bits) {
+  const uint64_t wmask = syncq_nbl_wmask(tag_bits);
+  /* relaxed: a hint only; whatever it says is validated by the CAS. */
+  const uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
+  const syncq_nbl_cell p = syncq_nbl_load(cells, (t + mask) & mask, tag_bits);
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.chase");
+#endif
+  const syncq_nbl_cell u = syncq_nbl_load(cells, t, tag_bits);
+  if (__builtin_expect(((u.ctr + (t != 0)) & wmask) != p.ctr, 0)) {
+    /* No step at t: the general path goes on from t; from the hint read
+     * again after an ambiguous pair (a retry, counted as there). */
+    *bits = t;
+    if (syncq_nbl_comp((t + mask) & mask, p, t, u, tag_bits) < 0) {
+      SYNCQ_STAT_INC(retries);
+      *bits = atomic_load_explicit(tail, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+    }
+    return SYNCQ_NBL_CHASE;
+  }
+  if (__builtin_expect(u.ptr == 0, 0)) {
+    if (p.ptr == 0 && syncq_nbl_eq(syncq_nbl_load(cells, (t + mask) & mask, tag_bits), p, tag_bits)) return SYNCQ_EMPTY;
+    SYNCQ_STAT_INC(retries); /* inconsistent: retry from the hint, as the general path */
+    *bits = atomic_load_explicit(tail, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+    return SYNCQ_NBL_CHASE;
+  }
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.commit");
+#endif
+  SYNCQ_STAT_INC(cas_attempts);
+  if (__builtin_expect(!syncq_nbl_cas(cells, t, u, syncq_nbl_mk(0, (u.ctr + 1) & wmask), tag_bits), 0)) {
+    *bits = t;
+    return SYNCQ_NBL_CHASE_LOST;
+  }
+#ifdef SYNCQ_RACE_POINT
+  SYNCQ_RACE_POINT("queue.nblfq.committed");
+#endif
+  atomic_store_explicit(tail, (t + 1) & mask, memory_order_relaxed); /* relaxed: hint */
+  *bits = u.ptr;
+  return SYNCQ_OK;
+}
+
+/* Algorithm 4: the first step inline, the general path if it answers
+ * neither OK nor EMPTY. On SYNCQ_OK *item holds the pointer bits. */
+SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
+                                       unsigned tag_bits) {
+  uint64_t bits;
+  const int r = syncq_nbl_take_first(cells, mask, tail, &bits, tag_bits);
+  if (__builtin_expect(r >= SYNCQ_NBL_CHASE, 0))
+    return syncq_nbl_dequeue_slow(cells, mask, tail, item, bits, r == SYNCQ_NBL_CHASE_LOST, tag_bits);
+  if (r == SYNCQ_OK) *item = bits;
+  return r;
+}
+
 /* ------------------------------------------------- the typed queue */
 
 /* Counter bits of a cell: 64 - SYNCQ_NBL_PTR_BITS. */
@@ -351,11 +507,23 @@ static inline void *syncq_queue_nblfq_cells_inline(syncq_queue_nblfq *q) { retur
  * the storage holds SYNCQ_QUEUE_NBLFQ_BYTES(capacity) for that mask. */
 static inline int syncq_queue_nblfq_enqueue_inline(syncq_queue_nblfq *q, void *item) {
   uint64_t bits = (uint64_t)(uintptr_t)item;
-  if (q == NULL || bits == 0 || (bits & ~SYNCQ_NBL_PTR_MASK) != 0) return SYNCQ_EINVAL;
+  if (q == NULL || bits - 1u >= SYNCQ_NBL_PTR_MASK) return SYNCQ_EINVAL; /* NULL, or beyond 48 bits */
   const uint64_t mask = q->mask; /* read once: the checked copy is the only one used */
   if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
     return SYNCQ_EINVAL;
   return syncq_nbl_enqueue(syncq_queue_nblfq_cells_inline(q), mask, &q->head, bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+}
+
+/* The general path of a dequeue from cell `from` (syncq_nbl_take_first's
+ * SYNCQ_NBL_CHASE*: `first`), *item set here: the inline dequeue's last
+ * act. */
+static __attribute__((noinline, unused)) int syncq_queue_nblfq_dequeue_chase_(syncq_queue_nblfq *q, void **item,
+                                                                              uint64_t mask, int first, uint64_t from) {
+  uint64_t bits;
+  const int r = syncq_nbl_dequeue_slow(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, from,
+                                       first == SYNCQ_NBL_CHASE_LOST, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
+  return r;
 }
 
 /* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL, an
@@ -366,7 +534,9 @@ static inline int syncq_queue_nblfq_dequeue_inline(syncq_queue_nblfq *q, void **
   if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
     return SYNCQ_EINVAL;
   uint64_t bits;
-  int r = syncq_nbl_dequeue(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  const int r =
+    syncq_nbl_take_first(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  if (__builtin_expect(r >= SYNCQ_NBL_CHASE, 0)) return syncq_queue_nblfq_dequeue_chase_(q, item, mask, r, bits);
   if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
   return r;
 }
