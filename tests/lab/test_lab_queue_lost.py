@@ -104,6 +104,9 @@ def test_without_the_variable_there_is_no_faulty_queue():
     assert "faulty:" not in out
     out = lab("algos", "queue", env={"SYNCQ_LAB_QUEUE_FAULT": "dup:2"}, check=0).stdout
     assert "faulty:dup" in out and "faulty:lose" not in out
+    assert "faulty:" not in lab("algos", "stack", check=0).stdout
+    out = lab("algos", "stack", env={"SYNCQ_LAB_QUEUE_FAULT": "lose:2"}, check=0).stdout
+    assert "faulty:lose" in out and "faulty:dup" not in out
 
 
 LOST_BY_ALL = re.compile(r"(\S+) lost (\d+) of (\d+) (\w+): every thread had finished or was waiting for work, "
@@ -121,6 +124,8 @@ LOSSES_BY_ALL = [
     ("np99-mp-queue", ["--algos", "non-blocking@ts"], 300, ["queue"], "items", -1000),
     ("np99-mp-queue", ["--algos", "non-blocking@gang"], 300, ["queue"], "items", -1000),
     ("np99-mp-queue", ["--algos", "non-blocking@linux"], 300, ["queue"], "items", -1000),
+    # three threads a copy, shares of 667, 667 and 666 operations: two end taking back their last item
+    ("np99-mp-queue", ["--pus", "3", "--algos", "non-blocking@ts"], 300, ["queue"], "items", -1001),
     # 20,000 keys; the pool a queue, then a stack
     ("ms98-quicksort", ["--threads", "2"], 5, ["queue", "stack"], "intervals", None),
     # the task queue of 688 tasks over the queue, then the stack
@@ -131,7 +136,7 @@ LOSSES_BY_ALL = [
 
 
 @pytest.mark.parametrize("exp,extra,k,structures,items,total", LOSSES_BY_ALL,
-                         ids=[f"{l[0]}-{l[1][-1]}" for l in LOSSES_BY_ALL])
+                         ids=[f"{l[0]}-{'-'.join(a.lstrip('-') for a in l[1])}" for l in LOSSES_BY_ALL])
 def test_a_lost_item_stops_threads_that_both_put_and_take(exp, extra, k, structures, items, total, tmp_path):
     algos = [] if "--algos" in extra else ["--algos", "faulty:lose"]
     r = lab("run", exp, "--size", "smoke", *algos, "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path),
@@ -167,8 +172,10 @@ def test_a_duplicate_is_named_by_threads_that_both_put_and_take(exp, extra, mess
 @pytest.mark.parametrize("exp,extra", [
     # Vyukov's EMPTY is spurious while an enqueue is in flight; levels 2 and 3 are not run at smoke
     ("ms98-queue", ["--threads", "1,2", "--algos", "faulty:lose,vyukov,ms"]),
-    # every discipline and schedule, the non-blocking one on the faulty queue
+    # every discipline and schedule, the non-blocking one on the faulty queue; with three
+    # threads a copy, two of them with an odd share
     ("np99-mp-queue", []),
+    ("np99-mp-queue", ["--pus", "3"]),
     # level 1 over the faulty queue and stack, level 3 over 001's pools under the pseudo-scheduler
     # and as processes
     ("ms98-quicksort", ["--threads", "2", "--algos", "faulty:lose,ms,treiber,single-lock-ps,lock-ps"]),
