@@ -193,3 +193,14 @@ def test_threads_that_both_put_and_take_pass_when_nothing_is_lost(exp, extra, tm
     notes = [n["text"] for n in records(tmp_path) if n["type"] == "note"]
     if exp == "np99-mp-queue":
         assert any("runs on \"faulty:lose\", the lab's faulty queue" in n for n in notes), notes
+
+
+def test_ms98_stack_names_a_lost_item_without_waiting(tmp_path):
+    """ms98-stack's pop never waits (each thread's push precedes its pop):
+    the faulty stack's lost item is a pop answered EMPTY, named at once."""
+    r = lab("run", "ms98-stack", "--size", "smoke", "--algos", "faulty:lose", "--threads", "1", "--where",
+            "delay_ns=0", "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path),
+            env={"SYNCQ_LAB_QUEUE_FAULT": "lose:5"}, check=1, timeout=120)
+    assert ("faulty:lose lost 1 of 2000 items: the stack answered EMPTY to 1 of the 2000 pops, though each "
+            "thread's push precedes its pop; 0 other failed operations, final state right at the end") in r.stderr, \
+        r.stderr
