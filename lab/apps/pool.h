@@ -27,7 +27,9 @@
  * thread puts only while it holds work, so once every thread has finished
  * or waits, quiet, on an empty pool, no put is in flight and none will
  * come; a thread that the pseudo-scheduler (mp_common.h) stopped while
- * holding work is not quiet, so the scheduler's stops cannot fake it.
+ * holding work is not quiet, so the scheduler's stops cannot fake it
+ * (one stopped between an idle wait's item and the wait's end counts as
+ * quiet for that stop, a few quanta, far below LAB_QUEUE_LOST_MS).
  */
 #ifndef SYNCQ_LAB_APPS_POOL_H
 #define SYNCQ_LAB_APPS_POOL_H

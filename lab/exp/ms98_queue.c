@@ -22,7 +22,9 @@
  * the watch's "every producer has finished" is "every thread has left its
  * loop or waits on EMPTY", which no thread stopped by the pseudo-scheduler
  * of levels 2 and 3 fakes: one stopped inside an enqueue or between its
- * operations is neither, and one stopped in its wait holds no item. Every
+ * operations is neither, and one stopped in its wait holds no item (one
+ * stopped between its wait's item and the wait's end counts as quiet for
+ * that stop, a few quanta, far below LAB_QUEUE_LOST_MS). Every
  * run must end with the queue empty (an item left over is a duplicate)
  * and the checksum of dequeued items equal to that of enqueued ones.
  */

@@ -38,8 +38,10 @@
  * dequeues, so "every producer has finished" is "every thread of the copy
  * has left its loop or waits on EMPTY"; the pseudo-scheduler's stops do
  * not fake it (a thread stopped inside an enqueue or between operations
- * is neither, one stopped in its wait holds no item), and a wait the
- * scheduler holds off for more than 0.5 s starts over. With
+ * is neither, one stopped in its wait holds no item, one stopped between
+ * its wait's item and the wait's end is quiet for that stop only, a few
+ * quanta, far below LAB_QUEUE_LOST_MS), and a wait the scheduler holds
+ * off for more than 0.5 s starts over. With
  * SYNCQ_LAB_QUEUE_FAULT set (the lab's own tests) the non-blocking
  * discipline runs on the faulty queue instead of "ms", and says so.
  */
