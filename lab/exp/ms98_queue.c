@@ -67,6 +67,18 @@ static inline void ms98q_delay(uint64_t mean, uint64_t *seed) {
   if (mean != 0) syncq_delay_ns(lab_prng_around(mean, MS98Q_DELAY_JITTER_PCT, seed));
 }
 
+/* An enqueue that found FULL, which never happens here (at most p items
+ * in a queue of MS98Q_CAPACITY): retry, yielding, until the queue takes
+ * the item (true, *r its status) or until the watch found items lost
+ * (false). Out of the loop, as ms98q_wait. */
+static bool ms98q_enqueue_waiting(ms98q_run *run, const syncq_queue_ops *ops, void *item, int *r) {
+  do {
+    if (lab_queue_watch_lost(&run->watch)) return false;
+    syncq_yield();
+  } while ((*r = ops->enqueue(run->q, item)) == SYNCQ_FULL);
+  return true;
+}
+
 /* A dequeue that found EMPTY: retry, yielding, until an item (true, *r
  * SYNCQ_OK or a failure) or until the watch finds items lost (false).
  * Out of the loop, so a dequeue that succeeds at once runs the code it
@@ -81,40 +93,42 @@ static bool ms98q_wait(ms98q_run *run, const syncq_queue_ops *ops, void **x, int
   return *r != SYNCQ_EMPTY;
 }
 
+/* The loop adds nothing to a pair that succeeds at once beyond what it
+ * did before the watch: the queue's successful operations come from the
+ * iterations done and the failures counted (a pair costs a few ns on one
+ * thread without delay, where an add in the loop shows). */
 static void ms98q_worker(lab_worker *w) {
   ms98q_run *run = w->arg;
   const ms98q_point *pt = run->pt;
   const syncq_queue_ops *ops = pt->algo->ops;
   uint64_t n = lab_share(pt->pairs, w->n, w->id);
   uint64_t seed = lab_prng_seed(w->id);
-  uint64_t in = 0, out_sum = 0, enqueued = 0, dequeued = 0;
-  int errors = 0;
-  for (uint64_t i = 0; i < n; i++) {
+  uint64_t in = 0, out_sum = 0, i = 0;
+  uint64_t in_dequeue = 0; /* 1: gave up in a dequeue, its iteration's enqueue made */
+  int enq_errors = 0, deq_errors = 0;
+  for (; i < n; i++) {
     uint64_t v = ((uint64_t)w->id << 24 | (i & 0xffffff)) + 1;
-    int r;
-    /* never FULL (at most p items in a queue of MS98Q_CAPACITY): the stop flag is for a queue that is broken */
-    while ((r = ops->enqueue(run->q, (void *)(uintptr_t)(v << 4))) == SYNCQ_FULL && !lab_queue_watch_lost(&run->watch))
-      syncq_yield();
-    if (r == SYNCQ_FULL) break;
-    errors += r != SYNCQ_OK;
-    enqueued += r == SYNCQ_OK;
+    void *item = (void *)(uintptr_t)(v << 4);
+    int r = ops->enqueue(run->q, item);
+    if (r == SYNCQ_FULL && !ms98q_enqueue_waiting(run, ops, item, &r)) break;
+    enq_errors += r != SYNCQ_OK;
     in += v;
     ms98q_delay(pt->delay_ns, &seed);
     void *x = NULL;
-    if ((r = ops->dequeue(run->q, &x)) == SYNCQ_EMPTY && !ms98q_wait(run, ops, &x, &r)) break;
-    errors += r != SYNCQ_OK;
-    if (r == SYNCQ_OK) {
-      out_sum += (uint64_t)(uintptr_t)x >> 4;
-      dequeued++;
+    if ((r = ops->dequeue(run->q, &x)) == SYNCQ_EMPTY && !ms98q_wait(run, ops, &x, &r)) {
+      in_dequeue = 1;
+      break;
     }
+    deq_errors += r != SYNCQ_OK;
+    if (r == SYNCQ_OK) out_sum += (uint64_t)(uintptr_t)x >> 4;
     ms98q_delay(pt->delay_ns, &seed);
   }
   lab_queue_watch_finished(&run->watch);
   atomic_fetch_add(&run->in_sum, in);
   atomic_fetch_add(&run->out_sum, out_sum);
-  atomic_fetch_add(&run->enqueued, enqueued);
-  atomic_fetch_add(&run->dequeued, dequeued);
-  if (errors) atomic_fetch_add(&run->errors, errors);
+  atomic_fetch_add(&run->enqueued, i + in_dequeue - (uint64_t)enq_errors);
+  atomic_fetch_add(&run->dequeued, i - (uint64_t)deq_errors);
+  if (enq_errors + deq_errors) atomic_fetch_add(&run->errors, enq_errors + deq_errors);
 }
 
 /* After the team (run->q still alive): false when the run is valid, else
