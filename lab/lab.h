@@ -291,8 +291,10 @@ void lab_note_queue_wait(lab_ctx *ctx);
 
 /* A queue that loses an item (lab/queue_wait.c). The queue drivers that
  * drain a known count (dg25-prodcons, dg25-latency's ping-pong,
- * dg25-mt-pingpong and dg25-casfail, queue-sides's drain, queue-1p1c) would
- * otherwise retry EMPTY for ever, until the runner's watchdog. A sample's
+ * dg25-mt-pingpong and dg25-casfail, queue-sides's drain, queue-1p1c,
+ * ms98-queue, np99-mp-queue) and the applications' idle threads
+ * (ms98-quicksort, ms98-tsp, np99-apps' task queue) would otherwise retry
+ * EMPTY for ever, until the runner's watchdog. A sample's
  * threads share one lab_queue_watch: a thread counts itself quiet when it
  * has finished (its last enqueue returned, it will not wait again) or when
  * its current wait has found only EMPTY for LAB_QUEUE_QUIET_MS. Once every
@@ -358,6 +360,24 @@ static inline bool lab_queue_watch_lost(lab_queue_watch *w) {
 /* After the team: 0, or -1 after lab_fail("<algo> lost K of M items: every
  * producer had finished and the queue answered EMPTY for T ms"). */
 int lab_queue_watch_check(lab_ctx *ctx, lab_queue_watch *w, const char *algo, uint64_t lost, uint64_t total);
+/* What a driver lost, for lab_queue_watch_why. */
+typedef struct lab_queue_lost {
+  const char *algo;      /* the structure's name */
+  const char *structure; /* "queue", "stack", "ring", "heap and the stack" */
+  const char *items;     /* what the counts count: "items", "intervals", "tasks", "tours" */
+  uint64_t lost, total;
+} lab_queue_lost;
+/* Room for lab_queue_watch_why's and lab_queue_duplicate_why's texts. */
+#define LAB_QUEUE_WHY 240
+/* After the team, for the drivers whose every thread both puts and takes
+ * (ms98-queue, np99-mp-queue, and the applications' work pools, where the
+ * producers are the consumers themselves: a thread counts itself finished
+ * when it leaves its loop) and for those that report through a buffer
+ * (the copies of mp_common.h): false when the watch found nothing lost;
+ * else true, with why = "<algo> lost K of M <items>: every thread had
+ * finished or was waiting for work, and the <structure> answered EMPTY
+ * for T ms". */
+bool lab_queue_watch_why(lab_queue_watch *w, const lab_queue_lost *what, char *why, size_t len);
 /* After the team: how many items are still in queue q, taken out (at
  * most max, so a queue that never answers EMPTY ends too): a queue that
  * gave out a duplicate has more left than its consumers owed. */
@@ -367,11 +387,16 @@ uint64_t lab_queue_leftovers(int (*dequeue)(void *q, void **item), void *q, uint
  * lab_fail("<algo> gave out more items than were enqueued ... (a
  * duplicate)"). */
 int lab_queue_duplicate_check(lab_ctx *ctx, const char *algo, uint64_t total, uint64_t left);
+/* The same verdict into a buffer: false when left is 0, else true with why. */
+bool lab_queue_duplicate_why(const char *algo, uint64_t total, uint64_t left, char *why, size_t len);
 /* SYNCQ_LAB_QUEUE_FAULT=lose:K or dup:K registers the queue "faulty:lose"
- * or "faulty:dup", whose K-th enqueue loses or duplicates its item, for
- * the lab's own tests (lab/queue_faults.c). 1 when it registered one, 0
- * without the variable, -1 for a bad value or a refused registration. */
+ * or "faulty:dup", whose K-th enqueue loses or duplicates its item, and a
+ * stack of the same name whose K-th push does, for the lab's own tests
+ * (lab/queue_faults.c). 1 when it registered them, 0 without the
+ * variable, -1 for a bad value or a refused registration. */
 int lab_queue_faults_register(void);
+/* "faulty:lose" or "faulty:dup" once registered, else NULL. */
+const char *lab_queue_faults_name(void);
 /* Pick by size: smoke, quick, default, full. */
 uint64_t lab_by_size(const lab_ctx *ctx, uint64_t smoke, uint64_t quick, uint64_t dflt, uint64_t full);
 /* The thread counts to sweep: --threads, or lab_threads_plan(lab_pus(ctx)). */

@@ -9,14 +9,18 @@
  * SYNCQ_LAB_QUEUE_FAULT=dup:K the queue "faulty:dup": Michael & Scott's
  * two-lock queue (unbounded, so neither fault can make it FULL) whose K-th
  * enqueue (K >= 1, counted per queue object) answers SYNCQ_OK having put
- * nothing in (lose) or the item twice (dup). Without the variable nothing
- * is registered. Not for measuring.
+ * nothing in (lose) or the item twice (dup). The same variable registers
+ * a stack of the same name, the single-lock stack ("lock") whose K-th
+ * push does the same, for the drivers whose pool is a stack (the
+ * applications'). Without the variable nothing is registered. Not for
+ * measuring.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "lab.h"
 #include "syncq/queue.h"
+#include "syncq/stack.h"
 
 typedef struct fq_header {
   _Atomic(uint64_t) enqueues; /* the enqueues made so far */
@@ -74,6 +78,48 @@ static syncq_algo fq_algo = {
   .ops = &fq_ops,
 };
 
+/* ---- the stack: the same fault on the single-lock stack's pushes ---- */
+static const syncq_algo *const fs_base = &syncq_stack_lock_algo;
+static size_t fs_skip; /* the header's size, rounded up to the base stack's alignment */
+
+static const syncq_stack_ops *fs_base_ops(void) { return fs_base->ops; }
+static void *fs_inner(void *s) { return (char *)s + fs_skip; }
+
+static int fs_init(void *s, const syncq_stack_config *cfg) {
+  if (s == NULL) return SYNCQ_EINVAL;
+  atomic_init(&((fq_header *)s)->enqueues, 0);
+  return fs_base_ops()->init(fs_inner(s), cfg);
+}
+
+static int fs_destroy(void *s) { return s == NULL ? SYNCQ_EINVAL : fs_base_ops()->destroy(fs_inner(s)); }
+
+static int fs_push(void *s, void *item) {
+  if (s == NULL) return SYNCQ_EINVAL;
+  /* relaxed: a count that picks the K-th push; the base stack orders the items */
+  uint64_t n = atomic_fetch_add_explicit(&((fq_header *)s)->enqueues, 1, memory_order_relaxed) + 1;
+  if (n == fq_k && !fq_dup) return SYNCQ_OK; /* lost */
+  int st = fs_base_ops()->push(fs_inner(s), item);
+  if (st == SYNCQ_OK && n == fq_k) st = fs_base_ops()->push(fs_inner(s), item); /* the duplicate */
+  return st;
+}
+
+static int fs_pop(void *s, void **item) { return s == NULL ? SYNCQ_EINVAL : fs_base_ops()->pop(fs_inner(s), item); }
+
+static syncq_stack_ops fs_ops = {
+  .init = fs_init,
+  .destroy = fs_destroy,
+  .push = fs_push,
+  .pop = fs_pop,
+};
+
+static syncq_algo fs_algo = {
+  .family = SYNCQ_FAMILY_STACK,
+  .progress = SYNCQ_PROGRESS_BLOCKING,
+  .ops = &fs_ops,
+};
+
+const char *lab_queue_faults_name(void) { return fq_k != 0 ? fq_algo.name : NULL; }
+
 int lab_queue_faults_register(void) {
   const char *spec = getenv("SYNCQ_LAB_QUEUE_FAULT");
   if (spec == NULL) return 0;
@@ -93,5 +139,18 @@ int lab_queue_faults_register(void) {
                       : "two-lock queue whose K-th enqueue loses the item (SYNCQ_LAB_QUEUE_FAULT)";
   fq_algo.paper = "the lab's own tests";
   fq_algo.props = SYNCQ_PROP_FIFO | SYNCQ_PROP_ALLOCATES;
-  return syncq_registry_add(&fq_algo) == SYNCQ_OK ? 1 : -1;
+  size_t sa = fs_base_ops()->align > _Alignof(fq_header) ? fs_base_ops()->align : _Alignof(fq_header);
+  fs_skip = (sizeof(fq_header) + sa - 1) / sa * sa;
+  fs_ops.size = fs_skip + fs_base_ops()->size;
+  fs_ops.align = sa;
+  fs_algo.name = fq_algo.name;
+  fs_algo.title = dup ? "single-lock stack whose K-th push puts the item in twice (SYNCQ_LAB_QUEUE_FAULT)"
+                      : "single-lock stack whose K-th push loses the item (SYNCQ_LAB_QUEUE_FAULT)";
+  fs_algo.paper = fq_algo.paper;
+  fs_algo.props = fs_base->props & ~(uint32_t)(SYNCQ_PROP_LINEARIZABLE | SYNCQ_PROP_PEER);
+  if (syncq_registry_add(&fq_algo) != SYNCQ_OK || syncq_registry_add(&fs_algo) != SYNCQ_OK) {
+    fq_k = 0;
+    return -1;
+  }
+  return 1;
 }

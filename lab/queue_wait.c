@@ -4,8 +4,10 @@
  * polls (lab.h, lab_queue_wait; --queue-wait): their names and
  * descriptions, the waiting itself (dg25-*, queue-sides) and the note a
  * run with a policy other than the default writes; and the watch over
- * those waits that finds a queue that lost items (lab_queue_watch).
+ * those waits that finds a queue that lost items (lab_queue_watch), and
+ * the texts of its verdicts.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "lab.h"
@@ -144,12 +146,29 @@ int lab_queue_watch_check(lab_ctx *ctx, lab_queue_watch *w, const char *algo, ui
   return -1;
 }
 
-int lab_queue_duplicate_check(lab_ctx *ctx, const char *algo, uint64_t total, uint64_t left) {
-  if (left == 0) return 0;
-  lab_fail(ctx,
+bool lab_queue_watch_why(lab_queue_watch *w, const lab_queue_lost *what, char *why, size_t len) {
+  if (!atomic_load(&w->lost)) return false;
+  snprintf(why, len,
+           "%s lost %llu of %llu %s: every thread had finished or was waiting for work, and the %s answered EMPTY "
+           "for %d ms",
+           what->algo, (unsigned long long)what->lost, (unsigned long long)what->total, what->items, what->structure,
+           LAB_QUEUE_LOST_MS);
+  return true;
+}
+
+bool lab_queue_duplicate_why(const char *algo, uint64_t total, uint64_t left, char *why, size_t len) {
+  if (left == 0) return false;
+  snprintf(why, len,
            "%s gave out more items than were enqueued: every consumer took its share of the %llu and %llu %s left "
            "in the queue (a duplicate)",
            algo, (unsigned long long)total, (unsigned long long)left, left == 1 ? "was" : "were");
+  return true;
+}
+
+int lab_queue_duplicate_check(lab_ctx *ctx, const char *algo, uint64_t total, uint64_t left) {
+  char why[LAB_QUEUE_WHY];
+  if (!lab_queue_duplicate_why(algo, total, left, why, sizeof why)) return 0;
+  lab_fail(ctx, "%s", why);
   return -1;
 }
 

@@ -44,6 +44,7 @@ int app_pool_init(app_pool *p, const syncq_algo *algo, size_t capacity, unsigned
     p->obj = s;
   }
   p->algo = algo;
+  lab_queue_watch_init(&p->watch, (int)threads);
   return SYNCQ_OK;
 }
 

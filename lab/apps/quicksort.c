@@ -19,7 +19,10 @@
  *             are never shared: their sort costs less than a pool round trip.
  *   Termination: `done` counts keys in their final place (pivots and
  *             insertion-sorted intervals); every thread stops when it
- *             reaches n. Idle threads yield between looks at the pool.
+ *             reaches n. Idle threads yield between looks at the pool,
+ *             under the pool's watch (pool.h): a pool that lost an
+ *             interval stops them about 1.1 s after the last thread fell
+ *             idle, and the check names the pool and the intervals lost.
  *   Atomics:  one pool put or take per shared interval, one fetch-and-add
  *             on `done` per pivot and per finished small interval.
  *   Memory:   the keys (4 bytes each) and the pool; a thread's private
@@ -74,6 +77,8 @@ int app_qs_init(app_qs *s, const syncq_algo *pool_algo, size_t n, uint64_t seed,
   }
   atomic_init(&s->done, 0);
   atomic_init(&s->errors, 0);
+  atomic_init(&s->puts, 1); /* the whole array, below */
+  atomic_init(&s->takes, 0);
   if (!app_pool_put(&s->pool, qs_item(0, n), &s->errors)) { /* an empty pool must take one item */
     app_pool_destroy(&s->pool);
     free(s->keys);
@@ -124,6 +129,7 @@ static size_t qs_partition(uint32_t *a, size_t len) {
 typedef struct qs_local {
   size_t *lo, *len;
   size_t n, cap;
+  uint64_t puts; /* intervals this thread put in the pool */
 } qs_local;
 
 static void qs_local_push(qs_local *l, size_t lo, size_t len, app_qs *s) {
@@ -152,7 +158,8 @@ static void qs_interval_sort(app_qs *s, size_t lo, size_t len, qs_local *local) 
     size_t big_lo = llen >= rlen ? llo : rlo, big_len = llen >= rlen ? llen : rlen;
     size_t sml_lo = llen >= rlen ? rlo : llo, sml_len = llen >= rlen ? rlen : llen;
     if (big_len > APP_QS_CUTOFF) {
-      if (!app_pool_put(&s->pool, qs_item(big_lo, big_len), &s->errors)) qs_local_push(local, big_lo, big_len, s);
+      if (app_pool_put(&s->pool, qs_item(big_lo, big_len), &s->errors)) local->puts++;
+      else qs_local_push(local, big_lo, big_len, s);
     } else if (big_len > 0) {
       qs_insertion(s->keys + big_lo, big_len);
       atomic_fetch_add(&s->done, big_len);
@@ -167,7 +174,9 @@ static void qs_interval_sort(app_qs *s, size_t lo, size_t len, qs_local *local) 
 }
 
 void app_qs_worker(app_qs *s) {
-  qs_local local = {NULL, NULL, 0, 0};
+  qs_local local = {NULL, NULL, 0, 0, 0};
+  lab_queue_streak streak = {0}; /* the current idle wait's (polls 0: none) */
+  uint64_t takes = 0;
   for (;;) {
     size_t lo, len;
     void *item;
@@ -176,6 +185,11 @@ void app_qs_worker(app_qs *s) {
       lo = local.lo[local.n];
       len = local.len[local.n];
     } else if (app_pool_take(&s->pool, &item, &s->errors)) {
+      takes++;
+      if (streak.polls != 0) { /* an idle wait ended */
+        lab_queue_watch_end(&s->pool.watch, &streak);
+        streak = (lab_queue_streak){0};
+      }
       qs_interval(item, &lo, &len);
       if (len == 0 || lo + len > s->n) { /* a corrupted item: count it, never touch memory with it */
         atomic_fetch_add(&s->errors, 1);
@@ -184,15 +198,26 @@ void app_qs_worker(app_qs *s) {
     } else {
       if (atomic_load(&s->done) >= s->n || atomic_load(&s->errors) != 0) break;
       syncq_yield();
+      if (lab_queue_watch_empty(&s->pool.watch, &streak)) break; /* intervals lost */
       continue;
     }
     qs_interval_sort(s, lo, len, &local);
   }
+  /* no longer quiet by a wait before finished counts it (once per thread) */
+  lab_queue_watch_end(&s->pool.watch, &streak);
+  lab_queue_watch_finished(&s->pool.watch);
+  atomic_fetch_add(&s->puts, local.puts);
+  atomic_fetch_add(&s->takes, takes);
   free(local.lo);
   free(local.len);
 }
 
 int app_qs_check(const app_qs *s, char *why, size_t len) {
+  app_qs *m = (app_qs *)s;
+  uint64_t puts = atomic_load(&m->puts), takes = atomic_load(&m->takes);
+  lab_queue_lost lost = {s->pool.algo->name, app_pool_kind(&s->pool), "intervals", puts > takes ? puts - takes : 0,
+                         puts};
+  if (lab_queue_watch_why(&m->pool.watch, &lost, why, len)) return -1;
   int errors = atomic_load(&s->errors);
   if (errors != 0) {
     snprintf(why, len, "%s: %d failed pool operations", s->pool.algo->name, errors);

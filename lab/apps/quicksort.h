@@ -26,9 +26,10 @@ typedef struct app_qs {
   uint32_t *keys;
   size_t n;
   app_pool pool;
-  _Atomic(size_t) done;     /* keys in their final place: the team stops at n */
-  _Atomic(int) errors;      /* structure failures (not FULL/EMPTY) */
-  uint64_t in_sum, in_hash; /* the input multiset's two commutative hashes */
+  _Atomic(size_t) done;          /* keys in their final place: the team stops at n */
+  _Atomic(int) errors;           /* structure failures (not FULL/EMPTY) */
+  uint64_t in_sum, in_hash;      /* the input multiset's two commutative hashes */
+  _Atomic(uint64_t) puts, takes; /* intervals through the pool (for the pool's watch, pool.h) */
 } app_qs;
 
 /* SYNCQ_OK, SYNCQ_EINVAL (n 0 or above APP_QS_MAX_KEYS, unusable
@@ -36,7 +37,8 @@ typedef struct app_qs {
 int app_qs_init(app_qs *s, const syncq_algo *pool_algo, size_t n, uint64_t seed, unsigned threads);
 void app_qs_worker(app_qs *s);
 /* 0 when the keys are sorted, a permutation of the input, and no operation
- * failed; else -1 with the reason in why. */
+ * failed; else -1 with the reason in why (first: intervals the pool lost,
+ * as its watch found them). */
 int app_qs_check(const app_qs *s, char *why, size_t len);
 void app_qs_destroy(app_qs *s);
 

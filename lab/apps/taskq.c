@@ -25,7 +25,11 @@
  *             the loops.
  *   Memory:   the structure; the lock-based ring (8 bytes a slot).
  *   Progress: that of the queue; idle threads yield until `live` is 0,
- *             so the kernel as a whole is blocking.
+ *             so the kernel as a whole is blocking. They wait under the
+ *             pool's watch (pool.h; the lock-based ring's too, which
+ *             cannot lose a task): a queue that lost tasks stops them
+ *             about 1.1 s after the last thread fell idle, and the check
+ *             names the queue and the tasks lost.
  *   Signal safety: none; process-shared: no (pointers).
  *   Limits:   max_level <= APP_TASKQ_MAX_LEVEL, roots < 2^20.
  */
@@ -161,6 +165,8 @@ int app_taskq_init(app_taskq *s, const app_taskq_shape *shape, const syncq_algo 
     }
     s->lock = lock;
   }
+  /* the ring's idle waits feed the same watch (app_pool_init made the pool's) */
+  if (lock != NULL) lab_queue_watch_init(&s->pool.watch, (int)threads);
   atomic_init(&s->live, (int64_t)shape->roots);
   atomic_init(&s->sum, 0);
   atomic_init(&s->tasks, 0);
@@ -197,12 +203,18 @@ static void tq_task(app_taskq *s, uint64_t key, tq_acc *acc) {
 
 void app_taskq_worker(app_taskq *s) {
   tq_acc acc = {0, 0};
+  lab_queue_streak streak = {0}; /* the current idle wait's (polls 0: none) */
   for (;;) {
     uint64_t key;
     if (!tq_take(s, &key)) {
       if (atomic_load(&s->live) <= 0 || atomic_load(&s->errors) != 0) break;
       syncq_yield();
+      if (lab_queue_watch_empty(&s->pool.watch, &streak)) break; /* tasks lost */
       continue;
+    }
+    if (streak.polls != 0) { /* an idle wait ended */
+      lab_queue_watch_end(&s->pool.watch, &streak);
+      streak = (lab_queue_streak){0};
     }
     if ((key & ((1u << TQ_LEVEL_BITS) - 1)) > s->shape.max_level) { /* a corrupted task */
       atomic_fetch_add(&s->errors, 1);
@@ -211,6 +223,9 @@ void app_taskq_worker(app_taskq *s) {
     tq_task(s, key, &acc);
     atomic_fetch_sub(&s->live, 1);
   }
+  /* no longer quiet by a wait before finished counts it (once per thread) */
+  lab_queue_watch_end(&s->pool.watch, &streak);
+  lab_queue_watch_finished(&s->pool.watch);
   /* relaxed: read after the team is joined */
   atomic_fetch_add_explicit(&s->sum, acc.sum, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->tasks, acc.tasks, memory_order_relaxed);
@@ -221,6 +236,11 @@ int app_taskq_check(const app_taskq *s, char *why, size_t len) {
   const char *name = s->lock ? s->lock->name : s->pool.algo->name;
   uint64_t want_sum, want_tasks;
   (void)app_taskq_expected(&s->shape, &want_sum, &want_tasks);
+  int64_t live = atomic_load(&m->live);
+  /* the tasks still live once every thread gave up: queued, never given out (their children never made) */
+  lab_queue_lost lost = {name, s->lock ? "ring" : app_pool_kind(&s->pool), "tasks", live > 0 ? (uint64_t)live : 0,
+                         want_tasks};
+  if (lab_queue_watch_why(&m->pool.watch, &lost, why, len)) return -1;
   int errors = atomic_load(&m->errors);
   uint64_t key;
   bool empty = !tq_take(m, &key);

@@ -38,7 +38,12 @@
  *             freed by app_tsp_destroy.
  *   Validation: app_tsp_check (tsp.h) against Held-Karp's optimum.
  *   Progress: that of the structures; idle threads yield until the live
- *             count is 0, so the search as a whole is blocking.
+ *             count is 0, so the search as a whole is blocking. They wait
+ *             under the lab's watch (lab.h, lab_queue_watch; the
+ *             producers are the consumers themselves, as in pool.h): a
+ *             heap or stack that lost a tour stops them about 1.1 s after
+ *             the last thread fell idle, and the check names both
+ *             structures and the tours lost.
  *   Signal safety: none (allocates); process-shared: no (pointers).
  *   Limits:   APP_TSP_MAX_CITIES cities, APP_TSP_MAX_THREADS threads.
  */
@@ -195,6 +200,7 @@ int app_tsp_init(app_tsp *s, const app_tsp_instance *in, const app_tsp_config *c
   }
   atomic_init(&s->best, len + in->d[cur][0] + 1);
   atomic_init(&s->errors, 0);
+  lab_queue_watch_init(&s->watch, (int)threads);
   for (unsigned t = 0; t < threads; t++) s->local[t].best_len = UINT32_MAX;
   /* the root: city 0 alone, in the heap, counted live */
   static const tsp_tour zero;
@@ -350,6 +356,7 @@ void app_tsp_worker(app_tsp *s, int id) {
   int n = in->n;
   tsp_local *l = &s->local[id];
   tsp_tour *kids[APP_TSP_MAX_CITIES];
+  lab_queue_streak streak = {0}; /* the current idle wait's (polls 0: none) */
   for (;;) {
     tsp_tour *t;
     if (!tsp_take(s, &t)) {
@@ -357,7 +364,12 @@ void app_tsp_worker(app_tsp *s, int id) {
       if (co->load(s->live, &live) != SYNCQ_OK) atomic_fetch_add(&s->errors, 1);
       if (live <= 0 || atomic_load(&s->errors) != 0) break;
       syncq_yield();
+      if (lab_queue_watch_empty(&s->watch, &streak)) break; /* tours lost */
       continue;
+    }
+    if (streak.polls != 0) { /* an idle wait ended */
+      lab_queue_watch_end(&s->watch, &streak);
+      streak = (lab_queue_streak){0};
     }
     int nk = 0;
     if (t->bound < atomic_load(&s->best)) {
@@ -397,7 +409,10 @@ void app_tsp_worker(app_tsp *s, int id) {
     /* children join the live count before their parent leaves it */
     if (nk > 0 && co->fetch_add(s->live, nk, NULL) != SYNCQ_OK) atomic_fetch_add(&s->errors, 1);
     for (int i = 0; i < nk; i++) {
-      if (tsp_publish(s, kids[i])) continue;
+      if (tsp_publish(s, kids[i])) {
+        l->published++;
+        continue;
+      }
       tsp_tour *k = kids[i]; /* refused: search it here */
       tsp_dfs(s, l, k->path, k->depth, k->visited, k->len);
       tsp_free(l, k);
@@ -406,6 +421,9 @@ void app_tsp_worker(app_tsp *s, int id) {
     tsp_free(l, t);
     if (co->fetch_add(s->live, -1, NULL) != SYNCQ_OK) atomic_fetch_add(&s->errors, 1);
   }
+  /* no longer quiet by a wait before finished counts it (once per thread) */
+  lab_queue_watch_end(&s->watch, &streak);
+  lab_queue_watch_finished(&s->watch);
 }
 
 uint32_t app_tsp_best(const app_tsp *s) { return atomic_load(&((app_tsp *)s)->best); }
@@ -427,6 +445,13 @@ int app_tsp_check(const app_tsp *s, uint64_t optimum, char *why, size_t len) {
   int64_t live = -1, expanded = -1;
   co->load(s->live, &live);
   co->load(s->expanded, &expanded);
+  uint64_t published = 1; /* the root */
+  for (unsigned t = 0; t < s->threads; t++) published += s->local[t].published;
+  /* once every thread gave up, the live tours are those lost: none is being expanded, the structures are empty */
+  char both[128];
+  snprintf(both, sizeof both, "%s/%s", names, s->cfg.stack->name);
+  lab_queue_lost lost = {both, "heap and the stack", "tours", live > 0 ? (uint64_t)live : 0, published};
+  if (lab_queue_watch_why(&((app_tsp *)s)->watch, &lost, why, len)) return -1;
   uint64_t mine = 0;
   const tsp_local *best = NULL;
   for (unsigned t = 0; t < s->threads; t++) {

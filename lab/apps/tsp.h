@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../lab.h"
 #include "syncq/pr.h"
 #include "syncq/registry.h"
 
@@ -54,6 +55,7 @@ typedef struct tsp_local {
   SYNCQ_CACHELINE_ALIGNED tsp_tour *free; /* this thread's free tour records */
   tsp_chunk *chunks;                      /* the blocks it allocated */
   uint64_t expanded;                      /* tours it expanded */
+  uint64_t published;                     /* tours it put in the heap or the stack */
   uint32_t best_len;                      /* its best complete tour */
   uint8_t best_path[APP_TSP_MAX_CITIES];
 } tsp_local;
@@ -67,6 +69,7 @@ typedef struct app_tsp {
   unsigned threads;
   _Atomic(uint32_t) best; /* the bound: shortest complete tour so far */
   _Atomic(int) errors;
+  lab_queue_watch watch; /* tours lost by the heap or the stack (tsp.c) */
   tsp_local local[APP_TSP_MAX_THREADS];
 } app_tsp;
 
@@ -76,7 +79,8 @@ int app_tsp_init(app_tsp *s, const app_tsp_instance *in, const app_tsp_config *c
 void app_tsp_worker(app_tsp *s, int id);
 /* 0 when the team's best tour is a tour of length `optimum`, the structures
  * end empty, the live count is 0 and the work counter equals the threads'
- * own counts; else -1 with the reason. */
+ * own counts; else -1 with the reason (first: tours the heap or the stack
+ * lost, as the watch found them). */
 int app_tsp_check(const app_tsp *s, uint64_t optimum, char *why, size_t len);
 /* The shortest tour found (after the team finished). */
 uint32_t app_tsp_best(const app_tsp *s);

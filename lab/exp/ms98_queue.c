@@ -17,7 +17,15 @@
  *
  * Validation: a thread's enqueue precedes its dequeue, so a linearizable
  * queue never answers EMPTY here; a queue that does (Vyukov's, whose EMPTY
- * is not linearizable) retries. Every run must end with the queue empty
+ * is not linearizable) retries, under the lab's watch for a lost item
+ * (lab.h, lab_queue_watch): every thread both enqueues and dequeues, so
+ * the watch's "every producer has finished" is "every thread has left its
+ * loop or waits on EMPTY", which no thread stopped by the pseudo-scheduler
+ * of levels 2 and 3 fakes: one stopped inside an enqueue or between its
+ * operations is neither, and one stopped in its wait holds no item (one
+ * stopped between its wait's item and the wait's end counts as quiet for
+ * that stop, a few quanta, far below LAB_QUEUE_LOST_MS). Every
+ * run must end with the queue empty (an item left over is a duplicate)
  * and the checksum of dequeued items equal to that of enqueued ones.
  */
 #include <stdlib.h>
@@ -50,37 +58,95 @@ typedef struct ms98q_run {
   const ms98q_point *pt;
   void *q;
   _Atomic(uint64_t) in_sum, out_sum;
+  _Atomic(uint64_t) enqueued, dequeued; /* successful operations */
   _Atomic(int) errors;
+  lab_queue_watch watch; /* a queue that lost items (lab.h) */
 } ms98q_run;
 
 static inline void ms98q_delay(uint64_t mean, uint64_t *seed) {
   if (mean != 0) syncq_delay_ns(lab_prng_around(mean, MS98Q_DELAY_JITTER_PCT, seed));
 }
 
+/* An enqueue that found FULL, which never happens here (at most p items
+ * in a queue of MS98Q_CAPACITY): retry, yielding, until the queue takes
+ * the item (true, *r its status) or until the watch found items lost
+ * (false). Out of the loop, as ms98q_wait. */
+static bool ms98q_enqueue_waiting(ms98q_run *run, const syncq_queue_ops *ops, void *item, int *r) {
+  do {
+    if (lab_queue_watch_lost(&run->watch)) return false;
+    syncq_yield();
+  } while ((*r = ops->enqueue(run->q, item)) == SYNCQ_FULL);
+  return true;
+}
+
+/* A dequeue that found EMPTY: retry, yielding, until an item (true, *r
+ * SYNCQ_OK or a failure) or until the watch finds items lost (false).
+ * Out of the loop, so a dequeue that succeeds at once runs the code it
+ * ran before the watch. */
+static bool ms98q_wait(ms98q_run *run, const syncq_queue_ops *ops, void **x, int *r) {
+  lab_queue_streak streak = {0};
+  do {
+    syncq_yield();
+    if (lab_queue_watch_empty(&run->watch, &streak)) break;
+  } while ((*r = ops->dequeue(run->q, x)) == SYNCQ_EMPTY);
+  lab_queue_watch_end(&run->watch, &streak);
+  return *r != SYNCQ_EMPTY;
+}
+
+/* The loop adds nothing to a pair that succeeds at once beyond what it
+ * did before the watch: the queue's successful operations come from the
+ * iterations done and the failures counted (a pair costs a few ns on one
+ * thread without delay, where an add in the loop shows). */
 static void ms98q_worker(lab_worker *w) {
   ms98q_run *run = w->arg;
   const ms98q_point *pt = run->pt;
   const syncq_queue_ops *ops = pt->algo->ops;
   uint64_t n = lab_share(pt->pairs, w->n, w->id);
   uint64_t seed = lab_prng_seed(w->id);
-  uint64_t in = 0, out_sum = 0;
-  int errors = 0;
-  for (uint64_t i = 0; i < n; i++) {
+  uint64_t in = 0, out_sum = 0, i = 0;
+  uint64_t in_dequeue = 0; /* 1: gave up in a dequeue, its iteration's enqueue made */
+  int enq_errors = 0, deq_errors = 0;
+  for (; i < n; i++) {
     uint64_t v = ((uint64_t)w->id << 24 | (i & 0xffffff)) + 1;
-    int r;
-    while ((r = ops->enqueue(run->q, (void *)(uintptr_t)(v << 4))) == SYNCQ_FULL) syncq_yield();
-    errors += r != SYNCQ_OK;
+    void *item = (void *)(uintptr_t)(v << 4);
+    int r = ops->enqueue(run->q, item);
+    if (r == SYNCQ_FULL && !ms98q_enqueue_waiting(run, ops, item, &r)) break;
+    enq_errors += r != SYNCQ_OK;
     in += v;
     ms98q_delay(pt->delay_ns, &seed);
     void *x = NULL;
-    while ((r = ops->dequeue(run->q, &x)) == SYNCQ_EMPTY) syncq_yield();
-    errors += r != SYNCQ_OK;
+    if ((r = ops->dequeue(run->q, &x)) == SYNCQ_EMPTY && !ms98q_wait(run, ops, &x, &r)) {
+      in_dequeue = 1;
+      break;
+    }
+    deq_errors += r != SYNCQ_OK;
     if (r == SYNCQ_OK) out_sum += (uint64_t)(uintptr_t)x >> 4;
     ms98q_delay(pt->delay_ns, &seed);
   }
+  lab_queue_watch_finished(&run->watch);
   atomic_fetch_add(&run->in_sum, in);
   atomic_fetch_add(&run->out_sum, out_sum);
-  if (errors) atomic_fetch_add(&run->errors, errors);
+  atomic_fetch_add(&run->enqueued, i + in_dequeue - (uint64_t)enq_errors);
+  atomic_fetch_add(&run->dequeued, i - (uint64_t)deq_errors);
+  if (enq_errors + deq_errors) atomic_fetch_add(&run->errors, enq_errors + deq_errors);
+}
+
+/* After the team (run->q still alive): false when the run is valid, else
+ * true with why: items lost (the watch), a duplicate (items left over
+ * once every thread took its share), or a failed operation or checksum. */
+static bool ms98q_invalid(ms98q_run *run, char *why, size_t len) {
+  const char *name = run->pt->algo->name;
+  uint64_t enq = atomic_load(&run->enqueued), deq = atomic_load(&run->dequeued);
+  const syncq_queue_ops *ops = run->pt->algo->ops;
+  uint64_t left = lab_queue_leftovers(ops->dequeue, run->q, enq + 1);
+  lab_queue_lost lost = {name, "queue", "items", enq > deq + left ? enq - deq - left : 0, enq};
+  if (lab_queue_watch_why(&run->watch, &lost, why, len)) return true;
+  if (lab_queue_duplicate_why(name, enq, left, why, len)) return true;
+  if (atomic_load(&run->errors) == 0 && atomic_load(&run->in_sum) == atomic_load(&run->out_sum)) return false;
+  snprintf(why, len, "%s failed validation: %d failed operations, checksums %llu in / %llu out", name,
+           atomic_load(&run->errors), (unsigned long long)atomic_load(&run->in_sum),
+           (unsigned long long)atomic_load(&run->out_sum));
+  return true;
 }
 
 /* Every queue of the experiment: capacity MS98Q_CAPACITY. */
@@ -88,7 +154,6 @@ static const lab_object_cfg ms98q_cfg = {.queue_capacity = MS98Q_CAPACITY};
 
 static int ms98q_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   const ms98q_point *pt = arg;
-  const syncq_queue_ops *ops = pt->algo->ops;
   void *q;
   int st = lab_object_new(pt->algo, &ms98q_cfg, &q);
   if (st != SYNCQ_OK) {
@@ -99,16 +164,15 @@ static int ms98q_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   memset(&run, 0, sizeof run);
   run.pt = pt;
   run.q = q;
+  lab_queue_watch_init(&run.watch, pt->threads);
   uint64_t ns;
   int rc = lab_team_run(ctx, pt->threads, ms98q_worker, &run, NULL, &ns, &out->stats);
-  void *x;
-  bool empty = ops->dequeue(q, &x) == SYNCQ_EMPTY;
+  char why[LAB_QUEUE_WHY];
+  bool invalid = rc == 0 && ms98q_invalid(&run, why, sizeof why);
   lab_object_free(pt->algo, q);
   if (rc != 0) return -1;
-  if (atomic_load(&run.errors) != 0 || !empty || atomic_load(&run.in_sum) != atomic_load(&run.out_sum)) {
-    lab_fail(ctx, "%s failed validation: %d failed operations, queue %s, checksums %llu in / %llu out", pt->algo->name,
-             atomic_load(&run.errors), empty ? "empty" : "not empty", (unsigned long long)atomic_load(&run.in_sum),
-             (unsigned long long)atomic_load(&run.out_sum));
+  if (invalid) {
+    lab_fail(ctx, "%s", why);
     return -1;
   }
   out->value = (double)ns / NS_PER_MS;
@@ -129,19 +193,14 @@ static void *ms98q_setup(const void *arg, char *why, size_t len) {
   }
   run->pt = pt;
   run->q = q;
+  lab_queue_watch_init(&run->watch, pt->threads);
   return run;
 }
 
 static int ms98q_finish(void *state, char *why, size_t len) {
   ms98q_run *run = state;
-  const syncq_queue_ops *ops = run->pt->algo->ops;
-  void *x;
-  bool empty = ops->dequeue(run->q, &x) == SYNCQ_EMPTY;
+  bool bad = ms98q_invalid(run, why, len);
   lab_object_free(run->pt->algo, run->q);
-  int bad = atomic_load(&run->errors) != 0 || !empty || atomic_load(&run->in_sum) != atomic_load(&run->out_sum);
-  if (bad)
-    snprintf(why, len, "%s failed validation: %d failed operations, queue %s", run->pt->algo->name,
-             atomic_load(&run->errors), empty ? "empty" : "not empty");
   free(run);
   return bad ? -1 : 0;
 }

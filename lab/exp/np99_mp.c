@@ -30,7 +30,20 @@
  * Time: the mean over the copies of each copy's time.
  *
  * Validation: no failed operation, checksums of values enqueued and
- * dequeued agree and the queue ends empty; barriers never fail.
+ * dequeued agree and the queue ends empty; barriers never fail. A
+ * thread's dequeue follows its own enqueue, so the non-blocking queue
+ * (linearizable) never answers EMPTY here: a dequeue that does waits,
+ * yielding, under the lab's watch for a lost item (lab.h,
+ * lab_queue_watch), one watch a copy. Every thread both enqueues and
+ * dequeues, so "every producer has finished" is "every thread of the copy
+ * has left its loop or waits on EMPTY"; the pseudo-scheduler's stops do
+ * not fake it (a thread stopped inside an enqueue or between operations
+ * is neither, one stopped in its wait holds no item, one stopped between
+ * its wait's item and the wait's end is quiet for that stop only, a few
+ * quanta, far below LAB_QUEUE_LOST_MS), and a wait the scheduler holds
+ * off for more than 0.5 s starts over. With
+ * SYNCQ_LAB_QUEUE_FAULT set (the lab's own tests) the non-blocking
+ * discipline runs on the faulty queue instead of "ms", and says so.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +118,16 @@ typedef struct np99mp_state {
   syncq_barrier *bar; /* barrier experiment */
   _Atomic(int) errors;
   _Atomic(uint64_t) enq_sum, deq_sum;
+  _Atomic(uint64_t) enqueued, dequeued; /* the non-blocking queue's successful operations */
+  lab_queue_watch watch;                /* ... and its lost items (lab.h) */
 } np99mp_state;
+
+/* The non-blocking discipline's queue: "ms", or the lab's faulty queue
+ * under SYNCQ_LAB_QUEUE_FAULT (its tests). */
+static const char *np99mp_nb_queue(void) {
+  const char *faulty = lab_queue_faults_name();
+  return faulty != NULL ? faulty : NP99MP_NB_QUEUE;
+}
 
 static void *np99mp_setup(const void *arg, char *why, size_t len) {
   const np99mp_point *pt = arg;
@@ -120,7 +142,8 @@ static void *np99mp_setup(const void *arg, char *why, size_t len) {
     syncq_barrier_config cfg = {(unsigned)pt->threads, disc_wait[pt->disc], false};
     r = syncq_barrier_create(NP99MP_BARRIER, &cfg, &s->bar);
   } else if (pt->disc == D_NONBLOCKING) {
-    r = syncq_queue_create(NP99MP_NB_QUEUE, NP99MP_QUEUE_CAPACITY, &s->nbq);
+    r = syncq_queue_create(np99mp_nb_queue(), NP99MP_QUEUE_CAPACITY, &s->nbq);
+    lab_queue_watch_init(&s->watch, pt->threads);
   } else {
     syncq_lock_config cfg = {0, disc_wait[pt->disc], false};
     r = syncq_lock_create(pt->disc == D_SC ? NP99MP_SC_LOCK : NP99MP_LOCK, &cfg, &s->lock);
@@ -136,12 +159,19 @@ static void *np99mp_setup(const void *arg, char *why, size_t len) {
   return s;
 }
 
+static int np99mp_queue_dequeue(void *q, void **item) { return syncq_queue_dequeue(q, item); }
+
 static int np99mp_finish(void *state, char *why, size_t len) {
   np99mp_state *s = state;
   int bad = atomic_load(&s->errors) != 0 || atomic_load(&s->enq_sum) != atomic_load(&s->deq_sum);
+  bool said = false;
   if (s->nbq) {
-    void *x;
-    bad |= syncq_queue_dequeue(s->nbq, &x) != SYNCQ_EMPTY;
+    uint64_t enq = atomic_load(&s->enqueued), deq = atomic_load(&s->dequeued);
+    uint64_t left = lab_queue_leftovers(np99mp_queue_dequeue, s->nbq, enq + 1);
+    lab_queue_lost lost = {np99mp_nb_queue(), "queue", "items", enq > deq + left ? enq - deq - left : 0, enq};
+    /* lost items first: every wait gave up, so the sums differ too */
+    said = lab_queue_watch_why(&s->watch, &lost, why, len) || lab_queue_duplicate_why(lost.algo, enq, left, why, len);
+    bad |= said || left != 0;
     syncq_queue_destroy(s->nbq);
   }
   if (s->lock) {
@@ -150,11 +180,28 @@ static int np99mp_finish(void *state, char *why, size_t len) {
     free(s->q);
   }
   if (s->bar) syncq_barrier_destroy(s->bar);
-  if (bad)
+  if (bad && !said)
     snprintf(why, len, "%s failed validation: %d failed operations, checksums %s", s->pt->name, atomic_load(&s->errors),
              atomic_load(&s->enq_sum) == atomic_load(&s->deq_sum) ? "agree" : "differ");
   free(s);
   return bad ? -1 : 0;
+}
+
+/* A dequeue from the non-blocking queue that found EMPTY: wait, yielding,
+ * until an item (SYNCQ_OK, or a failure) or until the watch finds items
+ * lost (SYNCQ_EMPTY). Off the path of a dequeue that succeeds at once. */
+static int np99mp_wait(np99mp_state *s, void **x) {
+  lab_queue_streak streak = {0};
+  int r;
+  do {
+    syncq_yield();
+    if (lab_queue_watch_empty(&s->watch, &streak)) {
+      r = SYNCQ_EMPTY;
+      break;
+    }
+  } while ((r = syncq_queue_dequeue(s->nbq, x)) == SYNCQ_EMPTY);
+  lab_queue_watch_end(&s->watch, &streak);
+  return r;
 }
 
 static inline void *item_of(uint64_t v) { return (void *)(uintptr_t)((v + 1) << 4); }
@@ -166,8 +213,9 @@ static void np99mp_worker(lab_worker *w) {
   uint64_t n = lab_share(pt->iterations, w->n, w->id);
   if (pt->barrier) n = pt->iterations / (uint64_t)w->n; /* every thread reaches every episode */
   uint64_t seed = lab_prng_seed(w->id);
-  uint64_t enq = 0, deq = 0;
+  uint64_t enq = 0, deq = 0, enqueued = 0, dequeued = 0;
   int errors = 0;
+  bool gave_up = false; /* the watch found items lost */
   syncq_lock_node node;
   for (uint64_t i = 0; i < n; i++) {
     syncq_delay_ns(np99_work_time(pt->work_ns, &seed));
@@ -178,12 +226,21 @@ static void np99mp_worker(lab_worker *w) {
     uint64_t v = ((uint64_t)w->id << 40) | i;
     if (s->nbq) {
       if ((i & 1u) == 0) {
-        errors += syncq_queue_enqueue(s->nbq, item_of(v)) != SYNCQ_OK;
+        int r = syncq_queue_enqueue(s->nbq, item_of(v));
+        errors += r != SYNCQ_OK;
+        enqueued += r == SYNCQ_OK;
         enq += v;
       } else {
         void *x;
-        if (syncq_queue_dequeue(s->nbq, &x) == SYNCQ_OK) deq += value_of(x);
-        else errors++;
+        int r = syncq_queue_dequeue(s->nbq, &x);
+        if (r == SYNCQ_EMPTY && (r = np99mp_wait(s, &x)) == SYNCQ_EMPTY) {
+          gave_up = true;
+          break;
+        }
+        if (r == SYNCQ_OK) {
+          deq += value_of(x);
+          dequeued++;
+        } else errors++;
       }
       continue;
     }
@@ -207,20 +264,27 @@ static void np99mp_worker(lab_worker *w) {
     syncq_lock_unlock(s->lock, &node);
   }
   /* a thread with an odd share enqueued one more than it dequeued: take it back */
-  if (!pt->barrier && (n & 1u) == 1) {
+  if (!pt->barrier && (n & 1u) == 1 && !gave_up) {
     if (s->nbq) {
       void *x;
-      while (syncq_queue_dequeue(s->nbq, &x) != SYNCQ_OK) syncq_yield();
-      deq += value_of(x);
+      int r = syncq_queue_dequeue(s->nbq, &x);
+      if (r == SYNCQ_EMPTY) r = np99mp_wait(s, &x);
+      if (r == SYNCQ_OK) {
+        deq += value_of(x);
+        dequeued++;
+      } else if (r != SYNCQ_EMPTY) errors++;
     } else if (syncq_lock_lock(s->lock, &node) == SYNCQ_OK) {
       if (s->q->tail != s->q->head) deq += s->q->slot[s->q->head++ % NP99MP_QCAP];
       else errors++;
       syncq_lock_unlock(s->lock, &node);
     }
   }
+  if (s->nbq) lab_queue_watch_finished(&s->watch);
   /* relaxed: read after the team is joined */
   atomic_fetch_add_explicit(&s->enq_sum, enq, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->deq_sum, deq, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->enqueued, enqueued, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->dequeued, dequeued, memory_order_relaxed);
   if (errors) atomic_fetch_add(&s->errors, errors);
 }
 
@@ -280,6 +344,11 @@ static int np99mp_run(lab_ctx *ctx, bool barrier) {
              "mode @linux. The scheduler-conscious lock reads the pseudo-scheduler's "
              "preempted state, so it has no @linux variant.",
              threads);
+  if (!barrier && !lab_planning(ctx) && lab_queue_faults_name() != NULL)
+    lab_note(ctx,
+             "SYNCQ_LAB_QUEUE_FAULT is set: the non-blocking discipline runs on \"%s\", the lab's faulty "
+             "queue for its own tests, not on \"" NP99MP_NB_QUEUE "\"; these figures are not 003's.",
+             lab_queue_faults_name());
   np99mp_point pts[LAB_MAX_VARIANTS];
   const char *const *names = barrier ? np99mp_barrier_algos : np99mp_queue_algos;
   bool quick = lab_get_size(ctx) <= LAB_SIZE_QUICK;

@@ -8,6 +8,14 @@ long before the watchdog (set here to 60 s, so a driver that waited for it
 would show the watchdog's message instead); a duplicate must fail it with its
 own message; a queue that loses nothing must pass.
 
+The drivers whose every thread both puts and takes (ms98-queue,
+np99-mp-queue, and the applications' pools, where the producers are the
+consumers themselves) fail with their own form of the message, "every
+thread had finished or was waiting for work". The same variable registers
+a stack "faulty:lose" ("faulty:dup") for the applications whose pool is a
+stack, and np99-mp-queue's non-blocking discipline runs on the faulty
+queue in place of "ms".
+
 Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary.
 """
 import re
@@ -96,3 +104,103 @@ def test_without_the_variable_there_is_no_faulty_queue():
     assert "faulty:" not in out
     out = lab("algos", "queue", env={"SYNCQ_LAB_QUEUE_FAULT": "dup:2"}, check=0).stdout
     assert "faulty:dup" in out and "faulty:lose" not in out
+    assert "faulty:" not in lab("algos", "stack", check=0).stdout
+    out = lab("algos", "stack", env={"SYNCQ_LAB_QUEUE_FAULT": "lose:2"}, check=0).stdout
+    assert "faulty:lose" in out and "faulty:dup" not in out
+
+
+LOST_BY_ALL = re.compile(r"(\S+) lost (\d+) of (\d+) (\w+): every thread had finished or was waiting for work, "
+                         r"and the ([a-z ]+) answered EMPTY for 1000 ms")
+
+# (experiment, extra arguments, K, the structures the messages name (one a failed point, in
+# order), what they count, the total when it is fixed, else the most it can be)
+LOSSES_BY_ALL = [
+    # 1,000 pairs in each of two panels (delay_ns 6000 and 0): one thread enqueues 500, then waits
+    ("ms98-queue", ["--threads", "1"], 500, ["queue", "queue"], "items", 500),
+    # two threads: both end waiting, having enqueued at most the 1,000 pairs
+    ("ms98-queue", ["--threads", "2"], 500, ["queue", "queue"], "items", -1000),
+    # a copy (level 3) of two threads, 2,000 operations, half of them enqueues; under the
+    # pseudo-scheduler time-sharing, co-scheduling, and as processes under Linux
+    ("np99-mp-queue", ["--algos", "non-blocking@ts"], 300, ["queue"], "items", -1000),
+    ("np99-mp-queue", ["--algos", "non-blocking@gang"], 300, ["queue"], "items", -1000),
+    ("np99-mp-queue", ["--algos", "non-blocking@linux"], 300, ["queue"], "items", -1000),
+    # three threads a copy, shares of 667, 667 and 666 operations: two end taking back their last item
+    ("np99-mp-queue", ["--pus", "3", "--algos", "non-blocking@ts"], 300, ["queue"], "items", -1001),
+    # 20,000 keys; the pool a queue, then a stack
+    ("ms98-quicksort", ["--threads", "2"], 5, ["queue", "stack"], "intervals", None),
+    # the task queue of 688 tasks over the queue, then the stack
+    ("np99-apps-dedicated", ["--threads", "2", "--where", "kernel=taskq"], 5, ["queue", "stack"], "tasks", 688),
+    # the hybrid program with the faulty stack swapped in
+    ("ms98-tsp", ["--threads", "2"], 5, ["heap and the stack"], "tours", None),
+]
+
+
+@pytest.mark.parametrize("exp,extra,k,structures,items,total", LOSSES_BY_ALL,
+                         ids=[f"{l[0]}-{'-'.join(a.lstrip('-') for a in l[1])}" for l in LOSSES_BY_ALL])
+def test_a_lost_item_stops_threads_that_both_put_and_take(exp, extra, k, structures, items, total, tmp_path):
+    algos = [] if "--algos" in extra else ["--algos", "faulty:lose"]
+    r = lab("run", exp, "--size", "smoke", *algos, "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path),
+            *extra, env={"SYNCQ_LAB_QUEUE_FAULT": f"lose:{k}"}, check=1, timeout=120)
+    assert "did not finish within" not in r.stderr, r.stderr
+    failed = [LOST_BY_ALL.search(n["text"]) for n in records(tmp_path)
+              if n["type"] == "note" and n["text"].startswith("FAILED:")]
+    assert len(failed) == len(structures) and all(failed), r.stderr
+    for found, structure in zip(failed, structures):
+        assert found[1].endswith("faulty:lose") and found[2] == "1", found[0]
+        assert (found[4], found[5]) == (items, structure), found[0]
+        n = int(found[3])
+        assert n == total if total is not None and total > 0 else n >= 1 and (total is None or n <= -total), found[0]
+
+
+DUPS_BY_ALL = [
+    ("ms98-queue", ["--threads", "1", "--where", "delay_ns=0"], "faulty:dup gave out more items than were enqueued: "
+     "every consumer took its share of the 1000 and 1 was left in the queue (a duplicate)"),
+    ("np99-mp-queue", ["--algos", "non-blocking@ts"], "faulty:dup gave out more items than were enqueued: every "
+     "consumer took its share of the 1000 and 1 was left in the queue (a duplicate)"),
+]
+
+
+@pytest.mark.parametrize("exp,extra,message", DUPS_BY_ALL, ids=[d[0] for d in DUPS_BY_ALL])
+def test_a_duplicate_is_named_by_threads_that_both_put_and_take(exp, extra, message, tmp_path):
+    algos = [] if "--algos" in extra else ["--algos", "faulty:dup"]
+    r = lab("run", exp, "--size", "smoke", *algos, "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path),
+            *extra, env={"SYNCQ_LAB_QUEUE_FAULT": "dup:50"}, check=1, timeout=120)
+    assert message in r.stderr, r.stderr
+    assert "lost" not in r.stderr and "did not finish within" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("exp,extra", [
+    # Vyukov's EMPTY is spurious while an enqueue is in flight; levels 2 and 3 are not run at smoke
+    ("ms98-queue", ["--threads", "1,2", "--algos", "faulty:lose,vyukov,ms"]),
+    # every discipline and schedule, the non-blocking one on the faulty queue; with three
+    # threads a copy, two of them with an odd share
+    ("np99-mp-queue", []),
+    ("np99-mp-queue", ["--pus", "3"]),
+    # level 1 over the faulty queue and stack, level 3 over 001's pools under the pseudo-scheduler
+    # and as processes
+    ("ms98-quicksort", ["--threads", "2", "--algos", "faulty:lose,ms,treiber,single-lock-ps,lock-ps"]),
+    ("np99-apps-dedicated", ["--threads", "2", "--where", "kernel=taskq", "--algos", "faulty:lose,ms,ttas"]),
+])
+def test_threads_that_both_put_and_take_pass_when_nothing_is_lost(exp, extra, tmp_path):
+    """The fault past the last enqueue (the wrapper alone): the idle and
+    waiting threads of these drivers, the pseudo-scheduler's stopped ones
+    among them, never make the watch fire."""
+    r = lab("run", exp, "--size", "smoke", "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path), *extra,
+            env={"SYNCQ_LAB_QUEUE_FAULT": "lose:100000000"}, check=0, timeout=120)
+    assert "lost" not in r.stderr and "FAILED" not in r.stderr, r.stderr
+    points = [p for p in records(tmp_path) if p["type"] == "point"]
+    assert points and all(p["median"] > 0 for p in points)
+    notes = [n["text"] for n in records(tmp_path) if n["type"] == "note"]
+    if exp == "np99-mp-queue":
+        assert any("runs on \"faulty:lose\", the lab's faulty queue" in n for n in notes), notes
+
+
+def test_ms98_stack_names_a_lost_item_without_waiting(tmp_path):
+    """ms98-stack's pop never waits (each thread's push precedes its pop):
+    the faulty stack's lost item is a pop answered EMPTY, named at once."""
+    r = lab("run", "ms98-stack", "--size", "smoke", "--algos", "faulty:lose", "--threads", "1", "--where",
+            "delay_ns=0", "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path),
+            env={"SYNCQ_LAB_QUEUE_FAULT": "lose:5"}, check=1, timeout=120)
+    assert ("faulty:lose lost 1 of 2000 items: the stack answered EMPTY to 1 of the 2000 pops, though each "
+            "thread's push precedes its pop; 0 other failed operations, final state right at the end") in r.stderr, \
+        r.stderr
