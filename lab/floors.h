@@ -16,7 +16,10 @@
  *               second round on the writer's stores take each line back
  *               from the copier's cache, as a sender that reuses its
  *               buffers must (an AM bulk stream's 16 blocks); bandwidth =
- *               bytes / (write time + copy time). The writer's first touch
+ *               bytes / the slower half's mean time per round (the
+ *               writer's over rounds 2.., the copier's over all): a stream
+ *               overlaps the two halves on different buffers, so that is
+ *               the rate it can at best approach. The writer's first touch
  *               of its buffer is made before the first round, untimed.
  *   cross-process round trip   two processes (fork) pinned to slots a and b
  *               bounce a counter in one cache line of a MAP_SHARED
@@ -63,8 +66,8 @@ const char *lab_floor_slots(const lab_topo *topo, int *slot_a, int *slot_b);
 
 /* The cross-core copy: `rounds` times, a writes `bytes` and b copies them
  * out; *gb_per_s = total bytes copied / total copy time (GB = 1e9 bytes);
- * the cross-core transfer, when transfer_gb_per_s is not NULL: total bytes /
- * (total write time + total copy time) over the same rounds.
+ * the cross-core transfer, when transfer_gb_per_s is not NULL (rounds >= 2):
+ * bytes / the slower half's mean time per round (see the contract above).
  * 0, or -1 with why (bad input, out of memory, a thread could not start,
  * a stalled peer, a wrong copy). */
 int lab_floor_cross_core_copy(lab_topo *topo, int slot_a, int slot_b, size_t bytes, unsigned rounds, double *gb_per_s,
