@@ -186,7 +186,9 @@ typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, un
 /* Create the endpoint `name` (1..SYNCQ_AM_NAME_MAX of [A-Za-z0-9._-]).
  * SYNCQ_EINVAL: NULL out or name, malformed name, bad config;
  * SYNCQ_EEXIST: a segment of that name exists (see syncq_am_unlink);
- * SYNCQ_ESYS: shm_open/ftruncate/mmap failed (errno); SYNCQ_ENOMEM.
+ * SYNCQ_ESYS: shm_open/ftruncate/mmap failed (errno); SYNCQ_ENOMEM: out
+ * of memory, or /dev/shm cannot hold the segment (found here, where the
+ * segment is faulted in: see Memory).
  * Thread safety: any thread of any process (each endpoint name can be
  * created once: SYNCQ_EEXIST otherwise). Not from a signal handler
  * (syncq/am.h is not async-signal-safe).
@@ -194,8 +196,10 @@ typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, un
  * calls (shm_open, ftruncate, mmap) and allocates.
  * Memory: the whole segment (its packets and bulk blocks) is faulted in
  * here (madvise MADV_POPULATE_WRITE, Linux 5.14 and later), so the first
- * sends and polls take no page fault; connect does the same for its own
- * mapping. Elsewhere the pages are faulted in at their first use.
+ * sends and polls take no page fault and a full /dev/shm is
+ * SYNCQ_ENOMEM here rather than a SIGBUS at a page's first use; connect
+ * does the same for its own mapping. On older kernels the pages are
+ * faulted in at their first use.
  * Example: `syncq_am_endpoint *ep; int r = syncq_am_create("server", NULL, &ep);` */
 SYNCQ_API int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out);
 /* Orderly shutdown: mark the endpoint closed (senders get SYNCQ_EDEAD),

@@ -84,17 +84,21 @@ int syncq_am_claim_find(const char *name, syncq_am_claim *out) {
  * and bulk block's first use after create or connect takes a page fault
  * (1-2 us here) in the middle of a send or a poll, until the queues have
  * cycled once. The segment is the endpoint's whole working set, so this
- * only moves the memory's commitment to create and connect. Best effort:
- * a kernel without MADV_POPULATE_WRITE (before Linux 5.14) faults them in
- * as they are used, as before. Only called with a size the geometry
- * checked (at most the largest layout am_geometry_valid accepts). */
-static void am_prefault(void *base, size_t size) {
+ * only moves the memory's commitment to create and connect, and a
+ * /dev/shm (tmpfs) too full to hold the segment is found here, where the
+ * first touch of a page it cannot hold would raise SIGBUS in a send or a
+ * poll: false then (EFAULT: a page could not be had; ENOMEM). A kernel
+ * without MADV_POPULATE_WRITE (before Linux 5.14, EINVAL) faults the pages
+ * in as they are used, as before: true. Only called with a size the
+ * geometry checked (at most the largest layout am_geometry_valid accepts). */
+static bool am_prefault(void *base, size_t size) {
 #ifdef MADV_POPULATE_WRITE
-  (void)madvise(base, size, MADV_POPULATE_WRITE);
+  if (madvise(base, size, MADV_POPULATE_WRITE) != 0 && (errno == EFAULT || errno == ENOMEM)) return false;
 #else
   (void)base;
   (void)size;
 #endif
+  return true;
 }
 
 int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out) {
@@ -135,7 +139,13 @@ int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpo
     errno = e;
     return SYNCQ_ESYS;
   }
-  am_prefault(base, l.size);
+  if (!am_prefault(base, l.size)) { /* /dev/shm cannot hold it */
+    munmap(base, l.size);
+    shm_unlink(path);
+    free(ep);
+    errno = ENOMEM;
+    return SYNCQ_ENOMEM;
+  }
   /* ftruncate zero-filled the segment: peer slots are FREE, counters 0 */
   am_header *h = base;
   h->version = AM_VERSION;
@@ -229,7 +239,10 @@ static int map_fd(int fd, void **base, size_t *size, am_geometry *geo) {
           munmap(b, (size_t)st.st_size);
           return SYNCQ_EINVAL;
         }
-        am_prefault(b, (size_t)st.st_size); /* the size the geometry was just checked against */
+        /* the size the geometry was just checked against; the creator's
+         * prefault made its pages, so a failure here is only a missed
+         * head start: the pages fault in at first use */
+        (void)am_prefault(b, (size_t)st.st_size);
         *base = b;
         *size = (size_t)st.st_size;
         *geo = g; /* the copy every later access of this mapping goes by */

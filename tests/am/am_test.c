@@ -50,6 +50,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1364,6 +1365,79 @@ static void test_segment_prefaulted(void **state) {
   assert_int_equal(rs.bad, 0);
   assert_int_equal(syncq_am_disconnect(self_peer), SYNCQ_OK);
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+/* A /dev/shm too small for the segment: create answers SYNCQ_ENOMEM and
+ * leaves no segment behind (its prefault finds the missing pages), where
+ * it used to succeed and leave the first send or poll to touch a page the
+ * tmpfs could not give, and die of SIGBUS. In a child, in a mount
+ * namespace of its own with a small tmpfs on /dev/shm; skipped where that
+ * cannot be made (no CAP_SYS_ADMIN) or where MADV_POPULATE_WRITE does not
+ * report a page it could not fault in (a kernel before 5.14, qemu's user
+ * mode). */
+#define FULL_SHM_SIZE "1m"   /* the small /dev/shm */
+#define FULL_SHM_BLOCKS 128u /* 2 queues x 128 blocks x 8 KB: 2 MB, twice its size */
+#define FULL_SHM_PROBE (2u << 20)
+enum { FULL_SHM_SKIP_NS = 77, FULL_SHM_SKIP_ADVICE = 78 };
+
+static int full_shm_child(void) {
+  if (unshare(CLONE_NEWNS) != 0) return FULL_SHM_SKIP_NS;
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return FULL_SHM_SKIP_NS;
+  if (mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=" FULL_SHM_SIZE) != 0) return FULL_SHM_SKIP_NS;
+  int fd = shm_open("/syncq-full-probe", O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0 || ftruncate(fd, FULL_SHM_PROBE) != 0) return 2;
+  void *m = mmap(NULL, FULL_SHM_PROBE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  shm_unlink("/syncq-full-probe");
+  if (m == MAP_FAILED) return 3;
+#ifdef MADV_POPULATE_WRITE
+  int probe = madvise(m, FULL_SHM_PROBE, MADV_POPULATE_WRITE);
+#else
+  int probe = 0;
+#endif
+  munmap(m, FULL_SHM_PROBE);
+  if (probe == 0) return FULL_SHM_SKIP_ADVICE; /* the advice did not find the missing pages */
+  char name[96];
+  name_of(name, sizeof name, "fullshm", 0);
+  syncq_am_config big = {.bulk_blocks = FULL_SHM_BLOCKS};
+  syncq_am_endpoint *ep;
+  int r = syncq_am_create(name, &big, &ep);
+  if (r != SYNCQ_ENOMEM) {
+    printf("  create on a full /dev/shm: %s, not SYNCQ_ENOMEM\n", syncq_strerror(r));
+    return 4;
+  }
+  syncq_am_peer *p;
+  if (syncq_am_connect(NULL, name, &p) != SYNCQ_ENOENT) return 5; /* nothing left behind */
+  syncq_am_config small = {.packets = 16, .bulk_blocks = 2, .bulk_size = 64};
+  if (syncq_am_create(name, &small, &ep) != SYNCQ_OK) return 6; /* the room came back */
+  if (syncq_am_destroy(ep) != SYNCQ_OK) return 7;
+  return 0;
+}
+
+static void test_create_full_shm(void **state) {
+  (void)state;
+  fflush(stdout);
+  pid_t c = fork();
+  assert_true(c >= 0);
+  if (c == 0) {
+    /* cmocka's handlers would turn a SIGBUS into the next test, in this child */
+    signal(SIGBUS, SIG_DFL);
+    signal(SIGSEGV, SIG_DFL);
+    alarm(60);
+    _exit(full_shm_child());
+  }
+  int st = 0;
+  assert_int_equal(waitpid(c, &st, 0), c);
+  if (WIFSIGNALED(st))
+    print_error("the child died of signal %d (SIGBUS: a page the tmpfs could not give)\n", WTERMSIG(st));
+  assert_true(WIFEXITED(st));
+  if (WEXITSTATUS(st) == FULL_SHM_SKIP_NS || WEXITSTATUS(st) == FULL_SHM_SKIP_ADVICE) {
+    print_message("skipped: %s\n", WEXITSTATUS(st) == FULL_SHM_SKIP_NS
+                                     ? "no mount namespace with a small /dev/shm here (needs CAP_SYS_ADMIN)"
+                                     : "MADV_POPULATE_WRITE does not report pages it cannot fault in here");
+    skip();
+  }
+  assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static void test_inherit_unhandled_nowait(void **state) {
@@ -2686,6 +2760,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_inherit_unhandled_nowait),
     cmocka_unit_test(test_bulk_blocks_in_flight),
     cmocka_unit_test(test_segment_prefaulted),
+    cmocka_unit_test(test_create_full_shm),
     cmocka_unit_test(test_shutdown_and_cleanup),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
