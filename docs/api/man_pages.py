@@ -116,7 +116,10 @@ def main():
     for name, (header, *_rest) in found.items():
         by_header.setdefault(header, []).append(name)
     for name, (header, decl, brief, detail, sections) in found.items():
-        siblings = sorted(n for n in by_header[header] if n != name)[:24]
+        # every other name of the header: a cut at a fixed count kept the
+        # alphabetically first ones and left out the calls next to this one
+        # (syncq_po_recv_timeout's page did not name syncq_po_recv)
+        siblings = sorted(n for n in by_header[header] if n != name)
         (out / f"{name}.3").write_text(page(name, header, decl, brief, detail, sections, siblings, version),
                                        encoding="utf-8")
     print(f"man pages: {len(found)} in {out}")
