@@ -15,9 +15,10 @@
 #     its install prefix, also after the prefix is moved;
 #  5. per MPI built here, the installed transport (libsyncq_am_mpi_<impl>.a,
 #     syncq-am-mpi-<impl>.pc, syncq::am_mpi_<impl>): a program built with
-#     that MPI's compiler through pkg-config, through find_package, and with
-#     a plain -l line (the transport before -lsyncq), each run on 2 ranks
-#     (the latter two with every peer through MPI, SYNCQ_AM_FORCE_MPI=1).
+#     that MPI's compiler through pkg-config, with the ordinary compiler
+#     through find_package, and with that MPI's compiler and a plain -l
+#     line (the transport before -lsyncq), each run on 2 ranks (the latter
+#     two with every peer through MPI, SYNCQ_AM_FORCE_MPI=1).
 # usage: install_test.sh BUILD_DIR SOURCE_DIR [IMPL=MPIRUN ...]
 set -euo pipefail
 build=$1
@@ -136,8 +137,9 @@ for pair in "$@"; do
     $(pkg-config --cflags --libs "syncq-am-mpi-$impl")
   run "$m/pc"
   echo "-- MPI transport $impl (find_package, syncq::am_mpi_$impl)"
+  # with the ordinary compiler: the target brings the MPI's flags (docs/am-mpi.md)
   cmake -S "$src/tests/install/mpi_consumer" -B "$m/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
-    -DCMAKE_C_COMPILER="$mpicc" -DSYNCQ_TEST_MPI="$impl" >/dev/null
+    -DSYNCQ_TEST_MPI="$impl" >/dev/null
   cmake --build "$m/cmake" >/dev/null
   SYNCQ_AM_FORCE_MPI=1 run "$m/cmake/mpi_consumer" # every peer through MPI
   echo "-- MPI transport $impl (-lsyncq_am_mpi_$impl -lsyncq, the shared library beside it)"
