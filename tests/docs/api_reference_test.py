@@ -13,7 +13,9 @@ comment above or beside it) and have a section-3 man page of its own name.
 Each function's entry must also carry a non-empty "Thread safety" and
 "Progress" paragraph (docs/api/doxygen_filter.py) and its man page the
 sections THREAD SAFETY and PROGRESS; each man page's SEE ALSO names every
-other page of its header (its SYNOPSIS's #include). And each algorithm's contract block
+other page of its header (its SYNOPSIS's #include), and its NAME line
+says what the function is, not its statuses ("OK, EMPTY") nor "The same"
+(apropos shows that line alone). And each algorithm's contract block
 (src/<family>/<algo>.c), from which the typed headers' paragraphs are
 generated, must agree with the registry entries of its file: the progress
 class its Progress line names first is every SYNCQ_PROGRESS_* the file
@@ -128,6 +130,17 @@ def see_also_gaps(man_dir):
     return gaps
 
 
+def empty_names(man_dir):
+    """(page, its NAME words) for each man page whose NAME line lists
+    statuses or leans on another declaration."""
+    bad = []
+    for page in sorted(man_dir.glob("syncq_*.3")):
+        words = man_sections(page).get("NAME", "").split("\\-", 1)[-1].strip()
+        if not words or re.match(r"(SYNCQ_[A-Z]+|OK|FULL|EMPTY|EINVAL|EBUSY|ENOMEM)\b|The same\b|As syncq_", words):
+            bad.append((page.stem, words))
+    return bad
+
+
 def contract_disagreements(src):
     """The contracts of src/*/*.c that disagree with their registry entries."""
     sys.path.insert(0, str(src / "docs" / "api"))
@@ -181,6 +194,9 @@ def main():
     for name, left_out in see_also_gaps(man_dir):
         print(f"FAIL: {name}: its man page's SEE ALSO leaves out {', '.join(left_out[:3])}"
               f"{' ...' if len(left_out) > 3 else ''} ({len(left_out)} of its header)")
+        missing.add(name)
+    for name, words in empty_names(man_dir):
+        print(f"FAIL: {name}: its man page's NAME line says only \"{words[:60]}\"")
         missing.add(name)
     for line in contract_disagreements(src):
         print(f"FAIL: {line}")
