@@ -9,13 +9,17 @@ Each page: NAME (the function and its first sentence), SYNOPSIS (the header
 to include and the declaration), DESCRIPTION (the header comment that
 documents it), THREAD SAFETY and PROGRESS (its "Thread safety" and
 "Progress" paragraphs: docs/api/doxygen_filter.py), EXAMPLE where it has
-one, and SEE ALSO (the other public names of the same header).
+one, and SEE ALSO (the other public names of the same header). A comment
+whose first sentence only lists statuses or leans on the declaration
+before it ("The same, checked") names its page from the function's name
+instead, and a description that starts "The same" names that declaration.
 Only syncq_* names get a page: a struct field or a generic word never
 lands in the system's man3. Doxygen's own man output names pages by file
 ("lock.h.3" for three headers of that name) and by every member, so the
 pages are written here instead.
 """
 
+import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -33,6 +37,23 @@ def roff(s):
 
 # The titled paragraphs of an entry and the man page section of each.
 SECTIONS = (("Thread safety", "THREAD SAFETY"), ("Progress", "PROGRESS"), ("Example", "EXAMPLE"))
+
+
+# A first sentence that only lists statuses ("SYNCQ_OK or SYNCQ_FULL; ...",
+# "OK, EMPTY") or leans on the declaration above it in the header ("The
+# same, checked", "As syncq_queue_lcrq_init ...") says nothing in a NAME
+# line, which apropos(1) shows alone.
+LEANS = re.compile(r"^(?:(?:SYNCQ_)?(?:OK|FULL|EMPTY|E[A-Z]+)\b|The same\b|As syncq_)")
+
+
+def name_line(name, header, first):
+    """The NAME line's words: the comment's first sentence, or the
+    function's name without its family's prefix."""
+    if first and not LEANS.match(first):
+        return first
+    prefix = "syncq_" + header[len("syncq/"):-len(".h")].split("/")[0] + "_"
+    op = name[len(prefix):] if name.startswith(prefix) else name[len("syncq_"):]
+    return f"{op.replace('_', ' ')} ({header})"
 
 
 def split_sections(detail_node):
@@ -55,12 +76,17 @@ def split_sections(detail_node):
 
 
 def members(xml_dir):
-    """(name, header, declaration, brief, description, {section: text}) of
-    every syncq_* function and variable Doxygen found in a header."""
-    seen = {}
+    """{name: (header, declaration, brief, description, {section: text},
+    line)} of every syncq_* function and variable Doxygen found in a header,
+    and {header: [(line, name)]} of every syncq_/SYNCQ_ declaration there
+    (macros too), for what a "The same" leans on."""
+    seen, order = {}, {}
     for f in sorted(xml_dir.glob("*_8h.xml")):
         root = ET.parse(f).getroot()
         for m in root.iter("memberdef"):
+            loc = m.find("location")
+            if loc is not None and m.findtext("name", "").lower().startswith("syncq_"):
+                order.setdefault(loc.get("file", ""), []).append((int(loc.get("line", "0")), m.findtext("name")))
             if m.get("kind") not in ("function", "variable"):
                 continue
             name = m.findtext("name", "")
@@ -72,17 +98,18 @@ def members(xml_dir):
                 decl = "extern " + decl
             brief = text(m.find("briefdescription"))
             detail, sections = split_sections(m.find("detaileddescription"))
-            seen[name] = (header, decl + ";", brief, detail, sections)
-    return seen
+            line = int(m.find("location").get("line", "0"))
+            seen[name] = (header, decl + ";", brief, detail, sections, line)
+    return seen, order
 
 
-def page(name, header, decl, brief, detail, sections, siblings, version):
+def page(name, header, decl, brief, detail, sections, siblings, version, before):
     first = brief or detail
-    first = first.split(". ")[0].rstrip(".") if first else ""
+    first = name_line(name, header, first.split(". ")[0].rstrip(".") if first else "")
     lines = [
         f'.TH "{name}" 3 "" "syncq {version}" "syncq"',
         ".SH NAME",
-        roff(name) + (" \\- " + roff(first) if first else ""),
+        roff(name) + " \\- " + roff(first),
         ".SH SYNOPSIS",
         ".nf",
         roff(f"#include <{header}>"),
@@ -91,6 +118,8 @@ def page(name, header, decl, brief, detail, sections, siblings, version):
         ".fi",
         ".SH DESCRIPTION",
     ]
+    if (brief or detail).startswith("The same") and before:
+        lines += [".PP", roff(f"\"The same\" is {before}, declared before it in {header}:")]
     for part in (brief, detail):
         if part:
             lines += [".PP", roff(part)]
@@ -111,13 +140,19 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.3"):
         old.unlink()
-    found = members(xml_dir)
+    found, order = members(xml_dir)
     by_header = {}
     for name, (header, *_rest) in found.items():
         by_header.setdefault(header, []).append(name)
-    for name, (header, decl, brief, detail, sections) in found.items():
-        siblings = sorted(n for n in by_header[header] if n != name)[:24]
-        (out / f"{name}.3").write_text(page(name, header, decl, brief, detail, sections, siblings, version),
+    for name, (header, decl, brief, detail, sections, line) in found.items():
+        above = [(at, n) for at, n in order.get(header, []) if at < line]
+        before = max(above)[1] if above else None
+        before = f"{before}(3)" if before in found else before
+        # every other name of the header: a cut at a fixed count kept the
+        # alphabetically first ones and left out the calls next to this one
+        # (syncq_po_recv_timeout's page did not name syncq_po_recv)
+        siblings = sorted(n for n in by_header[header] if n != name)
+        (out / f"{name}.3").write_text(page(name, header, decl, brief, detail, sections, siblings, version, before),
                                        encoding="utf-8")
     print(f"man pages: {len(found)} in {out}")
     return 0

@@ -257,8 +257,9 @@ typedef struct syncq_lock syncq_lock;
  * (malloc) and runs the algorithm's init.
  * Example: `syncq_lock *l; int r = syncq_lock_create(SYNCQ_LOCK_DEFAULT, NULL, &l);` */
 SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out);
-/* Destroy and free (must not be held or awaited). SYNCQ_EINVAL for NULL.
- * As for a POSIX mutex, the last user may destroy and free a lock as soon
+/* Destroy and free (must not be held or awaited). SYNCQ_EINVAL for NULL;
+ * SYNCQ_EBUSY for a lock the algorithm sees held or awaited (nothing is
+ * freed: the lock stays usable). As for a POSIX mutex, the last user may destroy and free a lock as soon
  * as it holds it and has released it, while the thread that handed it
  * over may still be inside its unlock: after the store or exchange that
  * releases the lock, no unlock (any built-in lock, any discipline, the

@@ -12,7 +12,10 @@ appear in Doxygen's XML with a description (brief or detailed, from the
 comment above or beside it) and have a section-3 man page of its own name.
 Each function's entry must also carry a non-empty "Thread safety" and
 "Progress" paragraph (docs/api/doxygen_filter.py) and its man page the
-sections THREAD SAFETY and PROGRESS. And each algorithm's contract block
+sections THREAD SAFETY and PROGRESS; each man page's SEE ALSO names every
+other page of its header (its SYNOPSIS's #include), and its NAME line
+says what the function is, not its statuses ("OK, EMPTY") nor "The same"
+(apropos shows that line alone). And each algorithm's contract block
 (src/<family>/<algo>.c), from which the typed headers' paragraphs are
 generated, must agree with the registry entries of its file: the progress
 class its Progress line names first is every SYNCQ_PROGRESS_* the file
@@ -110,6 +113,34 @@ def man_sections(page):
     return out
 
 
+def see_also_gaps(man_dir):
+    """(page, [names of its header it does not name]) for each man page whose
+    SEE ALSO leaves out another page declared in the same header."""
+    header_of, see_also = {}, {}
+    for page in sorted(man_dir.glob("syncq_*.3")):
+        text = page.read_text(encoding="utf-8")
+        m = re.search(r"^#include <([^>]+)>", text, flags=re.M)
+        header_of[page.stem] = m.group(1) if m else None
+        see_also[page.stem] = set(re.findall(r"(syncq_\w+)\(3\)", man_sections(page).get("SEE ALSO", "")))
+    gaps = []
+    for name, header in header_of.items():
+        want = {n for n, h in header_of.items() if h == header and n != name}
+        if want - see_also[name]:
+            gaps.append((name, sorted(want - see_also[name])))
+    return gaps
+
+
+def empty_names(man_dir):
+    """(page, its NAME words) for each man page whose NAME line lists
+    statuses or leans on another declaration."""
+    bad = []
+    for page in sorted(man_dir.glob("syncq_*.3")):
+        words = man_sections(page).get("NAME", "").split("\\-", 1)[-1].strip()
+        if not words or re.match(r"(SYNCQ_[A-Z]+|OK|FULL|EMPTY|EINVAL|EBUSY|ENOMEM)\b|The same\b|As syncq_", words):
+            bad.append((page.stem, words))
+    return bad
+
+
 def contract_disagreements(src):
     """The contracts of src/*/*.c that disagree with their registry entries."""
     sys.path.insert(0, str(src / "docs" / "api"))
@@ -160,6 +191,13 @@ def main():
             if page.exists() and not man_sections(page).get(heading, "").strip():
                 print(f"FAIL: {n}: its man page has no {heading} section")
                 missing.add(n)
+    for name, left_out in see_also_gaps(man_dir):
+        print(f"FAIL: {name}: its man page's SEE ALSO leaves out {', '.join(left_out[:3])}"
+              f"{' ...' if len(left_out) > 3 else ''} ({len(left_out)} of its header)")
+        missing.add(name)
+    for name, words in empty_names(man_dir):
+        print(f"FAIL: {name}: its man page's NAME line says only \"{words[:60]}\"")
+        missing.add(name)
     for line in contract_disagreements(src):
         print(f"FAIL: {line}")
         failures += 1

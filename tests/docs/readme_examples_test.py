@@ -7,9 +7,10 @@ usage: readme_examples_test.py SOURCE_DIR LIBSYNCQ_A CC [EXTRA_LIBS]
 Each ```c block of README.md is a fragment of statements: it is put in a
 main() after the library's umbrella header and compiled against the
 library built here (warnings are errors), then run; a block that defines
-main() itself is compiled as it is. A fragment that stops compiling when
-an API changes, or fails when run (a sanitizer report, a crash), fails
-this test.
+main() itself is a whole program, compiled as it is with no header added
+(a reader who copies it into a file builds it as it stands, so it must
+include what it uses). A fragment that stops compiling when an API
+changes, or fails when run (a sanitizer report, a crash), fails this test.
 """
 
 import re
@@ -28,7 +29,7 @@ def fragments(readme):
 
 def program(fragment):
     if re.search(r"\bmain\s*\(", fragment):
-        return PROLOGUE + fragment
+        return fragment
     return PROLOGUE + "int main(void) {\n" + fragment + "  return 0;\n}\n"
 
 

@@ -4,7 +4,8 @@
 #  1. the "library" component alone: libsyncq.a, libsyncq.so with the
 #     soname of the version policy (libsyncq.so.MAJOR.MINOR), headers, the
 #     CMake package and syncq.pc, nothing of the lab, and nothing test-only
-#     in the headers; the consumer also counts in the inline bodies
+#     in the headers, each of which compiles alone (C11, C++17); the
+#     consumer also counts in the inline bodies
 #  2. a consumer and every example (examples/) built with find_package(syncq)
 #     (syncq::syncq, static) and run;
 #  3. the same examples built with pkg-config against the shared library,
@@ -14,9 +15,10 @@
 #     its install prefix, also after the prefix is moved;
 #  5. per MPI built here, the installed transport (libsyncq_am_mpi_<impl>.a,
 #     syncq-am-mpi-<impl>.pc, syncq::am_mpi_<impl>): a program built with
-#     that MPI's compiler through pkg-config, through find_package, and with
-#     a plain -l line (the transport before -lsyncq), each run on 2 ranks
-#     (the latter two with every peer through MPI, SYNCQ_AM_FORCE_MPI=1).
+#     that MPI's compiler through pkg-config, with the ordinary compiler
+#     through find_package, and with that MPI's compiler and a plain -l
+#     line (the transport before -lsyncq), each run on 2 ranks (the latter
+#     two with every peer through MPI, SYNCQ_AM_FORCE_MPI=1).
 # usage: install_test.sh BUILD_DIR SOURCE_DIR [IMPL=MPIRUN ...]
 set -euo pipefail
 build=$1
@@ -52,6 +54,20 @@ fi
 if grep -rlE '_HOOK\b|OVERRIDE|check_invariant|define[[:space:]]+SYNCQ_RACE|syncq_race' "$tmp/prefix/include"; then
   echo "FAIL: test-only names in the installed headers (above)"; exit 1
 fi
+# each installed header compiles alone from the prefix, as C11 and C++17:
+# a header that includes one the install leaves out (or leans on another
+# being included first) fails here, where tests/cxx, which compiles from
+# the source tree, cannot see it (syncq/am_mpi.h needs mpi.h: step 5)
+nheaders=0
+for h in $(cd "$tmp/prefix/include" && find syncq -name '*.h' ! -name am_mpi.h | sort); do
+  printf '#include <%s>\n' "$h" >"$tmp/header.c"
+  if ! cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$tmp/prefix/include" "$tmp/header.c" ||
+    ! c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -x c++ -I"$tmp/prefix/include" "$tmp/header.c"; then
+    echo "FAIL: the installed $h does not compile on its own"; exit 1
+  fi
+  nheaders=$((nheaders + 1))
+done
+echo "installed headers: $nheaders compile alone as C11 and C++17"
 echo "library component: libsyncq $version, soname $soname, no lab"
 
 # 2. find_package: the consumer and the examples (static syncq::syncq)
@@ -114,13 +130,16 @@ for pair in "$@"; do
   esac
   m="$tmp/mpi-$impl"
   mkdir -p "$m"
+  printf '#include <syncq/am_mpi.h>\n' >"$m/header.c"
+  "$mpicc" -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$tmp/prefix/include" "$m/header.c" # alone, as above
   echo "-- MPI transport $impl (pkg-config)"
   "$mpicc" -std=c11 -Wall -Wextra -Werror -o "$m/pc" "$src/tests/install/mpi_consumer/main.c" \
     $(pkg-config --cflags --libs "syncq-am-mpi-$impl")
   run "$m/pc"
   echo "-- MPI transport $impl (find_package, syncq::am_mpi_$impl)"
+  # with the ordinary compiler: the target brings the MPI's flags (docs/am-mpi.md)
   cmake -S "$src/tests/install/mpi_consumer" -B "$m/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
-    -DCMAKE_C_COMPILER="$mpicc" -DSYNCQ_TEST_MPI="$impl" >/dev/null
+    -DSYNCQ_TEST_MPI="$impl" >/dev/null
   cmake --build "$m/cmake" >/dev/null
   SYNCQ_AM_FORCE_MPI=1 run "$m/cmake/mpi_consumer" # every peer through MPI
   echo "-- MPI transport $impl (-lsyncq_am_mpi_$impl -lsyncq, the shared library beside it)"
