@@ -343,8 +343,8 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * sleepers stays nonzero: each send that commits to the dead endpoint
  * then makes a futex wake-up system call no one needs, until its queue
  * is full (at most its packets' number of sends; after that a send
- * commits nothing and rings nothing: SYNCQ_FULL with SYNCQ_AM_NOWAIT,
- * SYNCQ_EDEAD from a plain send once it finds the creator dead). The
+ * commits nothing and rings nothing: SYNCQ_EDEAD once the send finds the
+ * creator dead, at once with SYNCQ_AM_NOWAIT). The
  * same count written by another process costs every send that wake-up
  * until this endpoint's next sleep starts or ends and rewrites it.
  * It cannot tell that the senders it waits for are gone: where they may
@@ -409,8 +409,10 @@ SYNCQ_API const char *syncq_am_name(const syncq_am_endpoint *ep);
  * where replies to these requests go; it must outlive the connection
  * (disconnect first, then destroy self). SYNCQ_EINVAL (NULL/malformed name
  * or out), SYNCQ_ENOENT (no such segment), SYNCQ_EINVAL also for a segment
- * that is not an endpoint, SYNCQ_EDEAD (the endpoint was shut down),
- * SYNCQ_ELIMIT (its table of repliable peers is full), SYNCQ_ESYS.
+ * that is not an endpoint, SYNCQ_EDEAD (the endpoint was shut down, or
+ * its creating process, the only one that polls it, has exited without
+ * destroying it), SYNCQ_ELIMIT (its table of repliable peers is full),
+ * SYNCQ_ENOMEM, SYNCQ_ESYS.
  * Thread safety: any thread of any process, concurrently with the
  * endpoint's polls and other processes' connects and sends (the
  * repliable-peer table is claimed by CAS). One self may serve many peers
@@ -450,8 +452,13 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  *   fixed fields differ from those validated at connect, or a slot or
  *   lock word is in a state no process writes): nothing is sent;
  * SYNCQ_ESYS: the POSIX claim's mutex call failed otherwise (errno);
- * SYNCQ_EDEAD: the endpoint was shut down or its creator died while we
- *   waited.
+ * SYNCQ_EDEAD: the endpoint was shut down, or its creator died while we
+ *   waited (a plain send) or before the queue was found full (with
+ *   SYNCQ_AM_NOWAIT: a full queue's creator is looked at once an
+ *   endpoint's stale interval per peer at most, from the first FULL on).
+ *   Until its queue is full, a send to an endpoint whose creator died
+ *   after the connect commits and returns SYNCQ_OK: nothing tells it
+ *   from a slow receiver's.
  * Without NOWAIT a send waits while the queue is full, for as long as it
  * takes (polling its own endpoint, 000 §3.1).
  * Thread safety: any thread of any process holding a peer (a forked child

@@ -354,9 +354,23 @@ static int check_msg(unsigned handler, const uint32_t *args, unsigned nargs, uns
  * changed, the segment was overwritten, and nothing is followed. Values a
  * sender reads from the segment afterwards (tails, lock words, states) are
  * used masked or compared, never as offsets. */
+/* A NOWAIT send found the destination's queue full: is it full because
+ * its creator, the only process that polls it, is gone? Looked at once a
+ * stale interval per peer at most (one read of /proc), from the first
+ * FULL on: a NOWAIT sender that retries on FULL learns SYNCQ_EDEAD within
+ * an interval instead of getting SYNCQ_FULL for ever. */
+static bool am_creator_gone(const am_geometry *g, _Atomic(uint64_t) *next_check) {
+  uint64_t t = syncq_now_ns();
+  /* relaxed: a schedule the peer's senders share; a store lost to another
+   * sender's only moves the next look by an interval */
+  if (t < atomic_load_explicit(next_check, memory_order_relaxed)) return false;
+  atomic_store_explicit(next_check, t + g->stale_ns, memory_order_relaxed);
+  return am_owner_dead((uint32_t)g->creator_pid, g->creator_start);
+}
+
 static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, int qi, syncq_am_endpoint *self,
                    uint16_t src, unsigned handler, const void *data, size_t len, bool bulk, const uint32_t *args,
-                   unsigned nargs, unsigned flags) {
+                   unsigned nargs, unsigned flags, _Atomic(uint64_t) *dead_check) {
   am_header *h = base;
   int r = check_msg(handler, args, nargs, flags);
   if (r != SYNCQ_OK) return r;
@@ -386,7 +400,7 @@ static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, in
     }
     if (nowait) {
       am_claim_release(&v, &cs);
-      return SYNCQ_FULL;
+      return am_creator_gone(g, dead_check) ? SYNCQ_EDEAD : SYNCQ_FULL;
     }
     /* stalled: make room in our own queues (000 §3.1); a queue another
      * thread of this process is polling is skipped (am_queue_take): that
@@ -455,7 +469,7 @@ int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args
   if (peer->tp != NULL)
     return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, NULL, 0, false, args, nargs, flags);
   return am_send(peer->base, &peer->geo, peer->claim, AM_Q_REQUEST, peer->self, peer->src_index, handler, NULL, 0,
-                 false, args, nargs, flags);
+                 false, args, nargs, flags, &peer->dead_check_ns);
 }
 
 int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
@@ -464,7 +478,7 @@ int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *dat
   if (peer->tp != NULL)
     return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, data, len, true, args, nargs, flags);
   return am_send(peer->base, &peer->geo, peer->claim, AM_Q_REQUEST, peer->self, peer->src_index, handler, data, len,
-                 true, args, nargs, flags);
+                 true, args, nargs, flags, &peer->dead_check_ns);
 }
 
 /* The requester's endpoint, connected on the first reply to it. */
@@ -506,7 +520,7 @@ static int reply_common(syncq_am_token *token, unsigned handler, const void *dat
   r = reply_peer(token->ep, token->src, &p);
   if (r != SYNCQ_OK) return r;
   r = am_send(p->base, &p->geo, p->claim, AM_Q_REPLY, token->ep, AM_NO_PEER, handler, data, len, bulk, args, nargs,
-              flags);
+              flags, &p->dead_check_ns);
   if (r == SYNCQ_OK) token->replied = true;
   return r;
 }

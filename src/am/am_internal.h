@@ -51,6 +51,9 @@ struct syncq_am_peer {
   char name[SYNCQ_AM_NAME_MAX + 1];
   const am_transport *tp; /* non-NULL: a peer reached through a transport (base unused) */
   int trank;              /* its rank in the transport */
+  /* a NOWAIT send that found the queue full looks at the destination's
+   * creator again from this time on (am.c, am_creator_gone) */
+  _Atomic(uint64_t) dead_check_ns;
 };
 
 struct syncq_am_endpoint {

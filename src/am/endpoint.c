@@ -305,6 +305,13 @@ int am_peer_make(syncq_am_endpoint *self, const char *name, syncq_am_peer **out)
     free(p);
     return r;
   }
+  /* Its creator is the only process that polls it: gone, nothing sent
+   * there would ever be handled (one read of /proc) */
+  if (am_owner_dead((uint32_t)p->geo.creator_pid, p->geo.creator_start)) {
+    munmap(p->base, p->size);
+    free(p);
+    return SYNCQ_EDEAD;
+  }
   p->claim = claim_ops[p->geo.claim]; /* in range: am_map validated the geometry */
   p->self = self;
   p->src_index = AM_NO_PEER;

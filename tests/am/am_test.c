@@ -1570,9 +1570,66 @@ static void test_shutdown_and_cleanup(void **state) {
   pid_t p = spawn(crash_child, name);
   assert_int_equal(reap(p), 0);
   assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_EEXIST);
-  assert_int_equal(syncq_am_unlink(name), SYNCQ_OK); /* its creator is dead */
+  assert_int_equal(syncq_am_connect(NULL, name, &anon), SYNCQ_EDEAD); /* nobody would ever poll it */
+  assert_int_equal(syncq_am_unlink(name), SYNCQ_OK);                  /* its creator is dead */
   assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+/* A receiver that exits without destroying its endpoint, under a sender
+ * connected before: NOWAIT sends go in until the queue is full (nothing
+ * tells them apart from a slow receiver's), then the first that finds it
+ * full looks at the creator and answers SYNCQ_EDEAD, where it answered
+ * SYNCQ_FULL for as long as it was retried. A new connection is refused
+ * with SYNCQ_EDEAD at once. */
+#define GONE_PACKETS 4u
+typedef struct gone_arg {
+  int go_rd, ready_wr;
+  char name[96]; /* the parent's: name_of stamps the caller's pid */
+} gone_arg;
+
+static void gone_child(void *argp) {
+  gone_arg *a = argp;
+  syncq_am_config cfg = {.packets = GONE_PACKETS, .bulk_blocks = 2, .bulk_size = 64};
+  syncq_am_endpoint *ep;
+  CHILD_CHECK(syncq_am_create(a->name, &cfg, &ep) == SYNCQ_OK, 50);
+  char c = 1;
+  CHILD_CHECK(write(a->ready_wr, &c, 1) == 1, 51);
+  CHILD_CHECK(read(a->go_rd, &c, 1) == 1, 52);
+  _exit(0); /* no destroy */
+}
+
+static void test_send_nowait_creator_gone(void **state) {
+  (void)state;
+  int go[2], ready[2];
+  assert_int_equal(pipe(go), 0);
+  assert_int_equal(pipe(ready), 0);
+  gone_arg ga = {.go_rd = go[0], .ready_wr = ready[1]};
+  name_of(ga.name, sizeof ga.name, "gone", 0);
+  const char *name = ga.name;
+  pid_t c = spawn(gone_child, &ga);
+  char b;
+  assert_int_equal(read(ready[0], &b, 1), 1);
+  syncq_am_peer *peer;
+  assert_int_equal(syncq_am_connect(NULL, name, &peer), SYNCQ_OK);
+  assert_int_equal(write(go[1], &b, 1), 1);
+  assert_int_equal(reap(c), 0);
+  uint32_t args[1] = {0};
+  int r = SYNCQ_OK;
+  unsigned sent = 0;
+  for (; sent <= GONE_PACKETS && (r = syncq_am_request(peer, H_COUNT, args, 1, SYNCQ_AM_NOWAIT)) == SYNCQ_OK; sent++) {
+  }
+  if (r != SYNCQ_EDEAD) print_error("after %u sends: %s, not SYNCQ_EDEAD\n", sent, syncq_strerror(r));
+  assert_int_equal(r, SYNCQ_EDEAD);
+  assert_int_equal(sent, GONE_PACKETS);                                       /* the queue's packets, then the answer */
+  assert_int_equal(syncq_am_request(peer, H_COUNT, args, 1, 0), SYNCQ_EDEAD); /* a plain send too */
+  assert_int_equal(syncq_am_disconnect(peer), SYNCQ_OK);
+  assert_int_equal(syncq_am_connect(NULL, name, &peer), SYNCQ_EDEAD);
+  assert_int_equal(syncq_am_unlink(name), SYNCQ_OK);
+  for (int i = 0; i < 2; i++) {
+    close(go[i]);
+    close(ready[i]);
+  }
 }
 
 /* ================================================================ death inside a claim */
@@ -2762,6 +2819,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_segment_prefaulted),
     cmocka_unit_test(test_create_full_shm),
     cmocka_unit_test(test_shutdown_and_cleanup),
+    cmocka_unit_test(test_send_nowait_creator_gone),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
     cmocka_unit_test(test_transport_turn),
