@@ -17,7 +17,7 @@ const char *syncq_strerror(int status) {
   case SYNCQ_ENOTSUP:
     return "not supported on this machine or build";
   case SYNCQ_ENOENT:
-    return "no such name";
+    return "no such name or process";
   case SYNCQ_EEXIST:
     return "name already taken";
   case SYNCQ_ELIMIT:
