@@ -163,7 +163,9 @@ static void die_at_point(const char *name) {
 static void writer(const char *name, uint32_t id, unsigned count, int kill_step, int go_fd) {
   alarm(CHILD_ALARM_S);
   syncq_am_peer *peer;
-  if (syncq_am_connect(NULL, name, &peer) != SYNCQ_OK) _exit(1);
+  int conn = syncq_am_connect(NULL, name, &peer);
+  if (conn == SYNCQ_EDEAD) _exit(EXIT_EDEAD); /* the receiver cell's receiver died before this connect */
+  if (conn != SYNCQ_OK) _exit(1);
   if (kill_step == STEP_HOLDING_LOCK) victim_kill_point = "am.claim.inside";
   if (kill_step == STEP_CLAIMED) victim_kill_point = "am.send.claimed";
   if (kill_step == STEP_BULK_COPY) victim_kill_point = "am.send.bulk_copy";
