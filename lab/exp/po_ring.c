@@ -248,7 +248,9 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
   }
   res->spawn_us = (double)(t1 - t0) / NS_PER_US / pt->n;
   res->hop_ns = (double)(t3 - t2) / (double)pt->hops;
-  res->rss_kb = rss0 >= 0 && rss1 >= 0 ? (double)(rss1 - rss0) / pt->n : 0.0;
+  /* a growth: where the resident set shrank meanwhile (pages the allocator
+   * gave back), the processes' own cost was under that noise: 0 */
+  res->rss_kb = rss0 >= 0 && rss1 > rss0 ? (double)(rss1 - rss0) / pt->n : 0.0;
   return SYNCQ_OK;
 }
 
@@ -497,6 +499,10 @@ static int peer_ring(const ring_point *pt, ring_result *res) {
     snprintf(res->why, sizeof res->why, "the %s ring answered %.120s", pt->peer, out);
     return SYNCQ_ESYS;
   }
+  /* the peer's VM may give memory back between its two reads (a garbage
+   * collection): a growth below zero is noise over a cost under it, as
+   * for syncq's own (syncq_ring) */
+  if (res->rss_kb < 0) res->rss_kb = 0.0;
   res->spawn_cold_us = res->spawn_us; /* a fresh runtime every run */
   return SYNCQ_OK;
 }
