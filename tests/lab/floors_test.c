@@ -124,8 +124,10 @@ static void test_copy_measures(void **state) {
   int rc = lab_floor_cross_core_copy(NULL, 0, 1, T_COPY_BYTES, 3, &v, &t, why, sizeof why);
   if (rc != 0) fail_msg("%s", why);
   assert_true(v > 0 && isfinite(v));
-  /* the transfer is the slower half's rate: never above the copy alone */
-  assert_true(t > 0 && isfinite(t) && t <= v);
+  /* the transfer is the slower half's rate: never above the copy alone
+   * (equal when the copier is the slower half, up to the rounding of the
+   * two divisions) */
+  assert_true(t > 0 && isfinite(t) && t <= v * (1 + 1e-9));
   v = -1;
   rc = lab_floor_cross_core_copy(NULL, 0, 1, T_COPY_BYTES, 1, &v, NULL, why, sizeof why); /* copy figure only */
   if (rc != 0) fail_msg("%s", why);
