@@ -282,7 +282,7 @@ def paragraphs(func, decl, header_path, header_text, src_root):
         first = _op_concurrency(family, verb, decl, spsc)
         limited = "Limits" in fields and not fields["Limits"].lower().startswith(("none.", "-"))
         if limited:
-            first = first.replace("Any number of threads", "Any number of threads (within the limits below)")
+            first = first.replace("Any number of threads", "Any number of threads (within the Limits that follow)")
         ts = [first, f"Not concurrently with {setup} of the same {obj}."]
         if limited:
             ts.append(f"Limits: {fields['Limits']}")
@@ -300,7 +300,7 @@ def paragraphs(func, decl, header_path, header_text, src_root):
                       "hand them off at once)" + ("; never hold the lock across a call that may switch fibers "
                                                   "(recv, yield, join, sleep)." if family == "lock" else "."))
         else:
-            ts.append("From a postoffice fiber: yes; within the conditions of its progress guarantee (below) it "
+            ts.append("From a postoffice fiber: yes; within the conditions of its progress guarantee (Progress) it "
                       "does not wait for another thread, so it holds its scheduler thread only for its own steps.")
         text = fields["Progress"].rstrip(".")
         pr = f"{text[:1].upper()}{text[1:]} (contract: {rel}; {query})."

@@ -50,6 +50,19 @@ _PAR_WORD = re.compile(r"@(?:threadsafety|progress|usage)\b")
 
 _PLACEHOLDER = re.compile(r"<(?=[A-Za-z_][A-Za-z0-9_]*>)")
 
+# A description whose first words only list statuses ("SYNCQ_EINVAL for
+# NULL", "OK or FULL; ...") or lean on the declaration before it ("The same,
+# checked") says nothing of what the call does; docs/api/man_pages.py takes
+# the NAME line from the first sentence, which apropos(1) shows alone.
+LEANS = re.compile(r"^(?:(?:SYNCQ_)?(?:OK|FULL|EMPTY|E[A-Z]+)\b|The same\b|As syncq_|(?:NULL|-1|0) for\b)")
+
+
+def says_what(text):
+    """Whether a description starts by saying what the call does: a
+    sentence (a capital, a quoted value, a syncq_ name), not a status list
+    nor a note on a parameter ("capacity: ignored", "frees the nodes")."""
+    return bool(text) and not LEANS.match(text) and bool(re.match(r'[A-Z"*]|syncq_', text))
+
 
 def _declaration_end(lines, k):
     """The last line of the declaration starting at line k (its ';'), or None
@@ -203,17 +216,26 @@ def _document_functions(lines, out, copied, above, path):
         desc, pars = _split_pars(copied.get(k, ""))
         desc = "" if own else desc
         generated = ""
-        if typed is not None and k not in above and not desc:
-            # a typed function whose own comment (if any) lists statuses
-            # only: say first what it does
-            what = contracts.summary(name, typed[1].parent.name)
-            own = f"{what} {own}".strip() if what else own
+        what = contracts.summary(name, typed[1].parent.name) if typed is not None else None
+        if what and k in above:
+            # a typed function whose comment above starts with its statuses:
+            # say first what it does (inside the comment's first line, so
+            # the line numbers stay)
+            first = above[k][0]
+            opened = re.match(r"^(\s*/\*\*)\s*(.*)$", out[first])
+            if opened and not says_what(opened.group(2)):
+                out[first] = f"{opened.group(1)} {what} {opened.group(2)}"
+            what = None
+        elif says_what(desc) or says_what(own):
+            what = None  # its description says what it does
         if typed is not None:
             decl = " ".join(l.split("/*")[0].strip() for l in lines[k:e + 1])
             found = contracts.paragraphs(name, decl, typed[1], header_text, typed[0])
             if found is not None:
                 generated = f"@threadsafety {found[0]} @progress {found[1]}"
-        doc = " ".join(p for p in (desc, own, pars, generated) if p)
+        # a typed function whose comments (if any) list statuses only: say
+        # first what it does
+        doc = " ".join(p for p in (what, desc, own, pars, generated) if p)
         if doc:
             out[e] = out[e] + " /**< " + _PLACEHOLDER.sub(r"\\<", doc.replace("*/", "* /")) + " */"
         k = e + 1

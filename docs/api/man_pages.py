@@ -42,8 +42,9 @@ SECTIONS = (("Thread safety", "THREAD SAFETY"), ("Progress", "PROGRESS"), ("Exam
 # A first sentence that only lists statuses ("SYNCQ_OK or SYNCQ_FULL; ...",
 # "OK, EMPTY") or leans on the declaration above it in the header ("The
 # same, checked", "As syncq_queue_lcrq_init ...") says nothing in a NAME
-# line, which apropos(1) shows alone.
-LEANS = re.compile(r"^(?:(?:SYNCQ_)?(?:OK|FULL|EMPTY|E[A-Z]+)\b|The same\b|As syncq_)")
+# line, which apropos(1) shows alone (the filter's test, beside this file).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from doxygen_filter import LEANS  # noqa: E402
 
 
 def name_line(name, header, first):
@@ -56,9 +57,67 @@ def name_line(name, header, first):
     return f"{op.replace('_', ' ')} ({header})"
 
 
+def example_parts(simplesect):
+    """[(kind, text)] of an "Example" paragraph: its code spans (`...` in the
+    header, <computeroutput> in the XML) as "code", the words around them as
+    "text"."""
+    parts = []
+
+    def words(s):
+        s = " ".join((s or "").split())
+        if s:
+            parts.append(("text", s))
+
+    for para in simplesect.findall("para"):
+        words(para.text)
+        for child in para:
+            if child.tag == "computeroutput" and parts and parts[-1][0] == "code":
+                # a span continued on the comment's next line: one example
+                parts[-1] = ("code", parts[-1][1] + " " + "".join(child.itertext()).strip())
+            elif child.tag == "computeroutput":
+                parts.append(("code", "".join(child.itertext()).strip()))
+            else:
+                words("".join(child.itertext()))
+            words(child.tail)
+    return parts
+
+
+def statements(code):
+    """A code span's statements, one a line: split after each ';' (or '{',
+    '}') outside parentheses, so a for loop's header stays whole."""
+    out, cur, depth, init = [], "", 0, 0
+    for ch in code:
+        if ch == "{" and cur.rstrip()[-1:] in ("=", ",", "(", "{") and (init or cur.rstrip()[-1:] != "{"):
+            init += 1  # an initialiser's brace ("= {7, 42}"), not a block's
+        elif ch == "}" and init:
+            init -= 1
+            cur += ch
+            continue
+        cur += ch
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and not init and ch in ";{}":
+            out.append(cur.strip())
+            cur = ""
+    if cur.strip():
+        out.append(cur.strip())
+    lines, indent = [], 0
+    for st in out:
+        if st == "}" or st.startswith("}"):
+            indent = max(indent - 1, 0)
+        if st == ";" and lines:
+            lines[-1] += ";"  # "for (;;) {}" 's empty statement stays beside it
+            continue
+        lines.append("  " * indent + st)
+        if st.endswith("{"):
+            indent += 1
+    return lines
+
+
 def split_sections(detail_node):
     """(description, {title: text}): an entry's detailed description without
-    its titled paragraphs (Doxygen's simplesect kind="par"), and those."""
+    its titled paragraphs (Doxygen's simplesect kind="par"), and those; the
+    "Example" paragraph as example_parts gives it."""
     if detail_node is None:
         return "", {}
     found = {}
@@ -66,8 +125,11 @@ def split_sections(detail_node):
         for child in list(parent):
             if child.tag == "simplesect" and child.get("kind") == "par":
                 title = text(child.find("title"))
-                body = " ".join(text(p) for p in child.findall("para"))
-                found[title] = (found[title] + " " + body).strip() if title in found else body
+                if title == "Example":
+                    found[title] = found.get(title, []) + example_parts(child)
+                else:
+                    body = " ".join(text(p) for p in child.findall("para"))
+                    found[title] = (found[title] + " " + body).strip() if title in found else body
                 tail = child.tail
                 parent.remove(child)
                 if tail and tail.strip():
@@ -128,8 +190,19 @@ def page(name, header, decl, brief, detail, sections, siblings, version, before)
     lines += [".PP", roff(f"Link with {link}. Declared in {header}; the API reference's page of {header} "
                           "has the whole header.")]
     for title, heading in SECTIONS:
-        if sections.get(title):
-            lines += [f'.SH "{heading}"', roff(sections[title])]
+        if not sections.get(title):
+            continue
+        lines.append(f'.SH "{heading}"')
+        if title != "Example":
+            lines.append(roff(sections[title]))
+            continue
+        # each code span a block of its own, a statement a line (an
+        # example's code is what tests/docs/api_examples_test.py compiles)
+        for kind, words in sections[title]:
+            if kind == "code":
+                lines += [".PP", ".RS 4", ".nf"] + [roff(st) for st in statements(words)] + [".fi", ".RE"]
+            else:
+                lines += [".PP", roff(words)]
     if siblings:
         lines += [".SH SEE ALSO", roff(", ".join(f"{s}(3)" for s in siblings))]
     return "\n".join(lines) + "\n"

@@ -74,89 +74,114 @@ typedef struct syncq_am_mpi_config {
 
 typedef struct syncq_am_mpi syncq_am_mpi;
 
-/* Collective over comm: duplicate it, create this rank's endpoint, find
- * the node-local ranks, pre-post the receives and connect to the
- * node-local endpoints. SYNCQ_EINVAL: NULL out, MPI not initialised or
- * already finalised, not the thread that initialised MPI, bad config;
- * SYNCQ_ESYS: an MPI call failed; the errors of syncq_am_create.
- * Thread safety: collective over comm: every rank calls it; from the thread
- * that initialised MPI only (the threading rule above:
- * MPI_THREAD_FUNNELED), and never in a forked child; not from a signal
- * handler.
+/* Start active messages between the ranks of comm (collective). It
+ * duplicates comm, creates this rank's endpoint, finds the node-local ranks,
+ * pre-posts the receives and connects to the node-local endpoints.
+ * SYNCQ_EINVAL: out is NULL; comm is MPI_COMM_NULL; MPI is not initialised
+ * or already finalised; the caller is not the thread that initialised MPI;
+ * credits is above SYNCQ_AM_MPI_MAX_CREDITS or dead_timeout_ns (not 0) below
+ * SYNCQ_AM_MPI_MIN_DEAD_NS. SYNCQ_ESYS: an MPI call failed. The errors of
+ * syncq_am_create, for this rank's endpoint (cfg->shm).
+ * Thread safety: collective over comm: every rank calls it; from the
+ * thread that initialised MPI only (the job's threading rule:
+ * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
+ * and peers comes from that thread), and never in a forked child; not from
+ * a signal handler.
  * Progress: blocking: collective MPI calls (it returns once every rank of
- * comm has joined). */
+ * comm has joined).
+ * Example: `syncq_am_mpi *job;` `int r = syncq_am_mpi_create(MPI_COMM_WORLD, NULL, &job);`
+ *   `if (r != SYNCQ_OK) MPI_Abort(MPI_COMM_WORLD, 1);` */
 int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_mpi **out);
 /* This rank's endpoint: register handlers on it before syncq_am_mpi_start,
  * poll it with syncq_am_poll or wait on it with syncq_am_wait. NULL for
  * NULL.
- * Thread safety: from the thread that initialised MPI only (the threading
- * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
- * signal handler.
- * Progress: wait-free. */
+ * Thread safety: from the thread that initialised MPI only (the job's threading rule:
+ * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
+ * and peers comes from that thread), and never in a forked child; not from
+ * a signal handler.
+ * Progress: wait-free.
+ * Example: `syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job); unsigned handled; syncq_am_poll(ep, 64, &handled);` */
 syncq_am_endpoint *syncq_am_mpi_endpoint(const syncq_am_mpi *job);
-/* Collective: compare every rank's handler table (index and name of each
- * registered handler). SYNCQ_OK; SYNCQ_EINVAL on every rank when a table
- * differs (syncq_am_mpi_why names the first index and ranks), or a second
- * start; SYNCQ_ESYS.
+/* Check that every rank registered the same handlers, and open the job for
+ * sends: collective, it compares every rank's handler table (index and name
+ * of each registered handler). SYNCQ_OK; SYNCQ_EINVAL on every rank when a
+ * table differs (syncq_am_mpi_why names the first index and ranks), or on a
+ * second start; SYNCQ_ESYS when an MPI call failed.
  * Thread safety: collective: every rank calls it once, after registering
- * its handlers; from the thread that initialised MPI only (the threading
- * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
- * signal handler.
- * Progress: blocking: collective (it waits for every rank's table). */
+ * its handlers; from the thread that initialised MPI only (the job's threading rule:
+ * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
+ * and peers comes from that thread), and never in a forked child; not from
+ * a signal handler.
+ * Progress: blocking: collective (it waits for every rank's table).
+ * Example: `if (syncq_am_mpi_start(job) != SYNCQ_OK) fprintf(stderr, "%s\n", syncq_am_mpi_why(job));` */
 int syncq_am_mpi_start(syncq_am_mpi *job);
-/* The peer for `rank` (owned by the job: do not disconnect it). SYNCQ_EINVAL
- * (NULL, rank out of range, before a successful start).
- * Thread safety: from the thread that initialised MPI only (the threading
- * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
- * signal handler.
- * Progress: wait-free. */
+/* The peer through which this rank sends to `rank` (owned by the job: do
+ * not disconnect it). SYNCQ_EINVAL: job or out is NULL, rank is out of
+ * range (not in [0, syncq_am_mpi_size)), or no start has succeeded yet.
+ * Thread safety: from the thread that initialised MPI only (the job's threading rule:
+ * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
+ * and peers comes from that thread), and never in a forked child; not from
+ * a signal handler.
+ * Progress: wait-free.
+ * Example: `syncq_am_peer *next; int me = syncq_am_mpi_rank(job), n = syncq_am_mpi_size(job);`
+ *   `if (syncq_am_mpi_peer(job, (me + 1) % n, &next) == SYNCQ_OK) syncq_am_request(next, 1, NULL, 0, 0);` */
 int syncq_am_mpi_peer(syncq_am_mpi *job, int rank, syncq_am_peer **out);
-/* Thread safety: from the thread that initialised MPI only (the threading
- * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
- * signal handler.
+/* This process's rank in the job's communicator (-1 for NULL).
+ * Thread safety: from the thread that initialised MPI only (the job's threading rule:
+ * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
+ * and peers comes from that thread), and never in a forked child; not from
+ * a signal handler.
  * Progress: wait-free. */
-int syncq_am_mpi_rank(const syncq_am_mpi *job); /* -1 for NULL */
-/* Thread safety: from the thread that initialised MPI only (the threading
- * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
- * signal handler.
+int syncq_am_mpi_rank(const syncq_am_mpi *job);
+/* The number of ranks in the job's communicator (-1 for NULL).
+ * Thread safety: from the thread that initialised MPI only (the job's threading rule:
+ * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
+ * and peers comes from that thread), and never in a forked child; not from
+ * a signal handler.
  * Progress: wait-free. */
-int syncq_am_mpi_size(const syncq_am_mpi *job); /* -1 for NULL */
-/* "shm" or "mpi": how `rank` is reached; NULL for bad input.
- * Thread safety: from the thread that initialised MPI only (the threading
- * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
- * signal handler.
+int syncq_am_mpi_size(const syncq_am_mpi *job);
+/* How `rank` is reached from this rank: "shm" (a node-local queue block) or
+ * "mpi"; NULL for bad input.
+ * Thread safety: from the thread that initialised MPI only (the job's threading rule:
+ * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
+ * and peers comes from that thread), and never in a forked child; not from
+ * a signal handler.
  * Progress: wait-free. */
 const char *syncq_am_mpi_path(const syncq_am_mpi *job, int rank);
 /* True when `rank` is known dead (or left); false for bad input.
- * Thread safety: from the thread that initialised MPI only (the threading
- * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
- * signal handler.
+ * Thread safety: from the thread that initialised MPI only (the job's threading rule:
+ * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
+ * and peers comes from that thread), and never in a forked child; not from
+ * a signal handler.
  * Progress: wait-free (it reads what polls and sends last learnt; only they
  * move MPI messages). */
 bool syncq_am_mpi_peer_dead(const syncq_am_mpi *job, int rank);
 /* The last error's explanation ("" if none).
- * Thread safety: from the thread that initialised MPI only (the threading
- * rule above: MPI_THREAD_FUNNELED), and never in a forked child; not from a
- * signal handler.
+ * Thread safety: from the thread that initialised MPI only (the job's threading rule:
+ * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
+ * and peers comes from that thread), and never in a forked child; not from
+ * a signal handler.
  * Progress: wait-free. */
 const char *syncq_am_mpi_why(const syncq_am_mpi *job);
-/* Collective and bounded: tell every MPI peer we leave, keep handling
- * messages until each peer has said the same or is found dead (silent for
- * dead_timeout_ns; at most 10 dead timeouts in all), then a job-wide
- * barrier (handling messages, skipped when a rank left early or died) so
- * node-local peers are done too, then free everything and destroy the
- * endpoint. When a peer died
- * the MPI requests still pending on it are left to MPI_Finalize (or the
- * process's exit): MPI without ULFM cannot cancel them. SYNCQ_EINVAL for
- * NULL or the wrong thread; SYNCQ_ETIMEDOUT when some peer neither left
- * nor was found dead in time (everything is freed anyway).
+/* Leave the job and free it: collective and bounded, it tells every MPI
+ * peer this rank leaves, keeps handling messages until each peer has said
+ * the same or is found dead (silent for dead_timeout_ns; at most 10 dead
+ * timeouts in all), then a job-wide barrier (handling messages, skipped when
+ * a rank left early or died) so node-local peers are done too, then frees
+ * everything and destroys the endpoint. When a peer died the MPI requests
+ * still pending on it are left to MPI_Finalize (or the process's exit): MPI
+ * without ULFM cannot cancel them. SYNCQ_EINVAL: job is NULL, or the caller
+ * is not the thread that initialised MPI. SYNCQ_ETIMEDOUT: some peer neither
+ * left nor was found dead in time (everything is freed anyway).
  * Thread safety: collective: every rank calls it once, when done with the
- * job's peers and endpoint; from the thread that initialised MPI only (the
- * threading rule above: MPI_THREAD_FUNNELED), and never in a forked child;
- * not from a signal handler.
+ * job's peers and endpoint; from the thread that initialised MPI only (the job's threading rule:
+ * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
+ * and peers comes from that thread), and never in a forked child; not from
+ * a signal handler.
  * Progress: blocking but bounded: it handles messages until every MPI peer
  * has left or is found dead (at most 10 dead timeouts), then a job-wide
- * barrier (SYNCQ_ETIMEDOUT when some peer neither left nor died in time). */
+ * barrier (SYNCQ_ETIMEDOUT when some peer neither left nor died in time).
+ * Example: `syncq_am_mpi_destroy(job); MPI_Finalize();` */
 int syncq_am_mpi_destroy(syncq_am_mpi *job);
 
 #ifdef __cplusplus

@@ -179,11 +179,15 @@ typedef struct syncq_barrier syncq_barrier;
  * (malloc) and runs the algorithm's init.
  * Example: `syncq_barrier_config cfg = {4, 0, false}; syncq_barrier *b; syncq_barrier_create("dissemination", &cfg, &b);` */
 SYNCQ_API int syncq_barrier_create(const char *algo, const syncq_barrier_config *cfg, syncq_barrier **out);
-/* Thread safety: once no thread is inside a wait on the barrier (every
+/* Destroy a barrier made by syncq_barrier_create and free it.
+ * Thread safety: once no thread is inside a wait on the barrier (every
  * waiter has returned: the caller orders it after their returns), by one
  * thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the barrier, with
- * no other call on it to wait for. */
+ * no other call on it to wait for.
+ * Example: `syncq_barrier_config cfg = {4, 0, false}; syncq_barrier *bar;`
+ *   `if (syncq_barrier_create("central-faa", &cfg, &bar) == SYNCQ_OK) { work();`
+ *   `syncq_barrier_destroy(bar); }` */
 SYNCQ_API int syncq_barrier_destroy(syncq_barrier *b); /* SYNCQ_EINVAL for NULL */
 /* Arrive at the barrier as participant id and wait for the others:
  * SYNCQ_OK, SYNCQ_EBROKEN (see the header comment), SYNCQ_EINVAL for NULL
@@ -200,7 +204,7 @@ SYNCQ_API int syncq_barrier_destroy(syncq_barrier *b); /* SYNCQ_EINVAL for NULL 
  * Progress: blocking: a wait returns only once every participant has
  * arrived (every barrier is SYNCQ_PROGRESS_BLOCKING:
  * syncq_barrier_algo(b)->progress); wait_timed bounds the wait.
- * Example: `for (int step = 0; step < n; step++) { compute(step, id); syncq_barrier_wait(b, id); }` */
+ * Example: `for (int step = 0; step < 100; step++) { compute(step, id); syncq_barrier_wait(b, id); }` */
 SYNCQ_API int syncq_barrier_wait(syncq_barrier *b, unsigned id);
 /* The timed wait and the reset of the header comment. SYNCQ_EINVAL for
  * NULL (and, for wait_timed, id out of range or timeout_ns 0);
@@ -222,7 +226,8 @@ SYNCQ_API int syncq_barrier_wait_timed(syncq_barrier *b, unsigned id, uint64_t t
  * no other call on it to wait for (SYNCQ_ENOTSUP at once where the
  * algorithm has no reset). */
 SYNCQ_API int syncq_barrier_reset(syncq_barrier *b);
-/* Thread safety: any thread, at any time between create and destroy, from a
+/* The registry entry of the algorithm the barrier was created from.
+ * Thread safety: any thread, at any time between create and destroy, from a
  * signal handler too (one load).
  * Progress: wait-free. */
 SYNCQ_API const syncq_algo *syncq_barrier_algo(const syncq_barrier *b); /* NULL for NULL */

@@ -111,7 +111,9 @@ SYNCQ_API int syncq_counter_create(const char *algo, int64_t initial, syncq_coun
  * Thread safety: once every other call on the counter has returned, by one
  * thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the counter, with
- * no other call on it to wait for. */
+ * no other call on it to wait for.
+ * Example: `syncq_counter *c; if (syncq_counter_create("faa", 0, &c) == SYNCQ_OK) { work();`
+ *   `syncq_counter_destroy(c); }` */
 SYNCQ_API int syncq_counter_destroy(syncq_counter *c);
 
 /* Add delta; *old (if old is not NULL) receives the value before.
@@ -139,7 +141,8 @@ SYNCQ_API int syncq_counter_fetch_add(syncq_counter *c, int64_t delta, int64_t *
  * blocking one holds the fiber's scheduler thread while it waits.
  * Progress: the algorithm's: syncq_counter_algo(c)->progress
  * (syncq_progress_name names it; its registry entry and the contract block
- * of its source file say why); the generic call adds one indirect call. */
+ * of its source file say why); the generic call adds one indirect call.
+ * Example: `int64_t v; if (syncq_counter_load(c, &v) == SYNCQ_OK) printf("%lld\n", (long long)v);` */
 SYNCQ_API int syncq_counter_load(syncq_counter *c, int64_t *value);
 
 /* The registry entry the counter was created from (NULL for NULL).

@@ -194,7 +194,8 @@ typedef struct syncq_lock_ops {
                                    syncq_lock_##algo##_init, syncq_lock_##algo##_destroy, syncq_lock_##algo##_lock, \
                                    syncq_lock_##algo##_trylock, syncq_lock_##algo##_unlock)
 
-/* ---- the built-in locks (registry names in quotes) ----
+/* The registry entries (syncq/registry.h) of the built-in locks; run one
+ * by name with syncq_lock_create("name", ...). Their names (in quotes):
  *   "tas"           test-and-set, bounded exponential backoff   syncq/lock/tas.h
  *   "ttas"          test-and-test-and-set, same backoff (001)   syncq/lock/tas.h
  *   "ticket"        ticket lock, proportional backoff           syncq/lock/ticket.h
@@ -242,8 +243,8 @@ typedef struct syncq_lock syncq_lock;
 #define SYNCQ_LOCK_DEFAULT_ALGO "futex-mutex"
 
 /* Create a lock of the named algorithm (NULL or SYNCQ_LOCK_DEFAULT: the
- * default lock above; cfg NULL: defaults; no discipline named: the safe
- * default above) in allocated, suitably aligned storage. SYNCQ_EINVAL for
+ * default lock, SYNCQ_LOCK_DEFAULT_ALGO; cfg NULL: defaults; no discipline
+ * named: the safe default of syncq/lock.h's wait disciplines) in allocated, suitably aligned storage. SYNCQ_EINVAL for
  * NULL out,
  * SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the init status
  * (SYNCQ_EINVAL unknown discipline, SYNCQ_ENOTSUP, SYNCQ_ELIMIT). A
@@ -274,9 +275,10 @@ SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, 
  * Thread safety: once no thread holds the lock or waits for it, by one
  * thread; the last holder may destroy it as soon as its own unlock has
  * returned, even while the thread that handed the lock over is still inside
- * its unlock (see above). Not from a signal handler (free).
+ * its unlock (as the description says). Not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the lock, with no
- * other call on it to wait for (a held or awaited lock is SYNCQ_EBUSY). */
+ * other call on it to wait for (a held or awaited lock is SYNCQ_EBUSY).
+ * Example: `if (syncq_lock_destroy(l) == SYNCQ_EBUSY) fputs("lock still held\n", stderr);` */
 SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
 /* Acquire / try / release with the caller's node (the same node for a
  * lock and its unlock). The node may be NULL for every lock that keeps no
@@ -299,9 +301,9 @@ SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
  * (syncq_lock_algo(l)->progress); a preempted holder stops every waiter.
  * Starvation freedom, FIFO order (SYNCQ_PROP_FIFO) and how a waiter waits
  * (spin, yield, sleep: syncq_lock_discipline) are the algorithm's; a FIFO
- * lock that blocks or competes (named, or the safe default) adds the
- * concurrency restriction above (FIFO among the admitted threads,
- * starvation-free).
+ * lock that blocks or competes (named, or the safe default) adds
+ * syncq/lock.h's concurrency restriction (Dice & Kogan 2019: FIFO among the
+ * admitted threads, starvation-free).
  * Example: `syncq_lock_node n; syncq_lock_lock(l, &n); work(); syncq_lock_unlock(l, &n);` */
 SYNCQ_API int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
 /* Try to acquire without waiting for the holder: SYNCQ_OK (held) or
@@ -313,7 +315,8 @@ SYNCQ_API int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
  * Progress: it does not wait for the holder (SYNCQ_EBUSY instead; anderson
  * returns SYNCQ_ELIMIT past its max_threads). The algorithm's class
  * (syncq_lock_algo(l)->progress) is blocking all the same: a trylock that
- * succeeds makes the others wait. */
+ * succeeds makes the others wait.
+ * Example: `syncq_lock_node n; if (syncq_lock_trylock(l, &n) == SYNCQ_OK) { work(); syncq_lock_unlock(l, &n); }` */
 SYNCQ_API int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node); /* SYNCQ_OK or SYNCQ_EBUSY */
 /* Release the lock held with this node: SYNCQ_OK; SYNCQ_EINVAL for a NULL
  * lock (or node where the lock uses one) or, for the locks that can tell, a
@@ -328,7 +331,8 @@ SYNCQ_API int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node); /* SYNCQ
  * scheduler may be the one that waits.
  * Progress: the algorithm's; a queue lock's unlock may wait briefly for a
  * successor that is still linking itself in (MCS, CLH), so it is blocking
- * too (syncq_lock_algo(l)->progress). */
+ * too (syncq_lock_algo(l)->progress).
+ * Example: `syncq_lock_node n; syncq_lock_lock(l, &n); work(); syncq_lock_unlock(l, &n);` (the node the lock took) */
 SYNCQ_API int syncq_lock_unlock(syncq_lock *l, syncq_lock_node *node);
 /* The registry entry the lock was created from (NULL for NULL).
  * Thread safety: any thread, at any time between create and destroy, from a

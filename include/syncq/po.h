@@ -240,7 +240,7 @@ typedef enum syncq_po_send_mode {
  * what the parked ones wait for, so they can exit and be joined). */
 #define SYNCQ_PO_ATTACH_RESERVE 16u
 /* Freed slots that may wait while never-used ones are handed out (see
- * "Pids" above): each reuse of a slot follows at least this many frees. */
+ * "Pids" in the file comment): each reuse of a slot follows at least this many frees. */
 #define SYNCQ_PO_REUSE_DISTANCE 4096u
 #define SYNCQ_PO_MAX_MSG ((size_t)1 << 30) /* largest payload */
 #define SYNCQ_PO_MAX_SCHEDULERS 1024u      /* most scheduler threads of a fiber system */
@@ -362,7 +362,9 @@ SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out)
  * from a signal handler (the postoffice is not async-signal-safe).
  * Progress: blocking: it joins the exited processes and stops a fiber
  * system's schedulers; it does not wait for a running process
- * (SYNCQ_EBUSY). */
+ * (SYNCQ_EBUSY).
+ * Example: `syncq_po_system *sys2; if (syncq_po_create(NULL, &sys2) == SYNCQ_OK) { work();`
+ *   `syncq_po_destroy(sys2); }` */
 SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
 
 /* Unmap every fiber stack kept from destroyed systems (see
@@ -431,7 +433,7 @@ SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, sy
  * postoffice is not async-signal-safe).
  * Progress: blocking, as syncq_po_spawn: no lock, but it may wait for a
  * slot being put back; a thread system starts a thread.
- * Example: `syncq_po_spawn_detached(sys, handle_request, req, NULL);` */
+ * Example: `syncq_po_spawn_detached(sys, worker, arg, NULL);` */
 SYNCQ_API int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
 /* Wait for a spawned process to exit, then free its slot for reuse (its
@@ -493,7 +495,7 @@ typedef int (*syncq_po_main_fn)(syncq_po_proc *self, void *arg);
  * fn; SYNCQ_ELIMIT, SYNCQ_ENOMEM as spawn, and SYNCQ_ENOMEM when the
  * fiber could not start (SYNCQ_PO_EXIT_NOMEM): fn did not run. Any thread may
  * call it, several at once.
- * Thread safety: any thread, several at once (see above); from a fiber too
+ * Thread safety: any thread, several at once; from a fiber too
  * (it yields, as join). Not from a signal handler (the postoffice is not
  * async-signal-safe).
  * Progress: blocking by purpose: it waits for fn's process to exit.
@@ -536,7 +538,7 @@ SYNCQ_API uint32_t syncq_po_count(const syncq_po_system *sys);
 SYNCQ_API uint32_t syncq_po_live(const syncq_po_system *sys);
 
 /* How many generations a slot of sys has before one of its pid values
- * repeats (see "Pids" above); 0 for NULL.
+ * repeats (see "Pids" in syncq/po.h's file comment); 0 for NULL.
  * Thread safety: any thread, process or not, any time the system exists,
  * concurrently with every call on it. Not from a signal handler (the
  * postoffice is not async-signal-safe).
@@ -558,7 +560,7 @@ typedef struct syncq_po_down {
   int32_t reason;   /* its exit reason, or SYNCQ_PO_NOPROC */
 } syncq_po_down;
 
-/* self watches pid: exactly one message of type SYNCQ_PO_DOWN (payload a
+/* Watch pid from self: exactly one message of type SYNCQ_PO_DOWN (payload a
  * syncq_po_down, sender pid) arrives in self's inbox when pid exits
  * (returns from fn, or detaches), carrying its exit reason; at once, with
  * reason SYNCQ_PO_NOPROC, when pid has exited already, is stale, or no
@@ -573,10 +575,12 @@ typedef struct syncq_po_down {
  * a signal handler (the postoffice is not async-signal-safe).
  * Progress: blocking: the system's process-table mutex, held for a scan of
  * self's and pid's links or monitors (src/po/links.c); it never waits for
- * pid itself; it allocates the monitor's record. */
+ * pid itself; it allocates the monitor's record.
+ * Example: `uint64_t ref; syncq_po_msg *m; syncq_po_monitor(self, pid, &ref);`
+ *   `while (syncq_po_recv(self, &m) == SYNCQ_OK && m->type != SYNCQ_PO_DOWN) syncq_po_free(self, m);` */
 SYNCQ_API int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref);
 
-/* self stops watching pid (the monitor `ref` that syncq_po_monitor gave
+/* Stop watching pid from self (the monitor `ref` that syncq_po_monitor gave
  * it): no down message for it will be posted from now on (one already
  * posted stays in the inbox). SYNCQ_OK; SYNCQ_ENOENT when there is no
  * such monitor of self's (pid has exited and its message is posted or
@@ -653,7 +657,8 @@ typedef struct syncq_po_exit_msg {
   int32_t reason;   /* its reason (SYNCQ_PO_NOPROC: link found no process) */
 } syncq_po_exit_msg;
 
-/* Send an exit signal with `reason` from self to pid (the rules above);
+/* Send an exit signal with `reason` from self to pid (the rules of
+ * syncq/po.h's "exit signals and links" section);
  * pid may be self's own pid (exit of oneself). SYNCQ_OK once the signal
  * has had its effect (killed pid, posted a message, or nothing: a normal
  * signal to a process that does not trap); SYNCQ_EKILLED when it killed
@@ -687,7 +692,9 @@ SYNCQ_API int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reaso
  * a signal handler (the postoffice is not async-signal-safe).
  * Progress: blocking: the system's process-table mutex, held for a scan of
  * self's and pid's links or monitors (src/po/links.c); it never waits for
- * pid itself; it allocates the link. */
+ * pid itself; it allocates the link.
+ * Example: `syncq_po_trap_exits(self, true);`
+ *   `if (syncq_po_link(self, pid) == SYNCQ_OK) puts("linked");` (its exit arrives as a SYNCQ_PO_EXIT message) */
 SYNCQ_API int syncq_po_link(syncq_po_proc *self, syncq_po_pid pid);
 
 /* Remove the link between self and pid: once it returns, pid's exit no
@@ -732,7 +739,7 @@ SYNCQ_API int syncq_po_trap_exits(syncq_po_proc *self, bool on);
  * outside the table; SYNCQ_ENOENT when no process has had pid;
  * SYNCQ_EDEAD when it has exited or is stale; SYNCQ_ENOMEM.
  * Thread safety: any thread, process or not, concurrently with every other
- * call on sys (see above). Not from a signal handler (the postoffice is not
+ * call on sys (the system's process-table lock orders them). Not from a signal handler (the postoffice is not
  * async-signal-safe).
  * Progress: blocking: the system's process-table mutex (src/po/names.c).
  * Example: `syncq_po_register(sys, "logger", pid);` */
@@ -742,15 +749,17 @@ SYNCQ_API int syncq_po_register(syncq_po_system *sys, const char *name, syncq_po
  * nobody (live) has it; SYNCQ_EINVAL for NULL arguments, an empty or too
  * long name.
  * Thread safety: any thread, process or not, concurrently with every other
- * call on sys (see above). Not from a signal handler (the postoffice is not
+ * call on sys (the system's process-table lock orders them). Not from a signal handler (the postoffice is not
  * async-signal-safe).
- * Progress: blocking: the system's process-table mutex (src/po/names.c). */
+ * Progress: blocking: the system's process-table mutex (src/po/names.c).
+ * Example: `syncq_po_pid logger;`
+ *   `if (syncq_po_whereis(sys, "logger", &logger) == SYNCQ_ENOENT) puts("no logger");` */
 SYNCQ_API int syncq_po_whereis(syncq_po_system *sys, const char *name, syncq_po_pid *pid);
 
 /* Take name away from its process (which may register another). SYNCQ_OK;
  * SYNCQ_ENOENT when nobody (live) has it; SYNCQ_EINVAL as whereis.
  * Thread safety: any thread, process or not, concurrently with every other
- * call on sys (see above). Not from a signal handler (the postoffice is not
+ * call on sys (the system's process-table lock orders them). Not from a signal handler (the postoffice is not
  * async-signal-safe).
  * Progress: blocking: the system's process-table mutex (src/po/names.c). */
 SYNCQ_API int syncq_po_unregister(syncq_po_system *sys, const char *name);
@@ -766,7 +775,7 @@ SYNCQ_API int syncq_po_unregister(syncq_po_system *sys, const char *name);
  * atomics), else a pop from self's free list (src/po/postoffice.c); it
  * allocates when both are empty or the payload buffer is too small
  * ("mutex-nofree": every time).
- * Example: `syncq_po_msg *m; syncq_po_get(self, 8, &m); memcpy(m->data, "ping", 5); syncq_po_send(self, to, m, SYNCQ_PO_LINK);` */
+ * Example: `syncq_po_msg *m; if (syncq_po_get(self, 5, &m) == SYNCQ_OK) { memcpy(m->data, "ping", 5); m->len = 5; }` */
 SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 
 /* Send msg to process `to` (its sender field is set to self's pid).
@@ -783,7 +792,10 @@ SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
  * src/po/mbox_<name>.c): wait-free for "mpsc", lock-free for "nonblocking",
  * blocking for "mutex", "mutex-nofree", "ttas" and "two-lock"; COPY adds a
  * lock-free pop and push (and may allocate); waking a sleeping receiver is
- * one futex wake or one push onto a fiber run queue. */
+ * one futex wake or one push onto a fiber run queue.
+ * Example: `syncq_po_msg *m; if (syncq_po_get(self, 5, &m) == SYNCQ_OK) {`
+ *   `memcpy(m->data, "ping", 5); m->len = 5; m->type = 1;`
+ *   `syncq_po_send(self, to, m, SYNCQ_PO_LINK); }` (LINK: m now belongs to the receiver) */
 SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
 
 /* Receive the next message of the inbox into *out, yielding the processor
@@ -807,15 +819,18 @@ SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *
  * Example: `syncq_po_msg *m; while (syncq_po_recv(self, &m) == SYNCQ_OK) { handle(m); syncq_po_free(self, m); }` */
 SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
 
-/* The same, but sleeping while the inbox is empty (a thread on a futex; a
- * fiber parks, costing no CPU); the next send to this process wakes it.
+/* Receive the next message of the inbox into *out, sleeping while the inbox
+ * is empty: as syncq_po_recv, but a thread sleeps on a futex and a fiber
+ * parks, costing no CPU; the next send to this process wakes it.
  * SYNCQ_EINVAL as recv.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
  * one consumer: only self receives from it.
  * Progress: blocking by purpose: it sleeps (a thread on a futex, a fiber
- * parked) until a send wakes it. */
+ * parked) until a send wakes it.
+ * Example: `syncq_po_msg *m; if (syncq_po_recv_blocking(self, &m) == SYNCQ_OK) { handle(m);`
+ *   `syncq_po_free(self, m); }` */
 SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
 
 /* One attempt: SYNCQ_OK with *out, or SYNCQ_EMPTY. SYNCQ_EINVAL as recv.
@@ -845,7 +860,9 @@ SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
  * one consumer: only self receives from it.
  * Progress: blocking by purpose, at most timeout_ns (a fiber's wake-up is
- * late by as long as its scheduler runs a fiber that does not switch). */
+ * late by as long as its scheduler runs a fiber that does not switch).
+ * Example: `syncq_po_msg *m;`
+ *   `if (syncq_po_recv_timeout(self, 1000000000, &m) == SYNCQ_ETIMEDOUT) puts("no message in 1 s");` */
 SYNCQ_API int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, syncq_po_msg **out);
 
 /* Sleep ns nanoseconds. A fiber parks on its scheduler's timer heap (the
@@ -877,7 +894,7 @@ SYNCQ_API int syncq_po_sleep(syncq_po_proc *self, uint64_t ns);
  * Progress: blocking, briefly: the fiber system's mutex to hand the
  * caller's queue to a spare scheduler thread; a thread process does nothing
  * (wait-free).
- * Example: `syncq_po_blocking_begin(self); n = read(fd, buf, len); syncq_po_blocking_end(self);` */
+ * Example: `syncq_po_blocking_begin(self); work(); syncq_po_blocking_end(self);` (work: a read, a lock) */
 SYNCQ_API int syncq_po_blocking_begin(syncq_po_proc *self);
 /* End what syncq_po_blocking_begin announced: the caller's scheduler is
  * no longer taken to be blocked, and the spare serving it retires once
@@ -938,7 +955,8 @@ SYNCQ_API int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size)
  * a signal handler (the postoffice is not async-signal-safe).
  * Progress: lock-free: a fiber's message goes to its scheduler's cache
  * while it has room (no atomics), else a push onto self's free list
- * ("mutex-nofree": free()). */
+ * ("mutex-nofree": free()).
+ * Example: `syncq_po_msg *m; if (syncq_po_recv(self, &m) == SYNCQ_OK) { handle(m); syncq_po_free(self, m); }` */
 SYNCQ_API int syncq_po_free(syncq_po_proc *self, syncq_po_msg *msg);
 
 #ifdef __cplusplus

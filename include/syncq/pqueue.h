@@ -115,12 +115,16 @@ typedef struct syncq_pqueue syncq_pqueue;
  * (malloc) and runs the algorithm's init.
  * Example: `syncq_pqueue *q; int r = syncq_pqueue_create("linden-jonsson", NULL, &q);` */
 SYNCQ_API int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *cfg, syncq_pqueue **out);
-/* Thread safety: once every other call on the priority queue has returned,
+/* Destroy a priority queue made by syncq_pqueue_create and free it.
+ * Thread safety: once every other call on the priority queue has returned,
  * by one thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the priority
- * queue, with no other call on it to wait for. */
+ * queue, with no other call on it to wait for.
+ * Example: `syncq_pqueue *pq; if (syncq_pqueue_create("skew-lock", NULL, &pq) == SYNCQ_OK) { work();`
+ *   `syncq_pqueue_destroy(pq); }` */
 SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q); /* EINVAL: NULL */
-/* Thread safety: as the algorithm's own insert and delete_min: any number
+/* Insert payload with priority key (the least key comes out first).
+ * Thread safety: as the algorithm's own insert and delete_min: any number
  * of threads may call insert and delete_min on the same priority queue at
  * the same time, never concurrently with its destroy. From a signal
  * handler: only where the algorithm's registry entry has
@@ -130,9 +134,11 @@ SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q); /* EINVAL: NULL */
  * while it waits.
  * Progress: the algorithm's: syncq_pqueue_algo(q)->progress
  * (syncq_progress_name names it; its registry entry and the contract block
- * of its source file say why); the generic call adds one indirect call. */
+ * of its source file say why); the generic call adds one indirect call.
+ * Example: `static char job[] = "job"; syncq_pqueue_insert(q, 5, job);` (out before any item of key above 5) */
 SYNCQ_API int syncq_pqueue_insert(syncq_pqueue *q, uint64_t key, void *payload); /* OK, ENOMEM, EINVAL */
-/* Thread safety: as the algorithm's own insert and delete_min: any number
+/* Remove an item of least key into *key and *payload.
+ * Thread safety: as the algorithm's own insert and delete_min: any number
  * of threads may call insert and delete_min on the same priority queue at
  * the same time, never concurrently with its destroy. From a signal
  * handler: only where the algorithm's registry entry has
@@ -145,7 +151,8 @@ SYNCQ_API int syncq_pqueue_insert(syncq_pqueue *q, uint64_t key, void *payload);
  * of its source file say why); the generic call adds one indirect call.
  * Example: `uint64_t key; void *payload; int r = syncq_pqueue_delete_min(q, &key, &payload);` */
 SYNCQ_API int syncq_pqueue_delete_min(syncq_pqueue *q, uint64_t *key, void **payload); /* OK, EMPTY, EINVAL */
-/* Thread safety: any thread, at any time between create and destroy, from a
+/* The registry entry of the algorithm the priority queue was created from.
+ * Thread safety: any thread, at any time between create and destroy, from a
  * signal handler too (one load).
  * Progress: wait-free. */
 SYNCQ_API const syncq_algo *syncq_pqueue_algo(const syncq_pqueue *q); /* NULL for NULL */

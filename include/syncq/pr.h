@@ -88,7 +88,7 @@ static inline void syncq_pr_relax(void) {
  * memory shared between processes.
  * Progress: wait-free (one atomic instruction; on Armv8.0 without LSE a
  * load-exclusive/store-exclusive loop, lock-free).
- * Example: `uint64_t seen = atomic_load(&w); while (!syncq_pr_cas_u64(&w, &seen, seen * 2)) {}` */
+ * Example: `uint64_t seen = atomic_load(p); while (!syncq_pr_cas_u64(p, &seen, seen * 2)) {}` (double *p) */
 static inline bool syncq_pr_cas_u64(_Atomic(uint64_t) *p, uint64_t *expected, uint64_t desired) {
   return atomic_compare_exchange_strong(p, expected, desired);
 }
@@ -326,7 +326,7 @@ typedef uint64_t syncq_tagptr;
  * Thread safety: any thread, from a signal handler too (a pure function
  * of its arguments).
  * Progress: wait-free.
- * Example: `syncq_tagptr t; if (syncq_tagptr_pack(node, tag + 1, &t) == SYNCQ_OK) ...` */
+ * Example: `syncq_tagptr t; if (syncq_tagptr_pack(p, (uint16_t)(tag + 1), &t) != SYNCQ_OK) puts("p above 48 bits");` */
 static inline int syncq_tagptr_pack(const void *p, uint16_t tag, syncq_tagptr *out) {
   uint64_t bits = (uint64_t)(uintptr_t)p;
   if (out == NULL || (bits & ~SYNCQ_TAGPTR_PTR_MASK) != 0) return SYNCQ_EINVAL;

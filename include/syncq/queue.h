@@ -188,7 +188,8 @@ SYNCQ_API int syncq_queue_create(const char *algo, size_t capacity, syncq_queue 
  * Thread safety: once every other call on the queue has returned, by one
  * thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the queue, with no
- * other call on it to wait for. */
+ * other call on it to wait for.
+ * Example: `syncq_queue *q; if (syncq_queue_create("ms", 0, &q) == SYNCQ_OK) { work(); syncq_queue_destroy(q); }` */
 SYNCQ_API int syncq_queue_destroy(syncq_queue *q);
 
 /* Enqueue a non-NULL item: SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL
@@ -204,7 +205,9 @@ SYNCQ_API int syncq_queue_destroy(syncq_queue *q);
  * while it waits.
  * Progress: the algorithm's: syncq_queue_algo(q)->progress
  * (syncq_progress_name names it; its registry entry and the contract block
- * of its source file say why); the generic call adds one indirect call. */
+ * of its source file say why); the generic call adds one indirect call.
+ * Example: `while (syncq_queue_enqueue(q, item) == SYNCQ_FULL) syncq_yield();`
+ * (a bounded queue: full until a dequeue) */
 SYNCQ_API int syncq_queue_enqueue(syncq_queue *q, void *item);
 
 /* Dequeue into *item: SYNCQ_OK or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL.

@@ -99,8 +99,8 @@ typedef struct syncq_algo {
   const void *ops; /* the family's ops table (syncq_counter_ops, ...) */
 } syncq_algo;
 
-/* "lock", "barrier", "counter", "queue", "stack", "pqueue"; NULL when f is
- * not a family.
+/* The name of family f: "lock", "barrier", "counter", "queue", "stack",
+ * "pqueue"; NULL when f is not a family.
  * Thread safety: any thread, any time, from a signal handler too (it reads
  * a constant table).
  * Progress: wait-free. */
@@ -114,10 +114,12 @@ SYNCQ_API const char *syncq_family_name(syncq_family f);
  * Example: `syncq_family f; syncq_family_from_name("queue", &f);` */
 SYNCQ_API int syncq_family_from_name(const char *name, syncq_family *out);
 
-/* "blocking", "obstruction-free", "lock-free", "wait-free"; NULL otherwise.
+/* The name of progress class p: "blocking", "obstruction-free",
+ * "lock-free", "wait-free"; NULL otherwise.
  * Thread safety: any thread, any time, from a signal handler too.
  * Progress: wait-free.
- * Example: `puts(syncq_progress_name(syncq_queue_algo(q)->progress));` */
+ * Example: `const syncq_algo *a;`
+ *   `if (syncq_registry_find(SYNCQ_FAMILY_QUEUE, "scq", &a) == SYNCQ_OK) puts(syncq_progress_name(a->progress));` */
 SYNCQ_API const char *syncq_progress_name(syncq_progress p);
 
 /* Comma-separated names of the properties in props ("fifo,bounded"), or

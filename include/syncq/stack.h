@@ -129,12 +129,16 @@ typedef struct syncq_stack syncq_stack;
  * (malloc) and runs the algorithm's init.
  * Example: `syncq_stack *s; int r = syncq_stack_create("treiber", NULL, &s);` */
 SYNCQ_API int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_stack **out);
-/* Thread safety: once every other call on the stack has returned, by one
+/* Destroy a stack made by syncq_stack_create and free it.
+ * Thread safety: once every other call on the stack has returned, by one
  * thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the stack, with no
- * other call on it to wait for. */
+ * other call on it to wait for.
+ * Example: `syncq_stack *s; if (syncq_stack_create("treiber", NULL, &s) == SYNCQ_OK) { work();`
+ *   `syncq_stack_destroy(s); }` */
 SYNCQ_API int syncq_stack_destroy(syncq_stack *s); /* EINVAL: NULL */
-/* Thread safety: as the algorithm's own push and pop: any number of threads
+/* Push item on the stack.
+ * Thread safety: as the algorithm's own push and pop: any number of threads
  * may call push and pop on the same stack at the same time, never
  * concurrently with its destroy. From a signal handler: only where the
  * algorithm's registry entry has SYNCQ_PROP_SIGNAL_SAFE
@@ -143,9 +147,12 @@ SYNCQ_API int syncq_stack_destroy(syncq_stack *s); /* EINVAL: NULL */
  * blocking one holds the fiber's scheduler thread while it waits.
  * Progress: the algorithm's: syncq_stack_algo(s)->progress
  * (syncq_progress_name names it; its registry entry and the contract block
- * of its source file say why); the generic call adds one indirect call. */
+ * of its source file say why); the generic call adds one indirect call.
+ * Example: `int r = syncq_stack_push(s, item);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "push: %s\n", syncq_strerror(r));` */
 SYNCQ_API int syncq_stack_push(syncq_stack *s, void *item); /* OK, ENOMEM; EINVAL: NULL */
-/* Thread safety: as the algorithm's own push and pop: any number of threads
+/* Pop the newest item into *item.
+ * Thread safety: as the algorithm's own push and pop: any number of threads
  * may call push and pop on the same stack at the same time, never
  * concurrently with its destroy. From a signal handler: only where the
  * algorithm's registry entry has SYNCQ_PROP_SIGNAL_SAFE
@@ -154,9 +161,11 @@ SYNCQ_API int syncq_stack_push(syncq_stack *s, void *item); /* OK, ENOMEM; EINVA
  * blocking one holds the fiber's scheduler thread while it waits.
  * Progress: the algorithm's: syncq_stack_algo(s)->progress
  * (syncq_progress_name names it; its registry entry and the contract block
- * of its source file say why); the generic call adds one indirect call. */
+ * of its source file say why); the generic call adds one indirect call.
+ * Example: `void *top; if (syncq_stack_pop(s, &top) == SYNCQ_EMPTY) puts("empty");` */
 SYNCQ_API int syncq_stack_pop(syncq_stack *s, void **item); /* OK, EMPTY; EINVAL: NULL */
-/* Thread safety: any thread, at any time between create and destroy, from a
+/* The registry entry of the algorithm the stack was created from.
+ * Thread safety: any thread, at any time between create and destroy, from a
  * signal handler too (one load).
  * Progress: wait-free. */
 SYNCQ_API const syncq_algo *syncq_stack_algo(const syncq_stack *s); /* NULL for NULL */

@@ -74,7 +74,8 @@ SYNCQ_API void syncq_stats_reset(void);
  * Progress: wait-free. */
 SYNCQ_API void syncq_stats_add(syncq_stats *into, const syncq_stats *from);
 
-/* 1 when this build counts events, 0 when built with SYNCQ_STATS=OFF.
+/* Whether this build of the library counts events: 1 when it does, 0 when
+ * built with SYNCQ_STATS=OFF.
  * Thread safety: any thread, any time, from a signal handler too.
  * Progress: wait-free. */
 SYNCQ_API int syncq_stats_enabled(void);

@@ -40,7 +40,7 @@ typedef enum syncq_status {
  * Thread safety: any thread, any time, from a signal handler too (a
  * constant table; nothing is written).
  * Progress: wait-free.
- * Example: `fprintf(stderr, "enqueue: %s\n", syncq_strerror(r));` */
+ * Example: `int r = syncq_queue_enqueue(NULL, NULL); fprintf(stderr, "enqueue: %s\n", syncq_strerror(r));` */
 SYNCQ_API const char *syncq_strerror(int status);
 
 #ifdef __cplusplus

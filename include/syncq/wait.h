@@ -69,12 +69,14 @@ typedef enum syncq_wait_discipline {
 /* Number of disciplines including DEFAULT (valid values are 0 .. COUNT-1). */
 #define SYNCQ_WAIT_COUNT 5
 
-/* SYNCQ_OK for a known discipline (DEFAULT included), SYNCQ_EINVAL else.
+/* Check that discipline is a wait discipline: SYNCQ_OK for a known one
+ * (DEFAULT included), SYNCQ_EINVAL else.
  * Thread safety: any thread, any time, from a signal handler too.
  * Progress: wait-free. */
 SYNCQ_API int syncq_wait_check(int discipline);
 
-/* "default", "spin", "yield", "block", "competitive"; NULL when unknown.
+/* The name of a wait discipline: "default", "spin", "yield", "block",
+ * "competitive"; NULL when unknown.
  * Thread safety: any thread, any time, from a signal handler too (a
  * constant table).
  * Progress: wait-free. */

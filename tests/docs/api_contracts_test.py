@@ -100,7 +100,7 @@ def main():
             line = lines.get(name, "")
             for word in ("Lock-free (a demo bound that spans two lines)", "From a signal handler: yes (demo signal).",
                          "no (demo pointers).", "Limits: capacity a power of two.",
-                         "Any number of threads (within the limits below) may call enqueue and dequeue"):
+                         "Any number of threads (within the Limits that follow) may call enqueue and dequeue"):
                 if word not in line:
                     bad.append(f"{name}: the contract's {word!r} is not quoted")
         if "OK, FULL, EINVAL" not in lines.get("syncq_queue_demo_enqueue", ""):

@@ -130,14 +130,51 @@ def see_also_gaps(man_dir):
     return gaps
 
 
+# A NAME line that says what the call does starts a sentence: a capital, a
+# quoted value or a syncq_ name. Not: statuses ("OK, EMPTY", "SYNCQ_EINVAL
+# for NULL"), a bad input's result ("NULL for NULL", "-1 for NULL"), a note
+# on a parameter ("capacity: ignored", "cfg NULL: SPIN"), a word on the
+# declaration before it ("The same", "As syncq_x"), or the function's own
+# name again ("destroy (syncq/stack.h)", what man_pages.py writes when the
+# comment gives nothing better).
+NOT_A_SUMMARY = re.compile(r"(SYNCQ_[A-Z]+|OK|FULL|EMPTY|EINVAL|EBUSY|ENOMEM)\b|The same\b|As syncq_|(NULL|-1|0) for\b")
+
+
+def name_only(name, words):
+    """Whether words are only the name's own words, with or without its
+    header after them ("pop (syncq/stack.h)" for syncq_stack_pop)."""
+    words = re.sub(r"\s*\(syncq/[\w/]+\.h\)$", "", words).strip().lower()
+    own = name[len("syncq_"):].replace("_", " ")
+    return words in (name, own) or own.endswith(" " + words)
+
+
 def empty_names(man_dir):
-    """(page, its NAME words) for each man page whose NAME line lists
-    statuses or leans on another declaration."""
+    """(page, its NAME words) for each man page whose NAME line does not say
+    what the function (or variable) is: NOT_A_SUMMARY, or its name alone."""
     bad = []
     for page in sorted(man_dir.glob("syncq_*.3")):
         words = man_sections(page).get("NAME", "").split("\\-", 1)[-1].strip()
-        if not words or re.match(r"(SYNCQ_[A-Z]+|OK|FULL|EMPTY|EINVAL|EBUSY|ENOMEM)\b|The same\b|As syncq_", words):
+        if (not words or NOT_A_SUMMARY.match(words) or not re.match(r'[A-Z"*]|syncq_', words)
+                or name_only(page.stem, words)):
             bad.append((page.stem, words))
+    return bad
+
+
+# A man page is read alone: "above" and "below" point at text it does not
+# show (the header's other comments). A comparison ("above 2^40", "above
+# it", "0 or above") is no such pointer: the word after it names what is
+# compared.
+POINTER = re.compile(r"(?<!\bor )(?<!\band )\b(?:above|below)\b(?=\s*(?:[).;:,(]|$))", re.I | re.M)
+
+
+def positional_references(man_dir):
+    """(page, the words around it) for each man page that points "above" or
+    "below"."""
+    bad = []
+    for page in sorted(man_dir.glob("syncq_*.3")):
+        for heading, body in man_sections(page).items():
+            for m in POINTER.finditer(body):
+                bad.append((page.stem, f"{heading}: ...{body[max(m.start() - 50, 0):m.end() + 10].strip()}..."))
     return bad
 
 
@@ -197,6 +234,9 @@ def main():
         missing.add(name)
     for name, words in empty_names(man_dir):
         print(f"FAIL: {name}: its man page's NAME line says only \"{words[:60]}\"")
+        missing.add(name)
+    for name, where in positional_references(man_dir):
+        print(f"FAIL: {name}: its man page points at text it does not show: {where}")
         missing.add(name)
     for line in contract_disagreements(src):
         print(f"FAIL: {line}")

@@ -172,7 +172,7 @@ SYNCQ_API uint64_t syncq_mp_preempt_count(const syncq_mp_thread *t);
  * Thread safety: the calling thread, for itself (requests nest); from a
  * signal handler too (src/mp/sched.c: signal-safe).
  * Progress: wait-free (one fetch-and-add).
- * Example: `syncq_mp_nopreempt_begin(); syncq_lock_lock(l, &n); work(); syncq_lock_unlock(l, &n); syncq_mp_nopreempt_end();` */
+ * Example: `syncq_mp_nopreempt_begin(); work(); syncq_mp_nopreempt_end();` (work: a short critical section) */
 SYNCQ_API void syncq_mp_nopreempt_begin(void);
 /* End the request; when the outermost request ends and the scheduler
  * deferred a preemption meanwhile, stop now until resumed.
@@ -191,7 +191,8 @@ SYNCQ_API void syncq_mp_nopreempt_end(void);
 SYNCQ_API int syncq_mp_get_stats(const syncq_mp_sched *s, syncq_mp_stats *out);
 
 /* True when the running kernel offers the rseq time-slice extension and
- * this build can use it. Always false in this build (see above).
+ * this build can use it. Always false in this build: the kernel headers it
+ * was built with (linux/rseq.h) describe no such extension.
  * Thread safety: any thread, any time, from a signal handler too.
  * Progress: wait-free. */
 SYNCQ_API bool syncq_mp_rseq_slice_available(void);
