@@ -7,7 +7,9 @@
 #     in the headers, each of which compiles alone (C11, C++17); the
 #     consumer also counts in the inline bodies
 #  2. a consumer and every example (examples/) built with find_package(syncq)
-#     (syncq::syncq, static) and run;
+#     (syncq::syncq, static) and run; the consumer also against
+#     syncq::syncq_shared, whose link line names libsyncq.so alone (the
+#     library's Boost.Context and hwloc are not in its interface);
 #  3. the same examples built with pkg-config against the shared library,
 #     with an rpath, and run; and against the archive (syncq-static.pc),
 #     checked to need no libsyncq.so;
@@ -74,6 +76,24 @@ echo "library component: libsyncq $version, soname $soname, no lab"
 cmake -S "$src/tests/install/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/consumer" >/dev/null
 "$tmp/consumer/consumer"
+# 2b. the shared library's user links libsyncq.so and nothing else: the
+# library's own dependencies (Boost.Context, hwloc: its DT_NEEDED) are not
+# in syncq::syncq_shared's interface; the archive's user links them
+"$tmp/consumer/consumer_shared"
+targets="$libdir/cmake/syncq/syncqTargets.cmake"
+iface() { sed -n "/^set_target_properties($1 PROPERTIES/,/^)/s/.*INTERFACE_LINK_LIBRARIES \"\(.*\)\"/\1/p" "$targets"; }
+shared_iface=$(iface syncq::syncq_shared)
+case "$shared_iface" in
+*boost* | *hwloc*) echo "FAIL: syncq::syncq_shared exports its private dependencies: $shared_iface"; exit 1 ;;
+esac
+link="$tmp/consumer/CMakeFiles/consumer_shared.dir/link.txt"
+if [ -f "$link" ]; then
+  libs=$(grep -oE -- '(^| )-l[A-Za-z0-9_+-]+|lib[A-Za-z0-9_+-]+\.(so|a)[.0-9]*' "$link" | tr -d ' ' | sort -u | tr '\n' ' ')
+  if [ "$libs" != "$(basename "$(readlink -f "$libdir/libsyncq.so")") " ]; then
+    echo "FAIL: a syncq::syncq_shared user links $libs(want libsyncq.so alone)"; exit 1
+  fi
+  echo "find_package, shared: links ${libs}alone (syncq::syncq_shared: ${shared_iface:-no interface libraries}); static: $(iface syncq::syncq_static)"
+fi
 cmake -S "$src/examples" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/examples" >/dev/null
 for e in $examples; do
