@@ -14,7 +14,9 @@
 #   make build-clang   everything built by clang with warnings as errors
 #   make test-clang    that build's tests (the set the sanitizer builds run)
 #   make format / format-check   the sources in .clang-format's style
-#   make docs     the API reference: build/docs/api/html/index.html, man pages
+#   make docs     the API reference alone (doxygen and python3; no bootstrap,
+#                 no library, test or lab build): $(BUILD)-docs/docs/api/html/index.html,
+#                 man pages in $(BUILD)-docs/docs/api/man
 #   make clean
 #   make test-arm64   cross-build for AArch64, run the tests under qemu-user
 #   make fuzz         the hostile-segment fuzzer for FUZZ_SECONDS (AFL++)
@@ -24,8 +26,8 @@
 #                     tarball, every library included (scripts/portable):
 #                     $(BUILD)/portable/syncq-portable-<version>-x86_64/run
 #
-# Every target runs scripts/bootstrap first: it installs only what is
-# missing, so after the first time it costs a second.
+# Every target but docs runs scripts/bootstrap first: it installs only what
+# is missing, so after the first time it costs a second.
 
 BUILD      ?= build
 RESULTS    ?= results
@@ -124,11 +126,22 @@ format: deps
 format-check: deps
 	scripts/format --check
 
-docs: build
-	@echo "API reference: $(BUILD)/docs/api/html/index.html; man pages: $(BUILD)/docs/api/man (man -M $(BUILD)/docs/api/man syncq_queue_create)"
+# The reference is Doxygen over the public headers and a script over its
+# XML (docs/api/CMakeLists.txt): it needs doxygen and python3, and neither
+# the lab's dependencies nor a compiled library. It is configured in a
+# folder of its own, so $(BUILD)'s options (the lab, the tests) stay as
+# they were, and only its target is built.
+DOCS_BUILD ?= $(BUILD)-docs
+docs:
+	@command -v doxygen >/dev/null 2>&1 || { echo "make docs: doxygen not found (apt-get install doxygen)"; exit 1; }
+	@command -v python3 >/dev/null 2>&1 || { echo "make docs: python3 not found"; exit 1; }
+	cmake -S . -B $(DOCS_BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSYNCQ_BUILD_DOCS=ON -DSYNCQ_BUILD_LAB=OFF \
+	  -DSYNCQ_BUILD_TESTS=OFF -DSYNCQ_BUILD_FUZZ=OFF -DSYNCQ_MPI=none $(CMAKE_ARGS) >/dev/null
+	cmake --build $(DOCS_BUILD) --target syncq_docs
+	@echo "API reference: $(DOCS_BUILD)/docs/api/html/index.html; man pages: $(DOCS_BUILD)/docs/api/man (man -M $(DOCS_BUILD)/docs/api/man syncq_queue_create)"
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-tsan $(BUILD)-asan $(BUILD)-clang $(BUILD)-tsan-clang
+	rm -rf $(BUILD) $(BUILD)-tsan $(BUILD)-asan $(BUILD)-clang $(BUILD)-tsan-clang $(BUILD)-docs
 	rm -rf $(BUILD)-arm64 $(BUILD)-fuzz
 
 # ---- reliability (docs/reliability.md) ----

@@ -7,9 +7,12 @@ usage: man_pages.py XML_DIR OUT_DIR VERSION
 
 Each page: NAME (the function and its first sentence), SYNOPSIS (the header
 to include and the declaration), DESCRIPTION (the header comment that
-documents it), THREAD SAFETY and PROGRESS (its "Thread safety" and
-"Progress" paragraphs: docs/api/doxygen_filter.py), EXAMPLE where it has
-one, and SEE ALSO (the other public names of the same header). A comment
+documents it), ERRORS (the comment's closing run of "SYNCQ_X: cause."
+sentences, one entry a status), THREAD SAFETY and PROGRESS (its "Thread
+safety" and "Progress" paragraphs: docs/api/doxygen_filter.py), EXAMPLE
+where it has one (its `...` code spans as code blocks, a statement a line:
+tests/docs/api_examples_test.py compiles them), and SEE ALSO (the other
+public names of the same header). A comment
 whose first sentence only lists statuses or leans on the declaration
 before it ("The same, checked") names its page from the function's name
 instead, and a description that starts "The same" names that declaration.
@@ -114,6 +117,25 @@ def statements(code):
     return lines
 
 
+# A description's run of "SYNCQ_EINVAL: out is NULL, or ..." sentences: the
+# causes of each status the call returns, which the page lists under ERRORS.
+ERROR_SENTENCE = re.compile(r"(?:^|(?<=[.);]) )(SYNCQ_[A-Z]+): ")
+
+
+def split_errors(detail):
+    """(the description before its run of status sentences, [(status,
+    cause)]): a comment that says "SYNCQ_X: cause." for its statuses, one
+    after the other at its end, has them listed under ERRORS."""
+    found = list(ERROR_SENTENCE.finditer(detail))
+    if not found:
+        return detail, []
+    errors = []
+    for i, m in enumerate(found):
+        end = found[i + 1].start() if i + 1 < len(found) else len(detail)
+        errors.append((m.group(1), detail[m.end():end].strip().rstrip(";")))
+    return detail[: found[0].start()].strip(), errors
+
+
 def split_sections(detail_node):
     """(description, {title: text}): an entry's detailed description without
     its titled paragraphs (Doxygen's simplesect kind="par"), and those; the
@@ -182,6 +204,7 @@ def page(name, header, decl, brief, detail, sections, siblings, version, before)
     ]
     if (brief or detail).startswith("The same") and before:
         lines += [".PP", roff(f"\"The same\" is {before}, declared before it in {header}:")]
+    detail, errors = split_errors(detail)
     for part in (brief, detail):
         if part:
             lines += [".PP", roff(part)]
@@ -189,6 +212,11 @@ def page(name, header, decl, brief, detail, sections, siblings, version, before)
             else "-lsyncq (pkg-config syncq)")
     lines += [".PP", roff(f"Link with {link}. Declared in {header}; the API reference's page of {header} "
                           "has the whole header.")]
+    if errors:
+        # the statuses whose cause the comment gives, one a paragraph
+        lines.append(".SH ERRORS")
+        for status, cause in errors:
+            lines += [".TP", ".B " + status, roff(cause)]
     for title, heading in SECTIONS:
         if not sections.get(title):
             continue

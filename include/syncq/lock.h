@@ -244,11 +244,17 @@ typedef struct syncq_lock syncq_lock;
 
 /* Create a lock of the named algorithm (NULL or SYNCQ_LOCK_DEFAULT: the
  * default lock, SYNCQ_LOCK_DEFAULT_ALGO; cfg NULL: defaults; no discipline
- * named: the safe default of syncq/lock.h's wait disciplines) in allocated, suitably aligned storage. SYNCQ_EINVAL for
- * NULL out,
- * SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the init status
- * (SYNCQ_EINVAL unknown discipline, SYNCQ_ENOTSUP, SYNCQ_ELIMIT). A
- * created lock is private to the process (its storage is malloc'ed).
+ * named: the safe default of syncq/lock.h's wait disciplines) in
+ * allocated, suitably aligned storage. A created lock is private to the
+ * process (its storage is malloc'ed).
+ * SYNCQ_EINVAL: out is NULL, or cfg->wait is not a wait discipline
+ * (syncq_wait_check). SYNCQ_ENOENT: no lock of that name is registered.
+ * SYNCQ_ENOMEM: the handle or the lock's storage could not be allocated.
+ * SYNCQ_ENOTSUP: the algorithm cannot wait as cfg->wait asks, or cannot
+ * live in shared memory when cfg->process_shared is set. SYNCQ_ELIMIT:
+ * cfg->max_threads is above the algorithm's slots (anderson, array-cas,
+ * array-faa: SYNCQ_LOCK_ARRAY_MAX_SLOTS; sc-queue, hybrid-sc:
+ * SYNCQ_LOCK_SC_MAX_SLOTS).
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a lock of its own; the name is looked up as syncq_registry_find
  * does); not from a signal handler (malloc).

@@ -103,9 +103,14 @@ SYNCQ_API extern const syncq_algo syncq_pqueue_skew_herlihy_algo;
 
 typedef struct syncq_pqueue syncq_pqueue;
 
-/* Create a priority queue of the named algorithm (cfg may be NULL).
- * SYNCQ_EINVAL for NULL algo or out, SYNCQ_ENOENT for an unknown name,
- * SYNCQ_ENOMEM, or the algorithm's init status.
+/* Create a priority queue of the named algorithm (cfg may be NULL:
+ * defaults). SYNCQ_EINVAL: algo or out is NULL, cfg->capacity is above
+ * SYNCQ_PQUEUE_MAX_CAPACITY, or cfg->max_threads above
+ * SYNCQ_PQUEUE_MAX_THREADS. SYNCQ_ENOENT: no priority queue of that name is
+ * registered, or (a lock-based one) cfg->lock names no registered lock.
+ * SYNCQ_ENOMEM: the handle or the storage could not be allocated.
+ * SYNCQ_ENOTSUP: the algorithm needs a double-width CAS this processor
+ * lacks (linden-jonsson, skew-herlihy).
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a priority queue of its own; the name is looked up as
  * syncq_registry_find does); not from a signal handler (malloc). The

@@ -170,10 +170,16 @@ SYNCQ_API extern const syncq_algo syncq_queue_fai_array_algo;
 /* A queue of any registered algorithm, allocated by syncq_queue_create. */
 typedef struct syncq_queue syncq_queue;
 
-/* Create a queue of the named algorithm and capacity. SYNCQ_EINVAL for
- * NULL arguments or a capacity the algorithm refuses, SYNCQ_ENOENT for an
- * unknown name, SYNCQ_ENOMEM when allocation fails, or the algorithm's
- * init status (e.g. SYNCQ_ENOTSUP).
+/* Create a queue of the named algorithm and capacity.
+ * SYNCQ_EINVAL: algo or out is NULL, or the algorithm refuses capacity: a
+ * bounded one (SYNCQ_PROP_BOUNDED in its registry entry's props) takes a power of two
+ * >= 2, at most a maximum where its header names one (wcq: 2^40); an
+ * unbounded one takes any capacity (a sizing hint it rounds and clamps,
+ * nodes it makes ready at create, or nothing: its header says which).
+ * SYNCQ_ENOENT: no queue of that name is registered (syncq_registry_list
+ * lists them). SYNCQ_ENOMEM: the handle or the queue's storage could not be
+ * allocated. SYNCQ_ENOTSUP: the algorithm needs a double-width CAS this
+ * processor lacks (lcrq, lcrq-af, ms, nblfq2, plj, scq2, wcq).
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a queue of its own; the name is looked up as syncq_registry_find
  * does); not from a signal handler (malloc).

@@ -117,9 +117,14 @@ SYNCQ_API extern const syncq_algo syncq_stack_elimination_algo;
 /* A stack of any registered algorithm, allocated by syncq_stack_create. */
 typedef struct syncq_stack syncq_stack;
 
-/* Create a stack of the named algorithm (cfg may be NULL). SYNCQ_EINVAL for
- * NULL algo or out, SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the
- * algorithm's init status.
+/* Create a stack of the named algorithm (cfg may be NULL: defaults).
+ * SYNCQ_EINVAL: algo or out is NULL, cfg->capacity is above
+ * SYNCQ_STACK_MAX_CAPACITY, or cfg->max_threads above
+ * SYNCQ_STACK_MAX_THREADS. SYNCQ_ENOENT: no stack of that name is
+ * registered, or (a lock-based stack) cfg->lock names no registered lock.
+ * SYNCQ_ENOMEM: the handle, the storage or the node pool could not be
+ * allocated. SYNCQ_ENOTSUP: the algorithm needs a double-width CAS this
+ * processor lacks (treiber).
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a stack of its own; the name is looked up as syncq_registry_find
  * does); not from a signal handler (malloc).

@@ -14,8 +14,11 @@ Each function's entry must also carry a non-empty "Thread safety" and
 "Progress" paragraph (docs/api/doxygen_filter.py) and its man page the
 sections THREAD SAFETY and PROGRESS; each man page's SEE ALSO names every
 other page of its header (its SYNOPSIS's #include), and its NAME line
-says what the function is, not its statuses ("OK, EMPTY") nor "The same"
-(apropos shows that line alone). And each algorithm's contract block
+says what the function is, not its statuses ("OK, EMPTY"), "The same", a
+note on a parameter or the function's name again (apropos shows that line
+alone). A page stands alone: it never points "above" or "below" at text
+it does not show. The create calls of CAUSES_REQUIRED list under ERRORS
+each status with its cause. And each algorithm's contract block
 (src/<family>/<algo>.c), from which the typed headers' paragraphs are
 generated, must agree with the registry entries of its file: the progress
 class its Progress line names first is every SYNCQ_PROGRESS_* the file
@@ -178,6 +181,36 @@ def positional_references(man_dir):
     return bad
 
 
+# Calls whose page must give, under ERRORS, the cause of each status it
+# returns ("SYNCQ_EINVAL: capacity is not a power of two"): a status alone
+# does not tell a user what to change.
+CAUSES_REQUIRED = ("syncq_queue_create", "syncq_stack_create", "syncq_pqueue_create", "syncq_lock_create",
+                   "syncq_am_mpi_create")
+
+
+def missing_causes(man_dir):
+    """(page, what is missing) for each page of CAUSES_REQUIRED whose ERRORS
+    section is absent, gives a status no cause, or leaves out a status its
+    description names."""
+    bad = []
+    for name in CAUSES_REQUIRED:
+        page = man_dir / f"{name}.3"
+        if not page.exists():
+            continue  # reported as "no man page"
+        text = page.read_text(encoding="utf-8")
+        m = re.search(r"^\.SH ERRORS\n(.*?)(?=^\.SH |\Z)", text, flags=re.S | re.M)
+        if not m:
+            bad.append((name, "no ERRORS section"))
+            continue
+        listed = re.findall(r"^\.B (SYNCQ_\w+)\n(?!\.)(.+)$", m.group(1), flags=re.M)
+        if not listed or len(listed) != len(re.findall(r"^\.B ", m.group(1), flags=re.M)):
+            bad.append((name, "an ERRORS entry without its cause"))
+        named = set(re.findall(r"\bSYNCQ_E[A-Z]+\b", man_sections(page).get("DESCRIPTION", "")))
+        for status in sorted(named - {s for s, _cause in listed}):
+            bad.append((name, f"{status}, named in its DESCRIPTION, is not under ERRORS"))
+    return bad
+
+
 def contract_disagreements(src):
     """The contracts of src/*/*.c that disagree with their registry entries."""
     sys.path.insert(0, str(src / "docs" / "api"))
@@ -237,6 +270,9 @@ def main():
         missing.add(name)
     for name, where in positional_references(man_dir):
         print(f"FAIL: {name}: its man page points at text it does not show: {where}")
+        missing.add(name)
+    for name, what in missing_causes(man_dir):
+        print(f"FAIL: {name}: its man page's ERRORS: {what}")
         missing.add(name)
     for line in contract_disagreements(src):
         print(f"FAIL: {line}")
