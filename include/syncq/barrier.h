@@ -167,9 +167,14 @@ SYNCQ_API extern const syncq_algo syncq_barrier_pthread_algo;
 /* ---- the generic API ---- */
 typedef struct syncq_barrier syncq_barrier;
 
-/* Create a barrier of the named algorithm. SYNCQ_EINVAL for NULL
- * arguments, SYNCQ_ENOENT for an unknown name, SYNCQ_ENOMEM, or the init
- * status. Created barriers are private to the process.
+/* Create a barrier of the named algorithm for cfg->threads participants.
+ * Created barriers are private to the process.
+ * SYNCQ_EINVAL: algo, cfg or out is NULL, cfg->threads is 0, or cfg->wait
+ * is not a wait discipline (syncq_wait_check). SYNCQ_ELIMIT: cfg->threads
+ * is above SYNCQ_BARRIER_MAX_THREADS. SYNCQ_ENOENT: no barrier of that name
+ * is registered. SYNCQ_ENOMEM: the handle or the barrier's storage could
+ * not be allocated. SYNCQ_ENOTSUP: the algorithm cannot wait as cfg->wait
+ * asks, or cannot live in shared memory when cfg->process_shared is set.
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a barrier of its own; the name is looked up as syncq_registry_find
  * does); not from a signal handler (malloc).

@@ -95,8 +95,10 @@ SYNCQ_API extern const syncq_algo syncq_counter_lock_futex_mutex_algo;
 typedef struct syncq_counter syncq_counter;
 
 /* Create a counter of the named algorithm with the given initial value.
- * SYNCQ_EINVAL for NULL arguments, SYNCQ_ENOENT for an unknown name,
- * SYNCQ_ENOMEM when allocation fails, or the algorithm's init status.
+ * SYNCQ_EINVAL: algo or out is NULL. SYNCQ_ENOENT: no counter of that name
+ * is registered. SYNCQ_ENOMEM: the handle or the counter's storage could
+ * not be allocated. SYNCQ_ESYS: the "mutex" counter's pthread_mutex_init
+ * failed.
  * Thread safety: any thread, concurrently with any other call (each call
  * makes a counter of its own; the name is looked up as syncq_registry_find
  * does); not from a signal handler (malloc).

@@ -185,7 +185,7 @@ def positional_references(man_dir):
 # returns ("SYNCQ_EINVAL: capacity is not a power of two"): a status alone
 # does not tell a user what to change.
 CAUSES_REQUIRED = ("syncq_queue_create", "syncq_stack_create", "syncq_pqueue_create", "syncq_lock_create",
-                   "syncq_am_mpi_create")
+                   "syncq_counter_create", "syncq_barrier_create", "syncq_am_mpi_create")
 
 
 def missing_causes(man_dir):
