@@ -17,8 +17,8 @@ whose call has the wrong arguments, a name the API does not have, or a
 type that does not match fails here.
 
 Every function of REQUIRED (each family's create and destroy, its main
-operations, the postoffice's and the MPI transport's entry points) must
-have an EXAMPLE.
+operations, the postoffice's, active messages' and the MPI transport's
+entry points) must have an EXAMPLE.
 Prints every failure and exits 1; 0 when all hold.
 """
 
@@ -55,6 +55,7 @@ REQUIRED = (
     "syncq_po_create syncq_po_destroy syncq_po_spawn syncq_po_run syncq_po_send syncq_po_recv "
     "syncq_po_recv_timeout syncq_po_recv_blocking syncq_po_get syncq_po_free syncq_po_monitor syncq_po_link "
     "syncq_po_register syncq_po_whereis "
+    "syncq_am_create syncq_am_register syncq_am_connect syncq_am_request syncq_am_poll syncq_am_wait "
     "syncq_am_mpi_create syncq_am_mpi_start syncq_am_mpi_peer syncq_am_mpi_destroy"
 ).split()
 
