@@ -84,7 +84,11 @@ typedef struct syncq_am_mpi syncq_am_mpi;
  * MPI_THREAD_FUNNELED), and never in a forked child; not from a signal
  * handler.
  * Progress: blocking: collective MPI calls (it returns once every rank of
- * comm has joined). */
+ * comm has joined).
+ * Memory: per peer through MPI, two rings of 2C + 8 buffers (C: credits)
+ * of 48 bytes + shm.bulk_size, 648 KiB at the defaults, faulted in here so
+ * a new job's first messages take no page fault; SYNCQ_ENOMEM when they
+ * cannot be had. */
 int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_mpi **out);
 /* This rank's endpoint: register handlers on it before syncq_am_mpi_start,
  * poll it with syncq_am_poll or wait on it with syncq_am_wait. NULL for
