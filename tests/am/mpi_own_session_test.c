@@ -23,15 +23,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "own_session.h"
+#include "test_sanitizer.h" /* TSAN */
 
 #define CHILD_EXIT 3                /* the child's exit status on SIGUSR1 */
 #define STATE_WAIT_NS 10000000000ll /* 10 s for a process to reach a state: only a broken run waits it out */
+#define TEST_ALARM_S 120            /* the whole program's bound */
 
 typedef struct family {
   pid_t parent, child;
@@ -42,8 +45,24 @@ static void child_exit(int sig) {
   _exit(CHILD_EXIT);
 }
 
+/* Whether pid has a handler for sig (/proc/<pid>/status, SigCgt). */
+static bool catches(pid_t pid, int sig) {
+  char path[64], line[256];
+  unsigned long long mask = 0;
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return false;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "SigCgt: %llx", &mask) == 1) break;
+  fclose(f);
+  return (mask >> (sig - 1)) & 1u;
+}
+
 /* Fork a process that calls lc98_own_session; its child reports its pid
- * through a pipe and waits for signals. */
+ * through a pipe and waits for signals. Returns once the parent has its
+ * handlers: a signal before them takes its default action (a SIGTSTP
+ * stops the parent alone), a window of the parent's start-up that no
+ * launcher's signal is expected in and this test does not measure. */
 static int start(void **state) {
   static family f;
   int fd[2];
@@ -52,7 +71,8 @@ static int start(void **state) {
   if (f.parent < 0) return -1;
   if (f.parent == 0) {
     close(fd[0]);
-    lc98_own_session(); /* returns in the child only: this process does not lead its session */
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* a test ended by its alarm leaves no process behind */
+    lc98_own_session();                     /* returns in the child only: this process does not lead its session */
     signal(SIGUSR1, child_exit);
     pid_t me = getpid();
     if (write(fd[1], &me, sizeof me) != (ssize_t)sizeof me) _exit(EXIT_FAILURE);
@@ -65,6 +85,12 @@ static int start(void **state) {
   close(fd[0]);
   if (n != (ssize_t)sizeof f.child) return -1;
   *state = &f;
+  static const int passed[] = {SIGTERM, SIGUSR1, SIGCONT, SIGTSTP};
+  for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++)
+    for (int tries = 0; !catches(f.parent, passed[i]); tries++) {
+      if (tries > 10000) return -1; /* 10 s */
+      usleep(1000);
+    }
   return 0;
 }
 
@@ -101,10 +127,22 @@ static bool reaches(pid_t pid, bool stopped) {
   }
 }
 
+/* Under ThreadSanitizer a handler runs at once only while the process is
+ * inside a blocking call it intercepts; a signal that arrives just before
+ * the parent's waitid is held for the next intercepted call, which never
+ * comes, so a passed signal is not passed (one run in ten or twenty hung
+ * here). The tests that need the parent's handler are skipped there. */
+static bool handlers_deferred(void) {
+  if (!TSAN) return false;
+  print_message("skipped: ThreadSanitizer holds a signal that arrives just before the parent's waitid\n");
+  return true;
+}
+
 static void child_leads_its_session(void **state) {
   family *f = *state;
   assert_int_equal(getsid(f->child), f->child);
   assert_int_not_equal(getsid(f->parent), f->parent);
+  if (handlers_deferred()) skip();
   assert_int_equal(kill(f->parent, SIGTERM), 0);
   int st = 0;
   assert_int_equal(waitpid(f->parent, &st, 0), f->parent);
@@ -115,6 +153,7 @@ static void child_leads_its_session(void **state) {
 
 static void tstp_stops_both_and_cont_resumes_both(void **state) {
   family *f = *state;
+  if (handlers_deferred()) skip();
   int st = 0;
   assert_int_equal(kill(f->parent, SIGTSTP), 0);
   assert_int_equal(waitpid(f->parent, &st, WUNTRACED), f->parent);
@@ -142,6 +181,7 @@ static void child_killed_ends_the_parent_alike(void **state) {
 }
 
 int main(void) {
+  alarm(TEST_ALARM_S); /* a signal never passed on would leave a wait below hanging: fail instead */
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(child_leads_its_session, start, stop),
     cmocka_unit_test_setup_teardown(tstp_stops_both_and_cont_resumes_both, start, stop),

@@ -20,7 +20,11 @@
  * which the kernel discards SIGTSTP (as SIGTTIN and SIGTTOU) rather than
  * stop a process no shell could continue. So the parent passes SIGTSTP as
  * SIGSTOP, which cannot be discarded, and then stops itself as SIGTSTP
- * would have; the SIGCONT that continues it is passed on to the child.
+ * would have; once continued it continues the child. (The SIGCONT that
+ * continued it is passed on as well, but that handler runs only after
+ * this one returns, and under ThreadSanitizer, which defers handlers
+ * that arrive inside a handler, not before the parent's next system
+ * call.)
  *
  * The child's pid: the parent's handler signals the pid it reads from
  * session_child. Once the child is reaped its pid may be given to another
@@ -49,7 +53,9 @@ static void pass_signal(int sig) {
   if (c > 0) {
     if (sig == SIGTSTP) {
       (void)kill(c, SIGSTOP); /* SIGTSTP would be discarded in the child's orphaned group */
-      (void)raise(SIGSTOP);   /* and stop here, as SIGTSTP would have; SIGCONT resumes both */
+      (void)raise(SIGSTOP);   /* and stop here, as SIGTSTP would have ... */
+      (void)kill(c, SIGCONT); /* ... until continued: then so is the child, whether or not the
+                                 SIGCONT handler runs for the signal that continued us in time */
     } else {
       (void)kill(c, sig);
     }
