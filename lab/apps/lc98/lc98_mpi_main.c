@@ -11,6 +11,8 @@
  *   am-mpi        a request whose handler replies, every peer forced
  *                 through MPI (syncq_am_mpi with force_mpi);
  *   am-shm        the same over the node-local queue block (same job).
+ * First messages (2 ranks, "logp first"): a new job's first round trip
+ * through MPI, the mean of its first ring's worth, and the median after.
  * Bandwidth (2 ranks): N messages of 8 KB each way's sender to receiver:
  *   mpi-bw        osu_bw's loop: windows of 64 MPI_Isend / MPI_Irecv,
  *                 MPI_Waitall, and a final 1-byte acknowledgement;
@@ -204,15 +206,17 @@ static int first(int rank, uint64_t n) {
   if (rank == 0) {
     syncq_am_peer *p;
     syncq_am_mpi_peer(j, 1, &p);
-    for (unsigned i = 0; i < FILL_TRIPS; i++) {
+    bool ok = true;
+    for (unsigned i = 0; i < FILL_TRIPS && ok; i++) {
       uint64_t t0 = syncq_now_ns();
-      if (am_roundtrip(j, &s, p) != 0) break;
+      ok = am_roundtrip(j, &s, p) == 0;
       v[i] = (double)(syncq_now_ns() - t0) / 1e3;
       fill += v[i] / FILL_TRIPS;
     }
     one = v[0];
-    steady = am_rtt(j, &s, n, v);
-    printf("am-mpi-first %.4f ok\nam-mpi-fill %.4f ok\nam-mpi %.4f ok\n", one, fill, steady);
+    if (ok) steady = am_rtt(j, &s, n, v); /* it ends with rank 1's stop */
+    if (ok && steady >= 0) printf("am-mpi-first %.4f ok\nam-mpi-fill %.4f ok\nam-mpi %.4f ok\n", one, fill, steady);
+    else printf("am-mpi-first 0 FAIL a round trip failed: %s\n", syncq_am_mpi_why(j));
   } else {
     serve(j, &s);
   }
