@@ -11,6 +11,11 @@
  * (Open MPI when both are) runs, back to back, the six claims over shared
  * memory (node-local peers through the queue block) and "mpi-forced"
  * (every peer through MPI); the other MPI's launch runs its "mpi-forced".
+ * Both launchers are told the same placement (LC98_MPI_PLACEMENT: each
+ * rank bound to a core, ranks dealt to the cores in turn), so a variant
+ * of one launch and a variant of the other ran on the same processors
+ * and the shared-memory path's claim compares like with like; every
+ * group records it as its "placement" param.
  * Every run's result is checked (FFT against FFTW, components against a
  * sequential union-find, sort sorted and a permutation); a wrong result
  * fails the run.
@@ -138,8 +143,10 @@ static int apps_run(lab_ctx *ctx) {
             "against a sequential union-find. sort: "
             "sample sort of %llu 32-bit keys per rank; checked sorted and a permutation. Variants: the six "
             "packet claims with node-local peers through the queue block, and mpi-forced@<mpi> with every "
-            "peer through MPI. time = total (ms); comp and comm = the maximum over ranks of local "
-            "computation and of communication (sends, polls, barriers), from the same runs.",
+            "peer through MPI. Both MPIs' launchers bind each rank to a core, ranks dealt to the cores in "
+            "turn (placement=" LC98_MPI_PLACEMENT
+            "). time = total (ms); comp and comm = the maximum over "
+            "ranks of local computation and of communication (sends, polls, barriers), from the same runs.",
             (unsigned long long)sizes[0], (unsigned long long)sizes[1], (unsigned long long)sizes[1],
             (unsigned long long)sizes[2]);
   if (nmpis == 0) {
@@ -173,6 +180,7 @@ static int apps_run(lab_ctx *ctx) {
         memset(&g, 0, sizeof g);
         lab_group_param(&g, "threads", ranks[ri]);
         lab_group_param_str(&g, "app", app_names[a]);
+        lab_group_param_str(&g, "placement", LC98_MPI_PLACEMENT);
         g.metric = metric_names[m];
         g.unit = "ms";
         g.sample = apps_sample;
@@ -220,7 +228,8 @@ static const lab_claim apps_claims[] = {
    "{\"op\":\"all\",\"rules\":[" TICKET_BEST_LOCK("fft") "," TICKET_BEST_LOCK("cc") "," TICKET_BEST_LOCK(
       "cc-sparse") "," TICKET_BEST_LOCK("sort") "]}"},
   {"syncq target: on one node the shared-memory path beats the network path: each application with the "
-   "lock-free claim over the queue block is faster than with every peer forced through MPI, with both MPIs.",
+   "lock-free claim over the queue block is faster than with every peer forced through MPI, with both MPIs "
+   "(every launch with the same placement: each rank bound to a core).",
    "{\"op\":\"all\",\"rules\":[" SHM_BEATS_MPI("fft") "," SHM_BEATS_MPI("cc") "," SHM_BEATS_MPI("cc-sparse") "," SHM_BEATS_MPI(
       "sort") "]}"},
 };

@@ -46,6 +46,11 @@
  *                         of 1 every eighth of the dead timeout through a
  *                         backlog of received requests that a send without
  *                         credits tested; it must not find rank 1 dead.
+ *   mpi_am_test prefault  2 ranks through MPI: a new job's first ring's
+ *                         worth of round trips (every buffer of both
+ *                         rings used once) takes at most a few page
+ *                         faults on either rank: create faulted the rings
+ *                         in. A first job warms MPI's path and the code.
  *
  * Every rank checks; a failed check prints rank, line and condition and
  * ends the whole job at once (MPI_Abort): the other ranks would otherwise
@@ -62,6 +67,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,6 +97,9 @@
 #define CROWD_BUDGET 4u                    /* ... more than each of its polls handles */
 #define CROWD_CREDITS 8u                   /* crowded: rank 0's pings outrun these at once */
 #define CROWD_PHASE_NS (2u * TEST_DEAD_NS) /* crowded: each phase lasts two dead timeouts */
+
+#define RING_TRIPS (2u * SYNCQ_AM_MPI_DEFAULT_CREDITS + 8u) /* prefault: a ring's buffers (syncq/am_mpi.h) */
+#define PREFAULT_SLACK 8u /* prefault: faults the kernel or MPI may add (a ring's worth is 40 or more) */
 
 enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NAME = 6, H_LOCAL = 7 };
 
@@ -1021,6 +1030,48 @@ static int scenario_backlog(void) {
   return 0;
 }
 
+static uint64_t minor_faults(void) {
+  struct rusage u;
+  CHECK(getrusage(RUSAGE_SELF, &u) == 0);
+  return (uint64_t)u.ru_minflt;
+}
+
+/* n round trips, rank 0 asking and rank 1 answering; the minor page
+ * faults this rank took meanwhile. */
+static uint64_t round_trips(syncq_am_endpoint *ep, syncq_am_peer *peer, counts *c, int me, unsigned n) {
+  uint64_t f0 = minor_faults();
+  for (unsigned i = 0; i < n; i++) {
+    if (me == 1) continue;
+    uint32_t a[3] = {0, 1, i}; /* from rank 0, its check word, a serial */
+    CHECK(syncq_am_request(peer, H_PING, a, 3, 0) == SYNCQ_OK);
+    CHECK(poll_until(ep, &c->pongs, i + 1u, WAIT_NS));
+  }
+  if (me == 1) CHECK(poll_until(ep, &c->pings_from[0], n, WAIT_NS));
+  return minor_faults() - f0;
+}
+
+static int scenario_prefault(void) {
+  syncq_am_mpi_config cfg = {.force_mpi = true};
+  counts c;
+  syncq_am_endpoint *ep;
+  /* The first job: MPI's own path between the ranks and this program's
+   * code are touched here, so the second job's faults are its rings'. */
+  syncq_am_mpi *job = pair_create(&cfg, &c, &ep);
+  int me = syncq_am_mpi_rank(job);
+  (void)round_trips(ep, pair_start(job), &c, me, 2u * RING_TRIPS);
+  poll_barrier(ep);
+  CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
+  job = pair_create(&cfg, &c, &ep);
+  uint64_t faults = round_trips(ep, pair_start(job), &c, me, RING_TRIPS);
+  fprintf(stderr, "rank %d: %llu minor page faults in a new job's first %u round trips\n", me,
+          (unsigned long long)faults, RING_TRIPS);
+  CHECK(faults <= PREFAULT_SLACK);
+  poll_barrier(ep);
+  CHECK(c.bad == 0);
+  CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -1036,8 +1087,10 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "stopped") == 0) rc = scenario_stopped();
   else if (strcmp(what, "crowded") == 0) rc = scenario_crowded();
   else if (strcmp(what, "backlog") == 0) rc = scenario_backlog();
+  else if (strcmp(what, "prefault") == 0) rc = scenario_prefault();
   else {
-    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded|backlog\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded|backlog|prefault\n",
+            argv[0]);
     rc = 2;
   }
   if (rc != 0) {

@@ -14,10 +14,11 @@ impl=$1 mpirun=$2 np=$3 helper=$4
 case $impl in
 openmpi)
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  opts="--oversubscribe --mca btl_vader_single_copy_mechanism none"
+  opts="--oversubscribe --map-by core --bind-to core:overload-allowed --mca btl_vader_single_copy_mechanism none"
   pass_env="-x SYNCQ_LC98_SAY_SESSIONS -x SYNCQ_LC98_SAY_FAULTS" ;;
-*) opts="" pass_env="" ;;
+*) opts="-map-by core -bind-to core" pass_env="" ;;
 esac
+# (the lab's options: lab/exp/lc98_mpi_run.c, lc98_mpi_command)
 rc=0
 for spec in "fft 16" "cc 64" "cc-sparse 64" "sort 4096"; do
   out=$(timeout -k 5 120 "$mpirun" $opts -n "$np" "$helper" app $spec lock-free ticket mpi-forced 2>&1)

@@ -9,6 +9,9 @@
  *
  *   syncq-lab-mpi-<impl> logp rtt N        am-mpi, mpi-pingpong, am-shm (us)
  *   syncq-lab-mpi-<impl> logp bw N         am-mpi, mpi-bw (MB/s, 8 KB messages)
+ *   syncq-lab-mpi-<impl> logp first N      am-mpi-first, am-mpi-fill, am-mpi (us):
+ *                                          a new job's first round trip through
+ *                                          MPI, its first ring's worth, and after
  *   syncq-lab-mpi-<impl> app APP[,APP...] SIZE[,SIZE...] V...
  *                                          for each variant V (a claim name,
  *                                          or "mpi-forced") and each APP:

@@ -11,28 +11,25 @@
  *   am-mpi        a request whose handler replies, every peer forced
  *                 through MPI (syncq_am_mpi with force_mpi);
  *   am-shm        the same over the node-local queue block (same job).
+ * First messages (2 ranks, "logp first"): a new job's first round trip
+ * through MPI, the mean of its first ring's worth, and the median after.
  * Bandwidth (2 ranks): N messages of 8 KB each way's sender to receiver:
  *   mpi-bw        osu_bw's loop: windows of 64 MPI_Isend / MPI_Irecv,
  *                 MPI_Waitall, and a final 1-byte acknowledgement;
  *   am-mpi        N bulk requests of 8 KB (the handler reads one word per
  *                 cache line), then one round trip.
  */
-#include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "lc98_mpi.h"
+#include "own_session.h"
 #include "syncq/clock.h"
 
 #define PP_BYTES 8     /* osu_latency's small message */
@@ -44,9 +41,11 @@
 #define TAG_PP 1
 #define TAG_BW 2
 #define TAG_ACK 3
-#define SESSIONS_ENV "SYNCQ_LC98_SAY_SESSIONS" /* tests/am/mpi_apps_run.sh: print how many ranks lead their session */
-#define FAULTS_ENV "SYNCQ_LC98_SAY_FAULTS"     /* tests/am/mpi_apps_run.sh: print each timed run's page faults */
-#define KEEP_MAPPED_MAX (32u << 20)            /* glibc's largest mmap threshold on 64-bit (4 Mi * sizeof(long)) */
+#define SESSIONS_ENV "SYNCQ_LC98_SAY_SESSIONS"   /* tests/am/mpi_apps_run.sh: print how many ranks lead their session */
+#define FAULTS_ENV "SYNCQ_LC98_SAY_FAULTS"       /* tests/am/mpi_apps_run.sh: print each timed run's page faults */
+#define PLACEMENT_ENV "SYNCQ_LC98_SAY_PLACEMENT" /* tests/am/mpi_placement_run.sh: print each rank's processors */
+#define CPUS_MAX 256                             /* a Cpus_allowed_list kept for the placement line */
+#define KEEP_MAPPED_MAX (32u << 20)              /* glibc's largest mmap threshold on 64-bit (4 Mi * sizeof(long)) */
 
 enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_SINK_LAST = 4, H_STOP = 5 };
 
@@ -184,11 +183,55 @@ static double mpi_bw(int rank, uint64_t n, unsigned char *blk) {
   return (double)n * BW_BYTES / 1e6 / sec;
 }
 
+/* The first messages of a new job forced through MPI: MPI's own path
+ * between the two ranks warmed first (osu_latency's loop, untimed), then
+ * a fresh job's first round trip, the mean of its first FILL_TRIPS (every
+ * buffer of both ranks' rings used once), and the median of n after.
+ * One job per launch: a second job in the same process could reuse ring
+ * memory the allocator kept from the first, touched already. */
+#define FILL_TRIPS (2u * SYNCQ_AM_MPI_DEFAULT_CREDITS + 8u) /* a ring's length with the default credits */
+static int first(int rank, uint64_t n) {
+  double *v = malloc((n > FILL_TRIPS ? n : FILL_TRIPS) * sizeof *v);
+  if (v == NULL) return 1;
+  (void)mpi_rtt(rank, n, v);
+  server s = {0};
+  syncq_am_mpi *j = make_job(true, &s, SYNCQ_AM_CLAIM_LOCKFREE);
+  if (j == NULL) {
+    if (rank == 0) printf("error FAIL cannot create the AM job\n");
+    free(v);
+    return 1;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  double one = 0, fill = 0, steady = 0;
+  if (rank == 0) {
+    syncq_am_peer *p;
+    syncq_am_mpi_peer(j, 1, &p);
+    bool ok = true;
+    for (unsigned i = 0; i < FILL_TRIPS && ok; i++) {
+      uint64_t t0 = syncq_now_ns();
+      ok = am_roundtrip(j, &s, p) == 0;
+      v[i] = (double)(syncq_now_ns() - t0) / 1e3;
+      fill += v[i] / FILL_TRIPS;
+    }
+    one = v[0];
+    if (ok) steady = am_rtt(j, &s, n, v); /* it ends with rank 1's stop */
+    if (ok && steady >= 0) printf("am-mpi-first %.4f ok\nam-mpi-fill %.4f ok\nam-mpi %.4f ok\n", one, fill, steady);
+    else printf("am-mpi-first 0 FAIL a round trip failed: %s\n", syncq_am_mpi_why(j));
+  } else {
+    serve(j, &s);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  syncq_am_mpi_destroy(j);
+  free(v);
+  return 0;
+}
+
 static int logp(int rank, int size, const char *what, uint64_t n) {
   if (size != 2) {
     if (rank == 0) printf("error FAIL logp needs 2 ranks\n");
     return 1;
   }
+  if (strcmp(what, "first") == 0) return first(rank, n);
   server s_mpi = {0}, s_shm = {0};
   syncq_am_mpi *jm = make_job(true, &s_mpi, SYNCQ_AM_CLAIM_LOCKFREE);
   syncq_am_mpi *js = make_job(false, &s_shm, SYNCQ_AM_CLAIM_LOCKFREE);
@@ -227,6 +270,25 @@ static int logp(int rank, int size, const char *what, uint64_t n) {
 
 #define MAX_APPS 8
 
+/* "placement <rank> <processors>" for every rank, on rank 0: the
+ * processors this rank may run on (Linux's Cpus_allowed_list, "?" where
+ * there is none), as the launcher's binding left them. */
+static void say_placement(int rank) {
+  char mine[CPUS_MAX] = "?", line[512];
+  FILE *f = fopen("/proc/self/status", "r");
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "Cpus_allowed_list: %255s", mine) == 1) break;
+  if (f) fclose(f);
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  char *all = rank == 0 ? malloc((size_t)n * CPUS_MAX) : NULL;
+  if (rank == 0 && all == NULL) MPI_Abort(MPI_COMM_WORLD, EXIT_FAILURE); /* the test reads no line: it fails */
+  MPI_Gather(mine, CPUS_MAX, MPI_CHAR, all, CPUS_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (rank == 0 && all != NULL)
+    for (int r = 0; r < n; r++) printf("placement %d %.*s\n", r, CPUS_MAX, all + (size_t)r * CPUS_MAX);
+  free(all);
+}
+
 /* apps: "fft,cc" and sizes "32,256": each variant's job runs every app in
  * turn, so one launch measures every (app, variant) of a repetition. */
 static int apps(int rank, char *applist, char *sizelist, int nv, char **variants) {
@@ -248,6 +310,7 @@ static int apps(int rank, char *applist, char *sizelist, int nv, char **variants
     MPI_Allreduce(&mine, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("sessions %d of %d\n", leaders, ranks);
   }
+  if (getenv(PLACEMENT_ENV) != NULL) say_placement(rank);
 #ifdef __GLIBC__
   /* Keep what the applications free mapped for their next run: blocks up
    * to KEEP_MAPPED_MAX from the heap, never trimmed. Otherwise the pages
@@ -317,65 +380,9 @@ static int apps(int rank, char *applist, char *sizelist, int nv, char **variants
   return rc;
 }
 
-/* ------------------------------------------------------------ own session
- *
- * Every rank of the applications runs in a session of its own, under
- * either MPI. MPICH's launcher gives each rank one (hydra calls setsid);
- * Open MPI's leaves its ranks in mpirun's. On a kernel that shares the
- * processors between sessions first (CONFIG_SCHED_AUTOGROUP, on by
- * default in most distributions' kernels), two Open MPI ranks in one
- * session got together what each MPICH rank got alone whenever other
- * sessions had work: beside other load their computation ran slower than
- * the same code under MPICH's launcher, and lc98-apps compares the
- * shared-memory claims, measured in Open MPI's launch, with
- * mpi-forced@mpich (docs/am-mpi.md, "The launchers' sessions"). A rank
- * that does not lead its session forks before MPI_Init: the child makes
- * a session of its own and runs the launch; the parent, which mpirun
- * started and watches, passes on the signals a launcher sends and exits
- * as the child did. The child dies with the parent (PR_SET_PDEATHSIG):
- * a parent killed outright leaves no rank behind. */
-
-static volatile sig_atomic_t session_child; /* the child's pid, in the parent */
-
-static void pass_signal(int sig) {
-  if (session_child > 0) (void)kill((pid_t)session_child, sig);
-}
-
-/* Returns in the process that runs the launch: this one if it leads its
- * session or cannot fork, else the child. The parent never returns. */
-static void own_session(void) {
-  if (getsid(0) == getpid()) return;
-  pid_t parent = getpid();
-  pid_t c = fork();
-  if (c < 0) return; /* run in mpirun's session: slower beside other load, not wrong */
-  if (c == 0) {
-#ifdef __linux__
-    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-    if (getppid() != parent) _exit(EXIT_FAILURE); /* the parent died before the line above */
-    (void)setsid();                               /* a child leads no process group: it cannot fail */
-    return;
-  }
-  session_child = c;
-  static const int passed[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT};
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = pass_signal;
-  sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++) (void)sigaction(passed[i], &sa, NULL);
-  int st = 0;
-  while (waitpid(c, &st, 0) < 0)
-    if (errno != EINTR) _exit(EXIT_FAILURE);
-  if (WIFEXITED(st)) _exit(WEXITSTATUS(st));
-  int sig = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL; /* end as the child ended */
-  (void)signal(sig, SIG_DFL);
-  (void)raise(sig);
-  _exit(EXIT_FAILURE);
-}
-
 int main(int argc, char **argv) {
   int provided, rank, size;
-  if (argc >= 2 && strcmp(argv[1], "app") == 0) own_session(); /* before MPI_Init: no threads yet */
+  if (argc >= 2 && strcmp(argv[1], "app") == 0) lc98_own_session(); /* before MPI_Init: no threads yet */
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -383,7 +390,7 @@ int main(int argc, char **argv) {
   if (argc >= 4 && strcmp(argv[1], "logp") == 0) rc = logp(rank, size, argv[2], strtoull(argv[3], NULL, 10));
   else if (argc >= 5 && strcmp(argv[1], "app") == 0) rc = apps(rank, argv[2], argv[3], argc - 4, argv + 4);
   else if (rank == 0)
-    fprintf(stderr, "usage: %s logp rtt|bw N | app fft|cc|cc-sparse|sort[,...] SIZE[,...] VARIANT...\n", argv[0]);
+    fprintf(stderr, "usage: %s logp rtt|bw|first N | app fft|cc|cc-sparse|sort[,...] SIZE[,...] VARIANT...\n", argv[0]);
   fflush(stdout);
   MPI_Finalize();
   return rc;

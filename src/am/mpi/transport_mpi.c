@@ -73,14 +73,20 @@
  *                peer's last message (a clock tick either way).
  *   Threading:   MPI_THREAD_FUNNELED: every call from the main thread.
  *   Memory:      allocates at create; nothing on the send/poll paths.
+ *                Per MPI peer two rings of 2C + 8 buffers of 48 bytes +
+ *                the bulk size (648 KiB at the defaults), faulted in at
+ *                create (ring_prefault) so no send or poll takes a page
+ *                fault.
  *   Signal-safe: no.
  *   Limits:      ranks on one node reached by shared memory: at most
  *                SYNCQ_AM_MAX_PEERS (beyond, every peer goes through MPI).
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -119,7 +125,8 @@ _Static_assert(sizeof(amm_hdr) == 48, "a 48-byte header");
 /* One ring of requests and buffers (receives from, or sends to, a peer). */
 typedef struct amm_ring {
   MPI_Request *req;
-  unsigned char *buf; /* n buffers of bufsize bytes */
+  unsigned char *buf; /* n buffers of bufsize bytes, mapped: `bytes` long */
+  size_t bytes;
   uint32_t n;
   uint32_t head;   /* recv: next to dispatch; send: oldest possibly in flight */
   uint32_t tested; /* recv: next to test (head..tested are complete) */
@@ -206,13 +213,46 @@ static unsigned char *ring_buf(const amm_ring *r, uint32_t i, size_t bufsize) {
   return r->buf + (size_t)(i % r->n) * bufsize;
 }
 
+/* Fault a ring's buffers in, writable, now. A ring is used in order, so
+ * left to fault as they are used its buffers' first pages fault one after
+ * another in the job's first 2C + 8 messages to or from the peer, each in
+ * the middle of a send or a poll: a round trip several times the later
+ * ones' (docs/am-mpi.md, "The rings' first touch"). Any traffic to a peer
+ * commits those pages within a ring's length of messages; touching them
+ * here commits them for peers the rank never talks to as well (the memory
+ * a job's config sizes: credits and bulk_size, docs/am-mpi.md).
+ * MADV_POPULATE_WRITE (Linux 5.14 and later) in one call; EFAULT or
+ * ENOMEM: the memory cannot be had, which create reports rather than a
+ * fault in a send; an older kernel (EINVAL) gets a write to each page. */
+static bool ring_prefault(unsigned char *buf, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(buf, bytes, MADV_POPULATE_WRITE) == 0) return true;
+  if (errno == EFAULT || errno == ENOMEM) return false;
+#endif
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) page = 4096; /* the smallest page of the systems MPI runs on: a write per page at least */
+  for (size_t o = 0; o < bytes; o += (size_t)page) buf[o] = 0;
+  return true;
+}
+
 static int ring_alloc(amm_ring *r, uint32_t n, size_t bufsize) {
   r->n = n;
   r->req = malloc(n * sizeof *r->req);
-  r->buf = malloc((size_t)n * bufsize);
-  if (r->req == NULL || r->buf == NULL) return SYNCQ_ENOMEM;
+  if (r->req == NULL) return SYNCQ_ENOMEM;
   for (uint32_t i = 0; i < n; i++) r->req[i] = MPI_REQUEST_NULL;
-  return SYNCQ_OK;
+  /* Its own mapping, not malloc's: page-aligned for madvise, and given
+   * back whole at destroy (a heap block could come back to a later job
+   * already faulted in, or not, by the allocator's history). */
+  void *b = mmap(NULL, (size_t)n * bufsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (b == MAP_FAILED) return SYNCQ_ENOMEM;
+  r->buf = b;
+  r->bytes = (size_t)n * bufsize;
+  return ring_prefault(r->buf, r->bytes) ? SYNCQ_OK : SYNCQ_ENOMEM;
+}
+
+static void ring_unmap(amm_ring *r) {
+  if (r->buf != NULL) (void)munmap(r->buf, r->bytes);
+  r->buf = NULL;
 }
 
 static void mark_dead(syncq_am_mpi *j, int r, const char *how) {
@@ -566,9 +606,9 @@ static void free_job(syncq_am_mpi *j, bool mpi_ok) {
             MPI_Request_free(&p->rx.req[i]);
           }
         free(p->rx.req);
-        free(p->rx.buf);
+        ring_unmap(&p->rx);
         free(p->tx.req);
-        free(p->tx.buf);
+        ring_unmap(&p->tx);
       }
     }
     free(j->peer);
