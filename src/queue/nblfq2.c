@@ -69,14 +69,14 @@ int syncq_queue_nblfq2_destroy(syncq_queue_nblfq2 *q) {
   return SYNCQ_OK;
 }
 
-/* The mask, read once from the header and checked (syncq_nbl_header_ok):
+/* The mask, read once from the header and checked (syncq_nbl_mask_ok):
  * 0, which no initialised queue has, when the header is not one init
  * wrote or the mask is not S - 1 for a size init accepts. Init stores the
  * magic XOR the mask, so a mask changed alone (a bit flipped into another
  * well-formed size, past the storage) no longer matches it. */
 static inline uint64_t checked_mask(const syncq_queue_nblfq2 *q) {
   const uint64_t mask = q->mask;
-  return syncq_nbl_header_ok(q->magic, mask, NBLFQ2_MAGIC, NBLFQ2_MAX_CELLS) ? mask : 0;
+  return (q->magic ^ mask) == NBLFQ2_MAGIC && syncq_nbl_mask_ok(mask, NBLFQ2_MAX_CELLS) ? mask : 0;
 }
 
 /* The enqueue's call out of its first step when it did not commit, out

@@ -163,18 +163,6 @@ SYNCQ_NBL_INLINE bool syncq_nbl_mask_ok(uint64_t mask, uint64_t max_cells) {
   return mask - 1u < max_cells - 1u && (mask & (mask + 1u)) == 0;
 }
 
-/* The header's checks as one test: `magic` (init stores the queue's magic
- * `want` XOR the mask) and syncq_nbl_mask_ok(mask, max_cells), each a word
- * that is zero when it passes, OR-ed, so that an operation pays one
- * branch. The bound is a shift: a mask of the form 2^k - 1 is below
- * max_cells when 2^k is at most the largest power of two L <= max_cells,
- * that is when mask - 1 < L (mask 0 wraps to the largest word and fails
- * it too); max_cells is a constant, so is log2(L). */
-SYNCQ_NBL_INLINE bool syncq_nbl_header_ok(uint64_t magic, uint64_t mask, uint64_t want, uint64_t max_cells) {
-  const unsigned lg = 63u - (unsigned)__builtin_clzll(max_cells);
-  return (((magic ^ mask) ^ want) | (mask & (mask + 1u)) | ((mask - 1u) >> lg)) == 0;
-}
-
 /* Algorithm 2, COMP(i, u, j, v): is cell u (index i) logically before cell
  * v (index j)? 1 yes, 0 no, -1 ambiguous.
  *
@@ -680,7 +668,8 @@ static inline int syncq_queue_nblfq_enqueue_inline(syncq_queue_nblfq *q, void *i
   uint64_t bits = (uint64_t)(uintptr_t)item;
   if (q == NULL || bits - 1u >= SYNCQ_NBL_PTR_MASK) return SYNCQ_EINVAL; /* NULL, or beyond 48 bits */
   const uint64_t mask = q->mask; /* read once: the checked copy is the only one used */
-  if (!syncq_nbl_header_ok(q->magic, mask, SYNCQ_QUEUE_NBLFQ_MAGIC, SYNCQ_QUEUE_NBLFQ_MAX_CELLS)) return SYNCQ_EINVAL;
+  if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
+    return SYNCQ_EINVAL;
   uint64_t h;
   syncq_nbl_cell u, p;
   const int r = syncq_nbl_put_first(syncq_queue_nblfq_cells_inline(q), mask, &q->head, bits, &h, &u, &p,
@@ -696,7 +685,8 @@ static inline int syncq_queue_nblfq_enqueue_inline(syncq_queue_nblfq *q, void *i
 static inline int syncq_queue_nblfq_dequeue_inline(syncq_queue_nblfq *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
   const uint64_t mask = q->mask; /* read once, as in enqueue */
-  if (!syncq_nbl_header_ok(q->magic, mask, SYNCQ_QUEUE_NBLFQ_MAGIC, SYNCQ_QUEUE_NBLFQ_MAX_CELLS)) return SYNCQ_EINVAL;
+  if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
+    return SYNCQ_EINVAL;
   uint64_t bits;
   syncq_nbl_cell u, p;
   const int r =
