@@ -8,11 +8,22 @@
  *                words" with a double-width CAS, W = 2^64; otherwise the
  *                same Algorithms 1-4 (syncq/static/queue/nblfq.h).
  *   Progress:    lock-free (004 §V-B).
- *   Atomics:     uncontended: enqueue 2 cell reads + 1 double-width CAS,
- *                dequeue the same. A cell read is 3 loads (counter,
- *                pointer, counter, re-read while the counters differ) so
- *                that the pair is one that was in memory; FULL or EMPTY
- *                costs one more cell read (validation, as in nblfq.c).
+ *   Atomics:     uncontended: enqueue 2 cell reads + 1 double-width CAS;
+ *                dequeue 1 cell read, 1 load and the CAS. A cell read is 3
+ *                loads (counter, pointer, counter, re-read while the
+ *                counters differ) so that the pair is one that was in
+ *                memory; FULL or EMPTY costs one more cell read
+ *                (validation, as in nblfq.c). The dequeue's first step
+ *                reads only the counter of p, the cell before the hint:
+ *                the step (u.ctr + [t != 0] == p.ctr) and the commit use
+ *                no more of p, and one 64-bit load of it is never torn.
+ *                p's pointer matters only to EMPTY, which is answered
+ *                after a later full read of p finds (NIL, that counter):
+ *                under one counter value a cell's pointer only goes NIL
+ *                -> item (an item leaves with a counter increment), so p
+ *                held NIL at the first read and throughout, and the
+ *                answer is the one the full first read would have
+ *                validated (syncq_nbl_take_first).
  *   Memory:      caller's storage (5 cache lines + 16 bytes per cell);
  *                never allocates.
  *   Signal-safe: yes (as nblfq.c).

@@ -236,7 +236,7 @@ static void test_invariant_checker_catches_damage(void **state) {
  * (the hint right, the queue empty between them), then fills of 1..S
  * items and their drains (FULL at S, EMPTY after), then a hint set
  * behind before each operation (the chase walks). The inline first step
- * (syncq_nbl_enqueue, syncq_nbl_take_first) computes its expected
+ * (syncq_nbl_put_first, syncq_nbl_take_first) computes its expected
  * counter from p alone (p.ctr - [p empty] + [h == 0], and u.ctr + [t !=
  * 0] against p.ctr for a dequeue, mod W): every answer and item must be
  * FIFO's, the hints where the operations left them, the ring consistent,

@@ -211,8 +211,11 @@ static __attribute__((noinline, cold, unused)) void syncq_nbl_backoff(uint32_t *
  * the validated FULL or EMPTY. That code needs few registers and no
  * stack slot or backoff counter, which the general loop's code, inlined,
  * made every call pay (docs/queues.md, "NBLFQ's one-thread latency").
- * The first step draws only the conclusions the general path draws from
- * the same two reads, and counts what it counts; otherwise the general
+ * What the first step concludes when it does not commit (FULL, EMPTY, or
+ * where the general path goes on) is drawn by syncq_nbl_enqueue_miss and
+ * syncq_nbl_dequeue_miss, which the typed queues call out of line, last.
+ * Together they draw only the conclusions the general path draws from
+ * the same two reads, and count what it counts; otherwise the general
  * path goes on from the same cell (reading it again), or from the hint
  * read again where the general path would retry. */
 #define SYNCQ_NBL_SLOW static __attribute__((noinline, unused))
