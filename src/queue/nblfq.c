@@ -102,11 +102,14 @@
  *                table from them (SYNCQ_QUEUE_REGISTER_FNS). Never-initialised or
  *                destroyed storage: SYNCQ_EINVAL (a magic word read beside
  *                the mask). Only the chase's first step is inline (with
- *                the hint right it is the whole operation); the general
- *                loop is a static noinline function of the header, called
- *                last, so the common path saves only the registers its
- *                own values need (about 30% fewer instructions than the whole loop
- *                inline: docs/queues.md, "NBLFQ's one-thread latency").
+ *                the hint right it is the whole operation), computed on
+ *                the cell words as loaded; what it concludes other than a
+ *                commit (FULL, EMPTY, where the general loop goes on) and
+ *                the general loop itself are static noinline functions of
+ *                the header, each called last with its arguments in
+ *                registers, so the common path saves no register and
+ *                keeps no stack frame (docs/queues.md, "NBLFQ's
+ *                one-thread latency").
  */
 #include "syncq/queue/nblfq.h"
 

@@ -8,11 +8,22 @@
  *                words" with a double-width CAS, W = 2^64; otherwise the
  *                same Algorithms 1-4 (syncq/static/queue/nblfq.h).
  *   Progress:    lock-free (004 §V-B).
- *   Atomics:     uncontended: enqueue 2 cell reads + 1 double-width CAS,
- *                dequeue the same. A cell read is 3 loads (counter,
- *                pointer, counter, re-read while the counters differ) so
- *                that the pair is one that was in memory; FULL or EMPTY
- *                costs one more cell read (validation, as in nblfq.c).
+ *   Atomics:     uncontended: enqueue 2 cell reads + 1 double-width CAS;
+ *                dequeue 1 cell read, 1 load and the CAS. A cell read is 3
+ *                loads (counter, pointer, counter, re-read while the
+ *                counters differ) so that the pair is one that was in
+ *                memory; FULL or EMPTY costs one more cell read
+ *                (validation, as in nblfq.c). The dequeue's first step
+ *                reads only the counter of p, the cell before the hint:
+ *                the step (u.ctr + [t != 0] == p.ctr) and the commit use
+ *                no more of p, and one 64-bit load of it is never torn.
+ *                p's pointer matters only to EMPTY, which is answered
+ *                after a later full read of p finds (NIL, that counter):
+ *                under one counter value a cell's pointer only goes NIL
+ *                -> item (an item leaves with a counter increment), so p
+ *                held NIL at the first read and throughout, and the
+ *                answer is the one the full first read would have
+ *                validated (syncq_nbl_take_first).
  *   Memory:      caller's storage (5 cache lines + 16 bytes per cell);
  *                never allocates.
  *   Signal-safe: yes (as nblfq.c).
@@ -79,22 +90,41 @@ static inline uint64_t checked_mask(const syncq_queue_nblfq2 *q) {
   return (q->magic ^ mask) == NBLFQ2_MAGIC && syncq_nbl_mask_ok(mask, NBLFQ2_MAX_CELLS) ? mask : 0;
 }
 
+/* The enqueue's call out of its first step when it did not commit, out
+ * of line and its last act (as syncq_queue_nblfq_enqueue_miss_), the
+ * reads by address (as dequeue_miss below). */
+static __attribute__((noinline)) int enqueue_miss(syncq_queue_nblfq2 *q, uint64_t bits, uint64_t mask, uint64_t h,
+                                                  const syncq_nbl_cell *u, const syncq_nbl_cell *p) {
+  return syncq_nbl_enqueue_miss(cells_of(q), mask, &q->head, bits, h, *u, *p, NBLFQ2_TAG_BITS);
+}
+
 int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item) {
   uint64_t bits = (uint64_t)(uintptr_t)item;
   if (q == NULL || bits == 0) return SYNCQ_EINVAL;
   const uint64_t mask = checked_mask(q);
   if (mask == 0) return SYNCQ_EINVAL;
-  return syncq_nbl_enqueue(cells_of(q), mask, &q->head, bits, NBLFQ2_TAG_BITS);
+  uint64_t h;
+  syncq_nbl_cell u, p;
+  const int r = syncq_nbl_put_first(cells_of(q), mask, &q->head, bits, &h, &u, &p, NBLFQ2_TAG_BITS);
+  if (__builtin_expect(r == SYNCQ_OK, 1)) return r;
+  if (r == SYNCQ_NBL_CHASE) return enqueue_miss(q, bits, mask, h, &u, &p);
+  return syncq_nbl_enqueue_slow(cells_of(q), mask, &q->head, bits, h, true, NBLFQ2_TAG_BITS); /* lost cell h */
 }
 
-/* The general path of a dequeue from the cell syncq_nbl_take_first
- * names, *item set here: out of line, the dequeue's last act (as
- * syncq_queue_nblfq_dequeue_chase_). */
-static __attribute__((noinline)) int dequeue_chase(syncq_queue_nblfq2 *q, void **item, uint64_t mask, int first,
-                                                   uint64_t from) {
+/* The dequeue's calls out of its first step, out of line and its last
+ * act (as syncq_queue_nblfq_dequeue_miss_): the first step's reads go by
+ * address, since two double-width cells and the rest are more words than
+ * the six argument registers hold. */
+static __attribute__((noinline)) int dequeue_miss(syncq_queue_nblfq2 *q, void **item, uint64_t mask, uint64_t t,
+                                                  const syncq_nbl_cell *u, const syncq_nbl_cell *p) {
   uint64_t bits;
-  const int r =
-    syncq_nbl_dequeue_slow(cells_of(q), mask, &q->tail, &bits, from, first == SYNCQ_NBL_CHASE_LOST, NBLFQ2_TAG_BITS);
+  const int r = syncq_nbl_dequeue_miss(cells_of(q), mask, &q->tail, &bits, t, *u, *p, NBLFQ2_TAG_BITS);
+  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
+  return r;
+}
+static __attribute__((noinline)) int dequeue_lost(syncq_queue_nblfq2 *q, void **item, uint64_t mask, uint64_t t) {
+  uint64_t bits;
+  const int r = syncq_nbl_dequeue_slow(cells_of(q), mask, &q->tail, &bits, t, true, NBLFQ2_TAG_BITS);
   if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
   return r;
 }
@@ -104,10 +134,14 @@ int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item) {
   const uint64_t mask = checked_mask(q);
   if (mask == 0) return SYNCQ_EINVAL;
   uint64_t bits;
-  const int r = syncq_nbl_take_first(cells_of(q), mask, &q->tail, &bits, NBLFQ2_TAG_BITS);
-  if (__builtin_expect(r >= SYNCQ_NBL_CHASE, 0)) return dequeue_chase(q, item, mask, r, bits);
-  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
-  return r;
+  syncq_nbl_cell u, p;
+  const int r = syncq_nbl_take_first(cells_of(q), mask, &q->tail, &bits, &u, &p, NBLFQ2_TAG_BITS);
+  if (__builtin_expect(r == SYNCQ_OK, 1)) {
+    *item = (void *)(uintptr_t)bits;
+    return r;
+  }
+  if (r == SYNCQ_NBL_CHASE) return dequeue_miss(q, item, mask, bits, &u, &p);
+  return dequeue_lost(q, item, mask, bits);
 }
 
 size_t syncq_queue_nblfq2_capacity(const syncq_queue_nblfq2 *q) { return q == NULL ? 0 : (size_t)q->mask + 1; }

@@ -12,7 +12,8 @@
  *     must complete correctly, and ambiguous comparisons must be retried
  *     and counted, never abort;
  *   - 004 §V's invariant (both properties) checked on the quiescent ring
- *     after stress, for the 16-bit, 3-bit and double-width instantiations.
+ *     after stress, for the 16-bit, 3-bit and double-width instantiations;
+ *   - a shared header whose mask and magic were forged together refused.
  *
  * The algorithm is instantiated here from syncq/static/queue/nblfq.h (the
  * same code the library's "nblfq" and "nblfq2" compile) with its named
@@ -235,7 +236,7 @@ static void test_invariant_checker_catches_damage(void **state) {
  * (the hint right, the queue empty between them), then fills of 1..S
  * items and their drains (FULL at S, EMPTY after), then a hint set
  * behind before each operation (the chase walks). The inline first step
- * (syncq_nbl_enqueue, syncq_nbl_take_first) computes its expected
+ * (syncq_nbl_put_first, syncq_nbl_take_first) computes its expected
  * counter from p alone (p.ctr - [p empty] + [h == 0], and u.ctr + [t !=
  * 0] against p.ctr for a dequeue, mod W): every answer and item must be
  * FIFO's, the hints where the operations left them, the ring consistent,
@@ -582,13 +583,54 @@ static void test_signal_async(void **state) {
   free(async_seen);
 }
 
+/* ------------------------------------------------------------- the header check */
+
+/* The typed queue refuses a header whose mask and magic were forged
+ * together (the magic right for a mask init cannot write): only the
+ * mask's own check (syncq_nbl_mask_ok) catches it. Once the header is put
+ * back, the queue still holds its item. */
+static void test_forged_header(void **state) {
+  (void)state;
+  const uint64_t magic = SYNCQ_QUEUE_NBLFQ_MAGIC;
+  size_t bytes = 0;
+  assert_int_equal(syncq_queue_nblfq_bytes(4, &bytes), SYNCQ_OK);
+  syncq_queue_nblfq *q = syncq_alloc_aligned(bytes, 64);
+  assert_non_null(q);
+  assert_int_equal(syncq_queue_nblfq_init(q, 4), SYNCQ_OK);
+  static int item;
+  assert_int_equal(syncq_queue_nblfq_enqueue(q, &item), SYNCQ_OK);
+  const uint64_t forged[] = {0,
+                             2,
+                             6,
+                             UINT64_MAX,
+                             SYNCQ_QUEUE_NBLFQ_MAX_CELLS,
+                             (UINT64_C(1) << (64 - __builtin_clzll(SYNCQ_QUEUE_NBLFQ_MAX_CELLS))) - 1};
+  for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
+    q->mask = forged[i];
+    q->magic = magic ^ forged[i];
+    void *out = NULL;
+    assert_int_equal(syncq_queue_nblfq_enqueue(q, &item), SYNCQ_EINVAL);
+    assert_int_equal(syncq_queue_nblfq_dequeue(q, &out), SYNCQ_EINVAL);
+    assert_int_equal(syncq_queue_nblfq_enqueue_inline(q, &item), SYNCQ_EINVAL);
+    assert_int_equal(syncq_queue_nblfq_dequeue_inline(q, &out), SYNCQ_EINVAL);
+    assert_null(out);
+  }
+  q->mask = 3;
+  q->magic = magic ^ 3;
+  void *out = NULL;
+  assert_int_equal(syncq_queue_nblfq_dequeue(q, &out), SYNCQ_OK); /* the header put back: the item is there */
+  assert_ptr_equal(out, &item);
+  assert_int_equal(syncq_queue_nblfq_destroy(q), SYNCQ_OK);
+  free(q);
+}
+
 int main(void) {
   test_plan_confine();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_ambiguous_comparison),      cmocka_unit_test(test_invariant_checker_catches_damage),
     cmocka_unit_test(test_invariant_after_stress),    cmocka_unit_test(test_three_bit_wraparound),
     cmocka_unit_test(test_signal_mid_operation),      cmocka_unit_test(test_signal_async),
-    cmocka_unit_test(test_one_thread_every_position),
+    cmocka_unit_test(test_one_thread_every_position), cmocka_unit_test(test_forged_header),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

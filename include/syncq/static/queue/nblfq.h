@@ -87,19 +87,29 @@ SYNCQ_NBL_INLINE bool syncq_nbl_eq(syncq_nbl_cell a, syncq_nbl_cell b, unsigned 
   return syncq_nbl_same(a, b);
 }
 
+/* A tagged cell is one word: the pointer in the low 48 bits, the counter
+ * above. The first steps (syncq_nbl_put_first, syncq_nbl_take_first) work
+ * on the words as loaded: split into fields, the compiler kept both
+ * fields and the word alive across the CAS, more values than the
+ * registers a function may use without saving them. */
+SYNCQ_NBL_INLINE syncq_nbl_cell syncq_nbl_of_word(uint64_t w) {
+  return syncq_nbl_mk(w & SYNCQ_NBL_PTR_MASK, w >> SYNCQ_NBL_PTR_BITS);
+}
+
+/* Read tagged cell i, as the word stored. */
+SYNCQ_NBL_INLINE uint64_t syncq_nbl_load_word(void *cells, uint64_t i) {
+  /* acquire: pairs with the seq_cst CAS (syncq_nbl_cas) that wrote the cell, so
+   * an item read here was published before it was enqueued. */
+  return atomic_load_explicit(&((_Atomic(uint64_t) *)cells)[i], memory_order_acquire);
+}
+
 /* Read cell i. The value is only a candidate: the commit CAS validates it.
  * Double-width cells are read counter, pointer, counter and re-read until
  * both counter reads agree: under one counter value a cell's pointer only
  * goes NIL -> item (a dequeue changes both words at once), so an agreeing
  * read is a pair that was in memory at the time of the pointer read. */
 SYNCQ_NBL_INLINE syncq_nbl_cell syncq_nbl_load(void *cells, uint64_t i, unsigned tag_bits) {
-  if (tag_bits < 64) {
-    _Atomic(uint64_t) *a = (_Atomic(uint64_t) *)cells;
-    /* acquire: pairs with the seq_cst CAS (syncq_nbl_cas) that wrote the cell, so
-     * an item read here was published before it was enqueued. */
-    uint64_t w = atomic_load_explicit(&a[i], memory_order_acquire);
-    return syncq_nbl_mk(w & SYNCQ_NBL_PTR_MASK, w >> SYNCQ_NBL_PTR_BITS);
-  }
+  if (tag_bits < 64) return syncq_nbl_of_word(syncq_nbl_load_word(cells, i));
   syncq_pr_dw_atomic *a = (syncq_pr_dw_atomic *)cells;
   for (;;) {
     /* acquire (all three): pair with the seq_cst double-width CAS that wrote
@@ -111,16 +121,18 @@ SYNCQ_NBL_INLINE syncq_nbl_cell syncq_nbl_load(void *cells, uint64_t i, unsigned
   }
 }
 
+/* The commit on a tagged cell, as words (syncq_nbl_cas). */
+SYNCQ_NBL_INLINE bool syncq_nbl_cas_word(void *cells, uint64_t i, uint64_t expect, uint64_t desire) {
+  return atomic_compare_exchange_strong(&((_Atomic(uint64_t) *)cells)[i], &expect, desire);
+}
+
 /* The commit: CAS cell i from `expect` to `desire`, seq_cst (a full
  * barrier, as the paper's __sync_bool_compare_and_swap). */
 SYNCQ_NBL_INLINE bool syncq_nbl_cas(void *cells, uint64_t i, syncq_nbl_cell expect, syncq_nbl_cell desire,
                                     unsigned tag_bits) {
-  if (tag_bits < 64) {
-    _Atomic(uint64_t) *a = (_Atomic(uint64_t) *)cells;
-    uint64_t e = expect.ptr | (expect.ctr << SYNCQ_NBL_PTR_BITS);
-    uint64_t d = desire.ptr | (desire.ctr << SYNCQ_NBL_PTR_BITS);
-    return atomic_compare_exchange_strong(&a[i], &e, d);
-  }
+  if (tag_bits < 64)
+    return syncq_nbl_cas_word(cells, i, expect.ptr | (expect.ctr << SYNCQ_NBL_PTR_BITS),
+                              desire.ptr | (desire.ctr << SYNCQ_NBL_PTR_BITS));
   syncq_pr_dw_atomic *a = (syncq_pr_dw_atomic *)cells;
   syncq_pr_dw e = {expect.ptr, expect.ctr};
   syncq_pr_dw d = {desire.ptr, desire.ctr};
@@ -199,11 +211,26 @@ static __attribute__((noinline, cold, unused)) void syncq_nbl_backoff(uint32_t *
  * the validated FULL or EMPTY. That code needs few registers and no
  * stack slot or backoff counter, which the general loop's code, inlined,
  * made every call pay (docs/queues.md, "NBLFQ's one-thread latency").
- * The first step draws only the conclusions the general path draws from
- * the same two reads, and counts what it counts; otherwise the general
+ * What the first step concludes when it does not commit (FULL, EMPTY, or
+ * where the general path goes on) is drawn by syncq_nbl_enqueue_miss and
+ * syncq_nbl_dequeue_miss, which the typed queues call out of line, last.
+ * Together they draw only the conclusions the general path draws from
+ * the same two reads, and count what it counts; otherwise the general
  * path goes on from the same cell (reading it again), or from the hint
  * read again where the general path would retry. */
 #define SYNCQ_NBL_SLOW static __attribute__((noinline, unused))
+
+/* The first step of an operation (syncq_nbl_put_first,
+ * syncq_nbl_take_first) answers SYNCQ_OK, or one of these: it did not
+ * commit (its reads go to syncq_nbl_enqueue_miss or syncq_nbl_dequeue_miss,
+ * which conclude FULL, EMPTY or go on to the general path), or its CAS
+ * lost (the general path goes on from the cell lost). A caller can then
+ * make its call of either its last act and keep no register across it
+ * (syncq_queue_nblfq_enqueue_inline). Status and out-parameters, not a
+ * struct returned by value: GenMC's interpreter (models/genmc) has no
+ * constants of structure type. */
+#define SYNCQ_NBL_CHASE 100
+#define SYNCQ_NBL_CHASE_LOST 101
 
 /* Algorithm 3 from cell `h` (the hint, or after a lost CAS the cell lost:
  * `lost`, which first waits, deviation 6). `item` is the non-NULL pointer
@@ -287,52 +314,65 @@ SYNCQ_NBL_SLOW int syncq_nbl_enqueue_slow(void *cells, uint64_t mask, _Atomic(ui
   }
 }
 
-/* Algorithm 3: the first step of the chase inline, at the hint h. It
- * commits only where the general path's first step would (u empty and
- * holding the counter lines 21-27 compute from p; with the hint right, p
- * holds the last item, or is the last dequeued cell of an empty queue)
- * and with the same expected cell; a u holding another counter goes to
- * the general path, where the CAS would have failed. Written out: u.ptr
- * is NIL and u.ctr == p.ctr - [p.ptr NIL] + [h == 0] (mod W). With p
- * empty, that u is exactly the step COMP finds (Algorithm 2: u.ctr ==
- * p.ctr - 1, or equal counters across the wrap at h = 0). */
-SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
-                                       unsigned tag_bits) {
+/* Algorithm 3: the first step of the chase, at the hint h. It commits
+ * only where the general path's first step would (u empty and holding the
+ * counter lines 21-27 compute from p; with the hint right, p holds the
+ * last item, or is the last dequeued cell of an empty queue) and with the
+ * same expected cell; a u holding another counter goes to
+ * syncq_nbl_enqueue_miss, where the CAS would have failed. Written out:
+ * u.ptr is NIL and u.ctr == p.ctr - [p.ptr NIL] + [h == 0] (mod W). With
+ * p empty, that u is exactly the step COMP finds (Algorithm 2: u.ctr ==
+ * p.ctr - 1, or equal counters across the wrap at h = 0).
+ * Answers SYNCQ_OK; SYNCQ_NBL_CHASE when it did not commit (*at, *uo and
+ * *po hold h and the two reads, for syncq_nbl_enqueue_miss); or
+ * SYNCQ_NBL_CHASE_LOST when the CAS at cell *at lost. The caller's
+ * handling of the last two is a call it makes last: the common path
+ * keeps no value past the CAS but h, and no register across a call. */
+SYNCQ_NBL_INLINE int syncq_nbl_put_first(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
+                                         uint64_t *at, syncq_nbl_cell *uo, syncq_nbl_cell *po, unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
   /* relaxed: a hint only; whatever it says is validated by the CAS. */
   const uint64_t h = atomic_load_explicit(head, memory_order_relaxed) & mask;
-  const syncq_nbl_cell u = syncq_nbl_load(cells, h, tag_bits);
+  *at = h;
+  if (tag_bits < 64) { /* on the words (syncq_nbl_of_word) */
+    const uint64_t u = syncq_nbl_load_word(cells, h);
 #ifdef SYNCQ_RACE_POINT
-  SYNCQ_RACE_POINT("queue.nblfq.chase");
+    SYNCQ_RACE_POINT("queue.nblfq.chase");
 #endif
-  const syncq_nbl_cell p = syncq_nbl_load(cells, (h + mask) & mask, tag_bits);
-  const uint64_t c = (p.ctr - (p.ptr == 0) + (h == 0)) & wmask;
-  if (__builtin_expect(!syncq_nbl_eq(u, syncq_nbl_mk(0, c), tag_bits), 0)) {
-    /* Line 7's test first (it commits whatever the counters say, in the
-     * general path); then a full ring at the step is FULL once u reads the
-     * same again (the general path's validation; the chase did not move:
-     * no hint write), so that producers polling a full ring read three
-     * cells, not five. Otherwise the general path goes on from h; from the
-     * hint read again after an ambiguous pair or a FULL that did not
-     * validate (a retry, counted as there). */
-    uint64_t from = h;
-    if (!(p.ptr != 0 && u.ptr == 0)) {
-      const int before = syncq_nbl_comp((h + mask) & mask, p, h, u, tag_bits);
-      if (before == 0 && p.ptr != 0 && u.ptr != 0 && syncq_nbl_eq(syncq_nbl_load(cells, h, tag_bits), u, tag_bits))
-        return SYNCQ_FULL;
-      if (before < 0 || (before == 0 && p.ptr != 0 && u.ptr != 0)) {
-        SYNCQ_STAT_INC(retries);
-        from = atomic_load_explicit(head, memory_order_relaxed) & mask; /* relaxed: hint, as above */
-      }
+    const uint64_t p = syncq_nbl_load_word(cells, (h + mask) & mask);
+    /* (p + PTR_MASK) >> PTR_BITS is p.ctr + [p.ptr not NIL]: the counter
+     * the cell after p holds, as above, is that - 1 + [h == 0]. */
+    const uint64_t c = ((((p + SYNCQ_NBL_PTR_MASK) >> SYNCQ_NBL_PTR_BITS) + (h == 0) - 1) & wmask)
+                       << SYNCQ_NBL_PTR_BITS;
+    if (__builtin_expect(u != c, 0)) {
+      *uo = syncq_nbl_of_word(u);
+      *po = syncq_nbl_of_word(p);
+      return SYNCQ_NBL_CHASE;
     }
-    return syncq_nbl_enqueue_slow(cells, mask, head, item, from, false, tag_bits);
-  }
 #ifdef SYNCQ_RACE_POINT
-  SYNCQ_RACE_POINT("queue.nblfq.commit");
+    SYNCQ_RACE_POINT("queue.nblfq.commit");
 #endif
-  SYNCQ_STAT_INC(cas_attempts);
-  if (__builtin_expect(!syncq_nbl_cas(cells, h, syncq_nbl_mk(0, c), syncq_nbl_mk(item, c), tag_bits), 0))
-    return syncq_nbl_enqueue_slow(cells, mask, head, item, h, true, tag_bits); /* lost cell h */
+    SYNCQ_STAT_INC(cas_attempts);
+    if (__builtin_expect(!syncq_nbl_cas_word(cells, h, c, c | item), 0)) return SYNCQ_NBL_CHASE_LOST;
+  } else {
+    const syncq_nbl_cell u = syncq_nbl_load(cells, h, tag_bits);
+#ifdef SYNCQ_RACE_POINT
+    SYNCQ_RACE_POINT("queue.nblfq.chase");
+#endif
+    const syncq_nbl_cell p = syncq_nbl_load(cells, (h + mask) & mask, tag_bits);
+    const uint64_t c = (p.ctr - (p.ptr == 0) + (h == 0)) & wmask;
+    if (__builtin_expect(!syncq_nbl_same(u, syncq_nbl_mk(0, c)), 0)) {
+      *uo = u;
+      *po = p;
+      return SYNCQ_NBL_CHASE;
+    }
+#ifdef SYNCQ_RACE_POINT
+    SYNCQ_RACE_POINT("queue.nblfq.commit");
+#endif
+    SYNCQ_STAT_INC(cas_attempts);
+    if (__builtin_expect(!syncq_nbl_cas(cells, h, syncq_nbl_mk(0, c), syncq_nbl_mk(item, c), tag_bits), 0))
+      return SYNCQ_NBL_CHASE_LOST;
+  }
 #ifdef SYNCQ_RACE_POINT
   SYNCQ_RACE_POINT("queue.nblfq.committed");
 #endif
@@ -340,15 +380,40 @@ SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint6
   return SYNCQ_OK;
 }
 
-/* The inline first step of a dequeue (syncq_nbl_take_first) answers
- * SYNCQ_OK (the item's pointer bits in *bits), SYNCQ_EMPTY, or one of
- * these: the general path goes on from cell *bits (after a lost CAS
- * there), so that a caller can make its call of the general path its last
- * act and keep no register across it (syncq_queue_nblfq_dequeue_inline).
- * Status and bits, not a struct returned by value: GenMC's interpreter
- * (models/genmc) has no constants of structure type. */
-#define SYNCQ_NBL_CHASE 100
-#define SYNCQ_NBL_CHASE_LOST 101
+/* Algorithm 3 after a first step at h that did not commit, from its reads
+ * u and p (syncq_nbl_put_first's SYNCQ_NBL_CHASE). Line 7's test first
+ * (it commits whatever the counters say, in the general path); then a
+ * full ring at the step is FULL once u reads the same again (the general
+ * path's validation; the chase did not move: no hint write), so that
+ * producers polling a full ring read three cells, not five. Otherwise the
+ * general path goes on from h; from the hint read again after an
+ * ambiguous pair or a FULL that did not validate (a retry, counted as
+ * there). */
+SYNCQ_NBL_INLINE int syncq_nbl_enqueue_miss(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
+                                            uint64_t h, syncq_nbl_cell u, syncq_nbl_cell p, unsigned tag_bits) {
+  uint64_t from = h;
+  if (!(p.ptr != 0 && u.ptr == 0)) {
+    const int before = syncq_nbl_comp((h + mask) & mask, p, h, u, tag_bits);
+    if (before == 0 && p.ptr != 0 && u.ptr != 0 && syncq_nbl_eq(syncq_nbl_load(cells, h, tag_bits), u, tag_bits))
+      return SYNCQ_FULL;
+    if (before < 0 || (before == 0 && p.ptr != 0 && u.ptr != 0)) {
+      SYNCQ_STAT_INC(retries);
+      from = atomic_load_explicit(head, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+    }
+  }
+  return syncq_nbl_enqueue_slow(cells, mask, head, item, from, false, tag_bits);
+}
+
+/* Algorithm 3: the first step, then what its answer asks for. */
+SYNCQ_NBL_INLINE int syncq_nbl_enqueue(void *cells, uint64_t mask, _Atomic(uint64_t) *head, uint64_t item,
+                                       unsigned tag_bits) {
+  uint64_t h;
+  syncq_nbl_cell u, p;
+  const int r = syncq_nbl_put_first(cells, mask, head, item, &h, &u, &p, tag_bits);
+  if (__builtin_expect(r == SYNCQ_OK, 1)) return r;
+  if (r == SYNCQ_NBL_CHASE) return syncq_nbl_enqueue_miss(cells, mask, head, item, h, u, p, tag_bits);
+  return syncq_nbl_enqueue_slow(cells, mask, head, item, h, true, tag_bits); /* lost cell h */
+}
 
 /* Algorithm 4 from cell `t` (the hint, or after a lost CAS the cell lost:
  * `lost`, which first waits). On SYNCQ_OK *item holds the pointer bits. */
@@ -424,49 +489,76 @@ SYNCQ_NBL_SLOW int syncq_nbl_dequeue_slow(void *cells, uint64_t mask, _Atomic(ui
   }
 }
 
-/* Algorithm 4: the first step of the chase inline, at the hint t. The
- * step is where COMP(t - 1, p, t, u) answers "not before" (Algorithm 2):
- * u.ctr == p.ctr - 1, or equal counters across the wrap at t = 0, here
- * u.ctr + [t != 0] == p.ctr (mod W). A step at a full u commits (lines
- * 14-15); a step at an empty u under an empty p is EMPTY once p reads
- * the same again (the validation of the general path; the chase did not
- * move, so no hint write). Anything else: SYNCQ_NBL_CHASE from t (from
- * the hint read again after an inconsistent read, as the general path
- * retries), or SYNCQ_NBL_CHASE_LOST from t after a lost CAS. */
+/* Algorithm 4: the first step of the chase, at the hint t. The step is
+ * where COMP(t - 1, p, t, u) answers "not before" (Algorithm 2): u.ctr ==
+ * p.ctr - 1, or equal counters across the wrap at t = 0, here u.ctr + [t
+ * != 0] == p.ctr (mod W). A step at a full u commits (lines 14-15):
+ * SYNCQ_OK, the item's pointer bits in *bits. Anything else is
+ * SYNCQ_NBL_CHASE (*bits, *uo and *po hold t and the two reads, for
+ * syncq_nbl_dequeue_miss) or SYNCQ_NBL_CHASE_LOST (the CAS at cell *bits
+ * lost), each handled by a call the caller makes last, as in
+ * syncq_nbl_put_first. */
 SYNCQ_NBL_INLINE int syncq_nbl_take_first(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *bits,
-                                          unsigned tag_bits) {
+                                          syncq_nbl_cell *uo, syncq_nbl_cell *po, unsigned tag_bits) {
   const uint64_t wmask = syncq_nbl_wmask(tag_bits);
   /* relaxed: a hint only; whatever it says is validated by the CAS. */
   const uint64_t t = atomic_load_explicit(tail, memory_order_relaxed) & mask;
-  const syncq_nbl_cell p = syncq_nbl_load(cells, (t + mask) & mask, tag_bits);
+  *bits = t;
+  if (tag_bits < 64) { /* on the words (syncq_nbl_of_word) */
+    const uint64_t p = syncq_nbl_load_word(cells, (t + mask) & mask);
+#ifdef SYNCQ_RACE_POINT
+    SYNCQ_RACE_POINT("queue.nblfq.chase");
+#endif
+    const uint64_t u = syncq_nbl_load_word(cells, t);
+    /* u's counter plus [t != 0], the carry out of the counter cleared (none
+     * with 16 bits: it leaves the word), against p's; and u's pointer. */
+    const uint64_t k =
+      (u + ((uint64_t)(t != 0) << SYNCQ_NBL_PTR_BITS)) & (wmask << SYNCQ_NBL_PTR_BITS | SYNCQ_NBL_PTR_MASK);
+    const uint64_t item_up = u << (64 - SYNCQ_NBL_PTR_BITS); /* the pointer, shifted up: the test and the item */
+    if (__builtin_expect((k ^ p) >> SYNCQ_NBL_PTR_BITS != 0 || item_up == 0, 0)) {
+      *uo = syncq_nbl_of_word(u);
+      *po = syncq_nbl_of_word(p);
+      return SYNCQ_NBL_CHASE;
+    }
+#ifdef SYNCQ_RACE_POINT
+    SYNCQ_RACE_POINT("queue.nblfq.commit");
+#endif
+    SYNCQ_STAT_INC(cas_attempts);
+    const uint64_t nil = (((u >> SYNCQ_NBL_PTR_BITS) + 1) & wmask) << SYNCQ_NBL_PTR_BITS; /* line 14 */
+    if (__builtin_expect(!syncq_nbl_cas_word(cells, t, u, nil), 0)) return SYNCQ_NBL_CHASE_LOST;
+#ifdef SYNCQ_RACE_POINT
+    SYNCQ_RACE_POINT("queue.nblfq.committed");
+#endif
+    atomic_store_explicit(tail, (t + 1) & mask, memory_order_relaxed); /* relaxed: hint */
+    *bits = item_up >> (64 - SYNCQ_NBL_PTR_BITS);
+    return SYNCQ_OK;
+  }
+  /* Double-width cells: of p, the counter alone, one load where a cell
+   * read is three. The step and the commit use no more of p; its pointer
+   * matters only to EMPTY, which syncq_nbl_dequeue_miss concludes from a
+   * later read of p that finds (NIL, this counter): under one counter a
+   * cell's pointer only goes NIL -> item, so p held NIL here too, and
+   * throughout (an item taken out of p would have moved its counter).
+   * *po goes out with that NIL pointer, the one the test can pass with. */
+  /* acquire: pairs with the double-width CAS that wrote the counter, and
+   * keeps this read before u's, as the first load of a cell read. */
+  const syncq_nbl_cell p =
+    syncq_nbl_mk(0, atomic_load_explicit(&((syncq_pr_dw_atomic *)cells)[(t + mask) & mask].hi, memory_order_acquire));
 #ifdef SYNCQ_RACE_POINT
   SYNCQ_RACE_POINT("queue.nblfq.chase");
 #endif
   const syncq_nbl_cell u = syncq_nbl_load(cells, t, tag_bits);
-  if (__builtin_expect(((u.ctr + (t != 0)) & wmask) != p.ctr, 0)) {
-    /* No step at t: the general path goes on from t; from the hint read
-     * again after an ambiguous pair (a retry, counted as there). */
-    *bits = t;
-    if (syncq_nbl_comp((t + mask) & mask, p, t, u, tag_bits) < 0) {
-      SYNCQ_STAT_INC(retries);
-      *bits = atomic_load_explicit(tail, memory_order_relaxed) & mask; /* relaxed: hint, as above */
-    }
-    return SYNCQ_NBL_CHASE;
-  }
-  if (__builtin_expect(u.ptr == 0, 0)) {
-    if (p.ptr == 0 && syncq_nbl_eq(syncq_nbl_load(cells, (t + mask) & mask, tag_bits), p, tag_bits)) return SYNCQ_EMPTY;
-    SYNCQ_STAT_INC(retries); /* inconsistent: retry from the hint, as the general path */
-    *bits = atomic_load_explicit(tail, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+  if (__builtin_expect(((u.ctr + (t != 0) - p.ctr) & wmask) != 0 || u.ptr == 0, 0)) {
+    *uo = u;
+    *po = p;
     return SYNCQ_NBL_CHASE;
   }
 #ifdef SYNCQ_RACE_POINT
   SYNCQ_RACE_POINT("queue.nblfq.commit");
 #endif
   SYNCQ_STAT_INC(cas_attempts);
-  if (__builtin_expect(!syncq_nbl_cas(cells, t, u, syncq_nbl_mk(0, (u.ctr + 1) & wmask), tag_bits), 0)) {
-    *bits = t;
+  if (__builtin_expect(!syncq_nbl_cas(cells, t, u, syncq_nbl_mk(0, (u.ctr + 1) & wmask), tag_bits), 0))
     return SYNCQ_NBL_CHASE_LOST;
-  }
 #ifdef SYNCQ_RACE_POINT
   SYNCQ_RACE_POINT("queue.nblfq.committed");
 #endif
@@ -475,16 +567,44 @@ SYNCQ_NBL_INLINE int syncq_nbl_take_first(void *cells, uint64_t mask, _Atomic(ui
   return SYNCQ_OK;
 }
 
-/* Algorithm 4: the first step inline, the general path if it answers
- * neither OK nor EMPTY. On SYNCQ_OK *item holds the pointer bits. */
+/* Algorithm 4 after a first step at t that did not commit, from its reads
+ * p and u (syncq_nbl_take_first's SYNCQ_NBL_CHASE). No step at t: the
+ * general path goes on from t; from the hint read again after an
+ * ambiguous pair (a retry, counted as there). A step at an empty u under
+ * an empty p is EMPTY once p reads the same again (the validation of the
+ * general path; the chase did not move, so no hint write); under a full
+ * p it is an inconsistent read: a retry from the hint, as the general
+ * path. On SYNCQ_OK *item holds the pointer bits. */
+SYNCQ_NBL_INLINE int syncq_nbl_dequeue_miss(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
+                                            uint64_t t, syncq_nbl_cell u, syncq_nbl_cell p, unsigned tag_bits) {
+  const uint64_t wmask = syncq_nbl_wmask(tag_bits);
+  uint64_t from = t;
+  if (((u.ctr + (t != 0)) & wmask) != p.ctr) {
+    if (syncq_nbl_comp((t + mask) & mask, p, t, u, tag_bits) < 0) {
+      SYNCQ_STAT_INC(retries);
+      from = atomic_load_explicit(tail, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+    }
+  } else { /* the step, at an empty u */
+    if (p.ptr == 0 && syncq_nbl_eq(syncq_nbl_load(cells, (t + mask) & mask, tag_bits), p, tag_bits)) return SYNCQ_EMPTY;
+    SYNCQ_STAT_INC(retries);
+    from = atomic_load_explicit(tail, memory_order_relaxed) & mask; /* relaxed: hint, as above */
+  }
+  return syncq_nbl_dequeue_slow(cells, mask, tail, item, from, false, tag_bits);
+}
+
+/* Algorithm 4: the first step, then what its answer asks for. On
+ * SYNCQ_OK *item holds the pointer bits. */
 SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint64_t) *tail, uint64_t *item,
                                        unsigned tag_bits) {
   uint64_t bits;
-  const int r = syncq_nbl_take_first(cells, mask, tail, &bits, tag_bits);
-  if (__builtin_expect(r >= SYNCQ_NBL_CHASE, 0))
-    return syncq_nbl_dequeue_slow(cells, mask, tail, item, bits, r == SYNCQ_NBL_CHASE_LOST, tag_bits);
-  if (r == SYNCQ_OK) *item = bits;
-  return r;
+  syncq_nbl_cell u, p;
+  const int r = syncq_nbl_take_first(cells, mask, tail, &bits, &u, &p, tag_bits);
+  if (__builtin_expect(r == SYNCQ_OK, 1)) {
+    *item = bits;
+    return r;
+  }
+  if (r == SYNCQ_NBL_CHASE) return syncq_nbl_dequeue_miss(cells, mask, tail, item, bits, u, p, tag_bits);
+  return syncq_nbl_dequeue_slow(cells, mask, tail, item, bits, true, tag_bits); /* lost cell t */
 }
 
 /* ------------------------------------------------- the typed queue */
@@ -501,6 +621,48 @@ SYNCQ_NBL_INLINE int syncq_nbl_dequeue(void *cells, uint64_t mask, _Atomic(uint6
 
 static inline void *syncq_queue_nblfq_cells_inline(syncq_queue_nblfq *q) { return (void *)(q + 1); }
 
+/* A tagged cell as the word it is stored as, and back (64 - 48 = 16
+ * counter bits: the typed queue's cells). */
+static inline uint64_t syncq_queue_nblfq_word_(syncq_nbl_cell c) { return c.ptr | (c.ctr << SYNCQ_NBL_PTR_BITS); }
+static inline syncq_nbl_cell syncq_queue_nblfq_cell_(uint64_t w) {
+  return syncq_nbl_mk(w & SYNCQ_NBL_PTR_MASK, w >> SYNCQ_NBL_PTR_BITS);
+}
+
+/* The typed queue's calls out of its first step, out of line: each is the
+ * operation's last act, with its arguments in registers (at most six
+ * words), so the first step needs no register saved across a call, no
+ * stack frame, and nothing live past its CAS but the cell index: cells
+ * and hint are found again from q, the reads passed as words. */
+static __attribute__((noinline, unused)) int syncq_queue_nblfq_enqueue_miss_(syncq_queue_nblfq *q, uint64_t bits,
+                                                                             uint64_t mask, uint64_t h, uint64_t u,
+                                                                             uint64_t p) {
+  return syncq_nbl_enqueue_miss(syncq_queue_nblfq_cells_inline(q), mask, &q->head, bits, h, syncq_queue_nblfq_cell_(u),
+                                syncq_queue_nblfq_cell_(p), SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+}
+static __attribute__((noinline, unused)) int syncq_queue_nblfq_enqueue_lost_(syncq_queue_nblfq *q, uint64_t bits,
+                                                                             uint64_t mask, uint64_t h) {
+  return syncq_nbl_enqueue_slow(syncq_queue_nblfq_cells_inline(q), mask, &q->head, bits, h, true,
+                                SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+}
+static __attribute__((noinline, unused)) int syncq_queue_nblfq_dequeue_miss_(syncq_queue_nblfq *q, void **item,
+                                                                             uint64_t mask, uint64_t t, uint64_t u,
+                                                                             uint64_t p) {
+  uint64_t bits;
+  const int r =
+    syncq_nbl_dequeue_miss(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, t, syncq_queue_nblfq_cell_(u),
+                           syncq_queue_nblfq_cell_(p), SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
+  return r;
+}
+static __attribute__((noinline, unused)) int syncq_queue_nblfq_dequeue_lost_(syncq_queue_nblfq *q, void **item,
+                                                                             uint64_t mask, uint64_t t) {
+  uint64_t bits;
+  const int r = syncq_nbl_dequeue_slow(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, t, true,
+                                       SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
+  return r;
+}
+
 /* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL or uninitialised queue,
  * a NULL item or one beyond 48 bits, or a mask init cannot have written
  * (another process wrote over the shared header). The caller guarantees
@@ -511,19 +673,14 @@ static inline int syncq_queue_nblfq_enqueue_inline(syncq_queue_nblfq *q, void *i
   const uint64_t mask = q->mask; /* read once: the checked copy is the only one used */
   if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
     return SYNCQ_EINVAL;
-  return syncq_nbl_enqueue(syncq_queue_nblfq_cells_inline(q), mask, &q->head, bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
-}
-
-/* The general path of a dequeue from cell `from` (syncq_nbl_take_first's
- * SYNCQ_NBL_CHASE*: `first`), *item set here: the inline dequeue's last
- * act. */
-static __attribute__((noinline, unused)) int syncq_queue_nblfq_dequeue_chase_(syncq_queue_nblfq *q, void **item,
-                                                                              uint64_t mask, int first, uint64_t from) {
-  uint64_t bits;
-  const int r = syncq_nbl_dequeue_slow(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, from,
-                                       first == SYNCQ_NBL_CHASE_LOST, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
-  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
-  return r;
+  uint64_t h;
+  syncq_nbl_cell u, p;
+  const int r = syncq_nbl_put_first(syncq_queue_nblfq_cells_inline(q), mask, &q->head, bits, &h, &u, &p,
+                                    SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  if (__builtin_expect(r == SYNCQ_OK, 1)) return r;
+  if (r == SYNCQ_NBL_CHASE)
+    return syncq_queue_nblfq_enqueue_miss_(q, bits, mask, h, syncq_queue_nblfq_word_(u), syncq_queue_nblfq_word_(p));
+  return syncq_queue_nblfq_enqueue_lost_(q, bits, mask, h);
 }
 
 /* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL, an
@@ -534,11 +691,16 @@ static inline int syncq_queue_nblfq_dequeue_inline(syncq_queue_nblfq *q, void **
   if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
     return SYNCQ_EINVAL;
   uint64_t bits;
+  syncq_nbl_cell u, p;
   const int r =
-    syncq_nbl_take_first(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
-  if (__builtin_expect(r >= SYNCQ_NBL_CHASE, 0)) return syncq_queue_nblfq_dequeue_chase_(q, item, mask, r, bits);
-  if (r == SYNCQ_OK) *item = (void *)(uintptr_t)bits;
-  return r;
+    syncq_nbl_take_first(syncq_queue_nblfq_cells_inline(q), mask, &q->tail, &bits, &u, &p, SYNCQ_QUEUE_NBLFQ_TAG_BITS);
+  if (__builtin_expect(r == SYNCQ_OK, 1)) {
+    *item = (void *)(uintptr_t)bits;
+    return r;
+  }
+  if (r == SYNCQ_NBL_CHASE)
+    return syncq_queue_nblfq_dequeue_miss_(q, item, mask, bits, syncq_queue_nblfq_word_(u), syncq_queue_nblfq_word_(p));
+  return syncq_queue_nblfq_dequeue_lost_(q, item, mask, bits);
 }
 
 #ifdef __cplusplus
