@@ -259,12 +259,15 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * left, the others run the queues first, so neither kind of traffic can
  * keep the other from its turn. Also takes back stale
  * claims of dead senders at the queue heads: a claim whose sender is dead
- * is taken back by the first poll at least stale_claim_ns after the first
- * poll that found it at the head, or at most 64 polls later when the
- * polls slowed down meanwhile (the poll reads the clock at a pace that
- * follows its rate: at every poll when they come a 16th of the interval
- * apart or more, at every 64th in a loop; syncq_am_wait's polls after a
- * yield or sleep read it anyway). SYNCQ_OK (even with nothing
+ * is taken back within stale_claim_ns, plus a 16th of it and one gap
+ * between polls, of the first poll that found it at the head; when the
+ * polls slow down meanwhile, at most 64 of the slow polls later (the poll
+ * reads the clock at a pace that follows its rate: at every poll when
+ * they come a 16th of the interval apart or more, at every 64th in a
+ * loop; syncq_am_wait's polls after a yield or sleep read it anyway). An
+ * empty lock-free queue looks for a position assigned to a sender that
+ * died before claiming it every 1,024 polls, whatever their rate.
+ * SYNCQ_OK (even with nothing
  * to do), SYNCQ_EINVAL (NULL ep, budget 0, or a process that did not
  * create ep; or the segment's fixed fields, header and queue offsets,
  * were overwritten since creation: nothing is followed then). A queue
