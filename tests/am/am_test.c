@@ -27,8 +27,14 @@
  * a message and leaves while another goes to sleep: each message woken
  * for within half a slice; a handler that leaves its poll by longjmp (its
  * thread's next poll takes the queue back) and one suspended on a
- * fiber's stack (the thread's poll leaves the queue to it); every bad
- * input.
+ * fiber's stack (the thread's poll leaves the queue to it); sends to a
+ * receiver that died (a peer's first send, a NOWAIT sender retrying on
+ * FULL, a plain send waiting on the full queue, sends with room one a
+ * millisecond: SYNCQ_EDEAD within a stale interval); the clock reads of
+ * a stream of sends and of polls at a claimed head, counted at race
+ * points (a small share of them), and a receiver polling once every
+ * 5 ms that takes a dead sender's claim back within an interval; every
+ * bad input.
  *
  * Children are forked from this process while it is single-threaded (the
  * thread tests join their threads before they return), run only library
