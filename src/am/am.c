@@ -29,10 +29,12 @@
  *                fence + 1 relaxed load (the doorbell, under TSan 1
  *                seq_cst fetch-and-add of 0 instead; + 1 fetch-and-add
  *                and a FUTEX_WAKE when the receiver sleeps) + 1 relaxed
- *                load and store of the peer's count of sends until its
- *                next clock read (at most every send, at least every
- *                64th: a clock read, and once a stale interval a /proc
- *                read of the creator, "the clock in a stream of
+ *                load of the peer's next look at its creator, compared
+ *                with the thread's last clock read (a thread-local count
+ *                of sends until the next read, no shared write: a read
+ *                at most every send, at least every 64th; once a stale
+ *                interval per peer a relaxed store of the next look and
+ *                a /proc read of the creator, "the clock in a stream of
  *                events"); poll of one
  *                message = 1 acquire load + 1-2 release stores (free
  *                packet, block; each after a relaxed store of 0 in its
@@ -131,7 +133,9 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget, bo
  * What it cannot see is a stream that slows down between two reads: the
  * next read is then at most AM_PACE_MAX of the slow events late. A poll
  * that syncq_am_wait makes after it yielded or slept (`paused`: the wait
- * knows time passed) reads the clock whatever the count says. */
+ * knows time passed) reads the clock whatever the count says. The polls'
+ * count is the queue's (am_pace, written by the thread polling it); the
+ * sends' is the sending thread's (am_send_pace below). */
 #define AM_PACE_MAX 64u   /* events between two clock reads at most */
 #define AM_PACE_SHARE 16u /* reads aim to fall a 16th of the stale interval apart */
 
@@ -159,10 +163,10 @@ static uint64_t am_pace_next(am_pace *pc, uint64_t t, uint64_t span_ns) {
   uint64_t last = atomic_load_explicit(&pc->last_ns, memory_order_relaxed);
   uint32_t every = atomic_load_explicit(&pc->every, memory_order_relaxed); /* relaxed: as above */
   uint32_t left = atomic_load_explicit(&pc->left, memory_order_relaxed);   /* relaxed: as above */
-  /* events since the last read, this one included (a racing sender's
-   * store may leave left above every: count one) */
+  /* events since the last read, this one included (left < every: the
+   * guard keeps a division by zero out of any state) */
   uint32_t n = left < every ? every - left : 1u;
-  uint32_t next = 1u; /* no last read (or another thread's later one): read at the next event */
+  uint32_t next = 1u; /* no last read: read at the next event */
   if (last != 0u && t >= last) {
     uint64_t per = (t - last) / n;
     uint64_t e = per == 0u ? AM_PACE_MAX : span_ns / AM_PACE_SHARE / per;
@@ -183,6 +187,59 @@ static inline uint64_t am_poll_clock(void) {
 static inline uint64_t am_send_clock(void) {
   SYNCQ_RACE_POINT("am.send.clock");
   return syncq_now_ns();
+}
+
+/* The sends' clock is paced per thread, not per peer: several threads may
+ * send through one peer, and a count in the peer would be written by each
+ * of their sends, a line every other sender reads (base, geo), moving
+ * between their caches at every send. A thread's own count is written by
+ * it alone. Each send counts down; the count's reads set `now_ns`, which
+ * every send compares with its peer's next look (dead_check_ns): a peer
+ * is looked at once the thread's last read has passed that time, whatever
+ * peer the read came on (a thread alternating over many peers looks at
+ * each within an interval and its next read, a 16th of it at the rate it
+ * measured or AM_PACE_MAX sends, and its next send to that peer).
+ *
+ * initial-exec: a thread-pointer-relative load on the send path instead
+ * of a call to __tls_get_addr (the general model in a shared library);
+ * libsyncq.so is a DT_NEEDED library, and a dlopen of it takes these 24
+ * bytes from glibc's static TLS surplus, as it does for the library's
+ * other thread-local words (treiber.c, wcq.c, fiber_current.c). */
+typedef struct am_send_pace {
+  uint32_t left;    /* sends to let pass before the next read (0: read at the next) */
+  uint32_t every;   /* sends from the last read to the next */
+  uint64_t now_ns;  /* the last read (0: none yet): the time of this thread's sends until the next */
+  uint64_t span_ns; /* the shortest stale interval of the sends since that read (0: none yet) */
+} am_send_pace;
+static _Thread_local am_send_pace am_send_tls __attribute__((tls_model("initial-exec")));
+
+/* This thread's clock is read for a send, at t: the pace of its next
+ * sends from the time per send since the last read, so that reads fall a
+ * 16th of the shortest stale interval of the sends between apart (at
+ * least every send, at most every AM_PACE_MAX-th). Not inlined: the
+ * send's fast path keeps the count alone. */
+__attribute__((noinline)) static uint64_t am_send_read(am_send_pace *sp, uint64_t t) {
+  uint32_t next = 1u; /* no read before: read at the next send, and learn the rate */
+  if (sp->now_ns != 0u && t >= sp->now_ns && sp->every != 0u) {
+    uint64_t per = (t - sp->now_ns) / sp->every;
+    uint64_t e = per == 0u ? AM_PACE_MAX : sp->span_ns / AM_PACE_SHARE / per;
+    next = e < 1u ? 1u : e > AM_PACE_MAX ? AM_PACE_MAX : (uint32_t)e;
+  }
+  sp->every = next;
+  sp->left = next - 1u;
+  sp->now_ns = t;
+  sp->span_ns = 0u; /* the next sends set it */
+  return t;
+}
+
+/* One more send of this thread to a peer of stale interval span_ns: the
+ * time it goes by, this thread's last clock read (read now when due). */
+static inline uint64_t am_send_now(uint64_t span_ns) {
+  am_send_pace *sp = &am_send_tls;
+  if (span_ns <= sp->span_ns - 1u) sp->span_ns = span_ns; /* the shorter (0 - 1: none yet) */
+  if (sp->left == 0u) return am_send_read(sp, am_send_clock());
+  sp->left--;
+  return sp->now_ns;
 }
 
 /* ---------------------------------------------------------------- sleeping
@@ -450,6 +507,22 @@ static bool am_creator_gone(const am_geometry *g, _Atomic(uint64_t) *next_check,
   return am_owner_dead((uint32_t)g->creator_pid, g->creator_start);
 }
 
+/* A send's look at its destination's creator, due by this thread's paced
+ * clock: the clock read afresh (so the next look is an interval from now,
+ * not from a read up to a 16th old), and this thread's pace started again
+ * from it (its next send reads the clock and measures the rate anew): a
+ * thread whose sends were fast and now come slowly learns it at a look,
+ * not up to AM_PACE_MAX slow sends later. Once an interval per peer at
+ * most: out of line. */
+__attribute__((noinline)) static bool am_send_look(syncq_am_peer *to) {
+  uint64_t t = am_send_clock();
+  am_send_pace *sp = &am_send_tls;
+  sp->left = 0u;
+  sp->every = 1u;
+  sp->now_ns = t;
+  return am_creator_gone(&to->geo, &to->dead_check_ns, t);
+}
+
 static int am_send(syncq_am_peer *to, int qi, syncq_am_endpoint *self, uint16_t src, unsigned handler, const void *data,
                    size_t len, bool bulk, const uint32_t *args, unsigned nargs, unsigned flags) {
   void *base = to->base;
@@ -461,9 +534,9 @@ static int am_send(syncq_am_peer *to, int qi, syncq_am_endpoint *self, uint16_t 
   if (bulk && (len > g->bulk_size || (len > 0 && data == NULL))) return SYNCQ_EINVAL;
   if (!am_geometry_same(base, g->size, g)) return SYNCQ_EINVAL;
   /* a creator gone since the last look: answer before committing a
-   * message nobody will poll (the clock paced over the peer's sends) */
-  if (am_pace_due(&to->send_pace) &&
-      am_creator_gone(g, &to->dead_check_ns, am_pace_next(&to->send_pace, am_send_clock(), g->stale_ns)))
+   * message nobody will poll (the time: this thread's paced clock).
+   * relaxed: a schedule the peer's senders share (am_creator_gone) */
+  if (am_send_now(g->stale_ns) >= atomic_load_explicit(&to->dead_check_ns, memory_order_relaxed) && am_send_look(to))
     return SYNCQ_EDEAD;
   am_qview v;
   am_qview_of(base, g, qi, &v);

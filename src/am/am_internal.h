@@ -35,13 +35,10 @@ typedef struct am_transport {
 } am_transport;
 
 /* ---- process-local handles ---- */
-/* A clock read spread over a stream of events (polls of a stuck head,
- * sends through a peer; am.c, "the clock in a stream of events"): read
- * every `every`-th event, `every` set from the rate the last reads
- * measured. Relaxed atomics: the poll's are written by the thread holding
- * the queue (polling[qi] orders them between threads); a peer's by every
- * thread sending through it, where a lost update only moves the next read
- * by a few events. */
+/* A clock read spread over the polls of a stuck head (am.c, "the clock
+ * in a stream of events"): read every `every`-th poll, `every` set from
+ * the rate the last reads measured. Relaxed atomics: written by the
+ * thread holding the queue (polling[qi] orders them between threads). */
 typedef struct am_pace {
   _Atomic(uint32_t) left;    /* events to let pass before the next read (0: read at the next) */
   _Atomic(uint32_t) every;   /* events from the last read to the next */
@@ -55,12 +52,11 @@ typedef struct am_handler_entry {
 } am_handler_entry;
 
 struct syncq_am_peer {
-  /* The clock of the sends with room (am.c, am_send): first, on the line
-   * of base, which every send reads, so its count costs no other line. */
-  am_pace send_pace;
   /* a send looks at the destination's creator again from this time on
    * (am.c, am_creator_gone): one that finds the queue full (NOWAIT), and
-   * one with room whose paced clock read (send_pace) shows it is time */
+   * one with room once its thread's paced clock (am_send_now) has passed
+   * it. Read by every send, written once a stale interval: on the line of
+   * base, which every send reads anyway. */
   _Atomic(uint64_t) dead_check_ns;
   void *base; /* the mapping of the destination's segment */
   size_t size;

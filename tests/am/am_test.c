@@ -30,7 +30,8 @@
  * fiber's stack (the thread's poll leaves the queue to it); sends to a
  * receiver that died (a peer's first send, a NOWAIT sender retrying on
  * FULL, a plain send waiting on the full queue, sends with room one a
- * millisecond: SYNCQ_EDEAD within a stale interval); the clock reads of
+ * millisecond, one thread's sends alternating over several dead
+ * receivers: SYNCQ_EDEAD within a stale interval); the clock reads of
  * a stream of sends and of polls at a claimed head, counted at race
  * points (a small share of them), and a receiver polling once every
  * 5 ms that takes a dead sender's claim back within an interval; every
@@ -1754,6 +1755,92 @@ static void test_send_room_creator_gone(void **state) {
   }
 }
 
+/* One thread alternating its sends over MULTI_PEERS peers whose
+ * receivers died after the connect, a send each MULTI_GAP_NS at least:
+ * the sends' clock is this thread's (read every 64 sends at this rate,
+ * whichever peer's send reads it), and each peer is looked at once that
+ * clock has passed the peer's next look. So each peer answers
+ * SYNCQ_EDEAD once its look is due, within the thread's next read and its
+ * next send (multi_sends_max), where a look only at a send that read the
+ * clock itself (the reads fall on the same peer, 64 being a multiple of
+ * MULTI_PEERS) left the others committing until that peer's look. */
+#define MULTI_PEERS 4
+#define MULTI_PACKETS 4096u
+#define MULTI_GAP_NS 2000u
+/* The sends to a peer whose creator was last looked at before `looked`
+ * that commit after the death, the sends starting at `start`: those until
+ * its next look is due (each MULTI_PEERS gaps apart at least), and those
+ * until the thread's next clock read (64 sends, all to this peer once the
+ * others answered), the read's send included. */
+static unsigned multi_sends_max(uint64_t looked, uint64_t start) {
+  uint64_t due = looked + STALE_NS;
+  uint64_t until_due = due > start ? (due - start) / (MULTI_GAP_NS * MULTI_PEERS) + 1u : 0u;
+  return (unsigned)until_due + 64u + 1u;
+}
+static void test_send_room_many_gone(void **state) {
+  (void)state;
+  int go[MULTI_PEERS][2], ready[MULTI_PEERS][2];
+  gone_arg ga[MULTI_PEERS];
+  pid_t c[MULTI_PEERS];
+  syncq_am_peer *p[MULTI_PEERS];
+  uint64_t looked[MULTI_PEERS];
+  uint32_t args[1] = {0};
+  for (int j = 0; j < MULTI_PEERS; j++) {
+    c[j] = gone_start(&ga[j], go[j], ready[j], MULTI_PACKETS, 4 + j);
+    assert_int_equal(syncq_am_connect(NULL, ga[j].name, &p[j]), SYNCQ_OK);
+  }
+  /* each peer's first send looks at its creator (alive): the last peer's
+   * first, the first peer's an interval later, so their next looks fall
+   * due in the order opposite to the sends' (which a look only at a
+   * send that read the clock would take one after the other) */
+  for (int j = MULTI_PEERS - 1; j >= 0; j--) {
+    assert_int_equal(syncq_am_request(p[j], H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK); /* it lives */
+    looked[j] = syncq_now_ns();                                                            /* its look was before */
+    if (j > 0) usleep((useconds_t)(STALE_NS / 1000u / (MULTI_PEERS - 1)));
+  }
+  char b = 1;
+  for (int j = 0; j < MULTI_PEERS; j++) assert_int_equal(write(go[j][1], &b, 1), 1); /* all exit at once */
+  for (int j = 0; j < MULTI_PEERS; j++) {
+    assert_int_equal(reap(c[j]), 0);
+    for (int i = 0; i < 2; i++) {
+      close(go[j][i]);
+      close(ready[j][i]);
+    }
+  }
+  unsigned after[MULTI_PEERS] = {0};
+  int r[MULTI_PEERS];
+  for (int j = 0; j < MULTI_PEERS; j++) r[j] = SYNCQ_OK;
+  int live = MULTI_PEERS;
+  uint64_t last = syncq_now_ns(), start = last;
+  while (live > 0) {
+    for (int j = 0; j < MULTI_PEERS; j++) {
+      /* a peer that answered keeps its turn: each of the others still
+       * gets one send in MULTI_PEERS gaps */
+      while (syncq_now_ns() - last < MULTI_GAP_NS) {
+      }
+      last = syncq_now_ns();
+      if (r[j] != SYNCQ_OK) continue;
+      r[j] = syncq_am_request(p[j], H_COUNT, args, 1, SYNCQ_AM_NOWAIT);
+      if (r[j] == SYNCQ_OK && ++after[j] < MULTI_PACKETS) continue;
+      if (r[j] == SYNCQ_OK) r[j] = SYNCQ_FULL; /* every packet committed: never looked at */
+      live--;
+    }
+  }
+  unsigned most[MULTI_PEERS];
+  for (int j = 0; j < MULTI_PEERS; j++) {
+    most[j] = multi_sends_max(looked[j], start);
+    if (r[j] != SYNCQ_EDEAD || after[j] > most[j])
+      print_error("peer %d: %u sends committed after the death (at most %u), then %s\n", j, after[j], most[j],
+                  syncq_strerror(r[j]));
+  }
+  for (int j = 0; j < MULTI_PEERS; j++) {
+    assert_int_equal(r[j], SYNCQ_EDEAD);
+    assert_true(after[j] <= most[j]);
+    assert_int_equal(syncq_am_disconnect(p[j]), SYNCQ_OK);
+    assert_int_equal(syncq_am_unlink(ga[j].name), SYNCQ_OK);
+  }
+}
+
 /* The clock of a send with room is paced: a stream of sends as fast as
  * the loop makes them reads it at a small share of them (the race point
  * "am.send.clock" counts the reads), where it read it at every send. A
@@ -3064,6 +3151,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_send_nowait_creator_gone),
     cmocka_unit_test(test_send_blocked_creator_gone),
     cmocka_unit_test(test_send_room_creator_gone),
+    cmocka_unit_test(test_send_room_many_gone),
     cmocka_unit_test(test_send_clock_paced),
     cmocka_unit_test(test_poll_clock_paced),
     cmocka_unit_test(test_poll_rare_dead_claim),
