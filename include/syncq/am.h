@@ -465,11 +465,13 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  *   process that polls it) is gone. Sends through a peer look at the
  *   creator (one read of /proc) at the peer's first send and then once
  *   the endpoint's stale interval (stale_claim_ns) at most: a send with
- *   room, at the first send an interval after the last look, with the
- *   clock read at a pace that follows the peer's rate of sends (every
- *   send when they come a 16th of an interval apart or more, every 64th
- *   in a fast stream; a stream that slows down between two reads looks
- *   at most 64 sends late); a NOWAIT send that finds the queue full, at
+ *   room, at the first send an interval after the last look, timed by
+ *   its thread's clock, read at a pace that follows the thread's rate of
+ *   sends, whatever peers they go to (every send when they come a 16th
+ *   of an interval apart or more, every 64th in a fast stream; a stream
+ *   that slows down between two reads looks at most 64 sends late; the
+ *   pace is the thread's own, so the senders sharing a peer write no
+ *   word of it); a NOWAIT send that finds the queue full, at
  *   once when an interval has passed; a plain send waiting on a full
  *   queue, once per interval of its wait. So after the creator's death
  *   the sends commit (SYNCQ_OK, nothing delivered) for about one stale
