@@ -62,6 +62,11 @@
  *                    doorbell (its queues looked idle after its fence), or
  *                    to yield the processor between polls (src/am/am.c):
  *                    am_test counts them.
+ *   "am.poll.clock", "am.send.clock"  a clock read of a poll at a head
+ *                    that is not ready (a claim, an assignment), and of
+ *                    the sending thread's paced clock (a read its count
+ *                    made due, or a look at a destination's creator;
+ *                    src/am/am.c): am_test counts them.
  *   "queue.loo.dequeue.snapshot", "queue.loo.dequeue.confirm"  LOO's
  *                    dequeue, between its Head load and its Tail load: in
  *                    the EMPTY test before the ticket, and in the guarded
