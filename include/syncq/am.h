@@ -382,8 +382,9 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * itself): where other threads poll the endpoint, a wait for one
  * particular message (a request handler's wait for its reply) may see it
  * handled elsewhere and run to its timeout, so give one and check what
- * the handler recorded rather than use SYNCQ_AM_WAIT_FOREVER. Not from a signal handler; not from a postoffice fiber (it yields and
- * sleeps the thread, not the fiber: poll there instead).
+ * the handler recorded rather than use SYNCQ_AM_WAIT_FOREVER. Not from a
+ * signal handler; not from a postoffice fiber (it yields and sleeps the
+ * thread, not the fiber: poll there instead).
  * Progress: blocking by design (it waits for senders), bounded by
  * timeout_ns plus its first poll and its last yield and poll (a yield on
  * a loaded processor may last a time slice).
@@ -478,7 +479,7 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  *   interval at most, then answer SYNCQ_EDEAD; none waits for ever.
  * Without NOWAIT a send waits while the queue is full, for as long as it
  * takes (polling its own endpoint, 000 §3.1), or until it finds the
- * creator gone (SYNCQ_EDEAD, above).
+ * creator gone (SYNCQ_EDEAD).
  * Thread safety: any thread of any process holding a peer (a forked child
  * included), concurrently with every other sender to the same endpoint: the
  * endpoint's claim algorithm arbitrates them, whichever processes they run
@@ -495,8 +496,8 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  * Progress: blocking: without SYNCQ_AM_NOWAIT it waits while the queue is
  * full, for as long as it takes (backing off, yielding and polling its own
  * endpoint, 000 §3.1) or until the creator is found gone (SYNCQ_EDEAD,
- * within about a stale interval of its death), and on a claim lock for at most the bound of
- * SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT). With SYNCQ_AM_NOWAIT it never
+ * within about a stale interval of its death), and on a claim lock for
+ * at most the bound of SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT). With SYNCQ_AM_NOWAIT it never
  * waits on a full queue (SYNCQ_FULL) and tries a held claim lock for a few
  * microseconds (SYNCQ_EBUSY); with the lock-free claim
  * (SYNCQ_AM_CLAIM_LOCKFREE) a NOWAIT send is lock-free.
@@ -521,8 +522,8 @@ SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint
  * Progress: blocking: without SYNCQ_AM_NOWAIT it waits while the queue is
  * full, for as long as it takes (backing off, yielding and polling its own
  * endpoint, 000 §3.1) or until the creator is found gone (SYNCQ_EDEAD,
- * within about a stale interval of its death), and on a claim lock for at most the bound of
- * SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT). With SYNCQ_AM_NOWAIT it never
+ * within about a stale interval of its death), and on a claim lock for
+ * at most the bound of SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT). With SYNCQ_AM_NOWAIT it never
  * waits on a full queue (SYNCQ_FULL) and tries a held claim lock for a few
  * microseconds (SYNCQ_EBUSY); with the lock-free claim
  * (SYNCQ_AM_CLAIM_LOCKFREE) a NOWAIT send is lock-free. */
