@@ -1655,6 +1655,58 @@ static void gone_end(pid_t c, int go[2], int ready[2]) {
   }
 }
 
+/* The lock-free claim, a NOWAIT send whose position another sender takes
+ * between its read of the tail and its read of that position's slot
+ * ("am.claim.assign": the hook sends through a second peer there): the
+ * queue has room beyond, so the send takes the next position; it answered
+ * SYNCQ_FULL, a queue with room reported full. Short and bulk messages
+ * (each has its own tail). */
+static syncq_am_peer *assign_other; /* the peer the hook sends through, once */
+static bool assign_other_bulk;
+static int assign_other_r;
+static void assign_hook(const char *name) {
+  if (strcmp(name, "am.claim.assign") != 0 || assign_other == NULL) return;
+  syncq_am_peer *p = assign_other;
+  assign_other = NULL; /* the nested send's own assignment passes here too */
+  assign_other_r = assign_other_bulk ? syncq_am_request_bulk(p, H_TALLY, "x", 1, NULL, 0, SYNCQ_AM_NOWAIT)
+                                     : syncq_am_request(p, H_TALLY, NULL, 0, SYNCQ_AM_NOWAIT);
+}
+
+static void test_nowait_assign_overtaken(void **state) {
+  (void)state;
+  for (int bulk = 0; bulk < 2; bulk++) {
+    char name[96];
+    name_of(name, sizeof name, "overtaken", bulk);
+    syncq_am_config cfg = {.claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 8, .bulk_blocks = 4, .bulk_size = 64};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    syncq_am_peer *p, *q;
+    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+    assert_int_equal(syncq_am_connect(NULL, name, &q), SYNCQ_OK);
+    assign_other = q;
+    assign_other_bulk = bulk != 0;
+    assign_other_r = -1;
+    syncq_race_hook = assign_hook;
+    int r = bulk ? syncq_am_request_bulk(p, H_TALLY, "y", 1, NULL, 0, SYNCQ_AM_NOWAIT)
+                 : syncq_am_request(p, H_TALLY, NULL, 0, SYNCQ_AM_NOWAIT);
+    syncq_race_hook = NULL;
+    assert_null(assign_other); /* the hook ran */
+    assert_int_equal(assign_other_r, SYNCQ_OK);
+    if (r != SYNCQ_OK)
+      print_error("%s send overtaken at its position: %s\n", bulk ? "bulk" : "short", syncq_strerror(r));
+    assert_int_equal(r, SYNCQ_OK);
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_poll(ep, 8, &handled), SYNCQ_OK);
+    assert_int_equal(handled, 2);
+    assert_int_equal(got, 2);
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_disconnect(q), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 static void test_send_nowait_creator_gone(void **state) {
   (void)state;
   int go[2], ready[2];
@@ -3148,6 +3200,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_segment_prefaulted),
     cmocka_unit_test(test_create_full_shm),
     cmocka_unit_test(test_shutdown_and_cleanup),
+    cmocka_unit_test(test_nowait_assign_overtaken),
     cmocka_unit_test(test_send_nowait_creator_gone),
     cmocka_unit_test(test_send_blocked_creator_gone),
     cmocka_unit_test(test_send_room_creator_gone),

@@ -44,6 +44,10 @@
  *   "am.send.claimed"  a send between its claim and its commit (src/am/am.c).
  *                    The AM tests kill or stop the process there
  *                    (tests/am/crash_matrix_test.c).
+ *   "am.claim.assign"  the lock-free claim's NOWAIT assignment, between
+ *                    its read of the tail and its read of that position's
+ *                    slot (src/am/claim_lockfree.c): am_test sends through
+ *                    another peer there, taking the position.
  *   "am.claim.owner"  the lock-free claim with its block or packet CLAIMED
  *                    by its CAS, its start time not yet written
  *                    (src/am/claim_lockfree.c): am_test stops a sender there.
