@@ -461,6 +461,7 @@ static __attribute__((noinline)) int lock_behind(syncq_lock_clh_tp *l, syncq_loc
   uint64_t s = clh_spare_take(&l->tail, t, &pred->spare);
   if (s == 0u) return enqueue_from_pool(l, node); /* no spare, or another arrival came first */
   qnode *me = node_of(l, s);
+  SYNCQ_RACE_POINT("lock.clh_tp.lock.behind"); /* tests: the holder releases here */
   /* acquire: pairs with the releaser's AVAILABLE store */
   if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE)
     return wait_on_spare_giver(l, node, me, pred);
