@@ -77,11 +77,26 @@ typedef struct syncq_am_mpi syncq_am_mpi;
 /* Start active messages between the ranks of comm (collective). It
  * duplicates comm, creates this rank's endpoint, finds the node-local ranks,
  * pre-posts the receives and connects to the node-local endpoints.
- * SYNCQ_EINVAL: out is NULL; comm is MPI_COMM_NULL; MPI is not initialised
- * or already finalised; the caller is not the thread that initialised MPI;
- * credits is above SYNCQ_AM_MPI_MAX_CREDITS or dead_timeout_ns (not 0) below
- * SYNCQ_AM_MPI_MIN_DEAD_NS. SYNCQ_ESYS: an MPI call failed. The errors of
- * syncq_am_create, for this rank's endpoint (cfg->shm).
+ * Fails together: a rank whose own step fails (its arguments, an
+ * allocation, its endpoint, its rings, a connection) still takes part in
+ * the collective calls, every rank learns of the failure before the next
+ * one, frees what it made and returns; no rank waits for one that left.
+ * The failing rank returns its own error, every other rank
+ * SYNCQ_EBROKEN; *out is left as it was on every rank.
+ * SYNCQ_EINVAL: MPI is not initialised or already finalised, the caller is
+ * not the thread that initialised MPI, or comm is MPI_COMM_NULL (this rank
+ * returns at once and takes no part, so every rank of comm must see the
+ * same); out is NULL, credits is above SYNCQ_AM_MPI_MAX_CREDITS, or
+ * dead_timeout_ns (not 0) is below SYNCQ_AM_MPI_MIN_DEAD_NS (agreed: the
+ * other ranks return SYNCQ_EBROKEN).
+ * SYNCQ_ENOMEM: this rank's tables or rings could not be allocated or
+ * faulted in.
+ * SYNCQ_EBROKEN: another rank of comm failed a step of its own; nothing of
+ * the job is left on this rank.
+ * SYNCQ_ESYS: an MPI call failed.
+ * The errors of syncq_am_create: this rank's endpoint (cfg->shm) could not
+ * be created; the errors of syncq_am_connect: a node-local endpoint could
+ * not be reached.
  * Thread safety: collective over comm: every rank calls it; from the
  * thread that initialised MPI only (the job's threading rule:
  * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint

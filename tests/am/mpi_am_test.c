@@ -51,6 +51,16 @@
  *                         rings used once) takes at most a few page
  *                         faults on either rank: create faulted the rings
  *                         in. A first job warms MPI's path and the code.
+ *   mpi_am_test failargs | failendpoint | failrings
+ *                         the last rank alone fails a step of its own
+ *                         inside syncq_am_mpi_create, through MPI (force):
+ *                         a NULL out (SYNCQ_EINVAL), a malformed endpoint
+ *                         config (SYNCQ_EINVAL from syncq_am_create), or
+ *                         rings it cannot map (a data limit, RLIMIT_DATA,
+ *                         below them: SYNCQ_ENOMEM). Every rank must return
+ *                         within an alarm's CREATE_FAIL_S, the failing one
+ *                         with its error and the others with SYNCQ_EBROKEN;
+ *                         a job created next on every rank then works.
  *
  * Every rank checks; a failed check prints rank, line and condition and
  * ends the whole job at once (MPI_Abort): the other ranks would otherwise
@@ -99,7 +109,9 @@
 #define CROWD_PHASE_NS (2u * TEST_DEAD_NS) /* crowded: each phase lasts two dead timeouts */
 
 #define RING_TRIPS (2u * SYNCQ_AM_MPI_DEFAULT_CREDITS + 8u) /* prefault: a ring's buffers (syncq/am_mpi.h) */
-#define PREFAULT_SLACK 8u /* prefault: faults the kernel or MPI may add (a ring's worth is 40 or more) */
+#define CREATE_FAIL_S 30u          /* failing creates: a rank still inside after this is stuck (the alarm ends it) */
+#define FAIL_DATA_SLACK (8u << 20) /* failrings: data the failing rank may still map (its rings need more) */
+#define PREFAULT_SLACK 8u          /* prefault: faults the kernel or MPI may add (a ring's worth is 40 or more) */
 
 enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NAME = 6, H_LOCAL = 7 };
 
@@ -1072,6 +1084,67 @@ static int scenario_prefault(void) {
   return 0;
 }
 
+/* This process's data size as RLIMIT_DATA counts it (VmData), in bytes. */
+static uint64_t data_bytes(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  CHECK(f != NULL);
+  char line[256];
+  unsigned long long kb = 0;
+  bool found = false;
+  while (!found && fgets(line, sizeof line, f) != NULL) found = sscanf(line, "VmData: %llu kB", &kb) == 1;
+  fclose(f);
+  CHECK(found);
+  return (uint64_t)kb * 1024u;
+}
+
+/* One rank's step fails inside the collective create: every rank returns
+ * (the alarm ends a rank left waiting in a collective call), the failing
+ * one with its own error, the others with SYNCQ_EBROKEN, and nothing is
+ * left behind that stops a job created next. */
+static int scenario_createfail(const char *step) {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  bool failing = g_rank == n - 1;
+  syncq_am_mpi_config cfg = {.force_mpi = true};
+  syncq_am_mpi *job = NULL, **out = &job;
+  int want = SYNCQ_EBROKEN;
+  struct rlimit data;
+  CHECK(getrlimit(RLIMIT_DATA, &data) == 0);
+  if (failing && strcmp(step, "args") == 0) {
+    out = NULL;
+    want = SYNCQ_EINVAL;
+  } else if (failing && strcmp(step, "endpoint") == 0) {
+    cfg.shm.bulk_size = 100; /* not a multiple of the cache line */
+    want = SYNCQ_EINVAL;
+  } else if (failing) {
+    /* Rings of 2 x 1024 + 8 buffers of 48 + 8,192 bytes, about 17 MB a
+     * ring, against a limit FAIL_DATA_SLACK above what the process has:
+     * the first ring's mapping fails, the steps before it fit. */
+    cfg.credits = SYNCQ_AM_MPI_MAX_CREDITS;
+    cfg.shm.bulk_size = SYNCQ_AM_BULK_MAX;
+    struct rlimit low = data;
+    low.rlim_cur = (rlim_t)(data_bytes() + FAIL_DATA_SLACK);
+    CHECK(setrlimit(RLIMIT_DATA, &low) == 0);
+    want = SYNCQ_ENOMEM;
+  }
+  alarm(CREATE_FAIL_S);
+  int r = syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, out);
+  alarm(0);
+  CHECK(setrlimit(RLIMIT_DATA, &data) == 0);
+  if (r != want) fprintf(stderr, "rank %d: %s: create returned %d, not %d\n", g_rank, step, r, want);
+  CHECK(r == want);
+  CHECK(job == NULL);
+  /* Every rank left the failed create together: a job made now works. */
+  syncq_am_mpi_config ok = {.force_mpi = true};
+  alarm(CREATE_FAIL_S);
+  CHECK(syncq_am_mpi_create(MPI_COMM_WORLD, &ok, &job) == SYNCQ_OK);
+  CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
+  CHECK(syncq_am_mpi_size(job) == n);
+  CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
+  alarm(0);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -1088,8 +1161,13 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "crowded") == 0) rc = scenario_crowded();
   else if (strcmp(what, "backlog") == 0) rc = scenario_backlog();
   else if (strcmp(what, "prefault") == 0) rc = scenario_prefault();
+  else if (strncmp(what, "fail", 4) == 0 &&
+           (strcmp(what + 4, "args") == 0 || strcmp(what + 4, "endpoint") == 0 || strcmp(what + 4, "rings") == 0))
+    rc = scenario_createfail(what + 4);
   else {
-    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded|backlog|prefault\n",
+    fprintf(stderr,
+            "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded|backlog|prefault|"
+            "failargs|failendpoint|failrings\n",
             argv[0]);
     rc = 2;
   }

@@ -623,111 +623,63 @@ static void free_job(syncq_am_mpi *j, bool mpi_ok) {
   free(j);
 }
 
-int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_mpi **out) {
-  int flag = 0, fin = 0;
-  if (out == NULL || check_cfg(cfg) != SYNCQ_OK) return SYNCQ_EINVAL;
-  if (MPI_Initialized(&flag) != MPI_SUCCESS || !flag) return SYNCQ_EINVAL;
-  if (MPI_Finalized(&fin) != MPI_SUCCESS || fin) return SYNCQ_EINVAL;
-  if (MPI_Is_thread_main(&flag) != MPI_SUCCESS || !flag) return SYNCQ_EINVAL;
-  if (comm == MPI_COMM_NULL) return SYNCQ_EINVAL;
-  syncq_am_mpi *j = calloc(1, sizeof *j);
-  if (j == NULL) return SYNCQ_ENOMEM;
-  if (MPI_Comm_dup(comm, &j->comm) != MPI_SUCCESS) {
-    free(j);
-    return SYNCQ_ESYS;
-  }
-  MPI_Comm_set_errhandler(j->comm, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(j->comm, &j->rank);
-  MPI_Comm_size(j->comm, &j->size);
-  j->credits = cfg && cfg->credits ? cfg->credits : SYNCQ_AM_MPI_DEFAULT_CREDITS;
-  j->dead_ns = cfg && cfg->dead_timeout_ns ? cfg->dead_timeout_ns : SYNCQ_AM_MPI_DEFAULT_DEAD_NS;
-  j->coarse = amm_coarse_fits(j->dead_ns);
-  bool force = (cfg && cfg->force_mpi) || force_from_env();
-  int rc = SYNCQ_ESYS;
+/* The create's agreement: every rank of c says whether its local steps
+ * since the last agreement succeeded (`local`), and every rank learns
+ * whether all did. A collective create must fail together: a rank that
+ * returned alone would leave the others in the next collective call for
+ * ever. SYNCQ_OK when every rank succeeded; this rank's own error when it
+ * failed; SYNCQ_EBROKEN when only others did; SYNCQ_ESYS when the
+ * agreement itself failed (an MPI call: nothing more is known). */
+static int agree(MPI_Comm c, int local) {
+  int failed = local != SYNCQ_OK, any = 0;
+  if (MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c) != MPI_SUCCESS) return SYNCQ_ESYS;
+  if (local != SYNCQ_OK) return local;
+  return any ? SYNCQ_EBROKEN : SYNCQ_OK;
+}
 
-  /* A job name every rank shares: rank 0's pid and a counter. */
-  static unsigned jobs;
-  if (j->rank == 0) snprintf(j->job, sizeof j->job, "sqm%dx%u", (int)getpid(), jobs);
-  jobs++;
-  if (MPI_Bcast(j->job, (int)sizeof j->job, MPI_CHAR, 0, j->comm) != MPI_SUCCESS) goto fail_comm;
+/* Allocate the job's tables (peers, MPI ranks, poll scratch) and node_ranks. */
+static int alloc_tables(syncq_am_mpi *j, int **node_ranks) {
+  size_t n = (size_t)j->size;
+  j->peer = calloc(n, sizeof *j->peer);
+  *node_ranks = malloc(n * sizeof(int));
+  j->mpi_rank = malloc(n * sizeof(int));
+  j->scr_req = malloc(n * sizeof(MPI_Request));
+  j->scr_src = malloc(n * sizeof(int));
+  j->scr_idx = malloc(n * sizeof(int));
+  j->scr_st = malloc(n * sizeof(MPI_Status));
+  if (!j->peer || !*node_ranks || !j->mpi_rank || !j->scr_req || !j->scr_src || !j->scr_idx || !j->scr_st)
+    return SYNCQ_ENOMEM;
+  return SYNCQ_OK;
+}
 
-  char name[SYNCQ_AM_NAME_MAX + 1];
-  ep_name(j, j->rank, name, sizeof name);
-  (void)syncq_am_unlink(name); /* a stale segment of a crashed run of the same pid */
-  int r = syncq_am_create(name, cfg ? &cfg->shm : NULL, &j->ep);
-  int ok = r == SYNCQ_OK, all_ok = 0;
-  if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, j->comm) != MPI_SUCCESS || !all_ok) {
-    rc = r != SYNCQ_OK ? r : SYNCQ_ESYS;
-    snprintf(j->why, sizeof j->why, "a rank could not create its endpoint");
-    goto fail_comm;
-  }
-  syncq_am_limits lim;
-  (void)syncq_am_limits_of(j->ep, &lim);
-  j->bulk_size = lim.bulk_size;
-  j->bufsize = sizeof(amm_hdr) + lim.bulk_size;
-  j->tp = (am_transport){amm_send, amm_poll, j->bulk_size, j};
-
-  j->peer = calloc((size_t)j->size, sizeof *j->peer);
-  int *node_ranks = malloc((size_t)j->size * sizeof(int));
-  if (j->peer == NULL || node_ranks == NULL) {
-    free(node_ranks);
-    rc = SYNCQ_ENOMEM;
-    goto fail_comm;
-  }
-  /* The node: ranks sharing memory with this one. */
-  MPI_Comm node;
-  int nn = 0;
-  if (MPI_Comm_split_type(j->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
-    free(node_ranks);
-    goto fail_comm;
-  }
-  MPI_Comm_size(node, &nn);
-  if (MPI_Allgather(&j->rank, 1, MPI_INT, node_ranks, 1, MPI_INT, node) != MPI_SUCCESS) {
-    free(node_ranks);
-    MPI_Comm_free(&node);
-    goto fail_comm;
-  }
-  if (!force && nn <= (int)SYNCQ_AM_MAX_PEERS)
-    for (int i = 0; i < nn; i++) j->peer[node_ranks[i]].path = PATH_SHM;
-  free(node_ranks);
-
-  j->mpi_rank = malloc((size_t)j->size * sizeof(int));
-  j->scr_req = malloc((size_t)j->size * sizeof(MPI_Request));
-  j->scr_src = malloc((size_t)j->size * sizeof(int));
-  j->scr_idx = malloc((size_t)j->size * sizeof(int));
-  j->scr_st = malloc((size_t)j->size * sizeof(MPI_Status));
-  if (!j->mpi_rank || !j->scr_req || !j->scr_src || !j->scr_idx || !j->scr_st) {
-    rc = SYNCQ_ENOMEM;
-    MPI_Comm_free(&node);
-    goto fail_comm;
-  }
+/* Allocate and fault in the rings of every peer reached through MPI and
+ * post the receives. */
+static int make_rings(syncq_am_mpi *j) {
   for (int s = 0; s < j->size; s++) {
     amm_peer *p = &j->peer[s];
     if (p->path != PATH_MPI) continue;
     j->mpi_rank[j->nmpi++] = s;
     p->credits = j->credits;
-    if (ring_alloc(&p->rx, 2u * j->credits + AMM_CTRL_SLACK, j->bufsize) != SYNCQ_OK ||
-        ring_alloc(&p->tx, 2u * j->credits + AMM_CTRL_SLACK, j->bufsize) != SYNCQ_OK) {
-      rc = SYNCQ_ENOMEM;
-      MPI_Comm_free(&node);
-      goto fail_comm;
+    int r = ring_alloc(&p->rx, 2u * j->credits + AMM_CTRL_SLACK, j->bufsize);
+    if (r == SYNCQ_OK) r = ring_alloc(&p->tx, 2u * j->credits + AMM_CTRL_SLACK, j->bufsize);
+    if (r != SYNCQ_OK) {
+      snprintf(j->why, sizeof j->why, "cannot allocate the rings of rank %d: %s", s, syncq_strerror(r));
+      return r;
     }
     for (uint32_t i = 0; i < p->rx.n; i++)
-      if (rx_post(j, s, i) != SYNCQ_OK) {
-        MPI_Comm_free(&node);
-        goto fail_comm;
-      }
+      if (rx_post(j, s, i) != SYNCQ_OK) return SYNCQ_ESYS;
     p->rx.tail = p->rx.n; /* every receive posted */
   }
-  /* Every node-local endpoint exists once the node has passed this barrier. */
-  if (MPI_Barrier(node) != MPI_SUCCESS) {
-    MPI_Comm_free(&node);
-    goto fail_comm;
-  }
-  MPI_Comm_free(&node);
-  ok = 1;
+  return SYNCQ_OK;
+}
+
+/* Connect to every peer: node-local endpoints by name, the others through
+ * this transport. */
+static int connect_peers(syncq_am_mpi *j) {
+  char name[SYNCQ_AM_NAME_MAX + 1];
   for (int s = 0; s < j->size; s++) {
     amm_peer *p = &j->peer[s];
+    int r;
     if (p->path == PATH_SHM) {
       ep_name(j, s, name, sizeof name);
       r = syncq_am_connect(j->ep, name, &p->handle);
@@ -735,17 +687,103 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
       r = am_peer_transport(j->ep, &j->tp, s, &p->handle);
     }
     if (r != SYNCQ_OK) {
-      ok = 0;
-      rc = r;
       snprintf(j->why, sizeof j->why, "cannot connect to rank %d: %s", s, syncq_strerror(r));
-      break;
+      return r;
     }
   }
-  if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, j->comm) != MPI_SUCCESS || !all_ok) goto fail_comm;
+  return SYNCQ_OK;
+}
+
+int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_mpi **out) {
+  int flag = 0, fin = 0;
+  /* Without a usable MPI and communicator this rank cannot take part in
+   * the collective at all: it can only refuse. */
+  if (MPI_Initialized(&flag) != MPI_SUCCESS || !flag) return SYNCQ_EINVAL;
+  if (MPI_Finalized(&fin) != MPI_SUCCESS || fin) return SYNCQ_EINVAL;
+  if (MPI_Is_thread_main(&flag) != MPI_SUCCESS || !flag) return SYNCQ_EINVAL;
+  if (comm == MPI_COMM_NULL) return SYNCQ_EINVAL;
+  /* Every failure from here on is agreed (agree) before the next
+   * collective call, so that all ranks return together. */
+  MPI_Comm dup;
+  if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS) return SYNCQ_ESYS;
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  int rc = out == NULL || check_cfg(cfg) != SYNCQ_OK ? SYNCQ_EINVAL : SYNCQ_OK;
+  syncq_am_mpi *j = NULL;
+  if (rc == SYNCQ_OK) {
+    j = calloc(1, sizeof *j);
+    if (j == NULL) rc = SYNCQ_ENOMEM;
+  }
+  rc = agree(dup, rc);
+  if (rc != SYNCQ_OK) {
+    free(j);
+    MPI_Comm_free(&dup);
+    return rc;
+  }
+  j->comm = dup;
+  MPI_Comm_rank(j->comm, &j->rank);
+  MPI_Comm_size(j->comm, &j->size);
+  j->credits = cfg && cfg->credits ? cfg->credits : SYNCQ_AM_MPI_DEFAULT_CREDITS;
+  j->dead_ns = cfg && cfg->dead_timeout_ns ? cfg->dead_timeout_ns : SYNCQ_AM_MPI_DEFAULT_DEAD_NS;
+  j->coarse = amm_coarse_fits(j->dead_ns);
+  bool force = (cfg && cfg->force_mpi) || force_from_env();
+
+  /* A job name every rank shares: rank 0's pid and a counter. */
+  static unsigned jobs;
+  if (j->rank == 0) snprintf(j->job, sizeof j->job, "sqm%dx%u", (int)getpid(), jobs);
+  jobs++;
+  if (MPI_Bcast(j->job, (int)sizeof j->job, MPI_CHAR, 0, j->comm) != MPI_SUCCESS) {
+    rc = SYNCQ_ESYS;
+    goto fail;
+  }
+
+  char name[SYNCQ_AM_NAME_MAX + 1];
+  ep_name(j, j->rank, name, sizeof name);
+  (void)syncq_am_unlink(name); /* a stale segment of a crashed run of the same pid */
+  rc = syncq_am_create(name, cfg ? &cfg->shm : NULL, &j->ep);
+  int *node_ranks = NULL;
+  if (rc == SYNCQ_OK) {
+    syncq_am_limits lim;
+    (void)syncq_am_limits_of(j->ep, &lim);
+    j->bulk_size = lim.bulk_size;
+    j->bufsize = sizeof(amm_hdr) + lim.bulk_size;
+    j->tp = (am_transport){amm_send, amm_poll, j->bulk_size, j};
+    rc = alloc_tables(j, &node_ranks);
+  }
+  /* Past this agreement every node-local endpoint exists. */
+  rc = agree(j->comm, rc);
+  if (rc != SYNCQ_OK) {
+    free(node_ranks);
+    goto fail;
+  }
+  /* The node: ranks sharing memory with this one. Both calls are
+   * collective with no local step between them. */
+  MPI_Comm node;
+  int nn = 0;
+  if (MPI_Comm_split_type(j->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+    free(node_ranks);
+    rc = SYNCQ_ESYS;
+    goto fail;
+  }
+  MPI_Comm_size(node, &nn);
+  int g = MPI_Allgather(&j->rank, 1, MPI_INT, node_ranks, 1, MPI_INT, node);
+  MPI_Comm_free(&node);
+  if (g != MPI_SUCCESS) {
+    free(node_ranks);
+    rc = SYNCQ_ESYS;
+    goto fail;
+  }
+  if (!force && nn <= (int)SYNCQ_AM_MAX_PEERS)
+    for (int i = 0; i < nn; i++) j->peer[node_ranks[i]].path = PATH_SHM;
+  free(node_ranks);
+
+  rc = agree(j->comm, make_rings(j));
+  if (rc != SYNCQ_OK) goto fail;
+  rc = agree(j->comm, connect_peers(j));
+  if (rc != SYNCQ_OK) goto fail;
   j->ep->tp = &j->tp;
   *out = j;
   return SYNCQ_OK;
-fail_comm:
+fail:
   free_job(j, true);
   return rc;
 }
