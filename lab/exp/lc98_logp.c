@@ -54,6 +54,9 @@
  *   bandwidth: am-mpi (8 KB bulk requests back to back) against mpi-bw
  *              (osu_bw-style windows of 64 8 KB MPI_Isend), normalised
  *              to mpi-bw.
+ * Each launch binds every rank to a core under both MPIs
+ * (lc98_mpi_command); the MPI groups record it as their "placement"
+ * param (LC98_MPI_PLACEMENT), as lc98-apps' groups do.
  *
  * Processes, not threads: the lab's teams are threads, so the children are
  * a lab_proc_team (lab/proc_team.h). A child only runs library code and
@@ -540,6 +543,7 @@ static int logp_mpi_groups(lab_ctx *ctx) {
       lab_group_param(&g, "threads", LC98_MPI_RANKS);
       lab_group_param_str(&g, "transport", "mpi");
       lab_group_param_str(&g, "mpi", mpis[k].impl);
+      lab_group_param_str(&g, "placement", LC98_MPI_PLACEMENT);
       g.metric = mi == 0 ? "rtt" : "bandwidth";
       g.unit = mi == 0 ? "us" : "MB/s";
       g.higher_is_better = mi == 1;
