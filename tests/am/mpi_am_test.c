@@ -51,6 +51,13 @@
  *                         rings used once) takes at most a few page
  *                         faults on either rank: create faulted the rings
  *                         in. A first job warms MPI's path and the code.
+ *   mpi_am_test nomem     2 ranks through MPI: rank 1 cannot have memory
+ *                         for its rings (its address space limited just
+ *                         above what it uses, its rings larger than
+ *                         that): create answers SYNCQ_ENOMEM there and
+ *                         fails on rank 0 too, neither left waiting for
+ *                         the other (an alarm ends a hang); a job made
+ *                         after works on both.
  *
  * Every rank checks; a failed check prints rank, line and condition and
  * ends the whole job at once (MPI_Abort): the other ranks would otherwise
@@ -1072,6 +1079,57 @@ static int scenario_prefault(void) {
   return 0;
 }
 
+/* The bytes of address space this process uses now (/proc/self/statm's
+ * first field); 0 when unknown. */
+static uint64_t vm_bytes(void) {
+  unsigned long long pages = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f == NULL) return 0;
+  if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+  fclose(f);
+  return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+#define NOMEM_MARGIN (12u << 20) /* rank 1's room above what it uses: its endpoint fits, one ring (16 MiB) not */
+
+static int scenario_nomem(void) {
+  alarm(60); /* a rank left waiting in create's collectives fails here, not at mpi_run.sh's bound */
+  int me = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  syncq_am_mpi_config cfg = {.force_mpi = true};
+  struct rlimit old;
+  CHECK(getrlimit(RLIMIT_AS, &old) == 0);
+  if (me == 1) {
+    /* rings of 2 * 1024 + 8 buffers of 8 KiB + 48 bytes: 16 MiB each */
+    cfg.credits = SYNCQ_AM_MPI_MAX_CREDITS;
+    cfg.shm.bulk_size = SYNCQ_AM_BULK_MAX;
+    uint64_t vm = vm_bytes();
+    CHECK(vm != 0);
+    struct rlimit low = old;
+    low.rlim_cur = (rlim_t)(vm + NOMEM_MARGIN);
+    CHECK(old.rlim_cur == RLIM_INFINITY || old.rlim_cur > low.rlim_cur);
+    CHECK(setrlimit(RLIMIT_AS, &low) == 0);
+  }
+  syncq_am_mpi *job = NULL;
+  int r = syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job);
+  if (me == 1) CHECK(setrlimit(RLIMIT_AS, &old) == 0);
+  fprintf(stderr, "rank %d: create: %s\n", me, syncq_strerror(r));
+  CHECK(r != SYNCQ_OK);
+  CHECK(job == NULL);
+  if (me == 1) CHECK(r == SYNCQ_ENOMEM);
+  /* both came out of the failed create in step: a job made now works */
+  counts c;
+  syncq_am_endpoint *ep;
+  syncq_am_mpi_config plain = {.force_mpi = true};
+  job = pair_create(&plain, &c, &ep);
+  (void)round_trips(ep, pair_start(job), &c, me, 4u);
+  poll_barrier(ep);
+  CHECK(c.bad == 0);
+  CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
+  alarm(0);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -1088,8 +1146,9 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "crowded") == 0) rc = scenario_crowded();
   else if (strcmp(what, "backlog") == 0) rc = scenario_backlog();
   else if (strcmp(what, "prefault") == 0) rc = scenario_prefault();
+  else if (strcmp(what, "nomem") == 0) rc = scenario_nomem();
   else {
-    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded|backlog|prefault\n",
+    fprintf(stderr, "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded|backlog|prefault|nomem\n",
             argv[0]);
     rc = 2;
   }

@@ -691,6 +691,11 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
     for (int i = 0; i < nn; i++) j->peer[node_ranks[i]].path = PATH_SHM;
   free(node_ranks);
 
+  /* From here on a rank that fails on its own (no memory for its rings,
+   * a receive it cannot post) goes on through the barrier and the last
+   * Allreduce with ok = 0, which fails the job on every rank: leaving at
+   * once would leave the others waiting in those collectives for ever. */
+  ok = 1;
   j->mpi_rank = malloc((size_t)j->size * sizeof(int));
   j->scr_req = malloc((size_t)j->size * sizeof(MPI_Request));
   j->scr_src = malloc((size_t)j->size * sizeof(int));
@@ -698,10 +703,9 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
   j->scr_st = malloc((size_t)j->size * sizeof(MPI_Status));
   if (!j->mpi_rank || !j->scr_req || !j->scr_src || !j->scr_idx || !j->scr_st) {
     rc = SYNCQ_ENOMEM;
-    MPI_Comm_free(&node);
-    goto fail_comm;
+    ok = 0;
   }
-  for (int s = 0; s < j->size; s++) {
+  for (int s = 0; ok && s < j->size; s++) {
     amm_peer *p = &j->peer[s];
     if (p->path != PATH_MPI) continue;
     j->mpi_rank[j->nmpi++] = s;
@@ -709,15 +713,11 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
     if (ring_alloc(&p->rx, 2u * j->credits + AMM_CTRL_SLACK, j->bufsize) != SYNCQ_OK ||
         ring_alloc(&p->tx, 2u * j->credits + AMM_CTRL_SLACK, j->bufsize) != SYNCQ_OK) {
       rc = SYNCQ_ENOMEM;
-      MPI_Comm_free(&node);
-      goto fail_comm;
+      ok = 0;
+      break;
     }
-    for (uint32_t i = 0; i < p->rx.n; i++)
-      if (rx_post(j, s, i) != SYNCQ_OK) {
-        MPI_Comm_free(&node);
-        goto fail_comm;
-      }
-    p->rx.tail = p->rx.n; /* every receive posted */
+    for (uint32_t i = 0; ok && i < p->rx.n; i++) ok = rx_post(j, s, i) == SYNCQ_OK; /* rc: SYNCQ_ESYS */
+    if (ok) p->rx.tail = p->rx.n;                                                   /* every receive posted */
   }
   /* Every node-local endpoint exists once the node has passed this barrier. */
   if (MPI_Barrier(node) != MPI_SUCCESS) {
@@ -725,8 +725,7 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
     goto fail_comm;
   }
   MPI_Comm_free(&node);
-  ok = 1;
-  for (int s = 0; s < j->size; s++) {
+  for (int s = 0; ok && s < j->size; s++) {
     amm_peer *p = &j->peer[s];
     if (p->path == PATH_SHM) {
       ep_name(j, s, name, sizeof name);
