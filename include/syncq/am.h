@@ -258,7 +258,16 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * budget: every second call runs them first and the queues with what is
  * left, the others run the queues first, so neither kind of traffic can
  * keep the other from its turn. Also takes back stale
- * claims of dead senders at the queue heads. SYNCQ_OK (even with nothing
+ * claims of dead senders at the queue heads: a claim whose sender is dead
+ * is taken back within stale_claim_ns, plus a 16th of it and one gap
+ * between polls, of the first poll that found it at the head; when the
+ * polls slow down meanwhile, at most 64 of the slow polls later (the poll
+ * reads the clock at a pace that follows its rate: at every poll when
+ * they come a 16th of the interval apart or more, at every 64th in a
+ * loop; syncq_am_wait's polls after a yield or sleep read it anyway). An
+ * empty lock-free queue looks for a position assigned to a sender that
+ * died before claiming it every 1,024 polls, whatever their rate.
+ * SYNCQ_OK (even with nothing
  * to do), SYNCQ_EINVAL (NULL ep, budget 0, or a process that did not
  * create ep; or the segment's fixed fields, header and queue offsets,
  * were overwritten since creation: nothing is followed then). A queue
@@ -373,8 +382,9 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * itself): where other threads poll the endpoint, a wait for one
  * particular message (a request handler's wait for its reply) may see it
  * handled elsewhere and run to its timeout, so give one and check what
- * the handler recorded rather than use SYNCQ_AM_WAIT_FOREVER. Not from a signal handler; not from a postoffice fiber (it yields and
- * sleeps the thread, not the fiber: poll there instead).
+ * the handler recorded rather than use SYNCQ_AM_WAIT_FOREVER. Not from a
+ * signal handler; not from a postoffice fiber (it yields and sleeps the
+ * thread, not the fiber: poll there instead).
  * Progress: blocking by design (it waits for senders), bounded by
  * timeout_ns plus its first poll and its last yield and poll (a yield on
  * a loaded processor may last a time slice).
@@ -452,15 +462,24 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  *   fixed fields differ from those validated at connect, or a slot or
  *   lock word is in a state no process writes): nothing is sent;
  * SYNCQ_ESYS: the POSIX claim's mutex call failed otherwise (errno);
- * SYNCQ_EDEAD: the endpoint was shut down, or its creator died while we
- *   waited (a plain send) or before the queue was found full (with
- *   SYNCQ_AM_NOWAIT: a full queue's creator is looked at once an
- *   endpoint's stale interval per peer at most, from the first FULL on).
- *   Until its queue is full, a send to an endpoint whose creator died
- *   after the connect commits and returns SYNCQ_OK: nothing tells it
- *   from a slow receiver's.
+ * SYNCQ_EDEAD: the endpoint was shut down, or its creator (the only
+ *   process that polls it) is gone. Sends through a peer look at the
+ *   creator (one read of /proc) at the peer's first send and then once
+ *   the endpoint's stale interval (stale_claim_ns) at most: a send with
+ *   room, at the first send an interval after the last look, timed by
+ *   its thread's clock, read at a pace that follows the thread's rate of
+ *   sends, whatever peers they go to (every send when they come a 16th
+ *   of an interval apart or more, every 64th in a fast stream; a stream
+ *   that slows down between two reads looks at most 64 sends late; the
+ *   pace is the thread's own, so the senders sharing a peer write no
+ *   word of it); a NOWAIT send that finds the queue full, at
+ *   once when an interval has passed; a plain send waiting on a full
+ *   queue, once per interval of its wait. So after the creator's death
+ *   the sends commit (SYNCQ_OK, nothing delivered) for about one stale
+ *   interval at most, then answer SYNCQ_EDEAD; none waits for ever.
  * Without NOWAIT a send waits while the queue is full, for as long as it
- * takes (polling its own endpoint, 000 §3.1).
+ * takes (polling its own endpoint, 000 §3.1), or until it finds the
+ * creator gone (SYNCQ_EDEAD).
  * Thread safety: any thread of any process holding a peer (a forked child
  * included), concurrently with every other sender to the same endpoint: the
  * endpoint's claim algorithm arbitrates them, whichever processes they run
@@ -476,8 +495,9 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  * the fiber's scheduler thread.
  * Progress: blocking: without SYNCQ_AM_NOWAIT it waits while the queue is
  * full, for as long as it takes (backing off, yielding and polling its own
- * endpoint, 000 §3.1), and on a claim lock for at most the bound of
- * SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT). With SYNCQ_AM_NOWAIT it never
+ * endpoint, 000 §3.1) or until the creator is found gone (SYNCQ_EDEAD,
+ * within about a stale interval of its death), and on a claim lock for
+ * at most the bound of SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT). With SYNCQ_AM_NOWAIT it never
  * waits on a full queue (SYNCQ_FULL) and tries a held claim lock for a few
  * microseconds (SYNCQ_EBUSY); with the lock-free claim
  * (SYNCQ_AM_CLAIM_LOCKFREE) a NOWAIT send is lock-free.
@@ -501,8 +521,9 @@ SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint
  * the fiber's scheduler thread.
  * Progress: blocking: without SYNCQ_AM_NOWAIT it waits while the queue is
  * full, for as long as it takes (backing off, yielding and polling its own
- * endpoint, 000 §3.1), and on a claim lock for at most the bound of
- * SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT). With SYNCQ_AM_NOWAIT it never
+ * endpoint, 000 §3.1) or until the creator is found gone (SYNCQ_EDEAD,
+ * within about a stale interval of its death), and on a claim lock for
+ * at most the bound of SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT). With SYNCQ_AM_NOWAIT it never
  * waits on a full queue (SYNCQ_FULL) and tries a held claim lock for a few
  * microseconds (SYNCQ_EBUSY); with the lock-free claim
  * (SYNCQ_AM_CLAIM_LOCKFREE) a NOWAIT send is lock-free. */

@@ -716,7 +716,16 @@ static int latency_run(lab_ctx *ctx) {
   return 0;
 }
 
-static const char *const latency_fixed[] = {"two-cas", "cacheline-pingpong", NULL};
+/* The floors and the inline rows: measured in every run of the mode they
+ * belong to, and accepted by --algos (which cannot leave them out). */
+static const char *const latency_fixed[] = {"two-cas",
+                                            "cacheline-pingpong",
+                                            "nblfq:inline",
+                                            "nblfq:reference",
+#if defined(SYNCQ_LAB_HAVE_CK)
+                                            "ck:ring_mpmc:inline",
+#endif
+                                            NULL};
 
 /* clang-format off */
 static const lab_claim latency_claims[] = {

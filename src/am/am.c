@@ -28,7 +28,14 @@
  *   Atomics:     send = the claim + 1 release store (commit) + 1 seq_cst
  *                fence + 1 relaxed load (the doorbell, under TSan 1
  *                seq_cst fetch-and-add of 0 instead; + 1 fetch-and-add
- *                and a FUTEX_WAKE when the receiver sleeps); poll of one
+ *                and a FUTEX_WAKE when the receiver sleeps) + 1 relaxed
+ *                load of the peer's next look at its creator, compared
+ *                with the thread's last clock read (a thread-local count
+ *                of sends until the next read, no shared write: a read
+ *                at most every send, at least every 64th; once a stale
+ *                interval per peer a relaxed store of the next look and
+ *                a /proc read of the creator, "the clock in a stream of
+ *                events"); poll of one
  *                message = 1 acquire load + 1-2 release stores (free
  *                packet, block; each after a relaxed store of 0 in its
  *                start time) + 1 store of the head + 1 relaxed
@@ -46,7 +53,8 @@
  *                (pthread_getattr_np, which may allocate).
  *   Robustness:  a packet CLAIMED by a process that has died (pid gone,
  *                zombie, or pid reused: start time differs) and blocking
- *                the head for the endpoint's stale_claim_ns is taken back
+ *                the head for the endpoint's stale_claim_ns (timed with
+ *                the clock read at the polls' pace) is taken back
  *                (its bulk block too) and counted in `lost`; with the
  *                lock-free claim, a position assigned but never claimed
  *                for that long is skipped (`skipped`). A sender waiting
@@ -103,7 +111,136 @@
 #define AM_FULL_BACKOFF_CAP_NS 1600u
 #define AM_IDLE_CHECK_EVERY 1024u /* lock-free: empty polls between looks at the clock for an abandoned assignment */
 
-static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget); /* a stalled sender polls */
+static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget, bool paused); /* a stalled sender polls */
+
+/* ---------------------------------------------------------------- the clock in a stream of events
+ *
+ * Two streams look at the clock for a bound of the stale interval: the
+ * polls that find the head packet CLAIMED (a dead sender's claim is taken
+ * back once it has blocked the head that long) and the sends with room
+ * (the destination's creator is looked at once an interval). Read at
+ * every event, the clock was 40 % of a bulk stream's receiver (the head
+ * stays CLAIMED through each 8 KB copy; docs/reliability.md, "Active
+ * messages: the clock of a poll at a claimed head"). A fixed count of
+ * events between reads would stretch the bound by that count times the
+ * time between events, for a receiver that polls once a millisecond. So
+ * the count follows the rate: each read measures the time per event since
+ * the last read and sets the count of events until the next one so that
+ * reads fall about a 16th of the stale interval apart at that rate (at
+ * least every event, at most every AM_PACE_MAX-th). A stream as fast as
+ * polls in a loop reads the clock every 64 events; one of an event every
+ * millisecond or more rarely (default interval: 20 ms), at every event.
+ * What it cannot see is a stream that slows down between two reads: the
+ * next read is then at most AM_PACE_MAX of the slow events late. A poll
+ * that syncq_am_wait makes after it yielded or slept (`paused`: the wait
+ * knows time passed) reads the clock whatever the count says. The polls'
+ * count is the queue's (am_pace, written by the thread polling it); the
+ * sends' is the sending thread's (am_send_pace below). */
+#define AM_PACE_MAX 64u   /* events between two clock reads at most */
+#define AM_PACE_SHARE 16u /* reads aim to fall a 16th of the stale interval apart */
+
+/* The clock, read again: a new episode of pc starts at t. */
+static inline void am_pace_start(am_pace *pc, uint64_t t) {
+  atomic_store_explicit(&pc->left, 0u, memory_order_relaxed);   /* relaxed: am_pace (am_internal.h) */
+  atomic_store_explicit(&pc->every, 1u, memory_order_relaxed);  /* relaxed: as above */
+  atomic_store_explicit(&pc->last_ns, t, memory_order_relaxed); /* relaxed: as above */
+}
+
+/* One more event of pc: true when it is to read the clock (am_pace_next).
+ * One load and one store of a count otherwise. */
+static inline bool am_pace_due(am_pace *pc) {
+  uint32_t left = atomic_load_explicit(&pc->left, memory_order_relaxed); /* relaxed: am_pace (am_internal.h) */
+  if (left == 0u) return true;
+  atomic_store_explicit(&pc->left, left - 1u, memory_order_relaxed); /* relaxed: as above */
+  return false;
+}
+
+/* The clock read at time t for an event of pc (due, or read anyway): the
+ * events until the next read, from the time per event since the last one
+ * (span_ns: the stale interval). Returns t. */
+static uint64_t am_pace_next(am_pace *pc, uint64_t t, uint64_t span_ns) {
+  /* relaxed: am_pace (am_internal.h) */
+  uint64_t last = atomic_load_explicit(&pc->last_ns, memory_order_relaxed);
+  uint32_t every = atomic_load_explicit(&pc->every, memory_order_relaxed); /* relaxed: as above */
+  uint32_t left = atomic_load_explicit(&pc->left, memory_order_relaxed);   /* relaxed: as above */
+  /* events since the last read, this one included (left < every: the
+   * guard keeps a division by zero out of any state) */
+  uint32_t n = left < every ? every - left : 1u;
+  uint32_t next = 1u; /* no last read: read at the next event */
+  if (last != 0u && t >= last) {
+    uint64_t per = (t - last) / n;
+    uint64_t e = per == 0u ? AM_PACE_MAX : span_ns / AM_PACE_SHARE / per;
+    next = e < 1u ? 1u : e > AM_PACE_MAX ? AM_PACE_MAX : (uint32_t)e;
+  }
+  atomic_store_explicit(&pc->every, next, memory_order_relaxed);     /* relaxed: as above */
+  atomic_store_explicit(&pc->left, next - 1u, memory_order_relaxed); /* relaxed: as above */
+  atomic_store_explicit(&pc->last_ns, t, memory_order_relaxed);      /* relaxed: as above */
+  return t;
+}
+
+/* The clock of a poll at a stuck head, and of a send with room: race
+ * points, so tests can count the reads. */
+static inline uint64_t am_poll_clock(void) {
+  SYNCQ_RACE_POINT("am.poll.clock");
+  return syncq_now_ns();
+}
+static inline uint64_t am_send_clock(void) {
+  SYNCQ_RACE_POINT("am.send.clock");
+  return syncq_now_ns();
+}
+
+/* The sends' clock is paced per thread, not per peer: several threads may
+ * send through one peer, and a count in the peer would be written by each
+ * of their sends, a line every other sender reads (base, geo), moving
+ * between their caches at every send. A thread's own count is written by
+ * it alone. Each send counts down; the count's reads set `now_ns`, which
+ * every send compares with its peer's next look (dead_check_ns): a peer
+ * is looked at once the thread's last read has passed that time, whatever
+ * peer the read came on (a thread alternating over many peers looks at
+ * each within an interval and its next read, a 16th of it at the rate it
+ * measured or AM_PACE_MAX sends, and its next send to that peer).
+ *
+ * initial-exec: a thread-pointer-relative load on the send path instead
+ * of a call to __tls_get_addr (the general model in a shared library);
+ * libsyncq.so is a DT_NEEDED library, and a dlopen of it takes these 24
+ * bytes from glibc's static TLS surplus, as it does for the library's
+ * other thread-local words (treiber.c, wcq.c, fiber_current.c). */
+typedef struct am_send_pace {
+  uint32_t left;    /* sends to let pass before the next read (0: read at the next) */
+  uint32_t every;   /* sends from the last read to the next */
+  uint64_t now_ns;  /* the last read (0: none yet): the time of this thread's sends until the next */
+  uint64_t span_ns; /* the shortest stale interval of the sends since that read (0: none yet) */
+} am_send_pace;
+static _Thread_local am_send_pace am_send_tls __attribute__((tls_model("initial-exec")));
+
+/* This thread's clock is read for a send, at t: the pace of its next
+ * sends from the time per send since the last read, so that reads fall a
+ * 16th of the shortest stale interval of the sends between apart (at
+ * least every send, at most every AM_PACE_MAX-th). Not inlined: the
+ * send's fast path keeps the count alone. */
+__attribute__((noinline)) static uint64_t am_send_read(am_send_pace *sp, uint64_t t) {
+  uint32_t next = 1u; /* no read before: read at the next send, and learn the rate */
+  if (sp->now_ns != 0u && t >= sp->now_ns && sp->every != 0u) {
+    uint64_t per = (t - sp->now_ns) / sp->every;
+    uint64_t e = per == 0u ? AM_PACE_MAX : sp->span_ns / AM_PACE_SHARE / per;
+    next = e < 1u ? 1u : e > AM_PACE_MAX ? AM_PACE_MAX : (uint32_t)e;
+  }
+  sp->every = next;
+  sp->left = next - 1u;
+  sp->now_ns = t;
+  sp->span_ns = 0u; /* the next sends set it */
+  return t;
+}
+
+/* One more send of this thread to a peer of stale interval span_ns: the
+ * time it goes by, this thread's last clock read (read now when due). */
+static inline uint64_t am_send_now(uint64_t span_ns) {
+  am_send_pace *sp = &am_send_tls;
+  if (span_ns <= sp->span_ns - 1u) sp->span_ns = span_ns; /* the shorter (0 - 1: none yet) */
+  if (sp->left == 0u) return am_send_read(sp, am_send_clock());
+  sp->left--;
+  return sp->now_ns;
+}
 
 /* ---------------------------------------------------------------- sleeping
  *
@@ -354,13 +491,15 @@ static int check_msg(unsigned handler, const uint32_t *args, unsigned nargs, uns
  * changed, the segment was overwritten, and nothing is followed. Values a
  * sender reads from the segment afterwards (tails, lock words, states) are
  * used masked or compared, never as offsets. */
-/* A NOWAIT send found the destination's queue full: is it full because
- * its creator, the only process that polls it, is gone? Looked at once a
- * stale interval per peer at most (one read of /proc), from the first
- * FULL on: a NOWAIT sender that retries on FULL learns SYNCQ_EDEAD within
- * an interval instead of getting SYNCQ_FULL for ever. */
-static bool am_creator_gone(const am_geometry *g, _Atomic(uint64_t) *next_check) {
-  uint64_t t = syncq_now_ns();
+/* Is the destination's creator, the only process that polls it, gone?
+ * Looked at (one read of /proc) once a stale interval per peer at most,
+ * at time t: by a NOWAIT send that found the queue full (a sender that
+ * retries on FULL learns SYNCQ_EDEAD within an interval instead of
+ * getting SYNCQ_FULL for ever), and by a send with room when its paced
+ * clock read comes (am_send), so a send to a receiver that died commits
+ * into its queue for about an interval at most, not until the queue is
+ * full. The first look is at the peer's first send. */
+static bool am_creator_gone(const am_geometry *g, _Atomic(uint64_t) *next_check, uint64_t t) {
   /* relaxed: a schedule the peer's senders share; a store lost to another
    * sender's only moves the next look by an interval */
   if (t < atomic_load_explicit(next_check, memory_order_relaxed)) return false;
@@ -368,14 +507,37 @@ static bool am_creator_gone(const am_geometry *g, _Atomic(uint64_t) *next_check)
   return am_owner_dead((uint32_t)g->creator_pid, g->creator_start);
 }
 
-static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, int qi, syncq_am_endpoint *self,
-                   uint16_t src, unsigned handler, const void *data, size_t len, bool bulk, const uint32_t *args,
-                   unsigned nargs, unsigned flags, _Atomic(uint64_t) *dead_check) {
+/* A send's look at its destination's creator, due by this thread's paced
+ * clock: the clock read afresh (so the next look is an interval from now,
+ * not from a read up to a 16th old), and this thread's pace started again
+ * from it (its next send reads the clock and measures the rate anew): a
+ * thread whose sends were fast and now come slowly learns it at a look,
+ * not up to AM_PACE_MAX slow sends later. Once an interval per peer at
+ * most: out of line. */
+__attribute__((noinline)) static bool am_send_look(syncq_am_peer *to) {
+  uint64_t t = am_send_clock();
+  am_send_pace *sp = &am_send_tls;
+  sp->left = 0u;
+  sp->every = 1u;
+  sp->now_ns = t;
+  return am_creator_gone(&to->geo, &to->dead_check_ns, t);
+}
+
+static int am_send(syncq_am_peer *to, int qi, syncq_am_endpoint *self, uint16_t src, unsigned handler, const void *data,
+                   size_t len, bool bulk, const uint32_t *args, unsigned nargs, unsigned flags) {
+  void *base = to->base;
+  const am_geometry *g = &to->geo;
+  const am_claim_ops *ops = to->claim;
   am_header *h = base;
   int r = check_msg(handler, args, nargs, flags);
   if (r != SYNCQ_OK) return r;
   if (bulk && (len > g->bulk_size || (len > 0 && data == NULL))) return SYNCQ_EINVAL;
   if (!am_geometry_same(base, g->size, g)) return SYNCQ_EINVAL;
+  /* a creator gone since the last look: answer before committing a
+   * message nobody will poll (the time: this thread's paced clock).
+   * relaxed: a schedule the peer's senders share (am_creator_gone) */
+  if (am_send_now(g->stale_ns) >= atomic_load_explicit(&to->dead_check_ns, memory_order_relaxed) && am_send_look(to))
+    return SYNCQ_EDEAD;
   am_qview v;
   am_qview_of(base, g, qi, &v);
   am_claim_state cs;
@@ -387,6 +549,7 @@ static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, in
   syncq_backoff_exp b;
   (void)syncq_backoff_exp_init(&b, AM_FULL_BACKOFF_INITIAL_NS, AM_FULL_BACKOFF_CAP_NS);
   uint64_t next_check = 0;
+  bool yielded = false; /* the last backoff step yielded: our polls of self come after a pause */
   for (;;) {
     if (atomic_load_explicit(&h->closed, memory_order_relaxed) != 0u) { /* relaxed: a hint; shutdown is final */
       am_claim_release(&v, &cs);
@@ -400,14 +563,14 @@ static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, in
     }
     if (nowait) {
       am_claim_release(&v, &cs);
-      return am_creator_gone(g, dead_check) ? SYNCQ_EDEAD : SYNCQ_FULL;
+      return am_creator_gone(g, &to->dead_check_ns, syncq_now_ns()) ? SYNCQ_EDEAD : SYNCQ_FULL;
     }
     /* stalled: make room in our own queues (000 §3.1); a queue another
      * thread of this process is polling is skipped (am_queue_take): that
      * poll makes the room */
     if (may_poll) {
-      (void)am_poll_queue(self, AM_Q_REPLY, AM_STALL_POLL_BUDGET);
-      if (qi == AM_Q_REQUEST) (void)am_poll_queue(self, AM_Q_REQUEST, AM_STALL_POLL_BUDGET);
+      (void)am_poll_queue(self, AM_Q_REPLY, AM_STALL_POLL_BUDGET, yielded);
+      if (qi == AM_Q_REQUEST) (void)am_poll_queue(self, AM_Q_REQUEST, AM_STALL_POLL_BUDGET, yielded);
       /* and the transport's, so a job mixing both paths cannot deadlock */
       if (self->tp != NULL) (void)self->tp->poll(self->tp->ctx, AM_STALL_POLL_BUDGET);
       SYNCQ_RACE_POINT("am.send.stalled"); /* tests: count the stalled sender's polls */
@@ -417,14 +580,18 @@ static int am_send(void *base, const am_geometry *g, const am_claim_ops *ops, in
       next_check = t + g->stale_ns;
     } else if (t >= next_check) {
       next_check = t + g->stale_ns;
-      if (am_owner_dead((uint32_t)g->creator_pid, g->creator_start)) return SYNCQ_EDEAD;
+      if (am_owner_dead((uint32_t)g->creator_pid, g->creator_start)) { /* nobody will make room */
+        am_claim_release(&v, &cs);
+        return SYNCQ_EDEAD;
+      }
       ops->bulk_stalled(&v, &cs); /* a block held by a dead sender, or abandoned */
     }
     /* Back off; once the backoff is at its cap, also yield: on an
      * oversubscribed machine the process that must run next (the
      * receiver, or the sender assigned the head packet) may be waiting
      * for this CPU (AM_FULL_BACKOFF_CAP_NS). */
-    if (syncq_backoff_exp_wait(&b) >= b.cap_ns) sched_yield();
+    yielded = syncq_backoff_exp_wait(&b) >= b.cap_ns;
+    if (yielded) sched_yield();
   }
   am_packet *p = am_pkt_at(&v, cs.pkt_pos);
   p->handler = (uint16_t)handler;
@@ -468,8 +635,7 @@ int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args
   if (peer == NULL) return SYNCQ_EINVAL;
   if (peer->tp != NULL)
     return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, NULL, 0, false, args, nargs, flags);
-  return am_send(peer->base, &peer->geo, peer->claim, AM_Q_REQUEST, peer->self, peer->src_index, handler, NULL, 0,
-                 false, args, nargs, flags, &peer->dead_check_ns);
+  return am_send(peer, AM_Q_REQUEST, peer->self, peer->src_index, handler, NULL, 0, false, args, nargs, flags);
 }
 
 int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len, const uint32_t *args,
@@ -477,8 +643,7 @@ int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *dat
   if (peer == NULL) return SYNCQ_EINVAL;
   if (peer->tp != NULL)
     return tp_send(peer->tp, peer->trank, AM_Q_REQUEST, handler, data, len, true, args, nargs, flags);
-  return am_send(peer->base, &peer->geo, peer->claim, AM_Q_REQUEST, peer->self, peer->src_index, handler, data, len,
-                 true, args, nargs, flags, &peer->dead_check_ns);
+  return am_send(peer, AM_Q_REQUEST, peer->self, peer->src_index, handler, data, len, true, args, nargs, flags);
 }
 
 /* The requester's endpoint, connected on the first reply to it. */
@@ -519,8 +684,7 @@ static int reply_common(syncq_am_token *token, unsigned handler, const void *dat
   syncq_am_peer *p;
   r = reply_peer(token->ep, token->src, &p);
   if (r != SYNCQ_OK) return r;
-  r = am_send(p->base, &p->geo, p->claim, AM_Q_REPLY, token->ep, AM_NO_PEER, handler, data, len, bulk, args, nargs,
-              flags, &p->dead_check_ns);
+  r = am_send(p, AM_Q_REPLY, token->ep, AM_NO_PEER, handler, data, len, bulk, args, nargs, flags);
   if (r == SYNCQ_OK) token->replied = true;
   return r;
 }
@@ -609,9 +773,11 @@ static void skip_abandoned_run(syncq_am_endpoint *ep, const am_qview *v, uint32_
  * stale timeout; true if the head position was consumed. `recovering`:
  * the position before was just taken back in this pass, so a dead owner
  * here is taken back at once (death is a fact; the stale interval only
- * spaces out the /proc reads): a run of dead claims costs one interval. */
+ * spaces out the /proc reads): a run of dead claims costs one interval.
+ * `paused`: the caller paused since its last poll (syncq_am_wait's yield
+ * or sleep): read the clock whatever the pace says. */
 static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet *p, uint64_t s, uint32_t hd,
-                    bool recovering) {
+                    bool recovering, bool paused) {
   am_header *h = ep->base;
   am_queue *q = v->q;
   bool claimed = am_state_pos(s) == hd && am_state_type(s) == AM_CLAIMED;
@@ -620,23 +786,31 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
     ep->stuck_since[qi] = 0;
     return false; /* empty, or a packet of the previous lap still being freed */
   }
-  if (claimed && recovering) {
-    uint64_t now = syncq_now_ns();
-    ep->stuck_pos[qi] = hd;
-    ep->stuck_since[qi] = now > v->stale_ns ? now - v->stale_ns : 1u; /* due now */
-  }
   /* An empty lock-free queue may hide a position assigned to a sender that
    * died before claiming it. Look rarely: the clock every
    * AM_IDLE_CHECK_EVERY empty polls, and the tail (the senders' line:
    * reading it costs their next assignment CAS a cache miss) only once
    * the head has been empty for the stale timeout. */
   if (free_here && ++ep->idle_polls[qi] % AM_IDLE_CHECK_EVERY != 0) return false;
-  uint64_t t = syncq_now_ns();
-  if (ep->stuck_since[qi] == 0 || ep->stuck_pos[qi] != hd) {
+  am_pace *pace = &ep->stuck_pace[qi];
+  bool seen = ep->stuck_since[qi] != 0 && ep->stuck_pos[qi] == hd; /* stuck here since an earlier poll */
+  /* A CLAIMED head seen before: the clock at the pace of these polls
+   * ("the clock in a stream of events"); the head stays CLAIMED through a
+   * live sender's whole copy */
+  if (claimed && seen && !recovering && !paused && !am_pace_due(pace)) return false;
+  uint64_t t = am_poll_clock();
+  if (claimed && recovering) {
+    ep->stuck_pos[qi] = hd;
+    ep->stuck_since[qi] = t > v->stale_ns ? t - v->stale_ns : 1u; /* due now */
+    am_pace_start(pace, t);
+  } else if (!seen) {
     ep->stuck_pos[qi] = hd;
     ep->stuck_since[qi] = t;
     ep->unclaimed_since[qi] = 0;
+    am_pace_start(pace, t); /* the next poll reads the clock and learns their rate */
     return false;
+  } else if (claimed) {
+    (void)am_pace_next(pace, t, v->stale_ns);
   }
   if (t - ep->stuck_since[qi] < v->stale_ns) return false;
   uint64_t freed = am_state(hd + v->packets, 0, AM_FREE);
@@ -825,7 +999,7 @@ static inline bool am_queue_take(syncq_am_endpoint *ep, int qi, uintptr_t frame)
 }
 
 /* Poll one queue of ep; budget messages at most. */
-static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
+static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget, bool paused) {
   const uintptr_t frame = am_frame();
   if (!am_queue_take(ep, qi, frame)) return 0; /* polled further up this stack or on another thread */
   /* tests: hold a poll with its queue taken while another thread polls */
@@ -854,7 +1028,7 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
       /* hd was skipped ahead of the head (skip_abandoned_run); the slot
        * already serves the next lap. Exactly one lap: an overwritten head
        * or state cannot walk the head on for more than the n slots. */
-    } else if (unstick(ep, qi, &v, p, s, hd, recovering)) {
+    } else if (unstick(ep, qi, &v, p, s, hd, recovering, paused)) {
       recovering = true;
     } else {
       break;
@@ -882,37 +1056,44 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget) {
  * so of any two calls entered one after the other, one polls the
  * transport first. Not inlined: the poll of an endpoint without a
  * transport keeps its former code (no register more to save). */
-__attribute__((noinline)) static int am_poll_shared(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
+__attribute__((noinline)) static int am_poll_shared(syncq_am_endpoint *ep, unsigned budget, unsigned *handled,
+                                                    bool paused) {
   const am_transport *tp = ep->tp;
   bool tp_first = ep->tp_first;
   ep->tp_first = !tp_first;
   unsigned n = tp_first ? tp->poll(tp->ctx, budget) : 0;
-  if (n < budget) n += am_poll_queue(ep, AM_Q_REPLY, budget - n);
-  if (n < budget) n += am_poll_queue(ep, AM_Q_REQUEST, budget - n);
+  if (n < budget) n += am_poll_queue(ep, AM_Q_REPLY, budget - n, paused);
+  if (n < budget) n += am_poll_queue(ep, AM_Q_REQUEST, budget - n, paused);
   if (n < budget && !tp_first) n += tp->poll(tp->ctx, budget - n);
   if (handled) *handled = n;
   return SYNCQ_OK;
 }
 
-int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
+/* syncq_am_poll; `paused`: the caller paused since its last poll (unstick). */
+static int am_poll_ep(syncq_am_endpoint *ep, unsigned budget, unsigned *handled, bool paused) {
   if (ep == NULL || budget == 0 || !own(ep)) return SYNCQ_EINVAL;
   /* Every offset and size the poll follows comes from the header and the
    * queues' fixed fields: refuse a segment whose copy of them was
    * overwritten (by a crashed or hostile process) since creation. */
   if (!am_geometry_same(ep->base, ep->size, &ep->geo)) return SYNCQ_EINVAL;
-  if (ep->tp != NULL) return am_poll_shared(ep, budget, handled);
-  unsigned n = am_poll_queue(ep, AM_Q_REPLY, budget);
-  if (n < budget) n += am_poll_queue(ep, AM_Q_REQUEST, budget - n);
+  if (ep->tp != NULL) return am_poll_shared(ep, budget, handled, paused);
+  unsigned n = am_poll_queue(ep, AM_Q_REPLY, budget, paused);
+  if (n < budget) n += am_poll_queue(ep, AM_Q_REQUEST, budget - n, paused);
   if (handled) *handled = n;
   return SYNCQ_OK;
+}
+
+int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *handled) {
+  return am_poll_ep(ep, budget, handled, false);
 }
 
 int syncq_am_wait(syncq_am_endpoint *ep, unsigned budget, uint64_t timeout_ns, unsigned *handled) {
   if (handled) *handled = 0;
   uint64_t start = 0;
+  bool paused = false; /* the last turn yielded or slept: time passed that the poll's pace cannot see */
   for (;;) {
     unsigned n = 0;
-    int r = syncq_am_poll(ep, budget, &n); /* checks ep, budget, owner and segment each time */
+    int r = am_poll_ep(ep, budget, &n, paused); /* checks ep, budget, owner and segment each time */
     if (r != SYNCQ_OK) return r;
     if (n > 0) {
       if (handled) *handled = n;
@@ -925,9 +1106,12 @@ int syncq_am_wait(syncq_am_endpoint *ep, unsigned budget, uint64_t timeout_ns, u
     uint64_t left = timeout_ns - waited;
     /* with a transport attached, its messages ring no bell: keep yielding */
     if (waited >= ep->sleep_after_ns && ep->tp == NULL &&
-        am_sleep(ep, left < ep->sleep_slice_ns ? left : ep->sleep_slice_ns))
+        am_sleep(ep, left < ep->sleep_slice_ns ? left : ep->sleep_slice_ns)) {
+      paused = true;
       continue;
-    if (waited < SYNCQ_AM_WAIT_SPIN_NS) {
+    }
+    paused = waited >= SYNCQ_AM_WAIT_SPIN_NS;
+    if (!paused) {
       syncq_pr_relax();
     } else {
       SYNCQ_RACE_POINT("am.wait.yield"); /* tests: count the yields */

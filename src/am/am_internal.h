@@ -35,6 +35,16 @@ typedef struct am_transport {
 } am_transport;
 
 /* ---- process-local handles ---- */
+/* A clock read spread over the polls of a stuck head (am.c, "the clock
+ * in a stream of events"): read every `every`-th poll, `every` set from
+ * the rate the last reads measured. Relaxed atomics: written by the
+ * thread holding the queue (polling[qi] orders them between threads). */
+typedef struct am_pace {
+  _Atomic(uint32_t) left;    /* events to let pass before the next read (0: read at the next) */
+  _Atomic(uint32_t) every;   /* events from the last read to the next */
+  _Atomic(uint64_t) last_ns; /* the last read (0: none yet) */
+} am_pace;
+
 typedef struct am_handler_entry {
   syncq_am_handler fn;
   void *ctx;
@@ -42,6 +52,12 @@ typedef struct am_handler_entry {
 } am_handler_entry;
 
 struct syncq_am_peer {
+  /* a send looks at the destination's creator again from this time on
+   * (am.c, am_creator_gone): one that finds the queue full (NOWAIT), and
+   * one with room once its thread's paced clock (am_send_now) has passed
+   * it. Read by every send, written once a stale interval: on the line of
+   * base, which every send reads anyway. */
+  _Atomic(uint64_t) dead_check_ns;
   void *base; /* the mapping of the destination's segment */
   size_t size;
   am_geometry geo;           /* validated at connect; every send computes its addresses from it */
@@ -51,9 +67,6 @@ struct syncq_am_peer {
   char name[SYNCQ_AM_NAME_MAX + 1];
   const am_transport *tp; /* non-NULL: a peer reached through a transport (base unused) */
   int trank;              /* its rank in the transport */
-  /* a NOWAIT send that found the queue full looks at the destination's
-   * creator again from this time on (am.c, am_creator_gone) */
-  _Atomic(uint64_t) dead_check_ns;
 };
 
 struct syncq_am_endpoint {
@@ -87,6 +100,7 @@ struct syncq_am_endpoint {
   SYNCQ_CACHELINE_ALIGNED uintptr_t taken_frame[AM_NQUEUES];
   uint32_t stuck_pos[AM_NQUEUES];       /* head position the receiver is waiting at */
   uint64_t stuck_since[AM_NQUEUES];     /* since when (0: not waiting) */
+  am_pace stuck_pace[AM_NQUEUES];       /* the clock of the polls at a CLAIMED head (am.c, unstick) */
   uint32_t idle_polls[AM_NQUEUES];      /* lock-free: empty polls, to look at the clock rarely */
   uint64_t unclaimed_since[AM_NQUEUES]; /* lock-free: head assigned but not claimed since */
   uint32_t unclaimed_tail[AM_NQUEUES];  /* lock-free: the tail then (positions before it were assigned) */

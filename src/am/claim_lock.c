@@ -79,7 +79,8 @@
  *                its place.
  *   Atomics:     uncontended claim: TAS 1 load + 1 CAS, TTAS 1 load + 1 CAS, ticket
  *                1 fetch-and-add + 1 load + 1 CAS, Anderson 1 fetch-and-add
- *                + 1 load + 1 CAS; release 1 store (+ 1 relaxed store of
+ *                + 1 load + 1 CAS, none reading the clock (a waiter reads
+ *                it once it cannot enter); release 1 store (+ 1 relaxed store of
  *                the start time); + Figure 2's section (1 acquire load and
  *                1 release store of the packet state; bulk + 1 load and
  *                1 store of the block state). A waiter that cannot enter
@@ -381,8 +382,12 @@ static int queue_lock(const am_qview *v, uint32_t nslots, const rl_self *me, uin
   /* relaxed: the position orders nothing; the slot words do */
   uint32_t t = atomic_fetch_add_explicit(&l->next, 1u, memory_order_relaxed);
   rl_watch wt = {0, 0, 0, 0};
-  uint64_t deadline = syncq_now_ns() + me->patience_ns;
-  if (deadline < me->patience_ns) deadline = UINT64_MAX;
+  /* When a waiter that keeps finding its turn skipped gives up: set at the
+   * first look that does not enter (0: not yet), so that a claim that
+   * enters at once reads no clock, as a TAS claim reads none (the clock
+   * read was the larger part of what the uncontended ticket and Anderson
+   * claims cost beyond TAS's: docs/reliability.md) */
+  uint64_t deadline = 0;
   unsigned spins = 0;
   bool recorded = false;
   for (;;) {
@@ -393,6 +398,10 @@ static int queue_lock(const am_qview *v, uint32_t nslots, const rl_self *me, uin
     if (w == am_state(t, 0, AM_RL_GO) && rl_enter(mine, &expect, t, me)) {
       *pos = t;
       return SYNCQ_OK;
+    }
+    if (deadline == 0) {
+      deadline = syncq_now_ns() + me->patience_ns;
+      if (deadline < me->patience_ns) deadline = UINT64_MAX; /* saturated, and never 0 again */
     }
     if (!recorded) { /* we wait: say who waits here (see rl_skip_dead_run) */
       /* relaxed: read only to name a process (rl_skip_dead_run) */

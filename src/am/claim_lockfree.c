@@ -62,17 +62,29 @@ static bool state_bad(uint64_t s) {
 
 /* Assign the next position of *tail whose slot (in `states`, `n` slots of
  * `stride` bytes) must be FREE for it when nowait. SYNCQ_FULL when nowait
- * and the tail slot is not free, SYNCQ_EINVAL when it shows a state nobody
- * writes (the queue would never drain). */
+ * and the tail slot still holds the previous lap's position, SYNCQ_EINVAL
+ * when it shows a state nobody writes (the queue would never drain). */
 static int assign(_Atomic(uint32_t) *tail, unsigned char *states, size_t stride, uint32_t n, bool nowait,
                   uint32_t *pos) {
   uint32_t t = atomic_load_explicit(tail, memory_order_relaxed); /* the CAS below decides */
   for (;;) {
     if (nowait) {
+      SYNCQ_RACE_POINT("am.claim.assign"); /* tests: another sender takes position t here */
       _Atomic(uint64_t) *st = (_Atomic(uint64_t) *)(states + (size_t)(t & (n - 1u)) * stride);
       /* relaxed: a hint only; the claim CAS (acquire) decides ownership */
       uint64_t s = atomic_load_explicit(st, memory_order_relaxed);
-      if (s != am_state(t, 0, AM_FREE)) return state_bad(s) ? SYNCQ_EINVAL : SYNCQ_FULL;
+      if (s != am_state(t, 0, AM_FREE)) {
+        if (state_bad(s)) return SYNCQ_EINVAL;
+        /* The previous lap's position, not yet freed: full. */
+        if (am_pos_after(t, am_state_pos(s))) return SYNCQ_FULL;
+        /* Position t taken (claimed, committed, or already freed for
+         * t + n): another sender was assigned t since this one read the
+         * tail, so there may be room beyond it. The tail has moved past
+         * t, and a CAS reads the tail's latest value: the CAS below
+         * fails and reloads t (on a segment another process overwrote it
+         * may succeed; the claim then finds the slot passed and takes a
+         * new position). */
+      }
     }
     /* relaxed: the position orders nothing; the claim CAS on the slot
      * (acquire) orders the sender after the receiver's FREE store */

@@ -22,7 +22,12 @@
  *                clh.c), or, with none there or the CAS lost, pops a
  *                node, word = TRANSIENT, and swaps it into tail.
  *                Predecessor already AVAILABLE: word = HELD (nobody CASes
- *                a TRANSIENT word), it holds the lock. Else stamp = now,
+ *                a TRANSIENT word), it holds the lock (the spare path
+ *                reads the tail node's word before its CAS, as trylock:
+ *                a CAS from the tail word read proves the node was not
+ *                enqueued again since, so AVAILABLE read then still
+ *                holds; not AVAILABLE then, it looks again after the
+ *                CAS). Else stamp = now,
  *                word = (WAITING, pred) (having taken pred's spare, it
  *                first clears pred's spare field: see Memory), and it
  *                polls, storing stamp = now at each poll:
@@ -59,12 +64,16 @@
  *                idle (nobody else wants it). trylock: wait-free.
  *   Order:       FIFO among running waiters only; registered without
  *                SYNCQ_PROP_FIFO.
- *   Atomics:     uncontended lock: 2 loads (tail, its spare) + 1 CAS + 1
- *                load (the predecessor's word) + 3 relaxed stores (HELD;
- *                preparing the new spare) + 1 release store (publishing
- *                it), and the generation's relaxed load and store
- *                (preparing) and load (remembering it), no pool operation, no clock read (as clh plus one
- *                store); on x86 the CAS is the one locked instruction.
+ *   Atomics:     uncontended lock: 3 loads (tail, then its node's word
+ *                and spare field, both before the CAS) + 1 CAS + 4
+ *                relaxed stores (HELD; preparing the new spare: its
+ *                generation, word and spare field) + 1 release store
+ *                (publishing it) + 2 plain stores (the caller's record),
+ *                no load of the lock after the CAS (the new generations are
+ *                the tail words' upper bits), no pool operation, no clock
+ *                read; on x86 the CAS is the one locked instruction, and
+ *                the ops table calls the bodies, not the exported
+ *                functions (no jump between).
  *                trylock: the same, or EBUSY after 2 loads (held), 3
  *                (no spare: the tail moved on) or the lost CAS; never a
  *                pool operation. unlock: 2
@@ -190,24 +199,43 @@ static inline void remember(syncq_lock_node *node, qnode *me) {
   rec(node)->gen = atomic_load_explicit(&me->gen, memory_order_relaxed);
 }
 
+/* The same, when the caller has me's tail word w at hand (the spare it
+ * took): its generation is w's upper bits, prepare()'s value, so the fast
+ * path loads nothing back. */
+static inline void remember_word(syncq_lock_node *node, qnode *me, uint64_t w) {
+  rec(node)->mine = me;
+  rec(node)->gen = w >> INDEX_BITS;
+}
+
 static inline uint32_t index_of(const syncq_lock_clh_tp *l, const qnode *q) { return (uint32_t)(q - l->node); }
 
 static inline qnode *node_of(syncq_lock_clh_tp *l, uint64_t word) { return &l->node[word & ((1u << INDEX_BITS) - 1u)]; }
 
-/* Make a node its owner is about to enqueue: TRANSIENT (a successor
- * cannot remove it before its owner names its predecessor), nothing
- * spare, and a tail word no earlier enqueue of it had (so a CAS on tail
- * that read an older one fails). Its owner alone touches it here; the
- * release that publishes its tail word (the swap or CAS of tail, or the
- * store of a holder's spare) publishes these writes. */
-static inline uint64_t prepare(syncq_lock_clh_tp *l, qnode *n) {
+/* Make node n, whose tail word was w (its last enqueue), ready for its
+ * owner to enqueue it again: TRANSIENT (a successor cannot remove it
+ * before its owner names its predecessor), nothing spare, and a tail word
+ * no earlier enqueue of it had (so a CAS on tail that read an older one
+ * fails): w's generation plus one, modulo 2^56 (the bits above the index;
+ * the stored generation is kept to the same 56 bits, so that it always
+ * equals a tail word's upper bits, which remember_word relies on). Its
+ * owner alone touches it here; the release that publishes its tail word
+ * (the swap or CAS of tail, or the store of a holder's spare) publishes
+ * these writes. */
+static inline uint64_t prepare_after(qnode *n, uint64_t w) {
+  const uint64_t next = w + (1u << INDEX_BITS); /* the index stays; the carry out of bit 63 drops */
   /* relaxed: its owner's alone (an atomic only for unlock's misuse check,
    * which may read it from a thread that does not own the node) */
-  const uint64_t gen = atomic_load_explicit(&n->gen, memory_order_relaxed) + 1u;
-  atomic_store_explicit(&n->gen, gen, memory_order_relaxed);           /* the same */
+  atomic_store_explicit(&n->gen, next >> INDEX_BITS, memory_order_relaxed);
   atomic_store_explicit(&n->word, TP_TRANSIENT, memory_order_relaxed); /* published as said above */
   atomic_store_explicit(&n->spare, 0u, memory_order_relaxed);          /* the same */
-  return gen << INDEX_BITS | index_of(l, n);
+  return next;
+}
+
+/* The same, n's last tail word rebuilt from its stored generation (the
+ * paths that do not hold it). */
+static inline uint64_t prepare(syncq_lock_clh_tp *l, qnode *n) {
+  /* relaxed: as above */
+  return prepare_after(n, atomic_load_explicit(&n->gen, memory_order_relaxed) << INDEX_BITS | index_of(l, n));
 }
 
 int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg) {
@@ -253,20 +281,20 @@ static qnode *take_node(syncq_lock_clh_tp *l) {
 }
 
 /* The new holder (node me) owns its released predecessor pred, and the
- * spare pred's owner left in it unless me took that one (took_spare):
- * one of them becomes me's spare, ready for the next arrival, the other
- * goes back to the pool. An arrival that took pred's spare and had to
+ * spare pred's owner left in it when me came from the pool (a holder that
+ * took that spare: hold_with_spare): one of them becomes me's spare, ready
+ * for the next arrival, the other goes back to the pool. An arrival that took pred's spare and had to
  * wait cleared the field (wait_on_spare_giver), so it, or a successor
  * that removed it and took the lock through pred, reads 0 here, not a
  * node in use. clh.c's adopt() has the same steps, for its own node type
  * and without removals (nobody clears the field there). */
-static void adopt(syncq_lock_clh_tp *l, qnode *me, qnode *pred, bool took_spare) {
+static void adopt(syncq_lock_clh_tp *l, qnode *me, qnode *pred) {
   /* relaxed: pred's owner set it before its AVAILABLE release store, which
    * the caller read by acquire; the arrival that took it cleared it before
    * its release store of its WAITING word, which the caller either is or
    * read by acquire (its own load of a removed waiter's word, or the
    * removers' CASes and release stores of their words after it) */
-  uint64_t s = took_spare ? 0u : atomic_load_explicit(&pred->spare, memory_order_relaxed);
+  uint64_t s = atomic_load_explicit(&pred->spare, memory_order_relaxed);
   if (s != 0u) {
     (void)syncq_freelist_push(&l->pool, &pred->link);
   } else {
@@ -301,7 +329,7 @@ static bool await_grant(syncq_lock_clh_tp *l, qnode *me, qnode *pred) {
       SYNCQ_STAT_INC(cas_attempts);
       /* seq_cst: against a successor's removing CAS on the same word */
       if (atomic_compare_exchange_strong(&me->word, &expected, TP_HELD)) {
-        adopt(l, me, pred, false); /* we were its only reader */
+        adopt(l, me, pred); /* we were its only reader */
         return true;
       }
       SYNCQ_STAT_INC(cas_failures);
@@ -375,7 +403,7 @@ static __attribute__((noinline)) int link_and_wait(syncq_lock_clh_tp *l, syncq_l
        * lock; our successor only tests the state (not removable either
        * way) */
       atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed);
-      adopt(l, me, pred, false);
+      adopt(l, me, pred);
       break;
     }
   }
@@ -393,7 +421,7 @@ static __attribute__((noinline)) int enqueue_from_pool(syncq_lock_clh_tp *l, syn
   if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE)
     return link_and_wait(l, node, me, pred);
   atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed); /* relaxed: as in link_and_wait */
-  adopt(l, me, pred, false);
+  adopt(l, me, pred);
   remember(node, me);
   return SYNCQ_OK;
 }
@@ -409,26 +437,61 @@ static __attribute__((noinline)) int wait_on_spare_giver(syncq_lock_clh_tp *l, s
   return link_and_wait(l, node, me, pred);
 }
 
-int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
-  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
-  /* acquire: pairs with the release of the swap or CAS that wrote the word
-   * (clh_spare_take's read of the spare field relies on it) */
-  uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
-  uint64_t s = clh_spare_take(&l->tail, t, &node_of(l, t)->spare);
-  if (s == 0u) return enqueue_from_pool(l, node); /* no spare, or another arrival came first */
-  qnode *me = node_of(l, s), *pred = node_of(l, t);
-  /* acquire: pairs with the releaser's AVAILABLE store */
-  if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE)
-    return wait_on_spare_giver(l, node, me, pred);
+/* The holder's steps once the tail node (tail word t) is released and we
+ * enqueued the spare (tail word s) that its owner left. Our CAS from t
+ * proved that nobody enqueued after t's node, so it was not prepared
+ * again since: t is its last tail word. */
+static inline int hold_with_spare(syncq_lock_clh_tp *l, syncq_lock_node *node, uint64_t t, uint64_t s) {
+  qnode *me = node_of(l, s);
   /* relaxed: nobody CASes a TRANSIENT word, so a store takes the lock;
    * our successor only tests the state (not removable either way) */
   atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed);
-  /* adopt(), having taken the spare: pred becomes me's spare. release:
-   * pairs with the next arrival's acquire load of the field */
-  atomic_store_explicit(&me->spare, prepare(l, pred), memory_order_release);
-  remember(node, me);
+  remember_word(node, me, s);
+  /* adopt(), having taken the spare: t's node becomes me's spare.
+   * release: pairs with the next arrival's acquire load of the field */
+  atomic_store_explicit(&me->spare, prepare_after(node_of(l, t), t), memory_order_release);
   return SYNCQ_OK;
 }
+
+/* The tail node (tail word t) was not released when lock() looked: take
+ * its spare all the same (FIFO: we enqueue now), then hold the lock if it
+ * has been released meanwhile, or wait. Out of line, as above. */
+static __attribute__((noinline)) int lock_behind(syncq_lock_clh_tp *l, syncq_lock_node *node, uint64_t t) {
+  qnode *pred = node_of(l, t);
+  uint64_t s = clh_spare_take(&l->tail, t, &pred->spare);
+  if (s == 0u) return enqueue_from_pool(l, node); /* no spare, or another arrival came first */
+  qnode *me = node_of(l, s);
+  SYNCQ_RACE_POINT("lock.clh_tp.lock.behind"); /* tests: the holder releases here */
+  /* acquire: pairs with the releaser's AVAILABLE store */
+  if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE)
+    return wait_on_spare_giver(l, node, me, pred);
+  return hold_with_spare(l, node, t, s);
+}
+
+/* The acquisition, one body for the exported function and the ops table
+ * (an exported function is not inlined into the table's wrapper: the
+ * wrapper would be one more jump per call). */
+static inline int clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
+  if (l == NULL || node == NULL) return SYNCQ_EINVAL;
+  /* acquire: pairs with the release of the swap or CAS that wrote the word
+   * (clh_spare_take's read of the spare field, and the read of pred's word
+   * below, rely on it) */
+  uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
+  qnode *pred = node_of(l, t);
+  /* Read pred's state before the CAS, as trylock does, not after it: the
+   * load runs beside the spare's, and nothing waits on the CAS but the
+   * return. acquire: pairs with the releaser's AVAILABLE store. An
+   * AVAILABLE read here is this enqueue's release whenever the CAS below
+   * succeeds: the acquire load of t orders it after prepare()'s
+   * TRANSIENT store for this enqueue, and the CAS from t proves that
+   * nobody enqueued after pred since, so pred was not prepared again. */
+  if (TP_STATE(atomic_load_explicit(&pred->word, memory_order_acquire)) != TP_AVAILABLE) return lock_behind(l, node, t);
+  uint64_t s = clh_spare_take(&l->tail, t, &pred->spare);
+  if (s == 0u) return enqueue_from_pool(l, node); /* no spare, or another arrival came first */
+  return hold_with_spare(l, node, t, s);
+}
+
+int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node) { return clh_tp_lock(l, node); }
 
 /* Wait-free: the spare of a released tail node, or SYNCQ_EBUSY. The pool
  * cannot help here: a released tail node keeps the spare its owner left
@@ -436,7 +499,7 @@ int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
  * that enqueued after it clears or prepares it again), so reading no
  * spare there means the tail has moved, and a pool node's CAS from t
  * would fail too. */
-int syncq_lock_clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
+static inline int clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire); /* pairs as in lock() */
   qnode *pred = node_of(l, t);
@@ -449,14 +512,10 @@ int syncq_lock_clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
    * ours now */
   uint64_t s = clh_spare_take(&l->tail, t, &pred->spare);
   if (s == 0u) return SYNCQ_EBUSY;
-  qnode *me = node_of(l, s);
-  atomic_store_explicit(&me->word, TP_HELD, memory_order_relaxed); /* relaxed: as in lock() */
-  adopt(l, me, pred, true);
-  remember(node, me);
-  return SYNCQ_OK;
+  return hold_with_spare(l, node, t, s);
 }
 
-int syncq_lock_clh_tp_unlock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
+static inline int clh_tp_unlock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   qnode *me = rec(node)->mine;
   /* relaxed: misuse checks. A node HELD under another generation holds
@@ -473,5 +532,11 @@ int syncq_lock_clh_tp_unlock(syncq_lock_clh_tp *l, syncq_lock_node *node) {
   return SYNCQ_OK;
 }
 
-SYNCQ_LOCK_REGISTER(clh_tp, "clh-tp", "time-published CLH queue lock (preempted waiters removed by their successors)",
-                    "He, Scherer & Scott, HiPC 2005 (CLH-TP)", BLOCKING, SYNCQ_PROP_USES_NODE);
+int syncq_lock_clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node) { return clh_tp_trylock(l, node); }
+int syncq_lock_clh_tp_unlock(syncq_lock_clh_tp *l, syncq_lock_node *node) { return clh_tp_unlock(l, node); }
+
+/* The ops table calls the bodies, not the exported functions (see clh_tp_lock). */
+SYNCQ_LOCK_REGISTER_FNS(clh_tp, "clh-tp",
+                        "time-published CLH queue lock (preempted waiters removed by their successors)",
+                        "He, Scherer & Scott, HiPC 2005 (CLH-TP)", BLOCKING, SYNCQ_PROP_USES_NODE, syncq_lock_clh_tp,
+                        syncq_lock_clh_tp_init, syncq_lock_clh_tp_destroy, clh_tp_lock, clh_tp_trylock, clh_tp_unlock);

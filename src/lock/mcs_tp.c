@@ -52,7 +52,8 @@
  *                (skipping the CAS when tail already names a successor);
  *                trylock: 1 relaxed store + 1 CAS. The waiting and the
  *                hand-over are out of line, so the uncontended calls keep
- *                no stack frame.
+ *                no stack frame, and the ops table calls the bodies, not
+ *                the exported functions (no jump between).
  *                A queued waiter: 1 clock read + 1 swap + 1 store to link,
  *                then per poll 1 load + 1 clock read + 1 relaxed store.
  *                A hand-over: 1 clock read + 1 load of the stamp + 1
@@ -224,7 +225,10 @@ static __attribute__((noinline)) int link_and_wait(syncq_lock_mcs_tp *l, tp_qnod
   }
 }
 
-int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
+/* The acquisition, one body for the exported function and the ops table
+ * (an exported function is not inlined into the table's wrapper: the
+ * wrapper would be one more jump per call). */
+static inline int mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   tp_qnode *me = qnode_of(node);
   /* relaxed: published by the acq_rel swap below (a successor links
@@ -237,7 +241,7 @@ int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
   return link_and_wait(l, me, pred);
 }
 
-int syncq_lock_mcs_tp_trylock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
+static inline int mcs_tp_trylock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   tp_qnode *me = qnode_of(node);
   /* relaxed: published by the CAS below (the holder's status is not read) */
@@ -296,7 +300,7 @@ static __attribute__((noinline)) int hand_over(syncq_lock_mcs_tp *l, tp_qnode *m
   }
 }
 
-int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
+static inline int mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   void *tail = atomic_load(&l->tail);
   if (tail == NULL) return SYNCQ_EINVAL; /* nobody holds it */
@@ -320,5 +324,12 @@ int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) {
   return hand_over(l, me, succ);
 }
 
-SYNCQ_LOCK_REGISTER(mcs_tp, "mcs-tp", "time-published MCS queue lock (passes over preempted waiters)",
-                    "He, Scherer & Scott, HiPC 2005 (MCS-TP)", BLOCKING, SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_USES_NODE);
+int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node) { return mcs_tp_lock(l, node); }
+int syncq_lock_mcs_tp_trylock(syncq_lock_mcs_tp *l, syncq_lock_node *node) { return mcs_tp_trylock(l, node); }
+int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node) { return mcs_tp_unlock(l, node); }
+
+/* The ops table calls the bodies, not the exported functions (see mcs_tp_lock). */
+SYNCQ_LOCK_REGISTER_FNS(mcs_tp, "mcs-tp", "time-published MCS queue lock (passes over preempted waiters)",
+                        "He, Scherer & Scott, HiPC 2005 (MCS-TP)", BLOCKING,
+                        SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_USES_NODE, syncq_lock_mcs_tp, syncq_lock_mcs_tp_init,
+                        syncq_lock_mcs_tp_destroy, mcs_tp_lock, mcs_tp_trylock, mcs_tp_unlock);

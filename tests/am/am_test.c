@@ -27,8 +27,15 @@
  * a message and leaves while another goes to sleep: each message woken
  * for within half a slice; a handler that leaves its poll by longjmp (its
  * thread's next poll takes the queue back) and one suspended on a
- * fiber's stack (the thread's poll leaves the queue to it); every bad
- * input.
+ * fiber's stack (the thread's poll leaves the queue to it); sends to a
+ * receiver that died (a peer's first send, a NOWAIT sender retrying on
+ * FULL, a plain send waiting on the full queue, sends with room one a
+ * millisecond, one thread's sends alternating over several dead
+ * receivers: SYNCQ_EDEAD within a stale interval); the clock reads of
+ * a stream of sends and of polls at a claimed head, counted at race
+ * points (a small share of them), and a receiver polling once every
+ * 5 ms that takes a dead sender's claim back within an interval; every
+ * bad input.
  *
  * Children are forked from this process while it is single-threaded (the
  * thread tests join their threads before they return), run only library
@@ -1594,21 +1601,27 @@ static void test_shutdown_and_cleanup(void **state) {
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
-/* A receiver that exits without destroying its endpoint, under a sender
- * connected before: NOWAIT sends go in until the queue is full (nothing
- * tells them apart from a slow receiver's), then the first that finds it
- * full looks at the creator and answers SYNCQ_EDEAD, where it answered
- * SYNCQ_FULL for as long as it was retried. A new connection is refused
- * with SYNCQ_EDEAD at once. */
+/* A receiver that exits without destroying its endpoint, under senders
+ * connected before. A send looks at the creator at its peer's first send
+ * and then once a stale interval at most: the first send after the death
+ * through a peer that has not sent yet answers SYNCQ_EDEAD at once (a
+ * packet still free: it used to commit); a NOWAIT sender that filled
+ * the queue and retries on SYNCQ_FULL gets SYNCQ_EDEAD within an
+ * interval (it got
+ * SYNCQ_FULL for as long as it retried, before the full queue's creator
+ * was looked at); a plain send on that full queue answers SYNCQ_EDEAD
+ * too (it does not wait for ever). A new connection is refused with
+ * SYNCQ_EDEAD at once. */
 #define GONE_PACKETS 4u
 typedef struct gone_arg {
   int go_rd, ready_wr;
+  uint32_t packets;
   char name[96]; /* the parent's: name_of stamps the caller's pid */
 } gone_arg;
 
 static void gone_child(void *argp) {
   gone_arg *a = argp;
-  syncq_am_config cfg = {.packets = GONE_PACKETS, .bulk_blocks = 2, .bulk_size = 64};
+  syncq_am_config cfg = {.packets = a->packets, .bulk_blocks = 2, .bulk_size = 64, .stale_claim_ns = STALE_NS};
   syncq_am_endpoint *ep;
   CHILD_CHECK(syncq_am_create(a->name, &cfg, &ep) == SYNCQ_OK, 50);
   char c = 1;
@@ -1617,36 +1630,386 @@ static void gone_child(void *argp) {
   _exit(0); /* no destroy */
 }
 
-static void test_send_nowait_creator_gone(void **state) {
-  (void)state;
-  int go[2], ready[2];
+/* A receiver (gone_child) with `packets` per queue, run until *go is
+ * written: returns its pid, ga's pipes open. */
+static pid_t gone_start(gone_arg *ga, int go[2], int ready[2], uint32_t packets, int i) {
   assert_int_equal(pipe(go), 0);
   assert_int_equal(pipe(ready), 0);
-  gone_arg ga = {.go_rd = go[0], .ready_wr = ready[1]};
-  name_of(ga.name, sizeof ga.name, "gone", 0);
-  const char *name = ga.name;
-  pid_t c = spawn(gone_child, &ga);
+  ga->go_rd = go[0];
+  ga->ready_wr = ready[1];
+  ga->packets = packets;
+  name_of(ga->name, sizeof ga->name, "gone", i);
+  pid_t c = spawn(gone_child, ga);
   char b;
   assert_int_equal(read(ready[0], &b, 1), 1);
-  syncq_am_peer *peer;
-  assert_int_equal(syncq_am_connect(NULL, name, &peer), SYNCQ_OK);
+  return c;
+}
+
+static void gone_end(pid_t c, int go[2], int ready[2]) {
+  char b = 1;
   assert_int_equal(write(go[1], &b, 1), 1);
   assert_int_equal(reap(c), 0);
-  uint32_t args[1] = {0};
-  int r = SYNCQ_OK;
-  unsigned sent = 0;
-  for (; sent <= GONE_PACKETS && (r = syncq_am_request(peer, H_COUNT, args, 1, SYNCQ_AM_NOWAIT)) == SYNCQ_OK; sent++) {
-  }
-  if (r != SYNCQ_EDEAD) print_error("after %u sends: %s, not SYNCQ_EDEAD\n", sent, syncq_strerror(r));
-  assert_int_equal(r, SYNCQ_EDEAD);
-  assert_int_equal(sent, GONE_PACKETS);                                       /* the queue's packets, then the answer */
-  assert_int_equal(syncq_am_request(peer, H_COUNT, args, 1, 0), SYNCQ_EDEAD); /* a plain send too */
-  assert_int_equal(syncq_am_disconnect(peer), SYNCQ_OK);
-  assert_int_equal(syncq_am_connect(NULL, name, &peer), SYNCQ_EDEAD);
-  assert_int_equal(syncq_am_unlink(name), SYNCQ_OK);
   for (int i = 0; i < 2; i++) {
     close(go[i]);
     close(ready[i]);
+  }
+}
+
+/* The lock-free claim, a NOWAIT send whose position another sender takes
+ * between its read of the tail and its read of that position's slot
+ * ("am.claim.assign": the hook sends through a second peer there): the
+ * queue has room beyond, so the send takes the next position; it answered
+ * SYNCQ_FULL, a queue with room reported full. Short and bulk messages
+ * (each has its own tail). */
+static syncq_am_peer *assign_other; /* the peer the hook sends through, once */
+static bool assign_other_bulk;
+static int assign_other_r;
+static void assign_hook(const char *name) {
+  if (strcmp(name, "am.claim.assign") != 0 || assign_other == NULL) return;
+  syncq_am_peer *p = assign_other;
+  assign_other = NULL; /* the nested send's own assignment passes here too */
+  assign_other_r = assign_other_bulk ? syncq_am_request_bulk(p, H_TALLY, "x", 1, NULL, 0, SYNCQ_AM_NOWAIT)
+                                     : syncq_am_request(p, H_TALLY, NULL, 0, SYNCQ_AM_NOWAIT);
+}
+
+static void test_nowait_assign_overtaken(void **state) {
+  (void)state;
+  for (int bulk = 0; bulk < 2; bulk++) {
+    char name[96];
+    name_of(name, sizeof name, "overtaken", bulk);
+    syncq_am_config cfg = {.claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 8, .bulk_blocks = 4, .bulk_size = 64};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    syncq_am_peer *p, *q;
+    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+    assert_int_equal(syncq_am_connect(NULL, name, &q), SYNCQ_OK);
+    assign_other = q;
+    assign_other_bulk = bulk != 0;
+    assign_other_r = -1;
+    syncq_race_hook = assign_hook;
+    int r = bulk ? syncq_am_request_bulk(p, H_TALLY, "y", 1, NULL, 0, SYNCQ_AM_NOWAIT)
+                 : syncq_am_request(p, H_TALLY, NULL, 0, SYNCQ_AM_NOWAIT);
+    syncq_race_hook = NULL;
+    assert_null(assign_other); /* the hook ran */
+    assert_int_equal(assign_other_r, SYNCQ_OK);
+    if (r != SYNCQ_OK)
+      print_error("%s send overtaken at its position: %s\n", bulk ? "bulk" : "short", syncq_strerror(r));
+    assert_int_equal(r, SYNCQ_OK);
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_poll(ep, 8, &handled), SYNCQ_OK);
+    assert_int_equal(handled, 2);
+    assert_int_equal(got, 2);
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_disconnect(q), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
+static void test_send_nowait_creator_gone(void **state) {
+  (void)state;
+  int go[2], ready[2];
+  gone_arg ga;
+  pid_t c = gone_start(&ga, go, ready, GONE_PACKETS, 0);
+  const char *name = ga.name;
+  syncq_am_peer *filler, *fresh;
+  assert_int_equal(syncq_am_connect(NULL, name, &filler), SYNCQ_OK);
+  assert_int_equal(syncq_am_connect(NULL, name, &fresh), SYNCQ_OK);
+  uint32_t args[1] = {0};
+  for (unsigned i = 0; i + 1u < GONE_PACKETS; i++)
+    assert_int_equal(syncq_am_request(filler, H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK); /* it lives */
+  gone_end(c, go, ready);
+  /* its first send, with a packet free: before, it committed (SYNCQ_OK) */
+  assert_int_equal(syncq_am_request(fresh, H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_EDEAD);
+  int r = SYNCQ_FULL;
+  unsigned ok = 0;
+  uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+  while (((r = syncq_am_request(filler, H_COUNT, args, 1, SYNCQ_AM_NOWAIT)) == SYNCQ_FULL || r == SYNCQ_OK) &&
+         syncq_now_ns() < deadline) {
+    if (r == SYNCQ_OK) ok++; /* the last packet, before the filler's next look */
+    usleep(100);
+  }
+  if (r != SYNCQ_EDEAD) print_error("a NOWAIT send to a full queue: %s, not SYNCQ_EDEAD\n", syncq_strerror(r));
+  assert_int_equal(r, SYNCQ_EDEAD);
+  assert_true(ok <= 1u);
+  assert_int_equal(syncq_am_request(filler, H_COUNT, args, 1, 0), SYNCQ_EDEAD); /* a plain send too */
+  assert_int_equal(syncq_am_disconnect(filler), SYNCQ_OK);
+  assert_int_equal(syncq_am_disconnect(fresh), SYNCQ_OK);
+  assert_int_equal(syncq_am_connect(NULL, name, &filler), SYNCQ_EDEAD);
+  assert_int_equal(syncq_am_unlink(name), SYNCQ_OK);
+}
+
+/* A plain send that waits on the full queue of a receiver that dies
+ * meanwhile: it answers SYNCQ_EDEAD (within about a stale interval of
+ * the death) instead of waiting for room for ever. In a forked child, so
+ * that a hang fails by the child's alarm. */
+static void blocked_sender(void *argp) {
+  syncq_am_peer *p = argp; /* inherited over fork; the queue is full */
+  uint32_t args[1] = {0};
+  _exit(syncq_am_request(p, H_COUNT, args, 1, 0) == SYNCQ_EDEAD ? 0 : 1);
+}
+
+static void test_send_blocked_creator_gone(void **state) {
+  (void)state;
+  int go[2], ready[2];
+  gone_arg ga;
+  pid_t c = gone_start(&ga, go, ready, GONE_PACKETS, 1);
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, ga.name, &p), SYNCQ_OK);
+  uint32_t args[1] = {0};
+  for (unsigned i = 0; i < GONE_PACKETS; i++)
+    assert_int_equal(syncq_am_request(p, H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  assert_int_equal(syncq_am_request(p, H_COUNT, args, 1, SYNCQ_AM_NOWAIT),
+                   SYNCQ_FULL); /* it lives, the queue is full */
+  pid_t s = spawn(blocked_sender, p);
+  usleep(2000); /* most likely waiting on the full queue by now (either order must answer SYNCQ_EDEAD) */
+  gone_end(c, go, ready);
+  assert_int_equal(reap(s), 0);
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  assert_int_equal(syncq_am_unlink(ga.name), SYNCQ_OK);
+}
+
+/* Sends with room to a receiver that died after the connect, one every
+ * millisecond or more (plain and NOWAIT): each is a slow stream, whose
+ * paced clock is read at every send, so the creator is looked at once a
+ * stale interval (STALE_NS, 5 ms) and the sends answer SYNCQ_EDEAD within
+ * an interval of the death: at most ROOM_SENDS_MAX of them commit after
+ * it, where before they committed until the queue was full (ROOM_PACKETS). */
+#define ROOM_PACKETS 256u
+#define ROOM_GAP_US 1000u
+#define ROOM_SENDS_MAX (STALE_NS / 1000u / ROOM_GAP_US + 2u) /* an interval of sends, and the one at its end */
+static void test_send_room_creator_gone(void **state) {
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    unsigned flags = k == 0 ? 0u : SYNCQ_AM_NOWAIT;
+    int go[2], ready[2];
+    gone_arg ga;
+    pid_t c = gone_start(&ga, go, ready, ROOM_PACKETS, 2 + k);
+    syncq_am_peer *p;
+    assert_int_equal(syncq_am_connect(NULL, ga.name, &p), SYNCQ_OK);
+    uint32_t args[1] = {0};
+    assert_int_equal(syncq_am_request(p, H_COUNT, args, 1, flags), SYNCQ_OK); /* it lives: looked at, OK */
+    gone_end(c, go, ready);
+    unsigned after = 0;
+    int r;
+    while ((r = syncq_am_request(p, H_COUNT, args, 1, flags)) == SYNCQ_OK && after < ROOM_PACKETS) {
+      after++;
+      usleep(ROOM_GAP_US);
+    }
+    if (r != SYNCQ_EDEAD || after > ROOM_SENDS_MAX)
+      print_error("%s sends: %u committed after the death, then %s\n", k == 0 ? "plain" : "NOWAIT", after,
+                  syncq_strerror(r));
+    assert_int_equal(r, SYNCQ_EDEAD);
+    assert_true(after <= ROOM_SENDS_MAX);
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_unlink(ga.name), SYNCQ_OK);
+  }
+}
+
+/* One thread alternating its sends over MULTI_PEERS peers whose
+ * receivers died after the connect, a send each MULTI_GAP_NS at least:
+ * the sends' clock is this thread's (read every 64 sends at this rate,
+ * whichever peer's send reads it), and each peer is looked at once that
+ * clock has passed the peer's next look. So each peer answers
+ * SYNCQ_EDEAD once its look is due, within the thread's next read and its
+ * next send (multi_sends_max), where a look only at a send that read the
+ * clock itself (the reads fall on the same peer, 64 being a multiple of
+ * MULTI_PEERS) left the others committing until that peer's look. */
+#define MULTI_PEERS 4
+#define MULTI_PACKETS 4096u
+#define MULTI_GAP_NS 2000u
+/* The sends to a peer whose creator was last looked at before `looked`
+ * that commit after the death, the sends starting at `start`: those until
+ * its next look is due (each MULTI_PEERS gaps apart at least), and those
+ * until the thread's next clock read (64 sends, all to this peer once the
+ * others answered), the read's send included. */
+static unsigned multi_sends_max(uint64_t looked, uint64_t start) {
+  uint64_t due = looked + STALE_NS;
+  uint64_t until_due = due > start ? (due - start) / (MULTI_GAP_NS * MULTI_PEERS) + 1u : 0u;
+  return (unsigned)until_due + 64u + 1u;
+}
+static void test_send_room_many_gone(void **state) {
+  (void)state;
+  int go[MULTI_PEERS][2], ready[MULTI_PEERS][2];
+  gone_arg ga[MULTI_PEERS];
+  pid_t c[MULTI_PEERS];
+  syncq_am_peer *p[MULTI_PEERS];
+  uint64_t looked[MULTI_PEERS];
+  uint32_t args[1] = {0};
+  for (int j = 0; j < MULTI_PEERS; j++) {
+    c[j] = gone_start(&ga[j], go[j], ready[j], MULTI_PACKETS, 4 + j);
+    assert_int_equal(syncq_am_connect(NULL, ga[j].name, &p[j]), SYNCQ_OK);
+  }
+  /* each peer's first send looks at its creator (alive): the last peer's
+   * first, the first peer's an interval later, so their next looks fall
+   * due in the order opposite to the sends' (which a look only at a
+   * send that read the clock would take one after the other) */
+  for (int j = MULTI_PEERS - 1; j >= 0; j--) {
+    assert_int_equal(syncq_am_request(p[j], H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK); /* it lives */
+    looked[j] = syncq_now_ns();                                                            /* its look was before */
+    if (j > 0) usleep((useconds_t)(STALE_NS / 1000u / (MULTI_PEERS - 1)));
+  }
+  char b = 1;
+  for (int j = 0; j < MULTI_PEERS; j++) assert_int_equal(write(go[j][1], &b, 1), 1); /* all exit at once */
+  for (int j = 0; j < MULTI_PEERS; j++) {
+    assert_int_equal(reap(c[j]), 0);
+    for (int i = 0; i < 2; i++) {
+      close(go[j][i]);
+      close(ready[j][i]);
+    }
+  }
+  unsigned after[MULTI_PEERS] = {0};
+  int r[MULTI_PEERS];
+  for (int j = 0; j < MULTI_PEERS; j++) r[j] = SYNCQ_OK;
+  int live = MULTI_PEERS;
+  uint64_t last = syncq_now_ns(), start = last;
+  while (live > 0) {
+    for (int j = 0; j < MULTI_PEERS; j++) {
+      /* a peer that answered keeps its turn: each of the others still
+       * gets one send in MULTI_PEERS gaps */
+      while (syncq_now_ns() - last < MULTI_GAP_NS) {
+      }
+      last = syncq_now_ns();
+      if (r[j] != SYNCQ_OK) continue;
+      r[j] = syncq_am_request(p[j], H_COUNT, args, 1, SYNCQ_AM_NOWAIT);
+      if (r[j] == SYNCQ_OK && ++after[j] < MULTI_PACKETS) continue;
+      if (r[j] == SYNCQ_OK) r[j] = SYNCQ_FULL; /* every packet committed: never looked at */
+      live--;
+    }
+  }
+  unsigned most[MULTI_PEERS];
+  for (int j = 0; j < MULTI_PEERS; j++) {
+    most[j] = multi_sends_max(looked[j], start);
+    if (r[j] != SYNCQ_EDEAD || after[j] > most[j])
+      print_error("peer %d: %u sends committed after the death (at most %u), then %s\n", j, after[j], most[j],
+                  syncq_strerror(r[j]));
+  }
+  for (int j = 0; j < MULTI_PEERS; j++) {
+    assert_int_equal(r[j], SYNCQ_EDEAD);
+    assert_true(after[j] <= most[j]);
+    assert_int_equal(syncq_am_disconnect(p[j]), SYNCQ_OK);
+    assert_int_equal(syncq_am_unlink(ga[j].name), SYNCQ_OK);
+  }
+}
+
+/* The clock of a send with room is paced: a stream of sends as fast as
+ * the loop makes them reads it at a small share of them (the race point
+ * "am.send.clock" counts the reads), where it read it at every send. A
+ * stale interval far longer than the stream keeps its rate out of it. */
+#define PACE_SENDS 2000u
+static uint32_t clock_reads;
+static void clock_count_hook(const char *name) {
+  if (strcmp(name, "am.send.clock") == 0 || strcmp(name, "am.poll.clock") == 0) clock_reads++;
+}
+
+static void test_send_clock_paced(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "sendpace", 0);
+  syncq_am_config cfg = {.packets = 4096, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = 10000000000ull};
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+  uint32_t args[1] = {0};
+  clock_reads = 0;
+  syncq_race_hook = clock_count_hook;
+  for (unsigned i = 0; i < PACE_SENDS; i++) assert_int_equal(syncq_am_request(p, H_COUNT, args, 1, 0), SYNCQ_OK);
+  syncq_race_hook = NULL;
+  if (clock_reads > PACE_SENDS / 16u) print_error("%u clock reads in %u sends\n", clock_reads, PACE_SENDS);
+  assert_true(clock_reads >= 1u); /* the first send looks */
+  assert_true(clock_reads <= PACE_SENDS / 16u);
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+/* Every claim, a live sender stopped between its claim and its commit:
+ * the receiver's polls at the CLAIMED head read the clock at a small share
+ * of them (the race point "am.poll.clock"), where each read it once (40 %
+ * of a bulk stream's receiver). A stale interval far longer than the
+ * polls keeps it out of the count. */
+#define PACE_POLLS 20000u
+static void test_poll_clock_paced(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    char name[96];
+    name_of(name, sizeof name, "pollpace", c);
+    syncq_am_config cfg = {
+      .claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = 10000000000ull};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    race_stop_at = "am.send.claimed";
+    pid_t child = spawn(stopped_sender, name);
+    int st = 0;
+    assert_int_equal(waitpid(child, &st, WUNTRACED), child);
+    assert_true(WIFSTOPPED(st));
+    clock_reads = 0;
+    syncq_race_hook = clock_count_hook;
+    for (unsigned i = 0; i < PACE_POLLS; i++) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    syncq_race_hook = NULL;
+    uint32_t reads = clock_reads;
+    assert_int_equal(kill(child, SIGCONT), 0);
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_wait(ep, 8, WOKEN_TIMEOUT_NS, &handled), SYNCQ_OK);
+    assert_int_equal(reap(child), 0);
+    if (reads > PACE_POLLS / 16u)
+      print_error("claim %s: %u clock reads in %u polls\n", syncq_am_claim_name(c), reads, PACE_POLLS);
+    assert_true(reads >= 1u); /* the first poll to see the claim starts its interval */
+    assert_true(reads <= PACE_POLLS / 16u);
+    assert_int_equal(got, 1);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
+/* Every claim: a sender dies between its claim and its commit, and the
+ * receiver polls once every RARE_GAP_US (5 ms) with syncq_am_poll alone
+ * (no wait to tell it time passed). Each poll of so slow a stream reads
+ * the clock, so the claim is taken back within a stale interval (20 ms,
+ * the default) of the first poll that saw it: at the RARE_POLLS_MAX-th
+ * poll at most. A fixed count of polls between clock reads (64) took 64
+ * polls, 320 ms. */
+#define RARE_GAP_US 5000u
+#define RARE_POLLS_MAX (SYNCQ_AM_DEFAULT_STALE_NS / 1000u / RARE_GAP_US + 2u)
+static void dying_claimer(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 90);
+  syncq_race_hook = kill_self_hook; /* at race_stop_at, set by the parent */
+  uint32_t args[1] = {1};
+  (void)syncq_am_request(p, H_TALLY, args, 1, 0);
+  _exit(91); /* not reached: it dies claiming */
+}
+
+static void test_poll_rare_dead_claim(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    char name[96];
+    name_of(name, sizeof name, "rarepoll", c);
+    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    race_stop_at = "am.send.claimed";
+    pid_t child = spawn(dying_claimer, name);
+    assert_int_equal(reap(child), 128 + SIGKILL); /* dead, its claim at the head */
+    syncq_am_counters cnt = {0};
+    unsigned polls = 0;
+    while (cnt.lost == 0 && polls < 1000u) {
+      assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+      polls++;
+      assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+      if (cnt.lost == 0) usleep(RARE_GAP_US);
+    }
+    if (polls > RARE_POLLS_MAX)
+      print_error("claim %s: taken back at poll %u (lost %u)\n", syncq_am_claim_name(c), polls, (unsigned)cnt.lost);
+    assert_int_equal(cnt.lost, 1);
+    assert_true(polls <= RARE_POLLS_MAX);
+    assert_int_equal(got, 0);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
   }
 }
 
@@ -2837,7 +3200,14 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_segment_prefaulted),
     cmocka_unit_test(test_create_full_shm),
     cmocka_unit_test(test_shutdown_and_cleanup),
+    cmocka_unit_test(test_nowait_assign_overtaken),
     cmocka_unit_test(test_send_nowait_creator_gone),
+    cmocka_unit_test(test_send_blocked_creator_gone),
+    cmocka_unit_test(test_send_room_creator_gone),
+    cmocka_unit_test(test_send_room_many_gone),
+    cmocka_unit_test(test_send_clock_paced),
+    cmocka_unit_test(test_poll_clock_paced),
+    cmocka_unit_test(test_poll_rare_dead_claim),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
     cmocka_unit_test(test_transport_turn),

@@ -87,6 +87,15 @@ def test_unknown_algorithm_names_the_valid_ones(tmp_path):
     assert not (tmp_path / "results.jsonl").exists()
 
 
+def test_the_rows_every_run_measures_can_be_chosen(tmp_path):
+    """dg25-latency's floor and inline rows are measured beside the
+    registry's queues; --algos accepts their names and keeps only them."""
+    lab("run", "dg25-latency", "--size", "smoke", "--launches", "1", "--where", "mode=pair",
+        "--algos", "nblfq,nblfq:inline,nblfq:reference,two-cas", "--quiet", "--out", str(tmp_path), check=0)
+    algos = {r["algorithm"] for r in records(tmp_path) if r["type"] == "point"}
+    assert algos == {"nblfq", "nblfq:inline", "nblfq:reference", "two-cas"}, algos
+
+
 def test_unknown_family():
     r = lab("algos", "widgets", check=2)
     assert "unknown family 'widgets'" in r.stderr and "counter" in r.stderr

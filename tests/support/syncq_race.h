@@ -44,6 +44,10 @@
  *   "am.send.claimed"  a send between its claim and its commit (src/am/am.c).
  *                    The AM tests kill or stop the process there
  *                    (tests/am/crash_matrix_test.c).
+ *   "am.claim.assign"  the lock-free claim's NOWAIT assignment, between
+ *                    its read of the tail and its read of that position's
+ *                    slot (src/am/claim_lockfree.c): am_test sends through
+ *                    another peer there, taking the position.
  *   "am.claim.owner"  the lock-free claim with its block or packet CLAIMED
  *                    by its CAS, its start time not yet written
  *                    (src/am/claim_lockfree.c): am_test stops a sender there.
@@ -62,6 +66,11 @@
  *                    doorbell (its queues looked idle after its fence), or
  *                    to yield the processor between polls (src/am/am.c):
  *                    am_test counts them.
+ *   "am.poll.clock", "am.send.clock"  a clock read of a poll at a head
+ *                    that is not ready (a claim, an assignment), and of
+ *                    the sending thread's paced clock (a read its count
+ *                    made due, or a look at a destination's creator;
+ *                    src/am/am.c): am_test counts them.
  *   "queue.loo.dequeue.snapshot", "queue.loo.dequeue.confirm"  LOO's
  *                    dequeue, between its Head load and its Tail load: in
  *                    the EMPTY test before the ticket, and in the guarded
