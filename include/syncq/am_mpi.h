@@ -92,9 +92,9 @@ typedef struct syncq_am_mpi syncq_am_mpi;
  * Memory: per peer through MPI, two rings of 2C + 8 buffers (C: credits)
  * of 48 bytes + shm.bulk_size, 648 KiB at the defaults, faulted in here so
  * a new job's first messages take no page fault; SYNCQ_ENOMEM when they
- * cannot be had. A rank that fails so, or cannot post its receives, still
- * takes part in the collectives: the job fails on every rank (the others
- * answer SYNCQ_ESYS), none is left waiting.
+ * cannot be had. A rank that fails so (or on its peer tables), or cannot
+ * post its receives, still takes part in the collectives: the job fails on
+ * every rank (the others answer SYNCQ_ESYS), none is left waiting.
  * Example: `syncq_am_mpi *job;` `int r = syncq_am_mpi_create(MPI_COMM_WORLD, NULL, &job);`
  *   `if (r != SYNCQ_OK) MPI_Abort(MPI_COMM_WORLD, 1);` */
 int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_mpi **out);

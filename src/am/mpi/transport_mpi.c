@@ -655,10 +655,14 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
   ep_name(j, j->rank, name, sizeof name);
   (void)syncq_am_unlink(name); /* a stale segment of a crashed run of the same pid */
   int r = syncq_am_create(name, cfg ? &cfg->shm : NULL, &j->ep);
-  int ok = r == SYNCQ_OK, all_ok = 0;
+  /* allocated before the Allreduce, so that a rank without them fails
+   * the job there rather than leave the others in the collectives below */
+  j->peer = calloc((size_t)j->size, sizeof *j->peer);
+  int *node_ranks = malloc((size_t)j->size * sizeof(int));
+  int ok = r == SYNCQ_OK && j->peer != NULL && node_ranks != NULL, all_ok = 0;
   if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, j->comm) != MPI_SUCCESS || !all_ok) {
-    rc = r != SYNCQ_OK ? r : SYNCQ_ESYS;
-    snprintf(j->why, sizeof j->why, "a rank could not create its endpoint");
+    rc = r != SYNCQ_OK ? r : ok ? SYNCQ_ESYS : SYNCQ_ENOMEM;
+    free(node_ranks);
     goto fail_comm;
   }
   syncq_am_limits lim;
@@ -666,14 +670,6 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
   j->bulk_size = lim.bulk_size;
   j->bufsize = sizeof(amm_hdr) + lim.bulk_size;
   j->tp = (am_transport){amm_send, amm_poll, j->bulk_size, j};
-
-  j->peer = calloc((size_t)j->size, sizeof *j->peer);
-  int *node_ranks = malloc((size_t)j->size * sizeof(int));
-  if (j->peer == NULL || node_ranks == NULL) {
-    free(node_ranks);
-    rc = SYNCQ_ENOMEM;
-    goto fail_comm;
-  }
   /* The node: ranks sharing memory with this one. */
   MPI_Comm node;
   int nn = 0;
