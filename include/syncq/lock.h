@@ -310,7 +310,8 @@ SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
  * lock that blocks or competes (named, or the safe default) adds
  * syncq/lock.h's concurrency restriction (Dice & Kogan 2019: FIFO among the
  * admitted threads, starvation-free).
- * Example: `syncq_lock_node n; syncq_lock_lock(l, &n); work(); syncq_lock_unlock(l, &n);` */
+ * Example: `syncq_lock_node n; if (syncq_lock_lock(l, &n) == SYNCQ_OK) { work(); syncq_lock_unlock(l, &n); }`
+ * (anderson past max_threads answers SYNCQ_ELIMIT, holding nothing) */
 SYNCQ_API int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
 /* Try to acquire without waiting for the holder: SYNCQ_OK (held) or
  * SYNCQ_EBUSY.
@@ -338,7 +339,8 @@ SYNCQ_API int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node); /* SYNCQ
  * Progress: the algorithm's; a queue lock's unlock may wait briefly for a
  * successor that is still linking itself in (MCS, CLH), so it is blocking
  * too (syncq_lock_algo(l)->progress).
- * Example: `syncq_lock_node n; syncq_lock_lock(l, &n); work(); syncq_lock_unlock(l, &n);` (the node the lock took) */
+ * Example: `syncq_lock_node n; if (syncq_lock_lock(l, &n) == SYNCQ_OK) { work(); syncq_lock_unlock(l, &n); }`
+ * (the node the lock took) */
 SYNCQ_API int syncq_lock_unlock(syncq_lock *l, syncq_lock_node *node);
 /* The registry entry the lock was created from (NULL for NULL).
  * Thread safety: any thread, at any time between create and destroy, from a

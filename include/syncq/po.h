@@ -576,8 +576,9 @@ typedef struct syncq_po_down {
  * Progress: blocking: the system's process-table mutex, held for a scan of
  * self's and pid's links or monitors (src/po/links.c); it never waits for
  * pid itself; it allocates the monitor's record.
- * Example: `uint64_t ref; syncq_po_msg *m; syncq_po_monitor(self, pid, &ref);`
- *   `while (syncq_po_recv(self, &m) == SYNCQ_OK && m->type != SYNCQ_PO_DOWN) syncq_po_free(self, m);` */
+ * Example: `uint64_t ref; syncq_po_msg *m; bool down = false;`
+ *   `if (syncq_po_monitor(self, pid, &ref) == SYNCQ_OK) while (!down && syncq_po_recv(self, &m) == SYNCQ_OK) {`
+ *   `down = m->type == SYNCQ_PO_DOWN; syncq_po_free(self, m); }` (the DOWN message freed too) */
 SYNCQ_API int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref);
 
 /* Stop watching pid from self (the monitor `ref` that syncq_po_monitor gave
@@ -775,7 +776,8 @@ SYNCQ_API int syncq_po_unregister(syncq_po_system *sys, const char *name);
  * atomics), else a pop from self's free list (src/po/postoffice.c); it
  * allocates when both are empty or the payload buffer is too small
  * ("mutex-nofree": every time).
- * Example: `syncq_po_msg *m; if (syncq_po_get(self, 5, &m) == SYNCQ_OK) { memcpy(m->data, "ping", 5); m->len = 5; }` */
+ * Example: `syncq_po_msg *m; if (syncq_po_get(self, 5, &m) == SYNCQ_OK) { memcpy(m->data, "ping", 5); handle(m);`
+ *   `syncq_po_free(self, m); }` (a message not sent goes back with syncq_po_free) */
 SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 
 /* Send msg to process `to` (its sender field is set to self's pid).
@@ -795,7 +797,8 @@ SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
  * one futex wake or one push onto a fiber run queue.
  * Example: `syncq_po_msg *m; if (syncq_po_get(self, 5, &m) == SYNCQ_OK) {`
  *   `memcpy(m->data, "ping", 5); m->len = 5; m->type = 1;`
- *   `syncq_po_send(self, to, m, SYNCQ_PO_LINK); }` (LINK: m now belongs to the receiver) */
+ *   `if (syncq_po_send(self, to, m, SYNCQ_PO_LINK) != SYNCQ_OK) syncq_po_free(self, m); }`
+ *   (LINK: once sent, m belongs to the receiver; not sent, it is still ours) */
 SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq_po_send_mode mode);
 
 /* Receive the next message of the inbox into *out, yielding the processor
@@ -861,8 +864,8 @@ SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
  * one consumer: only self receives from it.
  * Progress: blocking by purpose, at most timeout_ns (a fiber's wake-up is
  * late by as long as its scheduler runs a fiber that does not switch).
- * Example: `syncq_po_msg *m;`
- *   `if (syncq_po_recv_timeout(self, 1000000000, &m) == SYNCQ_ETIMEDOUT) puts("no message in 1 s");` */
+ * Example: `syncq_po_msg *m; int r = syncq_po_recv_timeout(self, 1000000000, &m);`
+ *   `if (r == SYNCQ_OK) { handle(m); syncq_po_free(self, m); } else if (r == SYNCQ_ETIMEDOUT) puts("no message in 1 s");` */
 SYNCQ_API int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, syncq_po_msg **out);
 
 /* Sleep ns nanoseconds. A fiber parks on its scheduler's timer heap (the

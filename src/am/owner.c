@@ -34,6 +34,7 @@
 #include "am_segment.h"
 
 #define AM_STAT_BUF 1024
+#define AM_STAT_THREADS_FIELD 20   /* proc(5): num_threads, the process's */
 #define AM_STAT_STARTTIME_FIELD 22 /* proc(5): starttime, clock ticks after boot */
 
 static pthread_once_t identity_once = PTHREAD_ONCE_INIT;
@@ -42,9 +43,9 @@ static pthread_once_t identity_once = PTHREAD_ONCE_INIT;
 static _Atomic(uint32_t) self_pid;
 static _Atomic(uint64_t) self_start;
 
-/* Read /proc/<pid>/stat: its state letter and start time. 0, or -1 with
- * errno (ENOENT: no such process). */
-static int read_stat_at(const char *path, char *state, uint64_t *start) {
+/* Read /proc/<pid>/stat: its state letter, thread count and start time.
+ * 0, or -1 with errno (ENOENT: no such process). */
+static int read_stat_at(const char *path, char *state, uint32_t *threads, uint64_t *start) {
   char buf[AM_STAT_BUF];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
@@ -70,6 +71,7 @@ static int read_stat_at(const char *path, char *state, uint64_t *start) {
       return -1;
     }
     f++;
+    if (field + 1 == AM_STAT_THREADS_FIELD) *threads = (uint32_t)strtoul(f, NULL, 10);
   }
   *start = strtoull(f, NULL, 10);
   return 0;
@@ -79,19 +81,20 @@ static int read_stat_at(const char *path, char *state, uint64_t *start) {
  * state): qemu-user answers /proc/self/stat and /proc/<own pid>/stat itself,
  * with a start time no other process sees, which would make a process
  * judge itself, or be judged, dead. */
-static int read_stat(uint32_t pid, char *state, uint64_t *start) {
+static int read_stat(uint32_t pid, char *state, uint32_t *threads, uint64_t *start) {
   char path[96];
   snprintf(path, sizeof path, "/proc/%u/task/%u/stat", (unsigned)pid, (unsigned)pid);
-  if (read_stat_at(path, state, start) == 0) return 0;
+  if (read_stat_at(path, state, threads, start) == 0) return 0;
   snprintf(path, sizeof path, "/proc/%u/stat", (unsigned)pid);
-  return read_stat_at(path, state, start);
+  return read_stat_at(path, state, threads, start);
 }
 
 static void identity_refresh(void) {
   uint32_t pid = (uint32_t)getpid();
   char st;
+  uint32_t threads;
   uint64_t start = 0;
-  if (read_stat(pid, &st, &start) != 0) start = 0; /* unknown: owners are then judged by pid alone */
+  if (read_stat(pid, &st, &threads, &start) != 0) start = 0; /* unknown: owners are then judged by pid alone */
   atomic_store_explicit(&self_pid, pid, memory_order_relaxed);
   atomic_store_explicit(&self_start, start, memory_order_relaxed);
 }
@@ -110,9 +113,14 @@ void am_self_identity(uint32_t *pid, uint64_t *start) {
 bool am_owner_dead(uint32_t pid, uint64_t start) {
   if (pid == 0) return true; /* never recorded: nobody to wait for */
   char st;
+  uint32_t threads = 0;
   uint64_t now_start;
-  if (read_stat(pid, &st, &now_start) != 0) return errno == ENOENT || errno == ESRCH;
-  if (st == 'Z' || st == 'X') return true;           /* exited, not yet reaped */
+  if (read_stat(pid, &st, &threads, &now_start) != 0) return errno == ENOENT || errno == ESRCH;
+  /* Exited, not yet reaped. A main thread that left by pthread_exit is a
+   * zombie too, while the process's other threads run on (they may be the
+   * ones that poll or send): the state is the main thread's, the thread
+   * count the process's, 1 once only the zombie is left. */
+  if ((st == 'Z' && threads <= 1u) || st == 'X') return true;
   if (start != 0 && now_start != start) return true; /* the pid names another process now */
   return false;
 }

@@ -28,6 +28,8 @@
  * for within half a slice; a handler that leaves its poll by longjmp (its
  * thread's next poll takes the queue back) and one suspended on a
  * fiber's stack (the thread's poll leaves the queue to it); sends to a
+ * receiver whose main thread left by pthread_exit while another polls
+ * (alive: connect and send succeed, the message handled); sends to a
  * receiver that died (a peer's first send, a NOWAIT sender retrying on
  * FULL, a plain send waiting on the full queue, sends with room one a
  * millisecond, one thread's sends alternating over several dead
@@ -1740,6 +1742,83 @@ static void test_send_nowait_creator_gone(void **state) {
   assert_int_equal(syncq_am_unlink(name), SYNCQ_OK);
 }
 
+/* A receiver whose main thread left by pthread_exit while another of its
+ * threads polls: the process lives, though /proc shows its main thread a
+ * zombie ('Z'), so a connect and a send succeed and the message is
+ * handled (the process's thread count tells it from one that exited,
+ * src/am/owner.c), where both answered SYNCQ_EDEAD. */
+typedef struct leader_arg {
+  int done_wr;
+  char name[96];
+  syncq_am_endpoint *ep;
+  uint32_t got;
+} leader_arg;
+
+static void *leader_poller(void *argp) {
+  leader_arg *a = argp;
+  while (a->got == 0) {
+    int r = syncq_am_wait(a->ep, 8, 1000000, NULL);
+    CHILD_CHECK(r == SYNCQ_OK || r == SYNCQ_ETIMEDOUT, 72);
+  }
+  char c = 1;
+  CHILD_CHECK(write(a->done_wr, &c, 1) == 1, 73);
+  _exit(0); /* no destroy: the parent unlinks */
+}
+
+static void leader_child(void *argp) {
+  leader_arg *a = argp;
+  CHILD_CHECK(syncq_am_create(a->name, NULL, &a->ep) == SYNCQ_OK, 70);
+  CHILD_CHECK(syncq_am_register(a->ep, H_TALLY, "tally", h_tally, &a->got) == SYNCQ_OK, 71);
+  pthread_t t;
+  CHILD_CHECK(pthread_create(&t, NULL, leader_poller, a) == 0, 74);
+  pthread_exit(NULL); /* the process goes on in leader_poller */
+}
+
+/* The state letter of pid's main thread (/proc/<pid>/task/<pid>/stat), or 0. */
+static char main_thread_state(pid_t pid) {
+  char path[96], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  char *r = strrchr(buf, ')');
+  return r != NULL && r[1] == ' ' ? r[2] : 0;
+}
+
+static void test_creator_main_thread_exited(void **state) {
+  (void)state;
+  int done[2];
+  assert_int_equal(pipe(done), 0);
+  leader_arg a = {.done_wr = done[1]};
+  name_of(a.name, sizeof a.name, "leader", 0);
+  pid_t c = spawn(leader_child, &a);
+  uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+  while (main_thread_state(c) != 'Z') { /* the endpoint is made before the main thread leaves */
+    assert_true(syncq_now_ns() < deadline);
+    usleep(1000);
+  }
+  syncq_am_peer *p = NULL;
+  int rc = syncq_am_connect(NULL, a.name, &p);
+  uint32_t args[1] = {1};
+  int rs = rc == SYNCQ_OK ? syncq_am_request(p, H_TALLY, args, 1, 0) : rc;
+  char b = 0;
+  if (rs == SYNCQ_OK) assert_int_equal(read(done[0], &b, 1), 1); /* handled by the live thread */
+  else (void)kill(c, SIGKILL);                                   /* nothing will come: end the child now */
+  int st = reap(c);
+  if (p != NULL) assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  assert_int_equal(syncq_am_unlink(a.name), SYNCQ_OK);
+  close(done[0]);
+  close(done[1]);
+  if (rc != SYNCQ_OK || rs != SYNCQ_OK)
+    print_error("main thread a zombie: connect %s, send %s, child %d\n", syncq_strerror(rc), syncq_strerror(rs), st);
+  assert_int_equal(rc, SYNCQ_OK);
+  assert_int_equal(rs, SYNCQ_OK);
+  assert_int_equal(b, 1);
+  assert_int_equal(st, 0);
+}
+
 /* A plain send that waits on the full queue of a receiver that dies
  * meanwhile: it answers SYNCQ_EDEAD (within about a stale interval of
  * the death) instead of waiting for room for ever. In a forked child, so
@@ -3202,6 +3281,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_shutdown_and_cleanup),
     cmocka_unit_test(test_nowait_assign_overtaken),
     cmocka_unit_test(test_send_nowait_creator_gone),
+    cmocka_unit_test(test_creator_main_thread_exited),
     cmocka_unit_test(test_send_blocked_creator_gone),
     cmocka_unit_test(test_send_room_creator_gone),
     cmocka_unit_test(test_send_room_many_gone),

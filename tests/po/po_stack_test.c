@@ -35,6 +35,8 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -291,9 +293,35 @@ static bool resident(const char *p) {
   return (v & 1) != 0;
 }
 
+/* Does this process's kernel make a page resident for
+ * process_madvise(MADV_POPULATE_WRITE) on a pidfd of its own, the call
+ * the pool makes? Markers can work without it (a kernel or a seccomp
+ * filter that refuses pidfd_open or process_madvise: the pool installs
+ * its guards one madvise each then), and the pool then leaves the tops
+ * to fault in. */
+static bool populate_works(void) {
+#if defined(SYS_pidfd_open) && defined(SYS_process_madvise)
+  long page = sysconf(_SC_PAGESIZE);
+  char *p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(p != MAP_FAILED);
+  long fd = syscall(SYS_pidfd_open, (long)getpid(), 0L);
+  bool ok = false;
+  if (fd >= 0) {
+    struct iovec iov = {p, (size_t)page};
+    ok = syscall(SYS_process_madvise, fd, &iov, (size_t)1, 23L /* MADV_POPULATE_WRITE */, 0L) == page && resident(p);
+    close((int)fd);
+  }
+  assert_int_equal(munmap(p, (size_t)page), 0);
+  return ok;
+#else
+  return false;
+#endif
+}
+
 static void test_batch_tops_resident(void **state) {
   (void)state;
   const size_t stack = 36 * KIB, guard = 8 * KIB, n = 100; /* a geometry of its own: nothing kept */
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
   po_stack_pool pool;
   assert_int_equal(po_stack_pool_init(&pool, stack, guard), SYNCQ_OK);
   po_stack **s = calloc(n, sizeof *s);
@@ -303,10 +331,12 @@ static void test_batch_tops_resident(void **state) {
   if (!po_stack_guards_are_markers()) {
     /* mprotect'ed guards (qemu-user, kernels before 6.13): stacks fault their top in */
     print_message("guards are mprotect'ed here: stack tops are not made resident ahead\n");
+  } else if (!populate_works()) {
+    print_message("process_madvise(MADV_POPULATE_WRITE) refused here: stack tops fault in\n");
   } else {
     for (size_t i = 0; i < n; i++) {
       assert_true(resident(s[i]->lo + s[i]->size - 1));
-      assert_false(resident(s[i]->lo + s[i]->size - 1 - 4 * KIB));
+      if (s[i]->size > page) assert_false(resident(s[i]->lo + s[i]->size - 1 - page)); /* the page below */
     }
   }
   for (size_t i = 0; i < n; i++) po_stack_put(&pool, s[i]);
