@@ -355,7 +355,20 @@ SYNCQ_NBL_INLINE int syncq_nbl_put_first(void *cells, uint64_t mask, _Atomic(uin
     SYNCQ_STAT_INC(cas_attempts);
     if (__builtin_expect(!syncq_nbl_cas_word(cells, h, c, c | item), 0)) return SYNCQ_NBL_CHASE_LOST;
   } else {
-    const syncq_nbl_cell u = syncq_nbl_load(cells, h, tag_bits);
+    /* Double-width cells: u as counter, then pointer, two loads where a
+     * cell read is three; the pair need not be one that was in memory.
+     * The commit needs no more: a CAS that finds (NIL, c) after a counter
+     * read of c finds the counter unchanged since (counters only rise),
+     * so the pointer was NIL throughout (under one counter it only goes
+     * NIL -> item) and the pair read was in memory. What the miss path
+     * concludes from u, FULL, it validates with a whole read of u that
+     * must give the same pair, which makes the pair one that was in
+     * memory when p was read (src/queue/nblfq2.c, contract). acquire
+     * (both): pair with the seq_cst double-width CAS that wrote the cell,
+     * and keep the counter read before the pointer read. */
+    syncq_pr_dw_atomic *a = (syncq_pr_dw_atomic *)cells;
+    const uint64_t uc = atomic_load_explicit(&a[h].hi, memory_order_acquire);
+    const syncq_nbl_cell u = syncq_nbl_mk(atomic_load_explicit(&a[h].lo, memory_order_acquire), uc);
 #ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("queue.nblfq.chase");
 #endif
