@@ -32,12 +32,14 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "test_plan.h"
 
 #include "syncq/platform.h"
+#include "syncq/queue/nblfq2.h"
 #include "syncq/stats.h"
 
 /* ---- the delay points: pause (semaphores) or raise a signal, when armed for this thread */
@@ -585,43 +587,115 @@ static void test_signal_async(void **state) {
 
 /* ------------------------------------------------------------- the header check */
 
-/* The typed queue refuses a header whose mask and magic were forged
+/* The typed queues refuse a header whose mask and magic were forged
  * together (the magic right for a mask init cannot write): only the
- * mask's own check (syncq_nbl_mask_ok) catches it. Once the header is put
- * back, the queue still holds its item. */
+ * mask's own check (syncq_nbl_mask_ok) catches it. Each call runs in a
+ * child under alarm(): where that check lets a mask through, the call may
+ * chase a ring of the wrong shape for ever or read past the cells, and
+ * the test fails with the call and the mask named, not at CTest's
+ * timeout. Once the header is put back, the queue still holds its item. */
+#define FORGED_LIMIT_S 10u     /* a call answers in microseconds, under sanitizers too */
+#define FORGED_OUT_WRITTEN 100 /* the child's exit when a refused dequeue wrote *item */
+
+static int item_forged;
+
+typedef struct forged_call {
+  const char *what;
+  int (*call)(void *q, void **out);
+} forged_call;
+
+static int nblfq_enq(void *q, void **out) {
+  (void)out;
+  return syncq_queue_nblfq_enqueue(q, &item_forged);
+}
+static int nblfq_deq(void *q, void **out) { return syncq_queue_nblfq_dequeue(q, out); }
+static int nblfq_enq_inline(void *q, void **out) {
+  (void)out;
+  return syncq_queue_nblfq_enqueue_inline(q, &item_forged);
+}
+static int nblfq_deq_inline(void *q, void **out) { return syncq_queue_nblfq_dequeue_inline(q, out); }
+static int nblfq2_enq(void *q, void **out) {
+  (void)out;
+  return syncq_queue_nblfq2_enqueue(q, &item_forged);
+}
+static int nblfq2_deq(void *q, void **out) { return syncq_queue_nblfq2_dequeue(q, out); }
+
+/* c->call(q) in a child, which must answer SYNCQ_EINVAL within
+ * FORGED_LIMIT_S and leave *item alone. */
+static void forged_call_refused(const forged_call *c, void *q, uint64_t mask) {
+  fflush(NULL);
+  const pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    alarm(FORGED_LIMIT_S);
+    void *out = NULL;
+    const int r = c->call(q, &out);
+    _exit(out != NULL ? FORGED_OUT_WRITTEN : r == SYNCQ_EINVAL ? 0 : 128 + r);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status))
+    fail_msg("%s, forged mask %#llx: %s (SIGALRM: no answer within %u s)", c->what, (unsigned long long)mask,
+             strsignal(WTERMSIG(status)), FORGED_LIMIT_S);
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == FORGED_OUT_WRITTEN)
+    fail_msg("%s, forged mask %#llx: *item written", c->what, (unsigned long long)mask);
+  if (WEXITSTATUS(status) != 0)
+    fail_msg("%s, forged mask %#llx: answered %d, want SYNCQ_EINVAL", c->what, (unsigned long long)mask,
+             (int)WEXITSTATUS(status) - 128);
+}
+
+/* Masks init cannot write, each with the magic forged to match: not S - 1,
+ * past the largest size bytes() accepts (max_cells), and the all-ones
+ * mask just above it. */
+static void forge_each(void *q, uint64_t *maskp, uint64_t *magicp, uint64_t max_cells, const forged_call *calls,
+                       size_t ncalls) {
+  const uint64_t magic = *magicp ^ *maskp; /* the constant, as init bound it to the mask */
+  const uint64_t kept = *maskp;
+  const uint64_t forged[] = {0, 2, 6, UINT64_MAX, max_cells, (UINT64_C(1) << (64 - __builtin_clzll(max_cells))) - 1};
+  for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
+    *maskp = forged[i];
+    *magicp = magic ^ forged[i];
+    for (size_t k = 0; k < ncalls; k++) forged_call_refused(&calls[k], q, forged[i]);
+  }
+  *maskp = kept;
+  *magicp = magic ^ kept;
+}
+
 static void test_forged_header(void **state) {
   (void)state;
-  const uint64_t magic = SYNCQ_QUEUE_NBLFQ_MAGIC;
   size_t bytes = 0;
   assert_int_equal(syncq_queue_nblfq_bytes(4, &bytes), SYNCQ_OK);
   syncq_queue_nblfq *q = syncq_alloc_aligned(bytes, 64);
   assert_non_null(q);
   assert_int_equal(syncq_queue_nblfq_init(q, 4), SYNCQ_OK);
-  static int item;
-  assert_int_equal(syncq_queue_nblfq_enqueue(q, &item), SYNCQ_OK);
-  const uint64_t forged[] = {0,
-                             2,
-                             6,
-                             UINT64_MAX,
-                             SYNCQ_QUEUE_NBLFQ_MAX_CELLS,
-                             (UINT64_C(1) << (64 - __builtin_clzll(SYNCQ_QUEUE_NBLFQ_MAX_CELLS))) - 1};
-  for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
-    q->mask = forged[i];
-    q->magic = magic ^ forged[i];
-    void *out = NULL;
-    assert_int_equal(syncq_queue_nblfq_enqueue(q, &item), SYNCQ_EINVAL);
-    assert_int_equal(syncq_queue_nblfq_dequeue(q, &out), SYNCQ_EINVAL);
-    assert_int_equal(syncq_queue_nblfq_enqueue_inline(q, &item), SYNCQ_EINVAL);
-    assert_int_equal(syncq_queue_nblfq_dequeue_inline(q, &out), SYNCQ_EINVAL);
-    assert_null(out);
-  }
-  q->mask = 3;
-  q->magic = magic ^ 3;
+  assert_int_equal(syncq_queue_nblfq_enqueue(q, &item_forged), SYNCQ_OK);
+  const forged_call calls[] = {{"nblfq enqueue", nblfq_enq},
+                               {"nblfq dequeue", nblfq_deq},
+                               {"nblfq enqueue_inline", nblfq_enq_inline},
+                               {"nblfq dequeue_inline", nblfq_deq_inline}};
+  forge_each(q, &q->mask, &q->magic, SYNCQ_QUEUE_NBLFQ_MAX_CELLS, calls, sizeof calls / sizeof calls[0]);
   void *out = NULL;
   assert_int_equal(syncq_queue_nblfq_dequeue(q, &out), SYNCQ_OK); /* the header put back: the item is there */
-  assert_ptr_equal(out, &item);
+  assert_ptr_equal(out, &item_forged);
   assert_int_equal(syncq_queue_nblfq_destroy(q), SYNCQ_OK);
   free(q);
+
+  if (!syncq_pr_dwcas_available()) return; /* NBLFQ2's init refuses it: SYNCQ_ENOTSUP */
+  assert_int_equal(syncq_queue_nblfq2_bytes(4, &bytes), SYNCQ_OK);
+  syncq_queue_nblfq2 *q2 = syncq_alloc_aligned(bytes, 64);
+  assert_non_null(q2);
+  assert_int_equal(syncq_queue_nblfq2_init(q2, 4), SYNCQ_OK);
+  assert_int_equal(syncq_queue_nblfq2_enqueue(q2, &item_forged), SYNCQ_OK);
+  const forged_call calls2[] = {{"nblfq2 enqueue", nblfq2_enq}, {"nblfq2 dequeue", nblfq2_deq}};
+  /* as syncq_queue_nblfq2_bytes: the cells after the header fit size_t */
+  const uint64_t max2 = (uint64_t)((SIZE_MAX - sizeof(syncq_queue_nblfq2)) / sizeof(syncq_pr_dw_atomic));
+  forge_each(q2, &q2->mask, &q2->magic, max2, calls2, sizeof calls2 / sizeof calls2[0]);
+  out = NULL;
+  assert_int_equal(syncq_queue_nblfq2_dequeue(q2, &out), SYNCQ_OK);
+  assert_ptr_equal(out, &item_forged);
+  assert_int_equal(syncq_queue_nblfq2_destroy(q2), SYNCQ_OK);
+  free(q2);
 }
 
 int main(void) {
