@@ -43,7 +43,7 @@
 #include "syncq/stats.h"
 
 /* ---- the delay points: pause (semaphores) or raise a signal, when armed for this thread */
-enum { HOOK_NONE, HOOK_PAUSE_CHASE, HOOK_PAUSE_CAS, HOOK_RAISE_CAS };
+enum { HOOK_NONE, HOOK_PAUSE_CHASE, HOOK_PAUSE_CAS, HOOK_RAISE_CAS, HOOK_PAUSE_TORN };
 static _Thread_local int hook_armed = HOOK_NONE;
 static sem_t paused, resume;
 
@@ -61,8 +61,14 @@ static void hook(int where) {
 
 /* The algorithm's SYNCQ_RACE_POINTs: "queue.nblfq.chase" between the two
  * cell reads of a chase step, "queue.nblfq.commit" before the commit CAS. */
-static _Thread_local uint64_t points_passed; /* race points this thread passed */
+static _Thread_local uint64_t points_passed; /* race points this thread passed, but "torn" */
+static _Thread_local uint64_t torn_passed;   /* "queue.nblfq.torn": double-width enqueues' first steps */
 static void point(const char *name) {
+  if (strcmp(name, "queue.nblfq.torn") == 0) {
+    torn_passed++;
+    hook(HOOK_PAUSE_TORN);
+    return;
+  }
   points_passed++;
   if (hook_armed == HOOK_NONE) return; /* the common case, without a strcmp */
   if (strcmp(name, "queue.nblfq.chase") == 0) {
@@ -247,12 +253,15 @@ static void test_invariant_checker_catches_damage(void **state) {
  * step, the commit and the committed write (FULL, EMPTY: the chase step
  * only);
  * a first step that misjudged the counters would hand over to the
- * general path, which reads the cells again (another chase point). */
+ * general path, which reads the cells again (another chase point). The
+ * double-width enqueue's two-load read of u passes its own point once. */
 static void one_step(ring *r, bool dequeue, uint64_t want, int status) {
-  uint64_t before = points_passed, v = 0;
+  uint64_t before = points_passed, torn_before = torn_passed, v = 0;
   assert_int_equal(dequeue ? ring_deq(r, &v) : ring_enq(r, want), status);
   if (dequeue && status == SYNCQ_OK) assert_int_equal(v, want);
   assert_int_equal(points_passed - before, status == SYNCQ_OK ? 3 : 1);
+  /* and a double-width enqueue's first step reads its u once, in two loads */
+  assert_int_equal(torn_passed - torn_before, !dequeue && r->tag_bits >= 64);
 }
 
 static void one_thread_ring(uint64_t S, unsigned tag_bits) {
@@ -373,6 +382,50 @@ static uint64_t wrap_scenario(int where, bool dequeue, unsigned fill, unsigned t
   assert_int_equal(ring_check(&r), 0);
   free(r.cells);
   return op.stats.retries + op.stats.cas_failures;
+}
+
+/* NBLFQ2's enqueue reads the cell at the hint as counter, then pointer,
+ * with nothing to prove the pair was in memory (src/queue/nblfq2.c).
+ * A thread paused between the two loads at cell 0 of an empty ring
+ * (S = 4) while the main thread makes `pairs` enqueue/dequeue pairs reads
+ * (NIL, 0), which cell 0 no longer holds (it is (NIL, 1)). While cell 3,
+ * p, is untouched (pairs < 4), p says (NIL, 0) is the cell to fill: the
+ * step commits and its CAS loses, once, and the general path puts the
+ * item after the others; from 4 pairs on, p's counter moved too and the
+ * step does not commit. Either way the item comes out once, last. */
+static void test_torn_enqueue_read(void **state) {
+  (void)state;
+  if (!syncq_pr_dwcas_available()) {
+    print_message("skipped: no double-width CAS on this machine\n");
+    return;
+  }
+  const uint64_t S = 4;
+  for (unsigned pairs = 1; pairs <= 5; pairs++) {
+    ring r;
+    ring_init(&r, S, 64);
+    paused_op op = {&r, HOOK_PAUSE_TORN, false, UINT64_C(1000) << 4, -100, {0}};
+    pthread_t tid;
+    assert_int_equal(pthread_create(&tid, NULL, paused_thread, &op), 0);
+    while (sem_wait(&paused) != 0) {
+    }
+    uint64_t v;
+    for (unsigned k = 1; k <= pairs; k++) {
+      assert_int_equal(ring_enq(&r, (uint64_t)k << 4), SYNCQ_OK);
+      assert_int_equal(ring_deq(&r, &v), SYNCQ_OK);
+      assert_int_equal(v, (uint64_t)k << 4);
+    }
+    sem_post(&resume);
+    pthread_join(tid, NULL);
+    assert_int_equal(op.status, SYNCQ_OK);
+    if (op.stats.cas_failures != (pairs < S ? 1u : 0u))
+      fail_msg("%u pairs: %llu lost CAS, want %u", pairs, (unsigned long long)op.stats.cas_failures, pairs < S);
+    assert_int_equal(ring_check(&r), 1);
+    assert_int_equal(ring_deq(&r, &v), SYNCQ_OK);
+    assert_int_equal(v, UINT64_C(1000) << 4);
+    assert_int_equal(ring_deq(&r, &v), SYNCQ_EMPTY);
+    assert_int_equal(ring_check(&r), 0);
+    free(r.cells);
+  }
 }
 
 static void test_three_bit_wraparound(void **state) {
@@ -705,6 +758,7 @@ int main(void) {
     cmocka_unit_test(test_invariant_after_stress),    cmocka_unit_test(test_three_bit_wraparound),
     cmocka_unit_test(test_signal_mid_operation),      cmocka_unit_test(test_signal_async),
     cmocka_unit_test(test_one_thread_every_position), cmocka_unit_test(test_forged_header),
+    cmocka_unit_test(test_torn_enqueue_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,13 +31,14 @@
  * processes can have its header written by another one; a mask init
  * cannot have written, or one changed without the magic, is SYNCQ_EINVAL.
  *
- * Three named delay points, SYNCQ_RACE_POINT, each compiled only where a
+ * Four named delay points, SYNCQ_RACE_POINT, each compiled only where a
  * race test's build defines that macro (as in every lock body; no
  * installed header defines it): "queue.nblfq.chase" between the two cell
  * reads of a chase step, "queue.nblfq.commit" between the end of the chase
- * and the commit CAS, and "queue.nblfq.committed" between a successful
+ * and the commit CAS, "queue.nblfq.committed" between a successful
  * commit and the hint write (a thread preempted there writes a stale hint
- * when it resumes).
+ * when it resumes), and "queue.nblfq.torn" between the two loads of the
+ * double-width enqueue's first read (syncq_nbl_put_first).
  */
 #ifndef SYNCQ_STATIC_QUEUE_NBLFQ_H
 #define SYNCQ_STATIC_QUEUE_NBLFQ_H
@@ -368,6 +369,9 @@ SYNCQ_NBL_INLINE int syncq_nbl_put_first(void *cells, uint64_t mask, _Atomic(uin
      * and keep the counter read before the pointer read. */
     syncq_pr_dw_atomic *a = (syncq_pr_dw_atomic *)cells;
     const uint64_t uc = atomic_load_explicit(&a[h].hi, memory_order_acquire);
+#ifdef SYNCQ_RACE_POINT
+    SYNCQ_RACE_POINT("queue.nblfq.torn");
+#endif
     const syncq_nbl_cell u = syncq_nbl_mk(atomic_load_explicit(&a[h].lo, memory_order_acquire), uc);
 #ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("queue.nblfq.chase");
