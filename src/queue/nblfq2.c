@@ -43,7 +43,10 @@
  *                load to the re-read, and the pointer, non-NIL at the
  *                pointer load, could not change under it, so the pair was
  *                in memory from the pointer load on, and when p was read
- *                after it, the general path's validation. What a pair
+ *                after it, the general path's validation (which needs
+ *                the counter first: read after the pointer, it could
+ *                belong to a later round in which the same pointer was
+ *                enqueued again). What a pair
  *                that was never in memory costs: a retry counted (stats)
  *                where the comparison finds it ambiguous, or, where the
  *                cell was filled and emptied between the two loads (the
