@@ -10,9 +10,8 @@
  *   Progress:    lock-free (004 §V-B).
  *   Atomics:     uncontended: enqueue 1 cell read, 2 loads + 1 double-
  *                width CAS; dequeue 1 cell read, 1 load and the CAS. A
- *                cell read is 3
- *                loads (counter, pointer, counter, re-read while the
- *                counters differ) so that the pair is one that was in
+ *                cell read is 3 loads (counter, pointer, counter, re-read
+ *                while the counters differ) so that the pair is one that was in
  *                memory; FULL or EMPTY costs one more cell read
  *                (validation, as in nblfq.c). The dequeue's first step
  *                reads only the counter of p, the cell before the hint:
@@ -46,8 +45,8 @@
  *                after it, the general path's validation (which needs
  *                the counter first: read after the pointer, it could
  *                belong to a later round in which the same pointer was
- *                enqueued again). What a pair
- *                that was never in memory costs: a retry counted (stats)
+ *                enqueued again). What a pair that was never in memory
+ *                costs: a retry counted (stats)
  *                where the comparison finds it ambiguous, or, where the
  *                cell was filled and emptied between the two loads (the
  *                ring lapped), a CAS that loses, handled as any lost CAS.
