@@ -8,10 +8,10 @@
  *                words" with a double-width CAS, W = 2^64; otherwise the
  *                same Algorithms 1-4 (syncq/static/queue/nblfq.h).
  *   Progress:    lock-free (004 §V-B).
- *   Atomics:     uncontended: enqueue 2 cell reads + 1 double-width CAS;
- *                dequeue 1 cell read, 1 load and the CAS. A cell read is 3
- *                loads (counter, pointer, counter, re-read while the
- *                counters differ) so that the pair is one that was in
+ *   Atomics:     uncontended: enqueue 1 cell read, 2 loads + 1 double-
+ *                width CAS; dequeue 1 cell read, 1 load and the CAS. A
+ *                cell read is 3 loads (counter, pointer, counter, re-read
+ *                while the counters differ) so that the pair is one that was in
  *                memory; FULL or EMPTY costs one more cell read
  *                (validation, as in nblfq.c). The dequeue's first step
  *                reads only the counter of p, the cell before the hint:
@@ -24,6 +24,32 @@
  *                held NIL at the first read and throughout, and the
  *                answer is the one the full first read would have
  *                validated (syncq_nbl_take_first).
+ *                The enqueue's first step reads u, the cell at the hint,
+ *                as counter then pointer: two loads, without the second
+ *                counter load that would prove the pair was in memory.
+ *                It commits only where u reads (NIL, c), c computed from
+ *                p, with a CAS that expects (NIL, c): if the CAS finds
+ *                it, the counter read c before the pointer load and is c
+ *                again at the CAS; counters only rise (64 bits never
+ *                wrap), so it was c throughout, and under one counter the
+ *                pointer only goes NIL -> item, so it was NIL throughout:
+ *                (NIL, c) was in memory at both loads, the pair a whole
+ *                read would have returned. When it does not commit, u
+ *                goes to syncq_nbl_enqueue_miss, where it only chooses
+ *                the cell the general path starts from (which reads
+ *                again) except for FULL; FULL re-reads u whole and needs
+ *                the same pair: the counter then held from the first
+ *                load to the re-read, and the pointer, non-NIL at the
+ *                pointer load, could not change under it, so the pair was
+ *                in memory from the pointer load on, and when p was read
+ *                after it, the general path's validation (which needs
+ *                the counter first: read after the pointer, it could
+ *                belong to a later round in which the same pointer was
+ *                enqueued again). What a pair that was never in memory
+ *                costs: a retry counted (stats)
+ *                where the comparison finds it ambiguous, or, where the
+ *                cell was filled and emptied between the two loads (the
+ *                ring lapped), a CAS that loses, handled as any lost CAS.
  *   Memory:      caller's storage (5 cache lines + 16 bytes per cell);
  *                never allocates.
  *   Signal-safe: yes (as nblfq.c).
@@ -40,7 +66,8 @@
  *                has no double-width CAS (syncq_pr_dwcas_available()).
  *   Stats:       as nblfq.c (cas_attempts, cas_failures, retries).
  *   Deviations:  as nblfq.c (1)-(6); plus the 3-load cell read, since two
- *                64-bit loads of a 16-byte cell can be torn.
+ *                64-bit loads of a 16-byte cell can be torn (the first
+ *                steps' reads of p and u above excepted).
  */
 #include "syncq/queue/nblfq2.h"
 

@@ -32,16 +32,18 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "test_plan.h"
 
 #include "syncq/platform.h"
+#include "syncq/queue/nblfq2.h"
 #include "syncq/stats.h"
 
 /* ---- the delay points: pause (semaphores) or raise a signal, when armed for this thread */
-enum { HOOK_NONE, HOOK_PAUSE_CHASE, HOOK_PAUSE_CAS, HOOK_RAISE_CAS };
+enum { HOOK_NONE, HOOK_PAUSE_CHASE, HOOK_PAUSE_CAS, HOOK_RAISE_CAS, HOOK_PAUSE_TORN };
 static _Thread_local int hook_armed = HOOK_NONE;
 static sem_t paused, resume;
 
@@ -59,8 +61,14 @@ static void hook(int where) {
 
 /* The algorithm's SYNCQ_RACE_POINTs: "queue.nblfq.chase" between the two
  * cell reads of a chase step, "queue.nblfq.commit" before the commit CAS. */
-static _Thread_local uint64_t points_passed; /* race points this thread passed */
+static _Thread_local uint64_t points_passed; /* race points this thread passed, but "torn" */
+static _Thread_local uint64_t torn_passed;   /* "queue.nblfq.torn": double-width enqueues' first steps */
 static void point(const char *name) {
+  if (strcmp(name, "queue.nblfq.torn") == 0) {
+    torn_passed++;
+    hook(HOOK_PAUSE_TORN);
+    return;
+  }
   points_passed++;
   if (hook_armed == HOOK_NONE) return; /* the common case, without a strcmp */
   if (strcmp(name, "queue.nblfq.chase") == 0) {
@@ -245,12 +253,15 @@ static void test_invariant_checker_catches_damage(void **state) {
  * step, the commit and the committed write (FULL, EMPTY: the chase step
  * only);
  * a first step that misjudged the counters would hand over to the
- * general path, which reads the cells again (another chase point). */
+ * general path, which reads the cells again (another chase point). The
+ * double-width enqueue's two-load read of u passes its own point once. */
 static void one_step(ring *r, bool dequeue, uint64_t want, int status) {
-  uint64_t before = points_passed, v = 0;
+  uint64_t before = points_passed, torn_before = torn_passed, v = 0;
   assert_int_equal(dequeue ? ring_deq(r, &v) : ring_enq(r, want), status);
   if (dequeue && status == SYNCQ_OK) assert_int_equal(v, want);
   assert_int_equal(points_passed - before, status == SYNCQ_OK ? 3 : 1);
+  /* and a double-width enqueue's first step reads its u once, in two loads */
+  assert_int_equal(torn_passed - torn_before, !dequeue && r->tag_bits >= 64);
 }
 
 static void one_thread_ring(uint64_t S, unsigned tag_bits) {
@@ -371,6 +382,50 @@ static uint64_t wrap_scenario(int where, bool dequeue, unsigned fill, unsigned t
   assert_int_equal(ring_check(&r), 0);
   free(r.cells);
   return op.stats.retries + op.stats.cas_failures;
+}
+
+/* NBLFQ2's enqueue reads the cell at the hint as counter, then pointer,
+ * with nothing to prove the pair was in memory (src/queue/nblfq2.c).
+ * A thread paused between the two loads at cell 0 of an empty ring
+ * (S = 4) while the main thread makes `pairs` enqueue/dequeue pairs reads
+ * (NIL, 0), which cell 0 no longer holds (it is (NIL, 1)). While cell 3,
+ * p, is untouched (pairs < 4), p says (NIL, 0) is the cell to fill: the
+ * step commits and its CAS loses, once, and the general path puts the
+ * item after the others; from 4 pairs on, p's counter moved too and the
+ * step does not commit. Either way the item comes out once, last. */
+static void test_torn_enqueue_read(void **state) {
+  (void)state;
+  if (!syncq_pr_dwcas_available()) {
+    print_message("skipped: no double-width CAS on this machine\n");
+    return;
+  }
+  const uint64_t S = 4;
+  for (unsigned pairs = 1; pairs <= 5; pairs++) {
+    ring r;
+    ring_init(&r, S, 64);
+    paused_op op = {&r, HOOK_PAUSE_TORN, false, UINT64_C(1000) << 4, -100, {0}};
+    pthread_t tid;
+    assert_int_equal(pthread_create(&tid, NULL, paused_thread, &op), 0);
+    while (sem_wait(&paused) != 0) {
+    }
+    uint64_t v;
+    for (unsigned k = 1; k <= pairs; k++) {
+      assert_int_equal(ring_enq(&r, (uint64_t)k << 4), SYNCQ_OK);
+      assert_int_equal(ring_deq(&r, &v), SYNCQ_OK);
+      assert_int_equal(v, (uint64_t)k << 4);
+    }
+    sem_post(&resume);
+    pthread_join(tid, NULL);
+    assert_int_equal(op.status, SYNCQ_OK);
+    if (op.stats.cas_failures != (pairs < S ? 1u : 0u))
+      fail_msg("%u pairs: %llu lost CAS, want %u", pairs, (unsigned long long)op.stats.cas_failures, pairs < S);
+    assert_int_equal(ring_check(&r), 1);
+    assert_int_equal(ring_deq(&r, &v), SYNCQ_OK);
+    assert_int_equal(v, UINT64_C(1000) << 4);
+    assert_int_equal(ring_deq(&r, &v), SYNCQ_EMPTY);
+    assert_int_equal(ring_check(&r), 0);
+    free(r.cells);
+  }
 }
 
 static void test_three_bit_wraparound(void **state) {
@@ -585,43 +640,115 @@ static void test_signal_async(void **state) {
 
 /* ------------------------------------------------------------- the header check */
 
-/* The typed queue refuses a header whose mask and magic were forged
+/* The typed queues refuse a header whose mask and magic were forged
  * together (the magic right for a mask init cannot write): only the
- * mask's own check (syncq_nbl_mask_ok) catches it. Once the header is put
- * back, the queue still holds its item. */
+ * mask's own check (syncq_nbl_mask_ok) catches it. Each call runs in a
+ * child under alarm(): where that check lets a mask through, the call may
+ * chase a ring of the wrong shape for ever or read past the cells, and
+ * the test fails with the call and the mask named, not at CTest's
+ * timeout. Once the header is put back, the queue still holds its item. */
+#define FORGED_LIMIT_S 10u     /* a call answers in microseconds, under sanitizers too */
+#define FORGED_OUT_WRITTEN 100 /* the child's exit when a refused dequeue wrote *item */
+
+static int item_forged;
+
+typedef struct forged_call {
+  const char *what;
+  int (*call)(void *q, void **out);
+} forged_call;
+
+static int nblfq_enq(void *q, void **out) {
+  (void)out;
+  return syncq_queue_nblfq_enqueue(q, &item_forged);
+}
+static int nblfq_deq(void *q, void **out) { return syncq_queue_nblfq_dequeue(q, out); }
+static int nblfq_enq_inline(void *q, void **out) {
+  (void)out;
+  return syncq_queue_nblfq_enqueue_inline(q, &item_forged);
+}
+static int nblfq_deq_inline(void *q, void **out) { return syncq_queue_nblfq_dequeue_inline(q, out); }
+static int nblfq2_enq(void *q, void **out) {
+  (void)out;
+  return syncq_queue_nblfq2_enqueue(q, &item_forged);
+}
+static int nblfq2_deq(void *q, void **out) { return syncq_queue_nblfq2_dequeue(q, out); }
+
+/* c->call(q) in a child, which must answer SYNCQ_EINVAL within
+ * FORGED_LIMIT_S and leave *item alone. */
+static void forged_call_refused(const forged_call *c, void *q, uint64_t mask) {
+  fflush(NULL);
+  const pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    alarm(FORGED_LIMIT_S);
+    void *out = NULL;
+    const int r = c->call(q, &out);
+    _exit(out != NULL ? FORGED_OUT_WRITTEN : r == SYNCQ_EINVAL ? 0 : 128 + r);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status))
+    fail_msg("%s, forged mask %#llx: %s (SIGALRM: no answer within %u s)", c->what, (unsigned long long)mask,
+             strsignal(WTERMSIG(status)), FORGED_LIMIT_S);
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == FORGED_OUT_WRITTEN)
+    fail_msg("%s, forged mask %#llx: *item written", c->what, (unsigned long long)mask);
+  if (WEXITSTATUS(status) != 0)
+    fail_msg("%s, forged mask %#llx: answered %d, want SYNCQ_EINVAL", c->what, (unsigned long long)mask,
+             (int)WEXITSTATUS(status) - 128);
+}
+
+/* Masks init cannot write, each with the magic forged to match: not S - 1,
+ * past the largest size bytes() accepts (max_cells), and the all-ones
+ * mask just above it. */
+static void forge_each(void *q, uint64_t *maskp, uint64_t *magicp, uint64_t max_cells, const forged_call *calls,
+                       size_t ncalls) {
+  const uint64_t magic = *magicp ^ *maskp; /* the constant, as init bound it to the mask */
+  const uint64_t kept = *maskp;
+  const uint64_t forged[] = {0, 2, 6, UINT64_MAX, max_cells, (UINT64_C(1) << (64 - __builtin_clzll(max_cells))) - 1};
+  for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
+    *maskp = forged[i];
+    *magicp = magic ^ forged[i];
+    for (size_t k = 0; k < ncalls; k++) forged_call_refused(&calls[k], q, forged[i]);
+  }
+  *maskp = kept;
+  *magicp = magic ^ kept;
+}
+
 static void test_forged_header(void **state) {
   (void)state;
-  const uint64_t magic = SYNCQ_QUEUE_NBLFQ_MAGIC;
   size_t bytes = 0;
   assert_int_equal(syncq_queue_nblfq_bytes(4, &bytes), SYNCQ_OK);
   syncq_queue_nblfq *q = syncq_alloc_aligned(bytes, 64);
   assert_non_null(q);
   assert_int_equal(syncq_queue_nblfq_init(q, 4), SYNCQ_OK);
-  static int item;
-  assert_int_equal(syncq_queue_nblfq_enqueue(q, &item), SYNCQ_OK);
-  const uint64_t forged[] = {0,
-                             2,
-                             6,
-                             UINT64_MAX,
-                             SYNCQ_QUEUE_NBLFQ_MAX_CELLS,
-                             (UINT64_C(1) << (64 - __builtin_clzll(SYNCQ_QUEUE_NBLFQ_MAX_CELLS))) - 1};
-  for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
-    q->mask = forged[i];
-    q->magic = magic ^ forged[i];
-    void *out = NULL;
-    assert_int_equal(syncq_queue_nblfq_enqueue(q, &item), SYNCQ_EINVAL);
-    assert_int_equal(syncq_queue_nblfq_dequeue(q, &out), SYNCQ_EINVAL);
-    assert_int_equal(syncq_queue_nblfq_enqueue_inline(q, &item), SYNCQ_EINVAL);
-    assert_int_equal(syncq_queue_nblfq_dequeue_inline(q, &out), SYNCQ_EINVAL);
-    assert_null(out);
-  }
-  q->mask = 3;
-  q->magic = magic ^ 3;
+  assert_int_equal(syncq_queue_nblfq_enqueue(q, &item_forged), SYNCQ_OK);
+  const forged_call calls[] = {{"nblfq enqueue", nblfq_enq},
+                               {"nblfq dequeue", nblfq_deq},
+                               {"nblfq enqueue_inline", nblfq_enq_inline},
+                               {"nblfq dequeue_inline", nblfq_deq_inline}};
+  forge_each(q, &q->mask, &q->magic, SYNCQ_QUEUE_NBLFQ_MAX_CELLS, calls, sizeof calls / sizeof calls[0]);
   void *out = NULL;
   assert_int_equal(syncq_queue_nblfq_dequeue(q, &out), SYNCQ_OK); /* the header put back: the item is there */
-  assert_ptr_equal(out, &item);
+  assert_ptr_equal(out, &item_forged);
   assert_int_equal(syncq_queue_nblfq_destroy(q), SYNCQ_OK);
   free(q);
+
+  if (!syncq_pr_dwcas_available()) return; /* NBLFQ2's init refuses it: SYNCQ_ENOTSUP */
+  assert_int_equal(syncq_queue_nblfq2_bytes(4, &bytes), SYNCQ_OK);
+  syncq_queue_nblfq2 *q2 = syncq_alloc_aligned(bytes, 64);
+  assert_non_null(q2);
+  assert_int_equal(syncq_queue_nblfq2_init(q2, 4), SYNCQ_OK);
+  assert_int_equal(syncq_queue_nblfq2_enqueue(q2, &item_forged), SYNCQ_OK);
+  const forged_call calls2[] = {{"nblfq2 enqueue", nblfq2_enq}, {"nblfq2 dequeue", nblfq2_deq}};
+  /* as syncq_queue_nblfq2_bytes: the cells after the header fit size_t */
+  const uint64_t max2 = (uint64_t)((SIZE_MAX - sizeof(syncq_queue_nblfq2)) / sizeof(syncq_pr_dw_atomic));
+  forge_each(q2, &q2->mask, &q2->magic, max2, calls2, sizeof calls2 / sizeof calls2[0]);
+  out = NULL;
+  assert_int_equal(syncq_queue_nblfq2_dequeue(q2, &out), SYNCQ_OK);
+  assert_ptr_equal(out, &item_forged);
+  assert_int_equal(syncq_queue_nblfq2_destroy(q2), SYNCQ_OK);
+  free(q2);
 }
 
 int main(void) {
@@ -631,6 +758,7 @@ int main(void) {
     cmocka_unit_test(test_invariant_after_stress),    cmocka_unit_test(test_three_bit_wraparound),
     cmocka_unit_test(test_signal_mid_operation),      cmocka_unit_test(test_signal_async),
     cmocka_unit_test(test_one_thread_every_position), cmocka_unit_test(test_forged_header),
+    cmocka_unit_test(test_torn_enqueue_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

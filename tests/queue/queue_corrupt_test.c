@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "syncq/queue/fai_array.h"
@@ -178,6 +180,93 @@ static void test_corrupt_header(void **state) {
   }
 }
 
+/* NBLFQ and NBLFQ2 bind the magic to the mask (init stores the magic XOR
+ * the mask), so each case above is caught by the magic alone. Here a peer
+ * writes both, the magic forged to match a mask init cannot write: only
+ * the mask's own check stands between it and the cells. A check that let
+ * it through could chase a ring of the wrong shape for ever, so each call
+ * runs in a child under alarm() and a call that does not answer fails the
+ * test by name. */
+#define FORGED_LIMIT_S 10u /* a call answers in microseconds, under sanitizers too */
+
+typedef struct forged_api {
+  const queue_api *api;
+  size_t mask_at, magic_at; /* offsets of the two header words */
+  uint64_t max_cells;       /* the largest size the queue's bytes() accepts */
+} forged_api;
+
+/* enqueue (dequeue when `deq`) in a child: its answer, or a failure when
+ * the child does not answer within FORGED_LIMIT_S or dies. */
+static int bounded_call(const queue_api *api, void *q, bool deq, uint64_t mask) {
+  fflush(NULL);
+  const pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    alarm(FORGED_LIMIT_S);
+    void *out = NULL;
+    const int r = deq ? api->dequeue(q, &out) : api->enqueue(q, item_of(2));
+    _exit(out != NULL ? 255 : 128 + r);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status))
+    fail_msg("%s %s, forged mask %#llx: %s (SIGALRM: no answer within %u s)", api->name, deq ? "dequeue" : "enqueue",
+             (unsigned long long)mask, strsignal(WTERMSIG(status)), FORGED_LIMIT_S);
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 255)
+    fail_msg("%s dequeue, forged mask %#llx: wrote *item", api->name, (unsigned long long)mask);
+  return WEXITSTATUS(status) - 128;
+}
+
+static void test_forged_mask(void **state) {
+  (void)state;
+  const forged_api fapis[] = {
+    {&apis[3], offsetof(syncq_queue_nblfq, mask), offsetof(syncq_queue_nblfq, magic),
+     (SIZE_MAX - sizeof(syncq_queue_nblfq)) / sizeof(uint64_t)},
+    {&apis[4], offsetof(syncq_queue_nblfq2, mask), offsetof(syncq_queue_nblfq2, magic),
+     (SIZE_MAX - sizeof(syncq_queue_nblfq2)) / sizeof(syncq_pr_dw_atomic)},
+  };
+  assert_string_equal(fapis[0].api->name, "nblfq");
+  assert_string_equal(fapis[1].api->name, "nblfq2");
+  for (size_t a = 0; a < N_OF(fapis); a++) {
+    const forged_api *f = &fapis[a];
+    if (f->api->needs_dwcas && !syncq_pr_dwcas_available()) continue;
+    size_t bytes = 0;
+    assert_int_equal(f->api->bytes(CAPACITY, &bytes), SYNCQ_OK);
+    unsigned char *q = shared_map(bytes);
+    assert_int_equal(f->api->init(q, CAPACITY), SYNCQ_OK);
+    assert_int_equal(f->api->enqueue(q, item_of(1)), SYNCQ_OK);
+    uint64_t mask, magic;
+    memcpy(&mask, q + f->mask_at, sizeof mask);
+    memcpy(&magic, q + f->magic_at, sizeof magic);
+    const uint64_t forged[] = {0,
+                               2,
+                               6,
+                               12,
+                               (UINT64_C(1) << 62) - 1,
+                               UINT64_MAX,
+                               f->max_cells,
+                               (UINT64_C(1) << (64 - __builtin_clzll(f->max_cells))) - 1};
+    for (size_t i = 0; i < N_OF(forged); i++) {
+      const uint64_t forged_magic = magic ^ mask ^ forged[i];
+      corrupt_word(q, f->magic_at, sizeof forged_magic, forged_magic);
+      corrupt_word(q, f->mask_at, sizeof forged[i], forged[i]);
+      const int re = bounded_call(f->api, q, false, forged[i]), rd = bounded_call(f->api, q, true, forged[i]);
+      if (re != SYNCQ_EINVAL || rd != SYNCQ_EINVAL)
+        fail_msg("%s, forged mask %#llx: enqueue %d, dequeue %d, want SYNCQ_EINVAL", f->api->name,
+                 (unsigned long long)forged[i], re, rd);
+    }
+    corrupt_word(q, f->magic_at, sizeof magic, magic); /* the peer puts both back */
+    corrupt_word(q, f->mask_at, sizeof mask, mask);
+    void *out = NULL;
+    assert_int_equal(f->api->dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(1));
+    assert_int_equal(f->api->dequeue(q, &out), SYNCQ_EMPTY);
+    assert_int_equal(f->api->destroy(q), SYNCQ_OK);
+    shared_unmap(q, bytes);
+  }
+}
+
 /* SCQ carries slot indices through its rings: an entry of aq whose index
  * lies between n and bottom (2n - 1) names a slot past the n slots. The
  * dequeue that takes it answers SYNCQ_EINVAL instead of reading there. */
@@ -209,6 +298,7 @@ static void test_scq_bad_index(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_corrupt_header),
+    cmocka_unit_test(test_forged_mask),
     cmocka_unit_test(test_scq_bad_index),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -90,6 +90,8 @@
  *                    NBLFQ and NBLFQ2 (syncq/static/queue/nblfq.h):
  *                    inside a chase, between the chase and the commit CAS,
  *                    and between the commit and the hint write.
+ *   "queue.nblfq.torn" NBLFQ2's enqueue: between the counter and the
+ *                    pointer load of its first read of the cell at the hint.
  *   "queue.vyukov.enqueue.claimed", "queue.vyukov.dequeue.claimed"
  *                    Vyukov's blocking ring: a position claimed, its cell
  *                    not yet published or freed (queue_progress_test's

@@ -31,13 +31,14 @@
  * processes can have its header written by another one; a mask init
  * cannot have written, or one changed without the magic, is SYNCQ_EINVAL.
  *
- * Three named delay points, SYNCQ_RACE_POINT, each compiled only where a
+ * Four named delay points, SYNCQ_RACE_POINT, each compiled only where a
  * race test's build defines that macro (as in every lock body; no
  * installed header defines it): "queue.nblfq.chase" between the two cell
  * reads of a chase step, "queue.nblfq.commit" between the end of the chase
- * and the commit CAS, and "queue.nblfq.committed" between a successful
+ * and the commit CAS, "queue.nblfq.committed" between a successful
  * commit and the hint write (a thread preempted there writes a stale hint
- * when it resumes).
+ * when it resumes), and "queue.nblfq.torn" between the two loads of the
+ * double-width enqueue's first read (syncq_nbl_put_first).
  */
 #ifndef SYNCQ_STATIC_QUEUE_NBLFQ_H
 #define SYNCQ_STATIC_QUEUE_NBLFQ_H
@@ -355,7 +356,23 @@ SYNCQ_NBL_INLINE int syncq_nbl_put_first(void *cells, uint64_t mask, _Atomic(uin
     SYNCQ_STAT_INC(cas_attempts);
     if (__builtin_expect(!syncq_nbl_cas_word(cells, h, c, c | item), 0)) return SYNCQ_NBL_CHASE_LOST;
   } else {
-    const syncq_nbl_cell u = syncq_nbl_load(cells, h, tag_bits);
+    /* Double-width cells: u as counter, then pointer, two loads where a
+     * cell read is three; the pair need not be one that was in memory.
+     * The commit needs no more: a CAS that finds (NIL, c) after a counter
+     * read of c finds the counter unchanged since (counters only rise),
+     * so the pointer was NIL throughout (under one counter it only goes
+     * NIL -> item) and the pair read was in memory. What the miss path
+     * concludes from u, FULL, it validates with a whole read of u that
+     * must give the same pair, which makes the pair one that was in
+     * memory when p was read (src/queue/nblfq2.c, contract). acquire
+     * (both): pair with the seq_cst double-width CAS that wrote the cell,
+     * and keep the counter read before the pointer read. */
+    syncq_pr_dw_atomic *a = (syncq_pr_dw_atomic *)cells;
+    const uint64_t uc = atomic_load_explicit(&a[h].hi, memory_order_acquire);
+#ifdef SYNCQ_RACE_POINT
+    SYNCQ_RACE_POINT("queue.nblfq.torn");
+#endif
+    const syncq_nbl_cell u = syncq_nbl_mk(atomic_load_explicit(&a[h].lo, memory_order_acquire), uc);
 #ifdef SYNCQ_RACE_POINT
     SYNCQ_RACE_POINT("queue.nblfq.chase");
 #endif
