@@ -39,9 +39,9 @@
  *                pop (1 DWCAS) + 1 swap, and possibly 1 push later.
  *                trylock: the same as an uncontended lock, or EBUSY after
  *                2 loads (held), 3 (no spare: the tail moved on) or the
- *                lost CAS; never a pool operation. unlock: 2 loads (misuse checks: held,
- *                generation) + 1 release store (BLOCK/COMPETITIVE: 2
- *                loads + 1 release exchange, which reads the sleep
+ *                lost CAS; never a pool operation. unlock: 3 loads (misuse checks: held,
+ *                spare, generation) + 1 release store (BLOCK/COMPETITIVE:
+ *                3 loads + 1 release exchange, which reads the sleep
  *                mark).
  *   Memory:      caller's storage, 68 cache lines (4.4 KB); never allocates.
  *   Signal-safe: no (a handler's pop could interleave with its thread's).
@@ -312,13 +312,16 @@ static inline int clh_unlock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   qnode *me = rec(node)->mine;
   /* relaxed: misuse checks. The record names a node of this lock (one
-   * unsigned comparison: below node[0] wraps to a large offset), held
-   * (locked) under the record's generation. That is the record's own
-   * acquisition: a node is held again (locked set) only by prepare(),
-   * which moves its generation on, so a node released since, or waiting
-   * or prepared as a spare since, fails one of the two. */
+   * unsigned comparison: below node[0] wraps to a large offset). Only the
+   * holder's node is held (locked) with a spare set (adopt()): a released
+   * node is not held, a waiting or a prepared one has no spare (the
+   * generation alone would not tell a prepared one from the record's: a
+   * lock made again in the same storage starts its generations over); and
+   * a node released and held again since (through another record) has a
+   * later generation than this record's. */
   if ((uintptr_t)me - (uintptr_t)l->node >= sizeof l->node ||
       atomic_load_explicit(&me->locked, memory_order_relaxed) == 0u ||
+      atomic_load_explicit(&me->spare, memory_order_relaxed) == 0u ||
       atomic_load_explicit(&me->gen, memory_order_relaxed) != rec(node)->gen)
     return SYNCQ_EINVAL;
   /* From the release on, the successor may own, destroy and free the lock
