@@ -99,7 +99,10 @@ static inline int admit(syncq_lock_anderson *l, uint32_t max_threads) {
   return SYNCQ_OK;
 }
 
-int syncq_lock_anderson_lock(syncq_lock_anderson *l) {
+/* The bodies, one for the exported function and the ops table each (an
+ * exported function is not inlined into the table's wrapper: the wrapper
+ * would be one more jump per call). */
+static inline int anderson_lock(syncq_lock_anderson *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   uint32_t mask, max_threads;
   int r = checked_geometry(l, &mask, &max_threads);
@@ -127,7 +130,7 @@ int syncq_lock_anderson_lock(syncq_lock_anderson *l) {
   return SYNCQ_OK;
 }
 
-int syncq_lock_anderson_trylock(syncq_lock_anderson *l) {
+static inline int anderson_trylock(syncq_lock_anderson *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   uint32_t mask, max_threads;
   int r = checked_geometry(l, &mask, &max_threads);
@@ -149,7 +152,7 @@ int syncq_lock_anderson_trylock(syncq_lock_anderson *l) {
   return SYNCQ_EBUSY;
 }
 
-int syncq_lock_anderson_unlock(syncq_lock_anderson *l) {
+static inline int anderson_unlock(syncq_lock_anderson *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   uint32_t mask, max_threads;
   if (checked_geometry(l, &mask, &max_threads) != SYNCQ_OK) return SYNCQ_EINVAL;
@@ -177,6 +180,13 @@ int syncq_lock_anderson_unlock(syncq_lock_anderson *l) {
   return SYNCQ_OK;
 }
 
-SYNCQ_LOCK_REGISTER_NODELESS(anderson, "anderson", "Anderson's array-based queue lock (max threads fixed at init)",
-                             "003 §3.1; Anderson 1990; 000 §3.1", BLOCKING,
-                             SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED);
+int syncq_lock_anderson_lock(syncq_lock_anderson *l) { return anderson_lock(l); }
+int syncq_lock_anderson_trylock(syncq_lock_anderson *l) { return anderson_trylock(l); }
+int syncq_lock_anderson_unlock(syncq_lock_anderson *l) { return anderson_unlock(l); }
+
+/* The ops table calls the bodies, not the exported functions. */
+SYNCQ_LOCK_REGISTER_NODELESS_FNS(anderson, "anderson", "Anderson's array-based queue lock (max threads fixed at init)",
+                                 "003 §3.1; Anderson 1990; 000 §3.1", BLOCKING,
+                                 SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED,
+                                 syncq_lock_anderson, syncq_lock_anderson_init, syncq_lock_anderson_destroy,
+                                 anderson_lock, anderson_trylock, anderson_unlock);

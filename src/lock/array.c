@@ -111,7 +111,10 @@ static inline void await_turn(syncq_lock_array *l, uint32_t mask, uint32_t my) {
   }
 }
 
-int syncq_lock_array_faa_lock(syncq_lock_array *l) {
+/* The bodies, one for the exported function and the ops table each (an
+ * exported function is not inlined into the table's wrapper: the wrapper
+ * would be one more jump per call). */
+static inline int array_faa_lock(syncq_lock_array *l) {
   uint32_t mask;
   if (l == NULL || !checked_mask(l, &mask)) return SYNCQ_EINVAL;
   /* relaxed: the ticket orders nothing; await_turn's acquire does */
@@ -119,7 +122,7 @@ int syncq_lock_array_faa_lock(syncq_lock_array *l) {
   return SYNCQ_OK;
 }
 
-int syncq_lock_array_cas_lock(syncq_lock_array *l) {
+static inline int array_cas_lock(syncq_lock_array *l) {
   uint32_t mask;
   if (l == NULL || !checked_mask(l, &mask)) return SYNCQ_EINVAL;
   /* relaxed: a guess that the CAS validates; the CAS orders nothing
@@ -135,7 +138,7 @@ int syncq_lock_array_cas_lock(syncq_lock_array *l) {
   return SYNCQ_OK;
 }
 
-int syncq_lock_array_trylock(syncq_lock_array *l) {
+static inline int array_trylock(syncq_lock_array *l) {
   uint32_t mask;
   if (l == NULL || !checked_mask(l, &mask)) return SYNCQ_EINVAL;
   /* relaxed: a guess that the CAS below validates */
@@ -148,7 +151,7 @@ int syncq_lock_array_trylock(syncq_lock_array *l) {
   return SYNCQ_EBUSY;
 }
 
-int syncq_lock_array_unlock(syncq_lock_array *l) {
+static inline int array_unlock(syncq_lock_array *l) {
   uint32_t mask;
   if (l == NULL || !checked_mask(l, &mask)) return SYNCQ_EINVAL;
   /* relaxed: served is written only by holders, and the previous holder's
@@ -175,13 +178,19 @@ int syncq_lock_array_unlock(syncq_lock_array *l) {
   return SYNCQ_OK;
 }
 
+int syncq_lock_array_faa_lock(syncq_lock_array *l) { return array_faa_lock(l); }
+int syncq_lock_array_cas_lock(syncq_lock_array *l) { return array_cas_lock(l); }
+int syncq_lock_array_trylock(syncq_lock_array *l) { return array_trylock(l); }
+int syncq_lock_array_unlock(syncq_lock_array *l) { return array_unlock(l); }
+
+/* The ops tables call the bodies, not the exported functions. */
 SYNCQ_LOCK_REGISTER_NODELESS_FNS(array_cas, "array-cas", "array queue lock, place taken by a CAS loop (LL-SC form)",
                                  "003 §3.1", BLOCKING,
                                  SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, syncq_lock_array,
-                                 syncq_lock_array_cas_init, syncq_lock_array_destroy, syncq_lock_array_cas_lock,
-                                 syncq_lock_array_trylock, syncq_lock_array_unlock);
+                                 syncq_lock_array_cas_init, syncq_lock_array_destroy, array_cas_lock, array_trylock,
+                                 array_unlock);
 SYNCQ_LOCK_REGISTER_NODELESS_FNS(array_faa, "array-faa",
                                  "array queue lock, place taken by fetch-and-add (fetchop form)", "003 §3.1", BLOCKING,
                                  SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, syncq_lock_array,
-                                 syncq_lock_array_faa_init, syncq_lock_array_destroy, syncq_lock_array_faa_lock,
-                                 syncq_lock_array_trylock, syncq_lock_array_unlock);
+                                 syncq_lock_array_faa_init, syncq_lock_array_destroy, array_faa_lock, array_trylock,
+                                 array_unlock);

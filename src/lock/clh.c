@@ -24,19 +24,25 @@
  *                read.
  *   Progress:    blocking; starvation-free (FIFO: the order of the swaps and
  *                CASes of tail). trylock: wait-free. The pool is lock-free.
- *   Atomics:     uncontended lock: 2 loads (tail, its spare) + 1 CAS + 1
- *                load (the predecessor's flag) + 3 relaxed stores
- *                (preparing the new spare, its generation) + 1 release
- *                store (publishing it) + 2 relaxed loads (generations),
- *                no pool operation; on x86 the CAS is the one locked
- *                instruction. A contended arrival without a spare: pool
+ *   Atomics:     uncontended lock: 3 loads (tail, then its node's flag
+ *                and spare field, both before the CAS) + 1 CAS + 3
+ *                relaxed stores (preparing the new spare: its
+ *                generation, flag and spare field) + 1 release store
+ *                (publishing it) + 2 plain stores (the caller's record),
+ *                no load of the lock after the CAS (the new generations
+ *                are the tail words' upper bits), no pool operation; on
+ *                x86 the CAS is the one locked instruction, and the ops
+ *                table calls the bodies, not the exported functions (no
+ *                jump between). A flag read held before the CAS: the
+ *                arrival still takes the spare, then waits (looking
+ *                again first). A contended arrival without a spare: pool
  *                pop (1 DWCAS) + 1 swap, and possibly 1 push later.
  *                trylock: the same as an uncontended lock, or EBUSY after
  *                2 loads (held), 3 (no spare: the tail moved on) or the
- *                lost CAS; never a pool operation. unlock: 3 loads (misuse checks: held, spare,
- *                generation) + 1 release store (BLOCK/COMPETITIVE: 3
- *                loads + 1 release exchange,
- *                which reads the sleep mark).
+ *                lost CAS; never a pool operation. unlock: 3 loads (misuse checks: held,
+ *                spare, generation) + 1 release store (BLOCK/COMPETITIVE:
+ *                3 loads + 1 release exchange, which reads the sleep
+ *                mark).
  *   Memory:      caller's storage, 68 cache lines (4.4 KB); never allocates.
  *   Signal-safe: no (a handler's pop could interleave with its thread's).
  *   Process-shared: no (the queue links nodes by address): SYNCQ_ENOTSUP.
@@ -98,19 +104,38 @@ static inline void remember(syncq_lock_node *node, qnode *me) {
 
 static inline qnode *node_of(syncq_lock_clh *l, uint64_t word) { return &l->node[word & ((1u << INDEX_BITS) - 1u)]; }
 
-/* Make a node its owner is about to enqueue: held (locked 1), nothing
- * spare, and a tail word no earlier enqueue of it had (so a CAS on tail
- * that read an older one fails). Its owner alone touches it here; the
- * release that publishes its tail word (the swap or CAS of tail, or the
- * store of a holder's spare) publishes these writes. */
-static inline uint64_t prepare(syncq_lock_clh *l, qnode *n) {
+/* The same, when the caller has me's tail word w at hand (the spare it
+ * took): its generation is w's upper bits, prepare()'s value, so the fast
+ * path loads nothing back. */
+static inline void remember_word(syncq_lock_node *node, qnode *me, uint64_t w) {
+  rec(node)->mine = me;
+  rec(node)->gen = w >> INDEX_BITS;
+}
+
+/* Make node n, whose tail word was w (its last enqueue), ready for its
+ * owner to enqueue it again: held (locked 1), nothing spare, and a tail
+ * word no earlier enqueue of it had (so a CAS on tail that read an older
+ * one fails): w's generation plus one, modulo 2^56 (the bits above the
+ * index; the stored generation is kept to the same 56 bits, so that it
+ * always equals a tail word's upper bits, which remember_word relies on).
+ * Its owner alone touches it here; the release that publishes its tail
+ * word (the swap or CAS of tail, or the store of a holder's spare)
+ * publishes these writes. */
+static inline uint64_t prepare_after(qnode *n, uint64_t w) {
+  const uint64_t next = w + (1u << INDEX_BITS); /* the index stays; the carry out of bit 63 drops */
   /* relaxed: its owner's alone (an atomic only for unlock's misuse check,
    * which may read it from a thread that does not own the node) */
-  const uint64_t gen = atomic_load_explicit(&n->gen, memory_order_relaxed) + 1u;
-  atomic_store_explicit(&n->gen, gen, memory_order_relaxed);   /* the same */
+  atomic_store_explicit(&n->gen, next >> INDEX_BITS, memory_order_relaxed);
   atomic_store_explicit(&n->locked, 1u, memory_order_relaxed); /* published as said above */
   atomic_store_explicit(&n->spare, 0u, memory_order_relaxed);  /* the same */
-  return gen << INDEX_BITS | (uint64_t)(n - l->node);
+  return next;
+}
+
+/* The same, n's last tail word rebuilt from its stored generation (the
+ * paths that do not hold it). */
+static inline uint64_t prepare(syncq_lock_clh *l, qnode *n) {
+  /* relaxed: as above */
+  return prepare_after(n, atomic_load_explicit(&n->gen, memory_order_relaxed) << INDEX_BITS | (uint64_t)(n - l->node));
 }
 
 int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg) {
@@ -217,21 +242,51 @@ static __attribute__((noinline)) int enqueue_from_pool(syncq_lock_clh *l, syncq_
   return wait_and_adopt(l, node, me, pred, false);
 }
 
-int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node) {
+/* The holder's steps once the tail node (tail word t) is released and we
+ * enqueued the spare (tail word s) that its owner left. Our CAS from t
+ * proved that nobody enqueued after t's node, so it was not prepared
+ * again since: t is its last tail word. */
+static inline int hold_with_spare(syncq_lock_clh *l, syncq_lock_node *node, uint64_t t, uint64_t s) {
+  remember_word(node, node_of(l, s), s);
+  /* adopt(), having taken the spare: t's node becomes the spare's spare.
+   * release: pairs with the next arrival's acquire load of the field */
+  atomic_store_explicit(&node_of(l, s)->spare, prepare_after(node_of(l, t), t), memory_order_release);
+  return SYNCQ_OK;
+}
+
+/* The tail node (tail word t) was held when lock() looked: take its spare
+ * all the same (FIFO: we enqueue now), then wait for it (await_pred looks
+ * again first: it may have been released meanwhile). Out of line, as
+ * above. */
+static __attribute__((noinline)) int lock_behind(syncq_lock_clh *l, syncq_lock_node *node, uint64_t t) {
+  qnode *pred = node_of(l, t);
+  uint64_t s = clh_spare_take(&l->tail, t, &pred->spare);
+  if (s == 0u) return enqueue_from_pool(l, node); /* no spare, or another arrival came first */
+  SYNCQ_RACE_POINT("lock.clh.lock.behind");       /* tests: the holder releases here */
+  return wait_and_adopt(l, node, node_of(l, s), pred, true);
+}
+
+/* The acquisition, one body for the exported function and the ops table
+ * (an exported function is not inlined into the table's wrapper: the
+ * wrapper would be one more jump per call). */
+static inline int clh_lock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   /* acquire: pairs with the release of the swap or CAS that wrote the word
-   * (clh_spare_take's read of the spare field relies on it) */
+   * (clh_spare_take's read of the spare field, and the read of pred's flag
+   * below, rely on it) */
   uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
-  uint64_t s = clh_spare_take(&l->tail, t, &node_of(l, t)->spare);
+  qnode *pred = node_of(l, t);
+  /* Read pred's flag before the CAS, as trylock does, not after it: the
+   * load runs beside the spare's, and nothing waits on the CAS but the
+   * return. acquire: pairs with the releasing store or exchange in
+   * unlock. A 0 read here is this enqueue's release whenever the CAS
+   * below succeeds: the acquire load of t orders it after prepare()'s
+   * store of 1 for this enqueue, and the CAS from t proves that nobody
+   * enqueued after pred since, so pred was not prepared again. */
+  if (atomic_load_explicit(&pred->locked, memory_order_acquire) != 0u) return lock_behind(l, node, t);
+  uint64_t s = clh_spare_take(&l->tail, t, &pred->spare);
   if (s == 0u) return enqueue_from_pool(l, node); /* no spare, or another arrival came first */
-  qnode *me = node_of(l, s), *pred = node_of(l, t);
-  /* acquire: pairs with the releasing store or exchange in unlock */
-  if (atomic_load_explicit(&pred->locked, memory_order_acquire) != 0u) return wait_and_adopt(l, node, me, pred, true);
-  /* adopt(), having taken the spare: pred becomes me's spare. release:
-   * pairs with the next arrival's acquire load of the field */
-  atomic_store_explicit(&me->spare, prepare(l, pred), memory_order_release);
-  remember(node, me);
-  return SYNCQ_OK;
+  return hold_with_spare(l, node, t, s);
 }
 
 /* Wait-free: the spare of a released tail node, or SYNCQ_EBUSY. The pool
@@ -239,7 +294,7 @@ int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node) {
  * (set before the release that trylock read) until an arrival enqueues
  * after it, so reading no spare there means the tail has moved, and a
  * pool node's CAS from t would fail too. */
-int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node) {
+static inline int clh_trylock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire); /* pairs as in lock() */
   qnode *pred = node_of(l, t);
@@ -250,19 +305,21 @@ int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node) {
    * tail since we read it released, so the lock is ours now */
   uint64_t s = clh_spare_take(&l->tail, t, &pred->spare);
   if (s == 0u) return SYNCQ_EBUSY;
-  adopt(l, node_of(l, s), pred, true);
-  remember(node, node_of(l, s));
-  return SYNCQ_OK;
+  return hold_with_spare(l, node, t, s);
 }
 
-int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node) {
+static inline int clh_unlock(syncq_lock_clh *l, syncq_lock_node *node) {
   if (l == NULL || node == NULL) return SYNCQ_EINVAL;
   qnode *me = rec(node)->mine;
-  /* relaxed: misuse checks. Only the holder's node is held (locked) with
-   * a spare set (adopt()): a released node is not held, a waiting or a
-   * prepared one has no spare; and a node released and held again since
-   * (through another record) has a later generation than this record's. */
-  if (me < &l->node[0] || me >= &l->node[SYNCQ_LOCK_CLH_POOL] ||
+  /* relaxed: misuse checks. The record names a node of this lock (one
+   * unsigned comparison: below node[0] wraps to a large offset). Only the
+   * holder's node is held (locked) with a spare set (adopt()): a released
+   * node is not held, a waiting or a prepared one has no spare (the
+   * generation alone would not tell a prepared one from the record's: a
+   * lock made again in the same storage starts its generations over); and
+   * a node released and held again since (through another record) has a
+   * later generation than this record's. */
+  if ((uintptr_t)me - (uintptr_t)l->node >= sizeof l->node ||
       atomic_load_explicit(&me->locked, memory_order_relaxed) == 0u ||
       atomic_load_explicit(&me->spare, memory_order_relaxed) == 0u ||
       atomic_load_explicit(&me->gen, memory_order_relaxed) != rec(node)->gen)
@@ -284,6 +341,12 @@ int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node) {
   return SYNCQ_OK;
 }
 
-SYNCQ_LOCK_REGISTER(clh, "clh", "CLH list-based queue lock (nodes kept in the lock)",
-                    "Craig 1993; Magnusson, Landin & Hagersten 1994; 003 §3.1", BLOCKING,
-                    SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE);
+int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node) { return clh_lock(l, node); }
+int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node) { return clh_trylock(l, node); }
+int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node) { return clh_unlock(l, node); }
+
+/* The ops table calls the bodies, not the exported functions (see clh_lock). */
+SYNCQ_LOCK_REGISTER_FNS(clh, "clh", "CLH list-based queue lock (nodes kept in the lock)",
+                        "Craig 1993; Magnusson, Landin & Hagersten 1994; 003 §3.1", BLOCKING,
+                        SYNCQ_PROP_FIFO | SYNCQ_PROP_USES_NODE, syncq_lock_clh, syncq_lock_clh_init,
+                        syncq_lock_clh_destroy, clh_lock, clh_trylock, clh_unlock);

@@ -57,7 +57,10 @@ static inline bool try_0_to_1(syncq_lock_futex_mutex *l, uint32_t *seen) {
   return false;
 }
 
-int syncq_lock_futex_mutex_lock(syncq_lock_futex_mutex *l) {
+/* The bodies, one for the exported function and the ops table each (an
+ * exported function is not inlined into the table's wrapper: the wrapper
+ * would be one more jump per call). */
+static inline int futex_mutex_lock(syncq_lock_futex_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   uint32_t c;
   if (try_0_to_1(l, &c)) return SYNCQ_OK;
@@ -80,13 +83,13 @@ int syncq_lock_futex_mutex_lock(syncq_lock_futex_mutex *l) {
   return SYNCQ_OK;
 }
 
-int syncq_lock_futex_mutex_trylock(syncq_lock_futex_mutex *l) {
+static inline int futex_mutex_trylock(syncq_lock_futex_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   uint32_t c;
   return try_0_to_1(l, &c) ? SYNCQ_OK : SYNCQ_EBUSY;
 }
 
-int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l) {
+static inline int futex_mutex_unlock(syncq_lock_futex_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   /* relaxed: a misuse check only */
   if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u) return SYNCQ_EINVAL;
@@ -105,6 +108,13 @@ int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l) {
   return SYNCQ_OK;
 }
 
-SYNCQ_LOCK_REGISTER_NODELESS(futex_mutex, "futex-mutex", "three-state futex mutex (blocking or competitive)",
-                             "Drepper 2011, mutex 2; 003 §3.4", BLOCKING,
-                             SYNCQ_PROP_PROCESS_SHARED | SYNCQ_PROP_SLEEPS_BY_DEFAULT);
+int syncq_lock_futex_mutex_lock(syncq_lock_futex_mutex *l) { return futex_mutex_lock(l); }
+int syncq_lock_futex_mutex_trylock(syncq_lock_futex_mutex *l) { return futex_mutex_trylock(l); }
+int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l) { return futex_mutex_unlock(l); }
+
+/* The ops table calls the bodies, not the exported functions. */
+SYNCQ_LOCK_REGISTER_NODELESS_FNS(futex_mutex, "futex-mutex", "three-state futex mutex (blocking or competitive)",
+                                 "Drepper 2011, mutex 2; 003 §3.4", BLOCKING,
+                                 SYNCQ_PROP_PROCESS_SHARED | SYNCQ_PROP_SLEEPS_BY_DEFAULT, syncq_lock_futex_mutex,
+                                 syncq_lock_futex_mutex_init, syncq_lock_futex_mutex_destroy, futex_mutex_lock,
+                                 futex_mutex_trylock, futex_mutex_unlock);

@@ -69,7 +69,10 @@ static int held_by_me(syncq_lock_pthread_mutex *l) {
   return SYNCQ_OK;
 }
 
-int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l) {
+/* The bodies, one for the exported function and the ops table each (an
+ * exported function is not inlined into the table's wrapper: the wrapper
+ * would be one more jump per call). */
+static inline int pmutex_lock(syncq_lock_pthread_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   int e = pthread_mutex_lock(&l->mutex);
   if (e == EOWNERDEAD) e = pthread_mutex_consistent(&l->mutex);
@@ -78,7 +81,7 @@ int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l) {
   return e == EDEADLK ? SYNCQ_EBUSY : SYNCQ_ESYS;
 }
 
-int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l) {
+static inline int pmutex_trylock(syncq_lock_pthread_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   int e = pthread_mutex_trylock(&l->mutex);
   if (e == EOWNERDEAD) e = pthread_mutex_consistent(&l->mutex);
@@ -88,7 +91,7 @@ int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l) {
   return SYNCQ_ESYS;
 }
 
-int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l) {
+static inline int pmutex_unlock(syncq_lock_pthread_mutex *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   if (!l->robust) {
     /* relaxed: the owner's own store (held_by_me) is the value that matters
@@ -106,5 +109,12 @@ int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l) {
   return e == EPERM ? SYNCQ_EINVAL : SYNCQ_ESYS; /* robust: not the owner */
 }
 
-SYNCQ_LOCK_REGISTER_NODELESS(pthread_mutex, "pthread-mutex", "POSIX mutex (process-shared: robust)", "POSIX; 000 §3.1",
-                             BLOCKING, SYNCQ_PROP_PROCESS_SHARED | SYNCQ_PROP_SLEEPS_BY_DEFAULT);
+int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l) { return pmutex_lock(l); }
+int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l) { return pmutex_trylock(l); }
+int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l) { return pmutex_unlock(l); }
+
+/* The ops table calls the bodies, not the exported functions. */
+SYNCQ_LOCK_REGISTER_NODELESS_FNS(pthread_mutex, "pthread-mutex", "POSIX mutex (process-shared: robust)",
+                                 "POSIX; 000 §3.1", BLOCKING, SYNCQ_PROP_PROCESS_SHARED | SYNCQ_PROP_SLEEPS_BY_DEFAULT,
+                                 syncq_lock_pthread_mutex, syncq_lock_pthread_mutex_init,
+                                 syncq_lock_pthread_mutex_destroy, pmutex_lock, pmutex_trylock, pmutex_unlock);

@@ -137,7 +137,10 @@ static uint64_t take_ticket(syncq_lock_sc *l) {
   }
 }
 
-int syncq_lock_sc_lock(syncq_lock_sc *l) {
+/* The bodies, one for the exported function and the ops table each (an
+ * exported function is not inlined into the table's wrapper: the wrapper
+ * would be one more jump per call). */
+static inline int sc_lock(syncq_lock_sc *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   syncq_mp_thread *self = syncq_mp_self();
   bool sleeping = syncq_wait_may_sleep(l->wait);
@@ -203,7 +206,7 @@ int syncq_lock_sc_lock(syncq_lock_sc *l) {
   }
 }
 
-int syncq_lock_sc_trylock(syncq_lock_sc *l) {
+static inline int sc_trylock(syncq_lock_sc *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   uint64_t t = atomic_load(&l->next_ticket);
   /* acquire: pairs with the releaser's pre-granting CAS */
@@ -222,7 +225,7 @@ int syncq_lock_sc_trylock(syncq_lock_sc *l) {
 /* From the hand-over on (the pre-granting CAS, the grant's store or, when
  * the waiter may sleep, the grant's exchange of the flag) the next holder
  * may destroy and free the lock: only locals are used after it. */
-int syncq_lock_sc_unlock(syncq_lock_sc *l) {
+static inline int sc_unlock(syncq_lock_sc *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   uint64_t h = l->holder;
   syncq_lock_sc_slot *hs = &l->slot[h % l->nslots];
@@ -292,13 +295,17 @@ int syncq_lock_sc_skips(const syncq_lock_sc *l, uint64_t *out) {
   return SYNCQ_OK;
 }
 
+int syncq_lock_sc_lock(syncq_lock_sc *l) { return sc_lock(l); }
+int syncq_lock_sc_trylock(syncq_lock_sc *l) { return sc_trylock(l); }
+int syncq_lock_sc_unlock(syncq_lock_sc *l) { return sc_unlock(l); }
+
+/* The ops tables call the bodies, not the exported functions. */
 SYNCQ_LOCK_REGISTER_NODELESS_FNS(sc_queue, "sc-queue", "scheduler-conscious array queue lock (ticket by CAS)",
                                  "003 §3.4; Kontothanassis et al. 1997", BLOCKING,
                                  SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE, syncq_lock_sc, syncq_lock_sc_queue_init,
-                                 syncq_lock_sc_destroy, syncq_lock_sc_lock, syncq_lock_sc_trylock,
-                                 syncq_lock_sc_unlock);
+                                 syncq_lock_sc_destroy, sc_lock, sc_trylock, sc_unlock);
 SYNCQ_LOCK_REGISTER_NODELESS_FNS(hybrid_sc, "hybrid-sc",
                                  "003's hybrid queue lock (ticket by fetch-and-add), scheduler-conscious",
                                  "003 §3.1, §3.4, §5", BLOCKING, SYNCQ_PROP_FIFO | SYNCQ_PROP_SIGNAL_SAFE,
-                                 syncq_lock_sc, syncq_lock_hybrid_sc_init, syncq_lock_sc_destroy, syncq_lock_sc_lock,
-                                 syncq_lock_sc_trylock, syncq_lock_sc_unlock);
+                                 syncq_lock_sc, syncq_lock_hybrid_sc_init, syncq_lock_sc_destroy, sc_lock, sc_trylock,
+                                 sc_unlock);

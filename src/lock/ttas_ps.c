@@ -78,7 +78,10 @@ static void wait_sleeping(syncq_lock_tas *l) {
   }
 }
 
-int syncq_lock_ttas_ps_lock(syncq_lock_tas *l) {
+/* The bodies, one for the exported function and the ops table each (an
+ * exported function is not inlined into the table's wrapper: the wrapper
+ * would be one more jump per call). */
+static inline int ttas_ps_lock(syncq_lock_tas *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   /* relaxed: the test is a hint; the acquire exchange decides */
   if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u && try_with_request(l)) return SYNCQ_OK;
@@ -102,22 +105,27 @@ int syncq_lock_ttas_ps_lock(syncq_lock_tas *l) {
   }
 }
 
-int syncq_lock_ttas_ps_trylock(syncq_lock_tas *l) {
+static inline int ttas_ps_trylock(syncq_lock_tas *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   /* relaxed: a hint; the acquire exchange decides */
   if (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) return SYNCQ_EBUSY;
   return try_with_request(l) ? SYNCQ_OK : SYNCQ_EBUSY;
 }
 
-int syncq_lock_ttas_ps_unlock(syncq_lock_tas *l) {
+static inline int ttas_ps_unlock(syncq_lock_tas *l) {
   int r = syncq_lock_ttas_unlock(l);
   if (r == SYNCQ_OK) syncq_mp_nopreempt_end(); /* may give up the processor now */
   return r;
 }
 
+int syncq_lock_ttas_ps_lock(syncq_lock_tas *l) { return ttas_ps_lock(l); }
+int syncq_lock_ttas_ps_trylock(syncq_lock_tas *l) { return ttas_ps_trylock(l); }
+int syncq_lock_ttas_ps_unlock(syncq_lock_tas *l) { return ttas_ps_unlock(l); }
+
+/* The ops tables call the bodies, not the exported functions. */
 SYNCQ_LOCK_REGISTER_NODELESS_FNS(ttas_ps, "ttas-ps",
                                  "preemption-safe TTAS lock (no-preemption request, backoff cap 30 us)",
                                  "001 §2, §4 (Symunix interface)", BLOCKING,
                                  SYNCQ_PROP_SIGNAL_SAFE | SYNCQ_PROP_PROCESS_SHARED, syncq_lock_tas,
-                                 syncq_lock_ttas_ps_init, syncq_lock_ttas_ps_destroy, syncq_lock_ttas_ps_lock,
-                                 syncq_lock_ttas_ps_trylock, syncq_lock_ttas_ps_unlock);
+                                 syncq_lock_ttas_ps_init, syncq_lock_ttas_ps_destroy, ttas_ps_lock, ttas_ps_trylock,
+                                 ttas_ps_unlock);
