@@ -32,6 +32,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <stdlib.h>
 #include <cmocka.h>
 
@@ -145,6 +146,7 @@ static void test_bad_inputs_keep_the_count(void **state) {
     syncq_lock_config block = {0, SYNCQ_WAIT_BLOCK, false}; /* the second round: block by name */
     assert_int_equal(syncq_lock_create(names[i / 2], i % 2 ? &block : NULL, &l), SYNCQ_OK);
     syncq_lock_node mine;
+    memset(&mine, 0, sizeof mine); /* a node never used, not stack garbage (a stale record of the last round) */
     if (syncq_lock_algo(l)->props & SYNCQ_PROP_USES_NODE) assert_int_equal(syncq_lock_lock(l, NULL), SYNCQ_EINVAL);
     assert_int_equal(syncq_lock_unlock(l, &mine), SYNCQ_EINVAL); /* nobody holds it */
     assert_int_equal(syncq_lock_lock(NULL, &mine), SYNCQ_EINVAL);
