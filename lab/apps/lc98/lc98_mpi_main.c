@@ -118,7 +118,7 @@ static int am_roundtrip(syncq_am_mpi *j, server *s, syncq_am_peer *p) {
 
 static double am_rtt(syncq_am_mpi *j, server *s, uint64_t n, double *v) {
   syncq_am_peer *p;
-  syncq_am_mpi_peer(j, 1, &p);
+  if (syncq_am_mpi_peer(j, 1, &p) != SYNCQ_OK) return -1;
   for (uint64_t i = 0; i < n / WARMUP_DIVISOR; i++)
     if (am_roundtrip(j, s, p) != 0) return -1;
   for (uint64_t i = 0; i < n; i++) {
@@ -150,7 +150,7 @@ static double mpi_rtt(int rank, uint64_t n, double *v) {
 
 static double am_bw(syncq_am_mpi *j, server *s, uint64_t n, unsigned char *blk) {
   syncq_am_peer *p;
-  syncq_am_mpi_peer(j, 1, &p);
+  if (syncq_am_mpi_peer(j, 1, &p) != SYNCQ_OK) return -1;
   uint32_t a[1] = {0};
   uint64_t t0 = syncq_now_ns();
   for (uint64_t i = 0; i < n; i++) {
@@ -205,8 +205,7 @@ static int first(int rank, uint64_t n) {
   double one = 0, fill = 0, steady = 0;
   if (rank == 0) {
     syncq_am_peer *p;
-    syncq_am_mpi_peer(j, 1, &p);
-    bool ok = true;
+    bool ok = syncq_am_mpi_peer(j, 1, &p) == SYNCQ_OK;
     for (unsigned i = 0; i < FILL_TRIPS && ok; i++) {
       uint64_t t0 = syncq_now_ns();
       ok = am_roundtrip(j, &s, p) == 0;
