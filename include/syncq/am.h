@@ -464,8 +464,9 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  * SYNCQ_ESYS: the POSIX claim's mutex call failed otherwise (errno);
  * SYNCQ_EDEAD: the endpoint was shut down, or its creator (the only
  *   process that polls it) is gone. Sends through a peer look at the
- *   creator (one read of /proc) at the peer's first send and then once
- *   the endpoint's stale interval (stale_claim_ns) at most: a send with
+ *   creator (one read of /proc) at connect, at the peer's first send if
+ *   an interval has passed since, and then once the endpoint's stale
+ *   interval (stale_claim_ns) at most: a send with
  *   room, at the first send an interval after the last look, timed by
  *   its thread's clock, read at a pace that follows the thread's rate of
  *   sends, whatever peers they go to (every send when they come a 16th

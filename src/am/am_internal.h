@@ -58,7 +58,8 @@ struct syncq_am_peer {
    * it. Read by every send, written once a stale interval: on the line of
    * base, which every send reads anyway. */
   _Atomic(uint64_t) dead_check_ns;
-  void *base; /* the mapping of the destination's segment */
+  void *base;          /* the mapping of the destination's segment */
+  uint64_t connect_ns; /* the connect's look at the creator (am_peer_make); set once, read by the first send */
   size_t size;
   am_geometry geo;           /* validated at connect; every send computes its addresses from it */
   const am_claim_ops *claim; /* the claim geo names, chosen at connect */

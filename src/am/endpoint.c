@@ -35,6 +35,7 @@
 #include "am_claim.h"
 #include "am_internal.h"
 #include "am_segment.h"
+#include "syncq/clock.h"
 
 #define AM_PATH_MAX (SYNCQ_AM_NAME_MAX + 2)
 #define AM_ATTACH_WAIT_NS 200000000ull /* a segment being created gets this long to become valid */
@@ -312,6 +313,10 @@ int am_peer_make(syncq_am_endpoint *self, const char *name, syncq_am_peer **out)
     free(p);
     return SYNCQ_EDEAD;
   }
+  /* That was the peer's first look: its first send (dead_check_ns 0)
+   * starts its thread's pace but reads /proc again only if an interval
+   * has passed since (am.c, am_send_look) */
+  p->connect_ns = syncq_now_ns();
   p->claim = claim_ops[p->geo.claim]; /* in range: am_map validated the geometry */
   p->self = self;
   p->src_index = AM_NO_PEER;

@@ -1604,10 +1604,10 @@ static void test_shutdown_and_cleanup(void **state) {
 }
 
 /* A receiver that exits without destroying its endpoint, under senders
- * connected before. A send looks at the creator at its peer's first send
- * and then once a stale interval at most: the first send after the death
- * through a peer that has not sent yet answers SYNCQ_EDEAD at once (a
- * packet still free: it used to commit); a NOWAIT sender that filled
+ * connected before. A peer looks at the creator at connect and its sends
+ * then once a stale interval at most: the first send after the death
+ * through a peer connected an interval before answers SYNCQ_EDEAD at
+ * once (a packet still free: it used to commit); a NOWAIT sender that filled
  * the queue and retries on SYNCQ_FULL gets SYNCQ_EDEAD within an
  * interval (it got
  * SYNCQ_FULL for as long as it retried, before the full queue's creator
@@ -1722,6 +1722,7 @@ static void test_send_nowait_creator_gone(void **state) {
   for (unsigned i = 0; i + 1u < GONE_PACKETS; i++)
     assert_int_equal(syncq_am_request(filler, H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK); /* it lives */
   gone_end(c, go, ready);
+  usleep((useconds_t)(STALE_NS / 1000u)); /* an interval since the connect's look */
   /* its first send, with a packet free: before, it committed (SYNCQ_OK) */
   assert_int_equal(syncq_am_request(fresh, H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_EDEAD);
   int r = SYNCQ_FULL;
@@ -1735,6 +1736,7 @@ static void test_send_nowait_creator_gone(void **state) {
   if (r != SYNCQ_EDEAD) print_error("a NOWAIT send to a full queue: %s, not SYNCQ_EDEAD\n", syncq_strerror(r));
   assert_int_equal(r, SYNCQ_EDEAD);
   assert_true(ok <= 1u);
+  usleep((useconds_t)(STALE_NS / 1000u)); /* an interval since the last look: whether or not the queue has room */
   assert_int_equal(syncq_am_request(filler, H_COUNT, args, 1, 0), SYNCQ_EDEAD); /* a plain send too */
   assert_int_equal(syncq_am_disconnect(filler), SYNCQ_OK);
   assert_int_equal(syncq_am_disconnect(fresh), SYNCQ_OK);
@@ -1916,17 +1918,15 @@ static void test_send_room_many_gone(void **state) {
   syncq_am_peer *p[MULTI_PEERS];
   uint64_t looked[MULTI_PEERS];
   uint32_t args[1] = {0};
-  for (int j = 0; j < MULTI_PEERS; j++) {
-    c[j] = gone_start(&ga[j], go[j], ready[j], MULTI_PACKETS, 4 + j);
-    assert_int_equal(syncq_am_connect(NULL, ga[j].name, &p[j]), SYNCQ_OK);
-  }
-  /* each peer's first send looks at its creator (alive): the last peer's
+  for (int j = 0; j < MULTI_PEERS; j++) c[j] = gone_start(&ga[j], go[j], ready[j], MULTI_PACKETS, 4 + j);
+  /* each peer's connect looks at its creator (alive): the last peer's
    * first, the first peer's an interval later, so their next looks fall
    * due in the order opposite to the sends' (which a look only at a
    * send that read the clock would take one after the other) */
   for (int j = MULTI_PEERS - 1; j >= 0; j--) {
-    assert_int_equal(syncq_am_request(p[j], H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK); /* it lives */
+    assert_int_equal(syncq_am_connect(NULL, ga[j].name, &p[j]), SYNCQ_OK);
     looked[j] = syncq_now_ns();                                                            /* its look was before */
+    assert_int_equal(syncq_am_request(p[j], H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK); /* it lives */
     if (j > 0) usleep((useconds_t)(STALE_NS / 1000u / (MULTI_PEERS - 1)));
   }
   char b = 1;
@@ -1997,7 +1997,7 @@ static void test_send_clock_paced(void **state) {
   for (unsigned i = 0; i < PACE_SENDS; i++) assert_int_equal(syncq_am_request(p, H_COUNT, args, 1, 0), SYNCQ_OK);
   syncq_race_hook = NULL;
   if (clock_reads > PACE_SENDS / 16u) print_error("%u clock reads in %u sends\n", clock_reads, PACE_SENDS);
-  assert_true(clock_reads >= 1u); /* the first send looks */
+  assert_true(clock_reads >= 1u); /* the first send reads the thread's clock */
   assert_true(clock_reads <= PACE_SENDS / 16u);
   assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
