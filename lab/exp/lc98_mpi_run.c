@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * lc98_mpi_run.c — syncq-lab starts mpirun itself for its MPI points: the
- * build records each MPI's helper and launcher (SYNCQ_LAB_MPI, from
- * lab/CMakeLists.txt), and every sample that needs MPI runs
+ * build records each MPI's helper, launcher and the launcher's options
+ * (SYNCQ_LAB_MPI, from lab/CMakeLists.txt; the options are written once,
+ * in lc98_mpi_options.cmake, which also gives them to the tests that
+ * check the launch), and every sample that needs MPI runs
  *     timeout <bound> <mpirun> <options> -n <np> <helper> <args>
  * and parses the helper's lines ("<variant> <values...> ok" or
- * "... FAIL <why>"). Options: Open MPI gets --oversubscribe (2 cores, up
- * to 4 ranks) and vader's copy-in/copy-out (single-copy CMA needs ptrace
- * rights containers often lack), and runs as root when the lab does.
+ * "... FAIL <why>"). Open MPI runs as root when the lab does.
  *
  * Placement (LC98_MPI_PLACEMENT): both launchers are told to map ranks to
  * cores in turn and bind each to its core. Left to their defaults they
@@ -38,7 +38,7 @@
 #define LC98_MPI_OUT_MAX 8192  /* output kept for an error message */
 
 int lc98_mpi_list(lc98_mpi *out, int cap, const char **absent) {
-  static const char spec[] = SYNCQ_LAB_MPI; /* impl|helper|mpirun,... */
+  static const char spec[] = SYNCQ_LAB_MPI; /* impl|helper|mpirun|options,... */
   int n = 0;
   const char *p = spec;
   while (*p && n < cap) {
@@ -48,12 +48,13 @@ int lc98_mpi_list(lc98_mpi *out, int cap, const char **absent) {
     if (len >= sizeof item) break;
     memcpy(item, p, len);
     item[len] = '\0';
-    char *a = strchr(item, '|'), *b = a ? strchr(a + 1, '|') : NULL;
-    if (a && b) {
-      *a = *b = '\0';
+    char *a = strchr(item, '|'), *b = a ? strchr(a + 1, '|') : NULL, *c = b ? strchr(b + 1, '|') : NULL;
+    if (a && b && c) {
+      *a = *b = *c = '\0';
       snprintf(out[n].impl, sizeof out[n].impl, "%.15s", item);
       snprintf(out[n].helper, sizeof out[n].helper, "%.511s", a + 1);
       snprintf(out[n].mpirun, sizeof out[n].mpirun, "%.255s", b + 1);
+      snprintf(out[n].options, sizeof out[n].options, "%.255s", c + 1);
       if (access(out[n].helper, X_OK) == 0 && access(out[n].mpirun, X_OK) == 0) n++;
     }
     p += len;
@@ -64,12 +65,7 @@ int lc98_mpi_list(lc98_mpi *out, int cap, const char **absent) {
 }
 
 void lc98_mpi_command(const lc98_mpi *m, int np, char *out, size_t len) {
-  if (strcmp(m->impl, "openmpi") == 0)
-    snprintf(out, len,
-             "%s --oversubscribe --map-by core --bind-to core:overload-allowed --mca btl_vader_single_copy_mechanism "
-             "none -n %d",
-             m->mpirun, np);
-  else snprintf(out, len, "%s -map-by core -bind-to core -n %d", m->mpirun, np);
+  snprintf(out, len, "%s %s -n %d", m->mpirun, m->options, np);
 }
 
 int lc98_mpi_launch(lab_ctx *ctx, const lc98_mpi *m, int np, const char *args, lc98_mpi_line *lines, int cap) {
@@ -77,7 +73,7 @@ int lc98_mpi_launch(lab_ctx *ctx, const lc98_mpi *m, int np, const char *args, l
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
   }
-  char pre[512], cmd[2048];
+  char pre[640], cmd[2048]; /* mpirun and options: 255 characters each at most */
   lc98_mpi_command(m, np, pre, sizeof pre);
   snprintf(cmd, sizeof cmd, "timeout -k 5 %d %s '%s' %s 2>&1", LC98_MPI_TIMEOUT_S, pre, m->helper, args);
   fflush(NULL);

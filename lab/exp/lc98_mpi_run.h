@@ -14,9 +14,9 @@
 #define LC98_MPI_MAX 2 /* Open MPI, MPICH */
 /* Where every launch puts its ranks, under either MPI: each rank bound to
  * one core, ranks dealt to the cores in turn (rank r on core r mod the
- * cores, two or more to a core beyond), as lc98_mpi_command tells each
- * launcher explicitly. Recorded with the results (lc98-apps' "placement"
- * param); docs/lab.md says why. */
+ * cores, two or more to a core beyond), as each launcher's options
+ * (lc98_mpi_options.cmake) tell it explicitly. Recorded with the results
+ * (the MPI groups' "placement" param); docs/lab.md says why. */
 #define LC98_MPI_PLACEMENT "bind-to-core"
 #define LC98_MPI_MAX_LINES 16
 #define LC98_MPI_MAX_VALUES 3
@@ -25,6 +25,7 @@ typedef struct lc98_mpi {
   char impl[16];    /* "openmpi", "mpich" */
   char helper[512]; /* syncq-lab-mpi-<impl> */
   char mpirun[256];
+  char options[256]; /* the launcher's options (lc98_mpi_options.cmake) */
 } lc98_mpi;
 
 typedef struct lc98_mpi_line {
@@ -37,8 +38,9 @@ typedef struct lc98_mpi_line {
 
 /* The MPIs this build has helpers for; 0 with *absent set to why. */
 int lc98_mpi_list(lc98_mpi *out, int cap, const char **absent);
-/* The command line prefix the lab uses for `m` (for the report): the
- * launcher, its options (LC98_MPI_PLACEMENT's binding among them) and -n. */
+/* The command line prefix the lab launches `m` with (also for the report):
+ * "<mpirun> <options> -n <np>", the line tests/am/mpi_apps_run.sh and
+ * mpi_placement_run.sh launch the helper with. */
 void lc98_mpi_command(const lc98_mpi *m, int np, char *out, size_t len);
 /* Run the helper with np ranks and the words of `args`; parse its lines.
  * Returns the number of lines, or -1 after lab_fail(). */

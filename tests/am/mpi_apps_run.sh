@@ -1,24 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# mpi_apps_run.sh IMPL MPIRUN NP HELPER
+# mpi_apps_run.sh IMPL MPIRUN OPTIONS NP HELPER
 # lc98's applications (3-D FFT, connected components, sample sort) on NP
-# ranks under IMPL's mpirun, small sizes, with the lock-free and ticket
+# ranks under IMPL's mpirun, launched as syncq-lab launches them:
+# "MPIRUN OPTIONS -n NP HELPER ...", OPTIONS the launcher's options the lab
+# was built with (lab/exp/lc98_mpi_options.cmake, given by
+# tests/am/CMakeLists.txt), split into words by the shell as the lab's
+# popen splits them. Small sizes, with the lock-free and ticket
 # claims over shared memory and with every peer forced through MPI. The
 # helper checks each result (FFTW, a sequential union-find, sorted and a
 # permutation) and prints FAIL and exits non-zero on a wrong one. Then:
 # every rank runs in a session of its own, and the timed runs of cc and
 # cc-sparse over shared memory take no page faults.
 set -u
-impl=$1 mpirun=$2 np=$3 helper=$4
+impl=$1 mpirun=$2 opts=$3 np=$4 helper=$5
 [ -x "$mpirun" ] || { echo "SKIP: $mpirun not found"; exit 77; }
-case $impl in
-openmpi)
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  opts="--oversubscribe --map-by core --bind-to core:overload-allowed --mca btl_vader_single_copy_mechanism none"
-  pass_env="-x SYNCQ_LC98_SAY_SESSIONS -x SYNCQ_LC98_SAY_FAULTS" ;;
-*) opts="-map-by core -bind-to core" pass_env="" ;;
-esac
-# (the lab's options: lab/exp/lc98_mpi_run.c, lc98_mpi_command)
+# Open MPI runs as root when the lab does (lab/exp/lc98_mpi_run.c).
+[ "$impl" = openmpi ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+echo "launch: $mpirun $opts -n $np $helper ..."
 rc=0
 for spec in "fft 16" "cc 64" "cc-sparse 64" "sort 4096"; do
   out=$(timeout -k 5 120 "$mpirun" $opts -n "$np" "$helper" app $spec lock-free ticket mpi-forced 2>&1)
@@ -31,7 +30,7 @@ for spec in "fft 16" "cc 64" "cc-sparse 64" "sort 4096"; do
 done
 # Every rank runs in a session of its own (the helper's own_session): under
 # Open MPI, whose ranks share mpirun's otherwise, and under MPICH.
-out=$(SYNCQ_LC98_SAY_SESSIONS=1 SYNCQ_LC98_SAY_FAULTS=0 timeout -k 5 120 "$mpirun" $opts $pass_env -n "$np" "$helper" app cc 64 lock-free 2>&1)
+out=$(SYNCQ_LC98_SAY_SESSIONS=1 SYNCQ_LC98_SAY_FAULTS=0 timeout -k 5 120 "$mpirun" $opts -n "$np" "$helper" app cc 64 lock-free 2>&1)
 echo "sessions on $np ranks ($impl):"
 echo "$out" | sed 's/^/  /'
 if ! echo "$out" | grep -q "^sessions $np of $np\$"; then
@@ -41,7 +40,7 @@ fi
 # (the helper maps the applications' blocks first), but for a few that the
 # kernel may add. The lab's launch at the quick size (two claims, fft first)
 # reproduces the allocator's history that gave cc-sparse 157 on a rank.
-out=$(SYNCQ_LC98_SAY_SESSIONS=0 SYNCQ_LC98_SAY_FAULTS=1 timeout -k 5 120 "$mpirun" $opts $pass_env -n "$np" "$helper" \
+out=$(SYNCQ_LC98_SAY_SESSIONS=0 SYNCQ_LC98_SAY_FAULTS=1 timeout -k 5 120 "$mpirun" $opts -n "$np" "$helper" \
   app fft,cc,cc-sparse 32,256,256 tas lock-free 2>&1)
 st=$?
 echo "page faults of the timed runs on $np ranks ($impl):"

@@ -1,24 +1,28 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# mpi_placement_run.sh NP OPENMPI_MPIRUN OPENMPI_HELPER MPICH_MPIRUN MPICH_HELPER
+# mpi_placement_run.sh NP OPENMPI_MPIRUN OPENMPI_OPTIONS OPENMPI_HELPER \
+#                        MPICH_MPIRUN MPICH_OPTIONS MPICH_HELPER
 # lc98-apps compares variants measured in Open MPI's launch with variants
 # measured in MPICH's, so both launchers must place the ranks alike. Each
-# launches the lab's helper on NP ranks with the lab's own options
-# (lab/exp/lc98_mpi_run.c, lc98_mpi_command: keep the two in step), and
+# launches the lab's helper on NP ranks with the lab's own launch line,
+# "MPIRUN OPTIONS -n NP HELPER ..." (lab/exp/lc98_mpi_run.c,
+# lc98_mpi_command), OPTIONS the ones syncq-lab was built with
+# (lab/exp/lc98_mpi_options.cmake, given by tests/am/CMakeLists.txt), and
 # every rank reports the processors it may run on (Cpus_allowed_list).
 # Checked: rank r is allowed the same processors under both launchers, and
 # where this machine has more than one core in reach, no rank is left
 # free to run anywhere (each is bound). Exit 77 without both MPIs.
 set -u
-np=$1 ompi_run=$2 ompi_helper=$3 mpich_run=$4 mpich_helper=$5
+np=$1 ompi_run=$2 ompi_opts=$3 ompi_helper=$4 mpich_run=$5 mpich_opts=$6 mpich_helper=$7
 for x in "$ompi_run" "$ompi_helper" "$mpich_run" "$mpich_helper"; do
   [ -x "$x" ] || { echo "SKIP: $x not found (the placement is compared across both MPIs)"; exit 77; }
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 SYNCQ_LC98_SAY_PLACEMENT=1
-out_o=$(timeout -k 5 120 "$ompi_run" --oversubscribe --map-by core --bind-to core:overload-allowed \
-  --mca btl_vader_single_copy_mechanism none -x SYNCQ_LC98_SAY_PLACEMENT -n "$np" "$ompi_helper" app cc 64 lock-free 2>&1)
+echo "launch: $ompi_run $ompi_opts -n $np $ompi_helper ..."
+out_o=$(timeout -k 5 120 "$ompi_run" $ompi_opts -n "$np" "$ompi_helper" app cc 64 lock-free 2>&1)
 st_o=$?
-out_m=$(timeout -k 5 120 "$mpich_run" -map-by core -bind-to core -n "$np" "$mpich_helper" app cc 64 lock-free 2>&1)
+echo "launch: $mpich_run $mpich_opts -n $np $mpich_helper ..."
+out_m=$(timeout -k 5 120 "$mpich_run" $mpich_opts -n "$np" "$mpich_helper" app cc 64 lock-free 2>&1)
 st_m=$?
 pl_o=$(echo "$out_o" | grep '^placement ' | sort -k2n)
 pl_m=$(echo "$out_m" | grep '^placement ' | sort -k2n)
