@@ -61,12 +61,25 @@
  *                         within an alarm's CREATE_FAIL_S, the failing one
  *                         with its error and the others with SYNCQ_EBROKEN;
  *                         a job created next on every rank then works.
+ *                         failrings first probes, before MPI_Init, whether
+ *                         the kernel refuses an anonymous mapping past a
+ *                         lowered RLIMIT_DATA (Linux 4.7 and later, unless
+ *                         booted with ignore_rlimit_data); where it does
+ *                         not, no rank calls the create: the last rank writes
+ *                         the reason to $SYNCQ_TEST_OUT/skip and mpi_run.sh
+ *                         exits 77 (ctest's skip) with it.
+ *   mpi_am_test failrings-nolimit
+ *                         the same probe with the limit left where it is,
+ *                         so the mapping is not refused: the path of a
+ *                         kernel that does not enforce the limit, which
+ *                         must end in that skip (mpi_expect_skip.sh).
  *
  * Every rank checks; a failed check prints rank, line and condition and
  * ends the whole job at once (MPI_Abort): the other ranks would otherwise
  * wait for the failed one in a barrier or in MPI_Finalize until
  * mpi_run.sh's timeout.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -78,6 +91,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,7 +125,10 @@
 #define RING_TRIPS (2u * SYNCQ_AM_MPI_DEFAULT_CREDITS + 8u) /* prefault: a ring's buffers (syncq/am_mpi.h) */
 #define CREATE_FAIL_S 30u          /* failing creates: a rank still inside after this is stuck (the alarm ends it) */
 #define FAIL_DATA_SLACK (8u << 20) /* failrings: data the failing rank may still map (its rings need more) */
-#define PREFAULT_SLACK 8u          /* prefault: faults the kernel or MPI may add (a ring's worth is 40 or more) */
+#define PROBE_MAP (4u * FAIL_DATA_SLACK) /* failrings' probe: a mapping past the slack */
+#define PREFAULT_SLACK 8u                /* prefault: faults the kernel or MPI may add (a ring's worth is 40 or more) */
+
+#define SKIPPED 77 /* a scenario's result: it cannot run here (mpi_run.sh reads $SYNCQ_TEST_OUT/skip) */
 
 enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NAME = 6, H_LOCAL = 7 };
 
@@ -124,6 +141,9 @@ static int g_rank = -1;
  * itself hang, and mpirun then ends the others. */
 static _Noreturn void leave_now(void) {
   fflush(NULL);
+  int up = 0;
+  MPI_Initialized(&up); /* failrings' probe runs before MPI_Init: nothing to abort yet */
+  if (!up) _exit(1);
   alarm(10);
   MPI_Abort(MPI_COMM_WORLD, 1);
   _exit(1);
@@ -1097,6 +1117,46 @@ static uint64_t data_bytes(void) {
   return (uint64_t)kb * 1024u;
 }
 
+/* failrings lowers RLIMIT_DATA under the last rank's rings, and the
+ * kernel counts anonymous private mappings against that limit only from
+ * Linux 4.7, and not when booted with ignore_rlimit_data: there the rings
+ * map and no rank can be made to fail. Probed before MPI_Init (MPI's own
+ * mappings must not meet a lowered limit): lower the limit as the scenario
+ * does (`lower`), map more than its slack as the transport maps a ring
+ * (private, anonymous, writable, untouched) and see whether the mapping is
+ * refused. Returns true when it is; else says why in `why`. */
+static bool data_limit_refuses(bool lower, char *why, size_t len) {
+  struct rlimit data;
+  CHECK(getrlimit(RLIMIT_DATA, &data) == 0);
+  if (lower) {
+    struct rlimit low = data;
+    low.rlim_cur = (rlim_t)(data_bytes() + FAIL_DATA_SLACK);
+    CHECK(setrlimit(RLIMIT_DATA, &low) == 0);
+  }
+  void *p = mmap(NULL, PROBE_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  int err = errno;
+  CHECK(setrlimit(RLIMIT_DATA, &data) == 0);
+  if (p == MAP_FAILED) {
+    /* Refused with the limit left where it is: something else (RLIMIT_AS,
+     * the commit limit) stops the probe, which then tells nothing. */
+    if (!lower)
+      fprintf(stderr, "rank %d: the probe's %u MiB mapping was refused (errno %d)\n", g_rank, PROBE_MAP >> 20, err);
+    CHECK(lower && err == ENOMEM);
+    return true;
+  }
+  CHECK(munmap(p, PROBE_MAP) == 0);
+  struct utsname u;
+  CHECK(uname(&u) == 0);
+  snprintf(
+    why, len,
+    "RLIMIT_DATA is not enforced on anonymous mappings here (Linux %s: a %u MiB mapping %s was not refused; the "
+    "limit counts them from Linux 4.7, unless the kernel was booted with ignore_rlimit_data), so failrings "
+    "cannot make a rank's rings fail to map",
+    u.release, PROBE_MAP >> 20,
+    lower ? "past a limit 8 MiB above the process's data" : "with the limit left where it was (failrings-nolimit)");
+  return false;
+}
+
 /* One rank's step fails inside the collective create: every rank returns
  * (the alarm ends a rank left waiting in a collective call), the failing
  * one with its own error, the others with SYNCQ_EBROKEN, and nothing is
@@ -1145,11 +1205,38 @@ static int scenario_createfail(const char *step) {
   return 0;
 }
 
+/* failrings: the last rank's probe (it is the one that fails) decides
+ * for every rank; where its kernel does not enforce the limit, the reason
+ * goes to $SYNCQ_TEST_OUT/skip for mpi_run.sh and no rank calls the create. */
+static int scenario_failrings(int refuses, const char *why) {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  CHECK(MPI_Bcast(&refuses, 1, MPI_INT, n - 1, MPI_COMM_WORLD) == MPI_SUCCESS);
+  if (refuses) return scenario_createfail("rings");
+  if (g_rank == n - 1) {
+    fprintf(stderr, "rank %d: skipped: %s\n", g_rank, why);
+    const char *dir = getenv("SYNCQ_TEST_OUT");
+    char path[4096];
+    if (dir != NULL && snprintf(path, sizeof path, "%s/skip", dir) < (int)sizeof path) {
+      FILE *f = fopen(path, "w");
+      CHECK(f != NULL);
+      fprintf(f, "%s\n", why);
+      CHECK(fclose(f) == 0);
+    }
+  }
+  return SKIPPED;
+}
+
 int main(int argc, char **argv) {
+  const char *what = argc > 1 ? argv[1] : "basic";
+  /* Before MPI_Init: see data_limit_refuses. */
+  char why[512] = "";
+  int refuses = 1;
+  bool nolimit = strcmp(what, "failrings-nolimit") == 0;
+  if (nolimit || strcmp(what, "failrings") == 0) refuses = data_limit_refuses(!nolimit, why, sizeof why);
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  const char *what = argc > 1 ? argv[1] : "basic";
   int rc;
   if (strcmp(what, "basic") == 0) rc = scenario_basic();
   else if (strcmp(what, "mismatch") == 0) rc = scenario_mismatch();
@@ -1161,21 +1248,20 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "crowded") == 0) rc = scenario_crowded();
   else if (strcmp(what, "backlog") == 0) rc = scenario_backlog();
   else if (strcmp(what, "prefault") == 0) rc = scenario_prefault();
-  else if (strncmp(what, "fail", 4) == 0 &&
-           (strcmp(what + 4, "args") == 0 || strcmp(what + 4, "endpoint") == 0 || strcmp(what + 4, "rings") == 0))
-    rc = scenario_createfail(what + 4);
+  else if (strcmp(what, "failargs") == 0 || strcmp(what, "failendpoint") == 0) rc = scenario_createfail(what + 4);
+  else if (strcmp(what, "failrings") == 0 || nolimit) rc = scenario_failrings(refuses, why);
   else {
     fprintf(stderr,
             "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded|backlog|prefault|"
-            "failargs|failendpoint|failrings\n",
+            "failargs|failendpoint|failrings|failrings-nolimit\n",
             argv[0]);
     rc = 2;
   }
-  if (rc != 0) {
+  if (rc != 0 && rc != SKIPPED) {
     fprintf(stderr, "rank %d: %s: failed\n", g_rank, what);
     leave_now();
   }
-  if (g_rank == 0) printf("%s: passed\n", what);
+  if (g_rank == 0) printf("%s: %s\n", what, rc == SKIPPED ? "skipped" : "passed");
   MPI_Finalize();
-  return rc;
+  return 0;
 }
