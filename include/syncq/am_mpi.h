@@ -93,7 +93,14 @@ typedef struct syncq_am_mpi syncq_am_mpi;
  * faulted in.
  * SYNCQ_EBROKEN: another rank of comm failed a step of its own; nothing of
  * the job is left on this rank.
- * SYNCQ_ESYS: an MPI call failed.
+ * SYNCQ_ESYS: an MPI call failed on this rank, which holds nothing of the
+ * job. Not agreed when the call was collective (MPI promises nothing of
+ * the communicator after it): the other ranks may return SYNCQ_ESYS, wait
+ * in the create's next collective call for ever, or (the last agreement)
+ * return SYNCQ_OK; end the job (MPI_Abort). The MPI_Comm_dup of comm runs
+ * under comm's error handler (the default one ends the job there), every
+ * later call under MPI_ERRORS_RETURN on the private duplicate: never an
+ * abort (docs/am-mpi.md, "Faults").
  * The errors of syncq_am_create: this rank's endpoint (cfg->shm) could not
  * be created; the errors of syncq_am_connect: a node-local endpoint could
  * not be reached.
