@@ -15,8 +15,9 @@
  * after its hand-over, while B is kicked by a signal (a spurious return
  * from its futex wait, which every sleeper must tolerate) and runs: it
  * takes the lock, releases it, destroys it and frees it. Then A goes on.
- * Each case runs in a child process of its own, once for each way of
- * freeing:
+ * Each case runs in a child process of its own (tests/support/
+ * bounded_call.h: a fault or a hang fails the case by name), once for
+ * each way of freeing:
  *  - "unmap": the lock lives in pages of its own (mmap) through its ops
  *    table; B poisons them and makes them inaccessible (PROT_NONE), so any
  *    access of A after its hand-over faults, in every build;
@@ -41,12 +42,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, before any static body */
+
+#include "bounded_call.h"
 
 #include "syncq/lock.h"
 #include "syncq/platform.h"
@@ -58,6 +60,7 @@ SYNCQ_RACE_HOOK_DEFINE;
 /* How long B may take to fall asleep, or to take the lock while A is
  * stalled, before the case fails (generous: the machine may be loaded). */
 #define PATIENCE_S 20
+#define CASE_LIMIT_S (4 * PATIENCE_S) /* a case that hangs is a failure too */
 /* Spinning and yielding disciplines: let B reach its wait loop. */
 #define SPIN_HEAD_START_NS 20000000L
 
@@ -166,14 +169,7 @@ static void wait_until_asleep(int tid) {
 
 /* One case, in the child; exits. */
 static void run_case(const syncq_algo *a, int wait, enum free_mode m) {
-  /* cmocka's handlers, inherited from the parent, would report a fault
-   * as this child's own test result: let a fault kill the child */
-  signal(SIGSEGV, SIG_DFL);
-  signal(SIGBUS, SIG_DFL);
-  signal(SIGILL, SIG_DFL);
-  signal(SIGFPE, SIG_DFL);
-  alarm(4 * PATIENCE_S); /* a hang is a failure too */
-  mode = m;
+  mode = m; /* in a child of bounded_call: a fault kills it, and a hang past CASE_LIMIT_S too */
   ops = a->ops;
   syncq_lock_config cfg = {0, wait, false};
   if (sem_init(&b_freed, 0, 0) != 0) fail_child(CASE_SETUP, "sem_init");
@@ -222,14 +218,28 @@ static void run_case(const syncq_algo *a, int wait, enum free_mode m) {
   _exit(CASE_OK);
 }
 
-static const char *describe(int status) {
-  static char buf[96];
-  if (WIFSIGNALED(status)) {
-    snprintf(buf, sizeof buf, "killed by signal %d (%s): the releaser touched the freed lock", WTERMSIG(status),
-             strsignal(WTERMSIG(status)));
+typedef struct case_arg {
+  const syncq_algo *a;
+  int wait;
+  enum free_mode m;
+} case_arg;
+
+/* run_case ends the child itself, with one of the codes above. */
+static int case_call(void *arg) {
+  const case_arg *c = arg;
+  run_case(c->a, c->wait, c->m);
+  return CASE_SETUP; /* not reached */
+}
+
+static const char *describe(bounded_outcome o) {
+  static char buf[128];
+  if (o.end == BOUNDED_SIGNALED && o.value != SIGALRM) {
+    snprintf(buf, sizeof buf, "killed by signal %d (%s): the releaser touched the freed lock", o.value,
+             strsignal(o.value));
     return buf;
   }
-  switch (WEXITSTATUS(status)) {
+  if (o.end != BOUNDED_EXITED) return bounded_describe(o, buf, sizeof buf);
+  switch (o.value) {
   case CASE_CALL:
     return "a lock call failed";
   case CASE_NOSLEEP:
@@ -241,8 +251,7 @@ static const char *describe(int status) {
   case CASE_SETUP:
     return "test set-up failed";
   default:
-    snprintf(buf, sizeof buf, "exit status %d (a sanitizer report: the releaser touched the freed lock)",
-             WEXITSTATUS(status));
+    snprintf(buf, sizeof buf, "exit status %d (a sanitizer report: the releaser touched the freed lock)", o.value);
     return buf;
   }
 }
@@ -262,19 +271,15 @@ static void test_free_after_unlock_every_lock(void **state) {
        * calibrate COMPETITIVE with a thread, and we fork. DEFAULT: the
        * generic API's safe default, through syncq_lock_create only */
       for (int m = w == SYNCQ_WAIT_DEFAULT ? FREE_HEAP : FREE_UNMAP; m <= FREE_HEAP; m++) {
-        fflush(NULL);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) run_case(a, w, (enum free_mode)m);
-        int status;
-        while (waitpid(pid, &status, 0) < 0) assert_int_equal(errno, EINTR);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == CASE_SKIP) break; /* not accepted */
+        case_arg c = {a, w, (enum free_mode)m};
+        const bounded_outcome o = bounded_call(case_call, &c, CASE_LIMIT_S);
+        if (o.end == BOUNDED_EXITED && o.value == CASE_SKIP) break; /* not accepted */
         if (m == FREE_UNMAP) disciplines++;
         cases++;
-        if (!(WIFEXITED(status) && WEXITSTATUS(status) == CASE_OK)) {
+        if (!(o.end == BOUNDED_EXITED && o.value == CASE_OK)) {
           failures++;
           print_message("FAIL lock %s, wait %s, free by %s: %s\n", a->name, syncq_wait_name(w), mode_names[m],
-                        describe(status));
+                        describe(o));
         }
       }
     }

@@ -32,10 +32,10 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "bounded_call.h"
 #include "test_plan.h"
 
 #include "syncq/platform.h"
@@ -643,12 +643,13 @@ static void test_signal_async(void **state) {
 /* The typed queues refuse a header whose mask and magic were forged
  * together (the magic right for a mask init cannot write): only the
  * mask's own check (syncq_nbl_mask_ok) catches it. Each call runs in a
- * child under alarm(): where that check lets a mask through, the call may
- * chase a ring of the wrong shape for ever or read past the cells, and
- * the test fails with the call and the mask named, not at CTest's
- * timeout. Once the header is put back, the queue still holds its item. */
-#define FORGED_LIMIT_S 10u     /* a call answers in microseconds, under sanitizers too */
-#define FORGED_OUT_WRITTEN 100 /* the child's exit when a refused dequeue wrote *item */
+ * child under alarm() (bounded_call.h): where that check lets a mask
+ * through, the call may chase a ring of the wrong shape for ever or read
+ * past the cells, and the test fails with the call and the mask named,
+ * not at CTest's timeout. Once the header is put back, the queue still
+ * holds its item. */
+#define FORGED_LIMIT_S 10u      /* a call answers in microseconds, under sanitizers too */
+#define FORGED_OUT_WRITTEN 1000 /* a refused dequeue wrote *item: no status has this value */
 
 static int item_forged;
 
@@ -673,29 +674,26 @@ static int nblfq2_enq(void *q, void **out) {
 }
 static int nblfq2_deq(void *q, void **out) { return syncq_queue_nblfq2_dequeue(q, out); }
 
+typedef struct forged_arg {
+  const forged_call *c;
+  void *q;
+} forged_arg;
+
+/* The call, in the child bounded_call runs it in. */
+static int forged_run(void *arg) {
+  const forged_arg *a = arg;
+  void *out = NULL;
+  const int r = a->c->call(a->q, &out);
+  return out != NULL ? FORGED_OUT_WRITTEN : r;
+}
+
 /* c->call(q) in a child, which must answer SYNCQ_EINVAL within
  * FORGED_LIMIT_S and leave *item alone. */
 static void forged_call_refused(const forged_call *c, void *q, uint64_t mask) {
-  fflush(NULL);
-  const pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    alarm(FORGED_LIMIT_S);
-    void *out = NULL;
-    const int r = c->call(q, &out);
-    _exit(out != NULL ? FORGED_OUT_WRITTEN : r == SYNCQ_EINVAL ? 0 : 128 + r);
-  }
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (WIFSIGNALED(status))
-    fail_msg("%s, forged mask %#llx: %s (SIGALRM: no answer within %u s)", c->what, (unsigned long long)mask,
-             strsignal(WTERMSIG(status)), FORGED_LIMIT_S);
-  assert_true(WIFEXITED(status));
-  if (WEXITSTATUS(status) == FORGED_OUT_WRITTEN)
-    fail_msg("%s, forged mask %#llx: *item written", c->what, (unsigned long long)mask);
-  if (WEXITSTATUS(status) != 0)
-    fail_msg("%s, forged mask %#llx: answered %d, want SYNCQ_EINVAL", c->what, (unsigned long long)mask,
-             (int)WEXITSTATUS(status) - 128);
+  forged_arg a = {c, q};
+  char what[96];
+  snprintf(what, sizeof what, "%s, forged mask %#llx", c->what, (unsigned long long)mask);
+  bounded_call_expect(what, forged_run, &a, FORGED_LIMIT_S, SYNCQ_EINVAL);
 }
 
 /* Masks init cannot write, each with the magic forged to match: not S - 1,

@@ -11,6 +11,11 @@
  * must answer SYNCQ_EINVAL without touching the storage (under ASan and
  * UBSan: no shift past the word, no index past the cells). Once the child
  * puts the word back, the queue works and still holds its item.
+ * A peer may also write several words that agree with each other (a mask
+ * with the magic or the shift bound to it, n with its order): the size's
+ * own check must refuse every size init never writes; each such call runs
+ * in a child under alarm() (tests/support/bounded_call.h, whose three
+ * outcomes are tested here too), so a hang or a fault fails by name.
  * SCQ also takes its slot indices from its rings: an entry whose index is
  * neither a slot nor the empty index is SYNCQ_EINVAL too.
  */
@@ -34,6 +39,7 @@
 #include "syncq/pr.h"
 #include "syncq/status.h"
 
+#include "bounded_call.h"
 #include "shared_corrupt.h"
 
 #define CAPACITY 8u
@@ -180,91 +186,206 @@ static void test_corrupt_header(void **state) {
   }
 }
 
-/* NBLFQ and NBLFQ2 bind the magic to the mask (init stores the magic XOR
- * the mask), so each case above is caught by the magic alone. Here a peer
- * writes both, the magic forged to match a mask init cannot write: only
- * the mask's own check stands between it and the cells. A check that let
- * it through could chase a ring of the wrong shape for ever, so each call
- * runs in a child under alarm() and a call that does not answer fails the
- * test by name. */
-#define FORGED_LIMIT_S 10u /* a call answers in microseconds, under sanitizers too */
+/* A peer that writes one header word is caught by the check of the word
+ * that no longer matches it (above). A peer can also write several words
+ * together so that they agree, and then only the check of the size
+ * itself stands between it and the cells:
+ *   - the naive ring, Vyukov's queue, NBLFQ and NBLFQ2 bind the magic to
+ *     the mask (init stores the magic XOR the mask): the peer writes a
+ *     mask and the magic that matches it;
+ *   - the FAI array's magic is a constant, but its shift must be log2 of
+ *     mask + 1: the peer writes a mask and the shift that covers it;
+ *   - SCQ's and SCQ2's magic is a constant, but their order must be
+ *     log2(2n): the peer writes n and the order that covers it.
+ * Each forged size is one init never writes: not a power of two (or not
+ * S - 1), zero, or well formed but past the largest size the queue's
+ * bytes() accepts (so past any storage). A well-formed size within that
+ * bound is the caller's guarantee (the mapping holds the bytes of the
+ * size in the header) and no check can tell it from init's. A check that
+ * let a forged size through could shift by 64, read past the cells or
+ * chase a ring of the wrong shape for ever, so each call runs in a child
+ * under alarm() (bounded_call.h) and a call that hangs or faults fails
+ * the test with the queue, the call and the forged words named. */
+#define FORGED_LIMIT_S 10u     /* a call answers in microseconds, under sanitizers too */
+#define FORGED_WROTE_ITEM 1000 /* a refused dequeue wrote *item: no status has this value */
+
+typedef enum forge_kind {
+  FORGE_MASK_MAGIC, /* the magic is init's constant XOR the mask */
+  FORGE_MASK_SHIFT, /* the shift is the bit length of the mask */
+  FORGE_N_ORDER,    /* the order is the bit length of n */
+} forge_kind;
 
 typedef struct forged_api {
-  const queue_api *api;
-  size_t mask_at, magic_at; /* offsets of the two header words */
-  uint64_t max_cells;       /* the largest size the queue's bytes() accepts */
+  const char *name; /* of its entry in apis[] */
+  forge_kind kind;
+  size_t size_at, size_width;   /* the mask or n */
+  size_t bound_at, bound_width; /* the word bound to it: the magic, the shift or the order */
+  uint64_t max_size;            /* the largest mask (S - 1) or n that bytes() accepts */
 } forged_api;
 
-/* enqueue (dequeue when `deq`) in a child: its answer, or a failure when
- * the child does not answer within FORGED_LIMIT_S or dies. */
-static int bounded_call(const queue_api *api, void *q, bool deq, uint64_t mask) {
-  fflush(NULL);
-  const pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    alarm(FORGED_LIMIT_S);
-    void *out = NULL;
-    const int r = deq ? api->dequeue(q, &out) : api->enqueue(q, item_of(2));
-    _exit(out != NULL ? 255 : 128 + r);
-  }
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (WIFSIGNALED(status))
-    fail_msg("%s %s, forged mask %#llx: %s (SIGALRM: no answer within %u s)", api->name, deq ? "dequeue" : "enqueue",
-             (unsigned long long)mask, strsignal(WTERMSIG(status)), FORGED_LIMIT_S);
-  assert_true(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 255)
-    fail_msg("%s dequeue, forged mask %#llx: wrote *item", api->name, (unsigned long long)mask);
-  return WEXITSTATUS(status) - 128;
+typedef struct forged_call {
+  const queue_api *api;
+  void *q;
+} forged_call;
+
+static int forged_enqueue(void *arg) {
+  const forged_call *c = arg;
+  return c->api->enqueue(c->q, item_of(2));
 }
 
-static void test_forged_mask(void **state) {
+static int forged_dequeue(void *arg) {
+  const forged_call *c = arg;
+  void *out = NULL;
+  const int r = c->api->dequeue(c->q, &out);
+  return out != NULL ? FORGED_WROTE_ITEM : r;
+}
+
+static unsigned bit_length(uint64_t v) { return v == 0 ? 0u : 64u - (unsigned)__builtin_clzll(v); }
+
+static const queue_api *api_named(const char *name) {
+  for (size_t a = 0; a < N_OF(apis); a++)
+    if (strcmp(apis[a].name, name) == 0) return &apis[a];
+  fail_msg("no queue %s in apis[]", name);
+  return NULL;
+}
+
+static uint64_t read_word(const unsigned char *q, size_t at, size_t width) {
+  if (width == sizeof(uint32_t)) {
+    uint32_t v;
+    memcpy(&v, q + at, sizeof v);
+    return v;
+  }
+  uint64_t v;
+  memcpy(&v, q + at, sizeof v);
+  return v;
+}
+
+/* Each forged size with its bound word written to match, enqueue and
+ * dequeue each in a child: both must answer SYNCQ_EINVAL. */
+static void forge_sizes(const forged_api *f, const queue_api *api, unsigned char *q, const uint64_t *sizes,
+                        size_t nsizes, const uint64_t *bounds) {
+  const uint64_t kept_size = read_word(q, f->size_at, f->size_width);
+  const uint64_t kept_bound = read_word(q, f->bound_at, f->bound_width);
+  for (size_t i = 0; i < nsizes; i++) {
+    const uint64_t bound = bounds != NULL                ? bounds[i]
+                           : f->kind == FORGE_MASK_MAGIC ? kept_bound ^ kept_size ^ sizes[i]
+                                                         : bit_length(sizes[i]);
+    corrupt_word(q, f->bound_at, f->bound_width, bound);
+    corrupt_word(q, f->size_at, f->size_width, sizes[i]);
+    forged_call c = {api, q};
+    const struct {
+      const char *name;
+      int (*call)(void *);
+    } calls[] = {{"enqueue", forged_enqueue}, {"dequeue", forged_dequeue}};
+    for (size_t k = 0; k < N_OF(calls); k++) {
+      char what[160];
+      snprintf(what, sizeof what, "%s %s, forged %s %#llx and %s %#llx", api->name, calls[k].name,
+               f->kind == FORGE_N_ORDER ? "n" : "mask", (unsigned long long)sizes[i],
+               f->kind == FORGE_MASK_MAGIC   ? "magic"
+               : f->kind == FORGE_MASK_SHIFT ? "shift"
+                                             : "order",
+               (unsigned long long)bound);
+      bounded_call_expect(what, calls[k].call, &c, FORGED_LIMIT_S, SYNCQ_EINVAL);
+    }
+  }
+  corrupt_word(q, f->bound_at, f->bound_width, kept_bound); /* the peer puts both back */
+  corrupt_word(q, f->size_at, f->size_width, kept_size);
+}
+
+static void test_forged_header(void **state) {
   (void)state;
+  /* the bounds of each queue's bytes(): the cells after the header fit size_t; SCQ and SCQ2 also n <= 2^40 */
   const forged_api fapis[] = {
-    {&apis[3], offsetof(syncq_queue_nblfq, mask), offsetof(syncq_queue_nblfq, magic),
-     (SIZE_MAX - sizeof(syncq_queue_nblfq)) / sizeof(uint64_t)},
-    {&apis[4], offsetof(syncq_queue_nblfq2, mask), offsetof(syncq_queue_nblfq2, magic),
-     (SIZE_MAX - sizeof(syncq_queue_nblfq2)) / sizeof(syncq_pr_dw_atomic)},
+    {"nblfq", FORGE_MASK_MAGIC, F(syncq_queue_nblfq, mask), F(syncq_queue_nblfq, magic),
+     (SIZE_MAX - sizeof(syncq_queue_nblfq)) / sizeof(uint64_t) - 1},
+    {"nblfq2", FORGE_MASK_MAGIC, F(syncq_queue_nblfq2, mask), F(syncq_queue_nblfq2, magic),
+     (SIZE_MAX - sizeof(syncq_queue_nblfq2)) / sizeof(syncq_pr_dw_atomic) - 1},
+    {"naive-ring", FORGE_MASK_MAGIC, F(syncq_queue_naive_ring, mask), F(syncq_queue_naive_ring, magic),
+     (SIZE_MAX - sizeof(syncq_queue_naive_ring)) / sizeof(syncq_queue_naive_ring_cell) - 1},
+    {"vyukov", FORGE_MASK_MAGIC, F(syncq_queue_vyukov, mask), F(syncq_queue_vyukov, magic),
+     (SIZE_MAX - sizeof(syncq_queue_vyukov)) / sizeof(syncq_queue_vyukov_cell) - 1},
+    {"fai-array", FORGE_MASK_SHIFT, F(syncq_queue_fai_array, mask), F(syncq_queue_fai_array, shift),
+     (SIZE_MAX - sizeof(syncq_queue_fai_array)) / sizeof(uint64_t) - 1},
+    {"scq", FORGE_N_ORDER, F(syncq_queue_scq, n), F(syncq_queue_scq, order), UINT64_C(1) << 40},
+    {"scq-remap", FORGE_N_ORDER, F(syncq_queue_scq, n), F(syncq_queue_scq, order), UINT64_C(1) << 40},
+    {"scq2", FORGE_N_ORDER, F(syncq_queue_scq2, n), F(syncq_queue_scq2, order), UINT64_C(1) << 40},
   };
-  assert_string_equal(fapis[0].api->name, "nblfq");
-  assert_string_equal(fapis[1].api->name, "nblfq2");
   for (size_t a = 0; a < N_OF(fapis); a++) {
     const forged_api *f = &fapis[a];
-    if (f->api->needs_dwcas && !syncq_pr_dwcas_available()) continue;
+    const queue_api *api = api_named(f->name);
+    if (api->needs_dwcas && !syncq_pr_dwcas_available()) continue;
     size_t bytes = 0;
-    assert_int_equal(f->api->bytes(CAPACITY, &bytes), SYNCQ_OK);
+    assert_int_equal(api->bytes(CAPACITY, &bytes), SYNCQ_OK);
     unsigned char *q = shared_map(bytes);
-    assert_int_equal(f->api->init(q, CAPACITY), SYNCQ_OK);
-    assert_int_equal(f->api->enqueue(q, item_of(1)), SYNCQ_OK);
-    uint64_t mask, magic;
-    memcpy(&mask, q + f->mask_at, sizeof mask);
-    memcpy(&magic, q + f->magic_at, sizeof magic);
-    const uint64_t forged[] = {0,
-                               2,
-                               6,
-                               12,
-                               (UINT64_C(1) << 62) - 1,
-                               UINT64_MAX,
-                               f->max_cells,
-                               (UINT64_C(1) << (64 - __builtin_clzll(f->max_cells))) - 1};
-    for (size_t i = 0; i < N_OF(forged); i++) {
-      const uint64_t forged_magic = magic ^ mask ^ forged[i];
-      corrupt_word(q, f->magic_at, sizeof forged_magic, forged_magic);
-      corrupt_word(q, f->mask_at, sizeof forged[i], forged[i]);
-      const int re = bounded_call(f->api, q, false, forged[i]), rd = bounded_call(f->api, q, true, forged[i]);
-      if (re != SYNCQ_EINVAL || rd != SYNCQ_EINVAL)
-        fail_msg("%s, forged mask %#llx: enqueue %d, dequeue %d, want SYNCQ_EINVAL", f->api->name,
-                 (unsigned long long)forged[i], re, rd);
+    assert_int_equal(api->init(q, CAPACITY), SYNCQ_OK);
+    assert_int_equal(api->enqueue(q, item_of(1)), SYNCQ_OK);
+    /* past the bound: the next well-formed size (all ones below the next power of two; twice n) */
+    const uint64_t past = f->kind == FORGE_N_ORDER ? 2 * f->max_size : (UINT64_C(1) << bit_length(f->max_size)) - 1;
+    assert_true(past > f->max_size);
+    if (f->kind == FORGE_N_ORDER) {
+      /* 1 is below any capacity, 3 and 6 are not powers of two, the others are past 2^40 (2^63: order 64) */
+      const uint64_t ns[] = {0, 1, 3, 6, past, UINT64_C(1) << 62, UINT64_C(1) << 63, UINT64_MAX};
+      forge_sizes(f, api, q, ns, N_OF(ns), NULL);
+    } else {
+      /* 2, 6 and 12 are not S - 1, nor is max_size + 1 (asserted); 2^62 - 1 and past are, past the bound */
+      assert_true(((f->max_size + 1) & (f->max_size + 2)) != 0);
+      const uint64_t masks[] = {0, 2, 6, 12, (UINT64_C(1) << 62) - 1, UINT64_MAX, f->max_size + 1, past};
+      forge_sizes(f, api, q, masks, N_OF(masks), NULL);
+      if (f->kind == FORGE_MASK_SHIFT) { /* shifts of the word's width or more, the mask all ones */
+        const uint64_t masks2[] = {UINT64_MAX, UINT64_MAX, UINT64_MAX}, shifts[] = {64, 200, UINT32_MAX};
+        forge_sizes(f, api, q, masks2, N_OF(masks2), shifts);
+      }
     }
-    corrupt_word(q, f->magic_at, sizeof magic, magic); /* the peer puts both back */
-    corrupt_word(q, f->mask_at, sizeof mask, mask);
-    void *out = NULL;
-    assert_int_equal(f->api->dequeue(q, &out), SYNCQ_OK);
+    void *out = NULL; /* the header put back: the item is there, the queue works */
+    assert_int_equal(api->dequeue(q, &out), SYNCQ_OK);
     assert_ptr_equal(out, item_of(1));
-    assert_int_equal(f->api->dequeue(q, &out), SYNCQ_EMPTY);
-    assert_int_equal(f->api->destroy(q), SYNCQ_OK);
+    assert_int_equal(api->dequeue(q, &out), SYNCQ_EMPTY);
+    assert_int_equal(api->enqueue(q, item_of(3)), SYNCQ_OK);
+    assert_int_equal(api->dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(3));
+    assert_int_equal(api->destroy(q), SYNCQ_OK);
     shared_unmap(q, bytes);
   }
+}
+
+/* bounded_call.h tells the three ends apart, and a fault in the child
+ * ends the child (cmocka's handlers, inherited, would otherwise report it
+ * as a failed test of the child and run the remaining tests there). */
+static int returns_einval(void *arg) {
+  (void)arg;
+  return SYNCQ_EINVAL;
+}
+static int exits_3(void *arg) {
+  (void)arg;
+  _exit(3);
+}
+static int faults(void *arg) {
+  (void)arg;
+  raise(SIGSEGV);
+  return 0;
+}
+static int hangs(void *arg) {
+  (void)arg;
+  while (pause() == -1) continue; /* pause() returns only -1, after a handled signal */
+  return 0;
+}
+
+static void test_bounded_call_outcomes(void **state) {
+  (void)state;
+  bounded_outcome o = bounded_call(returns_einval, NULL, FORGED_LIMIT_S);
+  assert_int_equal(o.end, BOUNDED_RETURNED);
+  assert_int_equal(o.value, SYNCQ_EINVAL);
+  o = bounded_call(exits_3, NULL, FORGED_LIMIT_S);
+  assert_int_equal(o.end, BOUNDED_EXITED);
+  assert_int_equal(o.value, 3);
+  o = bounded_call(faults, NULL, FORGED_LIMIT_S);
+  assert_int_equal(o.end, BOUNDED_SIGNALED);
+  assert_int_equal(o.value, SIGSEGV);
+  o = bounded_call(hangs, NULL, 1); /* the one wait of the test: a second */
+  assert_int_equal(o.end, BOUNDED_SIGNALED);
+  assert_int_equal(o.value, SIGALRM);
+  char how[128];
+  assert_non_null(strstr(bounded_describe(o, how, sizeof how), "no answer within 1 s"));
 }
 
 /* SCQ carries slot indices through its rings: an entry of aq whose index
@@ -298,7 +419,8 @@ static void test_scq_bad_index(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_corrupt_header),
-    cmocka_unit_test(test_forged_mask),
+    cmocka_unit_test(test_bounded_call_outcomes),
+    cmocka_unit_test(test_forged_header),
     cmocka_unit_test(test_scq_bad_index),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
