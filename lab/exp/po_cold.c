@@ -16,7 +16,8 @@
  *
  * Usage: syncq-lab-po-cold BACKEND MAILBOX N
  * Prints "spawn_cold_us=<us per process>"; exit status 0, 1 when the
- * system or a spawn failed, 2 on bad arguments.
+ * system, a spawn or the teardown failed or a process had not run a
+ * minute after the spawns, 2 on bad arguments.
  */
 #include "po_cold.h"
 
@@ -140,7 +141,8 @@ int main(int argc, char **argv) {
   }
   double us = po_cold_spawn_us(argv[1], argv[2], (int)n, 0); /* the default guard: nothing here has a cache */
   if (us < 0) {
-    fprintf(stderr, "syncq-lab-po-cold: %s:%s, %ld processes: the system or a spawn failed\n", argv[1], argv[2], n);
+    fprintf(stderr, "syncq-lab-po-cold: %s:%s, %ld processes: the system, a spawn or a first run failed\n", argv[1],
+            argv[2], n);
     return 1;
   }
   printf("spawn_cold_us=%.4f\n", us);
