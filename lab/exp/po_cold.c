@@ -40,9 +40,9 @@
  * the spawner takes none of them from the schedulers that run the
  * members, and its wake-up is not in the window. (A spawner that polls
  * with sched_yield is a third runnable thread beside the two schedulers
- * of a 2-core machine, and the kernel may run it in their place. Erlang's
- * spawner is a process on one of its VM's schedulers and takes its time
- * at its spawn loop's end: docs/lab.md, po-ring.) */
+ * of a 2-core machine, and the kernel may run it in their place.) The
+ * peers' rings time their spawn the same way (lab/peers/ring/; docs/lab.md,
+ * po-ring). */
 typedef struct cold_window {
   int target;                 /* members to count: n, fixed before the first spawn */
   _Atomic(int) started;       /* members that have run */
