@@ -14,10 +14,12 @@
 
 /* Create a system of `backend` ("fiber" or "thread") with `mailbox`, room
  * for n processes and the given guard (0: the backend's default), time
- * spawning n processes that each wait for a message, and return the us
- * per process; -1 when the system, a spawn or the teardown failed. After
- * the timed loop (untimed) each process gets its message and is joined,
- * and the system is destroyed. */
+ * spawning n processes that each wait for a message, from the first spawn
+ * until every one has run once (the caller sleeps meanwhile), and return
+ * the us per process; -1 when the system, a spawn or the teardown failed,
+ * or some process had not run a minute after the spawns. After the timed
+ * window (untimed) each process gets its message and is joined, and the
+ * system is destroyed. */
 double po_cold_spawn_us(const char *backend, const char *mailbox, int n, size_t guard);
 
 #endif

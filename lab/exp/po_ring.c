@@ -40,18 +40,24 @@
  * system, so after the first repetition `spawn` measures warm memory;
  * spawn_cold is measured in syncq-lab-po-cold (lab/exp/po_cold.c), a
  * fresh program started for each sample, which creates a system with the
- * default geometry and spawns the N processes, timed until every one has
- * run (a fiber takes its stack, with its guard and first page, at its
- * first run, not at spawn) and each parks in recv, then exits; kernel
- * threads the same way. Where that program is absent, in a
+ * default geometry and spawns the N processes, timed from the first spawn
+ * until every one has run once (a fiber takes its stack, with its guard
+ * and first page, at its first run, not at spawn): the last to run reads
+ * the clock and wakes the spawner, which sleeps meanwhile and so takes no
+ * core from the schedulers; each then parks in recv, and the program
+ * exits; kernel threads the same way. Where that program is absent, in a
  * forked child of the lab instead, on a guard one page larger than the
  * default (a geometry nothing in the process has used: no kept stack
  * fits; the kept table and slabs come with the fork, copied at each
  * first write, and glibc's own cache of thread stacks too). The peers
  * start a fresh runtime for every run: their spawn is cold, and
- * spawn_cold repeats it. A ring of more processes than the stack cache's fixed
- * part keeps (SYNCQ_PO_STACK_CACHE_BYTES) starts from an empty cache,
- * so that rss counts its stacks' pages: its spawn is cold too.
+ * spawn_cold repeats it; they time it the same way, until every process
+ * has run once, the last one reading the clock while the script's
+ * process waits in receive (Erlang) or main on a channel (Go); the
+ * messages that link Erlang's ring come after (ring.erl, ring.go). A
+ * ring of more processes than the stack cache's fixed part keeps
+ * (SYNCQ_PO_STACK_CACHE_BYTES) starts from an empty cache, so that rss
+ * counts its stacks' pages: its spawn is cold too.
  *
  * Kernel threads are not run where they cannot finish: 100,000 threads
  * exceed this machine's task limits, and a yielding thread at 1,000 or more
@@ -636,9 +642,10 @@ static int ring_run(lab_ctx *ctx) {
             "A ring of N processes passes a token: each receives it and sends it to the next, %ld hops "
             "(fibers and peers; kernel threads: %ld hops blocking, %ld yielding) after one warm-up round. "
             "hop: ns per hop; spawn: us per process (the spawn loop, on a system whose stack cache the "
-            "previous repetition warmed); spawn_cold: the same loop in a fresh program's first system "
-            "(syncq-lab-po-cold, started for each sample; the peers start a fresh runtime every run: "
-            "their spawn is cold, and spawn_cold repeats it); rss: KB of resident memory per process (VmRSS "
+            "previous repetition warmed); spawn_cold: the same loop in a fresh program's first system, "
+            "timed until every process has run once (syncq-lab-po-cold, started for each sample; the peers "
+            "start a fresh runtime every run and time their spawn the same way: it is cold, and spawn_cold "
+            "repeats it); rss: KB of resident memory per process (VmRSS "
             "growth from before spawning to after the warm-up round). Lines: the postoffice's six "
             "mailboxes on the fiber backend (user-level contexts, M:N on one scheduler thread per "
             "processing unit) and on the thread backend (a kernel thread each, 002's design), and, run "

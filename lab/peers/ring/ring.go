@@ -5,8 +5,9 @@
 // N goroutines in a ring, each receiving a token on its own channel
 // (buffered by one, a mailbox) and forwarding it to the next; the token
 // carries the hops left, and the goroutine that takes it to zero tells the
-// controller. One warm-up round of N hops, then VmRSS is read, then H timed
-// hops, then a quit token goes round.
+// controller. The spawn is timed until every goroutine has run once. One
+// warm-up round of N hops, then VmRSS is read, then H timed hops, then a
+// quit token goes round.
 //
 // With a third argument "member", main takes part: it is one of the N
 // members (N-1 goroutines and main), receiving the token on its own
@@ -23,6 +24,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,6 +46,16 @@ func member(in <-chan int, next chan<- int, done chan<- struct{}, last bool) {
 			next <- k - 1
 		}
 	}
+}
+
+// firstRun counts a member's first run (the last one to run sends the time
+// on last), then runs it.
+func firstRun(started *int64, n int, last chan<- time.Time, in <-chan int, next chan<- int, done chan<- struct{},
+	isLast bool) {
+	if atomic.AddInt64(started, 1) == int64(n) {
+		last <- time.Now()
+	}
+	member(in, next, done, isLast)
 }
 
 // A member of a ring that main is part of: forwards k-1 (main takes the
@@ -134,6 +146,12 @@ func main() {
 		return
 	}
 	done := make(chan struct{})
+	// The spawn window ends when every goroutine has run once, as syncq's
+	// spawn_cold does (lab/exp/po_cold.c): each counts itself at its start,
+	// and the one that completes the count reads the clock and tells main,
+	// which waits on a channel meanwhile.
+	var started int64
+	last := make(chan time.Time, 1)
 	rss0 := rssKB()
 	t0 := time.Now()
 	chans := make([]chan int, n)
@@ -141,9 +159,13 @@ func main() {
 		chans[i] = make(chan int, 1)
 	}
 	for i := 0; i < n; i++ {
-		go member(chans[i], chans[(i+1)%n], done, i == n-1)
+		go firstRun(&started, n, last, chans[i], chans[(i+1)%n], done, i == n-1)
 	}
-	spawn := time.Since(t0)
+	t1 := time.Now()
+	if tn := <-last; tn.After(t1) {
+		t1 = tn
+	}
+	spawn := t1.Sub(t0)
 	chans[0] <- n
 	<-done
 	rss1 := rssKB()
