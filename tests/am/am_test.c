@@ -2184,6 +2184,50 @@ static void test_poll_rare_dead_claim(void **state) {
   }
 }
 
+/* Lock-free: a sender dies between its two CASes (assigned, never
+ * claimed) at the head of an otherwise empty queue, and the receiver
+ * polls once every RARE_GAP_US with syncq_am_poll alone. The empty polls'
+ * clock follows their rate as the claimed head's does, so the position is
+ * skipped within two stale intervals (one for the head to look stuck, one
+ * for the assignment to look abandoned) of the first poll, at the
+ * RARE_IDLE_POLLS_MAX-th poll at most (the 9th here). A fixed count of
+ * 1,024 empty polls between clock reads took 3,072 polls, 15 s. */
+#define RARE_IDLE_POLLS_MAX (2u * SYNCQ_AM_DEFAULT_STALE_NS / 1000u / RARE_GAP_US + 3u)
+static void test_poll_rare_abandoned_assignment(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "rareidle", 0);
+  syncq_am_config cfg = {.claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  uint32_t got = 0;
+  assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+  race_stop_at = "am.claim.inside";
+  pid_t child = spawn(dying_claimer, name);
+  assert_int_equal(reap(child), 128 + SIGKILL); /* dead, its position assigned at the head */
+  syncq_am_counters cnt = {0};
+  unsigned polls = 0;
+  while (cnt.skipped == 0 && polls < 1000u) {
+    assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    polls++;
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    if (cnt.skipped == 0) usleep(RARE_GAP_US);
+  }
+  if (polls > RARE_IDLE_POLLS_MAX) print_error("skipped at poll %u (skipped %u)\n", polls, (unsigned)cnt.skipped);
+  assert_int_equal(cnt.skipped, 1);
+  assert_true(polls <= RARE_IDLE_POLLS_MAX);
+  /* the queue goes on: a message sent now arrives */
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+  assert_int_equal(syncq_am_request(p, H_TALLY, NULL, 0, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  unsigned handled = 0;
+  assert_int_equal(syncq_am_poll(ep, 8, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 1);
+  assert_int_equal(got, 1);
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
 /* ================================================================ death inside a claim */
 
 /* POSIX: die holding the robust mutex, after marking the tail packet
@@ -3381,6 +3425,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_send_clock_paced),
     cmocka_unit_test(test_poll_clock_paced),
     cmocka_unit_test(test_poll_rare_dead_claim),
+    cmocka_unit_test(test_poll_rare_abandoned_assignment),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
     cmocka_unit_test(test_transport_turn),
