@@ -109,7 +109,6 @@
  * or lock attempt on the queue's lines) about 2 us apart. */
 #define AM_FULL_BACKOFF_INITIAL_NS 100u
 #define AM_FULL_BACKOFF_CAP_NS 1600u
-#define AM_IDLE_CHECK_EVERY 1024u /* lock-free: empty polls between looks at the clock for an abandoned assignment */
 
 static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget, bool paused); /* a stalled sender polls */
 
@@ -136,7 +135,13 @@ static unsigned am_poll_queue(syncq_am_endpoint *ep, int qi, unsigned budget, bo
  * knows time passed) reads the clock whatever the count says. The polls'
  * count is the queue's (am_pace, written by the thread polling it); the
  * sends' is the sending thread's (am_send_pace below). */
-#define AM_PACE_MAX 64u   /* events between two clock reads at most */
+#define AM_PACE_MAX 64u /* events between two clock reads at most */
+/* Lock-free: empty polls between two clock reads at most, for a position
+ * assigned and never claimed under an empty-looking head (unstick): the
+ * fixed count this pace replaced, so a loop of empty polls reads the
+ * clock no more often than before; such a position is rare (its sender
+ * died between its two CASes) and waits two stale intervals anyway. */
+#define AM_IDLE_PACE_MAX 1024u
 #define AM_PACE_SHARE 16u /* reads aim to fall a 16th of the stale interval apart */
 
 /* The clock, read again: a new episode of pc starts at t. */
@@ -157,8 +162,9 @@ static inline bool am_pace_due(am_pace *pc) {
 
 /* The clock read at time t for an event of pc (due, or read anyway): the
  * events until the next read, from the time per event since the last one
- * (span_ns: the stale interval). Returns t. */
-static uint64_t am_pace_next(am_pace *pc, uint64_t t, uint64_t span_ns) {
+ * (span_ns: the stale interval; max: the most events between two reads).
+ * Returns t. */
+static uint64_t am_pace_next(am_pace *pc, uint64_t t, uint64_t span_ns, uint32_t max) {
   /* relaxed: am_pace (am_internal.h) */
   uint64_t last = atomic_load_explicit(&pc->last_ns, memory_order_relaxed);
   uint32_t every = atomic_load_explicit(&pc->every, memory_order_relaxed); /* relaxed: as above */
@@ -169,8 +175,8 @@ static uint64_t am_pace_next(am_pace *pc, uint64_t t, uint64_t span_ns) {
   uint32_t next = 1u; /* no last read: read at the next event */
   if (last != 0u && t >= last) {
     uint64_t per = (t - last) / n;
-    uint64_t e = per == 0u ? AM_PACE_MAX : span_ns / AM_PACE_SHARE / per;
-    next = e < 1u ? 1u : e > AM_PACE_MAX ? AM_PACE_MAX : (uint32_t)e;
+    uint64_t e = per == 0u ? max : span_ns / AM_PACE_SHARE / per;
+    next = e < 1u ? 1u : e > max ? max : (uint32_t)e;
   }
   atomic_store_explicit(&pc->every, next, memory_order_relaxed);     /* relaxed: as above */
   atomic_store_explicit(&pc->left, next - 1u, memory_order_relaxed); /* relaxed: as above */
@@ -795,19 +801,30 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
     ep->stuck_since[qi] = 0;
     return false; /* empty, or a packet of the previous lap still being freed */
   }
-  /* An empty lock-free queue may hide a position assigned to a sender that
-   * died before claiming it. Look rarely: the clock every
-   * AM_IDLE_CHECK_EVERY empty polls, and the tail (the senders' line:
-   * reading it costs their next assignment CAS a cache miss) only once
-   * the head has been empty for the stale timeout. */
-  if (free_here && ++ep->idle_polls[qi] % AM_IDLE_CHECK_EVERY != 0) return false;
   am_pace *pace = &ep->stuck_pace[qi];
   bool seen = ep->stuck_since[qi] != 0 && ep->stuck_pos[qi] == hd; /* stuck here since an earlier poll */
-  /* A CLAIMED head seen before: the clock at the pace of these polls
-   * ("the clock in a stream of events"); the head stays CLAIMED through a
-   * live sender's whole copy */
-  if (claimed && seen && !recovering && !paused && !am_pace_due(pace)) return false;
-  uint64_t t = am_poll_clock();
+  uint64_t t;
+  if (free_here) {
+    /* An empty lock-free queue may hide a position assigned to a sender
+     * that died before claiming it. Look rarely: the clock at the pace of
+     * the empty polls (a count of their own, kept across messages, so a
+     * queue that empties after each message does not read the clock each
+     * time; at most every AM_IDLE_PACE_MAX-th, at every poll of a queue
+     * polled a millisecond apart or more rarely: a fixed count of 1,024
+     * polled every 5 ms skipped the position only after 15 s), and the tail
+     * (the senders' line: reading it costs their next assignment CAS a
+     * cache miss) only once the head has been empty for the stale
+     * timeout. */
+    am_pace *idle = &ep->idle_pace[qi];
+    if (!paused && !am_pace_due(idle)) return false;
+    t = am_pace_next(idle, am_poll_clock(), v->stale_ns, AM_IDLE_PACE_MAX);
+  } else {
+    /* A CLAIMED head seen before: the clock at the pace of these polls
+     * ("the clock in a stream of events"); the head stays CLAIMED through
+     * a live sender's whole copy */
+    if (seen && !recovering && !paused && !am_pace_due(pace)) return false;
+    t = am_poll_clock();
+  }
   if (claimed && recovering) {
     ep->stuck_pos[qi] = hd;
     ep->stuck_since[qi] = t > v->stale_ns ? t - v->stale_ns : 1u; /* due now */
@@ -819,7 +836,7 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
     am_pace_start(pace, t); /* the next poll reads the clock and learns their rate */
     return false;
   } else if (claimed) {
-    (void)am_pace_next(pace, t, v->stale_ns);
+    (void)am_pace_next(pace, t, v->stale_ns, AM_PACE_MAX);
   }
   if (t - ep->stuck_since[qi] < v->stale_ns) return false;
   uint64_t freed = am_state(hd + v->packets, 0, AM_FREE);

@@ -35,8 +35,8 @@ typedef struct am_transport {
 } am_transport;
 
 /* ---- process-local handles ---- */
-/* A clock read spread over the polls of a stuck head (am.c, "the clock
- * in a stream of events"): read every `every`-th poll, `every` set from
+/* A clock read spread over the polls of a stuck head, or of an empty
+ * lock-free queue (am.c, "the clock in a stream of events"): read every `every`-th poll, `every` set from
  * the rate the last reads measured. Relaxed atomics: written by the
  * thread holding the queue (polling[qi] orders them between threads). */
 typedef struct am_pace {
@@ -102,7 +102,7 @@ struct syncq_am_endpoint {
   uint32_t stuck_pos[AM_NQUEUES];       /* head position the receiver is waiting at */
   uint64_t stuck_since[AM_NQUEUES];     /* since when (0: not waiting) */
   am_pace stuck_pace[AM_NQUEUES];       /* the clock of the polls at a CLAIMED head (am.c, unstick) */
-  uint32_t idle_polls[AM_NQUEUES];      /* lock-free: empty polls, to look at the clock rarely */
+  am_pace idle_pace[AM_NQUEUES];        /* lock-free: the clock of the polls of an empty queue (am.c, unstick) */
   uint64_t unclaimed_since[AM_NQUEUES]; /* lock-free: head assigned but not claimed since */
   uint32_t unclaimed_tail[AM_NQUEUES];  /* lock-free: the tail then (positions before it were assigned) */
   const am_transport *tp;               /* also polled by syncq_am_poll (may be NULL) */

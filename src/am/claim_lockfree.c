@@ -23,13 +23,25 @@
  *                whose sender died between its two CASes is skipped the
  *                same way by the next sender stalled on that block, once
  *                the block has shown FREE for the dead position through a
- *                whole stale interval (bulk_skip_abandoned).
+ *                whole stale interval (bulk_skip_abandoned). A sender is
+ *                assigned a packet only when the packet at the tail is
+ *                free for that position, so no more senders are assigned
+ *                than there are packets: an assignment on a full queue
+ *                bound the packet freed next to a sender that was often
+ *                not running (more processes than processors), and the
+ *                in-order receiver waited at it (docs/reliability.md,
+ *                "Active messages: seven lock-free writers on two
+ *                processors"); in 000 any sender assigned that packet
+ *                could take it. A bulk block is still assigned ahead.
  *   Progress:    lock-free in 000's (Valois's) sense: no locks, but a
- *                sender waits for its assigned packet to be freed by the
- *                receiver; a dead sender cannot block other senders.
- *   Atomics:     uncontended short message: 1 load + 1 CAS (assign) +
- *                1 CAS (claim) + 1 store (owner). Bulk: twice that. 000
- *                counts "four CAS instructions" for bulk, as here.
+ *                sender waits for the packet at the tail (and its
+ *                assigned block) to be freed by the receiver; a dead
+ *                sender cannot block other senders.
+ *   Atomics:     uncontended short message: 2 loads (the tail, the tail
+ *                packet's state) + 1 CAS (assign) + 1 CAS (claim) + 1
+ *                store (owner). Bulk: 1 load + 2 CAS + 1 store more
+ *                (2 loads with NOWAIT). 000 counts "four CAS
+ *                instructions" for bulk, as here.
  *   Memory:      in the segment; never allocates.
  *   Signal-safe: no (the library as a whole is not).
  *   Process-shared: yes (positions and states only).
@@ -46,9 +58,10 @@
  *                exits, and the receiver waits at it (as the locking
  *                claims' lock word, claim_lock.c; models/spin/am_claim.pml,
  *                am-claim-pid-reused-lives-on, shows it).
- *                With SYNCQ_AM_NOWAIT a sender takes an assignment only
- *                when the slot at the tail is free for it, so it never
- *                leaves an assignment behind when it returns SYNCQ_FULL.
+ *                A sender takes a packet assignment only when the packet
+ *                at the tail is free for it, and with SYNCQ_AM_NOWAIT a
+ *                bulk block's too, so a NOWAIT send never leaves an
+ *                assignment behind when it returns SYNCQ_FULL.
  */
 #include "am_claim.h"
 #include "am_segment.h"
@@ -61,14 +74,14 @@ static bool state_bad(uint64_t s) {
 }
 
 /* Assign the next position of *tail whose slot (in `states`, `n` slots of
- * `stride` bytes) must be FREE for it when nowait. SYNCQ_FULL when nowait
- * and the tail slot still holds the previous lap's position, SYNCQ_EINVAL
- * when it shows a state nobody writes (the queue would never drain). */
-static int assign(_Atomic(uint32_t) *tail, unsigned char *states, size_t stride, uint32_t n, bool nowait,
-                  uint32_t *pos) {
+ * `stride` bytes) must be FREE for it when `room` (only when there is
+ * room). SYNCQ_FULL when room and the tail slot still holds the previous
+ * lap's position, SYNCQ_EINVAL when it shows a state nobody writes (the
+ * queue would never drain). */
+static int assign(_Atomic(uint32_t) *tail, unsigned char *states, size_t stride, uint32_t n, bool room, uint32_t *pos) {
   uint32_t t = atomic_load_explicit(tail, memory_order_relaxed); /* the CAS below decides */
   for (;;) {
-    if (nowait) {
+    if (room) {
       SYNCQ_RACE_POINT("am.claim.assign"); /* tests: another sender takes position t here */
       _Atomic(uint64_t) *st = (_Atomic(uint64_t) *)(states + (size_t)(t & (n - 1u)) * stride);
       /* relaxed: a hint only; the claim CAS (acquire) decides ownership */
@@ -137,7 +150,12 @@ static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
   }
   if (!cs->has_pkt) {
     if (!cs->pkt_assigned) {
-      int r = assign(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, nowait, &cs->pkt_pos);
+      /* Only when the packet at the tail is free for it, waiting or not:
+       * a position taken on a full queue binds the packet to this sender
+       * (FREE(position)), and the in-order receiver waits at it until this
+       * sender runs again (docs/reliability.md, "Active messages: seven
+       * lock-free writers on two processors"). */
+      int r = assign(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, true, &cs->pkt_pos);
       if (r != SYNCQ_OK) return r;
       cs->pkt_assigned = true;
       SYNCQ_RACE_POINT("am.claim.inside"); /* tests: die (or stop) assigned, not claimed */

@@ -685,7 +685,7 @@ static void test_wait_nested(void **state) {
 #define PINGPONG_ROUNDS (SANITIZED ? 500u : 3000u)
 #define NEVER_NS UINT64_MAX /* a sleep slice longer than any wait: only a wake-up ends the sleep */
 
-enum { H_TALLY = 9, H_PING = 10, H_PONG = 11 };
+enum { H_TALLY = 9, H_PING = 10, H_PONG = 11, H_SEQ = 15 };
 
 static uint64_t thread_cpu_ns(void) {
   struct timespec ts;
@@ -1709,6 +1709,98 @@ static void test_nowait_assign_overtaken(void **state) {
   }
 }
 
+/* Every claim: a plain send stalled on a full queue holds no packet. A
+ * sender stopped after its first failed claim (at "am.send.stalled": it
+ * polls an endpoint of its own) while the receiver takes one message: the
+ * packet freed goes to whichever sender comes next, here a NOWAIT send of
+ * the receiving process. The lock-free claim used to assign the stalled
+ * sender a position on the full queue (the packet freed was then FREE for
+ * that position alone): the NOWAIT send found the queue full, and the
+ * receiver would have waited at that position until the stopped sender
+ * ran again (docs/reliability.md, "Active messages: seven lock-free
+ * writers on two processors"). Once the sender goes on, all six messages
+ * arrive, each sender's in order. */
+static void stop_once_hook(const char *name) {
+  if (strcmp(name, "am.send.stalled") != 0) return;
+  syncq_race_hook = NULL; /* once: stalled again after SIGCONT, it goes on */
+  raise(SIGSTOP);
+}
+
+static void stalled_sender(void *argp) {
+  const char *name = argp;
+  char own[96];
+  name_of(own, sizeof own, "stalledself", (int)getpid());
+  syncq_am_endpoint *self;
+  CHILD_CHECK(syncq_am_create(own, NULL, &self) == SYNCQ_OK, 100);
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(self, name, &p) == SYNCQ_OK, 101);
+  syncq_race_hook = stop_once_hook; /* the queue is full */
+  uint32_t args[2] = {1, 0};
+  CHILD_CHECK(syncq_am_request(p, H_SEQ, args, 2, 0) == SYNCQ_OK, 102);
+  CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 103);
+  CHILD_CHECK(syncq_am_destroy(self) == SYNCQ_OK, 104);
+}
+
+typedef struct seq_log {
+  uint32_t next[3]; /* per sender: the sequence number expected next */
+  uint32_t got, bad;
+} seq_log;
+
+static void h_seq(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len, void *ctx) {
+  (void)t, (void)data, (void)len;
+  seq_log *l = ctx;
+  l->got++;
+  if (nargs != 2 || args[0] >= 3 || args[1] != l->next[args[0]]) l->bad++;
+  else l->next[args[0]]++;
+}
+
+static void test_stalled_send_holds_no_packet(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    char name[96];
+    name_of(name, sizeof name, "stalled", c);
+    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    seq_log log = {{0}, 0, 0};
+    assert_int_equal(syncq_am_register(ep, H_SEQ, "seq", h_seq, &log), SYNCQ_OK);
+    syncq_am_peer *p;
+    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+    for (uint32_t i = 0; i < 4; i++) {
+      uint32_t args[2] = {0, i};
+      assert_int_equal(syncq_am_request(p, H_SEQ, args, 2, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+    }
+    pid_t child = spawn(stalled_sender, name);
+    int st = 0;
+    assert_int_equal(waitpid(child, &st, WUNTRACED), child);
+    assert_true(WIFSTOPPED(st)); /* stalled on the full queue */
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_poll(ep, 1, &handled), SYNCQ_OK);
+    assert_int_equal(handled, 1);
+    uint32_t args[2] = {2, 0};
+    int r = syncq_am_request(p, H_SEQ, args, 2, SYNCQ_AM_NOWAIT);
+    if (r != SYNCQ_OK) {
+      print_error("claim %s: the packet freed beside a stalled sender: %s\n", syncq_am_claim_name(c),
+                  syncq_strerror(r));
+      kill(child, SIGKILL); /* a stopped child would outlive the test */
+      (void)reap(child);
+      fail();
+    }
+    assert_int_equal(kill(child, SIGCONT), 0);
+    int code = -1;
+    for (int i = 0; i < 10000 && (log.got < 6u || code < 0); i++) { /* 10 s at most */
+      int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
+      assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
+      if (code < 0) (void)child_done(child, &code);
+    }
+    assert_int_equal(code, 0);
+    assert_int_equal(log.got, 6);
+    assert_int_equal(log.bad, 0);
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 static void test_send_nowait_creator_gone(void **state) {
   (void)state;
   int go[2], ready[2];
@@ -2090,6 +2182,50 @@ static void test_poll_rare_dead_claim(void **state) {
     assert_int_equal(got, 0);
     assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
   }
+}
+
+/* Lock-free: a sender dies between its two CASes (assigned, never
+ * claimed) at the head of an otherwise empty queue, and the receiver
+ * polls once every RARE_GAP_US with syncq_am_poll alone. The empty polls'
+ * clock follows their rate as the claimed head's does, so the position is
+ * skipped within two stale intervals (one for the head to look stuck, one
+ * for the assignment to look abandoned) of the first poll, at the
+ * RARE_IDLE_POLLS_MAX-th poll at most (the 9th here). A fixed count of
+ * 1,024 empty polls between clock reads took 3,072 polls, 15 s. */
+#define RARE_IDLE_POLLS_MAX (2u * SYNCQ_AM_DEFAULT_STALE_NS / 1000u / RARE_GAP_US + 3u)
+static void test_poll_rare_abandoned_assignment(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "rareidle", 0);
+  syncq_am_config cfg = {.claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  uint32_t got = 0;
+  assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+  race_stop_at = "am.claim.inside";
+  pid_t child = spawn(dying_claimer, name);
+  assert_int_equal(reap(child), 128 + SIGKILL); /* dead, its position assigned at the head */
+  syncq_am_counters cnt = {0};
+  unsigned polls = 0;
+  while (cnt.skipped == 0 && polls < 1000u) {
+    assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    polls++;
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    if (cnt.skipped == 0) usleep(RARE_GAP_US);
+  }
+  if (polls > RARE_IDLE_POLLS_MAX) print_error("skipped at poll %u (skipped %u)\n", polls, (unsigned)cnt.skipped);
+  assert_int_equal(cnt.skipped, 1);
+  assert_true(polls <= RARE_IDLE_POLLS_MAX);
+  /* the queue goes on: a message sent now arrives */
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+  assert_int_equal(syncq_am_request(p, H_TALLY, NULL, 0, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  unsigned handled = 0;
+  assert_int_equal(syncq_am_poll(ep, 8, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 1);
+  assert_int_equal(got, 1);
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
 /* ================================================================ death inside a claim */
@@ -3280,6 +3416,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_create_full_shm),
     cmocka_unit_test(test_shutdown_and_cleanup),
     cmocka_unit_test(test_nowait_assign_overtaken),
+    cmocka_unit_test(test_stalled_send_holds_no_packet),
     cmocka_unit_test(test_send_nowait_creator_gone),
     cmocka_unit_test(test_creator_main_thread_exited),
     cmocka_unit_test(test_send_blocked_creator_gone),
@@ -3288,6 +3425,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_send_clock_paced),
     cmocka_unit_test(test_poll_clock_paced),
     cmocka_unit_test(test_poll_rare_dead_claim),
+    cmocka_unit_test(test_poll_rare_abandoned_assignment),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
     cmocka_unit_test(test_transport_turn),
