@@ -225,7 +225,8 @@ FIXTURES = {
     "syncq_queue *q": ('syncq_queue *q; CHECK(syncq_queue_create("ms", 0, &q)); '
                        "CHECK(syncq_queue_enqueue(q, harness_item));",
                        DRAIN.format(f="queue_dequeue") % "q" + " CHECK(syncq_queue_destroy(q));"),
-    "const syncq_queue *q": ('syncq_queue *q; CHECK(syncq_queue_create("ms", 0, &q));', "CHECK(syncq_queue_destroy(q));"),
+    "const syncq_queue *q": ('syncq_queue *q; CHECK(syncq_queue_create("ms", 0, &q));',
+                             "CHECK(syncq_queue_destroy(q));"),
     "syncq_stack *s": ('syncq_stack *s; CHECK(syncq_stack_create("treiber", NULL, &s)); '
                        "CHECK(syncq_stack_push(s, harness_item));",
                        DRAIN.format(f="stack_pop") % "s" + " CHECK(syncq_stack_destroy(s));"),
@@ -234,16 +235,18 @@ FIXTURES = {
                         "{ uint64_t harness_key; void *harness_out; "
                         "while (syncq_pqueue_delete_min(q, &harness_key, &harness_out) == SYNCQ_OK) {} } "
                         "CHECK(syncq_pqueue_destroy(q));"),
-    "syncq_counter *c": ('syncq_counter *c; CHECK(syncq_counter_create("faa", 0, &c));', "CHECK(syncq_counter_destroy(c));"),
+    "syncq_counter *c": ('syncq_counter *c; CHECK(syncq_counter_create("faa", 0, &c));',
+                         "CHECK(syncq_counter_destroy(c));"),
     "syncq_lock *l": ("syncq_lock *l; CHECK(syncq_lock_create(SYNCQ_LOCK_DEFAULT, NULL, &l));",
                       "CHECK(syncq_lock_destroy(l));"),
     "syncq_barrier *b": ('syncq_barrier_config harness_cfg = {1, 0, false}; syncq_barrier *b; '
-                         'CHECK(syncq_barrier_create("central-faa", &harness_cfg, &b));', "CHECK(syncq_barrier_destroy(b));"),
+                         'CHECK(syncq_barrier_create("central-faa", &harness_cfg, &b));',
+                         "CHECK(syncq_barrier_destroy(b));"),
     "void *item": ("void *item = harness_item;", ""),
     "_Atomic(uint64_t) *p": ("static _Atomic(uint64_t) harness_word = 3; _Atomic(uint64_t) *p = &harness_word;", ""),
     "const void *p": ("const void *p = harness_item;", ""),
     # the postoffice: a system for sys (plain main), the caller's own pid
-    # to send to, a process that exits for pid (a process's main)
+    # to send to (a process's main)
     "syncq_po_system *sys": ("CHECK(syncq_po_create(NULL, &harness_sys)); syncq_po_system *sys = harness_sys;",
                              "harness_po_destroy(harness_sys);"),
     "syncq_po_pid to": ("syncq_po_pid to = syncq_po_pid_of(self);", ""),
@@ -255,13 +258,15 @@ FIXTURES = {
 }
 
 # Fixtures of one page only: {page: {parameter: (setup, release)}}, and
-# what a page's process sets up before its parameters.
+# what a page's main (or process) sets up before its parameters.
 PAGE_FIXTURES = {
     "syncq_lock_destroy": {"syncq_lock *l": (FIXTURES["syncq_lock *l"][0], "")},  # the example destroys it
     # a registered name needs a live process: the main thread, attached
-    "syncq_po_register": {"syncq_po_pid pid": ("syncq_po_proc *harness_self; CHECK(syncq_po_attach(sys, &harness_self)); "
+    "syncq_po_register": {"syncq_po_pid pid": ("syncq_po_proc *harness_self; "
+                                               "CHECK(syncq_po_attach(sys, &harness_self)); "
                                                "syncq_po_pid pid = syncq_po_pid_of(harness_self);",
                                                "CHECK(syncq_po_detach(harness_self));")},
+    # a process that exits (worker returns at once), joined after the run
     "syncq_po_link": {"syncq_po_pid pid": ("syncq_po_pid pid; CHECK(syncq_po_spawn(harness_sys, worker, NULL, &pid)); "
                                            "harness_spawned = pid; harness_joins = true;", "")},
 }
@@ -271,9 +276,13 @@ PAGE_SETUP = {
     "syncq_po_free": POST_SELF,
     "syncq_po_recv_blocking": POST_SELF,
     "syncq_po_recv_timeout": POST_SELF,
+    # the name the example creates, left by a run that crashed (SYNCQ_ENOENT
+    # when there is none)
+    "syncq_am_create": 'syncq_am_unlink("server");',
     # a server loop: it ends when the process is killed
     "syncq_po_recv": "harness_target = syncq_po_pid_of(self); "
-                     "CHECK(syncq_po_spawn(harness_sys, harness_killer, NULL, &harness_spawned)); harness_joins = true;",
+                     "CHECK(syncq_po_spawn(harness_sys, harness_killer, NULL, &harness_spawned)); "
+                     "harness_joins = true;",
 }
 
 # Fixtures of a page of syncq/am_mpi.h: the job of each rank. The example
@@ -285,7 +294,8 @@ MPI_FIXTURES = {
                                 "CHECK(syncq_am_mpi_start(job));", "CHECK(syncq_am_mpi_destroy(job));"),
 }
 MPI_PAGE_FIXTURES = {
-    "syncq_am_mpi_start": {"syncq_am_mpi *job": ("syncq_am_mpi *job; CHECK(syncq_am_mpi_create(MPI_COMM_WORLD, NULL, &job));",
+    "syncq_am_mpi_start": {"syncq_am_mpi *job": ("syncq_am_mpi *job; "
+                                                 "CHECK(syncq_am_mpi_create(MPI_COMM_WORLD, NULL, &job));",
                                                  "CHECK(syncq_am_mpi_destroy(job));")},
     "syncq_am_mpi_destroy": {"syncq_am_mpi *job": (MPI_FIXTURES["syncq_am_mpi *job"][0], "")},
 }
@@ -346,7 +356,8 @@ def program(header, name, params, code, mpi=False):
                        "  int finalized;\n  MPI_Finalized(&finalized);\n  if (!finalized) MPI_Finalize();\n"
                        "  return rc;\n}\n")
     if not in_process:
-        return text + f"int main(void) {{\n  {body}\n  int rc = {call};\n  {after}\n  return rc;\n}}\n"
+        return text + (f"int main(void) {{\n  {PAGE_SETUP.get(name, '')}\n  {body}\n  int rc = {call};\n  {after}\n"
+                       "  return rc;\n}\n")
     # the example runs in the first process of a postoffice system
     return text + (f"static int harness_rc = -1;\n"
                    f"static int harness_main(syncq_po_proc *self, void *arg) {{\n  (void)arg;\n"
@@ -360,7 +371,7 @@ def program(header, name, params, code, mpi=False):
 def run_one(job):
     """Build and run one example (as built, then with the sanitizers):
     the failure's text, or None."""
-    stem, compiler, libs, launcher, source, code, workdir, lock = job
+    stem, compiler, libs, launcher, source, code, workdir, lock, include = job
     c = Path(workdir) / f"{stem}.c"
     c.write_text(source, encoding="utf-8")
     # An MPI job runs as built only: LeakSanitizer reports Open MPI's own
@@ -368,10 +379,11 @@ def run_one(job):
     # module, which no suppression can name).
     for variant, flags in (("", ()),) + ((("-asan", SANITIZE),) if not launcher else ()):
         exe = Path(workdir) / f"{stem}{variant}"
-        build = subprocess.run([compiler, "-std=c11", *WARNINGS, *flags, "-I", str(SRC / "include"), "-o", str(exe),
+        build = subprocess.run([compiler, "-std=c11", *WARNINGS, *flags, "-I", include, "-o", str(exe),
                                 str(c), *libs, "-pthread"], capture_output=True, text=True)
         if build.returncode != 0:
-            return f"{stem}(3): its EXAMPLE does not compile{' with ' + ' '.join(flags) if flags else ''}:\n{code}\n{build.stderr}"
+            how = f" with {' '.join(flags)}" if flags else ""
+            return f"{stem}(3): its EXAMPLE does not compile{how}:\n{code}\n{build.stderr}"
         env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0", UBSAN_OPTIONS="print_stacktrace=1")
         with open(lock, "w", encoding="utf-8") as held:
             if "syncq/am" in source:
@@ -389,12 +401,9 @@ def run_one(job):
     return None
 
 
-SRC = Path(".")
-
-
 def main():
-    global SRC
-    SRC, man_dir, cc, lib = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+    src, man_dir, cc, lib = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+    include = str(src / "include")
     libs = [lib, *shlex.split(sys.argv[5])] if len(sys.argv) > 5 else [lib]
     mpi = sys.argv[6:9] if len(sys.argv) > 8 and all(sys.argv[6:9]) else None
     failed = 0
@@ -422,10 +431,11 @@ def main():
                 continue
             mpicc, mpi_lib, mpirun = mpi
             launcher = [mpirun, "-n", "2", *(["--allow-run-as-root", "--oversubscribe"] if "openmpi" in mpirun else [])]
-            jobs.append((page.stem, mpicc, [mpi_lib, *libs[1:]], launcher, program(header, page.stem, params, code, True),
-                         code, tmp.name, str(lock)))
+            jobs.append((page.stem, mpicc, [mpi_lib, *libs[1:]], launcher,
+                         program(header, page.stem, params, code, True), code, tmp.name, str(lock), include))
         else:
-            jobs.append((page.stem, cc, libs, [], program(header, page.stem, params, code), code, tmp.name, str(lock)))
+            jobs.append((page.stem, cc, libs, [], program(header, page.stem, params, code), code, tmp.name, str(lock),
+                         include))
     # two at a time: a compile and a run overlap; the examples' own threads
     # are few
     with ThreadPoolExecutor(max_workers=2) as pool:
