@@ -175,8 +175,8 @@ static void harness_am_create(const char *name, syncq_am_endpoint **ep) {
  * and my_ep connected to it as p. */
 static void harness_am_up(const char *server) {
   char name[2][48];
-  snprintf(name[0], sizeof name[0], "syncq-example-%ld", (long)getpid());
-  snprintf(name[1], sizeof name[1], "syncq-example-%ld-client", (long)getpid());
+  snprintf(name[0], sizeof name[0], "syncq-api-example-%ld", (long)getpid());
+  snprintf(name[1], sizeof name[1], "syncq-api-example-%ld-client", (long)getpid());
   harness_am_create(server ? server : name[0], &harness_ep);
   CHECK(syncq_am_register(harness_ep, 1, "ping", on_ping, NULL));
   harness_am_create(name[1], &my_ep);
