@@ -200,7 +200,8 @@ typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, un
  * SYNCQ_ENOMEM here rather than a SIGBUS at a page's first use; connect
  * does the same for its own mapping. On older kernels the pages are
  * faulted in at their first use.
- * Example: `syncq_am_endpoint *ep; int r = syncq_am_create("server", NULL, &ep);` */
+ * Example: `syncq_am_endpoint *ep; int r = syncq_am_create("server", NULL, &ep);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "server: %s\n", syncq_strerror(r)); else { work(); syncq_am_destroy(ep); }` */
 SYNCQ_API int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out);
 /* Orderly shutdown: mark the endpoint closed (senders get SYNCQ_EDEAD),
  * unmap and remove the segment, free the handle. Only in the creating
@@ -435,7 +436,9 @@ SYNCQ_API const char *syncq_am_name(const syncq_am_endpoint *ep);
  * Progress: system calls (shm_open, mmap, madvise: the segment is faulted
  * in, as at create) and an allocation; the peer-table claim is lock-free;
  * it never waits for the endpoint's process.
- * Example: `syncq_am_peer *p; int r = syncq_am_connect(my_ep, "server", &p);` */
+ * Example: `syncq_am_peer *p; int r = syncq_am_connect(my_ep, "server", &p);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "server: %s\n", syncq_strerror(r));`
+ *   `else { work(); syncq_am_disconnect(p); }` */
 SYNCQ_API int syncq_am_connect(syncq_am_endpoint *self, const char *name, syncq_am_peer **out);
 /* Unmap and free a connection. SYNCQ_EINVAL for NULL.
  * Thread safety: once no thread sends through the peer, by one thread. Not

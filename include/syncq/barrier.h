@@ -182,7 +182,10 @@ typedef struct syncq_barrier syncq_barrier;
  * between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
  * (malloc) and runs the algorithm's init.
- * Example: `syncq_barrier_config cfg = {4, 0, false}; syncq_barrier *b; syncq_barrier_create("dissemination", &cfg, &b);` */
+ * Example: `syncq_barrier_config cfg = {4, 0, false}; syncq_barrier *b;`
+ *   `int r = syncq_barrier_create("dissemination", &cfg, &b);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "dissemination: %s\n", syncq_strerror(r));`
+ *   `else { work(); syncq_barrier_destroy(b); }` */
 SYNCQ_API int syncq_barrier_create(const char *algo, const syncq_barrier_config *cfg, syncq_barrier **out);
 /* Destroy a barrier made by syncq_barrier_create and free it.
  * Thread safety: once no thread is inside a wait on the barrier (every
@@ -191,8 +194,8 @@ SYNCQ_API int syncq_barrier_create(const char *algo, const syncq_barrier_config 
  * Progress: not a concurrent operation: it runs alone on the barrier, with
  * no other call on it to wait for.
  * Example: `syncq_barrier_config cfg = {4, 0, false}; syncq_barrier *bar;`
- *   `if (syncq_barrier_create("central-faa", &cfg, &bar) == SYNCQ_OK) { work();`
- *   `syncq_barrier_destroy(bar); }` */
+ *   `if (syncq_barrier_create("central-faa", &cfg, &bar) != SYNCQ_OK) fputs("no central-faa\n", stderr);`
+ *   `else { work(); syncq_barrier_destroy(bar); }` */
 SYNCQ_API int syncq_barrier_destroy(syncq_barrier *b); /* SYNCQ_EINVAL for NULL */
 /* Arrive at the barrier as participant id and wait for the others:
  * SYNCQ_OK, SYNCQ_EBROKEN (see the header comment), SYNCQ_EINVAL for NULL

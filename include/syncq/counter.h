@@ -106,7 +106,8 @@ typedef struct syncq_counter syncq_counter;
  * between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
  * (malloc) and runs the algorithm's init.
- * Example: `syncq_counter *c; int r = syncq_counter_create("faa", 0, &c);` */
+ * Example: `syncq_counter *c; int r = syncq_counter_create("faa", 0, &c);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "faa: %s\n", syncq_strerror(r)); else { work(); syncq_counter_destroy(c); }` */
 SYNCQ_API int syncq_counter_create(const char *algo, int64_t initial, syncq_counter **out);
 
 /* Destroy and free. SYNCQ_EINVAL for NULL.
@@ -114,8 +115,8 @@ SYNCQ_API int syncq_counter_create(const char *algo, int64_t initial, syncq_coun
  * thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the counter, with
  * no other call on it to wait for.
- * Example: `syncq_counter *c; if (syncq_counter_create("faa", 0, &c) == SYNCQ_OK) { work();`
- *   `syncq_counter_destroy(c); }` */
+ * Example: `syncq_counter *c; if (syncq_counter_create("faa", 0, &c) != SYNCQ_OK) fputs("no faa\n", stderr);`
+ *   `else { work(); syncq_counter_destroy(c); }` */
 SYNCQ_API int syncq_counter_destroy(syncq_counter *c);
 
 /* Add delta; *old (if old is not NULL) receives the value before.

@@ -262,7 +262,8 @@ typedef struct syncq_lock syncq_lock;
  * between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
  * (malloc) and runs the algorithm's init.
- * Example: `syncq_lock *l; int r = syncq_lock_create(SYNCQ_LOCK_DEFAULT, NULL, &l);` */
+ * Example: `syncq_lock *l; int r = syncq_lock_create(SYNCQ_LOCK_DEFAULT, NULL, &l);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "lock: %s\n", syncq_strerror(r)); else { work(); syncq_lock_destroy(l); }` */
 SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out);
 /* Destroy and free (must not be held or awaited). SYNCQ_EINVAL for NULL;
  * SYNCQ_EBUSY for a lock the algorithm sees held or awaited (nothing is

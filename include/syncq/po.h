@@ -348,7 +348,9 @@ SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
  * a signal handler (the postoffice is not async-signal-safe).
  * Progress: blocking: it allocates the process table and, for a fiber
  * system, starts the scheduler threads and waits for them.
- * Example: `syncq_po_system *sys; int r = syncq_po_create(NULL, &sys);` */
+ * Example: `syncq_po_system *sys; int r = syncq_po_create(NULL, &sys);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "postoffice: %s\n", syncq_strerror(r));`
+ *   `else { work(); syncq_po_destroy(sys); }` */
 SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
 
 /* Destroy a system and free every message. Processes that have exited are

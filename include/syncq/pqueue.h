@@ -118,15 +118,18 @@ typedef struct syncq_pqueue syncq_pqueue;
  * shared between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
  * (malloc) and runs the algorithm's init.
- * Example: `syncq_pqueue *q; int r = syncq_pqueue_create("linden-jonsson", NULL, &q);` */
+ * Example: `syncq_pqueue *q; int r = syncq_pqueue_create("linden-jonsson", NULL, &q);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "linden-jonsson: %s\n", syncq_strerror(r));`
+ *   `else { work(); syncq_pqueue_destroy(q); }` */
 SYNCQ_API int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *cfg, syncq_pqueue **out);
 /* Destroy a priority queue made by syncq_pqueue_create and free it.
  * Thread safety: once every other call on the priority queue has returned,
  * by one thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the priority
  * queue, with no other call on it to wait for.
- * Example: `syncq_pqueue *pq; if (syncq_pqueue_create("skew-lock", NULL, &pq) == SYNCQ_OK) { work();`
- *   `syncq_pqueue_destroy(pq); }` */
+ * Example: `syncq_pqueue *pq;`
+ *   `if (syncq_pqueue_create("skew-lock", NULL, &pq) != SYNCQ_OK) fputs("no skew-lock\n", stderr);`
+ *   `else { work(); syncq_pqueue_destroy(pq); }` */
 SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q); /* EINVAL: NULL */
 /* Insert payload with priority key (the least key comes out first).
  * Thread safety: as the algorithm's own insert and delete_min: any number

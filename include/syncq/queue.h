@@ -187,7 +187,8 @@ typedef struct syncq_queue syncq_queue;
  * between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
  * (malloc) and runs the algorithm's init.
- * Example: `syncq_queue *q; int r = syncq_queue_create("scq", 1024, &q);` */
+ * Example: `syncq_queue *q; int r = syncq_queue_create("scq", 1024, &q);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "scq: %s\n", syncq_strerror(r)); else { work(); syncq_queue_destroy(q); }` */
 SYNCQ_API int syncq_queue_create(const char *algo, size_t capacity, syncq_queue **out);
 
 /* Destroy and free. SYNCQ_EINVAL for NULL.
@@ -195,7 +196,8 @@ SYNCQ_API int syncq_queue_create(const char *algo, size_t capacity, syncq_queue 
  * thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the queue, with no
  * other call on it to wait for.
- * Example: `syncq_queue *q; if (syncq_queue_create("ms", 0, &q) == SYNCQ_OK) { work(); syncq_queue_destroy(q); }` */
+ * Example: `syncq_queue *q; if (syncq_queue_create("ms", 0, &q) != SYNCQ_OK) fputs("no ms\n", stderr);`
+ *   `else { work(); syncq_queue_destroy(q); }` */
 SYNCQ_API int syncq_queue_destroy(syncq_queue *q);
 
 /* Enqueue a non-NULL item: SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL

@@ -111,7 +111,8 @@ SYNCQ_API const char *syncq_family_name(syncq_family f);
  * Thread safety: any thread, any time, from a signal handler too (strcmp
  * against a constant table).
  * Progress: wait-free.
- * Example: `syncq_family f; syncq_family_from_name("queue", &f);` */
+ * Example: `syncq_family f;`
+ *   `if (syncq_family_from_name("queue", &f) != SYNCQ_OK) fputs("no queue family\n", stderr);` */
 SYNCQ_API int syncq_family_from_name(const char *name, syncq_family *out);
 
 /* The name of progress class p: "blocking", "obstruction-free",
@@ -119,7 +120,8 @@ SYNCQ_API int syncq_family_from_name(const char *name, syncq_family *out);
  * Thread safety: any thread, any time, from a signal handler too.
  * Progress: wait-free.
  * Example: `const syncq_algo *a;`
- *   `if (syncq_registry_find(SYNCQ_FAMILY_QUEUE, "scq", &a) == SYNCQ_OK) puts(syncq_progress_name(a->progress));` */
+ *   `if (syncq_registry_find(SYNCQ_FAMILY_QUEUE, "scq", &a) == SYNCQ_OK) puts(syncq_progress_name(a->progress));`
+ *   `else fputs("no scq\n", stderr);` */
 SYNCQ_API const char *syncq_progress_name(syncq_progress p);
 
 /* Comma-separated names of the properties in props ("fifo,bounded"), or
@@ -147,7 +149,8 @@ SYNCQ_API int syncq_props_parse(const char *text, uint32_t *out);
  * not from a signal handler.
  * Progress: wait-free (a scan of at most SYNCQ_REGISTRY_MAX entries, no
  * lock).
- * Example: `const syncq_algo *a; syncq_registry_find(SYNCQ_FAMILY_QUEUE, "scq", &a);` */
+ * Example: `const syncq_algo *a;`
+ *   `if (syncq_registry_find(SYNCQ_FAMILY_QUEUE, "scq", &a) != SYNCQ_OK) fputs("no scq\n", stderr);` */
 SYNCQ_API int syncq_registry_find(syncq_family f, const char *name, const syncq_algo **out);
 
 /* List the family's algorithms, in registration order: writes up to cap

@@ -132,15 +132,17 @@ typedef struct syncq_stack syncq_stack;
  * between processes.
  * Progress: not a concurrent operation (the object is new): it allocates
  * (malloc) and runs the algorithm's init.
- * Example: `syncq_stack *s; int r = syncq_stack_create("treiber", NULL, &s);` */
+ * Example: `syncq_stack *s; int r = syncq_stack_create("treiber", NULL, &s);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "treiber: %s\n", syncq_strerror(r));`
+ *   `else { work(); syncq_stack_destroy(s); }` */
 SYNCQ_API int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_stack **out);
 /* Destroy a stack made by syncq_stack_create and free it.
  * Thread safety: once every other call on the stack has returned, by one
  * thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the stack, with no
  * other call on it to wait for.
- * Example: `syncq_stack *s; if (syncq_stack_create("treiber", NULL, &s) == SYNCQ_OK) { work();`
- *   `syncq_stack_destroy(s); }` */
+ * Example: `syncq_stack *s; if (syncq_stack_create("treiber", NULL, &s) != SYNCQ_OK) fputs("no treiber\n", stderr);`
+ *   `else { work(); syncq_stack_destroy(s); }` */
 SYNCQ_API int syncq_stack_destroy(syncq_stack *s); /* EINVAL: NULL */
 /* Push item on the stack.
  * Thread safety: as the algorithm's own push and pop: any number of threads

@@ -40,7 +40,8 @@ typedef enum syncq_status {
  * Thread safety: any thread, any time, from a signal handler too (a
  * constant table; nothing is written).
  * Progress: wait-free.
- * Example: `int r = syncq_queue_enqueue(NULL, NULL); fprintf(stderr, "enqueue: %s\n", syncq_strerror(r));` */
+ * Example: `int r = syncq_queue_enqueue(NULL, NULL); printf("enqueue: %s\n", syncq_strerror(r));`
+ *   ("enqueue: invalid argument") */
 SYNCQ_API const char *syncq_strerror(int status);
 
 #ifdef __cplusplus

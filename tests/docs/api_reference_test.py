@@ -17,8 +17,9 @@ other page of its header (its SYNOPSIS's #include), and its NAME line
 says what the function is, not its statuses ("OK, EMPTY"), "The same", a
 note on a parameter or the function's name again (apropos shows that line
 alone). A page stands alone: it never points "above" or "below" at text
-it does not show. The create calls of CAUSES_REQUIRED list under ERRORS
-each status with its cause. And each algorithm's contract block
+it does not show. The create calls of CAUSES_REQUIRED and every init of
+the typed headers (include/syncq/<family>/*.h) list under ERRORS each
+status with its cause. And each algorithm's contract block
 (src/<family>/<algo>.c), from which the typed headers' paragraphs are
 generated, must agree with the registry entries of its file: the progress
 class its Progress line names first is every SYNCQ_PROGRESS_* the file
@@ -186,14 +187,27 @@ def positional_references(man_dir):
 # does not tell a user what to change.
 CAUSES_REQUIRED = ("syncq_queue_create", "syncq_stack_create", "syncq_pqueue_create", "syncq_lock_create",
                    "syncq_counter_create", "syncq_barrier_create", "syncq_am_mpi_create")
+# The families whose typed headers (include/syncq/<family>/*.h) declare
+# inits (syncq_<family>_<algo>_init*): each init's page gives the causes too.
+TYPED_FAMILIES = ("barrier", "counter", "lock", "pqueue", "queue", "stack")
 
 
-def missing_causes(man_dir):
-    """(page, what is missing) for each page of CAUSES_REQUIRED whose ERRORS
-    section is absent, gives a status no cause, or leaves out a status its
+def typed_inits(include):
+    """The init functions of the typed headers of TYPED_FAMILIES."""
+    names = []
+    for family in TYPED_FAMILIES:
+        for header in sorted((include / family).glob("*.h")):
+            names += re.findall(r"^SYNCQ_API int (syncq_\w+_init\w*)\s*\(", header.read_text(encoding="utf-8"),
+                                flags=re.M)
+    return names
+
+
+def missing_causes(man_dir, names):
+    """(page, what is missing) for each page of names whose ERRORS section
+    is absent, gives a status no cause, or leaves out a status its
     description names."""
     bad = []
-    for name in CAUSES_REQUIRED:
+    for name in names:
         page = man_dir / f"{name}.3"
         if not page.exists():
             continue  # reported as "no man page"
@@ -271,7 +285,7 @@ def main():
     for name, where in positional_references(man_dir):
         print(f"FAIL: {name}: its man page points at text it does not show: {where}")
         missing.add(name)
-    for name, what in missing_causes(man_dir):
+    for name, what in missing_causes(man_dir, CAUSES_REQUIRED + tuple(typed_inits(include))):
         print(f"FAIL: {name}: its man page's ERRORS: {what}")
         missing.add(name)
     for line in contract_disagreements(src):

@@ -31,10 +31,14 @@ typedef struct syncq_barrier_central {
   uint8_t process_shared; /* 0 or 1; a byte, not bool: other processes can write any value into it */
 } syncq_barrier_central;
 
-/* The typed API of the centralized barrier: init (cfg as syncq_barrier_create's; SYNCQ_EINVAL for NULL or a
- * bad config), destroy, and wait by participant id 0..n-1 with the count updated by fetch-and-add (faa) or
- * by a CAS loop (cas). Statuses and thread-safety: those of syncq/barrier.h's generic calls. */
+/* cfg as syncq_barrier_create's (every discipline; process_shared
+ * allowed). SYNCQ_EINVAL: b or cfg is NULL, cfg->threads is 0, or cfg->wait is no
+ * syncq_wait_discipline. SYNCQ_ELIMIT: cfg->threads is above
+ * SYNCQ_BARRIER_MAX_THREADS. */
 SYNCQ_API int syncq_barrier_central_init(syncq_barrier_central *b, const syncq_barrier_config *cfg);
+/* The typed API of the centralized barrier: destroy, and wait by participant id 0..n-1 with the count
+ * updated by fetch-and-add (faa) or by a CAS loop (cas). Statuses and thread-safety: those of
+ * syncq/barrier.h's generic calls. */
 SYNCQ_API int syncq_barrier_central_destroy(syncq_barrier_central *b);
 SYNCQ_API int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id);
 SYNCQ_API int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id);

@@ -35,10 +35,15 @@ typedef struct syncq_barrier_mcs_tree {
   _Atomic(uint32_t) broken; /* 1 after a timed wait ran out, until reset */
 } syncq_barrier_mcs_tree;
 
-/* The typed API of the MCS tree barrier: init (cfg as syncq_barrier_create's; allocates the tree's nodes:
- * SYNCQ_ENOMEM), destroy, and wait by participant id 0..n-1. Statuses and thread-safety: those of
- * syncq/barrier.h's generic calls. */
+/* cfg as syncq_barrier_create's (every discipline); allocates the tree's
+ * nodes. SYNCQ_EINVAL: b or cfg is NULL, cfg->threads is 0, or cfg->wait is no
+ * syncq_wait_discipline. SYNCQ_ELIMIT: cfg->threads is above
+ * SYNCQ_BARRIER_MAX_THREADS. SYNCQ_ENOTSUP:
+ * cfg->process_shared is set. SYNCQ_ENOMEM: the nodes could not be
+ * allocated. */
 SYNCQ_API int syncq_barrier_mcs_tree_init(syncq_barrier_mcs_tree *b, const syncq_barrier_config *cfg);
+/* The typed API of the MCS tree barrier: destroy, and wait by participant id 0..n-1. Statuses and
+ * thread-safety: those of syncq/barrier.h's generic calls. */
 SYNCQ_API int syncq_barrier_mcs_tree_destroy(syncq_barrier_mcs_tree *b); /* frees the nodes */
 SYNCQ_API int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id);
 /* Timed wait and reset: the semantics of syncq/barrier.h. */

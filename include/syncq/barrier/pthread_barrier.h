@@ -27,7 +27,13 @@ typedef struct syncq_barrier_pthread {
   uint32_t threads;
 } syncq_barrier_pthread;
 
-/* Disciplines: DEFAULT and BLOCK (the C library's); others SYNCQ_ENOTSUP. */
+/* Disciplines: DEFAULT and BLOCK (the C library's); process_shared
+ * allowed. SYNCQ_EINVAL: b or cfg is NULL, cfg->threads is 0, or cfg->wait is no
+ * syncq_wait_discipline. SYNCQ_ELIMIT: cfg->threads is above
+ * SYNCQ_BARRIER_MAX_THREADS. SYNCQ_ENOTSUP:
+ * cfg->wait is SPIN, YIELD or COMPETITIVE. SYNCQ_ESYS:
+ * pthread_barrierattr_init, its pshared attribute or pthread_barrier_init
+ * failed (errno says why). */
 SYNCQ_API int syncq_barrier_pthread_init(syncq_barrier_pthread *b, const syncq_barrier_config *cfg);
 /* Destroy the barrier: OK; EINVAL for NULL; EBUSY while threads wait. */
 SYNCQ_API int syncq_barrier_pthread_destroy(syncq_barrier_pthread *b);

@@ -59,10 +59,14 @@ typedef struct syncq_counter_aggfunnel {
   syncq_aggfunnel_agg agg[SYNCQ_COUNTER_AGGFUNNEL_AGGS_MAX];
 } syncq_counter_aggfunnel;
 
-/* The typed API of the aggregating funnel counter. init uses
- * SYNCQ_COUNTER_AGGFUNNEL_AGGS_DEFAULT aggregators; init_aggs takes the
- * number, in [1, SYNCQ_COUNTER_AGGFUNNEL_AGGS_MAX] (else SYNCQ_EINVAL).
- * fetch_add stores the value before the add in *old (old may be NULL).
+/* init uses SYNCQ_COUNTER_AGGFUNNEL_AGGS_DEFAULT aggregators; init_aggs
+ * takes the number. SYNCQ_EINVAL: c is NULL or not aligned as
+ * syncq_counter_aggfunnel, or (init_aggs) naggs is 0 or above
+ * SYNCQ_COUNTER_AGGFUNNEL_AGGS_MAX. */
+SYNCQ_API int syncq_counter_aggfunnel_init(syncq_counter_aggfunnel *c, int64_t initial);
+SYNCQ_API int syncq_counter_aggfunnel_init_aggs(syncq_counter_aggfunnel *c, int64_t initial, unsigned naggs);
+/* The typed API of the aggregating funnel counter. fetch_add stores the
+ * value before the add in *old (old may be NULL).
  * SYNCQ_EINVAL for NULL counters and misaligned storage, and from
  * fetch_add on storage that init never made (a zeroed counter).
  * Thread safety: any number of threads may call fetch_add and load at the
@@ -72,8 +76,6 @@ typedef struct syncq_counter_aggfunnel {
  * Progress: blocking: an add of 1 to 2^32 waits for its batch's delegate
  * (src/counter/aggfunnel.c); other deltas and load are one atomic
  * instruction (wait-free). */
-SYNCQ_API int syncq_counter_aggfunnel_init(syncq_counter_aggfunnel *c, int64_t initial);
-SYNCQ_API int syncq_counter_aggfunnel_init_aggs(syncq_counter_aggfunnel *c, int64_t initial, unsigned naggs);
 SYNCQ_API int syncq_counter_aggfunnel_destroy(syncq_counter_aggfunnel *c);
 SYNCQ_API int syncq_counter_aggfunnel_fetch_add(syncq_counter_aggfunnel *c, int64_t delta, int64_t *old);
 SYNCQ_API int syncq_counter_aggfunnel_load(syncq_counter_aggfunnel *c, int64_t *value);

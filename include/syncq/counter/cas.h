@@ -26,7 +26,7 @@ typedef struct syncq_counter_cas {
 /* The typed API of the CAS-loop counter: fetch_add adds delta and stores the previous value in *old
  * (a CAS loop, lock-free; backoff_fetch_add backs off exponentially after a failed CAS). Any thread;
  * SYNCQ_EINVAL for NULL. */
-SYNCQ_API int syncq_counter_cas_init(syncq_counter_cas *c, int64_t initial); /* EINVAL: NULL */
+SYNCQ_API int syncq_counter_cas_init(syncq_counter_cas *c, int64_t initial); /* SYNCQ_EINVAL: c is NULL. */
 SYNCQ_API int syncq_counter_cas_destroy(syncq_counter_cas *c);               /* EINVAL: NULL */
 SYNCQ_API int syncq_counter_cas_fetch_add(syncq_counter_cas *c, int64_t delta, int64_t *old);
 SYNCQ_API int syncq_counter_cas_backoff_fetch_add(syncq_counter_cas *c, int64_t delta, int64_t *old);

@@ -37,8 +37,15 @@ typedef struct syncq_counter_lock {
 } syncq_counter_lock;
 
 /* A counter under a lock of the named algorithm with the given config
- * (NULL: defaults). SYNCQ_EINVAL for NULL c or lock_name, SYNCQ_ENOENT for
- * an unknown lock, SYNCQ_ENOMEM, or the lock's init status. */
+ * (NULL: defaults). Its statuses past the first three are the lock's
+ * init's for cfg.
+ * SYNCQ_EINVAL: c or lock_name is NULL, or the lock's init finds cfg bad
+ * (an unknown discipline). SYNCQ_ENOENT: no lock of that name is
+ * registered. SYNCQ_ENOMEM: the lock's storage could not be allocated.
+ * SYNCQ_ENOTSUP: the lock's init refuses cfg's discipline or
+ * process_shared, or needs a double-width CAS the CPU lacks.
+ * SYNCQ_ELIMIT: the lock's init refuses cfg->max_threads. SYNCQ_ESYS: the
+ * lock's init failed in the C library (pthread-mutex). */
 SYNCQ_API int syncq_counter_lock_init(syncq_counter_lock *c, int64_t initial, const char *lock_name,
                                       const syncq_lock_config *cfg);
 SYNCQ_API int syncq_counter_lock_destroy(syncq_counter_lock *c); /* frees the lock */

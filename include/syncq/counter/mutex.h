@@ -22,10 +22,11 @@ typedef struct syncq_counter_mutex {
   int64_t value; /* guarded by lock */
 } syncq_counter_mutex;
 
+/* SYNCQ_EINVAL: c is NULL. SYNCQ_ESYS: pthread_mutex_init failed. */
+SYNCQ_API int syncq_counter_mutex_init(syncq_counter_mutex *c, int64_t initial);
 /* The typed API of the counter behind a pthread mutex: fetch_add adds delta and stores the previous value
  * in *old (blocking). Any thread; SYNCQ_EINVAL for NULL. */
-SYNCQ_API int syncq_counter_mutex_init(syncq_counter_mutex *c, int64_t initial); /* EINVAL, ESYS */
-SYNCQ_API int syncq_counter_mutex_destroy(syncq_counter_mutex *c);               /* EINVAL, EBUSY */
+SYNCQ_API int syncq_counter_mutex_destroy(syncq_counter_mutex *c); /* EINVAL, EBUSY */
 SYNCQ_API int syncq_counter_mutex_fetch_add(syncq_counter_mutex *c, int64_t delta, int64_t *old);
 SYNCQ_API int syncq_counter_mutex_load(syncq_counter_mutex *c, int64_t *value); /* EINVAL: NULL */
 

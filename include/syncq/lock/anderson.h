@@ -42,10 +42,11 @@ typedef struct syncq_lock_anderson {
   syncq_lock_array_slot slot[SYNCQ_LOCK_ARRAY_MAX_SLOTS];
 } syncq_lock_anderson;
 
-/* cfg->max_threads: 0 means SYNCQ_LOCK_ARRAY_MAX_SLOTS; above it:
- * SYNCQ_ELIMIT. Every discipline; process_shared allowed. lock() and
- * trylock() return SYNCQ_ELIMIT when max_threads threads already hold or
- * await the lock. */
+/* cfg->max_threads: 0 means SYNCQ_LOCK_ARRAY_MAX_SLOTS. Every discipline;
+ * process_shared allowed. syncq_lock_anderson_lock and _trylock refuse
+ * a thread past max_threads holding or awaiting the lock. SYNCQ_EINVAL: l is
+ * NULL, or cfg->wait is no syncq_wait_discipline. SYNCQ_ELIMIT: cfg->max_threads is
+ * above SYNCQ_LOCK_ARRAY_MAX_SLOTS. */
 SYNCQ_API int syncq_lock_anderson_init(syncq_lock_anderson *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_anderson_destroy(syncq_lock_anderson *l); /* SYNCQ_EBUSY if held or awaited */
 /* OK, ELIMIT past max_threads; SYNCQ_EINVAL for NULL or a lock whose mask

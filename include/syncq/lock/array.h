@@ -35,7 +35,9 @@ typedef struct syncq_lock_array {
 } syncq_lock_array;
 
 /* cfg->max_threads sizes the array (rounded up to a power of two; 0 means
- * SYNCQ_LOCK_ARRAY_MAX_SLOTS; above it: SYNCQ_ELIMIT). */
+ * SYNCQ_LOCK_ARRAY_MAX_SLOTS). Every discipline; process_shared allowed.
+ * SYNCQ_EINVAL: l is NULL, or cfg->wait is no syncq_wait_discipline. SYNCQ_ELIMIT:
+ * cfg->max_threads is above SYNCQ_LOCK_ARRAY_MAX_SLOTS. */
 SYNCQ_API int syncq_lock_array_cas_init(syncq_lock_array *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_array_faa_init(syncq_lock_array *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_array_destroy(syncq_lock_array *l); /* SYNCQ_EBUSY if held or awaited */

@@ -50,7 +50,9 @@ typedef struct syncq_lock_clh {
   syncq_lock_clh_qnode node[SYNCQ_LOCK_CLH_POOL];
 } syncq_lock_clh;
 
-/* SYNCQ_ENOTSUP also where the CPU has no double-width CAS (the pool). */
+/* cfg may be NULL (defaults: SPIN); every discipline. SYNCQ_EINVAL: l is
+ * NULL, or cfg->wait is no syncq_wait_discipline. SYNCQ_ENOTSUP: cfg->process_shared is
+ * set, or the CPU has no double-width CAS (the pool). */
 SYNCQ_API int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_clh_destroy(syncq_lock_clh *l);                        /* SYNCQ_EBUSY if held or awaited */
 SYNCQ_API int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node);    /* OK; EINVAL for NULL */

@@ -70,13 +70,14 @@ typedef struct syncq_lock_clh_tp {
   syncq_lock_clh_tp_qnode node[SYNCQ_LOCK_CLH_TP_POOL];
 } syncq_lock_clh_tp;
 
-/* Initialise l: cfg may be NULL (defaults: SPIN).
+/* Initialise l: cfg may be NULL (defaults: SPIN). SYNCQ_EINVAL: l is
+ * NULL, or cfg->wait is no syncq_wait_discipline. SYNCQ_ENOTSUP: cfg->wait is BLOCK or
+ * COMPETITIVE, cfg->process_shared is set, or the CPU has no double-width
+ * CAS (the pool).
  * Thread safety: not concurrently with any other call on l.
  * Progress: blocking on the process's first init of a time-published
  * lock (it measures one context switch, syncq_wait_calibrate), wait-free
- * afterwards. SYNCQ_EINVAL for NULL or an unknown discipline;
- * SYNCQ_ENOTSUP for BLOCK, COMPETITIVE, process_shared, or a CPU with no
- * double-width CAS (the pool). */
+ * afterwards. */
 SYNCQ_API int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg);
 /* Check that l is free (it holds nothing to release).
  * Thread safety: not concurrently with any other call on l.

@@ -27,7 +27,9 @@ typedef struct syncq_lock_futex_mutex {
 } syncq_lock_futex_mutex;
 
 /* Disciplines: BLOCK (default: immediate blocking) and COMPETITIVE (spin
- * one context-switch time first); SPIN and YIELD: SYNCQ_ENOTSUP. */
+ * one context-switch time first); process_shared allowed. SYNCQ_EINVAL: l
+ * is NULL, or cfg->wait is no syncq_wait_discipline. SYNCQ_ENOTSUP: cfg->wait is SPIN or
+ * YIELD. */
 SYNCQ_API int syncq_lock_futex_mutex_init(syncq_lock_futex_mutex *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_futex_mutex_destroy(syncq_lock_futex_mutex *l); /* SYNCQ_EBUSY if held */
 SYNCQ_API int syncq_lock_futex_mutex_lock(syncq_lock_futex_mutex *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */

@@ -25,10 +25,11 @@ typedef struct syncq_lock_mcs {
   int wait;
 } syncq_lock_mcs;
 
-/* The typed API of the MCS queue lock: cfg may be NULL (defaults); lock, trylock and unlock take the
- * caller's node (the same node for a lock and its unlock). Statuses and thread-safety: those of
- * syncq/lock.h's generic calls. */
+/* cfg may be NULL (defaults: SPIN, private); every discipline. SYNCQ_EINVAL: l is NULL, or
+ * cfg->wait is no syncq_wait_discipline. SYNCQ_ENOTSUP: cfg->process_shared is set. */
 SYNCQ_API int syncq_lock_mcs_init(syncq_lock_mcs *l, const syncq_lock_config *cfg);
+/* The typed API of the MCS queue lock: lock, trylock and unlock take the caller's node (the same node
+ * for a lock and its unlock). Statuses and thread-safety: those of syncq/lock.h's generic calls. */
 SYNCQ_API int syncq_lock_mcs_destroy(syncq_lock_mcs *l); /* SYNCQ_EBUSY if held or awaited */
 SYNCQ_API int syncq_lock_mcs_lock(syncq_lock_mcs *l, syncq_lock_node *node);
 SYNCQ_API int syncq_lock_mcs_trylock(syncq_lock_mcs *l, syncq_lock_node *node); /* OK or EBUSY */

@@ -49,12 +49,14 @@ typedef struct syncq_lock_mcs_tp {
   uint64_t stale_ns; /* min(SYNCQ_LOCK_MCS_TP_STALE_NS, one context switch) */
 } syncq_lock_mcs_tp;
 
-/* The typed API of the time-published MCS lock: cfg may be NULL
- * (defaults); lock, trylock and unlock take the caller's node (the same
- * node for a lock and its unlock). Statuses and thread-safety: those of
- * syncq/lock.h's generic calls; init's first call in a process measures
- * one context switch (syncq_wait_calibrate) for the staleness bound. */
+/* cfg may be NULL (defaults: SPIN); the first init in a process measures
+ * one context switch (syncq_wait_calibrate) for the staleness bound.
+ * SYNCQ_EINVAL: l is NULL, or cfg->wait is no syncq_wait_discipline. SYNCQ_ENOTSUP:
+ * cfg->wait is BLOCK or COMPETITIVE, or cfg->process_shared is set. */
 SYNCQ_API int syncq_lock_mcs_tp_init(syncq_lock_mcs_tp *l, const syncq_lock_config *cfg);
+/* The typed API of the time-published MCS lock: lock, trylock and unlock
+ * take the caller's node (the same node for a lock and its unlock).
+ * Statuses and thread-safety: those of syncq/lock.h's generic calls. */
 SYNCQ_API int syncq_lock_mcs_tp_destroy(syncq_lock_mcs_tp *l); /* SYNCQ_EBUSY if held or awaited */
 SYNCQ_API int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node);
 SYNCQ_API int syncq_lock_mcs_tp_trylock(syncq_lock_mcs_tp *l, syncq_lock_node *node); /* OK or EBUSY */

@@ -33,10 +33,12 @@ typedef struct syncq_lock_pthread_mutex {
 
 /* cfg NULL: a default (private, normal) mutex. Disciplines: DEFAULT and
  * BLOCK (the mutex blocks), COMPETITIVE (glibc's adaptive mutex: spins a
- * while, then blocks); SPIN and YIELD: SYNCQ_ENOTSUP. Unknown:
- * SYNCQ_EINVAL. process_shared: PTHREAD_PROCESS_SHARED + robust.
+ * while, then blocks). process_shared: PTHREAD_PROCESS_SHARED + robust.
  * A robust lock whose owner died is made consistent and returned held
- * (SYNCQ_OK). SYNCQ_ESYS if pthread_mutex_init fails. */
+ * (SYNCQ_OK). SYNCQ_EINVAL: l is NULL, or cfg->wait is no syncq_wait_discipline.
+ * SYNCQ_ENOTSUP: cfg->wait is SPIN or YIELD, or the C library refuses an
+ * attribute with ENOTSUP. SYNCQ_ESYS: pthread_mutexattr_init, an
+ * attribute or pthread_mutex_init failed otherwise (errno says why). */
 SYNCQ_API int syncq_lock_pthread_mutex_init(syncq_lock_pthread_mutex *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_pthread_mutex_destroy(syncq_lock_pthread_mutex *l); /* SYNCQ_EBUSY if held */
 SYNCQ_API int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l);    /* OK; EBUSY: the caller holds it; ESYS */

@@ -54,9 +54,10 @@ typedef struct syncq_lock_sc {
 } syncq_lock_sc;
 
 /* cfg->max_threads: threads that may use the lock at once (0: the
- * maximum; above it: SYNCQ_ELIMIT). Disciplines SPIN (default), YIELD,
- * BLOCK and COMPETITIVE (sleepers wait on their slot's flag word);
- * process_shared is SYNCQ_ENOTSUP. */
+ * maximum). Disciplines SPIN (default), YIELD, BLOCK and COMPETITIVE
+ * (sleepers wait on their slot's flag word). SYNCQ_EINVAL: l is NULL, or
+ * cfg->wait is no syncq_wait_discipline. SYNCQ_ENOTSUP: cfg->process_shared is set.
+ * SYNCQ_ELIMIT: cfg->max_threads is above SYNCQ_LOCK_SC_MAX_SLOTS. */
 SYNCQ_API int syncq_lock_sc_queue_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_hybrid_sc_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_sc_destroy(syncq_lock_sc *l); /* SYNCQ_EBUSY if held or awaited */

@@ -31,14 +31,16 @@ typedef struct syncq_lock_tas {
   uint8_t process_shared; /* 0 or 1; a byte, not bool: other processes can write any value into it */
 } syncq_lock_tas;
 
-/* cfg may be NULL (defaults: SPIN, private). SYNCQ_EINVAL: NULL lock or
- * unknown discipline. Every discipline is allowed; process_shared too. */
+/* cfg may be NULL (defaults: SPIN, private). Every discipline is
+ * allowed; process_shared too. SYNCQ_EINVAL: l is NULL, or
+ * cfg->wait is no syncq_wait_discipline. */
 SYNCQ_API int syncq_lock_tas_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_tas_destroy(syncq_lock_tas *l); /* SYNCQ_EBUSY if held */
 SYNCQ_API int syncq_lock_tas_lock(syncq_lock_tas *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
 SYNCQ_API int syncq_lock_tas_trylock(syncq_lock_tas *l); /* SYNCQ_OK or SYNCQ_EBUSY */
 SYNCQ_API int syncq_lock_tas_unlock(syncq_lock_tas *l);  /* SYNCQ_EINVAL if not held */
-/* The same storage as a TTAS lock (spins on a plain load before each TAS). */
+/* The same storage as a TTAS lock (spins on a plain load before each
+ * TAS). cfg as for tas. SYNCQ_EINVAL: l is NULL, or cfg->wait is no syncq_wait_discipline. */
 SYNCQ_API int syncq_lock_ttas_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_ttas_lock(syncq_lock_tas *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
 SYNCQ_API int syncq_lock_ttas_trylock(syncq_lock_tas *l); /* SYNCQ_OK or SYNCQ_EBUSY */

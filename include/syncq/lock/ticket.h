@@ -34,7 +34,7 @@ typedef struct syncq_lock_ticket {
 } syncq_lock_ticket;
 
 /* cfg NULL: SPIN, private. Every discipline; process_shared allowed.
- * SYNCQ_EINVAL: NULL or unknown discipline. */
+ * SYNCQ_EINVAL: l is NULL, or cfg->wait is no syncq_wait_discipline. */
 SYNCQ_API int syncq_lock_ticket_init(syncq_lock_ticket *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_ticket_destroy(syncq_lock_ticket *l); /* SYNCQ_EBUSY if held or awaited */
 SYNCQ_API int syncq_lock_ticket_lock(syncq_lock_ticket *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */

@@ -23,7 +23,8 @@ extern "C" {
 SYNCQ_API extern const syncq_algo syncq_lock_ttas_ps_algo;
 
 /* cfg may be NULL (SPIN, private). Every discipline; process_shared too
- * (the request concerns the calling thread only). */
+ * (the request concerns the calling thread only). SYNCQ_EINVAL: l is
+ * NULL, or cfg->wait is no syncq_wait_discipline. */
 SYNCQ_API int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_ttas_ps_destroy(syncq_lock_tas *l); /* SYNCQ_EBUSY if held */
 SYNCQ_API int syncq_lock_ttas_ps_lock(syncq_lock_tas *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */

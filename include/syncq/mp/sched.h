@@ -104,7 +104,9 @@ typedef struct syncq_mp_stats {
  * pthread_create, sigaction). Schedulers are private to the process.
  * Progress: not a concurrent operation (the scheduler is new); it starts a
  * thread and installs the signal handler.
- * Example: `syncq_mp_config cfg; syncq_mp_config_default(&cfg, 2, 1); syncq_mp_sched *s; syncq_mp_create(&cfg, &s);` */
+ * Example: `syncq_mp_config cfg; syncq_mp_config_default(&cfg, 2, 1); syncq_mp_sched *s;`
+ *   `int r = syncq_mp_create(&cfg, &s);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "mp: %s\n", syncq_strerror(r)); else { work(); syncq_mp_destroy(s); }` */
 SYNCQ_API int syncq_mp_create(const syncq_mp_config *cfg, syncq_mp_sched **out);
 
 /* Stop the scheduler (as syncq_mp_stop) and free it. Every thread must

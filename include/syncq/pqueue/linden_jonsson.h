@@ -43,8 +43,13 @@ typedef struct syncq_pqueue_linden_jonsson {
   uint64_t magic;
 } syncq_pqueue_linden_jonsson;
 
-/* Initialise for cfg's capacity (cfg as syncq_pqueue_create's): SYNCQ_EINVAL for NULL or a bad config,
- * SYNCQ_ENOMEM when the node pool cannot be allocated. */
+/* Initialise for cfg's capacity (cfg as syncq_pqueue_create's).
+ * SYNCQ_EINVAL: q is NULL or not aligned as syncq_pqueue_linden_jonsson,
+ * cfg->capacity is above
+ * SYNCQ_PQUEUE_MAX_CAPACITY, or cfg->max_threads above SYNCQ_PQUEUE_MAX_THREADS.
+ * SYNCQ_ENOTSUP: the CPU has no double-width CAS (the free list).
+ * SYNCQ_ENOMEM: the node pool or the epoch domain could not be
+ * allocated. */
 SYNCQ_API int syncq_pqueue_linden_jonsson_init(syncq_pqueue_linden_jonsson *q, const syncq_pqueue_config *cfg);
 /* SYNCQ_EBUSY while an operation is running (nothing is freed then). */
 SYNCQ_API int syncq_pqueue_linden_jonsson_destroy(syncq_pqueue_linden_jonsson *q);

@@ -32,10 +32,14 @@ typedef struct syncq_pqueue_skew_herlihy {
   uint32_t capacity; /* items */
 } syncq_pqueue_skew_herlihy;
 
-/* The typed API of the skew heap under Herlihy's small-object method: init (cfg as
- * syncq_pqueue_create's; SYNCQ_ENOMEM for the node pool), destroy, insert and delete_min. Statuses and
- * thread-safety: those of syncq/pqueue.h's generic calls. */
+/* cfg as syncq_pqueue_create's. SYNCQ_EINVAL: q is NULL, cfg->capacity is
+ * above SYNCQ_PQUEUE_MAX_CAPACITY, cfg->max_threads above
+ * SYNCQ_PQUEUE_MAX_THREADS, or 2 * capacity + 16 * max_threads + 64 node
+ * slots reach 2^32. SYNCQ_ENOTSUP: the CPU has no double-width CAS.
+ * SYNCQ_ENOMEM: the nodes or their pool could not be allocated. */
 SYNCQ_API int syncq_pqueue_skew_herlihy_init(syncq_pqueue_skew_herlihy *q, const syncq_pqueue_config *cfg);
+/* The typed API of the skew heap under Herlihy's small-object method: destroy, insert and delete_min.
+ * Statuses and thread-safety: those of syncq/pqueue.h's generic calls. */
 SYNCQ_API int syncq_pqueue_skew_herlihy_destroy(syncq_pqueue_skew_herlihy *q);
 SYNCQ_API int syncq_pqueue_skew_herlihy_insert(syncq_pqueue_skew_herlihy *q, uint64_t key, void *payload);
 SYNCQ_API int syncq_pqueue_skew_herlihy_delete_min(syncq_pqueue_skew_herlihy *q, uint64_t *key, void **payload);

@@ -30,7 +30,13 @@ typedef struct syncq_pqueue_skew_lock {
   uint32_t free_head;                        /* free nodes linked through left; guarded by lock */
 } syncq_pqueue_skew_lock;
 
-/* SYNCQ_ENOENT when cfg->lock (default "ttas") is not registered. */
+/* cfg as syncq_pqueue_create's; the lock is cfg->lock (default "ttas"),
+ * made with its defaults. SYNCQ_EINVAL: q is NULL, cfg->capacity is above
+ * SYNCQ_PQUEUE_MAX_CAPACITY, or cfg->max_threads above SYNCQ_PQUEUE_MAX_THREADS.
+ * SYNCQ_ENOENT: cfg->lock names no registered lock. SYNCQ_ENOMEM: the lock
+ * or the node pool could not be allocated. SYNCQ_ENOTSUP: the lock's init
+ * needs a double-width CAS the CPU lacks. SYNCQ_ESYS: the lock's init
+ * failed in the C library (pthread-mutex). */
 SYNCQ_API int syncq_pqueue_skew_lock_init(syncq_pqueue_skew_lock *q, const syncq_pqueue_config *cfg);
 /* Destroy the queue, freeing its pool: OK; EINVAL for NULL; EBUSY: the lock is held. */
 SYNCQ_API int syncq_pqueue_skew_lock_destroy(syncq_pqueue_skew_lock *q);

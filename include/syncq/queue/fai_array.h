@@ -32,7 +32,9 @@ typedef struct syncq_queue_fai_array {
 
 /* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
 SYNCQ_API int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes);
-/* SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity. */
+/* Initialise storage of syncq_queue_fai_array_bytes(capacity) bytes to an
+ * empty queue. SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity
+ * is not a power of two >= 2 (or its storage overflows size_t). */
 SYNCQ_API int syncq_queue_fai_array_init(syncq_queue_fai_array *q, size_t capacity);
 SYNCQ_API int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q); /* EINVAL for NULL or uninitialised storage */
 /* SYNCQ_OK, SYNCQ_FULL; SYNCQ_EINVAL for NULL, an item wider than 48 bits,

@@ -42,11 +42,15 @@ typedef struct syncq_queue_lcrq {
 
 /* capacity: a sizing hint, the ring size (0: 4096 cells, the smallest of
  * the paper's 2^12..2^17; otherwise the next power of two, at most
- * SYNCQ_QUEUE_LCRQ_RING_MAX). SYNCQ_EINVAL for NULL or misaligned storage,
- * SYNCQ_ENOTSUP without double-width CAS, SYNCQ_ENOMEM. */
+ * SYNCQ_QUEUE_LCRQ_RING_MAX). SYNCQ_EINVAL: q is NULL or not aligned as its type.
+ * SYNCQ_ENOTSUP: the CPU has no double-width CAS. SYNCQ_ENOMEM: the first
+ * ring or the hazard-pointer domain could not be allocated. */
 SYNCQ_API int syncq_queue_lcrq_init(syncq_queue_lcrq *q, size_t capacity);
-/* The same with an exact ring size: a power of two in
- * [SYNCQ_QUEUE_LCRQ_RING_MIN, SYNCQ_QUEUE_LCRQ_RING_MAX], else SYNCQ_EINVAL. */
+/* As syncq_queue_lcrq_init, with an exact ring size. SYNCQ_EINVAL: q is NULL or not aligned as its type, or
+ * ring_size is not a power of two in [SYNCQ_QUEUE_LCRQ_RING_MIN,
+ * SYNCQ_QUEUE_LCRQ_RING_MAX]. SYNCQ_ENOTSUP: the CPU has no double-width
+ * CAS. SYNCQ_ENOMEM: the first ring or the hazard-pointer domain could not
+ * be allocated. */
 SYNCQ_API int syncq_queue_lcrq_init_ring(syncq_queue_lcrq *q, size_t ring_size);
 /* Frees every ring (items still queued are the caller's). SYNCQ_EINVAL for
  * NULL or a queue not initialised; SYNCQ_EBUSY while an operation runs. */

@@ -49,22 +49,29 @@ typedef struct syncq_queue_single_lock {
   uint64_t magic;
 } syncq_queue_single_lock;
 
-/* Initialise with the named registered lock (NULL: SYNCQ_QUEUE_DEFAULT_LOCK).
- * capacity is a sizing hint (unbounded queues), any value. SYNCQ_EINVAL for
- * NULL or misaligned storage, SYNCQ_ENOENT when no lock of that name is
- * registered, SYNCQ_ENOTSUP when the lock needs more storage than
- * SYNCQ_QUEUE_LOCK_BYTES, SYNCQ_ENOMEM for the dummy node, or the lock's
- * init status. */
+/* Initialise with the named registered lock (NULL: SYNCQ_QUEUE_DEFAULT_LOCK),
+ * each lock made with its defaults. SYNCQ_EINVAL: q is NULL or not aligned as its type.
+ * SYNCQ_ENOENT: no lock of that name is registered. SYNCQ_ENOTSUP: the
+ * lock needs more storage than SYNCQ_QUEUE_LOCK_BYTES or an alignment
+ * above a cache line, or its init needs a double-width CAS the CPU lacks.
+ * SYNCQ_ENOMEM: the dummy node could not be allocated. SYNCQ_ESYS: the
+ * lock's init failed in the C library (pthread-mutex). */
 SYNCQ_API int syncq_queue_two_lock_init(syncq_queue_two_lock *q, const char *lock_name);
 SYNCQ_API int syncq_queue_two_lock_destroy(syncq_queue_two_lock *q); /* frees the nodes left; EINVAL: NULL */
 /* SYNCQ_OK, SYNCQ_EINVAL (NULL), SYNCQ_ENOMEM (no node could be allocated). */
 SYNCQ_API int syncq_queue_two_lock_enqueue(syncq_queue_two_lock *q, void *item);
 SYNCQ_API int syncq_queue_two_lock_dequeue(syncq_queue_two_lock *q, void **item); /* OK, EMPTY, EINVAL */
 
-/* The typed API of the single-lock queue: init with the registry's lock named lock_name (SYNCQ_ENOENT
- * when no such lock), destroy (frees the nodes left), enqueue (SYNCQ_ENOMEM when no node can be
- * allocated) and dequeue (SYNCQ_OK or SYNCQ_EMPTY). SYNCQ_EINVAL for NULL. Any thread. */
+/* Initialise with the named registered lock (NULL: SYNCQ_QUEUE_DEFAULT_LOCK),
+ * made with its defaults. SYNCQ_EINVAL: q is NULL or not aligned as its type.
+ * SYNCQ_ENOENT: no lock of that name is registered. SYNCQ_ENOTSUP: the
+ * lock needs more storage than SYNCQ_QUEUE_LOCK_BYTES or an alignment
+ * above a cache line, or its init needs a double-width CAS the CPU lacks.
+ * SYNCQ_ENOMEM: the dummy node could not be allocated. SYNCQ_ESYS: the
+ * lock's init failed in the C library (pthread-mutex). */
 SYNCQ_API int syncq_queue_single_lock_init(syncq_queue_single_lock *q, const char *lock_name);
+/* The typed API of the single-lock queue: destroy (frees the nodes left), enqueue (SYNCQ_ENOMEM when no
+ * node can be allocated) and dequeue (SYNCQ_OK or SYNCQ_EMPTY). SYNCQ_EINVAL for NULL. Any thread. */
 SYNCQ_API int syncq_queue_single_lock_destroy(syncq_queue_single_lock *q);
 SYNCQ_API int syncq_queue_single_lock_enqueue(syncq_queue_single_lock *q, void *item);
 SYNCQ_API int syncq_queue_single_lock_dequeue(syncq_queue_single_lock *q, void **item);

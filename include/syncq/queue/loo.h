@@ -41,8 +41,8 @@ typedef struct syncq_queue_loo {
 #define SYNCQ_QUEUE_LOO_MAX_CONSUMERS 447
 
 /* capacity: ignored (the queue is unbounded; nodes hold 128 items). One
- * node is allocated. SYNCQ_EINVAL for NULL or misaligned storage,
- * SYNCQ_ENOMEM. */
+ * node is allocated. SYNCQ_EINVAL: q is NULL or not aligned as its type.
+ * SYNCQ_ENOMEM: the node could not be allocated. */
 SYNCQ_API int syncq_queue_loo_init(syncq_queue_loo *q, size_t capacity);
 /* Frees every node (items still queued are the caller's); no operation
  * may run. SYNCQ_EINVAL for NULL or a queue not initialised. */

@@ -22,11 +22,14 @@ extern "C" {
 #endif
 
 /* As syncq_queue_lprq_init (capacity: a sizing hint for the ring size),
- * with funnels in every ring. SYNCQ_EINVAL for NULL or misaligned
- * storage, SYNCQ_ENOMEM. */
+ * with funnels in every ring. SYNCQ_EINVAL: q is NULL or not aligned as its type.
+ * SYNCQ_ENOMEM: the first ring or the hazard-pointer domain could not be
+ * allocated. */
 SYNCQ_API int syncq_queue_lprq_af_init(syncq_queue_lprq *q, size_t capacity);
-/* The same with an exact ring size: a power of two in
- * [SYNCQ_QUEUE_LPRQ_RING_MIN, SYNCQ_QUEUE_LPRQ_RING_MAX], else SYNCQ_EINVAL. */
+/* As syncq_queue_lprq_af_init, with an exact ring size. SYNCQ_EINVAL: q is NULL or not aligned as its type, or
+ * ring_size is not a power of two in [SYNCQ_QUEUE_LPRQ_RING_MIN,
+ * SYNCQ_QUEUE_LPRQ_RING_MAX]. SYNCQ_ENOMEM: the first ring or the
+ * hazard-pointer domain could not be allocated. */
 SYNCQ_API int syncq_queue_lprq_af_init_ring(syncq_queue_lprq *q, size_t ring_size);
 
 /* The registry entry ("lprq-af"). */

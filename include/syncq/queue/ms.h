@@ -35,9 +35,10 @@ typedef struct syncq_queue_ms {
 } syncq_queue_ms;
 
 /* capacity: nodes made ready at init (more are added in blocks when the
- * free list runs dry; blocks are only freed by destroy). SYNCQ_EINVAL for
- * NULL or misaligned storage, SYNCQ_ENOTSUP without double-width CAS,
- * SYNCQ_ENOMEM. */
+ * free list runs dry; blocks are only freed by destroy). SYNCQ_EINVAL:
+ * q is NULL or not aligned as its type, or capacity nodes do not fit in size_t
+ * bytes. SYNCQ_ENOTSUP: the CPU has no double-width CAS. SYNCQ_ENOMEM: the
+ * first block of nodes could not be allocated. */
 SYNCQ_API int syncq_queue_ms_init(syncq_queue_ms *q, size_t capacity);
 SYNCQ_API int syncq_queue_ms_destroy(syncq_queue_ms *q); /* frees the node blocks; EINVAL for NULL or uninitialised */
 /* SYNCQ_OK; SYNCQ_EINVAL (NULL); SYNCQ_ENOMEM when no node can be had. */
@@ -54,8 +55,9 @@ typedef struct syncq_queue_ms_hp {
   uint64_t magic;
 } syncq_queue_ms_hp;
 
-/* capacity is ignored (nodes are allocated per enqueue). SYNCQ_EINVAL for
- * NULL or misaligned storage, SYNCQ_ENOMEM. */
+/* capacity is ignored (nodes are allocated per enqueue). SYNCQ_EINVAL:
+ * q is NULL or not aligned as its type. SYNCQ_ENOMEM: the dummy node or the
+ * hazard-pointer domain could not be allocated. */
 SYNCQ_API int syncq_queue_ms_hp_init(syncq_queue_ms_hp *q, size_t capacity);
 /* Destroy the queue, freeing every node: OK; EINVAL; EBUSY (hazard records in use). */
 SYNCQ_API int syncq_queue_ms_hp_destroy(syncq_queue_ms_hp *q);

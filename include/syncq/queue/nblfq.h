@@ -51,8 +51,8 @@ typedef struct syncq_queue_nblfq {
 SYNCQ_API int syncq_queue_nblfq_bytes(size_t capacity, size_t *bytes);
 
 /* Initialise storage of syncq_queue_nblfq_bytes(capacity) bytes to an empty
- * queue. SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity
- */
+ * queue. SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity is not a
+ * power of two >= 2 (or its storage overflows size_t). */
 SYNCQ_API int syncq_queue_nblfq_init(syncq_queue_nblfq *q, size_t capacity);
 
 /* SYNCQ_EINVAL for NULL or a queue that was not initialised. */

@@ -50,9 +50,9 @@ typedef struct syncq_queue_nblfq2 {
 SYNCQ_API int syncq_queue_nblfq2_bytes(size_t capacity, size_t *bytes);
 
 /* Initialise storage of syncq_queue_nblfq2_bytes(capacity) bytes to an empty
- * queue. SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity;
- * SYNCQ_ENOTSUP when the CPU has no double-width CAS
- */
+ * queue. SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity is not a
+ * power of two >= 2 (or its storage overflows size_t). SYNCQ_ENOTSUP: the
+ * CPU has no double-width CAS. */
 SYNCQ_API int syncq_queue_nblfq2_init(syncq_queue_nblfq2 *q, size_t capacity);
 
 /* SYNCQ_EINVAL for NULL or a queue that was not initialised. */

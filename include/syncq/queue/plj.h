@@ -34,8 +34,10 @@ typedef struct syncq_queue_plj {
 } syncq_queue_plj;
 
 /* capacity: nodes made ready at init (more are added in blocks when the
- * free list runs dry). SYNCQ_EINVAL for NULL or misaligned storage or an
- * absurd capacity, SYNCQ_ENOTSUP without double-width CAS, SYNCQ_ENOMEM. */
+ * free list runs dry). SYNCQ_EINVAL: q is NULL or not aligned as its type, or
+ * capacity nodes do not fit in size_t bytes. SYNCQ_ENOTSUP: the CPU has no
+ * double-width CAS. SYNCQ_ENOMEM: the first block of nodes could not be
+ * allocated. */
 SYNCQ_API int syncq_queue_plj_init(syncq_queue_plj *q, size_t capacity);
 SYNCQ_API int syncq_queue_plj_destroy(syncq_queue_plj *q);              /* OK, EINVAL */
 SYNCQ_API int syncq_queue_plj_enqueue(syncq_queue_plj *q, void *item);  /* OK, EINVAL, ENOMEM */

@@ -50,12 +50,17 @@ typedef struct syncq_queue_scq {
 
 /* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
 SYNCQ_API int syncq_queue_scq_bytes(size_t capacity, size_t *bytes);
-SYNCQ_API int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity); /* EINVAL: NULL, misaligned, capacity */
+/* Initialise storage of syncq_queue_scq_bytes(capacity) bytes to an empty
+ * queue. SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity is not a
+ * power of two >= 2 (or its storage overflows size_t). */
+SYNCQ_API int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity);
 /* The same with Nikolaev's cache remapping: consecutive tickets (and the
  * item slots handed out one after another) on different cache lines. It
  * keeps many threads that take consecutive tickets off each other's lines,
  * and costs one producer and one consumer their batching (about 3 line
- * transfers an item instead of 3 per 8): registry entry "scq-remap". */
+ * transfers an item instead of 3 per 8): registry entry "scq-remap".
+ * SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity is not a power of
+ * two >= 2 (or its storage overflows size_t). */
 SYNCQ_API int syncq_queue_scq_init_remapped(syncq_queue_scq *q, size_t capacity);
 SYNCQ_API int syncq_queue_scq_destroy(syncq_queue_scq *q); /* EINVAL for NULL or uninitialised storage */
 /* Enqueue item (non-NULL): OK or FULL. SYNCQ_EINVAL for NULL arguments,

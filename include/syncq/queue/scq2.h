@@ -63,7 +63,9 @@ SYNCQ_API int syncq_queue_scq2_bytes(size_t capacity, size_t *bytes);
  * CPU has no double-width CAS (syncq_pr_dwcas_available()). */
 SYNCQ_API int syncq_queue_scq2_init(syncq_queue_scq2 *q, size_t capacity);
 /* The same with Nikolaev's cache remapping of the cells (see
- * syncq_queue_scq_init_remapped). */
+ * syncq_queue_scq_init_remapped). SYNCQ_EINVAL: q is NULL or not aligned as its type,
+ * or capacity is not a power of two in [2, 2^40] (or its storage overflows
+ * size_t). SYNCQ_ENOTSUP: the CPU has no double-width CAS. */
 SYNCQ_API int syncq_queue_scq2_init_remapped(syncq_queue_scq2 *q, size_t capacity);
 /* SYNCQ_EINVAL for NULL or a queue that was not initialised. */
 SYNCQ_API int syncq_queue_scq2_destroy(syncq_queue_scq2 *q);

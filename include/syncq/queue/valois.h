@@ -33,8 +33,9 @@ typedef struct syncq_queue_valois {
 } syncq_queue_valois;
 
 /* capacity: nodes made ready at init (more are added in blocks when the
- * free list runs dry). SYNCQ_EINVAL for NULL or misaligned storage or an
- * absurd capacity, SYNCQ_ENOMEM. */
+ * free list runs dry). SYNCQ_EINVAL: q is NULL or not aligned as its type, or
+ * capacity nodes do not fit in size_t bytes. SYNCQ_ENOMEM: the first block
+ * of nodes could not be allocated. */
 SYNCQ_API int syncq_queue_valois_init(syncq_queue_valois *q, size_t capacity);
 SYNCQ_API int syncq_queue_valois_destroy(syncq_queue_valois *q);              /* OK, EINVAL */
 SYNCQ_API int syncq_queue_valois_enqueue(syncq_queue_valois *q, void *item);  /* OK, EINVAL, ENOMEM */

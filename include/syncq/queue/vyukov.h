@@ -38,7 +38,9 @@ typedef struct syncq_queue_vyukov {
 
 /* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
 SYNCQ_API int syncq_queue_vyukov_bytes(size_t capacity, size_t *bytes);
-/* SYNCQ_EINVAL for NULL, misaligned storage or a bad capacity. */
+/* Initialise storage of syncq_queue_vyukov_bytes(capacity) bytes to an
+ * empty queue. SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity
+ * is not a power of two >= 2 (or its storage overflows size_t). */
 SYNCQ_API int syncq_queue_vyukov_init(syncq_queue_vyukov *q, size_t capacity);
 SYNCQ_API int syncq_queue_vyukov_destroy(syncq_queue_vyukov *q); /* EINVAL: NULL */
 /* OK or FULL; SYNCQ_EINVAL for NULL arguments, storage never initialised or

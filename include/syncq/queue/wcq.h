@@ -83,8 +83,10 @@ typedef struct syncq_queue_wcq {
 
 /* SYNCQ_EINVAL for NULL bytes, capacity not a power of two in [2, 2^40]. */
 SYNCQ_API int syncq_queue_wcq_bytes(size_t capacity, size_t *bytes);
-/* SYNCQ_EINVAL (NULL, misaligned, capacity); SYNCQ_ENOTSUP without
- * double-width CAS. */
+/* Initialise storage of syncq_queue_wcq_bytes(capacity) bytes to an empty
+ * queue. SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity is not a
+ * power of two in [2, 2^40]. SYNCQ_ENOTSUP: the CPU has no double-width
+ * CAS. */
 SYNCQ_API int syncq_queue_wcq_init(syncq_queue_wcq *q, size_t capacity);
 /* SYNCQ_EINVAL for NULL or storage not initialised. Items still queued are
  * the caller's (nothing is freed: the queue never allocates). No operation

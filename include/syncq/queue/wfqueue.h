@@ -73,12 +73,15 @@ typedef struct syncq_queue_wfqueue_counts {
 /* capacity: a sizing hint, the segment size (0: 1024 cells, as in the
  * paper's evaluation; otherwise the next power of two, within
  * [SYNCQ_QUEUE_WFQUEUE_SEGMENT_MIN, SYNCQ_QUEUE_WFQUEUE_SEGMENT_MAX]), and
- * SYNCQ_QUEUE_WFQUEUE_THREADS_DEFAULT threads. SYNCQ_EINVAL for NULL or
- * misaligned storage, SYNCQ_ENOMEM. */
+ * SYNCQ_QUEUE_WFQUEUE_THREADS_DEFAULT threads. SYNCQ_EINVAL: q is NULL or not aligned as its type.
+ * SYNCQ_ENOMEM: the first segment could not be allocated. */
 SYNCQ_API int syncq_queue_wfqueue_init(syncq_queue_wfqueue *q, size_t capacity);
-/* The same with an exact segment size (a power of two in
- * [SYNCQ_QUEUE_WFQUEUE_SEGMENT_MIN, SYNCQ_QUEUE_WFQUEUE_SEGMENT_MAX]) and a
- * thread limit in [1, SYNCQ_QUEUE_WFQUEUE_THREADS_MAX], else SYNCQ_EINVAL. */
+/* As syncq_queue_wfqueue_init, with an exact segment size and a thread
+ * limit. SYNCQ_EINVAL:
+ * q is NULL or not aligned as its type, segment_cells is not a power of two in
+ * [SYNCQ_QUEUE_WFQUEUE_SEGMENT_MIN, SYNCQ_QUEUE_WFQUEUE_SEGMENT_MAX], or
+ * max_threads is not in [1, SYNCQ_QUEUE_WFQUEUE_THREADS_MAX].
+ * SYNCQ_ENOMEM: the first segment could not be allocated. */
 SYNCQ_API int syncq_queue_wfqueue_init_ex(syncq_queue_wfqueue *q, size_t segment_cells, size_t max_threads);
 /* Frees every segment and returns the handles to the library's pool (items
  * still queued are the caller's). No operation may run on it, nor start.

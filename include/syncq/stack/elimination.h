@@ -37,7 +37,11 @@ typedef struct syncq_stack_elimination {
   SYNCQ_CACHELINE_ALIGNED syncq_freelist free;
 } syncq_stack_elimination;
 
-/* The elimination array has clamp(max_threads / 2, 1, 16) slots. */
+/* cfg as syncq_stack_create's. The elimination array has
+ * clamp(max_threads / 2, 1, 16) slots. SYNCQ_EINVAL: s is NULL, cfg->capacity is above
+ * SYNCQ_STACK_MAX_CAPACITY, or cfg->max_threads above SYNCQ_STACK_MAX_THREADS.
+ * SYNCQ_ENOTSUP: the CPU has no double-width CAS (the free list).
+ * SYNCQ_ENOMEM: the nodes or the array could not be allocated. */
 SYNCQ_API int syncq_stack_elimination_init(syncq_stack_elimination *s, const syncq_stack_config *cfg);
 SYNCQ_API int syncq_stack_elimination_destroy(syncq_stack_elimination *s); /* frees the pool; EINVAL for NULL */
 SYNCQ_API int syncq_stack_elimination_push(syncq_stack_elimination *s, void *item); /* OK, ENOMEM, EINVAL */

@@ -33,10 +33,13 @@ typedef struct syncq_stack_herlihy {
   syncq_node_bitmap block_pool;
 } syncq_stack_herlihy;
 
-/* The typed API of the stack under Herlihy's small-object method: init (cfg as syncq_stack_create's;
- * SYNCQ_ENOMEM for the pools), destroy, push and pop. Statuses and thread-safety: those of
- * syncq/stack.h's generic calls. */
+/* cfg as syncq_stack_create's. SYNCQ_EINVAL: s is NULL, cfg->capacity is above
+ * SYNCQ_STACK_MAX_CAPACITY, or cfg->max_threads above SYNCQ_STACK_MAX_THREADS.
+ * SYNCQ_ENOMEM: the nodes, the version blocks or their pools could not be
+ * allocated. */
 SYNCQ_API int syncq_stack_herlihy_init(syncq_stack_herlihy *s, const syncq_stack_config *cfg);
+/* The typed API of the stack under Herlihy's small-object method: destroy, push and pop. Statuses and
+ * thread-safety: those of syncq/stack.h's generic calls. */
 SYNCQ_API int syncq_stack_herlihy_destroy(syncq_stack_herlihy *s);
 SYNCQ_API int syncq_stack_herlihy_push(syncq_stack_herlihy *s, void *item); /* OK, ENOMEM, EINVAL */
 SYNCQ_API int syncq_stack_herlihy_pop(syncq_stack_herlihy *s, void **item); /* OK, EMPTY, EINVAL */

@@ -31,7 +31,13 @@ typedef struct syncq_stack_lock {
   uint32_t free_head;                  /* free nodes, linked by next; guarded by lock */
 } syncq_stack_lock;
 
-/* SYNCQ_ENOENT when cfg->lock (default "ttas") is not registered. */
+/* cfg as syncq_stack_create's; the lock is cfg->lock (default "ttas"),
+ * made with its defaults. SYNCQ_EINVAL: s is NULL, cfg->capacity is above
+ * SYNCQ_STACK_MAX_CAPACITY, or cfg->max_threads above SYNCQ_STACK_MAX_THREADS.
+ * SYNCQ_ENOENT: cfg->lock names no registered lock. SYNCQ_ENOMEM: the lock
+ * or the node pool could not be allocated. SYNCQ_ENOTSUP: the lock's init
+ * needs a double-width CAS the CPU lacks. SYNCQ_ESYS: the lock's init
+ * failed in the C library (pthread-mutex). */
 SYNCQ_API int syncq_stack_lock_init(syncq_stack_lock *s, const syncq_stack_config *cfg);
 /* Destroy the stack, freeing its pool: OK; EINVAL for NULL; EBUSY: the lock is held. */
 SYNCQ_API int syncq_stack_lock_destroy(syncq_stack_lock *s);

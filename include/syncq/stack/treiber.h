@@ -39,9 +39,14 @@ typedef struct syncq_stack_treiber {
   SYNCQ_CACHELINE_ALIGNED syncq_freelist free; /* the free nodes (syncq/reclaim.h) */
 } syncq_stack_treiber;
 
-/* The typed API of Treiber's stack: init (cfg as syncq_stack_create's; SYNCQ_ENOMEM for the node pool),
- * destroy, push and pop. Statuses and thread-safety: those of syncq/stack.h's generic calls. */
+/* cfg as syncq_stack_create's. SYNCQ_EINVAL: s is NULL, cfg->capacity is above
+ * SYNCQ_STACK_MAX_CAPACITY, or cfg->max_threads above SYNCQ_STACK_MAX_THREADS.
+ * SYNCQ_ENOTSUP: the CPU has no double-width CAS (the free list).
+ * SYNCQ_ENOMEM: the node pool or the threads' caches could not be
+ * allocated. */
 SYNCQ_API int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack_config *cfg);
+/* The typed API of Treiber's stack: destroy, push and pop. Statuses and thread-safety: those of
+ * syncq/stack.h's generic calls. */
 SYNCQ_API int syncq_stack_treiber_destroy(syncq_stack_treiber *s);
 SYNCQ_API int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item); /* OK, ENOMEM, EINVAL */
 SYNCQ_API int syncq_stack_treiber_pop(syncq_stack_treiber *s, void **item); /* OK, EMPTY, EINVAL */

@@ -24,7 +24,10 @@ typedef struct syncq_stack_treiber_hp {
   SYNCQ_CACHELINE_ALIGNED syncq_hp_domain *hp; /* read-only after init */
 } syncq_stack_treiber_hp;
 
-/* cfg->capacity is ignored: the stack is bounded by memory only. */
+/* cfg->capacity is ignored: the stack is bounded by memory only.
+ * SYNCQ_EINVAL: s is NULL, cfg->capacity is above
+ * SYNCQ_STACK_MAX_CAPACITY, or cfg->max_threads above SYNCQ_STACK_MAX_THREADS.
+ * SYNCQ_ENOMEM: the hazard-pointer domain could not be allocated. */
 SYNCQ_API int syncq_stack_treiber_hp_init(syncq_stack_treiber_hp *s, const syncq_stack_config *cfg);
 SYNCQ_API int syncq_stack_treiber_hp_destroy(syncq_stack_treiber_hp *s);          /* frees held nodes */
 SYNCQ_API int syncq_stack_treiber_hp_push(syncq_stack_treiber_hp *s, void *item); /* OK, ENOMEM, EINVAL */
