@@ -694,6 +694,21 @@ static const lab_claim locks_cost_claims[] = {
 };
 /* clang-format on */
 
+/* The rows that are no registry entry, so that --algos can name them: the
+ * floor of the ops-table rows, and the inline rows with their floor (the
+ * ck rows only where ck is linked: inline_available). */
+static const char *const cost_fixed[] = {"two-atomics",
+                                         "mcs:inline",
+                                         "ticket:inline",
+                                         "ttas:inline",
+#if defined(SYNCQ_LAB_HAVE_CK)
+                                         "ck:spinlock_mcs:inline",
+                                         "ck:spinlock_ticket:inline",
+                                         "ck:spinlock_cas:inline",
+#endif
+                                         "two-atomics:inline",
+                                         NULL};
+
 const lab_experiment lab_exp_locks_cost = {
   .name = "locks-cost",
   .paper = "syncq lock-cost benchmark; 000 Lumetta & Culler 1998, §4",
@@ -705,5 +720,6 @@ const lab_experiment lab_exp_locks_cost = {
   .nclaims = sizeof locks_cost_claims / sizeof locks_cost_claims[0],
   .uses_registry = true,
   .family = SYNCQ_FAMILY_LOCK,
+  .fixed_algos = cost_fixed,
   .run = locks_cost_run_exp,
 };

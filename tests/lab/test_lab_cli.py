@@ -94,6 +94,12 @@ def test_the_rows_every_run_measures_can_be_chosen(tmp_path):
         "--algos", "nblfq,nblfq:inline,nblfq:reference,two-cas", "--quiet", "--out", str(tmp_path), check=0)
     algos = {r["algorithm"] for r in records(tmp_path) if r["type"] == "point"}
     assert algos == {"nblfq", "nblfq:inline", "nblfq:reference", "two-cas"}, algos
+    # locks-cost's floors and inline rows, likewise
+    lab("run", "locks-cost", "--size", "smoke", "--launches", "1", "--where", "phase=uncontended",
+        "--algos", "mcs,mcs:inline,two-atomics,two-atomics:inline", "--quiet", "--out", str(tmp_path / "locks"),
+        check=0)
+    algos = {r["algorithm"] for r in records(tmp_path / "locks") if r["type"] == "point"}
+    assert algos == {"mcs", "mcs:inline", "two-atomics", "two-atomics:inline"}, algos
 
 
 def test_unknown_family():
