@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "lab.h"
+#include "syncq/status.h"
+#include "syncq/wait.h"
 
 extern const lab_experiment lab_exp_phys;
 extern const lab_experiment lab_exp_np99_counter;
@@ -84,5 +86,13 @@ bool lab_experiment_knows(const lab_experiment *e, const char *algo) {
   /* baselines measured beside the registry's algorithms (e.g. "two-cas") */
   for (size_t i = 0; e->fixed_algos && e->fixed_algos[i]; i++)
     if (strcmp(e->fixed_algos[i], algo) == 0) return true;
-  return false;
+  /* "<algorithm>@<discipline>" (the rows of one waiting discipline,
+   * "mcs@block"), as the claims name them: lab_selected matches it whole */
+  const char *at = strchr(algo, '@');
+  char base[128];
+  int disc;
+  if (at == NULL || (size_t)(at - algo) >= sizeof base || syncq_wait_from_name(at + 1, &disc) != SYNCQ_OK) return false;
+  memcpy(base, algo, (size_t)(at - algo));
+  base[at - algo] = '\0';
+  return lab_experiment_knows(e, base);
 }

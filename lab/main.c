@@ -273,7 +273,7 @@ static void print_valid_algos(const lab_experiment *const *exps) {
     }
     for (size_t k = 0; e->fixed_algos && e->fixed_algos[k]; k++) fprintf(stderr, " %s", e->fixed_algos[k]);
   }
-  fprintf(stderr, "\n");
+  fprintf(stderr, "\n(a name may carry a waiting discipline, NAME@block: the rows of that discipline alone)\n");
 }
 
 extern char **environ;

@@ -102,6 +102,35 @@ def test_the_rows_every_run_measures_can_be_chosen(tmp_path):
     assert algos == {"mcs", "mcs:inline", "two-atomics", "two-atomics:inline"}, algos
 
 
+def test_every_name_a_claim_reads_can_be_chosen():
+    """Each algorithm a claim's rule names (num, den, algo) is a name
+    --algos accepts for the claim's experiment: a rerun of one claim's
+    variants can select them ("tas@block" as the claims name it)."""
+    names = {}
+
+    def walk(rule, exp):
+        if isinstance(rule, dict):
+            for key, value in rule.items():
+                if key in ("num", "den", "algo") and isinstance(value, str):
+                    names.setdefault(exp, set()).add(value)
+                else:
+                    walk(value, exp)
+        elif isinstance(rule, list):
+            for item in rule:
+                walk(item, exp)
+
+    for line in lab("claims", check=0).stdout.splitlines():
+        claim = json.loads(line)
+        walk(claim["rule"], claim["experiment"])
+    assert len(names) > 10 and "tas@block" in names["locks-cost"], names.keys()
+    refused = []
+    for exp, algos in sorted(names.items()):
+        r = lab("run", exp, "--size", "smoke", "--plan", "--algos", ",".join(sorted(algos)))
+        if r.returncode != 0:
+            refused.append((exp, r.stderr.splitlines()[0]))
+    assert not refused, refused
+
+
 def test_unknown_family():
     r = lab("algos", "widgets", check=2)
     assert "unknown family 'widgets'" in r.stderr and "counter" in r.stderr
