@@ -38,8 +38,10 @@ typedef struct syncq_lock_clh_qnode {
   /* the tail word of a node prepared for this node's successor to enqueue
    * (set by the owner once it holds the lock); 0: none */
   _Atomic(uint64_t) spare;
-  _Atomic(uint64_t) gen; /* times the node was prepared: its tail words never repeat */
-  syncq_fl_link link;    /* on the pool's free list */
+  /* times the node was prepared, modulo 2^56 (the tail word's bits above
+   * the index): its tail words repeat only after 2^56 preparations */
+  _Atomic(uint64_t) gen;
+  syncq_fl_link link; /* on the pool's free list */
 } syncq_lock_clh_qnode;
 
 typedef struct syncq_lock_clh {
