@@ -269,8 +269,10 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * empty lock-free queue looks for a position assigned to a sender that
  * died before claiming it at the same kind of pace (every poll when they
  * come a 16th of the interval apart or more, every 1,024th in a loop) and
- * skips it two intervals after the first poll that found it, plus the
- * same lateness.
+ * skips it two intervals after the first poll that found it, plus a 16th
+ * of an interval and one gap between polls; when the polls slow down
+ * meanwhile (a loop of empty polls, then polls far apart), at most 1,024
+ * of the slow polls later.
  * SYNCQ_OK (even with nothing
  * to do), SYNCQ_EINVAL (NULL ep, budget 0, or a process that did not
  * create ep; or the segment's fixed fields, header and queue offsets,

@@ -12,10 +12,14 @@
  * number) are plain stores between claim and commit.
  *
  * Senders (NS of them, K messages each, in order): assign a position (CAS
- * on the tail: tail -> tail + 1), claim the slot (CAS FREE(pos) ->
- * CLAIMED(pos, me)), then, as a separate step, record their start time in
- * the slot's owner_start (the C order: the lock-free claimer can write it
- * only after its claim CAS), fill it, commit (store READY(pos)). A claim
+ * on the tail: tail -> tail + 1; at any time here, where C assigns only
+ * after a relaxed look finds the tail's slot FREE for it: C's
+ * interleavings are a subset of the model's, so the safety properties
+ * carry over, not a bound on how long C's sender retries), claim the
+ * slot (CAS FREE(pos) -> CLAIMED(pos, me)), then, as a separate step,
+ * record their start time in the slot's owner_start (the C order: the
+ * lock-free claimer can write it only after its claim CAS), fill it,
+ * commit (store READY(pos)). A claim
  * that finds the slot moved past its position (the receiver skipped it)
  * takes a new position; one that finds it not yet free waits (C: backs
  * off, polls, retries). Sender MORTAL may die before or after any of its

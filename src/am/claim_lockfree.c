@@ -32,7 +32,10 @@
  *                in-order receiver waited at it (docs/reliability.md,
  *                "Active messages: seven lock-free writers on two
  *                processors"); in 000 any sender assigned that packet
- *                could take it. A bulk block is still assigned ahead.
+ *                could take it. A bulk block is still assigned ahead:
+ *                the receiver never waits at one, but the bulk send
+ *                assigned the same block a lap later waits until its
+ *                own stall skips the position (bulk_skip_abandoned).
  *   Progress:    lock-free in 000's (Valois's) sense: no locks, but a
  *                sender waits for the packet at the tail (and its
  *                assigned block) to be freed by the receiver; a dead
@@ -149,23 +152,33 @@ static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
     cs->has_bulk = true;
   }
   if (!cs->has_pkt) {
-    if (!cs->pkt_assigned) {
-      /* Only when the packet at the tail is free for it, waiting or not:
-       * a position taken on a full queue binds the packet to this sender
-       * (FREE(position)), and the in-order receiver waits at it until this
-       * sender runs again (docs/reliability.md, "Active messages: seven
-       * lock-free writers on two processors"). */
-      int r = assign(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, true, &cs->pkt_pos);
-      if (r != SYNCQ_OK) return r;
-      cs->pkt_assigned = true;
-      SYNCQ_RACE_POINT("am.claim.inside"); /* tests: die (or stop) assigned, not claimed */
-    }
-    am_packet *p = am_pkt_at(v, cs->pkt_pos);
-    bool passed = false;
-    int r = claim_slot(&p->state, cs->pkt_pos, cs->pid, &passed);
-    if (r != SYNCQ_OK) {
-      if (passed) cs->pkt_assigned = false; /* skipped by the receiver: take a new position */
-      return r;
+    am_packet *p;
+    for (bool again = false;; again = true) {
+      if (!cs->pkt_assigned) {
+        /* Only when the packet at the tail is free for it, waiting or
+         * not: a position taken on a full queue binds the packet to this
+         * sender (FREE(position)), and the in-order receiver waits at it
+         * until this sender runs again (docs/reliability.md, "Active
+         * messages: seven lock-free writers on two processors"). */
+        int r = assign(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, true, &cs->pkt_pos);
+        if (r != SYNCQ_OK) return r;
+        cs->pkt_assigned = true;
+        SYNCQ_RACE_POINT("am.claim.inside"); /* tests: die (or stop) assigned, not claimed */
+      }
+      p = am_pkt_at(v, cs->pkt_pos);
+      bool passed = false;
+      int r = claim_slot(&p->state, cs->pkt_pos, cs->pid, &passed);
+      if (r == SYNCQ_OK) break;
+      if (!passed) return r;
+      /* Skipped by the receiver (this sender stalled between its two
+       * CASes for two stale intervals): take a new position, at once,
+       * once. The queue may have room, and a NOWAIT send answered
+       * SYNCQ_FULL for it; a second skip in a row is left to the
+       * caller (a plain send retries, a NOWAIT send answers), so a
+       * segment another process rewrites under us cannot keep a NOWAIT
+       * send here. */
+      cs->pkt_assigned = false;
+      if (again) return r;
     }
     SYNCQ_RACE_POINT("am.claim.owner"); /* tests: stop claimed, the start time not yet written */
     /* Ours now. The receiver reads these only after seeing CLAIMED and

@@ -2228,6 +2228,69 @@ static void test_poll_rare_abandoned_assignment(void **state) {
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
+/* Lock-free: a NOWAIT send stopped between its two CASes (assigned, not
+ * claimed: "am.claim.inside") for longer than two stale intervals looks
+ * abandoned, and the receiver skips its position (it cannot tell a
+ * stopped sender from a dead one). Once the sender goes on, its claim
+ * finds the position passed on a queue with room: it takes the next one
+ * and the message arrives. It returned SYNCQ_FULL, a queue with room
+ * reported full (as the overtaken assignment of
+ * test_nowait_assign_overtaken did). */
+static void stop_inside_once_hook(const char *name) {
+  if (strcmp(name, "am.claim.inside") != 0) return;
+  syncq_race_hook = NULL; /* once: the new position's assignment passes here too */
+  raise(SIGSTOP);
+}
+
+static void skipped_nowait_sender(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 110);
+  syncq_race_hook = stop_inside_once_hook;
+  uint32_t args[1] = {1};
+  const int r = syncq_am_request(p, H_TALLY, args, 1, SYNCQ_AM_NOWAIT);
+  CHILD_CHECK(r != SYNCQ_FULL, 111);
+  CHILD_CHECK(r == SYNCQ_OK, 112);
+  CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 113);
+}
+
+static void test_nowait_skipped_takes_another(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "nowaitskip", 0);
+  syncq_am_config cfg = {.claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  uint32_t got = 0;
+  assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+  pid_t child = spawn(skipped_nowait_sender, name);
+  int st = 0;
+  assert_int_equal(waitpid(child, &st, WUNTRACED), child);
+  assert_true(WIFSTOPPED(st)); /* its position assigned at the head, not claimed */
+  syncq_am_counters cnt = {0};
+  for (int i = 0; i < 10000 && cnt.skipped == 0; i++) { /* 10 s at most; two stale intervals needed */
+    int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
+    assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+  }
+  if (cnt.skipped != 1) {
+    kill(child, SIGKILL); /* a stopped child would outlive the test */
+    (void)reap(child);
+    fail_msg("the stopped sender's position was skipped %u times, want 1", (unsigned)cnt.skipped);
+  }
+  assert_int_equal(kill(child, SIGCONT), 0);
+  int code = -1;
+  for (int i = 0; i < 10000 && (got < 1u || code < 0); i++) { /* 10 s at most */
+    int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
+    assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
+    if (code < 0) (void)child_done(child, &code);
+  }
+  if (code == 111) print_error("the NOWAIT send answered SYNCQ_FULL on a queue with room\n");
+  assert_int_equal(code, 0);
+  assert_int_equal(got, 1);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
 /* ================================================================ death inside a claim */
 
 /* POSIX: die holding the robust mutex, after marking the tail packet
@@ -3426,6 +3489,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_poll_clock_paced),
     cmocka_unit_test(test_poll_rare_dead_claim),
     cmocka_unit_test(test_poll_rare_abandoned_assignment),
+    cmocka_unit_test(test_nowait_skipped_takes_another),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
     cmocka_unit_test(test_transport_turn),
