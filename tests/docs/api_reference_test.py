@@ -202,6 +202,27 @@ def typed_inits(include):
     return names
 
 
+# The headers (relative to include/syncq) whose every status-returning
+# call (declared "int", NOT_STATUS aside) gives, under ERRORS, each status
+# it returns besides SYNCQ_OK with its cause: "SYNCQ_EMPTY: the queue held
+# no item." A header joins the list once its comments do; the list grows
+# until it is the whole of include/syncq.
+ERRORS_COVERED = ("queue.h",)
+# Calls of covered headers declared "int" that return a number, not a
+# status: their pages say what the number is and have no ERRORS.
+NOT_STATUS = ("syncq_lock_discipline",)
+
+
+def status_calls(include):
+    """The functions of ERRORS_COVERED declared to return int (a status)."""
+    names = []
+    for rel in ERRORS_COVERED:
+        text = (include / rel).read_text(encoding="utf-8")
+        names += [n for n in re.findall(r"^(?:SYNCQ_API )?int (syncq_\w+)\s*\(", text, flags=re.M)
+                  if n not in NOT_STATUS]
+    return names
+
+
 def missing_causes(man_dir, names):
     """(page, what is missing) for each page of names whose ERRORS section
     is absent, gives a status no cause, or leaves out a status its
@@ -285,7 +306,7 @@ def main():
     for name, where in positional_references(man_dir):
         print(f"FAIL: {name}: its man page points at text it does not show: {where}")
         missing.add(name)
-    for name, what in missing_causes(man_dir, CAUSES_REQUIRED + tuple(typed_inits(include))):
+    for name, what in missing_causes(man_dir, sorted(set(CAUSES_REQUIRED) | set(typed_inits(include)) | set(status_calls(include)))):
         print(f"FAIL: {name}: its man page's ERRORS: {what}")
         missing.add(name)
     for line in contract_disagreements(src):
