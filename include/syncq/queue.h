@@ -204,7 +204,7 @@ SYNCQ_API int syncq_queue_create(const char *algo, size_t capacity, syncq_queue 
  *   `else { work(); syncq_queue_destroy(q); }` */
 SYNCQ_API int syncq_queue_destroy(syncq_queue *q);
 
-/* Enqueue a non-NULL item; SYNCQ_OK once it is in the queue.
+/* Enqueue a non-NULL item. Returns SYNCQ_OK once it is in the queue.
  * SYNCQ_FULL: a bounded queue (SYNCQ_PROP_BOUNDED) holds capacity items;
  * the item is not queued.
  * SYNCQ_EINVAL: q or item is NULL; or item has a bit set that the algorithm
@@ -232,7 +232,7 @@ SYNCQ_API int syncq_queue_destroy(syncq_queue *q);
  * (a bounded queue: full until a dequeue) */
 SYNCQ_API int syncq_queue_enqueue(syncq_queue *q, void *item);
 
-/* Dequeue the oldest item into *item; SYNCQ_OK when one was taken.
+/* Dequeue the oldest item into *item. Returns SYNCQ_OK when one was taken.
  * SYNCQ_EMPTY: the queue held no item.
  * SYNCQ_EINVAL: q or item is NULL, or the queue's storage fails its
  * consistency check (it was overwritten).
