@@ -202,12 +202,13 @@ def typed_inits(include):
     return names
 
 
-# The headers (relative to include/syncq) whose every status-returning
+# The headers (glob patterns relative to include/syncq) whose every status-returning
 # call (declared "int", NOT_STATUS aside) gives, under ERRORS, each status
 # it returns besides SYNCQ_OK with its cause: "SYNCQ_EMPTY: the queue held
 # no item." A header joins the list once its comments do; the list grows
 # until it is the whole of include/syncq.
-ERRORS_COVERED = ("am.h", "barrier.h", "counter.h", "lock.h", "mp/sched.h", "po.h", "pqueue.h", "queue.h", "stack.h")
+ERRORS_COVERED = ("am.h", "barrier.h", "counter.h", "lock.h", "mp/sched.h", "po.h", "pqueue.h", "queue.h", "queue/*.h",
+                  "stack.h")
 # Calls of covered headers declared "int" that return a number, not a
 # status: their pages say what the number is and have no ERRORS.
 NOT_STATUS = ("syncq_lock_discipline", "syncq_po_backend_count", "syncq_po_mailbox_count")
@@ -216,10 +217,11 @@ NOT_STATUS = ("syncq_lock_discipline", "syncq_po_backend_count", "syncq_po_mailb
 def status_calls(include):
     """The functions of ERRORS_COVERED declared to return int (a status)."""
     names = []
-    for rel in ERRORS_COVERED:
-        text = (include / rel).read_text(encoding="utf-8")
-        names += [n for n in re.findall(r"^(?:SYNCQ_API )?int (syncq_\w+)\s*\(", text, flags=re.M)
-                  if n not in NOT_STATUS]
+    for pattern in ERRORS_COVERED:
+        for header in sorted(include.glob(pattern)):
+            text = header.read_text(encoding="utf-8")
+            names += [n for n in re.findall(r"^(?:SYNCQ_API )?int (syncq_\w+)\s*\(", text, flags=re.M)
+                      if n not in NOT_STATUS]
     return names
 
 
