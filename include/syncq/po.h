@@ -427,7 +427,8 @@ SYNCQ_API size_t syncq_po_cache_trim(void);
  * Example: `syncq_po_pid pid; syncq_po_spawn(sys, worker, arg, &pid); syncq_po_join(sys, pid);` */
 SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
-/* Start a detached process: as syncq_po_spawn, but nobody joins it: its slot is freed when it exits, as every Erlang
+/* Start a detached process: as syncq_po_spawn, but nobody joins it: its
+ * slot is freed when it exits, as every Erlang
  * process's is (a thread: created detached, its slot freed as its thread
  * returns; a fiber: once its stack is back in the pool), so a server that
  * spawns a process per request and never joins does not run out of

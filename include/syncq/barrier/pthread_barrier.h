@@ -45,8 +45,8 @@ SYNCQ_API int syncq_barrier_pthread_destroy(syncq_barrier_pthread *b);
  * SYNCQ_ESYS: pthread_barrier_wait failed; errno holds why.
  */
 SYNCQ_API int syncq_barrier_pthread_wait(syncq_barrier_pthread *b, unsigned id);
-/* The timed wait, which POSIX barriers lack (no timed wait, no way to
- * leave one): it never waits.
+/* The timed wait, which POSIX barriers lack (no timed wait, no way to leave
+ * one): it never waits.
  * SYNCQ_EINVAL: b is NULL, id is not below its participant count, or
  * timeout_ns is 0.
  * SYNCQ_ENOTSUP: every other call: POSIX has no timed barrier wait.

@@ -21,9 +21,9 @@ typedef struct syncq_counter_faa {
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) value;
 } syncq_counter_faa;
 
-/* Initialise the fetch-and-add counter to initial: fetch_add adds delta
- * and stores the previous value in *old (one atomic fetch-and-add,
- * wait-free). Any thread.
+/* Initialise the fetch-and-add counter to initial: fetch_add adds delta and
+ * stores the previous value in *old (one atomic fetch-and-add, wait-free).
+ * Any thread.
  * SYNCQ_EINVAL: c is NULL.
  */
 SYNCQ_API int syncq_counter_faa_init(syncq_counter_faa *c, int64_t initial);

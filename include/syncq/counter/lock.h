@@ -60,19 +60,19 @@ SYNCQ_API int syncq_counter_lock_destroy(syncq_counter_lock *c);
  * already).
  * SYNCQ_ELIMIT: the lock is "anderson" and is held and waited for by as
  * many threads as cfg->max_threads allows.
- * SYNCQ_EBUSY: the lock is "pthread-mutex" and pthread_mutex_lock
- * reported EDEADLK (the calling thread holds it already).
+ * SYNCQ_EBUSY: the lock is "pthread-mutex" and pthread_mutex_lock reported
+ * EDEADLK (the calling thread holds it already).
  * SYNCQ_ESYS: the lock is "pthread-mutex" and pthread_mutex_lock failed
  * otherwise; errno holds why.
  */
 SYNCQ_API int syncq_counter_lock_fetch_add(syncq_counter_lock *c, int64_t delta, int64_t *old);
 /* Read the current value under the lock into *value.
- * SYNCQ_EINVAL: c or value is NULL, or c has no lock (never initialised,
- * or destroyed already).
+ * SYNCQ_EINVAL: c or value is NULL, or c has no lock (never initialised, or
+ * destroyed already).
  * SYNCQ_ELIMIT: the lock is "anderson" and is held and waited for by as
  * many threads as cfg->max_threads allows.
- * SYNCQ_EBUSY: the lock is "pthread-mutex" and pthread_mutex_lock
- * reported EDEADLK (the calling thread holds it already).
+ * SYNCQ_EBUSY: the lock is "pthread-mutex" and pthread_mutex_lock reported
+ * EDEADLK (the calling thread holds it already).
  * SYNCQ_ESYS: the lock is "pthread-mutex" and pthread_mutex_lock failed
  * otherwise; errno holds why.
  */

@@ -26,12 +26,12 @@ typedef struct syncq_counter_mutex {
 SYNCQ_API int syncq_counter_mutex_init(syncq_counter_mutex *c, int64_t initial);
 /* Destroy the counter's pthread mutex.
  * SYNCQ_EINVAL: c is NULL.
- * SYNCQ_EBUSY: pthread_mutex_destroy found the mutex locked (a fetch_add
- * or load has not returned).
+ * SYNCQ_EBUSY: pthread_mutex_destroy found the mutex locked (a fetch_add or
+ * load has not returned).
  */
 SYNCQ_API int syncq_counter_mutex_destroy(syncq_counter_mutex *c);
-/* Add delta under the mutex (blocking); *old (if old is not NULL)
- * receives the value before.
+/* Add delta under the mutex (blocking); *old (if old is not NULL) receives
+ * the value before.
  * SYNCQ_EINVAL: c is NULL.
  */
 SYNCQ_API int syncq_counter_mutex_fetch_add(syncq_counter_mutex *c, int64_t delta, int64_t *old);

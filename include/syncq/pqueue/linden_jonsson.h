@@ -53,13 +53,15 @@ typedef struct syncq_pqueue_linden_jonsson {
 SYNCQ_API int syncq_pqueue_linden_jonsson_init(syncq_pqueue_linden_jonsson *q, const syncq_pqueue_config *cfg);
 /* Destroy the priority queue, freeing its nodes.
  * SYNCQ_EINVAL: q is NULL or was not initialised.
- * SYNCQ_EBUSY: an operation has not returned (its epoch record is in
- * use); nothing is freed.
+ * SYNCQ_EBUSY: an operation has not returned (its epoch record is in use);
+ * nothing is freed.
  */
 SYNCQ_API int syncq_pqueue_linden_jonsson_destroy(syncq_pqueue_linden_jonsson *q);
 /* Insert payload with priority key (the least key comes out first).
  * SYNCQ_EINVAL: q is NULL or was not initialised.
- * SYNCQ_ENOMEM: the queue holds capacity items, no node came back from reclamation within the insert's patience, or no epoch record could be allocated; the item is not inserted.
+ * SYNCQ_ENOMEM: the queue holds capacity items, no node came back from
+ * reclamation within the insert's patience, or no epoch record could be
+ * allocated; the item is not inserted.
  */
 SYNCQ_API int syncq_pqueue_linden_jonsson_insert(syncq_pqueue_linden_jonsson *q, uint64_t key, void *payload);
 /* Remove an item of least key into *key and *payload.

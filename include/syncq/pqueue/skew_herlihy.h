@@ -44,7 +44,9 @@ SYNCQ_API int syncq_pqueue_skew_herlihy_init(syncq_pqueue_skew_herlihy *q, const
 SYNCQ_API int syncq_pqueue_skew_herlihy_destroy(syncq_pqueue_skew_herlihy *q);
 /* Insert payload with priority key (the least key comes out first).
  * SYNCQ_EINVAL: q is NULL.
- * SYNCQ_ENOMEM: the pool has no node for the new item, or none for the copies the insert makes while the heap stays unchanged; the item is not inserted.
+ * SYNCQ_ENOMEM: the pool has no node for the new item, or none for the
+ * copies the insert makes while the heap stays unchanged; the item is not
+ * inserted.
  */
 SYNCQ_API int syncq_pqueue_skew_herlihy_insert(syncq_pqueue_skew_herlihy *q, uint64_t key, void *payload);
 /* Remove an item of least key into *key and *payload.

@@ -40,13 +40,14 @@ typedef struct syncq_pqueue_skew_lock {
 SYNCQ_API int syncq_pqueue_skew_lock_init(syncq_pqueue_skew_lock *q, const syncq_pqueue_config *cfg);
 /* Destroy the priority queue, freeing its nodes.
  * SYNCQ_EINVAL: q is NULL.
- * SYNCQ_EBUSY: the lock is held (an insert or delete_min has not
- * returned); nothing is freed.
+ * SYNCQ_EBUSY: the lock is held (an insert or delete_min has not returned);
+ * nothing is freed.
  */
 SYNCQ_API int syncq_pqueue_skew_lock_destroy(syncq_pqueue_skew_lock *q);
 /* Insert payload with priority key (the least key comes out first).
  * SYNCQ_EINVAL: q is NULL.
- * SYNCQ_ENOMEM: the pool has no free node (the queue holds capacity items); the item is not inserted.
+ * SYNCQ_ENOMEM: the pool has no free node (the queue holds capacity items);
+ * the item is not inserted.
  * SYNCQ_ELIMIT: the queue's lock is "anderson" and is held and waited for
  * by as many threads as it has places (64).
  * SYNCQ_ESYS: the queue's lock is "pthread-mutex" and pthread_mutex_lock

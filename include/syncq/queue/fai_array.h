@@ -32,7 +32,8 @@ typedef struct syncq_queue_fai_array {
 
 /* Bytes of storage (header and ring) a queue of this capacity needs, into
  * *bytes.
- * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or its storage overflows size_t.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or
+ * its storage overflows size_t.
  */
 SYNCQ_API int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes);
 /* Initialise storage of syncq_queue_fai_array_bytes(capacity) bytes to an
@@ -55,8 +56,8 @@ SYNCQ_API int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q);
 SYNCQ_API int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item);
 /* Dequeue the oldest item into *item.
  * SYNCQ_EMPTY: the queue held no item.
- * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or
- * was destroyed, or its header holds what init cannot have written.
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or its header holds what init cannot have written.
  */
 SYNCQ_API int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item);
 

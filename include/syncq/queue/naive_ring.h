@@ -38,7 +38,8 @@ typedef struct syncq_queue_naive_ring {
 
 /* Bytes of storage (header and ring) a queue of this capacity needs, into
  * *bytes.
- * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or its storage overflows size_t.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or
+ * its storage overflows size_t.
  */
 SYNCQ_API int syncq_queue_naive_ring_bytes(size_t capacity, size_t *bytes);
 /* Initialise storage of syncq_queue_naive_ring_bytes(capacity) bytes to
@@ -53,15 +54,15 @@ SYNCQ_API int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q);
 /* Enqueue item. The caller guarantees the storage holds
  * SYNCQ_QUEUE_NAIVE_RING_BYTES(capacity) for the mask in the header.
  * SYNCQ_FULL: the queue holds capacity items.
- * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or
- * was destroyed, or its header holds a mask init cannot have written
- * (another process wrote over it).
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or its header holds a mask init cannot have written (another
+ * process wrote over it).
  */
 SYNCQ_API int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item);
 /* Dequeue the oldest item into *item.
  * SYNCQ_EMPTY: the queue held no item.
- * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or
- * was destroyed, or its header holds a mask init cannot have written.
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or its header holds a mask init cannot have written.
  */
 SYNCQ_API int syncq_queue_naive_ring_dequeue(syncq_queue_naive_ring *q, void **item);
 

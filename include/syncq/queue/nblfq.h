@@ -48,7 +48,8 @@ typedef struct syncq_queue_nblfq {
 
 /* Bytes of storage (header and ring) a queue of this capacity needs, into
  * *bytes.
- * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or its storage overflows size_t.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or
+ * its storage overflows size_t.
  */
 SYNCQ_API int syncq_queue_nblfq_bytes(size_t capacity, size_t *bytes);
 
@@ -74,8 +75,8 @@ SYNCQ_API int syncq_queue_nblfq_enqueue(syncq_queue_nblfq *q, void *item);
 
 /* Dequeue the oldest item into *item.
  * SYNCQ_EMPTY: the queue held no item.
- * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or
- * was destroyed, or its mask is one init cannot have written.
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or its mask is one init cannot have written.
  */
 SYNCQ_API int syncq_queue_nblfq_dequeue(syncq_queue_nblfq *q, void **item);
 

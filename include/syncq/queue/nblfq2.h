@@ -47,7 +47,8 @@ typedef struct syncq_queue_nblfq2 {
 
 /* Bytes of storage (header and ring) a queue of this capacity needs, into
  * *bytes.
- * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or its storage overflows size_t.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or
+ * its storage overflows size_t.
  */
 SYNCQ_API int syncq_queue_nblfq2_bytes(size_t capacity, size_t *bytes);
 
@@ -73,8 +74,8 @@ SYNCQ_API int syncq_queue_nblfq2_enqueue(syncq_queue_nblfq2 *q, void *item);
 
 /* Dequeue the oldest item into *item.
  * SYNCQ_EMPTY: the queue held no item.
- * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or
- * was destroyed, or its mask is one init cannot have written.
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or its mask is one init cannot have written.
  */
 SYNCQ_API int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item);
 

@@ -50,7 +50,8 @@ typedef struct syncq_queue_scq {
 
 /* Bytes of storage (header and ring) a queue of this capacity needs, into
  * *bytes.
- * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or its storage overflows size_t.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or
+ * its storage overflows size_t.
  */
 SYNCQ_API int syncq_queue_scq_bytes(size_t capacity, size_t *bytes);
 /* Initialise storage of syncq_queue_scq_bytes(capacity) bytes to an empty
@@ -73,18 +74,17 @@ SYNCQ_API int syncq_queue_scq_destroy(syncq_queue_scq *q);
 /* Enqueue item (non-NULL). The caller guarantees the storage holds
  * SYNCQ_QUEUE_SCQ_BYTES(capacity) for the capacity in the header.
  * SYNCQ_FULL: the queue holds capacity items.
- * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or
- * was destroyed, or a header or ring entry holds what init and the
- * operations cannot have written (another process wrote over the shared
- * storage: the geometry is checked before it is used as a shift or a
- * bound).
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or a header or ring entry holds what init and the operations
+ * cannot have written (another process wrote over the shared storage: the
+ * geometry is checked before it is used as a shift or a bound).
  */
 SYNCQ_API int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item);
 /* Dequeue the oldest item into *item.
  * SYNCQ_EMPTY: the queue held no item.
- * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or
- * was destroyed, or a header or ring entry holds what init and the
- * operations cannot have written.
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or a header or ring entry holds what init and the operations
+ * cannot have written.
  */
 SYNCQ_API int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item);
 

@@ -58,7 +58,8 @@ typedef struct syncq_queue_scq2 {
 
 /* Bytes of storage (header and ring) a queue of this capacity needs, into
  * *bytes.
- * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two in [2, 2^40], or its storage overflows size_t.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two in [2,
+ * 2^40], or its storage overflows size_t.
  */
 SYNCQ_API int syncq_queue_scq2_bytes(size_t capacity, size_t *bytes);
 /* SYNCQ_EINVAL: NULL, misaligned storage, bad capacity; SYNCQ_ENOTSUP: the

@@ -83,8 +83,8 @@ typedef struct syncq_queue_wcq {
 
 /* Bytes of storage (header, rings and data slots) a queue of this capacity
  * needs, into *bytes.
- * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two in
- * [2, 2^40].
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two in [2,
+ * 2^40].
  */
 SYNCQ_API int syncq_queue_wcq_bytes(size_t capacity, size_t *bytes);
 /* Initialise storage of syncq_queue_wcq_bytes(capacity) bytes to an empty
@@ -92,8 +92,8 @@ SYNCQ_API int syncq_queue_wcq_bytes(size_t capacity, size_t *bytes);
  * power of two in [2, 2^40]. SYNCQ_ENOTSUP: the CPU has no double-width
  * CAS. */
 SYNCQ_API int syncq_queue_wcq_init(syncq_queue_wcq *q, size_t capacity);
-/* Destroy the queue. Items still queued are the caller's (nothing is
- * freed: the queue never allocates). No operation may run.
+/* Destroy the queue. Items still queued are the caller's (nothing is freed:
+ * the queue never allocates). No operation may run.
  * SYNCQ_EINVAL: q is NULL or its storage was not initialised.
  */
 SYNCQ_API int syncq_queue_wcq_destroy(syncq_queue_wcq *q);

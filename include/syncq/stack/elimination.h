@@ -49,7 +49,8 @@ SYNCQ_API int syncq_stack_elimination_init(syncq_stack_elimination *s, const syn
 SYNCQ_API int syncq_stack_elimination_destroy(syncq_stack_elimination *s);
 /* Push item (non-NULL) on the stack.
  * SYNCQ_EINVAL: s or item is NULL.
- * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack; the item is not pushed.
+ * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack;
+ * the item is not pushed.
  */
 SYNCQ_API int syncq_stack_elimination_push(syncq_stack_elimination *s, void *item);
 /* Pop the newest item into *item.

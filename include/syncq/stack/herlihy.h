@@ -44,7 +44,8 @@ SYNCQ_API int syncq_stack_herlihy_init(syncq_stack_herlihy *s, const syncq_stack
 SYNCQ_API int syncq_stack_herlihy_destroy(syncq_stack_herlihy *s);
 /* Push item (non-NULL) on the stack.
  * SYNCQ_EINVAL: s or item is NULL.
- * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack; the item is not pushed.
+ * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack;
+ * the item is not pushed.
  */
 SYNCQ_API int syncq_stack_herlihy_push(syncq_stack_herlihy *s, void *item);
 /* Pop the newest item into *item.

@@ -47,7 +47,8 @@ SYNCQ_API int syncq_stack_lock_init(syncq_stack_lock *s, const syncq_stack_confi
 SYNCQ_API int syncq_stack_lock_destroy(syncq_stack_lock *s);
 /* Push item (non-NULL) on the stack.
  * SYNCQ_EINVAL: s or item is NULL.
- * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack; the item is not pushed.
+ * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack;
+ * the item is not pushed.
  * SYNCQ_ELIMIT: the stack's lock is "anderson" and is held and waited for
  * by as many threads as it has places (64).
  * SYNCQ_ESYS: the stack's lock is "pthread-mutex" and pthread_mutex_lock

@@ -51,7 +51,8 @@ SYNCQ_API int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack
 SYNCQ_API int syncq_stack_treiber_destroy(syncq_stack_treiber *s);
 /* Push item (non-NULL) on the stack.
  * SYNCQ_EINVAL: s or item is NULL.
- * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack; the item is not pushed.
+ * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack;
+ * the item is not pushed.
  */
 SYNCQ_API int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item);
 /* Pop the newest item into *item.

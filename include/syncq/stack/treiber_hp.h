@@ -29,10 +29,11 @@ typedef struct syncq_stack_treiber_hp {
  * SYNCQ_STACK_MAX_CAPACITY, or cfg->max_threads above SYNCQ_STACK_MAX_THREADS.
  * SYNCQ_ENOMEM: the hazard-pointer domain could not be allocated. */
 SYNCQ_API int syncq_stack_treiber_hp_init(syncq_stack_treiber_hp *s, const syncq_stack_config *cfg);
-/* Destroy the stack, freeing the nodes it holds and its hazard-pointer domain.
+/* Destroy the stack, freeing the nodes it holds and its hazard-pointer
+ * domain.
  * SYNCQ_EINVAL: s is NULL.
- * SYNCQ_EBUSY: a push or pop has not returned (its hazard-pointer record
- * is in use); nothing is freed.
+ * SYNCQ_EBUSY: a push or pop has not returned (its hazard-pointer record is
+ * in use); nothing is freed.
  */
 SYNCQ_API int syncq_stack_treiber_hp_destroy(syncq_stack_treiber_hp *s);
 /* Push item (non-NULL) on the stack.
