@@ -202,16 +202,18 @@ def typed_inits(include):
     return names
 
 
-# The headers (glob patterns relative to include/syncq) whose every status-returning
-# call (declared "int", NOT_STATUS aside) gives, under ERRORS, each status
-# it returns besides SYNCQ_OK with its cause: "SYNCQ_EMPTY: the queue held
-# no item." A header joins the list once its comments do; the list grows
-# until it is the whole of include/syncq.
-ERRORS_COVERED = ("am.h", "barrier.h", "counter.h", "counter/*.h", "lock.h", "mp/sched.h", "po.h", "pqueue.h",
-                  "pqueue/*.h", "queue.h", "queue/*.h", "stack.h", "stack/*.h", "barrier/*.h", "lock/*.h")
-# Calls of covered headers declared "int" that return a number, not a
-# status: their pages say what the number is and have no ERRORS.
-NOT_STATUS = ("syncq_lock_discipline", "syncq_po_backend_count", "syncq_po_mailbox_count")
+# The headers (glob patterns relative to include/syncq; static/ aside, as
+# in public_headers) whose every status-returning call (declared "int",
+# NOT_STATUS aside) gives, under ERRORS, each status it returns besides
+# SYNCQ_OK with its cause: "SYNCQ_EMPTY: the queue held no item." It grew
+# header by header; it is the whole of include/syncq now.
+ERRORS_COVERED = ("*.h", "*/*.h")
+# Calls declared "int" that return a number, not a status: their pages say
+# what the number is and have no ERRORS. (Calls that return a count or a
+# negative status, as syncq_registry_list, are covered: their errors have
+# causes like any other's.)
+NOT_STATUS = ("syncq_am_mpi_rank", "syncq_am_mpi_size", "syncq_lock_discipline", "syncq_po_backend_count",
+              "syncq_po_mailbox_count", "syncq_stats_enabled", "syncq_version_number")
 
 
 def status_calls(include):
@@ -219,6 +221,8 @@ def status_calls(include):
     names = []
     for pattern in ERRORS_COVERED:
         for header in sorted(include.glob(pattern)):
+            if "static" in header.relative_to(include).parts:
+                continue  # static inline bodies: their declarations are the family header's
             text = header.read_text(encoding="utf-8")
             names += [n for n in re.findall(r"^(?:SYNCQ_API )?int (syncq_\w+)\s*\(", text, flags=re.M)
                       if n not in NOT_STATUS]
