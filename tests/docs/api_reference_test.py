@@ -17,9 +17,10 @@ other page of its header (its SYNOPSIS's #include), and its NAME line
 says what the function is, not its statuses ("OK, EMPTY"), "The same", a
 note on a parameter or the function's name again (apropos shows that line
 alone). A page stands alone: it never points "above" or "below" at text
-it does not show. The create calls of CAUSES_REQUIRED and every init of
-the typed headers (include/syncq/<family>/*.h) list under ERRORS each
-status with its cause. And each algorithm's contract block
+it does not show. The create calls of CAUSES_REQUIRED, every init of
+the typed headers (include/syncq/<family>/*.h) and every other call of
+the headers of ERRORS_COVERED (all of include/syncq) declared to return a
+status list under ERRORS each status with its cause. And each algorithm's contract block
 (src/<family>/<algo>.c), from which the typed headers' paragraphs are
 generated, must agree with the registry entries of its file: the progress
 class its Progress line names first is every SYNCQ_PROGRESS_* the file
