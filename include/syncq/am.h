@@ -487,7 +487,9 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  * Without SYNCQ_AM_NOWAIT a send waits while the queue is full, for as
  * long as it takes (polling its own endpoint, 000 §3.1), or until it
  * finds the creator gone (SYNCQ_EDEAD). A peer through a transport
- * (syncq/am_mpi.h) answers as the transport's send does.
+ * (syncq/am_mpi.h) answers SYNCQ_FULL (no credit or send buffer, with
+ * SYNCQ_AM_NOWAIT), SYNCQ_EINVAL (the checks of its words and flags) or
+ * SYNCQ_EDEAD (the rank is found dead) only.
  * SYNCQ_FULL: the queue is full (only with SYNCQ_AM_NOWAIT).
  * SYNCQ_EBUSY: the claim lock is held by another sender, tried for a few
  *   microseconds (only with SYNCQ_AM_NOWAIT, and a locking claim).
