@@ -324,7 +324,9 @@ def main():
               f"{failures} contract(s) disagree with the registry")
         return 1
     print(f"API reference: all {len(names)} public names have a described entry and a man page; "
-          f"all {len(functions)} functions state their thread safety and progress; contracts agree with the registry")
+          f"all {len(functions)} functions state their thread safety and progress, "
+          f"all {len(set(status_calls(include)))} status calls the causes of their errors; "
+          "contracts agree with the registry")
     return 0
 
 
