@@ -111,7 +111,10 @@ typedef enum syncq_am_claim {
  * constant table).
  * Progress: wait-free. */
 SYNCQ_API const char *syncq_am_claim_name(int claim);
-/* The claim of a name. SYNCQ_EINVAL for NULL, SYNCQ_ENOENT if unknown.
+/* The claim of a name, into *out.
+ * SYNCQ_EINVAL: name or out is NULL.
+ * SYNCQ_ENOENT: name is no claim's ("tas", "ttas", "ticket", "anderson",
+ * "posix-mutex", "lock-free").
  * Thread safety: any thread, any time, from a signal handler too (string
  * compares; it writes only *out).
  * Progress: wait-free. */
@@ -184,11 +187,17 @@ typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, un
 #define SYNCQ_AM_NOWAIT 1u /* never wait: SYNCQ_FULL when the queue is full, SYNCQ_EBUSY when the claim lock is held */
 
 /* Create the endpoint `name` (1..SYNCQ_AM_NAME_MAX of [A-Za-z0-9._-]).
- * SYNCQ_EINVAL: NULL out or name, malformed name, bad config;
- * SYNCQ_EEXIST: a segment of that name exists (see syncq_am_unlink);
- * SYNCQ_ESYS: shm_open/ftruncate/mmap failed (errno); SYNCQ_ENOMEM: out
- * of memory, or /dev/shm cannot hold the segment (found here, where the
- * segment is faulted in: see Memory).
+ * SYNCQ_EINVAL: NULL out or name, malformed name, bad config (a claim out
+ * of range, packets not a power of two in 2..SYNCQ_AM_MAX_PACKETS,
+ * bulk_blocks not a power of two up to SYNCQ_AM_MAX_BULK_BLOCKS,
+ * bulk_size not a multiple of 64 up to SYNCQ_AM_BULK_MAX).
+ * SYNCQ_EEXIST: a segment of that name exists (see syncq_am_unlink).
+ * SYNCQ_ESYS: shm_open, ftruncate or mmap failed, or the "posix-mutex"
+ * claim's mutex could not be made; errno holds why.
+ * SYNCQ_ENOMEM: out of memory, or /dev/shm cannot hold the segment (found
+ * here, where the segment is faulted in: see Memory).
+ * SYNCQ_ENOTSUP: the "posix-mutex" claim needs a robust process-shared
+ * mutex, which this system does not support.
  * Thread safety: any thread of any process (each endpoint name can be
  * created once: SYNCQ_EEXIST otherwise). Not from a signal handler
  * (syncq/am.h is not async-signal-safe).
@@ -203,9 +212,15 @@ typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, un
  * Example: `syncq_am_endpoint *ep; int r = syncq_am_create("server", NULL, &ep);`
  *   `if (r != SYNCQ_OK) fprintf(stderr, "server: %s\n", syncq_strerror(r)); else { work(); syncq_am_destroy(ep); }` */
 SYNCQ_API int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out);
-/* Orderly shutdown: mark the endpoint closed (senders get SYNCQ_EDEAD),
+/* Orderly shutdown: mark the endpoint closed (senders' calls then find it
+ * dead: syncq_am_request),
  * unmap and remove the segment, free the handle. Only in the creating
- * process (SYNCQ_EINVAL elsewhere, e.g. in a forked child).
+ * process.
+ * SYNCQ_EINVAL: ep is NULL, or this process did not create it (a forked
+ * child); nothing is done.
+ * SYNCQ_ESYS: shm_unlink failed other than for a segment already gone
+ * (errno holds why); the endpoint is closed, unmapped and freed all the
+ * same, and the segment's name may remain (syncq_am_unlink removes it).
  * Thread safety: in the creating process, by one thread, once no thread of
  * it polls the endpoint, runs one of its handlers or sends through a peer
  * connected with it as self (disconnect those first); other processes'
@@ -214,10 +229,13 @@ SYNCQ_API int syncq_am_create(const char *name, const syncq_am_config *cfg, sync
  * Progress: not a concurrent operation on the handle: system calls (munmap,
  * shm_unlink); it never waits for another process. */
 SYNCQ_API int syncq_am_destroy(syncq_am_endpoint *ep);
-/* Remove the stale segment `name` left by a crashed run. SYNCQ_ENOENT if
- * there is none; SYNCQ_EBUSY if it is an endpoint whose creator is alive;
- * SYNCQ_EINVAL for a malformed name. Any other segment of that name (not
- * an endpoint, or half-made) is removed.
+/* Remove the stale segment `name` left by a crashed run. Any segment of
+ * that name but a live endpoint (not an endpoint, half-made, shut down,
+ * or its creator dead) is removed.
+ * SYNCQ_ENOENT: there is no segment of that name.
+ * SYNCQ_EBUSY: it is an endpoint whose creator is alive; it is left.
+ * SYNCQ_EINVAL: name is NULL or malformed.
+ * SYNCQ_ESYS: shm_open or shm_unlink failed otherwise; errno holds why.
  * Thread safety: any thread of any process; meant for a name whose creator
  * has died (SYNCQ_EBUSY while it lives). Not from a signal handler
  * (syncq/am.h is not async-signal-safe).
@@ -225,7 +243,9 @@ SYNCQ_API int syncq_am_destroy(syncq_am_endpoint *ep);
 SYNCQ_API int syncq_am_unlink(const char *name);
 
 /* Register handler `index` (< SYNCQ_AM_MAX_HANDLERS) under `name` (may be
- * NULL); fn NULL unregisters. Handlers are per process. SYNCQ_EINVAL.
+ * NULL); fn NULL unregisters. Handlers are per process.
+ * SYNCQ_EINVAL: ep is NULL, index is SYNCQ_AM_MAX_HANDLERS or more, or
+ * name is longer than SYNCQ_AM_NAME_MAX; nothing is registered.
  * Thread safety: in the creating process, before any thread polls the
  * endpoint or sends through a peer connected with it as self, or from a
  * handler while no other thread does: the handler table is plain memory
@@ -243,8 +263,9 @@ SYNCQ_API int syncq_am_register(syncq_am_endpoint *ep, unsigned index, const cha
  * async-signal-safe).
  * Progress: wait-free. */
 SYNCQ_API const char *syncq_am_handler_name(const syncq_am_endpoint *ep, unsigned index);
-/* Called (after counting) for messages to unregistered indexes; NULL: count
- * only.
+/* Set the handler called (after counting) for messages to unregistered
+ * indexes; fn NULL: count only.
+ * SYNCQ_EINVAL: ep is NULL.
  * Thread safety: in the creating process, before any thread polls the
  * endpoint or sends through a peer connected with it as self, or from a
  * handler while no other thread does: the handler table is plain memory
@@ -273,16 +294,16 @@ SYNCQ_API int syncq_am_set_default_handler(syncq_am_endpoint *ep, syncq_am_handl
  * of an interval and one gap between polls; when the polls slow down
  * meanwhile (a loop of empty polls, then polls far apart), at most 1,024
  * of the slow polls later.
- * SYNCQ_OK (even with nothing
- * to do), SYNCQ_EINVAL (NULL ep, budget 0, or a process that did not
- * create ep; or the segment's fixed fields, header and queue offsets,
- * were overwritten since creation: nothing is followed then). A queue
- * that another poll is in, further up this thread's stack (a handler that
+ * Returns SYNCQ_OK, even with nothing to do. A queue that another poll is
+ * in, further up this thread's stack (a handler that
  * polls) or on another thread of the process, is skipped: this poll
  * handles nothing from it, whatever it holds, and goes on to the other
  * queue (it never waits for the other poll). A queue still taken by a
  * poll of this thread that a handler left by longjmp is taken back
  * (syncq_am_handler says when).
+ * SYNCQ_EINVAL: ep is NULL, budget is 0, this process did not create ep,
+ * or the segment's fixed fields (header and queue offsets) were
+ * overwritten since creation: nothing is followed then.
  * Thread safety: only in the creating process (SYNCQ_EINVAL elsewhere), by
  * any of its threads at once: each queue is polled by one thread at a time
  * (taken with one CAS per queue per poll, given back with a release
@@ -358,23 +379,23 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * sleepers stays nonzero: each send that commits to the dead endpoint
  * then makes a futex wake-up system call no one needs, until its queue
  * is full (at most its packets' number of sends; after that a send
- * commits nothing and rings nothing: SYNCQ_EDEAD once the send finds the
- * creator dead, at once with SYNCQ_AM_NOWAIT). The
+ * commits nothing and rings nothing, and answers that the endpoint is
+ * dead once it finds the creator gone: at once with SYNCQ_AM_NOWAIT). The
  * same count written by another process costs every send that wake-up
  * until this endpoint's next sleep starts or ends and rewrites it.
  * It cannot tell that the senders it waits for are gone: where they may
  * exit or die, give a timeout rather than SYNCQ_AM_WAIT_FOREVER.
- * *handled (may be NULL) gets the number handled by the poll that ended
- * the wait (at most budget). Returns SYNCQ_OK when that is at least one,
- * SYNCQ_ETIMEDOUT when nothing arrived within timeout_ns (*handled 0), and
- * SYNCQ_EINVAL as syncq_am_poll (NULL ep, budget 0, a process that did not
- * create ep, an overwritten segment; *handled 0).
  * From a handler of ep, the queue being polled further up is skipped as in
  * syncq_am_poll: a nested wait for a message that only that queue can
  * bring (a request handler waiting for a request) lasts its whole timeout
  * (for ever with SYNCQ_AM_WAIT_FOREVER), asleep for most of it (a message
  * to the skipped queue wakes it, and it sleeps again); a request handler
  * may wait for a reply, and sleeps until it comes.
+ * *handled (may be NULL) gets the number handled by the poll that ended
+ * the wait (at most budget). Returns SYNCQ_OK when that is at least one.
+ * SYNCQ_ETIMEDOUT: nothing arrived within timeout_ns (*handled 0).
+ * SYNCQ_EINVAL: as syncq_am_poll's: ep is NULL, budget is 0, this process
+ * did not create ep, or the segment was overwritten (*handled 0).
  * Thread safety: as syncq_am_poll: any thread of the creating process,
  * several at once (each message is delivered once). A queue that another
  * thread is polling (syncq_am_poll, a stalled send through a peer with
@@ -397,8 +418,8 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * Example: `while (acks < sent) if (syncq_am_wait(ep, 64, 1000000000, NULL) != SYNCQ_OK) break;` */
 SYNCQ_API int syncq_am_wait(syncq_am_endpoint *ep, unsigned budget, uint64_t timeout_ns, unsigned *handled);
 
-/* The endpoint's limits (sizes it was created with) and its counters (messages, claims, retries) into
- * *out. SYNCQ_EINVAL for NULL. Any thread; the counters are read without stopping the endpoint.
+/* The endpoint's limits (the sizes it was created with) into *out.
+ * SYNCQ_EINVAL: ep or out is NULL.
  * Thread safety: any thread of the creating process, concurrently with
  * polls and with every process's sends (the counters are atomic loads, not
  * one snapshot). Not from a signal handler (syncq/am.h is not
@@ -407,7 +428,7 @@ SYNCQ_API int syncq_am_wait(syncq_am_endpoint *ep, unsigned budget, uint64_t tim
 SYNCQ_API int syncq_am_limits_of(const syncq_am_endpoint *ep, syncq_am_limits *out);
 /* The endpoint's counters (messages delivered and unhandled, claims taken
  * back from dead senders, lock-free packets skipped) into *out.
- * SYNCQ_EINVAL for NULL.
+ * SYNCQ_EINVAL: ep or out is NULL.
  * Thread safety: any thread of the creating process, concurrently with
  * polls and with every process's sends (each counter is one atomic load:
  * the copy is not one snapshot). Not from a signal handler (syncq/am.h is
@@ -423,12 +444,17 @@ SYNCQ_API const char *syncq_am_name(const syncq_am_endpoint *ep);
 /* Connect to the endpoint `name` for sending. `self` (may be NULL) is the
  * caller's own endpoint: it is polled while a send is stalled, and it is
  * where replies to these requests go; it must outlive the connection
- * (disconnect first, then destroy self). SYNCQ_EINVAL (NULL/malformed name
- * or out), SYNCQ_ENOENT (no such segment), SYNCQ_EINVAL also for a segment
- * that is not an endpoint, SYNCQ_EDEAD (the endpoint was shut down, or
- * its creating process, the only one that polls it, has exited without
- * destroying it), SYNCQ_ELIMIT (its table of repliable peers is full),
- * SYNCQ_ENOMEM, SYNCQ_ESYS.
+ * (disconnect first, then destroy self).
+ * SYNCQ_EINVAL: name is NULL or malformed, out is NULL, or the segment of
+ * that name is not an endpoint (no endpoint's mark within the wait for a
+ * creator still making it, or sizes no endpoint has).
+ * SYNCQ_ENOENT: there is no segment of that name.
+ * SYNCQ_EDEAD: the endpoint was shut down, or its creating process, the
+ * only one that polls it, has exited without destroying it.
+ * SYNCQ_ELIMIT: self is not NULL and the endpoint's table of repliable
+ * peers (SYNCQ_AM_MAX_PEERS names) is full.
+ * SYNCQ_ENOMEM: the connection's handle could not be allocated.
+ * SYNCQ_ESYS: shm_open, fstat or mmap failed; errno holds why.
  * Thread safety: any thread of any process, concurrently with the
  * endpoint's polls and other processes' connects and sends (the
  * repliable-peer table is claimed by CAS). One self may serve many peers
@@ -442,15 +468,16 @@ SYNCQ_API const char *syncq_am_name(const syncq_am_endpoint *ep);
  *   `if (r != SYNCQ_OK) fprintf(stderr, "server: %s\n", syncq_strerror(r));`
  *   `else { work(); syncq_am_disconnect(p); }` */
 SYNCQ_API int syncq_am_connect(syncq_am_endpoint *self, const char *name, syncq_am_peer **out);
-/* Unmap and free a connection. SYNCQ_EINVAL for NULL.
+/* Unmap and free a connection.
+ * SYNCQ_EINVAL: peer is NULL.
  * Thread safety: once no thread sends through the peer, by one thread. Not
  * from a signal handler (syncq/am.h is not async-signal-safe).
  * Progress: not a concurrent operation on the handle: munmap and free. */
 SYNCQ_API int syncq_am_disconnect(syncq_am_peer *peer);
 /* The limits a peer sends within into *out: the endpoint's sizes as
  * validated at connect (a peer through a transport such as MPI: the
- * transport's words, handlers and bulk size, claim -1). SYNCQ_EINVAL for
- * NULL.
+ * transport's words, handlers and bulk size, claim -1).
+ * SYNCQ_EINVAL: peer or out is NULL.
  * Thread safety: any thread, any time the peer exists (it reads what
  * connect validated). Not from a signal handler (syncq/am.h is not
  * async-signal-safe).
@@ -458,18 +485,26 @@ SYNCQ_API int syncq_am_disconnect(syncq_am_peer *peer);
 SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *out);
 
 /* Send a short request: handler index, nargs (<= SYNCQ_AM_MAX_ARGS) words.
- * SYNCQ_OK;
- * SYNCQ_FULL (only with SYNCQ_AM_NOWAIT): the queue is full;
- * SYNCQ_EBUSY (only with SYNCQ_AM_NOWAIT; locking claims): the claim lock
- *   is held by another sender (tried for a few microseconds);
- * SYNCQ_ETIMEDOUT (plain sends; locking claims): the claim lock showed no
- *   progress for the bound of SYNCQ_AM_LOCK_WAIT_STALE (a holder that
- *   is alive but never lets go: stopped, or a foreign pid in the lock);
+ * Returns SYNCQ_OK once the message is in the endpoint's request queue.
+ * Without SYNCQ_AM_NOWAIT a send waits while the queue is full, for as
+ * long as it takes (polling its own endpoint, 000 §3.1), or until it
+ * finds the creator gone (SYNCQ_EDEAD). A peer through a transport
+ * (syncq/am_mpi.h) answers SYNCQ_FULL (no credit or send buffer, with
+ * SYNCQ_AM_NOWAIT), SYNCQ_EINVAL (the checks of its words and flags) or
+ * SYNCQ_EDEAD (the rank is found dead) only.
+ * SYNCQ_FULL: the queue is full (only with SYNCQ_AM_NOWAIT).
+ * SYNCQ_EBUSY: the claim lock is held by another sender, tried for a few
+ *   microseconds (only with SYNCQ_AM_NOWAIT, and a locking claim).
+ * SYNCQ_ETIMEDOUT: the claim lock showed no progress for the bound of
+ *   SYNCQ_AM_LOCK_WAIT_STALE: a holder that is alive but never lets go
+ *   (stopped, or a foreign pid in the lock); plain sends with a locking
+ *   claim only.
  * SYNCQ_EINVAL: NULL peer, args NULL with nargs > 0, index out of range,
  *   too many words, unknown flag; or the segment was overwritten (its
  *   fixed fields differ from those validated at connect, or a slot or
- *   lock word is in a state no process writes): nothing is sent;
- * SYNCQ_ESYS: the POSIX claim's mutex call failed otherwise (errno);
+ *   lock word is in a state no process writes): nothing is sent.
+ * SYNCQ_ESYS: the "posix-mutex" claim's mutex call failed otherwise;
+ *   errno holds why.
  * SYNCQ_EDEAD: the endpoint was shut down, or its creator (the only
  *   process that polls it) is gone. Sends through a peer look at the
  *   creator (one read of /proc) at connect, at the peer's first send if
@@ -486,9 +521,6 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  *   queue, once per interval of its wait. So after the creator's death
  *   the sends commit (SYNCQ_OK, nothing delivered) for about one stale
  *   interval at most, then answer SYNCQ_EDEAD; none waits for ever.
- * Without NOWAIT a send waits while the queue is full, for as long as it
- * takes (polling its own endpoint, 000 §3.1), or until it finds the
- * creator gone (SYNCQ_EDEAD).
  * Thread safety: any thread of any process holding a peer (a forked child
  * included), concurrently with every other sender to the same endpoint: the
  * endpoint's claim algorithm arbitrates them, whichever processes they run
@@ -513,8 +545,21 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  * Example: `uint32_t args[2] = {7, 42}; syncq_am_request(p, 1, args, 2, SYNCQ_AM_NOWAIT);` */
 SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs,
                                unsigned flags);
-/* A bulk request: len (<= the endpoint's bulk_size, else SYNCQ_EINVAL)
- * bytes copied into a bulk block, plus words.
+/* A bulk request: len (<= the endpoint's bulk_size) bytes copied into a
+ * bulk block, plus words, sent as syncq_am_request sends (its page says
+ * when the creator's death is found).
+ * SYNCQ_FULL: the queue or its bulk blocks are full (only with
+ * SYNCQ_AM_NOWAIT).
+ * SYNCQ_EBUSY: the claim lock is held by another sender, tried for a few
+ * microseconds (only with SYNCQ_AM_NOWAIT, and a locking claim).
+ * SYNCQ_ETIMEDOUT: the claim lock showed no progress for the bound of
+ * SYNCQ_AM_LOCK_WAIT_STALE (plain sends with a locking claim only).
+ * SYNCQ_EINVAL: as syncq_am_request's (NULL peer, bad handler, words or
+ * flags, an overwritten segment), or len is above the bulk size, or data
+ * is NULL with len > 0: nothing is sent.
+ * SYNCQ_ESYS: the "posix-mutex" claim's mutex call failed otherwise;
+ * errno holds why.
+ * SYNCQ_EDEAD: the endpoint was shut down, or its creator is gone.
  * Thread safety: any thread of any process holding a peer (a forked child
  * included), concurrently with every other sender to the same endpoint: the
  * endpoint's claim algorithm arbitrates them, whichever processes they run
@@ -539,11 +584,25 @@ SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint
 SYNCQ_API int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *data, size_t len,
                                     const uint32_t *args, unsigned nargs, unsigned flags);
 /* From a request handler, at most once: a reply to the requester's own
- * endpoint. The statuses of a request, and SYNCQ_EINVAL: NULL token, a
- * reply handler's token, a second reply; SYNCQ_ENOENT: the request came
- * from a peer connected without its own endpoint; SYNCQ_EDEAD: the
- * requester's endpoint is gone. While its reply queue is full the replier
- * polls its own reply queue.
+ * endpoint, sent as a request is (syncq_am_request). While the
+ * requester's reply queue is full the replier polls its own reply queue.
+ * SYNCQ_FULL: the requester's reply queue is full (only with
+ * SYNCQ_AM_NOWAIT).
+ * SYNCQ_EBUSY: the claim lock is held by another sender, tried for a few
+ * microseconds (only with SYNCQ_AM_NOWAIT, and a locking claim).
+ * SYNCQ_ETIMEDOUT: the claim lock showed no progress for the bound of
+ * SYNCQ_AM_LOCK_WAIT_STALE (plain sends with a locking claim only).
+ * SYNCQ_EINVAL: NULL token, a reply handler's token, a second reply, a
+ * bad handler, words or flags, or the requester's peer-table entry or
+ * segment was overwritten: nothing is sent.
+ * SYNCQ_ENOENT: the request came from a peer connected without its own
+ * endpoint (self NULL): there is nowhere to reply.
+ * SYNCQ_EDEAD: the requester's endpoint is gone (shut down, removed, or
+ * its creator dead).
+ * SYNCQ_ENOMEM: the first reply to this requester could not allocate its
+ * connection.
+ * SYNCQ_ESYS: mapping the requester's segment failed, or the
+ * "posix-mutex" claim's mutex call failed; errno holds why.
  * Thread safety: from a request handler, with its token, on the thread
  * running that handler, at most once per request. Not from a signal handler (syncq/am.h is not async-signal-safe).
  * Progress: as a request's: it waits while the requester's reply queue is
@@ -554,6 +613,22 @@ SYNCQ_API int syncq_am_reply(syncq_am_token *token, unsigned handler, const uint
 /* Reply with a bulk block: as syncq_am_reply, plus len bytes of data
  * (within the bulk size, as syncq_am_request_bulk) copied into a bulk
  * block of the requester's reply queue.
+ * SYNCQ_FULL: the requester's reply queue or its bulk blocks are full
+ * (only with SYNCQ_AM_NOWAIT).
+ * SYNCQ_EBUSY: the claim lock is held by another sender, tried for a few
+ * microseconds (only with SYNCQ_AM_NOWAIT, and a locking claim).
+ * SYNCQ_ETIMEDOUT: the claim lock showed no progress for the bound of
+ * SYNCQ_AM_LOCK_WAIT_STALE (plain sends with a locking claim only).
+ * SYNCQ_EINVAL: as syncq_am_reply's, or len is above the bulk size, or
+ * data is NULL with len > 0: nothing is sent.
+ * SYNCQ_ENOENT: the request came from a peer connected without its own
+ * endpoint (self NULL): there is nowhere to reply.
+ * SYNCQ_EDEAD: the requester's endpoint is gone (shut down, removed, or
+ * its creator dead).
+ * SYNCQ_ENOMEM: the first reply to this requester could not allocate its
+ * connection.
+ * SYNCQ_ESYS: mapping the requester's segment failed, or the
+ * "posix-mutex" claim's mutex call failed; errno holds why.
  * Thread safety: from a request handler, with its token, on the thread
  * running that handler, at most once per request. Not from a signal handler (syncq/am.h is not async-signal-safe).
  * Progress: as a request's: it waits while the requester's reply queue is

@@ -130,9 +130,12 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
 syncq_am_endpoint *syncq_am_mpi_endpoint(const syncq_am_mpi *job);
 /* Check that every rank registered the same handlers, and open the job for
  * sends: collective, it compares every rank's handler table (index and name
- * of each registered handler). SYNCQ_OK; SYNCQ_EINVAL on every rank when a
- * table differs (syncq_am_mpi_why names the first index and ranks), or on a
- * second start; SYNCQ_ESYS when an MPI call failed.
+ * of each registered handler).
+ * SYNCQ_EINVAL: job is NULL, it was started already, the caller is not the
+ * thread that initialised MPI, or (on every rank) a handler table differs:
+ * syncq_am_mpi_why names the first index and ranks.
+ * SYNCQ_ENOMEM: the buffer for every rank's table could not be allocated.
+ * SYNCQ_ESYS: an MPI call (MPI_Allgather) failed.
  * Thread safety: collective: every rank calls it once, after registering
  * its handlers; from the thread that initialised MPI only (the job's threading rule:
  * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
@@ -141,9 +144,10 @@ syncq_am_endpoint *syncq_am_mpi_endpoint(const syncq_am_mpi *job);
  * Progress: blocking: collective (it waits for every rank's table).
  * Example: `if (syncq_am_mpi_start(job) != SYNCQ_OK) fprintf(stderr, "%s\n", syncq_am_mpi_why(job));` */
 int syncq_am_mpi_start(syncq_am_mpi *job);
-/* The peer through which this rank sends to `rank` (owned by the job: do
- * not disconnect it). SYNCQ_EINVAL: job or out is NULL, rank is out of
- * range (not in [0, syncq_am_mpi_size)), or no start has succeeded yet.
+/* The peer through which this rank sends to `rank`, into *out (owned by
+ * the job: do not disconnect it).
+ * SYNCQ_EINVAL: job or out is NULL, rank is out of range (not in
+ * [0, syncq_am_mpi_size)), or no start has succeeded yet.
  * Thread safety: from the thread that initialised MPI only (the job's threading rule:
  * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
  * and peers comes from that thread), and never in a forked child; not from
@@ -196,9 +200,11 @@ const char *syncq_am_mpi_why(const syncq_am_mpi *job);
  * a rank left early or died) so node-local peers are done too, then frees
  * everything and destroys the endpoint. When a peer died the MPI requests
  * still pending on it are left to MPI_Finalize (or the process's exit): MPI
- * without ULFM cannot cancel them. SYNCQ_EINVAL: job is NULL, or the caller
- * is not the thread that initialised MPI. SYNCQ_ETIMEDOUT: some peer neither
- * left nor was found dead in time (everything is freed anyway).
+ * without ULFM cannot cancel them.
+ * SYNCQ_EINVAL: job is NULL, or the caller is not the thread that
+ * initialised MPI.
+ * SYNCQ_ETIMEDOUT: some peer neither left nor was found dead in time
+ * (everything is freed anyway).
  * Thread safety: collective: every rank calls it once, when done with the
  * job's peers and endpoint; from the thread that initialised MPI only (the job's threading rule:
  * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint

@@ -40,8 +40,8 @@ typedef struct syncq_backoff_exp {
   uint32_t cap_ns;     /* no wait is longer than this */
 } syncq_backoff_exp;
 
-/* Initialise with the given bounds. SYNCQ_EINVAL when b is NULL,
- * initial_ns is 0, or initial_ns > cap_ns.
+/* Initialise with the given bounds.
+ * SYNCQ_EINVAL: b is NULL, initial_ns is 0, or initial_ns > cap_ns.
  * Thread safety: any thread on its own syncq_backoff_exp (a backoff is
  * per-thread state: never share one between threads without a lock); from a
  * signal handler too.

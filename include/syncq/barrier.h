@@ -188,6 +188,11 @@ typedef struct syncq_barrier syncq_barrier;
  *   `else { work(); syncq_barrier_destroy(b); }` */
 SYNCQ_API int syncq_barrier_create(const char *algo, const syncq_barrier_config *cfg, syncq_barrier **out);
 /* Destroy a barrier made by syncq_barrier_create and free it.
+ * SYNCQ_EINVAL: b is NULL.
+ * SYNCQ_EBUSY: an episode is under way: some participant of a central
+ * barrier ("central-cas", "central-faa") has arrived and the others have
+ * not, or pthread_barrier_destroy refused ("pthread-barrier": a thread
+ * waits on it); nothing is freed.
  * Thread safety: once no thread is inside a wait on the barrier (every
  * waiter has returned: the caller orders it after their returns), by one
  * thread; not from a signal handler (free).
@@ -196,10 +201,16 @@ SYNCQ_API int syncq_barrier_create(const char *algo, const syncq_barrier_config 
  * Example: `syncq_barrier_config cfg = {4, 0, false}; syncq_barrier *bar;`
  *   `if (syncq_barrier_create("central-faa", &cfg, &bar) != SYNCQ_OK) fputs("no central-faa\n", stderr);`
  *   `else { work(); syncq_barrier_destroy(bar); }` */
-SYNCQ_API int syncq_barrier_destroy(syncq_barrier *b); /* SYNCQ_EINVAL for NULL */
-/* Arrive at the barrier as participant id and wait for the others:
- * SYNCQ_OK, SYNCQ_EBROKEN (see the header comment), SYNCQ_EINVAL for NULL
- * or an id out of range.
+SYNCQ_API int syncq_barrier_destroy(syncq_barrier *b);
+/* Arrive at the barrier as participant id and wait for the others.
+ * Returns SYNCQ_OK once every participant has arrived.
+ * SYNCQ_EINVAL: b is NULL, or id is not below cfg->threads.
+ * SYNCQ_EBROKEN: the barrier is broken (a timed wait ran out in this or an
+ * earlier episode, or a central barrier counted more arrivals than
+ * participants: its count was overwritten or an id arrived twice); it
+ * stays broken until syncq_barrier_reset.
+ * SYNCQ_ESYS: "pthread-barrier" only: pthread_barrier_wait failed; errno
+ * holds why.
  * Thread safety: each participant (id in [0, threads), one thread per id)
  * calls wait or wait_timed once per episode, at the same time as the
  * others; never two calls with one id at once, and not during reset or
@@ -214,9 +225,17 @@ SYNCQ_API int syncq_barrier_destroy(syncq_barrier *b); /* SYNCQ_EINVAL for NULL 
  * syncq_barrier_algo(b)->progress); wait_timed bounds the wait.
  * Example: `for (int step = 0; step < 100; step++) { compute(step, id); syncq_barrier_wait(b, id); }` */
 SYNCQ_API int syncq_barrier_wait(syncq_barrier *b, unsigned id);
-/* The timed wait and the reset of the header comment. SYNCQ_EINVAL for
- * NULL (and, for wait_timed, id out of range or timeout_ns 0);
- * SYNCQ_ENOTSUP for an algorithm without them.
+/* Arrive as participant id and wait for the others, for at most
+ * timeout_ns nanoseconds once it has to wait. Returns SYNCQ_OK once every
+ * participant has arrived.
+ * SYNCQ_EINVAL: b is NULL, id is not below cfg->threads, or timeout_ns is 0.
+ * SYNCQ_ETIMEDOUT: timeout_ns passed before every participant arrived; the
+ * barrier is now broken (the other waiters return SYNCQ_EBROKEN).
+ * SYNCQ_EBROKEN: the barrier is broken (a timed wait ran out in this or an
+ * earlier episode, or a central barrier counted more arrivals than
+ * participants); it stays broken until syncq_barrier_reset.
+ * SYNCQ_ENOTSUP: the algorithm has no timed wait ("pthread-barrier", a
+ * peer's ops table); nothing was done.
  * Thread safety: as syncq_barrier_wait. From a signal handler: no. From a
  * postoffice fiber: yes, but the wait holds the fiber's scheduler thread
  * until every participant arrives, so participants that are fibers of the
@@ -228,6 +247,9 @@ SYNCQ_API int syncq_barrier_wait(syncq_barrier *b, unsigned id);
  * ("pthread-barrier", peers) return SYNCQ_ENOTSUP at once. */
 SYNCQ_API int syncq_barrier_wait_timed(syncq_barrier *b, unsigned id, uint64_t timeout_ns);
 /* Mend a broken barrier: back to the state after create.
+ * SYNCQ_EINVAL: b is NULL.
+ * SYNCQ_ENOTSUP: the algorithm has no reset ("pthread-barrier", a peer's
+ * ops table); nothing was done.
  * Thread safety: only while no thread is inside a wait on the barrier
  * (every waiter has returned), by one thread; not from a signal handler.
  * Progress: not a concurrent operation: it runs alone on the barrier, with

@@ -110,7 +110,11 @@ typedef struct syncq_counter syncq_counter;
  *   `if (r != SYNCQ_OK) fprintf(stderr, "faa: %s\n", syncq_strerror(r)); else { work(); syncq_counter_destroy(c); }` */
 SYNCQ_API int syncq_counter_create(const char *algo, int64_t initial, syncq_counter **out);
 
-/* Destroy and free. SYNCQ_EINVAL for NULL.
+/* Destroy the counter and free its storage and handle.
+ * SYNCQ_EINVAL: c is NULL.
+ * SYNCQ_EBUSY: a fetch_add or load on it has not returned: the lock of a
+ * lock-based counter ("mutex", "lock-ttas", "lock-ttas-ps", "lock-ticket",
+ * "lock-futex-mutex") is held; nothing is freed.
  * Thread safety: once every other call on the counter has returned, by one
  * thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the counter, with
@@ -120,7 +124,8 @@ SYNCQ_API int syncq_counter_create(const char *algo, int64_t initial, syncq_coun
 SYNCQ_API int syncq_counter_destroy(syncq_counter *c);
 
 /* Add delta; *old (if old is not NULL) receives the value before.
- * SYNCQ_EINVAL for a NULL counter.
+ * SYNCQ_EINVAL: c is NULL, or (aggfunnel) the counter's storage fails its
+ * consistency check (it was overwritten).
  * Thread safety: as the algorithm's own fetch_add and load: any number of
  * threads may call fetch_add and load on the same counter at the same time,
  * never concurrently with its destroy. From a signal handler: only where
@@ -134,7 +139,8 @@ SYNCQ_API int syncq_counter_destroy(syncq_counter *c);
  * Example: `int64_t before; syncq_counter_fetch_add(c, 1, &before);` */
 SYNCQ_API int syncq_counter_fetch_add(syncq_counter *c, int64_t delta, int64_t *old);
 
-/* Read the current value. SYNCQ_EINVAL for NULL arguments.
+/* Read the current value into *value.
+ * SYNCQ_EINVAL: c or value is NULL.
  * Thread safety: as the algorithm's own fetch_add and load: any number of
  * threads may call fetch_add and load on the same counter at the same time,
  * never concurrently with its destroy. From a signal handler: only where

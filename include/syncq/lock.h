@@ -265,9 +265,8 @@ typedef struct syncq_lock syncq_lock;
  * Example: `syncq_lock *l; int r = syncq_lock_create(SYNCQ_LOCK_DEFAULT, NULL, &l);`
  *   `if (r != SYNCQ_OK) fprintf(stderr, "lock: %s\n", syncq_strerror(r)); else { work(); syncq_lock_destroy(l); }` */
 SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, syncq_lock **out);
-/* Destroy and free (must not be held or awaited). SYNCQ_EINVAL for NULL;
- * SYNCQ_EBUSY for a lock the algorithm sees held or awaited (nothing is
- * freed: the lock stays usable). As for a POSIX mutex, the last user may destroy and free a lock as soon
+/* Destroy and free (must not be held or awaited). As for a POSIX mutex,
+ * the last user may destroy and free a lock as soon
  * as it holds it and has released it, while the thread that handed it
  * over may still be inside its unlock: after the store or exchange that
  * releases the lock, no unlock (any built-in lock, any discipline, the
@@ -279,6 +278,10 @@ SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, 
  * exchange. tests/lock/lock_free_after_unlock_test.c checks every lock and
  * discipline with the releaser stalled right after its hand-over. The
  * same holds for the typed *_destroy.
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the algorithm sees the lock held or awaited
+ * ("pthread-mutex": pthread_mutex_destroy refused); nothing is freed and
+ * the lock stays usable.
  * Thread safety: once no thread holds the lock or waits for it, by one
  * thread; the last holder may destroy it as soon as its own unlock has
  * returned, even while the thread that handed the lock over is still inside
@@ -287,11 +290,20 @@ SYNCQ_API int syncq_lock_create(const char *algo, const syncq_lock_config *cfg, 
  * other call on it to wait for (a held or awaited lock is SYNCQ_EBUSY).
  * Example: `if (syncq_lock_destroy(l) == SYNCQ_EBUSY) fputs("lock still held\n", stderr);` */
 SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
-/* Acquire / try / release with the caller's node (the same node for a
- * lock and its unlock). The node may be NULL for every lock that keeps no
- * state in it (all but the queue locks "mcs" and "clh" and the peers with
- * the "uses-node" property, SYNCQ_PROP_USES_NODE). SYNCQ_EINVAL for a NULL
- * lock, or a NULL node where the lock uses one.
+/* Acquire the lock, waiting for it, with the caller's node (the same node
+ * for a lock and its unlock). The node may be NULL for every lock that
+ * keeps no state in it (all but the queue locks "mcs", "mcs-tp", "clh",
+ * "clh-tp" and the peers with the "uses-node" property,
+ * SYNCQ_PROP_USES_NODE).
+ * SYNCQ_EINVAL: l is NULL, node is NULL where the lock uses one, or the
+ * lock's storage fails its consistency check (array-cas, array-faa: it was
+ * overwritten).
+ * SYNCQ_ELIMIT: "anderson" already has max_threads holders and waiters;
+ * the caller holds nothing.
+ * SYNCQ_EBUSY: "pthread-mutex" only: pthread_mutex_lock reported EDEADLK
+ * (the calling thread holds the mutex already).
+ * SYNCQ_ESYS: "pthread-mutex" only: pthread_mutex_lock failed otherwise;
+ * errno holds why.
  * Thread safety: any number of threads (within the algorithm's limits:
  * anderson's max_threads, SYNCQ_ELIMIT) may lock and trylock the same lock
  * at the same time, each with a node of its own (untouched until its unlock
@@ -314,8 +326,15 @@ SYNCQ_API int syncq_lock_destroy(syncq_lock *l);
  * Example: `syncq_lock_node n; if (syncq_lock_lock(l, &n) == SYNCQ_OK) { work(); syncq_lock_unlock(l, &n); }`
  * (anderson past max_threads answers SYNCQ_ELIMIT, holding nothing) */
 SYNCQ_API int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
-/* Try to acquire without waiting for the holder: SYNCQ_OK (held) or
- * SYNCQ_EBUSY.
+/* Try to acquire without waiting for the holder. Returns SYNCQ_OK when
+ * the caller now holds the lock.
+ * SYNCQ_EBUSY: another thread holds the lock or is in line for it (or won
+ * the race for it); the caller holds nothing.
+ * SYNCQ_EINVAL: l is NULL, node is NULL where the lock uses one, or the
+ * lock's storage fails its consistency check (array-cas, array-faa).
+ * SYNCQ_ELIMIT: "anderson" already has max_threads holders and waiters.
+ * SYNCQ_ESYS: "pthread-mutex" only: pthread_mutex_trylock failed other
+ * than with EBUSY; errno holds why.
  * Thread safety: as syncq_lock_lock. From a signal handler: where the
  * algorithm's contract (Signal-safe, in src/lock/<algo>.c) says so: most
  * locks' trylock is, pthread-mutex's is not; an EBUSY there may mean that
@@ -325,10 +344,15 @@ SYNCQ_API int syncq_lock_lock(syncq_lock *l, syncq_lock_node *node);
  * (syncq_lock_algo(l)->progress) is blocking all the same: a trylock that
  * succeeds makes the others wait.
  * Example: `syncq_lock_node n; if (syncq_lock_trylock(l, &n) == SYNCQ_OK) { work(); syncq_lock_unlock(l, &n); }` */
-SYNCQ_API int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node); /* SYNCQ_OK or SYNCQ_EBUSY */
-/* Release the lock held with this node: SYNCQ_OK; SYNCQ_EINVAL for a NULL
- * lock (or node where the lock uses one) or, for the locks that can tell, a
- * lock that is not held.
+SYNCQ_API int syncq_lock_trylock(syncq_lock *l, syncq_lock_node *node);
+/* Release the lock held with this node.
+ * SYNCQ_EINVAL: l is NULL, node is NULL where the lock uses one, or the
+ * lock is not held as this call says: no thread holds it (every built-in
+ * lock checks), node is not the holder's ("clh", "clh-tp"), the caller is
+ * not the holder ("pthread-mutex"), or the lock's storage fails its
+ * consistency check ("anderson", "array-cas", "array-faa").
+ * SYNCQ_ESYS: "pthread-mutex" only: pthread_mutex_unlock failed; errno
+ * holds why.
  * Thread safety: by the holder only, once per successful lock or trylock,
  * with the node it locked with; concurrently with other threads' lock and
  * trylock. From a signal handler: only to release a lock the handler itself

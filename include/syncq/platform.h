@@ -24,8 +24,11 @@ extern "C" {
  * (timeout_ns < 0: no timeout). Spurious returns are allowed: callers
  * re-check their condition in a loop. process_shared selects a futex that
  * works across processes mapping the same memory.
- * Returns SYNCQ_OK (woken, or *word != expected), SYNCQ_ETIMEDOUT,
- * SYNCQ_EINVAL (word NULL), SYNCQ_ENOTSUP (no futex on this system).
+ * Returns SYNCQ_OK when woken, when *word != expected, or on a spurious
+ * return (a signal).
+ * SYNCQ_ETIMEDOUT: timeout_ns passed first.
+ * SYNCQ_EINVAL: word is NULL.
+ * SYNCQ_ENOTSUP: this system has no futex.
  * Thread safety: any thread, concurrently with waits and wakes on the same
  * word; from several processes on a word in shared memory when
  * process_shared is true (both sides must pass the same process_shared);
@@ -37,7 +40,10 @@ extern "C" {
 SYNCQ_API int syncq_futex_wait(_Atomic(uint32_t) *word, uint32_t expected, int64_t timeout_ns, bool process_shared);
 
 /* Wake up to n sleepers on word (n <= 0 wakes all). Returns the number woken
- * (>= 0), SYNCQ_EINVAL or SYNCQ_ENOTSUP.
+ * (0 or more).
+ * SYNCQ_EINVAL: word is NULL.
+ * SYNCQ_ESYS: the futex system call failed; errno holds why.
+ * SYNCQ_ENOTSUP: this system has no futex.
  * Thread safety: any thread or process (process_shared as the waiters'),
  * concurrently with waits and wakes on the same word; from a signal handler
  * too (one system call). From a postoffice fiber: yes.

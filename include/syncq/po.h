@@ -283,8 +283,8 @@ typedef void (*syncq_po_fn)(syncq_po_proc *self, void *arg);
  * Progress: wait-free. */
 SYNCQ_API int syncq_po_mailbox_count(void);
 /* The i-th one's name, one-line title and the 002 section/algorithms it
- * follows (any of the out pointers may be NULL). SYNCQ_EINVAL for i out of
- * range.
+ * follows (any of the out pointers may be NULL).
+ * SYNCQ_EINVAL: i is negative or not below syncq_po_mailbox_count().
  * Thread safety: any thread, any time, from a signal handler too (constant
  * tables).
  * Progress: wait-free. */
@@ -298,9 +298,9 @@ SYNCQ_API int syncq_po_mailbox_info(int i, const char **name, const char **title
  * Progress: wait-free. */
 SYNCQ_API int syncq_po_backend_count(void);
 /* The i-th one's name and one-line title (out pointers may be NULL).
- * SYNCQ_OK; SYNCQ_ENOTSUP (name and title still set) when this build of
- * the library lacks it (fiber: built without Boost.Context); SYNCQ_EINVAL
- * for i out of range.
+ * SYNCQ_ENOTSUP: this build of the library lacks the backend (fiber: built
+ * without Boost.Context); name and title are set all the same.
+ * SYNCQ_EINVAL: i is negative or not below syncq_po_backend_count().
  * Thread safety: any thread, any time, from a signal handler too (constant
  * tables).
  * Progress: wait-free. */
@@ -336,14 +336,21 @@ SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
 
 /* ---- systems and processes ---- */
 
-/* Create a system (cfg NULL: defaults). SYNCQ_EINVAL for a NULL out or a
- * bad config; SYNCQ_ENOENT for an unknown mailbox or backend, or when the
- * lock the mailbox needs ("pthread-mutex", "ttas") is not in the lock
- * registry; SYNCQ_ENOTSUP without double-width CAS (the free lists need
- * it) or for the fiber backend in a build without it; SYNCQ_ENOMEM;
- * SYNCQ_ELIMIT when a fiber system's scheduler threads could not start
- * (not even one, or fewer than a number given in cfg->schedulers: every
- * thread started is stopped again, nothing is kept).
+/* Create a system (cfg NULL: defaults).
+ * SYNCQ_EINVAL: out is NULL, or a bad config: max_procs above
+ * SYNCQ_PO_MAX_PROCS, stack_size below the backend's minimum or above
+ * 2^34, guard_size above 2^30, schedulers above SYNCQ_PO_MAX_SCHEDULERS.
+ * SYNCQ_ENOENT: an unknown mailbox or backend, or the lock the mailbox
+ * needs ("pthread-mutex", "ttas") is not in the lock registry.
+ * SYNCQ_ENOTSUP: no double-width CAS (the free lists need it), or the
+ * fiber backend in a build without it.
+ * SYNCQ_ENOMEM: the system, its process table, or a fiber system's
+ * scheduler records or stacks could not be allocated.
+ * SYNCQ_ESYS: a mutex, the thread system's timer thread, or a fiber
+ * system's signal stack or handler could not be set up; errno holds why.
+ * SYNCQ_ELIMIT: a fiber system's scheduler threads could not start (not
+ * even one, or fewer than a number given in cfg->schedulers): every
+ * thread started is stopped again, nothing is kept.
  * Thread safety: any thread (each call makes a system of its own). Not from
  * a signal handler (the postoffice is not async-signal-safe).
  * Progress: blocking: it allocates the process table and, for a fiber
@@ -354,11 +361,12 @@ SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
 SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
 
 /* Destroy a system and free every message. Processes that have exited are
- * joined first (and a fiber system's schedulers stopped). SYNCQ_EINVAL for
- * NULL; SYNCQ_EBUSY (nothing freed) while a process is running, parked in
- * recv, or attached: send it what it waits for, join it, then destroy.
- * Messages of a "mutex-nofree" system that a process still holds (not
- * sent, not freed) are not freed.
+ * joined first (and a fiber system's schedulers stopped). Messages of a
+ * "mutex-nofree" system that a process still holds (not sent, not freed)
+ * are not freed.
+ * SYNCQ_EINVAL: sys is NULL.
+ * SYNCQ_EBUSY: a process is running, parked in recv, or attached; nothing
+ * is freed: send it what it waits for, join it, then destroy.
  * Thread safety: any thread that is not one of sys's processes, once every
  * process has exited (or detached) and no other thread calls into sys. Not
  * from a signal handler (the postoffice is not async-signal-safe).
@@ -394,9 +402,6 @@ SYNCQ_API size_t syncq_po_stack_cache_trim(void);
 SYNCQ_API size_t syncq_po_cache_trim(void);
 
 /* Start a process running fn(self, arg); its pid in *pid (may be NULL).
- * SYNCQ_EINVAL for NULL sys or fn; SYNCQ_ENOMEM; SYNCQ_ELIMIT when
- * max_procs processes are live (not yet joined or detached) or a system
- * limit stopped the thread: then syncq_po_limit_reason() names the limit.
  * A fiber takes its stack when a scheduler first runs it: a process that
  * cannot have one then exits without running, with reason
  * SYNCQ_PO_EXIT_NOMEM (its monitors and links are told; join returns). The slot of a spawned process
@@ -406,6 +411,13 @@ SYNCQ_API size_t syncq_po_cache_trim(void);
  * newest first (a tree of processes is walked depth first), while an idle
  * scheduler takes the oldest; a plain thread's children are spread round
  * robin over the schedulers.
+ * SYNCQ_EINVAL: sys or fn is NULL, or pthread_create refused the
+ * system's stack or guard size (a thread system).
+ * SYNCQ_ENOMEM: the process's mailbox could not be allocated.
+ * SYNCQ_ELIMIT: max_procs processes are live (not yet joined or
+ * detached), or a system limit stopped the thread:
+ * syncq_po_limit_reason() names the limit.
+ * SYNCQ_ESYS: the "mutex" mailbox's pthread mutex could not be made.
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).
@@ -415,21 +427,27 @@ SYNCQ_API size_t syncq_po_cache_trim(void);
  * Example: `syncq_po_pid pid; syncq_po_spawn(sys, worker, arg, &pid); syncq_po_join(sys, pid);` */
 SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
-/* Start a detached process: as syncq_po_spawn (same statuses and limits),
- * but nobody joins it: its slot is freed when it exits, as every Erlang
+/* Start a detached process: as syncq_po_spawn, but nobody joins it: its
+ * slot is freed when it exits, as every Erlang
  * process's is (a thread: created detached, its slot freed as its thread
  * returns; a fiber: once its stack is back in the pool), so a server that
  * spawns a process per request and never joins does not run out of
  * max_procs. It counts as live (syncq_po_live, max_procs) until then.
  * Its exit is seen as any process's: monitors get their SYNCQ_PO_DOWN,
- * links their exit signal, its name goes; its pid is dead (send:
- * SYNCQ_EDEAD) from its exit, and stale once the slot is freed. join of
- * its pid never waits: SYNCQ_EINVAL while the slot still holds it
- * (running, or exited and on its way out), SYNCQ_ENOENT once the slot has
- * been freed (a stale pid). *pid (may be NULL) is written before the call
- * returns, when the process may have exited already. destroy waits for
- * detached processes that have exited to free their slots (and says
- * SYNCQ_EBUSY while one runs).
+ * links their exit signal, its name goes; its pid is dead (a send finds
+ * it exited) from its exit, and stale once the slot is freed. join of its
+ * pid never waits: it refuses the pid as invalid while the slot still
+ * holds it (running, or exited and on its way out), and finds no such
+ * process once the slot has been freed (a stale pid). *pid (may be NULL)
+ * is written before the call returns, when the process may have exited
+ * already. destroy waits for detached processes that have exited to free
+ * their slots (and refuses, busy, while one runs).
+ * SYNCQ_EINVAL: sys or fn is NULL, or pthread_create refused the
+ * system's stack or guard size (a thread system).
+ * SYNCQ_ENOMEM: the process's mailbox could not be allocated.
+ * SYNCQ_ELIMIT: max_procs processes are live, or a system limit stopped
+ * the thread: syncq_po_limit_reason() names the limit.
+ * SYNCQ_ESYS: the "mutex" mailbox's pthread mutex could not be made.
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).
@@ -439,13 +457,16 @@ SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, sy
 SYNCQ_API int syncq_po_spawn_detached(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *pid);
 
 /* Wait for a spawned process to exit, then free its slot for reuse (its
- * pid is stale from then on). SYNCQ_EINVAL for NULL sys or a pid whose
- * slot is outside the table, a pid that is attached, not spawned, or one
- * spawned detached (syncq_po_spawn_detached) whose slot holds it still;
- * SYNCQ_ENOENT for a pid no process has had, one already joined (or being
- * joined), or a stale one. A process joining itself gets SYNCQ_EINVAL. A
- * thread sleeps; a fiber parks (its scheduler runs the other fibers) and
- * the process's exit wakes it.
+ * pid is stale from then on). A thread sleeps; a fiber parks (its
+ * scheduler runs the other fibers) and the process's exit wakes it.
+ * SYNCQ_EINVAL: sys is NULL, pid is negative or its slot is outside the
+ * table, pid is attached, not spawned, or spawned detached
+ * (syncq_po_spawn_detached) with its slot holding it still, or pid is the
+ * caller's own.
+ * SYNCQ_ENOENT: no process has had pid, it has been joined already (or is
+ * being joined), or it is stale.
+ * SYNCQ_ESYS: a thread system's pthread_join failed; the slot is freed
+ * all the same.
  * Thread safety: any thread or process but the one joined, once per spawned
  * pid (a second join gets SYNCQ_ENOENT). Not from a signal handler (the
  * postoffice is not async-signal-safe). From a fiber: yes, it parks (its
@@ -461,9 +482,12 @@ SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
  * free list, and may send and receive; in a fiber system it stays a
  * thread, sleeping on a futex in recv_blocking). It may take one of the
  * SYNCQ_PO_ATTACH_RESERVE slots when max_procs processes are live.
- * SYNCQ_EINVAL for NULL or when called from a fiber (it is a process
- * already); SYNCQ_ELIMIT ("max_procs") when every slot, the reserve
- * included, is live; SYNCQ_ENOMEM.
+ * SYNCQ_EINVAL: sys or self is NULL, or the caller is a fiber (it is a
+ * process already).
+ * SYNCQ_ELIMIT: every slot, the reserve included, is live
+ * (syncq_po_limit_reason: "max_procs").
+ * SYNCQ_ENOMEM: the process's mailbox could not be allocated.
+ * SYNCQ_ESYS: the "mutex" mailbox's pthread mutex could not be made.
  * Thread safety: a thread that is not a process yet, for itself (not from a
  * fiber: SYNCQ_EINVAL), concurrently with every other call on sys. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -471,9 +495,10 @@ SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
  * slot being put back (src/po/process.c). */
 SYNCQ_API int syncq_po_attach(syncq_po_system *sys, syncq_po_proc **self);
 
-/* The attached thread leaves: its pid is dead from now on (sends get
- * SYNCQ_EDEAD) and its slot is free for reuse; the handle must not be used
- * again. SYNCQ_EINVAL for NULL, a spawned process's handle, or a process
+/* The attached thread leaves: its pid is dead from now on (sends to it
+ * find it dead) and its slot is free for reuse; the handle must not be
+ * used again.
+ * SYNCQ_EINVAL: self is NULL, a spawned process's handle, or a process
  * already detached.
  * Thread safety: the attached thread itself, once. Not from a signal
  * handler (the postoffice is not async-signal-safe).
@@ -493,10 +518,16 @@ typedef int (*syncq_po_main_fn)(syncq_po_proc *self, void *arg);
  * value in *result (result may be NULL). The caller sleeps meanwhile (a
  * fiber caller yields, as in join). The process may spawn, send, receive
  * and join like any other; what it spawns may outlive it (join or destroy
- * as usual). SYNCQ_OK once it has exited; SYNCQ_EINVAL for NULL sys or
- * fn; SYNCQ_ELIMIT, SYNCQ_ENOMEM as spawn, and SYNCQ_ENOMEM when the
- * fiber could not start (SYNCQ_PO_EXIT_NOMEM): fn did not run. Any thread may
- * call it, several at once.
+ * as usual). Any thread may call it, several at once. Returns SYNCQ_OK
+ * once the process has exited.
+ * SYNCQ_EINVAL: sys or fn is NULL, or spawn refused the system's stack
+ * size (as syncq_po_spawn).
+ * SYNCQ_ELIMIT: as syncq_po_spawn: max_procs processes are live, or a
+ * system limit stopped the thread.
+ * SYNCQ_ENOMEM: the process's mailbox could not be allocated, or the
+ * fiber could not have a stack (SYNCQ_PO_EXIT_NOMEM): fn did not run.
+ * SYNCQ_ESYS: the "mutex" mailbox's pthread mutex could not be made, or
+ * pthread_join failed.
  * Thread safety: any thread, several at once; from a fiber too
  * (it yields, as join). Not from a signal handler (the postoffice is not
  * async-signal-safe).
@@ -570,8 +601,12 @@ typedef struct syncq_po_down {
  * be NULL). Several monitors of one pid each get their message. A
  * watcher that exits first just leaves its message undelivered. The down
  * message is allocated at the exit: if memory runs
- * out there it is lost. SYNCQ_OK; SYNCQ_EINVAL for NULL self, a caller
- * that is not self, or pid's slot outside the table; SYNCQ_ENOMEM.
+ * out there it is lost.
+ * SYNCQ_EINVAL: self is NULL, the caller is not self, or pid is negative
+ * or its slot is outside the table.
+ * SYNCQ_EKILLED: self has been killed by an exit signal: return from the
+ * body.
+ * SYNCQ_ENOMEM: the monitor's record could not be allocated.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -585,10 +620,12 @@ SYNCQ_API int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *
 
 /* Stop watching pid from self (the monitor `ref` that syncq_po_monitor gave
  * it): no down message for it will be posted from now on (one already
- * posted stays in the inbox). SYNCQ_OK; SYNCQ_ENOENT when there is no
- * such monitor of self's (pid has exited and its message is posted or
- * on its way, or ref is not one of self's monitors of pid); SYNCQ_EINVAL for NULL self, a caller
- * that is not self, or pid's slot outside the table.
+ * posted stays in the inbox). It works in a killed process too.
+ * SYNCQ_ENOENT: there is no such monitor of self's (pid has exited and
+ * its message is posted or on its way, or ref is not one of self's
+ * monitors of pid).
+ * SYNCQ_EINVAL: self is NULL, the caller is not self, or pid is negative
+ * or its slot is outside the table.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -600,9 +637,11 @@ SYNCQ_API int syncq_po_demonitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t
 /* The reason the calling process's monitors (and links) will be told
  * when it exits (the last value set before it returns or detaches; 0,
  * SYNCQ_PO_EXIT_NORMAL, by default; a process killed by an exit signal
- * exits with the signal's reason instead). SYNCQ_EINVAL for NULL, a
- * caller that is not self, SYNCQ_PO_NOPROC or SYNCQ_PO_EXIT_KILL;
- * SYNCQ_EKILLED (nothing set) once the process has been killed.
+ * exits with the signal's reason instead).
+ * SYNCQ_EINVAL: self is NULL, the caller is not self, or reason is
+ * SYNCQ_PO_NOPROC or SYNCQ_PO_EXIT_KILL.
+ * SYNCQ_EKILLED: the process has been killed by an exit signal; nothing
+ * is set: return from the body.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -662,14 +701,16 @@ typedef struct syncq_po_exit_msg {
 
 /* Send an exit signal with `reason` from self to pid (the rules of
  * syncq/po.h's "exit signals and links" section);
- * pid may be self's own pid (exit of oneself). SYNCQ_OK once the signal
- * has had its effect (killed pid, posted a message, or nothing: a normal
- * signal to a process that does not trap); SYNCQ_EKILLED when it killed
- * the caller itself, or the caller had been killed before (nothing sent):
- * return from the body. SYNCQ_EINVAL for NULL self, a caller that is not
- * self, pid's slot outside the table, or reason SYNCQ_PO_NOPROC;
- * SYNCQ_ENOENT when no process has had pid; SYNCQ_EDEAD when it has
- * exited or is stale. Any process may signal any other.
+ * pid may be self's own pid (exit of oneself). Any process may signal any
+ * other. Returns SYNCQ_OK once the signal has had its effect (killed pid,
+ * posted a message, or nothing: a normal signal to a process that does
+ * not trap).
+ * SYNCQ_EKILLED: the signal killed the caller itself, or the caller had
+ * been killed before (nothing sent): return from the body.
+ * SYNCQ_EINVAL: self is NULL, the caller is not self, pid is negative or
+ * its slot is outside the table, or reason is SYNCQ_PO_NOPROC.
+ * SYNCQ_ENOENT: no process has had pid.
+ * SYNCQ_EDEAD: pid has exited or is stale.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). Any process
@@ -686,10 +727,15 @@ SYNCQ_API int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reaso
  * normal one reaches trapping partners only, as a message. pid not
  * there: a caller that traps exits gets SYNCQ_OK and at once a
  * SYNCQ_PO_EXIT message with reason SYNCQ_PO_NOPROC (Erlang); one that
- * does not gets SYNCQ_EDEAD (pid exited or stale) or SYNCQ_ENOENT (never
- * had) and is not killed (Erlang raises noproc in the caller: here the
- * caller decides). SYNCQ_EINVAL for NULL, a caller that is not self, or
- * pid's slot outside the table; SYNCQ_ENOMEM; SYNCQ_EKILLED.
+ * does not gets a status and is not killed (Erlang raises noproc in the
+ * caller: here the caller decides).
+ * SYNCQ_EDEAD: pid has exited or is stale, and self does not trap exits.
+ * SYNCQ_ENOENT: no process has had pid, and self does not trap exits.
+ * SYNCQ_EINVAL: self is NULL, the caller is not self, or pid is negative
+ * or its slot is outside the table.
+ * SYNCQ_ENOMEM: the link's records could not be allocated.
+ * SYNCQ_EKILLED: self has been killed by an exit signal: return from the
+ * body.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -702,10 +748,12 @@ SYNCQ_API int syncq_po_link(syncq_po_proc *self, syncq_po_pid pid);
 
 /* Remove the link between self and pid: once it returns, pid's exit no
  * longer signals self (nor self's exit pid). A trapping self may still
- * find a SYNCQ_PO_EXIT message that pid's exit posted before. SYNCQ_OK;
- * SYNCQ_ENOENT when they were not linked (never, or the link has fired:
- * pid has exited); SYNCQ_EINVAL for NULL, a caller that is not self, or
- * pid's slot outside the table. Works in a killed process.
+ * find a SYNCQ_PO_EXIT message that pid's exit posted before. Works in a
+ * killed process.
+ * SYNCQ_ENOENT: they were not linked (never, or the link has fired: pid
+ * has exited).
+ * SYNCQ_EINVAL: self is NULL, the caller is not self, or pid is negative
+ * or its slot is outside the table.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). It works in a
@@ -717,8 +765,9 @@ SYNCQ_API int syncq_po_unlink(syncq_po_proc *self, syncq_po_pid pid);
 
 /* Trap exit signals (on) or not (off, the default): a trapping process
  * receives them as SYNCQ_PO_EXIT messages, except SYNCQ_PO_EXIT_KILL.
- * SYNCQ_OK; SYNCQ_EINVAL for NULL or a caller that is not self;
- * SYNCQ_EKILLED (too late).
+ * SYNCQ_EINVAL: self is NULL or the caller is not self.
+ * SYNCQ_EKILLED: self has been killed already (too late): return from the
+ * body.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -736,11 +785,15 @@ SYNCQ_API int syncq_po_trap_exits(syncq_po_proc *self, bool on);
  * processes; they take the system's process-table lock. */
 #define SYNCQ_PO_NAME_MAX 63u
 
-/* Name pid. SYNCQ_OK; SYNCQ_EEXIST when the name is taken by a live
- * process, or pid has a name already; SYNCQ_EINVAL for NULL sys or
- * name, an empty name or one longer than SYNCQ_PO_NAME_MAX, or pid's slot
- * outside the table; SYNCQ_ENOENT when no process has had pid;
- * SYNCQ_EDEAD when it has exited or is stale; SYNCQ_ENOMEM.
+/* Name pid.
+ * SYNCQ_EEXIST: the name is taken by a live process, or pid has a name
+ * already.
+ * SYNCQ_EINVAL: sys or name is NULL, name is empty or longer than
+ * SYNCQ_PO_NAME_MAX, or pid is negative or its slot is outside the table.
+ * SYNCQ_ENOENT: no process has had pid.
+ * SYNCQ_EDEAD: pid has exited or is stale.
+ * SYNCQ_ENOMEM: the name's entry or the name table could not be
+ * allocated.
  * Thread safety: any thread, process or not, concurrently with every other
  * call on sys (the system's process-table lock orders them). Not from a signal handler (the postoffice is not
  * async-signal-safe).
@@ -748,9 +801,10 @@ SYNCQ_API int syncq_po_trap_exits(syncq_po_proc *self, bool on);
  * Example: `syncq_po_register(sys, "logger", pid);` */
 SYNCQ_API int syncq_po_register(syncq_po_system *sys, const char *name, syncq_po_pid pid);
 
-/* The pid registered under name in *pid. SYNCQ_OK; SYNCQ_ENOENT when
- * nobody (live) has it; SYNCQ_EINVAL for NULL arguments, an empty or too
- * long name.
+/* The pid registered under name, in *pid.
+ * SYNCQ_ENOENT: no live process has the name.
+ * SYNCQ_EINVAL: sys, name or pid is NULL, or name is empty or longer than
+ * SYNCQ_PO_NAME_MAX.
  * Thread safety: any thread, process or not, concurrently with every other
  * call on sys (the system's process-table lock orders them). Not from a signal handler (the postoffice is not
  * async-signal-safe).
@@ -759,8 +813,10 @@ SYNCQ_API int syncq_po_register(syncq_po_system *sys, const char *name, syncq_po
  *   `if (syncq_po_whereis(sys, "logger", &logger) == SYNCQ_ENOENT) puts("no logger");` */
 SYNCQ_API int syncq_po_whereis(syncq_po_system *sys, const char *name, syncq_po_pid *pid);
 
-/* Take name away from its process (which may register another). SYNCQ_OK;
- * SYNCQ_ENOENT when nobody (live) has it; SYNCQ_EINVAL as whereis.
+/* Take name away from its process (which may register another).
+ * SYNCQ_ENOENT: no live process has the name.
+ * SYNCQ_EINVAL: sys or name is NULL, or name is empty or longer than
+ * SYNCQ_PO_NAME_MAX.
  * Thread safety: any thread, process or not, concurrently with every other
  * call on sys (the system's process-table lock orders them). Not from a signal handler (the postoffice is not
  * async-signal-safe).
@@ -770,7 +826,10 @@ SYNCQ_API int syncq_po_unregister(syncq_po_system *sys, const char *name);
 /* ---- messages ---- */
 
 /* A message with room for len bytes (its len set to len, type 0) in *out.
- * SYNCQ_EINVAL for NULL or len > SYNCQ_PO_MAX_MSG; SYNCQ_ENOMEM.
+ * SYNCQ_EINVAL: self or out is NULL, or len is above SYNCQ_PO_MAX_MSG.
+ * SYNCQ_EKILLED: self has been killed by an exit signal: return from the
+ * body.
+ * SYNCQ_ENOMEM: no message header or payload buffer could be had.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -782,12 +841,16 @@ SYNCQ_API int syncq_po_unregister(syncq_po_system *sys, const char *name);
  *   `syncq_po_free(self, m); }` (a message not sent goes back with syncq_po_free) */
 SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
 
-/* Send msg to process `to` (its sender field is set to self's pid).
- * SYNCQ_EINVAL for NULL, a bad mode, msg->len > msg->cap, or `to`'s slot
- * outside the table; SYNCQ_ENOENT when no process has had that pid yet;
- * SYNCQ_EDEAD when it has exited (or its slot has been reused: a stale
- * pid); SYNCQ_ENOMEM (COPY when no message could be had). On any
- * error the message is still the caller's.
+/* Send msg to process `to` (its sender field is set to self's pid). On
+ * any error the message is still the caller's.
+ * SYNCQ_EINVAL: self or msg is NULL, mode is neither SYNCQ_PO_LINK nor
+ * SYNCQ_PO_COPY, msg->len is above msg->cap, or `to` is negative or its
+ * slot is outside the table.
+ * SYNCQ_ENOENT: no process has had that pid yet.
+ * SYNCQ_EDEAD: `to` has exited (or its slot has been reused: a stale pid).
+ * SYNCQ_ENOMEM: SYNCQ_PO_COPY, and no message could be had for the copy.
+ * SYNCQ_EKILLED: self has been killed by an exit signal: return from the
+ * body.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). Any number of
@@ -810,9 +873,11 @@ SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *
  * one its last send woke, which may answer) and then parks until a
  * message arrives (polling would make each message wait for a pass over
  * every fiber); its yield wakes no idle scheduler and is not stolen for,
- * so it costs no more than recv_blocking's park. SYNCQ_EINVAL for NULL,
- * or when the caller is not the process `self` (another thread or fiber:
- * the inbox has one consumer); SYNCQ_EKILLED.
+ * so it costs no more than recv_blocking's park.
+ * SYNCQ_EINVAL: self or out is NULL, or the caller is not the process
+ * `self` (another thread or fiber: the inbox has one consumer).
+ * SYNCQ_EKILLED: self has been killed by an exit signal (before or while
+ * it waited): return from the body.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
@@ -827,7 +892,10 @@ SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
 /* Receive the next message of the inbox into *out, sleeping while the inbox
  * is empty: as syncq_po_recv, but a thread sleeps on a futex and a fiber
  * parks, costing no CPU; the next send to this process wakes it.
- * SYNCQ_EINVAL as recv.
+ * SYNCQ_EINVAL: self or out is NULL, or the caller is not the process
+ * `self`.
+ * SYNCQ_EKILLED: self has been killed by an exit signal (before or while
+ * it slept): return from the body.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
@@ -838,9 +906,15 @@ SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
  *   `syncq_po_free(self, m); }` */
 SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
 
-/* One attempt: SYNCQ_OK with *out, or SYNCQ_EMPTY. SYNCQ_EINVAL as recv.
- * (In "mpsc", a message whose sender is between its two steps is not yet
- * visible: try_recv may report SYNCQ_EMPTY until that sender resumes.)
+/* Take the next message of the inbox into *out if there is one, without
+ * waiting. (In "mpsc", a message whose sender is between its two steps is
+ * not yet visible: try_recv may find the inbox empty until that sender
+ * resumes.)
+ * SYNCQ_EMPTY: the inbox held no message.
+ * SYNCQ_EINVAL: self or out is NULL, or the caller is not the process
+ * `self`.
+ * SYNCQ_EKILLED: self has been killed by an exit signal (even with
+ * messages in the inbox): return from the body.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
@@ -858,8 +932,13 @@ SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
  * parks, woken by a send or by its scheduler's timer heap when the
  * deadline passes (late by as long as that scheduler is busy running a
  * fiber that does not switch); a thread sleeps on a timed futex wait.
- * SYNCQ_EINVAL as recv; SYNCQ_ENOMEM (a fiber: its scheduler's timer heap
- * could not grow). Erlang's `receive ... after T`.
+ * Erlang's `receive ... after T`.
+ * SYNCQ_ETIMEDOUT: timeout_ns passed with the inbox empty.
+ * SYNCQ_EINVAL: self or out is NULL, or the caller is not the process
+ * `self`.
+ * SYNCQ_ENOMEM: a fiber's scheduler's timer heap could not grow.
+ * SYNCQ_EKILLED: self has been killed by an exit signal (before or while
+ * it waited): return from the body.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
@@ -874,8 +953,11 @@ SYNCQ_API int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, sy
  * other fibers run meanwhile: never call sleep(3) or nanosleep from a
  * fiber, which blocks its scheduler thread); messages that arrive stay in
  * the inbox. A thread sleeps on a timed futex wait (a killing exit signal
- * ends the sleep: SYNCQ_EKILLED). SYNCQ_OK; SYNCQ_EINVAL for NULL or a
- * caller that is not `self`; SYNCQ_ENOMEM as recv_timeout.
+ * ends the sleep).
+ * SYNCQ_EINVAL: self is NULL or the caller is not `self`.
+ * SYNCQ_ENOMEM: a fiber's scheduler's timer heap could not grow.
+ * SYNCQ_EKILLED: self has been killed by an exit signal (before or while
+ * it slept): return from the body.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). From a fiber:
@@ -890,9 +972,10 @@ SYNCQ_API int syncq_po_sleep(syncq_po_proc *self, uint64_t ns);
  * monitor to notice the block (it does after about 10 ms without a
  * switch). Make no postoffice call that waits (recv, sleep, yield, join)
  * in between. A thread process (attached, or of a thread system) blocks
- * only itself: both return SYNCQ_OK and do nothing. SYNCQ_OK; SYNCQ_EINVAL
- * for NULL, for a begin after a begin or an end with no begin (fibers).
- * Call on the process's own thread or fiber, with its own handle.
+ * only itself: both return SYNCQ_OK and do nothing. Call on the process's
+ * own thread or fiber, with its own handle.
+ * SYNCQ_EINVAL: self is NULL, or (a fiber) a begin after a begin with no
+ * end between.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -903,7 +986,9 @@ SYNCQ_API int syncq_po_sleep(syncq_po_proc *self, uint64_t ns);
 SYNCQ_API int syncq_po_blocking_begin(syncq_po_proc *self);
 /* End what syncq_po_blocking_begin announced: the caller's scheduler is
  * no longer taken to be blocked, and the spare serving it retires once
- * it has handed its fibers back. Statuses and callers as begin's.
+ * it has handed its fibers back. Call on the process's own thread or
+ * fiber, with its own handle.
+ * SYNCQ_EINVAL: self is NULL, or (a fiber) an end with no begin.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -916,11 +1001,18 @@ SYNCQ_API int syncq_po_blocking_end(syncq_po_proc *self);
  * lives, else dropped (and freed with the system if it is destroyed
  * first). Fiber system: the timer waits on the heap of the caller's
  * scheduler (a plain thread's: one chosen round robin); thread system: on
- * a timer thread the system starts on first use. Statuses checked now:
- * SYNCQ_EINVAL for NULL, msg->len > msg->cap, or `to`'s slot outside the
- * table; SYNCQ_ENOENT, SYNCQ_EDEAD as send; SYNCQ_ENOMEM; SYNCQ_ELIMIT
- * when the timer thread could not start. On an error the message is
- * still the caller's. Any process may call it for its own `self`.
+ * a timer thread the system starts on first use. Any process may call it
+ * for its own `self`. The statuses are checked now; on an error the
+ * message is still the caller's.
+ * SYNCQ_EINVAL: self or msg is NULL, msg->len is above msg->cap, or `to`
+ * is negative or its slot is outside the table.
+ * SYNCQ_ENOENT: no process has had that pid yet.
+ * SYNCQ_EDEAD: `to` has exited or is stale.
+ * SYNCQ_ENOMEM: the timer, or room for it in its heap, could not be
+ * allocated.
+ * SYNCQ_ELIMIT: the thread system's timer thread could not start.
+ * SYNCQ_EKILLED: self has been killed by an exit signal: return from the
+ * body.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -932,8 +1024,10 @@ SYNCQ_API int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po
 /* Let other processes run: a fiber yields to the other runnable fibers of
  * its scheduler (returning at once when there are none), a thread to the
  * kernel (sched_yield). For processes that wait on something other than
- * their inbox (a fiber must not spin without yielding). SYNCQ_EINVAL for
- * NULL or when the caller is not the process `self`.
+ * their inbox (a fiber must not spin without yielding).
+ * SYNCQ_EINVAL: self is NULL or the caller is not the process `self`.
+ * SYNCQ_EKILLED: self has been killed by an exit signal (before or while
+ * the others ran): return from the body.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -944,8 +1038,9 @@ SYNCQ_API int syncq_po_yield(syncq_po_proc *self);
 
 /* The calling process's stack: its lowest address in *lo and its size
  * (either may be NULL). A fiber: its pooled stack; a thread: its thread's
- * stack. SYNCQ_EINVAL for NULL or a caller that is not `self`; SYNCQ_ESYS
- * when the thread's stack cannot be read.
+ * stack.
+ * SYNCQ_EINVAL: self is NULL or the caller is not `self`.
+ * SYNCQ_ESYS: the thread's stack cannot be read (pthread_getattr_np).
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -954,7 +1049,8 @@ SYNCQ_API int syncq_po_yield(syncq_po_proc *self);
 SYNCQ_API int syncq_po_stack(const syncq_po_proc *self, void **lo, size_t *size);
 
 /* Give a message back for reuse (the calling fiber's scheduler's cache or
- * the own free list). SYNCQ_EINVAL for NULL.
+ * the own free list).
+ * SYNCQ_EINVAL: self or msg is NULL.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).

@@ -123,6 +123,10 @@ typedef struct syncq_pqueue syncq_pqueue;
  *   `else { work(); syncq_pqueue_destroy(q); }` */
 SYNCQ_API int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *cfg, syncq_pqueue **out);
 /* Destroy a priority queue made by syncq_pqueue_create and free it.
+ * SYNCQ_EINVAL: q is NULL.
+ * SYNCQ_EBUSY: an insert or delete_min on it has not returned: the epoch
+ * record of a linden-jonsson queue is in use, or the lock of a skew-lock
+ * or skew-lock-ps queue is held; nothing is freed.
  * Thread safety: once every other call on the priority queue has returned,
  * by one thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the priority
@@ -130,8 +134,19 @@ SYNCQ_API int syncq_pqueue_create(const char *algo, const syncq_pqueue_config *c
  * Example: `syncq_pqueue *pq;`
  *   `if (syncq_pqueue_create("skew-lock", NULL, &pq) != SYNCQ_OK) fputs("no skew-lock\n", stderr);`
  *   `else { work(); syncq_pqueue_destroy(pq); }` */
-SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q); /* EINVAL: NULL */
+SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q);
 /* Insert payload with priority key (the least key comes out first).
+ * Returns SYNCQ_OK once it is in.
+ * SYNCQ_EINVAL: q is NULL.
+ * SYNCQ_ENOMEM: no node is left: the queue holds capacity items (or, in
+ * skew-herlihy, its pool has no node for the copies an insert makes while
+ * the heap stays unchanged), or linden-jonsson found no node come back
+ * from reclamation within its patience or no epoch record could be
+ * allocated; the item is not inserted.
+ * SYNCQ_ELIMIT: a skew-lock queue whose cfg->lock is "anderson" is held
+ * and waited for by as many threads as the lock has places (64).
+ * SYNCQ_ESYS: a skew-lock queue whose cfg->lock is "pthread-mutex" and
+ * pthread_mutex_lock failed; errno holds why.
  * Thread safety: as the algorithm's own insert and delete_min: any number
  * of threads may call insert and delete_min on the same priority queue at
  * the same time, never concurrently with its destroy. From a signal
@@ -144,8 +159,18 @@ SYNCQ_API int syncq_pqueue_destroy(syncq_pqueue *q); /* EINVAL: NULL */
  * (syncq_progress_name names it; its registry entry and the contract block
  * of its source file say why); the generic call adds one indirect call.
  * Example: `static char job[] = "job"; syncq_pqueue_insert(q, 5, job);` (out before any item of key above 5) */
-SYNCQ_API int syncq_pqueue_insert(syncq_pqueue *q, uint64_t key, void *payload); /* OK, ENOMEM, EINVAL */
-/* Remove an item of least key into *key and *payload.
+SYNCQ_API int syncq_pqueue_insert(syncq_pqueue *q, uint64_t key, void *payload);
+/* Remove an item of least key into *key and *payload. Returns SYNCQ_OK when one
+ * was taken.
+ * SYNCQ_EMPTY: the priority queue held no item.
+ * SYNCQ_EINVAL: q, key or payload is NULL.
+ * SYNCQ_ENOMEM: linden-jonsson needed an epoch record and none could be
+ * allocated, or skew-herlihy's pool has no node for the merged copy it
+ * makes while the heap stays unchanged; nothing was taken.
+ * SYNCQ_ELIMIT: a skew-lock queue whose cfg->lock is "anderson" is held
+ * and waited for by as many threads as the lock has places (64).
+ * SYNCQ_ESYS: a skew-lock queue whose cfg->lock is "pthread-mutex" and
+ * pthread_mutex_lock failed; errno holds why.
  * Thread safety: as the algorithm's own insert and delete_min: any number
  * of threads may call insert and delete_min on the same priority queue at
  * the same time, never concurrently with its destroy. From a signal
@@ -158,7 +183,7 @@ SYNCQ_API int syncq_pqueue_insert(syncq_pqueue *q, uint64_t key, void *payload);
  * (syncq_progress_name names it; its registry entry and the contract block
  * of its source file say why); the generic call adds one indirect call.
  * Example: `uint64_t key; void *payload; int r = syncq_pqueue_delete_min(q, &key, &payload);` */
-SYNCQ_API int syncq_pqueue_delete_min(syncq_pqueue *q, uint64_t *key, void **payload); /* OK, EMPTY, EINVAL */
+SYNCQ_API int syncq_pqueue_delete_min(syncq_pqueue *q, uint64_t *key, void **payload);
 /* The registry entry of the algorithm the priority queue was created from.
  * Thread safety: any thread, at any time between create and destroy, from a
  * signal handler too (one load).

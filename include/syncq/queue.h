@@ -191,7 +191,11 @@ typedef struct syncq_queue syncq_queue;
  *   `if (r != SYNCQ_OK) fprintf(stderr, "scq: %s\n", syncq_strerror(r)); else { work(); syncq_queue_destroy(q); }` */
 SYNCQ_API int syncq_queue_create(const char *algo, size_t capacity, syncq_queue **out);
 
-/* Destroy and free. SYNCQ_EINVAL for NULL.
+/* Destroy the queue and free its storage and handle.
+ * SYNCQ_EINVAL: q is NULL.
+ * SYNCQ_EBUSY: an enqueue or dequeue on the queue has not returned (its
+ * hazard-pointer record or operation handle is in use: ms-hp, lcrq, lprq,
+ * lcrq-af, lprq-af, wfqueue); nothing is freed.
  * Thread safety: once every other call on the queue has returned, by one
  * thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the queue, with no
@@ -200,8 +204,18 @@ SYNCQ_API int syncq_queue_create(const char *algo, size_t capacity, syncq_queue 
  *   `else { work(); syncq_queue_destroy(q); }` */
 SYNCQ_API int syncq_queue_destroy(syncq_queue *q);
 
-/* Enqueue a non-NULL item: SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL
- * queue or item (or a pointer the algorithm cannot store).
+/* Enqueue a non-NULL item. Returns SYNCQ_OK once it is in the queue.
+ * SYNCQ_FULL: a bounded queue (SYNCQ_PROP_BOUNDED) holds capacity items;
+ * the item is not queued.
+ * SYNCQ_EINVAL: q or item is NULL; or item has a bit set that the algorithm
+ * keeps for itself (nblfq, fai-array: an address of 2^48 or more; lprq,
+ * lprq-af: bit 63; loo: bit 0 or 1); or the queue's storage fails its
+ * consistency check (it was overwritten).
+ * SYNCQ_ENOMEM: the algorithm allocates (SYNCQ_PROP_ALLOCATES: a node, a
+ * ring, a segment, a hazard-pointer record or a thread's handle) and none
+ * could be had; the item is not queued.
+ * SYNCQ_ELIMIT: wcq and wfqueue give each thread a number or handle of a
+ * fixed table, and this thread found none free (see their headers).
  * Thread safety: as the algorithm's own enqueue and dequeue: any number of
  * threads may call enqueue and dequeue on the same queue at the same time
  * (but one producer and one consumer at a time for an algorithm flagged
@@ -218,7 +232,15 @@ SYNCQ_API int syncq_queue_destroy(syncq_queue *q);
  * (a bounded queue: full until a dequeue) */
 SYNCQ_API int syncq_queue_enqueue(syncq_queue *q, void *item);
 
-/* Dequeue into *item: SYNCQ_OK or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL.
+/* Dequeue the oldest item into *item. Returns SYNCQ_OK when one was taken.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL, or the queue's storage fails its
+ * consistency check (it was overwritten).
+ * SYNCQ_ENOMEM: the algorithm needed a hazard-pointer record (ms-hp, lcrq,
+ * lprq, lcrq-af, lprq-af) or a thread's handle (wfqueue) and none could be
+ * allocated; nothing was taken.
+ * SYNCQ_ELIMIT: wcq and wfqueue give each thread a number or handle of a
+ * fixed table, and this thread found none free (see their headers).
  * Thread safety: as the algorithm's own enqueue and dequeue: any number of
  * threads may call enqueue and dequeue on the same queue at the same time
  * (but one producer and one consumer at a time for an algorithm flagged

@@ -64,15 +64,18 @@ typedef struct syncq_freelist {
   syncq_pr_dw_atomic top; /* lo: address of the top link (0: empty); hi: count of swings */
 } syncq_freelist;
 
-/* Initialise an empty list. SYNCQ_EINVAL for NULL; SYNCQ_ENOTSUP without
- * double-width CAS.
+/* Initialise an empty list.
+ * SYNCQ_EINVAL: fl is NULL.
+ * SYNCQ_ENOTSUP: the processor has no double-width CAS.
  * Thread safety: before any other call on the list, by one thread.
  * Progress: wait-free (a few stores). */
 SYNCQ_API int syncq_freelist_init(syncq_freelist *fl);
 
 /* Push n links found at base + i*stride + link_offset (i < n): turns an
- * array of nodes into the list's pool. SYNCQ_EINVAL for NULL fl/base with
- * n > 0, a stride smaller than a link, or a misaligned link.
+ * array of nodes into the list's pool.
+ * SYNCQ_EINVAL: fl is NULL, base is NULL with n > 0, stride is smaller than
+ * a link or link_offset leaves no room for one in it, or a link or the
+ * stride is not aligned as a link.
  * Thread safety: any thread, concurrently with pushes and pops on the same
  * list (each link goes in by a push), with links no one else uses yet; from
  * a signal handler too.
@@ -80,6 +83,7 @@ SYNCQ_API int syncq_freelist_init(syncq_freelist *fl);
 SYNCQ_API int syncq_freelist_fill(syncq_freelist *fl, void *base, size_t n, size_t stride, size_t link_offset);
 
 /* Push one link. Lock-free (one double-width CAS when uncontended).
+ * SYNCQ_EINVAL: fl or link is NULL.
  * Thread safety: any thread, concurrently with pushes and pops on the same
  * list; from a signal handler too (no locks, no allocation:
  * src/reclaim/freelist.c). Not from several processes (links hold
@@ -88,8 +92,10 @@ SYNCQ_API int syncq_freelist_fill(syncq_freelist *fl, void *base, size_t n, size
  * succeeded (contract: src/reclaim/freelist.c). */
 SYNCQ_API int syncq_freelist_push(syncq_freelist *fl, syncq_fl_link *link);
 
-/* Pop one link into *out: SYNCQ_OK, SYNCQ_EMPTY, or SYNCQ_EINVAL.
- * Lock-free (one double-width CAS when uncontended).
+/* Pop one link into *out. Lock-free (one double-width CAS when
+ * uncontended).
+ * SYNCQ_EMPTY: the list held no link.
+ * SYNCQ_EINVAL: fl or out is NULL.
  * Thread safety: any thread, concurrently with pushes and pops on the same
  * list; from a signal handler too (no locks, no allocation:
  * src/reclaim/freelist.c). Not from several processes (links hold
@@ -112,16 +118,19 @@ typedef struct syncq_hp_record syncq_hp_record;
 typedef void (*syncq_hp_free_fn)(void *node, void *ctx);
 
 /* Create a domain whose records have `slots` hazard slots (1..8) and that
- * frees retired nodes with free_fn(node, ctx). SYNCQ_EINVAL for a bad
- * argument, SYNCQ_ENOMEM.
+ * frees retired nodes with free_fn(node, ctx).
+ * SYNCQ_EINVAL: slots is 0 or above SYNCQ_HP_MAX_SLOTS, or free_fn or out
+ * is NULL.
+ * SYNCQ_ENOMEM: the domain could not be allocated.
  * Thread safety: any thread; not from a signal handler (malloc).
  * Progress: blocking only as malloc is; not a concurrent operation (the
  * domain is new). */
 SYNCQ_API int syncq_hp_domain_create(unsigned slots, syncq_hp_free_fn free_fn, void *ctx, syncq_hp_domain **out);
 
 /* Free every retired node and the domain. No thread may be inside
- * enter/leave on it. SYNCQ_EINVAL for NULL, SYNCQ_EBUSY if a record is
- * still entered (nothing is freed then).
+ * enter/leave on it.
+ * SYNCQ_EINVAL: d is NULL.
+ * SYNCQ_EBUSY: a record is still entered; nothing is freed.
  * Thread safety: once no thread is inside enter/leave on the domain, by one
  * thread; not from a signal handler.
  * Progress: not a concurrent operation: it runs alone on the domain
@@ -130,8 +139,9 @@ SYNCQ_API int syncq_hp_domain_destroy(syncq_hp_domain *d);
 
 /* Take a record for the calling thread's next operation: the thread's
  * kept record for this domain, or another one when that is entered
- * already (nested operations get distinct records). SYNCQ_OK,
- * SYNCQ_EINVAL, or SYNCQ_ENOMEM (no record could be allocated).
+ * already (nested operations get distinct records).
+ * SYNCQ_EINVAL: d or out is NULL.
+ * SYNCQ_ENOMEM: no free record and none could be allocated.
  * Thread safety: any thread, concurrently with every call on the domain;
  * not from a signal handler (it may allocate); not from several processes.
  * From a postoffice fiber: yes, with leave before any call that may switch
@@ -218,9 +228,10 @@ SYNCQ_API void syncq_hp_clear(syncq_hp_record *rec, unsigned slot);
 
 /* Hand over a node that is no longer reachable from the structure: freed
  * by the domain's free_fn once no slot holds it (possibly now, in a scan).
- * SYNCQ_EINVAL for NULL, SYNCQ_ENOMEM if the retired list cannot grow (the
- * node is then freed after a scan if it is safe, else kept for a later
- * retry; never leaked silently: see the contract in src/reclaim/hazard.c).
+ * When the record's retired list cannot grow (realloc fails), the call
+ * waits, yielding, until no slot holds the node, then frees it: nothing
+ * is leaked (src/reclaim/hazard.c).
+ * SYNCQ_EINVAL: rec or node is NULL.
  * Thread safety: by the thread that entered the record (a record belongs to
  * one thread's operation), concurrently with every other thread's calls on
  * the domain; not from a signal handler (src/reclaim/hazard.c); not from
@@ -229,7 +240,8 @@ SYNCQ_API void syncq_hp_clear(syncq_hp_record *rec, unsigned slot);
  * another thread).
  * Progress: lock-free: every R retirements it scans the domain's records
  * (bounded by their number) and frees through free_fn; growing the retired
- * list calls realloc. */
+ * list calls realloc, and only when that fails does it wait (blocking) for
+ * the slots that hold the node to let it go. */
 SYNCQ_API int syncq_hp_retire(syncq_hp_record *rec, void *node);
 
 /* Scan now: free every retired node of this record that no slot holds.
@@ -261,14 +273,16 @@ typedef struct syncq_ebr_link {
 typedef void (*syncq_ebr_free_fn)(syncq_ebr_link *node, void *ctx);
 
 /* Create a domain that frees retired nodes with free_fn(node, ctx).
- * SYNCQ_EINVAL for a NULL free_fn or out, SYNCQ_ENOMEM.
+ * SYNCQ_EINVAL: free_fn or out is NULL.
+ * SYNCQ_ENOMEM: the domain could not be allocated.
  * Thread safety: any thread; not from a signal handler (malloc).
  * Progress: blocking only as malloc is; not a concurrent operation (the
  * domain is new). */
 SYNCQ_API int syncq_ebr_domain_create(syncq_ebr_free_fn free_fn, void *ctx, syncq_ebr_domain **out);
 
-/* Free every node still in a limbo list, then the domain. SYNCQ_EINVAL for
- * NULL, SYNCQ_EBUSY if a critical section is open (nothing is freed).
+/* Free every node still in a limbo list, then the domain.
+ * SYNCQ_EINVAL: d is NULL.
+ * SYNCQ_EBUSY: a critical section is open; nothing is freed.
  * Thread safety: once no critical section is open on the domain, by one
  * thread; not from a signal handler.
  * Progress: not a concurrent operation: it runs alone on the domain
@@ -278,8 +292,9 @@ SYNCQ_API int syncq_ebr_domain_destroy(syncq_ebr_domain *d);
 /* Open a critical section: take a record and announce the current epoch.
  * Nodes reachable from the structure when (or after) this returns stay
  * allocated until the matching syncq_ebr_leave. A thread may hold several
- * records at once (each is an independent critical section). SYNCQ_OK,
- * SYNCQ_EINVAL, SYNCQ_ENOMEM (no record could be allocated).
+ * records at once (each is an independent critical section).
+ * SYNCQ_EINVAL: d or out is NULL.
+ * SYNCQ_ENOMEM: no free record and none could be allocated.
  * Thread safety: any thread, concurrently with every call on the domain;
  * not from a signal handler (it may allocate). From a postoffice fiber:
  * yes; a fiber that stays inside a critical section across a call that may
@@ -302,7 +317,7 @@ SYNCQ_API void syncq_ebr_leave(syncq_ebr_record *rec);
 /* Hand over a node already unlinked from the structure (no new critical
  * section can reach it): freed once every critical section open now has
  * closed. Must be called inside rec's critical section. Never allocates.
- * SYNCQ_EINVAL for NULL or a record that is not entered.
+ * SYNCQ_EINVAL: rec or node is NULL, or rec is not entered.
  * Thread safety: by the thread that entered the record, inside its critical
  * section where the comment says so, concurrently with every other thread's
  * calls on the domain; not from a signal handler (a handler interrupting a

@@ -106,8 +106,9 @@ typedef struct syncq_algo {
  * Progress: wait-free. */
 SYNCQ_API const char *syncq_family_name(syncq_family f);
 
-/* Parse a family name. SYNCQ_ENOENT for an unknown name, SYNCQ_EINVAL for
- * NULL arguments.
+/* Parse a family name into *out.
+ * SYNCQ_ENOENT: name is no family's ("queue", "stack", ...).
+ * SYNCQ_EINVAL: name or out is NULL.
  * Thread safety: any thread, any time, from a signal handler too (strcmp
  * against a constant table).
  * Progress: wait-free.
@@ -126,8 +127,8 @@ SYNCQ_API const char *syncq_progress_name(syncq_progress p);
 
 /* Comma-separated names of the properties in props ("fifo,bounded"), or
  * "-" for none, written to buf (NUL-terminated, truncated to len).
- * Returns the length the full text needs, or SYNCQ_EINVAL if buf is NULL
- * with len > 0.
+ * Returns the length the full text needs (0 or more).
+ * SYNCQ_EINVAL: buf is NULL with len > 0.
  * Thread safety: any thread, any time (it writes only buf); not from a
  * signal handler (snprintf is not async-signal-safe).
  * Progress: wait-free. */
@@ -135,15 +136,17 @@ SYNCQ_API int syncq_props_format(uint32_t props, char *buf, size_t len);
 
 /* Parse a comma-separated list of property names, as syncq_props_format
  * writes it ("fifo,bounded", or "-" for none; spaces around names are not
- * allowed) into *out. SYNCQ_ENOENT for an unknown or empty name,
- * SYNCQ_EINVAL for NULL arguments. *out is written only on SYNCQ_OK.
+ * allowed) into *out. *out is written only on SYNCQ_OK.
+ * SYNCQ_ENOENT: a name is unknown or empty (",,", a trailing ",").
+ * SYNCQ_EINVAL: text or out is NULL.
  * Thread safety: any thread, any time, from a signal handler too (string
  * compares against a constant table; it writes only *out).
  * Progress: wait-free. */
 SYNCQ_API int syncq_props_parse(const char *text, uint32_t *out);
 
-/* Find an algorithm. SYNCQ_OK with *out set; SYNCQ_ENOENT when the family
- * has no such name; SYNCQ_EINVAL for a NULL argument or a bad family.
+/* Find an algorithm of family f by name, into *out.
+ * SYNCQ_ENOENT: the family has no algorithm of that name.
+ * SYNCQ_EINVAL: name or out is NULL, or f is not a family.
  * Thread safety: any thread, concurrently with other lookups, listings and
  * syncq_registry_add (an entry added meanwhile may or may not be seen);
  * not from a signal handler.
@@ -155,16 +158,19 @@ SYNCQ_API int syncq_registry_find(syncq_family f, const char *name, const syncq_
 
 /* List the family's algorithms, in registration order: writes up to cap
  * pointers into out (out may be NULL when cap is 0) and returns how many
- * there are in all (negative SYNCQ_EINVAL for a bad family).
+ * there are in all (0 or more).
+ * SYNCQ_EINVAL: f is not a family, or out is NULL with cap > 0.
  * Thread safety: as syncq_registry_find (an entry added during the call
  * may or may not be listed).
  * Progress: as syncq_registry_find. */
 SYNCQ_API int syncq_registry_list(syncq_family f, const syncq_algo **out, size_t cap);
 
 /* Register one more algorithm (the entry is referenced, not copied: it must
- * outlive every use). SYNCQ_EINVAL for NULL, a bad family, an empty name or
- * a missing ops table; SYNCQ_EEXIST when the name is taken in that family;
- * SYNCQ_ELIMIT past SYNCQ_REGISTRY_MAX entries.
+ * outlive every use).
+ * SYNCQ_EINVAL: algo is NULL, its family is not one, its name is NULL or
+ * empty, it has no ops table, or its progress is no syncq_progress class.
+ * SYNCQ_EEXIST: the name is taken in that family.
+ * SYNCQ_ELIMIT: the registry holds SYNCQ_REGISTRY_MAX entries already.
  * Thread safety: any thread, concurrently with lookups, listings and other
  * adds (adds take one mutex in turn); not from a signal handler.
  * Progress: blocking (a process-wide mutex, held for a scan of the

@@ -137,14 +137,26 @@ typedef struct syncq_stack syncq_stack;
  *   `else { work(); syncq_stack_destroy(s); }` */
 SYNCQ_API int syncq_stack_create(const char *algo, const syncq_stack_config *cfg, syncq_stack **out);
 /* Destroy a stack made by syncq_stack_create and free it.
+ * SYNCQ_EINVAL: s is NULL.
+ * SYNCQ_EBUSY: a push or pop on the stack has not returned: treiber-hp's
+ * hazard-pointer record is in use, or the lock of a "lock" or "lock-ps"
+ * stack is held; nothing is freed.
  * Thread safety: once every other call on the stack has returned, by one
  * thread; not from a signal handler (free).
  * Progress: not a concurrent operation: it runs alone on the stack, with no
  * other call on it to wait for.
  * Example: `syncq_stack *s; if (syncq_stack_create("treiber", NULL, &s) != SYNCQ_OK) fputs("no treiber\n", stderr);`
  *   `else { work(); syncq_stack_destroy(s); }` */
-SYNCQ_API int syncq_stack_destroy(syncq_stack *s); /* EINVAL: NULL */
-/* Push item on the stack.
+SYNCQ_API int syncq_stack_destroy(syncq_stack *s);
+/* Push item on the stack. Returns SYNCQ_OK once it is the top.
+ * SYNCQ_EINVAL: s or item is NULL.
+ * SYNCQ_ENOMEM: no node is left: the capacity nodes of treiber, herlihy,
+ * elimination and lock stacks are all in the stack, or (treiber-hp) a node
+ * could not be allocated; the item is not pushed.
+ * SYNCQ_ELIMIT: a "lock" stack whose cfg->lock is "anderson" is held and
+ * waited for by as many threads as the lock has places (64).
+ * SYNCQ_ESYS: a "lock" stack whose cfg->lock is "pthread-mutex" and
+ * pthread_mutex_lock failed; errno holds why.
  * Thread safety: as the algorithm's own push and pop: any number of threads
  * may call push and pop on the same stack at the same time, never
  * concurrently with its destroy. From a signal handler: only where the
@@ -157,8 +169,16 @@ SYNCQ_API int syncq_stack_destroy(syncq_stack *s); /* EINVAL: NULL */
  * of its source file say why); the generic call adds one indirect call.
  * Example: `int r = syncq_stack_push(s, item);`
  *   `if (r != SYNCQ_OK) fprintf(stderr, "push: %s\n", syncq_strerror(r));` */
-SYNCQ_API int syncq_stack_push(syncq_stack *s, void *item); /* OK, ENOMEM; EINVAL: NULL */
-/* Pop the newest item into *item.
+SYNCQ_API int syncq_stack_push(syncq_stack *s, void *item);
+/* Pop the newest item into *item. Returns SYNCQ_OK when one was taken.
+ * SYNCQ_EMPTY: the stack held no item.
+ * SYNCQ_EINVAL: s or item is NULL.
+ * SYNCQ_ENOMEM: treiber-hp needed a hazard-pointer record and none could
+ * be allocated; nothing was taken.
+ * SYNCQ_ELIMIT: a "lock" stack whose cfg->lock is "anderson" is held and
+ * waited for by as many threads as the lock has places (64).
+ * SYNCQ_ESYS: a "lock" stack whose cfg->lock is "pthread-mutex" and
+ * pthread_mutex_lock failed; errno holds why.
  * Thread safety: as the algorithm's own push and pop: any number of threads
  * may call push and pop on the same stack at the same time, never
  * concurrently with its destroy. From a signal handler: only where the
@@ -170,7 +190,7 @@ SYNCQ_API int syncq_stack_push(syncq_stack *s, void *item); /* OK, ENOMEM; EINVA
  * (syncq_progress_name names it; its registry entry and the contract block
  * of its source file say why); the generic call adds one indirect call.
  * Example: `void *top; if (syncq_stack_pop(s, &top) == SYNCQ_EMPTY) puts("empty");` */
-SYNCQ_API int syncq_stack_pop(syncq_stack *s, void **item); /* OK, EMPTY; EINVAL: NULL */
+SYNCQ_API int syncq_stack_pop(syncq_stack *s, void **item);
 /* The registry entry of the algorithm the stack was created from.
  * Thread safety: any thread, at any time between create and destroy, from a
  * signal handler too (one load).

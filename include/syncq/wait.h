@@ -69,8 +69,8 @@ typedef enum syncq_wait_discipline {
 /* Number of disciplines including DEFAULT (valid values are 0 .. COUNT-1). */
 #define SYNCQ_WAIT_COUNT 5
 
-/* Check that discipline is a wait discipline: SYNCQ_OK for a known one
- * (DEFAULT included), SYNCQ_EINVAL else.
+/* Check that discipline is a wait discipline (DEFAULT included).
+ * SYNCQ_EINVAL: discipline is not one of 0 .. SYNCQ_WAIT_COUNT - 1.
  * Thread safety: any thread, any time, from a signal handler too.
  * Progress: wait-free. */
 SYNCQ_API int syncq_wait_check(int discipline);
@@ -82,8 +82,9 @@ SYNCQ_API int syncq_wait_check(int discipline);
  * Progress: wait-free. */
 SYNCQ_API const char *syncq_wait_name(int discipline);
 
-/* Parse a name of syncq_wait_name. SYNCQ_EINVAL for NULL arguments,
- * SYNCQ_ENOENT for an unknown name.
+/* Parse a name of syncq_wait_name into *out.
+ * SYNCQ_EINVAL: name or out is NULL.
+ * SYNCQ_ENOENT: name is no discipline's.
  * Thread safety: any thread, any time, from a signal handler too (string
  * compares; it writes only *out).
  * Progress: wait-free. */
@@ -218,11 +219,9 @@ SYNCQ_API void syncq_waiter_sleep(syncq_waiter *w, _Atomic(uint32_t) *word, uint
 
 /* syncq_waiter_pause with a deadline and a cancel word, for waits that may
  * give up (the timed barrier wait). deadline_ns is a syncq_now_ns() time;
- * UINT64_MAX means none. Returns SYNCQ_ETIMEDOUT once the deadline has
- * passed (SPIN and COMPETITIVE's spinning read the clock every few pauses,
- * YIELD at every pause; sleeping is a futex wait bounded by the time
- * left), SYNCQ_OK otherwise (a step done, the word changed, a spurious or
- * a cancelled return: callers re-check in a loop).
+ * UINT64_MAX means none. Returns SYNCQ_OK unless the deadline has passed
+ * (a step done, the word changed, a spurious or a cancelled return:
+ * callers re-check in a loop).
  * cancel (may be NULL): a sleeper announces itself in *sleepers and then
  * loads *cancel before it sleeps, after a seq_cst fence; if it is not 0 it
  * does not sleep. Whoever sets *cancel (seq_cst), then changes every word
@@ -231,6 +230,9 @@ SYNCQ_API void syncq_waiter_sleep(syncq_waiter *w, _Atomic(uint32_t) *word, uint
  * behind: Dekker's argument of the header comment, on *cancel. The fence
  * also orders the waiter's own earlier stores to the word before its load
  * of *cancel.
+ * SYNCQ_ETIMEDOUT: the deadline has passed (SPIN and COMPETITIVE's
+ * spinning read the clock every few pauses, YIELD at every pause; sleeping
+ * is a futex wait bounded by the time left).
  * Thread safety: by the thread that owns the syncq_waiter (a waiter is one
  * thread's wait: never shared), concurrently with other threads' waits and
  * wakes on the same word; as syncq_waiter_pause otherwise.

@@ -17,9 +17,10 @@ other page of its header (its SYNOPSIS's #include), and its NAME line
 says what the function is, not its statuses ("OK, EMPTY"), "The same", a
 note on a parameter or the function's name again (apropos shows that line
 alone). A page stands alone: it never points "above" or "below" at text
-it does not show. The create calls of CAUSES_REQUIRED and every init of
-the typed headers (include/syncq/<family>/*.h) list under ERRORS each
-status with its cause. And each algorithm's contract block
+it does not show. The create calls of CAUSES_REQUIRED, every init of
+the typed headers (include/syncq/<family>/*.h) and every other call of
+the headers of ERRORS_COVERED (all of include/syncq) declared to return a
+status list under ERRORS each status with its cause. And each algorithm's contract block
 (src/<family>/<algo>.c), from which the typed headers' paragraphs are
 generated, must agree with the registry entries of its file: the progress
 class its Progress line names first is every SYNCQ_PROGRESS_* the file
@@ -202,6 +203,33 @@ def typed_inits(include):
     return names
 
 
+# The headers (glob patterns relative to include/syncq; static/ aside, as
+# in public_headers) whose every status-returning call (declared "int",
+# NOT_STATUS aside) gives, under ERRORS, each status it returns besides
+# SYNCQ_OK with its cause: "SYNCQ_EMPTY: the queue held no item." It grew
+# header by header; it is the whole of include/syncq now.
+ERRORS_COVERED = ("*.h", "*/*.h")
+# Calls declared "int" that return a number, not a status: their pages say
+# what the number is and have no ERRORS. (Calls that return a count or a
+# negative status, as syncq_registry_list, are covered: their errors have
+# causes like any other's.)
+NOT_STATUS = ("syncq_am_mpi_rank", "syncq_am_mpi_size", "syncq_lock_discipline", "syncq_po_backend_count",
+              "syncq_po_mailbox_count", "syncq_stats_enabled", "syncq_version_number")
+
+
+def status_calls(include):
+    """The functions of ERRORS_COVERED declared to return int (a status)."""
+    names = []
+    for pattern in ERRORS_COVERED:
+        for header in sorted(include.glob(pattern)):
+            if "static" in header.relative_to(include).parts:
+                continue  # static inline bodies: their declarations are the family header's
+            text = header.read_text(encoding="utf-8")
+            names += [n for n in re.findall(r"^(?:SYNCQ_API )?int (syncq_\w+)\s*\(", text, flags=re.M)
+                      if n not in NOT_STATUS]
+    return names
+
+
 def missing_causes(man_dir, names):
     """(page, what is missing) for each page of names whose ERRORS section
     is absent, gives a status no cause, or leaves out a status its
@@ -285,7 +313,7 @@ def main():
     for name, where in positional_references(man_dir):
         print(f"FAIL: {name}: its man page points at text it does not show: {where}")
         missing.add(name)
-    for name, what in missing_causes(man_dir, CAUSES_REQUIRED + tuple(typed_inits(include))):
+    for name, what in missing_causes(man_dir, sorted(set(CAUSES_REQUIRED) | set(typed_inits(include)) | set(status_calls(include)))):
         print(f"FAIL: {name}: its man page's ERRORS: {what}")
         missing.add(name)
     for line in contract_disagreements(src):
@@ -296,7 +324,9 @@ def main():
               f"{failures} contract(s) disagree with the registry")
         return 1
     print(f"API reference: all {len(names)} public names have a described entry and a man page; "
-          f"all {len(functions)} functions state their thread safety and progress; contracts agree with the registry")
+          f"all {len(functions)} functions state their thread safety and progress, "
+          f"all {len(set(status_calls(include)))} status calls the causes of their errors; "
+          "contracts agree with the registry")
     return 0
 
 

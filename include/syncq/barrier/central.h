@@ -36,19 +36,64 @@ typedef struct syncq_barrier_central {
  * syncq_wait_discipline. SYNCQ_ELIMIT: cfg->threads is above
  * SYNCQ_BARRIER_MAX_THREADS. */
 SYNCQ_API int syncq_barrier_central_init(syncq_barrier_central *b, const syncq_barrier_config *cfg);
-/* The typed API of the centralized barrier: destroy, and wait by participant id 0..n-1 with the count
- * updated by fetch-and-add (faa) or by a CAS loop (cas). Statuses and thread-safety: those of
- * syncq/barrier.h's generic calls. */
+/* Destroy the centralized barrier (it holds nothing to free).
+ * SYNCQ_EINVAL: b is NULL.
+ * SYNCQ_EBUSY: an episode is under way (some participant has arrived and
+ * the others have not) and the barrier is not broken.
+ */
 SYNCQ_API int syncq_barrier_central_destroy(syncq_barrier_central *b);
+/* Arrive as participant id and wait for the others, the count updated by
+ * fetch-and-add.
+ * SYNCQ_EINVAL: b is NULL, id is not below its participant count, or the
+ * participant count is one init cannot have written (another process wrote
+ * over the shared barrier).
+ * SYNCQ_EBROKEN: the barrier is broken (a timed wait ran out in this or an
+ * earlier episode, or more threads arrived in one episode than it has
+ * participants: another process wrote over the shared barrier, or a
+ * participant came twice); it stays broken until reset.
+ */
 SYNCQ_API int syncq_barrier_central_faa_wait(syncq_barrier_central *b, unsigned id);
+/* Arrive as participant id and wait for the others, the count updated by a
+ * CAS loop.
+ * SYNCQ_EINVAL: b is NULL, id is not below its participant count, or the
+ * participant count is one init cannot have written (another process wrote
+ * over the shared barrier).
+ * SYNCQ_EBROKEN: the barrier is broken (a timed wait ran out in this or an
+ * earlier episode, or more threads arrived in one episode than it has
+ * participants: another process wrote over the shared barrier, or a
+ * participant came twice); it stays broken until reset.
+ */
 SYNCQ_API int syncq_barrier_central_cas_wait(syncq_barrier_central *b, unsigned id);
-/* Timed waits and reset: the semantics of syncq/barrier.h. Every wait
- * answers SYNCQ_EINVAL for a participant count init cannot have written,
- * and breaks the barrier (SYNCQ_EBROKEN) when more threads arrive in one
- * episode than it has participants: another process wrote over the
- * shared barrier, or a participant came twice. */
+/* Arrive as participant id and wait for the others, the count updated by
+ * fetch-and-add, for at most timeout_ns nanoseconds once it has to wait.
+ * SYNCQ_EINVAL: b is NULL, id is not below its participant count, or
+ * timeout_ns is 0, or the participant count is one init cannot have written
+ * (another process wrote over the shared barrier).
+ * SYNCQ_ETIMEDOUT: timeout_ns passed before every participant arrived; the
+ * barrier is now broken (the other waiters return SYNCQ_EBROKEN).
+ * SYNCQ_EBROKEN: the barrier is broken (a timed wait ran out in this or an
+ * earlier episode, or more threads arrived in one episode than it has
+ * participants: another process wrote over the shared barrier, or a
+ * participant came twice); it stays broken until reset.
+ */
 SYNCQ_API int syncq_barrier_central_faa_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns);
+/* Arrive as participant id and wait for the others, the count updated by a
+ * CAS loop, for at most timeout_ns nanoseconds once it has to wait.
+ * SYNCQ_EINVAL: b is NULL, id is not below its participant count, or
+ * timeout_ns is 0, or the participant count is one init cannot have written
+ * (another process wrote over the shared barrier).
+ * SYNCQ_ETIMEDOUT: timeout_ns passed before every participant arrived; the
+ * barrier is now broken (the other waiters return SYNCQ_EBROKEN).
+ * SYNCQ_EBROKEN: the barrier is broken (a timed wait ran out in this or an
+ * earlier episode, or more threads arrived in one episode than it has
+ * participants: another process wrote over the shared barrier, or a
+ * participant came twice); it stays broken until reset.
+ */
 SYNCQ_API int syncq_barrier_central_cas_wait_timed(syncq_barrier_central *b, unsigned id, uint64_t timeout_ns);
+/* Mend a broken barrier: back to the state after init. Only while no thread
+ * is inside a wait.
+ * SYNCQ_EINVAL: b is NULL.
+ */
 SYNCQ_API int syncq_barrier_central_reset(syncq_barrier_central *b);
 
 #ifdef __cplusplus

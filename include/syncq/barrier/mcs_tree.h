@@ -42,12 +42,31 @@ typedef struct syncq_barrier_mcs_tree {
  * cfg->process_shared is set. SYNCQ_ENOMEM: the nodes could not be
  * allocated. */
 SYNCQ_API int syncq_barrier_mcs_tree_init(syncq_barrier_mcs_tree *b, const syncq_barrier_config *cfg);
-/* The typed API of the MCS tree barrier: destroy, and wait by participant id 0..n-1. Statuses and
- * thread-safety: those of syncq/barrier.h's generic calls. */
-SYNCQ_API int syncq_barrier_mcs_tree_destroy(syncq_barrier_mcs_tree *b); /* frees the nodes */
+/* Destroy the MCS tree barrier, freeing its nodes.
+ * SYNCQ_EINVAL: b is NULL.
+ */
+SYNCQ_API int syncq_barrier_mcs_tree_destroy(syncq_barrier_mcs_tree *b);
+/* Arrive as participant id and wait for the others.
+ * SYNCQ_EINVAL: b is NULL, id is not below its participant count, or it was
+ * never initialised (or was destroyed).
+ * SYNCQ_EBROKEN: the barrier is broken (a timed wait ran out in this or an
+ * earlier episode); it stays broken until reset.
+ */
 SYNCQ_API int syncq_barrier_mcs_tree_wait(syncq_barrier_mcs_tree *b, unsigned id);
-/* Timed wait and reset: the semantics of syncq/barrier.h. */
+/* Arrive as participant id and wait for the others, for at most timeout_ns
+ * nanoseconds once it has to wait.
+ * SYNCQ_EINVAL: b is NULL, id is not below its participant count, or
+ * timeout_ns is 0, or it was never initialised (or was destroyed).
+ * SYNCQ_ETIMEDOUT: timeout_ns passed before every participant arrived; the
+ * barrier is now broken (the other waiters return SYNCQ_EBROKEN).
+ * SYNCQ_EBROKEN: the barrier is broken (a timed wait ran out in this or an
+ * earlier episode); it stays broken until reset.
+ */
 SYNCQ_API int syncq_barrier_mcs_tree_wait_timed(syncq_barrier_mcs_tree *b, unsigned id, uint64_t timeout_ns);
+/* Mend a broken barrier: back to the state after init. Only while no thread
+ * is inside a wait.
+ * SYNCQ_EINVAL: b is NULL, or it was never initialised (or was destroyed).
+ */
 SYNCQ_API int syncq_barrier_mcs_tree_reset(syncq_barrier_mcs_tree *b);
 
 #ifdef __cplusplus

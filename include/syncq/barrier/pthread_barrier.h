@@ -35,13 +35,28 @@ typedef struct syncq_barrier_pthread {
  * pthread_barrierattr_init, its pshared attribute or pthread_barrier_init
  * failed (errno says why). */
 SYNCQ_API int syncq_barrier_pthread_init(syncq_barrier_pthread *b, const syncq_barrier_config *cfg);
-/* Destroy the barrier: OK; EINVAL for NULL; EBUSY while threads wait. */
+/* Destroy the barrier.
+ * SYNCQ_EINVAL: b is NULL.
+ * SYNCQ_EBUSY: pthread_barrier_destroy refused (threads wait on it).
+ */
 SYNCQ_API int syncq_barrier_pthread_destroy(syncq_barrier_pthread *b);
-/* Arrive as participant id and wait for the others: OK; EINVAL for NULL or a bad id; ESYS. */
+/* Arrive as participant id and wait for the others.
+ * SYNCQ_EINVAL: b is NULL, or id is not below its participant count.
+ * SYNCQ_ESYS: pthread_barrier_wait failed; errno holds why.
+ */
 SYNCQ_API int syncq_barrier_pthread_wait(syncq_barrier_pthread *b, unsigned id);
-/* POSIX has no timed barrier wait and no way to leave one: SYNCQ_ENOTSUP
- * (after the SYNCQ_EINVAL checks of syncq/barrier.h), never waiting. */
+/* The timed wait, which POSIX barriers lack (no timed wait, no way to leave
+ * one): it never waits.
+ * SYNCQ_EINVAL: b is NULL, id is not below its participant count, or
+ * timeout_ns is 0.
+ * SYNCQ_ENOTSUP: every other call: POSIX has no timed barrier wait.
+ */
 SYNCQ_API int syncq_barrier_pthread_wait_timed(syncq_barrier_pthread *b, unsigned id, uint64_t timeout_ns);
+/* The reset, which POSIX barriers lack: it changes nothing.
+ * SYNCQ_EINVAL: b is NULL.
+ * SYNCQ_ENOTSUP: every other call: a POSIX barrier cannot be broken or
+ * mended.
+ */
 SYNCQ_API int syncq_barrier_pthread_reset(syncq_barrier_pthread *b);
 
 #ifdef __cplusplus

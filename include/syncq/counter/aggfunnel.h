@@ -65,10 +65,11 @@ typedef struct syncq_counter_aggfunnel {
  * SYNCQ_COUNTER_AGGFUNNEL_AGGS_MAX. */
 SYNCQ_API int syncq_counter_aggfunnel_init(syncq_counter_aggfunnel *c, int64_t initial);
 SYNCQ_API int syncq_counter_aggfunnel_init_aggs(syncq_counter_aggfunnel *c, int64_t initial, unsigned naggs);
-/* The typed API of the aggregating funnel counter. fetch_add stores the
- * value before the add in *old (old may be NULL).
- * SYNCQ_EINVAL for NULL counters and misaligned storage, and from
- * fetch_add on storage that init never made (a zeroed counter).
+/* The typed API of the aggregating funnel counter: destroy, fetch_add
+ * (the value before the add goes to *old; old may be NULL) and load (the
+ * value into *value).
+ * SYNCQ_EINVAL: c is NULL, value is NULL (load), or the storage was never
+ * made by init (fetch_add on a zeroed counter).
  * Thread safety: any number of threads may call fetch_add and load at the
  * same time, never concurrently with init or destroy; not from a signal
  * handler that interrupted a fetch_add on the same counter (it would wait

@@ -23,14 +23,30 @@ typedef struct syncq_counter_cas {
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) value;
 } syncq_counter_cas;
 
-/* The typed API of the CAS-loop counter: fetch_add adds delta and stores the previous value in *old
- * (a CAS loop, lock-free; backoff_fetch_add backs off exponentially after a failed CAS). Any thread;
- * SYNCQ_EINVAL for NULL. */
-SYNCQ_API int syncq_counter_cas_init(syncq_counter_cas *c, int64_t initial); /* SYNCQ_EINVAL: c is NULL. */
-SYNCQ_API int syncq_counter_cas_destroy(syncq_counter_cas *c);               /* EINVAL: NULL */
+/* Initialise the CAS-loop counter to initial: fetch_add adds delta and
+ * stores the previous value in *old (a CAS loop, lock-free;
+ * backoff_fetch_add backs off exponentially after a failed CAS). Any
+ * thread.
+ * SYNCQ_EINVAL: c is NULL.
+ */
+SYNCQ_API int syncq_counter_cas_init(syncq_counter_cas *c, int64_t initial);
+/* Destroy the counter (it holds nothing to free).
+ * SYNCQ_EINVAL: c is NULL.
+ */
+SYNCQ_API int syncq_counter_cas_destroy(syncq_counter_cas *c);
+/* Add delta; *old (if old is not NULL) receives the value before.
+ * SYNCQ_EINVAL: c is NULL.
+ */
 SYNCQ_API int syncq_counter_cas_fetch_add(syncq_counter_cas *c, int64_t delta, int64_t *old);
+/* Add delta as fetch_add does, backing off exponentially after a failed
+ * CAS; *old (if old is not NULL) receives the value before.
+ * SYNCQ_EINVAL: c is NULL.
+ */
 SYNCQ_API int syncq_counter_cas_backoff_fetch_add(syncq_counter_cas *c, int64_t delta, int64_t *old);
-SYNCQ_API int syncq_counter_cas_load(syncq_counter_cas *c, int64_t *value); /* EINVAL: NULL */
+/* Read the current value into *value.
+ * SYNCQ_EINVAL: c or value is NULL.
+ */
+SYNCQ_API int syncq_counter_cas_load(syncq_counter_cas *c, int64_t *value);
 
 #ifdef __cplusplus
 }

@@ -48,10 +48,35 @@ typedef struct syncq_counter_lock {
  * lock's init failed in the C library (pthread-mutex). */
 SYNCQ_API int syncq_counter_lock_init(syncq_counter_lock *c, int64_t initial, const char *lock_name,
                                       const syncq_lock_config *cfg);
-SYNCQ_API int syncq_counter_lock_destroy(syncq_counter_lock *c); /* frees the lock */
-/* Add delta under the lock; *old (if not NULL) gets the value before. EINVAL for NULL. */
+/* Destroy the counter, freeing its lock.
+ * SYNCQ_EINVAL: c is NULL or has no lock (never initialised, or destroyed
+ * already).
+ * SYNCQ_EBUSY: the lock's destroy sees it held or awaited (a fetch_add or
+ * load has not returned); nothing is freed.
+ */
+SYNCQ_API int syncq_counter_lock_destroy(syncq_counter_lock *c);
+/* Add delta under the lock; *old (if not NULL) gets the value before.
+ * SYNCQ_EINVAL: c is NULL or has no lock (never initialised, or destroyed
+ * already).
+ * SYNCQ_ELIMIT: the lock is "anderson" and is held and waited for by as
+ * many threads as cfg->max_threads allows.
+ * SYNCQ_EBUSY: the lock is "pthread-mutex" and pthread_mutex_lock reported
+ * EDEADLK (the calling thread holds it already).
+ * SYNCQ_ESYS: the lock is "pthread-mutex" and pthread_mutex_lock failed
+ * otherwise; errno holds why.
+ */
 SYNCQ_API int syncq_counter_lock_fetch_add(syncq_counter_lock *c, int64_t delta, int64_t *old);
-SYNCQ_API int syncq_counter_lock_load(syncq_counter_lock *c, int64_t *value); /* OK; EINVAL for NULL */
+/* Read the current value under the lock into *value.
+ * SYNCQ_EINVAL: c or value is NULL, or c has no lock (never initialised, or
+ * destroyed already).
+ * SYNCQ_ELIMIT: the lock is "anderson" and is held and waited for by as
+ * many threads as cfg->max_threads allows.
+ * SYNCQ_EBUSY: the lock is "pthread-mutex" and pthread_mutex_lock reported
+ * EDEADLK (the calling thread holds it already).
+ * SYNCQ_ESYS: the lock is "pthread-mutex" and pthread_mutex_lock failed
+ * otherwise; errno holds why.
+ */
+SYNCQ_API int syncq_counter_lock_load(syncq_counter_lock *c, int64_t *value);
 
 #ifdef __cplusplus
 }

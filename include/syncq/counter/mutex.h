@@ -24,11 +24,21 @@ typedef struct syncq_counter_mutex {
 
 /* SYNCQ_EINVAL: c is NULL. SYNCQ_ESYS: pthread_mutex_init failed. */
 SYNCQ_API int syncq_counter_mutex_init(syncq_counter_mutex *c, int64_t initial);
-/* The typed API of the counter behind a pthread mutex: fetch_add adds delta and stores the previous value
- * in *old (blocking). Any thread; SYNCQ_EINVAL for NULL. */
-SYNCQ_API int syncq_counter_mutex_destroy(syncq_counter_mutex *c); /* EINVAL, EBUSY */
+/* Destroy the counter's pthread mutex.
+ * SYNCQ_EINVAL: c is NULL.
+ * SYNCQ_EBUSY: pthread_mutex_destroy found the mutex locked (a fetch_add or
+ * load has not returned).
+ */
+SYNCQ_API int syncq_counter_mutex_destroy(syncq_counter_mutex *c);
+/* Add delta under the mutex (blocking); *old (if old is not NULL) receives
+ * the value before.
+ * SYNCQ_EINVAL: c is NULL.
+ */
 SYNCQ_API int syncq_counter_mutex_fetch_add(syncq_counter_mutex *c, int64_t delta, int64_t *old);
-SYNCQ_API int syncq_counter_mutex_load(syncq_counter_mutex *c, int64_t *value); /* EINVAL: NULL */
+/* Read the current value under the mutex into *value.
+ * SYNCQ_EINVAL: c or value is NULL.
+ */
+SYNCQ_API int syncq_counter_mutex_load(syncq_counter_mutex *c, int64_t *value);
 
 #ifdef __cplusplus
 }

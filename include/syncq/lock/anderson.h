@@ -48,15 +48,32 @@ typedef struct syncq_lock_anderson {
  * NULL, or cfg->wait is no syncq_wait_discipline. SYNCQ_ELIMIT: cfg->max_threads is
  * above SYNCQ_LOCK_ARRAY_MAX_SLOTS. */
 SYNCQ_API int syncq_lock_anderson_init(syncq_lock_anderson *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_anderson_destroy(syncq_lock_anderson *l); /* SYNCQ_EBUSY if held or awaited */
-/* OK, ELIMIT past max_threads; SYNCQ_EINVAL for NULL or a lock whose mask
- * or max_threads init cannot have written (another process wrote over
- * the shared lock). */
+/* Check that the lock is free before its storage is reused (it holds
+ * nothing to release).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the lock is held or awaited.
+ */
+SYNCQ_API int syncq_lock_anderson_destroy(syncq_lock_anderson *l);
+/* Acquire the lock, waiting for it.
+ * SYNCQ_EINVAL: l is NULL, or its mask or max_threads is one init cannot
+ * have written (another process wrote over the shared lock).
+ * SYNCQ_ELIMIT: max_threads threads hold the lock or wait for it; the
+ * caller holds nothing.
+ */
 SYNCQ_API int syncq_lock_anderson_lock(syncq_lock_anderson *l);
-/* OK, EBUSY or ELIMIT; SYNCQ_EINVAL as for lock. */
+/* Acquire the lock only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the lock or waits for it; the caller
+ * holds nothing.
+ * SYNCQ_EINVAL: l is NULL, or its mask or max_threads is one init cannot
+ * have written (another process wrote over the shared lock).
+ * SYNCQ_ELIMIT: max_threads threads hold the lock or wait for it.
+ */
 SYNCQ_API int syncq_lock_anderson_trylock(syncq_lock_anderson *l);
-/* SYNCQ_EINVAL if not held, and as for lock, or when the holder's place is
- * past the slots (written by something other than the holder). */
+/* Release the lock.
+ * SYNCQ_EINVAL: l is NULL, or the lock is not held, its mask or max_threads
+ * is one init cannot have written, or the holder's place is past the slots
+ * (written by something other than the holder).
+ */
 SYNCQ_API int syncq_lock_anderson_unlock(syncq_lock_anderson *l);
 
 #ifdef __cplusplus

@@ -40,15 +40,33 @@ typedef struct syncq_lock_array {
  * cfg->max_threads is above SYNCQ_LOCK_ARRAY_MAX_SLOTS. */
 SYNCQ_API int syncq_lock_array_cas_init(syncq_lock_array *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_array_faa_init(syncq_lock_array *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_array_destroy(syncq_lock_array *l); /* SYNCQ_EBUSY if held or awaited */
-/* SYNCQ_OK; SYNCQ_EINVAL for NULL or a lock whose mask init cannot have
- * written (another process wrote over the shared lock). */
+/* Check that the lock is free before its storage is reused (it holds
+ * nothing to release).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the lock is held or awaited.
+ */
+SYNCQ_API int syncq_lock_array_destroy(syncq_lock_array *l);
+/* Acquire the lock, waiting for it (the ticket taken by a CAS loop).
+ * SYNCQ_EINVAL: l is NULL, or its mask is one init cannot have written
+ * (another process wrote over the shared lock).
+ */
 SYNCQ_API int syncq_lock_array_cas_lock(syncq_lock_array *l);
-/* SYNCQ_OK; SYNCQ_EINVAL as for syncq_lock_array_cas_lock. */
+/* Acquire the lock, waiting for it (the ticket taken by fetch-and-add).
+ * SYNCQ_EINVAL: l is NULL, or its mask is one init cannot have written
+ * (another process wrote over the shared lock).
+ */
 SYNCQ_API int syncq_lock_array_faa_lock(syncq_lock_array *l);
-/* SYNCQ_OK or SYNCQ_EBUSY (both forms); SYNCQ_EINVAL as for the locks. */
+/* Acquire the lock only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the lock or waits for it; the caller
+ * holds nothing.
+ * SYNCQ_EINVAL: l is NULL, or its mask is one init cannot have written
+ * (another process wrote over the shared lock).
+ */
 SYNCQ_API int syncq_lock_array_trylock(syncq_lock_array *l);
-/* SYNCQ_EINVAL if not held, and as for the locks. */
+/* Release the lock.
+ * SYNCQ_EINVAL: l is NULL, or the lock is not held, or its mask is one init
+ * cannot have written.
+ */
 SYNCQ_API int syncq_lock_array_unlock(syncq_lock_array *l);
 
 #ifdef __cplusplus

@@ -56,10 +56,29 @@ typedef struct syncq_lock_clh {
  * NULL, or cfg->wait is no syncq_wait_discipline. SYNCQ_ENOTSUP: cfg->process_shared is
  * set, or the CPU has no double-width CAS (the pool). */
 SYNCQ_API int syncq_lock_clh_init(syncq_lock_clh *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_clh_destroy(syncq_lock_clh *l);                        /* SYNCQ_EBUSY if held or awaited */
-SYNCQ_API int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node);    /* OK; EINVAL for NULL */
-SYNCQ_API int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node); /* OK or EBUSY */
-SYNCQ_API int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node);  /* EINVAL: not this node's */
+/* Check that the lock is free before its storage is reused (it holds
+ * nothing to release).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the lock is held or awaited.
+ */
+SYNCQ_API int syncq_lock_clh_destroy(syncq_lock_clh *l);
+/* Acquire the lock, waiting for it (node: the caller's, the same for its
+ * unlock).
+ * SYNCQ_EINVAL: l or node is NULL.
+ */
+SYNCQ_API int syncq_lock_clh_lock(syncq_lock_clh *l, syncq_lock_node *node);
+/* Acquire the lock only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the lock, or no prepared spare node is
+ * free (the lock moved on meanwhile); the caller holds nothing.
+ * SYNCQ_EINVAL: l or node is NULL.
+ */
+SYNCQ_API int syncq_lock_clh_trylock(syncq_lock_clh *l, syncq_lock_node *node);
+/* Release the lock held through node.
+ * SYNCQ_EINVAL: l or node is NULL, or the lock is not held through node
+ * (node is not the holder's: a released, waiting or prepared node, or one
+ * of another lock).
+ */
+SYNCQ_API int syncq_lock_clh_unlock(syncq_lock_clh *l, syncq_lock_node *node);
 
 #ifdef __cplusplus
 }

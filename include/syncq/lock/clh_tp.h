@@ -81,24 +81,28 @@ typedef struct syncq_lock_clh_tp {
  * lock (it measures one context switch, syncq_wait_calibrate), wait-free
  * afterwards. */
 SYNCQ_API int syncq_lock_clh_tp_init(syncq_lock_clh_tp *l, const syncq_lock_config *cfg);
-/* Check that l is free (it holds nothing to release).
- * Thread safety: not concurrently with any other call on l.
- * Progress: wait-free. SYNCQ_EBUSY if held or awaited; SYNCQ_EINVAL for NULL. */
+/* Check that the lock is free before its storage is reused (it holds
+ * nothing to release).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the lock is held or awaited.
+ */
 SYNCQ_API int syncq_lock_clh_tp_destroy(syncq_lock_clh_tp *l);
-/* Acquire l; node is the caller's (pass the same one to unlock).
- * Thread safety: any number of threads. Progress: blocking (starvation-free
- * among waiters that keep running). SYNCQ_OK; SYNCQ_EINVAL for NULL. */
+/* Acquire the lock, waiting for it (node: the caller's, the same for its
+ * unlock).
+ * SYNCQ_EINVAL: l or node is NULL.
+ */
 SYNCQ_API int syncq_lock_clh_tp_lock(syncq_lock_clh_tp *l, syncq_lock_node *node);
-/* Acquire l only if it is free.
- * Thread safety: any number of threads. Progress: wait-free: it takes
- * the prepared spare that a released lock's last holder left, with one
- * CAS, or answers SYNCQ_EBUSY (held, or the lock moved on meanwhile); it
- * never takes from the lock's pool and never waits for a thread.
- * SYNCQ_OK or SYNCQ_EBUSY; SYNCQ_EINVAL for NULL. */
+/* Acquire the lock only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the lock, or the lock moved on
+ * meanwhile (it takes only the prepared spare a released lock's last holder
+ * left, with one CAS, never from the pool); the caller holds nothing.
+ * SYNCQ_EINVAL: l or node is NULL.
+ */
 SYNCQ_API int syncq_lock_clh_tp_trylock(syncq_lock_clh_tp *l, syncq_lock_node *node);
-/* Release l, held through node.
- * Thread safety: the holder only. Progress: wait-free.
- * SYNCQ_OK; SYNCQ_EINVAL for NULL or a node that does not hold l. */
+/* Release the lock held through node.
+ * SYNCQ_EINVAL: l or node is NULL, or the lock is not held through node
+ * (node does not hold l).
+ */
 SYNCQ_API int syncq_lock_clh_tp_unlock(syncq_lock_clh_tp *l, syncq_lock_node *node);
 
 /* The registry entry (syncq/registry.h) of the time-published CLH lock:

@@ -31,10 +31,25 @@ typedef struct syncq_lock_futex_mutex {
  * is NULL, or cfg->wait is no syncq_wait_discipline. SYNCQ_ENOTSUP: cfg->wait is SPIN or
  * YIELD. */
 SYNCQ_API int syncq_lock_futex_mutex_init(syncq_lock_futex_mutex *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_futex_mutex_destroy(syncq_lock_futex_mutex *l); /* SYNCQ_EBUSY if held */
-SYNCQ_API int syncq_lock_futex_mutex_lock(syncq_lock_futex_mutex *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
-SYNCQ_API int syncq_lock_futex_mutex_trylock(syncq_lock_futex_mutex *l); /* OK or EBUSY */
-SYNCQ_API int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l);  /* EINVAL if free */
+/* Check that the lock is free before its storage is reused (it holds
+ * nothing to release).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the lock is held.
+ */
+SYNCQ_API int syncq_lock_futex_mutex_destroy(syncq_lock_futex_mutex *l);
+/* Acquire the lock, waiting for it.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_futex_mutex_lock(syncq_lock_futex_mutex *l);
+/* Acquire the lock only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the lock; the caller holds nothing.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_futex_mutex_trylock(syncq_lock_futex_mutex *l);
+/* Release the lock.
+ * SYNCQ_EINVAL: l is NULL, or the lock is not held.
+ */
+SYNCQ_API int syncq_lock_futex_mutex_unlock(syncq_lock_futex_mutex *l);
 
 #ifdef __cplusplus
 }

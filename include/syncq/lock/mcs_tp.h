@@ -54,13 +54,28 @@ typedef struct syncq_lock_mcs_tp {
  * SYNCQ_EINVAL: l is NULL, or cfg->wait is no syncq_wait_discipline. SYNCQ_ENOTSUP:
  * cfg->wait is BLOCK or COMPETITIVE, or cfg->process_shared is set. */
 SYNCQ_API int syncq_lock_mcs_tp_init(syncq_lock_mcs_tp *l, const syncq_lock_config *cfg);
-/* The typed API of the time-published MCS lock: lock, trylock and unlock
- * take the caller's node (the same node for a lock and its unlock).
- * Statuses and thread-safety: those of syncq/lock.h's generic calls. */
-SYNCQ_API int syncq_lock_mcs_tp_destroy(syncq_lock_mcs_tp *l); /* SYNCQ_EBUSY if held or awaited */
+/* Check that the lock is free before its storage is reused (it holds
+ * nothing to release).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the lock is held or awaited.
+ */
+SYNCQ_API int syncq_lock_mcs_tp_destroy(syncq_lock_mcs_tp *l);
+/* Acquire the lock, waiting for it (node: the caller's, the same for its
+ * unlock).
+ * SYNCQ_EINVAL: l or node is NULL.
+ */
 SYNCQ_API int syncq_lock_mcs_tp_lock(syncq_lock_mcs_tp *l, syncq_lock_node *node);
-SYNCQ_API int syncq_lock_mcs_tp_trylock(syncq_lock_mcs_tp *l, syncq_lock_node *node); /* OK or EBUSY */
-SYNCQ_API int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node);  /* EINVAL if free */
+/* Acquire the lock only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the lock or waits for it (or the lock
+ * moved on meanwhile); the caller holds nothing.
+ * SYNCQ_EINVAL: l or node is NULL.
+ */
+SYNCQ_API int syncq_lock_mcs_tp_trylock(syncq_lock_mcs_tp *l, syncq_lock_node *node);
+/* Release the lock held through node.
+ * SYNCQ_EINVAL: l or node is NULL, or the lock is not held (no thread is in
+ * its queue).
+ */
+SYNCQ_API int syncq_lock_mcs_tp_unlock(syncq_lock_mcs_tp *l, syncq_lock_node *node);
 
 /* The registry entry (syncq/registry.h) of the time-published MCS lock: "mcs-tp" by name with
  * syncq_lock_create. */

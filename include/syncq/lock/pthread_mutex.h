@@ -40,10 +40,31 @@ typedef struct syncq_lock_pthread_mutex {
  * attribute with ENOTSUP. SYNCQ_ESYS: pthread_mutexattr_init, an
  * attribute or pthread_mutex_init failed otherwise (errno says why). */
 SYNCQ_API int syncq_lock_pthread_mutex_init(syncq_lock_pthread_mutex *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_pthread_mutex_destroy(syncq_lock_pthread_mutex *l); /* SYNCQ_EBUSY if held */
-SYNCQ_API int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l);    /* OK; EBUSY: the caller holds it; ESYS */
-SYNCQ_API int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l); /* SYNCQ_OK or SYNCQ_EBUSY */
-SYNCQ_API int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l);  /* SYNCQ_EINVAL if not the holder */
+/* Destroy the pthread mutex.
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: pthread_mutex_destroy refused: the mutex is held.
+ */
+SYNCQ_API int syncq_lock_pthread_mutex_destroy(syncq_lock_pthread_mutex *l);
+/* Acquire the mutex, waiting for it (a robust one whose owner died is made
+ * consistent and taken).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: pthread_mutex_lock reported EDEADLK: the calling thread
+ * holds the mutex already.
+ * SYNCQ_ESYS: pthread_mutex_lock failed otherwise; errno holds why.
+ */
+SYNCQ_API int syncq_lock_pthread_mutex_lock(syncq_lock_pthread_mutex *l);
+/* Acquire the mutex only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the mutex.
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_ESYS: pthread_mutex_trylock failed otherwise; errno holds why.
+ */
+SYNCQ_API int syncq_lock_pthread_mutex_trylock(syncq_lock_pthread_mutex *l);
+/* Release the mutex.
+ * SYNCQ_EINVAL: l is NULL, or the caller does not hold it (a private mutex:
+ * its recorded owner is another thread; a robust one: EPERM).
+ * SYNCQ_ESYS: pthread_mutex_unlock failed otherwise; errno holds why.
+ */
+SYNCQ_API int syncq_lock_pthread_mutex_unlock(syncq_lock_pthread_mutex *l);
 
 #ifdef __cplusplus
 }

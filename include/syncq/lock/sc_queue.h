@@ -60,11 +60,30 @@ typedef struct syncq_lock_sc {
  * SYNCQ_ELIMIT: cfg->max_threads is above SYNCQ_LOCK_SC_MAX_SLOTS. */
 SYNCQ_API int syncq_lock_sc_queue_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
 SYNCQ_API int syncq_lock_hybrid_sc_init(syncq_lock_sc *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_sc_destroy(syncq_lock_sc *l); /* SYNCQ_EBUSY if held or awaited */
-SYNCQ_API int syncq_lock_sc_lock(syncq_lock_sc *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
-SYNCQ_API int syncq_lock_sc_trylock(syncq_lock_sc *l); /* SYNCQ_OK or SYNCQ_EBUSY */
-SYNCQ_API int syncq_lock_sc_unlock(syncq_lock_sc *l);  /* SYNCQ_EINVAL if not held */
-/* Waiters passed over so far. SYNCQ_EINVAL for NULL. */
+/* Check that the lock is free before its storage is reused (it holds
+ * nothing to release).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the lock is held or awaited.
+ */
+SYNCQ_API int syncq_lock_sc_destroy(syncq_lock_sc *l);
+/* Acquire the lock, waiting for it.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_sc_lock(syncq_lock_sc *l);
+/* Acquire the lock only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the lock or waits for it; the caller
+ * holds nothing.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_sc_trylock(syncq_lock_sc *l);
+/* Release the lock.
+ * SYNCQ_EINVAL: l is NULL, or the lock is not held (its head slot is not
+ * granted).
+ */
+SYNCQ_API int syncq_lock_sc_unlock(syncq_lock_sc *l);
+/* The count of waiters passed over so far, into *out.
+ * SYNCQ_EINVAL: l or out is NULL.
+ */
 SYNCQ_API int syncq_lock_sc_skips(const syncq_lock_sc *l, uint64_t *out);
 
 /* The registry entries (syncq/registry.h) of the two scheduler-conscious locks: "sc-queue" and

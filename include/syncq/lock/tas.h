@@ -35,17 +35,47 @@ typedef struct syncq_lock_tas {
  * allowed; process_shared too. SYNCQ_EINVAL: l is NULL, or
  * cfg->wait is no syncq_wait_discipline. */
 SYNCQ_API int syncq_lock_tas_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_tas_destroy(syncq_lock_tas *l); /* SYNCQ_EBUSY if held */
-SYNCQ_API int syncq_lock_tas_lock(syncq_lock_tas *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
-SYNCQ_API int syncq_lock_tas_trylock(syncq_lock_tas *l); /* SYNCQ_OK or SYNCQ_EBUSY */
-SYNCQ_API int syncq_lock_tas_unlock(syncq_lock_tas *l);  /* SYNCQ_EINVAL if not held */
+/* Check that the lock is free before its storage is reused (it holds
+ * nothing to release).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the lock is held.
+ */
+SYNCQ_API int syncq_lock_tas_destroy(syncq_lock_tas *l);
+/* Acquire the lock, waiting for it.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_tas_lock(syncq_lock_tas *l);
+/* Acquire the lock only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the lock; the caller holds nothing.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_tas_trylock(syncq_lock_tas *l);
+/* Release the lock.
+ * SYNCQ_EINVAL: l is NULL, or the lock is not held.
+ */
+SYNCQ_API int syncq_lock_tas_unlock(syncq_lock_tas *l);
 /* The same storage as a TTAS lock (spins on a plain load before each
  * TAS). cfg as for tas. SYNCQ_EINVAL: l is NULL, or cfg->wait is no syncq_wait_discipline. */
 SYNCQ_API int syncq_lock_ttas_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_ttas_lock(syncq_lock_tas *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
-SYNCQ_API int syncq_lock_ttas_trylock(syncq_lock_tas *l); /* SYNCQ_OK or SYNCQ_EBUSY */
-SYNCQ_API int syncq_lock_ttas_destroy(syncq_lock_tas *l); /* SYNCQ_EBUSY if held */
-SYNCQ_API int syncq_lock_ttas_unlock(syncq_lock_tas *l);  /* SYNCQ_EINVAL if not held */
+/* Acquire the lock, waiting for it.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_ttas_lock(syncq_lock_tas *l);
+/* Acquire the lock only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the lock; the caller holds nothing.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_ttas_trylock(syncq_lock_tas *l);
+/* Check that the lock is free before its storage is reused (it holds
+ * nothing to release).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the lock is held.
+ */
+SYNCQ_API int syncq_lock_ttas_destroy(syncq_lock_tas *l);
+/* Release the lock.
+ * SYNCQ_EINVAL: l is NULL, or the lock is not held.
+ */
+SYNCQ_API int syncq_lock_ttas_unlock(syncq_lock_tas *l);
 
 #ifdef __cplusplus
 }

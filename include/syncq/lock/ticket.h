@@ -36,10 +36,26 @@ typedef struct syncq_lock_ticket {
 /* cfg NULL: SPIN, private. Every discipline; process_shared allowed.
  * SYNCQ_EINVAL: l is NULL, or cfg->wait is no syncq_wait_discipline. */
 SYNCQ_API int syncq_lock_ticket_init(syncq_lock_ticket *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_ticket_destroy(syncq_lock_ticket *l); /* SYNCQ_EBUSY if held or awaited */
-SYNCQ_API int syncq_lock_ticket_lock(syncq_lock_ticket *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
-SYNCQ_API int syncq_lock_ticket_trylock(syncq_lock_ticket *l); /* SYNCQ_OK or SYNCQ_EBUSY */
-SYNCQ_API int syncq_lock_ticket_unlock(syncq_lock_ticket *l);  /* SYNCQ_EINVAL if not held */
+/* Check that the lock is free before its storage is reused (it holds
+ * nothing to release).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the lock is held or awaited.
+ */
+SYNCQ_API int syncq_lock_ticket_destroy(syncq_lock_ticket *l);
+/* Acquire the lock, waiting for it.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_ticket_lock(syncq_lock_ticket *l);
+/* Acquire the lock only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the lock or waits for it; the caller
+ * holds nothing.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_ticket_trylock(syncq_lock_ticket *l);
+/* Release the lock.
+ * SYNCQ_EINVAL: l is NULL, or the lock is not held.
+ */
+SYNCQ_API int syncq_lock_ticket_unlock(syncq_lock_ticket *l);
 
 #ifdef __cplusplus
 }

@@ -26,10 +26,25 @@ SYNCQ_API extern const syncq_algo syncq_lock_ttas_ps_algo;
  * (the request concerns the calling thread only). SYNCQ_EINVAL: l is
  * NULL, or cfg->wait is no syncq_wait_discipline. */
 SYNCQ_API int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg);
-SYNCQ_API int syncq_lock_ttas_ps_destroy(syncq_lock_tas *l); /* SYNCQ_EBUSY if held */
-SYNCQ_API int syncq_lock_ttas_ps_lock(syncq_lock_tas *l);    /* SYNCQ_OK; SYNCQ_EINVAL for NULL */
-SYNCQ_API int syncq_lock_ttas_ps_trylock(syncq_lock_tas *l); /* SYNCQ_OK or SYNCQ_EBUSY */
-SYNCQ_API int syncq_lock_ttas_ps_unlock(syncq_lock_tas *l);  /* SYNCQ_EINVAL if not held */
+/* Check that the lock is free before its storage is reused (it holds
+ * nothing to release).
+ * SYNCQ_EINVAL: l is NULL.
+ * SYNCQ_EBUSY: the lock is held.
+ */
+SYNCQ_API int syncq_lock_ttas_ps_destroy(syncq_lock_tas *l);
+/* Acquire the lock, waiting for it.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_ttas_ps_lock(syncq_lock_tas *l);
+/* Acquire the lock only if it is free, without waiting.
+ * SYNCQ_EBUSY: another thread holds the lock; the caller holds nothing.
+ * SYNCQ_EINVAL: l is NULL.
+ */
+SYNCQ_API int syncq_lock_ttas_ps_trylock(syncq_lock_tas *l);
+/* Release the lock.
+ * SYNCQ_EINVAL: l is NULL, or the lock is not held.
+ */
+SYNCQ_API int syncq_lock_ttas_ps_unlock(syncq_lock_tas *l);
 
 #ifdef __cplusplus
 }

@@ -97,9 +97,12 @@ typedef struct syncq_mp_stats {
 } syncq_mp_stats;
 
 /* Create and start a scheduler (its thread runs until syncq_mp_destroy).
- * SYNCQ_EINVAL: NULL arguments, level 0 or above the maximum, procs 0 or
- * above, quantum 0, max_threads above the maximum, unknown policy, a bad
- * signal number; SYNCQ_ENOMEM; SYNCQ_ESYS (thread or sigaction).
+ * SYNCQ_EINVAL: cfg or out is NULL, level 0 or above SYNCQ_MP_MAX_LEVEL,
+ * procs 0 or above SYNCQ_MP_MAX_PROCS, quantum_ns 0, max_threads above
+ * SYNCQ_MP_MAX_THREADS, an unknown policy, or a signal number that is not
+ * one (above SIGRTMAX, SIGKILL, SIGSTOP).
+ * SYNCQ_ENOMEM: the scheduler or its thread table could not be allocated.
+ * SYNCQ_ESYS: sigaction or pthread_create failed; nothing is left made.
  * Thread safety: any thread; not from a signal handler (malloc,
  * pthread_create, sigaction). Schedulers are private to the process.
  * Progress: not a concurrent operation (the scheduler is new); it starts a
@@ -110,8 +113,10 @@ typedef struct syncq_mp_stats {
 SYNCQ_API int syncq_mp_create(const syncq_mp_config *cfg, syncq_mp_sched **out);
 
 /* Stop the scheduler (as syncq_mp_stop) and free it. Every thread must
- * have unregistered first: SYNCQ_EBUSY (and nothing freed) while one is
- * still registered, which is then left running. SYNCQ_EINVAL for NULL.
+ * have unregistered first.
+ * SYNCQ_EINVAL: s is NULL.
+ * SYNCQ_EBUSY: a thread is still registered; the scheduler is stopped
+ * (that thread is left running) but nothing is freed.
  * Thread safety: once every registered thread has unregistered, by one
  * thread (another call on s must not run meanwhile); not from a signal
  * handler.
@@ -122,7 +127,8 @@ SYNCQ_API int syncq_mp_destroy(syncq_mp_sched *s);
 
 /* Stop scheduling: the scheduler thread ends and every registered thread
  * is resumed and left running. Idempotent. Registered threads may then
- * unregister and exit. SYNCQ_EINVAL for NULL.
+ * unregister and exit.
+ * SYNCQ_EINVAL: s is NULL.
  * Thread safety: any thread, concurrently with other stops and with
  * registered threads' calls (a second stop does not join again); not from a
  * signal handler.
@@ -133,8 +139,11 @@ SYNCQ_API int syncq_mp_stop(syncq_mp_sched *s);
 /* Register the calling thread as application app's thread on processor
  * proc. From now on it runs only when its application holds its
  * processor: when it does not hold it in the current slice, the call
- * returns only once its turn comes. SYNCQ_EINVAL: NULL s, app >= level, proc >= procs, or the
- * caller already registered; SYNCQ_ELIMIT: max_threads are registered.
+ * returns only once its turn comes. *out (out may be NULL) gets the
+ * thread's handle.
+ * SYNCQ_EINVAL: s is NULL, app >= level, proc >= procs, or the calling
+ * thread is registered already (with any scheduler).
+ * SYNCQ_ELIMIT: max_threads threads are registered with s.
  * Thread safety: the calling thread registers itself, concurrently with
  * other threads' register and unregister on the same scheduler; not from a
  * signal handler (a mutex).
@@ -144,7 +153,8 @@ SYNCQ_API int syncq_mp_stop(syncq_mp_sched *s);
 SYNCQ_API int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_thread **out);
 
 /* Unregister the calling thread (it must be the one that registered t);
- * it is never preempted afterwards. SYNCQ_EINVAL otherwise.
+ * it is never preempted afterwards.
+ * SYNCQ_EINVAL: t is NULL or is not the calling thread's handle.
  * Thread safety: by the thread that registered t only, concurrently with
  * other threads' calls; not from a signal handler.
  * Progress: blocking (the scheduler's mutex, held briefly). */
@@ -185,7 +195,8 @@ SYNCQ_API void syncq_mp_nopreempt_begin(void);
  * resumes it (blocking, by design). */
 SYNCQ_API void syncq_mp_nopreempt_end(void);
 
-/* A copy of the scheduler's counters. SYNCQ_EINVAL for NULL arguments.
+/* A copy of the scheduler's counters, into *out.
+ * SYNCQ_EINVAL: s or out is NULL.
  * Thread safety: any thread, concurrently with the scheduler (each counter
  * is one atomic load: the copy is not one snapshot); from a signal handler
  * too.

@@ -51,11 +51,24 @@ typedef struct syncq_pqueue_linden_jonsson {
  * SYNCQ_ENOMEM: the node pool or the epoch domain could not be
  * allocated. */
 SYNCQ_API int syncq_pqueue_linden_jonsson_init(syncq_pqueue_linden_jonsson *q, const syncq_pqueue_config *cfg);
-/* SYNCQ_EBUSY while an operation is running (nothing is freed then). */
+/* Destroy the priority queue, freeing its nodes.
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ * SYNCQ_EBUSY: an operation has not returned (its epoch record is in use);
+ * nothing is freed.
+ */
 SYNCQ_API int syncq_pqueue_linden_jonsson_destroy(syncq_pqueue_linden_jonsson *q);
-/* Insert payload with priority key: OK, ENOMEM (no free node), EINVAL. */
+/* Insert payload with priority key (the least key comes out first).
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ * SYNCQ_ENOMEM: the queue holds capacity items, no node came back from
+ * reclamation within the insert's patience, or no epoch record could be
+ * allocated; the item is not inserted.
+ */
 SYNCQ_API int syncq_pqueue_linden_jonsson_insert(syncq_pqueue_linden_jonsson *q, uint64_t key, void *payload);
-/* Remove an item of least key into *key and *payload: OK, EMPTY, EINVAL; ENOMEM: no epoch record. */
+/* Remove an item of least key into *key and *payload.
+ * SYNCQ_EMPTY: the priority queue held no item.
+ * SYNCQ_EINVAL: q, key or payload is NULL, or q was not initialised.
+ * SYNCQ_ENOMEM: no epoch record could be allocated; nothing was taken.
+ */
 SYNCQ_API int syncq_pqueue_linden_jonsson_delete_min(syncq_pqueue_linden_jonsson *q, uint64_t *key, void **payload);
 
 /* The registry entry (syncq/registry.h): "linden-jonsson" by name with syncq_pqueue_create. */

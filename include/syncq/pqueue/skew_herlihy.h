@@ -38,10 +38,23 @@ typedef struct syncq_pqueue_skew_herlihy {
  * slots reach 2^32. SYNCQ_ENOTSUP: the CPU has no double-width CAS.
  * SYNCQ_ENOMEM: the nodes or their pool could not be allocated. */
 SYNCQ_API int syncq_pqueue_skew_herlihy_init(syncq_pqueue_skew_herlihy *q, const syncq_pqueue_config *cfg);
-/* The typed API of the skew heap under Herlihy's small-object method: destroy, insert and delete_min.
- * Statuses and thread-safety: those of syncq/pqueue.h's generic calls. */
+/* Destroy the priority queue, freeing its nodes.
+ * SYNCQ_EINVAL: q is NULL.
+ */
 SYNCQ_API int syncq_pqueue_skew_herlihy_destroy(syncq_pqueue_skew_herlihy *q);
+/* Insert payload with priority key (the least key comes out first).
+ * SYNCQ_EINVAL: q is NULL.
+ * SYNCQ_ENOMEM: the pool has no node for the new item, or none for the
+ * copies the insert makes while the heap stays unchanged; the item is not
+ * inserted.
+ */
 SYNCQ_API int syncq_pqueue_skew_herlihy_insert(syncq_pqueue_skew_herlihy *q, uint64_t key, void *payload);
+/* Remove an item of least key into *key and *payload.
+ * SYNCQ_EMPTY: the priority queue held no item.
+ * SYNCQ_EINVAL: q, key or payload is NULL.
+ * SYNCQ_ENOMEM: the pool has no node for the merged copy the delete makes
+ * while the heap stays unchanged; nothing was taken.
+ */
 SYNCQ_API int syncq_pqueue_skew_herlihy_delete_min(syncq_pqueue_skew_herlihy *q, uint64_t *key, void **payload);
 
 #ifdef __cplusplus

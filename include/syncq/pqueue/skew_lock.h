@@ -38,11 +38,30 @@ typedef struct syncq_pqueue_skew_lock {
  * needs a double-width CAS the CPU lacks. SYNCQ_ESYS: the lock's init
  * failed in the C library (pthread-mutex). */
 SYNCQ_API int syncq_pqueue_skew_lock_init(syncq_pqueue_skew_lock *q, const syncq_pqueue_config *cfg);
-/* Destroy the queue, freeing its pool: OK; EINVAL for NULL; EBUSY: the lock is held. */
+/* Destroy the priority queue, freeing its nodes.
+ * SYNCQ_EINVAL: q is NULL.
+ * SYNCQ_EBUSY: the lock is held (an insert or delete_min has not returned);
+ * nothing is freed.
+ */
 SYNCQ_API int syncq_pqueue_skew_lock_destroy(syncq_pqueue_skew_lock *q);
-/* Insert payload with priority key: OK, ENOMEM (no free node), EINVAL. */
+/* Insert payload with priority key (the least key comes out first).
+ * SYNCQ_EINVAL: q is NULL.
+ * SYNCQ_ENOMEM: the pool has no free node (the queue holds capacity items);
+ * the item is not inserted.
+ * SYNCQ_ELIMIT: the queue's lock is "anderson" and is held and waited for
+ * by as many threads as it has places (64).
+ * SYNCQ_ESYS: the queue's lock is "pthread-mutex" and pthread_mutex_lock
+ * failed; errno holds why.
+ */
 SYNCQ_API int syncq_pqueue_skew_lock_insert(syncq_pqueue_skew_lock *q, uint64_t key, void *payload);
-/* Remove an item of least key into *key and *payload: OK, EMPTY, EINVAL. */
+/* Remove an item of least key into *key and *payload.
+ * SYNCQ_EMPTY: the priority queue held no item.
+ * SYNCQ_EINVAL: q, key or payload is NULL.
+ * SYNCQ_ELIMIT: the queue's lock is "anderson" and is held and waited for
+ * by as many threads as it has places (64).
+ * SYNCQ_ESYS: the queue's lock is "pthread-mutex" and pthread_mutex_lock
+ * failed; errno holds why.
+ */
 SYNCQ_API int syncq_pqueue_skew_lock_delete_min(syncq_pqueue_skew_lock *q, uint64_t *key, void **payload);
 
 #ifdef __cplusplus

@@ -30,20 +30,35 @@ typedef struct syncq_queue_fai_array {
 
 #define SYNCQ_QUEUE_FAI_ARRAY_BYTES(capacity) (sizeof(syncq_queue_fai_array) + (size_t)(capacity) * sizeof(uint64_t))
 
-/* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
+/* Bytes of storage (header and ring) a queue of this capacity needs, into
+ * *bytes.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or
+ * its storage overflows size_t.
+ */
 SYNCQ_API int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes);
 /* Initialise storage of syncq_queue_fai_array_bytes(capacity) bytes to an
  * empty queue. SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity
  * is not a power of two >= 2 (or its storage overflows size_t). */
 SYNCQ_API int syncq_queue_fai_array_init(syncq_queue_fai_array *q, size_t capacity);
-SYNCQ_API int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q); /* EINVAL for NULL or uninitialised storage */
-/* SYNCQ_OK, SYNCQ_FULL; SYNCQ_EINVAL for NULL, an item wider than 48 bits,
- * storage never initialised or destroyed, or a header init cannot have
- * written (another process wrote over the shared mask or shift). The
- * caller guarantees the storage holds SYNCQ_QUEUE_FAI_ARRAY_BYTES(capacity)
- * for the mask in the header. */
+/* Destroy the queue; the storage is the caller's again.
+ * SYNCQ_EINVAL: q is NULL, or its storage was never initialised or was
+ * destroyed already.
+ */
+SYNCQ_API int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q);
+/* Enqueue item. The caller guarantees the storage holds
+ * SYNCQ_QUEUE_FAI_ARRAY_BYTES(capacity) for the mask in the header.
+ * SYNCQ_FULL: the queue holds capacity items.
+ * SYNCQ_EINVAL: q is NULL, item is NULL or its address does not fit in 48
+ * bits, the storage was never initialised or was destroyed, or its header
+ * holds what init cannot have written (another process wrote over the
+ * shared mask or shift).
+ */
 SYNCQ_API int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item);
-/* SYNCQ_OK, SYNCQ_EMPTY; SYNCQ_EINVAL as for enqueue. */
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or its header holds what init cannot have written.
+ */
 SYNCQ_API int syncq_queue_fai_array_dequeue(syncq_queue_fai_array *q, void **item);
 
 #ifdef __cplusplus

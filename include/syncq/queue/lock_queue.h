@@ -57,10 +57,21 @@ typedef struct syncq_queue_single_lock {
  * SYNCQ_ENOMEM: the dummy node could not be allocated. SYNCQ_ESYS: the
  * lock's init failed in the C library (pthread-mutex). */
 SYNCQ_API int syncq_queue_two_lock_init(syncq_queue_two_lock *q, const char *lock_name);
-SYNCQ_API int syncq_queue_two_lock_destroy(syncq_queue_two_lock *q); /* frees the nodes left; EINVAL: NULL */
-/* SYNCQ_OK, SYNCQ_EINVAL (NULL), SYNCQ_ENOMEM (no node could be allocated). */
+/* Destroy the queue, freeing the nodes left (items still queued are the
+ * caller's) and its locks.
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ */
+SYNCQ_API int syncq_queue_two_lock_destroy(syncq_queue_two_lock *q);
+/* Enqueue item (non-NULL) under the tail lock.
+ * SYNCQ_EINVAL: q or item is NULL.
+ * SYNCQ_ENOMEM: no node could be allocated; the item is not queued.
+ */
 SYNCQ_API int syncq_queue_two_lock_enqueue(syncq_queue_two_lock *q, void *item);
-SYNCQ_API int syncq_queue_two_lock_dequeue(syncq_queue_two_lock *q, void **item); /* OK, EMPTY, EINVAL */
+/* Dequeue the oldest item into *item under the head lock.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL.
+ */
+SYNCQ_API int syncq_queue_two_lock_dequeue(syncq_queue_two_lock *q, void **item);
 
 /* Initialise with the named registered lock (NULL: SYNCQ_QUEUE_DEFAULT_LOCK),
  * made with its defaults. SYNCQ_EINVAL: q is NULL or not aligned as its type.
@@ -70,10 +81,22 @@ SYNCQ_API int syncq_queue_two_lock_dequeue(syncq_queue_two_lock *q, void **item)
  * SYNCQ_ENOMEM: the dummy node could not be allocated. SYNCQ_ESYS: the
  * lock's init failed in the C library (pthread-mutex). */
 SYNCQ_API int syncq_queue_single_lock_init(syncq_queue_single_lock *q, const char *lock_name);
-/* The typed API of the single-lock queue: destroy (frees the nodes left), enqueue (SYNCQ_ENOMEM when no
- * node can be allocated) and dequeue (SYNCQ_OK or SYNCQ_EMPTY). SYNCQ_EINVAL for NULL. Any thread. */
+/* Destroy the queue, freeing the nodes left (items still queued are the
+ * caller's) and its lock.
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ */
 SYNCQ_API int syncq_queue_single_lock_destroy(syncq_queue_single_lock *q);
+
+/* Enqueue item (non-NULL) under the queue's lock.
+ * SYNCQ_EINVAL: q or item is NULL.
+ * SYNCQ_ENOMEM: no node could be allocated; the item is not queued.
+ */
 SYNCQ_API int syncq_queue_single_lock_enqueue(syncq_queue_single_lock *q, void *item);
+
+/* Dequeue the oldest item into *item under the queue's lock.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL.
+ */
 SYNCQ_API int syncq_queue_single_lock_dequeue(syncq_queue_single_lock *q, void **item);
 
 #ifdef __cplusplus

@@ -44,15 +44,22 @@ typedef struct syncq_queue_loo {
  * node is allocated. SYNCQ_EINVAL: q is NULL or not aligned as its type.
  * SYNCQ_ENOMEM: the node could not be allocated. */
 SYNCQ_API int syncq_queue_loo_init(syncq_queue_loo *q, size_t capacity);
-/* Frees every node (items still queued are the caller's); no operation
- * may run. SYNCQ_EINVAL for NULL or a queue not initialised. */
+/* Destroy the queue, freeing every node (items still queued are the
+ * caller's); no operation may run.
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ */
 SYNCQ_API int syncq_queue_loo_destroy(syncq_queue_loo *q);
-/* SYNCQ_OK; SYNCQ_EINVAL (NULL queue, NULL item, or an item with either
- * of its two low bits set); SYNCQ_ENOMEM when a node is needed and cannot
- * be allocated (the item is not queued). */
+/* Enqueue item (non-NULL, its two low bits clear).
+ * SYNCQ_EINVAL: q is NULL or was not initialised, or item is NULL or has
+ * either of its two low bits set.
+ * SYNCQ_ENOMEM: a node is needed and cannot be allocated; the item is not
+ * queued.
+ */
 SYNCQ_API int syncq_queue_loo_enqueue(syncq_queue_loo *q, void *item);
-/* SYNCQ_OK with *item set, SYNCQ_EMPTY, or SYNCQ_EINVAL for NULL
- * arguments or a queue not initialised. */
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL, or q was not initialised.
+ */
 SYNCQ_API int syncq_queue_loo_dequeue(syncq_queue_loo *q, void **item);
 /* Nodes appended after the first, and nodes freed, so far (0 for NULL). */
 SYNCQ_API uint64_t syncq_queue_loo_nodes_linked(const syncq_queue_loo *q);

@@ -52,16 +52,27 @@ SYNCQ_API int syncq_queue_lprq_init(syncq_queue_lprq *q, size_t capacity);
  * SYNCQ_QUEUE_LPRQ_RING_MAX]. SYNCQ_ENOMEM: the first ring or the
  * hazard-pointer domain could not be allocated. */
 SYNCQ_API int syncq_queue_lprq_init_ring(syncq_queue_lprq *q, size_t ring_size);
-/* Frees every ring (items still queued are the caller's). SYNCQ_EINVAL for
- * NULL or a queue not initialised; SYNCQ_EBUSY while an operation runs. */
+/* Destroy the queue, freeing every ring (items still queued are the
+ * caller's).
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ * SYNCQ_EBUSY: an operation on the queue has not returned (its
+ * hazard-pointer record is in use); nothing is freed.
+ */
 SYNCQ_API int syncq_queue_lprq_destroy(syncq_queue_lprq *q);
-/* SYNCQ_OK; SYNCQ_EINVAL (NULL queue, NULL item, or an item with bit 63
- * set: those values are the thread marks; no user-space pointer of x86-64
- * or AArch64 Linux has it); SYNCQ_ENOMEM when a new
- * ring is needed and cannot be allocated (the item is not queued). */
+/* Enqueue item (non-NULL).
+ * SYNCQ_EINVAL: q is NULL, or item is NULL or has bit 63 set (those values
+ * are the thread marks; no user-space pointer of x86-64 or AArch64 Linux
+ * has it).
+ * SYNCQ_ENOMEM: a new ring is needed and cannot be allocated, or no
+ * hazard-pointer record could be; the item is not queued.
+ */
 SYNCQ_API int syncq_queue_lprq_enqueue(syncq_queue_lprq *q, void *item);
-/* SYNCQ_OK, SYNCQ_EMPTY, SYNCQ_EINVAL; SYNCQ_ENOMEM if no hazard record
- * can be had. */
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL.
+ * SYNCQ_ENOMEM: no hazard-pointer record could be allocated; nothing was
+ * taken.
+ */
 SYNCQ_API int syncq_queue_lprq_dequeue(syncq_queue_lprq *q, void **item);
 /* Rings linked after the first, and rings freed, so far (0 for NULL). */
 SYNCQ_API uint64_t syncq_queue_lprq_rings_linked(const syncq_queue_lprq *q);

@@ -40,10 +40,22 @@ typedef struct syncq_queue_ms {
  * bytes. SYNCQ_ENOTSUP: the CPU has no double-width CAS. SYNCQ_ENOMEM: the
  * first block of nodes could not be allocated. */
 SYNCQ_API int syncq_queue_ms_init(syncq_queue_ms *q, size_t capacity);
-SYNCQ_API int syncq_queue_ms_destroy(syncq_queue_ms *q); /* frees the node blocks; EINVAL for NULL or uninitialised */
-/* SYNCQ_OK; SYNCQ_EINVAL (NULL); SYNCQ_ENOMEM when no node can be had. */
+/* Destroy the queue, freeing its node blocks (items still queued are the
+ * caller's).
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ */
+SYNCQ_API int syncq_queue_ms_destroy(syncq_queue_ms *q);
+/* Enqueue item (non-NULL).
+ * SYNCQ_EINVAL: q or item is NULL.
+ * SYNCQ_ENOMEM: the free list is empty and no block of nodes could be
+ * allocated; the item is not queued.
+ */
 SYNCQ_API int syncq_queue_ms_enqueue(syncq_queue_ms *q, void *item);
-SYNCQ_API int syncq_queue_ms_dequeue(syncq_queue_ms *q, void **item); /* OK, EMPTY, EINVAL */
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL.
+ */
+SYNCQ_API int syncq_queue_ms_dequeue(syncq_queue_ms *q, void **item);
 
 typedef struct syncq_queue_ms_hp_node syncq_queue_ms_hp_node; /* opaque */
 
@@ -59,10 +71,26 @@ typedef struct syncq_queue_ms_hp {
  * q is NULL or not aligned as its type. SYNCQ_ENOMEM: the dummy node or the
  * hazard-pointer domain could not be allocated. */
 SYNCQ_API int syncq_queue_ms_hp_init(syncq_queue_ms_hp *q, size_t capacity);
-/* Destroy the queue, freeing every node: OK; EINVAL; EBUSY (hazard records in use). */
+/* Destroy the queue, freeing every node (items still queued are the
+ * caller's).
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ * SYNCQ_EBUSY: an operation on the queue has not returned (its
+ * hazard-pointer record is in use); nothing is freed.
+ */
 SYNCQ_API int syncq_queue_ms_hp_destroy(syncq_queue_ms_hp *q);
-SYNCQ_API int syncq_queue_ms_hp_enqueue(syncq_queue_ms_hp *q, void *item);  /* OK, EINVAL, ENOMEM */
-SYNCQ_API int syncq_queue_ms_hp_dequeue(syncq_queue_ms_hp *q, void **item); /* OK, EMPTY, EINVAL, ENOMEM */
+/* Enqueue item (non-NULL).
+ * SYNCQ_EINVAL: q or item is NULL.
+ * SYNCQ_ENOMEM: the node could not be allocated, or no hazard-pointer
+ * record could be; the item is not queued.
+ */
+SYNCQ_API int syncq_queue_ms_hp_enqueue(syncq_queue_ms_hp *q, void *item);
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL.
+ * SYNCQ_ENOMEM: no hazard-pointer record could be allocated; nothing was
+ * taken.
+ */
+SYNCQ_API int syncq_queue_ms_hp_dequeue(syncq_queue_ms_hp *q, void **item);
 
 #ifdef __cplusplus
 }

@@ -36,19 +36,34 @@ typedef struct syncq_queue_naive_ring {
 #define SYNCQ_QUEUE_NAIVE_RING_BYTES(capacity) \
   (sizeof(syncq_queue_naive_ring) + (size_t)(capacity) * sizeof(syncq_queue_naive_ring_cell))
 
-/* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
+/* Bytes of storage (header and ring) a queue of this capacity needs, into
+ * *bytes.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or
+ * its storage overflows size_t.
+ */
 SYNCQ_API int syncq_queue_naive_ring_bytes(size_t capacity, size_t *bytes);
 /* Initialise storage of syncq_queue_naive_ring_bytes(capacity) bytes to
  * an empty queue. SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity
  * is not a power of two >= 2 (or its storage overflows size_t). */
 SYNCQ_API int syncq_queue_naive_ring_init(syncq_queue_naive_ring *q, size_t capacity);
-SYNCQ_API int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q); /* EINVAL: NULL */
-/* OK or FULL; SYNCQ_EINVAL for NULL arguments, storage never initialised or
- * destroyed, or a header init cannot have written (another process wrote
- * over the shared mask). The caller guarantees the storage holds
- * SYNCQ_QUEUE_NAIVE_RING_BYTES(capacity) for the mask in the header. */
+/* Destroy the queue; the storage is the caller's again.
+ * SYNCQ_EINVAL: q is NULL, or its storage was never initialised or was
+ * destroyed already.
+ */
+SYNCQ_API int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q);
+/* Enqueue item. The caller guarantees the storage holds
+ * SYNCQ_QUEUE_NAIVE_RING_BYTES(capacity) for the mask in the header.
+ * SYNCQ_FULL: the queue holds capacity items.
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or its header holds a mask init cannot have written (another
+ * process wrote over it).
+ */
 SYNCQ_API int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item);
-/* OK or EMPTY; SYNCQ_EINVAL as for enqueue. */
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or its header holds a mask init cannot have written.
+ */
 SYNCQ_API int syncq_queue_naive_ring_dequeue(syncq_queue_naive_ring *q, void **item);
 
 #ifdef __cplusplus

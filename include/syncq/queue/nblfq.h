@@ -46,8 +46,11 @@ typedef struct syncq_queue_nblfq {
 /* Bytes of storage (header + ring) for a queue of the given capacity. */
 #define SYNCQ_QUEUE_NBLFQ_BYTES(capacity) (sizeof(syncq_queue_nblfq) + (size_t)(capacity)*8)
 
-/* The same, checked: SYNCQ_EINVAL for a NULL bytes, a capacity that is not
- * a power of two >= 2, or one whose size overflows size_t. */
+/* Bytes of storage (header and ring) a queue of this capacity needs, into
+ * *bytes.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or
+ * its storage overflows size_t.
+ */
 SYNCQ_API int syncq_queue_nblfq_bytes(size_t capacity, size_t *bytes);
 
 /* Initialise storage of syncq_queue_nblfq_bytes(capacity) bytes to an empty
@@ -55,19 +58,26 @@ SYNCQ_API int syncq_queue_nblfq_bytes(size_t capacity, size_t *bytes);
  * power of two >= 2 (or its storage overflows size_t). */
 SYNCQ_API int syncq_queue_nblfq_init(syncq_queue_nblfq *q, size_t capacity);
 
-/* SYNCQ_EINVAL for NULL or a queue that was not initialised. */
+/* Destroy the queue; the storage is the caller's again.
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ */
 SYNCQ_API int syncq_queue_nblfq_destroy(syncq_queue_nblfq *q);
 
-/* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL queue or item,
- * or an item whose address does not fit in 48 bits, storage never
- * initialised or destroyed, or a mask init cannot have written (another
- * process wrote over the shared header). The caller guarantees the
- * storage holds SYNCQ_QUEUE_NBLFQ_BYTES(capacity) for that mask.
+/* Enqueue item. The caller guarantees the storage holds
+ * SYNCQ_QUEUE_NBLFQ_BYTES(capacity) for the mask in the header.
+ * SYNCQ_FULL: the queue holds capacity items.
+ * SYNCQ_EINVAL: q is NULL, item is NULL or its address does not fit in 48
+ * bits, the storage was never initialised or was destroyed, or its mask is
+ * one init cannot have written (another process wrote over the shared
+ * header).
  */
 SYNCQ_API int syncq_queue_nblfq_enqueue(syncq_queue_nblfq *q, void *item);
 
-/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL, storage
- * never initialised or destroyed, or a corrupted mask (as enqueue). */
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or its mask is one init cannot have written.
+ */
 SYNCQ_API int syncq_queue_nblfq_dequeue(syncq_queue_nblfq *q, void **item);
 
 /* The capacity given to init (0 for NULL). */

@@ -39,9 +39,22 @@ typedef struct syncq_queue_plj {
  * double-width CAS. SYNCQ_ENOMEM: the first block of nodes could not be
  * allocated. */
 SYNCQ_API int syncq_queue_plj_init(syncq_queue_plj *q, size_t capacity);
-SYNCQ_API int syncq_queue_plj_destroy(syncq_queue_plj *q);              /* OK, EINVAL */
-SYNCQ_API int syncq_queue_plj_enqueue(syncq_queue_plj *q, void *item);  /* OK, EINVAL, ENOMEM */
-SYNCQ_API int syncq_queue_plj_dequeue(syncq_queue_plj *q, void **item); /* OK, EMPTY, EINVAL */
+/* Destroy the queue, freeing its node blocks (items still queued are the
+ * caller's).
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ */
+SYNCQ_API int syncq_queue_plj_destroy(syncq_queue_plj *q);
+/* Enqueue item (non-NULL).
+ * SYNCQ_EINVAL: q or item is NULL, or q was not initialised.
+ * SYNCQ_ENOMEM: the free list is empty and no block of nodes could be
+ * allocated; the item is not queued.
+ */
+SYNCQ_API int syncq_queue_plj_enqueue(syncq_queue_plj *q, void *item);
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL, or q was not initialised.
+ */
+SYNCQ_API int syncq_queue_plj_dequeue(syncq_queue_plj *q, void **item);
 
 /* The registry entry (syncq/registry.h): "plj" by name with syncq_queue_create. */
 SYNCQ_API extern const syncq_algo syncq_queue_plj_algo;

@@ -48,7 +48,11 @@ typedef struct syncq_queue_scq {
 
 #define SYNCQ_QUEUE_SCQ_BYTES(capacity) (sizeof(syncq_queue_scq) + (size_t)(capacity)*5 * sizeof(uint64_t))
 
-/* SYNCQ_EINVAL for NULL bytes, capacity not a power of two >= 2, overflow. */
+/* Bytes of storage (header and ring) a queue of this capacity needs, into
+ * *bytes.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two >= 2, or
+ * its storage overflows size_t.
+ */
 SYNCQ_API int syncq_queue_scq_bytes(size_t capacity, size_t *bytes);
 /* Initialise storage of syncq_queue_scq_bytes(capacity) bytes to an empty
  * queue. SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity is not a
@@ -62,15 +66,26 @@ SYNCQ_API int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity);
  * SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity is not a power of
  * two >= 2 (or its storage overflows size_t). */
 SYNCQ_API int syncq_queue_scq_init_remapped(syncq_queue_scq *q, size_t capacity);
-SYNCQ_API int syncq_queue_scq_destroy(syncq_queue_scq *q); /* EINVAL for NULL or uninitialised storage */
-/* Enqueue item (non-NULL): OK or FULL. SYNCQ_EINVAL for NULL arguments,
- * uninitialised or destroyed storage, and a header or ring entry that
- * init and the operations cannot have written (another process wrote over
- * the shared storage: the geometry is checked before it is used as a
- * shift or a bound). The caller guarantees the storage holds
- * SYNCQ_QUEUE_SCQ_BYTES(capacity) for the capacity in the header. */
+/* Destroy the queue; the storage is the caller's again.
+ * SYNCQ_EINVAL: q is NULL, or its storage was never initialised or was
+ * destroyed already.
+ */
+SYNCQ_API int syncq_queue_scq_destroy(syncq_queue_scq *q);
+/* Enqueue item (non-NULL). The caller guarantees the storage holds
+ * SYNCQ_QUEUE_SCQ_BYTES(capacity) for the capacity in the header.
+ * SYNCQ_FULL: the queue holds capacity items.
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or a header or ring entry holds what init and the operations
+ * cannot have written (another process wrote over the shared storage: the
+ * geometry is checked before it is used as a shift or a bound).
+ */
 SYNCQ_API int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item);
-/* Dequeue into *item: OK or EMPTY; SYNCQ_EINVAL as for enqueue. */
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL, the storage was never initialised or was
+ * destroyed, or a header or ring entry holds what init and the operations
+ * cannot have written.
+ */
 SYNCQ_API int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item);
 
 #ifdef __cplusplus

@@ -56,8 +56,11 @@ typedef struct syncq_queue_scq2 {
 
 #define SYNCQ_QUEUE_SCQ2_BYTES(capacity) (sizeof(syncq_queue_scq2) + (size_t)(capacity)*32)
 
-/* SYNCQ_EINVAL for a NULL bytes, a capacity not a power of two >= 2, above
- * 2^40, or whose size overflows size_t. */
+/* Bytes of storage (header and ring) a queue of this capacity needs, into
+ * *bytes.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two in [2,
+ * 2^40], or its storage overflows size_t.
+ */
 SYNCQ_API int syncq_queue_scq2_bytes(size_t capacity, size_t *bytes);
 /* SYNCQ_EINVAL: NULL, misaligned storage, bad capacity; SYNCQ_ENOTSUP: the
  * CPU has no double-width CAS (syncq_pr_dwcas_available()). */
@@ -67,14 +70,23 @@ SYNCQ_API int syncq_queue_scq2_init(syncq_queue_scq2 *q, size_t capacity);
  * or capacity is not a power of two in [2, 2^40] (or its storage overflows
  * size_t). SYNCQ_ENOTSUP: the CPU has no double-width CAS. */
 SYNCQ_API int syncq_queue_scq2_init_remapped(syncq_queue_scq2 *q, size_t capacity);
-/* SYNCQ_EINVAL for NULL or a queue that was not initialised. */
+/* Destroy the queue; the storage is the caller's again.
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ */
 SYNCQ_API int syncq_queue_scq2_destroy(syncq_queue_scq2 *q);
-/* SYNCQ_OK or SYNCQ_FULL; SYNCQ_EINVAL for a NULL or uninitialised queue or a NULL item,
- * and for a header whose geometry init cannot have written (another process wrote over it).
- * The caller guarantees the storage holds SYNCQ_QUEUE_SCQ2_BYTES(capacity). */
+/* Enqueue item. The caller guarantees the storage holds
+ * SYNCQ_QUEUE_SCQ2_BYTES(capacity).
+ * SYNCQ_FULL: the queue holds capacity items.
+ * SYNCQ_EINVAL: q or item is NULL, q was not initialised, or its header
+ * holds a geometry init cannot have written (another process wrote over
+ * it).
+ */
 SYNCQ_API int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item);
-/* SYNCQ_OK with *item set, or SYNCQ_EMPTY; SYNCQ_EINVAL for NULL, an uninitialised queue or
- * a header init cannot have written (as for enqueue). */
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL, q was not initialised, or its header
+ * holds a geometry init cannot have written.
+ */
 SYNCQ_API int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item);
 
 #ifdef __cplusplus

@@ -37,9 +37,22 @@ typedef struct syncq_queue_valois {
  * capacity nodes do not fit in size_t bytes. SYNCQ_ENOMEM: the first block
  * of nodes could not be allocated. */
 SYNCQ_API int syncq_queue_valois_init(syncq_queue_valois *q, size_t capacity);
-SYNCQ_API int syncq_queue_valois_destroy(syncq_queue_valois *q);              /* OK, EINVAL */
-SYNCQ_API int syncq_queue_valois_enqueue(syncq_queue_valois *q, void *item);  /* OK, EINVAL, ENOMEM */
-SYNCQ_API int syncq_queue_valois_dequeue(syncq_queue_valois *q, void **item); /* OK, EMPTY, EINVAL */
+/* Destroy the queue, freeing its node blocks (items still queued are the
+ * caller's).
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ */
+SYNCQ_API int syncq_queue_valois_destroy(syncq_queue_valois *q);
+/* Enqueue item (non-NULL).
+ * SYNCQ_EINVAL: q or item is NULL, or q was not initialised.
+ * SYNCQ_ENOMEM: the free list is empty and no block of nodes could be
+ * allocated; the item is not queued.
+ */
+SYNCQ_API int syncq_queue_valois_enqueue(syncq_queue_valois *q, void *item);
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL, or q was not initialised.
+ */
+SYNCQ_API int syncq_queue_valois_dequeue(syncq_queue_valois *q, void **item);
 
 /* What an audit of a quiescent queue found (see syncq_queue_valois_audit). */
 typedef struct syncq_queue_valois_audit_result {
@@ -55,7 +68,9 @@ typedef struct syncq_queue_valois_audit_result {
  * every live node's count equals the number of links (Head, Tail, a live
  * predecessor's next) that point at it, every free node holds no reference
  * and is claimed, and no node is both or neither (a leak shows as
- * live + free < nodes). SYNCQ_OK (result in *out), SYNCQ_EINVAL for NULL. */
+ * live + free < nodes). The result goes to *out.
+ * SYNCQ_EINVAL: q or out is NULL, or q was not initialised.
+ */
 SYNCQ_API int syncq_queue_valois_audit(syncq_queue_valois *q, syncq_queue_valois_audit_result *out);
 
 /* The registry entry (syncq/registry.h): "valois" by name with syncq_queue_create. */

@@ -81,21 +81,35 @@ typedef struct syncq_queue_wcq {
 
 #define SYNCQ_QUEUE_WCQ_BYTES(capacity) (sizeof(syncq_queue_wcq) + (size_t)(capacity)*9 * sizeof(uint64_t))
 
-/* SYNCQ_EINVAL for NULL bytes, capacity not a power of two in [2, 2^40]. */
+/* Bytes of storage (header, rings and data slots) a queue of this capacity
+ * needs, into *bytes.
+ * SYNCQ_EINVAL: bytes is NULL, or capacity is not a power of two in [2,
+ * 2^40].
+ */
 SYNCQ_API int syncq_queue_wcq_bytes(size_t capacity, size_t *bytes);
 /* Initialise storage of syncq_queue_wcq_bytes(capacity) bytes to an empty
  * queue. SYNCQ_EINVAL: q is NULL or not aligned as its type, or capacity is not a
  * power of two in [2, 2^40]. SYNCQ_ENOTSUP: the CPU has no double-width
  * CAS. */
 SYNCQ_API int syncq_queue_wcq_init(syncq_queue_wcq *q, size_t capacity);
-/* SYNCQ_EINVAL for NULL or storage not initialised. Items still queued are
- * the caller's (nothing is freed: the queue never allocates). No operation
- * may run. */
+/* Destroy the queue. Items still queued are the caller's (nothing is freed:
+ * the queue never allocates). No operation may run.
+ * SYNCQ_EINVAL: q is NULL or its storage was not initialised.
+ */
 SYNCQ_API int syncq_queue_wcq_destroy(syncq_queue_wcq *q);
-/* OK, FULL, EINVAL (NULL queue or item, storage not initialised);
- * SYNCQ_ELIMIT when SYNCQ_QUEUE_WCQ_THREADS other threads hold numbers. */
+/* Enqueue item (non-NULL).
+ * SYNCQ_FULL: the queue holds capacity items.
+ * SYNCQ_EINVAL: q or item is NULL, or the storage was not initialised.
+ * SYNCQ_ELIMIT: the calling thread has no thread number and
+ * SYNCQ_QUEUE_WCQ_THREADS other threads hold them.
+ */
 SYNCQ_API int syncq_queue_wcq_enqueue(syncq_queue_wcq *q, void *item);
-/* OK, EMPTY, EINVAL, ELIMIT (as enqueue). */
+/* Dequeue the oldest item into *item.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL, or the storage was not initialised.
+ * SYNCQ_ELIMIT: the calling thread has no thread number and
+ * SYNCQ_QUEUE_WCQ_THREADS other threads hold them.
+ */
 SYNCQ_API int syncq_queue_wcq_dequeue(syncq_queue_wcq *q, void **item);
 /* Requests published by operations whose fast path gave up, and slow-path
  * runs a thread made for another thread's pending request (0 for NULL). */

@@ -83,25 +83,40 @@ SYNCQ_API int syncq_queue_wfqueue_init(syncq_queue_wfqueue *q, size_t capacity);
  * max_threads is not in [1, SYNCQ_QUEUE_WFQUEUE_THREADS_MAX].
  * SYNCQ_ENOMEM: the first segment could not be allocated. */
 SYNCQ_API int syncq_queue_wfqueue_init_ex(syncq_queue_wfqueue *q, size_t segment_cells, size_t max_threads);
-/* Frees every segment and returns the handles to the library's pool (items
- * still queued are the caller's). No operation may run on it, nor start.
- * SYNCQ_EINVAL for NULL or a queue not initialised. */
+/* Destroy the queue: free every segment and return the handles to the
+ * library's pool (items still queued are the caller's). No operation may
+ * run on it, nor start.
+ * SYNCQ_EINVAL: q is NULL or was not initialised.
+ * SYNCQ_EBUSY: an operation on the queue has not returned (a handle still
+ * publishes a hazard); nothing is freed.
+ */
 SYNCQ_API int syncq_queue_wfqueue_destroy(syncq_queue_wfqueue *q);
-/* SYNCQ_OK; SYNCQ_EINVAL (NULL queue or item); SYNCQ_ELIMIT when max_threads
- * other live threads hold a handle on this queue; SYNCQ_ENOMEM when no
- * handle or segment can be allocated (the item is not queued). */
+/* Enqueue item (non-NULL).
+ * SYNCQ_EINVAL: q or item is NULL, or q was not initialised.
+ * SYNCQ_ELIMIT: the calling thread has no handle on this queue and
+ * max_threads other live threads hold one.
+ * SYNCQ_ENOMEM: no handle or segment could be allocated; the item is not
+ * queued.
+ */
 SYNCQ_API int syncq_queue_wfqueue_enqueue(syncq_queue_wfqueue *q, void *item);
-/* SYNCQ_OK, SYNCQ_EMPTY, SYNCQ_EINVAL; SYNCQ_ELIMIT as enqueue;
- * SYNCQ_ENOMEM when no handle can be had (nothing taken). A dequeue that
- * holds an index whose segment cannot be allocated retries the allocation,
- * yielding, until it succeeds. */
+/* Dequeue the oldest item into *item. A dequeue that holds an index whose
+ * segment cannot be allocated retries the allocation, yielding, until it
+ * succeeds.
+ * SYNCQ_EMPTY: the queue held no item.
+ * SYNCQ_EINVAL: q or item is NULL, or q was not initialised.
+ * SYNCQ_ELIMIT: the calling thread has no handle on this queue and
+ * max_threads other live threads hold one.
+ * SYNCQ_ENOMEM: no handle could be allocated; nothing was taken.
+ */
 SYNCQ_API int syncq_queue_wfqueue_dequeue(syncq_queue_wfqueue *q, void **item);
 /* Segments linked after the first, and segments reclaimed (freed, or kept
  * for reuse), so far (0 for NULL). */
 SYNCQ_API uint64_t syncq_queue_wfqueue_segments_linked(const syncq_queue_wfqueue *q);
 SYNCQ_API uint64_t syncq_queue_wfqueue_segments_freed(const syncq_queue_wfqueue *q);
-/* The slow-path and helping counters (a snapshot while threads run).
- * SYNCQ_EINVAL for NULL or a queue not initialised. */
+/* The slow-path and helping counters into *out (a snapshot while threads
+ * run).
+ * SYNCQ_EINVAL: q or out is NULL, or q was not initialised.
+ */
 SYNCQ_API int syncq_queue_wfqueue_get_counts(const syncq_queue_wfqueue *q, syncq_queue_wfqueue_counts *out);
 
 /* The registry entry ("wfqueue"). */

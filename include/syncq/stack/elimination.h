@@ -43,14 +43,28 @@ typedef struct syncq_stack_elimination {
  * SYNCQ_ENOTSUP: the CPU has no double-width CAS (the free list).
  * SYNCQ_ENOMEM: the nodes or the array could not be allocated. */
 SYNCQ_API int syncq_stack_elimination_init(syncq_stack_elimination *s, const syncq_stack_config *cfg);
-SYNCQ_API int syncq_stack_elimination_destroy(syncq_stack_elimination *s); /* frees the pool; EINVAL for NULL */
-SYNCQ_API int syncq_stack_elimination_push(syncq_stack_elimination *s, void *item); /* OK, ENOMEM, EINVAL */
-SYNCQ_API int syncq_stack_elimination_pop(syncq_stack_elimination *s, void **item); /* OK, EMPTY, EINVAL */
+/* Destroy the stack, freeing its pool and elimination array.
+ * SYNCQ_EINVAL: s is NULL.
+ */
+SYNCQ_API int syncq_stack_elimination_destroy(syncq_stack_elimination *s);
+/* Push item (non-NULL) on the stack.
+ * SYNCQ_EINVAL: s or item is NULL.
+ * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack;
+ * the item is not pushed.
+ */
+SYNCQ_API int syncq_stack_elimination_push(syncq_stack_elimination *s, void *item);
+/* Pop the newest item into *item.
+ * SYNCQ_EMPTY: the stack held no item.
+ * SYNCQ_EINVAL: s or item is NULL.
+ */
+SYNCQ_API int syncq_stack_elimination_pop(syncq_stack_elimination *s, void **item);
 
 /* Policy (default off, set before the stack is shared): when on, every
  * operation first visits the elimination array briefly, then Top, as
  * under very high contention; the validation driver uses it to exercise
- * the exchanges, which two cores rarely reach. SYNCQ_EINVAL for NULL. */
+ * the exchanges, which two cores rarely reach.
+ * SYNCQ_EINVAL: s is NULL.
+ */
 SYNCQ_API int syncq_stack_elimination_set_eliminate_first(syncq_stack_elimination *s, int on);
 
 #ifdef __cplusplus

@@ -38,11 +38,21 @@ typedef struct syncq_stack_herlihy {
  * SYNCQ_ENOMEM: the nodes, the version blocks or their pools could not be
  * allocated. */
 SYNCQ_API int syncq_stack_herlihy_init(syncq_stack_herlihy *s, const syncq_stack_config *cfg);
-/* The typed API of the stack under Herlihy's small-object method: destroy, push and pop. Statuses and
- * thread-safety: those of syncq/stack.h's generic calls. */
+/* Destroy the stack, freeing its nodes and version blocks.
+ * SYNCQ_EINVAL: s is NULL.
+ */
 SYNCQ_API int syncq_stack_herlihy_destroy(syncq_stack_herlihy *s);
-SYNCQ_API int syncq_stack_herlihy_push(syncq_stack_herlihy *s, void *item); /* OK, ENOMEM, EINVAL */
-SYNCQ_API int syncq_stack_herlihy_pop(syncq_stack_herlihy *s, void **item); /* OK, EMPTY, EINVAL */
+/* Push item (non-NULL) on the stack.
+ * SYNCQ_EINVAL: s or item is NULL.
+ * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack;
+ * the item is not pushed.
+ */
+SYNCQ_API int syncq_stack_herlihy_push(syncq_stack_herlihy *s, void *item);
+/* Pop the newest item into *item.
+ * SYNCQ_EMPTY: the stack held no item.
+ * SYNCQ_EINVAL: s or item is NULL.
+ */
+SYNCQ_API int syncq_stack_herlihy_pop(syncq_stack_herlihy *s, void **item);
 
 #ifdef __cplusplus
 }

@@ -39,10 +39,31 @@ typedef struct syncq_stack_lock {
  * needs a double-width CAS the CPU lacks. SYNCQ_ESYS: the lock's init
  * failed in the C library (pthread-mutex). */
 SYNCQ_API int syncq_stack_lock_init(syncq_stack_lock *s, const syncq_stack_config *cfg);
-/* Destroy the stack, freeing its pool: OK; EINVAL for NULL; EBUSY: the lock is held. */
+/* Destroy the stack, freeing its pool and its lock.
+ * SYNCQ_EINVAL: s is NULL.
+ * SYNCQ_EBUSY: the lock is held (a push or pop has not returned); nothing
+ * is freed.
+ */
 SYNCQ_API int syncq_stack_lock_destroy(syncq_stack_lock *s);
-SYNCQ_API int syncq_stack_lock_push(syncq_stack_lock *s, void *item); /* OK, ENOMEM, EINVAL */
-SYNCQ_API int syncq_stack_lock_pop(syncq_stack_lock *s, void **item); /* OK, EMPTY, EINVAL */
+/* Push item (non-NULL) on the stack.
+ * SYNCQ_EINVAL: s or item is NULL.
+ * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack;
+ * the item is not pushed.
+ * SYNCQ_ELIMIT: the stack's lock is "anderson" and is held and waited for
+ * by as many threads as it has places (64).
+ * SYNCQ_ESYS: the stack's lock is "pthread-mutex" and pthread_mutex_lock
+ * failed; errno holds why.
+ */
+SYNCQ_API int syncq_stack_lock_push(syncq_stack_lock *s, void *item);
+/* Pop the newest item into *item.
+ * SYNCQ_EMPTY: the stack held no item.
+ * SYNCQ_EINVAL: s or item is NULL.
+ * SYNCQ_ELIMIT: the stack's lock is "anderson" and is held and waited for
+ * by as many threads as it has places (64).
+ * SYNCQ_ESYS: the stack's lock is "pthread-mutex" and pthread_mutex_lock
+ * failed; errno holds why.
+ */
+SYNCQ_API int syncq_stack_lock_pop(syncq_stack_lock *s, void **item);
 
 #ifdef __cplusplus
 }

@@ -45,11 +45,21 @@ typedef struct syncq_stack_treiber {
  * SYNCQ_ENOMEM: the node pool or the threads' caches could not be
  * allocated. */
 SYNCQ_API int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack_config *cfg);
-/* The typed API of Treiber's stack: destroy, push and pop. Statuses and thread-safety: those of
- * syncq/stack.h's generic calls. */
+/* Destroy the stack, freeing its node pool and the threads' caches.
+ * SYNCQ_EINVAL: s is NULL.
+ */
 SYNCQ_API int syncq_stack_treiber_destroy(syncq_stack_treiber *s);
-SYNCQ_API int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item); /* OK, ENOMEM, EINVAL */
-SYNCQ_API int syncq_stack_treiber_pop(syncq_stack_treiber *s, void **item); /* OK, EMPTY, EINVAL */
+/* Push item (non-NULL) on the stack.
+ * SYNCQ_EINVAL: s or item is NULL.
+ * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack;
+ * the item is not pushed.
+ */
+SYNCQ_API int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item);
+/* Pop the newest item into *item.
+ * SYNCQ_EMPTY: the stack held no item.
+ * SYNCQ_EINVAL: s or item is NULL.
+ */
+SYNCQ_API int syncq_stack_treiber_pop(syncq_stack_treiber *s, void **item);
 
 #ifdef __cplusplus
 }

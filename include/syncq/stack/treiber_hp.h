@@ -29,9 +29,25 @@ typedef struct syncq_stack_treiber_hp {
  * SYNCQ_STACK_MAX_CAPACITY, or cfg->max_threads above SYNCQ_STACK_MAX_THREADS.
  * SYNCQ_ENOMEM: the hazard-pointer domain could not be allocated. */
 SYNCQ_API int syncq_stack_treiber_hp_init(syncq_stack_treiber_hp *s, const syncq_stack_config *cfg);
-SYNCQ_API int syncq_stack_treiber_hp_destroy(syncq_stack_treiber_hp *s);          /* frees held nodes */
-SYNCQ_API int syncq_stack_treiber_hp_push(syncq_stack_treiber_hp *s, void *item); /* OK, ENOMEM, EINVAL */
-SYNCQ_API int syncq_stack_treiber_hp_pop(syncq_stack_treiber_hp *s, void **item); /* OK, EMPTY, ENOMEM, EINVAL */
+/* Destroy the stack, freeing the nodes it holds and its hazard-pointer
+ * domain.
+ * SYNCQ_EINVAL: s is NULL.
+ * SYNCQ_EBUSY: a push or pop has not returned (its hazard-pointer record is
+ * in use); nothing is freed.
+ */
+SYNCQ_API int syncq_stack_treiber_hp_destroy(syncq_stack_treiber_hp *s);
+/* Push item (non-NULL) on the stack.
+ * SYNCQ_EINVAL: s or item is NULL.
+ * SYNCQ_ENOMEM: the node could not be allocated; the item is not pushed.
+ */
+SYNCQ_API int syncq_stack_treiber_hp_push(syncq_stack_treiber_hp *s, void *item);
+/* Pop the newest item into *item.
+ * SYNCQ_EMPTY: the stack held no item.
+ * SYNCQ_EINVAL: s or item is NULL.
+ * SYNCQ_ENOMEM: no hazard-pointer record could be allocated; nothing was
+ * taken.
+ */
+SYNCQ_API int syncq_stack_treiber_hp_pop(syncq_stack_treiber_hp *s, void **item);
 
 #ifdef __cplusplus
 }
