@@ -24,7 +24,8 @@
  *   Signal-safe: no: a handler that interrupts a halfway operation and
  *                waits for its cell deadlocks (the reason 004 replaces it).
  *   Process-shared: yes (no internal pointers). Each operation reads the
- *                header's mask once and checks it (the magic, stored XOR
+ *                header's mask once (a relaxed atomic load into a local,
+ *                so the mask checked is the mask used) and checks it (the magic, stored XOR
  *                the mask by init, so a mask changed alone fails; S - 1 for a
  *                power of two S init accepts), else SYNCQ_EINVAL; only
  *                that copy indexes the cells. The caller guarantees the

@@ -19,7 +19,8 @@
  *                after every CAS, so a handler that interrupts an operation
  *                may operate on the same queue (tests/queue prove it).
  *   Process-shared: yes (no internal pointers; items are opaque words).
- *                Each operation reads the mask once, checks it
+ *                Each operation reads the mask once (a relaxed atomic
+ *                load into a local), checks it
  *                (syncq_nbl_mask_ok: S - 1 for a power of two S within
  *                what init accepts; the magic, which init stores XOR the
  *                mask, so a mask changed alone fails) and uses only that

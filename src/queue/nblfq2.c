@@ -54,7 +54,8 @@
  *                never allocates.
  *   Signal-safe: yes (as nblfq.c).
  *   Process-shared: yes (no internal pointers). Each operation reads the
- *                header's mask once, checks it (the magic, stored XOR
+ *                header's mask once (a relaxed atomic load into a local),
+ *                checks it (the magic, stored XOR
  *                the mask by init, so a mask changed alone fails; S - 1 for a
  *                power of two S within what init accepts) and uses only
  *                that copy: a header another process overwrote is

@@ -37,7 +37,8 @@
  *                dequeues the same queue carries on.
  *   Process-shared: yes (no internal pointers; items are opaque words).
  *                Each operation reads the header's geometry (n, order,
- *                remap_shift) once into a local copy, checks it is one
+ *                remap_shift) once into a local copy (relaxed atomic
+ *                loads), checks it is one
  *                init writes (scq2_geometry_read), else SYNCQ_EINVAL, and
  *                uses only the copy: a header another process overwrote,
  *                before or during the operation, cannot make a shift of
