@@ -25,10 +25,10 @@
  *                waits for its cell deadlocks (the reason 004 replaces it).
  *   Process-shared: yes (no internal pointers). Each operation reads the
  *                header's mask once (a relaxed atomic load into a local,
- *                so the mask checked is the mask used) and checks it (the magic, stored XOR
- *                the mask by init, so a mask changed alone fails; S - 1 for a
- *                power of two S init accepts), else SYNCQ_EINVAL; only
- *                that copy indexes the cells. The caller guarantees the
+ *                so the mask checked is the mask used) and checks it (the
+ *                magic, stored XOR the mask by init, so a mask changed
+ *                alone fails; S - 1 for a power of two S init accepts),
+ *                else SYNCQ_EINVAL; only that copy indexes the cells. The caller guarantees the
  *                mapping holds SYNCQ_QUEUE_NAIVE_RING_BYTES(S). A process
  *                that writes a cell's turn, head or tail can make an
  *                operation wait without end (as a halfway operation does):

@@ -20,14 +20,13 @@
  *                may operate on the same queue (tests/queue prove it).
  *   Process-shared: yes (no internal pointers; items are opaque words).
  *                Each operation reads the mask once (a relaxed atomic
- *                load into a local), checks it
- *                (syncq_nbl_mask_ok: S - 1 for a power of two S within
- *                what init accepts; the magic, which init stores XOR the
- *                mask, so a mask changed alone fails) and uses only that
- *                copy, so a header
- *                another process overwrote is SYNCQ_EINVAL, never an
- *                index past the cells or an endless chase; the caller
- *                guarantees the mapping holds SYNCQ_QUEUE_NBLFQ_BYTES(S).
+ *                load into a local), checks it (syncq_nbl_mask_ok: S - 1
+ *                for a power of two S within what init accepts; the magic,
+ *                which init stores XOR the mask, so a mask changed alone
+ *                fails) and uses only that copy, so a header another
+ *                process overwrote is SYNCQ_EINVAL, never an index past
+ *                the cells or an endless chase; the caller guarantees the
+ *                mapping holds SYNCQ_QUEUE_NBLFQ_BYTES(S).
  *   Limits:      capacity S a power of two >= 2 (004 §IV-B: S > 1, power
  *                of two); items non-NULL and within 48 bits (x86-64 and
  *                AArch64 user addresses); counters of 16 bits: a thread

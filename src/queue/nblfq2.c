@@ -55,12 +55,12 @@
  *   Signal-safe: yes (as nblfq.c).
  *   Process-shared: yes (no internal pointers). Each operation reads the
  *                header's mask once (a relaxed atomic load into a local),
- *                checks it (the magic, stored XOR
- *                the mask by init, so a mask changed alone fails; S - 1 for a
- *                power of two S within what init accepts) and uses only
- *                that copy: a header another process overwrote is
- *                SYNCQ_EINVAL, never an index past the cells. The caller
- *                guarantees the mapping holds SYNCQ_QUEUE_NBLFQ2_BYTES(S).
+ *                checks it (the magic, stored XOR the mask by init, so a
+ *                mask changed alone fails; S - 1 for a power of two S
+ *                within what init accepts) and uses only that copy: a
+ *                header another process overwrote is SYNCQ_EINVAL, never
+ *                an index past the cells. The caller guarantees the
+ *                mapping holds SYNCQ_QUEUE_NBLFQ2_BYTES(S).
  *   Limits:      capacity a power of two >= 2; items any non-NULL pointer
  *                (all 64 bits); 64-bit counters never wrap in practice
  *                (004 §IV-B: centuries). SYNCQ_ENOTSUP at init where the CPU

@@ -28,8 +28,8 @@
  *                an enqueue and dequeues the same queue carries on.
  *   Process-shared: yes (no internal pointers). Each operation reads the
  *                header's geometry (n, order, remap_shift) once into a
- *                local copy (relaxed atomic loads) and checks it is one init writes (n = 2^k,
- *                2 <= n <= 2^40, order = log2(2n), remap_shift 0 or the
+ *                local copy (relaxed atomic loads) and checks it is one
+ *                init writes (n = 2^k, 2 <= n <= 2^40, order = log2(2n), remap_shift 0 or the
  *                line shift), else SYNCQ_EINVAL; only the copy is used,
  *                so a header another process rewrites meanwhile cannot
  *                make a shift of 64 or an index past the rings. An index

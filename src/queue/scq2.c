@@ -38,9 +38,9 @@
  *   Process-shared: yes (no internal pointers; items are opaque words).
  *                Each operation reads the header's geometry (n, order,
  *                remap_shift) once into a local copy (relaxed atomic
- *                loads), checks it is one
- *                init writes (scq2_geometry_read), else SYNCQ_EINVAL, and
- *                uses only the copy: a header another process overwrote,
+ *                loads), checks it is one init writes
+ *                (scq2_geometry_read), else SYNCQ_EINVAL, and uses only
+ *                the copy: a header another process overwrote,
  *                before or during the operation, cannot make a shift of
  *                64 or an index past the cells. The caller guarantees
  *                the mapping holds SYNCQ_QUEUE_SCQ2_BYTES(n) for the n in

@@ -26,11 +26,12 @@
  *                would see FULL/EMPTY forever if it waited for it).
  *   Process-shared: yes (no internal pointers). Each operation reads the
  *                header's mask once (a relaxed atomic load into a local,
- *                so the mask checked is the mask used) and checks it (the magic, stored XOR
- *                the mask by init, so a mask changed alone fails; S - 1 for a
- *                power of two S init accepts), else SYNCQ_EINVAL; only
- *                that copy indexes the cells. The caller guarantees the
- *                mapping holds SYNCQ_QUEUE_VYUKOV_BYTES(S).
+ *                so the mask checked is the mask used) and checks it (the
+ *                magic, stored XOR the mask by init, so a mask changed
+ *                alone fails; S - 1 for a power of two S init accepts),
+ *                else SYNCQ_EINVAL; only that copy indexes the cells. The
+ *                caller guarantees the mapping holds
+ *                SYNCQ_QUEUE_VYUKOV_BYTES(S).
  *   Limits:      capacity a power of two >= 2; items non-NULL.
  *   Stats:       cas_attempts, cas_failures.
  */
