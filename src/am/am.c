@@ -88,6 +88,7 @@
 #include "am_core.h"
 #include "am_internal.h"
 #include "am_segment.h"
+#include "../read_once_internal.h"
 #include "syncq/backoff.h"
 #include "syncq/clock.h"
 #include "syncq/platform.h"
@@ -732,16 +733,20 @@ void am_dispatch(syncq_am_endpoint *ep, syncq_am_token *tk, unsigned idx, const 
 static inline void am_free_delivered(const am_qview *v, am_packet *p, uint32_t hd, bool bulk, uint32_t bpos);
 
 static void deliver(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet *p, uint64_t s, uint32_t hd) {
+  /* The packet's words, each loaded once (SYNCQ_READ_ONCE) before it is
+   * checked or masked: a hostile sender may change them under us, and the
+   * value bounded must be the value used. */
   uint32_t args[SYNCQ_AM_MAX_ARGS];
-  unsigned nargs = p->nargs <= SYNCQ_AM_MAX_ARGS ? p->nargs : SYNCQ_AM_MAX_ARGS;
-  memcpy(args, p->args, nargs * sizeof args[0]);
+  const unsigned nargs_sent = SYNCQ_READ_ONCE(p->nargs);
+  unsigned nargs = nargs_sent <= SYNCQ_AM_MAX_ARGS ? nargs_sent : SYNCQ_AM_MAX_ARGS;
+  memcpy(args, p->args, nargs * sizeof args[0]); /* values only: the handler's to judge */
   bool bulk = am_state_type(s) == AM_READY_BULK;
-  uint32_t bpos = p->bulk_pos;
+  uint32_t bpos = SYNCQ_READ_ONCE(p->bulk_pos);
   const void *data = bulk ? am_data_at(v, bpos) : NULL;
-  uint32_t blen = p->bulk_len; /* read once: a hostile sender may change it under us */
+  uint32_t blen = SYNCQ_READ_ONCE(p->bulk_len);
   size_t len = bulk ? (blen <= v->bulk_size ? blen : v->bulk_size) : 0;
-  syncq_am_token tk = {ep, qi, p->src_peer, false, NULL, 0};
-  am_dispatch(ep, &tk, p->handler, args, nargs, data, len);
+  syncq_am_token tk = {ep, qi, SYNCQ_READ_ONCE(p->src_peer), false, NULL, 0};
+  am_dispatch(ep, &tk, SYNCQ_READ_ONCE(p->handler), args, nargs, data, len);
   am_free_delivered(v, p, hd, bulk, bpos);
 }
 
@@ -867,8 +872,8 @@ static bool unstick(syncq_am_endpoint *ep, int qi, const am_qview *v, am_packet 
      * reads 0 until it writes it after its claim CAS (0 while FREE,
      * am_segment.h), and the owner is then judged by its pid alone */
     if (!am_owner_dead(pid, atomic_load_explicit(&p->owner_start, memory_order_relaxed))) return false;
-    bool has_bulk = p->has_bulk != 0;
-    uint32_t bpos = p->bulk_pos;
+    bool has_bulk = SYNCQ_READ_ONCE(p->has_bulk) != 0; /* one load each: bpos is masked, then used */
+    uint32_t bpos = SYNCQ_READ_ONCE(p->bulk_pos);
     /* relaxed: published by the release CAS below (0 while FREE,
      * am_segment.h); nobody else writes it while the dead claim stands */
     atomic_store_explicit(&p->owner_start, 0u, memory_order_relaxed);
@@ -982,10 +987,10 @@ static void am_finish_abandoned(syncq_am_endpoint *ep, int qi) {
   uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
   unsigned type = am_state_type(s);
   if (am_state_pos(s) != hd || (type != AM_READY && type != AM_READY_BULK)) return; /* overwritten: poll on */
-  unsigned idx = p->handler;
+  unsigned idx = SYNCQ_READ_ONCE(p->handler); /* one load: checked, then an index */
   if (idx < SYNCQ_AM_MAX_HANDLERS && ep->handlers[idx].fn != NULL)
     atomic_fetch_add_explicit(&((am_header *)ep->base)->delivered, 1u, memory_order_relaxed); /* a statistic */
-  am_free_delivered(&v, p, hd, type == AM_READY_BULK, p->bulk_pos);
+  am_free_delivered(&v, p, hd, type == AM_READY_BULK, SYNCQ_READ_ONCE(p->bulk_pos));
   /* relaxed: as am_poll_queue's store of the head */
   atomic_store_explicit(&v.q->head, hd + 1u, memory_order_relaxed);
 }

@@ -12,10 +12,11 @@
  *                then per queue its fixed block, packets, bulk slots and
  *                bulk data, each on cache lines, the whole in pages.
  *   Progress:    wait-free (no loops but over the two queues).
- *   Atomics:     none: am_geometry_read makes plain reads of fields
- *                written once at creation (a hostile process may change
- *                them: the copy read is only compared and checked, never
- *                followed unchecked).
+ *   Atomics:     none: am_geometry_read reads fields written once at
+ *                creation, each with one load (SYNCQ_READ_ONCE) into the
+ *                copy (a hostile process may change them: the copy read is
+ *                only compared and checked, never followed unchecked, and
+ *                no field is loaded a second time).
  *   Memory:      never allocates.
  *   Signal-safe: yes (reads and arithmetic; sysconf is async-signal-safe).
  *   Process-shared: reads the shared segment; holds nothing.
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "am_segment.h"
+#include "../read_once_internal.h"
 
 static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1u) / a * a; }
 
@@ -53,26 +55,28 @@ void am_geometry_read(const void *base, size_t mapped, am_geometry *g) {
   memset(g, 0, sizeof *g);
   if (mapped < sizeof(am_header)) return;
   const am_header *h = base;
-  g->claim = h->claim;
-  g->version = h->version;
-  g->stale_ns = h->stale_ns;
-  g->creator_pid = h->creator_pid;
-  g->creator_start = h->creator_start;
-  g->packets = h->packets;
-  g->packet_shift = h->packet_shift;
-  g->bulk_blocks = h->bulk_blocks;
-  g->bulk_size = h->bulk_size;
-  g->size = h->size;
-  g->peers_off = h->peers_off;
+  /* One load per field (SYNCQ_READ_ONCE): the copy is what the caller
+   * checks and then follows, so no field may be loaded again later. */
+  g->claim = SYNCQ_READ_ONCE(h->claim);
+  g->version = SYNCQ_READ_ONCE(h->version);
+  g->stale_ns = SYNCQ_READ_ONCE(h->stale_ns);
+  g->creator_pid = SYNCQ_READ_ONCE(h->creator_pid);
+  g->creator_start = SYNCQ_READ_ONCE(h->creator_start);
+  g->packets = SYNCQ_READ_ONCE(h->packets);
+  g->packet_shift = SYNCQ_READ_ONCE(h->packet_shift);
+  g->bulk_blocks = SYNCQ_READ_ONCE(h->bulk_blocks);
+  g->bulk_size = SYNCQ_READ_ONCE(h->bulk_size);
+  g->size = SYNCQ_READ_ONCE(h->size);
+  g->peers_off = SYNCQ_READ_ONCE(h->peers_off);
   for (int q = 0; q < AM_NQUEUES; q++) {
-    g->queue_off[q] = h->queue_off[q];
+    g->queue_off[q] = SYNCQ_READ_ONCE(h->queue_off[q]);
     if (g->queue_off[q] > mapped || mapped - g->queue_off[q] < sizeof(am_queue) ||
         g->queue_off[q] % _Alignof(am_queue) != 0)
       continue; /* invalid (outside, or misaligned): left 0, which no layout has */
     const am_queue *qq = (const am_queue *)((const unsigned char *)base + g->queue_off[q]);
-    g->packets_off[q] = qq->packets_off;
-    g->slots_off[q] = qq->bulk_slots_off;
-    g->data_off[q] = qq->bulk_data_off;
+    g->packets_off[q] = SYNCQ_READ_ONCE(qq->packets_off);
+    g->slots_off[q] = SYNCQ_READ_ONCE(qq->bulk_slots_off);
+    g->data_off[q] = SYNCQ_READ_ONCE(qq->bulk_data_off);
   }
 }
 

@@ -39,6 +39,7 @@
 
 #include "../stats_internal.h"
 #include "barrier_internal.h"
+#include "../read_once_internal.h"
 
 int syncq_barrier_central_init(syncq_barrier_central *b, const syncq_barrier_config *cfg) {
   if (b == NULL) return SYNCQ_EINVAL;
@@ -95,7 +96,7 @@ static int enter(syncq_barrier_central *b, uint32_t *s) {
  * process may write the shared barrier, and the count decides who is the
  * last arrival, so a wait uses only this copy. */
 static inline uint32_t checked_threads(const syncq_barrier_central *b) {
-  const uint32_t threads = b->threads;
+  const uint32_t threads = SYNCQ_READ_ONCE(b->threads); /* one load: the copy checked is the copy used */
   return threads - 1u < SYNCQ_BARRIER_MAX_THREADS ? threads : 0u;
 }
 

@@ -38,6 +38,7 @@
 
 #include "../stats_internal.h"
 #include "lock_internal.h"
+#include "../read_once_internal.h"
 
 #define HAS_LOCK 1u
 #define MUST_WAIT 0u
@@ -82,8 +83,8 @@ int syncq_lock_anderson_destroy(syncq_lock_anderson *l) {
  * places apart, so only these copies are used. SYNCQ_EINVAL when they are
  * not what init writes. */
 static inline int checked_geometry(const syncq_lock_anderson *l, uint32_t *mask, uint32_t *max_threads) {
-  *mask = l->mask;
-  *max_threads = l->max_threads;
+  *mask = SYNCQ_READ_ONCE(l->mask); /* one load each: the copies checked are the copies used */
+  *max_threads = SYNCQ_READ_ONCE(l->max_threads);
   if (*mask >= SYNCQ_LOCK_ARRAY_MAX_SLOTS || (*mask & (*mask + 1u)) != 0 || *max_threads - 1u > *mask)
     return SYNCQ_EINVAL;
   return SYNCQ_OK;
@@ -157,8 +158,8 @@ static inline int anderson_unlock(syncq_lock_anderson *l) {
   uint32_t mask, max_threads;
   if (checked_geometry(l, &mask, &max_threads) != SYNCQ_OK) return SYNCQ_EINVAL;
   if (atomic_load(&l->inside) == 0u) return SYNCQ_EINVAL; /* nobody holds it */
-  uint32_t place = l->holder_place;
-  if (place > mask) return SYNCQ_EINVAL; /* a place no holder took: written by someone else */
+  uint32_t place = SYNCQ_READ_ONCE(l->holder_place);      /* one load: checked, then an index */
+  if (place > mask) return SYNCQ_EINVAL;                  /* a place no holder took: written by someone else */
   /* relaxed: our own flag; its next reader (the holder of place + slots)
    * can get there only through later release stores of the chain */
   atomic_store_explicit(&l->slot[place].word, MUST_WAIT, memory_order_relaxed);

@@ -45,6 +45,7 @@
 
 #include "../stats_internal.h"
 #include "lock_internal.h"
+#include "../read_once_internal.h"
 
 /* A slot holds the ticket allowed in at its place << 1, and in bit 0 the
  * sleep mark of syncq/wait.h (set by a waiter before it sleeps on it). */
@@ -85,7 +86,7 @@ int syncq_lock_array_destroy(syncq_lock_array *l) {
  * write the shared lock and the mask indexes the array, so only this copy
  * is used. False when it is not. */
 static inline bool checked_mask(const syncq_lock_array *l, uint32_t *mask) {
-  *mask = l->mask;
+  *mask = SYNCQ_READ_ONCE(l->mask); /* one load: the copy checked is the copy used */
   return *mask < SYNCQ_LOCK_ARRAY_MAX_SLOTS && (*mask & (*mask + 1u)) == 0;
 }
 

@@ -21,11 +21,20 @@
  *   Memory:      caller's storage; never allocates.
  *   Signal-safe: no (waits for other threads).
  *   Process-shared: yes. Each operation reads the header's mask and shift
- *                once and checks them (the magic, shift = log2(S), mask
- *                = S - 1, S within what init accepts), else
- *                SYNCQ_EINVAL; only those copies index the cells and
- *                shift the tickets. The caller guarantees the mapping
- *                holds SYNCQ_QUEUE_FAI_ARRAY_BYTES(S).
+ *                once (relaxed atomic loads into locals) and checks them
+ *                (the magic, shift = log2(S), mask = S - 1, S within what
+ *                init accepts), else SYNCQ_EINVAL; only those copies index
+ *                the cells and shift the tickets. The caller guarantees the
+ *                mapping holds SYNCQ_QUEUE_FAI_ARRAY_BYTES(S). A process
+ *                that writes head, tail or a cell can make an operation
+ *                wait without end, as an enqueuer stalled on its ticket
+ *                does: a dequeue waits (spins, then yields) for the item of
+ *                the ticket at tail, which no enqueue stores once head was
+ *                moved past the tickets taken, tail moved off them or the
+ *                cell's round changed; an enqueue retries (spinning, no
+ *                yield) while tail reads past head, which in a queue only
+ *                its operations wrote lasts until head is read again.
+ *                Indices stay within the ring whatever is written.
  *   Limits:      capacity a power of two >= 2; items non-NULL, within 48
  *                bits.
  *   Deviations:  the paper's array is unbounded (slot = ticket); a ring of
@@ -66,9 +75,14 @@ static inline uint64_t round_of(uint32_t shift, uint64_t ticket) { return (ticke
  * the shift is a shift count and the mask bounds every cell index, so only
  * these copies are used. */
 static inline bool checked_geometry(const syncq_queue_fai_array *q, uint64_t *mask, uint32_t *shift) {
-  *mask = q->mask;
-  *shift = q->shift;
-  return q->magic == FAI_MAGIC && *shift - 1u < 63u && *mask == (UINT64_C(1) << *shift) - 1u && *mask < FAI_MAX_CELLS;
+  /* relaxed (all three): header words init wrote before the queue was
+   * handed to its users (the creator's publication orders them); checked
+   * below, and only these copies are used. One load each: the values
+   * checked are the values used, whatever another process writes meanwhile. */
+  *mask = atomic_load_explicit(&q->mask, memory_order_relaxed);
+  *shift = atomic_load_explicit(&q->shift, memory_order_relaxed);
+  return atomic_load_explicit(&q->magic, memory_order_relaxed) == FAI_MAGIC && *shift - 1u < 63u &&
+         *mask == (UINT64_C(1) << *shift) - 1u && *mask < FAI_MAX_CELLS;
 }
 
 int syncq_queue_fai_array_bytes(size_t capacity, size_t *bytes) {
@@ -84,18 +98,22 @@ int syncq_queue_fai_array_init(syncq_queue_fai_array *q, size_t capacity) {
   if (syncq_queue_fai_array_bytes(capacity, &bytes) != SYNCQ_OK) return SYNCQ_EINVAL;
   atomic_init(&q->head, 0);
   atomic_init(&q->tail, 0);
-  q->mask = (uint64_t)capacity - 1;
-  q->shift = 0;
-  while ((UINT64_C(1) << q->shift) < (uint64_t)capacity) q->shift++;
-  q->magic = FAI_MAGIC;
+  uint32_t shift = 0;
+  while ((UINT64_C(1) << shift) < (uint64_t)capacity) shift++;
+  atomic_init(&q->mask, (uint64_t)capacity - 1);
+  atomic_init(&q->shift, shift);
+  atomic_init(&q->magic, FAI_MAGIC);
   _Atomic(uint64_t) *c = cells_of(q);
   for (size_t i = 0; i < capacity; i++) atomic_init(&c[i], 0);
   return SYNCQ_OK;
 }
 
 int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q) {
-  if (q == NULL || q->magic != FAI_MAGIC) return SYNCQ_EINVAL;
-  q->magic = 0;
+  /* relaxed: as in checked_geometry */
+  if (q == NULL || atomic_load_explicit(&q->magic, memory_order_relaxed) != FAI_MAGIC) return SYNCQ_EINVAL;
+  /* relaxed: no operation may run on a queue being destroyed (the caller's
+   * precondition); one that does reads the old magic or none */
+  atomic_store_explicit(&q->magic, 0, memory_order_relaxed);
   return SYNCQ_OK;
 }
 

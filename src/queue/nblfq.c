@@ -19,14 +19,14 @@
  *                after every CAS, so a handler that interrupts an operation
  *                may operate on the same queue (tests/queue prove it).
  *   Process-shared: yes (no internal pointers; items are opaque words).
- *                Each operation reads the mask once, checks it
- *                (syncq_nbl_mask_ok: S - 1 for a power of two S within
- *                what init accepts; the magic, which init stores XOR the
- *                mask, so a mask changed alone fails) and uses only that
- *                copy, so a header
- *                another process overwrote is SYNCQ_EINVAL, never an
- *                index past the cells or an endless chase; the caller
- *                guarantees the mapping holds SYNCQ_QUEUE_NBLFQ_BYTES(S).
+ *                Each operation reads the mask once (a relaxed atomic
+ *                load into a local), checks it (syncq_nbl_mask_ok: S - 1
+ *                for a power of two S within what init accepts; the magic,
+ *                which init stores XOR the mask, so a mask changed alone
+ *                fails) and uses only that copy, so a header another
+ *                process overwrote is SYNCQ_EINVAL, never an index past
+ *                the cells or an endless chase; the caller guarantees the
+ *                mapping holds SYNCQ_QUEUE_NBLFQ_BYTES(S).
  *   Limits:      capacity S a power of two >= 2 (004 §IV-B: S > 1, power
  *                of two); items non-NULL and within 48 bits (x86-64 and
  *                AArch64 user addresses); counters of 16 bits: a thread
@@ -134,15 +134,21 @@ int syncq_queue_nblfq_init(syncq_queue_nblfq *q, size_t capacity) {
   if (syncq_queue_nblfq_bytes(capacity, &bytes) != SYNCQ_OK) return SYNCQ_EINVAL;
   atomic_init(&q->head, 0);
   atomic_init(&q->tail, 0);
-  q->mask = (uint64_t)capacity - 1;
-  q->magic = NBLFQ_MAGIC ^ q->mask; /* bound to the mask (syncq/static/queue/nblfq.h) */
+  atomic_init(&q->mask, (uint64_t)capacity - 1);
+  atomic_init(&q->magic, NBLFQ_MAGIC ^ ((uint64_t)capacity - 1)); /* bound to the mask (syncq/static/queue/nblfq.h) */
   syncq_nbl_init_cells(cells_of(q), (uint64_t)capacity, NBLFQ_TAG_BITS);
   return SYNCQ_OK;
 }
 
 int syncq_queue_nblfq_destroy(syncq_queue_nblfq *q) {
-  if (q == NULL || (q->magic ^ q->mask) != NBLFQ_MAGIC) return SYNCQ_EINVAL;
-  q->magic = 0;
+  if (q == NULL) return SYNCQ_EINVAL;
+  /* relaxed (both): as in enqueue (syncq/static/queue/nblfq.h) */
+  if ((atomic_load_explicit(&q->magic, memory_order_relaxed) ^ atomic_load_explicit(&q->mask, memory_order_relaxed)) !=
+      NBLFQ_MAGIC)
+    return SYNCQ_EINVAL;
+  /* relaxed: no operation may run on a queue being destroyed (the caller's
+   * precondition); one that does reads the old magic or none */
+  atomic_store_explicit(&q->magic, 0, memory_order_relaxed);
   return SYNCQ_OK;
 }
 
@@ -151,7 +157,10 @@ int syncq_queue_nblfq_destroy(syncq_queue_nblfq *q) {
 int syncq_queue_nblfq_enqueue(syncq_queue_nblfq *q, void *item) { return syncq_queue_nblfq_enqueue_inline(q, item); }
 int syncq_queue_nblfq_dequeue(syncq_queue_nblfq *q, void **item) { return syncq_queue_nblfq_dequeue_inline(q, item); }
 
-size_t syncq_queue_nblfq_capacity(const syncq_queue_nblfq *q) { return q == NULL ? 0 : (size_t)q->mask + 1; }
+/* relaxed: a header word init wrote (read as it is, unchecked: a count to show, never an index) */
+size_t syncq_queue_nblfq_capacity(const syncq_queue_nblfq *q) {
+  return q == NULL ? 0 : (size_t)atomic_load_explicit(&q->mask, memory_order_relaxed) + 1;
+}
 
 SYNCQ_QUEUE_REGISTER_FNS(nblfq, "nblfq", "NBLFQ: one-CAS lock-free ring of 48+16-bit tagged pointers",
                          "004 Algorithms 1-4, §IV-V", LOCK_FREE,

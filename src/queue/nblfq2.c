@@ -54,12 +54,13 @@
  *                never allocates.
  *   Signal-safe: yes (as nblfq.c).
  *   Process-shared: yes (no internal pointers). Each operation reads the
- *                header's mask once, checks it (the magic, stored XOR
- *                the mask by init, so a mask changed alone fails; S - 1 for a
- *                power of two S within what init accepts) and uses only
- *                that copy: a header another process overwrote is
- *                SYNCQ_EINVAL, never an index past the cells. The caller
- *                guarantees the mapping holds SYNCQ_QUEUE_NBLFQ2_BYTES(S).
+ *                header's mask once (a relaxed atomic load into a local),
+ *                checks it (the magic, stored XOR the mask by init, so a
+ *                mask changed alone fails; S - 1 for a power of two S
+ *                within what init accepts) and uses only that copy: a
+ *                header another process overwrote is SYNCQ_EINVAL, never
+ *                an index past the cells. The caller guarantees the
+ *                mapping holds SYNCQ_QUEUE_NBLFQ2_BYTES(S).
  *   Limits:      capacity a power of two >= 2; items any non-NULL pointer
  *                (all 64 bits); 64-bit counters never wrap in practice
  *                (004 §IV-B: centuries). SYNCQ_ENOTSUP at init where the CPU
@@ -95,15 +96,21 @@ int syncq_queue_nblfq2_init(syncq_queue_nblfq2 *q, size_t capacity) {
   if (!syncq_pr_dwcas_available()) return SYNCQ_ENOTSUP;
   atomic_init(&q->head, 0);
   atomic_init(&q->tail, 0);
-  q->mask = (uint64_t)capacity - 1;
-  q->magic = NBLFQ2_MAGIC ^ q->mask; /* bound to the mask: see checked_mask */
+  atomic_init(&q->mask, (uint64_t)capacity - 1);
+  atomic_init(&q->magic, NBLFQ2_MAGIC ^ ((uint64_t)capacity - 1)); /* bound to the mask: see checked_mask */
   syncq_nbl_init_cells(cells_of(q), (uint64_t)capacity, NBLFQ2_TAG_BITS);
   return SYNCQ_OK;
 }
 
 int syncq_queue_nblfq2_destroy(syncq_queue_nblfq2 *q) {
-  if (q == NULL || (q->magic ^ q->mask) != NBLFQ2_MAGIC) return SYNCQ_EINVAL;
-  q->magic = 0;
+  if (q == NULL) return SYNCQ_EINVAL;
+  /* relaxed (both): as in checked_mask */
+  if ((atomic_load_explicit(&q->magic, memory_order_relaxed) ^ atomic_load_explicit(&q->mask, memory_order_relaxed)) !=
+      NBLFQ2_MAGIC)
+    return SYNCQ_EINVAL;
+  /* relaxed: no operation may run on a queue being destroyed (the caller's
+   * precondition); one that does reads the old magic or none */
+  atomic_store_explicit(&q->magic, 0, memory_order_relaxed);
   return SYNCQ_OK;
 }
 
@@ -113,8 +120,13 @@ int syncq_queue_nblfq2_destroy(syncq_queue_nblfq2 *q) {
  * magic XOR the mask, so a mask changed alone (a bit flipped into another
  * well-formed size, past the storage) no longer matches it. */
 static inline uint64_t checked_mask(const syncq_queue_nblfq2 *q) {
-  const uint64_t mask = q->mask;
-  return (q->magic ^ mask) == NBLFQ2_MAGIC && syncq_nbl_mask_ok(mask, NBLFQ2_MAX_CELLS) ? mask : 0;
+  /* relaxed (both): header words init wrote before the queue was handed to
+   * its users (the creator's publication orders them); checked below, and
+   * only these copies are used. One load each: the value checked is the
+   * value used, whatever another process writes meanwhile. */
+  const uint64_t mask = atomic_load_explicit(&q->mask, memory_order_relaxed);
+  const uint64_t magic = atomic_load_explicit(&q->magic, memory_order_relaxed);
+  return (magic ^ mask) == NBLFQ2_MAGIC && syncq_nbl_mask_ok(mask, NBLFQ2_MAX_CELLS) ? mask : 0;
 }
 
 /* The enqueue's call out of its first step when it did not commit, out
@@ -171,7 +183,10 @@ int syncq_queue_nblfq2_dequeue(syncq_queue_nblfq2 *q, void **item) {
   return dequeue_lost(q, item, mask, bits);
 }
 
-size_t syncq_queue_nblfq2_capacity(const syncq_queue_nblfq2 *q) { return q == NULL ? 0 : (size_t)q->mask + 1; }
+/* relaxed: a header word init wrote (read as it is, unchecked: a count to show, never an index) */
+size_t syncq_queue_nblfq2_capacity(const syncq_queue_nblfq2 *q) {
+  return q == NULL ? 0 : (size_t)atomic_load_explicit(&q->mask, memory_order_relaxed) + 1;
+}
 
 SYNCQ_QUEUE_REGISTER(nblfq2, "nblfq2", "NBLFQ2: NBLFQ with double-width (pointer, 64-bit counter) cells",
                      "004 §IV-B, Algorithms 1-4", LOCK_FREE,

@@ -28,8 +28,8 @@
  *                an enqueue and dequeues the same queue carries on.
  *   Process-shared: yes (no internal pointers). Each operation reads the
  *                header's geometry (n, order, remap_shift) once into a
- *                local copy and checks it is one init writes (n = 2^k,
- *                2 <= n <= 2^40, order = log2(2n), remap_shift 0 or the
+ *                local copy (relaxed atomic loads) and checks it is one
+ *                init writes (n = 2^k, 2 <= n <= 2^40, order = log2(2n), remap_shift 0 or the
  *                line shift), else SYNCQ_EINVAL; only the copy is used,
  *                so a header another process rewrites meanwhile cannot
  *                make a shift of 64 or an index past the rings. An index
@@ -256,14 +256,25 @@ typedef struct scq_geometry {
   uint32_t order, shift;
 } scq_geometry;
 
+/* Is the magic init's? relaxed: a header word init wrote before the queue
+ * was handed to its users (the creator's publication orders it); one load,
+ * compared and not used otherwise. */
+static inline bool magic_ok(const syncq_queue_scq *q) {
+  return atomic_load_explicit(&q->magic, memory_order_relaxed) == SCQ_MAGIC;
+}
+
 /* False unless the header is one that init writes: 2 <= n <= 2^40 a power
  * of two, order = log2(2n), remap_shift 0 or SCQ_LINE_SHIFT. Whether the
  * storage really holds SYNCQ_QUEUE_SCQ_BYTES(n) bytes the callee cannot
  * know: the caller guarantees it (the mapping is the one init was given). */
 static inline bool scq_geometry_read(const syncq_queue_scq *q, scq_geometry *g) {
-  g->n = q->n;
-  g->order = q->order;
-  g->shift = q->remap_shift;
+  /* relaxed (all three): header words init wrote before the queue was
+   * handed to its users (the creator's publication orders them); checked
+   * below, and only these copies are used. One load each: the values
+   * checked are the values used, whatever another process writes meanwhile. */
+  g->n = atomic_load_explicit(&q->n, memory_order_relaxed);
+  g->order = atomic_load_explicit(&q->order, memory_order_relaxed);
+  g->shift = atomic_load_explicit(&q->remap_shift, memory_order_relaxed);
   return g->order - 2u <= 39u && g->n == UINT64_C(1) << (g->order - 1u) &&
          (g->shift == 0 || g->shift == SCQ_LINE_SHIFT);
 }
@@ -289,9 +300,9 @@ static int scq_init(syncq_queue_scq *q, size_t capacity, uint32_t remap_shift) {
   if (syncq_queue_scq_bytes(capacity, &bytes) != SYNCQ_OK) return SYNCQ_EINVAL;
   scq_geometry g = {capacity, 0, remap_shift};
   while ((UINT64_C(1) << g.order) < 2 * (uint64_t)capacity) g.order++;
-  q->n = g.n;
-  q->order = g.order;
-  q->remap_shift = g.shift;
+  atomic_init(&q->n, g.n);
+  atomic_init(&q->order, g.order);
+  atomic_init(&q->remap_shift, g.shift);
   ring_view aq = view_aq(q, &g), fq = view_fq(q, &g);
   ring_init(&aq);
   ring_init(&fq);
@@ -303,7 +314,7 @@ static int scq_init(syncq_queue_scq *q, size_t capacity, uint32_t remap_shift) {
    * since slots come back to fq in about the order they left, they stay
    * spread. */
   for (size_t i = 0; i < capacity; i++) ring_enqueue(&fq, remap(i, slot_bits, remap_shift));
-  q->magic = SCQ_MAGIC;
+  atomic_init(&q->magic, SCQ_MAGIC);
   return SYNCQ_OK;
 }
 
@@ -311,8 +322,10 @@ int syncq_queue_scq_init(syncq_queue_scq *q, size_t capacity) { return scq_init(
 int syncq_queue_scq_init_remapped(syncq_queue_scq *q, size_t capacity) { return scq_init(q, capacity, SCQ_LINE_SHIFT); }
 
 int syncq_queue_scq_destroy(syncq_queue_scq *q) {
-  if (q == NULL || q->magic != SCQ_MAGIC) return SYNCQ_EINVAL;
-  q->magic = 0;
+  if (q == NULL || !magic_ok(q)) return SYNCQ_EINVAL;
+  /* relaxed: no operation may run on a queue being destroyed (the caller's
+   * precondition); one that does reads the old magic or none */
+  atomic_store_explicit(&q->magic, 0, memory_order_relaxed);
   return SYNCQ_OK;
 }
 
@@ -330,7 +343,7 @@ static inline int index_kind(const ring_view *v, uint64_t i) {
 
 int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item) {
   scq_geometry g;
-  if (q == NULL || item == NULL || q->magic != SCQ_MAGIC || !scq_geometry_read(q, &g)) return SYNCQ_EINVAL;
+  if (q == NULL || item == NULL || !magic_ok(q) || !scq_geometry_read(q, &g)) return SYNCQ_EINVAL;
   ring_view fq = view_fq(q, &g), aq = view_aq(q, &g);
   uint64_t i = ring_dequeue(&fq);
   int k = index_kind(&fq, i);
@@ -344,7 +357,7 @@ int syncq_queue_scq_enqueue(syncq_queue_scq *q, void *item) {
 
 int syncq_queue_scq_dequeue(syncq_queue_scq *q, void **item) {
   scq_geometry g;
-  if (q == NULL || item == NULL || q->magic != SCQ_MAGIC || !scq_geometry_read(q, &g)) return SYNCQ_EINVAL;
+  if (q == NULL || item == NULL || !magic_ok(q) || !scq_geometry_read(q, &g)) return SYNCQ_EINVAL;
   ring_view fq = view_fq(q, &g), aq = view_aq(q, &g);
   uint64_t i = ring_dequeue(&aq);
   int k = index_kind(&aq, i);

@@ -37,9 +37,10 @@
  *                dequeues the same queue carries on.
  *   Process-shared: yes (no internal pointers; items are opaque words).
  *                Each operation reads the header's geometry (n, order,
- *                remap_shift) once into a local copy, checks it is one
- *                init writes (scq2_geometry_read), else SYNCQ_EINVAL, and
- *                uses only the copy: a header another process overwrote,
+ *                remap_shift) once into a local copy (relaxed atomic
+ *                loads), checks it is one init writes
+ *                (scq2_geometry_read), else SYNCQ_EINVAL, and uses only
+ *                the copy: a header another process overwrote,
  *                before or during the operation, cannot make a shift of
  *                64 or an index past the cells. The caller guarantees
  *                the mapping holds SYNCQ_QUEUE_SCQ2_BYTES(n) for the n in
@@ -339,14 +340,25 @@ static uint64_t catchup(syncq_queue_scq2 *q, uint64_t tail, uint64_t head) {
   return head - tail;
 }
 
+/* Is the magic init's? relaxed: a header word init wrote before the queue
+ * was handed to its users (the creator's publication orders it); one load,
+ * compared and not used otherwise. */
+static inline bool magic_ok(const syncq_queue_scq2 *q) {
+  return atomic_load_explicit(&q->magic, memory_order_relaxed) == SCQ2_MAGIC;
+}
+
 /* False unless the header is one init writes: 2 <= n <= 2^40 a power of
  * two, order = log2(2n), remap_shift 0 or SCQ2_LINE_SHIFT (one line, read
  * anyway). That the storage holds SYNCQ_QUEUE_SCQ2_BYTES(n) bytes the
  * callee cannot know: the caller guarantees it. */
 static inline bool scq2_geometry_read(const syncq_queue_scq2 *q, scq2_geometry *g) {
-  g->n = q->n;
-  g->order = q->order;
-  g->shift = q->remap_shift;
+  /* relaxed (all three): header words init wrote before the queue was
+   * handed to its users (the creator's publication orders them); checked
+   * below, and only these copies are used. One load each: the values
+   * checked are the values used, whatever another process writes meanwhile. */
+  g->n = atomic_load_explicit(&q->n, memory_order_relaxed);
+  g->order = atomic_load_explicit(&q->order, memory_order_relaxed);
+  g->shift = atomic_load_explicit(&q->remap_shift, memory_order_relaxed);
   return g->order - 2u <= 39u && g->n == UINT64_C(1) << (g->order - 1u) &&
          (g->shift == 0 || g->shift == SCQ2_LINE_SHIFT);
 }
@@ -363,11 +375,12 @@ static int scq2_init(syncq_queue_scq2 *q, size_t capacity, uint32_t remap_shift)
   if (q == NULL || ((uintptr_t)q % _Alignof(syncq_queue_scq2)) != 0) return SYNCQ_EINVAL;
   if (syncq_queue_scq2_bytes(capacity, &bytes) != SYNCQ_OK) return SYNCQ_EINVAL;
   if (!syncq_pr_dwcas_available()) return SYNCQ_ENOTSUP;
-  q->n = capacity;
-  q->remap_shift = remap_shift;
-  q->order = 0;
   const uint64_t cells = 2 * (uint64_t)capacity; /* SCQ's 2n entries for n items */
-  while ((UINT64_C(1) << q->order) < cells) q->order++;
+  uint32_t order = 0;
+  while ((UINT64_C(1) << order) < cells) order++;
+  atomic_init(&q->n, (uint64_t)capacity);
+  atomic_init(&q->remap_shift, remap_shift);
+  atomic_init(&q->order, order);
   atomic_init(&q->tail, cells); /* cycle 1: cells start at cycle 0 */
   atomic_init(&q->head, cells);
   atomic_init(&q->tail_seen, cells);
@@ -379,7 +392,7 @@ static int scq2_init(syncq_queue_scq2 *q, size_t capacity, uint32_t remap_shift)
     atomic_init(&c[i].lo, 0);
     atomic_init(&c[i].hi, make_entry(0, SAFE));
   }
-  q->magic = SCQ2_MAGIC;
+  atomic_init(&q->magic, SCQ2_MAGIC);
   return SYNCQ_OK;
 }
 
@@ -389,14 +402,16 @@ int syncq_queue_scq2_init_remapped(syncq_queue_scq2 *q, size_t capacity) {
 }
 
 int syncq_queue_scq2_destroy(syncq_queue_scq2 *q) {
-  if (q == NULL || q->magic != SCQ2_MAGIC) return SYNCQ_EINVAL;
-  q->magic = 0;
+  if (q == NULL || !magic_ok(q)) return SYNCQ_EINVAL;
+  /* relaxed: no operation may run on a queue being destroyed (the caller's
+   * precondition); one that does reads the old magic or none */
+  atomic_store_explicit(&q->magic, 0, memory_order_relaxed);
   return SYNCQ_OK;
 }
 
 int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
   scq2_geometry g; /* Process-shared: a geometry init never wrote is refused */
-  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC || !scq2_geometry_read(q, &g)) return SYNCQ_EINVAL;
+  if (q == NULL || item == NULL || !magic_ok(q) || !scq2_geometry_read(q, &g)) return SYNCQ_EINVAL;
   const int64_t n = (int64_t)g.n;
   /* FULL before a ticket, with loads alone: a producer polling a full
    * queue leaves no ticket for the dequeuers to pass. */
@@ -460,7 +475,7 @@ int syncq_queue_scq2_enqueue(syncq_queue_scq2 *q, void *item) {
 
 int syncq_queue_scq2_dequeue(syncq_queue_scq2 *q, void **item) {
   scq2_geometry g; /* as in enqueue */
-  if (q == NULL || item == NULL || q->magic != SCQ2_MAGIC || !scq2_geometry_read(q, &g)) return SYNCQ_EINVAL;
+  if (q == NULL || item == NULL || !magic_ok(q) || !scq2_geometry_read(q, &g)) return SYNCQ_EINVAL;
   if (atomic_load(&q->threshold) < 0) return SYNCQ_EMPTY;
   if (seems_empty(q)) return SYNCQ_EMPTY;         /* Deviation 5 */
   SYNCQ_RACE_POINT("queue.scq2.dequeue.checked"); /* past the emptiness test, before the ticket */

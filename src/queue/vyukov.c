@@ -25,11 +25,13 @@
  *   Signal-safe: no (a handler interrupting a claimed, unpublished cell
  *                would see FULL/EMPTY forever if it waited for it).
  *   Process-shared: yes (no internal pointers). Each operation reads the
- *                header's mask once and checks it (the magic, stored XOR
- *                the mask by init, so a mask changed alone fails; S - 1 for a
- *                power of two S init accepts), else SYNCQ_EINVAL; only
- *                that copy indexes the cells. The caller guarantees the
- *                mapping holds SYNCQ_QUEUE_VYUKOV_BYTES(S).
+ *                header's mask once (a relaxed atomic load into a local,
+ *                so the mask checked is the mask used) and checks it (the
+ *                magic, stored XOR the mask by init, so a mask changed
+ *                alone fails; S - 1 for a power of two S init accepts),
+ *                else SYNCQ_EINVAL; only that copy indexes the cells. The
+ *                caller guarantees the mapping holds
+ *                SYNCQ_QUEUE_VYUKOV_BYTES(S).
  *   Limits:      capacity a power of two >= 2; items non-NULL.
  *   Stats:       cas_attempts, cas_failures.
  */
@@ -56,8 +58,13 @@ static inline syncq_queue_vyukov_cell *cells_of(syncq_queue_vyukov *q) {
  * shared header; the mask bounds every cell index, so only this copy is
  * used. */
 static inline uint64_t checked_mask(const syncq_queue_vyukov *q) {
-  const uint64_t mask = q->mask;
-  return (q->magic ^ mask) == VYUKOV_MAGIC && mask - 1u < VYUKOV_MAX_CELLS - 1u && (mask & (mask + 1u)) == 0 ? mask : 0;
+  /* relaxed (both): header words init wrote before the queue was handed to
+   * its users (the creator's publication orders them); checked below, and
+   * only these copies are used. One load each: the value checked is the
+   * value used, whatever another process writes meanwhile. */
+  const uint64_t mask = atomic_load_explicit(&q->mask, memory_order_relaxed);
+  const uint64_t magic = atomic_load_explicit(&q->magic, memory_order_relaxed);
+  return (magic ^ mask) == VYUKOV_MAGIC && mask - 1u < VYUKOV_MAX_CELLS - 1u && (mask & (mask + 1u)) == 0 ? mask : 0;
 }
 
 int syncq_queue_vyukov_bytes(size_t capacity, size_t *bytes) {
@@ -73,8 +80,8 @@ int syncq_queue_vyukov_init(syncq_queue_vyukov *q, size_t capacity) {
   if (syncq_queue_vyukov_bytes(capacity, &bytes) != SYNCQ_OK) return SYNCQ_EINVAL;
   atomic_init(&q->enqueue_pos, 0);
   atomic_init(&q->dequeue_pos, 0);
-  q->mask = (uint64_t)capacity - 1;
-  q->magic = VYUKOV_MAGIC ^ q->mask; /* bound to the mask: see checked_mask */
+  atomic_init(&q->mask, (uint64_t)capacity - 1);
+  atomic_init(&q->magic, VYUKOV_MAGIC ^ ((uint64_t)capacity - 1)); /* bound to the mask: see checked_mask */
   syncq_queue_vyukov_cell *c = cells_of(q);
   for (size_t i = 0; i < capacity; i++) {
     atomic_init(&c[i].seq, (uint64_t)i);
@@ -84,8 +91,14 @@ int syncq_queue_vyukov_init(syncq_queue_vyukov *q, size_t capacity) {
 }
 
 int syncq_queue_vyukov_destroy(syncq_queue_vyukov *q) {
-  if (q == NULL || (q->magic ^ q->mask) != VYUKOV_MAGIC) return SYNCQ_EINVAL;
-  q->magic = 0;
+  if (q == NULL) return SYNCQ_EINVAL;
+  /* relaxed (both): as in checked_mask */
+  if ((atomic_load_explicit(&q->magic, memory_order_relaxed) ^ atomic_load_explicit(&q->mask, memory_order_relaxed)) !=
+      VYUKOV_MAGIC)
+    return SYNCQ_EINVAL;
+  /* relaxed: no operation may run on a queue being destroyed (the caller's
+   * precondition); one that does reads the old magic or none */
+  atomic_store_explicit(&q->magic, 0, memory_order_relaxed);
   return SYNCQ_OK;
 }
 

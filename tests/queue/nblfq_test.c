@@ -699,18 +699,18 @@ static void forged_call_refused(const forged_call *c, void *q, uint64_t mask) {
 /* Masks init cannot write, each with the magic forged to match: not S - 1,
  * past the largest size bytes() accepts (max_cells), and the all-ones
  * mask just above it. */
-static void forge_each(void *q, uint64_t *maskp, uint64_t *magicp, uint64_t max_cells, const forged_call *calls,
-                       size_t ncalls) {
-  const uint64_t magic = *magicp ^ *maskp; /* the constant, as init bound it to the mask */
-  const uint64_t kept = *maskp;
+static void forge_each(void *q, _Atomic(uint64_t) *maskp, _Atomic(uint64_t) *magicp, uint64_t max_cells,
+                       const forged_call *calls, size_t ncalls) {
+  const uint64_t magic = atomic_load(magicp) ^ atomic_load(maskp); /* the constant, as init bound it to the mask */
+  const uint64_t kept = atomic_load(maskp);
   const uint64_t forged[] = {0, 2, 6, UINT64_MAX, max_cells, (UINT64_C(1) << (64 - __builtin_clzll(max_cells))) - 1};
   for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
-    *maskp = forged[i];
-    *magicp = magic ^ forged[i];
+    atomic_store(maskp, forged[i]);
+    atomic_store(magicp, magic ^ forged[i]);
     for (size_t k = 0; k < ncalls; k++) forged_call_refused(&calls[k], q, forged[i]);
   }
-  *maskp = kept;
-  *magicp = magic ^ kept;
+  atomic_store(maskp, kept);
+  atomic_store(magicp, magic ^ kept);
 }
 
 static void test_forged_header(void **state) {

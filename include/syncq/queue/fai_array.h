@@ -22,9 +22,11 @@ extern "C" {
 typedef struct syncq_queue_fai_array {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) head; /* next ticket to enqueue */
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* next ticket to dequeue */
-  SYNCQ_CACHELINE_ALIGNED uint64_t mask;          /* S - 1, read-only after init */
-  uint32_t shift;                                 /* log2(S) */
-  uint64_t magic;
+  /* Set by init, read once per operation with relaxed loads (another
+   * process may write them); atomic so that the values checked are the values used. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) mask; /* S - 1, read-only after init */
+  _Atomic(uint32_t) shift;                        /* log2(S) */
+  _Atomic(uint64_t) magic;
   /* the S cells (_Atomic(uint64_t): 48-bit item + 16-bit round) follow */
 } syncq_queue_fai_array;
 

@@ -38,8 +38,10 @@ typedef struct syncq_queue_nblfq {
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_head_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* hint: where dequeue starts looking */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_tail_[SYNCQ_CACHELINE];
-  SYNCQ_CACHELINE_ALIGNED uint64_t mask; /* S - 1, read-only after init */
-  uint64_t magic;                        /* set by init, cleared by destroy */
+  /* Read once per operation with a relaxed load (another process may
+   * write them); atomic so that the value checked is the value used. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) mask; /* S - 1, read-only after init */
+  _Atomic(uint64_t) magic;                        /* set by init, cleared by destroy */
   /* the S cells follow the header */
 } syncq_queue_nblfq;
 

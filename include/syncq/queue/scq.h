@@ -37,12 +37,14 @@ typedef struct syncq_queue_scq_ring {
 } syncq_queue_scq_ring;
 
 typedef struct syncq_queue_scq {
-  syncq_queue_scq_ring aq;            /* indices of slots holding items (first member: alignment) */
-  syncq_queue_scq_ring fq;            /* indices of free slots */
-  SYNCQ_CACHELINE_ALIGNED uint64_t n; /* capacity, read-only after init */
-  uint32_t order;                     /* log2(2n) */
-  uint32_t remap_shift;               /* 0: plain; else cache remapping (init_remapped) */
-  uint64_t magic;
+  syncq_queue_scq_ring aq; /* indices of slots holding items (first member: alignment) */
+  syncq_queue_scq_ring fq; /* indices of free slots */
+  /* Set by init, read once per operation with relaxed loads (another
+   * process may write them); atomic so that the values checked are the values used. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) n; /* capacity, read-only after init */
+  _Atomic(uint32_t) order;                     /* log2(2n) */
+  _Atomic(uint32_t) remap_shift;               /* 0: plain; else cache remapping (init_remapped) */
+  _Atomic(uint64_t) magic;
   /* follow: aq's 2n entries, fq's 2n entries, n data slots (8 bytes each) */
 } syncq_queue_scq;
 

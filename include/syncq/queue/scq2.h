@@ -47,10 +47,12 @@ typedef struct syncq_queue_scq2 {
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_threshold_[SYNCQ_CACHELINE];
   SYNCQ_CACHELINE_ALIGNED _Atomic(int64_t) adjust; /* added to Tail - Head to count items: the FULL test */
   SYNCQ_CACHELINE_ALIGNED unsigned char pad_adjust_[SYNCQ_CACHELINE];
-  SYNCQ_CACHELINE_ALIGNED uint64_t n; /* capacity (items); 2n cells; read-only after init */
-  uint32_t order;                     /* log2(2n) */
-  uint32_t remap_shift;               /* 0: plain; else cache remapping (init_remapped) */
-  uint64_t magic;                     /* set by init, cleared by destroy */
+  /* Read once per operation with relaxed loads (another process may
+   * write them); atomic so that the values checked are the values used. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) n; /* capacity (items); 2n cells; read-only after init */
+  _Atomic(uint32_t) order;                     /* log2(2n) */
+  _Atomic(uint32_t) remap_shift;               /* 0: plain; else cache remapping (init_remapped) */
+  _Atomic(uint64_t) magic;                     /* set by init, cleared by destroy */
   /* the 2n cells (syncq_pr_dw_atomic, 16 bytes each) follow, from a line boundary */
 } syncq_queue_scq2;
 

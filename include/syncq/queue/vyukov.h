@@ -28,8 +28,10 @@ typedef struct syncq_queue_vyukov_cell {
 typedef struct syncq_queue_vyukov {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) enqueue_pos;
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) dequeue_pos;
-  SYNCQ_CACHELINE_ALIGNED uint64_t mask; /* S - 1, read-only after init */
-  uint64_t magic;
+  /* Set by init, read once per operation with a relaxed load (another
+   * process may write them); atomic so that the value checked is the value used. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) mask; /* S - 1, read-only after init */
+  _Atomic(uint64_t) magic;
   /* the S cells (syncq_queue_vyukov_cell) follow the header */
 } syncq_queue_vyukov;
 

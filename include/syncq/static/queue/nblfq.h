@@ -26,7 +26,7 @@
  * a magic word beside the ring's mask, which every operation reads anyway
  * (one load of a line already being read). Bytes that happen to equal the
  * magic cannot be told apart. Beside it, the mask (S - 1) is read once per
- * operation and checked (syncq_nbl_mask_ok, and the magic, which init
+ * operation (a relaxed atomic load into a local) and checked (syncq_nbl_mask_ok, and the magic, which init
  * stores XOR the mask) before it bounds an index: storage shared between
  * processes can have its header written by another one; a mask init
  * cannot have written, or one changed without the magic, is SYNCQ_EINVAL.
@@ -687,8 +687,13 @@ static __attribute__((noinline, unused)) int syncq_queue_nblfq_dequeue_lost_(syn
 static inline int syncq_queue_nblfq_enqueue_inline(syncq_queue_nblfq *q, void *item) {
   uint64_t bits = (uint64_t)(uintptr_t)item;
   if (q == NULL || bits - 1u >= SYNCQ_NBL_PTR_MASK) return SYNCQ_EINVAL; /* NULL, or beyond 48 bits */
-  const uint64_t mask = q->mask; /* read once: the checked copy is the only one used */
-  if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
+  /* relaxed (both): header words init wrote before the queue was handed to
+   * its users (the creator's publication orders them). One load each, into
+   * a local: the mask checked is the mask used, whatever another process
+   * writes meanwhile (a plain field could be loaded again after the check). */
+  const uint64_t mask = atomic_load_explicit(&q->mask, memory_order_relaxed);
+  if ((atomic_load_explicit(&q->magic, memory_order_relaxed) ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC ||
+      !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
     return SYNCQ_EINVAL;
   uint64_t h;
   syncq_nbl_cell u, p;
@@ -704,8 +709,9 @@ static inline int syncq_queue_nblfq_enqueue_inline(syncq_queue_nblfq *q, void *i
  * uninitialised queue or a mask init cannot have written (as enqueue). */
 static inline int syncq_queue_nblfq_dequeue_inline(syncq_queue_nblfq *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
-  const uint64_t mask = q->mask; /* read once, as in enqueue */
-  if ((q->magic ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
+  const uint64_t mask = atomic_load_explicit(&q->mask, memory_order_relaxed); /* relaxed: as in enqueue */
+  if ((atomic_load_explicit(&q->magic, memory_order_relaxed) ^ mask) != SYNCQ_QUEUE_NBLFQ_MAGIC || /* as above */
+      !syncq_nbl_mask_ok(mask, SYNCQ_QUEUE_NBLFQ_MAX_CELLS))
     return SYNCQ_EINVAL;
   uint64_t bits;
   syncq_nbl_cell u, p;
