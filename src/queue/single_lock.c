@@ -58,7 +58,11 @@ int syncq_queue_single_lock_enqueue(syncq_queue_single_lock *q, void *item) {
   syncq_queue_lnode *node = lockq_node(item);
   if (node == NULL) return SYNCQ_ENOMEM;
   syncq_lock_node ln;
-  lops->lock(q->lock, &ln);
+  int r = lops->lock(q->lock, &ln);
+  if (r != SYNCQ_OK) { /* not held (a lock's limit, ESYS): nothing was linked */
+    free(node);
+    return r;
+  }
   /* relaxed: every access to next is under the lock, which orders them. */
   atomic_store_explicit(&q->tail->next, node, memory_order_relaxed);
   q->tail = node;
@@ -70,7 +74,8 @@ int syncq_queue_single_lock_dequeue(syncq_queue_single_lock *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
   const syncq_lock_ops *lops = q->lock_ops;
   syncq_lock_node ln;
-  lops->lock(q->lock, &ln);
+  int r = lops->lock(q->lock, &ln);
+  if (r != SYNCQ_OK) return r; /* not held: the queue was not read */
   syncq_queue_lnode *node = q->head;
   /* relaxed: under the lock, which orders it after the enqueuer's store. */
   syncq_queue_lnode *new_head = atomic_load_explicit(&node->next, memory_order_relaxed);

@@ -71,7 +71,11 @@ int syncq_queue_two_lock_enqueue(syncq_queue_two_lock *q, void *item) {
   syncq_queue_lnode *node = lockq_node(item);
   if (node == NULL) return SYNCQ_ENOMEM;
   syncq_lock_node ln;
-  lops->lock(q->t_lock, &ln);
+  int r = lops->lock(q->t_lock, &ln);
+  if (r != SYNCQ_OK) { /* not held (a lock's limit, ESYS): nothing was linked */
+    free(node);
+    return r;
+  }
   /* release: pairs with the dequeuer's acquire load of next; publishes the
    * node's value and next = NULL. */
   atomic_store_explicit(&q->tail->next, node, memory_order_release);
@@ -84,7 +88,8 @@ int syncq_queue_two_lock_dequeue(syncq_queue_two_lock *q, void **item) {
   if (q == NULL || item == NULL) return SYNCQ_EINVAL;
   const syncq_lock_ops *lops = q->lock_ops;
   syncq_lock_node ln;
-  lops->lock(q->h_lock, &ln);
+  int r = lops->lock(q->h_lock, &ln);
+  if (r != SYNCQ_OK) return r; /* not held: the queue was not read */
   syncq_queue_lnode *node = q->head;
   /* acquire: pairs with the enqueuer's release store of next. */
   syncq_queue_lnode *new_head = atomic_load_explicit(&node->next, memory_order_acquire);

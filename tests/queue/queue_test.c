@@ -34,6 +34,7 @@
 #include "test_plan.h"
 #include "test_queue_contract.h"
 
+#include "syncq/lock.h"
 #include "syncq/platform.h"
 #include "syncq/pr.h"
 #include "syncq/queue.h"
@@ -45,6 +46,7 @@
 #include "syncq/queue/nblfq2.h"
 #include "syncq/queue/scq.h"
 #include "syncq/queue/vyukov.h"
+#include "syncq/registry.h"
 #include "syncq/stats.h"
 #include "test_sanitizer.h" /* SANITIZED, TSAN */
 
@@ -678,6 +680,71 @@ static int register_extra_queue(void) {
 }
 #endif
 
+/* A lock whose acquire can be made to refuse (SYNCQ_ELIMIT, as a lock of
+ * fixed places answers when they are all taken): a pthread mutex
+ * otherwise. Registered by the one test that names it, the last to run. */
+static _Atomic(bool) refusing_lock_refuses;
+
+typedef struct refusing_lock {
+  pthread_mutex_t m;
+} refusing_lock;
+
+static int rl_init(refusing_lock *l, const syncq_lock_config *cfg) {
+  (void)cfg;
+  return pthread_mutex_init(&l->m, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
+}
+static int rl_destroy(refusing_lock *l) { return pthread_mutex_destroy(&l->m) == 0 ? SYNCQ_OK : SYNCQ_EBUSY; }
+static int rl_lock(refusing_lock *l, syncq_lock_node *n) {
+  (void)n;
+  if (atomic_load(&refusing_lock_refuses)) return SYNCQ_ELIMIT;
+  return pthread_mutex_lock(&l->m) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
+}
+static int rl_trylock(refusing_lock *l, syncq_lock_node *n) {
+  (void)n;
+  return pthread_mutex_trylock(&l->m) == 0 ? SYNCQ_OK : SYNCQ_EBUSY;
+}
+static int rl_unlock(refusing_lock *l, syncq_lock_node *n) {
+  (void)n;
+  return pthread_mutex_unlock(&l->m) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
+}
+SYNCQ_LOCK_REGISTER_FNS(refusing_lock, "refusing-test-lock", "a pthread mutex whose lock can refuse (test)", "-",
+                        BLOCKING, 0, refusing_lock, rl_init, rl_destroy, rl_lock, rl_trylock, rl_unlock);
+
+/* The lock-based queues pass on a lock that refuses: the call answers the
+ * lock's status, links no node (none leaks: LeakSanitizer) and reads
+ * nothing, and the queue is whole once the lock admits again. They ran
+ * the critical section without the lock before. */
+static void test_lock_queue_lock_refused(void **state) {
+  (void)state;
+  assert_int_equal(syncq_registry_add(&syncq_lock_refusing_lock_algo), SYNCQ_OK);
+  syncq_queue_two_lock *t = syncq_alloc_aligned(sizeof *t, _Alignof(syncq_queue_two_lock));
+  syncq_queue_single_lock *o = syncq_alloc_aligned(sizeof *o, _Alignof(syncq_queue_single_lock));
+  assert_non_null(t);
+  assert_non_null(o);
+  assert_int_equal(syncq_queue_two_lock_init(t, "refusing-test-lock"), SYNCQ_OK);
+  assert_int_equal(syncq_queue_single_lock_init(o, "refusing-test-lock"), SYNCQ_OK);
+  void *out = NULL;
+  assert_int_equal(syncq_queue_two_lock_enqueue(t, item_of(1)), SYNCQ_OK);
+  assert_int_equal(syncq_queue_single_lock_enqueue(o, item_of(1)), SYNCQ_OK);
+  atomic_store(&refusing_lock_refuses, true);
+  assert_int_equal(syncq_queue_two_lock_enqueue(t, item_of(2)), SYNCQ_ELIMIT);
+  assert_int_equal(syncq_queue_single_lock_enqueue(o, item_of(2)), SYNCQ_ELIMIT);
+  assert_int_equal(syncq_queue_two_lock_dequeue(t, &out), SYNCQ_ELIMIT);
+  assert_int_equal(syncq_queue_single_lock_dequeue(o, &out), SYNCQ_ELIMIT);
+  assert_null(out);
+  atomic_store(&refusing_lock_refuses, false);
+  assert_int_equal(syncq_queue_two_lock_dequeue(t, &out), SYNCQ_OK);
+  assert_ptr_equal(out, item_of(1));
+  assert_int_equal(syncq_queue_two_lock_dequeue(t, &out), SYNCQ_EMPTY);
+  assert_int_equal(syncq_queue_single_lock_dequeue(o, &out), SYNCQ_OK);
+  assert_ptr_equal(out, item_of(1));
+  assert_int_equal(syncq_queue_single_lock_dequeue(o, &out), SYNCQ_EMPTY);
+  assert_int_equal(syncq_queue_two_lock_destroy(t), SYNCQ_OK);
+  assert_int_equal(syncq_queue_single_lock_destroy(o), SYNCQ_OK);
+  free(t);
+  free(o);
+}
+
 int main(void) {
   test_plan_confine();
   test_register_peers();
@@ -693,6 +760,7 @@ int main(void) {
     cmocka_unit_test(test_typed_naive_ring),
     cmocka_unit_test(test_nblfq_counts_cas),
     cmocka_unit_test(test_typed_others),
+    cmocka_unit_test(test_lock_queue_lock_refused), /* last: it registers a lock */
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

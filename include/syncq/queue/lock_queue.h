@@ -65,11 +65,21 @@ SYNCQ_API int syncq_queue_two_lock_destroy(syncq_queue_two_lock *q);
 /* Enqueue item (non-NULL) under the tail lock.
  * SYNCQ_EINVAL: q or item is NULL.
  * SYNCQ_ENOMEM: no node could be allocated; the item is not queued.
+ * SYNCQ_ELIMIT: the queue's lock has a fixed number of places (anderson,
+ * array-cas, array-faa, sc-queue) and that many threads hold it or wait
+ * for it; the item is not queued.
+ * SYNCQ_ESYS: the queue's lock is "pthread-mutex" and pthread_mutex_lock
+ * failed (errno holds why); the item is not queued.
  */
 SYNCQ_API int syncq_queue_two_lock_enqueue(syncq_queue_two_lock *q, void *item);
 /* Dequeue the oldest item into *item under the head lock.
  * SYNCQ_EMPTY: the queue held no item.
  * SYNCQ_EINVAL: q or item is NULL.
+ * SYNCQ_ELIMIT: the queue's lock has a fixed number of places (anderson,
+ * array-cas, array-faa, sc-queue) and that many threads hold it or wait
+ * for it; the queue is not read.
+ * SYNCQ_ESYS: the queue's lock is "pthread-mutex" and pthread_mutex_lock
+ * failed (errno holds why); the queue is not read.
  */
 SYNCQ_API int syncq_queue_two_lock_dequeue(syncq_queue_two_lock *q, void **item);
 
@@ -90,12 +100,22 @@ SYNCQ_API int syncq_queue_single_lock_destroy(syncq_queue_single_lock *q);
 /* Enqueue item (non-NULL) under the queue's lock.
  * SYNCQ_EINVAL: q or item is NULL.
  * SYNCQ_ENOMEM: no node could be allocated; the item is not queued.
+ * SYNCQ_ELIMIT: the queue's lock has a fixed number of places (anderson,
+ * array-cas, array-faa, sc-queue) and that many threads hold it or wait
+ * for it; the item is not queued.
+ * SYNCQ_ESYS: the queue's lock is "pthread-mutex" and pthread_mutex_lock
+ * failed (errno holds why); the item is not queued.
  */
 SYNCQ_API int syncq_queue_single_lock_enqueue(syncq_queue_single_lock *q, void *item);
 
 /* Dequeue the oldest item into *item under the queue's lock.
  * SYNCQ_EMPTY: the queue held no item.
  * SYNCQ_EINVAL: q or item is NULL.
+ * SYNCQ_ELIMIT: the queue's lock has a fixed number of places (anderson,
+ * array-cas, array-faa, sc-queue) and that many threads hold it or wait
+ * for it; the queue is not read.
+ * SYNCQ_ESYS: the queue's lock is "pthread-mutex" and pthread_mutex_lock
+ * failed (errno holds why); the queue is not read.
  */
 SYNCQ_API int syncq_queue_single_lock_dequeue(syncq_queue_single_lock *q, void **item);
 
