@@ -411,7 +411,8 @@ def main():
     with_example = set()
     jobs = []
     tmp = tempfile.TemporaryDirectory()
-    lock = Path(tempfile.gettempdir()) / "syncq-api-examples-am.lock"
+    # one lock file per user: another user's would not open for writing
+    lock = Path(tempfile.gettempdir()) / f"syncq-api-examples-am-{os.getuid()}.lock"
     for page in sorted(man_dir.glob("syncq_*.3")):
         header, decl, blocks = page_parts(page)
         if not blocks:
@@ -430,7 +431,10 @@ def main():
                 not_run.append(page.stem)
                 continue
             mpicc, mpi_lib, mpirun = mpi
-            launcher = [mpirun, "-n", "2", *(["--allow-run-as-root", "--oversubscribe"] if "openmpi" in mpirun else [])]
+            # Open MPI: as tests/am/mpi_run.sh starts it (vader's single
+            # copy needs ptrace rights containers often lack)
+            ompi = ["--allow-run-as-root", "--oversubscribe", "--mca", "btl_vader_single_copy_mechanism", "none"]
+            launcher = [mpirun, "-n", "2", *(ompi if "openmpi" in mpirun else [])]
             jobs.append((page.stem, mpicc, [mpi_lib, *libs[1:]], launcher,
                          program(header, page.stem, params, code, True), code, tmp.name, str(lock), include))
         else:
