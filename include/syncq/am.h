@@ -541,7 +541,11 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  * at most the bound of SYNCQ_AM_LOCK_WAIT_STALE (SYNCQ_ETIMEDOUT). With SYNCQ_AM_NOWAIT it never
  * waits on a full queue (SYNCQ_FULL) and tries a held claim lock for a few
  * microseconds (SYNCQ_EBUSY); with the lock-free claim
- * (SYNCQ_AM_CLAIM_LOCKFREE) a NOWAIT send is lock-free.
+ * (SYNCQ_AM_CLAIM_LOCKFREE) a NOWAIT send is lock-free. Plain sends
+ * waiting on a full queue are not served in the order they came: with the
+ * lock-free claim a freed packet goes to whichever waiting sender takes it
+ * first, so one sender can lose it to the others every time while they
+ * keep sending (lock-free, not starvation-free).
  * Example: `uint32_t args[2] = {7, 42}; syncq_am_request(p, 1, args, 2, SYNCQ_AM_NOWAIT);` */
 SYNCQ_API int syncq_am_request(syncq_am_peer *peer, unsigned handler, const uint32_t *args, unsigned nargs,
                                unsigned flags);
