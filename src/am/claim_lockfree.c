@@ -32,10 +32,14 @@
  *                in-order receiver waited at it (docs/reliability.md,
  *                "Active messages: seven lock-free writers on two
  *                processors"); in 000 any sender assigned that packet
- *                could take it. A bulk block is still assigned ahead:
- *                the receiver never waits at one, but the bulk send
- *                assigned the same block a lap later waits until its
- *                own stall skips the position (bulk_skip_abandoned).
+ *                could take it (models/spin/am_claim.pml checks the rule
+ *                across assign's separate loads and CAS, and finds the
+ *                packet bound to a sender backing off with the old
+ *                assignment, am-claim-control-old-assign). A bulk block
+ *                is still assigned ahead: the receiver never waits at
+ *                one, but the bulk send assigned the same block a lap
+ *                later waits until its own stall skips the position
+ *                (bulk_skip_abandoned).
  *   Progress:    lock-free in 000's (Valois's) sense: no locks, but a
  *                sender waits for the packet at the tail (and its
  *                assigned block) to be freed by the receiver; a dead
