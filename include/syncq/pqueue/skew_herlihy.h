@@ -34,8 +34,9 @@ typedef struct syncq_pqueue_skew_herlihy {
 
 /* cfg as syncq_pqueue_create's. SYNCQ_EINVAL: q is NULL, cfg->capacity is
  * above SYNCQ_PQUEUE_MAX_CAPACITY, cfg->max_threads above
- * SYNCQ_PQUEUE_MAX_THREADS, or 2 * capacity + 16 * max_threads + 64 node
- * slots reach 2^32. SYNCQ_ENOTSUP: the CPU has no double-width CAS.
+ * SYNCQ_PQUEUE_MAX_THREADS (within those two limits the node slots,
+ * 2 * capacity + 16 * max_threads + 64, stay far below the 2^32 - 1 a
+ * node index can name; init still refuses more). SYNCQ_ENOTSUP: the CPU has no double-width CAS.
  * SYNCQ_ENOMEM: the nodes or their pool could not be allocated. */
 SYNCQ_API int syncq_pqueue_skew_herlihy_init(syncq_pqueue_skew_herlihy *q, const syncq_pqueue_config *cfg);
 /* Destroy the priority queue, freeing its nodes.
