@@ -23,7 +23,9 @@
  *                whose sender died between its two CASes is skipped the
  *                same way by the next sender stalled on that block, once
  *                the block has shown FREE for the dead position through a
- *                whole stale interval (bulk_skip_abandoned). A sender is
+ *                whole stale interval (bulk_skip_abandoned); a live sender
+ *                that finds its block position skipped takes a new one at
+ *                once, once, as for a packet. A sender is
  *                assigned a packet only when the packet at the tail is
  *                free for that position, so no more senders are assigned
  *                than there are packets: an assignment on a full queue
@@ -133,17 +135,28 @@ static int claim_slot(_Atomic(uint64_t) *st, uint32_t pos, uint32_t pid, bool *p
 static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
   am_queue *q = v->q;
   if (cs->want_bulk && !cs->has_bulk) {
-    if (!cs->bulk_assigned) {
-      int r = assign(&q->bulk_tail, (unsigned char *)v->slots, sizeof *v->slots, v->blocks, nowait, &cs->bulk_pos);
-      if (r != SYNCQ_OK) return r;
-      cs->bulk_assigned = true;
-    }
-    am_bulk_slot *bs = am_slot_at(v, cs->bulk_pos);
-    bool passed = false;
-    int r = claim_slot(&bs->state, cs->bulk_pos, cs->pid, &passed);
-    if (r != SYNCQ_OK) {
-      if (passed) cs->bulk_assigned = false; /* skipped as abandoned (bulk_skip_abandoned): take a new one */
-      return r;
+    am_bulk_slot *bs;
+    for (bool again = false;; again = true) {
+      if (!cs->bulk_assigned) {
+        int r = assign(&q->bulk_tail, (unsigned char *)v->slots, sizeof *v->slots, v->blocks, nowait, &cs->bulk_pos);
+        if (r != SYNCQ_OK) return r;
+        cs->bulk_assigned = true;
+        SYNCQ_RACE_POINT("am.claim.bulk_inside"); /* tests: stop assigned a block, not claimed */
+      }
+      bs = am_slot_at(v, cs->bulk_pos);
+      bool passed = false;
+      int r = claim_slot(&bs->state, cs->bulk_pos, cs->pid, &passed);
+      if (r == SYNCQ_OK) break;
+      if (!passed) return r;
+      /* Skipped as abandoned by a send stalled on the same block a lap
+       * later (bulk_skip_abandoned: this sender stalled between its two
+       * CASes through two stale intervals of that send's stall): take a new
+       * block, at once, once, as the packet below does. The ring may
+       * have room, and a NOWAIT send answered SYNCQ_FULL for it; a
+       * second skip in a row is left to the caller, so a segment another
+       * process rewrites under us cannot keep a NOWAIT send here. */
+      cs->bulk_assigned = false;
+      if (again) return r;
     }
     SYNCQ_RACE_POINT("am.claim.owner"); /* tests: stop claimed, the start time not yet written */
     /* relaxed: read only by reclaimers that have seen CLAIMED and then

@@ -2291,6 +2291,85 @@ static void test_nowait_skipped_takes_another(void **state) {
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
+/* Lock-free: a NOWAIT bulk send stopped between its two CASes on its
+ * bulk block (assigned a block, not claimed: "am.claim.bulk_inside")
+ * while a plain bulk send, assigned the same (only) block a lap later,
+ * stalls on it: after two stale intervals of its stall the plain send skips
+ * the position as abandoned (bulk_skip_abandoned; it cannot tell a
+ * stopped sender from a dead one), claims the block and its message
+ * arrives, freeing the block. Once the NOWAIT sender goes on, its claim
+ * finds its block position passed on a ring with room: it takes a new
+ * block and the message arrives. It returned SYNCQ_FULL, a ring with room
+ * reported full (the packet path's test_nowait_skipped_takes_another). */
+static void stop_bulk_inside_once_hook(const char *name) {
+  if (strcmp(name, "am.claim.bulk_inside") != 0) return;
+  syncq_race_hook = NULL; /* once: the new block's assignment passes here too */
+  raise(SIGSTOP);
+}
+
+static void skipped_bulk_nowait_sender(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 120);
+  syncq_race_hook = stop_bulk_inside_once_hook;
+  const int r = syncq_am_request_bulk(p, H_TALLY, "n", 1, NULL, 0, SYNCQ_AM_NOWAIT);
+  CHILD_CHECK(r != SYNCQ_FULL, 121);
+  CHILD_CHECK(r == SYNCQ_OK, 122);
+  CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 123);
+}
+
+static void stalled_bulk_sender(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 124);
+  CHILD_CHECK(syncq_am_request_bulk(p, H_TALLY, "p", 1, NULL, 0, 0) == SYNCQ_OK, 125); /* stalls, then skips */
+  CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 126);
+}
+
+static void test_nowait_bulk_skipped_takes_another(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "bulkskip", 0);
+  syncq_am_config cfg = {
+    .claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  uint32_t got = 0;
+  assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+  pid_t stopped = spawn(skipped_bulk_nowait_sender, name);
+  int st = 0;
+  assert_int_equal(waitpid(stopped, &st, WUNTRACED), stopped);
+  assert_true(WIFSTOPPED(st)); /* the only block assigned to it, not claimed */
+  pid_t plain = spawn(stalled_bulk_sender, name);
+  int code = -1;
+  for (int i = 0; i < 10000 && (got < 1u || code < 0); i++) { /* 10 s at most; a stale interval or two needed */
+    int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
+    assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
+    if (code < 0) (void)child_done(plain, &code);
+  }
+  if (code != 0 || got != 1u) {
+    kill(stopped, SIGKILL); /* a stopped child would outlive the test */
+    (void)reap(stopped);
+    if (code < 0) {
+      kill(plain, SIGKILL);
+      (void)reap(plain);
+    }
+    fail_msg("the plain bulk send stalled on the stopped sender's block: exit %d, %u delivered", code, (unsigned)got);
+  }
+  /* the plain send's block was freed by its delivery: the ring has room */
+  assert_int_equal(kill(stopped, SIGCONT), 0);
+  code = -1;
+  for (int i = 0; i < 10000 && (got < 2u || code < 0); i++) { /* 10 s at most */
+    int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
+    assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
+    if (code < 0) (void)child_done(stopped, &code);
+  }
+  if (code == 121) print_error("the NOWAIT bulk send answered SYNCQ_FULL on a bulk ring with room\n");
+  assert_int_equal(code, 0);
+  assert_int_equal(got, 2);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
 /* ================================================================ death inside a claim */
 
 /* POSIX: die holding the robust mutex, after marking the tail packet
@@ -3490,6 +3569,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_poll_rare_dead_claim),
     cmocka_unit_test(test_poll_rare_abandoned_assignment),
     cmocka_unit_test(test_nowait_skipped_takes_another),
+    cmocka_unit_test(test_nowait_bulk_skipped_takes_another),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
     cmocka_unit_test(test_transport_turn),

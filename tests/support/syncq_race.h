@@ -39,6 +39,9 @@
  *                    claim holds the queue's lock, nothing claimed yet; the
  *                    lock-free claim has its packet position assigned, not
  *                    claimed (src/am/claim_*.c).
+ *   "am.claim.bulk_inside"  the lock-free claim of a bulk send with its bulk
+ *                    block position assigned, not claimed
+ *                    (src/am/claim_lockfree.c): am_test stops a sender there.
  *   "am.send.bulk_copy"  a bulk send with half its bytes copied into the
  *                    claimed block (src/am/am.c).
  *   "am.send.claimed"  a send between its claim and its commit (src/am/am.c).
