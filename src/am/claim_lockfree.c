@@ -76,6 +76,14 @@
 #include "am_segment.h"
 #include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
+/* What a send stalled on its bulk block remembers of the block's state
+ * before its first look (bulk_skip_abandoned skips a position two looks
+ * saw unchanged): a state of no type, never FREE, so the first look only
+ * records. The zero-filled state it replaces equals the first lap's
+ * FREE(0), and the first look skipped that position after one stale
+ * interval of the stall instead of two. */
+#define AM_BULK_SEEN_NONE UINT64_MAX
+
 /* A slot state no sender or receiver writes: an unknown type, or a pid
  * in a FREE state. Only an overwritten segment shows one. */
 static bool state_bad(uint64_t s) {
@@ -141,6 +149,7 @@ static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
         int r = assign(&q->bulk_tail, (unsigned char *)v->slots, sizeof *v->slots, v->blocks, nowait, &cs->bulk_pos);
         if (r != SYNCQ_OK) return r;
         cs->bulk_assigned = true;
+        cs->bulk_seen = AM_BULK_SEEN_NONE;        /* no stalled look at this block yet */
         SYNCQ_RACE_POINT("am.claim.bulk_inside"); /* tests: stop assigned a block, not claimed */
       }
       bs = am_slot_at(v, cs->bulk_pos);

@@ -2322,7 +2322,14 @@ static void stalled_bulk_sender(void *argp) {
   const char *name = argp;
   syncq_am_peer *p;
   CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 124);
+  const uint64_t t0 = syncq_now_ns();
   CHILD_CHECK(syncq_am_request_bulk(p, H_TALLY, "p", 1, NULL, 0, 0) == SYNCQ_OK, 125); /* stalls, then skips */
+  /* Not before two stale intervals of its stall: a look once an interval,
+   * and a position skipped only when two looks saw it unchanged. The
+   * first lap's block state FREE(0) is 0, and the look's memory of the
+   * state it saw last was 0 too before the assignment set it to none: the
+   * skip came at the first look, after one interval. */
+  CHILD_CHECK(syncq_now_ns() - t0 >= 2u * STALE_NS, 127);
   CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 126);
 }
 
@@ -2354,6 +2361,7 @@ static void test_nowait_bulk_skipped_takes_another(void **state) {
       kill(plain, SIGKILL);
       (void)reap(plain);
     }
+    if (code == 127) print_error("the plain bulk send skipped the stopped sender's block within one stale interval\n");
     fail_msg("the plain bulk send stalled on the stopped sender's block: exit %d, %u delivered", code, (unsigned)got);
   }
   /* the plain send's block was freed by its delivery: the ring has room */
