@@ -123,10 +123,24 @@ def test_every_name_a_claim_reads_can_be_chosen():
         claim = json.loads(line)
         walk(claim["rule"], claim["experiment"])
     assert len(names) > 10 and "tas@block" in names["locks-cost"], names.keys()
+    registered = {line.split()[1] for line in lab("algos", check=0).stdout.splitlines()[1:] if line.split()}
+
+    def accepted(exp, algos):
+        return lab("run", exp, "--size", "smoke", "--plan", "--algos", ",".join(sorted(algos))).returncode == 0
+
+    def library_absent(exp, name):
+        # "ck:spinlock_cas" where this build has no Concurrency Kit (the
+        # sanitizer builds link no peer library): its prefix is no
+        # algorithm, no row, and no registered name starts with it
+        prefix = name.split(":")[0]
+        return (":" in name and name not in registered and prefix not in registered
+                and not any(r.startswith(prefix + ":") for r in registered) and not accepted(exp, [prefix]))
+
     refused = []
     for exp, algos in sorted(names.items()):
-        r = lab("run", exp, "--size", "smoke", "--plan", "--algos", ",".join(sorted(algos)))
-        if r.returncode != 0:
+        algos = {a for a in algos if not library_absent(exp, a)}
+        if algos and not accepted(exp, algos):
+            r = lab("run", exp, "--size", "smoke", "--plan", "--algos", ",".join(sorted(algos)))
             refused.append((exp, r.stderr.splitlines()[0]))
     assert not refused, refused
 
