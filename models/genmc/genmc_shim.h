@@ -41,7 +41,8 @@
  * GENMC_SEED_BUG (the control, models/genmc/run): drivers weaken
  * one release of their own to relaxed under it; never the library.
  * GENMC_SEED_DWCAS_HI (a control for the double-width drivers): the
- * 16-byte CAS compares the high half alone (NBLFQ2: the counter).
+ * 16-byte CAS compares the high half alone (NBLFQ2: the counter; SCQ2:
+ * the entry word).
  */
 #ifndef SYNCQ_GENMC_SHIM_H
 #define SYNCQ_GENMC_SHIM_H
