@@ -40,6 +40,9 @@
  *
  * GENMC_SEED_BUG (the control, models/genmc/run): drivers weaken
  * one release of their own to relaxed under it; never the library.
+ * GENMC_SEED_DWCAS_HI (a control for the double-width drivers): the
+ * 16-byte CAS compares the high half alone (NBLFQ2: the counter; SCQ2:
+ * the entry word).
  */
 #ifndef SYNCQ_GENMC_SHIM_H
 #define SYNCQ_GENMC_SHIM_H
@@ -74,7 +77,11 @@ static inline bool syncq_pr_dwcas(syncq_pr_dw_atomic *p, syncq_pr_dw *expected, 
   pthread_mutex_lock(l);
   uint64_t lo = atomic_load(&p->lo);
   uint64_t hi = atomic_load(&p->hi);
+#if defined(GENMC_SEED_DWCAS_HI)
+  bool ok = hi == expected->hi; /* the control: the high half alone compared (see above) */
+#else
   bool ok = lo == expected->lo && hi == expected->hi;
+#endif
   if (ok) {
     atomic_store(&p->hi, desired.hi); /* high first: see above */
     atomic_store(&p->lo, desired.lo);

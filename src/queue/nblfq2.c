@@ -69,6 +69,10 @@
  *   Deviations:  as nblfq.c (1)-(6); plus the 3-load cell read, since two
  *                64-bit loads of a 16-byte cell can be torn (the first
  *                steps' reads of p and u above excepted).
+ *   Checked:     models/genmc/nblfq2.c runs this file under GenMC (RC11,
+ *                IMM) on 2 cells; its controls of the two shortcuts above
+ *                pass, so they rest on this argument (docs/reliability.md,
+ *                "Weak memory: GenMC").
  */
 #include "syncq/queue/nblfq2.h"
 

@@ -244,6 +244,9 @@
  *                with no write (see docs/queues.md, "One producer, one
  *                consumer", for the figures after it).
  *   Stats:       cas_attempts, cas_failures.
+ *   Checked:     models/genmc/scq2.c runs this file under GenMC (RC11,
+ *                IMM) with capacity 2 (docs/reliability.md, "Weak memory:
+ *                GenMC").
  */
 #include "syncq/queue/scq2.h"
 
