@@ -1720,9 +1720,11 @@ static void test_nowait_assign_overtaken(void **state) {
  * ran again (docs/reliability.md, "Active messages: seven lock-free
  * writers on two processors"). Once the sender goes on, all six messages
  * arrive, each sender's in order. */
+static const char *stop_once_point; /* the race point stop_once_hook stops a child at */
+
 static void stop_once_hook(const char *name) {
-  if (strcmp(name, "am.send.stalled") != 0) return;
-  syncq_race_hook = NULL; /* once: stalled again after SIGCONT, it goes on */
+  if (strcmp(name, stop_once_point) != 0) return;
+  syncq_race_hook = NULL; /* once: it passes the point again after SIGCONT, and goes on */
   raise(SIGSTOP);
 }
 
@@ -1734,6 +1736,7 @@ static void stalled_sender(void *argp) {
   CHILD_CHECK(syncq_am_create(own, NULL, &self) == SYNCQ_OK, 100);
   syncq_am_peer *p;
   CHILD_CHECK(syncq_am_connect(self, name, &p) == SYNCQ_OK, 101);
+  stop_once_point = "am.send.stalled";
   syncq_race_hook = stop_once_hook; /* the queue is full */
   uint32_t args[2] = {1, 0};
   CHILD_CHECK(syncq_am_request(p, H_SEQ, args, 2, 0) == SYNCQ_OK, 102);
@@ -2236,17 +2239,24 @@ static void test_poll_rare_abandoned_assignment(void **state) {
  * and the message arrives. It returned SYNCQ_FULL, a queue with room
  * reported full (as the overtaken assignment of
  * test_nowait_assign_overtaken did). */
-static void stop_inside_once_hook(const char *name) {
-  if (strcmp(name, "am.claim.inside") != 0) return;
-  syncq_race_hook = NULL; /* once: the new position's assignment passes here too */
-  raise(SIGSTOP);
+/* Serve ep (syncq_am_wait slices) until *got reaches want and child has
+ * exited, 10 s at most: the child's exit code, -1 when it had not exited. */
+static int serve_until(syncq_am_endpoint *ep, const uint32_t *got, uint32_t want, pid_t child) {
+  int code = -1;
+  for (int i = 0; i < 10000 && (*got < want || code < 0); i++) {
+    int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
+    assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
+    if (code < 0) (void)child_done(child, &code);
+  }
+  return code;
 }
 
 static void skipped_nowait_sender(void *argp) {
   const char *name = argp;
   syncq_am_peer *p;
   CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 110);
-  syncq_race_hook = stop_inside_once_hook;
+  stop_once_point = "am.claim.inside";
+  syncq_race_hook = stop_once_hook;
   uint32_t args[1] = {1};
   const int r = syncq_am_request(p, H_TALLY, args, 1, SYNCQ_AM_NOWAIT);
   CHILD_CHECK(r != SYNCQ_FULL, 111);
@@ -2279,12 +2289,7 @@ static void test_nowait_skipped_takes_another(void **state) {
     fail_msg("the stopped sender's position was skipped %u times, want 1", (unsigned)cnt.skipped);
   }
   assert_int_equal(kill(child, SIGCONT), 0);
-  int code = -1;
-  for (int i = 0; i < 10000 && (got < 1u || code < 0); i++) { /* 10 s at most */
-    int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
-    assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
-    if (code < 0) (void)child_done(child, &code);
-  }
+  int code = serve_until(ep, &got, 1u, child);
   if (code == 111) print_error("the NOWAIT send answered SYNCQ_FULL on a queue with room\n");
   assert_int_equal(code, 0);
   assert_int_equal(got, 1);
@@ -2301,17 +2306,12 @@ static void test_nowait_skipped_takes_another(void **state) {
  * finds its block position passed on a ring with room: it takes a new
  * block and the message arrives. It returned SYNCQ_FULL, a ring with room
  * reported full (the packet path's test_nowait_skipped_takes_another). */
-static void stop_bulk_inside_once_hook(const char *name) {
-  if (strcmp(name, "am.claim.bulk_inside") != 0) return;
-  syncq_race_hook = NULL; /* once: the new block's assignment passes here too */
-  raise(SIGSTOP);
-}
-
 static void skipped_bulk_nowait_sender(void *argp) {
   const char *name = argp;
   syncq_am_peer *p;
   CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 120);
-  syncq_race_hook = stop_bulk_inside_once_hook;
+  stop_once_point = "am.claim.bulk_inside";
+  syncq_race_hook = stop_once_hook;
   const int r = syncq_am_request_bulk(p, H_TALLY, "n", 1, NULL, 0, SYNCQ_AM_NOWAIT);
   CHILD_CHECK(r != SYNCQ_FULL, 121);
   CHILD_CHECK(r == SYNCQ_OK, 122);
@@ -2348,12 +2348,7 @@ static void test_nowait_bulk_skipped_takes_another(void **state) {
   assert_int_equal(waitpid(stopped, &st, WUNTRACED), stopped);
   assert_true(WIFSTOPPED(st)); /* the only block assigned to it, not claimed */
   pid_t plain = spawn(stalled_bulk_sender, name);
-  int code = -1;
-  for (int i = 0; i < 10000 && (got < 1u || code < 0); i++) { /* 10 s at most; a stale interval or two needed */
-    int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
-    assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
-    if (code < 0) (void)child_done(plain, &code);
-  }
+  int code = serve_until(ep, &got, 1u, plain); /* two stale intervals of its stall needed */
   if (code != 0 || got != 1u) {
     kill(stopped, SIGKILL); /* a stopped child would outlive the test */
     (void)reap(stopped);
@@ -2366,12 +2361,7 @@ static void test_nowait_bulk_skipped_takes_another(void **state) {
   }
   /* the plain send's block was freed by its delivery: the ring has room */
   assert_int_equal(kill(stopped, SIGCONT), 0);
-  code = -1;
-  for (int i = 0; i < 10000 && (got < 2u || code < 0); i++) { /* 10 s at most */
-    int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
-    assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
-    if (code < 0) (void)child_done(stopped, &code);
-  }
+  code = serve_until(ep, &got, 2u, stopped);
   if (code == 121) print_error("the NOWAIT bulk send answered SYNCQ_FULL on a bulk ring with room\n");
   assert_int_equal(code, 0);
   assert_int_equal(got, 2);
