@@ -15,7 +15,12 @@
  *                our lock-free queue non-blocking"): a dequeuer waits for
  *                the enqueuer that holds the ticket at tail to store its
  *                item, and dequeuers take the slots strictly in order.
- *                Enqueue never waits.
+ *                Enqueue waits for no operation; it reads head and tail
+ *                again while tail reads past head (spinning, then yielding
+ *                every SPINS_BEFORE_YIELD retries): in a queue only its
+ *                operations wrote, its head read went stale because others
+ *                completed operations meanwhile, and the next read ends it;
+ *                a process that wrote tail past head holds it there.
  *   Atomics:     uncontended enqueue: 2 loads + 1 CAS + 1 store; dequeue:
  *                3 loads + 1 CAS + 1 fetch-and-add.
  *   Memory:      caller's storage; never allocates.
@@ -31,9 +36,9 @@
  *                does: a dequeue waits (spins, then yields) for the item of
  *                the ticket at tail, which no enqueue stores once head was
  *                moved past the tickets taken, tail moved off them or the
- *                cell's round changed; an enqueue retries (spinning, no
- *                yield) while tail reads past head, which in a queue only
- *                its operations wrote lasts until head is read again.
+ *                cell's round changed; an enqueue retries (spinning, then
+ *                yielding) while tail reads past head, which in a queue
+ *                only its operations wrote lasts until head is read again.
  *                Indices stay within the ring whatever is written.
  *   Limits:      capacity a power of two >= 2; items non-NULL, within 48
  *                bits.
@@ -48,7 +53,8 @@
  *                dequeue takes it by CAS on (item, round) instead of
  *                exchange-with-zero, so a dequeuer with a stale tail cannot
  *                take the next round's item.
- *   Stats:       cas_attempts, cas_failures, yields (waiting).
+ *   Stats:       cas_attempts, cas_failures, yields (a dequeue waiting, an
+ *                enqueue retrying while tail reads past head).
  */
 #include "syncq/queue/fai_array.h"
 
@@ -56,6 +62,7 @@
 #include "syncq/platform.h"
 #include "syncq/wait.h"
 #include "syncq/queue.h"
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define FAI_MAGIC UINT64_C(0x4641494152524159)
 #define PTR_BITS 48
@@ -124,10 +131,16 @@ int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item) {
   uint32_t shift;
   if (!checked_geometry(q, &mask, &shift)) return SYNCQ_EINVAL;
   uint64_t h;
+  uint32_t stale = 0;
   for (;;) {                   /* the ticket: a fetch-and-increment of head that refuses to pass a full ring */
     h = atomic_load(&q->head); /* seq_cst loads, head before tail: if full when tail is read, full then */
     uint64_t t = atomic_load(&q->tail);
-    if (t > h) continue; /* head went stale while we read tail: again */
+    if (t > h) { /* head went stale while we read tail, or tail was written past it: again */
+      SYNCQ_RACE_POINT("queue.fai_array.enqueue.stale");
+      /* spin, then yield: a writer of the shared tail may hold it there */
+      syncq_wait_spin_yield(&stale, SPINS_BEFORE_YIELD);
+      continue;
+    }
     if (h - t > mask) return SYNCQ_FULL;
     SYNCQ_STAT_INC(cas_attempts);
     if (atomic_compare_exchange_weak(&q->head, &h, h + 1)) break;
