@@ -117,26 +117,23 @@ int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q) {
   return SYNCQ_OK;
 }
 
-int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item) {
-  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
-  const uint64_t mask = checked_mask(q);
-  if (mask == 0) return SYNCQ_EINVAL;
-  uint64_t h;
-  uint32_t stale = 0;
-  for (;;) { /* reserve index h (seq_cst loads: head is read before tail) */
-    h = atomic_load(&q->head);
-    uint64_t t = atomic_load(&q->tail);
-    if (t > h) { /* head went stale while we read tail, or tail was written past it: again */
-      SYNCQ_RACE_POINT("queue.naive_ring.enqueue.stale");
-      /* spin, then yield: a writer of the shared tail may hold it there */
-      syncq_wait_spin_yield(&stale, SPINS_BEFORE_YIELD);
-      continue;
-    }
-    if (h - t > mask) return SYNCQ_FULL; /* tail read after head: if full then, full now */
-    SYNCQ_STAT_INC(cas_attempts);
-    if (atomic_compare_exchange_strong(&q->head, &h, h + 1)) break;
-    SYNCQ_STAT_INC(cas_failures);
-  }
+/* One try at reserving an index: SYNCQ_OK with *h, SYNCQ_FULL,
+ * TICKET_LOST (the CAS failed: try again at once) or TICKET_STALE (tail
+ * read past head). */
+enum { TICKET_LOST = 100, TICKET_STALE };
+static inline int try_reserve(syncq_queue_naive_ring *q, uint64_t mask, uint64_t *h) {
+  *h = atomic_load(&q->head); /* seq_cst loads: head is read before tail */
+  uint64_t t = atomic_load(&q->tail);
+  if (t > *h) return TICKET_STALE;      /* head went stale while we read tail, or tail was written past it */
+  if (*h - t > mask) return SYNCQ_FULL; /* tail read after head: if full then, full now */
+  SYNCQ_STAT_INC(cas_attempts);
+  if (atomic_compare_exchange_strong(&q->head, h, *h + 1)) return SYNCQ_OK;
+  SYNCQ_STAT_INC(cas_failures);
+  return TICKET_LOST;
+}
+
+/* Write the item into the cell of reserved index h. */
+static inline void fill(syncq_queue_naive_ring *q, uint64_t mask, uint64_t h, void *item) {
   syncq_queue_naive_ring_cell *cell = &cells_of(q)[h & mask];
   uint32_t spins = 0;
   /* acquire: pairs with the release store of turn by the dequeue of index
@@ -146,6 +143,39 @@ int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item) {
   cell->data = item;
   /* release: pairs with the dequeuer's acquire load of turn; publishes data. */
   atomic_store_explicit(&cell->turn, h + 1, memory_order_release);
+}
+
+/* The enqueue once tail has read past head: it tries again, spinning, then
+ * yielding every SPINS_BEFORE_YIELD tries while tail stays past head (a
+ * writer of the shared tail may hold it there). Out of line: the enqueue's
+ * own reservation loop keeps no call. */
+static __attribute__((noinline, cold)) int enqueue_stale(syncq_queue_naive_ring *q, uint64_t mask, void *item) {
+  uint32_t stale = 0;
+  uint64_t h;
+  int r = TICKET_STALE;
+  while (r != SYNCQ_OK) {
+    if (r == SYNCQ_FULL) return r;
+    if (r == TICKET_STALE) {
+      SYNCQ_RACE_POINT("queue.naive_ring.enqueue.stale");
+      syncq_wait_spin_yield(&stale, SPINS_BEFORE_YIELD);
+    }
+    r = try_reserve(q, mask, &h);
+  }
+  fill(q, mask, h, item);
+  return SYNCQ_OK;
+}
+
+int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item) {
+  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  const uint64_t mask = checked_mask(q);
+  if (mask == 0) return SYNCQ_EINVAL;
+  uint64_t h;
+  int r;
+  do r = try_reserve(q, mask, &h);
+  while (r == TICKET_LOST);
+  if (r == TICKET_STALE) return enqueue_stale(q, mask, item);
+  if (r == SYNCQ_FULL) return r;
+  fill(q, mask, h, item);
   return SYNCQ_OK;
 }
 
