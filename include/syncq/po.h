@@ -851,6 +851,9 @@ SYNCQ_API int syncq_po_get(syncq_po_proc *self, size_t len, syncq_po_msg **out);
  * SYNCQ_ENOMEM: SYNCQ_PO_COPY, and no message could be had for the copy.
  * SYNCQ_EKILLED: self has been killed by an exit signal: return from the
  * body.
+ * SYNCQ_ESYS: the lock of a lock-based mailbox ("mutex", "mutex-nofree",
+ * "two-lock": a pthread mutex) could not be taken (errno says why);
+ * nothing was enqueued.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). Any number of
@@ -878,6 +881,8 @@ SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *
  * `self` (another thread or fiber: the inbox has one consumer).
  * SYNCQ_EKILLED: self has been killed by an exit signal (before or while
  * it waited): return from the body.
+ * SYNCQ_ESYS: the mailbox's lock could not be taken (as in syncq_po_send);
+ * nothing was taken from the inbox.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
@@ -896,6 +901,8 @@ SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
  * `self`.
  * SYNCQ_EKILLED: self has been killed by an exit signal (before or while
  * it slept): return from the body.
+ * SYNCQ_ESYS: the mailbox's lock could not be taken (as in syncq_po_send);
+ * nothing was taken from the inbox.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
@@ -915,6 +922,8 @@ SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
  * `self`.
  * SYNCQ_EKILLED: self has been killed by an exit signal (even with
  * messages in the inbox): return from the body.
+ * SYNCQ_ESYS: the mailbox's lock could not be taken (as in syncq_po_send);
+ * nothing was taken from the inbox.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
@@ -939,6 +948,8 @@ SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
  * SYNCQ_ENOMEM: a fiber's scheduler's timer heap could not grow.
  * SYNCQ_EKILLED: self has been killed by an exit signal (before or while
  * it waited): return from the body.
+ * SYNCQ_ESYS: the mailbox's lock could not be taken (as in syncq_po_send);
+ * nothing was taken from the inbox.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
@@ -998,7 +1009,7 @@ SYNCQ_API int syncq_po_blocking_end(syncq_po_proc *self);
 /* Send msg to `to` after delay_ns nanoseconds (linked, as SYNCQ_PO_LINK;
  * delay 0: syncq_po_send at once). The message is the postoffice's from a
  * successful call on: it is delivered when its time comes if `to` still
- * lives, else dropped (and freed with the system if it is destroyed
+ * lives (and its mailbox's lock can be taken), else dropped (and freed with the system if it is destroyed
  * first). Fiber system: the timer waits on the heap of the caller's
  * scheduler (a plain thread's: one chosen round robin); thread system: on
  * a timer thread the system starts on first use. Any process may call it

@@ -60,7 +60,10 @@ static void mpsc_push(mpsc_mailbox *mb, syncq_po_msg *m) {
   atomic_store_explicit(&prev->next, m, memory_order_release);
 }
 
-static void mpsc_enqueue(void *p, syncq_po_msg *m) { mpsc_push(p, m); }
+static int mpsc_enqueue(void *p, syncq_po_msg *m) {
+  mpsc_push(p, m);
+  return SYNCQ_OK; /* no lock: it cannot be refused */
+}
 
 static int mpsc_dequeue(void *p, syncq_po_msg **out) {
   mpsc_mailbox *mb = p;

@@ -13,6 +13,10 @@
  *   Progress:    blocking (a preempted lock holder stops the inbox).
  *   Atomics:     enqueue and dequeue: one lock + one unlock (glibc: 1 CAS
  *                + 1 swap uncontended) and relaxed accesses under the lock.
+ *   Errors:      a lock that refuses (its status: SYNCQ_ESYS from a
+ *                failing pthread mutex) is answered: the enqueue links
+ *                nothing, the dequeue reads nothing, and the postoffice
+ *                passes the status to its caller (postoffice.c).
  *   Memory:      the lock's storage is allocated at init; never allocates
  *                after. Messages are type-stable headers of the system
  *                (po.h); the queue itself never frees one.
@@ -49,13 +53,14 @@ void po_lock1_destroy(void *p, syncq_po_system *sys) {
 }
 
 /* Algorithm 3. */
-void po_lock1_enqueue(void *p, syncq_po_msg *m) {
+int po_lock1_enqueue(void *p, syncq_po_msg *m) {
   po_lock1_mailbox *mb = p;
   syncq_lock_node node;
   /* relaxed: the link is read only under the lock, whose release/acquire
    * orders it (unlock below pairs with the consumer's lock). */
   atomic_store_explicit(&m->next, NULL, memory_order_relaxed);
-  (void)mb->lock_ops->lock(mb->lock, &node);
+  int r = mb->lock_ops->lock(mb->lock, &node);
+  if (r != SYNCQ_OK) return r; /* not held: nothing was linked, m is the sender's still */
   if (mb->head == NULL) {
     mb->head = m;
     mb->tail = m;
@@ -64,7 +69,9 @@ void po_lock1_enqueue(void *p, syncq_po_msg *m) {
     atomic_store_explicit(&mb->tail->next, m, memory_order_relaxed);
     mb->tail = m;
   }
+  /* The holder's unlock of a lock it took: it has no failure to answer. */
   (void)mb->lock_ops->unlock(mb->lock, &node);
+  return SYNCQ_OK;
 }
 
 /* Algorithm 4. */
@@ -72,7 +79,8 @@ int po_lock1_dequeue(void *p, syncq_po_msg **out) {
   po_lock1_mailbox *mb = p;
   syncq_lock_node node;
   syncq_po_msg *m = NULL;
-  (void)mb->lock_ops->lock(mb->lock, &node);
+  int r = mb->lock_ops->lock(mb->lock, &node);
+  if (r != SYNCQ_OK) return r; /* not held: the inbox was not read */
   if (mb->head != NULL) {
     m = mb->head;
     /* relaxed: written under the same lock by an enqueuer (the lock's
@@ -85,7 +93,7 @@ int po_lock1_dequeue(void *p, syncq_po_msg **out) {
       mb->head = next;
     }
   }
-  (void)mb->lock_ops->unlock(mb->lock, &node);
+  (void)mb->lock_ops->unlock(mb->lock, &node); /* the holder's: as in enqueue */
   if (m == NULL) return SYNCQ_EMPTY;
   *out = m;
   return SYNCQ_OK;

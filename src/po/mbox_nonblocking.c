@@ -65,7 +65,7 @@ static void nb_destroy(void *p, syncq_po_system *sys) {
 }
 
 /* Algorithm 5. */
-static void nb_enqueue(void *p, syncq_po_msg *m) {
+static int nb_enqueue(void *p, syncq_po_msg *m) {
   nb_mailbox *mb = p;
   /* relaxed: m is private until the double-width CAS (seq_cst) that links
    * it, which pairs with the consumer's acquire load of the link. The
@@ -96,6 +96,7 @@ static void nb_enqueue(void *p, syncq_po_msg *m) {
   }
   SYNCQ_STAT_INC(cas_attempts);
   if (!syncq_pr_dwcas(&mb->tail, &tail, (syncq_pr_dw){lo_of(m), tail.hi + 1})) SYNCQ_STAT_INC(cas_failures);
+  return SYNCQ_OK; /* no lock: it cannot be refused */
 }
 
 /* Algorithm 6, one consumer. */

@@ -16,6 +16,8 @@
  *                payload buffer (po_copy_out), so dequeue never allocates
  *                or fails; a LIFO free list would have handed back the
  *                same header.
+ *   Errors:      a lock that refuses is answered as in "mutex"
+ *                (mbox_mutex.c): nothing linked or read.
  *   Progress:    blocking (per end).
  *   Atomics:     enqueue: one lock/unlock of the tail lock + one release
  *                store; dequeue: one lock/unlock of the head lock + one
@@ -73,24 +75,28 @@ static int tl_init(void *p, syncq_po_system *sys) {
 }
 
 /* Algorithm 7. */
-static void tl_enqueue(void *p, syncq_po_msg *m) {
+static int tl_enqueue(void *p, syncq_po_msg *m) {
   two_lock_mailbox *mb = p;
   syncq_lock_node node;
   /* relaxed: published by the release store of tail->next below. */
   atomic_store_explicit(&m->next, NULL, memory_order_relaxed);
-  (void)mb->ops->lock(mb->tail_lock, &node);
+  int r = mb->ops->lock(mb->tail_lock, &node);
+  if (r != SYNCQ_OK) return r; /* not held: nothing was linked, m is the sender's still */
   /* release: pairs with the dequeuer's acquire load of node->next (it
    * holds the other lock, so the lock does not order them). */
   atomic_store_explicit(&mb->tail->next, m, memory_order_release);
   mb->tail = m;
+  /* The holder's unlock of a lock it took: it has no failure to answer. */
   (void)mb->ops->unlock(mb->tail_lock, &node);
+  return SYNCQ_OK;
 }
 
 /* Algorithm 8. */
 static int tl_dequeue(void *p, syncq_po_msg **out) {
   two_lock_mailbox *mb = p;
   syncq_lock_node ln;
-  (void)mb->ops->lock(mb->head_lock, &ln);
+  int r = mb->ops->lock(mb->head_lock, &ln);
+  if (r != SYNCQ_OK) return r; /* not held: the inbox was not read */
   syncq_po_msg *node = mb->head;
   /* acquire: pairs with the enqueuer's release store of the link. */
   syncq_po_msg *new_head = atomic_load_explicit(&node->next, memory_order_acquire);

@@ -227,8 +227,13 @@ typedef struct po_mailbox_ops {
   /* init may take a dummy header with po_header_new (returns SYNCQ_ENOMEM). */
   int (*init)(void *mb, syncq_po_system *sys);
   void (*destroy)(void *mb, syncq_po_system *sys);
-  void (*enqueue)(void *mb, syncq_po_msg *m);
-  /* SYNCQ_OK with *out, or SYNCQ_EMPTY. Never allocates. */
+  /* SYNCQ_OK: m is linked. A lock-based mailbox whose lock refuses
+   * answers the lock's status (SYNCQ_ESYS from a failing pthread mutex;
+   * a lock of fixed places would say SYNCQ_ELIMIT): m is not linked and
+   * is still the caller's. */
+  int (*enqueue)(void *mb, syncq_po_msg *m);
+  /* SYNCQ_OK with *out, or SYNCQ_EMPTY; or the lock's status, as in
+   * enqueue (the inbox not read). Never allocates. */
   int (*dequeue)(void *mb, syncq_po_msg **out);
 } po_mailbox_ops;
 
@@ -259,7 +264,8 @@ static inline int po_pid_status(const syncq_po_system *sys, syncq_po_pid pid, ui
 
 /* Take the next message addressed to self's current pid from its inbox,
  * dropping (back to the free list) any sent to an earlier process of the
- * slot. SYNCQ_OK with *out, or SYNCQ_EMPTY. */
+ * slot. SYNCQ_OK with *out, or SYNCQ_EMPTY; SYNCQ_EKILLED; or the status
+ * of a mailbox lock that refused (po_mailbox_ops.dequeue). */
 int po_take(struct syncq_po_proc *self, syncq_po_msg **out);
 /* A message that will not be delivered goes back to p's free list (or is
  * freed: "mutex-nofree"). */
@@ -368,7 +374,7 @@ typedef struct po_lock1_mailbox {
 } po_lock1_mailbox;
 int po_lock1_init(void *mb, syncq_po_system *sys);
 void po_lock1_destroy(void *mb, syncq_po_system *sys);
-void po_lock1_enqueue(void *mb, syncq_po_msg *m);
+int po_lock1_enqueue(void *mb, syncq_po_msg *m);
 int po_lock1_dequeue(void *mb, syncq_po_msg **out);
 /* The storage and queue functions of a po_mailbox_ops built on it: the
  * three differ only in name, lock and free list. */

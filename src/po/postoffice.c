@@ -152,7 +152,8 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
   msg->sender = self->pid;
   msg->to = to;
   if (mode == SYNCQ_PO_LINK) {
-    sys->mb->enqueue(dst->mailbox, msg);
+    int r = sys->mb->enqueue(dst->mailbox, msg);
+    if (r != SYNCQ_OK) return r; /* the mailbox's lock refused: msg is the caller's still */
   } else {
     syncq_po_msg *copy = take_header(sys, dst);
     if (copy == NULL) return SYNCQ_ENOMEM;
@@ -165,7 +166,11 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
     copy->to = to;
     copy->len = msg->len;
     if (msg->len) memcpy(copy->data, msg->data, msg->len);
-    sys->mb->enqueue(dst->mailbox, copy);
+    int r = sys->mb->enqueue(dst->mailbox, copy);
+    if (r != SYNCQ_OK) { /* the mailbox's lock refused: the copy goes back, msg is the caller's still */
+      give_header(sys, dst, copy);
+      return r;
+    }
     give_header(sys, self, msg);
   }
   po_wake(self, dst);
@@ -456,7 +461,13 @@ void po_deliver(syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg) {
     po_drop(sys, dst, msg); /* it has exited meanwhile */
     return;
   }
-  sys->mb->enqueue(dst->mailbox, msg);
+  if (sys->mb->enqueue(dst->mailbox, msg) != SYNCQ_OK) {
+    /* The mailbox's lock refused: nobody waits for this call's answer
+     * (a timer, an exit's notice), so the message is dropped, as it is
+     * for a process gone. */
+    po_drop(sys, dst, msg);
+    return;
+  }
   po_wake(NULL, dst);
 }
 

@@ -76,7 +76,8 @@ int po_timer_thread_add(po_timer_thread *tt, po_timer *t);
 void po_timer_thread_destroy(po_timer_thread *tt, struct syncq_po_system *sys);
 
 /* Deliver a message whose time has come (send_after): linked into `to`'s
- * inbox if that process still lives, else dropped. */
+ * inbox if that process still lives, else dropped (also when its
+ * mailbox's lock refuses: there is no caller to answer). */
 void po_deliver(struct syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg);
 
 #endif

@@ -15,7 +15,12 @@
  *                our lock-free queue non-blocking"): a dequeuer waits for
  *                the enqueuer that holds the ticket at tail to store its
  *                item, and dequeuers take the slots strictly in order.
- *                Enqueue never waits.
+ *                Enqueue waits for no operation; it reads head and tail
+ *                again while tail reads past head (spinning, then yielding
+ *                every SPINS_BEFORE_YIELD retries): in a queue only its
+ *                operations wrote, its head read went stale because others
+ *                completed operations meanwhile, and the next read ends it;
+ *                a process that wrote tail past head holds it there.
  *   Atomics:     uncontended enqueue: 2 loads + 1 CAS + 1 store; dequeue:
  *                3 loads + 1 CAS + 1 fetch-and-add.
  *   Memory:      caller's storage; never allocates.
@@ -31,9 +36,9 @@
  *                does: a dequeue waits (spins, then yields) for the item of
  *                the ticket at tail, which no enqueue stores once head was
  *                moved past the tickets taken, tail moved off them or the
- *                cell's round changed; an enqueue retries (spinning, no
- *                yield) while tail reads past head, which in a queue only
- *                its operations wrote lasts until head is read again.
+ *                cell's round changed; an enqueue retries (spinning, then
+ *                yielding) while tail reads past head, which in a queue
+ *                only its operations wrote lasts until head is read again.
  *                Indices stay within the ring whatever is written.
  *   Limits:      capacity a power of two >= 2; items non-NULL, within 48
  *                bits.
@@ -48,7 +53,8 @@
  *                dequeue takes it by CAS on (item, round) instead of
  *                exchange-with-zero, so a dequeuer with a stale tail cannot
  *                take the next round's item.
- *   Stats:       cas_attempts, cas_failures, yields (waiting).
+ *   Stats:       cas_attempts, cas_failures, yields (a dequeue waiting, an
+ *                enqueue retrying while tail reads past head).
  */
 #include "syncq/queue/fai_array.h"
 
@@ -56,6 +62,7 @@
 #include "syncq/platform.h"
 #include "syncq/wait.h"
 #include "syncq/queue.h"
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define FAI_MAGIC UINT64_C(0x4641494152524159)
 #define PTR_BITS 48
@@ -117,6 +124,51 @@ int syncq_queue_fai_array_destroy(syncq_queue_fai_array *q) {
   return SYNCQ_OK;
 }
 
+/* One try at the ticket, a fetch-and-increment of head that refuses to
+ * pass a full ring: SYNCQ_OK with *h, SYNCQ_FULL, TICKET_LOST (the CAS
+ * failed: try again at once) or TICKET_STALE (tail read past head). */
+enum { TICKET_LOST = 100, TICKET_STALE };
+static inline int try_ticket(syncq_queue_fai_array *q, uint64_t mask, uint64_t *h) {
+  *h = atomic_load(&q->head); /* seq_cst loads, head before tail: if full when tail is read, full then */
+  uint64_t t = atomic_load(&q->tail);
+  if (t > *h) return TICKET_STALE; /* head went stale while we read tail, or tail was written past it */
+  if (*h - t > mask) return SYNCQ_FULL;
+  SYNCQ_STAT_INC(cas_attempts);
+  if (atomic_compare_exchange_weak(&q->head, h, *h + 1)) return SYNCQ_OK;
+  SYNCQ_STAT_INC(cas_failures);
+  return TICKET_LOST;
+}
+
+/* Store the item of ticket h. */
+static inline void put(syncq_queue_fai_array *q, uint64_t mask, uint32_t shift, uint64_t bits, uint64_t h) {
+  /* tail > h - S was read before the CAS: the dequeue of ticket h - S has
+   * emptied our cell and moved tail on (its seq_cst fetch-and-add on tail,
+   * read by our seq_cst load, orders its CAS on the cell before our store). */
+  /* release: pairs with the dequeuer's acquire load of the cell. */
+  atomic_store_explicit(&cells_of(q)[h & mask], bits | (round_of(shift, h) << PTR_BITS), memory_order_release);
+}
+
+/* The enqueue once tail has read past head: it tries again, spinning, then
+ * yielding every SPINS_BEFORE_YIELD tries while tail stays past head (a
+ * writer of the shared tail may hold it there). Out of line: a call inside
+ * the enqueue's own loop would make every enqueue save registers for it. */
+static __attribute__((noinline, cold)) int enqueue_stale(syncq_queue_fai_array *q, uint64_t mask, uint32_t shift,
+                                                         uint64_t bits) {
+  uint32_t stale = 0;
+  uint64_t h;
+  int r = TICKET_STALE;
+  while (r != SYNCQ_OK) {
+    if (r == SYNCQ_FULL) return r;
+    if (r == TICKET_STALE) {
+      SYNCQ_RACE_POINT("queue.fai_array.enqueue.stale");
+      syncq_wait_spin_yield(&stale, SPINS_BEFORE_YIELD);
+    }
+    r = try_ticket(q, mask, &h);
+  }
+  put(q, mask, shift, bits, h);
+  return SYNCQ_OK;
+}
+
 int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item) {
   uint64_t bits = (uint64_t)(uintptr_t)item;
   if (q == NULL || bits == 0 || (bits & ~PTR_MASK) != 0) return SYNCQ_EINVAL;
@@ -124,20 +176,12 @@ int syncq_queue_fai_array_enqueue(syncq_queue_fai_array *q, void *item) {
   uint32_t shift;
   if (!checked_geometry(q, &mask, &shift)) return SYNCQ_EINVAL;
   uint64_t h;
-  for (;;) {                   /* the ticket: a fetch-and-increment of head that refuses to pass a full ring */
-    h = atomic_load(&q->head); /* seq_cst loads, head before tail: if full when tail is read, full then */
-    uint64_t t = atomic_load(&q->tail);
-    if (t > h) continue; /* head went stale while we read tail: again */
-    if (h - t > mask) return SYNCQ_FULL;
-    SYNCQ_STAT_INC(cas_attempts);
-    if (atomic_compare_exchange_weak(&q->head, &h, h + 1)) break;
-    SYNCQ_STAT_INC(cas_failures);
-  }
-  /* tail > h - S was read before the CAS: the dequeue of ticket h - S has
-   * emptied our cell and moved tail on (its seq_cst fetch-and-add on tail,
-   * read by our seq_cst load, orders its CAS on the cell before our store). */
-  /* release: pairs with the dequeuer's acquire load of the cell. */
-  atomic_store_explicit(&cells_of(q)[h & mask], bits | (round_of(shift, h) << PTR_BITS), memory_order_release);
+  int r;
+  do r = try_ticket(q, mask, &h);
+  while (r == TICKET_LOST);
+  if (r == TICKET_STALE) return enqueue_stale(q, mask, shift, bits);
+  if (r == SYNCQ_FULL) return r;
+  put(q, mask, shift, bits, h);
   return SYNCQ_OK;
 }
 

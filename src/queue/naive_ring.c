@@ -11,7 +11,12 @@
  *   Progress:    blocking (lockless, not lock-free): between the CAS that
  *                reserves an index and the write of its cell, an operation
  *                is "halfway", and the operation that next needs that cell
- *                waits for it (spins, then yields).
+ *                waits for it (spins, then yields). An enqueue that reads
+ *                tail past head reads both again (spinning, then yielding
+ *                every SPINS_BEFORE_YIELD retries): in a queue only its
+ *                operations wrote, its head read went stale because others
+ *                completed operations meanwhile, and the next read ends it;
+ *                a process that wrote tail past head holds it there.
  *   Atomics:     uncontended: enqueue 2 loads + 1 CAS + 1 load + 1 store;
  *                dequeue the same.
  *   Deviation:   each cell carries a turn number (the index whose operation
@@ -34,11 +39,13 @@
  *                operation wait without end (as a halfway operation does):
  *                for a turn nobody will store (a cell written, or an index
  *                reserved past the ones enqueued), or, in an enqueue, in
- *                its retries (no yield) while tail reads past head.
+ *                its retries (spinning, then yielding) while tail reads
+ *                past head.
  *   Limits:      capacity a power of two >= 2; items non-NULL; indices are
  *                64-bit counters (no wrap in practice).
  *   Stats:       cas_attempts, cas_failures, yields (while waiting for a
- *                halfway operation).
+ *                halfway operation, or retrying while tail reads past
+ *                head).
  */
 #include "syncq/queue/naive_ring.h"
 
@@ -46,6 +53,7 @@
 #include "syncq/platform.h"
 #include "syncq/wait.h"
 #include "syncq/queue.h"
+#include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define NAIVE_MAGIC UINT64_C(0x4e41495645524e47)
 #define SPINS_BEFORE_YIELD 64u
@@ -109,20 +117,23 @@ int syncq_queue_naive_ring_destroy(syncq_queue_naive_ring *q) {
   return SYNCQ_OK;
 }
 
-int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item) {
-  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
-  const uint64_t mask = checked_mask(q);
-  if (mask == 0) return SYNCQ_EINVAL;
-  uint64_t h;
-  for (;;) { /* reserve index h (seq_cst loads: head is read before tail) */
-    h = atomic_load(&q->head);
-    uint64_t t = atomic_load(&q->tail);
-    if (t > h) continue;                 /* head went stale while we read tail: again */
-    if (h - t > mask) return SYNCQ_FULL; /* tail read after head: if full then, full now */
-    SYNCQ_STAT_INC(cas_attempts);
-    if (atomic_compare_exchange_strong(&q->head, &h, h + 1)) break;
-    SYNCQ_STAT_INC(cas_failures);
-  }
+/* One try at reserving an index: SYNCQ_OK with *h, SYNCQ_FULL,
+ * TICKET_LOST (the CAS failed: try again at once) or TICKET_STALE (tail
+ * read past head). */
+enum { TICKET_LOST = 100, TICKET_STALE };
+static inline int try_reserve(syncq_queue_naive_ring *q, uint64_t mask, uint64_t *h) {
+  *h = atomic_load(&q->head); /* seq_cst loads: head is read before tail */
+  uint64_t t = atomic_load(&q->tail);
+  if (t > *h) return TICKET_STALE;      /* head went stale while we read tail, or tail was written past it */
+  if (*h - t > mask) return SYNCQ_FULL; /* tail read after head: if full then, full now */
+  SYNCQ_STAT_INC(cas_attempts);
+  if (atomic_compare_exchange_strong(&q->head, h, *h + 1)) return SYNCQ_OK;
+  SYNCQ_STAT_INC(cas_failures);
+  return TICKET_LOST;
+}
+
+/* Write the item into the cell of reserved index h. */
+static inline void fill(syncq_queue_naive_ring *q, uint64_t mask, uint64_t h, void *item) {
   syncq_queue_naive_ring_cell *cell = &cells_of(q)[h & mask];
   uint32_t spins = 0;
   /* acquire: pairs with the release store of turn by the dequeue of index
@@ -132,6 +143,39 @@ int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item) {
   cell->data = item;
   /* release: pairs with the dequeuer's acquire load of turn; publishes data. */
   atomic_store_explicit(&cell->turn, h + 1, memory_order_release);
+}
+
+/* The enqueue once tail has read past head: it tries again, spinning, then
+ * yielding every SPINS_BEFORE_YIELD tries while tail stays past head (a
+ * writer of the shared tail may hold it there). Out of line: the enqueue's
+ * own reservation loop keeps no call. */
+static __attribute__((noinline, cold)) int enqueue_stale(syncq_queue_naive_ring *q, uint64_t mask, void *item) {
+  uint32_t stale = 0;
+  uint64_t h;
+  int r = TICKET_STALE;
+  while (r != SYNCQ_OK) {
+    if (r == SYNCQ_FULL) return r;
+    if (r == TICKET_STALE) {
+      SYNCQ_RACE_POINT("queue.naive_ring.enqueue.stale");
+      syncq_wait_spin_yield(&stale, SPINS_BEFORE_YIELD);
+    }
+    r = try_reserve(q, mask, &h);
+  }
+  fill(q, mask, h, item);
+  return SYNCQ_OK;
+}
+
+int syncq_queue_naive_ring_enqueue(syncq_queue_naive_ring *q, void *item) {
+  if (q == NULL || item == NULL) return SYNCQ_EINVAL;
+  const uint64_t mask = checked_mask(q);
+  if (mask == 0) return SYNCQ_EINVAL;
+  uint64_t h;
+  int r;
+  do r = try_reserve(q, mask, &h);
+  while (r == TICKET_LOST);
+  if (r == TICKET_STALE) return enqueue_stale(q, mask, item);
+  if (r == SYNCQ_FULL) return r;
+  fill(q, mask, h, item);
   return SYNCQ_OK;
 }
 

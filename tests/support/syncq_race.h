@@ -95,6 +95,10 @@
  *                    and between the commit and the hint write.
  *   "queue.nblfq.torn" NBLFQ2's enqueue: between the counter and the
  *                    pointer load of its first read of the cell at the hint.
+ *   "queue.naive_ring.enqueue.stale", "queue.fai_array.enqueue.stale"
+ *                    the naive ring's and the FAI array's enqueue, having
+ *                    read tail past head, before it pauses and reads them
+ *                    again (ring_stale_race_test counts them).
  *   "queue.vyukov.enqueue.claimed", "queue.vyukov.dequeue.claimed"
  *                    Vyukov's blocking ring: a position claimed, its cell
  *                    not yet published or freed (queue_progress_test's
