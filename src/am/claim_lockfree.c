@@ -157,12 +157,13 @@ _Static_assert(offsetof(am_packet, owner_start) == offsetof(am_bulk_slot, owner_
  * room, and a NOWAIT send answered SYNCQ_FULL for it; a second skip in a
  * row is left to the caller (a plain send retries, a NOWAIT send
  * answers), so a segment another process rewrites under us cannot keep a
- * NOWAIT send here. SYNCQ_FULL leaves at most the assignment held (never
- * a claim); `seen`, when not NULL, is reset on each new assignment (the
- * bulk block's stalled look, bulk_skip_abandoned). */
+ * NOWAIT send here. SYNCQ_OK: the slot claimed is *out. SYNCQ_FULL leaves
+ * at most the assignment held (never a claim); `seen`, when not NULL, is
+ * reset on each new assignment (the bulk block's stalled look,
+ * bulk_skip_abandoned). */
 static inline int take(_Atomic(uint32_t) *tail, unsigned char *slots, size_t stride, uint32_t n, bool room,
                        const am_claim_state *cs, bool *assigned, uint32_t *pos, uint64_t *seen,
-                       const char *inside_point) {
+                       const char *inside_point, unsigned char **out) {
   (void)inside_point; /* read only by race-test builds' SYNCQ_RACE_POINT */
   unsigned char *slot;
   for (bool again = false;; again = true) {
@@ -195,16 +196,20 @@ static inline int take(_Atomic(uint32_t) *tail, unsigned char *slots, size_t str
   atomic_store_explicit((_Atomic(uint64_t) *)(slot + offsetof(am_packet, owner_start)), cs->start,
                         memory_order_relaxed);
   *assigned = false;
+  *out = slot; /* the caller's packet: not recomputed from the position */
   return SYNCQ_OK;
 }
 
 static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
   am_queue *q = v->q;
   if (cs->want_bulk && !cs->has_bulk) {
-    /* A block is assigned ahead, waiting or not, unless NOWAIT: the
-     * receiver never waits at a block (file comment). */
+    /* A plain send is assigned a block ahead, free or not (the receiver
+     * never waits at a block: file comment); a NOWAIT send only when the
+     * block at the tail is free for it, so SYNCQ_FULL leaves no
+     * assignment behind. */
+    unsigned char *slot;
     int r = take(&q->bulk_tail, (unsigned char *)v->slots, sizeof *v->slots, v->blocks, nowait, cs, &cs->bulk_assigned,
-                 &cs->bulk_pos, &cs->bulk_seen, "am.claim.bulk_inside");
+                 &cs->bulk_pos, &cs->bulk_seen, "am.claim.bulk_inside", &slot);
     if (r != SYNCQ_OK) return r;
     cs->has_bulk = true;
   }
@@ -214,10 +219,11 @@ static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
      * (FREE(position)), and the in-order receiver waits at it until this
      * sender runs again (docs/reliability.md, "Active messages: seven
      * lock-free writers on two processors"). */
+    unsigned char *slot;
     int r = take(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, true, cs, &cs->pkt_assigned, &cs->pkt_pos,
-                 NULL, "am.claim.inside");
+                 NULL, "am.claim.inside", &slot);
     if (r != SYNCQ_OK) return r;
-    am_packet *p = am_pkt_at(v, cs->pkt_pos);
+    am_packet *p = (am_packet *)slot;
     p->has_bulk = cs->want_bulk ? 1u : 0u;
     p->bulk_pos = cs->want_bulk ? cs->bulk_pos : AM_NO_BULK;
     cs->has_pkt = true;
