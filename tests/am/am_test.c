@@ -1674,12 +1674,11 @@ static void tally_ep_make(tally_ep *t, const char *tag, int i, const syncq_am_co
   assert_int_equal(syncq_am_register(t->ep, H_TALLY, "tally", h_tally, &t->got), SYNCQ_OK);
 }
 
-/* The geometry of the lock-free claim's stall and skip tests: 4 packets
- * and a single bulk block, so one message in flight fills the bulk ring
- * and a lap comes round at once (stale_ns 0: the default interval). */
-static syncq_am_config lockfree_small(uint64_t stale_ns) {
-  syncq_am_config cfg = {
-    .claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = stale_ns};
+/* The geometry of the claims' stall and skip tests: 4 packets and a
+ * single bulk block, so one message in flight fills the bulk ring and a
+ * lap comes round at once (stale_ns 0: the default interval). */
+static syncq_am_config small_geometry(int claim, uint64_t stale_ns) {
+  syncq_am_config cfg = {.claim = claim, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = stale_ns};
   return cfg;
 }
 
@@ -1809,7 +1808,7 @@ static void test_stalled_send_holds_no_packet(void **state) {
   for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
     char name[96];
     name_of(name, sizeof name, "stalled", c);
-    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+    const syncq_am_config cfg = small_geometry(c, 0);
     syncq_am_endpoint *ep;
     assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
     seq_log log = {{0}, 0, 0};
@@ -2198,8 +2197,7 @@ static void dying_claimer(void *argp) {
 static void test_poll_rare_dead_claim(void **state) {
   (void)state;
   for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
-    syncq_am_config cfg = lockfree_small(0);
-    cfg.claim = c;
+    const syncq_am_config cfg = small_geometry(c, 0);
     tally_ep t;
     tally_ep_make(&t, "rarepoll", c, &cfg);
     syncq_am_endpoint *ep = t.ep;
@@ -2234,7 +2232,7 @@ static void test_poll_rare_dead_claim(void **state) {
 #define RARE_IDLE_POLLS_MAX (2u * SYNCQ_AM_DEFAULT_STALE_NS / 1000u / RARE_GAP_US + 3u)
 static void test_poll_rare_abandoned_assignment(void **state) {
   (void)state;
-  const syncq_am_config cfg = lockfree_small(0);
+  const syncq_am_config cfg = small_geometry(SYNCQ_AM_CLAIM_LOCKFREE, 0);
   tally_ep t;
   tally_ep_make(&t, "rareidle", 0, &cfg);
   syncq_am_endpoint *ep = t.ep;
@@ -2287,7 +2285,7 @@ static void skipped_nowait_sender(void *argp) {
 
 static void test_nowait_skipped_takes_another(void **state) {
   (void)state;
-  const syncq_am_config cfg = lockfree_small(0);
+  const syncq_am_config cfg = small_geometry(SYNCQ_AM_CLAIM_LOCKFREE, 0);
   tally_ep t;
   tally_ep_make(&t, "nowaitskip", 0, &cfg);
   syncq_am_endpoint *ep = t.ep;
@@ -2350,7 +2348,7 @@ static void stalled_bulk_sender(void *argp) {
 
 static void test_nowait_bulk_skipped_takes_another(void **state) {
   (void)state;
-  const syncq_am_config cfg = lockfree_small(STALE_NS);
+  const syncq_am_config cfg = small_geometry(SYNCQ_AM_CLAIM_LOCKFREE, STALE_NS);
   tally_ep t;
   tally_ep_make(&t, "bulkskip", 0, &cfg);
   syncq_am_endpoint *ep = t.ep;
