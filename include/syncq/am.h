@@ -209,8 +209,13 @@ typedef void (*syncq_am_handler)(syncq_am_token *token, const uint32_t *args, un
  * SYNCQ_ENOMEM here rather than a SIGBUS at a page's first use; connect
  * does the same for its own mapping. On older kernels the pages are
  * faulted in at their first use.
- * Example: `syncq_am_endpoint *ep; int r = syncq_am_create("server", NULL, &ep);`
- *   `if (r != SYNCQ_OK) fprintf(stderr, "server: %s\n", syncq_strerror(r)); else { work(); syncq_am_destroy(ep); }` */
+ * Example: A name of this process's own (its pid in it), so that two
+ * programs, or two copies of one, never meet at one name:
+ *   `char server[SYNCQ_AM_NAME_MAX + 1];`
+ *   `snprintf(server, sizeof server, "syncq-example-%ld-server", (long)getpid());`
+ *   `syncq_am_endpoint *ep; int r = syncq_am_create(server, NULL, &ep);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "%s: %s\n", server, syncq_strerror(r));`
+ *   `else { work(); syncq_am_destroy(ep); }` */
 SYNCQ_API int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpoint **out);
 /* Orderly shutdown: mark the endpoint closed (senders' calls then find it
  * dead: syncq_am_request),
@@ -464,8 +469,12 @@ SYNCQ_API const char *syncq_am_name(const syncq_am_endpoint *ep);
  * Progress: system calls (shm_open, mmap, madvise: the segment is faulted
  * in, as at create) and an allocation; the peer-table claim is lock-free;
  * it never waits for the endpoint's process.
- * Example: `syncq_am_peer *p; int r = syncq_am_connect(my_ep, "server", &p);`
- *   `if (r != SYNCQ_OK) fprintf(stderr, "server: %s\n", syncq_strerror(r));`
+ * Example: A client its server forked, connecting to the endpoint the
+ * server named after its own pid (syncq_am_create's example):
+ *   `char server[SYNCQ_AM_NAME_MAX + 1];`
+ *   `snprintf(server, sizeof server, "syncq-example-%ld-server", (long)getppid());`
+ *   `syncq_am_peer *p; int r = syncq_am_connect(my_ep, server, &p);`
+ *   `if (r != SYNCQ_OK) fprintf(stderr, "%s: %s\n", server, syncq_strerror(r));`
  *   `else { work(); syncq_am_disconnect(p); }` */
 SYNCQ_API int syncq_am_connect(syncq_am_endpoint *self, const char *name, syncq_am_peer **out);
 /* Unmap and free a connection.

@@ -116,7 +116,8 @@ typedef struct syncq_am_mpi syncq_am_mpi;
  * a new job's first messages take no page fault; SYNCQ_ENOMEM when they
  * cannot be had.
  * Example: `syncq_am_mpi *job;` `int r = syncq_am_mpi_create(MPI_COMM_WORLD, NULL, &job);`
- *   `if (r != SYNCQ_OK) MPI_Abort(MPI_COMM_WORLD, 1);` */
+ *   `if (r != SYNCQ_OK) MPI_Abort(MPI_COMM_WORLD, 1);`
+ *   `work(); syncq_am_mpi_destroy(job);` */
 int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_mpi **out);
 /* This rank's endpoint: register handlers on it before syncq_am_mpi_start,
  * poll it with syncq_am_poll or wait on it with syncq_am_wait. NULL for

@@ -72,6 +72,8 @@
  *                bulk block's too, so a NOWAIT send never leaves an
  *                assignment behind when it returns SYNCQ_FULL.
  */
+#include <stddef.h>
+
 #include "am_claim.h"
 #include "am_segment.h"
 #include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
@@ -140,83 +142,90 @@ static int claim_slot(_Atomic(uint64_t) *st, uint32_t pos, uint32_t pid, bool *p
   return SYNCQ_FULL;
 }
 
+/* The packet and the bulk block share one layout where the claim looks:
+ * the state first, the owner's start time next (am_segment.h). assign and
+ * take read a slot of either through a byte stride from these offsets. */
+_Static_assert(offsetof(am_packet, state) == 0 && offsetof(am_bulk_slot, state) == 0, "state first");
+_Static_assert(offsetof(am_packet, owner_start) == offsetof(am_bulk_slot, owner_start), "owner_start alike");
+
+/* Take a slot of one ring (the packets, or the bulk blocks: its tail,
+ * `n` slots of `stride` bytes from `slots`), keeping the assignment in
+ * *assigned and *pos across calls: assign a position when none is held
+ * (only when the slot at the tail is free for it, when `room`), claim
+ * it, and write the owner's start time. A claim that finds its position
+ * skipped (passed) takes a new position at once, once: the ring may have
+ * room, and a NOWAIT send answered SYNCQ_FULL for it; a second skip in a
+ * row is left to the caller (a plain send retries, a NOWAIT send
+ * answers), so a segment another process rewrites under us cannot keep a
+ * NOWAIT send here. SYNCQ_OK: the slot claimed is *out. SYNCQ_FULL leaves
+ * at most the assignment held (never a claim); `seen`, when not NULL, is
+ * reset on each new assignment (the bulk block's stalled look,
+ * bulk_skip_abandoned). */
+static inline int take(_Atomic(uint32_t) *tail, unsigned char *slots, size_t stride, uint32_t n, bool room,
+                       const am_claim_state *cs, bool *assigned, uint32_t *pos, uint64_t *seen,
+                       const char *inside_point, unsigned char **out) {
+  (void)inside_point; /* read only by race-test builds' SYNCQ_RACE_POINT */
+  unsigned char *slot;
+  for (bool again = false;; again = true) {
+    if (!*assigned) {
+      int r = assign(tail, slots, stride, n, room, pos);
+      if (r != SYNCQ_OK) return r;
+      *assigned = true;
+      if (seen != NULL) *seen = AM_BULK_SEEN_NONE; /* no stalled look at this block yet */
+      SYNCQ_RACE_POINT(inside_point);              /* tests: die (or stop) assigned, not claimed */
+    }
+    slot = slots + (size_t)(*pos & (n - 1u)) * stride;
+    bool passed = false;
+    int r = claim_slot((_Atomic(uint64_t) *)slot, *pos, cs->pid, &passed);
+    if (r == SYNCQ_OK) break;
+    if (!passed) return r;
+    /* Skipped: a packet by the receiver, a bulk block by a send stalled
+     * on the same block a lap later (bulk_skip_abandoned); either way
+     * this sender stalled between its two CASes through two stale
+     * intervals. */
+    *assigned = false;
+    if (again) return r;
+  }
+  SYNCQ_RACE_POINT("am.claim.owner"); /* tests: stop claimed, the start time not yet written */
+  /* Ours now. The receiver reads the owner only after seeing CLAIMED and
+   * deciding the owner is dead, or after READY (release in am.c).
+   * relaxed: until this store reclaimers read owner_start as 0 (every
+   * free clears it, am_segment.h) and judge us by our pid alone, never by
+   * the previous claimer's start time (which made a live sender here look
+   * dead, and its claim was taken back under it) */
+  atomic_store_explicit((_Atomic(uint64_t) *)(slot + offsetof(am_packet, owner_start)), cs->start,
+                        memory_order_relaxed);
+  *assigned = false;
+  *out = slot; /* the caller's packet: not recomputed from the position */
+  return SYNCQ_OK;
+}
+
 static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
   am_queue *q = v->q;
   if (cs->want_bulk && !cs->has_bulk) {
-    am_bulk_slot *bs;
-    for (bool again = false;; again = true) {
-      if (!cs->bulk_assigned) {
-        int r = assign(&q->bulk_tail, (unsigned char *)v->slots, sizeof *v->slots, v->blocks, nowait, &cs->bulk_pos);
-        if (r != SYNCQ_OK) return r;
-        cs->bulk_assigned = true;
-        cs->bulk_seen = AM_BULK_SEEN_NONE;        /* no stalled look at this block yet */
-        SYNCQ_RACE_POINT("am.claim.bulk_inside"); /* tests: stop assigned a block, not claimed */
-      }
-      bs = am_slot_at(v, cs->bulk_pos);
-      bool passed = false;
-      int r = claim_slot(&bs->state, cs->bulk_pos, cs->pid, &passed);
-      if (r == SYNCQ_OK) break;
-      if (!passed) return r;
-      /* Skipped as abandoned by a send stalled on the same block a lap
-       * later (bulk_skip_abandoned: this sender stalled between its two
-       * CASes through two stale intervals of that send's stall): take a new
-       * block, at once, once, as the packet below does. The ring may
-       * have room, and a NOWAIT send answered SYNCQ_FULL for it; a
-       * second skip in a row is left to the caller, so a segment another
-       * process rewrites under us cannot keep a NOWAIT send here. */
-      cs->bulk_assigned = false;
-      if (again) return r;
-    }
-    SYNCQ_RACE_POINT("am.claim.owner"); /* tests: stop claimed, the start time not yet written */
-    /* relaxed: read only by reclaimers that have seen CLAIMED and then
-     * check the owner. Until this store they read 0 (every free clears
-     * it, am_segment.h) and judge the owner by its pid alone: never the
-     * start time of the block's previous claimer, which would make a live
-     * claimer look dead (its pid's start time differs) */
-    atomic_store_explicit(&bs->owner_start, cs->start, memory_order_relaxed);
-    cs->bulk_assigned = false;
+    /* A plain send is assigned a block ahead, free or not (the receiver
+     * never waits at a block: file comment); a NOWAIT send only when the
+     * block at the tail is free for it, so SYNCQ_FULL leaves no
+     * assignment behind. */
+    unsigned char *slot;
+    int r = take(&q->bulk_tail, (unsigned char *)v->slots, sizeof *v->slots, v->blocks, nowait, cs, &cs->bulk_assigned,
+                 &cs->bulk_pos, &cs->bulk_seen, "am.claim.bulk_inside", &slot);
+    if (r != SYNCQ_OK) return r;
     cs->has_bulk = true;
   }
   if (!cs->has_pkt) {
-    am_packet *p;
-    for (bool again = false;; again = true) {
-      if (!cs->pkt_assigned) {
-        /* Only when the packet at the tail is free for it, waiting or
-         * not: a position taken on a full queue binds the packet to this
-         * sender (FREE(position)), and the in-order receiver waits at it
-         * until this sender runs again (docs/reliability.md, "Active
-         * messages: seven lock-free writers on two processors"). */
-        int r = assign(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, true, &cs->pkt_pos);
-        if (r != SYNCQ_OK) return r;
-        cs->pkt_assigned = true;
-        SYNCQ_RACE_POINT("am.claim.inside"); /* tests: die (or stop) assigned, not claimed */
-      }
-      p = am_pkt_at(v, cs->pkt_pos);
-      bool passed = false;
-      int r = claim_slot(&p->state, cs->pkt_pos, cs->pid, &passed);
-      if (r == SYNCQ_OK) break;
-      if (!passed) return r;
-      /* Skipped by the receiver (this sender stalled between its two
-       * CASes for two stale intervals): take a new position, at once,
-       * once. The queue may have room, and a NOWAIT send answered
-       * SYNCQ_FULL for it; a second skip in a row is left to the
-       * caller (a plain send retries, a NOWAIT send answers), so a
-       * segment another process rewrites under us cannot keep a NOWAIT
-       * send here. */
-      cs->pkt_assigned = false;
-      if (again) return r;
-    }
-    SYNCQ_RACE_POINT("am.claim.owner"); /* tests: stop claimed, the start time not yet written */
-    /* Ours now. The receiver reads these only after seeing CLAIMED and
-     * deciding the owner is dead, or after READY (release in am.c).
-     * relaxed: until this store the receiver reads owner_start as 0 (every
-     * free clears it, am_segment.h) and judges us by our pid alone, never
-     * by the previous claimer's start time (which made a live sender here
-     * look dead, and its claim was taken back under it) */
-    atomic_store_explicit(&p->owner_start, cs->start, memory_order_relaxed);
+    /* Only when the packet at the tail is free for it, waiting or not: a
+     * position taken on a full queue binds the packet to this sender
+     * (FREE(position)), and the in-order receiver waits at it until this
+     * sender runs again (docs/reliability.md, "Active messages: seven
+     * lock-free writers on two processors"). */
+    unsigned char *slot;
+    int r = take(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, true, cs, &cs->pkt_assigned, &cs->pkt_pos,
+                 NULL, "am.claim.inside", &slot);
+    if (r != SYNCQ_OK) return r;
+    am_packet *p = (am_packet *)slot;
     p->has_bulk = cs->want_bulk ? 1u : 0u;
     p->bulk_pos = cs->want_bulk ? cs->bulk_pos : AM_NO_BULK;
-    cs->pkt_assigned = false;
     cs->has_pkt = true;
   }
   return SYNCQ_OK;

@@ -1657,6 +1657,56 @@ static void gone_end(pid_t c, int go[2], int ready[2]) {
   }
 }
 
+/* ================================================================ claim fixtures */
+
+/* The endpoint a claim test sends to: created as cfg says, under the name
+ * name_of gives tag and i, with H_TALLY counting its messages into got. */
+typedef struct tally_ep {
+  char name[96];
+  syncq_am_endpoint *ep;
+  uint32_t got;
+} tally_ep;
+
+static void tally_ep_make(tally_ep *t, const char *tag, int i, const syncq_am_config *cfg) {
+  name_of(t->name, sizeof t->name, tag, i);
+  t->got = 0;
+  assert_int_equal(syncq_am_create(t->name, cfg, &t->ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(t->ep, H_TALLY, "tally", h_tally, &t->got), SYNCQ_OK);
+}
+
+/* The geometry of the claims' stall and skip tests: 4 packets and a
+ * single bulk block, so one message in flight fills the bulk ring and a
+ * lap comes round at once (stale_ns 0: the default interval). */
+static syncq_am_config small_geometry(int claim, uint64_t stale_ns) {
+  syncq_am_config cfg = {.claim = claim, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = stale_ns};
+  return cfg;
+}
+
+/* Stopped (SIGSTOP) by its hook: wait until it is. */
+static void wait_stopped(pid_t child) {
+  int st = 0;
+  assert_int_equal(waitpid(child, &st, WUNTRACED), child);
+  assert_true(WIFSTOPPED(st));
+}
+
+/* Serve ep (syncq_am_wait slices) until *got reaches want and child has
+ * exited, 10 s at most: the child's exit code, -1 when it had not exited. */
+static int serve_until(syncq_am_endpoint *ep, const uint32_t *got, uint32_t want, pid_t child) {
+  int code = -1;
+  for (int i = 0; i < 10000 && (*got < want || code < 0); i++) {
+    int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
+    assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
+    if (code < 0) (void)child_done(child, &code);
+  }
+  return code;
+}
+
+/* Before failing a test: a stopped child would outlive it. */
+static void kill_child(pid_t child) {
+  kill(child, SIGKILL);
+  (void)reap(child);
+}
+
 /* The lock-free claim, a NOWAIT send whose position another sender takes
  * between its read of the tail and its read of that position's slot
  * ("am.claim.assign": the hook sends through a second peer there): the
@@ -1677,16 +1727,12 @@ static void assign_hook(const char *name) {
 static void test_nowait_assign_overtaken(void **state) {
   (void)state;
   for (int bulk = 0; bulk < 2; bulk++) {
-    char name[96];
-    name_of(name, sizeof name, "overtaken", bulk);
     syncq_am_config cfg = {.claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 8, .bulk_blocks = 4, .bulk_size = 64};
-    syncq_am_endpoint *ep;
-    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
-    uint32_t got = 0;
-    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    tally_ep t;
+    tally_ep_make(&t, "overtaken", bulk, &cfg);
     syncq_am_peer *p, *q;
-    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
-    assert_int_equal(syncq_am_connect(NULL, name, &q), SYNCQ_OK);
+    assert_int_equal(syncq_am_connect(NULL, t.name, &p), SYNCQ_OK);
+    assert_int_equal(syncq_am_connect(NULL, t.name, &q), SYNCQ_OK);
     assign_other = q;
     assign_other_bulk = bulk != 0;
     assign_other_r = -1;
@@ -1700,12 +1746,12 @@ static void test_nowait_assign_overtaken(void **state) {
       print_error("%s send overtaken at its position: %s\n", bulk ? "bulk" : "short", syncq_strerror(r));
     assert_int_equal(r, SYNCQ_OK);
     unsigned handled = 0;
-    assert_int_equal(syncq_am_poll(ep, 8, &handled), SYNCQ_OK);
+    assert_int_equal(syncq_am_poll(t.ep, 8, &handled), SYNCQ_OK);
     assert_int_equal(handled, 2);
-    assert_int_equal(got, 2);
+    assert_int_equal(t.got, 2);
     assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
     assert_int_equal(syncq_am_disconnect(q), SYNCQ_OK);
-    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(t.ep), SYNCQ_OK);
   }
 }
 
@@ -1762,7 +1808,7 @@ static void test_stalled_send_holds_no_packet(void **state) {
   for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
     char name[96];
     name_of(name, sizeof name, "stalled", c);
-    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
+    const syncq_am_config cfg = small_geometry(c, 0);
     syncq_am_endpoint *ep;
     assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
     seq_log log = {{0}, 0, 0};
@@ -1774,9 +1820,7 @@ static void test_stalled_send_holds_no_packet(void **state) {
       assert_int_equal(syncq_am_request(p, H_SEQ, args, 2, SYNCQ_AM_NOWAIT), SYNCQ_OK);
     }
     pid_t child = spawn(stalled_sender, name);
-    int st = 0;
-    assert_int_equal(waitpid(child, &st, WUNTRACED), child);
-    assert_true(WIFSTOPPED(st)); /* stalled on the full queue */
+    wait_stopped(child); /* stalled on the full queue */
     unsigned handled = 0;
     assert_int_equal(syncq_am_poll(ep, 1, &handled), SYNCQ_OK);
     assert_int_equal(handled, 1);
@@ -1785,18 +1829,11 @@ static void test_stalled_send_holds_no_packet(void **state) {
     if (r != SYNCQ_OK) {
       print_error("claim %s: the packet freed beside a stalled sender: %s\n", syncq_am_claim_name(c),
                   syncq_strerror(r));
-      kill(child, SIGKILL); /* a stopped child would outlive the test */
-      (void)reap(child);
+      kill_child(child);
       fail();
     }
     assert_int_equal(kill(child, SIGCONT), 0);
-    int code = -1;
-    for (int i = 0; i < 10000 && (log.got < 6u || code < 0); i++) { /* 10 s at most */
-      int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
-      assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
-      if (code < 0) (void)child_done(child, &code);
-    }
-    assert_int_equal(code, 0);
+    assert_int_equal(serve_until(ep, &log.got, 6u, child), 0);
     assert_int_equal(log.got, 6);
     assert_int_equal(log.bad, 0);
     assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
@@ -2160,15 +2197,12 @@ static void dying_claimer(void *argp) {
 static void test_poll_rare_dead_claim(void **state) {
   (void)state;
   for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
-    char name[96];
-    name_of(name, sizeof name, "rarepoll", c);
-    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
-    syncq_am_endpoint *ep;
-    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
-    uint32_t got = 0;
-    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    const syncq_am_config cfg = small_geometry(c, 0);
+    tally_ep t;
+    tally_ep_make(&t, "rarepoll", c, &cfg);
+    syncq_am_endpoint *ep = t.ep;
     race_stop_at = "am.send.claimed";
-    pid_t child = spawn(dying_claimer, name);
+    pid_t child = spawn(dying_claimer, t.name);
     assert_int_equal(reap(child), 128 + SIGKILL); /* dead, its claim at the head */
     syncq_am_counters cnt = {0};
     unsigned polls = 0;
@@ -2182,7 +2216,7 @@ static void test_poll_rare_dead_claim(void **state) {
       print_error("claim %s: taken back at poll %u (lost %u)\n", syncq_am_claim_name(c), polls, (unsigned)cnt.lost);
     assert_int_equal(cnt.lost, 1);
     assert_true(polls <= RARE_POLLS_MAX);
-    assert_int_equal(got, 0);
+    assert_int_equal(t.got, 0);
     assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
   }
 }
@@ -2198,15 +2232,12 @@ static void test_poll_rare_dead_claim(void **state) {
 #define RARE_IDLE_POLLS_MAX (2u * SYNCQ_AM_DEFAULT_STALE_NS / 1000u / RARE_GAP_US + 3u)
 static void test_poll_rare_abandoned_assignment(void **state) {
   (void)state;
-  char name[96];
-  name_of(name, sizeof name, "rareidle", 0);
-  syncq_am_config cfg = {.claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
-  syncq_am_endpoint *ep;
-  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
-  uint32_t got = 0;
-  assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+  const syncq_am_config cfg = small_geometry(SYNCQ_AM_CLAIM_LOCKFREE, 0);
+  tally_ep t;
+  tally_ep_make(&t, "rareidle", 0, &cfg);
+  syncq_am_endpoint *ep = t.ep;
   race_stop_at = "am.claim.inside";
-  pid_t child = spawn(dying_claimer, name);
+  pid_t child = spawn(dying_claimer, t.name);
   assert_int_equal(reap(child), 128 + SIGKILL); /* dead, its position assigned at the head */
   syncq_am_counters cnt = {0};
   unsigned polls = 0;
@@ -2221,12 +2252,12 @@ static void test_poll_rare_abandoned_assignment(void **state) {
   assert_true(polls <= RARE_IDLE_POLLS_MAX);
   /* the queue goes on: a message sent now arrives */
   syncq_am_peer *p;
-  assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+  assert_int_equal(syncq_am_connect(NULL, t.name, &p), SYNCQ_OK);
   assert_int_equal(syncq_am_request(p, H_TALLY, NULL, 0, SYNCQ_AM_NOWAIT), SYNCQ_OK);
   unsigned handled = 0;
   assert_int_equal(syncq_am_poll(ep, 8, &handled), SYNCQ_OK);
   assert_int_equal(handled, 1);
-  assert_int_equal(got, 1);
+  assert_int_equal(t.got, 1);
   assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
@@ -2239,18 +2270,6 @@ static void test_poll_rare_abandoned_assignment(void **state) {
  * and the message arrives. It returned SYNCQ_FULL, a queue with room
  * reported full (as the overtaken assignment of
  * test_nowait_assign_overtaken did). */
-/* Serve ep (syncq_am_wait slices) until *got reaches want and child has
- * exited, 10 s at most: the child's exit code, -1 when it had not exited. */
-static int serve_until(syncq_am_endpoint *ep, const uint32_t *got, uint32_t want, pid_t child) {
-  int code = -1;
-  for (int i = 0; i < 10000 && (*got < want || code < 0); i++) {
-    int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
-    assert_true(w == SYNCQ_OK || w == SYNCQ_ETIMEDOUT);
-    if (code < 0) (void)child_done(child, &code);
-  }
-  return code;
-}
-
 static void skipped_nowait_sender(void *argp) {
   const char *name = argp;
   syncq_am_peer *p;
@@ -2266,17 +2285,12 @@ static void skipped_nowait_sender(void *argp) {
 
 static void test_nowait_skipped_takes_another(void **state) {
   (void)state;
-  char name[96];
-  name_of(name, sizeof name, "nowaitskip", 0);
-  syncq_am_config cfg = {.claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 4, .bulk_blocks = 1, .bulk_size = 64};
-  syncq_am_endpoint *ep;
-  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
-  uint32_t got = 0;
-  assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
-  pid_t child = spawn(skipped_nowait_sender, name);
-  int st = 0;
-  assert_int_equal(waitpid(child, &st, WUNTRACED), child);
-  assert_true(WIFSTOPPED(st)); /* its position assigned at the head, not claimed */
+  const syncq_am_config cfg = small_geometry(SYNCQ_AM_CLAIM_LOCKFREE, 0);
+  tally_ep t;
+  tally_ep_make(&t, "nowaitskip", 0, &cfg);
+  syncq_am_endpoint *ep = t.ep;
+  pid_t child = spawn(skipped_nowait_sender, t.name);
+  wait_stopped(child); /* its position assigned at the head, not claimed */
   syncq_am_counters cnt = {0};
   for (int i = 0; i < 10000 && cnt.skipped == 0; i++) { /* 10 s at most; two stale intervals needed */
     int w = syncq_am_wait(ep, 8, WAIT_SLICE_NS, NULL);
@@ -2284,15 +2298,14 @@ static void test_nowait_skipped_takes_another(void **state) {
     assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
   }
   if (cnt.skipped != 1) {
-    kill(child, SIGKILL); /* a stopped child would outlive the test */
-    (void)reap(child);
+    kill_child(child);
     fail_msg("the stopped sender's position was skipped %u times, want 1", (unsigned)cnt.skipped);
   }
   assert_int_equal(kill(child, SIGCONT), 0);
-  int code = serve_until(ep, &got, 1u, child);
+  int code = serve_until(ep, &t.got, 1u, child);
   if (code == 111) print_error("the NOWAIT send answered SYNCQ_FULL on a queue with room\n");
   assert_int_equal(code, 0);
-  assert_int_equal(got, 1);
+  assert_int_equal(t.got, 1);
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
@@ -2335,36 +2348,26 @@ static void stalled_bulk_sender(void *argp) {
 
 static void test_nowait_bulk_skipped_takes_another(void **state) {
   (void)state;
-  char name[96];
-  name_of(name, sizeof name, "bulkskip", 0);
-  syncq_am_config cfg = {
-    .claim = SYNCQ_AM_CLAIM_LOCKFREE, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
-  syncq_am_endpoint *ep;
-  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
-  uint32_t got = 0;
-  assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
-  pid_t stopped = spawn(skipped_bulk_nowait_sender, name);
-  int st = 0;
-  assert_int_equal(waitpid(stopped, &st, WUNTRACED), stopped);
-  assert_true(WIFSTOPPED(st)); /* the only block assigned to it, not claimed */
-  pid_t plain = spawn(stalled_bulk_sender, name);
-  int code = serve_until(ep, &got, 1u, plain); /* two stale intervals of its stall needed */
-  if (code != 0 || got != 1u) {
-    kill(stopped, SIGKILL); /* a stopped child would outlive the test */
-    (void)reap(stopped);
-    if (code < 0) {
-      kill(plain, SIGKILL);
-      (void)reap(plain);
-    }
+  const syncq_am_config cfg = small_geometry(SYNCQ_AM_CLAIM_LOCKFREE, STALE_NS);
+  tally_ep t;
+  tally_ep_make(&t, "bulkskip", 0, &cfg);
+  syncq_am_endpoint *ep = t.ep;
+  pid_t stopped = spawn(skipped_bulk_nowait_sender, t.name);
+  wait_stopped(stopped); /* the only block assigned to it, not claimed */
+  pid_t plain = spawn(stalled_bulk_sender, t.name);
+  int code = serve_until(ep, &t.got, 1u, plain); /* two stale intervals of its stall needed */
+  if (code != 0 || t.got != 1u) {
+    kill_child(stopped);
+    if (code < 0) kill_child(plain);
     if (code == 127) print_error("the plain bulk send skipped the stopped sender's block within one stale interval\n");
-    fail_msg("the plain bulk send stalled on the stopped sender's block: exit %d, %u delivered", code, (unsigned)got);
+    fail_msg("the plain bulk send stalled on the stopped sender's block: exit %d, %u delivered", code, (unsigned)t.got);
   }
   /* the plain send's block was freed by its delivery: the ring has room */
   assert_int_equal(kill(stopped, SIGCONT), 0);
-  code = serve_until(ep, &got, 2u, stopped);
+  code = serve_until(ep, &t.got, 2u, stopped);
   if (code == 121) print_error("the NOWAIT bulk send answered SYNCQ_FULL on a bulk ring with room\n");
   assert_int_equal(code, 0);
-  assert_int_equal(got, 2);
+  assert_int_equal(t.got, 2);
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
@@ -2458,13 +2461,6 @@ static void stamp_sender(void *argp) {
   CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 92);
 }
 
-/* Stopped (SIGSTOP) by its hook: wait until it is. */
-static void wait_stopped(pid_t child) {
-  int st = 0;
-  assert_int_equal(waitpid(child, &st, WUNTRACED), child);
-  assert_true(WIFSTOPPED(st));
-}
-
 /* The lock-free claim: a live sender stopped right after its claim CAS,
  * before it records its start time ("am.claim.owner"), on a slot whose
  * previous claimer was another process. Its packet (first round) or its
@@ -2523,12 +2519,8 @@ static void test_lockfree_claim_unstamped(void **state) {
     if (cnt.lost != 0 || rs.next[2] > 1u || rs.next[1] != 0) {
       print_error("%s round: a live claim taken back (lost %llu, writer 2 delivered %u)\n",
                   bulk_round ? "bulk" : "packet", (unsigned long long)cnt.lost, rs.next[2]);
-      kill(s1, SIGKILL); /* a stopped child would outlive the test */
-      (void)reap(s1);
-      if (bulk_round) {
-        kill(s2, SIGKILL);
-        (void)reap(s2);
-      }
+      kill_child(s1);
+      if (bulk_round) kill_child(s2);
       fail();
     }
     assert_int_equal(kill(s1, SIGCONT), 0);
