@@ -51,7 +51,7 @@
  *             the address of a thread-local variable (errno included)
  *             across them.
  *             Stacks: a fiber whose stack overflows into its guard
- *             region (64 KB of PROT_NONE by default, no memory) is
+ *             region (16 KB of PROT_NONE by default, no memory) is
  *             reported by pid on stderr before the program dies (a
  *             handler on an alternate signal stack). On Linux 6.13 and
  *             later guards are page-table markers (MADV_GUARD_INSTALL,
@@ -216,10 +216,15 @@ typedef enum syncq_po_send_mode {
 #define SYNCQ_PO_DEFAULT_FIBER_STACK (16u * 1024u) /* fiber backend */
 #define SYNCQ_PO_MIN_FIBER_STACK (8u * 1024u)      /* smallest fiber stack accepted */
 #define SYNCQ_PO_NO_GUARD ((size_t)-1)             /* guard_size: no guard pages */
-/* A fiber stack's default guard: 64 KB of PROT_NONE address space (no
- * memory), larger than the frames of common code (a 20 KB local buffer
- * cannot jump it). */
-#define SYNCQ_PO_DEFAULT_FIBER_GUARD (64u * 1024u)
+/* A fiber stack's default guard: 16 KB of PROT_NONE address space (no
+ * memory), as large as the default stack: a frame that overruns the
+ * default stack by up to 16 KB (a 20 KB local buffer) lands in it and is
+ * reported; a larger one, unless the code is built with
+ * -fstack-clash-protection, can jump it into the stack below. A larger
+ * guard_size catches larger frames and costs more per spawn: the kernel
+ * writes one page-table entry per guard page when it makes the guard
+ * (docs/contents.md, the cold spawn). */
+#define SYNCQ_PO_DEFAULT_FIBER_GUARD (16u * 1024u)
 /* Fiber stacks of destroyed systems are kept for the next system with the
  * same stack and guard sizes (as glibc keeps thread stacks), up to the
  * larger of this many bytes of stacks (guards not counted: they are

@@ -29,7 +29,7 @@
  *                guards: chunks of PO_CHUNK_MIN, one mprotect per
  *                stack). Cost, cold (Linux 6.18, this project's 2-core
  *                VM): the kernel's ~0.4 us per guard range and 25 ns
- *                per guard page (0.8 us for the default 64 KB guard),
+ *                per guard page (0.5 us for the default 16 KB guard),
  *                and a fresh page (1.0-1.6 us) for each stack's top,
  *                made resident with its batch of guards (marker
  *                chunks; else the fault at a fiber's first frame); no
@@ -50,7 +50,7 @@
  *                mapping and its stacks carry a canary word at their
  *                lowest address, checked at every switch out (the
  *                limit is then memory; SYNCQ_PO_NO_GUARD gives every
- *                stack a canary). A frame larger than the guard (64 KB
+ *                stack a canary). A frame larger than the guard (16 KB
  *                by default) can skip it (stack clash) unless the code
  *                is built with -fstack-clash-protection; an overrun of a
  *                canary stack is seen only at the next switch, after it

@@ -771,6 +771,38 @@ static void overflow_child(void) {
   syncq_po_join(s, pid);
 }
 
+/* A 20 KB frame on the default 16 KB stack whose first write is its
+ * lowest byte, 4 KB below the stack, as code built without
+ * -fstack-clash-protection may make (this toolchain probes a large frame
+ * page by page, which faults in any guard, so the write is made here
+ * directly): it must land in the default guard, not in the stack below. */
+static void jump(syncq_po_proc *self, void *arg) {
+  (void)self, (void)arg;
+  volatile char *lowest = (volatile char *)__builtin_frame_address(0) - 20 * 1024;
+  *lowest = 1;
+}
+
+static void big_frame_child(void) {
+  syncq_po_config cfg = {"mpsc", 8, 0, 0, "fiber", 1, false};
+  syncq_po_system *s;
+  if (syncq_po_create(&cfg, &s) != SYNCQ_OK) _exit(10);
+  syncq_po_pid pid;
+  syncq_po_spawn(s, idle, NULL, &pid); /* pid 0 */
+  syncq_po_spawn(s, jump, NULL, &pid); /* pid 1 */
+  syncq_po_join(s, pid);
+}
+
+static void test_default_guard_catches_big_frame(void **state) {
+  (void)state;
+  if (ASAN || TSAN) {
+    print_message("skipped under a sanitizer: it reports the overflow itself, before our handler\n");
+    skip();
+  }
+  _Static_assert(SYNCQ_PO_DEFAULT_FIBER_STACK == 16 * 1024 && SYNCQ_PO_DEFAULT_FIBER_GUARD > 4 * 1024,
+                 "the frame below overruns the default stack by 4 KB and must land in the default guard");
+  child_dies_reporting(big_frame_child, SIGSEGV, "syncq po: process 1 overflowed its fiber stack");
+}
+
 /* A fiber that overflows its stack: the child dies of SIGSEGV, and stderr
  * names the process. */
 static void test_stack_overflow_reported(void **state) {
@@ -794,6 +826,7 @@ int main(void) {
     cmocka_unit_test(test_map_budget_degrades),
     cmocka_unit_test(test_canary_reported),
     cmocka_unit_test(test_stack_overflow_reported),
+    cmocka_unit_test(test_default_guard_catches_big_frame),
     cmocka_unit_test(test_fibers_spawn_and_join_fibers),
     cmocka_unit_test(test_runnext_does_not_starve),
     cmocka_unit_test(test_a_fibers_child_runs_next),
