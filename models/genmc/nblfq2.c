@@ -19,18 +19,22 @@
  *     workloads without waits accept what it does; with CHECK_HANDOFF a
  *     take trusts (NIL, c) read across another take's commit and
  *     answers EMPTY with an item queued. models/genmc/run lists it.
+ *   GENMC_SEED_BUG_DEQ_TRUST  EMPTY from the first step's counter-only
+ *     read of p, without the whole re-read. On a processor it cannot
+ *     fail: at the whole read of u, (NIL, c), p's round after u's round
+ *     c was not filled yet, so p held (NIL, the counter read) and the
+ *     queue was empty. Here it fails on CHECK_HANDOFF, through the
+ *     shim's tear (a counter-first read of a cell seeing the new counter
+ *     with the old pointer): a put reads a full cell that is empty and
+ *     fills the next round of the cell after it, out of order, which the
+ *     re-read of p catches. models/genmc/run lists it.
  *   GENMC_SEED_BUG_ENQ_ORDER  u's two loads in the other order. It
  *     cannot fail: a pair read there decides only a commit (the CAS
  *     compares both halves) or FULL, which needs a whole re-read of u
  *     equal to it after p's whole read; puts fill the rounds in order,
  *     so at p's read u already held that pair, in either load order.
- *   GENMC_SEED_BUG_DEQ_TRUST  EMPTY from the first step's counter-only
- *     read of p, without the whole re-read. It cannot fail either: at
- *     the whole read of u, (NIL, c), p's round after u's round c was not
- *     filled yet, so p held (NIL, the counter read): the queue was empty
- *     then.
- *   models/genmc/run lists neither of the last two (no workload of
- *   bounded size can refute an argument that holds at every size).
+ *     models/genmc/run does not list it (it holds on every workload,
+ *     the handoff included).
  *
  * Build and run: models/genmc/run (genmc -- -I include -I src ...).
  */
