@@ -21,6 +21,23 @@
  *              each; EMPTY is an answer)
  *   main       after joining them, takes until EMPTY
  *
+ * or, with CHECK_HANDOFF (queues), a workload whose threads wait for
+ * one another (an acquire load of a flag another thread sets with
+ * release; GenMC explores only the executions where the flag was set):
+ *
+ *   thread A   puts 1, puts 2, sets a2; waits for c1; puts 3, sets a3
+ *   thread C   waits for a2; takes, sets c1; waits for a3; takes
+ *   thread D   waits for a2; takes once
+ *
+ * Every operation must succeed, in any order of the six that keeps the
+ * waits: 1 and 2 are in before either take starts, so C's first take
+ * and D's each find an item (at most the other one left before it); C's
+ * second take starts after the put of 3, with three in and at most two
+ * out before it. The put of 3 starts after C's first take, with at most
+ * one item in: a queue of capacity 2 or more has room. An EMPTY or FULL
+ * answer contradicts the order the waits impose (the workload above
+ * accepts one from a concurrent operation).
+ *
  * Items are the small integers 1..3 (as pointers where the structure
  * holds pointers). Checked in every execution GenMC explores: each item
  * that was put comes out exactly once (no loss, no duplicate) and
@@ -51,6 +68,10 @@
 
 #if CHECK_A_PUTS < 1 || CHECK_A_PUTS > 2 || CHECK_C_TAKES < 0 || CHECK_C_TAKES > 2
 #error "check.h: CHECK_A_PUTS is 1 or 2, CHECK_C_TAKES 0 to 2"
+#endif
+#if defined(CHECK_HANDOFF) && (defined(CHECK_LIFO) || defined(CHECK_A_MID_TAKE) || defined(CHECK_THREAD_B) || \
+                               defined(CHECK_THREAD_D) || defined(CHECK_MAY_BE_FULL))
+#error "check.h: CHECK_HANDOFF is a queue workload of its own, every answer SYNCQ_OK"
 #endif
 #if defined(CHECK_A_MID_TAKE) && (defined(CHECK_LIFO) || CHECK_A_PUTS != 2)
 #error "check.h: CHECK_A_MID_TAKE is for queues, with CHECK_A_PUTS 2"
@@ -126,6 +147,61 @@ static void *check_thread_d(void *arg) {
   return NULL;
 }
 
+#ifdef CHECK_HANDOFF
+#include <genmc.h>
+#include <stdatomic.h>
+
+/* The waits' flags: each set once (release) by one thread, awaited by
+ * others (acquire): the happens-before edges the workload's property
+ * rests on. */
+static atomic_int check_a2, check_c1, check_a3;
+
+/* Explore only the executions where *flag reads 1: a wait that has
+ * ended (GenMC drops the others, which repeat the same load). acquire:
+ * pairs with check_signal's release store, so what the setter did
+ * before happens before what follows the wait. */
+static inline void check_await(atomic_int *flag) {
+  __VERIFIER_assume(atomic_load_explicit(flag, memory_order_acquire) == 1);
+}
+/* release: pairs with check_await's acquire load */
+static inline void check_signal(atomic_int *flag) { atomic_store_explicit(flag, 1, memory_order_release); }
+
+/* Every answer SYNCQ_OK (see the header). */
+static inline uint64_t check_take_ok(void) {
+  uint64_t v = 0;
+  int r = take(&v);
+  assert(r == SYNCQ_OK); /* no EMPTY: an item was there (see the header) */
+  return v;
+}
+static void *check_handoff_a(void *arg) {
+  (void)arg;
+  assert(put(1) == SYNCQ_OK);
+  assert(put(2) == SYNCQ_OK);
+  check_put_ok[1] = check_put_ok[2] = 1;
+  check_signal(&check_a2);
+  check_await(&check_c1);
+  assert(put(3) == SYNCQ_OK); /* no FULL: C took one of 1 and 2 */
+  check_put_ok[3] = 1;
+  check_signal(&check_a3);
+  return NULL;
+}
+static void *check_handoff_c(void *arg) {
+  (void)arg;
+  check_await(&check_a2);
+  check_c_got[0] = check_take_ok();
+  check_signal(&check_c1);
+  check_await(&check_a3);
+  check_c_got[1] = check_take_ok();
+  return NULL;
+}
+static void *check_handoff_d(void *arg) {
+  (void)arg;
+  check_await(&check_a2);
+  check_d_got = check_take_ok();
+  return NULL;
+}
+#endif
+
 /* No loss, no duplicate, nothing invented. */
 static inline void check_exactly_once(void) {
   int seen[CHECK_ITEMS + 1] = {0};
@@ -151,6 +227,19 @@ static inline int check_c_took(uint64_t v) {
 static inline void check_workload(void) {
   void *(*fn[4])(void *);
   int n = 0;
+#ifdef CHECK_HANDOFF
+  fn[n++] = check_handoff_a;
+  fn[n++] = check_handoff_c;
+  fn[n++] = check_handoff_d;
+  genmc_run(fn, n);
+  check_record(check_c_got[0]);
+  check_record(check_c_got[1]);
+  check_record(check_d_got);
+  uint64_t left;
+  assert(take(&left) == SYNCQ_EMPTY); /* three in, three out */
+  check_exactly_once();
+  assert(check_c_got[0] < check_c_got[1]); /* FIFO of one producer, one consumer's takes */
+#else
   fn[n++] = check_thread_a;
 #ifdef CHECK_THREAD_B
   fn[n++] = check_thread_b;
@@ -188,6 +277,7 @@ static inline void check_workload(void) {
     assert(!(check_c_got[0] == 2 && check_c_got[1] == 1));
   }
 #endif
+#endif /* CHECK_HANDOFF */
 }
 
 #endif

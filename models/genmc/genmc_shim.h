@@ -25,7 +25,14 @@
  *                       low half then sees the new high half too, as
  *                       with a single-copy-atomic 16-byte store; the
  *                       tears a real reader can see (old low, new high)
- *                       it can see here. What the lock cannot model: a
+ *                       it can see here. More than those: a reader
+ *                       that loads high then low may see the new high
+ *                       half with the old low one (its acquire load
+ *                       synchronizes with the high store, not with the
+ *                       low store after it), which one 16-byte write
+ *                       does not allow; NBLFQ2's reads then loop in
+ *                       some executions (docs/reliability.md, why it
+ *                       needs -unroll). What the lock cannot model: a
  *                       plain 64-bit store to one half landing between
  *                       the compare and the stores (ms.c resets next.lo
  *                       of a node it owns, whose stale CASes the count

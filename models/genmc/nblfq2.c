@@ -10,26 +10,31 @@
  * Workload and properties: check.h; with CHECK_A_MID_TAKE also: A's
  * take, after its own put of 1, answers EMPTY only if C took 1.
  *
- * Seeded controls (models/genmc/run): GENMC_SEED_DWCAS_HI (genmc_shim.h)
- * compares the counter half alone; with two producers a put overwrites
- * an item (a loss). The three shortcut controls below are NOT caught by
- * check.h's workloads at S = 2 (see docs/reliability.md, "Weak memory:
- * GenMC"), and models/genmc/run does not list them:
- *   GENMC_SEED_BUG_ENQ_ORDER  u's two loads in the other order. With one
- *     producer u is the empty cell the producer's own hint names, which
- *     no other thread writes, so both orders load the same pair; with
- *     two, the pairs differ in some executions, but a wrong pair only
- *     reaches the commit CAS, which compares both halves, or a FULL
- *     answer, which the re-read of u validates unless the same pointer
- *     was enqueued again (check.h's items are distinct) and which
- *     CHECK_MAY_BE_FULL accepts.
- *   GENMC_SEED_BUG_DEQ_TRUST  EMPTY from the first step's counter-only
- *     read of p, without the whole re-read: the EMPTY answers it adds
- *     come from a read of u older than the puts, with no happens-before
- *     edge from them, an answer a concurrent take may give.
+ * Seeded controls: GENMC_SEED_DWCAS_HI (genmc_shim.h) compares the
+ * counter half alone; with two producers a put overwrites an item (a
+ * loss). The three shortcut controls below (docs/reliability.md, "Weak
+ * memory: GenMC", has the executions and the arguments):
  *   GENMC_SEED_BUG_TORN_READ  the cell read's second counter load
- *     dropped (counter, pointer: a torn pair trusted): every pair read
- *     is validated by a CAS or by a re-read before it decides anything.
+ *     dropped (counter, pointer: a torn pair trusted). check.h's
+ *     workloads without waits accept what it does; with CHECK_HANDOFF a
+ *     take trusts (NIL, c) read across another take's commit and
+ *     answers EMPTY with an item queued. models/genmc/run lists it.
+ *   GENMC_SEED_BUG_DEQ_TRUST  EMPTY from the first step's counter-only
+ *     read of p, without the whole re-read. On a processor it cannot
+ *     fail: at the whole read of u, (NIL, c), p's round after u's round
+ *     c was not filled yet, so p held (NIL, the counter read) and the
+ *     queue was empty. Here it fails on CHECK_HANDOFF, through the
+ *     shim's tear (a counter-first read of a cell seeing the new counter
+ *     with the old pointer): a put reads a full cell that is empty and
+ *     fills the next round of the cell after it, out of order, which the
+ *     re-read of p catches. models/genmc/run lists it.
+ *   GENMC_SEED_BUG_ENQ_ORDER  u's two loads in the other order. It
+ *     cannot fail: a pair read there decides only a commit (the CAS
+ *     compares both halves) or FULL, which needs a whole re-read of u
+ *     equal to it after p's whole read; puts fill the rounds in order,
+ *     so at p's read u already held that pair, in either load order.
+ *     models/genmc/run does not list it (it holds on every workload,
+ *     the handoff included).
  *
  * Build and run: models/genmc/run (genmc -- -I include -I src ...).
  */
@@ -147,6 +152,13 @@ static inline uint64_t genmc_seed_after(_Atomic(uint64_t) *o, uint64_t v) {
 #endif
 
 #include "queue/nblfq2.c"
+
+#ifdef GENMC_SEED_HOOKS
+/* The hooks watch the queue's loads only: check.h's loads (its waits'
+ * flags) are clang's own, as <stdatomic.h> defines them. */
+#undef atomic_load_explicit
+#define atomic_load_explicit __c11_atomic_load
+#endif
 
 #include "check.h"
 
