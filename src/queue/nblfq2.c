@@ -70,8 +70,11 @@
  *                64-bit loads of a 16-byte cell can be torn (the first
  *                steps' reads of p and u above excepted).
  *   Checked:     models/genmc/nblfq2.c runs this file under GenMC (RC11,
- *                IMM) on 2 cells; its controls of the two shortcuts above
- *                pass, so they rest on this argument (docs/reliability.md,
+ *                IMM) on 2 cells; its handoff workload fails with the
+ *                torn-read guard dropped and (through the model's
+ *                two-store cell writes only) with EMPTY answered without
+ *                re-reading p; the enqueue's load order cannot fail there
+ *                and rests on the argument above (docs/reliability.md,
  *                "Weak memory: GenMC").
  */
 #include "syncq/queue/nblfq2.h"
