@@ -43,6 +43,7 @@
 #include "syncq/clock.h"
 #include "syncq/platform.h"
 #include "syncq/po.h"
+#include "syncq/pr.h"
 
 #define LF07_LENGTH 100000 /* 002 §5 */
 #define LF07_QUICK_LENGTH 20000
@@ -56,6 +57,14 @@ typedef struct slice_hdr {
   int32_t phase; /* the phase it belongs to: a reply from another phase is a duplicate */
   int32_t swapped;
 } slice_hdr;
+
+/* A Sorter's counts, on a line of its own: only that Sorter writes them,
+ * so counting costs no cache line another core holds; the Slicer sums
+ * them only while it waits (slicer_wait). */
+struct sorter_count {
+  _Alignas(SYNCQ_CACHELINE) _Atomic(uint64_t) taken;
+  _Atomic(uint64_t) replied;
+};
 
 typedef struct prog {
   const lf07_params *p;
@@ -71,10 +80,10 @@ typedef struct prog {
   int status; /* first failure, SYNCQ_OK if none (Controller and Slicer only) */
   const char *what;
   pthread_mutex_t fail_lock;
-  /* The watch over the Slicer's waits (lab/po_faults.h): the slices the
-   * Sorters took and the replies they sent, counted after each; the
-   * Slicer's own sends and receipts; its verdict, if any. */
-  _Atomic(uint64_t) taken, replied;
+  /* The watch over the Slicer's waits (lab/po_faults.h): each Sorter's
+   * count of the slices it took and the replies it sent; the Slicer's
+   * own sends and receipts; its verdict, if any. */
+  struct sorter_count *counts; /* [sorters] */
   uint64_t sent, received;
   unsigned char *seen; /* [sorters]: this phase's replies so far */
   char why[200];
@@ -190,23 +199,34 @@ static void sorter(syncq_po_proc *self, void *arg) {
       else atomic_fetch_add(&g->stack_bytes, (uint64_t)b);
       return;
     }
-    atomic_fetch_add(&g->taken, 1);
     slice_hdr h;
     memcpy(&h, m->data, sizeof h);
+    /* the index is the Slicer's: a header it did not write counts nowhere
+     * (and the Slicer finds the reply malformed) */
+    struct sorter_count *c = h.index >= 0 && h.index < g->p->sorters ? &g->counts[h.index] : NULL;
+    /* relaxed: one writer; the Slicer reads the counts only to see that
+     * work is held or moving, and a store reaches it long before the
+     * watch's LAB_QUEUE_LOST_MS */
+    if (c)
+      atomic_store_explicit(&c->taken, atomic_load_explicit(&c->taken, memory_order_relaxed) + 1, memory_order_relaxed);
     if (!g->p->empty) {
       int64_t n = (int64_t)((m->len - sizeof h) / sizeof(int));
       h.swapped = bubble((int *)(void *)((char *)m->data + sizeof h), n);
       memcpy(m->data, &h, sizeof h);
     }
     if (lab_po_send(self, m->sender, m, g->p->mode) != SYNCQ_OK) syncq_po_free(self, m);
-    atomic_fetch_add(&g->replied, 1); /* after the send: the Sorter holds nothing now */
+    /* after the send: the Sorter holds nothing now (relaxed: as taken) */
+    if (c)
+      atomic_store_explicit(&c->replied, atomic_load_explicit(&c->replied, memory_order_relaxed) + 1,
+                            memory_order_relaxed);
   }
 }
 
 /* The Slicer's wait for a reply, its inbox found empty: 002's Recv() as
  * syncq_po_recv waits (a thread yields and looks again; a fiber parks,
  * here with a deadline so that it can read the watch), reading the
- * watch at every 16th look (threads) or each LAB_PO_WATCH_NS (fibers).
+ * watch each LAB_PO_WATCH_NS (a thread reads the clock at every 16th
+ * look; summing the Sorters' counts costs a cache miss per Sorter).
  * Messages are lost when, for LAB_QUEUE_LOST_MS, every Sorter that took a
  * slice has answered, no count moved, and the inbox stayed empty: nothing
  * is in flight but what the mailboxes hold, and they give nothing.
@@ -214,9 +234,9 @@ static void sorter(syncq_po_proc *self, void *arg) {
  * a message at its first look. */
 __attribute__((noinline)) static int slicer_wait(syncq_po_proc *self, prog *g, int phase, int got, syncq_po_msg **m) {
   lab_po_streak s = {0, 0};
-  uint64_t before = UINT64_MAX;
+  uint64_t before = UINT64_MAX, read_at = syncq_now_ns();
   bool fiber = g->p->backend != NULL && strcmp(g->p->backend, "fiber") == 0;
-  for (uint32_t polls = 0;; polls++) {
+  for (uint32_t polls = 1;; polls++) {
     int r;
     if (fiber) {
       if ((r = syncq_po_recv_timeout(self, LAB_PO_WATCH_NS, m)) != SYNCQ_ETIMEDOUT) return r;
@@ -224,9 +244,21 @@ __attribute__((noinline)) static int slicer_wait(syncq_po_proc *self, prog *g, i
       if ((r = syncq_po_yield(self)) != SYNCQ_OK) return r;
       if ((r = syncq_po_try_recv(self, m)) != SYNCQ_EMPTY) return r;
       if (polls % 16 != 0) continue;
+      uint64_t now = syncq_now_ns();
+      if (now - read_at < LAB_PO_WATCH_NS) continue;
+      read_at = now;
     }
-    uint64_t taken = atomic_load(&g->taken), replied = atomic_load(&g->replied);
-    bool moving = taken != replied || taken + replied != before;
+    uint64_t taken = 0, replied = 0;
+    bool busy = false;
+    for (int i = 0; i < g->p->sorters; i++) {
+      /* relaxed: see sorter() */
+      uint64_t t = atomic_load_explicit(&g->counts[i].taken, memory_order_relaxed);
+      uint64_t a = atomic_load_explicit(&g->counts[i].replied, memory_order_relaxed);
+      busy |= t != a;
+      taken += t;
+      replied += a;
+    }
+    bool moving = busy || taken + replied != before;
     before = taken + replied;
     if (!lab_po_streak_lost(&s, moving)) continue;
     uint64_t out = g->sent + replied, in = taken + g->received;
@@ -402,8 +434,6 @@ int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *res
   g->status = SYNCQ_OK;
   atomic_init(&g->stack_bytes, 0);
   atomic_init(&g->stack_unknown, 0);
-  atomic_init(&g->taken, 0);
-  atomic_init(&g->replied, 0);
   pthread_mutex_init(&g->fail_lock, NULL);
   lab_po_faults_reset();
   int r = syncq_po_create(&cfg, &g->sys);
@@ -416,8 +446,13 @@ int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *res
   }
   g->sorters = calloc((size_t)p->sorters, sizeof *g->sorters);
   g->seen = malloc((size_t)p->sorters);
+  g->counts = aligned_alloc(SYNCQ_CACHELINE, sizeof *g->counts * (size_t)p->sorters);
+  for (int i = 0; g->counts && i < p->sorters; i++) {
+    atomic_init(&g->counts[i].taken, 0);
+    atomic_init(&g->counts[i].replied, 0);
+  }
   syncq_po_pid ctl;
-  r = g->sorters && g->seen ? syncq_po_spawn(g->sys, controller, g, &ctl) : SYNCQ_ENOMEM;
+  r = g->sorters && g->seen && g->counts ? syncq_po_spawn(g->sys, controller, g, &ctl) : SYNCQ_ENOMEM;
   if (r == SYNCQ_OK) r = syncq_po_join(g->sys, ctl);
   if (r == SYNCQ_OK) r = g->status;
   if (r != SYNCQ_OK && g->why[0] != '\0') {
@@ -435,6 +470,7 @@ int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *res
   }
   free(g->sorters);
   free(g->seen);
+  free(g->counts);
   if (syncq_po_destroy(g->sys) != SYNCQ_OK && r == SYNCQ_OK) {
     snprintf(res->why, sizeof res->why, "destroying the postoffice");
     r = SYNCQ_EBUSY;

@@ -81,6 +81,7 @@
 #include "po_peer.h"
 #include "syncq/clock.h"
 #include "syncq/po.h"
+#include "syncq/pr.h"
 
 #ifndef SYNCQ_RING_ERL
 #define SYNCQ_RING_ERL ""
