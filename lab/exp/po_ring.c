@@ -125,13 +125,6 @@ typedef struct ring_result {
 
 /* ------------------------------------------------------------ syncq's ring */
 
-/* A member's count of the tokens it took, on a line of its own: only the
- * member writes it, so counting costs no cache line another core holds;
- * the controller sums them at its slow path (round_trip's watch). */
-typedef struct ring_hops {
-  _Alignas(SYNCQ_CACHELINE) _Atomic(uint64_t) n;
-} ring_hops;
-
 typedef struct ring_prog {
   syncq_po_system *sys; /* main=member only */
   int n;
@@ -139,7 +132,14 @@ typedef struct ring_prog {
   syncq_po_pid ctl;
   bool blocking;
   _Atomic(int) errors;
-  ring_hops *hops; /* [n] (main=outside) */
+  /* [n] (main=outside): each member's count of the tokens it took, a
+   * variable in its own frame (a line the hop touches anyway, where a
+   * count in an array of its own would add a cache line, often a miss,
+   * to every hop of a large ring), published here at its start; the
+   * controller sums them at its slow path (ctl_recv) and after a round
+   * (round_check), never while members exit (the quit round is not
+   * watched) */
+  _Atomic(uint64_t) *_Atomic *took;
   uint64_t expect; /* the tokens the members took in the rounds before this one */
   const ring_point *pt;
   char why[200]; /* round_trip's verdict */
@@ -154,6 +154,10 @@ static void ring_member(syncq_po_proc *self, void *arg) {
   int i = (int)(syncq_po_pid_of(self) - g->first);
   syncq_po_pid next = g->first + (i + 1) % g->n;
   bool last = i == g->n - 1;
+  _Atomic(uint64_t) took;
+  atomic_init(&took, 0);
+  /* release: pairs with ring_hops_sum's acquire (the count's 0 before its address) */
+  atomic_store_explicit(&g->took[i], &took, memory_order_release);
   for (;;) {
     syncq_po_msg *m;
     if (ring_recv(self, g->blocking, &m) != SYNCQ_OK) {
@@ -165,9 +169,9 @@ static void ring_member(syncq_po_proc *self, void *arg) {
       return;
     }
     /* relaxed: the member's own count, read by the controller only to see
-     * that the ring moves (a plain increment: one writer) */
-    atomic_store_explicit(&g->hops[i].n, atomic_load_explicit(&g->hops[i].n, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+     * that the ring moves and, after a round, through the round's last
+     * message (a plain increment: one writer) */
+    atomic_store_explicit(&took, atomic_load_explicit(&took, memory_order_relaxed) + 1, memory_order_relaxed);
     int64_t k;
     memcpy(&k, m->data, sizeof k);
     syncq_po_pid to = next;
@@ -184,8 +188,13 @@ static void ring_member(syncq_po_proc *self, void *arg) {
 
 static uint64_t ring_hops_sum(const ring_prog *g) {
   uint64_t sum = 0;
-  /* relaxed: counts that only show movement (see ring_member) */
-  for (int i = 0; i < g->n; i++) sum += atomic_load_explicit(&g->hops[i].n, memory_order_relaxed);
+  for (int i = 0; i < g->n; i++) {
+    /* acquire: pairs with the member's release of its count's address
+     * (NULL: not started yet, no token taken) */
+    _Atomic(uint64_t) *c = atomic_load_explicit(&g->took[i], memory_order_acquire);
+    /* relaxed: see ring_member */
+    if (c != NULL) sum += atomic_load_explicit(c, memory_order_relaxed);
+  }
   return sum;
 }
 
@@ -241,11 +250,15 @@ static int round_trip(syncq_po_proc *me, ring_prog *g, syncq_po_pid pid, uint32_
   if (r != SYNCQ_OK) return r;
   m->type = type;
   memcpy(m->data, &k, sizeof k);
-  if ((r = lab_po_send(me, pid, m, SYNCQ_PO_LINK)) != SYNCQ_OK) {
+  /* a quit is never the faulty send: one lost would leave members waiting
+   * that the joins below wait for */
+  r = type == RING_QUIT ? syncq_po_send(me, pid, m, SYNCQ_PO_LINK) : lab_po_send(me, pid, m, SYNCQ_PO_LINK);
+  if (r != SYNCQ_OK) {
     syncq_po_free(me, m);
     return r;
   }
-  if ((r = ctl_recv(me, g, k, &m)) != SYNCQ_OK) return r;
+  /* the quit round unwatched: its members exit, their counts with them */
+  if ((r = type == RING_QUIT ? syncq_po_recv_blocking(me, &m) : ctl_recv(me, g, k, &m)) != SYNCQ_OK) return r;
   r = m->type == want ? SYNCQ_OK : SYNCQ_EINVAL;
   if (r != SYNCQ_OK && g->why[0] == '\0')
     snprintf(g->why, sizeof g->why,
@@ -271,17 +284,17 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
   }
   syncq_po_proc *me;
   ring_prog g = {sys, pt->n, 0, 0, pt->blocking, 0, NULL, 0, pt, ""};
-  g.hops = aligned_alloc(SYNCQ_CACHELINE, sizeof *g.hops * (size_t)pt->n);
-  if (g.hops == NULL) {
+  g.took = malloc(sizeof *g.took * (size_t)pt->n);
+  if (g.took == NULL) {
     snprintf(res->why, sizeof res->why, "out of memory for the members' counts");
     syncq_po_destroy(sys);
     return SYNCQ_ENOMEM;
   }
-  for (int i = 0; i < pt->n; i++) atomic_init(&g.hops[i].n, 0);
+  for (int i = 0; i < pt->n; i++) atomic_init(&g.took[i], NULL);
   lab_po_faults_reset();
   if ((r = syncq_po_attach(sys, &me)) != SYNCQ_OK) {
     snprintf(res->why, sizeof res->why, "attaching: %s", syncq_strerror(r));
-    free(g.hops);
+    free(g.took);
     syncq_po_destroy(sys);
     return r;
   }
@@ -324,7 +337,7 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
   syncq_po_msg *m;
   while (syncq_po_try_recv(me, &m) == SYNCQ_OK) syncq_po_free(me, m);
   syncq_po_detach(me);
-  free(g.hops);
+  free(g.took);
   if (syncq_po_destroy(sys) != SYNCQ_OK && r == SYNCQ_OK) {
     snprintf(res->why, sizeof res->why, "destroying the postoffice");
     r = SYNCQ_EBUSY;
