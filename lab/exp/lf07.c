@@ -314,10 +314,9 @@ static int slicer_phase(syncq_po_proc *self, prog *g, int phase) {
       return -1;
     }
     g->received++;
-    slice_hdr h;
-    memcpy(&h, m->data, sizeof h);
-    if (m->type == T_SLICE && m->len >= sizeof h && h.index >= 0 && h.index < n &&
-        (h.phase != phase || g->seen[h.index])) {
+    slice_hdr h = {-1, -1, 0}; /* a message too short for a header is malformed */
+    if (m->len >= sizeof h) memcpy(&h, m->data, sizeof h);
+    if (m->type == T_SLICE && h.index >= 0 && h.index < n && (h.phase != phase || g->seen[h.index])) {
       duplicate(g, h.phase != phase ? "a reply from an earlier phase" : "a second reply", h.index, phase);
       syncq_po_free(self, m);
       fail(g, SYNCQ_EINVAL, "slicer got a duplicate");

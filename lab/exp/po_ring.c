@@ -81,7 +81,6 @@
 #include "po_peer.h"
 #include "syncq/clock.h"
 #include "syncq/po.h"
-#include "syncq/pr.h"
 
 #ifndef SYNCQ_RING_ERL
 #define SYNCQ_RING_ERL ""
@@ -186,15 +185,22 @@ static void ring_member(syncq_po_proc *self, void *arg) {
   }
 }
 
-static uint64_t ring_hops_sum(const ring_prog *g) {
+/* The tokens the members took; *started: how many members have reached
+ * their first receive (NULL: not wanted). */
+static uint64_t ring_hops_sum(const ring_prog *g, int *started) {
   uint64_t sum = 0;
+  int n = 0;
   for (int i = 0; i < g->n; i++) {
     /* acquire: pairs with the member's release of its count's address
      * (NULL: not started yet, no token taken) */
     _Atomic(uint64_t) *c = atomic_load_explicit(&g->took[i], memory_order_acquire);
     /* relaxed: see ring_member */
-    if (c != NULL) sum += atomic_load_explicit(c, memory_order_relaxed);
+    if (c != NULL) {
+      sum += atomic_load_explicit(c, memory_order_relaxed);
+      n++;
+    }
   }
+  if (started) *started = n;
   return sum;
 }
 
@@ -204,8 +210,8 @@ static const char *type_name(uint32_t t) {
 
 /* The controller's wait for a round's last message: a receive with a
  * deadline of LAB_PO_WATCH_NS at a time, the members' counts read between
- * them. The round's token is lost once no member has taken a token for
- * LAB_QUEUE_LOST_MS (lab/po_faults.h): SYNCQ_ETIMEDOUT with g->why. The
+ * them. The round's token is lost once every member has started and none
+ * has taken a token for LAB_QUEUE_LOST_MS (lab/po_faults.h): SYNCQ_ETIMEDOUT with g->why. The
  * controller waits once a round, outside the timed hops. */
 static int ctl_recv(syncq_po_proc *me, ring_prog *g, int64_t k, syncq_po_msg **m) {
   lab_po_streak s = {0, 0};
@@ -213,8 +219,12 @@ static int ctl_recv(syncq_po_proc *me, ring_prog *g, int64_t k, syncq_po_msg **m
   for (;;) {
     int r = syncq_po_recv_timeout(me, LAB_PO_WATCH_NS, m);
     if (r != SYNCQ_ETIMEDOUT) return r;
-    uint64_t now = ring_hops_sum(g);
-    bool moving = now != before;
+    /* a member that has not run yet may have the token waiting in its
+     * inbox: a large ring's first round waits for every fiber's first
+     * run (its stack, its first page), which can take seconds */
+    int started;
+    uint64_t now = ring_hops_sum(g, &started);
+    bool moving = now != before || started < g->n;
     before = now;
     if (!lab_po_streak_lost(&s, moving)) continue;
     snprintf(g->why, sizeof g->why,
@@ -232,7 +242,7 @@ static int ctl_recv(syncq_po_proc *me, ring_prog *g, int64_t k, syncq_po_msg **m
  * token has taken exactly k more. More or fewer: a second token went
  * round, and this round's last hop may have been the other's. */
 static int round_check(ring_prog *g, int64_t k) {
-  uint64_t took = ring_hops_sum(g) - g->expect;
+  uint64_t took = ring_hops_sum(g, NULL) - g->expect;
   g->expect += (uint64_t)k;
   if (took == (uint64_t)k) return SYNCQ_OK;
   if (g->why[0] == '\0')
