@@ -235,7 +235,8 @@ static void sorter(syncq_po_proc *self, void *arg) {
 __attribute__((noinline)) static int slicer_wait(syncq_po_proc *self, prog *g, int phase, int got, syncq_po_msg **m) {
   lab_po_streak s = {0, 0};
   uint64_t before = UINT64_MAX, read_at = syncq_now_ns();
-  bool fiber = g->p->backend != NULL && strcmp(g->p->backend, "fiber") == 0;
+  const char *backend = syncq_po_backend_of(g->sys);
+  bool fiber = strcmp(backend, "fiber") == 0;
   for (uint32_t polls = 1;; polls++) {
     int r;
     if (fiber) {
@@ -265,8 +266,8 @@ __attribute__((noinline)) static int slicer_wait(syncq_po_proc *self, prog *g, i
     snprintf(g->why, sizeof g->why,
              "%s:%s lost %llu of %llu messages: every sorter that took a slice had answered and the slicer's "
              "inbox stayed empty for %d ms (phase %d, %d of %d replies)",
-             fiber ? "fiber" : "thread", g->p->mailbox, (unsigned long long)(out > in ? out - in : 0),
-             (unsigned long long)out, LAB_QUEUE_LOST_MS, phase, got, g->p->sorters);
+             backend, g->p->mailbox, (unsigned long long)(out > in ? out - in : 0), (unsigned long long)out,
+             LAB_QUEUE_LOST_MS, phase, got, g->p->sorters);
     return SYNCQ_ETIMEDOUT;
   }
 }
@@ -279,7 +280,7 @@ static int slicer_recv(syncq_po_proc *self, prog *g, int phase, int got, syncq_p
 /* A reply the Slicer did not wait for: a duplicate. */
 static void duplicate(prog *g, const char *what, int index, int phase) {
   snprintf(g->why, sizeof g->why, "%s:%s gave out a message twice: %s of sorter %d, phase %d (a duplicate)",
-           g->p->backend ? g->p->backend : syncq_po_default_backend(), g->p->mailbox, what, index, phase);
+           syncq_po_backend_of(g->sys), g->p->mailbox, what, index, phase);
 }
 
 /* One phase: send every Sorter its slice, take the N replies back. */
