@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "lab.h"
+#include "po_faults.h"
 #include "results.h"
 #include "peers.h"
 #include "syncq/registry.h"
@@ -649,6 +650,11 @@ int main(int argc, char **argv) {
   /* The lab's tests' faulty queue, only when SYNCQ_LAB_QUEUE_FAULT asks for it. */
   if (lab_queue_faults_register() < 0) {
     fprintf(stderr, "syncq-lab: SYNCQ_LAB_QUEUE_FAULT must be lose:K or dup:K with K >= 1\n");
+    return 2;
+  }
+  /* Likewise the send that loses or duplicates a postoffice message (lab/po_faults.h). */
+  if (lab_po_faults_register() < 0) {
+    fprintf(stderr, "syncq-lab: SYNCQ_LAB_PO_FAULT must be lose:K or dup:K with K >= 1\n");
     return 2;
   }
   const char *cmd = argv[1];

@@ -38,10 +38,12 @@
 #include <unistd.h>
 
 #include "../lab.h"
+#include "../po_faults.h"
 #include "lf07.h"
 #include "syncq/clock.h"
 #include "syncq/platform.h"
 #include "syncq/po.h"
+#include "syncq/pr.h"
 
 #define LF07_LENGTH 100000 /* 002 §5 */
 #define LF07_QUICK_LENGTH 20000
@@ -52,8 +54,17 @@ enum { T_HELLO = 1, T_START, T_SLICE, T_DONE, T_QUIT };
 
 typedef struct slice_hdr {
   int32_t index; /* which Sorter's slice of the current phase */
+  int32_t phase; /* the phase it belongs to: a reply from another phase is a duplicate */
   int32_t swapped;
 } slice_hdr;
+
+/* A Sorter's counts, on a line of its own: only that Sorter writes them,
+ * so counting costs no cache line another core holds; the Slicer sums
+ * them only while it waits (slicer_wait). */
+struct sorter_count {
+  _Alignas(SYNCQ_CACHELINE) _Atomic(uint64_t) taken;
+  _Atomic(uint64_t) replied;
+};
 
 typedef struct prog {
   const lf07_params *p;
@@ -69,6 +80,13 @@ typedef struct prog {
   int status; /* first failure, SYNCQ_OK if none (Controller and Slicer only) */
   const char *what;
   pthread_mutex_t fail_lock;
+  /* The watch over the Slicer's waits (lab/po_faults.h): each Sorter's
+   * count of the slices it took and the replies it sent; the Slicer's
+   * own sends and receipts; its verdict, if any. */
+  struct sorter_count *counts; /* [sorters] */
+  uint64_t sent, received;
+  unsigned char *seen; /* [sorters]: this phase's replies so far */
+  char why[200];
 } prog;
 
 /* ---- slices ---- */
@@ -173,7 +191,7 @@ static void sorter(syncq_po_proc *self, void *arg) {
   if (!signal_to(self, g->controller, T_HELLO)) return;
   for (;;) {
     syncq_po_msg *m;
-    syncq_po_recv(self, &m);
+    if (syncq_po_recv(self, &m) != SYNCQ_OK) return;
     if (m->type == T_QUIT) {
       syncq_po_free(self, m);
       long b = resident_stack_bytes(self);
@@ -183,13 +201,88 @@ static void sorter(syncq_po_proc *self, void *arg) {
     }
     slice_hdr h;
     memcpy(&h, m->data, sizeof h);
+    /* the index is the Slicer's: a header it did not write counts nowhere
+     * (and the Slicer finds the reply malformed) */
+    struct sorter_count *c = h.index >= 0 && h.index < g->p->sorters ? &g->counts[h.index] : NULL;
+    /* relaxed: one writer; the Slicer reads the counts only to see that
+     * work is held or moving, and a store reaches it long before the
+     * watch's LAB_QUEUE_LOST_MS */
+    if (c)
+      atomic_store_explicit(&c->taken, atomic_load_explicit(&c->taken, memory_order_relaxed) + 1, memory_order_relaxed);
     if (!g->p->empty) {
       int64_t n = (int64_t)((m->len - sizeof h) / sizeof(int));
       h.swapped = bubble((int *)(void *)((char *)m->data + sizeof h), n);
       memcpy(m->data, &h, sizeof h);
     }
-    if (syncq_po_send(self, m->sender, m, g->p->mode) != SYNCQ_OK) syncq_po_free(self, m);
+    if (lab_po_send(self, m->sender, m, g->p->mode) != SYNCQ_OK) syncq_po_free(self, m);
+    /* after the send: the Sorter holds nothing now (relaxed: as taken) */
+    if (c)
+      atomic_store_explicit(&c->replied, atomic_load_explicit(&c->replied, memory_order_relaxed) + 1,
+                            memory_order_relaxed);
   }
+}
+
+/* The Slicer's wait for a reply, its inbox found empty: 002's Recv() as
+ * syncq_po_recv waits (a thread yields and looks again; a fiber parks,
+ * here at once and with a deadline so that it can read the watch:
+ * syncq_po_recv's one yield to its scheduler's other fibers first has no
+ * public form), reading the
+ * watch each LAB_PO_WATCH_NS (a thread reads the clock at every 16th
+ * look; summing the Sorters' counts costs a cache miss per Sorter).
+ * Messages are lost when, for LAB_QUEUE_LOST_MS, every Sorter that took a
+ * slice has answered, no count moved, and the inbox stayed empty: nothing
+ * is in flight but what the mailboxes hold, and they give nothing.
+ * SYNCQ_ETIMEDOUT with g->why then. Off the path of a receive that finds
+ * a message at its first look. */
+__attribute__((noinline)) static int slicer_wait(syncq_po_proc *self, prog *g, int phase, int got, syncq_po_msg **m) {
+  lab_po_streak s = {0, 0};
+  uint64_t before = UINT64_MAX, read_at = syncq_now_ns();
+  const char *backend = syncq_po_backend_of(g->sys);
+  bool fiber = strcmp(backend, "fiber") == 0;
+  for (uint32_t polls = 1;; polls++) {
+    int r;
+    if (fiber) {
+      if ((r = syncq_po_recv_timeout(self, LAB_PO_WATCH_NS, m)) != SYNCQ_ETIMEDOUT) return r;
+    } else {
+      if ((r = syncq_po_yield(self)) != SYNCQ_OK) return r;
+      if ((r = syncq_po_try_recv(self, m)) != SYNCQ_EMPTY) return r;
+      if (polls % 16 != 0) continue;
+      uint64_t now = syncq_now_ns();
+      if (now - read_at < LAB_PO_WATCH_NS) continue;
+      read_at = now;
+    }
+    uint64_t taken = 0, replied = 0;
+    bool busy = false;
+    for (int i = 0; i < g->p->sorters; i++) {
+      /* relaxed: see sorter() */
+      uint64_t t = atomic_load_explicit(&g->counts[i].taken, memory_order_relaxed);
+      uint64_t a = atomic_load_explicit(&g->counts[i].replied, memory_order_relaxed);
+      busy |= t != a;
+      taken += t;
+      replied += a;
+    }
+    bool moving = busy || taken + replied != before;
+    before = taken + replied;
+    if (!lab_po_streak_lost(&s, moving)) continue;
+    uint64_t out = g->sent + replied, in = taken + g->received;
+    snprintf(g->why, sizeof g->why,
+             "%s:%s lost %llu of %llu messages: every sorter that took a slice had answered and the slicer's "
+             "inbox stayed empty for %d ms (phase %d, %d of %d replies)",
+             backend, g->p->mailbox, (unsigned long long)(out > in ? out - in : 0), (unsigned long long)out,
+             LAB_QUEUE_LOST_MS, phase, got, g->p->sorters);
+    return SYNCQ_ETIMEDOUT;
+  }
+}
+
+static int slicer_recv(syncq_po_proc *self, prog *g, int phase, int got, syncq_po_msg **m) {
+  int r = syncq_po_try_recv(self, m);
+  return r != SYNCQ_EMPTY ? r : slicer_wait(self, g, phase, got, m);
+}
+
+/* A reply the Slicer did not wait for: a duplicate. */
+static void duplicate(prog *g, const char *what, int index, int phase) {
+  snprintf(g->why, sizeof g->why, "%s:%s gave out a message twice: %s of sorter %d, phase %d (a duplicate)",
+           syncq_po_backend_of(g->sys), g->p->mailbox, what, index, phase);
 }
 
 /* One phase: send every Sorter its slice, take the N replies back. */
@@ -205,20 +298,33 @@ static int slicer_phase(syncq_po_proc *self, prog *g, int phase) {
       return -1;
     }
     m->type = T_SLICE;
-    slice_hdr h = {i, 0};
+    slice_hdr h = {i, phase, 0};
     memcpy(m->data, &h, sizeof h);
     memcpy((char *)m->data + sizeof h, g->array + lo, bytes);
-    int r = syncq_po_send(self, g->sorters[i], m, g->p->mode);
+    int r = lab_po_send(self, g->sorters[i], m, g->p->mode);
+    g->sent++;
     if (r != SYNCQ_OK) {
       syncq_po_free(self, m);
       fail(g, r, "slicer send");
       return -1;
     }
   }
+  memset(g->seen, 0, (size_t)n);
   for (int k = 0; k < n; k++) {
-    syncq_po_recv(self, &m);
-    slice_hdr h;
-    memcpy(&h, m->data, sizeof h);
+    int r = slicer_recv(self, g, phase, k, &m);
+    if (r != SYNCQ_OK) {
+      fail(g, r, "slicer receive");
+      return -1;
+    }
+    g->received++;
+    slice_hdr h = {-1, -1, 0}; /* a message too short for a header is malformed */
+    if (m->len >= sizeof h) memcpy(&h, m->data, sizeof h);
+    if (m->type == T_SLICE && h.index >= 0 && h.index < n && (h.phase != phase || g->seen[h.index])) {
+      duplicate(g, h.phase != phase ? "a reply from an earlier phase" : "a second reply", h.index, phase);
+      syncq_po_free(self, m);
+      fail(g, SYNCQ_EINVAL, "slicer got a duplicate");
+      return -1;
+    }
     int64_t lo = 0, hi = 0;
     if (h.index >= 0 && h.index < n) slice_bounds(phase, h.index, n, g->length, &lo, &hi);
     if (m->type != T_SLICE || h.index < 0 || h.index >= n || m->len != sizeof h + (size_t)(hi - lo) * sizeof(int)) {
@@ -226,6 +332,7 @@ static int slicer_phase(syncq_po_proc *self, prog *g, int phase) {
       fail(g, SYNCQ_EINVAL, "slicer got a malformed reply");
       return -1;
     }
+    g->seen[h.index] = 1;
     memcpy(g->array + lo, (char *)m->data + sizeof h, (size_t)(hi - lo) * sizeof(int));
     syncq_po_free(self, m);
   }
@@ -236,15 +343,29 @@ static void slicer(syncq_po_proc *self, void *arg) {
   prog *g = arg;
   if (!signal_to(self, g->controller, T_HELLO)) return;
   syncq_po_msg *m;
-  syncq_po_recv(self, &m); /* T_START, or T_QUIT when a spawn failed */
+  if (syncq_po_recv(self, &m) != SYNCQ_OK) return; /* T_START, or T_QUIT when a spawn failed */
   uint32_t type = m->type;
   syncq_po_free(self, m);
   if (type != T_START) return;
+  bool whole = true; /* every phase took its N replies: whatever comes now came twice */
   for (int phase = 0; phase < 2 * g->p->sorters; phase++)
-    if (slicer_phase(self, g, phase) != 0) break;
+    if (slicer_phase(self, g, phase) != 0) {
+      whole = false;
+      break;
+    }
   if (!signal_to(self, g->controller, T_DONE)) fail(g, SYNCQ_ENOMEM, "slicer done");
-  syncq_po_recv(self, &m); /* T_QUIT */
-  syncq_po_free(self, m);
+  /* T_QUIT; a reply before it came twice (the last phase took its N) */
+  while (syncq_po_recv(self, &m) == SYNCQ_OK) {
+    uint32_t t = m->type;
+    slice_hdr h = {-1, -1, 0};
+    if (t == T_SLICE && m->len >= sizeof h) memcpy(&h, m->data, sizeof h);
+    syncq_po_free(self, m);
+    if (t == T_QUIT) return;
+    if (whole && g->why[0] == '\0') {
+      duplicate(g, "a reply after the last phase", h.index, h.phase);
+      fail(g, SYNCQ_EINVAL, "slicer got a duplicate");
+    }
+  }
 }
 
 /* The lab pins its own thread to one processor, and threads inherit the
@@ -277,7 +398,7 @@ static void controller(syncq_po_proc *self, void *arg) {
   }
   syncq_po_msg *m;
   for (int k = 0; k < started + 1; k++) { /* handshakes: every process is alive */
-    syncq_po_recv(self, &m);
+    if (syncq_po_recv(self, &m) != SYNCQ_OK) break;
     syncq_po_free(self, m);
   }
   g->rss_after = lab_vm_rss_kb();
@@ -286,9 +407,10 @@ static void controller(syncq_po_proc *self, void *arg) {
     if (!signal_to(self, g->slicer, T_START)) {
       fail(g, SYNCQ_ENOMEM, "start");
     } else {
-      syncq_po_recv(self, &m); /* T_DONE */
-      g->t1 = syncq_now_ns();
-      syncq_po_free(self, m);
+      if (syncq_po_recv(self, &m) == SYNCQ_OK) { /* T_DONE */
+        g->t1 = syncq_now_ns();
+        syncq_po_free(self, m);
+      }
     }
   }
   if (!signal_to(self, g->slicer, T_QUIT)) fail(g, SYNCQ_ENOMEM, "quit");
@@ -315,6 +437,7 @@ int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *res
   atomic_init(&g->stack_bytes, 0);
   atomic_init(&g->stack_unknown, 0);
   pthread_mutex_init(&g->fail_lock, NULL);
+  lab_po_faults_reset();
   int r = syncq_po_create(&cfg, &g->sys);
   if (r != SYNCQ_OK) {
     snprintf(res->why, sizeof res->why, "creating a '%s' postoffice (%s): %s", p->mailbox,
@@ -324,11 +447,19 @@ int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *res
     return r;
   }
   g->sorters = calloc((size_t)p->sorters, sizeof *g->sorters);
+  g->seen = malloc((size_t)p->sorters);
+  g->counts = aligned_alloc(SYNCQ_CACHELINE, sizeof *g->counts * (size_t)p->sorters);
+  for (int i = 0; g->counts && i < p->sorters; i++) {
+    atomic_init(&g->counts[i].taken, 0);
+    atomic_init(&g->counts[i].replied, 0);
+  }
   syncq_po_pid ctl;
-  r = g->sorters ? syncq_po_spawn(g->sys, controller, g, &ctl) : SYNCQ_ENOMEM;
+  r = g->sorters && g->seen && g->counts ? syncq_po_spawn(g->sys, controller, g, &ctl) : SYNCQ_ENOMEM;
   if (r == SYNCQ_OK) r = syncq_po_join(g->sys, ctl);
   if (r == SYNCQ_OK) r = g->status;
-  if (r != SYNCQ_OK) {
+  if (r != SYNCQ_OK && g->why[0] != '\0') {
+    snprintf(res->why, sizeof res->why, "%s", g->why);
+  } else if (r != SYNCQ_OK) {
     const char *lim = syncq_po_limit_reason(g->sys);
     snprintf(res->why, sizeof res->why, "%s: %s%s%s", g->what ? g->what : "controller", syncq_strerror(r),
              lim ? ", limit " : "", lim ? lim : "");
@@ -340,6 +471,8 @@ int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *res
       res->stack_kb_per_proc = (double)atomic_load(&g->stack_bytes) / 1024.0 / (double)p->sorters;
   }
   free(g->sorters);
+  free(g->seen);
+  free(g->counts);
   if (syncq_po_destroy(g->sys) != SYNCQ_OK && r == SYNCQ_OK) {
     snprintf(res->why, sizeof res->why, "destroying the postoffice");
     r = SYNCQ_EBUSY;

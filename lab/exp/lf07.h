@@ -23,7 +23,7 @@ typedef struct lf07_result {
   double sort_ms;
   double rss_kb_per_proc;   /* VmRSS growth over N+1 processes; < 0: unknown */
   double stack_kb_per_proc; /* resident stack per Sorter (mincore); < 0: unknown */
-  char why[160];            /* on failure */
+  char why[256];            /* on failure */
 } lf07_result;
 
 int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *r);

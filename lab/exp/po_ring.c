@@ -76,6 +76,7 @@
 #include <unistd.h>
 
 #include "../lab.h"
+#include "../po_faults.h"
 #include "po_cold.h"
 #include "po_peer.h"
 #include "syncq/clock.h"
@@ -130,6 +131,17 @@ typedef struct ring_prog {
   syncq_po_pid ctl;
   bool blocking;
   _Atomic(int) errors;
+  /* [n] (main=outside): each member's count of the tokens it took, a
+   * variable in its own frame (a line the hop touches anyway, where a
+   * count in an array of its own would add a cache line, often a miss,
+   * to every hop of a large ring), published here at its start; the
+   * controller sums them at its slow path (ctl_recv) and after a round
+   * (round_check), never while members exit (the quit round is not
+   * watched) */
+  _Atomic(uint64_t) *_Atomic *took;
+  uint64_t expect; /* the tokens the members took in the rounds before this one */
+  const ring_point *pt;
+  char why[200]; /* round_trip's verdict */
 } ring_prog;
 
 static int ring_recv(syncq_po_proc *self, bool blocking, syncq_po_msg **m) {
@@ -141,6 +153,10 @@ static void ring_member(syncq_po_proc *self, void *arg) {
   int i = (int)(syncq_po_pid_of(self) - g->first);
   syncq_po_pid next = g->first + (i + 1) % g->n;
   bool last = i == g->n - 1;
+  _Atomic(uint64_t) took;
+  atomic_init(&took, 0);
+  /* release: pairs with ring_hops_sum's acquire (the count's 0 before its address) */
+  atomic_store_explicit(&g->took[i], &took, memory_order_release);
   for (;;) {
     syncq_po_msg *m;
     if (ring_recv(self, g->blocking, &m) != SYNCQ_OK) {
@@ -151,6 +167,10 @@ static void ring_member(syncq_po_proc *self, void *arg) {
       if (syncq_po_send(self, last ? g->ctl : next, m, SYNCQ_PO_LINK) != SYNCQ_OK) atomic_fetch_add(&g->errors, 1);
       return;
     }
+    /* relaxed: the member's own count, read by the controller only to see
+     * that the ring moves and, after a round, through the round's last
+     * message (a plain increment: one writer) */
+    atomic_store_explicit(&took, atomic_load_explicit(&took, memory_order_relaxed) + 1, memory_order_relaxed);
     int64_t k;
     memcpy(&k, m->data, sizeof k);
     syncq_po_pid to = next;
@@ -161,23 +181,99 @@ static void ring_member(syncq_po_proc *self, void *arg) {
       k--;
       memcpy(m->data, &k, sizeof k);
     }
-    if (syncq_po_send(self, to, m, SYNCQ_PO_LINK) != SYNCQ_OK) atomic_fetch_add(&g->errors, 1);
+    if (lab_po_send(self, to, m, SYNCQ_PO_LINK) != SYNCQ_OK) atomic_fetch_add(&g->errors, 1);
   }
 }
 
+/* The tokens the members took; *started: how many members have reached
+ * their first receive (NULL: not wanted). */
+static uint64_t ring_hops_sum(const ring_prog *g, int *started) {
+  uint64_t sum = 0;
+  int n = 0;
+  for (int i = 0; i < g->n; i++) {
+    /* acquire: pairs with the member's release of its count's address
+     * (NULL: not started yet, no token taken) */
+    _Atomic(uint64_t) *c = atomic_load_explicit(&g->took[i], memory_order_acquire);
+    /* relaxed: see ring_member */
+    if (c != NULL) {
+      sum += atomic_load_explicit(c, memory_order_relaxed);
+      n++;
+    }
+  }
+  if (started) *started = n;
+  return sum;
+}
+
+static const char *type_name(uint32_t t) {
+  return t == RING_TOKEN ? "token" : t == RING_DONE ? "last hop" : t == RING_QUIT ? "quit" : "message";
+}
+
+/* The controller's wait for a round's last message: a receive with a
+ * deadline of LAB_PO_WATCH_NS at a time, the members' counts read between
+ * them. The round's token is lost once every member has started and none
+ * has taken a token for LAB_QUEUE_LOST_MS (lab/po_faults.h): SYNCQ_ETIMEDOUT with g->why. The
+ * controller waits once a round, outside the timed hops. */
+static int ctl_recv(syncq_po_proc *me, ring_prog *g, int64_t k, syncq_po_msg **m) {
+  lab_po_streak s = {0, 0};
+  uint64_t before = UINT64_MAX;
+  for (;;) {
+    int r = syncq_po_recv_timeout(me, LAB_PO_WATCH_NS, m);
+    if (r != SYNCQ_ETIMEDOUT) return r;
+    /* a member that has not run yet may have the token waiting in its
+     * inbox: a large ring's first round waits for every fiber's first
+     * run (its stack, its first page), which can take seconds */
+    int started;
+    uint64_t now = ring_hops_sum(g, &started);
+    bool moving = now != before || started < g->n;
+    before = now;
+    if (!lab_po_streak_lost(&s, moving)) continue;
+    snprintf(g->why, sizeof g->why,
+             "%s:%s lost 1 of %llu messages: the round's token stopped after %llu of its %lld hops and no member "
+             "took a token for %d ms",
+             g->pt->backend, g->pt->mailbox, (unsigned long long)(now - g->expect + 1),
+             (unsigned long long)(now - g->expect), (long long)k, LAB_QUEUE_LOST_MS);
+    return SYNCQ_ETIMEDOUT;
+  }
+}
+
+/* After a round of k hops that ended (outside the timed hops): each member
+ * counts a token before it forwards it, and the last hop's message orders
+ * every count before the controller's reading, so a ring that carried one
+ * token has taken exactly k more. More or fewer: a second token went
+ * round, and this round's last hop may have been the other's. */
+static int round_check(ring_prog *g, int64_t k) {
+  uint64_t took = ring_hops_sum(g, NULL) - g->expect;
+  g->expect += (uint64_t)k;
+  if (took == (uint64_t)k) return SYNCQ_OK;
+  if (g->why[0] == '\0')
+    snprintf(g->why, sizeof g->why,
+             "%s:%s gave out a message twice: a round of %lld hops ended after the members took %llu tokens "
+             "(a duplicate)",
+             g->pt->backend, g->pt->mailbox, (long long)k, (unsigned long long)took);
+  return SYNCQ_EINVAL;
+}
+
 /* Send a token of k hops (or a quit) to pid and wait for the reply. */
-static int round_trip(syncq_po_proc *me, syncq_po_pid pid, uint32_t type, int64_t k, uint32_t want) {
+static int round_trip(syncq_po_proc *me, ring_prog *g, syncq_po_pid pid, uint32_t type, int64_t k, uint32_t want) {
   syncq_po_msg *m;
   int r = syncq_po_get(me, sizeof k, &m);
   if (r != SYNCQ_OK) return r;
   m->type = type;
   memcpy(m->data, &k, sizeof k);
-  if ((r = syncq_po_send(me, pid, m, SYNCQ_PO_LINK)) != SYNCQ_OK) {
+  /* a quit is never the faulty send: one lost would leave members waiting
+   * that the joins below wait for */
+  r = type == RING_QUIT ? syncq_po_send(me, pid, m, SYNCQ_PO_LINK) : lab_po_send(me, pid, m, SYNCQ_PO_LINK);
+  if (r != SYNCQ_OK) {
     syncq_po_free(me, m);
     return r;
   }
-  if ((r = syncq_po_recv_blocking(me, &m)) != SYNCQ_OK) return r;
+  /* the quit round unwatched: its members exit, their counts with them */
+  if ((r = type == RING_QUIT ? syncq_po_recv_blocking(me, &m) : ctl_recv(me, g, k, &m)) != SYNCQ_OK) return r;
   r = m->type == want ? SYNCQ_OK : SYNCQ_EINVAL;
+  if (r != SYNCQ_OK && g->why[0] == '\0')
+    snprintf(g->why, sizeof g->why,
+             "%s:%s gave out a message twice: a %s came back where the %s was awaited (a duplicate)", g->pt->backend,
+             g->pt->mailbox, type_name(m->type), type_name(want));
   syncq_po_free(me, m);
   return r;
 }
@@ -197,9 +293,18 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
     return r;
   }
   syncq_po_proc *me;
-  ring_prog g = {sys, pt->n, 0, 0, pt->blocking, 0};
+  ring_prog g = {sys, pt->n, 0, 0, pt->blocking, 0, NULL, 0, pt, ""};
+  g.took = malloc(sizeof *g.took * (size_t)pt->n);
+  if (g.took == NULL) {
+    snprintf(res->why, sizeof res->why, "out of memory for the members' counts");
+    syncq_po_destroy(sys);
+    return SYNCQ_ENOMEM;
+  }
+  for (int i = 0; i < pt->n; i++) atomic_init(&g.took[i], NULL);
+  lab_po_faults_reset();
   if ((r = syncq_po_attach(sys, &me)) != SYNCQ_OK) {
     snprintf(res->why, sizeof res->why, "attaching: %s", syncq_strerror(r));
+    free(g.took);
     syncq_po_destroy(sys);
     return r;
   }
@@ -217,15 +322,17 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
     snprintf(res->why, sizeof res->why, "spawn %d of %d: %s (limit: %s)", spawned + 1, pt->n, syncq_strerror(r),
              lim ? lim : "none named");
   }
-  if (r == SYNCQ_OK) r = round_trip(me, g.first, RING_TOKEN, pt->n, RING_DONE); /* warm-up round */
+  if (r == SYNCQ_OK) r = round_trip(me, &g, g.first, RING_TOKEN, pt->n, RING_DONE); /* warm-up round */
+  if (r == SYNCQ_OK) r = round_check(&g, pt->n);
   long rss1 = lab_vm_rss_kb();
   uint64_t t2 = syncq_now_ns();
-  if (r == SYNCQ_OK) r = round_trip(me, g.first, RING_TOKEN, pt->hops, RING_DONE);
+  if (r == SYNCQ_OK) r = round_trip(me, &g, g.first, RING_TOKEN, pt->hops, RING_DONE);
   uint64_t t3 = syncq_now_ns();
+  if (r == SYNCQ_OK) r = round_check(&g, pt->hops);
   /* Quit: goes round and comes back; a ring cut short by a failed spawn
    * quits member by member. */
   if (spawned == pt->n) {
-    int q = round_trip(me, g.first, RING_QUIT, 0, RING_QUIT);
+    int q = round_trip(me, &g, g.first, RING_QUIT, 0, RING_QUIT);
     if (r == SYNCQ_OK) r = q;
   } else {
     g.n = spawned; /* never started: no member has sent yet */
@@ -240,9 +347,14 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
   syncq_po_msg *m;
   while (syncq_po_try_recv(me, &m) == SYNCQ_OK) syncq_po_free(me, m);
   syncq_po_detach(me);
+  free(g.took);
   if (syncq_po_destroy(sys) != SYNCQ_OK && r == SYNCQ_OK) {
     snprintf(res->why, sizeof res->why, "destroying the postoffice");
     r = SYNCQ_EBUSY;
+  }
+  if (g.why[0] != '\0') {
+    snprintf(res->why, sizeof res->why, "%s", g.why);
+    if (r == SYNCQ_OK) r = SYNCQ_EINVAL;
   }
   if (r == SYNCQ_OK && atomic_load(&g.errors) != 0) {
     snprintf(res->why, sizeof res->why, "%d ring members saw a failed send or receive", atomic_load(&g.errors));

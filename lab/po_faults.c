@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * po_faults.c — a send that loses or duplicates one message
+ * (SYNCQ_LAB_PO_FAULT), for the lab's own tests of the postoffice
+ * experiments' watch, and the watch's streak (po_faults.h). Not for
+ * measuring.
+ */
+#include "po_faults.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab.h"
+#include "syncq/clock.h"
+#include "syncq/status.h"
+
+#define NS_PER_MS 1000000ull
+
+uint64_t lab_po_fault_k;
+static bool fault_dup;
+static const char *fault_spec;
+static _Atomic(uint64_t) sends; /* the run's sends so far */
+
+int lab_po_faults_register(void) {
+  const char *spec = getenv("SYNCQ_LAB_PO_FAULT");
+  if (spec == NULL) return 0;
+  bool dup = strncmp(spec, "dup:", 4) == 0;
+  if (!dup && strncmp(spec, "lose:", 5) != 0) return -1;
+  const char *num = spec + (dup ? 4 : 5);
+  char *end;
+  unsigned long long k = strtoull(num, &end, 10);
+  if (*num < '0' || *num > '9' || *end != '\0' || k == 0) return -1;
+  fault_dup = dup;
+  fault_spec = spec;
+  lab_po_fault_k = k;
+  return 1;
+}
+
+const char *lab_po_faults_spec(void) { return fault_spec; }
+
+/* seq_cst: once per run, before its processes are spawned */
+void lab_po_faults_reset(void) { atomic_store(&sends, 0); }
+
+int lab_po_send_faulty(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *m, syncq_po_send_mode mode) {
+  /* relaxed: a count that picks the K-th send; the postoffice orders the messages */
+  uint64_t n = atomic_fetch_add_explicit(&sends, 1, memory_order_relaxed) + 1;
+  if (n != lab_po_fault_k) return syncq_po_send(self, to, m, mode);
+  if (!fault_dup) {
+    /* sent, as far as the sender can tell (LINK: the message is no longer
+     * the sender's; COPY: the send frees the original) */
+    return syncq_po_free(self, m) == SYNCQ_OK ? SYNCQ_OK : SYNCQ_EINVAL;
+  }
+  syncq_po_msg *c;
+  int r = syncq_po_get(self, m->len, &c);
+  if (r != SYNCQ_OK) return r;
+  c->type = m->type;
+  c->len = m->len;
+  if (m->len) memcpy(c->data, m->data, m->len);
+  if ((r = syncq_po_send(self, to, c, mode)) != SYNCQ_OK) {
+    (void)syncq_po_free(self, c);
+    return r;
+  }
+  return syncq_po_send(self, to, m, mode);
+}
+
+bool lab_po_streak_lost(lab_po_streak *s, bool moving) {
+  uint64_t now = syncq_now_ns();
+  if (s->since == 0 || moving || now - s->last > LAB_QUEUE_LOST_MS * NS_PER_MS / 2) s->since = now;
+  s->last = now;
+  return now - s->since >= LAB_QUEUE_LOST_MS * NS_PER_MS;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * po_faults.h — the lab's watch over the postoffice experiments' waits
+ * (a message a mailbox loses) and the send that loses or duplicates one
+ * message for the lab's own tests (lab/po_faults.c).
+ *
+ * SYNCQ_LAB_PO_FAULT=lose:K (dup:K): the K-th lab_po_send of a run (K >= 1,
+ * counted from lab_po_faults_reset, over every process of the run)
+ * answers SYNCQ_OK having freed the message (lose) or sends it twice
+ * (dup), as a mailbox that lost (duplicated) it would look to the
+ * receiver. The postoffice's mailboxes are a fixed table of the library,
+ * not a registry the lab can add to, so the fault sits at the send.
+ * Without the variable lab_po_send is syncq_po_send behind one load and
+ * one branch that is never taken.
+ */
+#ifndef SYNCQ_LAB_PO_FAULTS_H
+#define SYNCQ_LAB_PO_FAULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncq/po.h"
+
+/* The faulty send's number (1-based), 0: no fault asked for. Written once,
+ * before any experiment runs. */
+extern uint64_t lab_po_fault_k;
+
+/* Reads SYNCQ_LAB_PO_FAULT: 1 when it asks for a fault, 0 without the
+ * variable, -1 for a bad value. */
+int lab_po_faults_register(void);
+/* "lose:K" or "dup:K" as asked, or NULL. */
+const char *lab_po_faults_spec(void);
+/* At a run's start: the count of sends starts over. */
+void lab_po_faults_reset(void);
+int lab_po_send_faulty(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *m, syncq_po_send_mode mode);
+
+/* syncq_po_send, or the faulty send when SYNCQ_LAB_PO_FAULT asked for one. */
+static inline int lab_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *m, syncq_po_send_mode mode) {
+  if (__builtin_expect(lab_po_fault_k != 0, 0)) return lab_po_send_faulty(self, to, m, mode);
+  return syncq_po_send(self, to, m, mode);
+}
+
+/* The watch of a wait for a known count of messages. A waiting process
+ * reads it at its slow path only (after a receive that found the inbox
+ * empty or timed out, LAB_PO_WATCH_NS apart at least on fibers and at
+ * every 16th empty poll on threads): `moving` says whether anything moved
+ * since the last reading (a sender still holds work, or a count the
+ * experiment keeps changed). lab_po_streak_lost answers true once nothing
+ * has moved for LAB_QUEUE_LOST_MS; a reading more than half of that after
+ * the previous one (the waiter was descheduled, the experiment stopped)
+ * starts the streak over, as the queue watch does. */
+#define LAB_PO_WATCH_NS 100000000ull /* a fiber's timed receive between two readings */
+typedef struct lab_po_streak {
+  uint64_t since; /* nothing moved since (ns; 0: no reading yet) */
+  uint64_t last;  /* the previous reading */
+} lab_po_streak;
+bool lab_po_streak_lost(lab_po_streak *s, bool moving);
+
+#endif
