@@ -278,7 +278,7 @@ static int ms98_run_kind(lab_ctx *ctx, ms98_kind kind, syncq_family family, cons
   uint64_t mp_pairs = lab_by_size(ctx, 1000, 2000, 200000, MS98_PAIRS_FULL);
   /* level 3 without delay: as ms98_queue.c's, runs of 15-30 quanta; an
    * increment costs half a push/pop pair, so the counter makes twice as many */
-  uint64_t own_pairs = lab_by_size(ctx, 1000, 600000, 3000000, 3000000) * (kind == MS98_COUNTER ? 2 : 1);
+  uint64_t own_pairs = lab_by_size(ctx, 1000, 1000000, 5000000, 5000000) * (kind == MS98_COUNTER ? 2 : 1);
   const uint64_t delays[] = {MS98_DELAY_NS, 0};
 
   lab_begin(ctx,
