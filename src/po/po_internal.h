@@ -226,6 +226,10 @@ typedef struct po_mailbox_ops {
   size_t size, align;    /* of the mailbox */
   /* init may take a dummy header with po_header_new (returns SYNCQ_ENOMEM). */
   int (*init)(void *mb, syncq_po_system *sys);
+  /* Called when no other thread can reach the inbox (the system's
+   * destroy, or an init that the slot then gave up): where free_list is
+   * false it frees the messages still linked (their headers are malloc's,
+   * not the system's), taking no lock, so a lock that refuses leaks none. */
   void (*destroy)(void *mb, syncq_po_system *sys);
   /* SYNCQ_OK: m is linked. A lock-based mailbox whose lock refuses
    * answers the lock's status (SYNCQ_ESYS from a failing pthread mutex;
