@@ -495,7 +495,9 @@ void po_exit_notify(struct syncq_po_proc *p) {
   while (list != NULL) {
     po_monitor *next = list->next;
     syncq_po_down d = {list->ref, p->pid, reason};
-    po_post(sys, p, list->watcher, SYNCQ_PO_DOWN, &d, sizeof d, p->pid);
+    /* An exit has nobody to answer: a down message that memory or the
+     * watcher's mailbox lock refuses is lost (po.h, syncq_po_monitor). */
+    (void)po_post(sys, p, list->watcher, SYNCQ_PO_DOWN, &d, sizeof d, p->pid);
     free(list);
     list = next;
   }

@@ -14,11 +14,18 @@
  * While it refuses, every call that takes the lock answers its status:
  * send (link and copy: the message is still the caller's, the copy goes
  * back, nothing leaks: LeakSanitizer), try_recv, recv, recv_blocking and
- * recv_timeout (nothing read); a send_after's delivery, which has no
- * caller to answer, drops its message. Once the lock admits again the
- * inbox is whole: the message sent then is the one received, and no
- * other is there. Before, the mailboxes ran their critical section
- * without the lock and the calls answered SYNCQ_OK.
+ * recv_timeout (nothing read), and the calls that post the caller a
+ * notice at once (monitor and trapping link of a pid not there, exit
+ * signal to a trapping process); a send_after's delivery and an exit's
+ * down and exit messages, which have no caller to answer, drop theirs.
+ * Once the lock admits again the inbox is whole: the message sent then
+ * is the one received, and no other is there. Before, the mailboxes ran
+ * their critical section without the lock and the calls answered
+ * SYNCQ_OK.
+ *
+ * A reused slot whose drain the lock refuses starts no process (attach
+ * answers the status), and destroy frees what the inboxes hold without
+ * the lock (a "mutex-nofree" inbox leaked before: LeakSanitizer).
  *
  * No threads of the test's own: the main thread, attached as a process
  * (and, for send_after, the thread system's timer thread).
@@ -78,6 +85,7 @@ static void sleep_ms(long ms) {
 }
 
 static void refused_on(const char *mailbox) {
+  atomic_store(&refusal, 0); /* a failed test before may have left it refusing */
   syncq_po_config cfg = {mailbox, 4, 0, 0, "thread", 0, false};
   syncq_po_system *sys = NULL;
   assert_int_equal(syncq_po_create(&cfg, &sys), SYNCQ_OK);
@@ -87,6 +95,13 @@ static void refused_on(const char *mailbox) {
   syncq_po_proc *self = NULL;
   assert_int_equal(syncq_po_attach(sys, &self), SYNCQ_OK);
   syncq_po_pid me = syncq_po_pid_of(self);
+  /* A second process of this thread, watched by self (a monitor, and a
+   * link that self traps), to exit while the lock refuses. */
+  syncq_po_proc *other = NULL;
+  assert_int_equal(syncq_po_attach(sys, &other), SYNCQ_OK);
+  assert_int_equal(syncq_po_trap_exits(self, true), SYNCQ_OK);
+  assert_int_equal(syncq_po_monitor(self, syncq_po_pid_of(other), NULL), SYNCQ_OK);
+  assert_int_equal(syncq_po_link(self, syncq_po_pid_of(other)), SYNCQ_OK);
   syncq_po_msg *m = NULL, *out = NULL;
   assert_int_equal(syncq_po_get(self, 5, &m), SYNCQ_OK);
   memcpy(m->data, "ping", 5);
@@ -103,6 +118,28 @@ static void refused_on(const char *mailbox) {
   atomic_store(&refusal, SYNCQ_ELIMIT); /* a lock of fixed places, all taken: its status as it is */
   assert_int_equal(syncq_po_send(self, me, m, SYNCQ_PO_LINK), SYNCQ_ELIMIT);
   assert_int_equal(syncq_po_try_recv(self, &out), SYNCQ_ELIMIT);
+  atomic_store(&refusal, SYNCQ_ESYS);
+
+  /* The notices posted to the caller itself, now, answer the refusal:
+   * a monitor of a pid no process has had (its down message), a trapping
+   * link to it (its exit message), an exit signal to a trapping process
+   * (self: its exit message). Before, each answered SYNCQ_OK with its
+   * message dropped. */
+  syncq_po_pid nobody = 5; /* slot 5 of 20, generation 0: never had */
+  uint64_t ref = 0;
+  assert_int_equal(syncq_po_monitor(self, nobody, &ref), SYNCQ_ESYS);
+  assert_int_equal(ref, 0); /* no monitor, no reference */
+  assert_int_equal(syncq_po_link(self, nobody), SYNCQ_ESYS);
+  assert_int_equal(syncq_po_exit(self, me, 7), SYNCQ_ESYS);
+  assert_int_equal(syncq_po_get(self, 1, &out), SYNCQ_OK); /* not killed: it traps */
+  assert_int_equal(syncq_po_free(self, out), SYNCQ_OK);
+  out = NULL;
+
+  /* Notices with no caller to answer are dropped: other's exit posts
+   * self a down message and an exit message, both refused. */
+  uint64_t at_exit = atomic_load(&refused);
+  assert_int_equal(syncq_po_detach(other), SYNCQ_OK);
+  assert_int_equal(atomic_load(&refused) - at_exit, 2);
 
   /* A delivery with no caller to answer drops the message: wait for the
    * timer thread's refused acquire (the only one: this thread waits). */
@@ -124,6 +161,9 @@ static void refused_on(const char *mailbox) {
   assert_string_equal((const char *)got->data, "ping");
   assert_int_equal(syncq_po_try_recv(self, &out), SYNCQ_EMPTY);
   assert_int_equal(syncq_po_free(self, got), SYNCQ_OK);
+  /* Refused, nothing was set up: no monitor of `nobody`, no link. */
+  assert_int_equal(syncq_po_demonitor(self, nobody, 1), SYNCQ_ENOENT);
+  assert_int_equal(syncq_po_unlink(self, nobody), SYNCQ_ENOENT);
   assert_int_equal(syncq_po_detach(self), SYNCQ_OK);
   sys->lock = own;
   assert_int_equal(syncq_po_destroy(sys), SYNCQ_OK);
@@ -131,6 +171,7 @@ static void refused_on(const char *mailbox) {
 
 /* A system of `mailbox` whose mailboxes all take the refusing lock. */
 static syncq_po_system *refusing_system(const char *mailbox, const syncq_lock_ops **own) {
+  atomic_store(&refusal, 0); /* as in refused_on */
   syncq_po_config cfg = {mailbox, 4, 0, 0, "thread", 0, false};
   syncq_po_system *sys = NULL;
   assert_int_equal(syncq_po_create(&cfg, &sys), SYNCQ_OK);
