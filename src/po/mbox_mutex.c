@@ -62,6 +62,8 @@ void po_lock1_destroy(void *p, syncq_po_system *sys) {
     mb->head = mb->tail = NULL;
   }
   if (mb->lock == NULL) return;
+  /* Nobody holds or waits for the lock now (as above): a destroy that
+   * fails has nothing left to protect, and its memory goes either way. */
   (void)mb->lock_ops->destroy(mb->lock);
   free(mb->lock);
   mb->lock = NULL;
