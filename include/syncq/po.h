@@ -133,8 +133,11 @@
  * not, is SYNCQ_EDEAD for send and SYNCQ_ENOENT for join once joined.
  * A message sent to a process that exits (or whose slot is reused) before
  * it receives it is dropped, never delivered to the slot's next process:
- * each message carries its recipient's pid, and a receive drops those
- * addressed to an earlier generation.
+ * each message carries its recipient's pid, a receive drops those
+ * addressed to an earlier generation, and a slot starts a process only
+ * once what its earlier processes left unread is drained (a spawn or
+ * attach whose drain a lock-based mailbox's lock refuses fails with the
+ * lock's status, and the slot waits for a later one).
  *
  * Messages: a header (the fields below) and a payload buffer (`data`,
  * `cap` bytes, `len` used): inside the header for up to
@@ -366,7 +369,9 @@ SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
 SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out);
 
 /* Destroy a system and free every message. Processes that have exited are
- * joined first (and a fiber system's schedulers stopped). Messages of a
+ * joined first (and a fiber system's schedulers stopped). Messages left
+ * in inboxes are freed without taking the mailboxes' locks (no sender is
+ * left), so a lock that refuses leaks none. Messages of a
  * "mutex-nofree" system that a process still holds (not sent, not freed)
  * are not freed.
  * SYNCQ_EINVAL: sys is NULL.
@@ -422,7 +427,9 @@ SYNCQ_API size_t syncq_po_cache_trim(void);
  * SYNCQ_ELIMIT: max_procs processes are live (not yet joined or
  * detached), or a system limit stopped the thread:
  * syncq_po_limit_reason() names the limit.
- * SYNCQ_ESYS: the "mutex" mailbox's pthread mutex could not be made.
+ * SYNCQ_ESYS: the "mutex" mailbox's pthread mutex could not be made, or
+ * the lock of a lock-based mailbox refused the drain of a reused slot's
+ * inbox (errno says why; see "Pids" above): no process started.
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).
@@ -452,7 +459,7 @@ SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, sy
  * SYNCQ_ENOMEM: the process's mailbox could not be allocated.
  * SYNCQ_ELIMIT: max_procs processes are live, or a system limit stopped
  * the thread: syncq_po_limit_reason() names the limit.
- * SYNCQ_ESYS: the "mutex" mailbox's pthread mutex could not be made.
+ * SYNCQ_ESYS: as syncq_po_spawn.
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).
@@ -492,7 +499,8 @@ SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
  * SYNCQ_ELIMIT: every slot, the reserve included, is live
  * (syncq_po_limit_reason: "max_procs").
  * SYNCQ_ENOMEM: the process's mailbox could not be allocated.
- * SYNCQ_ESYS: the "mutex" mailbox's pthread mutex could not be made.
+ * SYNCQ_ESYS: as syncq_po_spawn (a mailbox's mutex, or a reused slot's
+ * drain that the mailbox's lock refused).
  * Thread safety: a thread that is not a process yet, for itself (not from a
  * fiber: SYNCQ_EINVAL), concurrently with every other call on sys. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -531,8 +539,7 @@ typedef int (*syncq_po_main_fn)(syncq_po_proc *self, void *arg);
  * system limit stopped the thread.
  * SYNCQ_ENOMEM: the process's mailbox could not be allocated, or the
  * fiber could not have a stack (SYNCQ_PO_EXIT_NOMEM): fn did not run.
- * SYNCQ_ESYS: the "mutex" mailbox's pthread mutex could not be made, or
- * pthread_join failed.
+ * SYNCQ_ESYS: as syncq_po_spawn, or pthread_join failed.
  * Thread safety: any thread, several at once; from a fiber too
  * (it yields, as join). Not from a signal handler (the postoffice is not
  * async-signal-safe).
@@ -605,13 +612,20 @@ typedef struct syncq_po_down {
  * process has had it. A reference unique in the system goes to *ref (may
  * be NULL). Several monitors of one pid each get their message. A
  * watcher that exits first just leaves its message undelivered. The down
- * message is allocated at the exit: if memory runs
- * out there it is lost.
+ * message is allocated and linked at the exit, which has nobody to tell
+ * of a failure: it is lost if memory runs out there, or if self's mailbox
+ * is lock-based and its lock refuses (a pthread mutex that fails: the
+ * "exactly one" does not hold then). The message posted at once (pid not
+ * there) is answered instead: the status below, no monitor, *ref
+ * untouched.
  * SYNCQ_EINVAL: self is NULL, the caller is not self, or pid is negative
  * or its slot is outside the table.
  * SYNCQ_EKILLED: self has been killed by an exit signal: return from the
  * body.
- * SYNCQ_ENOMEM: the monitor's record could not be allocated.
+ * SYNCQ_ENOMEM: the monitor's record, or the down message for a pid not
+ * there, could not be allocated.
+ * SYNCQ_ESYS: pid not there, and self's mailbox lock refused the down
+ * message (as in syncq_po_send).
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe).
@@ -665,7 +679,10 @@ SYNCQ_API int syncq_po_set_exit_reason(syncq_po_proc *self, int32_t reason);
  *     with reason SYNCQ_PO_EXIT_KILLED, whether it traps exits or not;
  *   - P traps exits: a message of type SYNCQ_PO_EXIT (payload a
  *     syncq_po_exit_msg: the signal's sender and R; sender field the same)
- *     is posted to P (allocated then: lost if memory runs out);
+ *     is posted to P (allocated then); when memory runs out or P's mailbox
+ *     is lock-based and its lock refuses, syncq_po_exit answers the
+ *     status, and a linked process's exit, with nobody to tell, loses the
+ *     message (P is not killed either: it traps);
  *   - R == SYNCQ_PO_EXIT_NORMAL: nothing, unless P sent it to itself
  *     (then P is killed with reason normal);
  *   - otherwise P is killed with reason R.
@@ -716,6 +733,10 @@ typedef struct syncq_po_exit_msg {
  * its slot is outside the table, or reason is SYNCQ_PO_NOPROC.
  * SYNCQ_ENOENT: no process has had pid.
  * SYNCQ_EDEAD: pid has exited or is stale.
+ * SYNCQ_ENOMEM: pid traps exits and no message could be had for it: the
+ * signal had no effect.
+ * SYNCQ_ESYS: pid traps exits and its mailbox lock refused the message
+ * (as in syncq_po_send): the signal had no effect.
  * Thread safety: by the process self itself (its own thread or fiber, with
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). Any process
@@ -729,7 +750,9 @@ SYNCQ_API int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reaso
  * oneself does nothing): when either exits, the other gets an exit
  * signal with its reason, so an abnormal exit kills the partner (which
  * exits, signalling its own links in turn) unless it traps exits, and a
- * normal one reaches trapping partners only, as a message. pid not
+ * normal one reaches trapping partners only, as a message (lost when
+ * memory runs out or the partner's mailbox lock refuses it: see the
+ * section above). pid not
  * there: a caller that traps exits gets SYNCQ_OK and at once a
  * SYNCQ_PO_EXIT message with reason SYNCQ_PO_NOPROC (Erlang); one that
  * does not gets a status and is not killed (Erlang raises noproc in the
@@ -738,7 +761,10 @@ SYNCQ_API int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reaso
  * SYNCQ_ENOENT: no process has had pid, and self does not trap exits.
  * SYNCQ_EINVAL: self is NULL, the caller is not self, or pid is negative
  * or its slot is outside the table.
- * SYNCQ_ENOMEM: the link's records could not be allocated.
+ * SYNCQ_ENOMEM: the link's records, or a trapping caller's message for a
+ * pid not there, could not be allocated.
+ * SYNCQ_ESYS: pid not there, self traps exits, and self's mailbox lock
+ * refused the message (as in syncq_po_send).
  * SYNCQ_EKILLED: self has been killed by an exit signal: return from the
  * body.
  * Thread safety: by the process self itself (its own thread or fiber, with
@@ -1014,8 +1040,9 @@ SYNCQ_API int syncq_po_blocking_end(syncq_po_proc *self);
 /* Send msg to `to` after delay_ns nanoseconds (linked, as SYNCQ_PO_LINK;
  * delay 0: syncq_po_send at once). The message is the postoffice's from a
  * successful call on: it is delivered when its time comes if `to` still
- * lives (and its mailbox's lock can be taken), else dropped (and freed with the system if it is destroyed
- * first). Fiber system: the timer waits on the heap of the caller's
+ * lives, else dropped (and freed with the system if it is destroyed
+ * first). It is dropped too, with nobody to tell, when `to`'s mailbox is
+ * lock-based and its lock refuses then (a pthread mutex that fails). Fiber system: the timer waits on the heap of the caller's
  * scheduler (a plain thread's: one chosen round robin); thread system: on
  * a timer thread the system starts on first use. Any process may call it
  * for its own `self`. The statuses are checked now; on an error the

@@ -70,15 +70,17 @@ static int signal_locked(syncq_po_system *sys, syncq_po_pid from, syncq_po_pid t
 }
 
 /* After the unlock: carry out signal_locked's decision. `self` is the
- * signalling process (its free list gives the message's header). */
-static void signal_finish(struct syncq_po_proc *self, syncq_po_pid to, int32_t reason, int action) {
+ * signalling process (its free list gives the message's header).
+ * SYNCQ_OK, or po_post's status: the exit message was not posted. */
+static int signal_finish(struct syncq_po_proc *self, syncq_po_pid to, int32_t reason, int action) {
   syncq_po_system *sys = self->sys;
   if (action == PO_SIG_MSG) {
     syncq_po_exit_msg e = {self->pid, reason};
-    po_post(sys, self, to, SYNCQ_PO_EXIT, &e, sizeof e, self->pid);
-  } else if (action == PO_SIG_KILL && to != self->pid) {
-    po_wake(self, &sys->procs[po_slot_of(sys, to)]); /* a stale slot's wake-up is spurious, never lost */
+    return po_post(sys, self, to, SYNCQ_PO_EXIT, &e, sizeof e, self->pid);
   }
+  if (action == PO_SIG_KILL && to != self->pid)
+    po_wake(self, &sys->procs[po_slot_of(sys, to)]); /* a stale slot's wake-up is spurious, never lost */
+  return SYNCQ_OK;
 }
 
 /* Under spawn_lock: unhook and return the end of p's link to `pid`. */
@@ -112,7 +114,9 @@ po_link *po_links_exit_locked(struct syncq_po_proc *p, int32_t reason) {
 void po_links_exit_finish(struct syncq_po_proc *p, po_link *list) {
   while (list != NULL) {
     po_link *next = list->next;
-    signal_finish(p, list->pid, list->reason, list->action);
+    /* An exit has nobody to answer: an exit message that memory or the
+     * partner's mailbox lock refuses is lost (po.h, the exit signals). */
+    (void)signal_finish(p, list->pid, list->reason, list->action);
     free(list);
     list = next;
   }
@@ -143,8 +147,13 @@ int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reason) {
   atomic_fetch_sub(&p->nwatch, 1u); /* seq_cst: as above */
   pthread_mutex_unlock(&sys->spawn_lock);
   if (r != SYNCQ_OK) return r;
-  signal_finish(self, pid, reason, action);
-  return po_killed(self) ? SYNCQ_EKILLED : SYNCQ_OK; /* killed itself (or by someone meanwhile) */
+  int posted = signal_finish(self, pid, reason, action);
+  if (po_killed(self)) return SYNCQ_EKILLED; /* killed itself (or by someone meanwhile) */
+  /* A trapping pid's message refused (memory, or pid's mailbox lock):
+   * the caller is told. SYNCQ_EDEAD: pid exited after the decision
+   * above, and a signal to a process on its way out has no effect
+   * (as in Erlang): the signal was sent. */
+  return posted == SYNCQ_EDEAD ? SYNCQ_OK : posted;
 }
 
 int syncq_po_link(syncq_po_proc *self, syncq_po_pid pid) {
@@ -194,8 +203,9 @@ int syncq_po_link(syncq_po_proc *self, syncq_po_pid pid) {
   if (r != SYNCQ_OK && trap) {
     /* Erlang: a trapping caller gets {'EXIT', Pid, noproc} */
     syncq_po_exit_msg e = {pid, SYNCQ_PO_NOPROC};
-    po_post(sys, self, self->pid, SYNCQ_PO_EXIT, &e, sizeof e, pid);
-    return SYNCQ_OK;
+    /* To self, now: refused (memory, or self's mailbox lock), the caller
+     * is told instead. */
+    return po_post(sys, self, self->pid, SYNCQ_PO_EXIT, &e, sizeof e, pid);
   }
   return r;
 }

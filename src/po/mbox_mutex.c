@@ -17,6 +17,8 @@
  *                failing pthread mutex) is answered: the enqueue links
  *                nothing, the dequeue reads nothing, and the postoffice
  *                passes the status to its caller (postoffice.c).
+ *                destroy takes no lock ("mutex-nofree" frees the
+ *                messages still linked there), so it cannot be refused.
  *   Memory:      the lock's storage is allocated at init; never allocates
  *                after. Messages are type-stable headers of the system
  *                (po.h); the queue itself never frees one.
@@ -44,9 +46,24 @@ int po_lock1_init(void *p, syncq_po_system *sys) {
 }
 
 void po_lock1_destroy(void *p, syncq_po_system *sys) {
-  (void)sys;
   po_lock1_mailbox *mb = p;
+  if (!sys->mb->free_list) { /* "mutex-nofree": what the inbox holds is malloc's */
+    /* No lock: nobody else reaches the inbox now (po_mailbox_ops.destroy),
+     * and a lock that refused would leak the messages. relaxed: the
+     * links were written by senders that the destroy's caller has
+     * joined or stopped, which orders their writes before ours. */
+    syncq_po_msg *m = mb->head;
+    while (m != NULL) {
+      syncq_po_msg *next = atomic_load_explicit(&m->next, memory_order_relaxed);
+      po_payload_free(m);
+      free(m);
+      m = next;
+    }
+    mb->head = mb->tail = NULL;
+  }
   if (mb->lock == NULL) return;
+  /* Nobody holds or waits for the lock now (as above): a destroy that
+   * fails has nothing left to protect, and its memory goes either way. */
   (void)mb->lock_ops->destroy(mb->lock);
   free(mb->lock);
   mb->lock = NULL;

@@ -13,7 +13,9 @@
  *                Safe without type-stable headers because this queue
  *                dequeues the message itself and no sender reads a header
  *                outside the lock. Messages left in inboxes are freed by
- *                syncq_po_destroy; messages a process holds are not.
+ *                syncq_po_destroy (po_lock1_destroy, without the lock:
+ *                no sender is left then); messages a process holds are
+ *                not.
  *   Signal-safe: no.
  *   Process-shared: no.
  *   Limits:      none.

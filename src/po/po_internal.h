@@ -170,7 +170,7 @@ typedef struct po_upcalls {
   /* A WAKE timer's deadline has come (timer.c): po_fiber_wake. */
   void (*wake)(struct syncq_po_proc *waker, struct syncq_po_proc *dst);
   /* A SEND timer's message is due (timer.c): po_deliver. */
-  void (*deliver)(struct syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg);
+  int (*deliver)(struct syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg);
   /* A fiber has stored PO_EXITED (fiber_sched.c): po_exit_notify. */
   void (*exit_notify)(struct syncq_po_proc *p);
   /* A detached fiber's stack is back in the pool (fiber_sched.c):
@@ -226,6 +226,10 @@ typedef struct po_mailbox_ops {
   size_t size, align;    /* of the mailbox */
   /* init may take a dummy header with po_header_new (returns SYNCQ_ENOMEM). */
   int (*init)(void *mb, syncq_po_system *sys);
+  /* Called when no other thread can reach the inbox (the system's
+   * destroy, or an init that the slot then gave up): where free_list is
+   * false it frees the messages still linked (their headers are malloc's,
+   * not the system's), taking no lock, so a lock that refuses leaks none. */
   void (*destroy)(void *mb, syncq_po_system *sys);
   /* SYNCQ_OK: m is linked. A lock-based mailbox whose lock refuses
    * answers the lock's status (SYNCQ_ESYS from a failing pthread mutex;
@@ -321,9 +325,10 @@ void po_names_exit_locked(struct syncq_po_proc *p);
 void po_names_destroy(syncq_po_system *sys);
 /* Post a message of `type` with len bytes of data to `to`, its header
  * taken from `from`'s free list, sender `sender` (postoffice.c); dropped
- * when `to` is gone or memory is short. */
-void po_post(syncq_po_system *sys, struct syncq_po_proc *from, syncq_po_pid to, uint32_t type, const void *data,
-             size_t len, syncq_po_pid sender);
+ * when `to` is gone, memory is short or `to`'s mailbox lock refuses.
+ * SYNCQ_OK: posted; else SYNCQ_ENOMEM or po_deliver's status. */
+int po_post(syncq_po_system *sys, struct syncq_po_proc *from, syncq_po_pid to, uint32_t type, const void *data,
+            size_t len, syncq_po_pid sender);
 
 /* The limit behind a failed thread or mapping creation (errno err): the
  * names of syncq_po_limit_reason() (limit.c). */

@@ -454,21 +454,21 @@ int syncq_po_sleep(syncq_po_proc *self, uint64_t ns) {
   return r;
 }
 
-void po_deliver(syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg) {
+int po_deliver(syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg) {
   struct syncq_po_proc *dst = &sys->procs[po_slot_of(sys, to)]; /* checked by send_after */
   /* acquire: as in syncq_po_send. */
-  if (po_pid_status(sys, to, atomic_load_explicit(&dst->state, memory_order_acquire)) != SYNCQ_OK) {
-    po_drop(sys, dst, msg); /* it has exited meanwhile */
-    return;
-  }
-  if (sys->mb->enqueue(dst->mailbox, msg) != SYNCQ_OK) {
-    /* The mailbox's lock refused: nobody waits for this call's answer
-     * (a timer, an exit's notice), so the message is dropped, as it is
-     * for a process gone. */
+  int r = po_pid_status(sys, to, atomic_load_explicit(&dst->state, memory_order_acquire));
+  if (r == SYNCQ_OK) r = sys->mb->enqueue(dst->mailbox, msg);
+  if (r != SYNCQ_OK) {
+    /* Exited meanwhile, or the mailbox's lock refused: the message is
+     * not the caller's to keep (a timer's, a notice built for this call),
+     * so it is dropped and the status goes to whoever can answer it
+     * (po_post's callers; a timer has nobody). */
     po_drop(sys, dst, msg);
-    return;
+    return r;
   }
   po_wake(NULL, dst);
+  return SYNCQ_OK;
 }
 
 int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, uint64_t delay_ns) {
@@ -500,20 +500,20 @@ int syncq_po_send_after(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg,
   return r;
 }
 
-void po_post(syncq_po_system *sys, struct syncq_po_proc *from, syncq_po_pid to, uint32_t type, const void *data,
-             size_t len, syncq_po_pid sender) {
+int po_post(syncq_po_system *sys, struct syncq_po_proc *from, syncq_po_pid to, uint32_t type, const void *data,
+            size_t len, syncq_po_pid sender) {
   syncq_po_msg *m = take_header(sys, from);
-  if (m == NULL) return;
+  if (m == NULL) return SYNCQ_ENOMEM;
   if (reserve(m, len) != SYNCQ_OK) {
     give_header(sys, from, m);
-    return;
+    return SYNCQ_ENOMEM;
   }
   m->type = type;
   m->len = len;
   memcpy(m->data, data, len);
   m->sender = sender;
   m->to = to;
-  po_deliver(sys, to, m);
+  return po_deliver(sys, to, m);
 }
 
 int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref) {
@@ -543,7 +543,10 @@ int syncq_po_monitor(syncq_po_proc *self, syncq_po_pid pid, uint64_t *ref) {
   if (!alive) {
     free(mon);
     syncq_po_down d = {r, pid, SYNCQ_PO_NOPROC};
-    po_post(sys, self, self->pid, SYNCQ_PO_DOWN, &d, sizeof d, pid);
+    /* To self, now: the caller is here to be told that its down message
+     * could not be posted (memory, or its own mailbox's lock refused). */
+    int posted = po_post(sys, self, self->pid, SYNCQ_PO_DOWN, &d, sizeof d, pid);
+    if (posted != SYNCQ_OK) return posted;
   }
   if (ref != NULL) *ref = r;
   return SYNCQ_OK;

@@ -419,9 +419,17 @@ static int prepare_slot(syncq_po_system *sys, uint32_t i, bool fresh, struct syn
   } else {
     /* A reused slot: what its earlier processes left unread goes back to
      * the free list (the inbox's consumer is gone: joined or detached). A
-     * late sender may still add one; po_take drops it by its pid. */
+     * late sender may still add one; po_take drops it by its pid.
+     * Under the mailbox's lock even so: such a sender (it read the old
+     * process's RUNNING before that exit) may be linking one now. A lock
+     * that refuses stops the drain: the new process would start on an
+     * inbox holding the earlier ones' messages, so it does not start;
+     * the caller gives the slot back (the messages wait there for a take
+     * whose drain the lock admits) and answers the lock's status. */
     syncq_po_msg *m;
-    while (sys->mb->dequeue(p->mailbox, &m) == SYNCQ_OK) po_drop(sys, p, m);
+    int r;
+    while ((r = sys->mb->dequeue(p->mailbox, &m)) == SYNCQ_OK) po_drop(sys, p, m);
+    if (r != SYNCQ_EMPTY) return r;
   }
   /* relaxed: the slot is FREE and ours; the word's last store (its free)
    * is ordered before by free_slots (or it is a fresh zero word). */
@@ -487,7 +495,9 @@ void po_exit_notify(struct syncq_po_proc *p) {
   while (list != NULL) {
     po_monitor *next = list->next;
     syncq_po_down d = {list->ref, p->pid, reason};
-    po_post(sys, p, list->watcher, SYNCQ_PO_DOWN, &d, sizeof d, p->pid);
+    /* An exit has nobody to answer: a down message that memory or the
+     * watcher's mailbox lock refuses is lost (po.h, syncq_po_monitor). */
+    (void)po_post(sys, p, list->watcher, SYNCQ_PO_DOWN, &d, sizeof d, p->pid);
     free(list);
     list = next;
   }
@@ -782,14 +792,14 @@ int syncq_po_destroy(syncq_po_system *sys) {
       p->links = next;
     }
     if (p->mailbox == NULL) continue;
-    if (!sys->mb->free_list) { /* no type-stable headers: drain the inbox */
-      syncq_po_msg *m;
-      while (sys->mb->dequeue(p->mailbox, &m) == SYNCQ_OK) {
-        po_payload_free(m);
-        free(m);
-      }
-    }
-    sys->mb->destroy(p->mailbox, sys); /* its memory goes with the slab */
+    /* Its memory goes with the slab; a system without a free list has the
+     * mailbox free what its inbox still holds, without the lock (which
+     * may refuse): no sender can reach an inbox now. A sender is a
+     * process inside send, po_deliver or po_post: every process has
+     * exited (none RUNNING above; an attached one detached), the exited
+     * ones are joined, and the schedulers and the timer thread, whose
+     * timers deliver, are stopped. */
+    sys->mb->destroy(p->mailbox, sys);
   }
   po_headers_destroy(sys); /* their payloads, then the headers themselves */
   po_slab_destroy(&sys->mailboxes);

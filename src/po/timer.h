@@ -75,9 +75,10 @@ int po_timer_thread_init(po_timer_thread *tt);
 int po_timer_thread_add(po_timer_thread *tt, po_timer *t);
 void po_timer_thread_destroy(po_timer_thread *tt, struct syncq_po_system *sys);
 
-/* Deliver a message whose time has come (send_after): linked into `to`'s
- * inbox if that process still lives, else dropped (also when its
- * mailbox's lock refuses: there is no caller to answer). */
-void po_deliver(struct syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg);
+/* Deliver a message (send_after's, whose time has come; a notice of
+ * po_post): linked into `to`'s inbox if that process still lives, else
+ * dropped. SYNCQ_OK: linked; else dropped: `to`'s status (SYNCQ_EDEAD,
+ * SYNCQ_ENOENT) or the status of its mailbox's lock, which refused. */
+int po_deliver(struct syncq_po_system *sys, syncq_po_pid to, syncq_po_msg *msg);
 
 #endif
