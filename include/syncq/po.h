@@ -429,7 +429,8 @@ SYNCQ_API size_t syncq_po_cache_trim(void);
  * syncq_po_limit_reason() names the limit.
  * SYNCQ_ESYS: the "mutex" mailbox's pthread mutex could not be made, or
  * the lock of a lock-based mailbox refused the drain of a reused slot's
- * inbox (errno says why; see "Pids" above): no process started.
+ * inbox (errno says why): the slot keeps its messages, no process
+ * started.
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).
@@ -616,8 +617,8 @@ typedef struct syncq_po_down {
  * of a failure: it is lost if memory runs out there, or if self's mailbox
  * is lock-based and its lock refuses (a pthread mutex that fails: the
  * "exactly one" does not hold then). The message posted at once (pid not
- * there) is answered instead: the status below, no monitor, *ref
- * untouched.
+ * there) is answered instead: SYNCQ_ENOMEM or SYNCQ_ESYS, no monitor,
+ * *ref untouched.
  * SYNCQ_EINVAL: self is NULL, the caller is not self, or pid is negative
  * or its slot is outside the table.
  * SYNCQ_EKILLED: self has been killed by an exit signal: return from the
@@ -751,9 +752,8 @@ SYNCQ_API int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reaso
  * signal with its reason, so an abnormal exit kills the partner (which
  * exits, signalling its own links in turn) unless it traps exits, and a
  * normal one reaches trapping partners only, as a message (lost when
- * memory runs out or the partner's mailbox lock refuses it: see the
- * section above). pid not
- * there: a caller that traps exits gets SYNCQ_OK and at once a
+ * memory runs out or the partner's mailbox lock refuses it: the exit
+ * has nobody to tell). pid not there: a caller that traps exits gets SYNCQ_OK and at once a
  * SYNCQ_PO_EXIT message with reason SYNCQ_PO_NOPROC (Erlang); one that
  * does not gets a status and is not killed (Erlang raises noproc in the
  * caller: here the caller decides).
