@@ -102,6 +102,11 @@ static int add_leaf(lab_claimed *c, const json_t *rule, double threads_cap) {
     if (threads_cap > 0 && threads_cap < cap) cap = threads_cap;
     return add_leaf(c, json_object_get(rule, "rule"), cap);
   }
+  if (strcmp(op, "exercised") == 0) {
+    /* The inner rule's points, and below, as a leaf of its own, the
+     * point whose count decides whether the inner rule is judged. */
+    if (add_leaf(c, json_object_get(rule, "rule"), threads_cap) != 0) return -1;
+  }
   leaf l;
   memset(&l, 0, sizeof l);
   static const char *const keys[] = {"num", "den", "algo"};

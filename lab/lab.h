@@ -163,6 +163,10 @@ typedef struct lab_group {
     const char *metric;
     const char *unit;
     bool higher_is_better;
+    /* A count of what happened in the run (the pseudo-scheduler's
+     * preemptions), not a cost: no ratio points, which would compare
+     * how often something happened as if it were a speed. */
+    bool no_ratio;
   } extra[LAB_MAX_EXTRA];
   int nextra;
   /* A group of coarse samples (each a whole number of a pseudo-scheduler's

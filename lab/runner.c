@@ -699,7 +699,8 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   if (rc == 0 && g->normalize_to != NULL)
     rc = write_ratios(ctx, g, idx, nv, values, count, g->metric, g->higher_is_better);
   for (int e = 0; e < g->nextra && rc == 0 && g->normalize_to != NULL; e++)
-    rc = write_ratios(ctx, g, idx, nv, xvalues[e], count, g->extra[e].metric, g->extra[e].higher_is_better);
+    if (!g->extra[e].no_ratio)
+      rc = write_ratios(ctx, g, idx, nv, xvalues[e], count, g->extra[e].metric, g->extra[e].higher_is_better);
   free(xvalues);
   free(values);
   free(counters);

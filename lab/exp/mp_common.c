@@ -229,6 +229,15 @@ void mp_tally_ps_run(int level, const syncq_mp_stats *sched) {
   mp_tally[level].deferrals += sched->deferrals;
 }
 
+/* The extra metrics' places in lab_sample.extra (mp_group_exposure). */
+enum { MP_EXTRA_PREEMPTIONS, MP_EXTRA_DEFERRED };
+
+void mp_group_exposure(lab_group *g) {
+  g->extra[MP_EXTRA_PREEMPTIONS] = (struct lab_extra_metric){MP_METRIC_PREEMPTIONS, "count", false, true};
+  g->extra[MP_EXTRA_DEFERRED] = (struct lab_extra_metric){MP_METRIC_DEFERRED, "count", false, true};
+  g->nextra = 2;
+}
+
 bool mp_is_preemption_safe(const char *algorithm) {
   size_t n = strlen(algorithm);
   return n > 3 && strcmp(algorithm + n - 3, "-ps") == 0;
@@ -238,19 +247,19 @@ bool mp_is_preemption_safe(const char *algorithm) {
  * preemption is counted once as a deferral and, if the request outlasts
  * its bound, again as a (forced) preemption: the share is of the
  * scheduler's decisions to preempt, deferrals included. */
-static void mp_tally_note(lab_ctx *ctx) {
+static void mp_tally_note(lab_ctx *ctx, const char *panel) {
   for (int level = 2; level <= 3; level++) {
     const struct mp_tally *t = &mp_tally[level];
     if (t->runs == 0) continue;
     uint64_t decisions = t->preemptions + t->deferrals;
     lab_note(ctx,
-             "Level %d, mode=pseudo: the preemption-safe (-ps) variants' threads were inside a "
+             "Level %d, mode=pseudo%s: the preemption-safe (-ps) variants' threads were inside a "
              "no-preemption request at %llu of the pseudo-scheduler's %llu preemptions (%.2f%%, over "
              "%llu runs). An ordinary lock's holder is preempted inside its critical section about as "
              "often or less (the request spans the lock's acquisition too), and only then does an "
              "ordinary lock lose time to multiprogramming (001 §4: the others wait for the holder's "
              "next quantum).",
-             level, (unsigned long long)t->deferrals, (unsigned long long)decisions,
+             level, panel, (unsigned long long)t->deferrals, (unsigned long long)decisions,
              decisions ? 100.0 * (double)t->deferrals / (double)decisions : 0.0, (unsigned long long)t->runs);
   }
 }
@@ -301,6 +310,10 @@ int mp_micro_sample(lab_ctx *ctx, const mp_bench *b, const void *arg, const sync
   if (mp_measure(ctx, b, arg, threads, level, mode, SYNCQ_MP_TIMESHARE, napps, &ns, &out->stats, &sched) != 0)
     return -1;
   if (mode == MP_MODE_PSEUDO && mp_is_preemption_safe(algo->name)) mp_tally_ps_run(level, &sched);
+  if (mode == MP_MODE_PSEUDO) {
+    out->extra[MP_EXTRA_PREEMPTIONS] = (double)(sched.preemptions + sched.deferrals);
+    out->extra[MP_EXTRA_DEFERRED] = (double)sched.deferrals;
+  }
   out->value = (double)ns / 1e6; /* ms */
   return 0;
 }
@@ -326,6 +339,7 @@ int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, l
         lab_group_param(&g, "delay_ns", delay_ns);
         lab_group_param(&g, "level", level);
         mp_group_mode(&g, (mp_mode)m);
+        if (m == MP_MODE_PSEUDO) mp_group_exposure(&g);
         g.metric = "time";
         g.unit = "ms";
         g.sample = sample;
@@ -335,6 +349,27 @@ int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, l
       }
     }
   }
-  if (!lab_planning(ctx)) mp_tally_note(ctx);
+  if (!lab_planning(ctx)) mp_tally_note(ctx, "");
+  return 0;
+}
+
+int mp_sweep_own_cost(lab_ctx *ctx, const int *threads, int nt, lab_sample_fn sample, const char *normalize_to,
+                      mp_variants_fn variants, void *arg) {
+  if (nt < 1) return 0;
+  memset(mp_tally, 0, sizeof mp_tally);
+  lab_group g;
+  memset(&g, 0, sizeof g);
+  lab_group_param(&g, "threads", threads[nt - 1]);
+  lab_group_param(&g, "delay_ns", 0);
+  lab_group_param(&g, "level", 3);
+  mp_group_mode(&g, MP_MODE_PSEUDO);
+  mp_group_exposure(&g);
+  g.metric = "time";
+  g.unit = "ms";
+  g.sample = sample;
+  g.normalize_to = normalize_to;
+  variants(&g, 3, MP_MODE_PSEUDO, threads[nt - 1], arg);
+  if (lab_run_group(ctx, &g) != 0) return -1;
+  if (!lab_planning(ctx)) mp_tally_note(ctx, ", delay_ns=0");
   return 0;
 }

@@ -80,6 +80,51 @@ int mp_measure(lab_ctx *ctx, const mp_bench *b, const void *arg, int p, int leve
  * acquisition too, so the share bounds it from above). */
 void mp_tally_ps_run(int level, const syncq_mp_stats *sched);
 
+/* The same counters as metrics of each point of a mode=pseudo group of
+ * mp_sweep_levels (every variant, every run): "preemptions", the
+ * pseudo-scheduler's decisions to preempt one of the run's threads
+ * (deferred ones included), and "preemptions_deferred", those that found
+ * the thread inside a no-preemption request (0 for an ordinary lock, which
+ * makes none). A claim about the cost of a preempted lock holder reads the
+ * "-ps" variant's pair first (rule op "exercised",
+ * docs/results-format.md): a run whose holders were hardly ever preempted
+ * cannot show that cost, whatever the paper says about it. */
+#define MP_METRIC_PREEMPTIONS "preemptions"
+#define MP_METRIC_DEFERRED "preemptions_deferred"
+
+/* The head of that rule for a level-3 claim at the largest p with delay
+ * `delay` (a string literal) whose ordinary lock is compared with `ps` (its
+ * "-ps" variant); the claim's ratio rule follows, then "}".
+ *
+ * Why 15% and 12. A holder preempted inside its critical section stalls
+ * the other p - 1 threads until its next quantum, m - 1 quanta later;
+ * staggered, each of them runs (m - 1)/m of a quantum q in that time and
+ * spends it waiting, which the run makes up at its rate of p/m processors:
+ * it lasts (p - 1)(m - 1)q/p longer. A run of T has P = pT/(mq)
+ * preemptions (each virtual processor is preempted at the end of each of
+ * its quanta, one in m), so N holder preemptions lengthen it by the share
+ * (N/P)(p - 1)(m - 1)/m. The claims' bound, 10% slower at level 3, needs
+ * N/P >= 0.15/(p - 1): 15% at p = 2, the fewest threads the claims judge
+ * (min_threads). A larger p needs less, so at p > 2 the rule may call
+ * inconclusive a run that could have shown the cost, never the reverse;
+ * and the "-ps" count bounds the ordinary lock's holder preemptions from
+ * above (the request spans the lock's acquisition too), so meeting it is
+ * necessary, not sufficient. The count must also reach 12 over the point's
+ * runs: the verdict reads medians of at least MP_PSEUDO_CLAIM_MIN_REPS (12)
+ * runs, and a stall moves a median only when about half the runs or more
+ * had one; fewer than one a run on average cannot do that, whatever the
+ * share of a short run's few preemptions says. */
+#define MP_HOLDER_EXERCISED(ps, delay)                                                                              \
+  "{\"op\":\"exercised\",\"metric\":\"" MP_METRIC_DEFERRED "\",\"of\":\"" MP_METRIC_PREEMPTIONS "\",\"algo\":\"" ps \
+  "\",\"where\":{\"delay_ns\":" delay                                                                               \
+  ",\"level\":3,\"mode\":\"pseudo\"},"                                                                              \
+  "\"at\":\"max_threads\",\"min\":12,\"min_share\":0.15,\"what\":\"preemptions found a thread of " ps               \
+  " inside its no-preemption request\",\"rule\":"
+
+/* Adds those two metrics to a mode=pseudo group (counts, no ratio
+ * points); mp_micro_sample fills them. */
+void mp_group_exposure(lab_group *g);
+
 /* True for the name of a preemption-safe variant (ending in "-ps"). */
 bool mp_is_preemption_safe(const char *algorithm);
 
@@ -98,6 +143,19 @@ typedef void (*mp_variants_fn)(lab_group *g, int level, mp_mode mode, int thread
  * 0, or -1 when a group failed. */
 int mp_sweep_levels(lab_ctx *ctx, const int *threads, int nt, double delay_ns, lab_sample_fn sample,
                     const char *normalize_to, mp_variants_fn variants, void *arg);
+
+/* 001's level 3 under the pseudo-scheduler with no delay (delay_ns = 0):
+ * one mode=pseudo group at the largest p of threads, its variants from
+ * `variants` (which must give them no delay), and a note of how often
+ * the "-ps" variants' threads were preempted inside their request. With
+ * 6 us of work after each operation a critical section of tens of ns is
+ * held well under 1% of the time and a preemption hardly ever finds a
+ * holder; without it the operations are most of each thread's time, as
+ * they were on 001's 100 MHz processors, so the cost of a preempted holder
+ * can show. Every size measures it (the claims read it). 0, or -1 when
+ * the group failed. */
+int mp_sweep_own_cost(lab_ctx *ctx, const int *threads, int nt, lab_sample_fn sample, const char *normalize_to,
+                      mp_variants_fn variants, void *arg);
 
 /* The p of level 1 (a dedicated machine: at most one thread per
  * processing unit, multiprogramming comes from the levels): the listed

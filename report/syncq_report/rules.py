@@ -371,6 +371,69 @@ def _needs_pus(rule, points, depth, machine):
     return evaluate(inner, within, depth + 1, machine)
 
 
+def _count_of(points, algorithm, metric, where, at, what):
+    """(total, point) of a count metric at the selected point: the sum of its samples
+    (every repetition of every launch), the count over all the runs the verdict reads."""
+    found = [
+        p
+        for p in points
+        if p.algorithm == algorithm
+        and p.metric == metric
+        and all(key in p.params and same_param(p.params[key], value) for key, value in where.items())
+    ]
+    if not found:
+        condition = f" with {fmt.params(where)}" if where else ""
+        raise _Unmeasurable(f"the run did not count {what}: no {algorithm} point for {metric}{condition}")
+    key, value = _where_at(at, found, found, algorithm, algorithm)
+    p = _one_at(found, algorithm, value, key)
+    if not p.samples or not all(is_number(x) and x >= 0 for x in p.samples):
+        raise _Unmeasurable(f"{algorithm} {metric} at {key}={fmt.param_value(value)} holds no count")
+    return sum(p.samples), p
+
+
+def _exercised(rule, points, depth, machine):
+    """The inner rule, judged only where the run exercised the mechanism the claim is
+    about: a count measured in the run (`metric` of `algo` under `where`, at `at`, summed
+    over the point's samples) must reach `min`, and, with `of` (the count it is a share
+    of, same algo and point), `min_share` of that. Below it the verdict is inconclusive:
+    a run in which the cause never happened cannot say the effect is absent."""
+    metric = _field(rule, "metric", _is_text, "a string")
+    algorithm = _field(rule, "algo", _is_text, "a string")
+    need = _field(rule, "min", is_number, "a number", default=1)
+    where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
+    what = _field(rule, "what", _is_text, "a string", default=f"{algorithm} {metric}")
+    inner = _field(rule, "rule", lambda v: isinstance(v, dict), "an object")
+    of = rule.get("of")
+    share = rule.get("min_share")
+    if of is not None and not _is_text(of):
+        raise _Unmeasurable("malformed rule: 'of' must be a string")
+    if share is not None and (of is None or not is_number(share) or not 0 <= share <= 1):
+        raise _Unmeasurable("malformed rule: 'min_share' must be a number from 0 to 1, with 'of'")
+    if need < 1:
+        raise _Unmeasurable("malformed rule: 'min' must be at least 1")
+    at = rule.get("at", "max_threads")
+    count, p = _count_of(points, algorithm, metric, where, at, what)
+    total = None
+    if of is not None:
+        total, _ = _count_of(points, algorithm, of, where, at, what)
+    needs = [f">= {fmt.param_value(need)}"]
+    floor = need
+    if share is not None:
+        floor = max(floor, share * total)
+        needs.append(f">= {fmt.num(share * 100, trim=True)}% of them")
+    runs = len(p.samples)
+    measured = f"{fmt.param_value(count)}" + (f" of {fmt.param_value(total)}" if total is not None else "")
+    exposure = f"{measured} {what} over {runs} run{'s' if runs != 1 else ''} of {algorithm}"
+    if count < floor:
+        return Verdict(
+            INCONCLUSIVE, f"the mechanism was not exercised: {exposure} (needs {' and '.join(needs)})"
+        )
+    verdict = evaluate(inner, points, depth + 1, machine)
+    if verdict.status == UNMEASURABLE:
+        return verdict
+    return Verdict(verdict.status, f"{verdict.explanation} (exercised: {exposure})", verdict.interval)
+
+
 def _higher(point):
     return point.better == "higher"
 
@@ -598,6 +661,7 @@ _OPS = {
     "all": _all,
     "any": _any,
     "needs_pus": _needs_pus,
+    "exercised": _exercised,
     "in_pack": _in_pack,
     "rise_then_plateau": _rise_then_plateau,
     "along_ratio_below": _along_ratio_below,

@@ -318,3 +318,97 @@ def test_value_bounds():
     assert rules.evaluate(dict(rule, algo="scq"), points).status == rules.UNMEASURABLE
     assert rules.evaluate(dict(rule, min_threads=8), points).status == rules.UNMEASURABLE
     assert rules.evaluate(dict(rule, bound="3.5"), points).status == rules.UNMEASURABLE
+
+
+def count_pt(algorithm, threads, samples, metric):
+    """A count metric's point (the pseudo-scheduler's preemptions of each run)."""
+    p = pt(algorithm, threads, float(sorted(samples)[len(samples) // 2]), metric=metric, unit="count", level=3)
+    p.samples = [float(s) for s in samples]
+    return p
+
+
+def exercised(inner, **extra):
+    rule = {
+        "op": "exercised",
+        "metric": "preemptions_deferred",
+        "of": "preemptions",
+        "algo": "lock-ps",
+        "where": {"level": 3},
+        "min": 12,
+        "min_share": 0.15,
+        "what": "preemptions found a lock holder",
+        "rule": inner,
+    }
+    rule.update(extra)
+    return rule
+
+
+# lock is 1.5x lock-ps at level 3: the ratio alone would say "held".
+DEGRADES = [pt("lock", 2, 15.0, metric="time", level=3), pt("lock-ps", 2, 10.0, metric="time", level=3)]
+DEGRADATION = {"op": "ratio_above", "metric": "time", "num": "lock", "den": "lock-ps", "where": {"level": 3}, "bound": 1.1}
+
+
+def test_exercised_judges_the_inner_rule_where_the_count_reaches_its_minimum():
+    """12 runs, 40 of 160 preemptions found a holder: 25% >= 15% and 40 >= 12."""
+    counts = [count_pt("lock-ps", 2, [3] * 8 + [4] * 4, "preemptions_deferred"),
+              count_pt("lock-ps", 2, [13] * 8 + [14] * 4, "preemptions")]
+    assert sum(counts[0].samples) == 40 and sum(counts[1].samples) == 160
+    v = rules.evaluate(exercised(DEGRADATION), DEGRADES + counts)
+    assert v.status == rules.HELD
+    assert "lock/lock-ps = 1.50" in v.explanation
+    assert "exercised: 40 of 160 preemptions found a lock holder over 12 runs of lock-ps" in v.explanation
+    # the inner verdict passes through as it is, did not hold included
+    v = rules.evaluate(exercised(dict(DEGRADATION, bound=2.0)), DEGRADES + counts)
+    assert v.status == rules.FAILED
+
+
+def test_exercised_is_inconclusive_where_the_mechanism_was_not_exercised():
+    """0 of 159: the ratio is not read, whatever it says."""
+    counts = [count_pt("lock-ps", 2, [0] * 12, "preemptions_deferred"),
+              count_pt("lock-ps", 2, [13] * 9 + [14] * 3, "preemptions")]
+    for inner_bound in (1.1, 2.0):  # a ratio that would hold, and one that would not
+        v = rules.evaluate(exercised(dict(DEGRADATION, bound=inner_bound)), DEGRADES + counts)
+        assert v.status == rules.INCONCLUSIVE
+        assert v.explanation == (
+            "the mechanism was not exercised: 0 of 159 preemptions found a lock holder over 12 runs of lock-ps "
+            "(needs >= 12 and >= 15% of them)"
+        )
+    # the share alone: 20 of 159 reaches 12 but not 15% (23.85)
+    few = [count_pt("lock-ps", 2, [2] * 8 + [1] * 4, "preemptions_deferred"), counts[1]]
+    assert rules.evaluate(exercised(DEGRADATION), DEGRADES + few).status == rules.INCONCLUSIVE
+    # the count alone (no "of"): 20 >= 12 is enough, 11 is not
+    no_share = exercised(DEGRADATION)
+    del no_share["of"], no_share["min_share"]
+    assert rules.evaluate(no_share, DEGRADES + few).status == rules.HELD
+    eleven = [count_pt("lock-ps", 2, [1] * 11 + [0], "preemptions_deferred")]
+    v = rules.evaluate(no_share, DEGRADES + eleven)
+    assert v.status == rules.INCONCLUSIVE and "11 preemptions found a lock holder" in v.explanation
+    assert "(needs >= 12)" in v.explanation
+
+
+def test_exercised_without_its_count_is_not_measurable():
+    """A run that did not count the mechanism (an older file, or a mode that cannot)
+    neither judges the ratio nor calls the mechanism absent."""
+    v = rules.evaluate(exercised(DEGRADATION), DEGRADES)
+    assert v.status == rules.UNMEASURABLE
+    assert "did not count preemptions found a lock holder" in v.explanation
+    only_count = [count_pt("lock-ps", 2, [5] * 12, "preemptions_deferred")]  # "of" absent
+    assert rules.evaluate(exercised(DEGRADATION), DEGRADES + only_count).status == rules.UNMEASURABLE
+    # counted at another level only: where selects nothing
+    elsewhere = [count_pt("lock-ps", 2, [5] * 12, "preemptions_deferred"), count_pt("lock-ps", 2, [9] * 12, "preemptions")]
+    for p in elsewhere:
+        p.params["level"] = 2
+    assert rules.evaluate(exercised(DEGRADATION), DEGRADES + elsewhere).status == rules.UNMEASURABLE
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"min": 0}, {"min": "12"}, {"min_share": 1.5}, {"min_share": "x"}, {"of": 3}, {"rule": "ratio"}, {"what": 7}],
+)
+def test_malformed_exercised_is_not_measurable(change):
+    counts = [count_pt("lock-ps", 2, [5] * 12, "preemptions_deferred"), count_pt("lock-ps", 2, [9] * 12, "preemptions")]
+    v = rules.evaluate(exercised(DEGRADATION, **change), DEGRADES + counts)
+    assert v.status == rules.UNMEASURABLE and "malformed rule" in v.explanation
+    share_without_of = exercised(DEGRADATION)
+    del share_without_of["of"]
+    assert rules.evaluate(share_without_of, DEGRADES + counts).status == rules.UNMEASURABLE

@@ -3,8 +3,9 @@
  * claimed_test.c — which points a claim's verdict reads (lab/claimed.c):
  * explicit `at`, "max_threads" resolved by the planning pass, `where` on
  * numbers and strings, metrics with their "_ratio" points and extra
- * metrics, peers for peer_ratio rules, nested all/any, rules that read
- * nothing and rules that do not parse.
+ * metrics, peers for peer_ratio rules, nested all/any, an exercised
+ * rule's inner rule and count, rules that read nothing and rules that do
+ * not parse.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -176,6 +177,32 @@ static void test_needs_pus_reads_nothing_short_and_the_fitting_points_above(void
   }
 }
 
+static void test_exercised_reads_its_rule_and_its_count(void **state) {
+  (void)state;
+  static const lab_claim claims[] = {
+    {"the ordinary lock degrades where holders were preempted",
+     "{\"op\":\"exercised\",\"metric\":\"preemptions_deferred\",\"of\":\"preemptions\",\"algo\":\"ttas-ps\","
+     "\"where\":{\"work_ns\":0},\"at\":\"max_threads\",\"min\":12,\"min_share\":0.15,\"rule\":"
+     "{\"op\":\"ratio_above\",\"metric\":\"time_ratio\",\"num\":\"ttas\",\"den\":\"ttas-ps\","
+     "\"where\":{\"work_ns\":0},\"at\":\"max_threads\",\"bound\":1.1}}"},
+  };
+  lab_claimed *c = claimed_of(claims, 1);
+  lab_group g1 = group(1, NULL, "time"), g2 = group(2, NULL, "time");
+  g1.extra[0].metric = g2.extra[0].metric = "preemptions_deferred";
+  g1.nextra = g2.nextra = 1;
+  lab_claimed_plan(c, &g1, "ttas");
+  lab_claimed_plan(c, &g1, "ttas-ps");
+  lab_claimed_plan(c, &g2, "ttas");
+  lab_claimed_plan(c, &g2, "ttas-ps");
+  assert_true(lab_claimed_reads(c, &g2, "ttas", false)); /* the inner rule's num ... */
+  assert_true(lab_claimed_reads(c, &g2, "ttas-ps", false));
+  assert_false(lab_claimed_reads(c, &g1, "ttas", false));        /* ... at its largest count only */
+  lab_group count_only = group(2, NULL, "preemptions_deferred"); /* the count alone still reads ttas-ps */
+  assert_true(lab_claimed_reads(c, &count_only, "ttas-ps", false));
+  assert_false(lab_claimed_reads(c, &count_only, "treiber", false));
+  lab_claimed_free(c);
+}
+
 static void test_no_claims_read_nothing(void **state) {
   (void)state;
   lab_claimed *c = claimed_of(NULL, 0);
@@ -195,6 +222,7 @@ int main(void) {
     cmocka_unit_test(test_explicit_at_strings_peers_and_nesting),
     cmocka_unit_test(test_at_max_of_a_param_resolved_by_planning),
     cmocka_unit_test(test_needs_pus_reads_nothing_short_and_the_fitting_points_above),
+    cmocka_unit_test(test_exercised_reads_its_rule_and_its_count),
     cmocka_unit_test(test_no_claims_read_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -993,14 +993,31 @@ def test_pseudo_scheduler_notes_how_often_a_preemption_safe_thread_was_preempted
         "--where", "level=3", "--out", str(out), check=0)
     recs = records(out)
     notes = [x["text"] for x in recs if x["type"] == "note" and "no-preemption request" in x["text"]]
-    assert len(notes) == 1 and notes[0].startswith("Level 3, mode=pseudo:")
-    m = re.search(r"at (\d+) of the pseudo-scheduler's (\d+) preemptions \(([\d.]+)%, over (\d+) runs\)", notes[0])
-    assert m, notes[0]
-    deferred, decisions, runs = int(m.group(1)), int(m.group(2)), int(m.group(4))
-    assert deferred <= decisions
-    ps_samples = sum(len(x["samples"]) for x in recs if x["type"] == "point" and x["algorithm"] == "lock-ps"
-                     and x["unit"] != "x")
-    assert runs >= ps_samples >= 1  # warm-up runs count too
+    # one for the delayed sweep, one for the level-3 panel without delay
+    assert len(notes) == 2 and notes[0].startswith("Level 3, mode=pseudo:")
+    assert notes[1].startswith("Level 3, mode=pseudo, delay_ns=0:")
+    for delay, note in zip((6000, 0), notes):
+        m = re.search(r"at (\d+) of the pseudo-scheduler's (\d+) preemptions \(([\d.]+)%, over (\d+) runs\)", note)
+        assert m, note
+        deferred, decisions, runs = int(m.group(1)), int(m.group(2)), int(m.group(4))
+        assert deferred <= decisions
+        mine = [x for x in recs if x["type"] == "point" and x["algorithm"] == "lock-ps"
+                and x["params"]["delay_ns"] == delay]
+        time = next(x for x in mine if x["metric"] == "time")
+        assert runs >= len(time["samples"]) >= 1  # warm-up runs count too
+        # the same counts as metrics of the point, each measured run's (the note adds the warm-up's)
+        counted = {x["metric"]: x for x in mine if x["unit"] == "count"}
+        assert set(counted) == {"preemptions", "preemptions_deferred"}
+        assert len(counted["preemptions"]["samples"]) == len(time["samples"])
+        assert sum(counted["preemptions_deferred"]["samples"]) <= deferred
+        assert sum(counted["preemptions"]["samples"]) <= decisions
+        assert all(d <= t for d, t in zip(counted["preemptions_deferred"]["samples"], counted["preemptions"]["samples"]))
+    # an ordinary lock makes no request: none of its preemptions is ever deferred
+    plain = [x for x in recs if x["type"] == "point" and x["algorithm"] == "lock" and x["metric"] == "preemptions_deferred"]
+    assert len(plain) == 2 and all(v == 0 for x in plain for v in x["samples"])
+    # counts, not costs: no ratio points of them
+    assert not [x for x in recs if x["type"] == "point" and x["metric"].startswith("preemptions_")
+                and x["metric"] != "preemptions_deferred"]
     out2 = tmp_path / "tally-none"
     lab("run", "ms98-stack", "--size", "smoke", "--claim-budget", "0", "--where", "mode=pseudo",
         "--where", "level=3", "--algos", "lock,treiber", "--out", str(out2), check=0)

@@ -189,7 +189,9 @@ def test_threads_that_both_put_and_take_pass_when_nothing_is_lost(exp, extra, tm
             env={"SYNCQ_LAB_QUEUE_FAULT": "lose:100000000"}, check=0, timeout=120)
     assert "lost" not in r.stderr and "FAILED" not in r.stderr, r.stderr
     points = [p for p in records(tmp_path) if p["type"] == "point"]
-    assert points and all(p["median"] > 0 for p in points)
+    # a time or rate is never 0; a count of events may be (the pseudo-scheduler's deferred
+    # preemptions of an ordinary lock, which makes no request)
+    assert points and all(p["median"] > 0 for p in points if p["unit"] != "count")
     notes = [n["text"] for n in records(tmp_path) if n["type"] == "note"]
     if exp == "np99-mp-queue":
         assert any("runs on \"faulty:lose\", the lab's faulty queue" in n for n in notes), notes
