@@ -161,6 +161,11 @@ static void ring_member(syncq_po_proc *self, void *arg) {
     syncq_po_msg *m;
     if (ring_recv(self, g->blocking, &m) != SYNCQ_OK) {
       atomic_fetch_add(&g->errors, 1);
+      /* The count dies with this frame while the controller may still
+       * watch (ctl_recv): unpublished, this member reads as not started,
+       * so the watch stays quiet and the failed receive is what the run
+       * reports (errors). relaxed: the controller follows no NULL. */
+      atomic_store_explicit(&g->took[i], NULL, memory_order_relaxed);
       return;
     }
     if (m->type == RING_QUIT) {
