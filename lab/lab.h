@@ -311,10 +311,22 @@ void lab_note_queue_wait(lab_ctx *ctx);
  * thread holds an item for a scheduler quantum, milliseconds); a wait
  * whose polls are more than LAB_QUEUE_LOST_MS / 2 apart (a descheduled
  * thread, a stopped experiment) did not watch the queue and starts over.
+ * LAB_QUEUE_LOST_MS is lab_lost_ms(): 1 s, ten times that in a
+ * ThreadSanitizer build (whose threads, slowed 5-15x, were seen to make
+ * no hop at all for a second in a ring of 6,000 fibers), or
+ * SYNCQ_LAB_LOST_MS from the environment.
  * Only the waits read it: a dequeue that succeeds at its first poll never
  * does. */
 #define LAB_QUEUE_QUIET_MS 100
-#define LAB_QUEUE_LOST_MS 1000
+#define LAB_LOST_MS_DEFAULT 1000
+#define LAB_LOST_MS_TSAN 10000
+#define LAB_LOST_MS_MAX 3600000 /* SYNCQ_LAB_LOST_MS's largest: an hour */
+#define LAB_QUEUE_LOST_MS lab_lost_ms()
+/* Read SYNCQ_LAB_LOST_MS (1..LAB_LOST_MS_MAX ms): 0 when unset, 1 when
+ * set and valid, -1 when set and not a valid count (the lab exits 2). */
+int lab_lost_ms_register(void);
+/* The watches' bound, ms (see above). */
+int lab_lost_ms(void);
 
 typedef struct lab_queue_watch {
   _Atomic(int) quiet;        /* threads finished or in a wait quiet for LAB_QUEUE_QUIET_MS */

@@ -652,6 +652,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "syncq-lab: SYNCQ_LAB_QUEUE_FAULT must be lose:K or dup:K with K >= 1\n");
     return 2;
   }
+  /* The watches' bound for a lost item or message (lab/lab.h). */
+  if (lab_lost_ms_register() < 0) {
+    fprintf(stderr, "syncq-lab: SYNCQ_LAB_LOST_MS must be a count of milliseconds from 1 to %d\n", LAB_LOST_MS_MAX);
+    return 2;
+  }
   /* Likewise the send that loses or duplicates a postoffice message (lab/po_faults.h). */
   if (lab_po_faults_register() < 0) {
     fprintf(stderr, "syncq-lab: SYNCQ_LAB_PO_FAULT must be lose:K or dup:K with K >= 1\n");

@@ -66,7 +66,7 @@ int lab_po_send_faulty(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *m, sy
 
 bool lab_po_streak_lost(lab_po_streak *s, bool moving) {
   uint64_t now = syncq_now_ns();
-  if (s->since == 0 || moving || now - s->last > LAB_QUEUE_LOST_MS * NS_PER_MS / 2) s->since = now;
+  if (s->since == 0 || moving || now - s->last > (uint64_t)LAB_QUEUE_LOST_MS * NS_PER_MS / 2) s->since = now;
   s->last = now;
-  return now - s->since >= LAB_QUEUE_LOST_MS * NS_PER_MS;
+  return now - s->since >= (uint64_t)LAB_QUEUE_LOST_MS * NS_PER_MS;
 }

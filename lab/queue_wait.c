@@ -7,7 +7,9 @@
  * those waits that finds a queue that lost items (lab_queue_watch), and
  * the texts of its verdicts.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lab.h"
@@ -98,6 +100,33 @@ void lab_queue_watch_init(lab_queue_watch *w, int threads) {
   w->threads = threads;
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define LAB_LOST_MS_BUILD LAB_LOST_MS_TSAN
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LAB_LOST_MS_BUILD LAB_LOST_MS_TSAN
+#endif
+#endif
+#ifndef LAB_LOST_MS_BUILD
+#define LAB_LOST_MS_BUILD LAB_LOST_MS_DEFAULT
+#endif
+
+/* Set once by lab_lost_ms_register, before any experiment runs. */
+static int lost_ms = LAB_LOST_MS_BUILD;
+
+int lab_lost_ms_register(void) {
+  const char *v = getenv("SYNCQ_LAB_LOST_MS");
+  if (v == NULL) return 0;
+  char *end;
+  errno = 0;
+  long ms = strtol(v, &end, 10);
+  if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || ms < 1 || ms > LAB_LOST_MS_MAX) return -1;
+  lost_ms = (int)ms;
+  return 1;
+}
+
+int lab_lost_ms(void) { return lost_ms; }
+
 void lab_queue_watch_finished(lab_queue_watch *w) { atomic_fetch_add(&w->quiet, 1); }
 
 bool lab_queue_watch_read(lab_queue_watch *w, lab_queue_streak *s) {
@@ -106,7 +135,7 @@ bool lab_queue_watch_read(lab_queue_watch *w, lab_queue_streak *s) {
     return true;
   }
   uint64_t now = syncq_now_ns();
-  if (s->since == 0 || now - s->last > LAB_QUEUE_LOST_MS * NS_PER_MS / 2) {
+  if (s->since == 0 || now - s->last > (uint64_t)LAB_QUEUE_LOST_MS * NS_PER_MS / 2) {
     /* the wait's first reading, or one after a gap in which this thread
      * did not poll: the EMPTY streak it watched starts here */
     s->since = now;
@@ -126,7 +155,7 @@ bool lab_queue_watch_read(lab_queue_watch *w, lab_queue_streak *s) {
     return false;
   }
   if (s->quiet_since == 0) s->quiet_since = now;
-  if (now - s->quiet_since < LAB_QUEUE_LOST_MS * NS_PER_MS) return false;
+  if (now - s->quiet_since < (uint64_t)LAB_QUEUE_LOST_MS * NS_PER_MS) return false;
   atomic_store(&w->lost, true);
   atomic_fetch_add(&w->gave_up, 1);
   return true;

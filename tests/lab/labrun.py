@@ -14,6 +14,11 @@ import subprocess
 from pathlib import Path
 
 LAB = os.environ.get("SYNCQ_LAB", "")
+# The tests that lose an item or a message wait the watches' bound, 1 s in
+# a plain build and 10 s in a ThreadSanitizer one: they set it to 1 s in
+# every build (their rings and queues are small, so nothing stalls that
+# long), and their expected messages name it.
+LOST_MS = {"SYNCQ_LAB_LOST_MS": "1000"}
 
 
 def lab(*args, check=None, env=None, timeout=600):

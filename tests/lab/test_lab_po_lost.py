@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from labrun import lab, records
+from labrun import LOST_MS, lab, records
 
 # lf07-sort at smoke size with 4 sorters: 8 sends a phase (4 slices, 4 replies), and a
 # phase's sends all come before the next phase's, so the 10th is phase 1's; it is a
@@ -33,7 +33,7 @@ RING_LOST = re.compile(r"(thread:mutex|fiber:mpsc) lost 1 of 10 messages: the ro
 
 def run(tmp_path, args, fault, check):
     return lab("run", *args, "--size", "smoke", "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path),
-               env={"SYNCQ_LAB_PO_FAULT": fault}, check=check, timeout=120)
+               env={"SYNCQ_LAB_PO_FAULT": fault, **LOST_MS}, check=check, timeout=120)
 
 
 def failures(tmp_path):
@@ -95,3 +95,16 @@ def test_runs_that_lose_nothing_pass(args, tmp_path):
 def test_a_bad_fault_is_refused(value):
     r = lab("list", env={"SYNCQ_LAB_PO_FAULT": value}, check=2)
     assert "SYNCQ_LAB_PO_FAULT must be lose:K or dup:K" in r.stderr
+
+
+@pytest.mark.parametrize("value", ["", "0", "-5", "1x", "3600001", "99999999999999999999"])
+def test_a_bad_lost_bound_is_refused(value):
+    r = lab("list", env={"SYNCQ_LAB_LOST_MS": value}, check=2)
+    assert "SYNCQ_LAB_LOST_MS must be a count of milliseconds from 1 to 3600000" in r.stderr
+
+
+def test_the_lost_bound_is_the_one_set(tmp_path):
+    r = lab("run", *RING, "--size", "smoke", "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path),
+            env={"SYNCQ_LAB_PO_FAULT": "lose:10", "SYNCQ_LAB_LOST_MS": "300"}, check=1, timeout=120)
+    texts = failures(tmp_path)
+    assert texts and all("no member took a token for 300 ms;" in t for t in texts), (texts, r.stderr)

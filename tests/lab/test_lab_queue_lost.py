@@ -22,7 +22,7 @@ import re
 
 import pytest
 
-from labrun import lab, records
+from labrun import LOST_MS, lab, records
 
 LOST = re.compile(r"faulty:lose lost (\d+) of (\d+) items: every producer had finished "
                   r"and the queue answered EMPTY for 1000 ms")
@@ -45,7 +45,7 @@ LOSSES = [
 
 def run(tmp_path, exp, extra, fault, algo, check):
     return lab("run", exp, "--size", "smoke", "--algos", algo, "--quiet", "--experiment-timeout", "60",
-               "--out", str(tmp_path), *extra, env={"SYNCQ_LAB_QUEUE_FAULT": fault}, check=check, timeout=120)
+               "--out", str(tmp_path), *extra, env={"SYNCQ_LAB_QUEUE_FAULT": fault, **LOST_MS}, check=check, timeout=120)
 
 
 @pytest.mark.parametrize("exp,extra,k,lost,total", LOSSES, ids=[f"{l[0]}-{l[1][-1]}" for l in LOSSES])
@@ -140,7 +140,7 @@ LOSSES_BY_ALL = [
 def test_a_lost_item_stops_threads_that_both_put_and_take(exp, extra, k, structures, items, total, tmp_path):
     algos = [] if "--algos" in extra else ["--algos", "faulty:lose"]
     r = lab("run", exp, "--size", "smoke", *algos, "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path),
-            *extra, env={"SYNCQ_LAB_QUEUE_FAULT": f"lose:{k}"}, check=1, timeout=120)
+            *extra, env={"SYNCQ_LAB_QUEUE_FAULT": f"lose:{k}", **LOST_MS}, check=1, timeout=120)
     assert "did not finish within" not in r.stderr, r.stderr
     failed = [LOST_BY_ALL.search(n["text"]) for n in records(tmp_path)
               if n["type"] == "note" and n["text"].startswith("FAILED:")]
@@ -164,7 +164,7 @@ DUPS_BY_ALL = [
 def test_a_duplicate_is_named_by_threads_that_both_put_and_take(exp, extra, message, tmp_path):
     algos = [] if "--algos" in extra else ["--algos", "faulty:dup"]
     r = lab("run", exp, "--size", "smoke", *algos, "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path),
-            *extra, env={"SYNCQ_LAB_QUEUE_FAULT": "dup:50"}, check=1, timeout=120)
+            *extra, env={"SYNCQ_LAB_QUEUE_FAULT": "dup:50", **LOST_MS}, check=1, timeout=120)
     assert message in r.stderr, r.stderr
     assert "lost" not in r.stderr and "did not finish within" not in r.stderr, r.stderr
 
@@ -186,7 +186,7 @@ def test_threads_that_both_put_and_take_pass_when_nothing_is_lost(exp, extra, tm
     waiting threads of these drivers, the pseudo-scheduler's stopped ones
     among them, never make the watch fire."""
     r = lab("run", exp, "--size", "smoke", "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path), *extra,
-            env={"SYNCQ_LAB_QUEUE_FAULT": "lose:100000000"}, check=0, timeout=120)
+            env={"SYNCQ_LAB_QUEUE_FAULT": "lose:100000000", **LOST_MS}, check=0, timeout=120)
     assert "lost" not in r.stderr and "FAILED" not in r.stderr, r.stderr
     points = [p for p in records(tmp_path) if p["type"] == "point"]
     # a time or rate is never 0; a count of events may be (the pseudo-scheduler's deferred
@@ -202,7 +202,7 @@ def test_ms98_stack_names_a_lost_item_without_waiting(tmp_path):
     the faulty stack's lost item is a pop answered EMPTY, named at once."""
     r = lab("run", "ms98-stack", "--size", "smoke", "--algos", "faulty:lose", "--threads", "1", "--where",
             "delay_ns=0", "--quiet", "--experiment-timeout", "60", "--out", str(tmp_path),
-            env={"SYNCQ_LAB_QUEUE_FAULT": "lose:5"}, check=1, timeout=120)
+            env={"SYNCQ_LAB_QUEUE_FAULT": "lose:5", **LOST_MS}, check=1, timeout=120)
     assert ("faulty:lose lost 1 of 2000 items: the stack answered EMPTY to 1 of the 2000 pops, though each "
             "thread's push precedes its pop; 0 other failed operations, final state right at the end") in r.stderr, \
         r.stderr
