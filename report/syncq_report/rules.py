@@ -395,7 +395,8 @@ def _exercised(rule, points, depth, machine):
     """The inner rule, judged only where the run exercised the mechanism the claim is
     about: a count measured in the run (`metric` of `algo` under `where`, at `at`, summed
     over the point's samples) must reach `min`, and, with `of` (the count it is a share
-    of, same algo and point), `min_share` of that. Below it the verdict is inconclusive:
+    of, same algo and point), `min_share` of that; with `min_runs_share`, that share of
+    the point's runs must each have counted at least one. Below it the verdict is inconclusive:
     a run in which the cause never happened cannot say the effect is absent."""
     metric = _field(rule, "metric", _is_text, "a string")
     algorithm = _field(rule, "algo", _is_text, "a string")
@@ -405,12 +406,16 @@ def _exercised(rule, points, depth, machine):
     inner = _field(rule, "rule", lambda v: isinstance(v, dict), "an object")
     of = rule.get("of")
     share = rule.get("min_share")
+    runs_share = rule.get("min_runs_share")
     if of is not None and not _is_text(of):
         raise _Unmeasurable("malformed rule: 'of' must be a string")
     if share is not None and (of is None or not is_number(share) or not 0 <= share <= 1):
         raise _Unmeasurable("malformed rule: 'min_share' must be a number from 0 to 1, with 'of'")
-    if need < 1:
+    if need < 1 or isinstance(need, bool):
         raise _Unmeasurable("malformed rule: 'min' must be at least 1")
+    if runs_share is not None and (not is_number(runs_share) or isinstance(runs_share, bool)
+                                   or not 0 < runs_share <= 1):
+        raise _Unmeasurable("malformed rule: 'min_runs_share' must be a number above 0, at most 1")
     at = rule.get("at", "max_threads")
     count, p = _count_of(points, algorithm, metric, where, at, what)
     total = None
@@ -424,7 +429,15 @@ def _exercised(rule, points, depth, machine):
     runs = len(p.samples)
     measured = f"{fmt.param_value(count)}" + (f" of {fmt.param_value(total)}" if total is not None else "")
     exposure = f"{measured} {what} over {runs} run{'s' if runs != 1 else ''} of {algorithm}"
-    if count < floor:
+    short = False
+    if runs_share is not None:
+        # A count summed over the runs can come from a few of them; an effect on the
+        # median run needs the mechanism in enough runs, each.
+        with_one = sum(1 for x in p.samples if x >= 1)
+        exposure += f", in {with_one} of them"
+        needs.append(f"in >= {fmt.num(runs_share * 100, trim=True)}% of the runs")
+        short = with_one < runs_share * runs
+    if count < floor or short:
         return Verdict(
             INCONCLUSIVE, f"the mechanism was not exercised: {exposure} (needs {' and '.join(needs)})"
         )

@@ -386,6 +386,25 @@ def test_exercised_is_inconclusive_where_the_mechanism_was_not_exercised():
     assert "(needs >= 12)" in v.explanation
 
 
+def test_exercised_with_min_runs_share_needs_the_mechanism_in_enough_runs():
+    """40 of 160 from one run of 12 meets the sum and the share, not half the runs."""
+    one_run = [count_pt("lock-ps", 2, [40] + [0] * 11, "preemptions_deferred"),
+               count_pt("lock-ps", 2, [13] * 8 + [14] * 4, "preemptions")]
+    v = rules.evaluate(exercised(DEGRADATION, min_runs_share=0.5), DEGRADES + one_run)
+    assert v.status == rules.INCONCLUSIVE
+    assert v.explanation == (
+        "the mechanism was not exercised: 40 of 160 preemptions found a lock holder over 12 runs of lock-ps, "
+        "in 1 of them (needs >= 12 and >= 15% of them and in >= 50% of the runs)"
+    )
+    # without the field the same counts are enough
+    assert rules.evaluate(exercised(DEGRADATION), DEGRADES + one_run).status == rules.HELD
+    # six runs of twelve with 4 each: 24 of 160 (15%), half the runs
+    half = [count_pt("lock-ps", 2, [4] * 6 + [0] * 6, "preemptions_deferred"), one_run[1]]
+    v = rules.evaluate(exercised(DEGRADATION, min_runs_share=0.5), DEGRADES + half)
+    assert v.status == rules.HELD
+    assert "exercised: 24 of 160 preemptions found a lock holder over 12 runs of lock-ps, in 6 of them" in v.explanation
+
+
 def test_exercised_without_its_count_is_not_measurable():
     """A run that did not count the mechanism (an older file, or a mode that cannot)
     neither judges the ratio nor calls the mechanism absent."""
@@ -403,7 +422,8 @@ def test_exercised_without_its_count_is_not_measurable():
 
 @pytest.mark.parametrize(
     "change",
-    [{"min": 0}, {"min": "12"}, {"min_share": 1.5}, {"min_share": "x"}, {"of": 3}, {"rule": "ratio"}, {"what": 7}],
+    [{"min": 0}, {"min": "12"}, {"min": True}, {"min_share": 1.5}, {"min_share": "x"}, {"of": 3}, {"rule": "ratio"},
+     {"what": 7}, {"min_runs_share": 0}, {"min_runs_share": 1.5}, {"min_runs_share": "x"}, {"min_runs_share": True}],
 )
 def test_malformed_exercised_is_not_measurable(change):
     counts = [count_pt("lock-ps", 2, [5] * 12, "preemptions_deferred"), count_pt("lock-ps", 2, [9] * 12, "preemptions")]
