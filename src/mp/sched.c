@@ -45,7 +45,8 @@
  * scheduler always signals; the handler, which runs on the interrupted
  * thread between two of its instructions, reads the thread's request depth
  * (written only by the thread) and the gate:
- *   gate GO            resumed before delivery: nothing to do;
+ *   gate GO            resumed before delivery: nothing to do (a request
+ *                      it finds is counted, see Counters);
  *   gate STOP, depth 0 stop here until resumed;
  *   gate STOP, depth>0 defer: mark the preemption deferred (counted) and
  *                      return; the request's outermost end stops the thread;
@@ -84,10 +85,13 @@
  *     its request. A deferral the handler records after the CAS reads
  *     FORCE and stops at once; one recorded before it is stopped by the
  *     second signal.
- * Counters: "deferrals" is counted by the handler (preemptions that found
- * the thread in a request at delivery, where the scheduler used to count
- * those it found so at its decision); "forced" counts second signals sent
- * to a thread whose handler had deferred; "preemptions" is reported as the
+ * Counters, all counted where the request is seen, in the handler:
+ * "deferrals", the preemptions whose signal found the thread in a request
+ * (the scheduler used to count those whose depth it read as not 0 at its
+ * decision; now the sample is taken at delivery, and a signal delivered
+ * after the resume, to a thread the machine did not run meanwhile, counts
+ * too if it finds a request); "forced", requests stopped at the bound (the
+ * handler read FORCE inside a request); "preemptions" is reported as the
  * decisions less the deferrals plus the forced ones, which is what it
  * counted before (preemptions that stopped a thread without a request,
  * and requests overrun).
@@ -161,16 +165,19 @@ static void mp_handler(int sig) {
     /* seq_cst: the scheduler's store of the gate came before its signal */
     uint32_t g = atomic_load(&t->gate);
     /* relaxed: written only by this thread, which the handler interrupts */
-    if (g == GATE_STOP && atomic_load_explicit(&t->nopreempt, memory_order_relaxed) != 0u) {
-      /* relaxed (both): read by the scheduler for the forced count only
-       * and a statistic; the deferral itself is end's load of the gate */
-      if (atomic_load_explicit(&t->deferred, memory_order_relaxed) == 0u) {
-        atomic_store_explicit(&t->deferred, 1u, memory_order_relaxed);
-        atomic_fetch_add_explicit(&t->sched->deferrals, 1, memory_order_relaxed);
-      }
-    } else if (g != GATE_GO) {
-      mp_stop_here(t);
+    bool in_request = atomic_load_explicit(&t->nopreempt, memory_order_relaxed) != 0u;
+    /* relaxed (all three): statistics; deferred is cleared by the
+     * scheduler before the gate store that this signal follows, so each
+     * decision is counted once whichever of its signals comes first. A
+     * signal that comes after the resume (gate GO; the thread was not
+     * running) still found the thread in its request, as the scheduler's
+     * own look at the depth used to */
+    if (in_request && atomic_load_explicit(&t->deferred, memory_order_relaxed) == 0u) {
+      atomic_store_explicit(&t->deferred, 1u, memory_order_relaxed);
+      atomic_fetch_add_explicit(&t->sched->deferrals, 1, memory_order_relaxed);
     }
+    if (g == GATE_FORCE && in_request) atomic_fetch_add_explicit(&t->sched->forced, 1, memory_order_relaxed);
+    if (g == GATE_FORCE || (g == GATE_STOP && !in_request)) mp_stop_here(t);
   }
   errno = saved;
 }
@@ -217,8 +224,8 @@ static void wake_thread(syncq_mp_sched *s, syncq_mp_thread *t) {
 }
 
 static void preempt_thread(syncq_mp_sched *s, syncq_mp_thread *t, uint64_t now) {
-  /* relaxed: the handler's store of 1 comes after the signal below; read
-   * for the forced count only */
+  /* relaxed: the handler's store of 1 comes after the signal below; a
+   * statistic's once-per-decision mark */
   atomic_store_explicit(&t->deferred, 0u, memory_order_relaxed);
   /* seq_cst: read by the handler after the signal, and by the thread at
    * its request's end */
@@ -245,13 +252,7 @@ static uint64_t check_deferred(syncq_mp_sched *s, uint64_t now) {
       uint32_t expect = GATE_STOP;
       /* seq_cst: a handler that reads the gate after this CAS stops the
        * thread; one that read STOP before it is stopped by the signal */
-      if (atomic_compare_exchange_strong(&t->gate, &expect, GATE_FORCE)) {
-        (void)pthread_kill(t->tid, s->cfg.signo);
-        /* relaxed: the count only; the signal goes either way (a thread
-         * whose first signal is still on its way reads FORCE at it) */
-        if (atomic_load_explicit(&t->deferred, memory_order_relaxed) != 0u)
-          atomic_fetch_add_explicit(&s->forced, 1, memory_order_relaxed); /* relaxed: a statistic */
-      }
+      if (atomic_compare_exchange_strong(&t->gate, &expect, GATE_FORCE)) (void)pthread_kill(t->tid, s->cfg.signo);
     } else if (t->defer_deadline < earliest) {
       earliest = t->defer_deadline;
     }
