@@ -23,10 +23,13 @@
  *
  * The interface the locks use (all async-signal-safe, all cheap no-ops
  * for a thread that is not registered with a running scheduler):
- *   syncq_mp_nopreempt_begin / _end   ask not to be preempted; the
- *       scheduler defers a preemption while the request stands, for at
- *       most nopreempt_limit_ns, and then preempts anyway; at _end a thread
- *       whose preemption was deferred gives up its processor itself.
+ *   syncq_mp_nopreempt_begin / _end   ask not to be preempted (a store
+ *       to the thread's own record, as 001 §2's flag): a preemption that
+ *       comes while the request stands is deferred (the preemption
+ *       handler, on the thread itself, sees the request), for at most
+ *       nopreempt_limit_ns after the scheduler's decision, and then taken
+ *       anyway; at _end a thread whose preemption was decided meanwhile
+ *       gives up its processor itself.
  *   syncq_mp_self / syncq_mp_is_preempted   who am I; is that thread
  *       stopped in the handler right now.
  *
