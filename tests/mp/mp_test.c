@@ -381,14 +381,18 @@ static void point_set_mask(int how) {
   pthread_sigmask(how, &set, NULL);
 }
 
-/* Wait until the scheduler has decided a preemption (resumed: and resumed
- * the thread); false after WAIT_LIMIT_NS. */
+/* Wait until the scheduler's preemption signal is pending for the thread
+ * (the decision is made: the gate says stop) and, with resumed, until the
+ * scheduler has resumed the thread too; false after WAIT_LIMIT_NS. */
 static bool point_wait(syncq_mp_sched *s, bool resumed) {
   uint64_t start = syncq_now_ns();
   for (;;) {
     syncq_mp_stats st;
+    sigset_t pending;
     (void)syncq_mp_get_stats(s, &st);
-    if (resumed ? st.resumes >= 1 : st.preemptions + st.deferrals >= 1) return true;
+    sigemptyset(&pending);
+    (void)sigpending(&pending);
+    if (sigismember(&pending, SIGRTMIN + SYNCQ_MP_SIGNAL_OFFSET) == 1 && (!resumed || st.resumes >= 1)) return true;
     if (syncq_now_ns() - start > WAIT_LIMIT_NS) return false;
     sleep_ns(100 * US);
   }
