@@ -10,7 +10,7 @@
  *   Progress:    blocking; the holder asks a pseudo-scheduler
  *                (syncq/mp/sched.h) not to preempt it, for a bounded time.
  *   Atomics:     those of "ttas-ps" (1 swap + 1 store) around a plain add,
- *                and one fetch-and-add each way for the request.
+ *                and the request's store each way (no read-modify-write).
  *   Memory:      as lock_counter.c: the lock's storage allocated at init,
  *                freed at destroy.
  *   Signal-safe: no. Process-shared: no.

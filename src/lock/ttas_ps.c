@@ -17,11 +17,12 @@
  *                up its processor. Backoff as "ttas": 100 ns doubling to
  *                30 us (001 §4).
  *   Progress:    blocking (deadlock-free, not starvation-free; no FIFO).
- *   Atomics:     uncontended lock: 1 load + 1 exchange + the request (1
- *                fetch-and-add when registered with a scheduler, none
- *                otherwise); unlock: 1 release store (BLOCK/COMPETITIVE:
- *                1 release exchange) + 1 fetch-and-sub and 1 load of the
- *                gate when registered.
+ *   Atomics:     uncontended lock: 1 load + 1 exchange + the request (a
+ *                relaxed load and store of the thread's depth when
+ *                registered with a scheduler, nothing otherwise); unlock:
+ *                1 release store (BLOCK/COMPETITIVE: 1 release exchange) +
+ *                the depth's load and store and 1 load of the gate when
+ *                registered.
  *   Memory:      caller's storage (syncq_lock_tas, one cache line).
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
  *   Process-shared: yes (no pointers); the request is per thread.

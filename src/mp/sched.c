@@ -16,8 +16,14 @@
  *                sharing).
  *   Progress:    the scheduler thread never waits for a worker: a worker
  *                that ignores its signal (blocked it) just keeps running.
- *   Atomics:     nopreempt_begin / _end: one fetch-and-add each plus, at
- *                _end, one load of the gate; is_preempted: one load.
+ *   Atomics:     nopreempt_begin: no atomic read-modify-write: a relaxed
+ *                load and store of the calling thread's depth and a signal
+ *                fence (a compiler barrier); nopreempt_end: the same plus,
+ *                when the outermost request ends, one relaxed load of the
+ *                gate; is_preempted: one load. The 001 §2 request is a
+ *                store to a flag the kernel reads; here the "kernel" is the
+ *                handler running on the same thread, so plain program order
+ *                is enough.
  *   Memory:      create allocates the scheduler and max_threads thread
  *                records; nothing after.
  *   Signal-safe: begin / end / self / is_preempted yes (atomics, futex).
@@ -28,16 +34,67 @@
  *                and it ignores threads that are not registered).
  *
  * The hand-shake. The scheduler decides to stop a thread by storing
- * GATE_STOP in its gate and resumes it by storing GATE_GO and waking the
- * gate's futex. A stopped thread (in the signal handler, or giving up the
- * processor at the end of a no-preemption request) sleeps while the gate is
- * GATE_STOP, re-checking after every wake-up: a resume that comes before
- * the signal is delivered leaves the handler nothing to wait for, so no
- * resume is lost. The deferral is Dekker's: the scheduler stores
- * GATE_STOP then loads the request depth; the thread decrements the depth
- * then loads the gate (all seq_cst): if the scheduler saw a request it
- * defers (and forces the signal at the bound), and then the thread sees
- * GATE_STOP at _end and stops itself; if it saw none, it signals.
+ * GATE_STOP in its gate and signalling it, and resumes it by storing
+ * GATE_GO and waking the gate's futex. A stopped thread (in the signal
+ * handler, or giving up the processor at the end of a no-preemption
+ * request) sleeps while the gate is not GATE_GO, re-checking after every
+ * wake-up: a resume that comes before the signal is delivered leaves the
+ * handler nothing to wait for, so no resume is lost.
+ *
+ * The no-preemption request is decided on the thread itself. The
+ * scheduler always signals; the handler, which runs on the interrupted
+ * thread between two of its instructions, reads the thread's request depth
+ * (written only by the thread) and the gate:
+ *   gate GO            resumed before delivery: nothing to do (a request
+ *                      it finds is counted, see Counters);
+ *   gate STOP, depth 0 stop here until resumed;
+ *   gate STOP, depth>0 defer: mark the preemption deferred (counted) and
+ *                      return; the request's outermost end stops the thread;
+ *   gate FORCE         stop here, request or not (the bound, below).
+ * begin stores depth + 1 and then a signal fence; end puts a signal fence,
+ * stores depth - 1, and, when that ends the outermost request, a signal
+ * fence and a load of the gate (not GATE_GO: stop here). The fences are
+ * compiler barriers: the handler interrupts the thread at an instruction
+ * boundary and sees the thread's own earlier stores, so only the
+ * compiler's reordering has to be held back. The interleavings:
+ *   - signal before begin's store: depth 0, the thread stops before it
+ *     enters the request; after the store: deferred. The store is one
+ *     instruction and only the thread writes depth (its handler reads it),
+ *     so there is no torn or lost update: an interrupting handler that
+ *     makes its own request (begin/end are signal-safe) leaves depth as it
+ *     found it before the interrupted store writes.
+ *   - signal during the request: deferred, and the handler saw GATE_STOP;
+ *     end's later load of the gate, on the same thread, reads that value or
+ *     a later one (coherence), so it stops the thread unless the scheduler
+ *     resumed it meanwhile (GATE_GO: nothing left to give up).
+ *   - signal between end's store of depth 0 and its load of the gate: the
+ *     handler sees depth 0 and stops the thread; after the resume the load
+ *     reads GATE_GO (or a new STOP: the thread stops again, as it would
+ *     have at that STOP's signal).
+ *   - gate STOP at end, signal not yet delivered: the thread stops itself;
+ *     the signal then finds it stopped (state PREEMPTED: the handler
+ *     returns to the futex wait) or resumed (gate GO: nothing to do).
+ *   - gate still GO at end's load though the scheduler has just stored
+ *     STOP: the signal that follows the store stops the thread at depth 0.
+ *   - nested requests: only the end that brings depth to 0 loads the gate;
+ *     a signal at any depth above 0 is deferred.
+ *   - the bound: every preemption carries a deadline (decision +
+ *     nopreempt_limit_ns). At the deadline a thread that has not stopped
+ *     (its gate not GO, its state not PREEMPTED) gets its gate changed
+ *     from STOP to FORCE by CAS and a second signal, which stops it inside
+ *     its request. A deferral the handler records after the CAS reads
+ *     FORCE and stops at once; one recorded before it is stopped by the
+ *     second signal.
+ * Counters, all counted where the request is seen, in the handler:
+ * "deferrals", the preemptions whose signal found the thread in a request
+ * (the scheduler used to count those whose depth it read as not 0 at its
+ * decision; now the sample is taken at delivery, and a signal delivered
+ * after the resume, to a thread the machine did not run meanwhile, counts
+ * too if it finds a request); "forced", requests stopped at the bound (the
+ * handler read FORCE inside a request); "preemptions" is reported as the
+ * decisions less the deferrals plus the forced ones, which is what it
+ * counted before (preemptions that stopped a thread without a request,
+ * and requests overrun).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -50,17 +107,18 @@
 #include "syncq/platform.h"
 #include "syncq/pr.h"
 
-enum { GATE_GO = 0u, GATE_STOP = 1u };
+enum { GATE_GO = 0u, GATE_STOP = 1u, GATE_FORCE = 2u };
 enum { STATE_RUNNING = 0u, STATE_PREEMPTED = 1u };
-/* While a preemption is deferred, the scheduler re-checks the request
- * this often (at most) so that a thread stopping itself is seen soon. */
-#define MP_DEFER_POLL_NS 100000ull
 
 struct syncq_mp_thread {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) gate; /* GATE_*: the scheduler's decision */
   _Atomic(uint32_t) state;                        /* STATE_*: set by the thread itself */
-  _Atomic(uint32_t) nopreempt;                    /* depth of no-preemption requests */
   _Atomic(uint64_t) stops;                        /* times stopped */
+  /* Written by the thread on every request: a line of its own, so that
+   * the request does not take the line other threads read state from
+   * (syncq_mp_is_preempted) and the scheduler the gate. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) nopreempt; /* depth of requests; the thread alone writes it */
+  _Atomic(uint32_t) deferred;                          /* the handler deferred the current preemption */
   struct syncq_mp_sched *sched;
   pthread_t tid;
   unsigned app, proc;
@@ -77,7 +135,9 @@ struct syncq_mp_sched {
   unsigned nregistered;
   uint64_t cur_slice; /* the slice being run (under mu) */
   syncq_mp_thread *threads;
-  _Atomic(uint64_t) slices, preemptions, deferrals, forced, self_preemptions, resumes;
+  /* decisions: preemptions decided (each one signalled); the rest as
+   * syncq_mp_stats, preemptions derived in syncq_mp_get_stats */
+  _Atomic(uint64_t) slices, decisions, deferrals, forced, self_preemptions, resumes;
 };
 
 /* The calling thread's record. Set at registration, before any signal can
@@ -85,12 +145,13 @@ struct syncq_mp_sched {
  * allocate the thread's TLS block. */
 static _Thread_local syncq_mp_thread *mp_self;
 
-/* Sleep while the gate says stop. Called by the thread itself only. */
+/* Sleep while the gate says stop (STOP or FORCE). Called by the thread
+ * itself only. */
 static void mp_stop_here(syncq_mp_thread *t) {
-  if (atomic_load(&t->gate) != GATE_STOP) return; /* resumed before we got here */
+  if (atomic_load(&t->gate) == GATE_GO) return; /* resumed before we got here */
   atomic_fetch_add(&t->stops, 1);
   atomic_store(&t->state, STATE_PREEMPTED);
-  while (atomic_load(&t->gate) == GATE_STOP) (void)syncq_futex_wait(&t->gate, GATE_STOP, -1, false);
+  for (uint32_t g; (g = atomic_load(&t->gate)) != GATE_GO;) (void)syncq_futex_wait(&t->gate, g, -1, false);
   atomic_store(&t->state, STATE_RUNNING);
 }
 
@@ -100,7 +161,24 @@ static void mp_handler(int sig) {
   syncq_mp_thread *t = mp_self;
   /* a signal arriving while the thread already waits in mp_stop_here
    * (giving up at the end of a request) returns to that wait */
-  if (t != NULL && atomic_load(&t->state) != STATE_PREEMPTED) mp_stop_here(t);
+  if (t != NULL && atomic_load(&t->state) != STATE_PREEMPTED) {
+    /* seq_cst: the scheduler's store of the gate came before its signal */
+    uint32_t g = atomic_load(&t->gate);
+    /* relaxed: written only by this thread, which the handler interrupts */
+    bool in_request = atomic_load_explicit(&t->nopreempt, memory_order_relaxed) != 0u;
+    /* relaxed (all three): statistics; deferred is cleared by the
+     * scheduler before the gate store that this signal follows, so each
+     * decision is counted once whichever of its signals comes first. A
+     * signal that comes after the resume (gate GO; the thread was not
+     * running) still found the thread in its request, as the scheduler's
+     * own look at the depth used to */
+    if (in_request && atomic_load_explicit(&t->deferred, memory_order_relaxed) == 0u) {
+      atomic_store_explicit(&t->deferred, 1u, memory_order_relaxed);
+      atomic_fetch_add_explicit(&t->sched->deferrals, 1, memory_order_relaxed);
+    }
+    if (g == GATE_FORCE && in_request) atomic_fetch_add_explicit(&t->sched->forced, 1, memory_order_relaxed);
+    if (g == GATE_FORCE || (g == GATE_STOP && !in_request)) mp_stop_here(t);
+  }
   errno = saved;
 }
 
@@ -139,30 +217,29 @@ static void unlock_unpreemptible(syncq_mp_sched *s, const sigset_t *old) {
 }
 
 static void wake_thread(syncq_mp_sched *s, syncq_mp_thread *t) {
-  atomic_store(&t->gate, GATE_GO);
+  atomic_store(&t->gate, GATE_GO); /* from STOP or FORCE */
   (void)syncq_futex_wake(&t->gate, 1, false);
   t->defer_deadline = 0;
   atomic_fetch_add_explicit(&s->resumes, 1, memory_order_relaxed); /* relaxed: a statistic */
 }
 
 static void preempt_thread(syncq_mp_sched *s, syncq_mp_thread *t, uint64_t now) {
-  /* seq_cst: Dekker pair with nopreempt_end. An exchange, not a store:
-   * qemu-user's AArch64 translation lets a store-release pass a later
-   * load-acquire on a x86-64 host (docs/reliability.md, the restriction's
-   * lost wake-up); a read-modify-write orders them there too. */
-  (void)atomic_exchange(&t->gate, GATE_STOP);
-  if (atomic_load(&t->nopreempt) != 0u) {
-    t->defer_deadline = now + s->cfg.nopreempt_limit_ns;
-    atomic_fetch_add_explicit(&s->deferrals, 1, memory_order_relaxed); /* relaxed: a statistic */
-    return;
-  }
+  /* relaxed: the handler's store of 1 comes after the signal below; a
+   * statistic's once-per-decision mark */
+  atomic_store_explicit(&t->deferred, 0u, memory_order_relaxed);
+  /* seq_cst: read by the handler after the signal, and by the thread at
+   * its request's end */
+  atomic_store(&t->gate, GATE_STOP);
+  t->defer_deadline = now + s->cfg.nopreempt_limit_ns;
+  /* relaxed: a statistic; counted before the signal so that the
+   * handler's deferral never runs ahead of it by much */
+  atomic_fetch_add_explicit(&s->decisions, 1, memory_order_relaxed);
   (void)pthread_kill(t->tid, s->cfg.signo);
-  atomic_fetch_add_explicit(&s->preemptions, 1, memory_order_relaxed); /* relaxed: a statistic */
 }
 
-/* Deferred preemptions: drop those that stopped themselves or were
- * resumed, force those past their bound. Returns the earliest pending
- * deadline (UINT64_MAX: none). Under s->mu. */
+/* Preemptions under way: drop those that stopped or were resumed, force
+ * those past their bound. Returns the earliest pending deadline
+ * (UINT64_MAX: none). Under s->mu. */
 static uint64_t check_deferred(syncq_mp_sched *s, uint64_t now) {
   uint64_t earliest = UINT64_MAX;
   for (unsigned i = 0; i < s->cfg.max_threads; i++) {
@@ -172,9 +249,10 @@ static uint64_t check_deferred(syncq_mp_sched *s, uint64_t now) {
       t->defer_deadline = 0;
     } else if (now >= t->defer_deadline) {
       t->defer_deadline = 0;
-      (void)pthread_kill(t->tid, s->cfg.signo);
-      atomic_fetch_add_explicit(&s->forced, 1, memory_order_relaxed);      /* relaxed: a statistic */
-      atomic_fetch_add_explicit(&s->preemptions, 1, memory_order_relaxed); /* relaxed: a statistic */
+      uint32_t expect = GATE_STOP;
+      /* seq_cst: a handler that reads the gate after this CAS stops the
+       * thread; one that read STOP before it is stopped by the signal */
+      if (atomic_compare_exchange_strong(&t->gate, &expect, GATE_FORCE)) (void)pthread_kill(t->tid, s->cfg.signo);
     } else if (t->defer_deadline < earliest) {
       earliest = t->defer_deadline;
     }
@@ -198,7 +276,7 @@ static void *sched_main(void *arg) {
     }
     for (unsigned i = 0; i < s->cfg.max_threads; i++) {
       syncq_mp_thread *t = &s->threads[i];
-      if (t->used && active_app(s, slice, t->proc) == t->app && atomic_load(&t->gate) == GATE_STOP) wake_thread(s, t);
+      if (t->used && active_app(s, slice, t->proc) == t->app && atomic_load(&t->gate) != GATE_GO) wake_thread(s, t);
     }
     pthread_mutex_unlock(&s->mu);
     atomic_fetch_add_explicit(&s->slices, 1, memory_order_relaxed); /* relaxed: a statistic */
@@ -209,12 +287,7 @@ static void *sched_main(void *arg) {
       pthread_mutex_lock(&s->mu);
       uint64_t deadline = check_deferred(s, now);
       pthread_mutex_unlock(&s->mu);
-      uint64_t until = next;
-      if (deadline != UINT64_MAX) {
-        uint64_t poll = now + MP_DEFER_POLL_NS;
-        until = deadline < until ? deadline : until;
-        until = poll < until ? poll : until;
-      }
+      uint64_t until = deadline < next ? deadline : next;
       (void)syncq_futex_wait(&s->stop_word, 0u, (int64_t)(until - now), false);
     }
     /* a late scheduler (the machine is loaded) does not replay the slices
@@ -248,6 +321,7 @@ int syncq_mp_create(const syncq_mp_config *cfg, syncq_mp_sched **out) {
     atomic_init(&th[i].gate, GATE_GO);
     atomic_init(&th[i].state, STATE_RUNNING);
     atomic_init(&th[i].nopreempt, 0u);
+    atomic_init(&th[i].deferred, 0u);
     atomic_init(&th[i].stops, 0u);
     th[i].sched = s;
   }
@@ -282,7 +356,7 @@ int syncq_mp_stop(syncq_mp_sched *s) {
   sigset_t old;
   lock_unpreemptible(s, &old);
   for (unsigned i = 0; i < s->cfg.max_threads; i++)
-    if (s->threads[i].used && atomic_load(&s->threads[i].gate) == GATE_STOP) wake_thread(s, &s->threads[i]);
+    if (s->threads[i].used && atomic_load(&s->threads[i].gate) != GATE_GO) wake_thread(s, &s->threads[i]);
   unlock_unpreemptible(s, &old);
   return SYNCQ_OK;
 }
@@ -320,6 +394,7 @@ int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_t
   atomic_store(&t->gate, run_now ? GATE_GO : GATE_STOP);
   atomic_store(&t->state, STATE_RUNNING);
   atomic_store(&t->nopreempt, 0u);
+  atomic_store(&t->deferred, 0u);
   atomic_store(&t->stops, 0u);
   t->tid = pthread_self();
   t->app = app;
@@ -363,16 +438,35 @@ uint64_t syncq_mp_preempt_count(const syncq_mp_thread *t) {
 
 void syncq_mp_nopreempt_begin(void) {
   syncq_mp_thread *t = mp_self;
-  if (t != NULL) atomic_fetch_add(&t->nopreempt, 1u); /* seq_cst: Dekker pair with preempt_thread */
+  if (t == NULL) return;
+  /* relaxed (both): only this thread writes its depth and only its own
+   * handler reads it (see the interleavings above) */
+  uint32_t d = atomic_load_explicit(&t->nopreempt, memory_order_relaxed);
+  atomic_store_explicit(&t->nopreempt, d + 1u, memory_order_relaxed);
+  /* the request stands before anything the caller does next (the lock's
+   * exchange): pairs with the handler's load of the depth */
+  atomic_signal_fence(memory_order_seq_cst);
 }
 
 void syncq_mp_nopreempt_end(void) {
   syncq_mp_thread *t = mp_self;
-  /* only the thread itself changes its depth: an unmatched end is ignored */
-  if (t == NULL || atomic_load(&t->nopreempt) == 0u) return;
-  /* seq_cst: Dekker pair with preempt_thread's store of the gate */
-  if (atomic_fetch_sub(&t->nopreempt, 1u) != 1u) return; /* still nested */
-  if (atomic_load(&t->gate) == GATE_STOP) {
+  if (t == NULL) return;
+  /* relaxed: only this thread writes its depth */
+  uint32_t d = atomic_load_explicit(&t->nopreempt, memory_order_relaxed);
+  if (d == 0u) return; /* an unmatched end is ignored */
+  /* what the caller did in the request (the lock's release) stays inside
+   * it: pairs with the handler's load of the depth */
+  atomic_signal_fence(memory_order_seq_cst);
+  /* relaxed: as begin's store */
+  atomic_store_explicit(&t->nopreempt, d - 1u, memory_order_relaxed);
+  if (d != 1u) return; /* still nested */
+  /* the gate is read after the request is over: a signal in between finds
+   * depth 0 and stops the thread; pairs with the handler's load */
+  atomic_signal_fence(memory_order_seq_cst);
+  /* relaxed: reads the STOP a deferring handler read on this thread, or a
+   * later value (coherence); a STOP stored since and missed here is
+   * followed by its signal, which finds depth 0 */
+  if (atomic_load_explicit(&t->gate, memory_order_relaxed) != GATE_GO) {
     /* relaxed: a statistic */
     atomic_fetch_add_explicit(&t->sched->self_preemptions, 1, memory_order_relaxed);
     mp_stop_here(t);
@@ -383,9 +477,13 @@ int syncq_mp_get_stats(const syncq_mp_sched *s, syncq_mp_stats *out) {
   if (s == NULL || out == NULL) return SYNCQ_EINVAL;
   syncq_mp_sched *m = (syncq_mp_sched *)s;
   out->slices = atomic_load(&m->slices);
-  out->preemptions = atomic_load(&m->preemptions);
+  /* deferrals before decisions: each deferral's decision was counted
+   * before its signal, so the difference does not go below 0 but for a
+   * reordered statistic, which the clamp covers */
   out->deferrals = atomic_load(&m->deferrals);
   out->forced = atomic_load(&m->forced);
+  uint64_t decisions = atomic_load(&m->decisions);
+  out->preemptions = (decisions > out->deferrals ? decisions - out->deferrals : 0) + out->forced;
   out->self_preemptions = atomic_load(&m->self_preemptions);
   out->resumes = atomic_load(&m->resumes);
   return SYNCQ_OK;

@@ -11,7 +11,8 @@
  *                pseudo-scheduler (syncq/mp/sched.h) not to preempt it, for
  *                a bounded time.
  *   Atomics:     those of one "ttas-ps" acquire/release per operation, plus
- *                the no-preemption request (one fetch-and-add each way).
+ *                the no-preemption request (no read-modify-write: a store
+ *                each way, a load of the gate at its end).
  *   Memory:      as two_lock.c: one malloc per enqueue, one free per
  *                dequeue, a dummy node allocated at init.
  *   Signal-safe: no. Process-shared: no (pointers).

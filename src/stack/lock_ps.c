@@ -10,7 +10,7 @@
  *   Progress:    blocking; the holder asks a pseudo-scheduler
  *                (syncq/mp/sched.h) not to preempt it, for a bounded time.
  *   Atomics:     those of "ttas-ps": 1 swap to acquire, 1 store to release,
- *                and one fetch-and-add each way for the request.
+ *                and the request's store each way (no read-modify-write).
  *   Memory:      as lock.c: nodes (capacity) and the lock allocated at
  *                init, never after.
  *   Signal-safe: no. Process-shared: no.

@@ -9,6 +9,12 @@
  *  - a no-preemption request is honoured (the scheduler defers, the thread
  *    is not stopped during a request shorter than the bound) and is not
  *    honoured past the bound (forced preemption);
+ *  - the request against a preemption signal delivered at a chosen point
+ *    (held blocked, then unblocked there): before the request, inside it
+ *    (deferred, the end stops the thread), inside a nested one (only the
+ *    outermost end stops it), not yet delivered at the end (the end stops
+ *    the thread, the late signal finds it resumed), after the resume
+ *    (nothing to stop), inside a request past the bound (forced);
  *  - no resume is lost: threads churned at a 200 us quantum all finish a
  *    fixed amount of work;
  *  - stop / destroy: every thread is resumed, destroy refuses while threads
@@ -32,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 #include <cmocka.h>
 
@@ -341,6 +348,145 @@ static void test_nopreempt_not_honoured_past_bound(void **state) {
   uint64_t stops = run_requester(5 * MS, 1 * MS, 0, &st); /* holds the request until stopped */
   assert_true(stops >= 1);                                /* stopped despite the request */
   assert_true(st.forced >= 1);
+}
+
+/* ---- the request against a signal delivered at a chosen point ----
+ * The thread blocks the preemption signal, lets the scheduler decide to
+ * preempt it (the gate says stop, the signal waits), and unblocks it at
+ * the point under test: the handler runs there, before pthread_sigmask
+ * returns. Level 2 on one processor, 100 ms quanta: the decision comes at
+ * the first slice's end, the resume a quantum later. */
+enum point_case {
+  POINT_BEFORE,  /* delivered before the request: stops at once */
+  POINT_INSIDE,  /* inside: deferred; the end stops the thread */
+  POINT_NESTED,  /* inside a nested request: only the outermost end stops */
+  POINT_AT_END,  /* not delivered by the end: the end stops the thread */
+  POINT_RESUMED, /* delivered after the resume: nothing to stop */
+  POINT_FORCED,  /* inside a request that outlasts the bound: stopped there */
+};
+
+typedef struct point_run {
+  syncq_mp_sched *s;
+  enum point_case c;
+  int rc, timed_out;
+  /* the thread's stop count (from its value at the decision) after the
+   * delivery, after an inner end, after the outermost end */
+  uint64_t at_delivery, at_inner_end, at_end;
+} point_run;
+
+static void point_set_mask(int how) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGRTMIN + SYNCQ_MP_SIGNAL_OFFSET);
+  pthread_sigmask(how, &set, NULL);
+}
+
+/* Wait until the scheduler's preemption signal is pending for the thread
+ * (the decision is made: the gate says stop) and, with resumed, until the
+ * scheduler has resumed the thread too; false after WAIT_LIMIT_NS. */
+static bool point_wait(syncq_mp_sched *s, bool resumed) {
+  uint64_t start = syncq_now_ns();
+  for (;;) {
+    syncq_mp_stats st;
+    sigset_t pending;
+    (void)syncq_mp_get_stats(s, &st);
+    sigemptyset(&pending);
+    (void)sigpending(&pending);
+    if (sigismember(&pending, SIGRTMIN + SYNCQ_MP_SIGNAL_OFFSET) == 1 && (!resumed || st.resumes >= 1)) return true;
+    if (syncq_now_ns() - start > WAIT_LIMIT_NS) return false;
+    sleep_ns(100 * US);
+  }
+}
+
+static void *point_main(void *arg) {
+  point_run *r = arg;
+  syncq_mp_thread *t;
+  r->rc = syncq_mp_register(r->s, 0, 0, &t);
+  if (r->rc != SYNCQ_OK) return NULL;
+  point_set_mask(SIG_BLOCK);
+  uint64_t s0 = syncq_mp_preempt_count(t);
+  if (r->c == POINT_INSIDE || r->c == POINT_AT_END || r->c == POINT_FORCED) syncq_mp_nopreempt_begin();
+  if (r->c == POINT_NESTED) {
+    syncq_mp_nopreempt_begin();
+    syncq_mp_nopreempt_begin();
+  }
+  if (!point_wait(r->s, r->c == POINT_RESUMED)) r->timed_out = 1;
+  if (r->c == POINT_AT_END) syncq_mp_nopreempt_end(); /* the signal still blocked */
+  point_set_mask(SIG_UNBLOCK);                        /* the handler runs here */
+  r->at_delivery = syncq_mp_preempt_count(t) - s0;
+  if (r->c == POINT_FORCED) { /* hold the request until stopped in it */
+    uint64_t start = syncq_now_ns();
+    while (syncq_mp_preempt_count(t) == s0 && syncq_now_ns() - start < WAIT_LIMIT_NS) syncq_pr_relax();
+    r->at_delivery = syncq_mp_preempt_count(t) - s0;
+  }
+  if (r->c == POINT_NESTED) {
+    syncq_mp_nopreempt_end();
+    r->at_inner_end = syncq_mp_preempt_count(t) - s0;
+  }
+  if (r->c != POINT_BEFORE && r->c != POINT_RESUMED && r->c != POINT_AT_END) syncq_mp_nopreempt_end();
+  if (r->c == POINT_BEFORE || r->c == POINT_RESUMED) { /* a request after the delivery finds nothing */
+    syncq_mp_nopreempt_begin();
+    syncq_mp_nopreempt_end();
+  }
+  r->at_end = syncq_mp_preempt_count(t) - s0;
+  syncq_mp_unregister(t);
+  return NULL;
+}
+
+static point_run run_point(enum point_case c, syncq_mp_stats *st) {
+  point_run r = {.s = make_sched(2, 1, 100 * MS, SYNCQ_MP_TIMESHARE, c == POINT_FORCED ? 5 * MS : 20000 * MS), .c = c};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, point_main, &r), 0);
+  pthread_join(th, NULL);
+  assert_int_equal(r.rc, SYNCQ_OK);
+  assert_int_equal(r.timed_out, 0);
+  assert_int_equal(syncq_mp_stop(r.s), SYNCQ_OK);
+  assert_int_equal(syncq_mp_get_stats(r.s, st), SYNCQ_OK);
+  assert_int_equal(syncq_mp_destroy(r.s), SYNCQ_OK);
+  return r;
+}
+
+static void test_request_signal_points(void **state) {
+  (void)state;
+  syncq_mp_stats st;
+  point_run r = run_point(POINT_BEFORE, &st);
+  assert_int_equal(r.at_delivery, 1); /* no request: stopped in the handler */
+  assert_int_equal(r.at_end, 1);      /* resumed: the later request's end does not stop */
+  assert_int_equal(st.deferrals, 0);
+  assert_int_equal(st.self_preemptions, 0);
+
+  r = run_point(POINT_INSIDE, &st);
+  assert_int_equal(r.at_delivery, 0); /* deferred: still running in the request */
+  assert_int_equal(r.at_end, 1);      /* and stopped by its end */
+  assert_int_equal(st.deferrals, 1);
+  assert_int_equal(st.self_preemptions, 1);
+  assert_int_equal(st.forced, 0);
+
+  r = run_point(POINT_NESTED, &st);
+  assert_int_equal(r.at_delivery, 0);
+  assert_int_equal(r.at_inner_end, 0); /* the inner end leaves the outer request standing */
+  assert_int_equal(r.at_end, 1);
+  assert_int_equal(st.deferrals, 1);
+  assert_int_equal(st.self_preemptions, 1);
+
+  r = run_point(POINT_AT_END, &st);
+  assert_int_equal(r.at_delivery, 1); /* stopped by the end before the signal came */
+  assert_int_equal(r.at_end, 1);      /* the late signal found it resumed */
+  assert_int_equal(st.deferrals, 0);
+  assert_int_equal(st.self_preemptions, 1);
+
+  r = run_point(POINT_RESUMED, &st);
+  assert_int_equal(r.at_delivery, 0); /* the gate was open again: not stopped */
+  assert_int_equal(r.at_end, 0);
+  assert_int_equal(st.deferrals, 0);
+  assert_int_equal(st.self_preemptions, 0);
+
+  r = run_point(POINT_FORCED, &st);
+  assert_int_equal(r.at_delivery, 1); /* stopped inside the request at the bound */
+  assert_int_equal(r.at_end, 1);      /* resumed: its end does not stop it again */
+  assert_int_equal(st.deferrals, 1);
+  assert_int_equal(st.forced, 1);
+  assert_int_equal(st.self_preemptions, 0);
 }
 
 /* ---- no lost resume; clean shutdown ---- */
@@ -713,6 +859,7 @@ int main(void) {
     cmocka_unit_test(test_preempted_thread_is_frozen),
     cmocka_unit_test(test_nopreempt_honoured_within_bound),
     cmocka_unit_test(test_nopreempt_not_honoured_past_bound),
+    cmocka_unit_test(test_request_signal_points),
     cmocka_unit_test(test_no_lost_resume),
     cmocka_unit_test(test_clean_shutdown),
     cmocka_unit_test(test_sc_passes_over_preempted_waiter),

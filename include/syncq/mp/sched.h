@@ -23,10 +23,13 @@
  *
  * The interface the locks use (all async-signal-safe, all cheap no-ops
  * for a thread that is not registered with a running scheduler):
- *   syncq_mp_nopreempt_begin / _end   ask not to be preempted; the
- *       scheduler defers a preemption while the request stands, for at
- *       most nopreempt_limit_ns, and then preempts anyway; at _end a thread
- *       whose preemption was deferred gives up its processor itself.
+ *   syncq_mp_nopreempt_begin / _end   ask not to be preempted (a store
+ *       to the thread's own record, as 001 §2's flag): a preemption that
+ *       comes while the request stands is deferred (the preemption
+ *       handler, on the thread itself, sees the request), for at most
+ *       nopreempt_limit_ns after the scheduler's decision, and then taken
+ *       anyway; at _end a thread whose preemption was decided meanwhile
+ *       gives up its processor itself.
  *   syncq_mp_self / syncq_mp_is_preempted   who am I; is that thread
  *       stopped in the handler right now.
  *
@@ -89,9 +92,9 @@ typedef struct syncq_mp_thread syncq_mp_thread;
 /* Counters of a scheduler (since it started). */
 typedef struct syncq_mp_stats {
   uint64_t slices;           /* quanta elapsed */
-  uint64_t preemptions;      /* preemption signals sent */
-  uint64_t deferrals;        /* preemptions deferred by a no-preemption request */
-  uint64_t forced;           /* requests overrun: preempted at the bound */
+  uint64_t preemptions;      /* preemptions not deferred, plus those forced at the bound */
+  uint64_t deferrals;        /* preemptions that found the thread in a no-preemption request */
+  uint64_t forced;           /* deferred preemptions forced at the bound (requests overrun) */
   uint64_t self_preemptions; /* threads that gave up the processor at _end */
   uint64_t resumes;          /* resumptions */
 } syncq_mp_stats;
@@ -180,19 +183,23 @@ SYNCQ_API bool syncq_mp_is_preempted(const syncq_mp_thread *t);
  * Progress: wait-free. */
 SYNCQ_API uint64_t syncq_mp_preempt_count(const syncq_mp_thread *t);
 
-/* Ask not to be preempted (nests). No-op for unregistered threads.
+/* Ask not to be preempted (nests). No-op for unregistered threads. The
+ * request is a store to the calling thread's own record, read by the
+ * preemption handler on the same thread (no atomic read-modify-write, no
+ * hardware fence; src/mp/sched.c).
  * Thread safety: the calling thread, for itself (requests nest); from a
  * signal handler too (src/mp/sched.c: signal-safe).
- * Progress: wait-free (one fetch-and-add).
+ * Progress: wait-free (a load and a store).
  * Example: `syncq_mp_nopreempt_begin(); work(); syncq_mp_nopreempt_end();` (work: a short critical section) */
 SYNCQ_API void syncq_mp_nopreempt_begin(void);
 /* End the request; when the outermost request ends and the scheduler
  * deferred a preemption meanwhile, stop now until resumed.
  * Thread safety: the calling thread, once per begin; from a signal handler
  * too (src/mp/sched.c: signal-safe).
- * Progress: wait-free unless the scheduler deferred a preemption during the
- * request: then the outermost end stops the thread until the scheduler
- * resumes it (blocking, by design). */
+ * Progress: wait-free (a load and a store; the outermost end one more load)
+ * unless the scheduler decided a preemption during the request: then the
+ * outermost end stops the thread until the scheduler resumes it (blocking,
+ * by design). */
 SYNCQ_API void syncq_mp_nopreempt_end(void);
 
 /* A copy of the scheduler's counters, into *out.
