@@ -114,11 +114,11 @@ void mp_tally_ps_run(int level, const syncq_mp_stats *sched);
  * at least MP_PSEUDO_CLAIM_MIN_REPS (12) runs, and a stall moves a median
  * only when about half the runs or more had one, whatever the share of a
  * short run's few preemptions says. */
-#define MP_HOLDER_EXERCISED(ps, delay)                                                                              \
-  "{\"op\":\"exercised\",\"metric\":\"" MP_METRIC_DEFERRED "\",\"of\":\"" MP_METRIC_PREEMPTIONS "\",\"algo\":\"" ps \
-  "\",\"where\":{\"delay_ns\":" delay                                                                               \
-  ",\"level\":3,\"mode\":\"pseudo\"},"                                                                              \
-  "\"at\":\"max_threads\",\"min\":12,\"min_share\":0.15,\"min_runs_share\":0.5,\"what\":\"preemptions found a thread of " ps               \
+#define MP_HOLDER_EXERCISED(ps, delay)                                                                                       \
+  "{\"op\":\"exercised\",\"metric\":\"" MP_METRIC_DEFERRED "\",\"of\":\"" MP_METRIC_PREEMPTIONS "\",\"algo\":\"" ps          \
+  "\",\"where\":{\"delay_ns\":" delay                                                                                        \
+  ",\"level\":3,\"mode\":\"pseudo\"},"                                                                                       \
+  "\"at\":\"max_threads\",\"min\":12,\"min_share\":0.15,\"min_runs_share\":0.5,\"what\":\"preemptions found a thread of " ps \
   " inside its no-preemption request\",\"rule\":"
 
 /* Adds those two metrics to a mode=pseudo group (counts, no ratio
