@@ -51,7 +51,7 @@ struct syncq_mp_thread {
  * a lock ever calls __tls_get_addr (which may allocate on first use) to
  * reach it. Hidden: the library's own, not part of its API. */
 extern _Thread_local syncq_mp_thread *syncq_mp_self_tls_
-    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+  __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 /* The outermost end found the gate closed: give up the processor (out of
  * line: taken once per deferred preemption, not per request). */
