@@ -84,7 +84,11 @@ static void wait_sleeping(syncq_lock_tas *l) {
 /* The waiting after a failed or skipped first attempt, out of line as
  * "ttas"'s (SYNCQ_LOCK_SLOW_PATH_): the uncontended lock then keeps no
  * stack frame and no callee-saved registers, as "ttas"'s does. */
-SYNCQ_LOCK_SLOW_PATH_ int ttas_ps_wait(syncq_lock_tas *l) {
+SYNCQ_LOCK_SLOW_PATH_ int ttas_ps_wait(syncq_lock_tas *l, bool in_request) {
+  /* the fast path's failed attempt leaves its request to be dropped here:
+   * the fast path then makes no call but this tail call, and needs no
+   * callee-saved register to keep l across one */
+  if (in_request) syncq_mp_nopreempt_end_inline();
   if (syncq_wait_may_sleep(l->wait)) {
     wait_sleeping(l);
     return SYNCQ_OK;
@@ -112,8 +116,10 @@ SYNCQ_LOCK_SLOW_PATH_ int ttas_ps_wait(syncq_lock_tas *l) {
 static inline int ttas_ps_lock(syncq_lock_tas *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   /* relaxed: the test is a hint; the acquire exchange decides */
-  if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u && try_with_request(l)) return SYNCQ_OK;
-  return ttas_ps_wait(l);
+  if (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) return ttas_ps_wait(l, false);
+  syncq_mp_nopreempt_begin_inline();
+  if (syncq_lock_tas_exchange_inline(l) == 0u) return SYNCQ_OK; /* acquire (in the exchange) */
+  return ttas_ps_wait(l, true);
 }
 
 static inline int ttas_ps_trylock(syncq_lock_tas *l) {
