@@ -19,10 +19,16 @@
  *   Progress:    blocking (deadlock-free, not starvation-free; no FIFO).
  *   Atomics:     uncontended lock: 1 load + 1 exchange + the request (a
  *                relaxed load and store of the thread's depth when
- *                registered with a scheduler, nothing otherwise); unlock:
- *                1 release store (BLOCK/COMPETITIVE: 1 release exchange) +
- *                the depth's load and store and 1 load of the gate when
- *                registered.
+ *                registered with a scheduler); unlock: 1 release store
+ *                (BLOCK/COMPETITIVE: 1 release exchange) + the depth's
+ *                load and store and 1 load of the gate when registered.
+ *                Nothing else beside "ttas": the request is
+ *                src/mp/sched_internal.h's inline body (no call), the
+ *                release is "ttas"'s inline body, and the waiting is out
+ *                of line as "ttas"'s, with its backoff. A thread not
+ *                registered with a scheduler pays one thread-local load
+ *                (initial-exec: one %fs-relative load) and one branch each
+ *                way (docs/lab.md, "Multiprogramming", has the counts).
  *   Memory:      caller's storage (syncq_lock_tas, one cache line).
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
  *   Process-shared: yes (no pointers); the request is per thread.
