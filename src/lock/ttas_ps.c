@@ -27,7 +27,7 @@
  *                release is "ttas"'s inline body, and the waiting is out
  *                of line as "ttas"'s, with its backoff. A thread not
  *                registered with a scheduler pays one thread-local load
- *                (initial-exec: one %fs-relative load) and one branch each
+ *                (initial-exec: no __tls_get_addr call) and one branch each
  *                way (docs/lab.md, "Multiprogramming", has the counts).
  *   Memory:      caller's storage (syncq_lock_tas, one cache line).
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.

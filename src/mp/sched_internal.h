@@ -10,9 +10,10 @@
  *
  * What a thread pays that is not registered with a scheduler (none
  * created, or not registered): one thread-local load of its record
- * pointer (initial-exec: one %fs-relative load, no __tls_get_addr call,
- * in the static and the shared library alike) and one branch, on each
- * side.
+ * pointer (initial-exec: never a __tls_get_addr call; one %fs-relative
+ * load in a program linked with the static library, that load after a
+ * load of the variable's offset from the GOT in the shared library) and
+ * one branch, on each side.
  */
 #ifndef SYNCQ_SRC_MP_SCHED_INTERNAL_H
 #define SYNCQ_SRC_MP_SCHED_INTERNAL_H
