@@ -15,8 +15,8 @@
  * load of the variable's offset from the GOT in the shared library) and
  * one branch, on each side.
  */
-#ifndef SYNCQ_SRC_MP_SCHED_INTERNAL_H
-#define SYNCQ_SRC_MP_SCHED_INTERNAL_H
+#ifndef SYNCQ_MP_SCHED_INTERNAL_H
+#define SYNCQ_MP_SCHED_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -91,4 +91,4 @@ static inline void syncq_mp_nopreempt_end_inline(void) {
   if (atomic_load_explicit(&t->gate, memory_order_relaxed) != SYNCQ_MP_GATE_GO) syncq_mp_end_stop_(t);
 }
 
-#endif /* SYNCQ_SRC_MP_SCHED_INTERNAL_H */
+#endif /* SYNCQ_MP_SCHED_INTERNAL_H */
