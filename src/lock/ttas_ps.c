@@ -19,10 +19,16 @@
  *   Progress:    blocking (deadlock-free, not starvation-free; no FIFO).
  *   Atomics:     uncontended lock: 1 load + 1 exchange + the request (a
  *                relaxed load and store of the thread's depth when
- *                registered with a scheduler, nothing otherwise); unlock:
- *                1 release store (BLOCK/COMPETITIVE: 1 release exchange) +
- *                the depth's load and store and 1 load of the gate when
- *                registered.
+ *                registered with a scheduler); unlock: 1 release store
+ *                (BLOCK/COMPETITIVE: 1 release exchange) + the depth's
+ *                load and store and 1 load of the gate when registered.
+ *                Nothing else beside "ttas": the request is
+ *                src/mp/sched_internal.h's inline body (no call), the
+ *                release is "ttas"'s inline body, and the waiting is out
+ *                of line as "ttas"'s, with its backoff. A thread not
+ *                registered with a scheduler pays one thread-local load
+ *                (initial-exec: no __tls_get_addr call) and one branch each
+ *                way (docs/lab.md, "Multiprogramming", has the counts).
  *   Memory:      caller's storage (syncq_lock_tas, one cache line).
  *   Signal-safe: trylock and unlock yes; lock with SPIN or YIELD yes.
  *   Process-shared: yes (no pointers); the request is per thread.
@@ -37,10 +43,10 @@
  */
 #include "syncq/lock/ttas_ps.h"
 
+#include "../mp/sched_internal.h"
 #include "../stats_internal.h"
 #include "lock_internal.h"
 #include "syncq/backoff.h"
-#include "syncq/mp/sched.h"
 #include "syncq/static/lock/tas.h"
 
 int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg) { return syncq_lock_ttas_init(l, cfg); }
@@ -48,11 +54,13 @@ int syncq_lock_ttas_ps_init(syncq_lock_tas *l, const syncq_lock_config *cfg) { r
 int syncq_lock_ttas_ps_destroy(syncq_lock_tas *l) { return syncq_lock_ttas_destroy(l); }
 
 /* One attempt under a no-preemption request; the request stays only when
- * the lock was taken. */
+ * the lock was taken. The request is sched_internal.h's inline body: a
+ * call into src/mp/sched.c each side would cost more than the request's
+ * own load and store. */
 static inline bool try_with_request(syncq_lock_tas *l) {
-  syncq_mp_nopreempt_begin();
+  syncq_mp_nopreempt_begin_inline();
   if (syncq_lock_tas_exchange_inline(l) == 0u) return true; /* acquire (in the exchange) */
-  syncq_mp_nopreempt_end();
+  syncq_mp_nopreempt_end_inline();
   return false;
 }
 
@@ -66,26 +74,27 @@ static void wait_sleeping(syncq_lock_tas *l) {
     if (!syncq_waiter_step(&w)) {
       /* relaxed: a hint; the CAS decides */
       if (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) continue;
-      syncq_mp_nopreempt_begin();
+      syncq_mp_nopreempt_begin_inline();
       if (syncq_lock_tas_take_free_inline(l)) return;
-      syncq_mp_nopreempt_end();
+      syncq_mp_nopreempt_end_inline();
       continue;
     }
-    syncq_mp_nopreempt_begin();
+    syncq_mp_nopreempt_begin_inline();
     /* seq_cst: acquires when it returns 0 (pairs with unlock's exchange) */
     if (atomic_exchange(&l->word, SYNCQ_LOCK_TAS_MARKED) == 0u) return;
-    syncq_mp_nopreempt_end();
+    syncq_mp_nopreempt_end_inline();
     syncq_waiter_sleep(&w, &l->word, SYNCQ_LOCK_TAS_MARKED);
   }
 }
 
-/* The bodies, one for the exported function and the ops table each (an
- * exported function is not inlined into the table's wrapper: the wrapper
- * would be one more jump per call). */
-static inline int ttas_ps_lock(syncq_lock_tas *l) {
-  if (l == NULL) return SYNCQ_EINVAL;
-  /* relaxed: the test is a hint; the acquire exchange decides */
-  if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0u && try_with_request(l)) return SYNCQ_OK;
+/* The waiting after a failed or skipped first attempt, out of line as
+ * "ttas"'s (SYNCQ_LOCK_SLOW_PATH_): the uncontended lock then keeps no
+ * stack frame and no callee-saved registers, as "ttas"'s does. */
+SYNCQ_LOCK_SLOW_PATH_ int ttas_ps_wait(syncq_lock_tas *l, bool in_request) {
+  /* the fast path's failed attempt leaves its request to be dropped here:
+   * the fast path then makes no call but this tail call, and needs no
+   * callee-saved register to keep l across one */
+  if (in_request) syncq_mp_nopreempt_end_inline();
   if (syncq_wait_may_sleep(l->wait)) {
     wait_sleeping(l);
     return SYNCQ_OK;
@@ -93,7 +102,8 @@ static inline int ttas_ps_lock(syncq_lock_tas *l) {
   syncq_backoff_exp b;
   (void)syncq_backoff_exp_init(&b, SYNCQ_LOCK_TAS_BACKOFF_INITIAL_NS, SYNCQ_LOCK_TAS_BACKOFF_CAP_NS);
   syncq_waiter w;
-  syncq_waiter_init(&w, l->wait, l->process_shared, lock_spin_limit(l->wait));
+  /* SPIN and YIELD have no spinning phase to bound: 0, as "ttas" */
+  syncq_waiter_init(&w, l->wait, l->process_shared, 0);
   for (;;) {
     /* relaxed: the test before the test-and-set is only a hint */
     while (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) {
@@ -106,6 +116,18 @@ static inline int ttas_ps_lock(syncq_lock_tas *l) {
   }
 }
 
+/* The bodies, one for the exported function and the ops table each (an
+ * exported function is not inlined into the table's wrapper: the wrapper
+ * would be one more jump per call). */
+static inline int ttas_ps_lock(syncq_lock_tas *l) {
+  if (l == NULL) return SYNCQ_EINVAL;
+  /* relaxed: the test is a hint; the acquire exchange decides */
+  if (atomic_load_explicit(&l->word, memory_order_relaxed) != 0u) return ttas_ps_wait(l, false);
+  syncq_mp_nopreempt_begin_inline();
+  if (syncq_lock_tas_exchange_inline(l) == 0u) return SYNCQ_OK; /* acquire (in the exchange) */
+  return ttas_ps_wait(l, true);
+}
+
 static inline int ttas_ps_trylock(syncq_lock_tas *l) {
   if (l == NULL) return SYNCQ_EINVAL;
   /* relaxed: a hint; the acquire exchange decides */
@@ -113,9 +135,11 @@ static inline int ttas_ps_trylock(syncq_lock_tas *l) {
   return try_with_request(l) ? SYNCQ_OK : SYNCQ_EBUSY;
 }
 
+/* "ttas"'s release, inline (not the exported syncq_lock_ttas_unlock: one
+ * call less), then the end of the request. */
 static inline int ttas_ps_unlock(syncq_lock_tas *l) {
-  int r = syncq_lock_ttas_unlock(l);
-  if (r == SYNCQ_OK) syncq_mp_nopreempt_end(); /* may give up the processor now */
+  int r = syncq_lock_ttas_unlock_inline(l);
+  if (r == SYNCQ_OK) syncq_mp_nopreempt_end_inline(); /* may give up the processor now */
   return r;
 }
 

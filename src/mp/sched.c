@@ -106,25 +106,11 @@
 #include "syncq/mp/sched.h"
 #include "syncq/platform.h"
 #include "syncq/pr.h"
+#include "sched_internal.h"
 
-enum { GATE_GO = 0u, GATE_STOP = 1u, GATE_FORCE = 2u };
-enum { STATE_RUNNING = 0u, STATE_PREEMPTED = 1u };
-
-struct syncq_mp_thread {
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) gate; /* GATE_*: the scheduler's decision */
-  _Atomic(uint32_t) state;                        /* STATE_*: set by the thread itself */
-  _Atomic(uint64_t) stops;                        /* times stopped */
-  /* Written by the thread on every request: a line of its own, so that
-   * the request does not take the line other threads read state from
-   * (syncq_mp_is_preempted) and the scheduler the gate. */
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) nopreempt; /* depth of requests; the thread alone writes it */
-  _Atomic(uint32_t) deferred;                          /* the handler deferred the current preemption */
-  struct syncq_mp_sched *sched;
-  pthread_t tid;
-  unsigned app, proc;
-  bool used;               /* slot taken (under sched->mu) */
-  uint64_t defer_deadline; /* scheduler only: forced preemption time, 0: none */
-};
+/* The thread record and the request's inline bodies: sched_internal.h. */
+enum { GATE_GO = SYNCQ_MP_GATE_GO, GATE_STOP = SYNCQ_MP_GATE_STOP, GATE_FORCE = SYNCQ_MP_GATE_FORCE };
+enum { STATE_RUNNING = SYNCQ_MP_STATE_RUNNING, STATE_PREEMPTED = SYNCQ_MP_STATE_PREEMPTED };
 
 struct syncq_mp_sched {
   syncq_mp_config cfg;
@@ -140,10 +126,9 @@ struct syncq_mp_sched {
   _Atomic(uint64_t) slices, decisions, deferrals, forced, self_preemptions, resumes;
 };
 
-/* The calling thread's record. Set at registration, before any signal can
- * target the thread, so that the handler's first access does not have to
- * allocate the thread's TLS block. */
-static _Thread_local syncq_mp_thread *mp_self;
+/* The calling thread's record (sched_internal.h: initial-exec, so the
+ * handler's first access does not allocate the thread's TLS block). */
+_Thread_local syncq_mp_thread *syncq_mp_self_tls_ = NULL;
 
 /* Sleep while the gate says stop (STOP or FORCE). Called by the thread
  * itself only. */
@@ -158,7 +143,7 @@ static void mp_stop_here(syncq_mp_thread *t) {
 static void mp_handler(int sig) {
   (void)sig;
   int saved = errno; /* futex calls may change errno under the interrupted code */
-  syncq_mp_thread *t = mp_self;
+  syncq_mp_thread *t = syncq_mp_self_tls_;
   /* a signal arriving while the thread already waits in mp_stop_here
    * (giving up at the end of a request) returns to that wait */
   if (t != NULL && atomic_load(&t->state) != STATE_PREEMPTED) {
@@ -378,7 +363,7 @@ int syncq_mp_destroy(syncq_mp_sched *s) {
 }
 
 int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_thread **out) {
-  if (s == NULL || app >= s->cfg.level || proc >= s->cfg.procs || mp_self != NULL) return SYNCQ_EINVAL;
+  if (s == NULL || app >= s->cfg.level || proc >= s->cfg.procs || syncq_mp_self_tls_ != NULL) return SYNCQ_EINVAL;
   sigset_t old;
   lock_unpreemptible(s, &old);
   syncq_mp_thread *t = NULL;
@@ -400,7 +385,7 @@ int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_t
   t->app = app;
   t->proc = proc;
   t->defer_deadline = 0;
-  mp_self = t; /* before the slot is visible to the scheduler (under mu) */
+  syncq_mp_self_tls_ = t; /* before the slot is visible to the scheduler (under mu) */
   t->used = true;
   s->nregistered++;
   unlock_unpreemptible(s, &old);
@@ -410,20 +395,20 @@ int syncq_mp_register(syncq_mp_sched *s, unsigned app, unsigned proc, syncq_mp_t
 }
 
 int syncq_mp_unregister(syncq_mp_thread *t) {
-  if (t == NULL || mp_self != t) return SYNCQ_EINVAL;
+  if (t == NULL || syncq_mp_self_tls_ != t) return SYNCQ_EINVAL;
   syncq_mp_sched *s = t->sched;
   sigset_t old;
   lock_unpreemptible(s, &old);
   t->used = false;
   t->defer_deadline = 0;
   atomic_store(&t->gate, GATE_GO); /* a signal still in flight finds nothing to wait for */
-  mp_self = NULL;
+  syncq_mp_self_tls_ = NULL;
   s->nregistered--;
-  unlock_unpreemptible(s, &old); /* a pending signal now finds mp_self NULL */
+  unlock_unpreemptible(s, &old); /* a pending signal now finds syncq_mp_self_tls_ NULL */
   return SYNCQ_OK;
 }
 
-syncq_mp_thread *syncq_mp_self(void) { return mp_self; }
+syncq_mp_thread *syncq_mp_self(void) { return syncq_mp_self_tls_; }
 
 bool syncq_mp_is_preempted(const syncq_mp_thread *t) {
   if (t == NULL) return false;
@@ -436,41 +421,15 @@ uint64_t syncq_mp_preempt_count(const syncq_mp_thread *t) {
   return t == NULL ? 0 : atomic_load(&((syncq_mp_thread *)t)->stops);
 }
 
-void syncq_mp_nopreempt_begin(void) {
-  syncq_mp_thread *t = mp_self;
-  if (t == NULL) return;
-  /* relaxed (both): only this thread writes its depth and only its own
-   * handler reads it (see the interleavings above) */
-  uint32_t d = atomic_load_explicit(&t->nopreempt, memory_order_relaxed);
-  atomic_store_explicit(&t->nopreempt, d + 1u, memory_order_relaxed);
-  /* the request stands before anything the caller does next (the lock's
-   * exchange): pairs with the handler's load of the depth */
-  atomic_signal_fence(memory_order_seq_cst);
-}
+/* The exported request is the inline bodies of sched_internal.h, which
+ * the library's preemption-safe locks compile in. */
+void syncq_mp_nopreempt_begin(void) { syncq_mp_nopreempt_begin_inline(); }
+void syncq_mp_nopreempt_end(void) { syncq_mp_nopreempt_end_inline(); }
 
-void syncq_mp_nopreempt_end(void) {
-  syncq_mp_thread *t = mp_self;
-  if (t == NULL) return;
-  /* relaxed: only this thread writes its depth */
-  uint32_t d = atomic_load_explicit(&t->nopreempt, memory_order_relaxed);
-  if (d == 0u) return; /* an unmatched end is ignored */
-  /* what the caller did in the request (the lock's release) stays inside
-   * it: pairs with the handler's load of the depth */
-  atomic_signal_fence(memory_order_seq_cst);
-  /* relaxed: as begin's store */
-  atomic_store_explicit(&t->nopreempt, d - 1u, memory_order_relaxed);
-  if (d != 1u) return; /* still nested */
-  /* the gate is read after the request is over: a signal in between finds
-   * depth 0 and stops the thread; pairs with the handler's load */
-  atomic_signal_fence(memory_order_seq_cst);
-  /* relaxed: reads the STOP a deferring handler read on this thread, or a
-   * later value (coherence); a STOP stored since and missed here is
-   * followed by its signal, which finds depth 0 */
-  if (atomic_load_explicit(&t->gate, memory_order_relaxed) != GATE_GO) {
-    /* relaxed: a statistic */
-    atomic_fetch_add_explicit(&t->sched->self_preemptions, 1, memory_order_relaxed);
-    mp_stop_here(t);
-  }
+void syncq_mp_end_stop_(syncq_mp_thread *t) {
+  /* relaxed: a statistic */
+  atomic_fetch_add_explicit(&t->sched->self_preemptions, 1, memory_order_relaxed);
+  mp_stop_here(t);
 }
 
 int syncq_mp_get_stats(const syncq_mp_sched *s, syncq_mp_stats *out) {

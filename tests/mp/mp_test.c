@@ -8,7 +8,8 @@
  *    the same preemption episode) its progress counter does not move;
  *  - a no-preemption request is honoured (the scheduler defers, the thread
  *    is not stopped during a request shorter than the bound) and is not
- *    honoured past the bound (forced preemption);
+ *    honoured past the bound (forced preemption); a "ttas-ps" holder's
+ *    request (typed API and ops table) is honoured the same way;
  *  - the request against a preemption signal delivered at a chosen point
  *    (held blocked, then unblocked there): before the request, inside it
  *    (deferred, the end stops the thread), inside a nested one (only the
@@ -291,8 +292,34 @@ typedef struct requester {
   syncq_mp_sched *s;
   uint64_t hold_ns;      /* hold the request this long (0: until stopped) */
   uint64_t stops_during; /* stops counted while the request stood */
+  int via;               /* REQ_*: who makes the request */
   int rc;
 } requester;
+
+/* The request made directly, or by holding a "ttas-ps" lock through its
+ * typed API or through its registry ops table (the lock's own request
+ * spans acquisition and critical section). */
+enum { REQ_DIRECT, REQ_TTAS_PS, REQ_TTAS_PS_OPS };
+
+static int request_begin(requester *rq, syncq_lock_tas *l) {
+  if (rq->via == REQ_DIRECT) {
+    syncq_mp_nopreempt_begin();
+    return SYNCQ_OK;
+  }
+  if (rq->via == REQ_TTAS_PS) return syncq_lock_ttas_ps_lock(l);
+  syncq_lock_node node; /* the ops table takes one; "ttas-ps" does not use it */
+  return ((const syncq_lock_ops *)syncq_lock_ttas_ps_algo.ops)->lock(l, &node);
+}
+
+static int request_end(requester *rq, syncq_lock_tas *l) {
+  if (rq->via == REQ_DIRECT) {
+    syncq_mp_nopreempt_end();
+    return SYNCQ_OK;
+  }
+  if (rq->via == REQ_TTAS_PS) return syncq_lock_ttas_ps_unlock(l);
+  syncq_lock_node node;
+  return ((const syncq_lock_ops *)syncq_lock_ttas_ps_algo.ops)->unlock(l, &node);
+}
 
 static void *requester_main(void *arg) {
   requester *rq = arg;
@@ -300,7 +327,12 @@ static void *requester_main(void *arg) {
   rq->rc = syncq_mp_register(rq->s, 0, 0, &t);
   if (rq->rc != SYNCQ_OK) return NULL;
   sleep_ns(2 * MS); /* let the schedule start */
-  syncq_mp_nopreempt_begin();
+  syncq_lock_tas l;
+  if (syncq_lock_ttas_ps_init(&l, NULL) != SYNCQ_OK || request_begin(rq, &l) != SYNCQ_OK) {
+    rq->rc = SYNCQ_EINVAL;
+    syncq_mp_unregister(t);
+    return NULL;
+  }
   uint64_t s0 = syncq_mp_preempt_count(t), t0 = syncq_now_ns();
   for (;;) {
     uint64_t now = syncq_now_ns();
@@ -309,7 +341,7 @@ static void *requester_main(void *arg) {
     syncq_pr_relax();
   }
   rq->stops_during = syncq_mp_preempt_count(t) - s0;
-  syncq_mp_nopreempt_end();
+  if (request_end(rq, &l) != SYNCQ_OK || syncq_lock_ttas_ps_destroy(&l) != SYNCQ_OK) rq->rc = SYNCQ_EINVAL;
   syncq_mp_unregister(t);
   return NULL;
 }
@@ -317,9 +349,9 @@ static void *requester_main(void *arg) {
 /* One requester alone at level 2 on one processor, with this quantum and
  * request bound, holding its request hold_ns (0: until stopped): the
  * schedule's counters into *st; returns the stops inside the request. */
-static uint64_t run_requester(uint64_t quantum, uint64_t limit, uint64_t hold_ns, syncq_mp_stats *st) {
+static uint64_t run_requester_via(int via, uint64_t quantum, uint64_t limit, uint64_t hold_ns, syncq_mp_stats *st) {
   syncq_mp_sched *s = make_sched(2, 1, quantum, SYNCQ_MP_TIMESHARE, limit);
-  requester rq = {.s = s, .hold_ns = hold_ns};
+  requester rq = {.s = s, .hold_ns = hold_ns, .via = via};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, requester_main, &rq), 0);
   pthread_join(th, NULL);
@@ -327,6 +359,24 @@ static uint64_t run_requester(uint64_t quantum, uint64_t limit, uint64_t hold_ns
   assert_int_equal(syncq_mp_get_stats(s, st), SYNCQ_OK);
   assert_int_equal(syncq_mp_destroy(s), SYNCQ_OK);
   return rq.stops_during;
+}
+
+static uint64_t run_requester(uint64_t quantum, uint64_t limit, uint64_t hold_ns, syncq_mp_stats *st) {
+  return run_requester_via(REQ_DIRECT, quantum, limit, hold_ns, st);
+}
+
+/* A "ttas-ps" holder is not preempted inside its critical section (within
+ * the bound: the scheduler defers), through the typed API and through the
+ * ops table alike. */
+static void test_ttas_ps_holder_not_preempted(void **state) {
+  (void)state;
+  for (int via = REQ_TTAS_PS; via <= REQ_TTAS_PS_OPS; via++) {
+    syncq_mp_stats st;
+    uint64_t stops = run_requester_via(via, 1 * MS, 2000 * MS, 30 * MS, &st);
+    assert_int_equal(stops, 0);
+    assert_true(st.deferrals >= 1);
+    assert_int_equal(st.forced, 0);
+  }
 }
 
 static void test_nopreempt_honoured_within_bound(void **state) {
@@ -858,6 +908,7 @@ int main(void) {
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_preempted_thread_is_frozen),
     cmocka_unit_test(test_nopreempt_honoured_within_bound),
+    cmocka_unit_test(test_ttas_ps_holder_not_preempted),
     cmocka_unit_test(test_nopreempt_not_honoured_past_bound),
     cmocka_unit_test(test_request_signal_points),
     cmocka_unit_test(test_no_lost_resume),

@@ -22,7 +22,8 @@
  * the time its handler spends waiting).
  *
  * The interface the locks use (all async-signal-safe, all cheap no-ops
- * for a thread that is not registered with a running scheduler):
+ * for a thread that is not registered with a running scheduler: the
+ * request then costs one thread-local load and a branch each way):
  *   syncq_mp_nopreempt_begin / _end   ask not to be preempted (a store
  *       to the thread's own record, as 001 §2's flag): a preemption that
  *       comes while the request stands is deferred (the preemption
