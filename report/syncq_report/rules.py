@@ -374,16 +374,10 @@ def _needs_pus(rule, points, depth, machine):
 def _count_of(points, algorithm, metric, where, at, what):
     """(total, point) of a count metric at the selected point: the sum of its samples
     (every repetition of every launch), the count over all the runs the verdict reads."""
-    found = [
-        p
-        for p in points
-        if p.algorithm == algorithm
-        and p.metric == metric
-        and all(key in p.params and same_param(p.params[key], value) for key, value in where.items())
-    ]
-    if not found:
-        condition = f" with {fmt.params(where)}" if where else ""
-        raise _Unmeasurable(f"the run did not count {what}: no {algorithm} point for {metric}{condition}")
+    try:
+        found = _matching(points, algorithm, metric, where)
+    except _Unmeasurable as e:
+        raise _Unmeasurable(f"the run did not count {what}: {e}") from None
     key, value = _where_at(at, found, found, algorithm, algorithm)
     p = _one_at(found, algorithm, value, key)
     if not p.samples or not all(is_number(x) and x >= 0 for x in p.samples):
