@@ -398,11 +398,13 @@ SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
 SYNCQ_API size_t syncq_po_stack_cache_trim(void);
 
 /* Unmap everything the postoffice keeps from destroyed systems for the
- * next one: the fiber stacks (as syncq_po_stack_cache_trim) and the
+ * next one: the fiber stacks (as syncq_po_stack_cache_trim), the
  * process table of the last destroyed system (kept zeroed, with its
- * touched records resident, when those are at most 64 MB). Returns the
- * bytes released: the stacks' (guards not counted) and the table
- * mapping's length; 0 when nothing was kept. A program that has run a
+ * touched records resident, when those are at most 64 MB), and the
+ * chunks that held destroyed systems' mailboxes and message headers (at
+ * most 32 MB). Returns the bytes released: the stacks' (guards not
+ * counted), the table mapping's length and the chunks' sizes; 0 when
+ * nothing was kept. A program that has run a
  * large system and goes on to other work (or to fork(): a child copies
  * the page tables of every kept mapping and frees them at its exit) calls
  * it once the systems are destroyed. Live systems are not touched.

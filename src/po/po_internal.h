@@ -151,6 +151,8 @@ typedef struct po_slab_cursor {
 } po_slab_cursor;
 
 int po_slab_init(po_slab *s, size_t size, size_t align);
+/* Free the chunks destroyed slabs left for later ones; the bytes freed. */
+size_t po_slab_kept_trim(void);
 void *po_slab_alloc(po_slab *s); /* NULL: out of memory */
 void po_slab_cursor_init(po_slab_cursor *cur);
 /* An object from cur's chunk, or from a new chunk that becomes cur's

@@ -212,7 +212,7 @@ static void table_unmap(syncq_po_system *s, uint32_t used) {
 }
 
 size_t syncq_po_cache_trim(void) {
-  size_t bytes = syncq_po_stack_cache_trim();
+  size_t bytes = syncq_po_stack_cache_trim() + po_slab_kept_trim();
   pthread_mutex_lock(&table_lock);
   void *m = table_kept;
   size_t len = table_kept_len;

@@ -31,7 +31,12 @@
  *                of the object's alignment; nothing is freed before
  *                po_slab_destroy, which keeps the chunks (up to
  *                PO_SLAB_KEEP_BYTES in all) for later slabs of the same
- *                geometry. The objects are not zeroed. po_slab_each
+ *                geometry, until po_slab_kept_trim (syncq_po_cache_trim)
+ *                frees them. The objects are not zeroed, except that an
+ *                AddressSanitizer build clears a chunk it keeps: a kept
+ *                chunk's stale pointers (a mailbox's links to messages a
+ *                refused drain left) would otherwise make what they point
+ *                at reachable, and LeakSanitizer blind to it. po_slab_each
  *                visits every object handed out (the first min(used,
  *                cap) of each chunk: a cursor's chunk counts what its
  *                owner carved), for a caller that must free what its
@@ -89,6 +94,9 @@ static struct po_slab_chunk *kept_take(size_t bytes, size_t align) {
 }
 
 static void kept_put(struct po_slab_chunk *c) {
+#if SYNCQ_ASAN
+  memset(c->objs, 0, c->bytes - (size_t)(c->objs - (char *)c));
+#endif
   pthread_mutex_lock(&kept_lock);
   bool keep = kept_bytes + c->bytes <= PO_SLAB_KEEP_BYTES;
   if (keep) {
@@ -98,6 +106,21 @@ static void kept_put(struct po_slab_chunk *c) {
   }
   pthread_mutex_unlock(&kept_lock);
   if (!keep) free(c);
+}
+
+size_t po_slab_kept_trim(void) {
+  pthread_mutex_lock(&kept_lock);
+  struct po_slab_chunk *c = kept;
+  size_t bytes = kept_bytes;
+  kept = NULL;
+  kept_bytes = 0;
+  pthread_mutex_unlock(&kept_lock);
+  while (c != NULL) {
+    struct po_slab_chunk *next = c->next;
+    free(c);
+    c = next;
+  }
+  return bytes;
 }
 
 int po_slab_init(po_slab *s, size_t size, size_t align) {

@@ -7,7 +7,7 @@
  * leak check sees it). The same with threads carving chunks of their own
  * (po_slab_alloc_local) beside the shared ones, and po_slab_each visits
  * exactly the objects handed out, each once, also in a slab whose chunks
- * were kept from an earlier one.
+ * were kept from an earlier one; kept chunks are freed by a trim.
  *
  * Thread and object counts are fixed numbers.
  */
@@ -164,11 +164,43 @@ static void test_each_empty_and_small(void **state) {
   po_slab_destroy(&s);
 }
 
+/* A destroyed slab's chunks are kept for the next slab of its geometry
+ * until po_slab_kept_trim frees them (the bytes it frees cover them, and
+ * a second trim has none); a slab made after the trim carves fresh
+ * chunks. In an AddressSanitizer build a kept chunk holds no stale
+ * pointer: a later slab's first object reads zero. */
+static void test_kept_trim(void **state) {
+  (void)state;
+  (void)po_slab_kept_trim(); /* what earlier tests left */
+  assert_int_equal(po_slab_kept_trim(), 0);
+  po_slab s;
+  assert_int_equal(po_slab_init(&s, 64, 64), SYNCQ_OK);
+  void **o = po_slab_alloc(&s);
+  assert_non_null(o);
+  *o = &s; /* a pointer the kept chunk would hold */
+  po_slab_destroy(&s);
+  assert_int_equal(po_slab_init(&s, 64, 64), SYNCQ_OK);
+  void **again = po_slab_alloc(&s);
+  assert_ptr_equal(again, o); /* the kept chunk, reused */
+#if SYNCQ_ASAN
+  assert_null(*again);
+#endif
+  po_slab_destroy(&s);
+  size_t bytes = po_slab_kept_trim();
+  assert_true(bytes >= 64 * 32); /* the first chunk: PO_SLAB_MIN objects of 64 bytes */
+  assert_int_equal(po_slab_kept_trim(), 0);
+  assert_int_equal(po_slab_init(&s, 64, 64), SYNCQ_OK);
+  assert_non_null(po_slab_alloc(&s));
+  po_slab_destroy(&s);
+  assert_true(po_slab_kept_trim() >= 64 * 32);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_concurrent_alloc),
     cmocka_unit_test(test_each_empty_and_small),
+    cmocka_unit_test(test_kept_trim),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
