@@ -250,6 +250,10 @@ typedef enum syncq_po_send_mode {
 /* Freed slots that may wait while never-used ones are handed out (see
  * "Pids" in the file comment): each reuse of a slot follows at least this many frees. */
 #define SYNCQ_PO_REUSE_DISTANCE 4096u
+/* Slots a spawn or attach tries, each once, when the mailbox lock of a
+ * reused slot refuses the drain of the inbox that slot's earlier
+ * processes left (syncq_po_spawn: SYNCQ_ESYS). */
+#define SYNCQ_PO_SPAWN_SLOT_TRIES 8u
 #define SYNCQ_PO_MAX_MSG ((size_t)1 << 30) /* largest payload */
 #define SYNCQ_PO_MAX_SCHEDULERS 1024u      /* most scheduler threads of a fiber system */
 
@@ -431,8 +435,13 @@ SYNCQ_API size_t syncq_po_cache_trim(void);
  * syncq_po_limit_reason() names the limit.
  * SYNCQ_ESYS: the "mutex" mailbox's pthread mutex could not be made, or
  * the lock of a lock-based mailbox refused the drain of a reused slot's
- * inbox (errno says why): the slot keeps its messages, no process
- * started.
+ * inbox (errno says why) at every slot tried: a refused slot keeps its
+ * messages (no process starts on them) and goes to the back of the free
+ * slots, and the spawn takes the next free slot, up to
+ * SYNCQ_PO_SPAWN_SLOT_TRIES slots, each once (it stops early when the
+ * free slots come round to one it tried, or when max_procs fills
+ * meanwhile); no process started. (A lock that refuses with another
+ * status, such as SYNCQ_ELIMIT, answers that status.)
  * Thread safety: any thread, process or not (a fiber may spawn),
  * concurrently with every other call on sys. Not from a signal handler (the
  * postoffice is not async-signal-safe).
@@ -503,7 +512,8 @@ SYNCQ_API int syncq_po_join(syncq_po_system *sys, syncq_po_pid pid);
  * (syncq_po_limit_reason: "max_procs").
  * SYNCQ_ENOMEM: the process's mailbox could not be allocated.
  * SYNCQ_ESYS: as syncq_po_spawn (a mailbox's mutex, or a reused slot's
- * drain that the mailbox's lock refused).
+ * drain that the mailbox's lock refused at every slot tried, up to
+ * SYNCQ_PO_SPAWN_SLOT_TRIES).
  * Thread safety: a thread that is not a process yet, for itself (not from a
  * fiber: SYNCQ_EINVAL), concurrently with every other call on sys. Not from
  * a signal handler (the postoffice is not async-signal-safe).

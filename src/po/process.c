@@ -25,7 +25,10 @@
  *                that reserved always finds a slot, at worst after
  *                waiting out a put in flight (it yields). A fiber takes
  *                its stack when it first runs (fiber_sched.c), so a
- *                growing stack pool holds no spawn up.
+ *                growing stack pool holds no spawn up. A reused slot
+ *                whose inbox drain the mailbox's lock refuses goes back
+ *                and the next free slot is tried (take_slot: at most
+ *                SYNCQ_PO_SPAWN_SLOT_TRIES slots, each once).
  *                A join claims the process in its state word (one CAS
  *                that checks the generation: PO_CLAIMED); the common case,
  *                a fiber that is done, frees the slot with one CAS (EXITED
@@ -397,8 +400,11 @@ static uint32_t next_free(const syncq_po_system *sys, syncq_po_pid pid) {
 }
 
 /* Ready slot i (taken by reserve_slot; `fresh`: never used) for a new process:
- * its mailbox, its pid. On failure the caller gives the slot back. */
-static int prepare_slot(syncq_po_system *sys, uint32_t i, bool fresh, struct syncq_po_proc **out) {
+ * its mailbox, its pid. On failure the caller gives the slot back;
+ * *drain_refused says the failure was the mailbox lock's refusal of a
+ * reused slot's drain (another slot may do). */
+static int prepare_slot(syncq_po_system *sys, uint32_t i, bool fresh, struct syncq_po_proc **out, bool *drain_refused) {
+  *drain_refused = false;
   struct syncq_po_proc *p = &sys->procs[i];
   if (fresh) p->sys = sys;  /* its first use: the rest of a fresh record is zero (see table_map) */
   if (p->mailbox == NULL) { /* a first use, or a refused one's (its mailbox failed) */
@@ -423,13 +429,16 @@ static int prepare_slot(syncq_po_system *sys, uint32_t i, bool fresh, struct syn
      * Under the mailbox's lock even so: such a sender (it read the old
      * process's RUNNING before that exit) may be linking one now. A lock
      * that refuses stops the drain: the new process would start on an
-     * inbox holding the earlier ones' messages, so it does not start;
-     * the caller gives the slot back (the messages wait there for a take
-     * whose drain the lock admits) and answers the lock's status. */
+     * inbox holding the earlier ones' messages, so it does not start
+     * here: the caller gives the slot back (the messages wait there for
+     * a take whose drain the lock admits) and tries another slot. */
     syncq_po_msg *m;
     int r;
     while ((r = sys->mb->dequeue(p->mailbox, &m)) == SYNCQ_OK) po_drop(sys, p, m);
-    if (r != SYNCQ_EMPTY) return r;
+    if (r != SYNCQ_EMPTY) {
+      *drain_refused = true;
+      return r;
+    }
   }
   /* relaxed: the slot is FREE and ours; the word's last store (its free)
    * is ordered before by free_slots (or it is a fresh zero word). */
@@ -458,17 +467,37 @@ static void give_back(syncq_po_system *sys, uint32_t i) {
 
 /* A prepared slot for a new process, spawned or attached, while fewer
  * than `limit` are live: SYNCQ_ELIMIT ("max_procs") at the limit, or
- * prepare_slot's failure with the slot given back. */
+ * prepare_slot's failure with the slot given back. A reused slot whose
+ * drain the mailbox's lock refuses goes back to the end of free_slots
+ * and the next slot is taken instead, up to SYNCQ_PO_SPAWN_SLOT_TRIES
+ * slots, each tried once: a take that brings back a slot already tried
+ * (the free slots have come round: no other is free) stops, as does the
+ * last try, answering the last refusal (the lock's status). Every take
+ * given back counts in `failed` (a take that started no process). */
 static int take_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_proc **out) {
-  uint32_t i;
-  bool fresh;
-  if (!reserve_slot(sys, limit, &i, &fresh)) {
-    set_limit(sys, "max_procs");
-    return SYNCQ_ELIMIT;
+  uint32_t tried[SYNCQ_PO_SPAWN_SLOT_TRIES];
+  int refusal = SYNCQ_OK;
+  for (uint32_t n = 0;; n++) {
+    uint32_t i;
+    bool fresh, refused;
+    if (!reserve_slot(sys, limit, &i, &fresh)) {
+      if (refusal != SYNCQ_OK) return refusal; /* the slots we gave back went to other takes */
+      set_limit(sys, "max_procs");
+      return SYNCQ_ELIMIT;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+      if (tried[k] == i) {
+        give_back(sys, i);
+        return refusal;
+      }
+    }
+    int r = prepare_slot(sys, i, fresh, out, &refused);
+    if (r == SYNCQ_OK) return SYNCQ_OK;
+    give_back(sys, i);
+    if (!refused || n + 1 == SYNCQ_PO_SPAWN_SLOT_TRIES) return r;
+    tried[n] = i;
+    refusal = r;
   }
-  int r = prepare_slot(sys, i, fresh, out);
-  if (r != SYNCQ_OK) give_back(sys, i);
-  return r;
 }
 
 void po_exit_notify(struct syncq_po_proc *p) {

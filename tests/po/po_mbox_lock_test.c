@@ -23,12 +23,16 @@
  * their critical section without the lock and the calls answered
  * SYNCQ_OK.
  *
- * A reused slot whose drain the lock refuses starts no process (attach
- * answers the status), and destroy frees what the inboxes hold without
- * the lock (a "mutex-nofree" inbox leaked before: LeakSanitizer).
+ * A reused slot whose drain the lock refuses starts no process: a spawn
+ * or attach takes the next free slot instead (up to
+ * SYNCQ_PO_SPAWN_SLOT_TRIES, each once) and answers the lock's status
+ * when every slot it tries refuses; and destroy frees what the inboxes
+ * hold without the lock (a "mutex-nofree" inbox leaked before:
+ * LeakSanitizer).
  *
  * No threads of the test's own: the main thread, attached as a process
- * (and, for send_after, the thread system's timer thread).
+ * (and the thread system's timer thread for send_after, a spawned
+ * thread process for spawn).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,6 +52,14 @@
 /* 0: the lock admits; else the status its acquire answers. */
 static _Atomic(int) refusal;
 static _Atomic(uint64_t) refused; /* acquires refused so far */
+/* The refusal's reach: every lock while n_only is 0, else only these
+ * (one mailbox's: "two-lock" has two). */
+static void *only[2];
+static int n_only;
+/* The locks made so far, the latest last (a mailbox's are made together,
+ * at its slot's first use). */
+static void *made[8];
+static uint64_t n_made;
 
 typedef struct refusing_lock {
   pthread_mutex_t m;
@@ -55,13 +67,20 @@ typedef struct refusing_lock {
 
 static int rl_init(void *l, const syncq_lock_config *cfg) {
   (void)cfg;
+  made[n_made++ % 8] = l;
   return pthread_mutex_init(&((refusing_lock *)l)->m, NULL) == 0 ? SYNCQ_OK : SYNCQ_ESYS;
 }
 static int rl_destroy(void *l) { return pthread_mutex_destroy(&((refusing_lock *)l)->m) == 0 ? SYNCQ_OK : SYNCQ_EBUSY; }
+static bool in_reach(const void *l) {
+  if (n_only == 0) return true;
+  for (int i = 0; i < n_only; i++)
+    if (only[i] == l) return true;
+  return false;
+}
 static int rl_lock(void *l, syncq_lock_node *n) {
   (void)n;
   int r = atomic_load(&refusal);
-  if (r != 0) {
+  if (r != 0 && in_reach(l)) {
     atomic_fetch_add(&refused, 1);
     return r;
   }
@@ -172,6 +191,7 @@ static void refused_on(const char *mailbox) {
 /* A system of `mailbox` whose mailboxes all take the refusing lock. */
 static syncq_po_system *refusing_system(const char *mailbox, const syncq_lock_ops **own) {
   atomic_store(&refusal, 0); /* as in refused_on */
+  n_only = 0;
   syncq_po_config cfg = {mailbox, 4, 0, 0, "thread", 0, false};
   syncq_po_system *sys = NULL;
   assert_int_equal(syncq_po_create(&cfg, &sys), SYNCQ_OK);
@@ -196,6 +216,30 @@ static syncq_po_pid leave_unread(syncq_po_system *sys, int n) {
   return pid;
 }
 
+/* Slot 0's next take, once the lock admits again, starts on an empty
+ * inbox: attach (holding the slots that come first) until slot 0 comes;
+ * old, its last pid, names nobody. The holds are detached. */
+static void slot0_drained(syncq_po_system *sys, syncq_po_pid old) {
+  syncq_po_proc *held[64], *p = NULL;
+  uint32_t nheld = 0;
+  assert_true(sys->nslots <= 64);
+  for (;;) {
+    assert_true(nheld < sys->nslots);
+    assert_int_equal(syncq_po_attach(sys, &p), SYNCQ_OK);
+    if (po_slot_of(sys, syncq_po_pid_of(p)) == 0) break;
+    held[nheld++] = p;
+  }
+  syncq_po_pid pid = syncq_po_pid_of(p);
+  assert_int_equal(po_gen_of(sys, pid), po_gen_of(sys, old) + 1);
+  syncq_po_msg *out = NULL;
+  assert_int_equal(syncq_po_try_recv(p, &out), SYNCQ_EMPTY);
+  assert_int_equal(syncq_po_get(p, 1, &out), SYNCQ_OK);
+  assert_int_equal(syncq_po_send(p, old, out, SYNCQ_PO_LINK), SYNCQ_EDEAD); /* the old pid names nobody */
+  assert_int_equal(syncq_po_free(p, out), SYNCQ_OK);
+  assert_int_equal(syncq_po_detach(p), SYNCQ_OK);
+  for (uint32_t i = 0; i < nheld; i++) assert_int_equal(syncq_po_detach(held[i]), SYNCQ_OK);
+}
+
 /* A reused slot starts its process with an empty inbox or not at all:
  * while the lock refuses the drain of what the slot's last process left,
  * attach answers the lock's status and the slot waits, its messages
@@ -215,25 +259,88 @@ static void reuse_refused_on(const char *mailbox) {
   assert_int_equal(syncq_po_attach(sys, &p), SYNCQ_ESYS);
   assert_null(p);
   atomic_store(&refusal, 0);
-  /* Slot 0 went to the back of the free slots: hold the others, then
-   * slot 0 comes, drained now. */
+  slot0_drained(sys, old);
+  sys->lock = own;
+  assert_int_equal(syncq_po_destroy(sys), SYNCQ_OK);
+}
+
+/* What a spawned process found in its inbox at its start. */
+static void probe(syncq_po_proc *self, void *arg) {
+  syncq_po_msg *m = NULL;
+  int *found = arg;
+  *found = syncq_po_try_recv(self, &m);
+  if (*found == SYNCQ_OK) syncq_po_free(self, m);
+}
+
+/* A spawn whose reused slot's drain the lock refuses starts its process
+ * on the next free slot: only slot 0's mailbox lock refuses, slot 0 is
+ * the oldest freed, and the spawn starts on slot 1 (the next), with an
+ * empty inbox, after one refused acquire (slot 0's drain); slot 0 keeps
+ * what it held for its next take. Before, the spawn answered SYNCQ_ESYS. */
+static void spawn_elsewhere_on(const char *mailbox) {
+  const syncq_lock_ops *own = NULL;
+  syncq_po_system *sys = refusing_system(mailbox, &own);
+  uint64_t before_made = n_made;
+  syncq_po_pid old = leave_unread(sys, 2);
+  assert_int_equal(po_slot_of(sys, old), 0);
+  n_only = (int)(n_made - before_made); /* slot 0's mailbox made its lock (two: "two-lock") */
+  assert_true(n_only >= 1 && n_only <= 2);
+  for (int i = 0; i < n_only; i++) only[i] = made[(before_made + (uint64_t)i) % 8];
+  for (uint32_t i = 1; i < sys->nslots; i++) leave_unread(sys, 0);
+  atomic_store(&refusal, SYNCQ_ESYS);
+  uint64_t before = atomic_load(&refused);
+  int found = -1;
+  syncq_po_pid pid = -1;
+  assert_int_equal(syncq_po_spawn(sys, probe, &found, &pid), SYNCQ_OK);
+  assert_int_equal(syncq_po_join(sys, pid), SYNCQ_OK);
+  assert_int_equal(atomic_load(&refused) - before, 1);
+  assert_int_equal(po_slot_of(sys, pid), 1);
+  assert_int_equal(found, SYNCQ_EMPTY);
+  atomic_store(&refusal, 0);
+  n_only = 0;
+  slot0_drained(sys, old);
+  sys->lock = own;
+  assert_int_equal(syncq_po_destroy(sys), SYNCQ_OK);
+}
+
+/* When every slot refuses, a spawn or attach tries
+ * SYNCQ_PO_SPAWN_SLOT_TRIES of them, each once, and answers the lock's
+ * status: the refused acquires count the slots tried. With three free
+ * slots it tries those three and stops (the free slots came round).
+ * Before, it answered after the first (one refused acquire). */
+static void all_refuse_on(const char *mailbox) {
+  const syncq_lock_ops *own = NULL;
+  syncq_po_system *sys = refusing_system(mailbox, &own);
+  uint32_t nslots = sys->nslots;
+  syncq_po_pid old = leave_unread(sys, 1);
+  for (uint32_t i = 1; i < nslots; i++) leave_unread(sys, 0);
+  assert_true(nslots > SYNCQ_PO_SPAWN_SLOT_TRIES);
+  uint32_t started = syncq_po_count(sys);
+  atomic_store(&refusal, SYNCQ_ESYS);
+  uint64_t before = atomic_load(&refused);
+  syncq_po_proc *p = NULL;
+  assert_int_equal(syncq_po_attach(sys, &p), SYNCQ_ESYS);
+  assert_null(p);
+  assert_int_equal(atomic_load(&refused) - before, SYNCQ_PO_SPAWN_SLOT_TRIES);
+  before = atomic_load(&refused);
+  int found = -1;
+  syncq_po_pid pid = -1;
+  assert_int_equal(syncq_po_spawn(sys, probe, &found, &pid), SYNCQ_ESYS);
+  assert_int_equal(pid, -1);
+  assert_int_equal(atomic_load(&refused) - before, SYNCQ_PO_SPAWN_SLOT_TRIES);
+  assert_int_equal(syncq_po_count(sys), started); /* no process started */
+  atomic_store(&refusal, 0);
+  slot0_drained(sys, old);
+  /* Three free slots left (attach may take the reserve): each is tried once. */
   syncq_po_proc *held[64];
   assert_true(nslots <= 64);
-  for (uint32_t i = 0; i + 1 < nslots; i++) {
-    assert_int_equal(syncq_po_attach(sys, &held[i]), SYNCQ_OK);
-    assert_int_not_equal(po_slot_of(sys, syncq_po_pid_of(held[i])), 0);
-  }
-  assert_int_equal(syncq_po_attach(sys, &p), SYNCQ_OK);
-  syncq_po_pid pid = syncq_po_pid_of(p);
-  assert_int_equal(po_slot_of(sys, pid), 0);
-  assert_int_equal(po_gen_of(sys, pid), po_gen_of(sys, old) + 1);
-  syncq_po_msg *out = NULL;
-  assert_int_equal(syncq_po_try_recv(p, &out), SYNCQ_EMPTY);
-  assert_int_equal(syncq_po_get(p, 1, &out), SYNCQ_OK);
-  assert_int_equal(syncq_po_send(p, old, out, SYNCQ_PO_LINK), SYNCQ_EDEAD); /* the old pid names nobody */
-  assert_int_equal(syncq_po_free(p, out), SYNCQ_OK);
-  assert_int_equal(syncq_po_detach(p), SYNCQ_OK);
-  for (uint32_t i = 0; i + 1 < nslots; i++) assert_int_equal(syncq_po_detach(held[i]), SYNCQ_OK);
+  for (uint32_t i = 0; i + 3 < nslots; i++) assert_int_equal(syncq_po_attach(sys, &held[i]), SYNCQ_OK);
+  atomic_store(&refusal, SYNCQ_ESYS);
+  before = atomic_load(&refused);
+  assert_int_equal(syncq_po_attach(sys, &p), SYNCQ_ESYS);
+  assert_int_equal(atomic_load(&refused) - before, 3);
+  atomic_store(&refusal, 0);
+  for (uint32_t i = 0; i + 3 < nslots; i++) assert_int_equal(syncq_po_detach(held[i]), SYNCQ_OK);
   sys->lock = own;
   assert_int_equal(syncq_po_destroy(sys), SYNCQ_OK);
 }
@@ -288,6 +395,20 @@ static void test_reuse(void **state) {
   reuse_refused_on("mutex-nofree");
   reuse_refused_on("two-lock");
 }
+static void test_spawn_elsewhere(void **state) {
+  (void)state;
+  spawn_elsewhere_on("mutex");
+  spawn_elsewhere_on("ttas");
+  spawn_elsewhere_on("mutex-nofree");
+  spawn_elsewhere_on("two-lock");
+}
+static void test_all_refuse(void **state) {
+  (void)state;
+  all_refuse_on("mutex");
+  all_refuse_on("ttas");
+  all_refuse_on("mutex-nofree");
+  all_refuse_on("two-lock");
+}
 static void test_destroy(void **state) {
   (void)state;
   destroy_refused_on("mutex");
@@ -298,8 +419,9 @@ static void test_destroy(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_mutex),    cmocka_unit_test(test_ttas),  cmocka_unit_test(test_mutex_nofree),
-    cmocka_unit_test(test_two_lock), cmocka_unit_test(test_reuse), cmocka_unit_test(test_destroy),
+    cmocka_unit_test(test_mutex),      cmocka_unit_test(test_ttas),    cmocka_unit_test(test_mutex_nofree),
+    cmocka_unit_test(test_two_lock),   cmocka_unit_test(test_reuse),   cmocka_unit_test(test_spawn_elsewhere),
+    cmocka_unit_test(test_all_refuse), cmocka_unit_test(test_destroy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
