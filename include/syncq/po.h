@@ -20,9 +20,10 @@
  *             thread per processing unit; run queues are NBLFQs; recv on
  *             an empty inbox parks the fiber and a send makes it runnable
  *             again, to run next on the sender's scheduler; idle
- *             schedulers spin briefly, then sleep on a futex. recv's
- *             yielding form yields to the other fibers of its scheduler,
- *             not to the kernel, and then parks.
+ *             schedulers spin briefly, then sleep on a futex. Each
+ *             receive that waits (recv, recv_blocking, recv_timeout)
+ *             first yields once to the other runnable fibers of its
+ *             scheduler, not to the kernel, and then parks.
  *             The default when the library was built with Boost.Context.
  *             Blocking calls: a fiber that makes a blocking system call
  *             (read, sleep(3) -- syncq_po_sleep parks instead --, a
@@ -918,8 +919,8 @@ SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *
  * yields once to the other runnable fibers of its scheduler (often the
  * one its last send woke, which may answer) and then parks until a
  * message arrives (polling would make each message wait for a pass over
- * every fiber); its yield wakes no idle scheduler and is not stolen for,
- * so it costs no more than recv_blocking's park.
+ * every fiber); its yield wakes no idle scheduler and is not stolen for.
+ * A fiber's recv_blocking and recv_timeout wait the same way.
  * SYNCQ_EINVAL: self or out is NULL, or the caller is not the process
  * `self` (another thread or fiber: the inbox has one consumer).
  * SYNCQ_EKILLED: self has been killed by an exit signal (before or while
@@ -938,8 +939,11 @@ SYNCQ_API int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *
 SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
 
 /* Receive the next message of the inbox into *out, sleeping while the inbox
- * is empty: as syncq_po_recv, but a thread sleeps on a futex and a fiber
- * parks, costing no CPU; the next send to this process wakes it.
+ * is empty: as syncq_po_recv, but a thread sleeps on a futex, costing no
+ * CPU; the next send to this process wakes it. A fiber waits as in
+ * syncq_po_recv: it yields once to the other runnable fibers of its
+ * scheduler (a reply from one of them is taken without a park), then
+ * parks until a send wakes it.
  * SYNCQ_EINVAL: self or out is NULL, or the caller is not the process
  * `self`.
  * SYNCQ_EKILLED: self has been killed by an exit signal (before or while
@@ -981,9 +985,12 @@ SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
  * SYNCQ_ETIMEDOUT once timeout_ns nanoseconds (monotonic clock) have
  * passed with the inbox empty. timeout_ns 0: look once (SYNCQ_OK or
  * SYNCQ_ETIMEDOUT); UINT64_MAX: wait for ever (recv_blocking). A fiber
- * parks, woken by a send or by its scheduler's timer heap when the
- * deadline passes (late by as long as that scheduler is busy running a
- * fiber that does not switch); a thread sleeps on a timed futex wait.
+ * yields once to the other runnable fibers of its scheduler, as
+ * syncq_po_recv does (a reply from one of them is taken without a park
+ * or a timer), then parks, woken by a send or by its scheduler's timer
+ * heap when the deadline passes (late by as long as that scheduler is
+ * busy running a fiber that does not switch); a thread sleeps on a timed
+ * futex wait.
  * Erlang's `receive ... after T`.
  * SYNCQ_ETIMEDOUT: timeout_ns passed with the inbox empty.
  * SYNCQ_EINVAL: self or out is NULL, or the caller is not the process

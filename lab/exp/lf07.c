@@ -223,10 +223,10 @@ static void sorter(syncq_po_proc *self, void *arg) {
 }
 
 /* The Slicer's wait for a reply, its inbox found empty: 002's Recv() as
- * syncq_po_recv waits (a thread yields and looks again; a fiber parks,
- * here at once and with a deadline so that it can read the watch:
- * syncq_po_recv's one yield to its scheduler's other fibers first has no
- * public form), reading the
+ * syncq_po_recv waits (a thread yields and looks again; a fiber yields
+ * once to its scheduler's other runnable fibers, then parks: here
+ * through recv_timeout, which waits as syncq_po_recv does but with a
+ * deadline, so that it can read the watch), reading the
  * watch each LAB_PO_WATCH_NS (a thread reads the clock at every 16th
  * look; summing the Sorters' counts costs a cache miss per Sorter).
  * Messages are lost when, for LAB_QUEUE_LOST_MS, every Sorter that took a

@@ -207,24 +207,30 @@ static int fiber_wait(struct syncq_po_proc *self, syncq_po_msg **out);
 __attribute__((noinline)) static void count_yield(void) { SYNCQ_STAT_INC(yields); }
 __attribute__((noinline)) static void count_block(void) { SYNCQ_STAT_INC(blocks); }
 
+/* A fiber's first look at its inbox, and, found empty, one more after a
+ * yield to the other runnable fibers of its scheduler (often the one its
+ * last send woke, which may answer): what every receive does before it
+ * parks, since a park and its wake-up cost more than that yield. The
+ * yield stays on this scheduler: it steals nothing, and wakes no idle
+ * scheduler, which would only take the receiver to another processor
+ * for its second look (po_fiber_yield_local). SYNCQ_EMPTY: park. */
+static int fiber_look(struct syncq_po_proc *self, syncq_po_msg **out) {
+  int r = po_take(self, out);
+  if (r != SYNCQ_EMPTY) return r;
+  if (!po_fiber_yield_local(self)) return SYNCQ_EMPTY;
+  count_yield();
+  return po_take(self, out);
+}
+
 int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out) {
   if (self == NULL || out == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   if (self->is_fiber) {
     /* 002's Recv() yields while the inbox is empty. A fiber yields once,
-     * so every other runnable fiber of its scheduler runs first (often
-     * the one its last send woke, which may answer), and then parks
-     * until a send wakes it: polling would make each message wait for a
-     * pass over every fiber of the scheduler (O(N) per hop). The yield
-     * stays on this scheduler: it steals nothing, and wakes no idle
-     * scheduler, which would only take the receiver to another processor
-     * for its second look (po_fiber_yield_local). */
-    int r = po_take(self, out);
-    if (r != SYNCQ_EMPTY) return r;
-    if (po_fiber_yield_local(self)) {
-      count_yield();
-      if ((r = po_take(self, out)) != SYNCQ_EMPTY) return r;
-    }
-    return fiber_wait(self, out);
+     * so every other runnable fiber of its scheduler runs first, and then
+     * parks until a send wakes it: polling would make each message wait
+     * for a pass over every fiber of the scheduler (O(N) per hop). */
+    int r = fiber_look(self, out);
+    return r != SYNCQ_EMPTY ? r : fiber_wait(self, out);
   }
   for (;;) {
     int r = po_take(self, out);
@@ -258,8 +264,9 @@ static int fiber_wait(struct syncq_po_proc *self, syncq_po_msg **out) {
   }
 }
 
+/* As a fiber's recv: the yield before the park is recv_blocking's too. */
 static int fiber_recv_blocking(struct syncq_po_proc *self, syncq_po_msg **out) {
-  int r = po_take(self, out);
+  int r = fiber_look(self, out);
   return r != SYNCQ_EMPTY ? r : fiber_wait(self, out);
 }
 
@@ -342,12 +349,14 @@ static void disarm(struct syncq_po_proc *self) {
   self->tmr_heap = NULL;
 }
 
-/* A fiber's receive with a deadline: as fiber_wait, and its
- * timer wakes it when the deadline passes (the clock decides, so a wake
+/* A fiber's receive with a deadline: as a fiber's recv (its one yield
+ * first: fiber_look, before a timer is armed), then fiber_wait with its
+ * timer waking it when the deadline passes (the clock decides, so a wake
  * for any other reason only costs another look). */
 static int fiber_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_msg **out) {
   po_fiber *f = &self->fiber;
-  int r;
+  int r = fiber_look(self, out);
+  if (r != SYNCQ_EMPTY) return r;
   for (;;) {
     if ((r = po_take(self, out)) != SYNCQ_EMPTY) break;
     if (syncq_now_ns() >= due) {

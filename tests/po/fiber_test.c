@@ -34,6 +34,7 @@
 #include "syncq/clock.h"
 #include "syncq/platform.h"
 #include "syncq/po.h"
+#include "syncq/stats.h"
 
 #include "test_sanitizer.h"
 /* Sanitizers keep state per fiber (TSan: a thread state each) and need
@@ -452,6 +453,103 @@ static void test_runnext_does_not_starve(void **state) {
   assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
 }
 
+/* ------------------------------------------------ a receive's yield */
+
+enum { REPLY_ROUNDS = 10, T_QUIT = 9 };
+
+typedef struct asker {
+  syncq_po_pid server;
+  int how; /* 0: recv_timeout, 1: recv_blocking */
+  _Atomic(int) errors;
+  uint64_t parked[REPLY_ROUNDS]; /* blocks counted while each round's receive waited */
+} asker;
+
+/* Answers each message with itself, until T_QUIT; its receive yields
+ * before it would park (syncq_po_recv), so it parks only when the asker
+ * does too. */
+static void answerer(syncq_po_proc *self, void *arg) {
+  asker *a = arg;
+  for (;;) {
+    syncq_po_msg *m;
+    if (syncq_po_recv(self, &m) != SYNCQ_OK) {
+      atomic_fetch_add(&a->errors, 1);
+      return;
+    }
+    if (m->type == T_QUIT) {
+      syncq_po_free(self, m);
+      return;
+    }
+    if (syncq_po_send(self, m->sender, m, SYNCQ_PO_LINK) != SYNCQ_OK) atomic_fetch_add(&a->errors, 1);
+  }
+}
+
+/* Sends the answerer a message (which makes it runnable on this, the
+ * only, scheduler) and waits for the answer, counting the blocks (parks)
+ * of its scheduler thread meanwhile: syncq_stats_self() is looked up
+ * afresh at each call, and with one scheduler and nothing else blocking
+ * there, only this receive can park. */
+static void asking(syncq_po_proc *self, void *arg) {
+  asker *a = arg;
+  for (int i = 0; i < REPLY_ROUNDS; i++) {
+    syncq_po_msg *m;
+    if (syncq_po_get(self, 8, &m) != SYNCQ_OK) {
+      atomic_fetch_add(&a->errors, 1);
+      return;
+    }
+    m->type = 1;
+    uint64_t before = syncq_stats_self()->blocks;
+    if (syncq_po_send(self, a->server, m, SYNCQ_PO_LINK) != SYNCQ_OK) {
+      atomic_fetch_add(&a->errors, 1);
+      return;
+    }
+    int r =
+      a->how == 0 ? syncq_po_recv_timeout(self, (uint64_t)60 * 1000000000u, &m) : syncq_po_recv_blocking(self, &m);
+    a->parked[i] = syncq_stats_self()->blocks - before;
+    if (r != SYNCQ_OK || m->sender != a->server) {
+      atomic_fetch_add(&a->errors, 1);
+      return;
+    }
+    syncq_po_free(self, m);
+  }
+  syncq_po_msg *q;
+  if (syncq_po_get(self, 0, &q) != SYNCQ_OK) {
+    atomic_fetch_add(&a->errors, 1);
+    return;
+  }
+  q->type = T_QUIT;
+  if (syncq_po_send(self, a->server, q, SYNCQ_PO_LINK) != SYNCQ_OK) atomic_fetch_add(&a->errors, 1);
+}
+
+/* recv_timeout and recv_blocking, like recv, yield once to their
+ * scheduler's runnable fibers before they park: the answerer, made
+ * runnable by the request, answers during that yield, and the answer is
+ * taken without a park in every round. Before, both parked at once (one
+ * block a round), and the answerer's send woke them. */
+static void test_receives_yield_before_parking(void **state) {
+  (void)state;
+  if (!syncq_stats_enabled()) {
+    print_message("skipped: statistics not counted in this build\n");
+    skip();
+  }
+  for (int how = 0; how < 2; how++) {
+    syncq_po_system *s = fiber_system("mpsc", 4, 1, 0);
+    asker a = {0, how, 0, {0}};
+    syncq_po_pid server, client;
+    assert_int_equal(syncq_po_spawn(s, answerer, &a, &server), SYNCQ_OK);
+    a.server = server;
+    assert_int_equal(syncq_po_spawn(s, asking, &a, &client), SYNCQ_OK);
+    assert_int_equal(syncq_po_join(s, client), SYNCQ_OK);
+    assert_int_equal(syncq_po_join(s, server), SYNCQ_OK);
+    assert_int_equal(atomic_load(&a.errors), 0);
+    for (int i = 0; i < REPLY_ROUNDS; i++) {
+      if (a.parked[i] != 0)
+        fail_msg("%s, round %d: the receive parked %llu times", how == 0 ? "recv_timeout" : "recv_blocking", i,
+                 (unsigned long long)a.parked[i]);
+    }
+    assert_int_equal(syncq_po_destroy(s), SYNCQ_OK);
+  }
+}
+
 /* ------------------------------------------------ fibers spawning fibers */
 
 typedef struct tree {
@@ -829,6 +927,7 @@ int main(void) {
     cmocka_unit_test(test_default_guard_catches_big_frame),
     cmocka_unit_test(test_fibers_spawn_and_join_fibers),
     cmocka_unit_test(test_runnext_does_not_starve),
+    cmocka_unit_test(test_receives_yield_before_parking),
     cmocka_unit_test(test_a_fibers_child_runs_next),
     cmocka_unit_test(test_a_busy_parents_child_is_taken),
   };
