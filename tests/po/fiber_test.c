@@ -869,14 +869,26 @@ static void overflow_child(void) {
   syncq_po_join(s, pid);
 }
 
-/* A 20 KB frame on the default 16 KB stack whose first write is its
- * lowest byte, 4 KB below the stack, as code built without
+/* How far below its stack the frame of jump() reaches: just under the
+ * documented default guard (16 KB, po.h: "a frame that overruns the
+ * default stack by up to 16 KB ... lands in it"), so that any smaller
+ * guard lets the write through into the stack below. */
+#define JUMP_OVERRUN (16 * 1024 - 64)
+
+/* A frame that overruns the default 16 KB stack by JUMP_OVERRUN bytes and
+ * whose first write is its lowest byte, as code built without
  * -fstack-clash-protection may make (this toolchain probes a large frame
  * page by page, which faults in any guard, so the write is made here
- * directly): it must land in the default guard, not in the stack below. */
+ * directly, below the stack's lowest byte): it must land in the default
+ * guard and be reported, not in the stack below (pid 0's, whose top holds
+ * its frames and whose lower pages are mapped: with a guard of 8 KB the
+ * write lands there, nothing faults, and the child exits normally). */
 static void jump(syncq_po_proc *self, void *arg) {
-  (void)self, (void)arg;
-  volatile char *lowest = (volatile char *)__builtin_frame_address(0) - 20 * 1024;
+  (void)arg;
+  void *lo = NULL;
+  size_t size = 0;
+  if (syncq_po_stack(self, &lo, &size) != SYNCQ_OK || size != SYNCQ_PO_DEFAULT_FIBER_STACK) _exit(11);
+  volatile char *lowest = (volatile char *)lo - JUMP_OVERRUN;
   *lowest = 1;
 }
 
@@ -896,8 +908,8 @@ static void test_default_guard_catches_big_frame(void **state) {
     print_message("skipped under a sanitizer: it reports the overflow itself, before our handler\n");
     skip();
   }
-  _Static_assert(SYNCQ_PO_DEFAULT_FIBER_STACK == 16 * 1024 && SYNCQ_PO_DEFAULT_FIBER_GUARD > 4 * 1024,
-                 "the frame below overruns the default stack by 4 KB and must land in the default guard");
+  _Static_assert(SYNCQ_PO_DEFAULT_FIBER_STACK == 16 * 1024 && SYNCQ_PO_DEFAULT_FIBER_GUARD >= 16 * 1024,
+                 "the documented defaults: a 16 KB stack, a guard of at least 16 KB below it");
   child_dies_reporting(big_frame_child, SIGSEGV, "syncq po: process 1 overflowed its fiber stack");
 }
 
