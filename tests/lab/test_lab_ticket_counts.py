@@ -37,3 +37,14 @@ def test_queue_sides_counts_the_closed_rings_and_the_waits_they_leave(tmp_path):
         assert abs(c["deq_wait_pauses_per_op"] - LR_SPIN * closed) < 1e-9, p
         assert "enq_cells_lost_per_op" not in c, p  # no dequeuer while the producer fills
         assert "enq_slow_per_op" not in c, p
+
+
+def test_dg25_prodcons_says_what_a_pause_takes(tmp_path):
+    """deq_wait_pauses_per_op counts pauses, whose length differs between
+    CPUs by an order of magnitude: the run notes this machine's."""
+    lab("run", "dg25-prodcons", "--size", "smoke", "--threads", "1", "--algos", "lcrq",
+        "--quiet", "--out", str(tmp_path), check=0)
+    notes = [r["text"] for r in records(tmp_path) if r["type"] == "note" and r["experiment"] == "dg25-prodcons"]
+    (pause,) = [t for t in notes if t.startswith("one pause (syncq_pr_relax")]
+    ns = float(pause.split(" took ")[1].split(" ns ")[0])
+    assert ns > 0, pause

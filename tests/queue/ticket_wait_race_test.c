@@ -96,9 +96,9 @@ static void *produce(void *arg) {
 typedef struct expect {
   const char *algo;
   const char *point;
-  uint64_t waits;   /* the consumer's deq_waits, each of which runs out (deq_waits_out) */
-  uint64_t pauses;  /* ... and deq_wait_pauses */
-  uint64_t lost;    /* the producer's enq_cells_lost */
+  uint64_t waits;  /* the consumer's deq_waits, each of which runs out (deq_waits_out) */
+  uint64_t pauses; /* ... and deq_wait_pauses */
+  uint64_t lost;   /* the producer's enq_cells_lost */
 } expect;
 
 static const expect cases[] = {
@@ -164,20 +164,21 @@ static void late_producer(const expect *e) {
   free(q);
 
   if (c.deq_waits != e->waits || c.deq_wait_pauses != e->pauses || c.deq_waits_out != e->waits)
-    fail_msg("%s: the consumer ahead of a stopped producer counted %llu waits (%llu ran out) and %llu pauses, "
-             "expected %llu (all out) and %llu",
-             e->algo, (unsigned long long)c.deq_waits, (unsigned long long)c.deq_waits_out,
-             (unsigned long long)c.deq_wait_pauses, (unsigned long long)e->waits, (unsigned long long)e->pauses);
+    fail_msg(
+      "%s: the consumer ahead of a stopped producer counted %llu waits (%llu ran out) and %llu pauses, "
+      "expected %llu (all out) and %llu",
+      e->algo, (unsigned long long)c.deq_waits, (unsigned long long)c.deq_waits_out,
+      (unsigned long long)c.deq_wait_pauses, (unsigned long long)e->waits, (unsigned long long)e->pauses);
   if (c.enq_cells_lost != 0 || c.rings_closed != 0)
     fail_msg("%s: the consumer counted enqueue events (%llu lost, %llu closed)", e->algo,
              (unsigned long long)c.enq_cells_lost, (unsigned long long)c.rings_closed);
-  if (p.stats.enq_cells_lost != e->lost || p.stats.deq_waits != 0 || p.stats.rings_closed != 0 ||
-      p.stats.enq_slow != 0)
-    fail_msg("%s: the late producer counted %llu lost tickets (expected %llu), %llu waits, %llu rings closed, %llu "
-             "slow paths",
-             e->algo, (unsigned long long)p.stats.enq_cells_lost, (unsigned long long)e->lost,
-             (unsigned long long)p.stats.deq_waits, (unsigned long long)p.stats.rings_closed,
-             (unsigned long long)p.stats.enq_slow);
+  if (p.stats.enq_cells_lost != e->lost || p.stats.deq_waits != 0 || p.stats.rings_closed != 0 || p.stats.enq_slow != 0)
+    fail_msg(
+      "%s: the late producer counted %llu lost tickets (expected %llu), %llu waits, %llu rings closed, %llu "
+      "slow paths",
+      e->algo, (unsigned long long)p.stats.enq_cells_lost, (unsigned long long)e->lost,
+      (unsigned long long)p.stats.deq_waits, (unsigned long long)p.stats.rings_closed,
+      (unsigned long long)p.stats.enq_slow);
 }
 
 static void test_late_producer(void **state) {
@@ -187,35 +188,35 @@ static void test_late_producer(void **state) {
 
 /* ------------------------------------------------------------ rings closed */
 
-#define RING_CASE(NAME, T, PREFIX)                                                            \
-  static void NAME(void) {                                                                    \
-    T *q = syncq_alloc_aligned(sizeof *q, _Alignof(T));                                       \
-    assert_non_null(q);                                                                       \
-    int st = PREFIX##_init_ring(q, 2);                                                        \
-    if (st == SYNCQ_ENOTSUP) {                                                                \
-      free(q);                                                                                \
-      return;                                                                                 \
-    }                                                                                         \
-    assert_int_equal(st, SYNCQ_OK);                                                           \
-    syncq_stats_reset();                                                                      \
+#define RING_CASE(NAME, T, PREFIX)                                                                \
+  static void NAME(void) {                                                                        \
+    T *q = syncq_alloc_aligned(sizeof *q, _Alignof(T));                                           \
+    assert_non_null(q);                                                                           \
+    int st = PREFIX##_init_ring(q, 2);                                                            \
+    if (st == SYNCQ_ENOTSUP) {                                                                    \
+      free(q);                                                                                    \
+      return;                                                                                     \
+    }                                                                                             \
+    assert_int_equal(st, SYNCQ_OK);                                                               \
+    syncq_stats_reset();                                                                          \
     for (uint64_t i = 0; i < 2; i++) assert_int_equal(PREFIX##_enqueue(q, item_of(i)), SYNCQ_OK); \
-    assert_int_equal(syncq_stats_self()->rings_closed, 0);                                    \
-    assert_int_equal(PREFIX##_enqueue(q, item_of(2)), SYNCQ_OK); /* the ring is full */       \
-    assert_int_equal(syncq_stats_self()->rings_closed, 1);                                    \
-    assert_int_equal(syncq_stats_self()->enq_cells_lost, 0); /* its cell held an item */      \
-    assert_int_equal(PREFIX##_enqueue(q, item_of(3)), SYNCQ_OK); /* the new ring's */         \
-    assert_int_equal(syncq_stats_self()->rings_closed, 1);                                    \
-    for (uint64_t i = 0; i < 4; i++) {                                                        \
-      void *out = NULL;                                                                       \
-      assert_int_equal(PREFIX##_dequeue(q, &out), SYNCQ_OK);                                  \
-      assert_ptr_equal(out, item_of(i));                                                      \
-    }                                                                                         \
+    assert_int_equal(syncq_stats_self()->rings_closed, 0);                                        \
+    assert_int_equal(PREFIX##_enqueue(q, item_of(2)), SYNCQ_OK); /* the ring is full */           \
+    assert_int_equal(syncq_stats_self()->rings_closed, 1);                                        \
+    assert_int_equal(syncq_stats_self()->enq_cells_lost, 0);     /* its cell held an item */      \
+    assert_int_equal(PREFIX##_enqueue(q, item_of(3)), SYNCQ_OK); /* the new ring's */             \
+    assert_int_equal(syncq_stats_self()->rings_closed, 1);                                        \
+    for (uint64_t i = 0; i < 4; i++) {                                                            \
+      void *out = NULL;                                                                           \
+      assert_int_equal(PREFIX##_dequeue(q, &out), SYNCQ_OK);                                      \
+      assert_ptr_equal(out, item_of(i));                                                          \
+    }                                                                                             \
     /* the closer's ticket 2 in the first ring: no enqueuer will write    \
-     * its cell, and the dequeuer at it waits the whole spin (tail > 2) */ \
-    assert_int_equal(syncq_stats_self()->deq_waits, 1);                                       \
-    assert_int_equal(syncq_stats_self()->deq_waits_out, 1);                                   \
-    assert_int_equal(PREFIX##_destroy(q), SYNCQ_OK);                                          \
-    free(q);                                                                                  \
+     * its cell, and the dequeuer at it waits the whole spin (tail > 2) */                       \
+    assert_int_equal(syncq_stats_self()->deq_waits, 1);                                           \
+    assert_int_equal(syncq_stats_self()->deq_waits_out, 1);                                       \
+    assert_int_equal(PREFIX##_destroy(q), SYNCQ_OK);                                              \
+    free(q);                                                                                      \
   }
 RING_CASE(lcrq_rings, syncq_queue_lcrq, syncq_queue_lcrq)
 RING_CASE(lprq_rings, syncq_queue_lprq, syncq_queue_lprq)
