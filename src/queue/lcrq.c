@@ -88,13 +88,14 @@
  *                measured slower at 1P1C and somewhat faster with 4-8
  *                threads taking turns on 2 cores; the map stays, for many
  *                threads on many cores.
-  *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
+ *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
  *                usable cell, and ring changes); deq_waits,
  *                deq_wait_pauses, deq_waits_out (Deviation (4)'s waits,
- *                the relaxes they spent, those that ran out), enq_cells_lost (enqueue tickets lost on a
- *                cell with no item: a dequeuer had advanced it or marked
- *                it unsafe, or changed it under the CAS), rings_closed
- *                (the tantrums: linked_rings.h).
+ *                the relaxes they spent, those that ran out);
+ *                enq_cells_lost (enqueue tickets lost on a cell with no
+ *                item: a dequeuer had advanced it or marked it unsafe, or
+ *                changed it under the CAS); rings_closed (the tantrums:
+ *                linked_rings.h).
  */
 #include "syncq/queue/lcrq.h"
 

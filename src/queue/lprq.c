@@ -106,10 +106,11 @@
  *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
  *                usable cell, and ring changes); deq_waits,
  *                deq_wait_pauses, deq_waits_out (Deviation (4)'s waits,
- *                the relaxes they spent, those that ran out), enq_cells_lost (enqueue tickets lost on a
- *                cell with no item: a dequeuer raised its epoch, marked it
- *                unsafe or voided the mark, or another enqueuer's mark
- *                took it), rings_closed (linked_rings.h).
+ *                the relaxes they spent, those that ran out);
+ *                enq_cells_lost (enqueue tickets lost on a cell with no
+ *                item: a dequeuer raised its epoch, marked it unsafe or
+ *                voided the mark, or another enqueuer's mark took it);
+ *                rings_closed (linked_rings.h).
  */
 #include "syncq/queue/lprq.h"
 

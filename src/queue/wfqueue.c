@@ -159,12 +159,12 @@
  *   Stats:       cas_attempts, cas_failures, retries (the slow enqueue's
  *                cells that another request took); deq_waits,
  *                deq_wait_pauses, deq_waits_out (help_enq's waits of up
- *                to WFQ_SPIN relaxes for an empty cell's enqueuer, in a dequeue's own
- *                cells and in those it examines for a peer's request),
- *                enq_cells_lost (fast-path enqueues whose cell a dequeuer
- *                had marked ⊤), enq_slow (enqueues that published a
- *                request; syncq_queue_wfqueue_get_counts keeps the same
- *                count per queue).
+ *                to WFQ_SPIN relaxes for an empty cell's enqueuer, in a
+ *                dequeue's own cells and in those it examines for a
+ *                peer's request); enq_cells_lost (fast-path enqueues whose
+ *                cell a dequeuer had marked ⊤); enq_slow (enqueues that
+ *                published a request; syncq_queue_wfqueue_get_counts
+ *                keeps the same count per queue).
  */
 #include "syncq/queue/wfqueue.h"
 
