@@ -261,9 +261,19 @@ static const struct {
   const char *name;
   size_t off;
 } counter_fields[] = {
-  {"cas_per_op", offsetof(syncq_stats, cas_attempts)}, {"cas_fail_per_op", offsetof(syncq_stats, cas_failures)},
-  {"retries_per_op", offsetof(syncq_stats, retries)},  {"backoffs_per_op", offsetof(syncq_stats, backoffs)},
-  {"yields_per_op", offsetof(syncq_stats, yields)},    {"blocks_per_op", offsetof(syncq_stats, blocks)},
+  {"cas_per_op", offsetof(syncq_stats, cas_attempts)},
+  {"cas_fail_per_op", offsetof(syncq_stats, cas_failures)},
+  {"retries_per_op", offsetof(syncq_stats, retries)},
+  {"backoffs_per_op", offsetof(syncq_stats, backoffs)},
+  {"yields_per_op", offsetof(syncq_stats, yields)},
+  {"blocks_per_op", offsetof(syncq_stats, blocks)},
+  /* the ticket queues' time past their ticket (docs/queues.md) */
+  {"deq_waits_per_op", offsetof(syncq_stats, deq_waits)},
+  {"deq_wait_pauses_per_op", offsetof(syncq_stats, deq_wait_pauses)},
+  {"deq_waits_out_per_op", offsetof(syncq_stats, deq_waits_out)},
+  {"enq_cells_lost_per_op", offsetof(syncq_stats, enq_cells_lost)},
+  {"rings_closed_per_op", offsetof(syncq_stats, rings_closed)},
+  {"enq_slow_per_op", offsetof(syncq_stats, enq_slow)},
 };
 #define N_STAT_COUNTERS (sizeof counter_fields / sizeof counter_fields[0])
 /* After the syncq_stats ones: the OS's count, then the experiment's own

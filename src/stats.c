@@ -20,6 +20,12 @@ void syncq_stats_add(syncq_stats *into, const syncq_stats *from) {
   into->backoff_ns += from->backoff_ns;
   into->yields += from->yields;
   into->blocks += from->blocks;
+  into->deq_waits += from->deq_waits;
+  into->deq_wait_pauses += from->deq_wait_pauses;
+  into->deq_waits_out += from->deq_waits_out;
+  into->enq_cells_lost += from->enq_cells_lost;
+  into->rings_closed += from->rings_closed;
+  into->enq_slow += from->enq_slow;
 }
 
 int syncq_stats_enabled(void) { return SYNCQ_STATS_COUNTING; }

@@ -4,9 +4,11 @@
  *
  * Every algorithm counts what it did in the calling thread's syncq_stats:
  * CAS attempts and failures, retries of a whole operation, backoff waits,
- * yields and blocks. Counting is a plain increment of a thread-local
- * variable (no atomics, no sharing); builds with -DSYNCQ_STATS=OFF compile
- * it out (the one switch: syncq/static/stats.h). These counts are always
+ * yields and blocks, and where a ticket queue's operation spends its time
+ * past its ticket (waits on a cell, tickets lost, rings closed). Counting
+ * is a plain increment of a thread-local variable (no atomics, no
+ * sharing); builds with -DSYNCQ_STATS=OFF compile it out (the one switch:
+ * syncq/static/stats.h). These counts are always
  * available, unlike hardware counters.
  */
 #ifndef SYNCQ_STATS_H
@@ -38,6 +40,14 @@ typedef struct syncq_stats {
   uint64_t backoff_ns;   /* ... their total requested length */
   uint64_t yields;       /* sched_yield calls */
   uint64_t blocks;       /* futex or condition-variable sleeps */
+  /* The ticket queues' time past their ticket (lcrq, lprq and their -af
+   * forms, wfqueue, scq; docs/queues.md): */
+  uint64_t deq_waits;       /* dequeues that found their ticket's cell not yet written and waited for it */
+  uint64_t deq_wait_pauses; /* ... the pauses (syncq_pr_relax) those waits spent */
+  uint64_t deq_waits_out;   /* ... of which spent the whole spin without seeing the write */
+  uint64_t enq_cells_lost;  /* enqueue tickets given up on a cell that held no item (a dequeuer passed it) */
+  uint64_t rings_closed;    /* rings an enqueuer closed (full, or out of patience) */
+  uint64_t enq_slow;        /* enqueues that left the fast path for a published request (wfqueue) */
 } syncq_stats;
 
 /* The calling thread's counters themselves: the variable that

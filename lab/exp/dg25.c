@@ -290,6 +290,20 @@ static int pc_sample(lab_ctx *ctx, const void *arg, lab_sample *out) {
   return 0;
 }
 
+/* What one pause (syncq_pr_relax: the unit of the points'
+ * deq_wait_pauses_per_op) takes on this machine, in ns: the median of 5
+ * timings of PAUSE_RUN in a row. */
+#define PAUSE_RUN 10000
+static double pause_ns(void) {
+  double t[5];
+  for (int r = 0; r < 5; r++) {
+    uint64_t t0 = syncq_now_ns();
+    for (int i = 0; i < PAUSE_RUN; i++) syncq_pr_relax();
+    t[r] = (double)(syncq_now_ns() - t0) / PAUSE_RUN;
+  }
+  return lab_median(t, 5);
+}
+
 static int prodcons_run(lab_ctx *ctx) {
   const syncq_algo *algos[LAB_MAX_VARIANTS];
   int na = usable_queues(ctx, algos, LAB_MAX_VARIANTS);
@@ -306,6 +320,11 @@ static int prodcons_run(lab_ctx *ctx) {
             DG25_CAPACITY, (unsigned long long)items, lab_queue_wait_name(lab_get_queue_wait(ctx)),
             lab_queue_wait_text(lab_get_queue_wait(ctx)));
   lab_note_queue_wait(ctx);
+  if (!lab_planning(ctx))
+    lab_note(ctx,
+             "one pause (syncq_pr_relax, the unit of deq_wait_pauses_per_op) took %.1f ns on this machine "
+             "(median of 5 timings of %d in a row, one thread)",
+             pause_ns(), PAUSE_RUN);
   pc_point pts[LAB_MAX_VARIANTS];
   note_peer_threads(ctx, algos, na, threads, nt);
   for (int t = 0; t < nt; t++) {

@@ -89,7 +89,13 @@
  *                threads taking turns on 2 cores; the map stays, for many
  *                threads on many cores.
  *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
- *                usable cell, and ring changes).
+ *                usable cell, and ring changes); deq_waits,
+ *                deq_wait_pauses, deq_waits_out (Deviation (4)'s waits,
+ *                the relaxes they spent, those that ran out);
+ *                enq_cells_lost (enqueue tickets lost on a cell with no
+ *                item: a dequeuer had advanced it or marked it unsafe, or
+ *                changed it under the CAS); rings_closed (the tantrums:
+ *                linked_rings.h).
  */
 #include "syncq/queue/lcrq.h"
 
@@ -141,8 +147,9 @@ static inline int crq_enqueue(lr_ring *r, void *item) {
       if (syncq_pr_dwcas(cell, &v, (syncq_pr_dw){SAFE | t, (uint64_t)(uintptr_t)item})) return LR_OK;
       SYNCQ_STAT_INC(cas_failures);
     }
-    SYNCQ_STAT_INC(retries);            /* ticket t lost */
-    if (lr_should_close(r, t, tries)) { /* full, or starving: the tantrum */
+    if (v.hi == 0) SYNCQ_STAT_INC(enq_cells_lost); /* no item in it: a dequeuer passed it (not a wrapped ring) */
+    SYNCQ_STAT_INC(retries);                       /* ticket t lost */
+    if (lr_should_close(r, t, tries)) {            /* full, or starving: the tantrum */
       lr_close(r);
       return LR_RING_CLOSED;
     }
@@ -175,9 +182,12 @@ static inline bool crq_dequeue(lr_ring *r, void **item) {
       } else {         /* empty: advance it past h, so ticket h's enqueuer fails */
         if (!waited) { /* Deviation (4): give ticket h's enqueuer a moment */
           waited = true;
-          if (lr_enqueuer_pending(r, h))
-            for (int i = 0; i < LR_SPIN && atomic_load_explicit(&cell->hi, memory_order_relaxed) == 0; i++)
+          if (lr_enqueuer_pending(r, h)) {
+            int i = 0;
+            for (; i < LR_SPIN && atomic_load_explicit(&cell->hi, memory_order_relaxed) == 0; i++)
               syncq_pr_relax(); /* relaxed: only a hint; the loop re-reads the cell */
+            lr_count_wait(i);
+          }
           continue;
         }
         next = (syncq_pr_dw){safe | (h + R), 0};

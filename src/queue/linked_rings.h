@@ -195,8 +195,23 @@ static inline bool lr_ring_seems_empty(lr_ring *r) {
 #define LR_SPIN 128
 static inline bool lr_enqueuer_pending(lr_ring *r, uint64_t h) { return (atomic_load(&r->tail) & ~LR_CLOSED) > h; }
 
-/* Close the ring (the "tantrum"): no ticket taken from now on succeeds. */
-static inline void lr_close(lr_ring *r) { atomic_fetch_or(&r->tail, LR_CLOSED); }
+/* Count one such wait and the relaxes it spent (pauses: 0 when the cell
+ * was written by the first look after the test; LR_SPIN when the
+ * enqueuer did not come: the wait ran out). Nothing without the
+ * statistics. */
+static inline void lr_count_wait(int pauses) {
+  SYNCQ_STAT_INC(deq_waits);
+  SYNCQ_STAT_ADD(deq_wait_pauses, pauses);
+  if (pauses >= LR_SPIN) SYNCQ_STAT_INC(deq_waits_out);
+  (void)pauses;
+}
+
+/* Close the ring (the "tantrum"): no ticket taken from now on succeeds.
+ * Counted by the enqueuer that set the bit, not by those that found it
+ * set. */
+static inline void lr_close(lr_ring *r) {
+  if ((atomic_fetch_or(&r->tail, LR_CLOSED) & LR_CLOSED) == 0) SYNCQ_STAT_INC(rings_closed);
+}
 
 /* Should an enqueuer that failed ticket t (after `tries` failures) close
  * the ring? When it is full (tail - head >= R: no cell is left for t) or

@@ -104,7 +104,13 @@
  *                so did a prefetch for writing (prefetchw) of the cell
  *                before its first read in both enqueue and dequeue.
  *   Stats:       cas_attempts, cas_failures, retries (tickets that found no
- *                usable cell, and ring changes).
+ *                usable cell, and ring changes); deq_waits,
+ *                deq_wait_pauses, deq_waits_out (Deviation (4)'s waits,
+ *                the relaxes they spent, those that ran out);
+ *                enq_cells_lost (enqueue tickets lost on a cell with no
+ *                item: a dequeuer raised its epoch, marked it unsafe or
+ *                voided the mark, or another enqueuer's mark took it);
+ *                rings_closed (linked_rings.h).
  */
 #include "syncq/queue/lprq.h"
 
@@ -186,6 +192,10 @@ static inline int prq_enqueue(lr_ring *r, void *item) {
       }
       SYNCQ_STAT_INC(cas_failures);
     }
+    /* v: the value read, or the one the mark's CAS found; a failed claim
+     * or publish leaves the bottom read (a dequeuer raised the epoch or
+     * voided the mark, or another enqueuer's mark replaced ours) */
+    if (is_bottom(v)) SYNCQ_STAT_INC(enq_cells_lost);
     SYNCQ_STAT_INC(retries);            /* ticket t lost */
     if (lr_should_close(r, t, tries)) { /* full, or starving: the tantrum */
       lr_close(r);
@@ -228,14 +238,18 @@ static inline bool prq_dequeue(lr_ring *r, void **item) {
       }
       if (!waited) { /* Deviation (4): give ticket h's enqueuer a moment to publish */
         waited = true;
-        if (lr_enqueuer_pending(r, h))
-          for (int i = 0; i < LR_SPIN; i++) {
+        if (lr_enqueuer_pending(r, h)) {
+          int i = 0;
+          while (i < LR_SPIN) {
             syncq_pr_relax();
+            i++;
             /* relaxed: only a hint; the loop re-reads the cell */
             if (!is_bottom(atomic_load_explicit(&c->val, memory_order_relaxed)) ||
                 (atomic_load_explicit(&c->se, memory_order_relaxed) & IDX) > cyc)
               break;
           }
+          lr_count_wait(i);
+        }
         continue;
       }
       if (v != 0) { /* an enqueuer's mark under epoch <= c: void its claim */

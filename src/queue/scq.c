@@ -107,7 +107,12 @@
  *                reaches its aim at N = 8 on 16 cores (and whether
  *                "scq-remap" beats it there) can only be judged on a
  *                many-core machine.
- *   Stats:       cas_attempts, cas_failures.
+ *   Stats:       cas_attempts, cas_failures; deq_waits,
+ *                deq_wait_pauses, deq_waits_out (a dequeue's wait of up to
+ *                SYNCQ_SCQ_DEQ_WAIT relaxes for its ticket's enqueuer, on
+ *                either ring: an enqueue dequeues its free index from fq),
+ *                enq_cells_lost (enqueue tickets whose entry held no
+ *                index: a dequeuer had passed it).
  */
 #include "syncq/queue/scq.h"
 
@@ -184,7 +189,8 @@ static void ring_enqueue(ring_view *v, uint64_t index) {
         if (atomic_load(&v->r->threshold) != want) atomic_store(&v->r->threshold, want);
         return;
       }
-      break; /* this entry cannot take it: next ticket */
+      if (e_index(v, E) == bottom(v)) SYNCQ_STAT_INC(enq_cells_lost); /* no index in it: a dequeuer passed it */
+      break;                                                          /* this entry cannot take it: next ticket */
     }
   }
 }
@@ -195,6 +201,17 @@ static void catchup(ring_view *v, uint64_t tail, uint64_t head) {
     tail = atomic_load(&v->r->tail);
     if (tail >= head) break;
   }
+}
+
+/* A dequeue's wait for its ticket's enqueuer, once it is over: one wait
+ * and its relaxes when there was one (statistics only). */
+static inline void count_wait(unsigned waited) {
+  if (waited > 0) {
+    SYNCQ_STAT_INC(deq_waits);
+    SYNCQ_STAT_ADD(deq_wait_pauses, waited);
+    if (waited >= SYNCQ_SCQ_DEQ_WAIT) SYNCQ_STAT_INC(deq_waits_out);
+  }
+  (void)waited;
 }
 
 /* Figure 8, dequeue: an index, or bottom when empty. */
@@ -211,6 +228,7 @@ static uint64_t ring_dequeue(ring_view *v) {
       if (e_cycle(v, E) == c_cycle(v, H)) {
         /* consume: set the index bits to bottom (Atomic_OR) */
         atomic_fetch_or(ent, bottom(v));
+        count_wait(waited);
         return e_index(v, E);
       }
       if (e_index(v, E) == bottom(v) && e_safe(v, E) && cycle_lt(v, e_cycle(v, E), c_cycle(v, H)) &&
@@ -235,6 +253,7 @@ static uint64_t ring_dequeue(ring_view *v) {
           continue;
         }
       }
+      count_wait(waited);
       break;
     }
     uint64_t T = atomic_load(&v->r->tail);

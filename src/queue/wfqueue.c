@@ -156,6 +156,15 @@
  *                segments, for dg25's fresh queue a sample: 75 -> 64 page
  *                faults a sample near 35 Mops/s, 198 -> 135 in the slow
  *                runs; process-wide state for a few percent.
+ *   Stats:       cas_attempts, cas_failures, retries (the slow enqueue's
+ *                cells that another request took); deq_waits,
+ *                deq_wait_pauses, deq_waits_out (help_enq's waits of up
+ *                to WFQ_SPIN relaxes for an empty cell's enqueuer, in a
+ *                dequeue's own cells and in those it examines for a
+ *                peer's request); enq_cells_lost (fast-path enqueues whose
+ *                cell a dequeuer had marked ⊤); enq_slow (enqueues that
+ *                published a request; syncq_queue_wfqueue_get_counts
+ *                keeps the same count per queue).
  */
 #include "syncq/queue/wfqueue.h"
 
@@ -479,6 +488,7 @@ static int enq_fast(syncq_queue_wfqueue *q, wfq_handle *h, void *v, int64_t *id)
   SYNCQ_STAT_INC(cas_attempts);
   if (atomic_compare_exchange_strong(&c->val, &bot, v)) return 1;
   SYNCQ_STAT_INC(cas_failures);
+  SYNCQ_STAT_INC(enq_cells_lost); /* ⊤, or a request a dequeuer committed there after it */
   *id = i;
   return 0;
 }
@@ -488,6 +498,7 @@ static int enq_slow(syncq_queue_wfqueue *q, wfq_handle *h, void *v, int64_t id) 
   atomic_store(&r->val, v);
   atomic_store(&r->id, id); /* published: dequeuers may commit it to a cell >= id from now on */
   count_inc(&h->slow_enq);
+  SYNCQ_STAT_INC(enq_slow);
   call_hook(WFQ_HOOK_ENQ_PUBLISHED);
   wfq_segment *tail = atomic_load(&h->ep);
   int64_t i;
@@ -526,9 +537,15 @@ static void commit_value(syncq_queue_wfqueue *q, wfq_cell *c, int64_t i, void *v
  * empty at i), or TOP_VAL (no item for i, but enqueues are past it). */
 static void *help_enq(syncq_queue_wfqueue *q, wfq_handle *th, wfq_cell *c, int64_t i) {
   void *v = atomic_load(&c->val);
-  for (int k = 0; v == NULL && k < WFQ_SPIN; k++) { /* the enqueuer of index i may be just behind */
-    syncq_pr_relax();
-    v = atomic_load(&c->val);
+  if (v == NULL) { /* the enqueuer of index i may be just behind */
+    int k = 0;
+    for (; v == NULL && k < WFQ_SPIN; k++) {
+      syncq_pr_relax();
+      v = atomic_load(&c->val);
+    }
+    SYNCQ_STAT_INC(deq_waits);
+    SYNCQ_STAT_ADD(deq_wait_pauses, k);
+    if (v == NULL) SYNCQ_STAT_INC(deq_waits_out); /* ran out */
   }
   if (v != NULL && v != TOP_VAL) return v;
   if (v == NULL) {

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ticket_wait_race_test.c — the ticket queues count where an operation's
+ * time goes past its ticket (syncq/stats.h: deq_waits, deq_wait_pauses,
+ * enq_cells_lost, rings_closed, enq_slow), deterministic.
+ *
+ * A late producer, forced: a producer thread takes its ticket and is
+ * stopped at the race point "queue.<algo>.enqueue.ticket" (its cell not
+ * yet written); the main thread, the consumer, then dequeues: its ticket's
+ * cell is empty while an enqueuer holds the ticket, so it waits the
+ * queue's whole spin for the write that does not come (one wait, that
+ * many pauses), gives the cell up and answers EMPTY. Let go, the producer
+ * finds its cell passed (one ticket lost on a cell with no item) and takes
+ * another. wfqueue waits on every empty cell a dequeue examines, whether
+ * an enqueuer holds its index or not, and its consumer tries the next one
+ * too: two waits there, and its producer loses both cells. A warm-up pair
+ * before, with nobody stopped, counts no wait and no lost ticket.
+ *
+ * Rings closed: an LCRQ or LPRQ of 2-cell rings takes a third item by
+ * closing the first ring (once); the dequeuer that reaches the ticket the
+ * closer took in it waits the whole spin for an enqueuer that moved on. wfqueue's slow path: under the test hook
+ * PATIENCE 0 every enqueue publishes a request (enq_slow), none otherwise.
+ *
+ * Fixed counts: one producer, one consumer, one item.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, and its double-width CAS */
+
+#include "queue/linked_rings.h" /* LR_SPIN */
+#include "queue/scq_common.h"   /* SYNCQ_SCQ_DEQ_WAIT */
+#include "syncq/platform.h"
+#include "syncq/queue.h"
+#include "syncq/queue/lcrq.h"
+#include "syncq/queue/lprq.h"
+#include "syncq/queue/wfqueue.h"
+#include "syncq/registry.h"
+#include "syncq/stats.h"
+
+SYNCQ_RACE_HOOK_DEFINE;
+
+/* src/queue/wfqueue.c's test hook and spin (not public). */
+extern _Atomic(int) syncq_queue_wfqueue_test_patience__;
+#define WFQ_SPIN 100
+
+#define CAPACITY 16
+#define PATIENCE_S 30
+
+static void *item_of(uint64_t v) { return (void *)(uintptr_t)((v + 1) << 4); }
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* ------------------------------------------------------------ the stop */
+
+static const char *_Atomic stop_at; /* the producer's point */
+static _Atomic(int) stopped, release;
+static _Thread_local bool is_producer;
+
+static void stop_hook(const char *name) {
+  const char *w = atomic_load(&stop_at);
+  if (!is_producer || w == NULL || strcmp(name, w) != 0) return;
+  atomic_store(&stop_at, NULL); /* its first arrival only */
+  atomic_store(&stopped, 1);
+  while (!atomic_load(&release)) sleep_ms(1);
+}
+
+typedef struct producer {
+  const syncq_queue_ops *ops;
+  void *q;
+  int status;
+  syncq_stats stats;
+} producer;
+
+static void *produce(void *arg) {
+  producer *p = arg;
+  is_producer = true;
+  syncq_stats_reset();
+  p->status = p->ops->enqueue(p->q, item_of(1));
+  p->stats = *syncq_stats_self();
+  return NULL;
+}
+
+/* What one late producer costs each side. */
+typedef struct expect {
+  const char *algo;
+  const char *point;
+  uint64_t waits;  /* the consumer's deq_waits, each of which runs out (deq_waits_out) */
+  uint64_t pauses; /* ... and deq_wait_pauses */
+  uint64_t lost;   /* the producer's enq_cells_lost */
+} expect;
+
+static const expect cases[] = {
+  {"lcrq", "queue.lcrq.enqueue.ticket", 1, LR_SPIN, 1},
+  {"lcrq-af", "queue.lcrq.enqueue.ticket", 1, LR_SPIN, 1},
+  {"lprq", "queue.lprq.enqueue.ticket", 1, LR_SPIN, 1},
+  {"lprq-af", "queue.lprq.enqueue.ticket", 1, LR_SPIN, 1},
+  {"scq", "queue.scq.enqueue.ticket", 1, SYNCQ_SCQ_DEQ_WAIT, 1},
+  /* its own index, then the next one, which no enqueuer holds */
+  {"wfqueue", "queue.wfqueue.enqueue.ticket", 2, 2 * WFQ_SPIN, 2},
+};
+
+static void late_producer(const expect *e) {
+  const syncq_algo *a;
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, e->algo, &a), SYNCQ_OK);
+  const syncq_queue_ops *ops = a->ops;
+  size_t bytes = 0;
+  assert_int_equal(ops->bytes(CAPACITY, &bytes), SYNCQ_OK);
+  void *q = syncq_alloc_aligned(bytes, ops->align > SYNCQ_CACHELINE ? ops->align : SYNCQ_CACHELINE);
+  assert_non_null(q);
+  int st = ops->init(q, CAPACITY);
+  if (st == SYNCQ_ENOTSUP) { /* no double-width CAS on this CPU */
+    print_message("%s: not supported here, skipped\n", e->algo);
+    free(q);
+    return;
+  }
+  assert_int_equal(st, SYNCQ_OK);
+
+  /* A warm-up pair (SCQ's threshold is set by a completed enqueue): no
+   * wait, no ticket lost. */
+  void *out = NULL;
+  syncq_stats_reset();
+  assert_int_equal(ops->enqueue(q, item_of(0)), SYNCQ_OK);
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
+  assert_ptr_equal(out, item_of(0));
+  const syncq_stats warm = *syncq_stats_self();
+  if (warm.deq_waits != 0 || warm.deq_wait_pauses != 0 || warm.enq_cells_lost != 0)
+    fail_msg("%s: a pair with nobody stopped counted %llu waits, %llu pauses, %llu lost tickets", e->algo,
+             (unsigned long long)warm.deq_waits, (unsigned long long)warm.deq_wait_pauses,
+             (unsigned long long)warm.enq_cells_lost);
+
+  atomic_store(&stopped, 0);
+  atomic_store(&release, 0);
+  atomic_store(&stop_at, e->point);
+  producer p = {ops, q, SYNCQ_EINVAL, {0}};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, produce, &p), 0);
+  time_t start = time(NULL);
+  while (!atomic_load(&stopped) && time(NULL) - start < PATIENCE_S) sleep_ms(1);
+  if (!atomic_load(&stopped)) fail_msg("%s: the producer never reached %s", e->algo, e->point);
+
+  /* The consumer, at the cell whose ticket the stopped producer holds. */
+  syncq_stats_reset();
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_EMPTY);
+  const syncq_stats c = *syncq_stats_self();
+  atomic_store(&release, 1);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(p.status, SYNCQ_OK);
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
+  assert_ptr_equal(out, item_of(1));
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_EMPTY);
+  assert_int_equal(ops->destroy(q), SYNCQ_OK);
+  free(q);
+
+  if (c.deq_waits != e->waits || c.deq_wait_pauses != e->pauses || c.deq_waits_out != e->waits)
+    fail_msg(
+      "%s: the consumer ahead of a stopped producer counted %llu waits (%llu ran out) and %llu pauses, "
+      "expected %llu (all out) and %llu",
+      e->algo, (unsigned long long)c.deq_waits, (unsigned long long)c.deq_waits_out,
+      (unsigned long long)c.deq_wait_pauses, (unsigned long long)e->waits, (unsigned long long)e->pauses);
+  if (c.enq_cells_lost != 0 || c.rings_closed != 0)
+    fail_msg("%s: the consumer counted enqueue events (%llu lost, %llu closed)", e->algo,
+             (unsigned long long)c.enq_cells_lost, (unsigned long long)c.rings_closed);
+  if (p.stats.enq_cells_lost != e->lost || p.stats.deq_waits != 0 || p.stats.rings_closed != 0 || p.stats.enq_slow != 0)
+    fail_msg(
+      "%s: the late producer counted %llu lost tickets (expected %llu), %llu waits, %llu rings closed, %llu "
+      "slow paths",
+      e->algo, (unsigned long long)p.stats.enq_cells_lost, (unsigned long long)e->lost,
+      (unsigned long long)p.stats.deq_waits, (unsigned long long)p.stats.rings_closed,
+      (unsigned long long)p.stats.enq_slow);
+}
+
+static void test_late_producer(void **state) {
+  (void)state;
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) late_producer(&cases[k]);
+}
+
+/* ------------------------------------------------------------ rings closed */
+
+#define RING_CASE(NAME, T, PREFIX)                                                                \
+  static void NAME(void) {                                                                        \
+    T *q = syncq_alloc_aligned(sizeof *q, _Alignof(T));                                           \
+    assert_non_null(q);                                                                           \
+    int st = PREFIX##_init_ring(q, 2);                                                            \
+    if (st == SYNCQ_ENOTSUP) {                                                                    \
+      free(q);                                                                                    \
+      return;                                                                                     \
+    }                                                                                             \
+    assert_int_equal(st, SYNCQ_OK);                                                               \
+    syncq_stats_reset();                                                                          \
+    for (uint64_t i = 0; i < 2; i++) assert_int_equal(PREFIX##_enqueue(q, item_of(i)), SYNCQ_OK); \
+    assert_int_equal(syncq_stats_self()->rings_closed, 0);                                        \
+    assert_int_equal(PREFIX##_enqueue(q, item_of(2)), SYNCQ_OK); /* the ring is full */           \
+    assert_int_equal(syncq_stats_self()->rings_closed, 1);                                        \
+    assert_int_equal(syncq_stats_self()->enq_cells_lost, 0);     /* its cell held an item */      \
+    assert_int_equal(PREFIX##_enqueue(q, item_of(3)), SYNCQ_OK); /* the new ring's */             \
+    assert_int_equal(syncq_stats_self()->rings_closed, 1);                                        \
+    for (uint64_t i = 0; i < 4; i++) {                                                            \
+      void *out = NULL;                                                                           \
+      assert_int_equal(PREFIX##_dequeue(q, &out), SYNCQ_OK);                                      \
+      assert_ptr_equal(out, item_of(i));                                                          \
+    }                                                                                             \
+    /* the closer's ticket 2 in the first ring: no enqueuer will write    \
+     * its cell, and the dequeuer at it waits the whole spin (tail > 2) */                       \
+    assert_int_equal(syncq_stats_self()->deq_waits, 1);                                           \
+    assert_int_equal(syncq_stats_self()->deq_waits_out, 1);                                       \
+    assert_int_equal(PREFIX##_destroy(q), SYNCQ_OK);                                              \
+    free(q);                                                                                      \
+  }
+RING_CASE(lcrq_rings, syncq_queue_lcrq, syncq_queue_lcrq)
+RING_CASE(lprq_rings, syncq_queue_lprq, syncq_queue_lprq)
+
+static void test_rings_closed(void **state) {
+  (void)state;
+  lcrq_rings();
+  lprq_rings();
+}
+
+/* ------------------------------------------------------------ wfqueue's slow path */
+
+static uint64_t wfqueue_slow_enqueues(int patience) {
+  atomic_store(&syncq_queue_wfqueue_test_patience__, patience);
+  syncq_queue_wfqueue *q = syncq_alloc_aligned(sizeof *q, _Alignof(syncq_queue_wfqueue));
+  assert_non_null(q);
+  assert_int_equal(syncq_queue_wfqueue_init(q, CAPACITY), SYNCQ_OK);
+  atomic_store(&syncq_queue_wfqueue_test_patience__, -1);
+  syncq_stats_reset();
+  for (uint64_t i = 0; i < 3; i++) assert_int_equal(syncq_queue_wfqueue_enqueue(q, item_of(i)), SYNCQ_OK);
+  uint64_t slow = syncq_stats_self()->enq_slow;
+  for (uint64_t i = 0; i < 3; i++) {
+    void *out = NULL;
+    assert_int_equal(syncq_queue_wfqueue_dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(i));
+  }
+  assert_int_equal(syncq_queue_wfqueue_destroy(q), SYNCQ_OK);
+  free(q);
+  return slow;
+}
+
+static void test_wfqueue_slow_path(void **state) {
+  (void)state;
+  assert_int_equal(wfqueue_slow_enqueues(0), 3);  /* PATIENCE 0: every enqueue publishes a request */
+  assert_int_equal(wfqueue_slow_enqueues(-1), 0); /* the fast path takes them all */
+}
+
+/* syncq_stats_add sums the new counters too (the lab sums its threads'). */
+static void test_stats_add(void **state) {
+  (void)state;
+  syncq_stats a = {0}, b = {0};
+  b.deq_waits = 1;
+  b.deq_wait_pauses = 2;
+  b.enq_cells_lost = 3;
+  b.rings_closed = 4;
+  b.enq_slow = 5;
+  syncq_stats_add(&a, &b);
+  syncq_stats_add(&a, &b);
+  assert_int_equal(a.deq_waits, 2);
+  assert_int_equal(a.deq_wait_pauses, 4);
+  assert_int_equal(a.enq_cells_lost, 6);
+  assert_int_equal(a.rings_closed, 8);
+  assert_int_equal(a.enq_slow, 10);
+}
+
+int main(void) {
+  if (!syncq_stats_enabled()) {
+    print_message("counters compiled out (SYNCQ_STATS=OFF): nothing to check\n");
+    return 0;
+  }
+  syncq_race_hook = stop_hook;
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_late_producer),
+    cmocka_unit_test(test_rings_closed),
+    cmocka_unit_test(test_wfqueue_slow_path),
+    cmocka_unit_test(test_stats_add),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
