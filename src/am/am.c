@@ -559,6 +559,7 @@ static int am_send(syncq_am_peer *to, int qi, syncq_am_endpoint *self, uint16_t 
   am_claim_state cs;
   memset(&cs, 0, sizeof cs);
   cs.want_bulk = bulk;
+  cs.bulk_seen = AM_BULK_SEEN_NONE; /* no stalled look yet */
   am_self_identity(&cs.pid, &cs.start);
   bool may_poll = self != NULL && self->owner == (pid_t)cs.pid; /* a forked child must not poll its parent's */
   const bool nowait = (flags & SYNCQ_AM_NOWAIT) != 0;
