@@ -58,7 +58,9 @@
  *                (its bulk block too) and counted in `lost`; with the
  *                lock-free claim, a position assigned but never claimed
  *                for that long is skipped (`skipped`). A sender waiting
- *                for a bulk block held by a dead sender takes it back.
+ *                for a bulk block held by a dead sender takes it back (a
+ *                lock-free block position assigned and never claimed, it
+ *                skips).
  *                Messages for unregistered handlers go to the default
  *                handler and are counted in `unhandled`. Recovery runs in
  *                passes: once one dead claim at the head has been taken

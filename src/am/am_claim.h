@@ -47,9 +47,9 @@ typedef struct am_claim_ops {
    * SYNCQ_EINVAL, SYNCQ_ESYS). A locking claim holds nothing when it
    * fails; the lock-free one may hold a bulk block (am_claim_release). */
   int (*claim)(const am_qview *v, bool nowait, am_claim_state *cs);
-  /* A plain send has been stalled a stale interval waiting for its bulk
-   * block: take back the block a dead sender holds, or skip one whose
-   * sender died between assign and claim. */
+  /* A plain send has been stalled a stale interval waiting for a bulk
+   * block: take back the block a dead sender holds, or skip a position
+   * whose sender died between assign and claim. */
   void (*bulk_stalled)(const am_qview *v, am_claim_state *cs);
   /* A sender is assigned a position before it claims its slot (Figure
    * 3): the receiver may find the head slot FREE for a position already
