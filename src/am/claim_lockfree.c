@@ -202,10 +202,10 @@ static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
   (void)nowait; /* a plain send and a NOWAIT send claim alike; am_send waits or answers */
   if (cs->want_bulk && !cs->has_bulk) {
     /* Only when the block at the tail is free for it, waiting or not: a
-     * block position taken on a full ring binds the block freed next to
-     * this sender (FREE(position)), and the bulk send assigned it a lap
-     * later (or a NOWAIT one reaching it) waited until this sender ran
-     * again or its position was skipped (file comment). */
+     * block position taken on a full ring would bind the block freed next
+     * to this sender (FREE(position)), and while this sender is not
+     * running a NOWAIT bulk send would find the ring full and a plain one
+     * would wait until the position was skipped (file comment). */
     unsigned char *slot;
     int r = take(&q->bulk_tail, (unsigned char *)v->slots, sizeof *v->slots, v->blocks, cs, &cs->bulk_assigned,
                  &cs->bulk_pos, &cs->bulk_seen, "am.claim.bulk_inside", &slot);
@@ -230,11 +230,12 @@ static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
   return SYNCQ_OK;
 }
 
-/* The block our assigned bulk position pos waits for still shows FREE for
- * an earlier position, unchanged since the last look (`seen`, one stale
- * interval ago): that position's sender died between assign and claim.
- * Skip it (FREE for a lap later; a live late sender then takes a new
- * position). Returns the state seen now. */
+/* The block of bulk position pos (the bulk tail, or the position a
+ * stalled send holds) still shows FREE for an earlier position, unchanged
+ * since the last look (`seen`, one stale interval ago): that position's
+ * sender died between assign and claim. Skip it (FREE for a lap later; a
+ * live late sender then takes a new position). Returns the state seen
+ * now. */
 static uint64_t bulk_skip_abandoned(const am_qview *v, uint32_t pos, uint64_t seen) {
   am_bulk_slot *bs = am_slot_at(v, pos);
   /* relaxed: the CAS below decides; nothing is read through this value */
