@@ -2439,6 +2439,55 @@ static void test_nowait_bulk_skipped_takes_another(void **state) {
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
+/* Lock-free: a bulk sender killed between its block's two CASes
+ * ("am.claim.bulk_inside") leaves the only block FREE for its position
+ * with the bulk tail past it, for good. The next plain bulk send finds
+ * that block at the tail, not free for the tail's position, and stalls
+ * holding nothing; its look at the tail's block skips the dead position
+ * (two looks a stale interval apart) and its message arrives. A NOWAIT
+ * bulk send then finds the ring free again. A look that skipped only a
+ * position the send itself was assigned left this send waiting for
+ * good. */
+static void die_bulk_inside_hook(const char *name) {
+  if (strcmp(name, "am.claim.bulk_inside") == 0) raise(SIGKILL);
+}
+
+static void dying_bulk_sender(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 140);
+  syncq_race_hook = die_bulk_inside_hook;
+  (void)syncq_am_request_bulk(p, H_TALLY, "d", 1, NULL, 0, 0);
+  _exit(141); /* not reached: killed at its block's assignment */
+}
+
+static void test_dead_bulk_inside_skipped(void **state) {
+  (void)state;
+  const syncq_am_config cfg = small_geometry(SYNCQ_AM_CLAIM_LOCKFREE, STALE_NS);
+  tally_ep t;
+  tally_ep_make(&t, "bulkdead", 0, &cfg);
+  syncq_am_endpoint *ep = t.ep;
+  pid_t dying = spawn(dying_bulk_sender, t.name);
+  assert_int_equal(reap(dying), 128 + SIGKILL);
+  pid_t plain = spawn(stalled_bulk_sender, t.name); /* stalls, skips after two stale intervals */
+  int code = serve_until(ep, &t.got, 1u, plain);
+  if (code < 0) kill_child(plain);
+  if (code != 0 || t.got != 1u)
+    fail_msg("the plain bulk send behind a dead sender's block position: exit %d, %u delivered", code, (unsigned)t.got);
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, t.name, &p), SYNCQ_OK);
+  assert_int_equal(syncq_am_request_bulk(p, H_TALLY, "w", 1, NULL, 0, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  unsigned handled = 0;
+  assert_int_equal(syncq_am_poll(ep, 4, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 1);
+  assert_int_equal(t.got, 2);
+  syncq_am_counters cnt;
+  assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+  assert_int_equal(cnt.lost, 0); /* the dead sender held no packet */
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
 /* ================================================================ death inside a claim */
 
 /* POSIX: die holding the robust mutex, after marking the tail packet
@@ -3629,6 +3678,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_poll_rare_abandoned_assignment),
     cmocka_unit_test(test_nowait_skipped_takes_another),
     cmocka_unit_test(test_nowait_bulk_skipped_takes_another),
+    cmocka_unit_test(test_dead_bulk_inside_skipped),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
     cmocka_unit_test(test_transport_turn),
