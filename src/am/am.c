@@ -58,7 +58,9 @@
  *                (its bulk block too) and counted in `lost`; with the
  *                lock-free claim, a position assigned but never claimed
  *                for that long is skipped (`skipped`). A sender waiting
- *                for a bulk block held by a dead sender takes it back.
+ *                for a bulk block held by a dead sender takes it back (a
+ *                lock-free block position assigned and never claimed, it
+ *                skips).
  *                Messages for unregistered handlers go to the default
  *                handler and are counted in `unhandled`. Recovery runs in
  *                passes: once one dead claim at the head has been taken
@@ -559,6 +561,7 @@ static int am_send(syncq_am_peer *to, int qi, syncq_am_endpoint *self, uint16_t 
   am_claim_state cs;
   memset(&cs, 0, sizeof cs);
   cs.want_bulk = bulk;
+  cs.bulk_seen = AM_BULK_SEEN_NONE; /* no stalled look yet */
   am_self_identity(&cs.pid, &cs.start);
   bool may_poll = self != NULL && self->owner == (pid_t)cs.pid; /* a forked child must not poll its parent's */
   const bool nowait = (flags & SYNCQ_AM_NOWAIT) != 0;

@@ -26,8 +26,16 @@ typedef struct am_claim_state {
   uint32_t bulk_pos, pkt_pos;
   uint32_t pid;
   uint64_t start;
-  uint64_t bulk_seen; /* lock-free: the state of our assigned block at the last stalled look */
+  uint64_t bulk_seen; /* lock-free: the state of the block waited for at the last stalled look */
 } am_claim_state;
+
+/* am_claim_state.bulk_seen before the first stalled look (the lock-free
+ * claim's bulk_skip_abandoned skips a position two looks saw unchanged):
+ * a state of no type, never FREE, so the first look only records. A
+ * zero-filled bulk_seen equals the first lap's FREE(0), and the first
+ * look skipped that position after one stale interval of the stall
+ * instead of two. */
+#define AM_BULK_SEEN_NONE UINT64_MAX
 
 typedef struct am_claim_ops {
   const char *name; /* syncq_am_claim_name */
@@ -39,9 +47,9 @@ typedef struct am_claim_ops {
    * SYNCQ_EINVAL, SYNCQ_ESYS). A locking claim holds nothing when it
    * fails; the lock-free one may hold a bulk block (am_claim_release). */
   int (*claim)(const am_qview *v, bool nowait, am_claim_state *cs);
-  /* A plain send has been stalled a stale interval waiting for its bulk
-   * block: take back the block a dead sender holds, or skip one whose
-   * sender died between assign and claim. */
+  /* A plain send has been stalled a stale interval waiting for a bulk
+   * block: take back the block a dead sender holds, or skip a position
+   * whose sender died between assign and claim. */
   void (*bulk_stalled)(const am_qview *v, am_claim_state *cs);
   /* A sender is assigned a position before it claims its slot (Figure
    * 3): the receiver may find the head slot FREE for a position already

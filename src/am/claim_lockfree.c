@@ -20,17 +20,18 @@
  *                position whose sender died between the two CASes (it
  *                stores FREE(position + Q); a live sender that finds its
  *                position skipped is assigned a new one). A bulk position
- *                whose sender died between its two CASes is skipped the
- *                same way by the next sender stalled on that block, once
- *                the block has shown FREE for the dead position through a
+ *                whose sender died between its two CASes is skipped by a
+ *                sender stalled on the bulk ring, once the block at the
+ *                bulk tail has shown FREE for the dead position through a
  *                whole stale interval (bulk_skip_abandoned); a live sender
  *                that finds its block position skipped takes a new one at
- *                once, once, as for a packet. A sender is
- *                assigned a packet only when the packet at the tail is
- *                free for that position, so no more senders are assigned
- *                than there are packets: an assignment on a full queue
- *                bound the packet freed next to a sender that was often
- *                not running (more processes than processors), and the
+ *                once, once, as for a packet. A sender is assigned a
+ *                packet only when the packet at the tail is free for that
+ *                position, and a bulk block only when the block at the
+ *                bulk tail is, so no more senders are assigned than there
+ *                are slots: an assignment on a full queue bound the
+ *                packet freed next to a sender that was often not
+ *                running (more processes than processors), and the
  *                in-order receiver waited at it (docs/reliability.md,
  *                "Active messages: seven lock-free writers on two
  *                processors"); in 000 any sender assigned that packet
@@ -38,26 +39,29 @@
  *                across assign's separate loads and CAS, and finds the
  *                packet bound to a sender backing off with the old
  *                assignment, am-claim-control-old-assign). A bulk block
- *                is still assigned ahead: the receiver never waits at
- *                one, but the bulk send assigned the same block a lap
- *                later waits until its own stall skips the position
- *                (bulk_skip_abandoned).
+ *                assigned ahead bound the block freed next to a stalled
+ *                sender the same way: the bulk send assigned it a lap
+ *                later waited until its own stall skipped the position
+ *                (two stale intervals), and a NOWAIT bulk send found the
+ *                ring full meanwhile (models/spin/am_bulk.pml checks the
+ *                bulk rule; am-bulk-control-old-assign fails the old one).
  *   Progress:    lock-free in 000's (Valois's) sense: no locks, but a
- *                sender waits for the packet at the tail (and its
- *                assigned block) to be freed by the receiver; a dead
+ *                sender waits for the packet at the tail (and the block
+ *                at the bulk tail) to be freed by the receiver; a dead
  *                sender cannot block other senders.
  *   Atomics:     uncontended short message: 2 loads (the tail, the tail
  *                packet's state) + 1 CAS (assign) + 1 CAS (claim) + 1
- *                store (owner). Bulk: 1 load + 2 CAS + 1 store more
- *                (2 loads with NOWAIT). 000 counts "four CAS
- *                instructions" for bulk, as here.
+ *                store (owner). Bulk: 2 loads (the bulk tail, the tail
+ *                block's state) + 2 CAS + 1 store more, NOWAIT or not.
+ *                000 counts "four CAS instructions" for bulk, as here.
  *   Memory:      in the segment; never allocates.
  *   Signal-safe: no (the library as a whole is not).
  *   Process-shared: yes (positions and states only).
  *   Bounds:      a NOWAIT claim never waits (SYNCQ_FULL). A slot state no
  *                sender or receiver writes (unknown type, a pid in FREE)
  *                is SYNCQ_EINVAL. A plain claim waits while the queue is
- *                full, as a full queue is waited on (am.c).
+ *                full (packets or bulk blocks), as a full queue is
+ *                waited on (am.c), holding no assignment.
  *   Limits:      2^31 positions may be outstanding at once (counter wrap).
  *                A sender killed between its claim CAS and the store of
  *                its start time leaves a claim that reads start time 0
@@ -67,10 +71,10 @@
  *                exits, and the receiver waits at it (as the locking
  *                claims' lock word, claim_lock.c; models/spin/am_claim.pml,
  *                am-claim-pid-reused-lives-on, shows it).
- *                A sender takes a packet assignment only when the packet
- *                at the tail is free for it, and with SYNCQ_AM_NOWAIT a
- *                bulk block's too, so a NOWAIT send never leaves an
- *                assignment behind when it returns SYNCQ_FULL.
+ *                A sender takes a packet or bulk block assignment only
+ *                when the slot at the tail is free for it, so a NOWAIT
+ *                send never leaves an assignment behind when it returns
+ *                SYNCQ_FULL, and a plain send waits holding none.
  */
 #include <stddef.h>
 
@@ -78,45 +82,36 @@
 #include "am_segment.h"
 #include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
-/* What a send stalled on its bulk block remembers of the block's state
- * before its first look (bulk_skip_abandoned skips a position two looks
- * saw unchanged): a state of no type, never FREE, so the first look only
- * records. The zero-filled state it replaces equals the first lap's
- * FREE(0), and the first look skipped that position after one stale
- * interval of the stall instead of two. */
-#define AM_BULK_SEEN_NONE UINT64_MAX
-
 /* A slot state no sender or receiver writes: an unknown type, or a pid
  * in a FREE state. Only an overwritten segment shows one. */
 static bool state_bad(uint64_t s) {
   return am_state_type(s) > AM_READY_BULK || (am_state_type(s) == AM_FREE && am_state_pid(s) != 0u);
 }
 
-/* Assign the next position of *tail whose slot (in `states`, `n` slots of
- * `stride` bytes) must be FREE for it when `room` (only when there is
- * room). SYNCQ_FULL when room and the tail slot still holds the previous
- * lap's position, SYNCQ_EINVAL when it shows a state nobody writes (the
- * queue would never drain). */
-static int assign(_Atomic(uint32_t) *tail, unsigned char *states, size_t stride, uint32_t n, bool room, uint32_t *pos) {
+/* Assign the next position of *tail, only when its slot (in `states`, `n`
+ * slots of `stride` bytes) is FREE for it. SYNCQ_FULL when the tail slot
+ * still holds an earlier lap's position, SYNCQ_EINVAL when it shows a
+ * state nobody writes (the queue would never drain). */
+static int assign(_Atomic(uint32_t) *tail, unsigned char *states, size_t stride, uint32_t n, uint32_t *pos) {
   uint32_t t = atomic_load_explicit(tail, memory_order_relaxed); /* the CAS below decides */
   for (;;) {
-    if (room) {
-      SYNCQ_RACE_POINT("am.claim.assign"); /* tests: another sender takes position t here */
-      _Atomic(uint64_t) *st = (_Atomic(uint64_t) *)(states + (size_t)(t & (n - 1u)) * stride);
-      /* relaxed: a hint only; the claim CAS (acquire) decides ownership */
-      uint64_t s = atomic_load_explicit(st, memory_order_relaxed);
-      if (s != am_state(t, 0, AM_FREE)) {
-        if (state_bad(s)) return SYNCQ_EINVAL;
-        /* The previous lap's position, not yet freed: full. */
-        if (am_pos_after(t, am_state_pos(s))) return SYNCQ_FULL;
-        /* Position t taken (claimed, committed, or already freed for
-         * t + n): another sender was assigned t since this one read the
-         * tail, so there may be room beyond it. The tail has moved past
-         * t, and a CAS reads the tail's latest value: the CAS below
-         * fails and reloads t (on a segment another process overwrote it
-         * may succeed; the claim then finds the slot passed and takes a
-         * new position). */
-      }
+    SYNCQ_RACE_POINT("am.claim.assign"); /* tests: another sender takes position t here */
+    _Atomic(uint64_t) *st = (_Atomic(uint64_t) *)(states + (size_t)(t & (n - 1u)) * stride);
+    /* relaxed: a hint only; the claim CAS (acquire) decides ownership */
+    uint64_t s = atomic_load_explicit(st, memory_order_relaxed);
+    if (s != am_state(t, 0, AM_FREE)) {
+      if (state_bad(s)) return SYNCQ_EINVAL;
+      /* An earlier lap's position, not yet freed (or, FREE, assigned and
+       * not yet claimed: a bulk block's is skipped by a stalled send,
+       * bulk_skip_abandoned, a packet's by the receiver): full. */
+      if (am_pos_after(t, am_state_pos(s))) return SYNCQ_FULL;
+      /* Position t taken (claimed, committed, or already freed for
+       * t + n): another sender was assigned t since this one read the
+       * tail, so there may be room beyond it. The tail has moved past
+       * t, and a CAS reads the tail's latest value: the CAS below
+       * fails and reloads t (on a segment another process overwrote it
+       * may succeed; the claim then finds the slot passed and takes a
+       * new position). */
     }
     /* relaxed: the position orders nothing; the claim CAS on the slot
      * (acquire) orders the sender after the receiver's FREE store */
@@ -151,24 +146,26 @@ _Static_assert(offsetof(am_packet, owner_start) == offsetof(am_bulk_slot, owner_
 /* Take a slot of one ring (the packets, or the bulk blocks: its tail,
  * `n` slots of `stride` bytes from `slots`), keeping the assignment in
  * *assigned and *pos across calls: assign a position when none is held
- * (only when the slot at the tail is free for it, when `room`), claim
- * it, and write the owner's start time. A claim that finds its position
- * skipped (passed) takes a new position at once, once: the ring may have
- * room, and a NOWAIT send answered SYNCQ_FULL for it; a second skip in a
- * row is left to the caller (a plain send retries, a NOWAIT send
- * answers), so a segment another process rewrites under us cannot keep a
- * NOWAIT send here. SYNCQ_OK: the slot claimed is *out. SYNCQ_FULL leaves
- * at most the assignment held (never a claim); `seen`, when not NULL, is
+ * (only when the slot at the tail is free for it), claim it, and write
+ * the owner's start time. A claim that finds its position skipped
+ * (passed) takes a new position at once, once: the ring may have room,
+ * and a NOWAIT send answered SYNCQ_FULL for it; a second skip in a row is
+ * left to the caller (a plain send retries, a NOWAIT send answers), so a
+ * segment another process rewrites under us cannot keep a NOWAIT send
+ * here. SYNCQ_OK: the slot claimed is *out. SYNCQ_FULL leaves nothing
+ * held but on a segment overwritten between assign and claim (the slot
+ * then shows neither FREE for the position nor a later one): the
+ * assignment, never a claim; `seen`, when not NULL, is
  * reset on each new assignment (the bulk block's stalled look,
  * bulk_skip_abandoned). */
-static inline int take(_Atomic(uint32_t) *tail, unsigned char *slots, size_t stride, uint32_t n, bool room,
+static inline int take(_Atomic(uint32_t) *tail, unsigned char *slots, size_t stride, uint32_t n,
                        const am_claim_state *cs, bool *assigned, uint32_t *pos, uint64_t *seen,
                        const char *inside_point, unsigned char **out) {
   (void)inside_point; /* read only by race-test builds' SYNCQ_RACE_POINT */
   unsigned char *slot;
   for (bool again = false;; again = true) {
     if (!*assigned) {
-      int r = assign(tail, slots, stride, n, room, pos);
+      int r = assign(tail, slots, stride, n, pos);
       if (r != SYNCQ_OK) return r;
       *assigned = true;
       if (seen != NULL) *seen = AM_BULK_SEEN_NONE; /* no stalled look at this block yet */
@@ -202,13 +199,15 @@ static inline int take(_Atomic(uint32_t) *tail, unsigned char *slots, size_t str
 
 static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
   am_queue *q = v->q;
+  (void)nowait; /* a plain send and a NOWAIT send claim alike; am_send waits or answers */
   if (cs->want_bulk && !cs->has_bulk) {
-    /* A plain send is assigned a block ahead, free or not (the receiver
-     * never waits at a block: file comment); a NOWAIT send only when the
-     * block at the tail is free for it, so SYNCQ_FULL leaves no
-     * assignment behind. */
+    /* Only when the block at the tail is free for it, waiting or not: a
+     * block position taken on a full ring would bind the block freed next
+     * to this sender (FREE(position)), and while this sender is not
+     * running a NOWAIT bulk send would find the ring full and a plain one
+     * would wait until the position was skipped (file comment). */
     unsigned char *slot;
-    int r = take(&q->bulk_tail, (unsigned char *)v->slots, sizeof *v->slots, v->blocks, nowait, cs, &cs->bulk_assigned,
+    int r = take(&q->bulk_tail, (unsigned char *)v->slots, sizeof *v->slots, v->blocks, cs, &cs->bulk_assigned,
                  &cs->bulk_pos, &cs->bulk_seen, "am.claim.bulk_inside", &slot);
     if (r != SYNCQ_OK) return r;
     cs->has_bulk = true;
@@ -220,8 +219,8 @@ static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
      * sender runs again (docs/reliability.md, "Active messages: seven
      * lock-free writers on two processors"). */
     unsigned char *slot;
-    int r = take(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, true, cs, &cs->pkt_assigned, &cs->pkt_pos,
-                 NULL, "am.claim.inside", &slot);
+    int r = take(&q->tail, (unsigned char *)v->pk, sizeof *v->pk, v->packets, cs, &cs->pkt_assigned, &cs->pkt_pos, NULL,
+                 "am.claim.inside", &slot);
     if (r != SYNCQ_OK) return r;
     am_packet *p = (am_packet *)slot;
     p->has_bulk = cs->want_bulk ? 1u : 0u;
@@ -231,11 +230,12 @@ static int lockfree_claim(const am_qview *v, bool nowait, am_claim_state *cs) {
   return SYNCQ_OK;
 }
 
-/* The block our assigned bulk position pos waits for still shows FREE for
- * an earlier position, unchanged since the last look (`seen`, one stale
- * interval ago): that position's sender died between assign and claim.
- * Skip it (FREE for a lap later; a live late sender then takes a new
- * position). Returns the state seen now. */
+/* The block of bulk position pos (the bulk tail, or the position a
+ * stalled send holds) still shows FREE for an earlier position, unchanged
+ * since the last look (`seen`, one stale interval ago): that position's
+ * sender died between assign and claim. Skip it (FREE for a lap later; a
+ * live late sender then takes a new position). Returns the state seen
+ * now. */
 static uint64_t bulk_skip_abandoned(const am_qview *v, uint32_t pos, uint64_t seen) {
   am_bulk_slot *bs = am_slot_at(v, pos);
   /* relaxed: the CAS below decides; nothing is read through this value */
@@ -248,16 +248,17 @@ static uint64_t bulk_skip_abandoned(const am_qview *v, uint32_t pos, uint64_t se
   return next;
 }
 
-/* A plain send stalled on its bulk block, once per stale interval: the
- * block is held by a sender that died before its packet (take it back),
- * or still free for a position whose sender died between its two CASes
- * (skip that position). */
+/* A plain send stalled on the bulk ring, once per stale interval: the
+ * block at the bulk tail (or at its own position, where it holds one) is
+ * held by a sender that died before its packet (take it back), or still
+ * free for an earlier position whose sender died between its two CASes
+ * (skip that position: the block is then free for the tail's). */
 static void lockfree_bulk_stalled(const am_qview *v, am_claim_state *cs) {
   if (!cs->want_bulk || cs->has_bulk) return;
-  /* relaxed: a hint of which block we wait for */
+  /* relaxed: a hint of which block we wait for; the CASes decide */
   uint32_t bp = cs->bulk_assigned ? cs->bulk_pos : atomic_load_explicit(&v->q->bulk_tail, memory_order_relaxed);
   (void)am_bulk_reclaim_dead(v, bp);
-  if (cs->bulk_assigned) cs->bulk_seen = bulk_skip_abandoned(v, cs->bulk_pos, cs->bulk_seen);
+  cs->bulk_seen = bulk_skip_abandoned(v, bp, cs->bulk_seen);
 }
 
 static int lockfree_init(am_queue *q) {

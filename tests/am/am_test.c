@@ -1841,6 +1841,72 @@ static void test_stalled_send_holds_no_packet(void **state) {
   }
 }
 
+/* Every claim: a plain bulk send stalled on a full bulk ring holds no
+ * block. The ring's 2 blocks hold messages, the packets have room; a
+ * sender stopped after its first failed claim ("am.send.stalled") while
+ * the receiver takes one message: the block freed goes to whichever
+ * sender comes next, here a NOWAIT bulk send of the receiving process.
+ * The lock-free claim used to assign a plain bulk send a block position
+ * on a full ring (the block freed was then FREE for that position alone):
+ * the NOWAIT send found the ring full, and a plain one would have waited
+ * until the stopped sender ran again or two stale intervals of its own
+ * stall skipped the position. Once the sender goes on, all four messages
+ * arrive, each sender's in order. */
+static void stalled_bulk_self_sender(void *argp) {
+  const char *name = argp;
+  char own[96];
+  name_of(own, sizeof own, "stalledbulkself", (int)getpid());
+  syncq_am_endpoint *self;
+  CHILD_CHECK(syncq_am_create(own, NULL, &self) == SYNCQ_OK, 130);
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(self, name, &p) == SYNCQ_OK, 131);
+  stop_once_point = "am.send.stalled";
+  syncq_race_hook = stop_once_hook; /* the bulk ring is full */
+  uint32_t args[2] = {1, 0};
+  CHILD_CHECK(syncq_am_request_bulk(p, H_SEQ, "c", 1, args, 2, 0) == SYNCQ_OK, 132);
+  CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 133);
+  CHILD_CHECK(syncq_am_destroy(self) == SYNCQ_OK, 134);
+}
+
+static void test_stalled_bulk_send_holds_no_block(void **state) {
+  (void)state;
+  for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
+    char name[96];
+    name_of(name, sizeof name, "stalledbulk", c);
+    const syncq_am_config cfg = {.claim = c, .packets = 8, .bulk_blocks = 2, .bulk_size = 64};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    seq_log log = {{0}, 0, 0};
+    assert_int_equal(syncq_am_register(ep, H_SEQ, "seq", h_seq, &log), SYNCQ_OK);
+    syncq_am_peer *p;
+    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+    for (uint32_t i = 0; i < 2; i++) {
+      uint32_t args[2] = {0, i};
+      assert_int_equal(syncq_am_request_bulk(p, H_SEQ, "a", 1, args, 2, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+    }
+    uint32_t args[2] = {2, 0};
+    assert_int_equal(syncq_am_request_bulk(p, H_SEQ, "b", 1, args, 2, SYNCQ_AM_NOWAIT), SYNCQ_FULL); /* blocks full */
+    pid_t child = spawn(stalled_bulk_self_sender, name);
+    wait_stopped(child); /* stalled on the full bulk ring */
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_poll(ep, 1, &handled), SYNCQ_OK);
+    assert_int_equal(handled, 1);
+    int r = syncq_am_request_bulk(p, H_SEQ, "b", 1, args, 2, SYNCQ_AM_NOWAIT);
+    if (r != SYNCQ_OK) {
+      print_error("claim %s: the bulk block freed beside a stalled bulk sender: %s\n", syncq_am_claim_name(c),
+                  syncq_strerror(r));
+      kill_child(child);
+      fail();
+    }
+    assert_int_equal(kill(child, SIGCONT), 0);
+    assert_int_equal(serve_until(ep, &log.got, 4u, child), 0);
+    assert_int_equal(log.got, 4);
+    assert_int_equal(log.bad, 0);
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 static void test_send_nowait_creator_gone(void **state) {
   (void)state;
   int go[2], ready[2];
@@ -2311,9 +2377,10 @@ static void test_nowait_skipped_takes_another(void **state) {
 
 /* Lock-free: a NOWAIT bulk send stopped between its two CASes on its
  * bulk block (assigned a block, not claimed: "am.claim.bulk_inside")
- * while a plain bulk send, assigned the same (only) block a lap later,
- * stalls on it: after two stale intervals of its stall the plain send skips
- * the position as abandoned (bulk_skip_abandoned; it cannot tell a
+ * while a plain bulk send stalls on the ring (the only block, at the bulk
+ * tail, is FREE for the stopped sender's position, not for the tail's):
+ * after two stale intervals of its stall the plain send skips the
+ * position as abandoned (bulk_skip_abandoned; it cannot tell a
  * stopped sender from a dead one), claims the block and its message
  * arrives, freeing the block. Once the NOWAIT sender goes on, its claim
  * finds its block position passed on a ring with room: it takes a new
@@ -2340,8 +2407,9 @@ static void stalled_bulk_sender(void *argp) {
   /* Not before two stale intervals of its stall: a look once an interval,
    * and a position skipped only when two looks saw it unchanged. The
    * first lap's block state FREE(0) is 0, and the look's memory of the
-   * state it saw last was 0 too before the assignment set it to none: the
-   * skip came at the first look, after one interval. */
+   * state it saw last was 0 too before the send set it to none
+   * (AM_BULK_SEEN_NONE): the skip came at the first look, after one
+   * interval. */
   CHILD_CHECK(syncq_now_ns() - t0 >= 2u * STALE_NS, 127);
   CHILD_CHECK(syncq_am_disconnect(p) == SYNCQ_OK, 126);
 }
@@ -2368,6 +2436,55 @@ static void test_nowait_bulk_skipped_takes_another(void **state) {
   if (code == 121) print_error("the NOWAIT bulk send answered SYNCQ_FULL on a bulk ring with room\n");
   assert_int_equal(code, 0);
   assert_int_equal(t.got, 2);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
+/* Lock-free: a bulk sender killed between its block's two CASes
+ * ("am.claim.bulk_inside") leaves the only block FREE for its position
+ * with the bulk tail past it, for good. The next plain bulk send finds
+ * that block at the tail, not free for the tail's position, and stalls
+ * holding nothing; its look at the tail's block skips the dead position
+ * (two looks a stale interval apart) and its message arrives. A NOWAIT
+ * bulk send then finds the ring free again. A look that skipped only a
+ * position the send itself was assigned left this send waiting for
+ * good. */
+static void die_bulk_inside_hook(const char *name) {
+  if (strcmp(name, "am.claim.bulk_inside") == 0) raise(SIGKILL);
+}
+
+static void dying_bulk_sender(void *argp) {
+  const char *name = argp;
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 140);
+  syncq_race_hook = die_bulk_inside_hook;
+  (void)syncq_am_request_bulk(p, H_TALLY, "d", 1, NULL, 0, 0);
+  _exit(141); /* not reached: killed at its block's assignment */
+}
+
+static void test_dead_bulk_inside_skipped(void **state) {
+  (void)state;
+  const syncq_am_config cfg = small_geometry(SYNCQ_AM_CLAIM_LOCKFREE, STALE_NS);
+  tally_ep t;
+  tally_ep_make(&t, "bulkdead", 0, &cfg);
+  syncq_am_endpoint *ep = t.ep;
+  pid_t dying = spawn(dying_bulk_sender, t.name);
+  assert_int_equal(reap(dying), 128 + SIGKILL);
+  pid_t plain = spawn(stalled_bulk_sender, t.name); /* stalls, skips after two stale intervals */
+  int code = serve_until(ep, &t.got, 1u, plain);
+  if (code < 0) kill_child(plain);
+  if (code != 0 || t.got != 1u)
+    fail_msg("the plain bulk send behind a dead sender's block position: exit %d, %u delivered", code, (unsigned)t.got);
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, t.name, &p), SYNCQ_OK);
+  assert_int_equal(syncq_am_request_bulk(p, H_TALLY, "w", 1, NULL, 0, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+  unsigned handled = 0;
+  assert_int_equal(syncq_am_poll(ep, 4, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 1);
+  assert_int_equal(t.got, 2);
+  syncq_am_counters cnt;
+  assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+  assert_int_equal(cnt.lost, 0); /* the dead sender held no packet */
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
   assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
 }
 
@@ -3549,6 +3666,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_shutdown_and_cleanup),
     cmocka_unit_test(test_nowait_assign_overtaken),
     cmocka_unit_test(test_stalled_send_holds_no_packet),
+    cmocka_unit_test(test_stalled_bulk_send_holds_no_block),
     cmocka_unit_test(test_send_nowait_creator_gone),
     cmocka_unit_test(test_creator_main_thread_exited),
     cmocka_unit_test(test_send_blocked_creator_gone),
@@ -3560,6 +3678,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_poll_rare_abandoned_assignment),
     cmocka_unit_test(test_nowait_skipped_takes_another),
     cmocka_unit_test(test_nowait_bulk_skipped_takes_another),
+    cmocka_unit_test(test_dead_bulk_inside_skipped),
     cmocka_unit_test(test_dead_inside_claim),
     cmocka_unit_test(test_lockfree_claim_unstamped),
     cmocka_unit_test(test_transport_turn),
