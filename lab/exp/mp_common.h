@@ -239,9 +239,9 @@ static inline const char *mp_mode_name(mp_mode m) { return m == MP_MODE_PSEUDO ?
 /* The level-1 groups without delay are the baselines of the claims that
  * compare levels (MP_DEGRADES_WITH_LEVEL: ordinary/"-ps" at one thread).
  * Their samples are short (4-100 ms at --quick) and on a loaded VM they
- * fall on whole timer ticks: one variant's p = 1 samples read 4.0, 8.0,
- * 12 or 16 ms from run to run (21 samples of single-lock-ps: 13 at 4.0-4.3,
- * 8 at 5.5-18.8). A median of one or two such samples is either mode, so a
+ * fall near whole timer ticks: one variant's p = 1 samples read about 4,
+ * 8, 12 or 17-19 ms from run to run (21 samples of single-lock-ps: 13 at
+ * 4.0-4.3, 8 at 5.5-18.8). A median of one or two such samples is either mode, so a
  * baseline ratio of 0.5 or 2 can come by chance (one run read ms98-stack's
  * lock/lock-ps 0.52 from one sample each, and called the change "held" at
  * 2.39), and one sample's bootstrap interval is a point. A dozen, as
