@@ -10,6 +10,7 @@
 
 typedef struct leaf {
   json_t *where;      /* object, or NULL: every point */
+  json_t *own_where;  /* where, when the leaf made it (ratio_change_*'s baseline); freed with the leaf */
   json_t *at;         /* object, or NULL: "max_threads" */
   const char *at_max; /* at {K: "max"}: K's largest planned value, as max_threads is threads' */
   const char *metric; /* NULL: any */
@@ -138,6 +139,26 @@ static int add_leaf(lab_claimed *c, const json_t *rule, double threads_cap) {
     c->cap = cap;
   }
   c->leaves[c->nleaves++] = l;
+  if (strncmp(op, "ratio_change_", 13) == 0 && json_is_object(json_object_get(rule, "base"))) {
+    /* The same comparison at its baseline: where with base's params in place. */
+    json_t *merged = l.where != NULL ? json_deep_copy(l.where) : json_object();
+    if (merged == NULL || json_object_update(merged, json_object_get(rule, "base")) != 0) {
+      json_decref(merged);
+      return -1;
+    }
+    if (c->nleaves == c->cap) {
+      size_t cap = 2 * c->cap;
+      leaf *n = realloc(c->leaves, cap * sizeof *n);
+      if (n == NULL) {
+        json_decref(merged);
+        return -1;
+      }
+      c->leaves = n;
+      c->cap = cap;
+    }
+    l.where = l.own_where = merged;
+    c->leaves[c->nleaves++] = l;
+  }
   return 0;
 }
 
@@ -166,6 +187,7 @@ lab_claimed *lab_claimed_new(const lab_experiment *e, int pus) {
 void lab_claimed_free(lab_claimed *c) {
   if (c == NULL) return;
   for (size_t i = 0; i < c->nrules; i++) json_decref(c->rules[i]);
+  for (size_t i = 0; i < c->nleaves; i++) json_decref(c->leaves[i].own_where);
   free(c->rules);
   free(c->leaves);
   free(c);

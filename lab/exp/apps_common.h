@@ -38,8 +38,10 @@ static inline int apps_measure(lab_ctx *ctx, const mp_bench *b, const void *arg,
       return -1;
     }
     if (rc != 0) return -1;
-  } else if (mp_measure(ctx, b, arg, threads, level, mode, policy, napps, &ns, &out->stats, NULL) != 0) {
-    return -1;
+  } else {
+    syncq_mp_stats sched;
+    if (mp_measure(ctx, b, arg, threads, level, mode, policy, napps, &ns, &out->stats, &sched) != 0) return -1;
+    if (mode == MP_MODE_PSEUDO) mp_sample_exposure(out, &sched); /* apps_group's counts */
   }
   out->value = (double)ns / APPS_NS_PER_MS;
   out->ops = 0; /* an application's time, not per-operation counts */
@@ -48,7 +50,9 @@ static inline int apps_measure(lab_ctx *ctx, const mp_bench *b, const void *arg,
 
 /* A group of an application's times, without its variants: metric "time"
  * (ms), params key=value (the structures it runs over), threads, level
- * and mode (level 1: "dedicated"; levels 2 and 3: mp_group_mode). */
+ * and mode (level 1: "dedicated"; levels 2 and 3: mp_group_mode); under
+ * the pseudo-scheduler also its counts of preemptions
+ * (mp_group_exposure), which claims about a preempted lock holder read. */
 static inline void apps_group(lab_group *g, const char *key, const char *value, int threads, int level, mp_mode mode,
                               lab_sample_fn sample, const char *normalize_to) {
   memset(g, 0, sizeof *g);
@@ -57,6 +61,7 @@ static inline void apps_group(lab_group *g, const char *key, const char *value, 
   lab_group_param(g, "level", level);
   if (level == 1) lab_group_param_str(g, "mode", "dedicated");
   else mp_group_mode(g, mode);
+  if (level > 1 && mode == MP_MODE_PSEUDO) mp_group_exposure(g);
   g->metric = "time";
   g->unit = "ms";
   g->sample = sample;

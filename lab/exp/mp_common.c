@@ -238,6 +238,11 @@ void mp_group_exposure(lab_group *g) {
   g->nextra = 2;
 }
 
+void mp_sample_exposure(lab_sample *out, const syncq_mp_stats *sched) {
+  out->extra[MP_EXTRA_PREEMPTIONS] = (double)(sched->preemptions + sched->deferrals);
+  out->extra[MP_EXTRA_DEFERRED] = (double)sched->deferrals;
+}
+
 bool mp_is_preemption_safe(const char *algorithm) {
   size_t n = strlen(algorithm);
   return n > 3 && strcmp(algorithm + n - 3, "-ps") == 0;
@@ -294,6 +299,7 @@ void mp_dedicated_group(lab_group *g, int threads, double delay_ns, lab_sample_f
   memset(g, 0, sizeof *g);
   lab_group_param(g, "threads", threads);
   lab_group_param(g, "delay_ns", delay_ns);
+  if (delay_ns == 0) g->claim_min_reps = MP_BASELINE_CLAIM_MIN_REPS;
   g->metric = "time";
   g->unit = "ms";
   g->sample = sample;
@@ -310,10 +316,7 @@ int mp_micro_sample(lab_ctx *ctx, const mp_bench *b, const void *arg, const sync
   if (mp_measure(ctx, b, arg, threads, level, mode, SYNCQ_MP_TIMESHARE, napps, &ns, &out->stats, &sched) != 0)
     return -1;
   if (mode == MP_MODE_PSEUDO && mp_is_preemption_safe(algo->name)) mp_tally_ps_run(level, &sched);
-  if (mode == MP_MODE_PSEUDO) {
-    out->extra[MP_EXTRA_PREEMPTIONS] = (double)(sched.preemptions + sched.deferrals);
-    out->extra[MP_EXTRA_DEFERRED] = (double)sched.deferrals;
-  }
+  if (mode == MP_MODE_PSEUDO) mp_sample_exposure(out, &sched);
   out->value = (double)ns / 1e6; /* ms */
   return 0;
 }

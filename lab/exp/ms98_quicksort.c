@@ -112,6 +112,7 @@ static int ms98_quicksort_run(lab_ctx *ctx) {
     for (int t = 0; t < nt; t++) {
       lab_group g;
       apps_group(&g, "pool", kinds[f], threads[t], 1, MP_MODE_PSEUDO, qsx_sample, norms[f]);
+      if (threads[t] == 1) g.claim_min_reps = MP_BASELINE_CLAIM_MIN_REPS; /* the claims' level-1 baseline */
       for (int a = 0; a < na; a++) {
         pts[a] = (qsx_point){algos[a], threads[t], 1, MP_MODE_PSEUDO, keys};
         g.variants[g.nvariants++] = (lab_variant){algos[a]->name, &pts[a]};
@@ -150,18 +151,32 @@ static int ms98_quicksort_run(lab_ctx *ctx) {
 }
 
 #define QSX_W(pool, lvl, md) "\"where\":{\"pool\":\"" pool "\",\"level\":" lvl ",\"mode\":\"" md "\"}"
+/* level 3 under the pseudo-scheduler, as the members of a where object */
+#define QSX_WM(pool) "\"pool\":\"" pool "\",\"level\":3,\"mode\":\"pseudo\""
+/* The degradation claim's exposure is the micro-benchmarks' (mp_common.h,
+ * MP_HOLDER_EXERCISED: 15% of the preemptions, 12 in all, in half the
+ * runs) though its bound is 1.0 rather than 1.1: there the share is what a
+ * 10% lengthening needs at p = 2, here the claim asks for any, but a run
+ * whose holder preemptions could not have cost 10% cannot tell a cost from
+ * the level-3 run's own spread (a quantum of 2 ms in a run of tens: the
+ * medians move by several percent from run to run, MP_PSEUDO_CLAIM_MIN_REPS),
+ * so the same exposure is asked for. */
 
 /* clang-format off */
 static const lab_claim ms98_quicksort_claims[] = {
   {"Performance with ordinary locks degrades under multiprogramming, though not as severely as in the "
-   "micro-benchmarks (001 §4.5, Figures 5 and 6): at level 3 under the pseudo-scheduler, at the largest "
-   "p, the single ordinary lock is slower than the single preemption-safe lock, for the queue and for "
-   "the stack.",
+   "micro-benchmarks (001 §4.5, Figures 5 and 6): at the largest p, the single ordinary lock's time over "
+   "the single preemption-safe lock's is higher at level 3 under the pseudo-scheduler than at level 1 "
+   "with one thread (mode=dedicated), for the queue and for the stack. Each is judged only where the "
+   "run exercised the cause, a lock holder preempted inside its critical section: at least 15% of the "
+   "pseudo-scheduler's preemptions (and 12 in all, in half the runs) found a thread of the "
+   "preemption-safe variant inside its no-preemption request (docs/lab.md says why); otherwise it is "
+   "inconclusive.",
    "{\"op\":\"all\",\"rules\":["
-   "{\"op\":\"ratio_above\",\"metric\":\"time_ratio\",\"num\":\"single-lock\",\"den\":\"single-lock-ps\","
-   QSX_W("queue", "3", "pseudo") ",\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2},"
-   "{\"op\":\"ratio_above\",\"metric\":\"time_ratio\",\"num\":\"lock\",\"den\":\"lock-ps\","
-   QSX_W("stack", "3", "pseudo") ",\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}]}"},
+   MP_HOLDER_EXERCISED_WHERE("single-lock-ps", QSX_WM("queue"))
+   MP_LEVEL_CHANGE_ABOVE("single-lock", "single-lock-ps", QSX_WM("queue"), "1.0") "},"
+   MP_HOLDER_EXERCISED_WHERE("lock-ps", QSX_WM("stack"))
+   MP_LEVEL_CHANGE_ABOVE("lock", "lock-ps", QSX_WM("stack"), "1.0") "}]}"},
   {"Simple non-blocking implementations yield superior performance even on dedicated systems (001 "
    "§4.5): at level 1 and the largest p, quicksort over the MS queue is faster than over the single "
    "lock queue, and over Treiber's stack faster than over the single lock stack.",

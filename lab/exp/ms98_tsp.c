@@ -174,6 +174,7 @@ static int ms98_tsp_run(lab_ctx *ctx) {
       for (int t = level > 1 && quick ? nt - 1 : 0; t < nt; t++) {
         lab_group g;
         apps_group(&g, "set", "programs", threads[t], level, (mp_mode)m, tspx_sample, "ps-locks");
+        if (level == 1 && threads[t] == 1) g.claim_min_reps = MP_BASELINE_CLAIM_MIN_REPS; /* the claim's baseline */
         for (int c = 0; c < nc; c++) {
           pts[c] = combos[c];
           pts[c].threads = threads[t];
@@ -234,13 +235,20 @@ static int ms98_tsp_run(lab_ctx *ctx) {
 }
 
 #define TSPX_W(lvl, md) "\"where\":{\"set\":\"programs\",\"level\":" lvl ",\"mode\":\"" md "\"}"
+/* level 3 under the pseudo-scheduler, as the members of a where object */
+#define TSPX_WM "\"set\":\"programs\",\"level\":3,\"mode\":\"pseudo\""
 
 /* clang-format off */
 static const lab_claim ms98_tsp_claims[] = {
   {"The implementation based on ordinary locks suffers under multiprogramming (001 §4.6, Figure 7): at "
-   "level 3 under the pseudo-scheduler, at the largest p, ordinary-locks is slower than ps-locks.",
-   "{\"op\":\"ratio_above\",\"metric\":\"time_ratio\",\"num\":\"ordinary-locks\",\"den\":\"ps-locks\","
-   TSPX_W("3", "pseudo") ",\"at\":\"max_threads\",\"bound\":1.0,\"min_threads\":2}"},
+   "the largest p, ordinary-locks' time over ps-locks' is higher at level 3 under the pseudo-scheduler "
+   "than at level 1 with one thread (mode=dedicated). Judged only where the run exercised the cause, a "
+   "lock holder preempted inside its critical section: at least 15% of the pseudo-scheduler's "
+   "preemptions (and 12 in all, in half the runs) found a thread of ps-locks inside a no-preemption "
+   "request (docs/lab.md says why, and ms98_quicksort.c why a bound of 1.0 asks as much); otherwise "
+   "inconclusive.",
+   MP_HOLDER_EXERCISED_WHERE("ps-locks", TSPX_WM)
+   MP_LEVEL_CHANGE_ABOVE("ordinary-locks", "ps-locks", TSPX_WM, "1.0") "}"},
   {"The hybrid implementation yields the best performance, since it uses the best implementation of "
    "each data structure (001 §4.6): at level 3 under the pseudo-scheduler, at the largest p, the hybrid "
    "is faster than each of the three other programs.",

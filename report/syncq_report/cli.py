@@ -104,7 +104,8 @@ def _section(result, slug, plot_dir):
         anchor=f"exp-{slug}",
         verdicts=[rules.evaluate(claim["rule"], result.points, machine=result.machine) for claim in experiment.claims],
         panels=grouped,
-        plots=plots.draw(experiment, grouped, plot_dir, slug) + _also_plots(experiment, result.points, plot_dir, slug),
+        plots=plots.draw(experiment, [p for p in grouped if not panels.is_count(p)], plot_dir, slug)
+        + _also_plots(experiment, [p for p in result.points if not panels.is_count(p)], plot_dir, slug),
         standings=standings.compute(result.points),
         resolution=rules.resolution_of(result.points),
     )

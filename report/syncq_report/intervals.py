@@ -109,10 +109,32 @@ def ratio_interval(num, den):
     An interval may be unbounded (inf) when some replicate's denominator is 0."""
     a = np.asarray(num.samples, dtype=float)
     b = np.asarray(den.samples, dtype=float)
-    rng = np.random.default_rng(_seed(num, den))
     if len(a) <= 1 and len(b) <= 1:
         ratio = num.median / den.median if den.median else np.inf
         return (float(ratio), float(ratio))
+    return _percentiles(_ratio_replicates(num, den, np.random.default_rng(_seed(num, den))))
+
+
+def ratio_of_ratios_interval(num, den, base_num, base_den):
+    """(lo, hi): the LEVEL bootstrap interval of (median(num) / median(den)) /
+    (median(base_num) / median(base_den)): one comparison at a point against the
+    same comparison at a baseline point (e.g. level 3 against level 1). Each pair
+    is drawn as ratio_interval draws it (paired when measured side by side); the
+    two pairs are drawn independently (different groups, different runs)."""
+    rng = np.random.default_rng(_seed(num, den, base_num, base_den))
+    top = _ratio_replicates(num, den, rng)
+    bottom = _ratio_replicates(base_num, base_den, rng)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(bottom != 0, top / np.where(bottom != 0, bottom, 1.0), np.inf)
+    ratios = np.where(np.isnan(ratios), np.inf, ratios)  # inf / inf: unbounded
+    return _percentiles(ratios)
+
+
+def _ratio_replicates(num, den, rng):
+    """RESAMPLES bootstrap replicates of median(num) / median(den) (inf where a
+    replicate's denominator is 0)."""
+    a = np.asarray(num.samples, dtype=float)
+    b = np.asarray(den.samples, dtype=float)
     if paired(num, den):
         rows = _indices(_labels(num), rng, RESAMPLES)
         top, bottom = np.median(a[rows], axis=1), np.median(b[rows], axis=1)
@@ -120,8 +142,7 @@ def ratio_interval(num, den):
         top = np.median(a[_indices(_labels(num), rng, RESAMPLES)], axis=1)
         bottom = np.median(b[_indices(_labels(den), rng, RESAMPLES)], axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(bottom != 0, top / np.where(bottom != 0, bottom, 1.0), np.inf)
-    return _percentiles(ratios)
+        return np.where(bottom != 0, top / np.where(bottom != 0, bottom, 1.0), np.inf)
 
 
 # ---- the launch-to-launch resolution of an experiment ----
@@ -318,6 +339,26 @@ def resolved_ratio_interval(num, den, res):
     if res is None or den.median == 0:
         return interval
     return widen(interval, num.median / den.median, res.sd_of(num, den), launch_count(num, den), res.run_sd)
+
+
+def resolved_ratio_of_ratios_interval(num, den, base_num, base_den, res):
+    """ratio_of_ratios_interval, widened by the resolution res (may be None): the two
+    ratios come from different panels, so their launch-to-launch variances add (and
+    each carries the run-to-run spread)."""
+    interval = ratio_of_ratios_interval(num, den, base_num, base_den)
+    if res is None or den.median == 0 or base_den.median == 0 or base_num.median == 0:
+        return interval
+    launches = (launch_count(num, den), launch_count(base_num, base_den))
+    sds = (res.sd_of(num, den), res.sd_of(base_num, base_den))
+    if min(launches) < 2 or None in sds:
+        return interval
+    estimate = (num.median / den.median) / (base_num.median / base_den.median)
+    if not np.isfinite(estimate) or estimate <= 0:
+        return interval
+    var = sum(floor_sd(sd, k, res.run_sd) ** 2 for sd, k in zip(sds, launches))
+    half = critical_value() * float(np.sqrt(var))
+    lo, hi = interval
+    return (min(lo, estimate * float(np.exp(-half))), max(hi, estimate * float(np.exp(half))))
 
 
 def resolved_median_interval(point, res):

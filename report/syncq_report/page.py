@@ -447,6 +447,7 @@ def _section(section):
             _claims(experiment.claims, section.verdicts),
             _resolution(section.resolution or rules.resolution_of(section.result.points)),
             _plots(section.plots),
+            _counts(section.panels),
             _standings(section.standings),
             _numbers(section.panels, experiment.x),
             _notes(section.result.notes),
@@ -497,6 +498,42 @@ def _plots(plots):
         for p in plots
     ]
     return "<h3>Plots</h3>\n" + "\n".join(figures)
+
+
+def _counts(experiment_panels):
+    """The count metrics (panels.COUNT_UNIT), compactly: a row per algorithm and params,
+    a column per count, each cell the total over the point's runs and its median run.
+    The verdicts that read them (rule op "exercised") read the same points."""
+    points = [p for panel in experiment_panels if panels.is_count(panel) for p in panel.points]
+    if not points:
+        return ""
+    metrics = list(dict.fromkeys(p.metric for p in points))
+    rows = {}
+    for p in points:
+        rows.setdefault((p.algorithm, fmt.params(p.params)), {})[p.metric] = p
+    head = "".join(f"<th>{escape(name)}</th>" for name in ["algorithm", "params", *metrics])
+    body = []
+    for (algorithm, params), found in rows.items():
+        cells = [f"<td>{escape(algorithm)}</td>", f"<td>{escape(params)}</td>"]
+        for metric in metrics:
+            p = found.get(metric)
+            if p is None:
+                cells.append("<td></td>")
+                continue
+            runs = len(p.samples)
+            total = sum(p.samples)
+            cells.append(
+                f'<td class="num">{fmt.param_value(total)} over {runs} run{"" if runs == 1 else "s"} '
+                f"(median {fmt.param_value(p.median)})</td>"
+            )
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        '<h3>Counts</h3>\n<p class="counts">How often each run counted what the counts name (not plotted: '
+        "counts, not costs).</p>\n"
+        f'<table class="numbers counts">\n<thead><tr>{head}</tr></thead>\n<tbody>\n'
+        + "\n".join(body)
+        + "\n</tbody>\n</table>"
+    )
 
 
 def _numbers(experiment_panels, x):

@@ -7,6 +7,17 @@ from dataclasses import dataclass
 from . import fmt
 
 
+# The unit of a count metric: how often something happened in each run (e.g. the
+# pseudo-scheduler's preemptions), not a cost (docs/results-format.md, "unit").
+# Its panels are not plotted; the page lists them in one table under the plots.
+COUNT_UNIT = "count"
+
+
+def is_count(item):
+    """True for a point or panel of a count metric."""
+    return item.unit == COUNT_UNIT
+
+
 @dataclass
 class Panel:
     metric: str

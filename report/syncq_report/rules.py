@@ -152,6 +152,79 @@ def _ratio(rule, points, above):
     return Verdict(_decide(interval, bound, above), explanation, interval)
 
 
+def _ratio_change_below(rule, points, depth, machine):
+    return _ratio_change(rule, points, above=False)
+
+
+def _ratio_change_above(rule, points, depth, machine):
+    return _ratio_change(rule, points, above=True)
+
+
+def _ratio_change(rule, points, above):
+    """One comparison against itself at a baseline: (median(num) / median(den) under
+    `where`) / (the same under `where` with `base`'s params instead). Both at the value
+    `at` selects (`"max_threads"`: the largest measured for all four points), unless
+    `base` fixes that param itself (the baseline at threads=1, say). A cost the two
+    variants pay alike in both places (e.g. the "-ps" lock's own request, at level 1
+    and at level 3) cancels; what is left is what changed between the baseline and
+    `where`."""
+    metric = _field(rule, "metric", _is_text, "a string")
+    num = _field(rule, "num", _is_text, "a string")
+    den = _field(rule, "den", _is_text, "a string")
+    bound = _field(rule, "bound", is_number, "a number")
+    where = _field(rule, "where", lambda v: isinstance(v, dict), "an object", default={})
+    base = _field(rule, "base", lambda v: isinstance(v, dict) and v, "a non-empty object")
+    min_threads = _field(rule, "min_threads", is_number, "a number", default=1)
+    at = rule.get("at", "max_threads")
+    if all(k in where and same_param(where[k], v) for k, v in base.items()):
+        raise _Unmeasurable("malformed rule: 'base' changes nothing in 'where'")
+    base_where = {**where, **base}
+    found = [_matching(points, a, metric, w) for w in (where, base_where) for a in (num, den)]
+    key, value = _where_at(at, found[0], found[1], num, den)
+    base_value = base.get(key, value)
+    if key not in base and at == "max_threads":
+        measured = set.intersection(*(_threads_measured(f) for f in found))
+        if not measured:
+            raise _Unmeasurable(
+                f"no threads value measured for both {num} and {den} under both {fmt.params(where)} "
+                f"and {fmt.params(base_where)}"
+            )
+        value = base_value = max(measured)
+    if key == "threads" and value < min_threads:
+        chosen = "the largest measured for all four points" if at == "max_threads" else "from 'at'"
+        if key in base:
+            chosen = f"the largest measured for both {num} and {den}" if at == "max_threads" else "from 'at'"
+        raise _Unmeasurable(
+            f"threads={fmt.param_value(value)} ({chosen}) is below min_threads={fmt.param_value(min_threads)}"
+        )
+    top, bottom = _one_at(found[0], num, value, key), _one_at(found[1], den, value, key)
+    base_top, base_bottom = _one_at(found[2], num, base_value, key), _one_at(found[3], den, base_value, key)
+    for p in (bottom, base_top, base_bottom):
+        if p.median == 0:
+            raise _Unmeasurable(f"median of {p.algorithm} is 0 at {fmt.params(p.params)}")
+    here = top.median / bottom.median
+    there = base_top.median / base_bottom.median
+    change = here / there
+    interval = intervals.resolved_ratio_of_ratios_interval(top, bottom, base_top, base_bottom, resolution_of(points))
+    changed = ", ".join(f"{k}={fmt.param_value(v)}" for k, v in base.items())
+    was = ", ".join(
+        f"{k}={fmt.param_value(value if k == key else where[k])}" if k == key or k in where else f"{k} any"
+        for k in base
+    )
+    place = ", ".join(
+        ([] if key in base else [f"{key}={fmt.param_value(value)}"])
+        + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key and k not in base]
+    )
+    return Verdict(
+        _decide(interval, bound, above),
+        f"({num}/{den} at {was}) / (at {changed}) = {fmt.num(here)} / {fmt.num(there)} = {fmt.num(change)}"
+        f"{_ci(interval)}{' at ' + place if place else ''} (bound {'>' if above else '<'} {bound}; {metric} "
+        f"{fmt.num(top.median)} / {fmt.num(bottom.median)} and {fmt.num(base_top.median)} / "
+        f"{fmt.num(base_bottom.median)} {top.unit})",
+        interval,
+    )
+
+
 def _value_below(rule, points, depth, machine):
     return _value(rule, points, above=False)
 
@@ -661,6 +734,8 @@ def _not_measurable(rule, points, depth, machine):
 _OPS = {
     "ratio_below": _ratio_below,
     "ratio_above": _ratio_above,
+    "ratio_change_below": _ratio_change_below,
+    "ratio_change_above": _ratio_change_above,
     "value_below": _value_below,
     "value_above": _value_above,
     "peer_ratio_below": _peer_ratio_below,

@@ -163,3 +163,28 @@ def test_a_line_panel_with_many_algorithms_grows_taller_and_keeps_its_axes(resul
         page = build(results_dir)
     heights = [int(h) for h in re.findall(r'<img src="plots/np99-counter-[^"]*" width="\d+" height="(\d+)"', page)]
     assert heights and max(heights) > 420
+
+
+def test_count_metrics_are_tabled_not_plotted(results_dir):
+    """Points of unit "count" (how often something happened in a run, e.g. the
+    pseudo-scheduler's preemptions) get no plot: a table of their totals instead."""
+    records = fixture_records()
+    point = next(r for r in records if r.get("experiment") == "ms98-queue" and r.get("type") == "point")
+    for metric, samples in (("preemptions", [13, 16, 15]), ("preemptions_deferred", [3, 0, 4])):
+        for algorithm in ("ms", "ms-ps"):
+            records.append(dict(point, algorithm=algorithm, metric=metric, unit="count", samples=samples,
+                                median=sorted(samples)[1], min=min(samples), max=max(samples)))
+    write_records(results_dir / "results.jsonl", records)
+    page = build(results_dir)
+    assert len(list((results_dir / "plots").glob("*.png"))) == FIXTURE_PANELS
+    assert "preemptions" not in " ".join(re.findall(r'<img src="plots/([^"]+)"', page))
+    table = page[page.index("<h3>Counts</h3>"):]
+    table = table[: table.index("</table>")]
+    assert "<th>preemptions</th><th>preemptions_deferred</th>" in table
+    assert table.count("<tr><td>ms") == 2  # one row per algorithm and params, both counts in it
+    assert '<td class="num">44 over 3 runs (median 15)</td><td class="num">7 over 3 runs (median 3)</td>' in table
+    # the numbers table still lists every point
+    assert page.count("<td>preemptions_deferred</td>") == 2
+    # without counts, no table
+    write_records(results_dir / "results.jsonl", fixture_records())
+    assert "<h3>Counts</h3>" not in build(results_dir)

@@ -287,3 +287,43 @@ def test_a_panel_has_its_own_resolution_borrowing_from_the_experiment():
     assert sd_quiet == pytest.approx(expected)
     # a comparison across panels takes the wider
     assert res.sd_of(quiet[0], noisy[0]) == sd_noisy
+
+
+def test_a_ratio_of_ratios_interval_carries_both_ratios_spread():
+    """(faa/cas here) / (faa/cas at the baseline): each pair drawn as ratio_interval draws it,
+    the two independently, so the interval is at least as wide as either ratio's."""
+    here = (pt("faa", [10.0, 11.0, 12.0, 10.5, 11.5, 12.5]), pt("cas", [10.0, 10.2, 9.8, 10.1, 9.9, 10.0]))
+    there = (pt("faa", [8.0, 9.0, 10.0, 8.5, 9.5, 8.2]), pt("cas", [10.0, 10.1, 9.9, 10.0, 10.2, 9.8]))
+    lo, hi = intervals.ratio_of_ratios_interval(*here, *there)
+    estimate = (here[0].median / here[1].median) / (there[0].median / there[1].median)
+    assert lo < estimate < hi
+    for num, den in (here, there):
+        a, b = intervals.ratio_interval(num, den)
+        assert hi / lo > b / a
+    # the same points, the same interval; one sample each: the point estimate
+    assert intervals.ratio_of_ratios_interval(*here, *there) == (lo, hi)
+    ones = [pt(n, [v]) for n, v in (("faa", 12.0), ("cas", 10.0), ("faa", 8.0), ("cas", 10.0))]
+    assert intervals.ratio_of_ratios_interval(*ones) == pytest.approx((1.5, 1.5))
+    # a zero baseline numerator in every replicate: unbounded above
+    zero = [pt("faa", [12.0, 12.0]), pt("cas", [10.0, 10.0]), pt("faa", [0.0, 0.0]), pt("cas", [10.0, 10.0])]
+    assert intervals.ratio_of_ratios_interval(*zero)[1] == float("inf")
+
+
+def test_a_ratio_of_ratios_is_widened_by_both_panels_resolution():
+    """With launches, the floor adds both ratios' launch-to-launch variances and the
+    run-to-run spread twice: wider than one ratio's floor."""
+    here = (pt("faa", [11.0] * 6, launches=TWO), pt("cas", [10.0] * 6, launches=TWO))
+    there = (pt("faa", [9.0] * 6, launches=TWO), pt("cas", [10.0] * 6, launches=TWO))
+    for p in there:
+        p.params = {"threads": 2, "level": 1}
+    res = intervals.Resolution(ratio_sd=0.1, panel_sd={}, value_sd={}, comparisons=8, launches=2, run_sd=0.03)
+    lo, hi = intervals.resolved_ratio_of_ratios_interval(*here, *there, res)
+    z = intervals.critical_value()
+    half = z * (2 * (0.1**2 / 2 + 0.03**2)) ** 0.5
+    estimate = 1.1 / 0.9
+    assert lo == pytest.approx(estimate * 2.718281828459045 ** -half)
+    assert hi == pytest.approx(estimate * 2.718281828459045 ** half)
+    one_lo, one_hi = intervals.resolved_ratio_interval(*here, res)
+    assert (hi / lo) > one_hi / one_lo  # wider than one ratio's
+    # no resolution: the bootstrap's interval alone (a point for constant samples)
+    assert intervals.resolved_ratio_of_ratios_interval(*here, *there, None) == pytest.approx((estimate, estimate))

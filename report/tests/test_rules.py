@@ -432,3 +432,133 @@ def test_malformed_exercised_is_not_measurable(change):
     share_without_of = exercised(DEGRADATION)
     del share_without_of["of"]
     assert rules.evaluate(share_without_of, DEGRADES + counts).status == rules.UNMEASURABLE
+
+
+def spread_pt(algorithm, threads, samples, **params):
+    """A time point of 12 runs (one launch), its samples as given."""
+    p = pt(algorithm, threads, float(sorted(samples)[len(samples) // 2]), metric="time", unit="ms", **params)
+    p.samples = [float(s) for s in samples]
+    p.min, p.max = min(p.samples), max(p.samples)
+    return p
+
+
+L1 = {"level": 1, "mode": "dedicated"}
+L3 = {"level": 3, "mode": "pseudo"}
+JITTER = [0.98, 0.99, 1.0, 1.01, 1.02, 1.0] * 2  # +-2% around each median
+# lock-ps's runs move otherwise than lock's (paired draws do not cancel them)
+JITTER_PS = [1.0, 1.02, 0.99, 1.0, 0.98, 1.01] * 2
+
+
+def levels(ord1, ps1, ord3, ps3, threads=(1, 2)):
+    """lock and lock-ps at level 1 and level 3, medians as given, at every threads value."""
+    out = []
+    for t in threads:
+        for algo, med, where in (("lock", ord1, L1), ("lock-ps", ps1, L1), ("lock", ord3, L3), ("lock-ps", ps3, L3)):
+            jitter = JITTER_PS if algo == "lock-ps" else JITTER
+            out.append(spread_pt(algo, t, [med * j for j in jitter], delay_ns=0, **where))
+    return out
+
+
+def change(op="ratio_change_above", bound=1.1, **extra):
+    rule = {"op": op, "metric": "time", "num": "lock", "den": "lock-ps", "where": {"delay_ns": 0, **L3},
+            "base": dict(L1), "at": "max_threads", "bound": bound, "min_threads": 2}
+    rule.update(extra)
+    return rule
+
+
+def test_ratio_change_takes_the_baseline_ratio_out():
+    """lock-ps costs 25% more than lock without a scheduler (0.8) and lock is 1.1x lock-ps at
+    level 3: the level-3 ratio alone says "not 10% slower", the change (1.1 / 0.8 = 1.375) says held."""
+    points = levels(ord1=8.0, ps1=10.0, ord3=33.0, ps3=30.0)
+    v = rules.evaluate(change(), points)
+    assert v.status == rules.HELD, v
+    assert v.explanation.startswith(
+        "(lock/lock-ps at level=3, mode=pseudo) / (at level=1, mode=dedicated) = 1.10 / 0.800 = 1.38 [95% CI "
+    ), v.explanation
+    assert "at threads=2, delay_ns=0 (bound > 1.1; time 33.0 / 30.0 and 8.00 / 10.0 ms)" in v.explanation
+    lo, hi = v.interval
+    assert 1.1 < lo < 1.375 < hi
+    # the ratio_below form of the same
+    assert rules.evaluate(change(op="ratio_change_below", bound=1.1), points).status == rules.FAILED
+    # the ratio at level 3 alone would not have held
+    alone = {"op": "ratio_above", "metric": "time", "num": "lock", "den": "lock-ps",
+             "where": {"delay_ns": 0, **L3}, "bound": 1.1, "min_threads": 2}
+    assert rules.evaluate(alone, points).status != rules.HELD
+
+
+def test_ratio_change_does_not_hold_where_the_ratio_did_not_grow():
+    """lock is 1.2x lock-ps at level 3, and 1.2x already at level 1: no change."""
+    v = rules.evaluate(change(), levels(ord1=12.0, ps1=10.0, ord3=36.0, ps3=30.0))
+    assert v.status == rules.FAILED, v
+    assert "= 1.20 / 1.20 = 1.00 [95% CI" in v.explanation
+
+
+def test_ratio_change_is_inconclusive_where_its_interval_holds_the_bound():
+    points = levels(ord1=10.0, ps1=10.0, ord3=33.0, ps3=30.0)  # 1.1 exactly
+    assert rules.evaluate(change(), points).status == rules.INCONCLUSIVE
+    # a wide spread at level 1 too
+    wide = levels(ord1=10.0, ps1=10.0, ord3=40.0, ps3=30.0)
+    for p in wide:
+        if p.params["level"] == 1 and p.algorithm == "lock":
+            p.samples = [5.0, 20.0] * 6
+    assert rules.evaluate(change(), wide).status == rules.INCONCLUSIVE
+
+
+def test_ratio_change_at_the_threads_measured_everywhere():
+    """Level 3 measured at 2 only, level 1 at 1 and 2: the change is read at 2; level 1 at 1
+    only leaves no common count."""
+    points = [p for p in levels(8.0, 10.0, 33.0, 30.0) if p.params["level"] == 1 or p.params["threads"] == 2]
+    assert "at threads=2" in rules.evaluate(change(), points).explanation
+    only_one = [p for p in points if p.params["level"] == 3 or p.params["threads"] == 1]
+    v = rules.evaluate(change(), only_one)
+    assert v.status == rules.UNMEASURABLE and "no threads value measured for both lock and lock-ps" in v.explanation
+    v = rules.evaluate(change(min_threads=4), points)
+    assert v.status == rules.UNMEASURABLE and "below min_threads=4" in v.explanation
+
+
+def test_ratio_change_without_a_level_is_not_measurable():
+    """A run of level 3 alone (--where level=3) has no baseline."""
+    points = [p for p in levels(8.0, 10.0, 33.0, 30.0) if p.params["level"] == 3]
+    v = rules.evaluate(change(), points)
+    assert v.status == rules.UNMEASURABLE
+    assert v.explanation == "no lock point for time with delay_ns=0, level=1, mode=dedicated"
+    no_ps = [p for p in levels(8.0, 10.0, 33.0, 30.0) if not (p.params["level"] == 1 and p.algorithm == "lock-ps")]
+    assert "no lock-ps point" in rules.evaluate(change(), no_ps).explanation
+    zero = levels(8.0, 0.0, 33.0, 30.0)
+    assert "median of lock-ps is 0" in rules.evaluate(change(), zero).explanation
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [{"base": None}, {"base": {}}, {"base": "level=1"}, {"base": {"level": 3}}, {"base": {"level": 3, "mode": "pseudo"}},
+     {"bound": "1.1"}, {"num": 3}, {"where": []}, {"at": "min"}],
+)
+def test_malformed_ratio_change_is_not_measurable(edit):
+    rule = change()
+    rule.update(edit)
+    if edit.get("base") is None and "base" in edit:
+        del rule["base"]
+    v = rules.evaluate(rule, levels(8.0, 10.0, 33.0, 30.0))
+    assert v.status == rules.UNMEASURABLE and "malformed rule" in v.explanation, v
+
+
+def test_ratio_change_against_a_baseline_at_its_own_thread_count():
+    """`base` may fix the param `at` selects: level 3 at the largest p against level 1 at
+    threads=1 (the "-ps" lock's own cost without contention)."""
+    points = [p for p in levels(8.0, 10.0, 33.0, 30.0) if not (p.params["level"] == 1 and p.params["threads"] == 2)]
+    points += [spread_pt(a, 2, [m * j for j in JITTER], delay_ns=0, **L1) for a, m in (("lock", 30.0), ("lock-ps", 10.0))]
+    v = rules.evaluate(change(base={**L1, "threads": 1}), points)
+    assert v.status == rules.HELD, v
+    assert v.explanation.startswith(
+        "(lock/lock-ps at level=3, mode=pseudo, threads=2) / (at level=1, mode=dedicated, threads=1) = 1.10 / 0.800 = "
+    ), v.explanation
+    assert "at delay_ns=0 (bound > 1.1; time 33.0 / 30.0 and 8.00 / 10.0 ms)" in v.explanation
+    # the same p at both levels reads level 1's 3.0 instead
+    assert rules.evaluate(change(), points).status == rules.FAILED
+    # no level-1 point at threads=1
+    missing = [p for p in points if not (p.params["level"] == 1 and p.params["threads"] == 1)]
+    v = rules.evaluate(change(base={**L1, "threads": 1}), missing)
+    assert v.status == rules.UNMEASURABLE and v.explanation.startswith("no lock point for time with"), v
+    # min_threads reads where's count, not the baseline's
+    v = rules.evaluate(change(base={**L1, "threads": 1}, min_threads=4), points)
+    assert v.status == rules.UNMEASURABLE and "threads=2 (the largest measured for both lock and lock-ps)" in v.explanation

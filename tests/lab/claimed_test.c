@@ -4,7 +4,8 @@
  * explicit `at`, "max_threads" resolved by the planning pass, `where` on
  * numbers and strings, metrics with their "_ratio" points and extra
  * metrics, peers for peer_ratio rules, nested all/any, an exercised
- * rule's inner rule and count, rules that read nothing and rules that do
+ * rule's inner rule and count, a ratio_change rule's baseline, rules that
+ * read nothing and rules that do
  * not parse.
  */
 #include <setjmp.h>
@@ -203,6 +204,34 @@ static void test_exercised_reads_its_rule_and_its_count(void **state) {
   lab_claimed_free(c);
 }
 
+static void test_ratio_change_reads_its_baseline_too(void **state) {
+  (void)state;
+  static const lab_claim claims[] = {
+    {"the ordinary lock's ratio grows from level 1 to level 3",
+     "{\"op\":\"ratio_change_above\",\"metric\":\"time_ratio\",\"num\":\"ttas\",\"den\":\"ttas-ps\","
+     "\"where\":{\"work_ns\":0,\"phase\":\"l3\"},\"base\":{\"phase\":\"l1\"},\"at\":\"max_threads\",\"bound\":1.1}"},
+  };
+  lab_claimed *c = claimed_of(claims, 1);
+  lab_group l1[2] = {group(1, "l1", "time"), group(2, "l1", "time")};
+  lab_group l3[2] = {group(1, "l3", "time"), group(2, "l3", "time")};
+  lab_group other = group(2, "l2", "time");
+  for (int i = 0; i < 2; i++)
+    for (int a = 0; a < 2; a++) {
+      lab_claimed_plan(c, &l1[i], a ? "ttas-ps" : "ttas");
+      lab_claimed_plan(c, &l3[i], a ? "ttas-ps" : "ttas");
+      lab_claimed_plan(c, &other, a ? "ttas-ps" : "ttas");
+    }
+  assert_true(lab_claimed_reads(c, &l3[1], "ttas", false)); /* where, at the largest count */
+  assert_true(lab_claimed_reads(c, &l3[1], "ttas-ps", false));
+  assert_true(lab_claimed_reads(c, &l1[1], "ttas", false)); /* the baseline, at its largest count */
+  assert_true(lab_claimed_reads(c, &l1[1], "ttas-ps", false));
+  assert_false(lab_claimed_reads(c, &l1[0], "ttas", false));
+  assert_false(lab_claimed_reads(c, &l3[0], "ttas-ps", false));
+  assert_false(lab_claimed_reads(c, &other, "ttas", false)); /* neither where nor the baseline */
+  assert_false(lab_claimed_reads(c, &l1[1], "treiber", false));
+  lab_claimed_free(c);
+}
+
 static void test_no_claims_read_nothing(void **state) {
   (void)state;
   lab_claimed *c = claimed_of(NULL, 0);
@@ -223,6 +252,7 @@ int main(void) {
     cmocka_unit_test(test_at_max_of_a_param_resolved_by_planning),
     cmocka_unit_test(test_needs_pus_reads_nothing_short_and_the_fitting_points_above),
     cmocka_unit_test(test_exercised_reads_its_rule_and_its_count),
+    cmocka_unit_test(test_ratio_change_reads_its_baseline_too),
     cmocka_unit_test(test_no_claims_read_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

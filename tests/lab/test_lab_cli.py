@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -1040,3 +1041,32 @@ def test_compare_lists_a_run_against_itself_as_identical(tmp_path):
     results = str(out / "results.jsonl")
     r = lab("compare", results, results, check=0)
     assert " verdicts identical (100.0%)" in r.stdout
+
+
+def test_quicksort_counts_preemptions_for_its_exercised_claim(tmp_path):
+    """ms98-quicksort's pseudo-scheduled points carry the pseudo-scheduler's counts
+    (apps_common.h), which its degradation claim reads through "exercised": a -ps
+    pool's deferrals are at most its preemptions, an ordinary lock's are 0."""
+    out = tmp_path / "qs"
+    lab("run", "ms98-quicksort", "--size", "smoke", "--claim-budget", "0", "--where", "mode=pseudo",
+        "--where", "level=3", "--algos", "lock,lock-ps,treiber", "--out", str(out), check=0)
+    recs = [x for x in records(out) if x["type"] == "point" and x["params"].get("pool") == "stack"]
+    counted = {(x["algorithm"], x["metric"]): x for x in recs if x["unit"] == "count"}
+    assert {m for _, m in counted} == {"preemptions", "preemptions_deferred"}
+    assert {a for a, _ in counted} == {"lock", "lock-ps", "treiber"}
+    ps = counted[("lock-ps", "preemptions")]["samples"]
+    assert sum(ps) > 0 and len(ps) == len(next(x for x in recs if x["algorithm"] == "lock-ps"
+                                              and x["metric"] == "time")["samples"])
+    assert all(d <= t for d, t in zip(counted[("lock-ps", "preemptions_deferred")]["samples"], ps))
+    assert all(v == 0 for v in counted[("lock", "preemptions_deferred")]["samples"])
+    # the claim reads them: exercised or not, never "did not count"
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "report"))
+    from syncq_report import load, rules
+    result = next(e for e in load.load(out / "results.jsonl").experiments if e.experiment.name == "ms98-quicksort")
+    claim = next(c for c in result.experiment.claims if "degrades under multiprogramming" in c["text"])
+    stack_part = claim["rule"]["rules"][1]
+    v = rules.evaluate(stack_part, result.points, machine=result.machine)
+    assert "did not count" not in v.explanation, v
+    # not exercised at this size, or exercised and then short of the level-1 baseline this run left out
+    assert ("preemptions found a thread of lock-ps" in v.explanation
+            or (v.status == rules.UNMEASURABLE and "level=1" in v.explanation)), v

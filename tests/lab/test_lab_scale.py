@@ -113,9 +113,13 @@ def synthetic_points(experiment, rule, threads):
         counts = list(threads)
         if isinstance(r.get("at"), dict) and "threads" in r["at"]:
             counts.append(r["at"]["threads"])
+        wheres = [where]
+        if isinstance(r.get("base"), dict):  # ratio_change_*: the baseline's points too
+            wheres.append({**where, **r["base"]})
         for name in names:
             for t in counts:
-                add(name, {**where, "threads": t}, r["metric"])
+                for w in wheres:
+                    add(name, {**w, "threads": t}, r["metric"])
     return list(points.values())
 
 
