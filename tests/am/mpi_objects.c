@@ -25,7 +25,9 @@
  * requests: MPI_Isend, MPI_Irecv, MPI_Ibarrier, completed by MPI_Test and
  * MPI_Testsome, or MPI_Request_free), the other usual makers and freers of
  * those two kinds, and the other kinds an MPI transport is apt to create:
- * windows, datatypes, groups, info objects and MPI_Alloc_mem's memory.
+ * windows (MPI_Win_allocate, MPI_Win_allocate_shared: MPI_Win_create's
+ * needs an RMA transport the tests' Open MPI launch leaves out),
+ * datatypes, groups, info objects and MPI_Alloc_mem's memory.
  * Only handles a wrapped call made are tracked, so a request from a call
  * not wrapped here (MPI_Ibcast, say) and completed by MPI_Wait neither
  * counts nor confuses the count. Persistent requests are not tracked
@@ -51,30 +53,41 @@
 
 enum { K_COMM, K_REQUEST, K_WIN, K_TYPE, K_GROUP, K_INFO, K_MEM, K_COUNT };
 
+#define MAKERS_PER_HANDLE 4 /* creating calls told apart per handle; beyond, the last one counts them */
+
 /* One tracked handle: its bytes as a key (never 0: no MPI's handle of a
- * made object is all zero bits) and the call that made it. */
+ * made object is all zero bits), how many live objects it stands for and
+ * how many of them each call made. A handle may stand for several: both
+ * MPIs return one shared, predefined request for an operation that
+ * completed at once (MPICH's "lightweight" sends, Open MPI's
+ * ompi_request_empty for a one-rank MPI_Ibarrier), and each must still be
+ * completed or freed by the caller. Which of a shared handle's objects a
+ * free ends cannot be told: the last maker's count goes down. */
 typedef struct slot {
   uint64_t key;
-  const char *by;
+  size_t n;
+  const char *by[MAKERS_PER_HANDLE];
+  size_t nby[MAKERS_PER_HANDLE];
 } slot;
 
-/* A kind's handles: an open-addressing set with linear probing, deleted
- * by backward shift (no tombstones), grown at half full. */
+/* A kind's handles: an open-addressing multiset with linear probing,
+ * deleted by backward shift (no tombstones), grown at half full. */
 typedef struct kind {
   const char *one, *many;
   slot *s;
-  size_t cap, live;
-  size_t made; /* handles ever noted */
+  size_t cap, used; /* slots, and slots holding a handle */
+  size_t live;      /* live objects: the sum of the slots' n */
+  size_t made;      /* objects ever noted */
 } kind;
 
 static kind kinds[K_COUNT] = {
-  [K_COMM] = {"communicator", "communicators", NULL, 0, 0, 0},
-  [K_REQUEST] = {"request", "requests", NULL, 0, 0, 0},
-  [K_WIN] = {"window", "windows", NULL, 0, 0, 0},
-  [K_TYPE] = {"datatype", "datatypes", NULL, 0, 0, 0},
-  [K_GROUP] = {"group", "groups", NULL, 0, 0, 0},
-  [K_INFO] = {"info object", "info objects", NULL, 0, 0, 0},
-  [K_MEM] = {"MPI_Alloc_mem buffer", "MPI_Alloc_mem buffers", NULL, 0, 0, 0},
+  [K_COMM] = {"communicator", "communicators", NULL, 0, 0, 0, 0},
+  [K_REQUEST] = {"request", "requests", NULL, 0, 0, 0, 0},
+  [K_WIN] = {"window", "windows", NULL, 0, 0, 0, 0},
+  [K_TYPE] = {"datatype", "datatypes", NULL, 0, 0, 0, 0},
+  [K_GROUP] = {"group", "groups", NULL, 0, 0, 0, 0},
+  [K_INFO] = {"info object", "info objects", NULL, 0, 0, 0, 0},
+  [K_MEM] = {"MPI_Alloc_mem buffer", "MPI_Alloc_mem buffers", NULL, 0, 0, 0, 0},
 };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int failed_bookkeeping; /* malloc failed: the report says the counts are incomplete */
@@ -92,42 +105,57 @@ static size_t home(uint64_t k, size_t cap) {
   return (size_t)k & (cap - 1);
 }
 
-static void put(kind *t, uint64_t k, const char *by);
+/* The slot of k, or the empty slot where it would go. */
+static size_t find(const kind *t, uint64_t k) {
+  size_t i = home(k, t->cap);
+  while (t->s[i].key != 0 && t->s[i].key != k) i = (i + 1) & (t->cap - 1);
+  return i;
+}
 
 static int grow(kind *t) {
-  size_t cap = t->cap ? t->cap * 2 : 256;
+  size_t cap = t->cap ? t->cap * 2 : 256, oldcap = t->cap;
   slot *old = t->s, *s = calloc(cap, sizeof *s);
-  size_t oldcap = t->cap;
   if (s == NULL) return -1;
   t->s = s;
   t->cap = cap;
-  t->live = 0;
   for (size_t i = 0; i < oldcap; i++)
-    if (old[i].key != 0) put(t, old[i].key, old[i].by);
+    if (old[i].key != 0) t->s[find(t, old[i].key)] = old[i];
   free(old);
   return 0;
 }
 
 static void put(kind *t, uint64_t k, const char *by) {
   if (k == 0) return;
-  if ((t->live + 1) * 2 > t->cap && grow(t) != 0) {
+  if ((t->used + 1) * 2 > t->cap && grow(t) != 0) {
     failed_bookkeeping = 1;
     return;
   }
-  size_t i = home(k, t->cap);
-  while (t->s[i].key != 0 && t->s[i].key != k) i = (i + 1) & (t->cap - 1);
-  if (t->s[i].key == 0) t->live++;
-  t->s[i] = (slot){k, by};
+  size_t i = find(t, k);
+  slot *e = &t->s[i];
+  if (e->key == 0) {
+    memset(e, 0, sizeof *e);
+    e->key = k;
+    t->used++;
+  }
+  size_t m = 0;
+  while (m < MAKERS_PER_HANDLE - 1 && e->by[m] != NULL && e->by[m] != by) m++;
+  if (e->by[m] == NULL) e->by[m] = by;
+  e->nby[m]++;
+  e->n++;
+  t->live++;
 }
 
-/* Forget k; 1 when it was tracked. */
+/* Forget one object of handle k; 1 when one was tracked. */
 static int drop(kind *t, uint64_t k) {
   if (k == 0 || t->cap == 0) return 0;
-  size_t i = home(k, t->cap);
-  while (t->s[i].key != k) {
-    if (t->s[i].key == 0) return 0;
-    i = (i + 1) & (t->cap - 1);
-  }
+  size_t i = find(t, k);
+  if (t->s[i].key == 0) return 0;
+  slot *e = &t->s[i];
+  t->live--;
+  size_t m = MAKERS_PER_HANDLE - 1;
+  while (e->nby[m] == 0) m--; /* e->n > 0: some maker's count is */
+  e->nby[m]--;
+  if (--e->n > 0) return 1;
   /* backward shift: move up each later entry of the run whose home is
    * not between the hole and it */
   size_t hole = i;
@@ -138,8 +166,8 @@ static int drop(kind *t, uint64_t k) {
       hole = j;
     }
   }
-  t->s[hole] = (slot){0, NULL};
-  t->live--;
+  memset(&t->s[hole], 0, sizeof t->s[hole]);
+  t->used--;
   return 1;
 }
 
@@ -161,37 +189,38 @@ static void forget(int kind_i, const void *handle, size_t n) {
 
 /* ---------------------------------------------------------------- communicators */
 
-static void note_comm(int rc, MPI_Comm c, const char *by) {
-  if (rc == MPI_SUCCESS && c != MPI_COMM_NULL) NOTE(K_COMM, c, by);
+/* The handle a creating call wrote, read only when it succeeded. */
+static void note_comm(int rc, const MPI_Comm *c, const char *by) {
+  if (rc == MPI_SUCCESS && *c != MPI_COMM_NULL) NOTE(K_COMM, *c, by);
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
   int rc = PMPI_Comm_dup(comm, newcomm);
-  note_comm(rc, *newcomm, "MPI_Comm_dup");
+  note_comm(rc, newcomm, "MPI_Comm_dup");
   return rc;
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
   int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-  note_comm(rc, *newcomm, "MPI_Comm_dup_with_info");
+  note_comm(rc, newcomm, "MPI_Comm_dup_with_info");
   return rc;
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
   int rc = PMPI_Comm_split(comm, color, key, newcomm);
-  note_comm(rc, *newcomm, "MPI_Comm_split");
+  note_comm(rc, newcomm, "MPI_Comm_split");
   return rc;
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
   int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-  note_comm(rc, *newcomm, "MPI_Comm_split_type");
+  note_comm(rc, newcomm, "MPI_Comm_split_type");
   return rc;
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
   int rc = PMPI_Comm_create(comm, group, newcomm);
-  note_comm(rc, *newcomm, "MPI_Comm_create");
+  note_comm(rc, newcomm, "MPI_Comm_create");
   return rc;
 }
 
@@ -243,7 +272,8 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
 
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
   int rc = PMPI_Comm_idup(comm, newcomm, request);
-  note_comm(rc, *newcomm, "MPI_Comm_idup");
+  /* the new communicator is not tracked: MPI may write its handle only
+   * when the request completes */
   note_req(rc, request, "MPI_Comm_idup");
   return rc;
 }
@@ -333,12 +363,6 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Statu
 
 /* ---------------------------------------------------------------- windows */
 
-int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-  int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
-  if (rc == MPI_SUCCESS && *win != MPI_WIN_NULL) NOTE(K_WIN, *win, "MPI_Win_create");
-  return rc;
-}
-
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
   int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS && *win != MPI_WIN_NULL) NOTE(K_WIN, *win, "MPI_Win_allocate");
@@ -351,12 +375,6 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
   return rc;
 }
 
-int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-  int rc = PMPI_Win_create_dynamic(info, comm, win);
-  if (rc == MPI_SUCCESS && *win != MPI_WIN_NULL) NOTE(K_WIN, *win, "MPI_Win_create_dynamic");
-  return rc;
-}
-
 int MPI_Win_free(MPI_Win *win) {
   MPI_Win w = *win;
   int rc = PMPI_Win_free(win);
@@ -366,32 +384,32 @@ int MPI_Win_free(MPI_Win *win) {
 
 /* ---------------------------------------------------------------- datatypes */
 
-static void note_type(int rc, MPI_Datatype t, const char *by) {
-  if (rc == MPI_SUCCESS && t != MPI_DATATYPE_NULL) NOTE(K_TYPE, t, by);
+static void note_type(int rc, const MPI_Datatype *t, const char *by) {
+  if (rc == MPI_SUCCESS && *t != MPI_DATATYPE_NULL) NOTE(K_TYPE, *t, by);
 }
 
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
   int rc = PMPI_Type_contiguous(count, oldtype, newtype);
-  note_type(rc, *newtype, "MPI_Type_contiguous");
+  note_type(rc, newtype, "MPI_Type_contiguous");
   return rc;
 }
 
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
   int rc = PMPI_Type_vector(count, blocklength, stride, oldtype, newtype);
-  note_type(rc, *newtype, "MPI_Type_vector");
+  note_type(rc, newtype, "MPI_Type_vector");
   return rc;
 }
 
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
   int rc = PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
-  note_type(rc, *newtype, "MPI_Type_create_struct");
+  note_type(rc, newtype, "MPI_Type_create_struct");
   return rc;
 }
 
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
   int rc = PMPI_Type_dup(oldtype, newtype);
-  note_type(rc, *newtype, "MPI_Type_dup");
+  note_type(rc, newtype, "MPI_Type_dup");
   return rc;
 }
 
@@ -404,26 +422,26 @@ int MPI_Type_free(MPI_Datatype *datatype) {
 
 /* ---------------------------------------------------------------- groups */
 
-static void note_group(int rc, MPI_Group g, const char *by) {
+static void note_group(int rc, const MPI_Group *g, const char *by) {
   /* MPI_GROUP_EMPTY is predefined: freeing it is allowed and a no-op */
-  if (rc == MPI_SUCCESS && g != MPI_GROUP_NULL && g != MPI_GROUP_EMPTY) NOTE(K_GROUP, g, by);
+  if (rc == MPI_SUCCESS && *g != MPI_GROUP_NULL && *g != MPI_GROUP_EMPTY) NOTE(K_GROUP, *g, by);
 }
 
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
   int rc = PMPI_Comm_group(comm, group);
-  note_group(rc, *group, "MPI_Comm_group");
+  note_group(rc, group, "MPI_Comm_group");
   return rc;
 }
 
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
   int rc = PMPI_Group_incl(group, n, ranks, newgroup);
-  note_group(rc, *newgroup, "MPI_Group_incl");
+  note_group(rc, newgroup, "MPI_Group_incl");
   return rc;
 }
 
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
   int rc = PMPI_Group_excl(group, n, ranks, newgroup);
-  note_group(rc, *newgroup, "MPI_Group_excl");
+  note_group(rc, newgroup, "MPI_Group_excl");
   return rc;
 }
 
@@ -459,9 +477,9 @@ int MPI_Info_free(MPI_Info *info) {
 
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
   int rc = PMPI_Alloc_mem(size, info, baseptr);
-  void *p;
-  memcpy(&p, baseptr, sizeof p);
-  if (rc == MPI_SUCCESS && p != NULL) NOTE(K_MEM, p, "MPI_Alloc_mem");
+  void *p = NULL;
+  if (rc == MPI_SUCCESS) memcpy(&p, baseptr, sizeof p); /* baseptr: the address of the caller's pointer */
+  if (p != NULL) NOTE(K_MEM, p, "MPI_Alloc_mem");
   return rc;
 }
 
@@ -478,17 +496,18 @@ static int report(int rank, const kind *t) {
   if (t->live == 0) return 0;
   const char *by[CREATORS_REPORTED];
   size_t n[CREATORS_REPORTED], nby = 0, other = 0;
-  for (size_t i = 0; i < t->cap; i++) {
-    if (t->s[i].key == 0) continue;
-    size_t j = 0;
-    while (j < nby && strcmp(by[j], t->s[i].by) != 0) j++;
-    if (j == nby && nby < CREATORS_REPORTED) {
-      by[nby] = t->s[i].by;
-      n[nby++] = 0;
+  for (size_t i = 0; i < t->cap; i++)
+    for (size_t m = 0; t->s[i].key != 0 && m < MAKERS_PER_HANDLE; m++) {
+      if (t->s[i].nby[m] == 0) continue;
+      size_t j = 0;
+      while (j < nby && strcmp(by[j], t->s[i].by[m]) != 0) j++;
+      if (j == nby && nby < CREATORS_REPORTED) {
+        by[nby] = t->s[i].by[m];
+        n[nby++] = 0;
+      }
+      if (j < nby) n[j] += t->s[i].nby[m];
+      else other += t->s[i].nby[m];
     }
-    if (j < nby) n[j]++;
-    else other++;
-  }
   char line[512];
   int at = snprintf(line, sizeof line, "mpi_objects: rank %d: %zu %s left at MPI_Finalize (", rank, t->live,
                     t->live == 1 ? t->one : t->many);
