@@ -6,6 +6,9 @@
 # fault scenarios the launcher options that keep the survivors alive when
 # one rank dies. "force" sets SYNCQ_AM_FORCE_MPI=1 (every peer via MPI).
 # Exit 77 (ctest skip) with the reason printed when a scenario cannot run.
+# SYNCQ_MPI_RANK_PRELOAD (tests/am/mpi_objects.c's library) is preloaded
+# into each rank, not into mpirun; a run that passes must then show that
+# every rank ran the check and saw MPI objects made.
 set -u
 impl=$1 mpirun=$2 np=$3 exe=$4 scenario=$5 force=${6:-}
 [ -x "$mpirun" ] || { echo "SKIP: $mpirun not found"; exit 77; }
@@ -37,9 +40,14 @@ esac
 # mpi_am_test.c): it runs again, three times at most. A failed check ends
 # the whole job at once (MPI_Abort), so a failure takes no longer than the
 # check that found it.
+preload=""
+if [ -n "${SYNCQ_MPI_RANK_PRELOAD:-}" ]; then
+  preload="env LD_PRELOAD=$SYNCQ_MPI_RANK_PRELOAD"
+  export SYNCQ_MPI_OBJECTS_OUT=$out
+fi
 attempt=1
 while :; do
-  timeout -k 5 120 "$mpirun" $opts -n "$np" "$exe" "$scenario"
+  timeout -k 5 120 "$mpirun" $opts -n "$np" $preload "$exe" "$scenario"
   rc=$?
   [ $rc -ne 0 ] && [ -e "$out/inconclusive" ] || break
   echo "$scenario: run $attempt judged nothing: $(cat "$out/inconclusive")"
@@ -56,6 +64,16 @@ done
 if [ $rc -eq 0 ] && [ -e "$out/skip" ]; then
   echo "SKIP: $(cat "$out/skip")"
   exit 77
+fi
+if [ -n "$preload" ] && [ $rc -eq 0 ]; then
+  i=0
+  while [ $i -lt "$np" ]; do
+    case $(cat "$out/mpi_objects.$i" 2>/dev/null) in
+    "made 0 "* | "") echo "rank $i: the MPI object check did not run, or saw no object made"; exit 1 ;;
+    esac
+    i=$((i + 1))
+  done
+  echo "MPI objects: every rank freed what it made ($(cat "$out/mpi_objects.0"), rank 0)"
 fi
 if [ "$scenario" = killed ]; then
   # mpirun reports the killed rank (non-zero): judge by the survivors' files

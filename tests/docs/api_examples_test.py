@@ -4,7 +4,7 @@
 first have one.
 
 usage: api_examples_test.py SOURCE_DIR MAN_DIR CC LIBSYNCQ_A EXTRA_LIBS
-                            [MPICC LIBSYNCQ_AM_MPI_A MPIRUN]
+                            [MPICC LIBSYNCQ_AM_MPI_A MPIRUN MPI_OBJECTS_SO]...
 
 The code blocks of a page's EXAMPLE section (an "Example:" paragraph's
 `...` spans in the header, docs/api/man_pages.py) are, in order, the body
@@ -25,10 +25,15 @@ Each program runs twice: as built, and built with
 -fsanitize=address,undefined (the example's own code, and leaks of what
 the library allocated for it, checked; the library is the plain one).
 A page of syncq/am_mpi.h is compiled with MPICC, linked with the MPI
-transport's library and run as a job of two ranks with MPIRUN, as built
-and with the sanitizers; LeakSanitizer leaves out what the MPI library
-keeps until exit (lsan_mpi.supp: a stack through its libraries), so the
-leaks of syncq's own allocations are still caught. Without MPICC, the
+transport's library and run as a job of two ranks with MPIRUN, once per
+MPI given (four arguments each), as built and with the sanitizers. As
+built, each rank runs with MPI_OBJECTS_SO preloaded (tests/am/mpi_objects.c:
+every MPI object made must be freed by MPI_Finalize, and each rank must
+show it ran the check). With the sanitizers, LeakSanitizer leaves out
+what the MPI library keeps until exit (lsan_mpi.supp: a stack through its
+libraries), so the leaks of syncq's own allocations are still caught; the
+MPI objects syncq makes are allocated inside MPI and are the preloaded
+check's. Without MPICC, the
 transport's library or MPIRUN its examples are reported as not run. At
 least RUN_FLOOR examples (those of syncq/am_mpi.h not counted) must run,
 so examples cannot stop running unnoticed.
@@ -313,9 +318,15 @@ MPI_PAGE_FIXTURES = {
 }
 
 TIMEOUT = 10  # seconds a run may take
-# An MPI job under the sanitizers: MPI's start-up with every allocation's
-# stack taken by the slow unwinder (MPI_LSAN).
-TIMEOUT_MPI_SANITIZED = 30
+# An MPI job under the sanitizers runs MPI's start-up with every
+# allocation's stack taken by the slow unwinder (MPI_LSAN): it may take
+# SANITIZED_SLOWDOWN times a plain run's limit. Measured on 2 cores at a
+# load of 58 (docs/am-mpi.md, "Tests"): a plain MPI example 0.2-0.9 s, so
+# TIMEOUT leaves 11x; sanitized, Open MPI's 3.7-5.2 s (6-8x its plain
+# run), MPICH's 0.9-1.2 s (2-3x); 3 x TIMEOUT = 30 s leaves 5.7x over the
+# longest.
+SANITIZED_SLOWDOWN = 3
+TIMEOUT_MPI_SANITIZED = TIMEOUT * SANITIZED_SLOWDOWN
 # The MPI jobs' LeakSanitizer settings: the MPI library's own allocations
 # suppressed, found by a frame of its libraries in their stacks, which the
 # fast unwinder loses at the frames of plugins Open MPI has unloaded by
@@ -326,6 +337,7 @@ MPI_LSAN = {"ASAN_OPTIONS": "fast_unwind_on_malloc=0",
 # Examples that must run (those of syncq/am_mpi.h not counted): fewer means
 # a page lost its example or this test stopped running some.
 RUN_FLOOR = 56
+MPI_RANKS = 2  # ranks of an MPI example's job
 SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer")
 
 
@@ -393,9 +405,10 @@ def program(header, name, params, code, mpi=False):
 def run_one(job):
     """Build and run one example (as built, then with the sanitizers):
     the failure's text, or None."""
-    stem, compiler, libs, launcher, source, code, workdir, include = job
+    stem, compiler, libs, launcher, source, code, workdir, include, objects = job
     c = Path(workdir) / f"{stem}.c"
     c.write_text(source, encoding="utf-8")
+    where = f" under {Path(launcher[0]).name}" if launcher else ""
     for variant, flags in (("", ()), ("-asan", SANITIZE)):
         exe = Path(workdir) / f"{stem}{variant}"
         build = subprocess.run([compiler, "-std=c11", *WARNINGS, *flags, "-I", include, "-o", str(exe),
@@ -405,22 +418,37 @@ def run_one(job):
             return f"{stem}(3): its EXAMPLE does not compile{how}:\n{code}\n{build.stderr}"
         env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0", UBSAN_OPTIONS="print_stacktrace=1")
         timeout = TIMEOUT
+        run = [*launcher, str(exe)]
+        tally = None
         if launcher and flags:
             env["ASAN_OPTIONS"] += ":" + MPI_LSAN["ASAN_OPTIONS"]
             env["LSAN_OPTIONS"] = MPI_LSAN["LSAN_OPTIONS"]
             timeout = TIMEOUT_MPI_SANITIZED
+        elif launcher:
+            # the MPI objects check, in the ranks only (not in mpirun);
+            # not with the sanitizers, whose runtime must load first
+            tally = Path(tempfile.mkdtemp(dir=workdir))
+            env["SYNCQ_MPI_OBJECTS_OUT"] = str(tally)
+            run = [*launcher, "env", f"LD_PRELOAD={objects}", str(exe)]
         # Active-message endpoints are system-wide names: each example's
         # and fixture's carries a pid (the example's, its parent's, or an
         # MPI job's), so examples run side by side, and beside other tests.
         try:
-            ran = subprocess.run([*launcher, str(exe)], capture_output=True, text=True, timeout=timeout, env=env,
-                                 cwd=workdir)
+            ran = subprocess.run(run, capture_output=True, text=True, timeout=timeout, env=env, cwd=workdir)
         except subprocess.TimeoutExpired:
-            return f"{stem}(3): its EXAMPLE{variant and ' (sanitizers)'} did not end within {timeout} s:\n{code}"
+            return (f"{stem}(3): its EXAMPLE{variant and ' (sanitizers)'}{where} did not end within {timeout:g} s"
+                    f":\n{code}")
         err = ran.stderr.strip()
         if ran.returncode != 0 or err:
-            return (f"{stem}(3): its EXAMPLE{variant and ' (sanitizers)'} exits {ran.returncode}"
+            return (f"{stem}(3): its EXAMPLE{variant and ' (sanitizers)'}{where} exits {ran.returncode}"
                     f"{', writing on stderr' if err else ''}:\n{code}\n{ran.stdout}{ran.stderr}")
+        if tally is not None:
+            for rank in range(MPI_RANKS):
+                mark = tally / f"mpi_objects.{rank}"  # "made N left M", written at MPI_Finalize
+                seen = mark.read_text().split() if mark.exists() else []
+                if len(seen) != 4 or seen[1] == "0":
+                    return (f"{stem}(3): its EXAMPLE{where}: rank {rank} did not run the MPI objects check "
+                            f"({objects} preloaded), or saw no MPI object made: {' '.join(seen) or 'no tally'}")
     return None
 
 
@@ -428,7 +456,8 @@ def main():
     src, man_dir, cc, lib = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
     include = str(src / "include")
     libs = [lib, *shlex.split(sys.argv[5])] if len(sys.argv) > 5 else [lib]
-    mpi = sys.argv[6:9] if len(sys.argv) > 8 and all(sys.argv[6:9]) else None
+    # per MPI: (MPICC, LIBSYNCQ_AM_MPI_A, MPIRUN, MPI_OBJECTS_SO)
+    mpis = [tuple(sys.argv[i:i + 4]) for i in range(6, len(sys.argv) - 3, 4) if all(sys.argv[i:i + 4])]
     failed = 0
     not_run = []
     with_example = set()
@@ -448,18 +477,21 @@ def main():
         # what an earlier one declared)
         code = "\n".join(blocks)
         if header == "syncq/am_mpi.h":
-            if not mpi:
+            if not mpis:
                 not_run.append(page.stem)
                 continue
-            mpicc, mpi_lib, mpirun = mpi
-            # Open MPI: as tests/am/mpi_run.sh starts it (vader's single
-            # copy needs ptrace rights containers often lack)
-            ompi = ["--allow-run-as-root", "--oversubscribe", "--mca", "btl_vader_single_copy_mechanism", "none"]
-            launcher = [mpirun, "-n", "2", *(ompi if "openmpi" in mpirun else [])]
-            jobs.append((page.stem, mpicc, [mpi_lib, *libs[1:]], launcher,
-                         program(header, page.stem, params, code, True), code, tmp.name, include))
+            for mpicc, mpi_lib, mpirun, objects in mpis:
+                # Open MPI: as tests/am/mpi_run.sh starts it (vader's single
+                # copy needs ptrace rights containers often lack)
+                ompi = ["--allow-run-as-root", "--oversubscribe", "--mca", "btl_vader_single_copy_mechanism", "none"]
+                launcher = [mpirun, "-n", str(MPI_RANKS), *(ompi if "openmpi" in mpirun else [])]
+                workdir = Path(tmp.name) / Path(mpirun).name  # each MPI's programs apart
+                workdir.mkdir(exist_ok=True)
+                jobs.append((page.stem, mpicc, [mpi_lib, *libs[1:]], launcher,
+                             program(header, page.stem, params, code, True), code, str(workdir), include, objects))
         else:
-            jobs.append((page.stem, cc, libs, [], program(header, page.stem, params, code), code, tmp.name, include))
+            jobs.append((page.stem, cc, libs, [], program(header, page.stem, params, code), code, tmp.name, include,
+                         None))
     # two at a time: a compile and a run overlap; the examples' own threads
     # are few
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -483,7 +515,8 @@ def main():
         print(f"FAIL: {ran} EXAMPLEs ran, fewer than the {RUN_FLOOR} that must (syncq/am_mpi.h's not counted)")
         failed += 1
     print(f"{len(jobs)} EXAMPLEs compiled and run: {ran} as built and with {SANITIZE[0]} (at least {RUN_FLOOR} "
-          f"must), {len(jobs) - ran} of syncq/am_mpi.h as an MPI job of 2 ranks, as built and with the sanitizers; "
+          f"must), {len(jobs) - ran} of syncq/am_mpi.h as an MPI job of {MPI_RANKS} ranks ({len(mpis)} MPIs), as built "
+          f"(MPI objects checked) and with the sanitizers; "
           f"{failed} failures; "
           f"{len(REQUIRED)} entry points required to have one")
     return 1 if failed else 0

@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mpi_objects.c — a PMPI interposer that checks a program frees every MPI
+ * object it creates: built as a shared library once per MPI
+ * (libsyncq_mpi_objects_<impl>.so) and loaded into each rank with
+ * LD_PRELOAD (tests/am/mpi_run.sh's SYNCQ_MPI_RANK_PRELOAD, the EXAMPLEs of
+ * syncq/am_mpi.h in tests/docs/api_examples_test.py).
+ *
+ * Each wrapper below calls the PMPI_ entry point it stands for and, when
+ * that succeeded, notes the handle it made (a creating call) or forgets
+ * the handle it freed (a freeing call). At MPI_Finalize, before
+ * PMPI_Finalize, any handle still noted is reported on stderr, one line
+ * per kind with the calls that made them:
+ *
+ *   mpi_objects: rank 1: 1 communicator left at MPI_Finalize (1 from MPI_Comm_dup)
+ *
+ * and the process exits MPI_OBJECTS_EXIT once MPI has finalised (mpirun
+ * then fails the job). A clean run prints nothing; with
+ * SYNCQ_MPI_OBJECTS_OUT set to a folder, each rank also writes there
+ * mpi_objects.<rank>: "made N left M" (every kind), so a runner can tell
+ * that the check ran and saw objects made (tests/am/mpi_run.sh).
+ *
+ * The kinds and calls: what src/am/mpi/transport_mpi.c makes and frees
+ * (communicators: MPI_Comm_dup, MPI_Comm_split_type, MPI_Comm_free;
+ * requests: MPI_Isend, MPI_Irecv, MPI_Ibarrier, completed by MPI_Test and
+ * MPI_Testsome, or MPI_Request_free), the other usual makers and freers of
+ * those two kinds, and the other kinds an MPI transport is apt to create:
+ * windows (MPI_Win_allocate, MPI_Win_allocate_shared: MPI_Win_create's
+ * needs an RMA transport the tests' Open MPI launch leaves out),
+ * datatypes, groups, info objects and MPI_Alloc_mem's memory.
+ * Only handles a wrapped call made are tracked, so a request from a call
+ * not wrapped here (MPI_Ibcast, say) and completed by MPI_Wait neither
+ * counts nor confuses the count. Persistent requests are not tracked
+ * (their completion leaves the handle; only MPI_Request_free frees them).
+ * A completing call frees a tracked request when it returns with that
+ * request's handle set to MPI_REQUEST_NULL.
+ *
+ * Thread-safe (one mutex); the bookkeeping allocates with malloc, outside
+ * MPI. Test machinery, not library code: it prints and exits.
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MPI_OBJECTS_EXIT 3   /* the exit status of a rank that left objects */
+#define ARRAY_ON_STACK 64    /* request arrays up to this long are copied on the stack */
+#define CREATORS_REPORTED 8u /* distinct creating calls named per kind */
+
+enum { K_COMM, K_REQUEST, K_WIN, K_TYPE, K_GROUP, K_INFO, K_MEM, K_COUNT };
+
+#define MAKERS_PER_HANDLE 4 /* creating calls told apart per handle; beyond, the last one counts them */
+
+/* One tracked handle: its bytes as a key (never 0: no MPI's handle of a
+ * made object is all zero bits), how many live objects it stands for and
+ * how many of them each call made. A handle may stand for several: both
+ * MPIs return one shared, predefined request for an operation that
+ * completed at once (MPICH's "lightweight" sends, Open MPI's
+ * ompi_request_empty for a one-rank MPI_Ibarrier), and each must still be
+ * completed or freed by the caller. Which of a shared handle's objects a
+ * free ends cannot be told: the last maker's count goes down. */
+typedef struct slot {
+  uint64_t key;
+  size_t n;
+  const char *by[MAKERS_PER_HANDLE];
+  size_t nby[MAKERS_PER_HANDLE];
+} slot;
+
+/* A kind's handles: an open-addressing multiset with linear probing,
+ * deleted by backward shift (no tombstones), grown at half full. */
+typedef struct kind {
+  const char *one, *many;
+  slot *s;
+  size_t cap, used; /* slots, and slots holding a handle */
+  size_t live;      /* live objects: the sum of the slots' n */
+  size_t made;      /* objects ever noted */
+} kind;
+
+static kind kinds[K_COUNT] = {
+  [K_COMM] = {"communicator", "communicators", NULL, 0, 0, 0, 0},
+  [K_REQUEST] = {"request", "requests", NULL, 0, 0, 0, 0},
+  [K_WIN] = {"window", "windows", NULL, 0, 0, 0, 0},
+  [K_TYPE] = {"datatype", "datatypes", NULL, 0, 0, 0, 0},
+  [K_GROUP] = {"group", "groups", NULL, 0, 0, 0, 0},
+  [K_INFO] = {"info object", "info objects", NULL, 0, 0, 0, 0},
+  [K_MEM] = {"MPI_Alloc_mem buffer", "MPI_Alloc_mem buffers", NULL, 0, 0, 0, 0},
+};
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int failed_bookkeeping; /* malloc failed: the report says the counts are incomplete */
+
+static uint64_t key_of(const void *handle, size_t n) {
+  uint64_t k = 0;
+  memcpy(&k, handle, n < sizeof k ? n : sizeof k);
+  return k;
+}
+
+static size_t home(uint64_t k, size_t cap) {
+  k ^= k >> 33; /* fmix64 of MurmurHash3: handles are pointers or small integers */
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  return (size_t)k & (cap - 1);
+}
+
+/* The slot of k, or the empty slot where it would go. */
+static size_t find(const kind *t, uint64_t k) {
+  size_t i = home(k, t->cap);
+  while (t->s[i].key != 0 && t->s[i].key != k) i = (i + 1) & (t->cap - 1);
+  return i;
+}
+
+static int grow(kind *t) {
+  size_t cap = t->cap ? t->cap * 2 : 256, oldcap = t->cap;
+  slot *old = t->s, *s = calloc(cap, sizeof *s);
+  if (s == NULL) return -1;
+  t->s = s;
+  t->cap = cap;
+  for (size_t i = 0; i < oldcap; i++)
+    if (old[i].key != 0) t->s[find(t, old[i].key)] = old[i];
+  free(old);
+  return 0;
+}
+
+static void put(kind *t, uint64_t k, const char *by) {
+  if (k == 0) return;
+  if ((t->used + 1) * 2 > t->cap && grow(t) != 0) {
+    failed_bookkeeping = 1;
+    return;
+  }
+  size_t i = find(t, k);
+  slot *e = &t->s[i];
+  if (e->key == 0) {
+    memset(e, 0, sizeof *e);
+    e->key = k;
+    t->used++;
+  }
+  size_t m = 0;
+  while (m < MAKERS_PER_HANDLE - 1 && e->by[m] != NULL && e->by[m] != by) m++;
+  if (e->by[m] == NULL) e->by[m] = by;
+  e->nby[m]++;
+  e->n++;
+  t->live++;
+}
+
+/* Forget one object of handle k; 1 when one was tracked. */
+static int drop(kind *t, uint64_t k) {
+  if (k == 0 || t->cap == 0) return 0;
+  size_t i = find(t, k);
+  if (t->s[i].key == 0) return 0;
+  slot *e = &t->s[i];
+  t->live--;
+  size_t m = MAKERS_PER_HANDLE - 1;
+  while (e->nby[m] == 0) m--; /* e->n > 0: some maker's count is */
+  e->nby[m]--;
+  if (--e->n > 0) return 1;
+  /* backward shift: move up each later entry of the run whose home is
+   * not between the hole and it */
+  size_t hole = i;
+  for (size_t j = (i + 1) & (t->cap - 1); t->s[j].key != 0; j = (j + 1) & (t->cap - 1)) {
+    size_t h = home(t->s[j].key, t->cap);
+    if (((j - h) & (t->cap - 1)) >= ((j - hole) & (t->cap - 1))) {
+      t->s[hole] = t->s[j];
+      hole = j;
+    }
+  }
+  memset(&t->s[hole], 0, sizeof t->s[hole]);
+  t->used--;
+  return 1;
+}
+
+static void note(int kind_i, const void *handle, size_t n, const char *by) {
+  pthread_mutex_lock(&lock);
+  kinds[kind_i].made++;
+  put(&kinds[kind_i], key_of(handle, n), by);
+  pthread_mutex_unlock(&lock);
+}
+
+static void forget(int kind_i, const void *handle, size_t n) {
+  pthread_mutex_lock(&lock);
+  (void)drop(&kinds[kind_i], key_of(handle, n));
+  pthread_mutex_unlock(&lock);
+}
+
+#define NOTE(kind_i, h, by) note(kind_i, &(h), sizeof(h), by)
+#define FORGET(kind_i, h) forget(kind_i, &(h), sizeof(h))
+
+/* ---------------------------------------------------------------- communicators */
+
+/* The handle a creating call wrote, read only when it succeeded. */
+static void note_comm(int rc, const MPI_Comm *c, const char *by) {
+  if (rc == MPI_SUCCESS && *c != MPI_COMM_NULL) NOTE(K_COMM, *c, by);
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+  int rc = PMPI_Comm_dup(comm, newcomm);
+  note_comm(rc, newcomm, "MPI_Comm_dup");
+  return rc;
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+  int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+  note_comm(rc, newcomm, "MPI_Comm_dup_with_info");
+  return rc;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+  int rc = PMPI_Comm_split(comm, color, key, newcomm);
+  note_comm(rc, newcomm, "MPI_Comm_split");
+  return rc;
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+  int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+  note_comm(rc, newcomm, "MPI_Comm_split_type");
+  return rc;
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+  int rc = PMPI_Comm_create(comm, group, newcomm);
+  note_comm(rc, newcomm, "MPI_Comm_create");
+  return rc;
+}
+
+int MPI_Comm_free(MPI_Comm *comm) {
+  MPI_Comm c = *comm;
+  int rc = PMPI_Comm_free(comm);
+  if (rc == MPI_SUCCESS) FORGET(K_COMM, c);
+  return rc;
+}
+
+int MPI_Comm_disconnect(MPI_Comm *comm) {
+  MPI_Comm c = *comm;
+  int rc = PMPI_Comm_disconnect(comm);
+  if (rc == MPI_SUCCESS) FORGET(K_COMM, c);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static void note_req(int rc, const MPI_Request *r, const char *by) {
+  if (rc == MPI_SUCCESS && *r != MPI_REQUEST_NULL) NOTE(K_REQUEST, *r, by);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request) {
+  int rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+  note_req(rc, request, "MPI_Isend");
+  return rc;
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request) {
+  int rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+  note_req(rc, request, "MPI_Issend");
+  return rc;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
+  int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+  note_req(rc, request, "MPI_Irecv");
+  return rc;
+}
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+  int rc = PMPI_Ibarrier(comm, request);
+  note_req(rc, request, "MPI_Ibarrier");
+  return rc;
+}
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+  int rc = PMPI_Comm_idup(comm, newcomm, request);
+  /* the new communicator is not tracked: MPI may write its handle only
+   * when the request completes */
+  note_req(rc, request, "MPI_Comm_idup");
+  return rc;
+}
+
+/* The requests of before[0..n) that a completing call set to null. */
+static void forget_completed(const MPI_Request *before, const MPI_Request *after, int n) {
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < n; i++)
+    if (before[i] != MPI_REQUEST_NULL && after[i] == MPI_REQUEST_NULL)
+      (void)drop(&kinds[K_REQUEST], key_of(&before[i], sizeof before[i]));
+  pthread_mutex_unlock(&lock);
+}
+
+int MPI_Request_free(MPI_Request *request) {
+  MPI_Request r = *request;
+  int rc = PMPI_Request_free(request);
+  if (rc == MPI_SUCCESS) FORGET(K_REQUEST, r);
+  return rc;
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+  MPI_Request r = *request;
+  int rc = PMPI_Test(request, flag, status);
+  forget_completed(&r, request, 1);
+  return rc;
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status) {
+  MPI_Request r = *request;
+  int rc = PMPI_Wait(request, status);
+  forget_completed(&r, request, 1);
+  return rc;
+}
+
+/* A completing call over an array: a copy of the handles before it, on
+ * the stack when short. */
+#define OVER_ARRAY(n, reqs, call)                                                                \
+  do {                                                                                           \
+    MPI_Request stack_copy[ARRAY_ON_STACK] = {0};                                                \
+    MPI_Request *copy = (n) <= ARRAY_ON_STACK ? stack_copy : malloc((size_t)(n) * sizeof *copy); \
+    if (copy == NULL) failed_bookkeeping = 1;                                                    \
+    else if ((n) > 0) memcpy(copy, (reqs), (size_t)(n) * sizeof *copy);                          \
+    rc = (call);                                                                                 \
+    if (copy != NULL) forget_completed(copy, (reqs), (n));                                       \
+    if (copy != stack_copy) free(copy);                                                          \
+  } while (0)
+
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[]) {
+  int rc;
+  OVER_ARRAY(incount, array_of_requests,
+             PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses));
+  return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[]) {
+  int rc;
+  OVER_ARRAY(incount, array_of_requests,
+             PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses));
+  return rc;
+}
+
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
+  int rc;
+  OVER_ARRAY(count, array_of_requests, PMPI_Testall(count, array_of_requests, flag, array_of_statuses));
+  return rc;
+}
+
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+  int rc;
+  OVER_ARRAY(count, array_of_requests, PMPI_Waitall(count, array_of_requests, array_of_statuses));
+  return rc;
+}
+
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status) {
+  int rc;
+  OVER_ARRAY(count, array_of_requests, PMPI_Testany(count, array_of_requests, indx, flag, status));
+  return rc;
+}
+
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status) {
+  int rc;
+  OVER_ARRAY(count, array_of_requests, PMPI_Waitany(count, array_of_requests, indx, status));
+  return rc;
+}
+
+/* ---------------------------------------------------------------- windows */
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+  int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+  if (rc == MPI_SUCCESS && *win != MPI_WIN_NULL) NOTE(K_WIN, *win, "MPI_Win_allocate");
+  return rc;
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+  int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+  if (rc == MPI_SUCCESS && *win != MPI_WIN_NULL) NOTE(K_WIN, *win, "MPI_Win_allocate_shared");
+  return rc;
+}
+
+int MPI_Win_free(MPI_Win *win) {
+  MPI_Win w = *win;
+  int rc = PMPI_Win_free(win);
+  if (rc == MPI_SUCCESS) FORGET(K_WIN, w);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- datatypes */
+
+static void note_type(int rc, const MPI_Datatype *t, const char *by) {
+  if (rc == MPI_SUCCESS && *t != MPI_DATATYPE_NULL) NOTE(K_TYPE, *t, by);
+}
+
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+  int rc = PMPI_Type_contiguous(count, oldtype, newtype);
+  note_type(rc, newtype, "MPI_Type_contiguous");
+  return rc;
+}
+
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+  int rc = PMPI_Type_vector(count, blocklength, stride, oldtype, newtype);
+  note_type(rc, newtype, "MPI_Type_vector");
+  return rc;
+}
+
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
+  int rc = PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
+  note_type(rc, newtype, "MPI_Type_create_struct");
+  return rc;
+}
+
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
+  int rc = PMPI_Type_dup(oldtype, newtype);
+  note_type(rc, newtype, "MPI_Type_dup");
+  return rc;
+}
+
+int MPI_Type_free(MPI_Datatype *datatype) {
+  MPI_Datatype t = *datatype;
+  int rc = PMPI_Type_free(datatype);
+  if (rc == MPI_SUCCESS) FORGET(K_TYPE, t);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- groups */
+
+static void note_group(int rc, const MPI_Group *g, const char *by) {
+  /* MPI_GROUP_EMPTY is predefined: freeing it is allowed and a no-op */
+  if (rc == MPI_SUCCESS && *g != MPI_GROUP_NULL && *g != MPI_GROUP_EMPTY) NOTE(K_GROUP, *g, by);
+}
+
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
+  int rc = PMPI_Comm_group(comm, group);
+  note_group(rc, group, "MPI_Comm_group");
+  return rc;
+}
+
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
+  int rc = PMPI_Group_incl(group, n, ranks, newgroup);
+  note_group(rc, newgroup, "MPI_Group_incl");
+  return rc;
+}
+
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
+  int rc = PMPI_Group_excl(group, n, ranks, newgroup);
+  note_group(rc, newgroup, "MPI_Group_excl");
+  return rc;
+}
+
+int MPI_Group_free(MPI_Group *group) {
+  MPI_Group g = *group;
+  int rc = PMPI_Group_free(group);
+  if (rc == MPI_SUCCESS) FORGET(K_GROUP, g);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- info objects */
+
+int MPI_Info_create(MPI_Info *info) {
+  int rc = PMPI_Info_create(info);
+  if (rc == MPI_SUCCESS && *info != MPI_INFO_NULL) NOTE(K_INFO, *info, "MPI_Info_create");
+  return rc;
+}
+
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
+  int rc = PMPI_Info_dup(info, newinfo);
+  if (rc == MPI_SUCCESS && *newinfo != MPI_INFO_NULL) NOTE(K_INFO, *newinfo, "MPI_Info_dup");
+  return rc;
+}
+
+int MPI_Info_free(MPI_Info *info) {
+  MPI_Info i = *info;
+  int rc = PMPI_Info_free(info);
+  if (rc == MPI_SUCCESS) FORGET(K_INFO, i);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
+  int rc = PMPI_Alloc_mem(size, info, baseptr);
+  void *p = NULL;
+  if (rc == MPI_SUCCESS) memcpy(&p, baseptr, sizeof p); /* baseptr: the address of the caller's pointer */
+  if (p != NULL) NOTE(K_MEM, p, "MPI_Alloc_mem");
+  return rc;
+}
+
+int MPI_Free_mem(void *base) {
+  int rc = PMPI_Free_mem(base);
+  if (rc == MPI_SUCCESS) FORGET(K_MEM, base);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- the report */
+
+/* One line for kind t; 1 when it has live objects. */
+static int report(int rank, const kind *t) {
+  if (t->live == 0) return 0;
+  const char *by[CREATORS_REPORTED];
+  size_t n[CREATORS_REPORTED], nby = 0, other = 0;
+  for (size_t i = 0; i < t->cap; i++)
+    for (size_t m = 0; t->s[i].key != 0 && m < MAKERS_PER_HANDLE; m++) {
+      if (t->s[i].nby[m] == 0) continue;
+      size_t j = 0;
+      while (j < nby && strcmp(by[j], t->s[i].by[m]) != 0) j++;
+      if (j == nby && nby < CREATORS_REPORTED) {
+        by[nby] = t->s[i].by[m];
+        n[nby++] = 0;
+      }
+      if (j < nby) n[j] += t->s[i].nby[m];
+      else other += t->s[i].nby[m];
+    }
+  char line[512];
+  int at = snprintf(line, sizeof line, "mpi_objects: rank %d: %zu %s left at MPI_Finalize (", rank, t->live,
+                    t->live == 1 ? t->one : t->many);
+  for (size_t j = 0; j < nby && at > 0 && (size_t)at < sizeof line; j++)
+    at += snprintf(line + at, sizeof line - (size_t)at, "%s%zu from %s", j ? ", " : "", n[j], by[j]);
+  if (other > 0 && at > 0 && (size_t)at < sizeof line)
+    at += snprintf(line + at, sizeof line - (size_t)at, ", %zu from other calls", other);
+  if (at > 0 && (size_t)at < sizeof line) snprintf(line + at, sizeof line - (size_t)at, ")");
+  fprintf(stderr, "%s\n", line);
+  return 1;
+}
+
+int MPI_Finalize(void) {
+  int rank = -1, left = 0;
+  size_t made = 0, live = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  pthread_mutex_lock(&lock);
+  for (int k = 0; k < K_COUNT; k++) {
+    left |= report(rank, &kinds[k]);
+    made += kinds[k].made;
+    live += kinds[k].live;
+  }
+  const char *dir = getenv("SYNCQ_MPI_OBJECTS_OUT");
+  if (dir != NULL && *dir != '\0') {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/mpi_objects.%d", dir, rank);
+    FILE *f = fopen(path, "w");
+    if (f != NULL) {
+      fprintf(f, "made %zu left %zu\n", made, live);
+      fclose(f);
+    }
+  }
+  if (failed_bookkeeping)
+    fprintf(stderr, "mpi_objects: rank %d: out of memory for the bookkeeping: the counts above are a lower bound\n",
+            rank);
+  pthread_mutex_unlock(&lock);
+  fflush(stderr);
+  int rc = PMPI_Finalize();
+  if (left) exit(MPI_OBJECTS_EXIT); /* after MPI's own exit protocol, so mpirun sees a plain failure */
+  return rc;
+}
