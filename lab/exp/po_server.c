@@ -21,9 +21,9 @@
  * (the recycled-pid path); nobody joins, in the postoffice as in Erlang
  * and Go.
  *
- * The watch (lab/po_faults.h): a watcher process, spawned by the client
- * before the timed requests, receives with a deadline of LAB_PO_WATCH_NS
- * and between two reads the system's count of processes started (each
+ * The watch (lab_po_watch, lab/po_faults.h): a thread attached to the
+ * system reads, every LAB_PO_WATCH_NS, the system's count of processes
+ * started (each
  * request spawns its worker, so the library's own count moves with every
  * request and the hot path does nothing for the watch). Once it has not
  * moved for LAB_QUEUE_LOST_MS the watcher sends the server and the client
@@ -59,7 +59,7 @@
 #define SYNCQ_SERVER_GO ""
 #endif
 
-enum { SERVER_REQUEST = 1, SERVER_REPLY, SERVER_QUIT, SERVER_ABANDON, SERVER_STOP };
+enum { SERVER_REQUEST = 1, SERVER_REPLY, SERVER_QUIT, SERVER_ABANDON };
 #define SERVER_THREAD_SHARE 10               /* kernel threads serve R / 10 requests */
 #define SERVER_DESTROY_WAIT_NS 2000000000ull /* the last detached worker's exit, at most */
 #define NS_PER_US 1e3
@@ -82,6 +82,8 @@ typedef struct server_watch {
   uint32_t started;          /* processes started before the first request */
   _Atomic(uint32_t) stalled; /* processes started when the watch fired (0: it did not) */
   _Atomic(int) handover;     /* the server's last worker was still waiting for its request */
+  _Atomic(int) armed;        /* the client has started its requests */
+  lab_po_watch *watch;
 } server_watch;
 static server_watch server_w;
 
@@ -96,33 +98,19 @@ static int server_abandon(syncq_po_proc *self, syncq_po_pid pid) {
   return r;
 }
 
-/* The watcher: until the client's stop, or until no process has been
- * started for LAB_QUEUE_LOST_MS, then it releases the server and the
- * client. */
-static void server_watcher(syncq_po_proc *self, void *arg) {
-  (void)arg;
-  lab_po_streak s = {0, 0};
-  uint32_t started = 0;
-  for (;;) {
-    syncq_po_msg *m;
-    int r = syncq_po_recv_timeout(self, LAB_PO_WATCH_NS, &m);
-    if (r == SYNCQ_OK) {
-      syncq_po_free(self, m); /* the client's stop */
-      return;
-    }
-    if (r != SYNCQ_ETIMEDOUT) {
-      atomic_fetch_add(&server_errors, 1);
-      return;
-    }
-    uint32_t st = syncq_po_count(server_sys);
-    bool moving = st != started;
-    started = st;
-    if (!lab_po_streak_lost(&s, moving)) continue;
-    atomic_store(&server_w.stalled, st);
-    (void)server_abandon(self, server_w.server);
-    (void)server_abandon(self, server_w.client);
-    return;
-  }
+/* The watch (lab_po_watch): owed once the client has started its
+ * requests; moving while processes are started. */
+static bool server_reading(void *arg, bool *moving) {
+  uint32_t *last = arg, st = syncq_po_count(server_sys);
+  *moving = st != *last;
+  *last = st;
+  return atomic_load(&server_w.armed) != 0;
+}
+
+static void server_release(syncq_po_proc *self, void *arg) {
+  atomic_store(&server_w.stalled, *(uint32_t *)arg);
+  (void)server_abandon(self, server_w.server);
+  (void)server_abandon(self, server_w.client);
 }
 
 /* The worker: takes the request the server links to it and links it back
@@ -185,19 +173,18 @@ typedef struct server_client_arg {
 
 static int server_client(syncq_po_proc *self, void *arg) {
   server_client_arg *a = arg;
-  syncq_po_pid server, watcher = -1;
+  syncq_po_pid server;
   int r = syncq_po_spawn(server_sys, server_proc, NULL, &server);
   if (r != SYNCQ_OK) return r;
   server_w.client = syncq_po_pid_of(self);
   server_w.server = server;
   syncq_po_msg *m;
-  if ((r = syncq_po_spawn(server_sys, server_watcher, NULL, &watcher)) != SYNCQ_OK ||
-      (r = syncq_po_get(self, sizeof(int64_t), &m)) != SYNCQ_OK) {
+  if ((r = syncq_po_get(self, sizeof(int64_t), &m)) != SYNCQ_OK) {
     if (server_abandon(self, server) == SYNCQ_OK) (void)syncq_po_join(server_sys, server);
-    if (watcher >= 0 && server_abandon(self, watcher) == SYNCQ_OK) (void)syncq_po_join(server_sys, watcher);
     return r;
   }
   server_w.started = syncq_po_count(server_sys);
+  atomic_store(&server_w.armed, 1);
   uint64_t t0 = syncq_now_ns();
   for (int64_t i = 0; i < a->requests && r == SYNCQ_OK; i++) {
     m->type = SERVER_REQUEST;
@@ -227,7 +214,7 @@ static int server_client(syncq_po_proc *self, void *arg) {
   int j = syncq_po_join(server_sys, server);
   a->workers = syncq_po_count(server_sys) - server_w.started;
   if (r == SYNCQ_OK && j == SYNCQ_OK) {
-    /* Every worker gone (server, watcher and client left), their sends
+    /* Every worker gone (the client and the watch left), their sends
      * are done: a reply still here is a second one. */
     for (uint64_t w0 = syncq_now_ns(); syncq_po_live(server_sys) > 2 && syncq_now_ns() - w0 < SERVER_DESTROY_WAIT_NS;)
       (void)syncq_po_yield(self);
@@ -238,14 +225,8 @@ static int server_client(syncq_po_proc *self, void *arg) {
       syncq_po_free(self, m);
     }
   }
-  if (atomic_load(&server_w.stalled) == 0 && syncq_po_get(self, 0, &m) == SYNCQ_OK) {
-    m->type = SERVER_STOP;
-    m->len = 0;
-    if (syncq_po_send(self, watcher, m, SYNCQ_PO_LINK) != SYNCQ_OK) syncq_po_free(self, m);
-  }
-  int jw = syncq_po_join(server_sys, watcher);
-  if (r == SYNCQ_OK) r = j;
-  return r != SYNCQ_OK ? r : jw;
+  (void)lab_po_watch_stop(self, server_w.watch);
+  return r != SYNCQ_OK ? r : j;
 }
 
 static int syncq_server(const server_point *pt, double *us, char *why, size_t whylen) {
@@ -258,10 +239,16 @@ static int syncq_server(const server_point *pt, double *us, char *why, size_t wh
   atomic_store(&server_errors, 0);
   atomic_store(&server_w.stalled, 0);
   atomic_store(&server_w.handover, 0);
+  atomic_store(&server_w.armed, 0);
   lab_po_faults_reset();
   server_client_arg a = {pt->requests, 0, -1, -1, 0};
+  uint32_t last = 0;
+  lab_po_watch watch = {.sys = server_sys, .reading = server_reading, .release = server_release, .arg = &last};
+  server_w.watch = &watch;
   int result = SYNCQ_OK;
-  r = syncq_po_run(server_sys, server_client, &a, &result);
+  r = lab_po_watch_start(&watch);
+  if (r == SYNCQ_OK) r = syncq_po_run(server_sys, server_client, &a, &result);
+  (void)lab_po_watch_join(&watch);
   if (r == SYNCQ_OK) r = result;
   uint32_t stalled = atomic_load(&server_w.stalled);
   if (stalled != 0) {

@@ -25,16 +25,17 @@
  * with none outstanding, yields) and tries again. A note counts those
  * waits. Leaves never spawn, so the tree always finishes.
  *
- * The watch (lab/po_faults.h): main waits for the sum with a receive of
- * LAB_PO_WATCH_NS and, between two, reads the system's counts of
- * processes started and live (the library's own, so the tree's
- * processes do no work for it). A lost reply leaves its parent and every
- * ancestor waiting while the rest of the tree finishes: once neither
- * count has moved for LAB_QUEUE_LOST_MS, main sends the root an abandon
- * message, which each waiting process passes to its children that have
- * not replied and then returns (one whose child has exited without a
- * reply names the lost reply), so the sample fails with what stopped and
- * its processes are gone. A parent knows its children's pids: a reply
+ * The watch (lab_po_watch, lab/po_faults.h): a thread attached to the
+ * system reads, every LAB_PO_WATCH_NS, the system's counts of processes
+ * started and live (the library's own, so the tree's processes do no
+ * work for it, and main still waits in recv_blocking). A lost reply
+ * leaves its parent and every ancestor waiting while the rest of the
+ * tree finishes: once neither count has moved for LAB_QUEUE_LOST_MS, the
+ * watcher sends the root and main an abandon message; each waiting
+ * process passes it to its children that have not replied, joins them
+ * and returns (one whose child has exited without a reply names the lost
+ * reply), so the sample fails with what stopped and its processes are
+ * gone. A parent knows its children's pids: a reply
  * from one that replied already is a duplicate, and so is anything left
  * in its inbox once its last child is joined (that child's sends are
  * done by its exit); main looks at its inbox likewise after joining the
@@ -231,11 +232,52 @@ static void skynet_proc(syncq_po_proc *self, void *arg) {
   if (reply(self, parent, sum) != SYNCQ_OK) atomic_fetch_add(&skynet_errors, 1);
 }
 
+/* The watch's reading and release (lab_po_watch). */
+typedef struct skynet_watch {
+  _Atomic(syncq_po_pid) main, root; /* -1 until main has spawned the root */
+  int level;
+  uint32_t started, live; /* the last reading (the watcher's own) */
+  char stall[128];        /* the reading when it fired */
+} skynet_watch;
+
+static bool skynet_reading(void *arg, bool *moving) {
+  skynet_watch *w = arg;
+  uint32_t st = syncq_po_count(skynet_sys), lv = syncq_po_live(skynet_sys);
+  *moving = st != w->started || lv != w->live;
+  w->started = st;
+  w->live = lv;
+  return atomic_load(&w->root) >= 0;
+}
+
+static void skynet_send_abandon(syncq_po_proc *self, syncq_po_pid to, int level) {
+  syncq_po_msg *m;
+  if (syncq_po_get(self, 0, &m) != SYNCQ_OK) return;
+  m->type = SKYNET_ABANDON;
+  m->len = 0;
+  int r = syncq_po_send(self, to, m, SYNCQ_PO_LINK);
+  if (r == SYNCQ_OK) return;
+  syncq_po_free(self, m);
+  if (r == SYNCQ_EDEAD && level >= 0)
+    skynet_verdict(&skynet_lost, skynet_lost_why, sizeof skynet_lost_why, "the root's sum to main (level %d, num %lld)",
+                   level, 0);
+}
+
+static void skynet_release(syncq_po_proc *self, void *arg) {
+  skynet_watch *w = arg;
+  snprintf(w->stall, sizeof w->stall,
+           "no process was spawned or exited for %d ms (%u processes started, %u live, main and the watch counted) and "
+           "main had no sum",
+           LAB_QUEUE_LOST_MS, w->started, w->live);
+  skynet_send_abandon(self, atomic_load(&w->root), w->level);
+  skynet_send_abandon(self, atomic_load(&w->main), -1);
+}
+
 typedef struct skynet_main_arg {
   int level;
   int64_t sum;
   uint64_t ns;
-  char stall[128]; /* the watch's reading when the tree stopped */
+  skynet_watch *watch;
+  lab_po_watch *watcher;
 } skynet_main_arg;
 
 static int skynet_main(syncq_po_proc *self, void *arg) {
@@ -244,40 +286,24 @@ static int skynet_main(syncq_po_proc *self, void *arg) {
   syncq_po_pid root;
   int r = syncq_po_spawn(skynet_sys, skynet_proc, pack(0, a->level, syncq_po_pid_of(self)), &root);
   if (r != SYNCQ_OK) return r;
+  atomic_store(&a->watch->main, syncq_po_pid_of(self));
+  atomic_store(&a->watch->root, root);
   syncq_po_msg *m;
-  lab_po_streak s = {0, 0};
-  uint32_t started = 0, live = 0;
-  while ((r = syncq_po_recv_timeout(self, LAB_PO_WATCH_NS, &m)) == SYNCQ_ETIMEDOUT) {
-    uint32_t st = syncq_po_count(skynet_sys), lv = syncq_po_live(skynet_sys);
-    bool moving = st != started || lv != live;
-    started = st;
-    live = lv;
-    if (!lab_po_streak_lost(&s, moving)) continue;
-    /* The tree has stopped: release the processes still waiting. */
-    if ((r = syncq_po_get(self, 0, &m)) != SYNCQ_OK) return r;
-    m->type = SKYNET_ABANDON;
-    m->len = 0;
-    if ((r = syncq_po_send(self, root, m, SYNCQ_PO_LINK)) != SYNCQ_OK) {
-      syncq_po_free(self, m);
-      if (r == SYNCQ_EDEAD)
-        skynet_verdict(&skynet_lost, skynet_lost_why, sizeof skynet_lost_why,
-                       "the root's sum to main (level %d, num %lld)", a->level, 0);
-    }
-    snprintf(a->stall, sizeof a->stall,
-             "no process was spawned or exited for %d ms (%u processes started, %u live) and main had no sum",
-             LAB_QUEUE_LOST_MS, st, lv);
+  if ((r = syncq_po_recv_blocking(self, &m)) != SYNCQ_OK) return r;
+  if (m->type == SKYNET_ABANDON) { /* the watcher's: the tree stopped */
+    syncq_po_free(self, m);
     (void)syncq_po_join(skynet_sys, root);
     return SYNCQ_ETIMEDOUT;
   }
-  if (r != SYNCQ_OK) return r;
   a->ns = syncq_now_ns() - t0;
   memcpy(&a->sum, m->data, sizeof a->sum);
   bool ok = m->type == SKYNET_REPLY && m->sender == root;
   syncq_po_free(self, m);
+  (void)lab_po_watch_stop(self, a->watcher);
   if (!ok) return SYNCQ_EINVAL;
   if ((r = syncq_po_join(skynet_sys, root)) != SYNCQ_OK) return r;
   /* The root has exited: a second sum would be here by now. */
-  if (syncq_po_try_recv(self, &m) == SYNCQ_OK) {
+  while (syncq_po_try_recv(self, &m) == SYNCQ_OK) {
     if (m->type == SKYNET_REPLY)
       skynet_verdict(&skynet_dup, skynet_dup_why, sizeof skynet_dup_why,
                      "a second sum from the root (level %d, num %lld) to main (a duplicate)", a->level, 0);
@@ -300,14 +326,18 @@ static int syncq_skynet(const skynet_point *pt, double *ms, char *why, size_t wh
   atomic_store(&skynet_lost, 0);
   atomic_store(&skynet_dup, 0);
   lab_po_faults_reset();
-  skynet_main_arg a = {pt->level, 0, 0, ""};
+  skynet_watch sw = {-1, -1, pt->level, 0, 0, ""};
+  lab_po_watch watcher = {.sys = skynet_sys, .reading = skynet_reading, .release = skynet_release, .arg = &sw};
+  skynet_main_arg a = {pt->level, 0, 0, &sw, &watcher};
   int result = SYNCQ_OK;
-  r = syncq_po_run(skynet_sys, skynet_main, &a, &result);
+  r = lab_po_watch_start(&watcher);
+  if (r == SYNCQ_OK) r = syncq_po_run(skynet_sys, skynet_main, &a, &result);
+  bool fired = lab_po_watch_join(&watcher);
   if (r == SYNCQ_OK) r = result;
-  if (r == SYNCQ_ETIMEDOUT && a.stall[0] != '\0') {
+  if (r == SYNCQ_ETIMEDOUT && fired) {
     if (atomic_load(&skynet_lost))
-      snprintf(why, whylen, "%s lost a message: %s; %s", pt->line.name, skynet_lost_why, a.stall);
-    else snprintf(why, whylen, "%s lost a message: %s", pt->line.name, a.stall);
+      snprintf(why, whylen, "%s lost a message: %s; %s", pt->line.name, skynet_lost_why, sw.stall);
+    else snprintf(why, whylen, "%s lost a message: %s", pt->line.name, sw.stall);
   } else if (r != SYNCQ_OK) {
     const char *lim = syncq_po_limit_reason(skynet_sys);
     snprintf(why, whylen, "the tree failed: %s (limit: %s)", syncq_strerror(r), lim ? lim : "none named");

@@ -5,7 +5,7 @@ SYNCQ_LAB_PO_FAULT=lose:K (dup:K) makes the K-th send of a run (lf07-sort's
 handshakes, start, slices, replies, done and quits; po-ring's tokens;
 po-skynet's replies; po-server's requests, hand-overs, replies and quit)
 lose (duplicate) its message, as a mailbox that lost (duplicated) it would
-look to the receiver. A loss must
+look to the receiver (po-ring's main=member panel too). A loss must
 fail the sample through the experiment's own watch, naming the mailbox and
 the count, long before the watchdog (set here to 60 s, so an experiment
 that waited for it would show the watchdog's message instead); a
@@ -95,14 +95,18 @@ def test_lf07_sort_names_a_lost_or_duplicated_control_message(tmp_path, fault, c
 
 # po-skynet at smoke size: 1,000 leaves, 1,111 sends (every process's reply to its
 # parent, the root's sum to main last); a level-1 process replies only after its 10
-# leaves, so sends 1-10 are leaves' replies.
+# leaves, so sends 1-10 are leaves' replies. The counts name 1,111 processes of the tree,
+# main and the watch (a thread attached to the system); live at the stop: main, the
+# watch, the root, the level-2 and level-1 processes waiting and the leaf whose reply
+# was lost (exited, not joined).
 SKYNET = ["po-skynet", "--algos", "fiber:mpsc,thread:mpsc"]
 SKYNET_CASES = [
     ("lose:5", r"lost a message: the reply of a child that had exited to the process of level 1 on num \d+; no "
-     r"process was spawned or exited for 1000 ms \(1112 processes started, 5 live\) and main had no sum"),
+     r"process was spawned or exited for 1000 ms \(1113 processes started, 6 live, main and the watch counted\) "
+     r"and main had no sum"),
     ("dup:5", r"gave out a message twice: a second reply to the process of level 1 on num \d+ \(a duplicate\)"),
     ("lose:1111", r"lost a message: the root's sum to main \(level 3, num 0\); no process was spawned or exited "
-     r"for 1000 ms \(1112 processes started, 2 live\)"),
+     r"for 1000 ms \(1113 processes started, 3 live, main and the watch counted\)"),
     ("dup:1111", r"gave out a message twice: a second sum from the root \(level 3, num 0\) to main \(a duplicate\)"),
 ]
 
@@ -175,8 +179,34 @@ def test_po_ring_names_a_duplicated_token(tmp_path):
     assert all(int(f[3]) != int(f[2]) for f in found)
 
 
-@pytest.mark.parametrize("args", [SORT[:3], RING[:3], SKYNET, SERVER], ids=["lf07-sort", "po-ring", "po-skynet",
-                                                                      "po-server"])
+# po-ring's main=member rings of 100 (main and 99 members; main as a fiber, and the lab's
+# thread attached to the fibers): main's token is the first send and each member's
+# forward the next, so the 10th send is the warm-up lap's 10th hop.
+MEMBER = ["po-ring", "--algos", "fiber:mpsc,fiber-attached:mpsc", "--where", "processes=100", "--where",
+          "main=member"]
+
+
+def test_po_ring_member_names_a_lost_token(tmp_path):
+    r = run(tmp_path, MEMBER, "lose:10", 1)
+    assert "did not finish within" not in r.stderr, r.stderr
+    lost = re.compile(r"(fiber|fiber-attached):mpsc lost a message: the token stopped after 0 of the \d+ laps \(main "
+                      r"a member\) and no lap ended for 1000 ms")
+    found = [lost.search(n) for n in failures(tmp_path)]
+    assert len(found) == 2 and all(found), (failures(tmp_path), r.stderr)
+    assert {f[1] for f in found} == {"fiber", "fiber-attached"}
+
+
+def test_po_ring_member_names_a_duplicated_token(tmp_path):
+    r = run(tmp_path, MEMBER, "dup:10", 1)
+    assert "did not finish within" not in r.stderr and " lost " not in r.stderr, r.stderr
+    dup = re.compile(r"(fiber|fiber-attached):mpsc gave out a message twice: a token came back to main (with -?\d+ "
+                     r"hops left where \d+ were awaited|where the quit was awaited) \(a duplicate\)")
+    found = [dup.search(n) for n in failures(tmp_path)]
+    assert len(found) == 2 and all(found), (failures(tmp_path), r.stderr)
+
+
+@pytest.mark.parametrize("args", [SORT[:3], RING[:3], MEMBER[:3], SKYNET, SERVER], ids=["lf07-sort", "po-ring", "po-ring-member",
+                                                                                   "po-skynet", "po-server"])
 def test_runs_that_lose_nothing_pass(args, tmp_path):
     """The fault past the last send (the faulty send alone), every panel of
     the smoke size, both backends."""
