@@ -2,8 +2,9 @@
 /*
  * po_faults.c — a send that loses or duplicates one message
  * (SYNCQ_LAB_PO_FAULT), for the lab's own tests of the postoffice
- * experiments' watch, and the watch's streak (po_faults.h). Not for
- * measuring.
+ * experiments' watch, the watch's streak, and the watcher thread
+ * (lab_po_watch) of the experiments whose waits stay recv_blocking
+ * (po_faults.h). The faulty send is not for measuring.
  */
 #include "po_faults.h"
 

@@ -33,6 +33,11 @@
  * process and Go's main goroutine in the ring (ring.erl, ring.go given
  * "member"). H is rounded up to whole laps. The other panels have
  * main=outside: the controller only starts and ends the rounds.
+ * main=member's watch is a thread attached to the system (lab_po_watch,
+ * lab/po_faults.h) reading main's count of laps: main's receive stays
+ * recv_blocking; a lost token ends with its abandon, main's quit round
+ * and the sample's failure (member_reading); a token back with another
+ * count of hops left than the lap leaves is a duplicate (main_lap).
  *
  * Cold spawn: spawn_cold is the spawn metric from a program's first
  * system, nothing cached. The postoffice keeps the fiber stacks, the
