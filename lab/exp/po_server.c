@@ -23,10 +23,9 @@
  *
  * The watch (lab_po_watch, lab/po_faults.h): a thread attached to the
  * system reads, every LAB_PO_WATCH_NS, the system's count of processes
- * started (each
- * request spawns its worker, so the library's own count moves with every
- * request and the hot path does nothing for the watch). Once it has not
- * moved for LAB_QUEUE_LOST_MS the watcher sends the server and the client
+ * started (each request spawns its worker, so the library's own count
+ * moves with every request and the hot path does nothing for the watch).
+ * Once it has not moved for LAB_QUEUE_LOST_MS it sends the server and the client
  * an abandon message: the server passes it to its last worker (found
  * waiting: the hand-over was lost) and returns, the client stops its
  * requests, so the sample fails naming the lost message and its

@@ -126,7 +126,7 @@ static void skynet_duplicate(int level, int64_t num) {
                  "a second reply to the process of level %d on num %lld (a duplicate)", level, num);
 }
 
-/* Main's abandon: pass it to every child that has not replied and join
+/* The watch's abandon: pass it to every child that has not replied and join
  * them (each has exited or returns at the abandon), so the tree is gone
  * once main has joined the root. A child that has exited without a reply
  * lost it. */
