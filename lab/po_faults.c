@@ -2,11 +2,13 @@
 /*
  * po_faults.c — a send that loses or duplicates one message
  * (SYNCQ_LAB_PO_FAULT), for the lab's own tests of the postoffice
- * experiments' watch, and the watch's streak (po_faults.h). Not for
- * measuring.
+ * experiments' watch, the watch's streak, and the watcher thread
+ * (lab_po_watch) of the experiments whose waits stay recv_blocking
+ * (po_faults.h). The faulty send is not for measuring.
  */
 #include "po_faults.h"
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,4 +71,65 @@ bool lab_po_streak_lost(lab_po_streak *s, bool moving) {
   if (s->since == 0 || moving || now - s->last > (uint64_t)LAB_QUEUE_LOST_MS * NS_PER_MS / 2) s->since = now;
   s->last = now;
   return now - s->since >= (uint64_t)LAB_QUEUE_LOST_MS * NS_PER_MS;
+}
+
+static void *watch_main(void *arg) {
+  lab_po_watch *w = arg;
+  syncq_po_proc *self;
+  if (syncq_po_attach(w->sys, &self) != SYNCQ_OK) {
+    atomic_store(&w->pid, (syncq_po_pid)-2); /* seq_cst: lab_po_watch_start waits for it */
+    return NULL;
+  }
+  atomic_store(&w->pid, syncq_po_pid_of(self));
+  lab_po_streak s = {0, 0};
+  while (!atomic_load(&w->quit)) {
+    syncq_po_msg *m;
+    int r = syncq_po_recv_timeout(self, LAB_PO_WATCH_NS, &m);
+    if (r == SYNCQ_OK) {
+      (void)syncq_po_free(self, m); /* the stop */
+      break;
+    }
+    if (r != SYNCQ_ETIMEDOUT) break;
+    bool moving, owed = w->reading(w->arg, &moving);
+    if (!lab_po_streak_lost(&s, moving) || !owed) continue;
+    atomic_store(&w->fired, 1);
+    w->release(self, w->arg);
+    break;
+  }
+  (void)syncq_po_detach(self);
+  return NULL;
+}
+
+int lab_po_watch_start(lab_po_watch *w) {
+  atomic_init(&w->pid, -1);
+  atomic_init(&w->fired, 0);
+  atomic_init(&w->quit, 0);
+  w->started = false;
+  if (pthread_create(&w->thread, NULL, watch_main, w) != 0) return SYNCQ_ESYS;
+  w->started = true;
+  syncq_po_pid pid;
+  while ((pid = atomic_load(&w->pid)) == -1) sched_yield(); /* its attach: microseconds */
+  if (pid >= 0) return SYNCQ_OK;
+  (void)pthread_join(w->thread, NULL);
+  w->started = false;
+  return SYNCQ_ELIMIT;
+}
+
+int lab_po_watch_stop(syncq_po_proc *self, lab_po_watch *w) {
+  syncq_po_pid pid = atomic_load(&w->pid);
+  if (pid < 0) return SYNCQ_OK;
+  syncq_po_msg *m;
+  int r = syncq_po_get(self, 0, &m);
+  if (r != SYNCQ_OK) return r;
+  m->len = 0;
+  if ((r = syncq_po_send(self, pid, m, SYNCQ_PO_LINK)) != SYNCQ_OK) (void)syncq_po_free(self, m);
+  return r == SYNCQ_EDEAD ? SYNCQ_OK : r;
+}
+
+bool lab_po_watch_join(lab_po_watch *w) {
+  if (!w->started) return false;
+  atomic_store(&w->quit, 1);
+  (void)pthread_join(w->thread, NULL);
+  w->started = false;
+  return atomic_load(&w->fired) != 0;
 }

@@ -16,6 +16,8 @@
 #ifndef SYNCQ_LAB_PO_FAULTS_H
 #define SYNCQ_LAB_PO_FAULTS_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -55,5 +57,39 @@ typedef struct lab_po_streak {
   uint64_t last;  /* the previous reading */
 } lab_po_streak;
 bool lab_po_streak_lost(lab_po_streak *s, bool moving);
+
+/* A watcher for an experiment whose waits stay syncq_po_recv_blocking: a
+ * kernel thread attached to the system as a process (so its deadlines
+ * are its own futex's: a fiber parked with a deadline would have its
+ * scheduler read the clock at every switch, on the measured path). It
+ * receives with a deadline of LAB_PO_WATCH_NS and between two calls
+ * reading(arg, &moving), which answers whether a message is owed; once
+ * one is owed and nothing has moved for LAB_QUEUE_LOST_MS (the streak
+ * above) it sets `fired`, calls release(self, arg) (which sends the
+ * waiting processes what lets them return) and stops. A message to its
+ * pid (lab_po_watch_stop, from a process) or lab_po_watch_join stops it.
+ * lab_po_watch_start attaches it before returning, so it takes the
+ * system's next slot: start it before the processes whose pids an
+ * experiment counts on. */
+typedef struct lab_po_watch {
+  syncq_po_system *sys;
+  bool (*reading)(void *arg, bool *moving);
+  void (*release)(syncq_po_proc *self, void *arg);
+  void *arg;
+  _Atomic(syncq_po_pid) pid; /* its pid once attached; -1 before, or when it could not attach */
+  _Atomic(int) fired;        /* it found a message lost and released the waiters */
+  _Atomic(int) quit;         /* lab_po_watch_join's stop */
+  pthread_t thread;
+  bool started;
+} lab_po_watch;
+/* SYNCQ_OK, or the status of the thread's creation or attach. */
+int lab_po_watch_start(lab_po_watch *w);
+/* From a process of the system: tell the watcher to stop (SYNCQ_OK, or
+ * the send's status; a watcher that has stopped already is no error). */
+int lab_po_watch_stop(syncq_po_proc *self, lab_po_watch *w);
+/* From the thread that started it, once the experiment's processes are
+ * done: stops it (within LAB_PO_WATCH_NS when nobody sent the stop) and
+ * joins its thread. Returns whether it fired. */
+bool lab_po_watch_join(lab_po_watch *w);
 
 #endif

@@ -24,12 +24,26 @@
  * against qsort of the same input (empty work: against the input itself),
  * and a mismatch aborts the run.
  *
+ * The watch over the control messages (lab/po_faults.h): each process
+ * counts its handshake before sending it, the Slicer marks the start it
+ * took and the done it sent, and each process marks the quit it took;
+ * the Controller reads those marks only while it waits (for the
+ * handshakes, for the done, for every quit to be taken before it joins),
+ * with the Slicer's watch's bound: a handshake sent and not received, a
+ * start not taken or a done not received, a quit not taken, once nothing
+ * has moved for LAB_QUEUE_LOST_MS, fails the run naming it, and the
+ * Controller sends quits (uncounted) to whoever still waits, so every
+ * process returns. A handshake more than the processes, a second start or
+ * a second done fails it as a duplicate; a second quit is dropped unread
+ * at its receiver's return and is not seen.
+ *
  * Memory per process: each Sorter counts the resident pages of its own
  * stack (mincore) before it exits; the Controller also records VmRSS
  * before spawning and after every handshake.
  */
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +78,7 @@ typedef struct slice_hdr {
 struct sorter_count {
   _Alignas(SYNCQ_CACHELINE) _Atomic(uint64_t) taken;
   _Atomic(uint64_t) replied;
+  _Atomic(int) quit; /* took its quit (seq_cst: once, read by the Controller's watch) */
 };
 
 typedef struct prog {
@@ -86,7 +101,14 @@ typedef struct prog {
   struct sorter_count *counts; /* [sorters] */
   uint64_t sent, received;
   unsigned char *seen; /* [sorters]: this phase's replies so far */
-  char why[200];
+  char why[200];       /* the first verdict (under fail_lock) */
+  /* The watch over the control messages (seq_cst: each written once or
+   * a few times a run, read by the Controller while it waits). */
+  _Atomic(int) hellos;      /* handshakes sent */
+  _Atomic(int) took_start;  /* the Slicer took its start */
+  _Atomic(int) sent_done;   /* the Slicer sent its done */
+  _Atomic(int) slicer_quit; /* the Slicer took its quit */
+  _Atomic(int) quits;       /* quits taken */
 } prog;
 
 /* ---- slices ---- */
@@ -154,16 +176,39 @@ static void fail(prog *g, int status, const char *what) {
   pthread_mutex_unlock(&g->fail_lock);
 }
 
-/* A message with no payload to `to`; false on failure. */
-static bool signal_to(syncq_po_proc *self, syncq_po_pid to, uint32_t type) {
+/* The first verdict's text, "<backend>:<mailbox> " and fmt's. */
+__attribute__((format(printf, 2, 3))) static void verdict(prog *g, const char *fmt, ...) {
+  pthread_mutex_lock(&g->fail_lock);
+  if (g->why[0] == '\0') {
+    int k = snprintf(g->why, sizeof g->why, "%s:%s ", syncq_po_backend_of(g->sys), g->p->mailbox);
+    va_list ap;
+    va_start(ap, fmt);
+    if (k > 0 && (size_t)k < sizeof g->why) vsnprintf(g->why + k, sizeof g->why - (size_t)k, fmt, ap);
+    va_end(ap);
+  }
+  pthread_mutex_unlock(&g->fail_lock);
+}
+
+/* A message with no payload to `to` (counted by the lab's fault, or not:
+ * the Controller's release of a process whose quit was lost); false on
+ * failure. */
+static bool send_signal(syncq_po_proc *self, syncq_po_pid to, uint32_t type, bool counted) {
   syncq_po_msg *m;
   if (syncq_po_get(self, 0, &m) != SYNCQ_OK) return false;
   m->type = type;
-  if (syncq_po_send(self, to, m, SYNCQ_PO_LINK) != SYNCQ_OK) {
+  if ((counted ? lab_po_send(self, to, m, SYNCQ_PO_LINK) : syncq_po_send(self, to, m, SYNCQ_PO_LINK)) != SYNCQ_OK) {
     syncq_po_free(self, m);
     return false;
   }
   return true;
+}
+
+static bool signal_to(syncq_po_proc *self, syncq_po_pid to, uint32_t type) { return send_signal(self, to, type, true); }
+
+/* A handshake, counted first for the Controller's watch. */
+static bool hello(syncq_po_proc *self, prog *g) {
+  atomic_fetch_add(&g->hellos, 1);
+  return signal_to(self, g->controller, T_HELLO);
 }
 
 /* Resident bytes of the calling process's stack (mincore), or -1. */
@@ -188,7 +233,8 @@ static long resident_stack_bytes(syncq_po_proc *self) {
 
 static void sorter(syncq_po_proc *self, void *arg) {
   prog *g = arg;
-  if (!signal_to(self, g->controller, T_HELLO)) return;
+  if (!hello(self, g)) return;
+  int me = -1; /* the index of the slices it takes (the Slicer's) */
   for (;;) {
     syncq_po_msg *m;
     if (syncq_po_recv(self, &m) != SYNCQ_OK) return;
@@ -197,6 +243,10 @@ static void sorter(syncq_po_proc *self, void *arg) {
       long b = resident_stack_bytes(self);
       if (b < 0) atomic_store(&g->stack_unknown, 1);
       else atomic_fetch_add(&g->stack_bytes, (uint64_t)b);
+      for (int i = 0; me < 0 && i < g->p->sorters; i++) /* no slice taken: a run that failed early */
+        if (g->sorters[i] == syncq_po_pid_of(self)) me = i;
+      if (me >= 0) atomic_store(&g->counts[me].quit, 1);
+      atomic_fetch_add(&g->quits, 1);
       return;
     }
     slice_hdr h;
@@ -204,6 +254,7 @@ static void sorter(syncq_po_proc *self, void *arg) {
     /* the index is the Slicer's: a header it did not write counts nowhere
      * (and the Slicer finds the reply malformed) */
     struct sorter_count *c = h.index >= 0 && h.index < g->p->sorters ? &g->counts[h.index] : NULL;
+    if (c) me = h.index;
     /* relaxed: one writer; the Slicer reads the counts only to see that
      * work is held or moving, and a store reaches it long before the
      * watch's LAB_QUEUE_LOST_MS */
@@ -265,11 +316,11 @@ __attribute__((noinline)) static int slicer_wait(syncq_po_proc *self, prog *g, i
     before = taken + replied;
     if (!lab_po_streak_lost(&s, moving)) continue;
     uint64_t out = g->sent + replied, in = taken + g->received;
-    snprintf(g->why, sizeof g->why,
-             "%s:%s lost %llu of %llu messages: every sorter that took a slice had answered and the slicer's "
-             "inbox stayed empty for %d ms (phase %d, %d of %d replies)",
-             backend, g->p->mailbox, (unsigned long long)(out > in ? out - in : 0), (unsigned long long)out,
-             LAB_QUEUE_LOST_MS, phase, got, g->p->sorters);
+    verdict(g,
+            "lost %llu of %llu messages: every sorter that took a slice had answered and the slicer's "
+            "inbox stayed empty for %d ms (phase %d, %d of %d replies)",
+            (unsigned long long)(out > in ? out - in : 0), (unsigned long long)out, LAB_QUEUE_LOST_MS, phase, got,
+            g->p->sorters);
     return SYNCQ_ETIMEDOUT;
   }
 }
@@ -281,8 +332,7 @@ static int slicer_recv(syncq_po_proc *self, prog *g, int phase, int got, syncq_p
 
 /* A reply the Slicer did not wait for: a duplicate. */
 static void duplicate(prog *g, const char *what, int index, int phase) {
-  snprintf(g->why, sizeof g->why, "%s:%s gave out a message twice: %s of sorter %d, phase %d (a duplicate)",
-           syncq_po_backend_of(g->sys), g->p->mailbox, what, index, phase);
+  verdict(g, "gave out a message twice: %s of sorter %d, phase %d (a duplicate)", what, index, phase);
 }
 
 /* One phase: send every Sorter its slice, take the N replies back. */
@@ -317,6 +367,12 @@ static int slicer_phase(syncq_po_proc *self, prog *g, int phase) {
       return -1;
     }
     g->received++;
+    if (m->type == T_START) {
+      verdict(g, "gave out a message twice: a second start to the slicer (a duplicate)");
+      syncq_po_free(self, m);
+      fail(g, SYNCQ_EINVAL, "slicer got a duplicate");
+      return -1;
+    }
     slice_hdr h = {-1, -1, 0}; /* a message too short for a header is malformed */
     if (m->len >= sizeof h) memcpy(&h, m->data, sizeof h);
     if (m->type == T_SLICE && h.index >= 0 && h.index < n && (h.phase != phase || g->seen[h.index])) {
@@ -341,18 +397,24 @@ static int slicer_phase(syncq_po_proc *self, prog *g, int phase) {
 
 static void slicer(syncq_po_proc *self, void *arg) {
   prog *g = arg;
-  if (!signal_to(self, g->controller, T_HELLO)) return;
+  if (!hello(self, g)) return;
   syncq_po_msg *m;
   if (syncq_po_recv(self, &m) != SYNCQ_OK) return; /* T_START, or T_QUIT when a spawn failed */
   uint32_t type = m->type;
   syncq_po_free(self, m);
-  if (type != T_START) return;
+  if (type != T_START) {
+    atomic_store(&g->slicer_quit, 1);
+    atomic_fetch_add(&g->quits, 1);
+    return;
+  }
+  atomic_store(&g->took_start, 1);
   bool whole = true; /* every phase took its N replies: whatever comes now came twice */
   for (int phase = 0; phase < 2 * g->p->sorters; phase++)
     if (slicer_phase(self, g, phase) != 0) {
       whole = false;
       break;
     }
+  atomic_store(&g->sent_done, 1);
   if (!signal_to(self, g->controller, T_DONE)) fail(g, SYNCQ_ENOMEM, "slicer done");
   /* T_QUIT; a reply before it came twice (the last phase took its N) */
   while (syncq_po_recv(self, &m) == SYNCQ_OK) {
@@ -360,9 +422,14 @@ static void slicer(syncq_po_proc *self, void *arg) {
     slice_hdr h = {-1, -1, 0};
     if (t == T_SLICE && m->len >= sizeof h) memcpy(&h, m->data, sizeof h);
     syncq_po_free(self, m);
-    if (t == T_QUIT) return;
-    if (whole && g->why[0] == '\0') {
-      duplicate(g, "a reply after the last phase", h.index, h.phase);
+    if (t == T_QUIT) {
+      atomic_store(&g->slicer_quit, 1);
+      atomic_fetch_add(&g->quits, 1);
+      return;
+    }
+    if (whole) {
+      if (t == T_START) verdict(g, "gave out a message twice: a second start to the slicer (a duplicate)");
+      else duplicate(g, "a reply after the last phase", h.index, h.phase);
       fail(g, SYNCQ_EINVAL, "slicer got a duplicate");
     }
   }
@@ -376,6 +443,95 @@ static void unpin_self(void) {
   long n = sysconf(_SC_NPROCESSORS_CONF);
   for (long c = 0; c < n && c < CPU_SETSIZE; c++) CPU_SET((int)c, &all);
   (void)pthread_setaffinity_np(pthread_self(), sizeof all, &all);
+}
+
+/* What the Controller's wait reads: whether anything moved since its
+ * last reading, and whether a message it waits for has been sent (or,
+ * for the start, sent and not taken) and so is lost once nothing moves. */
+typedef bool (*ctl_owed)(prog *g, int got, uint64_t *before, bool *moving);
+
+/* The handshakes: sent (counted before each send) beyond those received. */
+static bool hellos_owed(prog *g, int got, uint64_t *before, bool *moving) {
+  uint64_t sent = (uint64_t)atomic_load(&g->hellos);
+  *moving = sent != *before;
+  *before = sent;
+  return sent > (uint64_t)got;
+}
+
+/* The done: the start not taken, or the done sent; a Sorter still sorting
+ * or any count moving holds the verdict off. */
+static bool done_owed(prog *g, int got, uint64_t *before, bool *moving) {
+  (void)got;
+  uint64_t sum = 0;
+  bool busy = false;
+  for (int i = 0; i < g->p->sorters; i++) {
+    /* relaxed: see sorter() */
+    uint64_t t = atomic_load_explicit(&g->counts[i].taken, memory_order_relaxed);
+    uint64_t a = atomic_load_explicit(&g->counts[i].replied, memory_order_relaxed);
+    busy |= t != a;
+    sum += t + a;
+  }
+  int took = atomic_load(&g->took_start), done = atomic_load(&g->sent_done);
+  sum += (uint64_t)took + (uint64_t)done;
+  *moving = busy || sum != *before;
+  *before = sum;
+  return !took || done;
+}
+
+/* The Controller's receive: at its first look as before; on an empty
+ * inbox, as the Slicer's wait (a thread yields and looks again, reading
+ * the watch every LAB_PO_WATCH_NS; a fiber parks with that deadline).
+ * SYNCQ_ETIMEDOUT once what owed() reads has not moved for
+ * LAB_QUEUE_LOST_MS while a message is owed. */
+static int ctl_recv(syncq_po_proc *self, prog *g, int got, ctl_owed owed, syncq_po_msg **m) {
+  int r = syncq_po_try_recv(self, m);
+  if (r != SYNCQ_EMPTY) return r;
+  lab_po_streak s = {0, 0};
+  uint64_t before = UINT64_MAX, read_at = syncq_now_ns();
+  bool fiber = strcmp(syncq_po_backend_of(g->sys), "fiber") == 0;
+  for (uint32_t polls = 1;; polls++) {
+    if (fiber) {
+      if ((r = syncq_po_recv_timeout(self, LAB_PO_WATCH_NS, m)) != SYNCQ_ETIMEDOUT) return r;
+    } else {
+      if ((r = syncq_po_yield(self)) != SYNCQ_OK) return r;
+      if ((r = syncq_po_try_recv(self, m)) != SYNCQ_EMPTY) return r;
+      if (polls % 16 != 0) continue;
+      uint64_t now = syncq_now_ns();
+      if (now - read_at < LAB_PO_WATCH_NS) continue;
+      read_at = now;
+    }
+    bool moving, due = owed(g, got, &before, &moving);
+    if (lab_po_streak_lost(&s, moving) && due) return SYNCQ_ETIMEDOUT;
+  }
+}
+
+/* After the quits: wait until every process has taken its own, so the
+ * joins return; one not taken once the count has not moved for
+ * LAB_QUEUE_LOST_MS was lost: named, and that process sent another
+ * (uncounted) quit. */
+static void ctl_quits(syncq_po_proc *self, prog *g, int started) {
+  lab_po_streak s = {0, 0};
+  int before = -1;
+  for (uint32_t polls = 0; atomic_load(&g->quits) < started + 1; polls++) {
+    if (polls < 64) {
+      (void)syncq_po_yield(self);
+      continue;
+    }
+    (void)syncq_po_sleep(self, LAB_PO_WATCH_NS / 100); /* 1 ms */
+    int q = atomic_load(&g->quits);
+    bool moving = q != before;
+    before = q;
+    if (!lab_po_streak_lost(&s, moving)) continue;
+    int first = atomic_load(&g->slicer_quit) ? 0 : -1;
+    while (first >= 0 && first < started && atomic_load(&g->counts[first].quit)) first++;
+    if (first < 0) verdict(g, "lost a message: the controller's quit to the slicer");
+    else verdict(g, "lost a message: the controller's quit to sorter %d", first);
+    fail(g, SYNCQ_ETIMEDOUT, "a quit");
+    if (!atomic_load(&g->slicer_quit)) (void)send_signal(self, g->slicer, T_QUIT, false);
+    for (int i = 0; i < started; i++)
+      if (!atomic_load(&g->counts[i].quit)) (void)send_signal(self, g->sorters[i], T_QUIT, false);
+    return;
+  }
 }
 
 static void controller(syncq_po_proc *self, void *arg) {
@@ -397,27 +553,52 @@ static void controller(syncq_po_proc *self, void *arg) {
     }
   }
   syncq_po_msg *m;
-  for (int k = 0; k < started + 1; k++) { /* handshakes: every process is alive */
-    if (syncq_po_recv(self, &m) != SYNCQ_OK) break;
+  int hellos = 0;
+  for (; hellos < started + 1; hellos++) { /* handshakes: every process is alive */
+    if ((r = ctl_recv(self, g, hellos, hellos_owed, &m)) != SYNCQ_OK) break;
     syncq_po_free(self, m);
   }
+  if (r == SYNCQ_ETIMEDOUT) {
+    verdict(g,
+            "lost a message: a handshake to the controller (%d of %d processes had sent theirs, %d came, none "
+            "for %d ms)",
+            atomic_load(&g->hellos), started + 1, hellos, LAB_QUEUE_LOST_MS);
+    fail(g, r, "a handshake");
+  }
   g->rss_after = lab_vm_rss_kb();
-  if (started == n) {
+  if (started == n && hellos == started + 1) {
     g->t0 = syncq_now_ns();
     if (!signal_to(self, g->slicer, T_START)) {
       fail(g, SYNCQ_ENOMEM, "start");
-    } else {
-      if (syncq_po_recv(self, &m) == SYNCQ_OK) { /* T_DONE */
-        g->t1 = syncq_now_ns();
-        syncq_po_free(self, m);
+    } else if ((r = ctl_recv(self, g, 0, done_owed, &m)) == SYNCQ_OK) { /* T_DONE */
+      g->t1 = syncq_now_ns();
+      if (m->type == T_HELLO) {
+        verdict(g, "gave out a message twice: a handshake more than the %d processes (a duplicate)", started + 1);
+        fail(g, SYNCQ_EINVAL, "a duplicate");
       }
+      syncq_po_free(self, m);
+    } else if (r == SYNCQ_ETIMEDOUT) {
+      if (atomic_load(&g->took_start))
+        verdict(g, "lost a message: the slicer's done to the controller (none came for %d ms)", LAB_QUEUE_LOST_MS);
+      else verdict(g, "lost a message: the controller's start to the slicer (not taken for %d ms)", LAB_QUEUE_LOST_MS);
+      fail(g, r, "start or done");
     }
   }
   if (!signal_to(self, g->slicer, T_QUIT)) fail(g, SYNCQ_ENOMEM, "quit");
   for (int i = 0; i < started; i++)
     if (!signal_to(self, g->sorters[i], T_QUIT)) fail(g, SYNCQ_ENOMEM, "quit");
+  ctl_quits(self, g, started);
   syncq_po_join(g->sys, g->slicer);
   for (int i = 0; i < started; i++) syncq_po_join(g->sys, g->sorters[i]);
+  /* Every process has returned, its sends done: what is left came twice. */
+  while (syncq_po_try_recv(self, &m) == SYNCQ_OK) {
+    uint32_t t = m->type;
+    syncq_po_free(self, m);
+    if (t != T_DONE && t != T_HELLO) continue;
+    verdict(g, "gave out a message twice: %s (a duplicate)",
+            t == T_DONE ? "a second done from the slicer" : "a handshake more than the processes");
+    fail(g, SYNCQ_EINVAL, "a duplicate");
+  }
 }
 
 int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *res) {
@@ -436,6 +617,11 @@ int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *res
   g->status = SYNCQ_OK;
   atomic_init(&g->stack_bytes, 0);
   atomic_init(&g->stack_unknown, 0);
+  atomic_init(&g->hellos, 0);
+  atomic_init(&g->took_start, 0);
+  atomic_init(&g->sent_done, 0);
+  atomic_init(&g->slicer_quit, 0);
+  atomic_init(&g->quits, 0);
   pthread_mutex_init(&g->fail_lock, NULL);
   lab_po_faults_reset();
   int r = syncq_po_create(&cfg, &g->sys);
@@ -452,6 +638,7 @@ int lf07_sort_run(const lf07_params *p, int *array, int length, lf07_result *res
   for (int i = 0; g->counts && i < p->sorters; i++) {
     atomic_init(&g->counts[i].taken, 0);
     atomic_init(&g->counts[i].replied, 0);
+    atomic_init(&g->counts[i].quit, 0);
   }
   syncq_po_pid ctl;
   r = g->sorters && g->seen && g->counts ? syncq_po_spawn(g->sys, controller, g, &ctl) : SYNCQ_ENOMEM;

@@ -33,6 +33,11 @@
  * process and Go's main goroutine in the ring (ring.erl, ring.go given
  * "member"). H is rounded up to whole laps. The other panels have
  * main=outside: the controller only starts and ends the rounds.
+ * main=member's watch is a thread attached to the system (lab_po_watch,
+ * lab/po_faults.h) reading main's count of laps: main's receive stays
+ * recv_blocking; a lost token ends with its abandon, main's quit round
+ * and the sample's failure (member_reading); a token back with another
+ * count of hops left than the lap leaves is a duplicate (main_lap).
  *
  * Cold spawn: spawn_cold is the spawn metric from a program's first
  * system, nothing cached. The postoffice keeps the fiber stacks, the
@@ -92,7 +97,7 @@
 #define SYNCQ_PO_COLD "" /* syncq-lab-po-cold (lab/CMakeLists.txt) */
 #endif
 
-enum { RING_TOKEN = 1, RING_DONE, RING_QUIT };
+enum { RING_TOKEN = 1, RING_DONE, RING_QUIT, RING_ABANDON };
 
 #define RING_THREAD_BLOCKING_MAX 6000
 #define RING_THREAD_YIELD_MAX 100
@@ -142,6 +147,14 @@ typedef struct ring_prog {
   uint64_t expect; /* the tokens the members took in the rounds before this one */
   const ring_point *pt;
   char why[200]; /* round_trip's verdict */
+  /* main=member's watch: the laps main has ended (relaxed: main's own
+   * count, read by the watch only to see that the ring moves) and the
+   * members that have reached their first receive (seq_cst: once each);
+   * the watch's last reading of laps is kept in `expect` */
+  _Atomic(uint64_t) laps;
+  _Atomic(int) started;
+  _Atomic(int) armed; /* main has started its laps (seq_cst: once; g->ctl is set before) */
+  lab_po_watch *watch;
 } ring_prog;
 
 static int ring_recv(syncq_po_proc *self, bool blocking, syncq_po_msg **m) {
@@ -386,6 +399,7 @@ static int syncq_ring(const ring_point *pt, ring_result *res) {
 static void member_inner(syncq_po_proc *self, void *arg) {
   ring_prog *g = arg;
   int i = (int)(syncq_po_pid_of(self) - g->first);
+  atomic_fetch_add(&g->started, 1);
   for (;;) {
     syncq_po_msg *m;
     if (ring_recv(self, g->blocking, &m) != SYNCQ_OK) {
@@ -402,7 +416,7 @@ static void member_inner(syncq_po_proc *self, void *arg) {
       k--;
       memcpy(m->data, &k, sizeof k);
     }
-    if (syncq_po_send(self, next, m, SYNCQ_PO_LINK) != SYNCQ_OK) {
+    if ((quit ? syncq_po_send(self, next, m, SYNCQ_PO_LINK) : lab_po_send(self, next, m, SYNCQ_PO_LINK)) != SYNCQ_OK) {
       syncq_po_free(self, m);
       atomic_fetch_add(&g->errors, 1);
     }
@@ -410,30 +424,77 @@ static void member_inner(syncq_po_proc *self, void *arg) {
   }
 }
 
+/* A main=member line's backend as its variant names it. */
+static const char *member_label(const ring_point *pt) { return pt->attached ? "fiber-attached" : pt->backend; }
+
 /* main's turns for one token of k hops: send it, forward it each time it
- * comes back, until the last hop arrives. */
-static int main_lap(syncq_po_proc *me, const ring_prog *g, uint32_t type, int64_t k) {
+ * comes back, until the last hop arrives. A token back with other hops
+ * left than the n - 1 members leave it (or a token where the quit was
+ * awaited) is a second one: SYNCQ_EINVAL with g->why; the watcher's
+ * abandon: SYNCQ_ETIMEDOUT. */
+static int main_lap(syncq_po_proc *me, ring_prog *g, uint32_t type, int64_t k) {
   syncq_po_msg *m;
   int r = syncq_po_get(me, sizeof k, &m);
   if (r != SYNCQ_OK) return r;
   m->type = type;
+  uint64_t laps = atomic_load_explicit(&g->laps, memory_order_relaxed); /* relaxed: main's own count */
   for (;;) {
     memcpy(m->data, &k, sizeof k);
-    if ((r = syncq_po_send(me, g->first, m, SYNCQ_PO_LINK)) != SYNCQ_OK) {
+    /* a quit is never the faulty send: one lost would leave members waiting that the joins wait for */
+    if ((r = type == RING_QUIT ? syncq_po_send(me, g->first, m, SYNCQ_PO_LINK)
+                               : lab_po_send(me, g->first, m, SYNCQ_PO_LINK)) != SYNCQ_OK) {
       syncq_po_free(me, m);
       return r;
     }
     if ((r = ring_recv(me, g->blocking, &m)) != SYNCQ_OK) return r;
-    if (m->type != type) {
+    int64_t back;
+    memcpy(&back, m->data, sizeof back);
+    if (m->type != type || (type == RING_TOKEN && back != k - (g->n - 1))) {
+      uint32_t t = m->type;
       syncq_po_free(me, m);
+      if (t == RING_ABANDON) return SYNCQ_ETIMEDOUT;
+      if (t == RING_TOKEN && type == RING_QUIT && g->why[0] == '\0')
+        snprintf(g->why, sizeof g->why,
+                 "%s:%s gave out a message twice: a token came back to main where the quit was awaited (a duplicate)",
+                 member_label(g->pt), g->pt->mailbox);
+      else if (t == RING_TOKEN && g->why[0] == '\0')
+        snprintf(g->why, sizeof g->why,
+                 "%s:%s gave out a message twice: a token came back to main with %lld hops left where %lld were "
+                 "awaited (a duplicate)",
+                 member_label(g->pt), g->pt->mailbox, (long long)back, (long long)(k - (g->n - 1)));
       return SYNCQ_EINVAL;
     }
-    memcpy(&k, m->data, sizeof k);
+    /* relaxed: read by the watcher only to see that the ring moves */
+    atomic_store_explicit(&g->laps, ++laps, memory_order_relaxed);
+    k = back;
     if (type == RING_QUIT || k == 1) break;
     k--;
   }
   syncq_po_free(me, m);
   return SYNCQ_OK;
+}
+
+/* main=member's watch (lab_po_watch: a thread attached to the system;
+ * main's receive is part of every lap, so no deadline goes there): it
+ * reads main's count of laps every LAB_PO_WATCH_NS; once every member has
+ * started and no lap has ended for LAB_QUEUE_LOST_MS the token is lost,
+ * and it sends main an abandon message (main then sends the quit round,
+ * which finds every member waiting). */
+static bool member_reading(void *arg, bool *moving) {
+  ring_prog *g = arg;
+  uint64_t laps = atomic_load_explicit(&g->laps, memory_order_relaxed); /* relaxed: see main_lap */
+  *moving = laps != g->expect || atomic_load(&g->started) < g->n - 1;
+  g->expect = laps; /* main=member leaves it to the watch */
+  return atomic_load(&g->armed) != 0;
+}
+
+static void member_release(syncq_po_proc *self, void *arg) {
+  ring_prog *g = arg;
+  syncq_po_msg *m;
+  if (syncq_po_get(self, 0, &m) != SYNCQ_OK) return;
+  m->type = RING_ABANDON;
+  m->len = 0;
+  if (syncq_po_send(self, g->ctl, m, SYNCQ_PO_LINK) != SYNCQ_OK) syncq_po_free(self, m);
 }
 
 typedef struct member_run {
@@ -463,10 +524,20 @@ static int member_main(syncq_po_proc *me, void *arg) {
     }
   }
   uint64_t t1 = syncq_now_ns();
+  atomic_store(&mr->g.armed, 1);
   if (r == SYNCQ_OK) r = main_lap(me, &mr->g, RING_TOKEN, mr->g.n);
   uint64_t t2 = syncq_now_ns();
   if (r == SYNCQ_OK) r = main_lap(me, &mr->g, RING_TOKEN, mr->hops);
   uint64_t t3 = syncq_now_ns();
+  if (r == SYNCQ_ETIMEDOUT) {
+    uint64_t laps = atomic_load_explicit(&mr->g.laps, memory_order_relaxed); /* relaxed: main's own count */
+    snprintf(mr->g.why, sizeof mr->g.why,
+             "%s:%s lost a message: the token stopped after %llu of the %lld laps (main a member) and no lap ended "
+             "for %d ms",
+             member_label(mr->g.pt), mr->g.pt->mailbox, (unsigned long long)laps, (long long)(1 + mr->hops / mr->g.n),
+             LAB_QUEUE_LOST_MS);
+  }
+  (void)lab_po_watch_stop(me, mr->g.watch);
   if (mr->spawned == mr->g.n - 1) {
     int q = main_lap(me, &mr->g, RING_QUIT, 0);
     if (r == SYNCQ_OK) r = q;
@@ -500,6 +571,20 @@ static int syncq_member_ring(const ring_point *pt, ring_result *res) {
   mr.g.n = pt->n;
   mr.g.blocking = pt->blocking;
   mr.g.sys = sys;
+  mr.g.pt = pt;
+  atomic_init(&mr.g.laps, 0);
+  atomic_init(&mr.g.started, 0);
+  atomic_init(&mr.g.armed, 0);
+  mr.g.expect = UINT64_MAX;
+  lab_po_faults_reset();
+  /* the watch first: main and its members then take consecutive pids */
+  lab_po_watch watch = {.sys = sys, .reading = member_reading, .release = member_release, .arg = &mr.g};
+  mr.g.watch = &watch;
+  if ((r = lab_po_watch_start(&watch)) != SYNCQ_OK) {
+    snprintf(res->why, sizeof res->why, "starting the watch: %s", syncq_strerror(r));
+    (void)syncq_po_destroy(sys);
+    return r;
+  }
   mr.hops = (pt->hops + pt->n - 1) / pt->n * pt->n; /* whole laps: the last hop is main's */
   int result = SYNCQ_OK;
   if (pt->attached) {
@@ -511,8 +596,11 @@ static int syncq_member_ring(const ring_point *pt, ring_result *res) {
   } else {
     r = syncq_po_run(sys, member_main, &mr, &result);
   }
+  (void)lab_po_watch_join(&watch);
   if (r == SYNCQ_OK) r = result;
-  if (r != SYNCQ_OK) {
+  if (r != SYNCQ_OK && mr.g.why[0] != '\0') {
+    snprintf(res->why, sizeof res->why, "%s", mr.g.why);
+  } else if (r != SYNCQ_OK) {
     const char *lim = syncq_po_limit_reason(sys);
     snprintf(res->why, sizeof res->why, "the ring failed after %d spawns: %s (limit: %s)", mr.spawned,
              syncq_strerror(r), lim ? lim : "none named");

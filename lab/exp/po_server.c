@@ -21,6 +21,18 @@
  * (the recycled-pid path); nobody joins, in the postoffice as in Erlang
  * and Go.
  *
+ * The watch (lab_po_watch, lab/po_faults.h): a thread attached to the
+ * system reads, every LAB_PO_WATCH_NS, the system's count of processes
+ * started (each request spawns its worker, so the library's own count
+ * moves with every request and the hot path does nothing for the watch).
+ * Once it has not moved for LAB_QUEUE_LOST_MS it sends the server and the client
+ * an abandon message: the server passes it to its last worker (found
+ * waiting: the hand-over was lost) and returns, the client stops its
+ * requests, so the sample fails naming the lost message and its
+ * processes are gone. A reply whose number is not the request's is a
+ * duplicate, and so is a reply left in the client's inbox once every
+ * worker has exited, or a worker more than the requests (the count).
+ *
  * Variants: "fiber:<mailbox>" (mpsc, nonblocking, mutex), "thread:mpsc"
  * (a kernel thread per request; a tenth of the requests, the metric is
  * per request), and the peers "erlang" (lab/peers/server/server.erl) and
@@ -34,6 +46,7 @@
 #include <time.h>
 
 #include "../lab.h"
+#include "../po_faults.h"
 #include "po_peer.h"
 #include "syncq/clock.h"
 #include "syncq/po.h"
@@ -45,7 +58,7 @@
 #define SYNCQ_SERVER_GO ""
 #endif
 
-enum { SERVER_REQUEST = 1, SERVER_REPLY, SERVER_QUIT };
+enum { SERVER_REQUEST = 1, SERVER_REPLY, SERVER_QUIT, SERVER_ABANDON };
 #define SERVER_THREAD_SHARE 10               /* kernel threads serve R / 10 requests */
 #define SERVER_DESTROY_WAIT_NS 2000000000ull /* the last detached worker's exit, at most */
 #define NS_PER_US 1e3
@@ -61,6 +74,44 @@ typedef struct server_point {
 static syncq_po_system *server_sys;
 static _Atomic(int) server_errors;
 
+/* The watch: the pids the watcher releases, and what it and the server
+ * saw (seq_cst: written once a sample, read after syncq_po_run). */
+typedef struct server_watch {
+  syncq_po_pid client, server;
+  uint32_t started;          /* processes started before the first request */
+  _Atomic(uint32_t) stalled; /* processes started when the watch fired (0: it did not) */
+  _Atomic(int) handover;     /* the server's last worker was still waiting for its request */
+  _Atomic(int) armed;        /* the client has started its requests */
+  lab_po_watch *watch;
+} server_watch;
+static server_watch server_w;
+
+/* An abandon message from self to pid: SYNCQ_OK when pid took it. */
+static int server_abandon(syncq_po_proc *self, syncq_po_pid pid) {
+  syncq_po_msg *m;
+  int r = syncq_po_get(self, 0, &m);
+  if (r != SYNCQ_OK) return r;
+  m->type = SERVER_ABANDON;
+  m->len = 0;
+  if ((r = syncq_po_send(self, pid, m, SYNCQ_PO_LINK)) != SYNCQ_OK) syncq_po_free(self, m);
+  return r;
+}
+
+/* The watch (lab_po_watch): owed once the client has started its
+ * requests; moving while processes are started. */
+static bool server_reading(void *arg, bool *moving) {
+  uint32_t *last = arg, st = syncq_po_count(server_sys);
+  *moving = st != *last;
+  *last = st;
+  return atomic_load(&server_w.armed) != 0;
+}
+
+static void server_release(syncq_po_proc *self, void *arg) {
+  atomic_store(&server_w.stalled, *(uint32_t *)arg);
+  (void)server_abandon(self, server_w.server);
+  (void)server_abandon(self, server_w.client);
+}
+
 /* The worker: takes the request the server links to it and links it back
  * to the client (the pid in its argument) as the reply. */
 static void server_worker(syncq_po_proc *self, void *arg) {
@@ -70,8 +121,12 @@ static void server_worker(syncq_po_proc *self, void *arg) {
     atomic_fetch_add(&server_errors, 1);
     return;
   }
+  if (m->type == SERVER_ABANDON) {
+    syncq_po_free(self, m);
+    return;
+  }
   m->type = SERVER_REPLY;
-  if (syncq_po_send(self, client, m, SYNCQ_PO_LINK) != SYNCQ_OK) {
+  if (lab_po_send(self, client, m, SYNCQ_PO_LINK) != SYNCQ_OK) {
     syncq_po_free(self, m);
     atomic_fetch_add(&server_errors, 1);
   }
@@ -79,19 +134,23 @@ static void server_worker(syncq_po_proc *self, void *arg) {
 
 static void server_proc(syncq_po_proc *self, void *arg) {
   (void)arg;
+  syncq_po_pid w = -1; /* the last worker */
   for (;;) {
     syncq_po_msg *m;
     if (syncq_po_recv_blocking(self, &m) != SYNCQ_OK) {
       atomic_fetch_add(&server_errors, 1);
       break;
     }
+    if (m->type == SERVER_ABANDON && w >= 0 && syncq_po_send(self, w, m, SYNCQ_PO_LINK) == SYNCQ_OK) {
+      atomic_store(&server_w.handover, 1); /* the worker was waiting: its request never came */
+      break;
+    }
     if (m->type != SERVER_REQUEST) {
       syncq_po_free(self, m);
-      break; /* quit */
+      break; /* quit, or the watcher's abandon */
     }
-    syncq_po_pid w;
     if (syncq_po_spawn_detached(server_sys, server_worker, (void *)(intptr_t)m->sender, &w) != SYNCQ_OK ||
-        syncq_po_send(self, w, m, SYNCQ_PO_LINK) != SYNCQ_OK) {
+        lab_po_send(self, w, m, SYNCQ_PO_LINK) != SYNCQ_OK) {
       /* The client must not wait for ever: it gets a reply it rejects. */
       int64_t none = -1;
       memcpy(m->data, &none, sizeof none);
@@ -106,6 +165,9 @@ static void server_proc(syncq_po_proc *self, void *arg) {
 typedef struct server_client_arg {
   long requests;
   uint64_t ns;
+  int64_t abandoned_at; /* the request whose reply the watcher's abandon ended (-1: none) */
+  int64_t dup;          /* a reply's number that came twice (-1: none) */
+  uint32_t workers;     /* processes started for the requests */
 } server_client_arg;
 
 static int server_client(syncq_po_proc *self, void *arg) {
@@ -113,42 +175,101 @@ static int server_client(syncq_po_proc *self, void *arg) {
   syncq_po_pid server;
   int r = syncq_po_spawn(server_sys, server_proc, NULL, &server);
   if (r != SYNCQ_OK) return r;
+  server_w.client = syncq_po_pid_of(self);
+  server_w.server = server;
   syncq_po_msg *m;
-  if ((r = syncq_po_get(self, sizeof(int64_t), &m)) != SYNCQ_OK) return r;
+  if ((r = syncq_po_get(self, sizeof(int64_t), &m)) != SYNCQ_OK) {
+    if (server_abandon(self, server) == SYNCQ_OK) (void)syncq_po_join(server_sys, server);
+    return r;
+  }
+  server_w.started = syncq_po_count(server_sys);
+  atomic_store(&server_w.armed, 1);
   uint64_t t0 = syncq_now_ns();
   for (int64_t i = 0; i < a->requests && r == SYNCQ_OK; i++) {
     m->type = SERVER_REQUEST;
     memcpy(m->data, &i, sizeof i);
-    if ((r = syncq_po_send(self, server, m, SYNCQ_PO_LINK)) != SYNCQ_OK) break;
-    if ((r = syncq_po_recv_blocking(self, &m)) != SYNCQ_OK) return r; /* m was sent: nothing to free */
+    if ((r = lab_po_send(self, server, m, SYNCQ_PO_LINK)) != SYNCQ_OK) break;
+    if ((r = syncq_po_recv_blocking(self, &m)) != SYNCQ_OK) {
+      m = NULL; /* m was sent: nothing to free */
+      break;
+    }
     int64_t got;
     memcpy(&got, m->data, sizeof got);
-    if (m->type != SERVER_REPLY || got != i) r = SYNCQ_EINVAL;
+    if (m->type == SERVER_ABANDON) {
+      a->abandoned_at = i;
+      r = SYNCQ_ETIMEDOUT;
+    } else if (m->type != SERVER_REPLY || got != i) {
+      if (m->type == SERVER_REPLY && got >= 0 && got < i) a->dup = got;
+      r = SYNCQ_EINVAL;
+    }
   }
   a->ns = syncq_now_ns() - t0;
-  if (r == SYNCQ_OK || r == SYNCQ_EINVAL) {
-    m->type = SERVER_QUIT;
-    if (syncq_po_send(self, server, m, SYNCQ_PO_LINK) != SYNCQ_OK) syncq_po_free(self, m);
-  } else {
+  if (m != NULL && r != SYNCQ_OK && r != SYNCQ_EINVAL && r != SYNCQ_ETIMEDOUT) {
     syncq_po_free(self, m);
+  } else if (m != NULL) {
+    m->type = SERVER_QUIT;
+    if (lab_po_send(self, server, m, SYNCQ_PO_LINK) != SYNCQ_OK) syncq_po_free(self, m);
   }
   int j = syncq_po_join(server_sys, server);
+  a->workers = syncq_po_count(server_sys) - server_w.started;
+  if (r == SYNCQ_OK && j == SYNCQ_OK) {
+    /* Every worker gone (the client and the watch left), their sends
+     * are done: a reply still here is a second one. */
+    for (uint64_t w0 = syncq_now_ns(); syncq_po_live(server_sys) > 2 && syncq_now_ns() - w0 < SERVER_DESTROY_WAIT_NS;)
+      (void)syncq_po_yield(self);
+    while (syncq_po_try_recv(self, &m) == SYNCQ_OK) {
+      int64_t got;
+      memcpy(&got, m->data, sizeof got);
+      if (m->type == SERVER_REPLY) a->dup = got;
+      syncq_po_free(self, m);
+    }
+  }
+  (void)lab_po_watch_stop(self, server_w.watch);
   return r != SYNCQ_OK ? r : j;
 }
 
 static int syncq_server(const server_point *pt, double *us, char *why, size_t whylen) {
-  syncq_po_config cfg = {pt->line.mailbox, 8, 0, 0, pt->line.backend, 0, false};
+  syncq_po_config cfg = {pt->line.mailbox, 9, 0, 0, pt->line.backend, 0, false};
   int r = syncq_po_create(&cfg, &server_sys);
   if (r != SYNCQ_OK) {
     snprintf(why, whylen, "creating a %s postoffice: %s", pt->line.name, syncq_strerror(r));
     return r;
   }
   atomic_store(&server_errors, 0);
-  server_client_arg a = {pt->requests, 0};
+  atomic_store(&server_w.stalled, 0);
+  atomic_store(&server_w.handover, 0);
+  atomic_store(&server_w.armed, 0);
+  lab_po_faults_reset();
+  server_client_arg a = {pt->requests, 0, -1, -1, 0};
+  uint32_t last = 0;
+  lab_po_watch watch = {.sys = server_sys, .reading = server_reading, .release = server_release, .arg = &last};
+  server_w.watch = &watch;
   int result = SYNCQ_OK;
-  r = syncq_po_run(server_sys, server_client, &a, &result);
+  r = lab_po_watch_start(&watch);
+  if (r == SYNCQ_OK) r = syncq_po_run(server_sys, server_client, &a, &result);
+  (void)lab_po_watch_join(&watch);
   if (r == SYNCQ_OK) r = result;
-  if (r != SYNCQ_OK) {
+  uint32_t stalled = atomic_load(&server_w.stalled);
+  if (stalled != 0) {
+    long at = (long)a.abandoned_at;
+    char what[96];
+    if (at < 0) snprintf(what, sizeof what, "the client's quit to the server, after its %ld replies", pt->requests);
+    else if (atomic_load(&server_w.handover))
+      snprintf(what, sizeof what, "the server's hand-over of request %ld to its worker", at);
+    else if (stalled - server_w.started > (uint32_t)at) snprintf(what, sizeof what, "the reply to request %ld", at);
+    else snprintf(what, sizeof what, "request %ld, for which the server spawned no worker", at);
+    snprintf(why, whylen, "%s lost a message: %s; no process was spawned for %d ms (%ld of %ld replies came)",
+             pt->line.name, what, LAB_QUEUE_LOST_MS, at < 0 ? pt->requests : at, pt->requests);
+    r = SYNCQ_ETIMEDOUT;
+  } else if (a.dup >= 0) {
+    snprintf(why, whylen, "%s gave out a message twice: a second reply to request %lld (a duplicate)", pt->line.name,
+             (long long)a.dup);
+    r = SYNCQ_EINVAL;
+  } else if (r == SYNCQ_OK && a.workers != (uint32_t)pt->requests) {
+    snprintf(why, whylen, "%s gave out a message twice: the server spawned %u workers for %ld requests (a duplicate)",
+             pt->line.name, a.workers, pt->requests);
+    r = SYNCQ_EINVAL;
+  } else if (r != SYNCQ_OK) {
     const char *lim = syncq_po_limit_reason(server_sys);
     snprintf(why, whylen, "the client failed: %s (limit: %s)", syncq_strerror(r), lim ? lim : "none named");
   }

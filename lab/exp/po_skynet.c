@@ -25,6 +25,22 @@
  * with none outstanding, yields) and tries again. A note counts those
  * waits. Leaves never spawn, so the tree always finishes.
  *
+ * The watch (lab_po_watch, lab/po_faults.h): a thread attached to the
+ * system reads, every LAB_PO_WATCH_NS, the system's counts of processes
+ * started and live (the library's own, so the tree's processes do no
+ * work for it, and main still waits in recv_blocking). A lost reply
+ * leaves its parent and every ancestor waiting while the rest of the
+ * tree finishes: once neither count has moved for LAB_QUEUE_LOST_MS, the
+ * watcher sends the root and main an abandon message; each waiting
+ * process passes it to its children that have not replied, joins them
+ * and returns (one whose child has exited without a reply names the lost
+ * reply), so the sample fails with what stopped and its processes are
+ * gone. A parent knows its children's pids: a reply
+ * from one that replied already is a duplicate, and so is anything left
+ * in its inbox once its last child is joined (that child's sends are
+ * done by its exit); main looks at its inbox likewise after joining the
+ * root.
+ *
  * Variants: "fiber:<mailbox>" (mpsc, nonblocking, mutex), "thread:mpsc"
  * (a kernel thread per process, only up to 10,000 leaves: 11,111
  * threads; past that a note says why it is skipped), and the peers
@@ -41,6 +57,7 @@
 #include <string.h>
 
 #include "../lab.h"
+#include "../po_faults.h"
 #include "po_peer.h"
 #include "syncq/clock.h"
 #include "syncq/po.h"
@@ -52,9 +69,10 @@
 #define SYNCQ_SKYNET_GO ""
 #endif
 
-enum { SKYNET_FANOUT = 10, SKYNET_REPLY = 1 };
-#define SKYNET_THREAD_MAX_LEAVES 10000 /* 11,111 kernel threads at once */
-#define SKYNET_MAX_LEVEL 7             /* 10^7 leaves: num fits the arg's 24 bits */
+enum { SKYNET_FANOUT = 10, SKYNET_REPLY = 1, SKYNET_ABANDON = 2 };
+enum { SKYNET_DUP = 1, SKYNET_ABANDONED = 2 }; /* collect's answers besides the library's statuses (< 0) */
+#define SKYNET_THREAD_MAX_LEAVES 10000         /* 11,111 kernel threads at once */
+#define SKYNET_MAX_LEVEL 7                     /* 10^7 leaves: num fits the arg's 24 bits */
 #define NS_PER_MS 1e6
 
 _Static_assert(sizeof(uintptr_t) >= 8, "skynet packs num, level and parent into a pointer-sized argument");
@@ -70,6 +88,10 @@ typedef struct skynet_point {
 static syncq_po_system *skynet_sys;
 static _Atomic(int) skynet_errors;
 static _Atomic(uint64_t) skynet_waits; /* spawns that found the table full */
+/* The watch's verdicts: the first lost reply (or duplicate) found writes
+ * its text; seq_cst: set once per sample, read after syncq_po_run. */
+static _Atomic(int) skynet_lost, skynet_dup;
+static char skynet_lost_why[160], skynet_dup_why[160];
 
 static int64_t pow10i(int level) {
   int64_t p = 1;
@@ -88,21 +110,63 @@ static int reply(syncq_po_proc *self, syncq_po_pid to, int64_t v) {
   if (r != SYNCQ_OK) return r;
   m->type = SKYNET_REPLY;
   memcpy(m->data, &v, sizeof v);
-  if ((r = syncq_po_send(self, to, m, SYNCQ_PO_LINK)) != SYNCQ_OK) syncq_po_free(self, m);
+  if ((r = lab_po_send(self, to, m, SYNCQ_PO_LINK)) != SYNCQ_OK) syncq_po_free(self, m);
   return r;
 }
 
-/* Receive one child's reply into *sum and join that child. */
-static int collect(syncq_po_proc *self, int64_t *sum) {
+/* The first verdict of its kind keeps its text. */
+static void skynet_verdict(_Atomic(int) *flag, char *why, size_t len, const char *fmt, int level, int64_t num) {
+  int no = 0;
+  if (atomic_compare_exchange_strong(flag, &no, 1)) snprintf(why, len, fmt, level, (long long)num);
+}
+
+/* A message that no reply of a child explains (a second copy). */
+static void skynet_duplicate(int level, int64_t num) {
+  skynet_verdict(&skynet_dup, skynet_dup_why, sizeof skynet_dup_why,
+                 "a second reply to the process of level %d on num %lld (a duplicate)", level, num);
+}
+
+/* The watch's abandon: pass it to every child that has not replied and join
+ * them (each has exited or returns at the abandon), so the tree is gone
+ * once main has joined the root. A child that has exited without a reply
+ * lost it. */
+static void skynet_abandon(syncq_po_proc *self, const syncq_po_pid *kids, int spawned, unsigned replied, int level,
+                           int64_t num) {
+  for (int i = 0; i < spawned; i++) {
+    if (replied >> i & 1u) continue;
+    syncq_po_msg *m;
+    if (syncq_po_get(self, 0, &m) != SYNCQ_OK) continue;
+    m->type = SKYNET_ABANDON;
+    m->len = 0;
+    int r = syncq_po_send(self, kids[i], m, SYNCQ_PO_LINK);
+    if (r != SYNCQ_OK) syncq_po_free(self, m);
+    if (r == SYNCQ_EDEAD)
+      skynet_verdict(&skynet_lost, skynet_lost_why, sizeof skynet_lost_why,
+                     "the reply of a child that had exited to the process of level %d on num %lld", level, num);
+    (void)syncq_po_join(skynet_sys, kids[i]);
+  }
+}
+
+/* Receive one child's reply into *sum and join that child (its bit set
+ * in *replied): SYNCQ_OK, SKYNET_DUP (a reply from a child that replied
+ * already: nothing added), SKYNET_ABANDONED (main's abandon), or a
+ * failed call's status. */
+static int collect(syncq_po_proc *self, const syncq_po_pid *kids, int spawned, unsigned *replied, int64_t *sum) {
   syncq_po_msg *m;
   int r = syncq_po_recv_blocking(self, &m);
   if (r != SYNCQ_OK) return r;
   int64_t v;
   memcpy(&v, m->data, sizeof v);
   syncq_po_pid child = m->sender;
-  bool ok = m->type == SKYNET_REPLY && m->len == sizeof v;
+  uint32_t type = m->type;
+  bool ok = m->len == sizeof v;
   syncq_po_free(self, m);
-  if (!ok) return SYNCQ_EINVAL;
+  if (type == SKYNET_ABANDON) return SKYNET_ABANDONED;
+  if (type != SKYNET_REPLY || !ok) return SYNCQ_EINVAL;
+  int i = 0;
+  while (i < spawned && kids[i] != child) i++;
+  if (i == spawned || (*replied >> i & 1u)) return SKYNET_DUP;
+  *replied |= 1u << i;
   *sum += v;
   return syncq_po_join(skynet_sys, child);
 }
@@ -123,35 +187,97 @@ static void skynet_proc(syncq_po_proc *self, void *arg) {
     sum = 0;
     int64_t sub = pow10i(level - 1);
     syncq_po_pid me = syncq_po_pid_of(self);
-    int spawned = 0, collected = 0;
-    for (int i = 0; i < SKYNET_FANOUT; i++) {
+    syncq_po_pid kids[SKYNET_FANOUT];
+    unsigned replied = 0; /* bit i: kids[i] replied and was joined */
+    int spawned = 0, collected = 0, c = SYNCQ_OK;
+    for (int i = 0; i < SKYNET_FANOUT && c != SKYNET_ABANDONED; i++) {
       int r;
-      while ((r = syncq_po_spawn(skynet_sys, skynet_proc, pack(num + i * sub, level - 1, me), NULL)) == SYNCQ_ELIMIT &&
+      while ((r = syncq_po_spawn(skynet_sys, skynet_proc, pack(num + i * sub, level - 1, me), &kids[i])) ==
+               SYNCQ_ELIMIT &&
              table_full()) {
         atomic_fetch_add_explicit(&skynet_waits, 1, memory_order_relaxed); /* a tally, read after the run */
         if (collected < spawned) {
-          if (collect(self, &sum) != SYNCQ_OK) atomic_fetch_add(&skynet_errors, 1);
-          collected++;
+          if ((c = collect(self, kids, spawned, &replied, &sum)) == SKYNET_ABANDONED) break;
+          if (c == SKYNET_DUP) skynet_duplicate(level, num);
+          else if (c != SYNCQ_OK) atomic_fetch_add(&skynet_errors, 1);
+          if (c != SKYNET_DUP) collected++;
         } else if (syncq_po_yield(self) != SYNCQ_OK) {
           atomic_fetch_add(&skynet_errors, 1);
         }
       }
+      if (c == SKYNET_ABANDONED) break;
       if (r != SYNCQ_OK) {
         atomic_fetch_add(&skynet_errors, 1); /* the sum comes out short: the check fails */
         break;
       }
       spawned++;
     }
-    for (; collected < spawned; collected++)
-      if (collect(self, &sum) != SYNCQ_OK) atomic_fetch_add(&skynet_errors, 1);
+    while (collected < spawned && c != SKYNET_ABANDONED) {
+      if ((c = collect(self, kids, spawned, &replied, &sum)) == SKYNET_ABANDONED) break;
+      if (c == SKYNET_DUP) skynet_duplicate(level, num);
+      else if (c != SYNCQ_OK) atomic_fetch_add(&skynet_errors, 1);
+      if (c != SKYNET_DUP) collected++;
+    }
+    if (c == SKYNET_ABANDONED) {
+      skynet_abandon(self, kids, spawned, replied, level, num);
+      return;
+    }
+    /* Every child joined: its sends are done, and none is owed. */
+    syncq_po_msg *m;
+    if (syncq_po_try_recv(self, &m) == SYNCQ_OK) {
+      if (m->type == SKYNET_REPLY) skynet_duplicate(level, num);
+      syncq_po_free(self, m);
+    }
   }
   if (reply(self, parent, sum) != SYNCQ_OK) atomic_fetch_add(&skynet_errors, 1);
+}
+
+/* The watch's reading and release (lab_po_watch). */
+typedef struct skynet_watch {
+  _Atomic(syncq_po_pid) main, root; /* -1 until main has spawned the root */
+  int level;
+  uint32_t started, live; /* the last reading (the watcher's own) */
+  char stall[128];        /* the reading when it fired */
+} skynet_watch;
+
+static bool skynet_reading(void *arg, bool *moving) {
+  skynet_watch *w = arg;
+  uint32_t st = syncq_po_count(skynet_sys), lv = syncq_po_live(skynet_sys);
+  *moving = st != w->started || lv != w->live;
+  w->started = st;
+  w->live = lv;
+  return atomic_load(&w->root) >= 0;
+}
+
+static void skynet_send_abandon(syncq_po_proc *self, syncq_po_pid to, int level) {
+  syncq_po_msg *m;
+  if (syncq_po_get(self, 0, &m) != SYNCQ_OK) return;
+  m->type = SKYNET_ABANDON;
+  m->len = 0;
+  int r = syncq_po_send(self, to, m, SYNCQ_PO_LINK);
+  if (r == SYNCQ_OK) return;
+  syncq_po_free(self, m);
+  if (r == SYNCQ_EDEAD && level >= 0)
+    skynet_verdict(&skynet_lost, skynet_lost_why, sizeof skynet_lost_why, "the root's sum to main (level %d, num %lld)",
+                   level, 0);
+}
+
+static void skynet_release(syncq_po_proc *self, void *arg) {
+  skynet_watch *w = arg;
+  snprintf(w->stall, sizeof w->stall,
+           "no process was spawned or exited for %d ms (%u processes started, %u live, main and the watch counted) and "
+           "main had no sum",
+           LAB_QUEUE_LOST_MS, w->started, w->live);
+  skynet_send_abandon(self, atomic_load(&w->root), w->level);
+  skynet_send_abandon(self, atomic_load(&w->main), -1);
 }
 
 typedef struct skynet_main_arg {
   int level;
   int64_t sum;
   uint64_t ns;
+  skynet_watch *watch;
+  lab_po_watch *watcher;
 } skynet_main_arg;
 
 static int skynet_main(syncq_po_proc *self, void *arg) {
@@ -160,12 +286,30 @@ static int skynet_main(syncq_po_proc *self, void *arg) {
   syncq_po_pid root;
   int r = syncq_po_spawn(skynet_sys, skynet_proc, pack(0, a->level, syncq_po_pid_of(self)), &root);
   if (r != SYNCQ_OK) return r;
+  atomic_store(&a->watch->main, syncq_po_pid_of(self));
+  atomic_store(&a->watch->root, root);
   syncq_po_msg *m;
   if ((r = syncq_po_recv_blocking(self, &m)) != SYNCQ_OK) return r;
+  if (m->type == SKYNET_ABANDON) { /* the watcher's: the tree stopped */
+    syncq_po_free(self, m);
+    (void)syncq_po_join(skynet_sys, root);
+    return SYNCQ_ETIMEDOUT;
+  }
   a->ns = syncq_now_ns() - t0;
   memcpy(&a->sum, m->data, sizeof a->sum);
+  bool ok = m->type == SKYNET_REPLY && m->sender == root;
   syncq_po_free(self, m);
-  return syncq_po_join(skynet_sys, root);
+  (void)lab_po_watch_stop(self, a->watcher);
+  if (!ok) return SYNCQ_EINVAL;
+  if ((r = syncq_po_join(skynet_sys, root)) != SYNCQ_OK) return r;
+  /* The root has exited: a second sum would be here by now. */
+  while (syncq_po_try_recv(self, &m) == SYNCQ_OK) {
+    if (m->type == SKYNET_REPLY)
+      skynet_verdict(&skynet_dup, skynet_dup_why, sizeof skynet_dup_why,
+                     "a second sum from the root (level %d, num %lld) to main (a duplicate)", a->level, 0);
+    syncq_po_free(self, m);
+  }
+  return SYNCQ_OK;
 }
 
 static int syncq_skynet(const skynet_point *pt, double *ms, char *why, size_t whylen) {
@@ -179,11 +323,22 @@ static int syncq_skynet(const skynet_point *pt, double *ms, char *why, size_t wh
     return r;
   }
   atomic_store(&skynet_errors, 0);
-  skynet_main_arg a = {pt->level, 0, 0};
+  atomic_store(&skynet_lost, 0);
+  atomic_store(&skynet_dup, 0);
+  lab_po_faults_reset();
+  skynet_watch sw = {-1, -1, pt->level, 0, 0, ""};
+  lab_po_watch watcher = {.sys = skynet_sys, .reading = skynet_reading, .release = skynet_release, .arg = &sw};
+  skynet_main_arg a = {pt->level, 0, 0, &sw, &watcher};
   int result = SYNCQ_OK;
-  r = syncq_po_run(skynet_sys, skynet_main, &a, &result);
+  r = lab_po_watch_start(&watcher);
+  if (r == SYNCQ_OK) r = syncq_po_run(skynet_sys, skynet_main, &a, &result);
+  bool fired = lab_po_watch_join(&watcher);
   if (r == SYNCQ_OK) r = result;
-  if (r != SYNCQ_OK) {
+  if (r == SYNCQ_ETIMEDOUT && fired) {
+    if (atomic_load(&skynet_lost))
+      snprintf(why, whylen, "%s lost a message: %s; %s", pt->line.name, skynet_lost_why, sw.stall);
+    else snprintf(why, whylen, "%s lost a message: %s", pt->line.name, sw.stall);
+  } else if (r != SYNCQ_OK) {
     const char *lim = syncq_po_limit_reason(skynet_sys);
     snprintf(why, whylen, "the tree failed: %s (limit: %s)", syncq_strerror(r), lim ? lim : "none named");
   }
@@ -193,6 +348,10 @@ static int syncq_skynet(const skynet_point *pt, double *ms, char *why, size_t wh
   if (d != SYNCQ_OK) {
     snprintf(why, whylen, "destroying the postoffice: %s", syncq_strerror(d));
     return d;
+  }
+  if (atomic_load(&skynet_dup)) {
+    snprintf(why, whylen, "%s gave out a message twice: %s", pt->line.name, skynet_dup_why);
+    return SYNCQ_EINVAL;
   }
   int errors = atomic_load(&skynet_errors);
   if (errors != 0 || a.sum != leaves * (leaves - 1) / 2) {
