@@ -273,6 +273,34 @@ static void sorter(syncq_po_proc *self, void *arg) {
   }
 }
 
+/* One step of a watched wait on an empty inbox (the Slicer's and the
+ * Controller's): a fiber parks in recv_timeout for LAB_PO_WATCH_NS; a
+ * thread yields and looks again, reading the clock at every 16th look.
+ * A message or an error: what the receive answered. SYNCQ_ETIMEDOUT: time
+ * to read the watch (about every LAB_PO_WATCH_NS). SYNCQ_EMPTY: look
+ * again. */
+typedef struct watch_wait {
+  bool fiber;
+  uint32_t polls;
+  uint64_t read_at;
+} watch_wait;
+
+static watch_wait watch_wait_start(const prog *g) {
+  return (watch_wait){strcmp(syncq_po_backend_of(g->sys), "fiber") == 0, 0, syncq_now_ns()};
+}
+
+static int watch_wait_step(syncq_po_proc *self, watch_wait *w, syncq_po_msg **m) {
+  int r;
+  if (w->fiber) return syncq_po_recv_timeout(self, LAB_PO_WATCH_NS, m);
+  if ((r = syncq_po_yield(self)) != SYNCQ_OK) return r;
+  if ((r = syncq_po_try_recv(self, m)) != SYNCQ_EMPTY) return r;
+  if (++w->polls % 16 != 0) return SYNCQ_EMPTY;
+  uint64_t now = syncq_now_ns();
+  if (now - w->read_at < LAB_PO_WATCH_NS) return SYNCQ_EMPTY;
+  w->read_at = now;
+  return SYNCQ_ETIMEDOUT;
+}
+
 /* The Slicer's wait for a reply, its inbox found empty: 002's Recv() as
  * syncq_po_recv waits (a thread yields and looks again; a fiber yields
  * once to its scheduler's other runnable fibers, then parks: here
@@ -287,21 +315,12 @@ static void sorter(syncq_po_proc *self, void *arg) {
  * a message at its first look. */
 __attribute__((noinline)) static int slicer_wait(syncq_po_proc *self, prog *g, int phase, int got, syncq_po_msg **m) {
   lab_po_streak s = {0, 0};
-  uint64_t before = UINT64_MAX, read_at = syncq_now_ns();
-  const char *backend = syncq_po_backend_of(g->sys);
-  bool fiber = strcmp(backend, "fiber") == 0;
-  for (uint32_t polls = 1;; polls++) {
-    int r;
-    if (fiber) {
-      if ((r = syncq_po_recv_timeout(self, LAB_PO_WATCH_NS, m)) != SYNCQ_ETIMEDOUT) return r;
-    } else {
-      if ((r = syncq_po_yield(self)) != SYNCQ_OK) return r;
-      if ((r = syncq_po_try_recv(self, m)) != SYNCQ_EMPTY) return r;
-      if (polls % 16 != 0) continue;
-      uint64_t now = syncq_now_ns();
-      if (now - read_at < LAB_PO_WATCH_NS) continue;
-      read_at = now;
-    }
+  uint64_t before = UINT64_MAX;
+  watch_wait w = watch_wait_start(g);
+  for (;;) {
+    int r = watch_wait_step(self, &w, m);
+    if (r == SYNCQ_EMPTY) continue;
+    if (r != SYNCQ_ETIMEDOUT) return r;
     uint64_t taken = 0, replied = 0;
     bool busy = false;
     for (int i = 0; i < g->p->sorters; i++) {
@@ -487,19 +506,12 @@ static int ctl_recv(syncq_po_proc *self, prog *g, int got, ctl_owed owed, syncq_
   int r = syncq_po_try_recv(self, m);
   if (r != SYNCQ_EMPTY) return r;
   lab_po_streak s = {0, 0};
-  uint64_t before = UINT64_MAX, read_at = syncq_now_ns();
-  bool fiber = strcmp(syncq_po_backend_of(g->sys), "fiber") == 0;
-  for (uint32_t polls = 1;; polls++) {
-    if (fiber) {
-      if ((r = syncq_po_recv_timeout(self, LAB_PO_WATCH_NS, m)) != SYNCQ_ETIMEDOUT) return r;
-    } else {
-      if ((r = syncq_po_yield(self)) != SYNCQ_OK) return r;
-      if ((r = syncq_po_try_recv(self, m)) != SYNCQ_EMPTY) return r;
-      if (polls % 16 != 0) continue;
-      uint64_t now = syncq_now_ns();
-      if (now - read_at < LAB_PO_WATCH_NS) continue;
-      read_at = now;
-    }
+  uint64_t before = UINT64_MAX;
+  watch_wait w = watch_wait_start(g);
+  for (;;) {
+    r = watch_wait_step(self, &w, m);
+    if (r == SYNCQ_EMPTY) continue;
+    if (r != SYNCQ_ETIMEDOUT) return r;
     bool moving, due = owed(g, got, &before, &moving);
     if (lab_po_streak_lost(&s, moving) && due) return SYNCQ_ETIMEDOUT;
   }
