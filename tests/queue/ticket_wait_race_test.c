@@ -263,6 +263,7 @@ static void test_stats_add(void **state) {
   b.enq_cells_lost = 3;
   b.rings_closed = 4;
   b.enq_slow = 5;
+  b.deq_waits_out = 6;
   syncq_stats_add(&a, &b);
   syncq_stats_add(&a, &b);
   assert_int_equal(a.deq_waits, 2);
@@ -270,6 +271,7 @@ static void test_stats_add(void **state) {
   assert_int_equal(a.enq_cells_lost, 6);
   assert_int_equal(a.rings_closed, 8);
   assert_int_equal(a.enq_slow, 10);
+  assert_int_equal(a.deq_waits_out, 12);
 }
 
 int main(void) {
