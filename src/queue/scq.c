@@ -204,14 +204,15 @@ static void catchup(ring_view *v, uint64_t tail, uint64_t head) {
 }
 
 /* A dequeue's wait for its ticket's enqueuer, once it is over: one wait
- * and its relaxes when there was one (statistics only). */
-static inline void count_wait(unsigned waited) {
+ * and its relaxes when there was one, and whether it ran out (`seen`: its
+ * last look found the write, even after the last relax; statistics only). */
+static inline void count_wait(unsigned waited, bool seen) {
   if (waited > 0) {
     SYNCQ_STAT_INC(deq_waits);
     SYNCQ_STAT_ADD(deq_wait_pauses, waited);
-    if (waited >= SYNCQ_SCQ_DEQ_WAIT) SYNCQ_STAT_INC(deq_waits_out);
+    if (!seen && waited >= SYNCQ_SCQ_DEQ_WAIT) SYNCQ_STAT_INC(deq_waits_out);
   }
-  (void)waited;
+  (void)waited, (void)seen;
 }
 
 /* Figure 8, dequeue: an index, or bottom when empty. */
@@ -228,7 +229,7 @@ static uint64_t ring_dequeue(ring_view *v) {
       if (e_cycle(v, E) == c_cycle(v, H)) {
         /* consume: set the index bits to bottom (Atomic_OR) */
         atomic_fetch_or(ent, bottom(v));
-        count_wait(waited);
+        count_wait(waited, true);
         return e_index(v, E);
       }
       if (e_index(v, E) == bottom(v) && e_safe(v, E) && cycle_lt(v, e_cycle(v, E), c_cycle(v, H)) &&
@@ -240,6 +241,7 @@ static uint64_t ring_dequeue(ring_view *v) {
          * dequeuer that overtakes an enqueuer does so; wait a little. */
         waited++;
         syncq_pr_relax();
+        SYNCQ_RACE_POINT("queue.scq.dequeue.wait"); /* tests: the enqueuer writes before this look */
         /* acquire: as above */
         E = atomic_load_explicit(ent, memory_order_acquire);
         continue;
@@ -253,7 +255,7 @@ static uint64_t ring_dequeue(ring_view *v) {
           continue;
         }
       }
-      count_wait(waited);
+      count_wait(waited, false);
       break;
     }
     uint64_t T = atomic_load(&v->r->tail);

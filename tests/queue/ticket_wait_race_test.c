@@ -16,6 +16,11 @@
  * too: two waits there, and its producer loses both cells. A warm-up pair
  * before, with nobody stopped, counts no wait and no lost ticket.
  *
+ * A write at the last look: SCQ's consumer, ahead of a stopped producer,
+ * lets it write during its wait's last relax (race point
+ * "queue.scq.dequeue.wait"): the last look finds the item, and the wait
+ * did not run out.
+ *
  * Rings closed: an LCRQ or LPRQ of 2-cell rings takes a third item by
  * closing the first ring (once); the dequeuer that reaches the ticket the
  * closer took in it waits the whole spin for an enqueuer that moved on. wfqueue's slow path: under the test hook
@@ -65,12 +70,30 @@ static void sleep_ms(long ms) {
 /* ------------------------------------------------------------ the stop */
 
 static const char *_Atomic stop_at; /* the producer's point */
-static _Atomic(int) stopped, release;
+static _Atomic(int) stopped, release, produced;
 static _Thread_local bool is_producer;
+/* The consumer's side: at the release_at-th arrival at its wait's point
+ * (0: never), it lets the stopped producer go and waits for its item. */
+static const char *wait_point;
+static _Atomic(int) release_at;
+static int wait_arrivals;
+
+static void consumer_hook(const char *name) {
+  int k = atomic_load(&release_at);
+  if (k == 0 || strcmp(name, wait_point) != 0 || ++wait_arrivals < k) return;
+  atomic_store(&release_at, 0);
+  atomic_store(&release, 1);
+  time_t start = time(NULL);
+  while (!atomic_load(&produced) && time(NULL) - start < PATIENCE_S) sleep_ms(1);
+}
 
 static void stop_hook(const char *name) {
+  if (!is_producer) {
+    consumer_hook(name);
+    return;
+  }
   const char *w = atomic_load(&stop_at);
-  if (!is_producer || w == NULL || strcmp(name, w) != 0) return;
+  if (w == NULL || strcmp(name, w) != 0) return;
   atomic_store(&stop_at, NULL); /* its first arrival only */
   atomic_store(&stopped, 1);
   while (!atomic_load(&release)) sleep_ms(1);
@@ -89,6 +112,7 @@ static void *produce(void *arg) {
   syncq_stats_reset();
   p->status = p->ops->enqueue(p->q, item_of(1));
   p->stats = *syncq_stats_self();
+  atomic_store(&produced, 1);
   return NULL;
 }
 
@@ -142,6 +166,7 @@ static void late_producer(const expect *e) {
 
   atomic_store(&stopped, 0);
   atomic_store(&release, 0);
+  atomic_store(&produced, 0);
   atomic_store(&stop_at, e->point);
   producer p = {ops, q, SYNCQ_EINVAL, {0}};
   pthread_t th;
@@ -184,6 +209,63 @@ static void late_producer(const expect *e) {
 static void test_late_producer(void **state) {
   (void)state;
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) late_producer(&cases[k]);
+}
+
+/* ------------------------------------------------------------ a write at the last look */
+
+/* SCQ: the consumer ahead of a stopped producer waits, and the producer
+ * writes its entry during the wait's last relax: the last look finds the
+ * item, so the wait did not run out (deq_waits_out 0) and the dequeue
+ * takes it. The wait's SYNCQ_SCQ_DEQ_WAIT relaxes and its one wait count
+ * as before; the producer lost nothing. */
+static void test_write_at_last_look(void **state) {
+  (void)state;
+  const syncq_algo *a;
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, "scq", &a), SYNCQ_OK);
+  const syncq_queue_ops *ops = a->ops;
+  size_t bytes = 0;
+  assert_int_equal(ops->bytes(CAPACITY, &bytes), SYNCQ_OK);
+  void *q = syncq_alloc_aligned(bytes, ops->align > SYNCQ_CACHELINE ? ops->align : SYNCQ_CACHELINE);
+  assert_non_null(q);
+  assert_int_equal(ops->init(q, CAPACITY), SYNCQ_OK);
+  void *out = NULL;
+  assert_int_equal(ops->enqueue(q, item_of(0)), SYNCQ_OK); /* SCQ's threshold: a completed enqueue */
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
+
+  atomic_store(&stopped, 0);
+  atomic_store(&release, 0);
+  atomic_store(&produced, 0);
+  atomic_store(&stop_at, "queue.scq.enqueue.ticket");
+  producer p = {ops, q, SYNCQ_EINVAL, {0}};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, produce, &p), 0);
+  time_t start = time(NULL);
+  while (!atomic_load(&stopped) && time(NULL) - start < PATIENCE_S) sleep_ms(1);
+  if (!atomic_load(&stopped)) fail_msg("scq: the producer never reached its ticket's point");
+
+  wait_point = "queue.scq.dequeue.wait";
+  wait_arrivals = 0;
+  atomic_store(&release_at, SYNCQ_SCQ_DEQ_WAIT); /* the last relax */
+  syncq_stats_reset();
+  int r = ops->dequeue(q, &out);
+  const syncq_stats c = *syncq_stats_self();
+  int armed = atomic_exchange(&release_at, 0);
+  atomic_store(&release, 1);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(armed, 0); /* the wait reached its last relax */
+  assert_int_equal(p.status, SYNCQ_OK);
+  assert_int_equal(r, SYNCQ_OK);
+  assert_ptr_equal(out, item_of(1));
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_EMPTY);
+  assert_int_equal(ops->destroy(q), SYNCQ_OK);
+  free(q);
+  if (c.deq_waits != 1 || c.deq_wait_pauses != SYNCQ_SCQ_DEQ_WAIT || c.deq_waits_out != 0)
+    fail_msg(
+      "scq: a wait whose last look found the write counted %llu waits (%llu ran out), %llu pauses; "
+      "expected 1 (none out), %d",
+      (unsigned long long)c.deq_waits, (unsigned long long)c.deq_waits_out, (unsigned long long)c.deq_wait_pauses,
+      SYNCQ_SCQ_DEQ_WAIT);
+  assert_int_equal(p.stats.enq_cells_lost, 0);
 }
 
 /* ------------------------------------------------------------ rings closed */
@@ -263,6 +345,7 @@ static void test_stats_add(void **state) {
   b.enq_cells_lost = 3;
   b.rings_closed = 4;
   b.enq_slow = 5;
+  b.deq_waits_out = 6;
   syncq_stats_add(&a, &b);
   syncq_stats_add(&a, &b);
   assert_int_equal(a.deq_waits, 2);
@@ -270,6 +353,7 @@ static void test_stats_add(void **state) {
   assert_int_equal(a.enq_cells_lost, 6);
   assert_int_equal(a.rings_closed, 8);
   assert_int_equal(a.enq_slow, 10);
+  assert_int_equal(a.deq_waits_out, 12);
 }
 
 int main(void) {
@@ -279,9 +363,8 @@ int main(void) {
   }
   syncq_race_hook = stop_hook;
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_late_producer),
-    cmocka_unit_test(test_rings_closed),
-    cmocka_unit_test(test_wfqueue_slow_path),
+    cmocka_unit_test(test_late_producer), cmocka_unit_test(test_write_at_last_look),
+    cmocka_unit_test(test_rings_closed),  cmocka_unit_test(test_wfqueue_slow_path),
     cmocka_unit_test(test_stats_add),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
