@@ -85,6 +85,13 @@ typedef enum lab_queue_wait {
  * cheap, and the suite's time goes to the points that decide them rather
  * than to every point it plots. None at smoke size or with --reps alone. */
 #define LAB_QUICK_CLAIM_BUDGET_MS 150
+/* ... and at least this many samples over the run's launches (each launch
+ * makes its share, rounded up), past the claims' budget, whenever there is
+ * one: the report finds no verdict in a point with fewer (the bootstrap
+ * interval of a median needs 6 samples to reach 95%: docs/results-format.md,
+ * "Too few samples", and rules.py's MIN_SAMPLES). Never past
+ * LAB_MAX_CLAIM_BUDGET_MS per claimed variant. */
+#define LAB_CLAIM_MIN_SAMPLES 6
 #define LAB_DEFAULT_CLAIM_BUDGET_MS 600
 #define LAB_MAX_CLAIM_BUDGET_MS 60000
 /* The suite's budget for those repetitions (lab/budget.h): when the planned

@@ -613,7 +613,12 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   bool claimed[LAB_MAX_VARIANTS] = {false};
   int nclaimed = mark_claimed(ctx, g, idx, nv, claimed);
   int claim_max_reps = ctx->opt->claim_max_reps > max_reps ? ctx->opt->claim_max_reps : max_reps;
-  int claim_min_reps = g->claim_min_reps < claim_max_reps ? g->claim_min_reps : claim_max_reps;
+  /* The samples a verdict needs of each point it compares (LAB_CLAIM_MIN_SAMPLES),
+   * this launch's share of them, or the group's own minimum where larger. */
+  int launches = ctx->opt->launches > 1 ? ctx->opt->launches : 1;
+  int claim_min_reps = (LAB_CLAIM_MIN_SAMPLES + launches - 1) / launches;
+  if (g->claim_min_reps > claim_min_reps) claim_min_reps = g->claim_min_reps;
+  if (claim_min_reps > claim_max_reps) claim_min_reps = claim_max_reps;
   bool extra = false; /* past the group's budget: the claimed variants only */
   uint64_t t_group = syncq_now_ns(), t_extra = 0, t_round = t_group;
   int64_t last_round = 0;  /* the previous round's time: a round is started only if it fits */

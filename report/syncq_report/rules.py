@@ -9,6 +9,12 @@ A bound is judged on the confidence interval of the compared statistic
 interval is on the claim's side of the bound, did not hold when the whole
 interval is on the other side, inconclusive when the interval contains the
 bound (the run cannot tell; the explanation shows the interval).
+
+Every interval a rule compares is taken through one place (_enough_samples):
+a point with fewer than MIN_SAMPLES samples, or, in a run of several
+launches, with samples from one launch only, has no interval that means its
+level, and the verdict is inconclusive with that reason, whatever the op
+(docs/results-format.md, "Too few samples").
 """
 
 from dataclasses import dataclass
@@ -19,6 +25,13 @@ HELD = "held"
 FAILED = "did not hold"
 INCONCLUSIVE = "inconclusive"
 UNMEASURABLE = "not measurable"
+
+# The fewest samples a compared point needs for an interval: the bootstrap's
+# percentile interval of a median lies within the samples' range, which holds
+# the true median with probability 1 - 2 x 2^-n; 6 is the least n for which
+# that reaches LEVEL (0.969; 5 gives 0.938). docs/results-format.md, "Too few
+# samples"; the lab asks claimed points for as many (lab.h, LAB_CLAIM_MIN_SAMPLES).
+MIN_SAMPLES = 6
 
 # Deeper "all"/"any" nesting is refused rather than risking Python's recursion limit.
 MAX_DEPTH = 32
@@ -42,6 +55,10 @@ class _Unmeasurable(Exception):
     """Raised inside an evaluation to end it with a not-measurable verdict."""
 
 
+class _TooFewSamples(Exception):
+    """Raised inside an evaluation to end it inconclusive: a compared point has no interval."""
+
+
 def evaluate(rule, points, depth=0, machine=None):
     """Evaluate rule against points (the experiment's points of one run); machine is
     that run's machine record (a dict of its fields, e.g. "pus"), or None when unknown."""
@@ -59,6 +76,8 @@ def evaluate(rule, points, depth=0, machine=None):
         return handler(rule, points, depth, machine)
     except _Unmeasurable as reason:
         return Verdict(UNMEASURABLE, str(reason))
+    except _TooFewSamples as reason:
+        return Verdict(INCONCLUSIVE, str(reason))
 
 
 _last_resolution = (None, None)  # (points, Resolution): the experiment being evaluated
@@ -71,6 +90,45 @@ def resolution_of(points):
     if _last_resolution[0] is not points:
         _last_resolution = (points, intervals.resolution(points))
     return _last_resolution[1]
+
+
+def _enough_samples(points, *compared):
+    """Raise _TooFewSamples unless every compared point can have an interval: at least
+    MIN_SAMPLES samples and, when the run (points) had several launches, samples from
+    at least two of them (one launch's samples do not see the variation between
+    launches that the run's intervals claim to cover)."""
+    run_launches = resolution_of(points).launches
+    short = []
+    for p in compared:
+        n = len(p.samples)
+        where = f"{p.algorithm} {p.metric}" + (f" at {fmt.params(p.params)}" if p.params else "")
+        if n < MIN_SAMPLES:
+            short.append(f"{n} sample{'s' if n != 1 else ''} of {where}, at least {MIN_SAMPLES} needed for an interval")
+        elif run_launches >= 2 and intervals.launch_count(p) < 2:
+            short.append(
+                f"{n} samples of {where}, all from one of the run's {run_launches} launches; "
+                f"an interval across launches needs samples from at least 2"
+            )
+    if short:
+        raise _TooFewSamples("; ".join(dict.fromkeys(short)))
+
+
+def _median_interval(point, points):
+    """The resolved interval of point's median, once it has the samples for one."""
+    _enough_samples(points, point)
+    return intervals.resolved_median_interval(point, resolution_of(points))
+
+
+def _ratio_interval(num, den, points):
+    """The resolved interval of median(num) / median(den), once both have the samples for one."""
+    _enough_samples(points, num, den)
+    return intervals.resolved_ratio_interval(num, den, resolution_of(points))
+
+
+def _ratio_of_ratios_interval(num, den, base_num, base_den, points):
+    """The resolved interval of the ratio of two ratios, once all four points have the samples."""
+    _enough_samples(points, num, den, base_num, base_den)
+    return intervals.resolved_ratio_of_ratios_interval(num, den, base_num, base_den, resolution_of(points))
 
 
 def _decide(interval, bound, above):
@@ -140,7 +198,7 @@ def _ratio(rule, points, above):
     if bottom.median == 0:
         raise _Unmeasurable(f"median of {den} is 0 at {key}={fmt.param_value(threads)}")
     ratio = top.median / bottom.median
-    interval = intervals.resolved_ratio_interval(top, bottom, resolution_of(points))
+    interval = _ratio_interval(top, bottom, points)
     place = ", ".join(
         [f"{key}={fmt.param_value(threads)}"]
         + [f"{k}={fmt.param_value(value)}" for k, value in where.items() if k != key]
@@ -205,7 +263,7 @@ def _ratio_change(rule, points, above):
     here = top.median / bottom.median
     there = base_top.median / base_bottom.median
     change = here / there
-    interval = intervals.resolved_ratio_of_ratios_interval(top, bottom, base_top, base_bottom, resolution_of(points))
+    interval = _ratio_of_ratios_interval(top, bottom, base_top, base_bottom, points)
     changed = ", ".join(f"{k}={fmt.param_value(v)}" for k, v in base.items())
     was = ", ".join(
         f"{k}={fmt.param_value(value if k == key else where[k])}" if k == key or k in where else f"{k} any"
@@ -248,7 +306,7 @@ def _value(rule, points, above):
             f"threads={fmt.param_value(value)} is below min_threads={fmt.param_value(min_threads)}"
         )
     p = _one_at(found, algorithm, value, key)
-    interval = intervals.resolved_median_interval(p, resolution_of(points))
+    interval = _median_interval(p, points)
     place = ", ".join(
         [f"{key}={fmt.param_value(value)}"] + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key]
     )
@@ -308,7 +366,7 @@ def _peer_ratio(rule, points, above):
     if best.median == 0:
         raise _Unmeasurable(f"median of {best.algorithm} is 0 at {key}={fmt.param_value(value)}")
     ratio = mine.median / best.median
-    interval = intervals.resolved_ratio_interval(mine, best, resolution_of(points))
+    interval = _ratio_interval(mine, best, points)
     place = ", ".join(
         [f"{key}={fmt.param_value(value)}"] + [f"{k}={fmt.param_value(v)}" for k, v in where.items() if k != key]
     )
@@ -566,7 +624,7 @@ def _in_pack(rule, points, depth, machine):
     if middle.median == 0:
         raise _Unmeasurable(f"median of {middle.algorithm} is 0 at {key}={fmt.param_value(value)}")
     ratio = mine.median / middle.median
-    interval = intervals.resolved_ratio_interval(mine, middle, resolution_of(points))
+    interval = _ratio_interval(mine, middle, points)
     if _higher(mine):
         bound, above = 1 / factor, True
     else:
@@ -622,11 +680,11 @@ def _rise_then_plateau(rule, points, depth, machine):
             f"the plateau needs two thread counts from {fmt.param_value(knee)} on; "
             f"{algorithm} was measured up to threads={fmt.param_value(max(curve))}"
         )
-    res = resolution_of(points)
-    first = intervals.resolved_median_interval(curve[start], res)
-    at_knee = intervals.resolved_median_interval(curve[knee], res)
+    _enough_samples(points, curve[start], *(curve[t] for t in tail))  # every reason at once
+    first = _median_interval(curve[start], points)
+    at_knee = _median_interval(curve[knee], points)
     rise = HELD if at_knee[0] > first[1] else FAILED if at_knee[1] <= first[0] else INCONCLUSIVE
-    spans = [intervals.resolved_median_interval(curve[t], res) for t in tail]
+    spans = [_median_interval(curve[t], points) for t in tail]
     low_hi, high_lo = min(hi for lo, hi in spans), max(lo for lo, hi in spans)
     low_lo, high_hi = min(lo for lo, hi in spans), max(hi for lo, hi in spans)
     flat = HELD if high_hi <= factor * low_lo else FAILED if high_lo > factor * low_hi else INCONCLUSIVE
@@ -669,7 +727,7 @@ def _along_ratio(rule, points, above):
     if bottom.median == 0:
         raise _Unmeasurable(f"median of {algorithm} is 0 at {along}={fmt.param_value(den_at)}")
     ratio = top.median / bottom.median
-    interval = intervals.resolved_ratio_interval(top, bottom, resolution_of(points))
+    interval = _ratio_interval(top, bottom, points)
     condition = f", {fmt.params(where)}" if where else ""
     return Verdict(
         _decide(interval, bound, above),
@@ -714,7 +772,7 @@ def _oversubscribed_ratio_above(rule, points, depth, machine):
     if bottom.median == 0:
         raise _Unmeasurable(f"median of {algorithm} is 0 at threads={fmt.param_value(full)}")
     ratio = top.median / bottom.median
-    interval = intervals.resolved_ratio_interval(top, bottom, resolution_of(points))
+    interval = _ratio_interval(top, bottom, points)
     condition = f", {fmt.params(where)}" if where else ""
     return Verdict(
         _decide(interval, bound, True),

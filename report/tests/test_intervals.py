@@ -135,7 +135,7 @@ def test_a_zero_denominator_gives_an_unbounded_interval():
 
 
 def test_value_bound_on_the_median_interval():
-    p = pt("faa", [3.0, 3.1, 2.9, 3.2, 3.0])
+    p = pt("faa", [3.0, 3.1, 2.9, 3.2, 3.0, 3.1])
     rule = {"op": "value_below", "metric": "time", "algo": "faa", "at": {"threads": 2}}
     assert rules.evaluate({**rule, "bound": 3.5}, [p]).status == rules.HELD
     assert rules.evaluate({**rule, "bound": 2.5}, [p]).status == rules.FAILED

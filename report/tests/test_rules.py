@@ -20,7 +20,7 @@ def pt(algorithm, threads, median, metric="time_per_op", unit="ns", **params):
         median=median,
         min=median,
         max=median,
-        samples=[median],
+        samples=[median] * rules.MIN_SAMPLES,
         counters={},
         line=next(LINE),
     )

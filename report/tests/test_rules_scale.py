@@ -22,7 +22,7 @@ def pt(algorithm, median, better="lower", metric="m", family="queue", props="fif
         median=median,
         min=median,
         max=median,
-        samples=[median],
+        samples=[median] * rules.MIN_SAMPLES,
         counters={},
         line=next(LINE),
         family=family,

@@ -21,7 +21,7 @@ def pt(algorithm, threads, median, metric="throughput", better="higher", peer=Fa
         median=median,
         min=median,
         max=median,
-        samples=[median],
+        samples=[median] * rules.MIN_SAMPLES,
         counters={},
         line=next(LINE),
         peer=peer,

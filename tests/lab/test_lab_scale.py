@@ -80,7 +80,7 @@ def _value(*key):
 def _point(experiment, algorithm, params, metric, family="queue"):
     v = _value(algorithm, sorted(params.items()), metric)
     return Point(experiment=experiment, algorithm=algorithm, params=params, metric=metric, unit="x",
-                 better="lower", median=v, min=v, max=v, samples=[v], counters={}, line=1, family=family,
+                 better="lower", median=v, min=v, max=v, samples=[v] * rules.MIN_SAMPLES, counters={}, line=1, family=family,
                  props="fifo")
 
 
@@ -277,7 +277,7 @@ def test_casfail_measures_the_delayed_curve_beside_the_zero_delay_one(tmp_path):
 
 def _po_point(experiment, algorithm, metric, median, **params):
     return Point(experiment=experiment, algorithm=algorithm, params={"threads": 2, **params}, metric=metric,
-                 unit="ms", better="lower", median=median, min=median, max=median, samples=[median],
+                 unit="ms", better="lower", median=median, min=median, max=median, samples=[median] * rules.MIN_SAMPLES,
                  counters={}, line=1)
 
 
@@ -361,7 +361,7 @@ def test_cold_spawn_against_erlang_comes_out_either_way():
 
 def _q_point(algorithm, threads, median, peer=False):
     return Point(experiment="dg25-prodcons", algorithm=algorithm, params={"threads": threads}, metric="throughput",
-                 unit="Mops/s", better="higher", median=median, min=median, max=median, samples=[median],
+                 unit="Mops/s", better="higher", median=median, min=median, max=median, samples=[median] * rules.MIN_SAMPLES,
                  counters={}, line=1, peer=peer, family="queue", props="fifo")
 
 
