@@ -225,6 +225,8 @@ def _factor_cell(factor):
     if factor is None:
         return "-"
     value, lo, hi = factor
+    if lo is None:
+        return f"{fmt.num(value)}x [no interval: fewer than {rules.MIN_SAMPLES} samples]"
     return f"{fmt.num(value)}x [{fmt.num(lo)}-{fmt.num(hi)}]"
 
 
@@ -247,6 +249,8 @@ def _answers(answers, sections):
         margin = _factor_cell(a.margin)
         if recommend.is_tie(a.margin):
             margin += ' <span class="tie">(a tie within the interval)</span>'
+        elif recommend.is_undecided(a.margin):
+            margin += ' <span class="tie">(too few samples to tell)</span>'
         runner = f"<code>{escape(a.runner_up.algorithm)}</code> {margin}" if a.runner_up else "-"
         if a.syncq_vs_peer is not None:
             versus = (

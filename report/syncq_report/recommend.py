@@ -115,7 +115,13 @@ def _answer(question, by_name, resolutions):
 
 def _factor(better, winner, other, res):
     """(factor, lo, hi): how many times better winner is than other, with its interval
-    (widened by the experiment's launch-to-launch resolution res, as the verdicts are)."""
+    (widened by the experiment's launch-to-launch resolution res, as the verdicts are).
+    lo and hi are None when either point has fewer samples than a verdict needs
+    (rules.MIN_SAMPLES): a factor from so few samples has no interval to quote."""
+    if min(len(winner.samples), len(other.samples)) < rules.MIN_SAMPLES:
+        if better == "higher":
+            return (winner.median / other.median if other.median else float("inf"), None, None)
+        return (other.median / winner.median if winner.median else float("inf"), None, None)
     if better == "higher":
         lo, hi = intervals.resolved_ratio_interval(winner, other, res)
         return (winner.median / other.median if other.median else float("inf"), lo, hi)
@@ -149,4 +155,9 @@ def _rank(question, experiment, found, res):
 
 def is_tie(margin):
     """True when the runner-up is within the interval: the pick is not decisively better."""
-    return margin is not None and margin[1] <= 1.0
+    return margin is not None and margin[1] is not None and margin[1] <= 1.0
+
+
+def is_undecided(margin):
+    """True when the factor has no interval (too few samples): neither a win nor a tie."""
+    return margin is not None and margin[1] is None

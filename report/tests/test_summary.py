@@ -186,7 +186,7 @@ def test_papers_page_matches_the_report():
 
 
 def qpoint(algorithm, median, family="queue", peer=False, threads=2, samples=None):
-    samples = samples or [median * f for f in (0.98, 1.0, 1.02)]
+    samples = samples or [median * f for f in (0.97, 0.98, 0.99, 1.0, 1.01, 1.02, 1.03)]
     return Point(
         experiment="dg25-prodcons",
         algorithm=algorithm,
@@ -234,9 +234,23 @@ def test_recommendation_picks_the_best_and_measures_its_margin():
 
 
 def test_recommendation_calls_a_close_race_a_tie():
-    points = [qpoint("nblfq", 10.0, samples=[8.0, 10.0, 12.0]), qpoint("vyukov", 9.8, samples=[8.5, 9.8, 11.5])]
+    points = [
+        qpoint("nblfq", 10.0, samples=[8.0, 9.0, 9.5, 10.0, 10.5, 11.0, 12.0]),
+        qpoint("vyukov", 9.8, samples=[8.5, 9.0, 9.4, 9.8, 10.2, 10.6, 11.5]),
+    ]
     many = next(a for a in recommend.answer_all([_Section("dg25-prodcons", points)]) if a.question.use.startswith("Queue, many"))
     assert many.pick.algorithm == "nblfq" and recommend.is_tie(many.margin)
+
+
+def test_recommendation_quotes_no_interval_from_too_few_samples():
+    # One sample a side: the bootstrap interval would be the point itself, a
+    # 2x "win" with nothing to say how sure it is. The factor stays, unbounded.
+    points = [qpoint("nblfq", 40.0, samples=[40.0]), qpoint("ck:ring_mpmc", 20.0, peer=True, samples=[20.0])]
+    many = next(a for a in recommend.answer_all([_Section("dg25-prodcons", points)]) if a.question.use.startswith("Queue, many"))
+    factor, lo, hi = many.margin
+    assert factor == pytest.approx(2.0) and lo is None and hi is None
+    assert recommend.is_undecided(many.margin) and not recommend.is_tie(many.margin)
+    assert many.syncq_vs_peer[1] is None
 
 
 def _po_point(experiment, algorithm, metric, median, **params):
