@@ -25,6 +25,10 @@
  *   allgather  the node's MPI_Allgather                                all
  *   nodefree   MPI_Comm_free of the node's communicator                last
  *   ringrecv   the rings' third MPI_Irecv                              last
+ * The same from the environment (SYNCQ_MPI_FAULT, set by the ctest line,
+ * counted from the rank's first MPI call):
+ *   envall     MPI_Allreduce:1 (every rank: SYNCQ_ESYS everywhere)
+ *   envrank    MPI_Irecv:3@1 (rank 1 alone: it SYNCQ_ESYS, rank 0 SYNCQ_EBROKEN)
  * The start: start  MPI_Allgather of the handler tables: SYNCQ_ESYS on
  *   every rank, the job not started; its destroy frees all.
  * Sends and polls (through MPI, a dead timeout of DEAD_NS): the failing
@@ -60,10 +64,10 @@
 #include "syncq/am_mpi.h"
 #include "syncq/clock.h"
 
-#define DEAD_NS 300000000ull       /* 300 ms: the dead timeout of the scenarios that find a peer dead */
-#define DESTROY_BOUND_S 10u        /* the destroy's cap is 10 dead timeouts (3 s here): well inside */
-#define STEP_ALARM_S 30u           /* a rank still inside a step after this is stuck */
-#define FOUND_NS 5000000000ull     /* the silent peer is found dead within this (D plus a loaded machine) */
+#define DEAD_NS 300000000ull   /* 300 ms: the dead timeout of the scenarios that find a peer dead */
+#define DESTROY_BOUND_S 10u    /* the destroy's cap is 10 dead timeouts (3 s here): well inside */
+#define STEP_ALARM_S 30u       /* a rank still inside a step after this is stuck */
+#define FOUND_NS 5000000000ull /* the silent peer is found dead within this (D plus a loaded machine) */
 #define POLL_BUDGET 16u
 #define SKIPPED 77
 
@@ -85,13 +89,12 @@ static unsigned long g_pongs, g_pings;
     }                                                                                        \
   } while (0)
 
-#define CHECK_RC(got, want)                                                                                 \
-  do {                                                                                                      \
-    int got_ = (got), want_ = (want);                                                                       \
-    if (got_ != want_)                                                                                      \
-      fprintf(stderr, "rank %d: %s returned %s, not %s\n", g_rank, #got, syncq_strerror(got_),              \
-              syncq_strerror(want_));                                                                       \
-    CHECK(got_ == want_);                                                                                   \
+#define CHECK_RC(got, want)                                                                                            \
+  do {                                                                                                                 \
+    int got_ = (got), want_ = (want);                                                                                  \
+    if (got_ != want_)                                                                                                 \
+      fprintf(stderr, "rank %d: %s returned %s, not %s\n", g_rank, #got, syncq_strerror(got_), syncq_strerror(want_)); \
+    CHECK(got_ == want_);                                                                                              \
   } while (0)
 
 static void h_ping(syncq_am_token *t, const uint32_t *a, unsigned na, const void *d, size_t len, void *ctx) {
@@ -163,18 +166,12 @@ typedef struct create_fault {
 } create_fault;
 
 static const create_fault create_faults[] = {
-  {"dup", "MPI_Comm_dup:1", true},
-  {"seterr", "MPI_Comm_set_errhandler:1", false},
-  {"rank", "MPI_Comm_rank:1", false},
-  {"agree1", "MPI_Allreduce:1", true},
-  {"agree2", "MPI_Allreduce:2", true},
-  {"agree3", "MPI_Allreduce:3", true},
-  {"agree4", "MPI_Allreduce:4", true},
-  {"bcast", "MPI_Bcast:1", true},
-  {"split", "MPI_Comm_split_type:1", true},
-  {"nodesize", "MPI_Comm_size:2", false},
-  {"allgather", "MPI_Allgather:1", true},
-  {"nodefree", "MPI_Comm_free:1", false},
+  {"dup", "MPI_Comm_dup:1", true},          {"seterr", "MPI_Comm_set_errhandler:1", false},
+  {"rank", "MPI_Comm_rank:1", false},       {"agree1", "MPI_Allreduce:1", true},
+  {"agree2", "MPI_Allreduce:2", true},      {"agree3", "MPI_Allreduce:3", true},
+  {"agree4", "MPI_Allreduce:4", true},      {"bcast", "MPI_Bcast:1", true},
+  {"split", "MPI_Comm_split_type:1", true}, {"nodesize", "MPI_Comm_size:2", false},
+  {"allgather", "MPI_Allgather:1", true},   {"nodefree", "MPI_Comm_free:1", false},
   {"ringrecv", "MPI_Irecv:3", false},
 };
 
@@ -188,6 +185,17 @@ static int scenario_create(const create_fault *f) {
   (void)make_job(true, 0, here ? SYNCQ_ESYS : SYNCQ_EBROKEN);
   CHECK(faults_fired() == (here ? 1u : 0u));
   if (returns) CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL) == MPI_SUCCESS);
+  next_job_works();
+  return 0;
+}
+
+/* A fault armed by SYNCQ_MPI_FAULT before the first MPI call. */
+static int scenario_env(bool all) {
+  const char *e = getenv("SYNCQ_MPI_FAULT");
+  CHECK(e != NULL && strcmp(e, all ? "MPI_Allreduce:1" : "MPI_Irecv:3@1") == 0);
+  bool here = all || g_rank == 1;
+  (void)make_job(true, 0, here ? SYNCQ_ESYS : SYNCQ_EBROKEN);
+  CHECK(faults_fired() == (here ? 1u : 0u));
   next_job_works();
   return 0;
 }
@@ -291,7 +299,8 @@ static int scenario_peer_fails(const char *scenario) {
   }
   if (g_rank == failing) {
     CHECK(syncq_am_mpi_peer_dead(job, other));
-    if (strstr(syncq_am_mpi_why(job), why) == NULL) fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
+    if (strstr(syncq_am_mpi_why(job), why) == NULL)
+      fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
     CHECK(strstr(syncq_am_mpi_why(job), why) != NULL);
     syncq_am_peer *p;
     CHECK(syncq_am_mpi_peer(job, other, &p) == SYNCQ_OK);
@@ -314,11 +323,11 @@ static int scenario_destroy(const char *scenario) {
   syncq_am_mpi *job = make_job(through_mpi, dead, SYNCQ_OK);
   start_job(job, SYNCQ_OK);
   if (through_mpi) one_exchange(job);
-  const char *spec = strcmp(scenario, "ibarrier") == 0   ? "MPI_Ibarrier:1"
-                     : strcmp(scenario, "bartest") == 0  ? "MPI_Test:1"
-                     : strcmp(scenario, "cancel") == 0   ? "MPI_Cancel:1"
-                     : strcmp(scenario, "reqfree") == 0  ? "MPI_Request_free:1"
-                                                         : "MPI_Comm_free:1";
+  const char *spec = strcmp(scenario, "ibarrier") == 0  ? "MPI_Ibarrier:1"
+                     : strcmp(scenario, "bartest") == 0 ? "MPI_Test:1"
+                     : strcmp(scenario, "cancel") == 0  ? "MPI_Cancel:1"
+                     : strcmp(scenario, "reqfree") == 0 ? "MPI_Request_free:1"
+                                                        : "MPI_Comm_free:1";
   if (through_mpi) CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
   arm(spec, last);
   /* the other rank's barrier waits for the failed one until its deadline */
@@ -360,6 +369,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof create_faults / sizeof create_faults[0]; i++)
       if (strcmp(what, create_faults[i].scenario) == 0) rc = scenario_create(&create_faults[i]);
     if (strcmp(what, "start") == 0) rc = scenario_start();
+    if (strcmp(what, "envall") == 0 || strcmp(what, "envrank") == 0) rc = scenario_env(strcmp(what, "envall") == 0);
     if (strcmp(what, "isend") == 0 || strcmp(what, "repost") == 0 || strcmp(what, "recvtest") == 0 ||
         strcmp(what, "testsome") == 0)
       rc = scenario_peer_fails(what);
