@@ -29,6 +29,9 @@
  * counted from the rank's first MPI call):
  *   envall     MPI_Allreduce:1 (every rank: SYNCQ_ESYS everywhere)
  *   envrank    MPI_Irecv:3@1 (rank 1 alone: it SYNCQ_ESYS, rank 0 SYNCQ_EBROKEN)
+ * threadmain  MPI_Is_thread_main failing (every rank) in the create, the
+ *   start and the destroy: each refuses (SYNCQ_EINVAL) and touches nothing,
+ *   and a call again without the fault succeeds.
  * The start: start  MPI_Allgather of the handler tables: SYNCQ_ESYS on
  *   every rank, the job not started; its destroy frees all.
  * Sends and polls (through MPI, a dead timeout of DEAD_NS): the failing
@@ -142,6 +145,9 @@ static void start_job(syncq_am_mpi *job, int want) {
 
 /* A job made now on every rank works: the failed step left nothing that
  * stops it. */
+static void one_exchange(syncq_am_mpi *job);
+static void destroy_bounded(syncq_am_mpi *job, int want);
+
 static void next_job_works(void) {
   CHECK(arm_faults("") == 0);
   syncq_am_mpi *job = make_job(true, 0, SYNCQ_OK);
@@ -197,6 +203,24 @@ static int scenario_env(bool all) {
   (void)make_job(true, 0, here ? SYNCQ_ESYS : SYNCQ_EBROKEN);
   CHECK(faults_fired() == (here ? 1u : 0u));
   next_job_works();
+  return 0;
+}
+
+static int scenario_threadmain(void) {
+  arm("MPI_Is_thread_main:1", true);
+  (void)make_job(true, 0, SYNCQ_EINVAL);
+  CHECK(arm_faults("") == 0);
+  syncq_am_mpi *job = make_job(true, 0, SYNCQ_OK);
+  arm("MPI_Is_thread_main:1", true);
+  start_job(job, SYNCQ_EINVAL);
+  CHECK(arm_faults("") == 0);
+  CHECK_RC(syncq_am_mpi_start(job), SYNCQ_OK); /* the handlers registered above */
+  arm("MPI_Is_thread_main:1", true);
+  CHECK_RC(syncq_am_mpi_destroy(job), SYNCQ_EINVAL);
+  CHECK(arm_faults("") == 0);
+  one_exchange(job); /* the job still works */
+  CHECK(faults_fired() == 3u);
+  destroy_bounded(job, SYNCQ_OK);
   return 0;
 }
 
@@ -369,6 +393,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof create_faults / sizeof create_faults[0]; i++)
       if (strcmp(what, create_faults[i].scenario) == 0) rc = scenario_create(&create_faults[i]);
     if (strcmp(what, "start") == 0) rc = scenario_start();
+    if (strcmp(what, "threadmain") == 0) rc = scenario_threadmain();
     if (strcmp(what, "envall") == 0 || strcmp(what, "envrank") == 0) rc = scenario_env(strcmp(what, "envall") == 0);
     if (strcmp(what, "isend") == 0 || strcmp(what, "repost") == 0 || strcmp(what, "recvtest") == 0 ||
         strcmp(what, "testsome") == 0)
