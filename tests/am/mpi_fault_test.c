@@ -41,6 +41,10 @@
  *   isend      rank 0's MPI_Isend of a request
  *   repost     rank 1's MPI_Irecv posting again a receive whose handler ran
  *   recvtest   rank 1's MPI_Testsome and then the MPI_Test of its receive
+ *   truncate   no injected fault: rank 1's bulk blocks are larger than
+ *              rank 0's, and its bulk request overflows rank 0's receive
+ *              (MPI_ERR_TRUNCATE, through MPI_Testsome's MPI_ERR_IN_STATUS;
+ *              MPI_COMM_WORLD under MPI_ERRORS_RETURN: MPICH raises it there)
  * and one the transport recovers from, nothing found dead, all freed:
  *   testsome   rank 0's MPI_Testsome (it tests each receive alone)
  * The destroy (node-local peers, so the barrier's are the only MPI calls;
@@ -270,6 +274,39 @@ static void one_exchange(syncq_am_mpi *job) {
 
 /* Rank `failing` arms spec; `act` makes it fail there; the other rank
  * polls until it finds the failing one silent. */
+#define SMALL_BULK 1024u /* truncate: rank 0's bulk size (rank 1 keeps the default, larger) */
+
+/* A receive that MPI completes with an error: rank 0 finds rank 1 failed. */
+static int scenario_truncate(void) {
+  CHECK(arm_faults("") == 0);
+  /* MPICH 4.0 raises a failed receive's error in MPI_Testsome on
+   * MPI_COMM_WORLD's handler, not on the request's communicator's */
+  CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) == MPI_SUCCESS);
+  syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = DEAD_NS};
+  if (g_rank == 0) cfg.shm.bulk_size = SMALL_BULK;
+  syncq_am_mpi *job = NULL;
+  CHECK(syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) == SYNCQ_OK);
+  start_job(job, SYNCQ_OK);
+  one_exchange(job);
+  CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+  int other = 1 - g_rank;
+  if (g_rank == 1) {
+    static unsigned char big[4u * SMALL_BULK];
+    syncq_am_peer *p;
+    CHECK(syncq_am_mpi_peer(job, 0, &p) == SYNCQ_OK);
+    CHECK_RC(syncq_am_request_bulk(p, H_PING, big, sizeof big, NULL, 0, 0), SYNCQ_OK);
+    until_dead(job, other); /* rank 0 sends nothing more: silent */
+  } else {
+    until_dead(job, other);
+    if (strstr(syncq_am_mpi_why(job), "an MPI receive failed") == NULL)
+      fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
+    CHECK(strstr(syncq_am_mpi_why(job), "an MPI receive failed") != NULL);
+    CHECK(g_pings == 1u); /* the first exchange's only */
+  }
+  destroy_bounded(job, SYNCQ_OK);
+  return 0;
+}
+
 static int scenario_peer_fails(const char *scenario) {
   CHECK(arm_faults("") == 0);
   syncq_am_mpi *job = make_job(true, DEAD_NS, SYNCQ_OK);
@@ -394,6 +431,7 @@ int main(int argc, char **argv) {
       if (strcmp(what, create_faults[i].scenario) == 0) rc = scenario_create(&create_faults[i]);
     if (strcmp(what, "start") == 0) rc = scenario_start();
     if (strcmp(what, "threadmain") == 0) rc = scenario_threadmain();
+    if (strcmp(what, "truncate") == 0) rc = scenario_truncate();
     if (strcmp(what, "envall") == 0 || strcmp(what, "envrank") == 0) rc = scenario_env(strcmp(what, "envall") == 0);
     if (strcmp(what, "isend") == 0 || strcmp(what, "repost") == 0 || strcmp(what, "recvtest") == 0 ||
         strcmp(what, "testsome") == 0)

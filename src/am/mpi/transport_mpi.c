@@ -376,6 +376,43 @@ static bool rx_test(syncq_am_mpi *j, int s) {
   return done != 0;
 }
 
+/* The next receive from s failed (MPI has freed its request): s is failed. */
+static void rx_failed(syncq_am_mpi *j, int s) {
+  amm_ring *r = &j->peer[s].rx;
+  r->req[r->tslot] = MPI_REQUEST_NULL;
+  j->failed_calls++;
+  mark_dead(j, s, "an MPI receive failed");
+}
+
+/* MPI_Testsome over scr_req[0..m) returned err. With MPI_ERR_IN_STATUS it
+ * says which receives completed (outc, scr_idx) and how (each status's
+ * MPI_ERROR): one that completed well is taken, one that failed makes its
+ * peer failed; MPI has freed both, so neither may be tested again. Any
+ * other error says nothing: a request MPI set to null in scr_req has
+ * completed in some way (its peer is failed: its message cannot be
+ * trusted), the others are tested one by one. Returns how many completed
+ * well. */
+static int rx_test_failed(syncq_am_mpi *j, int m, int err, int outc) {
+  int n = 0;
+  if (err == MPI_ERR_IN_STATUS && outc != MPI_UNDEFINED) {
+    for (int i = 0; i < outc; i++) {
+      int s = j->scr_src[j->scr_idx[i]];
+      if (j->scr_st[i].MPI_ERROR == MPI_SUCCESS) {
+        rx_completed(j, s);
+        n++;
+      } else {
+        rx_failed(j, s);
+      }
+    }
+    return n;
+  }
+  for (int i = 0; i < m; i++) {
+    if (j->scr_req[i] == MPI_REQUEST_NULL) rx_failed(j, j->scr_src[i]);
+    else n += rx_test(j, j->scr_src[i]) ? 1 : 0;
+  }
+  return n;
+}
+
 /* Test the next receive of every MPI peer with one MPI_Testsome (one turn
  * of MPI's progress engine, where a MPI_Test per peer would turn it once
  * per peer). `again`: under Open MPI, look once more when nothing had
@@ -400,17 +437,15 @@ static int rx_test_all(syncq_am_mpi *j, bool again) {
    * MPI_Testsome reports what that turn completed only at the next poll. */
   if (m == 1) return rx_test(j, j->scr_src[0]) ? 1 : 0;
   int outc = 0;
-  if (MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st) != MPI_SUCCESS) {
-    int n = 0; /* one of them failed: find it one by one */
-    for (int i = 0; i < m; i++) n += rx_test(j, j->scr_src[i]) ? 1 : 0;
-    return n;
-  }
+  int err = MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st);
+  if (err != MPI_SUCCESS) return rx_test_failed(j, m, err, outc);
 #ifdef OPEN_MPI
   /* Open MPI's MPI_Testsome looks at the requests before its turn of the
    * progress engine, not after: what that turn completed would wait for
-   * the next poll. Look once more (a failure here is found, request by
-   * request, by the next poll's first call). */
-  if (again && outc == 0 && MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st) != MPI_SUCCESS) outc = 0;
+   * the next poll. Look once more (a failure, as the first's: what it
+   * completed is freed and must not be tested again). */
+  if (again && outc == 0 && (err = MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st)) != MPI_SUCCESS)
+    return rx_test_failed(j, m, err, outc);
 #else
   (void)again;
 #endif
