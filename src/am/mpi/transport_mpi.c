@@ -45,6 +45,10 @@
  *                whose MPI operation fails, that says BYE, or that stays
  *                silent for dead_timeout_ns (D) is dead. See
  *                docs/am-mpi.md for what each MPI allows after a kill.
+ *                A failed MPI call of the create is agreed (local) or
+ *                SYNCQ_ESYS (collective); of the destroy, SYNCQ_ESYS,
+ *                with what MPI keeps (the barrier's request, a receive
+ *                not cancelled) keeping the communicator (free_job).
  *   Silence:     every poll (and every stalled round of a send) looks at
  *                the clock, acting at most every D/16: it sends a heartbeat
  *                to each MPI peer it has sent nothing for D/4, and finds
