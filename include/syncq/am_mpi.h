@@ -97,10 +97,14 @@ typedef struct syncq_am_mpi syncq_am_mpi;
  * job. Not agreed when the call was collective (MPI promises nothing of
  * the communicator after it): the other ranks may return SYNCQ_ESYS, wait
  * in the create's next collective call for ever, or (the last agreement)
- * return SYNCQ_OK; end the job (MPI_Abort). The MPI_Comm_dup of comm runs
- * under comm's error handler (the default one ends the job there), every
- * later call under MPI_ERRORS_RETURN on the private duplicate: never an
- * abort (docs/am-mpi.md, "Faults").
+ * return SYNCQ_OK; end the job (MPI_Abort). The MPI_Comm_dup of comm and
+ * the MPI_Comm_set_errhandler of the duplicate run under comm's error
+ * handler (the default one ends the job there), every later call under
+ * MPI_ERRORS_RETURN on the private duplicate: never an abort. A local MPI
+ * call that fails (the handler's setting, the duplicate's rank or size,
+ * the node's size or freeing, a receive of the rings) is agreed like the
+ * other local steps: this rank SYNCQ_ESYS, the others SYNCQ_EBROKEN
+ * (docs/am-mpi.md, "Faults").
  * The errors of syncq_am_create: this rank's endpoint (cfg->shm) could not
  * be created; the errors of syncq_am_connect: a node-local endpoint could
  * not be reached.
@@ -136,7 +140,9 @@ syncq_am_endpoint *syncq_am_mpi_endpoint(const syncq_am_mpi *job);
  * thread that initialised MPI, or (on every rank) a handler table differs:
  * syncq_am_mpi_why names the first index and ranks.
  * SYNCQ_ENOMEM: the buffer for every rank's table could not be allocated.
- * SYNCQ_ESYS: an MPI call (MPI_Allgather) failed.
+ * SYNCQ_ESYS: an MPI call (MPI_Allgather) failed: the job is not started
+ * (destroy it; the other ranks' outcome is unknown, as for a collective
+ * call failing in the create).
  * Thread safety: collective: every rank calls it once, after registering
  * its handlers; from the thread that initialised MPI only (the job's threading rule:
  * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
@@ -199,13 +205,27 @@ const char *syncq_am_mpi_why(const syncq_am_mpi *job);
  * the same or is found dead (silent for dead_timeout_ns; at most 10 dead
  * timeouts in all), then a job-wide barrier (handling messages, skipped when
  * a rank left early or died) so node-local peers are done too, then frees
- * everything and destroys the endpoint. When a peer died the MPI requests
- * still pending on it are left to MPI_Finalize (or the process's exit): MPI
- * without ULFM cannot cancel them.
+ * everything and destroys the endpoint. When a peer died (or an MPI call
+ * of this rank on it failed, before or during the destroy) every MPI
+ * request of the job, its rings and its communicator are left to
+ * MPI_Finalize (or the process's exit): MPI without ULFM cannot cancel
+ * requests on a dead peer.
  * SYNCQ_EINVAL: job is NULL, or the caller is not the thread that
- * initialised MPI.
- * SYNCQ_ETIMEDOUT: some peer neither left nor was found dead in time
- * (everything is freed anyway).
+ * initialised MPI (or MPI_Is_thread_main failed): nothing is freed.
+ * SYNCQ_ESYS (before SYNCQ_ETIMEDOUT): an MPI call of this rank failed
+ * during the destroy; everything syncq holds is freed but what MPI keeps:
+ * a barrier's request that MPI_Ibarrier made and MPI_Test failed on (a
+ * nonblocking collective's request can be neither cancelled nor freed), a
+ * receive that MPI_Cancel or MPI_Request_free failed on (with its ring's
+ * buffers, which MPI may still write), and then the communicator too (a
+ * freed one's context could serve a later communicator, whose messages
+ * the request would take); a send or receive on a peer that fails makes
+ * it a failed peer, whose objects stay with MPI as a dead peer's; when
+ * MPI_Ibarrier failed, the other ranks'
+ * barrier ends at their deadline (SYNCQ_ETIMEDOUT there).
+ * SYNCQ_ETIMEDOUT: some peer neither left nor was found dead in time, or
+ * the job-wide barrier did not complete in time (everything is freed but
+ * that barrier's request and the communicator, which stay with MPI).
  * Thread safety: collective: every rank calls it once, when done with the
  * job's peers and endpoint; from the thread that initialised MPI only (the job's threading rule:
  * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint

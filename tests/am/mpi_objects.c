@@ -35,10 +35,30 @@
  * A completing call frees a tracked request when it returns with that
  * request's handle set to MPI_REQUEST_NULL.
  *
+ * Injected faults: SYNCQ_MPI_FAULT="NAME:K[@R][,NAME:K[@R]...]" makes the
+ * K-th call (K >= 1) of NAME in each rank (only in rank R of
+ * MPI_COMM_WORLD with @R), counted from the rank's first call, fail with
+ * MPI_ERR_OTHER instead of calling PMPI_NAME: nothing is made, freed or
+ * completed. A failing call that names a communicator first calls its
+ * error handler (PMPI_Comm_call_errhandler), as MPI does: under
+ * MPI_ERRORS_ARE_FATAL the job ends there, so a fault reaches the caller
+ * only under MPI_ERRORS_RETURN; a failing call on requests alone
+ * (MPI_Test, MPI_Testsome, MPI_Cancel, MPI_Request_free) returns the
+ * code as under MPI_ERRORS_RETURN. NAME is one of fault_names[]. A
+ * program that loads this library can also arm faults counted from now,
+ * found with dlsym(RTLD_DEFAULT, ...):
+ *   int syncq_mpi_faults_arm(const char *spec)   same syntax, replaces every
+ *                                                armed fault; 0, or -1 for a
+ *                                                malformed spec
+ *   unsigned long syncq_mpi_faults_fired(void)   faults injected so far
+ * A malformed SYNCQ_MPI_FAULT is reported on stderr and ends the rank
+ * (exit MPI_OBJECTS_EXIT).
+ *
  * Thread-safe (one mutex); the bookkeeping allocates with malloc, outside
  * MPI. Test machinery, not library code: it prints and exits.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -187,6 +207,135 @@ static void forget(int kind_i, const void *handle, size_t n) {
 #define NOTE(kind_i, h, by) note(kind_i, &(h), sizeof(h), by)
 #define FORGET(kind_i, h) forget(kind_i, &(h), sizeof(h))
 
+/* ---------------------------------------------------------------- injected faults */
+
+#define FAULTS_MAX 16 /* armed entries at once */
+
+/* The calls a fault can be injected into. */
+static const char *const fault_names[] = {
+  "MPI_Comm_dup",  "MPI_Comm_split_type", "MPI_Comm_free",      "MPI_Comm_set_errhandler",
+  "MPI_Comm_rank", "MPI_Comm_size",       "MPI_Is_thread_main", "MPI_Isend",
+  "MPI_Irecv",     "MPI_Ibarrier",        "MPI_Test",           "MPI_Testsome",
+  "MPI_Cancel",    "MPI_Request_free",    "MPI_Allreduce",      "MPI_Bcast",
+  "MPI_Allgather",
+};
+
+typedef struct fault {
+  const char *name; /* an entry of fault_names */
+  unsigned long k;  /* the call that fails, 1-based */
+  int rank;         /* -1: every rank */
+  unsigned long n;  /* calls of name counted so far */
+} fault;
+
+static fault faults[FAULTS_MAX];
+static int nfaults;
+static atomic_int armed;   /* nfaults > 0: read first, so an unarmed call takes no lock */
+static atomic_ulong fired; /* faults injected */
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+/* Parse spec into out[]; the number of entries, or -1 when malformed. */
+static int parse_faults(const char *spec, fault *out) {
+  int n = 0;
+  const char *p = spec;
+  while (*p != '\0') {
+    const char *colon = strchr(p, ':');
+    if (colon == NULL || n == FAULTS_MAX) return -1;
+    const char *name = NULL;
+    for (size_t i = 0; i < sizeof fault_names / sizeof fault_names[0]; i++)
+      if (strlen(fault_names[i]) == (size_t)(colon - p) && strncmp(fault_names[i], p, (size_t)(colon - p)) == 0)
+        name = fault_names[i];
+    if (name == NULL) return -1;
+    char *end;
+    unsigned long k = strtoul(colon + 1, &end, 10);
+    if (end == colon + 1 || k == 0 || k == ULONG_MAX) return -1;
+    long rank = -1;
+    if (*end == '@') {
+      const char *r = end + 1;
+      rank = strtol(r, &end, 10);
+      if (end == r || rank < 0 || rank > INT_MAX) return -1;
+    }
+    if (*end != '\0' && *end != ',') return -1;
+    out[n++] = (fault){name, k, (int)rank, 0};
+    p = *end == ',' ? end + 1 : end;
+  }
+  return n;
+}
+
+static int arm(const char *spec) {
+  fault f[FAULTS_MAX];
+  int n = parse_faults(spec, f);
+  if (n < 0) return -1;
+  pthread_mutex_lock(&lock);
+  memcpy(faults, f, (size_t)n * sizeof f[0]);
+  nfaults = n;
+  armed = n > 0;
+  pthread_mutex_unlock(&lock);
+  return 0;
+}
+
+static void arm_from_env(void) {
+  const char *e = getenv("SYNCQ_MPI_FAULT");
+  if (e == NULL || *e == '\0') return;
+  if (arm(e) != 0) {
+    fprintf(stderr,
+            "mpi_objects: SYNCQ_MPI_FAULT=%s: expected NAME:K[@R][,...] with K >= 1 and NAME one of "
+            "the calls listed in mpi_objects.c\n",
+            e);
+    exit(MPI_OBJECTS_EXIT);
+  }
+}
+
+int syncq_mpi_faults_arm(const char *spec);
+int syncq_mpi_faults_arm(const char *spec) {
+  pthread_once(&env_once, arm_from_env); /* an env spec armed later would replace this one */
+  return spec == NULL ? -1 : arm(spec);
+}
+
+unsigned long syncq_mpi_faults_fired(void);
+unsigned long syncq_mpi_faults_fired(void) { return fired; }
+
+/* This rank in MPI_COMM_WORLD, or -1 before MPI_Init. */
+static int world_rank(void) {
+  int up = 0, r = -1;
+  if (PMPI_Initialized(&up) != MPI_SUCCESS || !up || PMPI_Comm_rank(MPI_COMM_WORLD, &r) != MPI_SUCCESS) return -1;
+  return r;
+}
+
+/* Whether this call of `name` is one that must fail. */
+static int fault_hit(const char *name) {
+  pthread_once(&env_once, arm_from_env);
+  if (!armed) return 0;
+  int hit = 0, me = -2;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nfaults; i++) {
+    fault *f = &faults[i];
+    if (strcmp(f->name, name) != 0) continue;
+    if (f->rank >= 0) {
+      if (me == -2) me = world_rank();
+      if (me != f->rank) continue;
+    }
+    if (++f->n == f->k) hit = 1;
+  }
+  pthread_mutex_unlock(&lock);
+  if (hit) fired++;
+  return hit;
+}
+
+/* An injected failure of a call on comm: its error handler first, as MPI does. */
+static int failed_on(MPI_Comm comm) {
+  if (comm != MPI_COMM_NULL) (void)PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+  return MPI_ERR_OTHER;
+}
+
+#define FAULT_ON(name, comm)                     \
+  do {                                           \
+    if (fault_hit(name)) return failed_on(comm); \
+  } while (0)
+#define FAULT(name)                            \
+  do {                                         \
+    if (fault_hit(name)) return MPI_ERR_OTHER; \
+  } while (0)
+
 /* ---------------------------------------------------------------- communicators */
 
 /* The handle a creating call wrote, read only when it succeeded. */
@@ -195,6 +344,7 @@ static void note_comm(int rc, const MPI_Comm *c, const char *by) {
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+  FAULT_ON("MPI_Comm_dup", comm);
   int rc = PMPI_Comm_dup(comm, newcomm);
   note_comm(rc, newcomm, "MPI_Comm_dup");
   return rc;
@@ -213,6 +363,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+  FAULT_ON("MPI_Comm_split_type", comm);
   int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
   note_comm(rc, newcomm, "MPI_Comm_split_type");
   return rc;
@@ -225,6 +376,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
 }
 
 int MPI_Comm_free(MPI_Comm *comm) {
+  FAULT_ON("MPI_Comm_free", *comm);
   MPI_Comm c = *comm;
   int rc = PMPI_Comm_free(comm);
   if (rc == MPI_SUCCESS) FORGET(K_COMM, c);
@@ -246,6 +398,7 @@ static void note_req(int rc, const MPI_Request *r, const char *by) {
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               MPI_Request *request) {
+  FAULT_ON("MPI_Isend", comm);
   int rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
   note_req(rc, request, "MPI_Isend");
   return rc;
@@ -259,12 +412,14 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
+  FAULT_ON("MPI_Irecv", comm);
   int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
   note_req(rc, request, "MPI_Irecv");
   return rc;
 }
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+  FAULT_ON("MPI_Ibarrier", comm);
   int rc = PMPI_Ibarrier(comm, request);
   note_req(rc, request, "MPI_Ibarrier");
   return rc;
@@ -288,6 +443,7 @@ static void forget_completed(const MPI_Request *before, const MPI_Request *after
 }
 
 int MPI_Request_free(MPI_Request *request) {
+  FAULT("MPI_Request_free");
   MPI_Request r = *request;
   int rc = PMPI_Request_free(request);
   if (rc == MPI_SUCCESS) FORGET(K_REQUEST, r);
@@ -295,6 +451,7 @@ int MPI_Request_free(MPI_Request *request) {
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+  FAULT("MPI_Test");
   MPI_Request r = *request;
   int rc = PMPI_Test(request, flag, status);
   forget_completed(&r, request, 1);
@@ -323,6 +480,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                  MPI_Status array_of_statuses[]) {
+  FAULT("MPI_Testsome");
   int rc;
   OVER_ARRAY(incount, array_of_requests,
              PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses));
@@ -359,6 +517,49 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Statu
   int rc;
   OVER_ARRAY(count, array_of_requests, PMPI_Waitany(count, array_of_requests, indx, status));
   return rc;
+}
+
+int MPI_Cancel(MPI_Request *request) {
+  FAULT("MPI_Cancel");
+  return PMPI_Cancel(request);
+}
+
+/* ---------------------------------------------------------------- other calls a fault can hit */
+
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+  FAULT_ON("MPI_Comm_set_errhandler", comm);
+  return PMPI_Comm_set_errhandler(comm, errhandler);
+}
+
+int MPI_Comm_rank(MPI_Comm comm, int *rank) {
+  FAULT_ON("MPI_Comm_rank", comm);
+  return PMPI_Comm_rank(comm, rank);
+}
+
+int MPI_Comm_size(MPI_Comm comm, int *size) {
+  FAULT_ON("MPI_Comm_size", comm);
+  return PMPI_Comm_size(comm, size);
+}
+
+int MPI_Is_thread_main(int *flag) {
+  FAULT("MPI_Is_thread_main");
+  return PMPI_Is_thread_main(flag);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  FAULT_ON("MPI_Allreduce", comm);
+  return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  FAULT_ON("MPI_Bcast", comm);
+  return PMPI_Bcast(buffer, count, datatype, root, comm);
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  FAULT_ON("MPI_Allgather", comm);
+  return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 /* ---------------------------------------------------------------- windows */

@@ -45,6 +45,10 @@
  *                whose MPI operation fails, that says BYE, or that stays
  *                silent for dead_timeout_ns (D) is dead. See
  *                docs/am-mpi.md for what each MPI allows after a kill.
+ *                A failed MPI call of the create is agreed (local) or
+ *                SYNCQ_ESYS (collective); of the destroy, SYNCQ_ESYS,
+ *                with what MPI keeps (the barrier's request, a receive
+ *                not cancelled) keeping the communicator (free_job).
  *   Silence:     every poll (and every stalled round of a send) looks at
  *                the clock, acting at most every D/16: it sends a heartbeat
  *                to each MPI peer it has sent nothing for D/4, and finds
@@ -148,6 +152,7 @@ struct syncq_am_mpi {
   MPI_Comm comm;
   int rank, size;
   bool started, polling, freed_comm;
+  bool comm_held; /* a request MPI would not let go (the destroy's barrier's) keeps the communicator */
   uint32_t credits;
   uint64_t dead_ns;
   size_t bufsize;
@@ -159,10 +164,11 @@ struct syncq_am_mpi {
   int *mpi_rank;        /* ... their ranks */
   MPI_Request *scr_req; /* scratch of rx_test_all, nmpi each */
   int *scr_src, *scr_idx;
-  MPI_Status *scr_st;  /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
-  unsigned rr;         /* round-robin start of the next poll, < nmpi */
-  uint64_t last_check; /* when liveness() last acted on the clock */
-  bool coarse;         /* the detector's clock is CLOCK_MONOTONIC_COARSE (amm_now) */
+  MPI_Status *scr_st;    /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
+  unsigned rr;           /* round-robin start of the next poll, < nmpi */
+  uint64_t last_check;   /* when liveness() last acted on the clock */
+  bool coarse;           /* the detector's clock is CLOCK_MONOTONIC_COARSE (amm_now) */
+  unsigned failed_calls; /* MPI calls of this job that failed on this rank (destroy: SYNCQ_ESYS) */
   char job[AMM_JOB_NAME_MAX];
   char why[SYNCQ_AM_MPI_WHY_MAX];
 };
@@ -269,6 +275,7 @@ static void tx_reap(syncq_am_mpi *j, int d) {
   while (t->head != t->tail) {
     int done = 0;
     if (MPI_Test(&t->req[t->head % t->n], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      j->failed_calls++;
       mark_dead(j, d, "an MPI send failed");
       return;
     }
@@ -295,6 +302,7 @@ static int post(syncq_am_mpi *j, int d, unsigned kind, unsigned handler, const v
   memcpy(b, &h, sizeof h);
   if (len > 0) memcpy(b + sizeof h, data, len);
   if (MPI_Isend(b, (int)(sizeof h + len), MPI_BYTE, d, AMM_TAG, j->comm, &t->req[t->tail % t->n]) != MPI_SUCCESS) {
+    j->failed_calls++;
     mark_dead(j, d, "MPI_Isend failed");
     return SYNCQ_EDEAD;
   }
@@ -310,6 +318,7 @@ static int rx_post(syncq_am_mpi *j, int s, uint32_t i) {
   amm_ring *r = &j->peer[s].rx;
   if (MPI_Irecv(ring_buf(r, i, j->bufsize), (int)j->bufsize, MPI_BYTE, s, AMM_TAG, j->comm, &r->req[i % r->n]) !=
       MPI_SUCCESS) {
+    j->failed_calls++;
     mark_dead(j, s, "MPI_Irecv failed");
     return SYNCQ_EDEAD;
   }
@@ -361,6 +370,7 @@ static bool rx_test(syncq_am_mpi *j, int s) {
   if (p->dead || r->tested == r->tail) return false; /* none posted: every buffer awaits its handler */
   int done = 0;
   if (MPI_Test(&r->req[r->tslot], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+    j->failed_calls++;
     mark_dead(j, s, "an MPI receive failed");
     return false;
   }
@@ -368,6 +378,43 @@ static bool rx_test(syncq_am_mpi *j, int s) {
     rx_completed(j, s); /* (MPI_Test set our copy of the request to null already) */
   }
   return done != 0;
+}
+
+/* The next receive from s failed (MPI has freed its request): s is failed. */
+static void rx_failed(syncq_am_mpi *j, int s) {
+  amm_ring *r = &j->peer[s].rx;
+  r->req[r->tslot] = MPI_REQUEST_NULL;
+  j->failed_calls++;
+  mark_dead(j, s, "an MPI receive failed");
+}
+
+/* MPI_Testsome over scr_req[0..m) returned err. With MPI_ERR_IN_STATUS it
+ * says which receives completed (outc, scr_idx) and how (each status's
+ * MPI_ERROR): one that completed well is taken, one that failed makes its
+ * peer failed; MPI has freed both, so neither may be tested again. Any
+ * other error says nothing: a request MPI set to null in scr_req has
+ * completed in some way (its peer is failed: its message cannot be
+ * trusted), the others are tested one by one. Returns how many completed
+ * well. */
+static int rx_test_failed(syncq_am_mpi *j, int m, int err, int outc) {
+  int n = 0;
+  if (err == MPI_ERR_IN_STATUS && outc != MPI_UNDEFINED) {
+    for (int i = 0; i < outc; i++) {
+      int s = j->scr_src[j->scr_idx[i]];
+      if (j->scr_st[i].MPI_ERROR == MPI_SUCCESS) {
+        rx_completed(j, s);
+        n++;
+      } else {
+        rx_failed(j, s);
+      }
+    }
+    return n;
+  }
+  for (int i = 0; i < m; i++) {
+    if (j->scr_req[i] == MPI_REQUEST_NULL) rx_failed(j, j->scr_src[i]);
+    else n += rx_test(j, j->scr_src[i]) ? 1 : 0;
+  }
+  return n;
 }
 
 /* Test the next receive of every MPI peer with one MPI_Testsome (one turn
@@ -394,17 +441,15 @@ static int rx_test_all(syncq_am_mpi *j, bool again) {
    * MPI_Testsome reports what that turn completed only at the next poll. */
   if (m == 1) return rx_test(j, j->scr_src[0]) ? 1 : 0;
   int outc = 0;
-  if (MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st) != MPI_SUCCESS) {
-    int n = 0; /* one of them failed: find it one by one */
-    for (int i = 0; i < m; i++) n += rx_test(j, j->scr_src[i]) ? 1 : 0;
-    return n;
-  }
+  int err = MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st);
+  if (err != MPI_SUCCESS) return rx_test_failed(j, m, err, outc);
 #ifdef OPEN_MPI
   /* Open MPI's MPI_Testsome looks at the requests before its turn of the
    * progress engine, not after: what that turn completed would wait for
-   * the next poll. Look once more (a failure here is found, request by
-   * request, by the next poll's first call). */
-  if (again && outc == 0 && MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st) != MPI_SUCCESS) outc = 0;
+   * the next poll. Look once more (a failure, as the first's: what it
+   * completed is freed and must not be tested again). */
+  if (again && outc == 0 && (err = MPI_Testsome(m, j->scr_req, &outc, j->scr_idx, j->scr_st)) != MPI_SUCCESS)
+    return rx_test_failed(j, m, err, outc);
 #else
   (void)again;
 #endif
@@ -594,19 +639,27 @@ static bool force_from_env(void) {
   return e != NULL && strcmp(e, "1") == 0;
 }
 
-static void free_job(syncq_am_mpi *j, bool mpi_ok) {
+/* Free the job. With mpi_ok false (a peer failed, or sends would not
+ * complete) every request, ring and the communicator stay with MPI.
+ * False when an MPI call failed here: a receive that could not be
+ * cancelled or freed keeps its ring mapped (MPI may still write into it),
+ * a communicator that could not be freed stays with MPI; the rest is
+ * freed. */
+static bool free_job(syncq_am_mpi *j, bool mpi_ok) {
+  bool freed = true;
   if (j->peer != NULL) {
     for (int s = 0; s < j->size; s++) {
       amm_peer *p = &j->peer[s];
       if (p->handle != NULL) (void)syncq_am_disconnect(p->handle);
       if (mpi_ok) { /* requests to or from a dead peer stay with MPI */
+        bool rx_free = true;
         for (uint32_t i = 0; p->rx.req != NULL && i < p->rx.n; i++)
-          if (p->rx.req[i] != MPI_REQUEST_NULL) {
-            MPI_Cancel(&p->rx.req[i]);
-            MPI_Request_free(&p->rx.req[i]);
-          }
+          if (p->rx.req[i] != MPI_REQUEST_NULL &&
+              (MPI_Cancel(&p->rx.req[i]) != MPI_SUCCESS || MPI_Request_free(&p->rx.req[i]) != MPI_SUCCESS))
+            rx_free = false;
         free(p->rx.req);
-        ring_unmap(&p->rx);
+        if (rx_free) ring_unmap(&p->rx);
+        freed &= rx_free;
         free(p->tx.req);
         ring_unmap(&p->tx);
       }
@@ -619,8 +672,12 @@ static void free_job(syncq_am_mpi *j, bool mpi_ok) {
   free(j->scr_idx);
   free(j->scr_st);
   if (j->ep != NULL) (void)syncq_am_destroy(j->ep);
-  if (mpi_ok && !j->freed_comm) MPI_Comm_free(&j->comm);
+  /* A receive left posted keeps the communicator: freed, its context
+   * could come back to a later communicator (MPICH), whose first message
+   * from that peer the stale receive would take. */
+  if (mpi_ok && freed && !j->comm_held && !j->freed_comm && MPI_Comm_free(&j->comm) != MPI_SUCCESS) freed = false;
   free(j);
+  return freed;
 }
 
 /* The create's agreement: every rank of c says whether its local steps
@@ -706,8 +763,13 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
    * collective call, so that all ranks return together. */
   MPI_Comm dup;
   if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS) return SYNCQ_ESYS;
-  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  /* A failed local call here is agreed like the other local steps (the
+   * agreement then runs under the handler dup inherited from comm). */
   int rc = out == NULL || check_cfg(cfg) != SYNCQ_OK ? SYNCQ_EINVAL : SYNCQ_OK;
+  if (MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) != MPI_SUCCESS && rc == SYNCQ_OK) rc = SYNCQ_ESYS;
+  int rank = 0, size = 0;
+  if (rc == SYNCQ_OK && (MPI_Comm_rank(dup, &rank) != MPI_SUCCESS || MPI_Comm_size(dup, &size) != MPI_SUCCESS))
+    rc = SYNCQ_ESYS;
   syncq_am_mpi *j = NULL;
   if (rc == SYNCQ_OK) {
     j = calloc(1, sizeof *j);
@@ -716,12 +778,12 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
   rc = agree(dup, rc);
   if (rc != SYNCQ_OK) {
     free(j);
-    MPI_Comm_free(&dup);
+    (void)MPI_Comm_free(&dup); /* failed: it stays with MPI; the create's status says more */
     return rc;
   }
   j->comm = dup;
-  MPI_Comm_rank(j->comm, &j->rank);
-  MPI_Comm_size(j->comm, &j->size);
+  j->rank = rank;
+  j->size = size;
   j->credits = cfg && cfg->credits ? cfg->credits : SYNCQ_AM_MPI_DEFAULT_CREDITS;
   j->dead_ns = cfg && cfg->dead_timeout_ns ? cfg->dead_timeout_ns : SYNCQ_AM_MPI_DEFAULT_DEAD_NS;
   j->coarse = amm_coarse_fits(j->dead_ns);
@@ -764,19 +826,23 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
     rc = SYNCQ_ESYS;
     goto fail;
   }
-  MPI_Comm_size(node, &nn);
+  /* The node's size and its freeing are local steps: a failure is agreed
+   * with the rings' (node_rc); the Allgather, collective, runs anyway
+   * (node_ranks holds a rank per rank of the job, more than the node). */
+  int node_rc = MPI_Comm_size(node, &nn) == MPI_SUCCESS ? SYNCQ_OK : SYNCQ_ESYS;
   int g = MPI_Allgather(&j->rank, 1, MPI_INT, node_ranks, 1, MPI_INT, node);
-  MPI_Comm_free(&node);
+  if (MPI_Comm_free(&node) != MPI_SUCCESS) node_rc = SYNCQ_ESYS;
   if (g != MPI_SUCCESS) {
     free(node_ranks);
     rc = SYNCQ_ESYS;
     goto fail;
   }
-  if (!force && nn <= (int)SYNCQ_AM_MAX_PEERS)
+  if (node_rc == SYNCQ_OK && !force && nn <= (int)SYNCQ_AM_MAX_PEERS)
     for (int i = 0; i < nn; i++) j->peer[node_ranks[i]].path = PATH_SHM;
   free(node_ranks);
+  if (node_rc != SYNCQ_OK) snprintf(j->why, sizeof j->why, "an MPI call on the node's communicator failed");
 
-  rc = agree(j->comm, make_rings(j));
+  rc = agree(j->comm, node_rc != SYNCQ_OK ? node_rc : make_rings(j));
   if (rc != SYNCQ_OK) goto fail;
   rc = agree(j->comm, connect_peers(j));
   if (rc != SYNCQ_OK) goto fail;
@@ -784,7 +850,7 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
   *out = j;
   return SYNCQ_OK;
 fail:
-  free_job(j, true);
+  (void)free_job(j, true); /* rc says the create failed; a failure here only leaves more with MPI */
   return rc;
 }
 
@@ -864,6 +930,7 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
   if (MPI_Is_thread_main(&flag) != MPI_SUCCESS || !flag) return SYNCQ_EINVAL;
   int rc = SYNCQ_OK;
   bool mpi_ok = true;
+  unsigned failed0 = j->failed_calls;
   if (j->started) {
     /* A living peer keeps sending heartbeats while it polls, so we wait
      * for its BYE as long as it lives; the silence rule (liveness) ends
@@ -905,14 +972,30 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
       MPI_Request bar;
       int done = 0;
       if (MPI_Ibarrier(j->comm, &bar) != MPI_SUCCESS) {
-        mpi_ok = false;
+        /* no request made; the other ranks' barrier ends at their deadline */
+        j->failed_calls++;
+        snprintf(j->why, sizeof j->why, "MPI_Ibarrier failed");
       } else {
         while (!done) {
-          if (MPI_Test(&bar, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
+          if (MPI_Test(&bar, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            /* Every peer has said BYE: the rings and the communicator
+             * can go. A barrier's request still live (bar not null)
+             * stays with MPI: a nonblocking collective's request can be
+             * neither cancelled nor freed (MPI 3.1, 5.12), and with it
+             * the communicator (free_job). */
+            j->failed_calls++;
+            j->comm_held = bar != MPI_REQUEST_NULL;
+            snprintf(j->why, sizeof j->why, "MPI_Test of the job-wide barrier failed");
+            break;
+          }
           if (done) break;
           if (syncq_now_ns() > deadline) {
+            /* Every MPI peer has said BYE: its receives can be cancelled
+             * and the rings freed. The barrier's request stays with MPI
+             * (a nonblocking collective's can be neither cancelled nor
+             * freed), and with it the communicator (free_job). */
             rc = SYNCQ_ETIMEDOUT;
-            mpi_ok = false;
+            j->comm_held = true;
             break;
           }
           (void)syncq_am_poll(j->ep, AMM_STALL_BUDGET, NULL);
@@ -934,7 +1017,10 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
       if (p->tx.head != p->tx.tail || (p->dead && !p->left && s != j->rank)) mpi_ok = false;
     }
   }
+  unsigned failed_now = j->failed_calls;
   j->ep->tp = NULL;
-  free_job(j, mpi_ok);
-  return rc;
+  bool freed = free_job(j, mpi_ok);
+  /* An MPI call of this rank failed during the destroy: said before a
+   * timeout. (j is gone: failed0 and the count were read before.) */
+  return !freed || failed_now != failed0 ? SYNCQ_ESYS : rc;
 }

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mpi_fault_test.c — the MPI transport (syncq/am_mpi.h) under MPI calls
+ * that fail: each scenario arms one injected failure in
+ * tests/am/mpi_objects.c (preloaded into every rank, SYNCQ_MPI_RANK_PRELOAD)
+ * on one rank or on all, right before the step whose MPI call it hits,
+ * and checks the status each rank gets, that the failure was injected
+ * (the interposer's count), that no rank waits past its bound (an alarm)
+ * and that a job made next works. The interposer's verdict on the objects
+ * left at MPI_Finalize is judged by the ctest line (tests/am/CMakeLists.txt:
+ * a clean run, or exactly what the contract leaves with MPI).
+ *
+ *   mpi_fault_test SCENARIO       run by mpi_run.sh on 2 ranks
+ *
+ * The create (through MPI, force_mpi), a fault on every rank (a collective
+ * call, which must fail alike everywhere) or on the last rank alone (a
+ * local step, agreed: that rank SYNCQ_ESYS, the others SYNCQ_EBROKEN):
+ *   dup        MPI_Comm_dup (MPI_COMM_WORLD under MPI_ERRORS_RETURN)  all
+ *   seterr     MPI_Comm_set_errhandler of the duplicate (as dup)       last
+ *   rank       MPI_Comm_rank                                           last
+ *   agree1..4  the agreements' MPI_Allreduce, 1st to 4th               all
+ *   bcast      the job name's MPI_Bcast                                all
+ *   split      MPI_Comm_split_type                                     all
+ *   nodesize   MPI_Comm_size of the node's communicator                last
+ *   allgather  the node's MPI_Allgather                                all
+ *   nodefree   MPI_Comm_free of the node's communicator                last
+ *   ringrecv   the rings' third MPI_Irecv                              last
+ * The same from the environment (SYNCQ_MPI_FAULT, set by the ctest line,
+ * counted from the rank's first MPI call):
+ *   envall     MPI_Allreduce:1 (every rank: SYNCQ_ESYS everywhere)
+ *   envrank    MPI_Irecv:3@1 (rank 1 alone: it SYNCQ_ESYS, rank 0 SYNCQ_EBROKEN)
+ * threadmain  MPI_Is_thread_main failing (every rank) in the create, the
+ *   start and the destroy: each refuses (SYNCQ_EINVAL) and touches nothing,
+ *   and a call again without the fault succeeds.
+ * The start: start  MPI_Allgather of the handler tables: SYNCQ_ESYS on
+ *   every rank, the job not started; its destroy frees all.
+ * Sends and polls (through MPI, a dead timeout of DEAD_NS): the failing
+ * rank finds the other dead (SYNCQ_EDEAD, syncq_am_mpi_why names the
+ * call), the other finds it silent; both destroy with SYNCQ_OK and leave
+ * the job's requests and communicator with MPI (a dead peer's):
+ *   isend      rank 0's MPI_Isend of a request
+ *   repost     rank 1's MPI_Irecv posting again a receive whose handler ran
+ *   recvtest   rank 1's MPI_Testsome and then the MPI_Test of its receive
+ *   truncate   no injected fault: rank 1's bulk blocks are larger than
+ *              rank 0's, and its bulk request overflows rank 0's receive
+ *              (MPI_ERR_TRUNCATE, through MPI_Testsome's MPI_ERR_IN_STATUS;
+ *              MPI_COMM_WORLD under MPI_ERRORS_RETURN: MPICH raises it there)
+ * and one the transport recovers from, nothing found dead, all freed:
+ *   testsome   rank 0's MPI_Testsome (it tests each receive alone)
+ * The destroy (node-local peers, so the barrier's are the only MPI calls;
+ * or through MPI for the rings): the failing last rank returns SYNCQ_ESYS
+ * with everything freed that MPI lets go:
+ *   ibarrier   MPI_Ibarrier: the other rank's barrier ends at its deadline
+ *              (SYNCQ_ETIMEDOUT, its barrier's request left with MPI)
+ *   bartest    MPI_Test of the barrier: the request stays with MPI (a
+ *              nonblocking collective's can be neither cancelled nor freed)
+ *   cancel     MPI_Cancel of a receive (through MPI): it stays posted
+ *   reqfree    MPI_Request_free of a cancelled receive: it stays with MPI
+ *   commfree   MPI_Comm_free of the job's communicator
+ *
+ * A failed check prints rank, line and condition and ends the job
+ * (MPI_Abort).
+ */
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "syncq/am_mpi.h"
+#include "syncq/clock.h"
+
+#define DEAD_NS 300000000ull   /* 300 ms: the dead timeout of the scenarios that find a peer dead */
+#define DESTROY_BOUND_S 10u    /* the destroy's cap is 10 dead timeouts (3 s here): well inside */
+#define STEP_ALARM_S 30u       /* a rank still inside a step after this is stuck */
+#define FOUND_NS 5000000000ull /* the silent peer is found dead within this (D plus a loaded machine) */
+#define POLL_BUDGET 16u
+#define SKIPPED 77
+
+enum { H_PING = 1, H_PONG = 2 };
+
+static int g_rank = -1, g_size = 0;
+static int (*arm_faults)(const char *);
+static unsigned long (*faults_fired)(void);
+static unsigned long g_pongs, g_pings;
+
+#define CHECK(c)                                                                             \
+  do {                                                                                       \
+    if (!(c)) {                                                                              \
+      fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", g_rank, __FILE__, __LINE__, #c); \
+      fflush(NULL);                                                                          \
+      alarm(10);                                                                             \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+      _exit(1);                                                                              \
+    }                                                                                        \
+  } while (0)
+
+#define CHECK_RC(got, want)                                                                                            \
+  do {                                                                                                                 \
+    int got_ = (got), want_ = (want);                                                                                  \
+    if (got_ != want_)                                                                                                 \
+      fprintf(stderr, "rank %d: %s returned %s, not %s\n", g_rank, #got, syncq_strerror(got_), syncq_strerror(want_)); \
+    CHECK(got_ == want_);                                                                                              \
+  } while (0)
+
+static void h_ping(syncq_am_token *t, const uint32_t *a, unsigned na, const void *d, size_t len, void *ctx) {
+  (void)a;
+  (void)na;
+  (void)d;
+  (void)len;
+  (void)ctx;
+  g_pings++;
+  (void)syncq_am_reply(t, H_PONG, NULL, 0, 0);
+}
+
+static void h_pong(syncq_am_token *t, const uint32_t *a, unsigned na, const void *d, size_t len, void *ctx) {
+  (void)t;
+  (void)a;
+  (void)na;
+  (void)d;
+  (void)len;
+  (void)ctx;
+  g_pongs++;
+}
+
+/* Arm spec on this rank when `here` (an empty spec on the others, which
+ * counts nothing). */
+static void arm(const char *spec, bool here) { CHECK(arm_faults(here ? spec : "") == 0); }
+
+static syncq_am_mpi *make_job(bool force, uint64_t dead_ns, int want) {
+  syncq_am_mpi_config cfg = {.force_mpi = force, .dead_timeout_ns = dead_ns};
+  syncq_am_mpi *job = NULL;
+  alarm(STEP_ALARM_S);
+  CHECK_RC(syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job), want);
+  alarm(0);
+  CHECK((job != NULL) == (want == SYNCQ_OK));
+  return job;
+}
+
+static void start_job(syncq_am_mpi *job, int want) {
+  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+  CHECK(syncq_am_register(ep, H_PING, "ping", h_ping, NULL) == SYNCQ_OK);
+  CHECK(syncq_am_register(ep, H_PONG, "pong", h_pong, NULL) == SYNCQ_OK);
+  alarm(STEP_ALARM_S);
+  CHECK_RC(syncq_am_mpi_start(job), want);
+  alarm(0);
+}
+
+/* A job made now on every rank works: the failed step left nothing that
+ * stops it. */
+static void one_exchange(syncq_am_mpi *job);
+static void destroy_bounded(syncq_am_mpi *job, int want);
+
+static void next_job_works(void) {
+  CHECK(arm_faults("") == 0);
+  syncq_am_mpi *job = make_job(true, 0, SYNCQ_OK);
+  start_job(job, SYNCQ_OK);
+  syncq_am_peer *p;
+  CHECK(syncq_am_mpi_peer(job, (g_rank + 1) % g_size, &p) == SYNCQ_OK);
+  unsigned long want = g_pongs + 1;
+  CHECK(syncq_am_request(p, H_PING, NULL, 0, 0) == SYNCQ_OK);
+  uint64_t end = syncq_now_ns() + FOUND_NS;
+  while (g_pongs < want && syncq_now_ns() < end) (void)syncq_am_poll(syncq_am_mpi_endpoint(job), POLL_BUDGET, NULL);
+  CHECK(g_pongs == want);
+  alarm(STEP_ALARM_S);
+  CHECK_RC(syncq_am_mpi_destroy(job), SYNCQ_OK);
+  alarm(0);
+}
+
+/* ---------------------------------------------------------------- the create and the start */
+
+typedef struct create_fault {
+  const char *scenario, *spec;
+  bool all; /* on every rank (a collective call), else the last rank alone */
+} create_fault;
+
+static const create_fault create_faults[] = {
+  {"dup", "MPI_Comm_dup:1", true},          {"seterr", "MPI_Comm_set_errhandler:1", false},
+  {"rank", "MPI_Comm_rank:1", false},       {"agree1", "MPI_Allreduce:1", true},
+  {"agree2", "MPI_Allreduce:2", true},      {"agree3", "MPI_Allreduce:3", true},
+  {"agree4", "MPI_Allreduce:4", true},      {"bcast", "MPI_Bcast:1", true},
+  {"split", "MPI_Comm_split_type:1", true}, {"nodesize", "MPI_Comm_size:2", false},
+  {"allgather", "MPI_Allgather:1", true},   {"nodefree", "MPI_Comm_free:1", false},
+  {"ringrecv", "MPI_Irecv:3", false},
+};
+
+static int scenario_create(const create_fault *f) {
+  bool last = g_rank == g_size - 1, here = f->all || last;
+  /* the duplication, and setting the duplicate's handler, run under
+   * comm's handler (syncq/am_mpi.h): the fatal one would end the job */
+  bool returns = strcmp(f->scenario, "dup") == 0 || strcmp(f->scenario, "seterr") == 0;
+  if (returns) CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) == MPI_SUCCESS);
+  arm(f->spec, here);
+  (void)make_job(true, 0, here ? SYNCQ_ESYS : SYNCQ_EBROKEN);
+  CHECK(faults_fired() == (here ? 1u : 0u));
+  if (returns) CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL) == MPI_SUCCESS);
+  next_job_works();
+  return 0;
+}
+
+/* A fault armed by SYNCQ_MPI_FAULT before the first MPI call. */
+static int scenario_env(bool all) {
+  const char *e = getenv("SYNCQ_MPI_FAULT");
+  CHECK(e != NULL && strcmp(e, all ? "MPI_Allreduce:1" : "MPI_Irecv:3@1") == 0);
+  bool here = all || g_rank == 1;
+  (void)make_job(true, 0, here ? SYNCQ_ESYS : SYNCQ_EBROKEN);
+  CHECK(faults_fired() == (here ? 1u : 0u));
+  next_job_works();
+  return 0;
+}
+
+static int scenario_threadmain(void) {
+  arm("MPI_Is_thread_main:1", true);
+  (void)make_job(true, 0, SYNCQ_EINVAL);
+  CHECK(arm_faults("") == 0);
+  syncq_am_mpi *job = make_job(true, 0, SYNCQ_OK);
+  arm("MPI_Is_thread_main:1", true);
+  start_job(job, SYNCQ_EINVAL);
+  CHECK(arm_faults("") == 0);
+  CHECK_RC(syncq_am_mpi_start(job), SYNCQ_OK); /* the handlers registered above */
+  arm("MPI_Is_thread_main:1", true);
+  CHECK_RC(syncq_am_mpi_destroy(job), SYNCQ_EINVAL);
+  CHECK(arm_faults("") == 0);
+  one_exchange(job); /* the job still works */
+  CHECK(faults_fired() == 3u);
+  destroy_bounded(job, SYNCQ_OK);
+  return 0;
+}
+
+static int scenario_start(void) {
+  CHECK(arm_faults("") == 0);
+  syncq_am_mpi *job = make_job(true, 0, SYNCQ_OK);
+  arm("MPI_Allgather:1", true);
+  start_job(job, SYNCQ_ESYS);
+  CHECK(faults_fired() == 1u);
+  syncq_am_peer *p;
+  CHECK(syncq_am_mpi_peer(job, 0, &p) == SYNCQ_EINVAL); /* not started */
+  alarm(STEP_ALARM_S);
+  CHECK_RC(syncq_am_mpi_destroy(job), SYNCQ_OK);
+  alarm(0);
+  next_job_works();
+  return 0;
+}
+
+/* ---------------------------------------------------------------- sends and polls */
+
+/* Poll until the other rank is found dead (bounded). */
+static void until_dead(syncq_am_mpi *job, int other) {
+  uint64_t end = syncq_now_ns() + FOUND_NS;
+  while (!syncq_am_mpi_peer_dead(job, other) && syncq_now_ns() < end)
+    (void)syncq_am_poll(syncq_am_mpi_endpoint(job), POLL_BUDGET, NULL);
+  CHECK(syncq_am_mpi_peer_dead(job, other));
+}
+
+static void destroy_bounded(syncq_am_mpi *job, int want) {
+  uint64_t t0 = syncq_now_ns();
+  alarm(STEP_ALARM_S);
+  CHECK_RC(syncq_am_mpi_destroy(job), want);
+  alarm(0);
+  CHECK(syncq_now_ns() - t0 < DESTROY_BOUND_S * DEAD_NS + 2000000000ull);
+}
+
+/* A round trip from rank 0 to rank 1 and back, so both are up. */
+static void one_exchange(syncq_am_mpi *job) {
+  syncq_am_peer *p;
+  CHECK(syncq_am_mpi_peer(job, 1 - g_rank, &p) == SYNCQ_OK);
+  unsigned long want = g_pongs + 1;
+  CHECK(syncq_am_request(p, H_PING, NULL, 0, 0) == SYNCQ_OK);
+  uint64_t end = syncq_now_ns() + FOUND_NS;
+  while (g_pongs < want && syncq_now_ns() < end) (void)syncq_am_poll(syncq_am_mpi_endpoint(job), POLL_BUDGET, NULL);
+  CHECK(g_pongs == want);
+}
+
+/* Rank `failing` arms spec; `act` makes it fail there; the other rank
+ * polls until it finds the failing one silent. */
+#define SMALL_BULK 1024u /* truncate: rank 0's bulk size (rank 1 keeps the default, larger) */
+
+/* A receive that MPI completes with an error: rank 0 finds rank 1 failed. */
+static int scenario_truncate(void) {
+  CHECK(arm_faults("") == 0);
+  /* MPICH 4.0 raises a failed receive's error in MPI_Testsome on
+   * MPI_COMM_WORLD's handler, not on the request's communicator's */
+  CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) == MPI_SUCCESS);
+  syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = DEAD_NS};
+  if (g_rank == 0) cfg.shm.bulk_size = SMALL_BULK;
+  syncq_am_mpi *job = NULL;
+  CHECK(syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) == SYNCQ_OK);
+  start_job(job, SYNCQ_OK);
+  one_exchange(job);
+  CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+  int other = 1 - g_rank;
+  if (g_rank == 1) {
+    static unsigned char big[4u * SMALL_BULK];
+    syncq_am_peer *p;
+    CHECK(syncq_am_mpi_peer(job, 0, &p) == SYNCQ_OK);
+    CHECK_RC(syncq_am_request_bulk(p, H_PING, big, sizeof big, NULL, 0, 0), SYNCQ_OK);
+    until_dead(job, other); /* rank 0 sends nothing more: silent */
+  } else {
+    until_dead(job, other);
+    if (strstr(syncq_am_mpi_why(job), "an MPI receive failed") == NULL)
+      fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
+    CHECK(strstr(syncq_am_mpi_why(job), "an MPI receive failed") != NULL);
+    CHECK(g_pings == 1u); /* the first exchange's only */
+  }
+  destroy_bounded(job, SYNCQ_OK);
+  return 0;
+}
+
+static int scenario_peer_fails(const char *scenario) {
+  CHECK(arm_faults("") == 0);
+  syncq_am_mpi *job = make_job(true, DEAD_NS, SYNCQ_OK);
+  start_job(job, SYNCQ_OK);
+  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+  one_exchange(job);
+  /* every rank's exchange has ended before a fault is armed */
+  CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+  int other = 1 - g_rank;
+  bool recover = strcmp(scenario, "testsome") == 0;
+  int failing = strcmp(scenario, "isend") == 0 || recover ? 0 : 1;
+  const char *why = NULL;
+  unsigned long fired = 1;
+  if (g_rank == failing) {
+    syncq_am_peer *p;
+    CHECK(syncq_am_mpi_peer(job, other, &p) == SYNCQ_OK);
+    if (strcmp(scenario, "isend") == 0) {
+      arm("MPI_Isend:1", true);
+      CHECK_RC(syncq_am_request(p, H_PING, NULL, 0, 0), SYNCQ_EDEAD);
+      why = "MPI_Isend failed";
+    } else if (strcmp(scenario, "repost") == 0) {
+      /* the ping's handler runs in one poll, its receive is posted again
+       * at the next: that MPI_Irecv fails */
+      arm("MPI_Irecv:1", true);
+      uint64_t end = syncq_now_ns() + FOUND_NS;
+      while (faults_fired() == 0 && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+      why = "MPI_Irecv failed";
+    } else if (strcmp(scenario, "recvtest") == 0) {
+      /* the poll's MPI_Testsome fails, then the MPI_Test of the first
+       * receive it tests alone (the other rank's: ranks in order) */
+      arm("MPI_Testsome:1,MPI_Test:1", true);
+      uint64_t end = syncq_now_ns() + FOUND_NS;
+      while (faults_fired() < 2 && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+      why = "an MPI receive failed";
+      fired = 2;
+    } else {
+      arm("MPI_Testsome:1", true);
+      uint64_t end = syncq_now_ns() + FOUND_NS;
+      while (faults_fired() == 0 && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+    }
+    CHECK(faults_fired() == fired);
+  }
+  if (recover) {
+    /* nothing lost: both ranks still talk, nobody is dead */
+    CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+    one_exchange(job);
+    CHECK(!syncq_am_mpi_peer_dead(job, other));
+    CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+    destroy_bounded(job, SYNCQ_OK);
+    return 0;
+  }
+  if (g_rank == failing) {
+    CHECK(syncq_am_mpi_peer_dead(job, other));
+    if (strstr(syncq_am_mpi_why(job), why) == NULL)
+      fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
+    CHECK(strstr(syncq_am_mpi_why(job), why) != NULL);
+    syncq_am_peer *p;
+    CHECK(syncq_am_mpi_peer(job, other, &p) == SYNCQ_OK);
+    CHECK_RC(syncq_am_request(p, H_PING, NULL, 0, 0), SYNCQ_EDEAD);
+  } else {
+    until_dead(job, other); /* it sends nothing more: silent */
+  }
+  destroy_bounded(job, SYNCQ_OK);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- the destroy */
+
+static int scenario_destroy(const char *scenario) {
+  bool last = g_rank == g_size - 1;
+  bool through_mpi = strcmp(scenario, "ibarrier") != 0 && strcmp(scenario, "bartest") != 0;
+  CHECK(arm_faults("") == 0);
+  /* node-local: the barrier's are the destroy's only MPI calls */
+  uint64_t dead = through_mpi ? DEAD_NS : SYNCQ_AM_MPI_MIN_DEAD_NS;
+  syncq_am_mpi *job = make_job(through_mpi, dead, SYNCQ_OK);
+  start_job(job, SYNCQ_OK);
+  if (through_mpi) one_exchange(job);
+  const char *spec = strcmp(scenario, "ibarrier") == 0  ? "MPI_Ibarrier:1"
+                     : strcmp(scenario, "bartest") == 0 ? "MPI_Test:1"
+                     : strcmp(scenario, "cancel") == 0  ? "MPI_Cancel:1"
+                     : strcmp(scenario, "reqfree") == 0 ? "MPI_Request_free:1"
+                                                        : "MPI_Comm_free:1";
+  if (through_mpi) CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+  arm(spec, last);
+  /* the other rank's barrier waits for the failed one until its deadline */
+  int want = last ? SYNCQ_ESYS : strcmp(scenario, "ibarrier") == 0 ? SYNCQ_ETIMEDOUT : SYNCQ_OK;
+  uint64_t t0 = syncq_now_ns();
+  alarm(STEP_ALARM_S);
+  CHECK_RC(syncq_am_mpi_destroy(job), want);
+  alarm(0);
+  CHECK(syncq_now_ns() - t0 < DESTROY_BOUND_S * dead + 2000000000ull);
+  CHECK(faults_fired() == (last ? 1u : 0u));
+  next_job_works();
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *what = argc > 1 ? argv[1] : "";
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  *(void **)&arm_faults = dlsym(RTLD_DEFAULT, "syncq_mpi_faults_arm");
+  *(void **)&faults_fired = dlsym(RTLD_DEFAULT, "syncq_mpi_faults_fired");
+  int rc = -1;
+  if (arm_faults == NULL || faults_fired == NULL) {
+    if (g_rank == 0) {
+      const char *dir = getenv("SYNCQ_TEST_OUT");
+      char path[4096];
+      if (dir != NULL && snprintf(path, sizeof path, "%s/skip", dir) < (int)sizeof path) {
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        fprintf(f, "the fault injector (tests/am/mpi_objects.c) is not preloaded\n");
+        CHECK(fclose(f) == 0);
+      }
+    }
+    rc = SKIPPED;
+  } else if (g_size != 2) {
+    fprintf(stderr, "mpi_fault_test runs on 2 ranks\n");
+  } else {
+    for (size_t i = 0; i < sizeof create_faults / sizeof create_faults[0]; i++)
+      if (strcmp(what, create_faults[i].scenario) == 0) rc = scenario_create(&create_faults[i]);
+    if (strcmp(what, "start") == 0) rc = scenario_start();
+    if (strcmp(what, "threadmain") == 0) rc = scenario_threadmain();
+    if (strcmp(what, "truncate") == 0) rc = scenario_truncate();
+    if (strcmp(what, "envall") == 0 || strcmp(what, "envrank") == 0) rc = scenario_env(strcmp(what, "envall") == 0);
+    if (strcmp(what, "isend") == 0 || strcmp(what, "repost") == 0 || strcmp(what, "recvtest") == 0 ||
+        strcmp(what, "testsome") == 0)
+      rc = scenario_peer_fails(what);
+    if (strcmp(what, "ibarrier") == 0 || strcmp(what, "bartest") == 0 || strcmp(what, "cancel") == 0 ||
+        strcmp(what, "reqfree") == 0 || strcmp(what, "commfree") == 0)
+      rc = scenario_destroy(what);
+    if (rc == -1) fprintf(stderr, "mpi_fault_test: no scenario %s (see the file's head)\n", what);
+  }
+  if (rc != 0 && rc != SKIPPED) CHECK(!"scenario failed");
+  if (g_rank == 0) printf("%s: %s\n", what, rc == SKIPPED ? "skipped" : "passed");
+  MPI_Finalize();
+  return 0;
+}
