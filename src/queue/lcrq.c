@@ -69,10 +69,22 @@
  *                is about to remove from head (001's help for a lagging
  *                tail), which hazard pointers need and the paper's
  *                garbage-collected presentation does not; (4) a dequeuer
- *                that finds its cell empty while an enqueuer holds its
- *                ticket (tail > h) spins up to LR_SPIN (128) relaxes, once
- *                per ticket, for that enqueuer before the empty transition
- *                (bounded: a preempted enqueuer costs no more).
+ *                that finds its cell empty while an enqueuer may hold its
+ *                ticket (tail > h, and h below the ring's closed_at) spins
+ *                up to LR_SPIN (128) relaxes, once per ticket, for that
+ *                enqueuer before the empty transition (bounded: a
+ *                preempted enqueuer costs no more). closed_at, recorded by
+ *                the enqueuer whose tantrum set CLOSED (lr_close), is the
+ *                tail it closed, or its own failed ticket when nobody took
+ *                one after it: no enqueue writes a cell at or past it,
+ *                since every later ticket carries CLOSED and its enqueuer
+ *                returns before any cell, and the closer gave its own up.
+ *                The wait decides no outcome (the paper has none: the
+ *                empty transition and the enqueuer's failed CAS are its
+ *                interleavings), so every interleaving stays one of
+ *                Figure 5's; closed_at only drops waits that no write
+ *                could end, and one not yet recorded (CLOSED seen first)
+ *                costs a wait, as before.
  *   Notes:       where the time went, one thread (perf record -e
  *                cpu-clock): before, syncq_hp_enter, _leave and _protect
  *                took 60% of the samples; now the FAA and the double-width
@@ -150,7 +162,7 @@ static inline int crq_enqueue(lr_ring *r, void *item) {
     if (v.hi == 0) SYNCQ_STAT_INC(enq_cells_lost); /* no item in it: a dequeuer passed it (not a wrapped ring) */
     SYNCQ_STAT_INC(retries);                       /* ticket t lost */
     if (lr_should_close(r, t, tries)) {            /* full, or starving: the tantrum */
-      lr_close(r);
+      lr_close(r, t);
       return LR_RING_CLOSED;
     }
   }

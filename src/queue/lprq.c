@@ -71,7 +71,9 @@
  *                starvation bound, (3) the tail help before head moves,
  *                (4) the bounded spin for ticket h's enqueuer before
  *                voiding its cell (here: until an item or a later epoch
- *                shows): as in src/queue/lcrq.c; (5) the mark is written
+ *                shows; none at or past the ring's closed_at, which no
+ *                claim reaches: only ticket t's enqueuer claims for t's
+ *                cycle): as in src/queue/lcrq.c; (5) the mark is written
  *                by CAS from whatever bottom was read, so an enqueuer may
  *                void another's unfinished claim (that enqueuer then
  *                retries).
@@ -198,7 +200,7 @@ static inline int prq_enqueue(lr_ring *r, void *item) {
     if (is_bottom(v)) SYNCQ_STAT_INC(enq_cells_lost);
     SYNCQ_STAT_INC(retries);            /* ticket t lost */
     if (lr_should_close(r, t, tries)) { /* full, or starving: the tantrum */
-      lr_close(r);
+      lr_close(r, t);
       return LR_RING_CLOSED;
     }
   }
