@@ -133,9 +133,9 @@ static lr_ring *crq_make(uint64_t R, void *first, bool funnels) {
   lr_ring *r = lr_ring_alloc(R, sizeof(syncq_pr_dw_atomic), funnels);
   if (r == NULL) return NULL;
   syncq_pr_dw_atomic *c = cells_of(r);
-  for (uint64_t i = 0; i < R; i++) {
-    atomic_init(&c[lr_slot(r, i)].lo, SAFE | i); /* ticket i's cell serves it first */
-    atomic_init(&c[lr_slot(r, i)].hi, 0);
+  for (uint64_t s = 0; s < R; s++) {                       /* in address order: a close pays this (docs/queues.md) */
+    atomic_init(&c[s].lo, SAFE | lr_ticket_of_slot(r, s)); /* the cell serves its first ticket first */
+    atomic_init(&c[s].hi, 0);
   }
   if (first != NULL) { /* a ring that starts with one item (Figure 6): ticket 0's cell */
     atomic_init(&c[lr_slot(r, 0)].hi, (uint64_t)(uintptr_t)first);

@@ -95,6 +95,17 @@ static inline uint64_t lr_slot(const lr_ring *r, uint64_t t) {
 #endif
 }
 
+/* lr_slot's inverse: the first ticket (in [0, R)) whose cell is slot s,
+ * for a make that writes the cells in address order. */
+static inline uint64_t lr_ticket_of_slot(const lr_ring *r, uint64_t s) {
+#if LR_REMAP
+  return ((s % LR_CELLS_PER_LINE) << r->line_order) | (s / LR_CELLS_PER_LINE);
+#else
+  (void)r;
+  return s;
+#endif
+}
+
 /* The ring at *end, protected in slot: free when the slot already holds
  * it (held since an earlier, validated protect), else protect. */
 static inline lr_ring *lr_protect(syncq_hp_record *rec, unsigned slot, _Atomic(void *) *end) {
