@@ -147,10 +147,14 @@ static lr_ring *crq_make(uint64_t R, void *first, bool funnels) {
 /* Figure 5, enqueue: LR_OK, or LR_RING_CLOSED. */
 static inline int crq_enqueue(lr_ring *r, void *item) {
   syncq_pr_dw_atomic *cells = cells_of(r);
+  uint64_t lost = LR_OPEN; /* the ticket failed last */
   for (unsigned tries = 0;; tries++) {
     uint64_t t = lr_tail_ticket(r);
     SYNCQ_RACE_POINT("queue.lcrq.enqueue.ticket"); /* a ticket held, its cell not yet written */
-    if (t & LR_CLOSED) return LR_RING_CLOSED;
+    if (t & LR_CLOSED) {
+      if (lost != LR_OPEN) lr_give_up(r, lost); /* closed since: the ticket failed last has no writer */
+      return LR_RING_CLOSED;
+    }
     syncq_pr_dw_atomic *cell = &cells[lr_slot(r, t)];
     syncq_pr_dw v = syncq_pr_dw_load(cell); /* may be torn: the CAS validates it */
     uint64_t idx = v.lo & IDX;
@@ -165,6 +169,7 @@ static inline int crq_enqueue(lr_ring *r, void *item) {
       lr_close(r, t);
       return LR_RING_CLOSED;
     }
+    lost = t;
   }
 }
 

@@ -234,6 +234,18 @@ static inline void lr_count_wait(int pauses) {
   (void)pauses;
 }
 
+/* An enqueuer gave up ticket t (it failed the ticket and will not write
+ * its cell) and found the ring closed: when closed_at is t + 1, every
+ * ticket >= t + 1 has no writer and neither has t, so closed_at can be t.
+ * closed_at only falls this way, one given-up ticket at a time, from the
+ * value the closer recorded (a CAS expecting t + 1 fails on LR_OPEN, so
+ * nothing lowers it before that store). Tickets given up out of order
+ * stay above it: a missed chance, never a wrong one. */
+static inline void lr_give_up(lr_ring *r, uint64_t t) {
+  uint64_t expect = t + 1;
+  (void)atomic_compare_exchange_strong(&r->closed_at, &expect, t);
+}
+
 /* Close the ring (the "tantrum") after failing ticket t: no ticket taken
  * from now on succeeds. Counted by the enqueuer that set the bit, not by
  * those that found it set. The one that set it records in closed_at the
@@ -245,18 +257,21 @@ static inline void lr_count_wait(int pauses) {
  *     its enqueuer returns LR_RING_CLOSED without touching a cell: every
  *     ticket >= old (tail before the bit) is never written;
  *   - t itself is never written: its enqueuer (this one) gave it up and
- *     returns LR_RING_CLOSED. When old == t + 1 no ticket between t and
- *     the close was handed out (tail stood at t + 1 from t's fetch-and-
- *     add to the bit), so every ticket >= t is never written. Otherwise
- *     tickets in (t, old) belong to enqueuers that may still write, and
- *     only old is recorded.
+ *     returns LR_RING_CLOSED (lr_give_up). When old == t + 1 no ticket
+ *     between t and the close was handed out (tail stood at t + 1 from
+ *     t's fetch-and-add to the bit), so every ticket >= t is never
+ *     written. Otherwise tickets in (t, old) belong to enqueuers that may
+ *     still write, and each that gives its ticket up lowers closed_at by
+ *     one when it is next in line (lr_give_up).
  * Cells of later rounds (ticket + k*R) are no concern: those tickets are
  * past old too. */
 static inline void lr_close(lr_ring *r, uint64_t t) {
   uint64_t old = atomic_fetch_or(&r->tail, LR_CLOSED);
-  if (old & LR_CLOSED) return; /* closed by another enqueuer, which records closed_at */
-  SYNCQ_STAT_INC(rings_closed);
-  atomic_store(&r->closed_at, old == t + 1 ? t : old);
+  if ((old & LR_CLOSED) == 0) {
+    SYNCQ_STAT_INC(rings_closed);
+    atomic_store(&r->closed_at, old);
+  }
+  lr_give_up(r, t);
 }
 
 /* Should an enqueuer that failed ticket t (after `tries` failures) close

@@ -173,10 +173,14 @@ static inline uint64_t cycle_of(const lr_ring *r, uint64_t t) { return (t >> r->
 static inline int prq_enqueue(lr_ring *r, void *item) {
   const uint64_t mark = mark_of_this_thread();
   cell *cells = cells_of(r);
+  uint64_t lost = LR_OPEN; /* the ticket failed last */
   for (unsigned tries = 0;; tries++) {
     uint64_t t = lr_tail_ticket(r);
     SYNCQ_RACE_POINT("queue.lprq.enqueue.ticket"); /* a ticket held, its cell not yet written */
-    if (t & LR_CLOSED) return LR_RING_CLOSED;
+    if (t & LR_CLOSED) {
+      if (lost != LR_OPEN) lr_give_up(r, lost); /* closed since: the ticket failed last has no writer */
+      return LR_RING_CLOSED;
+    }
     cell *c = &cells[lr_slot(r, t)];
     uint64_t cyc = cycle_of(r, t);
     uint64_t se = atomic_load(&c->se);
@@ -203,6 +207,7 @@ static inline int prq_enqueue(lr_ring *r, void *item) {
       lr_close(r, t);
       return LR_RING_CLOSED;
     }
+    lost = t;
   }
 }
 

@@ -21,7 +21,8 @@
  * closer gave up in it does not wait: no enqueuer will write that cell.
  * A closed ring with a producer stopped on a ticket below the closer's:
  * the dequeuer waits at the stopped producer's ticket (it may still
- * write) and not at the closer's. wfqueue's slow path: under the test
+ * write) and not at the closer's; once that producer has given its ticket
+ * up, at neither. wfqueue's slow path: under the test
  * hook PATIENCE 0 every enqueue publishes a request (enq_slow), none
  * otherwise.
  *
@@ -236,12 +237,15 @@ static void test_rings_closed(void **state) {
 /* A ring of 2 cells holding items 0 and 1: the producer takes ticket 2 and
  * is stopped before its cell; the main thread's enqueue of item 3 takes
  * ticket 3, finds the ring full and closes it (nobody took a ticket after
- * 3), and links a ring holding item 3. The main thread then dequeues 0, 1,
- * and 3: at ticket 2 it waits the whole spin (the stopped producer holds
- * it and may still write), at ticket 3 not at all (the closer gave it up).
- * Let go, the producer loses ticket 2, finds the ring closed and queues
- * item 2 in the new ring. */
-static void closed_with_late_producer(const char *algo, const char *point) {
+ * 3), and links a ring holding item 3.
+ * Still stopped: the main thread dequeues 0, 1 and 3; at ticket 2 it waits
+ * the whole spin (the stopped producer holds it and may still write), at
+ * ticket 3 not at all (the closer gave it up). Let go, the producer loses
+ * ticket 2, finds the ring closed and queues item 2 in the new ring.
+ * Let go first (given_up): the producer fails ticket 2 (the ring is full),
+ * finds it closed and gives ticket 2 up, after which no dequeuer waits at
+ * it: the main thread dequeues 0, 1, 3, 2 without a wait. */
+static void closed_with_late_producer(const char *algo, const char *point, bool given_up) {
   const syncq_algo *a;
   assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, algo, &a), SYNCQ_OK);
   const syncq_queue_ops *ops = a->ops;
@@ -270,36 +274,50 @@ static void closed_with_late_producer(const char *algo, const char *point) {
   syncq_stats_reset();
   assert_int_equal(ops->enqueue(q, item_of(3)), SYNCQ_OK);
   assert_int_equal(syncq_stats_self()->rings_closed, 1);
+  if (given_up) {
+    atomic_store(&release, 1);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(p.status, SYNCQ_OK);
+    syncq_stats_reset();
+  }
   void *out = NULL;
-  const uint64_t order[] = {0, 1, 3};
-  for (size_t k = 0; k < 3; k++) {
+  const uint64_t order[] = {0, 1, 3, 2};
+  for (size_t k = 0; k < (given_up ? 4u : 3u); k++) {
     assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
     assert_ptr_equal(out, item_of(order[k]));
   }
   const syncq_stats c = *syncq_stats_self();
-  atomic_store(&release, 1);
-  assert_int_equal(pthread_join(th, NULL), 0);
-  assert_int_equal(p.status, SYNCQ_OK);
-  assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
-  assert_ptr_equal(out, item_of(2));
+  if (!given_up) {
+    atomic_store(&release, 1);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(p.status, SYNCQ_OK);
+    assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(2));
+  }
   assert_int_equal(ops->dequeue(q, &out), SYNCQ_EMPTY);
   assert_int_equal(ops->destroy(q), SYNCQ_OK);
   free(q);
 
-  if (c.deq_waits != 1 || c.deq_waits_out != 1 || c.deq_wait_pauses != LR_SPIN)
-    fail_msg("%s: waits at a closed ring: %llu (%llu ran out), %llu pauses; expected 1 (out), %d", algo,
-             (unsigned long long)c.deq_waits, (unsigned long long)c.deq_waits_out,
-             (unsigned long long)c.deq_wait_pauses, LR_SPIN);
-  if (p.stats.enq_cells_lost != 1) /* ticket 2, passed while it was stopped */
-    fail_msg("%s: the late producer lost %llu tickets, expected 1", algo, (unsigned long long)p.stats.enq_cells_lost);
+  const uint64_t waits = given_up ? 0 : 1;
+  if (c.deq_waits != waits || c.deq_waits_out != waits || c.deq_wait_pauses != waits * LR_SPIN)
+    fail_msg("%s%s: waits at a closed ring: %llu (%llu ran out), %llu pauses; expected %llu (out), %llu", algo,
+             given_up ? " (ticket given up)" : "", (unsigned long long)c.deq_waits, (unsigned long long)c.deq_waits_out,
+             (unsigned long long)c.deq_wait_pauses, (unsigned long long)waits, (unsigned long long)(waits * LR_SPIN));
+  /* ticket 2: passed while it was stopped (no item in its cell), or
+   * failed on the full ring (item 0 in its cell) */
+  if (p.stats.enq_cells_lost != waits)
+    fail_msg("%s: the late producer lost %llu tickets, expected %llu", algo, (unsigned long long)p.stats.enq_cells_lost,
+             (unsigned long long)waits);
 }
 
 static void test_closed_ring_late_producer(void **state) {
   (void)state;
-  closed_with_late_producer("lcrq", "queue.lcrq.enqueue.ticket");
-  closed_with_late_producer("lcrq-af", "queue.lcrq.enqueue.ticket");
-  closed_with_late_producer("lprq", "queue.lprq.enqueue.ticket");
-  closed_with_late_producer("lprq-af", "queue.lprq.enqueue.ticket");
+  for (int given_up = 0; given_up < 2; given_up++) {
+    closed_with_late_producer("lcrq", "queue.lcrq.enqueue.ticket", given_up);
+    closed_with_late_producer("lcrq-af", "queue.lcrq.enqueue.ticket", given_up);
+    closed_with_late_producer("lprq", "queue.lprq.enqueue.ticket", given_up);
+    closed_with_late_producer("lprq-af", "queue.lprq.enqueue.ticket", given_up);
+  }
 }
 
 /* ------------------------------------------------------------ wfqueue's slow path */
