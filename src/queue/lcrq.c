@@ -75,10 +75,13 @@
  *                enqueuer before the empty transition (bounded: a
  *                preempted enqueuer costs no more). closed_at, recorded by
  *                the enqueuer whose tantrum set CLOSED (lr_close), is the
- *                tail it closed, or its own failed ticket when nobody took
- *                one after it: no enqueue writes a cell at or past it,
- *                since every later ticket carries CLOSED and its enqueuer
- *                returns before any cell, and the closer gave its own up.
+ *                tail it closed, lowered by one by each enqueuer that
+ *                gives up the ticket just below it (lr_give_up; the
+ *                closer's own first): no enqueue writes a cell at or past
+ *                it, since every later ticket carries CLOSED and its
+ *                enqueuer returns before any cell, and the tickets below
+ *                the closed tail it passed were given up by their own
+ *                enqueuers.
  *                The wait decides no outcome (the paper has none: the
  *                empty transition and the enqueuer's failed CAS are its
  *                interleavings), so every interleaving stays one of

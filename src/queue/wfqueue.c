@@ -46,8 +46,7 @@
  *                H >= T: 2 loads (3 when H caught up with the T last
  *                seen), no locked instruction (Deviation (6)); one that
  *                raced an enqueue past that test: 1 FAA + 2 CAS (val to
- *                ⊤, enq to ⊤) after WFQ_SPIN (100) relaxes if its index is
- *                below T, none if not (Deviation (9)). Once per
+ *                ⊤, enq to ⊤) after WFQ_SPIN (100) relaxes. Once per
  *                segment, 1 CAS (link) and 1 store (the handle's segment
  *                pointer); a cleanup every 2n segments (4 FAA of 0 with
  *                its CAS).
@@ -135,16 +134,8 @@
  *                calls malloc; the paper frees them. A fresh segment of
  *                1024 64-byte cells cost 7 to 14 page faults (glibc trims
  *                the producer's arena when the consumer frees), about 4
- *                us each on the loaded 2-core VM. (9) help_enq waits
- *                (the authors' spin, not in the pseudo-code) for an empty
- *                cell only when its index is below T: every write of a
- *                value to cell i follows a fetch-and-add of T that
- *                returned i, or a helper's advance of T past i
- *                (commit_value), so at or past T nobody is writing it.
- *                The wait decides nothing (the ⊤ CAS and Deviation (3)
- *                settle every meeting of writer and dequeuer), so this
- *                keeps linearizability and wait-freedom (one bounded
- *                step shorter).    one thread, CPU time (2-core AMD EPYC VM, interleaved
+ *                us each on the loaded 2-core VM.
+ *   Measured:    one thread, CPU time (2-core AMD EPYC VM, interleaved
  *                runs): enqueue+dequeue pair 42.5 -> 34.0 ns with (7)
  *                (lcrq 31.3); enqueue 21.0 -> 16.6 ns, dequeue 22.2 ->
  *                18.0 ns in batches of 512 (lcrq 16.0, 17.1). One
@@ -168,8 +159,7 @@
  *   Stats:       cas_attempts, cas_failures, retries (the slow enqueue's
  *                cells that another request took); deq_waits,
  *                deq_wait_pauses, deq_waits_out (help_enq's waits of up
- *                to WFQ_SPIN relaxes for an empty cell's enqueuer, when
- *                its index is below T, in a
+ *                to WFQ_SPIN relaxes for an empty cell's enqueuer, in a
  *                dequeue's own cells and in those it examines for a
  *                peer's request); enq_cells_lost (fast-path enqueues whose
  *                cell a dequeuer had marked ⊤); enq_slow (enqueues that
@@ -545,20 +535,13 @@ static void commit_value(syncq_queue_wfqueue *q, wfq_cell *c, int64_t i, void *v
 
 /* The dequeuer at index i settles cell c: an item, NULL (the queue was
  * empty at i), or TOP_VAL (no item for i, but enqueues are past it).
- *
- * An empty cell is waited for (WFQ_SPIN relaxes, once) only when T > i:
- * a value reaches cell i from an enqueuer that took i by its
- * fetch-and-add on T (fast path, or enq_slow's own cells), or from a
- * helper committing a request there, which raises T past i
- * (commit_value's advance_end) before it stores the value. With T <= i
- * neither has begun, and a wait would only hope for an enqueue that has
- * not started. The wait is the authors' spin, not part of the algorithm:
- * the ⊤ CAS below and Deviation (3) settle the cell whichever way a
- * writer and this dequeuer meet, so skipping it keeps linearizability,
- * and it only shortens a bounded step (wait-freedom). */
+ * The wait also covers a cell at or past T, which no enqueuer holds yet:
+ * there it waits for the enqueue that takes i next, which otherwise finds
+ * ⊤ and loses the cell (docs/queues.md, "No wait for an enqueuer that
+ * cannot come": without it, ping-pong pairs lost 30 times the cells). */
 static void *help_enq(syncq_queue_wfqueue *q, wfq_handle *th, wfq_cell *c, int64_t i) {
   void *v = atomic_load(&c->val);
-  if (v == NULL && atomic_load(&q->ei) > i) { /* the enqueuer of index i may be just behind */
+  if (v == NULL) { /* the enqueuer of index i may be just behind */
     int k = 0;
     for (; v == NULL && k < WFQ_SPIN; k++) {
       syncq_pr_relax();

@@ -11,10 +11,10 @@
  * queue's whole spin for the write that does not come (one wait, that
  * many pauses), gives the cell up and answers EMPTY. Let go, the producer
  * finds its cell passed (one ticket lost on a cell with no item) and takes
- * another. wfqueue's consumer tries the next cell too, whose index no
- * enqueuer holds (it is at T): it waits only at its own, and its producer
- * loses both cells. A warm-up pair before, with nobody stopped, counts no
- * wait and no lost ticket.
+ * another. wfqueue waits on every empty cell a dequeue examines, whether
+ * an enqueuer holds its index yet or not, and its consumer tries the next
+ * one too: two waits there, and its producer loses both cells. A warm-up
+ * pair before, with nobody stopped, counts no wait and no lost ticket.
  *
  * Rings closed: an LCRQ or LPRQ of 2-cell rings takes a third item by
  * closing the first ring (once); the dequeuer that reaches the ticket the
@@ -113,9 +113,10 @@ static const expect cases[] = {
   {"lprq", "queue.lprq.enqueue.ticket", 1, LR_SPIN, 1},
   {"lprq-af", "queue.lprq.enqueue.ticket", 1, LR_SPIN, 1},
   {"scq", "queue.scq.enqueue.ticket", 1, SYNCQ_SCQ_DEQ_WAIT, 1},
-  /* its own index (waited for), then the next one, which no enqueuer
-   * holds (not waited for); the producer loses both */
-  {"wfqueue", "queue.wfqueue.enqueue.ticket", 1, WFQ_SPIN, 2},
+  /* its own index, then the next one, which no enqueuer holds yet (the
+   * wait there is for the enqueue that takes it next); the producer loses
+   * both */
+  {"wfqueue", "queue.wfqueue.enqueue.ticket", 2, 2 * WFQ_SPIN, 2},
 };
 
 static void late_producer(const expect *e) {
