@@ -69,10 +69,25 @@
  *                is about to remove from head (001's help for a lagging
  *                tail), which hazard pointers need and the paper's
  *                garbage-collected presentation does not; (4) a dequeuer
- *                that finds its cell empty while an enqueuer holds its
- *                ticket (tail > h) spins up to LR_SPIN (128) relaxes, once
- *                per ticket, for that enqueuer before the empty transition
- *                (bounded: a preempted enqueuer costs no more).
+ *                that finds its cell empty while an enqueuer may hold its
+ *                ticket (tail > h, and h below the ring's closed_at) spins
+ *                up to LR_SPIN (128) relaxes, once per ticket, for that
+ *                enqueuer before the empty transition (bounded: a
+ *                preempted enqueuer costs no more). closed_at, recorded by
+ *                the enqueuer whose tantrum set CLOSED (lr_close), is the
+ *                tail it closed, lowered by one by each enqueuer that
+ *                gives up the ticket just below it (lr_give_up; the
+ *                closer's own first): no enqueue writes a cell at or past
+ *                it, since every later ticket carries CLOSED and its
+ *                enqueuer returns before any cell, and the tickets below
+ *                the closed tail it passed were given up by their own
+ *                enqueuers.
+ *                The wait decides no outcome (the paper has none: the
+ *                empty transition and the enqueuer's failed CAS are its
+ *                interleavings), so every interleaving stays one of
+ *                Figure 5's; closed_at only drops waits that no write
+ *                could end, and one not yet recorded (CLOSED seen first)
+ *                costs a wait, as before.
  *   Notes:       where the time went, one thread (perf record -e
  *                cpu-clock): before, syncq_hp_enter, _leave and _protect
  *                took 60% of the samples; now the FAA and the double-width
@@ -121,9 +136,9 @@ static lr_ring *crq_make(uint64_t R, void *first, bool funnels) {
   lr_ring *r = lr_ring_alloc(R, sizeof(syncq_pr_dw_atomic), funnels);
   if (r == NULL) return NULL;
   syncq_pr_dw_atomic *c = cells_of(r);
-  for (uint64_t i = 0; i < R; i++) {
-    atomic_init(&c[lr_slot(r, i)].lo, SAFE | i); /* ticket i's cell serves it first */
-    atomic_init(&c[lr_slot(r, i)].hi, 0);
+  for (uint64_t s = 0; s < R; s++) {                       /* in address order: a close pays this (docs/queues.md) */
+    atomic_init(&c[s].lo, SAFE | lr_ticket_of_slot(r, s)); /* the cell serves its first ticket first */
+    atomic_init(&c[s].hi, 0);
   }
   if (first != NULL) { /* a ring that starts with one item (Figure 6): ticket 0's cell */
     atomic_init(&c[lr_slot(r, 0)].hi, (uint64_t)(uintptr_t)first);
@@ -135,10 +150,14 @@ static lr_ring *crq_make(uint64_t R, void *first, bool funnels) {
 /* Figure 5, enqueue: LR_OK, or LR_RING_CLOSED. */
 static inline int crq_enqueue(lr_ring *r, void *item) {
   syncq_pr_dw_atomic *cells = cells_of(r);
+  uint64_t lost = LR_OPEN; /* the ticket failed last */
   for (unsigned tries = 0;; tries++) {
     uint64_t t = lr_tail_ticket(r);
     SYNCQ_RACE_POINT("queue.lcrq.enqueue.ticket"); /* a ticket held, its cell not yet written */
-    if (t & LR_CLOSED) return LR_RING_CLOSED;
+    if (t & LR_CLOSED) {
+      if (lost != LR_OPEN) lr_give_up(r, lost); /* closed since: the ticket failed last has no writer */
+      return LR_RING_CLOSED;
+    }
     syncq_pr_dw_atomic *cell = &cells[lr_slot(r, t)];
     syncq_pr_dw v = syncq_pr_dw_load(cell); /* may be torn: the CAS validates it */
     uint64_t idx = v.lo & IDX;
@@ -150,9 +169,10 @@ static inline int crq_enqueue(lr_ring *r, void *item) {
     if (v.hi == 0) SYNCQ_STAT_INC(enq_cells_lost); /* no item in it: a dequeuer passed it (not a wrapped ring) */
     SYNCQ_STAT_INC(retries);                       /* ticket t lost */
     if (lr_should_close(r, t, tries)) {            /* full, or starving: the tantrum */
-      lr_close(r);
+      lr_close(r, t);
       return LR_RING_CLOSED;
     }
+    lost = t;
   }
 }
 

@@ -45,6 +45,7 @@
 #include "../race_internal.h" /* SYNCQ_RACE_POINT: nothing outside race tests */
 
 #define LR_CLOSED (UINT64_C(1) << 63) /* tail's CLOSED bit */
+#define LR_OPEN UINT64_MAX            /* closed_at of a ring not closed (or whose closer has not recorded it yet) */
 #define LR_PATIENCE 16                /* failed tickets before an enqueuer closes the ring */
 #define LR_RING_MIN 2
 #define LR_RING_MAX (UINT64_C(1) << 24)
@@ -59,6 +60,10 @@ typedef struct lr_ring {
    * dequeuers' emptiness test (lr_ring_seems_empty). */
   _Atomic(uint64_t) tail_seen;
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) tail; /* bit 63: CLOSED */
+  /* LR_OPEN, or the first ticket no enqueue will ever write, set once by
+   * the enqueuer that closed the ring (lr_close); read by dequeuers only
+   * after they saw CLOSED, so it shares tail's line. */
+  _Atomic(uint64_t) closed_at;
   SYNCQ_CACHELINE_ALIGNED _Atomic(struct lr_ring *) next;
   uint64_t size;              /* R, a power of two; read-only */
   uint32_t order;             /* log2(R); read-only */
@@ -87,6 +92,17 @@ static inline uint64_t lr_slot(const lr_ring *r, uint64_t t) {
   return ((i & (lines - 1)) * LR_CELLS_PER_LINE) | (i >> r->line_order);
 #else
   return i;
+#endif
+}
+
+/* lr_slot's inverse: the first ticket (in [0, R)) whose cell is slot s,
+ * for a make that writes the cells in address order. */
+static inline uint64_t lr_ticket_of_slot(const lr_ring *r, uint64_t s) {
+#if LR_REMAP
+  return ((s % LR_CELLS_PER_LINE) << r->line_order) | (s / LR_CELLS_PER_LINE);
+#else
+  (void)r;
+  return s;
 #endif
 }
 
@@ -140,6 +156,7 @@ static inline lr_ring *lr_ring_alloc(uint64_t R, size_t cell_bytes, bool funnels
   atomic_init(&r->tail, 0);
   atomic_init(&r->next, NULL);
   atomic_init(&r->tail_seen, 0);
+  atomic_init(&r->closed_at, LR_OPEN);
   r->size = R;
   r->order = (uint32_t)__builtin_ctzll(R);
   /* R < LR_CELLS_PER_LINE: one line, the identity map */
@@ -186,14 +203,25 @@ static inline bool lr_ring_seems_empty(lr_ring *r) {
   return false;
 }
 
-/* A dequeuer whose cell is still empty although an enqueuer already holds
- * its ticket h (tail > h) waits a little for that enqueuer before it makes
- * the cell unusable for it: otherwise, with the queue nearly empty, the
- * dequeuer overtakes the enqueuer at every item and both redo their work.
- * Bounded (LR_SPIN relaxes, once per ticket): a preempted enqueuer costs no
- * more than that. The ring files spin on their own cell words. */
+/* A dequeuer whose cell is still empty although an enqueuer may still
+ * write it (its ticket h is below tail, and below the ring's closed_at)
+ * waits a little for that enqueuer before it makes the cell unusable for
+ * it: otherwise, with the queue nearly empty, the dequeuer overtakes the
+ * enqueuer at every item and both redo their work. Bounded (LR_SPIN
+ * relaxes, once per ticket): a preempted enqueuer costs no more than that.
+ * The ring files spin on their own cell words.
+ *
+ * A ticket at or past closed_at has no enqueuer to wait for (lr_close
+ * says why), so a dequeuer there goes straight to the empty transition.
+ * The wait is only a courtesy: the ring is correct whether a dequeuer
+ * waits or not, so a closed_at not yet recorded (LR_OPEN while CLOSED is
+ * already set) costs a wait, never an item. */
 #define LR_SPIN 128
-static inline bool lr_enqueuer_pending(lr_ring *r, uint64_t h) { return (atomic_load(&r->tail) & ~LR_CLOSED) > h; }
+static inline bool lr_enqueuer_pending(lr_ring *r, uint64_t h) {
+  uint64_t t = atomic_load(&r->tail);
+  if ((t & LR_CLOSED) && h >= atomic_load(&r->closed_at)) return false;
+  return (t & ~LR_CLOSED) > h;
+}
 
 /* Count one such wait and the relaxes it spent (pauses: 0 when the cell
  * was written by the first look after the test; LR_SPIN when the
@@ -206,11 +234,44 @@ static inline void lr_count_wait(int pauses) {
   (void)pauses;
 }
 
-/* Close the ring (the "tantrum"): no ticket taken from now on succeeds.
- * Counted by the enqueuer that set the bit, not by those that found it
- * set. */
-static inline void lr_close(lr_ring *r) {
-  if ((atomic_fetch_or(&r->tail, LR_CLOSED) & LR_CLOSED) == 0) SYNCQ_STAT_INC(rings_closed);
+/* An enqueuer gave up ticket t (it failed the ticket and will not write
+ * its cell) and found the ring closed: when closed_at is t + 1, every
+ * ticket >= t + 1 has no writer and neither has t, so closed_at can be t.
+ * closed_at only falls this way, one given-up ticket at a time, from the
+ * value the closer recorded (a CAS expecting t + 1 fails on LR_OPEN, so
+ * nothing lowers it before that store). Tickets given up out of order
+ * stay above it: a missed chance, never a wrong one. */
+static inline void lr_give_up(lr_ring *r, uint64_t t) {
+  uint64_t expect = t + 1;
+  (void)atomic_compare_exchange_strong(&r->closed_at, &expect, t);
+}
+
+/* Close the ring (the "tantrum") after failing ticket t: no ticket taken
+ * from now on succeeds. Counted by the enqueuer that set the bit, not by
+ * those that found it set. The one that set it records in closed_at the
+ * first ticket no enqueue will write:
+ *   - every ticket taken after the fetch-and-or carries CLOSED (tail
+ *     only grows: fetch-and-add, fixState's raise, which leaves a closed
+ *     tail alone, and this bit; the funnels of the -af rings add to the
+ *     same word, so a batch after the bit carries it in each ticket), and
+ *     its enqueuer returns LR_RING_CLOSED without touching a cell: every
+ *     ticket >= old (tail before the bit) is never written;
+ *   - t itself is never written: its enqueuer (this one) gave it up and
+ *     returns LR_RING_CLOSED (lr_give_up). When old == t + 1 no ticket
+ *     between t and the close was handed out (tail stood at t + 1 from
+ *     t's fetch-and-add to the bit), so every ticket >= t is never
+ *     written. Otherwise tickets in (t, old) belong to enqueuers that may
+ *     still write, and each that gives its ticket up lowers closed_at by
+ *     one when it is next in line (lr_give_up).
+ * Cells of later rounds (ticket + k*R) are no concern: those tickets are
+ * past old too. */
+static inline void lr_close(lr_ring *r, uint64_t t) {
+  uint64_t old = atomic_fetch_or(&r->tail, LR_CLOSED);
+  if ((old & LR_CLOSED) == 0) {
+    SYNCQ_STAT_INC(rings_closed);
+    atomic_store(&r->closed_at, old);
+  }
+  lr_give_up(r, t);
 }
 
 /* Should an enqueuer that failed ticket t (after `tries` failures) close

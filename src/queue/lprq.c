@@ -71,7 +71,9 @@
  *                starvation bound, (3) the tail help before head moves,
  *                (4) the bounded spin for ticket h's enqueuer before
  *                voiding its cell (here: until an item or a later epoch
- *                shows): as in src/queue/lcrq.c; (5) the mark is written
+ *                shows; none at or past the ring's closed_at, which no
+ *                claim reaches: only ticket t's enqueuer claims for t's
+ *                cycle): as in src/queue/lcrq.c; (5) the mark is written
  *                by CAS from whatever bottom was read, so an enqueuer may
  *                void another's unfinished claim (that enqueuer then
  *                retries).
@@ -171,10 +173,14 @@ static inline uint64_t cycle_of(const lr_ring *r, uint64_t t) { return (t >> r->
 static inline int prq_enqueue(lr_ring *r, void *item) {
   const uint64_t mark = mark_of_this_thread();
   cell *cells = cells_of(r);
+  uint64_t lost = LR_OPEN; /* the ticket failed last */
   for (unsigned tries = 0;; tries++) {
     uint64_t t = lr_tail_ticket(r);
     SYNCQ_RACE_POINT("queue.lprq.enqueue.ticket"); /* a ticket held, its cell not yet written */
-    if (t & LR_CLOSED) return LR_RING_CLOSED;
+    if (t & LR_CLOSED) {
+      if (lost != LR_OPEN) lr_give_up(r, lost); /* closed since: the ticket failed last has no writer */
+      return LR_RING_CLOSED;
+    }
     cell *c = &cells[lr_slot(r, t)];
     uint64_t cyc = cycle_of(r, t);
     uint64_t se = atomic_load(&c->se);
@@ -198,9 +204,10 @@ static inline int prq_enqueue(lr_ring *r, void *item) {
     if (is_bottom(v)) SYNCQ_STAT_INC(enq_cells_lost);
     SYNCQ_STAT_INC(retries);            /* ticket t lost */
     if (lr_should_close(r, t, tries)) { /* full, or starving: the tantrum */
-      lr_close(r);
+      lr_close(r, t);
       return LR_RING_CLOSED;
     }
+    lost = t;
   }
 }
 

@@ -534,7 +534,11 @@ static void commit_value(syncq_queue_wfqueue *q, wfq_cell *c, int64_t i, void *v
 }
 
 /* The dequeuer at index i settles cell c: an item, NULL (the queue was
- * empty at i), or TOP_VAL (no item for i, but enqueues are past it). */
+ * empty at i), or TOP_VAL (no item for i, but enqueues are past it).
+ * The wait also covers a cell at or past T, which no enqueuer holds yet:
+ * there it waits for the enqueue that takes i next, which otherwise finds
+ * ⊤ and loses the cell (docs/queues.md, "No wait for an enqueuer that
+ * cannot come": without it, ping-pong pairs lost 30 times the cells). */
 static void *help_enq(syncq_queue_wfqueue *q, wfq_handle *th, wfq_cell *c, int64_t i) {
   void *v = atomic_load(&c->val);
   if (v == NULL) { /* the enqueuer of index i may be just behind */

@@ -6,15 +6,14 @@ docs/results-format.md).
 
 queue-sides with one producer, then one consumer, is deterministic: the
 producer fills rings of dg25's 1,024 cells, closing each full one (the
-ticket it took there is never written), and the consumer, alone on the
-queue, waits the whole spin at each closed ring's unwritten ticket (its
-tail is past it) and at nothing else.
+ticket it took there is never written, and the ring records it as its
+closed_at), and the consumer, alone on the queue, waits at nothing: not
+at a closed ring's unwritten ticket, although tail is past it.
 
 Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary.
 """
 from labrun import lab, records
 
-LR_SPIN = 128  # src/queue/linked_rings.h: a dequeuer's spin for its ticket's enqueuer
 TICKET_COUNTERS = ("deq_waits_per_op", "deq_wait_pauses_per_op", "deq_waits_out_per_op",
                    "enq_cells_lost_per_op", "rings_closed_per_op", "enq_slow_per_op")
 
@@ -32,9 +31,9 @@ def test_queue_sides_counts_the_closed_rings_and_the_waits_they_leave(tmp_path):
             continue
         closed = c.get("rings_closed_per_op", 0)
         assert closed > 0, p  # 16,384 items in rings of 1,024
-        assert c.get("deq_waits_out_per_op") == closed, p  # one unwritten ticket a closed ring
-        assert c.get("deq_waits_per_op") == closed, p  # no live enqueuer: every wait runs out
-        assert abs(c["deq_wait_pauses_per_op"] - LR_SPIN * closed) < 1e-9, p
+        # the closer's ticket is at the ring's closed_at: no wait there, and no live enqueuer elsewhere
+        for k in ("deq_waits_per_op", "deq_wait_pauses_per_op", "deq_waits_out_per_op"):
+            assert k not in c, p
         assert "enq_cells_lost_per_op" not in c, p  # no dequeuer while the producer fills
         assert "enq_slow_per_op" not in c, p
 

@@ -12,9 +12,9 @@
  * many pauses), gives the cell up and answers EMPTY. Let go, the producer
  * finds its cell passed (one ticket lost on a cell with no item) and takes
  * another. wfqueue waits on every empty cell a dequeue examines, whether
- * an enqueuer holds its index or not, and its consumer tries the next one
- * too: two waits there, and its producer loses both cells. A warm-up pair
- * before, with nobody stopped, counts no wait and no lost ticket.
+ * an enqueuer holds its index yet or not, and its consumer tries the next
+ * one too: two waits there, and its producer loses both cells. A warm-up
+ * pair before, with nobody stopped, counts no wait and no lost ticket.
  *
  * A write at the last look: SCQ's consumer, ahead of a stopped producer,
  * lets it write during its wait's last relax (race point
@@ -23,8 +23,13 @@
  *
  * Rings closed: an LCRQ or LPRQ of 2-cell rings takes a third item by
  * closing the first ring (once); the dequeuer that reaches the ticket the
- * closer took in it waits the whole spin for an enqueuer that moved on. wfqueue's slow path: under the test hook
- * PATIENCE 0 every enqueue publishes a request (enq_slow), none otherwise.
+ * closer gave up in it does not wait: no enqueuer will write that cell.
+ * A closed ring with a producer stopped on a ticket below the closer's:
+ * the dequeuer waits at the stopped producer's ticket (it may still
+ * write) and not at the closer's; once that producer has given its ticket
+ * up, at neither. wfqueue's slow path: under the test
+ * hook PATIENCE 0 every enqueue publishes a request (enq_slow), none
+ * otherwise.
  *
  * Fixed counts: one producer, one consumer, one item.
  */
@@ -104,13 +109,14 @@ typedef struct producer {
   void *q;
   int status;
   syncq_stats stats;
+  void *item; /* NULL: item_of(1) */
 } producer;
 
 static void *produce(void *arg) {
   producer *p = arg;
   is_producer = true;
   syncq_stats_reset();
-  p->status = p->ops->enqueue(p->q, item_of(1));
+  p->status = p->ops->enqueue(p->q, p->item != NULL ? p->item : item_of(1));
   p->stats = *syncq_stats_self();
   atomic_store(&produced, 1);
   return NULL;
@@ -131,7 +137,9 @@ static const expect cases[] = {
   {"lprq", "queue.lprq.enqueue.ticket", 1, LR_SPIN, 1},
   {"lprq-af", "queue.lprq.enqueue.ticket", 1, LR_SPIN, 1},
   {"scq", "queue.scq.enqueue.ticket", 1, SYNCQ_SCQ_DEQ_WAIT, 1},
-  /* its own index, then the next one, which no enqueuer holds */
+  /* its own index, then the next one, which no enqueuer holds yet (the
+   * wait there is for the enqueue that takes it next); the producer loses
+   * both */
   {"wfqueue", "queue.wfqueue.enqueue.ticket", 2, 2 * WFQ_SPIN, 2},
 };
 
@@ -168,7 +176,7 @@ static void late_producer(const expect *e) {
   atomic_store(&release, 0);
   atomic_store(&produced, 0);
   atomic_store(&stop_at, e->point);
-  producer p = {ops, q, SYNCQ_EINVAL, {0}};
+  producer p = {ops, q, SYNCQ_EINVAL, {0}, NULL};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, produce, &p), 0);
   time_t start = time(NULL);
@@ -294,9 +302,9 @@ static void test_write_at_last_look(void **state) {
       assert_ptr_equal(out, item_of(i));                                                          \
     }                                                                                             \
     /* the closer's ticket 2 in the first ring: no enqueuer will write    \
-     * its cell, and the dequeuer at it waits the whole spin (tail > 2) */                       \
-    assert_int_equal(syncq_stats_self()->deq_waits, 1);                                           \
-    assert_int_equal(syncq_stats_self()->deq_waits_out, 1);                                       \
+     * its cell, and the dequeuer at it does not wait (tail > 2) */                       \
+    assert_int_equal(syncq_stats_self()->deq_waits, 0);                                           \
+    assert_int_equal(syncq_stats_self()->deq_wait_pauses, 0);                                     \
     assert_int_equal(PREFIX##_destroy(q), SYNCQ_OK);                                              \
     free(q);                                                                                      \
   }
@@ -307,6 +315,92 @@ static void test_rings_closed(void **state) {
   (void)state;
   lcrq_rings();
   lprq_rings();
+}
+
+/* A ring of 2 cells holding items 0 and 1: the producer takes ticket 2 and
+ * is stopped before its cell; the main thread's enqueue of item 3 takes
+ * ticket 3, finds the ring full and closes it (nobody took a ticket after
+ * 3), and links a ring holding item 3.
+ * Still stopped: the main thread dequeues 0, 1 and 3; at ticket 2 it waits
+ * the whole spin (the stopped producer holds it and may still write), at
+ * ticket 3 not at all (the closer gave it up). Let go, the producer loses
+ * ticket 2, finds the ring closed and queues item 2 in the new ring.
+ * Let go first (given_up): the producer fails ticket 2 (the ring is full),
+ * finds it closed and gives ticket 2 up, after which no dequeuer waits at
+ * it: the main thread dequeues 0, 1, 3, 2 without a wait. */
+static void closed_with_late_producer(const char *algo, const char *point, bool given_up) {
+  const syncq_algo *a;
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, algo, &a), SYNCQ_OK);
+  const syncq_queue_ops *ops = a->ops;
+  size_t bytes = 0;
+  assert_int_equal(ops->bytes(2, &bytes), SYNCQ_OK);
+  void *q = syncq_alloc_aligned(bytes, ops->align > SYNCQ_CACHELINE ? ops->align : SYNCQ_CACHELINE);
+  assert_non_null(q);
+  int st = ops->init(q, 2); /* rings of 2 cells */
+  if (st == SYNCQ_ENOTSUP) {
+    free(q);
+    return;
+  }
+  assert_int_equal(st, SYNCQ_OK);
+  for (uint64_t i = 0; i < 2; i++) assert_int_equal(ops->enqueue(q, item_of(i)), SYNCQ_OK);
+
+  atomic_store(&stopped, 0);
+  atomic_store(&release, 0);
+  atomic_store(&stop_at, point);
+  producer p = {ops, q, SYNCQ_EINVAL, {0}, item_of(2)};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, produce, &p), 0);
+  time_t start = time(NULL);
+  while (!atomic_load(&stopped) && time(NULL) - start < PATIENCE_S) sleep_ms(1);
+  if (!atomic_load(&stopped)) fail_msg("%s: the producer never reached %s", algo, point);
+
+  syncq_stats_reset();
+  assert_int_equal(ops->enqueue(q, item_of(3)), SYNCQ_OK);
+  assert_int_equal(syncq_stats_self()->rings_closed, 1);
+  if (given_up) {
+    atomic_store(&release, 1);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(p.status, SYNCQ_OK);
+    syncq_stats_reset();
+  }
+  void *out = NULL;
+  const uint64_t order[] = {0, 1, 3, 2};
+  for (size_t k = 0; k < (given_up ? 4u : 3u); k++) {
+    assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(order[k]));
+  }
+  const syncq_stats c = *syncq_stats_self();
+  if (!given_up) {
+    atomic_store(&release, 1);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(p.status, SYNCQ_OK);
+    assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(2));
+  }
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_EMPTY);
+  assert_int_equal(ops->destroy(q), SYNCQ_OK);
+  free(q);
+
+  const uint64_t waits = given_up ? 0 : 1;
+  if (c.deq_waits != waits || c.deq_waits_out != waits || c.deq_wait_pauses != waits * LR_SPIN)
+    fail_msg("%s%s: waits at a closed ring: %llu (%llu ran out), %llu pauses; expected %llu (out), %llu", algo,
+             given_up ? " (ticket given up)" : "", (unsigned long long)c.deq_waits, (unsigned long long)c.deq_waits_out,
+             (unsigned long long)c.deq_wait_pauses, (unsigned long long)waits, (unsigned long long)(waits * LR_SPIN));
+  /* ticket 2: passed while it was stopped (no item in its cell), or
+   * failed on the full ring (item 0 in its cell) */
+  if (p.stats.enq_cells_lost != waits)
+    fail_msg("%s: the late producer lost %llu tickets, expected %llu", algo, (unsigned long long)p.stats.enq_cells_lost,
+             (unsigned long long)waits);
+}
+
+static void test_closed_ring_late_producer(void **state) {
+  (void)state;
+  for (int given_up = 0; given_up < 2; given_up++) {
+    closed_with_late_producer("lcrq", "queue.lcrq.enqueue.ticket", given_up);
+    closed_with_late_producer("lcrq-af", "queue.lcrq.enqueue.ticket", given_up);
+    closed_with_late_producer("lprq", "queue.lprq.enqueue.ticket", given_up);
+    closed_with_late_producer("lprq-af", "queue.lprq.enqueue.ticket", given_up);
+  }
 }
 
 /* ------------------------------------------------------------ wfqueue's slow path */
@@ -363,9 +457,9 @@ int main(void) {
   }
   syncq_race_hook = stop_hook;
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_late_producer), cmocka_unit_test(test_write_at_last_look),
-    cmocka_unit_test(test_rings_closed),  cmocka_unit_test(test_wfqueue_slow_path),
-    cmocka_unit_test(test_stats_add),
+    cmocka_unit_test(test_late_producer),     cmocka_unit_test(test_write_at_last_look),
+    cmocka_unit_test(test_rings_closed),      cmocka_unit_test(test_closed_ring_late_producer),
+    cmocka_unit_test(test_wfqueue_slow_path), cmocka_unit_test(test_stats_add),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
