@@ -60,6 +60,10 @@
  *   cancel     MPI_Cancel of a receive (through MPI): it stays posted
  *   testall    MPI_Testall completing cancelled receives: they stay with
  *              MPI, their ring mapped
+ *   stall      no fault: MPI_Testall completes nothing (the interposer's
+ *              syncq_mpi_testall_stall): the cancels never complete, and
+ *              the destroy returns SYNCQ_ETIMEDOUT within its bound,
+ *              the receives left with MPI
  *   commfree   MPI_Comm_free of the job's communicator
  *
  * A failed check prints rank, line and condition and ends the job
@@ -88,6 +92,7 @@ static int g_rank = -1, g_size = 0;
 static int (*arm_faults)(const char *);
 static unsigned long (*faults_fired)(void);
 static void (*recv_cap)(int);
+static void (*testall_stall)(int);
 static unsigned long g_pongs, g_pings;
 
 #define CHECK(c)                                                                             \
@@ -403,6 +408,7 @@ static int scenario_peer_fails(const char *scenario) {
 static int scenario_destroy(const char *scenario) {
   bool last = g_rank == g_size - 1;
   bool through_mpi = strcmp(scenario, "ibarrier") != 0 && strcmp(scenario, "bartest") != 0;
+  bool stall = strcmp(scenario, "stall") == 0;
   CHECK(arm_faults("") == 0);
   /* node-local: the barrier's are the destroy's only MPI calls */
   uint64_t dead = through_mpi ? DEAD_NS : SYNCQ_AM_MPI_MIN_DEAD_NS;
@@ -415,15 +421,19 @@ static int scenario_destroy(const char *scenario) {
                      : strcmp(scenario, "testall") == 0 ? "MPI_Testall:1"
                                                         : "MPI_Comm_free:1";
   if (through_mpi) CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
-  arm(spec, last);
+  if (stall) testall_stall(last);
+  else arm(spec, last);
   /* the other rank's barrier waits for the failed one until its deadline */
-  int want = last ? SYNCQ_ESYS : strcmp(scenario, "ibarrier") == 0 ? SYNCQ_ETIMEDOUT : SYNCQ_OK;
+  int want = last                                ? (stall ? SYNCQ_ETIMEDOUT : SYNCQ_ESYS)
+             : strcmp(scenario, "ibarrier") == 0 ? SYNCQ_ETIMEDOUT
+                                                 : SYNCQ_OK;
   uint64_t t0 = syncq_now_ns();
   alarm(STEP_ALARM_S);
   CHECK_RC(syncq_am_mpi_destroy(job), want);
   alarm(0);
   CHECK(syncq_now_ns() - t0 < DESTROY_BOUND_S * dead + 2000000000ull);
-  CHECK(faults_fired() == (last ? 1u : 0u));
+  CHECK(faults_fired() == (last && !stall ? 1u : 0u));
+  testall_stall(0);
   next_job_works();
   return 0;
 }
@@ -437,8 +447,9 @@ int main(int argc, char **argv) {
   *(void **)&arm_faults = dlsym(RTLD_DEFAULT, "syncq_mpi_faults_arm");
   *(void **)&faults_fired = dlsym(RTLD_DEFAULT, "syncq_mpi_faults_fired");
   *(void **)&recv_cap = dlsym(RTLD_DEFAULT, "syncq_mpi_recv_cap");
+  *(void **)&testall_stall = dlsym(RTLD_DEFAULT, "syncq_mpi_testall_stall");
   int rc = -1;
-  if (arm_faults == NULL || faults_fired == NULL || recv_cap == NULL) {
+  if (arm_faults == NULL || faults_fired == NULL || recv_cap == NULL || testall_stall == NULL) {
     if (g_rank == 0) {
       const char *dir = getenv("SYNCQ_TEST_OUT");
       char path[4096];
@@ -464,7 +475,7 @@ int main(int argc, char **argv) {
         strcmp(what, "testsome") == 0)
       rc = scenario_peer_fails(what);
     if (strcmp(what, "ibarrier") == 0 || strcmp(what, "bartest") == 0 || strcmp(what, "cancel") == 0 ||
-        strcmp(what, "testall") == 0 || strcmp(what, "commfree") == 0)
+        strcmp(what, "testall") == 0 || strcmp(what, "stall") == 0 || strcmp(what, "commfree") == 0)
       rc = scenario_destroy(what);
     if (rc == -1) fprintf(stderr, "mpi_fault_test: no scenario %s (see the file's head)\n", what);
   }

@@ -22,8 +22,8 @@
  *
  * The kinds and calls: what src/am/mpi/transport_mpi.c makes and frees
  * (communicators: MPI_Comm_dup, MPI_Comm_split_type, MPI_Comm_free;
- * requests: MPI_Isend, MPI_Irecv, MPI_Ibarrier, completed by MPI_Test and
- * MPI_Testsome, or MPI_Request_free), the other usual makers and freers of
+ * requests: MPI_Isend, MPI_Irecv, MPI_Ibarrier, completed by MPI_Test,
+ * MPI_Testsome and MPI_Testall), the other usual makers and freers of
  * those two kinds, and the other kinds an MPI transport is apt to create:
  * windows (MPI_Win_allocate, MPI_Win_allocate_shared: MPI_Win_create's
  * needs an RMA transport the tests' Open MPI launch leaves out),
@@ -33,7 +33,9 @@
  * counts nor confuses the count. Persistent requests are not tracked
  * (their completion leaves the handle; only MPI_Request_free frees them).
  * A completing call frees a tracked request when it returns with that
- * request's handle set to MPI_REQUEST_NULL.
+ * request's handle set to MPI_REQUEST_NULL. A receive's buffer is kept
+ * until the receive completes, and an munmap of it before then fails the
+ * run ("receive buffers" below).
  *
  * Injected faults: SYNCQ_MPI_FAULT="NAME:K[@R][,NAME:K[@R]...]" makes the
  * K-th call (K >= 1) of NAME in each rank (only in rank R of
@@ -57,6 +59,10 @@
  *                                                (0: as asked), so a longer
  *                                                message fails it with
  *                                                MPI_ERR_TRUNCATE
+ *   void syncq_mpi_testall_stall(int on)         while on, MPI_Testall on this
+ *                                                rank completes nothing (flag
+ *                                                0, MPI not called): requests
+ *                                                that never complete
  * A malformed SYNCQ_MPI_FAULT is reported on stderr and ends the rank
  * (exit MPI_OBJECTS_EXIT).
  *
@@ -395,6 +401,11 @@ unsigned long syncq_mpi_faults_fired(void) { return fired; }
 
 static atomic_int recv_cap; /* syncq_mpi_recv_cap: 0, or the most bytes an MPI_Irecv of MPI_BYTE is posted for */
 
+static atomic_int testall_stall; /* syncq_mpi_testall_stall */
+
+void syncq_mpi_testall_stall(int on);
+void syncq_mpi_testall_stall(int on) { testall_stall = on != 0; }
+
 void syncq_mpi_recv_cap(int bytes);
 void syncq_mpi_recv_cap(int bytes) { recv_cap = bytes > 0 ? bytes : 0; }
 
@@ -613,6 +624,10 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
   FAULT("MPI_Testall");
+  if (testall_stall) {
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
   int rc;
   OVER_ARRAY(count, array_of_requests, PMPI_Testall(count, array_of_requests, flag, array_of_statuses));
   return rc;
