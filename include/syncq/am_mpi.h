@@ -88,7 +88,11 @@ typedef struct syncq_am_mpi syncq_am_mpi;
  * returns at once and takes no part, so every rank of comm must see the
  * same); out is NULL, credits is above SYNCQ_AM_MPI_MAX_CREDITS, or
  * dead_timeout_ns (not 0) is below SYNCQ_AM_MPI_MIN_DEAD_NS (agreed: the
- * other ranks return SYNCQ_EBROKEN).
+ * other ranks return SYNCQ_EBROKEN); or, on every rank, the ranks'
+ * endpoints have different bulk sizes (shm.bulk_size: a larger sender's
+ * bulk message would overflow a smaller receiver's buffers):
+ * syncq_am_mpi_why(NULL) names this rank's size and the job's smallest
+ * and largest.
  * SYNCQ_ENOMEM: this rank's tables or rings could not be allocated or
  * faulted in.
  * SYNCQ_EBROKEN: another rank of comm failed a step of its own; nothing of
@@ -193,7 +197,9 @@ const char *syncq_am_mpi_path(const syncq_am_mpi *job, int rank);
  * Progress: wait-free (it reads what polls and sends last learnt; only they
  * move MPI messages). */
 bool syncq_am_mpi_peer_dead(const syncq_am_mpi *job, int rank);
-/* The last error's explanation ("" if none).
+/* The last error's explanation ("" if none). For NULL: why this
+ * process's last syncq_am_mpi_create failed, whose job is gone ("" when it
+ * succeeded or gave no reason).
  * Thread safety: from the thread that initialised MPI only (the job's threading rule:
  * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
  * and peers comes from that thread), and never in a forked child; not from
@@ -212,11 +218,15 @@ const char *syncq_am_mpi_why(const syncq_am_mpi *job);
  * requests on a dead peer.
  * SYNCQ_EINVAL: job is NULL, or the caller is not the thread that
  * initialised MPI (or MPI_Is_thread_main failed): nothing is freed.
+ * Each posted receive is cancelled and the cancel completed (MPI may
+ * write into a cancelled receive's buffer until then) before its ring's
+ * buffers go, for a quarter of a dead timeout at most.
  * SYNCQ_ESYS (before SYNCQ_ETIMEDOUT): an MPI call of this rank failed
  * during the destroy; everything syncq holds is freed but what MPI keeps:
  * a barrier's request that MPI_Ibarrier made and MPI_Test failed on (a
  * nonblocking collective's request can be neither cancelled nor freed), a
- * receive that MPI_Cancel or MPI_Request_free failed on (with its ring's
+ * receive that MPI_Cancel, or the MPI_Testall completing its cancel,
+ * failed on (with its ring's
  * buffers, which MPI may still write), and then the communicator too (a
  * freed one's context could serve a later communicator, whose messages
  * the request would take); a send or receive on a peer that fails makes
@@ -225,7 +235,9 @@ const char *syncq_am_mpi_why(const syncq_am_mpi *job);
  * barrier ends at their deadline (SYNCQ_ETIMEDOUT there).
  * SYNCQ_ETIMEDOUT: some peer neither left nor was found dead in time, or
  * the job-wide barrier did not complete in time (everything is freed but
- * that barrier's request and the communicator, which stay with MPI).
+ * that barrier's request and the communicator, which stay with MPI), or
+ * a cancelled receive did not complete in time (it stays with MPI, with
+ * its ring's buffers and the communicator).
  * Thread safety: collective: every rank calls it once, when done with the
  * job's peers and endpoint; from the thread that initialised MPI only (the job's threading rule:
  * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint

@@ -32,6 +32,13 @@
  * threadmain  MPI_Is_thread_main failing (every rank) in the create, the
  *   start and the destroy: each refuses (SYNCQ_EINVAL) and touches nothing,
  *   and a call again without the fault succeeds.
+ *   truncate   rank 0's receives posted for 64 bytes (the interposer's
+ *              syncq_mpi_recv_cap): rank 1's bulk request overflows one
+ *              (MPI_ERR_TRUNCATE, through MPI_Testsome's MPI_ERR_IN_STATUS;
+ *              MPI_COMM_WORLD under MPI_ERRORS_RETURN: MPICH raises it there)
+ * bulksize   no injected fault: the ranks' bulk sizes differ (1024 and
+ *   4096 bytes): the create refuses on every rank (SYNCQ_EINVAL,
+ *   syncq_am_mpi_why(NULL) names both), and nothing is left.
  * The start: start  MPI_Allgather of the handler tables: SYNCQ_ESYS on
  *   every rank, the job not started; its destroy frees all.
  * Sends and polls (through MPI, a dead timeout of DEAD_NS): the failing
@@ -41,10 +48,6 @@
  *   isend      rank 0's MPI_Isend of a request
  *   repost     rank 1's MPI_Irecv posting again a receive whose handler ran
  *   recvtest   rank 1's MPI_Testsome and then the MPI_Test of its receive
- *   truncate   no injected fault: rank 1's bulk blocks are larger than
- *              rank 0's, and its bulk request overflows rank 0's receive
- *              (MPI_ERR_TRUNCATE, through MPI_Testsome's MPI_ERR_IN_STATUS;
- *              MPI_COMM_WORLD under MPI_ERRORS_RETURN: MPICH raises it there)
  * and one the transport recovers from, nothing found dead, all freed:
  *   testsome   rank 0's MPI_Testsome (it tests each receive alone)
  * The destroy (node-local peers, so the barrier's are the only MPI calls;
@@ -55,7 +58,12 @@
  *   bartest    MPI_Test of the barrier: the request stays with MPI (a
  *              nonblocking collective's can be neither cancelled nor freed)
  *   cancel     MPI_Cancel of a receive (through MPI): it stays posted
- *   reqfree    MPI_Request_free of a cancelled receive: it stays with MPI
+ *   testall    MPI_Testall completing cancelled receives: they stay with
+ *              MPI, their ring mapped
+ *   stall      no fault: MPI_Testall completes nothing (the interposer's
+ *              syncq_mpi_testall_stall): the cancels never complete, and
+ *              the destroy returns SYNCQ_ETIMEDOUT within its bound,
+ *              the receives left with MPI
  *   commfree   MPI_Comm_free of the job's communicator
  *
  * A failed check prints rank, line and condition and ends the job
@@ -83,6 +91,8 @@ enum { H_PING = 1, H_PONG = 2 };
 static int g_rank = -1, g_size = 0;
 static int (*arm_faults)(const char *);
 static unsigned long (*faults_fired)(void);
+static void (*recv_cap)(int);
+static void (*testall_stall)(int);
 static unsigned long g_pongs, g_pings;
 
 #define CHECK(c)                                                                             \
@@ -274,7 +284,9 @@ static void one_exchange(syncq_am_mpi *job) {
 
 /* Rank `failing` arms spec; `act` makes it fail there; the other rank
  * polls until it finds the failing one silent. */
-#define SMALL_BULK 1024u /* truncate: rank 0's bulk size (rank 1 keeps the default, larger) */
+#define SMALL_BULK 1024u /* bulksize: rank 0's bulk size (rank 1's is four times it) */
+
+#define CAPPED_RECV 64u /* truncate: rank 0's receives hold a header and 16 bytes */
 
 /* A receive that MPI completes with an error: rank 0 finds rank 1 failed. */
 static int scenario_truncate(void) {
@@ -282,16 +294,15 @@ static int scenario_truncate(void) {
   /* MPICH 4.0 raises a failed receive's error in MPI_Testsome on
    * MPI_COMM_WORLD's handler, not on the request's communicator's */
   CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) == MPI_SUCCESS);
-  syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = DEAD_NS};
-  if (g_rank == 0) cfg.shm.bulk_size = SMALL_BULK;
-  syncq_am_mpi *job = NULL;
-  CHECK(syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) == SYNCQ_OK);
+  if (g_rank == 0) recv_cap((int)CAPPED_RECV);
+  syncq_am_mpi *job = make_job(true, DEAD_NS, SYNCQ_OK);
+  recv_cap(0);
   start_job(job, SYNCQ_OK);
-  one_exchange(job);
+  one_exchange(job); /* headers alone: they fit */
   CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
   int other = 1 - g_rank;
   if (g_rank == 1) {
-    static unsigned char big[4u * SMALL_BULK];
+    static unsigned char big[4u * CAPPED_RECV];
     syncq_am_peer *p;
     CHECK(syncq_am_mpi_peer(job, 0, &p) == SYNCQ_OK);
     CHECK_RC(syncq_am_request_bulk(p, H_PING, big, sizeof big, NULL, 0, 0), SYNCQ_OK);
@@ -304,6 +315,25 @@ static int scenario_truncate(void) {
     CHECK(g_pings == 1u); /* the first exchange's only */
   }
   destroy_bounded(job, SYNCQ_OK);
+  return 0;
+}
+
+/* Ranks whose bulk sizes differ: every rank's create refuses the job
+ * (SYNCQ_EINVAL), and syncq_am_mpi_why(NULL) names both sizes. */
+static int scenario_bulksize(void) {
+  CHECK(arm_faults("") == 0);
+  syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = DEAD_NS};
+  cfg.shm.bulk_size = g_rank == 0 ? SMALL_BULK : 4u * SMALL_BULK;
+  syncq_am_mpi *job = NULL;
+  alarm(STEP_ALARM_S);
+  CHECK_RC(syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job), SYNCQ_EINVAL);
+  alarm(0);
+  CHECK(job == NULL);
+  const char *why = syncq_am_mpi_why(NULL);
+  if (strstr(why, "1024") == NULL || strstr(why, "4096") == NULL) fprintf(stderr, "rank %d: why: %s\n", g_rank, why);
+  CHECK(strstr(why, "bulk sizes differ") != NULL && strstr(why, "1024") != NULL && strstr(why, "4096") != NULL);
+  next_job_works();
+  CHECK(strcmp(syncq_am_mpi_why(NULL), "") == 0); /* a create that succeeded says nothing */
   return 0;
 }
 
@@ -378,6 +408,7 @@ static int scenario_peer_fails(const char *scenario) {
 static int scenario_destroy(const char *scenario) {
   bool last = g_rank == g_size - 1;
   bool through_mpi = strcmp(scenario, "ibarrier") != 0 && strcmp(scenario, "bartest") != 0;
+  bool stall = strcmp(scenario, "stall") == 0;
   CHECK(arm_faults("") == 0);
   /* node-local: the barrier's are the destroy's only MPI calls */
   uint64_t dead = through_mpi ? DEAD_NS : SYNCQ_AM_MPI_MIN_DEAD_NS;
@@ -387,18 +418,22 @@ static int scenario_destroy(const char *scenario) {
   const char *spec = strcmp(scenario, "ibarrier") == 0  ? "MPI_Ibarrier:1"
                      : strcmp(scenario, "bartest") == 0 ? "MPI_Test:1"
                      : strcmp(scenario, "cancel") == 0  ? "MPI_Cancel:1"
-                     : strcmp(scenario, "reqfree") == 0 ? "MPI_Request_free:1"
+                     : strcmp(scenario, "testall") == 0 ? "MPI_Testall:1"
                                                         : "MPI_Comm_free:1";
   if (through_mpi) CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
-  arm(spec, last);
+  if (stall) testall_stall(last);
+  else arm(spec, last);
   /* the other rank's barrier waits for the failed one until its deadline */
-  int want = last ? SYNCQ_ESYS : strcmp(scenario, "ibarrier") == 0 ? SYNCQ_ETIMEDOUT : SYNCQ_OK;
+  int want = last                                ? (stall ? SYNCQ_ETIMEDOUT : SYNCQ_ESYS)
+             : strcmp(scenario, "ibarrier") == 0 ? SYNCQ_ETIMEDOUT
+                                                 : SYNCQ_OK;
   uint64_t t0 = syncq_now_ns();
   alarm(STEP_ALARM_S);
   CHECK_RC(syncq_am_mpi_destroy(job), want);
   alarm(0);
   CHECK(syncq_now_ns() - t0 < DESTROY_BOUND_S * dead + 2000000000ull);
-  CHECK(faults_fired() == (last ? 1u : 0u));
+  CHECK(faults_fired() == (last && !stall ? 1u : 0u));
+  testall_stall(0);
   next_job_works();
   return 0;
 }
@@ -411,8 +446,10 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   *(void **)&arm_faults = dlsym(RTLD_DEFAULT, "syncq_mpi_faults_arm");
   *(void **)&faults_fired = dlsym(RTLD_DEFAULT, "syncq_mpi_faults_fired");
+  *(void **)&recv_cap = dlsym(RTLD_DEFAULT, "syncq_mpi_recv_cap");
+  *(void **)&testall_stall = dlsym(RTLD_DEFAULT, "syncq_mpi_testall_stall");
   int rc = -1;
-  if (arm_faults == NULL || faults_fired == NULL) {
+  if (arm_faults == NULL || faults_fired == NULL || recv_cap == NULL || testall_stall == NULL) {
     if (g_rank == 0) {
       const char *dir = getenv("SYNCQ_TEST_OUT");
       char path[4096];
@@ -431,13 +468,14 @@ int main(int argc, char **argv) {
       if (strcmp(what, create_faults[i].scenario) == 0) rc = scenario_create(&create_faults[i]);
     if (strcmp(what, "start") == 0) rc = scenario_start();
     if (strcmp(what, "threadmain") == 0) rc = scenario_threadmain();
+    if (strcmp(what, "bulksize") == 0) rc = scenario_bulksize();
     if (strcmp(what, "truncate") == 0) rc = scenario_truncate();
     if (strcmp(what, "envall") == 0 || strcmp(what, "envrank") == 0) rc = scenario_env(strcmp(what, "envall") == 0);
     if (strcmp(what, "isend") == 0 || strcmp(what, "repost") == 0 || strcmp(what, "recvtest") == 0 ||
         strcmp(what, "testsome") == 0)
       rc = scenario_peer_fails(what);
     if (strcmp(what, "ibarrier") == 0 || strcmp(what, "bartest") == 0 || strcmp(what, "cancel") == 0 ||
-        strcmp(what, "reqfree") == 0 || strcmp(what, "commfree") == 0)
+        strcmp(what, "testall") == 0 || strcmp(what, "stall") == 0 || strcmp(what, "commfree") == 0)
       rc = scenario_destroy(what);
     if (rc == -1) fprintf(stderr, "mpi_fault_test: no scenario %s (see the file's head)\n", what);
   }

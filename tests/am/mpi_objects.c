@@ -22,8 +22,8 @@
  *
  * The kinds and calls: what src/am/mpi/transport_mpi.c makes and frees
  * (communicators: MPI_Comm_dup, MPI_Comm_split_type, MPI_Comm_free;
- * requests: MPI_Isend, MPI_Irecv, MPI_Ibarrier, completed by MPI_Test and
- * MPI_Testsome, or MPI_Request_free), the other usual makers and freers of
+ * requests: MPI_Isend, MPI_Irecv, MPI_Ibarrier, completed by MPI_Test,
+ * MPI_Testsome and MPI_Testall), the other usual makers and freers of
  * those two kinds, and the other kinds an MPI transport is apt to create:
  * windows (MPI_Win_allocate, MPI_Win_allocate_shared: MPI_Win_create's
  * needs an RMA transport the tests' Open MPI launch leaves out),
@@ -33,7 +33,9 @@
  * counts nor confuses the count. Persistent requests are not tracked
  * (their completion leaves the handle; only MPI_Request_free frees them).
  * A completing call frees a tracked request when it returns with that
- * request's handle set to MPI_REQUEST_NULL.
+ * request's handle set to MPI_REQUEST_NULL. A receive's buffer is kept
+ * until the receive completes, and an munmap of it before then fails the
+ * run ("receive buffers" below).
  *
  * Injected faults: SYNCQ_MPI_FAULT="NAME:K[@R][,NAME:K[@R]...]" makes the
  * K-th call (K >= 1) of NAME in each rank (only in rank R of
@@ -51,6 +53,16 @@
  *                                                armed fault; 0, or -1 for a
  *                                                malformed spec
  *   unsigned long syncq_mpi_faults_fired(void)   faults injected so far
+ *   void syncq_mpi_recv_cap(int bytes)           every later MPI_Irecv of
+ *                                                MPI_BYTE on this rank is
+ *                                                posted for at most `bytes`
+ *                                                (0: as asked), so a longer
+ *                                                message fails it with
+ *                                                MPI_ERR_TRUNCATE
+ *   void syncq_mpi_testall_stall(int on)         while on, MPI_Testall on this
+ *                                                rank completes nothing (flag
+ *                                                0, MPI not called): requests
+ *                                                that never complete
  * A malformed SYNCQ_MPI_FAULT is reported on stderr and ends the rank
  * (exit MPI_OBJECTS_EXIT).
  *
@@ -58,6 +70,8 @@
  * MPI. Test machinery, not library code: it prints and exits.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
@@ -66,6 +80,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define MPI_OBJECTS_EXIT 3   /* the exit status of a rank that left objects */
 #define ARRAY_ON_STACK 64    /* request arrays up to this long are copied on the stack */
@@ -207,6 +223,95 @@ static void forget(int kind_i, const void *handle, size_t n) {
 #define NOTE(kind_i, h, by) note(kind_i, &(h), sizeof(h), by)
 #define FORGET(kind_i, h) forget(kind_i, &(h), sizeof(h))
 
+/* ---------------------------------------------------------------- receive buffers */
+
+/* The buffer of every receive MPI_Irecv posted and no completing call has
+ * completed yet: MPI may write into it until then, a cancelled receive
+ * included (MPI 4.0 §3.8.4), and one given to MPI_Request_free before it
+ * completed may be written at any time after (its key is cleared: it is
+ * never known complete). munmap of a range holding such a buffer is
+ * reported at once on stderr and fails the run at MPI_Finalize:
+ *
+ *   mpi_objects: rank 0: munmap of the buffer of a receive not completed (posted by MPI_Irecv)
+ *
+ * A plain array: a few hundred receives at most are live in the tests. */
+static int world_rank(void);
+
+typedef struct live_recv {
+  uint64_t key; /* the request; 0 once freed uncompleted */
+  uintptr_t lo, hi;
+} live_recv;
+static live_recv *recvs;
+static size_t nrecvs, caprecvs;
+static atomic_int unmapped_live; /* munmaps that hit a receive's buffer */
+
+static void recv_posted(uint64_t key, const void *buf, int count, MPI_Datatype type) {
+  int size = 0;
+  if (key == 0 || count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0) return;
+  pthread_mutex_lock(&lock);
+  if (nrecvs == caprecvs) {
+    size_t cap = caprecvs ? caprecvs * 2 : 256;
+    live_recv *n = realloc(recvs, cap * sizeof *n);
+    if (n == NULL) {
+      failed_bookkeeping = 1;
+      pthread_mutex_unlock(&lock);
+      return;
+    }
+    recvs = n;
+    caprecvs = cap;
+  }
+  recvs[nrecvs++] = (live_recv){key, (uintptr_t)buf, (uintptr_t)buf + (size_t)count * (size_t)size};
+  pthread_mutex_unlock(&lock);
+}
+
+/* Request k completed (forget its buffer) or was freed uncompleted
+ * (keep the buffer, never to be matched again). The caller holds lock. */
+static void recv_done(uint64_t k, int completed) {
+  if (k == 0) return;
+  for (size_t i = 0; i < nrecvs; i++)
+    if (recvs[i].key == k) {
+      if (completed) recvs[i] = recvs[--nrecvs];
+      else recvs[i].key = 0;
+      return;
+    }
+}
+
+static void unmapped_said(void) {
+  unmapped_live = 1;
+  fprintf(stderr, "mpi_objects: rank %d: munmap of the buffer of a receive not completed (posted by MPI_Irecv)\n",
+          world_rank());
+}
+
+/* Every live receive's buffer is still mapped: the check for an munmap
+ * this library's own did not see (an MPI's memory hooks, UCX's under
+ * MPICH, bind the program's munmap to theirs). msync fails with ENOMEM on
+ * a range with an unmapped page. Run where the transport has just freed a
+ * job (MPI_Comm_free) and at MPI_Finalize. */
+static void check_live_mapped(void) {
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) return;
+  int bad = 0;
+  pthread_mutex_lock(&lock);
+  for (size_t i = 0; i < nrecvs && !bad; i++) {
+    uintptr_t lo = recvs[i].lo & ~((uintptr_t)page - 1);
+    bad = msync((void *)lo, recvs[i].hi - lo, MS_ASYNC) != 0 && errno == ENOMEM;
+  }
+  pthread_mutex_unlock(&lock);
+  if (bad) unmapped_said();
+}
+
+int munmap(void *addr, size_t len) {
+  static int (*real)(void *, size_t);
+  if (real == NULL) *(void **)&real = dlsym(RTLD_NEXT, "munmap");
+  uintptr_t lo = (uintptr_t)addr, hi = lo + len;
+  int hit = 0;
+  pthread_mutex_lock(&lock);
+  for (size_t i = 0; i < nrecvs && !hit; i++) hit = recvs[i].lo < hi && lo < recvs[i].hi;
+  pthread_mutex_unlock(&lock);
+  if (hit) unmapped_said();
+  return real(addr, len);
+}
+
 /* ---------------------------------------------------------------- injected faults */
 
 #define FAULTS_MAX 16 /* armed entries at once */
@@ -217,7 +322,7 @@ static const char *const fault_names[] = {
   "MPI_Comm_rank", "MPI_Comm_size",       "MPI_Is_thread_main", "MPI_Isend",
   "MPI_Irecv",     "MPI_Ibarrier",        "MPI_Test",           "MPI_Testsome",
   "MPI_Cancel",    "MPI_Request_free",    "MPI_Allreduce",      "MPI_Bcast",
-  "MPI_Allgather",
+  "MPI_Allgather", "MPI_Testall",
 };
 
 typedef struct fault {
@@ -293,6 +398,16 @@ int syncq_mpi_faults_arm(const char *spec) {
 
 unsigned long syncq_mpi_faults_fired(void);
 unsigned long syncq_mpi_faults_fired(void) { return fired; }
+
+static atomic_int recv_cap; /* syncq_mpi_recv_cap: 0, or the most bytes an MPI_Irecv of MPI_BYTE is posted for */
+
+static atomic_int testall_stall; /* syncq_mpi_testall_stall */
+
+void syncq_mpi_testall_stall(int on);
+void syncq_mpi_testall_stall(int on) { testall_stall = on != 0; }
+
+void syncq_mpi_recv_cap(int bytes);
+void syncq_mpi_recv_cap(int bytes) { recv_cap = bytes > 0 ? bytes : 0; }
 
 /* This rank in MPI_COMM_WORLD, or -1 before MPI_Init. */
 static int world_rank(void) {
@@ -376,6 +491,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
 }
 
 int MPI_Comm_free(MPI_Comm *comm) {
+  check_live_mapped();
   FAULT_ON("MPI_Comm_free", *comm);
   MPI_Comm c = *comm;
   int rc = PMPI_Comm_free(comm);
@@ -413,8 +529,12 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
   FAULT_ON("MPI_Irecv", comm);
+  int cap = recv_cap;
+  if (cap > 0 && datatype == MPI_BYTE && count > cap) count = cap;
   int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
   note_req(rc, request, "MPI_Irecv");
+  if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)
+    recv_posted(key_of(request, sizeof *request), buf, count, datatype);
   return rc;
 }
 
@@ -437,8 +557,10 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
 static void forget_completed(const MPI_Request *before, const MPI_Request *after, int n) {
   pthread_mutex_lock(&lock);
   for (int i = 0; i < n; i++)
-    if (before[i] != MPI_REQUEST_NULL && after[i] == MPI_REQUEST_NULL)
+    if (before[i] != MPI_REQUEST_NULL && after[i] == MPI_REQUEST_NULL) {
       (void)drop(&kinds[K_REQUEST], key_of(&before[i], sizeof before[i]));
+      recv_done(key_of(&before[i], sizeof before[i]), 1);
+    }
   pthread_mutex_unlock(&lock);
 }
 
@@ -446,7 +568,12 @@ int MPI_Request_free(MPI_Request *request) {
   FAULT("MPI_Request_free");
   MPI_Request r = *request;
   int rc = PMPI_Request_free(request);
-  if (rc == MPI_SUCCESS) FORGET(K_REQUEST, r);
+  if (rc == MPI_SUCCESS) {
+    FORGET(K_REQUEST, r);
+    pthread_mutex_lock(&lock);
+    recv_done(key_of(&r, sizeof r), 0); /* a receive freed before it completed: its buffer is MPI's for good */
+    pthread_mutex_unlock(&lock);
+  }
   return rc;
 }
 
@@ -496,6 +623,11 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 }
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
+  FAULT("MPI_Testall");
+  if (testall_stall) {
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
   int rc;
   OVER_ARRAY(count, array_of_requests, PMPI_Testall(count, array_of_requests, flag, array_of_statuses));
   return rc;
@@ -725,6 +857,7 @@ int MPI_Finalize(void) {
   int rank = -1, left = 0;
   size_t made = 0, live = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  check_live_mapped();
   pthread_mutex_lock(&lock);
   for (int k = 0; k < K_COUNT; k++) {
     left |= report(rank, &kinds[k]);
@@ -741,6 +874,7 @@ int MPI_Finalize(void) {
       fclose(f);
     }
   }
+  if (unmapped_live) left = 1; /* said when it happened (munmap) */
   if (failed_bookkeeping)
     fprintf(stderr, "mpi_objects: rank %d: out of memory for the bookkeeping: the counts above are a lower bound\n",
             rank);

@@ -48,7 +48,11 @@
  *                A failed MPI call of the create is agreed (local) or
  *                SYNCQ_ESYS (collective); of the destroy, SYNCQ_ESYS,
  *                with what MPI keeps (the barrier's request, a receive
- *                not cancelled) keeping the communicator (free_job).
+ *                not cancelled, or whose cancel did not complete: its
+ *                ring stays mapped) keeping the communicator (free_job).
+ *   Bulk size:   one on every rank: the create refuses ranks that differ
+ *                (SYNCQ_EINVAL on every rank, agree_bulk), as a larger
+ *                sender's message would overflow a smaller receive.
  *   Silence:     every poll (and every stalled round of a send) looks at
  *                the clock, acting at most every D/16: it sends a heartbeat
  *                to each MPI peer it has sent nothing for D/4, and finds
@@ -86,6 +90,7 @@
  *                SYNCQ_AM_MAX_PEERS (beyond, every peer goes through MPI).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +113,7 @@
 #define AMM_STALL_BUDGET 16u   /* handlers a stalled sender runs per iteration */
 #define AMM_JOB_NAME_MAX 24
 #define AMM_DESTROY_CAP 10u /* destroy gives up after this many dead timeouts */ /* "sqm<pid>x<n>" */
+#define AMM_CANCEL_CHUNK 16u /* cancelled receives completed per MPI_Testall (rx_cancel_all) */
 
 enum { K_REQ = 1, K_REP = 2, K_CREDIT = 3, K_HB = 4, K_BYE = 5 };
 enum { PATH_MPI = 0, PATH_SHM = 1 };
@@ -639,27 +645,59 @@ static bool force_from_env(void) {
   return e != NULL && strcmp(e, "1") == 0;
 }
 
+/* Cancel every posted receive of ring r and complete each cancel before
+ * its buffer may go (MPI 4.0 §3.8.4: a cancelled request must still be
+ * completed by a test or wait, and until then MPI may write into its
+ * buffer; a receive that had matched a message completes with it,
+ * which is dropped: its sender has said BYE). The tests are MPI_Testall
+ * over AMM_CANCEL_CHUNK receives at a time (a call no other path makes),
+ * repeated until they complete or `deadline` passes. SYNCQ_OK: every
+ * receive is complete and the ring's buffers may go. SYNCQ_ESYS: an
+ * MPI_Cancel or MPI_Testall failed; SYNCQ_ETIMEDOUT: a cancel did not
+ * complete in time. Either way a receive not known complete stays with
+ * MPI, and the ring must stay mapped. */
+static int rx_cancel_all(amm_ring *r, uint64_t deadline) {
+  int rc = SYNCQ_OK;
+  if (r->req == NULL) return SYNCQ_OK;
+  for (uint32_t i = 0; i < r->n; i++)
+    if (r->req[i] != MPI_REQUEST_NULL && MPI_Cancel(&r->req[i]) != MPI_SUCCESS) {
+      /* still posted: it stays with MPI, out of the completion below
+       * (which it would never pass) */
+      r->req[i] = MPI_REQUEST_NULL;
+      rc = SYNCQ_ESYS;
+    }
+  MPI_Status st[AMM_CANCEL_CHUNK]; /* (MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow) */
+  for (uint32_t at = 0; at < r->n; at += AMM_CANCEL_CHUNK) {
+    int m = (int)(r->n - at < AMM_CANCEL_CHUNK ? r->n - at : AMM_CANCEL_CHUNK), done = 0;
+    for (;;) {
+      if (MPI_Testall(m, &r->req[at], &done, st) != MPI_SUCCESS) return SYNCQ_ESYS; /* the rest stays with MPI */
+      if (done) break;
+      if (syncq_now_ns() > deadline) return SYNCQ_ETIMEDOUT;
+      sched_yield(); /* a receive that matched a message completes with the sender's progress */
+    }
+  }
+  return rc;
+}
+
 /* Free the job. With mpi_ok false (a peer failed, or sends would not
  * complete) every request, ring and the communicator stay with MPI.
- * False when an MPI call failed here: a receive that could not be
- * cancelled or freed keeps its ring mapped (MPI may still write into it),
- * a communicator that could not be freed stays with MPI; the rest is
- * freed. */
-static bool free_job(syncq_am_mpi *j, bool mpi_ok) {
-  bool freed = true;
+ * SYNCQ_ESYS when an MPI call failed here, SYNCQ_ETIMEDOUT when a
+ * cancelled receive did not complete within a quarter of a dead timeout
+ * (rx_cancel_all): a receive not known complete keeps its ring mapped
+ * (MPI may still write into it) and the communicator; a communicator that
+ * could not be freed stays with MPI; the rest is freed. */
+static int free_job(syncq_am_mpi *j, bool mpi_ok) {
+  int rc = SYNCQ_OK;
+  uint64_t deadline = syncq_now_ns() + j->dead_ns / AMM_HB_DIVISOR;
   if (j->peer != NULL) {
     for (int s = 0; s < j->size; s++) {
       amm_peer *p = &j->peer[s];
       if (p->handle != NULL) (void)syncq_am_disconnect(p->handle);
       if (mpi_ok) { /* requests to or from a dead peer stay with MPI */
-        bool rx_free = true;
-        for (uint32_t i = 0; p->rx.req != NULL && i < p->rx.n; i++)
-          if (p->rx.req[i] != MPI_REQUEST_NULL &&
-              (MPI_Cancel(&p->rx.req[i]) != MPI_SUCCESS || MPI_Request_free(&p->rx.req[i]) != MPI_SUCCESS))
-            rx_free = false;
+        int c = rx_cancel_all(&p->rx, deadline);
         free(p->rx.req);
-        if (rx_free) ring_unmap(&p->rx);
-        freed &= rx_free;
+        if (c == SYNCQ_OK) ring_unmap(&p->rx);
+        else if (rc != SYNCQ_ESYS) rc = c; /* SYNCQ_ESYS before SYNCQ_ETIMEDOUT */
         free(p->tx.req);
         ring_unmap(&p->tx);
       }
@@ -675,9 +713,10 @@ static bool free_job(syncq_am_mpi *j, bool mpi_ok) {
   /* A receive left posted keeps the communicator: freed, its context
    * could come back to a later communicator (MPICH), whose first message
    * from that peer the stale receive would take. */
-  if (mpi_ok && freed && !j->comm_held && !j->freed_comm && MPI_Comm_free(&j->comm) != MPI_SUCCESS) freed = false;
+  if (mpi_ok && rc == SYNCQ_OK && !j->comm_held && !j->freed_comm && MPI_Comm_free(&j->comm) != MPI_SUCCESS)
+    rc = SYNCQ_ESYS;
   free(j);
-  return freed;
+  return rc;
 }
 
 /* The create's agreement: every rank of c says whether its local steps
@@ -692,6 +731,30 @@ static int agree(MPI_Comm c, int local) {
   if (MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c) != MPI_SUCCESS) return SYNCQ_ESYS;
   if (local != SYNCQ_OK) return local;
   return any ? SYNCQ_EBROKEN : SYNCQ_OK;
+}
+
+/* The agreement after the endpoints' creation (agree), which also
+ * compares the ranks' bulk sizes: a message of a rank with a larger one
+ * could overflow a peer's receive (MPI_ERR_TRUNCATE, the sender found
+ * failed), so every rank refuses a job whose ranks differ (SYNCQ_EINVAL
+ * on every rank, the sizes in j->why). One MPI_Allreduce of {failed,
+ * bulk, -bulk} under MPI_MAX: whether any rank failed, and the largest
+ * and smallest bulk size of those that did not. */
+static int agree_bulk(syncq_am_mpi *j, int local) {
+  int64_t mine[3] = {local != SYNCQ_OK, local == SYNCQ_OK ? (int64_t)j->bulk_size : 0,
+                     local == SYNCQ_OK ? -(int64_t)j->bulk_size : INT64_MIN};
+  int64_t all[3] = {0, 0, 0};
+  if (MPI_Allreduce(mine, all, 3, MPI_INT64_T, MPI_MAX, j->comm) != MPI_SUCCESS) return SYNCQ_ESYS;
+  if (local != SYNCQ_OK) return local;
+  if (all[0] != 0) return SYNCQ_EBROKEN;
+  if (all[1] != -all[2]) {
+    snprintf(j->why, sizeof j->why,
+             "the ranks' bulk sizes differ: %" PRIu32 " bytes on this rank, %" PRId64 " to %" PRId64
+             " across the job (shm.bulk_size must be the same on every rank)",
+             j->bulk_size, -all[2], all[1]);
+    return SYNCQ_EINVAL;
+  }
+  return SYNCQ_OK;
 }
 
 /* Allocate the job's tables (peers, MPI ranks, poll scratch) and node_ranks. */
@@ -751,6 +814,11 @@ static int connect_peers(syncq_am_mpi *j) {
   return SYNCQ_OK;
 }
 
+/* Why this process's last create failed (syncq_am_mpi_why(NULL)): its
+ * job is gone. Written by the thread that initialised MPI alone (the
+ * job's threading rule). */
+static char create_why[SYNCQ_AM_MPI_WHY_MAX];
+
 int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_mpi **out) {
   int flag = 0, fin = 0;
   /* Without a usable MPI and communicator this rank cannot take part in
@@ -759,6 +827,7 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
   if (MPI_Finalized(&fin) != MPI_SUCCESS || fin) return SYNCQ_EINVAL;
   if (MPI_Is_thread_main(&flag) != MPI_SUCCESS || !flag) return SYNCQ_EINVAL;
   if (comm == MPI_COMM_NULL) return SYNCQ_EINVAL;
+  create_why[0] = '\0';
   /* Every failure from here on is agreed (agree) before the next
    * collective call, so that all ranks return together. */
   MPI_Comm dup;
@@ -811,8 +880,9 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
     j->tp = (am_transport){amm_send, amm_poll, j->bulk_size, j};
     rc = alloc_tables(j, &node_ranks);
   }
-  /* Past this agreement every node-local endpoint exists. */
-  rc = agree(j->comm, rc);
+  /* Past this agreement every node-local endpoint exists, with one bulk
+   * size on every rank. */
+  rc = agree_bulk(j, rc);
   if (rc != SYNCQ_OK) {
     free(node_ranks);
     goto fail;
@@ -850,6 +920,7 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
   *out = j;
   return SYNCQ_OK;
 fail:
+  snprintf(create_why, sizeof create_why, "%s", j->why);
   (void)free_job(j, true); /* rc says the create failed; a failure here only leaves more with MPI */
   return rc;
 }
@@ -857,7 +928,7 @@ fail:
 syncq_am_endpoint *syncq_am_mpi_endpoint(const syncq_am_mpi *j) { return j ? j->ep : NULL; }
 int syncq_am_mpi_rank(const syncq_am_mpi *j) { return j ? j->rank : -1; }
 int syncq_am_mpi_size(const syncq_am_mpi *j) { return j ? j->size : -1; }
-const char *syncq_am_mpi_why(const syncq_am_mpi *j) { return j ? j->why : ""; }
+const char *syncq_am_mpi_why(const syncq_am_mpi *j) { return j ? j->why : create_why; }
 
 const char *syncq_am_mpi_path(const syncq_am_mpi *j, int rank) {
   if (j == NULL || rank < 0 || rank >= j->size) return NULL;
@@ -1019,8 +1090,9 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
   }
   unsigned failed_now = j->failed_calls;
   j->ep->tp = NULL;
-  bool freed = free_job(j, mpi_ok);
+  int freed = free_job(j, mpi_ok);
   /* An MPI call of this rank failed during the destroy: said before a
    * timeout. (j is gone: failed0 and the count were read before.) */
-  return !freed || failed_now != failed0 ? SYNCQ_ESYS : rc;
+  if (freed == SYNCQ_ESYS || failed_now != failed0) return SYNCQ_ESYS;
+  return rc != SYNCQ_OK ? rc : freed;
 }
