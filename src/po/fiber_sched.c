@@ -1236,7 +1236,9 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
     atomic_init(&s->spare_word, 0);
     atomic_init(&s->cover, NULL);
     po_deque_init(&s->spawned);
-    po_due_gate_init(&s->gate, po_ticks_rate());
+    uint64_t step;
+    double rate = po_ticks_rate(&step);
+    po_due_gate_init(&s->gate, rate, step);
     s->fair_tick = 0;
     s->rt = rt;
     s->index = i;

@@ -273,11 +273,12 @@ static int cmp_rate(const void *a, const void *b) {
  * so a preemption between two reads does not skew the rate. False: a
  * source ran backwards (every read is checked against the one before). */
 static bool sample(uint64_t (*ticks)(void), uint64_t (*ns)(void), uint64_t *tprev, uint64_t *nprev, uint64_t *t,
-                   uint64_t *n) {
+                   uint64_t *n, uint64_t *step) {
   uint64_t best = UINT64_MAX;
   for (int i = 0; i < TICKS_TRIES; i++) {
     uint64_t a = ticks(), c = ns(), b = ticks();
     if (a < *tprev || c < *nprev || b < a) return false;
+    if (b > a && b - a < *step) *step = b - a;
     *tprev = b;
     *nprev = c;
     if (b - a < best) {
@@ -289,23 +290,25 @@ static bool sample(uint64_t (*ticks)(void), uint64_t (*ns)(void), uint64_t *tpre
   return true;
 }
 
-int po_ticks_calibrate(uint64_t (*ticks)(void), uint64_t (*ns)(void), double *ticks_per_ns) {
+int po_ticks_calibrate(uint64_t (*ticks)(void), uint64_t (*ns)(void), double *ticks_per_ns, uint64_t *step) {
   if (ticks_per_ns == NULL) return SYNCQ_EINVAL;
   *ticks_per_ns = 0;
-  if (ticks == NULL || ns == NULL) return SYNCQ_EINVAL;
+  if (ticks == NULL || ns == NULL || step == NULL) return SYNCQ_EINVAL;
+  *step = UINT64_MAX;
   double rate[TICKS_ROUNDS];
   uint64_t tprev = 0, nprev = 0;
   for (int r = 0; r < TICKS_ROUNDS; r++) {
     uint64_t t0, n0, t1, n1;
-    if (!sample(ticks, ns, &tprev, &nprev, &t0, &n0)) return SYNCQ_EINVAL;
+    if (!sample(ticks, ns, &tprev, &nprev, &t0, &n0, step)) return SYNCQ_EINVAL;
     uint32_t reads = 0;
     while (nprev - n0 < TICKS_ROUND_NS && ++reads < TICKS_ROUND_READS) {
       uint64_t t = ticks(), n = ns();
       if (t < tprev || n < nprev) return SYNCQ_EINVAL; /* ran backwards */
+      if (t > tprev && t - tprev < *step) *step = t - tprev;
       tprev = t;
       nprev = n;
     }
-    if (!sample(ticks, ns, &tprev, &nprev, &t1, &n1)) return SYNCQ_EINVAL;
+    if (!sample(ticks, ns, &tprev, &nprev, &t1, &n1, step)) return SYNCQ_EINVAL;
     if (n1 - n0 < TICKS_ROUND_NS || t1 <= t0) return SYNCQ_EINVAL; /* stood still */
     rate[r] = (double)(t1 - t0) / (double)(n1 - n0);
   }
@@ -350,7 +353,8 @@ static double read_cost(uint64_t (*f)(void)) {
 }
 #endif
 
-static double ticks_rate; /* written once under ticks_once */
+static double ticks_rate;   /* written once under ticks_once */
+static uint64_t ticks_step; /* written once under ticks_once */
 static pthread_once_t ticks_once = PTHREAD_ONCE_INIT;
 
 static void ticks_init(void) {
@@ -362,12 +366,17 @@ static void ticks_init(void) {
    * read, where the vDSO reads the same counter). */
   if (read_cost(ticks_read) * 2 > read_cost(syncq_now_ns)) return;
   double r;
-  if (po_ticks_calibrate(ticks_read, syncq_now_ns, &r) == SYNCQ_OK) ticks_rate = r;
+  uint64_t st;
+  if (po_ticks_calibrate(ticks_read, syncq_now_ns, &r, &st) == SYNCQ_OK) {
+    ticks_rate = r;
+    ticks_step = st;
+  }
 #endif
 }
 
-double po_ticks_rate(void) {
+double po_ticks_rate(uint64_t *step) {
   pthread_once(&ticks_once, ticks_init);
+  *step = ticks_step;
   return ticks_rate;
 }
 
@@ -381,5 +390,5 @@ void po_due_gate_set(po_due_gate *g, uint64_t due, uint64_t t0, uint64_t now) {
   uint64_t left = due - now;
   if (left > 3600ull * 1000000000ull) left = 3600ull * 1000000000ull;
   uint64_t ahead = (uint64_t)((double)left * g->rate * PO_GATE_NUM / PO_GATE_DEN);
-  if (ahead != 0) g->until = t0 + ahead;
+  if (ahead > g->step) g->until = t0 + ahead - g->step;
 }

@@ -69,7 +69,8 @@ static inline uint64_t po_timers_next(po_timers *h) {
  * AArch64: cntvct_el0, architecturally constant and common to all cores)
  * costs a few ns; after each clock read the scheduler turns the time left
  * to its earliest deadline into a counter value, PO_GATE_NUM/PO_GATE_DEN
- * of the way there by the calibrated rate, and reads the clock again only
+ * of the way there by the calibrated rate less one step of the counter
+ * (the most a counter that advances in steps lags), and reads the clock again only
  * once the counter passes it, the earliest deadline changes, or the
  * counter runs backwards. The clock alone decides what fires: the counter
  * only decides when to look. The next read lands before the deadline
@@ -105,13 +106,15 @@ static inline uint64_t po_ticks(void) {
 
 /* Time rounds of reads of ticks() against ns() (each must never run
  * backwards, and ticks must advance over a round) and set *ticks_per_ns to
- * the median round's rate. SYNCQ_OK; SYNCQ_EINVAL: a NULL argument, a
- * source that ran backwards or stood still, or rounds that disagree by
- * more than 1/64 of the median (*ticks_per_ns is then 0). */
-int po_ticks_calibrate(uint64_t (*ticks)(void), uint64_t (*ns)(void), double *ticks_per_ns);
+ * the median round's rate and *step to the smallest advance seen between
+ * two reads of ticks(), at least its resolution. SYNCQ_OK; SYNCQ_EINVAL: a
+ * NULL argument, a source that ran backwards or stood still, or rounds
+ * that disagree by more than 1/64 of the median (*ticks_per_ns is then 0). */
+int po_ticks_calibrate(uint64_t (*ticks)(void), uint64_t (*ns)(void), double *ticks_per_ns, uint64_t *step);
 /* The process's counter rate, calibrated on first use (pthread_once, about
- * a millisecond); 0: no usable counter, read the clock every switch. */
-double po_ticks_rate(void);
+ * a millisecond), and its step; 0: no usable counter, read the clock every
+ * switch. */
+double po_ticks_rate(uint64_t *step);
 
 /* One scheduler's gate: its owner's alone. */
 typedef struct po_due_gate {
@@ -119,13 +122,16 @@ typedef struct po_due_gate {
   uint64_t until; /* counter value before which the clock need not be read */
   uint64_t last;  /* the counter at the last look */
   double rate;    /* po_ticks_rate() */
+  uint64_t step;  /* ... and its step: a coarse counter (qemu's reads the
+                   * host's microseconds) stands still up to a step */
 } po_due_gate;
 
-static inline void po_due_gate_init(po_due_gate *g, double rate) {
+static inline void po_due_gate_init(po_due_gate *g, double rate, uint64_t step) {
   g->due = UINT64_MAX;
   g->until = 0;
   g->last = 0;
   g->rate = rate;
+  g->step = step;
 }
 
 /* True: the clock need not be read for `due` (the earliest deadline, not

@@ -57,57 +57,63 @@ static void test_calibrate_steady(void **state) {
   (void)state;
   fake_reset();
   double r = -1;
-  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_steady, &r), SYNCQ_OK);
+  uint64_t step = 0;
+  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_steady, &r, &step), SYNCQ_OK);
   assert_true(r > 2.99 && r < 3.01);
+  assert_int_equal(step, 150); /* 3 ticks/ns, 50 ns a read of the clock */
 }
 
 static void test_calibrate_refuses(void **state) {
   (void)state;
   double r;
+  uint64_t step;
   fake_reset();
   bad_at = 1000;
   r = -1;
-  assert_int_equal(po_ticks_calibrate(ticks_backwards, ns_steady, &r), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(ticks_backwards, ns_steady, &r, &step), SYNCQ_EINVAL);
   assert_true(r == 0);
   fake_reset();
   r = -1;
-  assert_int_equal(po_ticks_calibrate(ticks_still, ns_steady, &r), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(ticks_still, ns_steady, &r, &step), SYNCQ_EINVAL);
   assert_true(r == 0);
   fake_reset();
   bad_at = 1000;
   r = -1;
-  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_backwards, &r), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_backwards, &r, &step), SYNCQ_EINVAL);
   assert_true(r == 0);
   fake_reset();
   r = -1;
-  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_still, &r), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_still, &r, &step), SYNCQ_EINVAL);
   assert_true(r == 0);
   /* Monotonic, but the rate doubles in the third round (4,000 reads a round). */
   fake_reset();
   bad_at = 10000;
   r = -1;
-  assert_int_equal(po_ticks_calibrate(ticks_rate_change, ns_steady, &r), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(ticks_rate_change, ns_steady, &r, &step), SYNCQ_EINVAL);
   assert_true(r == 0);
   fake_reset();
-  assert_int_equal(po_ticks_calibrate(NULL, ns_steady, &r), SYNCQ_EINVAL);
-  assert_int_equal(po_ticks_calibrate(ticks_steady, NULL, &r), SYNCQ_EINVAL);
-  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_steady, NULL), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(NULL, ns_steady, &r, &step), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(ticks_steady, NULL, &r, &step), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_steady, NULL, &step), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_steady, &r, NULL), SYNCQ_EINVAL);
 }
 
 /* ---- the gate with the real counter ---- */
 
 static void test_gate(void **state) {
   (void)state;
-  double rate = po_ticks_rate();
-  print_message("counter: %.4f ticks/ns%s\n", rate, rate > 0 ? "" : " (none usable: the clock every switch)");
+  uint64_t step;
+  double rate = po_ticks_rate(&step);
+  print_message("counter: %.4f ticks/ns, step %llu%s\n", rate, (unsigned long long)step,
+                rate > 0 ? "" : " (none usable: the clock every switch)");
   po_due_gate g;
   /* No counter: never skip. */
-  po_due_gate_init(&g, 0);
+  po_due_gate_init(&g, 0, 0);
   uint64_t t0 = po_ticks(), now = syncq_now_ns();
   po_due_gate_set(&g, now + 1000 * MS, t0, now);
   assert_false(po_due_gate_skip(&g, now + 1000 * MS));
   if (rate <= 0) return;
-  po_due_gate_init(&g, rate);
+  po_due_gate_init(&g, rate, step);
   assert_false(po_due_gate_skip(&g, 5)); /* never set */
   /* A deadline already passed, or none: look at once. */
   t0 = po_ticks();
