@@ -56,6 +56,11 @@
  *   Timers:      a deadline heap per scheduler (timer.c), fired by
  *                take_local between fibers and bounding the idle futex
  *                sleep; a fiber's recv_timeout and sleep park on it.
+ *                A pending deadline costs a switch a cycle-counter read;
+ *                the clock is read when the calibrated counter says the
+ *                earliest deadline may be near (po_due_gate, timer.h), so
+ *                a deadline still fires at the first switch after it
+ *                passes, or when the idle wait it bounds ends.
  *   Start:       the schedulers wait at a gate until their number is
  *                final: one per processing unit, or as many as the kernel
  *                allowed (RLIMIT_NPROC, ...), at least one.
@@ -194,6 +199,9 @@ typedef struct po_sched {
   /* Deadlines of the fibers that wait here, and send_after's (timer.c):
    * fired between fibers (take_local), bounding the idle sleep. */
   po_timers timers;
+  /* When take_local must next read the clock for them (timer.h): the
+   * owner thread's alone. */
+  po_due_gate gate;
 } po_sched;
 
 struct po_fiber_rt {
@@ -412,9 +420,13 @@ static po_fiber *take_local(po_sched *s) {
    * spare that is done returns to its loop, which retires it. */
   if (s->spare && !take_over(s)) return NULL;
   uint64_t due = po_timers_next(&s->timers);
-  if (due != UINT64_MAX) { /* an empty heap costs one load; else the clock */
+  /* An empty heap costs one load; a pending deadline a counter read, and
+   * a clock read only when the counter says it may be near (timer.h). */
+  if (due != UINT64_MAX && !po_due_gate_skip(&s->gate, due)) {
+    uint64_t t0 = po_ticks(); /* before the clock: the gate errs early */
     uint64_t now = syncq_now_ns();
     if (due <= now) (void)po_timers_fire(&s->timers, now);
+    po_due_gate_set(&s->gate, po_timers_next(&s->timers), t0, now);
   }
   if (s->runnext_streak < PO_RUNNEXT_BUDGET) {
     po_fiber *f = take_runnext(s);
@@ -1224,6 +1236,9 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
     atomic_init(&s->spare_word, 0);
     atomic_init(&s->cover, NULL);
     po_deque_init(&s->spawned);
+    uint64_t step;
+    double rate = po_ticks_rate(&step);
+    po_due_gate_init(&s->gate, rate, step);
     s->fair_tick = 0;
     s->rt = rt;
     s->index = i;

@@ -25,13 +25,30 @@
  *                SYNCQ_ENOMEM); a WAKE timer is embedded in its process, a
  *                SEND timer is allocated by send_after and freed when it
  *                fires or at destroy.
+ *   Clock:       a scheduler with a deadline pending reads the clock
+ *                between two fibers only when a cheap constant-rate
+ *                counter, calibrated against CLOCK_MONOTONIC, says the
+ *                earliest deadline may be near (po_due_gate, timer.h): with
+ *                a read every switch one parked deadline made every other
+ *                fiber's switch 10-30% dearer (docs/reliability.md has the
+ *                figures). Go reads its clock on every schedule while a
+ *                timer is pending; a read every K-th switch instead would
+ *                bound lateness by K fiber runs, unbounded in time, while
+ *                the counter keeps the bound in time: no later than a read
+ *                every switch gives. Where no usable counter exists every
+ *                switch reads the clock, as before.
  *   Limits:      a timer fires when its scheduler next looks: a scheduler
  *                blocked in a system call (or running a fiber that never
  *                yields) fires its timers late.
  *   Signal-safe: no.  Process-shared: no.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "po_internal.h"
 #include "timer.h"
@@ -236,4 +253,142 @@ void po_timer_thread_destroy(po_timer_thread *tt, struct syncq_po_system *sys) {
   }
   po_timers_destroy(&tt->heap, sys);
   pthread_mutex_destroy(&tt->start_lock);
+}
+
+/* ---- the counter that decides when to read the clock ---- */
+
+#define TICKS_ROUNDS 5               /* odd: a true median */
+#define TICKS_ROUND_NS 200000u       /* each round spans this much of ns() */
+#define TICKS_ROUND_READS (1u << 22) /* reads of ns() a round may take at most */
+#define TICKS_COST_READS 64          /* reads timed to compare the two sources' cost */
+#define TICKS_TRIES 8                /* brackets a sample takes the tightest of */
+
+static int cmp_rate(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One reading of both sources: the clock between two counter reads, the
+ * counter taken as their midpoint; the tightest bracket of TICKS_TRIES,
+ * so a preemption between two reads does not skew the rate. False: a
+ * source ran backwards (every read is checked against the one before). */
+static bool sample(uint64_t (*ticks)(void), uint64_t (*ns)(void), uint64_t *tprev, uint64_t *nprev, uint64_t *t,
+                   uint64_t *n, uint64_t *step) {
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < TICKS_TRIES; i++) {
+    uint64_t a = ticks(), c = ns(), b = ticks();
+    if (a < *tprev || c < *nprev || b < a) return false;
+    if (b > a && b - a < *step) *step = b - a;
+    *tprev = b;
+    *nprev = c;
+    if (b - a < best) {
+      best = b - a;
+      *t = a + (b - a) / 2;
+      *n = c;
+    }
+  }
+  return true;
+}
+
+int po_ticks_calibrate(uint64_t (*ticks)(void), uint64_t (*ns)(void), double *ticks_per_ns, uint64_t *step) {
+  if (ticks_per_ns == NULL) return SYNCQ_EINVAL;
+  *ticks_per_ns = 0;
+  if (ticks == NULL || ns == NULL || step == NULL) return SYNCQ_EINVAL;
+  *step = UINT64_MAX;
+  double rate[TICKS_ROUNDS];
+  uint64_t tprev = 0, nprev = 0;
+  for (int r = 0; r < TICKS_ROUNDS; r++) {
+    uint64_t t0, n0, t1, n1;
+    if (!sample(ticks, ns, &tprev, &nprev, &t0, &n0, step)) return SYNCQ_EINVAL;
+    uint32_t reads = 0;
+    while (nprev - n0 < TICKS_ROUND_NS && ++reads < TICKS_ROUND_READS) {
+      uint64_t t = ticks(), n = ns();
+      if (t < tprev || n < nprev) return SYNCQ_EINVAL; /* ran backwards */
+      if (t > tprev && t - tprev < *step) *step = t - tprev;
+      tprev = t;
+      nprev = n;
+    }
+    if (!sample(ticks, ns, &tprev, &nprev, &t1, &n1, step)) return SYNCQ_EINVAL;
+    if (n1 - n0 < TICKS_ROUND_NS || t1 <= t0) return SYNCQ_EINVAL; /* stood still */
+    rate[r] = (double)(t1 - t0) / (double)(n1 - n0);
+  }
+  double sorted[TICKS_ROUNDS];
+  memcpy(sorted, rate, sizeof rate);
+  qsort(sorted, TICKS_ROUNDS, sizeof sorted[0], cmp_rate);
+  double med = sorted[TICKS_ROUNDS / 2];
+  for (int r = 0; r < TICKS_ROUNDS; r++)
+    if (rate[r] > med * (1.0 + 1.0 / 64) || rate[r] < med * (1.0 - 1.0 / 64)) return SYNCQ_EINVAL;
+  *ticks_per_ns = med;
+  return SYNCQ_OK;
+}
+
+#if PO_HAVE_TICKS
+static uint64_t ticks_read(void) { return po_ticks(); }
+
+/* A counter that ticks at one rate whatever the core's frequency and
+ * sleep state: AArch64's generic timer always does; x86-64 says so in
+ * cpuid's invariant TSC bit (a guest whose hypervisor hides it reads the
+ * clock every switch). */
+static bool ticks_invariant(void) {
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+  if (__get_cpuid(0x80000000u, &a, &b, &c, &d) == 0 || a < 0x80000007u) return false;
+  if (__get_cpuid(0x80000007u, &a, &b, &c, &d) == 0) return false;
+  return (d & (1u << 8)) != 0;
+#else
+  return true;
+#endif
+}
+
+/* What one read of each source costs, the median of rounds. */
+static double read_cost(uint64_t (*f)(void)) {
+  double cost[TICKS_ROUNDS];
+  for (int r = 0; r < TICKS_ROUNDS; r++) {
+    uint64_t t0 = syncq_now_ns();
+    for (int k = 0; k < TICKS_COST_READS; k++) (void)f();
+    cost[r] = (double)(syncq_now_ns() - t0) / TICKS_COST_READS;
+  }
+  qsort(cost, TICKS_ROUNDS, sizeof cost[0], cmp_rate);
+  return cost[TICKS_ROUNDS / 2];
+}
+#endif
+
+static double ticks_rate;   /* written once under ticks_once */
+static uint64_t ticks_step; /* written once under ticks_once */
+static pthread_once_t ticks_once = PTHREAD_ONCE_INIT;
+
+static void ticks_init(void) {
+  ticks_rate = 0;
+#if PO_HAVE_TICKS
+  if (!ticks_invariant()) return;
+  /* A counter that traps to a hypervisor saves nothing: it must cost less
+   * than half a clock read (the clock's cost includes the counter's own
+   * read, where the vDSO reads the same counter). */
+  if (read_cost(ticks_read) * 2 > read_cost(syncq_now_ns)) return;
+  double r;
+  uint64_t st;
+  if (po_ticks_calibrate(ticks_read, syncq_now_ns, &r, &st) == SYNCQ_OK) {
+    ticks_rate = r;
+    ticks_step = st;
+  }
+#endif
+}
+
+double po_ticks_rate(uint64_t *step) {
+  pthread_once(&ticks_once, ticks_init);
+  *step = ticks_step;
+  return ticks_rate;
+}
+
+void po_due_gate_set(po_due_gate *g, uint64_t due, uint64_t t0, uint64_t now) {
+  g->due = due;
+  g->last = t0;
+  g->until = 0; /* read at the next look */
+  if (g->rate <= 0 || due == UINT64_MAX || due <= now) return;
+  /* Capped at an hour: a far deadline costs a read an hour (or when an
+   * earlier one comes), and the product stays far below 2^64. */
+  uint64_t left = due - now;
+  if (left > 3600ull * 1000000000ull) left = 3600ull * 1000000000ull;
+  uint64_t ahead = (uint64_t)((double)left * g->rate * PO_GATE_NUM / PO_GATE_DEN);
+  if (ahead > g->step) g->until = t0 + ahead - g->step;
 }

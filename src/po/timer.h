@@ -59,6 +59,101 @@ static inline uint64_t po_timers_next(po_timers *h) {
   return atomic_load_explicit(&h->next_due, memory_order_relaxed); /* a hint, see next_due */
 }
 
+/* ---- when a scheduler must read the clock ----
+ *
+ * A scheduler with a deadline pending looks between every two fibers
+ * whether it has passed. Reading CLOCK_MONOTONIC there (20 ns through the
+ * vDSO, several times that in some guests) made every other fiber's switch
+ * pay for one parked deadline. A cycle counter that ticks at a constant
+ * rate on every core (x86-64: rdtsc where cpuid reports an invariant TSC;
+ * AArch64: cntvct_el0, architecturally constant and common to all cores)
+ * costs a few ns; after each clock read the scheduler turns the time left
+ * to its earliest deadline into a counter value, PO_GATE_NUM/PO_GATE_DEN
+ * of the way there by the calibrated rate less one step of the counter
+ * (the most a counter that advances in steps lags), and reads the clock again only
+ * once the counter passes it, the earliest deadline changes, or the
+ * counter runs backwards. The clock alone decides what fires: the counter
+ * only decides when to look. The next read lands before the deadline
+ * while the counter's true rate is within 1/7 of its calibration
+ * (calibration refuses rounds that differ by more than 1/64), so a
+ * deadline fires, as it did with a read every switch, at the first switch
+ * after it passes (or when the idle wait, bounded by it, ends). Where no
+ * such counter is found, or it is no cheaper than the clock, or its
+ * calibration fails, the rate is 0 and every switch reads the clock. */
+#define PO_GATE_NUM 7u
+#define PO_GATE_DEN 8u
+
+#if defined(__x86_64__) || defined(__aarch64__)
+#define PO_HAVE_TICKS 1
+#else
+#define PO_HAVE_TICKS 0
+#endif
+
+/* The raw counter (0 where there is none). */
+static inline uint64_t po_ticks(void) {
+#if defined(__x86_64__)
+  uint32_t lo, hi;
+  __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+  return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+  uint64_t v;
+  __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+  return v;
+#else
+  return 0;
+#endif
+}
+
+/* Time rounds of reads of ticks() against ns() (each must never run
+ * backwards, and ticks must advance over a round) and set *ticks_per_ns to
+ * the median round's rate and *step to the smallest advance seen between
+ * two reads of ticks(), at least its resolution. SYNCQ_OK; SYNCQ_EINVAL: a
+ * NULL argument, a source that ran backwards or stood still, or rounds
+ * that disagree by more than 1/64 of the median (*ticks_per_ns is then 0). */
+int po_ticks_calibrate(uint64_t (*ticks)(void), uint64_t (*ns)(void), double *ticks_per_ns, uint64_t *step);
+/* The process's counter rate, calibrated on first use (pthread_once, about
+ * a millisecond), and its step; 0: no usable counter, read the clock every
+ * switch. */
+double po_ticks_rate(uint64_t *step);
+
+/* One scheduler's gate: its owner's alone. */
+typedef struct po_due_gate {
+  uint64_t due;   /* the deadline `until` was set for */
+  uint64_t until; /* counter value before which the clock need not be read */
+  uint64_t last;  /* the counter at the last look */
+  double rate;    /* po_ticks_rate() */
+  uint64_t step;  /* ... and its step: a coarse counter (qemu's reads the
+                   * host's microseconds) stands still up to a step */
+} po_due_gate;
+
+static inline void po_due_gate_init(po_due_gate *g, double rate, uint64_t step) {
+  g->due = UINT64_MAX;
+  g->until = 0;
+  g->last = 0;
+  g->rate = rate;
+  g->step = step;
+}
+
+/* True: the clock need not be read for `due` (the earliest deadline, not
+ * UINT64_MAX) yet. */
+static inline bool po_due_gate_skip(po_due_gate *g, uint64_t due) {
+#if PO_HAVE_TICKS
+  if (due != g->due || g->until == 0) return false;
+  uint64_t t = po_ticks();
+  bool skip = t >= g->last && t < g->until;
+  g->last = t;
+  return skip;
+#else
+  (void)g;
+  (void)due;
+  return false;
+#endif
+}
+
+/* After a clock read: t0 the counter read just before it, now what the
+ * clock said, due the earliest deadline still pending. */
+void po_due_gate_set(po_due_gate *g, uint64_t due, uint64_t t0, uint64_t now);
+
 /* A thread system's timer thread: started on first use. */
 typedef struct po_timer_thread {
   po_timers heap;

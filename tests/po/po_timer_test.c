@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * po_timer_test.c — when a fiber scheduler reads the clock for its
+ * deadlines (src/po/timer.h's po_due_gate): the counter's calibration
+ * refuses a source that runs backwards, stands still or changes rate; the
+ * gate never tells a scheduler to skip the clock once a deadline has
+ * passed, nor for a deadline it was not set for; and a recv_timeout fires
+ * on time on a scheduler whose other fibers switch constantly, and on an
+ * idle one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "po/timer.h"
+#include "syncq/clock.h"
+#include "syncq/platform.h"
+#include "syncq/po.h"
+
+#define MS 1000000ull
+
+/* ---- calibration against made-up sources ---- */
+
+static uint64_t fake_ns, fake_ticks, calls;
+static uint64_t fake_rate_num = 3, bad_at = UINT64_MAX;
+
+static void fake_reset(void) {
+  fake_ns = fake_ticks = calls = 0;
+  fake_rate_num = 3;
+  bad_at = UINT64_MAX;
+}
+
+static uint64_t ns_steady(void) { return fake_ns += 50; }
+static uint64_t ticks_steady(void) { return fake_ns * fake_rate_num; }
+
+static uint64_t ticks_backwards(void) { /* jumps back once, after bad_at reads */
+  if (++calls == bad_at) fake_ticks -= 1000;
+  return fake_ticks += 10;
+}
+static uint64_t ticks_still(void) { return 12345; }
+static uint64_t ns_backwards(void) {
+  if (++calls == bad_at) fake_ns -= 1000;
+  return fake_ns += 50;
+}
+static uint64_t ns_still(void) { return 777; }
+static uint64_t ticks_rate_change(void) { /* twice as fast after bad_at reads */
+  if (++calls == bad_at) fake_rate_num = 6;
+  return fake_ticks += 50 * fake_rate_num;
+}
+
+static void test_calibrate_steady(void **state) {
+  (void)state;
+  fake_reset();
+  double r = -1;
+  uint64_t step = 0;
+  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_steady, &r, &step), SYNCQ_OK);
+  assert_true(r > 2.99 && r < 3.01);
+  assert_int_equal(step, 150); /* 3 ticks/ns, 50 ns a read of the clock */
+}
+
+static void test_calibrate_refuses(void **state) {
+  (void)state;
+  double r;
+  uint64_t step;
+  fake_reset();
+  bad_at = 1000;
+  r = -1;
+  assert_int_equal(po_ticks_calibrate(ticks_backwards, ns_steady, &r, &step), SYNCQ_EINVAL);
+  assert_true(r == 0);
+  fake_reset();
+  r = -1;
+  assert_int_equal(po_ticks_calibrate(ticks_still, ns_steady, &r, &step), SYNCQ_EINVAL);
+  assert_true(r == 0);
+  fake_reset();
+  bad_at = 1000;
+  r = -1;
+  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_backwards, &r, &step), SYNCQ_EINVAL);
+  assert_true(r == 0);
+  fake_reset();
+  r = -1;
+  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_still, &r, &step), SYNCQ_EINVAL);
+  assert_true(r == 0);
+  /* Monotonic, but the rate doubles in the third round (4,000 reads a round). */
+  fake_reset();
+  bad_at = 10000;
+  r = -1;
+  assert_int_equal(po_ticks_calibrate(ticks_rate_change, ns_steady, &r, &step), SYNCQ_EINVAL);
+  assert_true(r == 0);
+  fake_reset();
+  assert_int_equal(po_ticks_calibrate(NULL, ns_steady, &r, &step), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(ticks_steady, NULL, &r, &step), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_steady, NULL, &step), SYNCQ_EINVAL);
+  assert_int_equal(po_ticks_calibrate(ticks_steady, ns_steady, &r, NULL), SYNCQ_EINVAL);
+}
+
+/* ---- the gate with the real counter ---- */
+
+static void test_gate(void **state) {
+  (void)state;
+  uint64_t step;
+  double rate = po_ticks_rate(&step);
+  print_message("counter: %.4f ticks/ns, step %llu%s\n", rate, (unsigned long long)step,
+                rate > 0 ? "" : " (none usable: the clock every switch)");
+  po_due_gate g;
+  /* No counter: never skip. */
+  po_due_gate_init(&g, 0, 0);
+  uint64_t t0 = po_ticks(), now = syncq_now_ns();
+  po_due_gate_set(&g, now + 1000 * MS, t0, now);
+  assert_false(po_due_gate_skip(&g, now + 1000 * MS));
+  if (rate <= 0) return;
+  po_due_gate_init(&g, rate, step);
+  assert_false(po_due_gate_skip(&g, 5)); /* never set */
+  /* A deadline already passed, or none: look at once. */
+  t0 = po_ticks();
+  now = syncq_now_ns();
+  po_due_gate_set(&g, now, t0, now);
+  assert_false(po_due_gate_skip(&g, now));
+  /* 2 ms ahead: skip it now, not a different deadline, and never once it
+   * has passed by the clock. */
+  t0 = po_ticks();
+  now = syncq_now_ns();
+  uint64_t due = now + 2 * MS;
+  po_due_gate_set(&g, due, t0, now);
+  assert_false(po_due_gate_skip(&g, due - 1));
+  po_due_gate_set(&g, due, t0, now);
+  assert_true(po_due_gate_skip(&g, due));
+  /* As take_local does: a look the gate does not skip reads the clock and
+   * sets the gate again. The clock is read before each look, so a look it
+   * skips after that read said the deadline had passed is the gate's
+   * fault, not a race. */
+  uint64_t looks = 0, reads = 0, late = 0;
+  for (;;) {
+    uint64_t before = syncq_now_ns();
+    if (before >= due + 100 * MS) break; /* a gate that never lets the clock be read */
+    looks++;
+    if (po_due_gate_skip(&g, due)) {
+      if (before >= due) late++;
+      continue;
+    }
+    reads++;
+    t0 = po_ticks();
+    now = syncq_now_ns();
+    if (now >= due) break;
+    po_due_gate_set(&g, due, t0, now);
+  }
+  print_message("2 ms to a deadline: %llu of %llu looks read the clock\n", (unsigned long long)reads,
+                (unsigned long long)looks);
+  assert_int_equal(late, 0);
+  assert_true(reads < looks);
+  /* Passed: every look reads the clock until a later deadline is set. */
+  po_due_gate_set(&g, due, t0, now);
+  for (int i = 0; i < 1000; i++) assert_false(po_due_gate_skip(&g, due));
+}
+
+/* ---- a deadline on a busy scheduler, and on an idle one ---- */
+
+enum { BUSY = 4 };
+#define WAIT_NS (20 * MS)
+#define BUSY_FOR_NS (5000 * MS) /* the busy fibers give up after this */
+#define LATE_MAX_NS (1000 * MS) /* a loaded machine may keep the thread off a core */
+
+static _Atomic(int) stop;
+static _Atomic(uint64_t) yields;
+static uint64_t busy_until;
+
+typedef struct timed {
+  int status;
+  uint64_t took;
+  uint64_t yields_during; /* other fibers' switches while it waited */
+} timed;
+
+static void busy(syncq_po_proc *self, void *arg) {
+  (void)arg;
+  while (!atomic_load(&stop) && syncq_now_ns() < busy_until) {
+    atomic_fetch_add_explicit(&yields, 1, memory_order_relaxed); /* a tally, read by the timed fiber */
+    (void)syncq_po_yield(self);
+  }
+}
+
+static void waiter(syncq_po_proc *self, void *arg) {
+  timed *t = arg;
+  syncq_po_msg *m = NULL;
+  uint64_t y0 = atomic_load_explicit(&yields, memory_order_relaxed); /* a tally */
+  uint64_t t0 = syncq_now_ns();
+  t->status = syncq_po_recv_timeout(self, WAIT_NS, &m);
+  t->took = syncq_now_ns() - t0;
+  t->yields_during = atomic_load_explicit(&yields, memory_order_relaxed) - y0; /* a tally */
+  if (m != NULL) syncq_po_free(self, m);
+  atomic_store(&stop, 1);
+}
+
+static void run_deadline(int nbusy) {
+  syncq_po_config cfg = {"mpsc", 64, 0, 0, "fiber", 1, false};
+  syncq_po_system *sys;
+  assert_int_equal(syncq_po_create(&cfg, &sys), SYNCQ_OK);
+  atomic_store(&stop, 0);
+  atomic_store(&yields, 0);
+  busy_until = syncq_now_ns() + BUSY_FOR_NS;
+  syncq_po_pid b[BUSY], w;
+  for (int i = 0; i < nbusy; i++) assert_int_equal(syncq_po_spawn(sys, busy, NULL, &b[i]), SYNCQ_OK);
+  /* The busy fibers are switching before the wait starts. */
+  while (nbusy > 0 && atomic_load(&yields) < 1000) syncq_yield();
+  timed t = {-1, 0, 0};
+  assert_int_equal(syncq_po_spawn(sys, waiter, &t, &w), SYNCQ_OK);
+  assert_int_equal(syncq_po_join(sys, w), SYNCQ_OK);
+  for (int i = 0; i < nbusy; i++) assert_int_equal(syncq_po_join(sys, b[i]), SYNCQ_OK);
+  assert_int_equal(syncq_po_destroy(sys), SYNCQ_OK);
+  print_message("%d busy fibers: waited %.3f ms for %.3f, %llu switches meanwhile\n", nbusy, (double)t.took / 1e6,
+                (double)WAIT_NS / 1e6, (unsigned long long)t.yields_during);
+  assert_int_equal(t.status, SYNCQ_ETIMEDOUT);
+  assert_true(t.took >= WAIT_NS);
+  assert_true(t.took - WAIT_NS < LATE_MAX_NS);
+  if (nbusy > 0) assert_true(t.yields_during > 0); /* fired while the others switched */
+}
+
+static void test_deadline_busy(void **state) {
+  (void)state;
+  run_deadline(BUSY);
+}
+
+static void test_deadline_idle(void **state) {
+  (void)state;
+  run_deadline(0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_calibrate_steady), cmocka_unit_test(test_calibrate_refuses), cmocka_unit_test(test_gate),
+    cmocka_unit_test(test_deadline_busy),    cmocka_unit_test(test_deadline_idle),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
