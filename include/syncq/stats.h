@@ -42,7 +42,8 @@ typedef struct syncq_stats {
   uint64_t blocks;       /* futex or condition-variable sleeps */
   /* The ticket queues' time past their ticket (lcrq, lprq and their -af
    * forms, wfqueue, scq; docs/queues.md): */
-  uint64_t deq_waits;       /* dequeues that found their ticket's cell not yet written and waited for it */
+  uint64_t deq_waits;       /* waits for a cell not yet written: one a dequeue in the ring queues,
+                             * one per empty cell a dequeue examines in wfqueue */
   uint64_t deq_wait_pauses; /* ... the pauses (syncq_pr_relax) those waits spent */
   uint64_t deq_waits_out;   /* ... of which spent the whole spin without seeing the write */
   uint64_t enq_cells_lost;  /* enqueue tickets given up on a cell that held no item (a dequeuer passed it) */

@@ -205,8 +205,8 @@ static inline bool crq_dequeue(lr_ring *r, void **item) {
           if (lr_enqueuer_pending(r, h)) {
             int i = 0;
             for (; i < LR_SPIN && atomic_load_explicit(&cell->hi, memory_order_relaxed) == 0; i++)
-              syncq_pr_relax(); /* relaxed: only a hint; the loop re-reads the cell */
-            lr_count_wait(i);
+              syncq_pr_relax();             /* relaxed: only a hint; the loop re-reads the cell */
+            lr_count_wait(i, i >= LR_SPIN); /* the loop looks before each relax: no look after the last */
           }
           continue;
         }

@@ -223,15 +223,17 @@ static inline bool lr_enqueuer_pending(lr_ring *r, uint64_t h) {
   return (t & ~LR_CLOSED) > h;
 }
 
-/* Count one such wait and the relaxes it spent (pauses: 0 when the cell
- * was written by the first look after the test; LR_SPIN when the
- * enqueuer did not come: the wait ran out). Nothing without the
- * statistics. */
-static inline void lr_count_wait(int pauses) {
+/* Count one such wait and the relaxes it spent (LCRQ looks before each
+ * relax, so 0 when its first look found the write; LPRQ relaxes first, so
+ * at least 1), and whether it ran out: no look found the enqueuer's
+ * write (a write seen at the look after the last relax did not run out).
+ * Nothing without the statistics. */
+static inline void lr_count_wait(int pauses, bool ran_out) {
   SYNCQ_STAT_INC(deq_waits);
   SYNCQ_STAT_ADD(deq_wait_pauses, pauses);
-  if (pauses >= LR_SPIN) SYNCQ_STAT_INC(deq_waits_out);
+  if (ran_out) SYNCQ_STAT_INC(deq_waits_out);
   (void)pauses;
+  (void)ran_out;
 }
 
 /* An enqueuer gave up ticket t (it failed the ticket and will not write

@@ -247,15 +247,19 @@ static inline bool prq_dequeue(lr_ring *r, void **item) {
         waited = true;
         if (lr_enqueuer_pending(r, h)) {
           int i = 0;
+          bool seen = false;
           while (i < LR_SPIN) {
             syncq_pr_relax();
             i++;
+            SYNCQ_RACE_POINT("queue.lprq.dequeue.wait"); /* tests: the enqueuer writes before this look */
             /* relaxed: only a hint; the loop re-reads the cell */
             if (!is_bottom(atomic_load_explicit(&c->val, memory_order_relaxed)) ||
-                (atomic_load_explicit(&c->se, memory_order_relaxed) & IDX) > cyc)
+                (atomic_load_explicit(&c->se, memory_order_relaxed) & IDX) > cyc) {
+              seen = true;
               break;
+            }
           }
-          lr_count_wait(i);
+          lr_count_wait(i, !seen);
         }
         continue;
       }

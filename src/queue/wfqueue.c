@@ -162,7 +162,8 @@
  *                to WFQ_SPIN relaxes for an empty cell's enqueuer, in a
  *                dequeue's own cells and in those it examines for a
  *                peer's request); enq_cells_lost (fast-path enqueues whose
- *                cell a dequeuer had marked ⊤); enq_slow (enqueues that
+ *                cell a dequeuer had marked ⊤, or had given to another
+ *                enqueuer's request it committed there); enq_slow (enqueues that
  *                published a request; syncq_queue_wfqueue_get_counts
  *                keeps the same count per queue).
  */

@@ -226,10 +226,13 @@ static void test_late_producer(void **state) {
  * item, so the wait did not run out (deq_waits_out 0) and the dequeue
  * takes it. The wait's SYNCQ_SCQ_DEQ_WAIT relaxes and its one wait count
  * as before; the producer lost nothing. */
-static void test_write_at_last_look(void **state) {
-  (void)state;
+/* One queue's wait at its last look: its consumer waits for a stopped
+ * producer and lets it go during the wait's last relax (race point
+ * wait_at); the last look finds the item: one wait of `spin` pauses, not
+ * run out. */
+static void write_at_last_look(const char *algo, const char *ticket_at, const char *wait_at, int spin) {
   const syncq_algo *a;
-  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, "scq", &a), SYNCQ_OK);
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, algo, &a), SYNCQ_OK);
   const syncq_queue_ops *ops = a->ops;
   size_t bytes = 0;
   assert_int_equal(ops->bytes(CAPACITY, &bytes), SYNCQ_OK);
@@ -243,17 +246,17 @@ static void test_write_at_last_look(void **state) {
   atomic_store(&stopped, 0);
   atomic_store(&release, 0);
   atomic_store(&produced, 0);
-  atomic_store(&stop_at, "queue.scq.enqueue.ticket");
+  atomic_store(&stop_at, ticket_at);
   producer p = {ops, q, SYNCQ_EINVAL, {0}};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, produce, &p), 0);
   time_t start = time(NULL);
   while (!atomic_load(&stopped) && time(NULL) - start < PATIENCE_S) sleep_ms(1);
-  if (!atomic_load(&stopped)) fail_msg("scq: the producer never reached its ticket's point");
+  if (!atomic_load(&stopped)) fail_msg("%s: the producer never reached its ticket's point", algo);
 
-  wait_point = "queue.scq.dequeue.wait";
+  wait_point = wait_at;
   wait_arrivals = 0;
-  atomic_store(&release_at, SYNCQ_SCQ_DEQ_WAIT); /* the last relax */
+  atomic_store(&release_at, spin); /* the last relax */
   syncq_stats_reset();
   int r = ops->dequeue(q, &out);
   const syncq_stats c = *syncq_stats_self();
@@ -267,13 +270,21 @@ static void test_write_at_last_look(void **state) {
   assert_int_equal(ops->dequeue(q, &out), SYNCQ_EMPTY);
   assert_int_equal(ops->destroy(q), SYNCQ_OK);
   free(q);
-  if (c.deq_waits != 1 || c.deq_wait_pauses != SYNCQ_SCQ_DEQ_WAIT || c.deq_waits_out != 0)
+  if (c.deq_waits != 1 || c.deq_wait_pauses != (uint64_t)spin || c.deq_waits_out != 0)
     fail_msg(
-      "scq: a wait whose last look found the write counted %llu waits (%llu ran out), %llu pauses; "
+      "%s: a wait whose last look found the write counted %llu waits (%llu ran out), %llu pauses; "
       "expected 1 (none out), %d",
-      (unsigned long long)c.deq_waits, (unsigned long long)c.deq_waits_out, (unsigned long long)c.deq_wait_pauses,
-      SYNCQ_SCQ_DEQ_WAIT);
+      algo, (unsigned long long)c.deq_waits, (unsigned long long)c.deq_waits_out, (unsigned long long)c.deq_wait_pauses,
+      spin);
   assert_int_equal(p.stats.enq_cells_lost, 0);
+}
+
+/* SCQ and LPRQ relax, then look: their last look comes after the last
+ * relax (LCRQ looks before each relax, so its last relax has no look). */
+static void test_write_at_last_look(void **state) {
+  (void)state;
+  write_at_last_look("scq", "queue.scq.enqueue.ticket", "queue.scq.dequeue.wait", SYNCQ_SCQ_DEQ_WAIT);
+  write_at_last_look("lprq", "queue.lprq.enqueue.ticket", "queue.lprq.dequeue.wait", LR_SPIN);
 }
 
 /* ------------------------------------------------------------ rings closed */
