@@ -60,8 +60,9 @@ bool lab_po_streak_lost(lab_po_streak *s, bool moving);
 
 /* A watcher for an experiment whose waits stay syncq_po_recv_blocking: a
  * kernel thread attached to the system as a process (so its deadlines
- * are its own futex's: a fiber parked with a deadline would have its
- * scheduler read the clock at every switch, on the measured path). It
+ * are its own futex's: a fiber parked with a deadline would put a
+ * deadline check, a cycle-counter read, into every switch of its
+ * scheduler, on the measured path). It
  * receives with a deadline of LAB_PO_WATCH_NS and between two calls
  * reading(arg, &moving), which answers whether a message is owed; once
  * one is owed and nothing has moved for LAB_QUEUE_LOST_MS (the streak
