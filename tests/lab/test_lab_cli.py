@@ -990,18 +990,19 @@ def test_claimed_points_get_the_samples_a_verdict_needs_past_a_small_budget(tmp_
     """The report finds no verdict in a point of fewer than 6 samples (rules.py,
     MIN_SAMPLES): ms98-stack's dedicated claims read treiber, lock and herlihy at
     level 1, and those get 6 samples over the run's launches, each launch its share,
-    although a 1 ms claims' budget would stop them after one; ck:stack, in the group
-    but read by no claim, keeps one a launch."""
+    although a 1 ms claims' budget would stop them after one; elimination, in the
+    group but read by no claim, keeps one a launch (a syncq algorithm, not a peer:
+    the sanitizer builds leave the peers out)."""
     out = tmp_path / f"min{launches}"
     lab("run", "ms98-stack", "--size", "smoke", "--claim-budget", "1", "--launches", str(launches), "--where",
         "mode=dedicated", "--where", "level=1", "--where", "delay_ns=6000", "--threads", "1", "--algos",
-        "treiber,lock,herlihy,ck:stack", "--out", str(out), check=0)
+        "treiber,lock,herlihy,elimination", "--out", str(out), check=0)
     counts = {}  # algorithm -> its samples in each launch (a launch writes its own point)
     for x in records(out):
         if x["type"] == "point" and x["unit"] != "x":
             counts.setdefault(x["algorithm"], []).append(len(x["samples"]))
     assert counts["treiber"] == counts["lock"] == counts["herlihy"] == [each] * launches
-    assert counts["ck:stack"] == [1] * launches
+    assert counts["elimination"] == [1] * launches
 
 
 def test_pseudo_scheduler_notes_how_often_a_preemption_safe_thread_was_preempted_in_its_request(tmp_path):
