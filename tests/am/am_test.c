@@ -1803,6 +1803,25 @@ static void h_seq(syncq_am_token *t, const uint32_t *args, unsigned nargs, const
   else l->next[args[0]]++;
 }
 
+/* The end of a stalled-sender test: the send beside the stopped sender
+ * answered r (it must have got the freed packet or block: what names
+ * it); then the sender goes on and all `want` messages arrive, each
+ * sender's in order. */
+static void stalled_sender_done(int c, const char *what, int r, pid_t child, syncq_am_endpoint *ep, syncq_am_peer *p,
+                                seq_log *log, uint32_t want) {
+  if (r != SYNCQ_OK) {
+    print_error("claim %s: %s: %s\n", syncq_am_claim_name(c), what, syncq_strerror(r));
+    kill_child(child);
+    fail();
+  }
+  assert_int_equal(kill(child, SIGCONT), 0);
+  assert_int_equal(serve_until(ep, &log->got, want, child), 0);
+  assert_int_equal(log->got, want);
+  assert_int_equal(log->bad, 0);
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+}
+
 static void test_stalled_send_holds_no_packet(void **state) {
   (void)state;
   for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
@@ -1826,18 +1845,7 @@ static void test_stalled_send_holds_no_packet(void **state) {
     assert_int_equal(handled, 1);
     uint32_t args[2] = {2, 0};
     int r = syncq_am_request(p, H_SEQ, args, 2, SYNCQ_AM_NOWAIT);
-    if (r != SYNCQ_OK) {
-      print_error("claim %s: the packet freed beside a stalled sender: %s\n", syncq_am_claim_name(c),
-                  syncq_strerror(r));
-      kill_child(child);
-      fail();
-    }
-    assert_int_equal(kill(child, SIGCONT), 0);
-    assert_int_equal(serve_until(ep, &log.got, 6u, child), 0);
-    assert_int_equal(log.got, 6);
-    assert_int_equal(log.bad, 0);
-    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
-    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+    stalled_sender_done(c, "the packet freed beside a stalled sender", r, child, ep, p, &log, 6u);
   }
 }
 
@@ -1892,18 +1900,7 @@ static void test_stalled_bulk_send_holds_no_block(void **state) {
     assert_int_equal(syncq_am_poll(ep, 1, &handled), SYNCQ_OK);
     assert_int_equal(handled, 1);
     int r = syncq_am_request_bulk(p, H_SEQ, "b", 1, args, 2, SYNCQ_AM_NOWAIT);
-    if (r != SYNCQ_OK) {
-      print_error("claim %s: the bulk block freed beside a stalled bulk sender: %s\n", syncq_am_claim_name(c),
-                  syncq_strerror(r));
-      kill_child(child);
-      fail();
-    }
-    assert_int_equal(kill(child, SIGCONT), 0);
-    assert_int_equal(serve_until(ep, &log.got, 4u, child), 0);
-    assert_int_equal(log.got, 4);
-    assert_int_equal(log.bad, 0);
-    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
-    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+    stalled_sender_done(c, "the bulk block freed beside a stalled bulk sender", r, child, ep, p, &log, 4u);
   }
 }
 
