@@ -81,6 +81,7 @@ int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
     atomic_store_explicit(&q->bulk_tail, b + 1u, memory_order_relaxed); /* read under the lock only */
     cs->bulk_pos = b;
     cs->has_bulk = true;
+    SYNCQ_RACE_POINT("am.claim.bulk_inside"); /* tests: die holding the lock and the block, the packet not claimed */
   }
   /* The packet is FREE: nobody else reads its fields, so the bulk link is
    * written before the claim and a receiver that reclaims the claim of a

@@ -39,9 +39,13 @@
  *                    claim holds the queue's lock, nothing claimed yet; the
  *                    lock-free claim has its packet position assigned, not
  *                    claimed (src/am/claim_*.c).
- *   "am.claim.bulk_inside"  the lock-free claim of a bulk send with its bulk
- *                    block position assigned, not claimed
- *                    (src/am/claim_lockfree.c): am_test stops a sender there.
+ *   "am.claim.bulk_inside"  a bulk send inside its claim with its bulk
+ *                    block taken, its packet not: the lock-free claim has
+ *                    the block position assigned, not claimed
+ *                    (src/am/claim_lockfree.c); a locking claim holds the
+ *                    lock and the block it claimed, the bulk tail advanced
+ *                    (src/am/claim_common.c). am_test stops a sender there,
+ *                    the crash matrix kills one.
  *   "am.send.bulk_copy"  a bulk send with half its bytes copied into the
  *                    claimed block (src/am/am.c).
  *   "am.send.claimed"  a send between its claim and its commit (src/am/am.c).
