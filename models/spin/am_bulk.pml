@@ -14,12 +14,21 @@
  * FREE state names the position it is free for. The block's bytes (here:
  * sender and sequence number) are plain stores between claim and commit.
  *
- * The packet ring is am_claim.pml's; here it is a queue that never fills
- * (positions 0..NS*K-1): a sender that holds its block claims its packet
- * at once (one step, CLAIMED with the block's position in it), fills the
- * block, marks it READY, and commits the packet. The receiver takes the
- * packets in order: it delivers a committed one (reading the block it
- * names, then freeing it for a lap later, am_free_delivered), and takes
+ * The packet ring is a bounded ring of N packets, each with a state of
+ * the same (position, type) form (FREE names the position it is free
+ * for). A sender that holds its block takes the packet at the packet tail
+ * only when it is FREE for the tail's position (take in C: assign only
+ * when free, then the claim CAS; one step here, CLAIMED with the block's
+ * position in it: the split and a death between its two CASes, the
+ * receiver's skip, are am_claim.pml's), fills the block, marks it READY,
+ * and commits the packet. On a full packet ring a plain send backs off
+ * holding no packet position (C: take's SYNCQ_FULL to am_send) but
+ * keeping its claimed block (lockfree_claim takes the block first and a
+ * plain send keeps it across its retries: cs->has_bulk; only a NOWAIT or
+ * failing send gives it back, am_claim_release); it tries again once the
+ * packet at the tail changed. The receiver takes the packets in order: it
+ * delivers a committed one (reading the block it names, then freeing the
+ * block and the packet for a lap later, am_free_delivered), and takes
  * back a claimed one whose owner is dead, freeing its block if the dead
  * sender still holds it (CLAIMED or READY at that position).
  *
@@ -58,7 +67,11 @@
  * (property 4 below). -DNO_SKIP=1 and -DNO_TAKEBACK=1 remove the
  * stalled look's skip, or its take-back: controls that SPIN must fail
  * (the dead sender's abandoned position, or its claimed block, holds the
- * ring for good: property 5).
+ * ring for good: property 5). -DNO_HELD_ON_FULL=1 asserts that no sender
+ * backs off on a full packet ring while it holds a claimed block: the
+ * code does not forbid it (a plain bulk send keeps its block across the
+ * retries of its packet), so SPIN must fail it, showing that the model
+ * reaches that state and properties 1-5 cover it.
  *
  * Properties, exhaustively:
  *  1. every delivered message reads the bytes its sender wrote into its
@@ -66,7 +79,9 @@
  *     after reading it, and reads none before its claimer committed);
  *  2. each sender's messages are delivered in its order, none twice, and
  *     a live sender's none lost; at most one message of the dead sender
- *     is lost; only a dead owner's claim is taken back;
+ *     is lost; only a dead owner's claim is taken back (a block held
+ *     across a full packet ring is still its sender's when it takes its
+ *     packet);
  *  3. a sender is assigned a block only while it is FREE for the position
  *     (asserted at the tail CAS that succeeds, after the separate loads),
  *     its claim CAS then never finds the block not yet free (it claims it
@@ -78,7 +93,7 @@
  *  5. no process is left blocked for good (SPIN's invalid-end-state check:
  *     the receiver stops only when every live sender's messages have
  *     arrived), a dead sender's abandoned position and claimed block
- *     included.
+ *     included, and senders holding blocks while the packet ring is full.
  *
  * Memory model: sequential consistency (see README.md).
  */
@@ -106,6 +121,12 @@
 #ifndef NO_TAKEBACK
 #define NO_TAKEBACK 0 /* 1: no stalled look takes back a dead owner's block (a control) */
 #endif
+#ifndef N
+#define N 2 /* packets */
+#endif
+#ifndef NO_HELD_ON_FULL
+#define NO_HELD_ON_FULL 0 /* 1: assert no sender backs off on a full packet ring holding a block (a control) */
+#endif
 
 #define FREE 0
 #define CLAIMED 1
@@ -113,7 +134,7 @@
 #define SLOT(p) ((p) % B)
 #define NONE 255 /* AM_BULK_SEEN_NONE: no look yet */
 #define MAXPOS 16
-#define MAXMSG 8 /* packets: NS * K at most */
+#define PS(p) ((p) % N)
 
 byte bpos[B];  /* block state: position */
 byte bown[B];  /*              owner (0: none) */
@@ -121,12 +142,14 @@ byte btype[B]; /*              type */
 byte bfrom[B]; /* the block's bytes, written between claim and commit */
 byte bseq[B];
 byte btail;    /* next block position to assign */
-/* the packet queue (never full) */
-byte pkfrom[MAXMSG];
-byte pkseq[MAXMSG];
-byte pkb[MAXMSG];    /* the block position the packet names */
-byte pkst[MAXMSG];   /* 0: none yet, CLAIMED, READY */
-byte ptail, phead;
+/* the packet ring: state (position, type) as for a block; the fields */
+byte ppos[N];
+byte pkst[N];      /* FREE, CLAIMED, READY */
+byte pkfrom[N];
+byte pkseq[N];
+byte pkb[N];       /* the block position the packet names */
+byte ptail, phead; /* next packet position to take; the receiver's head */
+bit pkwait[4];     /* model bookkeeping: backing off on a full packet ring */
 bit dead[4];       /* indexes 1..NS */
 bit a_death;
 bit alive[4];      /* the pid's process exists (am_owner_dead reads it) */
@@ -258,16 +281,27 @@ reassign:
      :: else -> break
      od;
      die_point(); /* the block claimed, no packet: a stalled sender takes it back */
-     atomic { /* the packet: claimed at once (its ring never fills) */
-       pk = ptail; assert(pk < MAXMSG);
-       pkfrom[pk] = me; pkseq[pk] = seq; pkb[pk] = pos; pkst[pk] = CLAIMED; ptail++
-     };
+     do
+     :: atomic { /* take: the packet at the tail free for its position */
+          pkst[PS(ptail)] == FREE && ppos[PS(ptail)] == ptail ->
+          /* property 2: a block held across a full packet ring is still ours */
+          assert(btype[SLOT(pos)] == CLAIMED && bpos[SLOT(pos)] == pos && bown[SLOT(pos)] == me);
+          pk = ptail; pkwait[me] = 0;
+          pkfrom[PS(pk)] = me; pkseq[PS(pk)] = seq; pkb[PS(pk)] = pos; pkst[PS(pk)] = CLAIMED; ptail++
+        };
+        break
+     :: atomic { /* SYNCQ_FULL: back off holding the block, no packet position; again once it changed */
+          !pkwait[me] && !(pkst[PS(ptail)] == FREE && ppos[PS(ptail)] == ptail) ->
+          pkwait[me] = 1;
+          assert(!NO_HELD_ON_FULL) /* the control: the block is held here */
+        }
+     od;
      die_point(); /* packet and block claimed: the receiver takes both back */
      atomic { bfrom[SLOT(pos)] = me; bseq[SLOT(pos)] = seq }; /* the bulk copy: plain stores */
      die_point();
      atomic { btype[SLOT(pos)] = READY }; /* the block READY (relaxed) */
      die_point();
-     pkst[pk] = READY; /* commit (release) */
+     pkst[PS(pk)] = READY; /* commit (release) */
      got = 0; pos = 0; pk = 0;
      seq++
   :: else -> break
@@ -282,20 +316,24 @@ proctype receiver() {
   byte s, from, b;
   do
   :: LIVE_DONE(1) && LIVE_DONE(2) && LIVE_DONE(3) -> break
-  :: atomic { /* deliver the committed head packet and free its block */
-       pkst[phead] == READY ->
-       from = pkfrom[phead]; b = pkb[phead];
+  :: atomic { /* deliver the committed head packet and free its block, then the packet */
+       pkst[PS(phead)] == READY ->
+       assert(ppos[PS(phead)] == phead);
+       from = pkfrom[PS(phead)]; b = pkb[PS(phead)];
        assert(btype[SLOT(b)] == READY && bpos[SLOT(b)] == b && bown[SLOT(b)] == from); /* property 1 */
-       assert(bfrom[SLOT(b)] == from && bseq[SLOT(b)] == pkseq[phead]);
-       assert(pkseq[phead] == rcv[from]); /* property 2 */
+       assert(bfrom[SLOT(b)] == from && bseq[SLOT(b)] == pkseq[PS(phead)]);
+       assert(pkseq[PS(phead)] == rcv[from]); /* property 2 */
        rcv[from]++;
        bfrom[SLOT(b)] = 0; bseq[SLOT(b)] = 0;
        btype[SLOT(b)] = FREE; bpos[SLOT(b)] = b + B; bown[SLOT(b)] = 0;
+       pkfrom[PS(phead)] = 0; pkseq[PS(phead)] = 0; pkb[PS(phead)] = 0;
+       pkst[PS(phead)] = FREE; ppos[PS(phead)] = phead + N;
        phead++; from = 0; b = 0
      }
   :: atomic { /* take back a claimed head packet whose owner is dead */
-       pkst[phead] == CLAIMED && !alive[pkfrom[phead]] ->
-       from = pkfrom[phead]; b = pkb[phead];
+       pkst[PS(phead)] == CLAIMED && !alive[pkfrom[PS(phead)]] ->
+       assert(ppos[PS(phead)] == phead);
+       from = pkfrom[PS(phead)]; b = pkb[PS(phead)];
        assert(dead[from]); /* property 2: only a dead owner's claim */
        lost_of[from]++;
        if
@@ -304,7 +342,9 @@ proctype receiver() {
           btype[SLOT(b)] = FREE; bpos[SLOT(b)] = b + B; bown[SLOT(b)] = 0
        :: else -> skip
        fi;
-       pkst[phead] = 0; phead++; from = 0; b = 0
+       pkfrom[PS(phead)] = 0; pkseq[PS(phead)] = 0; pkb[PS(phead)] = 0;
+       pkst[PS(phead)] = FREE; ppos[PS(phead)] = phead + N;
+       phead++; from = 0; b = 0
      }
   od;
   for (s : 1 .. NS) {
@@ -331,6 +371,9 @@ init {
   atomic {
     for (i : 0 .. B - 1) {
       bpos[i] = i
+    }
+    for (i : 0 .. N - 1) {
+      ppos[i] = i
     }
     for (i : 1 .. NS) {
       alive[i] = 1;
