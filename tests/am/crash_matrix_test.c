@@ -302,11 +302,14 @@ static void run_sender_cell(int claim, int step, unsigned round, cell_result *re
     for (int i = 0; i < SURVIVORS; i++) kill(surv[i], SIGKILL);
   }
   if (!victim_gone) victim_code = reap(victim);
-  for (int i = 0; i < SURVIVORS; i++) assert_int_equal(reap(surv[i]), 0); /* every survivor's send succeeded */
+  int surv_code[SURVIVORS];
+  for (int i = 0; i < SURVIVORS; i++) surv_code[i] = reap(surv[i]);
   close(go[0]);
   close(go[1]);
   res->ms = (double)(syncq_now_ns() - t0) / 1e6;
+  /* the hang first: its survivors were killed above */
   if (hung) fail_msg("claim %s, step %s: hung past the cell deadline", syncq_am_claim_name(claim), step_names[step]);
+  for (int i = 0; i < SURVIVORS; i++) assert_int_equal(surv_code[i], 0); /* every survivor's send succeeded */
   assert_int_equal(victim_code, 128 + SIGKILL);
   assert_int_equal(rd.bad, 0); /* order and bytes intact */
   syncq_am_counters cnt;
