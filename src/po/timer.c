@@ -36,13 +36,16 @@
  *                bound lateness by K fiber runs, unbounded in time, while
  *                the counter keeps the bound in time: no later than a read
  *                every switch gives. Where no usable counter exists every
- *                switch reads the clock, as before.
+ *                switch reads the clock, as before; on x86-64 also where
+ *                the kernel has rejected the TSC (it is not among its
+ *                available clocksources: po_tsc_listed, timer.h).
  *   Limits:      a timer fires when its scheduler next looks: a scheduler
  *                blocked in a system call (or running a fiber that never
  *                yields) fires its timers late.
  *   Signal-safe: no.  Process-shared: no.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -353,24 +356,88 @@ static double read_cost(uint64_t (*f)(void)) {
 }
 #endif
 
-static double ticks_rate;   /* written once under ticks_once */
-static uint64_t ticks_step; /* written once under ticks_once */
+int po_tsc_listed(const char *path) {
+  if (path == NULL) return PO_TSC_UNREAD;
+  FILE *f = fopen(path, "re"); /* e: close-on-exec */
+  if (f == NULL) return PO_TSC_UNREAD;
+  /* Word by word: len counts the current word's bytes (past 3 it cannot
+   * be "tsc"), so a list of any length is read in constant space. */
+  char w[3];
+  size_t len = 0;
+  bool listed = false;
+  int c;
+  while ((c = getc(f)) != EOF) {
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f') {
+      if (len == 3 && memcmp(w, "tsc", 3) == 0) listed = true;
+      len = 0;
+    } else {
+      if (len < 3) w[len] = (char)c;
+      if (len < 4) len++;
+    }
+  }
+  if (len == 3 && memcmp(w, "tsc", 3) == 0) listed = true;
+  bool failed = ferror(f) != 0;
+  fclose(f);
+  if (failed) return PO_TSC_UNREAD;
+  return listed ? PO_TSC_LISTED : PO_TSC_UNLISTED;
+}
+
+static double ticks_rate;     /* written once under ticks_once */
+static uint64_t ticks_step;   /* written once under ticks_once */
+static const char *ticks_why; /* written once under ticks_once */
 static pthread_once_t ticks_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t ticks_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *ticks_list = PO_CLOCKSOURCE_AVAILABLE; /* under ticks_list_lock */
+static bool ticks_decided;                                /* under ticks_list_lock */
+
+int po_ticks_set_clocksource_list(const char *path) {
+  if (path == NULL) return SYNCQ_EINVAL;
+  pthread_mutex_lock(&ticks_list_lock);
+  int r = ticks_decided ? SYNCQ_EBUSY : SYNCQ_OK;
+  if (r == SYNCQ_OK) ticks_list = path;
+  pthread_mutex_unlock(&ticks_list_lock);
+  return r;
+}
 
 static void ticks_init(void) {
   ticks_rate = 0;
+  pthread_mutex_lock(&ticks_list_lock);
+  ticks_decided = true;
+  const char *list = ticks_list;
+  pthread_mutex_unlock(&ticks_list_lock);
 #if PO_HAVE_TICKS
-  if (!ticks_invariant()) return;
+  if (!ticks_invariant()) {
+    ticks_why = "cpuid reports no invariant TSC";
+    return;
+  }
+#if defined(__x86_64__)
+  /* The kernel's verdict (timer.h): an unreadable list is no verdict. */
+  if (po_tsc_listed(list) == PO_TSC_UNLISTED) {
+    ticks_why = "the kernel's available clocksources leave out the TSC (marked unstable)";
+    return;
+  }
+#else
+  (void)list; /* cntvct_el0: architected, no list to consult (timer.h) */
+#endif
   /* A counter that traps to a hypervisor saves nothing: it must cost less
    * than half a clock read (the clock's cost includes the counter's own
    * read, where the vDSO reads the same counter). */
-  if (read_cost(ticks_read) * 2 > read_cost(syncq_now_ns)) return;
+  if (read_cost(ticks_read) * 2 > read_cost(syncq_now_ns)) {
+    ticks_why = "the counter costs more than half a clock read";
+    return;
+  }
   double r;
   uint64_t st;
-  if (po_ticks_calibrate(ticks_read, syncq_now_ns, &r, &st) == SYNCQ_OK) {
-    ticks_rate = r;
-    ticks_step = st;
+  if (po_ticks_calibrate(ticks_read, syncq_now_ns, &r, &st) != SYNCQ_OK) {
+    ticks_why = "the counter's calibration against the clock was refused";
+    return;
   }
+  ticks_rate = r;
+  ticks_step = st;
+  ticks_why = NULL;
+#else
+  (void)list;
+  ticks_why = "no cycle counter on this architecture";
 #endif
 }
 
@@ -378,6 +445,11 @@ double po_ticks_rate(uint64_t *step) {
   pthread_once(&ticks_once, ticks_init);
   *step = ticks_step;
   return ticks_rate;
+}
+
+const char *po_ticks_why(void) {
+  pthread_once(&ticks_once, ticks_init);
+  return ticks_why;
 }
 
 void po_due_gate_set(po_due_gate *g, uint64_t due, uint64_t t0, uint64_t now) {

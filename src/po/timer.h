@@ -78,8 +78,10 @@ static inline uint64_t po_timers_next(po_timers *h) {
  * (calibration refuses rounds that differ by more than 1/64), so a
  * deadline fires, as it did with a read every switch, at the first switch
  * after it passes (or when the idle wait, bounded by it, ends). Where no
- * such counter is found, or it is no cheaper than the clock, or its
- * calibration fails, the rate is 0 and every switch reads the clock. */
+ * such counter is found, the kernel has stopped trusting it (x86-64: the
+ * TSC is not among its clocksources, po_tsc_listed), it is no cheaper
+ * than the clock, or its calibration fails, the rate is 0, every switch
+ * reads the clock, and po_ticks_why() says which. */
 #define PO_GATE_NUM 7u
 #define PO_GATE_DEN 8u
 
@@ -115,6 +117,56 @@ int po_ticks_calibrate(uint64_t (*ticks)(void), uint64_t (*ns)(void), double *ti
  * a millisecond), and its step; 0: no usable counter, read the clock every
  * switch. */
 double po_ticks_rate(uint64_t *step);
+/* Why po_ticks_rate() is 0 (a static string: no counter on this
+ * architecture, no invariant TSC, the kernel's clocksources leave the TSC
+ * out, a counter dearer than half a clock read, a refused calibration);
+ * NULL while the counter gates the clock. Decides the rate first. */
+const char *po_ticks_why(void);
+
+/* ---- the kernel's word on the TSC (x86-64) ----
+ *
+ * The kernel keeps the TSC among its clocksources only while it trusts
+ * it. Its watchdog marks the TSC unstable when it drifts against another
+ * clocksource (hpet, acpi_pm), as do a TSC out of sync between CPUs at
+ * their bring-up, a TSC that stops in a deep C-state without
+ * nonstop_tsc, and `tsc=unstable`; marking it clears its fitness for
+ * high-resolution timekeeping, and available_clocksource lists only fit
+ * clocksources (in the tick's one-shot mode, that of every kernel with
+ * NOHZ or high-resolution timers); a TSC found unstable during boot is
+ * never registered at all. So "tsc" absent from available_clocksource
+ * means the kernel rejected it: the gate does not use it.
+ * current_clocksource alone says nothing: a KVM guest may keep
+ * kvm-clock with a sound TSC listed beside it ("tsc kvm-clock"), and an
+ * administrator may pick hpet over a sound TSC. A file that cannot be
+ * read (no sysfs in a container) leaves the decision to cpuid's
+ * invariant bit and the calibration, as before. The list is read once,
+ * at calibration: a TSC the kernel rejects later (a live migration to a
+ * host of another TSC rate without TSC scaling) is caught only by the
+ * gate's own checks (a counter that runs backwards), and a deadline may
+ * then fire late by the rate's error. AArch64's cntvct_el0 is
+ * architected: one constant rate (CNTFRQ_EL0), common to all cores; its
+ * kernel clocksource, arch_sys_counter, has no watchdog to reject it, and
+ * where an erratum makes the kernel trap EL0's reads of it (to correct
+ * them) a read costs more than half a clock read and the gate refuses it
+ * on cost: there the list is not consulted. */
+#define PO_CLOCKSOURCE_AVAILABLE "/sys/devices/system/clocksource/clocksource0/available_clocksource"
+
+enum {
+  PO_TSC_LISTED = 0,   /* "tsc" is one of the file's words */
+  PO_TSC_UNLISTED = 1, /* the file was read and "tsc" is none of them: the kernel rejected it */
+  PO_TSC_UNREAD = 2,   /* the file could not be opened or read (or path is NULL): no answer */
+};
+/* Look for the word "tsc" (whitespace-separated, whole: not "tsc-early",
+ * not inside a longer word) in the file at path, an
+ * available_clocksource file (PO_CLOCKSOURCE_AVAILABLE, or one a test
+ * wrote). Returns PO_TSC_LISTED, PO_TSC_UNLISTED or PO_TSC_UNREAD. */
+int po_tsc_listed(const char *path);
+/* Where the process's calibration reads the kernel's list
+ * (PO_CLOCKSOURCE_AVAILABLE unless set): a test points it at a file of its
+ * own before anything calls po_ticks_rate(). SYNCQ_OK; SYNCQ_EINVAL:
+ * path is NULL; SYNCQ_EBUSY: the rate has been decided already (the
+ * path is unchanged). The string must outlive the process's use of it. */
+int po_ticks_set_clocksource_list(const char *path);
 
 /* One scheduler's gate: its owner's alone. */
 typedef struct po_due_gate {

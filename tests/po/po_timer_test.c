@@ -6,15 +6,26 @@
  * gate never tells a scheduler to skip the clock once a deadline has
  * passed, nor for a deadline it was not set for; and a recv_timeout fires
  * on time on a scheduler whose other fibers switch constantly, and on an
- * idle one.
+ * idle one. The kernel's list of clocksources is parsed from files the
+ * test writes (po_tsc_listed).
+ *
+ * Built twice: po_timer_test reads the system's list; with
+ * PO_TIMER_TEST_UNLISTED (po_timer_unlisted_test) the process's
+ * calibration reads a list the test wrote without "tsc", as a kernel that
+ * marked its TSC unstable shows it: on x86-64 the counter is then refused
+ * (po_ticks_why says so), the gate never skips the clock, and the
+ * deadlines on the busy and the idle scheduler fire within the same
+ * bound, every switch reading the clock.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "po/timer.h"
@@ -98,21 +109,107 @@ static void test_calibrate_refuses(void **state) {
   assert_int_equal(po_ticks_calibrate(ticks_steady, ns_steady, &r, NULL), SYNCQ_EINVAL);
 }
 
+/* ---- the kernel's list of clocksources, from files the test writes ---- */
+
+static char tmpdir[] = "/tmp/po_timer_test.XXXXXX";
+static char listpath[sizeof tmpdir + 16];
+
+static void make_tmpdir(void) {
+  if (mkdtemp(tmpdir) == NULL) fail_msg("mkdtemp %s", tmpdir);
+  snprintf(listpath, sizeof listpath, "%s/list", tmpdir);
+}
+
+/* Write `len` bytes of text as the list and parse it. */
+static int listed(const char *text, size_t len) {
+  FILE *f = fopen(listpath, "w");
+  assert_non_null(f);
+  assert_int_equal(fwrite(text, 1, len, f), len);
+  assert_int_equal(fclose(f), 0);
+  return po_tsc_listed(listpath);
+}
+#define LISTED(text) listed(text, sizeof text - 1)
+
+static void test_tsc_listed(void **state) {
+  (void)state;
+  /* Listed: a TSC the kernel keeps, current or not (this KVM guest lists
+   * "tsc kvm-clock"; another keeps kvm-clock current beside it). */
+  assert_int_equal(LISTED("tsc kvm-clock \n"), PO_TSC_LISTED);
+  assert_int_equal(LISTED("kvm-clock tsc \n"), PO_TSC_LISTED);
+  assert_int_equal(LISTED("hpet\ttsc\tacpi_pm\n"), PO_TSC_LISTED);
+  assert_int_equal(LISTED("tsc"), PO_TSC_LISTED); /* no newline */
+  /* Rejected: the kernel's list without the TSC. */
+  assert_int_equal(LISTED("hpet acpi_pm \n"), PO_TSC_UNLISTED);
+  assert_int_equal(LISTED("kvm-clock \n"), PO_TSC_UNLISTED);
+  assert_int_equal(LISTED("arch_sys_counter \n"), PO_TSC_UNLISTED);
+  assert_int_equal(LISTED("tsc-early hpet\n"), PO_TSC_UNLISTED); /* the boot-time one, not "tsc" */
+  assert_int_equal(LISTED("xtsc tscx ts c\n"), PO_TSC_UNLISTED);
+  assert_int_equal(LISTED("\n"), PO_TSC_UNLISTED);
+  assert_int_equal(LISTED(""), PO_TSC_UNLISTED);
+  /* A word longer than any buffer that ends in "tsc" is not "tsc"; a
+   * "tsc" after a long list is. */
+  static char big[10000];
+  memset(big, 'a', sizeof big);
+  memcpy(big + sizeof big - 4, "tsc\n", 4);
+  assert_int_equal(listed(big, sizeof big), PO_TSC_UNLISTED);
+  big[sizeof big - 5] = ' ';
+  assert_int_equal(listed(big, sizeof big), PO_TSC_LISTED);
+  for (size_t i = 0; i < sizeof big; i += 8) big[i] = ' ';
+  memcpy(big + sizeof big - 4, "hpt\n", 4);
+  assert_int_equal(listed(big, sizeof big), PO_TSC_UNLISTED);
+  /* No answer: nothing there, a directory, no path. */
+  char missing[sizeof tmpdir + 16];
+  snprintf(missing, sizeof missing, "%s/none", tmpdir);
+  assert_int_equal(po_tsc_listed(missing), PO_TSC_UNREAD);
+  assert_int_equal(po_tsc_listed(tmpdir), PO_TSC_UNREAD);
+  assert_int_equal(po_tsc_listed(NULL), PO_TSC_UNREAD);
+  int sys = po_tsc_listed(PO_CLOCKSOURCE_AVAILABLE);
+  print_message("this kernel's %s: %s\n", PO_CLOCKSOURCE_AVAILABLE,
+                sys == PO_TSC_LISTED     ? "tsc listed"
+                : sys == PO_TSC_UNLISTED ? "no tsc"
+                                         : "unreadable");
+  assert_int_equal(po_ticks_set_clocksource_list(NULL), SYNCQ_EINVAL);
+}
+
 /* ---- the gate with the real counter ---- */
 
 static void test_gate(void **state) {
   (void)state;
   uint64_t step;
   double rate = po_ticks_rate(&step);
-  print_message("counter: %.4f ticks/ns, step %llu%s\n", rate, (unsigned long long)step,
-                rate > 0 ? "" : " (none usable: the clock every switch)");
+  const char *why = po_ticks_why();
+  print_message("counter: %.4f ticks/ns, step %llu%s%s\n", rate, (unsigned long long)step,
+                rate > 0 ? "" : ", none usable, the clock every switch: ", why != NULL ? why : "");
+  assert_true((rate > 0) == (why == NULL));
+  /* Decided: the list it read can no longer change. */
+  assert_int_equal(po_ticks_set_clocksource_list(listpath), SYNCQ_EBUSY);
+#if defined(PO_TIMER_TEST_UNLISTED) && defined(__x86_64__)
+  /* The kernel left the TSC out of the list the calibration read. */
+  assert_true(rate == 0);
+  assert_non_null(why);
+  assert_non_null(strstr(why, "clocksources"));
+#endif
   po_due_gate g;
   /* No counter: never skip. */
   po_due_gate_init(&g, 0, 0);
   uint64_t t0 = po_ticks(), now = syncq_now_ns();
   po_due_gate_set(&g, now + 1000 * MS, t0, now);
   assert_false(po_due_gate_skip(&g, now + 1000 * MS));
-  if (rate <= 0) return;
+  if (rate <= 0) {
+    /* The fallback, with the process's own rate: every look reads the
+     * clock, as take_local's would, for as long as a deadline 2 ms ahead
+     * waits. */
+    po_due_gate_init(&g, rate, step);
+    uint64_t due = syncq_now_ns() + 2 * MS, looks = 0;
+    do {
+      t0 = po_ticks();
+      now = syncq_now_ns();
+      po_due_gate_set(&g, due, t0, now);
+      looks++;
+      assert_false(po_due_gate_skip(&g, due));
+    } while (now < due);
+    print_message("2 ms to a deadline: every one of %llu looks read the clock\n", (unsigned long long)looks);
+    return;
+  }
   po_due_gate_init(&g, rate, step);
   assert_false(po_due_gate_skip(&g, 5)); /* never set */
   /* A deadline already passed, or none: look at once. */
@@ -229,9 +326,25 @@ static void test_deadline_idle(void **state) {
 }
 
 int main(void) {
+  make_tmpdir();
+#ifdef PO_TIMER_TEST_UNLISTED
+  /* Before anything decides the rate: a kernel that rejected its TSC. */
+  static char unlisted[sizeof listpath + 16];
+  snprintf(unlisted, sizeof unlisted, "%s.kernel", listpath);
+  FILE *f = fopen(unlisted, "w");
+  if (f == NULL || fputs("hpet acpi_pm \n", f) < 0 || fclose(f) != 0) return 1;
+  if (po_ticks_set_clocksource_list(unlisted) != SYNCQ_OK) return 1;
+#endif
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_calibrate_steady), cmocka_unit_test(test_calibrate_refuses), cmocka_unit_test(test_gate),
+    cmocka_unit_test(test_calibrate_steady), cmocka_unit_test(test_calibrate_refuses),
+    cmocka_unit_test(test_tsc_listed),       cmocka_unit_test(test_gate),
     cmocka_unit_test(test_deadline_busy),    cmocka_unit_test(test_deadline_idle),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  (void)unlink(listpath);
+#ifdef PO_TIMER_TEST_UNLISTED
+  (void)unlink(unlisted);
+#endif
+  (void)rmdir(tmpdir);
+  return failed;
 }
