@@ -48,6 +48,10 @@
  *   isend      rank 0's MPI_Isend of a request
  *   repost     rank 1's MPI_Irecv posting again a receive whose handler ran
  *   recvtest   rank 1's MPI_Testsome and then the MPI_Test of its receive
+ *   partial    rank 0's MPI_Testsome fails after completing rank 1's
+ *              message (the interposer's MPI_Testsome:1/after: the
+ *              request freed and null, MPI_ERR_OTHER, outcount and
+ *              indices scribbled): the message's fate is unknown
  * and one the transport recovers from, nothing found dead, all freed:
  *   testsome   rank 0's MPI_Testsome (it tests each receive alone)
  * The destroy (node-local peers, so the barrier's are the only MPI calls;
@@ -346,8 +350,8 @@ static int scenario_peer_fails(const char *scenario) {
   /* every rank's exchange has ended before a fault is armed */
   CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
   int other = 1 - g_rank;
-  bool recover = strcmp(scenario, "testsome") == 0;
-  int failing = strcmp(scenario, "isend") == 0 || recover ? 0 : 1;
+  bool recover = strcmp(scenario, "testsome") == 0, partial = strcmp(scenario, "partial") == 0;
+  int failing = strcmp(scenario, "isend") == 0 || recover || partial ? 0 : 1;
   const char *why = NULL;
   unsigned long fired = 1;
   if (g_rank == failing) {
@@ -372,6 +376,12 @@ static int scenario_peer_fails(const char *scenario) {
       while (faults_fired() < 2 && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
       why = "an MPI receive failed";
       fired = 2;
+    } else if (partial) {
+      arm("MPI_Testsome:1/after", true);
+      CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS); /* rank 1 sends once this is armed */
+      uint64_t end = syncq_now_ns() + FOUND_NS;
+      while (faults_fired() == 0 && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+      why = "an MPI receive failed";
     } else {
       arm("MPI_Testsome:1", true);
       uint64_t end = syncq_now_ns() + FOUND_NS;
@@ -397,6 +407,12 @@ static int scenario_peer_fails(const char *scenario) {
     CHECK(syncq_am_mpi_peer(job, other, &p) == SYNCQ_OK);
     CHECK_RC(syncq_am_request(p, H_PING, NULL, 0, 0), SYNCQ_EDEAD);
   } else {
+    if (partial) {
+      CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+      syncq_am_peer *p;
+      CHECK(syncq_am_mpi_peer(job, other, &p) == SYNCQ_OK);
+      CHECK_RC(syncq_am_request(p, H_PING, NULL, 0, 0), SYNCQ_OK); /* what rank 0's MPI_Testsome completes */
+    }
     until_dead(job, other); /* it sends nothing more: silent */
   }
   destroy_bounded(job, SYNCQ_OK);
@@ -472,7 +488,7 @@ int main(int argc, char **argv) {
     if (strcmp(what, "truncate") == 0) rc = scenario_truncate();
     if (strcmp(what, "envall") == 0 || strcmp(what, "envrank") == 0) rc = scenario_env(strcmp(what, "envall") == 0);
     if (strcmp(what, "isend") == 0 || strcmp(what, "repost") == 0 || strcmp(what, "recvtest") == 0 ||
-        strcmp(what, "testsome") == 0)
+        strcmp(what, "testsome") == 0 || strcmp(what, "partial") == 0)
       rc = scenario_peer_fails(what);
     if (strcmp(what, "ibarrier") == 0 || strcmp(what, "bartest") == 0 || strcmp(what, "cancel") == 0 ||
         strcmp(what, "testall") == 0 || strcmp(what, "stall") == 0 || strcmp(what, "commfree") == 0)
