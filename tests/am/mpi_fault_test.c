@@ -35,16 +35,19 @@
  *   truncate   rank 0's receives posted for 64 bytes (the interposer's
  *              syncq_mpi_recv_cap): rank 1's bulk request overflows one
  *              (MPI_ERR_TRUNCATE, through MPI_Testsome's MPI_ERR_IN_STATUS;
- *              MPI_COMM_WORLD under MPI_ERRORS_RETURN: MPICH raises it there)
+ *              MPI_COMM_WORLD under MPI_ERRORS_RETURN: MPICH raises it there);
+ *              rank 1 learns it from rank 0's message, as below
  * bulksize   no injected fault: the ranks' bulk sizes differ (1024 and
  *   4096 bytes): the create refuses on every rank (SYNCQ_EINVAL,
  *   syncq_am_mpi_why(NULL) names both), and nothing is left.
  * The start: start  MPI_Allgather of the handler tables: SYNCQ_ESYS on
  *   every rank, the job not started; its destroy frees all.
  * Sends and polls (through MPI, a dead timeout of DEAD_NS): the failing
- * rank finds the other dead (SYNCQ_EDEAD, syncq_am_mpi_why names the
- * call), the other finds it silent; both destroy with SYNCQ_OK and leave
- * the job's requests and communicator with MPI (a dead peer's):
+ * rank finds the other failed (SYNCQ_EDEAD, syncq_am_mpi_why names the
+ * call) and tells it so; the other finds it dead at that message
+ * (syncq_am_mpi_why: "failed this rank (CALL failed there)"), not after a
+ * dead timeout of silence; both destroy with SYNCQ_OK and leave the job's
+ * requests and communicator with MPI (a dead peer's):
  *   isend      rank 0's MPI_Isend of a request
  *   repost     rank 1's MPI_Irecv posting again a receive whose handler ran
  *   recvtest   rank 1's MPI_Testsome and then the MPI_Test of its receive
@@ -267,6 +270,18 @@ static void until_dead(syncq_am_mpi *job, int other) {
   CHECK(syncq_am_mpi_peer_dead(job, other));
 }
 
+/* The other rank failed this one because its own MPI call `call` failed,
+ * and said so: found dead by that message, not by a dead timeout's
+ * silence (which a run that lost the message would report). */
+static void told_failed(syncq_am_mpi *job, int other, const char *call) {
+  until_dead(job, other);
+  char want[128];
+  snprintf(want, sizeof want, "rank %d: failed this rank (%s there)", other, call);
+  if (strstr(syncq_am_mpi_why(job), want) == NULL)
+    fprintf(stderr, "rank %d: why: %s (expected %s)\n", g_rank, syncq_am_mpi_why(job), want);
+  CHECK(strstr(syncq_am_mpi_why(job), want) != NULL);
+}
+
 static void destroy_bounded(syncq_am_mpi *job, int want) {
   uint64_t t0 = syncq_now_ns();
   alarm(STEP_ALARM_S);
@@ -310,7 +325,7 @@ static int scenario_truncate(void) {
     syncq_am_peer *p;
     CHECK(syncq_am_mpi_peer(job, 0, &p) == SYNCQ_OK);
     CHECK_RC(syncq_am_request_bulk(p, H_PING, big, sizeof big, NULL, 0, 0), SYNCQ_OK);
-    until_dead(job, other); /* rank 0 sends nothing more: silent */
+    told_failed(job, other, "an MPI receive failed");
   } else {
     until_dead(job, other);
     if (strstr(syncq_am_mpi_why(job), "an MPI receive failed") == NULL)
@@ -413,7 +428,10 @@ static int scenario_peer_fails(const char *scenario) {
       CHECK(syncq_am_mpi_peer(job, other, &p) == SYNCQ_OK);
       CHECK_RC(syncq_am_request(p, H_PING, NULL, 0, 0), SYNCQ_OK); /* what rank 0's MPI_Testsome completes */
     }
-    until_dead(job, other); /* it sends nothing more: silent */
+    told_failed(job, other,
+                strcmp(scenario, "isend") == 0    ? "MPI_Isend failed"
+                : strcmp(scenario, "repost") == 0 ? "MPI_Irecv failed"
+                                                  : "an MPI receive failed");
   }
   destroy_bounded(job, SYNCQ_OK);
   return 0;
