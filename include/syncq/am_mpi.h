@@ -36,7 +36,8 @@
  * Faults (ULFM-free; what MPI itself allows is documented in
  * docs/am-mpi.md): every rank sends a heartbeat to each MPI peer it has
  * not sent to for dead_timeout_ns / 4; a peer heard from for none of
- * dead_timeout_ns, one whose MPI operation failed (MPI_ERRORS_RETURN), or
+ * dead_timeout_ns, one whose MPI operation failed (MPI_ERRORS_RETURN) on
+ * this rank or on the peer (which then says so: syncq_am_mpi_why), or
  * one that left with syncq_am_mpi_destroy is dead: sends to it return
  * SYNCQ_EDEAD and polls never wait for it. Peers through shared memory
  * keep syncq/am.h's rules (SYNCQ_EDEAD once the endpoint is closed or its

@@ -35,19 +35,26 @@
  *   truncate   rank 0's receives posted for 64 bytes (the interposer's
  *              syncq_mpi_recv_cap): rank 1's bulk request overflows one
  *              (MPI_ERR_TRUNCATE, through MPI_Testsome's MPI_ERR_IN_STATUS;
- *              MPI_COMM_WORLD under MPI_ERRORS_RETURN: MPICH raises it there)
+ *              MPI_COMM_WORLD under MPI_ERRORS_RETURN: MPICH raises it there);
+ *              rank 1 learns it from rank 0's message, as below
  * bulksize   no injected fault: the ranks' bulk sizes differ (1024 and
  *   4096 bytes): the create refuses on every rank (SYNCQ_EINVAL,
  *   syncq_am_mpi_why(NULL) names both), and nothing is left.
  * The start: start  MPI_Allgather of the handler tables: SYNCQ_ESYS on
  *   every rank, the job not started; its destroy frees all.
  * Sends and polls (through MPI, a dead timeout of DEAD_NS): the failing
- * rank finds the other dead (SYNCQ_EDEAD, syncq_am_mpi_why names the
- * call), the other finds it silent; both destroy with SYNCQ_OK and leave
- * the job's requests and communicator with MPI (a dead peer's):
+ * rank finds the other failed (SYNCQ_EDEAD, syncq_am_mpi_why names the
+ * call) and tells it so; the other finds it dead at that message
+ * (syncq_am_mpi_why: "failed this rank (CALL failed there)"), not after a
+ * dead timeout of silence; both destroy with SYNCQ_OK and leave the job's
+ * requests and communicator with MPI (a dead peer's):
  *   isend      rank 0's MPI_Isend of a request
  *   repost     rank 1's MPI_Irecv posting again a receive whose handler ran
  *   recvtest   rank 1's MPI_Testsome and then the MPI_Test of its receive
+ *   partial    rank 0's MPI_Testsome fails after completing rank 1's
+ *              message (the interposer's MPI_Testsome:1/after: the
+ *              request freed and null, MPI_ERR_OTHER, outcount and
+ *              indices scribbled): the message's fate is unknown
  * and one the transport recovers from, nothing found dead, all freed:
  *   testsome   rank 0's MPI_Testsome (it tests each receive alone)
  * The destroy (node-local peers, so the barrier's are the only MPI calls;
@@ -263,6 +270,18 @@ static void until_dead(syncq_am_mpi *job, int other) {
   CHECK(syncq_am_mpi_peer_dead(job, other));
 }
 
+/* The other rank failed this one because its own MPI call `call` failed,
+ * and said so: found dead by that message, not by a dead timeout's
+ * silence (which a run that lost the message would report). */
+static void told_failed(syncq_am_mpi *job, int other, const char *call) {
+  until_dead(job, other);
+  char want[128];
+  snprintf(want, sizeof want, "rank %d: failed this rank (%s there)", other, call);
+  if (strstr(syncq_am_mpi_why(job), want) == NULL)
+    fprintf(stderr, "rank %d: why: %s (expected %s)\n", g_rank, syncq_am_mpi_why(job), want);
+  CHECK(strstr(syncq_am_mpi_why(job), want) != NULL);
+}
+
 static void destroy_bounded(syncq_am_mpi *job, int want) {
   uint64_t t0 = syncq_now_ns();
   alarm(STEP_ALARM_S);
@@ -306,7 +325,7 @@ static int scenario_truncate(void) {
     syncq_am_peer *p;
     CHECK(syncq_am_mpi_peer(job, 0, &p) == SYNCQ_OK);
     CHECK_RC(syncq_am_request_bulk(p, H_PING, big, sizeof big, NULL, 0, 0), SYNCQ_OK);
-    until_dead(job, other); /* rank 0 sends nothing more: silent */
+    told_failed(job, other, "an MPI receive failed");
   } else {
     until_dead(job, other);
     if (strstr(syncq_am_mpi_why(job), "an MPI receive failed") == NULL)
@@ -346,8 +365,8 @@ static int scenario_peer_fails(const char *scenario) {
   /* every rank's exchange has ended before a fault is armed */
   CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
   int other = 1 - g_rank;
-  bool recover = strcmp(scenario, "testsome") == 0;
-  int failing = strcmp(scenario, "isend") == 0 || recover ? 0 : 1;
+  bool recover = strcmp(scenario, "testsome") == 0, partial = strcmp(scenario, "partial") == 0;
+  int failing = strcmp(scenario, "isend") == 0 || recover || partial ? 0 : 1;
   const char *why = NULL;
   unsigned long fired = 1;
   if (g_rank == failing) {
@@ -372,6 +391,12 @@ static int scenario_peer_fails(const char *scenario) {
       while (faults_fired() < 2 && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
       why = "an MPI receive failed";
       fired = 2;
+    } else if (partial) {
+      arm("MPI_Testsome:1/after", true);
+      CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS); /* rank 1 sends once this is armed */
+      uint64_t end = syncq_now_ns() + FOUND_NS;
+      while (faults_fired() == 0 && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+      why = "an MPI receive failed";
     } else {
       arm("MPI_Testsome:1", true);
       uint64_t end = syncq_now_ns() + FOUND_NS;
@@ -397,7 +422,16 @@ static int scenario_peer_fails(const char *scenario) {
     CHECK(syncq_am_mpi_peer(job, other, &p) == SYNCQ_OK);
     CHECK_RC(syncq_am_request(p, H_PING, NULL, 0, 0), SYNCQ_EDEAD);
   } else {
-    until_dead(job, other); /* it sends nothing more: silent */
+    if (partial) {
+      CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+      syncq_am_peer *p;
+      CHECK(syncq_am_mpi_peer(job, other, &p) == SYNCQ_OK);
+      CHECK_RC(syncq_am_request(p, H_PING, NULL, 0, 0), SYNCQ_OK); /* what rank 0's MPI_Testsome completes */
+    }
+    told_failed(job, other,
+                strcmp(scenario, "isend") == 0    ? "MPI_Isend failed"
+                : strcmp(scenario, "repost") == 0 ? "MPI_Irecv failed"
+                                                  : "an MPI receive failed");
   }
   destroy_bounded(job, SYNCQ_OK);
   return 0;
@@ -472,7 +506,7 @@ int main(int argc, char **argv) {
     if (strcmp(what, "truncate") == 0) rc = scenario_truncate();
     if (strcmp(what, "envall") == 0 || strcmp(what, "envrank") == 0) rc = scenario_env(strcmp(what, "envall") == 0);
     if (strcmp(what, "isend") == 0 || strcmp(what, "repost") == 0 || strcmp(what, "recvtest") == 0 ||
-        strcmp(what, "testsome") == 0)
+        strcmp(what, "testsome") == 0 || strcmp(what, "partial") == 0)
       rc = scenario_peer_fails(what);
     if (strcmp(what, "ibarrier") == 0 || strcmp(what, "bartest") == 0 || strcmp(what, "cancel") == 0 ||
         strcmp(what, "testall") == 0 || strcmp(what, "stall") == 0 || strcmp(what, "commfree") == 0)

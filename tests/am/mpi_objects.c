@@ -30,12 +30,17 @@
  * datatypes, groups, info objects and MPI_Alloc_mem's memory.
  * Only handles a wrapped call made are tracked, so a request from a call
  * not wrapped here (MPI_Ibcast, say) and completed by MPI_Wait neither
- * counts nor confuses the count. Persistent requests are not tracked
- * (their completion leaves the handle; only MPI_Request_free frees them).
- * A completing call frees a tracked request when it returns with that
- * request's handle set to MPI_REQUEST_NULL. A receive's buffer is kept
- * until the receive completes, and an munmap of it before then fails the
- * run ("receive buffers" below).
+ * counts nor confuses the count. A completing call frees a tracked
+ * request when it returns with that request's handle set to
+ * MPI_REQUEST_NULL. Persistent requests (MPI_Send_init, MPI_Recv_init)
+ * are requests too, made by their _init call; completion leaves their
+ * handle (inactive, to be started again), and only MPI_Request_free
+ * frees one ("persistent requests" below). MPI_Comm_idup's communicator
+ * is counted when its request completes: MPI may write the handle only
+ * then, and the program may not use it before ("pending MPI_Comm_idup"). A
+ * receive's buffer (MPI_Irecv's, or a persistent receive's from its
+ * MPI_Start) is kept until the receive completes, and an munmap of it
+ * before then fails the run ("receive buffers" below).
  *
  * Injected faults: SYNCQ_MPI_FAULT="NAME:K[@R][,NAME:K[@R]...]" makes the
  * K-th call (K >= 1) of NAME in each rank (only in rank R of
@@ -46,7 +51,14 @@
  * MPI_ERRORS_ARE_FATAL the job ends there, so a fault reaches the caller
  * only under MPI_ERRORS_RETURN; a failing call on requests alone
  * (MPI_Test, MPI_Testsome, MPI_Cancel, MPI_Request_free) returns the
- * code as under MPI_ERRORS_RETURN. NAME is one of fault_names[]. A
+ * code as under MPI_ERRORS_RETURN. NAME is one of fault_names[].
+ * MPI_Testsome:K[@R]/after instead lets PMPI_Testsome run and fails the
+ * K-th call that completed a request, after it: the completed requests
+ * are freed and set to MPI_REQUEST_NULL as on success, outcount and
+ * indices are scribbled over (MPI 4.0 §3.7.5 defines neither after an
+ * error other than MPI_ERR_IN_STATUS), and MPI_ERR_OTHER is returned: the
+ * generic error after a partial completion, which the standard allows
+ * and neither Open MPI 4.1 nor MPICH 4.0 produces (docs/am-mpi.md). A
  * program that loads this library can also arm faults counted from now,
  * found with dlsym(RTLD_DEFAULT, ...):
  *   int syncq_mpi_faults_arm(const char *spec)   same syntax, replaces every
@@ -240,28 +252,30 @@ static int world_rank(void);
 typedef struct live_recv {
   uint64_t key; /* the request; 0 once freed uncompleted */
   uintptr_t lo, hi;
+  const char *by; /* the call that posted it: MPI_Irecv, or MPI_Start of a persistent receive */
 } live_recv;
 static live_recv *recvs;
 static size_t nrecvs, caprecvs;
 static atomic_int unmapped_live; /* munmaps that hit a receive's buffer */
 
-static void recv_posted(uint64_t key, const void *buf, int count, MPI_Datatype type) {
+/* The caller holds lock when `locked`. */
+static void recv_posted(uint64_t key, const void *buf, int count, MPI_Datatype type, const char *by, int locked) {
   int size = 0;
   if (key == 0 || count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0) return;
-  pthread_mutex_lock(&lock);
+  if (!locked) pthread_mutex_lock(&lock);
   if (nrecvs == caprecvs) {
     size_t cap = caprecvs ? caprecvs * 2 : 256;
     live_recv *n = realloc(recvs, cap * sizeof *n);
     if (n == NULL) {
       failed_bookkeeping = 1;
-      pthread_mutex_unlock(&lock);
+      if (!locked) pthread_mutex_unlock(&lock);
       return;
     }
     recvs = n;
     caprecvs = cap;
   }
-  recvs[nrecvs++] = (live_recv){key, (uintptr_t)buf, (uintptr_t)buf + (size_t)count * (size_t)size};
-  pthread_mutex_unlock(&lock);
+  recvs[nrecvs++] = (live_recv){key, (uintptr_t)buf, (uintptr_t)buf + (size_t)count * (size_t)size, by};
+  if (!locked) pthread_mutex_unlock(&lock);
 }
 
 /* Request k completed (forget its buffer) or was freed uncompleted
@@ -276,10 +290,10 @@ static void recv_done(uint64_t k, int completed) {
     }
 }
 
-static void unmapped_said(void) {
+static void unmapped_said(const char *by) {
   unmapped_live = 1;
-  fprintf(stderr, "mpi_objects: rank %d: munmap of the buffer of a receive not completed (posted by MPI_Irecv)\n",
-          world_rank());
+  fprintf(stderr, "mpi_objects: rank %d: munmap of the buffer of a receive not completed (posted by %s)\n",
+          world_rank(), by);
 }
 
 /* Every live receive's buffer is still mapped: the check for an munmap
@@ -290,25 +304,26 @@ static void unmapped_said(void) {
 static void check_live_mapped(void) {
   long page = sysconf(_SC_PAGESIZE);
   if (page <= 0) return;
-  int bad = 0;
+  const char *bad = NULL;
   pthread_mutex_lock(&lock);
   for (size_t i = 0; i < nrecvs && !bad; i++) {
     uintptr_t lo = recvs[i].lo & ~((uintptr_t)page - 1);
-    bad = msync((void *)lo, recvs[i].hi - lo, MS_ASYNC) != 0 && errno == ENOMEM;
+    if (msync((void *)lo, recvs[i].hi - lo, MS_ASYNC) != 0 && errno == ENOMEM) bad = recvs[i].by;
   }
   pthread_mutex_unlock(&lock);
-  if (bad) unmapped_said();
+  if (bad) unmapped_said(bad);
 }
 
 int munmap(void *addr, size_t len) {
   static int (*real)(void *, size_t);
   if (real == NULL) *(void **)&real = dlsym(RTLD_NEXT, "munmap");
   uintptr_t lo = (uintptr_t)addr, hi = lo + len;
-  int hit = 0;
+  const char *hit = NULL;
   pthread_mutex_lock(&lock);
-  for (size_t i = 0; i < nrecvs && !hit; i++) hit = recvs[i].lo < hi && lo < recvs[i].hi;
+  for (size_t i = 0; i < nrecvs && !hit; i++)
+    if (recvs[i].lo < hi && lo < recvs[i].hi) hit = recvs[i].by;
   pthread_mutex_unlock(&lock);
-  if (hit) unmapped_said();
+  if (hit) unmapped_said(hit);
   return real(addr, len);
 }
 
@@ -329,6 +344,7 @@ typedef struct fault {
   const char *name; /* an entry of fault_names */
   unsigned long k;  /* the call that fails, 1-based */
   int rank;         /* -1: every rank */
+  int after;        /* "/after": counts the calls that completed a request, failing after the PMPI call */
   unsigned long n;  /* calls of name counted so far */
 } fault;
 
@@ -359,8 +375,14 @@ static int parse_faults(const char *spec, fault *out) {
       rank = strtol(r, &end, 10);
       if (end == r || rank < 0 || rank > INT_MAX) return -1;
     }
+    int after = 0;
+    if (strncmp(end, "/after", 6) == 0) {
+      if (strcmp(name, "MPI_Testsome") != 0) return -1; /* the one call whose wrapper injects after */
+      after = 1;
+      end += 6;
+    }
     if (*end != '\0' && *end != ',') return -1;
-    out[n++] = (fault){name, k, (int)rank, 0};
+    out[n++] = (fault){name, k, (int)rank, after, 0};
     p = *end == ',' ? end + 1 : end;
   }
   return n;
@@ -383,7 +405,7 @@ static void arm_from_env(void) {
   if (e == NULL || *e == '\0') return;
   if (arm(e) != 0) {
     fprintf(stderr,
-            "mpi_objects: SYNCQ_MPI_FAULT=%s: expected NAME:K[@R][,...] with K >= 1 and NAME one of "
+            "mpi_objects: SYNCQ_MPI_FAULT=%s: expected NAME:K[@R][/after][,...] with K >= 1 and NAME one of "
             "the calls listed in mpi_objects.c\n",
             e);
     exit(MPI_OBJECTS_EXIT);
@@ -416,15 +438,17 @@ static int world_rank(void) {
   return r;
 }
 
-/* Whether this call of `name` is one that must fail. */
-static int fault_hit(const char *name) {
+/* Whether this call of `name` is one that must fail: before the PMPI
+ * call (after 0), or, for an "/after" fault, once the PMPI call has
+ * completed a request (after 1). */
+static int fault_hit_when(const char *name, int after) {
   pthread_once(&env_once, arm_from_env);
   if (!armed) return 0;
   int hit = 0, me = -2;
   pthread_mutex_lock(&lock);
   for (int i = 0; i < nfaults; i++) {
     fault *f = &faults[i];
-    if (strcmp(f->name, name) != 0) continue;
+    if (f->after != after || strcmp(f->name, name) != 0) continue;
     if (f->rank >= 0) {
       if (me == -2) me = world_rank();
       if (me != f->rank) continue;
@@ -435,6 +459,8 @@ static int fault_hit(const char *name) {
   if (hit) fired++;
   return hit;
 }
+
+static int fault_hit(const char *name) { return fault_hit_when(name, 0); }
 
 /* An injected failure of a call on comm: its error handler first, as MPI does. */
 static int failed_on(MPI_Comm comm) {
@@ -534,7 +560,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
   int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
   note_req(rc, request, "MPI_Irecv");
   if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)
-    recv_posted(key_of(request, sizeof *request), buf, count, datatype);
+    recv_posted(key_of(request, sizeof *request), buf, count, datatype, "MPI_Irecv", 0);
   return rc;
 }
 
@@ -545,11 +571,168 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
   return rc;
 }
 
+/* ---------------------------------------------------------------- pending MPI_Comm_idup */
+
+/* The MPI_Comm_idup requests not yet completed, each with where MPI
+ * writes the new communicator's handle. The communicator is counted when
+ * a completing call completes its request (idup_done), reading the handle
+ * then, not at the MPI_Comm_idup call: newcomm is an output of a
+ * nonblocking call, which the program may not use before the request
+ * completes (MPI 4.0 §7.4.2), so an MPI may write it only then. Open MPI
+ * 4.1 and MPICH 4.0 both write it at the call, and the same handle stays
+ * (checked with 2 ranks under each); counted at the call, a key read
+ * there would be wrong under an MPI that writes later, and the
+ * MPI_Comm_free of the real handle would find nothing to forget. Freeing
+ * the communicator before completion is erroneous, so a program cannot
+ * have freed it earlier; an idup never completed leaves its request,
+ * which is reported. A plain array: a handful are pending at once. */
+typedef struct idup {
+  uint64_t key;    /* the request */
+  MPI_Comm *where; /* the caller's newcomm */
+} idup;
+static idup *idups;
+static size_t nidups, capidups;
+
+static void idup_pending(uint64_t key, MPI_Comm *where) {
+  pthread_mutex_lock(&lock);
+  if (nidups == capidups) {
+    size_t cap = capidups ? capidups * 2 : 16;
+    idup *n = realloc(idups, cap * sizeof *n);
+    if (n == NULL) {
+      failed_bookkeeping = 1;
+      pthread_mutex_unlock(&lock);
+      return;
+    }
+    idups = n;
+    capidups = cap;
+  }
+  idups[nidups++] = (idup){key, where};
+  pthread_mutex_unlock(&lock);
+}
+
+/* Request k was completed (or freed: `completed` 0); if it was an
+ * MPI_Comm_idup's, count the communicator MPI has now written. The caller
+ * holds lock. */
+static void idup_done(uint64_t k, int completed) {
+  for (size_t i = 0; i < nidups; i++)
+    if (idups[i].key == k) {
+      MPI_Comm c = *idups[i].where;
+      idups[i] = idups[--nidups];
+      if (completed && c != MPI_COMM_NULL) {
+        kinds[K_COMM].made++;
+        put(&kinds[K_COMM], key_of(&c, sizeof c), "MPI_Comm_idup");
+      }
+      return;
+    }
+}
+
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
   int rc = PMPI_Comm_idup(comm, newcomm, request);
-  /* the new communicator is not tracked: MPI may write its handle only
-   * when the request completes */
   note_req(rc, request, "MPI_Comm_idup");
+  if (rc != MPI_SUCCESS) return rc;
+  if (*request != MPI_REQUEST_NULL) idup_pending(key_of(request, sizeof *request), newcomm);
+  else note_comm(rc, newcomm, "MPI_Comm_idup"); /* complete at once: the handle is written */
+  return rc;
+}
+
+/* ---------------------------------------------------------------- persistent requests */
+
+/* Every persistent request made by a wrapped _init call and not yet
+ * freed: a request (counted in K_REQUEST by its _init call) whose
+ * completion leaves its handle, inactive, to be started again. MPI_Start
+ * and MPI_Startall activate it: a receive's buffer is then MPI's
+ * (recv_posted, "posted by MPI_Start") until a completing call reports it
+ * complete (persistent_done), and MPI_Request_free of an active receive
+ * leaves its buffer MPI's for good, as for MPI_Irecv's. A completing call
+ * reports a persistent request complete by its flag, index or indices,
+ * not by nulling its handle (it never does). A plain array: the tests
+ * hold a few. */
+typedef struct persistent {
+  uint64_t key;
+  int recv, active;
+  void *buf;
+  int count;
+  MPI_Datatype type;
+} persistent;
+static persistent *persistents;
+static size_t npersistents, cappersistents;
+
+static void persistent_made(int rc, const MPI_Request *r, int recv, const void *buf, int count, MPI_Datatype type,
+                            const char *by) {
+  note_req(rc, r, by);
+  if (rc != MPI_SUCCESS || *r == MPI_REQUEST_NULL) return;
+  pthread_mutex_lock(&lock);
+  if (npersistents == cappersistents) {
+    size_t cap = cappersistents ? cappersistents * 2 : 16;
+    persistent *n = realloc(persistents, cap * sizeof *n);
+    if (n == NULL) {
+      failed_bookkeeping = 1;
+      pthread_mutex_unlock(&lock);
+      return;
+    }
+    persistents = n;
+    cappersistents = cap;
+  }
+  persistents[npersistents++] = (persistent){key_of(r, sizeof *r), recv, 0, (void *)(uintptr_t)buf, count, type};
+  pthread_mutex_unlock(&lock);
+}
+
+/* The caller holds lock. */
+static persistent *persistent_of(uint64_t k) {
+  for (size_t i = 0; i < npersistents; i++)
+    if (persistents[i].key == k) return &persistents[i];
+  return NULL;
+}
+
+/* reqs[i] for each i of idx[0..n) (every i < n when idx is NULL) was
+ * reported complete: an active persistent request is inactive again, its
+ * buffer the caller's. */
+static void persistent_done(const MPI_Request *reqs, const int *idx, int n) {
+  pthread_mutex_lock(&lock);
+  for (int j = 0; j < n && npersistents > 0; j++) {
+    int i = idx != NULL ? idx[j] : j;
+    if (i < 0 || reqs[i] == MPI_REQUEST_NULL) continue;
+    persistent *p = persistent_of(key_of(&reqs[i], sizeof reqs[i]));
+    if (p == NULL || !p->active) continue;
+    p->active = 0;
+    if (p->recv) recv_done(p->key, 1);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+static void persistent_started(const MPI_Request *r) {
+  pthread_mutex_lock(&lock);
+  persistent *p = persistent_of(key_of(r, sizeof *r));
+  if (p != NULL && !p->active) {
+    p->active = 1;
+    if (p->recv) recv_posted(p->key, p->buf, p->count, p->type, "MPI_Start", 1);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *request) {
+  int rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
+  persistent_made(rc, request, 0, buf, count, datatype, "MPI_Send_init");
+  return rc;
+}
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request) {
+  int rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
+  persistent_made(rc, request, 1, buf, count, datatype, "MPI_Recv_init");
+  return rc;
+}
+
+int MPI_Start(MPI_Request *request) {
+  int rc = PMPI_Start(request);
+  if (rc == MPI_SUCCESS) persistent_started(request);
+  return rc;
+}
+
+int MPI_Startall(int count, MPI_Request array_of_requests[]) {
+  int rc = PMPI_Startall(count, array_of_requests);
+  for (int i = 0; rc == MPI_SUCCESS && i < count; i++) persistent_started(&array_of_requests[i]);
   return rc;
 }
 
@@ -558,8 +741,10 @@ static void forget_completed(const MPI_Request *before, const MPI_Request *after
   pthread_mutex_lock(&lock);
   for (int i = 0; i < n; i++)
     if (before[i] != MPI_REQUEST_NULL && after[i] == MPI_REQUEST_NULL) {
-      (void)drop(&kinds[K_REQUEST], key_of(&before[i], sizeof before[i]));
-      recv_done(key_of(&before[i], sizeof before[i]), 1);
+      uint64_t k = key_of(&before[i], sizeof before[i]);
+      (void)drop(&kinds[K_REQUEST], k);
+      recv_done(k, 1);
+      if (nidups > 0) idup_done(k, 1);
     }
   pthread_mutex_unlock(&lock);
 }
@@ -570,8 +755,12 @@ int MPI_Request_free(MPI_Request *request) {
   int rc = PMPI_Request_free(request);
   if (rc == MPI_SUCCESS) {
     FORGET(K_REQUEST, r);
+    uint64_t k = key_of(&r, sizeof r);
     pthread_mutex_lock(&lock);
-    recv_done(key_of(&r, sizeof r), 0); /* a receive freed before it completed: its buffer is MPI's for good */
+    recv_done(k, 0); /* a receive freed before it completed: its buffer is MPI's for good */
+    persistent *p = persistent_of(k);
+    if (p != NULL) *p = persistents[--npersistents]; /* its handle may come back for another request */
+    idup_done(k, 0);                                 /* (erroneous for a nonblocking collective's) */
     pthread_mutex_unlock(&lock);
   }
   return rc;
@@ -582,6 +771,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
   MPI_Request r = *request;
   int rc = PMPI_Test(request, flag, status);
   forget_completed(&r, request, 1);
+  if (rc == MPI_SUCCESS && *flag) persistent_done(request, NULL, 1);
   return rc;
 }
 
@@ -589,6 +779,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
   MPI_Request r = *request;
   int rc = PMPI_Wait(request, status);
   forget_completed(&r, request, 1);
+  if (rc == MPI_SUCCESS) persistent_done(request, NULL, 1);
   return rc;
 }
 
@@ -605,12 +796,26 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
     if (copy != stack_copy) free(copy);                                                          \
   } while (0)
 
+/* The indices a Testsome/Waitsome returned complete (persistent_done). */
+static void some_done(int rc, const MPI_Request *reqs, const int *outcount, const int *indices) {
+  if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)
+    persistent_done(reqs, indices, *outcount);
+}
+
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                  MPI_Status array_of_statuses[]) {
   FAULT("MPI_Testsome");
   int rc;
   OVER_ARRAY(incount, array_of_requests,
              PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses));
+  some_done(rc, array_of_requests, outcount, array_of_indices);
+  if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0 && fault_hit_when("MPI_Testsome", 1)) {
+    /* "/after": the completed requests stay freed and null; what the
+     * standard leaves undefined is made unusable */
+    for (int i = 0; i < *outcount; i++) array_of_indices[i] = -1;
+    *outcount = incount + 1;
+    return MPI_ERR_OTHER;
+  }
   return rc;
 }
 
@@ -619,6 +824,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
   int rc;
   OVER_ARRAY(incount, array_of_requests,
              PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses));
+  some_done(rc, array_of_requests, outcount, array_of_indices);
   return rc;
 }
 
@@ -630,24 +836,28 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
   }
   int rc;
   OVER_ARRAY(count, array_of_requests, PMPI_Testall(count, array_of_requests, flag, array_of_statuses));
+  if (rc == MPI_SUCCESS && *flag) persistent_done(array_of_requests, NULL, count);
   return rc;
 }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
   int rc;
   OVER_ARRAY(count, array_of_requests, PMPI_Waitall(count, array_of_requests, array_of_statuses));
+  if (rc == MPI_SUCCESS) persistent_done(array_of_requests, NULL, count);
   return rc;
 }
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status) {
   int rc;
   OVER_ARRAY(count, array_of_requests, PMPI_Testany(count, array_of_requests, indx, flag, status));
+  if (rc == MPI_SUCCESS && *flag && *indx != MPI_UNDEFINED) persistent_done(array_of_requests, indx, 1);
   return rc;
 }
 
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status) {
   int rc;
   OVER_ARRAY(count, array_of_requests, PMPI_Waitany(count, array_of_requests, indx, status));
+  if (rc == MPI_SUCCESS && *indx != MPI_UNDEFINED) persistent_done(array_of_requests, indx, 1);
   return rc;
 }
 

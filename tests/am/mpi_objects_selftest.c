@@ -6,16 +6,23 @@
  * kind named on its command line:
  *
  *   mpi_objects_selftest none|communicator|request|window|datatype|group|info|memory|every
+ *                        |persistent|idup|started
  *
  * "none" must end clean; a kind must end with the interposer's line
  * naming that kind and the call that made it, and a failed run; "every"
  * leaves one object made by each of the other wrapped calls (others()),
- * each of which must be named in its kind's line
- * (tests/am/CMakeLists.txt: mpi_objects_<impl>_*).
+ * each of which must be named in its kind's line. "persistent" leaves a
+ * persistent receive (MPI_Recv_init's, started and completed twice),
+ * "idup" MPI_Comm_idup's communicator (its request completed), and
+ * "started" unmaps the buffer of a persistent receive MPI_Start has
+ * activated, before its completion (tests/am/CMakeLists.txt:
+ * mpi_objects_<impl>_*).
  */
+#define _GNU_SOURCE /* MAP_ANONYMOUS */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define CHECK(x)                                                     \
   do {                                                               \
@@ -62,6 +69,56 @@ static void requests(MPI_Comm c) {
   if (freeing("request")) CHECK(MPI_Wait(&s, &st[0]));
 }
 
+/* A page of its own for a receive's buffer, so that it can be unmapped. */
+static int *page_buffer(void) {
+  void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    fprintf(stderr, "mpi_objects_selftest: mmap failed\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  return p;
+}
+
+/* Persistent requests to and from this rank: a pair started together
+ * (MPI_Startall) and completed by MPI_Waitall, started again one by one
+ * (MPI_Start) and completed by MPI_Test and MPI_Wait, and freed
+ * (MPI_Request_free), the receive's buffer unmapped between its last
+ * completion and its freeing: a persistent receive's buffer is the
+ * caller's again once the receive completes, though its handle lives on.
+ * Then a persistent receive nobody sends to: started, cancelled and
+ * completed (MPI_Wait) before its buffer goes, or, with "started", freed
+ * (MPI_Request_free) while still active, its buffer then unmapped: MPI
+ * may write into it until the receive completes, which the program can
+ * no longer learn. (Unmapped before the free, MPICH's memory hooks would
+ * hide the munmap from mpi_objects.c, whose later check, an msync at
+ * MPI_Finalize, sees only receives not completed by then.) */
+static void persistent_requests(MPI_Comm c) {
+  int me, a = 1, flag = 0;
+  MPI_Request r[2];
+  MPI_Status st[2];
+  MPI_Comm_rank(c, &me);
+  int *buf = page_buffer();
+  CHECK(MPI_Recv_init(buf, 1, MPI_INT, me, 6, c, &r[0]));
+  CHECK(MPI_Send_init(&a, 1, MPI_INT, me, 6, c, &r[1]));
+  CHECK(MPI_Startall(2, r));
+  CHECK(MPI_Waitall(2, r, st));
+  CHECK(MPI_Start(&r[0]));
+  CHECK(MPI_Start(&r[1]));
+  while (!flag) CHECK(MPI_Test(&r[0], &flag, &st[0]));
+  CHECK(MPI_Wait(&r[1], &st[1]));
+  munmap(buf, 4096); /* complete: not reported */
+  if (freeing("persistent")) CHECK(MPI_Request_free(&r[0]));
+  CHECK(MPI_Request_free(&r[1]));
+
+  int *idle = page_buffer();
+  CHECK(MPI_Recv_init(idle, 1, MPI_INT, me, 7, c, &r[0]));
+  CHECK(MPI_Start(&r[0]));
+  CHECK(MPI_Cancel(&r[0]));
+  if (freeing("started")) CHECK(MPI_Wait(&r[0], &st[0])); /* the cancel completed: its buffer is ours */
+  CHECK(MPI_Request_free(&r[0]));
+  munmap(idle, 4096); /* reported when the receive was freed active */
+}
+
 /* Every wrapped call main and requests() do not make: one object each,
  * freed through the freeing calls they do not use (MPI_Comm_disconnect,
  * MPI_Testall, MPI_Testany, MPI_Waitsome), or, with "every", left. */
@@ -82,7 +139,7 @@ static void others(MPI_Comm c) {
     for (int i = 0; i < 5; i++)
       if (i != 2) CHECK(MPI_Comm_free(&k[i]));
   }
-  MPI_Request r[6];
+  MPI_Request r[8];
   MPI_Comm idup;
   CHECK(MPI_Irecv(&b, 1, MPI_INT, me, 20, c, &r[0]));
   CHECK(MPI_Isend(&a, 1, MPI_INT, me, 20, c, &r[1]));
@@ -92,6 +149,8 @@ static void others(MPI_Comm c) {
   CHECK(MPI_Irecv(&b, 1, MPI_INT, me, 21, c, &r[2]));
   CHECK(MPI_Ibarrier(c, &r[4]));
   CHECK(MPI_Comm_idup(c, &idup, &r[5]));
+  CHECK(MPI_Send_init(&a, 1, MPI_INT, me, 22, c, &r[6]));
+  CHECK(MPI_Recv_init(&b, 1, MPI_INT, me, 22, c, &r[7]));
   if (!leave) {
     while (!flag) CHECK(MPI_Testall(2, &r[0], &flag, st));
     for (int left = 2; left > 0; left--) {
@@ -99,12 +158,17 @@ static void others(MPI_Comm c) {
       while (!flag) CHECK(MPI_Testany(2, &r[2], &idx, &flag, &st[0]));
     }
     for (int pending = 2; pending > 0; pending -= out) CHECK(MPI_Waitsome(2, &r[4], &out, two, st));
+    CHECK(MPI_Request_free(&r[6])); /* never started */
+    CHECK(MPI_Request_free(&r[7]));
+    /* the communicator, counted when MPI_Waitsome completed its request */
+    if (freeing("idup")) CHECK(MPI_Comm_free(&idup));
   } else {
     /* left, but complete inside MPI (MPI_Request_get_status frees nothing) */
     for (int i = 0; i < 6; i++)
       for (flag = 0; !flag;) CHECK(MPI_Request_get_status(r[i], &flag, &st[0]));
+    /* its request completed by no wrapped call: the communicator is not counted */
+    CHECK(MPI_Comm_free(&idup));
   }
-  CHECK(MPI_Comm_free(&idup)); /* not tracked (mpi_objects.c: MPI_Comm_idup) */
   MPI_Win w;
   void *base = NULL;
   CHECK(MPI_Win_allocate_shared((MPI_Aint)sizeof(int), (int)sizeof(int), MPI_INFO_NULL, c, &base, &w));
@@ -141,6 +205,7 @@ int main(int argc, char **argv) {
   CHECK(MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   CHECK(MPI_Comm_free(&node));
   requests(c);
+  persistent_requests(c);
 
   MPI_Win w;
   int *base = NULL;

@@ -42,8 +42,12 @@
  *                with SYNCQ_AM_NOWAIT returns SYNCQ_FULL.
  *   Progress:    only inside syncq_am_poll and the send calls.
  *   Faults:      MPI_ERRORS_RETURN on the private communicator; a peer
- *                whose MPI operation fails, that says BYE, or that stays
- *                silent for dead_timeout_ns (D) is dead. See
+ *                whose MPI operation fails, that says BYE, that says
+ *                FAILED (its own MPI call on this rank's messages failed,
+ *                fail_peer), or that stays silent for dead_timeout_ns (D)
+ *                is dead. A rank whose MPI call fails a peer sends it
+ *                FAILED, best effort, as its last message, so the peer
+ *                learns at once instead of after D of silence. See
  *                docs/am-mpi.md for what each MPI allows after a kill.
  *                A failed MPI call of the create is agreed (local) or
  *                SYNCQ_ESYS (collective); of the destroy, SYNCQ_ESYS,
@@ -115,7 +119,18 @@
 #define AMM_DESTROY_CAP 10u /* destroy gives up after this many dead timeouts */ /* "sqm<pid>x<n>" */
 #define AMM_CANCEL_CHUNK 16u /* cancelled receives completed per MPI_Testall (rx_cancel_all) */
 
-enum { K_REQ = 1, K_REP = 2, K_CREDIT = 3, K_HB = 4, K_BYE = 5 };
+enum { K_REQ = 1, K_REP = 2, K_CREDIT = 3, K_HB = 4, K_BYE = 5, K_FAILED = 6 };
+
+/* Which of this rank's MPI calls failed a peer (fail_peer): the FAILED
+ * message carries it in its header's handler field, and the receiver
+ * names it (syncq_am_mpi_why). */
+enum { FAIL_SEND = 1, FAIL_ISEND, FAIL_IRECV, FAIL_RECV, FAIL_COUNT };
+static const char *const fail_text[FAIL_COUNT] = {
+  [FAIL_SEND] = "an MPI send failed",
+  [FAIL_ISEND] = "MPI_Isend failed",
+  [FAIL_IRECV] = "MPI_Irecv failed",
+  [FAIL_RECV] = "an MPI receive failed",
+};
 enum { PATH_MPI = 0, PATH_SHM = 1 };
 
 typedef struct amm_hdr {
@@ -147,6 +162,7 @@ typedef struct amm_ring {
 typedef struct amm_peer {
   int path;
   bool dead, left;
+  bool told; /* this rank's last message to the peer is sent: its BYE, or FAILED (fail_peer) */
   amm_ring rx, tx;
   uint32_t credits; /* requests we may still send to this peer */
   uint32_t owed;    /* requests of this peer handled, not yet credited back */
@@ -273,6 +289,30 @@ static void mark_dead(syncq_am_mpi *j, int r, const char *how) {
   snprintf(j->why, sizeof j->why, "rank %d: %s", r, how);
 }
 
+static int post(syncq_am_mpi *j, int d, unsigned kind, unsigned handler, const void *data, size_t len, bool bulk,
+                const uint32_t *args, unsigned nargs);
+
+/* This rank's own MPI call concerning peer r failed (`why`, a FAIL_*): r
+ * is failed here, as if dead: nothing more is tested from it or sent to
+ * it, and its requests stay with MPI. Without more, r would hear nothing
+ * and find this rank silent only after dead_timeout_ns, its sends to this
+ * rank stalling meanwhile (docs/am-mpi.md, "A peer failed by this rank's
+ * own MPI call"). So, unless this rank has already sent r its last
+ * message (a BYE), it sends r one FAILED message, best effort: only when
+ * a send buffer to r is free without testing a send (a failed one's
+ * request may be unusable), and an MPI_Isend that fails again only counts
+ * (told is set first: no second try). Not during the create (the
+ * agreement reports a failure there) or before the start. r takes it in
+ * ring order, after every message this rank sent before, and finds this
+ * rank failed at once (rx_completed). */
+static void fail_peer(syncq_am_mpi *j, int r, unsigned why) {
+  amm_peer *p = &j->peer[r];
+  mark_dead(j, r, fail_text[why]);
+  if (p->told || r == j->rank || !j->started || p->path != PATH_MPI) return;
+  p->told = true;
+  if (p->tx.tail - p->tx.head < p->tx.n) (void)post(j, r, K_FAILED, why, NULL, 0, false, NULL, 0);
+}
+
 /* ---------------------------------------------------------------- sending */
 
 /* Retire completed sends at the oldest end of the ring to peer d. */
@@ -282,7 +322,7 @@ static void tx_reap(syncq_am_mpi *j, int d) {
     int done = 0;
     if (MPI_Test(&t->req[t->head % t->n], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
       j->failed_calls++;
-      mark_dead(j, d, "an MPI send failed");
+      fail_peer(j, d, FAIL_SEND);
       return;
     }
     if (!done) return;
@@ -309,7 +349,7 @@ static int post(syncq_am_mpi *j, int d, unsigned kind, unsigned handler, const v
   if (len > 0) memcpy(b + sizeof h, data, len);
   if (MPI_Isend(b, (int)(sizeof h + len), MPI_BYTE, d, AMM_TAG, j->comm, &t->req[t->tail % t->n]) != MPI_SUCCESS) {
     j->failed_calls++;
-    mark_dead(j, d, "MPI_Isend failed");
+    fail_peer(j, d, FAIL_ISEND);
     return SYNCQ_EDEAD;
   }
   p->owed = 0;
@@ -325,7 +365,7 @@ static int rx_post(syncq_am_mpi *j, int s, uint32_t i) {
   if (MPI_Irecv(ring_buf(r, i, j->bufsize), (int)j->bufsize, MPI_BYTE, s, AMM_TAG, j->comm, &r->req[i % r->n]) !=
       MPI_SUCCESS) {
     j->failed_calls++;
-    mark_dead(j, s, "MPI_Irecv failed");
+    fail_peer(j, s, FAIL_IRECV);
     return SYNCQ_EDEAD;
   }
   return SYNCQ_OK;
@@ -345,6 +385,15 @@ static void rx_completed(syncq_am_mpi *j, int s) {
   if (h->kind == K_BYE) {
     p->left = true;
     mark_dead(j, s, "left the job");
+  } else if (h->kind == K_FAILED) {
+    /* s failed this rank (fail_peer): its last message. Failed here too,
+     * not left: s tests nothing more from this rank, so sends to it may
+     * never complete, and the requests stay with MPI. */
+    unsigned why = h->handler; /* written by another process: checked before use */
+    char how[96];
+    snprintf(how, sizeof how, "failed this rank (%s there)",
+             why > 0 && why < FAIL_COUNT ? fail_text[why] : "an MPI call failed");
+    mark_dead(j, s, how);
   }
 }
 
@@ -377,7 +426,7 @@ static bool rx_test(syncq_am_mpi *j, int s) {
   int done = 0;
   if (MPI_Test(&r->req[r->tslot], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
     j->failed_calls++;
-    mark_dead(j, s, "an MPI receive failed");
+    fail_peer(j, s, FAIL_RECV);
     return false;
   }
   if (done) {
@@ -391,7 +440,7 @@ static void rx_failed(syncq_am_mpi *j, int s) {
   amm_ring *r = &j->peer[s].rx;
   r->req[r->tslot] = MPI_REQUEST_NULL;
   j->failed_calls++;
-  mark_dead(j, s, "an MPI receive failed");
+  fail_peer(j, s, FAIL_RECV);
 }
 
 /* MPI_Testsome over scr_req[0..m) returned err. With MPI_ERR_IN_STATUS it
@@ -1018,8 +1067,11 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
         tx_reap(j, s);
         sched_yield(); /* the peer that must take our sends may be waiting for this processor */
       }
-      if (!(p->dead && !p->left) && p->tx.tail - p->tx.head < p->tx.n)
+      /* (told: this rank failed the peer and said so, its last message) */
+      if (!(p->dead && !p->left) && !p->told && p->tx.tail - p->tx.head < p->tx.n) {
+        p->told = true; /* no FAILED after the BYE: the peer may be gone by then */
         (void)post(j, s, K_BYE, 0, NULL, 0, false, NULL, 0);
+      }
     }
     /* Handle what still arrives until each peer has said BYE or died. */
     for (;;) {
