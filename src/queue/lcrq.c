@@ -18,7 +18,8 @@
  *                because another operation moved on; an enqueuer that
  *                fails LR_PATIENCE (16) tickets closes the ring and links a
  *                new one, so it cannot starve in one ring; a dequeuer waits
- *                for a preempted enqueuer only LR_SPIN relaxes, once.
+ *                for a preempted enqueuer only LR_SPIN relaxes, once, and
+ *                not at all once 64 later tickets were taken.
  *   Atomics:     uncontended enqueue: 1 FAA + 1 double-width CAS; dequeue:
  *                1 load of head + 1 of its line's tail hint (+ 1 of tail
  *                when the hint is passed: the emptiness test) + 1 FAA + 1
@@ -70,24 +71,31 @@
  *                tail), which hazard pointers need and the paper's
  *                garbage-collected presentation does not; (4) a dequeuer
  *                that finds its cell empty while an enqueuer may hold its
- *                ticket (tail > h, and h below the ring's closed_at) spins
- *                up to LR_SPIN (128) relaxes, once per ticket, for that
+ *                ticket (tail > h, by at most LR_WAIT_LAG (64) tickets;
+ *                h below the ring's closed_at and not given up) spins up
+ *                to LR_SPIN (128) relaxes, once per ticket, for that
  *                enqueuer before the empty transition (bounded: a
- *                preempted enqueuer costs no more). closed_at, recorded by
- *                the enqueuer whose tantrum set CLOSED (lr_close), is the
- *                tail it closed, lowered by one by each enqueuer that
- *                gives up the ticket just below it (lr_give_up; the
- *                closer's own first): no enqueue writes a cell at or past
- *                it, since every later ticket carries CLOSED and its
- *                enqueuer returns before any cell, and the tickets below
- *                the closed tail it passed were given up by their own
- *                enqueuers.
+ *                preempted enqueuer costs no more). Past the lag, while
+ *                the others took 64 tickets, ticket h's enqueuer did not
+ *                make the load and CAS between its ticket and its write:
+ *                it was preempted, and the dequeuer does not wait (the
+ *                ping-pong's wait, tail = h + 1, stays). closed_at,
+ *                recorded by the enqueuer whose tantrum set CLOSED
+ *                (lr_close), is the tail it closed: no enqueue writes a
+ *                cell at or past it, since every later ticket carries
+ *                CLOSED and its enqueuer returns before any cell; below
+ *                it, each enqueuer that gives a ticket up in the closed
+ *                ring (the closer's own, one the closer passed, the last
+ *                failed before a CLOSED ticket) sets its bit (mod 64) in
+ *                the ring's gave_up (lr_give_up), in whatever order.
  *                The wait decides no outcome (the paper has none: the
  *                empty transition and the enqueuer's failed CAS are its
  *                interleavings), so every interleaving stays one of
- *                Figure 5's; closed_at only drops waits that no write
- *                could end, and one not yet recorded (CLOSED seen first)
- *                costs a wait, as before.
+ *                Figure 5's whether the dequeuer waits or not: the lag,
+ *                closed_at and gave_up only drop waits; a lag misread, a
+ *                bit another ticket 64k away set, costs a live enqueuer
+ *                its ticket (it takes another), a closed_at or bit not
+ *                yet written costs a wait, never an item.
  *   Notes:       where the time went, one thread (perf record -e
  *                cpu-clock): before, syncq_hp_enter, _leave and _protect
  *                took 60% of the samples; now the FAA and the double-width

@@ -64,6 +64,10 @@ typedef struct lr_ring {
    * the enqueuer that closed the ring (lr_close); read by dequeuers only
    * after they saw CLOSED, so it shares tail's line. */
   _Atomic(uint64_t) closed_at;
+  /* The tickets given up in the closed ring (lr_give_up): bit t mod 64
+   * for ticket t. Written at give-ups only, read by dequeuers only after
+   * they saw CLOSED. */
+  _Atomic(uint64_t) gave_up;
   SYNCQ_CACHELINE_ALIGNED _Atomic(struct lr_ring *) next;
   uint64_t size;              /* R, a power of two; read-only */
   uint32_t order;             /* log2(R); read-only */
@@ -157,6 +161,7 @@ static inline lr_ring *lr_ring_alloc(uint64_t R, size_t cell_bytes, bool funnels
   atomic_init(&r->next, NULL);
   atomic_init(&r->tail_seen, 0);
   atomic_init(&r->closed_at, LR_OPEN);
+  atomic_init(&r->gave_up, 0);
   r->size = R;
   r->order = (uint32_t)__builtin_ctzll(R);
   /* R < LR_CELLS_PER_LINE: one line, the identity map */
@@ -211,16 +216,32 @@ static inline bool lr_ring_seems_empty(lr_ring *r) {
  * relaxes, once per ticket): a preempted enqueuer costs no more than that.
  * The ring files spin on their own cell words.
  *
- * A ticket at or past closed_at has no enqueuer to wait for (lr_close
- * says why), so a dequeuer there goes straight to the empty transition.
- * The wait is only a courtesy: the ring is correct whether a dequeuer
- * waits or not, so a closed_at not yet recorded (LR_OPEN while CLOSED is
- * already set) costs a wait, never an item. */
+ * A ticket at or past closed_at, or one given up (its bit in gave_up),
+ * has no enqueuer to wait for (lr_close says why), so a dequeuer there
+ * goes straight to the empty transition. The wait is only a courtesy:
+ * the ring is correct whether a dequeuer waits or not, so a closed_at or
+ * a bit not yet written (LR_OPEN while CLOSED is already set) costs a
+ * wait, never an item; and a bit that another ticket 64k away set skips a
+ * wait that a live enqueuer would have ended, which costs that enqueuer a
+ * ticket, never an item. */
 #define LR_SPIN 128
+/* Nor does a dequeuer wait for an enqueuer that has fallen behind: when
+ * more than LR_WAIT_LAG tickets were handed out since h (tail - h), ticket
+ * h's enqueuer has stood between its ticket and its write while the
+ * others took that many, which a running one does not (its write follows
+ * its ticket by a load and a CAS); it was preempted, and a wait would hold
+ * the unit for nothing. Where the wait pays, the ping-pong, tail is h + 1.
+ * Tickets taken in that span by running threads are at most a few a
+ * thread (an enqueue's, or a dequeuer's that fixState lifted tail to), so
+ * 64 leaves room for tens of threads at work on one ring; the lag is read
+ * from the tail the wait already reads, never on the fast path. Like
+ * closed_at, it only drops a wait: the enqueuer of h that comes later
+ * finds its cell passed and takes another ticket. */
+#define LR_WAIT_LAG 64
 static inline bool lr_enqueuer_pending(lr_ring *r, uint64_t h) {
   uint64_t t = atomic_load(&r->tail);
-  if ((t & LR_CLOSED) && h >= atomic_load(&r->closed_at)) return false;
-  return (t & ~LR_CLOSED) > h;
+  if ((t & LR_CLOSED) && (h >= atomic_load(&r->closed_at) || (atomic_load(&r->gave_up) >> (h & 63)) & 1)) return false;
+  return (t & ~LR_CLOSED) > h && (t & ~LR_CLOSED) - h <= LR_WAIT_LAG;
 }
 
 /* Count one such wait and the relaxes it spent (LCRQ looks before each
@@ -237,16 +258,14 @@ static inline void lr_count_wait(int pauses, bool ran_out) {
 }
 
 /* An enqueuer gave up ticket t (it failed the ticket and will not write
- * its cell) and found the ring closed: when closed_at is t + 1, every
- * ticket >= t + 1 has no writer and neither has t, so closed_at can be t.
- * closed_at only falls this way, one given-up ticket at a time, from the
- * value the closer recorded (a CAS expecting t + 1 fails on LR_OPEN, so
- * nothing lowers it before that store). Tickets given up out of order
- * stay above it: a missed chance, never a wrong one. */
-static inline void lr_give_up(lr_ring *r, uint64_t t) {
-  uint64_t expect = t + 1;
-  (void)atomic_compare_exchange_strong(&r->closed_at, &expect, t);
-}
+ * its cell) and found the ring closed: it sets t's bit in gave_up, in
+ * whatever order the give-ups come (two producers that fill a ring
+ * usually give their tickets up lowest first: the closer's before that
+ * of the enqueuer whose ticket it passed). Only closed rings have bits
+ * set, and only the enqueuers' last tickets there (at most one each), so
+ * two given-up tickets 64 apart are rare, and the price of such a pair is
+ * lr_enqueuer_pending's. */
+static inline void lr_give_up(lr_ring *r, uint64_t t) { atomic_fetch_or(&r->gave_up, UINT64_C(1) << (t & 63)); }
 
 /* Close the ring (the "tantrum") after failing ticket t: no ticket taken
  * from now on succeeds. Counted by the enqueuer that set the bit, not by
@@ -259,12 +278,10 @@ static inline void lr_give_up(lr_ring *r, uint64_t t) {
  *     its enqueuer returns LR_RING_CLOSED without touching a cell: every
  *     ticket >= old (tail before the bit) is never written;
  *   - t itself is never written: its enqueuer (this one) gave it up and
- *     returns LR_RING_CLOSED (lr_give_up). When old == t + 1 no ticket
- *     between t and the close was handed out (tail stood at t + 1 from
- *     t's fetch-and-add to the bit), so every ticket >= t is never
- *     written. Otherwise tickets in (t, old) belong to enqueuers that may
- *     still write, and each that gives its ticket up lowers closed_at by
- *     one when it is next in line (lr_give_up).
+ *     returns LR_RING_CLOSED (lr_give_up sets its bit). Tickets in
+ *     (t, old) belong to enqueuers that may still write; each that gives
+ *     its ticket up sets that ticket's bit, as does an enqueuer whose last
+ *     failed ticket lies below t.
  * Cells of later rounds (ticket + k*R) are no concern: those tickets are
  * past old too. */
 static inline void lr_close(lr_ring *r, uint64_t t) {

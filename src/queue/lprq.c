@@ -71,9 +71,10 @@
  *                starvation bound, (3) the tail help before head moves,
  *                (4) the bounded spin for ticket h's enqueuer before
  *                voiding its cell (here: until an item or a later epoch
- *                shows; none at or past the ring's closed_at, which no
- *                claim reaches: only ticket t's enqueuer claims for t's
- *                cycle): as in src/queue/lcrq.c; (5) the mark is written
+ *                shows; none past LR_WAIT_LAG tickets behind tail, nor
+ *                at or past the ring's closed_at or at a ticket given up,
+ *                which no claim reaches: only ticket t's enqueuer claims
+ *                for t's cycle): as in src/queue/lcrq.c; (5) the mark is written
  *                by CAS from whatever bottom was read, so an enqueuer may
  *                void another's unfinished claim (that enqueuer then
  *                retries).

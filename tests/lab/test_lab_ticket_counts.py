@@ -6,9 +6,10 @@ docs/results-format.md).
 
 queue-sides with one producer, then one consumer, is deterministic: the
 producer fills rings of dg25's 1,024 cells, closing each full one (the
-ticket it took there is never written, and the ring records it as its
-closed_at), and the consumer, alone on the queue, waits at nothing: not
-at a closed ring's unwritten ticket, although tail is past it.
+ticket it took there is never written, and the ring records it as given
+up, the tail it closed as its closed_at), and the consumer, alone on the
+queue, waits at nothing: not at a closed ring's unwritten ticket,
+although tail is past it.
 
 Run by CTest (lab_cli_test) with SYNCQ_LAB pointing at the built binary.
 """
@@ -31,7 +32,7 @@ def test_queue_sides_counts_the_closed_rings_and_the_waits_they_leave(tmp_path):
             continue
         closed = c.get("rings_closed_per_op", 0)
         assert closed > 0, p  # 16,384 items in rings of 1,024
-        # the closer's ticket is at the ring's closed_at: no wait there, and no live enqueuer elsewhere
+        # the closer's ticket is given up, the rest at the ring's closed_at: no wait there, and no live enqueuer elsewhere
         for k in ("deq_waits_per_op", "deq_wait_pauses_per_op", "deq_waits_out_per_op"):
             assert k not in c, p
         assert "enq_cells_lost_per_op" not in c, p  # no dequeuer while the producer fills

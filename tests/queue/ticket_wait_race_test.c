@@ -16,6 +16,12 @@
  * one too: two waits there, and its producer loses both cells. A warm-up
  * pair before, with nobody stopped, counts no wait and no lost ticket.
  *
+ * An enqueuer fallen behind: with a producer stopped on ticket h and
+ * more than LR_WAIT_LAG items enqueued after it, the LCRQ or LPRQ
+ * dequeuer at h does not wait, at LR_WAIT_LAG it still does; the
+ * producer, let go, loses h, takes another ticket and its item comes out
+ * after the later ones.
+ *
  * A write at the last look: SCQ's consumer, ahead of a stopped producer,
  * lets it write during its wait's last relax (race point
  * "queue.scq.dequeue.wait"): the last look finds the item, and the wait
@@ -27,11 +33,14 @@
  * A closed ring with a producer stopped on a ticket below the closer's:
  * the dequeuer waits at the stopped producer's ticket (it may still
  * write) and not at the closer's; once that producer has given its ticket
- * up, at neither. wfqueue's slow path: under the test
+ * up, at neither. Two producers stopped on tickets 2 and 3 of a full
+ * ring, let go in that order, give 2 up before 3: the dequeuer waits at
+ * neither. wfqueue's slow path: under the test
  * hook PATIENCE 0 every enqueue publishes a request (enq_slow), none
  * otherwise.
  *
- * Fixed counts: one producer, one consumer, one item.
+ * Fixed counts: one or two producers, one consumer, at most 3 * LR_WAIT_LAG + 1
+ * items.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -92,7 +101,23 @@ static void consumer_hook(const char *name) {
   while (!atomic_load(&produced) && time(NULL) - start < PATIENCE_S) sleep_ms(1);
 }
 
+/* A gate of its own for each of several producers stopped at once: the
+ * thread's first arrival at point stops it until release. */
+typedef struct gate {
+  const char *point;
+  bool passed;
+  _Atomic(int) stopped, release;
+} gate;
+static _Thread_local gate *my_gate;
+
 static void stop_hook(const char *name) {
+  if (my_gate != NULL) {
+    if (my_gate->passed || strcmp(name, my_gate->point) != 0) return;
+    my_gate->passed = true;
+    atomic_store(&my_gate->stopped, 1);
+    while (!atomic_load(&my_gate->release)) sleep_ms(1);
+    return;
+  }
   if (!is_producer) {
     consumer_hook(name);
     return;
@@ -110,11 +135,13 @@ typedef struct producer {
   int status;
   syncq_stats stats;
   void *item; /* NULL: item_of(1) */
+  gate *own;  /* NULL: the shared stop (stop_at) */
 } producer;
 
 static void *produce(void *arg) {
   producer *p = arg;
   is_producer = true;
+  my_gate = p->own;
   syncq_stats_reset();
   p->status = p->ops->enqueue(p->q, p->item != NULL ? p->item : item_of(1));
   p->stats = *syncq_stats_self();
@@ -217,6 +244,97 @@ static void late_producer(const expect *e) {
 static void test_late_producer(void **state) {
   (void)state;
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) late_producer(&cases[k]);
+}
+
+/* ------------------------------------------------------------ an enqueuer fallen behind */
+
+/* LCRQ and LPRQ (and their -af forms) wait for ticket h's enqueuer only
+ * while at most LR_WAIT_LAG tickets were handed out since h (tail - h; the
+ * ping-pong's wait, tail = h + 1, is test_late_producer's). A producer
+ * takes ticket 1 (after a warm-up pair) and is stopped before its cell;
+ * the main thread then enqueues `later` items (tickets 2..later + 1, tail
+ * later + 2) and dequeues. At ticket 1 it waits the whole spin when the
+ * lag later + 1 is at most LR_WAIT_LAG, and not at all past it; either way
+ * it takes the first later item next. Let go, the producer finds its cell
+ * passed (one ticket lost), takes another and queues its item behind the
+ * later ones: every item comes out once, in that order. */
+#define LAG_RING 256 /* ring size: 3 * LR_WAIT_LAG + 2 tickets fit, no ring closes */
+_Static_assert(3 * LR_WAIT_LAG + 2 <= LAG_RING, "the lag cases fit one ring");
+
+static void fallen_behind(const char *algo, const char *point, uint64_t later) {
+  const syncq_algo *a;
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, algo, &a), SYNCQ_OK);
+  const syncq_queue_ops *ops = a->ops;
+  size_t bytes = 0;
+  assert_int_equal(ops->bytes(LAG_RING, &bytes), SYNCQ_OK);
+  void *q = syncq_alloc_aligned(bytes, ops->align > SYNCQ_CACHELINE ? ops->align : SYNCQ_CACHELINE);
+  assert_non_null(q);
+  int st = ops->init(q, LAG_RING);
+  if (st == SYNCQ_ENOTSUP) {
+    free(q);
+    return;
+  }
+  assert_int_equal(st, SYNCQ_OK);
+  void *out = NULL;
+  assert_int_equal(ops->enqueue(q, item_of(0)), SYNCQ_OK);
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
+
+  atomic_store(&stopped, 0);
+  atomic_store(&release, 0);
+  atomic_store(&produced, 0);
+  atomic_store(&stop_at, point);
+  producer p = {ops, q, SYNCQ_EINVAL, {0}, item_of(1)};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, produce, &p), 0);
+  time_t start = time(NULL);
+  while (!atomic_load(&stopped) && time(NULL) - start < PATIENCE_S) sleep_ms(1);
+  if (!atomic_load(&stopped)) fail_msg("%s: the producer never reached %s", algo, point);
+
+  for (uint64_t i = 0; i < later; i++) assert_int_equal(ops->enqueue(q, item_of(10 + i)), SYNCQ_OK);
+  syncq_stats_reset();
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
+  const syncq_stats c = *syncq_stats_self();
+  assert_ptr_equal(out, item_of(10));
+
+  atomic_store(&release, 1);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(p.status, SYNCQ_OK);
+  for (uint64_t i = 1; i < later; i++) {
+    assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(10 + i));
+  }
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK); /* the late producer's, behind the later ones */
+  assert_ptr_equal(out, item_of(1));
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_EMPTY);
+  assert_int_equal(ops->destroy(q), SYNCQ_OK);
+  free(q);
+
+  const uint64_t waits = later + 1 <= LR_WAIT_LAG ? 1 : 0;
+  if (c.deq_waits != waits || c.deq_waits_out != waits || c.deq_wait_pauses != waits * LR_SPIN)
+    fail_msg(
+      "%s: with %llu tickets handed out past a stopped enqueuer's, the dequeuer at its ticket counted "
+      "%llu waits (%llu ran out), %llu pauses; expected %llu (out), %llu",
+      algo, (unsigned long long)(later + 1), (unsigned long long)c.deq_waits, (unsigned long long)c.deq_waits_out,
+      (unsigned long long)c.deq_wait_pauses, (unsigned long long)waits, (unsigned long long)(waits * LR_SPIN));
+  if (p.stats.enq_cells_lost != 1 || p.stats.rings_closed != 0)
+    fail_msg("%s: the late producer lost %llu tickets (expected 1) and closed %llu rings", algo,
+             (unsigned long long)p.stats.enq_cells_lost, (unsigned long long)p.stats.rings_closed);
+}
+
+static void test_fallen_behind(void **state) {
+  (void)state;
+  static const struct {
+    const char *algo, *point;
+  } algos[] = {
+    {"lcrq", "queue.lcrq.enqueue.ticket"},
+    {"lcrq-af", "queue.lcrq.enqueue.ticket"},
+    {"lprq", "queue.lprq.enqueue.ticket"},
+    {"lprq-af", "queue.lprq.enqueue.ticket"},
+  };
+  /* lag LR_WAIT_LAG: still waits; one more, and far past: no wait */
+  const uint64_t later[] = {LR_WAIT_LAG - 1, LR_WAIT_LAG, 3 * LR_WAIT_LAG};
+  for (size_t k = 0; k < sizeof algos / sizeof algos[0]; k++)
+    for (size_t j = 0; j < sizeof later / sizeof later[0]; j++) fallen_behind(algos[k].algo, algos[k].point, later[j]);
 }
 
 /* ------------------------------------------------------------ a write at the last look */
@@ -414,6 +532,73 @@ static void test_closed_ring_late_producer(void **state) {
   }
 }
 
+/* Tickets given up lowest first. A ring of 2 cells holding items 0 and 1:
+ * producer A takes ticket 2, producer B ticket 3, both stopped before
+ * their cells. A, let go, finds the ring full, closes it (at tail 4) and
+ * gives ticket 2 up while B still holds 3; B, let go, fails 3 and gives
+ * it up. The main thread dequeues 0 and 1, then passes tickets 2 and 3,
+ * whose enqueuers both gave up: no wait at either; then 2 and 3 from the
+ * ring that A linked. */
+static void gave_up_out_of_order(const char *algo, const char *point) {
+  const syncq_algo *a;
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, algo, &a), SYNCQ_OK);
+  const syncq_queue_ops *ops = a->ops;
+  size_t bytes = 0;
+  assert_int_equal(ops->bytes(2, &bytes), SYNCQ_OK);
+  void *q = syncq_alloc_aligned(bytes, ops->align > SYNCQ_CACHELINE ? ops->align : SYNCQ_CACHELINE);
+  assert_non_null(q);
+  int st = ops->init(q, 2); /* rings of 2 cells */
+  if (st == SYNCQ_ENOTSUP) {
+    free(q);
+    return;
+  }
+  assert_int_equal(st, SYNCQ_OK);
+  for (uint64_t i = 0; i < 2; i++) assert_int_equal(ops->enqueue(q, item_of(i)), SYNCQ_OK);
+
+  gate g[2];
+  producer p[2];
+  pthread_t th[2];
+  for (int k = 0; k < 2; k++) { /* A, then B: tickets 2 and 3 */
+    g[k].point = point;
+    g[k].passed = false;
+    atomic_init(&g[k].stopped, 0);
+    atomic_init(&g[k].release, 0);
+    p[k] = (producer){ops, q, SYNCQ_EINVAL, {0}, item_of(2 + (uint64_t)k), &g[k]};
+    assert_int_equal(pthread_create(&th[k], NULL, produce, &p[k]), 0);
+    time_t start = time(NULL);
+    while (!atomic_load(&g[k].stopped) && time(NULL) - start < PATIENCE_S) sleep_ms(1);
+    if (!atomic_load(&g[k].stopped)) fail_msg("%s: producer %d never reached %s", algo, k, point);
+  }
+  for (int k = 0; k < 2; k++) {
+    atomic_store(&g[k].release, 1);
+    assert_int_equal(pthread_join(th[k], NULL), 0);
+    assert_int_equal(p[k].status, SYNCQ_OK);
+  }
+  assert_int_equal(p[0].stats.rings_closed, 1);
+
+  syncq_stats_reset();
+  void *out = NULL;
+  for (uint64_t i = 0; i < 4; i++) {
+    assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
+    assert_ptr_equal(out, item_of(i));
+  }
+  assert_int_equal(ops->dequeue(q, &out), SYNCQ_EMPTY);
+  const syncq_stats c = *syncq_stats_self();
+  assert_int_equal(ops->destroy(q), SYNCQ_OK);
+  free(q);
+  if (c.deq_waits != 0 || c.deq_wait_pauses != 0)
+    fail_msg("%s: at tickets given up lowest first the dequeuer counted %llu waits, %llu pauses; expected none", algo,
+             (unsigned long long)c.deq_waits, (unsigned long long)c.deq_wait_pauses);
+}
+
+static void test_gave_up_out_of_order(void **state) {
+  (void)state;
+  gave_up_out_of_order("lcrq", "queue.lcrq.enqueue.ticket");
+  gave_up_out_of_order("lcrq-af", "queue.lcrq.enqueue.ticket");
+  gave_up_out_of_order("lprq", "queue.lprq.enqueue.ticket");
+  gave_up_out_of_order("lprq-af", "queue.lprq.enqueue.ticket");
+}
+
 /* ------------------------------------------------------------ wfqueue's slow path */
 
 static uint64_t wfqueue_slow_enqueues(int patience) {
@@ -468,9 +653,14 @@ int main(void) {
   }
   syncq_race_hook = stop_hook;
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_late_producer),     cmocka_unit_test(test_write_at_last_look),
-    cmocka_unit_test(test_rings_closed),      cmocka_unit_test(test_closed_ring_late_producer),
-    cmocka_unit_test(test_wfqueue_slow_path), cmocka_unit_test(test_stats_add),
+    cmocka_unit_test(test_late_producer),
+    cmocka_unit_test(test_fallen_behind),
+    cmocka_unit_test(test_write_at_last_look),
+    cmocka_unit_test(test_rings_closed),
+    cmocka_unit_test(test_closed_ring_late_producer),
+    cmocka_unit_test(test_gave_up_out_of_order),
+    cmocka_unit_test(test_wfqueue_slow_path),
+    cmocka_unit_test(test_stats_add),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
