@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "perf_counters.h"
 #include "syncq/registry.h"
 #include "syncq/stats.h"
 
@@ -269,6 +270,9 @@ typedef struct lab_options {
   int nwhere; /* 0: every point */
 
   lab_queue_wait queue_wait; /* dg25's waiting after a failed poll (--queue-wait) */
+  /* --no-perf-counters: the workers open no event counters (perf_counters.h),
+   * and the points carry none of their counts. */
+  bool no_perf_counters;
 } lab_options;
 
 /* Run the experiments (NULL-terminated list): one launch. This process
@@ -460,7 +464,12 @@ typedef struct lab_worker {
  * pinned per the run's options; pus[i] overrides worker i's processing unit
  * when pus is not NULL), wait for all, and return the time from the start
  * barrier to the last finish in *elapsed_ns and the team's summed
- * syncq_stats in *stats (may be NULL). Returns 0 or -1 (after lab_fail). */
+ * syncq_stats in *stats (may be NULL). Unless --no-perf-counters, or n
+ * is more than the machine's processing units, each worker also counts
+ * its body's events (perf_counters.h: opened before the
+ * gate, enabled and disabled around the body alone) and the team adds
+ * their sum to the sample's (lab_perf_sample_add). Returns 0 or -1 (after
+ * lab_fail). */
 int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, const int *pus, uint64_t *elapsed_ns,
                  syncq_stats *stats);
 
@@ -484,6 +493,11 @@ int lab_topo_pu_of_slot(const lab_topo *t, int slot);
 lab_topo *lab_ctx_topo(lab_ctx *ctx);
 /* True when the run pins workers (--no-pin not given, topology loaded). */
 bool lab_pinning_enabled(const lab_ctx *ctx);
+/* True when teams count their workers' events (no --no-perf-counters). */
+bool lab_perf_counters_enabled(const lab_ctx *ctx);
+/* Add a team's event counts to the sample being measured: the runner
+ * records each event read in every team of the sample as "<name>_per_op". */
+void lab_perf_sample_add(lab_ctx *ctx, const lab_perf_counts *c);
 
 /* ---- machine facts (lab/machine.c) ---- */
 /* "available" or "unavailable: <reason>" for hardware perf counters. */
