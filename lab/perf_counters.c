@@ -84,15 +84,18 @@ void lab_perf_disable(const lab_perf_set *s) {
 }
 
 void lab_perf_read(const lab_perf_set *s, lab_perf_counts *out) {
+  uint64_t v[3 + LAB_PERF_MAX_EVENTS];
+  ssize_t got = s->leader < 0 ? -1 : read(s->leader, v, sizeof v);
+  lab_perf_decode(s, v, got < 0 ? 0 : (size_t)got / sizeof v[0], out);
+}
+
+void lab_perf_decode(const lab_perf_set *s, const uint64_t *v, size_t words, lab_perf_counts *out) {
   memset(out, 0, sizeof *out);
   out->sets = 1;
   out->running_fraction = 1.0;
-  if (s->leader < 0) return;
   /* PERF_FORMAT_GROUP: nr, time enabled, time running, then nr values in
    * the order the members joined (slot) */
-  uint64_t v[3 + LAB_PERF_MAX_EVENTS];
-  ssize_t want = (ssize_t)((3 + (size_t)s->members) * sizeof v[0]);
-  if (read(s->leader, v, sizeof v) != want || v[0] != (uint64_t)s->members) return;
+  if (s->members == 0 || words != 3 + (size_t)s->members || v[0] != (uint64_t)s->members) return;
   double fraction = 1.0;
   if (v[2] < v[1]) {
     if (v[2] == 0) return; /* enabled but never on the PMU: nothing to scale */

@@ -78,6 +78,12 @@ void lab_perf_disable(const lab_perf_set *s);
 /* Read the set into *out (out->sets = 1). When the read fails, or the
  * group never ran while enabled, every event is absent from out->present. */
 void lab_perf_read(const lab_perf_set *s, lab_perf_counts *out);
+/* What lab_perf_read does with the group's read of `words` words (a
+ * PERF_FORMAT_GROUP read: nr, time enabled, time running, nr values in the
+ * members' order): every event absent when the words are not the set's
+ * group or the group never ran while enabled; scaled by enabled/running,
+ * rounded, and marked scaled when it ran part of the time. */
+void lab_perf_decode(const lab_perf_set *s, const uint64_t *v, size_t words, lab_perf_counts *out);
 /* Close every open event (fd -1 after). */
 void lab_perf_close(lab_perf_set *s);
 

@@ -3,8 +3,9 @@
  * perf_counters_test.c — a thread's event counters (lab/perf_counters.c):
  * the page faults of fresh pages touched while enabled are counted, and
  * those touched before enabling or after disabling are not; an event that
- * cannot open is absent and the others still count; sums keep an event
- * only where every read had it; bad inputs open nothing.
+ * cannot open is absent and the others still count; a group's read is
+ * scaled where the PMU multiplexed it and absent where it never ran; sums
+ * keep an event only where every read had it; bad inputs open nothing.
  *
  * The counting tests need the kernel's software events for the calling
  * thread (any perf_event_paranoid below 3 allows them in user space):
@@ -154,6 +155,53 @@ static void test_sums_keep_what_every_read_had(void **state) {
   assert_int_equal(sum.present, 0);
 }
 
+/* A set as lab_perf_open leaves it when events 0 and 2 of three opened. */
+static lab_perf_set two_of_three(void) {
+  lab_perf_set s;
+  memset(&s, 0, sizeof s);
+  s.specs = with_absent;
+  s.n = 3;
+  s.leader = 100;
+  s.members = 2;
+  for (int i = 0; i < LAB_PERF_MAX_EVENTS; i++) s.fd[i] = s.slot[i] = -1;
+  s.fd[0] = 100, s.slot[0] = 0;
+  s.fd[2] = 101, s.slot[2] = 1;
+  return s;
+}
+
+static void test_group_reads_scale_when_multiplexed(void **state) {
+  (void)state;
+  lab_perf_set s = two_of_three();
+  lab_perf_counts c;
+  /* ran all the time it was enabled: the counts as they are */
+  lab_perf_decode(&s, (const uint64_t[]){2, 1000, 1000, 7, 9}, 5, &c);
+  assert_int_equal(c.present, 1u | 4u);
+  assert_int_equal(c.scaled, 0);
+  assert_int_equal(c.value[0], 7);
+  assert_int_equal(c.value[2], 9);
+  assert_true(c.running_fraction == 1.0);
+  /* on the PMU a quarter of the time: counts times 4, marked scaled */
+  lab_perf_decode(&s, (const uint64_t[]){2, 1000, 250, 7, 9}, 5, &c);
+  assert_int_equal(c.present, 1u | 4u);
+  assert_int_equal(c.scaled, 1u | 4u);
+  assert_int_equal(c.value[0], 28);
+  assert_int_equal(c.value[2], 36);
+  assert_true(c.running_fraction == 0.25);
+  /* never on the PMU: nothing to scale, absent */
+  lab_perf_decode(&s, (const uint64_t[]){2, 1000, 0, 0, 0}, 5, &c);
+  assert_int_equal(c.present, 0);
+  /* enabled for no time at all (an empty body): zeros, present */
+  lab_perf_decode(&s, (const uint64_t[]){2, 0, 0, 0, 0}, 5, &c);
+  assert_int_equal(c.present, 1u | 4u);
+  assert_int_equal(c.value[0], 0);
+  /* a short read, or one of another group's size: absent */
+  lab_perf_decode(&s, (const uint64_t[]){2, 1000, 1000, 7}, 4, &c);
+  assert_int_equal(c.present, 0);
+  lab_perf_decode(&s, (const uint64_t[]){3, 1000, 1000, 7, 9, 11}, 6, &c);
+  assert_int_equal(c.present, 0);
+  assert_int_equal(c.sets, 1);
+}
+
 static void test_bad_inputs_open_nothing(void **state) {
   (void)state;
   lab_perf_set s;
@@ -179,6 +227,7 @@ static void test_bad_inputs_open_nothing(void **state) {
 int main(void) {
   const struct CMUnitTest plain[] = {
     cmocka_unit_test(test_sums_keep_what_every_read_had),
+    cmocka_unit_test(test_group_reads_scale_when_multiplexed),
     cmocka_unit_test(test_bad_inputs_open_nothing),
   };
   int failed = cmocka_run_group_tests_name("perf_counters (no events)", plain, NULL, NULL);
