@@ -464,9 +464,9 @@ typedef struct lab_worker {
  * pinned per the run's options; pus[i] overrides worker i's processing unit
  * when pus is not NULL), wait for all, and return the time from the start
  * barrier to the last finish in *elapsed_ns and the team's summed
- * syncq_stats in *stats (may be NULL). Unless --no-perf-counters, or n
- * is more than the machine's processing units, each worker also counts
- * its body's events (perf_counters.h: opened before the
+ * syncq_stats in *stats (may be NULL). Unless --no-perf-counters, stats
+ * is NULL, n is more than the machine's processing units or pus puts two
+ * workers on one, each worker also counts its body's events (perf_counters.h: opened before the
  * gate, enabled and disabled around the body alone) and the team adds
  * their sum to the sample's (lab_perf_sample_add). Returns 0 or -1 (after
  * lab_fail). */

@@ -11,8 +11,9 @@
  * return at once.
  *
  * Each worker counts its body's events (perf_counters.h) unless the run
- * says --no-perf-counters or the team has more threads than the machine
- * has processing units (below). It opens its counters after pinning and
+ * says --no-perf-counters, the caller takes no statistics (stats NULL:
+ * phys's floors) or the team's threads cannot each have a processing unit
+ * of their own (one_pu_each). It opens its counters after pinning and
  * before the gate, so the opens are outside the team's time; enables them
  * when the gate opens, right before its body, and disables them right
  * after its clock read; reads and closes them before it returns. The team's
@@ -86,6 +87,22 @@ static void *worker_main(void *p) {
   return NULL;
 }
 
+/* Whether the team's n threads can each have a processing unit of their
+ * own: no more of them than PUs and, where the caller pins them (pus),
+ * no two on one PU. A counted thread's every context switch costs more
+ * (the kernel switches its counters too: 2.5 us more a switch on a VM,
+ * docs/lab.md, "Event counters"), so a team whose threads share PUs, and
+ * switch all the time, would be slowed by its counting: it counts nothing. */
+static bool one_pu_each(lab_ctx *ctx, int n, const int *pus) {
+  if (n > lab_real_pus(ctx)) return false;
+  const lab_topo *t = lab_ctx_topo(ctx);
+  if (pus == NULL || t == NULL) return true;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i && pus[i] >= 0; j++) /* a slot < 0: unpinned, the scheduler's to place */
+      if (pus[j] >= 0 && lab_topo_pu_of_slot(t, pus[i]) == lab_topo_pu_of_slot(t, pus[j])) return false;
+  return true;
+}
+
 int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, const int *pus, uint64_t *elapsed_ns,
                  syncq_stats *stats) {
   if (n < 1) {
@@ -105,12 +122,7 @@ int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, co
   atomic_init(&g->arrived, 0);
   atomic_init(&g->state, GATE_WAIT);
   bool pin = lab_pinning_enabled(ctx);
-  /* A counted thread's every context switch costs more (the kernel
-   * switches its counters too: 2.5 us more a switch on a VM, docs/lab.md,
-   * "Event counters"), so a team with more threads than processing units,
-   * whose threads switch all the time, would be slowed by its counting:
-   * it counts nothing. */
-  bool perf = lab_perf_counters_enabled(ctx) && n <= lab_real_pus(ctx);
+  bool perf = lab_perf_counters_enabled(ctx) && stats != NULL && one_pu_each(ctx, n, pin ? pus : NULL);
   int started = 0;
   for (int i = 0; i < n; i++) {
     slots[i] = (worker_slot){
@@ -140,9 +152,14 @@ int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, co
       memset(stats, 0, sizeof *stats);
       for (int i = 0; i < n; i++) syncq_stats_add(stats, &slots[i].stats);
     }
-    if (perf) {
-      lab_perf_counts sum = {0};
-      for (int i = 0; i < n; i++) lab_perf_counts_add(&sum, &slots[i].counts);
+    if (lab_perf_counters_enabled(ctx)) {
+      /* a team that did not count leaves its sample without the events:
+       * the sample's operations are its teams' together */
+      lab_perf_counts sum = {.sets = 1, .running_fraction = 1.0};
+      if (perf) {
+        sum.sets = 0;
+        for (int i = 0; i < n; i++) lab_perf_counts_add(&sum, &slots[i].counts);
+      }
       lab_perf_sample_add(ctx, &sum);
     }
     for (int i = 0; i < n; i++) {
