@@ -213,6 +213,12 @@ typedef struct lab_experiment {
   syncq_family family2;
   const char *const *fixed_algos;
   int (*run)(lab_ctx *ctx);
+  /* Its teams count their workers' events by default (perf_counters.h;
+   * docs/lab.md, "Event counters"): set where the workers seldom switch
+   * (the queue experiments, whose polls spin), since a counted thread's
+   * context switch costs more; any other experiment counts only under
+   * --perf-counters. */
+  bool perf_counters;
 } lab_experiment;
 
 /* 001's plots against the multiprogramming level: "level" on x, one line per
@@ -229,6 +235,8 @@ const lab_experiment *lab_experiment_find(const char *name);
 bool lab_experiment_knows(const lab_experiment *e, const char *algo);
 
 /* ---- options of a run ---- */
+typedef enum lab_perf_mode { LAB_PERF_DEFAULT, LAB_PERF_ALL, LAB_PERF_NONE } lab_perf_mode;
+
 typedef struct lab_options {
   lab_size size;
   int reps;                /* measured repetitions per point, per launch (at least) */
@@ -270,9 +278,11 @@ typedef struct lab_options {
   int nwhere; /* 0: every point */
 
   lab_queue_wait queue_wait; /* dg25's waiting after a failed poll (--queue-wait) */
-  /* --no-perf-counters: the workers open no event counters (perf_counters.h),
-   * and the points carry none of their counts. */
-  bool no_perf_counters;
+  /* Event counters (perf_counters.h): LAB_PERF_DEFAULT counts in the
+   * experiments that ask for it (lab_experiment.perf_counters),
+   * --perf-counters in every experiment, --no-perf-counters in none (the
+   * points then carry none of their counts). */
+  lab_perf_mode perf_mode;
 } lab_options;
 
 /* Run the experiments (NULL-terminated list): one launch. This process
@@ -493,7 +503,8 @@ int lab_topo_pu_of_slot(const lab_topo *t, int slot);
 lab_topo *lab_ctx_topo(lab_ctx *ctx);
 /* True when the run pins workers (--no-pin not given, topology loaded). */
 bool lab_pinning_enabled(const lab_ctx *ctx);
-/* True when teams count their workers' events (no --no-perf-counters). */
+/* True when the running experiment's teams count their workers' events
+ * (lab_options.perf_mode, lab_experiment.perf_counters). */
 bool lab_perf_counters_enabled(const lab_ctx *ctx);
 /* Add a team's event counts to the sample being measured: the runner
  * records each event read in every team of the sample as "<name>_per_op". */

@@ -149,7 +149,7 @@ static const char *absent_why(const lab_perf_set *s, int i) {
   return strerror(s->err[i]);
 }
 
-const char *lab_perf_describe(char *buf, size_t len, bool enabled) {
+const char *lab_perf_describe(char *buf, size_t len, bool enabled, bool everywhere) {
   if (len == 0) return buf;
   if (!enabled) {
     snprintf(buf, len, "off (--no-perf-counters)");
@@ -164,8 +164,9 @@ const char *lab_perf_describe(char *buf, size_t len, bool enabled) {
     int listed = 0;
     for (int i = 0; i < s.n; i++)
       if (s.fd[i] >= 0) k = append(buf, len, k, "%s%s", listed++ ? ", " : "", s.specs[i].name);
-    k = append(buf, len, k, " (%s%s)", s.user_only ? "user space only" : "user and kernel space",
+    k = append(buf, len, k, " (%s%s", s.user_only ? "user space only" : "user and kernel space",
                ", by teams of at most one thread per processing unit");
+    k = append(buf, len, k, "%s%s)", everywhere ? "" : ", in the experiments that count by default", "");
   }
   if (opened < s.n) {
     k = append(buf, len, k, "%s%s", opened > 0 ? "; " : "", "not read: ");

@@ -96,9 +96,11 @@ void lab_perf_counts_add(lab_perf_counts *sum, const lab_perf_counts *c);
  * (it opens and closes them): "read: page_faults, cpu_migrations (user and
  * kernel space, by teams of at most one thread per processing unit); not
  * read: cycles, instructions, llc_misses, branch_misses (No such file or
- * directory)", the absent events of one reason together. With enabled
- * false: "off (--no-perf-counters)". Truncated to len, always terminated
- * (nothing written when len is 0). */
-const char *lab_perf_describe(char *buf, size_t len, bool enabled);
+ * directory)", the absent events of one reason together; with everywhere
+ * false the parenthesis adds ", in the experiments that count by default"
+ * (lab_experiment.perf_counters; true: --perf-counters, every experiment).
+ * With enabled false: "off (--no-perf-counters)". Truncated to len, always
+ * terminated (nothing written when len is 0). */
+const char *lab_perf_describe(char *buf, size_t len, bool enabled, bool everywhere);
 
 #endif /* SYNCQ_LAB_PERF_COUNTERS_H */

@@ -113,7 +113,10 @@ lab_size lab_get_size(const lab_ctx *ctx) { return ctx->opt->size; }
 lab_queue_wait lab_get_queue_wait(const lab_ctx *ctx) { return ctx->opt->queue_wait; }
 lab_topo *lab_ctx_topo(lab_ctx *ctx) { return ctx->topo; }
 bool lab_pinning_enabled(const lab_ctx *ctx) { return ctx->opt->pin && ctx->topo != NULL && !ctx->pin_refused; }
-bool lab_perf_counters_enabled(const lab_ctx *ctx) { return !ctx->opt->no_perf_counters; }
+bool lab_perf_counters_enabled(const lab_ctx *ctx) {
+  if (ctx->opt->perf_mode == LAB_PERF_DEFAULT) return ctx->exp != NULL && ctx->exp->perf_counters;
+  return ctx->opt->perf_mode == LAB_PERF_ALL;
+}
 void lab_perf_sample_add(lab_ctx *ctx, const lab_perf_counts *c) { lab_perf_counts_add(&ctx->perf, c); }
 int lab_real_pus(const lab_ctx *ctx) { return ctx->topo ? lab_topo_pus(ctx->topo) : 1; }
 int lab_pus(const lab_ctx *ctx) { return ctx->opt->plan_pus > 0 ? ctx->opt->plan_pus : lab_real_pus(ctx); }
@@ -797,7 +800,8 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "perf_counters", json_string(lab_perf_counters_probe(perf, sizeof perf)));
   char events[512];
   json_object_set_new(o, "perf_events",
-                      json_string(lab_perf_describe(events, sizeof events, !ctx->opt->no_perf_counters)));
+                      json_string(lab_perf_describe(events, sizeof events, ctx->opt->perf_mode != LAB_PERF_NONE,
+                                                    ctx->opt->perf_mode == LAB_PERF_ALL)));
   json_object_set_new(o, "command", json_string(ctx->opt->command ? ctx->opt->command : ""));
   json_t *peers = json_array();
   for (size_t i = 0; i < lab_peers_status_count(); i++) {

@@ -123,13 +123,16 @@ static void test_default_set_reads_the_page_faults(void **state) {
 static void test_describe_names_what_is_read(void **state) {
   (void)state;
   char buf[512];
-  assert_string_equal(lab_perf_describe(buf, sizeof buf, false), "off (--no-perf-counters)");
-  lab_perf_describe(buf, sizeof buf, true);
+  assert_string_equal(lab_perf_describe(buf, sizeof buf, false, false), "off (--no-perf-counters)");
+  lab_perf_describe(buf, sizeof buf, true, true);
   assert_true(strncmp(buf, "read: ", 6) == 0);
   assert_non_null(strstr(buf, "page_faults"));
   assert_true(strstr(buf, "(user space only, ") != NULL || strstr(buf, "(user and kernel space, ") != NULL);
+  assert_null(strstr(buf, "in the experiments that count by default"));
+  lab_perf_describe(buf, sizeof buf, true, false); /* the default: the experiments that ask */
+  assert_non_null(strstr(buf, "per processing unit, in the experiments that count by default)"));
   char tiny[8];
-  lab_perf_describe(tiny, sizeof tiny, true); /* truncated, terminated */
+  lab_perf_describe(tiny, sizeof tiny, true, false); /* truncated, terminated */
   assert_int_equal(strlen(tiny), sizeof tiny - 1);
 }
 
@@ -220,7 +223,7 @@ static void test_bad_inputs_open_nothing(void **state) {
   assert_int_equal(lab_perf_open(&s, with_absent, 0), 0);
   lab_perf_close(&s);
   char buf[1] = {'x'};
-  lab_perf_describe(buf, 0, true); /* no room: untouched */
+  lab_perf_describe(buf, 0, true, false); /* no room: untouched */
   assert_int_equal(buf[0], 'x');
 }
 

@@ -5,7 +5,9 @@ is a "<name>_per_op" counter of every point whose team had at most one
 thread per processing unit, read or not 0, and of no other point (a team of
 more threads counts nothing: its context switches would cost more); the
 events it names as not read are absent; --no-perf-counters removes them all
-and says so in the machine record.
+and says so in the machine record. Only the queue experiments (dg25-*,
+queue-sides, queue-1p1c) count by default, whose workers seldom switch;
+--perf-counters counts in every experiment (np99-counter here).
 
 dg25-prodcons runs 2N threads: N = 1 fits any machine of 2 processing units,
 N = 40 none of fewer than 80.
@@ -78,5 +80,29 @@ def test_no_perf_counters_removes_them(tmp_path):
         assert "cas_per_op" in p["counters"], p  # the library's own counts stay
 
 
-def test_run_help_names_the_option():
-    assert "--no-perf-counters" in lab("run", "--help", check=0).stdout
+def counter_points(tmp_path, *extra):
+    lab("run", "np99-counter", "--size", "smoke", "--threads", "1", "--algos", "cas",
+        "--launches", "1", "--quiet", "--out", str(tmp_path), *extra, check=0)
+    recs = records(tmp_path)
+    (machine,) = [r for r in recs if r["type"] == "machine"]
+    points = [r for r in recs if r["type"] == "point"]
+    assert points
+    return machine, points
+
+
+def test_other_experiments_count_only_when_asked(tmp_path):
+    machine, points = counter_points(tmp_path / "default")
+    if "page_faults" not in read_events(machine):
+        pytest.skip(f"the software events do not open here: {machine['perf_events']}")
+    assert "in the experiments that count by default" in machine["perf_events"]
+    for p in points:
+        assert not {f"{name}_per_op" for name in EVENTS} & set(p["counters"]), p
+    machine, points = counter_points(tmp_path / "all", "--perf-counters")
+    assert "in the experiments that count by default" not in machine["perf_events"]
+    for p in points:
+        assert "page_faults_per_op" in p["counters"], p
+
+
+def test_run_help_names_the_options():
+    out = lab("run", "--help", check=0).stdout
+    assert "--no-perf-counters" in out and "--perf-counters " in out
