@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "perf_counters.h"
 #include "syncq/registry.h"
 #include "syncq/stats.h"
 
@@ -212,6 +213,12 @@ typedef struct lab_experiment {
   syncq_family family2;
   const char *const *fixed_algos;
   int (*run)(lab_ctx *ctx);
+  /* Its teams count their workers' events by default (perf_counters.h;
+   * docs/lab.md, "Event counters"): set where the workers seldom switch
+   * (the queue experiments, whose polls spin), since a counted thread's
+   * context switch costs more; any other experiment counts only under
+   * --perf-counters. */
+  bool perf_counters;
 } lab_experiment;
 
 /* 001's plots against the multiprogramming level: "level" on x, one line per
@@ -228,6 +235,8 @@ const lab_experiment *lab_experiment_find(const char *name);
 bool lab_experiment_knows(const lab_experiment *e, const char *algo);
 
 /* ---- options of a run ---- */
+typedef enum lab_perf_mode { LAB_PERF_DEFAULT, LAB_PERF_ALL, LAB_PERF_NONE } lab_perf_mode;
+
 typedef struct lab_options {
   lab_size size;
   int reps;                /* measured repetitions per point, per launch (at least) */
@@ -269,6 +278,11 @@ typedef struct lab_options {
   int nwhere; /* 0: every point */
 
   lab_queue_wait queue_wait; /* dg25's waiting after a failed poll (--queue-wait) */
+  /* Event counters (perf_counters.h): LAB_PERF_DEFAULT counts in the
+   * experiments that ask for it (lab_experiment.perf_counters),
+   * --perf-counters in every experiment, --no-perf-counters in none (the
+   * points then carry none of their counts). */
+  lab_perf_mode perf_mode;
 } lab_options;
 
 /* Run the experiments (NULL-terminated list): one launch. This process
@@ -460,7 +474,12 @@ typedef struct lab_worker {
  * pinned per the run's options; pus[i] overrides worker i's processing unit
  * when pus is not NULL), wait for all, and return the time from the start
  * barrier to the last finish in *elapsed_ns and the team's summed
- * syncq_stats in *stats (may be NULL). Returns 0 or -1 (after lab_fail). */
+ * syncq_stats in *stats (may be NULL). Unless --no-perf-counters, stats
+ * is NULL, n is more than the machine's processing units or pus puts two
+ * workers on one, each worker also counts its body's events (perf_counters.h: opened before the
+ * gate, enabled and disabled around the body alone) and the team adds
+ * their sum to the sample's (lab_perf_sample_add). Returns 0 or -1 (after
+ * lab_fail). */
 int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, const int *pus, uint64_t *elapsed_ns,
                  syncq_stats *stats);
 
@@ -484,6 +503,12 @@ int lab_topo_pu_of_slot(const lab_topo *t, int slot);
 lab_topo *lab_ctx_topo(lab_ctx *ctx);
 /* True when the run pins workers (--no-pin not given, topology loaded). */
 bool lab_pinning_enabled(const lab_ctx *ctx);
+/* True when the running experiment's teams count their workers' events
+ * (lab_options.perf_mode, lab_experiment.perf_counters). */
+bool lab_perf_counters_enabled(const lab_ctx *ctx);
+/* Add a team's event counts to the sample being measured: the runner
+ * records each event read in every team of the sample as "<name>_per_op". */
+void lab_perf_sample_add(lab_ctx *ctx, const lab_perf_counts *c);
 
 /* ---- machine facts (lab/machine.c) ---- */
 /* "available" or "unavailable: <reason>" for hardware perf counters. */

@@ -90,6 +90,13 @@ static const char run_options_text[] =
   "  --out DIR        where results.jsonl goes (default " DEFAULT_OUT
   ")\n"
   "  --no-pin         do not pin threads to processing units\n"
+  "  --perf-counters  read event counters around the workers' bodies (cycles, instructions,\n"
+  "                   LLC and branch misses, page faults, CPU migrations, those the machine\n"
+  "                   has) in every experiment; by default only the queue experiments\n"
+  "                   (dg25-*, queue-sides, queue-1p1c) read them, whose workers seldom\n"
+  "                   switch (a counted thread's context switch costs more)\n"
+  "  --no-perf-counters\n"
+  "                   read none: the points carry none of their counts\n"
   "  --experiment-timeout S\n"
   "                   stop an experiment's process (and the processes it started) that has\n"
   "                   run S seconds, note it FAILED and go on with the next (0: never;\n"
@@ -423,6 +430,8 @@ static int cmd_run(int argc, char **argv, char *command) {
     if (strcmp(a, "--quick") == 0) opt.size = LAB_SIZE_QUICK;
     else if (strcmp(a, "--full") == 0) opt.size = LAB_SIZE_FULL;
     else if (strcmp(a, "--no-pin") == 0) opt.pin = false;
+    else if (strcmp(a, "--no-perf-counters") == 0) opt.perf_mode = LAB_PERF_NONE;
+    else if (strcmp(a, "--perf-counters") == 0) opt.perf_mode = LAB_PERF_ALL;
     else if (strcmp(a, "--no-fork") == 0) opt.no_fork = true;
     else if (strcmp(a, "--quiet") == 0) opt.quiet = true;
     else if (strcmp(a, "--plan") == 0) opt.plan_only = true;

@@ -98,7 +98,8 @@ struct lab_ctx {
   long exp_points, exp_claimed;             /* the same for the experiment being counted */
   double exp_threads[LAB_MAX_THREADS_LIST]; /* its groups' distinct thread counts */
   int exp_nthreads;
-  lab_budget budget; /* the per-variant budgets fitted to the plan (budget.h) */
+  lab_budget budget;    /* the per-variant budgets fitted to the plan (budget.h) */
+  lab_perf_counts perf; /* the sample being measured: its teams' event counts (lab_perf_sample_add) */
   /* progress */
   long planned; /* variant-points in the whole run (shared->done: measured so far) */
   uint64_t t_start;
@@ -112,6 +113,11 @@ lab_size lab_get_size(const lab_ctx *ctx) { return ctx->opt->size; }
 lab_queue_wait lab_get_queue_wait(const lab_ctx *ctx) { return ctx->opt->queue_wait; }
 lab_topo *lab_ctx_topo(lab_ctx *ctx) { return ctx->topo; }
 bool lab_pinning_enabled(const lab_ctx *ctx) { return ctx->opt->pin && ctx->topo != NULL && !ctx->pin_refused; }
+bool lab_perf_counters_enabled(const lab_ctx *ctx) {
+  if (ctx->opt->perf_mode == LAB_PERF_DEFAULT) return ctx->exp != NULL && ctx->exp->perf_counters;
+  return ctx->opt->perf_mode == LAB_PERF_ALL;
+}
+void lab_perf_sample_add(lab_ctx *ctx, const lab_perf_counts *c) { lab_perf_counts_add(&ctx->perf, c); }
 int lab_real_pus(const lab_ctx *ctx) { return ctx->topo ? lab_topo_pus(ctx->topo) : 1; }
 int lab_pus(const lab_ctx *ctx) { return ctx->opt->plan_pus > 0 ? ctx->opt->plan_pus : lab_real_pus(ctx); }
 
@@ -277,16 +283,30 @@ static const struct {
 };
 #define N_STAT_COUNTERS (sizeof counter_fields / sizeof counter_fields[0])
 /* After the syncq_stats ones: the OS's count, then the experiment's own
- * (lab_sample's empty_polls and full_polls; 0 where it keeps none). */
+ * (lab_sample's empty_polls and full_polls; 0 where it keeps none), then
+ * the workers' event counters (perf_counters.h, in lab_perf_default_specs'
+ * order) and, where the PMU multiplexed them, the smallest fraction of its
+ * enabled time a scaled one ran (not per op). */
 #define CTX_COUNTER N_STAT_COUNTERS
 #define EMPTY_POLL_COUNTER (N_STAT_COUNTERS + 1)
 #define FULL_POLL_COUNTER (N_STAT_COUNTERS + 2)
-#define N_COUNTERS (N_STAT_COUNTERS + 3)
+#define PERF_COUNTER (N_STAT_COUNTERS + 3)
+#define PERF_FRACTION_COUNTER (PERF_COUNTER + LAB_PERF_DEFAULT_EVENTS)
+#define N_COUNTERS (PERF_FRACTION_COUNTER + 1)
+
+static const char *const perf_counter_names[] = {
+  "cycles_per_op",        "instructions_per_op", "llc_misses_per_op",
+  "branch_misses_per_op", "page_faults_per_op",  "cpu_migrations_per_op",
+};
+_Static_assert(sizeof perf_counter_names / sizeof perf_counter_names[0] == LAB_PERF_DEFAULT_EVENTS,
+               "a name per lab_perf_default_specs event");
 
 static const char *counter_name(size_t c) {
   if (c == CTX_COUNTER) return "ctx_switches_per_op";
   if (c == EMPTY_POLL_COUNTER) return "empty_polls_per_op";
   if (c == FULL_POLL_COUNTER) return "full_polls_per_op";
+  if (c == PERF_FRACTION_COUNTER) return "perf_running_fraction";
+  if (c >= PERF_COUNTER) return perf_counter_names[c - PERF_COUNTER];
   return counter_fields[c].name;
 }
 
@@ -294,11 +314,22 @@ static uint64_t stat_field(const syncq_stats *s, size_t off) {
   return *(const uint64_t *)(const void *)((const char *)s + off);
 }
 
-static uint64_t sample_counter(const lab_sample *s, size_t c, uint64_t csw) {
+static uint64_t sample_counter(const lab_sample *s, size_t c, uint64_t csw, const lab_perf_counts *perf) {
   if (c == CTX_COUNTER) return csw;
   if (c == EMPTY_POLL_COUNTER) return s->empty_polls;
   if (c == FULL_POLL_COUNTER) return s->full_polls;
+  if (c >= PERF_COUNTER) return c < PERF_FRACTION_COUNTER ? perf->value[c - PERF_COUNTER] : 0;
   return stat_field(&s->stats, counter_fields[c].off);
+}
+
+/* A counter the sample read, whatever it counted: an event counter every
+ * team of the sample read (a 0 there is a count: no migration), and the
+ * running fraction where a read was scaled. The others are read when not
+ * 0 (a counter that stayed 0 in every sample is left out). */
+static bool sample_read(size_t c, uint64_t x, const lab_perf_counts *perf) {
+  if (c == PERF_FRACTION_COUNTER) return perf->scaled != 0;
+  if (c >= PERF_COUNTER) return perf->sets > 0 && (perf->present >> (c - PERF_COUNTER) & 1u);
+  return x != 0;
 }
 
 /* Context switches (voluntary and involuntary) of the whole process so
@@ -652,6 +683,7 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       lab_sample s;
       memset(&s, 0, sizeof s);
       uint64_t csw0 = process_ctx_switches();
+      memset(&ctx->perf, 0, sizeof ctx->perf);
       uint64_t t_sample = syncq_now_ns();
       injected_crash(ctx, v->algorithm);
       injected_delay(ctx, v->algorithm);
@@ -671,10 +703,12 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
       values[k][r] = s.value;
       for (int e = 0; e < g->nextra; e++) xvalues[e][k][r] = s.extra[e];
       for (size_t c = 0; c < N_COUNTERS; c++) {
-        uint64_t x = sample_counter(&s, c, csw);
-        if (x && s.ops) has[k][c] = true; /* per-op counts need a count of ops */
+        uint64_t x = sample_counter(&s, c, csw, &ctx->perf);
+        if (sample_read(c, x, &ctx->perf) && s.ops) has[k][c] = true; /* per-op counts need a count of ops */
         counters[k][c][r] = s.ops ? (double)x / (double)s.ops : 0.0;
       }
+      if (ctx->perf.scaled) counters[k][PERF_FRACTION_COUNTER][r] = ctx->perf.running_fraction;
+      else counters[k][PERF_FRACTION_COUNTER][r] = 1.0;
     }
   }
   for (int k = 0; k < nv && rc == 0; k++) {
@@ -764,6 +798,10 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
    * reads each experiment from one run, never mixes two in a verdict. */
   json_object_set_new(o, "queue_wait", json_string(lab_queue_wait_name(ctx->opt->queue_wait)));
   json_object_set_new(o, "perf_counters", json_string(lab_perf_counters_probe(perf, sizeof perf)));
+  char events[512];
+  json_object_set_new(o, "perf_events",
+                      json_string(lab_perf_describe(events, sizeof events, ctx->opt->perf_mode != LAB_PERF_NONE,
+                                                    ctx->opt->perf_mode == LAB_PERF_ALL)));
   json_object_set_new(o, "command", json_string(ctx->opt->command ? ctx->opt->command : ""));
   json_t *peers = json_array();
   for (size_t i = 0; i < lab_peers_status_count(); i++) {

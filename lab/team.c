@@ -9,6 +9,16 @@
  * joins, which would add thread exit and wake-up latency). If a thread
  * cannot be created the gate opens with GATE_ABORT and the started workers
  * return at once.
+ *
+ * Each worker counts its body's events (perf_counters.h) unless the run
+ * says --no-perf-counters, the caller takes no statistics (stats NULL:
+ * phys's floors) or the team's threads cannot each have a processing unit
+ * of their own (one_pu_each). It opens its counters after pinning and
+ * before the gate, so the opens are outside the team's time; enables them
+ * when the gate opens, right before its body, and disables them right
+ * after its clock read; reads and closes them before it returns. The team's
+ * time gains the one ioctl before the body, and the body a dearer context
+ * switch (docs/lab.md, "Event counters", measures both).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -40,6 +50,8 @@ typedef struct worker_slot {
   int pu_slot;     /* pinning slot, or -1 for no pinning */
   uint64_t end_ns; /* when this worker finished its body */
   syncq_stats stats;
+  bool perf;              /* count the body's events */
+  lab_perf_counts counts; /* what they counted */
   char pin_error[256];
 } worker_slot;
 
@@ -52,15 +64,43 @@ static void *worker_main(void *p) {
   worker_slot *s = p;
   if (s->pu_slot >= 0 && lab_ctx_topo(s->ctx) != NULL)
     (void)lab_topo_pin_self(lab_ctx_topo(s->ctx), s->pu_slot, s->pin_error, sizeof s->pin_error);
+  lab_perf_set perf;
+  bool counting = s->perf && lab_perf_open(&perf, lab_perf_default_specs, LAB_PERF_DEFAULT_EVENTS) > 0;
   syncq_stats_reset();
   atomic_fetch_add(&s->g->arrived, 1);
   int st;
   unsigned spins = 0;
   while ((st = atomic_load(&s->g->state)) == GATE_WAIT) spin_or_yield(&spins);
-  if (st == GATE_GO) s->body(&s->w);
+  if (st == GATE_GO) {
+    if (counting) lab_perf_enable(&perf);
+    s->body(&s->w);
+  }
   s->end_ns = syncq_now_ns();
+  if (counting) {
+    lab_perf_disable(&perf);
+    lab_perf_read(&perf, &s->counts);
+  } else if (s->perf) {
+    s->counts = (lab_perf_counts){.sets = 1, .running_fraction = 1.0}; /* none opened: none present */
+  }
+  if (s->perf) lab_perf_close(&perf);
   s->stats = *syncq_stats_self();
   return NULL;
+}
+
+/* Whether the team's n threads can each have a processing unit of their
+ * own: no more of them than PUs and, where the caller pins them (pus),
+ * no two on one PU. A counted thread's every context switch costs more
+ * (the kernel switches its counters too: 2.5 us more a switch on a VM,
+ * docs/lab.md, "Event counters"), so a team whose threads share PUs, and
+ * switch all the time, would be slowed by its counting: it counts nothing. */
+static bool one_pu_each(lab_ctx *ctx, int n, const int *pus) {
+  if (n > lab_real_pus(ctx)) return false;
+  const lab_topo *t = lab_ctx_topo(ctx);
+  if (pus == NULL || t == NULL) return true;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i && pus[i] >= 0; j++) /* a slot < 0: unpinned, the scheduler's to place */
+      if (pus[j] >= 0 && lab_topo_pu_of_slot(t, pus[i]) == lab_topo_pu_of_slot(t, pus[j])) return false;
+  return true;
 }
 
 int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, const int *pus, uint64_t *elapsed_ns,
@@ -82,10 +122,11 @@ int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, co
   atomic_init(&g->arrived, 0);
   atomic_init(&g->state, GATE_WAIT);
   bool pin = lab_pinning_enabled(ctx);
+  bool perf = lab_perf_counters_enabled(ctx) && stats != NULL && one_pu_each(ctx, n, pin ? pus : NULL);
   int started = 0;
   for (int i = 0; i < n; i++) {
-    slots[i] =
-      (worker_slot){.w = {i, n, arg}, .ctx = ctx, .body = body, .g = g, .pu_slot = pin ? (pus ? pus[i] : i) : -1};
+    slots[i] = (worker_slot){
+      .w = {i, n, arg}, .ctx = ctx, .body = body, .g = g, .pu_slot = pin ? (pus ? pus[i] : i) : -1, .perf = perf};
     if (pthread_create(&tids[i], NULL, worker_main, &slots[i]) != 0) break;
     started++;
   }
@@ -110,6 +151,16 @@ int lab_team_run(lab_ctx *ctx, int n, void (*body)(lab_worker *w), void *arg, co
     if (stats) {
       memset(stats, 0, sizeof *stats);
       for (int i = 0; i < n; i++) syncq_stats_add(stats, &slots[i].stats);
+    }
+    if (lab_perf_counters_enabled(ctx)) {
+      /* a team that did not count leaves its sample without the events:
+       * the sample's operations are its teams' together */
+      lab_perf_counts sum = {.sets = 1, .running_fraction = 1.0};
+      if (perf) {
+        sum.sets = 0;
+        for (int i = 0; i < n; i++) lab_perf_counts_add(&sum, &slots[i].counts);
+      }
+      lab_perf_sample_add(ctx, &sum);
     }
     for (int i = 0; i < n; i++) {
       if (slots[i].pin_error[0]) {

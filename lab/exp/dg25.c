@@ -449,6 +449,7 @@ const lab_experiment lab_exp_dg25_prodcons = {
   .uses_registry = true,
   .family = SYNCQ_FAMILY_QUEUE,
   .run = prodcons_run,
+  .perf_counters = true,
 };
 
 /* ------------------------------------------------------------ dg25-latency */
@@ -797,6 +798,7 @@ const lab_experiment lab_exp_dg25_latency = {
   .family = SYNCQ_FAMILY_QUEUE,
   .fixed_algos = latency_fixed,
   .run = latency_run,
+  .perf_counters = true,
 };
 
 /* ------------------------------------------------------------ dg25-mt-pingpong and dg25-casfail */
@@ -1041,6 +1043,7 @@ const lab_experiment lab_exp_dg25_mt_pingpong = {
   .uses_registry = true,
   .family = SYNCQ_FAMILY_QUEUE,
   .run = mt_pingpong_run,
+  .perf_counters = true,
 };
 
 const lab_experiment lab_exp_dg25_casfail = {
@@ -1055,4 +1058,5 @@ const lab_experiment lab_exp_dg25_casfail = {
   .uses_registry = true,
   .family = SYNCQ_FAMILY_QUEUE,
   .run = casfail_run,
+  .perf_counters = true,
 };

@@ -326,4 +326,5 @@ const lab_experiment lab_exp_queue_1p1c = {
   .uses_registry = true,
   .family = SYNCQ_FAMILY_QUEUE,
   .run = queue_1p1c_run,
+  .perf_counters = true,
 };

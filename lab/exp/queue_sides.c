@@ -277,4 +277,5 @@ const lab_experiment lab_exp_queue_sides = {
   .uses_registry = true,
   .family = SYNCQ_FAMILY_QUEUE,
   .run = queue_sides_run,
+  .perf_counters = true,
 };

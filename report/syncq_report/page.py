@@ -25,6 +25,7 @@ MACHINE_LABELS = [
     ("pinning", "Pinning"),
     ("queue_wait", "Queue waiting (dg25)"),
     ("perf_counters", "Perf counters"),
+    ("perf_events", "Events counted per sample"),
     ("command", "Command"),
 ]
 
@@ -390,11 +391,14 @@ def _papers_table():
 
 def _machine_default(key, machine):
     """A field older results lack: a run planned for its own PUs, no suite budget, one launch,
-    the queue waiting the lab had before --queue-wait."""
+    the queue waiting the lab had before --queue-wait, no event counted before the workers
+    counted theirs."""
     if key == "planned_pus":
         return machine.fields.get("pus", 1)
     if key == "queue_wait":
         return "pause"
+    if key == "perf_events":
+        return "none (results older than the workers' event counters)"
     return 0 if key == "suite_budget_s" else 1
 
 

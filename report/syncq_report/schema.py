@@ -133,6 +133,7 @@ OPTIONAL_FIELDS = {
         "planned_pus": LAUNCH,
         "suite_budget_s": INTEGER,
         "queue_wait": STRING,
+        "perf_events": STRING,
     },
     "experiment": {"also_x": ALSO_X, "launch": LAUNCH},
     "point": {"peer": BOOLEAN, "family": STRING, "props": STRING, "launch": LAUNCH},

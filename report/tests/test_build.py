@@ -188,3 +188,19 @@ def test_count_metrics_are_tabled_not_plotted(results_dir):
     # without counts, no table
     write_records(results_dir / "results.jsonl", fixture_records())
     assert "<h3>Counts</h3>" not in build(results_dir)
+
+
+def test_machine_table_names_the_events_counted(results_dir):
+    """The machine record's perf_events (the workers' event counters) gets its
+    row; results from before it say that none were counted."""
+    page = build(results_dir)
+    row = page[page.index("<th>Events counted per sample</th>"):]
+    assert row[: row.index("</tr>")].endswith("<td>none (results older than the workers&#x27; event counters)</td>")
+    records = fixture_records()
+    text = "read: page_faults, cpu_migrations (user space only, by teams of at most one thread per processing unit)"
+    records[0] = dict(records[0], perf_events=text)
+    write_records(results_dir / "results.jsonl", records)
+    assert f"<th>Events counted per sample</th><td>{text}</td>" in build(results_dir)
+    records[0] = dict(records[0], perf_events=3)  # a string or nothing
+    write_records(results_dir / "results.jsonl", records)
+    assert cli.main([str(results_dir)]) == 2
