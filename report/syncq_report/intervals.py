@@ -35,6 +35,7 @@ import numpy as np
 
 LEVEL = 0.95  # two-sided confidence level of every interval
 RESAMPLES = 4000  # bootstrap replicates per interval
+TAIL = (1.0 - LEVEL) / 2.0  # the share of replicates outside each end of an interval
 
 
 def _labels(point):
@@ -82,9 +83,14 @@ def _indices(labels, rng, resamples):
 
 def _percentiles(values):
     """The percentile interval; replicate values themselves (no interpolation),
-    so an infinite replicate gives an infinite end rather than NaN."""
-    tail = (1.0 - LEVEL) / 2.0
-    lo, hi = np.quantile(values, [tail, 1.0 - tail], method="inverted_cdf")
+    so an infinite replicate gives an infinite end rather than NaN. An undefined
+    replicate (NaN: a ratio whose denominator's median was 0 in that replicate)
+    could have been any value: it counts as -inf for the lower end and +inf for
+    the upper, so more than TAIL of them leave the interval unbounded both ways."""
+    values = np.asarray(values, dtype=float)
+    undefined = np.isnan(values)
+    lo = np.quantile(np.where(undefined, -np.inf, values), TAIL, method="inverted_cdf")
+    hi = np.quantile(np.where(undefined, np.inf, values), 1.0 - TAIL, method="inverted_cdf")
     return float(lo), float(hi)
 
 
@@ -106,13 +112,21 @@ def paired(a, b):
 
 def ratio_interval(num, den):
     """(lo, hi): the LEVEL bootstrap interval of median(num) / median(den).
-    An interval may be unbounded (inf) when some replicate's denominator is 0."""
-    a = np.asarray(num.samples, dtype=float)
-    b = np.asarray(den.samples, dtype=float)
-    if len(a) <= 1 and len(b) <= 1:
-        ratio = num.median / den.median if den.median else np.inf
-        return (float(ratio), float(ratio))
-    return _percentiles(_ratio_replicates(num, den, np.random.default_rng(_seed(num, den))))
+    A replicate whose median(den) is 0 is undefined (_divide), and more than
+    TAIL of them leave the interval unbounded both ways (-inf, inf); so does a
+    median(den) of 0 with one sample each."""
+    return _percentiles(_ratio_draws(num, den))
+
+
+def ratio_undefined_share(num, den):
+    """The share of ratio_interval's replicates that are undefined (median(den) 0)."""
+    return float(np.mean(np.isnan(_ratio_draws(num, den))))
+
+
+def _ratio_draws(num, den):
+    if len(num.samples) <= 1 and len(den.samples) <= 1:
+        return _divide(np.asarray([num.median], dtype=float), np.asarray([den.median], dtype=float))
+    return _ratio_replicates(num, den, np.random.default_rng(_seed(num, den)))
 
 
 def ratio_of_ratios_interval(num, den, base_num, base_den):
@@ -120,19 +134,36 @@ def ratio_of_ratios_interval(num, den, base_num, base_den):
     (median(base_num) / median(base_den)): one comparison at a point against the
     same comparison at a baseline point (e.g. level 3 against level 1). Each pair
     is drawn as ratio_interval draws it (paired when measured side by side); the
-    two pairs are drawn independently (different groups, different runs)."""
+    two pairs are drawn independently (different groups, different runs). A
+    replicate where any of the three denominators (den, base_den, and the
+    baseline's ratio itself, i.e. base_num) has median 0 is undefined, as in
+    ratio_interval: never 0 or inf."""
+    return _percentiles(_ratio_of_ratios_draws(num, den, base_num, base_den))
+
+
+def ratio_of_ratios_undefined_share(num, den, base_num, base_den):
+    """The share of ratio_of_ratios_interval's replicates that are undefined."""
+    return float(np.mean(np.isnan(_ratio_of_ratios_draws(num, den, base_num, base_den))))
+
+
+def _ratio_of_ratios_draws(num, den, base_num, base_den):
     rng = np.random.default_rng(_seed(num, den, base_num, base_den))
-    top = _ratio_replicates(num, den, rng)
-    bottom = _ratio_replicates(base_num, base_den, rng)
+    return _divide(_ratio_replicates(num, den, rng), _ratio_replicates(base_num, base_den, rng))
+
+
+def _divide(top, bottom):
+    """top / bottom elementwise, NaN (undefined) where bottom is 0 or either is
+    undefined: 0/0 and x/0 are no number, and neither is their limit (x/0 read as
+    inf would make a ratio of ratios over it read 0)."""
+    top, bottom = np.asarray(top, dtype=float), np.asarray(bottom, dtype=float)
+    defined = (bottom != 0) & ~np.isnan(bottom) & ~np.isnan(top)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(bottom != 0, top / np.where(bottom != 0, bottom, 1.0), np.inf)
-    ratios = np.where(np.isnan(ratios), np.inf, ratios)  # inf / inf: unbounded
-    return _percentiles(ratios)
+        return np.where(defined, top / np.where(defined, bottom, 1.0), np.nan)
 
 
 def _ratio_replicates(num, den, rng):
-    """RESAMPLES bootstrap replicates of median(num) / median(den) (inf where a
-    replicate's denominator is 0)."""
+    """RESAMPLES bootstrap replicates of median(num) / median(den) (NaN, undefined,
+    where a replicate's median(den) is 0)."""
     a = np.asarray(num.samples, dtype=float)
     b = np.asarray(den.samples, dtype=float)
     if paired(num, den):
@@ -141,8 +172,7 @@ def _ratio_replicates(num, den, rng):
     else:
         top = np.median(a[_indices(_labels(num), rng, RESAMPLES)], axis=1)
         bottom = np.median(b[_indices(_labels(den), rng, RESAMPLES)], axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(bottom != 0, top / np.where(bottom != 0, bottom, 1.0), np.inf)
+    return _divide(top, bottom)
 
 
 # ---- the launch-to-launch resolution of an experiment ----

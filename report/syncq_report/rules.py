@@ -120,15 +120,41 @@ def _median_interval(point, points):
 
 
 def _ratio_interval(num, den, points):
-    """The resolved interval of median(num) / median(den), once both have the samples for one."""
+    """The resolved interval of median(num) / median(den), once both have the samples for one
+    and the ratio is defined in all but TAIL of the bootstrap's replicates."""
     _enough_samples(points, num, den)
+    _defined(intervals.ratio_undefined_share(num, den), [("", den)])
     return intervals.resolved_ratio_interval(num, den, resolution_of(points))
 
 
 def _ratio_of_ratios_interval(num, den, base_num, base_den, points):
-    """The resolved interval of the ratio of two ratios, once all four points have the samples."""
+    """The resolved interval of the ratio of two ratios, once all four points have the
+    samples and the ratio is defined in all but TAIL of the bootstrap's replicates."""
     _enough_samples(points, num, den, base_num, base_den)
+    share = intervals.ratio_of_ratios_undefined_share(num, den, base_num, base_den)
+    _defined(share, [("", den), ("baseline ", base_num), ("baseline ", base_den)])
     return intervals.resolved_ratio_of_ratios_interval(num, den, base_num, base_den, resolution_of(points))
+
+
+def _defined(share, denominators):
+    """Raise _TooFewSamples when more than intervals.TAIL of a ratio's bootstrap replicates
+    are undefined (share): a denominator whose median was 0 in that replicate (0/0 or x/0
+    is no number, and reading it as one would decide the verdict). denominators: (role,
+    point) pairs, the points whose median 0 makes the ratio undefined; the reason names
+    those with samples of 0."""
+    if share <= intervals.TAIL:
+        return
+    zeros = []
+    for role, p in denominators:
+        k = sum(1 for v in p.samples if v == 0)
+        if k:
+            where = f"{p.algorithm} {p.metric}" + (f" at {fmt.params(p.params)}" if p.params else "")
+            zeros.append(f"{role}{where} has median 0 in some replicates ({k} of its {len(p.samples)} samples are 0)")
+    raise _TooFewSamples(
+        "; ".join(zeros or ["a denominator has median 0 in some replicates"])
+        + f": the ratio is undefined in {round(share * 100)}% of the bootstrap's replicates, "
+        f"at most {intervals.TAIL * 100:g}% leave an interval"
+    )
 
 
 def _decide(interval, bound, above):
@@ -257,9 +283,9 @@ def _ratio_change(rule, points, above):
         )
     top, bottom = _one_at(found[0], num, value, key), _one_at(found[1], den, value, key)
     base_top, base_bottom = _one_at(found[2], num, base_value, key), _one_at(found[3], den, base_value, key)
-    for p in (bottom, base_top, base_bottom):
+    for role, p in (("", bottom), ("baseline ", base_top), ("baseline ", base_bottom)):
         if p.median == 0:
-            raise _Unmeasurable(f"median of {p.algorithm} is 0 at {fmt.params(p.params)}")
+            raise _Unmeasurable(f"{role}{p.algorithm} has median 0 at {fmt.params(p.params)}: the change is undefined")
     here = top.median / bottom.median
     there = base_top.median / base_bottom.median
     change = here / there

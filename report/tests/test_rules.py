@@ -525,7 +525,7 @@ def test_ratio_change_without_a_level_is_not_measurable():
     no_ps = [p for p in levels(8.0, 10.0, 33.0, 30.0) if not (p.params["level"] == 1 and p.algorithm == "lock-ps")]
     assert "no lock-ps point" in rules.evaluate(change(), no_ps).explanation
     zero = levels(8.0, 0.0, 33.0, 30.0)
-    assert "median of lock-ps is 0" in rules.evaluate(change(), zero).explanation
+    assert "baseline lock-ps has median 0" in rules.evaluate(change(), zero).explanation
 
 
 @pytest.mark.parametrize(
