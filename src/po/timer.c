@@ -406,12 +406,9 @@ static void ticks_init(void) {
   const char *list = ticks_list;
   pthread_mutex_unlock(&ticks_list_lock);
 #if PO_HAVE_TICKS
-  if (!ticks_invariant()) {
-    ticks_why = "cpuid reports no invariant TSC";
-    return;
-  }
 #if defined(__x86_64__)
-  /* The kernel's verdict (timer.h): an unreadable list is no verdict. */
+  /* The kernel's verdict (timer.h) first, so that po_ticks_why names it
+   * whatever cpuid says: an unreadable list is no verdict. */
   if (po_tsc_listed(list) == PO_TSC_UNLISTED) {
     ticks_why = "the kernel's available clocksources leave out the TSC (marked unstable)";
     return;
@@ -419,6 +416,10 @@ static void ticks_init(void) {
 #else
   (void)list; /* cntvct_el0: architected, no list to consult (timer.h) */
 #endif
+  if (!ticks_invariant()) {
+    ticks_why = "cpuid reports no invariant TSC";
+    return;
+  }
   /* A counter that traps to a hypervisor saves nothing: it must cost less
    * than half a clock read (the clock's cost includes the counter's own
    * read, where the vDSO reads the same counter). */

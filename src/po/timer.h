@@ -117,9 +117,10 @@ int po_ticks_calibrate(uint64_t (*ticks)(void), uint64_t (*ns)(void), double *ti
  * a millisecond), and its step; 0: no usable counter, read the clock every
  * switch. */
 double po_ticks_rate(uint64_t *step);
-/* Why po_ticks_rate() is 0 (a static string: no counter on this
- * architecture, no invariant TSC, the kernel's clocksources leave the TSC
- * out, a counter dearer than half a clock read, a refused calibration);
+/* Why po_ticks_rate() is 0 (a static string, the first of these found,
+ * in this order: no counter on this architecture, the kernel's
+ * clocksources leave the TSC out, no invariant TSC, a counter dearer than
+ * half a clock read, a refused calibration);
  * NULL while the counter gates the clock. Decides the rate first. */
 const char *po_ticks_why(void);
 

@@ -149,6 +149,27 @@ static void *produce(void *arg) {
   return NULL;
 }
 
+/* A queue of algo sized `cap` (ring size for the linked rings), its ops
+ * in *ops; NULL when the algorithm is not supported here (no double-width
+ * CAS on this CPU), said and skipped. */
+static void *new_queue(const char *algo, size_t cap, const syncq_queue_ops **ops) {
+  const syncq_algo *a;
+  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, algo, &a), SYNCQ_OK);
+  *ops = a->ops;
+  size_t bytes = 0;
+  assert_int_equal((*ops)->bytes(cap, &bytes), SYNCQ_OK);
+  void *q = syncq_alloc_aligned(bytes, (*ops)->align > SYNCQ_CACHELINE ? (*ops)->align : SYNCQ_CACHELINE);
+  assert_non_null(q);
+  int st = (*ops)->init(q, cap);
+  if (st == SYNCQ_ENOTSUP) {
+    print_message("%s: not supported here, skipped\n", algo);
+    free(q);
+    return NULL;
+  }
+  assert_int_equal(st, SYNCQ_OK);
+  return q;
+}
+
 /* What one late producer costs each side. */
 typedef struct expect {
   const char *algo;
@@ -171,20 +192,9 @@ static const expect cases[] = {
 };
 
 static void late_producer(const expect *e) {
-  const syncq_algo *a;
-  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, e->algo, &a), SYNCQ_OK);
-  const syncq_queue_ops *ops = a->ops;
-  size_t bytes = 0;
-  assert_int_equal(ops->bytes(CAPACITY, &bytes), SYNCQ_OK);
-  void *q = syncq_alloc_aligned(bytes, ops->align > SYNCQ_CACHELINE ? ops->align : SYNCQ_CACHELINE);
-  assert_non_null(q);
-  int st = ops->init(q, CAPACITY);
-  if (st == SYNCQ_ENOTSUP) { /* no double-width CAS on this CPU */
-    print_message("%s: not supported here, skipped\n", e->algo);
-    free(q);
-    return;
-  }
-  assert_int_equal(st, SYNCQ_OK);
+  const syncq_queue_ops *ops;
+  void *q = new_queue(e->algo, CAPACITY, &ops);
+  if (q == NULL) return;
 
   /* A warm-up pair (SCQ's threshold is set by a completed enqueue): no
    * wait, no ticket lost. */
@@ -262,19 +272,9 @@ static void test_late_producer(void **state) {
 _Static_assert(3 * LR_WAIT_LAG + 2 <= LAG_RING, "the lag cases fit one ring");
 
 static void fallen_behind(const char *algo, const char *point, uint64_t later) {
-  const syncq_algo *a;
-  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, algo, &a), SYNCQ_OK);
-  const syncq_queue_ops *ops = a->ops;
-  size_t bytes = 0;
-  assert_int_equal(ops->bytes(LAG_RING, &bytes), SYNCQ_OK);
-  void *q = syncq_alloc_aligned(bytes, ops->align > SYNCQ_CACHELINE ? ops->align : SYNCQ_CACHELINE);
-  assert_non_null(q);
-  int st = ops->init(q, LAG_RING);
-  if (st == SYNCQ_ENOTSUP) {
-    free(q);
-    return;
-  }
-  assert_int_equal(st, SYNCQ_OK);
+  const syncq_queue_ops *ops;
+  void *q = new_queue(algo, LAG_RING, &ops);
+  if (q == NULL) return;
   void *out = NULL;
   assert_int_equal(ops->enqueue(q, item_of(0)), SYNCQ_OK);
   assert_int_equal(ops->dequeue(q, &out), SYNCQ_OK);
@@ -458,19 +458,9 @@ static void test_rings_closed(void **state) {
  * finds it closed and gives ticket 2 up, after which no dequeuer waits at
  * it: the main thread dequeues 0, 1, 3, 2 without a wait. */
 static void closed_with_late_producer(const char *algo, const char *point, bool given_up) {
-  const syncq_algo *a;
-  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, algo, &a), SYNCQ_OK);
-  const syncq_queue_ops *ops = a->ops;
-  size_t bytes = 0;
-  assert_int_equal(ops->bytes(2, &bytes), SYNCQ_OK);
-  void *q = syncq_alloc_aligned(bytes, ops->align > SYNCQ_CACHELINE ? ops->align : SYNCQ_CACHELINE);
-  assert_non_null(q);
-  int st = ops->init(q, 2); /* rings of 2 cells */
-  if (st == SYNCQ_ENOTSUP) {
-    free(q);
-    return;
-  }
-  assert_int_equal(st, SYNCQ_OK);
+  const syncq_queue_ops *ops;
+  void *q = new_queue(algo, 2, &ops); /* rings of 2 cells */
+  if (q == NULL) return;
   for (uint64_t i = 0; i < 2; i++) assert_int_equal(ops->enqueue(q, item_of(i)), SYNCQ_OK);
 
   atomic_store(&stopped, 0);
@@ -540,19 +530,9 @@ static void test_closed_ring_late_producer(void **state) {
  * whose enqueuers both gave up: no wait at either; then 2 and 3 from the
  * ring that A linked. */
 static void gave_up_out_of_order(const char *algo, const char *point) {
-  const syncq_algo *a;
-  assert_int_equal(syncq_registry_find(SYNCQ_FAMILY_QUEUE, algo, &a), SYNCQ_OK);
-  const syncq_queue_ops *ops = a->ops;
-  size_t bytes = 0;
-  assert_int_equal(ops->bytes(2, &bytes), SYNCQ_OK);
-  void *q = syncq_alloc_aligned(bytes, ops->align > SYNCQ_CACHELINE ? ops->align : SYNCQ_CACHELINE);
-  assert_non_null(q);
-  int st = ops->init(q, 2); /* rings of 2 cells */
-  if (st == SYNCQ_ENOTSUP) {
-    free(q);
-    return;
-  }
-  assert_int_equal(st, SYNCQ_OK);
+  const syncq_queue_ops *ops;
+  void *q = new_queue(algo, 2, &ops); /* rings of 2 cells */
+  if (q == NULL) return;
   for (uint64_t i = 0; i < 2; i++) assert_int_equal(ops->enqueue(q, item_of(i)), SYNCQ_OK);
 
   gate g[2];
