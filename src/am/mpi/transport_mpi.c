@@ -307,6 +307,9 @@ static int post(syncq_am_mpi *j, int d, unsigned kind, unsigned handler, const v
  * rank failed at once (rx_completed). */
 static void fail_peer(syncq_am_mpi *j, int r, unsigned why) {
   amm_peer *p = &j->peer[r];
+  /* Already failed, dead or left: nothing to tell it (a peer that left
+   * still gets this rank's BYE at the destroy, a dead one nothing). */
+  if (p->dead) return;
   mark_dead(j, r, fail_text[why]);
   if (p->told || r == j->rank || !j->started || p->path != PATH_MPI) return;
   p->told = true;
@@ -630,9 +633,13 @@ static unsigned amm_poll(void *ctx, unsigned budget) {
     tested = true;
     if (rx_test_all(j, !ran) == 0) break;
   }
-  /* retire finished sends lazily: only rings more than half in flight */
+  /* retire finished sends lazily: only rings more than half in flight;
+   * not those to a failed peer (dead, not left), whose requests stay
+   * with MPI: one whose MPI_Test failed would fail (and count) again at
+   * every poll */
   for (int k = 0; k < j->nmpi; k++) {
     amm_peer *p = &j->peer[j->mpi_rank[k]];
+    if (p->dead && !p->left) continue;
     if (p->tx.tail - p->tx.head > p->tx.n / 2) tx_reap(j, j->mpi_rank[k]);
   }
   /* A poll whose budget receives tested earlier filled (a stalled send's
