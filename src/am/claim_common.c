@@ -78,6 +78,7 @@ int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
     atomic_store_explicit(&bs->owner_start, cs->start, memory_order_relaxed); /* published by the store below */
     /* release: a receiver or waiter that reads CLAIMED(b) also sees owner_start */
     atomic_store_explicit(&bs->state, am_state(b, cs->pid, AM_CLAIMED), memory_order_release);
+    SYNCQ_RACE_POINT("am.claim.bulk_tail"); /* tests: die with the block claimed, the bulk tail not moved */
     atomic_store_explicit(&q->bulk_tail, b + 1u, memory_order_relaxed); /* read under the lock only */
     cs->bulk_pos = b;
     cs->has_bulk = true;
