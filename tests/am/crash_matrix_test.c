@@ -62,6 +62,13 @@
  * and abandoned positions), not one stale interval each (which would take
  * STORM_SENDERS of them).
  *
+ * The stalled look (test_bulk_tail_stalled_look): per locking claim, a
+ * holder dies between its two bulk steps while another sender, stalled on
+ * the full bulk ring, is due for its look at the block at the bulk tail
+ * before it comes for the lock; that sender's send must succeed and
+ * arrive, nothing lost or skipped (the look takes the block back a lap on,
+ * and the lock's repair advances the bulk tail past it).
+ *
  * Children are forked from this single-threaded process and arm alarm(),
  * so a hang in a child fails instead of blocking the suite.
  */
@@ -624,11 +631,134 @@ static void test_storm(void **state) {
   }
 }
 
+/* ---------------------------------------------------------------- a stalled look at the bulk tail */
+
+static unsigned stalled_calls;
+static void stop_when_stalled(const char *name) { /* the second stall: its look's clock is running */
+  if (strcmp(name, "am.send.stalled") == 0 && ++stalled_calls == 2u) raise(SIGSTOP);
+}
+
+static void die_at_bulk_tail(const char *name) {
+  if (strcmp(name, "am.claim.bulk_tail") == 0) kill(getpid(), SIGKILL);
+}
+
+/* A child that sends `count` bulk messages as writer `id` (exit as
+ * writer's): `hook` set; with its own endpoint (own_name not NULL), so a
+ * stalled send polls it and passes "am.send.stalled". */
+static void bulk_sender(const char *name, const char *own_name, uint32_t id, unsigned count,
+                        void (*hook)(const char *)) {
+  alarm(CHILD_ALARM_S);
+  syncq_am_endpoint *self = NULL;
+  if (own_name != NULL) {
+    syncq_am_config own = {.claim = SYNCQ_AM_CLAIM_TAS, .stale_claim_ns = STALE_NS};
+    if (syncq_am_create(own_name, &own, &self) != SYNCQ_OK) _exit(1);
+  }
+  syncq_am_peer *peer;
+  if (syncq_am_connect(self, name, &peer) != SYNCQ_OK) _exit(1);
+  syncq_race_hook = hook;
+  unsigned char buf[BULK_BYTES];
+  for (unsigned s = 0; s < count; s++) {
+    fill(buf, sizeof buf, id, s);
+    uint32_t args[3] = {id, s, checksum(buf, sizeof buf)};
+    int r = syncq_am_request_bulk(peer, H_MSG, buf, sizeof buf, args, 3, 0);
+    if (r != SYNCQ_OK) _exit(r < 0 ? 10 - r : 2);
+  }
+  _exit(0);
+}
+
+/* A locking claim's holder dies between its two bulk steps (the block at
+ * the bulk tail CLAIMED, the bulk tail not advanced) while a sender has
+ * been stalled on the full bulk ring long enough that its next step is
+ * its look at the block at the bulk tail (am_claim_locked_bulk_stalled),
+ * before it comes for the lock. The look finds the block claimed by a dead
+ * process and takes it back (FREE a lap on); the lock's repair then finds
+ * that block at the bulk tail and must advance the bulk tail past it: the
+ * stalled send succeeds and arrives, nothing is lost or skipped. Steps:
+ * a filler fills the bulk ring; the stalled sender (with an endpoint of
+ * its own, so it passes "am.send.stalled") stops itself at its second
+ * stall; the receiver takes one message (the block at the bulk tail is
+ * FREE); the victim claims that block and dies at "am.claim.bulk_tail";
+ * after more than a stale interval the stalled sender goes on. */
+static void test_bulk_tail_stalled_look(void **state) {
+  (void)state;
+  const bool robust = have_robust_futexes();
+  for (int claim = 0; claim < SYNCQ_AM_CLAIM_COUNT; claim++) {
+    if (claim == SYNCQ_AM_CLAIM_LOCKFREE) continue; /* no such instant (file comment, bulk-tail) */
+    if (claim == SYNCQ_AM_CLAIM_POSIX && !robust) {
+      printf("  %-12s SKIPPED: no robust futexes here\n", syncq_am_claim_name(claim));
+      fflush(stdout);
+      continue;
+    }
+    char name[96], own[112];
+    name_of(name, sizeof name, claim, 98);
+    snprintf(own, sizeof own, "%s-own", name);
+    (void)syncq_am_unlink(name);
+    (void)syncq_am_unlink(own);
+    syncq_am_config cfg = {.claim = claim,
+                           .packets = PACKETS,
+                           .bulk_blocks = BULK_BLOCKS,
+                           .bulk_size = BULK_BYTES,
+                           .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    reader rd;
+    memset(&rd, 0, sizeof rd);
+    rd.die_at = -1;
+    assert_int_equal(syncq_am_register(ep, H_MSG, "msg", h_msg, &rd), SYNCQ_OK);
+    fflush(stdout);
+    pid_t filler = fork();
+    if (filler == 0) bulk_sender(name, NULL, 0, BULK_BLOCKS, NULL);
+    assert_int_equal(reap(filler), 0); /* every block READY */
+    pid_t stalled = fork();
+    if (stalled == 0) bulk_sender(name, own, 1, 1, stop_when_stalled);
+    int st = 0;
+    assert_int_equal(waitpid(stalled, &st, WUNTRACED), stalled);
+    assert_true(WIFSTOPPED(st));
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_poll(ep, 1, &handled), SYNCQ_OK);
+    assert_int_equal(handled, 1); /* the block at the bulk tail is FREE */
+    pid_t victim = fork();
+    if (victim == 0) bulk_sender(name, NULL, VICTIM_ID, 1, die_at_bulk_tail);
+    assert_int_equal(reap(victim), 128 + SIGKILL);
+    struct timespec pause = {0, (long)(4u * STALE_NS)}; /* the stalled sender's look is due when it goes on */
+    nanosleep(&pause, NULL);
+    assert_int_equal(kill(stalled, SIGCONT), 0);
+    int code = -1;
+    const uint64_t deadline = syncq_now_ns() + CELL_DEADLINE_NS;
+    while (syncq_now_ns() < deadline) {
+      (void)syncq_am_poll(ep, POLL_BUDGET, &handled);
+      if (code < 0 && waitpid(stalled, &st, WNOHANG) == stalled) code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+      if (code >= 0 && rd.next[1] == 1u) break;
+      if (code > 0) break;
+      if (handled == 0) sched_yield();
+    }
+    if (code < 0) {
+      kill(stalled, SIGKILL);
+      (void)reap(stalled);
+    }
+    syncq_am_counters cnt;
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    printf("  %-12s stalled sender exit %d (0 sent, 10 + |status| refused), its message %s, lost %llu skipped %llu\n",
+           syncq_am_claim_name(claim), code, rd.next[1] == 1u ? "arrived" : "missing", (unsigned long long)cnt.lost,
+           (unsigned long long)cnt.skipped);
+    fflush(stdout);
+    assert_int_equal(code, 0); /* its send succeeded (-1: hung) */
+    assert_int_equal(rd.next[0], BULK_BLOCKS);
+    assert_int_equal(rd.next[1], 1);
+    assert_int_equal(rd.next[VICTIM_ID], 0);
+    assert_int_equal(rd.bad, 0);
+    assert_int_equal(cnt.lost + cnt.skipped, 0);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+    (void)syncq_am_unlink(own); /* the stalled sender's, left by its exit */
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_crash_matrix),
     cmocka_unit_test(test_storm),
+    cmocka_unit_test(test_bulk_tail_stalled_look),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
