@@ -78,6 +78,7 @@ int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
     atomic_store_explicit(&bs->owner_start, cs->start, memory_order_relaxed); /* published by the store below */
     /* release: a receiver or waiter that reads CLAIMED(b) also sees owner_start */
     atomic_store_explicit(&bs->state, am_state(b, cs->pid, AM_CLAIMED), memory_order_release);
+    SYNCQ_RACE_POINT("am.claim.bulk_tail"); /* tests: die with the block claimed, the bulk tail not moved */
     atomic_store_explicit(&q->bulk_tail, b + 1u, memory_order_relaxed); /* read under the lock only */
     cs->bulk_pos = b;
     cs->has_bulk = true;
@@ -106,7 +107,11 @@ int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
  * before any sender came for the lock): the packet at the tail then shows
  * FREE a lap on, which only a claim of that position leaves there, and
  * the tails are advanced all the same (else every later claim would find
- * a state no claim leaves at the tail and refuse). */
+ * a state no claim leaves at the tail and refuse). Likewise the block: a
+ * sender stalled on the bulk ring may have taken the dead holder's block
+ * back (am_bulk_reclaim_dead, before any sender came for the lock), which
+ * leaves it FREE a lap on at the bulk tail; the bulk tail is advanced past
+ * it. */
 void am_claim_repair(const am_qview *v) {
   am_queue *q = v->q;
   /* relaxed: we hold the lock, whose acquire orders the tails */
@@ -123,6 +128,10 @@ void am_claim_repair(const am_qview *v) {
     return;
   }
   uint64_t bstate = atomic_load_explicit(&bs->state, memory_order_acquire); /* pairs as above */
+  if (bstate == am_state(b + v->blocks, 0, AM_FREE)) {
+    atomic_store_explicit(&q->bulk_tail, b + 1u, memory_order_relaxed); /* under the lock */
+    return;
+  }
   if (am_state_pos(bstate) == b && am_state_type(bstate) == AM_CLAIMED) {
     /* relaxed: published by the release store below (0 while FREE,
      * am_segment.h) */

@@ -10,6 +10,19 @@
  *   holding-lock   inside the claim: the lock held, nothing claimed yet
  *                  (lock-free: the packet position assigned, not claimed;
  *                  its bulk block already claimed);
+ *   bulk-tail      inside a locking claim's section between its two bulk
+ *                  steps ("am.claim.bulk_tail"): the lock held, the block
+ *                  at the bulk tail claimed, the bulk tail not advanced,
+ *                  the packet not claimed. The next holder's repair
+ *                  (am_claim_repair, after it takes the dead holder's
+ *                  lock) frees the block for the same position, which
+ *                  the bulk tail still reads; without that the next claim
+ *                  finds a state no claim leaves at the tail and refuses
+ *                  (SYNCQ_EINVAL) for good. The lock-free claim has no
+ *                  such instant: its assign CAS moves the bulk tail
+ *                  before its claim CAS marks the block, so a block it
+ *                  claimed is always behind the tail (its instant between
+ *                  the two is bulk-inside's); its cell is not run;
  *   bulk-inside    inside the claim with its bulk block taken, its packet
  *                  not yet ("am.claim.bulk_inside"): a locking claim holds
  *                  the lock and the block it claimed (the bulk tail
@@ -26,7 +39,8 @@
  *                  RANDOM_ROUNDS times (the row prints the sums);
  *   receiver       the receiver process dies inside a handler.
  * Two survivor writers send their messages throughout. For each cell the
- * test checks: the survivors' sends all succeed and every one of their
+ * test checks: the survivors' sends all succeed (one that fails ends the
+ * cell at once, naming its status) and every one of their
  * messages arrives once, in order, with intact bytes; of the victim's
  * messages exactly a prefix arrives and at most one (its own, in flight)
  * is lost, and exactly as the cell predicts (lost / skipped counters);
@@ -47,6 +61,13 @@
  * waiter records of the queue locks, the receiver's runs of dead claims
  * and abandoned positions), not one stale interval each (which would take
  * STORM_SENDERS of them).
+ *
+ * The stalled look (test_bulk_tail_stalled_look): per locking claim, a
+ * holder dies between its two bulk steps while another sender, stalled on
+ * the full bulk ring, is due for its look at the block at the bulk tail
+ * before it comes for the lock; that sender's send must succeed and
+ * arrive, nothing lost or skipped (the look takes the block back a lap on,
+ * and the lock's repair advances the bulk tail past it).
  *
  * Children are forked from this single-threaded process and arm alarm(),
  * so a hang in a child fails instead of blocking the suite.
@@ -115,6 +136,7 @@
 enum step {
   STEP_BEFORE_CLAIM,
   STEP_HOLDING_LOCK,
+  STEP_BULK_TAIL,
   STEP_BULK_INSIDE,
   STEP_CLAIMED,
   STEP_BULK_COPY,
@@ -123,8 +145,9 @@ enum step {
   STEP_RECEIVER,
   STEP_COUNT
 };
-static const char *const step_names[STEP_COUNT] = {"before-claim", "holding-lock", "bulk-inside", "claimed",
-                                                   "bulk-copy",    "after-commit", "random",      "receiver"};
+static const char *const step_names[STEP_COUNT] = {"before-claim", "holding-lock", "bulk-tail",
+                                                   "bulk-inside",  "claimed",      "bulk-copy",
+                                                   "after-commit", "random",       "receiver"};
 
 static uint32_t checksum(const unsigned char *d, size_t n) {
   uint32_t h = 2166136261u; /* FNV-1a */
@@ -168,7 +191,8 @@ static void die_at_point(const char *name) {
 }
 
 /* Send `count` bulk messages as writer `id`; the victim dies as told.
- * Exit: 0 all sent, EXIT_EDEAD the endpoint died, 1 + status otherwise. */
+ * Exit: 0 all sent, EXIT_EDEAD the endpoint died, 1 no connection, 3 no
+ * go, 10 + |status| a send that failed otherwise. */
 static void writer(const char *name, uint32_t id, unsigned count, int kill_step, int go_fd) {
   alarm(CHILD_ALARM_S);
   syncq_am_peer *peer;
@@ -176,6 +200,7 @@ static void writer(const char *name, uint32_t id, unsigned count, int kill_step,
   if (conn == SYNCQ_EDEAD) _exit(EXIT_EDEAD); /* the receiver cell's receiver died before this connect */
   if (conn != SYNCQ_OK) _exit(1);
   if (kill_step == STEP_HOLDING_LOCK) victim_kill_point = "am.claim.inside";
+  if (kill_step == STEP_BULK_TAIL) victim_kill_point = "am.claim.bulk_tail";
   if (kill_step == STEP_BULK_INSIDE) victim_kill_point = "am.claim.bulk_inside";
   if (kill_step == STEP_CLAIMED) victim_kill_point = "am.send.claimed";
   if (kill_step == STEP_BULK_COPY) victim_kill_point = "am.send.bulk_copy";
@@ -192,7 +217,7 @@ static void writer(const char *name, uint32_t id, unsigned count, int kill_step,
     uint32_t args[3] = {id, s, checksum(buf, sizeof buf)};
     int r = syncq_am_request_bulk(peer, H_MSG, buf, sizeof buf, args, 3, 0);
     if (r == SYNCQ_EDEAD) _exit(EXIT_EDEAD);
-    if (r != SYNCQ_OK) _exit(2);
+    if (r != SYNCQ_OK) _exit(r < 0 ? 10 - r : 2);
     if (kill_step == STEP_AFTER_COMMIT && s == KILL_AT) kill(getpid(), SIGKILL);
     if (kill_step == STEP_RANDOM) sched_yield(); /* stretch the stream across the random kill */
   }
@@ -264,7 +289,10 @@ static void run_sender_cell(int claim, int step, unsigned round, cell_result *re
     kill_at = t0 + (uint64_t)(rand_r(&seed) % RANDOM_KILL_MAX_US) * 1000u;
   }
   bool victim_gone = false, hung = false;
+  int surv_failed = -1; /* the first survivor whose send failed */
   int victim_code = -1;
+  int surv_code[SURVIVORS];
+  bool surv_gone[SURVIVORS] = {false};
   const uint64_t deadline = t0 + CELL_DEADLINE_NS;
   for (;;) {
     unsigned handled = 0;
@@ -284,8 +312,16 @@ static void run_sender_cell(int claim, int step, unsigned round, cell_result *re
       }
     }
     bool all = victim_gone;
-    for (int i = 0; i < SURVIVORS; i++) all = all && rd.next[i] == PER_SURVIVOR;
-    if (all) break;
+    for (int i = 0; i < SURVIVORS; i++) {
+      int st;
+      if (!surv_gone[i] && waitpid(surv[i], &st, WNOHANG) == surv[i]) {
+        surv_gone[i] = true;
+        surv_code[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (surv_code[i] != 0 && surv_failed < 0) surv_failed = i; /* its messages will never all come */
+      }
+      all = all && rd.next[i] == PER_SURVIVOR;
+    }
+    if (all || surv_failed >= 0) break;
     if (syncq_now_ns() > deadline) {
       hung = true;
       break;
@@ -293,23 +329,31 @@ static void run_sender_cell(int claim, int step, unsigned round, cell_result *re
   }
   /* drain what the victim may still have committed */
   for (int i = 0; i < 8; i++) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
-  if (hung) {
+  if (hung || surv_failed >= 0) {
     syncq_am_counters hc;
     (void)syncq_am_counters_of(ep, &hc);
-    printf("  hung: victim delivered %u, survivors %u %u, lost %llu skipped %llu\n", rd.next[VICTIM_ID], rd.next[0],
-           rd.next[1], (unsigned long long)hc.lost, (unsigned long long)hc.skipped);
-    kill(victim, SIGKILL);
-    for (int i = 0; i < SURVIVORS; i++) kill(surv[i], SIGKILL);
+    printf("  %s: victim delivered %u, survivors %u %u, lost %llu skipped %llu\n",
+           hung ? "hung" : "a survivor's send failed", rd.next[VICTIM_ID], rd.next[0], rd.next[1],
+           (unsigned long long)hc.lost, (unsigned long long)hc.skipped);
+    /* the others may wait on a queue nobody drains now */
+    if (!victim_gone) kill(victim, SIGKILL);
+    for (int i = 0; i < SURVIVORS; i++)
+      if (!surv_gone[i]) kill(surv[i], SIGKILL);
   }
   if (!victim_gone) victim_code = reap(victim);
-  int surv_code[SURVIVORS];
-  for (int i = 0; i < SURVIVORS; i++) surv_code[i] = reap(surv[i]);
+  for (int i = 0; i < SURVIVORS; i++)
+    if (!surv_gone[i]) surv_code[i] = reap(surv[i]);
   close(go[0]);
   close(go[1]);
   res->ms = (double)(syncq_now_ns() - t0) / 1e6;
   /* the hang first: its survivors were killed above */
   if (hung) fail_msg("claim %s, step %s: hung past the cell deadline", syncq_am_claim_name(claim), step_names[step]);
-  for (int i = 0; i < SURVIVORS; i++) assert_int_equal(surv_code[i], 0); /* every survivor's send succeeded */
+  /* every survivor's send succeeded (the first that failed is named: the
+   * others were killed above) */
+  if (surv_failed >= 0)
+    fail_msg("claim %s, step %s: survivor %d exited %d (10 + |status|: a send failed; 1: no connect)",
+             syncq_am_claim_name(claim), step_names[step], surv_failed, surv_code[surv_failed]);
+  for (int i = 0; i < SURVIVORS; i++) assert_int_equal(surv_code[i], 0);
   assert_int_equal(victim_code, 128 + SIGKILL);
   assert_int_equal(rd.bad, 0); /* order and bytes intact */
   syncq_am_counters cnt;
@@ -329,6 +373,14 @@ static void run_sender_cell(int claim, int step, unsigned round, cell_result *re
     assert_int_equal(rd.next[VICTIM_ID], KILL_AT);
     assert_int_equal(cnt.lost, 0);
     assert_int_equal(cnt.skipped, lockfree ? 1 : 0); /* lock-free: the assigned position is skipped */
+    break;
+  case STEP_BULK_TAIL:
+    /* the packet was never claimed and the repair gives the block back
+     * at the same position: nothing lost or skipped (without the repair
+     * the next survivor's bulk send returns SYNCQ_EINVAL) */
+    assert_false(lockfree); /* not run: no such instant */
+    assert_int_equal(rd.next[VICTIM_ID], KILL_AT);
+    assert_int_equal(cnt.lost + cnt.skipped, 0);
     break;
   case STEP_BULK_INSIDE:
     /* no packet of its own was claimed or assigned: nothing for the
@@ -417,9 +469,17 @@ static void test_crash_matrix(void **state) {
       cell_result res;
       memset(&res, 0, sizeof res);
       if (claim == SYNCQ_AM_CLAIM_POSIX && !robust &&
-          (step == STEP_HOLDING_LOCK || step == STEP_BULK_INSIDE || step == STEP_RANDOM)) { /* dies holding it */
+          (step == STEP_HOLDING_LOCK || step == STEP_BULK_TAIL || step == STEP_BULK_INSIDE ||
+           step == STEP_RANDOM)) { /* dies holding it */
         printf("  %-12s %-13s SKIPPED: no robust futexes here (get_robust_list: ENOSYS, e.g. qemu-user)\n",
                syncq_am_claim_name(claim), step_names[step]);
+        fflush(stdout); /* as below */
+        continue;
+      }
+      if (claim == SYNCQ_AM_CLAIM_LOCKFREE && step == STEP_BULK_TAIL) { /* file comment */
+        printf("  %-12s %-13s n/a: the bulk tail moves before the block is claimed\n", syncq_am_claim_name(claim),
+               step_names[step]);
+        fflush(stdout); /* before the next cell's fork: a child must not inherit the line */
         continue;
       }
       if (step == STEP_RECEIVER) run_receiver_cell(claim, &res);
@@ -571,11 +631,134 @@ static void test_storm(void **state) {
   }
 }
 
+/* ---------------------------------------------------------------- a stalled look at the bulk tail */
+
+static unsigned stalled_calls;
+static void stop_when_stalled(const char *name) { /* the second stall: its look's clock is running */
+  if (strcmp(name, "am.send.stalled") == 0 && ++stalled_calls == 2u) raise(SIGSTOP);
+}
+
+static void die_at_bulk_tail(const char *name) {
+  if (strcmp(name, "am.claim.bulk_tail") == 0) kill(getpid(), SIGKILL);
+}
+
+/* A child that sends `count` bulk messages as writer `id` (exit as
+ * writer's): `hook` set; with its own endpoint (own_name not NULL), so a
+ * stalled send polls it and passes "am.send.stalled". */
+static void bulk_sender(const char *name, const char *own_name, uint32_t id, unsigned count,
+                        void (*hook)(const char *)) {
+  alarm(CHILD_ALARM_S);
+  syncq_am_endpoint *self = NULL;
+  if (own_name != NULL) {
+    syncq_am_config own = {.claim = SYNCQ_AM_CLAIM_TAS, .stale_claim_ns = STALE_NS};
+    if (syncq_am_create(own_name, &own, &self) != SYNCQ_OK) _exit(1);
+  }
+  syncq_am_peer *peer;
+  if (syncq_am_connect(self, name, &peer) != SYNCQ_OK) _exit(1);
+  syncq_race_hook = hook;
+  unsigned char buf[BULK_BYTES];
+  for (unsigned s = 0; s < count; s++) {
+    fill(buf, sizeof buf, id, s);
+    uint32_t args[3] = {id, s, checksum(buf, sizeof buf)};
+    int r = syncq_am_request_bulk(peer, H_MSG, buf, sizeof buf, args, 3, 0);
+    if (r != SYNCQ_OK) _exit(r < 0 ? 10 - r : 2);
+  }
+  _exit(0);
+}
+
+/* A locking claim's holder dies between its two bulk steps (the block at
+ * the bulk tail CLAIMED, the bulk tail not advanced) while a sender has
+ * been stalled on the full bulk ring long enough that its next step is
+ * its look at the block at the bulk tail (am_claim_locked_bulk_stalled),
+ * before it comes for the lock. The look finds the block claimed by a dead
+ * process and takes it back (FREE a lap on); the lock's repair then finds
+ * that block at the bulk tail and must advance the bulk tail past it: the
+ * stalled send succeeds and arrives, nothing is lost or skipped. Steps:
+ * a filler fills the bulk ring; the stalled sender (with an endpoint of
+ * its own, so it passes "am.send.stalled") stops itself at its second
+ * stall; the receiver takes one message (the block at the bulk tail is
+ * FREE); the victim claims that block and dies at "am.claim.bulk_tail";
+ * after more than a stale interval the stalled sender goes on. */
+static void test_bulk_tail_stalled_look(void **state) {
+  (void)state;
+  const bool robust = have_robust_futexes();
+  for (int claim = 0; claim < SYNCQ_AM_CLAIM_COUNT; claim++) {
+    if (claim == SYNCQ_AM_CLAIM_LOCKFREE) continue; /* no such instant (file comment, bulk-tail) */
+    if (claim == SYNCQ_AM_CLAIM_POSIX && !robust) {
+      printf("  %-12s SKIPPED: no robust futexes here\n", syncq_am_claim_name(claim));
+      fflush(stdout);
+      continue;
+    }
+    char name[96], own[112];
+    name_of(name, sizeof name, claim, 98);
+    snprintf(own, sizeof own, "%s-own", name);
+    (void)syncq_am_unlink(name);
+    (void)syncq_am_unlink(own);
+    syncq_am_config cfg = {.claim = claim,
+                           .packets = PACKETS,
+                           .bulk_blocks = BULK_BLOCKS,
+                           .bulk_size = BULK_BYTES,
+                           .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    reader rd;
+    memset(&rd, 0, sizeof rd);
+    rd.die_at = -1;
+    assert_int_equal(syncq_am_register(ep, H_MSG, "msg", h_msg, &rd), SYNCQ_OK);
+    fflush(stdout);
+    pid_t filler = fork();
+    if (filler == 0) bulk_sender(name, NULL, 0, BULK_BLOCKS, NULL);
+    assert_int_equal(reap(filler), 0); /* every block READY */
+    pid_t stalled = fork();
+    if (stalled == 0) bulk_sender(name, own, 1, 1, stop_when_stalled);
+    int st = 0;
+    assert_int_equal(waitpid(stalled, &st, WUNTRACED), stalled);
+    assert_true(WIFSTOPPED(st));
+    unsigned handled = 0;
+    assert_int_equal(syncq_am_poll(ep, 1, &handled), SYNCQ_OK);
+    assert_int_equal(handled, 1); /* the block at the bulk tail is FREE */
+    pid_t victim = fork();
+    if (victim == 0) bulk_sender(name, NULL, VICTIM_ID, 1, die_at_bulk_tail);
+    assert_int_equal(reap(victim), 128 + SIGKILL);
+    struct timespec pause = {0, (long)(4u * STALE_NS)}; /* the stalled sender's look is due when it goes on */
+    nanosleep(&pause, NULL);
+    assert_int_equal(kill(stalled, SIGCONT), 0);
+    int code = -1;
+    const uint64_t deadline = syncq_now_ns() + CELL_DEADLINE_NS;
+    while (syncq_now_ns() < deadline) {
+      (void)syncq_am_poll(ep, POLL_BUDGET, &handled);
+      if (code < 0 && waitpid(stalled, &st, WNOHANG) == stalled) code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+      if (code >= 0 && rd.next[1] == 1u) break;
+      if (code > 0) break;
+      if (handled == 0) sched_yield();
+    }
+    if (code < 0) {
+      kill(stalled, SIGKILL);
+      (void)reap(stalled);
+    }
+    syncq_am_counters cnt;
+    assert_int_equal(syncq_am_counters_of(ep, &cnt), SYNCQ_OK);
+    printf("  %-12s stalled sender exit %d (0 sent, 10 + |status| refused), its message %s, lost %llu skipped %llu\n",
+           syncq_am_claim_name(claim), code, rd.next[1] == 1u ? "arrived" : "missing", (unsigned long long)cnt.lost,
+           (unsigned long long)cnt.skipped);
+    fflush(stdout);
+    assert_int_equal(code, 0); /* its send succeeded (-1: hung) */
+    assert_int_equal(rd.next[0], BULK_BLOCKS);
+    assert_int_equal(rd.next[1], 1);
+    assert_int_equal(rd.next[VICTIM_ID], 0);
+    assert_int_equal(rd.bad, 0);
+    assert_int_equal(cnt.lost + cnt.skipped, 0);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+    (void)syncq_am_unlink(own); /* the stalled sender's, left by its exit */
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_crash_matrix),
     cmocka_unit_test(test_storm),
+    cmocka_unit_test(test_bulk_tail_stalled_look),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,11 @@
  *   "am.claim.tail"  a locking claim's critical section with the packet
  *                    (and block) claimed, the tail not yet advanced
  *                    (src/am/claim_common.c): am_test kills a sender there.
+ *   "am.claim.bulk_tail"  a locking claim's critical section with the bulk
+ *                    block claimed, the bulk tail not yet advanced, the
+ *                    packet not claimed (src/am/claim_common.c): the crash
+ *                    matrix kills a sender there. The lock-free claim has
+ *                    no such instant (its tail moves before its claim).
  *   "am.send.stalled"  a send stalled on a full queue, right after it polled
  *                    its own endpoint (src/am/am.c): am_test counts them.
  *   "am.poll.taken.request", "am.poll.taken.reply"  a poll of that queue
