@@ -798,6 +798,12 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
    * reads each experiment from one run, never mixes two in a verdict. */
   json_object_set_new(o, "queue_wait", json_string(lab_queue_wait_name(ctx->opt->queue_wait)));
   json_object_set_new(o, "perf_counters", json_string(lab_perf_counters_probe(perf, sizeof perf)));
+  /* How the postoffice's fiber schedulers look for passed deadlines: the
+   * po experiments' switches cost a clock read each while a deadline waits
+   * where no counter gates the reads (syncq_po_clock_gate). */
+  char gate[SYNCQ_PO_CLOCK_GATE_LEN];
+  if (syncq_po_clock_gate(NULL, gate, sizeof gate) != SYNCQ_OK) snprintf(gate, sizeof gate, "unknown");
+  json_object_set_new(o, "po_clock_gate", json_string(gate));
   char events[512];
   json_object_set_new(o, "perf_events",
                       json_string(lab_perf_describe(events, sizeof events, ctx->opt->perf_mode != LAB_PERF_NONE,

@@ -347,6 +347,50 @@ SYNCQ_API uint32_t syncq_po_schedulers(const syncq_po_system *sys);
  * Progress: wait-free. */
 SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
 
+/* ---- the clock of deadlines ---- */
+
+/* Bytes that always hold syncq_po_clock_gate's line, its NUL included. */
+#define SYNCQ_PO_CLOCK_GATE_LEN 128u
+
+/* How this process's fiber schedulers look for passed deadlines. A
+ * scheduler with a deadline pending (a fiber in syncq_po_recv_timeout or
+ * syncq_po_sleep, a syncq_po_send_after) looks between every two fibers
+ * whether it has passed. With a usable cycle counter (x86-64: an
+ * invariant TSC that the kernel lists among its clocksources; AArch64:
+ * cntvct_el0), calibrated once against CLOCK_MONOTONIC, a look reads the
+ * counter and the clock only as the earliest deadline nears; without
+ * one, every switch reads the clock while a deadline waits (tens of
+ * nanoseconds a switch: docs/reliability.md, "Postoffice: deadlines on a
+ * busy scheduler"). Deadlines fire on time either way; thread systems do
+ * not look (their waits are timed futex waits).
+ * *counter (unless counter is NULL): true when the counter gates the
+ * clock's reads, false when every switch reads the clock.
+ * why (unless NULL): the same as a NUL-terminated line, truncated to len
+ * bytes: "counter: 2.596 ticks/ns" (its calibrated rate, 4 digits), or "clock at
+ * every switch: " and the first reason found, in this order: no cycle
+ * counter on this architecture, the kernel's available clocksources
+ * leave out the TSC (it marked it unstable), cpuid reports no invariant
+ * TSC, the counter costs more than half a clock read (a hypervisor traps
+ * it), its calibration against the clock was refused. A buffer of
+ * SYNCQ_PO_CLOCK_GATE_LEN bytes always holds the line.
+ * The process decides once (at this call or a fiber scheduler's first
+ * deadline, whichever comes first) and keeps the answer for its
+ * lifetime: a clocksource the kernel gives up later (a virtual machine
+ * migrated to another host) is not asked again (docs/reliability.md).
+ * SYNCQ_ELIMIT: the line needs more than len bytes: why holds its first
+ * len - 1 bytes and a NUL; *counter is set all the same.
+ * SYNCQ_EINVAL: counter and why are both NULL, why is NULL with len
+ * above 0, or why is not NULL with len 0 (no room for the NUL); nothing
+ * is written.
+ * Thread safety: any thread, any time, with or without a system. Not from
+ * a signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking: the process's first decision times the counter
+ * against the clock (about a millisecond; concurrent first callers wait
+ * for it); every later call only writes the line.
+ * Example: `char why[SYNCQ_PO_CLOCK_GATE_LEN]; bool counter;`
+ *   `if (syncq_po_clock_gate(&counter, why, sizeof why) == SYNCQ_OK) printf("deadlines: %s\n", why);` */
+SYNCQ_API int syncq_po_clock_gate(bool *counter, char *why, size_t len);
+
 /* ---- systems and processes ---- */
 
 /* Create a system (cfg NULL: defaults).

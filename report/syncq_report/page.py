@@ -26,6 +26,7 @@ MACHINE_LABELS = [
     ("queue_wait", "Queue waiting (dg25)"),
     ("perf_counters", "Perf counters"),
     ("perf_events", "Events counted per sample"),
+    ("po_clock_gate", "Postoffice deadline clock"),
     ("command", "Command"),
 ]
 
@@ -392,13 +393,15 @@ def _papers_table():
 def _machine_default(key, machine):
     """A field older results lack: a run planned for its own PUs, no suite budget, one launch,
     the queue waiting the lab had before --queue-wait, no event counted before the workers
-    counted theirs."""
+    counted theirs, nothing known of the postoffice's clock before the record said it."""
     if key == "planned_pus":
         return machine.fields.get("pus", 1)
     if key == "queue_wait":
         return "pause"
     if key == "perf_events":
         return "none (results older than the workers' event counters)"
+    if key == "po_clock_gate":
+        return "not recorded (results older than the record of the postoffice's clock gate)"
     return 0 if key == "suite_budget_s" else 1
 
 

@@ -134,6 +134,7 @@ OPTIONAL_FIELDS = {
         "suite_budget_s": INTEGER,
         "queue_wait": STRING,
         "perf_events": STRING,
+        "po_clock_gate": STRING,
     },
     "experiment": {"also_x": ALSO_X, "launch": LAUNCH},
     "point": {"peer": BOOLEAN, "family": STRING, "props": STRING, "launch": LAUNCH},

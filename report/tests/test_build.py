@@ -204,3 +204,22 @@ def test_machine_table_names_the_events_counted(results_dir):
     records[0] = dict(records[0], perf_events=3)  # a string or nothing
     write_records(results_dir / "results.jsonl", records)
     assert cli.main([str(results_dir)]) == 2
+
+
+def test_machine_table_says_how_the_postoffice_reads_its_clock(results_dir):
+    """The machine record's po_clock_gate (syncq_po_clock_gate's line) gets its
+    row; results from before it say it was not recorded."""
+    page = build(results_dir)
+    row = page[page.index("<th>Postoffice deadline clock</th>"):]
+    assert row[: row.index("</tr>")].endswith(
+        "<td>not recorded (results older than the record of the postoffice&#x27;s clock gate)</td>")
+    records = fixture_records()
+    for text in ("counter: 2.596 ticks/ns",
+                 "clock at every switch: the kernel's available clocksources leave out the TSC (marked unstable)"):
+        records[0] = dict(records[0], po_clock_gate=text)
+        write_records(results_dir / "results.jsonl", records)
+        shown = text.replace("'", "&#x27;")
+        assert f"<th>Postoffice deadline clock</th><td>{shown}</td>" in build(results_dir)
+    records[0] = dict(records[0], po_clock_gate=True)  # a string or nothing
+    write_records(results_dir / "results.jsonl", records)
+    assert cli.main([str(results_dir)]) == 2

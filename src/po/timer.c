@@ -382,6 +382,14 @@ int po_tsc_listed(const char *path) {
   return listed ? PO_TSC_LISTED : PO_TSC_UNLISTED;
 }
 
+const char *const po_ticks_reasons[PO_TICKS_REASONS] = {
+  "no cycle counter on this architecture",
+  "the kernel's available clocksources leave out the TSC (marked unstable)",
+  "cpuid reports no invariant TSC",
+  "the counter costs more than half a clock read",
+  "the counter's calibration against the clock was refused",
+};
+
 static double ticks_rate;     /* written once under ticks_once */
 static uint64_t ticks_step;   /* written once under ticks_once */
 static const char *ticks_why; /* written once under ticks_once */
@@ -410,27 +418,27 @@ static void ticks_init(void) {
   /* The kernel's verdict (timer.h) first, so that po_ticks_why names it
    * whatever cpuid says: an unreadable list is no verdict. */
   if (po_tsc_listed(list) == PO_TSC_UNLISTED) {
-    ticks_why = "the kernel's available clocksources leave out the TSC (marked unstable)";
+    ticks_why = po_ticks_reasons[1];
     return;
   }
 #else
   (void)list; /* cntvct_el0: architected, no list to consult (timer.h) */
 #endif
   if (!ticks_invariant()) {
-    ticks_why = "cpuid reports no invariant TSC";
+    ticks_why = po_ticks_reasons[2];
     return;
   }
   /* A counter that traps to a hypervisor saves nothing: it must cost less
    * than half a clock read (the clock's cost includes the counter's own
    * read, where the vDSO reads the same counter). */
   if (read_cost(ticks_read) * 2 > read_cost(syncq_now_ns)) {
-    ticks_why = "the counter costs more than half a clock read";
+    ticks_why = po_ticks_reasons[3];
     return;
   }
   double r;
   uint64_t st;
   if (po_ticks_calibrate(ticks_read, syncq_now_ns, &r, &st) != SYNCQ_OK) {
-    ticks_why = "the counter's calibration against the clock was refused";
+    ticks_why = po_ticks_reasons[4];
     return;
   }
   ticks_rate = r;
@@ -438,7 +446,7 @@ static void ticks_init(void) {
   ticks_why = NULL;
 #else
   (void)list;
-  ticks_why = "no cycle counter on this architecture";
+  ticks_why = po_ticks_reasons[0];
 #endif
 }
 
@@ -451,6 +459,23 @@ double po_ticks_rate(uint64_t *step) {
 const char *po_ticks_why(void) {
   pthread_once(&ticks_once, ticks_init);
   return ticks_why;
+}
+
+int po_clock_gate_format(double rate, const char *why, bool *counter, char *buf, size_t len) {
+  if ((counter == NULL && buf == NULL) || (buf == NULL) != (len == 0)) return SYNCQ_EINVAL;
+  bool on = rate > 0;
+  if (counter != NULL) *counter = on;
+  if (buf == NULL) return SYNCQ_OK;
+  int n = on ? snprintf(buf, len, "counter: %.4g ticks/ns", rate)
+             : snprintf(buf, len, "clock at every switch: %s", why != NULL ? why : "no reason given");
+  return n >= 0 && (size_t)n < len ? SYNCQ_OK : SYNCQ_ELIMIT;
+}
+
+int syncq_po_clock_gate(bool *counter, char *why, size_t len) {
+  if ((counter == NULL && why == NULL) || (why == NULL) != (len == 0)) return SYNCQ_EINVAL;
+  uint64_t step;
+  double rate = po_ticks_rate(&step);
+  return po_clock_gate_format(rate, po_ticks_why(), counter, why, len);
 }
 
 void po_due_gate_set(po_due_gate *g, uint64_t due, uint64_t t0, uint64_t now) {

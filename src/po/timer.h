@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "syncq/po.h"
@@ -117,12 +118,19 @@ int po_ticks_calibrate(uint64_t (*ticks)(void), uint64_t (*ns)(void), double *ti
  * a millisecond), and its step; 0: no usable counter, read the clock every
  * switch. */
 double po_ticks_rate(uint64_t *step);
-/* Why po_ticks_rate() is 0 (a static string, the first of these found,
+/* Why po_ticks_rate() is 0 (one of po_ticks_reasons, the first found,
  * in this order: no counter on this architecture, the kernel's
  * clocksources leave the TSC out, no invariant TSC, a counter dearer than
  * half a clock read, a refused calibration);
  * NULL while the counter gates the clock. Decides the rate first. */
 const char *po_ticks_why(void);
+/* Every reason po_ticks_why() gives, in the order above. */
+enum { PO_TICKS_REASONS = 5 };
+extern const char *const po_ticks_reasons[PO_TICKS_REASONS];
+/* syncq_po_clock_gate's answer for a rate and its reason (why: NULL
+ * while rate > 0): *counter (unless NULL) and the line in buf (po.h has
+ * the statuses). */
+int po_clock_gate_format(double rate, const char *why, bool *counter, char *buf, size_t len);
 
 /* ---- the kernel's word on the TSC (x86-64) ----
  *

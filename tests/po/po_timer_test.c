@@ -16,6 +16,11 @@
  * (po_ticks_why says so), the gate never skips the clock, and the
  * deadlines on the busy and the idle scheduler fire within the same
  * bound, every switch reading the clock.
+ *
+ * syncq_po_clock_gate says what the process decided, as a flag and a line
+ * that fits SYNCQ_PO_CLOCK_GATE_LEN whatever the reason; a short buffer
+ * gets the line's first bytes and SYNCQ_ELIMIT, bad inputs SYNCQ_EINVAL
+ * with nothing written.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -254,6 +259,92 @@ static void test_gate(void **state) {
   for (int i = 0; i < 1000; i++) assert_false(po_due_gate_skip(&g, due));
 }
 
+/* ---- what the gate decided, as syncq_po_clock_gate says it ---- */
+
+static void test_clock_gate_lines(void **state) {
+  (void)state;
+  char buf[SYNCQ_PO_CLOCK_GATE_LEN];
+  bool counter = true;
+  /* Every reason fits the documented size, after the same words. */
+  for (int i = 0; i < PO_TICKS_REASONS; i++) {
+    counter = true;
+    assert_int_equal(po_clock_gate_format(0, po_ticks_reasons[i], &counter, buf, sizeof buf), SYNCQ_OK);
+    assert_false(counter);
+    assert_int_equal(strncmp(buf, "clock at every switch: ", 23), 0);
+    assert_string_equal(buf + 23, po_ticks_reasons[i]);
+  }
+  counter = false;
+  assert_int_equal(po_clock_gate_format(2.596, NULL, &counter, buf, sizeof buf), SYNCQ_OK);
+  assert_true(counter);
+  assert_string_equal(buf, "counter: 2.596 ticks/ns");
+  assert_int_equal(po_clock_gate_format(0.0625, NULL, &counter, buf, sizeof buf), SYNCQ_OK);
+  assert_string_equal(buf, "counter: 0.0625 ticks/ns"); /* a 62.5 MHz cntvct_el0 */
+  /* Truncated: as much as fits, NUL-terminated, the flag set. */
+  memset(buf, 'x', sizeof buf);
+  counter = false;
+  assert_int_equal(po_clock_gate_format(2.596, NULL, &counter, buf, 8), SYNCQ_ELIMIT);
+  assert_true(counter);
+  assert_string_equal(buf, "counter");
+  assert_int_equal(buf[8], 'x');
+  assert_int_equal(po_clock_gate_format(2.596, NULL, &counter, buf, 1), SYNCQ_ELIMIT);
+  assert_string_equal(buf, "");
+  /* Exactly enough, and one byte short. */
+  size_t need = strlen("counter: 2.596 ticks/ns") + 1;
+  assert_int_equal(po_clock_gate_format(2.596, NULL, &counter, buf, need), SYNCQ_OK);
+  assert_int_equal(po_clock_gate_format(2.596, NULL, &counter, buf, need - 1), SYNCQ_ELIMIT);
+  assert_string_equal(buf, "counter: 2.596 ticks/n");
+}
+
+static void test_clock_gate_public(void **state) {
+  (void)state;
+  uint64_t step;
+  double rate = po_ticks_rate(&step);
+  const char *reason = po_ticks_why();
+  char buf[SYNCQ_PO_CLOCK_GATE_LEN], want[SYNCQ_PO_CLOCK_GATE_LEN];
+  bool counter = rate <= 0;
+  assert_int_equal(syncq_po_clock_gate(&counter, buf, sizeof buf), SYNCQ_OK);
+  print_message("syncq_po_clock_gate: %s, \"%s\"\n", counter ? "counter" : "clock", buf);
+  assert_true(counter == (rate > 0));
+  if (rate > 0) snprintf(want, sizeof want, "counter: %.4g ticks/ns", rate);
+  else snprintf(want, sizeof want, "clock at every switch: %s", reason);
+  assert_string_equal(buf, want);
+#if defined(PO_TIMER_TEST_UNLISTED) && defined(__x86_64__)
+  assert_false(counter);
+  assert_non_null(strstr(buf, "clocksources leave out the TSC"));
+#endif
+  /* Only one of the two asked for. */
+  counter = rate <= 0;
+  assert_int_equal(syncq_po_clock_gate(&counter, NULL, 0), SYNCQ_OK);
+  assert_true(counter == (rate > 0));
+  memset(buf, 'x', sizeof buf);
+  assert_int_equal(syncq_po_clock_gate(NULL, buf, sizeof buf), SYNCQ_OK);
+  assert_string_equal(buf, want);
+  /* Truncated: the line's first bytes, the flag all the same. */
+  memset(buf, 'x', sizeof buf);
+  counter = rate <= 0;
+  assert_int_equal(syncq_po_clock_gate(&counter, buf, 6), SYNCQ_ELIMIT);
+  assert_true(counter == (rate > 0));
+  assert_int_equal(strlen(buf), 5);
+  assert_int_equal(strncmp(buf, want, 5), 0);
+  assert_int_equal(buf[6], 'x');
+  /* Bad inputs: nothing written. */
+  memset(buf, 'x', sizeof buf);
+  counter = rate <= 0;
+  assert_int_equal(syncq_po_clock_gate(NULL, NULL, 0), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_clock_gate(NULL, NULL, 16), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_clock_gate(&counter, NULL, 16), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_clock_gate(&counter, buf, 0), SYNCQ_EINVAL);
+  assert_int_equal(syncq_po_clock_gate(NULL, buf, 0), SYNCQ_EINVAL);
+  assert_true(counter == (rate <= 0));
+  assert_int_equal(buf[0], 'x');
+  /* The internal formatter refuses the same. */
+  assert_int_equal(po_clock_gate_format(1.0, NULL, NULL, NULL, 0), SYNCQ_EINVAL);
+  assert_int_equal(po_clock_gate_format(1.0, NULL, &counter, buf, 0), SYNCQ_EINVAL);
+  assert_int_equal(po_clock_gate_format(1.0, NULL, &counter, NULL, 4), SYNCQ_EINVAL);
+  assert_true(counter == (rate <= 0));
+  assert_int_equal(buf[0], 'x');
+}
+
 /* ---- a deadline on a busy scheduler, and on an idle one ---- */
 
 enum { BUSY = 4 };
@@ -339,6 +430,7 @@ int main(void) {
     cmocka_unit_test(test_calibrate_steady), cmocka_unit_test(test_calibrate_refuses),
     cmocka_unit_test(test_tsc_listed),       cmocka_unit_test(test_gate),
     cmocka_unit_test(test_deadline_busy),    cmocka_unit_test(test_deadline_idle),
+    cmocka_unit_test(test_clock_gate_lines), cmocka_unit_test(test_clock_gate_public),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   (void)unlink(listpath);
