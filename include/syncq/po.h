@@ -361,8 +361,9 @@ SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
  * counter and the clock only as the earliest deadline nears; without
  * one, every switch reads the clock while a deadline waits (tens of
  * nanoseconds a switch: docs/reliability.md, "Postoffice: deadlines on a
- * busy scheduler"). Deadlines fire on time either way; thread systems do
- * not look (their waits are timed futex waits).
+ * busy scheduler"). Deadlines fire on time either way, while the counter
+ * keeps its calibrated rate; thread systems do not look (their waits are
+ * timed futex waits).
  * *counter (unless counter is NULL): true when the counter gates the
  * clock's reads, false when every switch reads the clock.
  * why (unless NULL): the same as a NUL-terminated line, truncated to len
@@ -374,9 +375,12 @@ SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
  * it), its calibration against the clock was refused. A buffer of
  * SYNCQ_PO_CLOCK_GATE_LEN bytes always holds the line.
  * The process decides once (at this call or a fiber scheduler's first
- * deadline, whichever comes first) and keeps the answer for its
- * lifetime: a clocksource the kernel gives up later (a virtual machine
- * migrated to another host) is not asked again (docs/reliability.md).
+ * deadline, whichever comes first) and keeps the answer and the rate for
+ * its lifetime: a TSC the kernel gives up later, or whose rate changes (a
+ * virtual machine migrated to another host without TSC scaling), is not
+ * asked again, and a counter slowed below 7/8 of its rate makes busy
+ * schedulers' deadlines late (docs/reliability.md, "A rate that changes
+ * under the process").
  * SYNCQ_ELIMIT: the line needs more than len bytes: why holds its first
  * len - 1 bytes and a NUL; *counter is set all the same.
  * SYNCQ_EINVAL: counter and why are both NULL, why is NULL with len

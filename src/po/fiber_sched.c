@@ -60,7 +60,9 @@
  *                the clock is read when the calibrated counter says the
  *                earliest deadline may be near (po_due_gate, timer.h), so
  *                a deadline still fires at the first switch after it
- *                passes, or when the idle wait it bounds ends.
+ *                passes, or when the idle wait it bounds ends (the look
+ *                after that wait reads the clock whatever the counter
+ *                says: po_due_gate_expire).
  *   Start:       the schedulers wait at a gate until their number is
  *                final: one per processing unit, or as many as the kernel
  *                allowed (RLIMIT_NPROC, ...), at least one.
@@ -810,6 +812,9 @@ static void idle(po_sched *s) {
     }
     uint64_t now = due == UINT64_MAX ? 0 : syncq_now_ns();
     int64_t wait = due == UINT64_MAX ? -1 : due <= now ? 0 : (int64_t)(due - now);
+    /* The wait ends by the clock at the deadline (or it has passed): the
+     * next look reads the clock, whatever the counter says (timer.h). */
+    if (due != UINT64_MAX) po_due_gate_expire(&s->gate);
     if (wait != 0) (void)syncq_futex_wait(&s->wake_word, word, wait, false);
   }
   uint32_t one = 1;

@@ -41,9 +41,16 @@
  *                available clocksources: po_tsc_listed, timer.h).
  *   Limits:      a timer fires when its scheduler next looks: a scheduler
  *                blocked in a system call (or running a fiber that never
- *                yields) fires its timers late.
+ *                yields) fires its timers late. The counter's rate is
+ *                calibrated once per process: one that slows by more than
+ *                1/8 later (a virtual machine moved without TSC scaling)
+ *                makes a busy scheduler's deadlines late, by up to the
+ *                time left at its last clock read times (7/8 / the ratio
+ *                - 1); an idle one's wait ends by the clock and expires
+ *                the gate, on time (docs/reliability.md).
  *   Signal-safe: no.  Process-shared: no.
  */
+#include <float.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +404,7 @@ static pthread_once_t ticks_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t ticks_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *ticks_list = PO_CLOCKSOURCE_AVAILABLE; /* under ticks_list_lock */
 static bool ticks_decided;                                /* under ticks_list_lock */
+static double ticks_scale = 1.0;                          /* under ticks_list_lock */
 
 int po_ticks_set_clocksource_list(const char *path) {
   if (path == NULL) return SYNCQ_EINVAL;
@@ -407,11 +415,21 @@ int po_ticks_set_clocksource_list(const char *path) {
   return r;
 }
 
+int po_ticks_set_scale(double scale) {
+  if (!(scale > 0) || scale > DBL_MAX) return SYNCQ_EINVAL; /* NaN, 0, negative, infinite */
+  pthread_mutex_lock(&ticks_list_lock);
+  int r = ticks_decided ? SYNCQ_EBUSY : SYNCQ_OK;
+  if (r == SYNCQ_OK) ticks_scale = scale;
+  pthread_mutex_unlock(&ticks_list_lock);
+  return r;
+}
+
 static void ticks_init(void) {
   ticks_rate = 0;
   pthread_mutex_lock(&ticks_list_lock);
   ticks_decided = true;
   const char *list = ticks_list;
+  double scale = ticks_scale;
   pthread_mutex_unlock(&ticks_list_lock);
 #if PO_HAVE_TICKS
 #if defined(__x86_64__)
@@ -441,11 +459,12 @@ static void ticks_init(void) {
     ticks_why = po_ticks_reasons[4];
     return;
   }
-  ticks_rate = r;
+  ticks_rate = r * scale;
   ticks_step = st;
   ticks_why = NULL;
 #else
   (void)list;
+  (void)scale;
   ticks_why = po_ticks_reasons[0];
 #endif
 }

@@ -149,10 +149,14 @@ int po_clock_gate_format(double rate, const char *why, bool *counter, char *buf,
  * administrator may pick hpet over a sound TSC. A file that cannot be
  * read (no sysfs in a container) leaves the decision to cpuid's
  * invariant bit and the calibration, as before. The list is read once,
- * at calibration: a TSC the kernel rejects later (a live migration to a
- * host of another TSC rate without TSC scaling) is caught only by the
- * gate's own checks (a counter that runs backwards), and a deadline may
- * then fire late by the rate's error. AArch64's cntvct_el0 is
+ * at calibration, and the rate kept: a re-read (a sysfs open, read and
+ * close, microseconds) would stall a switch, and would not see a rate
+ * changed under a guest whose TSC the kernel does not watch (marked
+ * reliable). A counter that then runs slower than 7/8 of its calibration
+ * makes a busy scheduler's deadline fire late, by up to the time left at
+ * its last clock read times (7/8 / the rate's ratio - 1); an idle
+ * scheduler's fires on time (po_due_gate_expire); docs/reliability.md,
+ * "A rate that changes under the process". AArch64's cntvct_el0 is
  * architected: one constant rate (CNTFRQ_EL0), common to all cores; its
  * kernel clocksource, arch_sys_counter, has no watchdog to reject it, and
  * where an erratum makes the kernel trap EL0's reads of it (to correct
@@ -176,6 +180,15 @@ int po_tsc_listed(const char *path);
  * path is NULL; SYNCQ_EBUSY: the rate has been decided already (the
  * path is unchanged). The string must outlive the process's use of it. */
 int po_ticks_set_clocksource_list(const char *path);
+
+/* Scale the rate the process's calibration finds by `scale` before it is
+ * used, as if the counter had slowed to 1/scale of its calibrated rate
+ * since (a virtual machine moved to a host of a slower TSC without TSC
+ * scaling): a test sets it before anything calls po_ticks_rate(), as
+ * po_ticks_set_clocksource_list. SYNCQ_OK; SYNCQ_EINVAL: scale is not a
+ * finite number above 0; SYNCQ_EBUSY: the rate has been decided already
+ * (the scale is unchanged). */
+int po_ticks_set_scale(double scale);
 
 /* One scheduler's gate: its owner's alone. */
 typedef struct po_due_gate {
@@ -210,6 +223,12 @@ static inline bool po_due_gate_skip(po_due_gate *g, uint64_t due) {
   return false;
 #endif
 }
+
+/* Read the clock at the next look whatever the counter says: its owner
+ * has waited for the deadline by the clock (an idle scheduler's wait,
+ * bounded by it), and a counter slower than its calibration (a rate that
+ * changed under the process) would keep the gate shut past it. */
+static inline void po_due_gate_expire(po_due_gate *g) { g->until = 0; }
 
 /* After a clock read: t0 the counter read just before it, now what the
  * clock said, due the earliest deadline still pending. */
