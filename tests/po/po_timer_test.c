@@ -245,6 +245,10 @@ static void test_gate(void **state) {
   assert_false(po_due_gate_skip(&g, due - 1));
   po_due_gate_set(&g, due, t0, now);
   assert_true(po_due_gate_skip(&g, due));
+  /* Expired (an idle wait ended by the clock): the next look reads it. */
+  po_due_gate_expire(&g);
+  assert_false(po_due_gate_skip(&g, due));
+  po_due_gate_set(&g, due, t0, now);
   /* As take_local does: a look the gate does not skip reads the clock and
    * sets the gate again. The clock is read before each look, so a look it
    * skips after that read said the deadline had passed is the gate's
