@@ -26,7 +26,9 @@ generated, must agree with the registry entries of its file: the progress
 class its Progress line names first is every SYNCQ_PROGRESS_* the file
 uses, an entry flagged SYNCQ_PROP_SIGNAL_SAFE (PROCESS_SHARED) has no
 "Signal-safe: no" ("Process-shared: no") in its contract, and one whose
-contract says "no" has no such flag.
+contract says "no" has no such flag. Doxygen's warnings log (beside its
+XML) is empty: each of its warnings so far marked an entry Doxygen read
+wrongly (an HTML tag or a Markdown emphasis that ate part of the text).
 Prints every failure and exits 1; 0 when all hold.
 """
 
@@ -279,6 +281,15 @@ def contract_disagreements(src):
     return bad
 
 
+def doxygen_warnings(xml_dir):
+    """The lines of Doxygen's warnings log (WARN_LOGFILE of docs/api/Doxyfile.in,
+    the folder above the XML), paths shortened to include/..."""
+    log = xml_dir.parent / "warnings.log"
+    if not log.exists():
+        return []
+    return [re.sub(r"^.*?/(include/syncq/)", r"\1", line) for line in log.read_text().splitlines() if line.strip()]
+
+
 def main():
     src, xml_dir, man_dir = (Path(a) for a in sys.argv[1:4])
     include = src / "include" / "syncq"
@@ -319,11 +330,14 @@ def main():
     for line in contract_disagreements(src):
         print(f"FAIL: {line}")
         failures += 1
+    for line in doxygen_warnings(xml_dir):
+        print(f"FAIL: Doxygen: {line}")
+        failures += 1
     if missing or failures:
         print(f"{len(missing)} of {len(names)} public names lack part of their reference; "
-              f"{failures} contract(s) disagree with the registry")
+              f"{failures} contract disagreement(s) and Doxygen warning(s)")
         return 1
-    print(f"API reference: all {len(names)} public names have a described entry and a man page; "
+    print(f"API reference: Doxygen warned of nothing; all {len(names)} public names have a described entry and a man page; "
           f"all {len(functions)} functions state their thread safety and progress, "
           f"all {len(set(status_calls(include)))} status calls the causes of their errors; "
           "contracts agree with the registry")
