@@ -17,7 +17,7 @@ other page of its header (its SYNOPSIS's #include), and its NAME line
 says what the function is, not its statuses ("OK, EMPTY"), "The same", a
 note on a parameter or the function's name again (apropos shows that line
 alone). A page stands alone: it never points "above" or "below" at text
-it does not show. The create calls of CAUSES_REQUIRED, every init of
+it does not show, and every file of the repository it names exists. The create calls of CAUSES_REQUIRED, every init of
 the typed headers (include/syncq/<family>/*.h) and every other call of
 the headers of ERRORS_COVERED (all of include/syncq) declared to return a
 status list under ERRORS each status with its cause. And each algorithm's contract block
@@ -144,7 +144,9 @@ def see_also_gaps(man_dir):
 # declaration before it ("The same", "As syncq_x"), or the function's own
 # name again ("destroy (syncq/stack.h)", what man_pages.py writes when the
 # comment gives nothing better).
-NOT_A_SUMMARY = re.compile(r"(SYNCQ_[A-Z]+|OK|FULL|EMPTY|EINVAL|EBUSY|ENOMEM)\b|The same\b|As syncq_|(NULL|-1|0) for\b")
+# "Its ..." and "Their ..." lean on a declaration the page does not show.
+NOT_A_SUMMARY = re.compile(r"(SYNCQ_[A-Z]+|OK|FULL|EMPTY|EINVAL|EBUSY|ENOMEM)\b|The same\b|As syncq_|(NULL|-1|0) for\b"
+                           r"|(Its|Their)\b")
 
 
 def name_only(name, words):
@@ -182,6 +184,23 @@ def positional_references(man_dir):
         for heading, body in man_sections(page).items():
             for m in POINTER.finditer(body):
                 bad.append((page.stem, f"{heading}: ...{body[max(m.start() - 50, 0):m.end() + 10].strip()}..."))
+    return bad
+
+
+# A file of the repository a page names (src/queue/scq.c, docs/am-mpi.md,
+# syncq/po.h); a name with a placeholder (<algo>) or a wildcard is no file.
+PATH = re.compile(r"(?<![\w/.-])((?:src|docs|tests|examples|include|cmake|lab|syncq)/[\w./<>*{},-]*[\w>*}])")
+
+
+def missing_files(src, man_dir):
+    """(page, path) for each repository file a man page names that does not
+    exist: a page points at text a reader cannot find."""
+    bad = []
+    for page in sorted(man_dir.glob("syncq_*.3")):
+        for path in sorted(set(PATH.findall(page.read_text(errors="replace")))):
+            if re.search(r"[<>*{}]", path) or (src / path).exists() or (src / "include" / path).exists():
+                continue
+            bad.append((page.stem, path))
     return bad
 
 
@@ -323,6 +342,9 @@ def main():
         missing.add(name)
     for name, where in positional_references(man_dir):
         print(f"FAIL: {name}: its man page points at text it does not show: {where}")
+        missing.add(name)
+    for name, path in missing_files(src, man_dir):
+        print(f"FAIL: {name}: its man page names {path}, which does not exist")
         missing.add(name)
     for name, what in missing_causes(man_dir, sorted(set(CAUSES_REQUIRED) | set(typed_inits(include)) | set(status_calls(include)))):
         print(f"FAIL: {name}: its man page's ERRORS: {what}")
