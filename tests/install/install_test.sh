@@ -15,7 +15,7 @@
 #     with an rpath, and run; and against the archive (syncq-static.pc),
 #     checked to need no libsyncq.so;
 #     README's link lines (between "<!-- link:" and "<!-- link: end -->")
-#     as they stand: its CMake lines in a project of their own (step 2c),
+#     as they stand (with -o and an rpath added): its CMake lines in a project of their own (step 2c),
 #     its cc lines (3a) with the consumer as prog.c, its mpicc lines
 #     (step 5) with examples/am_mpi.c;
 #  4. the "lab" component: syncq-lab finds its report builder relative to
