@@ -12,7 +12,7 @@
 #     syncq::syncq_shared, whose link line names libsyncq.so alone (the
 #     library's Boost.Context and hwloc are not in its interface);
 #  3. the same examples built with pkg-config against the shared library,
-#     with an rpath, and run; and against the archive (syncq-static.pc),
+#     with an rpath, and run (po_run, po_spawn as in step 2); and against the archive (syncq-static.pc),
 #     checked to need no libsyncq.so;
 #     README's link lines (between "<!-- link:" and "<!-- link: end -->")
 #     as they stand (with -o and an rpath added): its CMake lines in a project of their own (step 2c),
@@ -35,7 +35,15 @@ src=$2
 shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-examples="signal_nblfq lock_counter postoffice am_reqreply"
+examples="signal_nblfq lock_counter postoffice am_reqreply po_run po_spawn"
+# example BINARY: run an example; the two that measure with small arguments
+example() {
+  case $(basename "$1") in
+  *po_run) "$1" fiber 2 1000 1 ;;
+  *po_spawn) "$1" fiber 100 1 ;;
+  *) "$1" ;;
+  esac
+}
 # README's link lines: its sh and cmake blocks between the link markers
 readme_block() { sed -n '/^<!-- link: /,/^<!-- link: end -->/p' "$src/README.md" | sed -n "/^\`\`\`$1\$/,/^\`\`\`\$/p" | grep -v '^```'; }
 readme_sh=$(readme_block sh)
@@ -117,12 +125,8 @@ cmake -S "$src/examples" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" -D
 cmake --build "$tmp/examples" >/dev/null
 for e in $examples; do
   echo "-- example $e (find_package, static)"
-  "$tmp/examples/$e"
+  example "$tmp/examples/$e"
 done
-echo "-- example po_run fiber 2 1000 1 (find_package, static)"
-"$tmp/examples/po_run" fiber 2 1000 1
-echo "-- example po_spawn fiber 100 1 (find_package, static)"
-"$tmp/examples/po_spawn" fiber 100 1
 
 # 2c. README's CMake lines, in a project of their own
 mkdir -p "$tmp/readme-cmake"
@@ -143,7 +147,7 @@ for e in $examples; do
   echo "-- example $e (pkg-config, shared)"
   cc -std=c11 -Wall -Wextra -Werror -o "$tmp/pc-$e" "$src/examples/$e.c" $(pkg-config --cflags --libs syncq) -pthread \
     -Wl,-rpath,"$libdir"
-  "$tmp/pc-$e"
+  example "$tmp/pc-$e"
 done
 
 # 3a. README's cc lines
@@ -160,7 +164,7 @@ for e in $examples; do
   echo "-- example $e (pkg-config syncq-static)"
   cc -std=c11 -Wall -Wextra -Werror -o "$tmp/st-$e" "$src/examples/$e.c" $(pkg-config --cflags --libs syncq-static)
   if readelf -d "$tmp/st-$e" | grep -q 'NEEDED.*libsyncq'; then echo "FAIL: st-$e needs the shared libsyncq"; exit 1; fi
-  "$tmp/st-$e"
+  example "$tmp/st-$e"
 done
 
 # 4. the lab component, in a prefix that is then moved
