@@ -15,7 +15,7 @@ const char *syncq_strerror(int status) {
   case SYNCQ_ENOMEM:
     return "out of memory";
   case SYNCQ_ENOTSUP:
-    return "not supported on this machine or build";
+    return "not supported by this algorithm, machine or build";
   case SYNCQ_ENOENT:
     return "no such name or process";
   case SYNCQ_EEXIST:

@@ -15,8 +15,11 @@ of functions, each such function after the first gets the comment's text
 at the end of its own line (every function gets a comment there: its
 paragraphs below).
 Escapes "<name>" in comments (paths like syncq/<family>/<algo>.h), which
-Doxygen would read as HTML. Line numbers are kept (Doxygen's links to the
-source stay right): nothing is added but characters inside lines.
+Doxygen would read as HTML, and, outside `code`, an underscore that starts
+a word or follows such a name (syncq_queue_<algo>_algo, "_init, _destroy"),
+which its Markdown would read as an emphasis that hides the underscores up
+to the next one. Line numbers are kept (Doxygen's links to the source stay
+right): nothing is added but characters inside lines.
 
 Every function's entry carries a "Thread safety" and a "Progress" paragraph
 (and may carry an "Example"): a comment line that starts with
@@ -49,6 +52,17 @@ _ALIAS = {"Thread safety": "@threadsafety ", "Progress": "@progress ", "Example"
 _PAR_WORD = re.compile(r"@(?:threadsafety|progress|usage)\b")
 
 _PLACEHOLDER = re.compile(r"<(?=[A-Za-z_][A-Za-z0-9_]*>)")
+_WORD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9_\\])_(?=[A-Za-z0-9])")
+
+
+def _escape(text):
+    """text with each "<name>" escaped, and outside `code` each underscore
+    that starts a word or follows a "<name>"."""
+    parts = text.split("`")
+    for k in range(0, len(parts), 2):  # the even parts lie outside `code`
+        parts[k] = _WORD_UNDERSCORE.sub(r"\\_", parts[k])
+    text = "`".join(parts)
+    return _PLACEHOLDER.sub(r"\\<", text)
 
 # A description whose first words only list statuses ("SYNCQ_EINVAL for
 # NULL", "OK or FULL; ...") or lean on the declaration before it ("The same,
@@ -168,14 +182,14 @@ def filter_text(text, path=None):
                 elif run is not None:
                     block[0] = indent + "/**@{*/ " + block[0].lstrip()
                     lines[run[-1][1]] = lines[run[-1][1]] + " /**@}*/"
-            out.extend(_PLACEHOLDER.sub(r"\\<", b) for b in block)
+            out.extend(_escape(b) for b in block)
             i = j + 1
             continue
         if stripped and not stripped.startswith("#"):
             seen_code = True
         m = _TRAILING.match(line)
         if m and "*/" in m.group("rest"):
-            line = m.group("code") + "/**<" + _PLACEHOLDER.sub(r"\\<", m.group("rest"))
+            line = m.group("code") + "/**<" + _escape(m.group("rest"))
         out.append(line)
         i += 1
     _document_functions(lines, out, copied, above, path)
@@ -237,7 +251,7 @@ def _document_functions(lines, out, copied, above, path):
         # first what it does
         doc = " ".join(p for p in (what, desc, own, pars, generated) if p)
         if doc:
-            out[e] = out[e] + " /**< " + _PLACEHOLDER.sub(r"\\<", doc.replace("*/", "* /")) + " */"
+            out[e] = out[e] + " /**< " + _escape(doc.replace("*/", "* /")) + " */"
         k = e + 1
 
 

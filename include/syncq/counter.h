@@ -86,10 +86,11 @@ SYNCQ_API extern const syncq_algo syncq_counter_aggfunnel_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_mutex_algo;
 /* Lock-based counters over registered locks (syncq/counter/lock.h). */
 SYNCQ_API extern const syncq_algo syncq_counter_lock_ttas_algo;
-/* Its preemption-safe variant (001 §4.4): the lock "ttas-ps" (src/counter/lock_ttas_ps.c). */
-SYNCQ_API extern const syncq_algo syncq_counter_lock_ttas_ps_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_lock_ticket_algo;
 SYNCQ_API extern const syncq_algo syncq_counter_lock_futex_mutex_algo;
+/* The registry entry of the preemption-safe variant of "lock-ttas" (001 §4.4): the lock "ttas-ps"
+ * (src/counter/lock_ttas_ps.c). */
+SYNCQ_API extern const syncq_algo syncq_counter_lock_ttas_ps_algo;
 
 /* A counter of any registered algorithm, allocated by syncq_counter_create. */
 typedef struct syncq_counter syncq_counter;

@@ -97,9 +97,10 @@ typedef struct syncq_pqueue_ops {
 /* The registry entries (syncq/registry.h) of the built-in priority queues: name, paper, progress
  * guarantee, properties and ops table of each; run one by name with syncq_pqueue_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_pqueue_skew_lock_algo;
-/* Its preemption-safe variant (001 §4.3): the lock "ttas-ps" (src/pqueue/skew_lock_ps.c). */
-SYNCQ_API extern const syncq_algo syncq_pqueue_skew_lock_ps_algo;
 SYNCQ_API extern const syncq_algo syncq_pqueue_skew_herlihy_algo;
+/* The registry entry of the preemption-safe variant of "skew-lock" (001 §4.3): the lock "ttas-ps"
+ * (src/pqueue/skew_lock_ps.c). */
+SYNCQ_API extern const syncq_algo syncq_pqueue_skew_lock_ps_algo;
 
 typedef struct syncq_pqueue syncq_pqueue;
 

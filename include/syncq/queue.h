@@ -160,12 +160,13 @@ SYNCQ_API extern const syncq_algo syncq_queue_scq_remap_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_scq2_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_single_lock_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_two_lock_algo;
-/* Their preemption-safe variants (001 §4.1): the lock "ttas-ps" (src/queue/lock_queue_ps.c). */
-SYNCQ_API extern const syncq_algo syncq_queue_single_lock_ps_algo;
-SYNCQ_API extern const syncq_algo syncq_queue_two_lock_ps_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_ms_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_ms_hp_algo;
 SYNCQ_API extern const syncq_algo syncq_queue_fai_array_algo;
+/* The registry entries of the preemption-safe single-lock and two-lock queues (001 §4.1): their locks
+ * are "ttas-ps" (src/queue/single_lock_ps.c, src/queue/two_lock_ps.c). */
+SYNCQ_API extern const syncq_algo syncq_queue_single_lock_ps_algo;
+SYNCQ_API extern const syncq_algo syncq_queue_two_lock_ps_algo;
 
 /* A queue of any registered algorithm, allocated by syncq_queue_create. */
 typedef struct syncq_queue syncq_queue;

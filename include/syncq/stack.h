@@ -107,12 +107,13 @@ typedef struct syncq_stack_ops {
 /* The registry entries (syncq/registry.h) of the built-in stacks: name, paper, progress guarantee,
  * properties and ops table of each; run one by name with syncq_stack_create("name", ...). */
 SYNCQ_API extern const syncq_algo syncq_stack_lock_algo;
-/* Its preemption-safe variant (001 §4.2): the lock "ttas-ps" (src/stack/lock_ps.c). */
-SYNCQ_API extern const syncq_algo syncq_stack_lock_ps_algo;
 SYNCQ_API extern const syncq_algo syncq_stack_treiber_algo;
 SYNCQ_API extern const syncq_algo syncq_stack_herlihy_algo;
 SYNCQ_API extern const syncq_algo syncq_stack_treiber_hp_algo;
 SYNCQ_API extern const syncq_algo syncq_stack_elimination_algo;
+/* The registry entry of the preemption-safe variant of "lock" (001 §4.2): the lock "ttas-ps"
+ * (src/stack/lock_ps.c). */
+SYNCQ_API extern const syncq_algo syncq_stack_lock_ps_algo;
 
 /* A stack of any registered algorithm, allocated by syncq_stack_create. */
 typedef struct syncq_stack syncq_stack;

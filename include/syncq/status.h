@@ -22,7 +22,7 @@ typedef enum syncq_status {
   SYNCQ_FULL = 2,       /* no room (bounded structures) */
   SYNCQ_EINVAL = -1,    /* bad argument: NULL, out of range, malformed */
   SYNCQ_ENOMEM = -2,    /* allocation failed, or a node pool is exhausted */
-  SYNCQ_ENOTSUP = -3,   /* not supported on this machine or build */
+  SYNCQ_ENOTSUP = -3,   /* not supported by the algorithm (a wait, process sharing), the machine or the build */
   SYNCQ_ENOENT = -4,    /* no such name (registry, endpoint, process) */
   SYNCQ_EEXIST = -5,    /* the name is taken */
   SYNCQ_ELIMIT = -6,    /* a fixed capacity or system limit was reached */

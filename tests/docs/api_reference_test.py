@@ -17,7 +17,7 @@ other page of its header (its SYNOPSIS's #include), and its NAME line
 says what the function is, not its statuses ("OK, EMPTY"), "The same", a
 note on a parameter or the function's name again (apropos shows that line
 alone). A page stands alone: it never points "above" or "below" at text
-it does not show. The create calls of CAUSES_REQUIRED, every init of
+it does not show, and every file of the repository it names exists. The create calls of CAUSES_REQUIRED, every init of
 the typed headers (include/syncq/<family>/*.h) and every other call of
 the headers of ERRORS_COVERED (all of include/syncq) declared to return a
 status list under ERRORS each status with its cause. And each algorithm's contract block
@@ -26,7 +26,9 @@ generated, must agree with the registry entries of its file: the progress
 class its Progress line names first is every SYNCQ_PROGRESS_* the file
 uses, an entry flagged SYNCQ_PROP_SIGNAL_SAFE (PROCESS_SHARED) has no
 "Signal-safe: no" ("Process-shared: no") in its contract, and one whose
-contract says "no" has no such flag.
+contract says "no" has no such flag. Doxygen's warnings log (beside its
+XML) is empty: each of its warnings so far marked an entry Doxygen read
+wrongly (an HTML tag or a Markdown emphasis that ate part of the text).
 Prints every failure and exits 1; 0 when all hold.
 """
 
@@ -142,7 +144,9 @@ def see_also_gaps(man_dir):
 # declaration before it ("The same", "As syncq_x"), or the function's own
 # name again ("destroy (syncq/stack.h)", what man_pages.py writes when the
 # comment gives nothing better).
-NOT_A_SUMMARY = re.compile(r"(SYNCQ_[A-Z]+|OK|FULL|EMPTY|EINVAL|EBUSY|ENOMEM)\b|The same\b|As syncq_|(NULL|-1|0) for\b")
+# "Its ..." and "Their ..." lean on a declaration the page does not show.
+NOT_A_SUMMARY = re.compile(r"(SYNCQ_[A-Z]+|OK|FULL|EMPTY|EINVAL|EBUSY|ENOMEM)\b|The same\b|As syncq_|(NULL|-1|0) for\b"
+                           r"|(Its|Their)\b")
 
 
 def name_only(name, words):
@@ -180,6 +184,23 @@ def positional_references(man_dir):
         for heading, body in man_sections(page).items():
             for m in POINTER.finditer(body):
                 bad.append((page.stem, f"{heading}: ...{body[max(m.start() - 50, 0):m.end() + 10].strip()}..."))
+    return bad
+
+
+# A file of the repository a page names (src/queue/scq.c, docs/am-mpi.md,
+# syncq/po.h); a name with a placeholder (<algo>) or a wildcard is no file.
+PATH = re.compile(r"(?<![\w/.-])((?:src|docs|tests|examples|include|cmake|lab|syncq)/[\w./<>*{},-]*[\w>*}])")
+
+
+def missing_files(src, man_dir):
+    """(page, path) for each repository file a man page names that does not
+    exist: a page points at text a reader cannot find."""
+    bad = []
+    for page in sorted(man_dir.glob("syncq_*.3")):
+        for path in sorted(set(PATH.findall(page.read_text(errors="replace")))):
+            if re.search(r"[<>*{}]", path) or (src / path).exists() or (src / "include" / path).exists():
+                continue
+            bad.append((page.stem, path))
     return bad
 
 
@@ -279,6 +300,15 @@ def contract_disagreements(src):
     return bad
 
 
+def doxygen_warnings(xml_dir):
+    """The lines of Doxygen's warnings log (WARN_LOGFILE of docs/api/Doxyfile.in,
+    the folder above the XML), paths shortened to include/..."""
+    log = xml_dir.parent / "warnings.log"
+    if not log.exists():
+        return []
+    return [re.sub(r"^.*?/(include/syncq/)", r"\1", line) for line in log.read_text().splitlines() if line.strip()]
+
+
 def main():
     src, xml_dir, man_dir = (Path(a) for a in sys.argv[1:4])
     include = src / "include" / "syncq"
@@ -313,17 +343,23 @@ def main():
     for name, where in positional_references(man_dir):
         print(f"FAIL: {name}: its man page points at text it does not show: {where}")
         missing.add(name)
+    for name, path in missing_files(src, man_dir):
+        print(f"FAIL: {name}: its man page names {path}, which does not exist")
+        missing.add(name)
     for name, what in missing_causes(man_dir, sorted(set(CAUSES_REQUIRED) | set(typed_inits(include)) | set(status_calls(include)))):
         print(f"FAIL: {name}: its man page's ERRORS: {what}")
         missing.add(name)
     for line in contract_disagreements(src):
         print(f"FAIL: {line}")
         failures += 1
+    for line in doxygen_warnings(xml_dir):
+        print(f"FAIL: Doxygen: {line}")
+        failures += 1
     if missing or failures:
         print(f"{len(missing)} of {len(names)} public names lack part of their reference; "
-              f"{failures} contract(s) disagree with the registry")
+              f"{failures} contract disagreement(s) and Doxygen warning(s)")
         return 1
-    print(f"API reference: all {len(names)} public names have a described entry and a man page; "
+    print(f"API reference: Doxygen warned of nothing; all {len(names)} public names have a described entry and a man page; "
           f"all {len(functions)} functions state their thread safety and progress, "
           f"all {len(set(status_calls(include)))} status calls the causes of their errors; "
           "contracts agree with the registry")

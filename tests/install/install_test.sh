@@ -7,20 +7,27 @@
 #     in the headers, each of which compiles alone (C11, C++17); the
 #     consumer also counts in the inline bodies
 #  2. a consumer and every example (examples/) built with find_package(syncq)
-#     (syncq::syncq, static) and run; the consumer also against
+#     (syncq::syncq, static) and run (po_run and po_spawn, which measure,
+#     with small arguments; am_mpi in step 5); the consumer also against
 #     syncq::syncq_shared, whose link line names libsyncq.so alone (the
 #     library's Boost.Context and hwloc are not in its interface);
 #  3. the same examples built with pkg-config against the shared library,
-#     with an rpath, and run; and against the archive (syncq-static.pc),
+#     with an rpath, and run (po_run, po_spawn as in step 2); and against the archive (syncq-static.pc),
 #     checked to need no libsyncq.so;
+#     README's link lines (between "<!-- link:" and "<!-- link: end -->")
+#     as they stand (with -o and an rpath added): its CMake lines in a project of their own (step 2c),
+#     its cc lines (3a) with the consumer as prog.c, its mpicc lines
+#     (step 5) with examples/am_mpi.c;
 #  4. the "lab" component: syncq-lab finds its report builder relative to
 #     its install prefix, also after the prefix is moved;
 #  5. per MPI built here, the installed transport (libsyncq_am_mpi_<impl>.a,
-#     syncq-am-mpi-<impl>.pc, syncq::am_mpi_<impl>): a program built with
-#     that MPI's compiler through pkg-config, with the ordinary compiler
-#     through find_package, and with that MPI's compiler and a plain -l
-#     line (the transport before -lsyncq), each run on 2 ranks (the latter
-#     two with every peer through MPI, SYNCQ_AM_FORCE_MPI=1).
+#     syncq-am-mpi-<impl>.pc, syncq::am_mpi_<impl>): examples/am_mpi.c
+#     built with that MPI's compiler through pkg-config, with the ordinary
+#     compiler through find_package (examples/CMakeLists.txt in step 2,
+#     the transport a required component), and
+#     with that MPI's compiler and a plain -l line (the transport before
+#     -lsyncq), each run on 2 ranks (the latter two with every peer through
+#     MPI, SYNCQ_AM_FORCE_MPI=1).
 # usage: install_test.sh BUILD_DIR SOURCE_DIR [IMPL=MPIRUN ...]
 set -euo pipefail
 build=$1
@@ -28,7 +35,24 @@ src=$2
 shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-examples="signal_nblfq lock_counter postoffice am_reqreply"
+examples="signal_nblfq lock_counter postoffice am_reqreply po_run po_spawn"
+# example BINARY: run an example; the two that measure with small arguments
+example() {
+  case $(basename "$1") in
+  *po_run) "$1" fiber 2 1000 1 ;;
+  *po_spawn) "$1" fiber 100 1 ;;
+  *) "$1" ;;
+  esac
+}
+# README's link lines: its sh and cmake blocks between the link markers
+readme_block() { sed -n '/^<!-- link: /,/^<!-- link: end -->/p' "$src/README.md" | sed -n "/^\`\`\`$1\$/,/^\`\`\`\$/p" | grep -v '^```'; }
+readme_sh=$(readme_block sh)
+readme_cmake=$(readme_block cmake)
+if ! grep -q '^cc ' <<<"$readme_sh" || ! grep -q '^mpicc' <<<"$readme_sh" || ! grep -q 'find_package(syncq' <<<"$readme_cmake"; then
+  echo "FAIL: README's link lines (cc, mpicc, find_package between <!-- link: --> markers) are not there"; exit 1
+fi
+# run_readme_line DIR LINE: the line, its comment dropped, in DIR (which holds prog.c), writing DIR/prog
+run_readme_line() { (cd "$1" && eval "${2%% #*} -o prog -Wl,-rpath,$libdir"); }
 
 # 1. library component
 cmake --install "$build" --prefix "$tmp/prefix" --component library >/dev/null
@@ -94,12 +118,25 @@ if [ -f "$link" ]; then
   fi
   echo "find_package, shared: links ${libs}alone (syncq::syncq_shared: ${shared_iface:-no interface libraries}); static: $(iface syncq::syncq_static)"
 fi
-cmake -S "$src/examples" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+# the MPI transports built here are required components (step 5 runs am_mpi_<impl>)
+mpis=""
+for pair in "$@"; do mpis="$mpis${mpis:+;}${pair%%=*}"; done
+cmake -S "$src/examples" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DSYNCQ_EXAMPLES_MPI="$mpis" >/dev/null
 cmake --build "$tmp/examples" >/dev/null
 for e in $examples; do
   echo "-- example $e (find_package, static)"
-  "$tmp/examples/$e"
+  example "$tmp/examples/$e"
 done
+
+# 2c. README's CMake lines, in a project of their own
+mkdir -p "$tmp/readme-cmake"
+cp "$src/tests/install/consumer/main.c" "$tmp/readme-cmake/prog.c"
+printf 'cmake_minimum_required(VERSION 3.20)\nproject(prog C)\nadd_executable(prog prog.c)\n%s\n' "$readme_cmake" \
+  >"$tmp/readme-cmake/CMakeLists.txt"
+echo "-- README's CMake lines"
+cmake -S "$tmp/readme-cmake" -B "$tmp/readme-cmake/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/readme-cmake/build" >/dev/null
+"$tmp/readme-cmake/build/prog"
 
 # 3. pkg-config: the shared library, found through an rpath
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
@@ -110,15 +147,24 @@ for e in $examples; do
   echo "-- example $e (pkg-config, shared)"
   cc -std=c11 -Wall -Wextra -Werror -o "$tmp/pc-$e" "$src/examples/$e.c" $(pkg-config --cflags --libs syncq) -pthread \
     -Wl,-rpath,"$libdir"
-  "$tmp/pc-$e"
+  example "$tmp/pc-$e"
 done
+
+# 3a. README's cc lines
+mkdir -p "$tmp/readme-cc"
+cp "$src/tests/install/consumer/main.c" "$tmp/readme-cc/prog.c"
+while IFS= read -r line; do
+  echo "-- README: $(sed 's/ *#.*//' <<<"$line")"
+  run_readme_line "$tmp/readme-cc" "$line"
+  "$tmp/readme-cc/prog"
+done < <(grep '^cc ' <<<"$readme_sh")
 
 # 3b. pkg-config, static: syncq-static.pc links the archive by its path
 for e in $examples; do
   echo "-- example $e (pkg-config syncq-static)"
   cc -std=c11 -Wall -Wextra -Werror -o "$tmp/st-$e" "$src/examples/$e.c" $(pkg-config --cflags --libs syncq-static)
   if readelf -d "$tmp/st-$e" | grep -q 'NEEDED.*libsyncq'; then echo "FAIL: st-$e needs the shared libsyncq"; exit 1; fi
-  "$tmp/st-$e"
+  example "$tmp/st-$e"
 done
 
 # 4. the lab component, in a prefix that is then moved
@@ -153,19 +199,26 @@ for pair in "$@"; do
   printf '#include <syncq/am_mpi.h>\n' >"$m/header.c"
   "$mpicc" -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$tmp/prefix/include" "$m/header.c" # alone, as above
   echo "-- MPI transport $impl (pkg-config)"
-  "$mpicc" -std=c11 -Wall -Wextra -Werror -o "$m/pc" "$src/tests/install/mpi_consumer/main.c" \
+  "$mpicc" -std=c11 -Wall -Wextra -Werror -o "$m/pc" "$src/examples/am_mpi.c" \
     $(pkg-config --cflags --libs "syncq-am-mpi-$impl")
   run "$m/pc"
-  echo "-- MPI transport $impl (find_package, syncq::am_mpi_$impl)"
+  echo "-- MPI transport $impl (find_package, syncq::am_mpi_$impl: examples/CMakeLists.txt)"
   # with the ordinary compiler: the target brings the MPI's flags (docs/am-mpi.md)
-  cmake -S "$src/tests/install/mpi_consumer" -B "$m/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
-    -DSYNCQ_TEST_MPI="$impl" >/dev/null
-  cmake --build "$m/cmake" >/dev/null
-  SYNCQ_AM_FORCE_MPI=1 run "$m/cmake/mpi_consumer" # every peer through MPI
+  if [ ! -x "$tmp/examples/am_mpi_$impl" ]; then
+    echo "FAIL: find_package(syncq) did not find the installed transport $impl (no am_mpi_$impl example)"; exit 1
+  fi
+  SYNCQ_AM_FORCE_MPI=1 run "$tmp/examples/am_mpi_$impl" # every peer through MPI
   echo "-- MPI transport $impl (-lsyncq_am_mpi_$impl -lsyncq, the shared library beside it)"
-  "$mpicc" -std=c11 -o "$m/plain" "$src/tests/install/mpi_consumer/main.c" -I"$tmp/prefix/include" -L"$libdir" \
+  "$mpicc" -std=c11 -o "$m/plain" "$src/examples/am_mpi.c" -I"$tmp/prefix/include" -L"$libdir" \
     "-lsyncq_am_mpi_$impl" -lsyncq -Wl,-rpath,"$libdir"
   SYNCQ_AM_FORCE_MPI=1 run "$m/plain"
+  while IFS= read -r line; do
+    echo "-- README: $(sed 's/ *#.*//' <<<"$line")"
+    mkdir -p "$m/readme"
+    cp "$src/examples/am_mpi.c" "$m/readme/prog.c"
+    run_readme_line "$m/readme" "$line"
+    run "$m/readme/prog"
+  done < <(grep "^mpicc.$impl " <<<"$readme_sh" || true)
   mpi_checked="$mpi_checked $impl"
 done
 [ $# -gt 0 ] || echo "MPI transport: no MPI built here: not checked"

@@ -24,6 +24,15 @@ static void test_names(void **state) {
   assert_true(SYNCQ_EINVAL < 0);
 }
 
+/* SYNCQ_ENOTSUP also means an algorithm that cannot do what was asked (a
+ * lock made process-shared or with a wait it lacks): its name says so,
+ * not only "this machine". */
+static void test_enotsup_names_the_algorithm(void **state) {
+  (void)state;
+  assert_non_null(strstr(syncq_strerror(SYNCQ_ENOTSUP), "algorithm"));
+  assert_non_null(strstr(syncq_strerror(SYNCQ_ENOTSUP), "machine"));
+}
+
 static void test_unknown(void **state) {
   (void)state;
   assert_string_equal(syncq_strerror(12345), "unknown status");
@@ -31,6 +40,7 @@ static void test_unknown(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_names), cmocka_unit_test(test_unknown)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_names), cmocka_unit_test(test_enotsup_names_the_algorithm),
+                                     cmocka_unit_test(test_unknown)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

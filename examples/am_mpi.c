@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * An installed-package consumer of the MPI transport (syncq/am_mpi.h):
- * every rank asks the next rank (round robin) to square numbers and checks
- * the replies. Run with mpirun -n 2 (or more); prints one line per rank.
- * Built from an install prefix by tests/install/install_test.sh three ways:
- * pkg-config, find_package (syncq::am_mpi_<impl>), and a plain -l line.
+ * am_mpi.c — active messages between the ranks of an MPI job
+ * (syncq/am_mpi.h, docs/am-mpi.md): every rank asks the next rank (round
+ * robin) to square numbers and checks the replies; ranks on one machine
+ * reach each other through shared memory, the others through MPI
+ * (SYNCQ_AM_FORCE_MPI=1 sends everything through MPI). Prints one line
+ * per rank; exits 0 when every reply came back right.
+ *
+ *   mpicc.openmpi am_mpi.c $(pkg-config --cflags --libs syncq-am-mpi-openmpi) -o am_mpi
+ *   mpirun.openmpi -n 2 ./am_mpi             (or mpicc.mpich, mpirun.mpich)
  */
 #include <stdint.h>
 #include <stdio.h>
