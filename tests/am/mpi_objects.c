@@ -67,7 +67,8 @@
  * and neither Open MPI 4.1 nor MPICH 4.0 produces (docs/am-mpi.md).
  * MPI_Test:K[@R]/send counts only the MPI_Test calls on a request
  * MPI_Isend made (a send's, not a receive's) and fails the K-th of them,
- * before the PMPI call, as above. A program that loads this library can also arm faults counted from now,
+ * before the PMPI call, as above. A program that loads this library can
+ * also arm faults counted from now,
  * found with dlsym(RTLD_DEFAULT, ...):
  *   int syncq_mpi_faults_arm(const char *spec)   same syntax, replaces every
  *                                                armed fault; 0, or -1 for a
