@@ -495,6 +495,9 @@ static syncq_am_mpi *backlog_job(void) {
  * MPI (before, it tested the same send at every poll, each failure
  * counted again). */
 static int scenario_failedreap(void) {
+  /* "/send" belongs to MPI_Test alone, "/after" to MPI_Testsome alone */
+  CHECK(arm_faults("MPI_Testsome:1/send") == -1);
+  CHECK(arm_faults("MPI_Test:1/after") == -1);
   syncq_am_mpi *job = backlog_job();
   if (g_rank == 0) {
     syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
