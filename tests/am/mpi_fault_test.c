@@ -57,6 +57,23 @@
  *              indices scribbled): the message's fate is unknown
  * and one the transport recovers from, nothing found dead, all freed:
  *   testsome   rank 0's MPI_Testsome (it tests each receive alone)
+ * A send's MPI_Test failing at the poll's reap of finished sends, which
+ * tests a ring more than half in flight: rank 0's job has one credit
+ * (rings of 10) and its sends stay in flight (the interposer's
+ * syncq_mpi_sends_stall) while it sends 6 requests, each answered; the
+ * fault is MPI_Test:K/send (the MPI_Test of a send, not of a receive):
+ *   failedreap rank 0's first such MPI_Test fails: rank 1 is failed (told
+ *              so: "an MPI send failed there") and the next polls test
+ *              none of its sends again (a second MPI_Test:2/send armed
+ *              never fires); both leave the job's requests and
+ *              communicator with MPI, as for isend
+ *   leftsend   rank 1 leaves first (its destroy, its BYE); rank 0 finds
+ *              it left, and then that MPI_Test fails: no FAILED message
+ *              takes the place of rank 0's BYE, which rank 1 gets at
+ *              rank 0's destroy: every rank ends clean
+ * (The destroy of a rank with another peer alive polls while it waits for
+ * that peer's BYE, and such a poll retested a failed peer's sends too,
+ * its destroy then SYNCQ_ESYS; two ranks have no such third peer.)
  * The destroy (node-local peers, so the barrier's are the only MPI calls;
  * or through MPI for the rings): the failing last rank returns SYNCQ_ESYS
  * with everything freed that MPI lets go:
@@ -100,6 +117,7 @@ static int (*arm_faults)(const char *);
 static unsigned long (*faults_fired)(void);
 static void (*recv_cap)(int);
 static void (*testall_stall)(int);
+static void (*sends_stall)(int);
 static unsigned long g_pongs, g_pings;
 
 #define CHECK(c)                                                                             \
@@ -437,6 +455,99 @@ static int scenario_peer_fails(const char *scenario) {
   return 0;
 }
 
+#define BACKLOG_DEAD_NS 2000000000ull /* failedreap, leftsend: 2 s, so rank 0 sends no heartbeat meanwhile */
+#define BACKLOG_SENDS 6u              /* more than half the ring of 2 x 1 + 8, and room left in it */
+
+/* failedreap, leftsend: a job with one credit per peer (send rings of
+ * 10), started; rank 0 has BACKLOG_SENDS requests to rank 1 in flight,
+ * each answered, none retired (syncq_mpi_sends_stall stays on). */
+static syncq_am_mpi *backlog_job(void) {
+  CHECK(arm_faults("") == 0);
+  syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = BACKLOG_DEAD_NS, .credits = 1};
+  syncq_am_mpi *job = NULL;
+  alarm(STEP_ALARM_S);
+  CHECK_RC(syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job), SYNCQ_OK);
+  alarm(0);
+  start_job(job, SYNCQ_OK);
+  syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+  uint64_t end = syncq_now_ns() + FOUND_NS;
+  if (g_rank == 0) {
+    sends_stall(1);
+    syncq_am_peer *p;
+    CHECK(syncq_am_mpi_peer(job, 1, &p) == SYNCQ_OK);
+    for (unsigned i = 0; i < BACKLOG_SENDS; i++) {
+      unsigned long want = g_pongs + 1;
+      /* the credit is back (the last pong): SYNCQ_FULL only for a full ring */
+      CHECK_RC(syncq_am_request(p, H_PING, NULL, 0, SYNCQ_AM_NOWAIT), SYNCQ_OK);
+      while (g_pongs < want && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+      CHECK(g_pongs == want);
+    }
+  } else {
+    while (g_pings < BACKLOG_SENDS && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+    CHECK(g_pings == BACKLOG_SENDS);
+  }
+  CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+  return job;
+}
+
+/* failedreap: a send's failed MPI_Test fails its peer once; the poll's
+ * reap of finished sends then skips that peer, whose requests stay with
+ * MPI (before, it tested the same send at every poll, each failure
+ * counted again). */
+static int scenario_failedreap(void) {
+  /* "/send" belongs to MPI_Test alone, "/after" to MPI_Testsome alone */
+  CHECK(arm_faults("MPI_Testsome:1/send") == -1);
+  CHECK(arm_faults("MPI_Test:1/after") == -1);
+  syncq_am_mpi *job = backlog_job();
+  if (g_rank == 0) {
+    syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+    arm("MPI_Test:1/send,MPI_Test:2/send", true);
+    uint64_t end = syncq_now_ns() + FOUND_NS;
+    while (faults_fired() == 0 && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+    CHECK(faults_fired() == 1u);
+    CHECK(syncq_am_mpi_peer_dead(job, 1));
+    if (strstr(syncq_am_mpi_why(job), "rank 1: an MPI send failed") == NULL)
+      fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
+    CHECK(strstr(syncq_am_mpi_why(job), "rank 1: an MPI send failed") != NULL);
+    /* each poll would reach the reap: the ring is still more than half in flight */
+    for (int i = 0; i < 4; i++) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+    CHECK(faults_fired() == 1u);
+    CHECK(arm_faults("") == 0); /* the destroy tests this rank's BYE to itself */
+    sends_stall(0);
+  } else {
+    told_failed(job, 0, "an MPI send failed");
+  }
+  destroy_bounded(job, SYNCQ_OK);
+  next_job_works();
+  return 0;
+}
+
+/* leftsend: a send to a peer that has left fails; the peer still gets
+ * this rank's BYE, not a FAILED message in its place (which made it
+ * failed there, its requests and communicator left with MPI). */
+static int scenario_leftsend(void) {
+  syncq_am_mpi *job = backlog_job();
+  if (g_rank == 1) {
+    destroy_bounded(job, SYNCQ_OK); /* its BYE, then it waits for rank 0's */
+  } else {
+    until_dead(job, 1);
+    if (strstr(syncq_am_mpi_why(job), "rank 1: left the job") == NULL)
+      fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
+    CHECK(strstr(syncq_am_mpi_why(job), "rank 1: left the job") != NULL);
+    /* the next MPI_Test of a send is the poll's reap, the ring being more
+     * than half in flight (nothing else is tested from or sent to a peer
+     * that has left) */
+    arm("MPI_Test:1/send", true);
+    (void)syncq_am_poll(syncq_am_mpi_endpoint(job), POLL_BUDGET, NULL);
+    CHECK(faults_fired() == 1u);
+    CHECK(strstr(syncq_am_mpi_why(job), "rank 1: left the job") != NULL);
+    sends_stall(0);
+    destroy_bounded(job, SYNCQ_OK);
+  }
+  next_job_works();
+  return 0;
+}
+
 /* ---------------------------------------------------------------- the destroy */
 
 static int scenario_destroy(const char *scenario) {
@@ -482,8 +593,9 @@ int main(int argc, char **argv) {
   *(void **)&faults_fired = dlsym(RTLD_DEFAULT, "syncq_mpi_faults_fired");
   *(void **)&recv_cap = dlsym(RTLD_DEFAULT, "syncq_mpi_recv_cap");
   *(void **)&testall_stall = dlsym(RTLD_DEFAULT, "syncq_mpi_testall_stall");
+  *(void **)&sends_stall = dlsym(RTLD_DEFAULT, "syncq_mpi_sends_stall");
   int rc = -1;
-  if (arm_faults == NULL || faults_fired == NULL || recv_cap == NULL || testall_stall == NULL) {
+  if (arm_faults == NULL || faults_fired == NULL || recv_cap == NULL || testall_stall == NULL || sends_stall == NULL) {
     if (g_rank == 0) {
       const char *dir = getenv("SYNCQ_TEST_OUT");
       char path[4096];
@@ -504,6 +616,8 @@ int main(int argc, char **argv) {
     if (strcmp(what, "threadmain") == 0) rc = scenario_threadmain();
     if (strcmp(what, "bulksize") == 0) rc = scenario_bulksize();
     if (strcmp(what, "truncate") == 0) rc = scenario_truncate();
+    if (strcmp(what, "failedreap") == 0) rc = scenario_failedreap();
+    if (strcmp(what, "leftsend") == 0) rc = scenario_leftsend();
     if (strcmp(what, "envall") == 0 || strcmp(what, "envrank") == 0) rc = scenario_env(strcmp(what, "envall") == 0);
     if (strcmp(what, "isend") == 0 || strcmp(what, "repost") == 0 || strcmp(what, "recvtest") == 0 ||
         strcmp(what, "testsome") == 0 || strcmp(what, "partial") == 0)

@@ -32,11 +32,17 @@
  * not wrapped here (MPI_Ibcast, say) and completed by MPI_Wait neither
  * counts nor confuses the count. A completing call frees a tracked
  * request when it returns with that request's handle set to
- * MPI_REQUEST_NULL. Persistent requests (MPI_Send_init, MPI_Recv_init)
- * are requests too, made by their _init call; completion leaves their
- * handle (inactive, to be started again), and only MPI_Request_free
- * frees one ("persistent requests" below). MPI_Comm_idup's communicator
- * is counted when its request completes: MPI may write the handle only
+ * MPI_REQUEST_NULL. Persistent requests (MPI_Send_init, MPI_Ssend_init,
+ * MPI_Bsend_init, MPI_Rsend_init, MPI_Recv_init, and where the MPI
+ * declares them, MPI_VERSION >= 4, the persistent collectives
+ * MPI_Barrier_init, MPI_Bcast_init, MPI_Allreduce_init and
+ * MPI_Allgather_init) are requests too, made by their _init call;
+ * completion leaves their handle (inactive, to be started again), and
+ * only MPI_Request_free frees one ("persistent requests" below); a
+ * completing call that returns MPI_ERR_IN_STATUS completed each request
+ * whose status's MPI_ERROR is not MPI_ERR_PENDING. The communicator of
+ * MPI_Comm_idup (and of MPI_Comm_idup_with_info, MPI_VERSION >= 4) is
+ * counted when its request completes: MPI may write the handle only
  * then, and the program may not use it before ("pending MPI_Comm_idup"). A
  * receive's buffer (MPI_Irecv's, or a persistent receive's from its
  * MPI_Start) is kept until the receive completes, and an munmap of it
@@ -58,8 +64,11 @@
  * indices are scribbled over (MPI 4.0 §3.7.5 defines neither after an
  * error other than MPI_ERR_IN_STATUS), and MPI_ERR_OTHER is returned: the
  * generic error after a partial completion, which the standard allows
- * and neither Open MPI 4.1 nor MPICH 4.0 produces (docs/am-mpi.md). A
- * program that loads this library can also arm faults counted from now,
+ * and neither Open MPI 4.1 nor MPICH 4.0 produces (docs/am-mpi.md).
+ * MPI_Test:K[@R]/send counts only the MPI_Test calls on a request
+ * MPI_Isend made (a send's, not a receive's) and fails the K-th of them,
+ * before the PMPI call, as above. A program that loads this library can
+ * also arm faults counted from now,
  * found with dlsym(RTLD_DEFAULT, ...):
  *   int syncq_mpi_faults_arm(const char *spec)   same syntax, replaces every
  *                                                armed fault; 0, or -1 for a
@@ -75,6 +84,12 @@
  *                                                rank completes nothing (flag
  *                                                0, MPI not called): requests
  *                                                that never complete
+ *   void syncq_mpi_sends_stall(int on)           while on, MPI_Test on this rank
+ *                                                of a request MPI_Isend made
+ *                                                completes nothing (flag 0, MPI
+ *                                                not called; a "/send" fault
+ *                                                still counts it): sends that
+ *                                                stay in flight
  * A malformed SYNCQ_MPI_FAULT is reported on stderr and ends the rank
  * (exit MPI_OBJECTS_EXIT).
  *
@@ -95,9 +110,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define MPI_OBJECTS_EXIT 3   /* the exit status of a rank that left objects */
-#define ARRAY_ON_STACK 64    /* request arrays up to this long are copied on the stack */
-#define CREATORS_REPORTED 8u /* distinct creating calls named per kind */
+#define MPI_OBJECTS_EXIT 3    /* the exit status of a rank that left objects */
+#define ARRAY_ON_STACK 64     /* request arrays up to this long are copied on the stack */
+#define CREATORS_REPORTED 16u /* distinct creating calls named per kind */
 
 enum { K_COMM, K_REQUEST, K_WIN, K_TYPE, K_GROUP, K_INFO, K_MEM, K_COUNT };
 
@@ -340,11 +355,16 @@ static const char *const fault_names[] = {
   "MPI_Allgather", "MPI_Testall",
 };
 
+/* What a fault counts: every call of its name (failed before the PMPI
+ * call), the calls that completed a request ("/after", failed after it),
+ * or the calls on a request MPI_Isend made ("/send", failed before). */
+enum { FORM_BEFORE, FORM_AFTER, FORM_SEND };
+
 typedef struct fault {
   const char *name; /* an entry of fault_names */
   unsigned long k;  /* the call that fails, 1-based */
   int rank;         /* -1: every rank */
-  int after;        /* "/after": counts the calls that completed a request, failing after the PMPI call */
+  int form;         /* a FORM_* */
   unsigned long n;  /* calls of name counted so far */
 } fault;
 
@@ -375,14 +395,18 @@ static int parse_faults(const char *spec, fault *out) {
       rank = strtol(r, &end, 10);
       if (end == r || rank < 0 || rank > INT_MAX) return -1;
     }
-    int after = 0;
+    int form = FORM_BEFORE;
     if (strncmp(end, "/after", 6) == 0) {
       if (strcmp(name, "MPI_Testsome") != 0) return -1; /* the one call whose wrapper injects after */
-      after = 1;
+      form = FORM_AFTER;
       end += 6;
+    } else if (strncmp(end, "/send", 5) == 0) {
+      if (strcmp(name, "MPI_Test") != 0) return -1; /* the one call whose wrapper tells sends apart */
+      form = FORM_SEND;
+      end += 5;
     }
     if (*end != '\0' && *end != ',') return -1;
-    out[n++] = (fault){name, k, (int)rank, after, 0};
+    out[n++] = (fault){name, k, (int)rank, form, 0};
     p = *end == ',' ? end + 1 : end;
   }
   return n;
@@ -405,7 +429,7 @@ static void arm_from_env(void) {
   if (e == NULL || *e == '\0') return;
   if (arm(e) != 0) {
     fprintf(stderr,
-            "mpi_objects: SYNCQ_MPI_FAULT=%s: expected NAME:K[@R][/after][,...] with K >= 1 and NAME one of "
+            "mpi_objects: SYNCQ_MPI_FAULT=%s: expected NAME:K[@R][/after|/send][,...] with K >= 1 and NAME one of "
             "the calls listed in mpi_objects.c\n",
             e);
     exit(MPI_OBJECTS_EXIT);
@@ -428,6 +452,11 @@ static atomic_int testall_stall; /* syncq_mpi_testall_stall */
 void syncq_mpi_testall_stall(int on);
 void syncq_mpi_testall_stall(int on) { testall_stall = on != 0; }
 
+static atomic_int sends_stall; /* syncq_mpi_sends_stall */
+
+void syncq_mpi_sends_stall(int on);
+void syncq_mpi_sends_stall(int on) { sends_stall = on != 0; }
+
 void syncq_mpi_recv_cap(int bytes);
 void syncq_mpi_recv_cap(int bytes) { recv_cap = bytes > 0 ? bytes : 0; }
 
@@ -438,17 +467,18 @@ static int world_rank(void) {
   return r;
 }
 
-/* Whether this call of `name` is one that must fail: before the PMPI
- * call (after 0), or, for an "/after" fault, once the PMPI call has
- * completed a request (after 1). */
-static int fault_hit_when(const char *name, int after) {
+/* Whether this call of `name` is one that must fail, counted by the
+ * faults of that form (FORM_*): before the PMPI call, once the PMPI call
+ * has completed a request ("/after"), or before a call on a request
+ * MPI_Isend made ("/send"). */
+static int fault_hit_when(const char *name, int form) {
   pthread_once(&env_once, arm_from_env);
   if (!armed) return 0;
   int hit = 0, me = -2;
   pthread_mutex_lock(&lock);
   for (int i = 0; i < nfaults; i++) {
     fault *f = &faults[i];
-    if (f->after != after || strcmp(f->name, name) != 0) continue;
+    if (f->form != form || strcmp(f->name, name) != 0) continue;
     if (f->rank >= 0) {
       if (me == -2) me = world_rank();
       if (me != f->rank) continue;
@@ -460,7 +490,7 @@ static int fault_hit_when(const char *name, int after) {
   return hit;
 }
 
-static int fault_hit(const char *name) { return fault_hit_when(name, 0); }
+static int fault_hit(const char *name) { return fault_hit_when(name, FORM_BEFORE); }
 
 /* An injected failure of a call on comm: its error handler first, as MPI does. */
 static int failed_on(MPI_Comm comm) {
@@ -589,11 +619,12 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
 typedef struct idup {
   uint64_t key;    /* the request */
   MPI_Comm *where; /* the caller's newcomm */
+  const char *by;  /* MPI_Comm_idup, or MPI_Comm_idup_with_info */
 } idup;
 static idup *idups;
 static size_t nidups, capidups;
 
-static void idup_pending(uint64_t key, MPI_Comm *where) {
+static void idup_pending(uint64_t key, MPI_Comm *where, const char *by) {
   pthread_mutex_lock(&lock);
   if (nidups == capidups) {
     size_t cap = capidups ? capidups * 2 : 16;
@@ -606,7 +637,7 @@ static void idup_pending(uint64_t key, MPI_Comm *where) {
     idups = n;
     capidups = cap;
   }
-  idups[nidups++] = (idup){key, where};
+  idups[nidups++] = (idup){key, where, by};
   pthread_mutex_unlock(&lock);
 }
 
@@ -617,23 +648,36 @@ static void idup_done(uint64_t k, int completed) {
   for (size_t i = 0; i < nidups; i++)
     if (idups[i].key == k) {
       MPI_Comm c = *idups[i].where;
+      const char *by = idups[i].by;
       idups[i] = idups[--nidups];
       if (completed && c != MPI_COMM_NULL) {
         kinds[K_COMM].made++;
-        put(&kinds[K_COMM], key_of(&c, sizeof c), "MPI_Comm_idup");
+        put(&kinds[K_COMM], key_of(&c, sizeof c), by);
       }
       return;
     }
 }
 
+static void idup_made(int rc, MPI_Comm *newcomm, const MPI_Request *request, const char *by) {
+  note_req(rc, request, by);
+  if (rc != MPI_SUCCESS) return;
+  if (*request != MPI_REQUEST_NULL) idup_pending(key_of(request, sizeof *request), newcomm, by);
+  else note_comm(rc, newcomm, by); /* complete at once: the handle is written */
+}
+
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
   int rc = PMPI_Comm_idup(comm, newcomm, request);
-  note_req(rc, request, "MPI_Comm_idup");
-  if (rc != MPI_SUCCESS) return rc;
-  if (*request != MPI_REQUEST_NULL) idup_pending(key_of(request, sizeof *request), newcomm);
-  else note_comm(rc, newcomm, "MPI_Comm_idup"); /* complete at once: the handle is written */
+  idup_made(rc, newcomm, request, "MPI_Comm_idup");
   return rc;
 }
+
+#if MPI_VERSION >= 4
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
+  int rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+  idup_made(rc, newcomm, request, "MPI_Comm_idup_with_info");
+  return rc;
+}
+#endif
 
 /* ---------------------------------------------------------------- persistent requests */
 
@@ -717,12 +761,71 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
   return rc;
 }
 
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+  int rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
+  persistent_made(rc, request, 0, buf, count, datatype, "MPI_Ssend_init");
+  return rc;
+}
+
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+  int rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
+  persistent_made(rc, request, 0, buf, count, datatype, "MPI_Bsend_init");
+  return rc;
+}
+
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+  int rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
+  persistent_made(rc, request, 0, buf, count, datatype, "MPI_Rsend_init");
+  return rc;
+}
+
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Request *request) {
   int rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
   persistent_made(rc, request, 1, buf, count, datatype, "MPI_Recv_init");
   return rc;
 }
+
+#if MPI_VERSION >= 4
+/* MPI 4.0's persistent collectives (MPICH 4.0 has them, Open MPI 4.1 does
+ * not): requests like the above, started and completed the same way; the
+ * buffer MPI writes while one is active counts as a receive's (a
+ * broadcast's on every rank but the root). */
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+  int rc = PMPI_Barrier_init(comm, info, request);
+  persistent_made(rc, request, 0, NULL, 0, MPI_BYTE, "MPI_Barrier_init");
+  return rc;
+}
+
+int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+                   MPI_Request *request) {
+  int me = -1;
+  int rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
+  if (rc == MPI_SUCCESS && PMPI_Comm_rank(comm, &me) != MPI_SUCCESS) me = root; /* then not watched */
+  persistent_made(rc, request, me != root, buffer, count, datatype, "MPI_Bcast_init");
+  return rc;
+}
+
+int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *request) {
+  int rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+  persistent_made(rc, request, 1, recvbuf, count, datatype, "MPI_Allreduce_init");
+  return rc;
+}
+
+int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+  int size = 0;
+  int rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+  if (rc == MPI_SUCCESS && (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size <= 0 || recvcount > INT_MAX / size))
+    size = 0; /* then not watched */
+  persistent_made(rc, request, size > 0, recvbuf, recvcount * size, recvtype, "MPI_Allgather_init");
+  return rc;
+}
+#endif
 
 int MPI_Start(MPI_Request *request) {
   int rc = PMPI_Start(request);
@@ -766,8 +869,31 @@ int MPI_Request_free(MPI_Request *request) {
   return rc;
 }
 
+/* Whether r is a request MPI_Isend made (one of its objects, for a
+ * shared handle). */
+static int made_by_isend(MPI_Request r) {
+  uint64_t k = key_of(&r, sizeof r);
+  int yes = 0;
+  pthread_mutex_lock(&lock);
+  const kind *t = &kinds[K_REQUEST];
+  if (k != 0 && t->cap != 0) {
+    const slot *e = &t->s[find(t, k)];
+    for (size_t m = 0; e->key == k && m < MAKERS_PER_HANDLE && !yes; m++)
+      yes = e->by[m] != NULL && e->nby[m] > 0 && strcmp(e->by[m], "MPI_Isend") == 0;
+  }
+  pthread_mutex_unlock(&lock);
+  return yes;
+}
+
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
   FAULT("MPI_Test");
+  if ((armed || sends_stall) && made_by_isend(*request)) {
+    if (fault_hit_when("MPI_Test", FORM_SEND)) return MPI_ERR_OTHER;
+    if (sends_stall) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
   MPI_Request r = *request;
   int rc = PMPI_Test(request, flag, status);
   forget_completed(&r, request, 1);
@@ -809,7 +935,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
   OVER_ARRAY(incount, array_of_requests,
              PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses));
   some_done(rc, array_of_requests, outcount, array_of_indices);
-  if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0 && fault_hit_when("MPI_Testsome", 1)) {
+  if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0 && fault_hit_when("MPI_Testsome", FORM_AFTER)) {
     /* "/after": the completed requests stay freed and null; what the
      * standard leaves undefined is made unusable */
     for (int i = 0; i < *outcount; i++) array_of_indices[i] = -1;
@@ -828,6 +954,36 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
   return rc;
 }
 
+/* The statuses a Testall/Waitall is given: the caller's, or, for
+ * MPI_STATUSES_IGNORE, this library's (on the stack when short), so that
+ * an MPI_ERR_IN_STATUS can be read (all_done). NULL when none could be
+ * had: the caller's MPI_STATUSES_IGNORE is passed on, the bookkeeping marked
+ * incomplete. */
+static MPI_Status *statuses_for(MPI_Status *given, int n, MPI_Status *own) {
+  if (given != MPI_STATUSES_IGNORE) return given;
+  if (n <= ARRAY_ON_STACK) return own;
+  MPI_Status *s = n > 0 ? malloc((size_t)n * sizeof *s) : NULL;
+  if (s == NULL) failed_bookkeeping = 1;
+  return s;
+}
+
+/* What a Testall/Waitall over reqs[0..n) completed, by its result: all of
+ * them on success (with flag, for Testall); with MPI_ERR_IN_STATUS, each
+ * whose status's MPI_ERROR is not MPI_ERR_PENDING (MPI 4.0 §3.7.5: it
+ * completed, well or with that error; a persistent request is inactive
+ * again either way); with any other error, none (an error of the call
+ * itself). st may be NULL (statuses_for): then an MPI_ERR_IN_STATUS
+ * completes none. */
+static void all_done(int rc, const MPI_Request *reqs, int n, const MPI_Status *st) {
+  if (rc == MPI_SUCCESS) {
+    persistent_done(reqs, NULL, n);
+    return;
+  }
+  if (rc != MPI_ERR_IN_STATUS || st == NULL) return;
+  for (int i = 0; i < n; i++)
+    if (st[i].MPI_ERROR != MPI_ERR_PENDING) persistent_done(reqs, &i, 1);
+}
+
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
   FAULT("MPI_Testall");
   if (testall_stall) {
@@ -835,15 +991,22 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
     return MPI_SUCCESS;
   }
   int rc;
-  OVER_ARRAY(count, array_of_requests, PMPI_Testall(count, array_of_requests, flag, array_of_statuses));
-  if (rc == MPI_SUCCESS && *flag) persistent_done(array_of_requests, NULL, count);
+  MPI_Status own[ARRAY_ON_STACK];
+  MPI_Status *st = statuses_for(array_of_statuses, count, own);
+  OVER_ARRAY(count, array_of_requests,
+             PMPI_Testall(count, array_of_requests, flag, st != NULL ? st : array_of_statuses));
+  if (rc != MPI_SUCCESS || *flag) all_done(rc, array_of_requests, count, st);
+  if (st != own && st != array_of_statuses) free(st);
   return rc;
 }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
   int rc;
-  OVER_ARRAY(count, array_of_requests, PMPI_Waitall(count, array_of_requests, array_of_statuses));
-  if (rc == MPI_SUCCESS) persistent_done(array_of_requests, NULL, count);
+  MPI_Status own[ARRAY_ON_STACK];
+  MPI_Status *st = statuses_for(array_of_statuses, count, own);
+  OVER_ARRAY(count, array_of_requests, PMPI_Waitall(count, array_of_requests, st != NULL ? st : array_of_statuses));
+  all_done(rc, array_of_requests, count, st);
+  if (st != own && st != array_of_statuses) free(st);
   return rc;
 }
 
@@ -1051,7 +1214,7 @@ static int report(int rank, const kind *t) {
       if (j < nby) n[j] += t->s[i].nby[m];
       else other += t->s[i].nby[m];
     }
-  char line[512];
+  char line[1024];
   int at = snprintf(line, sizeof line, "mpi_objects: rank %d: %zu %s left at MPI_Finalize (", rank, t->live,
                     t->live == 1 ? t->one : t->many);
   for (size_t j = 0; j < nby && at > 0 && (size_t)at < sizeof line; j++)
