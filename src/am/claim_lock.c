@@ -37,8 +37,11 @@
  *   Recovery:    a waiter that sees the current position's word unchanged
  *                for the endpoint's stale_claim_ns acts on it:
  *                  HELD(x, pid) with pid dead (exited, zombie, or pid reused:
- *                    start time differs; am_owner_dead) -> CAS to HELD(x,
- *                    self): the waiter now holds position x, repairs what
+ *                    start time differs; am_owner_dead) -> clear the
+ *                    dead holder's start time beside the word, CAS to
+ *                    HELD(x, self) (else the next waiter, reading our word
+ *                    and the dead holder's start time, judged us dead):
+ *                    the waiter now holds position x, repairs what
  *                    the dead holder left half done inside Figure 2
  *                    (am_claim_repair) and then either uses the lock (TAS)
  *                    or releases x to its successor (ticket, Anderson);
@@ -185,15 +188,35 @@ static bool rl_holder_dead(const am_rlock_slot *s, uint64_t w) {
 }
 
 /* Enter slot s at position pos by CAS from *expect (GO(pos) or a dead
- * holder's HELD(pos, pid)); on failure *expect gets the word seen. */
+ * holder's HELD(pos, pid)); on failure *expect gets the word seen.
+ * Taking a dead holder's word over, the start time beside it is still the
+ * dead holder's until we write ours: a waiter that read HELD(pos, us) and
+ * then that start time would judge us dead (our pid's process has another
+ * start time) and take the lock over from us. So it is cleared first (0:
+ * judged by the pid alone), and the CAS publishes the clearing. A waiter
+ * that clears it and then loses the CAS leaves 0 beside the winner's word
+ * (the winner judged by its pid alone), as am_bulk_reclaim_dead does. */
 static bool rl_enter(am_rlock_slot *s, uint64_t *expect, uint32_t pos, const rl_self *me) {
-  /* acquire on success: pairs with the release store that handed GO(pos)
-   * over (the previous holder's critical section happens before ours);
-   * acquire on failure: the word seen is read before the start time
-   * beside it (rl_holder_dead) */
-  if (!atomic_compare_exchange_strong_explicit(&s->word, expect, am_state(pos, me->pid, AM_RL_HELD),
-                                               memory_order_acquire, memory_order_acquire))
-    return false;
+  bool over = am_state_type(*expect) == AM_RL_HELD; /* a dead holder's word: a take-over */
+  bool entered;
+  if (over) {
+    /* relaxed: published by the release half of the CAS below */
+    atomic_store_explicit(&s->start, 0u, memory_order_relaxed);
+    /* acq_rel on success: acquire as below; release pairs with a waiter's
+     * acquire load of HELD(pos, us) (tas_lock, rl_current), after which it
+     * reads 0 or our start time beside it, never the dead holder's */
+    entered = atomic_compare_exchange_strong_explicit(&s->word, expect, am_state(pos, me->pid, AM_RL_HELD),
+                                                      memory_order_acq_rel, memory_order_acquire);
+  } else {
+    /* acquire on success: pairs with the release store that handed GO(pos)
+     * over (the previous holder's critical section happens before ours);
+     * acquire on failure: the word seen is read before the start time
+     * beside it (rl_holder_dead) */
+    entered = atomic_compare_exchange_strong_explicit(&s->word, expect, am_state(pos, me->pid, AM_RL_HELD),
+                                                      memory_order_acquire, memory_order_acquire);
+  }
+  if (!entered) return false;
+  if (over) SYNCQ_RACE_POINT("am.claim.took_over"); /* tests: stop the new holder before its start time */
   /* relaxed: read by waiters only to judge whether we died (0: unknown) */
   atomic_store_explicit(&s->start, me->start, memory_order_relaxed);
   return true;

@@ -66,6 +66,10 @@
  *                    packet not claimed (src/am/claim_common.c): the crash
  *                    matrix kills a sender there. The lock-free claim has
  *                    no such instant (its tail moves before its claim).
+ *   "am.claim.took_over"  a spin-lock claim's waiter that has just taken
+ *                    over a dead holder's lock word by CAS, its start time
+ *                    not yet written beside it (src/am/claim_lock.c,
+ *                    rl_enter): am_test stops a sender there.
  *   "am.send.stalled"  a send stalled on a full queue, right after it polled
  *                    its own endpoint (src/am/am.c): am_test counts them.
  *   "am.poll.taken.request", "am.poll.taken.reply"  a poll of that queue
