@@ -27,7 +27,7 @@ typedef enum syncq_status {
   SYNCQ_EEXIST = -5,    /* the name is taken */
   SYNCQ_ELIMIT = -6,    /* a fixed capacity or system limit was reached */
   SYNCQ_ETIMEDOUT = -7, /* a bounded wait ran out */
-  SYNCQ_EBUSY = -8,     /* held by someone else (trylock) */
+  SYNCQ_EBUSY = -8,     /* in use: a lock held (trylock), an object still in use (destroy), a live endpoint */
   SYNCQ_ESYS = -9,      /* a system call failed; errno holds the reason */
   SYNCQ_EDEAD = -10,    /* the peer (process, endpoint) has exited or died */
   SYNCQ_EBROKEN = -11,  /* a barrier is broken (a timed wait ran out); reset it */
