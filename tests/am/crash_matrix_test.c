@@ -253,6 +253,25 @@ static void h_msg(syncq_am_token *tk, const uint32_t *args, unsigned nargs, cons
   r->next[args[0]] = args[1] + 1u;
 }
 
+/* The endpoint every sender and receiver cell makes. */
+static syncq_am_config cell_config(int claim) {
+  return (syncq_am_config){.claim = claim,
+                           .packets = PACKETS,
+                           .bulk_blocks = BULK_BLOCKS,
+                           .bulk_size = BULK_BYTES,
+                           .stale_claim_ns = STALE_NS};
+}
+
+/* Create the endpoint `name` (cfg), its messages read into rd. */
+static syncq_am_endpoint *create_read_by(const char *name, const syncq_am_config *cfg, reader *rd) {
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, cfg, &ep), SYNCQ_OK);
+  memset(rd, 0, sizeof *rd);
+  rd->die_at = -1;
+  assert_int_equal(syncq_am_register(ep, H_MSG, "msg", h_msg, rd), SYNCQ_OK);
+  return ep;
+}
+
 /* ---------------------------------------------------------------- cells */
 
 typedef struct cell_result {
@@ -266,17 +285,9 @@ static void run_sender_cell(int claim, int step, unsigned round, cell_result *re
   char name[96];
   name_of(name, sizeof name, claim, step);
   (void)syncq_am_unlink(name);
-  syncq_am_config cfg = {.claim = claim,
-                         .packets = PACKETS,
-                         .bulk_blocks = BULK_BLOCKS,
-                         .bulk_size = BULK_BYTES,
-                         .stale_claim_ns = STALE_NS};
-  syncq_am_endpoint *ep;
-  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  syncq_am_config cfg = cell_config(claim);
   reader rd;
-  memset(&rd, 0, sizeof rd);
-  rd.die_at = -1;
-  assert_int_equal(syncq_am_register(ep, H_MSG, "msg", h_msg, &rd), SYNCQ_OK);
+  syncq_am_endpoint *ep = create_read_by(name, &cfg, &rd);
   int go[2]; /* survivors send half their messages, then wait for the victim's death */
   assert_int_equal(pipe(go), 0);
   uint64_t t0 = syncq_now_ns();
@@ -413,11 +424,7 @@ static void run_receiver_cell(int claim, cell_result *res) {
   char name[96];
   name_of(name, sizeof name, claim, STEP_RECEIVER);
   (void)syncq_am_unlink(name);
-  syncq_am_config cfg = {.claim = claim,
-                         .packets = PACKETS,
-                         .bulk_blocks = BULK_BLOCKS,
-                         .bulk_size = BULK_BYTES,
-                         .stale_claim_ns = STALE_NS};
+  syncq_am_config cfg = cell_config(claim);
   int ready[2];
   assert_int_equal(pipe(ready), 0);
   uint64_t t0 = syncq_now_ns();
@@ -694,17 +701,9 @@ static void test_bulk_tail_stalled_look(void **state) {
     snprintf(own, sizeof own, "%s-own", name);
     (void)syncq_am_unlink(name);
     (void)syncq_am_unlink(own);
-    syncq_am_config cfg = {.claim = claim,
-                           .packets = PACKETS,
-                           .bulk_blocks = BULK_BLOCKS,
-                           .bulk_size = BULK_BYTES,
-                           .stale_claim_ns = STALE_NS};
-    syncq_am_endpoint *ep;
-    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    syncq_am_config cfg = cell_config(claim);
     reader rd;
-    memset(&rd, 0, sizeof rd);
-    rd.die_at = -1;
-    assert_int_equal(syncq_am_register(ep, H_MSG, "msg", h_msg, &rd), SYNCQ_OK);
+    syncq_am_endpoint *ep = create_read_by(name, &cfg, &rd);
     fflush(stdout);
     pid_t filler = fork();
     if (filler == 0) bulk_sender(name, NULL, 0, BULK_BLOCKS, NULL);

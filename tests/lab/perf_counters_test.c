@@ -49,6 +49,15 @@ static void touch_fresh_pages(int pages) {
   munmap(p, len);
 }
 
+/* Count, with s, the touch of PAGES fresh pages alone; read into *c and close s. */
+static void count_fresh_pages(lab_perf_set *s, lab_perf_counts *c) {
+  lab_perf_enable(s);
+  touch_fresh_pages(PAGES);
+  lab_perf_disable(s);
+  lab_perf_read(s, c);
+  lab_perf_close(s);
+}
+
 static int index_of(const char *name) {
   for (int i = 0; i < LAB_PERF_DEFAULT_EVENTS; i++)
     if (strcmp(lab_perf_default_specs[i].name, name) == 0) return i;
@@ -85,12 +94,8 @@ static void test_unopenable_event_is_absent_and_the_others_count(void **state) {
   assert_int_not_equal(s.err[1], 0);
   assert_int_equal(s.err[0], 0);
   assert_int_equal(s.err[2], 0);
-  lab_perf_enable(&s);
-  touch_fresh_pages(PAGES);
-  lab_perf_disable(&s);
   lab_perf_counts c;
-  lab_perf_read(&s, &c);
-  lab_perf_close(&s);
+  count_fresh_pages(&s, &c);
   assert_int_equal(c.present, 1u | 4u);
   assert_int_equal(c.value[1], 0);
   assert_true(c.value[0] >= PAGES);
@@ -105,12 +110,8 @@ static void test_default_set_reads_the_page_faults(void **state) {
   assert_true(pf >= 0);
   int opened = lab_perf_open(&s, lab_perf_default_specs, LAB_PERF_DEFAULT_EVENTS);
   assert_true(opened >= 1);
-  lab_perf_enable(&s);
-  touch_fresh_pages(PAGES);
-  lab_perf_disable(&s);
   lab_perf_counts c;
-  lab_perf_read(&s, &c);
-  lab_perf_close(&s);
+  count_fresh_pages(&s, &c);
   assert_true(c.present >> pf & 1u);
   assert_true(c.value[pf] >= PAGES);
   for (int i = 0; i < LAB_PERF_DEFAULT_EVENTS; i++) assert_int_equal(c.present >> i & 1u, s.err[i] == 0);
