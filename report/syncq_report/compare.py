@@ -6,9 +6,18 @@ held, did not hold, inconclusive, not measurable (the reason of a
 not-measurable verdict is not compared: a claim that stays unmeasurable is
 stable). Claims present in only one of the runs are listed apart and do not
 count towards the share.
+
+Before its list, a comparison names each field of the machine records
+(MOVING_FIELDS) that differs between the runs the two files drew a shared
+experiment from and that moves that experiment's figures; where the field
+moves some experiments only (the postoffice's, the counted ones, the
+polling queues', those with peer points), the changed claims of those
+experiments are marked with it (docs/results-format.md, "Comparing two
+runs").
 """
 
 import math
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,12 +53,181 @@ class Comparison:
     only_before: list  # (experiment, claim)
     only_after: list
     run_to_run: object = None  # (spread, ratios compared): see run_to_run()
-    before_wait: str = "pause"  # the queue experiments' waiting (--queue-wait)
-    after_wait: str = "pause"
+    machine: list = dataclasses.field(default_factory=list)  # MachineDifference, in MOVING_FIELDS order
 
     @property
     def share(self):
         return self.same / self.compared if self.compared else None
+
+    def marks(self, experiment):
+        """The fields of the machine differences whose scope names experiment
+        (those that move every experiment mark none: their warning says so)."""
+        return [d.field for d in self.machine if d.scoped and experiment in d.experiments]
+
+
+# The workers' event counters (docs/results-format.md, "point"): an experiment
+# whose points carry one counted.
+PERF_COUNTERS = frozenset(
+    {
+        "cycles_per_op",
+        "instructions_per_op",
+        "llc_misses_per_op",
+        "branch_misses_per_op",
+        "page_faults_per_op",
+        "cpu_migrations_per_op",
+        "perf_running_fraction",
+    }
+)
+NOT_RECORDED = "not recorded"
+
+
+def _kind(value):
+    """The part before the first colon: "counter: 2.9 ticks/ns" and "counter:
+    3.0 ticks/ns" gate alike, "refused: A" and "refused: B" pin alike."""
+    return value.split(":", 1)[0].strip()
+
+
+def _postoffice(name, before, after):
+    return name.startswith("po-") or name.startswith("lf07-")
+
+
+def _counted(name, before, after):
+    return any(PERF_COUNTERS & set(p.counters) for r in (before, after) for p in r.points)
+
+
+def _polling(name, before, after):
+    return name.startswith("dg25-") or name == "queue-sides"
+
+
+def _with_peers(name, before, after):
+    return any(p.peer for r in (before, after) for p in r.points)
+
+
+def _peers(value):
+    if not isinstance(value, list):
+        return NOT_RECORDED
+    return ", ".join(f"{p['library']} {p['registered']}" for p in sorted(value, key=lambda p: p["library"])) or "none"
+
+
+@dataclass(frozen=True)
+class MovingField:
+    name: str
+    why: str
+    affects: object = None  # predicate (experiment name, its ExperimentResult before, after); None: every experiment
+    default: object = NOT_RECORDED  # the value of a record that lacks the field (a str, or a callable of the record)
+    shown: object = str  # the value as printed
+    key: object = None  # what is compared (None: the shown value)
+
+
+# The machine-record fields that move figures, each with why and the
+# experiments it moves (docs/results-format.md, "Comparing two runs"). Left
+# out: the sample counts and budgets (reps, max_reps, launches, *_budget_*),
+# which change how many samples a point has, not what a sample measures (the
+# size, which sets them, is warned of apart); the date and the command;
+# perf_counters, the probe's one word (perf_events says what was counted).
+MOVING_FIELDS = (
+    MovingField(
+        "po_clock_gate",
+        "the postoffice's fiber schedulers check their deadlines with a calibrated counter or read the clock "
+        "at every switch while one is pending; the latter makes those switches dearer",
+        _postoffice,
+        key=_kind,
+    ),
+    MovingField(
+        "perf_events",
+        "the events a worker counts; a counted thread's context switch costs more: docs/lab.md, \"Event counters\"",
+        _counted,
+        default="not recorded (none counted)",
+    ),
+    MovingField(
+        "queue_wait",
+        "how the queue experiments waited after a failed poll (--queue-wait); it moves single queues by 2x "
+        "and more",
+        _polling,
+        default="pause",
+    ),
+    MovingField("peers", "the peer libraries registered (library, structures)", _with_peers, shown=_peers),
+    MovingField("git_revision", "the code measured"),
+    MovingField("compiler", "the compiler that built it"),
+    MovingField("flags", "the C flags of the build"),
+    MovingField("build_type", "the build type"),
+    MovingField("cpu_model", "the processor"),
+    MovingField("pus", "the processing units: thread counts, oversubscription and needs_pus verdicts"),
+    MovingField("cores", "the physical cores: where a second thread shares a core"),
+    MovingField(
+        "planned_pus", "the processing units planned for: the thread lists and budgets", default=lambda m: m.get("pus")
+    ),
+    MovingField("kernel", "the kernel: its scheduler, futexes and system calls"),
+    MovingField("pinning", "whether threads were pinned (hwloc, off, refused)", key=_kind),
+)
+
+
+@dataclass
+class MachineDifference:
+    field: str
+    before: list  # the values before (shown), one per distinct pair
+    after: list
+    why: str
+    scoped: bool  # False: it moves every experiment
+    experiments: list  # the experiments in both runs it moves, whose records differ
+
+
+def _value(spec, machine):
+    machine = machine or {}
+    if spec.name in machine:
+        return spec.shown(machine[spec.name])
+    return spec.default(machine) if callable(spec.default) else spec.default
+
+
+def machine_differences(before, after):
+    """[MachineDifference] of every MOVING_FIELDS field that differs between the
+    machine records of an experiment in both results and moves its figures."""
+    b = {r.experiment.name: r for r in before.experiments}
+    names = [r.experiment.name for r in after.experiments if r.experiment.name in b]
+    a = {r.experiment.name: r for r in after.experiments}
+    out = []
+    for spec in MOVING_FIELDS:
+        pairs, moved = [], []
+        key = spec.key or str
+        for name in names:
+            x, y = _value(spec, b[name].machine), _value(spec, a[name].machine)
+            if key(str(x)) == key(str(y)):
+                continue
+            if spec.affects is not None and not spec.affects(name, b[name], a[name]):
+                continue
+            moved.append(name)
+            if (x, y) not in pairs:
+                pairs.append((x, y))
+        if moved:
+            out.append(
+                MachineDifference(
+                    field=spec.name,
+                    before=[str(x) for x, _ in pairs],
+                    after=[str(y) for _, y in pairs],
+                    why=spec.why,
+                    scoped=spec.affects is not None,
+                    experiments=moved,
+                )
+            )
+    return out
+
+
+def machine_warning(comparison):
+    """The sentence before the machine differences (the text form and the report share it)."""
+    marked = any(d.scoped for d in comparison.machine)
+    return "the machine records differ where figures move; their verdicts need not agree" + (
+        " (a changed claim below is marked with the fields that move its experiment)" if marked else ""
+    )
+
+
+def difference_text(d):
+    """One machine difference as text: the field, what it moves and why, then
+    the values before and after (a pair a line)."""
+    scope = ", ".join(d.experiments) if d.scoped else "every experiment"
+    lines = [f"{d.field} (moves {scope}): {d.why}"]
+    for x, y in zip(d.before, d.after):
+        lines += [f"    before: {x}", f"    after:  {y}"]
+    return "\n".join(lines)
 
 
 def verdicts(results):
@@ -69,11 +247,6 @@ def _size(results):
     return ", ".join(sorted({str(m.fields.get("size")) for m in results.machines}))
 
 
-def _wait(results):
-    """The runs' queue waiting; results from before --queue-wait waited as "pause" does."""
-    return ", ".join(sorted({str(m.fields.get("queue_wait", "pause")) for m in results.machines}))
-
-
 def compare(before, after):
     """Compare two loaded results (load.Results)."""
     a, b = verdicts(before), verdicts(after)
@@ -90,8 +263,7 @@ def compare(before, after):
         only_before=[key for key in a if key not in b],
         only_after=[key for key in b if key not in a],
         run_to_run=run_to_run(before, after),
-        before_wait=_wait(before),
-        after_wait=_wait(after),
+        machine=machine_differences(before, after),
     )
 
 
@@ -164,11 +336,9 @@ def text(comparison):
     lines = [f"before: run {c.before_run} ({c.before_size}); after: run {c.after_run} ({c.after_size})"]
     if c.before_size != c.after_size:
         lines.append("warning: the runs measured different sizes; their verdicts need not agree")
-    if c.before_wait != c.after_wait:
-        lines.append(
-            f"warning: the queue experiments waited differently after a failed poll ({c.before_wait} "
-            f"before, {c.after_wait} after: --queue-wait); their verdicts need not agree"
-        )
+    if c.machine:
+        lines.append(f"warning: {machine_warning(c)}:")
+        lines.extend("  " + difference_text(d).replace("\n", "\n  ") for d in c.machine)
     if c.compared:
         lines.append(f"{c.same} of {c.compared} verdicts identical ({100.0 * c.share:.1f}%)")
     else:
@@ -182,8 +352,10 @@ def text(comparison):
             f"the report assumes {intervals.RUN_TO_RUN_SD})"
         )
     for change in c.changes:
+        marks = c.marks(change.experiment)
+        mark = f"  [machine differs: {', '.join(marks)}]" if marks else ""
         lines.append(
-            f"  {change.experiment}: {change.claim}\n"
+            f"  {change.experiment}: {change.claim}{mark}\n"
             f"      before: {change.before.status}: {change.before.explanation}\n"
             f"      after:  {change.after.status}: {change.after.explanation}"
         )

@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass, field
 from html import escape
 
-from . import fmt, intervals, panels, papers, recommend, rules
+from . import compare, fmt, intervals, panels, papers, recommend, rules
 
 MACHINE_LABELS = [
     ("cpu_model", "CPU model"),
@@ -86,6 +86,7 @@ img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
 .empty { color: #57606a; font-style: italic; }
 table.standings tr.behind td:last-child { color: #cf222e; font-weight: 600; }
 table.standings tr.ahead td:last-child { color: #1a7f37; font-weight: 600; }
+.machine-differs { display: inline-block; font-size: 12px; color: #9a6700; }
 """
 
 
@@ -340,8 +341,16 @@ def _stability(comparison, previous):
         if c.before_size != c.after_size
         else ""
     )
+    if c.machine:
+        warn += (
+            f"<p>{escape(_sentence(compare.machine_warning(c)))}:</p>\n"
+            '<ul class="machine-differences">\n'
+            + "".join(f"<li>{_difference(d)}</li>\n" for d in c.machine)
+            + "</ul>\n"
+        )
     rows = [
-        f"<tr><td><code>{escape(ch.experiment)}</code></td><td>{escape(ch.claim)}</td>"
+        f"<tr><td><code>{escape(ch.experiment)}</code>{_marks(c.marks(ch.experiment))}</td>"
+        f"<td>{escape(ch.claim)}</td>"
         f'<td class="{VERDICT_CLASS[ch.before.status]}">{VERDICT_BADGE[ch.before.status]}</td>'
         f'<td class="{VERDICT_CLASS[ch.after.status]}">{VERDICT_BADGE[ch.after.status]}</td>'
         f"<td>{escape(ch.after.explanation)}</td></tr>"
@@ -364,6 +373,26 @@ def _stability(comparison, previous):
         + table
         + "</section>"
     )
+
+
+def _difference(d):
+    """One machine difference (compare.MachineDifference) as HTML."""
+    scope = ", ".join(f"<code>{escape(e)}</code>" for e in d.experiments) if d.scoped else "every experiment"
+    values = "".join(
+        f"<br>before: <code>{escape(x)}</code><br>now: <code>{escape(y)}</code>" for x, y in zip(d.before, d.after)
+    )
+    return f"<code>{escape(d.field)}</code> (moves {scope}): {escape(d.why)}{values}"
+
+
+def _sentence(text):
+    return text[:1].upper() + text[1:]
+
+
+def _marks(fields):
+    """The mark of a changed claim whose experiment a machine difference moves."""
+    if not fields:
+        return ""
+    return f' <span class="machine-differs">machine differs: {escape(", ".join(fields))}</span>'
 
 
 def _papers_table():

@@ -114,10 +114,11 @@ def test_the_report_shows_the_policy_and_compare_warns_across_policies(tmp_path)
     assert "not as the lab&#x27;s default" in html or "not as the lab's default" in html
     r = lab("compare", str(pause / "results.jsonl"), str(backoff / "results.jsonl"))
     assert r.returncode == 0, r.stderr
-    assert "waited differently after a failed poll (pause before, backoff after" in r.stdout
+    assert "  queue_wait (moves dg25-prodcons): how the queue experiments waited after a failed poll" in r.stdout
+    assert "      before: pause\n      after:  backoff\n" in r.stdout
     r = lab("compare", str(pause / "results.jsonl"), str(pause / "results.jsonl"))
     assert r.returncode == 0, r.stderr
-    assert "waited differently" not in r.stdout
+    assert "queue_wait" not in r.stdout
 
 
 def test_points_count_the_polls_that_waited(tmp_path):
