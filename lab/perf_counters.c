@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -149,7 +150,51 @@ static const char *absent_why(const lab_perf_set *s, int i) {
   return strerror(s->err[i]);
 }
 
-const char *lab_perf_describe(char *buf, size_t len, bool enabled, bool everywhere) {
+/* The CPUs sched_getaffinity allows the calling thread, growing the set
+ * until it holds the kernel's mask (EINVAL: a machine of more than its
+ * CPUs); 0 with errno set where it fails. */
+static int affinity_count(void) {
+  for (int ncpus = 1024; ncpus <= (1 << 20); ncpus *= 2) {
+    cpu_set_t *set = CPU_ALLOC((size_t)ncpus);
+    if (set == NULL) return 0;
+    size_t size = CPU_ALLOC_SIZE((size_t)ncpus);
+    CPU_ZERO_S(size, set);
+    int rc = sched_getaffinity(0, size, set);
+    int count = rc == 0 ? CPU_COUNT_S(size, set) : 0;
+    int err = errno;
+    CPU_FREE(set);
+    if (rc == 0) return count;
+    if (err != EINVAL) {
+      errno = err;
+      return 0;
+    }
+  }
+  errno = EINVAL;
+  return 0;
+}
+
+int lab_perf_cpus(const char **source, char *why, size_t len) {
+  if (why != NULL && len > 0) why[0] = '\0';
+  int n = affinity_count();
+  if (n > 0) {
+    if (source != NULL) *source = "sched_getaffinity";
+    return n;
+  }
+  int affinity_err = errno;
+  errno = 0;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (online > 0) {
+    if (source != NULL) *source = "sysconf";
+    return online > 1 << 20 ? 1 << 20 : (int)online;
+  }
+  if (source != NULL) *source = NULL;
+  if (why != NULL && len > 0)
+    snprintf(why, len, "sched_getaffinity: %s; sysconf(_SC_NPROCESSORS_ONLN): %s", strerror(affinity_err),
+             errno ? strerror(errno) : "no answer");
+  return 0;
+}
+
+const char *lab_perf_describe(char *buf, size_t len, bool enabled, bool everywhere, bool topology) {
   if (len == 0) return buf;
   if (!enabled) {
     snprintf(buf, len, "off (--no-perf-counters)");
@@ -164,8 +209,21 @@ const char *lab_perf_describe(char *buf, size_t len, bool enabled, bool everywhe
     int listed = 0;
     for (int i = 0; i < s.n; i++)
       if (s.fd[i] >= 0) k = append(buf, len, k, "%s%s", listed++ ? ", " : "", s.specs[i].name);
-    k = append(buf, len, k, " (%s%s", s.user_only ? "user space only" : "user and kernel space",
-               ", by teams of at most one thread per processing unit");
+    k = append(buf, len, k, " (%s%s", s.user_only ? "user space only" : "user and kernel space", ", by teams of ");
+    if (topology) {
+      k = append(buf, len, k, "%s%s", "at most one thread per processing unit", "");
+    } else {
+      /* hwloc found no topology: the count the kernel gives bounds the
+       * teams that count (lab/team.c), or nothing does and only a team of
+       * one thread counts */
+      const char *source;
+      char why[256], count[32];
+      int cpus = lab_perf_cpus(&source, why, sizeof why);
+      snprintf(count, sizeof count, "%d", cpus);
+      if (cpus > 0)
+        k = append(buf, len, k, "at most one thread per processing unit [%s by %s: no topology]", count, source);
+      else k = append(buf, len, k, "one thread [no topology, and no CPU count: %s]%s", why, "");
+    }
     k = append(buf, len, k, "%s%s)", everywhere ? "" : ", in the experiments that count by default", "");
   }
   if (opened < s.n) {

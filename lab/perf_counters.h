@@ -92,6 +92,14 @@ void lab_perf_close(lab_perf_set *s);
  * with sets == 0 (zeroed) takes c as it is. */
 void lab_perf_counts_add(lab_perf_counts *sum, const lab_perf_counts *c);
 
+/* The processing units a team's threads can have one each, as far as they
+ * are known without the topology (hwloc): the CPUs sched_getaffinity lets
+ * the calling thread run on, else the CPUs online (sysconf). Returns that
+ * count, with *source "sched_getaffinity" or "sysconf"; 0 where neither
+ * answers, with *source NULL and both errors in why (truncated to len,
+ * always terminated when len > 0). source and why may be NULL. */
+int lab_perf_cpus(const char **source, char *why, size_t len);
+
 /* The machine record's text for the default events on the calling thread
  * (it opens and closes them): "read: page_faults, cpu_migrations (user and
  * kernel space, by teams of at most one thread per processing unit); not
@@ -99,8 +107,12 @@ void lab_perf_counts_add(lab_perf_counts *sum, const lab_perf_counts *c);
  * directory)", the absent events of one reason together; with everywhere
  * false the parenthesis adds ", in the experiments that count by default"
  * (lab_experiment.perf_counters; true: --perf-counters, every experiment).
- * With enabled false: "off (--no-perf-counters)". Truncated to len, always
- * terminated (nothing written when len is 0). */
-const char *lab_perf_describe(char *buf, size_t len, bool enabled, bool everywhere);
+ * With topology false (hwloc found none), the teams' bound is what
+ * lab_perf_cpus knows: "one thread per processing unit [2 by
+ * sched_getaffinity: no topology]", or, where it knows nothing, "by teams
+ * of one thread [no topology, and no CPU count: <why>]". With enabled
+ * false: "off (--no-perf-counters)". Truncated to len, always terminated
+ * (nothing written when len is 0). */
+const char *lab_perf_describe(char *buf, size_t len, bool enabled, bool everywhere, bool topology);
 
 #endif /* SYNCQ_LAB_PERF_COUNTERS_H */

@@ -807,7 +807,7 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   char events[512];
   json_object_set_new(o, "perf_events",
                       json_string(lab_perf_describe(events, sizeof events, ctx->opt->perf_mode != LAB_PERF_NONE,
-                                                    ctx->opt->perf_mode == LAB_PERF_ALL)));
+                                                    ctx->opt->perf_mode == LAB_PERF_ALL, ctx->topo != NULL)));
   json_object_set_new(o, "command", json_string(ctx->opt->command ? ctx->opt->command : ""));
   json_t *peers = json_array();
   for (size_t i = 0; i < lab_peers_status_count(); i++) {

@@ -92,11 +92,15 @@ static void *worker_main(void *p) {
  * no two on one PU. A counted thread's every context switch costs more
  * (the kernel switches its counters too: 2.5 us more a switch on a VM,
  * docs/lab.md, "Event counters"), so a team whose threads share PUs, and
- * switch all the time, would be slowed by its counting: it counts nothing. */
+ * switch all the time, would be slowed by its counting: it counts nothing.
+ * Without a topology (hwloc failed: nothing is pinned) the PUs are those
+ * the kernel says this thread may run on (lab_perf_cpus), which its
+ * workers inherit; where it says nothing, one thread alone fits. */
 static bool one_pu_each(lab_ctx *ctx, int n, const int *pus) {
-  if (n > lab_real_pus(ctx)) return false;
   const lab_topo *t = lab_ctx_topo(ctx);
-  if (pus == NULL || t == NULL) return true;
+  if (t == NULL) return n <= 1 || n <= lab_perf_cpus(NULL, NULL, 0);
+  if (n > lab_real_pus(ctx)) return false;
+  if (pus == NULL) return true;
   for (int i = 0; i < n; i++)
     for (int j = 0; j < i && pus[i] >= 0; j++) /* a slot < 0: unpinned, the scheduler's to place */
       if (pus[j] >= 0 && lab_topo_pu_of_slot(t, pus[i]) == lab_topo_pu_of_slot(t, pus[j])) return false;

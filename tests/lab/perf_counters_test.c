@@ -5,7 +5,9 @@
  * those touched before enabling or after disabling are not; an event that
  * cannot open is absent and the others still count; a group's read is
  * scaled where the PMU multiplexed it and absent where it never ran; sums
- * keep an event only where every read had it; bad inputs open nothing.
+ * keep an event only where every read had it; bad inputs open nothing;
+ * without a topology, the CPUs the thread may run on bound the teams that
+ * count, and the machine record's text names that count and its source.
  *
  * The counting tests need the kernel's software events for the calling
  * thread (any perf_event_paranoid below 3 allows them in user space):
@@ -14,6 +16,7 @@
  */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,17 +127,51 @@ static void test_default_set_reads_the_page_faults(void **state) {
 static void test_describe_names_what_is_read(void **state) {
   (void)state;
   char buf[512];
-  assert_string_equal(lab_perf_describe(buf, sizeof buf, false, false), "off (--no-perf-counters)");
-  lab_perf_describe(buf, sizeof buf, true, true);
+  assert_string_equal(lab_perf_describe(buf, sizeof buf, false, false, true), "off (--no-perf-counters)");
+  lab_perf_describe(buf, sizeof buf, true, true, true);
   assert_true(strncmp(buf, "read: ", 6) == 0);
   assert_non_null(strstr(buf, "page_faults"));
   assert_true(strstr(buf, "(user space only, ") != NULL || strstr(buf, "(user and kernel space, ") != NULL);
   assert_null(strstr(buf, "in the experiments that count by default"));
-  lab_perf_describe(buf, sizeof buf, true, false); /* the default: the experiments that ask */
+  lab_perf_describe(buf, sizeof buf, true, false, true); /* the default: the experiments that ask */
   assert_non_null(strstr(buf, "per processing unit, in the experiments that count by default)"));
   char tiny[8];
-  lab_perf_describe(tiny, sizeof tiny, true, false); /* truncated, terminated */
+  lab_perf_describe(tiny, sizeof tiny, true, false, true); /* truncated, terminated */
   assert_int_equal(strlen(tiny), sizeof tiny - 1);
+}
+
+/* Without a topology the teams' bound is the CPUs this thread may run on:
+ * confined to one CPU, it is 1; back in its mask, the mask's count; and
+ * the machine record names it and where it came from. */
+static void test_cpus_known_without_a_topology(void **state) {
+  (void)state;
+  cpu_set_t mask, one;
+  assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &mask)) first++;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  const char *source = NULL;
+  char why[128] = "x";
+  int confined = lab_perf_cpus(&source, why, sizeof why);
+  char buf[512];
+  lab_perf_describe(buf, sizeof buf, true, false, false);
+  assert_int_equal(sched_setaffinity(0, sizeof mask, &mask), 0);
+  assert_int_equal(confined, 1);
+  assert_string_equal(source, "sched_getaffinity");
+  assert_string_equal(why, "");
+  if (strncmp(buf, "read: ", 6) == 0) /* no event opened: no teams to name */
+    assert_non_null(strstr(buf,
+                           "by teams of at most one thread per processing unit [1 by sched_getaffinity: "
+                           "no topology], in the experiments that count by default)"));
+  assert_int_equal(lab_perf_cpus(NULL, NULL, 0), CPU_COUNT(&mask));
+  char expect[128];
+  snprintf(expect, sizeof expect, "[%d by sched_getaffinity: no topology]", CPU_COUNT(&mask));
+  lab_perf_describe(buf, sizeof buf, true, true, false);
+  if (strncmp(buf, "read: ", 6) == 0) assert_non_null(strstr(buf, expect));
+  lab_perf_describe(buf, sizeof buf, true, true, true); /* with a topology: hwloc's PUs, no bracket */
+  assert_null(strstr(buf, "["));
 }
 
 static void test_sums_keep_what_every_read_had(void **state) {
@@ -224,7 +261,7 @@ static void test_bad_inputs_open_nothing(void **state) {
   assert_int_equal(lab_perf_open(&s, with_absent, 0), 0);
   lab_perf_close(&s);
   char buf[1] = {'x'};
-  lab_perf_describe(buf, 0, true, false); /* no room: untouched */
+  lab_perf_describe(buf, 0, true, false, true); /* no room: untouched */
   assert_int_equal(buf[0], 'x');
 }
 
@@ -233,6 +270,7 @@ int main(void) {
     cmocka_unit_test(test_sums_keep_what_every_read_had),
     cmocka_unit_test(test_group_reads_scale_when_multiplexed),
     cmocka_unit_test(test_bad_inputs_open_nothing),
+    cmocka_unit_test(test_cpus_known_without_a_topology),
   };
   int failed = cmocka_run_group_tests_name("perf_counters (no events)", plain, NULL, NULL);
   lab_perf_set probe;

@@ -10,13 +10,16 @@ queue-sides, queue-1p1c) count by default, whose workers seldom switch;
 --perf-counters counts in every experiment (np99-counter here).
 
 dg25-prodcons runs 2N threads: N = 1 fits any machine of 2 processing units,
-N = 40 none of fewer than 80.
+N = 40 none of fewer than 80. Where hwloc finds no topology (forced here with
+HWLOC_COMPONENTS=stop), the CPUs sched_getaffinity allows are the units.
 
 The software events (minor page faults, CPU migrations) open wherever
 perf_event_paranoid is below 3; where page faults do not, the test that
 needs them is skipped. Run by CTest (lab_cli_test) with SYNCQ_LAB pointing
 at the built binary.
 """
+import os
+
 import pytest
 
 from labrun import lab, records
@@ -24,9 +27,9 @@ from labrun import lab, records
 EVENTS = ("cycles", "instructions", "llc_misses", "branch_misses", "page_faults", "cpu_migrations")
 
 
-def run(tmp_path, *extra):
+def run(tmp_path, *extra, env=None):
     lab("run", "dg25-prodcons", "--size", "smoke", "--threads", "1,40", "--algos", "lcrq,vyukov",
-        "--launches", "1", "--quiet", "--out", str(tmp_path), *extra, check=0)
+        "--launches", "1", "--quiet", "--out", str(tmp_path), *extra, check=0, env=env)
     recs = records(tmp_path)
     (machine,) = [r for r in recs if r["type"] == "machine"]
     points = [r for r in recs if r["type"] == "point" and r["metric"] == "throughput"]
@@ -68,6 +71,30 @@ def test_points_carry_the_events_read(tmp_path):
             assert 0 < c["perf_running_fraction"] < 1, p
     if machine["pus"] >= 2:
         assert counted == 2  # N = 1, both queues
+
+
+def test_without_a_topology_the_teams_that_fit_the_cpus_count(tmp_path):
+    """hwloc finds no topology (HWLOC_COMPONENTS=stop enables none of its
+    discovery components, so hwloc_topology_load fails): the lab runs
+    unpinned and the record's pus is 1, but the teams that fit the CPUs
+    sched_getaffinity lets the lab run on (this process's, which it
+    inherits) count, and perf_events names that count and its source."""
+    cpus = len(os.sched_getaffinity(0))
+    machine, points = run(tmp_path, env={"HWLOC_COMPONENTS": "stop"})
+    if machine["pinning"] != "refused: no topology":
+        pytest.skip(f"hwloc found a topology despite HWLOC_COMPONENTS=stop: pinning {machine['pinning']}")
+    read = read_events(machine)
+    if "page_faults" not in read:
+        pytest.skip(f"the software events do not open here: {machine['perf_events']}")
+    assert f"one thread per processing unit [{cpus} by sched_getaffinity: no topology]" in machine["perf_events"]
+    counted = 0
+    for p in points:
+        fits = 2 * p["params"]["threads"] <= cpus
+        counted += fits
+        for name in read:
+            assert (f"{name}_per_op" in p["counters"]) == fits, (cpus, p)
+    if cpus >= 2:
+        assert counted == 2  # N = 1, both queues: two threads, one CPU each
 
 
 def test_no_perf_counters_removes_them(tmp_path):
