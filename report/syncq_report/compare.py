@@ -61,7 +61,7 @@ class Comparison:
 
     def marks(self, experiment):
         """The fields of the machine differences whose scope names experiment
-        (those that move every experiment mark none: their warning says so)."""
+        (those that move every experiment in both mark none: their warning says so)."""
         return [d.field for d in self.machine if d.scoped and experiment in d.experiments]
 
 
@@ -168,7 +168,7 @@ class MachineDifference:
     before: list  # the values before (shown), one per distinct pair
     after: list
     why: str
-    scoped: bool  # False: it moves every experiment
+    scoped: bool  # False: it moves every experiment in both results (a field of every experiment, all differing)
     experiments: list  # the experiments in both runs it moves, whose records differ
 
 
@@ -205,7 +205,7 @@ def machine_differences(before, after):
                     before=[str(x) for x, _ in pairs],
                     after=[str(y) for _, y in pairs],
                     why=spec.why,
-                    scoped=spec.affects is not None,
+                    scoped=spec.affects is not None or len(moved) < len(names),
                     experiments=moved,
                 )
             )

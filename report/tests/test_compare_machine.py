@@ -192,6 +192,21 @@ def test_a_field_one_record_lacks_is_not_recorded(tmp_path):
     assert pair(tmp_path, before_machine={"planned_pus": None}).machine == []
 
 
+def test_each_experiment_is_compared_with_its_own_run(tmp_path):
+    # the after file draws np99-counter from a later run on another kernel:
+    # the kernel moved that experiment alone, and its changed claim is marked
+    before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+    write_records(before, results("before"))
+    later = [r for r in results("later", {"kernel": "Linux 7"}, slow=("np99-counter",))
+             if r["type"] == "machine" or r.get("experiment", r.get("name")) == "np99-counter"]
+    write_records(after, results("after") + later)
+    c = compare.compare_files(before, after)
+    assert [(d.field, d.scoped, d.experiments, d.after) for d in c.machine] == [
+        ("kernel", True, ["np99-counter"], ["Linux 7"])]
+    assert c.marks("np99-counter") == ["kernel"] and c.marks("po-ring") == []
+    assert "  kernel (moves np99-counter): " in compare.text(c)
+
+
 def test_changed_claims_of_the_experiments_moved_are_marked(tmp_path):
     c = pair(tmp_path, {"po_clock_gate": "clock at every switch: x", "git_revision": "v2"},
              slow=("po-ring", "np99-counter"))
