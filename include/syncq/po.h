@@ -372,13 +372,21 @@ SYNCQ_API const char *syncq_po_schedulers_reason(const syncq_po_system *sys);
  * counter on this architecture, the kernel's available clocksources
  * leave out the TSC (it marked it unstable), cpuid reports no invariant
  * TSC, the counter costs more than half a clock read (a hypervisor traps
- * it), its calibration against the clock was refused. A buffer of
+ * it), its calibration against the clock was refused; or, once the
+ * running check below has found the rate changed, "clock at every
+ * switch: the counter's rate drifted from 2.596 to 1.298 ticks/ns" (the
+ * calibrated rate and the one found, 4 digits each). A buffer of
  * SYNCQ_PO_CLOCK_GATE_LEN bytes always holds the line.
  * The process decides once (at this call or a fiber scheduler's first
- * deadline, whichever comes first) and keeps the answer and the rate for
- * its lifetime: a TSC the kernel gives up later, or whose rate changes (a
- * virtual machine migrated to another host without TSC scaling), is not
- * asked again, and a counter slowed below 7/8 of its rate makes busy
+ * deadline, whichever comes first): the kernel's list is not read again.
+ * While fiber systems run, the counter's rate is checked against the
+ * clock wherever they read it anyway (a scheduler's look at a deadline,
+ * the blocked-scheduler monitor's tick); a rate more than 1/16 off its
+ * calibration (a virtual machine migrated to another host without TSC
+ * scaling, a counter that slowed or sped up) is found within about
+ * 30 ms of the change while fibers run, and from then on, for the
+ * process's lifetime, every switch reads the clock and *counter is
+ * false. Until then a counter slowed below 7/8 of its rate makes busy
  * schedulers' deadlines late (docs/reliability.md, "A rate that changes
  * under the process").
  * SYNCQ_ELIMIT: the line needs more than len bytes: why holds its first

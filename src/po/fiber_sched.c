@@ -62,7 +62,11 @@
  *                a deadline still fires at the first switch after it
  *                passes, or when the idle wait it bounds ends (the look
  *                after that wait reads the clock whatever the counter
- *                says: po_due_gate_expire).
+ *                says: po_due_gate_expire). Each such clock read, and the
+ *                monitor's each tick, also checks the counter's rate
+ *                against the clock (po_drift_check): once it has drifted
+ *                the monitor disarms every gate and every switch reads
+ *                the clock.
  *   Start:       the schedulers wait at a gate until their number is
  *                final: one per processing unit, or as many as the kernel
  *                allowed (RLIMIT_NPROC, ...), at least one.
@@ -230,6 +234,11 @@ struct po_fiber_rt {
   size_t runq_bytes, runq_cap;
   uint64_t *mon_stamp; /* [nalloc] the stamp seen last, under spare_lock */
   uint64_t *mon_since; /* [nalloc] when it was first seen */
+  /* The counter's rate checked at each scan's clock read (timer.h,
+   * po_drift_check): the calibrated rate (set before the monitor starts)
+   * and the monitor's last pair. */
+  double mon_rate;
+  po_drift mon_drift;
   bool pin;
   const char *short_reason; /* the limit that kept nsched below what was asked, or NULL */
   _Atomic(uint32_t) gate;   /* 0 until nsched is final: a started scheduler waits for it */
@@ -427,6 +436,7 @@ static po_fiber *take_local(po_sched *s) {
   if (due != UINT64_MAX && !po_due_gate_skip(&s->gate, due)) {
     uint64_t t0 = po_ticks(); /* before the clock: the gate errs early */
     uint64_t now = syncq_now_ns();
+    po_due_gate_check(&s->gate, t0, now, po_ticks()); /* the rate, against the clock (timer.h) */
     if (due <= now) (void)po_timers_fire(&s->timers, now);
     po_due_gate_set(&s->gate, po_timers_next(&s->timers), t0, now);
   }
@@ -978,10 +988,17 @@ static void nudge(po_sched *sp) {
 
 /* One look at every running scheduler (under spare_lock). */
 static void scan(po_fiber_rt *rt) {
+  uint64_t t0 = po_ticks(); /* a bracket round the clock read: the rate check (timer.h) */
   uint64_t now = syncq_now_ns();
+  uint64_t t1 = po_ticks();
+  /* Tripped (here or by a scheduler): every gate reads the clock at its
+   * next look, whatever its counter says; repeated each tick until each
+   * owner's next set has seen the trip (see po_due_gate's until). */
+  bool drifted = rt->mon_rate > 0 && po_drift_check(&rt->mon_drift, rt->mon_rate, t0, now, t1);
   uint32_t n = atomic_load_explicit(&rt->nvisible, memory_order_relaxed); /* written under the lock */
   for (uint32_t i = 0; i < n; i++) {
     po_sched *v = &rt->sched[i];
+    if (drifted) po_due_gate_disarm(&v->gate);
     if (v->spare && atomic_load_explicit(&v->active, memory_order_relaxed) == 0) continue; /* under the lock */
     /* relaxed: the owner's hint (see switches); a stale one delays the
      * verdict by a tick. */
@@ -1287,6 +1304,9 @@ int po_fiber_rt_create(struct syncq_po_system *sys, uint32_t nsched, bool pin, s
   open_gate(rt);
   /* The monitor: without it (the kernel refused one more thread) blocked
    * schedulers are served only inside syncq_po_blocking_begin/_end. */
+  uint64_t step;
+  rt->mon_rate = po_ticks_rate(&step);
+  rt->mon_drift.have = false;
   rt->mon_started = pthread_create(&rt->mon_tid, NULL, monitor_main, rt) == 0;
   *out = rt;
   return SYNCQ_OK;

@@ -42,12 +42,18 @@
  *   Limits:      a timer fires when its scheduler next looks: a scheduler
  *                blocked in a system call (or running a fiber that never
  *                yields) fires its timers late. The counter's rate is
- *                calibrated once per process: one that slows by more than
- *                1/8 later (a virtual machine moved without TSC scaling)
- *                makes a busy scheduler's deadlines late, by up to the
- *                time left at its last clock read times (7/8 / the ratio
- *                - 1); an idle one's wait ends by the clock and expires
- *                the gate, on time (docs/reliability.md).
+ *                calibrated once per process and checked against the
+ *                clock wherever the runtime reads it anyway (a gated
+ *                look, the monitor's tick: po_drift_check, timer.h); a
+ *                rate more than 1/16 off trips the check for good and
+ *                every switch reads the clock. Until it trips (within
+ *                PO_DRIFT_NOTICE_NS of the change while fibers run), one
+ *                that slowed by more than 1/8 (a virtual machine moved
+ *                without TSC scaling) makes a busy scheduler's deadlines
+ *                late, by up to the time left at its last clock read
+ *                times (7/8 / the ratio - 1); an idle one's wait ends by
+ *                the clock and expires the gate, on time
+ *                (docs/reliability.md).
  *   Signal-safe: no.  Process-shared: no.
  */
 #include <float.h>
@@ -395,6 +401,7 @@ const char *const po_ticks_reasons[PO_TICKS_REASONS] = {
   "cpuid reports no invariant TSC",
   "the counter costs more than half a clock read",
   "the counter's calibration against the clock was refused",
+  "the counter's rate drifted from its calibration",
 };
 
 static double ticks_rate;     /* written once under ticks_once */
@@ -469,14 +476,77 @@ static void ticks_init(void) {
 #endif
 }
 
+/* ---- the rate checked as it runs (timer.h) ---- */
+
+static _Atomic(uint32_t) drift_trip;                           /* 1 once tripped: never cleared */
+static pthread_mutex_t drift_lock = PTHREAD_MUTEX_INITIALIZER; /* the rates the trip recorded */
+static double drift_from, drift_to;                            /* under drift_lock */
+
+int po_drift_feed(po_drift *d, double rate, uint64_t t0, uint64_t n, uint64_t t1, double *implied) {
+  if (!(rate > 0)) return PO_DRIFT_NONE;
+  /* A bracket that ran backwards or that a preemption widened says
+   * nothing about when the clock was read: not a pair. The limit is in
+   * calibrated ticks: a slowed counter's narrower bracket passes (its
+   * verdict is far outside the tolerance whatever the error), a sped one
+   * up to 1/PO_DRIFT_TOL_DEN faster passes as a steady one would. */
+  if (t1 < t0 || (double)(t1 - t0) > rate * PO_DRIFT_BRACKET_NS) return PO_DRIFT_NONE;
+  uint64_t t = t0 + (t1 - t0) / 2;
+  if (!d->have || t < d->t || n < d->n) { /* the first pair, or one behind the last: start over */
+    d->have = true;
+    d->t = t;
+    d->n = n;
+    return PO_DRIFT_NONE;
+  }
+  if (n - d->n < PO_DRIFT_MIN_NS) return PO_DRIFT_NONE; /* keep the reference: the interval grows */
+  double r = (double)(t - d->t) / (double)(n - d->n);
+  d->t = t;
+  d->n = n;
+  *implied = r;
+  double tol = rate / PO_DRIFT_TOL_DEN;
+  return r > rate + tol || r < rate - tol ? PO_DRIFT_OFF : PO_DRIFT_STEADY;
+}
+
+bool po_drift_tripped(void) {
+  /* relaxed: a flag set once; what it guards (every look reads the clock)
+   * needs no other data, and the rates are read under drift_lock. */
+  return atomic_load_explicit(&drift_trip, memory_order_relaxed) != 0;
+}
+
+bool po_drift_check(po_drift *d, double rate, uint64_t t0, uint64_t n, uint64_t t1) {
+  if (po_drift_tripped()) return true;
+  double r;
+  if (po_drift_feed(d, rate, t0, n, t1, &r) != PO_DRIFT_OFF) return false;
+  pthread_mutex_lock(&drift_lock);
+  if (atomic_load_explicit(&drift_trip, memory_order_relaxed) == 0) { /* under drift_lock: the first records */
+    drift_from = rate;
+    drift_to = r;
+    /* relaxed: see po_drift_tripped. */
+    atomic_store_explicit(&drift_trip, 1u, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&drift_lock);
+  return true;
+}
+
+bool po_drift_rates(double *from, double *to) {
+  pthread_mutex_lock(&drift_lock);
+  bool tripped = atomic_load_explicit(&drift_trip, memory_order_relaxed) != 0; /* under drift_lock */
+  if (tripped) {
+    *from = drift_from;
+    *to = drift_to;
+  }
+  pthread_mutex_unlock(&drift_lock);
+  return tripped;
+}
+
 double po_ticks_rate(uint64_t *step) {
   pthread_once(&ticks_once, ticks_init);
   *step = ticks_step;
-  return ticks_rate;
+  return po_drift_tripped() ? 0 : ticks_rate;
 }
 
 const char *po_ticks_why(void) {
   pthread_once(&ticks_once, ticks_init);
+  if (ticks_why == NULL && po_drift_tripped()) return po_ticks_reasons[5];
   return ticks_why;
 }
 
@@ -490,22 +560,36 @@ int po_clock_gate_format(double rate, const char *why, bool *counter, char *buf,
   return n >= 0 && (size_t)n < len ? SYNCQ_OK : SYNCQ_ELIMIT;
 }
 
+int po_clock_gate_format_drift(double from, double to, bool *counter, char *buf, size_t len) {
+  if ((counter == NULL && buf == NULL) || (buf == NULL) != (len == 0)) return SYNCQ_EINVAL;
+  if (counter != NULL) *counter = false;
+  if (buf == NULL) return SYNCQ_OK;
+  int n = snprintf(buf, len, "clock at every switch: the counter's rate drifted from %.4g to %.4g ticks/ns", from, to);
+  return n >= 0 && (size_t)n < len ? SYNCQ_OK : SYNCQ_ELIMIT;
+}
+
 int syncq_po_clock_gate(bool *counter, char *why, size_t len) {
   if ((counter == NULL && why == NULL) || (why == NULL) != (len == 0)) return SYNCQ_EINVAL;
   uint64_t step;
-  double rate = po_ticks_rate(&step);
+  double rate = po_ticks_rate(&step), from, to;
+  if (po_drift_rates(&from, &to)) return po_clock_gate_format_drift(from, to, counter, why, len);
   return po_clock_gate_format(rate, po_ticks_why(), counter, why, len);
+}
+
+void po_due_gate_check(po_due_gate *g, uint64_t t0, uint64_t now, uint64_t t1) {
+  if (g->rate > 0 && po_drift_check(&g->drift, g->rate, t0, now, t1)) g->rate = 0;
 }
 
 void po_due_gate_set(po_due_gate *g, uint64_t due, uint64_t t0, uint64_t now) {
   g->due = due;
   g->last = t0;
-  g->until = 0; /* read at the next look */
+  atomic_store_explicit(&g->until, 0, memory_order_relaxed); /* read at the next look; relaxed: see until */
+  if (g->rate > 0 && po_drift_tripped()) g->rate = 0;        /* tripped elsewhere (the monitor, another scheduler) */
   if (g->rate <= 0 || due == UINT64_MAX || due <= now) return;
   /* Capped at an hour: a far deadline costs a read an hour (or when an
    * earlier one comes), and the product stays far below 2^64. */
   uint64_t left = due - now;
   if (left > 3600ull * 1000000000ull) left = 3600ull * 1000000000ull;
   uint64_t ahead = (uint64_t)((double)left * g->rate * PO_GATE_NUM / PO_GATE_DEN);
-  if (ahead > g->step) g->until = t0 + ahead - g->step;
+  if (ahead > g->step) atomic_store_explicit(&g->until, t0 + ahead - g->step, memory_order_relaxed); /* see until */
 }

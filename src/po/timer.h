@@ -115,22 +115,27 @@ static inline uint64_t po_ticks(void) {
  * that disagree by more than 1/64 of the median (*ticks_per_ns is then 0). */
 int po_ticks_calibrate(uint64_t (*ticks)(void), uint64_t (*ns)(void), double *ticks_per_ns, uint64_t *step);
 /* The process's counter rate, calibrated on first use (pthread_once, about
- * a millisecond), and its step; 0: no usable counter, read the clock every
+ * a millisecond), and its step; 0: no usable counter, or one whose rate
+ * the running check found drifted (po_drift_check): read the clock every
  * switch. */
 double po_ticks_rate(uint64_t *step);
 /* Why po_ticks_rate() is 0 (one of po_ticks_reasons, the first found,
  * in this order: no counter on this architecture, the kernel's
  * clocksources leave the TSC out, no invariant TSC, a counter dearer than
- * half a clock read, a refused calibration);
+ * half a clock read, a refused calibration, a rate found drifted since);
  * NULL while the counter gates the clock. Decides the rate first. */
 const char *po_ticks_why(void);
 /* Every reason po_ticks_why() gives, in the order above. */
-enum { PO_TICKS_REASONS = 5 };
+enum { PO_TICKS_REASONS = 6 };
 extern const char *const po_ticks_reasons[PO_TICKS_REASONS];
 /* syncq_po_clock_gate's answer for a rate and its reason (why: NULL
  * while rate > 0): *counter (unless NULL) and the line in buf (po.h has
  * the statuses). */
 int po_clock_gate_format(double rate, const char *why, bool *counter, char *buf, size_t len);
+/* The same for a counter whose rate the check found drifted from `from`
+ * to `to` ticks/ns: *counter false, "clock at every switch: the counter's
+ * rate drifted from 2.596 to 1.298 ticks/ns". */
+int po_clock_gate_format_drift(double from, double to, bool *counter, char *buf, size_t len);
 
 /* ---- the kernel's word on the TSC (x86-64) ----
  *
@@ -152,11 +157,14 @@ int po_clock_gate_format(double rate, const char *why, bool *counter, char *buf,
  * at calibration, and the rate kept: a re-read (a sysfs open, read and
  * close, microseconds) would stall a switch, and would not see a rate
  * changed under a guest whose TSC the kernel does not watch (marked
- * reliable). A counter that then runs slower than 7/8 of its calibration
- * makes a busy scheduler's deadline fire late, by up to the time left at
- * its last clock read times (7/8 / the rate's ratio - 1); an idle
- * scheduler's fires on time (po_due_gate_expire); docs/reliability.md,
- * "A rate that changes under the process". AArch64's cntvct_el0 is
+ * reliable). The rate check below sees that: a counter that then runs
+ * more than 1/16 off its calibration trips it within PO_DRIFT_NOTICE_NS
+ * while fibers run, and every switch reads the clock from then on; until
+ * it trips, one slower than 7/8 makes a busy scheduler's deadline fire
+ * late, by up to the time left at its last clock read times (7/8 / the
+ * rate's ratio - 1), no later than the trip; an idle scheduler's fires
+ * on time (po_due_gate_expire); docs/reliability.md, "A rate that
+ * changes under the process". AArch64's cntvct_el0 is
  * architected: one constant rate (CNTFRQ_EL0), common to all cores; its
  * kernel clocksource, arch_sys_counter, has no watchdog to reject it, and
  * where an erratum makes the kernel trap EL0's reads of it (to correct
@@ -190,31 +198,105 @@ int po_ticks_set_clocksource_list(const char *path);
  * (the scale is unchanged). */
 int po_ticks_set_scale(double scale);
 
-/* One scheduler's gate: its owner's alone. */
+/* ---- the counter's rate, checked against the clock as it runs ----
+ *
+ * The kernel's list is read once, and a counter whose rate changes under
+ * the process is not always one the kernel rejects (a guest whose TSC it
+ * does not watch, a TSC not yet marked unstable, a frequency change that
+ * slips past cpuid's invariant bit). So wherever the runtime reads the
+ * clock anyway (a scheduler's look that the gate let through, the
+ * monitor's tick, every PO_MONITOR_TICK_NS while fibers run), it reads
+ * the counter just before and just after (a bracket), and compares the
+ * counter's advance since its last pair against the clock's. A rate that
+ * departs from the calibrated one by more than 1/PO_DRIFT_TOL_DEN over at
+ * least PO_DRIFT_MIN_NS trips the process's check, once and for good:
+ * every scheduler then reads the clock at every switch, and
+ * syncq_po_clock_gate says so with both rates. Not a recalibration: a
+ * counter whose rate changed once may change again, and the next change
+ * would again make deadlines late until a check saw it; the clock at
+ * every switch costs tens of ns a switch (docs/reliability.md), late
+ * deadlines cost correctness.
+ *
+ * PO_DRIFT_TOL_DEN 16: the gate aims 7/8 of the way, so a counter up to
+ * 1/7 slower than its calibration still opens it before the deadline;
+ * tripping at 1/16 leaves half that margin, while what a steady counter
+ * shows stays far inside it: calibration rounds agree within 1/64, NTP
+ * slews CLOCK_MONOTONIC by at most 500 ppm, and a pair's bracket (at most
+ * PO_DRIFT_BRACKET_NS, 20 us, at each end) over PO_DRIFT_MIN_NS (10 ms)
+ * errs by at most 0.4%. A pair whose bracket is wider (the thread was
+ * preempted between the reads) or runs backwards is not used.
+ * PO_DRIFT_MIN_NS 10 ms: long enough for that error, short enough that
+ * the monitor (a tick each 5 ms) notices a change within two intervals
+ * of it, PO_DRIFT_NOTICE_NS (the interval the change falls in may show a
+ * mix of the two rates; the one after it shows the new one alone). */
+#define PO_DRIFT_TOL_DEN 16u
+#define PO_DRIFT_MIN_NS 10000000ull
+#define PO_DRIFT_BRACKET_NS 20000u
+#define PO_DRIFT_NOTICE_NS (2u * (PO_DRIFT_MIN_NS + 5000000ull))
+
+/* One checker's last pair: its owner's alone (a scheduler's gate, the
+ * monitor). */
+typedef struct po_drift {
+  bool have;  /* a pair is kept */
+  uint64_t t; /* the counter (its bracket's midpoint) */
+  uint64_t n; /* the clock between the bracket's reads */
+} po_drift;
+
+enum {
+  PO_DRIFT_NONE = 0,   /* no verdict: no rate, a pair refused, the first, or too soon after the last */
+  PO_DRIFT_STEADY = 1, /* the rate since the last pair is within the tolerance */
+  PO_DRIFT_OFF = 2,    /* it departs by more: *implied holds it */
+};
+/* Feed one pair: t0 the counter before the clock read n, t1 after it;
+ * rate the calibrated ticks/ns (<= 0: no counter, nothing checked).
+ * Returns PO_DRIFT_NONE, PO_DRIFT_STEADY or PO_DRIFT_OFF; *implied (on
+ * STEADY and OFF) the counter's rate since the last pair. A verdict
+ * makes this pair the next one's reference. Pure: trips nothing. */
+int po_drift_feed(po_drift *d, double rate, uint64_t t0, uint64_t n, uint64_t t1, double *implied);
+/* po_drift_feed, and on PO_DRIFT_OFF the process's check trips (the
+ * first to trip records its rates). Returns whether it has tripped, by
+ * this pair or before. */
+bool po_drift_check(po_drift *d, double rate, uint64_t t0, uint64_t n, uint64_t t1);
+/* Whether the process's check has tripped: one relaxed load, for paths
+ * that have just read the clock. */
+bool po_drift_tripped(void);
+/* The rates the trip recorded (calibrated, found); false: not tripped. */
+bool po_drift_rates(double *from, double *to);
+
+/* One scheduler's gate: its owner's, but for `until`, which the monitor
+ * zeroes once the process's check has tripped. */
 typedef struct po_due_gate {
-  uint64_t due;   /* the deadline `until` was set for */
-  uint64_t until; /* counter value before which the clock need not be read */
+  uint64_t due; /* the deadline `until` was set for */
+  /* counter value before which the clock need not be read; relaxed
+   * everywhere: the monitor's zeroing (po_due_gate_disarm) is repeated
+   * every tick while tripped, until the owner's next set has seen the
+   * trip (po_drift_tripped) and stops setting it. */
+  _Atomic(uint64_t) until;
   uint64_t last;  /* the counter at the last look */
-  double rate;    /* po_ticks_rate() */
+  double rate;    /* po_ticks_rate(); 0 once the check has tripped */
   uint64_t step;  /* ... and its step: a coarse counter (qemu's reads the
                    * host's microseconds) stands still up to a step */
+  po_drift drift; /* the check at this scheduler's clock reads */
 } po_due_gate;
 
 static inline void po_due_gate_init(po_due_gate *g, double rate, uint64_t step) {
   g->due = UINT64_MAX;
-  g->until = 0;
+  atomic_init(&g->until, 0);
   g->last = 0;
   g->rate = rate;
   g->step = step;
+  g->drift.have = false;
 }
 
 /* True: the clock need not be read for `due` (the earliest deadline, not
  * UINT64_MAX) yet. */
 static inline bool po_due_gate_skip(po_due_gate *g, uint64_t due) {
 #if PO_HAVE_TICKS
-  if (due != g->due || g->until == 0) return false;
+  /* relaxed: see until. */
+  uint64_t until = atomic_load_explicit(&g->until, memory_order_relaxed);
+  if (due != g->due || until == 0) return false;
   uint64_t t = po_ticks();
-  bool skip = t >= g->last && t < g->until;
+  bool skip = t >= g->last && t < until;
   g->last = t;
   return skip;
 #else
@@ -228,10 +310,23 @@ static inline bool po_due_gate_skip(po_due_gate *g, uint64_t due) {
  * has waited for the deadline by the clock (an idle scheduler's wait,
  * bounded by it), and a counter slower than its calibration (a rate that
  * changed under the process) would keep the gate shut past it. */
-static inline void po_due_gate_expire(po_due_gate *g) { g->until = 0; }
+static inline void po_due_gate_expire(po_due_gate *g) {
+  atomic_store_explicit(&g->until, 0, memory_order_relaxed); /* see until */
+}
+/* The monitor's: the same from another thread, once the check has
+ * tripped (see until). */
+static inline void po_due_gate_disarm(po_due_gate *g) {
+  atomic_store_explicit(&g->until, 0, memory_order_relaxed); /* see until */
+}
 
 /* After a clock read: t0 the counter read just before it, now what the
- * clock said, due the earliest deadline still pending. */
+ * clock said, t1 the counter read just after it: the rate check
+ * (po_drift_check); a trip, here or elsewhere, sets the gate's rate to 0. */
+void po_due_gate_check(po_due_gate *g, uint64_t t0, uint64_t now, uint64_t t1);
+/* After a clock read: t0 the counter read just before it, now what the
+ * clock said, due the earliest deadline still pending. Once the process's
+ * check has tripped (po_drift_tripped) the rate is 0: every look reads
+ * the clock. */
 void po_due_gate_set(po_due_gate *g, uint64_t due, uint64_t t0, uint64_t now);
 
 /* A thread system's timer thread: started on first use. */

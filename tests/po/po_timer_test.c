@@ -20,10 +20,20 @@
  * With PO_TIMER_TEST_SLOW=k (po_timer_slow_test) the calibrated rate is
  * scaled by k before use, as if the counter had slowed to 1/k of its
  * calibration since (a virtual machine moved to a host of a slower TSC
- * without TSC scaling): the gate then skips looks past a deadline, a
- * busy scheduler's deadline fires late but within the bound
- * docs/reliability.md gives, and an idle scheduler's on time (its wait
- * ends by the clock, and the look after it reads the clock).
+ * without TSC scaling): a gate alone then skips looks past a deadline;
+ * in a fiber system the rate check (po_drift_check) trips while the busy
+ * fibers run, so the busy and the idle scheduler's deadlines fire on
+ * time, and syncq_po_clock_gate names both rates. With
+ * PO_TIMER_TEST_FAST=k (po_timer_fast_test) the rate is scaled by 1/k, a
+ * counter sped up k times: the check trips the same way. In the plain
+ * build the machine's own steady counter never trips it.
+ *
+ * The check itself is fed made-up pairs (a counter's bracket round a
+ * clock read, the clock's jitter injected): 20,000 of a counter 3% off
+ * with 100 us of jitter never trip it, the tolerance's edges fall where
+ * PO_DRIFT_TOL_DEN puts them, a rate that changes mid-run (halved, 1/128,
+ * 7/8, stopped, doubled, 9/8) trips it within PO_DRIFT_NOTICE_NS, and
+ * pairs a preemption widened or that run backwards are not used.
  *
  * syncq_po_clock_gate says what the process decided, as a flag and a line
  * that fits SYNCQ_PO_CLOCK_GATE_LEN whatever the reason; a short buffer
@@ -121,6 +131,125 @@ static void test_calibrate_refuses(void **state) {
   assert_int_equal(po_ticks_calibrate(ticks_steady, NULL, &r, &step), SYNCQ_EINVAL);
   assert_int_equal(po_ticks_calibrate(ticks_steady, ns_steady, NULL, &step), SYNCQ_EINVAL);
   assert_int_equal(po_ticks_calibrate(ticks_steady, ns_steady, &r, NULL), SYNCQ_EINVAL);
+}
+
+/* ---- the rate checked as it runs, on made-up pairs ----
+ *
+ * A pair as a scheduler or the monitor takes it: the counter's bracket
+ * (t0, t1) round a clock read n. The counter's true reading is `ticks`,
+ * taken at the true time; the clock may say a little more or less
+ * (jitter, injected: the test does not time anything). */
+
+#define CAL 2.5 /* the calibrated ticks/ns */
+
+static int pair(po_drift *d, double ticks, uint64_t n, double *implied) {
+  uint64_t t = (uint64_t)ticks;
+  return po_drift_feed(d, CAL, t - 20, n, t + 20, implied);
+}
+
+static uint64_t lcg = 12345;
+static int64_t jitter(int64_t max) { /* uniform in [-max, max] */
+  lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+  return (int64_t)((lcg >> 33) % (uint64_t)(2 * max + 1)) - max;
+}
+
+static void test_drift_steady(void **state) {
+  (void)state;
+  /* 20,000 pairs a monitor tick apart (100 s), the counter 3% fast of its
+   * calibration and each clock read off by up to 100 us either way: at
+   * worst 3% x 2% off over the 10 ms a verdict spans, inside 1/16. */
+  po_drift d = {0};
+  double implied = 0, lo = 1e9, hi = 0;
+  int steady = 0;
+  for (uint64_t k = 1; k <= 20000; k++) {
+    uint64_t at = k * 5 * MS;
+    int v = pair(&d, 1e12 + CAL * 1.03 * (double)at, (uint64_t)((int64_t)at + jitter(100000)), &implied);
+    assert_int_not_equal(v, PO_DRIFT_OFF);
+    if (v == PO_DRIFT_STEADY) {
+      steady++;
+      if (implied < lo) lo = implied;
+      if (implied > hi) hi = implied;
+    }
+  }
+  print_message("steady: %d verdicts, the rate seen %.4f to %.4f of %.4f\n", steady, lo / CAL, hi / CAL, 1.0);
+  assert_true(steady >= 20000 / 3); /* a verdict every 2 or 3 pairs */
+  /* The tolerance's edges: 1/16 less a little passes, more trips. */
+  for (int dir = -1; dir <= 1; dir += 2) {
+    memset(&d, 0, sizeof d);
+    assert_int_equal(pair(&d, 1e9, 1000 * MS, &implied), PO_DRIFT_NONE);
+    double in = 1.0 + dir * (1.0 / PO_DRIFT_TOL_DEN - 1e-3), out = 1.0 + dir * (1.0 / PO_DRIFT_TOL_DEN + 1e-3);
+    assert_int_equal(pair(&d, 1e9 + CAL * in * 20 * MS, 1020 * MS, &implied), PO_DRIFT_STEADY);
+    assert_int_equal(pair(&d, 1e9 + CAL * (in * 20 + out * 20) * MS, 1040 * MS, &implied), PO_DRIFT_OFF);
+    assert_true(fabs(implied / CAL - out) < 1e-4);
+  }
+}
+
+/* The counter at CAL until `change`, then at CAL x factor: the first
+ * verdict off, within PO_DRIFT_NOTICE_NS of it, and none before. */
+static void drift_change(double factor) {
+  po_drift d = {0};
+  uint64_t change = 1000 * MS + 2 * MS; /* mid-interval: the first one after shows a mix */
+  double implied = 0;
+  for (uint64_t k = 1;; k++) {
+    uint64_t at = k * 5 * MS;
+    double ticks =
+      1e12 + CAL * (double)(at < change ? at : change) + (at > change ? CAL * factor * (double)(at - change) : 0);
+    int v = pair(&d, ticks, (uint64_t)((int64_t)at + jitter(100000)), &implied);
+    if (v == PO_DRIFT_OFF) {
+      print_message("counter x %g at %.0f ms: noticed %.1f ms after, seen at %.4f of its rate\n", factor,
+                    (double)change / 1e6, (double)(at - change) / 1e6, implied / CAL);
+      assert_true(at > change);
+      assert_true(at - change <= PO_DRIFT_NOTICE_NS);
+      assert_true(factor < 1 ? implied < CAL * (1 - 1.0 / PO_DRIFT_TOL_DEN)
+                             : implied > CAL * (1 + 1.0 / PO_DRIFT_TOL_DEN));
+      return;
+    }
+    assert_true(at < change + PO_DRIFT_NOTICE_NS);
+  }
+}
+
+static void test_drift_change(void **state) {
+  (void)state;
+  drift_change(0.5);       /* slowed to half (a guest moved to a host at half the rate) */
+  drift_change(1.0 / 128); /* po_timer_slow_test's */
+  drift_change(0.875);     /* 1/8 slower: past the gate's margin */
+  drift_change(0);         /* stopped */
+  drift_change(2.0);       /* sped up */
+  drift_change(1.125);     /* 1/8 faster */
+}
+
+static void test_drift_refuses(void **state) {
+  (void)state;
+  po_drift d = {0};
+  double implied = -1;
+  /* No counter: nothing checked, nothing kept. */
+  assert_int_equal(po_drift_feed(&d, 0, 100, 10 * MS, 120, &implied), PO_DRIFT_NONE);
+  assert_int_equal(po_drift_feed(&d, -1, 100, 10 * MS, 120, &implied), PO_DRIFT_NONE);
+  assert_int_equal(po_drift_feed(&d, NAN, 100, 10 * MS, 120, &implied), PO_DRIFT_NONE);
+  assert_false(d.have);
+  /* A bracket that ran backwards, or wider than PO_DRIFT_BRACKET_NS (a
+   * preemption between the reads): not a pair, not kept. */
+  uint64_t wide = (uint64_t)(CAL * PO_DRIFT_BRACKET_NS) + 2;
+  assert_int_equal(po_drift_feed(&d, CAL, 120, 10 * MS, 100, &implied), PO_DRIFT_NONE);
+  assert_int_equal(po_drift_feed(&d, CAL, 1000, 10 * MS, 1000 + wide, &implied), PO_DRIFT_NONE);
+  assert_false(d.have);
+  /* The first pair is kept; one too soon after it gives no verdict and
+   * keeps the reference, so the interval grows to a verdict. */
+  assert_int_equal(pair(&d, 1e9, 100 * MS, &implied), PO_DRIFT_NONE);
+  assert_true(d.have);
+  assert_int_equal(pair(&d, 1e9 + CAL * 0.2 * 9 * MS, 109 * MS, &implied), PO_DRIFT_NONE); /* slow, but 9 ms */
+  assert_int_equal(pair(&d, 1e9 + CAL * 10 * MS, 110 * MS, &implied), PO_DRIFT_STEADY);
+  assert_true(fabs(implied - CAL) < 1e-6);
+  /* A preempted pair between two good ones changes nothing: the verdict
+   * spans the good ones. */
+  assert_int_equal(
+    po_drift_feed(&d, CAL, (uint64_t)(1e9 + CAL * 15 * MS), 130 * MS, (uint64_t)(1e9 + CAL * 15 * MS) + wide, &implied),
+    PO_DRIFT_NONE);
+  assert_int_equal(pair(&d, 1e9 + CAL * 20 * MS, 120 * MS, &implied), PO_DRIFT_STEADY);
+  /* A counter or clock behind the last pair: start over, no verdict. */
+  assert_int_equal(pair(&d, 1e9, 200 * MS, &implied), PO_DRIFT_NONE);
+  assert_int_equal(pair(&d, 1e9 + CAL * 100 * MS, 190 * MS, &implied), PO_DRIFT_NONE);
+  assert_int_equal(pair(&d, 1e9 + CAL * 110 * MS, 200 * MS, &implied), PO_DRIFT_STEADY);
 }
 
 /* ---- the kernel's list of clocksources, from files the test writes ---- */
@@ -317,12 +446,88 @@ static void test_clock_gate_lines(void **state) {
   assert_int_equal(po_clock_gate_format(2.596, NULL, &counter, buf, need), SYNCQ_OK);
   assert_int_equal(po_clock_gate_format(2.596, NULL, &counter, buf, need - 1), SYNCQ_ELIMIT);
   assert_string_equal(buf, "counter: 2.596 ticks/n");
+  /* A rate found drifted: both rates, the flag false, and the line fits
+   * whatever the rates. */
+  counter = true;
+  assert_int_equal(po_clock_gate_format_drift(2.596, 1.298, &counter, buf, sizeof buf), SYNCQ_OK);
+  assert_false(counter);
+  assert_string_equal(buf, "clock at every switch: the counter's rate drifted from 2.596 to 1.298 ticks/ns");
+  assert_int_equal(po_clock_gate_format_drift(-1.234e-300, -1.234e+300, &counter, buf, sizeof buf), SYNCQ_OK);
+  assert_int_equal(po_clock_gate_format_drift(332.3, 0, &counter, buf, sizeof buf), SYNCQ_OK);
+  assert_string_equal(buf, "clock at every switch: the counter's rate drifted from 332.3 to 0 ticks/ns");
+  memset(buf, 'x', sizeof buf);
+  counter = true;
+  assert_int_equal(po_clock_gate_format_drift(2.596, 1.298, &counter, buf, 6), SYNCQ_ELIMIT);
+  assert_false(counter);
+  assert_string_equal(buf, "clock");
+  assert_int_equal(buf[6], 'x');
+  counter = true;
+  assert_int_equal(po_clock_gate_format_drift(2.596, 1.298, &counter, NULL, 0), SYNCQ_OK);
+  assert_false(counter);
+  assert_int_equal(po_clock_gate_format_drift(2.596, 1.298, NULL, NULL, 0), SYNCQ_EINVAL);
+  assert_int_equal(po_clock_gate_format_drift(2.596, 1.298, &counter, buf, 0), SYNCQ_EINVAL);
+  assert_int_equal(po_clock_gate_format_drift(2.596, 1.298, &counter, NULL, 4), SYNCQ_EINVAL);
+  assert_int_equal(buf[6], 'x');
+}
+
+/* ---- the process's check, after the schedulers ran with deadlines ---- */
+
+static void test_drift_process(void **state) {
+  (void)state;
+  uint64_t step;
+  double rate = po_ticks_rate(&step), from = 0, to = 0;
+  bool tripped = po_drift_rates(&from, &to);
+  print_message("rate check: %s (%.4g -> %.4g ticks/ns)\n", tripped ? "tripped" : "steady", from, to);
+  assert_true(tripped == po_drift_tripped());
+#if defined(PO_TIMER_TEST_SLOW) || defined(PO_TIMER_TEST_FAST)
+#ifdef PO_TIMER_TEST_SLOW
+  double k = PO_TIMER_TEST_SLOW;
+#else
+  double k = 1.0 / PO_TIMER_TEST_FAST;
+#endif
+  if (po_ticks_why() != NULL && po_ticks_why() != po_ticks_reasons[5]) {
+    print_message("no counter here (%s): nothing to check\n", po_ticks_why());
+    assert_false(tripped);
+    return;
+  }
+  /* The busy scheduler's run tripped it: the counter seen at 1/k of the
+   * rate it was (made to be) calibrated at. */
+  assert_true(tripped);
+  assert_true(rate == 0);
+  assert_ptr_equal(po_ticks_why(), po_ticks_reasons[5]);
+  assert_true(to > from / k * (1 - 1.0 / PO_DRIFT_TOL_DEN) && to < from / k * (1 + 1.0 / PO_DRIFT_TOL_DEN));
+  /* Every gate now reads the clock at every look, one set up before the
+   * trip (its rate still the calibrated one) included. */
+  po_due_gate g;
+  po_due_gate_init(&g, from, step);
+  uint64_t t0 = po_ticks(), now = syncq_now_ns();
+  po_due_gate_set(&g, now + 1000 * MS, t0, now);
+  for (int i = 0; i < 1000; i++) assert_false(po_due_gate_skip(&g, now + 1000 * MS));
+  po_due_gate_init(&g, from, step);
+  po_due_gate_check(&g, t0, now, po_ticks());
+  assert_true(g.rate == 0);
+  /* And syncq_po_clock_gate says so. */
+  char buf[SYNCQ_PO_CLOCK_GATE_LEN];
+  bool counter = true;
+  assert_int_equal(syncq_po_clock_gate(&counter, buf, sizeof buf), SYNCQ_OK);
+  assert_false(counter);
+  assert_non_null(strstr(buf, "rate drifted from"));
+#else
+  /* A steady counter (the machine's own) never trips it, however many
+   * checks the runs above made. */
+  assert_false(tripped);
+  if (rate > 0) {
+    char buf[SYNCQ_PO_CLOCK_GATE_LEN];
+    assert_int_equal(syncq_po_clock_gate(NULL, buf, sizeof buf), SYNCQ_OK);
+    assert_int_equal(strncmp(buf, "counter: ", 9), 0);
+  }
+#endif
 }
 
 static void test_clock_gate_public(void **state) {
   (void)state;
   uint64_t step;
-  double rate = po_ticks_rate(&step);
+  double rate = po_ticks_rate(&step), from, to;
   const char *reason = po_ticks_why();
   char buf[SYNCQ_PO_CLOCK_GATE_LEN], want[SYNCQ_PO_CLOCK_GATE_LEN];
   bool counter = rate <= 0;
@@ -330,6 +535,9 @@ static void test_clock_gate_public(void **state) {
   print_message("syncq_po_clock_gate: %s, \"%s\"\n", counter ? "counter" : "clock", buf);
   assert_true(counter == (rate > 0));
   if (rate > 0) snprintf(want, sizeof want, "counter: %.4g ticks/ns", rate);
+  else if (po_drift_rates(&from, &to))
+    snprintf(want, sizeof want, "clock at every switch: the counter's rate drifted from %.4g to %.4g ticks/ns", from,
+             to);
   else snprintf(want, sizeof want, "clock at every switch: %s", reason);
   assert_string_equal(buf, want);
 #if defined(PO_TIMER_TEST_UNLISTED) && defined(__x86_64__)
@@ -426,19 +634,14 @@ static void run_deadline(int nbusy) {
                 (double)WAIT_NS / 1e6, (unsigned long long)t.yields_during);
   assert_int_equal(t.status, SYNCQ_ETIMEDOUT);
   assert_true(t.took >= WAIT_NS);
-#ifdef PO_TIMER_TEST_SLOW
-  /* A busy scheduler looks when the slowed counter reaches the point the
-   * calibrated rate put 7/8 of the way to the deadline: late by up to
-   * WAIT_NS x (7 k / 8 - 1), never more (docs/reliability.md). */
-  uint64_t step;
-  if (nbusy > 0 && po_ticks_rate(&step) > 0) {
-    assert_true(t.took - WAIT_NS < WAIT_NS * (7 * PO_TIMER_TEST_SLOW / 8 - 1) + LATE_MAX_NS);
-  } else {
-    assert_true(t.took - WAIT_NS < LATE_MAX_NS);
-  }
-#else
+  /* On time, also with a counter slowed to 1/k (po_timer_slow_test): the
+   * rate check trips within PO_DRIFT_NOTICE_NS of the system's start (the
+   * monitor's ticks while the busy fibers run), before the deadline
+   * comes, and every switch then reads the clock. Without the check a
+   * busy scheduler looked only when the slowed counter reached the point
+   * the calibrated rate put 7/8 of the way: WAIT_NS x (7 k / 8 - 1) late,
+   * 2,220 ms at k = 128. */
   assert_true(t.took - WAIT_NS < LATE_MAX_NS);
-#endif
   if (nbusy > 0) assert_true(t.yields_during > 0); /* fired while the others switched */
 }
 
@@ -466,11 +669,23 @@ int main(void) {
   /* Before anything decides the rate: a counter slowed since calibration. */
   if (po_ticks_set_scale(PO_TIMER_TEST_SLOW) != SYNCQ_OK) return 1;
 #endif
+#ifdef PO_TIMER_TEST_FAST
+  /* The same for a counter sped up to k times its calibration since. */
+  if (po_ticks_set_scale(1.0 / PO_TIMER_TEST_FAST) != SYNCQ_OK) return 1;
+#endif
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_calibrate_steady), cmocka_unit_test(test_calibrate_refuses),
-    cmocka_unit_test(test_tsc_listed),       cmocka_unit_test(test_gate),
-    cmocka_unit_test(test_deadline_busy),    cmocka_unit_test(test_deadline_idle),
-    cmocka_unit_test(test_clock_gate_lines), cmocka_unit_test(test_clock_gate_public),
+    cmocka_unit_test(test_calibrate_steady),
+    cmocka_unit_test(test_calibrate_refuses),
+    cmocka_unit_test(test_drift_steady),
+    cmocka_unit_test(test_drift_change),
+    cmocka_unit_test(test_drift_refuses),
+    cmocka_unit_test(test_tsc_listed),
+    cmocka_unit_test(test_gate),
+    cmocka_unit_test(test_deadline_busy),
+    cmocka_unit_test(test_deadline_idle),
+    cmocka_unit_test(test_clock_gate_lines),
+    cmocka_unit_test(test_clock_gate_public),
+    cmocka_unit_test(test_drift_process),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   (void)unlink(listpath);
