@@ -113,14 +113,15 @@ int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
  * leaves it FREE a lap on at the bulk tail; the bulk tail is advanced past
  * it.
  *
- * A claimed packet never leaves the bulk tail to repair: the section
- * stores the bulk tail past its block (relaxed) before the packet's link
- * and its release store of CLAIMED(t), and the bulk tail is loaded here
- * only after the acquire load that reads that CLAIMED(t) (or the
- * receiver's FREE(t + packets), released after it read CLAIMED(t)), so it
- * reads the block's position + 1: the link's block is always behind it.
- * (The branch that advanced the bulk tail when the link named the bulk
- * tail was never taken: models/spin/am_lock.pml reported it unreached.) */
+ * A claimed packet leaves no bulk tail to repair: the section stores the
+ * bulk tail past its block (relaxed) before the packet's link and its
+ * release store of CLAIMED(t), so once the acquire load below reads that
+ * CLAIMED(t) (or the receiver's FREE(t + packets), released after it
+ * read CLAIMED(t)) the bulk tail reads the link's block + 1: it never
+ * names the claimed packet's block (models/spin/am_lock.pml, under
+ * sequential consistency, agrees). So the bulk tail is loaded only on the
+ * path that uses it, after the packet's state (loaded before it, it could
+ * read a value older than the dead holder's store). */
 void am_claim_repair(const am_qview *v) {
   am_queue *q = v->q;
   /* relaxed: we hold the lock, whose acquire orders the tail */
