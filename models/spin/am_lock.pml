@@ -189,8 +189,8 @@ inline enter(who) {
 /* am_claim_repair, run by whoever took a dead holder's lock over. */
 inline repair() {
 #if !NO_REPAIR
-  atomic { /* relaxed loads of the tails (under the lock), acquire load of the packet at the tail */
-    rt = tail; rb = btail;
+  atomic { /* relaxed load of the tail (under the lock), acquire load of the packet at the tail */
+    rt = tail;
     if
     :: ppos[PS(rt)] == rt && ptype[PS(rt)] != FREE -> rs = 1 /* the dead holder's claim: tail not advanced */
     :: OLD_REPAIR != 2 && ptype[PS(rt)] == FREE && ppos[PS(rt)] == rt + N -> rs = 1 /* that claim, taken back */
@@ -199,14 +199,11 @@ inline repair() {
   };
   if
   :: rs ->
-     tail = rt + 1;
-     die_point();
-     if
-     :: phb[PS(rt)] && pbp[PS(rt)] == rb -> btail = rb + 1; die_point()
-     :: else -> skip
-     fi
+     tail = rt + 1; /* a claimed packet's block is behind the bulk tail: nothing more */
+     die_point()
   :: else ->
-     atomic { /* acquire load of the block at the bulk tail */
+     atomic { /* relaxed load of the bulk tail (after the packet's state), acquire load of its block */
+       rb = btail;
        if
        :: OLD_REPAIR != 1 && btype[BS(rb)] == FREE && bpos[BS(rb)] == rb + B -> rs = 2 /* taken back by a look */
        :: btype[BS(rb)] == CLAIMED && bpos[BS(rb)] == rb -> rs = 3 /* the dead holder's block */

@@ -18,7 +18,7 @@
  *   Atomics:     the section: 1 acquire load and 1 release store of the
  *                packet state, 1 relaxed store of the tail; bulk + 1
  *                acquire load and 1 release store of the block state.
- *                Repair: 2-3 loads, 1-3 stores. Take-back of a dead
+ *                Repair: 2-4 loads, at most 2 stores. Take-back of a dead
  *                block: 1 load, 1 store (its start time), 1 CAS (and a
  *                /proc read).
  *   Memory:      in the segment; never allocates. Tails read from the
@@ -101,33 +101,46 @@ int am_claim_under_lock(const am_qview *v, am_claim_state *cs) {
 }
 
 /* The dead holder stopped somewhere inside am_claim_under_lock: after
- * claiming the packet (advance the tails it left behind), or after
+ * claiming the packet (advance the tail it left behind), or after
  * claiming only the block (give the block back). The receiver may have
  * taken the dead holder's claim back already (after the stale interval,
  * before any sender came for the lock): the packet at the tail then shows
  * FREE a lap on, which only a claim of that position leaves there, and
- * the tails are advanced all the same (else every later claim would find
+ * the tail is advanced all the same (else every later claim would find
  * a state no claim leaves at the tail and refuse). Likewise the block: a
  * sender stalled on the bulk ring may have taken the dead holder's block
  * back (am_bulk_reclaim_dead, before any sender came for the lock), which
  * leaves it FREE a lap on at the bulk tail; the bulk tail is advanced past
- * it. */
+ * it.
+ *
+ * A claimed packet leaves no bulk tail to repair: the section stores the
+ * bulk tail past its block (relaxed) before the packet's link and its
+ * release store of CLAIMED(t), so once the acquire load below reads that
+ * CLAIMED(t) (or the receiver's FREE(t + packets), released after it
+ * read CLAIMED(t)) the bulk tail reads the link's block + 1: it never
+ * names the claimed packet's block (models/spin/am_lock.pml, under
+ * sequential consistency, agrees). So the bulk tail is loaded only on the
+ * path that uses it, after the packet's state (loaded before it, it could
+ * read a value older than the dead holder's store). */
 void am_claim_repair(const am_qview *v) {
   am_queue *q = v->q;
-  /* relaxed: we hold the lock, whose acquire orders the tails */
+  /* relaxed: we hold the lock, whose acquire orders the tail */
   uint32_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
-  uint32_t b = atomic_load_explicit(&q->bulk_tail, memory_order_relaxed);
   am_packet *p = am_pkt_at(v, t);
-  am_bulk_slot *bs = am_slot_at(v, b);
-  /* acquire: pairs with the dead holder's release store of CLAIMED */
+  /* acquire: pairs with the dead holder's release store of CLAIMED (or
+   * the receiver's release CAS of FREE a lap on, after it read that) */
   uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
   if ((am_state_pos(s) == t && am_state_type(s) != AM_FREE) || s == am_state(t + v->packets, 0, AM_FREE)) {
     atomic_store_explicit(&q->tail, t + 1u, memory_order_relaxed); /* under the lock */
-    if (p->has_bulk && p->bulk_pos == b)
-      atomic_store_explicit(&q->bulk_tail, b + 1u, memory_order_relaxed); /* under the lock */
     return;
   }
-  uint64_t bstate = atomic_load_explicit(&bs->state, memory_order_acquire); /* pairs as above */
+  /* relaxed: under the lock, as the tail; loaded after the state above
+   * (see the function's comment) */
+  uint32_t b = atomic_load_explicit(&q->bulk_tail, memory_order_relaxed);
+  am_bulk_slot *bs = am_slot_at(v, b);
+  /* acquire: pairs with the dead holder's release store of CLAIMED(b),
+   * or a stalled look's release CAS of FREE a lap on */
+  uint64_t bstate = atomic_load_explicit(&bs->state, memory_order_acquire);
   if (bstate == am_state(b + v->blocks, 0, AM_FREE)) {
     atomic_store_explicit(&q->bulk_tail, b + 1u, memory_order_relaxed); /* under the lock */
     return;

@@ -10,7 +10,7 @@
  * left at MPI_Finalize is judged by the ctest line (tests/am/CMakeLists.txt:
  * a clean run, or exactly what the contract leaves with MPI).
  *
- *   mpi_fault_test SCENARIO       run by mpi_run.sh on 2 ranks
+ *   mpi_fault_test SCENARIO       run by mpi_run.sh on 2 ranks (destroyreap: 3)
  *
  * The create (through MPI, force_mpi), a fault on every rank (a collective
  * call, which must fail alike everywhere) or on the last rank alone (a
@@ -71,9 +71,16 @@
  *              it left, and then that MPI_Test fails: no FAILED message
  *              takes the place of rank 0's BYE, which rank 1 gets at
  *              rank 0's destroy: every rank ends clean
- * (The destroy of a rank with another peer alive polls while it waits for
+ * The destroy of a rank with another peer alive polls while it waits for
  * that peer's BYE, and such a poll retested a failed peer's sends too,
- * its destroy then SYNCQ_ESYS; two ranks have no such third peer.)
+ * its destroy then SYNCQ_ESYS; on 3 ranks (mpi_run.sh's np 3):
+ *   destroyreap rank 0 fails rank 1 as in failedreap, the failed request
+ *              failing every later MPI_Test (the interposer's
+ *              syncq_mpi_failed_sends_stick), and destroys while rank 2
+ *              waits for its BYE before leaving: the destroy, which polls
+ *              until rank 2's BYE, returns SYNCQ_OK and tests the failed
+ *              request no more; ranks 0 and 1 leave the job's requests
+ *              and communicator with MPI, rank 2 ends clean
  * The destroy (node-local peers, so the barrier's are the only MPI calls;
  * or through MPI for the rings): the failing last rank returns SYNCQ_ESYS
  * with everything freed that MPI lets go:
@@ -118,6 +125,7 @@ static unsigned long (*faults_fired)(void);
 static void (*recv_cap)(int);
 static void (*testall_stall)(int);
 static void (*sends_stall)(int);
+static void (*failed_sends_stick)(int);
 static unsigned long g_pongs, g_pings;
 
 #define CHECK(c)                                                                             \
@@ -193,11 +201,15 @@ static void next_job_works(void) {
   start_job(job, SYNCQ_OK);
   syncq_am_peer *p;
   CHECK(syncq_am_mpi_peer(job, (g_rank + 1) % g_size, &p) == SYNCQ_OK);
-  unsigned long want = g_pongs + 1;
+  unsigned long want = g_pongs + 1, pinged = g_pings + 1;
   CHECK(syncq_am_request(p, H_PING, NULL, 0, 0) == SYNCQ_OK);
+  /* and the ping of the rank before this one answered: on 3 ranks this
+   * rank's pong may come before that ping, which a destroy begun at
+   * once would answer after its BYE */
   uint64_t end = syncq_now_ns() + FOUND_NS;
-  while (g_pongs < want && syncq_now_ns() < end) (void)syncq_am_poll(syncq_am_mpi_endpoint(job), POLL_BUDGET, NULL);
-  CHECK(g_pongs == want);
+  while ((g_pongs < want || g_pings < pinged) && syncq_now_ns() < end)
+    (void)syncq_am_poll(syncq_am_mpi_endpoint(job), POLL_BUDGET, NULL);
+  CHECK(g_pongs == want && g_pings == pinged);
   alarm(STEP_ALARM_S);
   CHECK_RC(syncq_am_mpi_destroy(job), SYNCQ_OK);
   alarm(0);
@@ -458,12 +470,13 @@ static int scenario_peer_fails(const char *scenario) {
 #define BACKLOG_DEAD_NS 2000000000ull /* failedreap, leftsend: 2 s, so rank 0 sends no heartbeat meanwhile */
 #define BACKLOG_SENDS 6u              /* more than half the ring of 2 x 1 + 8, and room left in it */
 
-/* failedreap, leftsend: a job with one credit per peer (send rings of
- * 10), started; rank 0 has BACKLOG_SENDS requests to rank 1 in flight,
- * each answered, none retired (syncq_mpi_sends_stall stays on). */
-static syncq_am_mpi *backlog_job(void) {
+/* failedreap, leftsend, destroyreap: a job with one credit per peer
+ * (send rings of 10), started; rank 0 has BACKLOG_SENDS requests to rank
+ * 1 in flight, each answered, none retired (syncq_mpi_sends_stall stays
+ * on); a third rank sends nothing. */
+static syncq_am_mpi *backlog_job(uint64_t dead_ns) {
   CHECK(arm_faults("") == 0);
-  syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = BACKLOG_DEAD_NS, .credits = 1};
+  syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = dead_ns, .credits = 1};
   syncq_am_mpi *job = NULL;
   alarm(STEP_ALARM_S);
   CHECK_RC(syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job), SYNCQ_OK);
@@ -482,7 +495,7 @@ static syncq_am_mpi *backlog_job(void) {
       while (g_pongs < want && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
       CHECK(g_pongs == want);
     }
-  } else {
+  } else if (g_rank == 1) {
     while (g_pings < BACKLOG_SENDS && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
     CHECK(g_pings == BACKLOG_SENDS);
   }
@@ -498,7 +511,7 @@ static int scenario_failedreap(void) {
   /* "/send" belongs to MPI_Test alone, "/after" to MPI_Testsome alone */
   CHECK(arm_faults("MPI_Testsome:1/send") == -1);
   CHECK(arm_faults("MPI_Test:1/after") == -1);
-  syncq_am_mpi *job = backlog_job();
+  syncq_am_mpi *job = backlog_job(BACKLOG_DEAD_NS);
   if (g_rank == 0) {
     syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
     arm("MPI_Test:1/send,MPI_Test:2/send", true);
@@ -526,7 +539,7 @@ static int scenario_failedreap(void) {
  * this rank's BYE, not a FAILED message in its place (which made it
  * failed there, its requests and communicator left with MPI). */
 static int scenario_leftsend(void) {
-  syncq_am_mpi *job = backlog_job();
+  syncq_am_mpi *job = backlog_job(BACKLOG_DEAD_NS);
   if (g_rank == 1) {
     destroy_bounded(job, SYNCQ_OK); /* its BYE, then it waits for rank 0's */
   } else {
@@ -542,6 +555,50 @@ static int scenario_leftsend(void) {
     CHECK(faults_fired() == 1u);
     CHECK(strstr(syncq_am_mpi_why(job), "rank 1: left the job") != NULL);
     sends_stall(0);
+    destroy_bounded(job, SYNCQ_OK);
+  }
+  next_job_works();
+  return 0;
+}
+
+#define REAP3_DEAD_NS 8000000000ull /* destroyreap: 8 s, so rank 0 tests no send to rank 2 (a heartbeat's) meanwhile */
+
+/* destroyreap (3 ranks): rank 0 fails rank 1 at a send's MPI_Test, a
+ * request that then fails every MPI_Test (the interposer's
+ * syncq_mpi_failed_sends_stick), and destroys while rank 2, which waits
+ * for rank 0's BYE before its own, is still there: rank 0's destroy polls
+ * until rank 2's BYE comes, and those polls must not test rank 1's sends
+ * again (before, each did: the request failed again, and the destroy
+ * returned SYNCQ_ESYS). */
+static int scenario_destroyreap(void) {
+  syncq_am_mpi *job = backlog_job(REAP3_DEAD_NS);
+  if (g_rank == 0) {
+    syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+    failed_sends_stick(1);
+    arm("MPI_Test:1/send", true);
+    uint64_t end = syncq_now_ns() + FOUND_NS;
+    while (faults_fired() == 0 && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
+    CHECK(faults_fired() == 1u);
+    CHECK(syncq_am_mpi_peer_dead(job, 1) && !syncq_am_mpi_peer_dead(job, 2));
+    if (strstr(syncq_am_mpi_why(job), "rank 1: an MPI send failed") == NULL)
+      fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
+    CHECK(strstr(syncq_am_mpi_why(job), "rank 1: an MPI send failed") != NULL);
+    sends_stall(0); /* the BYEs leave */
+    uint64_t t0 = syncq_now_ns();
+    alarm(STEP_ALARM_S);
+    CHECK_RC(syncq_am_mpi_destroy(job), SYNCQ_OK);
+    alarm(0);
+    CHECK(syncq_now_ns() - t0 < 2u * FOUND_NS);
+    CHECK(faults_fired() == 1u); /* the failed request was not tested again */
+    failed_sends_stick(0);
+  } else if (g_rank == 1) {
+    told_failed(job, 0, "an MPI send failed");
+    /* rank 2's BYE not before this rank was told (the reason shown is the last peer's) */
+    CHECK(MPI_Send(NULL, 0, MPI_BYTE, 2, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+    destroy_bounded(job, SYNCQ_OK);
+  } else {
+    until_dead(job, 0); /* rank 0's BYE: it is in its destroy, and waits for this rank's */
+    CHECK(MPI_Recv(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
     destroy_bounded(job, SYNCQ_OK);
   }
   next_job_works();
@@ -594,8 +651,11 @@ int main(int argc, char **argv) {
   *(void **)&recv_cap = dlsym(RTLD_DEFAULT, "syncq_mpi_recv_cap");
   *(void **)&testall_stall = dlsym(RTLD_DEFAULT, "syncq_mpi_testall_stall");
   *(void **)&sends_stall = dlsym(RTLD_DEFAULT, "syncq_mpi_sends_stall");
+  *(void **)&failed_sends_stick = dlsym(RTLD_DEFAULT, "syncq_mpi_failed_sends_stick");
   int rc = -1;
-  if (arm_faults == NULL || faults_fired == NULL || recv_cap == NULL || testall_stall == NULL || sends_stall == NULL) {
+  bool three = strcmp(what, "destroyreap") == 0;
+  if (arm_faults == NULL || faults_fired == NULL || recv_cap == NULL || testall_stall == NULL || sends_stall == NULL ||
+      failed_sends_stick == NULL) {
     if (g_rank == 0) {
       const char *dir = getenv("SYNCQ_TEST_OUT");
       char path[4096];
@@ -607,8 +667,10 @@ int main(int argc, char **argv) {
       }
     }
     rc = SKIPPED;
-  } else if (g_size != 2) {
-    fprintf(stderr, "mpi_fault_test runs on 2 ranks\n");
+  } else if (g_size != (three ? 3 : 2)) {
+    fprintf(stderr, "mpi_fault_test runs %s on %d ranks\n", what, three ? 3 : 2);
+  } else if (three) {
+    rc = scenario_destroyreap();
   } else {
     for (size_t i = 0; i < sizeof create_faults / sizeof create_faults[0]; i++)
       if (strcmp(what, create_faults[i].scenario) == 0) rc = scenario_create(&create_faults[i]);

@@ -90,6 +90,15 @@
  *                                                not called; a "/send" fault
  *                                                still counts it): sends that
  *                                                stay in flight
+ *   void syncq_mpi_failed_sends_stick(int on)    while on, a request whose
+ *                                                MPI_Test a "/send" fault
+ *                                                failed fails every later
+ *                                                MPI_Test of the handle at
+ *                                                that address too
+ *                                                (MPI_ERR_OTHER, MPI not
+ *                                                called, each counted as a
+ *                                                fault injected): a send
+ *                                                request MPI broke
  * A malformed SYNCQ_MPI_FAULT is reported on stderr and ends the rank
  * (exit MPI_OBJECTS_EXIT).
  *
@@ -456,6 +465,34 @@ static atomic_int sends_stall; /* syncq_mpi_sends_stall */
 
 void syncq_mpi_sends_stall(int on);
 void syncq_mpi_sends_stall(int on) { sends_stall = on != 0; }
+
+/* syncq_mpi_failed_sends_stick: where the send requests a "/send" fault
+ * failed while on are kept (a few: the first STUCK_MAX), under `lock`.
+ * By the handle's address, not its value: MPICH gives every send that
+ * completed at once one shared handle value. */
+#define STUCK_MAX 8
+static atomic_int sends_stick;
+static const MPI_Request *stuck[STUCK_MAX];
+static int nstuck;
+
+void syncq_mpi_failed_sends_stick(int on);
+void syncq_mpi_failed_sends_stick(int on) {
+  pthread_mutex_lock(&lock);
+  sends_stick = on != 0;
+  nstuck = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+/* Whether the request at r is a send request a "/send" fault failed
+ * while sticking is on; with `add`, make it one. */
+static int stuck_send(const MPI_Request *r, int add) {
+  int yes = 0;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nstuck && !yes; i++) yes = stuck[i] == r;
+  if (!yes && add && sends_stick && nstuck < STUCK_MAX) stuck[nstuck++] = r;
+  pthread_mutex_unlock(&lock);
+  return yes;
+}
 
 void syncq_mpi_recv_cap(int bytes);
 void syncq_mpi_recv_cap(int bytes) { recv_cap = bytes > 0 ? bytes : 0; }
@@ -887,8 +924,15 @@ static int made_by_isend(MPI_Request r) {
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
   FAULT("MPI_Test");
-  if ((armed || sends_stall) && made_by_isend(*request)) {
-    if (fault_hit_when("MPI_Test", FORM_SEND)) return MPI_ERR_OTHER;
+  if ((armed || sends_stall || sends_stick) && made_by_isend(*request)) {
+    if (sends_stick && stuck_send(request, 0)) {
+      fired++;
+      return MPI_ERR_OTHER;
+    }
+    if (fault_hit_when("MPI_Test", FORM_SEND)) {
+      if (sends_stick) (void)stuck_send(request, 1);
+      return MPI_ERR_OTHER;
+    }
     if (sends_stall) {
       *flag = 0;
       return MPI_SUCCESS;
