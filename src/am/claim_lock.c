@@ -51,6 +51,12 @@
  *                    was skipped sees it (the word moved past its position)
  *                    and takes a new one: the CAS decides between "x enters"
  *                    and "x is skipped", so two never enter.
+ *                  SKIP(x) with GO(x + 1) not handed on (the skipper died,
+ *                    or is stopped, between its CAS and its hand-over) ->
+ *                    hand GO(x + 1) on. Every hand-over after a skip is a
+ *                    CAS from the earlier word of x + 1's slot
+ *                    (rl_hand_on), so the skipper and such a waiter hand
+ *                    x + 1 on once between them.
  *                  Then, in the same pass, every following position whose
  *                    waiter record (am_queue.waiter: position and pid,
  *                    written by a waiter that cannot enter at once) names
@@ -230,6 +236,26 @@ static void rl_release(am_rlock_slot *s, am_rlock_slot *next, uint32_t pos) {
   atomic_store_explicit(&next->word, am_state(pos + 1u, 0, AM_RL_GO), memory_order_release);
 }
 
+/* Hand position y on after y - 1 was skipped: GO(y) into y's slot `succ`
+ * unless it already names y or a later position. A CAS from the word
+ * read, not a store: a waiter that finds SKIP(y - 1) stale (its skipper
+ * died or stalls before its hand-over) hands y on too, and a second GO(y)
+ * stored after y entered would overwrite y's HELD and let another waiter
+ * in beside it (models/spin/am_ticket.pml, -DSTORE_HANDON=1). True if we
+ * handed y on. */
+static bool rl_hand_on(am_rlock_slot *succ, uint32_t y) {
+  /* relaxed: only its position is used, to tell whether y was handed on */
+  uint64_t w = atomic_load_explicit(&succ->word, memory_order_relaxed);
+  while (am_pos_after(y, am_state_pos(w))) {
+    /* release: pairs with y's acquire CAS in rl_enter and the waiters'
+     * acquire loads (rl_current); relaxed on failure: as the load above */
+    if (atomic_compare_exchange_strong_explicit(&succ->word, &w, am_state(y, 0, AM_RL_GO), memory_order_release,
+                                                memory_order_relaxed))
+      return true;
+  }
+  return false;
+}
+
 /* A lock word no lock operation writes: a type outside GO / HELD / SKIP,
  * or a pid in a GO or SKIP word. Only an overwritten segment shows one. */
 static bool rl_word_bad(uint64_t w) {
@@ -372,8 +398,8 @@ static uint32_t rl_skip_dead_run(am_rlock *l, const am_queue *q, uint32_t nslots
     if (!atomic_compare_exchange_strong_explicit(&s->word, &expect, am_state(y, 0, AM_RL_SKIP), memory_order_acq_rel,
                                                  memory_order_relaxed))
       break;
-    /* release: pairs with y + 1's acquire CAS in rl_enter */
-    atomic_store_explicit(&succ->word, am_state(y + 1u, 0, AM_RL_GO), memory_order_release);
+    SYNCQ_RACE_POINT("am.claim.skipped"); /* tests: die between the skip and the hand-over */
+    (void)rl_hand_on(succ, y + 1u);
     y++;
   }
   return y;
@@ -390,9 +416,10 @@ static int rl_leave(am_rlock *l, am_queue *q, uint32_t nslots, uint32_t t, const
   uint64_t expect = am_state(t, 0, AM_RL_GO);
   /* acq_rel: as the stale skip in queue_lock */
   if (atomic_compare_exchange_strong_explicit(&mine->word, &expect, am_state(t, 0, AM_RL_SKIP), memory_order_acq_rel,
-                                              memory_order_relaxed))
-    /* release: pairs with t + 1's acquire CAS in rl_enter */
-    atomic_store_explicit(&l->slot[(t + 1u) % nslots].word, am_state(t + 1u, 0, AM_RL_GO), memory_order_release);
+                                              memory_order_relaxed)) {
+    SYNCQ_RACE_POINT("am.claim.skipped"); /* tests: die between the skip and the hand-over */
+    (void)rl_hand_on(&l->slot[(t + 1u) % nslots], t + 1u);
+  }
   return SYNCQ_ETIMEDOUT;
 }
 
@@ -431,6 +458,7 @@ static int queue_lock(const am_qview *v, uint32_t nslots, const rl_self *me, uin
       atomic_store_explicit(&v->q->waiter[t % AM_RL_WAITERS], am_state(t, me->pid, AM_RL_WAITING),
                             memory_order_relaxed);
       recorded = true;
+      SYNCQ_RACE_POINT("am.claim.queued"); /* tests: stop a waiter that holds a position */
     }
     uint32_t wp = am_state_pos(w);
     if (am_pos_after(wp, t) || (wp == t && am_state_type(w) == AM_RL_SKIP)) {
@@ -466,8 +494,8 @@ static int queue_lock(const am_qview *v, uint32_t nslots, const rl_self *me, uin
        * of ours; release keeps the hand-over below after the CAS */
       if (atomic_compare_exchange_strong_explicit(&cur->word, &skip_expect, am_state(x, 0, AM_RL_SKIP),
                                                   memory_order_acq_rel, memory_order_relaxed)) {
-        /* release: pairs with x + 1's acquire CAS in rl_enter */
-        atomic_store_explicit(&succ->word, am_state(x + 1u, 0, AM_RL_GO), memory_order_release);
+        SYNCQ_RACE_POINT("am.claim.skipped"); /* tests: die between the skip and the hand-over */
+        (void)rl_hand_on(succ, x + 1u);       /* false: a waiter that found our SKIP(x) stale did it */
         handed = true;
       }
     } else if (am_state_type(cw) == AM_RL_HELD && rl_holder_dead(cur, cw) && rl_enter(cur, &cw, x, me)) {
@@ -479,6 +507,12 @@ static int queue_lock(const am_qview *v, uint32_t nslots, const rl_self *me, uin
         rl_release(cur, succ, x);
         handed = true;
       }
+    } else if (am_state_type(cw) == AM_RL_SKIP && am_state_pid(cw) == 0u) {
+      /* x was skipped and x + 1 not handed on: its skipper died (or is
+       * stopped) between its CAS and its hand-over. For Anderson's lock a
+       * SKIP is also what a skipped slot keeps; rl_hand_on then finds
+       * x + 1 handed on already and does nothing. */
+      handed = rl_hand_on(succ, x + 1u);
     }
     if (handed) {
       uint32_t y = rl_skip_dead_run(l, v->q, nslots, x + 1u, t);

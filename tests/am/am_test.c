@@ -1201,6 +1201,58 @@ static void test_lock_takeover_stopped(void **state) {
   }
 }
 
+/* The ticket and Anderson claims: position 1's waiter dies waiting
+ * ("am.claim.queued", then SIGKILL) while a stopped sender holds position
+ * 0; position 2's waiter, once 0 is released, skips the dead position 1
+ * (CAS to SKIP(1)) and dies before it hands position 2 on
+ * ("am.claim.skipped"). Nobody is left to hand anything on: the next
+ * sender (position 3) must find the stale SKIP(1) and hand on itself
+ * (models/spin/am_ticket.pml found it: before, no waiter acted on a
+ * SKIP, and every later claim of the lock ended in SYNCQ_ETIMEDOUT). */
+static void test_lock_skipper_dies(void **state) {
+  (void)state;
+  const int claims[] = {SYNCQ_AM_CLAIM_TICKET, SYNCQ_AM_CLAIM_ANDERSON};
+  for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++) {
+    int c = claims[i];
+    char name[96];
+    name_of(name, sizeof name, "skipper", c);
+    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    int st = 0;
+    race_stop_at = "am.claim.inside"; /* position 0: holds the lock, stopped */
+    pid_t holder = spawn(plain_sender, name);
+    assert_int_equal(waitpid(holder, &st, WUNTRACED), holder);
+    assert_true(WIFSTOPPED(st));
+    race_stop_at = "am.claim.queued"; /* position 1: waits, stopped, then killed */
+    pid_t waiter = spawn(plain_sender, name);
+    assert_int_equal(waitpid(waiter, &st, WUNTRACED), waiter);
+    assert_true(WIFSTOPPED(st));
+    assert_int_equal(kill(waiter, SIGKILL), 0);
+    assert_int_equal(reap(waiter), 128 + SIGKILL);
+    race_stop_at = "am.claim.skipped"; /* position 2: skips 1, dies before handing 2 on */
+    pid_t skipper = spawn(tail_dying_sender, name);
+    assert_int_equal(kill(holder, SIGCONT), 0);
+    assert_int_equal(reap(holder), 0);
+    assert_int_equal(reap(skipper), 128 + SIGKILL);
+    syncq_am_peer *p;
+    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+    uint32_t args[1] = {2};
+    int r = syncq_am_request(p, H_TALLY, args, 1, 0); /* position 3 */
+    if (r != SYNCQ_OK)
+      print_error("claim %s: the send after the dead skipper returned %d\n", syncq_am_claim_name(c), r);
+    assert_int_equal(r, SYNCQ_OK);
+    assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK); /* and the lock moves on */
+    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+    while (got < 3u && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+    assert_int_equal(got, 3u); /* the holder's and ours */
+    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 /* ================================================================ cyclic requests */
 
 typedef struct ring_arg {
@@ -3744,6 +3796,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_wait_dead_claim),
     cmocka_unit_test(test_claim_dead_before_tail),
     cmocka_unit_test(test_lock_takeover_stopped),
+    cmocka_unit_test(test_lock_skipper_dies),
     cmocka_unit_test(test_cyclic),
     cmocka_unit_test(test_inherit_unhandled_nowait),
     cmocka_unit_test(test_bulk_blocks_in_flight),

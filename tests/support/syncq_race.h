@@ -70,6 +70,14 @@
  *                    over a dead holder's lock word by CAS, its start time
  *                    not yet written beside it (src/am/claim_lock.c,
  *                    rl_enter): am_test stops a sender there.
+ *   "am.claim.queued"  a ticket or Anderson claim's waiter that holds a
+ *                    position it cannot enter yet, its waiter record
+ *                    just written (src/am/claim_lock.c, queue_lock):
+ *                    am_test stops a sender there and kills it.
+ *   "am.claim.skipped"  a ticket or Anderson claim's waiter that has just
+ *                    skipped a position (CAS to SKIP), the next not yet
+ *                    handed on (queue_lock, rl_skip_dead_run, rl_leave):
+ *                    am_test kills a sender there.
  *   "am.send.stalled"  a send stalled on a full queue, right after it polled
  *                    its own endpoint (src/am/am.c): am_test counts them.
  *   "am.poll.taken.request", "am.poll.taken.reply"  a poll of that queue
