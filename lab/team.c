@@ -19,8 +19,15 @@
  * after its clock read; reads and closes them before it returns. The team's
  * time gains the one ioctl before the body, and the body a dearer context
  * switch (docs/lab.md, "Event counters", measures both).
+ *
+ * Each worker names its thread "w<id>/<n>" (worker id of a team of n,
+ * before the gate), so that a sampling profile (perf report --sort comm,
+ * scripts/profile-report) tells the workers apart: dg25-prodcons's
+ * producers are w0..w<n/2-1>, its consumers the rest. A name the kernel
+ * refuses leaves the thread its inherited one; the run goes on.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +69,9 @@ static void spin_or_yield(unsigned *spins) {
 
 static void *worker_main(void *p) {
   worker_slot *s = p;
+  char name[16]; /* the kernel's limit, with its terminator */
+  snprintf(name, sizeof name, "w%d/%d", s->w.id, s->w.n);
+  (void)pthread_setname_np(pthread_self(), name);
   if (s->pu_slot >= 0 && lab_ctx_topo(s->ctx) != NULL)
     (void)lab_topo_pin_self(lab_ctx_topo(s->ctx), s->pu_slot, s->pin_error, sizeof s->pin_error);
   lab_perf_set perf;

@@ -14,7 +14,14 @@
 #     root may make a mount namespace; the test says when it could not);
 #  4. refusals, each one line and no loader error: another ISA (a uname
 #     shim), a kernel older than the carried glibc's floor, a CPU flag the
-#     CPU lacks, a deleted library named with the programs that need it.
+#     CPU lacks, a deleted library named with the programs that need it;
+#  5. --profile: where perf can sample here, the carried perf samples an
+#     LCRQ run (one producer, one consumer) into profile/dg25-prodcons.perf.data
+#     and scripts/profile-report, given it and the build, names LCRQ's
+#     functions by thread kind and their instructions with source lines;
+#     where it cannot (said), the run says why and goes on. Then, with a
+#     carried perf that fails as perf does where the kernel forbids
+#     sampling, the run names the reason and still measures.
 # usage: portable_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -78,6 +85,48 @@ env -i PATH=/usr/bin:/bin LD_DEBUG=libs "$top/$prog" 2>"$tmp/ld.log" >/dev/null 
 inits=$(sed -n 's/.*calling init: //p' "$tmp/ld.log")
 [ -n "$inits" ] || fail "LD_DEBUG named no library"
 if printf '%s\n' "$inits" | grep -v "^$top/"; then fail "$prog loaded libraries from outside the folder"; fi
+
+# 2b. --profile: the lab once more at N = 1 under the carried perf
+# (--size default: about a second, a few hundred samples a thread)
+set +e
+"${clean_env[@]}" "$top/run" --out "$tmp/resp" --no-tests --lab dg25-prodcons --size default --threads 1 --algos lcrq \
+  --launches 1 --profile --profile-threads 1 >"$tmp/runp.log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 0 ] || { cat "$tmp/runp.log"; fail "run --profile exited $rc"; }
+[ -s "$tmp/resp/lab/results.jsonl" ] || fail "run --profile: no lab results"
+# Whether perf can sample here, asked of this machine's perf as the run asks
+# its own: user-space cpu-clock samples of a child.
+can_sample=0
+if command -v perf >/dev/null 2>&1 &&
+   perf record -q -e cpu-clock:u --no-buildid-cache -o "$tmp/probe.data" -- true >/dev/null 2>&1 && [ -s "$tmp/probe.data" ]; then
+  can_sample=1
+fi
+pdata=$tmp/resp/profile/dg25-prodcons.perf.data
+if [ $can_sample = 1 ]; then
+  [ -s "$pdata" ] || { cat "$tmp/runp.log"; fail "run --profile left no $pdata"; }
+  grep -q "profile: dg25-prodcons: $pdata\$" "$tmp/runp.log" || { cat "$tmp/runp.log"; fail "run --profile did not name $pdata"; }
+  grep -Eq 'profile: [0-9]+ s; back where syncq was built: scripts/profile-report' "$tmp/runp.log" ||
+    { cat "$tmp/runp.log"; fail "run --profile did not say its time and how to read it"; }
+  "$src/scripts/profile-report" --build "$build" --min 0 --functions 40 --instructions 3 "$tmp/resp/profile" >"$tmp/prof.txt" 2>&1 ||
+    { cat "$tmp/prof.txt"; fail "profile-report failed"; }
+  # Each side's functions (all of them: on a loaded machine a side may get
+  # few samples), then LCRQ's hot instructions with source lines.
+  # (each section to a file: grep -q on a pipe would fail it under pipefail)
+  sed -n '/^-- producers (N = 1): /,/^-- /p' "$tmp/prof.txt" >"$tmp/prof-p.txt"
+  sed -n '/^-- consumers (N = 1): /,/^-- other/p' "$tmp/prof.txt" >"$tmp/prof-c.txt"
+  grep -Eq '^ +[0-9.]+% +syncq-lab +syncq_queue_lcrq_enqueue$' "$tmp/prof-p.txt" ||
+    { cat "$tmp/prof.txt"; fail "profile-report: no producers' line for syncq_queue_lcrq_enqueue"; }
+  grep -Eq '^ +[0-9.]+% +syncq-lab +(crq_dequeue|syncq_queue_lcrq_dequeue)$' "$tmp/prof-c.txt" ||
+    { cat "$tmp/prof.txt"; fail "profile-report: no consumers' line for LCRQ's dequeue"; }
+  grep -Eq '^ +at src/queue/lcrq\.c:[0-9]+ \(crq_(enqueue|dequeue)\) ' "$tmp/prof.txt" ||
+    { cat "$tmp/prof.txt"; fail "profile-report: no LCRQ instruction with its source line"; }
+  profile="profile taken and read back"
+else
+  grep -q 'profile: not taken: ' "$tmp/runp.log" || { cat "$tmp/runp.log"; fail "perf cannot sample here, yet the run did not say so"; }
+  profile="profile not checked: perf cannot sample here ($(grep -o 'profile: not taken: .*' "$tmp/runp.log"))"
+  echo "SKIP: $profile"
+fi
 
 # 3. moved again: re-pointed; a failing test counts as failed
 mv "$top" "$tmp/node/moved"
@@ -146,6 +195,21 @@ refused "kernel 3.1.10-old is older than" env -i PATH="$tmp/shim-kernel:/usr/bin
 sed -i 's/^cpuflags \(.*\)$/cpuflags \1 syncq_no_such_flag/' "$top/manifest"
 refused "this CPU lacks syncq_no_such_flag (from /proc/cpuinfo)" "${clean_env[@]}" "$top/run" --check
 sed -i 's/ syncq_no_such_flag$//' "$top/manifest"
+
+# 5. a perf that cannot sample (as where perf_event_paranoid is 3): the run
+# names the reason, measures all the same and leaves no profile. (After
+# the move: the run re-points programs only when the folder moved, and
+# this perf is a script.)
+if [ -e "$top/bin/perf" ]; then
+  printf '#!/bin/sh\necho "Error: No permission to enable cpu-clock:u event." >&2\nexit 255\n' >"$top/bin/perf"
+  "${clean_env[@]}" "$top/run" --out "$tmp/res3" --no-tests --lab np99-counter --size smoke --threads 1 --algos faa \
+    --launches 1 --profile >"$tmp/run3.log" 2>&1 || { cat "$tmp/run3.log"; fail "run --profile with a failing perf exited non-zero"; }
+  grep -q 'profile: not taken: perf cannot sample here (kernel.perf_event_paranoid [0-9-]*; perf: Error: No permission to enable cpu-clock:u event.); the run goes on without it$' \
+    "$tmp/run3.log" || { cat "$tmp/run3.log"; fail "a failing perf: the run did not say why it took no profile"; }
+  [ -s "$tmp/res3/lab/results.jsonl" ] || fail "a failing perf: no lab results"
+  [ ! -e "$tmp/res3/profile/np99-counter.perf.data" ] || fail "a failing perf left a profile"
+fi
+refused "profile samples the lab's experiments: give it --lab" "${clean_env[@]}" "$top/run" --lab none --profile --check
 rm "$top/lib/libhwloc.so.15"
 refused "missing library lib/libhwloc.so.15 (needed by bin/syncq-lab" "${clean_env[@]}" "$top/run" --check
-echo "portable: packed, carried, run clean ($(tail -n 1 "$summary")), re-pointed after a move, $bare, refusals checked"
+echo "portable: packed, carried, run clean ($(tail -n 1 "$summary")), re-pointed after a move, $bare, refusals checked, $profile"
