@@ -4,20 +4,25 @@
  * everything at once, with its promises checked at the end (and where
  * cheap, on the fly).
  *
- * For each seed of a fixed list, a fiber system with 3 schedulers on the
- * test plan's confined PUs and a small process table (so slots and pids
- * are reused many times) runs a tree of detached "chaos" processes that
- * spawn one another, each running a program of random operations drawn
- * from its seed: send to a random pid (live, dead or stale) or to a
- * "sink", receive with and without a deadline, monitor and demonitor,
- * link and unlink, trap exits (always, never, or toggled), register,
- * unregister and look up a name, send exit signals (kill, normal, or an
- * abnormal reason unique in the run), sleep, a blocking call bracketed by
- * syncq_po_blocking_begin/_end, and spawn children (some linked). Every
- * process logs what it did and what it expects; a process killed by an
- * exit signal returns at once. The attached main thread watches: a
- * watchdog fails the test, naming every process still running and its
- * last operation, if the run does not end.
+ * For each seed of a fixed list (the six mailbox algorithms in turn), a
+ * fiber system with 3 schedulers on the test plan's confined PUs
+ * (PO_TEST_BACKEND "thread": a thread per process) and a small process
+ * table (so slots and pids are reused many times) runs trees of "chaos"
+ * processes that spawn one another (detached, or joined by their parent
+ * at its end), each running a program of random operations drawn from
+ * its seed: send (linked or copied) or send_after to a random pid (live,
+ * dead or stale), send to a "sink", receive with and without a deadline,
+ * sleep, monitor and demonitor, link and unlink, trap exits (always,
+ * never, or toggled), register, unregister and look up a name, send exit
+ * signals (kill, normal, or an abnormal reason unique in the run), a
+ * blocking call bracketed by syncq_po_blocking_begin/_end, and spawn
+ * children (some linked). Every process logs what it did and what it
+ * expects; a process killed by an exit signal returns at once. A process
+ * links only to processes spawned after it, and at its end waits only
+ * for theirs (the DOWNs of its monitors, its links' EXITs): no cycle of
+ * waits. The attached main thread watches: a watchdog fails the test,
+ * naming every process still running and what it waits for, if the run
+ * does not end.
  *
  * Checked (po.h's promises):
  *  - monitors: exactly one SYNCQ_PO_DOWN per monitor (pid and ref its
@@ -36,15 +41,17 @@
  *  - names: a name has one live holder; whereis never answers with a
  *    process whose DOWN its caller has handled; every name is gone at
  *    the end;
- *  - messages: a message is received only by the process it was sent to
- *    (never by the slot's next process), with its sender field, in
- *    per-sender order, at most once; every message sent with SYNCQ_OK to
- *    a process that received until its end (a sink, or a chaos process
- *    that finished its program without being killed) arrived;
+ *  - messages: a message (a delayed one too) is received only by the
+ *    process it was sent to (never by the slot's next process), with its
+ *    sender field, at most once, and a plain send's in per-sender order;
+ *    every message sent with SYNCQ_OK to a process that received until
+ *    its end (a sink, or a chaos process that finished its program
+ *    without being killed) arrived;
  *  - pids: a slot's next process starts only after its previous one has
  *    exited, with a later generation, never on a slot that a live
  *    process holds; no pid value repeats; SYNCQ_EDEAD only for a pid
- *    whose process has exited;
+ *    whose process has exited; join of a child returns SYNCQ_OK (also
+ *    from a killed parent);
  *  - no hang (the watchdog), no leak (the ASan build's LeakSanitizer),
  *    and syncq_po_destroy succeeds.
  */
@@ -66,23 +73,28 @@
 
 #include "syncq/po.h"
 
+#ifndef PO_TEST_BACKEND
+#define PO_TEST_BACKEND "fiber"
+#endif
+#define FIBERS (strcmp(PO_TEST_BACKEND, "fiber") == 0)
 #define US 1000ull
 #define MS 1000000ull
 #define SCHEDULERS 3u
 #define MAX_PROCS 40u                  /* chaos processes, sinks and main share it: slots are reused */
-#define NPROC (SANITIZED ? 200 : 1000) /* chaos processes per seed */
+#define NPROC (SANITIZED ? 500 : 1000) /* chaos processes per seed */
 #define OPS 24                         /* operations of one chaos program */
 #define NSINK 2
 #define NNAMES 6
 #define MAXMON 16 /* monitors one process takes at most */
 #define MAXLINK 8 /* links one process takes at most */
+#define MAXJOIN 4 /* joinable children one process spawns at most */
 #define FIBER_STACK (SANITIZED ? 256u * 1024u : 64u * 1024u)
 #define WATCHDOG_S 60      /* a bound only a hang reaches */
 #define SIG_BASE 100000000 /* unique abnormal reasons of exit signals */
 #define VOL_BASE 1000000   /* a process's own abnormal reason: VOL_BASE + index */
 
 enum { CLS_PLAIN, CLS_TRAP, CLS_TOGGLE };
-enum { T_DATA = 1, T_SINK, T_STOP };
+enum { T_DATA = 1, T_LATE, T_SINK, T_STOP };
 enum { MON_ACTIVE, MON_DEMON_OK, MON_DEMON_ENOENT };
 enum { LINK_ACTIVE, LINK_UNLINKED, LINK_FIRED };
 
@@ -143,6 +155,9 @@ typedef struct rec {
   int ngot, capgot;
   int32_t sink_sent[NSINK];
   int32_t seq;
+  int32_t late_seq; /* send_after's messages: sequence numbers of their own */
+  syncq_po_pid joins[MAXJOIN];
+  int njoin;
 } rec;
 
 typedef struct sig {
@@ -192,7 +207,7 @@ static int idx_of_pid(syncq_po_pid pid) {
   return -1;
 }
 
-static void name_of(int k, char *buf) { snprintf(buf, 8, "n%d", k); }
+static void name_of(int k, char *buf) { snprintf(buf, 16, "n%d", k); }
 
 /* ---- the sinks: receive until STOP, check order, keep a log ---- */
 
@@ -297,6 +312,21 @@ static void record_truth(int t, int32_t reason, int me) {
     failure("process %d: DOWN of process %d with reason %d, another DOWN had %d", me, t, (int)reason, (int)want);
 }
 
+static void add_got(ctx *c, int32_t from, int32_t seq) {
+  rec *r = c->r;
+  if (r->ngot == r->capgot) {
+    int cap = r->capgot ? r->capgot * 2 : 64;
+    got *g = realloc(r->got, (size_t)cap * sizeof *g);
+    if (g == NULL) {
+      failure("process %d: out of memory", c->me);
+      return;
+    }
+    r->got = g;
+    r->capgot = cap;
+  }
+  r->got[r->ngot++] = (got){from, seq};
+}
+
 /* Handle one received message; false: stop (killed). */
 static bool handle(ctx *c, syncq_po_msg *m) {
   rec *r = c->r;
@@ -314,18 +344,18 @@ static bool handle(ctx *c, syncq_po_msg *m) {
         failure("process %d: from process %d seq %d after %d (repeated or out of order)", c->me, (int)p.from,
                 (int)p.seq, (int)*last);
       *last = p.seq;
-      if (r->ngot == r->capgot) {
-        int cap = r->capgot ? r->capgot * 2 : 64;
-        got *g = realloc(r->got, (size_t)cap * sizeof *g);
-        if (g == NULL) {
-          failure("process %d: out of memory", c->me);
-        } else {
-          r->got = g;
-          r->capgot = cap;
-        }
-      }
-      if (r->ngot < r->capgot) r->got[r->ngot++] = (got){p.from, p.seq};
+      add_got(c, p.from, p.seq);
     }
+  } else if (m->type == T_LATE) {
+    /* send_after's: no order against the plain sends, at most once (the
+     * end checks), only to the process it was sent to */
+    payload p;
+    memcpy(&p, m->data, sizeof p);
+    if (p.to != c->me_pid)
+      failure("process %d (pid %d) received a delayed message sent to pid %d", c->me, (int)c->me_pid, (int)p.to);
+    if (p.from < 0 || p.from >= NPROC || m->sender != atomic_load(&C->recs[p.from].pid))
+      failure("process %d: a delayed message from index %d with sender field %d", c->me, (int)p.from, (int)m->sender);
+    else add_got(c, p.from, -p.seq);
   } else if (m->type == SYNCQ_PO_DOWN) {
     syncq_po_down d;
     memcpy(&d, m->data, sizeof d);
@@ -415,7 +445,7 @@ static bool receive(ctx *c, uint64_t wait_ns, bool try_only) {
 static void chaos_proc(syncq_po_proc *self, void *arg);
 
 /* Spawn one child; returns its index or -1. */
-static int spawn_child(ctx *c, syncq_po_pid *pid) {
+static int spawn_child(ctx *c, syncq_po_pid *pid, bool joinable) {
   /* a full table refuses (SYNCQ_ELIMIT, taken as an outcome): keep the
    * indices for spawns that may succeed */
   if (syncq_po_live(C->sys) + 2 > MAX_PROCS) return -1;
@@ -426,7 +456,8 @@ static int spawn_child(ctx *c, syncq_po_pid *pid) {
   if (cr->seed == 0) cr->seed = 1;
   cr->cls = (int)(cr->seed % 3);
   syncq_po_pid got_pid;
-  int r = syncq_po_spawn_detached(C->sys, chaos_proc, cr, &got_pid);
+  int r = joinable ? syncq_po_spawn(C->sys, chaos_proc, cr, &got_pid)
+                   : syncq_po_spawn_detached(C->sys, chaos_proc, cr, &got_pid);
   if (r == SYNCQ_OK) {
     atomic_store(&cr->pid, got_pid);
     if (pid != NULL) *pid = got_pid;
@@ -499,6 +530,25 @@ static int op_send(ctx *c) {
   return SYNCQ_OK;
 }
 
+static int op_send_after(ctx *c) {
+  int t = pick_target(c, false);
+  if (t < 0) return SYNCQ_OK;
+  syncq_po_pid to = atomic_load(&C->recs[t].pid);
+  syncq_po_msg *m;
+  int s = syncq_po_get(c->self, sizeof(payload), &m);
+  if (s != SYNCQ_OK) return s;
+  payload p = {c->me, ++c->r->late_seq, to};
+  memcpy(m->data, &p, sizeof p);
+  m->type = T_LATE;
+  uint32_t d = pick(c, 3);
+  s = syncq_po_send_after(c->self, to, m, d == 0 ? 0 : d == 1 ? 100 * US : 1 * MS);
+  if (s != SYNCQ_OK) syncq_po_free(c->self, m);
+  if (s == SYNCQ_EKILLED) return s;
+  if (s == SYNCQ_EDEAD) note_edead(c, t, "send_after");
+  else if (s != SYNCQ_OK) failure("process %d: send_after to %d: %s", c->me, t, syncq_strerror(s));
+  return SYNCQ_OK;
+}
+
 static int op_signal(ctx *c) {
   uint32_t kind = pick(c, 4);
   /* a normal signal only to a higher process: from a lower one, an EXIT
@@ -536,7 +586,7 @@ static int op_signal(ctx *c) {
 }
 
 static int op_names(ctx *c, int *mine) {
-  char name[8];
+  char name[16];
   uint32_t what = pick(c, 3);
   int k = (int)pick(c, NNAMES);
   if (what == 0 && *mine < 0) {
@@ -709,11 +759,17 @@ static void chaos_proc(syncq_po_proc *self, void *arg) {
       break;
     case 12:
     case 13:
-      t = spawn_child(&c, &child);
+      if (r->njoin < MAXJOIN && pick(&c, 4) == 0) {
+        t = spawn_child(&c, &child, true);
+        if (t >= 0) r->joins[r->njoin++] = child;
+      } else {
+        t = spawn_child(&c, &child, false);
+      }
       if (t >= 0 && pick(&c, 2) && !take_link(&c, t, child)) goto killed;
       break;
     case 14:
-      s = syncq_po_sleep(self, 50 * US);
+      if (pick(&c, 2)) s = syncq_po_sleep(self, 50 * US);
+      else s = op_send_after(&c);
       break;
     default:
       if (pick(&c, 4) == 0) {
@@ -735,6 +791,12 @@ static void chaos_proc(syncq_po_proc *self, void *arg) {
 killed:
   r->killed = true;
 out:
+  /* joined even when killed (join is not refused then): a slot nobody
+   * joins stays taken */
+  for (int i = 0; i < r->njoin; i++) {
+    int s = syncq_po_join(C->sys, r->joins[i]);
+    if (s != SYNCQ_OK) failure("process %d: join of its child pid %d: %s", c.me, (int)r->joins[i], syncq_strerror(s));
+  }
   if (mine >= 0) atomic_store(&C->holder[mine], 0); /* the exit takes the name */
   free(c.seen_down);
   atomic_store(&r->done, 1);
@@ -809,6 +871,10 @@ static void end_checks(int n) {
   for (int i = 0; i < n; i++) {
     rec *r = &C->recs[i];
     if (r->got != NULL) qsort(r->got, (size_t)r->ngot, sizeof *r->got, cmp_got);
+    for (int j = 1; j < r->ngot; j++)
+      if (cmp_got(&r->got[j - 1], &r->got[j]) == 0)
+        failure("process %d received %s message %d of process %d twice", i, r->got[j].seq < 0 ? "delayed" : "plain",
+                (int)(r->got[j].seq < 0 ? -r->got[j].seq : r->got[j].seq), (int)r->got[j].from);
   }
   for (int k = 0; k < NSINK; k++) qsort(C->sink_got[k], (size_t)C->sink_ngot[k], sizeof(got), cmp_got);
   for (int i = 0; i < n; i++) {
@@ -854,7 +920,7 @@ static void end_checks(int n) {
               atomic_load(&g->to), atomic_load(&g->received));
   }
   for (int k = 0; k < NNAMES; k++) {
-    char name[8];
+    char name[16];
     syncq_po_pid p;
     name_of(k, name);
     int s = syncq_po_whereis(C->sys, name, &p);
@@ -879,9 +945,10 @@ static void run_seed(uint64_t seed, const char *mailbox) {
   C = c;
   c->seed = seed;
   pthread_mutex_init(&c->fail_lock, NULL);
-  syncq_po_config cfg = {mailbox, MAX_PROCS, FIBER_STACK, 0, "fiber", SCHEDULERS, false};
+  syncq_po_config cfg = {mailbox, MAX_PROCS, FIBERS ? FIBER_STACK : 0, 0, PO_TEST_BACKEND, FIBERS ? SCHEDULERS : 0,
+                         false};
   int r = syncq_po_create(&cfg, &c->sys);
-  if (r != SYNCQ_OK) fail_msg("creating a fiber system: %s", syncq_strerror(r));
+  if (r != SYNCQ_OK) fail_msg("creating a %s system: %s", PO_TEST_BACKEND, syncq_strerror(r));
   uint32_t gens = syncq_po_pid_generations(c->sys);
   c->slot_bits = 31u;
   while (gens > 1) gens >>= 1, c->slot_bits--;
@@ -906,8 +973,9 @@ static void run_seed(uint64_t seed, const char *mailbox) {
     assert_int_equal(syncq_po_spawn(c->sys, sink, (void *)(intptr_t)k, &c->sinks[k]), SYNCQ_OK);
     atomic_store(&c->slot_holder[(uint32_t)c->sinks[k] & (nslots - 1)], -1);
   }
-  /* The root and its siblings: a few processes started from main. */
-  for (int i = 0; i < 4; i++) spawn_child(NULL, NULL);
+  /* Roots: a few processes started from main, and more whenever the
+   * trees thin out (every process may die early), until NPROC are taken. */
+  for (int i = 0; i < 4; i++) spawn_child(NULL, NULL, false);
 
   /* Watch: every process taken has returned, and none can take more. */
   struct timespec t0;
@@ -919,7 +987,8 @@ static void run_seed(uint64_t seed, const char *mailbox) {
     for (int i = 0; i < n; i++) running += !atomic_load(&c->recs[i].done);
     int n2 = atomic_load(&c->next_idx);
     if (n2 > NPROC) n2 = NPROC;
-    if (running == 0 && n2 == n) break;
+    if (running == 0 && n2 == n && n == NPROC) break;
+    if (n2 < NPROC && syncq_po_live(c->sys) < MAX_PROCS / 2) spawn_child(NULL, NULL, false);
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (now.tv_sec - t0.tv_sec > WATCHDOG_S) {
@@ -980,7 +1049,7 @@ static void run_seed(uint64_t seed, const char *mailbox) {
   if (fails != 0)
     fail_msg("seed %llu (%s): %d failures; first: %s", (unsigned long long)seed, mailbox, fails, c->first_failure);
   /* the mix reached what it means to exercise */
-  if (completed == 0 || killed == 0 || n < NPROC / 2)
+  if (completed == 0 || killed == 0 || unused > n / 2)
     fail_msg("seed %llu (%s): a degenerate run: %d processes, %d completed, %d killed, %d refused",
              (unsigned long long)seed, mailbox, n, completed, killed, unused);
   assert_int_equal(syncq_po_detach(me), SYNCQ_OK);
