@@ -46,7 +46,8 @@
  *    sender field, at most once, and a plain send's in per-sender order;
  *    every message sent with SYNCQ_OK to a process that received until
  *    its end (a sink, or a chaos process that finished its program
- *    without being killed) arrived;
+ *    without being killed, except under "mpsc", whose try_recv may miss
+ *    a message behind a sender between its two steps) arrived;
  *  - pids: a slot's next process starts only after its previous one has
  *    exited, with a later generation, never on a slot that a live
  *    process holds; no pid value repeats; SYNCQ_EDEAD only for a pid
@@ -168,6 +169,10 @@ typedef struct sig {
 typedef struct chaos {
   syncq_po_system *sys;
   uint64_t seed;
+  /* "mpsc": try_recv may find the inbox empty while a sender is between
+   * its two steps (syncq_po_try_recv), so a final drain's SYNCQ_EMPTY
+   * does not show that every message sent before it has been taken */
+  bool hides;
   uint32_t slot_bits;
   rec *recs;
   atomic_int next_idx;
@@ -891,7 +896,7 @@ static void end_checks(int n) {
     for (int j = 0; j < r->nsent; j++) {
       sent *s = &r->sent[j];
       rec *to = &C->recs[s->to];
-      if (s->open && to->completed && !has_got(to->got, to->ngot, i, s->seq))
+      if (s->open && to->completed && !C->hides && !has_got(to->got, to->ngot, i, s->seq))
         failure("process %d never got message %d of process %d (sent while it received)", s->to, (int)s->seq, i);
     }
     if (!r->completed) continue;
@@ -914,7 +919,7 @@ static void end_checks(int n) {
   for (int k = 0; k < nsig; k++) {
     sig *g = &C->sigs[k];
     rec *to = &C->recs[atomic_load(&g->to)];
-    if (atomic_load(&g->ok) && atomic_load(&g->open) && to->completed && to->cls == CLS_TRAP &&
+    if (atomic_load(&g->ok) && atomic_load(&g->open) && to->completed && to->cls == CLS_TRAP && !C->hides &&
         atomic_load(&g->received) != 1)
       failure("exit signal %d from %d to trapping process %d: received %d times", SIG_BASE + k, atomic_load(&g->from),
               atomic_load(&g->to), atomic_load(&g->received));
@@ -944,6 +949,7 @@ static void run_seed(uint64_t seed, const char *mailbox) {
   assert_non_null(c);
   C = c;
   c->seed = seed;
+  c->hides = strcmp(mailbox, "mpsc") == 0;
   pthread_mutex_init(&c->fail_lock, NULL);
   syncq_po_config cfg = {mailbox, MAX_PROCS, FIBERS ? FIBER_STACK : 0, 0, PO_TEST_BACKEND, FIBERS ? SCHEDULERS : 0,
                          false};
