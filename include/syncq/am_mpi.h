@@ -37,7 +37,8 @@
  * docs/am-mpi.md): every rank sends a heartbeat to each MPI peer it has
  * not sent to for dead_timeout_ns / 4; a peer heard from for none of
  * dead_timeout_ns, one whose MPI operation failed (MPI_ERRORS_RETURN) on
- * this rank or on the peer (which then says so: syncq_am_mpi_why), or
+ * this rank or on the peer (which then says so: syncq_am_mpi_why, and
+ * for each peer syncq_am_mpi_peer_why), or
  * one that left with syncq_am_mpi_destroy is dead: sends to it return
  * SYNCQ_EDEAD and polls never wait for it. Peers through shared memory
  * keep syncq/am.h's rules (SYNCQ_EDEAD once the endpoint is closed or its
@@ -198,7 +199,36 @@ const char *syncq_am_mpi_path(const syncq_am_mpi *job, int rank);
  * Progress: wait-free (it reads what polls and sends last learnt; only they
  * move MPI messages). */
 bool syncq_am_mpi_peer_dead(const syncq_am_mpi *job, int rank);
-/* The last error's explanation ("" if none). For NULL: why this
+/* Why `rank` is known dead (or left), as this rank learnt it, and when
+ * (milliseconds after this rank's syncq_am_mpi_start): the first reason
+ * found stays, whatever later errors syncq_am_mpi_why names. One of
+ *   "silent for S ms, longer than the dead timeout of D ms: found dead T ms after the start"
+ *   "left the job: its BYE came T ms after the start"
+ *   "failed by this rank (CALL here, on its messages) T ms after the start"
+ *   "failed this rank (CALL there): its FAILED message came T ms after the start"
+ * where CALL is "MPI_Isend failed", "MPI_Irecv failed", "an MPI send
+ * failed" (a send's MPI_Test), "an MPI receive failed" (a receive's
+ * MPI_Test or MPI_Testsome) or, for a FAILED message naming no call
+ * known here, "an MPI call failed". "" for a peer not known dead (every
+ * peer reached through shared memory, as for syncq_am_mpi_peer_dead:
+ * its sends say SYNCQ_EDEAD). NULL for bad input: job NULL, rank out of
+ * range (not in [0, syncq_am_mpi_size)), or rank this rank's own (not a
+ * peer it can lose); errno is left alone. The text lives in the job:
+ * valid until the next syncq_am_mpi_peer_why on the job or its destroy.
+ * Thread safety: from the thread that initialised MPI only (the job's threading rule:
+ * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
+ * and peers comes from that thread), and never in a forked child; not from
+ * a signal handler.
+ * Progress: wait-free (it reads what polls and sends last learnt; only they
+ * move MPI messages).
+ * Memory: a code and two times per peer, written out here into one buffer
+ * of SYNCQ_AM_MPI_WHY_MAX bytes per job: nothing allocated, and no text
+ * per peer written, when a peer is found lost.
+ * Example: `for (int r = 0; r < syncq_am_mpi_size(job); r++)`
+ *   `if (syncq_am_mpi_peer_dead(job, r)) fprintf(stderr, "rank %d: %s\n", r, syncq_am_mpi_peer_why(job, r));` */
+const char *syncq_am_mpi_peer_why(const syncq_am_mpi *job, int rank);
+/* The last error's explanation ("" if none): a later one replaces it (a
+ * peer's own reason stays: syncq_am_mpi_peer_why). For NULL: why this
  * process's last syncq_am_mpi_create failed, whose job is gone ("" when it
  * succeeded or gave no reason).
  * Thread safety: from the thread that initialised MPI only (the job's threading rule:

@@ -286,6 +286,10 @@ static void bad_inputs(syncq_am_mpi *job, syncq_am_peer *p) {
   CHECK(syncq_am_mpi_rank(NULL) == -1 && syncq_am_mpi_size(NULL) == -1);
   CHECK(syncq_am_mpi_path(job, -1) == NULL && syncq_am_mpi_path(NULL, 0) == NULL);
   CHECK(!syncq_am_mpi_peer_dead(job, 999) && !syncq_am_mpi_peer_dead(NULL, 0));
+  CHECK(syncq_am_mpi_peer_why(job, 999) == NULL && syncq_am_mpi_peer_why(NULL, 0) == NULL);
+  CHECK(syncq_am_mpi_peer_why(job, -1) == NULL && syncq_am_mpi_peer_why(job, syncq_am_mpi_rank(job)) == NULL);
+  for (int s = 0; s < syncq_am_mpi_size(job); s++) /* every peer alive: nothing to say */
+    CHECK(s == syncq_am_mpi_rank(job) || strcmp(syncq_am_mpi_peer_why(job, s), "") == 0);
   CHECK(strcmp(syncq_am_mpi_why(NULL), "") == 0);
   /* the send calls' bad inputs, on this path */
   CHECK(syncq_am_request(p, SYNCQ_AM_MAX_HANDLERS, a, 1, 0) == SYNCQ_EINVAL);
@@ -489,6 +493,19 @@ static int scenario_leave(bool kill_it) {
   CHECK(r == SYNCQ_EDEAD);
   CHECK(took < limit);
   CHECK(syncq_am_mpi_peer_dead(job, victim));
+  /* the victim's own reason: its BYE, or (killed) its silence, at least
+   * the dead timeout long (a coarse clock's tick short at most), unless
+   * this MPI failed a call on it first */
+  const char *pw = syncq_am_mpi_peer_why(job, victim);
+  unsigned long long quiet = 0, dead_ms = 0;
+  bool said =
+    pw != NULL &&
+    (kill_it ? (sscanf(pw, "silent for %llu ms, longer than the dead timeout of %llu ms", &quiet, &dead_ms) == 2 &&
+                dead_ms == TEST_DEAD_NS / 1000000u && quiet + 10u >= dead_ms) ||
+                 strncmp(pw, "failed by this rank (", 21) == 0
+             : strncmp(pw, "left the job: its BYE came ", 27) == 0);
+  if (!said) fprintf(stderr, "rank %d: peer_why(%d): %s\n", me, victim, pw ? pw : "NULL");
+  CHECK(said);
   fprintf(stderr, "rank %d: SYNCQ_EDEAD for rank %d after %.0f ms (%s)\n", me, victim, (double)took / 1e6,
           syncq_am_mpi_why(job));
   /* and the living still talk to each other: a ping to every survivor,

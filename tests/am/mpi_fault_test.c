@@ -97,6 +97,15 @@
  *              the receives left with MPI
  *   commfree   MPI_Comm_free of the job's communicator
  *
+ * Where a scenario checks syncq_am_mpi_why it checks the peer's own
+ * reason too (syncq_am_mpi_peer_why: "failed by this rank (CALL here",
+ * "failed this rank (CALL there)", "left the job", each "T ms after the
+ * start" with T no later than the check), "" for a peer alive and NULL
+ * for bad input. In destroyreap rank 1, told FAILED by rank 0, waits for
+ * rank 2's BYE: the job's last error is then rank 2's, and rank 0's
+ * reason must still be there; in failedreap rank 0 naps PEER_NAP_NS
+ * after the start before the fault, and T must not be earlier.
+ *
  * A failed check prints rank, line and condition and ends the job
  * (MPI_Abort).
  */
@@ -127,6 +136,9 @@ static void (*testall_stall)(int);
 static void (*sends_stall)(int);
 static void (*failed_sends_stick)(int);
 static unsigned long g_pongs, g_pings;
+static uint64_t g_started, g_started_end; /* syncq_now_ns before and after the last start_job's start */
+#define PEER_TICK_MS 20u                  /* slack of a time in syncq_am_mpi_peer_why: two ticks of the coarse clock */
+#define PEER_NAP_NS 100000000ull          /* failedreap: the fault comes this long after the start at least */
 
 #define CHECK(c)                                                                             \
   do {                                                                                       \
@@ -186,7 +198,9 @@ static void start_job(syncq_am_mpi *job, int want) {
   CHECK(syncq_am_register(ep, H_PING, "ping", h_ping, NULL) == SYNCQ_OK);
   CHECK(syncq_am_register(ep, H_PONG, "pong", h_pong, NULL) == SYNCQ_OK);
   alarm(STEP_ALARM_S);
+  g_started = syncq_now_ns();
   CHECK_RC(syncq_am_mpi_start(job), want);
+  g_started_end = syncq_now_ns();
   alarm(0);
 }
 
@@ -300,6 +314,28 @@ static void until_dead(syncq_am_mpi *job, int other) {
   CHECK(syncq_am_mpi_peer_dead(job, other));
 }
 
+/* syncq_am_mpi_peer_why(job, other) begins with `want` and ends with
+ * when the peer was found lost: "T ms after the start", T no later than
+ * now and, with `after` (a syncq_now_ns before the loss; 0: none), no
+ * earlier than it (a coarse clock's tick late at most, either stamp). */
+static void peer_why_at(syncq_am_mpi *job, int other, const char *want, uint64_t after) {
+  const char *why = syncq_am_mpi_peer_why(job, other);
+  const char *tail = " ms after the start";
+  size_t n = why != NULL ? strlen(why) : 0, tn = strlen(tail);
+  bool ok = why != NULL && strncmp(why, want, strlen(want)) == 0 && n > tn && strcmp(why + n - tn, tail) == 0;
+  if (ok) {
+    size_t d = n - tn;
+    while (d > 0 && why[d - 1] >= '0' && why[d - 1] <= '9') d--;
+    unsigned long long t = strtoull(why + d, NULL, 10);
+    ok = d > 0 && d < n - tn && why[d - 1] == ' ' && t <= (syncq_now_ns() - g_started) / 1000000u + PEER_TICK_MS &&
+         (after == 0 || t + PEER_TICK_MS >= (after - g_started_end) / 1000000u);
+  }
+  if (!ok) fprintf(stderr, "rank %d: peer_why(%d): %s (expected %s...)\n", g_rank, other, why ? why : "NULL", want);
+  CHECK(ok);
+}
+
+static void peer_why_is(syncq_am_mpi *job, int other, const char *want) { peer_why_at(job, other, want, 0); }
+
 /* The other rank failed this one because its own MPI call `call` failed,
  * and said so: found dead by that message, not by a dead timeout's
  * silence (which a run that lost the message would report). */
@@ -310,7 +346,19 @@ static void told_failed(syncq_am_mpi *job, int other, const char *call) {
   if (strstr(syncq_am_mpi_why(job), want) == NULL)
     fprintf(stderr, "rank %d: why: %s (expected %s)\n", g_rank, syncq_am_mpi_why(job), want);
   CHECK(strstr(syncq_am_mpi_why(job), want) != NULL);
+  snprintf(want, sizeof want, "failed this rank (%s there): its FAILED message came ", call);
+  peer_why_is(job, other, want);
 }
+
+/* This rank's own MPI call `call` failed on the other's messages (not
+ * before `after`, as peer_why_at). */
+static void failed_here_at(syncq_am_mpi *job, int other, const char *call, uint64_t after) {
+  char want[128];
+  snprintf(want, sizeof want, "failed by this rank (%s here, on its messages) ", call);
+  peer_why_at(job, other, want, after);
+}
+
+static void failed_here(syncq_am_mpi *job, int other, const char *call) { failed_here_at(job, other, call, 0); }
 
 static void destroy_bounded(syncq_am_mpi *job, int want) {
   uint64_t t0 = syncq_now_ns();
@@ -361,6 +409,7 @@ static int scenario_truncate(void) {
     if (strstr(syncq_am_mpi_why(job), "an MPI receive failed") == NULL)
       fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
     CHECK(strstr(syncq_am_mpi_why(job), "an MPI receive failed") != NULL);
+    failed_here(job, other, "an MPI receive failed");
     CHECK(g_pings == 1u); /* the first exchange's only */
   }
   destroy_bounded(job, SYNCQ_OK);
@@ -439,6 +488,7 @@ static int scenario_peer_fails(const char *scenario) {
     CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
     one_exchange(job);
     CHECK(!syncq_am_mpi_peer_dead(job, other));
+    CHECK(strcmp(syncq_am_mpi_peer_why(job, other), "") == 0);
     CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
     destroy_bounded(job, SYNCQ_OK);
     return 0;
@@ -448,6 +498,7 @@ static int scenario_peer_fails(const char *scenario) {
     if (strstr(syncq_am_mpi_why(job), why) == NULL)
       fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
     CHECK(strstr(syncq_am_mpi_why(job), why) != NULL);
+    failed_here(job, other, why);
     syncq_am_peer *p;
     CHECK(syncq_am_mpi_peer(job, other, &p) == SYNCQ_OK);
     CHECK_RC(syncq_am_request(p, H_PING, NULL, 0, 0), SYNCQ_EDEAD);
@@ -514,6 +565,10 @@ static int scenario_failedreap(void) {
   syncq_am_mpi *job = backlog_job(BACKLOG_DEAD_NS);
   if (g_rank == 0) {
     syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
+    /* a nap (well inside a quarter of the dead timeout): the time the
+     * failure is stamped with counts from the start */
+    uint64_t after = g_started_end + PEER_NAP_NS;
+    while (syncq_now_ns() < after) (void)usleep(10000);
     arm("MPI_Test:1/send,MPI_Test:2/send", true);
     uint64_t end = syncq_now_ns() + FOUND_NS;
     while (faults_fired() == 0 && syncq_now_ns() < end) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
@@ -522,6 +577,7 @@ static int scenario_failedreap(void) {
     if (strstr(syncq_am_mpi_why(job), "rank 1: an MPI send failed") == NULL)
       fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
     CHECK(strstr(syncq_am_mpi_why(job), "rank 1: an MPI send failed") != NULL);
+    failed_here_at(job, 1, "an MPI send failed", after);
     /* each poll would reach the reap: the ring is still more than half in flight */
     for (int i = 0; i < 4; i++) (void)syncq_am_poll(ep, POLL_BUDGET, NULL);
     CHECK(faults_fired() == 1u);
@@ -547,6 +603,7 @@ static int scenario_leftsend(void) {
     if (strstr(syncq_am_mpi_why(job), "rank 1: left the job") == NULL)
       fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
     CHECK(strstr(syncq_am_mpi_why(job), "rank 1: left the job") != NULL);
+    peer_why_is(job, 1, "left the job: its BYE came ");
     /* the next MPI_Test of a send is the poll's reap, the ring being more
      * than half in flight (nothing else is tested from or sent to a peer
      * that has left) */
@@ -554,6 +611,7 @@ static int scenario_leftsend(void) {
     (void)syncq_am_poll(syncq_am_mpi_endpoint(job), POLL_BUDGET, NULL);
     CHECK(faults_fired() == 1u);
     CHECK(strstr(syncq_am_mpi_why(job), "rank 1: left the job") != NULL);
+    peer_why_is(job, 1, "left the job: its BYE came "); /* the first reason stays */
     sends_stall(0);
     destroy_bounded(job, SYNCQ_OK);
   }
@@ -583,6 +641,12 @@ static int scenario_destroyreap(void) {
     if (strstr(syncq_am_mpi_why(job), "rank 1: an MPI send failed") == NULL)
       fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
     CHECK(strstr(syncq_am_mpi_why(job), "rank 1: an MPI send failed") != NULL);
+    failed_here(job, 1, "an MPI send failed");
+    CHECK(strcmp(syncq_am_mpi_peer_why(job, 2), "") == 0); /* alive */
+    /* bad input: no job, a rank out of range, this rank itself */
+    CHECK(syncq_am_mpi_peer_why(NULL, 1) == NULL);
+    CHECK(syncq_am_mpi_peer_why(job, -1) == NULL && syncq_am_mpi_peer_why(job, 3) == NULL);
+    CHECK(syncq_am_mpi_peer_why(job, 0) == NULL);
     sends_stall(0); /* the BYEs leave */
     uint64_t t0 = syncq_now_ns();
     alarm(STEP_ALARM_S);
@@ -593,12 +657,24 @@ static int scenario_destroyreap(void) {
     failed_sends_stick(0);
   } else if (g_rank == 1) {
     told_failed(job, 0, "an MPI send failed");
-    /* rank 2's BYE not before this rank was told (the reason shown is the last peer's) */
+    CHECK(strcmp(syncq_am_mpi_peer_why(job, 2), "") == 0);
+    CHECK(syncq_am_mpi_peer_why(job, 1) == NULL);
+    /* rank 2's BYE not before this rank was told: the last error is then
+     * rank 2's, and each peer's own reason stays */
     CHECK(MPI_Send(NULL, 0, MPI_BYTE, 2, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+    until_dead(job, 2); /* its destroy's BYE, before it waits for this rank's */
+    if (strstr(syncq_am_mpi_why(job), "rank 2: left the job") == NULL)
+      fprintf(stderr, "rank %d: why: %s\n", g_rank, syncq_am_mpi_why(job));
+    CHECK(strstr(syncq_am_mpi_why(job), "rank 2: left the job") != NULL);
+    peer_why_is(job, 0, "failed this rank (an MPI send failed there): its FAILED message came ");
+    peer_why_is(job, 2, "left the job: its BYE came ");
     destroy_bounded(job, SYNCQ_OK);
   } else {
     until_dead(job, 0); /* rank 0's BYE: it is in its destroy, and waits for this rank's */
+    peer_why_is(job, 0, "left the job: its BYE came ");
     CHECK(MPI_Recv(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(strcmp(syncq_am_mpi_peer_why(job, 1), "") == 0); /* rank 1 leaves after this rank */
+    CHECK(syncq_am_mpi_peer_why(job, 2) == NULL);
     destroy_bounded(job, SYNCQ_OK);
   }
   next_job_works();

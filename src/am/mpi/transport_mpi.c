@@ -47,7 +47,10 @@
  *                fail_peer), or that stays silent for dead_timeout_ns (D)
  *                is dead. A rank whose MPI call fails a peer sends it
  *                FAILED, best effort, as its last message, so the peer
- *                learns at once instead of after D of silence. See
+ *                learns at once instead of after D of silence. Each
+ *                peer keeps the first reason found (mark_dead: a code,
+ *                the call, when), written out only when asked
+ *                (syncq_am_mpi_peer_why); the job's why is the last. See
  *                docs/am-mpi.md for what each MPI allows after a kill.
  *                A failed MPI call of the create is agreed (local) or
  *                SYNCQ_ESYS (collective); of the destroy, SYNCQ_ESYS,
@@ -133,6 +136,18 @@ static const char *const fail_text[FAIL_COUNT] = {
 };
 enum { PATH_MPI = 0, PATH_SHM = 1 };
 
+/* How a peer was lost (amm_peer.lost): a code and a few numbers, kept
+ * when it is found lost (mark_dead) and written out only when asked
+ * (syncq_am_mpi_peer_why), so finding a peer lost allocates nothing and
+ * writes no text per peer. */
+enum {
+  LOST_NONE = 0,     /* alive, as far as this rank knows */
+  LOST_SILENT,       /* heard nothing from for dead_ns (liveness) */
+  LOST_LEFT,         /* said BYE */
+  LOST_FAILED_HERE,  /* an MPI call of this rank on its messages failed (fail_peer; lost_call) */
+  LOST_FAILED_THERE, /* said FAILED: its own MPI call on this rank's messages failed (lost_call) */
+};
+
 typedef struct amm_hdr {
   uint8_t kind;
   uint8_t bulk;
@@ -168,6 +183,10 @@ typedef struct amm_peer {
   uint32_t owed;    /* requests of this peer handled, not yet credited back */
   uint64_t last_heard, last_sent;
   syncq_am_peer *handle; /* what syncq_am_mpi_peer gives out */
+  uint8_t lost;          /* a LOST_*: why dead is set (syncq_am_mpi_peer_why) */
+  uint8_t lost_call;     /* LOST_FAILED_*: the FAIL_* call, 0 when the peer named none we know */
+  uint64_t lost_at;      /* amm_now when found lost */
+  uint64_t lost_quiet;   /* LOST_SILENT: how long it had been silent then */
 } amm_peer;
 
 struct syncq_am_mpi {
@@ -191,6 +210,8 @@ struct syncq_am_mpi {
   uint64_t last_check;   /* when liveness() last acted on the clock */
   bool coarse;           /* the detector's clock is CLOCK_MONOTONIC_COARSE (amm_now) */
   unsigned failed_calls; /* MPI calls of this job that failed on this rank (destroy: SYNCQ_ESYS) */
+  uint64_t t0;           /* amm_now at the start (at the create until then): the peers' lost_at count from it */
+  char *peer_text;       /* SYNCQ_AM_MPI_WHY_MAX bytes: what syncq_am_mpi_peer_why last wrote */
   char job[AMM_JOB_NAME_MAX];
   char why[SYNCQ_AM_MPI_WHY_MAX];
 };
@@ -283,10 +304,37 @@ static void ring_unmap(amm_ring *r) {
   r->buf = NULL;
 }
 
-static void mark_dead(syncq_am_mpi *j, int r, const char *how) {
-  if (j->peer[r].dead) return;
-  j->peer[r].dead = true;
-  snprintf(j->why, sizeof j->why, "rank %d: %s", r, how);
+/* The name of a FAIL_* call (0 or out of range: a call not named). */
+static const char *fail_name(unsigned call) {
+  return call > 0 && call < FAIL_COUNT ? fail_text[call] : "an MPI call failed";
+}
+
+/* Peer r is lost (a LOST_*; call: the FAIL_* for LOST_FAILED_*): the first
+ * reason found stays (a peer that left and whose send then fails is still
+ * one that left). The job's last error (syncq_am_mpi_why) names it too. */
+static void mark_dead(syncq_am_mpi *j, int r, unsigned lost, unsigned call) {
+  amm_peer *p = &j->peer[r];
+  if (p->dead) return;
+  uint64_t now = amm_now(j);
+  p->dead = true;
+  p->lost = (uint8_t)lost;
+  p->lost_call = (uint8_t)(call < FAIL_COUNT ? call : 0u);
+  p->lost_at = now;
+  p->lost_quiet = now - p->last_heard;
+  switch (lost) {
+  case LOST_SILENT:
+    snprintf(j->why, sizeof j->why, "rank %d: silent for longer than the dead timeout", r);
+    break;
+  case LOST_LEFT:
+    snprintf(j->why, sizeof j->why, "rank %d: left the job", r);
+    break;
+  case LOST_FAILED_HERE:
+    snprintf(j->why, sizeof j->why, "rank %d: %s", r, fail_name(call));
+    break;
+  default:
+    snprintf(j->why, sizeof j->why, "rank %d: failed this rank (%s there)", r, fail_name(call));
+    break;
+  }
 }
 
 static int post(syncq_am_mpi *j, int d, unsigned kind, unsigned handler, const void *data, size_t len, bool bulk,
@@ -310,7 +358,7 @@ static void fail_peer(syncq_am_mpi *j, int r, unsigned why) {
   /* Already failed, dead or left: nothing to tell it (a peer that left
    * still gets this rank's BYE at the destroy, a dead one nothing). */
   if (p->dead) return;
-  mark_dead(j, r, fail_text[why]);
+  mark_dead(j, r, LOST_FAILED_HERE, why);
   if (p->told || r == j->rank || !j->started || p->path != PATH_MPI) return;
   p->told = true;
   if (p->tx.tail - p->tx.head < p->tx.n) (void)post(j, r, K_FAILED, why, NULL, 0, false, NULL, 0);
@@ -387,16 +435,12 @@ static void rx_completed(syncq_am_mpi *j, int s) {
   p->last_heard = amm_now(j);
   if (h->kind == K_BYE) {
     p->left = true;
-    mark_dead(j, s, "left the job");
+    mark_dead(j, s, LOST_LEFT, 0);
   } else if (h->kind == K_FAILED) {
     /* s failed this rank (fail_peer): its last message. Failed here too,
      * not left: s tests nothing more from this rank, so sends to it may
      * never complete, and the requests stay with MPI. */
-    unsigned why = h->handler; /* written by another process: checked before use */
-    char how[96];
-    snprintf(how, sizeof how, "failed this rank (%s there)",
-             why > 0 && why < FAIL_COUNT ? fail_text[why] : "an MPI call failed");
-    mark_dead(j, s, how);
+    mark_dead(j, s, LOST_FAILED_THERE, h->handler); /* another process's number: mark_dead checks it */
   }
 }
 
@@ -577,7 +621,7 @@ static void liveness(syncq_am_mpi *j) {
     amm_peer *p = &j->peer[s];
     if (p->path != PATH_MPI || p->dead || s == j->rank) continue;
     if (now - p->last_heard > j->dead_ns) {
-      mark_dead(j, s, "silent for longer than the dead timeout");
+      mark_dead(j, s, LOST_SILENT, 0);
       continue;
     }
     if (now - p->last_sent > j->dead_ns / AMM_HB_DIVISOR) {
@@ -765,6 +809,7 @@ static int free_job(syncq_am_mpi *j, bool mpi_ok) {
   free(j->scr_src);
   free(j->scr_idx);
   free(j->scr_st);
+  free(j->peer_text);
   if (j->ep != NULL) (void)syncq_am_destroy(j->ep);
   /* A receive left posted keeps the communicator: freed, its context
    * could come back to a later communicator (MPICH), whose first message
@@ -823,7 +868,9 @@ static int alloc_tables(syncq_am_mpi *j, int **node_ranks) {
   j->scr_src = malloc(n * sizeof(int));
   j->scr_idx = malloc(n * sizeof(int));
   j->scr_st = malloc(n * sizeof(MPI_Status));
-  if (!j->peer || !*node_ranks || !j->mpi_rank || !j->scr_req || !j->scr_src || !j->scr_idx || !j->scr_st)
+  j->peer_text = malloc(SYNCQ_AM_MPI_WHY_MAX);
+  if (!j->peer || !*node_ranks || !j->mpi_rank || !j->scr_req || !j->scr_src || !j->scr_idx || !j->scr_st ||
+      !j->peer_text)
     return SYNCQ_ENOMEM;
   return SYNCQ_OK;
 }
@@ -912,6 +959,7 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
   j->credits = cfg && cfg->credits ? cfg->credits : SYNCQ_AM_MPI_DEFAULT_CREDITS;
   j->dead_ns = cfg && cfg->dead_timeout_ns ? cfg->dead_timeout_ns : SYNCQ_AM_MPI_DEFAULT_DEAD_NS;
   j->coarse = amm_coarse_fits(j->dead_ns);
+  j->t0 = amm_now(j);
   bool force = (cfg && cfg->force_mpi) || force_from_env();
 
   /* A job name every rank shares: rank 0's pid and a counter. */
@@ -996,6 +1044,38 @@ bool syncq_am_mpi_peer_dead(const syncq_am_mpi *j, int rank) {
   return j->peer[rank].dead;
 }
 
+/* Written out from the code and numbers mark_dead kept, into the job's
+ * one buffer: no text is kept per peer. */
+const char *syncq_am_mpi_peer_why(const syncq_am_mpi *j, int rank) {
+  if (j == NULL || rank < 0 || rank >= j->size || rank == j->rank) return NULL;
+  const amm_peer *p = &j->peer[rank];
+  if (!p->dead) return "";
+  const uint64_t ms = 1000000u;
+  uint64_t at = (p->lost_at - j->t0) / ms;
+  switch (p->lost) {
+  case LOST_SILENT:
+    snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX,
+             "silent for %" PRIu64 " ms, longer than the dead timeout of %" PRIu64 " ms: found dead %" PRIu64
+             " ms after the start",
+             p->lost_quiet / ms, j->dead_ns / ms, at);
+    break;
+  case LOST_LEFT:
+    snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX, "left the job: its BYE came %" PRIu64 " ms after the start", at);
+    break;
+  case LOST_FAILED_HERE:
+    snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX,
+             "failed by this rank (%s here, on its messages) %" PRIu64 " ms after the start", fail_name(p->lost_call),
+             at);
+    break;
+  default:
+    snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX,
+             "failed this rank (%s there): its FAILED message came %" PRIu64 " ms after the start",
+             fail_name(p->lost_call), at);
+    break;
+  }
+  return j->peer_text;
+}
+
 /* 64-bit FNV-1a of a handler's name (0 when unregistered). */
 static uint64_t handler_hash(const syncq_am_endpoint *ep, unsigned i) {
   const char *n = syncq_am_handler_name(ep, i);
@@ -1041,6 +1121,7 @@ int syncq_am_mpi_start(syncq_am_mpi *j) {
   uint64_t now = amm_now(j);
   for (int s = 0; s < j->size; s++) j->peer[s].last_heard = j->peer[s].last_sent = now;
   j->last_check = now;
+  j->t0 = now;
   j->started = true;
   return SYNCQ_OK;
 }
