@@ -154,9 +154,9 @@
  * after 20 us to 10 ms in a system call; 10 ms keeps the monitor's scans
  * rare and is far below the seconds a blocking call may take. */
 #define PO_BLOCKED_NS 10000000ull
-/* The monitor looks at the schedulers this often (a futex wait: the
- * bracket's syncq_po_blocking_begin and destroy end it early). */
-#define PO_MONITOR_TICK_NS 5000000ll
+/* The monitor looks at the schedulers every PO_MONITOR_TICK_NS (timer.h;
+ * a futex wait: the bracket's syncq_po_blocking_begin and destroy end it
+ * early). */
 
 enum { PO_SW_NONE = 0, PO_SW_PARK, PO_SW_YIELD, PO_SW_YIELD_LOCAL, PO_SW_EXIT };
 
@@ -236,7 +236,8 @@ struct po_fiber_rt {
   uint64_t *mon_since; /* [nalloc] when it was first seen */
   /* The counter's rate checked at each scan's clock read (timer.h,
    * po_drift_check): the calibrated rate (set before the monitor starts)
-   * and the monitor's last pair. */
+   * and the last pair of scan(), which the monitor runs each tick and
+   * syncq_po_blocking_begin runs too, under spare_lock. */
   double mon_rate;
   po_drift mon_drift;
   bool pin;

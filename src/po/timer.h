@@ -220,19 +220,27 @@ int po_ticks_set_scale(double scale);
  * PO_DRIFT_TOL_DEN 16: the gate aims 7/8 of the way, so a counter up to
  * 1/7 slower than its calibration still opens it before the deadline;
  * tripping at 1/16 leaves half that margin, while what a steady counter
- * shows stays far inside it: calibration rounds agree within 1/64, NTP
- * slews CLOCK_MONOTONIC by at most 500 ppm, and a pair's bracket (at most
+ * shows stays far inside it: calibration rounds agree within 1/64, ntpd
+ * and timesyncd slew CLOCK_MONOTONIC by at most 500 ppm, and a pair's bracket (at most
  * PO_DRIFT_BRACKET_NS, 20 us, at each end) over PO_DRIFT_MIN_NS (10 ms)
  * errs by at most 0.4%. A pair whose bracket is wider (the thread was
  * preempted between the reads) or runs backwards is not used.
  * PO_DRIFT_MIN_NS 10 ms: long enough for that error, short enough that
  * the monitor (a tick each 5 ms) notices a change within two intervals
  * of it, PO_DRIFT_NOTICE_NS (the interval the change falls in may show a
- * mix of the two rates; the one after it shows the new one alone). */
+ * mix of the two rates; the one after it shows the new one alone).
+ * chrony may slew CLOCK_MONOTONIC by up to 1/12 (its default maxslewrate,
+ * 83,333 ppm) while it corrects a large offset (after a VM's pause or
+ * migration); over such a slew the check may trip with the counter sound:
+ * the clock at every switch for the rest of the process, never a late
+ * deadline (docs/reliability.md). */
 #define PO_DRIFT_TOL_DEN 16u
 #define PO_DRIFT_MIN_NS 10000000ull
 #define PO_DRIFT_BRACKET_NS 20000u
-#define PO_DRIFT_NOTICE_NS (2u * (PO_DRIFT_MIN_NS + 5000000ull))
+/* The blocked-scheduler monitor's tick (fiber_sched.c: it looks at the
+ * schedulers this often), which the notice bound counts in. */
+#define PO_MONITOR_TICK_NS 5000000ll
+#define PO_DRIFT_NOTICE_NS (2u * (PO_DRIFT_MIN_NS + (unsigned long long)PO_MONITOR_TICK_NS))
 
 /* One checker's last pair: its owner's alone (a scheduler's gate, the
  * monitor). */
