@@ -219,6 +219,12 @@ typedef struct lab_experiment {
    * context switch costs more; any other experiment counts only under
    * --perf-counters. */
   bool perf_counters;
+  /* Its processes run postoffice fiber systems, whose deadline clock
+   * (syncq_po_clock_gate) may change during the run: a rate check that
+   * trips makes every later switch read the clock. Each of its points
+   * records the gate as it stood when the point was written
+   * (docs/results-format.md, "point"). */
+  bool postoffice;
 } lab_experiment;
 
 /* 001's plots against the multiprogramming level: "level" on x, one line per

@@ -29,6 +29,7 @@
 #include "claimed.h"
 #include "lab.h"
 #include "peers.h"
+#include "po_faults.h"
 #include "results.h"
 #include "syncq/clock.h"
 #include "syncq/po.h"
@@ -411,6 +412,14 @@ static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const
     json_object_set_new(params, p->key, p->str ? json_string(p->str) : json_real(p->num));
   }
   json_object_set_new(o, "params", params);
+  if (ctx->exp->postoffice) {
+    /* The deadline clock as it stands now, after the point's last sample:
+     * a rate check that tripped in this process shows here, not in the
+     * machine record, which a launch writes before its runs. */
+    char gate[SYNCQ_PO_CLOCK_GATE_LEN];
+    if (syncq_po_clock_gate(NULL, gate, sizeof gate) != SYNCQ_OK) snprintf(gate, sizeof gate, "unknown");
+    json_object_set_new(o, "po_clock_gate", json_string(gate));
+  }
   json_object_set_new(o, "metric", json_string(metric));
   json_object_set_new(o, "unit", json_string(unit));
   json_object_set_new(o, "better", json_string(higher_is_better ? "higher" : "lower"));
@@ -800,7 +809,9 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "perf_counters", json_string(lab_perf_counters_probe(perf, sizeof perf)));
   /* How the postoffice's fiber schedulers look for passed deadlines: the
    * po experiments' switches cost a clock read each while a deadline waits
-   * where no counter gates the reads (syncq_po_clock_gate). */
+   * where no counter gates the reads (syncq_po_clock_gate). As the run
+   * starts: the postoffice experiments' points say how it stood at their
+   * end (write_point). */
   char gate[SYNCQ_PO_CLOCK_GATE_LEN];
   if (syncq_po_clock_gate(NULL, gate, sizeof gate) != SYNCQ_OK) snprintf(gate, sizeof gate, "unknown");
   json_object_set_new(o, "po_clock_gate", json_string(gate));
@@ -1300,6 +1311,15 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
     }
     probe_pinning(&ctx, pinning, sizeof pinning);
     (void)syncq_delay_calibrate(); /* once, before anything is timed */
+    if (lab_po_slow_apply(opt->launch) < 0)
+      fprintf(stderr, "syncq-lab: warning: SYNCQ_LAB_PO_SLOW: the counter's rate was decided already\n");
+    /* Every launch decides the postoffice's deadline clock here, before
+     * anything is timed: an experiment's process, a fork of this one,
+     * starts from the decision instead of making it in its first sample.
+     * The first launch's machine record holds it; each postoffice point
+     * the gate as it stood at its end (write_point). */
+    bool counter;
+    (void)syncq_po_clock_gate(&counter, NULL, 0);
   }
 
   size_t nexps = 0;

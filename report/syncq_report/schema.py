@@ -137,7 +137,7 @@ OPTIONAL_FIELDS = {
         "po_clock_gate": STRING,
     },
     "experiment": {"also_x": ALSO_X, "launch": LAUNCH},
-    "point": {"peer": BOOLEAN, "family": STRING, "props": STRING, "launch": LAUNCH},
+    "point": {"peer": BOOLEAN, "family": STRING, "props": STRING, "launch": LAUNCH, "po_clock_gate": STRING},
     "note": {"launch": LAUNCH},
 }
 
