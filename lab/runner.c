@@ -84,6 +84,8 @@ struct lab_ctx {
   const lab_options *opt;
   const lab_experiment *exp;
   lab_topo *topo;
+  int pus;              /* the machine's processing units (lab_real_pus) */
+  char pus_source[832]; /* where that count came from: the machine record's pus_source */
   lab_results results;
   bool planning;
   bool failed;
@@ -119,7 +121,7 @@ bool lab_perf_counters_enabled(const lab_ctx *ctx) {
   return ctx->opt->perf_mode == LAB_PERF_ALL;
 }
 void lab_perf_sample_add(lab_ctx *ctx, const lab_perf_counts *c) { lab_perf_counts_add(&ctx->perf, c); }
-int lab_real_pus(const lab_ctx *ctx) { return ctx->topo ? lab_topo_pus(ctx->topo) : 1; }
+int lab_real_pus(const lab_ctx *ctx) { return ctx->pus > 0 ? ctx->pus : 1; }
 int lab_pus(const lab_ctx *ctx) { return ctx->opt->plan_pus > 0 ? ctx->opt->plan_pus : lab_real_pus(ctx); }
 
 uint64_t lab_by_size(const lab_ctx *ctx, uint64_t smoke, uint64_t quick, uint64_t dflt, uint64_t full) {
@@ -778,6 +780,7 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "cpu_model", json_string(ctx->topo ? lab_topo_cpu_model(ctx->topo) : "unknown"));
   json_object_set_new(o, "cores", json_integer(ctx->topo ? lab_topo_cores(ctx->topo) : 1));
   json_object_set_new(o, "pus", json_integer(lab_real_pus(ctx)));
+  json_object_set_new(o, "pus_source", json_string(ctx->pus_source));
   /* A run planned for another machine's count (--pus, SYNCQ_LAB_PUS): its
    * thread lists and budgets are that machine's; the verdicts read "pus". */
   json_object_set_new(o, "planned_pus", json_integer(lab_pus(ctx)));
@@ -910,6 +913,7 @@ static int count_plan(lab_ctx *ctx, const lab_experiment *const *exps, size_t ne
   json_t *o = json_object();
   json_object_set_new(o, "size", json_string(size_names[opt->size]));
   json_object_set_new(o, "pus", json_integer(lab_real_pus(ctx)));
+  json_object_set_new(o, "pus_source", json_string(ctx->pus_source));
   json_object_set_new(o, "planned_pus", json_integer(lab_pus(ctx)));
   json_object_set_new(o, "launches", json_integer(launches));
   json_object_set_new(o, "points", json_integer(ctx->planned));
@@ -1295,14 +1299,38 @@ static int run_forked(lab_ctx *ctx, size_t i, char *why, size_t len) {
   return 0;
 }
 
+/* The machine's processing units and where the count came from (the
+ * machine record's pus and pus_source): hwloc's; without a topology the
+ * CPUs the kernel lets this process run on, which its workers inherit
+ * (lab_perf_cpus: sched_getaffinity, else sysconf's online count), so the
+ * thread plans, the claims' points and the needs_pus verdicts are those
+ * of the CPUs the run has; 1 where neither answers. no_topology: why
+ * hwloc found none. */
+static void count_pus(lab_ctx *ctx, const char *no_topology) {
+  if (ctx->topo != NULL) {
+    ctx->pus = lab_topo_pus(ctx->topo);
+    snprintf(ctx->pus_source, sizeof ctx->pus_source, "hwloc");
+    return;
+  }
+  const char *source;
+  char why[256];
+  int cpus = lab_perf_cpus(&source, why, sizeof why);
+  ctx->pus = cpus > 0 ? cpus : 1;
+  if (cpus > 0) snprintf(ctx->pus_source, sizeof ctx->pus_source, "%s (no topology: %s)", source, no_topology);
+  else
+    snprintf(ctx->pus_source, sizeof ctx->pus_source, "assumed (no topology: %s; no CPU count: %s)", no_topology, why);
+}
+
 int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   lab_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.opt = opt;
   char why[512], pinning[300] = "off";
   ctx.topo = lab_topo_load(why, sizeof why);
+  count_pus(&ctx, why);
   if (ctx.topo == NULL)
-    fprintf(stderr, "syncq-lab: warning: no topology (%s): running unpinned on 1 PU assumed\n", why);
+    fprintf(stderr, "syncq-lab: warning: no topology: running unpinned on %d PU%s counted by %s\n", ctx.pus,
+            ctx.pus == 1 ? "" : "s", ctx.pus_source);
   if (!opt->plan_only) {
     if (lab_results_open(&ctx.results, opt->out_dir, opt->run_id, opt->launch, why, sizeof why) != 0) {
       fprintf(stderr, "syncq-lab: %s\n", why);

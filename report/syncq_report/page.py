@@ -11,6 +11,7 @@ MACHINE_LABELS = [
     ("cpu_model", "CPU model"),
     ("cores", "Cores"),
     ("pus", "PUs"),
+    ("pus_source", "PUs counted by"),
     ("planned_pus", "Planned for (PUs)"),
     ("kernel", "Kernel"),
     ("compiler", "Compiler"),
@@ -439,6 +440,8 @@ def _machine_default(key, machine):
         return "none (results older than the workers' event counters)"
     if key == "po_clock_gate":
         return "not recorded (results older than the record of the postoffice's clock gate)"
+    if key == "pus_source":
+        return "not recorded (results older than the record of the count's source)"
     return 0 if key == "suite_budget_s" else 1
 
 
