@@ -219,6 +219,12 @@ typedef struct lab_experiment {
    * context switch costs more; any other experiment counts only under
    * --perf-counters. */
   bool perf_counters;
+  /* Its processes run postoffice fiber systems, whose deadline clock
+   * (syncq_po_clock_gate) may change during the run: a rate check that
+   * trips makes every later switch read the clock. Each of its points
+   * records the gate as it stood when the point was written
+   * (docs/results-format.md, "point"). */
+  bool postoffice;
 } lab_experiment;
 
 /* 001's plots against the multiprogramming level: "level" on x, one line per
@@ -445,7 +451,10 @@ int lab_threads_plan(int pus, int *out, int cap);
 /* The processing units the run plans for: --pus / SYNCQ_LAB_PUS when given
  * (planning a larger machine's sweep on a small one), else the machine's. */
 int lab_pus(const lab_ctx *ctx);
-/* The machine's own processing units, whatever the plan. */
+/* The machine's own processing units, whatever the plan: hwloc's count,
+ * or without a topology the CPUs sched_getaffinity allows (else those
+ * sysconf counts online; 1 where neither answers). The machine record's
+ * pus_source says which. */
 int lab_real_pus(const lab_ctx *ctx);
 /* True when --algos did not exclude the algorithm; a variant named
  * "<algo>@<discipline>" (locks-cost's "mcs@block") is selected with its

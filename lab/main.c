@@ -671,6 +671,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "syncq-lab: SYNCQ_LAB_PO_FAULT must be lose:K or dup:K with K >= 1\n");
     return 2;
   }
+  /* And the postoffice counter slowed in one launch (lab/po_faults.h). */
+  if (lab_po_slow_register() < 0) {
+    fprintf(stderr, "syncq-lab: SYNCQ_LAB_PO_SLOW must be a launch number from 1 to %d\n", LAB_MAX_LAUNCHES);
+    return 2;
+  }
   const char *cmd = argv[1];
   char command[1024];
   size_t k = 0;

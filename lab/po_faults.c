@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/po/timer.h" /* po_ticks_set_scale: the lab links the internal library */
 #include "lab.h"
 #include "syncq/clock.h"
 #include "syncq/status.h"
@@ -40,6 +41,23 @@ int lab_po_faults_register(void) {
 }
 
 const char *lab_po_faults_spec(void) { return fault_spec; }
+
+static int slow_launch; /* SYNCQ_LAB_PO_SLOW's launch, 0: none */
+
+int lab_po_slow_register(void) {
+  const char *spec = getenv("SYNCQ_LAB_PO_SLOW");
+  if (spec == NULL) return 0;
+  char *end;
+  unsigned long l = strtoul(spec, &end, 10);
+  if (*spec < '0' || *spec > '9' || *end != '\0' || l == 0 || l > LAB_MAX_LAUNCHES) return -1;
+  slow_launch = (int)l;
+  return 1;
+}
+
+int lab_po_slow_apply(int launch) {
+  if (slow_launch == 0 || slow_launch != (launch > 0 ? launch : 1)) return 0;
+  return po_ticks_set_scale(LAB_PO_SLOW_SCALE) == SYNCQ_OK ? 1 : -1;
+}
 
 /* seq_cst: once per run, before its processes are spawned */
 void lab_po_faults_reset(void) { atomic_store(&sends, 0); }

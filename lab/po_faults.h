@@ -12,6 +12,14 @@
  * not a registry the lab can add to, so the fault sits at the send.
  * Without the variable lab_po_send is syncq_po_send behind one load and
  * one branch that is never taken.
+ *
+ * SYNCQ_LAB_PO_SLOW=L (L >= 1): in launch L of a run (a run of one launch
+ * is launch 1), the postoffice's cycle counter is calibrated as if it had
+ * slowed to 1/LAB_PO_SLOW_SCALE of its rate (po_ticks_set_scale, as
+ * po_timer_slow_test does), so the rate check of a fiber system trips
+ * while the postoffice experiments run (docs/reliability.md, "The rate
+ * checked as it runs"): the lab's tests see a gate change mid-run reach
+ * the record. Not for measuring.
  */
 #ifndef SYNCQ_LAB_PO_FAULTS_H
 #define SYNCQ_LAB_PO_FAULTS_H
@@ -30,6 +38,16 @@ extern uint64_t lab_po_fault_k;
 /* Reads SYNCQ_LAB_PO_FAULT: 1 when it asks for a fault, 0 without the
  * variable, -1 for a bad value. */
 int lab_po_faults_register(void);
+/* The slowed counter's factor (po_timer_slow_test's). */
+#define LAB_PO_SLOW_SCALE 128.0
+/* Reads SYNCQ_LAB_PO_SLOW: 1 when it names a launch, 0 without the
+ * variable, -1 for a bad value. */
+int lab_po_slow_register(void);
+/* In the launch SYNCQ_LAB_PO_SLOW names (launch: lab_options.launch, 0
+ * for a run of one launch), before anything decides the counter's rate:
+ * scale it. 1 when scaled, 0 when not asked for this launch, -1 when the
+ * rate was decided already. */
+int lab_po_slow_apply(int launch);
 /* "lose:K" or "dup:K" as asked, or NULL. */
 const char *lab_po_faults_spec(void);
 /* At a run's start: the count of sends starts over. */

@@ -29,6 +29,7 @@
 #include "claimed.h"
 #include "lab.h"
 #include "peers.h"
+#include "po_faults.h"
 #include "results.h"
 #include "syncq/clock.h"
 #include "syncq/po.h"
@@ -83,6 +84,8 @@ struct lab_ctx {
   const lab_options *opt;
   const lab_experiment *exp;
   lab_topo *topo;
+  int pus;              /* the machine's processing units (lab_real_pus) */
+  char pus_source[832]; /* where that count came from: the machine record's pus_source */
   lab_results results;
   bool planning;
   bool failed;
@@ -118,7 +121,7 @@ bool lab_perf_counters_enabled(const lab_ctx *ctx) {
   return ctx->opt->perf_mode == LAB_PERF_ALL;
 }
 void lab_perf_sample_add(lab_ctx *ctx, const lab_perf_counts *c) { lab_perf_counts_add(&ctx->perf, c); }
-int lab_real_pus(const lab_ctx *ctx) { return ctx->topo ? lab_topo_pus(ctx->topo) : 1; }
+int lab_real_pus(const lab_ctx *ctx) { return ctx->pus > 0 ? ctx->pus : 1; }
 int lab_pus(const lab_ctx *ctx) { return ctx->opt->plan_pus > 0 ? ctx->opt->plan_pus : lab_real_pus(ctx); }
 
 uint64_t lab_by_size(const lab_ctx *ctx, uint64_t smoke, uint64_t quick, uint64_t dflt, uint64_t full) {
@@ -411,6 +414,14 @@ static int write_point(lab_ctx *ctx, const lab_group *g, const char *algo, const
     json_object_set_new(params, p->key, p->str ? json_string(p->str) : json_real(p->num));
   }
   json_object_set_new(o, "params", params);
+  if (ctx->exp->postoffice) {
+    /* The deadline clock as it stands now, after the point's last sample:
+     * a rate check that tripped in this process shows here, not in the
+     * machine record, which a launch writes before its runs. */
+    char gate[SYNCQ_PO_CLOCK_GATE_LEN];
+    if (syncq_po_clock_gate(NULL, gate, sizeof gate) != SYNCQ_OK) snprintf(gate, sizeof gate, "unknown");
+    json_object_set_new(o, "po_clock_gate", json_string(gate));
+  }
   json_object_set_new(o, "metric", json_string(metric));
   json_object_set_new(o, "unit", json_string(unit));
   json_object_set_new(o, "better", json_string(higher_is_better ? "higher" : "lower"));
@@ -769,6 +780,7 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "cpu_model", json_string(ctx->topo ? lab_topo_cpu_model(ctx->topo) : "unknown"));
   json_object_set_new(o, "cores", json_integer(ctx->topo ? lab_topo_cores(ctx->topo) : 1));
   json_object_set_new(o, "pus", json_integer(lab_real_pus(ctx)));
+  json_object_set_new(o, "pus_source", json_string(ctx->pus_source));
   /* A run planned for another machine's count (--pus, SYNCQ_LAB_PUS): its
    * thread lists and budgets are that machine's; the verdicts read "pus". */
   json_object_set_new(o, "planned_pus", json_integer(lab_pus(ctx)));
@@ -800,7 +812,9 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   json_object_set_new(o, "perf_counters", json_string(lab_perf_counters_probe(perf, sizeof perf)));
   /* How the postoffice's fiber schedulers look for passed deadlines: the
    * po experiments' switches cost a clock read each while a deadline waits
-   * where no counter gates the reads (syncq_po_clock_gate). */
+   * where no counter gates the reads (syncq_po_clock_gate). As the run
+   * starts: the postoffice experiments' points say how it stood at their
+   * end (write_point). */
   char gate[SYNCQ_PO_CLOCK_GATE_LEN];
   if (syncq_po_clock_gate(NULL, gate, sizeof gate) != SYNCQ_OK) snprintf(gate, sizeof gate, "unknown");
   json_object_set_new(o, "po_clock_gate", json_string(gate));
@@ -899,6 +913,7 @@ static int count_plan(lab_ctx *ctx, const lab_experiment *const *exps, size_t ne
   json_t *o = json_object();
   json_object_set_new(o, "size", json_string(size_names[opt->size]));
   json_object_set_new(o, "pus", json_integer(lab_real_pus(ctx)));
+  json_object_set_new(o, "pus_source", json_string(ctx->pus_source));
   json_object_set_new(o, "planned_pus", json_integer(lab_pus(ctx)));
   json_object_set_new(o, "launches", json_integer(launches));
   json_object_set_new(o, "points", json_integer(ctx->planned));
@@ -1284,14 +1299,38 @@ static int run_forked(lab_ctx *ctx, size_t i, char *why, size_t len) {
   return 0;
 }
 
+/* The machine's processing units and where the count came from (the
+ * machine record's pus and pus_source): hwloc's; without a topology the
+ * CPUs the kernel lets this process run on, which its workers inherit
+ * (lab_perf_cpus: sched_getaffinity, else sysconf's online count), so the
+ * thread plans, the claims' points and the needs_pus verdicts are those
+ * of the CPUs the run has; 1 where neither answers. no_topology: why
+ * hwloc found none. */
+static void count_pus(lab_ctx *ctx, const char *no_topology) {
+  if (ctx->topo != NULL) {
+    ctx->pus = lab_topo_pus(ctx->topo);
+    snprintf(ctx->pus_source, sizeof ctx->pus_source, "hwloc");
+    return;
+  }
+  const char *source;
+  char why[256];
+  int cpus = lab_perf_cpus(&source, why, sizeof why);
+  ctx->pus = cpus > 0 ? cpus : 1;
+  if (cpus > 0) snprintf(ctx->pus_source, sizeof ctx->pus_source, "%s (no topology: %s)", source, no_topology);
+  else
+    snprintf(ctx->pus_source, sizeof ctx->pus_source, "assumed (no topology: %s; no CPU count: %s)", no_topology, why);
+}
+
 int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
   lab_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.opt = opt;
   char why[512], pinning[300] = "off";
   ctx.topo = lab_topo_load(why, sizeof why);
+  count_pus(&ctx, why);
   if (ctx.topo == NULL)
-    fprintf(stderr, "syncq-lab: warning: no topology (%s): running unpinned on 1 PU assumed\n", why);
+    fprintf(stderr, "syncq-lab: warning: no topology: running unpinned on %d PU%s counted by %s\n", ctx.pus,
+            ctx.pus == 1 ? "" : "s", ctx.pus_source);
   if (!opt->plan_only) {
     if (lab_results_open(&ctx.results, opt->out_dir, opt->run_id, opt->launch, why, sizeof why) != 0) {
       fprintf(stderr, "syncq-lab: %s\n", why);
@@ -1300,6 +1339,15 @@ int lab_run(const lab_options *opt, const lab_experiment *const *exps) {
     }
     probe_pinning(&ctx, pinning, sizeof pinning);
     (void)syncq_delay_calibrate(); /* once, before anything is timed */
+    if (lab_po_slow_apply(opt->launch) < 0)
+      fprintf(stderr, "syncq-lab: warning: SYNCQ_LAB_PO_SLOW: the counter's rate was decided already\n");
+    /* Every launch decides the postoffice's deadline clock here, before
+     * anything is timed: an experiment's process, a fork of this one,
+     * starts from the decision instead of making it in its first sample.
+     * The first launch's machine record holds it; each postoffice point
+     * the gate as it stood at its end (write_point). */
+    bool counter;
+    (void)syncq_po_clock_gate(&counter, NULL, 0);
   }
 
   size_t nexps = 0;

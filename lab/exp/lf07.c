@@ -1042,4 +1042,5 @@ const lab_experiment lab_exp_lf07_sort = {
   .uses_registry = false,
   .fixed_algos = lf07_algos,
   .run = lf07_run_exp,
+  .postoffice = true,
 };

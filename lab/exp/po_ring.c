@@ -1017,4 +1017,5 @@ const lab_experiment lab_exp_po_ring = {
   .uses_registry = false,
   .fixed_algos = ring_algos,
   .run = ring_run,
+  .postoffice = true,
 };

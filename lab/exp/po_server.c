@@ -388,4 +388,5 @@ const lab_experiment lab_exp_po_server = {
   .uses_registry = false,
   .fixed_algos = po_peer_lines,
   .run = server_run,
+  .postoffice = true,
 };

@@ -480,4 +480,5 @@ const lab_experiment lab_exp_po_skynet = {
   .uses_registry = false,
   .fixed_algos = po_peer_lines,
   .run = skynet_run,
+  .postoffice = true,
 };

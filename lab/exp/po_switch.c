@@ -240,4 +240,5 @@ const lab_experiment lab_exp_po_switch = {
   .uses_registry = false,
   .fixed_algos = switch_algos,
   .run = switch_run,
+  .postoffice = true,
 };

@@ -13,7 +13,9 @@ experiment from and that moves that experiment's figures; where the field
 moves some experiments only (the postoffice's, the counted ones, the
 polling queues', those with peer points), the changed claims of those
 experiments are marked with it (docs/results-format.md, "Comparing two
-runs").
+runs"). The postoffice's deadline clock is read with where the
+experiment's points found it changed during the run (load.gate_text): a
+rate check that tripped in one run and not in the other differs.
 """
 
 import math
@@ -109,6 +111,13 @@ def _peers(value):
     return ", ".join(f"{p['library']} {p['registered']}" for p in sorted(value, key=lambda p: p["library"])) or "none"
 
 
+def _gate(result):
+    """The machine record's po_clock_gate and where the experiment's points
+    found it changed (load.gate_text)."""
+    machine = result.machine or {}
+    return load.gate_text(machine.get("po_clock_gate", NOT_RECORDED), load.gate_changes(result), named=False)
+
+
 @dataclass(frozen=True)
 class MovingField:
     name: str
@@ -117,6 +126,7 @@ class MovingField:
     default: object = NOT_RECORDED  # the value of a record that lacks the field (a str, or a callable of the record)
     shown: object = str  # the value as printed
     key: object = None  # what is compared (None: the shown value)
+    read: object = None  # the shown value from the experiment's result (None: from its machine record)
 
 
 # The machine-record fields that move figures, each with why and the
@@ -131,7 +141,8 @@ MOVING_FIELDS = (
         "the postoffice's fiber schedulers check their deadlines with a calibrated counter or read the clock "
         "at every switch while one is pending; the latter makes those switches dearer",
         _postoffice,
-        key=_kind,
+        key=load.gate_kinds,
+        read=_gate,
     ),
     MovingField(
         "perf_events",
@@ -173,10 +184,17 @@ class MachineDifference:
 
 
 def _value(spec, machine):
+    """The field's shown value in a machine record."""
     machine = machine or {}
     if spec.name in machine:
         return spec.shown(machine[spec.name])
     return spec.default(machine) if callable(spec.default) else spec.default
+
+
+def _value_of(spec, result):
+    """The field's shown value for an experiment's result: its run's machine
+    record's, or what spec.read makes of the result."""
+    return spec.read(result) if spec.read is not None else _value(spec, result.machine)
 
 
 def machine_differences(before, after):
@@ -190,7 +208,7 @@ def machine_differences(before, after):
         pairs, moved = [], []
         key = spec.key or str
         for name in names:
-            x, y = _value(spec, b[name].machine), _value(spec, a[name].machine)
+            x, y = _value_of(spec, b[name]), _value_of(spec, a[name])
             if key(str(x)) == key(str(y)):
                 continue
             if spec.affects is not None and not spec.affects(name, b[name], a[name]):

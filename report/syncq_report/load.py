@@ -6,6 +6,11 @@ experiment and point once per launch under the same run id: the points of
 one identity are merged (samples concatenated, each remembering its launch;
 median, min and max over all), the first launch's experiment record is
 kept and repeated notes are shown once.
+
+The postoffice experiments' points each say how the deadline clock stood
+at their end (po_clock_gate): gate_changes() finds those that ended with
+another kind of gate than the run's machine record says it started with
+(a rate check that tripped in a launch), gate_text() says where.
 """
 
 import json
@@ -64,6 +69,8 @@ class Point:
     props: object = None  # the registry's properties, e.g. "fifo,bounded"
     launches: list = None  # the launch of each sample (None: one launch)
     launch_counters: list = None  # each launch's counters, when launches were merged
+    po_clock_gate: object = None  # the deadline clock at the point's end (its first launch's; see gates)
+    gates: list = None  # [(launch, po_clock_gate)] of every launch that recorded one
 
 
 @dataclass
@@ -212,6 +219,7 @@ def _add_point(run, point, launch):
         raise ValueError(f"point repeats the point of line {run.point_lines[(identity, launch)]}")
     run.point_lines[(identity, launch)] = point.line
     point.launches = [launch] * len(point.samples)
+    point.gates = [(launch, point.po_clock_gate)] if point.po_clock_gate is not None else []
     first = run.merged.get(identity)
     if first is None:
         run.merged[identity] = point
@@ -229,6 +237,7 @@ def _merge(into, more):
         )
     into.samples = into.samples + more.samples
     into.launches = into.launches + more.launches
+    into.gates = (into.gates or []) + (more.gates or [])
     if into.samples:
         into.median = statistics.median(into.samples)
         into.min = min(into.samples)
@@ -251,3 +260,65 @@ def _experiment_result(run, name):
         notes=list(experiment.notes) + attached,
         machine=run.machine.fields,
     )
+
+
+@dataclass
+class GateChange:
+    """Points of one experiment that ended with a deadline clock (po_clock_gate)
+    of another kind than the run's machine record gives for its start."""
+
+    experiment: str
+    line: str  # the gate at their end
+    launches: list  # the launches they were measured in, increasing (0: a run without launches)
+    points: int  # how many (a point counts once for each launch that measured it)
+    of: int  # the experiment's points that recorded a gate, counted alike
+
+
+def gate_kind(line):
+    """The part before the first colon: "counter", "clock at every switch"."""
+    return str(line).split(":", 1)[0].strip()
+
+
+def gate_changes(result):
+    """[GateChange] of an ExperimentResult, one per gate line, in order of first appearance."""
+    start = (result.machine or {}).get("po_clock_gate")
+    recorded = [gate for p in result.points for gate in (p.gates or [])]
+    changes = {}
+    for launch, line in recorded:
+        if start is not None and gate_kind(line) == gate_kind(start):
+            continue
+        c = changes.setdefault(line, GateChange(result.experiment.name, line, [], 0, len(recorded)))
+        c.points += 1
+        if launch not in c.launches:
+            c.launches.append(launch)
+    for c in changes.values():
+        c.launches.sort()
+    return list(changes.values())
+
+
+GATE_START = " at the start"
+GATE_THEN = "; then "
+
+
+def gate_text(start, changes, named=True):
+    """The machine record's gate and where it changed: "counter: 2.596 ticks/ns at
+    the start; then clock at every switch: the counter's rate drifted from 2.596
+    to 1.298 ticks/ns at the end of 12 of 24 points[ of po-ring] in launch 2";
+    the start alone when nothing changed (start None: "not recorded")."""
+    start = "not recorded" if start is None else str(start)
+    if not changes:
+        return start
+    parts = []
+    for c in changes:
+        where = f" of {c.experiment}" if named else ""
+        launches = ""
+        if c.launches != [0]:
+            launches = (" in launch " if len(c.launches) == 1 else " in launches ") + ", ".join(map(str, c.launches))
+        parts.append(f"{c.line} at the end of {c.points} of {c.of} points{where}{launches}")
+    return start + GATE_START + GATE_THEN + GATE_THEN.join(parts)
+
+
+def gate_kinds(text):
+    """What gate_text's text says of the gates' kinds, for comparing two:
+    "counter" or "counter then clock at every switch"."""
+    return " then ".join(gate_kind(part) for part in str(text).split(GATE_THEN))

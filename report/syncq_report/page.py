@@ -5,12 +5,13 @@ import math
 from dataclasses import dataclass, field
 from html import escape
 
-from . import compare, fmt, intervals, panels, papers, recommend, rules
+from . import compare, fmt, intervals, load, panels, papers, recommend, rules
 
 MACHINE_LABELS = [
     ("cpu_model", "CPU model"),
     ("cores", "Cores"),
     ("pus", "PUs"),
+    ("pus_source", "PUs counted by"),
     ("planned_pus", "Planned for (PUs)"),
     ("kernel", "Kernel"),
     ("compiler", "Compiler"),
@@ -122,7 +123,7 @@ def render(title, results, sections, summary=None):
         _scoreboard(summary.scores, sections),
         _stability(summary.stability, summary.previous),
         _papers_table(),
-        _machines(results.machines, results.run_notes),
+        _machines(results.machines, results.run_notes, results.experiments),
         _contents(sections),
     ]
     parts.extend(_section(section) for section in sections)
@@ -134,13 +135,21 @@ def render(title, results, sections, summary=None):
     )
 
 
-def _machines(machines, run_notes):
-    """The machine records, one column per run the report draws on, and the runs' own notes."""
+def _machines(machines, run_notes, experiments=()):
+    """The machine records, one column per run the report draws on, and the runs' own notes.
+    The postoffice's deadline clock is the record's, at the run's start, and where the
+    experiments drawn from that run found it changed (load.gate_text)."""
     head = "".join(f"<th>run <code>{escape(m.run_id)}</code></th>" for m in machines)
+
+    def shown(key, m):
+        value = m.fields.get(key, _machine_default(key, m))
+        if key != "po_clock_gate":
+            return value
+        changes = [c for r in experiments if r.experiment.run_id == m.run_id for c in load.gate_changes(r)]
+        return load.gate_text(value, changes) if changes else value
+
     rows = [
-        f"<tr><th>{label}</th>"
-        + "".join(f"<td>{_machine_value(key, m.fields.get(key, _machine_default(key, m)))}</td>" for m in machines)
-        + "</tr>"
+        f"<tr><th>{label}</th>" + "".join(f"<td>{_machine_value(key, shown(key, m))}</td>" for m in machines) + "</tr>"
         for key, label in MACHINE_LABELS
     ]
     return (
@@ -431,6 +440,8 @@ def _machine_default(key, machine):
         return "none (results older than the workers' event counters)"
     if key == "po_clock_gate":
         return "not recorded (results older than the record of the postoffice's clock gate)"
+    if key == "pus_source":
+        return "not recorded (results older than the record of the count's source)"
     return 0 if key == "suite_budget_s" else 1
 
 
@@ -484,6 +495,7 @@ def _section(section):
             f'<p class="meta"><code>{escape(experiment.name)}</code> &middot; {escape(experiment.paper)} '
             f"&middot; {escape(experiment.figure)} &middot; run <code>{escape(experiment.run_id)}</code></p>",
             f'<p class="description">{escape(experiment.description)}</p>',
+            _gate(section.result),
             _claims(experiment.claims, section.verdicts),
             _resolution(section.resolution or rules.resolution_of(section.result.points)),
             _plots(section.plots),
@@ -493,6 +505,19 @@ def _section(section):
             _notes(section.result.notes),
             "</section>",
         ]
+    )
+
+
+def _gate(result):
+    """A line where the postoffice's deadline clock changed during the run (a rate check tripped)."""
+    changes = load.gate_changes(result)
+    if not changes:
+        return ""
+    text = load.gate_text((result.machine or {}).get("po_clock_gate"), changes, named=False)
+    return (
+        f'<p class="gate">Postoffice deadline clock: {escape(text)}. A point measured after a change paid a '
+        "clock read at every fiber switch while a deadline was pending (docs/reliability.md, "
+        '"The rate checked as it runs").</p>'
     )
 
 

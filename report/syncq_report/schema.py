@@ -135,9 +135,10 @@ OPTIONAL_FIELDS = {
         "queue_wait": STRING,
         "perf_events": STRING,
         "po_clock_gate": STRING,
+        "pus_source": STRING,
     },
     "experiment": {"also_x": ALSO_X, "launch": LAUNCH},
-    "point": {"peer": BOOLEAN, "family": STRING, "props": STRING, "launch": LAUNCH},
+    "point": {"peer": BOOLEAN, "family": STRING, "props": STRING, "launch": LAUNCH, "po_clock_gate": STRING},
     "note": {"launch": LAUNCH},
 }
 

@@ -223,3 +223,22 @@ def test_machine_table_says_how_the_postoffice_reads_its_clock(results_dir):
     records[0] = dict(records[0], po_clock_gate=True)  # a string or nothing
     write_records(results_dir / "results.jsonl", records)
     assert cli.main([str(results_dir)]) == 2
+
+
+def test_machine_table_says_where_the_pus_were_counted(results_dir):
+    """The machine record's pus_source (hwloc, or without a topology the CPUs
+    sched_getaffinity allows) gets its row under the PUs; results from before
+    it say it was not recorded; anything but a string is refused."""
+    page = build(results_dir)
+    row = page[page.index("<th>PUs counted by</th>"):]
+    assert row[: row.index("</tr>")].endswith(
+        "<td>not recorded (results older than the record of the count&#x27;s source)</td>")
+    assert page.index("<th>PUs</th>") < page.index("<th>PUs counted by</th>")
+    records = fixture_records()
+    text = "sched_getaffinity (no topology: hwloc could not load the topology)"
+    records[0] = dict(records[0], pus_source=text)
+    write_records(results_dir / "results.jsonl", records)
+    assert f"<th>PUs counted by</th><td>{text}</td>" in build(results_dir)
+    records[0] = dict(records[0], pus_source=2)
+    write_records(results_dir / "results.jsonl", records)
+    assert cli.main([str(results_dir)]) == 2

@@ -11,7 +11,7 @@ import sys
 import pytest
 from support import BUILD_PY, write_records
 
-from syncq_report import cli, compare
+from syncq_report import cli, compare, load
 
 MACHINE = {
     "type": "machine",
@@ -251,3 +251,69 @@ def test_the_report_shows_the_differences_and_marks(tmp_path):
     assert cli.main([str(directory), "--compare", str(before)]) == 0
     page = (directory / "report.html").read_text(encoding="utf-8")
     assert "machine-differences" not in page and "machine differs" not in page
+
+
+# ---------------------------------------------------------------- the gate as it stood at the end of each point
+
+DRIFT = "clock at every switch: the counter's rate drifted from 2.9 to 1.45 ticks/ns"
+
+
+def launched(run_id, gates, machine=None):
+    """results(run_id) measured in two launches: every experiment and point
+    record once per launch; po-ring's points of launch k carry gates[k - 1]
+    (None: no po_clock_gate field, as before the points recorded it)."""
+    records = results(run_id, {"launches": 2, **(machine or {})})
+    out = [records[0]]
+    for launch in (1, 2):
+        for r in records[1:]:
+            r = dict(r, launch=launch)
+            if r["type"] == "point" and r["experiment"] == "po-ring" and gates[launch - 1] is not None:
+                r["po_clock_gate"] = gates[launch - 1]
+            out.append(r)
+    return out
+
+
+def test_a_gate_changed_in_a_launch_is_where_the_run_says(tmp_path):
+    """The machine record gives the gate at the run's start; po-ring's points of
+    launch 2 ended with the clock after a drift: load says where, compare
+    names po_clock_gate for po-ring against a run whose gate held (before the
+    points carried the gate, the two compared alike)."""
+    path = tmp_path / "after.jsonl"
+    write_records(path, launched("after", ["counter: 2.9 ticks/ns", DRIFT]))
+    (ring,) = [r for r in load.load(path).experiments if r.experiment.name == "po-ring"]
+    (change,) = load.gate_changes(ring)
+    assert (change.line, change.launches, change.points, change.of) == (DRIFT, [2], 2, 4)
+    assert load.gate_text(ring.machine["po_clock_gate"], [change]) == (
+        f"counter: 2.9 ticks/ns at the start; then {DRIFT} at the end of 2 of 4 points of po-ring in launch 2")
+    assert load.gate_kinds(load.gate_text("counter: 2.9 ticks/ns", [change])) == "counter then clock at every switch"
+    before = tmp_path / "before.jsonl"
+    write_records(before, launched("before", ["counter: 2.9 ticks/ns", "counter: 2.9 ticks/ns"]))
+    c = compare.compare_files(before, path)
+    (d,) = c.machine
+    assert (d.field, d.experiments, d.scoped) == ("po_clock_gate", ["po-ring"], True)
+    assert d.before == ["counter: 2.9 ticks/ns"]
+    assert d.after == [f"counter: 2.9 ticks/ns at the start; then {DRIFT} at the end of 2 of 4 points in launch 2"]
+    # a gate of the start's kind at a point's end is no change (a launch's own calibration)
+    write_records(path, launched("after", ["counter: 2.9 ticks/ns", "counter: 3.1 ticks/ns"]))
+    assert compare.compare_files(before, path).machine == []
+    # points without the field (older results): the machine record alone, as before
+    write_records(path, launched("after", [None, None]))
+    assert compare.compare_files(before, path).machine == []
+
+
+def test_the_report_shows_where_the_gate_changed(tmp_path):
+    """The machine table's row and the experiment's section say where the
+    gate changed; an experiment whose gate held says nothing more."""
+    directory = tmp_path / "out"
+    directory.mkdir()
+    write_records(directory / "results.jsonl", launched("after", ["counter: 2.9 ticks/ns", DRIFT]))
+    assert cli.main([str(directory)]) == 0
+    page = (directory / "report.html").read_text(encoding="utf-8")
+    drift = DRIFT.replace("'", "&#x27;")
+    assert (f"<th>Postoffice deadline clock</th><td>counter: 2.9 ticks/ns at the start; then {drift} at the end "
+            "of 2 of 4 points of po-ring in launch 2</td>") in page
+    ring = page[page.index('<section class="experiment" id="exp-po-ring"'):]
+    ring = ring[: ring.index("</section>")]
+    assert (f'<p class="gate">Postoffice deadline clock: counter: 2.9 ticks/ns at the start; then {drift} at '
+            "the end of 2 of 4 points in launch 2.") in ring
+    assert page.count('<p class="gate">') == 1

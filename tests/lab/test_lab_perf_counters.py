@@ -76,13 +76,14 @@ def test_points_carry_the_events_read(tmp_path):
 def test_without_a_topology_the_teams_that_fit_the_cpus_count(tmp_path):
     """hwloc finds no topology (HWLOC_COMPONENTS=stop enables none of its
     discovery components, so hwloc_topology_load fails): the lab runs
-    unpinned and the record's pus is 1, but the teams that fit the CPUs
-    sched_getaffinity lets the lab run on (this process's, which it
-    inherits) count, and perf_events names that count and its source."""
+    unpinned, the record's pus are the CPUs sched_getaffinity lets the lab
+    run on (this process's, which it inherits), the teams that fit them
+    count, and perf_events names that count and its source."""
     cpus = len(os.sched_getaffinity(0))
     machine, points = run(tmp_path, env={"HWLOC_COMPONENTS": "stop"})
     if machine["pinning"] != "refused: no topology":
         pytest.skip(f"hwloc found a topology despite HWLOC_COMPONENTS=stop: pinning {machine['pinning']}")
+    assert machine["pus"] == cpus and machine["pus_source"].startswith("sched_getaffinity (no topology: "), machine
     read = read_events(machine)
     if "page_faults" not in read:
         pytest.skip(f"the software events do not open here: {machine['perf_events']}")

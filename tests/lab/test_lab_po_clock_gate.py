@@ -13,6 +13,8 @@ import platform
 import re
 from pathlib import Path
 
+import pytest
+
 from labrun import lab, records
 
 LINE = re.compile(r"^(counter: (\d+(\.\d*)?|\.\d+)(e[-+]\d+)? ticks/ns|clock at every switch: \S.*)$")
@@ -42,3 +44,51 @@ def test_the_machine_record_and_the_report_say_how_deadlines_read_the_clock(tmp_
     assert r.returncode == 0, r.stderr
     page = (tmp_path / "report.html").read_text()
     assert f"<th>Postoffice deadline clock</th><td>{html.escape(line)}</td>" in page
+
+
+DRIFT = re.compile(r"^clock at every switch: the counter's rate drifted from (\S+) to (\S+) ticks/ns$")
+
+
+def test_a_launch_whose_rate_check_trips_shows_in_the_record(tmp_path):
+    """SYNCQ_LAB_PO_SLOW=2: launch 2 calibrates the counter as if it had
+    slowed to 1/128 of its rate (po_timer_slow_test's scale), so its fiber
+    systems' rate check trips while po-server runs (a quick point's systems
+    live long enough for the monitor's 10 ms). The machine record, written
+    by launch 1 before its runs, keeps the gate of the start; every point
+    says how the gate stood at its end: launch 1's as the record, launch
+    2's the clock after the drift once it tripped (all of them here: the
+    first point's systems trip it), and the report says where it changed."""
+    lab("run", "po-server", "--size", "quick", "--launches", "2", "--quiet", "--out", str(tmp_path),
+        env={"SYNCQ_LAB_PO_SLOW": "2"}, check=0)
+    recs = records(tmp_path)
+    (machine,) = [r for r in recs if r["type"] == "machine"]
+    start = machine["po_clock_gate"]
+    if not start.startswith("counter: "):
+        pytest.skip(f"no counter gates the clock here: {start}")
+    points = [r for r in recs if r["type"] == "point"]
+    first = [p["po_clock_gate"] for p in points if p["launch"] == 1]
+    second = [p["po_clock_gate"] for p in points if p["launch"] == 2]
+    assert first and set(first) == {start}, first
+    assert second, points
+    tripped = [DRIFT.match(line) for line in second]
+    assert tripped[-1], second[-1]
+    k = tripped.index(next(m for m in tripped if m))
+    assert all(tripped[k:]), second  # for good, in the process that tripped it
+    assert all(line.startswith("counter: ") for line in second[:k]), second
+    for m in tripped[k:]:
+        scaled, found = float(m.group(1)), float(m.group(2))
+        assert 128 * (1 - 1 / 8) < scaled / found < 128 * (1 + 1 / 8), m.group(0)
+    r = lab("report", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    page = html.unescape((tmp_path / "report.html").read_text())
+    n = sum(1 for p in points if p["launch"] == 2 and DRIFT.match(p["po_clock_gate"]))
+    said = f"{start} at the start; then {second[-1]} at the end of {n} of {len(points)} points of po-server in launch 2"
+    assert f"<th>Postoffice deadline clock</th><td>{said}</td>" in page  # one process tripped: one line
+
+
+def test_a_bad_slowed_launch_is_refused(tmp_path):
+    for bad in ("0", "21", "x", "2x", ""):
+        r = lab("run", "po-switch", "--size", "smoke", "--quiet", "--out", str(tmp_path),
+                env={"SYNCQ_LAB_PO_SLOW": bad})
+        assert r.returncode == 2, (bad, r.stderr)
+        assert "SYNCQ_LAB_PO_SLOW must be a launch number from 1 to 20" in r.stderr, r.stderr

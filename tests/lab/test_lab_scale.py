@@ -9,6 +9,8 @@ verdicts come from the report's own rule evaluator (report/syncq_report).
 """
 import dataclasses
 import json
+import os
+import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -16,9 +18,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "report"))
-from syncq_report import rules  # noqa: E402
+from syncq_report import load, rules  # noqa: E402
 from syncq_report.load import Point  # noqa: E402
-from labrun import lab, records  # noqa: E402
+from labrun import LAB, lab, records  # noqa: E402
 
 
 def claims():
@@ -468,3 +470,55 @@ def test_the_left_out_peer_note_names_only_peers_the_run_selected(tmp_path):
     assert any(t.startswith("dpdk:ring_mpmc is not run where") for t in with_ring), with_ring
     without = notes("lcrq", tmp_path / "without")
     assert not any("is not run where" in t for t in without), without
+
+
+# ---------------------------------------------------------------- without a topology
+
+NO_TOPOLOGY = {"HWLOC_COMPONENTS": "stop"}  # hwloc enables no discovery component: loading fails
+
+
+def on_two_cpus(*args):
+    """syncq-lab args, without a topology, allowed the first two CPUs this
+    process may run on (sched_getaffinity): the same 2-CPU run on any machine
+    of 2 or more."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip(f"this process may run on {len(cpus)} CPU: a 2-CPU run needs 2")
+    r = subprocess.run([LAB, *args], capture_output=True, text=True, timeout=600, env={**os.environ, **NO_TOPOLOGY},
+                       preexec_fn=lambda: os.sched_setaffinity(0, cpus[:2]))
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    return r
+
+
+def test_without_a_topology_the_plan_is_the_cpus_the_run_may_use():
+    """hwloc found no topology: the run's processing units are the CPUs
+    sched_getaffinity allows (2 here), the plan's thread list is that of 2
+    units (1..4, not 1's 1..2), and the plan says where the count came
+    from."""
+    lines = [json.loads(line) for line in on_two_cpus("run", "np99-counter", "--quick", "--plan").stdout.splitlines()]
+    (exp,), (plan,) = lines[:-1], [lines[-1]["plan"]]
+    assert exp["threads"] == [1, 2, 3, 4], exp
+    assert (plan["pus"], plan["planned_pus"]) == (2, 2), plan
+    assert plan["pus_source"].startswith("sched_getaffinity (no topology: "), plan
+
+
+def test_without_a_topology_a_claim_that_needs_2_units_is_judged_on_2_cpus(tmp_path):
+    """A 2-CPU run without hwloc: the machine record's pus is 2 with its
+    source, the run is unpinned (pinning by CPU number could put two
+    workers on one core's hardware threads: the kernel, which knows the
+    cores, places them), the points are measured at 1..4 threads, and a
+    claim that needs 2 units is judged at 2 threads rather than found not
+    measurable on 1."""
+    on_two_cpus("run", "np99-counter", "--size", "smoke", "--algos", "faa", "--reps", "6", "--launches", "1",
+                "--quiet", "--out", str(tmp_path))
+    (machine,) = [r for r in records(tmp_path) if r["type"] == "machine"]
+    assert (machine["pus"], machine["planned_pus"]) == (2, 2), machine
+    assert machine["pus_source"].startswith("sched_getaffinity (no topology: "), machine
+    assert machine["pinning"] == "refused: no topology", machine
+    (result,) = load.load(tmp_path / "results.jsonl").experiments
+    assert sorted({p.params["threads"] for p in result.points}) == [1, 2, 3, 4]
+    rule = {"op": "needs_pus", "pus": 2, "rule": {"op": "value_above", "metric": "time", "algo": "faa",
+                                                   "where": {"work_ns": 0}, "at": "max_threads", "bound": 0}}
+    v = rules.evaluate(rule, result.points, machine=result.machine)
+    assert v.status == rules.HELD, v.explanation
+    assert "threads=2" in v.explanation, v.explanation
