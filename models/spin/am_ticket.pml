@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * am_ticket.pml — the queue locks of the active messages' locking claims
- * (src/am/claim_lock.c: queue_lock, rl_current, rl_enter, rl_holder_dead,
- * rl_release, rl_hand_on, rl_skip_dead_run, rl_leave), the ticket lock
- * (NSL = 1) and Anderson's array lock (NSL = 2 or 3 slots; C: 64), with
- * senders that may die at any step, for SPIN.
+ * (src/am/claim_lock.c: queue_lock, queue_trylock, rl_current, rl_enter,
+ * rl_holder_dead, rl_release, rl_hand_on, rl_skip_dead_run, rl_leave),
+ * the ticket lock (NSL = 1) and Anderson's array lock (NSL = 2 or 3
+ * slots; C: 64), with senders that may die at any step, for SPIN.
  *
  * The lock: `next` (a fetch-and-add gives a waiter its position t) and
  * NSL slots, each a word (position, pid, type: GO / HELD / SKIP; am_state
@@ -20,7 +20,8 @@
  * SKIP(t)): it takes a new position. Otherwise it looks at the current
  * position x (rl_current: for the ticket lock the word itself; for
  * Anderson the nearest position before t whose slot carries its own tag,
- * else the highest tag of all; the scan is one step here) and, once the
+ * else the highest tag of all; each slot's load a step of its own, other
+ * processes moving between, as in C) and, once the
  * word stayed unchanged for a stale interval (untimed here: any look may
  * be acted on, once), acts on it:
  *   GO(x): x was handed over and never entered: CAS to SKIP(x), hand
@@ -53,8 +54,17 @@
  * while waiting loses its place"). At most MAXLEAVE claims give up. These
  * bounds keep the positions finite.
  *
+ * Senders in NOWAITS (a bit per id) claim with NOWAIT (queue_trylock):
+ * load next (t), load t's slot, and only if it says GO(t) take t by a CAS
+ * of next from t to t + 1, then enter with rl_enter's CAS; a CAS that
+ * fails, or a slot not GO(t), is a failed attempt (NTRIES attempts, C:
+ * AM_NOWAIT_TRIES), and an rl_enter that fails (t was skipped under us by
+ * the stale rule) is SYNCQ_EBUSY at once. The send then goes on to its
+ * next message. No waiter record: a NOWAIT claimer never waits.
+ *
  * When every first sender has finished or died, a last sender (id NS + 1,
- * never mortal) claims the lock: whatever the dead left, it must get in.
+ * never mortal, a plain claim) claims the lock: whatever the dead left,
+ * it must get in.
  *
  * Controls (each must fail): -DOLD_SKIP=1 is the code before the SKIP
  * branch (no waiter acts on a stale SKIP(x); hand-overs after a skip are
@@ -67,7 +77,10 @@
  * after the look instead of a CAS; -DNO_HANDED=1 (Anderson) the take-over
  * without its look at x + 1's slot (a holder that had handed on is
  * repaired and released again); -DOLD_TAKEOVER=1 the take-over without
- * clearing the dead holder's start time first.
+ * clearing the dead holder's start time first; -DNO_FALLBACK=1 and
+ * -DANY_TAG=1 are wrong scans (at scan_step); -DNOWAIT_FAA=1,
+ * -DNOWAIT_STORE=1 and -DNOWAIT_NO_TAKE=1 wrong NOWAIT claims (at
+ * trylock).
  *
  * Properties, exhaustively:
  *  1. at most one live process inside the lock (a dead holder's position
@@ -83,7 +96,11 @@
  *     the judged process died, so a wait that could last for ever is a
  *     blocked state): the lock is never held or owed to a dead process for
  *     good; the last sender gets in, and leaves the lock free for the next
- *     position (GO(next) in next's slot).
+ *     position (GO(next) in next's slot);
+ *  4. a NOWAIT claim enters only as properties 1 and 2 allow, never leaves
+ *     a position owed when it returns SYNCQ_EBUSY (the position it took,
+ *     if any, was entered or skipped by then), and returns SYNCQ_EBUSY
+ *     only when the lock was held or owed during each failed attempt.
  *
  * Memory model: sequential consistency (see README.md).
  */
@@ -123,6 +140,30 @@
 #ifndef OLD_TAKEOVER
 #define OLD_TAKEOVER 0
 #endif
+#ifndef ATOMIC_SCAN
+#define ATOMIC_SCAN 0
+#endif
+#ifndef NO_FALLBACK
+#define NO_FALLBACK 0
+#endif
+#ifndef ANY_TAG
+#define ANY_TAG 0
+#endif
+#ifndef NOWAITS
+#define NOWAITS 0 /* bit s: sender s (1-3) claims with NOWAIT (queue_trylock) */
+#endif
+#ifndef NTRIES
+#define NTRIES 2 /* C: AM_NOWAIT_TRIES (8) */
+#endif
+#ifndef NOWAIT_FAA
+#define NOWAIT_FAA 0
+#endif
+#ifndef NOWAIT_STORE
+#define NOWAIT_STORE 0
+#endif
+#ifndef NOWAIT_NO_TAKE
+#define NOWAIT_NO_TAKE 0
+#endif
 
 #define GO 0
 #define HELD 1
@@ -144,6 +185,7 @@ bit left[MAXP];   /* its owner gave it up (rl_leave) */
 bit lskip[MAXP];  /* skipped while its owner was alive and waiting */
 bit handed[MAXP]; /* GO(p) was written */
 bit chg[5]; /* a slot word was written since the process's last look */
+bit nbz[5]; /* NOWAIT claimer: the lock was held or owed during its attempt */
 bit alive[5], dead[5], fin[5];
 byte deaths, liveskips, leaves;
 byte holder; /* the live process inside the lock (0: none) */
@@ -151,7 +193,21 @@ byte lastin; /* the last position entered */
 
 /* property 1: each position is handed over once */
 #define HANDED(p) assert(!handed[p]); handed[p] = 1
+#define NB(i) ((NOWAITS >> (i)) & 1)
+#if NOWAITS
+/* a position taken, by `me` (a NOWAIT claimer's attempt sees every other's) */
+#define TAKEN() nbz[1] = nbz[1] | (NB(1) && me != 1); nbz[2] = nbz[2] | (NB(2) && me != 2); nbz[3] = nbz[3] | (NB(3) && me != 3)
+/* a slot word written: next to an instant the lock was held or owed */
+#define WW() chg[1] = 1; chg[2] = 1; chg[3] = 1; chg[4] = 1; nbz[1] = nbz[1] | NB(1); nbz[2] = nbz[2] | NB(2); nbz[3] = nbz[3] | NB(3)
+#else
+#define TAKEN() skip
 #define WW() chg[1] = 1; chg[2] = 1; chg[3] = 1; chg[4] = 1
+#endif
+/* the lock is free: every position before next handed over and nobody,
+ * live or dead, inside */
+#define FREE (handed[next] && holder == 0)
+/* position p entered or skipped: nobody owes it */
+#define SETTLED(p) (wpos[SL(p)] > (p) || wpos[SL(p)] == (p) && wtype[SL(p)] != GO)
 /* am_owner_dead(pid, start): no process holds the pid, or the start time
  * is not 0 and not that process's (sender s: start time s) */
 #define JUDGED_DEAD(p, st) (!alive[p] || ((st) != 0 && (st) != (p)))
@@ -248,34 +304,117 @@ inline skip_run() {
   y = 0
 }
 
-/* rl_current(t) into (nx, nt, np); nf: found (C's `seen`). One step. */
-inline current() {
-  nf = 0; nx = 0; nt = 0; np = 0;
+/* One load of rl_current(t)'s scan, the k-th slot back from t, into (nx,
+ * nt, np); nf: found (C's `seen`); k > NSL when the scan is over. The
+ * ticket lock's scan is its one word. Anderson's: nearest first, a slot
+ * that names its own position ends it (not the last, t's own slot); else
+ * the highest tag before t of all slots. Each load is a step of its own
+ * (-DATOMIC_SCAN=1: the whole scan one step). Controls: -DNO_FALLBACK=1
+ * without the highest tag (only a slot naming its own position is
+ * found), -DANY_TAG=1 the nearest slot naming any position before t. */
+inline scan_step() {
   if
-  :: NSL == 1 -> nx = wpos[0]; nt = wtype[0]; np = wpid[0]; nf = 1
+  :: NSL == 1 -> nx = wpos[0]; nt = wtype[0]; np = wpid[0]; nf = 1; k = NSL + 1
   :: else ->
-     k = 1;
-     do
-     :: k <= NSL ->
-        p = t - k;
+     p = t - k;
+     sp = wpos[SL(p)]; sy = wtype[SL(p)]; sq = wpid[SL(p)];
+     if
+     :: (sp == p || ANY_TAG && sp < t) && k < NSL -> nx = sp; nt = sy; np = sq; nf = 1; k = NSL + 1
+     :: else ->
         if
-        :: wpos[SL(p)] == p && k < NSL -> nx = p; nt = wtype[SL(p)]; np = wpid[SL(p)]; nf = 1; break
-        :: else ->
-           if
-           :: wpos[SL(p)] < t && (!nf || wpos[SL(p)] > nx) ->
-              nx = wpos[SL(p)]; nt = wtype[SL(p)]; np = wpid[SL(p)]; nf = 1
-           :: else -> skip
-           fi
+        :: !NO_FALLBACK && sp < t && (!nf || sp > nx) -> nx = sp; nt = sy; np = sq; nf = 1
+        :: else -> skip
         fi;
         k++
-     :: else -> break
-     od
+     fi
+  fi
+}
+
+/* The scan over: a word other than the last look's starts a new stale
+ * interval (acted = 0); the look is kept in (cf, cx, ct, cp). */
+inline look_end() {
+  if
+  :: nf != cf || nx != cx || nt != ct || np != cp -> acted = 0
+  :: else -> skip
   fi;
-  k = 0; p = 0
+  cf = nf; cx = nx; ct = nt; cp = np;
+  nf = 0; nx = 0; nt = 0; np = 0; k = 0; p = 0; sp = 0; sy = 0; sq = 0
+}
+
+/* queue_trylock (a NOWAIT claim): r = 1, position t entered; r = 0,
+ * SYNCQ_EBUSY. tk: the position this attempt took (0: none). Properties:
+ * it enters only as a waiter would (enter(): nobody beside it, positions
+ * in order); at SYNCQ_EBUSY it owes no position (the one it took, if
+ * any, was entered or skipped), and each failed attempt saw the lock held
+ * or owed (nbz[me]: not FREE at its start, or a position taken or a slot
+ * word written during it). Controls: -DNOWAIT_FAA=1 takes t with a
+ * fetch-and-add before looking at its slot (and returns EBUSY holding it
+ * if it is not GO(t)); -DNOWAIT_STORE=1 enters with a store of HELD(t, me)
+ * (t is ours: the CAS on next gave it) instead of rl_enter's CAS;
+ * -DNOWAIT_NO_TAKE=1 enters by rl_enter's CAS on the slot alone, without
+ * taking t from next. */
+inline trylock() {
+  y = 0;
+  do
+  :: tk = 0;
+#if NOWAIT_FAA
+     atomic { t = next; nbz[me] = !FREE; next++; owner[t] = me; TAKEN(); assert(next < MAXP) };
+     tk = t;
+     die_point();
+     r = 1;
+#else
+     atomic { t = next; nbz[me] = !FREE }; /* relaxed load of next: a hint */
+     atomic { r = (wpos[SL(t)] == t && wtype[SL(t)] == GO) }; /* relaxed load of t's slot: a hint */
+#if !NOWAIT_NO_TAKE
+     if
+     :: r ->
+        atomic { /* CAS next t -> t + 1 */
+          if
+          :: next == t -> next++; owner[t] = me; TAKEN(); assert(next < MAXP)
+          :: else -> r = 0
+          fi
+        };
+        if
+        :: r -> tk = t; die_point()
+        :: else -> skip
+        fi
+     :: else -> skip
+     fi;
+#endif
+#endif
+     if
+     :: r ->
+        atomic { /* rl_enter: CAS GO(t) -> HELD(t, me) */
+#if NOWAIT_STORE
+          wpos[SL(t)] = t; wtype[SL(t)] = HELD; wpid[SL(t)] = me; WW(); enter(t, 0)
+#else
+          if
+          :: wpos[SL(t)] == t && wtype[SL(t)] == GO -> wtype[SL(t)] = HELD; wpid[SL(t)] = me; WW(); enter(t, 0)
+          :: else -> r = 0
+          fi
+#endif
+        }
+     :: else -> skip
+     fi;
+     if
+     :: r -> die_point(); wstart[SL(t)] = me; break
+     :: else ->
+        assert(nbz[me]); /* the attempt failed: the lock was held or owed */
+        if
+        :: tk != 0 -> assert(SETTLED(tk)); break /* t skipped under us: SYNCQ_EBUSY */
+        :: else -> skip
+        fi;
+        if
+        :: y < NTRIES - 1 -> y++
+        :: else -> break /* SYNCQ_EBUSY */
+        fi
+     fi
+  od;
+  y = 0; tk = 0; nbz[me] = 0
 }
 
 proctype sender(byte me) {
-  byte t, cx, ct, cp, nx, nt, np, k, p, y, sp, sy, sq, r, done;
+  byte t, cx, ct, cp, nx, nt, np, k, p, y, sp, sy, sq, r, done, tk;
   bit recorded, acted, cf, nf, gaveup;
   if
   :: me == LAST -> ALLDONE
@@ -284,8 +423,14 @@ proctype sender(byte me) {
   do
   :: done < K ->
      die_point();
+#if NOWAITS
+     if
+     :: NB(me) -> trylock(); gaveup = !r; r = 0; goto inside
+     :: else -> skip
+     fi;
+#endif
 again:
-     atomic { t = next; next++; owner[t] = me; assert(next < MAXP) }; /* fetch-and-add */
+     atomic { t = next; next++; owner[t] = me; TAKEN(); assert(next < MAXP) }; /* fetch-and-add */
      recorded = 0; acted = 0; cf = 0; cx = 0; ct = 0; cp = 0; chg[me] = 1; gaveup = 0;
      do
      :: atomic { /* rl_enter: CAS GO(t) -> HELD(t, me) */
@@ -302,17 +447,34 @@ again:
           assert(lskip[t]) /* property 2 */
         };
         goto again
-     :: atomic { /* rl_current, when a word changed since the last look */
+     :: atomic { /* rl_current, when a word changed since the last look: its first load */
           recorded && chg[me] ->
-          chg[me] = 0;
-          current();
+          chg[me] = 0; k = 1;
+          scan_step();
+#if ATOMIC_SCAN
+          do
+          :: k <= NSL -> scan_step()
+          :: else -> break
+          od;
+#endif
           if
-          :: nf != cf || nx != cx || nt != ct || np != cp -> acted = 0
+          :: k > NSL -> look_end()
           :: else -> skip
-          fi;
-          cf = nf; cx = nx; ct = nt; cp = np;
-          nf = 0; nx = 0; nt = 0; np = 0
-        }
+          fi
+        };
+#if !ATOMIC_SCAN && NSL > 1
+        do /* the scan's other loads, each a step: other processes move between */
+        :: atomic {
+             k > 0 ->
+             scan_step();
+             if
+             :: k > NSL -> look_end()
+             :: else -> skip
+             fi
+           }
+        :: k == 0 -> break
+        od
+#endif
      :: atomic { /* x handed over and never entered: skip it (CAS GO(x) -> SKIP(x)) */
           cf && !acted && ct == GO && (dead[owner[cx]] || left[cx] || liveskips < MAXSKIP) ->
           acted = 1;
@@ -401,6 +563,7 @@ again:
         gaveup = 1;
         break
      od;
+inside:
      if
      :: !gaveup ->
         die_point(); /* am.claim.inside: Figure 2's section */
@@ -424,6 +587,7 @@ init {
   byte i;
   atomic {
     wpos[0] = NSL;
+    handed[NSL] = 1;
     for (i : 1 .. NSL - 1) {
       wpos[i] = i; wtype[i] = SKIP
     }
