@@ -226,7 +226,7 @@ int po_ticks_set_scale(double scale);
  * errs by at most 0.4%. A pair whose bracket is wider (the thread was
  * preempted between the reads) or runs backwards is not used.
  * PO_DRIFT_MIN_NS 10 ms: long enough for that error, short enough that
- * the monitor (a tick each 5 ms) notices a change within two intervals
+ * the monitor (a tick each PO_MONITOR_TICK_NS, 5 ms) notices a change within two intervals
  * of it, PO_DRIFT_NOTICE_NS (the interval the change falls in may show a
  * mix of the two rates; the one after it shows the new one alone).
  * chrony may slew CLOCK_MONOTONIC by up to 1/12 (its default maxslewrate,

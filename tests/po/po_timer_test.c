@@ -162,7 +162,7 @@ static void test_drift_steady(void **state) {
   double implied = 0, lo = 1e9, hi = 0;
   int steady = 0;
   for (uint64_t k = 1; k <= 20000; k++) {
-    uint64_t at = k * 5 * MS;
+    uint64_t at = k * (uint64_t)PO_MONITOR_TICK_NS; /* the monitor's ticks */
     int v = pair(&d, 1e12 + CAL * 1.03 * (double)at, (uint64_t)((int64_t)at + jitter(100000)), &implied);
     assert_int_not_equal(v, PO_DRIFT_OFF);
     if (v == PO_DRIFT_STEADY) {
@@ -191,7 +191,7 @@ static void drift_change(double factor) {
   uint64_t change = 1000 * MS + 2 * MS; /* mid-interval: the first one after shows a mix */
   double implied = 0;
   for (uint64_t k = 1;; k++) {
-    uint64_t at = k * 5 * MS;
+    uint64_t at = k * (uint64_t)PO_MONITOR_TICK_NS; /* the monitor's ticks */
     double ticks =
       1e12 + CAL * (double)(at < change ? at : change) + (at > change ? CAL * factor * (double)(at - change) : 0);
     int v = pair(&d, ticks, (uint64_t)((int64_t)at + jitter(100000)), &implied);
