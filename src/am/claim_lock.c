@@ -412,6 +412,7 @@ static uint32_t rl_skip_dead_run(am_rlock *l, const am_queue *q, uint32_t nslots
 static int rl_leave(am_rlock *l, am_queue *q, uint32_t nslots, uint32_t t, const rl_self *me) {
   /* relaxed: read only to name a position's fate (rl_skip_dead_run) */
   atomic_store_explicit(&q->waiter[t % AM_RL_WAITERS], am_state(t, me->pid, AM_RL_LEFT), memory_order_relaxed);
+  SYNCQ_RACE_POINT("am.claim.left"); /* tests: stop a waiter giving up while t is handed to it */
   am_rlock_slot *mine = &l->slot[t % nslots];
   uint64_t expect = am_state(t, 0, AM_RL_GO);
   /* acq_rel: as the stale skip in queue_lock */

@@ -1253,6 +1253,148 @@ static void test_lock_skipper_dies(void **state) {
   }
 }
 
+/* A sender that dies at its race_die_at-th pass of race_stop_at (a count
+ * of the skips it made), and one that stops once at "am.claim.left" (it
+ * gives its position up) and dies at its next "am.claim.skipped". */
+static unsigned race_die_at, race_hits;
+
+static void kill_nth_hook(const char *name) {
+  if (strcmp(name, race_stop_at) == 0 && ++race_hits == race_die_at) kill(getpid(), SIGKILL);
+}
+
+static void stop_left_then_die_hook(const char *name) {
+  if (strcmp(name, "am.claim.left") == 0) raise(SIGSTOP);
+  if (strcmp(name, "am.claim.skipped") == 0) kill(getpid(), SIGKILL);
+}
+
+/* Exits 90 + |status| if its send returns (it should die claiming). */
+static void hooked_dying_sender(const char *name, syncq_race_hook_fn hook) {
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(NULL, name, &p) == SYNCQ_OK, 88);
+  syncq_race_hook = hook;
+  uint32_t args[1] = {1};
+  int r = syncq_am_request(p, H_TALLY, args, 1, 0);
+  _exit(90 + (r < 0 ? -r : r));
+}
+
+static void nth_skip_dying_sender(void *argp) { hooked_dying_sender(argp, kill_nth_hook); }
+static void leaving_dying_sender(void *argp) { hooked_dying_sender(argp, stop_left_then_die_hook); }
+
+/* Sends two messages after a dead skipper; all of `want` then arrive. */
+static void send_after_dead_skipper(syncq_am_endpoint *ep, const char *name, int c, const char *what, uint32_t *got,
+                                    uint32_t want) {
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+  uint32_t args[1] = {2};
+  int r = syncq_am_request(p, H_TALLY, args, 1, 0);
+  if (r != SYNCQ_OK) print_error("claim %s: the send after %s returned %d\n", syncq_am_claim_name(c), what, r);
+  assert_int_equal(r, SYNCQ_OK);
+  assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK); /* and the lock moves on */
+  uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+  while (*got < want && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+  assert_int_equal(*got, want);
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+}
+
+/* The ticket and Anderson claims: a stopped sender holds position 0;
+ * the waiters of positions 1..n die waiting ("am.claim.queued", then
+ * SIGKILL: their records name them); position n + 1's waiter, once 0 is
+ * released, skips 1 (queue_lock's stale skip), then 2..n in the same pass
+ * (rl_skip_dead_run, from their records), and dies at its n-th skip,
+ * between its CAS to SKIP(n) and its hand-over of n + 1. For n = 2 that
+ * is its first skip of the run, for n = 3 a later one. Nobody is left to
+ * hand anything on: the next sender (position n + 2) must find the stale
+ * SKIP(n), hand n + 1 on and skip it (its waiter, the skipper, is dead).
+ * Before every hand-over after a skip was a CAS that a waiter finding a
+ * stale SKIP also makes, nobody acted on a SKIP, and that send ended in
+ * SYNCQ_ETIMEDOUT. */
+static void test_lock_skipper_dies_in_run(void **state) {
+  (void)state;
+  const int claims[] = {SYNCQ_AM_CLAIM_TICKET, SYNCQ_AM_CLAIM_ANDERSON};
+  for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++) {
+    for (unsigned n = 2; n <= 3; n++) {
+      int c = claims[i];
+      char name[96];
+      name_of(name, sizeof name, n == 2 ? "runskip2" : "runskip3", c);
+      syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+      syncq_am_endpoint *ep;
+      assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+      uint32_t got = 0;
+      assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+      int st = 0;
+      race_stop_at = "am.claim.inside"; /* position 0: holds the lock, stopped */
+      pid_t holder = spawn(plain_sender, name);
+      assert_int_equal(waitpid(holder, &st, WUNTRACED), holder);
+      assert_true(WIFSTOPPED(st));
+      race_stop_at = "am.claim.queued"; /* positions 1..n: wait, stopped, then killed */
+      for (unsigned k = 1; k <= n; k++) {
+        pid_t waiter = spawn(plain_sender, name);
+        assert_int_equal(waitpid(waiter, &st, WUNTRACED), waiter);
+        assert_true(WIFSTOPPED(st));
+        assert_int_equal(kill(waiter, SIGKILL), 0);
+        assert_int_equal(reap(waiter), 128 + SIGKILL);
+      }
+      race_stop_at = "am.claim.skipped"; /* position n + 1: skips 1..n, dies at the n-th */
+      race_die_at = n;
+      race_hits = 0;
+      pid_t skipper = spawn(nth_skip_dying_sender, name);
+      assert_int_equal(kill(holder, SIGCONT), 0);
+      assert_int_equal(reap(holder), 0);
+      int code = reap(skipper);
+      if (code != 128 + SIGKILL)
+        print_error("claim %s, %u dead waiters: the skipper exited %d (90 + |status|: its send returned)\n",
+                    syncq_am_claim_name(c), n, code);
+      assert_int_equal(code, 128 + SIGKILL);
+      send_after_dead_skipper(ep, name, c,
+                              n == 2 ? "the skipper died at its 2nd skip" : "the skipper died at its 3rd skip", &got,
+                              3u); /* the holder's and ours */
+      assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+    }
+  }
+}
+
+/* The ticket and Anderson claims: a stopped sender holds position 0;
+ * position 1's plain claim gives up (the patience bound) and is stopped
+ * in rl_leave with its record saying so ("am.claim.left"). The holder
+ * then releases, handing position 1 to the leaver, which goes on, skips
+ * its own position (CAS to SKIP(1)) and dies before it hands 2 on
+ * ("am.claim.skipped"). The next sender (position 2) must find the stale
+ * SKIP(1) and hand on itself; before, its send ended in SYNCQ_ETIMEDOUT. */
+static void test_lock_leaver_dies(void **state) {
+  (void)state;
+  const int claims[] = {SYNCQ_AM_CLAIM_TICKET, SYNCQ_AM_CLAIM_ANDERSON};
+  for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++) {
+    int c = claims[i];
+    char name[96];
+    name_of(name, sizeof name, "leaver", c);
+    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+    syncq_am_endpoint *ep;
+    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+    uint32_t got = 0;
+    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    int st = 0;
+    race_stop_at = "am.claim.inside"; /* position 0: holds the lock, stopped */
+    pid_t holder = spawn(plain_sender, name);
+    assert_int_equal(waitpid(holder, &st, WUNTRACED), holder);
+    assert_true(WIFSTOPPED(st));
+    pid_t leaver = spawn(leaving_dying_sender, name); /* position 1: gives up after the patience bound */
+    assert_int_equal(waitpid(leaver, &st, WUNTRACED), leaver);
+    if (!WIFSTOPPED(st))
+      print_error("claim %s: the leaver ended (status %#x) before it gave its position up\n", syncq_am_claim_name(c),
+                  (unsigned)st);
+    assert_true(WIFSTOPPED(st));
+    assert_int_equal(kill(holder, SIGCONT), 0);
+    assert_int_equal(reap(holder), 0); /* position 1 is handed to the leaver */
+    assert_int_equal(kill(leaver, SIGCONT), 0);
+    int code = reap(leaver);
+    if (code != 128 + SIGKILL)
+      print_error("claim %s: the leaver exited %d (90 + |status|: it skipped nothing)\n", syncq_am_claim_name(c), code);
+    assert_int_equal(code, 128 + SIGKILL);
+    send_after_dead_skipper(ep, name, c, "the leaver died skipping its own position", &got, 3u);
+    assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  }
+}
+
 /* ================================================================ cyclic requests */
 
 typedef struct ring_arg {
@@ -3797,6 +3939,8 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_claim_dead_before_tail),
     cmocka_unit_test(test_lock_takeover_stopped),
     cmocka_unit_test(test_lock_skipper_dies),
+    cmocka_unit_test(test_lock_skipper_dies_in_run),
+    cmocka_unit_test(test_lock_leaver_dies),
     cmocka_unit_test(test_cyclic),
     cmocka_unit_test(test_inherit_unhandled_nowait),
     cmocka_unit_test(test_bulk_blocks_in_flight),

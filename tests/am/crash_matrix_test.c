@@ -34,6 +34,27 @@
  *   claimed        between claim and commit (packet and block claimed);
  *   bulk-copy      half-way through copying the bulk bytes;
  *   after-commit   right after send returned: the message is complete;
+ *   skipped        the ticket and Anderson claims' stale skip
+ *                  ("am.claim.skipped" in queue_lock): before the
+ *                  victim's KILL_AT-th message, with the survivors paused
+ *                  half-way, a planted sender holds the lock (stopped) and
+ *                  the next position's waiter dies waiting (its record
+ *                  names it); the holder then releases. The victim queues
+ *                  behind the dead waiter, skips its position (CAS to
+ *                  SKIP) and dies before it hands the next one on. The
+ *                  survivors, let go after the death, must find the stale
+ *                  SKIP and hand on themselves (before they did not, and
+ *                  gave up with SYNCQ_ETIMEDOUT). Nothing of the victim's
+ *                  message was claimed: nothing lost or skipped;
+ *   skipped-run    the same with two dead waiters: the victim skips the
+ *                  first (queue_lock) and dies at its second skip, in the
+ *                  pass over dead waiters' records (rl_skip_dead_run).
+ *                  Both skip columns are n/a for the other claims: TAS and
+ *                  TTAS hold one word, no positions to skip; the POSIX
+ *                  mutex is the kernel's; the lock-free claim has no lock
+ *                  (the receiver skips its abandoned positions:
+ *                  holding-lock). The give-up's skip (rl_leave) needs the
+ *                  patience bound, a second per cell: am_test covers it;
  *   random         the parent SIGKILLs the victim at a random moment while
  *                  it streams messages (any instruction of send),
  *                  RANDOM_ROUNDS times (the row prints the sums);
@@ -108,8 +129,9 @@
 #define RECEIVER_KILL_AT 5u     /* receiver cell: the receiver dies in its 6th handler */
 #define POLL_BUDGET 16u
 #define H_MSG 7
-#define VICTIM_ID SURVIVORS /* writers 0..SURVIVORS-1 survive */
-#define EXIT_EDEAD 42       /* a sender that saw SYNCQ_EDEAD */
+#define VICTIM_ID SURVIVORS      /* writers 0..SURVIVORS-1 survive */
+#define PLANT_ID (SURVIVORS + 1) /* the skip cells' planted holder */
+#define EXIT_EDEAD 42            /* a sender that saw SYNCQ_EDEAD */
 #if TSAN
 #define STORM_SENDERS 120 /* killed at once (fixed; fewer under TSan: memory per process) */
 #else
@@ -141,13 +163,15 @@ enum step {
   STEP_CLAIMED,
   STEP_BULK_COPY,
   STEP_AFTER_COMMIT,
+  STEP_SKIPPED,
+  STEP_SKIPPED_RUN,
   STEP_RANDOM,
   STEP_RECEIVER,
   STEP_COUNT
 };
-static const char *const step_names[STEP_COUNT] = {"before-claim", "holding-lock", "bulk-tail",
-                                                   "bulk-inside",  "claimed",      "bulk-copy",
-                                                   "after-commit", "random",       "receiver"};
+static const char *const step_names[STEP_COUNT] = {"before-claim", "holding-lock", "bulk-tail",    "bulk-inside",
+                                                   "claimed",      "bulk-copy",    "after-commit", "skipped",
+                                                   "skipped-run",  "random",       "receiver"};
 
 static uint32_t checksum(const unsigned char *d, size_t n) {
   uint32_t h = 2166136261u; /* FNV-1a */
@@ -184,9 +208,13 @@ SYNCQ_RACE_HOOK_DEFINE;
 
 static const char *victim_kill_point; /* the race point where the victim dies (NULL: none) */
 static unsigned victim_seq;
+static unsigned victim_die_hit = 1u; /* at its this-many-th pass of the point in message KILL_AT */
+static unsigned victim_hits;
+static int victim_pause_fd = -1; /* the skip cells: the victim reads a byte here before message KILL_AT */
 
 static void die_at_point(const char *name) {
-  if (victim_kill_point != NULL && strcmp(name, victim_kill_point) == 0 && victim_seq == KILL_AT)
+  if (victim_kill_point != NULL && strcmp(name, victim_kill_point) == 0 && victim_seq == KILL_AT &&
+      ++victim_hits == victim_die_hit)
     kill(getpid(), SIGKILL);
 }
 
@@ -204,6 +232,8 @@ static void writer(const char *name, uint32_t id, unsigned count, int kill_step,
   if (kill_step == STEP_BULK_INSIDE) victim_kill_point = "am.claim.bulk_inside";
   if (kill_step == STEP_CLAIMED) victim_kill_point = "am.send.claimed";
   if (kill_step == STEP_BULK_COPY) victim_kill_point = "am.send.bulk_copy";
+  if (kill_step == STEP_SKIPPED || kill_step == STEP_SKIPPED_RUN) victim_kill_point = "am.claim.skipped";
+  victim_die_hit = kill_step == STEP_SKIPPED_RUN ? 2u : 1u;
   syncq_race_hook = die_at_point;
   unsigned char buf[BULK_BYTES];
   for (unsigned s = 0; s < count; s++) {
@@ -213,6 +243,10 @@ static void writer(const char *name, uint32_t id, unsigned count, int kill_step,
     }
     victim_seq = s;
     if (kill_step == STEP_BEFORE_CLAIM && s == KILL_AT) kill(getpid(), SIGKILL);
+    if (id == VICTIM_ID && victim_pause_fd >= 0 && s == KILL_AT) { /* the skip cells: the lock is planted */
+      char c;
+      if (read(victim_pause_fd, &c, 1) != 1) _exit(3);
+    }
     fill(buf, sizeof buf, id, s);
     uint32_t args[3] = {id, s, checksum(buf, sizeof buf)};
     int r = syncq_am_request_bulk(peer, H_MSG, buf, sizeof buf, args, 3, 0);
@@ -234,7 +268,7 @@ static pid_t spawn_writer(const char *name, uint32_t id, unsigned count, int kil
 /* ---------------------------------------------------------------- reader */
 
 typedef struct reader {
-  uint32_t next[SURVIVORS + 1];
+  uint32_t next[PLANT_ID + 1];
   unsigned bad;
   unsigned handled;
   int die_at; /* receiver cell: SIGKILL self in this handler call (-1: never) */
@@ -245,7 +279,7 @@ static void h_msg(syncq_am_token *tk, const uint32_t *args, unsigned nargs, cons
   reader *r = ctx;
   if (r->die_at >= 0 && r->handled == (unsigned)r->die_at) kill(getpid(), SIGKILL);
   r->handled++;
-  if (nargs != 3 || args[0] > SURVIVORS || len != BULK_BYTES || data == NULL) {
+  if (nargs != 3 || args[0] > PLANT_ID || len != BULK_BYTES || data == NULL) {
     r->bad++;
     return;
   }
@@ -281,6 +315,52 @@ typedef struct cell_result {
   const char *seen; /* what the survivors saw */
 } cell_result;
 
+static void stop_at_inside(const char *name) {
+  if (strcmp(name, "am.claim.inside") == 0) raise(SIGSTOP);
+}
+
+static void stop_at_queued(const char *name) {
+  if (strcmp(name, "am.claim.queued") == 0) raise(SIGSTOP);
+}
+
+/* A planted sender: one bulk message as PLANT_ID, stopping where `hook`
+ * says. Exit as writer's. */
+static pid_t spawn_planted(const char *name, void (*hook)(const char *)) {
+  pid_t p = fork();
+  if (p != 0) return p;
+  alarm(CHILD_ALARM_S);
+  syncq_am_peer *peer;
+  if (syncq_am_connect(NULL, name, &peer) != SYNCQ_OK) _exit(1);
+  syncq_race_hook = hook;
+  unsigned char buf[BULK_BYTES];
+  fill(buf, sizeof buf, PLANT_ID, 0);
+  uint32_t args[3] = {PLANT_ID, 0, checksum(buf, sizeof buf)};
+  int r = syncq_am_request_bulk(peer, H_MSG, buf, sizeof buf, args, 3, 0);
+  _exit(r == SYNCQ_OK ? 0 : r < 0 ? 10 - r : 2);
+}
+
+/* The skip cells, once the victim's first KILL_AT messages and the
+ * survivors' first halves have arrived (nobody is in the lock): a planted
+ * sender takes the lock and stops; `dead` more die waiting behind it
+ * (records written); the holder releases (the first dead position is
+ * handed GO, never entered). Then the victim may send message KILL_AT. */
+static void plant_dead_waiters(const char *name, unsigned dead, int pause_fd) {
+  int st = 0;
+  pid_t holder = spawn_planted(name, stop_at_inside);
+  assert_int_equal(waitpid(holder, &st, WUNTRACED), holder);
+  assert_true(WIFSTOPPED(st));
+  for (unsigned k = 0; k < dead; k++) {
+    pid_t w = spawn_planted(name, stop_at_queued);
+    assert_int_equal(waitpid(w, &st, WUNTRACED), w);
+    assert_true(WIFSTOPPED(st));
+    assert_int_equal(kill(w, SIGKILL), 0);
+    assert_int_equal(reap(w), 128 + SIGKILL);
+  }
+  assert_int_equal(kill(holder, SIGCONT), 0);
+  assert_int_equal(reap(holder), 0); /* its message is in the queue (the receiver drained it before) */
+  assert_int_equal(write(pause_fd, "p", 1), 1);
+}
+
 static void run_sender_cell(int claim, int step, unsigned round, cell_result *res) {
   char name[96];
   name_of(name, sizeof name, claim, step);
@@ -290,8 +370,14 @@ static void run_sender_cell(int claim, int step, unsigned round, cell_result *re
   syncq_am_endpoint *ep = create_read_by(name, &cfg, &rd);
   int go[2]; /* survivors send half their messages, then wait for the victim's death */
   assert_int_equal(pipe(go), 0);
+  const bool skip_cell = step == STEP_SKIPPED || step == STEP_SKIPPED_RUN;
+  int pause[2] = {-1, -1}; /* the skip cells: the victim waits here before message KILL_AT */
+  if (skip_cell) assert_int_equal(pipe(pause), 0);
   uint64_t t0 = syncq_now_ns();
+  victim_pause_fd = pause[0];
   pid_t victim = spawn_writer(name, VICTIM_ID, step == STEP_RANDOM ? 1000000u : VICTIM_MSGS, step, -1);
+  victim_pause_fd = -1;
+  bool planted = !skip_cell;
   pid_t surv[SURVIVORS];
   for (int i = 0; i < SURVIVORS; i++) surv[i] = spawn_writer(name, (uint32_t)i, PER_SURVIVOR, -1, go[0]);
   uint64_t kill_at = 0;
@@ -312,6 +398,11 @@ static void run_sender_cell(int claim, int step, unsigned round, cell_result *re
     if (kill_at != 0 && syncq_now_ns() >= kill_at) {
       kill(victim, SIGKILL);
       kill_at = 0;
+    }
+    if (!planted && rd.next[VICTIM_ID] == KILL_AT && rd.next[0] == PER_SURVIVOR / 2u &&
+        rd.next[1] == PER_SURVIVOR / 2u) { /* all of them out of the lock, waiting on their pipes */
+      plant_dead_waiters(name, step == STEP_SKIPPED_RUN ? 2u : 1u, pause[1]);
+      planted = true;
     }
     if (!victim_gone) {
       int st;
@@ -356,6 +447,10 @@ static void run_sender_cell(int claim, int step, unsigned round, cell_result *re
     if (!surv_gone[i]) surv_code[i] = reap(surv[i]);
   close(go[0]);
   close(go[1]);
+  if (skip_cell) {
+    close(pause[0]);
+    close(pause[1]);
+  }
   res->ms = (double)(syncq_now_ns() - t0) / 1e6;
   /* the hang first: its survivors were killed above */
   if (hung) fail_msg("claim %s, step %s: hung past the cell deadline", syncq_am_claim_name(claim), step_names[step]);
@@ -408,6 +503,13 @@ static void run_sender_cell(int claim, int step, unsigned round, cell_result *re
     break;
   case STEP_AFTER_COMMIT:
     assert_int_equal(rd.next[VICTIM_ID], KILL_AT + 1u); /* committed: delivered */
+    assert_int_equal(cnt.lost + cnt.skipped, 0);
+    break;
+  case STEP_SKIPPED:
+  case STEP_SKIPPED_RUN:
+    /* it died in the lock, before any claim; the planted holder's message arrived */
+    assert_int_equal(rd.next[VICTIM_ID], KILL_AT);
+    assert_int_equal(rd.next[PLANT_ID], 1);
     assert_int_equal(cnt.lost + cnt.skipped, 0);
     break;
   default: /* random: a prefix arrived, at most the one in flight lost */
@@ -480,6 +582,15 @@ static void test_crash_matrix(void **state) {
            step == STEP_RANDOM)) { /* dies holding it */
         printf("  %-12s %-13s SKIPPED: no robust futexes here (get_robust_list: ENOSYS, e.g. qemu-user)\n",
                syncq_am_claim_name(claim), step_names[step]);
+        fflush(stdout); /* as below */
+        continue;
+      }
+      if ((step == STEP_SKIPPED || step == STEP_SKIPPED_RUN) && claim != SYNCQ_AM_CLAIM_TICKET &&
+          claim != SYNCQ_AM_CLAIM_ANDERSON) { /* file comment */
+        printf("  %-12s %-13s n/a: %s\n", syncq_am_claim_name(claim), step_names[step],
+               claim == SYNCQ_AM_CLAIM_LOCKFREE ? "no lock (its abandoned positions: holding-lock)"
+               : claim == SYNCQ_AM_CLAIM_POSIX  ? "the kernel's mutex: no positions to skip"
+                                                : "one lock word: no positions to skip");
         fflush(stdout); /* as below */
         continue;
       }

@@ -77,7 +77,17 @@
  *   "am.claim.skipped"  a ticket or Anderson claim's waiter that has just
  *                    skipped a position (CAS to SKIP), the next not yet
  *                    handed on (queue_lock, rl_skip_dead_run, rl_leave):
- *                    am_test kills a sender there.
+ *                    am_test kills a sender there: at its first skip, at
+ *                    a later one of the same pass (rl_skip_dead_run), and
+ *                    at the skip of its own position as it gives up;
+ *                    the crash matrix's "skipped" and "skipped-run" columns
+ *                    kill a sender at those two.
+ *   "am.claim.left"  a plain ticket or Anderson claim that gives up its
+ *                    position (SYNCQ_ETIMEDOUT), its waiter record saying
+ *                    so, before its CAS that skips the position if it was
+ *                    handed to it meanwhile (rl_leave): am_test stops a
+ *                    sender there, hands it its position, and kills it at
+ *                    "am.claim.skipped" after that CAS.
  *   "am.send.stalled"  a send stalled on a full queue, right after it polled
  *                    its own endpoint (src/am/am.c): am_test counts them.
  *   "am.poll.taken.request", "am.poll.taken.reply"  a poll of that queue
