@@ -42,7 +42,8 @@
  * one that left with syncq_am_mpi_destroy is dead: sends to it return
  * SYNCQ_EDEAD and polls never wait for it. Peers through shared memory
  * keep syncq/am.h's rules (SYNCQ_EDEAD once the endpoint is closed or its
- * creator is found dead).
+ * creator is found dead), and syncq_am_mpi_peer_dead and
+ * syncq_am_mpi_peer_why report them lost by the same signs.
  *
  * Not async-signal-safe. Process-shared: the node-local queue blocks are.
  */
@@ -191,13 +192,24 @@ int syncq_am_mpi_size(const syncq_am_mpi *job);
  * a signal handler.
  * Progress: wait-free. */
 const char *syncq_am_mpi_path(const syncq_am_mpi *job, int rank);
-/* True when `rank` is known dead (or left); false for bad input.
+/* True when `rank` is known dead (or left); false for bad input (job
+ * NULL, rank out of range) and for this rank itself, which is never a
+ * peer it can lose (also with force_mpi, where its own messages go
+ * through MPI). A peer through MPI: what polls and sends last learnt. A
+ * node-local peer (syncq_am_mpi_path "shm") is asked of its queue block,
+ * by the signs a send to it goes by: its endpoint closed (a load from
+ * the shared mapping, at every call) or the process that created it dead
+ * (a read of /proc, at most once per dead_timeout_ns / 16 per peer, so a
+ * death is reported within that much of asking); once found lost it
+ * stays lost. Sends are untouched by it.
  * Thread safety: from the thread that initialised MPI only (the job's threading rule:
  * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
  * and peers comes from that thread), and never in a forked child; not from
  * a signal handler.
- * Progress: wait-free (it reads what polls and sends last learnt; only they
- * move MPI messages). */
+ * Progress: bounded: no MPI call (only polls and sends move MPI
+ * messages); for a node-local peer a clock read and, at most once per
+ * dead_timeout_ns / 16 per peer, one open, read and close of /proc.
+ * Example: `if (syncq_am_mpi_peer_dead(job, 3)) fprintf(stderr, "rank 3: %s\n", syncq_am_mpi_peer_why(job, 3));` */
 bool syncq_am_mpi_peer_dead(const syncq_am_mpi *job, int rank);
 /* Why `rank` is known dead (or left), as this rank learnt it, and when
  * (milliseconds after this rank's syncq_am_mpi_start): the first reason
@@ -206,21 +218,26 @@ bool syncq_am_mpi_peer_dead(const syncq_am_mpi *job, int rank);
  *   "left the job: its BYE came T ms after the start"
  *   "failed by this rank (CALL here, on its messages) T ms after the start"
  *   "failed this rank (CALL there): its FAILED message came T ms after the start"
- * where CALL is "MPI_Isend failed", "MPI_Irecv failed", "an MPI send
- * failed" (a send's MPI_Test), "an MPI receive failed" (a receive's
- * MPI_Test or MPI_Testsome) or, for a FAILED message naming no call
- * known here, "an MPI call failed". "" for a peer not known dead (every
- * peer reached through shared memory, as for syncq_am_mpi_peer_dead:
- * its sends say SYNCQ_EDEAD). NULL for bad input: job NULL, rank out of
- * range (not in [0, syncq_am_mpi_size)), or rank this rank's own (not a
- * peer it can lose); errno is left alone. The text lives in the job:
+ * for a peer through MPI, where CALL is "MPI_Isend failed", "MPI_Irecv
+ * failed", "an MPI send failed" (a send's MPI_Test), "an MPI receive
+ * failed" (a receive's MPI_Test or MPI_Testsome) or, for a FAILED
+ * message naming no call known here, "an MPI call failed"; for a
+ * node-local peer (asked of its queue block as by syncq_am_mpi_peer_dead)
+ *   "its endpoint was closed: found T ms after the start"
+ *   "its process died (pid N): found T ms after the start"
+ * where T is when this rank first found it so (this call,
+ * syncq_am_mpi_peer_dead, or the destroy: the queue block keeps no time
+ * of its end). "" for a peer not known dead. NULL for bad input: job
+ * NULL, rank out of range (not in [0, syncq_am_mpi_size)), or rank this
+ * rank's own (not a peer it can lose: syncq_am_mpi_peer_dead is false
+ * for it); errno is left alone. The text lives in the job:
  * valid until the next syncq_am_mpi_peer_why on the job or its destroy.
  * Thread safety: from the thread that initialised MPI only (the job's threading rule:
  * MPI_THREAD_FUNNELED is enough, and every call on the job, its endpoint
  * and peers comes from that thread), and never in a forked child; not from
  * a signal handler.
- * Progress: wait-free (it reads what polls and sends last learnt; only they
- * move MPI messages).
+ * Progress: bounded, as syncq_am_mpi_peer_dead (no MPI call; a node-local
+ * peer's /proc read at most once per dead_timeout_ns / 16).
  * Memory: a code and two times per peer, written out here into one buffer
  * of SYNCQ_AM_MPI_WHY_MAX bytes per job: nothing allocated, and no text
  * per peer written, when a peer is found lost.
@@ -241,7 +258,8 @@ const char *syncq_am_mpi_why(const syncq_am_mpi *job);
  * peer this rank leaves, keeps handling messages until each peer has said
  * the same or is found dead (silent for dead_timeout_ns; at most 10 dead
  * timeouts in all), then a job-wide barrier (handling messages, skipped when
- * a rank left early or died) so node-local peers are done too, then frees
+ * a rank left early or died, a node-local one looked at here as by
+ * syncq_am_mpi_peer_dead) so node-local peers are done too, then frees
  * everything and destroys the endpoint. When a peer died (or an MPI call
  * of this rank on it failed, before or during the destroy) every MPI
  * request of the job, its rings and its communicator are left to

@@ -140,5 +140,16 @@ int am_peer_make(syncq_am_endpoint *self, const char *name, syncq_am_peer **out)
 /* A peer that sends through transport tp to rank `rank`; self is polled
  * while a send stalls (endpoint.c). */
 int am_peer_transport(syncq_am_endpoint *self, const am_transport *tp, int rank, syncq_am_peer **out);
+/* What a send to peer p would find of its destination's end, read and
+ * never written (a transport, src/am/mpi/, reports its node-local peers
+ * lost with it): AM_END_CLOSED when the destination's endpoint was closed
+ * (syncq_am_destroy's `closed`: one load from the mapping, no system
+ * call); else, with `look`, AM_END_DIED when the process that created it
+ * is found dead (am_owner_dead: one read of /proc), its pid in *pid;
+ * else AM_END_LIVE. A peer reached through a transport is AM_END_LIVE:
+ * the transport judges it. The send's own schedule of looks at the
+ * creator (dead_check_ns) is left alone. */
+enum { AM_END_LIVE = 0, AM_END_CLOSED = 1, AM_END_DIED = 2 };
+int am_peer_end(const syncq_am_peer *p, bool look, uint32_t *pid);
 
 #endif /* SYNCQ_AM_INTERNAL_H */

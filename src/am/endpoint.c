@@ -351,6 +351,19 @@ int am_peer_transport(syncq_am_endpoint *self, const am_transport *tp, int rank,
   return SYNCQ_OK;
 }
 
+int am_peer_end(const syncq_am_peer *p, bool look, uint32_t *pid) {
+  if (p == NULL || p->tp != NULL || p->base == NULL) return AM_END_LIVE;
+  am_header *h = p->base; /* (read only; an atomic load wants a pointer to non-const under older clang) */
+  /* relaxed: a hint, as a send's look at it (am.c): shutdown is final */
+  if (atomic_load_explicit(&h->closed, memory_order_relaxed) != 0u) return AM_END_CLOSED;
+  /* the creator as validated at connect (geo), not the segment's copy */
+  if (look && am_owner_dead((uint32_t)p->geo.creator_pid, p->geo.creator_start)) {
+    if (pid != NULL) *pid = (uint32_t)p->geo.creator_pid;
+    return AM_END_DIED;
+  }
+  return AM_END_LIVE;
+}
+
 int syncq_am_disconnect(syncq_am_peer *peer) {
   if (peer == NULL) return SYNCQ_EINVAL;
   if (peer->tp == NULL) munmap(peer->base, peer->size);

@@ -21,6 +21,15 @@
  *                         dead rank without ULFM).
  *   mpi_am_test early     the last rank leaves (syncq_am_mpi_destroy) after
  *                         the first exchange; the others get SYNCQ_EDEAD.
+ *                         killed and early, not forced (the victim on the
+ *                         node, through shared memory): the survivors
+ *                         must find it lost through syncq_am_mpi_peer_dead
+ *                         and _why too ("its process died (pid N)" with
+ *                         the victim's pid, "its endpoint was closed").
+ *   mpi_am_test selfbye   2 ranks through MPI: rank 1's requests run on
+ *                         rank 0 only inside its destroy, after it took
+ *                         its own BYE; its handlers must find rank 0
+ *                         itself not lost (peer_dead false, peer_why NULL).
  *   mpi_am_test waiter    2 ranks through MPI, a short dead timeout: rank 0
  *                         waits (syncq_am_wait) on a processor it shares
  *                         with busy processes, rank 1 polls; rank 0's
@@ -130,7 +139,7 @@
 
 #define SKIPPED 77 /* a scenario's result: it cannot run here (mpi_run.sh reads $SYNCQ_TEST_OUT/skip) */
 
-enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NAME = 6, H_LOCAL = 7 };
+enum { H_PING = 1, H_PONG = 2, H_BULK = 3, H_BULK_ACK = 4, H_SINK = 5, H_ECHO_NAME = 6, H_LOCAL = 7, H_SELF = 8 };
 
 static int g_rank = -1;
 
@@ -446,7 +455,17 @@ static int scenario_leave(bool kill_it) {
   syncq_am_mpi *job;
   counts c;
   memset(&c, 0, sizeof c);
-  syncq_am_mpi_config cfg = {.dead_timeout_ns = TEST_DEAD_NS};
+  /* Through shared memory (not forced), a victim that leaves early waits
+   * in the destroy's barrier for 10 dead timeouts before it closes its
+   * endpoint: the shortest dead timeout keeps that to a second. */
+  const char *fe = getenv(SYNCQ_AM_MPI_FORCE_ENV);
+  bool forced = fe != NULL && strcmp(fe, "1") == 0;
+  syncq_am_mpi_config cfg = {.dead_timeout_ns = forced || kill_it ? TEST_DEAD_NS : SYNCQ_AM_MPI_MIN_DEAD_NS};
+  /* every rank's pid: a node-local victim's death names it */
+  int pids[64] = {0}, mypid = (int)getpid(), nw = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &nw);
+  CHECK(nw <= 64);
+  MPI_Allgather(&mypid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
   if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
   syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
   register_all(ep, &c, false);
@@ -492,18 +511,30 @@ static int scenario_leave(bool kill_it) {
   uint64_t took = syncq_now_ns() - t0;
   CHECK(r == SYNCQ_EDEAD);
   CHECK(took < limit);
+  /* A node-local victim is lost too, not only to sends: its process's
+   * death (killed), or its endpoint closed (early), found by the ask. */
+  bool local = strcmp(syncq_am_mpi_path(job, victim), "shm") == 0;
+  CHECK(local == !forced);
   CHECK(syncq_am_mpi_peer_dead(job, victim));
   /* the victim's own reason: its BYE, or (killed) its silence, at least
    * the dead timeout long (a coarse clock's tick short at most), unless
-   * this MPI failed a call on it first */
+   * this MPI failed a call on it first; node-local, what its queue block
+   * shows */
   const char *pw = syncq_am_mpi_peer_why(job, victim);
-  unsigned long long quiet = 0, dead_ms = 0;
-  bool said =
-    pw != NULL &&
-    (kill_it ? (sscanf(pw, "silent for %llu ms, longer than the dead timeout of %llu ms", &quiet, &dead_ms) == 2 &&
+  unsigned long long quiet = 0, dead_ms = 0, at_ms = 0;
+  int died = 0;
+  bool said = false;
+  if (pw != NULL && local && kill_it)
+    said = sscanf(pw, "its process died (pid %d): found %llu ms after the start", &died, &at_ms) == 2 &&
+           died == pids[victim];
+  else if (pw != NULL && local)
+    said = sscanf(pw, "its endpoint was closed: found %llu ms after the start", &at_ms) == 1;
+  else if (pw != NULL)
+    said = kill_it
+             ? (sscanf(pw, "silent for %llu ms, longer than the dead timeout of %llu ms", &quiet, &dead_ms) == 2 &&
                 dead_ms == TEST_DEAD_NS / 1000000u && quiet + 10u >= dead_ms) ||
                  strncmp(pw, "failed by this rank (", 21) == 0
-             : strncmp(pw, "left the job: its BYE came ", 27) == 0);
+             : strncmp(pw, "left the job: its BYE came ", 27) == 0;
   if (!said) fprintf(stderr, "rank %d: peer_why(%d): %s\n", me, victim, pw ? pw : "NULL");
   CHECK(said);
   fprintf(stderr, "rank %d: SYNCQ_EDEAD for rank %d after %.0f ms (%s)\n", me, victim, (double)took / 1e6,
@@ -1079,6 +1110,66 @@ static int scenario_backlog(void) {
   return 0;
 }
 
+/* selfbye: what rank 0's handlers, run inside its own destroy, see of
+ * rank 0 itself. */
+typedef struct self_seen {
+  syncq_am_mpi *job;
+  unsigned runs;   /* handlers run */
+  unsigned dead;   /* ... that found this rank dead (syncq_am_mpi_peer_dead of itself) */
+  unsigned differ; /* ... that found peer_dead and peer_why of itself disagreeing */
+} self_seen;
+
+static void h_self(syncq_am_token *t, const uint32_t *a, unsigned na, const void *d, size_t len, void *ctx) {
+  (void)t;
+  (void)a;
+  (void)na;
+  (void)d;
+  (void)len;
+  self_seen *w = ctx;
+  int me = syncq_am_mpi_rank(w->job);
+  bool dead = syncq_am_mpi_peer_dead(w->job, me);
+  const char *why = syncq_am_mpi_peer_why(w->job, me);
+  w->runs++;
+  w->dead += dead ? 1u : 0u;
+  /* dead with a reason, or alive with "" (or NULL: self is bad input) */
+  w->differ += dead != (why != NULL && why[0] != '\0') ? 1u : 0u;
+}
+
+/* selfbye: with every peer through MPI, a rank's destroy sends its BYE to
+ * itself too, and takes it (its own entry found "left") while handling
+ * what still arrives. Rank 1 sends SELF_REQUESTS requests that rank 0
+ * handles only inside its destroy, after its own BYE: the handlers must
+ * find rank 0 itself not lost, through both calls. */
+#define SELF_REQUESTS 8u
+static int scenario_selfbye(void) {
+  syncq_am_mpi_config cfg = {.force_mpi = true, .dead_timeout_ns = TEST_DEAD_NS};
+  counts c;
+  syncq_am_endpoint *ep;
+  self_seen w = {0};
+  syncq_am_mpi *job = pair_create(&cfg, &c, &ep);
+  w.job = job;
+  CHECK(syncq_am_register(ep, H_SELF, "self", h_self, &w) == SYNCQ_OK);
+  syncq_am_peer *peer = pair_start(job);
+  int me = syncq_am_mpi_rank(job);
+  CHECK(strcmp(syncq_am_mpi_path(job, me), "mpi") == 0);
+  if (me == 1)
+    for (uint32_t i = 0; i < SELF_REQUESTS; i++) CHECK(syncq_am_request(peer, H_SELF, &i, 1, 0) == SYNCQ_OK);
+  /* rank 0 has not polled: the requests wait in MPI for its destroy */
+  CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(!syncq_am_mpi_peer_dead(job, me) && syncq_am_mpi_peer_why(job, me) == NULL);
+  CHECK(w.runs == 0);
+  CHECK(syncq_am_mpi_destroy(job) == SYNCQ_OK);
+  if (me == 0) {
+    if (w.dead != 0 || w.differ != 0)
+      fprintf(stderr, "rank 0: of %u handlers in the destroy, %u found itself dead, %u disagreeing\n", w.runs, w.dead,
+              w.differ);
+    CHECK(w.runs == SELF_REQUESTS);
+    CHECK(w.dead == 0 && w.differ == 0);
+  }
+  CHECK(c.bad == 0);
+  return 0;
+}
+
 static uint64_t minor_faults(void) {
   struct rusage u;
   CHECK(getrusage(RUSAGE_SELF, &u) == 0);
@@ -1265,12 +1356,13 @@ int main(int argc, char **argv) {
   else if (strcmp(what, "crowded") == 0) rc = scenario_crowded();
   else if (strcmp(what, "backlog") == 0) rc = scenario_backlog();
   else if (strcmp(what, "prefault") == 0) rc = scenario_prefault();
+  else if (strcmp(what, "selfbye") == 0) rc = scenario_selfbye();
   else if (strcmp(what, "failargs") == 0 || strcmp(what, "failendpoint") == 0) rc = scenario_createfail(what + 4);
   else if (strcmp(what, "failrings") == 0 || nolimit) rc = scenario_failrings(refuses, why);
   else {
     fprintf(stderr,
             "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded|backlog|prefault|"
-            "failargs|failendpoint|failrings|failrings-nolimit\n",
+            "selfbye|failargs|failendpoint|failrings|failrings-nolimit\n",
             argv[0]);
     rc = 2;
   }

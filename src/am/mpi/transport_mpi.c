@@ -52,6 +52,10 @@
  *                the call, when), written out only when asked
  *                (syncq_am_mpi_peer_why); the job's why is the last. See
  *                docs/am-mpi.md for what each MPI allows after a kill.
+ *                A node-local peer is lost by its queue block's signs, as
+ *                its sends judge it (local_look: its endpoint closed, its
+ *                creator dead), found when asked (syncq_am_mpi_peer_dead,
+ *                _why) or at the destroy; self is never lost.
  *                A failed MPI call of the create is agreed (local) or
  *                SYNCQ_ESYS (collective); of the destroy, SYNCQ_ESYS,
  *                with what MPI keeps (the barrier's request, a receive
@@ -146,6 +150,8 @@ enum {
   LOST_LEFT,         /* said BYE */
   LOST_FAILED_HERE,  /* an MPI call of this rank on its messages failed (fail_peer; lost_call) */
   LOST_FAILED_THERE, /* said FAILED: its own MPI call on this rank's messages failed (lost_call) */
+  LOST_CLOSED,       /* node-local: its endpoint was closed (local_look) */
+  LOST_DIED,         /* node-local: the process that created its endpoint is dead (local_look; lost_pid) */
 };
 
 typedef struct amm_hdr {
@@ -187,6 +193,8 @@ typedef struct amm_peer {
   uint8_t lost_call;     /* LOST_FAILED_*: the FAIL_* call, 0 when the peer named none we know */
   uint64_t lost_at;      /* amm_now when found lost */
   uint64_t lost_quiet;   /* LOST_SILENT: how long it had been silent then */
+  uint32_t lost_pid;     /* LOST_DIED: the dead process */
+  uint64_t next_look;    /* node-local: amm_now from which local_look reads /proc again (0: at once) */
 } amm_peer;
 
 struct syncq_am_mpi {
@@ -362,6 +370,30 @@ static void fail_peer(syncq_am_mpi *j, int r, unsigned why) {
   if (p->told || r == j->rank || !j->started || p->path != PATH_MPI) return;
   p->told = true;
   if (p->tx.tail - p->tx.head < p->tx.n) (void)post(j, r, K_FAILED, why, NULL, 0, false, NULL, 0);
+}
+
+/* A node-local peer's end, as its queue block shows it to a send
+ * (am_peer_end): its endpoint closed (one load from the mapping, at every
+ * call), or the process that created it dead (one read of /proc, at most
+ * once per dead_timeout / AMM_CHECK_DIVISOR per peer, or at every call
+ * with `now_look`). Found lost, the peer is marked as mark_dead marks one
+ * (dead, a code, when), for syncq_am_mpi_peer_dead and _why and the
+ * destroy; the job's why is left alone (a question is no error). Sends
+ * to it are untouched: the queue block's own checks answer them. Self is
+ * never looked at (never lost). */
+static void local_look(const syncq_am_mpi *j, int s, bool now_look) {
+  amm_peer *p = &j->peer[s]; /* the job's table, writable behind a const job */
+  if (p->dead || p->path != PATH_SHM || s == j->rank || p->handle == NULL) return;
+  uint64_t now = amm_now(j);
+  bool look = now_look || now >= p->next_look;
+  if (look) p->next_look = now + j->dead_ns / AMM_CHECK_DIVISOR;
+  uint32_t pid = 0;
+  int end = am_peer_end(p->handle, look, &pid);
+  if (end == AM_END_LIVE) return;
+  p->dead = true;
+  p->lost = end == AM_END_CLOSED ? LOST_CLOSED : LOST_DIED;
+  p->lost_pid = pid;
+  p->lost_at = now;
 }
 
 /* ---------------------------------------------------------------- sending */
@@ -1039,8 +1071,12 @@ const char *syncq_am_mpi_path(const syncq_am_mpi *j, int rank) {
   return j->peer[rank].path == PATH_SHM ? "shm" : "mpi";
 }
 
+/* Self is never lost: with force_mpi this rank's own failed send, or its
+ * own BYE during the destroy, marks its entry dead (mark_dead), which is
+ * not an answer to "is my peer gone?". */
 bool syncq_am_mpi_peer_dead(const syncq_am_mpi *j, int rank) {
-  if (j == NULL || rank < 0 || rank >= j->size) return false;
+  if (j == NULL || rank < 0 || rank >= j->size || rank == j->rank) return false;
+  local_look(j, rank, false);
   return j->peer[rank].dead;
 }
 
@@ -1048,10 +1084,11 @@ bool syncq_am_mpi_peer_dead(const syncq_am_mpi *j, int rank) {
  * one buffer: no text is kept per peer. */
 const char *syncq_am_mpi_peer_why(const syncq_am_mpi *j, int rank) {
   if (j == NULL || rank < 0 || rank >= j->size || rank == j->rank) return NULL;
+  local_look(j, rank, false);
   const amm_peer *p = &j->peer[rank];
   if (!p->dead) return "";
   const uint64_t ms = 1000000u;
-  uint64_t at = (p->lost_at - j->t0) / ms;
+  uint64_t at = p->lost_at > j->t0 ? (p->lost_at - j->t0) / ms : 0u; /* found before the start: 0 */
   switch (p->lost) {
   case LOST_SILENT:
     snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX,
@@ -1061,6 +1098,13 @@ const char *syncq_am_mpi_peer_why(const syncq_am_mpi *j, int rank) {
     break;
   case LOST_LEFT:
     snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX, "left the job: its BYE came %" PRIu64 " ms after the start", at);
+    break;
+  case LOST_CLOSED:
+    snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX, "its endpoint was closed: found %" PRIu64 " ms after the start", at);
+    break;
+  case LOST_DIED:
+    snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX,
+             "its process died (pid %" PRIu32 "): found %" PRIu64 " ms after the start", p->lost_pid, at);
     break;
   case LOST_FAILED_HERE:
     snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX,
@@ -1178,7 +1222,10 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
      * non-blocking and bounded, handling messages meanwhile (skipped when
      * a peer died or left early: it would never complete). */
     bool any_dead = false;
-    for (int s = 0; s < j->size; s++) any_dead |= j->peer[s].dead && s != j->rank; /* left early, too */
+    for (int s = 0; s < j->size; s++) {
+      local_look(j, s, true);                      /* a node-local peer whose process died never joins */
+      any_dead |= j->peer[s].dead && s != j->rank; /* left early, too */
+    }
     if (!any_dead && rc == SYNCQ_OK) {
       MPI_Request bar;
       int done = 0;
