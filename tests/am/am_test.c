@@ -1201,6 +1201,49 @@ static void test_lock_takeover_stopped(void **state) {
   }
 }
 
+/* An endpoint `name` of claim c counting H_TALLY messages into *got, and
+ * a sender holding its lock, stopped inside ("am.claim.inside"): position
+ * 0 of the ticket and Anderson claims. Returns the holder's pid. */
+static pid_t endpoint_with_stopped_holder(char *name, int c, uint32_t *got, syncq_am_endpoint **ep) {
+  syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+  assert_int_equal(syncq_am_create(name, &cfg, ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_register(*ep, H_TALLY, "tally", h_tally, got), SYNCQ_OK);
+  int st = 0;
+  race_stop_at = "am.claim.inside";
+  pid_t holder = spawn(plain_sender, name);
+  assert_int_equal(waitpid(holder, &st, WUNTRACED), holder);
+  assert_true(WIFSTOPPED(st));
+  return holder;
+}
+
+/* A waiter that takes a position, is stopped waiting ("am.claim.queued")
+ * and killed there: its record names it. */
+static void waiter_dies_queued(char *name) {
+  int st = 0;
+  race_stop_at = "am.claim.queued";
+  pid_t waiter = spawn(plain_sender, name);
+  assert_int_equal(waitpid(waiter, &st, WUNTRACED), waiter);
+  assert_true(WIFSTOPPED(st));
+  assert_int_equal(kill(waiter, SIGKILL), 0);
+  assert_int_equal(reap(waiter), 128 + SIGKILL);
+}
+
+/* Sends two messages after a dead skipper; all of `want` then arrive. */
+static void send_after_dead_skipper(syncq_am_endpoint *ep, const char *name, int c, const char *what, uint32_t *got,
+                                    uint32_t want) {
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+  uint32_t args[1] = {2};
+  int r = syncq_am_request(p, H_TALLY, args, 1, 0);
+  if (r != SYNCQ_OK) print_error("claim %s: the send after %s returned %d\n", syncq_am_claim_name(c), what, r);
+  assert_int_equal(r, SYNCQ_OK);
+  assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK); /* and the lock moves on */
+  uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
+  while (*got < want && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+  assert_int_equal(*got, want);
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+}
+
 /* The ticket and Anderson claims: position 1's waiter dies waiting
  * ("am.claim.queued", then SIGKILL) while a stopped sender holds position
  * 0; position 2's waiter, once 0 is released, skips the dead position 1
@@ -1216,39 +1259,16 @@ static void test_lock_skipper_dies(void **state) {
     int c = claims[i];
     char name[96];
     name_of(name, sizeof name, "skipper", c);
-    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
     syncq_am_endpoint *ep;
-    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
     uint32_t got = 0;
-    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
-    int st = 0;
-    race_stop_at = "am.claim.inside"; /* position 0: holds the lock, stopped */
-    pid_t holder = spawn(plain_sender, name);
-    assert_int_equal(waitpid(holder, &st, WUNTRACED), holder);
-    assert_true(WIFSTOPPED(st));
-    race_stop_at = "am.claim.queued"; /* position 1: waits, stopped, then killed */
-    pid_t waiter = spawn(plain_sender, name);
-    assert_int_equal(waitpid(waiter, &st, WUNTRACED), waiter);
-    assert_true(WIFSTOPPED(st));
-    assert_int_equal(kill(waiter, SIGKILL), 0);
-    assert_int_equal(reap(waiter), 128 + SIGKILL);
-    race_stop_at = "am.claim.skipped"; /* position 2: skips 1, dies before handing 2 on */
+    pid_t holder = endpoint_with_stopped_holder(name, c, &got, &ep); /* position 0 */
+    waiter_dies_queued(name);                                        /* position 1 */
+    race_stop_at = "am.claim.skipped";                               /* position 2: skips 1, dies before handing 2 on */
     pid_t skipper = spawn(tail_dying_sender, name);
     assert_int_equal(kill(holder, SIGCONT), 0);
     assert_int_equal(reap(holder), 0);
     assert_int_equal(reap(skipper), 128 + SIGKILL);
-    syncq_am_peer *p;
-    assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
-    uint32_t args[1] = {2};
-    int r = syncq_am_request(p, H_TALLY, args, 1, 0); /* position 3 */
-    if (r != SYNCQ_OK)
-      print_error("claim %s: the send after the dead skipper returned %d\n", syncq_am_claim_name(c), r);
-    assert_int_equal(r, SYNCQ_OK);
-    assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK); /* and the lock moves on */
-    uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
-    while (got < 3u && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
-    assert_int_equal(got, 3u); /* the holder's and ours */
-    assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+    send_after_dead_skipper(ep, name, c, "the dead skipper", &got, 3u); /* positions 3, 4: the holder's and ours */
     assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
   }
 }
@@ -1280,22 +1300,6 @@ static void hooked_dying_sender(const char *name, syncq_race_hook_fn hook) {
 static void nth_skip_dying_sender(void *argp) { hooked_dying_sender(argp, kill_nth_hook); }
 static void leaving_dying_sender(void *argp) { hooked_dying_sender(argp, stop_left_then_die_hook); }
 
-/* Sends two messages after a dead skipper; all of `want` then arrive. */
-static void send_after_dead_skipper(syncq_am_endpoint *ep, const char *name, int c, const char *what, uint32_t *got,
-                                    uint32_t want) {
-  syncq_am_peer *p;
-  assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
-  uint32_t args[1] = {2};
-  int r = syncq_am_request(p, H_TALLY, args, 1, 0);
-  if (r != SYNCQ_OK) print_error("claim %s: the send after %s returned %d\n", syncq_am_claim_name(c), what, r);
-  assert_int_equal(r, SYNCQ_OK);
-  assert_int_equal(syncq_am_request(p, H_TALLY, args, 1, 0), SYNCQ_OK); /* and the lock moves on */
-  uint64_t deadline = syncq_now_ns() + PARENT_DEADLINE_NS;
-  while (*got < want && syncq_now_ns() < deadline) assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
-  assert_int_equal(*got, want);
-  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
-}
-
 /* The ticket and Anderson claims: a stopped sender holds position 0;
  * the waiters of positions 1..n die waiting ("am.claim.queued", then
  * SIGKILL: their records name them); position n + 1's waiter, once 0 is
@@ -1316,24 +1320,10 @@ static void test_lock_skipper_dies_in_run(void **state) {
       int c = claims[i];
       char name[96];
       name_of(name, sizeof name, n == 2 ? "runskip2" : "runskip3", c);
-      syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
       syncq_am_endpoint *ep;
-      assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
       uint32_t got = 0;
-      assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
-      int st = 0;
-      race_stop_at = "am.claim.inside"; /* position 0: holds the lock, stopped */
-      pid_t holder = spawn(plain_sender, name);
-      assert_int_equal(waitpid(holder, &st, WUNTRACED), holder);
-      assert_true(WIFSTOPPED(st));
-      race_stop_at = "am.claim.queued"; /* positions 1..n: wait, stopped, then killed */
-      for (unsigned k = 1; k <= n; k++) {
-        pid_t waiter = spawn(plain_sender, name);
-        assert_int_equal(waitpid(waiter, &st, WUNTRACED), waiter);
-        assert_true(WIFSTOPPED(st));
-        assert_int_equal(kill(waiter, SIGKILL), 0);
-        assert_int_equal(reap(waiter), 128 + SIGKILL);
-      }
+      pid_t holder = endpoint_with_stopped_holder(name, c, &got, &ep); /* position 0 */
+      for (unsigned k = 1; k <= n; k++) waiter_dies_queued(name);      /* positions 1..n */
       race_stop_at = "am.claim.skipped"; /* position n + 1: skips 1..n, dies at the n-th */
       race_die_at = n;
       race_hits = 0;
@@ -1367,16 +1357,10 @@ static void test_lock_leaver_dies(void **state) {
     int c = claims[i];
     char name[96];
     name_of(name, sizeof name, "leaver", c);
-    syncq_am_config cfg = {.claim = c, .packets = 4, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
     syncq_am_endpoint *ep;
-    assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
     uint32_t got = 0;
-    assert_int_equal(syncq_am_register(ep, H_TALLY, "tally", h_tally, &got), SYNCQ_OK);
+    pid_t holder = endpoint_with_stopped_holder(name, c, &got, &ep); /* position 0 */
     int st = 0;
-    race_stop_at = "am.claim.inside"; /* position 0: holds the lock, stopped */
-    pid_t holder = spawn(plain_sender, name);
-    assert_int_equal(waitpid(holder, &st, WUNTRACED), holder);
-    assert_true(WIFSTOPPED(st));
     pid_t leaver = spawn(leaving_dying_sender, name); /* position 1: gives up after the patience bound */
     assert_int_equal(waitpid(leaver, &st, WUNTRACED), leaver);
     if (!WIFSTOPPED(st))
