@@ -2,8 +2,13 @@
 /* delay_test.c — the calibrated busy delay tracks its request.
  *
  * Not a speed test: it checks that syncq_delay_ns(d) takes d within 10%
- * (the papers' 5 and 6 us loops depend on it), on the median of many
- * tries, so a try slowed by preemption does not decide it. */
+ * (the papers' 5 and 6 us loops depend on it), on order statistics of
+ * many tries, so tries slowed by preemption do not decide it: a try is
+ * only ever lengthened by the machine (preemption, another guest's steal),
+ * never shortened, so "not shorter" reads the median and "not longer" a
+ * low order statistic (the fifth fastest of 41), which a loaded machine
+ * moves only when it disturbs nearly every try. A delay systematically
+ * off (its calibration, its loop) moves both. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +20,8 @@
 
 #define TRIES 41
 #define TOLERANCE 0.10
+/* The order statistic "not longer" reads, 0-based: the fifth fastest try. */
+#define FAST_RANK 4
 
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -62,10 +69,12 @@ static void test_delay_accuracy(void **state) {
     }
     qsort(took, TRIES, sizeof took[0], cmp_u64);
     double med = (double)(took[TRIES / 2] > overhead ? took[TRIES / 2] - overhead : 0);
-    print_message("delay %3llu us: median %.0f ns (%.1f%%)\n", (unsigned long long)targets_us[t], med,
-                  100.0 * (med - (double)want) / (double)want);
+    double fast = (double)(took[FAST_RANK] > overhead ? took[FAST_RANK] - overhead : 0);
+    print_message("delay %3llu us: median %.0f ns (%.1f%%), fifth fastest %.0f ns (%.1f%%)\n",
+                  (unsigned long long)targets_us[t], med, 100.0 * (med - (double)want) / (double)want, fast,
+                  100.0 * (fast - (double)want) / (double)want);
     assert_true(med >= (1.0 - TOLERANCE) * (double)want);
-    assert_true(med <= (1.0 + TOLERANCE) * (double)want);
+    assert_true(fast <= (1.0 + TOLERANCE) * (double)want);
   }
 }
 
