@@ -215,6 +215,7 @@ bool syncq_am_mpi_peer_dead(const syncq_am_mpi *job, int rank);
  * (milliseconds after this rank's syncq_am_mpi_start): the first reason
  * found stays, whatever later errors syncq_am_mpi_why names. One of
  *   "silent for S ms, longer than the dead timeout of D ms: found dead T ms after the start"
+ *     (S and D to the microsecond, as 1000.001: S rounded up, D down)
  *   "left the job: its BYE came T ms after the start"
  *   "failed by this rank (CALL here, on its messages) T ms after the start"
  *   "failed this rank (CALL there): its FAILED message came T ms after the start"
@@ -223,6 +224,7 @@ bool syncq_am_mpi_peer_dead(const syncq_am_mpi *job, int rank);
  * failed" (a receive's MPI_Test or MPI_Testsome) or, for a FAILED
  * message naming no call known here, "an MPI call failed"; for a
  * node-local peer (asked of its queue block as by syncq_am_mpi_peer_dead)
+ *   "left the job: its endpoint said leaving (its destroy began), found T ms after the start"
  *   "its endpoint was closed: found T ms after the start"
  *   "its process died (pid N): found T ms after the start"
  * where T is when this rank first found it so (this call,
@@ -260,7 +262,10 @@ const char *syncq_am_mpi_why(const syncq_am_mpi *job);
  * timeouts in all), then a job-wide barrier (handling messages, skipped when
  * a rank left early or died, a node-local one looked at here as by
  * syncq_am_mpi_peer_dead) so node-local peers are done too, then frees
- * everything and destroys the endpoint. When a peer died (or an MPI call
+ * everything and destroys the endpoint. From its start this rank's
+ * endpoint says it is leaving: a node-local peer's send to it fails as
+ * to a closed endpoint, as an MPI peer's does once the BYE is in, and the
+ * peer finds it lost (what was queued before is still handled). When a peer died (or an MPI call
  * of this rank on it failed, before or during the destroy) every MPI
  * request of the job, its rings and its communicator are left to
  * MPI_Finalize (or the process's exit): MPI without ULFM cannot cancel

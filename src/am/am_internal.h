@@ -146,10 +146,18 @@ int am_peer_transport(syncq_am_endpoint *self, const am_transport *tp, int rank,
  * (syncq_am_destroy's `closed`: one load from the mapping, no system
  * call); else, with `look`, AM_END_DIED when the process that created it
  * is found dead (am_owner_dead: one read of /proc), its pid in *pid;
- * else AM_END_LIVE. A peer reached through a transport is AM_END_LIVE:
- * the transport judges it. The send's own schedule of looks at the
- * creator (dead_check_ns) is left alone. */
-enum { AM_END_LIVE = 0, AM_END_CLOSED = 1, AM_END_DIED = 2 };
+ * else AM_END_LEAVING when its owner has begun to leave
+ * (am_endpoint_leave; a send finds it closed); else AM_END_LIVE. A peer
+ * reached through a transport is AM_END_LIVE: the transport judges it.
+ * The send's own schedule of looks at the creator (dead_check_ns) is left
+ * alone. */
+enum { AM_END_LIVE = 0, AM_END_CLOSED = 1, AM_END_DIED = 2, AM_END_LEAVING = 3 };
 int am_peer_end(const syncq_am_peer *p, bool look, uint32_t *pid);
+/* The owner of ep begins to leave (a transport's destroy, src/am/mpi/):
+ * its `closed` word says AM_LEAVING, so every send to it from then on
+ * returns SYNCQ_EDEAD as to a closed endpoint and a connect is refused,
+ * while the owner may still poll what is already queued; syncq_am_destroy
+ * closes it later. No effect on a closed endpoint, or with ep NULL. */
+void am_endpoint_leave(syncq_am_endpoint *ep);
 
 #endif /* SYNCQ_AM_INTERNAL_H */

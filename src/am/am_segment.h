@@ -56,7 +56,9 @@
 #include "syncq/pr.h"
 
 #define AM_MAGIC 0x73796e6371414d31ull /* "syncqAM1" */
-#define AM_VERSION 2u                  /* 2: the doorbell (am_header.asleep, .bell) */
+#define AM_CLOSED 1u                   /* am_header.closed: the endpoint is destroyed */
+#define AM_LEAVING 2u /* am_header.closed: its owner is leaving (am_endpoint_leave), not yet destroyed */
+#define AM_VERSION 2u /* 2: the doorbell (am_header.asleep, .bell) */
 
 enum { AM_FREE = 0, AM_CLAIMED = 1, AM_READY = 2, AM_READY_BULK = 3 };
 enum { AM_Q_REQUEST = 0, AM_Q_REPLY = 1, AM_NQUEUES = 2 };
@@ -160,7 +162,12 @@ typedef struct am_header {
   uint64_t queue_off[AM_NQUEUES];
   uint64_t peers_off;
   char name[SYNCQ_AM_NAME_MAX + 1];
-  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) closed; /* set by an orderly shutdown */
+  /* Set by an orderly shutdown: AM_CLOSED by syncq_am_destroy, and before
+   * it AM_LEAVING by a transport whose owner has begun to leave its job
+   * (am_endpoint_leave: its destroy began, it takes no new message). A
+   * sender reads any nonzero value as closed (SYNCQ_EDEAD), so a sender of
+   * an older version reads "leaving" as "closed" too. */
+  SYNCQ_CACHELINE_ALIGNED _Atomic(uint32_t) closed;
   /* The doorbell of syncq_am_wait's sleep (am.c, "Sleeping"), on the line
    * every send reads for `closed` already: `asleep` is the number of the
    * receiver's threads in (or entering) their futex wait on `bell`, a copy

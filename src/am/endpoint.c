@@ -204,7 +204,7 @@ int syncq_am_create(const char *name, const syncq_am_config *cfg, syncq_am_endpo
 int syncq_am_destroy(syncq_am_endpoint *ep) {
   if (ep == NULL || ep->owner != getpid()) return SYNCQ_EINVAL;
   am_header *h = ep->base;
-  atomic_store(&h->closed, 1u); /* senders that look see SYNCQ_EDEAD */
+  atomic_store(&h->closed, AM_CLOSED); /* senders that look see SYNCQ_EDEAD */
   for (unsigned i = 0; i < SYNCQ_AM_MAX_PEERS; i++)
     if (ep->reply_peer[i]) (void)syncq_am_disconnect(ep->reply_peer[i]);
   char path[AM_PATH_MAX];
@@ -354,14 +354,25 @@ int am_peer_transport(syncq_am_endpoint *self, const am_transport *tp, int rank,
 int am_peer_end(const syncq_am_peer *p, bool look, uint32_t *pid) {
   if (p == NULL || p->tp != NULL || p->base == NULL) return AM_END_LIVE;
   am_header *h = p->base; /* (read only; an atomic load wants a pointer to non-const under older clang) */
-  /* relaxed: a hint, as a send's look at it (am.c): shutdown is final */
-  if (atomic_load_explicit(&h->closed, memory_order_relaxed) != 0u) return AM_END_CLOSED;
-  /* the creator as validated at connect (geo), not the segment's copy */
+  /* relaxed: a hint, as a send's look at it (am.c): shutdown is final
+   * (leaving is followed only by closed) */
+  uint32_t closed = atomic_load_explicit(&h->closed, memory_order_relaxed);
+  if (closed != 0u && closed != AM_LEAVING) return AM_END_CLOSED;
+  /* the creator as validated at connect (geo), not the segment's copy:
+   * one that died while leaving died */
   if (look && am_owner_dead((uint32_t)p->geo.creator_pid, p->geo.creator_start)) {
     if (pid != NULL) *pid = (uint32_t)p->geo.creator_pid;
     return AM_END_DIED;
   }
-  return AM_END_LIVE;
+  return closed == AM_LEAVING ? AM_END_LEAVING : AM_END_LIVE;
+}
+
+void am_endpoint_leave(syncq_am_endpoint *ep) {
+  if (ep == NULL) return;
+  am_header *h = ep->base;
+  uint32_t open = 0u;
+  /* only an open endpoint becomes leaving: closed stays closed */
+  (void)atomic_compare_exchange_strong(&h->closed, &open, AM_LEAVING);
 }
 
 int syncq_am_disconnect(syncq_am_peer *peer) {

@@ -3904,11 +3904,57 @@ static void test_poll_fiber_suspended(void **state) {
   free(s);
 }
 
+/* ================================================================ leaving */
+
+/* An endpoint whose owner has begun to leave (am_endpoint_leave: a
+ * transport's destroy, src/am/mpi/): a send to it returns SYNCQ_EDEAD as
+ * to a closed endpoint, a new connection is refused, am_peer_end reads
+ * AM_END_LEAVING (AM_END_DIED would win for a dead owner), and its owner
+ * still takes what was queued before; syncq_am_destroy then closes it
+ * (AM_END_CLOSED), and a leave after that does not reopen it. */
+static void test_endpoint_leaving(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "leaving", 0);
+  syncq_am_config cfg = {.packets = 4, .bulk_blocks = 2};
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  reader_state rs;
+  memset(&rs, 0, sizeof rs);
+  assert_int_equal(syncq_am_register(ep, H_COUNT, "count", h_count, &rs), SYNCQ_OK);
+  syncq_am_peer *p, *q;
+  assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+  uint32_t pid = 0;
+  assert_int_equal(am_peer_end(p, true, &pid), AM_END_LIVE);
+  uint32_t a[2] = {0, 0};
+  assert_int_equal(syncq_am_request(p, H_COUNT, a, 2, SYNCQ_AM_NOWAIT), SYNCQ_OK); /* queued before */
+  am_endpoint_leave(ep);
+  am_endpoint_leave(NULL); /* no endpoint: nothing */
+  assert_int_equal(am_peer_end(p, false, &pid), AM_END_LEAVING);
+  assert_int_equal(am_peer_end(p, true, &pid), AM_END_LEAVING); /* its owner (this process) lives */
+  a[1] = 1;
+  assert_int_equal(syncq_am_request(p, H_COUNT, a, 2, 0), SYNCQ_EDEAD);
+  assert_int_equal(syncq_am_request(p, H_COUNT, a, 2, SYNCQ_AM_NOWAIT), SYNCQ_EDEAD);
+  assert_int_equal(syncq_am_connect(NULL, name, &q), SYNCQ_EDEAD);
+  unsigned handled = 0;
+  assert_int_equal(syncq_am_poll(ep, 16, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 1u); /* the message queued before the leave, alone */
+  assert_int_equal(rs.next[0], 1u);
+  assert_int_equal(rs.bad, 0u);
+  am_endpoint_leave(ep); /* twice: still leaving */
+  assert_int_equal(am_peer_end(p, false, &pid), AM_END_LEAVING);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  assert_int_equal(am_peer_end(p, true, &pid), AM_END_CLOSED);
+  assert_int_equal(syncq_am_request(p, H_COUNT, a, 2, 0), SYNCQ_EDEAD);
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_request_reply),
+    cmocka_unit_test(test_endpoint_leaving),
     cmocka_unit_test(test_many_writers),
     cmocka_unit_test(test_killed_writer),
     cmocka_unit_test(test_wait),

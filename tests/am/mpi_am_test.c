@@ -25,7 +25,10 @@
  *                         node, through shared memory): the survivors
  *                         must find it lost through syncq_am_mpi_peer_dead
  *                         and _why too ("its process died (pid N)" with
- *                         the victim's pid, "its endpoint was closed").
+ *                         the victim's pid; "left the job: its endpoint
+ *                         said leaving", from the start of its destroy,
+ *                         within the dead timeout and not after the 10 of
+ *                         its barrier).
  *   mpi_am_test selfbye   2 ranks through MPI: rank 1's requests run on
  *                         rank 0 only inside its destroy, after it took
  *                         its own BYE; its handlers must find rank 0
@@ -166,8 +169,11 @@ static _Noreturn void leave_now(void) {
     }                                                                                        \
   } while (0)
 
+#define LIVE_PING UINT32_MAX /* a ping's sequence word: the survivors' pings to each other (scenario_leave) */
+
 typedef struct counts {
   uint64_t pongs, bulk_acks, sunk, bad;
+  uint64_t pongs_live; /* pongs to LIVE_PING pings (also in pongs) */
   uint64_t pings_from[64];
 } counts;
 
@@ -191,6 +197,7 @@ static void h_pong(syncq_am_token *t, const uint32_t *a, unsigned na, const void
   /* a reply handler may not reply */
   if (syncq_am_reply(t, H_PONG, a, na, 0) != SYNCQ_EINVAL) c->bad++;
   c->pongs++;
+  if (na == 2 && a[0] == LIVE_PING) c->pongs_live++;
 }
 
 static void h_bulk(syncq_am_token *t, const uint32_t *a, unsigned na, const void *d, size_t len, void *ctx) {
@@ -456,11 +463,13 @@ static int scenario_leave(bool kill_it) {
   counts c;
   memset(&c, 0, sizeof c);
   /* Through shared memory (not forced), a victim that leaves early waits
-   * in the destroy's barrier for 10 dead timeouts before it closes its
-   * endpoint: the shortest dead timeout keeps that to a second. */
+   * in the destroy's barrier (for 10 dead timeouts at most) before it
+   * closes its endpoint; it says "leaving" from its destroy's start, so
+   * the survivors must find it lost within the dead timeout (and join
+   * that barrier in their own destroy). */
   const char *fe = getenv(SYNCQ_AM_MPI_FORCE_ENV);
   bool forced = fe != NULL && strcmp(fe, "1") == 0;
-  syncq_am_mpi_config cfg = {.dead_timeout_ns = forced || kill_it ? TEST_DEAD_NS : SYNCQ_AM_MPI_MIN_DEAD_NS};
+  syncq_am_mpi_config cfg = {.dead_timeout_ns = TEST_DEAD_NS};
   /* every rank's pid: a node-local victim's death names it */
   int pids[64] = {0}, mypid = (int)getpid(), nw = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &nw);
@@ -512,7 +521,7 @@ static int scenario_leave(bool kill_it) {
   CHECK(r == SYNCQ_EDEAD);
   CHECK(took < limit);
   /* A node-local victim is lost too, not only to sends: its process's
-   * death (killed), or its endpoint closed (early), found by the ask. */
+   * death (killed), or its endpoint leaving (early), found by the ask. */
   bool local = strcmp(syncq_am_mpi_path(job, victim), "shm") == 0;
   CHECK(local == !forced);
   CHECK(syncq_am_mpi_peer_dead(job, victim));
@@ -521,35 +530,41 @@ static int scenario_leave(bool kill_it) {
    * this MPI failed a call on it first; node-local, what its queue block
    * shows */
   const char *pw = syncq_am_mpi_peer_why(job, victim);
-  unsigned long long quiet = 0, dead_ms = 0, at_ms = 0;
-  int died = 0;
+  unsigned long long quiet = 0, quiet_us = 0, dead_ms = 0, dead_us = 0, at_ms = 0;
+  int died = 0, end = 0;
   bool said = false;
   if (pw != NULL && local && kill_it)
     said = sscanf(pw, "its process died (pid %d): found %llu ms after the start", &died, &at_ms) == 2 &&
            died == pids[victim];
   else if (pw != NULL && local)
-    said = sscanf(pw, "its endpoint was closed: found %llu ms after the start", &at_ms) == 1;
+    said = sscanf(pw, "left the job: its endpoint said leaving (its destroy began), found %llu ms after the start",
+                  &at_ms) == 1;
   else if (pw != NULL)
-    said = kill_it
-             ? (sscanf(pw, "silent for %llu ms, longer than the dead timeout of %llu ms", &quiet, &dead_ms) == 2 &&
-                dead_ms == TEST_DEAD_NS / 1000000u && quiet + 10u >= dead_ms) ||
-                 strncmp(pw, "failed by this rank (", 21) == 0
-             : strncmp(pw, "left the job: its BYE came ", 27) == 0;
+    said = kill_it ? (sscanf(pw, "silent for %llu.%3llu ms, longer than the dead timeout of %llu.%3llu ms%n", &quiet,
+                             &quiet_us, &dead_ms, &dead_us, &end) == 4 &&
+                      end > 0 && dead_ms == TEST_DEAD_NS / 1000000u && dead_us == TEST_DEAD_NS / 1000u % 1000u &&
+                      quiet * 1000u + quiet_us > dead_ms * 1000u + dead_us) ||
+                       strncmp(pw, "failed by this rank (", 21) == 0
+                   : strncmp(pw, "left the job: its BYE came ", 27) == 0;
   if (!said) fprintf(stderr, "rank %d: peer_why(%d): %s\n", me, victim, pw ? pw : "NULL");
   CHECK(said);
   fprintf(stderr, "rank %d: SYNCQ_EDEAD for rank %d after %.0f ms (%s)\n", me, victim, (double)took / 1e6,
           syncq_am_mpi_why(job));
   /* and the living still talk to each other: a ping to every survivor,
-   * and nobody leaves before it has every survivor's ping (so no ping
-   * reaches a rank that already left) */
-  uint64_t pings0 = c.pings_from[me], want = c.pongs + (uint64_t)victim;
+   * and nobody leaves before it has every survivor's ping and pong (so no
+   * ping, and no pong, reaches a rank that already left: a rank's
+   * endpoint takes nothing once its destroy began). The pongs counted
+   * are those to these pings alone: a node-local victim that left early
+   * still answers, from its destroy, the pings queued before it began to
+   * leave. */
+  uint64_t pings0 = c.pings_from[me], want = c.pongs_live + (uint64_t)victim;
   for (int s = 0; s < victim; s++) {
     syncq_am_peer *p;
     CHECK(syncq_am_mpi_peer(job, s, &p) == SYNCQ_OK);
-    uint32_t a[3] = {(uint32_t)me, (uint32_t)me * 7u + 1u, 0};
+    uint32_t a[3] = {(uint32_t)me, (uint32_t)me * 7u + 1u, LIVE_PING};
     CHECK(syncq_am_request(p, H_PING, a, 3, 0) == SYNCQ_OK);
   }
-  CHECK(poll_until(ep, &c.pongs, want, WAIT_NS));
+  CHECK(poll_until(ep, &c.pongs_live, want, WAIT_NS));
   CHECK(c.pings_from[me] == pings0 + 1u); /* our own ping to ourselves, handled while we waited */
   for (int s = 0; s < victim; s++)
     if (s != me) CHECK(poll_until(ep, &c.pings_from[s], 2u, WAIT_NS)); /* the first exchange's ping, and this one */

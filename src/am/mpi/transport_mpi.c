@@ -53,9 +53,12 @@
  *                (syncq_am_mpi_peer_why); the job's why is the last. See
  *                docs/am-mpi.md for what each MPI allows after a kill.
  *                A node-local peer is lost by its queue block's signs, as
- *                its sends judge it (local_look: its endpoint closed, its
- *                creator dead), found when asked (syncq_am_mpi_peer_dead,
- *                _why) or at the destroy; self is never lost.
+ *                its sends judge it (local_look: its endpoint leaving or
+ *                closed, its creator dead), found when asked
+ *                (syncq_am_mpi_peer_dead, _why) or at the destroy; self is
+ *                never lost. A rank's endpoint says leaving from the start
+ *                of its destroy (am_endpoint_leave), its node-local BYE:
+ *                sends to it fail from then on as to a closed endpoint.
  *                A failed MPI call of the create is agreed (local) or
  *                SYNCQ_ESYS (collective); of the destroy, SYNCQ_ESYS,
  *                with what MPI keeps (the barrier's request, a receive
@@ -152,6 +155,7 @@ enum {
   LOST_FAILED_THERE, /* said FAILED: its own MPI call on this rank's messages failed (lost_call) */
   LOST_CLOSED,       /* node-local: its endpoint was closed (local_look) */
   LOST_DIED,         /* node-local: the process that created its endpoint is dead (local_look; lost_pid) */
+  LOST_LEAVING,      /* node-local: its endpoint says leaving: its destroy began (local_look) */
 };
 
 typedef struct amm_hdr {
@@ -391,7 +395,7 @@ static void local_look(const syncq_am_mpi *j, int s, bool now_look) {
   int end = am_peer_end(p->handle, look, &pid);
   if (end == AM_END_LIVE) return;
   p->dead = true;
-  p->lost = end == AM_END_CLOSED ? LOST_CLOSED : LOST_DIED;
+  p->lost = end == AM_END_CLOSED ? LOST_CLOSED : end == AM_END_LEAVING ? LOST_LEAVING : LOST_DIED;
   p->lost_pid = pid;
   p->lost_at = now;
 }
@@ -1090,17 +1094,26 @@ const char *syncq_am_mpi_peer_why(const syncq_am_mpi *j, int rank) {
   const uint64_t ms = 1000000u;
   uint64_t at = p->lost_at > j->t0 ? (p->lost_at - j->t0) / ms : 0u; /* found before the start: 0 */
   switch (p->lost) {
-  case LOST_SILENT:
+  case LOST_SILENT: {
+    /* To the microsecond, the silence rounded up and the timeout down:
+     * the silence was longer (liveness), so it always reads longer, where
+     * whole milliseconds could read "1000 ms, longer than ... 1000 ms" */
+    uint64_t q_us = p->lost_quiet / 1000u + (p->lost_quiet % 1000u != 0u), d_us = j->dead_ns / 1000u;
     snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX,
-             "silent for %" PRIu64 " ms, longer than the dead timeout of %" PRIu64 " ms: found dead %" PRIu64
-             " ms after the start",
-             p->lost_quiet / ms, j->dead_ns / ms, at);
+             "silent for %" PRIu64 ".%03" PRIu64 " ms, longer than the dead timeout of %" PRIu64 ".%03" PRIu64
+             " ms: found dead %" PRIu64 " ms after the start",
+             q_us / 1000u, q_us % 1000u, d_us / 1000u, d_us % 1000u, at);
     break;
+  }
   case LOST_LEFT:
     snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX, "left the job: its BYE came %" PRIu64 " ms after the start", at);
     break;
   case LOST_CLOSED:
     snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX, "its endpoint was closed: found %" PRIu64 " ms after the start", at);
+    break;
+  case LOST_LEAVING:
+    snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX,
+             "left the job: its endpoint said leaving (its destroy began), found %" PRIu64 " ms after the start", at);
     break;
   case LOST_DIED:
     snprintf(j->peer_text, SYNCQ_AM_MPI_WHY_MAX,
@@ -1176,6 +1189,16 @@ int syncq_am_mpi_peer(syncq_am_mpi *j, int rank, syncq_am_peer **out) {
   return SYNCQ_OK;
 }
 
+/* A node-local peer found leaving (LOST_LEAVING) that is in its destroy
+ * still, its process alive: it comes to the job-wide barrier as this rank
+ * does (unless a loss of its own makes it skip it), so it is no reason
+ * to skip it here. One that has closed its endpoint since has left the
+ * barrier behind, or skipped it; one that died never comes. */
+static bool leaving_now(const syncq_am_mpi *j, int s) {
+  const amm_peer *p = &j->peer[s];
+  return p->lost == LOST_LEAVING && am_peer_end(p->handle, true, NULL) == AM_END_LEAVING;
+}
+
 int syncq_am_mpi_destroy(syncq_am_mpi *j) {
   int flag = 0;
   if (j == NULL) return SYNCQ_EINVAL;
@@ -1183,6 +1206,14 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
   int rc = SYNCQ_OK;
   bool mpi_ok = true;
   unsigned failed0 = j->failed_calls;
+  /* This rank leaves: its endpoint says so at once, as its BYE tells its
+   * MPI peers below. A node-local peer's send from now on returns
+   * SYNCQ_EDEAD as to a closed endpoint (as an MPI peer's does once our
+   * BYE is in), and the peer finds this rank lost (local_look) now, not
+   * when the endpoint closes after the barrier (up to 10 dead timeouts
+   * later when this rank leaves early). What is already queued is still
+   * handled by the polls below. */
+  am_endpoint_leave(j->ep);
   if (j->started) {
     /* A living peer keeps sending heartbeats while it polls, so we wait
      * for its BYE as long as it lives; the silence rule (liveness) ends
@@ -1223,8 +1254,9 @@ int syncq_am_mpi_destroy(syncq_am_mpi *j) {
      * a peer died or left early: it would never complete). */
     bool any_dead = false;
     for (int s = 0; s < j->size; s++) {
-      local_look(j, s, true);                      /* a node-local peer whose process died never joins */
-      any_dead |= j->peer[s].dead && s != j->rank; /* left early, too */
+      if (s == j->rank) continue;
+      local_look(j, s, true);                            /* a node-local peer whose process died never joins */
+      any_dead |= j->peer[s].dead && !leaving_now(j, s); /* left early, too */
     }
     if (!any_dead && rc == SYNCQ_OK) {
       MPI_Request bar;
