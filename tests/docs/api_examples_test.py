@@ -315,6 +315,17 @@ MPI_PAGE_FIXTURES = {
                                                  "CHECK(syncq_am_mpi_create(MPI_COMM_WORLD, NULL, &job));",
                                                  "CHECK(syncq_am_mpi_destroy(job));")},
     "syncq_am_mpi_destroy": {"syncq_am_mpi *job": (MPI_FIXTURES["syncq_am_mpi *job"][0], "")},
+    # Its example names every peer found lost, and a peer that has begun
+    # its destroy is one ("left the job"): the ranks meet after the
+    # example, polling (a rank's requests may wait on the other's poll),
+    # before either destroys.
+    "syncq_am_mpi_peer_why": {"const syncq_am_mpi *job": (
+        MPI_FIXTURES["const syncq_am_mpi *job"][0],
+        "MPI_Request harness_met; CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &harness_met) == MPI_SUCCESS ? SYNCQ_OK : "
+        "SYNCQ_ESYS); for (int harness_done = 0; !harness_done;) { "
+        "CHECK(syncq_am_poll(syncq_am_mpi_endpoint(job), 8, NULL)); "
+        "CHECK(MPI_Test(&harness_met, &harness_done, MPI_STATUS_IGNORE) == MPI_SUCCESS ? SYNCQ_OK : SYNCQ_ESYS); } "
+        "CHECK(syncq_am_mpi_destroy(job));")},
 }
 
 TIMEOUT = 10  # seconds a run may take
