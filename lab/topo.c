@@ -27,8 +27,14 @@ lab_topo *lab_topo_load(char *why, size_t len) {
     snprintf(why, len, "out of memory");
     return NULL;
   }
-  if (hwloc_topology_init(&t->topo) != 0 || hwloc_topology_load(t->topo) != 0) {
+  if (hwloc_topology_init(&t->topo) != 0) {
     snprintf(why, len, "hwloc could not load the topology");
+    free(t);
+    return NULL;
+  }
+  if (hwloc_topology_load(t->topo) != 0) {
+    snprintf(why, len, "hwloc could not load the topology");
+    hwloc_topology_destroy(t->topo); /* what init allocated */
     free(t);
     return NULL;
   }
