@@ -95,6 +95,8 @@ static void identity_refresh(void) {
   uint32_t threads;
   uint64_t start = 0;
   if (read_stat(pid, &st, &threads, &start) != 0) start = 0; /* unknown: owners are then judged by pid alone */
+  /* relaxed: pairs with am_self_identity's relaxed loads; pthread_once (or
+   * the fork, in a child) orders these stores before them */
   atomic_store_explicit(&self_pid, pid, memory_order_relaxed);
   atomic_store_explicit(&self_start, start, memory_order_relaxed);
 }
@@ -106,6 +108,9 @@ static void identity_init(void) {
 
 void am_self_identity(uint32_t *pid, uint64_t *start) {
   (void)pthread_once(&identity_once, identity_init);
+  /* relaxed: pairs with identity_refresh's relaxed stores, ordered before
+   * this by pthread_once (first call) or by fork (the child's refresh runs
+   * before any of its threads exist); no other data rides on them */
   *pid = atomic_load_explicit(&self_pid, memory_order_relaxed);
   *start = atomic_load_explicit(&self_start, memory_order_relaxed);
 }

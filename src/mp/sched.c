@@ -161,6 +161,7 @@ static void mp_handler(int sig) {
       atomic_store_explicit(&t->deferred, 1u, memory_order_relaxed);
       atomic_fetch_add_explicit(&t->sched->deferrals, 1, memory_order_relaxed);
     }
+    /* relaxed: a count for the statistics; nothing is published with it */
     if (g == GATE_FORCE && in_request) atomic_fetch_add_explicit(&t->sched->forced, 1, memory_order_relaxed);
     if (g == GATE_FORCE || (g == GATE_STOP && !in_request)) mp_stop_here(t);
   }

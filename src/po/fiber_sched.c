@@ -355,6 +355,7 @@ static void ready(po_fiber_rt *rt, po_fiber *f, po_sched *here) {
     return;
   }
   po_sched *s = f->last;
+  /* relaxed: rr only spreads fibers over the schedulers; it publishes nothing */
   if (s == NULL) s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
   push_to(rt, s, f);
   if (s->spare) {
@@ -1331,6 +1332,8 @@ const char *po_fiber_rt_short_reason(const po_fiber_rt *rt) { return rt != NULL 
 po_timers *po_fiber_timers(struct syncq_po_proc *self) { return &self->fiber.sched->timers; }
 
 int po_fiber_timer_add_remote(po_fiber_rt *rt, po_timer *t) {
+  /* relaxed: rr only spreads the work (as in spawn); it pairs with no
+   * other access and publishes nothing */
   po_sched *s = &rt->sched[atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->nsched];
   bool earliest = false;
   int r = po_timers_add(&s->timers, t, &earliest);

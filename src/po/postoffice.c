@@ -128,6 +128,11 @@ void po_wake(struct syncq_po_proc *from, struct syncq_po_proc *to) {
     po_fiber_wake(from, to);
     return;
   }
+  /* acq_rel, a read-modify-write rather than a load: it pairs with the
+   * sleeper's acq_rel exchange of sleeping to 1 in recv. Both RMWs are in
+   * sleeping's modification order: ours first, and the sleeper's reads ours
+   * (release: our enqueue above) and then finds the message; the sleeper's
+   * first, and ours reads its 1 and wakes it. A plain load could miss both. */
   if (atomic_fetch_add_explicit(&to->sleeping, 0u, memory_order_acq_rel) != 0u) {
     /* release: the futex word changes after the enqueue; the sleeper's
      * futex_wait compares it with the epoch it read before announcing. */

@@ -168,7 +168,7 @@ static inline unsigned patience(unsigned dflt) {
   return p != 0 ? p : dflt;
 }
 static inline uint32_t help_delay(void) {
-  unsigned d = atomic_load_explicit(&syncq_queue_wcq_test_help_delay__, memory_order_relaxed);
+  unsigned d = atomic_load_explicit(&syncq_queue_wcq_test_help_delay__, memory_order_relaxed); /* relaxed: as above */
   return d != 0 ? d : WCQ_HELP_DELAY;
 }
 
