@@ -778,7 +778,9 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
   json_t *o = json_object();
   json_object_set_new(o, "cpu_model", json_string(ctx->topo ? lab_topo_cpu_model(ctx->topo) : "unknown"));
-  json_object_set_new(o, "cores", json_integer(ctx->topo ? lab_topo_cores(ctx->topo) : 1));
+  /* The cores are hwloc's count; without a topology they are unknown
+   * (null): the CPU count alone cannot tell cores from hardware threads. */
+  json_object_set_new(o, "cores", ctx->topo ? json_integer(lab_topo_cores(ctx->topo)) : json_null());
   json_object_set_new(o, "pus", json_integer(lab_real_pus(ctx)));
   json_object_set_new(o, "pus_source", json_string(ctx->pus_source));
   /* A run planned for another machine's count (--pus, SYNCQ_LAB_PUS): its

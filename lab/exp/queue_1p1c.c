@@ -254,15 +254,16 @@ static int queue_1p1c_run(lab_ctx *ctx) {
             na, spsc, Q1P1C_CAPACITY, (unsigned long long)items, (unsigned long long)rtts, Q1P1C_SPINS_BEFORE_YIELD,
             Q1P1C_REFERENCE);
   if (!lab_planning(ctx)) {
+    /* pinning needs the topology, so its cores are known below */
     lab_topo *topo = lab_ctx_topo(ctx);
-    int cores = topo ? lab_topo_cores(topo) : 1;
-    if (!lab_pinning_enabled(ctx))
+    if (!lab_pinning_enabled(ctx) || topo == NULL)
       lab_note(ctx, "threads not pinned (--no-pin or no topology): the scheduler places producer and consumer");
     else if (lab_pus(ctx) < 2)
       lab_note(ctx,
                "one processing unit: producer and consumer share it, so every hand-over waits for the "
                "scheduler (a yield); the figures measure that, not a cross-core transfer");
-    else if (cores < 2) lab_note(ctx, "one core: producer and consumer run on two hardware threads of the same core");
+    else if (lab_topo_cores(topo) < 2)
+      lab_note(ctx, "one core: producer and consumer run on two hardware threads of the same core");
   }
   q1_point pts[LAB_MAX_VARIANTS];
   for (int m = Q1_STREAM; m <= Q1_PINGPONG; m++) {

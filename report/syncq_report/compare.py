@@ -127,6 +127,8 @@ class MovingField:
     shown: object = str  # the value as printed
     key: object = None  # what is compared (None: the shown value)
     read: object = None  # the shown value from the experiment's result (None: from its machine record)
+    whole: object = None  # the shown value from the whole machine record (None: from the field alone)
+    unknown: object = None  # the shown value that says the field is unknown: no difference from or to it
 
 
 # The machine-record fields that move figures, each with why and the
@@ -162,9 +164,14 @@ MOVING_FIELDS = (
     MovingField("compiler", "the compiler that built it"),
     MovingField("flags", "the C flags of the build"),
     MovingField("build_type", "the build type"),
-    MovingField("cpu_model", "the processor"),
+    MovingField("cpu_model", "the processor", unknown="unknown"),
     MovingField("pus", "the processing units: thread counts, oversubscription and needs_pus verdicts"),
-    MovingField("cores", "the physical cores: where a second thread shares a core"),
+    MovingField(
+        "cores",
+        "the physical cores: where a second thread shares a core",
+        whole=load.cores_text,
+        unknown=load.CORES_UNKNOWN,
+    ),
     MovingField(
         "planned_pus", "the processing units planned for: the thread lists and budgets", default=lambda m: m.get("pus")
     ),
@@ -186,6 +193,8 @@ class MachineDifference:
 def _value(spec, machine):
     """The field's shown value in a machine record."""
     machine = machine or {}
+    if spec.whole is not None:
+        return spec.whole(machine)
     if spec.name in machine:
         return spec.shown(machine[spec.name])
     return spec.default(machine) if callable(spec.default) else spec.default
@@ -211,6 +220,8 @@ def machine_differences(before, after):
             x, y = _value_of(spec, b[name]), _value_of(spec, a[name])
             if key(str(x)) == key(str(y)):
                 continue
+            if spec.unknown is not None and spec.unknown in (x, y):
+                continue  # unknown on one side: nothing known changed (pus, recorded alike, still would)
             if spec.affects is not None and not spec.affects(name, b[name], a[name]):
                 continue
             moved.append(name)

@@ -296,6 +296,27 @@ def gate_changes(result):
     return list(changes.values())
 
 
+CORES_UNKNOWN = "unknown (no topology)"
+
+
+def machine_cores(fields):
+    """The machine record's physical cores, or None where they are unknown:
+    null (hwloc found no topology, and a CPU count cannot tell cores from
+    hardware threads), or the 1 such runs recorded before (their pus_source
+    names a source other than hwloc)."""
+    cores = fields.get("cores")
+    source = fields.get("pus_source")
+    if cores is None or (source is not None and source != "hwloc"):
+        return None
+    return cores
+
+
+def cores_text(fields):
+    """machine_cores as shown: the count, or CORES_UNKNOWN."""
+    cores = machine_cores(fields)
+    return CORES_UNKNOWN if cores is None else str(cores)
+
+
 GATE_START = " at the start"
 GATE_THEN = "; then "
 

@@ -142,6 +142,8 @@ def _machines(machines, run_notes, experiments=()):
     head = "".join(f"<th>run <code>{escape(m.run_id)}</code></th>" for m in machines)
 
     def shown(key, m):
+        if key == "cores":
+            return load.cores_text(m.fields)
         value = m.fields.get(key, _machine_default(key, m))
         if key != "po_clock_gate":
             return value

@@ -26,6 +26,7 @@ def _is_claim(value):
 STRING = ("a string", lambda v: isinstance(v, str))
 RUN_ID = ("a non-empty string", lambda v: isinstance(v, str) and v != "")
 INTEGER = ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
+INTEGER_OR_NULL = ("an integer or null", lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)))
 NUMBER = ("a number", _is_number)
 BOOLEAN = ("true or false", lambda v: isinstance(v, bool))
 STRING_OR_NULL = ("a string or null", lambda v: v is None or isinstance(v, str))
@@ -60,7 +61,7 @@ COMMON_FIELDS = {"schema": INTEGER, "run_id": RUN_ID}
 
 MACHINE_FIELDS = {
     "cpu_model": STRING,
-    "cores": INTEGER,
+    "cores": INTEGER_OR_NULL,  # null: unknown (no topology)
     "pus": INTEGER,
     "kernel": STRING,
     "compiler": STRING,

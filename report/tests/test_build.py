@@ -242,3 +242,23 @@ def test_machine_table_says_where_the_pus_were_counted(results_dir):
     records[0] = dict(records[0], pus_source=2)
     write_records(results_dir / "results.jsonl", records)
     assert cli.main([str(results_dir)]) == 2
+
+
+def test_machine_table_says_the_cores_are_unknown_without_a_topology(results_dir):
+    """Without a topology the record's cores are null: the row says they are
+    unknown rather than a count; a record of such a run from before, whose 1
+    was the lab's placeholder (pus_source names no hwloc), says the same; a
+    topology's count stays; anything but an integer or null is refused."""
+    assert "<th>Cores</th><td>2</td>" in build(results_dir)
+    records = fixture_records()
+    source = "sched_getaffinity (no topology: hwloc could not load the topology)"
+    for machine in ({"cores": None, "pus_source": source}, {"cores": 1, "pus_source": source}):
+        records[0] = dict(records[0], **machine)
+        write_records(results_dir / "results.jsonl", records)
+        assert "<th>Cores</th><td>unknown (no topology)</td>" in build(results_dir)
+    records[0] = dict(records[0], cores=1, pus_source="hwloc")
+    write_records(results_dir / "results.jsonl", records)
+    assert "<th>Cores</th><td>1</td>" in build(results_dir)
+    records[0] = dict(records[0], cores="2")
+    write_records(results_dir / "results.jsonl", records)
+    assert cli.main([str(results_dir)]) == 2

@@ -192,6 +192,46 @@ def test_a_field_one_record_lacks_is_not_recorded(tmp_path):
     assert pair(tmp_path, before_machine={"planned_pus": None}).machine == []
 
 
+NO_TOPOLOGY = {"cores": None, "cpu_model": "unknown", "pinning": "refused: no topology",
+               "pus_source": "sched_getaffinity (no topology: hwloc could not load the topology)"}
+
+
+def pair_of(tmp_path, after=None, before=None):
+    """pair, with the machine fields given set as they are (a None is a null, not dropped)."""
+    paths = []
+    for run_id, machine in (("before", before), ("after", after)):
+        records = results(run_id)
+        records[0].update(machine or {})
+        paths.append(tmp_path / f"{run_id}.jsonl")
+        write_records(paths[-1], records)
+    return compare.compare_files(*paths)
+
+
+def test_cores_or_processor_unknown_on_one_side_is_no_difference(tmp_path):
+    """A run without a topology knows neither the cores (null, or the 1 such
+    runs recorded before) nor the processor: against a run that knows them
+    neither is a difference (the pinning is); the pus, which both record,
+    still tell a machine with other CPUs."""
+    for unknown in (NO_TOPOLOGY, {**NO_TOPOLOGY, "cores": 1}):
+        assert [d.field for d in pair_of(tmp_path, after=unknown).machine] == ["pinning"]
+        assert [d.field for d in pair_of(tmp_path, before=unknown).machine] == ["pinning"]
+    assert [d.field for d in pair_of(tmp_path, after={**NO_TOPOLOGY, "pus": 8}).machine] == ["pus", "pinning"]
+    # both unknown: alike
+    assert pair_of(tmp_path, NO_TOPOLOGY, NO_TOPOLOGY).machine == []
+    # a topology's 1 core against its 2 is a difference
+    (d,) = pair(tmp_path, {"cores": 1, "pus_source": "hwloc"}).machine
+    assert (d.field, d.before, d.after) == ("cores", ["2"], ["1"])
+
+
+def test_unknown_cores_are_shown_as_unknown(tmp_path):
+    """Where the cores do differ from what is shown elsewhere, the text says
+    unknown, never a count or "None"."""
+    spec = next(f for f in compare.MOVING_FIELDS if f.name == "cores")
+    assert compare._value(spec, NO_TOPOLOGY) == "unknown (no topology)"
+    assert compare._value(spec, {**NO_TOPOLOGY, "cores": 1}) == "unknown (no topology)"
+    assert compare._value(spec, MACHINE) == "2"
+
+
 def test_each_experiment_is_compared_with_its_own_run(tmp_path):
     # the after file draws np99-counter from a later run on another kernel:
     # the kernel moved that experiment alone, and its changed claim is marked

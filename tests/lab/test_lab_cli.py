@@ -247,7 +247,9 @@ def test_machine_record_first_and_complete(smoke_run):
     m = recs[0]
     assert m["type"] == "machine"
     assert MACHINE_FIELDS <= set(m)
-    assert m["pus"] >= 1 and m["cores"] >= 1
+    assert m["pus"] >= 1
+    # hwloc's count; unknown (null) where it found no topology
+    assert m["cores"] >= 1 if m["pus_source"] == "hwloc" else m["cores"] is None, m
     assert m["size"] == "smoke" and m["reps"] == 2
     assert m["pinning"] == "hwloc" or m["pinning"] in ("off",) or m["pinning"].startswith("refused: ")
     assert m["perf_counters"] == "available" or m["perf_counters"].startswith("unavailable: ")

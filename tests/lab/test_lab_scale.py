@@ -504,7 +504,8 @@ def test_without_a_topology_the_plan_is_the_cpus_the_run_may_use():
 
 def test_without_a_topology_a_claim_that_needs_2_units_is_judged_on_2_cpus(tmp_path):
     """A 2-CPU run without hwloc: the machine record's pus is 2 with its
-    source, the run is unpinned (pinning by CPU number could put two
+    source, its cores unknown (null: two CPUs may be two cores or one
+    core's two hardware threads), the run is unpinned (pinning by CPU number could put two
     workers on one core's hardware threads: the kernel, which knows the
     cores, places them), the points are measured at 1..4 threads, and a
     claim that needs 2 units is judged at 2 threads rather than found not
@@ -514,6 +515,7 @@ def test_without_a_topology_a_claim_that_needs_2_units_is_judged_on_2_cpus(tmp_p
     (machine,) = [r for r in records(tmp_path) if r["type"] == "machine"]
     assert (machine["pus"], machine["planned_pus"]) == (2, 2), machine
     assert machine["pus_source"].startswith("sched_getaffinity (no topology: "), machine
+    assert machine["cores"] is None, machine
     assert machine["pinning"] == "refused: no topology", machine
     (result,) = load.load(tmp_path / "results.jsonl").experiments
     assert sorted({p.params["threads"] for p in result.points}) == [1, 2, 3, 4]
