@@ -768,6 +768,27 @@ int lab_run_group(lab_ctx *ctx, const lab_group *g) {
   return rc;
 }
 
+/* The processor's name from /proc/cpuinfo's first "model name" line (the
+ * line hwloc reads on Linux), for a run without a topology; "unknown" where
+ * the file or the line is missing (e.g. arm64 kernels print none). */
+static void cpuinfo_model(char *out, size_t len) {
+  snprintf(out, len, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f == NULL) return;
+  char line[512];
+  while (fgets(line, sizeof line, f) != NULL) {
+    if (strncmp(line, "model name", 10) != 0) continue;
+    const char *v = strchr(line, ':');
+    if (v == NULL) break;
+    v++;
+    while (*v == ' ' || *v == '\t') v++;
+    size_t n = strcspn(v, "\n");
+    if (n > 0) snprintf(out, len, "%.*s", (int)n, v);
+    break;
+  }
+  fclose(f);
+}
+
 static void write_machine(lab_ctx *ctx, const char *pinning) {
   struct utsname u;
   char kernel[512] = "unknown", perf[256], date[64];
@@ -777,7 +798,10 @@ static void write_machine(lab_ctx *ctx, const char *pinning) {
   gmtime_r(&now, &tm);
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
   json_t *o = json_object();
-  json_object_set_new(o, "cpu_model", json_string(ctx->topo ? lab_topo_cpu_model(ctx->topo) : "unknown"));
+  char model[256];
+  if (ctx->topo != NULL) snprintf(model, sizeof model, "%s", lab_topo_cpu_model(ctx->topo));
+  else cpuinfo_model(model, sizeof model);
+  json_object_set_new(o, "cpu_model", json_string(model));
   /* The cores are hwloc's count; without a topology they are unknown
    * (null): the CPU count alone cannot tell cores from hardware threads. */
   json_object_set_new(o, "cores", ctx->topo ? json_integer(lab_topo_cores(ctx->topo)) : json_null());

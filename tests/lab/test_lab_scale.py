@@ -490,6 +490,20 @@ def on_two_cpus(*args):
     return r
 
 
+def cpuinfo_model():
+    """The processor's name as /proc/cpuinfo's first "model name" line gives
+    it, or "unknown" where there is none (what the lab records without a
+    topology)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and ":" in line:
+                    return line.split(":", 1)[1].strip() or "unknown"
+    except OSError:
+        pass
+    return "unknown"
+
+
 def test_without_a_topology_the_plan_is_the_cpus_the_run_may_use():
     """hwloc found no topology: the run's processing units are the CPUs
     sched_getaffinity allows (2 here), the plan's thread list is that of 2
@@ -516,6 +530,7 @@ def test_without_a_topology_a_claim_that_needs_2_units_is_judged_on_2_cpus(tmp_p
     assert (machine["pus"], machine["planned_pus"]) == (2, 2), machine
     assert machine["pus_source"].startswith("sched_getaffinity (no topology: "), machine
     assert machine["cores"] is None, machine
+    assert machine["cpu_model"] == cpuinfo_model(), machine
     assert machine["pinning"] == "refused: no topology", machine
     (result,) = load.load(tmp_path / "results.jsonl").experiments
     assert sorted({p.params["threads"] for p in result.points}) == [1, 2, 3, 4]
