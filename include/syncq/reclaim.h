@@ -74,8 +74,10 @@ SYNCQ_API int syncq_freelist_init(syncq_freelist *fl);
 /* Push n links found at base + i*stride + link_offset (i < n): turns an
  * array of nodes into the list's pool.
  * SYNCQ_EINVAL: fl is NULL, base is NULL with n > 0, stride is smaller than
- * a link or link_offset leaves no room for one in it, or a link or the
- * stride is not aligned as a link.
+ * a link or link_offset leaves no room for one in it, a link or the
+ * stride is not aligned as a link, or n nodes of stride bytes from base
+ * would run past the end of the address space (n * stride wraps); nothing
+ * is pushed then.
  * Thread safety: any thread, concurrently with pushes and pops on the same
  * list (each link goes in by a push), with links no one else uses yet; from
  * a signal handler too.
