@@ -51,8 +51,13 @@ SYNCQ_API int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack
 SYNCQ_API int syncq_stack_treiber_destroy(syncq_stack_treiber *s);
 /* Push item (non-NULL) on the stack.
  * SYNCQ_EINVAL: s or item is NULL.
- * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack;
- * the item is not pushed.
+ * SYNCQ_ENOMEM: neither the calling thread's cache nor the shared free list
+ * has a node; the item is not pushed. Every node not in the stack is in one
+ * of them or in another thread's cache (up to
+ * SYNCQ_STACK_TREIBER_CACHE_NODES per thread, max_threads caches), and a
+ * cache stays with its thread for the stack's life, after the thread has
+ * exited too: only a stack used by one thread alone takes exactly capacity
+ * items (contract: src/stack/treiber.c).
  */
 SYNCQ_API int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item);
 /* Pop the newest item into *item.
