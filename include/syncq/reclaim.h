@@ -165,7 +165,10 @@ SYNCQ_API void syncq_hp_leave(syncq_hp_record *rec);
 
 /* End the operation but leave the slots published: the nodes they hold
  * stay safe to read until the thread overwrites or clears the slots (its
- * next operation on the domain), exits, or the domain is destroyed. With
+ * next operation on the domain), exits, or the domain is destroyed, or
+ * until its operations on other domains evict the record from its cache
+ * (a thread keeps records for 8 domains; an evicted record's slots are
+ * cleared, and syncq_hp_held reports NULL: src/reclaim/hazard.c). With
  * syncq_hp_held, a structure whose threads return to the same node
  * (LCRQ's current ring) skips the protect's store and fence. A nested
  * record (not the thread's kept one) is cleared as by syncq_hp_leave.
