@@ -74,8 +74,10 @@ SYNCQ_API int syncq_freelist_init(syncq_freelist *fl);
 /* Push n links found at base + i*stride + link_offset (i < n): turns an
  * array of nodes into the list's pool.
  * SYNCQ_EINVAL: fl is NULL, base is NULL with n > 0, stride is smaller than
- * a link or link_offset leaves no room for one in it, or a link or the
- * stride is not aligned as a link.
+ * a link or link_offset leaves no room for one in it, a link or the
+ * stride is not aligned as a link, or n nodes of stride bytes from base
+ * would run past the end of the address space (n * stride wraps); nothing
+ * is pushed then.
  * Thread safety: any thread, concurrently with pushes and pops on the same
  * list (each link goes in by a push), with links no one else uses yet; from
  * a signal handler too.
@@ -163,7 +165,10 @@ SYNCQ_API void syncq_hp_leave(syncq_hp_record *rec);
 
 /* End the operation but leave the slots published: the nodes they hold
  * stay safe to read until the thread overwrites or clears the slots (its
- * next operation on the domain), exits, or the domain is destroyed. With
+ * next operation on the domain), exits, or the domain is destroyed, or
+ * until its operations on other domains evict the record from its cache
+ * (a thread keeps records for 8 domains; an evicted record's slots are
+ * cleared, and syncq_hp_held reports NULL: src/reclaim/hazard.c). With
  * syncq_hp_held, a structure whose threads return to the same node
  * (LCRQ's current ring) skips the protect's store and fence. A nested
  * record (not the thread's kept one) is cleared as by syncq_hp_leave.

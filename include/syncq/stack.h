@@ -151,8 +151,11 @@ SYNCQ_API int syncq_stack_create(const char *algo, const syncq_stack_config *cfg
 SYNCQ_API int syncq_stack_destroy(syncq_stack *s);
 /* Push item on the stack. Returns SYNCQ_OK once it is the top.
  * SYNCQ_EINVAL: s or item is NULL.
- * SYNCQ_ENOMEM: no node is left: the capacity nodes of treiber, herlihy,
- * elimination and lock stacks are all in the stack, or (treiber-hp) a node
+ * SYNCQ_ENOMEM: no node is left: the capacity nodes of herlihy,
+ * elimination and lock stacks are all in the stack; in treiber, every node
+ * not in the stack sits in a thread's cache (up to
+ * SYNCQ_STACK_TREIBER_CACHE_NODES nodes per thread that has used the stack,
+ * exited threads included: syncq/stack/treiber.h); or (treiber-hp) a node
  * could not be allocated; the item is not pushed.
  * SYNCQ_ELIMIT: a "lock" stack whose cfg->lock is "anderson" is held and
  * waited for by as many threads as the lock has places (64).

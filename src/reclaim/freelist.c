@@ -65,6 +65,9 @@ int syncq_freelist_fill(syncq_freelist *fl, void *base, size_t n, size_t stride,
   if (fl == NULL || (base == NULL && n > 0)) return SYNCQ_EINVAL;
   if (n == 0) return SYNCQ_OK;
   if (stride < sizeof(syncq_fl_link) || link_offset > stride - sizeof(syncq_fl_link)) return SYNCQ_EINVAL;
+  /* n nodes of stride bytes from base must fit below the top of the
+   * address space: a count that wraps would have us write links anywhere */
+  if (n > (UINTPTR_MAX - (uintptr_t)base) / stride) return SYNCQ_EINVAL;
   if (((uintptr_t)base + link_offset) % _Alignof(syncq_fl_link) != 0 || stride % _Alignof(syncq_fl_link) != 0)
     return SYNCQ_EINVAL;
   for (size_t i = 0; i < n; i++) {

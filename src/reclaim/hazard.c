@@ -43,6 +43,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "../race_internal.h"
 #include "record_pool.h"
 #include "syncq/platform.h"
 #include "syncq/reclaim.h"
@@ -263,19 +264,31 @@ static int cmp_ptr(const void *a, const void *b) {
 }
 
 /* Every non-NULL slot of the domain, sorted; NULL (and *n = 0) if the
- * snapshot cannot be allocated. */
+ * snapshot cannot be allocated. The records are those on the list at one
+ * load of its head, counted by walking them (the list is push-only and a
+ * record's domain_next is fixed once published): nrecords could lag the
+ * list (publish pushes, then counts) and is read at another instant, so a
+ * snapshot sized from it could be too small for records published
+ * meanwhile, and drop a hazard. A record published after the head load
+ * belongs to an operation that began after the node was retired: its
+ * protect re-reads the source and cannot find the node (hazard.c's
+ * protect). */
 static void **snapshot_hazards(syncq_hp_domain *d, size_t *n) {
-  size_t cap = atomic_load(&d->recs.nrecords) * d->slots + 1, k = 0;
+  rpool_record *first = rpool_first(&d->recs);
+  size_t nrec = 0, k = 0;
+  for (rpool_record *x = first; x != NULL; x = x->domain_next) nrec++;
+  size_t cap = nrec * d->slots + 1; /* + 1: never malloc(0) */
   void **h = malloc(cap * sizeof *h);
   if (h == NULL) {
     *n = 0;
     return NULL;
   }
-  for (rpool_record *x = rpool_first(&d->recs); x != NULL; x = x->domain_next) {
+  SYNCQ_RACE_POINT("reclaim.hp.scan.counted");
+  for (rpool_record *x = first; x != NULL; x = x->domain_next) {
     syncq_hp_record *r = hp_of(x);
     for (unsigned i = 0; i < d->slots; i++) {
       void *p = atomic_load(&r->slot[i]);
-      if (p != NULL && k < cap) h[k++] = p;
+      if (p != NULL) h[k++] = p; /* k <= nrec * slots: the same records */
     }
   }
   qsort(h, k, sizeof *h, cmp_ptr);

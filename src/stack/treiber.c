@@ -53,7 +53,11 @@
  *                stack's caches before claiming a new one.
  *   Needs:       a double-width CAS (SYNCQ_ENOTSUP otherwise).
  *   Signal-safe: yes (no locks, no allocation after init; a handler that
- *                interrupts a cache access bypasses the cache).
+ *                interrupts a cache access bypasses the cache). init
+ *                calibrates the backoff's delay loop (syncq/clock.h), which
+ *                its first use would do under pthread_once: a push backing
+ *                off in a handler that interrupted that first use in its
+ *                own thread would wait for itself for good.
  *   Process-shared: no (the pool is a heap pointer), though Top holds
  *                indices, not pointers.
  *   Limits:      capacity <= SYNCQ_STACK_MAX_CAPACITY items; non-NULL items.
@@ -64,8 +68,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "../race_internal.h"
 #include "../stats_internal.h"
 #include "syncq/backoff.h"
+#include "syncq/clock.h"
 #include "syncq/platform.h"
 
 struct syncq_stack_treiber_node {
@@ -194,6 +200,7 @@ int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack_config *c
     return r;
   }
   atomic_init(&s->top, 0);
+  (void)syncq_delay_calibrate(); /* here, not in a handler's first backoff (the contract) */
   return SYNCQ_OK;
 }
 
@@ -228,6 +235,7 @@ int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item) {
   for (;;) {
     /* relaxed: published by the seq_cst CAS on Top below */
     atomic_store_explicit(&n->next, IDX(t), memory_order_relaxed);
+    SYNCQ_RACE_POINT("stack.treiber.push.loaded");
     SYNCQ_STAT_INC(cas_attempts);
     if (atomic_compare_exchange_strong(&s->top, &t, ((t & ~(VER_ONE - 1)) + VER_ONE) | (i + 1u))) return SYNCQ_OK;
     SYNCQ_STAT_INC(cas_failures);

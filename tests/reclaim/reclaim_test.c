@@ -84,8 +84,15 @@ static void test_freelist_bad_inputs(void **state) {
   assert_int_equal(syncq_freelist_fill(&fl, nodes, 2, sizeof nodes[0], sizeof nodes[0]),
                    SYNCQ_EINVAL);                                                         /* past the end */
   assert_int_equal(syncq_freelist_fill(&fl, nodes, 2, sizeof nodes[0], 3), SYNCQ_EINVAL); /* misaligned */
-  assert_int_equal(syncq_freelist_fill(&fl, NULL, 0, 0, 0), SYNCQ_OK);                    /* nothing to do */
-  assert_int_equal(syncq_freelist_pop(&fl, &l), SYNCQ_EMPTY); /* refused fills pushed nothing */
+  /* a count whose nodes would run past the end of the address space: no
+   * array can be that long, and filling it would write links anywhere */
+  assert_int_equal(
+    syncq_freelist_fill(&fl, nodes, SIZE_MAX / sizeof nodes[0], sizeof nodes[0], offsetof(fl_node, link)),
+    SYNCQ_EINVAL);
+  assert_int_equal(syncq_freelist_fill(&fl, (void *)(UINTPTR_MAX & ~(uintptr_t)63), 8, sizeof nodes[0], 0),
+                   SYNCQ_EINVAL);                                      /* 8 nodes from 64 bytes below the top */
+  assert_int_equal(syncq_freelist_fill(&fl, NULL, 0, 0, 0), SYNCQ_OK); /* nothing to do */
+  assert_int_equal(syncq_freelist_pop(&fl, &l), SYNCQ_EMPTY);          /* refused fills pushed nothing */
 }
 
 #define POOL 64

@@ -11,7 +11,7 @@
  * (include/syncq/static/) define none and compile a point only inside
  * `#ifdef SYNCQ_RACE_POINT`, so a program that includes them gets no
  * hook (tests/install checks that no installed header defines one). The test library
- * syncq_race (tests/CMakeLists.txt) compiles the lock, queue and active message sources with this
+ * syncq_race (tests/CMakeLists.txt) compiles the lock, queue, active message, hazard pointer and Treiber stack sources with this
  * header forced in first, so each point calls syncq_race_hook when a test
  * has set one. A test that links syncq_race defines the hook variable with
  * SYNCQ_RACE_HOOK_DEFINE (at file scope, once) and sets it before it
@@ -25,6 +25,14 @@
  *   "lock.clh.trylock.released"  the trylock of "clh" and "clh-tp",
  *                    between its read of a released tail node and its
  *                    read of that node's spare (where the tail moves on).
+ *   "reclaim.hp.scan.counted"  a hazard-pointer scan that has counted
+ *                    the domain's records, before it reads their slots
+ *                    (src/reclaim/hazard.c): records published meanwhile
+ *                    must still be read.
+ *   "stack.treiber.push.loaded"  the Treiber stack's push, between its
+ *                    read of Top and its CAS (src/stack/treiber.c): a
+ *                    push made there fails the CAS, and the first one
+ *                    backs off.
  *   "queue.scq2.ticket"  SCQ2's enqueue, between its Tail ticket and its
  *                    read of the cell (where a dequeuer overtakes it).
  *   "queue.scq2.dequeue.ticket"  SCQ2's dequeue, between its Head ticket

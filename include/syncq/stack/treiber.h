@@ -43,7 +43,10 @@ typedef struct syncq_stack_treiber {
  * SYNCQ_STACK_MAX_CAPACITY, or cfg->max_threads above SYNCQ_STACK_MAX_THREADS.
  * SYNCQ_ENOTSUP: the CPU has no double-width CAS (the free list).
  * SYNCQ_ENOMEM: the node pool or the threads' caches could not be
- * allocated. */
+ * allocated.
+ * The first init in a process calibrates the backoff's delay loop
+ * (syncq_delay_calibrate, tens of ms), so that no push or pop does it,
+ * from a signal handler maybe. */
 SYNCQ_API int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack_config *cfg);
 /* Destroy the stack, freeing its node pool and the threads' caches.
  * SYNCQ_EINVAL: s is NULL.
@@ -51,8 +54,13 @@ SYNCQ_API int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack
 SYNCQ_API int syncq_stack_treiber_destroy(syncq_stack_treiber *s);
 /* Push item (non-NULL) on the stack.
  * SYNCQ_EINVAL: s or item is NULL.
- * SYNCQ_ENOMEM: every node of its pool (capacity nodes) is in the stack;
- * the item is not pushed.
+ * SYNCQ_ENOMEM: neither the calling thread's cache nor the shared free list
+ * has a node; the item is not pushed. Every node not in the stack is in one
+ * of them or in another thread's cache (up to
+ * SYNCQ_STACK_TREIBER_CACHE_NODES per thread, max_threads caches), and a
+ * cache stays with its thread for the stack's life, after the thread has
+ * exited too: only a stack used by one thread alone takes exactly capacity
+ * items (contract: src/stack/treiber.c).
  */
 SYNCQ_API int syncq_stack_treiber_push(syncq_stack_treiber *s, void *item);
 /* Pop the newest item into *item.

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * treiber_signal_race_test.c — the Treiber stack's push from a signal
+ * handler (its registry entry has SYNCQ_PROP_SIGNAL_SAFE) that backs off
+ * while the handler interrupts the process's first calibration of the
+ * delay loop.
+ *
+ * A push whose CAS on Top fails backs off (syncq_backoff_exp_wait), and
+ * the delay loop calibrates on its first use under pthread_once, which a
+ * signal handler cannot call: one that interrupts its own thread inside
+ * that pthread_once waits for itself for good. The stack calibrates the
+ * loop at init, so a push in a handler never meets a calibration in
+ * progress. Here the main thread inits a stack, then starts the process's
+ * first calibration (syncq_delay_calibrate) with a SIGALRM due 1 ms later;
+ * the handler pushes, and the race point "stack.treiber.push.loaded"
+ * (tests/support/syncq_race.h) makes another push there, so the handler's
+ * CAS fails and it backs off. The handler's push must complete (a watchdog
+ * thread ends the process if the main thread has not gone on within
+ * WATCHDOG_S: a deadlock, not a speed check), and both items come out in
+ * LIFO order. One thread and its own handler; the interleaving is fixed by
+ * the hook. Under ThreadSanitizer, which runs a handler only at a call it
+ * intercepts, the handler runs at the main thread's wait after the
+ * calibration: there the test checks the push's outcome alone.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, before any static body */
+
+#include "syncq/clock.h"
+#include "syncq/stack/treiber.h"
+
+SYNCQ_RACE_HOOK_DEFINE;
+
+#define WATCHDOG_S 20 /* far beyond a calibration (tens of ms, seconds under a sanitizer) */
+
+static syncq_stack_treiber stack;
+static int items[2];
+static volatile sig_atomic_t handler_done, handler_result = -1, hook_ran;
+static _Atomic(int) main_went_on;
+
+/* At the point, inside the handler's push: another push moves Top, so the
+ * handler's CAS fails and it backs off. */
+static void push_there(const char *name) {
+  if (strcmp(name, "stack.treiber.push.loaded") != 0) return;
+  syncq_race_hook = NULL;
+  if (syncq_stack_treiber_push(&stack, &items[1]) == SYNCQ_OK) hook_ran = 1;
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  syncq_race_hook = push_there;
+  handler_result = syncq_stack_treiber_push(&stack, &items[0]);
+  handler_done = 1;
+}
+
+static void *watchdog(void *p) {
+  (void)p;
+  struct timespec tick = {0, 10 * 1000 * 1000};
+  for (int i = 0; i < WATCHDOG_S * 100 && !atomic_load(&main_went_on); i++) nanosleep(&tick, NULL);
+  if (!atomic_load(&main_went_on)) {
+    fprintf(stderr, "treiber_signal_race_test: the handler's push did not return within %d s (deadlock)\n", WATCHDOG_S);
+    _exit(1);
+  }
+  return NULL;
+}
+
+static void test_push_in_handler_during_first_calibration(void **state) {
+  (void)state;
+  syncq_stack_config c = {16, 4, NULL};
+  int st = syncq_stack_treiber_init(&stack, &c);
+  if (st == SYNCQ_ENOTSUP) skip();
+  assert_int_equal(st, SYNCQ_OK);
+
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm;
+  sigemptyset(&sa.sa_mask);
+  assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
+  /* the watchdog starts with SIGALRM blocked: the alarm comes to this thread */
+  sigset_t alrm, old;
+  sigemptyset(&alrm);
+  sigaddset(&alrm, SIGALRM);
+  assert_int_equal(pthread_sigmask(SIG_BLOCK, &alrm, &old), 0);
+  pthread_t w;
+  assert_int_equal(pthread_create(&w, NULL, watchdog, NULL), 0);
+  assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+
+  struct itimerval at = {{0, 0}, {0, 1000}}; /* once, 1 ms from now */
+  assert_int_equal(setitimer(ITIMER_REAL, &at, NULL), 0);
+  assert_true(syncq_delay_calibrate() > 0); /* the process's first: the alarm lands inside, unless init calibrated */
+  struct timespec nap = {0, 100 * 1000};
+  while (!handler_done) nanosleep(&nap, NULL); /* (ThreadSanitizer runs a handler at such a call) */
+  atomic_store(&main_went_on, 1);
+  assert_int_equal(pthread_join(w, NULL), 0);
+
+  assert_int_equal(hook_ran, 1);
+  assert_int_equal(handler_result, SYNCQ_OK);
+  void *out;
+  assert_int_equal(syncq_stack_treiber_pop(&stack, &out), SYNCQ_OK);
+  assert_ptr_equal(out, &items[0]); /* the handler's push came last */
+  assert_int_equal(syncq_stack_treiber_pop(&stack, &out), SYNCQ_OK);
+  assert_ptr_equal(out, &items[1]);
+  assert_int_equal(syncq_stack_treiber_pop(&stack, &out), SYNCQ_EMPTY);
+  assert_int_equal(syncq_stack_treiber_destroy(&stack), SYNCQ_OK);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_push_in_handler_during_first_calibration),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
