@@ -6,7 +6,8 @@
 #     CMake package and syncq.pc, nothing of the lab, and nothing test-only
 #     in the headers, each of which compiles alone (C11, C++17); the
 #     consumer also counts in the inline bodies
-#  2. a consumer and every example (examples/) built with find_package(syncq)
+#     and every file of examples/ in share/doc/syncq/examples
+#  2. a consumer and every example (the installed examples/) built with find_package(syncq)
 #     (syncq::syncq, static) and run (po_run and po_spawn, which measure,
 #     with small arguments; am_mpi in step 5); the consumer also against
 #     syncq::syncq_shared, whose link line names libsyncq.so alone (the
@@ -35,7 +36,7 @@ src=$2
 shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-examples="signal_nblfq lock_counter postoffice am_reqreply po_run po_spawn"
+examples="signal_nblfq lock_counter work_queue postoffice po_server am_reqreply po_run po_spawn"
 # example BINARY: run an example; the two that measure with small arguments
 example() {
   case $(basename "$1") in
@@ -95,6 +96,13 @@ for h in $(cd "$tmp/prefix/include" && find syncq -name '*.h' ! -name am_mpi.h |
 done
 echo "installed headers: $nheaders compile alone as C11 and C++17"
 echo "library component: libsyncq $version, soname $soname, no lab"
+# the examples, installed beside the docs: every file of examples/, so the
+# steps below build them from the install, as a user without a checkout does
+ex="$tmp/prefix/share/doc/syncq/examples"
+for f in $(cd "$src/examples" && ls); do
+  if ! cmp -s "$src/examples/$f" "$ex/$f"; then echo "FAIL: examples/$f is not installed as $ex/$f"; exit 1; fi
+done
+echo "examples: $(ls "$ex" | wc -l) files in share/doc/syncq/examples"
 
 # 2. find_package: the consumer and the examples (static syncq::syncq)
 cmake -S "$src/tests/install/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
@@ -121,7 +129,7 @@ fi
 # the MPI transports built here are required components (step 5 runs am_mpi_<impl>)
 mpis=""
 for pair in "$@"; do mpis="$mpis${mpis:+;}${pair%%=*}"; done
-cmake -S "$src/examples" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DSYNCQ_EXAMPLES_MPI="$mpis" >/dev/null
+cmake -S "$ex" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DSYNCQ_EXAMPLES_MPI="$mpis" >/dev/null
 cmake --build "$tmp/examples" >/dev/null
 for e in $examples; do
   echo "-- example $e (find_package, static)"
@@ -145,7 +153,7 @@ cc -std=c11 -o "$tmp/pc-consumer" "$src/tests/install/consumer/main.c" $(pkg-con
 "$tmp/pc-consumer"
 for e in $examples; do
   echo "-- example $e (pkg-config, shared)"
-  cc -std=c11 -Wall -Wextra -Werror -o "$tmp/pc-$e" "$src/examples/$e.c" $(pkg-config --cflags --libs syncq) -pthread \
+  cc -std=c11 -Wall -Wextra -Werror -o "$tmp/pc-$e" "$ex/$e.c" $(pkg-config --cflags --libs syncq) -pthread \
     -Wl,-rpath,"$libdir"
   example "$tmp/pc-$e"
 done
@@ -162,7 +170,7 @@ done < <(grep '^cc ' <<<"$readme_sh")
 # 3b. pkg-config, static: syncq-static.pc links the archive by its path
 for e in $examples; do
   echo "-- example $e (pkg-config syncq-static)"
-  cc -std=c11 -Wall -Wextra -Werror -o "$tmp/st-$e" "$src/examples/$e.c" $(pkg-config --cflags --libs syncq-static)
+  cc -std=c11 -Wall -Wextra -Werror -o "$tmp/st-$e" "$ex/$e.c" $(pkg-config --cflags --libs syncq-static)
   if readelf -d "$tmp/st-$e" | grep -q 'NEEDED.*libsyncq'; then echo "FAIL: st-$e needs the shared libsyncq"; exit 1; fi
   example "$tmp/st-$e"
 done
@@ -199,7 +207,7 @@ for pair in "$@"; do
   printf '#include <syncq/am_mpi.h>\n' >"$m/header.c"
   "$mpicc" -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$tmp/prefix/include" "$m/header.c" # alone, as above
   echo "-- MPI transport $impl (pkg-config)"
-  "$mpicc" -std=c11 -Wall -Wextra -Werror -o "$m/pc" "$src/examples/am_mpi.c" \
+  "$mpicc" -std=c11 -Wall -Wextra -Werror -o "$m/pc" "$ex/am_mpi.c" \
     $(pkg-config --cflags --libs "syncq-am-mpi-$impl")
   run "$m/pc"
   echo "-- MPI transport $impl (find_package, syncq::am_mpi_$impl: examples/CMakeLists.txt)"
@@ -209,13 +217,13 @@ for pair in "$@"; do
   fi
   SYNCQ_AM_FORCE_MPI=1 run "$tmp/examples/am_mpi_$impl" # every peer through MPI
   echo "-- MPI transport $impl (-lsyncq_am_mpi_$impl -lsyncq, the shared library beside it)"
-  "$mpicc" -std=c11 -o "$m/plain" "$src/examples/am_mpi.c" -I"$tmp/prefix/include" -L"$libdir" \
+  "$mpicc" -std=c11 -o "$m/plain" "$ex/am_mpi.c" -I"$tmp/prefix/include" -L"$libdir" \
     "-lsyncq_am_mpi_$impl" -lsyncq -Wl,-rpath,"$libdir"
   SYNCQ_AM_FORCE_MPI=1 run "$m/plain"
   while IFS= read -r line; do
     echo "-- README: $(sed 's/ *#.*//' <<<"$line")"
     mkdir -p "$m/readme"
-    cp "$src/examples/am_mpi.c" "$m/readme/prog.c"
+    cp "$ex/am_mpi.c" "$m/readme/prog.c"
     run_readme_line "$m/readme" "$line"
     run "$m/readme/prog"
   done < <(grep "^mpicc.$impl " <<<"$readme_sh" || true)
