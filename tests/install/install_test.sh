@@ -11,7 +11,9 @@
 #     (syncq::syncq, static) and run (po_run and po_spawn, which measure,
 #     with small arguments; am_mpi in step 5); the consumer also against
 #     syncq::syncq_shared, whose link line names libsyncq.so alone (the
-#     library's Boost.Context and hwloc are not in its interface);
+#     library's Boost.Context and hwloc are not in its interface); a
+#     required component the install lacks fails find_package with a
+#     message that names it and the components there are;
 #  3. the same examples built with pkg-config against the shared library,
 #     with an rpath, and run (po_run, po_spawn as in step 2); and against the archive (syncq-static.pc),
 #     checked to need no libsyncq.so;
@@ -135,6 +137,21 @@ for e in $examples; do
   echo "-- example $e (find_package, static)"
   example "$tmp/examples/$e"
 done
+
+# 2b'. a required component this install lacks: find_package fails and says
+# which one, and what the install has instead
+mkdir -p "$tmp/no-component"
+printf 'cmake_minimum_required(VERSION 3.20)\nproject(p C)\nfind_package(syncq 0.1 REQUIRED COMPONENTS am_mpi_nosuch)\n' \
+  >"$tmp/no-component/CMakeLists.txt"
+if out=$(cmake -S "$tmp/no-component" -B "$tmp/no-component/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" 2>&1); then
+  echo "FAIL: find_package(syncq COMPONENTS am_mpi_nosuch) succeeded"; exit 1
+fi
+out=$(tr -s ' \n' ' ' <<<"$out")
+if ! grep -q 'There is no component am_mpi_nosuch; this install has' <<<"$out"; then
+  echo "FAIL: find_package of a missing component does not say which is missing and what there is: $out"; exit 1
+fi
+out=${out#*Reason given by package: }
+echo "find_package, a missing component: ${out%% -- Configuring*}"
 
 # 2c. README's CMake lines, in a project of their own
 mkdir -p "$tmp/readme-cmake"
