@@ -6,7 +6,9 @@
 #     CMake package and syncq.pc, nothing of the lab, and nothing test-only
 #     in the headers, each of which compiles alone (C11, C++17); the
 #     consumer also counts in the inline bodies
-#     and every file of examples/ in share/doc/syncq/examples
+#     and every file of examples/ in share/doc/syncq/examples; the man
+#     pages, when doxygen made them: a syncq_* page per name in man3 and
+#     the overview syncq(7) in man7
 #  2. a consumer and every example (the installed examples/) built with find_package(syncq)
 #     (syncq::syncq, static) and run (po_run and po_spawn, which measure,
 #     with small arguments; am_mpi in step 5); the consumer also against
@@ -76,7 +78,11 @@ if [ -d "$build/docs/api/man/man3" ]; then
   man3=$(ls -d "$tmp"/prefix/share/man/man3 2>/dev/null || true)
   if [ -z "$man3" ] || [ ! -f "$man3/syncq_queue_create.3" ]; then echo "FAIL: man pages not installed"; exit 1; fi
   if ls "$man3" | grep -qv '^syncq_'; then echo "FAIL: a man page not named syncq_*: $(ls "$man3" | grep -v '^syncq_' | head -3)"; exit 1; fi
-  echo "man pages: $(ls "$man3" | wc -l) in share/man/man3"
+  # the overview a first "man syncq" opens, naming the families' entry points
+  if ! grep -q 'syncq_queue_create(3)' "$tmp/prefix/share/man/man7/syncq.7" 2>/dev/null; then
+    echo "FAIL: syncq(7), the overview, is not installed in share/man/man7"; exit 1
+  fi
+  echo "man pages: $(ls "$man3" | wc -l) in share/man/man3, syncq(7) in share/man/man7"
 fi
 # nothing test-only in the installed headers (invariant checkers, hooks and
 # stand-in primitives live in tests/support)
