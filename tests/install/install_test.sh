@@ -6,7 +6,8 @@
 #     CMake package and syncq.pc, nothing of the lab, and nothing test-only
 #     in the headers, each of which compiles alone (C11, C++17); the
 #     consumer also counts in the inline bodies
-#     and every file of examples/ in share/doc/syncq/examples; the man
+#     and every file of examples/ in share/doc/syncq/examples, with
+#     LICENSE, README.md and every docs/*.md the README names; the man
 #     pages, when doxygen made them: a syncq_* page per name in man3 and
 #     the overview syncq(7) in man7
 #  2. a consumer and every example (the installed examples/) built with find_package(syncq)
@@ -111,6 +112,15 @@ for f in $(cd "$src/examples" && ls); do
   if ! cmp -s "$src/examples/$f" "$ex/$f"; then echo "FAIL: examples/$f is not installed as $ex/$f"; exit 1; fi
 done
 echo "examples: $(ls "$ex" | wc -l) files in share/doc/syncq/examples"
+# the licence, and the README with every document it names, under the
+# tree's names (docs/library.md is share/doc/syncq/docs/library.md)
+doc="$tmp/prefix/share/doc/syncq"
+cmp -s "$src/LICENSE" "$doc/LICENSE" || { echo "FAIL: LICENSE is not installed in share/doc/syncq"; exit 1; }
+cmp -s "$src/README.md" "$doc/README.md" || { echo "FAIL: README.md is not installed in share/doc/syncq"; exit 1; }
+for d in $(grep -o 'docs/[A-Za-z0-9_-]*\.md' "$doc/README.md" | sort -u); do
+  cmp -s "$src/$d" "$doc/$d" || { echo "FAIL: the installed README names $d, not installed as share/doc/syncq/$d"; exit 1; }
+done
+echo "docs: LICENSE, README.md and the $(ls "$doc/docs" | wc -l) documents of docs/ in share/doc/syncq"
 
 # 2. find_package: the consumer and the examples (static syncq::syncq)
 cmake -S "$src/tests/install/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
