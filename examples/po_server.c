@@ -24,10 +24,10 @@
 #include <syncq/po.h>
 
 #define CLIENTS 8
-#define FAILING 3           /* the client that fails before calling */
-#define FAIL_REASON 13      /* its exit reason */
-#define WORKER_REASON 7     /* the linked worker's */
-#define CALL_NS 1000000000u /* a call's timeout: 1 s */
+#define FAILING 3              /* the client that fails before calling */
+#define FAIL_REASON 13         /* its exit reason */
+#define WORKER_REASON 7        /* the linked worker's */
+#define CALL_NS 10000000000ull /* a call's timeout: 10 s (generous: a loaded machine) */
 enum { T_REQUEST = 1, T_REPLY = 2 };
 
 typedef struct call_msg {
@@ -123,7 +123,7 @@ static int server(syncq_po_proc *self, void *arg) {
   }
   while (down < CLIENTS || worker_reason == 0) {
     syncq_po_msg *m;
-    if ((r = syncq_po_recv_timeout(self, 10ull * CALL_NS, &m)) != SYNCQ_OK) {
+    if ((r = syncq_po_recv_timeout(self, 2 * CALL_NS, &m)) != SYNCQ_OK) {
       fprintf(stderr, "server: recv: %s\n", syncq_strerror(r));
       return 1;
     }
