@@ -27,13 +27,13 @@ const char *syncq_strerror(int status) {
   case SYNCQ_EBUSY:
     return "busy";
   case SYNCQ_ESYS:
-    return "system call failed";
+    return "system call failed (errno holds the reason)";
   case SYNCQ_EDEAD:
     return "peer has exited";
   case SYNCQ_EBROKEN:
-    return "barrier broken by a timed-out wait";
+    return "barrier broken by a timed-out wait (syncq_barrier_reset mends it)";
   case SYNCQ_EKILLED:
-    return "process killed by an exit signal";
+    return "process killed by an exit signal (return from its body)";
   }
   return "unknown status";
 }

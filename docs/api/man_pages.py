@@ -5,6 +5,10 @@ Doxygen's XML of the public headers (docs/api/Doxyfile.in).
 
 usage: man_pages.py XML_DIR OUT_DIR VERSION
 
+Beside them, in OUT_DIR/../man7, syncq(7): the overview a user's first
+`man syncq` opens, made from the reference's main page
+(docs/api/mainpage.md: its paragraphs, and its table of headers as a list).
+
 Each page: NAME (the function and its first sentence), SYNOPSIS (the header
 to include and the declaration), DESCRIPTION (the header comment that
 documents it), ERRORS (the comment's closing run of "SYNCQ_X: cause."
@@ -236,12 +240,64 @@ def page(name, header, decl, brief, detail, sections, siblings, version, before)
     return "\n".join(lines) + "\n"
 
 
+def inline(s):
+    """A line of the main page's Markdown as roff: `code` in bold."""
+    return re.sub(r"`([^`]+)`", r"\\fB\1\\fR", s.replace("\\", "\\\\"))
+
+
+def overview_page(mainpage, version, entry_points):
+    """syncq(7) from the main page: its paragraphs, its table's rows as
+    tagged paragraphs, and SEE ALSO naming each header's entry point."""
+    lines = [
+        f'.TH "syncq" 7 "" "syncq {version}" "syncq"',
+        ".SH NAME",
+        "syncq \\- locks, queues, barriers, counters, active messages and a postoffice for C11",
+        ".SH DESCRIPTION",
+    ]
+    para = []
+
+    def flush():
+        if para:
+            text = " ".join(para)
+            lines.extend([".PP", ("\\&" if text[:1] in (".", "'") else "") + inline(text)])
+            para.clear()
+
+    for raw in mainpage.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if line.startswith("#"):
+            continue
+        if line.startswith("|"):
+            flush()
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if len(cells) == 2 and not set(cells[0]) <= set("-: ") and cells[0] != "header":
+                lines += [".TP", inline(cells[0]), inline(cells[1])]
+            continue
+        if not line:
+            flush()
+            continue
+        para.append(line)
+    flush()
+    lines += [".SH SEE ALSO", roff(", ".join(f"{n}(3)" for n in entry_points))]
+    return "\n".join(lines) + "\n"
+
+
+# The pages syncq(7)'s SEE ALSO names: a family's entry point each.
+ENTRY_POINTS = ("syncq_queue_create", "syncq_stack_create", "syncq_pqueue_create", "syncq_lock_create",
+                "syncq_barrier_create", "syncq_counter_create", "syncq_am_create", "syncq_po_create",
+                "syncq_registry_find", "syncq_strerror")
+
+
 def main():
     xml_dir, out, version = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.3"):
         old.unlink()
     found, order = members(xml_dir)
+    man7 = out.parent / "man7"
+    man7.mkdir(parents=True, exist_ok=True)
+    mainpage = Path(__file__).resolve().parent / "mainpage.md"
+    (man7 / "syncq.7").write_text(overview_page(mainpage, version, [n for n in ENTRY_POINTS if n in found]),
+                                  encoding="utf-8")
     by_header = {}
     for name, (header, *_rest) in found.items():
         by_header.setdefault(header, []).append(name)

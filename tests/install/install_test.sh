@@ -6,11 +6,17 @@
 #     CMake package and syncq.pc, nothing of the lab, and nothing test-only
 #     in the headers, each of which compiles alone (C11, C++17); the
 #     consumer also counts in the inline bodies
-#  2. a consumer and every example (examples/) built with find_package(syncq)
+#     and every file of examples/ in share/doc/syncq/examples, with
+#     LICENSE, README.md and every docs/*.md the README names; the man
+#     pages, when doxygen made them: a syncq_* page per name in man3 and
+#     the overview syncq(7) in man7
+#  2. a consumer and every example (the installed examples/) built with find_package(syncq)
 #     (syncq::syncq, static) and run (po_run and po_spawn, which measure,
 #     with small arguments; am_mpi in step 5); the consumer also against
 #     syncq::syncq_shared, whose link line names libsyncq.so alone (the
-#     library's Boost.Context and hwloc are not in its interface);
+#     library's Boost.Context and hwloc are not in its interface); a
+#     required component the install lacks fails find_package with a
+#     message that names it and the components there are;
 #  3. the same examples built with pkg-config against the shared library,
 #     with an rpath, and run (po_run, po_spawn as in step 2); and against the archive (syncq-static.pc),
 #     checked to need no libsyncq.so;
@@ -35,7 +41,7 @@ src=$2
 shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-examples="signal_nblfq lock_counter postoffice am_reqreply po_run po_spawn"
+examples="signal_nblfq lock_counter work_queue postoffice po_server am_reqreply po_run po_spawn"
 # example BINARY: run an example; the two that measure with small arguments
 example() {
   case $(basename "$1") in
@@ -73,7 +79,11 @@ if [ -d "$build/docs/api/man/man3" ]; then
   man3=$(ls -d "$tmp"/prefix/share/man/man3 2>/dev/null || true)
   if [ -z "$man3" ] || [ ! -f "$man3/syncq_queue_create.3" ]; then echo "FAIL: man pages not installed"; exit 1; fi
   if ls "$man3" | grep -qv '^syncq_'; then echo "FAIL: a man page not named syncq_*: $(ls "$man3" | grep -v '^syncq_' | head -3)"; exit 1; fi
-  echo "man pages: $(ls "$man3" | wc -l) in share/man/man3"
+  # the overview a first "man syncq" opens, naming the families' entry points
+  if ! grep -q 'syncq_queue_create(3)' "$tmp/prefix/share/man/man7/syncq.7" 2>/dev/null; then
+    echo "FAIL: syncq(7), the overview, is not installed in share/man/man7"; exit 1
+  fi
+  echo "man pages: $(ls "$man3" | wc -l) in share/man/man3, syncq(7) in share/man/man7"
 fi
 # nothing test-only in the installed headers (invariant checkers, hooks and
 # stand-in primitives live in tests/support)
@@ -95,6 +105,22 @@ for h in $(cd "$tmp/prefix/include" && find syncq -name '*.h' ! -name am_mpi.h |
 done
 echo "installed headers: $nheaders compile alone as C11 and C++17"
 echo "library component: libsyncq $version, soname $soname, no lab"
+# the examples, installed beside the docs: every file of examples/, so the
+# steps below build them from the install, as a user without a checkout does
+ex="$tmp/prefix/share/doc/syncq/examples"
+for f in $(cd "$src/examples" && ls); do
+  if ! cmp -s "$src/examples/$f" "$ex/$f"; then echo "FAIL: examples/$f is not installed as $ex/$f"; exit 1; fi
+done
+echo "examples: $(ls "$ex" | wc -l) files in share/doc/syncq/examples"
+# the licence, and the README with every document it names, under the
+# tree's names (docs/library.md is share/doc/syncq/docs/library.md)
+doc="$tmp/prefix/share/doc/syncq"
+cmp -s "$src/LICENSE" "$doc/LICENSE" || { echo "FAIL: LICENSE is not installed in share/doc/syncq"; exit 1; }
+cmp -s "$src/README.md" "$doc/README.md" || { echo "FAIL: README.md is not installed in share/doc/syncq"; exit 1; }
+for d in $(grep -o 'docs/[A-Za-z0-9_-]*\.md' "$doc/README.md" | sort -u); do
+  cmp -s "$src/$d" "$doc/$d" || { echo "FAIL: the installed README names $d, not installed as share/doc/syncq/$d"; exit 1; }
+done
+echo "docs: LICENSE, README.md and the $(ls "$doc/docs" | wc -l) documents of docs/ in share/doc/syncq"
 
 # 2. find_package: the consumer and the examples (static syncq::syncq)
 cmake -S "$src/tests/install/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
@@ -121,12 +147,27 @@ fi
 # the MPI transports built here are required components (step 5 runs am_mpi_<impl>)
 mpis=""
 for pair in "$@"; do mpis="$mpis${mpis:+;}${pair%%=*}"; done
-cmake -S "$src/examples" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DSYNCQ_EXAMPLES_MPI="$mpis" >/dev/null
+cmake -S "$ex" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DSYNCQ_EXAMPLES_MPI="$mpis" >/dev/null
 cmake --build "$tmp/examples" >/dev/null
 for e in $examples; do
   echo "-- example $e (find_package, static)"
   example "$tmp/examples/$e"
 done
+
+# 2b'. a required component this install lacks: find_package fails and says
+# which one, and what the install has instead
+mkdir -p "$tmp/no-component"
+printf 'cmake_minimum_required(VERSION 3.20)\nproject(p C)\nfind_package(syncq 0.1 REQUIRED COMPONENTS am_mpi_nosuch)\n' \
+  >"$tmp/no-component/CMakeLists.txt"
+if out=$(cmake -S "$tmp/no-component" -B "$tmp/no-component/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" 2>&1); then
+  echo "FAIL: find_package(syncq COMPONENTS am_mpi_nosuch) succeeded"; exit 1
+fi
+out=$(tr -s ' \n' ' ' <<<"$out")
+if ! grep -q 'There is no component am_mpi_nosuch; this install has' <<<"$out"; then
+  echo "FAIL: find_package of a missing component does not say which is missing and what there is: $out"; exit 1
+fi
+out=${out#*Reason given by package: }
+echo "find_package, a missing component: ${out%% -- Configuring*}"
 
 # 2c. README's CMake lines, in a project of their own
 mkdir -p "$tmp/readme-cmake"
@@ -145,7 +186,7 @@ cc -std=c11 -o "$tmp/pc-consumer" "$src/tests/install/consumer/main.c" $(pkg-con
 "$tmp/pc-consumer"
 for e in $examples; do
   echo "-- example $e (pkg-config, shared)"
-  cc -std=c11 -Wall -Wextra -Werror -o "$tmp/pc-$e" "$src/examples/$e.c" $(pkg-config --cflags --libs syncq) -pthread \
+  cc -std=c11 -Wall -Wextra -Werror -o "$tmp/pc-$e" "$ex/$e.c" $(pkg-config --cflags --libs syncq) -pthread \
     -Wl,-rpath,"$libdir"
   example "$tmp/pc-$e"
 done
@@ -162,7 +203,7 @@ done < <(grep '^cc ' <<<"$readme_sh")
 # 3b. pkg-config, static: syncq-static.pc links the archive by its path
 for e in $examples; do
   echo "-- example $e (pkg-config syncq-static)"
-  cc -std=c11 -Wall -Wextra -Werror -o "$tmp/st-$e" "$src/examples/$e.c" $(pkg-config --cflags --libs syncq-static)
+  cc -std=c11 -Wall -Wextra -Werror -o "$tmp/st-$e" "$ex/$e.c" $(pkg-config --cflags --libs syncq-static)
   if readelf -d "$tmp/st-$e" | grep -q 'NEEDED.*libsyncq'; then echo "FAIL: st-$e needs the shared libsyncq"; exit 1; fi
   example "$tmp/st-$e"
 done
@@ -199,7 +240,7 @@ for pair in "$@"; do
   printf '#include <syncq/am_mpi.h>\n' >"$m/header.c"
   "$mpicc" -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$tmp/prefix/include" "$m/header.c" # alone, as above
   echo "-- MPI transport $impl (pkg-config)"
-  "$mpicc" -std=c11 -Wall -Wextra -Werror -o "$m/pc" "$src/examples/am_mpi.c" \
+  "$mpicc" -std=c11 -Wall -Wextra -Werror -o "$m/pc" "$ex/am_mpi.c" \
     $(pkg-config --cflags --libs "syncq-am-mpi-$impl")
   run "$m/pc"
   echo "-- MPI transport $impl (find_package, syncq::am_mpi_$impl: examples/CMakeLists.txt)"
@@ -209,13 +250,13 @@ for pair in "$@"; do
   fi
   SYNCQ_AM_FORCE_MPI=1 run "$tmp/examples/am_mpi_$impl" # every peer through MPI
   echo "-- MPI transport $impl (-lsyncq_am_mpi_$impl -lsyncq, the shared library beside it)"
-  "$mpicc" -std=c11 -o "$m/plain" "$src/examples/am_mpi.c" -I"$tmp/prefix/include" -L"$libdir" \
+  "$mpicc" -std=c11 -o "$m/plain" "$ex/am_mpi.c" -I"$tmp/prefix/include" -L"$libdir" \
     "-lsyncq_am_mpi_$impl" -lsyncq -Wl,-rpath,"$libdir"
   SYNCQ_AM_FORCE_MPI=1 run "$m/plain"
   while IFS= read -r line; do
     echo "-- README: $(sed 's/ *#.*//' <<<"$line")"
     mkdir -p "$m/readme"
-    cp "$src/examples/am_mpi.c" "$m/readme/prog.c"
+    cp "$ex/am_mpi.c" "$m/readme/prog.c"
     run_readme_line "$m/readme" "$line"
     run "$m/readme/prog"
   done < <(grep "^mpicc.$impl " <<<"$readme_sh" || true)

@@ -33,6 +33,16 @@ static void test_enotsup_names_the_algorithm(void **state) {
   assert_non_null(strstr(syncq_strerror(SYNCQ_ENOTSUP), "machine"));
 }
 
+/* A status that leaves the caller one thing to do says it, since a
+ * program often prints only syncq_strerror's text: where the reason is
+ * (errno), how a broken barrier is mended, what a killed process does. */
+static void test_names_say_what_to_do(void **state) {
+  (void)state;
+  assert_non_null(strstr(syncq_strerror(SYNCQ_ESYS), "errno"));
+  assert_non_null(strstr(syncq_strerror(SYNCQ_EBROKEN), "syncq_barrier_reset"));
+  assert_non_null(strstr(syncq_strerror(SYNCQ_EKILLED), "return from its body"));
+}
+
 static void test_unknown(void **state) {
   (void)state;
   assert_string_equal(syncq_strerror(12345), "unknown status");
@@ -41,6 +51,6 @@ static void test_unknown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_names), cmocka_unit_test(test_enotsup_names_the_algorithm),
-                                     cmocka_unit_test(test_unknown)};
+                                     cmocka_unit_test(test_names_say_what_to_do), cmocka_unit_test(test_unknown)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
