@@ -1021,8 +1021,9 @@ SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
 /* Take the next message of the inbox into *out if there is one, without
  * waiting.
  * SYNCQ_EMPTY: the inbox held no message and none was on its way: every
- * send that returned before this call began has been taken (an exact
- * answer, with every mailbox).
+ * send that returned before this call began has been taken (a
+ * send_after's message counts from its delivery); an exact answer, with
+ * every mailbox.
  * SYNCQ_EBUSY: "mpsc" only: a message is on its way: a sender is between
  * the two steps of its send (its exchange of the inbox's tail and its
  * link), so neither its message nor any sent after it (nor one before it
@@ -1054,8 +1055,8 @@ SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
 /* Receive with a deadline: the next message of the inbox into *out, or
  * SYNCQ_ETIMEDOUT once timeout_ns nanoseconds (monotonic clock) have
  * passed with the inbox empty. timeout_ns 0: look once, as try_recv
- * (SYNCQ_OK, SYNCQ_ETIMEDOUT for its SYNCQ_EMPTY, or SYNCQ_EBUSY: "mpsc",
- * a message on its way); UINT64_MAX: wait for ever (recv_blocking). A
+ * (SYNCQ_OK; SYNCQ_ETIMEDOUT where try_recv finds the inbox empty; or
+ * SYNCQ_EBUSY: "mpsc", a message on its way); UINT64_MAX: wait for ever (recv_blocking). A
  * wait (timeout_ns above 0) waits out a sender between its two steps as
  * recv does, and answers SYNCQ_ETIMEDOUT if its deadline passes first
  * (the message is taken by a later receive). A fiber
