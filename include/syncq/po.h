@@ -93,6 +93,8 @@
  *   recv_blocking(self)      dequeue, sleeping on a futex while empty; the
  *                            sender wakes it (beyond 002)
  *   try_recv(self)           dequeue once: SYNCQ_EMPTY when nothing is there
+ *                            and nothing on its way ("mpsc": SYNCQ_EBUSY
+ *                            while a sender is between its two steps)
  *   recv_timeout(self, ns)   dequeue, waiting at most ns (SYNCQ_ETIMEDOUT)
  *   sleep(self, ns)          a fiber parks, its scheduler runs the others
  *   send_after(self, pid, msg, ns)  delivered ns from now
@@ -1017,10 +1019,18 @@ SYNCQ_API int syncq_po_recv(syncq_po_proc *self, syncq_po_msg **out);
 SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
 
 /* Take the next message of the inbox into *out if there is one, without
- * waiting. (In "mpsc", a message whose sender is between its two steps is
- * not yet visible: try_recv may find the inbox empty until that sender
- * resumes.)
- * SYNCQ_EMPTY: the inbox held no message.
+ * waiting.
+ * SYNCQ_EMPTY: the inbox held no message and none was on its way: every
+ * send that returned before this call began has been taken (a
+ * send_after's message counts from its delivery); an exact answer, with
+ * every mailbox.
+ * SYNCQ_EBUSY: "mpsc" only: a message is on its way: a sender is between
+ * the two steps of its send (its exchange of the inbox's tail and its
+ * link), so neither its message nor any sent after it (nor one before it
+ * that is not yet taken) can be taken until that sender goes on; try
+ * again (yield first: the sender may need the processor). The other
+ * mailboxes never answer it: a send under a lock is one step for the
+ * receiver, and "nonblocking"'s send is linked by one CAS.
  * SYNCQ_EINVAL: self or out is NULL, or the caller is not the process
  * `self`.
  * SYNCQ_EKILLED: self has been killed by an exit signal (even with
@@ -1031,16 +1041,25 @@ SYNCQ_API int syncq_po_recv_blocking(syncq_po_proc *self, syncq_po_msg **out);
  * its own handle), concurrently with every other process's calls. Not from
  * a signal handler (the postoffice is not async-signal-safe). The inbox has
  * one consumer: only self receives from it.
- * Progress: it never waits for a message (SYNCQ_EMPTY); the dequeue is the
- * mailbox's: wait-free for "mpsc" (which may hide messages behind a
- * preempted sender), lock-free for "nonblocking", blocking for the
- * lock-based mailboxes. */
+ * Progress: it never waits for a message (SYNCQ_EMPTY, SYNCQ_EBUSY); the
+ * dequeue is the mailbox's: wait-free for "mpsc" (which answers
+ * SYNCQ_EBUSY behind a preempted sender), lock-free for "nonblocking",
+ * blocking for the lock-based mailboxes.
+ * Example: `syncq_po_msg *m; int r;`
+ *   `while ((r = syncq_po_try_recv(self, &m)) == SYNCQ_OK || r == SYNCQ_EBUSY) {`
+ *   `if (r == SYNCQ_EBUSY) { (void)syncq_po_yield(self); continue; } handle(m); syncq_po_free(self, m); }`
+ *   (a final drain: it takes every message sent before it began, under
+ *   every mailbox, and ends at SYNCQ_EMPTY, or SYNCQ_EKILLED) */
 SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
 
 /* Receive with a deadline: the next message of the inbox into *out, or
  * SYNCQ_ETIMEDOUT once timeout_ns nanoseconds (monotonic clock) have
- * passed with the inbox empty. timeout_ns 0: look once (SYNCQ_OK or
- * SYNCQ_ETIMEDOUT); UINT64_MAX: wait for ever (recv_blocking). A fiber
+ * passed with the inbox empty. timeout_ns 0: look once, as try_recv
+ * (SYNCQ_OK; SYNCQ_ETIMEDOUT where try_recv finds the inbox empty; or
+ * SYNCQ_EBUSY: "mpsc", a message on its way); UINT64_MAX: wait for ever (recv_blocking). A
+ * wait (timeout_ns above 0) waits out a sender between its two steps as
+ * recv does, and answers SYNCQ_ETIMEDOUT if its deadline passes first
+ * (the message is taken by a later receive). A fiber
  * yields once to the other runnable fibers of its scheduler, as
  * syncq_po_recv does (a reply from one of them is taken without a park
  * or a timer), then parks, woken by a send or by its scheduler's timer
@@ -1048,7 +1067,10 @@ SYNCQ_API int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out);
  * busy running a fiber that does not switch); a thread sleeps on a timed
  * futex wait.
  * Erlang's `receive ... after T`.
- * SYNCQ_ETIMEDOUT: timeout_ns passed with the inbox empty.
+ * SYNCQ_ETIMEDOUT: timeout_ns passed with no message taken (timeout_ns 0:
+ * the inbox empty, none on its way).
+ * SYNCQ_EBUSY: timeout_ns 0 only, "mpsc" only: a message on its way, as
+ * in syncq_po_try_recv.
  * SYNCQ_EINVAL: self or out is NULL, or the caller is not the process
  * `self`.
  * SYNCQ_ENOMEM: a fiber's scheduler's timer heap could not grow.

@@ -293,7 +293,8 @@ static int watch_wait_step(syncq_po_proc *self, watch_wait *w, syncq_po_msg **m)
   int r;
   if (w->fiber) return syncq_po_recv_timeout(self, LAB_PO_WATCH_NS, m);
   if ((r = syncq_po_yield(self)) != SYNCQ_OK) return r;
-  if ((r = syncq_po_try_recv(self, m)) != SYNCQ_EMPTY) return r;
+  /* SYNCQ_EBUSY ("mpsc": a message on its way): look again, as for empty */
+  if ((r = syncq_po_try_recv(self, m)) != SYNCQ_EMPTY && r != SYNCQ_EBUSY) return r;
   if (++w->polls % 16 != 0) return SYNCQ_EMPTY;
   uint64_t now = syncq_now_ns();
   if (now - w->read_at < LAB_PO_WATCH_NS) return SYNCQ_EMPTY;
@@ -346,7 +347,7 @@ __attribute__((noinline)) static int slicer_wait(syncq_po_proc *self, prog *g, i
 
 static int slicer_recv(syncq_po_proc *self, prog *g, int phase, int got, syncq_po_msg **m) {
   int r = syncq_po_try_recv(self, m);
-  return r != SYNCQ_EMPTY ? r : slicer_wait(self, g, phase, got, m);
+  return r != SYNCQ_EMPTY && r != SYNCQ_EBUSY ? r : slicer_wait(self, g, phase, got, m);
 }
 
 /* A reply the Slicer did not wait for: a duplicate. */
@@ -504,7 +505,7 @@ static bool done_owed(prog *g, int got, uint64_t *before, bool *moving) {
  * LAB_QUEUE_LOST_MS while a message is owed. */
 static int ctl_recv(syncq_po_proc *self, prog *g, int got, ctl_owed owed, syncq_po_msg **m) {
   int r = syncq_po_try_recv(self, m);
-  if (r != SYNCQ_EMPTY) return r;
+  if (r != SYNCQ_EMPTY && r != SYNCQ_EBUSY) return r;
   lab_po_streak s = {0, 0};
   uint64_t before = UINT64_MAX;
   watch_wait w = watch_wait_start(g);

@@ -238,10 +238,19 @@ typedef struct po_mailbox_ops {
    * a lock of fixed places would say SYNCQ_ELIMIT): m is not linked and
    * is still the caller's. */
   int (*enqueue)(void *mb, syncq_po_msg *m);
-  /* SYNCQ_OK with *out, or SYNCQ_EMPTY; or the lock's status, as in
-   * enqueue (the inbox not read). Never allocates. */
+  /* SYNCQ_OK with *out, or SYNCQ_EMPTY (no message, and none on its
+   * way); PO_MBOX_ON_ITS_WAY ("mpsc" only: a sender is between its two
+   * steps, so nothing can be taken although the inbox is not empty); or
+   * the lock's status, as in enqueue (the inbox not read). Never
+   * allocates. */
   int (*dequeue)(void *mb, syncq_po_msg **out);
 } po_mailbox_ops;
+
+/* A dequeue's answer, never a syncq_status: a message is on its way (its
+ * sender is between the two steps of a send), none can be taken yet.
+ * syncq_po_try_recv reports it as SYNCQ_EBUSY; a receive that waits
+ * waits on as for SYNCQ_EMPTY (the sender's wake-up follows its link). */
+#define PO_MBOX_ON_ITS_WAY 0x100
 
 extern const po_mailbox_ops po_mailbox_mutex;
 extern const po_mailbox_ops po_mailbox_nonblocking;
@@ -270,8 +279,12 @@ static inline int po_pid_status(const syncq_po_system *sys, syncq_po_pid pid, ui
 
 /* Take the next message addressed to self's current pid from its inbox,
  * dropping (back to the free list) any sent to an earlier process of the
- * slot. SYNCQ_OK with *out, or SYNCQ_EMPTY; SYNCQ_EKILLED; or the status
- * of a mailbox lock that refused (po_mailbox_ops.dequeue). */
+ * slot. SYNCQ_OK with *out, or SYNCQ_EMPTY; PO_MBOX_ON_ITS_WAY (a
+ * message on its way: po_mailbox_ops.dequeue); SYNCQ_EKILLED; or the
+ * status of a mailbox lock that refused. */
+int po_look(struct syncq_po_proc *self, syncq_po_msg **out);
+/* po_look for a receive that waits: PO_MBOX_ON_ITS_WAY becomes
+ * SYNCQ_EMPTY (the sender wakes the receiver once it has linked). */
 int po_take(struct syncq_po_proc *self, syncq_po_msg **out);
 /* A message that will not be delivered goes back to p's free list (or is
  * freed: "mutex-nofree"). */

@@ -184,7 +184,7 @@ int syncq_po_send(syncq_po_proc *self, syncq_po_pid to, syncq_po_msg *msg, syncq
 
 void po_drop(syncq_po_system *sys, struct syncq_po_proc *p, syncq_po_msg *m) { give_header(sys, p, m); }
 
-int po_take(struct syncq_po_proc *self, syncq_po_msg **out) {
+int po_look(struct syncq_po_proc *self, syncq_po_msg **out) {
   const po_mailbox_ops *mb = self->sys->mb;
   if (po_killed(self)) return SYNCQ_EKILLED; /* before any message: the process is dead */
   for (;;) {
@@ -199,9 +199,15 @@ int po_take(struct syncq_po_proc *self, syncq_po_msg **out) {
   }
 }
 
+int po_take(struct syncq_po_proc *self, syncq_po_msg **out) {
+  int r = po_look(self, out);
+  return r == PO_MBOX_ON_ITS_WAY ? SYNCQ_EMPTY : r;
+}
+
 int syncq_po_try_recv(syncq_po_proc *self, syncq_po_msg **out) {
   if (self == NULL || out == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
-  return po_take(self, out);
+  int r = po_look(self, out);
+  return r == PO_MBOX_ON_ITS_WAY ? SYNCQ_EBUSY : r;
 }
 
 static int fiber_wait(struct syncq_po_proc *self, syncq_po_msg **out);
@@ -411,8 +417,8 @@ static int thread_recv_until(struct syncq_po_proc *self, uint64_t due, syncq_po_
 int syncq_po_recv_timeout(syncq_po_proc *self, uint64_t timeout_ns, syncq_po_msg **out) {
   if (self == NULL || out == NULL || !po_is_caller(self)) return SYNCQ_EINVAL;
   if (timeout_ns == 0) {
-    int r = po_take(self, out);
-    return r == SYNCQ_EMPTY ? SYNCQ_ETIMEDOUT : r;
+    int r = po_look(self, out);
+    return r == SYNCQ_EMPTY ? SYNCQ_ETIMEDOUT : r == PO_MBOX_ON_ITS_WAY ? SYNCQ_EBUSY : r;
   }
   if (timeout_ns == UINT64_MAX) return syncq_po_recv_blocking(self, out);
   uint64_t due = deadline_after(timeout_ns);

@@ -425,7 +425,9 @@ static int prepare_slot(syncq_po_system *sys, uint32_t i, bool fresh, struct syn
   } else {
     /* A reused slot: what its earlier processes left unread goes back to
      * the free list (the inbox's consumer is gone: joined or detached). A
-     * late sender may still add one; po_take drops it by its pid.
+     * late sender may still add one, or be between its two steps
+     * ("mpsc": what it hides stays behind it); po_take drops those by
+     * their pid.
      * Under the mailbox's lock even so: such a sender (it read the old
      * process's RUNNING before that exit) may be linking one now. A lock
      * that refuses stops the drain: the new process would start on an
@@ -435,7 +437,7 @@ static int prepare_slot(syncq_po_system *sys, uint32_t i, bool fresh, struct syn
     syncq_po_msg *m;
     int r;
     while ((r = sys->mb->dequeue(p->mailbox, &m)) == SYNCQ_OK) po_drop(sys, p, m);
-    if (r != SYNCQ_EMPTY) {
+    if (r != SYNCQ_EMPTY && r != PO_MBOX_ON_ITS_WAY) {
       *drain_refused = true;
       return r;
     }

@@ -150,6 +150,10 @@
  *   "po.slot_ring.put.claimed"  the free ring's put with its position
  *                    claimed, the cell not yet published: a take of that
  *                    position waits (src/po/slot_ring.c).
+ *   "po.mpsc.exchanged"  the "mpsc" mailbox's push between its exchange
+ *                    of the tail and its link of the previous tail: the
+ *                    message (and each later one) is on its way, none of
+ *                    them can be taken yet (src/po/mbox_mpsc.c).
  *
  * Double-width CAS: in the race library syncq_pr_dwcas is the one defined
  * below, a lock around a read, a comparison and two stores, which is how
