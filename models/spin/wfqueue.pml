@@ -72,9 +72,6 @@
  * Controls (each must fail):
  *   NO_CLAIM_CAS=1   help_enq commits a pending enqueue request by a
  *                    store of -i to its id instead of the CAS
- *   NO_REREAD=1      help_enq, finding the request committed to its cell
- *                    by another helper, commits the value it read before
- *                    (Deviation (3) removed)
  *   FORCED_OLD=1     deq_forced announces its settled cell i as id =
  *                    idx = i - 1 (the way its comment rules out)
  *   NO_EMPTY_T=1     help_enq's TOP_ENQ verdict is EMPTY without its
@@ -82,11 +79,15 @@
  *   NO_ADVANCE=1     help_deq examines cells without advancing H past
  *                    them (advance_end(&q->di, i) removed)
  * Not controls (they hold where run: models/spin/README.md):
- *   NO_REREAD=1 above, and NO_TOP_CHECK=1: enq_slow keeps a cell whose
- *   enq it claimed without its look at the cell's val for TOP
+ *   NO_REREAD=1      help_enq, finding the request committed to its cell
+ *                    by another helper, commits the value it read before
+ *                    (Deviation (3) removed)
+ *   NO_TOP_CHECK=1   enq_slow keeps a cell whose enq it claimed without
+ *                    its look at the cell's val for TOP
  *
  * Memory model: sequential consistency (the C code's accesses are
- * seq_cst but the hazard id's, which is not modelled).
+ * seq_cst but the hazard id's, not modelled, and ei_seen's, a hint that
+ * "go on" always answers safely).
  */
 #ifndef NT
 #define NT 2
