@@ -156,6 +156,24 @@ int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reason) {
   return posted == SYNCQ_EDEAD ? SYNCQ_OK : posted;
 }
 
+bool po_kill(syncq_po_system *sys, syncq_po_pid pid) {
+  if (pid < 0 || po_slot_of(sys, pid) >= sys->nslots) return false;
+  struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, pid)];
+  pthread_mutex_lock(&sys->spawn_lock);
+  /* Counted in pid's nwatch while we decide, as syncq_po_exit is (its
+   * slot cannot pass to a new process meanwhile). seq_cst: as there. */
+  atomic_fetch_add(&p->nwatch, 1u);
+  int action = PO_SIG_NONE;
+  if (po_pid_status(sys, pid, atomic_load(&p->state)) == SYNCQ_OK &&
+      (p->spawned || !pthread_equal(p->owner, pthread_self())))
+    action = signal_locked(sys, -1, pid, SYNCQ_PO_EXIT_KILL);
+  atomic_fetch_sub(&p->nwatch, 1u); /* seq_cst: as above */
+  pthread_mutex_unlock(&sys->spawn_lock);
+  if (action != PO_SIG_KILL) return false;
+  po_wake(NULL, p); /* a stale slot's wake-up is spurious, never lost */
+  return true;
+}
+
 int syncq_po_link(syncq_po_proc *self, syncq_po_pid pid) {
   int r = check(self, pid);
   if (r != SYNCQ_OK) return r;
