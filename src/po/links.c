@@ -26,6 +26,8 @@
  *                after it: spawn and join reuse slots without the lock,
  *                and the slot cannot pass to a new process mid-decision.
  *                Messages and wake-ups happen after the lock is released.
+ *                syncq_po_shutdown's kill (po_kill) is such a signal,
+ *                of reason SYNCQ_PO_EXIT_KILL, from no process.
  *   Progress:    blocking (spawn_lock); an exit signals its N links in
  *                O(N) plus one partner-list scan each, and never waits for
  *                a partner (a chain or star of hundreds dies without any

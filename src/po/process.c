@@ -42,9 +42,20 @@
  *   Atomics:     uncontended spawn: a CAS of the counts (live and
  *                high), plus a take (CAS) from free_slots when it reuses
  *                a slot, the state's release store, an RMW setting
- *                PO_MADE (joinable ones); join of a done fiber: a CAS of
- *                the state, a put (CAS) to free_slots, a sub from the
- *                counts.
+ *                PO_MADE (joinable ones), an add to `running` and an
+ *                RMW of `closing` (shutdown's look, both on the counts'
+ *                line); an exit: a sub from `running` (the last one an
+ *                add to exit_epoch, and a futex wake when
+ *                syncq_po_wait_exited sleeps); join of a done fiber: a
+ *                CAS of the state, a put (CAS) to free_slots, a sub from
+ *                the counts.
+ *   Shutdown:    syncq_po_wait_exited sleeps on exit_epoch (an
+ *                eventcount: the exit that takes `running` to 0 bumps
+ *                it) until no spawned process runs; syncq_po_shutdown
+ *                raises `closing`, kills every RUNNING slot below
+ *                `high` (po_kill, links.c) and waits; a spawn that
+ *                published its process after that look reads `closing`
+ *                and kills its own child.
  *   Memory:      create maps the table (max_procs + the reserve entries,
  *                one cache-line group each) as zero pages, touched slot
  *                by slot at each one's first use; a slot's first spawn

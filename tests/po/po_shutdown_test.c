@@ -321,10 +321,10 @@ static void test_bad_inputs(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_wait_after_run),        cmocka_unit_test(test_wait_timeout),
-    cmocka_unit_test(test_shutdown_kills),        cmocka_unit_test(test_shutdown_attached),
+    cmocka_unit_test(test_wait_after_run),           cmocka_unit_test(test_wait_timeout),
+    cmocka_unit_test(test_shutdown_kills),           cmocka_unit_test(test_shutdown_attached),
     cmocka_unit_test(test_shutdown_spawn_meanwhile), cmocka_unit_test(test_shutdown_timeout),
-    cmocka_unit_test(test_not_from_process),      cmocka_unit_test(test_bad_inputs),
+    cmocka_unit_test(test_not_from_process),         cmocka_unit_test(test_bad_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
