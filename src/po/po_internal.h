@@ -205,13 +205,16 @@ struct syncq_po_system {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) counts;
   _Atomic(uint64_t) failed;        /* slots taken by spawns or attaches that then failed */
   _Atomic(uint32_t) detached_held; /* detached processes whose slot is not yet freed */
-  /* Spawned processes (detached or not) that have not yet exited
-   * (syncq_po_wait_exited): counted before the spawn publishes RUNNING,
-   * given back at the end of the exit's notices (po_exit_notify). */
-  _Atomic(uint32_t) running;
+  /* One word, so a spawn counts its process and looks for a shutdown in
+   * one RMW: the low 32 bits, spawned processes (detached or not) that
+   * have not yet exited (syncq_po_wait_exited): counted by the spawn
+   * after it publishes RUNNING and before the process can run, given
+   * back at the end of the exit's notices (po_exit_notify); the high 32
+   * bits, syncq_po_shutdown calls under way (a spawn's process then
+   * starts killed). */
+  _Atomic(uint64_t) running;
   _Atomic(uint32_t) exit_epoch;   /* the waiters' futex word: bumped when running reaches 0 */
   _Atomic(uint32_t) exit_waiters; /* threads in syncq_po_wait_exited's futex wait */
-  _Atomic(uint32_t) closing;      /* syncq_po_shutdown calls under way: spawns start killed */
   _Atomic(uint64_t) next_ref;     /* monitor references */
   po_slot_ring free_slots;        /* freed slots, oldest first (slot_ring.c) */
   po_slab mailboxes;              /* the slots' mailboxes (taken at a slot's first use) */

@@ -42,8 +42,8 @@
  *   Atomics:     uncontended spawn: a CAS of the counts (live and
  *                high), plus a take (CAS) from free_slots when it reuses
  *                a slot, the state's release store, an RMW setting
- *                PO_MADE (joinable ones), an add to `running` and an
- *                RMW of `closing` (shutdown's look, both on the counts'
+ *                PO_MADE (joinable ones), an add to `running` (which
+ *                also reads the shutdowns under way; on the counts'
  *                line); an exit: a sub from `running` (the last one an
  *                add to exit_epoch, and a futex wake when
  *                syncq_po_wait_exited sleeps); join of a done fiber: a
@@ -52,10 +52,10 @@
  *   Shutdown:    syncq_po_wait_exited sleeps on exit_epoch (an
  *                eventcount: the exit that takes `running` to 0 bumps
  *                it) until no spawned process runs; syncq_po_shutdown
- *                raises `closing`, kills every RUNNING slot below
- *                `high` (po_kill, links.c) and waits; a spawn that
- *                published its process after that look reads `closing`
- *                and kills its own child.
+ *                raises the shutdown count in `running`'s high half,
+ *                kills every RUNNING slot below `high` (po_kill,
+ *                links.c) and waits; a spawn that published its process
+ *                after that look reads the count and kills its child.
  *   Memory:      create maps the table (max_procs + the reserve entries,
  *                one cache-line group each) as zero pages, touched slot
  *                by slot at each one's first use; a slot's first spawn
@@ -319,7 +319,6 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   atomic_init(&s->running, 0);
   atomic_init(&s->exit_epoch, 0);
   atomic_init(&s->exit_waiters, 0);
-  atomic_init(&s->closing, 0);
   atomic_init(&s->next_ref, 0);
   atomic_init(&s->limit_reason, NULL);
   if (fibers) {
@@ -558,8 +557,10 @@ static void notify_watchers(struct syncq_po_proc *p) {
  * wait finds exit_epoch moved on from the value it read). The system
  * outlives these touches: destroy joins every exited thread and fiber
  * (or waits for detached_held) first. */
+#define RUNNING_OF(w) ((uint32_t)(w))
+#define SHUTDOWN_ONE ((uint64_t)1 << 32)
 static void exited(syncq_po_system *sys) {
-  if (atomic_fetch_sub(&sys->running, 1u) != 1u) return;
+  if (RUNNING_OF(atomic_fetch_sub(&sys->running, 1u)) != 1u) return;
   atomic_fetch_add(&sys->exit_epoch, 1u);
   if (atomic_load(&sys->exit_waiters) != 0) (void)syncq_futex_wake(&sys->exit_epoch, INT_MAX, false);
 }
@@ -636,9 +637,6 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
   atomic_store_explicit(&p->is_fiber, sys->fibers, memory_order_relaxed);
   /* Before its exit can release it (destroy waits for the count). */
   if (detached) atomic_fetch_add_explicit(&sys->detached_held, 1u, memory_order_relaxed);
-  /* Counted as running before it can run (and exit): seq_cst, as in
-   * exited(). */
-  atomic_fetch_add(&sys->running, 1u);
   /* The state is RUNNING before the process starts, so a process that
    * sends to itself (or is sent to) right away finds itself alive.
    * release: with pthread_create (or the run queue's push), publishes the
@@ -646,6 +644,14 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
    * load of state in send). */
   atomic_store_explicit(&p->state, PO_WORD(po_gen_of(sys, self_pid), PO_RUNNING) | (detached ? 0u : PO_JOINABLE),
                         memory_order_release);
+  /* Counted as running before it can run (and exit), and after the
+   * store of RUNNING: seq_cst (writing the count and reading the
+   * shutdowns under way), as in exited(), and with shutdown's RMW before
+   * its look at the slots: RMWs of the word are totally ordered, so
+   * either this one reads the shutdown's count (and kills the process
+   * below), or the shutdown's reads ours, synchronizes with it and its
+   * look sees this process RUNNING (and kills it). */
+  bool closing = atomic_fetch_add(&sys->running, 1u) >= SHUTDOWN_ONE;
   if (sys->fibers) {
     /* No stack yet: the scheduler that first runs it takes one (a
      * growing pool then stalls no spawn), and a process that cannot have
@@ -673,13 +679,9 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
    * fields as po_fiber_spawn left them, the thread's id). */
   if (!detached) atomic_fetch_or_explicit(&p->state, PO_MADE, memory_order_release);
   if (sys->fibers) po_fiber_spawned(sys->fiber_rt); /* the wake-up */
-  /* A spawn while a shutdown is under way: the process starts killed.
-   * seq_cst RMW (writing back what it reads) after the state's store of
-   * RUNNING, with shutdown's RMW before its look at the slots: RMWs of
-   * closing are totally ordered, so either this one reads the shutdown's
-   * count, or the shutdown's reads ours, synchronizes with it and its
-   * look sees this process RUNNING (and kills it). */
-  if (atomic_fetch_add(&sys->closing, 0u) != 0) (void)po_kill(sys, self_pid);
+  /* A spawn while a shutdown is under way: the process starts killed
+   * (made first: the kill wakes it as any process). */
+  if (closing) (void)po_kill(sys, self_pid);
   if (pid) *pid = self_pid;
   return SYNCQ_OK;
 }
@@ -844,7 +846,7 @@ static bool is_spawned_of(const syncq_po_system *sys) {
  * no deadline) has passed. */
 static int wait_exited(syncq_po_system *sys, uint64_t due) {
   /* seq_cst: as in exited(). */
-  if (atomic_load(&sys->running) == 0) return SYNCQ_OK;
+  if (RUNNING_OF(atomic_load(&sys->running)) == 0) return SYNCQ_OK;
   if (due != UINT64_MAX && syncq_now_ns() >= due) return SYNCQ_ETIMEDOUT;
   /* A fiber of another system sleeps its scheduler thread: announced as
    * a blocking call, so its queue goes to a spare scheduler at once. */
@@ -854,8 +856,8 @@ static int wait_exited(syncq_po_system *sys, uint64_t due) {
   int r = SYNCQ_OK;
   atomic_fetch_add(&sys->exit_waiters, 1u); /* seq_cst: as in exited() */
   for (;;) {
-    uint32_t seen = atomic_load(&sys->exit_epoch); /* seq_cst: as in exited() */
-    if (atomic_load(&sys->running) == 0) break;    /* seq_cst: as in exited() */
+    uint32_t seen = atomic_load(&sys->exit_epoch);          /* seq_cst: as in exited() */
+    if (RUNNING_OF(atomic_load(&sys->running)) == 0) break; /* seq_cst: as in exited() */
     int64_t left = -1;
     if (due != UINT64_MAX) {
       uint64_t now = syncq_now_ns();
@@ -886,18 +888,18 @@ int syncq_po_wait_exited(syncq_po_system *sys, uint64_t timeout_ns) {
 int syncq_po_shutdown(syncq_po_system *sys, uint64_t timeout_ns) {
   if (sys == NULL || is_spawned_of(sys)) return SYNCQ_EINVAL;
   uint64_t due = deadline(timeout_ns);
-  /* seq_cst RMW: see spawn's look at closing. From here a spawn's
-   * process starts killed. */
-  atomic_fetch_add(&sys->closing, 1u);
+  /* seq_cst RMW: see spawn's count. From here a spawn's process starts
+   * killed. */
+  atomic_fetch_add(&sys->running, SHUTDOWN_ONE);
   /* seq_cst: after the RMW above (a slot a spawn took before it is below
-   * high, or that spawn sees closing). */
+   * high, or that spawn sees the shutdown). */
   uint32_t n = COUNT_HIGH(atomic_load(&sys->counts));
   for (uint32_t i = 0; i < n; i++) {
     uint32_t w = atomic_load(&sys->procs[i].state); /* seq_cst: as above */
     if (PO_ST(w) == PO_RUNNING) (void)po_kill(sys, (syncq_po_pid)(PO_GEN(w) << sys->slot_bits | i));
   }
   int r = wait_exited(sys, due);
-  atomic_fetch_sub(&sys->closing, 1u); /* seq_cst: as above */
+  atomic_fetch_sub(&sys->running, SHUTDOWN_ONE); /* seq_cst: as above */
   return r;
 }
 
