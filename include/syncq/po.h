@@ -439,13 +439,15 @@ SYNCQ_API int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out)
  * are not freed.
  * SYNCQ_EINVAL: sys is NULL.
  * SYNCQ_EBUSY: a process is running, parked in recv, or attached; nothing
- * is freed: send it what it waits for, join it, then destroy.
+ * is freed: end the system's processes first (syncq_po_shutdown kills
+ * them and waits for them; syncq_po_wait_exited waits for processes that
+ * end by themselves), have attached threads detach, then destroy.
  * Thread safety: any thread that is not one of sys's processes, once every
  * process has exited (or detached) and no other thread calls into sys. Not
  * from a signal handler (the postoffice is not async-signal-safe).
  * Progress: blocking: it joins the exited processes and stops a fiber
  * system's schedulers; it does not wait for a running process
- * (SYNCQ_EBUSY).
+ * (SYNCQ_EBUSY: syncq_po_wait_exited and syncq_po_shutdown do).
  * Example: `syncq_po_system *sys2; if (syncq_po_create(NULL, &sys2) == SYNCQ_OK) { work();`
  *   `syncq_po_destroy(sys2); }` */
 SYNCQ_API int syncq_po_destroy(syncq_po_system *sys);
@@ -524,7 +526,8 @@ SYNCQ_API int syncq_po_spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, sy
  * process once the slot has been freed (a stale pid). *pid (may be NULL)
  * is written before the call returns, when the process may have exited
  * already. destroy waits for detached processes that have exited to free
- * their slots (and refuses, busy, while one runs).
+ * their slots (and refuses, busy, while one runs: syncq_po_wait_exited
+ * waits for them to exit, syncq_po_shutdown kills them and waits).
  * SYNCQ_EINVAL: sys or fn is NULL, or pthread_create refused the
  * system's stack or guard size (a thread system).
  * SYNCQ_ENOMEM: the process's mailbox could not be allocated.
@@ -602,9 +605,11 @@ typedef int (*syncq_po_main_fn)(syncq_po_proc *self, void *arg);
  * futex wake-up per message), wait for it to exit, and store its return
  * value in *result (result may be NULL). The caller sleeps meanwhile (a
  * fiber caller yields, as in join). The process may spawn, send, receive
- * and join like any other; what it spawns may outlive it (join or destroy
- * as usual). Any thread may call it, several at once. Returns SYNCQ_OK
- * once the process has exited.
+ * and join like any other; what it spawns may outlive it (join it;
+ * syncq_po_wait_exited waits for every spawned process, detached ones
+ * included, and syncq_po_shutdown ends them; then destroy). Any thread
+ * may call it, several at once. Returns SYNCQ_OK once the process has
+ * exited.
  * SYNCQ_EINVAL: sys or fn is NULL, or spawn refused the system's stack
  * size (as syncq_po_spawn).
  * SYNCQ_ELIMIT: as syncq_po_spawn: max_procs processes are live, or a
@@ -618,6 +623,71 @@ typedef int (*syncq_po_main_fn)(syncq_po_proc *self, void *arg);
  * Progress: blocking by purpose: it waits for fn's process to exit.
  * Example: `int rc; syncq_po_run(sys, main_process, NULL, &rc);` */
 SYNCQ_API int syncq_po_run(syncq_po_system *sys, syncq_po_main_fn fn, void *arg, int *result);
+
+/* Wait until every spawned process of sys (spawned or spawned detached,
+ * syncq_po_run's included) has exited, or timeout_ns nanoseconds
+ * (monotonic clock) have passed. An exited process counts once its
+ * monitors and links have been told (its DOWN and exit messages are
+ * posted); a joinable one need not have been joined (destroy joins it).
+ * Attached threads are not waited for (they leave by syncq_po_detach,
+ * which the postoffice cannot make them call). timeout_ns 0: look once;
+ * UINT64_MAX: wait for ever. Processes spawned while it waits are waited
+ * for too: it returns when none is left running. Once it returns
+ * SYNCQ_OK, and while nothing spawns and no thread attaches, syncq_po_destroy
+ * succeeds. A thread sleeps on a futex, woken by the exit of the last
+ * running process (no polling); a fiber of another system sleeps its
+ * scheduler thread, the call bracketed as by syncq_po_blocking_begin/_end
+ * (its scheduler's queue is handed to a spare scheduler at once).
+ * SYNCQ_ETIMEDOUT: timeout_ns passed with a process still running
+ * (syncq_po_live counts it).
+ * SYNCQ_EINVAL: sys is NULL, or the caller is a spawned process of sys (a
+ * fiber of sys, or the thread of one of its thread processes): it would
+ * wait for itself. An attached thread of sys may call it.
+ * Thread safety: any thread, process or not (but sys's spawned ones),
+ * several at once, concurrently with every other call on sys. Not from a
+ * signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking by purpose: it sleeps until the running processes
+ * have exited (each exit is one atomic decrement; the last one bumps a
+ * futex word and wakes the waiters), at most timeout_ns.
+ * Example: `syncq_po_run(sys, main_process, NULL, &rc);`
+ *   `if (syncq_po_wait_exited(sys, 5000000000u) == SYNCQ_OK) syncq_po_destroy(sys);` (the detached ones have ended too) */
+SYNCQ_API int syncq_po_wait_exited(syncq_po_system *sys, uint64_t timeout_ns);
+
+/* End every process of sys: send each live one an exit signal of reason
+ * SYNCQ_PO_EXIT_KILL (as syncq_po_exit would, from no process: see "exit
+ * signals and links"), then wait as syncq_po_wait_exited does, at most
+ * timeout_ns, for every spawned process to exit. The signal is untrappable
+ * (Erlang's `kill`): a process that traps exits is killed too, receiving
+ * no message; every killed process exits with reason SYNCQ_PO_EXIT_KILLED
+ * (unless an earlier killing signal fixed another), which its monitors and
+ * links are told. A process parked or asleep in the postoffice (recv,
+ * recv_blocking, recv_timeout, sleep) is woken and its call answers that
+ * it has been killed; a process in a loop, in join, inside a call
+ * bracketed by syncq_po_blocking_begin/_end (a read, a lock), or in a
+ * system call, notices at its next postoffice call, the first after that
+ * call returns; it must then return from its body: a process that never
+ * calls the postoffice again keeps running, and the wait times out. A
+ * process spawned while the call runs (by a killed process on its way out,
+ * say) starts killed. Attached threads, but the caller's own, are killed
+ * too (their calls answer that they have been killed: they should detach),
+ * and are not waited for: destroy answers busy until they detach. Once it
+ * returns SYNCQ_OK (and every attached thread has detached)
+ * syncq_po_destroy succeeds. timeout_ns 0: signal, then look once;
+ * UINT64_MAX: wait for ever.
+ * SYNCQ_ETIMEDOUT: timeout_ns passed with a process still running (it
+ * has been signalled; a later shutdown or wait_exited may wait again).
+ * SYNCQ_EINVAL: sys is NULL, or the caller is a spawned process of sys
+ * (it would kill and wait for itself). An attached thread of sys may call
+ * it (it is spared).
+ * Thread safety: any thread, process or not (but sys's spawned ones),
+ * several at once, concurrently with every other call on sys. Not from a
+ * signal handler (the postoffice is not async-signal-safe).
+ * Progress: blocking: the system's process-table mutex once per live
+ * process (the signal, src/po/links.c), then blocking by purpose as
+ * syncq_po_wait_exited, at most timeout_ns.
+ * Example: `if (syncq_po_shutdown(sys, 1000000000u) == SYNCQ_OK) syncq_po_destroy(sys);`
+ *   `else fputs("a process ignores the postoffice: not destroyed\n", stderr);` */
+SYNCQ_API int syncq_po_shutdown(syncq_po_system *sys, uint64_t timeout_ns);
 
 /* The process's pid; -1 for NULL.
  * Thread safety: any thread, any time the handle is valid (the pid is fixed

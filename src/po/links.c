@@ -26,6 +26,8 @@
  *                after it: spawn and join reuse slots without the lock,
  *                and the slot cannot pass to a new process mid-decision.
  *                Messages and wake-ups happen after the lock is released.
+ *                syncq_po_shutdown's kill (po_kill) is such a signal,
+ *                of reason SYNCQ_PO_EXIT_KILL, from no process.
  *   Progress:    blocking (spawn_lock); an exit signals its N links in
  *                O(N) plus one partner-list scan each, and never waits for
  *                a partner (a chain or star of hundreds dies without any
@@ -154,6 +156,24 @@ int syncq_po_exit(syncq_po_proc *self, syncq_po_pid pid, int32_t reason) {
    * above, and a signal to a process on its way out has no effect
    * (as in Erlang): the signal was sent. */
   return posted == SYNCQ_EDEAD ? SYNCQ_OK : posted;
+}
+
+bool po_kill(syncq_po_system *sys, syncq_po_pid pid) {
+  if (pid < 0 || po_slot_of(sys, pid) >= sys->nslots) return false;
+  struct syncq_po_proc *p = &sys->procs[po_slot_of(sys, pid)];
+  pthread_mutex_lock(&sys->spawn_lock);
+  /* Counted in pid's nwatch while we decide, as syncq_po_exit is (its
+   * slot cannot pass to a new process meanwhile). seq_cst: as there. */
+  atomic_fetch_add(&p->nwatch, 1u);
+  int action = PO_SIG_NONE;
+  if (po_pid_status(sys, pid, atomic_load(&p->state)) == SYNCQ_OK &&
+      (p->spawned || !pthread_equal(p->owner, pthread_self())))
+    action = signal_locked(sys, -1, pid, SYNCQ_PO_EXIT_KILL);
+  atomic_fetch_sub(&p->nwatch, 1u); /* seq_cst: as above */
+  pthread_mutex_unlock(&sys->spawn_lock);
+  if (action != PO_SIG_KILL) return false;
+  po_wake(NULL, p); /* a stale slot's wake-up is spurious, never lost */
+  return true;
 }
 
 int syncq_po_link(syncq_po_proc *self, syncq_po_pid pid) {

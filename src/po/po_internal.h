@@ -205,10 +205,20 @@ struct syncq_po_system {
   SYNCQ_CACHELINE_ALIGNED _Atomic(uint64_t) counts;
   _Atomic(uint64_t) failed;        /* slots taken by spawns or attaches that then failed */
   _Atomic(uint32_t) detached_held; /* detached processes whose slot is not yet freed */
-  _Atomic(uint64_t) next_ref;      /* monitor references */
-  po_slot_ring free_slots;         /* freed slots, oldest first (slot_ring.c) */
-  po_slab mailboxes;               /* the slots' mailboxes (taken at a slot's first use) */
-  po_slab headers;                 /* the type-stable headers (po_header_new) */
+  /* One word, so a spawn counts its process and looks for a shutdown in
+   * one RMW: the low 32 bits, spawned processes (detached or not) that
+   * have not yet exited (syncq_po_wait_exited): counted by the spawn
+   * after it publishes RUNNING and before the process can run, given
+   * back at the end of the exit's notices (po_exit_notify); the high 32
+   * bits, syncq_po_shutdown calls under way (a spawn's process then
+   * starts killed). */
+  _Atomic(uint64_t) running;
+  _Atomic(uint32_t) exit_epoch;   /* the waiters' futex word: bumped when running reaches 0 */
+  _Atomic(uint32_t) exit_waiters; /* threads in syncq_po_wait_exited's futex wait */
+  _Atomic(uint64_t) next_ref;     /* monitor references */
+  po_slot_ring free_slots;        /* freed slots, oldest first (slot_ring.c) */
+  po_slab mailboxes;              /* the slots' mailboxes (taken at a slot's first use) */
+  po_slab headers;                /* the type-stable headers (po_header_new) */
   _Atomic(const char *) limit_reason;
   po_timer_thread timers; /* thread backend: send_after's heap and thread */
   po_name **names;        /* registered names: [nnames_buckets] chains (spawn_lock) */
@@ -335,6 +345,12 @@ void po_wake(struct syncq_po_proc *from, struct syncq_po_proc *to);
  * and frees the list. */
 po_link *po_links_exit_locked(struct syncq_po_proc *p, int32_t reason);
 void po_links_exit_finish(struct syncq_po_proc *p, po_link *list);
+/* Kill pid with an exit signal of reason SYNCQ_PO_EXIT_KILL from no
+ * process (links.c; syncq_po_shutdown): untrappable, its reason
+ * SYNCQ_PO_EXIT_KILLED, the first killing signal's reason standing. The
+ * calling thread's own attached process is spared. Takes spawn_lock.
+ * true: this call killed it (doom set, woken). */
+bool po_kill(syncq_po_system *sys, syncq_po_pid pid);
 /* Names (names.c): drop p's name under spawn_lock; free the table. */
 void po_names_exit_locked(struct syncq_po_proc *p);
 void po_names_destroy(syncq_po_system *sys);

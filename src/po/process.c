@@ -42,9 +42,20 @@
  *   Atomics:     uncontended spawn: a CAS of the counts (live and
  *                high), plus a take (CAS) from free_slots when it reuses
  *                a slot, the state's release store, an RMW setting
- *                PO_MADE (joinable ones); join of a done fiber: a CAS of
- *                the state, a put (CAS) to free_slots, a sub from the
- *                counts.
+ *                PO_MADE (joinable ones), an add to `running` (which
+ *                also reads the shutdowns under way; on the counts'
+ *                line); an exit: a sub from `running` (the last one an
+ *                add to exit_epoch, and a futex wake when
+ *                syncq_po_wait_exited sleeps); join of a done fiber: a
+ *                CAS of the state, a put (CAS) to free_slots, a sub from
+ *                the counts.
+ *   Shutdown:    syncq_po_wait_exited sleeps on exit_epoch (an
+ *                eventcount: the exit that takes `running` to 0 bumps
+ *                it) until no spawned process runs; syncq_po_shutdown
+ *                raises the shutdown count in `running`'s high half,
+ *                kills every RUNNING slot below `high` (po_kill,
+ *                links.c) and waits; a spawn that published its process
+ *                after that look reads the count and kills its child.
  *   Memory:      create maps the table (max_procs + the reserve entries,
  *                one cache-line group each) as zero pages, touched slot
  *                by slot at each one's first use; a slot's first spawn
@@ -91,6 +102,7 @@
 #include <unistd.h>
 
 #include "../race_internal.h"
+#include "syncq/clock.h"
 #include "po_internal.h"
 
 /* What the layers below call on this one's data and the postoffice's
@@ -304,6 +316,9 @@ int syncq_po_create(const syncq_po_config *cfg, syncq_po_system **out) {
   atomic_init(&s->counts, 0);
   atomic_init(&s->failed, 0);
   atomic_init(&s->detached_held, 0);
+  atomic_init(&s->running, 0);
+  atomic_init(&s->exit_epoch, 0);
+  atomic_init(&s->exit_waiters, 0);
   atomic_init(&s->next_ref, 0);
   atomic_init(&s->limit_reason, NULL);
   if (fibers) {
@@ -502,7 +517,8 @@ static int take_slot(syncq_po_system *sys, uint32_t limit, struct syncq_po_proc 
   }
 }
 
-void po_exit_notify(struct syncq_po_proc *p) {
+/* The notices of p's exit: its monitors, links and name. */
+static void notify_watchers(struct syncq_po_proc *p) {
   syncq_po_system *sys = p->sys;
   /* seq_cst RMW (writing back what it reads) after the caller's store of
    * PO_EXITED: RMWs of nwatch are totally ordered, so either it comes after
@@ -532,6 +548,32 @@ void po_exit_notify(struct syncq_po_proc *p) {
     free(list);
     list = next;
   }
+}
+
+/* A spawned process has exited and its notices are out: one fewer for
+ * syncq_po_wait_exited; the last wakes its sleepers. seq_cst (all
+ * three), with the waiter's announcement in exit_waiters and its loads
+ * of exit_epoch and running: either the waiter's load of running comes
+ * after our decrement in their total order (it sees 0), or our load of
+ * exit_waiters comes after its increment (we wake it, and its futex
+ * wait finds exit_epoch moved on from the value it read). The system
+ * outlives these touches: destroy joins every exited thread and fiber
+ * (or waits for detached_held) first. */
+#define RUNNING_OF(w) ((uint32_t)(w))
+#define SHUTDOWN_ONE ((uint64_t)1 << 32)
+static void exited(syncq_po_system *sys) {
+  if (RUNNING_OF(atomic_fetch_sub(&sys->running, 1u)) != 1u) return;
+  atomic_fetch_add(&sys->exit_epoch, 1u);
+  if (atomic_load(&sys->exit_waiters) != 0) (void)syncq_futex_wake(&sys->exit_epoch, INT_MAX, false);
+}
+
+void po_exit_notify(struct syncq_po_proc *p) {
+  /* Read before the notices: a spawned process's own flag (its slot is
+   * freed only after this call: by its joiner, or by
+   * po_release_detached). */
+  bool spawned = p->spawned;
+  notify_watchers(p);
+  if (spawned) exited(p->sys);
 }
 
 void po_release_detached(struct syncq_po_proc *p) {
@@ -576,6 +618,7 @@ static void unspawn(syncq_po_system *sys, struct syncq_po_proc *p, bool detached
   /* release: as in po_release_detached. */
   atomic_store_explicit(&p->state, next_free(sys, p->pid), memory_order_release);
   if (detached) atomic_fetch_sub_explicit(&sys->detached_held, 1u, memory_order_relaxed); /* ours: counted above */
+  exited(sys); /* it never ran: counted in spawn, given back as an exit would */
   give_back(sys, po_slot_of(sys, p->pid));
 }
 
@@ -603,6 +646,14 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
    * load of state in send). */
   atomic_store_explicit(&p->state, PO_WORD(po_gen_of(sys, self_pid), PO_RUNNING) | (detached ? 0u : PO_JOINABLE),
                         memory_order_release);
+  /* Counted as running before it can run (and exit), and after the
+   * store of RUNNING: seq_cst (writing the count and reading the
+   * shutdowns under way), as in exited(), and with shutdown's RMW before
+   * its look at the slots: RMWs of the word are totally ordered, so
+   * either this one reads the shutdown's count (and kills the process
+   * below), or the shutdown's reads ours, synchronizes with it and its
+   * look sees this process RUNNING (and kills it). */
+  bool closing = atomic_fetch_add(&sys->running, 1u) >= SHUTDOWN_ONE;
   if (sys->fibers) {
     /* No stack yet: the scheduler that first runs it takes one (a
      * growing pool then stalls no spawn), and a process that cannot have
@@ -630,6 +681,9 @@ static int spawn(syncq_po_system *sys, syncq_po_fn fn, void *arg, syncq_po_pid *
    * fields as po_fiber_spawn left them, the thread's id). */
   if (!detached) atomic_fetch_or_explicit(&p->state, PO_MADE, memory_order_release);
   if (sys->fibers) po_fiber_spawned(sys->fiber_rt); /* the wake-up */
+  /* A spawn while a shutdown is under way: the process starts killed
+   * (made first: the kill wakes it as any process). */
+  if (closing) (void)po_kill(sys, self_pid);
   if (pid) *pid = self_pid;
   return SYNCQ_OK;
 }
@@ -779,6 +833,75 @@ int syncq_po_run(syncq_po_system *sys, syncq_po_main_fn fn, void *arg, int *resu
   r = syncq_po_join(sys, pid);
   if (r == SYNCQ_OK && !f.ran) return SYNCQ_ENOMEM;
   if (r == SYNCQ_OK && result != NULL) *result = f.result;
+  return r;
+}
+
+/* Is the caller a spawned process of sys (a fiber of its, or the thread
+ * of one of its thread processes)? */
+static bool is_spawned_of(const syncq_po_system *sys) {
+  po_fiber *f = po_fiber_current();
+  if (f != NULL) return SYNCQ_FL_CONTAINER(f, struct syncq_po_proc, fiber)->sys == sys;
+  return thread_self != NULL && thread_self->sys == sys;
+}
+
+/* Sleep until sys->running is 0 or `due` (syncq_now_ns time; UINT64_MAX:
+ * no deadline) has passed. */
+static int wait_exited(syncq_po_system *sys, uint64_t due) {
+  /* seq_cst: as in exited(). */
+  if (RUNNING_OF(atomic_load(&sys->running)) == 0) return SYNCQ_OK;
+  if (due != UINT64_MAX && syncq_now_ns() >= due) return SYNCQ_ETIMEDOUT;
+  /* A fiber of another system sleeps its scheduler thread: announced as
+   * a blocking call, so its queue goes to a spare scheduler at once. */
+  po_fiber *f = po_fiber_current();
+  syncq_po_proc *fiber = f != NULL ? SYNCQ_FL_CONTAINER(f, struct syncq_po_proc, fiber) : NULL;
+  bool bracket = fiber != NULL && syncq_po_blocking_begin(fiber) == SYNCQ_OK;
+  int r = SYNCQ_OK;
+  atomic_fetch_add(&sys->exit_waiters, 1u); /* seq_cst: as in exited() */
+  for (;;) {
+    uint32_t seen = atomic_load(&sys->exit_epoch);          /* seq_cst: as in exited() */
+    if (RUNNING_OF(atomic_load(&sys->running)) == 0) break; /* seq_cst: as in exited() */
+    int64_t left = -1;
+    if (due != UINT64_MAX) {
+      uint64_t now = syncq_now_ns();
+      if (now >= due) {
+        r = SYNCQ_ETIMEDOUT;
+        break;
+      }
+      left = due - now > (uint64_t)INT64_MAX ? -1 : (int64_t)(due - now);
+    }
+    (void)syncq_futex_wait(&sys->exit_epoch, seen, left, false);
+  }
+  atomic_fetch_sub(&sys->exit_waiters, 1u); /* seq_cst: as in exited() */
+  if (bracket) (void)syncq_po_blocking_end(fiber);
+  return r;
+}
+
+static uint64_t deadline(uint64_t timeout_ns) {
+  if (timeout_ns == UINT64_MAX) return UINT64_MAX;
+  uint64_t now = syncq_now_ns();
+  return timeout_ns >= UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+}
+
+int syncq_po_wait_exited(syncq_po_system *sys, uint64_t timeout_ns) {
+  if (sys == NULL || is_spawned_of(sys)) return SYNCQ_EINVAL;
+  return wait_exited(sys, deadline(timeout_ns));
+}
+
+int syncq_po_shutdown(syncq_po_system *sys, uint64_t timeout_ns) {
+  if (sys == NULL || is_spawned_of(sys)) return SYNCQ_EINVAL;
+  uint64_t due = deadline(timeout_ns);
+  /* seq_cst RMW: see spawn's count. From here a spawn's process starts
+   * killed. */
+  atomic_fetch_add(&sys->running, SHUTDOWN_ONE);
+  /* seq_cst: after the RMW above (a slot a spawn took before it is below
+   * high, or that spawn sees the shutdown). */
+  uint32_t n = COUNT_HIGH(atomic_load(&sys->counts));
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t w = atomic_load(&sys->procs[i].state); /* seq_cst: as above */
+    if (PO_ST(w) == PO_RUNNING) (void)po_kill(sys, (syncq_po_pid)(PO_GEN(w) << sys->slot_bits | i));
+  }
+  int r = wait_exited(sys, due);
+  atomic_fetch_sub(&sys->running, SHUTDOWN_ONE); /* seq_cst: as above */
   return r;
 }
 
