@@ -649,8 +649,9 @@ SYNCQ_API int syncq_po_run(syncq_po_system *sys, syncq_po_main_fn fn, void *arg,
  * Progress: blocking by purpose: it sleeps until the running processes
  * have exited (each exit is one atomic decrement; the last one bumps a
  * futex word and wakes the waiters), at most timeout_ns.
- * Example: `syncq_po_run(sys, main_process, NULL, &rc);`
- *   `if (syncq_po_wait_exited(sys, 5000000000u) == SYNCQ_OK) syncq_po_destroy(sys);` (the detached ones have ended too) */
+ * Example: `syncq_po_system *s2; int rc; if (syncq_po_create(NULL, &s2) == SYNCQ_OK) {`
+ *   `syncq_po_run(s2, main_process, NULL, &rc);` (what main_process spawned detached may still run)
+ *   `if (syncq_po_wait_exited(s2, 5000000000u) == SYNCQ_OK) syncq_po_destroy(s2); }` */
 SYNCQ_API int syncq_po_wait_exited(syncq_po_system *sys, uint64_t timeout_ns);
 
 /* End every process of sys: send each live one an exit signal of reason
@@ -685,7 +686,9 @@ SYNCQ_API int syncq_po_wait_exited(syncq_po_system *sys, uint64_t timeout_ns);
  * Progress: blocking: the system's process-table mutex once per live
  * process (the signal, src/po/links.c), then blocking by purpose as
  * syncq_po_wait_exited, at most timeout_ns.
- * Example: `if (syncq_po_shutdown(sys, 1000000000u) == SYNCQ_OK) syncq_po_destroy(sys);`
+ * Example: `syncq_po_system *s2; if (syncq_po_create(NULL, &s2) == SYNCQ_OK) {`
+ *   `syncq_po_spawn_detached(s2, worker, NULL, NULL);`
+ *   `if (syncq_po_shutdown(s2, 1000000000u) == SYNCQ_OK) syncq_po_destroy(s2); }`
  *   `else fputs("a process ignores the postoffice: not destroyed\n", stderr);` */
 SYNCQ_API int syncq_po_shutdown(syncq_po_system *sys, uint64_t timeout_ns);
 
