@@ -14,8 +14,8 @@
  * included: calibration measures what a read costs (from 20 ns through the
  * vDSO to several times that in some virtual machines) and the delay
  * leaves room for its reads. Calibration runs once, on first use or on
- * syncq_delay_calibrate(), and takes about 20 ms; a program that times
- * its delays calls syncq_delay_calibrate() before it starts timing.
+ * syncq_delay_calibrate(), and takes a few milliseconds; a program that
+ * times its delays calls syncq_delay_calibrate() before it starts timing.
  *
  * Signal handlers: the calibration is a state word, not pthread_once. A
  * delay that finds the loop calibrated reads that word and nothing else;
@@ -48,7 +48,7 @@ SYNCQ_API uint64_t syncq_now_ns(void);
  * in progress (maybe in the thread its handler interrupted) does not wait
  * for it.
  * Progress: wait-free: it spins for about ns of its own time (the first
- * call of the process also calibrates, about 20 ms), waiting for no other
+ * call of the process also calibrates, a few ms), waiting for no other
  * thread; during another thread's calibration, for about ns of wall time. */
 SYNCQ_API void syncq_delay_ns(uint64_t ns);
 
