@@ -8,19 +8,20 @@
  * A lock whose test-and-set fails backs off (syncq_backoff_exp_wait), and
  * the delay's first use in the process calibrates the loop: a handler that
  * interrupted that calibration in its own thread must not wait for it.
- * Here a holder thread takes the lock; the main thread starts the
- * process's first calibration (syncq_delay_calibrate) with a SIGALRM due
- * 1 ms later; the handler says it is there and locks, and waits while the
- * holder holds on; the holder releases the lock once the handler is in.
+ * Here a holder thread takes the lock; the main thread runs the process's
+ * first calibration (syncq_delay_calibrate) and at the race point
+ * "delay.calibrating" (tests/support/syncq_race.h: measured, not yet
+ * published) raises SIGALRM on itself; the handler says it is there and
+ * locks, and waits while the holder holds on; the holder releases the
+ * lock once the handler is in.
  * The handler's test then finds the lock free, and the race point
  * "lock.ttas_ps.tested" (tests/support/syncq_race.h) takes it there for
  * the holder, so the handler's test-and-set fails and it backs off; the
  * holder releases that hold HOLD_MS later. The handler's lock must return
  * (a watchdog thread ends the process if the main thread has not gone on
  * within WATCHDOG_S: a deadlock, not a speed check) and come after both
- * holds. Under ThreadSanitizer, which runs a handler only at a call it
- * intercepts, the handler runs at the main thread's wait after the
- * calibration: there the test checks the lock's outcome alone.
+ * holds. The interleaving is fixed by the points and the holder's
+ * hand-shakes; HOLD_MS only lengthens the backoff.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -32,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -45,19 +45,25 @@
 
 SYNCQ_RACE_HOOK_DEFINE;
 
-#define WATCHDOG_S 20 /* far beyond a calibration (tens of ms, seconds under a sanitizer) */
+#define WATCHDOG_S 20 /* far beyond a calibration (milliseconds, seconds under a sanitizer) */
 #define HOLD_MS 20    /* the hold taken at the point lasts this long */
 
 static syncq_lock_tas lock;
 static volatile sig_atomic_t handler_done, handler_result = -1, handler_unlock = -1, holder_gone_in_handler = -1;
-static volatile sig_atomic_t hook_ran;
-static _Atomic(int) main_went_on, held, handler_in, holder_gone, second_hold, armed;
+static volatile sig_atomic_t hook_ran, done_in_calibration;
+static _Atomic(int) main_went_on, held, handler_in, holder_gone, second_hold, armed, raise_armed = 1;
 
-/* At the point, inside the handler's lock, the lock just seen free: take
- * it (for the holder, who releases it), so the test-and-set fails. Once,
- * and only once the handler armed it (the hook is set before any thread
- * starts; the holder's unlock passes other points). */
-static void take_there(const char *name) {
+/* In the calibration: the signal, once. At the point inside the handler's
+ * lock, the lock just seen free: take it (for the holder, who releases
+ * it), so the test-and-set fails; once, and only once the handler armed
+ * it (the hook is set before any thread starts; the holder's unlock
+ * passes other points). */
+static void hook(const char *name) {
+  if (strcmp(name, "delay.calibrating") == 0 && atomic_exchange(&raise_armed, 0)) {
+    (void)raise(SIGALRM); /* the handler runs before raise returns */
+    done_in_calibration = handler_done;
+    return;
+  }
   if (strcmp(name, "lock.ttas_ps.tested") != 0 || !atomic_exchange(&armed, 0)) return;
   if (syncq_lock_ttas_ps_trylock(&lock) == SYNCQ_OK) {
     hook_ran = 1;
@@ -107,14 +113,14 @@ static void test_lock_in_handler_during_first_calibration(void **state) {
   (void)state;
   syncq_lock_config cfg = {0, SYNCQ_WAIT_SPIN, false};
   assert_int_equal(syncq_lock_ttas_ps_init(&lock, &cfg), SYNCQ_OK);
-  syncq_race_hook = take_there;
+  syncq_race_hook = hook;
 
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_alarm;
   sigemptyset(&sa.sa_mask);
   assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
-  /* the other threads start with SIGALRM blocked: the alarm comes to this thread */
+  /* the other threads start with SIGALRM blocked (raise aims at this thread anyway) */
   sigset_t alrm, old;
   sigemptyset(&alrm);
   sigaddset(&alrm, SIGALRM);
@@ -126,14 +132,12 @@ static void test_lock_in_handler_during_first_calibration(void **state) {
   struct timespec nap = {0, 100 * 1000};
   while (!atomic_load(&held)) nanosleep(&nap, NULL);
 
-  struct itimerval at = {{0, 0}, {0, 1000}}; /* once, 1 ms from now */
-  assert_int_equal(setitimer(ITIMER_REAL, &at, NULL), 0);
-  assert_true(syncq_delay_calibrate() > 0);    /* the process's first: the alarm lands inside */
-  while (!handler_done) nanosleep(&nap, NULL); /* (ThreadSanitizer runs a handler at such a call) */
+  assert_true(syncq_delay_calibrate() > 0); /* the process's first: the signal comes inside */
   atomic_store(&main_went_on, 1);
   assert_int_equal(pthread_join(w, NULL), 0);
   assert_int_equal(pthread_join(h, NULL), 0);
 
+  assert_int_equal(done_in_calibration, 1);
   assert_int_equal(hook_ran, 1);
   assert_int_equal(handler_result, SYNCQ_OK);
   assert_int_equal(holder_gone_in_handler, 1); /* mutual exclusion */

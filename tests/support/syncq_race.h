@@ -43,7 +43,8 @@
  *                    fails the CAS, and the counter backs off.
  *   "delay.calibrating"  the delay loop's calibration, measured, not yet
  *                    published (src/delay.c): the state word says
- *                    calibrating.
+ *                    calibrating. The signal tests raise their signal
+ *                    there; delay_calibrating_race_test stops it there.
  *   "queue.scq2.ticket"  SCQ2's enqueue, between its Tail ticket and its
  *                    read of the cell (where a dequeuer overtakes it).
  *   "queue.scq2.dequeue.ticket"  SCQ2's dequeue, between its Head ticket
