@@ -25,7 +25,11 @@ const char *syncq_strerror(int status) {
   case SYNCQ_ETIMEDOUT:
     return "timed out";
   case SYNCQ_EBUSY:
-    return "busy";
+    /* every EBUSY in the API refuses rather than waits: a trylock or a
+     * claim finding the lock held, a destroy finding an operation, a
+     * process, a thread or an endpoint still in it */
+    return "busy: held or still in use (a lock, an unfinished call, a live process); nothing was done: "
+           "retry once it is released";
   case SYNCQ_ESYS:
     return "system call failed (errno holds the reason)";
   case SYNCQ_EDEAD:

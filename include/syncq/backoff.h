@@ -70,8 +70,8 @@ static inline uint32_t syncq_backoff_exp_step(syncq_backoff_exp *b) {
 }
 
 /* Busy-wait for the next step; returns the ns waited (0 when b is NULL).
- * Thread safety: any thread on its own syncq_backoff_exp; not from a signal
- * handler (syncq_delay_ns's first use calibrates under pthread_once).
+ * Thread safety: any thread on its own syncq_backoff_exp; from a signal
+ * handler too (syncq_delay_ns, syncq/clock.h).
  * Progress: wait-free once calibrated: it spins for the step's time,
  * waiting for no other thread. */
 SYNCQ_API uint32_t syncq_backoff_exp_wait(syncq_backoff_exp *b);
@@ -94,7 +94,7 @@ static inline uint64_t syncq_backoff_prop_ns(uint64_t unit_ns, uint64_t distance
 }
 
 /* Busy-wait syncq_backoff_prop_ns(unit_ns, distance, cap_ns); returns it.
- * Thread safety: any thread; not from a signal handler (as
+ * Thread safety: any thread; from a signal handler too (as
  * syncq_backoff_exp_wait).
  * Progress: as syncq_backoff_exp_wait. */
 SYNCQ_API uint64_t syncq_backoff_prop_wait(uint64_t unit_ns, uint64_t distance, uint64_t cap_ns);

@@ -15,6 +15,7 @@
  */
 #include "syncq/counter/cas.h"
 
+#include "../race_internal.h"
 #include "../stats_internal.h"
 #include "syncq/backoff.h"
 #include "syncq/counter.h"
@@ -50,6 +51,7 @@ int syncq_counter_cas_backoff_fetch_add(syncq_counter_cas *c, int64_t delta, int
   syncq_backoff_exp_init_default(&b);
   /* relaxed: only a guess that the seq_cst CAS below validates. */
   int64_t seen = atomic_load_explicit(&c->value, memory_order_relaxed);
+  SYNCQ_RACE_POINT("counter.cas_backoff.loaded");
   SYNCQ_STAT_INC(cas_attempts);
   while (!atomic_compare_exchange_weak(&c->value, &seen, wrap_add(seen, delta))) {
     SYNCQ_STAT_INC(cas_failures);

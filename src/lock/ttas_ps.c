@@ -110,6 +110,7 @@ SYNCQ_LOCK_SLOW_PATH_ int ttas_ps_wait(syncq_lock_tas *l, bool in_request) {
       if (l->wait == SYNCQ_WAIT_SPIN) syncq_pr_relax();
       else (void)syncq_waiter_step(&w); /* YIELD: yields */
     }
+    SYNCQ_RACE_POINT("lock.ttas_ps.tested");
     if (try_with_request(l)) return SYNCQ_OK;
     SYNCQ_STAT_INC(retries);
     if (l->wait == SYNCQ_WAIT_SPIN) (void)syncq_backoff_exp_wait(&b);

@@ -34,10 +34,9 @@
  *                recycled one (O(log n) amortized).
  *   Memory:      a pool of 2 * capacity + 16 * max_threads + 64 nodes at
  *                init, never after.
- *   Signal-safe: yes (no locks; no allocation after init). init
- *                calibrates the backoff's delay loop (syncq/clock.h), which
- *                its first use would do under pthread_once, not callable
- *                from a handler (treiber.c's contract).
+ *   Signal-safe: yes (no locks; no allocation after init); the
+ *                backoff's delay (syncq/clock.h) is signal-safe too, its
+ *                first calibration included.
  *   Process-shared: no.
  *   Limits:      capacity <= SYNCQ_PQUEUE_MAX_CAPACITY items; insert
  *                returns ENOMEM at capacity items. Either operation returns
@@ -51,7 +50,6 @@
 #include "../stack/node_pool.h"
 #include "../stats_internal.h"
 #include "syncq/backoff.h"
-#include "syncq/clock.h"
 
 struct syncq_pqueue_skew_herlihy_node {
   _Atomic(uint64_t) key;
@@ -100,7 +98,6 @@ int syncq_pqueue_skew_herlihy_init(syncq_pqueue_skew_herlihy *q, const syncq_pqu
   }
   atomic_init(&q->root.lo, 0);
   atomic_init(&q->root.hi, 0);
-  (void)syncq_delay_calibrate(); /* here, not in a handler's first backoff (the contract) */
   return SYNCQ_OK;
 }
 

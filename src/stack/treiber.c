@@ -53,11 +53,10 @@
  *                stack's caches before claiming a new one.
  *   Needs:       a double-width CAS (SYNCQ_ENOTSUP otherwise).
  *   Signal-safe: yes (no locks, no allocation after init; a handler that
- *                interrupts a cache access bypasses the cache). init
- *                calibrates the backoff's delay loop (syncq/clock.h), which
- *                its first use would do under pthread_once: a push backing
- *                off in a handler that interrupted that first use in its
- *                own thread would wait for itself for good.
+ *                interrupts a cache access bypasses the cache). The backoff's
+ *                delay (syncq/clock.h) is signal-safe too: a push backing
+ *                off in a handler that interrupted the delay loop's first
+ *                calibration in its own thread does not wait for it.
  *   Process-shared: no (the pool is a heap pointer), though Top holds
  *                indices, not pointers.
  *   Limits:      capacity <= SYNCQ_STACK_MAX_CAPACITY items; non-NULL items.
@@ -71,7 +70,6 @@
 #include "../race_internal.h"
 #include "../stats_internal.h"
 #include "syncq/backoff.h"
-#include "syncq/clock.h"
 #include "syncq/platform.h"
 
 struct syncq_stack_treiber_node {
@@ -200,7 +198,6 @@ int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack_config *c
     return r;
   }
   atomic_init(&s->top, 0);
-  (void)syncq_delay_calibrate(); /* here, not in a handler's first backoff (the contract) */
   return SYNCQ_OK;
 }
 

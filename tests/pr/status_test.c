@@ -35,9 +35,13 @@ static void test_enotsup_names_the_algorithm(void **state) {
 
 /* A status that leaves the caller one thing to do says it, since a
  * program often prints only syncq_strerror's text: where the reason is
- * (errno), how a broken barrier is mended, what a killed process does. */
+ * (errno), how a broken barrier is mended, what a killed process does,
+ * that a busy object refused without waiting and may be tried again. */
 static void test_names_say_what_to_do(void **state) {
   (void)state;
+  assert_non_null(strstr(syncq_strerror(SYNCQ_EBUSY), "held or still in use"));
+  assert_non_null(strstr(syncq_strerror(SYNCQ_EBUSY), "nothing was done"));
+  assert_non_null(strstr(syncq_strerror(SYNCQ_EBUSY), "retry once it is released"));
   assert_non_null(strstr(syncq_strerror(SYNCQ_ESYS), "errno"));
   assert_non_null(strstr(syncq_strerror(SYNCQ_EBROKEN), "syncq_barrier_reset"));
   assert_non_null(strstr(syncq_strerror(SYNCQ_EKILLED), "return from its body"));

@@ -11,7 +11,7 @@
  * (include/syncq/static/) define none and compile a point only inside
  * `#ifdef SYNCQ_RACE_POINT`, so a program that includes them gets no
  * hook (tests/install checks that no installed header defines one). The test library
- * syncq_race (tests/CMakeLists.txt) compiles the lock, queue, active message, hazard pointer and Treiber stack sources with this
+ * syncq_race (tests/CMakeLists.txt) compiles the lock, queue, active message, hazard pointer, Treiber stack, CAS counter and delay sources with this
  * header forced in first, so each point calls syncq_race_hook when a test
  * has set one. A test that links syncq_race defines the hook variable with
  * SYNCQ_RACE_HOOK_DEFINE (at file scope, once) and sets it before it
@@ -25,6 +25,10 @@
  *   "lock.clh.trylock.released"  the trylock of "clh" and "clh-tp",
  *                    between its read of a released tail node and its
  *                    read of that node's spare (where the tail moves on).
+ *   "lock.ttas_ps.tested"  the "ttas-ps" lock's wait, between the test
+ *                    that found the lock free and its test-and-set
+ *                    (src/lock/ttas_ps.c): a lock taken there fails the
+ *                    test-and-set, and the waiter backs off (SPIN).
  *   "reclaim.hp.scan.counted"  a hazard-pointer scan that has counted
  *                    the domain's records, before it reads their slots
  *                    (src/reclaim/hazard.c): records published meanwhile
@@ -33,6 +37,14 @@
  *                    read of Top and its CAS (src/stack/treiber.c): a
  *                    push made there fails the CAS, and the first one
  *                    backs off.
+ *   "counter.cas_backoff.loaded"  the "cas-backoff" counter's
+ *                    fetch-and-add, between its first read of the value
+ *                    and its CAS (src/counter/cas.c): an add made there
+ *                    fails the CAS, and the counter backs off.
+ *   "delay.calibrating"  the delay loop's calibration, measured, not yet
+ *                    published (src/delay.c): the state word says
+ *                    calibrating. The signal tests raise their signal
+ *                    there; delay_calibrating_race_test stops it there.
  *   "queue.scq2.ticket"  SCQ2's enqueue, between its Tail ticket and its
  *                    read of the cell (where a dequeuer overtakes it).
  *   "queue.scq2.dequeue.ticket"  SCQ2's dequeue, between its Head ticket

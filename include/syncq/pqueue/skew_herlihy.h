@@ -37,10 +37,7 @@ typedef struct syncq_pqueue_skew_herlihy {
  * SYNCQ_PQUEUE_MAX_THREADS (within those two limits the node slots,
  * 2 * capacity + 16 * max_threads + 64, stay far below the 2^32 - 1 a
  * node index can name; init still refuses more). SYNCQ_ENOTSUP: the CPU has no double-width CAS.
- * SYNCQ_ENOMEM: the nodes or their pool could not be allocated.
- * The first init in a process calibrates the backoff's delay loop
- * (syncq_delay_calibrate, tens of ms), so that no insert or delete_min
- * does it, from a signal handler maybe. */
+ * SYNCQ_ENOMEM: the nodes or their pool could not be allocated. */
 SYNCQ_API int syncq_pqueue_skew_herlihy_init(syncq_pqueue_skew_herlihy *q, const syncq_pqueue_config *cfg);
 /* Destroy the priority queue, freeing its nodes.
  * SYNCQ_EINVAL: q is NULL.

@@ -43,10 +43,7 @@ typedef struct syncq_stack_treiber {
  * SYNCQ_STACK_MAX_CAPACITY, or cfg->max_threads above SYNCQ_STACK_MAX_THREADS.
  * SYNCQ_ENOTSUP: the CPU has no double-width CAS (the free list).
  * SYNCQ_ENOMEM: the node pool or the threads' caches could not be
- * allocated.
- * The first init in a process calibrates the backoff's delay loop
- * (syncq_delay_calibrate, tens of ms), so that no push or pop does it,
- * from a signal handler maybe. */
+ * allocated. */
 SYNCQ_API int syncq_stack_treiber_init(syncq_stack_treiber *s, const syncq_stack_config *cfg);
 /* Destroy the stack, freeing its node pool and the threads' caches.
  * SYNCQ_EINVAL: s is NULL.
