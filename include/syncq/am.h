@@ -44,8 +44,10 @@
  * time); a claim whose owner has died is reclaimed by the receiver after
  * the endpoint's stale-claim timeout and counted as lost. A message for an
  * unregistered handler goes to the default handler, which counts it (and
- * calls the user's default handler if one is set). Nothing here aborts or
- * prints.
+ * calls the user's default handler if one is set). A sender asks whether
+ * the endpoint behind a peer lives with syncq_am_peer_check (one /proc
+ * read), a server asks after its clients with syncq_am_sender_check.
+ * Nothing here aborts or prints.
  *
  * A hostile or corrupted segment: every process computes addresses from
  * the layout it validated itself (the creator at creation, a sender at

@@ -35,7 +35,8 @@
  *                at most every send, at least every 64th; once a stale
  *                interval per peer a relaxed store of the next look and
  *                a /proc read of the creator, "the clock in a stream of
- *                events"); poll of one
+ *                events"; once the creator is found dead, a relaxed
+ *                store of AM_PEER_DEAD and no look again); poll of one
  *                message = 1 acquire load + 1-2 release stores (free
  *                packet, block; each after a relaxed store of 0 in its
  *                start time) + 1 store of the head + 1 relaxed

@@ -13,7 +13,9 @@
  *                shm_open replaces 000's System V segment, so endpoints
  *                have names.
  *   Progress:    create / connect / destroy make system calls; the peer
- *                table is claimed by CAS (lock-free).
+ *                table is claimed by CAS (lock-free); a sender check
+ *                (syncq_am_sender_check) maps one page of the client's
+ *                segment and reads /proc.
  *   Memory:      the segment: header + 64 peer slots + per queue
  *                (packets x 64 B + blocks x (64 B + bulk_size)); with the
  *                defaults 293 KiB, the size 000 reports. Handles are

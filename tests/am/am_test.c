@@ -33,7 +33,14 @@
  * receiver that died (a peer's first send, a NOWAIT sender retrying on
  * FULL, a plain send waiting on the full queue, sends with room one a
  * millisecond, one thread's sends alternating over several dead
- * receivers: SYNCQ_EDEAD within a stale interval); the clock reads of
+ * receivers: SYNCQ_EDEAD within a stale interval, and every send after
+ * the one that found the death); syncq_am_peer_check (a killed receiver
+ * found at once with its pid, a live one, a leaving and a closed
+ * endpoint, an overwritten segment, checks beside a sending and a
+ * polling thread) and syncq_am_sender_check (a killed client, a removed
+ * and a leaving client endpoint, an overwritten slot); a reply to a
+ * requester killed after its first reply, whose name a new endpoint
+ * took; the clock reads of
  * a stream of sends and of polls at a claimed head, counted at race
  * points (a small share of them), and a receiver polling once every
  * 5 ms that takes a dead sender's claim back within an interval; every
@@ -4022,6 +4029,60 @@ static void test_peer_check(void **state) {
   assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
 }
 
+/* syncq_am_peer_check on one thread while another sends through the same
+ * peer and a third polls: the check writes only the peer's schedule of
+ * looks (an atomic word the sends read), so every check of the live
+ * endpoint answers SYNCQ_OK and every message sent is delivered once (a
+ * TSan run sees the words they share). */
+#define CHECK_ROUNDS 300u
+typedef struct check_race {
+  syncq_am_peer *p;
+  syncq_am_endpoint *ep;
+  _Atomic(unsigned) sent, not_ok, done;
+} check_race;
+
+static void *check_race_sender(void *argp) {
+  check_race *c = argp;
+  uint32_t args[1] = {0};
+  for (unsigned i = 0; i < CHECK_ROUNDS; i++)
+    if (syncq_am_request(c->p, H_TALLY, args, 1, 0) == SYNCQ_OK) atomic_fetch_add(&c->sent, 1u);
+  atomic_fetch_add(&c->done, 1u);
+  return NULL;
+}
+
+static void *check_race_checker(void *argp) {
+  check_race *c = argp;
+  char why[SYNCQ_AM_WHY_MAX];
+  for (unsigned i = 0; i < CHECK_ROUNDS; i++)
+    if (syncq_am_peer_check(c->p, why, sizeof why) != SYNCQ_OK || why[0] != '\0') atomic_fetch_add(&c->not_ok, 1u);
+  atomic_fetch_add(&c->done, 1u);
+  return NULL;
+}
+
+static void test_peer_check_threads(void **state) {
+  (void)state;
+  tally_ep t;
+  syncq_am_config cfg = {.packets = 8, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+  tally_ep_make(&t, "checkrace", 0, &cfg);
+  check_race c = {.ep = t.ep};
+  atomic_init(&c.sent, 0u);
+  atomic_init(&c.not_ok, 0u);
+  atomic_init(&c.done, 0u);
+  assert_int_equal(syncq_am_connect(NULL, t.name, &c.p), SYNCQ_OK);
+  pthread_t a, b;
+  assert_int_equal(pthread_create(&a, NULL, check_race_sender, &c), 0);
+  assert_int_equal(pthread_create(&b, NULL, check_race_checker, &c), 0);
+  while (atomic_load(&c.done) < 2u) (void)poll_or_yield(t.ep);
+  assert_int_equal(pthread_join(a, NULL), 0);
+  assert_int_equal(pthread_join(b, NULL), 0);
+  for (int i = 0; i < 100 && t.got < atomic_load(&c.sent); i++) (void)poll_or_yield(t.ep);
+  assert_int_equal(atomic_load(&c.sent), CHECK_ROUNDS);
+  assert_int_equal(t.got, CHECK_ROUNDS);
+  assert_int_equal(atomic_load(&c.not_ok), 0u);
+  assert_int_equal(syncq_am_disconnect(c.p), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(t.ep), SYNCQ_OK);
+}
+
 /* syncq_am_sender_check: the server asks after the clients in its peer
  * table. A client process with an endpoint of its own connects (slot 0):
  * alive, SYNCQ_OK with its name; killed: SYNCQ_EDEAD naming its pid. A
@@ -4271,6 +4332,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_send_room_creator_gone),
     cmocka_unit_test(test_peer_check),
     cmocka_unit_test(test_send_dead_final),
+    cmocka_unit_test(test_peer_check_threads),
     cmocka_unit_test(test_sender_check),
     cmocka_unit_test(test_reply_requester_dead),
     cmocka_unit_test(test_send_room_many_gone),
