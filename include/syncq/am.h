@@ -529,13 +529,14 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  * child included), concurrently with sends through it and other checks
  * (it writes only the peer's schedule of looks, an atomic word the sends
  * share). Not from a signal handler (syncq/am.h is not async-signal-safe).
- * Progress: one /proc read (a few microseconds; none for a closed
- * endpoint); it never waits for the endpoint's process.
- * Example: A client that waits for replies, asking now and then whether
- * its server is still there (syncq_am_wait cannot tell):
+ * Progress: one open/read/close of /proc (none for a closed endpoint;
+ * its cost: docs/am.md); it never waits for the endpoint's process.
+ * Example: A client waiting for a reply asks whether its server is still
+ * there when the wait runs out (syncq_am_wait cannot tell):
  *   `char why[SYNCQ_AM_WHY_MAX];`
- *   `while (syncq_am_wait(my_ep, 64, 100000000, NULL) == SYNCQ_ETIMEDOUT)`
- *   `  if (syncq_am_peer_check(p, why, sizeof why) == SYNCQ_EDEAD) { fprintf(stderr, "server: %s\n", why); break; }` */
+ *   `int r = syncq_am_wait(my_ep, 64, 100000000, NULL);`
+ *   `if (r == SYNCQ_ETIMEDOUT && syncq_am_peer_check(peer, why, sizeof why) == SYNCQ_EDEAD)`
+ *   `  fprintf(stderr, "server: %s\n", why);` */
 SYNCQ_API int syncq_am_peer_check(syncq_am_peer *peer, char *why, size_t why_size);
 /* The server's side: is the client in slot `slot` (0..SYNCQ_AM_MAX_PEERS
  * - 1) of ep's table of repliable peers alive? A client that connected
@@ -572,10 +573,10 @@ SYNCQ_API int syncq_am_peer_check(syncq_am_peer *peer, char *why, size_t why_siz
  * async-signal-safe).
  * Progress: system calls (shm_open, fstat, mmap and munmap of one page,
  * a /proc read); it never waits for another process.
- * Example: The clients that are gone, after a wait that timed out:
+ * Example: The clients that are gone, named:
  *   `char who[SYNCQ_AM_NAME_MAX + 1], why[SYNCQ_AM_WHY_MAX];`
  *   `for (unsigned i = 0; i < SYNCQ_AM_MAX_PEERS; i++)`
- *   `  if (syncq_am_sender_check(ep, i, who, why, sizeof why) == SYNCQ_EDEAD) forget(who, why);` */
+ *   `  if (syncq_am_sender_check(ep, i, who, why, sizeof why) == SYNCQ_EDEAD) fprintf(stderr, "%s: %s\n", who, why);` */
 SYNCQ_API int syncq_am_sender_check(const syncq_am_endpoint *ep, unsigned slot, char *name, char *why, size_t why_size);
 
 /* Send a short request: handler index, nargs (<= SYNCQ_AM_MAX_ARGS) words.
@@ -602,7 +603,7 @@ SYNCQ_API int syncq_am_sender_check(const syncq_am_endpoint *ep, unsigned slot, 
  * SYNCQ_EDEAD: the endpoint was shut down (its `closed` word: one load
  *   at every send), or its creator (the only process that polls it) is
  *   found gone. The creator is looked at (one open/read/close of
- *   /proc/<pid>/task/<pid>/stat: a few microseconds) at connect, then by
+ *   /proc/<pid>/task/<pid>/stat, as syncq_am_peer_check) at connect, then by
  *   a send once the peer's next look is due, one stale interval
  *   (stale_claim_ns) after its last: the first send within an interval
  *   of the connect does not look again. A send with room compares the
