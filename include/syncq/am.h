@@ -755,6 +755,19 @@ SYNCQ_API bool syncq_am_token_is_request(const syncq_am_token *token);
  * not async-signal-safe).
  * Progress: wait-free. */
 SYNCQ_API syncq_am_endpoint *syncq_am_token_endpoint(const syncq_am_token *token);
+/* The slot of a request's sender in the endpoint's table of repliable
+ * peers (0..SYNCQ_AM_MAX_PEERS - 1): what syncq_am_sender_check asks
+ * after. -1 when there is none: a sender connected with self NULL, a
+ * reply's token, a message through a transport (syncq/am_mpi.h), a slot
+ * number out of range (the packet was overwritten), or token NULL.
+ * Thread safety: from the handler that received the token, during its call
+ * (a token is valid only then). Not from a signal handler (syncq/am.h is
+ * not async-signal-safe).
+ * Progress: wait-free.
+ * Example: A handler that says which client a request came from:
+ *   `int slot = syncq_am_token_sender(token);`
+ *   `if (slot >= 0) fprintf(stderr, "a request from the client in slot %d\n", slot);` */
+SYNCQ_API int syncq_am_token_sender(const syncq_am_token *token);
 
 #ifdef __cplusplus
 }

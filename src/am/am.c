@@ -486,6 +486,12 @@ int syncq_am_counters_of(const syncq_am_endpoint *ep, syncq_am_counters *out) {
 
 bool syncq_am_token_is_request(const syncq_am_token *token) { return token && token->queue == AM_Q_REQUEST; }
 syncq_am_endpoint *syncq_am_token_endpoint(const syncq_am_token *token) { return token ? token->ep : NULL; }
+int syncq_am_token_sender(const syncq_am_token *token) {
+  /* src as the poll read it from the packet, checked against the table's
+   * size: another process may have written any value there */
+  if (token == NULL || token->tp != NULL || token->queue != AM_Q_REQUEST || token->src >= SYNCQ_AM_MAX_PEERS) return -1;
+  return (int)token->src;
+}
 
 /* ---------------------------------------------------------------- send */
 

@@ -4107,6 +4107,12 @@ static void client_child(void *argp) {
   _exit(0);
 }
 
+static void h_sender_slot(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len,
+                          void *ctx) {
+  (void)args, (void)nargs, (void)data, (void)len;
+  *(int *)ctx = syncq_am_token_sender(t);
+}
+
 static void test_sender_check(void **state) {
   (void)state;
   char name[96], local[96], who[SYNCQ_AM_NAME_MAX + 1], why[SYNCQ_AM_WHY_MAX];
@@ -4145,6 +4151,15 @@ static void test_sender_check(void **state) {
   assert_int_equal(syncq_am_sender_check(ep, 1, who, why, sizeof why), SYNCQ_OK);
   assert_string_equal(who, local);
   assert_int_equal(syncq_am_sender_check(ep, 2, who, why, sizeof why), SYNCQ_ENOENT); /* self NULL: no slot */
+  int slot = 99;
+  assert_int_equal(syncq_am_register(ep, H_ECHO, "slot", h_sender_slot, &slot), SYNCQ_OK);
+  assert_int_equal(syncq_am_request(lp, H_ECHO, NULL, 0, 0), SYNCQ_OK);
+  assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+  assert_int_equal(slot, 1); /* the slot the sender check asks after */
+  assert_int_equal(syncq_am_request(anon, H_ECHO, NULL, 0, 0), SYNCQ_OK);
+  assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+  assert_int_equal(slot, -1); /* self NULL */
+  assert_int_equal(syncq_am_token_sender(NULL), -1);
 
   assert_int_equal(kill(c, SIGKILL), 0);
   assert_int_equal(reap(c), 128 + SIGKILL);
