@@ -44,8 +44,10 @@
  * time); a claim whose owner has died is reclaimed by the receiver after
  * the endpoint's stale-claim timeout and counted as lost. A message for an
  * unregistered handler goes to the default handler, which counts it (and
- * calls the user's default handler if one is set). Nothing here aborts or
- * prints.
+ * calls the user's default handler if one is set). A sender asks whether
+ * the endpoint behind a peer lives with syncq_am_peer_check (one /proc
+ * read), a server asks after its clients with syncq_am_sender_check.
+ * Nothing here aborts or prints.
  *
  * A hostile or corrupted segment: every process computes addresses from
  * the layout it validated itself (the creator at creation, a sender at
@@ -388,8 +390,15 @@ SYNCQ_API int syncq_am_poll(syncq_am_endpoint *ep, unsigned budget, unsigned *ha
  * dead once it finds the creator gone: at once with SYNCQ_AM_NOWAIT). The
  * same count written by another process costs every send that wake-up
  * until this endpoint's next sleep starts or ends and rewrites it.
- * It cannot tell that the senders it waits for are gone: where they may
- * exit or die, give a timeout rather than SYNCQ_AM_WAIT_FOREVER.
+ * It cannot tell that the senders it waits for are gone: it does not know
+ * who would send (any process may connect and send, and a peer this
+ * process sends through says nothing of who replies), so when the only
+ * process that would send is dead (a client waiting for the reply of a
+ * server that was killed) it runs to its timeout and answers
+ * SYNCQ_ETIMEDOUT, or with SYNCQ_AM_WAIT_FOREVER waits for ever (asleep,
+ * a slice at a time). Where senders may exit or die, give a timeout and,
+ * when it runs out, ask syncq_am_peer_check of the peer you wait on (a
+ * server: syncq_am_sender_check of its clients).
  * From a handler of ep, the queue being polled further up is skipped as in
  * syncq_am_poll: a nested wait for a message that only that queue can
  * bring (a request handler waiting for a request) lasts its whole timeout
@@ -492,6 +501,83 @@ SYNCQ_API int syncq_am_disconnect(syncq_am_peer *peer);
  * async-signal-safe).
  * Progress: wait-free. */
 SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *out);
+/* syncq_am_peer_check's text is at most this long, its NUL included. */
+#define SYNCQ_AM_WHY_MAX 64u
+/* Is the endpoint behind a peer alive? Looked at now, without a send:
+ * the endpoint's `closed` word (one load from the mapping), then the
+ * process that created it, the only one that polls it, by its pid and
+ * start time as validated at connect (one open/read/close of /proc; the
+ * pid and start time the segment says now are never used: another
+ * process may have written them).
+ * SYNCQ_OK: alive (why gets "").
+ * SYNCQ_EDEAD: the endpoint was closed (syncq_am_destroy), its owner
+ * began to leave (a transport's destroy, syncq/am_mpi.h), or its creator
+ * has exited, is a zombie, or its pid names another process now. A death
+ * found here is final for the peer: every send through it from then on
+ * answers SYNCQ_EDEAD at once (without this check a send finds it by
+ * syncq_am_request's schedule, up to a stale interval later).
+ * SYNCQ_EINVAL: peer is NULL, or its segment's fixed fields were
+ * overwritten (as a send finds them: SYNCQ_EINVAL there too).
+ * SYNCQ_ENOTSUP: a peer through a transport (syncq_am_mpi_peer): the
+ * transport judges it (syncq_am_mpi_peer_dead).
+ * why (may be NULL; why_size bytes, SYNCQ_AM_WHY_MAX is enough) gets
+ * the reason, cut to fit and always NUL-terminated when why_size > 0:
+ * "" (alive), "its process died (pid N)", "its endpoint was closed",
+ * "its endpoint said leaving (its destroy began)", "its segment was
+ * overwritten", "a peer through a transport: ask the transport".
+ * Thread safety: any thread of any process holding the peer (a forked
+ * child included), concurrently with sends through it and other checks
+ * (it writes only the peer's schedule of looks, an atomic word the sends
+ * share). Not from a signal handler (syncq/am.h is not async-signal-safe).
+ * Progress: one open/read/close of /proc (none for a closed endpoint;
+ * its cost: docs/am.md); it never waits for the endpoint's process.
+ * Example: A client waiting for a reply asks whether its server is still
+ * there when the wait runs out (syncq_am_wait cannot tell):
+ *   `char why[SYNCQ_AM_WHY_MAX];`
+ *   `int r = syncq_am_wait(my_ep, 64, 100000000, NULL);`
+ *   `if (r == SYNCQ_ETIMEDOUT && syncq_am_peer_check(peer, why, sizeof why) == SYNCQ_EDEAD)`
+ *   `  fprintf(stderr, "server: %s\n", why);` */
+SYNCQ_API int syncq_am_peer_check(syncq_am_peer *peer, char *why, size_t why_size);
+/* The server's side: is the client in slot `slot` (0..SYNCQ_AM_MAX_PEERS
+ * - 1) of ep's table of repliable peers alive? A client that connected
+ * with an endpoint of its own (syncq_am_connect's self) holds a slot,
+ * under that endpoint's name, for the endpoint's life (a disconnect
+ * frees none); one that connected with self NULL holds none and cannot
+ * be asked after. The client is looked at by its endpoint's name, now:
+ * its segment's header mapped (shm_open, fstat, mmap of one page,
+ * munmap), then its creator by the pid and start time that header
+ * says (one read of /proc).
+ * A name is judged as it is now: a client that died and whose name a
+ * new process created again is the new one, alive.
+ * SYNCQ_OK: the client's endpoint is open and its creator alive.
+ * SYNCQ_EDEAD: it is not: why says "its endpoint is gone" (destroyed,
+ * or removed by syncq_am_unlink), "its endpoint was closed", "its
+ * endpoint said leaving (its destroy began)", "its process died (pid N)"
+ * or "its name holds no endpoint".
+ * SYNCQ_ENOENT: the slot holds no client (yet).
+ * SYNCQ_EINVAL: ep is NULL, or slot is SYNCQ_AM_MAX_PEERS or more; or
+ * the slot's name was overwritten (it is no endpoint name: why says "its
+ * slot was overwritten").
+ * SYNCQ_ESYS: shm_open, fstat or mmap failed otherwise; errno holds why.
+ * name (may be NULL; SYNCQ_AM_NAME_MAX + 1 bytes) gets the client's
+ * endpoint name with SYNCQ_OK and SYNCQ_EDEAD, "" otherwise; why (may be
+ * NULL; why_size bytes, SYNCQ_AM_WHY_MAX is enough) the reason, "" with
+ * SYNCQ_OK, cut to fit and NUL-terminated when why_size > 0.
+ * Every word read from the segments (the slot's state and name, the
+ * client header's mark, closed word, pid and start time) is compared,
+ * copied within bounds or checked as a name before use: a process that
+ * writes them changes only the answer about that slot.
+ * Thread safety: any thread of the process holding ep, concurrently with
+ * polls, sends and connects of any process (it reads the table, writes
+ * nothing shared). Not from a signal handler (syncq/am.h is not
+ * async-signal-safe).
+ * Progress: system calls (shm_open, fstat, mmap and munmap of one page,
+ * a /proc read); it never waits for another process.
+ * Example: The clients that are gone, named:
+ *   `char who[SYNCQ_AM_NAME_MAX + 1], why[SYNCQ_AM_WHY_MAX];`
+ *   `for (unsigned i = 0; i < SYNCQ_AM_MAX_PEERS; i++)`
+ *   `  if (syncq_am_sender_check(ep, i, who, why, sizeof why) == SYNCQ_EDEAD) fprintf(stderr, "%s: %s\n", who, why);` */
+SYNCQ_API int syncq_am_sender_check(const syncq_am_endpoint *ep, unsigned slot, char *name, char *why, size_t why_size);
 
 /* Send a short request: handler index, nargs (<= SYNCQ_AM_MAX_ARGS) words.
  * Returns SYNCQ_OK once the message is in the endpoint's request queue.
@@ -514,22 +600,30 @@ SYNCQ_API int syncq_am_peer_limits(const syncq_am_peer *peer, syncq_am_limits *o
  *   lock word is in a state no process writes): nothing is sent.
  * SYNCQ_ESYS: the "posix-mutex" claim's mutex call failed otherwise;
  *   errno holds why.
- * SYNCQ_EDEAD: the endpoint was shut down, or its creator (the only
- *   process that polls it) is gone. Sends through a peer look at the
- *   creator (one read of /proc) at connect, at the peer's first send if
- *   an interval has passed since, and then once the endpoint's stale
- *   interval (stale_claim_ns) at most: a send with
- *   room, at the first send an interval after the last look, timed by
- *   its thread's clock, read at a pace that follows the thread's rate of
- *   sends, whatever peers they go to (every send when they come a 16th
- *   of an interval apart or more, every 64th in a fast stream; a stream
- *   that slows down between two reads looks at most 64 sends late; the
- *   pace is the thread's own, so the senders sharing a peer write no
- *   word of it); a NOWAIT send that finds the queue full, at
- *   once when an interval has passed; a plain send waiting on a full
- *   queue, once per interval of its wait. So after the creator's death
- *   the sends commit (SYNCQ_OK, nothing delivered) for about one stale
- *   interval at most, then answer SYNCQ_EDEAD; none waits for ever.
+ * SYNCQ_EDEAD: the endpoint was shut down (its `closed` word: one load
+ *   at every send), or its creator (the only process that polls it) is
+ *   found gone. The creator is looked at (one open/read/close of
+ *   /proc/<pid>/task/<pid>/stat, as syncq_am_peer_check) at connect, then by
+ *   a send once the peer's next look is due, one stale interval
+ *   (stale_claim_ns) after its last: the first send within an interval
+ *   of the connect does not look again. A send with room compares the
+ *   due time with its thread's clock, which it reads (clock_gettime) at
+ *   a pace that follows the thread's rate of sends to any peer: at every
+ *   send when they come a 16th of the shortest stale interval apart or
+ *   more, at every 64th in a fast stream, so a due look comes at most 64
+ *   sends late (a stream that slows down between two reads: at most 64
+ *   of the slow sends); the pace is the thread's own, so the senders
+ *   sharing a peer write no word of it. A NOWAIT send that finds the
+ *   queue full looks at once when due; a plain send waiting on a full
+ *   queue, once per interval of its wait. So a peer costs one /proc read
+ *   per stale interval at most, and every other send a relaxed load and
+ *   a compare. Once a look (or syncq_am_peer_check) has found the
+ *   creator dead, every later send through that peer answers SYNCQ_EDEAD
+ *   without looking again (a death is final). After the creator's death
+ *   the sends commit (SYNCQ_OK, nothing delivered) for at most one stale
+ *   interval and the thread's next clock read (up to 64 sends of a fast
+ *   stream), then answer SYNCQ_EDEAD; none waits for ever.
+ *   syncq_am_peer_check asks at once, without a send.
  * Thread safety: any thread of any process holding a peer (a forked child
  * included), concurrently with every other sender to the same endpoint: the
  * endpoint's claim algorithm arbitrates them, whichever processes they run
@@ -661,6 +755,19 @@ SYNCQ_API bool syncq_am_token_is_request(const syncq_am_token *token);
  * not async-signal-safe).
  * Progress: wait-free. */
 SYNCQ_API syncq_am_endpoint *syncq_am_token_endpoint(const syncq_am_token *token);
+/* The slot of a request's sender in the endpoint's table of repliable
+ * peers (0..SYNCQ_AM_MAX_PEERS - 1): what syncq_am_sender_check asks
+ * after. -1 when there is none: a sender connected with self NULL, a
+ * reply's token, a message through a transport (syncq/am_mpi.h), a slot
+ * number out of range (the packet was overwritten), or token NULL.
+ * Thread safety: from the handler that received the token, during its call
+ * (a token is valid only then). Not from a signal handler (syncq/am.h is
+ * not async-signal-safe).
+ * Progress: wait-free.
+ * Example: A handler that says which client a request came from:
+ *   `int slot = syncq_am_token_sender(token);`
+ *   `if (slot >= 0) fprintf(stderr, "a request from the client in slot %d\n", slot);` */
+SYNCQ_API int syncq_am_token_sender(const syncq_am_token *token);
 
 #ifdef __cplusplus
 }

@@ -35,7 +35,8 @@
  *                at most every send, at least every 64th; once a stale
  *                interval per peer a relaxed store of the next look and
  *                a /proc read of the creator, "the clock in a stream of
- *                events"); poll of one
+ *                events"; once the creator is found dead, a relaxed
+ *                store of AM_PEER_DEAD and no look again); poll of one
  *                message = 1 acquire load + 1-2 release stores (free
  *                packet, block; each after a relaxed store of 0 in its
  *                start time) + 1 store of the head + 1 relaxed
@@ -82,6 +83,7 @@
  *   Process-shared: yes (the segment); handles are per process.
  */
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -484,6 +486,12 @@ int syncq_am_counters_of(const syncq_am_endpoint *ep, syncq_am_counters *out) {
 
 bool syncq_am_token_is_request(const syncq_am_token *token) { return token && token->queue == AM_Q_REQUEST; }
 syncq_am_endpoint *syncq_am_token_endpoint(const syncq_am_token *token) { return token ? token->ep : NULL; }
+int syncq_am_token_sender(const syncq_am_token *token) {
+  /* src as the poll read it from the packet, checked against the table's
+   * size: another process may have written any value there */
+  if (token == NULL || token->tp != NULL || token->queue != AM_Q_REQUEST || token->src >= SYNCQ_AM_MAX_PEERS) return -1;
+  return (int)token->src;
+}
 
 /* ---------------------------------------------------------------- send */
 
@@ -510,10 +518,16 @@ static int check_msg(unsigned handler, const uint32_t *args, unsigned nargs, uns
  * full. The first look is the connect's (am_peer_make). */
 static bool am_creator_gone(const am_geometry *g, _Atomic(uint64_t) *next_check, uint64_t t) {
   /* relaxed: a schedule the peer's senders share; a store lost to another
-   * sender's only moves the next look by an interval */
-  if (t < atomic_load_explicit(next_check, memory_order_relaxed)) return false;
+   * sender's only moves the next look by an interval, or (one that
+   * overwrote AM_PEER_DEAD) costs the next send a /proc read that finds
+   * the death again */
+  uint64_t next = atomic_load_explicit(next_check, memory_order_relaxed);
+  if (next == AM_PEER_DEAD) return true; /* found dead before: a death is final */
+  if (t < next) return false;
   atomic_store_explicit(next_check, t + g->stale_ns, memory_order_relaxed);
-  return am_owner_dead((uint32_t)g->creator_pid, g->creator_start);
+  if (!am_owner_dead((uint32_t)g->creator_pid, g->creator_start)) return false;
+  atomic_store_explicit(next_check, AM_PEER_DEAD, memory_order_relaxed); /* relaxed: as above */
+  return true;
 }
 
 /* A send's look at its destination's creator, due by this thread's paced
@@ -665,10 +679,42 @@ int syncq_am_request_bulk(syncq_am_peer *peer, unsigned handler, const void *dat
   return am_send(peer, AM_Q_REQUEST, peer->self, peer->src_index, handler, data, len, true, args, nargs, flags);
 }
 
+/* The destination's end as a send would find it, looked at now: its
+ * `closed` word (one load, any value another process writes is only
+ * compared), then its creator as validated at connect (one /proc read,
+ * am_peer_end). A death found here is recorded in the peer's schedule
+ * (AM_PEER_DEAD), so the sends after it answer SYNCQ_EDEAD at once. */
+int syncq_am_peer_check(syncq_am_peer *peer, char *why, size_t why_size) {
+  if (why != NULL && why_size > 0) why[0] = '\0';
+  if (peer == NULL) return SYNCQ_EINVAL;
+  if (peer->tp != NULL) { /* the transport judges it (syncq_am_mpi_peer_dead) */
+    if (why != NULL && why_size > 0) snprintf(why, why_size, "a peer through a transport: ask the transport");
+    return SYNCQ_ENOTSUP;
+  }
+  if (!am_geometry_same(peer->base, peer->geo.size, &peer->geo)) {
+    if (why != NULL && why_size > 0) snprintf(why, why_size, "its segment was overwritten");
+    return SYNCQ_EINVAL;
+  }
+  uint32_t pid = 0;
+  int end = am_peer_end(peer, true, &pid);
+  if (end == AM_END_LIVE) return SYNCQ_OK;
+  if (end == AM_END_DIED) /* relaxed: a schedule the peer's senders share (am_creator_gone) */
+    atomic_store_explicit(&peer->dead_check_ns, AM_PEER_DEAD, memory_order_relaxed);
+  if (why != NULL && why_size > 0) {
+    if (end == AM_END_DIED) snprintf(why, why_size, "its process died (pid %u)", (unsigned)pid);
+    else if (end == AM_END_CLOSED) snprintf(why, why_size, "its endpoint was closed");
+    else snprintf(why, why_size, "its endpoint said leaving (its destroy began)");
+  }
+  return SYNCQ_EDEAD;
+}
+
 /* The requester's endpoint, connected on the first reply to it. */
 static int reply_peer(syncq_am_endpoint *ep, uint16_t src, syncq_am_peer **out) {
   syncq_am_peer *p = ep->reply_peer[src];
-  if (p != NULL && atomic_load(&((am_header *)p->base)->closed) != 0u) { /* gone; maybe re-created since */
+  /* gone (closed, or its creator found dead: relaxed, the peer's schedule,
+   * am_creator_gone); maybe re-created since */
+  if (p != NULL && (atomic_load(&((am_header *)p->base)->closed) != 0u ||
+                    atomic_load_explicit(&p->dead_check_ns, memory_order_relaxed) == AM_PEER_DEAD)) {
     (void)syncq_am_disconnect(p);
     ep->reply_peer[src] = p = NULL;
   }

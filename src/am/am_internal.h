@@ -51,6 +51,10 @@ typedef struct am_handler_entry {
   char name[SYNCQ_AM_NAME_MAX + 1];
 } am_handler_entry;
 
+/* syncq_am_peer's dead_check_ns once its creator was found dead (by a
+ * send's look or syncq_am_peer_check): final, every send answers
+ * SYNCQ_EDEAD without looking again. */
+#define AM_PEER_DEAD 1u
 struct syncq_am_peer {
   /* a send looks at the destination's creator again from this time on
    * (am.c, am_creator_gone): one that finds the queue full (NOWAIT), and

@@ -13,7 +13,9 @@
  *                shm_open replaces 000's System V segment, so endpoints
  *                have names.
  *   Progress:    create / connect / destroy make system calls; the peer
- *                table is claimed by CAS (lock-free).
+ *                table is claimed by CAS (lock-free); a sender check
+ *                (syncq_am_sender_check) maps one page of the client's
+ *                segment and reads /proc.
  *   Memory:      the segment: header + 64 peer slots + per queue
  *                (packets x 64 B + blocks x (64 B + bulk_size)); with the
  *                defaults 293 KiB, the size 000 reports. Handles are
@@ -404,6 +406,78 @@ int syncq_am_unlink(const char *name) {
   if (busy) return SYNCQ_EBUSY;
   if (shm_unlink(path) != 0) return errno == ENOENT ? SYNCQ_ENOENT : SYNCQ_ESYS;
   return SYNCQ_OK;
+}
+
+/* The client in slot `slot` of ep's peer table, looked at by its
+ * endpoint's name: the table was validated at creation (peers_off), the
+ * slot's state is only compared and its name copied, bounded, and checked
+ * as a name before it is opened. Only the client segment's header is
+ * mapped (as syncq_am_unlink does), and each word read from it (magic,
+ * closed, the creator's pid and start time) is only compared or handed to
+ * am_owner_dead, which reads /proc by number: a client that wrote
+ * anything there changes the answer about itself, nothing else. */
+int syncq_am_sender_check(const syncq_am_endpoint *ep, unsigned slot, char *name, char *why, size_t why_size) {
+  if (why != NULL && why_size > 0) why[0] = '\0';
+  if (name != NULL) name[0] = '\0';
+  if (ep == NULL || slot >= SYNCQ_AM_MAX_PEERS) return SYNCQ_EINVAL;
+  am_peer_slot *t = am_at(ep->base, ep->geo.peers_off); /* the validated offset, not the segment's */
+  /* acquire: pairs with the release store of READY after the name (peer_index) */
+  if (atomic_load_explicit(&t[slot].state, memory_order_acquire) != AM_PEER_READY) return SYNCQ_ENOENT;
+  char own[SYNCQ_AM_NAME_MAX + 1];
+  memcpy(own, t[slot].name, sizeof own);
+  own[SYNCQ_AM_NAME_MAX] = '\0';
+  if (!am_name_ok(own)) {
+    if (why != NULL && why_size > 0) snprintf(why, why_size, "its slot was overwritten");
+    return SYNCQ_EINVAL;
+  }
+  if (name != NULL) memcpy(name, own, sizeof own);
+  char path[AM_PATH_MAX];
+  shm_path(own, path);
+  int fd = shm_open(path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) {
+    if (errno != ENOENT) return SYNCQ_ESYS;
+    if (why != NULL && why_size > 0) snprintf(why, why_size, "its endpoint is gone");
+    return SYNCQ_EDEAD;
+  }
+  struct stat st;
+  void *b = MAP_FAILED;
+  if (fstat(fd, &st) == 0)
+    b = st.st_size >= 0 && (size_t)st.st_size >= sizeof(am_header)
+          ? mmap(NULL, sizeof(am_header), PROT_READ, MAP_SHARED, fd, 0)
+          : NULL; /* too small to be an endpoint */
+  int e = errno;
+  close(fd);
+  if (b == MAP_FAILED) {
+    errno = e;
+    return SYNCQ_ESYS;
+  }
+  const char *text = NULL;
+  uint32_t pid = 0;
+  bool died = false;
+  if (b == NULL) {
+    text = "its name holds no endpoint";
+  } else {
+    am_header *h = b; /* (read only; an atomic load wants a pointer to non-const under older clang) */
+    /* acquire: pairs with the release store of magic at creation */
+    if (atomic_load_explicit(&h->magic, memory_order_acquire) != AM_MAGIC) {
+      text = "its name holds no endpoint";
+    } else {
+      /* relaxed: a hint, as a send's look at it (am.c): shutdown is final */
+      uint32_t closed = atomic_load_explicit(&h->closed, memory_order_relaxed);
+      pid = (uint32_t)h->creator_pid;
+      uint64_t start = h->creator_start;
+      if (closed == AM_LEAVING) text = "its endpoint said leaving (its destroy began)";
+      else if (closed != 0u) text = "its endpoint was closed";
+      else if (am_owner_dead(pid, start)) text = "its process died", died = true;
+    }
+    munmap(b, sizeof(am_header));
+  }
+  if (text == NULL) return SYNCQ_OK;
+  if (why != NULL && why_size > 0) {
+    if (died) snprintf(why, why_size, "%s (pid %u)", text, (unsigned)pid);
+    else snprintf(why, why_size, "%s", text);
+  }
+  return SYNCQ_EDEAD;
 }
 
 /* From the process's validated copy: what the segment says now may be

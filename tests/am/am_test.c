@@ -33,7 +33,14 @@
  * receiver that died (a peer's first send, a NOWAIT sender retrying on
  * FULL, a plain send waiting on the full queue, sends with room one a
  * millisecond, one thread's sends alternating over several dead
- * receivers: SYNCQ_EDEAD within a stale interval); the clock reads of
+ * receivers: SYNCQ_EDEAD within a stale interval, and every send after
+ * the one that found the death); syncq_am_peer_check (a killed receiver
+ * found at once with its pid, a live one, a leaving and a closed
+ * endpoint, an overwritten segment, checks beside a sending and a
+ * polling thread) and syncq_am_sender_check (a killed client, a removed
+ * and a leaving client endpoint, an overwritten slot); a reply to a
+ * requester killed after its first reply, whose name a new endpoint
+ * took; the clock reads of
  * a stream of sends and of polls at a claimed head, counted at race
  * points (a small share of them), and a receiver polling once every
  * 5 ms that takes a dead sender's claim back within an interval; every
@@ -3949,6 +3956,360 @@ static void test_endpoint_leaving(void **state) {
   assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
 }
 
+/* syncq_am_peer_check: a peer asked whether the endpoint behind it lives,
+ * with no send. Alive: SYNCQ_OK and "". Its receiver killed (SIGKILL,
+ * reaped): a NOWAIT send right after the death still commits (within the
+ * connect's interval no send looks at the creator: the case the check is
+ * for), while the check answers SYNCQ_EDEAD at once, naming the pid; and
+ * every send after it answers SYNCQ_EDEAD. Its endpoint leaving, then
+ * closed: SYNCQ_EDEAD with each reason. Overwritten fixed fields:
+ * SYNCQ_EINVAL. Bad input: SYNCQ_EINVAL, the text emptied, and a text cut
+ * to a small buffer stays NUL-terminated. */
+static void test_peer_check(void **state) {
+  (void)state;
+  char why[SYNCQ_AM_WHY_MAX];
+  memset(why, 'x', sizeof why);
+  assert_int_equal(syncq_am_peer_check(NULL, why, sizeof why), SYNCQ_EINVAL);
+  assert_string_equal(why, "");
+  assert_int_equal(syncq_am_peer_check(NULL, NULL, 0), SYNCQ_EINVAL);
+
+  /* a live receiver in another process, then killed */
+  int go[2], ready[2];
+  gone_arg ga;
+  pid_t c = gone_start(&ga, go, ready, 16u, 40);
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, ga.name, &p), SYNCQ_OK);
+  memset(why, 'x', sizeof why);
+  assert_int_equal(syncq_am_peer_check(p, why, sizeof why), SYNCQ_OK);
+  assert_string_equal(why, "");
+  assert_int_equal(syncq_am_peer_check(p, NULL, 0), SYNCQ_OK);
+  assert_int_equal(kill(c, SIGKILL), 0);
+  assert_int_equal(reap(c), 128 + SIGKILL);
+  uint32_t args[1] = {0};
+  assert_int_equal(syncq_am_request(p, H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_OK); /* the send cannot tell yet */
+  assert_int_equal(syncq_am_peer_check(p, why, sizeof why), SYNCQ_EDEAD);
+  char want[SYNCQ_AM_WHY_MAX];
+  snprintf(want, sizeof want, "its process died (pid %d)", (int)c);
+  assert_string_equal(why, want);
+  char small[8];
+  assert_int_equal(syncq_am_peer_check(p, small, sizeof small), SYNCQ_EDEAD);
+  assert_string_equal(small, "its pro"); /* cut, NUL-terminated */
+  for (int i = 0; i < 4; i++) {          /* final: every send after the check */
+    assert_int_equal(syncq_am_request(p, H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_EDEAD);
+    assert_int_equal(syncq_am_request(p, H_COUNT, args, 1, 0), SYNCQ_EDEAD);
+    assert_int_equal(syncq_am_request_bulk(p, H_COUNT, "x", 1, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_EDEAD);
+  }
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  for (int i = 0; i < 2; i++) {
+    close(go[i]);
+    close(ready[i]);
+  }
+  assert_int_equal(syncq_am_unlink(ga.name), SYNCQ_OK);
+
+  /* an endpoint of this process: overwritten, leaving, closed */
+  char name[96];
+  name_of(name, sizeof name, "check", 0);
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_connect(NULL, name, &p), SYNCQ_OK);
+  assert_int_equal(syncq_am_peer_check(p, why, sizeof why), SYNCQ_OK);
+  am_header *h = ep->base;
+  uint32_t packets = h->packets;
+  h->packets = packets * 2u; /* another process's write */
+  assert_int_equal(syncq_am_peer_check(p, why, sizeof why), SYNCQ_EINVAL);
+  assert_string_equal(why, "its segment was overwritten");
+  h->packets = packets;
+  assert_int_equal(syncq_am_peer_check(p, why, sizeof why), SYNCQ_OK);
+  am_endpoint_leave(ep);
+  assert_int_equal(syncq_am_peer_check(p, why, sizeof why), SYNCQ_EDEAD);
+  assert_string_equal(why, "its endpoint said leaving (its destroy began)");
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  assert_int_equal(syncq_am_peer_check(p, why, sizeof why), SYNCQ_EDEAD);
+  assert_string_equal(why, "its endpoint was closed");
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+}
+
+/* syncq_am_peer_check on one thread while another sends through the same
+ * peer and a third polls: the check writes only the peer's schedule of
+ * looks (an atomic word the sends read), so every check of the live
+ * endpoint answers SYNCQ_OK and every message sent is delivered once (a
+ * TSan run sees the words they share). */
+#define CHECK_ROUNDS 300u
+typedef struct check_race {
+  syncq_am_peer *p;
+  syncq_am_endpoint *ep;
+  _Atomic(unsigned) sent, not_ok, done;
+} check_race;
+
+static void *check_race_sender(void *argp) {
+  check_race *c = argp;
+  uint32_t args[1] = {0};
+  for (unsigned i = 0; i < CHECK_ROUNDS; i++)
+    if (syncq_am_request(c->p, H_TALLY, args, 1, 0) == SYNCQ_OK) atomic_fetch_add(&c->sent, 1u);
+  atomic_fetch_add(&c->done, 1u);
+  return NULL;
+}
+
+static void *check_race_checker(void *argp) {
+  check_race *c = argp;
+  char why[SYNCQ_AM_WHY_MAX];
+  for (unsigned i = 0; i < CHECK_ROUNDS; i++)
+    if (syncq_am_peer_check(c->p, why, sizeof why) != SYNCQ_OK || why[0] != '\0') atomic_fetch_add(&c->not_ok, 1u);
+  atomic_fetch_add(&c->done, 1u);
+  return NULL;
+}
+
+static void test_peer_check_threads(void **state) {
+  (void)state;
+  tally_ep t;
+  syncq_am_config cfg = {.packets = 8, .bulk_blocks = 1, .bulk_size = 64, .stale_claim_ns = STALE_NS};
+  tally_ep_make(&t, "checkrace", 0, &cfg);
+  check_race c = {.ep = t.ep};
+  atomic_init(&c.sent, 0u);
+  atomic_init(&c.not_ok, 0u);
+  atomic_init(&c.done, 0u);
+  assert_int_equal(syncq_am_connect(NULL, t.name, &c.p), SYNCQ_OK);
+  pthread_t a, b;
+  assert_int_equal(pthread_create(&a, NULL, check_race_sender, &c), 0);
+  assert_int_equal(pthread_create(&b, NULL, check_race_checker, &c), 0);
+  while (atomic_load(&c.done) < 2u) (void)poll_or_yield(t.ep);
+  assert_int_equal(pthread_join(a, NULL), 0);
+  assert_int_equal(pthread_join(b, NULL), 0);
+  for (int i = 0; i < 100 && t.got < atomic_load(&c.sent); i++) (void)poll_or_yield(t.ep);
+  assert_int_equal(atomic_load(&c.sent), CHECK_ROUNDS);
+  assert_int_equal(t.got, CHECK_ROUNDS);
+  assert_int_equal(atomic_load(&c.not_ok), 0u);
+  assert_int_equal(syncq_am_disconnect(c.p), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(t.ep), SYNCQ_OK);
+}
+
+/* syncq_am_sender_check: the server asks after the clients in its peer
+ * table. A client process with an endpoint of its own connects (slot 0):
+ * alive, SYNCQ_OK with its name; killed: SYNCQ_EDEAD naming its pid. A
+ * client of this process (slot 1) leaving, then destroyed (its segment
+ * removed): SYNCQ_EDEAD with each reason. A client with self NULL takes
+ * no slot (slot 2 stays SYNCQ_ENOENT). A slot's name overwritten:
+ * SYNCQ_EINVAL. Bad input: SYNCQ_EINVAL. */
+typedef struct client_arg {
+  int go_rd, ready_wr;
+  char server[96], self[96];
+} client_arg;
+
+static void client_child(void *argp) {
+  client_arg *a = argp;
+  syncq_am_endpoint *ep;
+  CHILD_CHECK(syncq_am_create(a->self, NULL, &ep) == SYNCQ_OK, 50);
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(ep, a->server, &p) == SYNCQ_OK, 51);
+  char c = 1;
+  CHILD_CHECK(write(a->ready_wr, &c, 1) == 1, 52);
+  CHILD_CHECK(read(a->go_rd, &c, 1) == 1, 53); /* killed here */
+  _exit(0);
+}
+
+static void h_sender_slot(syncq_am_token *t, const uint32_t *args, unsigned nargs, const void *data, size_t len,
+                          void *ctx) {
+  (void)args, (void)nargs, (void)data, (void)len;
+  *(int *)ctx = syncq_am_token_sender(t);
+}
+
+static void test_sender_check(void **state) {
+  (void)state;
+  char name[96], local[96], who[SYNCQ_AM_NAME_MAX + 1], why[SYNCQ_AM_WHY_MAX];
+  name_of(name, sizeof name, "senders", 0);
+  name_of(local, sizeof local, "senders", 1);
+  syncq_am_endpoint *ep, *lep;
+  assert_int_equal(syncq_am_create(name, NULL, &ep), SYNCQ_OK);
+  memset(why, 'x', sizeof why);
+  memset(who, 'x', sizeof who);
+  assert_int_equal(syncq_am_sender_check(NULL, 0, who, why, sizeof why), SYNCQ_EINVAL);
+  assert_string_equal(why, "");
+  assert_string_equal(who, "");
+  assert_int_equal(syncq_am_sender_check(ep, SYNCQ_AM_MAX_PEERS, who, why, sizeof why), SYNCQ_EINVAL);
+  assert_int_equal(syncq_am_sender_check(ep, 0, who, why, sizeof why), SYNCQ_ENOENT);
+
+  client_arg ca;
+  int go[2], ready[2];
+  assert_int_equal(pipe(go), 0);
+  assert_int_equal(pipe(ready), 0);
+  ca.go_rd = go[0];
+  ca.ready_wr = ready[1];
+  snprintf(ca.server, sizeof ca.server, "%s", name);
+  name_of(ca.self, sizeof ca.self, "senders", 2);
+  pid_t c = spawn(client_child, &ca);
+  char b;
+  assert_int_equal(read(ready[0], &b, 1), 1);
+  assert_int_equal(syncq_am_sender_check(ep, 0, who, why, sizeof why), SYNCQ_OK);
+  assert_string_equal(who, ca.self);
+  assert_string_equal(why, "");
+  assert_int_equal(syncq_am_sender_check(ep, 0, NULL, NULL, 0), SYNCQ_OK);
+
+  assert_int_equal(syncq_am_create(local, NULL, &lep), SYNCQ_OK);
+  syncq_am_peer *lp, *anon;
+  assert_int_equal(syncq_am_connect(lep, name, &lp), SYNCQ_OK);
+  assert_int_equal(syncq_am_connect(NULL, name, &anon), SYNCQ_OK);
+  assert_int_equal(syncq_am_sender_check(ep, 1, who, why, sizeof why), SYNCQ_OK);
+  assert_string_equal(who, local);
+  assert_int_equal(syncq_am_sender_check(ep, 2, who, why, sizeof why), SYNCQ_ENOENT); /* self NULL: no slot */
+  int slot = 99;
+  assert_int_equal(syncq_am_register(ep, H_ECHO, "slot", h_sender_slot, &slot), SYNCQ_OK);
+  assert_int_equal(syncq_am_request(lp, H_ECHO, NULL, 0, 0), SYNCQ_OK);
+  assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+  assert_int_equal(slot, 1); /* the slot the sender check asks after */
+  assert_int_equal(syncq_am_request(anon, H_ECHO, NULL, 0, 0), SYNCQ_OK);
+  assert_int_equal(syncq_am_poll(ep, 8, NULL), SYNCQ_OK);
+  assert_int_equal(slot, -1); /* self NULL */
+  assert_int_equal(syncq_am_token_sender(NULL), -1);
+
+  assert_int_equal(kill(c, SIGKILL), 0);
+  assert_int_equal(reap(c), 128 + SIGKILL);
+  assert_int_equal(syncq_am_sender_check(ep, 0, who, why, sizeof why), SYNCQ_EDEAD);
+  assert_string_equal(who, ca.self);
+  char want[SYNCQ_AM_WHY_MAX];
+  snprintf(want, sizeof want, "its process died (pid %d)", (int)c);
+  assert_string_equal(why, want);
+  assert_int_equal(syncq_am_unlink(ca.self), SYNCQ_OK);
+  assert_int_equal(syncq_am_sender_check(ep, 0, who, why, sizeof why), SYNCQ_EDEAD);
+  assert_string_equal(why, "its endpoint is gone");
+
+  am_endpoint_leave(lep);
+  assert_int_equal(syncq_am_sender_check(ep, 1, who, why, sizeof why), SYNCQ_EDEAD);
+  assert_string_equal(why, "its endpoint said leaving (its destroy began)");
+  assert_int_equal(syncq_am_disconnect(lp), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(lep), SYNCQ_OK);
+  assert_int_equal(syncq_am_sender_check(ep, 1, who, why, sizeof why), SYNCQ_EDEAD);
+  assert_string_equal(who, local);
+  assert_string_equal(why, "its endpoint is gone");
+
+  am_peer_slot *t = am_at(ep->base, ep->geo.peers_off);
+  t[1].name[0] = '/'; /* another process's write: no endpoint name */
+  assert_int_equal(syncq_am_sender_check(ep, 1, who, why, sizeof why), SYNCQ_EINVAL);
+  assert_string_equal(why, "its slot was overwritten");
+  assert_string_equal(who, "");
+
+  assert_int_equal(syncq_am_disconnect(anon), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  for (int i = 0; i < 2; i++) {
+    close(go[i]);
+    close(ready[i]);
+  }
+}
+
+/* A server replying to a requester that was killed after its first
+ * reply, and whose endpoint's name a new process (here: this one) made
+ * again: the reply that finds the death answers SYNCQ_EDEAD, and the next
+ * request from that name gets its reply at the new endpoint, the cached
+ * connection to the dead one dropped. It used to keep that connection
+ * (not closed, only dead): the reply committed into the dead segment
+ * (SYNCQ_OK) and the new endpoint never got it. */
+typedef struct requester_arg {
+  int go_rd, ready_wr;
+  char server[96], self[96];
+} requester_arg;
+
+static void requester_child(void *argp) {
+  requester_arg *a = argp;
+  syncq_am_config cfg = {.stale_claim_ns = STALE_NS}; /* the replier's looks at this process: once per STALE_NS */
+  syncq_am_endpoint *ep;
+  CHILD_CHECK(syncq_am_create(a->self, &cfg, &ep) == SYNCQ_OK, 50);
+  syncq_am_peer *p;
+  CHILD_CHECK(syncq_am_connect(ep, a->server, &p) == SYNCQ_OK, 51);
+  uint32_t one[1] = {1};
+  CHILD_CHECK(syncq_am_request(p, H_ECHO, one, 1, 0) == SYNCQ_OK, 52);
+  CHILD_CHECK(syncq_am_request(p, H_ECHO, one, 1, 0) == SYNCQ_OK, 53);
+  char c = 1;
+  CHILD_CHECK(write(a->ready_wr, &c, 1) == 1, 54);
+  CHILD_CHECK(read(a->go_rd, &c, 1) == 1, 55); /* killed here */
+  _exit(0);
+}
+
+static void test_reply_requester_dead(void **state) {
+  (void)state;
+  char name[96];
+  name_of(name, sizeof name, "redead", 0);
+  syncq_am_config cfg = {.stale_claim_ns = STALE_NS};
+  syncq_am_endpoint *ep;
+  assert_int_equal(syncq_am_create(name, &cfg, &ep), SYNCQ_OK);
+  int res = 99;
+  assert_int_equal(syncq_am_register(ep, H_ECHO, "try-reply", h_try_reply, &res), SYNCQ_OK);
+  requester_arg ra;
+  int go[2], ready[2];
+  assert_int_equal(pipe(go), 0);
+  assert_int_equal(pipe(ready), 0);
+  ra.go_rd = go[0];
+  ra.ready_wr = ready[1];
+  snprintf(ra.server, sizeof ra.server, "%s", name);
+  name_of(ra.self, sizeof ra.self, "redead", 1);
+  pid_t c = spawn(requester_child, &ra);
+  char b;
+  assert_int_equal(read(ready[0], &b, 1), 1);
+  unsigned handled = 0;
+  assert_int_equal(syncq_am_poll(ep, 1, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 1u);
+  assert_int_equal(res, SYNCQ_OK); /* the requester lives: connected and cached */
+  assert_int_equal(kill(c, SIGKILL), 0);
+  assert_int_equal(reap(c), 128 + SIGKILL);
+  assert_int_equal(syncq_am_unlink(ra.self), SYNCQ_OK);
+  syncq_am_endpoint *again;
+  assert_int_equal(syncq_am_create(ra.self, NULL, &again), SYNCQ_OK);
+  uint32_t got = 0;
+  assert_int_equal(syncq_am_register(again, H_ECHO_REPLY, "tally", h_tally, &got), SYNCQ_OK);
+  usleep((useconds_t)(2u * STALE_NS / 1000u)); /* the cached connection's look is due */
+  res = 99;
+  assert_int_equal(syncq_am_poll(ep, 1, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 1u);
+  assert_int_equal(res, SYNCQ_EDEAD); /* the second request of the dead one */
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(again, name, &p), SYNCQ_OK); /* the same name: the same slot */
+  uint32_t one[1] = {1};
+  assert_int_equal(syncq_am_request(p, H_ECHO, one, 1, 0), SYNCQ_OK);
+  res = 99;
+  assert_int_equal(syncq_am_poll(ep, 1, &handled), SYNCQ_OK);
+  assert_int_equal(handled, 1u);
+  assert_int_equal(res, SYNCQ_OK);
+  assert_int_equal(syncq_am_poll(again, 8, &handled), SYNCQ_OK);
+  if (got != 1u) print_error("the reply to the new endpoint of that name: %u delivered\n", (unsigned)got);
+  assert_int_equal(got, 1u);
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(again), SYNCQ_OK);
+  assert_int_equal(syncq_am_destroy(ep), SYNCQ_OK);
+  for (int i = 0; i < 2; i++) {
+    close(go[i]);
+    close(ready[i]);
+  }
+}
+
+/* A send that found the receiver dead: every later send through that peer
+ * answers SYNCQ_EDEAD too. It used to record the next look an interval
+ * later, so the sends right after the one that answered SYNCQ_EDEAD
+ * committed into the dead queue again (SYNCQ_OK) until that look. */
+static void test_send_dead_final(void **state) {
+  (void)state;
+  int go[2], ready[2];
+  gone_arg ga;
+  pid_t c = gone_start(&ga, go, ready, 16u, 41);
+  syncq_am_peer *p;
+  assert_int_equal(syncq_am_connect(NULL, ga.name, &p), SYNCQ_OK);
+  assert_int_equal(kill(c, SIGKILL), 0);
+  assert_int_equal(reap(c), 128 + SIGKILL);
+  usleep((useconds_t)(2u * STALE_NS / 1000u)); /* the connect's interval over: the next send looks */
+  uint32_t args[1] = {0};
+  assert_int_equal(syncq_am_request(p, H_COUNT, args, 1, SYNCQ_AM_NOWAIT), SYNCQ_EDEAD);
+  for (int i = 0; i < 8; i++) {
+    int r = syncq_am_request(p, H_COUNT, args, 1, SYNCQ_AM_NOWAIT);
+    if (r != SYNCQ_EDEAD) print_error("send %d after the one that found the death: %s\n", i, syncq_strerror(r));
+    assert_int_equal(r, SYNCQ_EDEAD);
+  }
+  char why[SYNCQ_AM_WHY_MAX];
+  assert_int_equal(syncq_am_peer_check(p, why, sizeof why), SYNCQ_EDEAD);
+  assert_int_equal(syncq_am_disconnect(p), SYNCQ_OK);
+  for (int i = 0; i < 2; i++) {
+    close(go[i]);
+    close(ready[i]);
+  }
+  assert_int_equal(syncq_am_unlink(ga.name), SYNCQ_OK);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
@@ -3984,6 +4345,11 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_creator_main_thread_exited),
     cmocka_unit_test(test_send_blocked_creator_gone),
     cmocka_unit_test(test_send_room_creator_gone),
+    cmocka_unit_test(test_peer_check),
+    cmocka_unit_test(test_send_dead_final),
+    cmocka_unit_test(test_peer_check_threads),
+    cmocka_unit_test(test_sender_check),
+    cmocka_unit_test(test_reply_requester_dead),
     cmocka_unit_test(test_send_room_many_gone),
     cmocka_unit_test(test_send_clock_paced),
     cmocka_unit_test(test_poll_clock_paced),

@@ -286,6 +286,10 @@ PAGE_FIXTURES = {
     # a process that exits (worker returns at once), joined after the run
     "syncq_po_link": {"syncq_po_pid pid": ("syncq_po_pid pid; CHECK(syncq_po_spawn(harness_sys, worker, NULL, &pid)); "
                                            "harness_spawned = pid; harness_joins = true;", "")},
+    # a server with one client connected (its peer table's slot 0)
+    "syncq_am_sender_check": {"const syncq_am_endpoint *ep": ("harness_am_up(NULL); "
+                                                              "const syncq_am_endpoint *ep = harness_ep;",
+                                                              "harness_am_down();")},
 }
 PAGE_FIXTURES["syncq_po_monitor"] = PAGE_FIXTURES["syncq_po_link"]
 POST_SELF = "harness_post(self, syncq_po_pid_of(self));"
