@@ -78,6 +78,18 @@ if [ -n "$preload" ] && [ $rc -eq 0 ]; then
   done
   echo "MPI objects: every rank freed what it made ($(cat "$out/mpi_objects.0"), rank 0)"
 fi
+# Every endpoint name the ranks recorded ($out/shm.<rank>, mpi_am_test.c's
+# check_unnamed) must be gone from /dev/shm, whichever rank was killed.
+leaked=""
+for f in "$out"/shm.*; do
+  [ -e "$f" ] || continue
+  name=$(cat "$f")
+  [ -e "/dev/shm/$name" ] && leaked="$leaked $name" && rm -f "/dev/shm/$name"
+done
+if [ -n "$leaked" ]; then
+  echo "left in /dev/shm after the run (removed now):$leaked"
+  exit 1
+fi
 if [ "$scenario" = killed ]; then
   # mpirun reports the killed rank (non-zero): judge by the survivors' files
   last=$((np - 1)); i=0; bad=0
