@@ -8,7 +8,8 @@
 # Exit 77 (ctest skip) with the reason printed when a scenario cannot run.
 # SYNCQ_MPI_RANK_PRELOAD (tests/am/mpi_objects.c's library) is preloaded
 # into each rank, not into mpirun; a run that passes must then show that
-# every rank ran the check and saw MPI objects made.
+# every rank ran the check and saw MPI objects made. Endpoint names the
+# ranks recorded ($SYNCQ_TEST_OUT/shm.<rank>) must be gone after the run.
 set -u
 impl=$1 mpirun=$2 np=$3 exe=$4 scenario=$5 force=${6:-}
 [ -x "$mpirun" ] || { echo "SKIP: $mpirun not found"; exit 77; }
