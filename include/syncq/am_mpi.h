@@ -73,6 +73,13 @@ typedef struct syncq_am_mpi_config {
   bool force_mpi;           /* every peer through MPI, node-local ones and itself too */
   uint32_t credits;         /* per MPI peer, 1..SYNCQ_AM_MPI_MAX_CREDITS */
   uint64_t dead_timeout_ns; /* >= SYNCQ_AM_MPI_MIN_DEAD_NS */
+  /* false (the default): this rank's endpoint loses its name (syncq_am_name)
+   * once the create has connected every node-local rank, so a rank killed
+   * later leaves nothing in /dev/shm, and nothing outside the job can
+   * connect to it by name; true: it keeps the name until the destroy, for
+   * syncq_am_connect from outside the job (docs/am-mpi.md, "What a killed
+   * rank leaves in /dev/shm") */
+  bool keep_name;
 } syncq_am_mpi_config;
 
 typedef struct syncq_am_mpi syncq_am_mpi;

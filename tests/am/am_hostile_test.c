@@ -44,6 +44,8 @@
 #include "syncq/am.h"
 #include "syncq/clock.h"
 
+#include "shm_leftovers.h" /* shm_test_pid, shm_leftovers: no name of ours left behind */
+
 #ifndef SYNCQ_AM_LOCK_WAIT_STALE /* lets the test build against a tree without the bound (to show the old hang) */
 #define SYNCQ_AM_LOCK_WAIT_STALE 16u
 #define SYNCQ_AM_LOCK_WAIT_MIN_NS 1000000000ull
@@ -288,7 +290,7 @@ static void test_corrupt_fields(void **state) {
   int failures = 0;
   for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++)
     for (size_t k = 0; k < NCASES; k++) {
-      snprintf(seg_name, sizeof seg_name, "syncq-amhostile-%d-%d-%zu", (int)getpid(), c, k);
+      snprintf(seg_name, sizeof seg_name, "syncq-amhostile-%d-%d-%zu", shm_test_pid(), c, k);
       fflush(stdout); /* the child must not print our buffer again */
       pid_t p = fork();
       assert_true(p >= 0);
@@ -323,7 +325,7 @@ static void stop_here(const char *name) {
 static void test_stopped_holder(void **state) {
   (void)state;
   for (int c = 0; c < SYNCQ_AM_CLAIM_COUNT; c++) {
-    snprintf(seg_name, sizeof seg_name, "syncq-amhostile-%d-stop-%d", (int)getpid(), c);
+    snprintf(seg_name, sizeof seg_name, "syncq-amhostile-%d-stop-%d", shm_test_pid(), c);
     syncq_am_config cfg = {
       .claim = c, .packets = PACKETS, .bulk_blocks = BLOCKS, .bulk_size = BULK, .stale_claim_ns = STALE_NS};
     syncq_am_endpoint *ep;
@@ -379,10 +381,15 @@ static void test_stopped_holder(void **state) {
 }
 
 int main(int argc, char **argv) {
+  (void)shm_test_pid(); /* before any fork: every name made carries this pid */
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_corrupt_fields),
     cmocka_unit_test(test_stopped_holder),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  /* whatever died or failed: none of this run's names stays; one left by
+   * tests that all passed is a leak, and fails the run */
+  int left = shm_leftovers("syncq-amhostile-");
+  return failed != 0 ? failed : left != 0;
 }

@@ -82,6 +82,7 @@
 #include "syncq/am.h"
 #include "syncq/clock.h"
 
+#include "shm_leftovers.h" /* shm_test_pid, shm_leftovers: no name of ours left behind */
 #include "test_sanitizer.h"
 
 #define CHILD_ALARM_S 60                    /* a child that hangs this long dies and fails its test */
@@ -101,7 +102,7 @@ enum { H_ECHO = 1, H_ECHO_REPLY = 2, H_COUNT = 3, H_RING = 4, H_RING_REPLY = 5, 
 enum { H_NEST = 6, H_BOUNCE = 7, H_BOUNCED = 8 }; /* a wait nested in a handler */
 
 static void name_of(char *out, size_t n, const char *tag, int i) {
-  snprintf(out, n, "syncq-amtest-%d-%s-%d", (int)getpid(), tag, i);
+  snprintf(out, n, "syncq-amtest-%d-%s-%d", shm_test_pid(), tag, i); /* a child's too: the test's pid */
 }
 
 static pid_t spawn(void (*fn)(void *), void *arg) {
@@ -4311,6 +4312,7 @@ static void test_send_dead_final(void **state) {
 }
 
 int main(int argc, char **argv) {
+  (void)shm_test_pid(); /* before any fork: every name made carries this pid */
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_inputs),
@@ -4369,5 +4371,9 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_handler_longjmp),
     cmocka_unit_test(test_poll_fiber_suspended),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  /* whatever died or failed: none of this run's names stays; one left by
+   * tests that all passed is a leak, and fails the run */
+  int left = shm_leftovers("syncq-amtest-");
+  return failed != 0 ? failed : left != 0;
 }

@@ -112,6 +112,7 @@
 
 #include "syncq/am.h"
 #include "syncq/clock.h"
+#include "shm_leftovers.h"  /* shm_test_pid, shm_leftovers: no name of ours left behind */
 #include "test_sanitizer.h" /* SANITIZED, TSAN */
 
 #define CHILD_ALARM_S 30                /* a child that hangs this long dies and fails the cell */
@@ -184,7 +185,7 @@ static void fill(unsigned char *d, size_t n, uint32_t writer, uint32_t seq) {
 }
 
 static void name_of(char *out, size_t n, int claim, int step) {
-  snprintf(out, n, "syncq-crash-%d-%d-%d", (int)getpid(), claim, step);
+  snprintf(out, n, "syncq-crash-%d-%d-%d", shm_test_pid(), claim, step); /* a child's too: the test's pid */
 }
 
 static int reap(pid_t p) {
@@ -864,11 +865,16 @@ static void test_bulk_tail_stalled_look(void **state) {
 }
 
 int main(int argc, char **argv) {
+  (void)shm_test_pid(); /* before any fork: every name made carries this pid */
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_crash_matrix),
     cmocka_unit_test(test_storm),
     cmocka_unit_test(test_bulk_tail_stalled_look),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  /* whatever died or failed: none of this run's names stays; one left by
+   * tests that all passed is a leak, and fails the run */
+  int left = shm_leftovers("syncq-crash-");
+  return failed != 0 ? failed : left != 0;
 }

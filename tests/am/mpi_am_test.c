@@ -19,6 +19,13 @@
  *                         $SYNCQ_TEST_OUT/rank.<r> and leave without
  *                         MPI_Finalize (MPI cannot finalise a job with a
  *                         dead rank without ULFM).
+ *                         Every rank finds its endpoint's name gone
+ *                         from /dev/shm once the create returns (basic,
+ *                         killed, early) and records it for mpi_run.sh,
+ *                         which checks none is left after the run.
+ *   mpi_am_test sweep     (one rank) the create removes a name of the
+ *                         transport's whose creator is dead, and leaves a
+ *                         live process's and one not of the transport's.
  *   mpi_am_test early     the last rank leaves (syncq_am_mpi_destroy) after
  *                         the first exchange; the others get SYNCQ_EDEAD.
  *                         killed and early, not forced (the victim on the
@@ -320,6 +327,28 @@ static void bad_inputs(syncq_am_mpi *job, syncq_am_peer *p) {
   CHECK(syncq_am_request_bulk(p, H_SINK, NULL, 10, a, 1, 0) == SYNCQ_EINVAL);
 }
 
+/* The job's endpoint name must be gone from /dev/shm once the create
+ * returns (every node-local peer has mapped it), so a rank killed from
+ * then on leaves none; recorded in $SYNCQ_TEST_OUT/shm.<rank> for
+ * mpi_run.sh, which checks after the run that none is left. */
+static void check_unnamed(syncq_am_mpi *job) {
+  const char *name = syncq_am_name(syncq_am_mpi_endpoint(job));
+  CHECK(name != NULL);
+  char path[512];
+  snprintf(path, sizeof path, "/%s", name);
+  int fd = shm_open(path, O_RDONLY, 0);
+  if (fd >= 0) close(fd);
+  if (fd >= 0 || errno != ENOENT) fprintf(stderr, "rank %d: %s still named after the create\n", g_rank, name);
+  CHECK(fd < 0 && errno == ENOENT);
+  const char *dir = getenv("SYNCQ_TEST_OUT");
+  if (dir == NULL) return;
+  snprintf(path, sizeof path, "%s/shm.%d", dir, g_rank);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fprintf(f, "%s\n", name);
+  CHECK(fclose(f) == 0);
+}
+
 /* The detector scenarios' job of two ranks through MPI (cfg): pair_create
  * makes it and registers the test's handlers on its endpoint; a scenario
  * registers its own next, then pair_start starts the job and gives the
@@ -348,6 +377,7 @@ static int scenario_basic(void) {
   int r = syncq_am_mpi_create(MPI_COMM_WORLD, NULL, &job);
   CHECK(r == SYNCQ_OK);
   if (r != SYNCQ_OK) return 1;
+  check_unnamed(job); /* and every reply below goes to a peer whose name is gone */
   syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
   register_all(ep, &c, false);
   CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
@@ -476,6 +506,7 @@ static int scenario_leave(bool kill_it) {
   CHECK(nw <= 64);
   MPI_Allgather(&mypid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
   if (syncq_am_mpi_create(MPI_COMM_WORLD, &cfg, &job) != SYNCQ_OK) return 1;
+  check_unnamed(job);
   syncq_am_endpoint *ep = syncq_am_mpi_endpoint(job);
   register_all(ep, &c, false);
   CHECK(syncq_am_mpi_start(job) == SYNCQ_OK);
@@ -995,7 +1026,10 @@ static void h_local(syncq_am_token *t, const uint32_t *a, unsigned na, const voi
 }
 
 static int scenario_crowded(void) {
-  syncq_am_mpi_config cfg = {.force_mpi = true, .credits = CROWD_CREDITS, .dead_timeout_ns = TEST_DEAD_NS};
+  /* keep_name: rank 0 connects to its own endpoint by name, as a sender
+   * outside the job would */
+  syncq_am_mpi_config cfg = {
+    .force_mpi = true, .credits = CROWD_CREDITS, .dead_timeout_ns = TEST_DEAD_NS, .keep_name = true};
   crowd cw = {0};
   counts c;
   syncq_am_endpoint *ep;
@@ -1350,6 +1384,59 @@ static int scenario_failrings(int refuses, const char *why) {
   return SKIPPED;
 }
 
+/* sweep: the create removes the name of this transport's that a killed
+ * job left (its creator dead: here a child that made an endpoint under
+ * such a name and exited without destroying it), and leaves a live
+ * process's (this one's) and a name that is not the transport's. One rank. */
+static int scenario_sweep(void) {
+  char dead[64], live[64], other[64];
+  int fds[2];
+  CHECK(pipe(fds) == 0);
+  pid_t child = fork();
+  CHECK(child >= 0);
+  if (child == 0) {
+    syncq_am_endpoint *e = NULL;
+    char name[64];
+    snprintf(name, sizeof name, "sqm%dx0-0", (int)getpid());
+    int ok = syncq_am_create(name, NULL, &e) == SYNCQ_OK;
+    if (write(fds[1], &ok, sizeof ok) != (ssize_t)sizeof ok) ok = 0;
+    _exit(ok ? 0 : 1); /* killed in effect: its endpoint is never destroyed */
+  }
+  int ok = 0;
+  CHECK(read(fds[0], &ok, sizeof ok) == (ssize_t)sizeof ok && ok);
+  int st = 0;
+  CHECK(waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  close(fds[0]);
+  close(fds[1]);
+  snprintf(dead, sizeof dead, "/sqm%dx0-0", (int)child);
+  snprintf(live, sizeof live, "/sqm%dx900-0", (int)getpid());
+  snprintf(other, sizeof other, "/sqmtest%d", (int)child);
+  syncq_am_endpoint *mine = NULL, *odd = NULL;
+  CHECK(syncq_am_create(live + 1, NULL, &mine) == SYNCQ_OK);
+  /* its creator is this process too, but its name is not the transport's */
+  CHECK(syncq_am_create(other + 1, NULL, &odd) == SYNCQ_OK);
+  syncq_am_mpi *job = NULL;
+  bool made = syncq_am_mpi_create(MPI_COMM_WORLD, NULL, &job) == SYNCQ_OK;
+  /* looked at first, checked after the clean-up: a failed check ends the
+   * job at once, and must leave no name of this test's behind */
+  int fd = shm_open(dead, O_RDONLY, 0);
+  bool dead_gone = fd < 0 && errno == ENOENT;
+  if (fd >= 0) close(fd);
+  fd = shm_open(live, O_RDONLY, 0);
+  bool live_kept = fd >= 0;
+  if (fd >= 0) close(fd);
+  fd = shm_open(other, O_RDONLY, 0);
+  bool other_kept = fd >= 0;
+  if (fd >= 0) close(fd);
+  bool destroyed = !made || syncq_am_mpi_destroy(job) == SYNCQ_OK;
+  destroyed = syncq_am_destroy(mine) == SYNCQ_OK && destroyed;
+  destroyed = syncq_am_destroy(odd) == SYNCQ_OK && destroyed;
+  (void)shm_unlink(dead); /* not removed by the create: still this test's to remove */
+  if (!dead_gone) fprintf(stderr, "%s: left by a dead creator, not removed\n", dead);
+  CHECK(made && dead_gone && live_kept && other_kept && destroyed);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "basic";
   /* Before MPI_Init: see data_limit_refuses. */
@@ -1364,6 +1451,7 @@ int main(int argc, char **argv) {
   if (strcmp(what, "basic") == 0) rc = scenario_basic();
   else if (strcmp(what, "mismatch") == 0) rc = scenario_mismatch();
   else if (strcmp(what, "killed") == 0) rc = scenario_leave(true);
+  else if (strcmp(what, "sweep") == 0) rc = scenario_sweep();
   else if (strcmp(what, "early") == 0) rc = scenario_leave(false);
   else if (strcmp(what, "waiter") == 0) rc = scenario_waiter();
   else if (strcmp(what, "slowpoll") == 0) rc = scenario_slowpoll();
@@ -1377,7 +1465,7 @@ int main(int argc, char **argv) {
   else {
     fprintf(stderr,
             "usage: %s basic|mismatch|killed|early|waiter|slowpoll|stopped|crowded|backlog|prefault|"
-            "selfbye|failargs|failendpoint|failrings|failrings-nolimit\n",
+            "selfbye|failargs|failendpoint|failrings|failrings-nolimit|sweep\n",
             argv[0]);
     rc = 2;
   }

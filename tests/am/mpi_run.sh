@@ -8,7 +8,8 @@
 # Exit 77 (ctest skip) with the reason printed when a scenario cannot run.
 # SYNCQ_MPI_RANK_PRELOAD (tests/am/mpi_objects.c's library) is preloaded
 # into each rank, not into mpirun; a run that passes must then show that
-# every rank ran the check and saw MPI objects made.
+# every rank ran the check and saw MPI objects made. Endpoint names the
+# ranks recorded ($SYNCQ_TEST_OUT/shm.<rank>) must be gone after the run.
 set -u
 impl=$1 mpirun=$2 np=$3 exe=$4 scenario=$5 force=${6:-}
 [ -x "$mpirun" ] || { echo "SKIP: $mpirun not found"; exit 77; }
@@ -77,6 +78,18 @@ if [ -n "$preload" ] && [ $rc -eq 0 ]; then
     i=$((i + 1))
   done
   echo "MPI objects: every rank freed what it made ($(cat "$out/mpi_objects.0"), rank 0)"
+fi
+# Every endpoint name the ranks recorded ($out/shm.<rank>, mpi_am_test.c's
+# check_unnamed) must be gone from /dev/shm, whichever rank was killed.
+leaked=""
+for f in "$out"/shm.*; do
+  [ -e "$f" ] || continue
+  name=$(cat "$f")
+  [ -e "/dev/shm/$name" ] && leaked="$leaked $name" && rm -f "/dev/shm/$name"
+done
+if [ -n "$leaked" ]; then
+  echo "left in /dev/shm after the run (removed now):$leaked"
+  exit 1
 fi
 if [ "$scenario" = killed ]; then
   # mpirun reports the killed rank (non-zero): judge by the survivors' files

@@ -64,6 +64,13 @@
  *                with what MPI keeps (the barrier's request, a receive
  *                not cancelled, or whose cancel did not complete: its
  *                ring stays mapped) keeping the communicator (free_job).
+ *   Names:       rank r's endpoint is "sqm<pid>x<n>-<r>" (rank 0's pid,
+ *                its n-th job). Once every node-local rank has connected
+ *                to it (and made the handle its replies take), the create
+ *                removes the name (drop_name; not with keep_name): a rank
+ *                killed later leaves nothing in /dev/shm. A job killed
+ *                inside its create leaves names; the next create on the
+ *                node removes those whose creator is dead (sweep_stale).
  *   Bulk size:   one on every rank: the create refuses ranks that differ
  *                (SYNCQ_EINVAL on every rank, agree_bulk), as a larger
  *                sender's message would overflow a smaller receive.
@@ -103,13 +110,16 @@
  *   Limits:      ranks on one node reached by shared memory: at most
  *                SYNCQ_AM_MAX_PEERS (beyond, every peer goes through MPI).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -193,6 +203,7 @@ typedef struct amm_peer {
   uint32_t owed;    /* requests of this peer handled, not yet credited back */
   uint64_t last_heard, last_sent;
   syncq_am_peer *handle; /* what syncq_am_mpi_peer gives out */
+  syncq_am_peer *reply;  /* node-local: the handle this rank's replies to it take, until link_replies */
   uint8_t lost;          /* a LOST_*: why dead is set (syncq_am_mpi_peer_why) */
   uint8_t lost_call;     /* LOST_FAILED_*: the FAIL_* call, 0 when the peer named none we know */
   uint64_t lost_at;      /* amm_now when found lost */
@@ -829,6 +840,8 @@ static int free_job(syncq_am_mpi *j, bool mpi_ok) {
     for (int s = 0; s < j->size; s++) {
       amm_peer *p = &j->peer[s];
       if (p->handle != NULL) (void)syncq_am_disconnect(p->handle);
+      /* a reply handle not given to the endpoint (link_replies) is still the job's */
+      if (p->reply != NULL) (void)syncq_am_disconnect(p->reply);
       if (mpi_ok) { /* requests to or from a dead peer stay with MPI */
         int c = rx_cancel_all(&p->rx, deadline);
         free(p->rx.req);
@@ -942,6 +955,9 @@ static int connect_peers(syncq_am_mpi *j) {
     if (p->path == PATH_SHM) {
       ep_name(j, s, name, sizeof name);
       r = syncq_am_connect(j->ep, name, &p->handle);
+      /* the replies' own (no slot of ours in the peer's table: a reply
+       * names no sender), made now while the name is there (link_replies) */
+      if (r == SYNCQ_OK) r = am_peer_make(NULL, name, &p->reply);
     } else {
       r = am_peer_transport(j->ep, &j->tp, s, &p->handle);
     }
@@ -951,6 +967,96 @@ static int connect_peers(syncq_am_mpi *j) {
     }
   }
   return SYNCQ_OK;
+}
+
+/* Give each node-local peer's reply handle (connect_peers) to this
+ * rank's endpoint, at the slot that peer claimed in its peer table when
+ * it connected, where the first reply to it would otherwise connect by
+ * name (am.c, reply_peer): a reply then needs no name, and the names can
+ * go (drop_name). After the connections' agreement every node-local peer
+ * holds its slot; one not found (not expected) keeps its handle with the
+ * job (free_job), and a reply to it connects by name, which succeeds only
+ * while the name is there (keep_name). */
+static void link_replies(syncq_am_mpi *j) {
+  am_peer_slot *t = am_at(j->ep->base, j->ep->geo.peers_off);
+  char name[SYNCQ_AM_NAME_MAX + 1];
+  for (int s = 0; s < j->size; s++) {
+    amm_peer *p = &j->peer[s];
+    if (p->path != PATH_SHM || p->reply == NULL) continue;
+    ep_name(j, s, name, sizeof name);
+    for (unsigned i = 0; i < SYNCQ_AM_MAX_PEERS; i++) {
+      /* acquire: pairs with the release store of READY after the slot's name (endpoint.c, peer_index) */
+      if (atomic_load_explicit(&t[i].state, memory_order_acquire) != AM_PEER_READY ||
+          strncmp(t[i].name, name, sizeof t[i].name) != 0 || j->ep->reply_peer[i] != NULL)
+        continue;
+      j->ep->reply_peer[i] = p->reply; /* the endpoint's now: its destroy disconnects it */
+      p->reply = NULL;
+      break;
+    }
+  }
+}
+
+/* Remove this rank's endpoint name once every node-local peer holds its
+ * mappings (connect_peers, link_replies): the segment lives on while
+ * mapped, and a rank killed from here on leaves no name behind. The path
+ * is the one syncq_am_create gave it (endpoint.c, shm_path). The destroy's
+ * own unlink then finds no name (ENOENT), which it takes as done. */
+static void drop_name(const syncq_am_mpi *j) {
+  char path[SYNCQ_AM_NAME_MAX + 2];
+  snprintf(path, sizeof path, "/%s", syncq_am_name(j->ep));
+  (void)shm_unlink(path); /* a name that stays is removed by the destroy, or by the next job's sweep_stale */
+}
+
+/* A name of this transport's: "sqm<pid>x<n>-<rank>", digits only. */
+static bool job_name_ok(const char *s) {
+  if (strncmp(s, "sqm", 3) != 0) return false;
+  s += 3;
+  for (int part = 0; part < 3; part++) {
+    if (*s < '0' || *s > '9') return false;
+    while (*s >= '0' && *s <= '9') s++;
+    if (part < 2 && *s++ != (part == 0 ? 'x' : '-')) return false;
+  }
+  return *s == '\0';
+}
+
+/* Remove the names a killed job left before its ranks dropped them
+ * (drop_name): a segment of this transport's whose header is complete
+ * (its magic) and whose creator is dead (am_owner_dead: its pid, and its
+ * start time, so a reused pid is not taken for it). A segment without
+ * its magic (its creator killed inside syncq_am_create, or still making
+ * it) is left alone, as is one another user owns (not ours to open).
+ * Linux's /dev/shm holds the names; elsewhere nothing is swept. Not
+ * atomic: were the dead name removed and made again between the look and
+ * the unlink (a new job whose rank 0 reuses the dead pid, at the same job
+ * count), the new one would lose its name; a rank of that job not yet
+ * connected to it then fails its connect, and that job's create fails on
+ * every rank (agreed), not hangs. */
+static void sweep_stale(void) {
+  DIR *d = opendir("/dev/shm");
+  if (d == NULL) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!job_name_ok(e->d_name) || strlen(e->d_name) > SYNCQ_AM_NAME_MAX) continue;
+    char path[SYNCQ_AM_NAME_MAX + 2];
+    snprintf(path, sizeof path, "/%s", e->d_name);
+    int fd = shm_open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) continue;
+    struct stat st;
+    bool dead = false;
+    if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(am_header)) {
+      void *b = mmap(NULL, sizeof(am_header), PROT_READ, MAP_SHARED, fd, 0);
+      if (b != MAP_FAILED) {
+        am_header *h = b;
+        /* acquire: pairs with the release store of magic at creation (endpoint.c, syncq_am_create) */
+        dead = atomic_load_explicit(&h->magic, memory_order_acquire) == AM_MAGIC &&
+               am_owner_dead((uint32_t)h->creator_pid, h->creator_start);
+        munmap(b, sizeof(am_header));
+      }
+    }
+    close(fd);
+    if (dead) (void)shm_unlink(path); /* gone meanwhile (another rank's sweep): ENOENT, as wanted */
+  }
+  closedir(d);
 }
 
 /* Why this process's last create failed (syncq_am_mpi_why(NULL)): its
@@ -1009,6 +1115,7 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
 
   char name[SYNCQ_AM_NAME_MAX + 1];
   ep_name(j, j->rank, name, sizeof name);
+  sweep_stale();
   (void)syncq_am_unlink(name); /* a stale segment of a crashed run of the same pid */
   rc = syncq_am_create(name, cfg ? &cfg->shm : NULL, &j->ep);
   int *node_ranks = NULL;
@@ -1056,6 +1163,10 @@ int syncq_am_mpi_create(MPI_Comm comm, const syncq_am_mpi_config *cfg, syncq_am_
   if (rc != SYNCQ_OK) goto fail;
   rc = agree(j->comm, connect_peers(j));
   if (rc != SYNCQ_OK) goto fail;
+  /* Past this agreement every node-local peer has mapped this rank's
+   * segment for its sends and its replies: the name is needed no more. */
+  link_replies(j);
+  if (!(cfg && cfg->keep_name)) drop_name(j);
   j->ep->tp = &j->tp;
   *out = j;
   return SYNCQ_OK;
