@@ -15,7 +15,7 @@
  * "counter.cas_backoff.loaded" adds 10 there, so the handler's CAS fails
  * and it backs off while its own thread's calibration is under way. The
  * handler's add must complete (a watchdog thread ends the process if the
- * main thread has not gone on within WATCHDOG_S: a deadlock, not a speed
+ * main thread has not gone on within SIGNAL_RACE_WATCHDOG_S: a deadlock, not a speed
  * check) and see the hook's add before its own. One thread and its own
  * handler; the interleaving is fixed by the points, nothing is timed.
  */
@@ -34,18 +34,17 @@
 #include <cmocka.h>
 
 #include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, before any static body */
+#include "signal_race.h"
 
 #include "syncq/clock.h"
 #include "syncq/counter/cas.h"
 
 SYNCQ_RACE_HOOK_DEFINE;
 
-#define WATCHDOG_S 20 /* far beyond a calibration (milliseconds, seconds under a sanitizer) */
-
 static syncq_counter_cas counter;
 static volatile sig_atomic_t handler_done, handler_result = -1, hook_ran, done_in_calibration;
 static volatile int64_t handler_old = -1;
-static _Atomic(int) main_went_on, raise_armed = 1, add_armed;
+static _Atomic(int) raise_armed = 1, add_armed;
 
 /* In the calibration: the signal, once. Inside the handler's add: another
  * add moves the value, so the handler's CAS fails and it backs off. */
@@ -69,39 +68,17 @@ static void on_alarm(int sig) {
   errno = saved;
 }
 
-static void *watchdog(void *p) {
-  (void)p;
-  struct timespec tick = {0, 10 * 1000 * 1000};
-  for (int i = 0; i < WATCHDOG_S * 100 && !atomic_load(&main_went_on); i++) nanosleep(&tick, NULL);
-  if (!atomic_load(&main_went_on)) {
-    fprintf(stderr, "cas_signal_race_test: the handler's add did not return within %d s (deadlock)\n", WATCHDOG_S);
-    _exit(1);
-  }
-  return NULL;
-}
-
 static void test_add_in_handler_during_first_calibration(void **state) {
   (void)state;
   assert_int_equal(syncq_counter_cas_init(&counter, 0), SYNCQ_OK);
   syncq_race_hook = hook; /* before any thread starts */
 
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_alarm;
-  sigemptyset(&sa.sa_mask);
-  assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
-  /* the watchdog starts with SIGALRM blocked (raise aims at this thread anyway) */
-  sigset_t alrm, old;
-  sigemptyset(&alrm);
-  sigaddset(&alrm, SIGALRM);
-  assert_int_equal(pthread_sigmask(SIG_BLOCK, &alrm, &old), 0);
+  assert_int_equal(signal_race_install(on_alarm), 0);
   pthread_t w;
-  assert_int_equal(pthread_create(&w, NULL, watchdog, NULL), 0);
-  assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+  assert_int_equal(signal_race_watch("cas_signal_race_test: the handler's add", &w), 0);
 
   assert_true(syncq_delay_calibrate() > 0); /* the process's first: the signal comes inside */
-  atomic_store(&main_went_on, 1);
-  assert_int_equal(pthread_join(w, NULL), 0);
+  assert_int_equal(signal_race_went_on(w), 0);
 
   assert_int_equal(done_in_calibration, 1);
   assert_int_equal(hook_ran, 1);

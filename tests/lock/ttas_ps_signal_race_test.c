@@ -19,7 +19,7 @@
  * the holder, so the handler's test-and-set fails and it backs off; the
  * holder releases that hold HOLD_MS later. The handler's lock must return
  * (a watchdog thread ends the process if the main thread has not gone on
- * within WATCHDOG_S: a deadlock, not a speed check) and come after both
+ * within SIGNAL_RACE_WATCHDOG_S: a deadlock, not a speed check) and come after both
  * holds. The interleaving is fixed by the points and the holder's
  * hand-shakes; HOLD_MS only lengthens the backoff.
  */
@@ -38,6 +38,7 @@
 #include <cmocka.h>
 
 #include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, before any static body */
+#include "signal_race.h"
 
 #include "syncq/clock.h"
 #include "syncq/lock/ttas_ps.h"
@@ -45,13 +46,12 @@
 
 SYNCQ_RACE_HOOK_DEFINE;
 
-#define WATCHDOG_S 20 /* far beyond a calibration (milliseconds, seconds under a sanitizer) */
-#define HOLD_MS 20    /* the hold taken at the point lasts this long */
+#define HOLD_MS 20 /* the hold taken at the point lasts this long */
 
 static syncq_lock_tas lock;
 static volatile sig_atomic_t handler_done, handler_result = -1, handler_unlock = -1, holder_gone_in_handler = -1;
 static volatile sig_atomic_t hook_ran, done_in_calibration;
-static _Atomic(int) main_went_on, held, handler_in, holder_gone, second_hold, armed, raise_armed = 1;
+static _Atomic(int) held, handler_in, holder_gone, second_hold, armed, raise_armed = 1;
 
 /* In the calibration: the signal, once. At the point inside the handler's
  * lock, the lock just seen free: take it (for the holder, who releases
@@ -98,43 +98,21 @@ static void *holder(void *p) {
   return NULL;
 }
 
-static void *watchdog(void *p) {
-  (void)p;
-  struct timespec tick = {0, 10 * 1000 * 1000};
-  for (int i = 0; i < WATCHDOG_S * 100 && !atomic_load(&main_went_on); i++) nanosleep(&tick, NULL);
-  if (!atomic_load(&main_went_on)) {
-    fprintf(stderr, "ttas_ps_signal_race_test: the handler's lock did not return within %d s (deadlock)\n", WATCHDOG_S);
-    _exit(1);
-  }
-  return NULL;
-}
-
 static void test_lock_in_handler_during_first_calibration(void **state) {
   (void)state;
   syncq_lock_config cfg = {0, SYNCQ_WAIT_SPIN, false};
   assert_int_equal(syncq_lock_ttas_ps_init(&lock, &cfg), SYNCQ_OK);
   syncq_race_hook = hook;
 
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_alarm;
-  sigemptyset(&sa.sa_mask);
-  assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
-  /* the other threads start with SIGALRM blocked (raise aims at this thread anyway) */
-  sigset_t alrm, old;
-  sigemptyset(&alrm);
-  sigaddset(&alrm, SIGALRM);
-  assert_int_equal(pthread_sigmask(SIG_BLOCK, &alrm, &old), 0);
+  assert_int_equal(signal_race_install(on_alarm), 0);
   pthread_t w, h;
-  assert_int_equal(pthread_create(&w, NULL, watchdog, NULL), 0);
-  assert_int_equal(pthread_create(&h, NULL, holder, NULL), 0);
-  assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+  assert_int_equal(signal_race_watch("ttas_ps_signal_race_test: the handler's lock", &w), 0);
+  assert_int_equal(signal_race_spawn(&h, holder, NULL), 0);
   struct timespec nap = {0, 100 * 1000};
   while (!atomic_load(&held)) nanosleep(&nap, NULL);
 
   assert_true(syncq_delay_calibrate() > 0); /* the process's first: the signal comes inside */
-  atomic_store(&main_went_on, 1);
-  assert_int_equal(pthread_join(w, NULL), 0);
+  assert_int_equal(signal_race_went_on(w), 0);
   assert_int_equal(pthread_join(h, NULL), 0);
 
   assert_int_equal(done_in_calibration, 1);

@@ -16,7 +16,7 @@
  * point "stack.treiber.push.loaded" makes another push there, so the
  * handler's CAS fails and it backs off. The handler's push must complete
  * (a watchdog thread ends the process if the main thread has not gone on
- * within WATCHDOG_S: a deadlock, not a speed check), and both items come
+ * within SIGNAL_RACE_WATCHDOG_S: a deadlock, not a speed check), and both items come
  * out in LIFO order. One thread and its own handler; the interleaving is
  * fixed by the points, nothing is timed.
  */
@@ -35,18 +35,17 @@
 #include <cmocka.h>
 
 #include "syncq_race.h" /* first: its SYNCQ_RACE_POINT, before any static body */
+#include "signal_race.h"
 
 #include "syncq/clock.h"
 #include "syncq/stack/treiber.h"
 
 SYNCQ_RACE_HOOK_DEFINE;
 
-#define WATCHDOG_S 20 /* far beyond a calibration (milliseconds, seconds under a sanitizer) */
-
 static syncq_stack_treiber stack;
 static int items[2];
 static volatile sig_atomic_t handler_done, handler_result = -1, hook_ran, done_in_calibration;
-static _Atomic(int) main_went_on, raise_armed = 1, push_armed;
+static _Atomic(int) raise_armed = 1, push_armed;
 
 /* In the calibration: the signal, once. Inside the handler's push: another
  * push moves Top, so the handler's CAS fails and it backs off. */
@@ -68,17 +67,6 @@ static void on_alarm(int sig) {
   errno = saved;
 }
 
-static void *watchdog(void *p) {
-  (void)p;
-  struct timespec tick = {0, 10 * 1000 * 1000};
-  for (int i = 0; i < WATCHDOG_S * 100 && !atomic_load(&main_went_on); i++) nanosleep(&tick, NULL);
-  if (!atomic_load(&main_went_on)) {
-    fprintf(stderr, "treiber_signal_race_test: the handler's push did not return within %d s (deadlock)\n", WATCHDOG_S);
-    _exit(1);
-  }
-  return NULL;
-}
-
 static void test_push_in_handler_during_first_calibration(void **state) {
   (void)state;
   syncq_stack_config c = {16, 4, NULL};
@@ -87,23 +75,12 @@ static void test_push_in_handler_during_first_calibration(void **state) {
   assert_int_equal(st, SYNCQ_OK);
   syncq_race_hook = hook; /* before any thread starts */
 
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_alarm;
-  sigemptyset(&sa.sa_mask);
-  assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
-  /* the watchdog starts with SIGALRM blocked (raise aims at this thread anyway) */
-  sigset_t alrm, old;
-  sigemptyset(&alrm);
-  sigaddset(&alrm, SIGALRM);
-  assert_int_equal(pthread_sigmask(SIG_BLOCK, &alrm, &old), 0);
+  assert_int_equal(signal_race_install(on_alarm), 0);
   pthread_t w;
-  assert_int_equal(pthread_create(&w, NULL, watchdog, NULL), 0);
-  assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+  assert_int_equal(signal_race_watch("treiber_signal_race_test: the handler's push", &w), 0);
 
   assert_true(syncq_delay_calibrate() > 0); /* the process's first (init does not calibrate): the signal comes inside */
-  atomic_store(&main_went_on, 1);
-  assert_int_equal(pthread_join(w, NULL), 0);
+  assert_int_equal(signal_race_went_on(w), 0);
 
   assert_int_equal(done_in_calibration, 1);
   assert_int_equal(hook_ran, 1);
