@@ -16,8 +16,8 @@
  *   Progress:    lock-free. A ring operation may fail (enqueue: a dequeuer
  *                took its cell first; dequeue: its cell was empty) only
  *                because another operation moved on; an enqueuer that
- *                fails LR_PATIENCE (16) tickets closes the ring and links a
- *                new one, so it cannot starve in one ring; a dequeuer waits
+ *                fails a ticket after LR_PATIENCE (16) failed ones (the
+ *                17th in a row) closes the ring and links a new one, so it cannot starve in one ring; a dequeuer waits
  *                for a preempted enqueuer only LR_SPIN relaxes, once, and
  *                not at all once 64 later tickets were taken.
  *   Atomics:     uncontended enqueue: 1 FAA + 1 double-width CAS; dequeue:

@@ -11,8 +11,8 @@
  *
  * A ring: head and tail counters (tail's bit 63 is CLOSED), next, size R,
  * then R cells whose layout is the ring's business. A ring is closed by
- * an enqueuer that found it full (tail - head >= R) or that failed
- * LR_PATIENCE tickets in a row (the starvation bound); a closed ring takes
+ * an enqueuer that found it full (tail - head >= R) or that failed a
+ * ticket after LR_PATIENCE failed ones in a row (the starvation bound); a closed ring takes
  * no more items, the enqueuer appends a fresh ring holding its item in
  * cell 0, and dequeuers move head past a closed ring once it is empty.
  *
@@ -46,7 +46,7 @@
 
 #define LR_CLOSED (UINT64_C(1) << 63) /* tail's CLOSED bit */
 #define LR_OPEN UINT64_MAX            /* closed_at of a ring not closed (or whose closer has not recorded it yet) */
-#define LR_PATIENCE 16                /* failed tickets before an enqueuer closes the ring */
+#define LR_PATIENCE 16                /* failed tickets before the one at which an enqueuer closes the ring */
 #define LR_RING_MIN 2
 #define LR_RING_MAX (UINT64_C(1) << 24)
 #define LR_RING_DEFAULT 4096 /* sizing hint 0: the smallest ring of the paper's 2^12..2^17 */
@@ -293,8 +293,8 @@ static inline void lr_close(lr_ring *r, uint64_t t) {
   lr_give_up(r, t);
 }
 
-/* Should an enqueuer that failed ticket t (after `tries` failures) close
- * the ring? When it is full (tail - head >= R: no cell is left for t) or
+/* Should an enqueuer that failed ticket t (after `tries` earlier failures
+ * in this operation: it closes at its LR_PATIENCE + 1-th) close the ring? When it is full (tail - head >= R: no cell is left for t) or
  * when the enqueuer starves (dequeuers keep overtaking it). */
 static inline bool lr_should_close(lr_ring *r, uint64_t t, unsigned tries) {
   uint64_t h = atomic_load(&r->head);

@@ -11,8 +11,8 @@
  *                with "lcrq"). (Not one of the five papers, nor available
  *                here: written from the paper's idea as recalled, and
  *                argued below; see Cells and Deviations.)
- *   Progress:    lock-free: as LCRQ (the starvation bound of LR_PATIENCE =
- *                16 failed tickets closes the ring); a dequeuer that finds
+ *   Progress:    lock-free: as LCRQ (the starvation bound: the failed ticket
+ *                after LR_PATIENCE = 16 failed ones closes the ring); a dequeuer that finds
  *                an enqueuer's mark voids it after a bounded wait, so
  *                nothing waits long for a preempted thread.
  *   Atomics:     uncontended enqueue: 1 FAA + 3 CAS (mark, claim,
