@@ -27,6 +27,16 @@ if ! perf record -q -e cpu-clock:u --no-buildid-cache -o "$tmp/probe.data" -- tr
   exit 77
 fi
 
+# perf samples this machine's own programs: a cross build's compiler (the
+# AArch64 build under qemu-user) makes programs of another machine.
+echo 'int main(void) { return 0; }' >"$tmp/native.c"
+"$cc" -o "$tmp/native" "$tmp/native.c"
+machine() { readelf -h "$1" | sed -n 's/^ *Machine: *//p'; }
+if [ "$(machine "$tmp/native")" != "$(machine "$(command -v readelf)")" ]; then
+  echo "SKIP: $cc makes programs for $(machine "$tmp/native"), not for this machine ($(machine "$(command -v readelf)")): a cross build"
+  exit 77
+fi
+
 # Each side spins for 40 ms of its thread's CPU time, four times: samples
 # land in both whatever the machine's speed and load.
 cat >"$tmp/left.c" <<'EOF'
